@@ -1,0 +1,148 @@
+// The closed set of Sluice errors. Every error a user can see has a stable `code`; the HTTP status
+// follows from the error's class in exactly one place (`httpStatusOf`). Messages follow PostgreSQL's
+// style: lowercase, no trailing period, identifiers quoted, the object kind named.
+
+export interface SourcePosition {
+  /** 1-based line in the submitted SQL text. */
+  readonly line: number;
+  /** 1-based column in the submitted SQL text. */
+  readonly column: number;
+}
+
+export interface ErrorOptions {
+  readonly detail?: string;
+  readonly hint?: string;
+  readonly position?: SourcePosition;
+}
+
+/** Every stable error code, with the class it belongs to. Documented in docs/errors.md. */
+export const ErrorCodes = {
+  SYNTAX_ERROR: 'parse',
+  UNKNOWN_TABLE: 'plan',
+  UNKNOWN_VIEW: 'plan',
+  UNKNOWN_OBJECT: 'plan',
+  UNKNOWN_COLUMN: 'plan',
+  UNKNOWN_FUNCTION: 'plan',
+  UNKNOWN_TYPE: 'plan',
+  AMBIGUOUS_COLUMN: 'plan',
+  DUPLICATE_OBJECT: 'plan',
+  DUPLICATE_COLUMN: 'plan',
+  TYPE_MISMATCH: 'plan',
+  GROUPING_ERROR: 'plan',
+  INVALID_AGGREGATE: 'plan',
+  WRONG_OBJECT_KIND: 'plan',
+  DEPENDENT_OBJECTS: 'plan',
+  INVALID_DEFINITION: 'plan',
+  NOT_SUPPORTED: 'not-supported',
+  NOT_NULL_VIOLATION: 'execution',
+  INVALID_VALUE: 'execution',
+  ROW_NOT_FOUND: 'execution',
+  UNIQUE_VIOLATION: 'execution',
+  DIVISION_BY_ZERO: 'execution',
+  NUMERIC_OVERFLOW: 'execution',
+  INVALID_CAST: 'execution',
+  STRING_TOO_LONG: 'execution',
+  VIEW_ERROR: 'execution',
+  CARDINALITY_VIOLATION: 'execution',
+  STATE_ERROR: 'state',
+  CONNECTOR_ERROR: 'connector',
+  INTERNAL_ERROR: 'internal',
+  // Server (HTTP / WebSocket) errors.
+  INVALID_JSON: 'parse',
+  INVALID_REQUEST: 'parse',
+  PAYLOAD_TOO_LARGE: 'execution',
+  NOT_FOUND: 'plan',
+  RESUME_TOO_OLD: 'execution',
+  SLOW_CONSUMER: 'execution',
+  VIEW_DROPPED: 'execution',
+  UNAVAILABLE: 'state',
+} as const;
+
+export type ErrorCode = keyof typeof ErrorCodes;
+export type ErrorClass = (typeof ErrorCodes)[ErrorCode];
+
+export class SluiceError extends Error {
+  readonly code: ErrorCode;
+  readonly detail: string | undefined;
+  readonly hint: string | undefined;
+  readonly position: SourcePosition | undefined;
+
+  constructor(code: ErrorCode, message: string, options: ErrorOptions = {}) {
+    super(message);
+    this.name = 'SluiceError';
+    this.code = code;
+    this.detail = options.detail;
+    this.hint = options.hint;
+    this.position = options.position;
+  }
+
+  get errorClass(): ErrorClass {
+    return ErrorCodes[this.code];
+  }
+
+  /** The JSON shape of the API's `error` object. */
+  toJSON(): {
+    code: ErrorCode;
+    message: string;
+    detail?: string;
+    hint?: string;
+    position?: SourcePosition;
+  } {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.detail !== undefined ? { detail: this.detail } : {}),
+      ...(this.hint !== undefined ? { hint: this.hint } : {}),
+      ...(this.position !== undefined ? { position: this.position } : {}),
+    };
+  }
+
+  /** A copy of this error that points at `position` unless it already points somewhere. */
+  at(position: SourcePosition | undefined): SluiceError {
+    if (this.position !== undefined || position === undefined) return this;
+    return new SluiceError(this.code, this.message, { detail: this.detail, hint: this.hint, position });
+  }
+}
+
+export function parseError(message: string, position: SourcePosition, hint?: string): SluiceError {
+  return new SluiceError('SYNTAX_ERROR', message, { position, ...(hint !== undefined ? { hint } : {}) });
+}
+
+export function notSupported(construct: string, position?: SourcePosition, hint?: string): SluiceError {
+  return new SluiceError('NOT_SUPPORTED', `${construct} is not supported`, {
+    ...(position !== undefined ? { position } : {}),
+    ...(hint !== undefined ? { hint } : {}),
+  });
+}
+
+export function internalError(message: string): SluiceError {
+  return new SluiceError('INTERNAL_ERROR', message);
+}
+
+/** The one place where an error class becomes an HTTP status. */
+export function httpStatusOf(error: SluiceError): number {
+  if (error.code === 'UNKNOWN_TABLE' || error.code === 'UNKNOWN_VIEW' || error.code === 'UNKNOWN_OBJECT') {
+    return 404;
+  }
+  if (error.code === 'DUPLICATE_OBJECT') return 409;
+  if (error.code === 'NOT_FOUND') return 404;
+  if (error.code === 'PAYLOAD_TOO_LARGE') return 413;
+  if (error.code === 'RESUME_TOO_OLD' || error.code === 'VIEW_DROPPED') return 410;
+  if (error.code === 'UNAVAILABLE') return 503;
+  switch (error.errorClass) {
+    case 'parse':
+    case 'plan':
+    case 'not-supported':
+    case 'execution':
+      return 400;
+    case 'connector':
+      return 502;
+    case 'state':
+    case 'internal':
+      return 500;
+  }
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name}"`;
+}

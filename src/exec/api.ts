@@ -1,0 +1,89 @@
+// The library's public surface: what the server, connectors and tests call. The engine is
+// synchronous inside an epoch; every method here returns only once its epoch is fully applied, so a
+// read always reflects a whole number of epochs.
+import type { SluiceError } from '../errors.ts';
+import type { ColumnInfo, Row } from '../types.ts';
+
+export type ChangeOp = '+I' | '-D' | '-U' | '+U';
+
+export interface Change {
+  readonly op: ChangeOp;
+  readonly row: Row;
+  /** Multiplicity when a row of a view without a unique key changes by k ≠ 1. */
+  readonly n?: number;
+}
+
+/** Where an epoch's input came from: per source name, the positions it covers. */
+export type SourcePositions = Record<string, unknown>;
+
+/** A row-level runtime error held by a view (division by zero, failed cast, overflow). */
+export interface ViewRowError {
+  readonly code: string;
+  readonly message: string;
+  /** The input row (of the view's direct input) that caused it, or the group key for aggregates. */
+  readonly row: Row;
+  /** The epoch in which the error first appeared. */
+  readonly epoch: number;
+  /** How many input rows currently cause this error. */
+  readonly count: number;
+}
+
+export interface ErrorChange {
+  readonly op: '+E' | '-E';
+  readonly error: ViewRowError;
+}
+
+/** Everything that changed in one view in one epoch, consolidated. */
+export interface ViewChangeSet {
+  readonly view: string;
+  readonly epoch: number;
+  readonly positions: SourcePositions;
+  readonly changes: readonly Change[];
+  /** Row errors appearing (+E) or retracted (-E) in this epoch; absent when none. */
+  readonly errors?: readonly ErrorChange[];
+}
+
+export interface TableChanges {
+  readonly insert?: readonly Row[];
+  /** Full rows (one copy removed each), or only the primary key for a table that has one. */
+  readonly delete?: readonly Row[];
+}
+
+export interface StatementResult {
+  /** e.g. "CREATE MATERIALIZED VIEW", "INSERT", "SELECT". */
+  readonly statement: string;
+  readonly object?: string;
+  readonly columns?: readonly ColumnInfo[];
+  readonly rows?: readonly Row[];
+  /** Rows affected by INSERT/UPDATE/DELETE. */
+  readonly rowCount?: number;
+  /** The epoch the statement produced (writes) or was read at (SELECT). */
+  readonly epoch?: number;
+  /** EXPLAIN text. */
+  readonly plan?: string;
+}
+
+export interface ScriptResult {
+  readonly results: readonly StatementResult[];
+  /** The error that stopped the script; statements before it took effect, it and later ones did not. */
+  readonly error?: SluiceError;
+}
+
+export interface ViewSnapshot {
+  readonly epoch: number;
+  readonly columns: readonly ColumnInfo[];
+  readonly key: readonly string[] | null;
+  readonly rows: readonly Row[];
+}
+
+export type ViewListener = (changes: ViewChangeSet) => void;
+
+/**
+ * Durability hooks (the server's log). Called after validation and before a change takes effect;
+ * throwing cancels the change. Batches carry fully resolved row changes, so replaying them through
+ * `applyChanges(table, { delete: deletes, insert: inserts }, { positions })` reproduces the epoch.
+ */
+export interface EngineJournal {
+  appendBatch(entry: { epoch: number; table: string; inserts: Row[]; deletes: Row[] }): SourcePositions;
+  appendDdl(entry: { epoch: number; sql: string }): void;
+}

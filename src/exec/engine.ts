@@ -1,0 +1,649 @@
+// The engine: catalog, table stores and running views, driven one epoch at a time. Each batch —
+// from the ingest API or an INSERT/UPDATE/DELETE — is validated whole, journaled, applied to its
+// table, then pushed through every dependent view in creation order (views over views see the same
+// epoch), and only then are subscribers told. Everything here is synchronous.
+import { SluiceError } from '../errors.ts';
+import type { SelectStmt, Statement } from '../parser/ast.ts';
+import { parseStatements } from '../parser/parse.ts';
+import { castValue } from '../ivm/cast.ts';
+import { printDataflow } from '../ivm/dataflow-plan.ts';
+import { lowerToDataflow } from '../ivm/lower.ts';
+import { compileScalar } from '../ivm/scalar-expr.ts';
+import { compareValues, encodeValues } from '../ivm/values.ts';
+import type { ZBatch } from '../ivm/zset.ts';
+import { isEmpty } from '../ivm/zset.ts';
+import { bindExpr } from '../planner/bind-expr.ts';
+import type { BoundQuery } from '../planner/bind-select.ts';
+import { bindSelect } from '../planner/bind-select.ts';
+import type { ColumnMeta, TableDef, ViewDef } from '../planner/catalog.ts';
+import { Catalog, columnInfos } from '../planner/catalog.ts';
+import { printLogicalPlan } from '../planner/logical-plan.ts';
+import { resolveTypeName } from '../planner/types-resolve.ts';
+import type { ColumnInfo, Row, Value } from '../types.ts';
+import { T, typeName } from '../types.ts';
+import type {
+  Change,
+  EngineJournal,
+  ScriptResult,
+  SourcePositions,
+  StatementResult,
+  TableChanges,
+  ViewChangeSet,
+  ViewListener,
+  ViewRowError,
+  ViewSnapshot,
+} from './api.ts';
+import type { PreparedBatch } from './table-store.ts';
+import { TableStore } from './table-store.ts';
+import type { NodeStats } from './view-runtime.ts';
+import { ViewRuntime } from './view-runtime.ts';
+
+export type { EngineJournal } from './api.ts';
+
+
+export interface TableInfo {
+  readonly name: string;
+  readonly columns: readonly ColumnInfo[];
+  readonly primaryKey: readonly string[] | null;
+  readonly sql: string;
+  readonly rowCount: number;
+  readonly dependents: readonly string[];
+}
+
+export interface ViewInfo {
+  readonly name: string;
+  readonly columns: readonly ColumnInfo[];
+  readonly key: readonly string[] | null;
+  readonly sql: string;
+  readonly rowCount: number;
+  readonly stateBytes: number;
+  readonly dependsOn: readonly string[];
+  readonly dependents: readonly string[];
+  readonly errorCount: number;
+  readonly fingerprint: string;
+}
+
+export interface ApplyOptions {
+  /** Replay: the epoch's positions as recorded; the journal is not called. */
+  readonly positions?: SourcePositions;
+}
+
+interface Subscription {
+  readonly listener: ViewListener;
+  readonly onClose: ((reason: string) => void) | undefined;
+}
+
+export class Engine {
+  private readonly catalogState = new Catalog();
+  private readonly tables = new Map<string, TableStore>();
+  private readonly views = new Map<string, ViewRuntime>();
+  private readonly subscribers = new Map<string, Set<Subscription>>();
+  private journal: EngineJournal | null = null;
+  private currentEpoch = 0;
+  private lastPositions: SourcePositions = {};
+
+  get epoch(): number {
+    return this.currentEpoch;
+  }
+
+  get positions(): SourcePositions {
+    return this.lastPositions;
+  }
+
+  setJournal(journal: EngineJournal | null): void {
+    this.journal = journal;
+  }
+
+  // ---- statements -------------------------------------------------------------------------
+
+  /** Runs `;`-separated statements; throws at the first failing one (earlier ones took effect). */
+  execute(sql: string): StatementResult[] {
+    const r = this.executeScript(sql);
+    if (r.error !== undefined) throw r.error;
+    return [...r.results];
+  }
+
+  executeScript(sql: string): ScriptResult {
+    const results: StatementResult[] = [];
+    let statements: Statement[];
+    try {
+      statements = parseStatements(sql);
+    } catch (error) {
+      return { results, error: asSluiceError(error) };
+    }
+    for (const stmt of statements) {
+      try {
+        results.push(this.executeStatement(stmt));
+      } catch (error) {
+        return { results, error: asSluiceError(error) };
+      }
+    }
+    return { results };
+  }
+
+  private executeStatement(stmt: Statement): StatementResult {
+    switch (stmt.kind) {
+      case 'createTable':
+        return this.createTable(stmt);
+      case 'createView':
+        return this.createView(stmt);
+      case 'drop':
+        return this.drop(stmt);
+      case 'show':
+        return this.show(stmt.objectKind);
+      case 'explain':
+        return this.explain(stmt.query, stmt.dataflow);
+      case 'insert':
+        return this.insertStatement(stmt);
+      case 'update':
+        return this.updateStatement(stmt);
+      case 'delete':
+        return this.deleteStatement(stmt);
+      case 'select':
+        return this.selectStatement(stmt.query);
+    }
+  }
+
+  private createTable(stmt: Extract<Statement, { kind: 'createTable' }>): StatementResult {
+    if (this.catalogState.has(stmt.name)) {
+      if (stmt.ifNotExists) return { statement: 'CREATE TABLE', object: stmt.name };
+      throw new SluiceError('DUPLICATE_OBJECT', `relation "${stmt.name}" already exists`, { position: stmt.pos });
+    }
+    if (stmt.columns.length === 0) {
+      throw new SluiceError('INVALID_DEFINITION', `table "${stmt.name}" must have at least one column`, { position: stmt.pos });
+    }
+    const seen = new Set<string>();
+    for (const c of stmt.columns) {
+      if (seen.has(c.name)) throw new SluiceError('DUPLICATE_COLUMN', `column "${c.name}" specified more than once`, { position: c.pos });
+      seen.add(c.name);
+    }
+    const inlinePk = stmt.columns.filter((c) => c.primaryKey).map((c) => c.name);
+    if (inlinePk.length > 0 && stmt.primaryKey !== undefined) {
+      throw new SluiceError('INVALID_DEFINITION', `multiple primary keys for table "${stmt.name}" are not allowed`, { position: stmt.pos });
+    }
+    if (inlinePk.length > 1) {
+      throw new SluiceError('INVALID_DEFINITION', `multiple primary keys for table "${stmt.name}" are not allowed`, { position: stmt.pos });
+    }
+    const pkNames = stmt.primaryKey ?? inlinePk;
+    const pk: number[] = [];
+    for (const name of pkNames) {
+      const i = stmt.columns.findIndex((c) => c.name === name);
+      if (i < 0) {
+        throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" named in key does not exist`, { position: stmt.pos });
+      }
+      if (pk.includes(i)) throw new SluiceError('DUPLICATE_COLUMN', `column "${name}" appears twice in primary key constraint`, { position: stmt.pos });
+      pk.push(i);
+    }
+    const columns: ColumnMeta[] = stmt.columns.map((c, i) => ({
+      name: c.name,
+      type: resolveTypeName(c.type),
+      nullable: !c.notNull && !pk.includes(i),
+    }));
+    const def: TableDef = { kind: 'table', name: stmt.name, columns, primaryKey: pk.length > 0 ? pk : null, sql: stmt.text };
+    this.journal?.appendDdl({ epoch: this.currentEpoch, sql: stmt.text });
+    this.catalogState.add(def);
+    this.tables.set(def.name, new TableStore(def));
+    return { statement: 'CREATE TABLE', object: def.name };
+  }
+
+  private createView(stmt: Extract<Statement, { kind: 'createView' }>): StatementResult {
+    if (this.catalogState.has(stmt.name)) {
+      if (stmt.ifNotExists) return { statement: 'CREATE MATERIALIZED VIEW', object: stmt.name };
+      throw new SluiceError('DUPLICATE_OBJECT', `relation "${stmt.name}" already exists`, { position: stmt.pos });
+    }
+    const bound = bindSelect(stmt.query, this.catalogState, {
+      forView: true,
+      viewName: stmt.name,
+      ...(stmt.columnNames !== undefined ? { columnNames: stmt.columnNames } : {}),
+    });
+    const def: ViewDef = {
+      kind: 'view',
+      name: stmt.name,
+      columns: bound.columns,
+      key: bound.key,
+      sql: stmt.text,
+      query: stmt.query,
+      plan: bound.plan,
+      dependsOn: bound.dependsOn,
+    };
+    const dataflow = lowerToDataflow(def.name, bound.plan, bound.key);
+    const runtime = new ViewRuntime(dataflow);
+    // Backfill from the current contents of what the view reads, at the current epoch.
+    const inputs = new Map<string, ZBatch>();
+    for (const source of runtime.sources()) inputs.set(source, this.contentsOf(source));
+    runtime.step(inputs, this.currentEpoch);
+    runtime.takeErrorChanges();
+    this.journal?.appendDdl({ epoch: this.currentEpoch, sql: stmt.text });
+    this.catalogState.add(def);
+    this.views.set(def.name, runtime);
+    return { statement: 'CREATE MATERIALIZED VIEW', object: def.name };
+  }
+
+  private contentsOf(name: string): ZBatch {
+    const table = this.tables.get(name);
+    if (table !== undefined) return table.contents();
+    const view = this.views.get(name);
+    if (view !== undefined) return view.output.contents();
+    throw new SluiceError('UNKNOWN_TABLE', `relation "${name}" does not exist`);
+  }
+
+  private drop(stmt: Extract<Statement, { kind: 'drop' }>): StatementResult {
+    const label = stmt.objectKind === 'table' ? 'DROP TABLE' : 'DROP MATERIALIZED VIEW';
+    const object = this.catalogState.get(stmt.name);
+    if (object === undefined) {
+      if (stmt.ifExists) return { statement: label, object: stmt.name };
+      throw new SluiceError(stmt.objectKind === 'table' ? 'UNKNOWN_TABLE' : 'UNKNOWN_VIEW',
+        `${stmt.objectKind === 'table' ? 'table' : 'materialized view'} "${stmt.name}" does not exist`, { position: stmt.pos });
+    }
+    if (object.kind !== stmt.objectKind) {
+      throw new SluiceError('WRONG_OBJECT_KIND', `"${stmt.name}" is not a ${stmt.objectKind === 'table' ? 'table' : 'materialized view'}`, {
+        position: stmt.pos,
+        hint: `use DROP ${object.kind === 'table' ? 'TABLE' : 'MATERIALIZED VIEW'} to remove it`,
+      });
+    }
+    const dependents = this.catalogState.transitiveDependents(stmt.name);
+    if (dependents.length > 0 && !stmt.cascade) {
+      throw new SluiceError('DEPENDENT_OBJECTS', `cannot drop ${object.kind === 'table' ? 'table' : 'materialized view'} "${stmt.name}" because other objects depend on it`, {
+        position: stmt.pos,
+        detail: dependents.map((d) => `materialized view "${d.name}" depends on "${d.dependsOn.join('", "')}"`).join('\n'),
+        hint: 'use DROP ... CASCADE to drop the dependent objects too',
+      });
+    }
+    this.journal?.appendDdl({ epoch: this.currentEpoch, sql: stmt.text });
+    for (const d of [...dependents].reverse()) this.removeObject(d.name, `dropped by CASCADE from "${stmt.name}"`);
+    this.removeObject(stmt.name, 'dropped');
+    return { statement: label, object: stmt.name };
+  }
+
+  private removeObject(name: string, reason: string): void {
+    this.catalogState.remove(name);
+    this.tables.delete(name);
+    this.views.delete(name);
+    const subs = this.subscribers.get(name);
+    this.subscribers.delete(name);
+    for (const s of subs ?? []) s.onClose?.(`materialized view "${name}" was ${reason}`);
+  }
+
+  private show(kind: 'tables' | 'views'): StatementResult {
+    if (kind === 'tables') {
+      return {
+        statement: 'SHOW TABLES',
+        columns: [{ name: 'name', type: 'text', nullable: false }],
+        rows: this.catalogState.tables().map((t) => ({ name: t.name })),
+      };
+    }
+    return {
+      statement: 'SHOW VIEWS',
+      columns: [
+        { name: 'name', type: 'text', nullable: false },
+        { name: 'definition', type: 'text', nullable: false },
+      ],
+      rows: this.catalogState.views().map((v) => ({ name: v.name, definition: v.sql })),
+    };
+  }
+
+  private explain(query: SelectStmt, dataflow: boolean): StatementResult {
+    const bound = bindSelect(query, this.catalogState, { forView: false });
+    const plan = dataflow ? printDataflow(lowerToDataflow('query', bound.plan, bound.key)) : printLogicalPlan(bound.plan);
+    return {
+      statement: dataflow ? 'EXPLAIN DATAFLOW' : 'EXPLAIN',
+      plan,
+      columns: [{ name: 'plan', type: 'text', nullable: false }],
+      rows: plan.split('\n').map((line) => ({ plan: line })),
+    };
+  }
+
+  /** EXPLAIN DATAFLOW of an existing view. */
+  explainView(name: string): string {
+    return printDataflow(this.viewRuntime(name).plan);
+  }
+
+  private tableForWrite(name: string, pos: { line: number; column: number }): TableStore {
+    const table = this.tables.get(name);
+    if (table !== undefined) return table;
+    if (this.views.has(name)) {
+      throw new SluiceError('WRONG_OBJECT_KIND', `cannot change materialized view "${name}"`, {
+        position: pos,
+        hint: 'write to the tables the view reads',
+      });
+    }
+    throw new SluiceError('UNKNOWN_TABLE', `relation "${name}" does not exist`, { position: pos });
+  }
+
+  private insertStatement(stmt: Extract<Statement, { kind: 'insert' }>): StatementResult {
+    const table = this.tableForWrite(stmt.table, stmt.pos);
+    const def = table.def;
+    const names = stmt.columns ?? def.columns.map((c) => c.name);
+    const targets = names.map((n) => {
+      const i = def.columns.findIndex((c) => c.name === n);
+      if (i < 0) throw new SluiceError('UNKNOWN_COLUMN', `column "${n}" of relation "${def.name}" does not exist`, { position: stmt.pos });
+      return i;
+    });
+    if (new Set(names).size !== names.length) {
+      throw new SluiceError('DUPLICATE_COLUMN', 'column specified more than once', { position: stmt.pos });
+    }
+    const rows: Row[] = stmt.rows.map((values) => {
+      if (values.length > targets.length) {
+        throw new SluiceError('INVALID_DEFINITION', 'INSERT has more expressions than target columns', { position: values[targets.length]?.pos ?? stmt.pos });
+      }
+      if (values.length < targets.length) {
+        throw new SluiceError('INVALID_DEFINITION', 'INSERT has more target columns than expressions', { position: values[0]?.pos ?? stmt.pos });
+      }
+      const row: Row = {};
+      values.forEach((expr, k) => {
+        const col = def.columns[targets[k] as number] as ColumnMeta;
+        const bound = bindExpr(expr, { scope: null, aggregateContext: 'VALUES' });
+        let value: Value;
+        try {
+          value = assignCast(compileScalar(bound)([]), bound.type, col);
+        } catch (error) {
+          throw asSluiceError(error).at(expr.pos);
+        }
+        row[col.name] = value;
+      });
+      return row;
+    });
+    const r = this.applyChanges(def.name, { insert: rows });
+    return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch };
+  }
+
+  private matchingRows(table: TableStore, where: Statement extends never ? never : Extract<Statement, { kind: 'delete' }>['where']): (readonly Value[])[] {
+    const scope = { relationNames: [table.def.name], relationLabel: `table "${table.def.name}"`, columns: table.def.columns };
+    const predicate = where === undefined ? null : compileScalar(bindExpr(where, { scope, aggregateContext: 'WHERE' }));
+    const out: (readonly Value[])[] = [];
+    for (const [row, n] of table.entries()) {
+      if (predicate !== null && predicate(row) !== true) continue;
+      for (let i = 0; i < n; i++) out.push(row);
+    }
+    return out;
+  }
+
+  private updateStatement(stmt: Extract<Statement, { kind: 'update' }>): StatementResult {
+    const table = this.tableForWrite(stmt.table, stmt.pos);
+    const def = table.def;
+    const scope = { relationNames: [def.name], relationLabel: `table "${def.name}"`, columns: def.columns };
+    const sets = stmt.assignments.map((a) => {
+      const i = def.columns.findIndex((c) => c.name === a.column);
+      if (i < 0) throw new SluiceError('UNKNOWN_COLUMN', `column "${a.column}" of relation "${def.name}" does not exist`, { position: a.pos });
+      const bound = bindExpr(a.value, { scope, aggregateContext: 'UPDATE' });
+      return { index: i, fn: compileScalar(bound), type: bound.type, pos: a.value.pos };
+    });
+    if (stmt.where !== undefined) {
+      const w = bindExpr(stmt.where, { scope, aggregateContext: 'WHERE' });
+      if (w.type.kind !== 'bool' && w.type.kind !== 'unknown') {
+        throw new SluiceError('TYPE_MISMATCH', `argument of WHERE must be type boolean, not type ${typeName(w.type)}`, { position: stmt.where.pos });
+      }
+    }
+    const matched = this.matchingRows(table, stmt.where);
+    const deletes: Row[] = [];
+    const inserts: Row[] = [];
+    for (const row of matched) {
+      const next = [...row];
+      for (const s of sets) {
+        try {
+          next[s.index] = assignCast(s.fn(row), s.type, def.columns[s.index] as ColumnMeta);
+        } catch (error) {
+          throw asSluiceError(error).at(s.pos);
+        }
+      }
+      deletes.push(table.toRow(row));
+      inserts.push(table.toRow(next));
+    }
+    if (def.primaryKey !== null) {
+      const deletedKeys = new Set(deletes.map((r) => encodeValues(table.normalize(r, 'delete', 0).row, def.primaryKey ?? [])));
+      const newKeys = new Set<string>();
+      for (const r of inserts) {
+        const k = encodeValues(table.normalize(r, 'insert', 0).row, def.primaryKey);
+        const exists = [...table.entries()].some(([row]) => encodeValues(row, def.primaryKey ?? []) === k);
+        if (newKeys.has(k) || (exists && !deletedKeys.has(k))) {
+          throw new SluiceError('UNIQUE_VIOLATION', `duplicate key value violates the primary key of table "${def.name}"`, { position: stmt.pos });
+        }
+        newKeys.add(k);
+      }
+    }
+    if (matched.length === 0) return { statement: 'UPDATE', object: def.name, rowCount: 0, epoch: this.currentEpoch };
+    const r = this.applyChanges(def.name, { delete: deletes, insert: inserts });
+    return { statement: 'UPDATE', object: def.name, rowCount: matched.length, epoch: r.epoch };
+  }
+
+  private deleteStatement(stmt: Extract<Statement, { kind: 'delete' }>): StatementResult {
+    const table = this.tableForWrite(stmt.table, stmt.pos);
+    const matched = this.matchingRows(table, stmt.where);
+    if (matched.length === 0) return { statement: 'DELETE', object: table.def.name, rowCount: 0, epoch: this.currentEpoch };
+    const r = this.applyChanges(table.def.name, { delete: matched.map((row) => table.toRow(row)) });
+    return { statement: 'DELETE', object: table.def.name, rowCount: matched.length, epoch: r.epoch };
+  }
+
+  private selectStatement(query: SelectStmt): StatementResult {
+    const bound = bindSelect(query, this.catalogState, { forView: false });
+    for (const source of bound.dependsOn) this.assertNoErrors(source);
+    const rows = this.evaluateOnce(bound);
+    return { statement: 'SELECT', columns: columnInfos(bound.columns), rows, epoch: this.currentEpoch };
+  }
+
+  /** Runs a query once over the current contents: the same operators, one batch holding all data. */
+  private evaluateOnce(bound: BoundQuery): Row[] {
+    const runtime = new ViewRuntime(lowerToDataflow('query', bound.plan, null));
+    const inputs = new Map<string, ZBatch>();
+    for (const source of runtime.sources()) inputs.set(source, this.contentsOf(source));
+    if (runtime.hasValuesInput()) inputs.set('$values', { rows: [[]], weights: [1], consolidated: true });
+    runtime.step(inputs, this.currentEpoch);
+    const errors = runtime.currentErrors();
+    const first = errors[0];
+    if (first !== undefined) {
+      throw new SluiceError(first.code in { DIVISION_BY_ZERO: 1, NUMERIC_OVERFLOW: 1, INVALID_CAST: 1 } ? (first.code as 'DIVISION_BY_ZERO') : 'INVALID_VALUE', first.message, {
+        detail: `in row ${JSON.stringify(first.row, jsonReplacer)}`,
+      });
+    }
+    let values: (readonly Value[])[] = [];
+    for (const [row, n] of runtime.output.entries()) for (let i = 0; i < n; i++) values.push(row);
+    if (bound.orderBy.length > 0) {
+      values = [...values].sort((a, b) => {
+        for (const o of bound.orderBy) {
+          const x = a[o.index] as Value;
+          const y = b[o.index] as Value;
+          if (x === null || y === null) {
+            if (x === y) continue;
+            return (x === null) === o.nullsFirst ? -1 : 1;
+          }
+          const c = compareValues(x, y);
+          if (c !== 0) return o.desc ? -c : c;
+        }
+        return 0;
+      });
+    }
+    const start = bound.offset ?? 0;
+    values = values.slice(start, bound.limit === undefined ? undefined : start + bound.limit);
+    return values.map((v) => toRow(v, bound.columns));
+  }
+
+  // ---- batches ------------------------------------------------------------------------------
+
+  /**
+   * Applies one batch to a table as one epoch. The request is validated whole; on any invalid row
+   * nothing is applied. An empty request creates no epoch.
+   */
+  applyChanges(table: string, changes: TableChanges, options: ApplyOptions = {}): { accepted: number; epoch: number } {
+    const store = this.tables.get(table);
+    if (store === undefined) {
+      if (this.views.has(table)) throw new SluiceError('WRONG_OBJECT_KIND', `cannot write to materialized view "${table}"`);
+      throw new SluiceError('UNKNOWN_TABLE', `table "${table}" does not exist`);
+    }
+    const prepared = store.prepare(changes);
+    if (prepared.deletes.length === 0 && prepared.inserts.length === 0) {
+      return { accepted: prepared.accepted, epoch: this.currentEpoch };
+    }
+    const epoch = this.currentEpoch + 1;
+    let positions: SourcePositions;
+    if (options.positions !== undefined) positions = options.positions;
+    else if (this.journal !== null) {
+      positions = this.journal.appendBatch({
+        epoch,
+        table,
+        inserts: prepared.inserts.map((r) => store.toRow(r)),
+        deletes: prepared.deletes.map((r) => store.toRow(r)),
+      });
+    } else positions = { [table]: { epoch } };
+    this.runEpoch(store, prepared, epoch, positions);
+    return { accepted: prepared.accepted, epoch };
+  }
+
+  private runEpoch(store: TableStore, prepared: PreparedBatch, epoch: number, positions: SourcePositions): void {
+    this.currentEpoch = epoch;
+    this.lastPositions = positions;
+    const deltas = new Map<string, ZBatch>();
+    deltas.set(store.def.name, store.apply(prepared));
+    const changeSets: { view: string; changes: Change[] | null; runtime: ViewRuntime }[] = [];
+    for (const def of this.catalogState.views()) {
+      const runtime = this.views.get(def.name) as ViewRuntime;
+      if (!def.dependsOn.some((s) => !isEmpty(deltas.get(s)))) continue;
+      const delta = runtime.step(deltas, epoch);
+      if (!isEmpty(delta)) deltas.set(def.name, delta);
+      changeSets.push({ view: def.name, changes: null, runtime });
+    }
+    // Subscribers hear about the epoch only once every view has it.
+    for (const cs of changeSets) {
+      const errors = cs.runtime.takeErrorChanges();
+      const subs = this.subscribers.get(cs.view);
+      if (subs === undefined || subs.size === 0) continue;
+      const columns = (this.catalogState.get(cs.view) as ViewDef).columns;
+      const changes: Change[] = cs.runtime.output.lastChanges().map((c) =>
+        c.n === 1 ? { op: c.op, row: toRow(c.row, columns) } : { op: c.op, row: toRow(c.row, columns), n: c.n },
+      );
+      if (changes.length === 0 && errors.length === 0) continue;
+      const set: ViewChangeSet = { view: cs.view, epoch, positions, changes, ...(errors.length > 0 ? { errors } : {}) };
+      for (const s of [...subs]) s.listener(set);
+    }
+  }
+
+  // ---- reads --------------------------------------------------------------------------------
+
+  private viewRuntime(name: string): ViewRuntime {
+    const v = this.views.get(name);
+    if (v === undefined) {
+      if (this.tables.has(name)) throw new SluiceError('WRONG_OBJECT_KIND', `"${name}" is a table, not a materialized view`);
+      throw new SluiceError('UNKNOWN_VIEW', `materialized view "${name}" does not exist`);
+    }
+    return v;
+  }
+
+  private assertNoErrors(name: string): void {
+    const def = this.catalogState.get(name);
+    if (def === undefined || def.kind !== 'view') return;
+    for (const upstream of def.dependsOn) this.assertNoErrors(upstream);
+    const runtime = this.views.get(name) as ViewRuntime;
+    const errors = runtime.currentErrors();
+    const first = errors[0];
+    if (first !== undefined) {
+      throw new SluiceError('VIEW_ERROR', `materialized view "${name}" holds ${errors.length} row error${errors.length === 1 ? '' : 's'}; first: ${first.message}`, {
+        detail: `caused by row ${JSON.stringify(first.row, jsonReplacer)} (epoch ${first.epoch})`,
+        hint: 'fix or delete the offending input rows; the view recovers when they are retracted',
+      });
+    }
+  }
+
+  viewSnapshot(name: string): ViewSnapshot {
+    const runtime = this.viewRuntime(name);
+    this.assertNoErrors(name);
+    const def = this.catalogState.get(name) as ViewDef;
+    const rows: Row[] = [];
+    for (const [row, n] of runtime.output.entries()) {
+      const r = toRow(row, def.columns);
+      for (let i = 0; i < n; i++) rows.push(r);
+    }
+    return {
+      epoch: this.currentEpoch,
+      columns: columnInfos(def.columns),
+      key: def.key === null ? null : def.key.map((k) => (def.columns[k] as ColumnMeta).name),
+      rows,
+    };
+  }
+
+  viewErrors(name: string): ViewRowError[] {
+    return this.viewRuntime(name).currentErrors();
+  }
+
+  viewNodeStats(name: string): NodeStats[] {
+    return this.viewRuntime(name).nodeStats();
+  }
+
+  tableRows(name: string): Row[] {
+    const store = this.tables.get(name);
+    if (store === undefined) throw new SluiceError('UNKNOWN_TABLE', `table "${name}" does not exist`);
+    const out: Row[] = [];
+    for (const [row, n] of store.entries()) for (let i = 0; i < n; i++) out.push(store.toRow(row));
+    return out;
+  }
+
+  /** Listens to a view's per-epoch changes; `onClose` is told if the view is dropped. */
+  subscribe(view: string, listener: ViewListener, onClose?: (reason: string) => void): () => void {
+    this.viewRuntime(view);
+    let subs = this.subscribers.get(view);
+    if (subs === undefined) {
+      subs = new Set();
+      this.subscribers.set(view, subs);
+    }
+    const s: Subscription = { listener, onClose };
+    subs.add(s);
+    return () => {
+      this.subscribers.get(view)?.delete(s);
+    };
+  }
+
+  catalog(): { tables: TableInfo[]; views: ViewInfo[] } {
+    const c = this.catalogState;
+    return {
+      tables: c.tables().map((t) => ({
+        name: t.name,
+        columns: columnInfos(t.columns),
+        primaryKey: t.primaryKey === null ? null : t.primaryKey.map((k) => (t.columns[k] as ColumnMeta).name),
+        sql: t.sql,
+        rowCount: (this.tables.get(t.name) as TableStore).rowCount(),
+        dependents: c.dependents(t.name).map((d) => d.name),
+      })),
+      views: c.views().map((v) => {
+        const runtime = this.views.get(v.name) as ViewRuntime;
+        return {
+          name: v.name,
+          columns: columnInfos(v.columns),
+          key: v.key === null ? null : v.key.map((k) => (v.columns[k] as ColumnMeta).name),
+          sql: v.sql,
+          rowCount: runtime.output.size(),
+          stateBytes: runtime.stateBytes(),
+          dependsOn: v.dependsOn,
+          dependents: c.dependents(v.name).map((d) => d.name),
+          errorCount: runtime.errorCount(),
+          fingerprint: runtime.plan.fingerprint,
+        };
+      }),
+    };
+  }
+}
+
+function toRow(values: readonly Value[], columns: readonly ColumnMeta[]): Row {
+  const out: Row = {};
+  for (let i = 0; i < columns.length; i++) out[(columns[i] as ColumnMeta).name] = values[i] as Value;
+  return out;
+}
+
+function jsonReplacer(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+/** PostgreSQL's assignment cast: a value of `from` stored into a column. */
+function assignCast(value: Value, from: { kind: string } & Parameters<typeof castValue>[1], col: ColumnMeta): Value {
+  if (value === null) return null;
+  if (from.kind === 'unknown') return castValue(value, T.text, col.type);
+  if (col.type.kind === 'text' && col.type.maxLength !== undefined && typeof value === 'string' && value.length > col.type.maxLength) {
+    if (value.slice(col.type.maxLength).trim() !== '') {
+      throw new SluiceError('STRING_TOO_LONG', `value too long for type ${typeName(col.type)}`);
+    }
+  }
+  return castValue(value, from, col.type);
+}
+
+function asSluiceError(error: unknown): SluiceError {
+  if (error instanceof SluiceError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new SluiceError('INTERNAL_ERROR', `internal error: ${message}`);
+}

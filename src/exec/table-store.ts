@@ -1,0 +1,257 @@
+// A table's current rows and the validation of ingest batches against them. `prepare` checks a whole
+// request and resolves it to exact row changes without touching state (so a rejected request has no
+// effect); `apply` then commits the resolved changes. Keyless tables are multisets; until the first
+// delete they are kept as a plain append list (no per-row key encoding on the insert-only path).
+import { SluiceError } from '../errors.ts';
+import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../ivm/cast.ts';
+import { encodeValues, formatValue, singleKey } from '../ivm/values.ts';
+import type { ZBatch } from '../ivm/zset.ts';
+import type { TableDef } from '../planner/catalog.ts';
+import type { Row, Value } from '../types.ts';
+import { typeName } from '../types.ts';
+import type { TableChanges } from './api.ts';
+
+export interface PreparedBatch {
+  readonly table: string;
+  /** Full rows removed (one copy each), including rows replaced by an insert on their key. */
+  readonly deletes: readonly (readonly Value[])[];
+  readonly inserts: readonly (readonly Value[])[];
+  /** Rows the request listed (its size as the API reports it). */
+  readonly accepted: number;
+}
+
+export class TableStore {
+  private readonly byKey: Map<Value, readonly Value[]> | null;
+  private appendOnly: (readonly Value[])[] | null;
+  private multiset: Map<string, { row: readonly Value[]; count: number }> | null;
+  private readonly columnIndex: Map<string, number>;
+
+  constructor(readonly def: TableDef) {
+    this.columnIndex = new Map(def.columns.map((c, i) => [c.name, i]));
+    this.byKey = def.primaryKey === null ? null : new Map();
+    this.appendOnly = def.primaryKey === null ? [] : null;
+    this.multiset = null;
+  }
+
+  keyOf(row: readonly Value[]): Value {
+    const pk = this.def.primaryKey as readonly number[];
+    return pk.length === 1 ? singleKey(row[pk[0] as number] as Value) : encodeValues(row, pk);
+  }
+
+  /** Converts a JSON row object into a typed row array, or throws naming the table and column. */
+  normalize(input: unknown, what: 'insert' | 'delete', index: number): { row: Value[]; keyOnly: boolean } {
+    const t = this.def;
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+      throw new SluiceError('INVALID_VALUE', `${what} row ${index} for table "${t.name}" is not an object`);
+    }
+    const obj = input as Record<string, unknown>;
+    for (const name in obj) {
+      if (!this.columnIndex.has(name)) {
+        throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" of table "${t.name}" does not exist`, {
+          detail: `in ${what} row ${index}`,
+        });
+      }
+    }
+    const pk = t.primaryKey;
+    const keyOnly =
+      what === 'delete' && pk !== null && t.columns.some((c, i) => !pk.includes(i) && !(c.name in obj));
+    const columns = t.columns;
+    const row = new Array<Value>(columns.length);
+    if (!keyOnly) {
+      let ok = true;
+      for (let i = 0; i < columns.length; i++) {
+        const c = columns[i] as (typeof columns)[number];
+        const v = coerceIngestFast(obj[c.name], c.type);
+        if (v === INVALID_INGEST || (v === null && !c.nullable)) {
+          ok = false;
+          break;
+        }
+        row[i] = v;
+      }
+      if (ok) return { row, keyOnly };
+    }
+    t.columns.forEach((c, i) => {
+      const present = c.name in obj;
+      if (keyOnly && !pk.includes(i)) {
+        row[i] = null;
+        return;
+      }
+      const coerced = coerceIngest(obj[c.name], c.type);
+      if (!coerced.ok) {
+        throw new SluiceError(
+          'INVALID_VALUE',
+          `invalid value for column "${c.name}" of table "${t.name}": expected ${coerced.expected}, got ${JSON.stringify(obj[c.name], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`,
+          { detail: `in ${what} row ${index}; column type ${typeName(c.type)}` },
+        );
+      }
+      if (coerced.value === null && !c.nullable) {
+        throw new SluiceError('NOT_NULL_VIOLATION', `null value in column "${c.name}" of table "${t.name}" violates not-null constraint`, {
+          detail: `in ${what} row ${index}${present ? '' : ' (column missing)'}`,
+        });
+      }
+      row[i] = coerced.value;
+    });
+    return { row, keyOnly };
+  }
+
+  private ensureMultiset(): Map<string, { row: readonly Value[]; count: number }> {
+    if (this.multiset === null) {
+      const ms = new Map<string, { row: readonly Value[]; count: number }>();
+      for (const row of this.appendOnly ?? []) {
+        const k = encodeValues(row);
+        const e = ms.get(k);
+        if (e === undefined) ms.set(k, { row, count: 1 });
+        else e.count++;
+      }
+      this.multiset = ms;
+      this.appendOnly = null;
+    }
+    return this.multiset;
+  }
+
+  /** Validates a request as a whole and resolves it to exact row changes; changes nothing. */
+  prepare(changes: TableChanges): PreparedBatch {
+    const deleteRows = changes.delete ?? [];
+    const insertRows = changes.insert ?? [];
+    const deletes: (readonly Value[])[] = [];
+    const inserts: (readonly Value[])[] = [];
+    const describe = (row: readonly Value[]): string =>
+      `(${this.def.columns.map((c, i) => `${c.name}=${formatValue(row[i] as Value)}`).join(', ')})`;
+    if (this.byKey !== null) {
+      const byKey = this.byKey;
+      // overlay: key → row after this batch so far (null: deleted)
+      const overlay = new Map<Value, readonly Value[] | null>();
+      const current = (k: Value): readonly Value[] | null | undefined => (overlay.has(k) ? overlay.get(k) : byKey.get(k));
+      deleteRows.forEach((input, i) => {
+        const { row, keyOnly } = this.normalize(input, 'delete', i);
+        const k = this.keyOf(row);
+        const existing = current(k);
+        if (existing === null || existing === undefined) {
+          throw new SluiceError('ROW_NOT_FOUND', `delete row ${i}: no row with this primary key in table "${this.def.name}"`, {
+            detail: describe(row),
+          });
+        }
+        if (!keyOnly && encodeValues(existing) !== encodeValues(row)) {
+          throw new SluiceError('ROW_NOT_FOUND', `delete row ${i}: the row in table "${this.def.name}" differs from the one to delete`, {
+            detail: `stored ${describe(existing)}, given ${describe(row)}`,
+            hint: 'delete by primary key only to remove the row whatever its other values',
+          });
+        }
+        overlay.set(k, null);
+        deletes.push(existing);
+      });
+      const insertedAt = new Map<Value, number>();
+      insertRows.forEach((input, i) => {
+        const { row } = this.normalize(input, 'insert', i);
+        const k = this.keyOf(row);
+        const existing = current(k);
+        const earlier = insertedAt.get(k);
+        if (earlier !== undefined) {
+          inserts[earlier] = row; // a later insert of the same key in one request wins
+        } else {
+          if (existing !== null && existing !== undefined) deletes.push(existing);
+          insertedAt.set(k, inserts.length);
+          inserts.push(row);
+        }
+        overlay.set(k, row);
+      });
+    } else {
+      if (deleteRows.length > 0) {
+        const ms = this.ensureMultiset();
+        const used = new Map<string, number>();
+        deleteRows.forEach((input, i) => {
+          const { row } = this.normalize(input, 'delete', i);
+          const k = encodeValues(row);
+          const have = (ms.get(k)?.count ?? 0) - (used.get(k) ?? 0);
+          if (have <= 0) {
+            throw new SluiceError('ROW_NOT_FOUND', `delete row ${i}: no such row in table "${this.def.name}"`, { detail: describe(row) });
+          }
+          used.set(k, (used.get(k) ?? 0) + 1);
+          deletes.push(row);
+        });
+      }
+      insertRows.forEach((input, i) => inserts.push(this.normalize(input, 'insert', i).row));
+    }
+    return { table: this.def.name, deletes, inserts, accepted: deleteRows.length + insertRows.length };
+  }
+
+  /** Commits resolved changes (deletes first). Also the replay path: rows are already validated. */
+  apply(batch: { readonly deletes: readonly (readonly Value[])[]; readonly inserts: readonly (readonly Value[])[] }): ZBatch {
+    const rows: (readonly Value[])[] = [];
+    const weights: number[] = [];
+    if (this.byKey !== null) {
+      for (const row of batch.deletes) {
+        const k = this.keyOf(row);
+        const existing = this.byKey.get(k);
+        if (existing === undefined) throw new SluiceError('STATE_ERROR', `replayed delete of an absent row in table "${this.def.name}"`);
+        this.byKey.delete(k);
+        rows.push(existing);
+        weights.push(-1);
+      }
+      for (const row of batch.inserts) {
+        this.byKey.set(this.keyOf(row), row);
+        rows.push(row);
+        weights.push(1);
+      }
+    } else {
+      if (batch.deletes.length > 0) {
+        const ms = this.ensureMultiset();
+        for (const row of batch.deletes) {
+          const k = encodeValues(row);
+          const e = ms.get(k);
+          if (e === undefined) throw new SluiceError('STATE_ERROR', `replayed delete of an absent row in table "${this.def.name}"`);
+          if (--e.count === 0) ms.delete(k);
+          rows.push(row);
+          weights.push(-1);
+        }
+      }
+      if (this.appendOnly !== null) {
+        for (const row of batch.inserts) {
+          this.appendOnly.push(row);
+          rows.push(row);
+          weights.push(1);
+        }
+      } else {
+        const ms = this.multiset as Map<string, { row: readonly Value[]; count: number }>;
+        for (const row of batch.inserts) {
+          const k = encodeValues(row);
+          const e = ms.get(k);
+          if (e === undefined) ms.set(k, { row, count: 1 });
+          else e.count++;
+          rows.push(row);
+          weights.push(1);
+        }
+      }
+    }
+    return { rows, weights, consolidated: false };
+  }
+
+  /** Current rows with multiplicities. */
+  *entries(): Generator<readonly [readonly Value[], number]> {
+    if (this.byKey !== null) for (const row of this.byKey.values()) yield [row, 1];
+    else if (this.appendOnly !== null) for (const row of this.appendOnly) yield [row, 1];
+    else for (const e of (this.multiset as Map<string, { row: readonly Value[]; count: number }>).values()) yield [e.row, e.count];
+  }
+
+  contents(): ZBatch {
+    const rows: (readonly Value[])[] = [];
+    const weights: number[] = [];
+    for (const [row, n] of this.entries()) {
+      rows.push(row);
+      weights.push(n);
+    }
+    return { rows, weights, consolidated: this.byKey !== null };
+  }
+
+  rowCount(): number {
+    let n = 0;
+    for (const [, c] of this.entries()) n += c;
+    return n;
+  }
+
+  toRow(values: readonly Value[]): Row {
+    const out: Row = {};
+    this.def.columns.forEach((c, i) => (out[c.name] = values[i] as Value));
+    return out;
+  }
+}

@@ -1,0 +1,187 @@
+// A running view: its DataflowPlan rendered into operators, stepped once per epoch in topological
+// order, plus the view's row-error multiset. Rendering fuses a Map stage into the Reduce that
+// consumes it, so group keys and aggregate arguments are computed without building projected rows.
+import { SluiceError } from '../errors.ts';
+import type { ColumnSpec, DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
+import type { Operator, RowErrorSink } from '../ivm/operator.ts';
+import { DistinctOp } from '../ivm/ops/distinct-op.ts';
+import { MapOp } from '../ivm/ops/map-op.ts';
+import { OutputOp } from '../ivm/ops/output-op.ts';
+import { ReduceOp } from '../ivm/ops/reduce-op.ts';
+import { encodeValues } from '../ivm/values.ts';
+import type { ZBatch } from '../ivm/zset.ts';
+import { emptyBatch } from '../ivm/zset.ts';
+import type { Row, Value } from '../types.ts';
+import type { ErrorChange, ViewRowError } from './api.ts';
+
+interface ErrorEntry {
+  code: string;
+  message: string;
+  row: Row;
+  count: number;
+  epoch: number;
+}
+
+interface RenderedNode {
+  readonly node: DataflowNode;
+  /** Node ids whose outputs feed this node (after fusion). */
+  readonly inputs: readonly number[];
+  readonly op: Operator | null;
+}
+
+export interface NodeStats {
+  readonly id: number;
+  readonly kind: DataflowNode['kind'];
+  rowsIn: number;
+  rowsOut: number;
+  stateBytes: number;
+}
+
+function toRow(values: readonly Value[], columns: readonly ColumnSpec[]): Row {
+  const out: Row = {};
+  columns.forEach((c, i) => (out[c.name] = values[i] as Value));
+  return out;
+}
+
+export class ViewRuntime implements RowErrorSink {
+  readonly output: OutputOp;
+  private readonly rendered: RenderedNode[] = [];
+  private readonly errors = new Map<string, ErrorEntry>();
+  private touchedErrors = new Map<string, { before: ErrorEntry | null }>();
+  private epoch = 0;
+  readonly stats = new Map<number, NodeStats>();
+
+  constructor(readonly plan: DataflowPlan) {
+    const consumers = new Map<number, number>();
+    for (const n of plan.nodes) {
+      if ('input' in n) consumers.set(n.input, (consumers.get(n.input) ?? 0) + 1);
+    }
+    const byId = new Map(plan.nodes.map((n) => [n.id, n]));
+    const fusedAway = new Set<number>();
+    let output: OutputOp | null = null;
+    for (const node of plan.nodes) {
+      this.stats.set(node.id, { id: node.id, kind: node.kind, rowsIn: 0, rowsOut: 0, stateBytes: 0 });
+      switch (node.kind) {
+        case 'input':
+        case 'values':
+          this.rendered.push({ node, inputs: [], op: null });
+          break;
+        case 'map': {
+          const input = byId.get(node.input) as DataflowNode;
+          this.rendered.push({ node, inputs: [node.input], op: new MapOp(node.id, node.filter, node.project, input.columns) });
+          break;
+        }
+        case 'reduce': {
+          const input = byId.get(node.input) as DataflowNode;
+          if (input.kind === 'map' && input.project !== null && consumers.get(input.id) === 1) {
+            const source = byId.get(input.input) as DataflowNode;
+            fusedAway.add(input.id);
+            const op = new ReduceOp(node, input.columns, { filter: input.filter, project: input.project, inputColumns: source.columns });
+            this.rendered.push({ node, inputs: [input.input], op });
+          } else {
+            this.rendered.push({ node, inputs: [node.input], op: new ReduceOp(node, input.columns, null) });
+          }
+          break;
+        }
+        case 'distinct':
+          this.rendered.push({ node, inputs: [node.input], op: new DistinctOp(node.id) });
+          break;
+        case 'output': {
+          const feeder = this.rendered.find((r) => r.node.id === node.input);
+          const sharesState =
+            feeder !== undefined &&
+            feeder.op instanceof ReduceOp &&
+            feeder.node.kind === 'reduce' &&
+            node.key !== null &&
+            node.key.length === feeder.node.keyCount &&
+            node.key.every((k, i) => k === i);
+          output = new OutputOp(node.id, node.key, node.columns.length, sharesState ? (feeder.op as ReduceOp) : null);
+          this.rendered.push({ node, inputs: [node.input], op: output });
+          break;
+        }
+      }
+    }
+    const kept = this.rendered.filter((r) => !fusedAway.has(r.node.id));
+    this.rendered.length = 0;
+    this.rendered.push(...kept);
+    if (output === null) throw new SluiceError('INTERNAL_ERROR', `dataflow of "${plan.view}" has no output node`);
+    this.output = output;
+  }
+
+  /** Sources (tables or views) this view reads. */
+  sources(): string[] {
+    return this.plan.nodes.filter((n) => n.kind === 'input').map((n) => (n as { source: string }).source);
+  }
+
+  hasValuesInput(): boolean {
+    return this.plan.nodes.some((n) => n.kind === 'values');
+  }
+
+  /**
+   * Runs one epoch: `inputs` maps a source name to its delta. Returns the view's consolidated delta.
+   */
+  step(inputs: ReadonlyMap<string, ZBatch>, epoch: number): ZBatch {
+    this.epoch = epoch;
+    const outputs = new Map<number, ZBatch>();
+    for (const r of this.rendered) {
+      const stats = this.stats.get(r.node.id) as NodeStats;
+      let out: ZBatch;
+      if (r.node.kind === 'input') out = inputs.get(r.node.source) ?? emptyBatch();
+      else if (r.node.kind === 'values') out = inputs.has('$values') ? { rows: [[]], weights: [1], consolidated: true } : emptyBatch();
+      else {
+        const ins = r.inputs.map((id) => outputs.get(id) ?? emptyBatch());
+        for (const b of ins) stats.rowsIn += b.rows.length;
+        out = (r.op as Operator).step(ins, this);
+      }
+      stats.rowsOut += out.rows.length;
+      outputs.set(r.node.id, out);
+    }
+    return outputs.get(this.plan.output) ?? emptyBatch();
+  }
+
+  report(error: unknown, row: readonly Value[], columns: readonly ColumnSpec[], weight: number): void {
+    const code = error instanceof SluiceError ? error.code : 'INTERNAL_ERROR';
+    const message = error instanceof Error ? error.message : String(error);
+    const key = `${code}\u0000${message}\u0000${encodeValues(row)}`;
+    let entry = this.errors.get(key);
+    if (!this.touchedErrors.has(key)) this.touchedErrors.set(key, { before: entry === undefined ? null : { ...entry } });
+    if (entry === undefined) {
+      entry = { code, message, row: toRow(row, columns), count: 0, epoch: this.epoch };
+      this.errors.set(key, entry);
+    }
+    entry.count += weight;
+    if (entry.count === 0) this.errors.delete(key);
+  }
+
+  /** Error appearances/retractions since the last call. */
+  takeErrorChanges(): ErrorChange[] {
+    const out: ErrorChange[] = [];
+    for (const [key, { before }] of this.touchedErrors) {
+      const after = this.errors.get(key) ?? null;
+      if (before !== null && (after === null || after.count !== before.count)) out.push({ op: '-E', error: { ...before } });
+      if (after !== null && (before === null || after.count !== before.count)) out.push({ op: '+E', error: { ...after } });
+    }
+    this.touchedErrors = new Map();
+    return out;
+  }
+
+  currentErrors(): ViewRowError[] {
+    return [...this.errors.values()].map((e) => ({ ...e }));
+  }
+
+  errorCount(): number {
+    return this.errors.size;
+  }
+
+  nodeStats(): NodeStats[] {
+    for (const r of this.rendered) {
+      const s = this.stats.get(r.node.id);
+      if (s !== undefined && r.op !== null) s.stateBytes = r.op.stateSize();
+    }
+    return [...this.stats.values()];
+  }
+
+  stateBytes(): number {
+    return this.rendered.reduce((sum, r) => sum + (r.op?.stateSize() ?? 0), 0);
+  }
+}

@@ -1,0 +1,226 @@
+// Conversions between SQL types: CAST / `::` at run time and the coercion of ingested values to a
+// column's type. Failures are INVALID_CAST (casts) or INVALID_VALUE (ingest) errors, never NULLs.
+import { SluiceError } from '../errors.ts';
+import type { SqlType, Value } from '../types.ts';
+import { typeName } from '../types.ts';
+import { checkInt, formatValue, normalizeBigInt } from './values.ts';
+
+const INT_TEXT = /^\s*[+-]?\d+\s*$/;
+const FLOAT_TEXT = /^\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)\s*$/;
+const SPECIAL_FLOATS: Record<string, number> = {
+  nan: NaN,
+  infinity: Infinity,
+  '+infinity': Infinity,
+  '-infinity': -Infinity,
+  inf: Infinity,
+  '+inf': Infinity,
+  '-inf': -Infinity,
+};
+const DATE_TEXT = /^(\d{4})-(\d{1,2})-(\d{1,2})$/;
+const TIMESTAMP_TEXT = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?(Z|[+-]00(?::?00)?)?$/;
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, '0');
+}
+
+function validDate(y: number, m: number, d: number): boolean {
+  if (m < 1 || m > 12 || d < 1) return false;
+  const days = [31, y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+  return d <= (days[m - 1] as number);
+}
+
+/** 'YYYY-MM-DD' or null when `text` is not a valid date. */
+export function parseDate(text: string): string | null {
+  const m = DATE_TEXT.exec(text.trim());
+  if (m === null) {
+    const ts = parseTimestamp(text);
+    return ts === null ? null : ts.slice(0, 10);
+  }
+  const y = Number(m[1]);
+  const mo = Number(m[2]);
+  const d = Number(m[3]);
+  return validDate(y, mo, d) ? `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)}` : null;
+}
+
+/** 'YYYY-MM-DD HH:MM:SS[.f]' (fraction without trailing zeros) or null when invalid. */
+export function parseTimestamp(text: string): string | null {
+  const m = TIMESTAMP_TEXT.exec(text.trim());
+  if (m === null) return null;
+  const y = Number(m[1]);
+  const mo = Number(m[2]);
+  const d = Number(m[3]);
+  const h = m[4] === undefined ? 0 : Number(m[4]);
+  const mi = m[5] === undefined ? 0 : Number(m[5]);
+  const s = m[6] === undefined ? 0 : Number(m[6]);
+  if (!validDate(y, mo, d) || h > 23 || mi > 59 || s > 59) return null;
+  const frac = (m[7] ?? '').replace(/0+$/, '');
+  return `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)} ${pad(h, 2)}:${pad(mi, 2)}:${pad(s, 2)}${frac === '' ? '' : `.${frac}`}`;
+}
+
+function roundHalfAwayFromZero(x: number): number {
+  return x < 0 ? -Math.round(-x) : Math.round(x);
+}
+
+function invalid(v: Value, to: SqlType): SluiceError {
+  return new SluiceError('INVALID_CAST', `invalid input syntax for type ${typeName(to)}: "${formatValue(v)}"`);
+}
+
+/** CAST(v AS to). `v` is a non-null value of type `from`. */
+export function castValue(v: Value, from: SqlType, to: SqlType): Value {
+  if (v === null) return null;
+  switch (to.kind) {
+    case 'bool':
+      if (typeof v === 'boolean') return v;
+      if (typeof v === 'string') {
+        const t = v.trim().toLowerCase();
+        if (['t', 'true', 'yes', 'y', 'on', '1'].includes(t)) return true;
+        if (['f', 'false', 'no', 'n', 'off', '0'].includes(t)) return false;
+        throw invalid(v, to);
+      }
+      if (from.kind === 'int') return v !== 0 && v !== 0n;
+      throw invalid(v, to);
+    case 'int': {
+      if (typeof v === 'number') {
+        if (from.kind === 'int') return checkInt(v, to.bits);
+        if (!Number.isFinite(v)) throw new SluiceError('NUMERIC_OVERFLOW', `${typeName(to)} out of range`);
+        const r = roundHalfAwayFromZero(v);
+        return Number.isSafeInteger(r) ? checkInt(r, to.bits) : checkInt(BigInt(r), to.bits);
+      }
+      if (typeof v === 'bigint') return checkInt(v, to.bits);
+      if (typeof v === 'boolean') {
+        if (to.bits === 16) throw invalid(v, to);
+        return v ? 1 : 0;
+      }
+      if (INT_TEXT.test(v)) return checkInt(BigInt(v.trim()), to.bits);
+      throw invalid(v, to);
+    }
+    case 'float':
+    case 'numeric': {
+      let r: number;
+      if (typeof v === 'number') r = v;
+      else if (typeof v === 'bigint') r = Number(v);
+      else if (typeof v === 'string') {
+        const special = SPECIAL_FLOATS[v.trim().toLowerCase()];
+        if (special !== undefined && to.kind === 'float') r = special;
+        else if (FLOAT_TEXT.test(v)) r = Number(v);
+        else throw invalid(v, to);
+      } else throw invalid(v, to);
+      if (to.kind === 'float' && to.bits === 32) r = Math.fround(r);
+      if (to.kind === 'numeric' && to.scale !== undefined && Number.isFinite(r)) {
+        const f = 10 ** to.scale;
+        r = roundHalfAwayFromZero(r * f) / f;
+      }
+      return r;
+    }
+    case 'text': {
+      const s = typeof v === 'string' ? v : formatValue(v);
+      if (to.maxLength !== undefined) {
+        if (to.fixed === true) return s.length >= to.maxLength ? s.slice(0, to.maxLength) : s.padEnd(to.maxLength);
+        return s.slice(0, to.maxLength); // explicit casts truncate, as in PostgreSQL
+      }
+      return s;
+    }
+    case 'date': {
+      if (typeof v !== 'string') throw invalid(v, to);
+      const d = parseDate(v);
+      if (d === null) throw invalid(v, to);
+      return d;
+    }
+    case 'timestamp': {
+      if (typeof v !== 'string') throw invalid(v, to);
+      const t = parseTimestamp(v);
+      if (t === null) throw invalid(v, to);
+      return t;
+    }
+    case 'unknown':
+      return v;
+  }
+}
+
+/**
+ * Coerces an ingested JSON value to a column's type: integers from numbers, bigints or digit
+ * strings (exact), floats from numbers, text from strings, and so on. Returns an error message
+ * fragment (what was expected) instead of throwing, so callers can name the table and column.
+ */
+export const INVALID_INGEST: unique symbol = Symbol('invalid ingest value');
+
+/** The hot-path form of `coerceIngest`: the value, or INVALID_INGEST (then call coerceIngest for why). */
+export function coerceIngestFast(v: unknown, type: SqlType): Value | typeof INVALID_INGEST {
+  if (v === null || v === undefined) return null;
+  switch (type.kind) {
+    case 'int':
+      if (typeof v === 'number' && Number.isSafeInteger(v)) {
+        if (type.bits === 64) return v;
+        const range = type.bits === 16 ? 32767 : 2147483647;
+        if (v <= range && v >= -range - 1) return v;
+      }
+      break;
+    case 'float':
+      if (typeof v === 'number' && type.bits === 64) return v;
+      break;
+    case 'text':
+      if (typeof v === 'string' && type.maxLength === undefined) return v;
+      break;
+    case 'bool':
+      if (typeof v === 'boolean') return v;
+      break;
+    default:
+      break;
+  }
+  const r = coerceIngest(v, type);
+  return r.ok ? r.value : INVALID_INGEST;
+}
+
+export function coerceIngest(v: unknown, type: SqlType): { ok: true; value: Value } | { ok: false; expected: string } {
+  if (v === null || v === undefined) return { ok: true, value: null };
+  switch (type.kind) {
+    case 'bool':
+      return typeof v === 'boolean' ? { ok: true, value: v } : { ok: false, expected: 'a boolean' };
+    case 'int': {
+      let n: number | bigint;
+      if (typeof v === 'number') {
+        if (!Number.isInteger(v)) return { ok: false, expected: `an integer (${typeName(type)})` };
+        if (!Number.isSafeInteger(v)) return { ok: false, expected: 'an exact integer (send large integers as strings)' };
+        n = v;
+      } else if (typeof v === 'bigint') n = normalizeBigInt(v);
+      else if (typeof v === 'string' && INT_TEXT.test(v)) n = normalizeBigInt(BigInt(v.trim()));
+      else return { ok: false, expected: `an integer (${typeName(type)})` };
+      try {
+        return { ok: true, value: checkInt(n, type.bits) };
+      } catch {
+        return { ok: false, expected: `an integer within the range of ${typeName(type)}` };
+      }
+    }
+    case 'float':
+    case 'numeric':
+      if (typeof v === 'number') return { ok: true, value: castValue(v, { kind: 'float', bits: 64 }, type) };
+      if (typeof v === 'bigint') return { ok: true, value: Number(v) };
+      if (typeof v === 'string') {
+        try {
+          return { ok: true, value: castValue(v, { kind: 'text' }, type) };
+        } catch {
+          return { ok: false, expected: 'a number' };
+        }
+      }
+      return { ok: false, expected: 'a number' };
+    case 'text':
+      if (typeof v !== 'string') return { ok: false, expected: 'a string' };
+      if (type.maxLength !== undefined && v.length > type.maxLength) {
+        if (v.slice(type.maxLength).trim() !== '') {
+          return { ok: false, expected: `a string of at most ${type.maxLength} characters` };
+        }
+        return { ok: true, value: type.fixed === true ? v.slice(0, type.maxLength) : v.slice(0, type.maxLength) };
+      }
+      return { ok: true, value: type.fixed === true && type.maxLength !== undefined ? v.padEnd(type.maxLength) : v };
+    case 'date': {
+      const d = typeof v === 'string' ? parseDate(v) : null;
+      return d === null ? { ok: false, expected: "a date 'YYYY-MM-DD'" } : { ok: true, value: d };
+    }
+    case 'timestamp': {
+      const t = typeof v === 'string' ? parseTimestamp(v) : null;
+      return t === null ? { ok: false, expected: "a timestamp 'YYYY-MM-DD HH:MM:SS[.ffffff]'" } : { ok: true, value: t };
+    }
+    case 'unknown':
+      return { ok: false, expected: 'a value of a known type' };
+  }
+}

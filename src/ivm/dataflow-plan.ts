@@ -1,0 +1,130 @@
+// The DataflowPlan: how a view is maintained incrementally, as plain JSON. Lowering makes every
+// decision (which nodes hold state, each aggregate's strategy, the output key); rendering only
+// instantiates operators. State ids derive from the view name and the node's place in the plan.
+import type { SqlType } from '../types.ts';
+import { typeName } from '../types.ts';
+import type { ScalarExpr } from './scalar-expr.ts';
+import { printScalar } from './scalar-expr.ts';
+
+export type AggregateStrategy = 'invertible' | 'multiset';
+
+export interface AggregateSpec {
+  readonly fn: 'count_star' | 'count' | 'sum' | 'avg' | 'min' | 'max';
+  readonly distinct: boolean;
+  /** Input column holding the argument; null for COUNT(*). */
+  readonly argColumn: number | null;
+  readonly argType: SqlType | null;
+  readonly outputType: SqlType;
+  /** invertible: O(1) state (counts, sums); multiset: a per-group value → count multiset. */
+  readonly strategy: AggregateStrategy;
+}
+
+export interface ColumnSpec {
+  readonly name: string;
+  readonly type: SqlType;
+}
+
+export type DataflowNode =
+  | {
+      readonly id: number;
+      readonly kind: 'input';
+      readonly source: string;
+      readonly sourceKind: 'table' | 'view';
+      readonly columns: readonly ColumnSpec[];
+    }
+  /** One empty row, for SELECT without FROM (ad-hoc queries only). */
+  | { readonly id: number; readonly kind: 'values'; readonly columns: readonly ColumnSpec[] }
+  /** Map stage: per-row filter and projection, stateless. */
+  | {
+      readonly id: number;
+      readonly kind: 'map';
+      readonly input: number;
+      readonly filter: ScalarExpr | null;
+      readonly project: readonly ScalarExpr[] | null;
+      readonly columns: readonly ColumnSpec[];
+    }
+  /** Reduce + Merge: the first `keyCount` input columns are the group key. */
+  | {
+      readonly id: number;
+      readonly kind: 'reduce';
+      readonly input: number;
+      readonly keyCount: number;
+      readonly aggregates: readonly AggregateSpec[];
+      readonly columns: readonly ColumnSpec[];
+      readonly stateId: string;
+    }
+  | { readonly id: number; readonly kind: 'distinct'; readonly input: number; readonly columns: readonly ColumnSpec[]; readonly stateId: string }
+  /** Integrates the view's deltas into its arrangement (the view state) and emits its changelog. */
+  | {
+      readonly id: number;
+      readonly kind: 'output';
+      readonly input: number;
+      readonly key: readonly number[] | null;
+      readonly columns: readonly ColumnSpec[];
+      readonly stateId: string;
+    };
+
+export interface DataflowPlan {
+  readonly view: string;
+  /** Topologically ordered: a node's inputs come before it. */
+  readonly nodes: readonly DataflowNode[];
+  readonly output: number;
+  /** Hash of the printed plan; checkpoints record it. */
+  readonly fingerprint: string;
+}
+
+function cols(columns: readonly ColumnSpec[]): string {
+  return columns.map((c) => `${c.name}:${typeName(c.type)}`).join(', ');
+}
+
+function printAgg(a: AggregateSpec): string {
+  const arg = a.argColumn === null ? '*' : `${a.distinct ? 'distinct ' : ''}#${a.argColumn}`;
+  const fn = a.fn === 'count_star' ? 'count' : a.fn;
+  return `${fn}(${arg}) [${a.strategy}${a.strategy === 'multiset' ? ': value→count per group' : ': O(1) per group'}]`;
+}
+
+/** Deterministic print, outermost node first, for EXPLAIN DATAFLOW and golden tests. */
+export function printDataflow(plan: DataflowPlan): string {
+  const byId = new Map(plan.nodes.map((n) => [n.id, n]));
+  const lines: string[] = [`Dataflow for ${plan.view} (fingerprint ${plan.fingerprint})`];
+  const visit = (id: number, depth: number): void => {
+    const n = byId.get(id);
+    if (n === undefined) return;
+    const pad = '  '.repeat(depth + 1);
+    switch (n.kind) {
+      case 'input':
+        lines.push(`${pad}n${n.id} Input ${n.sourceKind} ${n.source} [${cols(n.columns)}]`);
+        return;
+      case 'values':
+        lines.push(`${pad}n${n.id} Values (one row)`);
+        return;
+      case 'map': {
+        const parts: string[] = [];
+        if (n.filter !== null) parts.push(`filter ${printScalar(n.filter)}`);
+        if (n.project !== null) parts.push(`project [${n.project.map(printScalar).join(', ')}]`);
+        lines.push(`${pad}n${n.id} Map (stateless) ${parts.join('; ')} → [${cols(n.columns)}]`);
+        visit(n.input, depth + 1);
+        return;
+      }
+      case 'reduce':
+        lines.push(
+          `${pad}n${n.id} Reduce+Merge key [${n.columns.slice(0, n.keyCount).map((c, i) => `#${i}:${c.name}`).join(', ')}] ` +
+            `aggregates [${n.aggregates.map(printAgg).join(', ')}] state ${n.stateId} → [${cols(n.columns)}]`,
+        );
+        visit(n.input, depth + 1);
+        return;
+      case 'distinct':
+        lines.push(`${pad}n${n.id} Distinct state ${n.stateId} (row → count)`);
+        visit(n.input, depth + 1);
+        return;
+      case 'output':
+        lines.push(
+          `${pad}n${n.id} Output ${plan.view} key ${n.key === null ? 'none (multiset)' : `[${n.key.map((k) => n.columns[k]?.name ?? `#${k}`).join(', ')}]`} state ${n.stateId} [${cols(n.columns)}]`,
+        );
+        visit(n.input, depth + 1);
+        return;
+    }
+  };
+  visit(plan.output, 0);
+  return lines.join('\n');
+}

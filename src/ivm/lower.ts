@@ -1,0 +1,104 @@
+// Lowering LogicalPlan → DataflowPlan: chooses the MRM shape (a Map stage computing group keys and
+// aggregate arguments, then Reduce+Merge), each aggregate's strategy and the view's output key.
+// Stateful nodes get ids "<view>/<node kind><position>", stable across restarts.
+import { createHash } from 'node:crypto';
+import type { LogicalPlan } from '../planner/logical-plan.ts';
+import type { ColumnMeta } from '../planner/catalog.ts';
+import type { AggregateSpec, ColumnSpec, DataflowNode, DataflowPlan } from './dataflow-plan.ts';
+import { printDataflow } from './dataflow-plan.ts';
+import type { ScalarExpr } from './scalar-expr.ts';
+import { printScalar } from './scalar-expr.ts';
+
+function specs(columns: readonly ColumnMeta[]): ColumnSpec[] {
+  return columns.map((c) => ({ name: c.name, type: c.type }));
+}
+
+export function lowerToDataflow(view: string, plan: LogicalPlan, key: readonly number[] | null): DataflowPlan {
+  const nodes: DataflowNode[] = [];
+  const add = <N extends DataflowNode>(make: (id: number) => N): N => {
+    const node = make(nodes.length);
+    nodes.push(node);
+    return node;
+  };
+  const lower = (p: LogicalPlan): DataflowNode => {
+    switch (p.kind) {
+      case 'scan':
+        return add((id) => ({ id, kind: 'input', source: p.source, sourceKind: p.sourceKind, columns: specs(p.columns) }));
+      case 'values':
+        return add((id) => ({ id, kind: 'values', columns: [] }));
+      case 'filter': {
+        const input = lower(p.input);
+        return add((id) => ({ id, kind: 'map', input: input.id, filter: p.predicate, project: null, columns: specs(p.columns) }));
+      }
+      case 'project': {
+        const input = lower(p.input);
+        // Fuse with a preceding filter-only Map: one pass per row.
+        if (input.kind === 'map' && input.project === null && nodes[nodes.length - 1] === input) {
+          nodes.pop();
+          return add((id) => ({ id, kind: 'map', input: input.input, filter: input.filter, project: p.exprs, columns: specs(p.columns) }));
+        }
+        return add((id) => ({ id, kind: 'map', input: input.id, filter: null, project: p.exprs, columns: specs(p.columns) }));
+      }
+      case 'aggregate': {
+        let input = lower(p.input);
+        // Map stage: [group keys..., aggregate arguments...] so Reduce reads plain columns.
+        const project: ScalarExpr[] = [...p.groupKeys];
+        const argIndex = new Map<string, number>();
+        const aggregates: AggregateSpec[] = p.aggregates.map((a) => {
+          let argColumn: number | null = null;
+          if (a.arg !== undefined) {
+            const printed = printScalar(a.arg);
+            const existing = argIndex.get(printed);
+            if (existing !== undefined) argColumn = existing;
+            else {
+              argColumn = project.length;
+              argIndex.set(printed, argColumn);
+              project.push(a.arg);
+            }
+          }
+          const multiset = a.fn === 'min' || a.fn === 'max' || (a.fn === 'count' && a.distinct);
+          return {
+            fn: a.fn,
+            distinct: a.distinct,
+            argColumn,
+            argType: a.arg?.type ?? null,
+            outputType: a.column.type,
+            strategy: multiset ? 'multiset' : 'invertible',
+          };
+        });
+        const mapColumns: ColumnSpec[] = project.map((e, i) => ({
+          name: i < p.groupKeys.length ? (p.columns[i]?.name ?? `key${i}`) : `arg${i - p.groupKeys.length}`,
+          type: e.type,
+        }));
+        if (input.kind === 'map' && input.project === null && nodes[nodes.length - 1] === input) {
+          nodes.pop();
+          const filter = input.filter;
+          const from = input.input;
+          input = add((id) => ({ id, kind: 'map', input: from, filter, project, columns: mapColumns }));
+        } else {
+          const from = input.id;
+          input = add((id) => ({ id, kind: 'map', input: from, filter: null, project, columns: mapColumns }));
+        }
+        const inputId = input.id;
+        return add((id) => ({
+          id,
+          kind: 'reduce',
+          input: inputId,
+          keyCount: p.groupKeys.length,
+          aggregates,
+          columns: specs(p.columns),
+          stateId: `${view}/reduce${id}`,
+        }));
+      }
+      case 'distinct': {
+        const input = lower(p.input);
+        return add((id) => ({ id, kind: 'distinct', input: input.id, columns: specs(p.columns), stateId: `${view}/distinct${id}` }));
+      }
+    }
+  };
+  const top = lower(plan);
+  const output = add((id) => ({ id, kind: 'output', input: top.id, key, columns: specs(plan.columns), stateId: `${view}/output` }));
+  const draft: DataflowPlan = { view, nodes, output: output.id, fingerprint: '' };
+  const fingerprint = createHash('sha256').update(printDataflow(draft)).digest('hex').slice(0, 16);
+  return { ...draft, fingerprint };
+}

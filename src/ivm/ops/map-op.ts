@@ -1,0 +1,68 @@
+// Map stage: per-row filter and projection. Stateless and linear, so it maps weights through
+// unchanged; the output is not consolidated (two rows may project to one).
+import type { Value } from '../../types.ts';
+import type { ColumnSpec } from '../dataflow-plan.ts';
+import type { Operator, RowErrorSink } from '../operator.ts';
+import type { RowFn, ScalarExpr } from '../scalar-expr.ts';
+import { compileScalar } from '../scalar-expr.ts';
+import type { ZBatch } from '../zset.ts';
+
+export type RowProjector = (row: readonly Value[]) => Value[];
+
+export function compileProjection(exprs: readonly ScalarExpr[]): RowProjector {
+  const fns = exprs.map(compileScalar);
+  const n = fns.length;
+  if (n === 1) {
+    const f0 = fns[0] as RowFn;
+    return (row) => [f0(row)];
+  }
+  if (n === 2) {
+    const f0 = fns[0] as RowFn;
+    const f1 = fns[1] as RowFn;
+    return (row) => [f0(row), f1(row)];
+  }
+  return (row) => {
+    const out = new Array<Value>(n);
+    for (let i = 0; i < n; i++) out[i] = (fns[i] as RowFn)(row);
+    return out;
+  };
+}
+
+export class MapOp implements Operator {
+  private readonly filter: RowFn | null;
+  private readonly project: RowProjector | null;
+
+  constructor(
+    readonly nodeId: number,
+    filter: ScalarExpr | null,
+    project: readonly ScalarExpr[] | null,
+    private readonly inputColumns: readonly ColumnSpec[],
+  ) {
+    this.filter = filter === null ? null : compileScalar(filter);
+    this.project = project === null ? null : compileProjection(project);
+  }
+
+  step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
+    const input = inputs[0] as ZBatch;
+    const filter = this.filter;
+    const project = this.project;
+    const rows: (readonly Value[])[] = [];
+    const weights: number[] = [];
+    const n = input.rows.length;
+    for (let i = 0; i < n; i++) {
+      const row = input.rows[i] as readonly Value[];
+      try {
+        if (filter !== null && filter(row) !== true) continue;
+        rows.push(project === null ? row : project(row));
+        weights.push(input.weights[i] as number);
+      } catch (error) {
+        errors.report(error, row, this.inputColumns, input.weights[i] as number);
+      }
+    }
+    return { rows, weights, consolidated: project === null && input.consolidated };
+  }
+
+  stateSize(): number {
+    return 0;
+  }
+}

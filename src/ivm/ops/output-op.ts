@@ -1,0 +1,149 @@
+// The view's arrangement: integrates consolidated deltas into the view's current rows and pairs
+// them into changelog entries. Keyed views hold key → row and emit -U/+U for a changed key;
+// keyless views hold row → multiplicity and emit +I/-D with a count. A view never holds a negative
+// multiplicity or two rows for one key: either would be an internal error, not a result.
+import { SluiceError } from '../../errors.ts';
+import type { Value } from '../../types.ts';
+import type { Operator } from '../operator.ts';
+import { encodeValues, singleKey } from '../values.ts';
+import type { ZBatch } from '../zset.ts';
+import { consolidate } from '../zset.ts';
+
+export type ChangeKind = '+I' | '-D' | '-U' | '+U';
+
+export interface RawChange {
+  readonly op: ChangeKind;
+  readonly row: readonly Value[];
+  readonly n: number;
+}
+
+export class OutputOp implements Operator {
+  private readonly keyed: Map<Value, readonly Value[]> | null;
+  private readonly multiset: Map<string, { row: readonly Value[]; count: number }> | null;
+  private lastDelta: ZBatch = { rows: [], weights: [], consolidated: true };
+  private rowCount = 0;
+
+  /**
+   * `shared`: the rows are already held, one per key, by the operator feeding this one (a Reduce
+   * whose group key is the view's key), so the arrangement borrows that state instead of copying it.
+   */
+  constructor(
+    readonly nodeId: number,
+    private readonly key: readonly number[] | null,
+    private readonly width: number,
+    private readonly shared: { outputRows(): Iterable<readonly Value[]> } | null = null,
+  ) {
+    this.keyed = key === null || shared !== null ? null : new Map();
+    this.multiset = key === null ? new Map() : null;
+  }
+
+  private keyOf(row: readonly Value[]): Value {
+    const key = this.key as readonly number[];
+    if (key.length === 0) return '';
+    if (key.length === 1) return singleKey(row[key[0] as number] as Value);
+    return encodeValues(row, key);
+  }
+
+  step(inputs: readonly ZBatch[]): ZBatch {
+    const delta = consolidate(inputs[0] as ZBatch);
+    this.lastDelta = delta;
+    if (this.shared !== null) {
+      for (let i = 0; i < delta.weights.length; i++) this.rowCount += delta.weights[i] as number;
+    } else if (this.keyed !== null) {
+      const keyed = this.keyed;
+      // retractions first, so -old/+new of one key applies in either order
+      for (let i = 0; i < delta.rows.length; i++) {
+        const w = delta.weights[i] as number;
+        if (w > 0) continue;
+        const k = this.keyOf(delta.rows[i] as readonly Value[]);
+        if (w !== -1 || !keyed.has(k)) throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: retraction of an absent key`);
+        keyed.delete(k);
+        this.rowCount--;
+      }
+      for (let i = 0; i < delta.rows.length; i++) {
+        const w = delta.weights[i] as number;
+        if (w < 0) continue;
+        const row = delta.rows[i] as readonly Value[];
+        const k = this.keyOf(row);
+        if (w !== 1 || keyed.has(k)) throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: two rows for one key`);
+        keyed.set(k, row);
+        this.rowCount++;
+      }
+    } else {
+      const ms = this.multiset as Map<string, { row: readonly Value[]; count: number }>;
+      for (let i = 0; i < delta.rows.length; i++) {
+        const row = delta.rows[i] as readonly Value[];
+        const w = delta.weights[i] as number;
+        const k = encodeValues(row);
+        const entry = ms.get(k);
+        const after = (entry?.count ?? 0) + w;
+        if (after < 0) throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: negative multiplicity`);
+        if (after === 0) ms.delete(k);
+        else if (entry === undefined) ms.set(k, { row, count: after });
+        else entry.count = after;
+        this.rowCount += w;
+      }
+    }
+    return delta;
+  }
+
+  /** The changelog entries of the last step's delta. */
+  lastChanges(): RawChange[] {
+    const delta = this.lastDelta;
+    const out: RawChange[] = [];
+    if (this.key === null) {
+      for (let i = 0; i < delta.rows.length; i++) {
+        const w = delta.weights[i] as number;
+        out.push({ op: w > 0 ? '+I' : '-D', row: delta.rows[i] as readonly Value[], n: Math.abs(w) });
+      }
+      return out;
+    }
+    const removed = new Map<Value, readonly Value[]>();
+    for (let i = 0; i < delta.rows.length; i++) {
+      if ((delta.weights[i] as number) < 0) {
+        const row = delta.rows[i] as readonly Value[];
+        removed.set(this.keyOf(row), row);
+      }
+    }
+    const updated = new Set<Value>();
+    for (let i = 0; i < delta.rows.length; i++) {
+      if ((delta.weights[i] as number) < 0) continue;
+      const row = delta.rows[i] as readonly Value[];
+      const k = this.keyOf(row);
+      const old = removed.get(k);
+      if (old !== undefined) {
+        out.push({ op: '-U', row: old, n: 1 }, { op: '+U', row, n: 1 });
+        updated.add(k);
+      } else out.push({ op: '+I', row, n: 1 });
+    }
+    for (const [k, row] of removed) if (!updated.has(k)) out.push({ op: '-D', row, n: 1 });
+    return out;
+  }
+
+  /** Current rows with their multiplicities. */
+  *entries(): Generator<readonly [readonly Value[], number]> {
+    if (this.shared !== null) for (const row of this.shared.outputRows()) yield [row, 1];
+    else if (this.keyed !== null) for (const row of this.keyed.values()) yield [row, 1];
+    else for (const e of (this.multiset as Map<string, { row: readonly Value[]; count: number }>).values()) yield [e.row, e.count];
+  }
+
+  /** The current contents as a Z-set, to backfill a view defined over this one. */
+  contents(): ZBatch {
+    const rows: (readonly Value[])[] = [];
+    const weights: number[] = [];
+    for (const [row, n] of this.entries()) {
+      rows.push(row);
+      weights.push(n);
+    }
+    return { rows, weights, consolidated: true };
+  }
+
+  size(): number {
+    return this.rowCount;
+  }
+
+  stateSize(): number {
+    if (this.shared !== null) return 0;
+    return this.rowCount * (32 + this.width * 16);
+  }
+}

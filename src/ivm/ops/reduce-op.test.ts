@@ -1,0 +1,90 @@
+// Unit tests of Reduce+Merge without SQL: multiset MIN/MAX under deletes, COUNT DISTINCT, group
+// disappearance, the global group, one net change per epoch, and errors on overflow.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Value } from '../../types.ts';
+import { T } from '../../types.ts';
+import type { AggregateSpec, DataflowNode } from '../dataflow-plan.ts';
+import type { RowErrorSink } from '../operator.ts';
+import type { ZBatch } from '../zset.ts';
+import { ReduceOp } from './reduce-op.ts';
+
+const agg = (fn: AggregateSpec['fn'], argColumn: number | null, strategy: AggregateSpec['strategy'], distinct = false): AggregateSpec => ({
+  fn,
+  distinct,
+  argColumn,
+  argType: argColumn === null ? null : T.int64,
+  outputType: T.int64,
+  strategy,
+});
+
+function reduce(keyCount: number, aggregates: AggregateSpec[]): ReduceOp {
+  const node: Extract<DataflowNode, { kind: 'reduce' }> = {
+    id: 1,
+    kind: 'reduce',
+    input: 0,
+    keyCount,
+    aggregates,
+    columns: [...Array(keyCount + aggregates.length)].map((_, i) => ({ name: `c${i}`, type: T.int64 })),
+    stateId: 'v/reduce1',
+  };
+  return new ReduceOp(node, [{ name: 'k', type: T.int64 }, { name: 'x', type: T.int64 }], null);
+}
+
+const reported: { message: string; weight: number }[] = [];
+const sink: RowErrorSink = {
+  report(error, _row, _columns, weight) {
+    reported.push({ message: error instanceof Error ? error.message : String(error), weight });
+  },
+};
+
+function batch(entries: [Value[], number][]): ZBatch {
+  return { rows: entries.map((e) => e[0]), weights: entries.map((e) => e[1]), consolidated: false };
+}
+
+function changes(out: ZBatch): string[] {
+  return out.rows.map((r, i) => `${(out.weights[i] as number) > 0 ? '+' : '-'}${JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`);
+}
+
+test('MIN/MAX keep a multiset so deleting the minimum reveals the next one', () => {
+  const op = reduce(1, [agg('min', 1, 'multiset'), agg('max', 1, 'multiset')]);
+  assert.deepEqual(changes(op.step([batch([[[1, 5], 1], [[1, 3], 1], [[1, 9], 1]])], sink)), ['+[1,3,9]']);
+  assert.deepEqual(changes(op.step([batch([[[1, 3], -1]])], sink)), ['-[1,3,9]', '+[1,5,9]']);
+  assert.deepEqual(changes(op.step([batch([[[1, 9], -1], [[1, 7], 1]])], sink)), ['-[1,5,9]', '+[1,5,7]']);
+  assert.deepEqual(changes(op.step([batch([[[1, 5], -1], [[1, 7], -1]])], sink)), ['-[1,5,7]']);
+});
+
+test('a batch that changes a group and changes it back emits nothing', () => {
+  const op = reduce(1, [agg('sum', 1, 'invertible')]);
+  op.step([batch([[[1, 5], 1]])], sink);
+  assert.deepEqual(changes(op.step([batch([[[1, 5], -1], [[1, 2], 1], [[1, 3], 1], [[1, 2], -1], [[1, 3], -1], [[1, 5], 1]])], sink)), []);
+});
+
+test('COUNT DISTINCT counts values, not rows, and ignores NULL', () => {
+  const op = reduce(1, [agg('count', 1, 'multiset', true), agg('count_star', null, 'invertible')]);
+  assert.deepEqual(changes(op.step([batch([[[1, 5], 1], [[1, 5], 1], [[1, null], 1]])], sink)), ['+[1,1,3]']);
+  assert.deepEqual(changes(op.step([batch([[[1, 5], -1]])], sink)), ['-[1,1,3]', '+[1,1,2]']);
+  assert.deepEqual(changes(op.step([batch([[[1, 5], -1]])], sink)), ['-[1,1,2]', '+[1,0,1]']);
+});
+
+test('the global group always has its row; keyed groups disappear when empty', () => {
+  const global = reduce(0, [agg('count_star', null, 'invertible'), agg('sum', 1, 'invertible')]);
+  assert.deepEqual(changes(global.step([batch([])], sink)), ['+[0,null]']);
+  assert.deepEqual(changes(global.step([batch([[[1, 4], 1]])], sink)), ['-[0,null]', '+[1,4]']);
+  assert.deepEqual(changes(global.step([batch([[[1, 4], -1]])], sink)), ['-[1,4]', '+[0,null]']);
+  const keyed = reduce(1, [agg('count_star', null, 'invertible')]);
+  keyed.step([batch([[[7, 1], 1]])], sink);
+  assert.deepEqual(changes(keyed.step([batch([[[7, 1], -1]])], sink)), ['-[7,1]']);
+  assert.equal(keyed.groupCount(), 0);
+});
+
+test('integer SUM is exact beyond 2^53 and an int64 overflow is a retractable group error', () => {
+  const op = reduce(1, [agg('sum', 1, 'invertible')]);
+  const big = 2n ** 62n;
+  assert.deepEqual(changes(op.step([batch([[[1, big], 1], [[1, 1], 1]])], sink)), [`+[1,"${big + 1n}n"]`]);
+  reported.length = 0;
+  assert.deepEqual(changes(op.step([batch([[[1, big], 1]])], sink)), [`-[1,"${big + 1n}n"]`]);
+  assert.deepEqual(reported, [{ message: 'bigint out of range', weight: 1 }]);
+  assert.deepEqual(changes(op.step([batch([[[1, big], -1]])], sink)), [`+[1,"${big + 1n}n"]`]);
+  assert.deepEqual(reported.slice(1), [{ message: 'bigint out of range', weight: -1 }]);
+});

@@ -1,0 +1,497 @@
+// Scalar expressions as plain data (part of the DataflowPlan) and their compiler into closures over a
+// row array. Types are resolved by the binder; the compiler picks a specialised implementation per
+// node once, so evaluation does no type dispatch beyond what SQL NULLs require.
+import { SluiceError } from '../errors.ts';
+import type { SqlType, Value } from '../types.ts';
+import { typeName } from '../types.ts';
+import { castValue } from './cast.ts';
+import { checkInt, compareValues, formatValue, isInt64, normalizeBigInt, overflow, valuesEqual } from './values.ts';
+
+export const SCALAR_FNS = [
+  'add',
+  'sub',
+  'mul',
+  'div',
+  'mod',
+  'neg',
+  'eq',
+  'ne',
+  'lt',
+  'le',
+  'gt',
+  'ge',
+  'not',
+  'is_null',
+  'is_not_null',
+  'like',
+  'ilike',
+  'concat',
+  'abs',
+  'floor',
+  'ceil',
+  'round',
+  'lower',
+  'upper',
+  'length',
+  'substring',
+  'nullif',
+] as const;
+export type ScalarFn = (typeof SCALAR_FNS)[number];
+
+export type ScalarExpr =
+  | { readonly kind: 'const'; readonly value: Value; readonly type: SqlType }
+  | { readonly kind: 'col'; readonly index: number; readonly name: string; readonly type: SqlType }
+  | { readonly kind: 'call'; readonly fn: ScalarFn; readonly args: readonly ScalarExpr[]; readonly type: SqlType }
+  | { readonly kind: 'and' | 'or'; readonly args: readonly ScalarExpr[]; readonly type: SqlType }
+  | {
+      readonly kind: 'case';
+      readonly whens: readonly { readonly when: ScalarExpr; readonly then: ScalarExpr }[];
+      readonly else: ScalarExpr | null;
+      readonly type: SqlType;
+    }
+  | { readonly kind: 'coalesce'; readonly args: readonly ScalarExpr[]; readonly type: SqlType }
+  | {
+      readonly kind: 'in';
+      readonly operand: ScalarExpr;
+      readonly list: readonly ScalarExpr[];
+      readonly negated: boolean;
+      readonly type: SqlType;
+    }
+  | { readonly kind: 'cast'; readonly operand: ScalarExpr; readonly type: SqlType };
+
+export type RowFn = (row: readonly Value[]) => Value;
+
+/** Deterministic text of an expression, for EXPLAIN and for structural equality in the binder. */
+export function printScalar(e: ScalarExpr): string {
+  switch (e.kind) {
+    case 'const':
+      return e.value === null ? 'NULL' : typeof e.value === 'string' ? `'${e.value.replaceAll("'", "''")}'` : formatValue(e.value);
+    case 'col':
+      return `#${e.index}:${e.name}`;
+    case 'call':
+      return `${e.fn}(${e.args.map(printScalar).join(', ')})`;
+    case 'and':
+    case 'or':
+      return `${e.kind}(${e.args.map(printScalar).join(', ')})`;
+    case 'case':
+      return `case(${e.whens.map((w) => `${printScalar(w.when)} => ${printScalar(w.then)}`).join(', ')}${e.else === null ? '' : `, else ${printScalar(e.else)}`})`;
+    case 'coalesce':
+      return `coalesce(${e.args.map(printScalar).join(', ')})`;
+    case 'in':
+      return `${e.negated ? 'not_in' : 'in'}(${printScalar(e.operand)}, [${e.list.map(printScalar).join(', ')}])`;
+    case 'cast':
+      return `cast(${printScalar(e.operand)} as ${typeName(e.type)})`;
+  }
+}
+
+/** Column indexes an expression reads. */
+export function columnsOf(e: ScalarExpr, out: Set<number> = new Set()): Set<number> {
+  switch (e.kind) {
+    case 'const':
+      break;
+    case 'col':
+      out.add(e.index);
+      break;
+    case 'call':
+    case 'and':
+    case 'or':
+    case 'coalesce':
+      for (const a of e.args) columnsOf(a, out);
+      break;
+    case 'case':
+      for (const w of e.whens) {
+        columnsOf(w.when, out);
+        columnsOf(w.then, out);
+      }
+      if (e.else !== null) columnsOf(e.else, out);
+      break;
+    case 'in':
+      columnsOf(e.operand, out);
+      for (const a of e.list) columnsOf(a, out);
+      break;
+    case 'cast':
+      columnsOf(e.operand, out);
+      break;
+  }
+  return out;
+}
+
+function divisionByZero(): SluiceError {
+  return new SluiceError('DIVISION_BY_ZERO', 'division by zero');
+}
+
+type Num = number | bigint;
+
+function intOp(bits: 16 | 32 | 64, fast: (a: number, b: number) => number, exact: (a: bigint, b: bigint) => bigint) {
+  if (bits !== 64) {
+    return (a: Num, b: Num): Num => checkInt(fast(a as number, b as number), bits);
+  }
+  return (a: Num, b: Num): Num => {
+    if (typeof a === 'number' && typeof b === 'number') {
+      const r = fast(a, b);
+      if (Number.isSafeInteger(r)) return r;
+    }
+    const r = exact(BigInt(a), BigInt(b));
+    if (!isInt64(r)) throw overflow('bigint');
+    return normalizeBigInt(r);
+  };
+}
+
+function intDiv(bits: 16 | 32 | 64) {
+  return (a: Num, b: Num): Num => {
+    if (b === 0 || b === 0n) throw divisionByZero();
+    if (typeof a === 'number' && typeof b === 'number' && Math.abs(a) < 2 ** 52) {
+      return checkInt(Math.trunc(a / b), bits);
+    }
+    const r = BigInt(a) / BigInt(b);
+    return checkInt(normalizeBigInt(r), bits);
+  };
+}
+
+function intMod(a: Num, b: Num): Num {
+  if (b === 0 || b === 0n) throw divisionByZero();
+  if (typeof a === 'number' && typeof b === 'number') {
+    const r = a % b;
+    return r === 0 ? 0 : r; // no -0 for integers
+  }
+  return normalizeBigInt(BigInt(a) % BigInt(b));
+}
+
+function checkFloat(r: number, a: number, b: number): number {
+  if (!Number.isFinite(r) && Number.isFinite(a) && Number.isFinite(b)) {
+    throw new SluiceError('NUMERIC_OVERFLOW', 'value out of range: overflow');
+  }
+  return r;
+}
+
+function arith(fn: 'add' | 'sub' | 'mul' | 'div' | 'mod', type: SqlType): (a: Value, b: Value) => Value {
+  if (type.kind === 'int') {
+    const bits = type.bits;
+    let op: (a: Num, b: Num) => Num;
+    switch (fn) {
+      case 'add':
+        op = intOp(bits, (a, b) => a + b, (a, b) => a + b);
+        break;
+      case 'sub':
+        op = intOp(bits, (a, b) => a - b, (a, b) => a - b);
+        break;
+      case 'mul':
+        op = intOp(bits, (a, b) => a * b, (a, b) => a * b);
+        break;
+      case 'div':
+        op = intDiv(bits);
+        break;
+      case 'mod':
+        op = intMod;
+        break;
+    }
+    return (a, b) => (a === null || b === null ? null : op(a as Num, b as Num));
+  }
+  const toNum = (v: Value): number => (typeof v === 'bigint' ? Number(v) : (v as number));
+  switch (fn) {
+    case 'add':
+      return (a, b) => (a === null || b === null ? null : checkFloat(toNum(a) + toNum(b), toNum(a), toNum(b)));
+    case 'sub':
+      return (a, b) => (a === null || b === null ? null : checkFloat(toNum(a) - toNum(b), toNum(a), toNum(b)));
+    case 'mul':
+      return (a, b) => (a === null || b === null ? null : checkFloat(toNum(a) * toNum(b), toNum(a), toNum(b)));
+    case 'div':
+      return (a, b) => {
+        if (a === null || b === null) return null;
+        if (toNum(b) === 0) throw divisionByZero();
+        return checkFloat(toNum(a) / toNum(b), toNum(a), toNum(b));
+      };
+    case 'mod':
+      return (a, b) => {
+        if (a === null || b === null) return null;
+        if (toNum(b) === 0) throw divisionByZero();
+        return toNum(a) % toNum(b);
+      };
+  }
+}
+
+/** LIKE pattern → RegExp, with PostgreSQL's default escape character backslash. */
+export function likeToRegExp(pattern: string, caseInsensitive: boolean): RegExp {
+  let src = '^';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i] as string;
+    if (c === '\\' && i + 1 < pattern.length) {
+      src += (pattern[++i] as string).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    } else if (c === '%') src += '[\\s\\S]*';
+    else if (c === '_') src += '[\\s\\S]';
+    else src += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`${src}$`, caseInsensitive ? 'is' : 's');
+}
+
+function roundHalfAway(x: number, digits: number): number {
+  if (!Number.isFinite(x)) return x;
+  const f = 10 ** digits;
+  const y = Math.abs(x) * f;
+  // Nudge by one ulp-ish so 2.675 (stored as 2.67499999...) rounds as written, like numeric does.
+  const r = Math.round(y + y * Number.EPSILON) / f;
+  return x < 0 ? -r : r;
+}
+
+function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
+  const args = e.args.map(compileScalar);
+  const a0 = args[0] as RowFn;
+  const a1 = args[1] as RowFn;
+  const argType = (e.args[0] as ScalarExpr).type;
+  switch (e.fn) {
+    case 'add':
+    case 'sub':
+    case 'mul':
+    case 'div':
+    case 'mod': {
+      const op = arith(e.fn, e.type);
+      return (row) => op(a0(row), a1(row));
+    }
+    case 'neg':
+      if (e.type.kind === 'int') {
+        const bits = e.type.bits;
+        return (row) => {
+          const v = a0(row);
+          if (v === null) return null;
+          return typeof v === 'number' ? checkInt(v === 0 ? 0 : -v, bits) : checkInt(-(v as bigint), bits);
+        };
+      }
+      return (row) => {
+        const v = a0(row);
+        return v === null ? null : -(v as number);
+      };
+    case 'eq':
+      return (row) => {
+        const a = a0(row);
+        const b = a1(row);
+        return a === null || b === null ? null : valuesEqual(a, b);
+      };
+    case 'ne':
+      return (row) => {
+        const a = a0(row);
+        const b = a1(row);
+        return a === null || b === null ? null : !valuesEqual(a, b);
+      };
+    case 'lt':
+    case 'le':
+    case 'gt':
+    case 'ge': {
+      const test =
+        e.fn === 'lt'
+          ? (c: number) => c < 0
+          : e.fn === 'le'
+            ? (c: number) => c <= 0
+            : e.fn === 'gt'
+              ? (c: number) => c > 0
+              : (c: number) => c >= 0;
+      return (row) => {
+        const a = a0(row);
+        const b = a1(row);
+        return a === null || b === null ? null : test(compareValues(a, b));
+      };
+    }
+    case 'not':
+      return (row) => {
+        const v = a0(row);
+        return v === null ? null : !v;
+      };
+    case 'is_null':
+      return (row) => a0(row) === null;
+    case 'is_not_null':
+      return (row) => a0(row) !== null;
+    case 'like':
+    case 'ilike': {
+      const insensitive = e.fn === 'ilike';
+      const patternExpr = e.args[1] as ScalarExpr;
+      if (patternExpr.kind === 'const') {
+        if (patternExpr.value === null) return () => null;
+        const re = likeToRegExp(String(patternExpr.value), insensitive);
+        return (row) => {
+          const v = a0(row);
+          return v === null ? null : re.test(v as string);
+        };
+      }
+      const cache = new Map<string, RegExp>();
+      return (row) => {
+        const v = a0(row);
+        const p = a1(row);
+        if (v === null || p === null) return null;
+        let re = cache.get(p as string);
+        if (re === undefined) {
+          re = likeToRegExp(p as string, insensitive);
+          if (cache.size < 1000) cache.set(p as string, re);
+        }
+        return re.test(v as string);
+      };
+    }
+    case 'concat':
+      return (row) => {
+        const a = a0(row);
+        const b = a1(row);
+        return a === null || b === null ? null : formatValue(a) + formatValue(b);
+      };
+    case 'abs':
+      if (e.type.kind === 'int') {
+        const bits = e.type.bits;
+        return (row) => {
+          const v = a0(row);
+          if (v === null) return null;
+          return typeof v === "number" ? checkInt(Math.abs(v), bits) : checkInt((v as bigint) < 0n ? -(v as bigint) : (v as bigint), bits);
+        };
+      }
+      return (row) => {
+        const v = a0(row);
+        return v === null ? null : Math.abs(v as number);
+      };
+    case 'floor':
+    case 'ceil': {
+      const f = e.fn === 'floor' ? Math.floor : Math.ceil;
+      return (row) => {
+        const v = a0(row);
+        if (v === null) return null;
+        return typeof v === 'bigint' ? Number(v) : f(v as number);
+      };
+    }
+    case 'round': {
+      if (args.length === 1) {
+        return (row) => {
+          const v = a0(row);
+          if (v === null) return null;
+          return typeof v === 'bigint' ? Number(v) : roundHalfAway(v as number, 0);
+        };
+      }
+      return (row) => {
+        const v = a0(row);
+        const d = a1(row);
+        if (v === null || d === null) return null;
+        return roundHalfAway(typeof v === 'bigint' ? Number(v) : (v as number), Number(d));
+      };
+    }
+    case 'lower':
+      return (row) => {
+        const v = a0(row);
+        return v === null ? null : (v as string).toLowerCase();
+      };
+    case 'upper':
+      return (row) => {
+        const v = a0(row);
+        return v === null ? null : (v as string).toUpperCase();
+      };
+    case 'length':
+      return (row) => {
+        const v = a0(row);
+        if (v === null) return null;
+        const s = argType.kind === 'text' && argType.fixed === true ? (v as string).trimEnd() : (v as string);
+        let n = 0;
+        for (const _ of s) n++; // code points, as PostgreSQL counts characters
+        return n;
+      };
+    case 'substring': {
+      const a2 = args[2];
+      return (row) => {
+        const v = a0(row);
+        const start = a1(row);
+        const len = a2 === undefined ? undefined : a2(row);
+        if (v === null || start === null || len === null) return null;
+        const chars = Array.from(v as string);
+        const s = Number(start);
+        if (len === undefined) return chars.slice(Math.max(s - 1, 0)).join('');
+        const l = Number(len);
+        if (l < 0) throw new SluiceError('INVALID_VALUE', 'negative substring length not allowed');
+        const end = s + l; // exclusive, 1-based
+        return chars.slice(Math.max(s - 1, 0), Math.max(end - 1, 0)).join('');
+      };
+    }
+    case 'nullif':
+      return (row) => {
+        const a = a0(row);
+        const b = a1(row);
+        return a !== null && b !== null && valuesEqual(a, b) ? null : a;
+      };
+  }
+}
+
+export function compileScalar(e: ScalarExpr): RowFn {
+  switch (e.kind) {
+    case 'const': {
+      const v = e.value;
+      return () => v;
+    }
+    case 'col': {
+      const i = e.index;
+      return (row) => row[i] as Value;
+    }
+    case 'call':
+      return compileCall(e);
+    case 'and': {
+      const args = e.args.map(compileScalar);
+      return (row) => {
+        let sawNull = false;
+        for (const f of args) {
+          const v = f(row);
+          if (v === false) return false;
+          if (v === null) sawNull = true;
+        }
+        return sawNull ? null : true;
+      };
+    }
+    case 'or': {
+      const args = e.args.map(compileScalar);
+      return (row) => {
+        let sawNull = false;
+        for (const f of args) {
+          const v = f(row);
+          if (v === true) return true;
+          if (v === null) sawNull = true;
+        }
+        return sawNull ? null : false;
+      };
+    }
+    case 'case': {
+      const whens = e.whens.map((w) => ({ when: compileScalar(w.when), then: compileScalar(w.then) }));
+      const otherwise = e.else === null ? null : compileScalar(e.else);
+      return (row) => {
+        for (const w of whens) if (w.when(row) === true) return w.then(row);
+        return otherwise === null ? null : otherwise(row);
+      };
+    }
+    case 'coalesce': {
+      const args = e.args.map(compileScalar);
+      return (row) => {
+        for (const f of args) {
+          const v = f(row);
+          if (v !== null) return v;
+        }
+        return null;
+      };
+    }
+    case 'in': {
+      const operand = compileScalar(e.operand);
+      const list = e.list.map(compileScalar);
+      const negated = e.negated;
+      return (row) => {
+        const v = operand(row);
+        if (v === null) return null;
+        let sawNull = false;
+        for (const f of list) {
+          const x = f(row);
+          if (x === null) sawNull = true;
+          else if (valuesEqual(v, x)) return !negated;
+        }
+        return sawNull ? null : negated;
+      };
+    }
+    case 'cast': {
+      const operand = compileScalar(e.operand);
+      const from = e.operand.type;
+      const to = e.type;
+      if (from.kind === 'int' && (to.kind === 'numeric' ? to.scale === undefined : to.kind === 'float' && to.bits === 64)) {
+        return (row) => {
+          const v = operand(row);
+          return typeof v === 'bigint' ? Number(v) : v;
+        };
+      }
+      return (row) => castValue(operand(row), from, to);
+    }
+  }
+}

@@ -1,0 +1,117 @@
+// Runtime value operations on the hot path: ordering, key encoding, exact 64-bit integer arithmetic
+// helpers. Integers are JS numbers while safe and bigints beyond; every helper keeps that invariant
+// (a result that fits a safe integer is always returned as a number), so equal values are `===`.
+import { SluiceError } from '../errors.ts';
+import type { Value } from '../types.ts';
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+
+export const INT_RANGE = {
+  16: [-32768, 32767],
+  32: [-2147483648, 2147483647],
+} as const;
+
+/** Normalises an exact bigint result back to a number when it is a safe integer. */
+export function normalizeBigInt(value: bigint): number | bigint {
+  return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value;
+}
+
+export function overflow(typeLabel: string): SluiceError {
+  return new SluiceError('NUMERIC_OVERFLOW', `${typeLabel} out of range`);
+}
+
+/** Checks an exact integer against a width; returns the normalised value or throws NUMERIC_OVERFLOW. */
+export function checkInt(value: number | bigint, bits: 16 | 32 | 64): number | bigint {
+  if (typeof value === 'number') {
+    if (bits === 64) {
+      if (Number.isSafeInteger(value)) return value;
+      return checkInt(BigInt(value), 64);
+    }
+    const range = INT_RANGE[bits];
+    if (value < range[0] || value > range[1]) throw overflow(bits === 16 ? 'smallint' : 'integer');
+    return value;
+  }
+  if (bits !== 64) throw overflow(bits === 16 ? 'smallint' : 'integer');
+  if (value < INT64_MIN || value > INT64_MAX) throw overflow('bigint');
+  return normalizeBigInt(value);
+}
+
+export function isInt64(value: bigint): boolean {
+  return value >= INT64_MIN && value <= INT64_MAX;
+}
+
+/**
+ * Total order over non-null values of one SQL type. number/bigint compare exactly across the two
+ * representations; text compares by UTF-16 code units (C collation for the BMP).
+ */
+export function compareValues(a: Value, b: Value): number {
+  if (a === b) return 0;
+  if (a === null) return 1; // NULLs sort last, as in PostgreSQL's ascending order
+  if (b === null) return -1;
+  if (typeof a === 'number' && typeof b === 'number') {
+    if (Number.isNaN(a)) return Number.isNaN(b) ? 0 : 1; // PostgreSQL: NaN is greater than every number
+    if (Number.isNaN(b)) return -1;
+  }
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** SQL equality for non-null values of one type (NaN = NaN, as PostgreSQL's float equality). */
+export function valuesEqual(a: Value, b: Value): boolean {
+  if (a === b) return true;
+  if (typeof a === 'number' && typeof b === 'number') return Number.isNaN(a) && Number.isNaN(b);
+  // number/bigint of the same integer never both occur: integers are normalised.
+  return false;
+}
+
+/**
+ * An unambiguous string encoding of a tuple of values, used as a Map key. Each value carries a type
+ * tag; text is length-prefixed so no separator can be forged. -0 and 0 encode alike (SQL-equal).
+ */
+export function encodeValues(values: readonly Value[], indexes?: readonly number[]): string {
+  let out = '';
+  const n = indexes === undefined ? values.length : indexes.length;
+  for (let k = 0; k < n; k++) {
+    const v = values[indexes === undefined ? k : (indexes[k] as number)] as Value;
+    out += encodeOne(v);
+  }
+  return out;
+}
+
+export function encodeOne(v: Value): string {
+  switch (typeof v) {
+    case 'number':
+      return v === 0 ? 'n0;' : `n${v};`;
+    case 'string':
+      return `s${v.length}:${v}`;
+    case 'bigint':
+      return `n${v};`;
+    case 'boolean':
+      return v ? 't' : 'f';
+    default:
+      return '_';
+  }
+}
+
+/**
+ * A Map key for a single value: the value itself when a JS Map can key on it exactly (numbers use
+ * SameValueZero, so -0/0 and NaN/NaN group together like SQL), else its encoding.
+ */
+export function singleKey(v: Value): Value {
+  return typeof v === 'bigint' ? `n${v};` : v;
+}
+
+/** Text form of a value, as CAST(x AS TEXT) and error messages show it. */
+export function formatValue(v: Value): string {
+  if (v === null) return 'NULL';
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'number') {
+    if (Number.isNaN(v)) return 'NaN';
+    if (v === Infinity) return 'Infinity';
+    if (v === -Infinity) return '-Infinity';
+    return String(v);
+  }
+  return String(v);
+}

@@ -1,0 +1,64 @@
+// Z-sets: rows with signed integer weights, the one currency between operators. A batch is two
+// parallel arrays (no per-row wrapper objects); `consolidated` says each row occurs at most once
+// and no weight is zero, which stateful operators and outputs rely on or establish.
+import type { Value } from '../types.ts';
+import { encodeValues } from './values.ts';
+
+export interface ZBatch {
+  readonly rows: (readonly Value[])[];
+  readonly weights: number[];
+  readonly consolidated: boolean;
+}
+
+export function emptyBatch(): ZBatch {
+  return { rows: [], weights: [], consolidated: true };
+}
+
+export function isEmpty(batch: ZBatch | null | undefined): boolean {
+  return batch === null || batch === undefined || batch.rows.length === 0;
+}
+
+/** Sums the weights of equal rows and drops rows whose weight nets to zero (keeps first-seen order). */
+export function consolidate(batch: ZBatch): ZBatch {
+  if (batch.consolidated || batch.rows.length === 0) return batch;
+  if (batch.rows.length === 1) {
+    return batch.weights[0] === 0 ? emptyBatch() : { ...batch, consolidated: true };
+  }
+  const index = new Map<string, number>();
+  const rows: (readonly Value[])[] = [];
+  const weights: number[] = [];
+  for (let i = 0; i < batch.rows.length; i++) {
+    const row = batch.rows[i] as readonly Value[];
+    const key = encodeValues(row);
+    const at = index.get(key);
+    if (at === undefined) {
+      index.set(key, rows.length);
+      rows.push(row);
+      weights.push(batch.weights[i] as number);
+    } else {
+      weights[at] = (weights[at] as number) + (batch.weights[i] as number);
+    }
+  }
+  const outRows: (readonly Value[])[] = [];
+  const outWeights: number[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    if (weights[i] !== 0) {
+      outRows.push(rows[i] as readonly Value[]);
+      outWeights.push(weights[i] as number);
+    }
+  }
+  return { rows: outRows, weights: outWeights, consolidated: true };
+}
+
+export function concatBatches(batches: readonly ZBatch[]): ZBatch {
+  if (batches.length === 1) return batches[0] as ZBatch;
+  const rows: (readonly Value[])[] = [];
+  const weights: number[] = [];
+  for (const b of batches) {
+    for (let i = 0; i < b.rows.length; i++) {
+      rows.push(b.rows[i] as readonly Value[]);
+      weights.push(b.weights[i] as number);
+    }
+  }
+  return { rows, weights, consolidated: false };
+}

@@ -1,0 +1,209 @@
+// Sluice's own typed SQL AST. Produced by the parser (chevrotain statements + the node-sql-parser
+// adapter for SELECT bodies); parser-library types never leave src/parser. Every node carries the
+// position of its first token in the submitted text, so later stages can point errors at it.
+import type { SourcePosition } from '../errors.ts';
+
+export type Pos = SourcePosition;
+
+/** A type as written: `name` is lowercased and whitespace-normalised ("double precision"). */
+export interface TypeName {
+  readonly name: string;
+  readonly params: readonly number[];
+  readonly pos: Pos;
+}
+
+export type LiteralValue = null | boolean | number | bigint | string;
+
+export type BinaryOp =
+  | '+'
+  | '-'
+  | '*'
+  | '/'
+  | '%'
+  | '='
+  | '<>'
+  | '<'
+  | '<='
+  | '>'
+  | '>='
+  | 'and'
+  | 'or'
+  | '||';
+
+export type Expr =
+  /**
+   * `literalType`: 'integer' for digits-only literals (value is number when safe, else bigint),
+   * 'numeric' for literals with a point or exponent (value: number), 'string' for quoted text,
+   * 'boolean' for TRUE/FALSE, 'null' for NULL.
+   */
+  | {
+      readonly kind: 'literal';
+      readonly value: LiteralValue;
+      readonly literalType: 'null' | 'boolean' | 'integer' | 'numeric' | 'string';
+      readonly pos: Pos;
+    }
+  | { readonly kind: 'column'; readonly table?: string; readonly name: string; readonly pos: Pos }
+  | { readonly kind: 'unary'; readonly op: '-' | '+' | 'not'; readonly operand: Expr; readonly pos: Pos }
+  | {
+      readonly kind: 'binary';
+      readonly op: BinaryOp;
+      readonly left: Expr;
+      readonly right: Expr;
+      readonly pos: Pos;
+    }
+  | { readonly kind: 'isNull'; readonly operand: Expr; readonly negated: boolean; readonly pos: Pos }
+  | {
+      readonly kind: 'between';
+      readonly operand: Expr;
+      readonly low: Expr;
+      readonly high: Expr;
+      readonly negated: boolean;
+      readonly pos: Pos;
+    }
+  | {
+      readonly kind: 'inList';
+      readonly operand: Expr;
+      readonly list: readonly Expr[];
+      readonly negated: boolean;
+      readonly pos: Pos;
+    }
+  | {
+      readonly kind: 'like';
+      readonly operand: Expr;
+      readonly pattern: Expr;
+      readonly negated: boolean;
+      /** ILIKE */
+      readonly caseInsensitive: boolean;
+      readonly pos: Pos;
+    }
+  | {
+      readonly kind: 'case';
+      /** CASE x WHEN ... (simple form) when present; searched CASE otherwise. */
+      readonly operand?: Expr;
+      readonly whens: readonly { readonly when: Expr; readonly then: Expr }[];
+      readonly else?: Expr;
+      readonly pos: Pos;
+    }
+  | { readonly kind: 'cast'; readonly operand: Expr; readonly type: TypeName; readonly pos: Pos }
+  | {
+      readonly kind: 'function';
+      /** lowercased */
+      readonly name: string;
+      readonly args: readonly Expr[];
+      /** COUNT(DISTINCT x) */
+      readonly distinct: boolean;
+      /** COUNT(*) */
+      readonly star: boolean;
+      readonly pos: Pos;
+    };
+
+export type SelectItem =
+  | { readonly kind: 'expr'; readonly expr: Expr; readonly alias?: string; readonly pos: Pos }
+  | { readonly kind: 'star'; readonly table?: string; readonly pos: Pos };
+
+export interface TableRef {
+  readonly kind: 'table';
+  readonly name: string;
+  readonly alias?: string;
+  readonly pos: Pos;
+}
+
+export interface OrderItem {
+  readonly expr: Expr;
+  readonly desc: boolean;
+  readonly nulls?: 'first' | 'last';
+  readonly pos: Pos;
+}
+
+/**
+ * One SELECT. Constructs the engine cannot maintain yet (joins, subqueries, set operations, window
+ * functions, CTEs) are rejected by the parser adapter with NOT_SUPPORTED; ORDER BY / LIMIT are
+ * kept because ad-hoc queries allow them (the planner rejects them in views).
+ */
+export interface SelectStmt {
+  readonly kind: 'select';
+  readonly distinct: boolean;
+  readonly items: readonly SelectItem[];
+  /** Absent for `SELECT 1 + 1`. */
+  readonly from?: TableRef;
+  readonly where?: Expr;
+  readonly groupBy: readonly Expr[];
+  readonly having?: Expr;
+  readonly orderBy: readonly OrderItem[];
+  readonly limit?: Expr;
+  readonly offset?: Expr;
+  readonly pos: Pos;
+}
+
+export interface ColumnDef {
+  readonly name: string;
+  readonly type: TypeName;
+  readonly notNull: boolean;
+  /** `col type PRIMARY KEY` written inline. */
+  readonly primaryKey: boolean;
+  readonly pos: Pos;
+}
+
+export type Statement =
+  | {
+      readonly kind: 'createTable';
+      readonly name: string;
+      readonly ifNotExists: boolean;
+      readonly columns: readonly ColumnDef[];
+      /** From a `PRIMARY KEY (a, b)` clause. */
+      readonly primaryKey?: readonly string[];
+      readonly pos: Pos;
+      readonly text: string;
+    }
+  | {
+      readonly kind: 'createView';
+      readonly name: string;
+      readonly ifNotExists: boolean;
+      readonly columnNames?: readonly string[];
+      readonly query: SelectStmt;
+      /** The SELECT text exactly as written, for the catalog. */
+      readonly queryText: string;
+      readonly pos: Pos;
+      readonly text: string;
+    }
+  | {
+      readonly kind: 'drop';
+      readonly objectKind: 'table' | 'view';
+      readonly name: string;
+      readonly ifExists: boolean;
+      readonly cascade: boolean;
+      readonly pos: Pos;
+      readonly text: string;
+    }
+  | { readonly kind: 'show'; readonly objectKind: 'tables' | 'views'; readonly pos: Pos; readonly text: string }
+  | {
+      readonly kind: 'explain';
+      readonly dataflow: boolean;
+      readonly query: SelectStmt;
+      readonly pos: Pos;
+      readonly text: string;
+    }
+  | {
+      readonly kind: 'insert';
+      readonly table: string;
+      readonly columns?: readonly string[];
+      readonly rows: readonly (readonly Expr[])[];
+      readonly pos: Pos;
+      readonly text: string;
+    }
+  | {
+      readonly kind: 'update';
+      readonly table: string;
+      readonly assignments: readonly { readonly column: string; readonly value: Expr; readonly pos: Pos }[];
+      readonly where?: Expr;
+      readonly pos: Pos;
+      readonly text: string;
+    }
+  | {
+      readonly kind: 'delete';
+      readonly table: string;
+      readonly where?: Expr;
+      readonly pos: Pos;
+      readonly text: string;
+    }
+  | { readonly kind: 'select'; readonly query: SelectStmt; readonly pos: Pos; readonly text: string };

@@ -1,0 +1,442 @@
+// Binds AST expressions to typed ScalarExprs: resolves column names against a scope, checks and
+// coerces types (PostgreSQL's rules, simplified), folds constants and names output columns.
+import { SluiceError } from '../errors.ts';
+import type { Expr, Pos } from '../parser/ast.ts';
+import { castValue } from '../ivm/cast.ts';
+import type { ScalarExpr, ScalarFn } from '../ivm/scalar-expr.ts';
+import { compileScalar } from '../ivm/scalar-expr.ts';
+import type { SqlType, Value } from '../types.ts';
+import { T, isNumeric, typeName } from '../types.ts';
+import type { ColumnMeta } from './catalog.ts';
+import { commonType, numericResultType, resolveTypeName } from './types-resolve.ts';
+
+export interface Scope {
+  /** The relation's name and alias as a query may qualify columns with. */
+  readonly relationNames: readonly string[];
+  readonly relationLabel: string;
+  readonly columns: readonly ColumnMeta[];
+}
+
+export interface BindContext {
+  readonly scope: Scope | null;
+  /** Called on every node first; returning an expression replaces binding that node. */
+  readonly intercept?: (e: Expr) => ScalarExpr | undefined;
+  /** Where aggregates are not allowed, e.g. "WHERE"; undefined means they are intercepted. */
+  readonly aggregateContext?: string;
+}
+
+export const AGGREGATE_NAMES = new Set(['count', 'sum', 'avg', 'min', 'max']);
+
+export function isAggregateCall(e: Expr): boolean {
+  return e.kind === 'function' && AGGREGATE_NAMES.has(e.name);
+}
+
+export function containsAggregate(e: Expr): boolean {
+  if (isAggregateCall(e)) return true;
+  return childrenOf(e).some(containsAggregate);
+}
+
+export function childrenOf(e: Expr): Expr[] {
+  switch (e.kind) {
+    case 'literal':
+    case 'column':
+      return [];
+    case 'unary':
+      return [e.operand];
+    case 'binary':
+      return [e.left, e.right];
+    case 'isNull':
+      return [e.operand];
+    case 'between':
+      return [e.operand, e.low, e.high];
+    case 'inList':
+      return [e.operand, ...e.list];
+    case 'like':
+      return [e.operand, e.pattern];
+    case 'case':
+      return [
+        ...(e.operand !== undefined ? [e.operand] : []),
+        ...e.whens.flatMap((w) => [w.when, w.then]),
+        ...(e.else !== undefined ? [e.else] : []),
+      ];
+    case 'cast':
+      return [e.operand];
+    case 'function':
+      return [...e.args];
+  }
+}
+
+function typeMismatch(message: string, pos: Pos, hint?: string): SluiceError {
+  return new SluiceError('TYPE_MISMATCH', message, { position: pos, ...(hint !== undefined ? { hint } : {}) });
+}
+
+function literalType(value: Value, kind: string): SqlType {
+  switch (kind) {
+    case 'null':
+      return T.unknown;
+    case 'boolean':
+      return T.bool;
+    case 'string':
+      return T.text;
+    case 'numeric':
+      return T.numeric;
+    default: {
+      const v = value as number | bigint;
+      if (typeof v === 'number' && v >= -2147483648 && v <= 2147483647) return T.int32;
+      if (v >= -(2n ** 63n) && v <= 2n ** 63n - 1n) return T.int64;
+      return T.numeric;
+    }
+  }
+}
+
+function isConst(e: ScalarExpr): e is Extract<ScalarExpr, { kind: 'const' }> {
+  return e.kind === 'const';
+}
+
+/** Folds an expression whose inputs are all constants; errors stay runtime errors (raised now). */
+function fold(e: ScalarExpr): ScalarExpr {
+  return { kind: 'const', value: compileScalar(e)([]), type: e.type };
+}
+
+function allConst(args: readonly ScalarExpr[]): boolean {
+  return args.every(isConst);
+}
+
+/** Implicit coercion of `e` to `to`: string literals adapt to any type; numbers widen. */
+export function coerce(e: ScalarExpr, to: SqlType, pos: Pos): ScalarExpr {
+  if (to.kind === 'unknown' || typeName(e.type) === typeName(to)) return e;
+  if (e.type.kind === 'unknown') return isConst(e) ? { kind: 'const', value: null, type: to } : { ...e, type: to };
+  if (isConst(e) && e.type.kind === 'text' && to.kind !== 'text') {
+    try {
+      return { kind: 'const', value: castValue(e.value, e.type, to), type: to };
+    } catch (err) {
+      throw err instanceof SluiceError ? err.at(pos) : err;
+    }
+  }
+  if (to.kind === 'text' && e.type.kind === 'text') return e; // varchar/char → text keeps the value
+  if (isNumeric(e.type) && isNumeric(to)) {
+    if (to.kind === 'int' && e.type.kind !== 'int') {
+      throw typeMismatch(`cannot implicitly convert ${typeName(e.type)} to ${typeName(to)}`, pos);
+    }
+    const cast: ScalarExpr = { kind: 'cast', operand: e, type: to };
+    return isConst(e) ? fold(cast) : cast;
+  }
+  if (e.type.kind === 'date' && to.kind === 'timestamp') return { kind: 'cast', operand: e, type: to };
+  throw typeMismatch(`cannot convert ${typeName(e.type)} to ${typeName(to)}`, pos);
+}
+
+function requireType(e: ScalarExpr, kind: SqlType['kind'], what: string, pos: Pos): ScalarExpr {
+  if (e.type.kind === kind) return e;
+  if (e.type.kind === 'unknown' || (isConst(e) && e.type.kind === 'text')) {
+    return coerce(e, kind === 'bool' ? T.bool : kind === 'text' ? T.text : e.type, pos);
+  }
+  throw typeMismatch(`${what} must be type ${kind === 'bool' ? 'boolean' : kind}, not type ${typeName(e.type)}`, pos);
+}
+
+function call(fn: ScalarFn, args: ScalarExpr[], type: SqlType): ScalarExpr {
+  const e: ScalarExpr = { kind: 'call', fn, args, type };
+  return allConst(args) ? fold(e) : e;
+}
+
+const COMPARISONS: Partial<Record<string, ScalarFn>> = {
+  '=': 'eq',
+  '<>': 'ne',
+  '<': 'lt',
+  '<=': 'le',
+  '>': 'gt',
+  '>=': 'ge',
+};
+const ARITHMETIC: Partial<Record<string, ScalarFn>> = { '+': 'add', '-': 'sub', '*': 'mul', '/': 'div', '%': 'mod' };
+
+function unify(args: ScalarExpr[], pos: Pos, what: string): ScalarExpr[] {
+  const t = commonType(args.map((a) => a.type));
+  if (t === null) {
+    const names = [...new Set(args.map((a) => typeName(a.type)).filter((n) => n !== 'unknown'))];
+    throw typeMismatch(`${what} types ${names.join(' and ')} cannot be matched`, pos);
+  }
+  // string literals compared with non-text adapt to the other side's type
+  return args.map((a) => coerce(a, t, pos));
+}
+
+function compare(fn: ScalarFn, opText: string, left: ScalarExpr, right: ScalarExpr, pos: Pos): ScalarExpr {
+  let l = left;
+  let r = right;
+  if (isConst(l) && l.type.kind === 'text' && r.type.kind !== 'text' && r.type.kind !== 'unknown') l = coerce(l, r.type, pos);
+  if (isConst(r) && r.type.kind === 'text' && l.type.kind !== 'text' && l.type.kind !== 'unknown') r = coerce(r, l.type, pos);
+  const t = commonType([l.type, r.type]);
+  if (t === null) {
+    throw typeMismatch(`operator does not exist: ${typeName(l.type)} ${opText} ${typeName(r.type)}`, pos,
+      'no operator matches the given name and argument types; you might need to add explicit type casts');
+  }
+  return call(fn, [coerce(l, t, pos), coerce(r, t, pos)], T.bool);
+}
+
+/** Binds an expression. */
+export function bindExpr(e: Expr, ctx: BindContext): ScalarExpr {
+  const intercepted = ctx.intercept?.(e);
+  if (intercepted !== undefined) return intercepted;
+  const rec = (x: Expr): ScalarExpr => bindExpr(x, ctx);
+  switch (e.kind) {
+    case 'literal':
+      return { kind: 'const', value: e.value, type: literalType(e.value, e.literalType) };
+    case 'column':
+      return resolveColumn(e.name, e.table, ctx.scope, e.pos);
+    case 'unary': {
+      if (e.op === 'not') return call('not', [requireType(rec(e.operand), 'bool', 'argument of NOT', e.pos)], T.bool);
+      if (e.op === '-' && e.operand.kind === 'literal' && (e.operand.literalType === 'integer' || e.operand.literalType === 'numeric')) {
+        const v = e.operand.value as number | bigint;
+        const neg = typeof v === 'bigint' ? -v : -v;
+        const value = typeof neg === 'bigint' && neg >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(neg) : neg;
+        return { kind: 'const', value, type: literalType(value, e.operand.literalType) };
+      }
+      const operand = rec(e.operand);
+      const o = operand.type.kind === 'unknown' ? coerce(operand, T.int32, e.pos) : operand;
+      if (!isNumeric(o.type)) throw typeMismatch(`operator does not exist: ${e.op} ${typeName(o.type)}`, e.pos);
+      return e.op === '+' ? o : call('neg', [o], o.type);
+    }
+    case 'binary': {
+      const left = rec(e.left);
+      const right = rec(e.right);
+      if (e.op === 'and' || e.op === 'or') {
+        const args = [requireType(left, 'bool', `argument of ${e.op.toUpperCase()}`, e.left.pos), requireType(right, 'bool', `argument of ${e.op.toUpperCase()}`, e.right.pos)];
+        const flat = args.flatMap((a) => (a.kind === e.op ? a.args : [a]));
+        return { kind: e.op, args: flat, type: T.bool };
+      }
+      const cmp = COMPARISONS[e.op];
+      if (cmp !== undefined) return compare(cmp, e.op, left, right, e.pos);
+      if (e.op === '||') {
+        if (left.type.kind !== 'text' && right.type.kind !== 'text' && !(left.type.kind === 'unknown' || right.type.kind === 'unknown')) {
+          throw typeMismatch(`operator does not exist: ${typeName(left.type)} || ${typeName(right.type)}`, e.pos);
+        }
+        return call('concat', [left, right], T.text);
+      }
+      const arith = ARITHMETIC[e.op] as ScalarFn;
+      let l = left;
+      let r = right;
+      if (isConst(l) && l.type.kind === 'text' && isNumeric(r.type)) l = coerce(l, r.type, e.pos);
+      if (isConst(r) && r.type.kind === 'text' && isNumeric(l.type)) r = coerce(r, l.type, e.pos);
+      const lt = l.type.kind === 'unknown' ? (r.type.kind === 'unknown' ? T.int32 : r.type) : l.type;
+      const rt = r.type.kind === 'unknown' ? lt : r.type;
+      if (!isNumeric(lt) || !isNumeric(rt)) {
+        throw typeMismatch(`operator does not exist: ${typeName(lt)} ${e.op} ${typeName(rt)}`, e.pos,
+          'no operator matches the given name and argument types; you might need to add explicit type casts');
+      }
+      const t = numericResultType(lt, rt);
+      return call(arith, [coerce(l, t, e.pos), coerce(r, t, e.pos)], t);
+    }
+    case 'isNull': {
+      const operand = rec(e.operand);
+      return call(e.negated ? 'is_not_null' : 'is_null', [operand], T.bool);
+    }
+    case 'between': {
+      const x = rec(e.operand);
+      const ge = compare('ge', '>=', x, rec(e.low), e.pos);
+      const le = compare('le', '<=', x, rec(e.high), e.pos);
+      const both: ScalarExpr = { kind: 'and', args: [ge, le], type: T.bool };
+      return e.negated ? call('not', [both], T.bool) : both;
+    }
+    case 'inList': {
+      const all = unify([rec(e.operand), ...e.list.map(rec)], e.pos, 'IN');
+      const [operand, ...list] = all as [ScalarExpr, ...ScalarExpr[]];
+      return { kind: 'in', operand, list, negated: e.negated, type: T.bool };
+    }
+    case 'like': {
+      const operand = requireType(rec(e.operand), 'text', 'argument of LIKE', e.operand.pos);
+      const pattern = requireType(rec(e.pattern), 'text', 'pattern of LIKE', e.pattern.pos);
+      const like = call(e.caseInsensitive ? 'ilike' : 'like', [operand, pattern], T.bool);
+      return e.negated ? call('not', [like], T.bool) : like;
+    }
+    case 'case': {
+      const operand = e.operand === undefined ? undefined : rec(e.operand);
+      const whens = e.whens.map((w) => ({
+        when:
+          operand === undefined
+            ? requireType(rec(w.when), 'bool', 'argument of CASE/WHEN', w.when.pos)
+            : compare('eq', '=', operand, rec(w.when), w.when.pos),
+        then: rec(w.then),
+      }));
+      const elseExpr = e.else === undefined ? null : rec(e.else);
+      const results = unify([...whens.map((w) => w.then), ...(elseExpr === null ? [] : [elseExpr])], e.pos, 'CASE');
+      const t = commonType(results.map((r) => r.type)) ?? T.unknown;
+      return {
+        kind: 'case',
+        whens: whens.map((w, i) => ({ when: w.when, then: results[i] as ScalarExpr })),
+        else: elseExpr === null ? null : (results[results.length - 1] as ScalarExpr),
+        type: t,
+      };
+    }
+    case 'cast': {
+      const operand = rec(e.operand);
+      const to = resolveTypeName(e.type);
+      const c: ScalarExpr = { kind: 'cast', operand, type: to };
+      if (isConst(operand)) {
+        try {
+          return fold(c);
+        } catch (err) {
+          throw err instanceof SluiceError ? err.at(e.pos) : err;
+        }
+      }
+      return c;
+    }
+    case 'function':
+      return bindFunction(e, ctx);
+  }
+}
+
+function fnMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): SluiceError {
+  return new SluiceError('UNKNOWN_FUNCTION', `function ${name}(${args.map((a) => typeName(a.type)).join(', ')}) does not exist`, {
+    position: pos,
+    hint: 'no function matches the given name and argument types; you might need to add explicit type casts',
+  });
+}
+
+function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindContext): ScalarExpr {
+  if (AGGREGATE_NAMES.has(e.name)) {
+    throw new SluiceError('INVALID_AGGREGATE', `aggregate functions are not allowed in ${ctx.aggregateContext ?? 'this context'}`, {
+      position: e.pos,
+    });
+  }
+  if (e.distinct || e.star) throw fnMismatch(e.name, [], e.pos);
+  const args = e.args.map((a) => bindExpr(a, ctx));
+  const n = args.length;
+  const a0 = args[0];
+  const numericArg = (a: ScalarExpr): ScalarExpr => {
+    if (a.type.kind === 'unknown') return coerce(a, T.float64, e.pos);
+    if (isConst(a) && a.type.kind === 'text') return coerce(a, T.float64, e.pos);
+    if (!isNumeric(a.type)) throw fnMismatch(e.name, args, e.pos);
+    return a;
+  };
+  const textArg = (a: ScalarExpr): ScalarExpr => {
+    if (a.type.kind === 'text') return a;
+    if (a.type.kind === 'unknown') return coerce(a, T.text, e.pos);
+    throw fnMismatch(e.name, args, e.pos);
+  };
+  const intArg = (a: ScalarExpr): ScalarExpr => {
+    if (a.type.kind === 'int') return a;
+    if (a.type.kind === 'unknown') return coerce(a, T.int32, e.pos);
+    throw fnMismatch(e.name, args, e.pos);
+  };
+  switch (e.name) {
+    case 'abs':
+      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      return call('abs', [numericArg(a0)], numericArg(a0).type);
+    case 'floor':
+    case 'ceil':
+    case 'ceiling': {
+      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      const x = numericArg(a0);
+      // PostgreSQL resolves floor(integer) to floor(double precision)
+      const t = x.type.kind === 'numeric' ? T.numeric : T.float64;
+      return call(e.name === 'floor' ? 'floor' : 'ceil', [coerce(x, t, e.pos)], t);
+    }
+    case 'round': {
+      if (n < 1 || n > 2 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      const x = numericArg(a0);
+      const t = n === 2 || x.type.kind === 'numeric' ? T.numeric : T.float64;
+      return call('round', n === 2 ? [coerce(x, t, e.pos), intArg(args[1] as ScalarExpr)] : [coerce(x, t, e.pos)], t);
+    }
+    case 'mod': {
+      if (n !== 2) throw fnMismatch(e.name, args, e.pos);
+      const l = numericArg(a0 as ScalarExpr);
+      const r = numericArg(args[1] as ScalarExpr);
+      const t = numericResultType(l.type, r.type);
+      return call('mod', [coerce(l, t, e.pos), coerce(r, t, e.pos)], t);
+    }
+    case 'lower':
+    case 'upper':
+      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      return call(e.name, [textArg(a0)], T.text);
+    case 'length':
+    case 'char_length':
+    case 'character_length':
+      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      return call('length', [textArg(a0)], T.int32);
+    case 'substring':
+    case 'substr':
+      if (n < 2 || n > 3 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      return call('substring', [textArg(a0), ...args.slice(1).map(intArg)], T.text);
+    case 'coalesce': {
+      if (n < 1) throw fnMismatch(e.name, args, e.pos);
+      const unified = unify(args, e.pos, 'COALESCE');
+      const t = commonType(unified.map((u) => u.type)) ?? T.unknown;
+      return { kind: 'coalesce', args: unified, type: t };
+    }
+    case 'nullif': {
+      if (n !== 2) throw fnMismatch(e.name, args, e.pos);
+      const [l, r] = unify(args, e.pos, 'NULLIF') as [ScalarExpr, ScalarExpr];
+      return call('nullif', [l, r], l.type);
+    }
+    default:
+      throw fnMismatch(e.name, args, e.pos);
+  }
+}
+
+export function resolveColumn(name: string, table: string | undefined, scope: Scope | null, pos: Pos): ScalarExpr {
+  if (scope === null) {
+    throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" does not exist`, { position: pos, hint: 'the query has no FROM clause' });
+  }
+  if (table !== undefined && !scope.relationNames.includes(table)) {
+    throw new SluiceError('UNKNOWN_TABLE', `missing FROM-clause entry for table "${table}"`, { position: pos });
+  }
+  const matches: number[] = [];
+  scope.columns.forEach((c, i) => {
+    if (c.name === name) matches.push(i);
+  });
+  if (matches.length > 1) {
+    throw new SluiceError('AMBIGUOUS_COLUMN', `column reference "${name}" is ambiguous`, { position: pos });
+  }
+  const index = matches[0];
+  if (index === undefined) {
+    throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" does not exist in ${scope.relationLabel}`, { position: pos });
+  }
+  const c = scope.columns[index] as ColumnMeta;
+  return { kind: 'col', index, name: c.name, type: c.type };
+}
+
+/** PostgreSQL's default output column name for a select-list expression. */
+export function defaultColumnName(e: Expr): string {
+  switch (e.kind) {
+    case 'column':
+      return e.name;
+    case 'function':
+      return e.name === 'ceiling' ? 'ceiling' : e.name;
+    case 'cast':
+      return e.operand.kind === 'column' || e.operand.kind === 'function' || e.operand.kind === 'cast'
+        ? defaultColumnName(e.operand)
+        : lastTypeWord(e.type.name);
+    case 'case':
+      return 'case';
+    default:
+      return '?column?';
+  }
+}
+
+function lastTypeWord(name: string): string {
+  const map: Record<string, string> = { integer: 'int4', int: 'int4', bigint: 'int8', smallint: 'int2', 'double precision': 'float8', real: 'float4', boolean: 'bool', 'character varying': 'varchar', varchar: 'varchar' };
+  return map[name] ?? name;
+}
+
+/** Whether an expression can yield NULL (conservative). */
+export function nullable(e: ScalarExpr, columns: readonly ColumnMeta[]): boolean {
+  switch (e.kind) {
+    case 'const':
+      return e.value === null;
+    case 'col':
+      return columns[e.index]?.nullable ?? true;
+    case 'call':
+      if (e.fn === 'is_null' || e.fn === 'is_not_null') return false;
+      if (e.fn === 'nullif') return true;
+      return e.args.some((a) => nullable(a, columns));
+    case 'and':
+    case 'or':
+      return e.args.some((a) => nullable(a, columns));
+    case 'coalesce':
+      return e.args.every((a) => nullable(a, columns));
+    case 'case':
+      return e.else === null || nullable(e.else, columns) || e.whens.some((w) => nullable(w.then, columns));
+    case 'in':
+      return nullable(e.operand, columns) || e.list.some((a) => nullable(a, columns));
+    case 'cast':
+      return nullable(e.operand, columns);
+  }
+}

@@ -1,0 +1,70 @@
+// LogicalPlan: what a query computes, as relational algebra over positional columns. Built by the
+// binder, printed by EXPLAIN, lowered to a DataflowPlan by src/ivm/lower.ts.
+import type { ScalarExpr } from '../ivm/scalar-expr.ts';
+import { printScalar } from '../ivm/scalar-expr.ts';
+import { typeName } from '../types.ts';
+import type { ColumnMeta } from './catalog.ts';
+
+export type AggregateFn = 'count_star' | 'count' | 'sum' | 'avg' | 'min' | 'max';
+
+export interface AggregateCall {
+  readonly fn: AggregateFn;
+  readonly distinct: boolean;
+  /** Absent for COUNT(*). */
+  readonly arg?: ScalarExpr;
+  readonly column: ColumnMeta;
+}
+
+export type LogicalPlan =
+  | {
+      readonly kind: 'scan';
+      readonly source: string;
+      readonly sourceKind: 'table' | 'view';
+      readonly columns: readonly ColumnMeta[];
+    }
+  /** SELECT without FROM: exactly one empty row. */
+  | { readonly kind: 'values'; readonly columns: readonly ColumnMeta[] }
+  | { readonly kind: 'filter'; readonly input: LogicalPlan; readonly predicate: ScalarExpr; readonly columns: readonly ColumnMeta[] }
+  | {
+      readonly kind: 'project';
+      readonly input: LogicalPlan;
+      readonly exprs: readonly ScalarExpr[];
+      readonly columns: readonly ColumnMeta[];
+    }
+  /** Output: the group keys, then one column per aggregate. */
+  | {
+      readonly kind: 'aggregate';
+      readonly input: LogicalPlan;
+      readonly groupKeys: readonly ScalarExpr[];
+      readonly aggregates: readonly AggregateCall[];
+      readonly columns: readonly ColumnMeta[];
+    }
+  | { readonly kind: 'distinct'; readonly input: LogicalPlan; readonly columns: readonly ColumnMeta[] };
+
+function cols(columns: readonly ColumnMeta[]): string {
+  return columns.map((c) => `${c.name}:${typeName(c.type)}`).join(', ');
+}
+
+export function printAggregate(a: AggregateCall): string {
+  if (a.fn === 'count_star') return 'count(*)';
+  return `${a.fn}(${a.distinct ? 'distinct ' : ''}${a.arg === undefined ? '' : printScalar(a.arg)})`;
+}
+
+/** Deterministic, indented print for EXPLAIN. */
+export function printLogicalPlan(plan: LogicalPlan, indent = 0): string {
+  const pad = '  '.repeat(indent);
+  switch (plan.kind) {
+    case 'scan':
+      return `${pad}Scan ${plan.sourceKind} ${plan.source} [${cols(plan.columns)}]`;
+    case 'values':
+      return `${pad}Values (one row)`;
+    case 'filter':
+      return `${pad}Filter ${printScalar(plan.predicate)}\n${printLogicalPlan(plan.input, indent + 1)}`;
+    case 'project':
+      return `${pad}Project ${plan.exprs.map((e, i) => `${plan.columns[i]?.name ?? '?'} := ${printScalar(e)}`).join(', ')}\n${printLogicalPlan(plan.input, indent + 1)}`;
+    case 'aggregate':
+      return `${pad}Aggregate keys [${plan.groupKeys.map(printScalar).join(', ')}] aggregates [${plan.aggregates.map(printAggregate).join(', ')}]\n${printLogicalPlan(plan.input, indent + 1)}`;
+    case 'distinct':
+      return `${pad}Distinct\n${printLogicalPlan(plan.input, indent + 1)}`;
+  }
+}

@@ -1,0 +1,117 @@
+// Type names as written → SqlType (with the aliases real schemas use), and the implicit coercion
+// rules of the binder: numeric promotion, common types for CASE/COALESCE/IN, comparability.
+import { SluiceError } from '../errors.ts';
+import type { TypeName } from '../parser/ast.ts';
+import type { SqlType } from '../types.ts';
+import { T, typeName } from '../types.ts';
+
+export function resolveTypeName(t: TypeName): SqlType {
+  const n = t.name.replace(/\s+/g, ' ').trim();
+  const p0 = t.params[0];
+  const p1 = t.params[1];
+  switch (n) {
+    case 'bool':
+    case 'boolean':
+      return T.bool;
+    case 'smallint':
+    case 'int2':
+      return T.int16;
+    case 'int':
+    case 'integer':
+    case 'int4':
+    case 'mediumint':
+      return T.int32;
+    case 'bigint':
+    case 'int8':
+    case 'long':
+      return T.int64;
+    case 'real':
+    case 'float4':
+      return T.float32;
+    case 'float':
+      // PostgreSQL: float(p) with p <= 24 is real, otherwise double precision
+      return p0 !== undefined && p0 <= 24 ? T.float32 : T.float64;
+    case 'double':
+    case 'double precision':
+    case 'float8':
+      return T.float64;
+    case 'numeric':
+    case 'decimal':
+    case 'dec':
+      return p0 === undefined ? T.numeric : { kind: 'numeric', precision: p0, scale: p1 ?? 0 };
+    case 'text':
+    case 'string':
+    case 'varchar':
+    case 'character varying':
+    case 'nvarchar':
+      return p0 === undefined ? T.text : { kind: 'text', maxLength: p0 };
+    case 'char':
+    case 'character':
+    case 'nchar':
+    case 'bpchar':
+      return { kind: 'text', maxLength: p0 ?? 1, fixed: true };
+    case 'date':
+      return T.date;
+    case 'timestamp':
+    case 'timestamp without time zone':
+    case 'datetime':
+      return T.timestamp;
+    default:
+      throw new SluiceError('UNKNOWN_TYPE', `type "${t.name}" does not exist`, {
+        position: t.pos,
+        hint: 'supported types: boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), char(n), date, timestamp',
+      });
+  }
+}
+
+/** The result type of arithmetic between two numeric types. */
+export function numericResultType(a: SqlType, b: SqlType): SqlType {
+  if (a.kind === 'unknown') return b.kind === 'unknown' ? T.int32 : b;
+  if (b.kind === 'unknown') return a;
+  if (a.kind === 'float' || b.kind === 'float') {
+    return a.kind === 'float' && b.kind === 'float' && a.bits === 32 && b.bits === 32 ? T.float32 : T.float64;
+  }
+  if (a.kind === 'numeric' || b.kind === 'numeric') return T.numeric;
+  if (a.kind === 'int' && b.kind === 'int') return a.bits >= b.bits ? a : b;
+  return T.float64;
+}
+
+function category(t: SqlType): string {
+  switch (t.kind) {
+    case 'int':
+    case 'float':
+    case 'numeric':
+      return 'numeric';
+    case 'date':
+    case 'timestamp':
+      return 'datetime';
+    default:
+      return t.kind;
+  }
+}
+
+/**
+ * The common type of several expressions (CASE branches, COALESCE args, IN lists, comparisons), or
+ * null when they cannot be matched. `unknown` (NULL) adapts to anything.
+ */
+export function commonType(types: readonly SqlType[]): SqlType | null {
+  let result: SqlType = T.unknown;
+  for (const t of types) {
+    if (t.kind === 'unknown') continue;
+    if (result.kind === 'unknown') {
+      result = t;
+      continue;
+    }
+    if (category(result) !== category(t)) return null;
+    if (category(t) === 'numeric') result = numericResultType(result, t);
+    else if (t.kind === 'timestamp' || result.kind === 'timestamp') result = T.timestamp;
+    else if (t.kind === 'text' && result.kind === 'text') {
+      result = result.maxLength === t.maxLength && result.fixed === t.fixed ? result : T.text;
+    }
+  }
+  return result;
+}
+
+export function describeType(t: SqlType): string {
+  return typeName(t);
+}

@@ -1,0 +1,74 @@
+// SQL types and runtime values shared by every layer. Integers are exact 64-bit: a JS number while
+// the value is a safe integer, a bigint beyond that (never rounded). NUMERIC is carried as a double
+// (documented in README). DATE is 'YYYY-MM-DD', TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.ffffff]' text, so
+// ordering them is ordering strings.
+
+export type Value = null | boolean | number | bigint | string;
+
+/** A user-facing row: column name → value. */
+export type Row = Record<string, Value>;
+
+export type SqlType =
+  | { readonly kind: 'bool' }
+  | { readonly kind: 'int'; readonly bits: 16 | 32 | 64 }
+  | { readonly kind: 'float'; readonly bits: 32 | 64 }
+  | { readonly kind: 'numeric'; readonly precision?: number; readonly scale?: number }
+  | { readonly kind: 'text'; readonly maxLength?: number; readonly fixed?: boolean }
+  | { readonly kind: 'date' }
+  | { readonly kind: 'timestamp' }
+  /** The type of a bare NULL literal before context gives it one. */
+  | { readonly kind: 'unknown' };
+
+export const T = {
+  bool: { kind: 'bool' },
+  int16: { kind: 'int', bits: 16 },
+  int32: { kind: 'int', bits: 32 },
+  int64: { kind: 'int', bits: 64 },
+  float32: { kind: 'float', bits: 32 },
+  float64: { kind: 'float', bits: 64 },
+  numeric: { kind: 'numeric' },
+  text: { kind: 'text' },
+  date: { kind: 'date' },
+  timestamp: { kind: 'timestamp' },
+  unknown: { kind: 'unknown' },
+} as const satisfies Record<string, SqlType>;
+
+/** PostgreSQL's name for a type, as shown in column metadata. */
+export function typeName(type: SqlType): string {
+  switch (type.kind) {
+    case 'bool':
+      return 'boolean';
+    case 'int':
+      return type.bits === 16 ? 'smallint' : type.bits === 32 ? 'integer' : 'bigint';
+    case 'float':
+      return type.bits === 32 ? 'real' : 'double precision';
+    case 'numeric':
+      return type.precision !== undefined
+        ? `numeric(${type.precision}${type.scale !== undefined ? `,${type.scale}` : ''})`
+        : 'numeric';
+    case 'text':
+      if (type.maxLength === undefined) return 'text';
+      return `${type.fixed === true ? 'character' : 'character varying'}(${type.maxLength})`;
+    case 'date':
+      return 'date';
+    case 'timestamp':
+      return 'timestamp';
+    case 'unknown':
+      return 'unknown';
+  }
+}
+
+export function isNumeric(type: SqlType): boolean {
+  return type.kind === 'int' || type.kind === 'float' || type.kind === 'numeric';
+}
+
+export function sameType(a: SqlType, b: SqlType): boolean {
+  return typeName(a) === typeName(b);
+}
+
+/** Column metadata as the API shows it. */
+export interface ColumnInfo {
+  readonly name: string;
+  readonly type: string;
+  readonly nullable: boolean;
+}
