@@ -390,12 +390,13 @@ export class Engine {
       inserts.push(table.toRow(next));
     }
     if (def.primaryKey !== null) {
-      const deletedKeys = new Set(deletes.map((r) => encodeValues(table.normalize(r, 'delete', 0).row, def.primaryKey ?? [])));
+      const pk = def.primaryKey;
+      const deletedKeys = new Set(matched.map((row) => encodeValues(row, pk)));
       const newKeys = new Set<string>();
       for (const r of inserts) {
-        const k = encodeValues(table.normalize(r, 'insert', 0).row, def.primaryKey);
-        const exists = [...table.entries()].some(([row]) => encodeValues(row, def.primaryKey ?? []) === k);
-        if (newKeys.has(k) || (exists && !deletedKeys.has(k))) {
+        const row = table.normalize(r, 'insert', 0).row;
+        const k = encodeValues(row, pk);
+        if (newKeys.has(k) || (table.hasKeyOf(row) && !deletedKeys.has(k))) {
           throw new SluiceError('UNIQUE_VIOLATION', `duplicate key value violates the primary key of table "${def.name}"`, { position: stmt.pos });
         }
         newKeys.add(k);

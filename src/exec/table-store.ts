@@ -244,9 +244,16 @@ export class TableStore {
   }
 
   rowCount(): number {
+    if (this.byKey !== null) return this.byKey.size;
+    if (this.appendOnly !== null) return this.appendOnly.length;
     let n = 0;
-    for (const [, c] of this.entries()) n += c;
+    for (const e of (this.multiset as Map<string, { count: number }>).values()) n += e.count;
     return n;
+  }
+
+  /** Whether a row with this row's primary key is stored (tables with a primary key only). */
+  hasKeyOf(row: readonly Value[]): boolean {
+    return this.byKey !== null && this.byKey.has(this.keyOf(row));
   }
 
   toRow(values: readonly Value[]): Row {

@@ -173,6 +173,15 @@ function compare(fn: ScalarFn, opText: string, left: ScalarExpr, right: ScalarEx
 
 /** Binds an expression. */
 export function bindExpr(e: Expr, ctx: BindContext): ScalarExpr {
+  try {
+    return bindNode(e, ctx);
+  } catch (error) {
+    // constant folding raises runtime errors at bind time: point them at the innermost node
+    throw error instanceof SluiceError ? error.at(e.pos) : error;
+  }
+}
+
+function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
   const intercepted = ctx.intercept?.(e);
   if (intercepted !== undefined) return intercepted;
   const rec = (x: Expr): ScalarExpr => bindExpr(x, ctx);

@@ -145,6 +145,33 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     }
   }
 
+  // ORDER BY (ad-hoc queries): an output ordinal, an output name, a select-list expression, or
+  // any other expression, which is computed as a hidden trailing column and dropped after sorting.
+  const hidden: Expr[] = [];
+  const orderTargets = stmt.orderBy.map((o) => {
+    if (o.expr.kind === 'literal' && o.expr.literalType === 'integer') {
+      const index = Number(o.expr.value) - 1;
+      if (index < 0 || index >= items.length) {
+        throw new SluiceError('INVALID_DEFINITION', `ORDER BY position ${String(o.expr.value)} is not in select list`, { position: o.pos });
+      }
+      return { o, index };
+    }
+    if (o.expr.kind === 'column' && o.expr.table === undefined) {
+      const name = o.expr.name;
+      const matches = items.filter((i) => i.name === name).length;
+      if (matches > 1) throw new SluiceError('AMBIGUOUS_COLUMN', `ORDER BY "${name}" is ambiguous`, { position: o.pos });
+      if (matches === 1) return { o, index: items.findIndex((i) => i.name === name) };
+    }
+    const printed = JSON.stringify(stripPos(o.expr));
+    const index = items.findIndex((i) => JSON.stringify(stripPos(i.expr)) === printed);
+    if (index >= 0) return { o, index };
+    if (stmt.distinct) {
+      throw new SluiceError('INVALID_DEFINITION', 'for SELECT DISTINCT, ORDER BY expressions must appear in select list', { position: o.pos });
+    }
+    hidden.push(o.expr);
+    return { o, index: items.length + hidden.length - 1 };
+  });
+
   const grouped = stmt.groupBy.length > 0 || items.some((i) => containsAggregate(i.expr)) || (stmt.having !== undefined);
   let exprs: ScalarExpr[];
   if (grouped) {
@@ -213,7 +240,7 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
       return undefined;
     };
     const havingBound = stmt.having === undefined ? undefined : bindExpr(stmt.having, { scope: null, intercept });
-    const itemExprs = items.map((i) => bindExpr(i.expr, { scope: null, intercept }));
+    const itemExprs = [...items.map((i) => i.expr), ...hidden].map((x) => bindExpr(x, { scope: null, intercept }));
     const aggColumns = [...keyColumns, ...aggregates.map((a) => a.column)];
     plan = { kind: 'aggregate', input: plan, groupKeys, aggregates, columns: aggColumns };
     if (havingBound !== undefined) {
@@ -226,11 +253,11 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     }
     exprs = itemExprs;
   } else {
-    exprs = items.map((i) => bindExpr(i.expr, { scope, aggregateContext: 'this context' }));
+    exprs = [...items.map((i) => i.expr), ...hidden].map((x) => bindExpr(x, { scope, aggregateContext: 'this context' }));
   }
 
   // Output names
-  const names = items.map((i) => i.name);
+  const names = [...items.map((i) => i.name), ...hidden.map((_, k) => `?order${k}`)];
   if (options.columnNames !== undefined) {
     if (options.columnNames.length > names.length) {
       throw new SluiceError('INVALID_DEFINITION', `view "${options.viewName ?? ''}" has ${names.length} columns but ${options.columnNames.length} column names were given`, {
@@ -239,7 +266,16 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     }
     options.columnNames.forEach((n, i) => (names[i] = n));
   }
-  if (options.forView) {
+  if (!options.forView) {
+    // Result rows are JSON objects: a repeated name gets a suffix (count, count_2, ...).
+    const used = new Set<string>();
+    names.forEach((n, i) => {
+      let name = n;
+      for (let k = 2; used.has(name); k++) name = `${n}_${k}`;
+      used.add(name);
+      names[i] = name;
+    });
+  } else {
     const seen = new Map<string, number>();
     names.forEach((n, i) => {
       const prev = seen.get(n);
@@ -266,34 +302,17 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
 
   if (stmt.distinct) plan = { kind: 'distinct', input: plan, columns: plan.columns };
 
-  // ORDER BY / LIMIT for ad-hoc queries: by output ordinal, output name, or a select-list expression.
-  const orderBy: OrderKey[] = stmt.orderBy.map((o) => {
-    let index = -1;
-    if (o.expr.kind === 'literal' && o.expr.literalType === 'integer') {
-      index = Number(o.expr.value) - 1;
-      if (index < 0 || index >= columns.length) {
-        throw new SluiceError('INVALID_DEFINITION', `ORDER BY position ${String(o.expr.value)} is not in select list`, { position: o.pos });
-      }
-    } else if (o.expr.kind === 'column' && o.expr.table === undefined && names.includes(o.expr.name)) {
-      const matches = names.filter((n) => n === (o.expr as { name: string }).name).length;
-      if (matches > 1) throw new SluiceError('AMBIGUOUS_COLUMN', `ORDER BY "${o.expr.name}" is ambiguous`, { position: o.pos });
-      index = names.indexOf(o.expr.name);
-    } else {
-      const printed = JSON.stringify(stripPos(o.expr));
-      index = items.findIndex((i) => JSON.stringify(stripPos(i.expr)) === printed);
-      if (index < 0) {
-        if (o.expr.kind === 'column' && scope !== null) resolveColumn(o.expr.name, o.expr.table, scope, o.expr.pos);
-        throw notSupported('ORDER BY an expression that is not in the select list', o.pos, 'add it to the select list');
-      }
-    }
-    return { index, desc: o.desc, nullsFirst: o.nulls === undefined ? o.desc : o.nulls === 'first' };
-  });
+  const orderBy: OrderKey[] = orderTargets.map(({ o, index }) => ({
+    index,
+    desc: o.desc,
+    nullsFirst: o.nulls === undefined ? o.desc : o.nulls === 'first',
+  }));
   const limit = stmt.limit === undefined ? undefined : constInt(stmt.limit, 'LIMIT', catalog);
   const offset = stmt.offset === undefined ? undefined : constInt(stmt.offset, 'OFFSET', catalog);
 
   return {
     plan,
-    columns,
+    columns: columns.slice(0, items.length),
     key: planKey(plan, catalog),
     dependsOn,
     orderBy,
