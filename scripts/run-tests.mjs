@@ -26,14 +26,23 @@ const child = spawn(
   ['--import', 'tsx', '--test', '--test-reporter=spec', ...selected],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
-let tail = '';
+// The runner's summary (ℹ pass N / ℹ fail N) can be followed by a long failure list, so remember
+// the last summary lines seen rather than a tail of the output.
+let pending = '';
+let passLine = '';
+let failLine = '';
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
-  tail = (tail + chunk.toString()).slice(-4000);
+  const lines = (pending + chunk.toString()).split('\n');
+  pending = lines.pop() ?? '';
+  for (const line of lines) {
+    if (/^ℹ pass \d+/.test(line)) passLine = line;
+    if (/^ℹ fail \d+/.test(line)) failLine = line;
+  }
 });
 child.on('close', (code) => {
-  const passMatch = /ℹ pass (\d+)/.exec(tail);
-  const failMatch = /ℹ fail (\d+)/.exec(tail);
+  const passMatch = /ℹ pass (\d+)/.exec(passLine);
+  const failMatch = /ℹ fail (\d+)/.exec(failLine);
   const passed = passMatch ? Number(passMatch[1]) : 0;
   const failed = failMatch ? Number(failMatch[1]) : 0;
   if (code === 0 && passed === 0) {

@@ -55,6 +55,14 @@ export class TableStore {
     const pk = t.primaryKey;
     const keyOnly =
       what === 'delete' && pk !== null && t.columns.some((c, i) => !pk.includes(i) && !(c.name in obj));
+    if (what === 'delete' && pk !== null) {
+      const missing = pk.map((k) => t.columns[k]?.name ?? '').filter((name) => !(name in obj));
+      if (missing.length > 0) {
+        throw new SluiceError('INVALID_VALUE', `delete row ${index} for table "${t.name}" must name the primary key column "${missing[0]}"`, {
+          hint: 'name the whole row, or just its primary key columns',
+        });
+      }
+    }
     const columns = t.columns;
     const row = new Array<Value>(columns.length);
     if (!keyOnly) {

@@ -57,6 +57,20 @@ export function parseTimestamp(text: string): string | null {
   return `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)} ${pad(h, 2)}:${pad(mi, 2)}:${pad(s, 2)}${frac === '' ? '' : `.${frac}`}`;
 }
 
+/**
+ * Rounds to float32 precision and returns the shortest decimal that reads back as the same float32
+ * (what PostgreSQL prints for a real), so 0.1::real is 0.1, not 0.10000000149011612.
+ */
+export function shortestFloat32(x: number): number {
+  const f = Math.fround(x);
+  if (!Number.isFinite(f) || f === 0) return f;
+  for (let p = 1; p <= 9; p++) {
+    const candidate = Number(f.toPrecision(p));
+    if (Math.fround(candidate) === f) return candidate;
+  }
+  return f;
+}
+
 function roundHalfAwayFromZero(x: number): number {
   return x < 0 ? -Math.round(-x) : Math.round(x);
 }
@@ -105,7 +119,7 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
         else if (FLOAT_TEXT.test(v)) r = Number(v);
         else throw invalid(v, to);
       } else throw invalid(v, to);
-      if (to.kind === 'float' && to.bits === 32) r = Math.fround(r);
+      if (to.kind === 'float' && to.bits === 32) r = shortestFloat32(r);
       if (to.kind === 'numeric' && to.scale !== undefined && Number.isFinite(r)) {
         const f = 10 ** to.scale;
         r = roundHalfAwayFromZero(r * f) / f;
@@ -113,7 +127,8 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
       return r;
     }
     case 'text': {
-      const s = typeof v === 'string' ? v : formatValue(v);
+      // char(n) → text drops the padding: trailing blanks of char(n) are insignificant
+      const s = typeof v === 'string' ? (from.kind === 'text' && from.fixed === true && to.fixed !== true ? v.trimEnd() : v) : formatValue(v);
       if (to.maxLength !== undefined) {
         if (to.fixed === true) return s.length >= to.maxLength ? s.slice(0, to.maxLength) : s.padEnd(to.maxLength);
         return s.slice(0, to.maxLength); // explicit casts truncate, as in PostgreSQL

@@ -34,7 +34,11 @@ export function checkInt(value: number | bigint, bits: 16 | 32 | 64): number | b
     if (value < range[0] || value > range[1]) throw overflow(bits === 16 ? 'smallint' : 'integer');
     return value;
   }
-  if (bits !== 64) throw overflow(bits === 16 ? 'smallint' : 'integer');
+  if (bits !== 64) {
+    const range = INT_RANGE[bits];
+    if (value < BigInt(range[0]) || value > BigInt(range[1])) throw overflow(bits === 16 ? 'smallint' : 'integer');
+    return Number(value);
+  }
   if (value < INT64_MIN || value > INT64_MAX) throw overflow('bigint');
   return normalizeBigInt(value);
 }

@@ -158,9 +158,16 @@ function unify(args: ScalarExpr[], pos: Pos, what: string): ScalarExpr[] {
   return args.map((a) => coerce(a, t, pos));
 }
 
+/** char(n) as text: PostgreSQL's bpchar semantics, trailing blanks are insignificant. */
+export function unpadChar(e: ScalarExpr): ScalarExpr {
+  if (e.type.kind !== 'text' || e.type.fixed !== true) return e;
+  const c: ScalarExpr = { kind: 'cast', operand: e, type: T.text };
+  return isConst(e) ? fold(c) : c;
+}
+
 function compare(fn: ScalarFn, opText: string, left: ScalarExpr, right: ScalarExpr, pos: Pos): ScalarExpr {
-  let l = left;
-  let r = right;
+  let l = left.type.kind === 'text' && right.type.kind === 'text' ? unpadChar(left) : left;
+  let r = left.type.kind === 'text' && right.type.kind === 'text' ? unpadChar(right) : right;
   if (isConst(l) && l.type.kind === 'text' && r.type.kind !== 'text' && r.type.kind !== 'unknown') l = coerce(l, r.type, pos);
   if (isConst(r) && r.type.kind === 'text' && l.type.kind !== 'text' && l.type.kind !== 'unknown') r = coerce(r, l.type, pos);
   const t = commonType([l.type, r.type]);
@@ -217,7 +224,7 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
         if (left.type.kind !== 'text' && right.type.kind !== 'text' && !(left.type.kind === 'unknown' || right.type.kind === 'unknown')) {
           throw typeMismatch(`operator does not exist: ${typeName(left.type)} || ${typeName(right.type)}`, e.pos);
         }
-        return call('concat', [left, right], T.text);
+        return call('concat', [unpadChar(left), unpadChar(right)], T.text);
       }
       const arith = ARITHMETIC[e.op] as ScalarFn;
       let l = left;
@@ -250,7 +257,7 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       return { kind: 'in', operand, list, negated: e.negated, type: T.bool };
     }
     case 'like': {
-      const operand = requireType(rec(e.operand), 'text', 'argument of LIKE', e.operand.pos);
+      const operand = unpadChar(requireType(rec(e.operand), 'text', 'argument of LIKE', e.operand.pos));
       const pattern = requireType(rec(e.pattern), 'text', 'pattern of LIKE', e.pattern.pos);
       const like = call(e.caseInsensitive ? 'ilike' : 'like', [operand, pattern], T.bool);
       return e.negated ? call('not', [like], T.bool) : like;
@@ -316,7 +323,7 @@ function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindContext):
     return a;
   };
   const textArg = (a: ScalarExpr): ScalarExpr => {
-    if (a.type.kind === 'text') return a;
+    if (a.type.kind === 'text') return e.name === 'length' || e.name === 'char_length' || e.name === 'character_length' ? a : unpadChar(a);
     if (a.type.kind === 'unknown') return coerce(a, T.text, e.pos);
     throw fnMismatch(e.name, args, e.pos);
   };
