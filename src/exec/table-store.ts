@@ -22,14 +22,18 @@ export interface PreparedBatch {
 
 export class TableStore {
   private readonly byKey: Map<Value, readonly Value[]> | null;
-  private appendOnly: (readonly Value[])[] | null;
+  /**
+   * Insert-only keyless tables keep their rows column-wise: no per-row object survives the epoch,
+   * which keeps garbage collection cheap on the ingest path. Rows are rebuilt only when read whole.
+   */
+  private appendOnly: AppendColumns | null;
   private multiset: Map<string, { row: readonly Value[]; count: number }> | null;
   private readonly columnIndex: Map<string, number>;
 
   constructor(readonly def: TableDef) {
     this.columnIndex = new Map(def.columns.map((c, i) => [c.name, i]));
     this.byKey = def.primaryKey === null ? null : new Map();
-    this.appendOnly = def.primaryKey === null ? [] : null;
+    this.appendOnly = def.primaryKey === null ? new AppendColumns(def.columns.length) : null;
     this.multiset = null;
   }
 
@@ -39,7 +43,16 @@ export class TableStore {
   }
 
   /** Converts a JSON row object into a typed row array, or throws naming the table and column. */
+  /** Whether the last `normalize` of a delete named only the primary key. */
+  private lastKeyOnly = false;
+
   normalize(input: unknown, what: 'insert' | 'delete', index: number): { row: Value[]; keyOnly: boolean } {
+    const row = this.normalizeRow(input, what, index);
+    return { row, keyOnly: this.lastKeyOnly };
+  }
+
+  /** Converts a JSON row object into a typed row array, or throws naming the table and column. */
+  normalizeRow(input: unknown, what: 'insert' | 'delete', index: number): Value[] {
     const t = this.def;
     if (input === null || typeof input !== 'object' || Array.isArray(input)) {
       throw new SluiceError('INVALID_VALUE', `${what} row ${index} for table "${t.name}" is not an object`);
@@ -76,7 +89,10 @@ export class TableStore {
         }
         row[i] = v;
       }
-      if (ok) return { row, keyOnly };
+      if (ok) {
+        this.lastKeyOnly = false;
+        return row;
+      }
     }
     t.columns.forEach((c, i) => {
       const present = c.name in obj;
@@ -99,13 +115,14 @@ export class TableStore {
       }
       row[i] = coerced.value;
     });
-    return { row, keyOnly };
+    this.lastKeyOnly = keyOnly;
+    return row;
   }
 
   private ensureMultiset(): Map<string, { row: readonly Value[]; count: number }> {
     if (this.multiset === null) {
       const ms = new Map<string, { row: readonly Value[]; count: number }>();
-      for (const row of this.appendOnly ?? []) {
+      for (const row of this.appendOnly?.rows() ?? []) {
         const k = encodeValues(row);
         const e = ms.get(k);
         if (e === undefined) ms.set(k, { row, count: 1 });
@@ -178,7 +195,7 @@ export class TableStore {
           deletes.push(row);
         });
       }
-      insertRows.forEach((input, i) => inserts.push(this.normalize(input, 'insert', i).row));
+      for (let i = 0; i < insertRows.length; i++) inserts.push(this.normalizeRow(insertRows[i], 'insert', i));
     }
     return { table: this.def.name, deletes, inserts, accepted: deleteRows.length + insertRows.length };
   }
@@ -237,7 +254,7 @@ export class TableStore {
   /** Current rows with multiplicities. */
   *entries(): Generator<readonly [readonly Value[], number]> {
     if (this.byKey !== null) for (const row of this.byKey.values()) yield [row, 1];
-    else if (this.appendOnly !== null) for (const row of this.appendOnly) yield [row, 1];
+    else if (this.appendOnly !== null) for (const row of this.appendOnly.rows()) yield [row, 1];
     else for (const e of (this.multiset as Map<string, { row: readonly Value[]; count: number }>).values()) yield [e.row, e.count];
   }
 
@@ -268,5 +285,30 @@ export class TableStore {
     const out: Row = {};
     this.def.columns.forEach((c, i) => (out[c.name] = values[i] as Value));
     return out;
+  }
+}
+
+/** Column-wise storage of an insert-only multiset of rows. */
+class AppendColumns {
+  private readonly columns: Value[][];
+  length = 0;
+
+  constructor(width: number) {
+    this.columns = Array.from({ length: width }, () => []);
+  }
+
+  push(row: readonly Value[]): void {
+    const columns = this.columns;
+    for (let c = 0; c < columns.length; c++) (columns[c] as Value[]).push(row[c] as Value);
+    this.length++;
+  }
+
+  *rows(): Generator<readonly Value[]> {
+    const columns = this.columns;
+    for (let i = 0; i < this.length; i++) {
+      const row = new Array<Value>(columns.length);
+      for (let c = 0; c < columns.length; c++) row[c] = (columns[c] as Value[])[i] as Value;
+      yield row;
+    }
   }
 }

@@ -84,7 +84,7 @@ export class ViewRuntime implements RowErrorSink {
           break;
         }
         case 'distinct':
-          this.rendered.push({ node, inputs: [node.input], op: new DistinctOp(node.id) });
+          this.rendered.push({ node, inputs: [node.input], op: new DistinctOp(node.id, node.stateId) });
           break;
         case 'output': {
           const feeder = this.rendered.find((r) => r.node.id === node.input);
@@ -95,7 +95,7 @@ export class ViewRuntime implements RowErrorSink {
             node.key !== null &&
             node.key.length === feeder.node.keyCount &&
             node.key.every((k, i) => k === i);
-          output = new OutputOp(node.id, node.key, node.columns.length, sharesState ? (feeder.op as ReduceOp) : null);
+          output = new OutputOp(node.id, node.stateId, node.key, node.columns.length, sharesState ? (feeder.op as ReduceOp) : null);
           this.rendered.push({ node, inputs: [node.input], op: output });
           break;
         }

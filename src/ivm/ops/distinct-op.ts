@@ -6,11 +6,36 @@ import type { Operator } from '../operator.ts';
 import { encodeValues } from '../values.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
+import type { StateDelta, Stateful } from '../state.ts';
+import { loadMultiset, multisetDelta } from '../state-entries.ts';
 
-export class DistinctOp implements Operator {
+export class DistinctOp implements Operator, Stateful {
   private readonly counts = new Map<string, { row: readonly Value[]; count: number }>();
+  private tracking = false;
+  private exported = false;
+  private readonly dirty = new Set<string>();
 
-  constructor(readonly nodeId: number) {}
+  constructor(
+    readonly nodeId: number,
+    readonly stateId: string,
+  ) {}
+
+  trackChanges(on: boolean): void {
+    this.tracking = on;
+    if (!on) this.dirty.clear();
+  }
+
+  takeStateDelta(full: boolean): StateDelta {
+    const delta = multisetDelta(this.counts, this.dirty, full || !this.exported);
+    this.exported = true;
+    return delta;
+  }
+
+  loadState(values: Iterable<unknown>): void {
+    loadMultiset(this.counts, values);
+    this.dirty.clear();
+    this.exported = true;
+  }
 
   step(inputs: readonly ZBatch[]): ZBatch {
     const input = consolidate(inputs[0] as ZBatch);
@@ -23,6 +48,7 @@ export class DistinctOp implements Operator {
       const entry = this.counts.get(key);
       const before = entry?.count ?? 0;
       const after = before + w;
+      if (this.tracking) this.dirty.add(key);
       if (after < 0) throw new SluiceError('INTERNAL_ERROR', `distinct n${this.nodeId} saw a negative multiplicity`);
       if (after === 0) this.counts.delete(key);
       else if (entry === undefined) this.counts.set(key, { row, count: after });

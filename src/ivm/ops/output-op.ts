@@ -5,7 +5,9 @@
 import { SluiceError } from '../../errors.ts';
 import type { Value } from '../../types.ts';
 import type { Operator } from '../operator.ts';
-import { encodeValues, singleKey } from '../values.ts';
+import { encodeOne, encodeValues, singleKey } from '../values.ts';
+import type { StateDelta, Stateful } from '../state.ts';
+import { loadMultiset, multisetDelta } from '../state-entries.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
 
@@ -17,7 +19,11 @@ export interface RawChange {
   readonly n: number;
 }
 
-export class OutputOp implements Operator {
+export class OutputOp implements Operator, Stateful {
+  private tracking = false;
+  private exported = false;
+  private readonly dirtyKeys = new Set<Value>();
+  private readonly dirtyRows = new Set<string>();
   private readonly keyed: Map<Value, readonly Value[]> | null;
   private readonly multiset: Map<string, { row: readonly Value[]; count: number }> | null;
   private lastDelta: ZBatch = { rows: [], weights: [], consolidated: true };
@@ -29,6 +35,7 @@ export class OutputOp implements Operator {
    */
   constructor(
     readonly nodeId: number,
+    readonly stateId: string,
     private readonly key: readonly number[] | null,
     private readonly width: number,
     private readonly shared: { outputRows(): Iterable<readonly Value[]> } | null = null,
@@ -58,6 +65,7 @@ export class OutputOp implements Operator {
         const k = this.keyOf(delta.rows[i] as readonly Value[]);
         if (w !== -1 || !keyed.has(k)) throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: retraction of an absent key`);
         keyed.delete(k);
+        if (this.tracking) this.dirtyKeys.add(k);
         this.rowCount--;
       }
       for (let i = 0; i < delta.rows.length; i++) {
@@ -67,6 +75,7 @@ export class OutputOp implements Operator {
         const k = this.keyOf(row);
         if (w !== 1 || keyed.has(k)) throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: two rows for one key`);
         keyed.set(k, row);
+        if (this.tracking) this.dirtyKeys.add(k);
         this.rowCount++;
       }
     } else {
@@ -78,6 +87,7 @@ export class OutputOp implements Operator {
         const entry = ms.get(k);
         const after = (entry?.count ?? 0) + w;
         if (after < 0) throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: negative multiplicity`);
+        if (this.tracking) this.dirtyRows.add(k);
         if (after === 0) ms.delete(k);
         else if (entry === undefined) ms.set(k, { row, count: after });
         else entry.count = after;
@@ -85,6 +95,57 @@ export class OutputOp implements Operator {
       }
     }
     return delta;
+  }
+
+  trackChanges(on: boolean): void {
+    this.tracking = on;
+    if (!on) {
+      this.dirtyKeys.clear();
+      this.dirtyRows.clear();
+    }
+  }
+
+  takeStateDelta(full: boolean): StateDelta {
+    const replaceAll = full || !this.exported;
+    this.exported = true;
+    if (this.multiset !== null) return multisetDelta(this.multiset, this.dirtyRows, replaceAll);
+    if (this.keyed === null) return { replaceAll, upserts: [], deletes: [] }; // borrowed state
+    const keyed = this.keyed;
+    const upserts: (readonly [string, unknown])[] = [];
+    const deletes: string[] = [];
+    if (replaceAll) for (const [k, row] of keyed) upserts.push([encodeOne(k), row]);
+    else {
+      for (const k of this.dirtyKeys) {
+        const row = keyed.get(k);
+        if (row === undefined) deletes.push(encodeOne(k));
+        else upserts.push([encodeOne(k), row]);
+      }
+    }
+    this.dirtyKeys.clear();
+    return { replaceAll, upserts, deletes };
+  }
+
+  loadState(values: Iterable<unknown>): void {
+    this.dirtyKeys.clear();
+    this.dirtyRows.clear();
+    this.exported = true;
+    if (this.multiset !== null) {
+      loadMultiset(this.multiset, values);
+      this.rowCount = 0;
+      for (const e of this.multiset.values()) this.rowCount += e.count;
+      return;
+    }
+    if (this.keyed === null) {
+      this.rowCount = 0;
+      for (const _ of (this.shared as { outputRows(): Iterable<readonly Value[]> }).outputRows()) this.rowCount++;
+      return;
+    }
+    this.keyed.clear();
+    for (const v of values) {
+      const row = v as Value[];
+      this.keyed.set(this.keyOf(row), row);
+    }
+    this.rowCount = this.keyed.size;
   }
 
   /** The changelog entries of the last step's delta. */

@@ -2,30 +2,19 @@
 // one partial per batch, not one per row). Merge: each partial folds into the group's stored state,
 // and the operator emits -old/+new only when the group's output row actually changed. Groups whose
 // row count reaches zero disappear; the global group (no keys) always keeps its one row.
-import { SluiceError } from '../../errors.ts';
+// State is column-wise: a group is a slot number; counts and aggregate fields live in typed arrays.
+import { ErrorCodes, SluiceError } from '../../errors.ts';
+import type { ErrorCode } from '../../errors.ts';
 import type { Value } from '../../types.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { RowFn, ScalarExpr } from '../scalar-expr.ts';
 import { compileScalar } from '../scalar-expr.ts';
+import type { StateDelta, Stateful } from '../state.ts';
 import { encodeValues, singleKey, valuesEqual } from '../values.ts';
 import type { ZBatch } from '../zset.ts';
-import type { AggImpl, AggState } from './aggregates.ts';
-import { aggStateBytes, aggregateImpl } from './aggregates.ts';
-
-interface Group {
-  readonly key: readonly Value[];
-  count: number;
-  readonly aggs: AggState[];
-  /** The row this group currently contributes downstream, or null. */
-  out: Value[] | null;
-  /** The error this group currently reports instead of a row, or null. */
-  error: unknown;
-  /** Reduce stage: this batch's partial for the group (row count and per-aggregate partials). */
-  partialCount: number;
-  partialAggs: AggState[] | null;
-  touched: boolean;
-}
+import type { AggColumn } from './aggregates.ts';
+import { aggregateColumn } from './aggregates.ts';
 
 /** A Map stage fused into the Reduce: evaluated per input row without building projected rows. */
 export interface FusedMap {
@@ -36,10 +25,29 @@ export interface FusedMap {
 
 type ReduceNode = Extract<DataflowNode, { kind: 'reduce' }>;
 
-export class ReduceOp implements Operator {
+interface SerializedGroup {
+  readonly k: Value[];
+  readonly c: number;
+  readonly a: unknown[];
+  readonly o: Value[] | null;
+  readonly e: { code: string; message: string } | null;
+}
+
+export class ReduceOp implements Operator, Stateful {
   readonly nodeId: number;
-  private readonly groups = new Map<Value, Group>();
-  private readonly impls: AggImpl[];
+  readonly stateId: string;
+  /** group id (the key value, or its encoding) → slot */
+  private readonly index = new Map<Value, number>();
+  private keys: (readonly Value[] | undefined)[] = [];
+  private counts = new Float64Array(16);
+  private partialCounts = new Float64Array(16);
+  private stamps = new Int32Array(16);
+  private outs: (Value[] | null)[] = [];
+  private readonly errorsBySlot = new Map<number, unknown>();
+  private readonly free: number[] = [];
+  private slotCount = 0;
+  private stepNo = 0;
+  private readonly columns: AggColumn[];
   private readonly keyCount: number;
   private readonly keyFns: RowFn[];
   private readonly argFns: (RowFn | null)[];
@@ -47,12 +55,18 @@ export class ReduceOp implements Operator {
   private readonly inputColumns: readonly ColumnSpec[];
   private readonly keyColumns: readonly ColumnSpec[];
   private globalEmitted = false;
+  private tracking = false;
+  private exported = false;
+  private readonly dirty = new Map<string, readonly Value[]>();
+  private readonly scratch: Value[];
 
   constructor(node: ReduceNode, inputColumns: readonly ColumnSpec[], fused: FusedMap | null) {
     this.nodeId = node.id;
+    this.stateId = node.stateId;
     this.keyCount = node.keyCount;
-    this.impls = node.aggregates.map(aggregateImpl);
+    this.columns = node.aggregates.map(aggregateColumn);
     this.keyColumns = node.columns.slice(0, node.keyCount);
+    this.scratch = new Array<Value>(node.keyCount + node.aggregates.length);
     if (fused === null) {
       this.filter = null;
       this.inputColumns = inputColumns;
@@ -68,28 +82,58 @@ export class ReduceOp implements Operator {
     }
   }
 
-  private newAggs(): AggState[] {
-    return this.impls.map((impl) => impl.create());
+  private idOf(key: readonly Value[]): Value {
+    return this.keyCount === 0 ? '' : this.keyCount === 1 ? singleKey(key[0] as Value) : encodeValues(key);
   }
 
-  private group(id: Value, key: readonly Value[]): Group {
-    const g: Group = { key, count: 0, aggs: this.newAggs(), out: null, error: null, partialCount: 0, partialAggs: null, touched: false };
-    this.groups.set(id, g);
-    return g;
+  private allocate(id: Value, key: readonly Value[]): number {
+    let slot = this.free.pop();
+    if (slot === undefined) {
+      slot = this.slotCount++;
+      if (slot >= this.counts.length) {
+        const capacity = this.counts.length * 2;
+        const counts = new Float64Array(capacity);
+        counts.set(this.counts);
+        this.counts = counts;
+        const partial = new Float64Array(capacity);
+        partial.set(this.partialCounts);
+        this.partialCounts = partial;
+        const stamps = new Int32Array(capacity);
+        stamps.set(this.stamps);
+        this.stamps = stamps;
+        for (const c of this.columns) c.grow(capacity);
+      }
+    }
+    this.keys[slot] = key;
+    this.counts[slot] = 0;
+    this.stamps[slot] = 0;
+    this.outs[slot] = null;
+    for (const c of this.columns) c.clear(slot);
+    this.index.set(id, slot);
+    return slot;
+  }
+
+  private release(slot: number): void {
+    const key = this.keys[slot] as readonly Value[];
+    this.index.delete(this.idOf(key));
+    this.keys[slot] = undefined;
+    this.outs[slot] = null;
+    this.errorsBySlot.delete(slot);
+    this.free.push(slot);
   }
 
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
     const input = inputs[0] as ZBatch;
-    // Reduce: the batch's rows fold into one partial per touched group (kept beside the group's
-    // state, so finding a group's partial costs no second hash lookup).
-    const touched: Group[] = [];
-    const groups = this.groups;
+    const stamp = ++this.stepNo;
+    // Reduce: the batch's rows fold into one partial per touched group.
+    const touched: number[] = [];
+    const index = this.index;
     const keyCount = this.keyCount;
     const keyFns = this.keyFns;
     const argFns = this.argFns;
-    const impls = this.impls;
+    const columns = this.columns;
     const filter = this.filter;
-    const nAggs = impls.length;
+    const nAggs = columns.length;
     const args: Value[] = new Array<Value>(nAggs);
     const n = input.rows.length;
     for (let i = 0; i < n; i++) {
@@ -118,28 +162,26 @@ export class ReduceOp implements Operator {
         errors.report(error, row, this.inputColumns, weight);
         continue;
       }
-      let g = groups.get(id);
-      if (g === undefined) g = this.group(id, key ?? (keyCount === 1 ? [single] : []));
-      if (!g.touched) {
-        g.touched = true;
-        g.partialCount = 0;
-        if (g.partialAggs === null) g.partialAggs = this.newAggs();
-        else for (let a = 0; a < nAggs; a++) (impls[a] as AggImpl).reset(g.partialAggs[a] as AggState);
-        touched.push(g);
+      let slot = index.get(id);
+      if (slot === undefined) slot = this.allocate(id, key ?? (keyCount === 1 ? [single] : []));
+      if (this.stamps[slot] !== stamp) {
+        this.stamps[slot] = stamp;
+        this.partialCounts[slot] = 0;
+        for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(slot);
+        touched.push(slot);
       }
-      g.partialCount += weight;
-      const partial = g.partialAggs as AggState[];
+      this.partialCounts[slot] = (this.partialCounts[slot] as number) + weight;
       for (let a = 0; a < nAggs; a++) {
-        if (argFns[a] !== null) (impls[a] as AggImpl).accumulate(partial[a] as AggState, args[a] as Value, weight);
+        if (argFns[a] !== null) (columns[a] as AggColumn).accumulate(slot, args[a] as Value, weight);
       }
     }
     if (keyCount === 0 && !this.globalEmitted) {
-      const g = groups.get('') ?? this.group('', []);
-      if (!g.touched) {
-        g.touched = true;
-        g.partialCount = 0;
-        g.partialAggs = this.newAggs();
-        touched.push(g);
+      const slot = index.get('') ?? this.allocate('', []);
+      if (this.stamps[slot] !== stamp) {
+        this.stamps[slot] = stamp;
+        this.partialCounts[slot] = 0;
+        for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(slot);
+        touched.push(slot);
       }
     }
     this.globalEmitted = true;
@@ -147,71 +189,132 @@ export class ReduceOp implements Operator {
     // Merge: fold each partial into its group and emit the change of the group's row.
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
+    const scratch = this.scratch;
     for (let t = 0; t < touched.length; t++) {
-      const g = touched[t] as Group;
-      g.touched = false;
-      g.count += g.partialCount;
-      const partial = g.partialAggs as AggState[];
-      for (let a = 0; a < nAggs; a++) (impls[a] as AggImpl).merge(g.aggs[a] as AggState, partial[a] as AggState);
-      if (g.count < 0) throw new SluiceError('INTERNAL_ERROR', `group of reduce n${this.nodeId} has a negative row count`);
-      const old = g.out;
-      if (g.count === 0 && keyCount > 0) {
+      const slot = touched[t] as number;
+      const key = this.keys[slot] as readonly Value[];
+      if (this.tracking) this.dirty.set(encodeValues(key), key);
+      const count = (this.counts[slot] as number) + (this.partialCounts[slot] as number);
+      this.counts[slot] = count;
+      for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).merge(slot);
+      if (count < 0) throw new SluiceError('INTERNAL_ERROR', `group of reduce n${this.nodeId} has a negative row count`);
+      const old = this.outs[slot] as Value[] | null;
+      const oldError = this.errorsBySlot.get(slot);
+      if (count === 0 && keyCount > 0) {
         if (old !== null) {
           rows.push(old);
           weights.push(-1);
         }
-        if (g.error !== null) errors.report(g.error, g.key, this.keyColumns, -1);
-        groups.delete(keyCount === 1 ? singleKey(g.key[0] as Value) : encodeValues(g.key));
+        if (oldError !== undefined) errors.report(oldError, key, this.keyColumns, -1);
+        this.release(slot);
         continue;
       }
-      let next: Value[] | null;
-      let error: unknown = null;
+      let error: unknown;
       try {
-        next = new Array<Value>(keyCount + nAggs);
-        for (let k = 0; k < keyCount; k++) next[k] = g.key[k] as Value;
-        for (let a = 0; a < nAggs; a++) next[keyCount + a] = (impls[a] as AggImpl).result(g.aggs[a] as AggState, g.count);
+        for (let k = 0; k < keyCount; k++) scratch[k] = key[k] as Value;
+        for (let a = 0; a < nAggs; a++) scratch[keyCount + a] = (columns[a] as AggColumn).result(slot, count);
       } catch (e) {
-        next = null;
         error = e;
       }
-      if (g.error !== null && (error === null || errorText(error) !== errorText(g.error))) {
-        errors.report(g.error, g.key, this.keyColumns, -1);
-        g.error = null;
+      if (oldError !== undefined && (error === undefined || errorText(error) !== errorText(oldError))) {
+        errors.report(oldError, key, this.keyColumns, -1);
+        this.errorsBySlot.delete(slot);
       }
-      if (error !== null && g.error === null) {
-        errors.report(error, g.key, this.keyColumns, 1);
-        g.error = error;
+      if (error !== undefined) {
+        if (!this.errorsBySlot.has(slot)) {
+          errors.report(error, key, this.keyColumns, 1);
+          this.errorsBySlot.set(slot, error);
+        }
+        if (old !== null) {
+          rows.push(old);
+          weights.push(-1);
+          this.outs[slot] = null;
+        }
+        continue;
       }
-      if (old !== null && next !== null && sameRow(old, next)) continue;
+      if (old !== null && sameRow(old, scratch)) continue;
       if (old !== null) {
         rows.push(old);
         weights.push(-1);
       }
-      if (next !== null) {
-        rows.push(next);
-        weights.push(1);
-      }
-      g.out = next;
+      const next = scratch.slice();
+      rows.push(next);
+      weights.push(1);
+      this.outs[slot] = next;
     }
     return { rows, weights, consolidated: true };
   }
 
+  trackChanges(on: boolean): void {
+    this.tracking = on;
+    if (!on) this.dirty.clear();
+  }
+
+  private serialize(slot: number): SerializedGroup {
+    const error = this.errorsBySlot.get(slot);
+    return {
+      k: [...(this.keys[slot] as readonly Value[])],
+      c: this.counts[slot] as number,
+      a: this.columns.map((c) => c.serialize(slot)),
+      o: this.outs[slot] ?? null,
+      e: error === undefined ? null : { code: error instanceof SluiceError ? error.code : 'INTERNAL_ERROR', message: errorText(error) },
+    };
+  }
+
+  takeStateDelta(full: boolean): StateDelta {
+    const replaceAll = full || !this.exported;
+    const upserts: (readonly [string, unknown])[] = [];
+    const deletes: string[] = [];
+    if (replaceAll) {
+      for (const slot of this.index.values()) upserts.push([encodeValues(this.keys[slot] as readonly Value[]), this.serialize(slot)]);
+    } else {
+      for (const [k, key] of this.dirty) {
+        const slot = this.index.get(this.idOf(key));
+        if (slot === undefined) deletes.push(k);
+        else upserts.push([k, this.serialize(slot)]);
+      }
+    }
+    this.dirty.clear();
+    this.exported = true;
+    return { replaceAll, upserts, deletes };
+  }
+
+  loadState(values: Iterable<unknown>): void {
+    for (const slot of [...this.index.values()]) this.release(slot);
+    this.dirty.clear();
+    for (const v of values) {
+      const d = v as SerializedGroup;
+      const slot = this.allocate(this.idOf(d.k), d.k);
+      this.counts[slot] = d.c;
+      d.a.forEach((a, i) => (this.columns[i] as AggColumn).deserialize(slot, a));
+      this.outs[slot] = d.o;
+      if (d.e !== null) {
+        this.errorsBySlot.set(slot, new SluiceError(d.e.code in ErrorCodes ? (d.e.code as ErrorCode) : 'INTERNAL_ERROR', d.e.message));
+      }
+    }
+    this.globalEmitted = this.keyCount > 0 || this.index.has('');
+    this.exported = true;
+  }
+
   /** Current output rows, for a view whose arrangement is this operator's state. */
   *outputRows(): Generator<readonly Value[]> {
-    for (const g of this.groups.values()) if (g.out !== null) yield g.out;
+    for (const slot of this.index.values()) {
+      const out = this.outs[slot];
+      if (out !== null && out !== undefined) yield out;
+    }
   }
 
   stateSize(): number {
     let bytes = 0;
-    for (const g of this.groups.values()) {
-      bytes += 64 + g.key.length * 16 + (g.out?.length ?? 0) * 16;
-      for (const a of g.aggs) bytes += aggStateBytes(a);
+    for (const slot of this.index.values()) {
+      bytes += 48 + this.keyCount * 16 + (this.outs[slot]?.length ?? 0) * 16 + 24;
+      for (const c of this.columns) bytes += c.bytes(slot);
     }
     return bytes;
   }
 
   groupCount(): number {
-    return this.groups.size;
+    return this.index.size;
   }
 }
 

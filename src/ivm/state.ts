@@ -1,0 +1,25 @@
+// Operator state as data, for checkpoints. Each stateful operator exports the entries that changed
+// since its last export (or all of them, when new or asked to), keyed by a stable string, and can
+// reload from entries. Values are plain JSON-able data except for bigint, which the codec handles.
+
+export interface StateDelta {
+  /** Replace every stored entry of this state (a new operator, or a change of representation). */
+  readonly replaceAll: boolean;
+  readonly upserts: readonly (readonly [string, unknown])[];
+  readonly deletes: readonly string[];
+}
+
+export interface Stateful {
+  /** Stable id: "<view>/<node kind><node index>" or "table:<name>". */
+  readonly stateId: string;
+  /** Starts (or stops) remembering which entries change; off by default so in-memory use pays nothing. */
+  trackChanges(on: boolean): void;
+  /** Entries changed since the last call (everything if `full` or never exported), then forgets them. */
+  takeStateDelta(full: boolean): StateDelta;
+  /** Replaces the whole state with these entry values. */
+  loadState(values: Iterable<unknown>): void;
+}
+
+export function isStateful(x: unknown): x is Stateful {
+  return typeof x === 'object' && x !== null && 'takeStateDelta' in x && 'loadState' in x;
+}
