@@ -15,20 +15,7 @@ export interface TypeName {
 export type LiteralValue = null | boolean | number | bigint | string;
 
 export type BinaryOp =
-  | '+'
-  | '-'
-  | '*'
-  | '/'
-  | '%'
-  | '='
-  | '<>'
-  | '<'
-  | '<='
-  | '>'
-  | '>='
-  | 'and'
-  | 'or'
-  | '||';
+  '+' | '-' | '*' | '/' | '%' | '=' | '<>' | '<' | '<=' | '>' | '>=' | 'and' | 'or' | '||';
 
 export type Expr =
   /**
@@ -175,7 +162,12 @@ export type Statement =
       readonly pos: Pos;
       readonly text: string;
     }
-  | { readonly kind: 'show'; readonly objectKind: 'tables' | 'views'; readonly pos: Pos; readonly text: string }
+  | {
+      readonly kind: 'show';
+      readonly objectKind: 'tables' | 'views';
+      readonly pos: Pos;
+      readonly text: string;
+    }
   | {
       readonly kind: 'explain';
       readonly dataflow: boolean;

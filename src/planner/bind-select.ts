@@ -16,7 +16,6 @@ import {
   defaultColumnName,
   isAggregateCall,
   nullable,
-  resolveColumn,
 } from './bind-expr.ts';
 
 export interface OrderKey {
