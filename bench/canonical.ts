@@ -1,0 +1,528 @@
+// The canonical Sluice benchmark: orders → seller_totals (SUM per seller) → total_histogram (COUNT of
+// sellers per FLOOR(total / 10)), a view over a view with retraction, fed append-only batches.
+// Sluice and the peer, @tanstack/db-ivm, run the same rows; each (impl, dist, batch) runs in a fresh
+// child process so heaps and JIT state do not interfere. See bench/README.md.
+//
+//   npm run bench                      # the full matrix
+//   npm run bench -- --quick           # a tenth of the events
+//   npm run bench -- --impl sluice --dist zipf --batch 10000 --events 1000000
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { fileURLToPath } from 'node:url';
+import { runInNewContext } from 'node:vm';
+import { setFlagsFromString } from 'node:v8';
+import type { DbIvmVariant } from './dbivm.ts';
+import {
+  cut,
+  generateRows,
+  histogramEntries,
+  referenceHistogram,
+  sameHistogram,
+  type Dist,
+  type Order,
+  type WorkloadSpec,
+} from './workload.ts';
+
+type Impl = 'sluice' | 'db-ivm';
+
+const TARGET_EVENTS_PER_S = 2_000_000; // Sluice, one core, batch 10,000
+const TARGET_RATIO = 15; // Sluice / db-ivm events/s, every batch size
+
+/**
+ * Every run processes the same TOTAL_EVENTS rows: an untimed preload (in batches of PRELOAD_BATCH)
+ * followed by the timed events at the batch size under test. All batch sizes therefore end in the
+ * same state (same groups, same histogram) and their figures compare like with like. Batch 1 times
+ * only the last 50,000 events, on a fully populated state.
+ */
+const TOTAL_EVENTS = 1_000_000;
+const PRELOAD_BATCH = 10_000;
+const DEFAULT_TIMED: Record<number, number> = { 1: 50_000, 100: TOTAL_EVENTS, 10_000: TOTAL_EVENTS };
+
+interface Options {
+  impls: Impl[];
+  dists: Dist[];
+  batches: number[];
+  events: number | null;
+  preload: number | null;
+  quick: boolean;
+  sellers: number;
+  seed: number;
+  zipfS: number;
+  warmup: number | null;
+  variant: DbIvmVariant;
+  repeat: number;
+  cpuProfile: string | null;
+  child: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = {
+    impls: ['sluice', 'db-ivm'],
+    dists: ['uniform', 'zipf'],
+    batches: [1, 100, 10_000],
+    events: null,
+    preload: null,
+    quick: false,
+    sellers: 100_000,
+    seed: 20111111,
+    zipfS: 1.1,
+    warmup: null,
+    variant: 'reduce',
+    repeat: 1,
+    cpuProfile: null,
+    child: false,
+  };
+  const list = (v: string): string[] => v.split(',').filter((s) => s !== '');
+  const int = (flag: string, v: string): number => {
+    const n = Number(v.replace(/_/g, ''));
+    if (!Number.isInteger(n) || n < 0) throw new Error(`bench: ${flag} needs a non-negative integer`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a];
+    const value = (): string => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new Error(`bench: ${flag} needs a value`);
+      return v;
+    };
+    switch (flag) {
+      case '--quick':
+        o.quick = true;
+        break;
+      case '--child':
+        o.child = true;
+        break;
+      case '--impl': {
+        const v = value();
+        o.impls = v === 'both' || v === 'all' ? ['sluice', 'db-ivm'] : (list(v) as Impl[]);
+        for (const x of o.impls)
+          if (x !== 'sluice' && x !== 'db-ivm') throw new Error(`bench: unknown impl ${x}`);
+        break;
+      }
+      case '--dist': {
+        const v = value();
+        o.dists = v === 'both' || v === 'all' ? ['uniform', 'zipf'] : (list(v) as Dist[]);
+        for (const x of o.dists)
+          if (x !== 'uniform' && x !== 'zipf') throw new Error(`bench: unknown dist ${x}`);
+        break;
+      }
+      case '--batch':
+        o.batches = list(value()).map((v) => int('--batch', v));
+        if (o.batches.some((b) => b === 0)) throw new Error('bench: --batch must be ≥ 1');
+        break;
+      case '--events':
+        o.events = int('--events', value());
+        break;
+      case '--preload':
+        o.preload = int('--preload', value());
+        break;
+      case '--sellers':
+        o.sellers = int('--sellers', value());
+        break;
+      case '--seed':
+        o.seed = int('--seed', value());
+        break;
+      case '--zipf-s':
+        o.zipfS = Number(value());
+        break;
+      case '--repeat':
+        o.repeat = Math.max(1, int('--repeat', value()));
+        break;
+      case '--cpu-profile':
+        o.cpuProfile = value();
+        break;
+      case '--warmup':
+        o.warmup = int('--warmup', value());
+        break;
+      case '--dbivm-variant': {
+        const v = value();
+        if (v !== 'reduce' && v !== 'groupby') throw new Error(`bench: unknown db-ivm variant ${v}`);
+        o.variant = v;
+        break;
+      }
+      case '--help':
+      case '-h':
+        console.log(
+          'usage: npm run bench -- [--quick] [--events N] [--preload N] [--impl sluice|db-ivm|both] [--dist uniform|zipf|both]\n' +
+            '       [--batch 1,100,10000] [--sellers N] [--seed N] [--zipf-s S] [--warmup N] [--repeat N] [--cpu-profile PREFIX]\n' +
+            '       [--dbivm-variant reduce|groupby]',
+        );
+        process.exit(0);
+        break;
+      default:
+        throw new Error(`bench: unknown flag ${a}`);
+    }
+  }
+  return o;
+}
+
+/** Timed events for a batch size. */
+function eventsFor(o: Options, batch: number): number {
+  let n = o.events ?? DEFAULT_TIMED[batch] ?? Math.max(batch * 100, TOTAL_EVENTS);
+  if (o.quick && o.events === null) n = Math.ceil(n / 10);
+  return Math.max(n, batch);
+}
+
+/** Untimed events applied before the timed ones. */
+function preloadFor(o: Options, batch: number): number {
+  if (o.preload !== null) return o.preload;
+  if (o.events !== null) return 0;
+  return Math.max(0, (o.quick ? TOTAL_EVENTS / 10 : TOTAL_EVENTS) - eventsFor(o, batch));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child: one implementation, one distribution, one batch size.
+
+interface ChildResult {
+  child: true;
+  impl: Impl;
+  dist: Dist;
+  batch: number;
+  events: number;
+  preload: number;
+  events_per_s: number;
+  /** Timed events ÷ CPU time (user + system, all threads) of the timed loop: less sensitive to load. */
+  events_per_cpu_s: number;
+  p50_us: number;
+  p99_us: number;
+  bytes_per_group: number;
+  groups: number;
+  entry: string;
+  histogram: [number, number][];
+  state: string;
+}
+
+function getGc(): () => void {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (typeof g === 'function') return g;
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+/** Heap used plus off-heap memory (ArrayBuffers of typed arrays), after full collections. */
+function settledMemory(gc: () => void): number {
+  for (let i = 0; i < 3; i++) gc();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external;
+}
+
+interface Pipeline {
+  entry: string;
+  prepare: (rows: Order[]) => unknown;
+  apply: (batch: unknown) => void;
+  histogram: () => Map<number, number>;
+  groups: (() => number) | null;
+  describeState?: () => string;
+}
+
+async function buildPipeline(impl: Impl, variant: DbIvmVariant): Promise<Pipeline> {
+  if (impl === 'sluice') {
+    const { buildSluice } = await import('./sluice.ts');
+    return buildSluice();
+  }
+  const { buildDbIvm } = await import('./dbivm.ts');
+  const p = buildDbIvm(variant);
+  return {
+    entry: `D2 ${variant}`,
+    prepare: p.prepare,
+    apply: p.apply as (batch: unknown) => void,
+    histogram: p.histogram,
+    groups: null,
+  };
+}
+
+function percentile(sorted: Float64Array, q: number): number {
+  if (sorted.length === 0) return 0;
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[idx]!;
+}
+
+async function runChild(o: Options): Promise<void> {
+  const impl = o.impls[0]!;
+  const dist = o.dists[0]!;
+  const batch = o.batches[0]!;
+  const events = eventsFor(o, batch);
+  const preload = preloadFor(o, batch);
+  const gc = getGc();
+  const spec: WorkloadSpec = {
+    dist,
+    sellers: o.sellers,
+    events: preload + events,
+    seed: o.seed,
+    zipfS: o.zipfS,
+  };
+
+  // Warm-up on a throwaway instance with different rows, so the timed run sees optimised code.
+  const warmEvents = o.warmup ?? Math.min(Math.max(Math.ceil(events / 10), 2 * batch), 100_000);
+  if (warmEvents > 0) {
+    const warm = await buildPipeline(impl, o.variant);
+    const rows = generateRows({ ...spec, events: warmEvents, seed: o.seed + 1 });
+    for (const b of cut(rows, 0, rows.length, batch)) warm.apply(warm.prepare(b));
+  }
+
+  // The measured instance, and everything the timed loop needs, exist before the baseline.
+  const p = await buildPipeline(impl, o.variant);
+  const nBatches = Math.ceil(events / batch);
+  const lat = new Float64Array(nBatches);
+  const baseline = settledMemory(gc);
+
+  // All input is generated (and the expected result computed) before timing.
+  let rows: Order[] | null = generateRows(spec);
+  const expected = referenceHistogram(rows);
+  for (const b of cut(rows, 0, preload, PRELOAD_BATCH)) p.apply(p.prepare(b));
+  let prepared: unknown[] | null = cut(rows, preload, rows.length, batch).map(p.prepare);
+  rows = null;
+  gc();
+
+  // --cpu-profile FILE: a V8 CPU profile of the timed loop only (adds sampling overhead).
+  let session: Session | null = null;
+  if (o.cpuProfile !== null) {
+    session = new Session();
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 100 });
+    await session.post('Profiler.start');
+  }
+
+  const cpu0 = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < nBatches; i++) {
+    const t0 = process.hrtime.bigint();
+    p.apply(prepared[i]);
+    lat[i] = Number(process.hrtime.bigint() - t0);
+  }
+  const wallNs = Number(process.hrtime.bigint() - start);
+  const cpu = process.cpuUsage(cpu0);
+  const cpuUs = cpu.user + cpu.system;
+  if (session !== null && o.cpuProfile !== null) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(o.cpuProfile, JSON.stringify(profile));
+    session.disconnect();
+  }
+
+  prepared = null;
+  const after = settledMemory(gc);
+  const got = p.histogram();
+  const groups = p.groups?.() ?? expected.groups;
+  if (groups !== expected.groups)
+    throw new Error(`bench: ${impl} seller_totals has ${groups} groups, expected ${expected.groups}`);
+  if (!sameHistogram(got, expected.histogram)) {
+    throw new Error(
+      `bench: ${impl} histogram differs from the reference\n  got      ${JSON.stringify(histogramEntries(got))}\n` +
+        `  expected ${JSON.stringify(histogramEntries(expected.histogram))}`,
+    );
+  }
+  lat.sort();
+  const result: ChildResult = {
+    child: true,
+    impl,
+    dist,
+    batch,
+    events,
+    preload,
+    events_per_s: Math.round(events / (wallNs / 1e9)),
+    events_per_cpu_s: Math.round(events / (cpuUs / 1e6)),
+    p50_us: Math.round(percentile(lat, 0.5) / 10) / 100,
+    p99_us: Math.round(percentile(lat, 0.99) / 10) / 100,
+    bytes_per_group: Math.round((after - baseline) / groups),
+    groups,
+    entry: p.entry,
+    histogram: histogramEntries(got),
+    state: p.describeState?.() ?? '',
+  };
+  process.stdout.write(JSON.stringify(result) + '\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parent: orchestrate children, print the table, JSON lines and ratios.
+
+function childArgs(o: Options, impl: Impl, dist: Dist, batch: number): string[] {
+  const exec = [...process.execArgv];
+  if (!exec.some((a) => a.includes('expose-gc'))) exec.push('--expose-gc');
+  if (!exec.some((a, i) => a === 'tsx' && exec[i - 1] === '--import') && !exec.includes('--import=tsx'))
+    exec.push('--import', 'tsx');
+  const args = [
+    fileURLToPath(import.meta.url),
+    '--child',
+    '--impl',
+    impl,
+    '--dist',
+    dist,
+    '--batch',
+    String(batch),
+    '--events',
+    String(eventsFor(o, batch)),
+    '--preload',
+    String(preloadFor(o, batch)),
+    '--sellers',
+    String(o.sellers),
+    '--seed',
+    String(o.seed),
+    '--zipf-s',
+    String(o.zipfS),
+    '--dbivm-variant',
+    o.variant,
+  ];
+  if (o.warmup !== null) args.push('--warmup', String(o.warmup));
+  if (o.cpuProfile !== null)
+    args.push('--cpu-profile', `${o.cpuProfile}.${impl}-${dist}-${batch}.cpuprofile`);
+  return [...exec, ...args];
+}
+
+function spawnChild(args: string[]): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    c.stdout.setEncoding('utf8');
+    c.stdout.on('data', (d: string) => (stdout += d));
+    c.on('error', reject);
+    c.on('close', (code) => resolve({ code: code ?? 1, stdout }));
+  });
+}
+
+const fmt = (n: number, digits = 0): string =>
+  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+function row(cells: string[]): string {
+  const widths = [7, 8, 6, 10, 10, 12, 12, 11, 11, 12, 8, 24];
+  return cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' ');
+}
+
+async function runParent(o: Options): Promise<number> {
+  console.log(
+    `Sluice canonical bench: orders → seller_totals → total_histogram, ${fmt(o.sellers)} sellers, ` +
+      `amounts 1..100, seed ${o.seed}, zipf s=${o.zipfS}, db-ivm variant ${o.variant}${o.repeat > 1 ? `, best of ${o.repeat} runs` : ''}${o.quick ? ', QUICK' : ''}`,
+  );
+  console.log(
+    `targets: sluice ≥ ${fmt(TARGET_EVENTS_PER_S)} events/s at batch 10,000 (one core); ` +
+      `sluice/db-ivm ≥ ${TARGET_RATIO}× at every batch size\n`,
+  );
+  console.log(
+    row([
+      'impl',
+      'dist',
+      'batch',
+      'preload',
+      'events',
+      'events/s',
+      'ev/cpu-s',
+      'p50 µs',
+      'p99 µs',
+      'bytes/group',
+      'groups',
+      'target',
+    ]),
+  );
+  const results = new Map<string, ChildResult>();
+  const failures: string[] = [];
+  for (const dist of o.dists) {
+    for (const batch of o.batches) {
+      for (const impl of o.impls) {
+        // With --repeat N, the run with the highest events/s is kept (every run must pass its checks).
+        let r: ChildResult | null = null;
+        for (let rep = 0; rep < o.repeat; rep++) {
+          const { code, stdout } = await spawnChild(childArgs(o, impl, dist, batch));
+          const line = stdout.split('\n').find((l) => l.startsWith('{"child":true'));
+          if (code !== 0 || line === undefined) {
+            failures.push(`${impl} ${dist} batch ${batch}: child exited with ${code}`);
+            console.log(
+              row([impl, dist, String(batch), '', 'FAILED', '', '', '', '', '', '', `exit code ${code}`]),
+            );
+            r = null;
+            break;
+          }
+          const run = JSON.parse(line) as ChildResult;
+          if (r === null || run.events_per_s > r.events_per_s) r = run;
+        }
+        if (r === null) continue;
+        results.set(`${impl}|${dist}|${batch}`, r);
+        let target = '';
+        if (impl === 'sluice' && batch === 10_000)
+          target = `≥${fmt(TARGET_EVENTS_PER_S)}: ${r.events_per_s >= TARGET_EVENTS_PER_S ? 'PASS' : 'MISS'}`;
+        console.log(
+          row([
+            impl,
+            dist,
+            fmt(batch),
+            fmt(r.preload),
+            fmt(r.events),
+            fmt(r.events_per_s),
+            fmt(r.events_per_cpu_s),
+            fmt(r.p50_us, 1),
+            fmt(r.p99_us, 1),
+            fmt(r.bytes_per_group),
+            fmt(r.groups),
+            target,
+          ]),
+        );
+        if (r.state !== '') console.log(`        ${r.state}`);
+        console.log(
+          JSON.stringify({
+            bench: 'canonical',
+            impl,
+            dist,
+            batch,
+            events: r.events,
+            events_per_s: r.events_per_s,
+            p50_us: r.p50_us,
+            p99_us: r.p99_us,
+            bytes_per_group: r.bytes_per_group,
+            events_per_cpu_s: r.events_per_cpu_s,
+          }),
+        );
+      }
+      // Both implementations must end with the same histogram (each already matched the reference).
+      const s = results.get(`sluice|${dist}|${batch}`);
+      const d = results.get(`db-ivm|${dist}|${batch}`);
+      if (s !== undefined && d !== undefined && JSON.stringify(s.histogram) !== JSON.stringify(d.histogram)) {
+        const msg = `MISMATCH: sluice and db-ivm histograms differ (${dist}, batch ${batch})`;
+        failures.push(msg);
+        console.log(
+          `!!! ${msg}\n  sluice ${JSON.stringify(s.histogram)}\n  db-ivm ${JSON.stringify(d.histogram)}`,
+        );
+      }
+    }
+  }
+
+  const ratios: string[] = [];
+  for (const dist of o.dists)
+    for (const batch of o.batches) {
+      const s = results.get(`sluice|${dist}|${batch}`);
+      const d = results.get(`db-ivm|${dist}|${batch}`);
+      if (s === undefined || d === undefined) continue;
+      const value = Math.round((s.events_per_s / d.events_per_s) * 100) / 100;
+      const cpuValue = Math.round((s.events_per_cpu_s / d.events_per_cpu_s) * 100) / 100;
+      ratios.push(
+        `  ${dist.padEnd(8)} batch ${fmt(batch).padStart(6)}: ${fmt(value, 2).padStart(8)}×  ` +
+          `(target ≥${TARGET_RATIO}×: ${value >= TARGET_RATIO ? 'PASS' : 'MISS'}; by CPU time ${fmt(cpuValue, 2)}×)`,
+      );
+      ratios.push(
+        JSON.stringify({
+          bench: 'canonical',
+          ratio: 'sluice/db-ivm',
+          dist,
+          batch,
+          value,
+          value_cpu: cpuValue,
+        }),
+      );
+    }
+  if (ratios.length > 0) {
+    console.log('\nsluice/db-ivm events/s:');
+    for (const l of ratios) console.log(l);
+  }
+  if (failures.length > 0) {
+    console.log(`\nFAILED:\n  ${failures.join('\n  ')}`);
+    return 1;
+  }
+  return 0;
+}
+
+const opts = parseArgs(process.argv.slice(2));
+if (opts.child) {
+  await runChild(opts);
+} else {
+  process.exitCode = await runParent(opts);
+}

@@ -1,0 +1,58 @@
+// Sluice on the canonical pipeline, through the public Engine API. The engine module is imported
+// dynamically so the db-ivm children (and the harness) run without loading it.
+import type { Row } from '../src/types.ts';
+import type { Order } from './workload.ts';
+
+export const CANONICAL_SQL = `
+CREATE TABLE orders (order_id BIGINT, seller_id INT NOT NULL, amount INT NOT NULL);
+CREATE MATERIALIZED VIEW seller_totals AS
+  SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
+CREATE MATERIALIZED VIEW total_histogram AS
+  SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10);
+`;
+
+export interface SluicePipeline {
+  readonly entry: string;
+  readonly prepare: (rows: Order[]) => unknown;
+  readonly apply: (batch: unknown) => void;
+  readonly histogram: () => Map<number, number>;
+  readonly groups: () => number;
+  /** The engine's own account of what it keeps (rows per table, estimated state bytes per view). */
+  readonly describeState: () => string;
+}
+
+function num(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'string') return Number(v);
+  throw new Error(`bench: unexpected value ${String(v)} in a view row`);
+}
+
+export async function buildSluice(): Promise<SluicePipeline> {
+  const { Engine } = await import('../src/index.ts');
+  const engine = new Engine();
+  engine.execute(CANONICAL_SQL); // throws on error
+  return {
+    entry: 'applyChanges',
+    prepare: (rows) => rows as unknown as Row[],
+    apply: (batch) => {
+      engine.applyChanges('orders', { insert: batch as Row[] });
+    },
+    histogram: () => {
+      const h = new Map<number, number>();
+      for (const r of engine.viewSnapshot('total_histogram').rows) h.set(num(r.bucket), num(r.sellers));
+      return h;
+    },
+    groups: () => engine.viewSnapshot('seller_totals').rows.length,
+    describeState: () => {
+      const c = engine.catalog();
+      return [
+        ...c.tables.map((t) => `table ${t.name}: ${t.rowCount.toLocaleString('en-US')} rows`),
+        ...c.views.map(
+          (v) =>
+            `view ${v.name}: ${v.rowCount.toLocaleString('en-US')} rows, ~${v.stateBytes.toLocaleString('en-US')} B state`,
+        ),
+      ].join('; ');
+    },
+  };
+}
