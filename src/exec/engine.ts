@@ -2,7 +2,9 @@
 // from the ingest API or an INSERT/UPDATE/DELETE — is validated whole, journaled, applied to its
 // table, then pushed through every dependent view in creation order (views over views see the same
 // epoch), and only then are subscribers told. Everything here is synchronous.
+import { createHash } from 'node:crypto';
 import { SluiceError } from '../errors.ts';
+import type { StateDelta } from '../ivm/state.ts';
 import type { SelectStmt, Statement } from '../parser/ast.ts';
 import { parseStatements } from '../parser/parse.ts';
 import { castValue } from '../ivm/cast.ts';
@@ -40,7 +42,6 @@ import { ViewRuntime } from './view-runtime.ts';
 
 export type { EngineJournal } from './api.ts';
 
-
 export interface TableInfo {
   readonly name: string;
   readonly columns: readonly ColumnInfo[];
@@ -68,6 +69,31 @@ export interface ApplyOptions {
   readonly positions?: SourcePositions;
 }
 
+/** One object's state in a checkpoint: the parts that changed since the last checkpoint. */
+export interface ObjectCheckpoint {
+  readonly name: string;
+  readonly kind: 'table' | 'view';
+  /** Plan fingerprint (views) or schema fingerprint (tables): state is only reloaded into a match. */
+  readonly fingerprint: string;
+  readonly parts: readonly { readonly stateId: string; readonly delta: StateDelta }[];
+}
+
+export interface EngineCheckpoint {
+  readonly epoch: number;
+  readonly positions: SourcePositions;
+  readonly objects: readonly ObjectCheckpoint[];
+}
+
+/** What a checkpoint store hands back on recovery: every stored entry value per state id. */
+export interface StoredCheckpoint {
+  readonly epoch: number;
+  readonly positions: SourcePositions;
+  readonly objects: ReadonlyMap<
+    string,
+    { readonly fingerprint: string; readonly parts: ReadonlyMap<string, readonly unknown[]> }
+  >;
+}
+
 interface Subscription {
   readonly listener: ViewListener;
   readonly onClose: ((reason: string) => void) | undefined;
@@ -79,6 +105,7 @@ export class Engine {
   private readonly views = new Map<string, ViewRuntime>();
   private readonly subscribers = new Map<string, Set<Subscription>>();
   private journal: EngineJournal | null = null;
+  private stateTracking = false;
   private currentEpoch = 0;
   private lastPositions: SourcePositions = {};
 
@@ -147,31 +174,53 @@ export class Engine {
   private createTable(stmt: Extract<Statement, { kind: 'createTable' }>): StatementResult {
     if (this.catalogState.has(stmt.name)) {
       if (stmt.ifNotExists) return { statement: 'CREATE TABLE', object: stmt.name };
-      throw new SluiceError('DUPLICATE_OBJECT', `relation "${stmt.name}" already exists`, { position: stmt.pos });
+      throw new SluiceError('DUPLICATE_OBJECT', `relation "${stmt.name}" already exists`, {
+        position: stmt.pos,
+      });
     }
     if (stmt.columns.length === 0) {
-      throw new SluiceError('INVALID_DEFINITION', `table "${stmt.name}" must have at least one column`, { position: stmt.pos });
+      throw new SluiceError('INVALID_DEFINITION', `table "${stmt.name}" must have at least one column`, {
+        position: stmt.pos,
+      });
     }
     const seen = new Set<string>();
     for (const c of stmt.columns) {
-      if (seen.has(c.name)) throw new SluiceError('DUPLICATE_COLUMN', `column "${c.name}" specified more than once`, { position: c.pos });
+      if (seen.has(c.name))
+        throw new SluiceError('DUPLICATE_COLUMN', `column "${c.name}" specified more than once`, {
+          position: c.pos,
+        });
       seen.add(c.name);
     }
     const inlinePk = stmt.columns.filter((c) => c.primaryKey).map((c) => c.name);
     if (inlinePk.length > 0 && stmt.primaryKey !== undefined) {
-      throw new SluiceError('INVALID_DEFINITION', `multiple primary keys for table "${stmt.name}" are not allowed`, { position: stmt.pos });
+      throw new SluiceError(
+        'INVALID_DEFINITION',
+        `multiple primary keys for table "${stmt.name}" are not allowed`,
+        { position: stmt.pos },
+      );
     }
     if (inlinePk.length > 1) {
-      throw new SluiceError('INVALID_DEFINITION', `multiple primary keys for table "${stmt.name}" are not allowed`, { position: stmt.pos });
+      throw new SluiceError(
+        'INVALID_DEFINITION',
+        `multiple primary keys for table "${stmt.name}" are not allowed`,
+        { position: stmt.pos },
+      );
     }
     const pkNames = stmt.primaryKey ?? inlinePk;
     const pk: number[] = [];
     for (const name of pkNames) {
       const i = stmt.columns.findIndex((c) => c.name === name);
       if (i < 0) {
-        throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" named in key does not exist`, { position: stmt.pos });
+        throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" named in key does not exist`, {
+          position: stmt.pos,
+        });
       }
-      if (pk.includes(i)) throw new SluiceError('DUPLICATE_COLUMN', `column "${name}" appears twice in primary key constraint`, { position: stmt.pos });
+      if (pk.includes(i))
+        throw new SluiceError(
+          'DUPLICATE_COLUMN',
+          `column "${name}" appears twice in primary key constraint`,
+          { position: stmt.pos },
+        );
       pk.push(i);
     }
     const columns: ColumnMeta[] = stmt.columns.map((c, i) => ({
@@ -179,17 +228,27 @@ export class Engine {
       type: resolveTypeName(c.type),
       nullable: !c.notNull && !pk.includes(i),
     }));
-    const def: TableDef = { kind: 'table', name: stmt.name, columns, primaryKey: pk.length > 0 ? pk : null, sql: stmt.text };
+    const def: TableDef = {
+      kind: 'table',
+      name: stmt.name,
+      columns,
+      primaryKey: pk.length > 0 ? pk : null,
+      sql: stmt.text,
+    };
     this.journal?.appendDdl({ epoch: this.currentEpoch, sql: stmt.text });
     this.catalogState.add(def);
-    this.tables.set(def.name, new TableStore(def));
+    const store = new TableStore(def);
+    store.trackChanges(this.stateTracking);
+    this.tables.set(def.name, store);
     return { statement: 'CREATE TABLE', object: def.name };
   }
 
   private createView(stmt: Extract<Statement, { kind: 'createView' }>): StatementResult {
     if (this.catalogState.has(stmt.name)) {
       if (stmt.ifNotExists) return { statement: 'CREATE MATERIALIZED VIEW', object: stmt.name };
-      throw new SluiceError('DUPLICATE_OBJECT', `relation "${stmt.name}" already exists`, { position: stmt.pos });
+      throw new SluiceError('DUPLICATE_OBJECT', `relation "${stmt.name}" already exists`, {
+        position: stmt.pos,
+      });
     }
     const bound = bindSelect(stmt.query, this.catalogState, {
       forView: true,
@@ -215,6 +274,7 @@ export class Engine {
     runtime.takeErrorChanges();
     this.journal?.appendDdl({ epoch: this.currentEpoch, sql: stmt.text });
     this.catalogState.add(def);
+    for (const part of runtime.statefulParts()) part.trackChanges(this.stateTracking);
     this.views.set(def.name, runtime);
     return { statement: 'CREATE MATERIALIZED VIEW', object: def.name };
   }
@@ -232,25 +292,39 @@ export class Engine {
     const object = this.catalogState.get(stmt.name);
     if (object === undefined) {
       if (stmt.ifExists) return { statement: label, object: stmt.name };
-      throw new SluiceError(stmt.objectKind === 'table' ? 'UNKNOWN_TABLE' : 'UNKNOWN_VIEW',
-        `${stmt.objectKind === 'table' ? 'table' : 'materialized view'} "${stmt.name}" does not exist`, { position: stmt.pos });
+      throw new SluiceError(
+        stmt.objectKind === 'table' ? 'UNKNOWN_TABLE' : 'UNKNOWN_VIEW',
+        `${stmt.objectKind === 'table' ? 'table' : 'materialized view'} "${stmt.name}" does not exist`,
+        { position: stmt.pos },
+      );
     }
     if (object.kind !== stmt.objectKind) {
-      throw new SluiceError('WRONG_OBJECT_KIND', `"${stmt.name}" is not a ${stmt.objectKind === 'table' ? 'table' : 'materialized view'}`, {
-        position: stmt.pos,
-        hint: `use DROP ${object.kind === 'table' ? 'TABLE' : 'MATERIALIZED VIEW'} to remove it`,
-      });
+      throw new SluiceError(
+        'WRONG_OBJECT_KIND',
+        `"${stmt.name}" is not a ${stmt.objectKind === 'table' ? 'table' : 'materialized view'}`,
+        {
+          position: stmt.pos,
+          hint: `use DROP ${object.kind === 'table' ? 'TABLE' : 'MATERIALIZED VIEW'} to remove it`,
+        },
+      );
     }
     const dependents = this.catalogState.transitiveDependents(stmt.name);
     if (dependents.length > 0 && !stmt.cascade) {
-      throw new SluiceError('DEPENDENT_OBJECTS', `cannot drop ${object.kind === 'table' ? 'table' : 'materialized view'} "${stmt.name}" because other objects depend on it`, {
-        position: stmt.pos,
-        detail: dependents.map((d) => `materialized view "${d.name}" depends on "${d.dependsOn.join('", "')}"`).join('\n'),
-        hint: 'use DROP ... CASCADE to drop the dependent objects too',
-      });
+      throw new SluiceError(
+        'DEPENDENT_OBJECTS',
+        `cannot drop ${object.kind === 'table' ? 'table' : 'materialized view'} "${stmt.name}" because other objects depend on it`,
+        {
+          position: stmt.pos,
+          detail: dependents
+            .map((d) => `materialized view "${d.name}" depends on "${d.dependsOn.join('", "')}"`)
+            .join('\n'),
+          hint: 'use DROP ... CASCADE to drop the dependent objects too',
+        },
+      );
     }
     this.journal?.appendDdl({ epoch: this.currentEpoch, sql: stmt.text });
-    for (const d of [...dependents].reverse()) this.removeObject(d.name, `dropped by CASCADE from "${stmt.name}"`);
+    for (const d of [...dependents].reverse())
+      this.removeObject(d.name, `dropped by CASCADE from "${stmt.name}"`);
     this.removeObject(stmt.name, 'dropped');
     return { statement: label, object: stmt.name };
   }
@@ -284,7 +358,9 @@ export class Engine {
 
   private explain(query: SelectStmt, dataflow: boolean): StatementResult {
     const bound = bindSelect(query, this.catalogState, { forView: false });
-    const plan = dataflow ? printDataflow(lowerToDataflow('query', bound.plan, bound.key)) : printLogicalPlan(bound.plan);
+    const plan = dataflow
+      ? printDataflow(lowerToDataflow('query', bound.plan, bound.key))
+      : printLogicalPlan(bound.plan);
     return {
       statement: dataflow ? 'EXPLAIN DATAFLOW' : 'EXPLAIN',
       plan,
@@ -316,7 +392,10 @@ export class Engine {
     const names = stmt.columns ?? def.columns.map((c) => c.name);
     const targets = names.map((n) => {
       const i = def.columns.findIndex((c) => c.name === n);
-      if (i < 0) throw new SluiceError('UNKNOWN_COLUMN', `column "${n}" of relation "${def.name}" does not exist`, { position: stmt.pos });
+      if (i < 0)
+        throw new SluiceError('UNKNOWN_COLUMN', `column "${n}" of relation "${def.name}" does not exist`, {
+          position: stmt.pos,
+        });
       return i;
     });
     if (new Set(names).size !== names.length) {
@@ -324,10 +403,14 @@ export class Engine {
     }
     const rows: Row[] = stmt.rows.map((values) => {
       if (values.length > targets.length) {
-        throw new SluiceError('INVALID_DEFINITION', 'INSERT has more expressions than target columns', { position: values[targets.length]?.pos ?? stmt.pos });
+        throw new SluiceError('INVALID_DEFINITION', 'INSERT has more expressions than target columns', {
+          position: values[targets.length]?.pos ?? stmt.pos,
+        });
       }
       if (values.length < targets.length) {
-        throw new SluiceError('INVALID_DEFINITION', 'INSERT has more target columns than expressions', { position: values[0]?.pos ?? stmt.pos });
+        throw new SluiceError('INVALID_DEFINITION', 'INSERT has more target columns than expressions', {
+          position: values[0]?.pos ?? stmt.pos,
+        });
       }
       const row: Row = {};
       values.forEach((expr, k) => {
@@ -347,9 +430,17 @@ export class Engine {
     return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch };
   }
 
-  private matchingRows(table: TableStore, where: Statement extends never ? never : Extract<Statement, { kind: 'delete' }>['where']): (readonly Value[])[] {
-    const scope = { relationNames: [table.def.name], relationLabel: `table "${table.def.name}"`, columns: table.def.columns };
-    const predicate = where === undefined ? null : compileScalar(bindExpr(where, { scope, aggregateContext: 'WHERE' }));
+  private matchingRows(
+    table: TableStore,
+    where: Statement extends never ? never : Extract<Statement, { kind: 'delete' }>['where'],
+  ): (readonly Value[])[] {
+    const scope = {
+      relationNames: [table.def.name],
+      relationLabel: `table "${table.def.name}"`,
+      columns: table.def.columns,
+    };
+    const predicate =
+      where === undefined ? null : compileScalar(bindExpr(where, { scope, aggregateContext: 'WHERE' }));
     const out: (readonly Value[])[] = [];
     for (const [row, n] of table.entries()) {
       if (predicate !== null && predicate(row) !== true) continue;
@@ -364,14 +455,23 @@ export class Engine {
     const scope = { relationNames: [def.name], relationLabel: `table "${def.name}"`, columns: def.columns };
     const sets = stmt.assignments.map((a) => {
       const i = def.columns.findIndex((c) => c.name === a.column);
-      if (i < 0) throw new SluiceError('UNKNOWN_COLUMN', `column "${a.column}" of relation "${def.name}" does not exist`, { position: a.pos });
+      if (i < 0)
+        throw new SluiceError(
+          'UNKNOWN_COLUMN',
+          `column "${a.column}" of relation "${def.name}" does not exist`,
+          { position: a.pos },
+        );
       const bound = bindExpr(a.value, { scope, aggregateContext: 'UPDATE' });
       return { index: i, fn: compileScalar(bound), type: bound.type, pos: a.value.pos };
     });
     if (stmt.where !== undefined) {
       const w = bindExpr(stmt.where, { scope, aggregateContext: 'WHERE' });
       if (w.type.kind !== 'bool' && w.type.kind !== 'unknown') {
-        throw new SluiceError('TYPE_MISMATCH', `argument of WHERE must be type boolean, not type ${typeName(w.type)}`, { position: stmt.where.pos });
+        throw new SluiceError(
+          'TYPE_MISMATCH',
+          `argument of WHERE must be type boolean, not type ${typeName(w.type)}`,
+          { position: stmt.where.pos },
+        );
       }
     }
     const matched = this.matchingRows(table, stmt.where);
@@ -397,12 +497,17 @@ export class Engine {
         const row = table.normalize(r, 'insert', 0).row;
         const k = encodeValues(row, pk);
         if (newKeys.has(k) || (table.hasKeyOf(row) && !deletedKeys.has(k))) {
-          throw new SluiceError('UNIQUE_VIOLATION', `duplicate key value violates the primary key of table "${def.name}"`, { position: stmt.pos });
+          throw new SluiceError(
+            'UNIQUE_VIOLATION',
+            `duplicate key value violates the primary key of table "${def.name}"`,
+            { position: stmt.pos },
+          );
         }
         newKeys.add(k);
       }
     }
-    if (matched.length === 0) return { statement: 'UPDATE', object: def.name, rowCount: 0, epoch: this.currentEpoch };
+    if (matched.length === 0)
+      return { statement: 'UPDATE', object: def.name, rowCount: 0, epoch: this.currentEpoch };
     const r = this.applyChanges(def.name, { delete: deletes, insert: inserts });
     return { statement: 'UPDATE', object: def.name, rowCount: matched.length, epoch: r.epoch };
   }
@@ -410,7 +515,8 @@ export class Engine {
   private deleteStatement(stmt: Extract<Statement, { kind: 'delete' }>): StatementResult {
     const table = this.tableForWrite(stmt.table, stmt.pos);
     const matched = this.matchingRows(table, stmt.where);
-    if (matched.length === 0) return { statement: 'DELETE', object: table.def.name, rowCount: 0, epoch: this.currentEpoch };
+    if (matched.length === 0)
+      return { statement: 'DELETE', object: table.def.name, rowCount: 0, epoch: this.currentEpoch };
     const r = this.applyChanges(table.def.name, { delete: matched.map((row) => table.toRow(row)) });
     return { statement: 'DELETE', object: table.def.name, rowCount: matched.length, epoch: r.epoch };
   }
@@ -432,9 +538,15 @@ export class Engine {
     const errors = runtime.currentErrors();
     const first = errors[0];
     if (first !== undefined) {
-      throw new SluiceError(first.code in { DIVISION_BY_ZERO: 1, NUMERIC_OVERFLOW: 1, INVALID_CAST: 1 } ? (first.code as 'DIVISION_BY_ZERO') : 'INVALID_VALUE', first.message, {
-        detail: `in row ${JSON.stringify(first.row, jsonReplacer)}`,
-      });
+      throw new SluiceError(
+        first.code in { DIVISION_BY_ZERO: 1, NUMERIC_OVERFLOW: 1, INVALID_CAST: 1 }
+          ? (first.code as 'DIVISION_BY_ZERO')
+          : 'INVALID_VALUE',
+        first.message,
+        {
+          detail: `in row ${JSON.stringify(first.row, jsonReplacer)}`,
+        },
+      );
     }
     let values: (readonly Value[])[] = [];
     for (const [row, n] of runtime.output.entries()) for (let i = 0; i < n; i++) values.push(row);
@@ -464,10 +576,15 @@ export class Engine {
    * Applies one batch to a table as one epoch. The request is validated whole; on any invalid row
    * nothing is applied. An empty request creates no epoch.
    */
-  applyChanges(table: string, changes: TableChanges, options: ApplyOptions = {}): { accepted: number; epoch: number } {
+  applyChanges(
+    table: string,
+    changes: TableChanges,
+    options: ApplyOptions = {},
+  ): { accepted: number; epoch: number } {
     const store = this.tables.get(table);
     if (store === undefined) {
-      if (this.views.has(table)) throw new SluiceError('WRONG_OBJECT_KIND', `cannot write to materialized view "${table}"`);
+      if (this.views.has(table))
+        throw new SluiceError('WRONG_OBJECT_KIND', `cannot write to materialized view "${table}"`);
       throw new SluiceError('UNKNOWN_TABLE', `table "${table}" does not exist`);
     }
     const prepared = store.prepare(changes);
@@ -489,7 +606,12 @@ export class Engine {
     return { accepted: prepared.accepted, epoch };
   }
 
-  private runEpoch(store: TableStore, prepared: PreparedBatch, epoch: number, positions: SourcePositions): void {
+  private runEpoch(
+    store: TableStore,
+    prepared: PreparedBatch,
+    epoch: number,
+    positions: SourcePositions,
+  ): void {
     this.currentEpoch = epoch;
     this.lastPositions = positions;
     const deltas = new Map<string, ZBatch>();
@@ -508,13 +630,110 @@ export class Engine {
       const subs = this.subscribers.get(cs.view);
       if (subs === undefined || subs.size === 0) continue;
       const columns = (this.catalogState.get(cs.view) as ViewDef).columns;
-      const changes: Change[] = cs.runtime.output.lastChanges().map((c) =>
-        c.n === 1 ? { op: c.op, row: toRow(c.row, columns) } : { op: c.op, row: toRow(c.row, columns), n: c.n },
-      );
+      const changes: Change[] = cs.runtime.output
+        .lastChanges()
+        .map((c) =>
+          c.n === 1
+            ? { op: c.op, row: toRow(c.row, columns) }
+            : { op: c.op, row: toRow(c.row, columns), n: c.n },
+        );
       if (changes.length === 0 && errors.length === 0) continue;
-      const set: ViewChangeSet = { view: cs.view, epoch, positions, changes, ...(errors.length > 0 ? { errors } : {}) };
+      const set: ViewChangeSet = {
+        view: cs.view,
+        epoch,
+        positions,
+        changes,
+        ...(errors.length > 0 ? { errors } : {}),
+      };
       for (const s of [...subs]) s.listener(set);
     }
+  }
+
+  // ---- checkpoints --------------------------------------------------------------------------
+
+  /** Starts remembering which state entries change, so checkpoints can be incremental. */
+  setStateTracking(on: boolean): void {
+    this.stateTracking = on;
+    for (const t of this.tables.values()) t.trackChanges(on);
+    for (const v of this.views.values()) for (const part of v.statefulParts()) part.trackChanges(on);
+  }
+
+  private tableFingerprint(def: TableDef): string {
+    const shape = def.columns.map((c) => `${c.name}:${typeName(c.type)}:${c.nullable}`).join(',');
+    return createHash('sha256')
+      .update(`${shape}|pk=${def.primaryKey?.join(',') ?? ''}`)
+      .digest('hex')
+      .slice(0, 16);
+  }
+
+  /**
+   * The state that changed since the last call (all of it with `full`), at the current epoch: one
+   * entry list per state id. The caller stores it atomically with the epoch and positions.
+   */
+  takeCheckpoint(full = false): EngineCheckpoint {
+    const objects: ObjectCheckpoint[] = [];
+    for (const def of this.catalogState.tables()) {
+      const store = this.tables.get(def.name) as TableStore;
+      objects.push({
+        name: def.name,
+        kind: 'table',
+        fingerprint: this.tableFingerprint(def),
+        parts: [{ stateId: store.stateId, delta: store.takeStateDelta(full) }],
+      });
+    }
+    for (const def of this.catalogState.views()) {
+      const runtime = this.views.get(def.name) as ViewRuntime;
+      objects.push({
+        name: def.name,
+        kind: 'view',
+        fingerprint: runtime.plan.fingerprint,
+        parts: runtime.statefulParts().map((p) => ({ stateId: p.stateId, delta: p.takeStateDelta(full) })),
+      });
+    }
+    return { epoch: this.currentEpoch, positions: this.lastPositions, objects };
+  }
+
+  /**
+   * Loads a checkpoint into an engine whose catalog was rebuilt (by replaying DDL) to the
+   * checkpoint's. A view whose stored fingerprint differs from its plan (its definition or the
+   * lowering changed) is rebuilt from its inputs instead of restored; returns those views.
+   */
+  loadCheckpoint(checkpoint: StoredCheckpoint): { rebuilt: string[] } {
+    for (const def of this.catalogState.tables()) {
+      const stored = checkpoint.objects.get(def.name);
+      const store = this.tables.get(def.name) as TableStore;
+      if (stored === undefined || stored.fingerprint !== this.tableFingerprint(def)) {
+        throw new SluiceError('STATE_ERROR', `checkpoint has no compatible state for table "${def.name}"`, {
+          hint: 'the checkpoint does not belong to this catalog; recover from the log instead',
+        });
+      }
+      store.loadState(stored.parts.get(store.stateId) ?? []);
+    }
+    const rebuilt: string[] = [];
+    for (const def of this.catalogState.views()) {
+      const runtime = this.views.get(def.name) as ViewRuntime;
+      const stored = checkpoint.objects.get(def.name);
+      const parts = runtime.statefulParts();
+      if (
+        stored !== undefined &&
+        stored.fingerprint === runtime.plan.fingerprint &&
+        parts.every((p) => stored.parts.has(p.stateId))
+      ) {
+        for (const p of parts) p.loadState(stored.parts.get(p.stateId) ?? []);
+        continue;
+      }
+      const fresh = new ViewRuntime(runtime.plan);
+      const inputs = new Map<string, ZBatch>();
+      for (const source of fresh.sources()) inputs.set(source, this.contentsOf(source));
+      fresh.step(inputs, checkpoint.epoch);
+      fresh.takeErrorChanges();
+      for (const part of fresh.statefulParts()) part.trackChanges(this.stateTracking);
+      this.views.set(def.name, fresh);
+      rebuilt.push(def.name);
+    }
+    this.currentEpoch = checkpoint.epoch;
+    this.lastPositions = checkpoint.positions;
+    return { rebuilt };
   }
 
   // ---- reads --------------------------------------------------------------------------------
@@ -522,7 +741,8 @@ export class Engine {
   private viewRuntime(name: string): ViewRuntime {
     const v = this.views.get(name);
     if (v === undefined) {
-      if (this.tables.has(name)) throw new SluiceError('WRONG_OBJECT_KIND', `"${name}" is a table, not a materialized view`);
+      if (this.tables.has(name))
+        throw new SluiceError('WRONG_OBJECT_KIND', `"${name}" is a table, not a materialized view`);
       throw new SluiceError('UNKNOWN_VIEW', `materialized view "${name}" does not exist`);
     }
     return v;
@@ -536,10 +756,14 @@ export class Engine {
     const errors = runtime.currentErrors();
     const first = errors[0];
     if (first !== undefined) {
-      throw new SluiceError('VIEW_ERROR', `materialized view "${name}" holds ${errors.length} row error${errors.length === 1 ? '' : 's'}; first: ${first.message}`, {
-        detail: `caused by row ${JSON.stringify(first.row, jsonReplacer)} (epoch ${first.epoch})`,
-        hint: 'fix or delete the offending input rows; the view recovers when they are retracted',
-      });
+      throw new SluiceError(
+        'VIEW_ERROR',
+        `materialized view "${name}" holds ${errors.length} row error${errors.length === 1 ? '' : 's'}; first: ${first.message}`,
+        {
+          detail: `caused by row ${JSON.stringify(first.row, jsonReplacer)} (epoch ${first.epoch})`,
+          hint: 'fix or delete the offending input rows; the view recovers when they are retracted',
+        },
+      );
     }
   }
 
@@ -632,10 +856,19 @@ function jsonReplacer(_key: string, value: unknown): unknown {
 }
 
 /** PostgreSQL's assignment cast: a value of `from` stored into a column. */
-function assignCast(value: Value, from: { kind: string } & Parameters<typeof castValue>[1], col: ColumnMeta): Value {
+function assignCast(
+  value: Value,
+  from: { kind: string } & Parameters<typeof castValue>[1],
+  col: ColumnMeta,
+): Value {
   if (value === null) return null;
   if (from.kind === 'unknown') return castValue(value, T.text, col.type);
-  if (col.type.kind === 'text' && col.type.maxLength !== undefined && typeof value === 'string' && value.length > col.type.maxLength) {
+  if (
+    col.type.kind === 'text' &&
+    col.type.maxLength !== undefined &&
+    typeof value === 'string' &&
+    value.length > col.type.maxLength
+  ) {
     if (value.slice(col.type.maxLength).trim() !== '') {
       throw new SluiceError('STRING_TOO_LONG', `value too long for type ${typeName(col.type)}`);
     }

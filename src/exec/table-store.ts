@@ -4,7 +4,10 @@
 // delete they are kept as a plain append list (no per-row key encoding on the insert-only path).
 import { SluiceError } from '../errors.ts';
 import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../ivm/cast.ts';
-import { encodeValues, formatValue, singleKey } from '../ivm/values.ts';
+import { encodeOne, encodeValues, formatValue, singleKey } from '../ivm/values.ts';
+import type { StateDelta, Stateful } from '../ivm/state.ts';
+import type { Multiset } from '../ivm/state-entries.ts';
+import { loadMultiset, multisetDelta } from '../ivm/state-entries.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
 import type { Row, Value } from '../types.ts';
@@ -20,7 +23,14 @@ export interface PreparedBatch {
   readonly accepted: number;
 }
 
-export class TableStore {
+export class TableStore implements Stateful {
+  readonly stateId: string;
+  private tracking = false;
+  private exported = false;
+  private representationChanged = false;
+  private appendExported = 0;
+  private readonly dirtyKeys = new Set<Value>();
+  private readonly dirtyRows = new Set<string>();
   private readonly byKey: Map<Value, readonly Value[]> | null;
   /**
    * Insert-only keyless tables keep their rows column-wise: no per-row object survives the epoch,
@@ -31,6 +41,7 @@ export class TableStore {
   private readonly columnIndex: Map<string, number>;
 
   constructor(readonly def: TableDef) {
+    this.stateId = `table:${def.name}`;
     this.columnIndex = new Map(def.columns.map((c, i) => [c.name, i]));
     this.byKey = def.primaryKey === null ? null : new Map();
     this.appendOnly = def.primaryKey === null ? new AppendColumns(def.columns.length) : null;
@@ -71,9 +82,13 @@ export class TableStore {
     if (what === 'delete' && pk !== null) {
       const missing = pk.map((k) => t.columns[k]?.name ?? '').filter((name) => !(name in obj));
       if (missing.length > 0) {
-        throw new SluiceError('INVALID_VALUE', `delete row ${index} for table "${t.name}" must name the primary key column "${missing[0]}"`, {
-          hint: 'name the whole row, or just its primary key columns',
-        });
+        throw new SluiceError(
+          'INVALID_VALUE',
+          `delete row ${index} for table "${t.name}" must name the primary key column "${missing[0]}"`,
+          {
+            hint: 'name the whole row, or just its primary key columns',
+          },
+        );
       }
     }
     const columns = t.columns;
@@ -109,9 +124,13 @@ export class TableStore {
         );
       }
       if (coerced.value === null && !c.nullable) {
-        throw new SluiceError('NOT_NULL_VIOLATION', `null value in column "${c.name}" of table "${t.name}" violates not-null constraint`, {
-          detail: `in ${what} row ${index}${present ? '' : ' (column missing)'}`,
-        });
+        throw new SluiceError(
+          'NOT_NULL_VIOLATION',
+          `null value in column "${c.name}" of table "${t.name}" violates not-null constraint`,
+          {
+            detail: `in ${what} row ${index}${present ? '' : ' (column missing)'}`,
+          },
+        );
       }
       row[i] = coerced.value;
     });
@@ -130,6 +149,7 @@ export class TableStore {
       }
       this.multiset = ms;
       this.appendOnly = null;
+      this.representationChanged = true;
     }
     return this.multiset;
   }
@@ -146,21 +166,30 @@ export class TableStore {
       const byKey = this.byKey;
       // overlay: key → row after this batch so far (null: deleted)
       const overlay = new Map<Value, readonly Value[] | null>();
-      const current = (k: Value): readonly Value[] | null | undefined => (overlay.has(k) ? overlay.get(k) : byKey.get(k));
+      const current = (k: Value): readonly Value[] | null | undefined =>
+        overlay.has(k) ? overlay.get(k) : byKey.get(k);
       deleteRows.forEach((input, i) => {
         const { row, keyOnly } = this.normalize(input, 'delete', i);
         const k = this.keyOf(row);
         const existing = current(k);
         if (existing === null || existing === undefined) {
-          throw new SluiceError('ROW_NOT_FOUND', `delete row ${i}: no row with this primary key in table "${this.def.name}"`, {
-            detail: describe(row),
-          });
+          throw new SluiceError(
+            'ROW_NOT_FOUND',
+            `delete row ${i}: no row with this primary key in table "${this.def.name}"`,
+            {
+              detail: describe(row),
+            },
+          );
         }
         if (!keyOnly && encodeValues(existing) !== encodeValues(row)) {
-          throw new SluiceError('ROW_NOT_FOUND', `delete row ${i}: the row in table "${this.def.name}" differs from the one to delete`, {
-            detail: `stored ${describe(existing)}, given ${describe(row)}`,
-            hint: 'delete by primary key only to remove the row whatever its other values',
-          });
+          throw new SluiceError(
+            'ROW_NOT_FOUND',
+            `delete row ${i}: the row in table "${this.def.name}" differs from the one to delete`,
+            {
+              detail: `stored ${describe(existing)}, given ${describe(row)}`,
+              hint: 'delete by primary key only to remove the row whatever its other values',
+            },
+          );
         }
         overlay.set(k, null);
         deletes.push(existing);
@@ -189,7 +218,11 @@ export class TableStore {
           const k = encodeValues(row);
           const have = (ms.get(k)?.count ?? 0) - (used.get(k) ?? 0);
           if (have <= 0) {
-            throw new SluiceError('ROW_NOT_FOUND', `delete row ${i}: no such row in table "${this.def.name}"`, { detail: describe(row) });
+            throw new SluiceError(
+              'ROW_NOT_FOUND',
+              `delete row ${i}: no such row in table "${this.def.name}"`,
+              { detail: describe(row) },
+            );
           }
           used.set(k, (used.get(k) ?? 0) + 1);
           deletes.push(row);
@@ -201,20 +234,30 @@ export class TableStore {
   }
 
   /** Commits resolved changes (deletes first). Also the replay path: rows are already validated. */
-  apply(batch: { readonly deletes: readonly (readonly Value[])[]; readonly inserts: readonly (readonly Value[])[] }): ZBatch {
+  apply(batch: {
+    readonly deletes: readonly (readonly Value[])[];
+    readonly inserts: readonly (readonly Value[])[];
+  }): ZBatch {
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
     if (this.byKey !== null) {
       for (const row of batch.deletes) {
         const k = this.keyOf(row);
         const existing = this.byKey.get(k);
-        if (existing === undefined) throw new SluiceError('STATE_ERROR', `replayed delete of an absent row in table "${this.def.name}"`);
+        if (existing === undefined)
+          throw new SluiceError(
+            'STATE_ERROR',
+            `replayed delete of an absent row in table "${this.def.name}"`,
+          );
         this.byKey.delete(k);
+        if (this.tracking) this.dirtyKeys.add(k);
         rows.push(existing);
         weights.push(-1);
       }
       for (const row of batch.inserts) {
-        this.byKey.set(this.keyOf(row), row);
+        const k = this.keyOf(row);
+        this.byKey.set(k, row);
+        if (this.tracking) this.dirtyKeys.add(k);
         rows.push(row);
         weights.push(1);
       }
@@ -224,8 +267,13 @@ export class TableStore {
         for (const row of batch.deletes) {
           const k = encodeValues(row);
           const e = ms.get(k);
-          if (e === undefined) throw new SluiceError('STATE_ERROR', `replayed delete of an absent row in table "${this.def.name}"`);
+          if (e === undefined)
+            throw new SluiceError(
+              'STATE_ERROR',
+              `replayed delete of an absent row in table "${this.def.name}"`,
+            );
           if (--e.count === 0) ms.delete(k);
+          if (this.tracking) this.dirtyRows.add(k);
           rows.push(row);
           weights.push(-1);
         }
@@ -243,6 +291,7 @@ export class TableStore {
           const e = ms.get(k);
           if (e === undefined) ms.set(k, { row, count: 1 });
           else e.count++;
+          if (this.tracking) this.dirtyRows.add(k);
           rows.push(row);
           weights.push(1);
         }
@@ -251,11 +300,77 @@ export class TableStore {
     return { rows, weights, consolidated: false };
   }
 
+  trackChanges(on: boolean): void {
+    this.tracking = on;
+    if (!on) {
+      this.dirtyKeys.clear();
+      this.dirtyRows.clear();
+    }
+  }
+
+  takeStateDelta(full: boolean): StateDelta {
+    const replaceAll = full || !this.exported || this.representationChanged;
+    this.exported = true;
+    this.representationChanged = false;
+    if (this.byKey !== null) {
+      const byKey = this.byKey;
+      const upserts: (readonly [string, unknown])[] = [];
+      const deletes: string[] = [];
+      if (replaceAll) for (const [k, row] of byKey) upserts.push([encodeOne(k), row]);
+      else {
+        for (const k of this.dirtyKeys) {
+          const row = byKey.get(k);
+          if (row === undefined) deletes.push(encodeOne(k));
+          else upserts.push([encodeOne(k), row]);
+        }
+      }
+      this.dirtyKeys.clear();
+      return { replaceAll, upserts, deletes };
+    }
+    if (this.appendOnly !== null) {
+      const from = replaceAll ? 0 : this.appendExported;
+      const upserts: (readonly [string, unknown])[] = [];
+      let i = 0;
+      for (const row of this.appendOnly.rows()) {
+        if (i >= from) upserts.push([`a${i}`, row]);
+        i++;
+      }
+      this.appendExported = this.appendOnly.length;
+      return { replaceAll, upserts, deletes: [] };
+    }
+    return multisetDelta(this.multiset as Multiset, this.dirtyRows, replaceAll);
+  }
+
+  loadState(values: Iterable<unknown>): void {
+    this.dirtyKeys.clear();
+    this.dirtyRows.clear();
+    this.exported = true;
+    this.representationChanged = false;
+    const list = [...values];
+    if (this.byKey !== null) {
+      this.byKey.clear();
+      for (const v of list) this.byKey.set(this.keyOf(v as Value[]), v as Value[]);
+      return;
+    }
+    if (list.some((v) => !Array.isArray(v))) {
+      this.appendOnly = null;
+      this.multiset = new Map();
+      loadMultiset(this.multiset, list);
+      return;
+    }
+    this.multiset = null;
+    this.appendOnly = new AppendColumns(this.def.columns.length);
+    for (const v of list) this.appendOnly.push(v as Value[]);
+    this.appendExported = this.appendOnly.length;
+  }
+
   /** Current rows with multiplicities. */
   *entries(): Generator<readonly [readonly Value[], number]> {
     if (this.byKey !== null) for (const row of this.byKey.values()) yield [row, 1];
     else if (this.appendOnly !== null) for (const row of this.appendOnly.rows()) yield [row, 1];
-    else for (const e of (this.multiset as Map<string, { row: readonly Value[]; count: number }>).values()) yield [e.row, e.count];
+    else
+      for (const e of (this.multiset as Map<string, { row: readonly Value[]; count: number }>).values())
+        yield [e.row, e.count];
   }
 
   contents(): ZBatch {

@@ -4,6 +4,8 @@
 import { SluiceError } from '../errors.ts';
 import type { ColumnSpec, DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../ivm/operator.ts';
+import type { Stateful } from '../ivm/state.ts';
+import { isStateful } from '../ivm/state.ts';
 import { DistinctOp } from '../ivm/ops/distinct-op.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import { OutputOp } from '../ivm/ops/output-op.ts';
@@ -68,7 +70,11 @@ export class ViewRuntime implements RowErrorSink {
           break;
         case 'map': {
           const input = byId.get(node.input) as DataflowNode;
-          this.rendered.push({ node, inputs: [node.input], op: new MapOp(node.id, node.filter, node.project, input.columns) });
+          this.rendered.push({
+            node,
+            inputs: [node.input],
+            op: new MapOp(node.id, node.filter, node.project, input.columns),
+          });
           break;
         }
         case 'reduce': {
@@ -76,7 +82,11 @@ export class ViewRuntime implements RowErrorSink {
           if (input.kind === 'map' && input.project !== null && consumers.get(input.id) === 1) {
             const source = byId.get(input.input) as DataflowNode;
             fusedAway.add(input.id);
-            const op = new ReduceOp(node, input.columns, { filter: input.filter, project: input.project, inputColumns: source.columns });
+            const op = new ReduceOp(node, input.columns, {
+              filter: input.filter,
+              project: input.project,
+              inputColumns: source.columns,
+            });
             this.rendered.push({ node, inputs: [input.input], op });
           } else {
             this.rendered.push({ node, inputs: [node.input], op: new ReduceOp(node, input.columns, null) });
@@ -95,7 +105,13 @@ export class ViewRuntime implements RowErrorSink {
             node.key !== null &&
             node.key.length === feeder.node.keyCount &&
             node.key.every((k, i) => k === i);
-          output = new OutputOp(node.id, node.stateId, node.key, node.columns.length, sharesState ? (feeder.op as ReduceOp) : null);
+          output = new OutputOp(
+            node.id,
+            node.stateId,
+            node.key,
+            node.columns.length,
+            sharesState ? (feeder.op as ReduceOp) : null,
+          );
           this.rendered.push({ node, inputs: [node.input], op: output });
           break;
         }
@@ -104,7 +120,8 @@ export class ViewRuntime implements RowErrorSink {
     const kept = this.rendered.filter((r) => !fusedAway.has(r.node.id));
     this.rendered.length = 0;
     this.rendered.push(...kept);
-    if (output === null) throw new SluiceError('INTERNAL_ERROR', `dataflow of "${plan.view}" has no output node`);
+    if (output === null)
+      throw new SluiceError('INTERNAL_ERROR', `dataflow of "${plan.view}" has no output node`);
     this.output = output;
   }
 
@@ -127,7 +144,8 @@ export class ViewRuntime implements RowErrorSink {
       const stats = this.stats.get(r.node.id) as NodeStats;
       let out: ZBatch;
       if (r.node.kind === 'input') out = inputs.get(r.node.source) ?? emptyBatch();
-      else if (r.node.kind === 'values') out = inputs.has('$values') ? { rows: [[]], weights: [1], consolidated: true } : emptyBatch();
+      else if (r.node.kind === 'values')
+        out = inputs.has('$values') ? { rows: [[]], weights: [1], consolidated: true } : emptyBatch();
       else {
         const ins = r.inputs.map((id) => outputs.get(id) ?? emptyBatch());
         for (const b of ins) stats.rowsIn += b.rows.length;
@@ -144,7 +162,8 @@ export class ViewRuntime implements RowErrorSink {
     const message = error instanceof Error ? error.message : String(error);
     const key = `${code}\u0000${message}\u0000${encodeValues(row)}`;
     let entry = this.errors.get(key);
-    if (!this.touchedErrors.has(key)) this.touchedErrors.set(key, { before: entry === undefined ? null : { ...entry } });
+    if (!this.touchedErrors.has(key))
+      this.touchedErrors.set(key, { before: entry === undefined ? null : { ...entry } });
     if (entry === undefined) {
       entry = { code, message, row: toRow(row, columns), count: 0, epoch: this.epoch };
       this.errors.set(key, entry);
@@ -158,8 +177,10 @@ export class ViewRuntime implements RowErrorSink {
     const out: ErrorChange[] = [];
     for (const [key, { before }] of this.touchedErrors) {
       const after = this.errors.get(key) ?? null;
-      if (before !== null && (after === null || after.count !== before.count)) out.push({ op: '-E', error: { ...before } });
-      if (after !== null && (before === null || after.count !== before.count)) out.push({ op: '+E', error: { ...after } });
+      if (before !== null && (after === null || after.count !== before.count))
+        out.push({ op: '-E', error: { ...before } });
+      if (after !== null && (before === null || after.count !== before.count))
+        out.push({ op: '+E', error: { ...after } });
     }
     this.touchedErrors = new Map();
     return out;
@@ -167,6 +188,36 @@ export class ViewRuntime implements RowErrorSink {
 
   currentErrors(): ViewRowError[] {
     return [...this.errors.values()].map((e) => ({ ...e }));
+  }
+
+  /** Every piece of this view's state that a checkpoint must hold, the error multiset included. */
+  statefulParts(): Stateful[] {
+    const parts: Stateful[] = [];
+    for (const r of this.rendered) if (r.op !== null && isStateful(r.op)) parts.push(r.op);
+    parts.push(this.errorState);
+    return parts;
+  }
+
+  private errorStateCache: Stateful | null = null;
+
+  private get errorState(): Stateful {
+    this.errorStateCache ??= {
+      stateId: `${this.plan.view}/errors`,
+      trackChanges: () => {},
+      takeStateDelta: () => ({
+        replaceAll: true,
+        upserts: [...this.errors].map(([k, e]) => [k, { ...e, key: k }] as const),
+        deletes: [],
+      }),
+      loadState: (values) => {
+        this.errors.clear();
+        for (const v of values) {
+          const { key, ...e } = v as ErrorEntry & { key: string };
+          this.errors.set(key, e);
+        }
+      },
+    };
+    return this.errorStateCache;
   }
 
   errorCount(): number {

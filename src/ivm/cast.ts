@@ -17,7 +17,8 @@ const SPECIAL_FLOATS: Record<string, number> = {
   '-inf': -Infinity,
 };
 const DATE_TEXT = /^(\d{4})-(\d{1,2})-(\d{1,2})$/;
-const TIMESTAMP_TEXT = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?(Z|[+-]00(?::?00)?)?$/;
+const TIMESTAMP_TEXT =
+  /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?(Z|[+-]00(?::?00)?)?$/;
 
 function pad(n: number, width: number): string {
   return String(n).padStart(width, '0');
@@ -25,7 +26,20 @@ function pad(n: number, width: number): string {
 
 function validDate(y: number, m: number, d: number): boolean {
   if (m < 1 || m > 12 || d < 1) return false;
-  const days = [31, y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+  const days = [
+    31,
+    y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28,
+    31,
+    30,
+    31,
+    30,
+    31,
+    31,
+    30,
+    31,
+    30,
+    31,
+  ];
   return d <= (days[m - 1] as number);
 }
 
@@ -76,7 +90,10 @@ function roundHalfAwayFromZero(x: number): number {
 }
 
 function invalid(v: Value, to: SqlType): SluiceError {
-  return new SluiceError('INVALID_CAST', `invalid input syntax for type ${typeName(to)}: "${formatValue(v)}"`);
+  return new SluiceError(
+    'INVALID_CAST',
+    `invalid input syntax for type ${typeName(to)}: "${formatValue(v)}"`,
+  );
 }
 
 /** CAST(v AS to). `v` is a non-null value of type `from`. */
@@ -128,9 +145,15 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
     }
     case 'text': {
       // char(n) → text drops the padding: trailing blanks of char(n) are insignificant
-      const s = typeof v === 'string' ? (from.kind === 'text' && from.fixed === true && to.fixed !== true ? v.trimEnd() : v) : formatValue(v);
+      const s =
+        typeof v === 'string'
+          ? from.kind === 'text' && from.fixed === true && to.fixed !== true
+            ? v.trimEnd()
+            : v
+          : formatValue(v);
       if (to.maxLength !== undefined) {
-        if (to.fixed === true) return s.length >= to.maxLength ? s.slice(0, to.maxLength) : s.padEnd(to.maxLength);
+        if (to.fixed === true)
+          return s.length >= to.maxLength ? s.slice(0, to.maxLength) : s.padEnd(to.maxLength);
         return s.slice(0, to.maxLength); // explicit casts truncate, as in PostgreSQL
       }
       return s;
@@ -186,7 +209,10 @@ export function coerceIngestFast(v: unknown, type: SqlType): Value | typeof INVA
   return r.ok ? r.value : INVALID_INGEST;
 }
 
-export function coerceIngest(v: unknown, type: SqlType): { ok: true; value: Value } | { ok: false; expected: string } {
+export function coerceIngest(
+  v: unknown,
+  type: SqlType,
+): { ok: true; value: Value } | { ok: false; expected: string } {
   if (v === null || v === undefined) return { ok: true, value: null };
   switch (type.kind) {
     case 'bool':
@@ -195,7 +221,8 @@ export function coerceIngest(v: unknown, type: SqlType): { ok: true; value: Valu
       let n: number | bigint;
       if (typeof v === 'number') {
         if (!Number.isInteger(v)) return { ok: false, expected: `an integer (${typeName(type)})` };
-        if (!Number.isSafeInteger(v)) return { ok: false, expected: 'an exact integer (send large integers as strings)' };
+        if (!Number.isSafeInteger(v))
+          return { ok: false, expected: 'an exact integer (send large integers as strings)' };
         n = v;
       } else if (typeof v === 'bigint') n = normalizeBigInt(v);
       else if (typeof v === 'string' && INT_TEXT.test(v)) n = normalizeBigInt(BigInt(v.trim()));
@@ -224,16 +251,24 @@ export function coerceIngest(v: unknown, type: SqlType): { ok: true; value: Valu
         if (v.slice(type.maxLength).trim() !== '') {
           return { ok: false, expected: `a string of at most ${type.maxLength} characters` };
         }
-        return { ok: true, value: type.fixed === true ? v.slice(0, type.maxLength) : v.slice(0, type.maxLength) };
+        return {
+          ok: true,
+          value: type.fixed === true ? v.slice(0, type.maxLength) : v.slice(0, type.maxLength),
+        };
       }
-      return { ok: true, value: type.fixed === true && type.maxLength !== undefined ? v.padEnd(type.maxLength) : v };
+      return {
+        ok: true,
+        value: type.fixed === true && type.maxLength !== undefined ? v.padEnd(type.maxLength) : v,
+      };
     case 'date': {
       const d = typeof v === 'string' ? parseDate(v) : null;
       return d === null ? { ok: false, expected: "a date 'YYYY-MM-DD'" } : { ok: true, value: d };
     }
     case 'timestamp': {
       const t = typeof v === 'string' ? parseTimestamp(v) : null;
-      return t === null ? { ok: false, expected: "a timestamp 'YYYY-MM-DD HH:MM:SS[.ffffff]'" } : { ok: true, value: t };
+      return t === null
+        ? { ok: false, expected: "a timestamp 'YYYY-MM-DD HH:MM:SS[.ffffff]'" }
+        : { ok: true, value: t };
     }
     case 'unknown':
       return { ok: false, expected: 'a value of a known type' };

@@ -53,7 +53,13 @@ export type DataflowNode =
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
     }
-  | { readonly id: number; readonly kind: 'distinct'; readonly input: number; readonly columns: readonly ColumnSpec[]; readonly stateId: string }
+  | {
+      readonly id: number;
+      readonly kind: 'distinct';
+      readonly input: number;
+      readonly columns: readonly ColumnSpec[];
+      readonly stateId: string;
+    }
   /** Integrates the view's deltas into its arrangement (the view state) and emits its changelog. */
   | {
       readonly id: number;
@@ -108,7 +114,10 @@ export function printDataflow(plan: DataflowPlan): string {
       }
       case 'reduce':
         lines.push(
-          `${pad}n${n.id} Reduce+Merge key [${n.columns.slice(0, n.keyCount).map((c, i) => `#${i}:${c.name}`).join(', ')}] ` +
+          `${pad}n${n.id} Reduce+Merge key [${n.columns
+            .slice(0, n.keyCount)
+            .map((c, i) => `#${i}:${c.name}`)
+            .join(', ')}] ` +
             `aggregates [${n.aggregates.map(printAgg).join(', ')}] state ${n.stateId} → [${cols(n.columns)}]`,
         );
         visit(n.input, depth + 1);

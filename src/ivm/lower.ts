@@ -13,7 +13,11 @@ function specs(columns: readonly ColumnMeta[]): ColumnSpec[] {
   return columns.map((c) => ({ name: c.name, type: c.type }));
 }
 
-export function lowerToDataflow(view: string, plan: LogicalPlan, key: readonly number[] | null): DataflowPlan {
+export function lowerToDataflow(
+  view: string,
+  plan: LogicalPlan,
+  key: readonly number[] | null,
+): DataflowPlan {
   const nodes: DataflowNode[] = [];
   const add = <N extends DataflowNode>(make: (id: number) => N): N => {
     const node = make(nodes.length);
@@ -23,21 +27,48 @@ export function lowerToDataflow(view: string, plan: LogicalPlan, key: readonly n
   const lower = (p: LogicalPlan): DataflowNode => {
     switch (p.kind) {
       case 'scan':
-        return add((id) => ({ id, kind: 'input', source: p.source, sourceKind: p.sourceKind, columns: specs(p.columns) }));
+        return add((id) => ({
+          id,
+          kind: 'input',
+          source: p.source,
+          sourceKind: p.sourceKind,
+          columns: specs(p.columns),
+        }));
       case 'values':
         return add((id) => ({ id, kind: 'values', columns: [] }));
       case 'filter': {
         const input = lower(p.input);
-        return add((id) => ({ id, kind: 'map', input: input.id, filter: p.predicate, project: null, columns: specs(p.columns) }));
+        return add((id) => ({
+          id,
+          kind: 'map',
+          input: input.id,
+          filter: p.predicate,
+          project: null,
+          columns: specs(p.columns),
+        }));
       }
       case 'project': {
         const input = lower(p.input);
         // Fuse with a preceding filter-only Map: one pass per row.
         if (input.kind === 'map' && input.project === null && nodes[nodes.length - 1] === input) {
           nodes.pop();
-          return add((id) => ({ id, kind: 'map', input: input.input, filter: input.filter, project: p.exprs, columns: specs(p.columns) }));
+          return add((id) => ({
+            id,
+            kind: 'map',
+            input: input.input,
+            filter: input.filter,
+            project: p.exprs,
+            columns: specs(p.columns),
+          }));
         }
-        return add((id) => ({ id, kind: 'map', input: input.id, filter: null, project: p.exprs, columns: specs(p.columns) }));
+        return add((id) => ({
+          id,
+          kind: 'map',
+          input: input.id,
+          filter: null,
+          project: p.exprs,
+          columns: specs(p.columns),
+        }));
       }
       case 'aggregate': {
         let input = lower(p.input);
@@ -92,12 +123,25 @@ export function lowerToDataflow(view: string, plan: LogicalPlan, key: readonly n
       }
       case 'distinct': {
         const input = lower(p.input);
-        return add((id) => ({ id, kind: 'distinct', input: input.id, columns: specs(p.columns), stateId: `${view}/distinct${id}` }));
+        return add((id) => ({
+          id,
+          kind: 'distinct',
+          input: input.id,
+          columns: specs(p.columns),
+          stateId: `${view}/distinct${id}`,
+        }));
       }
     }
   };
   const top = lower(plan);
-  const output = add((id) => ({ id, kind: 'output', input: top.id, key, columns: specs(plan.columns), stateId: `${view}/output` }));
+  const output = add((id) => ({
+    id,
+    kind: 'output',
+    input: top.id,
+    key,
+    columns: specs(plan.columns),
+    stateId: `${view}/output`,
+  }));
   const draft: DataflowPlan = { view, nodes, output: output.id, fingerprint: '' };
   const fingerprint = createHash('sha256').update(printDataflow(draft)).digest('hex').slice(0, 16);
   return { ...draft, fingerprint };

@@ -5,7 +5,15 @@ import { SluiceError } from '../errors.ts';
 import type { SqlType, Value } from '../types.ts';
 import { typeName } from '../types.ts';
 import { castValue } from './cast.ts';
-import { checkInt, compareValues, formatValue, isInt64, normalizeBigInt, overflow, valuesEqual } from './values.ts';
+import {
+  checkInt,
+  compareValues,
+  formatValue,
+  isInt64,
+  normalizeBigInt,
+  overflow,
+  valuesEqual,
+} from './values.ts';
 
 export const SCALAR_FNS = [
   'add',
@@ -41,7 +49,12 @@ export type ScalarFn = (typeof SCALAR_FNS)[number];
 export type ScalarExpr =
   | { readonly kind: 'const'; readonly value: Value; readonly type: SqlType }
   | { readonly kind: 'col'; readonly index: number; readonly name: string; readonly type: SqlType }
-  | { readonly kind: 'call'; readonly fn: ScalarFn; readonly args: readonly ScalarExpr[]; readonly type: SqlType }
+  | {
+      readonly kind: 'call';
+      readonly fn: ScalarFn;
+      readonly args: readonly ScalarExpr[];
+      readonly type: SqlType;
+    }
   | { readonly kind: 'and' | 'or'; readonly args: readonly ScalarExpr[]; readonly type: SqlType }
   | {
       readonly kind: 'case';
@@ -65,7 +78,11 @@ export type RowFn = (row: readonly Value[]) => Value;
 export function printScalar(e: ScalarExpr): string {
   switch (e.kind) {
     case 'const':
-      return e.value === null ? 'NULL' : typeof e.value === 'string' ? `'${e.value.replaceAll("'", "''")}'` : formatValue(e.value);
+      return e.value === null
+        ? 'NULL'
+        : typeof e.value === 'string'
+          ? `'${e.value.replaceAll("'", "''")}'`
+          : formatValue(e.value);
     case 'col':
       return `#${e.index}:${e.name}`;
     case 'call':
@@ -122,7 +139,11 @@ function divisionByZero(): SluiceError {
 
 type Num = number | bigint;
 
-function intOp(bits: 16 | 32 | 64, fast: (a: number, b: number) => number, exact: (a: bigint, b: bigint) => bigint) {
+function intOp(
+  bits: 16 | 32 | 64,
+  fast: (a: number, b: number) => number,
+  exact: (a: bigint, b: bigint) => bigint,
+) {
   if (bits !== 64) {
     return (a: Num, b: Num): Num => checkInt(fast(a as number, b as number), bits);
   }
@@ -170,13 +191,25 @@ function arith(fn: 'add' | 'sub' | 'mul' | 'div' | 'mod', type: SqlType): (a: Va
     let op: (a: Num, b: Num) => Num;
     switch (fn) {
       case 'add':
-        op = intOp(bits, (a, b) => a + b, (a, b) => a + b);
+        op = intOp(
+          bits,
+          (a, b) => a + b,
+          (a, b) => a + b,
+        );
         break;
       case 'sub':
-        op = intOp(bits, (a, b) => a - b, (a, b) => a - b);
+        op = intOp(
+          bits,
+          (a, b) => a - b,
+          (a, b) => a - b,
+        );
         break;
       case 'mul':
-        op = intOp(bits, (a, b) => a * b, (a, b) => a * b);
+        op = intOp(
+          bits,
+          (a, b) => a * b,
+          (a, b) => a * b,
+        );
         break;
       case 'div':
         op = intDiv(bits);
@@ -190,11 +223,14 @@ function arith(fn: 'add' | 'sub' | 'mul' | 'div' | 'mod', type: SqlType): (a: Va
   const toNum = (v: Value): number => (typeof v === 'bigint' ? Number(v) : (v as number));
   switch (fn) {
     case 'add':
-      return (a, b) => (a === null || b === null ? null : checkFloat(toNum(a) + toNum(b), toNum(a), toNum(b)));
+      return (a, b) =>
+        a === null || b === null ? null : checkFloat(toNum(a) + toNum(b), toNum(a), toNum(b));
     case 'sub':
-      return (a, b) => (a === null || b === null ? null : checkFloat(toNum(a) - toNum(b), toNum(a), toNum(b)));
+      return (a, b) =>
+        a === null || b === null ? null : checkFloat(toNum(a) - toNum(b), toNum(a), toNum(b));
     case 'mul':
-      return (a, b) => (a === null || b === null ? null : checkFloat(toNum(a) * toNum(b), toNum(a), toNum(b)));
+      return (a, b) =>
+        a === null || b === null ? null : checkFloat(toNum(a) * toNum(b), toNum(a), toNum(b));
     case 'div':
       return (a, b) => {
         if (a === null || b === null) return null;
@@ -336,7 +372,9 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
         return (row) => {
           const v = a0(row);
           if (v === null) return null;
-          return typeof v === "number" ? checkInt(Math.abs(v), bits) : checkInt((v as bigint) < 0n ? -(v as bigint) : (v as bigint), bits);
+          return typeof v === 'number'
+            ? checkInt(Math.abs(v), bits)
+            : checkInt((v as bigint) < 0n ? -(v as bigint) : (v as bigint), bits);
         };
       }
       return (row) => {
@@ -485,7 +523,10 @@ export function compileScalar(e: ScalarExpr): RowFn {
       const operand = compileScalar(e.operand);
       const from = e.operand.type;
       const to = e.type;
-      if (from.kind === 'int' && (to.kind === 'numeric' ? to.scale === undefined : to.kind === 'float' && to.bits === 64)) {
+      if (
+        from.kind === 'int' &&
+        (to.kind === 'numeric' ? to.scale === undefined : to.kind === 'float' && to.bits === 64)
+      ) {
         return (row) => {
           const v = operand(row);
           return typeof v === 'bigint' ? Number(v) : v;

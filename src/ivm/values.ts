@@ -36,7 +36,8 @@ export function checkInt(value: number | bigint, bits: 16 | 32 | 64): number | b
   }
   if (bits !== 64) {
     const range = INT_RANGE[bits];
-    if (value < BigInt(range[0]) || value > BigInt(range[1])) throw overflow(bits === 16 ? 'smallint' : 'integer');
+    if (value < BigInt(range[0]) || value > BigInt(range[1]))
+      throw overflow(bits === 16 ? 'smallint' : 'integer');
     return Number(value);
   }
   if (value < INT64_MIN || value > INT64_MAX) throw overflow('bigint');

@@ -67,7 +67,10 @@ export function childrenOf(e: Expr): Expr[] {
 }
 
 function typeMismatch(message: string, pos: Pos, hint?: string): SluiceError {
-  return new SluiceError('TYPE_MISMATCH', message, { position: pos, ...(hint !== undefined ? { hint } : {}) });
+  return new SluiceError('TYPE_MISMATCH', message, {
+    position: pos,
+    ...(hint !== undefined ? { hint } : {}),
+  });
 }
 
 function literalType(value: Value, kind: string): SqlType {
@@ -105,7 +108,8 @@ function allConst(args: readonly ScalarExpr[]): boolean {
 /** Implicit coercion of `e` to `to`: string literals adapt to any type; numbers widen. */
 export function coerce(e: ScalarExpr, to: SqlType, pos: Pos): ScalarExpr {
   if (to.kind === 'unknown' || typeName(e.type) === typeName(to)) return e;
-  if (e.type.kind === 'unknown') return isConst(e) ? { kind: 'const', value: null, type: to } : { ...e, type: to };
+  if (e.type.kind === 'unknown')
+    return isConst(e) ? { kind: 'const', value: null, type: to } : { ...e, type: to };
   if (isConst(e) && e.type.kind === 'text' && to.kind !== 'text') {
     try {
       return { kind: 'const', value: castValue(e.value, e.type, to), type: to };
@@ -130,7 +134,10 @@ function requireType(e: ScalarExpr, kind: SqlType['kind'], what: string, pos: Po
   if (e.type.kind === 'unknown' || (isConst(e) && e.type.kind === 'text')) {
     return coerce(e, kind === 'bool' ? T.bool : kind === 'text' ? T.text : e.type, pos);
   }
-  throw typeMismatch(`${what} must be type ${kind === 'bool' ? 'boolean' : kind}, not type ${typeName(e.type)}`, pos);
+  throw typeMismatch(
+    `${what} must be type ${kind === 'bool' ? 'boolean' : kind}, not type ${typeName(e.type)}`,
+    pos,
+  );
 }
 
 function call(fn: ScalarFn, args: ScalarExpr[], type: SqlType): ScalarExpr {
@@ -146,7 +153,13 @@ const COMPARISONS: Partial<Record<string, ScalarFn>> = {
   '>': 'gt',
   '>=': 'ge',
 };
-const ARITHMETIC: Partial<Record<string, ScalarFn>> = { '+': 'add', '-': 'sub', '*': 'mul', '/': 'div', '%': 'mod' };
+const ARITHMETIC: Partial<Record<string, ScalarFn>> = {
+  '+': 'add',
+  '-': 'sub',
+  '*': 'mul',
+  '/': 'div',
+  '%': 'mod',
+};
 
 function unify(args: ScalarExpr[], pos: Pos, what: string): ScalarExpr[] {
   const t = commonType(args.map((a) => a.type));
@@ -168,12 +181,17 @@ export function unpadChar(e: ScalarExpr): ScalarExpr {
 function compare(fn: ScalarFn, opText: string, left: ScalarExpr, right: ScalarExpr, pos: Pos): ScalarExpr {
   let l = left.type.kind === 'text' && right.type.kind === 'text' ? unpadChar(left) : left;
   let r = left.type.kind === 'text' && right.type.kind === 'text' ? unpadChar(right) : right;
-  if (isConst(l) && l.type.kind === 'text' && r.type.kind !== 'text' && r.type.kind !== 'unknown') l = coerce(l, r.type, pos);
-  if (isConst(r) && r.type.kind === 'text' && l.type.kind !== 'text' && l.type.kind !== 'unknown') r = coerce(r, l.type, pos);
+  if (isConst(l) && l.type.kind === 'text' && r.type.kind !== 'text' && r.type.kind !== 'unknown')
+    l = coerce(l, r.type, pos);
+  if (isConst(r) && r.type.kind === 'text' && l.type.kind !== 'text' && l.type.kind !== 'unknown')
+    r = coerce(r, l.type, pos);
   const t = commonType([l.type, r.type]);
   if (t === null) {
-    throw typeMismatch(`operator does not exist: ${typeName(l.type)} ${opText} ${typeName(r.type)}`, pos,
-      'no operator matches the given name and argument types; you might need to add explicit type casts');
+    throw typeMismatch(
+      `operator does not exist: ${typeName(l.type)} ${opText} ${typeName(r.type)}`,
+      pos,
+      'no operator matches the given name and argument types; you might need to add explicit type casts',
+    );
   }
   return call(fn, [coerce(l, t, pos), coerce(r, t, pos)], T.bool);
 }
@@ -198,8 +216,13 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
     case 'column':
       return resolveColumn(e.name, e.table, ctx.scope, e.pos);
     case 'unary': {
-      if (e.op === 'not') return call('not', [requireType(rec(e.operand), 'bool', 'argument of NOT', e.pos)], T.bool);
-      if (e.op === '-' && e.operand.kind === 'literal' && (e.operand.literalType === 'integer' || e.operand.literalType === 'numeric')) {
+      if (e.op === 'not')
+        return call('not', [requireType(rec(e.operand), 'bool', 'argument of NOT', e.pos)], T.bool);
+      if (
+        e.op === '-' &&
+        e.operand.kind === 'literal' &&
+        (e.operand.literalType === 'integer' || e.operand.literalType === 'numeric')
+      ) {
         const v = e.operand.value as number | bigint;
         const neg = typeof v === 'bigint' ? -v : -v;
         const value = typeof neg === 'bigint' && neg >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(neg) : neg;
@@ -207,22 +230,33 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       }
       const operand = rec(e.operand);
       const o = operand.type.kind === 'unknown' ? coerce(operand, T.int32, e.pos) : operand;
-      if (!isNumeric(o.type)) throw typeMismatch(`operator does not exist: ${e.op} ${typeName(o.type)}`, e.pos);
+      if (!isNumeric(o.type))
+        throw typeMismatch(`operator does not exist: ${e.op} ${typeName(o.type)}`, e.pos);
       return e.op === '+' ? o : call('neg', [o], o.type);
     }
     case 'binary': {
       const left = rec(e.left);
       const right = rec(e.right);
       if (e.op === 'and' || e.op === 'or') {
-        const args = [requireType(left, 'bool', `argument of ${e.op.toUpperCase()}`, e.left.pos), requireType(right, 'bool', `argument of ${e.op.toUpperCase()}`, e.right.pos)];
+        const args = [
+          requireType(left, 'bool', `argument of ${e.op.toUpperCase()}`, e.left.pos),
+          requireType(right, 'bool', `argument of ${e.op.toUpperCase()}`, e.right.pos),
+        ];
         const flat = args.flatMap((a) => (a.kind === e.op ? a.args : [a]));
         return { kind: e.op, args: flat, type: T.bool };
       }
       const cmp = COMPARISONS[e.op];
       if (cmp !== undefined) return compare(cmp, e.op, left, right, e.pos);
       if (e.op === '||') {
-        if (left.type.kind !== 'text' && right.type.kind !== 'text' && !(left.type.kind === 'unknown' || right.type.kind === 'unknown')) {
-          throw typeMismatch(`operator does not exist: ${typeName(left.type)} || ${typeName(right.type)}`, e.pos);
+        if (
+          left.type.kind !== 'text' &&
+          right.type.kind !== 'text' &&
+          !(left.type.kind === 'unknown' || right.type.kind === 'unknown')
+        ) {
+          throw typeMismatch(
+            `operator does not exist: ${typeName(left.type)} || ${typeName(right.type)}`,
+            e.pos,
+          );
         }
         return call('concat', [unpadChar(left), unpadChar(right)], T.text);
       }
@@ -234,8 +268,11 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       const lt = l.type.kind === 'unknown' ? (r.type.kind === 'unknown' ? T.int32 : r.type) : l.type;
       const rt = r.type.kind === 'unknown' ? lt : r.type;
       if (!isNumeric(lt) || !isNumeric(rt)) {
-        throw typeMismatch(`operator does not exist: ${typeName(lt)} ${e.op} ${typeName(rt)}`, e.pos,
-          'no operator matches the given name and argument types; you might need to add explicit type casts');
+        throw typeMismatch(
+          `operator does not exist: ${typeName(lt)} ${e.op} ${typeName(rt)}`,
+          e.pos,
+          'no operator matches the given name and argument types; you might need to add explicit type casts',
+        );
       }
       const t = numericResultType(lt, rt);
       return call(arith, [coerce(l, t, e.pos), coerce(r, t, e.pos)], t);
@@ -272,7 +309,11 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
         then: rec(w.then),
       }));
       const elseExpr = e.else === undefined ? null : rec(e.else);
-      const results = unify([...whens.map((w) => w.then), ...(elseExpr === null ? [] : [elseExpr])], e.pos, 'CASE');
+      const results = unify(
+        [...whens.map((w) => w.then), ...(elseExpr === null ? [] : [elseExpr])],
+        e.pos,
+        'CASE',
+      );
       const t = commonType(results.map((r) => r.type)) ?? T.unknown;
       return {
         kind: 'case',
@@ -300,17 +341,25 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
 }
 
 function fnMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): SluiceError {
-  return new SluiceError('UNKNOWN_FUNCTION', `function ${name}(${args.map((a) => typeName(a.type)).join(', ')}) does not exist`, {
-    position: pos,
-    hint: 'no function matches the given name and argument types; you might need to add explicit type casts',
-  });
+  return new SluiceError(
+    'UNKNOWN_FUNCTION',
+    `function ${name}(${args.map((a) => typeName(a.type)).join(', ')}) does not exist`,
+    {
+      position: pos,
+      hint: 'no function matches the given name and argument types; you might need to add explicit type casts',
+    },
+  );
 }
 
 function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindContext): ScalarExpr {
   if (AGGREGATE_NAMES.has(e.name)) {
-    throw new SluiceError('INVALID_AGGREGATE', `aggregate functions are not allowed in ${ctx.aggregateContext ?? 'this context'}`, {
-      position: e.pos,
-    });
+    throw new SluiceError(
+      'INVALID_AGGREGATE',
+      `aggregate functions are not allowed in ${ctx.aggregateContext ?? 'this context'}`,
+      {
+        position: e.pos,
+      },
+    );
   }
   if (e.distinct || e.star) throw fnMismatch(e.name, [], e.pos);
   const args = e.args.map((a) => bindExpr(a, ctx));
@@ -323,7 +372,10 @@ function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindContext):
     return a;
   };
   const textArg = (a: ScalarExpr): ScalarExpr => {
-    if (a.type.kind === 'text') return e.name === 'length' || e.name === 'char_length' || e.name === 'character_length' ? a : unpadChar(a);
+    if (a.type.kind === 'text')
+      return e.name === 'length' || e.name === 'char_length' || e.name === 'character_length'
+        ? a
+        : unpadChar(a);
     if (a.type.kind === 'unknown') return coerce(a, T.text, e.pos);
     throw fnMismatch(e.name, args, e.pos);
   };
@@ -349,7 +401,11 @@ function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindContext):
       if (n < 1 || n > 2 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
       const x = numericArg(a0);
       const t = n === 2 || x.type.kind === 'numeric' ? T.numeric : T.float64;
-      return call('round', n === 2 ? [coerce(x, t, e.pos), intArg(args[1] as ScalarExpr)] : [coerce(x, t, e.pos)], t);
+      return call(
+        'round',
+        n === 2 ? [coerce(x, t, e.pos), intArg(args[1] as ScalarExpr)] : [coerce(x, t, e.pos)],
+        t,
+      );
     }
     case 'mod': {
       if (n !== 2) throw fnMismatch(e.name, args, e.pos);
@@ -387,12 +443,22 @@ function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindContext):
   }
 }
 
-export function resolveColumn(name: string, table: string | undefined, scope: Scope | null, pos: Pos): ScalarExpr {
+export function resolveColumn(
+  name: string,
+  table: string | undefined,
+  scope: Scope | null,
+  pos: Pos,
+): ScalarExpr {
   if (scope === null) {
-    throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" does not exist`, { position: pos, hint: 'the query has no FROM clause' });
+    throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" does not exist`, {
+      position: pos,
+      hint: 'the query has no FROM clause',
+    });
   }
   if (table !== undefined && !scope.relationNames.includes(table)) {
-    throw new SluiceError('UNKNOWN_TABLE', `missing FROM-clause entry for table "${table}"`, { position: pos });
+    throw new SluiceError('UNKNOWN_TABLE', `missing FROM-clause entry for table "${table}"`, {
+      position: pos,
+    });
   }
   const matches: number[] = [];
   scope.columns.forEach((c, i) => {
@@ -403,7 +469,9 @@ export function resolveColumn(name: string, table: string | undefined, scope: Sc
   }
   const index = matches[0];
   if (index === undefined) {
-    throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" does not exist in ${scope.relationLabel}`, { position: pos });
+    throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" does not exist in ${scope.relationLabel}`, {
+      position: pos,
+    });
   }
   const c = scope.columns[index] as ColumnMeta;
   return { kind: 'col', index, name: c.name, type: c.type };
@@ -428,7 +496,17 @@ export function defaultColumnName(e: Expr): string {
 }
 
 function lastTypeWord(name: string): string {
-  const map: Record<string, string> = { integer: 'int4', int: 'int4', bigint: 'int8', smallint: 'int2', 'double precision': 'float8', real: 'float4', boolean: 'bool', 'character varying': 'varchar', varchar: 'varchar' };
+  const map: Record<string, string> = {
+    integer: 'int4',
+    int: 'int4',
+    bigint: 'int8',
+    smallint: 'int2',
+    'double precision': 'float8',
+    real: 'float4',
+    boolean: 'bool',
+    'character varying': 'varchar',
+    varchar: 'varchar',
+  };
   return map[name] ?? name;
 }
 

@@ -79,7 +79,9 @@ function constInt(e: Expr, what: string, catalog: Catalog): number {
   void catalog;
   const b = bindExpr(e, { scope: null, aggregateContext: what });
   if (b.kind !== 'const' || b.type.kind !== 'int' || b.value === null || Number(b.value) < 0) {
-    throw new SluiceError('TYPE_MISMATCH', `argument of ${what} must be a non-negative integer constant`, { position: e.pos });
+    throw new SluiceError('TYPE_MISMATCH', `argument of ${what} must be a non-negative integer constant`, {
+      position: e.pos,
+    });
   }
   return Number(b.value);
 }
@@ -87,7 +89,12 @@ function constInt(e: Expr, what: string, catalog: Catalog): number {
 export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
   if (options.forView) {
     const first = stmt.orderBy[0];
-    if (first !== undefined) throw notSupported('ORDER BY in a materialized view', first.pos, 'order the rows when you read the view');
+    if (first !== undefined)
+      throw notSupported(
+        'ORDER BY in a materialized view',
+        first.pos,
+        'order the rows when you read the view',
+      );
     if (stmt.limit !== undefined) throw notSupported('LIMIT in a materialized view', stmt.limit.pos);
     if (stmt.offset !== undefined) throw notSupported('OFFSET in a materialized view', stmt.offset.pos);
     if (stmt.from === undefined) throw notSupported('a materialized view without FROM', stmt.pos);
@@ -107,7 +114,9 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
       throw new SluiceError('UNKNOWN_TABLE', `relation "${ref.name}" does not exist`, { position: ref.pos });
     }
     if (options.viewName !== undefined && source.name === options.viewName) {
-      throw new SluiceError('INVALID_DEFINITION', `view "${source.name}" cannot read itself`, { position: ref.pos });
+      throw new SluiceError('INVALID_DEFINITION', `view "${source.name}" cannot read itself`, {
+        position: ref.pos,
+      });
     }
     dependsOn.push(source.name);
     plan = { kind: 'scan', source: source.name, sourceKind: source.kind, columns: source.columns };
@@ -119,13 +128,19 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
   if (stmt.where !== undefined) {
     if (containsAggregate(stmt.where)) {
       const agg = findAggregate(stmt.where);
-      throw new SluiceError('INVALID_AGGREGATE', 'aggregate functions are not allowed in WHERE', { position: agg?.pos ?? stmt.where.pos });
+      throw new SluiceError('INVALID_AGGREGATE', 'aggregate functions are not allowed in WHERE', {
+        position: agg?.pos ?? stmt.where.pos,
+      });
     }
     const predicate = bindExpr(stmt.where, { scope, aggregateContext: 'WHERE' });
     if (predicate.type.kind !== 'bool' && predicate.type.kind !== 'unknown') {
-      throw new SluiceError('TYPE_MISMATCH', `argument of WHERE must be type boolean, not type ${typeName(predicate.type)}`, {
-        position: stmt.where.pos,
-      });
+      throw new SluiceError(
+        'TYPE_MISMATCH',
+        `argument of WHERE must be type boolean, not type ${typeName(predicate.type)}`,
+        {
+          position: stmt.where.pos,
+        },
+      );
     }
     plan = { kind: 'filter', input: plan, predicate, columns: plan.columns };
   }
@@ -134,11 +149,17 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
   const items: { expr: Expr; name: string; pos: Pos }[] = [];
   for (const item of stmt.items) {
     if (item.kind === 'star') {
-      if (scope === null) throw new SluiceError('INVALID_DEFINITION', 'SELECT * with no tables specified is not valid', { position: item.pos });
+      if (scope === null)
+        throw new SluiceError('INVALID_DEFINITION', 'SELECT * with no tables specified is not valid', {
+          position: item.pos,
+        });
       if (item.table !== undefined && !scope.relationNames.includes(item.table)) {
-        throw new SluiceError('UNKNOWN_TABLE', `missing FROM-clause entry for table "${item.table}"`, { position: item.pos });
+        throw new SluiceError('UNKNOWN_TABLE', `missing FROM-clause entry for table "${item.table}"`, {
+          position: item.pos,
+        });
       }
-      for (const c of scope.columns) items.push({ expr: { kind: 'column', name: c.name, pos: item.pos }, name: c.name, pos: item.pos });
+      for (const c of scope.columns)
+        items.push({ expr: { kind: 'column', name: c.name, pos: item.pos }, name: c.name, pos: item.pos });
     } else {
       items.push({ expr: item.expr, name: item.alias ?? defaultColumnName(item.expr), pos: item.pos });
     }
@@ -151,27 +172,37 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     if (o.expr.kind === 'literal' && o.expr.literalType === 'integer') {
       const index = Number(o.expr.value) - 1;
       if (index < 0 || index >= items.length) {
-        throw new SluiceError('INVALID_DEFINITION', `ORDER BY position ${String(o.expr.value)} is not in select list`, { position: o.pos });
+        throw new SluiceError(
+          'INVALID_DEFINITION',
+          `ORDER BY position ${String(o.expr.value)} is not in select list`,
+          { position: o.pos },
+        );
       }
       return { o, index };
     }
     if (o.expr.kind === 'column' && o.expr.table === undefined) {
       const name = o.expr.name;
       const matches = items.filter((i) => i.name === name).length;
-      if (matches > 1) throw new SluiceError('AMBIGUOUS_COLUMN', `ORDER BY "${name}" is ambiguous`, { position: o.pos });
+      if (matches > 1)
+        throw new SluiceError('AMBIGUOUS_COLUMN', `ORDER BY "${name}" is ambiguous`, { position: o.pos });
       if (matches === 1) return { o, index: items.findIndex((i) => i.name === name) };
     }
     const printed = JSON.stringify(stripPos(o.expr));
     const index = items.findIndex((i) => JSON.stringify(stripPos(i.expr)) === printed);
     if (index >= 0) return { o, index };
     if (stmt.distinct) {
-      throw new SluiceError('INVALID_DEFINITION', 'for SELECT DISTINCT, ORDER BY expressions must appear in select list', { position: o.pos });
+      throw new SluiceError(
+        'INVALID_DEFINITION',
+        'for SELECT DISTINCT, ORDER BY expressions must appear in select list',
+        { position: o.pos },
+      );
     }
     hidden.push(o.expr);
     return { o, index: items.length + hidden.length - 1 };
   });
 
-  const grouped = stmt.groupBy.length > 0 || items.some((i) => containsAggregate(i.expr)) || (stmt.having !== undefined);
+  const grouped =
+    stmt.groupBy.length > 0 || items.some((i) => containsAggregate(i.expr)) || stmt.having !== undefined;
   let exprs: ScalarExpr[];
   if (grouped) {
     const inputScope = scope;
@@ -184,15 +215,25 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
       if (g.kind === 'literal' && g.literalType === 'integer') {
         const item = items[Number(g.value) - 1];
         if (item === undefined) {
-          throw new SluiceError('INVALID_DEFINITION', `GROUP BY position ${String(g.value)} is not in select list`, { position: g.pos });
+          throw new SluiceError(
+            'INVALID_DEFINITION',
+            `GROUP BY position ${String(g.value)} is not in select list`,
+            { position: g.pos },
+          );
         }
         expr = item.expr;
-      } else if (g.kind === 'column' && g.table === undefined && !(inputScope?.columns.some((c) => c.name === g.name) ?? false)) {
+      } else if (
+        g.kind === 'column' &&
+        g.table === undefined &&
+        !(inputScope?.columns.some((c) => c.name === g.name) ?? false)
+      ) {
         const item = items.find((i) => i.name === g.name);
         if (item !== undefined) expr = item.expr;
       }
       if (containsAggregate(expr)) {
-        throw new SluiceError('INVALID_AGGREGATE', 'aggregate functions are not allowed in GROUP BY', { position: g.pos });
+        throw new SluiceError('INVALID_AGGREGATE', 'aggregate functions are not allowed in GROUP BY', {
+          position: g.pos,
+        });
       }
       const bound = bindExpr(expr, { scope: inputScope, aggregateContext: 'GROUP BY' });
       const printed = printScalar(bound);
@@ -231,37 +272,54 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
         }
         if (bound.kind === 'const') return bound;
         if (e.kind === 'column') {
-          throw new SluiceError('GROUPING_ERROR', `column "${e.name}" must appear in the GROUP BY clause or be used in an aggregate function`, {
-            position: e.pos,
-          });
+          throw new SluiceError(
+            'GROUPING_ERROR',
+            `column "${e.name}" must appear in the GROUP BY clause or be used in an aggregate function`,
+            {
+              position: e.pos,
+            },
+          );
         }
       }
       return undefined;
     };
-    const havingBound = stmt.having === undefined ? undefined : bindExpr(stmt.having, { scope: null, intercept });
-    const itemExprs = [...items.map((i) => i.expr), ...hidden].map((x) => bindExpr(x, { scope: null, intercept }));
+    const havingBound =
+      stmt.having === undefined ? undefined : bindExpr(stmt.having, { scope: null, intercept });
+    const itemExprs = [...items.map((i) => i.expr), ...hidden].map((x) =>
+      bindExpr(x, { scope: null, intercept }),
+    );
     const aggColumns = [...keyColumns, ...aggregates.map((a) => a.column)];
     plan = { kind: 'aggregate', input: plan, groupKeys, aggregates, columns: aggColumns };
     if (havingBound !== undefined) {
       if (havingBound.type.kind !== 'bool') {
-        throw new SluiceError('TYPE_MISMATCH', `argument of HAVING must be type boolean, not type ${typeName(havingBound.type)}`, {
-          position: (stmt.having as Expr).pos,
-        });
+        throw new SluiceError(
+          'TYPE_MISMATCH',
+          `argument of HAVING must be type boolean, not type ${typeName(havingBound.type)}`,
+          {
+            position: (stmt.having as Expr).pos,
+          },
+        );
       }
       plan = { kind: 'filter', input: plan, predicate: havingBound, columns: plan.columns };
     }
     exprs = itemExprs;
   } else {
-    exprs = [...items.map((i) => i.expr), ...hidden].map((x) => bindExpr(x, { scope, aggregateContext: 'this context' }));
+    exprs = [...items.map((i) => i.expr), ...hidden].map((x) =>
+      bindExpr(x, { scope, aggregateContext: 'this context' }),
+    );
   }
 
   // Output names
   const names = [...items.map((i) => i.name), ...hidden.map((_, k) => `?order${k}`)];
   if (options.columnNames !== undefined) {
     if (options.columnNames.length > names.length) {
-      throw new SluiceError('INVALID_DEFINITION', `view "${options.viewName ?? ''}" has ${names.length} columns but ${options.columnNames.length} column names were given`, {
-        position: stmt.pos,
-      });
+      throw new SluiceError(
+        'INVALID_DEFINITION',
+        `view "${options.viewName ?? ''}" has ${names.length} columns but ${options.columnNames.length} column names were given`,
+        {
+          position: stmt.pos,
+        },
+      );
     }
     options.columnNames.forEach((n, i) => (names[i] = n));
   }
@@ -281,7 +339,7 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
       if (prev !== undefined) {
         throw new SluiceError('DUPLICATE_COLUMN', `column "${n}" specified more than once`, {
           position: items[i]?.pos ?? stmt.pos,
-          hint: 'give the columns distinct names with AS, or list the view\'s column names: CREATE MATERIALIZED VIEW v (a, b, ...) AS ...',
+          hint: "give the columns distinct names with AS, or list the view's column names: CREATE MATERIALIZED VIEW v (a, b, ...) AS ...",
         });
       }
       seen.set(n, i);
@@ -294,8 +352,7 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     nullable: nullable(e, inputCols),
   }));
   const identity =
-    exprs.length === inputCols.length &&
-    exprs.every((e, i) => e.kind === 'col' && e.index === i);
+    exprs.length === inputCols.length && exprs.every((e, i) => e.kind === 'col' && e.index === i);
   if (!identity) plan = { kind: 'project', input: plan, exprs, columns };
   else plan = { ...plan, columns } as LogicalPlan;
 
@@ -340,19 +397,27 @@ function findAggregate(e: Expr): Expr | undefined {
   return undefined;
 }
 
-
-function bindAggregate(e: Extract<Expr, { kind: 'function' }>, scope: Scope | null, inputColumns: readonly ColumnMeta[]): AggregateCall {
+function bindAggregate(
+  e: Extract<Expr, { kind: 'function' }>,
+  scope: Scope | null,
+  inputColumns: readonly ColumnMeta[],
+): AggregateCall {
   const name = e.name;
   if (e.star) {
-    if (name !== 'count') throw new SluiceError('UNKNOWN_FUNCTION', `function ${name}(*) does not exist`, { position: e.pos });
+    if (name !== 'count')
+      throw new SluiceError('UNKNOWN_FUNCTION', `function ${name}(*) does not exist`, { position: e.pos });
     return { fn: 'count_star', distinct: false, column: { name: 'count', type: T.int64, nullable: false } };
   }
   if (e.args.length !== 1) {
-    throw new SluiceError('UNKNOWN_FUNCTION', `function ${name} takes exactly one argument`, { position: e.pos });
+    throw new SluiceError('UNKNOWN_FUNCTION', `function ${name} takes exactly one argument`, {
+      position: e.pos,
+    });
   }
   const argAst = e.args[0] as Expr;
   if (containsAggregate(argAst)) {
-    throw new SluiceError('INVALID_AGGREGATE', 'aggregate function calls cannot be nested', { position: argAst.pos });
+    throw new SluiceError('INVALID_AGGREGATE', 'aggregate function calls cannot be nested', {
+      position: argAst.pos,
+    });
   }
   let arg = bindExpr(argAst, { scope, aggregateContext: 'aggregate arguments' });
   if (arg.type.kind === 'unknown') arg = { ...arg, type: T.text };

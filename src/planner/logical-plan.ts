@@ -24,7 +24,12 @@ export type LogicalPlan =
     }
   /** SELECT without FROM: exactly one empty row. */
   | { readonly kind: 'values'; readonly columns: readonly ColumnMeta[] }
-  | { readonly kind: 'filter'; readonly input: LogicalPlan; readonly predicate: ScalarExpr; readonly columns: readonly ColumnMeta[] }
+  | {
+      readonly kind: 'filter';
+      readonly input: LogicalPlan;
+      readonly predicate: ScalarExpr;
+      readonly columns: readonly ColumnMeta[];
+    }
   | {
       readonly kind: 'project';
       readonly input: LogicalPlan;

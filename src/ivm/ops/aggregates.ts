@@ -80,10 +80,12 @@ class InvertibleColumn implements AggColumn {
     this.pn[slot] = (this.pn[slot] as number) + weight;
     if (!this.summing) return;
     if (!this.exactInt) {
-      this.psum[slot] = (this.psum[slot] as number) + (typeof value === 'bigint' ? Number(value) : (value as number)) * weight;
+      this.psum[slot] =
+        (this.psum[slot] as number) +
+        (typeof value === 'bigint' ? Number(value) : (value as number)) * weight;
       return;
     }
-    if (typeof value === "number" && (this.pbig.size === 0 || !this.pbig.has(slot))) {
+    if (typeof value === 'number' && (this.pbig.size === 0 || !this.pbig.has(slot))) {
       const r = (this.psum[slot] as number) + value * weight;
       if (Number.isSafeInteger(r)) {
         this.psum[slot] = r;
@@ -227,7 +229,8 @@ class MultisetColumn implements AggColumn {
       if (delta === 0) continue;
       const entry = values.get(k);
       if (entry === undefined) {
-        if (delta < 0) throw new SluiceError('INTERNAL_ERROR', `negative multiplicity in ${this.spec.fn} state`);
+        if (delta < 0)
+          throw new SluiceError('INTERNAL_ERROR', `negative multiplicity in ${this.spec.fn} state`);
         values.set(k, [value, delta]);
         if (sorted !== undefined) sorted.splice(sortedIndex(sorted, value), 0, value);
       } else {

@@ -49,7 +49,8 @@ export class DistinctOp implements Operator, Stateful {
       const before = entry?.count ?? 0;
       const after = before + w;
       if (this.tracking) this.dirty.add(key);
-      if (after < 0) throw new SluiceError('INTERNAL_ERROR', `distinct n${this.nodeId} saw a negative multiplicity`);
+      if (after < 0)
+        throw new SluiceError('INTERNAL_ERROR', `distinct n${this.nodeId} saw a negative multiplicity`);
       if (after === 0) this.counts.delete(key);
       else if (entry === undefined) this.counts.set(key, { row, count: after });
       else entry.count = after;

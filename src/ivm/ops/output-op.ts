@@ -63,7 +63,11 @@ export class OutputOp implements Operator, Stateful {
         const w = delta.weights[i] as number;
         if (w > 0) continue;
         const k = this.keyOf(delta.rows[i] as readonly Value[]);
-        if (w !== -1 || !keyed.has(k)) throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: retraction of an absent key`);
+        if (w !== -1 || !keyed.has(k))
+          throw new SluiceError(
+            'INTERNAL_ERROR',
+            `view arrangement n${this.nodeId}: retraction of an absent key`,
+          );
         keyed.delete(k);
         if (this.tracking) this.dirtyKeys.add(k);
         this.rowCount--;
@@ -73,7 +77,8 @@ export class OutputOp implements Operator, Stateful {
         if (w < 0) continue;
         const row = delta.rows[i] as readonly Value[];
         const k = this.keyOf(row);
-        if (w !== 1 || keyed.has(k)) throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: two rows for one key`);
+        if (w !== 1 || keyed.has(k))
+          throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: two rows for one key`);
         keyed.set(k, row);
         if (this.tracking) this.dirtyKeys.add(k);
         this.rowCount++;
@@ -86,7 +91,8 @@ export class OutputOp implements Operator, Stateful {
         const k = encodeValues(row);
         const entry = ms.get(k);
         const after = (entry?.count ?? 0) + w;
-        if (after < 0) throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: negative multiplicity`);
+        if (after < 0)
+          throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: negative multiplicity`);
         if (this.tracking) this.dirtyRows.add(k);
         if (after === 0) ms.delete(k);
         else if (entry === undefined) ms.set(k, { row, count: after });
@@ -137,7 +143,8 @@ export class OutputOp implements Operator, Stateful {
     }
     if (this.keyed === null) {
       this.rowCount = 0;
-      for (const _ of (this.shared as { outputRows(): Iterable<readonly Value[]> }).outputRows()) this.rowCount++;
+      for (const _ of (this.shared as { outputRows(): Iterable<readonly Value[]> }).outputRows())
+        this.rowCount++;
       return;
     }
     this.keyed.clear();
@@ -185,7 +192,9 @@ export class OutputOp implements Operator, Stateful {
   *entries(): Generator<readonly [readonly Value[], number]> {
     if (this.shared !== null) for (const row of this.shared.outputRows()) yield [row, 1];
     else if (this.keyed !== null) for (const row of this.keyed.values()) yield [row, 1];
-    else for (const e of (this.multiset as Map<string, { row: readonly Value[]; count: number }>).values()) yield [e.row, e.count];
+    else
+      for (const e of (this.multiset as Map<string, { row: readonly Value[]; count: number }>).values())
+        yield [e.row, e.count];
   }
 
   /** The current contents as a Z-set, to backfill a view defined over this one. */

@@ -9,7 +9,12 @@ import type { RowErrorSink } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
 import { ReduceOp } from './reduce-op.ts';
 
-const agg = (fn: AggregateSpec['fn'], argColumn: number | null, strategy: AggregateSpec['strategy'], distinct = false): AggregateSpec => ({
+const agg = (
+  fn: AggregateSpec['fn'],
+  argColumn: number | null,
+  strategy: AggregateSpec['strategy'],
+  distinct = false,
+): AggregateSpec => ({
   fn,
   distinct,
   argColumn,
@@ -28,7 +33,14 @@ function reduce(keyCount: number, aggregates: AggregateSpec[]): ReduceOp {
     columns: [...Array(keyCount + aggregates.length)].map((_, i) => ({ name: `c${i}`, type: T.int64 })),
     stateId: 'v/reduce1',
   };
-  return new ReduceOp(node, [{ name: 'k', type: T.int64 }, { name: 'x', type: T.int64 }], null);
+  return new ReduceOp(
+    node,
+    [
+      { name: 'k', type: T.int64 },
+      { name: 'x', type: T.int64 },
+    ],
+    null,
+  );
 }
 
 const reported: { message: string; weight: number }[] = [];
@@ -43,26 +55,100 @@ function batch(entries: [Value[], number][]): ZBatch {
 }
 
 function changes(out: ZBatch): string[] {
-  return out.rows.map((r, i) => `${(out.weights[i] as number) > 0 ? '+' : '-'}${JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`);
+  return out.rows.map(
+    (r, i) =>
+      `${(out.weights[i] as number) > 0 ? '+' : '-'}${JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`,
+  );
 }
 
 test('MIN/MAX keep a multiset so deleting the minimum reveals the next one', () => {
   const op = reduce(1, [agg('min', 1, 'multiset'), agg('max', 1, 'multiset')]);
-  assert.deepEqual(changes(op.step([batch([[[1, 5], 1], [[1, 3], 1], [[1, 9], 1]])], sink)), ['+[1,3,9]']);
+  assert.deepEqual(
+    changes(
+      op.step(
+        [
+          batch([
+            [[1, 5], 1],
+            [[1, 3], 1],
+            [[1, 9], 1],
+          ]),
+        ],
+        sink,
+      ),
+    ),
+    ['+[1,3,9]'],
+  );
   assert.deepEqual(changes(op.step([batch([[[1, 3], -1]])], sink)), ['-[1,3,9]', '+[1,5,9]']);
-  assert.deepEqual(changes(op.step([batch([[[1, 9], -1], [[1, 7], 1]])], sink)), ['-[1,5,9]', '+[1,5,7]']);
-  assert.deepEqual(changes(op.step([batch([[[1, 5], -1], [[1, 7], -1]])], sink)), ['-[1,5,7]']);
+  assert.deepEqual(
+    changes(
+      op.step(
+        [
+          batch([
+            [[1, 9], -1],
+            [[1, 7], 1],
+          ]),
+        ],
+        sink,
+      ),
+    ),
+    ['-[1,5,9]', '+[1,5,7]'],
+  );
+  assert.deepEqual(
+    changes(
+      op.step(
+        [
+          batch([
+            [[1, 5], -1],
+            [[1, 7], -1],
+          ]),
+        ],
+        sink,
+      ),
+    ),
+    ['-[1,5,7]'],
+  );
 });
 
 test('a batch that changes a group and changes it back emits nothing', () => {
   const op = reduce(1, [agg('sum', 1, 'invertible')]);
   op.step([batch([[[1, 5], 1]])], sink);
-  assert.deepEqual(changes(op.step([batch([[[1, 5], -1], [[1, 2], 1], [[1, 3], 1], [[1, 2], -1], [[1, 3], -1], [[1, 5], 1]])], sink)), []);
+  assert.deepEqual(
+    changes(
+      op.step(
+        [
+          batch([
+            [[1, 5], -1],
+            [[1, 2], 1],
+            [[1, 3], 1],
+            [[1, 2], -1],
+            [[1, 3], -1],
+            [[1, 5], 1],
+          ]),
+        ],
+        sink,
+      ),
+    ),
+    [],
+  );
 });
 
 test('COUNT DISTINCT counts values, not rows, and ignores NULL', () => {
   const op = reduce(1, [agg('count', 1, 'multiset', true), agg('count_star', null, 'invertible')]);
-  assert.deepEqual(changes(op.step([batch([[[1, 5], 1], [[1, 5], 1], [[1, null], 1]])], sink)), ['+[1,1,3]']);
+  assert.deepEqual(
+    changes(
+      op.step(
+        [
+          batch([
+            [[1, 5], 1],
+            [[1, 5], 1],
+            [[1, null], 1],
+          ]),
+        ],
+        sink,
+      ),
+    ),
+    ['+[1,1,3]'],
+  );
   assert.deepEqual(changes(op.step([batch([[[1, 5], -1]])], sink)), ['-[1,1,3]', '+[1,1,2]']);
   assert.deepEqual(changes(op.step([batch([[[1, 5], -1]])], sink)), ['-[1,1,2]', '+[1,0,1]']);
 });
@@ -81,7 +167,20 @@ test('the global group always has its row; keyed groups disappear when empty', (
 test('integer SUM is exact beyond 2^53 and an int64 overflow is a retractable group error', () => {
   const op = reduce(1, [agg('sum', 1, 'invertible')]);
   const big = 2n ** 62n;
-  assert.deepEqual(changes(op.step([batch([[[1, big], 1], [[1, 1], 1]])], sink)), [`+[1,"${big + 1n}n"]`]);
+  assert.deepEqual(
+    changes(
+      op.step(
+        [
+          batch([
+            [[1, big], 1],
+            [[1, 1], 1],
+          ]),
+        ],
+        sink,
+      ),
+    ),
+    [`+[1,"${big + 1n}n"]`],
+  );
   reported.length = 0;
   assert.deepEqual(changes(op.step([batch([[[1, big], 1]])], sink)), [`-[1,"${big + 1n}n"]`]);
   assert.deepEqual(reported, [{ message: 'bigint out of range', weight: 1 }]);

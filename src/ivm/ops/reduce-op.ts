@@ -70,7 +70,10 @@ export class ReduceOp implements Operator, Stateful {
     if (fused === null) {
       this.filter = null;
       this.inputColumns = inputColumns;
-      const col = (i: number): RowFn => (row) => row[i] as Value;
+      const col =
+        (i: number): RowFn =>
+        (row) =>
+          row[i] as Value;
       this.keyFns = Array.from({ length: node.keyCount }, (_, i) => col(i));
       this.argFns = node.aggregates.map((a) => (a.argColumn === null ? null : col(a.argColumn)));
     } else {
@@ -197,7 +200,8 @@ export class ReduceOp implements Operator, Stateful {
       const count = (this.counts[slot] as number) + (this.partialCounts[slot] as number);
       this.counts[slot] = count;
       for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).merge(slot);
-      if (count < 0) throw new SluiceError('INTERNAL_ERROR', `group of reduce n${this.nodeId} has a negative row count`);
+      if (count < 0)
+        throw new SluiceError('INTERNAL_ERROR', `group of reduce n${this.nodeId} has a negative row count`);
       const old = this.outs[slot] as Value[] | null;
       const oldError = this.errorsBySlot.get(slot);
       if (count === 0 && keyCount > 0) {
@@ -257,7 +261,10 @@ export class ReduceOp implements Operator, Stateful {
       c: this.counts[slot] as number,
       a: this.columns.map((c) => c.serialize(slot)),
       o: this.outs[slot] ?? null,
-      e: error === undefined ? null : { code: error instanceof SluiceError ? error.code : 'INTERNAL_ERROR', message: errorText(error) },
+      e:
+        error === undefined
+          ? null
+          : { code: error instanceof SluiceError ? error.code : 'INTERNAL_ERROR', message: errorText(error) },
     };
   }
 
@@ -266,7 +273,8 @@ export class ReduceOp implements Operator, Stateful {
     const upserts: (readonly [string, unknown])[] = [];
     const deletes: string[] = [];
     if (replaceAll) {
-      for (const slot of this.index.values()) upserts.push([encodeValues(this.keys[slot] as readonly Value[]), this.serialize(slot)]);
+      for (const slot of this.index.values())
+        upserts.push([encodeValues(this.keys[slot] as readonly Value[]), this.serialize(slot)]);
     } else {
       for (const [k, key] of this.dirty) {
         const slot = this.index.get(this.idOf(key));
@@ -289,7 +297,10 @@ export class ReduceOp implements Operator, Stateful {
       d.a.forEach((a, i) => (this.columns[i] as AggColumn).deserialize(slot, a));
       this.outs[slot] = d.o;
       if (d.e !== null) {
-        this.errorsBySlot.set(slot, new SluiceError(d.e.code in ErrorCodes ? (d.e.code as ErrorCode) : 'INTERNAL_ERROR', d.e.message));
+        this.errorsBySlot.set(
+          slot,
+          new SluiceError(d.e.code in ErrorCodes ? (d.e.code as ErrorCode) : 'INTERNAL_ERROR', d.e.message),
+        );
       }
     }
     this.globalEmitted = this.keyCount > 0 || this.index.has('');
