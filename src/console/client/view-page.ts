@@ -1,0 +1,181 @@
+// The live page of one view: its rows updating in place from the changelog, the current epoch and
+// the source positions it covers, a live bar chart when the view is histogram-shaped, rolling plots
+// of events/s and epoch latency, and the dataflow with live per-operator counts.
+import { ApiError, errorText, getJson, type ViewJson } from './api.ts';
+import { DataflowView, type DataflowJson } from './dataflow-view.ts';
+import { formatBytes, formatCount, h, setText } from './dom.ts';
+import { LiveTable } from './live-table.ts';
+import { ChartPanel, LiveView, formatPositions } from './live-view.ts';
+import { MetricsSampler } from './metrics-sampler.ts';
+import type { Page } from './page.ts';
+import { viewHref } from './page.ts';
+import { RollingPlot } from './sparkline.ts';
+import type { ConnectionState } from './subscription.ts';
+
+const STATE_TEXT: Record<ConnectionState, string> = {
+  connecting: 'connecting…',
+  loading: 'loading snapshot…',
+  live: 'live',
+  reconnecting: 'reconnecting…',
+  closed: 'closed',
+};
+
+export function viewPage(root: HTMLElement, name: string): Page {
+  const stateBadge = h(
+    'span',
+    { class: 'badge state-connecting', 'data-testid': 'connection' },
+    STATE_TEXT.connecting,
+  );
+  const epoch = h('strong', { 'data-testid': 'view-epoch' }, '…');
+  const positions = h('span', { 'data-testid': 'positions' }, '—');
+  const rowCount = h('strong', {}, '…');
+  const stateSize = h('strong', {}, '…');
+  const subscribers = h('strong', {}, '…');
+  const errors = h('strong', {}, '…');
+  const problem = h('p', { class: 'problem', role: 'alert' });
+  problem.hidden = true;
+  const sqlText = h('code', {});
+  const dependsOn = h('span', {});
+
+  const table = new LiveTable(`Rows of ${name}`);
+  const chartSection = h('section', { class: 'card chart-card', 'aria-label': `Live chart of ${name}` });
+  chartSection.hidden = true;
+  const chart = new ChartPanel(name, (chartable) => {
+    chartSection.hidden = !chartable;
+  });
+  chartSection.append(chart.element);
+  const rate = new RollingPlot('Events', [
+    { name: 'changes/s', className: 's1', format: (v) => formatCount(v) },
+    { name: 'rows in/s', className: 's2', format: (v) => formatCount(v) },
+  ]);
+  const latency = new RollingPlot('Epoch latency', [
+    { name: 'ms', className: 's3', format: (v) => v.toFixed(2) },
+  ]);
+  const dataflow = new DataflowView(viewHref);
+
+  root.replaceChildren(
+    h(
+      'div',
+      { class: 'view-head' },
+      h('h1', {}, name, ' ', h('span', { class: 'kind' }, 'materialized view')),
+      h(
+        'dl',
+        { class: 'facts' },
+        h('div', {}, h('dt', {}, 'Changelog'), h('dd', {}, stateBadge)),
+        h('div', {}, h('dt', {}, 'Epoch'), h('dd', {}, epoch)),
+        h('div', { class: 'wide' }, h('dt', {}, 'Source positions'), h('dd', {}, positions)),
+        h('div', {}, h('dt', {}, 'Rows'), h('dd', {}, rowCount)),
+        h('div', {}, h('dt', {}, 'State'), h('dd', {}, stateSize)),
+        h('div', {}, h('dt', {}, 'Subscribers'), h('dd', {}, subscribers)),
+        h('div', {}, h('dt', {}, 'Row errors'), h('dd', {}, errors)),
+      ),
+      h(
+        'details',
+        { class: 'definition' },
+        h('summary', {}, 'Definition ', dependsOn),
+        h('pre', {}, sqlText),
+      ),
+    ),
+    problem,
+    h(
+      'div',
+      { class: 'grid top' },
+      chartSection,
+      h(
+        'section',
+        { class: 'card plots', 'aria-label': 'Events per second and epoch latency' },
+        rate.element,
+        latency.element,
+      ),
+    ),
+    h(
+      'div',
+      { class: 'grid split' },
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': 'rows-title' },
+        h('h2', { id: 'rows-title' }, 'Rows'),
+        table.element,
+      ),
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': 'dataflow-title' },
+        h('h2', { id: 'dataflow-title' }, 'Dataflow'),
+        dataflow.element,
+      ),
+    ),
+  );
+
+  let changesThisSecond = 0;
+  const live = new LiveView(
+    name,
+    { table, chart },
+    {
+      epoch: (e, pos) => {
+        setText(epoch, String(e));
+        if (pos !== null) setText(positions, formatPositions(pos));
+        // Rows as held by this page, so the count moves with the table (distinct rows).
+        setText(rowCount, formatCount(live.rows.size));
+      },
+      state: (state, detail) => {
+        stateBadge.className = `badge state-${state}`;
+        setText(stateBadge, STATE_TEXT[state]);
+        if (detail !== undefined && state === 'closed') {
+          problem.hidden = false;
+          setText(problem, detail);
+        } else if (state === 'live') problem.hidden = true;
+      },
+      changes: (count) => {
+        changesThisSecond += count;
+      },
+    },
+  );
+  const sampler = new MetricsSampler((r) => {
+    rate.push([changesThisSecond, r.rowsPerSecond]);
+    changesThisSecond = 0;
+    latency.push([r.latencyMs]);
+  });
+
+  let stopped = false;
+  let timer: number | undefined;
+  let dataflowOk = true;
+  const refresh = async (): Promise<void> => {
+    try {
+      const info = await getJson<ViewJson>(`/v1/views/${encodeURIComponent(name)}`);
+      if (stopped) return;
+      setText(stateSize, formatBytes(info.stateBytes));
+      setText(subscribers, String(info.subscribers ?? '—'));
+      setText(errors, String(info.errors ?? 0));
+      setText(sqlText, info.sql);
+      setText(
+        dependsOn,
+        (info.dependsOn ?? []).length > 0 ? `(reads ${(info.dependsOn ?? []).join(', ')})` : '',
+      );
+      if (dataflowOk) {
+        try {
+          dataflow.update(await getJson<DataflowJson>(`/v1/views/${encodeURIComponent(name)}/dataflow`));
+        } catch (error) {
+          // A server without the dataflow endpoint still shows everything else.
+          if (error instanceof ApiError && error.status === 404 && error.body.code === 'NOT_FOUND')
+            dataflowOk = false;
+        }
+      }
+    } catch (error) {
+      if (stopped) return;
+      problem.hidden = false;
+      setText(problem, `Cannot read view "${name}": ${errorText(error)}`);
+    }
+    if (!stopped) timer = window.setTimeout(() => void refresh(), 1000);
+  };
+  void refresh();
+
+  return {
+    title: name,
+    close: () => {
+      stopped = true;
+      window.clearTimeout(timer);
+      sampler.stop();
+      live.close();
+    },
+  };
+}

@@ -1,0 +1,166 @@
+// GET /v1/views/{name}/dataflow: a view's DataflowPlan as a graph (read from its EXPLAIN DATAFLOW
+// print) with live per-operator counts, for the console's dataflow drawing. Read-only; one
+// synchronous block, so plan, counts and epoch belong to the same epoch.
+import type { FastifyInstance } from 'fastify';
+import type { SluiceRuntime } from '../server/runtime.ts';
+import { parseDataflowText, type GraphNode } from './shared/dataflow-text.ts';
+
+export interface NodeCounts {
+  readonly rowsIn: number;
+  readonly rowsOut: number;
+  readonly stateBytes: number;
+}
+
+export type DataflowNodeJson = GraphNode & {
+  /** Cumulative counts since the view was created (or the server started); null if not tracked. */
+  readonly stats: NodeCounts | null;
+  /** A projection the runtime runs inside the Reduce it feeds (its own counts stay at zero). */
+  readonly fusedInto: number | null;
+  /** An Output keyed like the Reduce feeding it reads that Reduce's state instead of a copy. */
+  readonly sharesStateWith: number | null;
+};
+
+export interface DataflowJson {
+  readonly view: string;
+  readonly epoch: number;
+  readonly fingerprint: string | null;
+  readonly output: number | null;
+  readonly nodes: readonly DataflowNodeJson[];
+  /** The EXPLAIN DATAFLOW text the graph was read from. */
+  readonly text: string;
+}
+
+export function dataflowOf(runtime: SluiceRuntime, view: string): DataflowJson {
+  const text = runtime.engine.explainView(view);
+  const stats = new Map(runtime.engine.viewNodeStats(view).map((s) => [s.id, s]));
+  const graph = parseDataflowText(text);
+  const byId = new Map(graph.nodes.map((n) => [n.id, n]));
+  const consumers = new Map<number, GraphNode[]>();
+  for (const n of graph.nodes) for (const i of n.inputs) consumers.set(i, [...(consumers.get(i) ?? []), n]);
+  const nodes = graph.nodes.map((n): DataflowNodeJson => {
+    const s = stats.get(n.id);
+    const users = consumers.get(n.id) ?? [];
+    // Mirrors ViewRuntime: a projecting Map with a single consumer that is a Reduce runs inside it.
+    const only = users.length === 1 ? users[0] : undefined;
+    const fusedInto = n.kind === 'map' && n.project !== undefined && only?.kind === 'reduce' ? only.id : null;
+    // Mirrors ViewRuntime too: an Output whose key is exactly the feeding Reduce's group key.
+    const feeder = n.inputs.length === 1 ? byId.get(n.inputs[0] as number) : undefined;
+    const sharesStateWith =
+      n.kind === 'output' &&
+      feeder?.kind === 'reduce' &&
+      n.key !== undefined &&
+      feeder.key !== undefined &&
+      n.key.join('\u0000') === feeder.key.join('\u0000')
+        ? feeder.id
+        : null;
+    return {
+      ...n,
+      stats: s === undefined ? null : { rowsIn: s.rowsIn, rowsOut: s.rowsOut, stateBytes: s.stateBytes },
+      fusedInto,
+      sharesStateWith,
+    };
+  });
+  return {
+    view: graph.view || view,
+    epoch: runtime.committedEpoch,
+    fingerprint: graph.fingerprint,
+    output: graph.output,
+    nodes,
+    text,
+  };
+}
+
+const counts = {
+  type: ['object', 'null'],
+  properties: {
+    rowsIn: { type: 'integer', description: 'Delta rows received from inputs' },
+    rowsOut: { type: 'integer', description: 'Delta rows emitted' },
+    stateBytes: { type: 'integer', description: 'Approximate operator state size' },
+  },
+} as const;
+
+export const dataflowRouteSchema = {
+  tags: ['views'],
+  summary: "A view's dataflow (MRM operators, keys, aggregate strategies) with live per-operator counts",
+  description:
+    "The graph is read from the view's EXPLAIN DATAFLOW print (also returned as `text`). Counts are cumulative since the view was created or the server started.",
+  params: {
+    type: 'object',
+    required: ['name'],
+    properties: { name: { type: 'string', description: 'Materialized view name' } },
+  },
+  response: {
+    200: {
+      type: 'object',
+      required: ['view', 'epoch', 'nodes', 'text'],
+      properties: {
+        view: { type: 'string' },
+        epoch: { type: 'integer', description: 'The epoch the counts reflect' },
+        fingerprint: { type: ['string', 'null'], description: 'Hash of the printed plan' },
+        output: { type: ['integer', 'null'], description: 'Id of the output node' },
+        text: { type: 'string', description: 'EXPLAIN DATAFLOW of the view' },
+        nodes: {
+          type: 'array',
+          description: 'Inputs first, the output last',
+          items: {
+            type: 'object',
+            required: ['id', 'kind', 'title', 'inputs', 'stateful', 'text'],
+            properties: {
+              id: { type: 'integer' },
+              kind: { type: 'string', description: 'input | values | map | reduce | distinct | output' },
+              title: { type: 'string', description: 'The operator as printed, e.g. "Reduce+Merge"' },
+              inputs: {
+                type: 'array',
+                items: { type: 'integer' },
+                description: 'Ids of the nodes feeding this one',
+              },
+              source: { type: 'string', description: 'Input nodes: the table or view read' },
+              sourceKind: { type: 'string', description: 'Input nodes: "table" or "view"' },
+              key: {
+                type: 'array',
+                items: { type: 'string' },
+                description: 'Group key (Reduce) or unique key (Output)',
+              },
+              aggregates: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    text: { type: 'string' },
+                    strategy: {
+                      type: ['string', 'null'],
+                      description: 'invertible (O(1) state per group) or multiset (value → count per group)',
+                    },
+                  },
+                },
+              },
+              filter: { type: 'string' },
+              project: { type: 'array', items: { type: 'string' } },
+              state: { type: 'string', description: 'Stable state id of a stateful node' },
+              columns: { type: 'array', items: { type: 'string' } },
+              stateful: { type: 'boolean' },
+              text: { type: 'string', description: 'The printed line' },
+              stats: counts,
+              sharesStateWith: {
+                type: ['integer', 'null'],
+                description: 'The Reduce whose state this Output reads (no copy of its own), if any',
+              },
+              fusedInto: {
+                type: ['integer', 'null'],
+                description: 'The Reduce this Map runs inside, if fused',
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export function registerDataflowRoute(app: FastifyInstance, runtime: () => SluiceRuntime): void {
+  app.get<{ Params: { name: string } }>(
+    '/v1/views/:name/dataflow',
+    { schema: dataflowRouteSchema },
+    async (request) => dataflowOf(runtime(), request.params.name),
+  );
+}

@@ -1,0 +1,133 @@
+// The console's copy of a view: a snapshot plus the changelog applied message by message (API.md).
+// Keyed views hold one row per key; views without a key hold a row → multiplicity map. apply()
+// reports, per row identity, what changed in that message so the page can update cells in place.
+
+export type WireRow = Record<string, unknown>;
+
+export interface WireChange {
+  readonly op: '+I' | '-D' | '-U' | '+U';
+  readonly row: WireRow;
+  /** Multiplicity change k ≠ 1 for views without a unique key. */
+  readonly n?: number;
+}
+
+export interface RowDelta {
+  /** Stable identity: the key values (keyed view) or the whole row (multiset view). */
+  readonly id: string;
+  readonly kind: 'insert' | 'update' | 'delete';
+  readonly before: WireRow | null;
+  readonly after: WireRow | null;
+  /** Columns whose value differs between before and after (all columns for an insert). */
+  readonly changedColumns: readonly string[];
+}
+
+export interface LiveEntry {
+  readonly id: string;
+  readonly row: WireRow;
+  /** Copies of the row (always 1 for a keyed view). */
+  readonly count: number;
+}
+
+/** Orders scalar values the way a reader expects: numbers (and big integers sent as strings) numerically. */
+export function compareValues(a: unknown, b: unknown): number {
+  if (a === b) return 0;
+  if (a === null || a === undefined) return -1;
+  if (b === null || b === undefined) return 1;
+  const na = toNumber(a);
+  const nb = toNumber(b);
+  if (na !== null && nb !== null) return na < nb ? -1 : na > nb ? 1 : 0;
+  return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
+}
+
+/** A number for plotting and ordering: JSON numbers and integers sent as strings; else null. */
+export function toNumber(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+  if (typeof v === 'string' && /^[+-]?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(v.trim())) return Number(v);
+  return null;
+}
+
+export class LiveRows {
+  private readonly entries = new Map<string, { row: WireRow; count: number }>();
+
+  constructor(
+    readonly columns: readonly string[],
+    readonly key: readonly string[] | null,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  idOf(row: WireRow): string {
+    const cols = this.key ?? this.columns;
+    return JSON.stringify(cols.map((c) => row[c] ?? null));
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /** Adds snapshot rows (a view without a key may list a row several times). */
+  load(rows: readonly WireRow[]): void {
+    for (const row of rows) this.add(row, 1);
+  }
+
+  /** Applies one `changes` message; returns what happened to each row identity it touched. */
+  apply(changes: readonly WireChange[]): RowDelta[] {
+    const before = new Map<string, WireRow | null>();
+    for (const change of changes) {
+      const id = this.idOf(change.row);
+      if (!before.has(id)) before.set(id, this.entries.get(id)?.row ?? null);
+      const n = change.n ?? 1;
+      if (change.op === '+I' || change.op === '+U') this.add(change.row, n);
+      else this.remove(id, n);
+    }
+    const deltas: RowDelta[] = [];
+    for (const [id, old] of before) {
+      const now = this.entries.get(id)?.row ?? null;
+      if (old === null && now === null) continue;
+      const kind = old === null ? 'insert' : now === null ? 'delete' : 'update';
+      const changedColumns =
+        old === null || now === null
+          ? [...this.columns]
+          : this.columns.filter((c) => JSON.stringify(old[c]) !== JSON.stringify(now[c]));
+      deltas.push({ id, kind, before: old, after: now, changedColumns });
+    }
+    return deltas;
+  }
+
+  /** Rows ordered by the key (or by all columns). */
+  sorted(): LiveEntry[] {
+    const cols = this.key ?? this.columns;
+    const out = [...this.entries].map(([id, e]) => ({ id, row: e.row, count: e.count }));
+    out.sort((a, b) => {
+      for (const c of cols) {
+        const d = compareValues(a.row[c], b.row[c]);
+        if (d !== 0) return d;
+      }
+      return 0;
+    });
+    return out;
+  }
+
+  get(id: string): LiveEntry | undefined {
+    const e = this.entries.get(id);
+    return e === undefined ? undefined : { id, row: e.row, count: e.count };
+  }
+
+  private add(row: WireRow, n: number): void {
+    const id = this.idOf(row);
+    const e = this.entries.get(id);
+    // A keyed view holds one row per key: an insert on a present key (out-of-order pair) replaces it.
+    if (e === undefined || this.key !== null)
+      this.entries.set(id, { row, count: this.key === null ? (e?.count ?? 0) + n : 1 });
+    else e.count += n;
+  }
+
+  private remove(id: string, n: number): void {
+    const e = this.entries.get(id);
+    if (e === undefined) return;
+    if (this.key !== null || e.count <= n) this.entries.delete(id);
+    else e.count -= n;
+  }
+}
