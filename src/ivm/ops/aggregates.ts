@@ -34,94 +34,102 @@ interface SerializedAgg {
   readonly v?: readonly (readonly [Value, number])[];
 }
 
-function grown(a: Float64Array, capacity: number): Float64Array {
-  if (a.length >= capacity) return a;
-  const b = new Float64Array(Math.max(capacity, a.length * 2));
-  b.set(a);
-  return b;
-}
-
+/**
+ * Invertible aggregates keep their four numbers (n, sum, partial n, partial sum) inside the
+ * Reduce's per-group record (a stride of a shared Float64Array), so touching a group's state is one
+ * or two cache lines, not one per field.
+ */
 class InvertibleColumn implements AggColumn {
-  private n: Float64Array = new Float64Array(16);
-  private sum: Float64Array = new Float64Array(16);
+  static readonly WIDTH = 4;
   private big = new Map<number, bigint>();
-  private pn: Float64Array = new Float64Array(16);
-  private psum: Float64Array = new Float64Array(16);
   private pbig = new Map<number, bigint>();
   private readonly exactInt: boolean;
   private readonly summing: boolean;
 
-  constructor(readonly spec: AggregateSpec) {
+  constructor(
+    readonly spec: AggregateSpec,
+    private readonly record: GroupRecords,
+    private readonly base: number,
+  ) {
     this.exactInt = spec.argType?.kind === 'int';
     this.summing = spec.fn === 'sum' || spec.fn === 'avg';
   }
 
-  grow(capacity: number): void {
-    this.n = grown(this.n, capacity);
-    this.sum = grown(this.sum, capacity);
-    this.pn = grown(this.pn, capacity);
-    this.psum = grown(this.psum, capacity);
-  }
+  grow(): void {}
 
   clear(slot: number): void {
-    this.n[slot] = 0;
-    this.sum[slot] = 0;
+    const d = this.record.data;
+    const at = slot * this.record.stride + this.base;
+    d[at] = 0;
+    d[at + 1] = 0;
     if (this.big.size > 0) this.big.delete(slot);
   }
 
   resetPartial(slot: number): void {
-    this.pn[slot] = 0;
-    this.psum[slot] = 0;
+    const d = this.record.data;
+    const at = slot * this.record.stride + this.base;
+    d[at + 2] = 0;
+    d[at + 3] = 0;
     if (this.pbig.size > 0) this.pbig.delete(slot);
   }
 
   accumulate(slot: number, value: Value, weight: number): void {
     if (value === null) return;
-    this.pn[slot] = (this.pn[slot] as number) + weight;
+    const d = this.record.data;
+    const at = slot * this.record.stride + this.base;
+    d[at + 2] = (d[at + 2] as number) + weight;
     if (!this.summing) return;
     if (!this.exactInt) {
-      this.psum[slot] =
-        (this.psum[slot] as number) +
-        (typeof value === 'bigint' ? Number(value) : (value as number)) * weight;
+      d[at + 3] =
+        (d[at + 3] as number) + (typeof value === 'bigint' ? Number(value) : (value as number)) * weight;
       return;
     }
     if (typeof value === 'number' && (this.pbig.size === 0 || !this.pbig.has(slot))) {
-      const r = (this.psum[slot] as number) + value * weight;
+      const r = (d[at + 3] as number) + value * weight;
       if (Number.isSafeInteger(r)) {
-        this.psum[slot] = r;
+        d[at + 3] = r;
         return;
       }
     }
-    const prior = this.pbig.get(slot) ?? BigInt(this.psum[slot] as number);
+    const prior = this.pbig.get(slot) ?? BigInt(d[at + 3] as number);
     this.pbig.set(slot, prior + BigInt(value as number | bigint) * BigInt(weight));
   }
 
   merge(slot: number): void {
-    this.n[slot] = (this.n[slot] as number) + (this.pn[slot] as number);
+    const d = this.record.data;
+    const at = slot * this.record.stride + this.base;
+    d[at] = (d[at] as number) + (d[at + 2] as number);
     if (!this.summing) return;
     if (!this.exactInt) {
-      this.sum[slot] = (this.sum[slot] as number) + (this.psum[slot] as number);
+      d[at + 1] = (d[at + 1] as number) + (d[at + 3] as number);
       return;
     }
     const pb = this.pbig.size > 0 ? this.pbig.get(slot) : undefined;
     const b = this.big.size > 0 ? this.big.get(slot) : undefined;
     if (pb === undefined && b === undefined) {
-      const r = (this.sum[slot] as number) + (this.psum[slot] as number);
+      const r = (d[at + 1] as number) + (d[at + 3] as number);
       if (Number.isSafeInteger(r)) {
-        this.sum[slot] = r;
+        d[at + 1] = r;
         return;
       }
     }
-    const exact = (b ?? BigInt(this.sum[slot] as number)) + (pb ?? BigInt(this.psum[slot] as number));
+    const exact = (b ?? BigInt(d[at + 1] as number)) + (pb ?? BigInt(d[at + 3] as number));
     const norm = normalizeBigInt(exact);
     if (typeof norm === 'number') {
-      this.sum[slot] = norm;
+      d[at + 1] = norm;
       this.big.delete(slot);
-    } else this.big.set(slot, norm);
+    } else {
+      d[at + 1] = 0;
+      this.big.set(slot, norm);
+    }
   }
 
   private exactSum(slot: number): number | bigint {
-    return this.big.get(slot) ?? (this.sum[slot] as number);
+    return this.big.get(slot) ?? (this.record.data[slot * this.record.stride + this.base + 1] as number);
+  }
+
+  private n(slot: number): number {
+    return this.record.data[slot * this.record.stride + this.base] as number;
   }
 
   result(slot: number, groupCount: number): Value {
@@ -129,14 +137,15 @@ class InvertibleColumn implements AggColumn {
       case 'count_star':
         return groupCount;
       case 'count':
-        return this.n[slot] as number;
+        return this.n(slot);
       case 'sum':
-        if (this.n[slot] === 0) return null;
-        return this.exactInt ? checkInt(this.exactSum(slot), 64) : (this.sum[slot] as number);
+        if (this.n(slot) === 0) return null;
+        return this.exactInt ? checkInt(this.exactSum(slot), 64) : this.exactSum(slot);
       case 'avg': {
-        if (this.n[slot] === 0) return null;
+        const n = this.n(slot);
+        if (n === 0) return null;
         const s = this.exactSum(slot);
-        return (typeof s === 'bigint' ? Number(s) : s) / (this.n[slot] as number);
+        return (typeof s === 'bigint' ? Number(s) : s) / n;
       }
       default:
         throw new SluiceError('INTERNAL_ERROR', `aggregate ${this.spec.fn} is not invertible`);
@@ -144,24 +153,31 @@ class InvertibleColumn implements AggColumn {
   }
 
   serialize(slot: number): unknown {
-    return { n: this.n[slot], s: this.exactSum(slot) };
+    return { n: this.n(slot), s: this.exactSum(slot) };
   }
 
   deserialize(slot: number, data: unknown): void {
     const d = data as SerializedAgg;
-    this.n[slot] = d.n;
+    const at = slot * this.record.stride + this.base;
+    this.record.data[at] = d.n;
     if (typeof d.s === 'bigint') {
-      this.sum[slot] = 0;
+      this.record.data[at + 1] = 0;
       this.big.set(slot, d.s);
     } else {
-      this.sum[slot] = d.s;
+      this.record.data[at + 1] = d.s;
       this.big.delete(slot);
     }
   }
 
   bytes(): number {
-    return 16;
+    return 32;
   }
+}
+
+/** The Reduce's per-group numeric records: `stride` doubles per slot, row-major. */
+export interface GroupRecords {
+  data: Float64Array;
+  readonly stride: number;
 }
 
 type ValueCounts = Map<Value, [Value, number]>;
@@ -272,6 +288,12 @@ class MultisetColumn implements AggColumn {
   }
 }
 
-export function aggregateColumn(spec: AggregateSpec): AggColumn {
-  return spec.strategy === 'multiset' ? new MultisetColumn(spec) : new InvertibleColumn(spec);
+/** Doubles an invertible aggregate needs in the group record. */
+export function recordWidth(spec: AggregateSpec): number {
+  return spec.strategy === 'multiset' ? 0 : InvertibleColumn.WIDTH;
+}
+
+/** An aggregate's column; invertible ones live at `base` inside the shared group records. */
+export function aggregateColumn(spec: AggregateSpec, record: GroupRecords, base: number): AggColumn {
+  return spec.strategy === 'multiset' ? new MultisetColumn(spec) : new InvertibleColumn(spec, record, base);
 }

@@ -13,8 +13,8 @@ import { compileScalar } from '../scalar-expr.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { encodeValues, singleKey, valuesEqual } from '../values.ts';
 import type { ZBatch } from '../zset.ts';
-import type { AggColumn } from './aggregates.ts';
-import { aggregateColumn } from './aggregates.ts';
+import type { AggColumn, GroupRecords } from './aggregates.ts';
+import { aggregateColumn, recordWidth } from './aggregates.ts';
 
 /** A Map stage fused into the Reduce: evaluated per input row without building projected rows. */
 export interface FusedMap {
@@ -39,9 +39,8 @@ export class ReduceOp implements Operator, Stateful {
   /** group id (the key value, or its encoding) → slot */
   private readonly index = new Map<Value, number>();
   private keys: (readonly Value[] | undefined)[] = [];
-  private counts = new Float64Array(16);
-  private partialCounts = new Float64Array(16);
-  private stamps = new Int32Array(16);
+  /** Per-group record: [count, partial count, stamp, ...invertible aggregate fields]. */
+  private readonly records: GroupRecords;
   private outs: (Value[] | null)[] = [];
   private readonly errorsBySlot = new Map<number, unknown>();
   private readonly free: number[] = [];
@@ -64,7 +63,14 @@ export class ReduceOp implements Operator, Stateful {
     this.nodeId = node.id;
     this.stateId = node.stateId;
     this.keyCount = node.keyCount;
-    this.columns = node.aggregates.map(aggregateColumn);
+    let stride = 3;
+    const bases = node.aggregates.map((a) => {
+      const base = stride;
+      stride += recordWidth(a);
+      return base;
+    });
+    this.records = { data: new Float64Array(16 * stride), stride };
+    this.columns = node.aggregates.map((a, i) => aggregateColumn(a, this.records, bases[i] as number));
     this.keyColumns = node.columns.slice(0, node.keyCount);
     this.scratch = new Array<Value>(node.keyCount + node.aggregates.length);
     if (fused === null) {
@@ -93,23 +99,17 @@ export class ReduceOp implements Operator, Stateful {
     let slot = this.free.pop();
     if (slot === undefined) {
       slot = this.slotCount++;
-      if (slot >= this.counts.length) {
-        const capacity = this.counts.length * 2;
-        const counts = new Float64Array(capacity);
-        counts.set(this.counts);
-        this.counts = counts;
-        const partial = new Float64Array(capacity);
-        partial.set(this.partialCounts);
-        this.partialCounts = partial;
-        const stamps = new Int32Array(capacity);
-        stamps.set(this.stamps);
-        this.stamps = stamps;
-        for (const c of this.columns) c.grow(capacity);
+      const r = this.records;
+      if ((slot + 1) * r.stride > r.data.length) {
+        const data = new Float64Array(r.data.length * 2);
+        data.set(r.data);
+        r.data = data;
       }
     }
     this.keys[slot] = key;
-    this.counts[slot] = 0;
-    this.stamps[slot] = 0;
+    const at = slot * this.records.stride;
+    this.records.data[at] = 0;
+    this.records.data[at + 2] = 0;
     this.outs[slot] = null;
     for (const c of this.columns) c.clear(slot);
     this.index.set(id, slot);
@@ -137,6 +137,7 @@ export class ReduceOp implements Operator, Stateful {
     const columns = this.columns;
     const filter = this.filter;
     const nAggs = columns.length;
+    const stride = this.records.stride;
     const args: Value[] = new Array<Value>(nAggs);
     const n = input.rows.length;
     for (let i = 0; i < n; i++) {
@@ -167,22 +168,25 @@ export class ReduceOp implements Operator, Stateful {
       }
       let slot = index.get(id);
       if (slot === undefined) slot = this.allocate(id, key ?? (keyCount === 1 ? [single] : []));
-      if (this.stamps[slot] !== stamp) {
-        this.stamps[slot] = stamp;
-        this.partialCounts[slot] = 0;
+      const data = this.records.data;
+      const at = slot * stride;
+      if (data[at + 2] !== stamp) {
+        data[at + 2] = stamp;
+        data[at + 1] = 0;
         for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(slot);
         touched.push(slot);
       }
-      this.partialCounts[slot] = (this.partialCounts[slot] as number) + weight;
+      data[at + 1] = (data[at + 1] as number) + weight;
       for (let a = 0; a < nAggs; a++) {
         if (argFns[a] !== null) (columns[a] as AggColumn).accumulate(slot, args[a] as Value, weight);
       }
     }
     if (keyCount === 0 && !this.globalEmitted) {
       const slot = index.get('') ?? this.allocate('', []);
-      if (this.stamps[slot] !== stamp) {
-        this.stamps[slot] = stamp;
-        this.partialCounts[slot] = 0;
+      const data = this.records.data;
+      if (data[slot * stride + 2] !== stamp) {
+        data[slot * stride + 2] = stamp;
+        data[slot * stride + 1] = 0;
         for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(slot);
         touched.push(slot);
       }
@@ -195,15 +199,22 @@ export class ReduceOp implements Operator, Stateful {
     const scratch = this.scratch;
     for (let t = 0; t < touched.length; t++) {
       const slot = touched[t] as number;
-      const key = this.keys[slot] as readonly Value[];
-      if (this.tracking) this.dirty.set(encodeValues(key), key);
-      const count = (this.counts[slot] as number) + (this.partialCounts[slot] as number);
-      this.counts[slot] = count;
+      if (this.tracking)
+        this.dirty.set(
+          encodeValues(this.keys[slot] as readonly Value[]),
+          this.keys[slot] as readonly Value[],
+        );
+      const data = this.records.data;
+      const count = (data[slot * stride] as number) + (data[slot * stride + 1] as number);
+      data[slot * stride] = count;
       for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).merge(slot);
       if (count < 0)
         throw new SluiceError('INTERNAL_ERROR', `group of reduce n${this.nodeId} has a negative row count`);
       const old = this.outs[slot] as Value[] | null;
-      const oldError = this.errorsBySlot.get(slot);
+      // The key comes from the old row when there is one: the row is read anyway, the key array is
+      // one more cache miss on this memory-bound path.
+      const key = old ?? (this.keys[slot] as readonly Value[]);
+      const oldError = this.errorsBySlot.size === 0 ? undefined : this.errorsBySlot.get(slot);
       if (count === 0 && keyCount > 0) {
         if (old !== null) {
           rows.push(old);
@@ -236,7 +247,7 @@ export class ReduceOp implements Operator, Stateful {
         }
         continue;
       }
-      if (old !== null && sameRow(old, scratch)) continue;
+      if (old !== null && sameAggregates(old, scratch, keyCount)) continue;
       if (old !== null) {
         rows.push(old);
         weights.push(-1);
@@ -258,7 +269,7 @@ export class ReduceOp implements Operator, Stateful {
     const error = this.errorsBySlot.get(slot);
     return {
       k: [...(this.keys[slot] as readonly Value[])],
-      c: this.counts[slot] as number,
+      c: this.records.data[slot * this.records.stride] as number,
       a: this.columns.map((c) => c.serialize(slot)),
       o: this.outs[slot] ?? null,
       e:
@@ -293,7 +304,7 @@ export class ReduceOp implements Operator, Stateful {
     for (const v of values) {
       const d = v as SerializedGroup;
       const slot = this.allocate(this.idOf(d.k), d.k);
-      this.counts[slot] = d.c;
+      this.records.data[slot * this.records.stride] = d.c;
       d.a.forEach((a, i) => (this.columns[i] as AggColumn).deserialize(slot, a));
       this.outs[slot] = d.o;
       if (d.e !== null) {
@@ -333,8 +344,9 @@ function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
-  for (let i = 0; i < a.length; i++) {
+/** Whether a group's new row equals its old one; the key columns are equal by construction. */
+function sameAggregates(a: readonly Value[], b: readonly Value[], keyCount: number): boolean {
+  for (let i = a.length - 1; i >= keyCount; i--) {
     const x = a[i] as Value;
     const y = b[i] as Value;
     if (x === y) continue;
