@@ -1,0 +1,194 @@
+// End-to-end server benchmark: the Double 11 views in a server child process (durable data dir),
+// HTTP ingest of JSON batches of 1,000 rows, one WebSocket subscriber on total_histogram.
+// Prints one JSON line per figure: sustained events/s (until the subscriber got the last epoch) and
+// ingest-to-delivery latency p50/p99 at 1,000 events/s (batches of 10 rows every 10 ms).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+
+const THROUGHPUT_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 10);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const BATCH_ROWS = 1000;
+const SELLERS = 10_000;
+
+const DOUBLE_11 = `CREATE TABLE orders (order_id BIGINT NOT NULL, seller_id INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (order_id));
+CREATE MATERIALIZED VIEW seller_totals AS SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
+CREATE MATERIALIZED VIEW total_histogram AS SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10)`;
+
+const cli = new URL('../src/cli.ts', import.meta.url).pathname;
+const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
+const child = spawn(
+  process.execPath,
+  [
+    ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
+    '--import',
+    'tsx',
+    cli,
+    'start',
+    '--port',
+    '0',
+    '--data-dir',
+    dataDir,
+    '--log-level',
+    'warn',
+    '--heartbeat-ms',
+    '1000',
+  ],
+  {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
+const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+async function main(): Promise<void> {
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (m !== null) resolve(Number(m[1]));
+    });
+    child.once('exit', () => reject(new Error(`server exited: ${out}`)));
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const setup = await fetch(`${base}/v1/sql`, {
+    method: 'POST',
+    body: JSON.stringify({ sql: DOUBLE_11 }),
+    headers: { 'content-type': 'application/json' },
+  });
+  if (setup.status !== 200) throw new Error(await setup.text());
+
+  // One subscriber on the histogram: record when each epoch's message arrives.
+  const arrivals = new Map<number, number>();
+  let lastEpochSeen = 0;
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/views/total_histogram/subscribe?snapshot=false`);
+  ws.on('message', (data) => {
+    const now = performance.now();
+    const text = String(data);
+    const m = /"type":"(\w+)","epoch":(\d+)/.exec(text) ?? /"epoch":(\d+)/.exec(text);
+    if (text.startsWith('{"type":"changes"') || text.startsWith('{"type":"progress"')) {
+      const epoch = Number(/"epoch":(\d+)/.exec(text)?.[1]);
+      if (text.startsWith('{"type":"changes"')) arrivals.set(epoch, now);
+      if (epoch > lastEpochSeen) lastEpochSeen = epoch;
+    } else if (m === null) throw new Error(`unexpected message ${text.slice(0, 200)}`);
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+
+  let nextId = 1;
+  let seed = 12345;
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  const body = (rows: number): string => {
+    let s = '[';
+    for (let i = 0; i < rows; i++) {
+      s += `${i === 0 ? '' : ','}{"order_id":${nextId++},"seller_id":${rand(SELLERS)},"amount":${1 + rand(100)}}`;
+    }
+    return `${s}]`;
+  };
+  const post = async (text: string): Promise<number> => {
+    const r = await fetch(`${base}/v1/tables/orders/rows`, {
+      method: 'POST',
+      body: text,
+      headers: { 'content-type': 'application/json' },
+    });
+    const json = (await r.json()) as { epoch?: number; error?: unknown };
+    if (r.status !== 200 || json.epoch === undefined)
+      throw new Error(`ingest failed: ${JSON.stringify(json)}`);
+    return json.epoch;
+  };
+
+  // Warm-up (JIT, allocation) before measuring.
+  for (let i = 0; i < 20; i++) await post(body(BATCH_ROWS));
+
+  // ---- throughput ----
+  // Bodies are made before the clock starts, so the load generator (sharing this 2-core machine)
+  // spends its time sending, not building JSON.
+  const pool = Array.from({ length: Number(process.env.BENCH_POOL ?? 2500) }, () => body(BATCH_ROWS));
+  let batches = 0;
+  let maxEpoch = 0;
+  const started = performance.now();
+  const deadline = started + THROUGHPUT_SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < deadline) {
+        const epoch = await post(pool.pop() ?? body(BATCH_ROWS));
+        batches++;
+        if (epoch > maxEpoch) maxEpoch = epoch;
+      }
+    }),
+  );
+  // Sustained means delivered: wait until the subscriber has seen the last epoch (or a progress past it).
+  while (lastEpochSeen < maxEpoch && performance.now() - started < (THROUGHPUT_SECONDS + 30) * 1000) {
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  console.log(
+    JSON.stringify({
+      bench: 'server-e2e',
+      metric: 'throughput',
+      events_per_s: Math.round((batches * BATCH_ROWS) / elapsed),
+      batches,
+      batch_rows: BATCH_ROWS,
+      concurrency: CONCURRENCY,
+      seconds: Number(elapsed.toFixed(2)),
+      delivered_through_epoch: lastEpochSeen,
+    }),
+  );
+
+  // ---- latency at 1,000 events/s: 10 rows every 10 ms ----
+  const sendTimes = new Map<number, number>();
+  const pending: Promise<void>[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < LATENCY_SECONDS * 100; i++) {
+    const due = t0 + i * 10;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const text = body(10);
+    const sent = performance.now();
+    pending.push(post(text).then((epoch) => void sendTimes.set(epoch, sent)));
+  }
+  await Promise.all(pending);
+  const lastLatencyEpoch = Math.max(...sendTimes.keys());
+  const until = performance.now() + 10_000;
+  while (lastEpochSeen < lastLatencyEpoch && performance.now() < until)
+    await new Promise((r) => setTimeout(r, 1));
+  const latencies: number[] = [];
+  for (const [epoch, sent] of sendTimes) {
+    const arrived = arrivals.get(epoch);
+    if (arrived !== undefined) latencies.push(arrived - sent);
+  }
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number): number =>
+    Number(
+      (latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN).toFixed(2),
+    );
+  console.log(
+    JSON.stringify({
+      bench: 'server-e2e',
+      metric: 'latency',
+      events_per_s: 1000,
+      batch_rows: 10,
+      samples: latencies.length,
+      p50_ms: pct(50),
+      p99_ms: pct(99),
+      max_ms: Number((latencies[latencies.length - 1] ?? NaN).toFixed(2)),
+    }),
+  );
+  ws.close();
+}
+
+try {
+  await main();
+} finally {
+  child.kill('SIGTERM');
+  await exited;
+  rmSync(dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,185 @@
+// The `sluice` command: `sluice start` replays the data directory, then serves the HTTP/WebSocket API
+// until SIGTERM/SIGINT (graceful: subscribers are told, the store is closed cleanly).
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { DEFAULTS } from './server/defaults.ts';
+
+const USAGE = `Usage: sluice start [options]
+
+Starts the Sluice server: replays the data directory, then serves the API (see /docs).
+
+Options:
+  --port <n>                 port to listen on (env PORT; default 8080; 0 = any free port)
+  --host <addr>              address to bind (env SLUICE_HOST; default 127.0.0.1 — loopback only;
+                             --host 0.0.0.0 exposes the server, which has no authentication yet)
+  --data-dir <dir>           where the durable log and changelogs live (env SLUICE_DATA_DIR; default ./data)
+  --body-limit <bytes>       largest request body (default ${DEFAULTS.bodyLimit})
+  --retention-epochs <n>     keep changelogs of the last n epochs (default ${DEFAULTS.retention.epochs}; 0 = no limit)
+  --retention-seconds <n>    keep changelogs younger than n seconds (default ${DEFAULTS.retention.ms / 1000}; 0 = no limit)
+  --heartbeat-ms <n>         progress message interval for idle subscribers (default ${DEFAULTS.heartbeatMs})
+  --subscriber-buffer <bytes>  slow-consumer bound per subscriber (default ${DEFAULTS.subscriberLimits.maxBufferedBytes})
+  --log-level <level>        fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL; default info)
+  --demo                     create the Double 11 demo (orders, seller_totals, total_histogram) and feed it
+  --demo-rate <n>            demo orders per second (default 50)
+  -h, --help                 show this help
+  -v, --version              show the version
+`;
+
+function fail(message: string): never {
+  process.stderr.write(`sluice: ${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+function intOption(name: string, raw: string | undefined, fallback: number, min = 0): number {
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) fail(`--${name} must be a non-negative integer, not "${raw}"`);
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < min) fail(`--${name} must be an integer ≥ ${min}, not "${raw}"`);
+  return n;
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version?: string;
+  };
+  return pkg.version ?? 'unknown';
+}
+
+async function main(argv: string[]): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'data-dir': { type: 'string' },
+        'body-limit': { type: 'string' },
+        'retention-epochs': { type: 'string' },
+        'retention-seconds': { type: 'string' },
+        'heartbeat-ms': { type: 'string' },
+        'subscriber-buffer': { type: 'string' },
+        'log-level': { type: 'string' },
+        demo: { type: 'boolean' },
+        'demo-rate': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    });
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = parsed;
+  if (values.help === true) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (values.version === true) {
+    process.stdout.write(`sluice ${version()}\n`);
+    return;
+  }
+  const command = positionals[0];
+  if (command !== 'start') fail(command === undefined ? 'missing command' : `unknown command "${command}"`);
+  if (positionals.length > 1) fail(`unexpected argument "${positionals[1] ?? ''}"`);
+
+  const port = intOption('port', values.port ?? process.env.PORT, 8080);
+  if (port > 65535) fail(`--port must be at most 65535, not ${port}`);
+  const host = values.host ?? process.env.SLUICE_HOST ?? '127.0.0.1';
+  const dataDir = resolve(values['data-dir'] ?? process.env.SLUICE_DATA_DIR ?? './data');
+  const level = values['log-level'] ?? process.env.LOG_LEVEL ?? 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level))
+    fail(`unknown log level "${level}"`);
+  const retentionEpochs = intOption(
+    'retention-epochs',
+    values['retention-epochs'],
+    DEFAULTS.retention.epochs,
+  );
+  const retentionSeconds = intOption(
+    'retention-seconds',
+    values['retention-seconds'],
+    DEFAULTS.retention.ms / 1000,
+  );
+  const logger = pino({ level, base: { service: 'sluice' } });
+  // Loaded only now, so --help and argument errors answer at once.
+  const { buildApp } = await import('./server/app.ts');
+  const { startDemo } = await import('./server/demo.ts');
+
+  let app;
+  try {
+    app = await buildApp({
+      dataDir,
+      logger,
+      processMetrics: true,
+      bodyLimit: intOption('body-limit', values['body-limit'], DEFAULTS.bodyLimit, 1),
+      retention: {
+        epochs: retentionEpochs === 0 ? null : retentionEpochs,
+        ms: retentionSeconds === 0 ? null : retentionSeconds * 1000,
+      },
+      heartbeatMs: intOption('heartbeat-ms', values['heartbeat-ms'], DEFAULTS.heartbeatMs, 10),
+      subscriberLimits: {
+        maxBufferedBytes: intOption(
+          'subscriber-buffer',
+          values['subscriber-buffer'],
+          DEFAULTS.subscriberLimits.maxBufferedBytes,
+          1024,
+        ),
+      },
+    });
+  } catch (error) {
+    logger.fatal({ err: error }, 'cannot start');
+    process.stderr.write(`sluice: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+
+  const stopDemo =
+    values.demo === true
+      ? startDemo(app.sluice, { rate: intOption('demo-rate', values['demo-rate'], 50, 1), logger })
+      : () => undefined;
+
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) {
+      process.stderr.write(`sluice: ${signal} again, exiting now\n`);
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    stopDemo();
+    app
+      .close()
+      .then(() => process.exit(0))
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
+  try {
+    await app.listen({ port, host });
+  } catch (error) {
+    process.stderr.write(
+      `sluice: cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    await app.close();
+    process.exit(1);
+  }
+  const address = app.server.address();
+  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  const loopback = host === '127.0.0.1' || host === 'localhost' || host === '::1';
+  process.stdout.write(
+    `sluice ${version()} listening on http://${shownHost}:${boundPort} (data: ${dataDir}, epoch ${app.sluice.committedEpoch})\n` +
+      (loopback
+        ? 'sluice: bound to loopback only until authentication exists; --host 0.0.0.0 exposes it\n'
+        : `sluice: WARNING: bound to ${host} with no authentication; anyone who can reach it can read and write\n`) +
+      `sluice: API docs at http://${shownHost}:${boundPort}/docs\n`,
+  );
+}
+
+await main(process.argv.slice(2));

@@ -1,0 +1,499 @@
+// The Sluice HTTP/WebSocket server as a fastify app (API.md is the contract). buildApp() replays the
+// durable journal before it returns, so a listening server always serves a fully recovered engine.
+// It never calls listen() itself.
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import fastifyWebsocket from '@fastify/websocket';
+import { Ajv } from 'ajv';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
+import { SluiceError, httpStatusOf } from '../errors.ts';
+import type { TableChanges } from '../exec/api.ts';
+import type { Retention } from '../sink/changelog-store.ts';
+import { CloseCodes, type SubscriberLimits } from '../sink/subscriber.ts';
+import { isRowObject, parseJsonExact, stringifyWire } from '../source/json-codec.ts';
+import type { Row } from '../types.ts';
+import { registerConsole } from '../console/plugin.ts';
+import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
+import { ServerMetrics } from './metrics.ts';
+import { SluiceRuntime, closeCodeOf, type SubscribeParams } from './runtime.ts';
+import * as S from './schemas.ts';
+import { NdjsonTransport, WsTransport } from './transports.ts';
+import { filterAndPage } from './view-rows.ts';
+import { DEFAULTS } from './defaults.ts';
+
+export interface AppOptions {
+  /** Data directory; null keeps state in memory only (tests, throwaway servers). */
+  readonly dataDir: string | null;
+  /** Creates the engine (default: a new Engine). */
+  readonly createEngine?: () => Engine;
+  /** Largest request body in bytes (default 16 MiB). */
+  readonly bodyLimit?: number;
+  readonly retention?: Partial<Retention>;
+  readonly subscriberLimits?: Partial<SubscriberLimits>;
+  /** Idle time after which a subscriber gets a progress message (default 3000 ms). */
+  readonly heartbeatMs?: number;
+  readonly snapshotChunkRows?: number;
+  readonly pruneIntervalMs?: number;
+  /** How long a closing subscriber may take to accept the close before it is cut (default 2000 ms). */
+  readonly closeGraceMs?: number;
+  /** A pino logger, or false for none (default: none). */
+  readonly logger?: FastifyBaseLogger | false;
+  /** Also export Node process metrics (off in tests, where many apps share a process). */
+  readonly processMetrics?: boolean;
+}
+
+export { DEFAULTS };
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    sluice: SluiceRuntime;
+  }
+}
+
+const silentLogger = {
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const logger = options.logger === undefined || options.logger === false ? undefined : options.logger;
+  const runtime = new SluiceRuntime({
+    dataDir: options.dataDir,
+    retention: { ...DEFAULTS.retention, ...options.retention },
+    limits: { ...DEFAULTS.subscriberLimits, ...options.subscriberLimits },
+    heartbeatMs: options.heartbeatMs ?? DEFAULTS.heartbeatMs,
+    snapshotChunkRows: options.snapshotChunkRows ?? DEFAULTS.snapshotChunkRows,
+    pruneIntervalMs: options.pruneIntervalMs ?? DEFAULTS.pruneIntervalMs,
+    createEngine: options.createEngine ?? (() => new Engine()),
+    logger: logger ?? silentLogger,
+  });
+  const closeGraceMs = options.closeGraceMs ?? DEFAULTS.closeGraceMs;
+  const bodyLimit = options.bodyLimit ?? DEFAULTS.bodyLimit;
+
+  const app = Fastify({
+    ...(logger !== undefined ? { loggerInstance: logger } : { logger: false }),
+    bodyLimit,
+    // Per-request log lines would dominate at ingest rates; errors are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  app.decorate('sluice', runtime);
+
+  const metrics = new ServerMetrics(
+    {
+      epoch: () => runtime.committedEpoch,
+      viewStats: () =>
+        runtime.store.db.open
+          ? runtime.engine.catalog().views.map((v) => ({
+              name: v.name,
+              rowCount: v.rowCount,
+              stateBytes: v.stateBytes,
+              subscribers: runtime.subscriberCount(v.name),
+            }))
+          : [],
+    },
+    { processMetrics: options.processMetrics ?? false },
+  );
+  runtime.hooks = {
+    batchApplied: (table, rows, seconds) => metrics.batchApplied(table, rows, seconds),
+    viewChanges: (view, rows) => metrics.viewChanges(view, rows),
+    subscriberFailed: (view, code) => {
+      if (code === 'SLOW_CONSUMER') metrics.slowConsumer(view);
+    },
+  };
+
+  // Validation: bodies strictly (no coercion: "5" is not a number), query strings with coercion.
+  const bodyAjv = new Ajv({
+    coerceTypes: false,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: false,
+    strict: false,
+  });
+  const queryAjv = new Ajv({
+    coerceTypes: true,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: false,
+    strict: false,
+  });
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema),
+  );
+  // Responses: one bigint-aware JSON writer (response schemas document, they do not filter).
+  app.setSerializerCompiler(() => (data) => stringifyWire(data));
+  app.setSchemaErrorFormatter((errors, dataVar) => {
+    const first = errors[0];
+    const where = `${dataVar}${first?.instancePath ?? ''}`;
+    const message = first === undefined ? `invalid ${dataVar}` : `${where} ${first.message ?? 'is invalid'}`;
+    return new SluiceError('INVALID_REQUEST', `invalid request: ${message}`);
+  });
+
+  // Every body is JSON (whatever the content type says), parsed exactly (big integers kept).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(new SluiceError('INVALID_JSON', 'request body is empty, expected JSON'), undefined);
+      return;
+    }
+    try {
+      done(null, parseJsonExact(text));
+    } catch (error) {
+      done(
+        new SluiceError('INVALID_JSON', 'request body is not valid JSON', {
+          detail: error instanceof Error ? error.message : String(error),
+        }),
+        undefined,
+      );
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError | SluiceError, request, reply) => {
+    const sluiceError = toSluiceError(error);
+    if (sluiceError.code === 'INTERNAL_ERROR' || sluiceError.errorClass === 'state') {
+      request.log.error({ err: error }, 'request failed');
+    }
+    sendError(reply, sluiceError);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    sendError(
+      reply,
+      new SluiceError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0] ?? ''}`),
+    );
+  });
+
+  function sendError(
+    reply: FastifyReply,
+    error: SluiceError,
+    extra: Record<string, unknown> = {},
+  ): FastifyReply {
+    metrics.error(error.code);
+    return reply.code(httpStatusOf(error)).send({ error: error.toJSON(), ...extra });
+  }
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Sluice API',
+        version: '1',
+        description:
+          'Streaming SQL with incremental materialized views. 64-bit integers beyond ±2^53 are JSON strings, never rounded.',
+      },
+      tags: [
+        { name: 'statements' },
+        { name: 'tables' },
+        { name: 'views' },
+        { name: 'changelogs' },
+        { name: 'catalog' },
+        { name: 'operations' },
+      ],
+    },
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
+  await app.register(fastifyWebsocket, {
+    options: { maxPayload: 64 * 1024 },
+    preClose: (done) => {
+      runtime.close();
+      // Subscribers were sent an error and a close; cut those that do not answer in time.
+      const server = app.websocketServer;
+      setTimeout(
+        () => {
+          for (const client of server.clients) client.terminate();
+        },
+        Math.min(closeGraceMs, 500),
+      ).unref();
+      // Connections that never send a request (or never finish one) must not hold the shutdown.
+      setTimeout(() => app.server.closeAllConnections(), Math.min(closeGraceMs, 1000)).unref();
+      done();
+    },
+  });
+
+  app.addHook('onClose', async () => {
+    runtime.close();
+  });
+
+  // ---- statements ----------------------------------------------------------------------------
+
+  app.post<{ Body: { sql: string } }>('/v1/sql', { schema: S.sqlRoute }, async (request, reply) => {
+    const outcome = runtime.executeScript(request.body.sql);
+    if (outcome.error !== undefined) {
+      const error = outcome.error instanceof SluiceError ? outcome.error : toSluiceError(outcome.error);
+      // API.md: a failed script is a 400 (server-side failures keep their 5xx).
+      const status = httpStatusOf(error) >= 500 ? httpStatusOf(error) : 400;
+      metrics.error(error.code);
+      return reply.code(status).send({ error: error.toJSON(), results: outcome.results });
+    }
+    return { results: outcome.results };
+  });
+
+  // ---- tables --------------------------------------------------------------------------------
+
+  app.get('/v1/tables', { schema: S.listTablesRoute }, async () => ({
+    tables: runtime.engine.catalog().tables.map(tableJson),
+  }));
+
+  app.get<{ Params: { name: string } }>('/v1/tables/:name', { schema: S.getTableRoute }, async (request) => {
+    const table = runtime.engine.catalog().tables.find((t) => t.name === request.params.name);
+    if (table === undefined)
+      throw new SluiceError('UNKNOWN_TABLE', `table "${request.params.name}" does not exist`);
+    return tableJson(table);
+  });
+
+  app.post<{ Params: { name: string }; Body: unknown; Querystring: { wait?: boolean } }>(
+    '/v1/tables/:name/rows',
+    {
+      schema: S.ingestRoute,
+      schemaErrorFormatter: () =>
+        new SluiceError(
+          'INVALID_REQUEST',
+          'invalid request: the body must be an array of row objects or {"insert": [rows], "delete": [rows]}',
+        ),
+    },
+    async (request) => {
+      const changes = toChanges(request.body);
+      // Ingest is synchronous: when applyChanges returns, the epoch is durable, applied to every
+      // view and published, so `wait=true` needs nothing more.
+      return runtime.ingest(request.params.name, changes);
+    },
+  );
+
+  // ---- views ---------------------------------------------------------------------------------
+
+  app.get('/v1/views', { schema: S.listViewsRoute }, async () => ({
+    views: runtime.engine.catalog().views.map((v) => viewJson(v)),
+  }));
+
+  app.get<{ Params: { name: string } }>('/v1/views/:name', { schema: S.getViewRoute }, async (request) => {
+    const view = runtime.engine.catalog().views.find((v) => v.name === request.params.name);
+    if (view === undefined)
+      throw new SluiceError('UNKNOWN_VIEW', `view "${request.params.name}" does not exist`);
+    return viewJson(view);
+  });
+
+  function viewJson(v: ViewInfo): Record<string, unknown> {
+    return {
+      name: v.name,
+      columns: v.columns,
+      key: v.key,
+      sql: v.sql,
+      epoch: runtime.committedEpoch,
+      rowCount: v.rowCount,
+      stateBytes: v.stateBytes,
+      dependsOn: v.dependsOn,
+      subscribers: runtime.subscriberCount(v.name),
+      errors: v.errorCount,
+    };
+  }
+
+  app.get<{ Params: { name: string }; Querystring: Record<string, unknown> }>(
+    '/v1/views/:name/rows',
+    { schema: S.viewRowsRoute },
+    async (request) => {
+      const { limit, offset, ...filters } = request.query;
+      const snapshot = runtime.engine.viewSnapshot(request.params.name);
+      const page = filterAndPage(request.params.name, snapshot, filters as Record<string, string>, {
+        limit: typeof limit === 'number' ? limit : undefined,
+        offset: typeof offset === 'number' ? offset : 0,
+      });
+      return {
+        epoch: snapshot.epoch,
+        columns: snapshot.columns,
+        key: snapshot.key,
+        total: page.total,
+        rows: page.rows,
+      };
+    },
+  );
+
+  // ---- changelogs ----------------------------------------------------------------------------
+
+  app.route<{ Params: { name: string }; Querystring: Record<string, string | undefined> }>({
+    method: 'GET',
+    url: '/v1/views/:name/subscribe',
+    schema: S.subscribeRoute,
+    handler: async (_request, reply) =>
+      sendError(
+        reply,
+        new SluiceError(
+          'INVALID_REQUEST',
+          'this endpoint needs a WebSocket upgrade; use /changes for NDJSON over HTTP',
+        ),
+      ),
+    wsHandler: (socket, request) => {
+      const transport = new WsTransport(socket, closeGraceMs);
+      const fail = (error: SluiceError): void => {
+        metrics.error(error.code);
+        socket.send(
+          stringifyWire({
+            type: 'error',
+            code: error.code,
+            message: error.message,
+            ...(error.hint !== undefined ? { hint: error.hint } : {}),
+          }),
+        );
+        transport.close(closeCodeOf(error), error.code);
+      };
+      let params: SubscribeParams;
+      try {
+        params = subscribeParams(request.query);
+        runtime.checkSubscription(request.params.name, params);
+      } catch (error) {
+        fail(toSluiceError(error));
+        return;
+      }
+      // Incoming frames are not part of the protocol; ignore them (ping/pong is handled by ws).
+      socket.on('message', () => undefined);
+      void runtime.subscribe(request.params.name, params, transport);
+    },
+  });
+
+  app.get<{ Params: { name: string }; Querystring: Record<string, string | undefined> }>(
+    '/v1/views/:name/changes',
+    { schema: S.changesRoute },
+    async (request, reply) => {
+      const params = subscribeParams(request.query);
+      runtime.checkSubscription(request.params.name, params);
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        'content-type': 'application/x-ndjson; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+      });
+      const transport = new NdjsonTransport(res, closeGraceMs);
+      await runtime.subscribe(request.params.name, params, transport);
+    },
+  );
+
+  // ---- catalogs of connectors (Kafka lands in its own issue) -----------------------------------
+
+  app.get('/v1/sources', { schema: S.connectorListRoute('sources') }, async () => ({ sources: [] }));
+  app.get('/v1/sinks', { schema: S.connectorListRoute('sinks') }, async () => ({ sinks: [] }));
+
+  // ---- operations ----------------------------------------------------------------------------
+
+  app.get('/healthz', { schema: S.healthRoute }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: S.readyRoute }, async (_request, reply) => {
+    if (runtime.failure !== null)
+      return sendError(reply, new SluiceError('UNAVAILABLE', runtime.failure.message));
+    if (!runtime.ready) return sendError(reply, new SluiceError('UNAVAILABLE', 'server is shutting down'));
+    return { status: 'ready', epoch: runtime.committedEpoch };
+  });
+  app.get(
+    '/metrics',
+    { schema: { tags: ['operations'], summary: 'Prometheus metrics (text format)' } },
+    async (_request, reply) => {
+      const text = await metrics.registry.metrics();
+      return reply
+        .type(metrics.registry.contentType)
+        .serializer((x) => String(x))
+        .send(text);
+    },
+  );
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  registerConsole(app); // the web console at / and GET /v1/views/{name}/dataflow (src/console)
+
+  await app.ready();
+  return app;
+}
+
+function tableJson(t: TableInfo): Record<string, unknown> {
+  return {
+    name: t.name,
+    columns: t.columns,
+    key: t.primaryKey,
+    sql: t.sql,
+    rowCount: t.rowCount,
+    dependents: t.dependents,
+  };
+}
+
+/** The ingest body as engine changes; row values must be scalars. */
+function toChanges(body: unknown): TableChanges {
+  const check = (rows: unknown, what: string): Row[] => {
+    if (!Array.isArray(rows))
+      throw new SluiceError('INVALID_REQUEST', `invalid request: "${what}" must be an array of rows`);
+    rows.forEach((row: unknown, i) => {
+      if (!isRowObject(row)) {
+        throw new SluiceError('INVALID_VALUE', `${what} row ${i + 1} is not a flat object of column values`, {
+          hint: 'a value is null, a boolean, a number or a string',
+        });
+      }
+    });
+    return rows as Row[];
+  };
+  if (Array.isArray(body)) return { insert: check(body, 'insert') };
+  const obj = body as { insert?: unknown; delete?: unknown };
+  return {
+    ...(obj.insert !== undefined ? { insert: check(obj.insert, 'insert') } : {}),
+    ...(obj.delete !== undefined ? { delete: check(obj.delete, 'delete') } : {}),
+  };
+}
+
+function subscribeParams(query: Record<string, string | undefined>): SubscribeParams {
+  for (const key of Object.keys(query)) {
+    if (key !== 'snapshot' && key !== 'resumeFrom') {
+      throw new SluiceError('INVALID_REQUEST', `invalid request: unknown parameter "${key}"`, {
+        hint: 'the parameters are snapshot=true|false and resumeFrom=<epoch>',
+      });
+    }
+  }
+  const rawSnapshot = query.snapshot;
+  if (rawSnapshot !== undefined && rawSnapshot !== 'true' && rawSnapshot !== 'false') {
+    throw new SluiceError(
+      'INVALID_REQUEST',
+      `invalid request: snapshot must be true or false, not "${rawSnapshot}"`,
+    );
+  }
+  let resumeFrom: number | undefined;
+  if (query.resumeFrom !== undefined) {
+    if (!/^\d{1,15}$/.test(query.resumeFrom)) {
+      throw new SluiceError(
+        'INVALID_REQUEST',
+        `invalid request: resumeFrom must be an epoch (a non-negative integer), not "${query.resumeFrom}"`,
+      );
+    }
+    resumeFrom = Number(query.resumeFrom);
+    if (rawSnapshot === 'true') {
+      throw new SluiceError(
+        'INVALID_REQUEST',
+        'invalid request: resumeFrom and snapshot=true exclude each other',
+        {
+          hint: 'resume continues a client that already holds the state; a snapshot starts a new one',
+        },
+      );
+    }
+  }
+  return { snapshot: resumeFrom === undefined && rawSnapshot !== 'false', resumeFrom };
+}
+
+function toSluiceError(error: unknown): SluiceError {
+  if (error instanceof SluiceError) return error;
+  const e = error as Partial<FastifyError> & { message?: string };
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return new SluiceError('PAYLOAD_TOO_LARGE', 'request body is larger than the configured limit', {
+      hint: 'split the batch or raise --body-limit',
+    });
+  }
+  if (e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY')
+    return new SluiceError('INVALID_JSON', 'request body is empty, expected JSON');
+  if (e.validation !== undefined)
+    return new SluiceError('INVALID_REQUEST', `invalid request: ${e.message ?? ''}`);
+  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    return new SluiceError('INVALID_REQUEST', `invalid request: ${e.message ?? 'bad request'}`);
+  }
+  return new SluiceError('INTERNAL_ERROR', 'internal error', { detail: e.message ?? String(error) });
+}
+
+export type { FastifyInstance, FastifyRequest };
+export { CloseCodes };

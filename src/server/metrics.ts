@@ -1,0 +1,103 @@
+// Prometheus metrics for one server instance (a registry of its own, so several apps can live in
+// one process): epochs, batch latency, rows in/out, state size, subscribers, errors.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface MetricsSource {
+  epoch(): number;
+  viewStats(): readonly { name: string; rowCount: number; stateBytes: number; subscribers: number }[];
+}
+
+export class ServerMetrics {
+  readonly registry = new Registry();
+  private readonly batches: Counter<'table'>;
+  private readonly rowsIn: Counter<'table'>;
+  private readonly rowsOut: Counter<'view'>;
+  private readonly batchSeconds: Histogram;
+  private readonly errors: Counter<'code'>;
+  private readonly slowConsumers: Counter<'view'>;
+
+  constructor(source: MetricsSource, options: { processMetrics: boolean }) {
+    const registers = [this.registry];
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'sluice_process_' });
+    new Gauge({
+      name: 'sluice_epoch',
+      help: 'Current epoch (number of batches applied since the data directory was created)',
+      registers,
+      collect() {
+        this.set(source.epoch());
+      },
+    });
+    this.batches = new Counter({
+      name: 'sluice_batches_total',
+      help: 'Batches applied (one epoch each), by table',
+      labelNames: ['table'],
+      registers,
+    });
+    this.rowsIn = new Counter({
+      name: 'sluice_rows_in_total',
+      help: 'Rows ingested (inserts plus deletes), by table',
+      labelNames: ['table'],
+      registers,
+    });
+    this.rowsOut = new Counter({
+      name: 'sluice_view_changes_out_total',
+      help: 'Changelog rows emitted, by view',
+      labelNames: ['view'],
+      registers,
+    });
+    this.batchSeconds = new Histogram({
+      name: 'sluice_batch_duration_seconds',
+      help: 'Time to log durably, apply and publish one batch',
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
+    this.errors = new Counter({
+      name: 'sluice_errors_total',
+      help: 'Errors answered to clients, by code',
+      labelNames: ['code'],
+      registers,
+    });
+    this.slowConsumers = new Counter({
+      name: 'sluice_slow_consumer_disconnects_total',
+      help: 'Subscribers closed with SLOW_CONSUMER, by view',
+      labelNames: ['view'],
+      registers,
+    });
+    const viewGauge = (
+      name: string,
+      help: string,
+      pick: (s: ReturnType<MetricsSource['viewStats']>[number]) => number,
+    ) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['view'],
+        registers,
+        collect() {
+          this.reset();
+          for (const s of source.viewStats()) this.set({ view: s.name }, pick(s));
+        },
+      });
+    viewGauge('sluice_view_rows', 'Rows in each view', (s) => s.rowCount);
+    viewGauge('sluice_view_state_bytes', 'Approximate operator state size of each view', (s) => s.stateBytes);
+    viewGauge('sluice_subscribers', 'Changelog subscribers connected, by view', (s) => s.subscribers);
+  }
+
+  batchApplied(table: string, rows: number, seconds: number): void {
+    this.batches.inc({ table });
+    this.rowsIn.inc({ table }, rows);
+    this.batchSeconds.observe(seconds);
+  }
+
+  viewChanges(view: string, rows: number): void {
+    this.rowsOut.inc({ view }, rows);
+  }
+
+  error(code: string): void {
+    this.errors.inc({ code });
+  }
+
+  slowConsumer(view: string): void {
+    this.slowConsumers.inc({ view });
+  }
+}

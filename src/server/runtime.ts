@@ -1,0 +1,491 @@
+// The durable engine: wraps the in-memory Engine with the SQLite journal and changelog store, replays
+// the journal on open, and fans each committed epoch out to subscribers. Every engine call runs in
+// one SQLite transaction that commits (fsync) before the call returns, so nothing is acknowledged or
+// published before it is durable, and every await point sees only committed epochs.
+import { SluiceError } from '../errors.ts';
+import type { ScriptResult, StatementResult, TableChanges, ViewChangeSet } from '../exec/api.ts';
+import { ChangelogStore, type Retention } from '../sink/changelog-store.ts';
+import {
+  CloseCodes,
+  Subscriber,
+  ViewFeed,
+  type SubscriberLimits,
+  type SubscriberTransport,
+} from '../sink/subscriber.ts';
+import { stringifyWire } from '../source/json-codec.ts';
+import { SqliteStore } from '../source/sqlite-store.ts';
+import { TableLog } from '../source/table-log.ts';
+import type { ColumnInfo } from '../types.ts';
+import type { Engine, ViewInfo } from '../index.ts';
+
+export interface RuntimeLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface RuntimeOptions {
+  /** Data directory (holds sluice.db); null keeps everything in memory (not durable). */
+  readonly dataDir: string | null;
+  readonly retention: Retention;
+  readonly limits: SubscriberLimits;
+  /** A live subscriber idle this long gets a `progress` message. */
+  readonly heartbeatMs: number;
+  /** Rows per `snapshot` message. */
+  readonly snapshotChunkRows: number;
+  /** How often retention is applied to stored changelogs. */
+  readonly pruneIntervalMs: number;
+  readonly createEngine: () => Engine;
+  readonly logger: RuntimeLogger;
+}
+
+export interface RuntimeHooks {
+  batchApplied?(table: string, rows: number, seconds: number): void;
+  viewChanges?(view: string, rows: number): void;
+  subscriberFailed?(view: string, code: string): void;
+}
+
+export interface SubscribeParams {
+  readonly snapshot: boolean;
+  readonly resumeFrom: number | undefined;
+}
+
+interface FeedEntry {
+  readonly feed: ViewFeed;
+  readonly sql: string;
+  columns: readonly ColumnInfo[];
+  key: readonly string[] | null;
+  /** False for a historical incarnation met during replay: its changes are not stored. */
+  readonly writable: boolean;
+  readonly unsubscribe: () => void;
+}
+
+interface PendingChange {
+  readonly feed: ViewFeed;
+  readonly epoch: number;
+  readonly text: string;
+}
+
+const BACKLOG_PAGE = 256;
+
+export class SluiceRuntime {
+  readonly engine: Engine;
+  readonly store: SqliteStore;
+  readonly log: TableLog;
+  readonly changelog: ChangelogStore;
+  hooks: RuntimeHooks = {};
+  /** The last epoch whose transaction committed (and was published). */
+  committedEpoch: number;
+  /** Set when the store failed under us: the process must restart (and replay) to recover. */
+  failure: SluiceError | null = null;
+  private closing = false;
+  private readonly feeds = new Map<string, FeedEntry>();
+  private pending: PendingChange[] = [];
+  private pendingDrops: ViewFeed[] = [];
+  private ddlSinceSync = false;
+  private replaying = false;
+  private replayAt = 0;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly starting = new Set<Subscriber>();
+
+  constructor(private readonly options: RuntimeOptions) {
+    this.store = new SqliteStore({ dataDir: options.dataDir });
+    try {
+      this.changelog = new ChangelogStore(this.store.db);
+      this.log = new TableLog(this.store, {
+        beforeAppend: () => {
+          if (this.ddlSinceSync) this.syncCatalog();
+        },
+        afterDdl: () => {
+          this.ddlSinceSync = true;
+        },
+      });
+      this.engine = options.createEngine();
+      this.replay();
+      this.committedEpoch = this.engine.epoch;
+      this.engine.setJournal(this.log);
+    } catch (error) {
+      this.store.close();
+      throw error;
+    }
+    this.pruneAll();
+    const heartbeat = setInterval(() => this.heartbeat(), Math.max(10, Math.floor(options.heartbeatMs / 2)));
+    const prune = setInterval(() => this.pruneAll(), Math.max(10, options.pruneIntervalMs));
+    heartbeat.unref();
+    prune.unref();
+    this.timers.push(heartbeat, prune);
+  }
+
+  get ready(): boolean {
+    return !this.closing && this.failure === null;
+  }
+
+  // ---- writes -------------------------------------------------------------------------------
+
+  executeScript(sql: string): ScriptResult {
+    return this.write(() => this.engine.executeScript(sql));
+  }
+
+  execute(sql: string): readonly StatementResult[] {
+    return this.write(() => this.engine.execute(sql));
+  }
+
+  ingest(table: string, changes: TableChanges): { accepted: number; epoch: number } {
+    const started = performance.now();
+    const result = this.write(() => this.engine.applyChanges(table, changes));
+    const rows = (changes.insert?.length ?? 0) + (changes.delete?.length ?? 0);
+    this.hooks.batchApplied?.(table, rows, (performance.now() - started) / 1000);
+    return result;
+  }
+
+  /**
+   * Runs one engine call inside one transaction: the journal entries it appends and the changelog
+   * entries its epochs produce commit together, then the epochs are published to subscribers.
+   */
+  private write<T>(call: () => T): T {
+    if (this.failure !== null) throw this.failure;
+    if (this.closing) throw new SluiceError('UNAVAILABLE', 'server is shutting down');
+    let result: T | undefined;
+    let error: unknown;
+    let threw = false;
+    try {
+      result = call();
+    } catch (e) {
+      threw = true;
+      error = e;
+    }
+    try {
+      // A batch logged but not applied (the engine failed after validation) is taken back.
+      const last = this.log.lastBatch;
+      if (last !== null && last.epoch > this.engine.epoch) this.log.retractLastBatch();
+      this.log.lastBatch = null;
+      if (this.ddlSinceSync) this.syncCatalog();
+      this.store.commit();
+    } catch (e) {
+      this.fail(e);
+      throw this.failure;
+    }
+    this.committedEpoch = this.engine.epoch;
+    this.publish();
+    if (threw) throw error;
+    return result as T;
+  }
+
+  private fail(error: unknown): void {
+    this.failure = new SluiceError(
+      'STATE_ERROR',
+      'the data file could not be written; restart the server to recover',
+      {
+        detail: error instanceof Error ? error.message : String(error),
+      },
+    );
+    this.options.logger.error({ err: error }, 'durable store failed; refusing further writes');
+    try {
+      this.store.rollback();
+    } catch {
+      // the connection is unusable; the process must restart
+    }
+  }
+
+  private publish(): void {
+    const pending = this.pending;
+    this.pending = [];
+    for (const p of pending) p.feed.publish(p.epoch, p.text);
+    const drops = this.pendingDrops;
+    this.pendingDrops = [];
+    for (const feed of drops) {
+      feed.closeAll('VIEW_DROPPED', CloseCodes.viewDropped, `view "${feed.view}" was dropped`);
+    }
+  }
+
+  // ---- catalog → feeds ----------------------------------------------------------------------
+
+  /** Matches the feeds (one per view incarnation) to the engine's catalog. */
+  private syncCatalog(): void {
+    this.ddlSinceSync = false;
+    const views = this.engine.catalog().views;
+    const seen = new Set<string>();
+    for (const view of views) {
+      seen.add(view.name);
+      const entry = this.feeds.get(view.name);
+      if (entry !== undefined && entry.sql === view.sql) {
+        entry.columns = view.columns;
+        entry.key = view.key;
+        continue;
+      }
+      if (entry !== undefined) this.endFeed(view.name, entry);
+      this.startFeed(view);
+    }
+    for (const [name, entry] of this.feeds) if (!seen.has(name)) this.endFeed(name, entry);
+  }
+
+  private startFeed(view: ViewInfo): void {
+    const incarnation = this.log.lastDdlOffset;
+    const info = this.changelog.register(view.name, incarnation, this.engine.epoch);
+    const feed = new ViewFeed(view.name, incarnation);
+    const writable = info.incarnation === incarnation;
+    const unsubscribe = this.engine.subscribe(
+      view.name,
+      (changes) => this.onChanges(feed, writable, changes),
+      // Dropped (also by CASCADE): called inside the DDL's engine call, so inside its transaction.
+      () => {
+        const entry = this.feeds.get(view.name);
+        if (entry !== undefined && entry.feed === feed) this.endFeed(view.name, entry);
+      },
+    );
+    this.feeds.set(view.name, {
+      feed,
+      sql: view.sql,
+      columns: view.columns,
+      key: view.key,
+      writable,
+      unsubscribe,
+    });
+  }
+
+  private endFeed(name: string, entry: FeedEntry): void {
+    entry.unsubscribe();
+    this.feeds.delete(name);
+    const info = this.changelog.info(name);
+    if (info !== undefined && info.incarnation === entry.feed.incarnation) this.changelog.drop(name);
+    entry.feed.closed = true;
+    if (!this.replaying) this.pendingDrops.push(entry.feed);
+  }
+
+  private onChanges(feed: ViewFeed, writable: boolean, changes: ViewChangeSet): void {
+    if (!writable) return;
+    const message = {
+      type: 'changes',
+      epoch: changes.epoch,
+      positions: changes.positions,
+      changes: changes.changes,
+      ...(changes.errors !== undefined && changes.errors.length > 0 ? { errors: changes.errors } : {}),
+    };
+    const text = stringifyWire(message);
+    if (this.replaying) {
+      const info = this.changelog.info(feed.view);
+      if (info !== undefined && changes.epoch > info.horizon) {
+        this.changelog.append(feed.view, changes.epoch, this.replayAt, text);
+      }
+      return;
+    }
+    this.changelog.append(feed.view, changes.epoch, Date.now(), text);
+    this.pending.push({ feed, epoch: changes.epoch, text });
+    this.hooks.viewChanges?.(feed.view, changes.changes.length);
+  }
+
+  // ---- replay -------------------------------------------------------------------------------
+
+  private replay(): void {
+    this.replaying = true;
+    this.engine.setJournal(null);
+    let applied = 0;
+    const started = performance.now();
+    for (const entry of this.log.entries()) {
+      this.store.begin();
+      this.replayAt = entry.at;
+      try {
+        if (entry.kind === 'ddl') {
+          if (this.ddlSinceSync) this.syncCatalog();
+          this.log.lastDdlOffset = entry.offset;
+          this.engine.execute(entry.sql);
+          this.ddlSinceSync = true;
+        } else {
+          if (this.ddlSinceSync) this.syncCatalog();
+          const result = this.engine.applyChanges(
+            entry.table,
+            { insert: entry.inserts, delete: entry.deletes },
+            { positions: entry.positions },
+          );
+          if (result.epoch !== entry.epoch) {
+            throw new SluiceError(
+              'STATE_ERROR',
+              `replay diverged: log offset ${entry.offset} produced epoch ${result.epoch}, logged as ${entry.epoch}`,
+            );
+          }
+        }
+      } catch (error) {
+        this.store.rollback();
+        if (error instanceof SluiceError && error.code === 'STATE_ERROR') throw error;
+        throw new SluiceError('STATE_ERROR', `replay of log offset ${entry.offset} failed`, {
+          detail: error instanceof Error ? error.message : String(error),
+        });
+      }
+      applied += 1;
+      if (applied % 256 === 0) this.store.commit();
+    }
+    if (this.ddlSinceSync) this.syncCatalog();
+    this.store.commit();
+    this.replaying = false;
+    if (applied > 0) {
+      this.options.logger.info(
+        { entries: applied, epoch: this.engine.epoch, ms: Math.round(performance.now() - started) },
+        'replayed the journal',
+      );
+    }
+  }
+
+  // ---- reads and subscriptions ----------------------------------------------------------------
+
+  viewNames(): string[] {
+    return [...this.feeds.keys()];
+  }
+
+  subscriberCount(view: string): number {
+    return this.feeds.get(view)?.feed.subscribers.size ?? 0;
+  }
+
+  /**
+   * Checks a subscription request; throws UNKNOWN_VIEW, INVALID_REQUEST or RESUME_TOO_OLD before
+   * anything is sent (the NDJSON endpoint turns these into HTTP statuses).
+   */
+  checkSubscription(view: string, params: SubscribeParams): void {
+    if (!this.ready) throw new SluiceError('UNAVAILABLE', 'server is shutting down');
+    const entry = this.feeds.get(view);
+    if (entry === undefined) throw new SluiceError('UNKNOWN_VIEW', `view "${view}" does not exist`);
+    if (params.resumeFrom === undefined) return;
+    if (params.resumeFrom > this.committedEpoch) {
+      throw new SluiceError(
+        'INVALID_REQUEST',
+        `resumeFrom ${params.resumeFrom} is after the current epoch ${this.committedEpoch}`,
+      );
+    }
+    const horizon = this.changelog.prune(view, this.committedEpoch, Date.now(), this.options.retention);
+    if (params.resumeFrom < horizon) {
+      const info = this.changelog.info(view);
+      const created = info !== undefined && params.resumeFrom < info.createdEpoch;
+      throw new SluiceError(
+        'RESUME_TOO_OLD',
+        `cannot resume view "${view}" from epoch ${params.resumeFrom}: ${created ? `the view was created at epoch ${info.createdEpoch}` : `changes are retained after epoch ${horizon} only`}`,
+        {
+          hint: 'subscribe again with a snapshot',
+        },
+      );
+    }
+  }
+
+  /**
+   * Runs a subscription to completion (until the transport closes). The caller has run
+   * checkSubscription in the same synchronous block.
+   */
+  async subscribe(view: string, params: SubscribeParams, transport: SubscriberTransport): Promise<void> {
+    const entry = this.feeds.get(view);
+    if (entry === undefined) throw new SluiceError('UNKNOWN_VIEW', `view "${view}" does not exist`);
+    const feed = entry.feed;
+    const sub = new Subscriber(view, transport, this.options.limits, this.committedEpoch);
+    sub.onFail = (code) => this.hooks.subscriberFailed?.(view, code);
+    this.starting.add(sub);
+    transport.onClose(() => this.starting.delete(sub));
+    try {
+      const hello = (epoch: number, snapshot: boolean, columns: unknown, key: unknown): string =>
+        stringifyWire({ type: 'subscribed', view, epoch, snapshot, columns, key });
+      if (params.resumeFrom !== undefined) {
+        sub.cursor = params.resumeFrom;
+        sub.write(hello(params.resumeFrom, false, entry.columns, entry.key));
+      } else if (params.snapshot) {
+        const snap = this.engine.viewSnapshot(view);
+        sub.cursor = snap.epoch;
+        sub.write(hello(snap.epoch, true, snap.columns, snap.key));
+        const chunk = Math.max(1, this.options.snapshotChunkRows);
+        for (let i = 0; i < snap.rows.length || i === 0; i += chunk) {
+          const rows = snap.rows.slice(i, i + chunk);
+          sub.write(
+            stringifyWire({ type: 'snapshot', epoch: snap.epoch, rows, more: i + chunk < snap.rows.length }),
+          );
+          if (!(await sub.paced())) return;
+        }
+        sub.write(`{"type":"snapshot_end","epoch":${snap.epoch},"rows":${snap.rows.length}}`);
+      } else {
+        sub.write(hello(this.committedEpoch, false, entry.columns, entry.key));
+      }
+      // Backlog from the store, then live. The switch happens in the synchronous block where the
+      // store holds nothing after the cursor up to the committed epoch, so no epoch falls between.
+      for (;;) {
+        if (sub.closed || feed.closed) return;
+        if (!(await sub.paced())) return;
+        if (sub.closed || feed.closed) return;
+        const info = this.changelog.info(view);
+        if (info === undefined || info.incarnation !== feed.incarnation) return;
+        if (sub.cursor < info.horizon) {
+          sub.fail(
+            'SLOW_CONSUMER',
+            CloseCodes.slowConsumer,
+            `subscriber of view "${view}" fell behind the changelog retention; resume from epoch ${sub.cursor} or subscribe with a snapshot`,
+            { epoch: sub.cursor },
+          );
+          return;
+        }
+        const page = this.changelog.read(view, sub.cursor, this.committedEpoch, BACKLOG_PAGE);
+        if (page.length === 0) {
+          this.starting.delete(sub);
+          feed.add(sub);
+          return;
+        }
+        for (const change of page) {
+          sub.write(change.message);
+          sub.cursor = change.epoch;
+        }
+      }
+    } catch (error) {
+      if (error instanceof SluiceError) {
+        sub.fail(error.code, closeCodeOf(error), error.message);
+        return;
+      }
+      this.options.logger.error({ err: error, view }, 'subscription failed');
+      sub.fail('INTERNAL_ERROR', CloseCodes.internal, 'internal error while serving the subscription');
+    }
+  }
+
+  private heartbeat(): void {
+    const now = Date.now();
+    for (const entry of this.feeds.values())
+      entry.feed.heartbeat(this.committedEpoch, now, this.options.heartbeatMs);
+  }
+
+  /** Applies changelog retention to every view (its own small transaction). */
+  pruneAll(): void {
+    if (this.store.inTransaction || this.failure !== null || !this.store.db.open) return;
+    try {
+      this.store.begin();
+      const now = Date.now();
+      for (const name of this.feeds.keys())
+        this.changelog.prune(name, this.committedEpoch, now, this.options.retention);
+      this.store.commit();
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  /** Closes every subscriber (going away) and the store. */
+  close(): void {
+    if (this.closing) return;
+    this.closing = true;
+    for (const timer of this.timers) clearInterval(timer);
+    const message = 'server is shutting down; resume from your last epoch';
+    for (const entry of this.feeds.values())
+      entry.feed.closeAll('UNAVAILABLE', CloseCodes.goingAway, message);
+    for (const sub of this.starting) sub.fail('UNAVAILABLE', CloseCodes.goingAway, message);
+    this.starting.clear();
+    this.engine.setJournal(null);
+    this.store.close();
+  }
+}
+
+export function closeCodeOf(error: SluiceError): number {
+  switch (error.code) {
+    case 'UNKNOWN_VIEW':
+      return CloseCodes.unknownView;
+    case 'RESUME_TOO_OLD':
+      return CloseCodes.resumeTooOld;
+    case 'SLOW_CONSUMER':
+      return CloseCodes.slowConsumer;
+    case 'VIEW_DROPPED':
+      return CloseCodes.viewDropped;
+    case 'UNAVAILABLE':
+      return CloseCodes.unavailable;
+    default:
+      return error.errorClass === 'internal' || error.errorClass === 'state'
+        ? CloseCodes.internal
+        : CloseCodes.invalidRequest;
+  }
+}

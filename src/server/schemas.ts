@@ -1,0 +1,307 @@
+// JSON Schemas of every route's request and response: they validate requests and are published as
+// the OpenAPI document (/openapi.json). Rows are open objects (column → value) checked by the engine.
+
+const errorObject = {
+  type: 'object',
+  required: ['code', 'message'],
+  properties: {
+    code: { type: 'string', description: 'Stable error code (see docs/server.md and docs/errors.md)' },
+    message: { type: 'string' },
+    detail: { type: 'string' },
+    hint: { type: 'string' },
+    position: {
+      type: 'object',
+      properties: { line: { type: 'integer' }, column: { type: 'integer' } },
+    },
+  },
+} as const;
+
+export const errorResponse = {
+  type: 'object',
+  required: ['error'],
+  properties: { error: errorObject },
+} as const;
+
+const value = {
+  description:
+    'A SQL value: null, boolean, number, or string. 64-bit integers beyond ±2^53 are strings (exact); floats NaN/±Infinity are the strings "NaN", "Infinity", "-Infinity"; dates and timestamps are ISO-8601 strings ("YYYY-MM-DD", "YYYY-MM-DD HH:MM:SS[.ffffff]").',
+} as const;
+
+export const rowSchema = {
+  type: 'object',
+  description: 'A row: column name → value',
+  additionalProperties: value,
+} as const;
+
+const columnInfo = {
+  type: 'object',
+  required: ['name', 'type'],
+  properties: { name: { type: 'string' }, type: { type: 'string' }, nullable: { type: 'boolean' } },
+} as const;
+
+const columns = { type: 'array', items: columnInfo } as const;
+const keyColumns = {
+  type: ['array', 'null'],
+  items: { type: 'string' },
+  description: "The unique key's columns ([] for a one-row view); null when the rows have no unique key",
+} as const;
+
+const statementResult = {
+  type: 'object',
+  required: ['statement'],
+  properties: {
+    statement: { type: 'string', description: 'e.g. "CREATE MATERIALIZED VIEW", "INSERT", "SELECT"' },
+    object: { type: 'string' },
+    columns,
+    rows: { type: 'array', items: rowSchema },
+    rowCount: { type: 'integer' },
+    epoch: { type: 'integer' },
+    plan: { type: 'string' },
+  },
+} as const;
+
+const tableInfo = {
+  type: 'object',
+  required: ['name', 'columns'],
+  properties: {
+    name: { type: 'string' },
+    columns,
+    key: { ...keyColumns, description: 'Primary key columns, or null for a table without one' },
+    sql: { type: 'string' },
+    rowCount: { type: 'integer' },
+    dependents: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Views that read this table directly',
+    },
+  },
+} as const;
+
+const viewInfo = {
+  type: 'object',
+  required: ['name', 'columns'],
+  properties: {
+    name: { type: 'string' },
+    columns,
+    key: keyColumns,
+    sql: { type: 'string', description: 'The definition' },
+    epoch: { type: 'integer', description: 'The epoch the figures are taken at' },
+    rowCount: { type: 'integer' },
+    stateBytes: { type: 'integer', description: 'Approximate operator state size' },
+    dependsOn: { type: 'array', items: { type: 'string' } },
+    subscribers: { type: 'integer' },
+    errors: { type: 'integer', description: 'Row errors the view currently holds' },
+  },
+} as const;
+
+const nameParam = {
+  type: 'object',
+  required: ['name'],
+  properties: { name: { type: 'string' } },
+} as const;
+
+const errors = {
+  400: errorResponse,
+  404: errorResponse,
+  500: errorResponse,
+} as const;
+
+export const sqlRoute = {
+  tags: ['statements'],
+  summary: 'Run SQL statements in order, stopping at the first error',
+  body: {
+    type: 'object',
+    required: ['sql'],
+    additionalProperties: false,
+    properties: { sql: { type: 'string', description: 'One or more statements separated by ";"' } },
+  },
+  response: {
+    200: {
+      type: 'object',
+      required: ['results'],
+      properties: { results: { type: 'array', items: statementResult } },
+    },
+    400: {
+      type: 'object',
+      required: ['error', 'results'],
+      properties: {
+        error: errorObject,
+        results: {
+          type: 'array',
+          items: statementResult,
+          description: 'Results of the statements before the failed one (they took effect)',
+        },
+      },
+    },
+    413: errorResponse,
+    500: errorResponse,
+  },
+} as const;
+
+export const listTablesRoute = {
+  tags: ['catalog'],
+  summary: 'List tables',
+  response: {
+    200: {
+      type: 'object',
+      required: ['tables'],
+      properties: { tables: { type: 'array', items: tableInfo } },
+    },
+  },
+} as const;
+
+export const getTableRoute = {
+  tags: ['catalog'],
+  summary: 'One table',
+  params: nameParam,
+  response: { 200: tableInfo, ...errors },
+} as const;
+
+export const ingestRoute = {
+  tags: ['tables'],
+  summary: 'Ingest one batch of rows into a table (one epoch, atomic, durable before the answer)',
+  params: nameParam,
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      wait: {
+        type: 'boolean',
+        description:
+          'Answer only once the epoch is reflected in every view (ingest is synchronous, so always true in this version)',
+      },
+    },
+  },
+  body: {
+    description:
+      'Either an array of rows (all inserts) or {"insert": [...], "delete": [...]}. A delete names the full row (removes one copy) or only the primary key; an insert on an existing primary key replaces the row.',
+    oneOf: [
+      { type: 'array', items: rowSchema },
+      {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          insert: { type: 'array', items: rowSchema },
+          delete: { type: 'array', items: rowSchema },
+        },
+      },
+    ],
+  },
+  response: {
+    200: {
+      type: 'object',
+      required: ['accepted', 'epoch'],
+      properties: { accepted: { type: 'integer' }, epoch: { type: 'integer' } },
+    },
+    ...errors,
+    413: errorResponse,
+  },
+} as const;
+
+export const listViewsRoute = {
+  tags: ['catalog'],
+  summary: 'List materialized views',
+  response: {
+    200: { type: 'object', required: ['views'], properties: { views: { type: 'array', items: viewInfo } } },
+  },
+} as const;
+
+export const getViewRoute = {
+  tags: ['catalog'],
+  summary: 'One materialized view: definition, columns, key, epoch, row count, state size',
+  params: nameParam,
+  response: { 200: viewInfo, ...errors },
+} as const;
+
+export const viewRowsRoute = {
+  tags: ['views'],
+  summary: "A view's rows at one consistent epoch",
+  description:
+    'Rows are ordered by the view key (or all columns). Any other query parameter is an equality filter `column=value` (value in its text form; NULL never matches, as in SQL).',
+  params: nameParam,
+  querystring: {
+    type: 'object',
+    properties: {
+      limit: { type: 'integer', minimum: 0, description: 'At most this many rows (default: all)' },
+      offset: { type: 'integer', minimum: 0, default: 0 },
+    },
+    additionalProperties: { type: 'string' },
+  },
+  response: {
+    200: {
+      type: 'object',
+      required: ['epoch', 'columns', 'rows'],
+      properties: {
+        epoch: { type: 'integer' },
+        columns,
+        key: keyColumns,
+        total: { type: 'integer', description: 'Rows matching the filters, before limit/offset' },
+        rows: { type: 'array', items: rowSchema },
+      },
+    },
+    ...errors,
+  },
+} as const;
+
+const subscribeQuery = {
+  type: 'object',
+  properties: {
+    snapshot: { type: 'string', description: '"true" (default without resumeFrom) or "false"' },
+    resumeFrom: {
+      type: 'string',
+      description: 'An epoch the client has fully applied; changes after it follow',
+    },
+  },
+} as const;
+
+const subscribeDescription = `Messages (one per WebSocket frame / NDJSON line):
+- {"type":"subscribed","view","epoch","snapshot","columns","key"}
+- {"type":"snapshot","epoch","rows":[...],"more":bool} … {"type":"snapshot_end","epoch","rows":n}
+- {"type":"changes","epoch","positions",changes:[{"op":"+I"|"-D"|"-U"|"+U","row":{...},"n"?:k}],"errors"?:[{"op":"+E"|"-E","error":{code,message,row,epoch,count}}]} — one per epoch that changed the view
+- {"type":"progress","epoch"} — while idle; every epoch up to it has been delivered
+- {"type":"error","code","message","epoch"?} then close (4400 invalid request, 4404 unknown view, 4409 RESUME_TOO_OLD, 4410 VIEW_DROPPED, 4429 SLOW_CONSUMER with "epoch" = last epoch delivered, 4500 internal, 1001 shutting down)`;
+
+export const subscribeRoute = {
+  tags: ['changelogs'],
+  summary: "Subscribe to a view's changelog (WebSocket)",
+  description: subscribeDescription,
+  params: nameParam,
+  querystring: subscribeQuery,
+} as const;
+
+export const changesRoute = {
+  tags: ['changelogs'],
+  summary: "A view's changelog as NDJSON (same messages and parameters as /subscribe)",
+  description: `${subscribeDescription}\nErrors found before streaming starts are HTTP errors (404 unknown view, 410 RESUME_TOO_OLD, 400 invalid parameters).`,
+  params: nameParam,
+  querystring: subscribeQuery,
+  response: { 400: errorResponse, 404: errorResponse, 410: errorResponse },
+} as const;
+
+export const connectorListRoute = (kind: 'sources' | 'sinks') =>
+  ({
+    tags: ['catalog'],
+    summary: `List ${kind} (Kafka connectors)`,
+    response: {
+      200: {
+        type: 'object',
+        required: [kind],
+        properties: { [kind]: { type: 'array', items: { type: 'object', additionalProperties: true } } },
+      },
+    },
+  }) as const;
+
+export const healthRoute = {
+  tags: ['operations'],
+  summary: 'Liveness',
+  response: { 200: { type: 'object', properties: { status: { type: 'string' } } } },
+} as const;
+
+export const readyRoute = {
+  tags: ['operations'],
+  summary: 'Readiness: the journal was replayed and the store is writable',
+  response: {
+    200: { type: 'object', properties: { status: { type: 'string' }, epoch: { type: 'integer' } } },
+    503: errorResponse,
+  },
+} as const;

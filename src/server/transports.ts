@@ -1,0 +1,125 @@
+// The two subscriber transports: a WebSocket (one message per frame) and an NDJSON HTTP response (one
+// message per line). Both count queued bytes/messages for the slow-consumer bound and force-close a
+// peer that does not take the close within a grace period, so a stalled client never pins memory.
+import type { ServerResponse } from 'node:http';
+import type { WebSocket } from 'ws';
+import type { SubscriberTransport } from '../sink/subscriber.ts';
+
+abstract class CountingTransport implements SubscriberTransport {
+  private pending = 0;
+  private waiters: (() => void)[] = [];
+  private closeListeners: (() => void)[] = [];
+  closed = false;
+
+  constructor(protected readonly closeGraceMs: number) {}
+
+  protected abstract write(text: string, done: () => void): void;
+  abstract bufferedBytes(): number;
+  protected abstract end(code: number, reason: string): void;
+  protected abstract destroy(): void;
+
+  send(text: string): void {
+    if (this.closed) return;
+    this.pending += 1;
+    this.write(text, () => {
+      this.pending -= 1;
+      if (this.pending === 0) this.wake();
+    });
+  }
+
+  pendingMessages(): number {
+    return this.pending;
+  }
+
+  drained(): Promise<void> {
+    if (this.pending === 0 || this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  close(code: number, reason: string): void {
+    if (this.closed) return;
+    this.markClosed();
+    this.end(code, reason);
+    setTimeout(() => this.destroy(), this.closeGraceMs).unref();
+  }
+
+  onClose(listener: () => void): void {
+    if (this.closed) listener();
+    else this.closeListeners.push(listener);
+  }
+
+  protected markClosed(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.wake();
+    const listeners = this.closeListeners;
+    this.closeListeners = [];
+    for (const l of listeners) l();
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+}
+
+export class WsTransport extends CountingTransport {
+  constructor(
+    private readonly socket: WebSocket,
+    closeGraceMs: number,
+  ) {
+    super(closeGraceMs);
+    socket.on('close', () => this.markClosed());
+    socket.on('error', () => this.markClosed());
+  }
+
+  protected write(text: string, done: () => void): void {
+    this.socket.send(text, () => done());
+  }
+
+  bufferedBytes(): number {
+    return this.socket.bufferedAmount;
+  }
+
+  protected end(code: number, reason: string): void {
+    this.socket.close(code, reason.slice(0, 120));
+  }
+
+  protected destroy(): void {
+    this.socket.terminate();
+  }
+}
+
+export class NdjsonTransport extends CountingTransport {
+  constructor(
+    private readonly res: ServerResponse,
+    closeGraceMs: number,
+  ) {
+    super(closeGraceMs);
+    // The peer went away: the response can never finish, so release the socket (a half-open
+    // socket with an unfinished response would hold the server's close forever).
+    const gone = (): void => {
+      this.markClosed();
+      if (!res.writableFinished) res.destroy();
+    };
+    res.on('close', gone);
+    res.on('error', gone);
+  }
+
+  protected write(text: string, done: () => void): void {
+    this.res.write(`${text}\n`, () => done());
+  }
+
+  bufferedBytes(): number {
+    return this.res.writableLength;
+  }
+
+  protected end(): void {
+    this.res.end();
+  }
+
+  protected destroy(): void {
+    this.res.destroy();
+  }
+}

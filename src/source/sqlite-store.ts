@@ -1,0 +1,117 @@
+// The server's one durable file: a SQLite database (WAL, synchronous=FULL) holding the journal
+// (DDL + table batches in one ordered sequence) and the view changelogs. A transaction is opened on
+// the first write of an engine call and committed once the call has fully applied (see runtime.ts).
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { SluiceError } from '../errors.ts';
+
+const FORMAT_VERSION = '1';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS journal (
+  log_offset INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('ddl', 'batch')),
+  epoch INTEGER NOT NULL,
+  target TEXT,
+  payload TEXT NOT NULL,
+  positions TEXT,
+  at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS changelog (
+  view TEXT NOT NULL,
+  epoch INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  message TEXT NOT NULL,
+  PRIMARY KEY (view, epoch)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS changelog_views (
+  view TEXT PRIMARY KEY,
+  incarnation INTEGER NOT NULL,
+  created_epoch INTEGER NOT NULL,
+  horizon INTEGER NOT NULL
+);
+`;
+
+export interface StoreOptions {
+  /** Directory holding `sluice.db`; created if missing. `null` keeps everything in memory (tests). */
+  readonly dataDir: string | null;
+}
+
+export class SqliteStore {
+  readonly db: Database.Database;
+  readonly path: string;
+
+  constructor(options: StoreOptions) {
+    if (options.dataDir === null) {
+      this.path = ':memory:';
+    } else {
+      mkdirSync(options.dataDir, { recursive: true });
+      this.path = join(options.dataDir, 'sluice.db');
+    }
+    try {
+      // A short busy timeout: a locked file means another server owns it, so fail fast.
+      this.db = new Database(this.path, { timeout: 250 });
+      // One process owns the data directory: a second server on it fails here instead of
+      // interleaving journals.
+      this.db.pragma('locking_mode = EXCLUSIVE');
+      this.db.pragma('journal_mode = WAL');
+      // FULL: a committed transaction survives power loss, so an acknowledged write is durable.
+      this.db.pragma('synchronous = FULL');
+      this.db.exec('BEGIN EXCLUSIVE');
+      this.db.exec(SCHEMA);
+      this.db.exec('COMMIT');
+    } catch (error) {
+      throw new SluiceError('STATE_ERROR', `cannot open data file "${this.path}"`, {
+        detail: error instanceof Error ? error.message : String(error),
+        hint: 'is another Sluice server using the same data directory?',
+      });
+    }
+    const format = this.getMeta('format');
+    if (format === undefined) this.setMeta('format', FORMAT_VERSION);
+    else if (format !== FORMAT_VERSION) {
+      throw new SluiceError(
+        'STATE_ERROR',
+        `data file "${this.path}" has format ${format}, expected ${FORMAT_VERSION}`,
+      );
+    }
+  }
+
+  getMeta(key: string): string | undefined {
+    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as
+      { value: string } | undefined;
+    return row?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.db
+      .prepare(
+        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      )
+      .run(key, value);
+  }
+
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
+  }
+
+  /** Opens the write transaction of the current engine call unless one is open already. */
+  begin(): void {
+    if (!this.db.inTransaction) this.db.exec('BEGIN IMMEDIATE');
+  }
+
+  commit(): void {
+    if (this.db.inTransaction) this.db.exec('COMMIT');
+  }
+
+  rollback(): void {
+    if (this.db.inTransaction) this.db.exec('ROLLBACK');
+  }
+
+  close(): void {
+    if (!this.db.open) return;
+    this.rollback();
+    this.db.close();
+  }
+}

@@ -1,0 +1,92 @@
+// The `sluice` command: help and argument errors, `start` on loopback by default with the startup
+// notice, environment configuration, graceful SIGTERM, and the --demo feed producing live changes.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { WsClient, removeDir, request, spawnServer, tempDir, waitUntil } from './helpers.ts';
+
+const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
+const BIN = new URL('../../bin/sluice.mjs', import.meta.url).pathname;
+
+test('--help, --version and argument errors', () => {
+  const help = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' });
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /Usage: sluice start/);
+  assert.match(help.stdout, /--data-dir/);
+  const version = spawnSync(process.execPath, ['--import', 'tsx', CLI, '--version'], { encoding: 'utf8' });
+  assert.equal(version.status, 0);
+  assert.match(version.stdout, /^sluice \d+\.\d+\.\d+/);
+  for (const args of [
+    ['start', '--port', 'eighty'],
+    ['start', '--bogus'],
+    ['stop'],
+    [],
+    ['start', '--port', '70000'],
+    ['start', '--log-level', 'loud'],
+  ]) {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { encoding: 'utf8' });
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /^sluice: /);
+  }
+});
+
+test(
+  'start: loopback by default with a notice, env configuration, graceful SIGTERM',
+  { timeout: 60_000 },
+  async () => {
+    const dir = tempDir();
+    const dataDir = join(dir, 'nested', 'data');
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'start', '--log-level', 'silent'], {
+      env: { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await waitUntil(() => /listening on/.test(out), 30_000, 'the startup line');
+      assert.match(out, /listening on http:\/\/127\.0\.0\.1:\d+/);
+      assert.match(out, /loopback only until authentication exists; --host 0\.0\.0\.0 exposes it/);
+      assert.ok(out.includes(dataDir), 'SLUICE_DATA_DIR is used');
+      assert.ok(existsSync(join(dataDir, 'sluice.db')));
+      const port = Number(/127\.0\.0\.1:(\d+)/.exec(out)?.[1]);
+      assert.equal((await request(`http://127.0.0.1:${port}`, 'GET', '/healthz')).status, 200);
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+      removeDir(dir);
+    }
+  },
+);
+
+test('--demo creates the Double 11 views and feeds them live', { timeout: 60_000 }, async () => {
+  const dir = tempDir();
+  const server = await spawnServer(dir, ['--demo', '--demo-rate', '200']);
+  const sub = new WsClient(`${server.wsBase}/v1/views/total_histogram/subscribe?snapshot=false`);
+  try {
+    await sub.waitFor((m) => m.type === 'changes', 20_000, 'live demo changes');
+    const views = await request(server.base, 'GET', '/v1/views');
+    assert.deepEqual(
+      (views.body.views as { name: string }[]).map((v) => v.name),
+      ['seller_totals', 'total_histogram'],
+    );
+    await waitUntil(
+      async () =>
+        ((await request(server.base, 'GET', '/v1/views/total_histogram/rows')).body.total as number) > 0,
+      20_000,
+      'histogram rows',
+    );
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+  } finally {
+    sub.close();
+    server.child.kill('SIGKILL');
+    await server.exited;
+    removeDir(dir);
+  }
+});
