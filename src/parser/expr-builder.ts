@@ -1,0 +1,244 @@
+// Builds Expr trees from a flat run of operands and operators with PostgreSQL's precedence. Both the
+// chevrotain grammar and the node-sql-parser adapter emit such runs, so precedence lives only here.
+import type { BinaryOp, Expr, Pos, TypeName } from './ast.ts';
+import { SluiceError } from '../errors.ts';
+
+export type InfixOp = BinaryOp | 'like' | 'not like' | 'ilike' | 'not ilike';
+
+export type PostfixOp =
+  | {
+      readonly kind: 'is';
+      readonly value: 'null' | 'true' | 'false';
+      readonly negated: boolean;
+      /** Position of the NULL/TRUE/FALSE word. */
+      readonly valuePos: Pos;
+    }
+  | { readonly kind: 'in'; readonly list: readonly Expr[]; readonly negated: boolean }
+  | { readonly kind: 'cast'; readonly type: TypeName };
+
+/**
+ * One element of an operator run. `start` of an operand is its first token including any
+ * parentheses around it; a binary node's pos is the start of its left operand.
+ */
+export type Piece =
+  | { readonly kind: 'operand'; readonly expr: Expr; readonly start: Pos }
+  | { readonly kind: 'prefix'; readonly op: '-' | '+' | 'not'; readonly pos: Pos }
+  | { readonly kind: 'infix'; readonly op: InfixOp }
+  | { readonly kind: 'postfix'; readonly op: PostfixOp }
+  /**
+   * `[NOT] BETWEEN low AND`: the high bound is the operand run that follows, so that
+   * `a BETWEEN 1 AND b::int` casts b, not the BETWEEN.
+   */
+  | { readonly kind: 'between'; readonly low: Expr; readonly negated: boolean };
+
+export interface Located {
+  readonly expr: Expr;
+  readonly start: Pos;
+}
+
+// PostgreSQL's operator precedence, lowest first (all binary operators associate to the left).
+const infixPrecedence: Readonly<Record<InfixOp, number>> = {
+  or: 1,
+  and: 2,
+  '=': 5,
+  '<>': 5,
+  '<': 5,
+  '<=': 5,
+  '>': 5,
+  '>=': 5,
+  like: 6,
+  'not like': 6,
+  ilike: 6,
+  'not ilike': 6,
+  '||': 7,
+  '+': 8,
+  '-': 8,
+  '*': 9,
+  '/': 9,
+  '%': 9,
+};
+const NOT_PRECEDENCE = 3;
+const SIGN_PRECEDENCE = 11;
+
+function postfixPrecedence(op: PostfixOp): number {
+  switch (op.kind) {
+    case 'is':
+      return 4;
+    case 'in':
+      return 6;
+    case 'cast':
+      return 12;
+  }
+}
+
+const BETWEEN_PRECEDENCE = 6;
+
+/**
+ * Assembles a well-formed run (prefix* operand ((infix | between) prefix* operand | postfix)*)
+ * into a tree.
+ */
+export function buildExpr(pieces: readonly Piece[]): Located {
+  const cursor = { pieces, index: 0 };
+  const result = parseRun(cursor, 0);
+  if (cursor.index !== pieces.length) {
+    throw new SluiceError('INTERNAL_ERROR', 'malformed operator run in the SQL parser');
+  }
+  return result;
+}
+
+interface RunCursor {
+  readonly pieces: readonly Piece[];
+  index: number;
+}
+
+/** Precedence climbing over the run (a module-level function: no closure per expression). */
+function parseRun(cursor: RunCursor, minPrecedence: number): Located {
+  const piece = cursor.pieces[cursor.index++];
+  let left: Located;
+  if (piece?.kind === 'prefix') {
+    const operand = parseRun(cursor, piece.op === 'not' ? NOT_PRECEDENCE : SIGN_PRECEDENCE);
+    left = { expr: makeUnary(piece.op, operand.expr, piece.pos), start: piece.pos };
+  } else if (piece?.kind === 'operand') {
+    left = { expr: piece.expr, start: piece.start };
+  } else {
+    throw new SluiceError('INTERNAL_ERROR', 'malformed operator run in the SQL parser');
+  }
+  for (;;) {
+    const next = cursor.pieces[cursor.index];
+    if (next?.kind === 'infix') {
+      const precedence = infixPrecedence[next.op];
+      if (precedence < minPrecedence) break;
+      cursor.index++;
+      const right = parseRun(cursor, precedence + 1);
+      left = { expr: makeInfix(next.op, left.expr, right.expr, left.start), start: left.start };
+    } else if (next?.kind === 'between') {
+      if (BETWEEN_PRECEDENCE < minPrecedence) break;
+      cursor.index++;
+      // The upper bound takes only operators binding tighter than BETWEEN.
+      const high = parseRun(cursor, BETWEEN_PRECEDENCE + 1);
+      const expr: Expr = {
+        kind: 'between',
+        operand: left.expr,
+        low: next.low,
+        high: high.expr,
+        negated: next.negated,
+        pos: left.start,
+      };
+      left = { expr, start: left.start };
+    } else if (next?.kind === 'postfix') {
+      if (postfixPrecedence(next.op) < minPrecedence) break;
+      cursor.index++;
+      left = { expr: makePostfix(next.op, left.expr, left.start), start: left.start };
+    } else break;
+  }
+  return left;
+}
+
+/** Unary minus on a numeric literal folds into a negative literal, as PostgreSQL's parser does. */
+export function makeUnary(op: '-' | '+' | 'not', operand: Expr, pos: Pos): Expr {
+  if (op === '-' && operand.kind === 'literal') {
+    const value = operand.value;
+    if (operand.literalType === 'integer' && typeof value === 'bigint') {
+      const negated = -value;
+      const asNumber = Number(negated);
+      return integerLiteral(Number.isSafeInteger(asNumber) ? asNumber : negated, pos);
+    }
+    if (
+      (operand.literalType === 'integer' || operand.literalType === 'numeric') &&
+      typeof value === 'number'
+    ) {
+      return { kind: 'literal', value: value === 0 ? 0 : -value, literalType: operand.literalType, pos };
+    }
+  }
+  return { kind: 'unary', op, operand, pos };
+}
+
+function makeInfix(op: InfixOp, left: Expr, right: Expr, pos: Pos): Expr {
+  switch (op) {
+    case 'like':
+    case 'not like':
+    case 'ilike':
+    case 'not ilike':
+      return {
+        kind: 'like',
+        operand: left,
+        pattern: right,
+        negated: op.startsWith('not '),
+        caseInsensitive: op.endsWith('ilike'),
+        pos,
+      };
+    default:
+      return { kind: 'binary', op, left, right, pos };
+  }
+}
+
+function makePostfix(op: PostfixOp, operand: Expr, pos: Pos): Expr {
+  switch (op.kind) {
+    case 'is': {
+      if (op.value === 'null') return { kind: 'isNull', operand, negated: op.negated, pos };
+      // x IS TRUE ≡ coalesce(x, false); x IS FALSE ≡ NOT coalesce(x, true); IS NOT negates both.
+      const isTrue = op.value === 'true';
+      const fallback: Expr = { kind: 'literal', value: !isTrue, literalType: 'boolean', pos: op.valuePos };
+      const coalesce: Expr = {
+        kind: 'function',
+        name: 'coalesce',
+        args: [operand, fallback],
+        distinct: false,
+        star: false,
+        pos,
+      };
+      return isTrue !== op.negated ? coalesce : { kind: 'unary', op: 'not', operand: coalesce, pos };
+    }
+    case 'in':
+      return { kind: 'inList', operand, list: op.list, negated: op.negated, pos };
+    case 'cast':
+      return { kind: 'cast', operand, type: op.type, pos };
+  }
+}
+
+function integerLiteral(value: number | bigint, pos: Pos): Expr {
+  return { kind: 'literal', value, literalType: 'integer', pos };
+}
+
+/** A numeric literal from its exact source text: digits only → integer (bigint when unsafe). */
+export function numberLiteral(image: string, pos: Pos): Expr {
+  if (/^\d+$/.test(image)) {
+    const asNumber = Number(image);
+    return integerLiteral(Number.isSafeInteger(asNumber) ? asNumber : BigInt(image), pos);
+  }
+  const value = Number(image);
+  if (!Number.isFinite(value)) {
+    throw new SluiceError('NUMERIC_OVERFLOW', `numeric literal "${image}" is out of range`, {
+      position: pos,
+    });
+  }
+  return { kind: 'literal', value, literalType: 'numeric', pos };
+}
+
+export function stringLiteral(value: string, pos: Pos): Expr {
+  return { kind: 'literal', value, literalType: 'string', pos };
+}
+
+export function booleanLiteral(value: boolean, pos: Pos): Expr {
+  return { kind: 'literal', value, literalType: 'boolean', pos };
+}
+
+export function nullLiteral(pos: Pos): Expr {
+  return { kind: 'literal', value: null, literalType: 'null', pos };
+}
+
+export function functionCall(
+  name: string,
+  args: readonly Expr[],
+  options: { readonly distinct?: boolean; readonly star?: boolean },
+  pos: Pos,
+): Expr {
+  return {
+    kind: 'function',
+    name,
+    args,
+    distinct: options.distinct ?? false,
+    star: options.star ?? false,
+    pos,
+  };
+}

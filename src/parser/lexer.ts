@@ -1,0 +1,383 @@
+// The SQL lexer (chevrotain) shared by the statement grammar and the SELECT adapter: PostgreSQL-style
+// tokens with 1-based positions in the full submitted text. Comments and whitespace never become tokens.
+import { createToken, Lexer, type IToken, type TokenType } from 'chevrotain';
+import { parseError, type SluiceError, type SourcePosition } from '../errors.ts';
+
+// ── Categories (abstract token types) ────────────────────────────────────────────────────────────
+/** Every token: select bodies are taken verbatim as "any token up to the end of the statement". */
+export const AnyToken = createToken({ name: 'AnyToken', pattern: Lexer.NA });
+/** Every unquoted word, keyword or not (the adapter treats these uniformly). */
+export const Word = createToken({ name: 'Word', pattern: Lexer.NA, categories: [AnyToken] });
+/** What may name a table, column or type: identifiers, quoted identifiers and non-reserved keywords. */
+export const Ident = createToken({ name: 'Ident', pattern: Lexer.NA, categories: [AnyToken] });
+
+// ── Skipped ──────────────────────────────────────────────────────────────────────────────────────
+const WhiteSpace = createToken({
+  name: 'WhiteSpace',
+  pattern: /[ \t\r\n\f\v]+/,
+  group: Lexer.SKIPPED,
+  line_breaks: true,
+});
+const LineComment = createToken({ name: 'LineComment', pattern: /--[^\n\r]*/, group: Lexer.SKIPPED });
+
+/** Length of a (possibly nested, as in PostgreSQL) block comment at `offset`, or -1 if unterminated. */
+function blockCommentLength(text: string, offset: number): number {
+  let depth = 0;
+  let i = offset;
+  while (i < text.length) {
+    if (text.startsWith('/*', i)) {
+      depth++;
+      i += 2;
+    } else if (text.startsWith('*/', i)) {
+      depth--;
+      i += 2;
+      if (depth === 0) return i - offset;
+    } else i++;
+  }
+  return -1;
+}
+const BlockComment = createToken({
+  name: 'BlockComment',
+  pattern: {
+    exec: (text, offset) => {
+      if (!text.startsWith('/*', offset)) return null;
+      const n = blockCommentLength(text, offset);
+      return n < 0 ? null : [text.slice(offset, offset + n)];
+    },
+  },
+  group: Lexer.SKIPPED,
+  line_breaks: true,
+  start_chars_hint: ['/'],
+});
+/** Matched (and turned into an error) only when the terminated forms above did not match. */
+const UnterminatedComment = createToken({
+  name: 'UnterminatedComment',
+  pattern: /\/\*[^]*/,
+  line_breaks: true,
+});
+
+// ── Literals and identifiers ─────────────────────────────────────────────────────────────────────
+export const StringLit = createToken({
+  name: 'StringLit',
+  pattern: /'(?:[^']|'')*'/,
+  line_breaks: true,
+  categories: [AnyToken],
+});
+const UnterminatedString = createToken({ name: 'UnterminatedString', pattern: /'[^]*/, line_breaks: true });
+export const QuotedIdent = createToken({
+  name: 'QuotedIdent',
+  pattern: /"(?:[^"]|"")*"/,
+  line_breaks: true,
+  categories: [Ident],
+});
+const UnterminatedIdent = createToken({ name: 'UnterminatedIdent', pattern: /"[^]*/, line_breaks: true });
+export const NumberLit = createToken({
+  name: 'NumberLit',
+  pattern: /(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/,
+  categories: [AnyToken],
+});
+export const Identifier = createToken({
+  name: 'Identifier',
+  pattern: /[A-Za-z_\u0080-\uffff][A-Za-z0-9_$\u0080-\uffff]*/,
+  categories: [Ident, Word],
+});
+
+// ── Operators and punctuation ────────────────────────────────────────────────────────────────────
+function punct(name: string, pattern: RegExp, label: string): TokenType {
+  return createToken({ name, pattern, label, categories: [AnyToken] });
+}
+export const NotEq = punct('NotEq', /<>|!=/, '<>');
+export const LtEq = punct('LtEq', /<=/, '<=');
+export const GtEq = punct('GtEq', />=/, '>=');
+export const Lt = punct('Lt', /</, '<');
+export const Gt = punct('Gt', />/, '>');
+export const Eq = punct('Eq', /=/, '=');
+export const Concat = punct('Concat', /\|\|/, '||');
+export const DoubleColon = punct('DoubleColon', /::/, '::');
+export const Plus = punct('Plus', /\+/, '+');
+export const Minus = punct('Minus', /-/, '-');
+export const Star = punct('Star', /\*/, '*');
+export const Slash = punct('Slash', /\//, '/');
+export const Percent = punct('Percent', /%/, '%');
+/** Any other PostgreSQL operator characters: lexed so that the error can name the operator. */
+export const OtherOp = punct('OtherOp', /[~!@#^&|`?:]+/, 'operator');
+export const LParen = punct('LParen', /\(/, '(');
+export const RParen = punct('RParen', /\)/, ')');
+export const LBracket = punct('LBracket', /\[/, '[');
+export const RBracket = punct('RBracket', /]/, ']');
+export const Comma = punct('Comma', /,/, ',');
+export const Semicolon = punct('Semicolon', /;/, ';');
+export const Dot = punct('Dot', /\./, '.');
+
+// ── Keywords ─────────────────────────────────────────────────────────────────────────────────────
+// Words are lexed as Identifier and then retyped from this table (one Map lookup per word instead
+// of one regex per keyword). Reserved keywords (PostgreSQL's reserved list, roughly) cannot name
+// objects; non-reserved ones are also in the Ident category.
+const keywordTypes = new Map<string, TokenType>();
+function keyword(word: string, reserved: boolean): TokenType {
+  const type = createToken({
+    name: word,
+    pattern: Lexer.NA,
+    label: word,
+    categories: reserved ? [Word] : [Word, Ident],
+  });
+  keywordTypes.set(word.toLowerCase(), type);
+  return type;
+}
+const reserved = (word: string): TokenType => keyword(word, true);
+const nonReserved = (word: string): TokenType => keyword(word, false);
+
+export const All = reserved('ALL');
+export const And = reserved('AND');
+export const As = reserved('AS');
+export const Between = reserved('BETWEEN');
+export const Case = reserved('CASE');
+export const Cast = reserved('CAST');
+export const Check = reserved('CHECK');
+export const Collate = reserved('COLLATE');
+export const Constraint = reserved('CONSTRAINT');
+export const Create = reserved('CREATE');
+export const CurrentDate = reserved('CURRENT_DATE');
+export const CurrentTime = reserved('CURRENT_TIME');
+export const CurrentTimestamp = reserved('CURRENT_TIMESTAMP');
+export const Default = reserved('DEFAULT');
+export const Distinct = reserved('DISTINCT');
+export const Else = reserved('ELSE');
+export const End = reserved('END');
+export const False = reserved('FALSE');
+export const For = reserved('FOR');
+export const Foreign = reserved('FOREIGN');
+export const From = reserved('FROM');
+export const ILike = reserved('ILIKE');
+export const In = reserved('IN');
+export const Into = reserved('INTO');
+export const Is = reserved('IS');
+export const Like = reserved('LIKE');
+export const LocalTime = reserved('LOCALTIME');
+export const LocalTimestamp = reserved('LOCALTIMESTAMP');
+export const Not = reserved('NOT');
+export const Null = reserved('NULL');
+export const On = reserved('ON');
+export const Or = reserved('OR');
+export const Primary = reserved('PRIMARY');
+export const References = reserved('REFERENCES');
+export const Returning = reserved('RETURNING');
+export const Select = reserved('SELECT');
+export const Table = reserved('TABLE');
+export const Then = reserved('THEN');
+export const True = reserved('TRUE');
+export const Unique = reserved('UNIQUE');
+export const Using = reserved('USING');
+export const When = reserved('WHEN');
+export const Where = reserved('WHERE');
+export const With = reserved('WITH');
+/** Reserved words the statement grammar never names: one shared type keeps them out of Ident. */
+const OtherReserved = createToken({ name: 'ReservedWord', pattern: Lexer.NA, categories: [Word] });
+for (const word of [
+  'analyse',
+  'analyze',
+  'any',
+  'array',
+  'asc',
+  'asymmetric',
+  'both',
+  'column',
+  'current_catalog',
+  'current_role',
+  'current_user',
+  'deferrable',
+  'desc',
+  'do',
+  'except',
+  'fetch',
+  'grant',
+  'group',
+  'having',
+  'initially',
+  'intersect',
+  'isnull',
+  'lateral',
+  'leading',
+  'limit',
+  'notnull',
+  'offset',
+  'only',
+  'order',
+  'placing',
+  'session_user',
+  'some',
+  'symmetric',
+  'to',
+  'trailing',
+  'union',
+  'user',
+  'variadic',
+  'window',
+]) {
+  keywordTypes.set(word, OtherReserved);
+}
+
+export const Cascade = nonReserved('CASCADE');
+export const Conflict = nonReserved('CONFLICT');
+export const Dataflow = nonReserved('DATAFLOW');
+export const Delete = nonReserved('DELETE');
+export const Drop = nonReserved('DROP');
+export const Exists = nonReserved('EXISTS');
+export const Explain = nonReserved('EXPLAIN');
+export const Filter = nonReserved('FILTER');
+export const If = nonReserved('IF');
+export const Insert = nonReserved('INSERT');
+export const Key = nonReserved('KEY');
+export const Materialized = nonReserved('MATERIALIZED');
+export const Over = nonReserved('OVER');
+export const Restrict = nonReserved('RESTRICT');
+export const SetKw = nonReserved('SET');
+export const Show = nonReserved('SHOW');
+export const Tables = nonReserved('TABLES');
+export const Update = nonReserved('UPDATE');
+export const Values = nonReserved('VALUES');
+export const View = nonReserved('VIEW');
+export const Views = nonReserved('VIEWS');
+
+/** Words that are niladic functions in PostgreSQL (CURRENT_DATE and friends). */
+export const niladicTypes: readonly TokenType[] = [
+  CurrentDate,
+  CurrentTime,
+  CurrentTimestamp,
+  LocalTime,
+  LocalTimestamp,
+];
+
+const lexedTypes: TokenType[] = [
+  WhiteSpace,
+  LineComment,
+  BlockComment,
+  UnterminatedComment,
+  StringLit,
+  UnterminatedString,
+  QuotedIdent,
+  UnterminatedIdent,
+  NumberLit,
+  Identifier,
+  NotEq,
+  LtEq,
+  GtEq,
+  Lt,
+  Gt,
+  Eq,
+  Concat,
+  DoubleColon,
+  Plus,
+  Minus,
+  Star,
+  Slash,
+  Percent,
+  OtherOp,
+  LParen,
+  RParen,
+  LBracket,
+  RBracket,
+  Comma,
+  Semicolon,
+  Dot,
+];
+
+/** The parser's vocabulary: lexed types, keywords and categories. */
+export const allTokenTypes: TokenType[] = [
+  ...lexedTypes,
+  ...new Set(keywordTypes.values()),
+  AnyToken,
+  Word,
+  Ident,
+];
+
+const sqlLexer = new Lexer(lexedTypes, { ensureOptimizations: false, positionTracking: 'full' });
+
+// ── Token helpers ────────────────────────────────────────────────────────────────────────────────
+
+export function posOf(token: IToken): SourcePosition {
+  return { line: token.startLine ?? 1, column: token.startColumn ?? 1 };
+}
+
+/** The position just after `token` (where "end of input" errors point). */
+export function endPosOf(token: IToken): SourcePosition {
+  return { line: token.endLine ?? 1, column: (token.endColumn ?? 0) + 1 };
+}
+
+export function isType(token: IToken | undefined, type: TokenType): boolean {
+  if (token === undefined) return false;
+  return token.tokenType === type || type.categoryMatchesMap?.[token.tokenTypeIdx] === true;
+}
+
+export function isWord(token: IToken | undefined): boolean {
+  return isType(token, Word);
+}
+
+/** True for an unquoted word whose lowercased text is `word`. */
+export function isWordText(token: IToken | undefined, word: string): boolean {
+  return token !== undefined && isWord(token) && token.image.toLowerCase() === word;
+}
+
+/** The name a token denotes: unquoted words fold to lowercase, quoted identifiers keep their case. */
+export function identName(token: IToken): string {
+  if (token.tokenType === QuotedIdent) return token.image.slice(1, -1).replace(/""/g, '"');
+  return token.image.toLowerCase();
+}
+
+/** A string literal's value ('it''s' → it's). */
+export function stringValue(token: IToken): string {
+  return token.image.slice(1, -1).replace(/''/g, "'");
+}
+
+export function syntaxErrorAt(token: IToken): SluiceError {
+  return parseError(`syntax error at or near "${token.image}"`, posOf(token));
+}
+
+/**
+ * Splits `sql` into tokens, throwing PostgreSQL-style SYNTAX_ERRORs for what cannot be a token
+ * (unterminated literals and comments, stray characters, digits running into a word).
+ */
+export function tokenize(sql: string): IToken[] {
+  const result = sqlLexer.tokenize(sql);
+  const tokens = result.tokens;
+  const firstError = result.errors[0];
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (firstError !== undefined && firstError.offset < token.startOffset) break;
+    const type = token.tokenType;
+    if (type === UnterminatedString) throw parseError('unterminated quoted string', posOf(token));
+    if (type === UnterminatedIdent) throw parseError('unterminated quoted identifier', posOf(token));
+    if (type === UnterminatedComment) throw parseError('unterminated /* comment', posOf(token));
+    if (type === QuotedIdent && token.image.length === 2) {
+      throw parseError('zero-length delimited identifier at or near """"', posOf(token));
+    }
+    if (type === Identifier) {
+      const kw = keywordTypes.get(token.image.toLowerCase());
+      if (kw !== undefined) {
+        token.tokenType = kw;
+        token.tokenTypeIdx = kw.tokenTypeIdx!;
+      }
+    }
+    if (type === NumberLit) {
+      const next = tokens[i + 1];
+      if (next !== undefined && next.startOffset === (token.endOffset ?? -2) + 1 && isWordStart(next)) {
+        throw parseError(
+          `trailing junk after numeric literal at or near "${token.image}${next.image}"`,
+          posOf(token),
+        );
+      }
+    }
+  }
+  if (firstError !== undefined) {
+    const char = sql.slice(firstError.offset, firstError.offset + 1);
+    throw parseError(`syntax error at or near "${char}"`, {
+      line: firstError.line ?? 1,
+      column: firstError.column ?? 1,
+    });
+  }
+  return tokens;
+}
+
+function isWordStart(token: IToken): boolean {
+  return token.tokenType === Identifier || keywordTypes.has(token.image.toLowerCase());
+}

@@ -1,0 +1,1075 @@
+// The only importer of node-sql-parser: turns one SELECT (as our lexer's tokens) into Sluice's AST.
+// node-sql-parser supplies the structure; our tokens supply every leaf value and position, and the
+// shared operator-run builder re-derives precedence (node-sql-parser gets AND/OR and || wrong).
+import type { IToken, TokenType } from 'chevrotain';
+import nodeSqlParser from 'node-sql-parser/build/postgresql.js';
+import type { Expr, OrderItem, Pos, SelectItem, SelectStmt, TableRef, TypeName } from './ast.ts';
+import { notSupported, parseError, SluiceError } from '../errors.ts';
+import {
+  booleanLiteral,
+  buildExpr,
+  functionCall,
+  nullLiteral,
+  numberLiteral,
+  stringLiteral,
+  type InfixOp,
+  type Located,
+  type Piece,
+} from './expr-builder.ts';
+import {
+  Comma,
+  Concat,
+  DoubleColon,
+  Dot,
+  endPosOf,
+  Eq,
+  False,
+  Gt,
+  GtEq,
+  Ident,
+  identName,
+  isType,
+  isWord,
+  isWordText,
+  LBracket,
+  LParen,
+  Lt,
+  LtEq,
+  Minus,
+  niladicTypes,
+  NotEq,
+  Null,
+  NumberLit,
+  OtherOp,
+  Percent,
+  Plus,
+  posOf,
+  QuotedIdent,
+  RParen,
+  Slash,
+  Star,
+  StringLit,
+  stringValue,
+  syntaxErrorAt,
+  True,
+} from './lexer.ts';
+import { buildTypeName, measureTypeName } from './type-name.ts';
+
+const sqlParser = new nodeSqlParser.Parser();
+const PARSE_OPTIONS = { database: 'postgresql' } as const;
+
+// ── node-sql-parser's loose AST, narrowed ────────────────────────────────────────────────────────
+type Node = { readonly [key: string]: unknown };
+
+function isNode(value: unknown): value is Node {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+function child(node: Node, key: string): Node | undefined {
+  const value = node[key];
+  return isNode(value) ? value : undefined;
+}
+function list(node: Node | undefined, key: string): readonly unknown[] {
+  const value = node?.[key];
+  return Array.isArray(value) ? value : [];
+}
+function text(node: Node | undefined, key: string): string | undefined {
+  const value = node?.[key];
+  return typeof value === 'string' ? value : undefined;
+}
+function present(node: Node, key: string): boolean {
+  const value = node[key];
+  return value !== undefined && value !== null;
+}
+
+/**
+ * A call's argument list. node-sql-parser reads `f(a, b OR c)` as the single argument
+ * `OR([a, b], c)`: an array hidden at the far left of an AND/OR chain holds the preceding
+ * arguments. Splice them back out (the chain is re-associated later anyway).
+ */
+function callArguments(args: Node | undefined): unknown[] {
+  const value = args?.['value'];
+  return spliceArguments(Array.isArray(value) ? value : value === undefined ? [] : [value]);
+}
+function spliceArguments(items: readonly unknown[]): unknown[] {
+  return items.flatMap((item) => {
+    const chain: Node[] = [];
+    let leftmost: unknown = item;
+    while (isNode(leftmost) && leftmost['type'] === 'binary_expr' && leftmost['parentheses'] !== true) {
+      chain.push(leftmost);
+      leftmost = leftmost['left'];
+    }
+    if (!Array.isArray(leftmost) || chain.length === 0) return [item];
+    const leading = spliceArguments(leftmost);
+    let rebuilt: unknown = leading.pop();
+    for (let i = chain.length - 1; i >= 0; i--) rebuilt = { ...chain[i], left: rebuilt };
+    return [...leading, rebuilt];
+  });
+}
+
+/**
+ * For some items (`x LIKE y::t`, `CAST(…)::t`, `(…)::t || z`) node-sql-parser makes the select
+ * item itself the cast node, with the rest of the item as a `tail` operator and operand.
+ */
+function castItem(column: Node): Node {
+  const cast: Node = { ...column, tail: null, as: null };
+  const tail = child(column, 'tail');
+  if (tail === undefined) return cast;
+  return { type: 'binary_expr', operator: tail['operator'], left: cast, right: tail['expr'] };
+}
+
+// ── Tokens as handed to node-sql-parser ──────────────────────────────────────────────────────────
+
+/** A token plus how it is rendered into the text node-sql-parser sees (always the same length). */
+interface AdapterToken {
+  readonly tok: IToken;
+  readonly render: string;
+  /** Rendered as a comma (FROM/FOR inside SUBSTRING); the converter accepts it where a comma goes. */
+  readonly asComma: boolean;
+}
+
+/**
+ * The text node-sql-parser parses. Literals and quoted identifiers are masked (their values come
+ * from our tokens; quoted identifiers are rendered unquoted), comments become spaces, and a few PostgreSQL forms node-sql-parser rejects are
+ * rewritten: `f(DISTINCT x)` for any f, `SELECT ALL`, `SUBSTRING(s FROM a FOR b)`. Offsets are kept.
+ */
+function renderTokens(tokens: readonly IToken[]): AdapterToken[] {
+  const hidden = new Set<number>();
+  const commas = new Set<number>();
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    const prev = tokens[i - 1];
+    if (isWordText(token, 'distinct') || isWordText(token, 'all')) {
+      if (isType(prev, LParen) && isType(tokens[i - 2], Ident)) hidden.add(i);
+      if (isWordText(token, 'all') && isWordText(prev, 'select') && !isWordText(tokens[i + 1], 'distinct')) {
+        hidden.add(i);
+      }
+    }
+    if (isWordText(token, 'substring') && isType(tokens[i + 1], LParen)) markSubstring(tokens, i + 1, commas);
+    // OFFSET n ROWS (node-sql-parser knows only OFFSET n).
+    if ((isWordText(token, 'row') || isWordText(token, 'rows')) && isWordText(tokens[i - 2], 'offset')) {
+      if (prev?.tokenType === NumberLit) hidden.add(i);
+    }
+  }
+  return tokens.map((tok, i) => {
+    const length = tok.image.length;
+    let render = tok.image;
+    if (hidden.has(i)) render = ' '.repeat(length);
+    else if (commas.has(i)) render = ','.padEnd(length);
+    else if (tok.tokenType === StringLit) render = `'${'x'.repeat(length - 2)}'`;
+    // Quoted identifiers become plain ones: node-sql-parser mishandles `x::int "Alias"` and reads
+    // `LIKE "col"` as a string. The filler is never a keyword.
+    else if (tok.tokenType === QuotedIdent) render = `q${'_'.repeat(length - 2)}q`;
+    else if (tok.tokenType === NumberLit) render = '1'.repeat(length);
+    return { tok, render, asComma: commas.has(i) };
+  });
+}
+
+/** Marks FROM and FOR at the top level of `substring(` … `)` when they appear in that order. */
+function markSubstring(tokens: readonly IToken[], open: number, commas: Set<number>): void {
+  let depth = 0;
+  let from = -1;
+  let forIndex = -1;
+  for (let i = open; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token.tokenType === LParen) depth++;
+    else if (token.tokenType === RParen && --depth === 0) break;
+    else if (depth === 1 && isWordText(token, 'from') && from < 0) from = i;
+    else if (depth === 1 && isWordText(token, 'for') && forIndex < 0) forIndex = i;
+  }
+  if (from < 0 || (forIndex >= 0 && forIndex < from)) return;
+  commas.add(from);
+  if (forIndex >= 0) commas.add(forIndex);
+}
+
+function matchParens(tokens: readonly AdapterToken[]): Int32Array {
+  const closeOf = new Int32Array(tokens.length).fill(-1);
+  const stack: number[] = [];
+  tokens.forEach(({ tok }, i) => {
+    if (tok.tokenType === LParen) stack.push(i);
+    else if (tok.tokenType === RParen) {
+      const open = stack.pop();
+      if (open !== undefined) closeOf[open] = i;
+    }
+  });
+  return closeOf;
+}
+
+/**
+ * Counts the times the converter could not follow node-sql-parser's tree (see `lost`). Tests use
+ * it to tell our own bugs apart from SQL that node-sql-parser rejects outright.
+ */
+export const adapterDiagnostics = { divergences: 0 };
+
+// ── Public entry ─────────────────────────────────────────────────────────────────────────────────
+
+/** Parses the tokens of one SELECT (non-empty, no `;`). Throws SluiceError. */
+export function parseSelect(tokens: readonly IToken[]): SelectStmt {
+  const adapterTokens = renderTokens(tokens);
+  const base = tokens[0]!.startOffset;
+  const last = tokens[tokens.length - 1]!;
+  const chars = new Array<string>((last.endOffset ?? last.startOffset) + 1 - base).fill(' ');
+  for (const { tok, render } of adapterTokens) {
+    for (let i = 0; i < render.length; i++) chars[tok.startOffset - base + i] = render[i]!;
+  }
+  const rendered = chars.join('');
+
+  let ast: unknown;
+  try {
+    ast = sqlParser.astify(rendered, PARSE_OPTIONS);
+  } catch (error) {
+    if (error instanceof RangeError) throw error; // stack exhausted: parse.ts reports the nesting
+    throw translateParseFailure(error, adapterTokens, base);
+  }
+  const statement = Array.isArray(ast) && ast.length === 1 ? ast[0] : ast;
+  if (!isNode(statement) || statement['type'] !== 'select') throw syntaxErrorAt(tokens[0]!);
+  const converter = new Converter(adapterTokens);
+  return converter.selectStatement(statement);
+}
+
+/** node-sql-parser's failure → a short PostgreSQL-style error at the offending token. */
+function translateParseFailure(error: unknown, tokens: readonly AdapterToken[], base: number): SluiceError {
+  if (error instanceof SluiceError) return error;
+  const location = isNode(error) ? child(error, 'location') : undefined;
+  const start = location !== undefined ? child(location, 'start') : undefined;
+  const offset = typeof start?.['offset'] === 'number' ? start['offset'] + base : undefined;
+  let index = tokens.length;
+  if (offset !== undefined) {
+    const found = tokens.findIndex(({ tok }) => (tok.endOffset ?? tok.startOffset) >= offset);
+    if (found >= 0) index = found;
+  } else index = 0;
+  const construct = unsupportedConstructUpTo(tokens, index);
+  if (construct !== undefined) return construct;
+  const misplaced = misplacedTokenUpTo(tokens, index);
+  if (misplaced !== undefined) return syntaxErrorAt(misplaced);
+  const token = tokens[index]?.tok;
+  if (token === undefined) {
+    return parseError('syntax error at end of input', endPosOf(tokens[tokens.length - 1]!.tok));
+  }
+  return syntaxErrorAt(token);
+}
+
+/**
+ * When node-sql-parser rejects the text, a construct we do not support anyway (and that it may not
+ * parse) is the better explanation if it appears at or before the failure point.
+ */
+function unsupportedConstructUpTo(tokens: readonly AdapterToken[], limit: number): SluiceError | undefined {
+  const word = (i: number, w: string): boolean => isWordText(tokens[i]?.tok, w);
+  for (let i = 0; i <= limit && i < tokens.length; i++) {
+    const tok = tokens[i]!.tok;
+    const pos = posOf(tok);
+    if (i === 0 && word(i, 'with')) return notSupported('WITH (common table expression)', pos);
+    const nested =
+      isType(tokens[i - 1]?.tok, LParen) && tokens.slice(0, i).some((t) => t.tok.tokenType !== LParen);
+    if (word(i, 'select') && nested) return notSupported('subquery', pos);
+    if (word(i, 'grouping') && word(i + 1, 'sets')) return notSupported('GROUPING SETS', pos);
+    if ((word(i, 'rollup') || word(i, 'cube')) && isType(tokens[i + 1]?.tok, LParen)) {
+      return notSupported(tok.image.toUpperCase(), pos);
+    }
+    if (word(i, 'fetch')) return notSupported('FETCH FIRST', pos);
+    if (word(i, 'for') && ['update', 'share', 'no', 'key'].some((w) => word(i + 1, w))) {
+      return notSupported(`FOR ${tokens[i + 1]!.tok.image.toUpperCase()}`, pos);
+    }
+    if (word(i, 'tablesample')) return notSupported('TABLESAMPLE', pos);
+    if (word(i, 'lateral')) return notSupported('LATERAL', pos);
+    if (word(i, 'over') && isType(tokens[i - 1]?.tok, RParen)) return notSupported('window function', pos);
+    if (word(i, 'window')) return notSupported('WINDOW clause', pos);
+    if (['join', 'natural', 'cross'].some((w) => word(i, w))) return notSupported('join', pos);
+    if (['union', 'intersect', 'except'].some((w) => word(i, w))) {
+      return notSupported(tok.image.toUpperCase(), pos);
+    }
+    if (word(i, 'distinct') && word(i + 1, 'on')) return notSupported('DISTINCT ON', pos);
+    if (word(i, 'is') && (word(i + 1, 'distinct') || (word(i + 1, 'not') && word(i + 2, 'distinct')))) {
+      return notSupported('IS DISTINCT FROM', pos);
+    }
+    if (word(i, 'within') && word(i + 1, 'group')) return notSupported('WITHIN GROUP', pos);
+    if (word(i, 'filter') && isType(tokens[i + 1]?.tok, LParen)) return notSupported('aggregate FILTER', pos);
+    if (word(i, 'similar') && word(i + 1, 'to')) return notSupported('SIMILAR TO', pos);
+    if (word(i, 'interval') && tokens[i + 1]?.tok.tokenType === StringLit)
+      return notSupported('INTERVAL', pos);
+    if (word(i, 'array')) return notSupported('ARRAY', pos);
+    if (tok.tokenType === LBracket) return notSupported('array subscript', pos);
+    if (tok.tokenType === OtherOp) return notSupported(`operator ${tok.image}`, pos);
+  }
+  return undefined;
+}
+
+const JOIN_WORDS = ['join', 'cross', 'natural', 'inner', 'left', 'right', 'full', 'outer'];
+const CLAUSE_WORDS: readonly string[] = [
+  'from',
+  'where',
+  'group',
+  'having',
+  'order',
+  'limit',
+  'offset',
+  'union',
+  'intersect',
+  'except',
+  'window',
+  'into',
+];
+const MISPLACED_WORDS = new Set<string>([
+  ...CLAUSE_WORDS,
+  'and',
+  'or',
+  'is',
+  'in',
+  'like',
+  'ilike',
+  'between',
+  'then',
+  'else',
+  'end',
+  'as',
+]);
+
+/**
+ * node-sql-parser sometimes fails far from the mistake (it reads reserved words as names): point at
+ * a clause keyword where a value is expected (`SELECT a, FROM t`) or a name after `*`, as PostgreSQL does.
+ */
+function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: number): IToken | undefined {
+  for (let i = 1; i <= limit && i < tokens.length; i++) {
+    const tok = tokens[i]!.tok;
+    const prev = tokens[i - 1]!.tok;
+    const expectsValue =
+      prev.tokenType === Comma ||
+      prev.tokenType === LParen ||
+      INFIX_TYPES.has(prev.tokenType) ||
+      ['select', 'where', 'having', 'by', 'and', 'or', 'not', 'when', 'then', 'else'].some((w) =>
+        isWordText(prev, w),
+      ) ||
+      (isWordText(prev, 'distinct') && isWordText(tokens[i - 2]?.tok, 'select'));
+    const afterNot =
+      isWordText(prev, 'not') && ['in', 'like', 'ilike', 'between'].some((w) => isWordText(tok, w));
+    if (expectsValue && !afterNot) {
+      if ([...MISPLACED_WORDS].some((w) => isWordText(tok, w))) return tok;
+      if (
+        tok.tokenType === Comma ||
+        (INFIX_TYPES.has(tok.tokenType) && ![Minus, Plus, Star].includes(tok.tokenType))
+      ) {
+        return tok;
+      }
+    }
+    const starAlias = prev.tokenType === Star && (i === 1 || !isStarOperand(tokens[i - 2]!.tok));
+    if (starAlias && (tok.tokenType === QuotedIdent || isType(tok, Ident))) return tok;
+  }
+  return undefined;
+}
+
+/** Whether a `*` after `before` is multiplication (so a name may follow it) rather than a select-list star. */
+function isStarOperand(before: IToken): boolean {
+  if (before.tokenType === Comma || before.tokenType === Dot || before.tokenType === LParen) return false;
+  return !isWordText(before, 'select') && !isWordText(before, 'distinct') && !isWordText(before, 'all');
+}
+
+// ── Conversion ───────────────────────────────────────────────────────────────────────────────────
+
+const INFIX_TOKENS: Readonly<Record<string, readonly [InfixOp, TokenType | string]>> = {
+  '+': ['+', Plus],
+  '-': ['-', Minus],
+  '*': ['*', Star],
+  '/': ['/', Slash],
+  '%': ['%', Percent],
+  '=': ['=', Eq],
+  '<>': ['<>', NotEq],
+  '!=': ['<>', NotEq],
+  '<': ['<', Lt],
+  '<=': ['<=', LtEq],
+  '>': ['>', Gt],
+  '>=': ['>=', GtEq],
+  '||': ['||', Concat],
+  AND: ['and', 'and'],
+  OR: ['or', 'or'],
+};
+
+const INFIX_TYPES: ReadonlySet<TokenType> = new Set(
+  Object.values(INFIX_TOKENS)
+    .map(([, type]) => type)
+    .filter((type): type is TokenType => typeof type !== 'string'),
+);
+
+/** Walks node-sql-parser's tree in source order while consuming our tokens one by one. */
+class Converter {
+  private index = 0;
+  private readonly closeOf: Int32Array;
+
+  constructor(private readonly tokens: readonly AdapterToken[]) {
+    this.closeOf = matchParens(tokens);
+  }
+
+  // ── cursor ──
+  private peek(ahead = 0): IToken | undefined {
+    return this.tokens[this.index + ahead]?.tok;
+  }
+  private here(): Pos {
+    const token = this.peek() ?? this.tokens[this.tokens.length - 1]?.tok;
+    return token !== undefined ? posOf(token) : { line: 1, column: 1 };
+  }
+  /**
+   * node-sql-parser's tree and our tokens disagree. node-sql-parser accepts things PostgreSQL does
+   * not (`SELECT a sum(x)` with alias "sum(x)", `NULLS LASTLIMIT`), so this is where its reading
+   * goes beyond PostgreSQL's: a syntax error at the first token we could not account for.
+   */
+  private lost(): never {
+    adapterDiagnostics.divergences++;
+    const token = this.peek();
+    if (token !== undefined) throw syntaxErrorAt(token);
+    const last = this.tokens[this.tokens.length - 1]!.tok;
+    throw parseError('syntax error at end of input', endPosOf(last));
+  }
+  private expect(type: TokenType): IToken {
+    const token = this.peek();
+    if (token === undefined || !isType(token, type)) this.lost();
+    this.index++;
+    return token;
+  }
+  private word(lower: string): IToken {
+    const token = this.peek();
+    if (!isWordText(token, lower)) this.lost();
+    this.index++;
+    return token!;
+  }
+  private optionalWord(lower: string): IToken | undefined {
+    const token = this.peek();
+    if (!isWordText(token, lower)) return undefined;
+    this.index++;
+    return token;
+  }
+  /**
+   * A name: an identifier, a non-reserved keyword or a quoted identifier. node-sql-parser also
+   * accepts some reserved words as names; PostgreSQL does not (except as a label after AS).
+   */
+  private name(allowReserved = false): IToken {
+    const token = this.peek();
+    if (token === undefined || !(isWord(token) || token.tokenType === QuotedIdent)) this.lost();
+    if (!allowReserved && !isType(token, Ident) && !niladicTypes.includes(token.tokenType)) {
+      throw syntaxErrorAt(token);
+    }
+    this.index++;
+    return token;
+  }
+  private comma(): void {
+    const entry = this.tokens[this.index];
+    if (entry === undefined || !(entry.tok.tokenType === Comma || entry.asComma)) this.lost();
+    this.index++;
+  }
+  /** Consumes the parentheses wrapping one node: `((x))` counts 2. */
+  private openParens(): number {
+    const first = this.index;
+    const close = this.closeOf[first] ?? -1;
+    if (this.peek()?.tokenType !== LParen || close < 0) this.lost();
+    let count = 1;
+    while (
+      this.tokens[first + count]?.tok.tokenType === LParen &&
+      this.closeOf[first + count] === close - count
+    ) {
+      count++;
+    }
+    this.index += count;
+    return count;
+  }
+  private closeParens(count: number): void {
+    for (let i = 0; i < count; i++) this.expect(RParen);
+  }
+  /** Position of the SELECT/WITH that starts a subquery at or after the cursor. */
+  private subquery(): never {
+    let ahead = 0;
+    while (this.peek(ahead)?.tokenType === LParen) ahead++;
+    const token = this.peek(ahead);
+    throw notSupported('subquery', token !== undefined ? posOf(token) : this.here());
+  }
+
+  // ── statement ──
+  selectStatement(ast: Node): SelectStmt {
+    const first = this.peek()!;
+    if (present(ast, 'with')) throw notSupported('WITH (common table expression)', posOf(first));
+    if (present(ast, '_next') || present(ast, 'set_op')) {
+      const op = (text(ast, 'set_op') ?? 'union').toUpperCase();
+      const at = this.findWord(op.split(' ')[0]!.toLowerCase());
+      throw notSupported(op, at !== undefined ? posOf(at) : posOf(first));
+    }
+    const parens = ast['parentheses_symbol'] === true ? this.openParens() : 0;
+    const selectToken = this.word('select');
+    const stmt = this.selectBody(ast, posOf(selectToken));
+    this.closeParens(parens);
+    if (this.index < this.tokens.length) {
+      const token = this.peek()!;
+      if (isWord(token)) throw notSupported(`${token.image.toUpperCase()} clause`, posOf(token));
+      this.lost();
+    }
+    return stmt;
+  }
+
+  private findWord(lower: string): IToken | undefined {
+    return this.tokens.find(({ tok }) => isWordText(tok, lower))?.tok;
+  }
+
+  private selectBody(ast: Node, pos: Pos): SelectStmt {
+    const distinctType = text(child(ast, 'distinct'), 'type');
+    let distinct = false;
+    if (distinctType === 'DISTINCT') {
+      this.word('distinct');
+      distinct = true;
+    } else if (distinctType !== undefined) {
+      throw notSupported(distinctType.toUpperCase(), this.here());
+    } else this.optionalWord('all');
+    if (text(child(ast, 'into'), 'type') !== undefined || present(child(ast, 'into') ?? {}, 'expr')) {
+      const into = this.findWord('into');
+      throw notSupported('SELECT INTO', into !== undefined ? posOf(into) : pos);
+    }
+    if (present(ast, 'window')) {
+      const at = this.findWord('window');
+      throw notSupported('WINDOW clause', at !== undefined ? posOf(at) : pos);
+    }
+
+    const items = list(ast, 'columns').map((column, i) => {
+      if (i > 0) this.expect(Comma);
+      return this.selectItem(column);
+    });
+
+    let from: TableRef | undefined;
+    const fromList = list(ast, 'from');
+    if (fromList.length > 0) {
+      this.word('from');
+      from = this.tableRef(fromList[0]);
+      const next = fromList[1];
+      if (next !== undefined) {
+        const what = isNode(next) && present(next, 'join') ? 'join' : 'FROM with several tables';
+        throw notSupported(what, this.here());
+      }
+    }
+
+    let where: Expr | undefined;
+    if (present(ast, 'where')) {
+      this.word('where');
+      where = this.expression(ast['where']).expr;
+    }
+
+    const groupBy: Expr[] = [];
+    const groupColumns = list(child(ast, 'groupby'), 'columns');
+    if (groupColumns.length > 0) {
+      this.word('group');
+      this.word('by');
+      groupColumns.forEach((column, i) => {
+        if (i > 0) this.expect(Comma);
+        const fn = isNode(column) && column['type'] === 'function' ? this.functionName(column) : undefined;
+        if (fn === 'rollup' || fn === 'cube' || fn === 'grouping sets') {
+          throw notSupported(fn.toUpperCase(), this.here());
+        }
+        groupBy.push(this.expression(column).expr);
+      });
+    }
+
+    let having: Expr | undefined;
+    if (present(ast, 'having')) {
+      this.word('having');
+      having = this.expression(ast['having']).expr;
+    }
+
+    const orderBy: OrderItem[] = [];
+    const orderItems = list(ast, 'orderby');
+    if (orderItems.length > 0) {
+      this.word('order');
+      this.word('by');
+      orderItems.forEach((item, i) => {
+        if (i > 0) this.expect(Comma);
+        orderBy.push(this.orderItem(item));
+      });
+    }
+
+    // LIMIT and OFFSET come in either order; node-sql-parser keeps their values in source order.
+    const limits = [...list(child(ast, 'limit'), 'value'), ...list(child(ast, '_limit'), 'value')];
+    let limit: Expr | undefined;
+    let offset: Expr | undefined;
+    for (;;) {
+      if (this.optionalWord('limit')) {
+        const value = limits.shift();
+        if (isNode(value) && value['type'] === 'origin' && isWordText(this.peek(), 'all')) this.word('all');
+        else limit = this.expression(value).expr;
+      } else if (this.optionalWord('offset')) {
+        offset = this.expression(limits.shift()).expr;
+        if (!this.optionalWord('rows')) this.optionalWord('row');
+      } else break;
+    }
+
+    return {
+      kind: 'select',
+      distinct,
+      items,
+      ...(from !== undefined ? { from } : {}),
+      ...(where !== undefined ? { where } : {}),
+      groupBy,
+      ...(having !== undefined ? { having } : {}),
+      orderBy,
+      ...(limit !== undefined ? { limit } : {}),
+      ...(offset !== undefined ? { offset } : {}),
+      pos,
+    };
+  }
+
+  private selectItem(column: unknown): SelectItem {
+    if (!isNode(column)) this.lost();
+    const expr = column['type'] === 'cast' ? castItem(column) : child(column, 'expr');
+    if (expr?.['type'] === 'column_ref' && expr['column'] === '*') {
+      if (!present(expr, 'table')) return { kind: 'star', pos: posOf(this.expect(Star)) };
+      const table = this.name();
+      this.expect(Dot);
+      this.expect(Star);
+      return { kind: 'star', table: identName(table), pos: posOf(table) };
+    }
+    const located = this.expression(expr);
+    let alias: string | undefined;
+    if (present(column, 'as')) {
+      const as = this.optionalWord('as');
+      // node-sql-parser reads the postfix `x ISNULL` / `x NOTNULL` as an alias.
+      if (as === undefined && (isWordText(this.peek(), 'isnull') || isWordText(this.peek(), 'notnull'))) {
+        throw notSupported(this.peek()!.image.toUpperCase(), this.here(), 'write IS NULL or IS NOT NULL');
+      }
+      alias = identName(this.name(as !== undefined));
+    }
+    return {
+      kind: 'expr',
+      expr: located.expr,
+      ...(alias !== undefined ? { alias } : {}),
+      pos: located.start,
+    };
+  }
+
+  private tableRef(entry: unknown): TableRef {
+    if (!isNode(entry)) this.lost();
+    if (text(entry, 'prefix')?.toLowerCase() === 'lateral') throw notSupported('LATERAL', this.here());
+    const inner = child(entry, 'expr');
+    if (present(entry, 'ast') || (inner !== undefined && present(inner, 'ast'))) this.subquery();
+    if (inner !== undefined) throw notSupported('function in FROM', this.here());
+    if (isWordText(this.peek(), 'only')) throw notSupported('ONLY', this.here());
+    const first = this.name();
+    if (this.peek()?.tokenType === Dot) throw notSupported('schema-qualified name', posOf(first));
+    let alias: string | undefined;
+    if (present(entry, 'as')) {
+      const as = this.optionalWord('as');
+      // node-sql-parser reads `t CROSS JOIN u` as table t aliased "cross".
+      if (as === undefined && JOIN_WORDS.some((w) => isWordText(this.peek(), w))) {
+        throw notSupported('join', this.here());
+      }
+      alias = identName(this.name());
+    }
+    if (present(entry, 'tablesample')) throw notSupported('TABLESAMPLE', this.here());
+    return {
+      kind: 'table',
+      name: identName(first),
+      ...(alias !== undefined ? { alias } : {}),
+      pos: posOf(first),
+    };
+  }
+
+  private orderItem(item: unknown): OrderItem {
+    if (!isNode(item)) this.lost();
+    const located = this.expression(item['expr']);
+    let desc = false;
+    if (this.optionalWord('desc')) desc = true;
+    else this.optionalWord('asc');
+    let nulls: 'first' | 'last' | undefined;
+    if (this.optionalWord('nulls')) {
+      if (this.optionalWord('first')) nulls = 'first';
+      else {
+        this.word('last');
+        nulls = 'last';
+      }
+    }
+    return { expr: located.expr, desc, ...(nulls !== undefined ? { nulls } : {}), pos: located.start };
+  }
+
+  // ── expressions ──
+
+  /** One complete expression: its operator run, assembled with PostgreSQL's precedence. */
+  private expression(node: unknown): Located {
+    const pieces: Piece[] = [];
+    this.flatten(node, pieces);
+    return buildExpr(pieces);
+  }
+
+  /**
+   * Appends `root` to the operator run in source order. Unparenthesised operator nodes are taken
+   * apart (their grouping in node-sql-parser's tree is not trusted); everything else is an operand.
+   * Binary chains are walked with an explicit stack: `a = 1 OR a = 2 OR …` can be thousands deep.
+   */
+  private flatten(root: unknown, pieces: Piece[]): void {
+    const work: ({ readonly node: unknown } | { readonly infix: InfixOp; readonly node: Node })[] = [
+      { node: root },
+    ];
+    for (let item = work.pop(); item !== undefined; item = work.pop()) {
+      if ('infix' in item) {
+        this.infixOperator(item.node);
+        pieces.push({ kind: 'infix', op: item.infix });
+        continue;
+      }
+      const node = item.node;
+      const infix = isNode(node) && node['parentheses'] !== true ? this.infixOf(node) : undefined;
+      if (infix !== undefined && isNode(node)) {
+        work.push({ node: node['right'] }, { infix, node }, { node: node['left'] });
+      } else this.flattenNode(node, pieces);
+    }
+  }
+
+  /** The run operator of an infix binary node (arithmetic, comparison, AND/OR, ||, LIKE). */
+  private infixOf(node: Node): InfixOp | undefined {
+    if (node['type'] !== 'binary_expr') return undefined;
+    const op = (text(node, 'operator') ?? '').toUpperCase();
+    const infix = INFIX_TOKENS[op];
+    if (infix !== undefined) return infix[0];
+    if (op === 'LIKE' || op === 'NOT LIKE' || op === 'ILIKE' || op === 'NOT ILIKE') {
+      const right = node['right'];
+      if (isNode(right) && present(right, 'escape')) throw notSupported('LIKE ... ESCAPE', this.here());
+      return op.toLowerCase() as InfixOp;
+    }
+    return undefined;
+  }
+
+  /** Consumes the tokens of an infix node's operator. */
+  private infixOperator(node: Node): void {
+    const op = (text(node, 'operator') ?? '').toUpperCase();
+    const token = INFIX_TOKENS[op]?.[1];
+    if (token === undefined) {
+      for (const word of op.toLowerCase().split(' ')) this.word(word);
+    } else if (typeof token === 'string') this.word(token);
+    else this.expect(token);
+  }
+
+  private flattenNode(node: unknown, pieces: Piece[]): void {
+    if (!isNode(node)) this.lost();
+    if (present(node, 'ast')) this.subquery();
+    if (node['type'] === 'expr_list') throw notSupported('row constructor', this.here());
+    if (node['parentheses'] === true) {
+      const open = this.peek();
+      if (open?.tokenType !== LParen) this.lost();
+      const count = this.openParens();
+      const inner = this.expression({ ...node, parentheses: false });
+      this.closeParens(count);
+      pieces.push({ kind: 'operand', expr: inner.expr, start: posOf(open) });
+      return;
+    }
+    switch (node['type']) {
+      case 'binary_expr':
+        return this.flattenBinary(node, pieces);
+      case 'unary_expr': {
+        const op = text(node, 'operator')?.toUpperCase();
+        if (op === '-' || op === '+') {
+          const token = this.expect(op === '-' ? Minus : Plus);
+          pieces.push({ kind: 'prefix', op, pos: posOf(token) });
+        } else if (op === 'NOT') {
+          pieces.push({ kind: 'prefix', op: 'not', pos: posOf(this.word('not')) });
+        } else throw notSupported(`operator ${op ?? '?'}`, this.here());
+        return this.flatten(node['expr'], pieces);
+      }
+      case 'number':
+      case 'bigint': {
+        // node-sql-parser folds some signs into the number (and drops unary plus): take them from the text.
+        for (
+          let token = this.peek();
+          token?.tokenType === Minus || token?.tokenType === Plus;
+          token = this.peek()
+        ) {
+          this.index++;
+          pieces.push({ kind: 'prefix', op: token.tokenType === Minus ? '-' : '+', pos: posOf(token) });
+        }
+        const token = this.expect(NumberLit);
+        pieces.push({ kind: 'operand', expr: numberLiteral(token.image, posOf(token)), start: posOf(token) });
+        return;
+      }
+      case 'cast':
+        if (node['symbol'] === '::') {
+          this.flatten(node['expr'], pieces);
+          for (const _ of list(node, 'target')) {
+            this.expect(DoubleColon);
+            pieces.push({ kind: 'postfix', op: { kind: 'cast', type: this.typeName() } });
+          }
+          return;
+        }
+        break;
+      case 'function':
+        if (this.functionName(node) === 'not' && isWordText(this.peek(), 'not')) {
+          // node-sql-parser reads `NOT (x)` as a call of a function named "not".
+          pieces.push({ kind: 'prefix', op: 'not', pos: posOf(this.word('not')) });
+          const open = this.expect(LParen);
+          const args = list(child(node, 'args'), 'value');
+          if (args.length !== 1) throw notSupported('row constructor', posOf(open));
+          const inner = this.expression(args[0]);
+          this.expect(RParen);
+          pieces.push({ kind: 'operand', expr: inner.expr, start: posOf(open) });
+          return;
+        }
+        break;
+    }
+    const start = this.here();
+    pieces.push({ kind: 'operand', expr: this.operand(node), start });
+  }
+
+  private flattenBinary(node: Node, pieces: Piece[]): void {
+    const op = (text(node, 'operator') ?? '').toUpperCase();
+    const right = node['right'];
+    switch (op) {
+      case 'IS':
+      case 'IS NOT': {
+        this.flatten(node['left'], pieces);
+        this.word('is');
+        const negated = op === 'IS NOT';
+        if (negated) this.word('not');
+        const value = this.isValue(right);
+        const valuePos = posOf(this.word(value));
+        pieces.push({ kind: 'postfix', op: { kind: 'is', value, negated, valuePos } });
+        return;
+      }
+      case 'BETWEEN':
+      case 'NOT BETWEEN': {
+        this.flatten(node['left'], pieces);
+        const negated = op === 'NOT BETWEEN';
+        if (negated) this.word('not');
+        this.word('between');
+        const bounds = isNode(right) ? list(right, 'value') : [];
+        if (bounds.length !== 2) this.lost();
+        const low = this.expression(bounds[0]).expr;
+        this.word('and');
+        pieces.push({ kind: 'between', low, negated });
+        // The upper bound stays in the run: node-sql-parser may attach a later `::` to the BETWEEN.
+        this.flatten(bounds[1], pieces);
+        return;
+      }
+      case 'IN':
+      case 'NOT IN': {
+        this.flatten(node['left'], pieces);
+        const negated = op === 'NOT IN';
+        if (negated) this.word('not');
+        this.word('in');
+        if (!isNode(right) || right['type'] !== 'expr_list') this.subquery();
+        this.expect(LParen);
+        const items = list(right, 'value').map((item, i) => {
+          if (i > 0) this.expect(Comma);
+          return this.expression(item).expr;
+        });
+        this.expect(RParen);
+        pieces.push({ kind: 'postfix', op: { kind: 'in', list: items, negated } });
+        return;
+      }
+      case 'SIMILAR TO':
+      case 'NOT SIMILAR TO':
+        throw notSupported('SIMILAR TO', this.here());
+      default:
+        // Point at the operator itself, as the DML grammar does.
+        this.flatten(node['left'], pieces);
+        throw notSupported(`operator ${op.toLowerCase()}`, this.here());
+    }
+  }
+
+  /** The right side of IS / IS NOT: NULL, TRUE or FALSE (IS DISTINCT FROM is not supported). */
+  private isValue(right: unknown): 'null' | 'true' | 'false' {
+    if (isNode(right)) {
+      if (right['type'] === 'null') return 'null';
+      if (right['type'] === 'bool') return right['value'] === true ? 'true' : 'false';
+      const value = right['value'];
+      if (typeof value === 'string' && value.toUpperCase().startsWith('DISTINCT')) {
+        throw notSupported('IS DISTINCT FROM', this.here());
+      }
+    }
+    throw notSupported(`IS ${this.peek()?.image.toUpperCase() ?? ''}`, this.here());
+  }
+
+  /** A node that is a single operand (the cursor is at its first token, no wrapping parentheses). */
+  private operand(node: Node): Expr {
+    const type = node['type'];
+    switch (type) {
+      case 'single_quote_string': {
+        const token = this.expect(StringLit);
+        return stringLiteral(stringValue(token), posOf(token));
+      }
+      case 'bool': {
+        const token = this.expect(node['value'] === true ? True : False);
+        return booleanLiteral(node['value'] === true, posOf(token));
+      }
+      case 'null':
+        return nullLiteral(posOf(this.expect(Null)));
+      case 'column_ref':
+        return this.columnRef(node);
+      case 'function':
+        return this.functionCallNode(node);
+      case 'aggr_func':
+        return this.aggregateNode(node);
+      case 'case':
+        return this.caseNode(node);
+      case 'cast': {
+        const castToken = this.word('cast');
+        this.expect(LParen);
+        const operand = this.expression(node['expr']).expr;
+        this.word('as');
+        const castType = this.typeName();
+        this.expect(RParen);
+        return { kind: 'cast', operand, type: castType, pos: posOf(castToken) };
+      }
+      case 'date':
+      case 'time':
+      case 'timestamp': {
+        // Typed literal: DATE '2024-01-01' is a cast of the string.
+        const literalType = this.typeName();
+        const token = this.expect(StringLit);
+        const operand = stringLiteral(stringValue(token), posOf(token));
+        return { kind: 'cast', operand, type: literalType, pos: literalType.pos };
+      }
+      case 'window_func':
+        throw notSupported('window function', this.here());
+      case 'interval':
+        throw notSupported('INTERVAL', this.here());
+      case 'extract':
+        throw notSupported('EXTRACT', this.here());
+      case 'expr_list':
+        throw notSupported('row constructor', this.here());
+      case 'array':
+        throw notSupported('ARRAY', this.here());
+      default: {
+        const token = this.peek();
+        if (/^[eubnx]$/i.test(token?.image ?? '') && this.peek(1)?.tokenType === StringLit) {
+          throw notSupported(`${token!.image.toUpperCase()}'...' string constant`, this.here());
+        }
+        throw notSupported(`the expression at "${token?.image ?? ''}"`, this.here());
+      }
+    }
+  }
+
+  private columnRef(node: Node): Expr {
+    if (node['column'] === '*') throw notSupported('* in an expression', this.here());
+    if (present(node, 'schema') || present(node, 'db'))
+      throw notSupported('schema-qualified name', this.here());
+    if (present(node, 'collate')) throw notSupported('COLLATE', this.here());
+    if (present(node, 'array_index')) throw notSupported('array subscript', this.here());
+    if (present(node, 'options')) throw notSupported('AT TIME ZONE', this.here());
+    const first = this.name();
+    if (present(node, 'table')) {
+      this.expect(Dot);
+      const second = this.name();
+      return { kind: 'column', table: identName(first), name: identName(second), pos: posOf(first) };
+    }
+    if (niladicTypes.includes(first.tokenType)) return functionCall(identName(first), [], {}, posOf(first));
+    return { kind: 'column', name: identName(first), pos: posOf(first) };
+  }
+
+  /** The lowercased name of a node-sql-parser function node (schema-qualified names rejected). */
+  private functionName(node: Node): string {
+    const name = child(node, 'name');
+    const parts = list(name, 'name');
+    if ((name !== undefined && present(name, 'schema')) || parts.length !== 1) {
+      throw notSupported('schema-qualified name', this.here());
+    }
+    const part = parts[0];
+    return isNode(part) && typeof part['value'] === 'string' ? part['value'].toLowerCase() : '';
+  }
+
+  private functionCallNode(node: Node): Expr {
+    const lower = this.functionName(node);
+    if (lower === 'any' || lower === 'some' || lower === 'all') {
+      throw notSupported(`${lower.toUpperCase()} (...)`, this.here());
+    }
+    const nameToken = this.name();
+    const pos = posOf(nameToken);
+    if (present(node, 'over')) throw notSupported('window function', pos);
+    if (!present(node, 'args')) {
+      // CURRENT_DATE and friends, written without parentheses.
+      return functionCall(identName(nameToken), [], {}, pos);
+    }
+    this.expect(LParen);
+    const rawArgs = callArguments(child(node, 'args'));
+    const only = rawArgs[0];
+    if (rawArgs.length === 1 && isNode(only) && only['column'] === '*' && !present(only, 'table')) {
+      // f(*) for a name node-sql-parser does not know as an aggregate ("count"(*)).
+      this.expect(Star);
+      this.expect(RParen);
+      this.rejectCallSuffix(node, pos);
+      return functionCall(identName(nameToken), [], { star: true }, pos);
+    }
+    const distinct = this.optionalWord('distinct') !== undefined;
+    if (!distinct) this.optionalWord('all');
+    const args = rawArgs.map((arg, i) => {
+      if (i > 0) this.comma();
+      if (isNode(arg) && arg['type'] === 'origin') {
+        throw notSupported(
+          `${nameToken.image.toUpperCase()}(... ${String(arg['value']).toUpperCase()} ...)`,
+          pos,
+        );
+      }
+      return this.expression(arg).expr;
+    });
+    this.expect(RParen);
+    this.rejectCallSuffix(node, pos);
+    return functionCall(identName(nameToken), args, { distinct }, pos);
+  }
+
+  private aggregateNode(node: Node): Expr {
+    const nameToken = this.name();
+    const pos = posOf(nameToken);
+    if (present(node, 'over')) throw notSupported('window function', pos);
+    const args = child(node, 'args');
+    if (args === undefined) this.lost();
+    if (present(args, 'orderby')) throw notSupported('ORDER BY inside an aggregate', pos);
+    this.expect(LParen);
+    const argument = child(args, 'expr');
+    if (argument?.['type'] === 'star') {
+      this.expect(Star);
+      this.expect(RParen);
+      this.rejectCallSuffix(node, pos);
+      return functionCall(identName(nameToken), [], { star: true }, pos);
+    }
+    const distinct = this.optionalWord('distinct') !== undefined;
+    if (!distinct) this.optionalWord('all');
+    const values: Expr[] = [this.expression(argument).expr];
+    const separator = child(args, 'separator');
+    if (separator !== undefined) {
+      this.comma();
+      values.push(this.expression(separator['delimiter']).expr);
+    }
+    this.expect(RParen);
+    this.rejectCallSuffix(node, pos);
+    return functionCall(identName(nameToken), values, { distinct }, pos);
+  }
+
+  private rejectCallSuffix(node: Node, pos: Pos): void {
+    if (present(node, 'filter')) throw notSupported('aggregate FILTER', pos);
+    if (present(node, 'over')) throw notSupported('window function', pos);
+    if (present(node, 'within_group') || isWordText(this.peek(), 'within')) {
+      throw notSupported('WITHIN GROUP', pos);
+    }
+  }
+
+  private caseNode(node: Node): Expr {
+    const caseToken = this.word('case');
+    const operand = present(node, 'expr') ? this.expression(node['expr']).expr : undefined;
+    const whens: { when: Expr; then: Expr }[] = [];
+    let elseExpr: Expr | undefined;
+    for (const arm of list(node, 'args')) {
+      if (!isNode(arm)) this.lost();
+      if (arm['type'] === 'when') {
+        this.word('when');
+        const when = this.expression(arm['cond']).expr;
+        this.word('then');
+        whens.push({ when, then: this.expression(arm['result']).expr });
+      } else {
+        this.word('else');
+        elseExpr = this.expression(arm['result']).expr;
+      }
+    }
+    this.word('end');
+    return {
+      kind: 'case',
+      ...(operand !== undefined ? { operand } : {}),
+      whens,
+      ...(elseExpr !== undefined ? { else: elseExpr } : {}),
+      pos: posOf(caseToken),
+    };
+  }
+
+  private typeName(): TypeName {
+    const length = measureTypeName((k) => this.peek(k - 1));
+    if (length === 0) this.lost();
+    const tokens: IToken[] = [];
+    for (let i = 0; i < length; i++) tokens.push(this.peek(i)!);
+    this.index += length;
+    if (this.peek()?.tokenType === LBracket) throw notSupported('array type', this.here());
+    return buildTypeName(tokens);
+  }
+}
