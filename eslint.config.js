@@ -4,11 +4,14 @@
 import tseslint from 'typescript-eslint';
 
 const restrict = (patterns) => ({
-  'no-restricted-imports': ['error', { patterns: patterns.map((p) => ({ group: [p.group], message: p.message })) }],
+  'no-restricted-imports': [
+    'error',
+    { patterns: patterns.map((p) => ({ group: [p.group], message: p.message })) },
+  ],
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'test-artifacts/**', '.tmp/**', 'src/server/public/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'test-artifacts/**', '.tmp/**', '.scratch*/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {
@@ -37,6 +40,8 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     ignores: ['src/parser/**'],
-    rules: restrict([{ group: 'node-sql-parser', message: 'node-sql-parser is used only inside src/parser' }]),
+    rules: restrict([
+      { group: 'node-sql-parser', message: 'node-sql-parser is used only inside src/parser' },
+    ]),
   },
 );

@@ -21,11 +21,9 @@ if (selected.length === 0) {
   process.exit(1);
 }
 console.log(`run-tests: ${selected.length} test files`);
-const child = spawn(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', ...selected],
-  { stdio: ['ignore', 'pipe', 'inherit'] },
-);
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...selected], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 // The runner's summary (ℹ pass N / ℹ fail N) can be followed by a long failure list, so remember
 // the last summary lines seen rather than a tail of the output.
 let pending = '';
