@@ -4,10 +4,10 @@
 // delete they are kept as a plain append list (no per-row key encoding on the insert-only path).
 import { SluiceError } from '../errors.ts';
 import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../ivm/cast.ts';
-import { encodeOne, encodeValues, formatValue, singleKey } from '../ivm/values.ts';
+import { encodeValues, formatValue, singleKey } from '../ivm/values.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
 import type { Multiset } from '../ivm/state-entries.ts';
-import { loadMultiset, multisetDelta } from '../ivm/state-entries.ts';
+import { keyedDelta, loadMultiset, multisetDelta } from '../ivm/state-entries.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
 import type { Row, Value } from '../types.ts';
@@ -313,19 +313,7 @@ export class TableStore implements Stateful {
     this.exported = true;
     this.representationChanged = false;
     if (this.byKey !== null) {
-      const byKey = this.byKey;
-      const upserts: (readonly [string, unknown])[] = [];
-      const deletes: string[] = [];
-      if (replaceAll) for (const [k, row] of byKey) upserts.push([encodeOne(k), row]);
-      else {
-        for (const k of this.dirtyKeys) {
-          const row = byKey.get(k);
-          if (row === undefined) deletes.push(encodeOne(k));
-          else upserts.push([encodeOne(k), row]);
-        }
-      }
-      this.dirtyKeys.clear();
-      return { replaceAll, upserts, deletes };
+      return keyedDelta(this.byKey, this.dirtyKeys, replaceAll);
     }
     if (this.appendOnly !== null) {
       const from = replaceAll ? 0 : this.appendExported;

@@ -5,9 +5,9 @@
 import { SluiceError } from '../../errors.ts';
 import type { Value } from '../../types.ts';
 import type { Operator } from '../operator.ts';
-import { encodeOne, encodeValues, singleKey } from '../values.ts';
+import { encodeValues, singleKey } from '../values.ts';
 import type { StateDelta, Stateful } from '../state.ts';
-import { loadMultiset, multisetDelta } from '../state-entries.ts';
+import { keyedDelta, loadMultiset, multisetDelta } from '../state-entries.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
 
@@ -116,19 +116,7 @@ export class OutputOp implements Operator, Stateful {
     this.exported = true;
     if (this.multiset !== null) return multisetDelta(this.multiset, this.dirtyRows, replaceAll);
     if (this.keyed === null) return { replaceAll, upserts: [], deletes: [] }; // borrowed state
-    const keyed = this.keyed;
-    const upserts: (readonly [string, unknown])[] = [];
-    const deletes: string[] = [];
-    if (replaceAll) for (const [k, row] of keyed) upserts.push([encodeOne(k), row]);
-    else {
-      for (const k of this.dirtyKeys) {
-        const row = keyed.get(k);
-        if (row === undefined) deletes.push(encodeOne(k));
-        else upserts.push([encodeOne(k), row]);
-      }
-    }
-    this.dirtyKeys.clear();
-    return { replaceAll, upserts, deletes };
+    return keyedDelta(this.keyed, this.dirtyKeys, replaceAll);
   }
 
   loadState(values: Iterable<unknown>): void {
