@@ -106,6 +106,8 @@ export class Engine {
   private readonly subscribers = new Map<string, Set<Subscription>>();
   private journal: EngineJournal | null = null;
   private stateTracking = false;
+  /** Views in creation order with their runtimes; rebuilt after DDL, read by every epoch. */
+  private viewOrderCache: { def: ViewDef; runtime: ViewRuntime }[] | null = null;
   private currentEpoch = 0;
   private lastPositions: SourcePositions = {};
 
@@ -276,6 +278,7 @@ export class Engine {
     this.catalogState.add(def);
     for (const part of runtime.statefulParts()) part.trackChanges(this.stateTracking);
     this.views.set(def.name, runtime);
+    this.viewOrderCache = null;
     return { statement: 'CREATE MATERIALIZED VIEW', object: def.name };
   }
 
@@ -333,6 +336,7 @@ export class Engine {
     this.catalogState.remove(name);
     this.tables.delete(name);
     this.views.delete(name);
+    this.viewOrderCache = null;
     const subs = this.subscribers.get(name);
     this.subscribers.delete(name);
     for (const s of subs ?? []) s.onClose?.(`materialized view "${name}" was ${reason}`);
@@ -617,8 +621,7 @@ export class Engine {
     const deltas = new Map<string, ZBatch>();
     deltas.set(store.def.name, store.apply(prepared));
     const changeSets: { view: string; changes: Change[] | null; runtime: ViewRuntime }[] = [];
-    for (const def of this.catalogState.views()) {
-      const runtime = this.views.get(def.name) as ViewRuntime;
+    for (const { def, runtime } of this.viewOrder()) {
       if (!def.dependsOn.some((s) => !isEmpty(deltas.get(s)))) continue;
       const delta = runtime.step(deltas, epoch);
       if (!isEmpty(delta)) deltas.set(def.name, delta);
@@ -647,6 +650,13 @@ export class Engine {
       };
       for (const s of [...subs]) s.listener(set);
     }
+  }
+
+  private viewOrder(): { def: ViewDef; runtime: ViewRuntime }[] {
+    this.viewOrderCache ??= this.catalogState
+      .views()
+      .map((def) => ({ def, runtime: this.views.get(def.name) as ViewRuntime }));
+    return this.viewOrderCache;
   }
 
   // ---- checkpoints --------------------------------------------------------------------------
@@ -729,6 +739,7 @@ export class Engine {
       fresh.takeErrorChanges();
       for (const part of fresh.statefulParts()) part.trackChanges(this.stateTracking);
       this.views.set(def.name, fresh);
+      this.viewOrderCache = null;
       rebuilt.push(def.name);
     }
     this.currentEpoch = checkpoint.epoch;

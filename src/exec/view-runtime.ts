@@ -13,6 +13,9 @@ import { ReduceOp } from '../ivm/ops/reduce-op.ts';
 import { encodeValues } from '../ivm/values.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { emptyBatch } from '../ivm/zset.ts';
+
+/** The empty delta, shared: operators never mutate their inputs. */
+const EMPTY: ZBatch = emptyBatch();
 import type { Row, Value } from '../types.ts';
 import type { ErrorChange, ViewRowError } from './api.ts';
 
@@ -52,6 +55,9 @@ export class ViewRuntime implements RowErrorSink {
   private touchedErrors = new Map<string, { before: ErrorEntry | null }>();
   private epoch = 0;
   readonly stats = new Map<number, NodeStats>();
+  private readonly outputsScratch: (ZBatch | undefined)[];
+  private readonly inputScratch: ZBatch[][];
+  private readonly statsByIndex: NodeStats[];
 
   constructor(readonly plan: DataflowPlan) {
     const consumers = new Map<number, number>();
@@ -123,6 +129,9 @@ export class ViewRuntime implements RowErrorSink {
     if (output === null)
       throw new SluiceError('INTERNAL_ERROR', `dataflow of "${plan.view}" has no output node`);
     this.output = output;
+    this.outputsScratch = new Array<ZBatch | undefined>(plan.nodes.length);
+    this.inputScratch = this.rendered.map((r) => r.inputs.map(() => EMPTY));
+    this.statsByIndex = this.rendered.map((r) => this.stats.get(r.node.id) as NodeStats);
   }
 
   /** Sources (tables or views) this view reads. */
@@ -139,22 +148,31 @@ export class ViewRuntime implements RowErrorSink {
    */
   step(inputs: ReadonlyMap<string, ZBatch>, epoch: number): ZBatch {
     this.epoch = epoch;
-    const outputs = new Map<number, ZBatch>();
-    for (const r of this.rendered) {
-      const stats = this.stats.get(r.node.id) as NodeStats;
+    // Per-epoch scratch kept between steps: an epoch of one row should not pay for allocations.
+    const outputs = this.outputsScratch;
+    for (let i = 0; i < this.rendered.length; i++) {
+      const r = this.rendered[i] as RenderedNode;
+      const stats = this.statsByIndex[i] as NodeStats;
       let out: ZBatch;
-      if (r.node.kind === 'input') out = inputs.get(r.node.source) ?? emptyBatch();
+      if (r.node.kind === 'input') out = inputs.get(r.node.source) ?? EMPTY;
       else if (r.node.kind === 'values')
-        out = inputs.has('$values') ? { rows: [[]], weights: [1], consolidated: true } : emptyBatch();
+        out = inputs.has('$values') ? { rows: [[]], weights: [1], consolidated: true } : EMPTY;
       else {
-        const ins = r.inputs.map((id) => outputs.get(id) ?? emptyBatch());
-        for (const b of ins) stats.rowsIn += b.rows.length;
+        const ins = this.inputScratch[i] as ZBatch[];
+        for (let k = 0; k < r.inputs.length; k++) {
+          const b = outputs[r.inputs[k] as number] ?? EMPTY;
+          ins[k] = b;
+          stats.rowsIn += b.rows.length;
+        }
         out = (r.op as Operator).step(ins, this);
       }
       stats.rowsOut += out.rows.length;
-      outputs.set(r.node.id, out);
+      outputs[r.node.id] = out;
     }
-    return outputs.get(this.plan.output) ?? emptyBatch();
+    const result = outputs[this.plan.output] ?? EMPTY;
+    outputs.fill(undefined);
+    for (const ins of this.inputScratch) ins.fill(EMPTY);
+    return result;
   }
 
   report(error: unknown, row: readonly Value[], columns: readonly ColumnSpec[], weight: number): void {
@@ -174,6 +192,7 @@ export class ViewRuntime implements RowErrorSink {
 
   /** Error appearances/retractions since the last call. */
   takeErrorChanges(): ErrorChange[] {
+    if (this.touchedErrors.size === 0) return [];
     const out: ErrorChange[] = [];
     for (const [key, { before }] of this.touchedErrors) {
       const after = this.errors.get(key) ?? null;
@@ -182,7 +201,7 @@ export class ViewRuntime implements RowErrorSink {
       if (after !== null && (before === null || after.count !== before.count))
         out.push({ op: '+E', error: { ...after } });
     }
-    this.touchedErrors = new Map();
+    this.touchedErrors.clear();
     return out;
   }
 
