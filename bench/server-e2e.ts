@@ -1,9 +1,11 @@
 // End-to-end server benchmark: the Double 11 views in a server child process (durable data dir),
 // HTTP ingest of JSON batches of 1,000 rows, one WebSocket subscriber on total_histogram.
 // Prints one JSON line per figure: sustained events/s (until the subscriber got the last epoch) and
-// ingest-to-delivery latency p50/p99 at 1,000 events/s (batches of 10 rows every 10 ms).
+// ingest-to-delivery latency p50/p99 at 1,000 events/s (batches of 10 rows every 10 ms). The
+// throughput line also carries the ingest requests per durable commit (group commit, from /metrics)
+// and the server's CPU seconds with events per server CPU second (see docs/server.md, Benchmark).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -41,6 +43,19 @@ const child = spawn(
     stdio: ['ignore', 'pipe', 'inherit'],
   },
 );
+// CPU seconds the server process has used (user + system, from /proc; NaN where there is none). The
+// machine is shared with the load generator (and often with other work), so events per server CPU
+// second is the steadier figure next to the wall-clock rate.
+function serverCpuSeconds(): number {
+  try {
+    const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+// BENCH_SERVER_STDOUT=1 shows the server's stdout (e.g. with BENCH_SERVER_NODE_ARGS=--trace-gc).
+if (process.env.BENCH_SERVER_STDOUT === '1') child.stdout.pipe(process.stderr);
 const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
 async function main(): Promise<void> {
@@ -105,6 +120,16 @@ async function main(): Promise<void> {
     return json.epoch;
   };
 
+  // Ingest requests per durable commit (group commit) so far, from /metrics.
+  const groupCommitStats = async (): Promise<number> => {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const value = (name: string): number =>
+      Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    return Number(
+      (value('sluice_ingest_committed_requests_total') / value('sluice_ingest_commits_total')).toFixed(2),
+    );
+  };
+
   // Warm-up (JIT, allocation) before measuring.
   for (let i = 0; i < 20; i++) await post(body(BATCH_ROWS));
 
@@ -114,6 +139,7 @@ async function main(): Promise<void> {
   const pool = Array.from({ length: Number(process.env.BENCH_POOL ?? 2500) }, () => body(BATCH_ROWS));
   let batches = 0;
   let maxEpoch = 0;
+  const cpuBefore = serverCpuSeconds();
   const started = performance.now();
   const deadline = started + THROUGHPUT_SECONDS * 1000;
   await Promise.all(
@@ -130,6 +156,8 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 1));
   }
   const elapsed = (performance.now() - started) / 1000;
+  const serverCpu = serverCpuSeconds() - cpuBefore;
+  const commits = await groupCommitStats();
   console.log(
     JSON.stringify({
       bench: 'server-e2e',
@@ -140,6 +168,9 @@ async function main(): Promise<void> {
       concurrency: CONCURRENCY,
       seconds: Number(elapsed.toFixed(2)),
       delivered_through_epoch: lastEpochSeen,
+      requests_per_commit: commits,
+      server_cpu_s: Number(serverCpu.toFixed(2)),
+      events_per_server_cpu_s: Math.round((batches * BATCH_ROWS) / serverCpu),
     }),
   );
 

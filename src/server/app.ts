@@ -57,6 +57,8 @@ declare module 'fastify' {
   }
 }
 
+const INGEST_URL = '/v1/tables/:name/rows';
+
 const silentLogger = {
   info: () => undefined,
   warn: () => undefined,
@@ -86,6 +88,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
   });
   app.decorate('sluice', runtime);
+  // Everything but table ingest first commits the open ingest group (runtime.ts), so reads, SQL
+  // and subscriptions only ever see durable epochs.
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (request.routeOptions.url !== INGEST_URL) runtime.flush();
+    done();
+  });
 
   const metrics = new ServerMetrics(
     {
@@ -105,6 +113,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   runtime.hooks = {
     batchApplied: (table, rows, seconds) => metrics.batchApplied(table, rows, seconds),
     viewChanges: (view, rows) => metrics.viewChanges(view, rows),
+    groupCommitted: (requests) => metrics.groupCommitted(requests),
     subscriberFailed: (view, code) => {
       if (code === 'SLOW_CONSUMER') metrics.slowConsumer(view);
     },
@@ -250,7 +259,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   app.post<{ Params: { name: string }; Body: unknown; Querystring: { wait?: boolean } }>(
-    '/v1/tables/:name/rows',
+    INGEST_URL,
     {
       schema: S.ingestRoute,
       schemaErrorFormatter: () =>
@@ -261,9 +270,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     async (request) => {
       const changes = toChanges(request.body);
-      // Ingest is synchronous: when applyChanges returns, the epoch is durable, applied to every
-      // view and published, so `wait=true` needs nothing more.
-      return runtime.ingest(request.params.name, changes);
+      // Applied at once (a bad batch is rejected here with no effect), answered once the group
+      // commit holding it is durable and its epoch was published to every subscriber, so
+      // `wait=true` needs nothing more.
+      return runtime.ingestGrouped(request.params.name, changes);
     },
   );
 

@@ -15,6 +15,8 @@ export class ServerMetrics {
   private readonly batchSeconds: Histogram;
   private readonly errors: Counter<'code'>;
   private readonly slowConsumers: Counter<'view'>;
+  private readonly groupCommits: Counter;
+  private readonly groupRequests: Counter;
 
   constructor(source: MetricsSource, options: { processMetrics: boolean }) {
     const registers = [this.registry];
@@ -63,6 +65,16 @@ export class ServerMetrics {
       labelNames: ['view'],
       registers,
     });
+    this.groupCommits = new Counter({
+      name: 'sluice_ingest_commits_total',
+      help: 'Durable commits (fsync) of groups of ingest requests',
+      registers,
+    });
+    this.groupRequests = new Counter({
+      name: 'sluice_ingest_committed_requests_total',
+      help: 'Ingest requests committed in groups (divided by sluice_ingest_commits_total: the group size)',
+      registers,
+    });
     const viewGauge = (
       name: string,
       help: string,
@@ -87,6 +99,11 @@ export class ServerMetrics {
     this.batches.inc({ table });
     this.rowsIn.inc({ table }, rows);
     this.batchSeconds.observe(seconds);
+  }
+
+  groupCommitted(requests: number): void {
+    this.groupCommits.inc();
+    this.groupRequests.inc(requests);
   }
 
   viewChanges(view: string, rows: number): void {

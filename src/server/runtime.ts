@@ -1,7 +1,12 @@
 // The durable engine: wraps the in-memory Engine with the SQLite journal and changelog store, replays
-// the journal on open, and fans each committed epoch out to subscribers. Every engine call runs in
-// one SQLite transaction that commits (fsync) before the call returns, so nothing is acknowledged or
-// published before it is durable, and every await point sees only committed epochs.
+// the journal on open, and fans each committed epoch out to subscribers. Nothing is acknowledged or
+// published before the transaction holding it committed (fsync).
+//
+// Group commit: ingest requests are applied at once, each as its own epoch, into one open SQLite
+// transaction; the transaction commits once the event loop has gone a turn without new ingest work
+// (so requests that arrive together share one fsync), and only then are their answers resolved and
+// their epochs published. Everything else — SQL scripts, reads, snapshots, subscriptions — first
+// commits the open group (flush), so it only ever sees committed epochs.
 import { SluiceError } from '../errors.ts';
 import type { ScriptResult, StatementResult, TableChanges, ViewChangeSet } from '../exec/api.ts';
 import { ChangelogStore, type Retention } from '../sink/changelog-store.ts';
@@ -12,6 +17,7 @@ import {
   type SubscriberLimits,
   type SubscriberTransport,
 } from '../sink/subscriber.ts';
+import { encodeChangesStored, encodeChangesWire, storedToWire } from '../sink/changelog-codec.ts';
 import { stringifyWire } from '../source/json-codec.ts';
 import { SqliteStore } from '../source/sqlite-store.ts';
 import { TableLog } from '../source/table-log.ts';
@@ -42,6 +48,8 @@ export interface RuntimeOptions {
 export interface RuntimeHooks {
   batchApplied?(table: string, rows: number, seconds: number): void;
   viewChanges?(view: string, rows: number): void;
+  /** A group of ingest requests committed together (one fsync). */
+  groupCommitted?(requests: number): void;
   subscriberFailed?(view: string, code: string): void;
 }
 
@@ -62,11 +70,24 @@ interface FeedEntry {
 
 interface PendingChange {
   readonly feed: ViewFeed;
-  readonly epoch: number;
-  readonly text: string;
+  readonly changes: ViewChangeSet;
 }
 
 const BACKLOG_PAGE = 256;
+
+/** Loop turns a group waits for more ingest requests before it commits (bounded added latency). */
+const GROUP_MAX_HOPS = 4;
+/** A group commits at once beyond this many requests (bounds the answers held back). */
+const GROUP_MAX_REQUESTS = 64;
+
+interface GroupWaiter {
+  readonly resolve: (value: { accepted: number; epoch: number }) => void;
+  readonly reject: (error: unknown) => void;
+  readonly result: { accepted: number; epoch: number };
+  readonly table: string;
+  readonly rows: number;
+  readonly started: number;
+}
 
 export class SluiceRuntime {
   readonly engine: Engine;
@@ -87,6 +108,16 @@ export class SluiceRuntime {
   private replayAt = 0;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly starting = new Set<Subscriber>();
+  /** Ingest requests applied in the open transaction, answered once it commits. */
+  private group: GroupWaiter[] = [];
+  private groupScheduled = false;
+  private groupSeen = 0;
+  private groupHops = 0;
+  /** Tells a stale loop-turn callback (its group was committed early by a flush) to stop. */
+  private groupGeneration = 0;
+  /** Commits of ingest groups and the requests they carried (metrics, tests). */
+  groupCommits = 0;
+  groupedRequests = 0;
 
   constructor(private readonly options: RuntimeOptions) {
     this.store = new SqliteStore({ dataDir: options.dataDir });
@@ -130,6 +161,7 @@ export class SluiceRuntime {
     return this.write(() => this.engine.execute(sql));
   }
 
+  /** Synchronous ingest: applies and commits at once (commits any open group first). */
   ingest(table: string, changes: TableChanges): { accepted: number; epoch: number } {
     const started = performance.now();
     const result = this.write(() => this.engine.applyChanges(table, changes));
@@ -139,12 +171,122 @@ export class SluiceRuntime {
   }
 
   /**
+   * Group-committed ingest: the batch is validated and applied now, as its own epoch (a rejected
+   * batch throws here and leaves no effect), into the open transaction; the promise resolves once
+   * that transaction committed and the epoch was published. A commit failure rejects every request
+   * of the group.
+   */
+  ingestGrouped(table: string, changes: TableChanges): Promise<{ accepted: number; epoch: number }> {
+    if (this.failure !== null) return Promise.reject(this.failure);
+    if (this.closing) return Promise.reject(new SluiceError('UNAVAILABLE', 'server is shutting down'));
+    const started = performance.now();
+    let result: { accepted: number; epoch: number };
+    try {
+      result = this.engine.applyChanges(table, changes);
+    } catch (error) {
+      try {
+        this.settleFailedCall();
+      } catch (e) {
+        this.fail(e);
+        this.rejectGroup(this.failure);
+        return Promise.reject(this.failure);
+      }
+      // Whatever the failed call left in the transaction commits with the group, as before.
+      if (this.store.inTransaction) this.scheduleGroup();
+      return Promise.reject(error);
+    }
+    this.log.lastBatch = null;
+    const rows = (changes.insert?.length ?? 0) + (changes.delete?.length ?? 0);
+    const done = new Promise<{ accepted: number; epoch: number }>((resolve, reject) => {
+      this.group.push({ resolve, reject, result, table, rows, started });
+    });
+    if (this.group.length >= GROUP_MAX_REQUESTS) this.flush();
+    else this.scheduleGroup();
+    return done;
+  }
+
+  private scheduleGroup(): void {
+    if (this.groupScheduled) return;
+    this.groupScheduled = true;
+    // At least one full loop turn: requests that arrived while this one was applied join it.
+    this.groupSeen = 0;
+    this.groupHops = 0;
+    const generation = ++this.groupGeneration;
+    setImmediate(() => this.groupTick(generation));
+  }
+
+  /** One loop turn passed: wait another if new requests joined (up to a bound), else commit. */
+  private groupTick(generation: number): void {
+    if (!this.groupScheduled || generation !== this.groupGeneration) return;
+    if (this.group.length > this.groupSeen && this.groupHops < GROUP_MAX_HOPS) {
+      this.groupSeen = this.group.length;
+      this.groupHops += 1;
+      setImmediate(() => this.groupTick(generation));
+      return;
+    }
+    this.flush();
+  }
+
+  /**
+   * Commits the open ingest group (if any), publishes its epochs and resolves its answers. Called
+   * before anything that reads state or writes outside the group, so they see committed epochs only.
+   */
+  flush(): void {
+    this.groupScheduled = false;
+    const group = this.group;
+    if (group.length === 0 && this.pending.length === 0 && !this.store.inTransaction) return;
+    if (this.failure !== null) {
+      this.rejectGroup(this.failure);
+      return;
+    }
+    this.group = [];
+    try {
+      if (this.ddlSinceSync) this.syncCatalog();
+      this.store.commit();
+    } catch (e) {
+      this.fail(e);
+      for (const w of group) w.reject(this.failure);
+      return;
+    }
+    this.committedEpoch = this.engine.epoch;
+    this.publish();
+    if (group.length > 0) {
+      this.groupCommits += 1;
+      this.groupedRequests += group.length;
+      this.hooks.groupCommitted?.(group.length);
+    }
+    const now = performance.now();
+    for (const w of group) {
+      // Batch time as before: from the request's apply to its durable commit and publication.
+      this.hooks.batchApplied?.(w.table, w.rows, (now - w.started) / 1000);
+      w.resolve(w.result);
+    }
+  }
+
+  private rejectGroup(error: unknown): void {
+    const group = this.group;
+    this.group = [];
+    this.groupScheduled = false;
+    this.pending = [];
+    for (const w of group) w.reject(error);
+  }
+
+  /** A batch logged but not applied (the engine failed after validation) is taken back. */
+  private settleFailedCall(): void {
+    const last = this.log.lastBatch;
+    if (last !== null && last.epoch > this.engine.epoch) this.log.retractLastBatch();
+    this.log.lastBatch = null;
+  }
+
+  /**
    * Runs one engine call inside one transaction: the journal entries it appends and the changelog
    * entries its epochs produce commit together, then the epochs are published to subscribers.
    */
   private write<T>(call: () => T): T {
     if (this.failure !== null) throw this.failure;
     if (this.closing) throw new SluiceError('UNAVAILABLE', 'server is shutting down');
+    this.flush();
+    if (this.failure !== null) throw this.failure;
     let result: T | undefined;
     let error: unknown;
     let threw = false;
@@ -155,10 +297,7 @@ export class SluiceRuntime {
       error = e;
     }
     try {
-      // A batch logged but not applied (the engine failed after validation) is taken back.
-      const last = this.log.lastBatch;
-      if (last !== null && last.epoch > this.engine.epoch) this.log.retractLastBatch();
-      this.log.lastBatch = null;
+      this.settleFailedCall();
       if (this.ddlSinceSync) this.syncCatalog();
       this.store.commit();
     } catch (e) {
@@ -180,6 +319,8 @@ export class SluiceRuntime {
       },
     );
     this.options.logger.error({ err: error }, 'durable store failed; refusing further writes');
+    // Epochs of the failed transaction are never published.
+    this.pending = [];
     try {
       this.store.rollback();
     } catch {
@@ -190,7 +331,10 @@ export class SluiceRuntime {
   private publish(): void {
     const pending = this.pending;
     this.pending = [];
-    for (const p of pending) p.feed.publish(p.epoch, p.text);
+    // The wire message is written once per epoch and view, and only for a view someone listens to.
+    for (const p of pending) {
+      if (p.feed.subscribers.size > 0) p.feed.publish(p.changes.epoch, encodeChangesWire(p.changes));
+    }
     const drops = this.pendingDrops;
     this.pendingDrops = [];
     for (const feed of drops) {
@@ -254,23 +398,16 @@ export class SluiceRuntime {
 
   private onChanges(feed: ViewFeed, writable: boolean, changes: ViewChangeSet): void {
     if (!writable) return;
-    const message = {
-      type: 'changes',
-      epoch: changes.epoch,
-      positions: changes.positions,
-      changes: changes.changes,
-      ...(changes.errors !== undefined && changes.errors.length > 0 ? { errors: changes.errors } : {}),
-    };
-    const text = stringifyWire(message);
+    // Stored compactly (changelog-codec.ts); the wire message is written at publication, if needed.
     if (this.replaying) {
       const info = this.changelog.info(feed.view);
       if (info !== undefined && changes.epoch > info.horizon) {
-        this.changelog.append(feed.view, changes.epoch, this.replayAt, text);
+        this.changelog.append(feed.view, changes.epoch, this.replayAt, encodeChangesStored(changes));
       }
       return;
     }
-    this.changelog.append(feed.view, changes.epoch, Date.now(), text);
-    this.pending.push({ feed, epoch: changes.epoch, text });
+    this.changelog.append(feed.view, changes.epoch, Date.now(), encodeChangesStored(changes));
+    this.pending.push({ feed, changes });
     this.hooks.viewChanges?.(feed.view, changes.changes.length);
   }
 
@@ -341,6 +478,7 @@ export class SluiceRuntime {
    */
   checkSubscription(view: string, params: SubscribeParams): void {
     if (!this.ready) throw new SluiceError('UNAVAILABLE', 'server is shutting down');
+    this.flush();
     const entry = this.feeds.get(view);
     if (entry === undefined) throw new SluiceError('UNKNOWN_VIEW', `view "${view}" does not exist`);
     if (params.resumeFrom === undefined) return;
@@ -369,6 +507,7 @@ export class SluiceRuntime {
    * checkSubscription in the same synchronous block.
    */
   async subscribe(view: string, params: SubscribeParams, transport: SubscriberTransport): Promise<void> {
+    this.flush();
     const entry = this.feeds.get(view);
     if (entry === undefined) throw new SluiceError('UNKNOWN_VIEW', `view "${view}" does not exist`);
     const feed = entry.feed;
@@ -383,6 +522,7 @@ export class SluiceRuntime {
         sub.cursor = params.resumeFrom;
         sub.write(hello(params.resumeFrom, false, entry.columns, entry.key));
       } else if (params.snapshot) {
+        this.flush();
         const snap = this.engine.viewSnapshot(view);
         sub.cursor = snap.epoch;
         sub.write(hello(snap.epoch, true, snap.columns, snap.key));
@@ -422,7 +562,7 @@ export class SluiceRuntime {
           return;
         }
         for (const change of page) {
-          sub.write(change.message);
+          sub.write(storedToWire(change.epoch, change.message));
           sub.cursor = change.epoch;
         }
       }
@@ -459,6 +599,8 @@ export class SluiceRuntime {
   /** Closes every subscriber (going away) and the store. */
   close(): void {
     if (this.closing) return;
+    // Requests already applied are committed and answered before the store closes.
+    if (this.failure === null && this.store.db.open) this.flush();
     this.closing = true;
     for (const timer of this.timers) clearInterval(timer);
     const message = 'server is shutting down; resume from your last epoch';

@@ -168,7 +168,7 @@ export const ingestRoute = {
       wait: {
         type: 'boolean',
         description:
-          'Answer only once the epoch is reflected in every view (ingest is synchronous, so always true in this version)',
+          'Answer only once the epoch is reflected in every view (every answer already means that: it is sent after the durable commit and the publication of the epoch)',
       },
     },
   },

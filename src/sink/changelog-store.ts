@@ -38,6 +38,7 @@ export class ChangelogStore {
   private readonly deleteViewStmt;
   private readonly deleteInfoStmt;
   private readonly timeCutStmt;
+  private readonly oldestAtStmt;
   private readonly cache = new Map<string, ViewLogInfo>();
 
   constructor(private readonly db: Database.Database) {
@@ -64,6 +65,15 @@ export class ChangelogStore {
     this.timeCutStmt = db.prepare(
       'SELECT MAX(epoch) AS e FROM (SELECT epoch, at FROM changelog WHERE view = ? AND epoch > ? ORDER BY epoch LIMIT 5000) WHERE at < ?',
     );
+    this.oldestAtStmt = db.prepare(
+      'SELECT at FROM changelog WHERE view = ? AND epoch > ? ORDER BY epoch LIMIT 1',
+    );
+  }
+
+  /** The time of the oldest stored entry after `after` (one index seek). */
+  private oldestAt(view: string, after: number): number | undefined {
+    const row = this.oldestAtStmt.get(view, after) as { at: number } | undefined;
+    return row?.at;
   }
 
   info(view: string): ViewLogInfo | undefined {
@@ -113,7 +123,10 @@ export class ChangelogStore {
     if (info === undefined) return currentEpoch;
     let cut = info.horizon;
     if (retention.epochs !== null) cut = Math.max(cut, currentEpoch - retention.epochs);
-    if (retention.ms !== null) {
+    // The scan runs only when the oldest entry has expired: most prunes find nothing to do and cost
+    // one index seek instead of reading thousands of entries.
+    const oldest = retention.ms !== null ? this.oldestAt(view, info.horizon) : undefined;
+    if (retention.ms !== null && oldest !== undefined && oldest < now - retention.ms) {
       const row = this.timeCutStmt.get(view, info.horizon, now - retention.ms) as { e: number | null };
       if (row.e !== null) cut = Math.max(cut, row.e);
     }

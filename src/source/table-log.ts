@@ -95,7 +95,7 @@ export class TableLog implements EngineJournal {
       'batch',
       entry.epoch,
       entry.table,
-      encodeStored({ insert: entry.inserts, delete: entry.deletes }),
+      encodeBatchPayload(entry.inserts, entry.deletes),
       JSON.stringify(positions),
       Date.now(),
     );
@@ -145,7 +145,7 @@ function decodeEntry(row: JournalRow): LoggedEntry {
   if (row.kind === 'ddl') {
     return { kind: 'ddl', offset: row.log_offset, epoch: row.epoch, at: row.at, sql: row.payload };
   }
-  const payload = decodeStored(row.payload) as { insert: Row[]; delete: Row[] };
+  const payload = decodeBatchPayload(row.payload);
   return {
     kind: 'batch',
     offset: row.log_offset,
@@ -156,4 +156,53 @@ function decodeEntry(row: JournalRow): LoggedEntry {
     deletes: payload.delete,
     positions: JSON.parse(row.positions ?? '{}') as SourcePositions,
   };
+}
+
+// A batch payload is stored column-positionally: {"k":[columns],"i":[flat values],"d":[flat values]}
+// (stride = number of columns), in storage JSON (bigints and non-finite floats tagged). That is about
+// a third of the size of the row objects and faster to write. The engine hands the journal rows of
+// one shape (every column of the table); anything else is stored as {"insert":[rows],"delete":[rows]},
+// the format of earlier versions, which is still read.
+
+function flatten(rows: readonly Row[], keys: readonly string[], out: unknown[]): boolean {
+  for (const row of rows) {
+    let n = 0;
+    for (const _ in row) n++;
+    if (n !== keys.length) return false;
+    for (const k of keys) {
+      const v = row[k];
+      if (v === undefined) return false;
+      out.push(v);
+    }
+  }
+  return true;
+}
+
+export function encodeBatchPayload(inserts: readonly Row[], deletes: readonly Row[]): string {
+  const first = inserts[0] ?? deletes[0];
+  const keys = first === undefined ? [] : Object.keys(first);
+  const i: unknown[] = [];
+  const d: unknown[] = [];
+  if (keys.length === 0 || !flatten(inserts, keys, i) || !flatten(deletes, keys, d)) {
+    return encodeStored({ insert: inserts, delete: deletes });
+  }
+  return encodeStored({ k: keys, i, d });
+}
+
+function unflatten(values: readonly unknown[], keys: readonly string[]): Row[] {
+  const rows: Row[] = [];
+  for (let at = 0; at < values.length; at += keys.length) {
+    const row: Row = {};
+    for (let k = 0; k < keys.length; k++) row[keys[k] as string] = values[at + k] as Row[string];
+    rows.push(row);
+  }
+  return rows;
+}
+
+export function decodeBatchPayload(text: string): { insert: Row[]; delete: Row[] } {
+  const payload = decodeStored(text) as
+    { k: string[]; i: unknown[]; d: unknown[] } | { insert: Row[]; delete: Row[] };
+  if ('k' in payload)
+    return { insert: unflatten(payload.i, payload.k), delete: unflatten(payload.d, payload.k) };
+  return payload;
 }
