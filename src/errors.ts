@@ -104,6 +104,11 @@ export class SluiceError extends Error {
   }
 }
 
+/** A stored code (from a checkpoint or a row error) as an ErrorCode; unknown ones are internal. */
+export function knownErrorCode(code: string): ErrorCode {
+  return code in ErrorCodes ? (code as ErrorCode) : 'INTERNAL_ERROR';
+}
+
 export function parseError(message: string, position: SourcePosition, hint?: string): SluiceError {
   return new SluiceError('SYNTAX_ERROR', message, { position, ...(hint !== undefined ? { hint } : {}) });
 }

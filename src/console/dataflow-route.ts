@@ -3,32 +3,8 @@
 // synchronous block, so plan, counts and epoch belong to the same epoch.
 import type { FastifyInstance } from 'fastify';
 import type { SluiceRuntime } from '../server/runtime.ts';
+import type { DataflowJson, DataflowNodeJson } from './shared/dataflow-json.ts';
 import { parseDataflowText, type GraphNode } from './shared/dataflow-text.ts';
-
-export interface NodeCounts {
-  readonly rowsIn: number;
-  readonly rowsOut: number;
-  readonly stateBytes: number;
-}
-
-export type DataflowNodeJson = GraphNode & {
-  /** Cumulative counts since the view was created (or the server started); null if not tracked. */
-  readonly stats: NodeCounts | null;
-  /** A projection the runtime runs inside the Reduce it feeds (its own counts stay at zero). */
-  readonly fusedInto: number | null;
-  /** An Output keyed like the Reduce feeding it reads that Reduce's state instead of a copy. */
-  readonly sharesStateWith: number | null;
-};
-
-export interface DataflowJson {
-  readonly view: string;
-  readonly epoch: number;
-  readonly fingerprint: string | null;
-  readonly output: number | null;
-  readonly nodes: readonly DataflowNodeJson[];
-  /** The EXPLAIN DATAFLOW text the graph was read from. */
-  readonly text: string;
-}
 
 export function dataflowOf(runtime: SluiceRuntime, view: string): DataflowJson {
   const text = runtime.engine.explainView(view);

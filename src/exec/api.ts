@@ -2,7 +2,7 @@
 // synchronous inside an epoch; every method here returns only once its epoch is fully applied, so a
 // read always reflects a whole number of epochs.
 import type { SluiceError } from '../errors.ts';
-import type { ColumnInfo, Row } from '../types.ts';
+import type { ColumnInfo, Row, Value } from '../types.ts';
 
 export type ChangeOp = '+I' | '-D' | '-U' | '+U';
 
@@ -78,12 +78,23 @@ export interface ViewSnapshot {
 
 export type ViewListener = (changes: ViewChangeSet) => void;
 
+/** One resolved batch as the journal receives it: rows as value arrays in `columns` order. */
+export interface JournalBatch {
+  readonly epoch: number;
+  readonly table: string;
+  /** The table's column names, the order of every row's values. */
+  readonly columns: readonly string[];
+  readonly inserts: readonly (readonly Value[])[];
+  readonly deletes: readonly (readonly Value[])[];
+}
+
 /**
  * Durability hooks (the server's log). Called after validation and before a change takes effect;
- * throwing cancels the change. Batches carry fully resolved row changes, so replaying them through
+ * throwing cancels the change. Batches carry fully resolved row changes (PK-only deletes and PK
+ * replacements resolved to full rows), so replaying them through
  * `applyChanges(table, { delete: deletes, insert: inserts }, { positions })` reproduces the epoch.
  */
 export interface EngineJournal {
-  appendBatch(entry: { epoch: number; table: string; inserts: Row[]; deletes: Row[] }): SourcePositions;
+  appendBatch(entry: JournalBatch): SourcePositions;
   appendDdl(entry: { epoch: number; sql: string }): void;
 }

@@ -3,9 +3,9 @@
 // table, then pushed through every dependent view in creation order (views over views see the same
 // epoch), and only then are subscribers told. Everything here is synchronous.
 import { createHash } from 'node:crypto';
-import { SluiceError } from '../errors.ts';
+import { SluiceError, knownErrorCode } from '../errors.ts';
 import type { StateDelta } from '../ivm/state.ts';
-import type { SelectStmt, Statement } from '../parser/ast.ts';
+import type { Expr, SelectStmt, Statement } from '../parser/ast.ts';
 import { parseStatements } from '../parser/parse.ts';
 import { castValue } from '../ivm/cast.ts';
 import { printDataflow } from '../ivm/dataflow-plan.ts';
@@ -194,14 +194,7 @@ export class Engine {
       seen.add(c.name);
     }
     const inlinePk = stmt.columns.filter((c) => c.primaryKey).map((c) => c.name);
-    if (inlinePk.length > 0 && stmt.primaryKey !== undefined) {
-      throw new SluiceError(
-        'INVALID_DEFINITION',
-        `multiple primary keys for table "${stmt.name}" are not allowed`,
-        { position: stmt.pos },
-      );
-    }
-    if (inlinePk.length > 1) {
+    if (inlinePk.length > 1 || (inlinePk.length > 0 && stmt.primaryKey !== undefined)) {
       throw new SluiceError(
         'INVALID_DEFINITION',
         `multiple primary keys for table "${stmt.name}" are not allowed`,
@@ -434,10 +427,7 @@ export class Engine {
     return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch };
   }
 
-  private matchingRows(
-    table: TableStore,
-    where: Statement extends never ? never : Extract<Statement, { kind: 'delete' }>['where'],
-  ): (readonly Value[])[] {
+  private matchingRows(table: TableStore, where: Expr | undefined): (readonly Value[])[] {
     const scope = {
       relationNames: [table.def.name],
       relationLabel: `table "${table.def.name}"`,
@@ -498,7 +488,7 @@ export class Engine {
       const deletedKeys = new Set(matched.map((row) => encodeValues(row, pk)));
       const newKeys = new Set<string>();
       for (const r of inserts) {
-        const row = table.normalize(r, 'insert', 0).row;
+        const row = table.normalizeRow(r, 'insert', 0);
         const k = encodeValues(row, pk);
         if (newKeys.has(k) || (table.hasKeyOf(row) && !deletedKeys.has(k))) {
           throw new SluiceError(
@@ -542,15 +532,9 @@ export class Engine {
     const errors = runtime.currentErrors();
     const first = errors[0];
     if (first !== undefined) {
-      throw new SluiceError(
-        first.code in { DIVISION_BY_ZERO: 1, NUMERIC_OVERFLOW: 1, INVALID_CAST: 1 }
-          ? (first.code as 'DIVISION_BY_ZERO')
-          : 'INVALID_VALUE',
-        first.message,
-        {
-          detail: `in row ${JSON.stringify(first.row, jsonReplacer)}`,
-        },
-      );
+      throw new SluiceError(knownErrorCode(first.code), first.message, {
+        detail: `in row ${JSON.stringify(first.row, jsonReplacer)}`,
+      });
     }
     let values: (readonly Value[])[] = [];
     for (const [row, n] of runtime.output.entries()) for (let i = 0; i < n; i++) values.push(row);
@@ -602,8 +586,9 @@ export class Engine {
       positions = this.journal.appendBatch({
         epoch,
         table,
-        inserts: prepared.inserts.map((r) => store.toRow(r)),
-        deletes: prepared.deletes.map((r) => store.toRow(r)),
+        columns: store.columnNames,
+        inserts: prepared.inserts,
+        deletes: prepared.deletes,
       });
     } else positions = { [table]: { epoch } };
     this.runEpoch(store, prepared, epoch, positions);

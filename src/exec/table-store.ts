@@ -39,10 +39,12 @@ export class TableStore implements Stateful {
   private appendOnly: AppendColumns | null;
   private multiset: Map<string, { row: readonly Value[]; count: number }> | null;
   private readonly columnIndex: Map<string, number>;
+  readonly columnNames: readonly string[];
 
   constructor(readonly def: TableDef) {
     this.stateId = `table:${def.name}`;
     this.columnIndex = new Map(def.columns.map((c, i) => [c.name, i]));
+    this.columnNames = def.columns.map((c) => c.name);
     this.byKey = def.primaryKey === null ? null : new Map();
     this.appendOnly = def.primaryKey === null ? new AppendColumns(def.columns.length) : null;
     this.multiset = null;
@@ -53,13 +55,10 @@ export class TableStore implements Stateful {
     return pk.length === 1 ? singleKey(row[pk[0] as number] as Value) : encodeValues(row, pk);
   }
 
-  /** Converts a JSON row object into a typed row array, or throws naming the table and column. */
-  /** Whether the last `normalize` of a delete named only the primary key. */
-  private lastKeyOnly = false;
-
-  normalize(input: unknown, what: 'insert' | 'delete', index: number): { row: Value[]; keyOnly: boolean } {
-    const row = this.normalizeRow(input, what, index);
-    return { row, keyOnly: this.lastKeyOnly };
+  /** Whether a delete row (already validated) names only primary-key columns. */
+  private isKeyOnlyDelete(obj: Record<string, unknown>): boolean {
+    const pk = this.def.primaryKey;
+    return pk !== null && this.def.columns.some((c, i) => !pk.includes(i) && !(c.name in obj));
   }
 
   /** Converts a JSON row object into a typed row array, or throws naming the table and column. */
@@ -77,8 +76,7 @@ export class TableStore implements Stateful {
       }
     }
     const pk = t.primaryKey;
-    const keyOnly =
-      what === 'delete' && pk !== null && t.columns.some((c, i) => !pk.includes(i) && !(c.name in obj));
+    const keyOnly = what === 'delete' && this.isKeyOnlyDelete(obj);
     if (what === 'delete' && pk !== null) {
       const missing = pk.map((k) => t.columns[k]?.name ?? '').filter((name) => !(name in obj));
       if (missing.length > 0) {
@@ -104,14 +102,11 @@ export class TableStore implements Stateful {
         }
         row[i] = v;
       }
-      if (ok) {
-        this.lastKeyOnly = false;
-        return row;
-      }
+      if (ok) return row;
     }
     t.columns.forEach((c, i) => {
       const present = c.name in obj;
-      if (keyOnly && !pk.includes(i)) {
+      if (keyOnly && pk !== null && !pk.includes(i)) {
         row[i] = null;
         return;
       }
@@ -134,7 +129,6 @@ export class TableStore implements Stateful {
       }
       row[i] = coerced.value;
     });
-    this.lastKeyOnly = keyOnly;
     return row;
   }
 
@@ -169,7 +163,8 @@ export class TableStore implements Stateful {
       const current = (k: Value): readonly Value[] | null | undefined =>
         overlay.has(k) ? overlay.get(k) : byKey.get(k);
       deleteRows.forEach((input, i) => {
-        const { row, keyOnly } = this.normalize(input, 'delete', i);
+        const row = this.normalizeRow(input, 'delete', i);
+        const keyOnly = this.isKeyOnlyDelete(input as Record<string, unknown>);
         const k = this.keyOf(row);
         const existing = current(k);
         if (existing === null || existing === undefined) {
@@ -196,7 +191,7 @@ export class TableStore implements Stateful {
       });
       const insertedAt = new Map<Value, number>();
       insertRows.forEach((input, i) => {
-        const { row } = this.normalize(input, 'insert', i);
+        const row = this.normalizeRow(input, 'insert', i);
         const k = this.keyOf(row);
         const existing = current(k);
         const earlier = insertedAt.get(k);
@@ -214,7 +209,7 @@ export class TableStore implements Stateful {
         const ms = this.ensureMultiset();
         const used = new Map<string, number>();
         deleteRows.forEach((input, i) => {
-          const { row } = this.normalize(input, 'delete', i);
+          const row = this.normalizeRow(input, 'delete', i);
           const k = encodeValues(row);
           const have = (ms.get(k)?.count ?? 0) - (used.get(k) ?? 0);
           if (have <= 0) {

@@ -253,7 +253,7 @@ export function coerceIngest(
         }
         return {
           ok: true,
-          value: type.fixed === true ? v.slice(0, type.maxLength) : v.slice(0, type.maxLength),
+          value: v.slice(0, type.maxLength),
         };
       }
       return {

@@ -3,6 +3,7 @@
 import { SluiceError } from '../errors.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
 import { castValue } from '../ivm/cast.ts';
+import { normalizeBigInt } from '../ivm/values.ts';
 import type { ScalarExpr, ScalarFn } from '../ivm/scalar-expr.ts';
 import { compileScalar } from '../ivm/scalar-expr.ts';
 import type { SqlType, Value } from '../types.ts';
@@ -224,8 +225,7 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
         (e.operand.literalType === 'integer' || e.operand.literalType === 'numeric')
       ) {
         const v = e.operand.value as number | bigint;
-        const neg = typeof v === 'bigint' ? -v : -v;
-        const value = typeof neg === 'bigint' && neg >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(neg) : neg;
+        const value = typeof v === 'bigint' ? normalizeBigInt(-v) : -v;
         return { kind: 'const', value, type: literalType(value, e.operand.literalType) };
       }
       const operand = rec(e.operand);

@@ -75,8 +75,7 @@ export function planKey(plan: LogicalPlan, catalog: Catalog): readonly number[] 
   }
 }
 
-function constInt(e: Expr, what: string, catalog: Catalog): number {
-  void catalog;
+function constInt(e: Expr, what: string): number {
   const b = bindExpr(e, { scope: null, aggregateContext: what });
   if (b.kind !== 'const' || b.type.kind !== 'int' || b.value === null || Number(b.value) < 0) {
     throw new SluiceError('TYPE_MISMATCH', `argument of ${what} must be a non-negative integer constant`, {
@@ -252,7 +251,7 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     const aggOutputIndex = (): number => groupKeys.length + aggregates.length;
     const intercept = (e: Expr): ScalarExpr | undefined => {
       if (isAggregateCall(e) && e.kind === 'function') {
-        const call = bindAggregate(e, inputScope, inputColumns);
+        const call = bindAggregate(e, inputScope);
         const printed = `${call.fn}:${call.distinct}:${call.arg === undefined ? '' : printScalar(call.arg)}`;
         let idx = aggIndex.get(printed);
         if (idx === undefined) {
@@ -363,8 +362,8 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     desc: o.desc,
     nullsFirst: o.nulls === undefined ? o.desc : o.nulls === 'first',
   }));
-  const limit = stmt.limit === undefined ? undefined : constInt(stmt.limit, 'LIMIT', catalog);
-  const offset = stmt.offset === undefined ? undefined : constInt(stmt.offset, 'OFFSET', catalog);
+  const limit = stmt.limit === undefined ? undefined : constInt(stmt.limit, 'LIMIT');
+  const offset = stmt.offset === undefined ? undefined : constInt(stmt.offset, 'OFFSET');
 
   return {
     plan,
@@ -397,11 +396,7 @@ function findAggregate(e: Expr): Expr | undefined {
   return undefined;
 }
 
-function bindAggregate(
-  e: Extract<Expr, { kind: 'function' }>,
-  scope: Scope | null,
-  inputColumns: readonly ColumnMeta[],
-): AggregateCall {
+function bindAggregate(e: Extract<Expr, { kind: 'function' }>, scope: Scope | null): AggregateCall {
   const name = e.name;
   if (e.star) {
     if (name !== 'count')
@@ -430,8 +425,6 @@ function bindAggregate(
   if (e.distinct && fn !== 'count' && fn !== 'min' && fn !== 'max') {
     throw notSupported(`${name.toUpperCase()}(DISTINCT ...)`, e.pos, 'COUNT(DISTINCT ...) is supported');
   }
-  const isNull = nullable(arg, inputColumns);
-  void isNull;
   switch (fn) {
     case 'count':
       return { fn, distinct: e.distinct, arg, column: { name: 'count', type: T.int64, nullable: false } };

@@ -4,16 +4,9 @@
 import type { Row } from '../types.ts';
 import type { RuntimeLogger, SluiceRuntime } from './runtime.ts';
 
-export const DEMO_SQL = `CREATE TABLE IF NOT EXISTS orders (
-  order_id BIGINT NOT NULL,
-  seller_id INTEGER NOT NULL,
-  amount INTEGER NOT NULL,
-  PRIMARY KEY (order_id)
-);
-CREATE MATERIALIZED VIEW IF NOT EXISTS seller_totals AS
-  SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
-CREATE MATERIALIZED VIEW IF NOT EXISTS total_histogram AS
-  SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10);`;
+import { DEMO_SQL } from '../console/shared/demo-sql.ts';
+
+export { DEMO_SQL };
 
 export interface DemoOptions {
   /** Orders per second (default 50). */

@@ -1,17 +1,12 @@
 // The durable table log: the engine's journal. DDL statements and table batches share one ordered
 // sequence with a monotonic offset; replaying it into a fresh engine reproduces every epoch exactly.
-import type { EngineJournal, SourcePositions } from '../exec/api.ts';
-import type { Row } from '../types.ts';
+import type { EngineJournal, JournalBatch, SourcePositions } from '../exec/api.ts';
+import type { Row, Value } from '../types.ts';
 import { decodeStored, encodeStored } from './json-codec.ts';
 import type { SqliteStore } from './sqlite-store.ts';
 
-/** What the engine hands the journal for one batch (fully resolved rows). */
-export interface BatchEntry {
-  readonly epoch: number;
-  readonly table: string;
-  readonly inserts: readonly Row[];
-  readonly deletes: readonly Row[];
-}
+/** What the engine hands the journal for one batch (fully resolved rows, as value arrays). */
+export type BatchEntry = JournalBatch;
 
 export interface DdlEntry {
   readonly epoch: number;
@@ -95,7 +90,7 @@ export class TableLog implements EngineJournal {
       'batch',
       entry.epoch,
       entry.table,
-      encodeBatchPayload(entry.inserts, entry.deletes),
+      encodeBatchPayload(entry.columns, entry.inserts, entry.deletes),
       JSON.stringify(positions),
       Date.now(),
     );
@@ -159,34 +154,16 @@ function decodeEntry(row: JournalRow): LoggedEntry {
 }
 
 // A batch payload is stored column-positionally: {"k":[columns],"i":[flat values],"d":[flat values]}
-// (stride = number of columns), in storage JSON (bigints and non-finite floats tagged). That is about
-// a third of the size of the row objects and faster to write. The engine hands the journal rows of
-// one shape (every column of the table); anything else is stored as {"insert":[rows],"delete":[rows]},
-// the format of earlier versions, which is still read.
+// (stride = number of columns), in storage JSON (bigints and non-finite floats tagged). The engine
+// hands over value arrays in column order, so they are written as they are. Earlier versions stored
+// {"insert":[rows],"delete":[rows]}, which is still read.
 
-function flatten(rows: readonly Row[], keys: readonly string[], out: unknown[]): boolean {
-  for (const row of rows) {
-    let n = 0;
-    for (const _ in row) n++;
-    if (n !== keys.length) return false;
-    for (const k of keys) {
-      const v = row[k];
-      if (v === undefined) return false;
-      out.push(v);
-    }
-  }
-  return true;
-}
-
-export function encodeBatchPayload(inserts: readonly Row[], deletes: readonly Row[]): string {
-  const first = inserts[0] ?? deletes[0];
-  const keys = first === undefined ? [] : Object.keys(first);
-  const i: unknown[] = [];
-  const d: unknown[] = [];
-  if (keys.length === 0 || !flatten(inserts, keys, i) || !flatten(deletes, keys, d)) {
-    return encodeStored({ insert: inserts, delete: deletes });
-  }
-  return encodeStored({ k: keys, i, d });
+export function encodeBatchPayload(
+  columns: readonly string[],
+  inserts: readonly (readonly Value[])[],
+  deletes: readonly (readonly Value[])[],
+): string {
+  return encodeStored({ k: columns, i: inserts.flat(), d: deletes.flat() });
 }
 
 function unflatten(values: readonly unknown[], keys: readonly string[]): Row[] {

@@ -72,9 +72,15 @@ test('the table log appends DDL and batches in one sequence and survives reopeni
     let store = new SqliteStore({ dataDir: dir });
     let log = new TableLog(store, hooks);
     log.appendDdl({ epoch: 0, sql: 'CREATE TABLE t (a BIGINT)' });
-    const positions = log.appendBatch({ epoch: 1, table: 't', inserts: [{ a: 2n ** 62n }], deletes: [] });
+    const positions = log.appendBatch({
+      epoch: 1,
+      table: 't',
+      columns: ['a'],
+      inserts: [[2n ** 62n]],
+      deletes: [],
+    });
     assert.deepEqual(positions, { t: { offset: 2 } });
-    log.appendBatch({ epoch: 2, table: 't', inserts: [], deletes: [{ a: 1 }] });
+    log.appendBatch({ epoch: 2, table: 't', columns: ['a'], inserts: [], deletes: [[1]] });
     log.retractLastBatch();
     store.commit();
     store.close();

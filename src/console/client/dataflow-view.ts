@@ -1,23 +1,10 @@
 // Draws a view's dataflow (GET /v1/views/{name}/dataflow) as boxes and arrows, inputs on the left,
 // the output on the right: each MRM operator with its key, aggregate strategies and state, and its
 // live counts (rows in/out, state size), which flash as they change.
-import type { GraphNode } from '../shared/dataflow-text.ts';
+import type { DataflowJson, DataflowNodeJson } from '../shared/dataflow-json.ts';
+
+export type { DataflowJson, DataflowNodeJson };
 import { flash, formatBytes, formatCount, h, s, setText } from './dom.ts';
-
-export type DataflowNodeJson = GraphNode & {
-  readonly stats: { rowsIn: number; rowsOut: number; stateBytes: number } | null;
-  readonly fusedInto: number | null;
-  readonly sharesStateWith?: number | null;
-};
-
-export interface DataflowJson {
-  readonly view: string;
-  readonly epoch: number;
-  readonly fingerprint: string | null;
-  readonly output: number | null;
-  readonly nodes: readonly DataflowNodeJson[];
-  readonly text: string;
-}
 
 const BOX_W = 340;
 const GAP_X = 24;

@@ -6,6 +6,7 @@ import { isNumericType } from '../shared/chart-pick.ts';
 import type { Page } from './page.ts';
 import { viewHref } from './page.ts';
 import { SqlEditor, offsetOf } from './sql-editor.ts';
+import { DEMO_SQL } from '../shared/demo-sql.ts';
 
 const STORAGE_KEY = 'sluice.console.sql';
 const MAX_ROWS = 1000;
@@ -20,17 +21,7 @@ export const EXAMPLES: readonly { readonly label: string; readonly sql: string }
   },
   {
     label: 'Double 11: seller totals and their histogram',
-    sql: `CREATE TABLE IF NOT EXISTS orders (
-  order_id BIGINT NOT NULL,
-  seller_id INTEGER NOT NULL,
-  amount INTEGER NOT NULL,
-  PRIMARY KEY (order_id)
-);
-CREATE MATERIALIZED VIEW IF NOT EXISTS seller_totals AS
-  SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
-CREATE MATERIALIZED VIEW IF NOT EXISTS total_histogram AS
-  SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers
-  FROM seller_totals GROUP BY FLOOR(total / 10);`,
+    sql: DEMO_SQL,
   },
   {
     label: 'EXPLAIN DATAFLOW of a query',

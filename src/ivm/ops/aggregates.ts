@@ -11,8 +11,6 @@ import { checkInt, compareValues, normalizeBigInt, singleKey } from '../values.t
 
 export interface AggColumn {
   readonly spec: AggregateSpec;
-  /** Makes room for slots below `capacity`. */
-  grow(capacity: number): void;
   /** Empties a slot's state (a new group). */
   clear(slot: number): void;
   /** Empties a slot's partial before the Reduce stage first touches it in a batch. */
@@ -54,8 +52,6 @@ class InvertibleColumn implements AggColumn {
     this.exactInt = spec.argType?.kind === 'int';
     this.summing = spec.fn === 'sum' || spec.fn === 'avg';
   }
-
-  grow(): void {}
 
   clear(slot: number): void {
     const d = this.record.data;
@@ -202,8 +198,6 @@ class MultisetColumn implements AggColumn {
   constructor(readonly spec: AggregateSpec) {
     this.ordered = spec.fn === 'min' || spec.fn === 'max';
   }
-
-  grow(): void {}
 
   clear(slot: number): void {
     this.values[slot] = undefined;

@@ -3,8 +3,7 @@
 // and the operator emits -old/+new only when the group's output row actually changed. Groups whose
 // row count reaches zero disappear; the global group (no keys) always keeps its one row.
 // State is column-wise: a group is a slot number; counts and aggregate fields live in typed arrays.
-import { ErrorCodes, SluiceError } from '../../errors.ts';
-import type { ErrorCode } from '../../errors.ts';
+import { SluiceError, knownErrorCode } from '../../errors.ts';
 import type { Value } from '../../types.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
@@ -308,10 +307,7 @@ export class ReduceOp implements Operator, Stateful {
       d.a.forEach((a, i) => (this.columns[i] as AggColumn).deserialize(slot, a));
       this.outs[slot] = d.o;
       if (d.e !== null) {
-        this.errorsBySlot.set(
-          slot,
-          new SluiceError(d.e.code in ErrorCodes ? (d.e.code as ErrorCode) : 'INTERNAL_ERROR', d.e.message),
-        );
+        this.errorsBySlot.set(slot, new SluiceError(knownErrorCode(d.e.code), d.e.message));
       }
     }
     this.globalEmitted = this.keyCount > 0 || this.index.has('');
