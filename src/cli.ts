@@ -20,6 +20,9 @@ Options:
   --retention-seconds <n>    keep changelogs younger than n seconds (default ${DEFAULTS.retention.ms / 1000}; 0 = no limit)
   --heartbeat-ms <n>         progress message interval for idle subscribers (default ${DEFAULTS.heartbeatMs})
   --subscriber-buffer <bytes>  slow-consumer bound per subscriber (default ${DEFAULTS.subscriberLimits.maxBufferedBytes})
+  --checkpoint-interval-ms <n>  checkpoint at least this often while writes arrive (default ${DEFAULTS.checkpoint.intervalMs};
+                             0 = never: a restart then replays the whole journal)
+  --checkpoint-epochs <n>    also checkpoint after this many epochs (default ${DEFAULTS.checkpoint.epochs})
   --log-level <level>        fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL; default info)
   --demo                     create the Double 11 demo (orders, seller_totals, total_histogram) and feed it
   --demo-rate <n>            demo orders per second (default 50)
@@ -63,6 +66,8 @@ async function main(argv: string[]): Promise<void> {
         'retention-seconds': { type: 'string' },
         'heartbeat-ms': { type: 'string' },
         'subscriber-buffer': { type: 'string' },
+        'checkpoint-interval-ms': { type: 'string' },
+        'checkpoint-epochs': { type: 'string' },
         'log-level': { type: 'string' },
         demo: { type: 'boolean' },
         'demo-rate': { type: 'string' },
@@ -103,6 +108,17 @@ async function main(argv: string[]): Promise<void> {
     values['retention-seconds'],
     DEFAULTS.retention.ms / 1000,
   );
+  const checkpointIntervalMs = intOption(
+    'checkpoint-interval-ms',
+    values['checkpoint-interval-ms'],
+    DEFAULTS.checkpoint.intervalMs,
+  );
+  const checkpointEpochs = intOption(
+    'checkpoint-epochs',
+    values['checkpoint-epochs'],
+    DEFAULTS.checkpoint.epochs,
+    1,
+  );
   const logger = pino({ level, base: { service: 'sluice' } });
   // Loaded only now, so --help and argument errors answer at once.
   const { buildApp } = await import('./server/app.ts');
@@ -120,6 +136,8 @@ async function main(argv: string[]): Promise<void> {
         ms: retentionSeconds === 0 ? null : retentionSeconds * 1000,
       },
       heartbeatMs: intOption('heartbeat-ms', values['heartbeat-ms'], DEFAULTS.heartbeatMs, 10),
+      checkpoint:
+        checkpointIntervalMs === 0 ? false : { intervalMs: checkpointIntervalMs, epochs: checkpointEpochs },
       subscriberLimits: {
         maxBufferedBytes: intOption(
           'subscriber-buffer',

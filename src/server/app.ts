@@ -22,7 +22,7 @@ import type { Row } from '../types.ts';
 import { registerConsole } from '../console/plugin.ts';
 import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
 import { ServerMetrics } from './metrics.ts';
-import { SluiceRuntime, closeCodeOf, type SubscribeParams } from './runtime.ts';
+import { SluiceRuntime, closeCodeOf, type CheckpointPolicy, type SubscribeParams } from './runtime.ts';
 import * as S from './schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
 import { filterAndPage } from './view-rows.ts';
@@ -43,6 +43,13 @@ export interface AppOptions {
   readonly pruneIntervalMs?: number;
   /** How long a closing subscriber may take to accept the close before it is cut (default 2000 ms). */
   readonly closeGraceMs?: number;
+  /**
+   * When checkpoints are taken (default every 10 s or 10,000 epochs, and at shutdown); false: never,
+   * so a restart replays the whole journal.
+   */
+  readonly checkpoint?: Partial<CheckpointPolicy> | false;
+  /** `PRAGMA quick_check` the data file at start (default true). */
+  readonly verifyOnOpen?: boolean;
   /** A pino logger, or false for none (default: none). */
   readonly logger?: FastifyBaseLogger | false;
   /** Also export Node process metrics (off in tests, where many apps share a process). */
@@ -76,6 +83,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     pruneIntervalMs: options.pruneIntervalMs ?? DEFAULTS.pruneIntervalMs,
     createEngine: options.createEngine ?? (() => new Engine()),
     logger: logger ?? silentLogger,
+    checkpoint:
+      options.checkpoint === false || options.dataDir === null
+        ? null
+        : { ...DEFAULTS.checkpoint, ...options.checkpoint },
+    ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
   });
   const closeGraceMs = options.closeGraceMs ?? DEFAULTS.closeGraceMs;
   const bodyLimit = options.bodyLimit ?? DEFAULTS.bodyLimit;
@@ -107,6 +119,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
               subscribers: runtime.subscriberCount(v.name),
             }))
           : [],
+      checkpoint: () => runtime.checkpointStatus(),
+      recovery: () => runtime.recovery,
     },
     { processMetrics: options.processMetrics ?? false },
   );
@@ -117,6 +131,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     subscriberFailed: (view, code) => {
       if (code === 'SLOW_CONSUMER') metrics.slowConsumer(view);
     },
+    checkpointWritten: (stats) => metrics.checkpointWritten(stats),
+    checkpointFailed: () => metrics.checkpointFailed(),
   };
 
   // Validation: bodies strictly (no coercion: "5" is not a number), query strings with coercion.

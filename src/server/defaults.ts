@@ -15,4 +15,6 @@ export const DEFAULTS = {
   snapshotChunkRows: 1000,
   pruneIntervalMs: 1000,
   closeGraceMs: 2000,
+  // Recovery replays at most this much journal after a kill -9; the cost is one incremental write.
+  checkpoint: { intervalMs: 10_000, epochs: 10_000 },
 } as const;

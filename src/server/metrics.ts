@@ -5,6 +5,14 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export interface MetricsSource {
   epoch(): number;
   viewStats(): readonly { name: string; rowCount: number; stateBytes: number; subscribers: number }[];
+  checkpoint(): { readonly epoch: number | null };
+  recovery(): { readonly ms: number; readonly replayedEntries: number };
+}
+
+export interface CheckpointMetric {
+  readonly full: boolean;
+  readonly bytes: number;
+  readonly ms: number;
 }
 
 export class ServerMetrics {
@@ -17,6 +25,10 @@ export class ServerMetrics {
   private readonly slowConsumers: Counter<'view'>;
   private readonly groupCommits: Counter;
   private readonly groupRequests: Counter;
+  private readonly checkpoints: Counter<'kind'>;
+  private readonly checkpointFailures: Counter;
+  private readonly checkpointBytes: Counter;
+  private readonly checkpointSeconds: Histogram;
 
   constructor(source: MetricsSource, options: { processMetrics: boolean }) {
     const registers = [this.registry];
@@ -75,6 +87,52 @@ export class ServerMetrics {
       help: 'Ingest requests committed in groups (divided by sluice_ingest_commits_total: the group size)',
       registers,
     });
+    this.checkpoints = new Counter({
+      name: 'sluice_checkpoints_total',
+      help: 'Checkpoints written, by kind (full or incremental)',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.checkpointFailures = new Counter({
+      name: 'sluice_checkpoint_failures_total',
+      help: 'Checkpoint writes that failed (the previous checkpoint was kept)',
+      registers,
+    });
+    this.checkpointBytes = new Counter({
+      name: 'sluice_checkpoint_written_bytes_total',
+      help: 'Characters of state keys and values written by checkpoints',
+      registers,
+    });
+    this.checkpointSeconds = new Histogram({
+      name: 'sluice_checkpoint_duration_seconds',
+      help: 'Time to write one checkpoint (the server does not apply batches meanwhile)',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    new Gauge({
+      name: 'sluice_checkpoint_epoch',
+      help: 'Epoch of the last checkpoint written or recovered from (-1: none)',
+      registers,
+      collect() {
+        this.set(source.checkpoint().epoch ?? -1);
+      },
+    });
+    new Gauge({
+      name: 'sluice_recovery_seconds',
+      help: 'Time the last start took to recover the state (checkpoint load plus journal replay)',
+      registers,
+      collect() {
+        this.set(source.recovery().ms / 1000);
+      },
+    });
+    new Gauge({
+      name: 'sluice_recovery_replayed_entries',
+      help: 'Journal entries the last start replayed',
+      registers,
+      collect() {
+        this.set(source.recovery().replayedEntries);
+      },
+    });
     const viewGauge = (
       name: string,
       help: string,
@@ -104,6 +162,16 @@ export class ServerMetrics {
   groupCommitted(requests: number): void {
     this.groupCommits.inc();
     this.groupRequests.inc(requests);
+  }
+
+  checkpointWritten(stats: CheckpointMetric): void {
+    this.checkpoints.inc({ kind: stats.full ? 'full' : 'incremental' });
+    this.checkpointBytes.inc(stats.bytes);
+    this.checkpointSeconds.observe(stats.ms / 1000);
+  }
+
+  checkpointFailed(): void {
+    this.checkpointFailures.inc();
   }
 
   viewChanges(view: string, rows: number): void {

@@ -8,6 +8,8 @@
 // their epochs published. Everything else — SQL scripts, reads, snapshots, subscriptions — first
 // commits the open group (flush), so it only ever sees committed epochs.
 import { SluiceError } from '../errors.ts';
+import { CheckpointStore, type CheckpointWriteStats } from '../source/checkpoint-store.ts';
+import { crashPoint } from './crash-points.ts';
 import type { ScriptResult, StatementResult, TableChanges, ViewChangeSet } from '../exec/api.ts';
 import { ChangelogStore, type Retention } from '../sink/changelog-store.ts';
 import {
@@ -20,7 +22,7 @@ import {
 import { encodeChangesStored, encodeChangesWire, storedToWire } from '../sink/changelog-codec.ts';
 import { stringifyWire } from '../source/json-codec.ts';
 import { SqliteStore } from '../source/sqlite-store.ts';
-import { TableLog } from '../source/table-log.ts';
+import { TableLog, type LoggedEntry } from '../source/table-log.ts';
 import type { ColumnInfo } from '../types.ts';
 import type { Engine, ViewInfo } from '../index.ts';
 
@@ -43,6 +45,40 @@ export interface RuntimeOptions {
   readonly pruneIntervalMs: number;
   readonly createEngine: () => Engine;
   readonly logger: RuntimeLogger;
+  /** When checkpoints are taken; null: never (recovery then replays the whole journal). */
+  readonly checkpoint: CheckpointPolicy | null;
+  /** `PRAGMA quick_check` the data file before recovery (default true). */
+  readonly verifyOnOpen?: boolean;
+}
+
+/** A checkpoint is taken once either bound is reached (and something changed), and at shutdown. */
+export interface CheckpointPolicy {
+  readonly intervalMs: number;
+  readonly epochs: number;
+}
+
+/** How the last start recovered its state (logs, metrics, tests). */
+export interface RecoveryReport {
+  /** The checkpoint restored, or null when the whole journal was replayed. */
+  readonly checkpointEpoch: number | null;
+  readonly checkpointOffset: number | null;
+  /** Journal entries replayed after the checkpoint (all of them without one). */
+  readonly replayedEntries: number;
+  /** Views rebuilt from their inputs because their plan changed since the checkpoint. */
+  readonly rebuiltViews: readonly string[];
+  /** Why a stored checkpoint was not used, when one was found but could not be. */
+  readonly fallbackReason: string | null;
+  readonly ms: number;
+}
+
+export interface CheckpointStatus {
+  readonly enabled: boolean;
+  readonly epoch: number | null;
+  readonly journalOffset: number | null;
+  readonly written: number;
+  readonly failures: number;
+  readonly lastError: string | null;
+  readonly last: CheckpointWriteStats | null;
 }
 
 export interface RuntimeHooks {
@@ -51,6 +87,8 @@ export interface RuntimeHooks {
   /** A group of ingest requests committed together (one fsync). */
   groupCommitted?(requests: number): void;
   subscriberFailed?(view: string, code: string): void;
+  checkpointWritten?(stats: CheckpointWriteStats): void;
+  checkpointFailed?(error: SluiceError): void;
 }
 
 export interface SubscribeParams {
@@ -90,10 +128,13 @@ interface GroupWaiter {
 }
 
 export class SluiceRuntime {
-  readonly engine: Engine;
+  /** Replaced only during recovery (a checkpoint that cannot be loaded falls back to a fresh one). */
+  engine: Engine;
   readonly store: SqliteStore;
   readonly log: TableLog;
   readonly changelog: ChangelogStore;
+  readonly checkpoints: CheckpointStore;
+  readonly recovery: RecoveryReport;
   hooks: RuntimeHooks = {};
   /** The last epoch whose transaction committed (and was published). */
   committedEpoch: number;
@@ -118,9 +159,21 @@ export class SluiceRuntime {
   /** Commits of ingest groups and the requests they carried (metrics, tests). */
   groupCommits = 0;
   groupedRequests = 0;
+  // Checkpoint bookkeeping: what the stored checkpoint covers, and when the last attempt was.
+  private checkpointEpoch = -1;
+  private checkpointOffset = -1;
+  private lastCheckpointAttempt = performance.now();
+  private checkpointing = false;
+  private checkpointsWritten = 0;
+  private checkpointFailures = 0;
+  private lastCheckpointError: string | null = null;
+  private lastCheckpointStats: CheckpointWriteStats | null = null;
 
   constructor(private readonly options: RuntimeOptions) {
-    this.store = new SqliteStore({ dataDir: options.dataDir });
+    this.store = new SqliteStore({
+      dataDir: options.dataDir,
+      ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
+    });
     try {
       this.changelog = new ChangelogStore(this.store.db);
       this.log = new TableLog(this.store, {
@@ -131,8 +184,11 @@ export class SluiceRuntime {
           this.ddlSinceSync = true;
         },
       });
+      this.checkpoints = new CheckpointStore(this.store.db, {
+        beforeHeader: () => crashPoint('during-checkpoint'),
+      });
       this.engine = options.createEngine();
-      this.replay();
+      this.recovery = this.recover();
       this.committedEpoch = this.engine.epoch;
       this.engine.setJournal(this.log);
     } catch (error) {
@@ -145,6 +201,15 @@ export class SluiceRuntime {
     heartbeat.unref();
     prune.unref();
     this.timers.push(heartbeat, prune);
+    if (options.checkpoint !== null) {
+      // Also when no request arrives: an idle server's last writes reach a checkpoint in time.
+      const tick = setInterval(
+        () => this.maybeCheckpoint(),
+        Math.max(10, Math.min(1000, options.checkpoint.intervalMs)),
+      );
+      tick.unref();
+      this.timers.push(tick);
+    }
   }
 
   get ready(): boolean {
@@ -242,12 +307,14 @@ export class SluiceRuntime {
     this.group = [];
     try {
       if (this.ddlSinceSync) this.syncCatalog();
+      if (this.store.inTransaction) crashPoint('before-commit');
       this.store.commit();
     } catch (e) {
       this.fail(e);
       for (const w of group) w.reject(this.failure);
       return;
     }
+    crashPoint('after-commit');
     this.committedEpoch = this.engine.epoch;
     this.publish();
     if (group.length > 0) {
@@ -261,6 +328,7 @@ export class SluiceRuntime {
       this.hooks.batchApplied?.(w.table, w.rows, (now - w.started) / 1000);
       w.resolve(w.result);
     }
+    this.maybeCheckpoint();
   }
 
   private rejectGroup(error: unknown): void {
@@ -299,13 +367,16 @@ export class SluiceRuntime {
     try {
       this.settleFailedCall();
       if (this.ddlSinceSync) this.syncCatalog();
+      if (this.store.inTransaction) crashPoint('before-commit');
       this.store.commit();
     } catch (e) {
       this.fail(e);
       throw this.failure;
     }
+    crashPoint('after-commit');
     this.committedEpoch = this.engine.epoch;
     this.publish();
+    this.maybeCheckpoint();
     if (threw) throw error;
     return result as T;
   }
@@ -333,7 +404,10 @@ export class SluiceRuntime {
     this.pending = [];
     // The wire message is written once per epoch and view, and only for a view someone listens to.
     for (const p of pending) {
-      if (p.feed.subscribers.size > 0) p.feed.publish(p.changes.epoch, encodeChangesWire(p.changes));
+      if (p.feed.subscribers.size > 0) {
+        p.feed.publish(p.changes.epoch, encodeChangesWire(p.changes));
+        crashPoint('while-publishing');
+      }
     }
     const drops = this.pendingDrops;
     this.pendingDrops = [];
@@ -411,55 +485,206 @@ export class SluiceRuntime {
     this.hooks.viewChanges?.(feed.view, changes.changes.length);
   }
 
-  // ---- replay -------------------------------------------------------------------------------
+  // ---- recovery -----------------------------------------------------------------------------
 
-  private replay(): void {
+  /**
+   * Rebuilds the engine from the data file: with a usable checkpoint, the catalog by replaying the
+   * DDL it covers, the state from the checkpoint, then the journal after it; without one (or when it
+   * is damaged or belongs to another catalog), the whole journal. A damaged journal entry refuses
+   * the start: state is never served from input that cannot be read back exactly.
+   */
+  private recover(): RecoveryReport {
+    const started = performance.now();
+    const logger = this.options.logger;
+    const tracking = this.options.checkpoint !== null;
+    this.engine.setStateTracking(tracking);
+    let fallbackReason: string | null = null;
+    let stored: ReturnType<CheckpointStore['read']> = null;
+    if (tracking) {
+      try {
+        stored = this.checkpoints.read();
+      } catch (error) {
+        fallbackReason = errorText(error);
+        logger.error({ err: error }, 'the checkpoint is damaged; recovering from the whole journal instead');
+        this.checkpoints.clear();
+      }
+    }
+    if (stored !== null && stored.journalOffset > this.log.lastOffset) {
+      throw new SluiceError(
+        'STATE_ERROR',
+        `the checkpoint covers journal offset ${stored.journalOffset} but the journal ends at ${this.log.lastOffset}`,
+        { hint: 'the data file is inconsistent; restore the data directory from a backup' },
+      );
+    }
+    if (stored !== null) {
+      let rebuiltViews: string[] | null = null;
+      try {
+        this.replay(this.log.ddlEntries(stored.journalOffset));
+        rebuiltViews = this.engine.loadCheckpoint(stored.checkpoint).rebuilt;
+      } catch (error) {
+        if (isJournalDamage(error)) throw error;
+        fallbackReason = errorText(error);
+        logger.error(
+          { err: error },
+          'the checkpoint cannot be loaded; recovering from the whole journal instead',
+        );
+        this.resetForFullReplay();
+        this.checkpoints.clear();
+      }
+      if (rebuiltViews !== null) {
+        if (rebuiltViews.length > 0) {
+          logger.warn({ views: rebuiltViews }, 'views whose plan changed were rebuilt from their inputs');
+        }
+        this.checkpointEpoch = stored.checkpoint.epoch;
+        this.checkpointOffset = stored.journalOffset;
+        const replayedEntries = this.replay(this.log.entries(stored.journalOffset));
+        const report: RecoveryReport = {
+          checkpointEpoch: stored.checkpoint.epoch,
+          checkpointOffset: stored.journalOffset,
+          replayedEntries,
+          rebuiltViews,
+          fallbackReason: null,
+          ms: performance.now() - started,
+        };
+        logger.info({ ...report, epoch: this.engine.epoch }, 'recovered from the checkpoint');
+        return report;
+      }
+    }
+    const replayedEntries = this.replay(this.log.entries(0));
+    const report: RecoveryReport = {
+      checkpointEpoch: null,
+      checkpointOffset: null,
+      replayedEntries,
+      rebuiltViews: [],
+      fallbackReason,
+      ms: performance.now() - started,
+    };
+    if (replayedEntries > 0) logger.info({ ...report, epoch: this.engine.epoch }, 'replayed the journal');
+    return report;
+  }
+
+  /** Forgets a partly recovered engine and its feeds, so the whole journal can be replayed. */
+  private resetForFullReplay(): void {
+    this.store.rollback();
+    for (const entry of this.feeds.values()) entry.unsubscribe();
+    this.feeds.clear();
+    this.ddlSinceSync = false;
+    this.engine = this.options.createEngine();
+    this.engine.setStateTracking(true);
+  }
+
+  /** Applies journal entries to the engine, reproducing their epochs; returns how many. */
+  private replay(entries: Iterable<LoggedEntry>): number {
     this.replaying = true;
     this.engine.setJournal(null);
     let applied = 0;
-    const started = performance.now();
-    for (const entry of this.log.entries()) {
-      this.store.begin();
-      this.replayAt = entry.at;
-      try {
-        if (entry.kind === 'ddl') {
-          if (this.ddlSinceSync) this.syncCatalog();
-          this.log.lastDdlOffset = entry.offset;
-          this.engine.execute(entry.sql);
-          this.ddlSinceSync = true;
-        } else {
-          if (this.ddlSinceSync) this.syncCatalog();
-          const result = this.engine.applyChanges(
-            entry.table,
-            { insert: entry.inserts, delete: entry.deletes },
-            { positions: entry.positions },
-          );
-          if (result.epoch !== entry.epoch) {
-            throw new SluiceError(
-              'STATE_ERROR',
-              `replay diverged: log offset ${entry.offset} produced epoch ${result.epoch}, logged as ${entry.epoch}`,
+    try {
+      for (const entry of entries) {
+        this.store.begin();
+        this.replayAt = entry.at;
+        try {
+          if (entry.kind === 'ddl') {
+            if (this.ddlSinceSync) this.syncCatalog();
+            this.log.lastDdlOffset = entry.offset;
+            this.engine.execute(entry.sql);
+            this.ddlSinceSync = true;
+          } else {
+            if (this.ddlSinceSync) this.syncCatalog();
+            const result = this.engine.applyChanges(
+              entry.table,
+              { insert: entry.inserts, delete: entry.deletes },
+              { positions: entry.positions },
             );
+            if (result.epoch !== entry.epoch) {
+              throw new SluiceError(
+                'STATE_ERROR',
+                `replay diverged: log offset ${entry.offset} produced epoch ${result.epoch}, logged as ${entry.epoch}`,
+              );
+            }
           }
+        } catch (error) {
+          if (error instanceof SluiceError && error.code === 'STATE_ERROR') throw error;
+          throw new SluiceError('STATE_ERROR', `replay of log offset ${entry.offset} failed`, {
+            detail: errorText(error),
+          });
         }
-      } catch (error) {
-        this.store.rollback();
-        if (error instanceof SluiceError && error.code === 'STATE_ERROR') throw error;
-        throw new SluiceError('STATE_ERROR', `replay of log offset ${entry.offset} failed`, {
-          detail: error instanceof Error ? error.message : String(error),
-        });
+        applied += 1;
+        if (applied % 256 === 0) this.store.commit();
       }
-      applied += 1;
-      if (applied % 256 === 0) this.store.commit();
+      if (this.ddlSinceSync) this.syncCatalog();
+      this.store.commit();
+    } catch (error) {
+      this.store.rollback();
+      throw error;
+    } finally {
+      this.replaying = false;
     }
-    if (this.ddlSinceSync) this.syncCatalog();
-    this.store.commit();
-    this.replaying = false;
-    if (applied > 0) {
-      this.options.logger.info(
-        { entries: applied, epoch: this.engine.epoch, ms: Math.round(performance.now() - started) },
-        'replayed the journal',
-      );
+    return applied;
+  }
+
+  // ---- checkpoints ----------------------------------------------------------------------------
+
+  /** Takes a checkpoint when the policy says one is due and something changed since the last. */
+  private maybeCheckpoint(): void {
+    const policy = this.options.checkpoint;
+    if (policy === null || this.checkpointing || !this.ready || this.store.inTransaction) return;
+    if (!this.changedSinceCheckpoint()) return;
+    const due =
+      this.committedEpoch - this.checkpointEpoch >= policy.epochs ||
+      performance.now() - this.lastCheckpointAttempt >= policy.intervalMs;
+    if (due) this.checkpoint();
+  }
+
+  private changedSinceCheckpoint(): boolean {
+    return this.committedEpoch !== this.checkpointEpoch || this.log.lastOffset !== this.checkpointOffset;
+  }
+
+  /**
+   * Commits the open group, then writes a checkpoint of the committed state (incremental when the
+   * previous one was written). A failure (disk full, I/O) is logged and counted; the previous
+   * checkpoint stays whole and the next attempt, one interval later, is a full one.
+   */
+  checkpoint(): CheckpointWriteStats | null {
+    if (this.options.checkpoint === null || this.checkpointing || this.failure !== null) return null;
+    this.checkpointing = true;
+    try {
+      this.flush();
+      if (this.failure !== null || this.store.inTransaction) return null;
+      this.lastCheckpointAttempt = performance.now();
+      const stats = this.checkpoints.checkpoint(this.engine, this.log.lastOffset);
+      crashPoint('after-checkpoint');
+      this.checkpointEpoch = stats.epoch;
+      this.checkpointOffset = stats.journalOffset;
+      this.checkpointsWritten += 1;
+      this.lastCheckpointStats = stats;
+      this.lastCheckpointError = null;
+      this.hooks.checkpointWritten?.(stats);
+      return stats;
+    } catch (error) {
+      const failure =
+        error instanceof SluiceError
+          ? error
+          : new SluiceError('STATE_ERROR', 'checkpoint failed', { detail: errorText(error) });
+      this.checkpointFailures += 1;
+      this.lastCheckpointError = failure.message;
+      this.options.logger.error({ err: failure }, 'checkpoint failed; the previous checkpoint is kept');
+      this.hooks.checkpointFailed?.(failure);
+      return null;
+    } finally {
+      this.checkpointing = false;
     }
+  }
+
+  checkpointStatus(): CheckpointStatus {
+    return {
+      enabled: this.options.checkpoint !== null,
+      epoch: this.checkpointEpoch >= 0 ? this.checkpointEpoch : null,
+      journalOffset: this.checkpointOffset >= 0 ? this.checkpointOffset : null,
+      written: this.checkpointsWritten,
+      failures: this.checkpointFailures,
+      lastError: this.lastCheckpointError,
+      last: this.lastCheckpointStats,
+    };
   }
 
   // ---- reads and subscriptions ----------------------------------------------------------------
@@ -596,11 +821,15 @@ export class SluiceRuntime {
     }
   }
 
-  /** Closes every subscriber (going away) and the store. */
+  /** Closes every subscriber (going away) and the store, after a last checkpoint. */
   close(): void {
     if (this.closing) return;
     // Requests already applied are committed and answered before the store closes.
-    if (this.failure === null && this.store.db.open) this.flush();
+    if (this.failure === null && this.store.db.open) {
+      this.flush();
+      // A clean stop restarts without replaying anything.
+      if (this.changedSinceCheckpoint()) this.checkpoint();
+    }
     this.closing = true;
     for (const timer of this.timers) clearInterval(timer);
     const message = 'server is shutting down; resume from your last epoch';
@@ -611,6 +840,14 @@ export class SluiceRuntime {
     this.engine.setJournal(null);
     this.store.close();
   }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function isJournalDamage(error: unknown): boolean {
+  return error instanceof SluiceError && error.code === 'STATE_ERROR' && /^journal entry/.test(error.message);
 }
 
 export function closeCodeOf(error: SluiceError): number {

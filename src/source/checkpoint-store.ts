@@ -120,6 +120,11 @@ interface StoredObject {
   readonly parts: readonly string[];
 }
 
+export interface CheckpointStoreHooks {
+  /** Called inside the write transaction once the state entries are written, before the header. */
+  beforeHeader?(): void;
+}
+
 const LANE = 4294967296;
 
 export class CheckpointStore {
@@ -136,7 +141,10 @@ export class CheckpointStore {
   /** Set after a failed write: the engine's change tracking was consumed, so the next must be full. */
   private needsFullValue = false;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly hooks: CheckpointStoreHooks = {},
+  ) {
     db.exec(SCHEMA);
     this.metaStmt = db.prepare('SELECT * FROM checkpoint_meta WHERE id = 1');
     this.metaWriteStmt = db.prepare(
@@ -329,6 +337,7 @@ export class CheckpointStore {
       checksum: '',
     };
     meta.checksum = metaChecksum(meta);
+    this.hooks.beforeHeader?.();
     this.metaWriteStmt.run(meta);
     bytes += meta.positions.length + meta.objects.length;
     return { seq, epoch: cp.epoch, journalOffset, full, upserts, deletes, bytes, entries: count };

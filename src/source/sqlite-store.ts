@@ -17,8 +17,10 @@ CREATE TABLE IF NOT EXISTS journal (
   target TEXT,
   payload TEXT NOT NULL,
   positions TEXT,
-  at INTEGER NOT NULL
+  at INTEGER NOT NULL,
+  checksum TEXT
 );
+CREATE INDEX IF NOT EXISTS journal_ddl ON journal (log_offset) WHERE kind = 'ddl';
 CREATE TABLE IF NOT EXISTS changelog (
   view TEXT NOT NULL,
   epoch INTEGER NOT NULL,
@@ -37,6 +39,11 @@ CREATE TABLE IF NOT EXISTS changelog_views (
 export interface StoreOptions {
   /** Directory holding `sluice.db`; created if missing. `null` keeps everything in memory (tests). */
   readonly dataDir: string | null;
+  /**
+   * Run `PRAGMA quick_check` on open (default true): a damaged file is refused at start instead of
+   * failing later on a page recovery happens not to read.
+   */
+  readonly verifyOnOpen?: boolean;
 }
 
 export class SqliteStore {
@@ -61,13 +68,15 @@ export class SqliteStore {
       this.db.pragma('synchronous = FULL');
       this.db.exec('BEGIN EXCLUSIVE');
       this.db.exec(SCHEMA);
+      addColumnIfMissing(this.db, 'journal', 'checksum', 'TEXT');
       this.db.exec('COMMIT');
     } catch (error) {
       throw new SluiceError('STATE_ERROR', `cannot open data file "${this.path}"`, {
         detail: error instanceof Error ? error.message : String(error),
-        hint: 'is another Sluice server using the same data directory?',
+        hint: 'is another Sluice server using the same data directory, or is the file damaged?',
       });
     }
+    if (options.verifyOnOpen !== false && this.path !== ':memory:') this.verify();
     const format = this.getMeta('format');
     if (format === undefined) this.setMeta('format', FORMAT_VERSION);
     else if (format !== FORMAT_VERSION) {
@@ -76,6 +85,22 @@ export class SqliteStore {
         `data file "${this.path}" has format ${format}, expected ${FORMAT_VERSION}`,
       );
     }
+  }
+
+  /** `PRAGMA quick_check`: structural damage (torn pages, broken b-trees) → STATE_ERROR. */
+  verify(): void {
+    let problems: string[];
+    try {
+      problems = (this.db.pragma('quick_check(20)') as { quick_check: string }[]).map((r) => r.quick_check);
+    } catch (error) {
+      problems = [error instanceof Error ? error.message : String(error)];
+    }
+    if (problems.length === 1 && problems[0] === 'ok') return;
+    this.db.close();
+    throw new SluiceError('STATE_ERROR', `data file "${this.path}" is damaged`, {
+      detail: problems.join('; '),
+      hint: 'restore the data directory from a backup; the server does not start on a damaged file',
+    });
   }
 
   getMeta(key: string): string | undefined {
@@ -114,4 +139,9 @@ export class SqliteStore {
     this.rollback();
     this.db.close();
   }
+}
+
+function addColumnIfMissing(db: Database.Database, table: string, column: string, type: string): void {
+  const columns = db.pragma(`table_info(${table})`) as { name: string }[];
+  if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
 }

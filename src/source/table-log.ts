@@ -1,5 +1,7 @@
 // The durable table log: the engine's journal. DDL statements and table batches share one ordered
 // sequence with a monotonic offset; replaying it into a fresh engine reproduces every epoch exactly.
+import { createHash } from 'node:crypto';
+import { SluiceError } from '../errors.ts';
 import type { EngineJournal, JournalBatch, SourcePositions } from '../exec/api.ts';
 import type { Row, Value } from '../types.ts';
 import { decodeStored, encodeStored } from './json-codec.ts';
@@ -40,6 +42,7 @@ interface JournalRow {
   payload: string;
   positions: string | null;
   at: number;
+  checksum: string | null;
 }
 
 export interface TableLogHooks {
@@ -60,6 +63,7 @@ export class TableLog implements EngineJournal {
   lastDdlOffset = 0;
   private readonly insertStmt;
   private readonly pageStmt;
+  private readonly ddlStmt;
   private readonly deleteStmt;
 
   constructor(
@@ -70,9 +74,12 @@ export class TableLog implements EngineJournal {
     const row = db.prepare('SELECT MAX(log_offset) AS o FROM journal').get() as { o: number | null };
     this.lastOffsetValue = row.o ?? 0;
     this.insertStmt = db.prepare(
-      'INSERT INTO journal (log_offset, kind, epoch, target, payload, positions, at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO journal (log_offset, kind, epoch, target, payload, positions, at, checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
     this.pageStmt = db.prepare('SELECT * FROM journal WHERE log_offset > ? ORDER BY log_offset LIMIT ?');
+    this.ddlStmt = db.prepare(
+      "SELECT * FROM journal WHERE kind = 'ddl' AND log_offset <= ? ORDER BY log_offset",
+    );
     this.deleteStmt = db.prepare('DELETE FROM journal WHERE log_offset = ?');
   }
 
@@ -85,14 +92,17 @@ export class TableLog implements EngineJournal {
     this.store.begin();
     const offset = this.lastOffsetValue + 1;
     const positions: SourcePositions = { [entry.table]: { offset } };
+    const payload = encodeBatchPayload(entry.columns, entry.inserts, entry.deletes);
+    const positionsText = JSON.stringify(positions);
     this.insertStmt.run(
       offset,
       'batch',
       entry.epoch,
       entry.table,
-      encodeBatchPayload(entry.columns, entry.inserts, entry.deletes),
-      JSON.stringify(positions),
+      payload,
+      positionsText,
       Date.now(),
+      entryChecksum(offset, 'batch', entry.epoch, entry.table, payload, positionsText),
     );
     this.lastOffsetValue = offset;
     this.lastBatch = { offset, epoch: entry.epoch };
@@ -103,7 +113,16 @@ export class TableLog implements EngineJournal {
     this.hooks.beforeAppend();
     this.store.begin();
     const offset = this.lastOffsetValue + 1;
-    this.insertStmt.run(offset, 'ddl', entry.epoch, null, entry.sql, null, Date.now());
+    this.insertStmt.run(
+      offset,
+      'ddl',
+      entry.epoch,
+      null,
+      entry.sql,
+      null,
+      Date.now(),
+      entryChecksum(offset, 'ddl', entry.epoch, null, entry.sql, null),
+    );
     this.lastOffsetValue = offset;
     this.lastDdlOffset = offset;
     this.hooks.afterDdl();
@@ -117,9 +136,11 @@ export class TableLog implements EngineJournal {
     this.lastBatch = null;
   }
 
-  /** Every entry in offset order, read in pages (the store may be written between pages). */
-  *entries(pageSize = 512): Generator<LoggedEntry> {
-    let after = 0;
+  /**
+   * Every entry after `after` in offset order, read in pages (the store may be written between
+   * pages). A damaged entry (checksum mismatch) throws STATE_ERROR.
+   */
+  *entries(after = 0, pageSize = 512): Generator<LoggedEntry> {
     for (;;) {
       const rows = this.pageStmt.all(after, pageSize) as JournalRow[];
       if (rows.length === 0) return;
@@ -130,13 +151,47 @@ export class TableLog implements EngineJournal {
     }
   }
 
+  /** The DDL entries up to `upTo` (the catalog a checkpoint belongs to), in offset order. */
+  ddlEntries(upTo: number): LoggedEntry[] {
+    return (this.ddlStmt.all(upTo) as JournalRow[]).map(decodeEntry);
+  }
+
   count(): number {
     const row = this.store.db.prepare('SELECT COUNT(*) AS n FROM journal').get() as { n: number };
     return row.n;
   }
 }
 
+/**
+ * A checksum over everything an entry holds, so a damaged entry is found at replay instead of being
+ * applied as different data. Entries written before checksums existed have none and are not checked.
+ */
+function entryChecksum(
+  offset: number,
+  kind: string,
+  epoch: number,
+  target: string | null,
+  payload: string,
+  positions: string | null,
+): string {
+  return createHash('sha1')
+    .update(`${offset}\u0000${kind}\u0000${epoch}\u0000${target ?? ''}\u0000${positions ?? ''}\u0000`)
+    .update(payload)
+    .digest('base64')
+    .slice(0, 16);
+}
+
 function decodeEntry(row: JournalRow): LoggedEntry {
+  if (
+    row.checksum !== null &&
+    row.checksum !==
+      entryChecksum(row.log_offset, row.kind, row.epoch, row.target, row.payload, row.positions)
+  ) {
+    throw new SluiceError('STATE_ERROR', `journal entry at offset ${row.log_offset} is damaged`, {
+      detail: 'its checksum does not match its contents',
+      hint: 'restore the data directory from a backup; the server does not replay damaged input',
+    });
+  }
   if (row.kind === 'ddl') {
     return { kind: 'ddl', offset: row.log_offset, epoch: row.epoch, at: row.at, sql: row.payload };
   }

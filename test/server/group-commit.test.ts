@@ -27,6 +27,7 @@ function openRuntime(dataDir: string): SluiceRuntime {
     pruneIntervalMs: 60_000,
     createEngine: () => new Engine(),
     logger: silent,
+    checkpoint: DEFAULTS.checkpoint,
   });
 }
 

@@ -1,0 +1,40 @@
+// Named crash points for the crash-equivalence tests: with SLUICE_CRASH_POINT=<name>[:<n>] the
+// process kills itself with SIGKILL the n-th time (default: the first) execution passes <name>, so a
+// test can stop the server at an exact moment no outside signal could hit. Unset (production), a
+// pass costs one comparison.
+
+export const CRASH_POINTS = [
+  /** An engine call updated the state and appended to the journal; nothing is committed yet. */
+  'before-commit',
+  /** The transaction committed; no answer was sent and no subscriber was told. */
+  'after-commit',
+  /** Some subscribers were sent an epoch's changes, others not yet. */
+  'while-publishing',
+  /** Inside the checkpoint transaction, after its state entries were written, before its header. */
+  'during-checkpoint',
+  /** The checkpoint transaction committed. */
+  'after-checkpoint',
+] as const;
+
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+function parse(spec: string | undefined): { point: CrashPoint; remaining: number } | null {
+  if (spec === undefined || spec === '') return null;
+  const [name, count] = spec.split(':');
+  if (!(CRASH_POINTS as readonly string[]).includes(name ?? '')) {
+    throw new Error(`SLUICE_CRASH_POINT names no crash point: "${spec}" (known: ${CRASH_POINTS.join(', ')})`);
+  }
+  const n = count === undefined ? 1 : Number(count);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`SLUICE_CRASH_POINT count must be ≥ 1: "${spec}"`);
+  return { point: name as CrashPoint, remaining: n };
+}
+
+const armed = parse(process.env.SLUICE_CRASH_POINT);
+
+export function crashPoint(point: CrashPoint): void {
+  if (armed === null || armed.point !== point) return;
+  armed.remaining -= 1;
+  if (armed.remaining > 0) return;
+  process.stderr.write(`sluice: crash point "${point}" reached; killing the process\n`);
+  process.kill(process.pid, 'SIGKILL');
+}
