@@ -33,6 +33,7 @@ export const ErrorCodes = {
   WRONG_OBJECT_KIND: 'plan',
   DEPENDENT_OBJECTS: 'plan',
   INVALID_DEFINITION: 'plan',
+  INVALID_OPTION: 'plan',
   NOT_SUPPORTED: 'not-supported',
   NOT_NULL_VIOLATION: 'execution',
   INVALID_VALUE: 'execution',
