@@ -2,7 +2,16 @@
 // synchronous inside an epoch; every method here returns only once its epoch is fully applied, so a
 // read always reflects a whole number of epochs.
 import type { SluiceError } from '../errors.ts';
+import type { KafkaSinkOptions, KafkaSourceOptions } from '../planner/connector-options.ts';
 import type { ColumnInfo, Row, Value } from '../types.ts';
+
+export type {
+  KafkaSinkFormat,
+  KafkaSinkOptions,
+  KafkaSourceFormat,
+  KafkaSourceOptions,
+  KafkaStart,
+} from '../planner/connector-options.ts';
 
 export type ChangeOp = '+I' | '-D' | '-U' | '+U';
 
@@ -86,6 +95,33 @@ export interface JournalBatch {
   readonly columns: readonly string[];
   readonly inserts: readonly (readonly Value[])[];
   readonly deletes: readonly (readonly Value[])[];
+  /**
+   * Present only for a source batch (`applyChanges(source, ..., { fromSource: true, positions })`):
+   * the connector's positions, which are the epoch's positions. The journal must store them and
+   * hand them back on replay as `{ fromSource: true, positions }`; its return value is then unused.
+   */
+  readonly positions?: SourcePositions;
+}
+
+/** A source in `engine.catalog().sources`: a relation views read like a table, fed by Kafka. */
+export interface SourceInfo {
+  readonly name: string;
+  readonly columns: readonly ColumnInfo[];
+  /** The primary key (the Kafka message key for `upsert` / `debezium`), or null. */
+  readonly primaryKey: readonly string[] | null;
+  readonly sql: string;
+  readonly rowCount: number;
+  /** Views reading it directly. */
+  readonly dependents: readonly string[];
+  readonly options: KafkaSourceOptions;
+}
+
+/** A sink in `engine.catalog().sinks`: writes `view`'s changelog to Kafka. */
+export interface SinkInfo {
+  readonly name: string;
+  readonly view: string;
+  readonly sql: string;
+  readonly options: KafkaSinkOptions;
 }
 
 /**
@@ -95,6 +131,7 @@ export interface JournalBatch {
  * `applyChanges(table, { delete: deletes, insert: inserts }, { positions })` reproduces the epoch.
  */
 export interface EngineJournal {
+  /** Returns a table batch's positions (ignored for a source batch, which carries its own). */
   appendBatch(entry: JournalBatch): SourcePositions;
   appendDdl(entry: { epoch: number; sql: string }): void;
 }

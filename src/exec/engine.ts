@@ -17,8 +17,9 @@ import { isEmpty } from '../ivm/zset.ts';
 import { bindExpr } from '../planner/bind-expr.ts';
 import type { BoundQuery } from '../planner/bind-select.ts';
 import { bindSelect } from '../planner/bind-select.ts';
-import type { ColumnMeta, TableDef, ViewDef } from '../planner/catalog.ts';
-import { Catalog, columnInfos } from '../planner/catalog.ts';
+import type { ColumnMeta, SinkDef, TableDef, ViewDef } from '../planner/catalog.ts';
+import { Catalog, columnInfos, kindLabel } from '../planner/catalog.ts';
+import { sinkOptions, sourceOptions } from '../planner/connector-options.ts';
 import { printLogicalPlan } from '../planner/logical-plan.ts';
 import { resolveTypeName } from '../planner/types-resolve.ts';
 import type { ColumnInfo, Row, Value } from '../types.ts';
@@ -27,6 +28,8 @@ import type {
   Change,
   EngineJournal,
   ScriptResult,
+  SinkInfo,
+  SourceInfo,
   SourcePositions,
   StatementResult,
   TableChanges,
@@ -65,8 +68,17 @@ export interface ViewInfo {
 }
 
 export interface ApplyOptions {
-  /** Replay: the epoch's positions as recorded; the journal is not called. */
+  /**
+   * Replay of a table batch: the epoch's positions as recorded; the journal is not called.
+   * With `fromSource`: the connector's positions for this batch (required), recorded as the
+   * epoch's positions and handed to the journal (when one is set) in `JournalBatch.positions`.
+   */
   readonly positions?: SourcePositions;
+  /**
+   * Set by a source's connector (and by replay of a source batch): a source's rows can only be
+   * changed this way; without it, a write to a source is refused (WRONG_OBJECT_KIND).
+   */
+  readonly fromSource?: boolean;
 }
 
 /** One object's state in a checkpoint: the parts that changed since the last checkpoint. */
@@ -156,6 +168,10 @@ export class Engine {
         return this.createTable(stmt);
       case 'createView':
         return this.createView(stmt);
+      case 'createSource':
+        return this.createSource(stmt);
+      case 'createSink':
+        return this.createSink(stmt);
       case 'drop':
         return this.drop(stmt);
       case 'show':
@@ -176,74 +192,68 @@ export class Engine {
   private createTable(stmt: Extract<Statement, { kind: 'createTable' }>): StatementResult {
     if (this.catalogState.has(stmt.name)) {
       if (stmt.ifNotExists) return { statement: 'CREATE TABLE', object: stmt.name };
-      throw new SluiceError('DUPLICATE_OBJECT', `relation "${stmt.name}" already exists`, {
-        position: stmt.pos,
-      });
+      throw duplicateObject(stmt.name, stmt.pos);
     }
-    if (stmt.columns.length === 0) {
-      throw new SluiceError('INVALID_DEFINITION', `table "${stmt.name}" must have at least one column`, {
-        position: stmt.pos,
-      });
-    }
-    const seen = new Set<string>();
-    for (const c of stmt.columns) {
-      if (seen.has(c.name))
-        throw new SluiceError('DUPLICATE_COLUMN', `column "${c.name}" specified more than once`, {
-          position: c.pos,
-        });
-      seen.add(c.name);
-    }
-    const inlinePk = stmt.columns.filter((c) => c.primaryKey).map((c) => c.name);
-    if (inlinePk.length > 1 || (inlinePk.length > 0 && stmt.primaryKey !== undefined)) {
-      throw new SluiceError(
-        'INVALID_DEFINITION',
-        `multiple primary keys for table "${stmt.name}" are not allowed`,
-        { position: stmt.pos },
-      );
-    }
-    const pkNames = stmt.primaryKey ?? inlinePk;
-    const pk: number[] = [];
-    for (const name of pkNames) {
-      const i = stmt.columns.findIndex((c) => c.name === name);
-      if (i < 0) {
-        throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" named in key does not exist`, {
-          position: stmt.pos,
-        });
-      }
-      if (pk.includes(i))
-        throw new SluiceError(
-          'DUPLICATE_COLUMN',
-          `column "${name}" appears twice in primary key constraint`,
-          { position: stmt.pos },
-        );
-      pk.push(i);
-    }
-    const columns: ColumnMeta[] = stmt.columns.map((c, i) => ({
-      name: c.name,
-      type: resolveTypeName(c.type),
-      nullable: !c.notNull && !pk.includes(i),
-    }));
-    const def: TableDef = {
-      kind: 'table',
-      name: stmt.name,
-      columns,
-      primaryKey: pk.length > 0 ? pk : null,
-      sql: stmt.text,
-    };
+    const def: TableDef = { kind: 'table', name: stmt.name, ...tableShape(stmt), sql: stmt.text };
     this.journal?.appendDdl({ epoch: this.currentEpoch, sql: stmt.text });
+    this.addStoredRelation(def);
+    return { statement: 'CREATE TABLE', object: def.name };
+  }
+
+  private addStoredRelation(def: TableDef): void {
     this.catalogState.add(def);
     const store = new TableStore(def);
     store.trackChanges(this.stateTracking);
     this.tables.set(def.name, store);
-    return { statement: 'CREATE TABLE', object: def.name };
+  }
+
+  /** A source is a table whose rows only its connector writes (see `applyChanges`' `fromSource`). */
+  private createSource(stmt: Extract<Statement, { kind: 'createSource' }>): StatementResult {
+    if (this.catalogState.has(stmt.name)) {
+      if (stmt.ifNotExists) return { statement: 'CREATE SOURCE', object: stmt.name };
+      throw duplicateObject(stmt.name, stmt.pos);
+    }
+    const shape = tableShape(stmt);
+    const source = sourceOptions(stmt.connector, stmt.name, shape.primaryKey !== null);
+    const def: TableDef = { kind: 'table', name: stmt.name, ...shape, sql: stmt.text, source };
+    this.journal?.appendDdl({ epoch: this.currentEpoch, sql: stmt.text });
+    this.addStoredRelation(def);
+    return { statement: 'CREATE SOURCE', object: def.name };
+  }
+
+  /** A sink is catalog metadata over one view; its connector subscribes to the view. */
+  private createSink(stmt: Extract<Statement, { kind: 'createSink' }>): StatementResult {
+    if (this.catalogState.has(stmt.name)) {
+      if (stmt.ifNotExists) return { statement: 'CREATE SINK', object: stmt.name };
+      throw duplicateObject(stmt.name, stmt.pos);
+    }
+    const view = this.catalogState.get(stmt.from);
+    if (view === undefined) {
+      throw new SluiceError('UNKNOWN_VIEW', `materialized view "${stmt.from}" does not exist`, {
+        position: stmt.fromPos,
+      });
+    }
+    if (view.kind !== 'view') {
+      throw new SluiceError(
+        'WRONG_OBJECT_KIND',
+        `"${stmt.from}" is a ${kindLabel(view)}, not a materialized view`,
+        {
+          position: stmt.fromPos,
+          hint: 'a sink writes a materialized view; create one over it (SELECT * FROM ...) and sink that',
+        },
+      );
+    }
+    const options = sinkOptions(stmt.connector, view.name, view.key !== null);
+    const def: SinkDef = { kind: 'sink', name: stmt.name, view: view.name, options, sql: stmt.text };
+    this.journal?.appendDdl({ epoch: this.currentEpoch, sql: stmt.text });
+    this.catalogState.add(def);
+    return { statement: 'CREATE SINK', object: def.name };
   }
 
   private createView(stmt: Extract<Statement, { kind: 'createView' }>): StatementResult {
     if (this.catalogState.has(stmt.name)) {
       if (stmt.ifNotExists) return { statement: 'CREATE MATERIALIZED VIEW', object: stmt.name };
-      throw new SluiceError('DUPLICATE_OBJECT', `relation "${stmt.name}" already exists`, {
-        position: stmt.pos,
-      });
+      throw duplicateObject(stmt.name, stmt.pos);
     }
     const bound = bindSelect(stmt.query, this.catalogState, {
       forView: true,
@@ -284,41 +294,46 @@ export class Engine {
   }
 
   private drop(stmt: Extract<Statement, { kind: 'drop' }>): StatementResult {
-    const label = stmt.objectKind === 'table' ? 'DROP TABLE' : 'DROP MATERIALIZED VIEW';
+    const kind = objectKindLabels[stmt.objectKind];
+    const label = `DROP ${kind.toUpperCase()}`;
     const object = this.catalogState.get(stmt.name);
     if (object === undefined) {
       if (stmt.ifExists) return { statement: label, object: stmt.name };
-      throw new SluiceError(
-        stmt.objectKind === 'table' ? 'UNKNOWN_TABLE' : 'UNKNOWN_VIEW',
-        `${stmt.objectKind === 'table' ? 'table' : 'materialized view'} "${stmt.name}" does not exist`,
-        { position: stmt.pos },
-      );
+      const code =
+        stmt.objectKind === 'table'
+          ? 'UNKNOWN_TABLE'
+          : stmt.objectKind === 'view'
+            ? 'UNKNOWN_VIEW'
+            : 'UNKNOWN_OBJECT';
+      throw new SluiceError(code, `${kind} "${stmt.name}" does not exist`, { position: stmt.pos });
     }
-    if (object.kind !== stmt.objectKind) {
-      throw new SluiceError(
-        'WRONG_OBJECT_KIND',
-        `"${stmt.name}" is not a ${stmt.objectKind === 'table' ? 'table' : 'materialized view'}`,
-        {
-          position: stmt.pos,
-          hint: `use DROP ${object.kind === 'table' ? 'TABLE' : 'MATERIALIZED VIEW'} to remove it`,
-        },
-      );
+    const actual = kindLabel(object);
+    if (actual !== kind) {
+      throw new SluiceError('WRONG_OBJECT_KIND', `"${stmt.name}" is not a ${kind}`, {
+        position: stmt.pos,
+        hint: `use DROP ${actual.toUpperCase()} to remove it`,
+      });
     }
     const dependents = this.catalogState.transitiveDependents(stmt.name);
-    if (dependents.length > 0 && !stmt.cascade) {
+    const sinks = this.catalogState.dependentSinks(stmt.name);
+    if ((dependents.length > 0 || sinks.length > 0) && !stmt.cascade) {
       throw new SluiceError(
         'DEPENDENT_OBJECTS',
-        `cannot drop ${object.kind === 'table' ? 'table' : 'materialized view'} "${stmt.name}" because other objects depend on it`,
+        `cannot drop ${kind} "${stmt.name}" because other objects depend on it`,
         {
           position: stmt.pos,
-          detail: dependents
-            .map((d) => `materialized view "${d.name}" depends on "${d.dependsOn.join('", "')}"`)
-            .join('\n'),
+          detail: [
+            ...dependents.map(
+              (d) => `materialized view "${d.name}" depends on "${d.dependsOn.join('", "')}"`,
+            ),
+            ...sinks.map((d) => `sink "${d.name}" depends on "${d.view}"`),
+          ].join('\n'),
           hint: 'use DROP ... CASCADE to drop the dependent objects too',
         },
       );
     }
     this.journal?.appendDdl({ epoch: this.currentEpoch, sql: stmt.text });
+    for (const d of sinks) this.removeObject(d.name, `dropped by CASCADE from "${stmt.name}"`);
     for (const d of [...dependents].reverse())
       this.removeObject(d.name, `dropped by CASCADE from "${stmt.name}"`);
     this.removeObject(stmt.name, 'dropped');
@@ -335,22 +350,35 @@ export class Engine {
     for (const s of subs ?? []) s.onClose?.(`materialized view "${name}" was ${reason}`);
   }
 
-  private show(kind: 'tables' | 'views'): StatementResult {
-    if (kind === 'tables') {
-      return {
-        statement: 'SHOW TABLES',
-        columns: [{ name: 'name', type: 'text', nullable: false }],
-        rows: this.catalogState.tables().map((t) => ({ name: t.name })),
-      };
+  private show(kind: 'tables' | 'views' | 'sources' | 'sinks'): StatementResult {
+    const name = { name: 'name', type: 'text', nullable: false } as const;
+    const definition = { name: 'definition', type: 'text', nullable: false } as const;
+    switch (kind) {
+      case 'tables':
+        return {
+          statement: 'SHOW TABLES',
+          columns: [name],
+          rows: this.catalogState.tables().map((t) => ({ name: t.name })),
+        };
+      case 'views':
+        return {
+          statement: 'SHOW VIEWS',
+          columns: [name, definition],
+          rows: this.catalogState.views().map((v) => ({ name: v.name, definition: v.sql })),
+        };
+      case 'sources':
+        return {
+          statement: 'SHOW SOURCES',
+          columns: [name, definition],
+          rows: this.catalogState.sources().map((t) => ({ name: t.name, definition: t.sql })),
+        };
+      case 'sinks':
+        return {
+          statement: 'SHOW SINKS',
+          columns: [name, { name: 'view', type: 'text', nullable: false }, definition],
+          rows: this.catalogState.sinks().map((k) => ({ name: k.name, view: k.view, definition: k.sql })),
+        };
     }
-    return {
-      statement: 'SHOW VIEWS',
-      columns: [
-        { name: 'name', type: 'text', nullable: false },
-        { name: 'definition', type: 'text', nullable: false },
-      ],
-      rows: this.catalogState.views().map((v) => ({ name: v.name, definition: v.sql })),
-    };
   }
 
   private explain(query: SelectStmt, dataflow: boolean): StatementResult {
@@ -373,7 +401,17 @@ export class Engine {
 
   private tableForWrite(name: string, pos: { line: number; column: number }): TableStore {
     const table = this.tables.get(name);
-    if (table !== undefined) return table;
+    if (table !== undefined) {
+      if (table.def.source !== undefined) throw sourceWriteError(table.def).at(pos);
+      return table;
+    }
+    const sink = this.catalogState.get(name);
+    if (sink?.kind === 'sink') {
+      throw new SluiceError('WRONG_OBJECT_KIND', `cannot change sink "${name}"`, {
+        position: pos,
+        hint: `a sink writes materialized view "${sink.view}" to Kafka; it holds no rows`,
+      });
+    }
     if (this.views.has(name)) {
       throw new SluiceError('WRONG_OBJECT_KIND', `cannot change materialized view "${name}"`, {
         position: pos,
@@ -573,7 +611,17 @@ export class Engine {
     if (store === undefined) {
       if (this.views.has(table))
         throw new SluiceError('WRONG_OBJECT_KIND', `cannot write to materialized view "${table}"`);
+      if (this.catalogState.get(table)?.kind === 'sink')
+        throw new SluiceError('WRONG_OBJECT_KIND', `cannot write to sink "${table}"`);
       throw new SluiceError('UNKNOWN_TABLE', `table "${table}" does not exist`);
+    }
+    const fromSource = options.fromSource === true;
+    if (store.def.source !== undefined && !fromSource) throw sourceWriteError(store.def);
+    if (store.def.source === undefined && fromSource) {
+      throw new SluiceError('WRONG_OBJECT_KIND', `"${table}" is a table, not a source`);
+    }
+    if (fromSource && options.positions === undefined) {
+      throw new SluiceError('INTERNAL_ERROR', `a batch for source "${table}" must carry its positions`);
     }
     const prepared = store.prepare(changes);
     if (prepared.deletes.length === 0 && prepared.inserts.length === 0) {
@@ -581,7 +629,19 @@ export class Engine {
     }
     const epoch = this.currentEpoch + 1;
     let positions: SourcePositions;
-    if (options.positions !== undefined) positions = options.positions;
+    if (fromSource) {
+      // The connector's positions are the epoch's, live and in replay alike; the journal records
+      // them with the batch so that replay passes them back unchanged.
+      positions = options.positions as SourcePositions;
+      this.journal?.appendBatch({
+        epoch,
+        table,
+        columns: store.columnNames,
+        inserts: prepared.inserts,
+        deletes: prepared.deletes,
+        positions,
+      });
+    } else if (options.positions !== undefined) positions = options.positions;
     else if (this.journal !== null) {
       positions = this.journal.appendBatch({
         epoch,
@@ -655,8 +715,13 @@ export class Engine {
 
   private tableFingerprint(def: TableDef): string {
     const shape = def.columns.map((c) => `${c.name}:${typeName(c.type)}:${c.nullable}`).join(',');
+    // For a source, what its rows mean: the topic they come from and how messages decode.
+    const source =
+      def.source !== undefined
+        ? `|source=${def.source.connector}:${def.source.topic}:${def.source.format}`
+        : '';
     return createHash('sha256')
-      .update(`${shape}|pk=${def.primaryKey?.join(',') ?? ''}`)
+      .update(`${shape}|pk=${def.primaryKey?.join(',') ?? ''}${source}`)
       .digest('hex')
       .slice(0, 16);
   }
@@ -667,7 +732,7 @@ export class Engine {
    */
   takeCheckpoint(full = false): EngineCheckpoint {
     const objects: ObjectCheckpoint[] = [];
-    for (const def of this.catalogState.tables()) {
+    for (const def of this.catalogState.storedRelations()) {
       const store = this.tables.get(def.name) as TableStore;
       objects.push({
         name: def.name,
@@ -694,7 +759,7 @@ export class Engine {
    * lowering changed) is rebuilt from its inputs instead of restored; returns those views.
    */
   loadCheckpoint(checkpoint: StoredCheckpoint): { rebuilt: string[] } {
-    for (const def of this.catalogState.tables()) {
+    for (const def of this.catalogState.storedRelations()) {
       const stored = checkpoint.objects.get(def.name);
       const store = this.tables.get(def.name) as TableStore;
       if (stored === undefined || stored.fingerprint !== this.tableFingerprint(def)) {
@@ -737,8 +802,12 @@ export class Engine {
   private viewRuntime(name: string): ViewRuntime {
     const v = this.views.get(name);
     if (v === undefined) {
-      if (this.tables.has(name))
-        throw new SluiceError('WRONG_OBJECT_KIND', `"${name}" is a table, not a materialized view`);
+      const other = this.catalogState.get(name);
+      if (other !== undefined)
+        throw new SluiceError(
+          'WRONG_OBJECT_KIND',
+          `"${name}" is a ${kindLabel(other)}, not a materialized view`,
+        );
       throw new SluiceError('UNKNOWN_VIEW', `materialized view "${name}" does not exist`);
     }
     return v;
@@ -811,17 +880,24 @@ export class Engine {
     };
   }
 
-  catalog(): { tables: TableInfo[]; views: ViewInfo[] } {
+  private tableInfo(t: TableDef): TableInfo {
+    return {
+      name: t.name,
+      columns: columnInfos(t.columns),
+      primaryKey: t.primaryKey === null ? null : t.primaryKey.map((k) => (t.columns[k] as ColumnMeta).name),
+      sql: t.sql,
+      rowCount: (this.tables.get(t.name) as TableStore).rowCount(),
+      dependents: this.catalogState.dependents(t.name).map((d) => d.name),
+    };
+  }
+
+  /** Tables, sources, views and sinks, in creation order within each kind. */
+  catalog(): { tables: TableInfo[]; views: ViewInfo[]; sources: SourceInfo[]; sinks: SinkInfo[] } {
     const c = this.catalogState;
     return {
-      tables: c.tables().map((t) => ({
-        name: t.name,
-        columns: columnInfos(t.columns),
-        primaryKey: t.primaryKey === null ? null : t.primaryKey.map((k) => (t.columns[k] as ColumnMeta).name),
-        sql: t.sql,
-        rowCount: (this.tables.get(t.name) as TableStore).rowCount(),
-        dependents: c.dependents(t.name).map((d) => d.name),
-      })),
+      tables: c.tables().map((t) => this.tableInfo(t)),
+      sources: c.sources().map((t) => ({ ...this.tableInfo(t), options: t.source as SourceInfo['options'] })),
+      sinks: c.sinks().map((k) => ({ name: k.name, view: k.view, sql: k.sql, options: k.options })),
       views: c.views().map((v) => {
         const runtime = this.views.get(v.name) as ViewRuntime;
         return {
@@ -839,6 +915,80 @@ export class Engine {
       }),
     };
   }
+}
+
+const objectKindLabels = {
+  table: 'table',
+  view: 'materialized view',
+  source: 'source',
+  sink: 'sink',
+} as const;
+
+function duplicateObject(name: string, position: { line: number; column: number }): SluiceError {
+  return new SluiceError('DUPLICATE_OBJECT', `relation "${name}" already exists`, { position });
+}
+
+/** Columns and primary key of CREATE TABLE / CREATE SOURCE, validated. */
+function tableShape(stmt: Extract<Statement, { kind: 'createTable' | 'createSource' }>): {
+  columns: ColumnMeta[];
+  primaryKey: number[] | null;
+} {
+  const kind = stmt.kind === 'createTable' ? 'table' : 'source';
+  if (stmt.columns.length === 0) {
+    throw new SluiceError('INVALID_DEFINITION', `${kind} "${stmt.name}" must have at least one column`, {
+      position: stmt.pos,
+    });
+  }
+  const seen = new Set<string>();
+  for (const c of stmt.columns) {
+    if (seen.has(c.name))
+      throw new SluiceError('DUPLICATE_COLUMN', `column "${c.name}" specified more than once`, {
+        position: c.pos,
+      });
+    seen.add(c.name);
+  }
+  const inlinePk = stmt.columns.filter((c) => c.primaryKey).map((c) => c.name);
+  if (inlinePk.length > 1 || (inlinePk.length > 0 && stmt.primaryKey !== undefined)) {
+    throw new SluiceError(
+      'INVALID_DEFINITION',
+      `multiple primary keys for ${kind} "${stmt.name}" are not allowed`,
+      {
+        position: stmt.pos,
+      },
+    );
+  }
+  const pkNames = stmt.primaryKey ?? inlinePk;
+  const pk: number[] = [];
+  for (const name of pkNames) {
+    const i = stmt.columns.findIndex((c) => c.name === name);
+    if (i < 0) {
+      throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" named in key does not exist`, {
+        position: stmt.pos,
+      });
+    }
+    if (pk.includes(i))
+      throw new SluiceError('DUPLICATE_COLUMN', `column "${name}" appears twice in primary key constraint`, {
+        position: stmt.pos,
+      });
+    pk.push(i);
+  }
+  const columns: ColumnMeta[] = stmt.columns.map((c, i) => ({
+    name: c.name,
+    type: resolveTypeName(c.type),
+    nullable: !c.notNull && !pk.includes(i),
+  }));
+  return { columns, primaryKey: pk.length > 0 ? pk : null };
+}
+
+/** A write to a source that does not come from its connector. */
+function sourceWriteError(def: TableDef): SluiceError {
+  return new SluiceError(
+    'WRONG_OBJECT_KIND',
+    `"${def.name}" is a source; its rows come from Kafka topic "${def.source?.topic ?? ''}"`,
+    {
+      hint: "only the source's connector writes its rows; to write rows yourself, create a table",
+    },
+  );
 }
 
 function toRow(values: readonly Value[], columns: readonly ColumnMeta[]): Row {

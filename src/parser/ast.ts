@@ -131,6 +131,26 @@ export interface ColumnDef {
   readonly pos: Pos;
 }
 
+/** One `name value` pair of a connector's option list, as written (validated by the planner). */
+export interface ConnectorOption {
+  /** lowercased */
+  readonly name: string;
+  readonly pos: Pos;
+  /** `string` for a quoted literal, `integer`/`number` for numerals (sign applied), `word` for a bare name. */
+  readonly valueKind: 'string' | 'integer' | 'number' | 'word';
+  /** The literal's value: the string's text, the numeral's text, or the word as written. */
+  readonly value: string;
+  readonly valuePos: Pos;
+}
+
+/** `KAFKA (option value, ...)` after CREATE SOURCE ... FROM or CREATE SINK ... INTO. */
+export interface ConnectorClause {
+  /** lowercased connector name (only `kafka` is known; the planner rejects others). */
+  readonly connector: string;
+  readonly pos: Pos;
+  readonly options: readonly ConnectorOption[];
+}
+
 export type Statement =
   | {
       readonly kind: 'createTable';
@@ -139,6 +159,28 @@ export type Statement =
       readonly columns: readonly ColumnDef[];
       /** From a `PRIMARY KEY (a, b)` clause. */
       readonly primaryKey?: readonly string[];
+      readonly pos: Pos;
+      readonly text: string;
+    }
+  | {
+      readonly kind: 'createSource';
+      readonly name: string;
+      readonly ifNotExists: boolean;
+      readonly columns: readonly ColumnDef[];
+      /** From a `PRIMARY KEY (a, b)` clause. */
+      readonly primaryKey?: readonly string[];
+      readonly connector: ConnectorClause;
+      readonly pos: Pos;
+      readonly text: string;
+    }
+  | {
+      readonly kind: 'createSink';
+      readonly name: string;
+      readonly ifNotExists: boolean;
+      /** The materialized view whose changelog the sink writes. */
+      readonly from: string;
+      readonly fromPos: Pos;
+      readonly connector: ConnectorClause;
       readonly pos: Pos;
       readonly text: string;
     }
@@ -155,7 +197,7 @@ export type Statement =
     }
   | {
       readonly kind: 'drop';
-      readonly objectKind: 'table' | 'view';
+      readonly objectKind: 'table' | 'view' | 'source' | 'sink';
       readonly name: string;
       readonly ifExists: boolean;
       readonly cascade: boolean;
@@ -164,7 +206,7 @@ export type Statement =
     }
   | {
       readonly kind: 'show';
-      readonly objectKind: 'tables' | 'views';
+      readonly objectKind: 'tables' | 'views' | 'sources' | 'sinks';
       readonly pos: Pos;
       readonly text: string;
     }

@@ -197,6 +197,67 @@ describe('statements', () => {
     });
   });
 
+  it('CREATE SOURCE ... FROM KAFKA (options) keeps option values as written', () => {
+    const stmt = one(
+      "CREATE SOURCE IF NOT EXISTS Orders (id bigint PRIMARY KEY, source text) FROM kafka (Brokers 'h:1', max_batch_ms -5, format json, x 1.5)",
+    );
+    assert.equal(stmt.kind, 'createSource');
+    if (stmt.kind !== 'createSource') return;
+    assert.equal(stmt.name, 'orders');
+    assert.equal(stmt.ifNotExists, true);
+    assert.deepEqual(
+      stmt.columns.map((c) => [c.name, c.primaryKey]),
+      [
+        ['id', true],
+        ['source', false],
+      ],
+    );
+    assert.equal(stmt.connector.connector, 'kafka');
+    assert.deepEqual(stmt.connector.pos, { line: 1, column: 78 });
+    assert.deepEqual(
+      stmt.connector.options.map((o) => [o.name, o.valueKind, o.value, o.valuePos.column]),
+      [
+        ['brokers', 'string', 'h:1', 93],
+        ['max_batch_ms', 'integer', '-5', 113],
+        ['format', 'word', 'json', 124],
+        ['x', 'number', '1.5', 132],
+      ],
+    );
+  });
+
+  it('CREATE SINK ... FROM view INTO KAFKA (options)', () => {
+    const stmt = one("create sink s from V into kafka (topic 't')");
+    assert.equal(stmt.kind === 'createSink' && stmt.from, 'v');
+    assert.deepEqual(stmt.kind === 'createSink' && stmt.fromPos, { line: 1, column: 20 });
+    assert.equal(stmt.kind === 'createSink' && stmt.connector.options.length, 1);
+    const empty = one('CREATE SINK s FROM v INTO KAFKA ()');
+    assert.equal(empty.kind === 'createSink' && empty.connector.options.length, 0);
+  });
+
+  it('DROP SOURCE / SINK, SHOW SOURCES / SINKS', () => {
+    const source = one('DROP SOURCE IF EXISTS o CASCADE');
+    assert.equal(source.kind === 'drop' && source.objectKind, 'source');
+    assert.equal(source.kind === 'drop' && source.cascade, true);
+    const sink = one('drop sink s');
+    assert.equal(sink.kind === 'drop' && sink.objectKind, 'sink');
+    assert.equal(
+      one('SHOW SOURCES').kind === 'show' && (one('SHOW SOURCES') as { objectKind: string }).objectKind,
+      'sources',
+    );
+    assert.equal((one('show sinks') as { objectKind: string }).objectKind, 'sinks');
+  });
+
+  it('source, sink and kafka remain usable as names', () => {
+    const stmt = one('CREATE TABLE sink (source integer, sources text, kafka text, sinks integer)');
+    assert.deepEqual(stmt.kind === 'createTable' && stmt.columns.map((c) => c.name), [
+      'source',
+      'sources',
+      'kafka',
+      'sinks',
+    ]);
+    assert.equal(one('SELECT source, kafka FROM sink').kind, 'select');
+  });
+
   it('EXPLAIN [DATAFLOW]', () => {
     const plain = one('EXPLAIN SELECT a FROM t');
     assert.equal(plain.kind === 'explain' && plain.dataflow, false);
@@ -848,7 +909,8 @@ describe('syntax errors', () => {
       'conflicting NULL/NOT NULL declarations for column "a" of table "t"',
       { line: 1, column: 17 },
     ],
-    ['CREATE SOURCE s', 'syntax error at or near "SOURCE"', { line: 1, column: 8 }],
+    ['CREATE SOURCE s', 'syntax error at end of input', { line: 1, column: 16 }],
+    ['CREATE SINK s FROM v', 'syntax error at end of input', { line: 1, column: 21 }],
     ['DROP TABLE', 'syntax error at end of input', { line: 1, column: 11 }],
     ['SHOW columns', 'syntax error at or near "columns"', { line: 1, column: 6 }],
     ['SHOW TABLES extra', 'syntax error at or near "extra"', { line: 1, column: 13 }],

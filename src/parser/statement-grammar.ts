@@ -10,7 +10,16 @@ import {
   type OrMethodOpts,
   type TokenType,
 } from 'chevrotain';
-import type { ColumnDef, Expr, Pos, SelectStmt, Statement, TypeName } from './ast.ts';
+import type {
+  ColumnDef,
+  ConnectorClause,
+  ConnectorOption,
+  Expr,
+  Pos,
+  SelectStmt,
+  Statement,
+  TypeName,
+} from './ast.ts';
 import { notSupported, parseError, SluiceError } from '../errors.ts';
 import {
   booleanLiteral,
@@ -102,7 +111,11 @@ import {
   Select,
   SetKw,
   Show,
+  Sink,
+  Sinks,
   Slash,
+  Source,
+  Sources,
   Star,
   StringLit,
   stringValue,
@@ -152,6 +165,29 @@ function appendAll(target: Piece[], pieces: readonly Piece[]): void {
 interface NameRef {
   readonly name: string;
   readonly pos: Pos;
+}
+
+/** The columns and primary key of a CREATE TABLE / CREATE SOURCE element list. */
+function columnsAndKey(
+  tableName: string,
+  elements: readonly TableElement[],
+): { columns: ColumnDef[]; primaryKey?: readonly string[] } {
+  const columns: ColumnDef[] = [];
+  let primaryKey: readonly string[] | undefined;
+  for (const element of elements) {
+    if (element.column !== undefined) columns.push(element.column);
+    if (element.primaryKey !== undefined) {
+      if (primaryKey !== undefined) {
+        throw new SluiceError(
+          'INVALID_DEFINITION',
+          `multiple primary keys for table "${tableName}" are not allowed`,
+          { position: element.pos },
+        );
+      }
+      primaryKey = element.primaryKey;
+    }
+  }
+  return { columns, ...(primaryKey !== undefined ? { primaryKey } : {}) };
 }
 
 class StatementParser extends EmbeddedActionsParser {
@@ -232,6 +268,8 @@ class StatementParser extends EmbeddedActionsParser {
     return this.OR([
       { ALT: () => this.SUBRULE(this.createTable) },
       { ALT: () => this.SUBRULE(this.createView) },
+      { ALT: () => this.SUBRULE(this.createSource) },
+      { ALT: () => this.SUBRULE(this.createSink) },
       {
         ALT: () => {
           const view = this.CONSUME(View);
@@ -247,38 +285,103 @@ class StatementParser extends EmbeddedActionsParser {
     this.CONSUME(Table);
     const ifNotExists = this.SUBRULE(this.ifNotExists);
     const name = this.SUBRULE(this.objectName);
+    const elements = this.SUBRULE(this.tableElements, { ARGS: [name.name] });
+    return this.ACTION((): Statement => ({
+      kind: 'createTable',
+      name: name.name,
+      ifNotExists,
+      ...columnsAndKey(name.name, elements),
+      pos: this.statementPos,
+      text: this.statementText,
+    }));
+  });
+
+  /** `(column, ..., [PRIMARY KEY (...)])` of CREATE TABLE and CREATE SOURCE. */
+  private readonly tableElements = this.RULE('tableElements', (tableName: string): TableElement[] => {
     this.ACTION(() => {
-      this.tableName = name.name;
+      this.tableName = tableName;
     });
     this.CONSUME(LParen);
     const elements: TableElement[] = [];
     this.AT_LEAST_ONE_SEP({ SEP: Comma, DEF: () => elements.push(this.SUBRULE(this.tableElement)) });
     this.CONSUME(RParen);
-    return this.ACTION((): Statement => {
-      const columns: ColumnDef[] = [];
-      let primaryKey: readonly string[] | undefined;
-      for (const element of elements) {
-        if (element.column !== undefined) columns.push(element.column);
-        if (element.primaryKey !== undefined) {
-          if (primaryKey !== undefined) {
-            throw new SluiceError(
-              'INVALID_DEFINITION',
-              `multiple primary keys for table "${name.name}" are not allowed`,
-              { position: element.pos },
-            );
-          }
-          primaryKey = element.primaryKey;
-        }
+    return elements;
+  });
+
+  private readonly createSource = this.RULE('createSource', (): Statement => {
+    this.CONSUME(Source);
+    const ifNotExists = this.SUBRULE(this.ifNotExists);
+    const name = this.SUBRULE(this.objectName);
+    const elements = this.SUBRULE(this.tableElements, { ARGS: [name.name] });
+    this.CONSUME(From);
+    const connector = this.SUBRULE(this.connectorClause);
+    return this.ACTION((): Statement => ({
+      kind: 'createSource',
+      name: name.name,
+      ifNotExists,
+      ...columnsAndKey(name.name, elements),
+      connector,
+      pos: this.statementPos,
+      text: this.statementText,
+    }));
+  });
+
+  private readonly createSink = this.RULE('createSink', (): Statement => {
+    this.CONSUME(Sink);
+    const ifNotExists = this.SUBRULE(this.ifNotExists);
+    const name = this.SUBRULE(this.objectName);
+    this.CONSUME(From);
+    const from = this.SUBRULE2(this.objectName);
+    this.CONSUME(Into);
+    const connector = this.SUBRULE(this.connectorClause);
+    return this.ACTION((): Statement => ({
+      kind: 'createSink',
+      name: name.name,
+      ifNotExists,
+      from: from.name,
+      fromPos: from.pos,
+      connector,
+      pos: this.statementPos,
+      text: this.statementText,
+    }));
+  });
+
+  /** `KAFKA (name value, ...)`: values are taken as written; the planner validates them. */
+  private readonly connectorClause = this.RULE('connectorClause', (): ConnectorClause => {
+    const connector = this.CONSUME(Ident);
+    this.CONSUME(LParen);
+    const options: ConnectorOption[] = [];
+    this.MANY_SEP({ SEP: Comma, DEF: () => options.push(this.SUBRULE(this.connectorOption)) });
+    this.CONSUME(RParen);
+    return this.ACTION(() => ({ connector: identName(connector), pos: posOf(connector), options }));
+  });
+
+  private readonly connectorOption = this.RULE('connectorOption', (): ConnectorOption => {
+    const name = this.CONSUME(Ident);
+    let minus: IToken | undefined;
+    const value = this.OR([
+      { ALT: () => this.CONSUME(StringLit) },
+      {
+        ALT: () => {
+          this.OPTION(() => {
+            minus = this.CONSUME(Minus);
+          });
+          return this.CONSUME(NumberLit);
+        },
+      },
+      { ALT: () => this.CONSUME2(Ident) },
+    ]);
+    return this.ACTION((): ConnectorOption => {
+      const base = { name: identName(name), pos: posOf(name) };
+      if (value.tokenType === StringLit) {
+        return { ...base, valueKind: 'string', value: stringValue(value), valuePos: posOf(value) };
       }
-      return {
-        kind: 'createTable',
-        name: name.name,
-        ifNotExists,
-        columns,
-        ...(primaryKey !== undefined ? { primaryKey } : {}),
-        pos: this.statementPos,
-        text: this.statementText,
-      };
+      if (value.tokenType === NumberLit) {
+        const text = `${minus !== undefined ? '-' : ''}${value.image}`;
+        const valueKind = /^\d+$/.test(value.image) ? 'integer' : 'number';
+        return { ...base, valueKind, value: text, valuePos: posOf(minus ?? value) };
+      }
+      return { ...base, valueKind: 'word', value: value.image, valuePos: posOf(value) };
     });
   });
 
@@ -406,6 +509,18 @@ class StatementParser extends EmbeddedActionsParser {
           return 'view' as const;
         },
       },
+      {
+        ALT: () => {
+          this.CONSUME(Source);
+          return 'source' as const;
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(Sink);
+          return 'sink' as const;
+        },
+      },
     ]);
     let ifExists = false;
     this.OPTION(() => {
@@ -463,6 +578,18 @@ class StatementParser extends EmbeddedActionsParser {
           this.CONSUME(Materialized);
           this.CONSUME2(Views);
           return 'views' as const;
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(Sources);
+          return 'sources' as const;
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(Sinks);
+          return 'sinks' as const;
         },
       },
     ]);

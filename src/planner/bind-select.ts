@@ -50,7 +50,7 @@ export function planKey(plan: LogicalPlan, catalog: Catalog): readonly number[] 
   switch (plan.kind) {
     case 'scan': {
       const o = catalog.get(plan.source);
-      if (o === undefined) return null;
+      if (o === undefined || o.kind === 'sink') return null;
       return o.kind === 'table' ? o.primaryKey : o.key;
     }
     case 'values':
@@ -112,6 +112,12 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     if (source === undefined) {
       throw new SluiceError('UNKNOWN_TABLE', `relation "${ref.name}" does not exist`, { position: ref.pos });
     }
+    if (source.kind === 'sink') {
+      throw new SluiceError('WRONG_OBJECT_KIND', `"${source.name}" is a sink, not a relation`, {
+        position: ref.pos,
+        hint: `read materialized view "${source.view}", which the sink writes`,
+      });
+    }
     if (options.viewName !== undefined && source.name === options.viewName) {
       throw new SluiceError('INVALID_DEFINITION', `view "${source.name}" cannot read itself`, {
         position: ref.pos,
@@ -120,7 +126,8 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     dependsOn.push(source.name);
     plan = { kind: 'scan', source: source.name, sourceKind: source.kind, columns: source.columns };
     const names = ref.alias !== undefined ? [ref.alias] : [ref.name];
-    scope = scopeOf(plan, names, `${source.kind === 'table' ? 'table' : 'view'} "${ref.alias ?? ref.name}"`);
+    const label = source.kind === 'view' ? 'view' : source.source !== undefined ? 'source' : 'table';
+    scope = scopeOf(plan, names, `${label} "${ref.alias ?? ref.name}"`);
   }
 
   // WHERE

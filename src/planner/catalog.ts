@@ -1,8 +1,10 @@
-// The catalog: tables and materialized views by name, with their columns, keys and dependencies.
-// Pure metadata; the runtime state of each object lives in src/exec.
+// The catalog: tables, sources, materialized views and sinks by name (one namespace), with their
+// columns, keys and dependencies. Pure metadata; the runtime state of each object lives in src/exec.
+// A source is a TableDef with `source` set: views read it exactly like a table.
 import type { SelectStmt } from '../parser/ast.ts';
 import type { ColumnInfo, SqlType } from '../types.ts';
 import { typeName } from '../types.ts';
+import type { KafkaSinkOptions, KafkaSourceOptions } from './connector-options.ts';
 import type { LogicalPlan } from './logical-plan.ts';
 
 export interface ColumnMeta {
@@ -18,6 +20,8 @@ export interface TableDef {
   /** Column indexes of the primary key, or null for a table without one (a multiset). */
   readonly primaryKey: readonly number[] | null;
   readonly sql: string;
+  /** Set for a source: its rows come only from this connector. */
+  readonly source?: KafkaSourceOptions;
 }
 
 export interface ViewDef {
@@ -33,7 +37,23 @@ export interface ViewDef {
   readonly dependsOn: readonly string[];
 }
 
-export type CatalogObject = TableDef | ViewDef;
+/** A sink: writes one materialized view's changelog to an external system. Holds no state. */
+export interface SinkDef {
+  readonly kind: 'sink';
+  readonly name: string;
+  /** The materialized view it writes. */
+  readonly view: string;
+  readonly options: KafkaSinkOptions;
+  readonly sql: string;
+}
+
+export type CatalogObject = TableDef | ViewDef | SinkDef;
+
+/** The object kind as named in messages: table, source, materialized view or sink. */
+export function kindLabel(object: CatalogObject): string {
+  if (object.kind === 'table') return object.source !== undefined ? 'source' : 'table';
+  return object.kind === 'view' ? 'materialized view' : 'sink';
+}
 
 export function columnInfos(columns: readonly ColumnMeta[]): ColumnInfo[] {
   return columns.map((c) => ({ name: c.name, type: typeName(c.type), nullable: c.nullable }));
@@ -59,8 +79,21 @@ export class Catalog {
     this.objects.delete(name);
   }
 
-  tables(): TableDef[] {
+  /** Tables and sources: the relations that store rows (and checkpoint them). */
+  storedRelations(): TableDef[] {
     return [...this.objects.values()].filter((o): o is TableDef => o.kind === 'table');
+  }
+
+  tables(): TableDef[] {
+    return this.storedRelations().filter((t) => t.source === undefined);
+  }
+
+  sources(): TableDef[] {
+    return this.storedRelations().filter((t) => t.source !== undefined);
+  }
+
+  sinks(): SinkDef[] {
+    return [...this.objects.values()].filter((o): o is SinkDef => o.kind === 'sink');
   }
 
   views(): ViewDef[] {
@@ -70,6 +103,12 @@ export class Catalog {
   /** Views that read `name` directly. */
   dependents(name: string): ViewDef[] {
     return this.views().filter((v) => v.dependsOn.includes(name));
+  }
+
+  /** Sinks that write `name` or any view reading it (directly or transitively). */
+  dependentSinks(name: string): SinkDef[] {
+    const upstream = new Set([name, ...this.transitiveDependents(name).map((v) => v.name)]);
+    return this.sinks().filter((s) => upstream.has(s.view));
   }
 
   /** Every view that reads `name` directly or transitively, dependents before their dependents. */
