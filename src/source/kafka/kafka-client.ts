@@ -1,0 +1,83 @@
+// The narrow Kafka client interface the source and sink connectors are written against. Only
+// kafkajs-client.ts knows the client library; swapping it (e.g. for @platformatic/kafka) touches
+// that file alone. Offsets are plain numbers (exact up to 2^53, beyond any real topic's offsets).
+
+export interface KafkaRecord {
+  readonly partition: number;
+  readonly offset: number;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+}
+
+export interface PartitionWatermarks {
+  readonly partition: number;
+  /** The first offset still held (log start). */
+  readonly low: number;
+  /** The offset the next record will get (log end; the last stable offset for read-committed). */
+  readonly high: number;
+}
+
+export interface KafkaReaderConfig {
+  readonly brokers: readonly string[];
+  readonly topic: string;
+  readonly groupId: string;
+  readonly clientId: string;
+  /** Consumer group session timeout: how long the broker waits before it calls us dead. */
+  readonly sessionTimeoutMs?: number;
+}
+
+/** Fetched records of one partition, handed over in offset order; awaited (backpressure). */
+export type RecordHandler = (
+  partition: number,
+  records: readonly KafkaRecord[],
+  highWatermark: number,
+) => Promise<void>;
+
+/** Reads every partition of one topic, read-committed, from positions the caller owns. */
+export interface KafkaReader {
+  /** The topic's partitions and their watermarks; throws when the topic does not exist. */
+  watermarks(): Promise<PartitionWatermarks[]>;
+  /**
+   * Starts reading at `from` (partition → next offset; partitions absent start at the log start)
+   * and hands records to `onRecords`. Resolves once reading runs; `onFailure` is called when the
+   * client gives up (the caller then closes and starts again with its own positions).
+   */
+  start(
+    from: ReadonlyMap<number, number>,
+    onRecords: RecordHandler,
+    onFailure: (error: Error) => void,
+  ): Promise<void>;
+  /** Records the consumer group's offsets (for lag monitoring only; positions live in Sluice). */
+  commit(next: ReadonlyMap<number, number>): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface KafkaOutMessage {
+  readonly key: string | null;
+  readonly value: string | null;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export interface KafkaWriterConfig {
+  readonly brokers: readonly string[];
+  readonly topic: string;
+  readonly clientId: string;
+  /** Same id across restarts: the broker fences a zombie producer and aborts its open transaction. */
+  readonly transactionalId: string;
+  /** Consumer group whose committed offset on partition 0 records the last epoch written. */
+  readonly progressGroupId: string;
+}
+
+/** Writes each epoch's messages and the sink's progress in one Kafka transaction. */
+export interface KafkaTransactionalWriter {
+  connect(): Promise<void>;
+  /** The last epoch committed to the topic (from the progress group), or null when none. */
+  committedEpoch(): Promise<number | null>;
+  /**
+   * One transaction: the messages, then progress = epoch; commits. On any error the transaction is
+   * aborted (or its outcome is unknown): the caller recreates the writer and resumes from
+   * `committedEpoch()`.
+   */
+  writeEpoch(epoch: number, messages: readonly KafkaOutMessage[]): Promise<void>;
+  close(): Promise<void>;
+}

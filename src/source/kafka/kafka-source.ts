@@ -1,0 +1,425 @@
+// A Kafka source's reading loop: records of every partition are decoded into row operations and cut
+// into batches (max_batch_rows / max_batch_ms) bound to exact per-partition offset ranges; each batch
+// is handed to `deliver`, which applies and commits it synchronously (one epoch) together with the
+// source's positions. Positions live in Sluice, not in the consumer group: a restart resumes from the
+// delivered positions, so every record is applied exactly once. Poison records follow on_error.
+import type { KafkaReader, KafkaRecord, PartitionWatermarks } from './kafka-client.ts';
+import { PoisonRecord, RecordDecoder, type DecodeSpec, type RowOp } from './record-decoder.ts';
+
+export type KafkaStartSpec =
+  'earliest' | 'latest' | readonly { readonly partition: number; readonly offset: number }[];
+
+export interface KafkaSourceConfig {
+  readonly name: string;
+  readonly topic: string;
+  readonly maxBatchRows: number;
+  readonly maxBatchMs: number;
+  readonly onError: 'fail' | 'skip';
+  readonly start: KafkaStartSpec;
+  readonly decode: DecodeSpec;
+  /** Bytes of a skipped record's value kept in the errors relation. */
+  readonly rawLimit?: number;
+}
+
+/** An epoch's positions for one source: each partition's offset range [from, next). */
+export interface KafkaPositions {
+  readonly topic: string;
+  readonly partitions: Readonly<Record<string, { readonly from: number; readonly next: number }>>;
+}
+
+export interface SkippedRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly reason: string;
+  readonly raw: string | null;
+}
+
+export interface SourceBatch {
+  /** Rows to insert; for a keyed source each replaces the row with its key. */
+  readonly upserts: Record<string, unknown>[];
+  /** Primary keys to delete (a key that is not there is not an error: Kafka repeats tombstones). */
+  readonly deletes: Record<string, unknown>[];
+  readonly positions: KafkaPositions;
+  readonly skipped: readonly SkippedRecord[];
+  readonly records: number;
+}
+
+export type SourceState = 'starting' | 'running' | 'retrying' | 'failed' | 'stopped';
+
+export interface SourceError {
+  readonly message: string;
+  readonly topic: string;
+  readonly partition?: number;
+  readonly offset?: number;
+  readonly reason?: string;
+  readonly at: string;
+}
+
+export interface PartitionStatus {
+  readonly partition: number;
+  /** The next offset to apply (everything before it is in the source's state). */
+  readonly next: number;
+  /** The log end offset last seen. */
+  readonly high: number | null;
+  readonly lag: number | null;
+}
+
+export interface SourceStatus {
+  readonly state: SourceState;
+  readonly error: SourceError | null;
+  readonly partitions: readonly PartitionStatus[];
+  readonly recordsIn: number;
+  readonly batches: number;
+  readonly skipped: number;
+  readonly recordsPerSecond: number;
+  readonly retries: number;
+}
+
+export interface SourceLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+
+export class KafkaSourceRunner {
+  private readonly decoder: RecordDecoder;
+  private state: SourceState = 'starting';
+  private error: SourceError | null = null;
+  /** Delivered positions: partition → next offset. */
+  private readonly applied: Map<number, number>;
+  private readonly high = new Map<number, number>();
+  private reader: KafkaReader | null = null;
+  private stopped = false;
+  private retries = 0;
+  private backoffTimer: NodeJS.Timeout | null = null;
+  // The batch being filled.
+  private readonly keyed: boolean;
+  private pendingOps = new Map<string, RowOp>();
+  private pendingAppends: Record<string, unknown>[] = [];
+  private pendingSkipped: SkippedRecord[] = [];
+  private pendingRecords = 0;
+  private pendingFrom = new Map<number, number>();
+  private readonly pendingNext = new Map<number, number>();
+  private batchTimer: NodeJS.Timeout | null = null;
+  private generation = 0;
+  // Counters.
+  private recordsIn = 0;
+  private batches = 0;
+  private skipped = 0;
+  private rate = 0;
+  private rateWindowStart = performance.now();
+  private rateWindowRecords = 0;
+
+  constructor(
+    private readonly config: KafkaSourceConfig,
+    private readonly newReader: () => KafkaReader,
+    stored: ReadonlyMap<number, number>,
+    private readonly deliver: (batch: SourceBatch) => void,
+    private readonly logger: SourceLogger,
+  ) {
+    this.decoder = new RecordDecoder(config.decode);
+    this.keyed = config.decode.primaryKey !== null && config.decode.primaryKey.length > 0;
+    this.applied = new Map(stored);
+  }
+
+  start(): void {
+    void this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.generation += 1;
+    if (this.state !== 'failed') this.state = 'stopped';
+    this.clearTimers();
+    const reader = this.reader;
+    this.reader = null;
+    await reader?.close();
+  }
+
+  status(): SourceStatus {
+    const partitions = [...new Set([...this.applied.keys(), ...this.high.keys()])].sort((a, b) => a - b);
+    return {
+      state: this.state,
+      error: this.error,
+      partitions: partitions.map((p) => {
+        const next = this.applied.get(p) ?? 0;
+        const high = this.high.get(p) ?? null;
+        return { partition: p, next, high, lag: high === null ? null : Math.max(0, high - next) };
+      }),
+      recordsIn: this.recordsIn,
+      batches: this.batches,
+      skipped: this.skipped,
+      recordsPerSecond: this.currentRate(),
+      retries: this.retries,
+    };
+  }
+
+  private async run(): Promise<void> {
+    const generation = ++this.generation;
+    const reader = this.newReader();
+    this.reader = reader;
+    try {
+      const marks = await reader.watermarks();
+      if (generation !== this.generation) return;
+      const from = this.startPositions(marks);
+      if (from === null) {
+        await reader.close();
+        return;
+      }
+      this.resetPending(from);
+      await reader.start(
+        from,
+        async (partition, records, high) => this.onRecords(generation, partition, records, high),
+        (error) => this.retry(generation, error),
+      );
+      if (generation !== this.generation) return;
+      if (this.state !== 'failed') {
+        this.state = 'running';
+        if (this.retries > 0) this.logger.info({ source: this.config.name }, 'Kafka source reading again');
+        this.error = null;
+      }
+    } catch (error) {
+      this.retry(generation, error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  /** Where each partition starts: the delivered position, else the `start` option. Null: failed. */
+  private startPositions(marks: readonly PartitionWatermarks[]): Map<number, number> | null {
+    const from = new Map<number, number>();
+    for (const m of marks) {
+      this.high.set(m.partition, m.high);
+      const stored = this.applied.get(m.partition);
+      if (stored !== undefined) {
+        if (stored < m.low) {
+          this.fail(
+            `offset ${stored} of partition ${m.partition} is no longer in topic "${this.config.topic}" (the log starts at ${m.low}): retention deleted records before they were read`,
+            { partition: m.partition, offset: stored },
+          );
+          return null;
+        }
+        from.set(m.partition, stored);
+        continue;
+      }
+      const start = this.config.start;
+      let offset = m.low;
+      if (start === 'latest') offset = m.high;
+      else if (start !== 'earliest') {
+        const given = start.find((s) => s.partition === m.partition);
+        if (given !== undefined) {
+          if (given.offset < m.low || given.offset > m.high) {
+            this.fail(
+              `start offset ${given.offset} of partition ${m.partition} is outside topic "${this.config.topic}" (offsets ${m.low}..${m.high})`,
+              { partition: m.partition, offset: given.offset },
+            );
+            return null;
+          }
+          offset = given.offset;
+        }
+      }
+      from.set(m.partition, offset);
+      this.applied.set(m.partition, offset);
+    }
+    return from;
+  }
+
+  private async onRecords(
+    generation: number,
+    partition: number,
+    records: readonly KafkaRecord[],
+    high: number,
+  ): Promise<void> {
+    if (this.halted(generation)) return;
+    this.high.set(partition, high);
+    for (const record of records) {
+      if (this.halted(generation)) return;
+      let ops: RowOp[];
+      try {
+        ops = this.decoder.decode(record);
+      } catch (error) {
+        if (!(error instanceof PoisonRecord)) throw error;
+        if (this.config.onError === 'fail') {
+          // Everything before the poison record is applied; the source stops at it.
+          this.flush(generation);
+          this.fail(
+            `cannot read record at offset ${record.offset} of partition ${partition}: ${error.message}`,
+            {
+              partition,
+              offset: record.offset,
+              reason: error.message,
+            },
+          );
+          void this.closeReader(generation);
+          return;
+        }
+        this.pendingSkipped.push({
+          topic: this.config.topic,
+          partition,
+          offset: record.offset,
+          reason: error.message,
+          raw: rawText(record, this.config.rawLimit ?? 4096),
+        });
+        ops = [];
+      }
+      for (const op of ops) this.addOp(op);
+      this.pendingRecords += 1;
+      this.pendingNext.set(partition, record.offset + 1);
+      if (this.pendingOps.size + this.pendingAppends.length >= this.config.maxBatchRows)
+        this.flush(generation);
+      else if (this.batchTimer === null) {
+        this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
+      }
+    }
+  }
+
+  /** This reading attempt was superseded, or the source stopped or failed (flush may fail it). */
+  private halted(generation: number): boolean {
+    return generation !== this.generation || this.stopped || this.state === 'failed';
+  }
+
+  private addOp(op: RowOp): void {
+    if (!this.keyed) {
+      if (op.kind === 'upsert') this.pendingAppends.push(op.row);
+      return;
+    }
+    const pk = this.config.decode.primaryKey as readonly string[];
+    const source = op.kind === 'upsert' ? op.row : op.key;
+    const key = pk.map((c) => String(source[c])).join('\u0000');
+    // Only the last operation on a key within a batch counts (consolidation inside the batch).
+    this.pendingOps.delete(key);
+    this.pendingOps.set(key, op);
+  }
+
+  /** Hands the batch being filled to the engine (synchronously: one committed epoch). */
+  private flush(generation: number): void {
+    if (this.batchTimer !== null) {
+      clearTimeout(this.batchTimer);
+      this.batchTimer = null;
+    }
+    if (generation !== this.generation || this.pendingRecords === 0) return;
+    const partitions: Record<string, { from: number; next: number }> = {};
+    for (const [p, from] of this.pendingFrom)
+      partitions[String(p)] = { from, next: this.pendingNext.get(p) ?? from };
+    const upserts: Record<string, unknown>[] = [];
+    const deletes: Record<string, unknown>[] = [];
+    if (this.keyed) {
+      for (const op of this.pendingOps.values()) {
+        if (op.kind === 'upsert') upserts.push(op.row);
+        else deletes.push(op.key);
+      }
+    } else upserts.push(...this.pendingAppends);
+    const batch: SourceBatch = {
+      upserts,
+      deletes,
+      positions: { topic: this.config.topic, partitions },
+      skipped: this.pendingSkipped,
+      records: this.pendingRecords,
+    };
+    try {
+      this.deliver(batch);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.fail(`cannot apply a batch of ${batch.records} records: ${message}`, {});
+      void this.closeReader(generation);
+      return;
+    }
+    for (const [p, next] of this.pendingNext) this.applied.set(p, next);
+    this.recordsIn += batch.records;
+    this.rateWindowRecords += batch.records;
+    this.batches += 1;
+    this.skipped += batch.skipped.length;
+    for (const s of batch.skipped) {
+      this.logger.warn(
+        {
+          source: this.config.name,
+          topic: s.topic,
+          partition: s.partition,
+          offset: s.offset,
+          reason: s.reason,
+        },
+        'skipped a Kafka record that cannot be read',
+      );
+    }
+    this.resetPending(this.applied);
+    void this.reader?.commit(this.applied).catch(() => undefined);
+  }
+
+  private resetPending(from: ReadonlyMap<number, number>): void {
+    this.pendingOps = new Map();
+    this.pendingAppends = [];
+    this.pendingSkipped = [];
+    this.pendingRecords = 0;
+    this.pendingFrom = new Map(from);
+    this.pendingNext.clear();
+    for (const [p, o] of from) this.pendingNext.set(p, o);
+  }
+
+  private fail(message: string, where: { partition?: number; offset?: number; reason?: string }): void {
+    this.state = 'failed';
+    this.error = { message, topic: this.config.topic, ...where, at: new Date().toISOString() };
+    this.logger.error({ source: this.config.name, ...this.error }, 'Kafka source stopped');
+  }
+
+  /** The client gave up (broker down, topic gone): close, wait, read again from the delivered positions. */
+  private retry(generation: number, error: Error): void {
+    if (generation !== this.generation || this.stopped || this.state === 'failed') return;
+    this.generation += 1;
+    this.clearTimers();
+    this.state = 'retrying';
+    this.retries += 1;
+    const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(8, this.retries - 1));
+    this.error = {
+      message: `${error.message}; retrying in ${delay} ms`,
+      topic: this.config.topic,
+      at: new Date().toISOString(),
+    };
+    this.logger.warn(
+      { source: this.config.name, err: error, delayMs: delay },
+      'Kafka source cannot read; retrying',
+    );
+    const reader = this.reader;
+    this.reader = null;
+    void reader?.close();
+    this.backoffTimer = setTimeout(() => {
+      this.backoffTimer = null;
+      if (!this.stopped) void this.run();
+    }, delay);
+    this.backoffTimer.unref();
+  }
+
+  private async closeReader(generation: number): Promise<void> {
+    if (generation !== this.generation) return;
+    this.generation += 1;
+    this.clearTimers();
+    const reader = this.reader;
+    this.reader = null;
+    await reader?.close();
+  }
+
+  private clearTimers(): void {
+    if (this.batchTimer !== null) clearTimeout(this.batchTimer);
+    if (this.backoffTimer !== null) clearTimeout(this.backoffTimer);
+    this.batchTimer = null;
+    this.backoffTimer = null;
+  }
+
+  private currentRate(): number {
+    const now = performance.now();
+    const elapsed = now - this.rateWindowStart;
+    if (elapsed >= 1000) {
+      this.rate = (this.rateWindowRecords * 1000) / elapsed;
+      this.rateWindowStart = now;
+      this.rateWindowRecords = 0;
+    }
+    return this.rate;
+  }
+}
+
+function rawText(record: KafkaRecord, limit: number): string | null {
+  if (record.value === null) return null;
+  const slice = record.value.subarray(0, limit);
+  const text = slice.toString('utf8');
+  return record.value.length > limit ? `${text}…(${record.value.length} bytes)` : text;
+}

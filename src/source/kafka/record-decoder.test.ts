@@ -1,0 +1,85 @@
+// Decoding of Kafka records by format, and the reasons given for records that cannot be read.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { KafkaRecord } from './kafka-client.ts';
+import { PoisonRecord, RecordDecoder, type DecodeSpec } from './record-decoder.ts';
+
+const checkRow = (row: Record<string, unknown>): string | null =>
+  row.amount !== undefined && row.amount !== null && typeof row.amount !== 'number'
+    ? `column "amount" expects a number, got ${JSON.stringify(row.amount)}`
+    : null;
+
+function spec(format: DecodeSpec['format'], primaryKey: string[] | null = ['id']): DecodeSpec {
+  return { format, columns: ['id', 'seller', 'amount'], primaryKey, maxMessageBytes: 200, checkRow };
+}
+
+function rec(value: unknown, key?: unknown): KafkaRecord {
+  const buf = (v: unknown): Buffer | null =>
+    v === null || v === undefined ? null : Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
+  return { partition: 0, offset: 7, key: buf(key), value: buf(value) };
+}
+
+function reason(decoder: RecordDecoder, record: KafkaRecord): string {
+  try {
+    decoder.decode(record);
+  } catch (error) {
+    assert.ok(error instanceof PoisonRecord);
+    return error.message;
+  }
+  assert.fail('expected a poison record');
+}
+
+test('json: the value is a row; bad JSON, unknown columns, wrong types and oversize are poison', () => {
+  const d = new RecordDecoder(spec('json', null));
+  assert.deepEqual(d.decode(rec({ id: 1, seller: 2, amount: 3.5 })), [
+    { kind: 'upsert', row: { id: 1, seller: 2, amount: 3.5 } },
+  ]);
+  assert.match(reason(d, rec('{"id":')), /^value is not valid JSON/);
+  assert.equal(reason(d, rec({ id: 1, colour: 'red' })), 'value has unknown column "colour"');
+  assert.equal(reason(d, rec({ id: 1, amount: 'x' })), 'column "amount" expects a number, got "x"');
+  assert.equal(reason(d, rec([1, 2])), 'value is not a JSON object');
+  assert.equal(reason(d, rec(null)), 'message has no value');
+  assert.match(reason(d, rec({ id: 1, seller: 'y'.repeat(300) })), /exceeds max_message_bytes 200/);
+});
+
+test('json: integers beyond 2^53 are read exactly', () => {
+  const d = new RecordDecoder(spec('json', null));
+  assert.deepEqual(d.decode(rec('{"id":9223372036854775807}')), [
+    { kind: 'upsert', row: { id: 9223372036854775807n } },
+  ]);
+});
+
+test('upsert: key → row, a tombstone deletes, the key must agree with the value', () => {
+  const d = new RecordDecoder(spec('upsert'));
+  assert.deepEqual(d.decode(rec({ seller: 2 }, { id: 5 })), [{ kind: 'upsert', row: { seller: 2, id: 5 } }]);
+  assert.deepEqual(d.decode(rec({ seller: 2 }, 5)), [{ kind: 'upsert', row: { seller: 2, id: 5 } }]);
+  assert.deepEqual(d.decode(rec(null, { id: 5 })), [{ kind: 'delete', key: { id: 5 } }]);
+  assert.equal(reason(d, rec({ seller: 2 })), 'message has no key');
+  assert.equal(reason(d, rec({ seller: 2 }, { other: 1 })), 'key column "id" is missing');
+  assert.match(reason(d, rec({ id: 6 }, { id: 5 })), /differs from the key's/);
+});
+
+test('debezium: c/r insert, u replaces (and removes a changed key), d deletes, tombstones are ignored', () => {
+  const d = new RecordDecoder(spec('debezium'));
+  const row = { id: 1, seller: 2, amount: 1 };
+  assert.deepEqual(d.decode(rec({ before: null, after: row, op: 'c' })), [{ kind: 'upsert', row }]);
+  assert.deepEqual(d.decode(rec({ schema: {}, payload: { before: null, after: row, op: 'r' } })), [
+    { kind: 'upsert', row },
+  ]);
+  assert.deepEqual(d.decode(rec({ before: row, after: { ...row, amount: 2 }, op: 'u' })), [
+    { kind: 'upsert', row: { ...row, amount: 2 } },
+  ]);
+  assert.deepEqual(d.decode(rec({ before: row, after: { ...row, id: 9 }, op: 'u' })), [
+    { kind: 'delete', key: { id: 1 } },
+    { kind: 'upsert', row: { ...row, id: 9 } },
+  ]);
+  assert.deepEqual(d.decode(rec({ before: row, after: null, op: 'd' })), [
+    { kind: 'delete', key: { id: 1 } },
+  ]);
+  assert.deepEqual(d.decode(rec(null, { id: 1 })), []);
+  assert.match(reason(d, rec({ before: null, after: row, op: 'x' })), /no valid "op"/);
+  assert.equal(
+    reason(d, rec({ before: null, after: null, op: 'd' })),
+    'Debezium delete without a "before" row',
+  );
+});

@@ -1,0 +1,170 @@
+// Turns Kafka records into row operations of a source, by format: `json` (the value is a row),
+// `upsert` (key → row; a null value deletes the key), `debezium` (before/after/op envelopes become
+// deletes and upserts). A record that cannot be decoded or does not fit the source's schema is a
+// PoisonRecord carrying the reason; the source's on_error policy decides what happens to it.
+import { parseJsonExact } from '../json-codec.ts';
+import type { KafkaRecord } from './kafka-client.ts';
+
+export type SourceFormat = 'json' | 'upsert' | 'debezium';
+
+export interface DecodeSpec {
+  readonly format: SourceFormat;
+  readonly columns: readonly string[];
+  /** Required for `upsert` and `debezium`. */
+  readonly primaryKey: readonly string[] | null;
+  readonly maxMessageBytes: number;
+  /** The source's own row validation (types, NOT NULL, key present): the reason, or null if fine. */
+  readonly checkRow: (row: Record<string, unknown>) => string | null;
+}
+
+/** A row to insert (replacing the row with its key, if keyed), or a key to delete. */
+export type RowOp =
+  | { readonly kind: 'upsert'; readonly row: Record<string, unknown> }
+  | { readonly kind: 'delete'; readonly key: Record<string, unknown> };
+
+export class PoisonRecord extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'PoisonRecord';
+  }
+}
+
+const DEBEZIUM_OPS = new Set(['c', 'u', 'd', 'r']);
+
+export class RecordDecoder {
+  private readonly columnSet: ReadonlySet<string>;
+
+  constructor(private readonly spec: DecodeSpec) {
+    this.columnSet = new Set(spec.columns);
+    if (spec.format !== 'json' && (spec.primaryKey === null || spec.primaryKey.length === 0)) {
+      throw new Error(`format '${spec.format}' needs a primary key`);
+    }
+  }
+
+  /** The row operations of one record, in order; throws PoisonRecord. */
+  decode(record: KafkaRecord): RowOp[] {
+    const size = (record.value?.length ?? 0) + (record.key?.length ?? 0);
+    if (size > this.spec.maxMessageBytes) {
+      throw new PoisonRecord(
+        `message of ${size} bytes exceeds max_message_bytes ${this.spec.maxMessageBytes}`,
+      );
+    }
+    switch (this.spec.format) {
+      case 'json':
+        return this.decodeJson(record);
+      case 'upsert':
+        return this.decodeUpsert(record);
+      case 'debezium':
+        return this.decodeDebezium(record);
+    }
+  }
+
+  private decodeJson(record: KafkaRecord): RowOp[] {
+    if (record.value === null) throw new PoisonRecord('message has no value');
+    const row = this.rowOf(parse(record.value, 'value'), 'value');
+    return [{ kind: 'upsert', row }];
+  }
+
+  private decodeUpsert(record: KafkaRecord): RowOp[] {
+    if (record.key === null) throw new PoisonRecord('message has no key');
+    const key = this.keyOf(parse(record.key, 'key'));
+    if (record.value === null) return [{ kind: 'delete', key }];
+    const value = parse(record.value, 'value');
+    if (!isObject(value)) throw new PoisonRecord('value is not a JSON object');
+    // The key's columns come from the message key; a value that disagrees with it is an error.
+    const merged: Record<string, unknown> = { ...value };
+    for (const [name, v] of Object.entries(key)) {
+      if (name in value && !sameScalar(value[name], v)) {
+        throw new PoisonRecord(
+          `value's "${name}" (${show(value[name])}) differs from the key's (${show(v)})`,
+        );
+      }
+      merged[name] = v;
+    }
+    return [{ kind: 'upsert', row: this.rowOf(merged, 'value') }];
+  }
+
+  private decodeDebezium(record: KafkaRecord): RowOp[] {
+    // Debezium follows a delete with a tombstone (null value) for log compaction: nothing to do.
+    if (record.value === null) return [];
+    let envelope = parse(record.value, 'value');
+    if (isObject(envelope) && isObject(envelope.payload) && 'schema' in envelope) envelope = envelope.payload;
+    if (!isObject(envelope)) throw new PoisonRecord('value is not a Debezium envelope object');
+    const op = envelope.op;
+    if (typeof op !== 'string' || !DEBEZIUM_OPS.has(op)) {
+      throw new PoisonRecord(`Debezium envelope has no valid "op" (got ${show(op)}; expected c, u, d or r)`);
+    }
+    const before = envelope.before ?? null;
+    const after = envelope.after ?? null;
+    if (op === 'd') {
+      if (!isObject(before)) throw new PoisonRecord('Debezium delete without a "before" row');
+      return [{ kind: 'delete', key: this.keyOf(before) }];
+    }
+    if (!isObject(after)) throw new PoisonRecord(`Debezium "${op}" without an "after" row`);
+    const row = this.rowOf(after, 'after');
+    const ops: RowOp[] = [];
+    if (op === 'u' && isObject(before)) {
+      // An update that changes the key removes the old key's row.
+      const oldKey = this.keyOf(before);
+      const newKey = this.keyOf(after);
+      if (!this.spec.primaryKey?.every((c) => sameScalar(oldKey[c], newKey[c]))) {
+        ops.push({ kind: 'delete', key: oldKey });
+      }
+    }
+    ops.push({ kind: 'upsert', row });
+    return ops;
+  }
+
+  /** The source's columns from a JSON object; unknown fields are an error, missing ones NULL. */
+  private rowOf(value: unknown, what: string): Record<string, unknown> {
+    if (!isObject(value)) throw new PoisonRecord(`${what} is not a JSON object`);
+    for (const name of Object.keys(value)) {
+      if (!this.columnSet.has(name)) throw new PoisonRecord(`${what} has unknown column "${name}"`);
+    }
+    const reason = this.spec.checkRow(value);
+    if (reason !== null) throw new PoisonRecord(reason);
+    return value;
+  }
+
+  /** The primary key columns from a key JSON (an object, or a bare scalar for a one-column key). */
+  private keyOf(value: unknown): Record<string, unknown> {
+    const pk = this.spec.primaryKey ?? [];
+    if (!isObject(value)) {
+      if (pk.length === 1 && value !== null && typeof value !== 'object') return { [pk[0] as string]: value };
+      throw new PoisonRecord(`key is not a JSON object with ${pk.map((c) => `"${c}"`).join(', ')}`);
+    }
+    const key: Record<string, unknown> = {};
+    for (const c of pk) {
+      const v = value[c];
+      if (v === undefined || v === null) throw new PoisonRecord(`key column "${c}" is missing`);
+      key[c] = v;
+    }
+    return key;
+  }
+}
+
+function parse(bytes: Buffer, what: string): unknown {
+  try {
+    return parseJsonExact(bytes.toString('utf8'));
+  } catch (error) {
+    throw new PoisonRecord(
+      `${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function sameScalar(a: unknown, b: unknown): boolean {
+  // 5 and 5n, or "5" and 5, name the same key once validated; compare their text.
+  return a === b || String(a) === String(b);
+}
+
+function show(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (typeof v === 'bigint') return v.toString();
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
