@@ -79,6 +79,13 @@ export interface ApplyOptions {
    * changed this way; without it, a write to a source is refused (WRONG_OBJECT_KIND).
    */
   readonly fromSource?: boolean;
+  /**
+   * With `fromSource`, on a source with a primary key: a delete of a key the source does not hold
+   * is dropped instead of rejecting the batch (an upsert tombstone for a key never seen). Deletes
+   * are checked against the rows before the batch, so a connector folds a batch to the last
+   * message per key first (deletes apply before inserts).
+   */
+  readonly ignoreMissingDeletes?: boolean;
 }
 
 /** One object's state in a checkpoint: the parts that changed since the last checkpoint. */
@@ -623,7 +630,9 @@ export class Engine {
     if (fromSource && options.positions === undefined) {
       throw new SluiceError('INTERNAL_ERROR', `a batch for source "${table}" must carry its positions`);
     }
-    const prepared = store.prepare(changes);
+    const prepared = store.prepare(
+      fromSource && options.ignoreMissingDeletes === true ? withoutMissingDeletes(store, changes) : changes,
+    );
     if (prepared.deletes.length === 0 && prepared.inserts.length === 0) {
       return { accepted: prepared.accepted, epoch: this.currentEpoch };
     }
@@ -978,6 +987,14 @@ function tableShape(stmt: Extract<Statement, { kind: 'createTable' | 'createSour
     nullable: !c.notNull && !pk.includes(i),
   }));
   return { columns, primaryKey: pk.length > 0 ? pk : null };
+}
+
+/** `changes` without the deletes of keys `store` does not hold (a keyless store keeps them all). */
+function withoutMissingDeletes(store: TableStore, changes: TableChanges): TableChanges {
+  const deletes = changes.delete;
+  if (deletes === undefined || store.def.primaryKey === null) return changes;
+  const kept = deletes.filter((row, i) => store.hasKeyOf(store.normalizeRow(row, 'delete', i)));
+  return kept.length === deletes.length ? changes : { ...changes, delete: kept };
 }
 
 /** A write to a source that does not come from its connector. */

@@ -88,6 +88,24 @@ test('connector batches upsert by primary key and delete by key', () => {
     [at(0, 0, 2), at(0, 3, 4)],
   );
   assert.equal(engine.catalog().sources[0]?.rowCount, 2);
+
+  // A tombstone for a key never seen rejects the batch, unless the connector asks to drop it.
+  const tombstone = { delete: [{ order_id: 99 }], insert: [{ order_id: 4, seller_id: 8, amount: 2 }] };
+  throwsCode(
+    () => engine.applyChanges('orders', tombstone, { fromSource: true, positions: at(0, 5, 6) }),
+    'ROW_NOT_FOUND',
+  );
+  assert.equal(engine.epoch, 2);
+  const r = engine.applyChanges('orders', tombstone, {
+    fromSource: true,
+    positions: at(0, 5, 6),
+    ignoreMissingDeletes: true,
+  });
+  assert.equal(r.epoch, 3);
+  assert.deepEqual(engine.viewSnapshot('seller_totals').rows, [
+    { seller_id: 7, total: 60 },
+    { seller_id: 8, total: 2 },
+  ]);
 });
 
 test('writes that do not come from the connector are refused and change nothing', () => {
