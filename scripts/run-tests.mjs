@@ -53,10 +53,16 @@ async function stopBroker() {
 }
 // On a signal: pass it to the test runner, stop the broker, then exit as signalled.
 let child = null;
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+let signalled = 0;
+for (const [signal, number] of [
+  ['SIGINT', 2],
+  ['SIGTERM', 15],
+  ['SIGHUP', 1],
+]) {
   process.once(signal, () => {
+    signalled = 128 + number;
     child?.kill(signal);
-    stopBroker().finally(() => process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1)));
+    stopBroker().finally(() => process.exit(signalled));
   });
 }
 
@@ -82,6 +88,7 @@ child.stdout.on('data', (chunk) => {
 });
 child.on('close', async (code) => {
   await stopBroker();
+  if (signalled) process.exit(signalled);
   const passMatch = /ℹ pass (\d+)/.exec(passLine);
   const failMatch = /ℹ fail (\d+)/.exec(failLine);
   const passed = passMatch ? Number(passMatch[1]) : 0;
