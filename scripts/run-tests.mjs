@@ -45,11 +45,12 @@ if (selected.some((f) => f.startsWith(join('test', 'kafka') + sep))) {
   }
 }
 
-async function stopBroker() {
-  if (!broker) return;
-  const b = broker;
-  broker = null;
-  await b.stop(); // SIGTERM, then SIGKILL after a grace period
+// One stop, however many callers (a signal and the runner's close both await the same one, so
+// neither exits before the broker is gone and its data dir removed).
+let stopping = null;
+function stopBroker() {
+  stopping ??= broker ? broker.stop() : Promise.resolve(); // SIGTERM, then SIGKILL after a grace period
+  return stopping;
 }
 // On a signal: pass it to the test runner, stop the broker, then exit as signalled.
 let child = null;

@@ -1,7 +1,9 @@
 // Smoke test of the real-Kafka test infrastructure through kafkajs (the engine's client): topics,
-// JSON produce/consume, transactions under read-committed, and a SIGKILLed broker's durability.
+// JSON produce/consume, transactions under read-committed, a SIGKILLed broker's durability and a
+// SIGSTOPped broker's recovery.
 // Every wait is on a condition with a generous timeout; nothing asserts on elapsed time.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import {
@@ -13,6 +15,12 @@ import {
   waitFor,
 } from '../support/kafka.ts';
 import type { Broker } from '../support/kafka.ts';
+
+/** The state letter of a Linux process (`T` = stopped by a signal), from /proc/<pid>/stat. */
+function processState(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+}
 
 interface Seen {
   partition: number;
@@ -202,6 +210,31 @@ describe('real Kafka broker through kafkajs', kafkaSuite('test/kafka/broker.test
       } finally {
         await consumer.disconnect();
       }
+    });
+
+    it('stalls under SIGSTOP and answers again after SIGCONT', async () => {
+      const topic = uniqueName('stall');
+      const client = kafkaClient(broker.brokers, 'stall', { retry: { retries: 0 }, requestTimeout: 1000 });
+      const admin = client.admin();
+      await admin.connect();
+      await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+      const pid = broker.pid ?? -1;
+      broker.pause();
+      try {
+        // Signal delivery is asynchronous: wait until the kernel shows the JVM stopped.
+        await waitFor(() => processState(pid) === 'T', { what: `pid ${pid} stopped (state T)` });
+        // A stopped process can never answer, so this rejects whatever the machine's speed.
+        await assert.rejects(admin.fetchTopicMetadata({ topics: [topic] }));
+      } finally {
+        broker.resume();
+      }
+      await waitFor(() => processState(pid) !== 'T', { what: `pid ${pid} running again` });
+      await admin.disconnect();
+      const again = kafkaClient(broker.brokers, 'stall-after').admin();
+      await again.connect();
+      const meta = await again.fetchTopicMetadata({ topics: [topic] });
+      assert.equal(meta.topics[0]?.partitions.length, 1);
+      await again.disconnect();
     });
   });
 });

@@ -193,10 +193,16 @@ function javaArgs(libs, mainClass, args) {
   ];
 }
 
-// SIGKILLs the JVM if our process dies first (a crashed or SIGKILLed test runner must not leave
-// a broker behind). Exits by itself when the JVM is gone.
-function spawnWatchdog(jvmPid) {
-  const script = `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${jvmPid} 2>/dev/null; do sleep 1; done; kill -9 ${jvmPid} 2>/dev/null; exit 0`;
+// SIGKILLs the JVM if our process dies first (a crashed, SIGKILLed or Ctrl-C'd test runner must
+// not leave a broker behind), then removes the data dir when startBroker created it. Exits by
+// itself, doing nothing, when the JVM goes first (stop, kill, or a crash the test wanted).
+function spawnWatchdog(jvmPid, removeDir) {
+  const rm = removeDir
+    ? `n=0; while kill -0 ${jvmPid} 2>/dev/null && [ $n -lt 50 ]; do sleep 0.2; n=$((n+1)); done; rm -rf '${removeDir}'`
+    : ':';
+  const script =
+    `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${jvmPid} 2>/dev/null; do sleep 1; done; ` +
+    `if ! kill -0 ${process.pid} 2>/dev/null; then kill -9 ${jvmPid} 2>/dev/null; ${rm}; fi; exit 0`;
   const dog = spawn('/bin/sh', ['-c', script], { detached: true, stdio: 'ignore' });
   dog.unref();
   return dog;
@@ -275,7 +281,7 @@ export async function startBroker(options = {}) {
         res();
       });
     });
-    if (proc.pid) spawnWatchdog(proc.pid);
+    if (proc.pid) spawnWatchdog(proc.pid, ownDir && !process.env.SLUICE_KAFKA_KEEP ? dataDir : null);
     writeFileSync(join(dataDir, 'broker.pid'), `${proc.pid ?? ''}\n`);
     for (;;) {
       if (exitInfo) {
