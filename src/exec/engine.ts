@@ -900,6 +900,26 @@ export class Engine {
     };
   }
 
+  /**
+   * A source's row validation, for its connector to judge each record on its own (a record that
+   * fails is a poison record, not a rejected batch): the reason a row does not fit, or null.
+   */
+  sourceRowCheck(source: string): (row: Record<string, unknown>) => string | null {
+    const store = this.tables.get(source);
+    if (store === undefined || store.def.source === undefined) {
+      throw new SluiceError('UNKNOWN_TABLE', `source "${source}" does not exist`);
+    }
+    return (row) => {
+      try {
+        store.normalizeRow(row, 'insert', 0);
+        return null;
+      } catch (error) {
+        if (error instanceof SluiceError) return error.message;
+        throw error;
+      }
+    };
+  }
+
   /** Tables, sources, views and sinks, in creation order within each kind. */
   catalog(): { tables: TableInfo[]; views: ViewInfo[]; sources: SourceInfo[]; sinks: SinkInfo[] } {
     const c = this.catalogState;

@@ -4,10 +4,10 @@
 // the epoch's and reach the journal; every other write is refused and has no effect.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Engine } from '../../src/exec/engine.ts';
-import type { EngineJournal, JournalBatch, SourcePositions, ViewChangeSet } from '../../src/exec/api.ts';
-import { SluiceError } from '../../src/errors.ts';
-import type { ErrorCode } from '../../src/errors.ts';
+import { Engine } from './engine.ts';
+import type { EngineJournal, JournalBatch, SourcePositions, ViewChangeSet } from './api.ts';
+import { SluiceError } from '../errors.ts';
+import type { ErrorCode } from '../errors.ts';
 
 const DDL = [
   `CREATE SOURCE orders (order_id bigint NOT NULL, seller_id integer NOT NULL, amount integer, PRIMARY KEY (order_id))

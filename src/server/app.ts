@@ -22,6 +22,7 @@ import type { Row } from '../types.ts';
 import { registerConsole } from '../console/plugin.ts';
 import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
 import { ServerMetrics } from './metrics.ts';
+import type { SinkReport, SourceReport } from './connectors.ts';
 import { SluiceRuntime, closeCodeOf, type CheckpointPolicy, type SubscribeParams } from './runtime.ts';
 import * as S from './schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
@@ -121,6 +122,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
           : [],
       checkpoint: () => runtime.checkpointStatus(),
       recovery: () => runtime.recovery,
+      sources: () => runtime.sourceReports(),
+      sinks: () => runtime.sinkReports(),
     },
     { processMetrics: options.processMetrics ?? false },
   );
@@ -220,6 +223,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         { name: 'views' },
         { name: 'changelogs' },
         { name: 'catalog' },
+        { name: 'connectors' },
         { name: 'operations' },
       ],
     },
@@ -292,6 +296,52 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return runtime.ingestGrouped(request.params.name, changes);
     },
   );
+
+  // ---- Kafka sources and sinks -----------------------------------------------------------------
+
+  const sourceJson = (r: SourceReport): Record<string, unknown> => ({
+    name: r.name,
+    topic: r.topic,
+    format: r.format,
+    onError: r.onError,
+    ...r.status,
+  });
+  const sinkJson = (r: SinkReport): Record<string, unknown> => ({
+    name: r.name,
+    view: r.view,
+    topic: r.topic,
+    format: r.format,
+    ...r.status,
+  });
+  app.get('/v1/sources', { schema: S.listSourcesRoute }, async () => ({
+    sources: runtime.sourceReports().map(sourceJson),
+  }));
+  app.get<{ Params: { name: string } }>(
+    '/v1/sources/:name',
+    { schema: S.getSourceRoute },
+    async (request) => {
+      const report = runtime.sourceReports().find((r) => r.name === request.params.name);
+      if (report === undefined)
+        throw new SluiceError('UNKNOWN_TABLE', `source "${request.params.name}" does not exist`);
+      return sourceJson(report);
+    },
+  );
+  app.get<{ Params: { name: string }; Querystring: { after: number; limit: number } }>(
+    '/v1/sources/:name/errors',
+    { schema: S.sourceErrorsRoute },
+    async (request) => ({
+      errors: runtime.skippedRecords(request.params.name, request.query.after, request.query.limit),
+    }),
+  );
+  app.get('/v1/sinks', { schema: S.listSinksRoute }, async () => ({
+    sinks: runtime.sinkReports().map(sinkJson),
+  }));
+  app.get<{ Params: { name: string } }>('/v1/sinks/:name', { schema: S.getSinkRoute }, async (request) => {
+    const report = runtime.sinkReports().find((r) => r.name === request.params.name);
+    if (report === undefined)
+      throw new SluiceError('UNKNOWN_TABLE', `sink "${request.params.name}" does not exist`);
+    return sinkJson(report);
+  });
 
   // ---- views ---------------------------------------------------------------------------------
 
@@ -400,11 +450,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await runtime.subscribe(request.params.name, params, transport);
     },
   );
-
-  // ---- catalogs of connectors (Kafka lands in its own issue) -----------------------------------
-
-  app.get('/v1/sources', { schema: S.connectorListRoute('sources') }, async () => ({ sources: [] }));
-  app.get('/v1/sinks', { schema: S.connectorListRoute('sinks') }, async () => ({ sinks: [] }));
 
   // ---- operations ----------------------------------------------------------------------------
 

@@ -7,7 +7,27 @@ export interface MetricsSource {
   viewStats(): readonly { name: string; rowCount: number; stateBytes: number; subscribers: number }[];
   checkpoint(): { readonly epoch: number | null };
   recovery(): { readonly ms: number; readonly replayedEntries: number };
+  sources(): readonly {
+    readonly name: string;
+    readonly status: {
+      readonly state: string;
+      readonly recordsIn: number;
+      readonly skipped: number;
+      readonly recordsPerSecond: number;
+      readonly partitions: readonly { partition: number; next: number; lag: number | null }[];
+    };
+  }[];
+  sinks(): readonly {
+    readonly name: string;
+    readonly status: {
+      readonly state: string;
+      readonly epoch: number | null;
+      readonly lagEpochs: number | null;
+    };
+  }[];
 }
+
+const CONNECTOR_STATES = ['starting', 'running', 'retrying', 'failed', 'stopped'] as const;
 
 export interface CheckpointMetric {
   readonly full: boolean;
@@ -133,6 +153,86 @@ export class ServerMetrics {
         this.set(source.recovery().replayedEntries);
       },
     });
+    const gauge = <L extends string>(
+      name: string,
+      help: string,
+      labelNames: readonly L[],
+      fill: (set: (labels: Record<L, string | number>, value: number) => void) => void,
+    ) =>
+      new Gauge<L>({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          fill((labels, value) => this.set(labels, value));
+        },
+      });
+    gauge('sluice_source_state', 'Kafka source state (1 for the current one)', ['source', 'state'], (set) => {
+      for (const s of source.sources())
+        for (const state of CONNECTOR_STATES)
+          set({ source: s.name, state }, s.status.state === state ? 1 : 0);
+    });
+    gauge(
+      'sluice_source_records_read',
+      'Kafka records applied since the server started',
+      ['source'],
+      (set) => {
+        for (const s of source.sources()) set({ source: s.name }, s.status.recordsIn);
+      },
+    );
+    gauge('sluice_source_records_per_second', 'Kafka records applied per second', ['source'], (set) => {
+      for (const s of source.sources()) set({ source: s.name }, s.status.recordsPerSecond);
+    });
+    gauge(
+      'sluice_source_skipped_records',
+      'Kafka records skipped by on_error = skip since start',
+      ['source'],
+      (set) => {
+        for (const s of source.sources()) set({ source: s.name }, s.status.skipped);
+      },
+    );
+    gauge(
+      'sluice_source_next_offset',
+      'Next Kafka offset to apply, by partition',
+      ['source', 'partition'],
+      (set) => {
+        for (const s of source.sources())
+          for (const p of s.status.partitions) set({ source: s.name, partition: p.partition }, p.next);
+      },
+    );
+    gauge(
+      'sluice_source_lag',
+      'Kafka records not yet applied, by partition',
+      ['source', 'partition'],
+      (set) => {
+        for (const s of source.sources())
+          for (const p of s.status.partitions)
+            if (p.lag !== null) set({ source: s.name, partition: p.partition }, p.lag);
+      },
+    );
+    gauge('sluice_sink_state', 'Kafka sink state (1 for the current one)', ['sink', 'state'], (set) => {
+      for (const s of source.sinks())
+        for (const state of CONNECTOR_STATES) set({ sink: s.name, state }, s.status.state === state ? 1 : 0);
+    });
+    gauge(
+      'sluice_sink_epoch',
+      'Last epoch a Kafka sink committed to its topic (-1: none)',
+      ['sink'],
+      (set) => {
+        for (const s of source.sinks()) set({ sink: s.name }, s.status.epoch ?? -1);
+      },
+    );
+    gauge(
+      'sluice_sink_lag_epochs',
+      'Epochs committed but not yet written by a Kafka sink',
+      ['sink'],
+      (set) => {
+        for (const s of source.sinks())
+          if (s.status.lagEpochs !== null) set({ sink: s.name }, s.status.lagEpochs);
+      },
+    );
     const viewGauge = (
       name: string,
       help: string,

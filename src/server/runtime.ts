@@ -10,6 +10,10 @@
 import { SluiceError } from '../errors.ts';
 import { CheckpointStore, type CheckpointWriteStats } from '../source/checkpoint-store.ts';
 import { crashPoint } from './crash-points.ts';
+import { ConnectorManager, type SinkReport, type SourceReport } from './connectors.ts';
+import type { SinkFeed, WireChange } from '../sink/kafka-sink.ts';
+import type { SourceBatch } from '../source/kafka/kafka-source.ts';
+import { SourceStore, type SkippedRecordRow } from '../source/source-store.ts';
 import type { ScriptResult, StatementResult, TableChanges, ViewChangeSet } from '../exec/api.ts';
 import { ChangelogStore, type Retention } from '../sink/changelog-store.ts';
 import {
@@ -23,8 +27,9 @@ import { encodeChangesStored, encodeChangesWire, storedToWire } from '../sink/ch
 import { stringifyWire } from '../source/json-codec.ts';
 import { SqliteStore } from '../source/sqlite-store.ts';
 import { TableLog, type LoggedEntry } from '../source/table-log.ts';
-import type { ColumnInfo } from '../types.ts';
+import type { ColumnInfo, Row } from '../types.ts';
 import type { Engine, ViewInfo } from '../index.ts';
+import type { SinkInfo } from '../exec/api.ts';
 
 export interface RuntimeLogger {
   info(obj: object, msg?: string): void;
@@ -135,6 +140,11 @@ export class SluiceRuntime {
   readonly changelog: ChangelogStore;
   readonly checkpoints: CheckpointStore;
   readonly recovery: RecoveryReport;
+  readonly sourceStore: SourceStore;
+  readonly connectors: ConnectorManager;
+  /** Journal offset of the DDL that created each source and sink now in the catalog. */
+  private readonly connectorIncarnations = new Map<string, { sql: string; incarnation: number }>();
+  private connectorsChanged = false;
   hooks: RuntimeHooks = {};
   /** The last epoch whose transaction committed (and was published). */
   committedEpoch: number;
@@ -184,6 +194,7 @@ export class SluiceRuntime {
           this.ddlSinceSync = true;
         },
       });
+      this.sourceStore = new SourceStore(this.store.db);
       this.checkpoints = new CheckpointStore(this.store.db, {
         beforeHeader: () => crashPoint('during-checkpoint'),
       });
@@ -191,11 +202,13 @@ export class SluiceRuntime {
       this.recovery = this.recover();
       this.committedEpoch = this.engine.epoch;
       this.engine.setJournal(this.log);
+      this.connectors = new ConnectorManager(this.connectorHost(), options.logger, this.store.instanceId);
     } catch (error) {
       this.store.close();
       throw error;
     }
     this.pruneAll();
+    this.syncConnectors();
     const heartbeat = setInterval(() => this.heartbeat(), Math.max(10, Math.floor(options.heartbeatMs / 2)));
     const prune = setInterval(() => this.pruneAll(), Math.max(10, options.pruneIntervalMs));
     heartbeat.unref();
@@ -376,6 +389,7 @@ export class SluiceRuntime {
     crashPoint('after-commit');
     this.committedEpoch = this.engine.epoch;
     this.publish();
+    this.syncConnectors();
     this.maybeCheckpoint();
     if (threw) throw error;
     return result as T;
@@ -409,6 +423,7 @@ export class SluiceRuntime {
         crashPoint('while-publishing');
       }
     }
+    if (pending.length > 0) this.connectors?.committed();
     const drops = this.pendingDrops;
     this.pendingDrops = [];
     for (const feed of drops) {
@@ -435,6 +450,113 @@ export class SluiceRuntime {
       this.startFeed(view);
     }
     for (const [name, entry] of this.feeds) if (!seen.has(name)) this.endFeed(name, entry);
+    this.trackConnectors();
+  }
+
+  /** Records the incarnation of each new source and sink; a dropped source's positions go. */
+  private trackConnectors(): void {
+    const catalog = this.engine.catalog();
+    const live = new Map<string, string>();
+    for (const s of catalog.sources) live.set(s.name, s.sql);
+    for (const s of catalog.sinks) live.set(s.name, s.sql);
+    for (const [name, known] of this.connectorIncarnations) {
+      if (live.get(name) === known.sql) continue;
+      this.connectorIncarnations.delete(name);
+      this.sourceStore.drop(name, known.incarnation);
+      this.connectorsChanged = true;
+    }
+    for (const [name, sql] of live) {
+      if (this.connectorIncarnations.has(name)) continue;
+      this.connectorIncarnations.set(name, { sql, incarnation: this.log.lastDdlOffset });
+      this.connectorsChanged = true;
+    }
+  }
+
+  /** Starts and stops connectors after the catalog changed (never during recovery). */
+  private syncConnectors(): void {
+    if (!this.connectorsChanged || this.replaying || this.closing || this.connectors === undefined) return;
+    this.connectorsChanged = false;
+    const catalog = this.engine.catalog();
+    this.connectors.sync(
+      catalog.sources,
+      catalog.sinks,
+      (name) => this.connectorIncarnations.get(name)?.incarnation ?? 0,
+    );
+  }
+
+  // ---- connectors ----------------------------------------------------------------------------
+
+  private connectorHost() {
+    return {
+      applySourceBatch: (source: string, incarnation: number, batch: SourceBatch) =>
+        this.applySourceBatch(source, incarnation, batch),
+      storedOffsets: (source: string, incarnation: number) => this.sourceStore.offsets(source, incarnation),
+      rowCheck: (source: string) => this.engine.sourceRowCheck(source),
+      sinkFeed: (sink: SinkInfo) => this.sinkFeed(sink),
+    };
+  }
+
+  /**
+   * One source batch as one epoch, committed with the source's positions and skipped records; an
+   * empty batch (only tombstones of unknown keys, only skipped records) still records its positions.
+   */
+  private applySourceBatch(source: string, incarnation: number, batch: SourceBatch): void {
+    this.write(() => {
+      if (this.connectorIncarnations.get(source)?.incarnation !== incarnation) {
+        throw new SluiceError('UNKNOWN_TABLE', `source "${source}" was dropped`);
+      }
+      if (batch.upserts.length > 0 || batch.deletes.length > 0) {
+        this.engine.applyChanges(
+          source,
+          // Each row was checked by the decoder with the source's own validation; the engine checks again.
+          { insert: batch.upserts as Row[], delete: batch.deletes as Row[] },
+          { fromSource: true, positions: { [source]: batch.positions }, ignoreMissingDeletes: true },
+        );
+      }
+      this.store.begin();
+      const next = new Map<number, number>();
+      for (const [p, range] of Object.entries(batch.positions.partitions)) next.set(Number(p), range.next);
+      this.sourceStore.saveOffsets(source, incarnation, next);
+      for (const skipped of batch.skipped) {
+        this.sourceStore.recordSkipped(source, incarnation, this.engine.epoch, skipped);
+      }
+    });
+  }
+
+  private sinkFeed(sink: SinkInfo): SinkFeed {
+    const view = sink.view;
+    return {
+      key: () => this.feeds.get(view)?.key ?? null,
+      committedEpoch: () => this.committedEpoch,
+      horizon: () => this.changelog.info(view)?.horizon ?? this.committedEpoch,
+      read: (after, upTo, limit) =>
+        this.changelog.read(view, after, upTo, limit).map((c) => ({
+          epoch: c.epoch,
+          changes: (JSON.parse(storedToWire(c.epoch, c.message)) as { changes: WireChange[] }).changes,
+        })),
+      snapshot: () => {
+        this.flush();
+        const snap = this.engine.viewSnapshot(view);
+        // Wire JSON values (bigints as strings), as in the changelog.
+        const rows = JSON.parse(stringifyWire(snap.rows)) as Record<string, unknown>[];
+        return { epoch: snap.epoch, rows };
+      },
+    };
+  }
+
+  sourceReports(): SourceReport[] {
+    return this.connectors.sourceReports();
+  }
+
+  sinkReports(): SinkReport[] {
+    return this.connectors.sinkReports();
+  }
+
+  /** Records a source skipped (on_error = 'skip'), oldest first, after the record id `afterId`. */
+  skippedRecords(source: string, afterId: number, limit: number): SkippedRecordRow[] {
+    const known = this.connectorIncarnations.get(source);
+    if (known === undefined) throw new SluiceError('UNKNOWN_TABLE', `source "${source}" does not exist`);
+    return this.sourceStore.skipped(source, known.incarnation, afterId, limit);
   }
 
   private startFeed(view: ViewInfo): void {
@@ -590,10 +712,12 @@ export class SluiceRuntime {
             this.ddlSinceSync = true;
           } else {
             if (this.ddlSinceSync) this.syncCatalog();
+            // Sources and sinks are tracked by name; a batch's target is never a sink.
+            const fromSource = this.connectorIncarnations.has(entry.table);
             const result = this.engine.applyChanges(
               entry.table,
               { insert: entry.inserts, delete: entry.deletes },
-              { positions: entry.positions },
+              { positions: entry.positions, fromSource },
             );
             if (result.epoch !== entry.epoch) {
               throw new SluiceError(
@@ -814,7 +938,13 @@ export class SluiceRuntime {
       this.store.begin();
       const now = Date.now();
       for (const name of this.feeds.keys())
-        this.changelog.prune(name, this.committedEpoch, now, this.options.retention);
+        this.changelog.prune(
+          name,
+          this.committedEpoch,
+          now,
+          this.options.retention,
+          this.connectors.sinkFloor(name),
+        );
       this.store.commit();
     } catch (error) {
       this.fail(error);
@@ -831,6 +961,8 @@ export class SluiceRuntime {
       if (this.changedSinceCheckpoint()) this.checkpoint();
     }
     this.closing = true;
+    // Runners stop at once (no batch is delivered after this); their network close finishes later.
+    void this.connectors.close();
     for (const timer of this.timers) clearInterval(timer);
     const message = 'server is shutting down; resume from your last epoch';
     for (const entry of this.feeds.values())

@@ -278,19 +278,6 @@ export const changesRoute = {
   response: { 400: errorResponse, 404: errorResponse, 410: errorResponse },
 } as const;
 
-export const connectorListRoute = (kind: 'sources' | 'sinks') =>
-  ({
-    tags: ['catalog'],
-    summary: `List ${kind} (Kafka connectors)`,
-    response: {
-      200: {
-        type: 'object',
-        required: [kind],
-        properties: { [kind]: { type: 'array', items: { type: 'object', additionalProperties: true } } },
-      },
-    },
-  }) as const;
-
 export const healthRoute = {
   tags: ['operations'],
   summary: 'Liveness',
@@ -304,4 +291,143 @@ export const readyRoute = {
     200: { type: 'object', properties: { status: { type: 'string' }, epoch: { type: 'integer' } } },
     503: errorResponse,
   },
+} as const;
+
+// ---- Kafka sources and sinks ----------------------------------------------------------------
+
+const connectorError = {
+  type: ['object', 'null'],
+  description: 'Why the connector is retrying or stopped (null while it runs)',
+  properties: {
+    message: { type: 'string' },
+    topic: { type: 'string' },
+    partition: { type: 'integer' },
+    offset: { type: 'integer' },
+    reason: { type: 'string' },
+    at: { type: 'string' },
+  },
+} as const;
+
+const sourceStatus = {
+  type: 'object',
+  required: ['name', 'topic', 'format', 'onError', 'state'],
+  properties: {
+    name: { type: 'string' },
+    topic: { type: 'string' },
+    format: { type: 'string' },
+    onError: { type: 'string' },
+    state: { type: 'string', enum: ['starting', 'running', 'retrying', 'failed', 'stopped'] },
+    error: connectorError,
+    partitions: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          partition: { type: 'integer' },
+          next: {
+            type: 'integer',
+            description: 'Next offset to apply: every record before it is in the state',
+          },
+          high: { type: ['integer', 'null'], description: 'Log end offset last seen' },
+          lag: { type: ['integer', 'null'] },
+        },
+      },
+    },
+    recordsIn: { type: 'integer' },
+    recordsPerSecond: { type: 'number' },
+    batches: { type: 'integer' },
+    skipped: { type: 'integer', description: 'Records skipped by on_error = skip since the server started' },
+    retries: { type: 'integer' },
+  },
+} as const;
+
+const sinkStatus = {
+  type: 'object',
+  required: ['name', 'view', 'topic', 'format', 'state'],
+  properties: {
+    name: { type: 'string' },
+    view: { type: 'string' },
+    topic: { type: 'string' },
+    format: { type: 'string' },
+    state: { type: 'string', enum: ['starting', 'running', 'retrying', 'failed', 'stopped'] },
+    error: connectorError,
+    epoch: { type: ['integer', 'null'], description: 'Last epoch committed to the topic' },
+    lagEpochs: { type: ['integer', 'null'] },
+    messages: { type: 'integer' },
+    transactions: { type: 'integer' },
+    retries: { type: 'integer' },
+  },
+} as const;
+
+export const listSourcesRoute = {
+  tags: ['connectors'],
+  summary: 'Kafka sources with their status: per-partition offsets and lag, records/s, errors',
+  response: {
+    200: {
+      type: 'object',
+      required: ['sources'],
+      properties: { sources: { type: 'array', items: sourceStatus } },
+    },
+  },
+} as const;
+
+export const getSourceRoute = {
+  tags: ['connectors'],
+  summary: "One Kafka source's status",
+  params: nameParam,
+  response: { 200: sourceStatus, ...errors },
+} as const;
+
+export const sourceErrorsRoute = {
+  tags: ['connectors'],
+  summary: 'Records a source skipped (on_error = skip): topic, partition, offset, reason, raw value',
+  params: nameParam,
+  querystring: {
+    type: 'object',
+    properties: {
+      after: { type: 'integer', minimum: 0, default: 0, description: 'Return records with id > after' },
+      limit: { type: 'integer', minimum: 1, maximum: 10000, default: 1000 },
+    },
+    additionalProperties: false,
+  },
+  response: {
+    200: {
+      type: 'object',
+      required: ['errors'],
+      properties: {
+        errors: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              id: { type: 'integer' },
+              epoch: { type: 'integer' },
+              topic: { type: 'string' },
+              partition: { type: 'integer' },
+              offset: { type: 'integer' },
+              reason: { type: 'string' },
+              raw: { type: ['string', 'null'] },
+              at: { type: 'string' },
+            },
+          },
+        },
+      },
+    },
+    ...errors,
+  },
+} as const;
+
+export const listSinksRoute = {
+  tags: ['connectors'],
+  summary: 'Kafka sinks with their status: last epoch written, lag in epochs, messages',
+  response: {
+    200: { type: 'object', required: ['sinks'], properties: { sinks: { type: 'array', items: sinkStatus } } },
+  },
+} as const;
+
+export const getSinkRoute = {
+  tags: ['connectors'],
+  summary: "One Kafka sink's status",
+  params: nameParam,
+  response: { 200: sinkStatus, ...errors },
 } as const;

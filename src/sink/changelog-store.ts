@@ -118,7 +118,14 @@ export class ChangelogStore {
   }
 
   /** Applies retention to one view; returns its horizon afterwards. */
-  prune(view: string, currentEpoch: number, now: number, retention: Retention): number {
+  prune(
+    view: string,
+    currentEpoch: number,
+    now: number,
+    retention: Retention,
+    /** Changes after this epoch are still needed (a sink has not written them yet). */
+    keepAfter: number | null = null,
+  ): number {
     const info = this.info(view);
     if (info === undefined) return currentEpoch;
     let cut = info.horizon;
@@ -130,6 +137,7 @@ export class ChangelogStore {
       const row = this.timeCutStmt.get(view, info.horizon, now - retention.ms) as { e: number | null };
       if (row.e !== null) cut = Math.max(cut, row.e);
     }
+    if (keepAfter !== null) cut = Math.max(info.horizon, Math.min(cut, keepAfter));
     if (cut > info.horizon) {
       this.deleteUpToStmt.run(view, cut);
       this.horizonStmt.run(cut, view);

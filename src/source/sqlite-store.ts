@@ -2,6 +2,7 @@
 // (DDL + table batches in one ordered sequence) and the view changelogs. A transaction is opened on
 // the first write of an engine call and committed once the call has fully applied (see runtime.ts).
 import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SluiceError } from '../errors.ts';
@@ -77,6 +78,7 @@ export class SqliteStore {
       });
     }
     if (options.verifyOnOpen !== false && this.path !== ':memory:') this.verify();
+    if (this.getMeta('instance') === undefined) this.setMeta('instance', randomUUID().slice(0, 8));
     const format = this.getMeta('format');
     if (format === undefined) this.setMeta('format', FORMAT_VERSION);
     else if (format !== FORMAT_VERSION) {
@@ -101,6 +103,11 @@ export class SqliteStore {
       detail: problems.join('; '),
       hint: 'restore the data directory from a backup; the server does not start on a damaged file',
     });
+  }
+
+  /** A short id of this data directory (names its Kafka consumer groups and transactional ids). */
+  get instanceId(): string {
+    return this.getMeta('instance') ?? 'sluice';
   }
 
   getMeta(key: string): string | undefined {

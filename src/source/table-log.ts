@@ -91,7 +91,9 @@ export class TableLog implements EngineJournal {
     this.hooks.beforeAppend();
     this.store.begin();
     const offset = this.lastOffsetValue + 1;
-    const positions: SourcePositions = { [entry.table]: { offset } };
+    // A source batch carries its connector's positions (its Kafka offset ranges); a table batch's
+    // position is its journal offset.
+    const positions: SourcePositions = entry.positions ?? { [entry.table]: { offset } };
     const payload = encodeBatchPayload(entry.columns, entry.inserts, entry.deletes);
     const positionsText = JSON.stringify(positions);
     this.insertStmt.run(

@@ -26,11 +26,17 @@ export interface KafkaReaderConfig {
   readonly sessionTimeoutMs?: number;
 }
 
-/** Fetched records of one partition, handed over in offset order; awaited (backpressure). */
+/**
+ * Fetched records of one partition, handed over in offset order; awaited (backpressure). `next` is
+ * the offset after everything the fetch covered, including what read-committed filtered out
+ * (aborted records, transaction markers), so a position can move past them. A fetch that held only
+ * such records arrives with no records.
+ */
 export type RecordHandler = (
   partition: number,
   records: readonly KafkaRecord[],
   highWatermark: number,
+  next: number,
 ) => Promise<void>;
 
 /** Reads every partition of one topic, read-committed, from positions the caller owns. */

@@ -101,6 +101,8 @@ export class KafkaSourceRunner {
   private pendingAppends: Record<string, unknown>[] = [];
   private pendingSkipped: SkippedRecord[] = [];
   private pendingRecords = 0;
+  /** Positions moved past records read-committed filtered out (worth recording without rows). */
+  private pendingAdvance = false;
   private pendingFrom = new Map<number, number>();
   private readonly pendingNext = new Map<number, number>();
   private batchTimer: NodeJS.Timeout | null = null;
@@ -172,7 +174,7 @@ export class KafkaSourceRunner {
       this.resetPending(from);
       await reader.start(
         from,
-        async (partition, records, high) => this.onRecords(generation, partition, records, high),
+        async (partition, records, high, next) => this.onRecords(generation, partition, records, high, next),
         (error) => this.retry(generation, error),
       );
       if (generation !== this.generation) return;
@@ -230,47 +232,57 @@ export class KafkaSourceRunner {
     partition: number,
     records: readonly KafkaRecord[],
     high: number,
+    covered: number,
   ): Promise<void> {
     if (this.halted(generation)) return;
     this.high.set(partition, high);
     for (const record of records) {
       if (this.halted(generation)) return;
-      let ops: RowOp[];
-      try {
-        ops = this.decoder.decode(record);
-      } catch (error) {
-        if (!(error instanceof PoisonRecord)) throw error;
-        if (this.config.onError === 'fail') {
-          // Everything before the poison record is applied; the source stops at it.
-          this.flush(generation);
-          this.fail(
-            `cannot read record at offset ${record.offset} of partition ${partition}: ${error.message}`,
-            {
-              partition,
-              offset: record.offset,
-              reason: error.message,
-            },
-          );
-          void this.closeReader(generation);
-          return;
-        }
-        this.pendingSkipped.push({
-          topic: this.config.topic,
-          partition,
-          offset: record.offset,
-          reason: error.message,
-          raw: rawText(record, this.config.rawLimit ?? 4096),
-        });
-        ops = [];
-      }
-      for (const op of ops) this.addOp(op);
-      this.pendingRecords += 1;
-      this.pendingNext.set(partition, record.offset + 1);
-      if (this.pendingOps.size + this.pendingAppends.length >= this.config.maxBatchRows)
+      this.takeRecord(generation, partition, record);
+    }
+    // The fetch also covered what read-committed filtered out (aborted records, markers): move past it.
+    if (!this.halted(generation) && covered > (this.pendingNext.get(partition) ?? 0)) {
+      this.pendingNext.set(partition, covered);
+      this.pendingAdvance = true;
+      this.batchTimer ??= setTimeout(() => this.flush(generation), this.config.maxBatchMs);
+    }
+  }
+
+  private takeRecord(generation: number, partition: number, record: KafkaRecord): void {
+    let ops: RowOp[];
+    try {
+      ops = this.decoder.decode(record);
+    } catch (error) {
+      if (!(error instanceof PoisonRecord)) throw error;
+      if (this.config.onError === 'fail') {
+        // Everything before the poison record is applied; the source stops at it.
         this.flush(generation);
-      else if (this.batchTimer === null) {
-        this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
+        this.fail(
+          `cannot read record at offset ${record.offset} of partition ${partition}: ${error.message}`,
+          {
+            partition,
+            offset: record.offset,
+            reason: error.message,
+          },
+        );
+        void this.closeReader(generation);
+        return;
       }
+      this.pendingSkipped.push({
+        topic: this.config.topic,
+        partition,
+        offset: record.offset,
+        reason: error.message,
+        raw: rawText(record, this.config.rawLimit ?? 4096),
+      });
+      ops = [];
+    }
+    for (const op of ops) this.addOp(op);
+    this.pendingRecords += 1;
+    this.pendingNext.set(partition, Math.max(record.offset + 1, this.pendingNext.get(partition) ?? 0));
+    if (this.pendingOps.size + this.pendingAppends.length >= this.config.maxBatchRows) this.flush(generation);
+    else if (this.batchTimer === null) {
+      this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
     }
   }
 
@@ -298,7 +310,7 @@ export class KafkaSourceRunner {
       clearTimeout(this.batchTimer);
       this.batchTimer = null;
     }
-    if (generation !== this.generation || this.pendingRecords === 0) return;
+    if (generation !== this.generation || (this.pendingRecords === 0 && !this.pendingAdvance)) return;
     const partitions: Record<string, { from: number; next: number }> = {};
     for (const [p, from] of this.pendingFrom)
       partitions[String(p)] = { from, next: this.pendingNext.get(p) ?? from };
@@ -351,6 +363,7 @@ export class KafkaSourceRunner {
     this.pendingAppends = [];
     this.pendingSkipped = [];
     this.pendingRecords = 0;
+    this.pendingAdvance = false;
     this.pendingFrom = new Map(from);
     this.pendingNext.clear();
     for (const [p, o] of from) this.pendingNext.set(p, o);

@@ -84,10 +84,20 @@ export class KafkajsReader implements KafkaReader {
           if (offset < floor) continue;
           records.push({ partition: batch.partition, offset, key: m.key ?? null, value: m.value ?? null });
         }
-        const last = records[records.length - 1];
-        if (last !== undefined) next.set(batch.partition, last.offset + 1);
-        await onRecords(batch.partition, records, Number(batch.highWatermark));
+        const covered = Number(batch.lastOffset()) + 1;
+        next.set(batch.partition, Math.max(floor, covered));
+        await onRecords(batch.partition, records, Number(batch.highWatermark), covered);
       },
+    });
+    // A fetch holding only aborted records or transaction markers never reaches eachBatch; this event
+    // still tells how far it went, so the position can move past them.
+    consumer.on(consumer.events.END_BATCH_PROCESS, (event) => {
+      const p = event.payload;
+      const covered = Number(p.lastOffset) + 1;
+      if (p.batchSize !== 0 || !Number.isSafeInteger(covered)) return;
+      if (covered <= (next.get(p.partition) ?? 0)) return;
+      next.set(p.partition, covered);
+      void onRecords(p.partition, [], Number(p.highWatermark), covered);
     });
     for (const [partition, offset] of from) consumer.seek({ topic, partition, offset: String(offset) });
   }

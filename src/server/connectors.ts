@@ -1,0 +1,193 @@
+// Runs the catalog's Kafka sources and sinks next to the engine: one reading loop per source, one
+// writing loop per sink, started and stopped as CREATE/DROP statements commit. It owns no data: a
+// source's batches are applied by the runtime (one committed epoch with the source's positions),
+// a sink reads the view's stored changelog. Status and errors are kept here for REST and metrics.
+import type { SinkInfo, SourceInfo } from '../exec/api.ts';
+import { KafkaSinkRunner, type SinkFeed, type SinkStatus } from '../sink/kafka-sink.ts';
+import { KafkajsReader, KafkajsTransactionalWriter } from '../source/kafka/kafkajs-client.ts';
+import { KafkaSourceRunner, type SourceBatch, type SourceStatus } from '../source/kafka/kafka-source.ts';
+
+export interface ConnectorHost {
+  /** Applies one source batch as one committed epoch, with its positions and skipped records. */
+  applySourceBatch(source: string, incarnation: number, batch: SourceBatch): void;
+  /** The source's delivered positions (partition → next offset) for this incarnation. */
+  storedOffsets(source: string, incarnation: number): Map<number, number>;
+  rowCheck(source: string): (row: Record<string, unknown>) => string | null;
+  sinkFeed(sink: SinkInfo): SinkFeed;
+}
+
+export interface ConnectorLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+interface RunningSource {
+  readonly sql: string;
+  readonly incarnation: number;
+  readonly info: SourceInfo;
+  readonly runner: KafkaSourceRunner;
+}
+
+interface RunningSink {
+  readonly sql: string;
+  readonly info: SinkInfo;
+  readonly runner: KafkaSinkRunner;
+}
+
+export interface SourceReport {
+  readonly name: string;
+  readonly topic: string;
+  readonly format: string;
+  readonly onError: string;
+  readonly status: SourceStatus;
+}
+
+export interface SinkReport {
+  readonly name: string;
+  readonly view: string;
+  readonly topic: string;
+  readonly format: string;
+  readonly status: SinkStatus;
+}
+
+const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
+
+export class ConnectorManager {
+  private readonly sources = new Map<string, RunningSource>();
+  private readonly sinks = new Map<string, RunningSink>();
+  private closed = false;
+
+  constructor(
+    private readonly host: ConnectorHost,
+    private readonly logger: ConnectorLogger,
+    /** Distinguishes this data directory's consumer groups and transactional ids from others'. */
+    private readonly instanceId: string,
+  ) {}
+
+  /** Starts what the catalog has and this does not run, stops what the catalog no longer has. */
+  sync(
+    sources: readonly SourceInfo[],
+    sinks: readonly SinkInfo[],
+    incarnationOf: (name: string) => number,
+  ): void {
+    if (this.closed) return;
+    const liveSources = new Set(sources.map((s) => s.name));
+    for (const [name, running] of this.sources) {
+      const info = sources.find((s) => s.name === name);
+      if (info === undefined || info.sql !== running.sql || incarnationOf(name) !== running.incarnation) {
+        this.sources.delete(name);
+        void running.runner.stop();
+      }
+    }
+    for (const info of sources)
+      if (!this.sources.has(info.name)) this.startSource(info, incarnationOf(info.name));
+    for (const [name, running] of this.sinks) {
+      const info = sinks.find((s) => s.name === name);
+      if (info === undefined || info.sql !== running.sql) {
+        this.sinks.delete(name);
+        void running.runner.stop();
+      }
+    }
+    for (const info of sinks) if (!this.sinks.has(info.name)) this.startSink(info);
+    void liveSources;
+  }
+
+  /** New epochs committed: sinks write them. */
+  committed(): void {
+    for (const s of this.sinks.values()) s.runner.wake();
+  }
+
+  sourceReports(): SourceReport[] {
+    return [...this.sources.entries()].map(([name, s]) => ({
+      name,
+      topic: s.info.options.topic,
+      format: s.info.options.format,
+      onError: s.info.options.onError,
+      status: s.runner.status(),
+    }));
+  }
+
+  sinkReports(): SinkReport[] {
+    return [...this.sinks.entries()].map(([name, s]) => ({
+      name,
+      view: s.info.view,
+      topic: s.info.options.topic,
+      format: s.info.options.format,
+      status: s.runner.status(),
+    }));
+  }
+
+  /** The oldest epoch a sink still needs from a view's changelog (retention must keep after it). */
+  sinkFloor(view: string): number | null {
+    let floor: number | null = null;
+    for (const s of this.sinks.values()) {
+      if (s.info.view !== view) continue;
+      const epoch = s.runner.status().epoch;
+      if (epoch !== null && (floor === null || epoch < floor)) floor = epoch;
+    }
+    return floor;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const stops = [...this.sources.values()].map((s) => s.runner.stop());
+    stops.push(...[...this.sinks.values()].map((s) => s.runner.stop()));
+    this.sources.clear();
+    this.sinks.clear();
+    await Promise.allSettled(stops);
+  }
+
+  private startSource(info: SourceInfo, incarnation: number): void {
+    const o = info.options;
+    const runner = new KafkaSourceRunner(
+      {
+        name: info.name,
+        topic: o.topic,
+        maxBatchRows: o.maxBatchRows,
+        maxBatchMs: o.maxBatchMs,
+        onError: o.onError,
+        start: o.start,
+        decode: {
+          format: o.format,
+          columns: info.columns.map((c) => c.name),
+          primaryKey: info.primaryKey,
+          maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+          checkRow: this.host.rowCheck(info.name),
+        },
+      },
+      () =>
+        new KafkajsReader({
+          brokers: o.brokers,
+          topic: o.topic,
+          groupId: o.groupId ?? `sluice-${this.instanceId}-${info.name}-${incarnation}`,
+          clientId: `sluice-source-${info.name}`,
+        }),
+      this.host.storedOffsets(info.name, incarnation),
+      (batch) => this.host.applySourceBatch(info.name, incarnation, batch),
+      this.logger,
+    );
+    this.sources.set(info.name, { sql: info.sql, incarnation, info, runner });
+    runner.start();
+  }
+
+  private startSink(info: SinkInfo): void {
+    const o = info.options;
+    const id = `sluice-${this.instanceId}-sink-${info.name}`;
+    const runner = new KafkaSinkRunner(
+      { name: info.name, view: info.view, topic: o.topic, format: o.format },
+      () =>
+        new KafkajsTransactionalWriter({
+          brokers: o.brokers,
+          topic: o.topic,
+          clientId: `sluice-sink-${info.name}`,
+          transactionalId: id,
+          progressGroupId: `${id}-progress`,
+        }),
+      this.host.sinkFeed(info),
+      this.logger,
+    );
+    this.sinks.set(info.name, { sql: info.sql, info, runner });
+    runner.start();
+  }
+}
