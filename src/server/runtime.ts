@@ -118,6 +118,9 @@ interface PendingChange {
 
 const BACKLOG_PAGE = 256;
 
+/** The gap after a checkpoint is at least this many times its duration. */
+const CHECKPOINT_PACING = 10;
+
 /** Loop turns a group waits for more ingest requests before it commits (bounded added latency). */
 const GROUP_MAX_HOPS = 4;
 /** A group commits at once beyond this many requests (bounds the answers held back). */
@@ -753,9 +756,12 @@ export class SluiceRuntime {
     const policy = this.options.checkpoint;
     if (policy === null || this.checkpointing || !this.ready || this.store.inTransaction) return;
     if (!this.changedSinceCheckpoint()) return;
-    const due =
-      this.committedEpoch - this.checkpointEpoch >= policy.epochs ||
-      performance.now() - this.lastCheckpointAttempt >= policy.intervalMs;
+    const elapsed = performance.now() - this.lastCheckpointAttempt;
+    // A checkpoint pauses everything: after one that took d ms the next waits at least
+    // CHECKPOINT_PACING·d, so checkpoints never take more than ~1/CHECKPOINT_PACING of the time
+    // (a large state being loaded is not checkpointed over and over).
+    if (elapsed < CHECKPOINT_PACING * (this.lastCheckpointStats?.ms ?? 0)) return;
+    const due = this.committedEpoch - this.checkpointEpoch >= policy.epochs || elapsed >= policy.intervalMs;
     if (due) this.checkpoint();
   }
 

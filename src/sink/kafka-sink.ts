@@ -135,6 +135,7 @@ export class KafkaSinkRunner {
         }
         this.writer = writer;
         this.written = await writer.committedEpoch();
+        this.markRunning();
       }
       if (this.written === null) {
         // Nothing written yet: the view's current rows first, as the epoch they belong to.
@@ -162,14 +163,17 @@ export class KafkaSinkRunner {
         }
         for (const e of page) await this.write(e.epoch, e.changes);
       }
-      if (this.state !== 'running') {
-        if (this.retries > 0) this.logger.info({ sink: this.config.name }, 'Kafka sink writing again');
-        this.state = 'running';
-        this.error = null;
-      }
+      this.markRunning();
     } catch (error) {
       this.retry(error instanceof Error ? error : new Error(String(error)));
     }
+  }
+
+  private markRunning(): void {
+    if (this.state === 'running' || this.state === 'failed' || this.stopped) return;
+    if (this.retries > 0) this.logger.info({ sink: this.config.name }, 'Kafka sink writing again');
+    this.state = 'running';
+    this.error = null;
   }
 
   private async write(epoch: number, changes: readonly WireChange[]): Promise<void> {

@@ -131,7 +131,6 @@ export class CheckpointStore {
   private readonly metaStmt;
   private readonly metaWriteStmt;
   private readonly oldHashStmt;
-  private readonly insertStmt;
   private readonly insertNewStmt;
   private readonly updateStmt;
   private readonly deleteStmt;
@@ -160,9 +159,6 @@ export class CheckpointStore {
       .raw(true);
     // `ord` is the entry's insertion sequence and an update keeps it, so entries load back in the
     // order a Map would hold them (an append-only table's rows a0, a1, … stay in sequence).
-    this.insertStmt = db.prepare(
-      'INSERT INTO checkpoint_state (state_id, entry_key, ord, value, h1, h2) VALUES (?, ?, ?, ?, ?, ?)',
-    );
     this.insertNewStmt = db.prepare(
       'INSERT OR IGNORE INTO checkpoint_state (state_id, entry_key, ord, value, h1, h2) VALUES (?, ?, ?, ?, ?, ?)',
     );
@@ -290,26 +286,18 @@ export class CheckpointStore {
         }
         for (const [key, value] of delta.upserts) {
           const text = encodeValue(value);
-          // A replaced part starts empty, so its entries are plain inserts (a repeated key falls
-          // through to the update path).
+          // Most changed entries of a growing state are new (a source's new rows): try the insert
+          // first, one statement; an existing key falls through to the update path.
           hashEntry(stateId, key, nextOrd, text);
-          if (
-            delta.replaceAll &&
-            this.insertNewStmt.run(stateId, key, nextOrd, text, hashOut1, hashOut2).changes === 1
-          ) {
+          if (this.insertNewStmt.run(stateId, key, nextOrd, text, hashOut1, hashOut2).changes === 1) {
             nextOrd++;
             count++;
           } else {
-            const old = this.oldHashStmt.get(stateId, key) as [number, number, number] | undefined;
-            if (old === undefined) {
-              this.insertStmt.run(stateId, key, nextOrd++, text, hashOut1, hashOut2);
-              count++;
-            } else {
-              hashEntry(stateId, key, old[2], text);
-              this.updateStmt.run(text, hashOut1, hashOut2, stateId, key);
-              s1 = (s1 - old[0] + LANE) % LANE;
-              s2 = (s2 - old[1] + LANE) % LANE;
-            }
+            const old = this.oldHashStmt.get(stateId, key) as [number, number, number];
+            hashEntry(stateId, key, old[2], text);
+            this.updateStmt.run(text, hashOut1, hashOut2, stateId, key);
+            s1 = (s1 - old[0] + LANE) % LANE;
+            s2 = (s2 - old[1] + LANE) % LANE;
           }
           s1 = (s1 + hashOut1) % LANE;
           s2 = (s2 + hashOut2) % LANE;

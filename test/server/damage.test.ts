@@ -192,9 +192,20 @@ test('a corrupted journal entry in the tail after a checkpoint: the start is ref
   dirs.push(dir);
   const server = await start(dir, ['--checkpoint-interval-ms', '600000', '--checkpoint-epochs', '5']);
   await sqlOk(server.base, DDL.join(';\n'));
-  for (const s of steps)
+  const post = async (s: (typeof steps)[number]): Promise<void> => {
     assert.equal((await request(server.base, 'POST', '/v1/tables/orders/rows', s)).status, 200);
-  // A kill leaves the entries after the last checkpoint (epoch 10) to replay.
+  };
+  for (const s of steps.slice(0, 10)) await post(s);
+  // Checkpoints are paced (the next waits 10× the last one's duration), so wait for the one due
+  // at epoch 10 before adding entries that must stay after it (2 epochs: none is due for them).
+  for (let tries = 0; ; tries++) {
+    const metrics = await request(server.base, 'GET', '/metrics');
+    if ((metricValue(metrics.text, 'sluice_checkpoint_epoch') ?? -1) >= 10) break;
+    assert.ok(tries < 600, 'the checkpoint due at epoch 10 was written within a minute');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  for (const s of steps.slice(10)) await post(s);
+  // A kill leaves the entries after the last checkpoint to replay.
   await killHard(server);
   const offset = withDb(dir, (db) => {
     const ckpt = db.prepare('SELECT journal_offset FROM checkpoint_meta').get() as { journal_offset: number };

@@ -3,10 +3,9 @@
 // answer, not an error), a Prometheus text reader, and a WebSocket subscriber that survives server
 // restarts by resuming from the last epoch it folded, keeping every `changes` message it received.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { serverBundle } from './server-bundle.ts';
 import WebSocket from 'ws';
 import { FoldedView, type Message } from '../server/helpers.ts';
-
-const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
 
 export interface CrashableServer {
   readonly child: ChildProcess;
@@ -35,12 +34,11 @@ export async function spawnCrashable(
   dataDir: string,
   options: { args?: readonly string[]; env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<SpawnOutcome> {
+  const cli = await serverBundle();
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      CLI,
+      cli,
       'start',
       '--port',
       '0',

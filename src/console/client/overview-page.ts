@@ -63,23 +63,46 @@ export function overviewPage(root: HTMLElement): Page {
     (v) => v.name,
     'No materialized views yet. Create one in the SQL editor, or start the server with --demo.',
   );
-  const connectorColumns = (kind: string) => [
-    { header: kind, cell: (c: ConnectorJson) => c.name },
-    { header: 'Kind', cell: (c: ConnectorJson) => connectorCell(c, 'kind') },
+  // State with the reason when it is not running (retrying, failed): never a silent stop.
+  const stateCell = (c: ConnectorJson): string => {
+    const error = c.error as { message?: string } | null | undefined;
+    const state = connectorCell(c, 'state');
+    return error?.message !== undefined ? `${state}: ${error.message}` : state;
+  };
+  const totalLag = (c: ConnectorJson): string => {
+    const parts = (c.partitions ?? []) as { lag: number | null }[];
+    return parts.length === 0 ? '—' : formatCount(parts.reduce((n, p) => n + (p.lag ?? 0), 0));
+  };
+  const sourceColumns = [
+    { header: 'Source', cell: (c: ConnectorJson) => c.name },
+    { header: 'Topic', cell: (c: ConnectorJson) => connectorCell(c, 'topic') },
+    { header: 'State', wrap: true, cell: stateCell },
+    { header: 'Records', numeric: true, cell: (c: ConnectorJson) => connectorCell(c, 'recordsIn') },
+    {
+      header: 'Records/s',
+      numeric: true,
+      cell: (c: ConnectorJson) => formatCount(Number(c.recordsPerSecond ?? 0)),
+    },
+    { header: 'Lag', numeric: true, cell: totalLag },
+    { header: 'Skipped', numeric: true, cell: (c: ConnectorJson) => connectorCell(c, 'skipped') },
+  ];
+  const sinkColumns = [
+    { header: 'Sink', cell: (c: ConnectorJson) => c.name },
+    { header: 'View', cell: (c: ConnectorJson) => connectorCell(c, 'view') },
+    { header: 'Topic', cell: (c: ConnectorJson) => connectorCell(c, 'topic') },
+    { header: 'State', wrap: true, cell: stateCell },
     { header: 'Epoch', numeric: true, cell: (c: ConnectorJson) => connectorCell(c, 'epoch') },
-    { header: 'Rows', numeric: true, cell: (c: ConnectorJson) => connectorCell(c, 'rows') },
-    { header: 'Lag', numeric: true, cell: (c: ConnectorJson) => connectorCell(c, 'lag') },
-    { header: 'Errors', numeric: true, cell: (c: ConnectorJson) => connectorCell(c, 'errors') },
+    { header: 'Lag (epochs)', numeric: true, cell: (c: ConnectorJson) => connectorCell(c, 'lagEpochs') },
   ];
   const sources = new KeyedTable<ConnectorJson>(
     'Sources',
-    connectorColumns('Source'),
+    sourceColumns,
     (c) => c.name,
     'No sources. CREATE SOURCE … FROM KAFKA … adds one.',
   );
   const sinks = new KeyedTable<ConnectorJson>(
     'Sinks',
-    connectorColumns('Sink'),
+    sinkColumns,
     (c) => c.name,
     'No sinks. CREATE SINK … FROM view INTO KAFKA … adds one.',
   );

@@ -53,7 +53,10 @@ export interface KafkaReader {
     onRecords: RecordHandler,
     onFailure: (error: Error) => void,
   ): Promise<void>;
-  /** Records the consumer group's offsets (for lag monitoring only; positions live in Sluice). */
+  /**
+   * Records progress as the offsets of the (member-less) consumer group `groupId`, for lag
+   * monitoring only: positions live in Sluice.
+   */
   commit(next: ReadonlyMap<number, number>): Promise<void>;
   close(): Promise<void>;
 }

@@ -114,6 +114,7 @@ export class KafkaSourceRunner {
   private rate = 0;
   private rateWindowStart = performance.now();
   private rateWindowRecords = 0;
+  private lastProgressReport = 0;
 
   constructor(
     private readonly config: KafkaSourceConfig,
@@ -165,7 +166,11 @@ export class KafkaSourceRunner {
     this.reader = reader;
     try {
       const marks = await reader.watermarks();
-      if (generation !== this.generation) return;
+      // Stopped or superseded meanwhile: this attempt's reader must not outlive it.
+      if (generation !== this.generation) {
+        await reader.close();
+        return;
+      }
       const from = this.startPositions(marks);
       if (from === null) {
         await reader.close();
@@ -177,7 +182,10 @@ export class KafkaSourceRunner {
         async (partition, records, high, next) => this.onRecords(generation, partition, records, high, next),
         (error) => this.retry(generation, error),
       );
-      if (generation !== this.generation) return;
+      if (generation !== this.generation) {
+        await reader.close();
+        return;
+      }
       if (this.state !== 'failed') {
         this.state = 'running';
         if (this.retries > 0) this.logger.info({ source: this.config.name }, 'Kafka source reading again');
@@ -355,7 +363,15 @@ export class KafkaSourceRunner {
       );
     }
     this.resetPending(this.applied);
-    void this.reader?.commit(this.applied).catch(() => undefined);
+    this.reportProgress();
+  }
+
+  /** Group offsets for lag monitoring, at most once a second (a request of its own each time). */
+  private reportProgress(): void {
+    const now = performance.now();
+    if (this.reader === null || now - this.lastProgressReport < 1000) return;
+    this.lastProgressReport = now;
+    void this.reader.commit(new Map(this.applied)).catch(() => undefined);
   }
 
   private resetPending(from: ReadonlyMap<number, number>): void {

@@ -1,6 +1,7 @@
 // kafkajs behind the narrow interfaces of kafka-client.ts: a read-committed group consumer whose
 // positions Sluice sets itself (seek at start, duplicates below them dropped), and a transactional
 // producer that commits an epoch's messages together with the sink's progress (sendOffsets).
+import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
 import type {
   KafkaOutMessage,
@@ -25,29 +26,34 @@ function client(brokers: readonly string[], clientId: string): Kafka {
   });
 }
 
-async function topicWatermarks(admin: Admin, topic: string): Promise<PartitionWatermarks[]> {
-  const offsets = await admin.fetchTopicOffsets(topic);
-  return offsets
-    .map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
-    .sort((a, b) => a.partition - b.partition);
+/**
+ * One admin request on a connection of its own, always disconnected afterwards: a kafkajs admin
+ * whose disconnect() races a request in flight reconnects and stays open, so admins are never kept.
+ */
+async function withAdmin<T>(kafka: Kafka, call: (admin: Admin) => Promise<T>): Promise<T> {
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    return await call(admin);
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
 }
 
 export class KafkajsReader implements KafkaReader {
   private readonly kafka: Kafka;
-  private admin: Admin | null = null;
   private consumer: Consumer | null = null;
+  private closed = false;
 
   constructor(private readonly config: KafkaReaderConfig) {
     this.kafka = client(config.brokers, config.clientId);
   }
 
   async watermarks(): Promise<PartitionWatermarks[]> {
-    if (this.admin === null) {
-      const admin = this.kafka.admin();
-      await admin.connect();
-      this.admin = admin;
-    }
-    return topicWatermarks(this.admin, this.config.topic);
+    const offsets = await withAdmin(this.kafka, (admin) => admin.fetchTopicOffsets(this.config.topic));
+    return offsets
+      .map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
+      .sort((a, b) => a.partition - b.partition);
   }
 
   async start(
@@ -57,7 +63,10 @@ export class KafkajsReader implements KafkaReader {
   ): Promise<void> {
     const topic = this.config.topic;
     const consumer = this.kafka.consumer({
-      groupId: this.config.groupId,
+      // A group of this start alone: with the stable group, a killed predecessor's membership would
+      // hold every partition until its session timed out (30 s of no reading after each crash).
+      // Positions live in Sluice, so nothing is lost; the stable group only reports progress.
+      groupId: `${this.config.groupId}-r${randomBytes(4).toString('hex')}`,
       readUncommitted: false,
       sessionTimeout: this.config.sessionTimeoutMs ?? 30000,
       maxWaitTimeInMs: 100,
@@ -69,6 +78,11 @@ export class KafkajsReader implements KafkaReader {
     });
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    // Closed while connecting: close() could not stop a consumer that was not running yet.
+    if (this.closed) {
+      await consumer.disconnect();
+      return;
+    }
     // Records below the caller's positions (the group's committed offsets may lag them) are
     // dropped here, so each offset is handed over at most once per start.
     const next = new Map(from);
@@ -103,39 +117,36 @@ export class KafkajsReader implements KafkaReader {
   }
 
   async commit(nextOffsets: ReadonlyMap<number, number>): Promise<void> {
-    const consumer = this.consumer;
-    if (consumer === null || nextOffsets.size === 0) return;
-    await consumer.commitOffsets(
-      [...nextOffsets].map(([partition, offset]) => ({
+    if (this.closed || nextOffsets.size === 0) return;
+    // The stable group has no members, so its offsets can be set directly (lag monitoring tools
+    // read them as this source's progress).
+    await withAdmin(this.kafka, (admin) =>
+      admin.setOffsets({
+        groupId: this.config.groupId,
         topic: this.config.topic,
-        partition,
-        offset: String(offset),
-      })),
+        partitions: [...nextOffsets].map(([partition, offset]) => ({ partition, offset: String(offset) })),
+      }),
     );
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const consumer = this.consumer;
-    const admin = this.admin;
     this.consumer = null;
-    this.admin = null;
-    await Promise.allSettled([consumer?.disconnect(), admin?.disconnect()]);
+    await consumer?.disconnect().catch(() => undefined);
   }
 }
 
 export class KafkajsTransactionalWriter implements KafkaTransactionalWriter {
   private readonly kafka: Kafka;
   private producer: Producer | null = null;
-  private admin: Admin | null = null;
+  private closed = false;
 
   constructor(private readonly config: KafkaWriterConfig) {
     this.kafka = client(config.brokers, config.clientId);
   }
 
   async connect(): Promise<void> {
-    const admin = this.kafka.admin();
-    await admin.connect();
-    this.admin = admin;
     const producer = this.kafka.producer({
       transactionalId: this.config.transactionalId,
       idempotent: true,
@@ -145,15 +156,17 @@ export class KafkajsTransactionalWriter implements KafkaTransactionalWriter {
     // Connecting (InitProducerId) fences an older producer with the same id and aborts its open
     // transaction, so nothing it wrote and did not commit ever becomes visible.
     await producer.connect();
+    if (this.closed) {
+      await producer.disconnect();
+      throw new Error('the Kafka writer was closed');
+    }
     this.producer = producer;
   }
 
   async committedEpoch(): Promise<number | null> {
-    const admin = this.required(this.admin);
-    const groups = await admin.fetchOffsets({
-      groupId: this.config.progressGroupId,
-      topics: [this.config.topic],
-    });
+    const groups = await withAdmin(this.kafka, (admin) =>
+      admin.fetchOffsets({ groupId: this.config.progressGroupId, topics: [this.config.topic] }),
+    );
     const partition0 = groups[0]?.partitions.find((p) => p.partition === 0);
     if (partition0 === undefined) return null;
     const epoch = Number(partition0.offset);
@@ -184,11 +197,10 @@ export class KafkajsTransactionalWriter implements KafkaTransactionalWriter {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const producer = this.producer;
-    const admin = this.admin;
     this.producer = null;
-    this.admin = null;
-    await Promise.allSettled([producer?.disconnect(), admin?.disconnect()]);
+    await producer?.disconnect().catch(() => undefined);
   }
 
   private required<T>(value: T | null): T {
