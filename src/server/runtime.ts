@@ -142,6 +142,8 @@ export class SluiceRuntime {
   readonly log: TableLog;
   readonly changelog: ChangelogStore;
   readonly checkpoints: CheckpointStore;
+  /** Checkpoints live in a file of their own, so one can be written in slices between epochs. */
+  readonly checkpointFile: SqliteStore;
   readonly recovery: RecoveryReport;
   readonly sourceStore: SourceStore;
   readonly connectors: ConnectorManager;
@@ -198,7 +200,13 @@ export class SluiceRuntime {
         },
       });
       this.sourceStore = new SourceStore(this.store.db);
-      this.checkpoints = new CheckpointStore(this.store.db, {
+      this.checkpointFile = new SqliteStore({
+        dataDir: options.dataDir,
+        file: 'checkpoint.db',
+        journal: false,
+        ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
+      });
+      this.checkpoints = new CheckpointStore(this.checkpointFile.db, {
         beforeHeader: () => crashPoint('during-checkpoint'),
       });
       this.engine = options.createEngine();
@@ -208,6 +216,8 @@ export class SluiceRuntime {
       this.connectors = new ConnectorManager(this.connectorHost(), options.logger, this.store.instanceId);
     } catch (error) {
       this.store.close();
+      // Opened unless the failure was opening it.
+      (this as { checkpointFile?: SqliteStore }).checkpointFile?.close();
       throw error;
     }
     this.pruneAll();
@@ -760,9 +770,9 @@ export class SluiceRuntime {
     // A checkpoint pauses everything: after one that took d ms the next waits at least
     // CHECKPOINT_PACING·d, so checkpoints never take more than ~1/CHECKPOINT_PACING of the time
     // (a large state being loaded is not checkpointed over and over).
-    if (elapsed < CHECKPOINT_PACING * (this.lastCheckpointStats?.ms ?? 0)) return;
+    if (elapsed < CHECKPOINT_PACING * (this.lastCheckpointStats?.busyMs ?? 0)) return;
     const due = this.committedEpoch - this.checkpointEpoch >= policy.epochs || elapsed >= policy.intervalMs;
-    if (due) this.checkpoint();
+    if (due) void this.checkpointInSlices();
   }
 
   private changedSinceCheckpoint(): boolean {
@@ -770,9 +780,10 @@ export class SluiceRuntime {
   }
 
   /**
-   * Commits the open group, then writes a checkpoint of the committed state (incremental when the
-   * previous one was written). A failure (disk full, I/O) is logged and counted; the previous
-   * checkpoint stays whole and the next attempt, one interval later, is a full one.
+   * Commits the open group, then writes a checkpoint of the committed state at once (incremental
+   * when the previous one was written). Used at shutdown and by tests; while serving, checkpoints
+   * are written in slices (`checkpointInSlices`). A failure (disk full, I/O) is logged and counted;
+   * the previous checkpoint stays whole and the next attempt is a full one.
    */
   checkpoint(): CheckpointWriteStats | null {
     if (this.options.checkpoint === null || this.checkpointing || this.failure !== null) return null;
@@ -781,28 +792,57 @@ export class SluiceRuntime {
       this.flush();
       if (this.failure !== null || this.store.inTransaction) return null;
       this.lastCheckpointAttempt = performance.now();
-      const stats = this.checkpoints.checkpoint(this.engine, this.log.lastOffset);
-      crashPoint('after-checkpoint');
-      this.checkpointEpoch = stats.epoch;
-      this.checkpointOffset = stats.journalOffset;
-      this.checkpointsWritten += 1;
-      this.lastCheckpointStats = stats;
-      this.lastCheckpointError = null;
-      this.hooks.checkpointWritten?.(stats);
-      return stats;
+      return this.checkpointWritten(this.checkpoints.checkpoint(this.engine, this.log.lastOffset));
     } catch (error) {
-      const failure =
-        error instanceof SluiceError
-          ? error
-          : new SluiceError('STATE_ERROR', 'checkpoint failed', { detail: errorText(error) });
-      this.checkpointFailures += 1;
-      this.lastCheckpointError = failure.message;
-      this.options.logger.error({ err: failure }, 'checkpoint failed; the previous checkpoint is kept');
-      this.hooks.checkpointFailed?.(failure);
+      this.checkpointFailed(error);
       return null;
     } finally {
       this.checkpointing = false;
     }
+  }
+
+  /**
+   * A checkpoint of the committed state, written in slices of about 10 ms between which epochs go
+   * on (the state is taken at once, so the checkpoint is of one epoch): a large checkpoint costs
+   * throughput, never a multi-second stall. Resolves with null when it failed (logged, counted).
+   */
+  async checkpointInSlices(): Promise<CheckpointWriteStats | null> {
+    if (this.options.checkpoint === null || this.checkpointing || this.failure !== null) return null;
+    this.checkpointing = true;
+    try {
+      this.flush();
+      if (this.failure !== null || this.store.inTransaction) return null;
+      this.lastCheckpointAttempt = performance.now();
+      const stats = await this.checkpoints.checkpointSliced(this.engine, this.log.lastOffset);
+      return this.closing ? null : this.checkpointWritten(stats);
+    } catch (error) {
+      if (!this.closing) this.checkpointFailed(error);
+      return null;
+    } finally {
+      this.checkpointing = false;
+    }
+  }
+
+  private checkpointWritten(stats: CheckpointWriteStats): CheckpointWriteStats {
+    crashPoint('after-checkpoint');
+    this.checkpointEpoch = stats.epoch;
+    this.checkpointOffset = stats.journalOffset;
+    this.checkpointsWritten += 1;
+    this.lastCheckpointStats = stats;
+    this.lastCheckpointError = null;
+    this.hooks.checkpointWritten?.(stats);
+    return stats;
+  }
+
+  private checkpointFailed(error: unknown): void {
+    const failure =
+      error instanceof SluiceError
+        ? error
+        : new SluiceError('STATE_ERROR', 'checkpoint failed', { detail: errorText(error) });
+    this.checkpointFailures += 1;
+    this.lastCheckpointError = failure.message;
+    this.options.logger.error({ err: failure }, 'checkpoint failed; the previous checkpoint is kept');
+    this.hooks.checkpointFailed?.(failure);
   }
 
   checkpointStatus(): CheckpointStatus {
@@ -963,6 +1003,11 @@ export class SluiceRuntime {
     // Requests already applied are committed and answered before the store closes.
     if (this.failure === null && this.store.db.open) {
       this.flush();
+      // A sliced checkpoint in progress is abandoned (rolled back) for one written now, whole.
+      if (this.checkpoints.writing) {
+        this.checkpoints.abort();
+        this.checkpointing = false;
+      }
       // A clean stop restarts without replaying anything.
       if (this.changedSinceCheckpoint()) this.checkpoint();
     }
@@ -977,6 +1022,7 @@ export class SluiceRuntime {
     this.starting.clear();
     this.engine.setJournal(null);
     this.store.close();
+    this.checkpointFile.close();
   }
 }
 

@@ -60,7 +60,10 @@ export interface CheckpointWriteStats {
   readonly bytes: number;
   /** Entries held after the write. */
   readonly entries: number;
+  /** Wall time from taking the state to the commit. */
   readonly ms: number;
+  /** Time spent writing (a sliced write lets epochs run between its slices). */
+  readonly busyMs: number;
 }
 
 export interface CheckpointInfo {
@@ -139,6 +142,8 @@ export class CheckpointStore {
   private readonly scanStmt;
   /** Set after a failed write: the engine's change tracking was consumed, so the next must be full. */
   private needsFullValue = false;
+  private inFlight = false;
+  private aborted = false;
 
   constructor(
     private readonly db: Database.Database,
@@ -216,13 +221,82 @@ export class CheckpointStore {
       );
     }
     try {
-      const stats = this.db.transaction(() => this.apply(cp, journalOffset, full)).immediate();
+      const stats = this.db
+        .transaction(() => {
+          const steps = this.applySteps(cp, journalOffset, full);
+          for (;;) {
+            const step = steps.next();
+            if (step.done === true) return step.value;
+          }
+        })
+        .immediate();
       this.needsFullValue = false;
-      return { ...stats, ms: performance.now() - started };
+      const ms = performance.now() - started;
+      return { ...stats, ms, busyMs: ms };
     } catch (error) {
       this.needsFullValue = true;
       throw this.wrapWriteError(error, cp.epoch);
     }
+  }
+
+  /**
+   * Like `checkpoint`, but the write yields to the event loop every `sliceMs` (the delta is taken
+   * at once, so it is the state of one epoch; the writing is spread out): a large checkpoint never
+   * stalls the server for longer than a slice. The store's database must be one no other writer
+   * uses while this runs (the server keeps checkpoints in a file of their own). `abort()` ends it.
+   */
+  async checkpointSliced(
+    source: CheckpointSource,
+    journalOffset: number,
+    sliceMs = 10,
+  ): Promise<CheckpointWriteStats> {
+    this.assertNoTransaction();
+    const started = performance.now();
+    const full = this.needsFullValue || this.metaStmt.get() === undefined;
+    const cp = source.takeCheckpoint(full);
+    this.aborted = false;
+    this.inFlight = true;
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      const steps = this.applySteps(cp, journalOffset, full);
+      let sliceStart = performance.now();
+      let busyMs = sliceStart - started;
+      for (;;) {
+        const step = steps.next();
+        if (step.done === true) {
+          this.db.exec('COMMIT');
+          this.needsFullValue = false;
+          const now = performance.now();
+          return { ...step.value, ms: now - started, busyMs: busyMs + (now - sliceStart) };
+        }
+        if (performance.now() - sliceStart >= sliceMs) {
+          busyMs += performance.now() - sliceStart;
+          await new Promise((resolve) => setImmediate(resolve));
+          if (this.aborted) throw new SluiceError('STATE_ERROR', 'the checkpoint was abandoned (shutdown)');
+          sliceStart = performance.now();
+        }
+      }
+    } catch (error) {
+      // The delta was consumed: whatever happens next must be a full checkpoint.
+      this.needsFullValue = true;
+      if (this.db.open && this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw this.wrapWriteError(error, cp.epoch);
+    } finally {
+      this.inFlight = false;
+    }
+  }
+
+  /** True while a sliced checkpoint is being written. */
+  get writing(): boolean {
+    return this.inFlight;
+  }
+
+  /** Abandons a sliced checkpoint in progress now (rolled back; the previous one stays). */
+  abort(): void {
+    if (!this.inFlight) return;
+    this.aborted = true;
+    this.needsFullValue = true;
+    if (this.db.open && this.db.inTransaction) this.db.exec('ROLLBACK');
   }
 
   private assertNoTransaction(): void {
@@ -233,7 +307,12 @@ export class CheckpointStore {
     }
   }
 
-  private apply(cp: CheckpointInput, journalOffset: number, full: boolean): Omit<CheckpointWriteStats, 'ms'> {
+  /** The write as steps: it yields every few hundred entries so a caller can spread it out. */
+  private *applySteps(
+    cp: CheckpointInput,
+    journalOffset: number,
+    full: boolean,
+  ): Generator<void, Omit<CheckpointWriteStats, 'ms' | 'busyMs'>> {
     let count: number;
     let s1: number;
     let s2: number;
@@ -282,6 +361,7 @@ export class CheckpointStore {
             s1 = (s1 - old[0] + LANE) % LANE;
             s2 = (s2 - old[1] + LANE) % LANE;
             deletes++;
+            if ((deletes & 255) === 0) yield;
           }
         }
         for (const [key, value] of delta.upserts) {
@@ -303,6 +383,7 @@ export class CheckpointStore {
           s2 = (s2 + hashOut2) % LANE;
           upserts++;
           bytes += key.length + text.length;
+          if ((upserts & 255) === 0) yield;
         }
       }
     }

@@ -45,6 +45,10 @@ export interface StoreOptions {
    * failing later on a page recovery happens not to read.
    */
   readonly verifyOnOpen?: boolean;
+  /** The file in `dataDir` (default `sluice.db`). */
+  readonly file?: string;
+  /** Create the journal and changelog tables and the format row (default true: the main file). */
+  readonly journal?: boolean;
 }
 
 export class SqliteStore {
@@ -56,7 +60,7 @@ export class SqliteStore {
       this.path = ':memory:';
     } else {
       mkdirSync(options.dataDir, { recursive: true });
-      this.path = join(options.dataDir, 'sluice.db');
+      this.path = join(options.dataDir, options.file ?? 'sluice.db');
     }
     try {
       // A short busy timeout: a locked file means another server owns it, so fail fast.
@@ -67,10 +71,12 @@ export class SqliteStore {
       this.db.pragma('journal_mode = WAL');
       // FULL: a committed transaction survives power loss, so an acknowledged write is durable.
       this.db.pragma('synchronous = FULL');
-      this.db.exec('BEGIN EXCLUSIVE');
-      this.db.exec(SCHEMA);
-      addColumnIfMissing(this.db, 'journal', 'checksum', 'TEXT');
-      this.db.exec('COMMIT');
+      if (options.journal !== false) {
+        this.db.exec('BEGIN EXCLUSIVE');
+        this.db.exec(SCHEMA);
+        addColumnIfMissing(this.db, 'journal', 'checksum', 'TEXT');
+        this.db.exec('COMMIT');
+      }
     } catch (error) {
       throw new SluiceError('STATE_ERROR', `cannot open data file "${this.path}"`, {
         detail: error instanceof Error ? error.message : String(error),
@@ -78,6 +84,7 @@ export class SqliteStore {
       });
     }
     if (options.verifyOnOpen !== false && this.path !== ':memory:') this.verify();
+    if (options.journal === false) return;
     if (this.getMeta('instance') === undefined) this.setMeta('instance', randomUUID().slice(0, 8));
     const format = this.getMeta('format');
     if (format === undefined) this.setMeta('format', FORMAT_VERSION);

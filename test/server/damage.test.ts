@@ -114,8 +114,8 @@ async function prepared(steps: { insert: Row[]; delete: Row[] }[], args: string[
   return dir;
 }
 
-function withDb<T>(dir: string, call: (db: Database.Database) => T): T {
-  const db = new Database(join(dir, 'sluice.db'));
+function withDb<T>(dir: string, call: (db: Database.Database) => T, file = 'sluice.db'): T {
+  const db = new Database(join(dir, file));
   try {
     return call(db);
   } finally {
@@ -126,23 +126,28 @@ function withDb<T>(dir: string, call: (db: Database.Database) => T): T {
 test('a corrupted checkpoint entry: the server logs the fallback and replays the whole journal', async () => {
   const steps = batches(11, 40, 20);
   const dir = await prepared(steps);
-  const { entries, checkpoints } = withDb(dir, (db) => {
-    const row = db
-      .prepare('SELECT state_id, entry_key FROM checkpoint_state ORDER BY state_id, entry_key LIMIT 1')
-      .get() as {
-      state_id: string;
-      entry_key: string;
-    };
-    assert.ok(row !== undefined, 'the clean stop wrote a checkpoint');
-    const changed = db
-      .prepare("UPDATE checkpoint_state SET value = value || ' ' WHERE state_id = ? AND entry_key = ?")
-      .run(row.state_id, row.entry_key).changes;
-    assert.equal(changed, 1);
-    return {
-      entries: (db.prepare('SELECT COUNT(*) AS n FROM journal').get() as { n: number }).n,
-      checkpoints: (db.prepare('SELECT COUNT(*) AS n FROM checkpoint_meta').get() as { n: number }).n,
-    };
-  });
+  const entries = withDb(
+    dir,
+    (db) => (db.prepare('SELECT COUNT(*) AS n FROM journal').get() as { n: number }).n,
+  );
+  const checkpoints = withDb(
+    dir,
+    (db) => {
+      const row = db
+        .prepare('SELECT state_id, entry_key FROM checkpoint_state ORDER BY state_id, entry_key LIMIT 1')
+        .get() as {
+        state_id: string;
+        entry_key: string;
+      };
+      assert.ok(row !== undefined, 'the clean stop wrote a checkpoint');
+      const changed = db
+        .prepare("UPDATE checkpoint_state SET value = value || ' ' WHERE state_id = ? AND entry_key = ?")
+        .run(row.state_id, row.entry_key).changes;
+      assert.equal(changed, 1);
+      return (db.prepare('SELECT COUNT(*) AS n FROM checkpoint_meta').get() as { n: number }).n;
+    },
+    'checkpoint.db',
+  );
   assert.equal(checkpoints, 1);
   assert.equal(entries, DDL.length + steps.length);
   const server = await start(dir);
@@ -207,8 +212,12 @@ test('a corrupted journal entry in the tail after a checkpoint: the start is ref
   for (const s of steps.slice(10)) await post(s);
   // A kill leaves the entries after the last checkpoint to replay.
   await killHard(server);
+  const ckpt = withDb(
+    dir,
+    (db) => db.prepare('SELECT journal_offset FROM checkpoint_meta').get() as { journal_offset: number },
+    'checkpoint.db',
+  );
   const offset = withDb(dir, (db) => {
-    const ckpt = db.prepare('SELECT journal_offset FROM checkpoint_meta').get() as { journal_offset: number };
     const row = db.prepare('SELECT MAX(log_offset) AS o FROM journal').get() as { o: number };
     assert.ok(row.o > ckpt.journal_offset, 'entries after the checkpoint');
     db.prepare("UPDATE journal SET payload = payload || ' ' WHERE log_offset = ?").run(row.o);
@@ -275,7 +284,8 @@ test('disk full during a checkpoint: counted, the previous checkpoint stays, the
     const first = runtime.checkpoint();
     assert.ok(first !== null, 'the first checkpoint');
     for (const s of steps.slice(10, 29)) runtime.ingest('orders', s);
-    const db = runtime.store.db;
+    // Checkpoints have a file of their own: fill that one.
+    const db = runtime.checkpointFile.db;
     const pageCount = db.pragma('page_count', { simple: true }) as number;
     // Room for a small batch, not for a checkpoint of thousands of changed groups.
     db.pragma(`max_page_count = ${pageCount + 4}`);
