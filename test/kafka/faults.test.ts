@@ -9,6 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { Kafka, Producer } from 'kafkajs';
 import { canonicalRows } from '../support/sqlite-oracle.ts';
+import { mulberry32 } from '../support/checkpoint-workload.ts';
+import { admin, assertEpochsOnce, createTopic, readTopic, topicEnds } from '../support/kafka-topics.ts';
 import {
   kafkaClient,
   kafkaSuite,
@@ -21,17 +23,6 @@ import {
 import { killHard, metricValue, spawnCrashable, type CrashableServer } from '../support/crash-harness.ts';
 import { removeDir, request, sqlOk, tempDir } from '../server/helpers.ts';
 import type { ColumnInfo } from '../../src/types.ts';
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEED = Number(process.env.SLUICE_SEED ?? Date.now() % 1_000_000_007);
 const KEYS = 160;
@@ -125,26 +116,6 @@ class Workload {
   }
 }
 
-async function admin<T>(kafka: Kafka, f: (a: ReturnType<Kafka['admin']>) => Promise<T>): Promise<T> {
-  const a = kafka.admin();
-  await a.connect();
-  try {
-    return await f(a);
-  } finally {
-    await a.disconnect();
-  }
-}
-
-const createTopic = (kafka: Kafka, topic: string, partitions: number): Promise<boolean> =>
-  admin(kafka, (a) =>
-    a.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true }),
-  );
-
-async function topicEnds(kafka: Kafka, topic: string): Promise<Map<number, number>> {
-  const offsets = await admin(kafka, (a) => a.fetchTopicOffsets(topic));
-  return new Map(offsets.map((o) => [o.partition, Number(o.high)]));
-}
-
 async function getJson(base: string, path: string): Promise<Record<string, unknown>> {
   const r = await request(base, 'GET', path);
   assert.equal(r.status, 200, `${path}: ${r.text}`);
@@ -202,56 +173,6 @@ async function caughtUp(base: string, kafka: Kafka, topic: string, timeoutMs = 9
   });
 }
 
-interface ReadMessage {
-  key: string | null;
-  value: string | null;
-  epoch: number;
-}
-
-/** Every committed message of a topic (read-committed), in order, once the end is reached. */
-async function readTopic(kafka: Kafka, topic: string): Promise<ReadMessage[]> {
-  const ends = await topicEnds(kafka, topic);
-  const consumer = kafka.consumer({ groupId: uniqueName('reader'), readUncommitted: false });
-  const out: ReadMessage[] = [];
-  const next = new Map<number, number>();
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      eachBatch: async ({ batch }) => {
-        for (const m of batch.messages) {
-          out.push({
-            key: m.key?.toString() ?? null,
-            value: m.value?.toString() ?? null,
-            epoch: Number(m.headers?.['sluice-epoch']?.toString()),
-          });
-          next.set(batch.partition, Number(m.offset) + 1);
-        }
-        if (batch.messages.length === 0) next.set(batch.partition, Number(batch.highWatermark));
-      },
-    });
-    // The last stable offset can sit one past the last message (the commit marker).
-    await waitFor(() => [...ends].every(([p, end]) => (next.get(p) ?? 0) >= end - 1), {
-      what: `read ${topic}`,
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-  return out;
-}
-
-/** Runs of equal epochs never repeat and epochs increase: no transaction is visible twice. */
-function assertEpochsOnce(messages: readonly ReadMessage[], what: string): void {
-  const runs: number[] = [];
-  for (const m of messages) {
-    assert.ok(Number.isSafeInteger(m.epoch), `${what}: every message carries its epoch`);
-    if (runs[runs.length - 1] !== m.epoch) runs.push(m.epoch);
-  }
-  const sorted = [...runs].sort((a, b) => a - b);
-  assert.deepEqual(runs, sorted, `${what}: epochs in order (SLUICE_SEED=${SEED})`);
-  assert.equal(new Set(runs).size, runs.length, `${what}: each epoch once (SLUICE_SEED=${SEED})`);
-}
-
 interface SinkSpec {
   readonly name: string;
   readonly view: string;
@@ -282,7 +203,7 @@ async function assertSinks(
     const { columns, key, rows } = await viewRows(base, sink.view);
     assert.ok(key !== null && key.length > 0, `${sink.view} is keyed`);
     const messages = await readTopic(kafka, sink.topic);
-    assertEpochsOnce(messages, `${context}: sink ${sink.name}`);
+    assertEpochsOnce(messages, `${context}: sink ${sink.name}`, SEED);
     const fold = new Map<string, Record<string, unknown>>();
     const keyOf = (row: Record<string, unknown>): string =>
       JSON.stringify(Object.fromEntries(key.map((k) => [k, row[k]])));

@@ -7,20 +7,11 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { Kafka, Producer } from 'kafkajs';
 import { canonicalRows } from '../support/sqlite-oracle.ts';
+import { mulberry32 } from '../support/checkpoint-workload.ts';
+import { assertEpochsOnce, createTopic, readTopic, topicEnds } from '../support/kafka-topics.ts';
 import { kafkaClient, kafkaSuite, sharedBrokers, uniqueName, waitFor } from '../support/kafka.ts';
 import { removeDir, request, sqlOk, startServer, tempDir, type TestServer } from '../server/helpers.ts';
 import type { ColumnInfo } from '../../src/types.ts';
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEED = Number(process.env.SLUICE_SEED ?? 20261130);
 const VIEWS = {
@@ -96,27 +87,6 @@ async function caughtUp(base: string, name: string, ends: Map<number, number>): 
     },
     { what: `source ${name} caught up with ${JSON.stringify([...ends])}` },
   );
-}
-
-async function topicEnds(kafka: Kafka, topic: string): Promise<Map<number, number>> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const offsets = await admin.fetchTopicOffsets(topic);
-    return new Map(offsets.map((o) => [o.partition, Number(o.high)]));
-  } finally {
-    await admin.disconnect();
-  }
-}
-
-async function createTopic(kafka: Kafka, topic: string, partitions: number): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
-  } finally {
-    await admin.disconnect();
-  }
 }
 
 const viewsSql = Object.entries(VIEWS)
@@ -437,7 +407,7 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
       expected,
       'upsert topic folds to the view',
     );
-    assertEpochsOnce(read, 'upsert');
+    assertEpochsOnce(read, 'upsert', SEED);
 
     const cdc = await readTopic(kafka, sinkTopics.debezium);
     const cdcFold = new Map<string, Record<string, unknown>>();
@@ -455,7 +425,7 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
       expected,
       'debezium topic folds to the view',
     );
-    assertEpochsOnce(cdc, 'debezium');
+    assertEpochsOnce(cdc, 'debezium', SEED);
 
     const log = await readTopic(kafka, sinkTopics.changelog);
     const logFold = new Map<string, Record<string, unknown>>();
@@ -471,49 +441,3 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
     );
   });
 });
-
-interface ReadMessage {
-  key: string | null;
-  value: string | null;
-  epoch: number;
-}
-
-/** Every committed message of a topic (read-committed), in order, once the end is reached. */
-async function readTopic(kafka: Kafka, topic: string): Promise<ReadMessage[]> {
-  const ends = await topicEnds(kafka, topic);
-  const consumer = kafka.consumer({ groupId: uniqueName('reader'), readUncommitted: false });
-  const out: ReadMessage[] = [];
-  const next = new Map<number, number>();
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  await consumer.run({
-    eachBatch: async ({ batch }) => {
-      for (const m of batch.messages) {
-        out.push({
-          key: m.key?.toString() ?? null,
-          value: m.value?.toString() ?? null,
-          epoch: Number(m.headers?.['sluice-epoch']?.toString()),
-        });
-        next.set(batch.partition, Number(m.offset) + 1);
-      }
-      if (batch.messages.length === 0) next.set(batch.partition, Number(batch.highWatermark));
-    },
-  });
-  // The last stable offset can sit one past the last message (the commit marker).
-  await waitFor(() => [...ends].every(([p, end]) => (next.get(p) ?? 0) >= end - 1), {
-    what: `read ${topic}`,
-  });
-  await consumer.disconnect();
-  return out;
-}
-
-/** Epoch headers never go backwards: a repeated epoch would mean a transaction written twice. */
-function assertEpochsOnce(messages: readonly ReadMessage[], what: string): void {
-  const epochs = messages.map((m) => m.epoch);
-  for (const e of epochs) assert.ok(Number.isSafeInteger(e), `${what}: every message carries its epoch`);
-  const runs: number[] = [];
-  for (const e of epochs) if (runs[runs.length - 1] !== e) runs.push(e);
-  const sorted = [...runs].sort((a, b) => a - b);
-  assert.deepEqual(runs, sorted, `${what}: epochs in order`);
-  assert.equal(new Set(runs).size, runs.length, `${what}: each epoch once`);
-}
