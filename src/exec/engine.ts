@@ -223,9 +223,24 @@ export class Engine {
     const shape = tableShape(stmt);
     const source = sourceOptions(stmt.connector, stmt.name, shape.primaryKey !== null);
     const def: TableDef = { kind: 'table', name: stmt.name, ...shape, sql: stmt.text, source };
+    const errors = source.onError === 'skip' ? sourceErrorsDef(stmt.name) : null;
+    if (errors !== null && this.catalogState.has(errors.name)) {
+      throw new SluiceError(
+        'DUPLICATE_OBJECT',
+        `relation "${errors.name}" already exists; a source with on_error 'skip' records skipped messages in it`,
+        { position: stmt.pos, hint: `rename the source or drop "${errors.name}"` },
+      );
+    }
     this.journal?.appendDdl({ epoch: this.currentEpoch, sql: stmt.text });
     this.addStoredRelation(def);
+    if (errors !== null) this.addStoredRelation(errors);
     return { statement: 'CREATE SOURCE', object: def.name };
+  }
+
+  /** True for a relation only a connector writes: a source, or a source's errors relation. */
+  writtenByConnector(name: string): boolean {
+    const def = this.tables.get(name)?.def;
+    return def !== undefined && (def.source !== undefined || def.errorsOf !== undefined);
   }
 
   /** A sink is catalog metadata over one view; its connector subscribes to the view. */
@@ -315,14 +330,26 @@ export class Engine {
       throw new SluiceError(code, `${kind} "${stmt.name}" does not exist`, { position: stmt.pos });
     }
     const actual = kindLabel(object);
+    if (object.kind === 'table' && object.errorsOf !== undefined) {
+      throw new SluiceError(
+        'WRONG_OBJECT_KIND',
+        `"${stmt.name}" is the errors relation of source "${object.errorsOf}"; it is dropped with the source`,
+        { position: stmt.pos, hint: `DROP SOURCE ${object.errorsOf}` },
+      );
+    }
     if (actual !== kind) {
       throw new SluiceError('WRONG_OBJECT_KIND', `"${stmt.name}" is not a ${kind}`, {
         position: stmt.pos,
         hint: `use DROP ${actual.toUpperCase()} to remove it`,
       });
     }
-    const dependents = this.catalogState.transitiveDependents(stmt.name);
-    const sinks = this.catalogState.dependentSinks(stmt.name);
+    // A source's errors relation goes with it, and so must whatever reads it.
+    const companion =
+      object.kind === 'table' && object.source?.onError === 'skip' ? sourceErrorsDef(object.name).name : null;
+    const names =
+      companion !== null && this.catalogState.has(companion) ? [stmt.name, companion] : [stmt.name];
+    const dependents = uniqueByName(names.flatMap((n) => this.catalogState.transitiveDependents(n)));
+    const sinks = uniqueByName(names.flatMap((n) => this.catalogState.dependentSinks(n)));
     if ((dependents.length > 0 || sinks.length > 0) && !stmt.cascade) {
       throw new SluiceError(
         'DEPENDENT_OBJECTS',
@@ -343,6 +370,7 @@ export class Engine {
     for (const d of sinks) this.removeObject(d.name, `dropped by CASCADE from "${stmt.name}"`);
     for (const d of [...dependents].reverse())
       this.removeObject(d.name, `dropped by CASCADE from "${stmt.name}"`);
+    for (const n of names.slice(1)) this.removeObject(n, `dropped with source "${stmt.name}"`);
     this.removeObject(stmt.name, 'dropped');
     return { statement: label, object: stmt.name };
   }
@@ -624,7 +652,13 @@ export class Engine {
     }
     const fromSource = options.fromSource === true;
     if (store.def.source !== undefined && !fromSource) throw sourceWriteError(store.def);
-    if (store.def.source === undefined && fromSource) {
+    if (store.def.errorsOf !== undefined && !fromSource) {
+      throw new SluiceError(
+        'WRONG_OBJECT_KIND',
+        `"${table}" is the errors relation of source "${store.def.errorsOf}"; only its connector writes it`,
+      );
+    }
+    if (store.def.source === undefined && store.def.errorsOf === undefined && fromSource) {
       throw new SluiceError('WRONG_OBJECT_KIND', `"${table}" is a table, not a source`);
     }
     if (fromSource && options.positions === undefined) {
@@ -1018,6 +1052,35 @@ function withoutMissingDeletes(store: TableStore, changes: TableChanges): TableC
 }
 
 /** A write to a source that does not come from its connector. */
+/** The relation in which a source with on_error 'skip' records the messages it skipped. */
+export function sourceErrorsDef(source: string): TableDef {
+  const name = `${source}_errors`;
+  const column = (n: string, type: ColumnMeta['type'], nullable = false): ColumnMeta => ({
+    name: n,
+    type,
+    nullable,
+  });
+  return {
+    kind: 'table',
+    name,
+    columns: [
+      column('topic', T.text),
+      column('kafka_partition', T.int32),
+      column('kafka_offset', T.int64),
+      column('reason', T.text),
+      column('raw', T.text, true),
+    ],
+    primaryKey: null,
+    sql: `-- errors relation of source ${source}`,
+    errorsOf: source,
+  };
+}
+
+function uniqueByName<T extends { readonly name: string }>(items: readonly T[]): T[] {
+  const seen = new Set<string>();
+  return items.filter((i) => !seen.has(i.name) && seen.add(i.name) !== undefined);
+}
+
 function sourceWriteError(def: TableDef): SluiceError {
   return new SluiceError(
     'WRONG_OBJECT_KIND',

@@ -22,6 +22,11 @@ export interface TableDef {
   readonly sql: string;
   /** Set for a source: its rows come only from this connector. */
   readonly source?: KafkaSourceOptions;
+  /**
+   * Set for a source's errors relation (`<source>_errors`, made with `on_error 'skip'`): the records
+   * the source skipped, written only by its connector, dropped with the source.
+   */
+  readonly errorsOf?: string;
 }
 
 export interface ViewDef {

@@ -526,6 +526,24 @@ export class SluiceRuntime {
           { fromSource: true, positions: { [source]: batch.positions }, ignoreMissingDeletes: true },
         );
       }
+      // Skipped records become rows of the source's errors relation (an epoch of their own, in the
+      // same transaction), so views and ad-hoc SELECTs can read them.
+      const errorsRelation = `${source}_errors`;
+      if (batch.skipped.length > 0 && this.engine.writtenByConnector(errorsRelation)) {
+        this.engine.applyChanges(
+          errorsRelation,
+          {
+            insert: batch.skipped.map((r) => ({
+              topic: r.topic,
+              kafka_partition: r.partition,
+              kafka_offset: r.offset,
+              reason: r.reason,
+              raw: r.raw,
+            })),
+          },
+          { fromSource: true, positions: { [source]: batch.positions } },
+        );
+      }
       this.store.begin();
       const next = new Map<number, number>();
       for (const [p, range] of Object.entries(batch.positions.partitions)) next.set(Number(p), range.next);
@@ -725,8 +743,7 @@ export class SluiceRuntime {
             this.ddlSinceSync = true;
           } else {
             if (this.ddlSinceSync) this.syncCatalog();
-            // Sources and sinks are tracked by name; a batch's target is never a sink.
-            const fromSource = this.connectorIncarnations.has(entry.table);
+            const fromSource = this.engine.writtenByConnector(entry.table);
             const result = this.engine.applyChanges(
               entry.table,
               { insert: entry.inserts, delete: entry.deletes },

@@ -323,6 +323,22 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
     assert.match(list[2]?.reason ?? '', /unknown column "colour"/);
     const status = await sourceStatus(s.base, 'lenient_orders');
     assert.equal(status.skipped, 3);
+    // The same records are rows of the source's errors relation, for SQL and views.
+    const relation = await sqlOk(
+      s.base,
+      'SELECT kafka_partition, kafka_offset, reason, raw FROM lenient_orders_errors ORDER BY kafka_offset',
+    );
+    const rows = (relation.body.results as { rows: Record<string, unknown>[] }[])[0]?.rows ?? [];
+    assert.deepEqual(
+      rows.map((r) => [r.kafka_partition, r.kafka_offset]),
+      [
+        [0, 2],
+        [0, 4],
+        [0, 5],
+      ],
+    );
+    assert.equal(rows[0]?.raw, '{"id": 3, "seller": ');
+    assert.match(String(rows[2]?.reason), /unknown column "colour"/);
   });
 
   it('sinks: upsert, debezium and changelog topics hold every epoch exactly once, across a restart', async () => {
