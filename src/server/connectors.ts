@@ -31,6 +31,7 @@ interface RunningSource {
 
 interface RunningSink {
   readonly sql: string;
+  readonly incarnation: number;
   readonly info: SinkInfo;
   readonly runner: KafkaSinkRunner;
 }
@@ -72,7 +73,6 @@ export class ConnectorManager {
     incarnationOf: (name: string) => number,
   ): void {
     if (this.closed) return;
-    const liveSources = new Set(sources.map((s) => s.name));
     for (const [name, running] of this.sources) {
       const info = sources.find((s) => s.name === name);
       if (info === undefined || info.sql !== running.sql || incarnationOf(name) !== running.incarnation) {
@@ -84,13 +84,12 @@ export class ConnectorManager {
       if (!this.sources.has(info.name)) this.startSource(info, incarnationOf(info.name));
     for (const [name, running] of this.sinks) {
       const info = sinks.find((s) => s.name === name);
-      if (info === undefined || info.sql !== running.sql) {
+      if (info === undefined || info.sql !== running.sql || incarnationOf(name) !== running.incarnation) {
         this.sinks.delete(name);
         void running.runner.stop();
       }
     }
-    for (const info of sinks) if (!this.sinks.has(info.name)) this.startSink(info);
-    void liveSources;
+    for (const info of sinks) if (!this.sinks.has(info.name)) this.startSink(info, incarnationOf(info.name));
   }
 
   /** New epochs committed: sinks write them. */
@@ -171,9 +170,10 @@ export class ConnectorManager {
     runner.start();
   }
 
-  private startSink(info: SinkInfo): void {
+  private startSink(info: SinkInfo, incarnation: number): void {
     const o = info.options;
-    const id = `sluice-${this.instanceId}-sink-${info.name}`;
+    // A sink created again (even with the same SQL) starts afresh: its own producer and progress.
+    const id = `sluice-${this.instanceId}-sink-${info.name}-${incarnation}`;
     const runner = new KafkaSinkRunner(
       { name: info.name, view: info.view, topic: o.topic, format: o.format },
       () =>
@@ -187,7 +187,7 @@ export class ConnectorManager {
       this.host.sinkFeed(info),
       this.logger,
     );
-    this.sinks.set(info.name, { sql: info.sql, info, runner });
+    this.sinks.set(info.name, { sql: info.sql, incarnation, info, runner });
     runner.start();
   }
 }

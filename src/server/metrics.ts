@@ -27,7 +27,7 @@ export interface MetricsSource {
   }[];
 }
 
-const CONNECTOR_STATES = ['starting', 'running', 'retrying', 'failed', 'stopped'] as const;
+const CONNECTOR_STATES = ['starting', 'running', 'stalled', 'retrying', 'failed', 'stopped'] as const;
 
 export interface CheckpointMetric {
   readonly full: boolean;

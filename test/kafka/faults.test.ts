@@ -457,6 +457,14 @@ describe('Kafka source and sink faults (real broker, server processes)', kafkaSu
     }
     broker.resume();
     log(`broker paused ${pauseMs} ms; states seen: ${[...seen].join(' | ')}`);
+    // A hung broker shows on the source: no fetch answered for 10 s makes it `stalled` (or the
+    // client's own timeout makes it `retrying`), never a silent `running`.
+    if (pauseMs >= 13_000) {
+      assert.ok(
+        [...seen].some((x) => /^source=(stalled|retrying)/.test(x)),
+        `the source showed the stall (seen: ${[...seen].join(' | ')})`,
+      );
+    }
     await waitFor(
       async () => {
         const src = await getJson(s.base, '/v1/sources/orders');

@@ -52,6 +52,8 @@ export interface KafkaReader {
     from: ReadonlyMap<number, number>,
     onRecords: RecordHandler,
     onFailure: (error: Error) => void,
+    /** Every answered fetch, records or not: the broker is alive. */
+    onFetch?: () => void,
   ): Promise<void>;
   /**
    * Records progress as the offsets of the (member-less) consumer group `groupId`, for lag

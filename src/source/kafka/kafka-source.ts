@@ -45,7 +45,11 @@ export interface SourceBatch {
   readonly records: number;
 }
 
-export type SourceState = 'starting' | 'running' | 'retrying' | 'failed' | 'stopped';
+/** `stalled`: running, but the broker has answered no fetch for a while (it may be hung). */
+export type SourceState = 'starting' | 'running' | 'stalled' | 'retrying' | 'failed' | 'stopped';
+
+/** Fetches long-poll for at most a few hundred ms: this long without an answer is a stall. */
+const STALL_MS = 10_000;
 
 export interface SourceError {
   readonly message: string;
@@ -74,6 +78,8 @@ export interface SourceStatus {
   readonly skipped: number;
   readonly recordsPerSecond: number;
   readonly retries: number;
+  /** Milliseconds since the broker last answered a fetch (null before the first). */
+  readonly lastFetchAgoMs: number | null;
 }
 
 export interface SourceLogger {
@@ -115,6 +121,7 @@ export class KafkaSourceRunner {
   private rateWindowStart = performance.now();
   private rateWindowRecords = 0;
   private lastProgressReport = 0;
+  private lastFetchAt: number | null = null;
 
   constructor(
     private readonly config: KafkaSourceConfig,
@@ -144,9 +151,18 @@ export class KafkaSourceRunner {
 
   status(): SourceStatus {
     const partitions = [...new Set([...this.applied.keys(), ...this.high.keys()])].sort((a, b) => a - b);
+    const now = performance.now();
+    const sinceFetch = this.lastFetchAt === null ? null : Math.round(now - this.lastFetchAt);
+    const stalled = this.state === 'running' && sinceFetch !== null && sinceFetch > STALL_MS;
     return {
-      state: this.state,
-      error: this.error,
+      state: stalled ? 'stalled' : this.state,
+      error: stalled
+        ? {
+            message: `the broker has answered no fetch for ${Math.round((sinceFetch ?? 0) / 1000)} s`,
+            topic: this.config.topic,
+            at: new Date().toISOString(),
+          }
+        : this.error,
       partitions: partitions.map((p) => {
         const next = this.applied.get(p) ?? 0;
         const high = this.high.get(p) ?? null;
@@ -157,6 +173,7 @@ export class KafkaSourceRunner {
       skipped: this.skipped,
       recordsPerSecond: this.currentRate(),
       retries: this.retries,
+      lastFetchAgoMs: sinceFetch,
     };
   }
 
@@ -181,6 +198,9 @@ export class KafkaSourceRunner {
         from,
         async (partition, records, high, next) => this.onRecords(generation, partition, records, high, next),
         (error) => this.retry(generation, error),
+        () => {
+          if (generation === this.generation) this.lastFetchAt = performance.now();
+        },
       );
       if (generation !== this.generation) {
         await reader.close();

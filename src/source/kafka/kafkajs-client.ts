@@ -60,6 +60,7 @@ export class KafkajsReader implements KafkaReader {
     from: ReadonlyMap<number, number>,
     onRecords: RecordHandler,
     onFailure: (error: Error) => void,
+    onFetch?: () => void,
   ): Promise<void> {
     const topic = this.config.topic;
     const consumer = this.kafka.consumer({
@@ -73,6 +74,7 @@ export class KafkajsReader implements KafkaReader {
       retry: { retries: 3, restartOnFailure: async () => false },
     });
     this.consumer = consumer;
+    if (onFetch !== undefined) consumer.on(consumer.events.FETCH, () => onFetch());
     consumer.on(consumer.events.CRASH, (event) => {
       if (!event.payload.restart) onFailure(event.payload.error);
     });
