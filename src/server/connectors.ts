@@ -4,6 +4,7 @@
 // a sink reads the view's stored changelog. Status and errors are kept here for REST and metrics.
 import type { SinkInfo, SourceInfo } from '../exec/api.ts';
 import { KafkaSinkRunner, type SinkFeed, type SinkStatus } from '../sink/kafka-sink.ts';
+import type { ConnectorLogger } from '../source/kafka/kafka-client.ts';
 import { KafkajsReader, KafkajsTransactionalWriter } from '../source/kafka/kafkajs-client.ts';
 import { KafkaSourceRunner, type SourceBatch, type SourceStatus } from '../source/kafka/kafka-source.ts';
 
@@ -14,12 +15,6 @@ export interface ConnectorHost {
   storedOffsets(source: string, incarnation: number): Map<number, number>;
   rowCheck(source: string): (row: Record<string, unknown>) => string | null;
   sinkFeed(sink: SinkInfo): SinkFeed;
-}
-
-export interface ConnectorLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
 }
 
 interface RunningSource {

@@ -13,7 +13,7 @@ import { crashPoint } from './crash-points.ts';
 import { ConnectorManager, type SinkReport, type SourceReport } from './connectors.ts';
 import type { SinkFeed, WireChange } from '../sink/kafka-sink.ts';
 import type { SourceBatch } from '../source/kafka/kafka-source.ts';
-import { SourceStore, type SkippedRecordRow } from '../source/source-store.ts';
+import { SourceStore } from '../source/source-store.ts';
 import type { ScriptResult, StatementResult, TableChanges, ViewChangeSet } from '../exec/api.ts';
 import { ChangelogStore, type Retention } from '../sink/changelog-store.ts';
 import {
@@ -74,6 +74,17 @@ export interface RecoveryReport {
   /** Why a stored checkpoint was not used, when one was found but could not be. */
   readonly fallbackReason: string | null;
   readonly ms: number;
+}
+
+/** A record a source skipped (on_error = 'skip'), as listed over REST. */
+export interface SkippedRecordRow {
+  /** Its position in the source's errors relation, from 1. */
+  readonly id: number;
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly reason: string;
+  readonly raw: string | null;
 }
 
 export interface CheckpointStatus {
@@ -449,7 +460,8 @@ export class SluiceRuntime {
   /** Matches the feeds (one per view incarnation) to the engine's catalog. */
   private syncCatalog(): void {
     this.ddlSinceSync = false;
-    const views = this.engine.catalog().views;
+    const catalog = this.engine.catalog();
+    const views = catalog.views;
     const seen = new Set<string>();
     for (const view of views) {
       seen.add(view.name);
@@ -463,12 +475,11 @@ export class SluiceRuntime {
       this.startFeed(view);
     }
     for (const [name, entry] of this.feeds) if (!seen.has(name)) this.endFeed(name, entry);
-    this.trackConnectors();
+    this.trackConnectors(catalog);
   }
 
   /** Records the incarnation of each new source and sink; a dropped source's positions go. */
-  private trackConnectors(): void {
-    const catalog = this.engine.catalog();
+  private trackConnectors(catalog: ReturnType<Engine['catalog']>): void {
     const live = new Map<string, string>();
     for (const s of catalog.sources) live.set(s.name, s.sql);
     for (const s of catalog.sinks) live.set(s.name, s.sql);
@@ -548,9 +559,6 @@ export class SluiceRuntime {
       const next = new Map<number, number>();
       for (const [p, range] of Object.entries(batch.positions.partitions)) next.set(Number(p), range.next);
       this.sourceStore.saveOffsets(source, incarnation, next);
-      for (const skipped of batch.skipped) {
-        this.sourceStore.recordSkipped(source, incarnation, this.engine.epoch, skipped);
-      }
     });
   }
 
@@ -585,9 +593,24 @@ export class SluiceRuntime {
 
   /** Records a source skipped (on_error = 'skip'), oldest first, after the record id `afterId`. */
   skippedRecords(source: string, afterId: number, limit: number): SkippedRecordRow[] {
-    const known = this.connectorIncarnations.get(source);
-    if (known === undefined) throw new SluiceError('UNKNOWN_TABLE', `source "${source}" does not exist`);
-    return this.sourceStore.skipped(source, known.incarnation, afterId, limit);
+    if (!this.connectorIncarnations.has(source) || !this.engine.writtenByConnector(source)) {
+      throw new SluiceError('UNKNOWN_TABLE', `source "${source}" does not exist`);
+    }
+    // The errors relation is the one store of skipped records; it only grows, in arrival order, so
+    // a record's id is its position in it.
+    const relation = `${source}_errors`;
+    if (!this.engine.writtenByConnector(relation)) return [];
+    return this.engine
+      .tableRows(relation)
+      .slice(afterId, afterId + limit)
+      .map((r, i) => ({
+        id: afterId + i + 1,
+        topic: String(r.topic),
+        partition: Number(r.kafka_partition),
+        offset: Number(r.kafka_offset),
+        reason: String(r.reason),
+        raw: r.raw === null ? null : String(r.raw),
+      }));
   }
 
   private startFeed(view: ViewInfo): void {
@@ -803,12 +826,8 @@ export class SluiceRuntime {
    * the previous checkpoint stays whole and the next attempt is a full one.
    */
   checkpoint(): CheckpointWriteStats | null {
-    if (this.options.checkpoint === null || this.checkpointing || this.failure !== null) return null;
-    this.checkpointing = true;
+    if (!this.startCheckpoint()) return null;
     try {
-      this.flush();
-      if (this.failure !== null || this.store.inTransaction) return null;
-      this.lastCheckpointAttempt = performance.now();
       return this.checkpointWritten(this.checkpoints.checkpoint(this.engine, this.log.lastOffset));
     } catch (error) {
       this.checkpointFailed(error);
@@ -824,12 +843,8 @@ export class SluiceRuntime {
    * throughput, never a multi-second stall. Resolves with null when it failed (logged, counted).
    */
   async checkpointInSlices(): Promise<CheckpointWriteStats | null> {
-    if (this.options.checkpoint === null || this.checkpointing || this.failure !== null) return null;
-    this.checkpointing = true;
+    if (!this.startCheckpoint()) return null;
     try {
-      this.flush();
-      if (this.failure !== null || this.store.inTransaction) return null;
-      this.lastCheckpointAttempt = performance.now();
       const stats = await this.checkpoints.checkpointSliced(this.engine, this.log.lastOffset);
       return this.closing ? null : this.checkpointWritten(stats);
     } catch (error) {
@@ -838,6 +853,22 @@ export class SluiceRuntime {
     } finally {
       this.checkpointing = false;
     }
+  }
+
+  /**
+   * Commits the open group so the checkpoint is of committed state, and claims the one checkpoint
+   * that may run at a time; false when checkpoints are off, one is running or the store failed.
+   */
+  private startCheckpoint(): boolean {
+    if (this.options.checkpoint === null || this.checkpointing || this.failure !== null) return false;
+    this.checkpointing = true;
+    this.flush();
+    if (this.failure !== null || this.store.inTransaction) {
+      this.checkpointing = false;
+      return false;
+    }
+    this.lastCheckpointAttempt = performance.now();
+    return true;
   }
 
   private checkpointWritten(stats: CheckpointWriteStats): CheckpointWriteStats {

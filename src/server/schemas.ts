@@ -381,12 +381,17 @@ export const getSourceRoute = {
 
 export const sourceErrorsRoute = {
   tags: ['connectors'],
-  summary: 'Records a source skipped (on_error = skip): topic, partition, offset, reason, raw value',
+  summary: 'Records a source skipped (on_error = skip): the rows of its errors relation <source>_errors',
   params: nameParam,
   querystring: {
     type: 'object',
     properties: {
-      after: { type: 'integer', minimum: 0, default: 0, description: 'Return records with id > after' },
+      after: {
+        type: 'integer',
+        minimum: 0,
+        default: 0,
+        description: 'Return records with id > after (ids are positions in <source>_errors, from 1)',
+      },
       limit: { type: 'integer', minimum: 1, maximum: 10000, default: 1000 },
     },
     additionalProperties: false,
@@ -402,13 +407,11 @@ export const sourceErrorsRoute = {
             type: 'object',
             properties: {
               id: { type: 'integer' },
-              epoch: { type: 'integer' },
               topic: { type: 'string' },
               partition: { type: 'integer' },
               offset: { type: 'integer' },
               reason: { type: 'string' },
               raw: { type: ['string', 'null'] },
-              at: { type: 'string' },
             },
           },
         },

@@ -51,8 +51,8 @@ function sameShape(row: Record<string, unknown>, keys: readonly string[]): boole
   return n === keys.length;
 }
 
-/** The generic writer: exactly the message object the server always sent. */
-function wireMessageGeneric(cs: ViewChangeSet): string {
+/** The generic writer: exactly the message object the server always sent (the fast one's reference). */
+export function wireMessageGeneric(cs: ViewChangeSet): string {
   return stringifyWire({
     type: 'changes',
     epoch: cs.epoch,

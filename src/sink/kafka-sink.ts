@@ -2,7 +2,11 @@
 // one Kafka transaction together with the sink's progress (the epoch), so after any crash the topic
 // holds every epoch exactly once for read-committed consumers. Progress lives in Kafka (committed
 // atomically with the messages); the changelog in Sluice's store is what is replayed from it.
-import type { KafkaOutMessage, KafkaTransactionalWriter } from '../source/kafka/kafka-client.ts';
+import type {
+  ConnectorLogger,
+  KafkaOutMessage,
+  KafkaTransactionalWriter,
+} from '../source/kafka/kafka-client.ts';
 
 export type SinkFormat = 'upsert' | 'debezium' | 'changelog';
 
@@ -52,12 +56,6 @@ export interface SinkStatus {
   readonly retries: number;
 }
 
-export interface SinkLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 const PAGE = 64;
 const MAX_BACKOFF_MS = 30_000;
 
@@ -78,7 +76,7 @@ export class KafkaSinkRunner {
     private readonly config: KafkaSinkConfig,
     private readonly newWriter: () => KafkaTransactionalWriter,
     private readonly feed: SinkFeed,
-    private readonly logger: SinkLogger,
+    private readonly logger: ConnectorLogger,
   ) {}
 
   start(): void {

@@ -21,8 +21,7 @@ import {
   type Broker,
 } from '../support/kafka.ts';
 import { killHard, metricValue, spawnCrashable, type CrashableServer } from '../support/crash-harness.ts';
-import { removeDir, request, sqlOk, tempDir } from '../server/helpers.ts';
-import type { ColumnInfo } from '../../src/types.ts';
+import { removeDir, request, sqlOk, tempDir, restView } from '../server/helpers.ts';
 
 const SEED = Number(process.env.SLUICE_SEED ?? Date.now() % 1_000_000_007);
 const KEYS = 160;
@@ -122,23 +121,10 @@ async function getJson(base: string, path: string): Promise<Record<string, unkno
   return r.body;
 }
 
-async function viewRows(
-  base: string,
-  view: string,
-): Promise<{ columns: ColumnInfo[]; key: string[] | null; rows: Record<string, unknown>[] }> {
-  const info = await getJson(base, `/v1/views/${view}`);
-  const rows = await getJson(base, `/v1/views/${view}/rows?limit=100000`);
-  return {
-    columns: info.columns as ColumnInfo[],
-    key: info.key as string[] | null,
-    rows: rows.rows as Record<string, unknown>[],
-  };
-}
-
 async function viewsAsRest(base: string): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   for (const view of Object.keys(VIEWS)) {
-    const { columns, rows } = await viewRows(base, view);
+    const { columns, rows } = await restView(base, view);
     out.set(view, canonicalRows(columns, rows));
   }
   return out;
@@ -146,7 +132,7 @@ async function viewsAsRest(base: string): Promise<Map<string, string[]>> {
 
 async function assertViewsMatch(base: string, oracle: Oracle, context: string): Promise<void> {
   for (const view of Object.keys(VIEWS)) {
-    const { columns, rows } = await viewRows(base, view);
+    const { columns, rows } = await restView(base, view);
     assert.deepEqual(
       canonicalRows(columns, rows),
       canonicalRows(columns, oracle.rows(view)),
@@ -200,7 +186,7 @@ async function assertSinks(
     ).catch((e: unknown) => {
       throw new Error(`${String(e)}; last status ${JSON.stringify(last)} (SLUICE_SEED=${SEED})`);
     });
-    const { columns, key, rows } = await viewRows(base, sink.view);
+    const { columns, key, rows } = await restView(base, sink.view);
     assert.ok(key !== null && key.length > 0, `${sink.view} is keyed`);
     const messages = await readTopic(kafka, sink.topic);
     assertEpochsOnce(messages, `${context}: sink ${sink.name}`, SEED);

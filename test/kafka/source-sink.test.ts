@@ -10,7 +10,15 @@ import { canonicalRows } from '../support/sqlite-oracle.ts';
 import { mulberry32 } from '../support/checkpoint-workload.ts';
 import { assertEpochsOnce, createTopic, readTopic, topicEnds } from '../support/kafka-topics.ts';
 import { kafkaClient, kafkaSuite, sharedBrokers, uniqueName, waitFor } from '../support/kafka.ts';
-import { removeDir, request, sqlOk, startServer, tempDir, type TestServer } from '../server/helpers.ts';
+import {
+  removeDir,
+  request,
+  sqlOk,
+  startServer,
+  tempDir,
+  type TestServer,
+  restView,
+} from '../server/helpers.ts';
 import type { ColumnInfo } from '../../src/types.ts';
 
 const SEED = Number(process.env.SLUICE_SEED ?? 20261130);
@@ -49,19 +57,9 @@ class Oracle {
   }
 }
 
-async function viewRows(
-  base: string,
-  view: string,
-): Promise<{ columns: ColumnInfo[]; rows: Record<string, unknown>[] }> {
-  const info = await request(base, 'GET', `/v1/views/${view}`);
-  const rows = await request(base, 'GET', `/v1/views/${view}/rows?limit=100000`);
-  assert.equal(rows.status, 200, rows.text);
-  return { columns: info.body.columns as ColumnInfo[], rows: rows.body.rows as Record<string, unknown>[] };
-}
-
 async function assertViewsMatch(base: string, oracle: Oracle, context: string): Promise<void> {
   for (const view of Object.keys(VIEWS)) {
-    const { columns, rows } = await viewRows(base, view);
+    const { columns, rows } = await restView(base, view);
     assert.deepEqual(
       canonicalRows(columns, rows),
       canonicalRows(columns, oracle.rows(view)),
@@ -246,7 +244,7 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
     );
     await caughtUp(s.base, 'orders', await topicEnds(kafka, topic));
     await assertViewsMatch(s.base, oracle, 'aborted transactions');
-    const { rows } = await viewRows(s.base, 'seller_totals');
+    const { rows } = await restView(s.base, 'seller_totals');
     assert.equal(
       rows.reduce((n, r) => n + Number(r.n), 0),
       60,
@@ -299,13 +297,13 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
     assert.equal(error.offset, 2);
     assert.match(error.reason, /not valid JSON/);
     assert.match(error.message, /offset 2 of partition 0/);
-    const strict = await viewRows(s.base, 'strict_count');
+    const strict = await restView(s.base, 'strict_count');
     assert.deepEqual(strict.rows, [{ n: 2, ids: 3 }], 'records before the poison one are applied');
     const metrics = await request(s.base, 'GET', '/metrics');
     assert.match(metrics.text, /sluice_source_state\{source="strict_orders",state="failed"\} 1/);
 
     await caughtUp(s.base, 'lenient_orders', new Map([[0, 7]]));
-    const lenient = await viewRows(s.base, 'lenient_count');
+    const lenient = await restView(s.base, 'lenient_count');
     assert.deepEqual(lenient.rows, [{ n: 4, ids: 14 }]);
     const skipped = await request(s.base, 'GET', '/v1/sources/lenient_orders/errors');
     const list = skipped.body.errors as { partition: number; offset: number; reason: string; raw: string }[];
@@ -411,7 +409,7 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
       ] as ColumnInfo[],
       oracle.rows('seller_totals'),
     );
-    const columns = (await viewRows(s.base, 'seller_totals')).columns;
+    const columns = (await restView(s.base, 'seller_totals')).columns;
     const read = await readTopic(kafka, sinkTopics.upsert);
     const upsertFold = new Map<string, Record<string, unknown>>();
     for (const m of read) {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { type AppOptions, type FastifyInstance, buildApp } from '../../src/server/app.ts';
+import type { ColumnInfo } from '../../src/types.ts';
 
 export interface TestServer {
   readonly app: FastifyInstance;
@@ -218,33 +219,46 @@ export interface ChildServer {
 
 const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
 
+/** `sluice start` arguments for a test server: any free loopback port, quiet logs. */
+export function startArgs(dataDir: string, extraArgs: readonly string[] = []): string[] {
+  return [
+    'start',
+    '--port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--data-dir',
+    dataDir,
+    '--log-level',
+    'warn',
+    ...extraArgs,
+  ];
+}
+
+/** A view's columns, key and rows over REST (GET /v1/views/{name} and its rows). */
+export async function restView(
+  base: string,
+  view: string,
+): Promise<{ columns: ColumnInfo[]; key: string[] | null; rows: Record<string, unknown>[] }> {
+  const info = await request(base, 'GET', `/v1/views/${view}`);
+  const rows = await request(base, 'GET', `/v1/views/${view}/rows?limit=100000`);
+  if (info.status !== 200 || rows.status !== 200) throw new Error(`view ${view}: ${info.text} ${rows.text}`);
+  return {
+    columns: info.body.columns as ColumnInfo[],
+    key: (info.body.key ?? null) as string[] | null,
+    rows: rows.body.rows as Record<string, unknown>[],
+  };
+}
+
 export async function spawnServer(
   dataDir: string,
   extraArgs: string[] = [],
   timeoutMs = 30_000,
 ): Promise<ChildServer> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      CLI,
-      'start',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--data-dir',
-      dataDir,
-      '--log-level',
-      'warn',
-      ...extraArgs,
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PORT: '', SLUICE_DATA_DIR: '' },
-    },
-  );
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...startArgs(dataDir, extraArgs)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PORT: '', SLUICE_DATA_DIR: '' },
+  });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));

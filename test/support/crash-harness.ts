@@ -5,7 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { serverBundle } from './server-bundle.ts';
 import WebSocket from 'ws';
-import { FoldedView, type Message } from '../server/helpers.ts';
+import { FoldedView, type Message, startArgs } from '../server/helpers.ts';
 
 export interface CrashableServer {
   readonly child: ChildProcess;
@@ -35,26 +35,10 @@ export async function spawnCrashable(
   options: { args?: readonly string[]; env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<SpawnOutcome> {
   const cli = await serverBundle();
-  const child = spawn(
-    process.execPath,
-    [
-      cli,
-      'start',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--data-dir',
-      dataDir,
-      '--log-level',
-      'warn',
-      ...(options.args ?? []),
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PORT: '', SLUICE_DATA_DIR: '', SLUICE_CRASH_POINT: '', ...options.env },
-    },
-  );
+  const child = spawn(process.execPath, [cli, ...startArgs(dataDir, options.args)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PORT: '', SLUICE_DATA_DIR: '', SLUICE_CRASH_POINT: '', ...options.env },
+  });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));

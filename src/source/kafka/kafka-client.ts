@@ -92,3 +92,10 @@ export interface KafkaTransactionalWriter {
   writeEpoch(epoch: number, messages: readonly KafkaOutMessage[]): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Where connectors report what happens to them (the server passes its pino logger). */
+export interface ConnectorLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}

@@ -3,7 +3,7 @@
 // is handed to `deliver`, which applies and commits it synchronously (one epoch) together with the
 // source's positions. Positions live in Sluice, not in the consumer group: a restart resumes from the
 // delivered positions, so every record is applied exactly once. Poison records follow on_error.
-import type { KafkaReader, KafkaRecord, PartitionWatermarks } from './kafka-client.ts';
+import type { ConnectorLogger, KafkaReader, KafkaRecord, PartitionWatermarks } from './kafka-client.ts';
 import { PoisonRecord, RecordDecoder, type DecodeSpec, type RowOp } from './record-decoder.ts';
 
 export type KafkaStartSpec =
@@ -82,12 +82,6 @@ export interface SourceStatus {
   readonly lastFetchAgoMs: number | null;
 }
 
-export interface SourceLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 const MAX_BACKOFF_MS = 30_000;
 
 export class KafkaSourceRunner {
@@ -128,7 +122,7 @@ export class KafkaSourceRunner {
     private readonly newReader: () => KafkaReader,
     stored: ReadonlyMap<number, number>,
     private readonly deliver: (batch: SourceBatch) => void,
-    private readonly logger: SourceLogger,
+    private readonly logger: ConnectorLogger,
   ) {
     this.decoder = new RecordDecoder(config.decode);
     this.keyed = config.decode.primaryKey !== null && config.decode.primaryKey.length > 0;
