@@ -125,3 +125,29 @@ test('a view whose plan fingerprint changed is rebuilt from its inputs, not rest
   assert.deepEqual(restored.loadCheckpoint(tampered).rebuilt, ['total_histogram']);
   assert.equal(snapshotAll(restored), snapshotAll(original));
 });
+
+// A checkpoint is written in slices while later epochs run, so what `takeCheckpoint` hands out must
+// be a value: no operator may keep mutating an object it put into a delta (a multiset's value→count
+// pair mutated in place once wrote counts from beyond the checkpoint's journal offset, which replay
+// then applied twice — "negative multiplicity in min state", or a silently wrong SUM).
+for (const seed of [11, 12, 13, 14]) {
+  test(`a taken checkpoint does not change when later epochs run (seed ${seed})`, () => {
+    const steps = workload(seed, 200);
+    const engine = freshEngine();
+    const rnd = mulberry32(seed * 31);
+    const taken: { cp: EngineCheckpoint; text: string }[] = [];
+    const encode = (cp: EngineCheckpoint): string =>
+      encodeValue(cp.objects.map((o) => o.parts.map((p) => [p.stateId, p.delta])));
+    for (const step of steps) {
+      apply(engine, step);
+      if (rnd() < 0.15) {
+        const cp = engine.takeCheckpoint(rnd() < 0.2);
+        taken.push({ cp, text: encode(cp) });
+      }
+    }
+    assert.ok(taken.length > 10);
+    for (const [i, t] of taken.entries()) {
+      assert.equal(encode(t.cp), t.text, `seed ${seed}: checkpoint #${i + 1} at epoch ${t.cp.epoch} changed`);
+    }
+  });
+}

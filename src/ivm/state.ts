@@ -14,7 +14,12 @@ export interface Stateful {
   readonly stateId: string;
   /** Starts (or stops) remembering which entries change; off by default so in-memory use pays nothing. */
   trackChanges(on: boolean): void;
-  /** Entries changed since the last call (everything if `full` or never exported), then forgets them. */
+  /**
+   * Entries changed since the last call (everything if `full` or never exported), then forgets them.
+   * The delta is a value: the operator never mutates an object it put into it afterwards (copy what
+   * the next epoch updates in place), because a checkpoint is written in slices while epochs go on
+   * and must hold the state of the epoch it was taken at.
+   */
   takeStateDelta(full: boolean): StateDelta;
   /** Replaces the whole state with these entry values. */
   loadState(values: Iterable<unknown>): void;

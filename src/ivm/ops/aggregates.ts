@@ -266,7 +266,10 @@ class MultisetColumn implements AggColumn {
   }
 
   serialize(slot: number): unknown {
-    return { n: 0, s: 0, v: [...(this.values[slot]?.values() ?? [])] };
+    // Copies of the [value, count] pairs: merge() updates counts in place, and a checkpoint's
+    // delta must keep the counts of the epoch it was taken at while it is written in slices.
+    const values = this.values[slot];
+    return { n: 0, s: 0, v: values === undefined ? [] : Array.from(values.values(), ([v, c]) => [v, c]) };
   }
 
   deserialize(slot: number, data: unknown): void {
