@@ -60,6 +60,8 @@ export interface RuntimeOptions {
 export interface CheckpointPolicy {
   readonly intervalMs: number;
   readonly epochs: number;
+  /** A checkpoint is written in slices of about this many ms, with epochs running between them. */
+  readonly sliceMs?: number;
 }
 
 /** How the last start recovered its state (logs, metrics, tests). */
@@ -845,7 +847,11 @@ export class SluiceRuntime {
   async checkpointInSlices(): Promise<CheckpointWriteStats | null> {
     if (!this.startCheckpoint()) return null;
     try {
-      const stats = await this.checkpoints.checkpointSliced(this.engine, this.log.lastOffset);
+      const stats = await this.checkpoints.checkpointSliced(
+        this.engine,
+        this.log.lastOffset,
+        this.options.checkpoint?.sliceMs,
+      );
       return this.closing ? null : this.checkpointWritten(stats);
     } catch (error) {
       if (!this.closing) this.checkpointFailed(error);
