@@ -23,6 +23,8 @@ Options:
   --checkpoint-interval-ms <n>  checkpoint at least this often while writes arrive (default ${DEFAULTS.checkpoint.intervalMs};
                              0 = never: a restart then replays the whole journal)
   --checkpoint-epochs <n>    also checkpoint after this many epochs (default ${DEFAULTS.checkpoint.epochs})
+  --checkpoint-slice-ms <n>  a checkpoint is written in slices of about n ms, epochs running between them
+                             (default ${DEFAULTS.checkpoint.sliceMs}; 0 = yield after every few hundred entries)
   --log-level <level>        fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL; default info)
   --demo                     create the Double 11 demo (orders, seller_totals, total_histogram) and feed it
   --demo-rate <n>            demo orders per second (default 50)
@@ -68,6 +70,7 @@ async function main(argv: string[]): Promise<void> {
         'subscriber-buffer': { type: 'string' },
         'checkpoint-interval-ms': { type: 'string' },
         'checkpoint-epochs': { type: 'string' },
+        'checkpoint-slice-ms': { type: 'string' },
         'log-level': { type: 'string' },
         demo: { type: 'boolean' },
         'demo-rate': { type: 'string' },
@@ -119,6 +122,11 @@ async function main(argv: string[]): Promise<void> {
     DEFAULTS.checkpoint.epochs,
     1,
   );
+  const checkpointSliceMs = intOption(
+    'checkpoint-slice-ms',
+    values['checkpoint-slice-ms'],
+    DEFAULTS.checkpoint.sliceMs,
+  );
   const logger = pino({ level, base: { service: 'sluice' } });
   // Loaded only now, so --help and argument errors answer at once.
   const { buildApp } = await import('./server/app.ts');
@@ -137,7 +145,9 @@ async function main(argv: string[]): Promise<void> {
       },
       heartbeatMs: intOption('heartbeat-ms', values['heartbeat-ms'], DEFAULTS.heartbeatMs, 10),
       checkpoint:
-        checkpointIntervalMs === 0 ? false : { intervalMs: checkpointIntervalMs, epochs: checkpointEpochs },
+        checkpointIntervalMs === 0
+          ? false
+          : { intervalMs: checkpointIntervalMs, epochs: checkpointEpochs, sliceMs: checkpointSliceMs },
       subscriberLimits: {
         maxBufferedBytes: intOption(
           'subscriber-buffer',

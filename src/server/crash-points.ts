@@ -12,6 +12,8 @@ export const CRASH_POINTS = [
   'while-publishing',
   /** Inside the checkpoint transaction, after its state entries were written, before its header. */
   'during-checkpoint',
+  /** Between two slices of a checkpoint write (epochs may have run since it was taken). */
+  'between-checkpoint-slices',
   /** The checkpoint transaction committed. */
   'after-checkpoint',
 ] as const;

@@ -16,5 +16,5 @@ export const DEFAULTS = {
   pruneIntervalMs: 1000,
   closeGraceMs: 2000,
   // Recovery replays at most this much journal after a kill -9; the cost is one incremental write.
-  checkpoint: { intervalMs: 10_000, epochs: 10_000 },
+  checkpoint: { intervalMs: 10_000, epochs: 10_000, sliceMs: 10 },
 } as const;

@@ -221,6 +221,7 @@ export class SluiceRuntime {
       });
       this.checkpoints = new CheckpointStore(this.checkpointFile.db, {
         beforeHeader: () => crashPoint('during-checkpoint'),
+        betweenSlices: () => crashPoint('between-checkpoint-slices'),
       });
       this.engine = options.createEngine();
       this.recovery = this.recover();

@@ -126,6 +126,8 @@ interface StoredObject {
 export interface CheckpointStoreHooks {
   /** Called inside the write transaction once the state entries are written, before the header. */
   beforeHeader?(): void;
+  /** Called when a sliced write resumes after yielding to the event loop. */
+  betweenSlices?(): void;
 }
 
 const LANE = 4294967296;
@@ -273,6 +275,7 @@ export class CheckpointStore {
           busyMs += performance.now() - sliceStart;
           await new Promise((resolve) => setImmediate(resolve));
           if (this.aborted) throw new SluiceError('STATE_ERROR', 'the checkpoint was abandoned (shutdown)');
+          this.hooks.betweenSlices?.();
           sliceStart = performance.now();
         }
       }
