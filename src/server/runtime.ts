@@ -8,7 +8,11 @@
 // their epochs published. Everything else — SQL scripts, reads, snapshots, subscriptions — first
 // commits the open group (flush), so it only ever sees committed epochs.
 import { SluiceError } from '../errors.ts';
-import { CheckpointStore, type CheckpointWriteStats } from '../source/checkpoint-store.ts';
+import {
+  CheckpointStore,
+  type CheckpointWriteStats,
+  type StoredCheckpointData,
+} from '../source/checkpoint-store.ts';
 import { crashPoint } from './crash-points.ts';
 import { ConnectorManager, type SinkReport, type SourceReport } from './connectors.ts';
 import type { SinkFeed, WireChange } from '../sink/kafka-sink.ts';
@@ -23,7 +27,12 @@ import {
   type SubscriberLimits,
   type SubscriberTransport,
 } from '../sink/subscriber.ts';
-import { encodeChangesStored, encodeChangesWire, storedToWire } from '../sink/changelog-codec.ts';
+import {
+  encodeChangesStored,
+  encodeChangesWire,
+  sameStoredChanges,
+  storedToWire,
+} from '../sink/changelog-codec.ts';
 import { stringifyWire } from '../source/json-codec.ts';
 import { SqliteStore } from '../source/sqlite-store.ts';
 import { TableLog, type LoggedEntry } from '../source/table-log.ts';
@@ -175,6 +184,8 @@ export class SluiceRuntime {
   private ddlSinceSync = false;
   private replaying = false;
   private replayAt = 0;
+  /** While the journal after a checkpoint is replayed: stored changelog entries matched, per view. */
+  private replayCheck: Map<string, number> | null = null;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly starting = new Set<Subscriber>();
   /** Ingest requests applied in the open transaction, answered once it commits. */
@@ -203,7 +214,7 @@ export class SluiceRuntime {
       ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
     });
     try {
-      this.changelog = new ChangelogStore(this.store.db);
+      this.changelog = new ChangelogStore(this.store.db, this.store.checksummedFrom.changelog);
       this.log = new TableLog(this.store, {
         beforeAppend: () => {
           if (this.ddlSinceSync) this.syncCatalog();
@@ -654,9 +665,23 @@ export class SluiceRuntime {
     // Stored compactly (changelog-codec.ts); the wire message is written at publication, if needed.
     if (this.replaying) {
       const info = this.changelog.info(feed.view);
-      if (info !== undefined && changes.epoch > info.horizon) {
-        this.changelog.append(feed.view, changes.epoch, this.replayAt, encodeChangesStored(changes));
+      if (info === undefined || changes.epoch <= info.horizon) return;
+      const message = encodeChangesStored(changes);
+      const verify = this.replayCheck;
+      const stored = verify === null ? undefined : this.changelog.get(feed.view, changes.epoch);
+      if (verify === null || stored === undefined) {
+        this.changelog.append(feed.view, changes.epoch, this.replayAt, message);
+        return;
       }
+      // Replaying the journal after a checkpoint recomputes what the run before the crash stored:
+      // a difference means the checkpoint's state is not the state of its journal offset.
+      if (!sameStoredChanges(changes.epoch, stored.message, message)) {
+        throw new SluiceError(
+          'STATE_ERROR',
+          `the checkpoint disagrees with the journal: replaying epoch ${changes.epoch} gives other changes of view "${feed.view}" than it stored`,
+        );
+      }
+      verify.set(feed.view, (verify.get(feed.view) ?? 0) + 1);
       return;
     }
     this.changelog.append(feed.view, changes.epoch, Date.now(), encodeChangesStored(changes));
@@ -696,37 +721,20 @@ export class SluiceRuntime {
       );
     }
     if (stored !== null) {
-      let rebuiltViews: string[] | null = null;
       try {
-        this.replay(this.log.ddlEntries(stored.journalOffset));
-        rebuiltViews = this.engine.loadCheckpoint(stored.checkpoint).rebuilt;
+        const report = this.recoverFromCheckpoint(stored.checkpoint, stored.journalOffset, started);
+        logger.info({ ...report, epoch: this.engine.epoch }, 'recovered from the checkpoint');
+        return report;
       } catch (error) {
         if (isJournalDamage(error)) throw error;
+        // The journal is whole, so it alone gives the right state: recover from it, and say so.
         fallbackReason = errorText(error);
         logger.error(
-          { err: error },
-          'the checkpoint cannot be loaded; recovering from the whole journal instead',
+          { err: error, checkpointEpoch: stored.checkpoint.epoch },
+          'recovery from the checkpoint failed; replaying the whole journal instead',
         );
         this.resetForFullReplay();
         this.checkpoints.clear();
-      }
-      if (rebuiltViews !== null) {
-        if (rebuiltViews.length > 0) {
-          logger.warn({ views: rebuiltViews }, 'views whose plan changed were rebuilt from their inputs');
-        }
-        this.checkpointEpoch = stored.checkpoint.epoch;
-        this.checkpointOffset = stored.journalOffset;
-        const replayedEntries = this.replay(this.log.entries(stored.journalOffset));
-        const report: RecoveryReport = {
-          checkpointEpoch: stored.checkpoint.epoch,
-          checkpointOffset: stored.journalOffset,
-          replayedEntries,
-          rebuiltViews,
-          fallbackReason: null,
-          ms: performance.now() - started,
-        };
-        logger.info({ ...report, epoch: this.engine.epoch }, 'recovered from the checkpoint');
-        return report;
       }
     }
     const replayedEntries = this.replay(this.log.entries(0));
@@ -742,8 +750,61 @@ export class SluiceRuntime {
     return report;
   }
 
+  /**
+   * The catalog by replaying the DDL the checkpoint covers, its state, then the journal after it —
+   * checking every epoch replayed against the changelog stored before the restart, and that none
+   * of those stored entries was left unmatched, so a checkpoint that is not the state of its
+   * journal offset is found here instead of being served.
+   */
+  private recoverFromCheckpoint(
+    checkpoint: StoredCheckpointData,
+    journalOffset: number,
+    started: number,
+  ): RecoveryReport {
+    this.replay(this.log.ddlEntries(journalOffset));
+    const rebuiltViews = this.engine.loadCheckpoint(checkpoint).rebuilt;
+    if (rebuiltViews.length > 0) {
+      this.options.logger.warn(
+        { views: rebuiltViews },
+        'views whose plan changed were rebuilt from their inputs',
+      );
+    }
+    const matched = new Map<string, number>();
+    this.replayCheck = matched;
+    let replayedEntries: number;
+    try {
+      replayedEntries = this.replay(this.log.entries(journalOffset));
+    } finally {
+      this.replayCheck = null;
+    }
+    for (const [view, entry] of this.feeds) {
+      if (!entry.writable) continue;
+      const info = this.changelog.info(view);
+      if (info === undefined) continue;
+      const stored = this.changelog.countAfter(view, Math.max(checkpoint.epoch, info.horizon));
+      if (stored !== (matched.get(view) ?? 0)) {
+        throw new SluiceError(
+          'STATE_ERROR',
+          `the checkpoint disagrees with the journal: view "${view}" stored ${stored} changes after epoch ${checkpoint.epoch}, replaying the journal gives ${matched.get(view) ?? 0}`,
+        );
+      }
+    }
+    this.checkpointEpoch = checkpoint.epoch;
+    this.checkpointOffset = journalOffset;
+    return {
+      checkpointEpoch: checkpoint.epoch,
+      checkpointOffset: journalOffset,
+      replayedEntries,
+      rebuiltViews,
+      fallbackReason: null,
+      ms: performance.now() - started,
+    };
+  }
+
   /** Forgets a partly recovered engine and its feeds, so the whole journal can be replayed. */
   private resetForFullReplay(): void {
+    this.checkpointEpoch = -1;
+    this.checkpointOffset = -1;
     this.store.rollback();
     for (const entry of this.feeds.values()) entry.unsubscribe();
     this.feeds.clear();

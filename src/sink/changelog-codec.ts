@@ -193,3 +193,22 @@ export function storedToWire(epoch: number, stored: string): string {
   if (form.x !== undefined) s += `,"errors":${JSON.stringify(form.x)}`;
   return `${s}}`;
 }
+
+/**
+ * Whether two stored entries of one epoch carry the same changes: the same text, or the same
+ * positions, changes and errors in another order (a restored state may iterate differently).
+ */
+export function sameStoredChanges(epoch: number, a: string, b: string): boolean {
+  if (a === b) return true;
+  const canonical = (stored: string): string => {
+    const m = JSON.parse(storedToWire(epoch, stored)) as {
+      positions: unknown;
+      changes: unknown[];
+      errors?: unknown[];
+    };
+    const sorted = (list: unknown[] | undefined): string[] =>
+      (list ?? []).map((x) => JSON.stringify(x)).sort();
+    return JSON.stringify([m.positions, sorted(m.changes), sorted(m.errors)]);
+  };
+  return canonical(a) === canonical(b);
+}

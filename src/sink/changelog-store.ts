@@ -1,6 +1,13 @@
 // Per-view changelogs in SQLite: one stored `changes` message per view per epoch that changed it,
 // kept for a retention window. A view's horizon is the oldest epoch a subscriber may resume from.
+//
+// Integrity: every entry carries a checksum over exactly what it stores and `prev`, the epoch of the
+// view's previous entry (or a bound below it), so a read detects a changed, truncated or garbled
+// entry and a missing one inside the range it returns, and refuses instead of handing a resumed
+// subscriber a wrong changelog.
 import type Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+import { SluiceError } from '../errors.ts';
 
 export interface Retention {
   /** Keep the changes of at most this many most recent epochs (null: no epoch limit). */
@@ -22,6 +29,13 @@ export interface StoredChange {
   readonly message: string;
 }
 
+interface ChangeRow {
+  epoch: number;
+  message: string;
+  prev: number | null;
+  checksum: string | null;
+}
+
 interface InfoRow {
   incarnation: number;
   created_epoch: number;
@@ -39,9 +53,20 @@ export class ChangelogStore {
   private readonly deleteInfoStmt;
   private readonly timeCutStmt;
   private readonly oldestAtStmt;
+  private readonly prevStmt;
+  private readonly getStmt;
   private readonly cache = new Map<string, ViewLogInfo>();
+  /** The epoch of each view's last entry, once known (the next entry's `prev`). */
+  private readonly lastEpoch = new Map<string, number>();
 
-  constructor(private readonly db: Database.Database) {
+  /**
+   * `checkedFrom`: entries of epochs from here on must carry a checksum (older ones were written
+   * before checksums existed; a file created with them has 0).
+   */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly checkedFrom = 0,
+  ) {
     this.infoStmt = db.prepare(
       'SELECT incarnation, created_epoch, horizon FROM changelog_views WHERE view = ?',
     );
@@ -52,10 +77,14 @@ export class ChangelogStore {
     );
     this.horizonStmt = db.prepare('UPDATE changelog_views SET horizon = ? WHERE view = ?');
     this.appendStmt = db.prepare(
-      'INSERT OR IGNORE INTO changelog (view, epoch, at, message) VALUES (?, ?, ?, ?)',
+      'INSERT OR IGNORE INTO changelog (view, epoch, at, message, prev, checksum) VALUES (?, ?, ?, ?, ?, ?)',
     );
     this.readStmt = db.prepare(
-      'SELECT epoch, message FROM changelog WHERE view = ? AND epoch > ? AND epoch <= ? ORDER BY epoch LIMIT ?',
+      'SELECT epoch, message, prev, checksum FROM changelog WHERE view = ? AND epoch > ? AND epoch <= ? ORDER BY epoch LIMIT ?',
+    );
+    this.prevStmt = db.prepare('SELECT MAX(epoch) AS e FROM changelog WHERE view = ? AND epoch < ?');
+    this.getStmt = db.prepare(
+      'SELECT epoch, message, prev, checksum FROM changelog WHERE view = ? AND epoch = ?',
     );
     this.deleteUpToStmt = db.prepare('DELETE FROM changelog WHERE view = ? AND epoch <= ?');
     this.deleteViewStmt = db.prepare('DELETE FROM changelog WHERE view = ? AND epoch > ?');
@@ -100,14 +129,75 @@ export class ChangelogStore {
     return info;
   }
 
-  /** Stores one epoch's message; an entry already stored (a replay after restart) is kept as is. */
-  append(view: string, epoch: number, at: number, message: string): void {
-    this.appendStmt.run(view, epoch, at, message);
+  /** The `prev` of a new entry at `epoch`: the view's last entry before it, else its horizon. */
+  private prevOf(view: string, epoch: number): number {
+    const known = this.lastEpoch.get(view);
+    if (known !== undefined && known < epoch) return known;
+    const row = this.prevStmt.get(view, epoch) as { e: number | null };
+    return row.e ?? this.info(view)?.horizon ?? 0;
   }
 
-  /** Stored changes with after < epoch ≤ upTo, oldest first. */
+  /** Stores one epoch's message; an entry already stored (a replay after restart) is kept as is. */
+  append(view: string, epoch: number, at: number, message: string): void {
+    // Text that is not well-formed Unicode would be stored as other bytes than it hashes to; the
+    // server refuses such input at the door, so this only keeps a stored entry readable.
+    const text = message.isWellFormed() ? message : message.toWellFormed();
+    const prev = this.prevOf(view, epoch);
+    this.appendStmt.run(view, epoch, at, text, prev, changeChecksum(view, epoch, prev, text));
+    this.lastEpoch.set(view, epoch);
+  }
+
+  /** The stored entry of one epoch (verified), or undefined when there is none. */
+  get(view: string, epoch: number): StoredChange | undefined {
+    const row = this.getStmt.get(view, epoch) as ChangeRow | undefined;
+    if (row === undefined) return undefined;
+    this.check(view, row);
+    return { epoch: row.epoch, message: row.message };
+  }
+
+  /**
+   * Stored changes with after < epoch ≤ upTo, oldest first, verified: a damaged entry, or one
+   * missing between `after` and the last entry returned, throws STATE_ERROR.
+   */
   read(view: string, after: number, upTo: number, limit: number): StoredChange[] {
-    return this.readStmt.all(view, after, upTo, limit) as StoredChange[];
+    const rows = this.readStmt.all(view, after, upTo, limit) as ChangeRow[];
+    // Entries up to the horizon are pruned: only those after it can be missing.
+    let previous = Math.max(after, this.info(view)?.horizon ?? after);
+    const out: StoredChange[] = [];
+    for (const row of rows) {
+      this.check(view, row);
+      // The entry before this one is at `prev`: it must be the one just read (or at or before
+      // `after`, for the first); later than that means one in between is gone.
+      if (row.prev !== null && row.prev > previous) {
+        throw new SluiceError(
+          'STATE_ERROR',
+          `the changelog of view "${view}" is damaged: the entry of epoch ${row.prev} is missing`,
+          {
+            detail: `the entry of epoch ${row.epoch} follows epoch ${row.prev}, but the changelog holds nothing after epoch ${previous} before it`,
+            hint: 'subscribe again with a snapshot; restore the data directory from a backup to repair the changelog',
+          },
+        );
+      }
+      previous = row.epoch;
+      out.push({ epoch: row.epoch, message: row.message });
+    }
+    return out;
+  }
+
+  private check(view: string, row: ChangeRow): void {
+    const ok =
+      row.checksum === null
+        ? row.epoch < this.checkedFrom
+        : row.prev !== null && row.checksum === changeChecksum(view, row.epoch, row.prev, row.message);
+    if (ok) return;
+    throw new SluiceError(
+      'STATE_ERROR',
+      `the changelog entry of view "${view}" at epoch ${row.epoch} is damaged`,
+      {
+        detail: row.checksum === null ? 'it has no checksum' : 'its checksum does not match its contents',
+        hint: 'subscribe again with a snapshot; restore the data directory from a backup to repair the changelog',
+      },
+    );
   }
 
   /** The view's incarnation ended: forget its changes (those after `fromEpoch`) and its record. */
@@ -115,6 +205,7 @@ export class ChangelogStore {
     this.deleteViewStmt.run(view, fromEpoch);
     this.deleteInfoStmt.run(view);
     this.cache.delete(view);
+    this.lastEpoch.delete(view);
   }
 
   /** Applies retention to one view; returns its horizon afterwards. */
@@ -146,10 +237,27 @@ export class ChangelogStore {
     return cut;
   }
 
+  /** How many entries of the view are stored after `epoch`. */
+  countAfter(view: string, epoch: number): number {
+    const row = this.db
+      .prepare('SELECT COUNT(*) AS n FROM changelog WHERE view = ? AND epoch > ?')
+      .get(view, epoch) as { n: number };
+    return row.n;
+  }
+
   count(view: string): number {
     const row = this.db.prepare('SELECT COUNT(*) AS n FROM changelog WHERE view = ?').get(view) as {
       n: number;
     };
     return row.n;
   }
+}
+
+/** A checksum over everything an entry holds (its view, epoch, predecessor and message). */
+function changeChecksum(view: string, epoch: number, prev: number, message: string): string {
+  return createHash('sha1')
+    .update(`${view}\u0000${epoch}\u0000${prev}\u0000`)
+    .update(message)
+    .digest('base64')
+    .slice(0, 16);
 }

@@ -27,6 +27,8 @@ CREATE TABLE IF NOT EXISTS changelog (
   epoch INTEGER NOT NULL,
   at INTEGER NOT NULL,
   message TEXT NOT NULL,
+  prev INTEGER,
+  checksum TEXT,
   PRIMARY KEY (view, epoch)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS changelog_views (
@@ -75,6 +77,8 @@ export class SqliteStore {
         this.db.exec('BEGIN EXCLUSIVE');
         this.db.exec(SCHEMA);
         addColumnIfMissing(this.db, 'journal', 'checksum', 'TEXT');
+        addColumnIfMissing(this.db, 'changelog', 'prev', 'INTEGER');
+        addColumnIfMissing(this.db, 'changelog', 'checksum', 'TEXT');
         this.db.exec('COMMIT');
       }
     } catch (error) {
@@ -86,6 +90,20 @@ export class SqliteStore {
     if (options.verifyOnOpen !== false && this.path !== ':memory:') this.verify();
     if (options.journal === false) return;
     if (this.getMeta('instance') === undefined) this.setMeta('instance', randomUUID().slice(0, 8));
+    if (this.getMeta('checksummed_from') === undefined) {
+      // Everything written from now on carries a checksum; a file from before checksums keeps its
+      // older entries readable without one. A new file: every entry must have one.
+      const journal = this.db.prepare('SELECT MAX(log_offset) AS o FROM journal').get() as {
+        o: number | null;
+      };
+      const changelog = this.db.prepare('SELECT MAX(epoch) AS e FROM changelog').get() as {
+        e: number | null;
+      };
+      this.setMeta(
+        'checksummed_from',
+        JSON.stringify({ journal: (journal.o ?? 0) + 1, changelog: (changelog.e ?? -1) + 1 }),
+      );
+    }
     const format = this.getMeta('format');
     if (format === undefined) this.setMeta('format', FORMAT_VERSION);
     else if (format !== FORMAT_VERSION) {
@@ -110,6 +128,20 @@ export class SqliteStore {
       detail: problems.join('; '),
       hint: 'restore the data directory from a backup; the server does not start on a damaged file',
     });
+  }
+
+  /** The first journal offset and changelog epoch whose entries must carry a checksum. */
+  get checksummedFrom(): { readonly journal: number; readonly changelog: number } {
+    const text = this.getMeta('checksummed_from');
+    const parsed =
+      text === undefined ? null : (JSON.parse(text) as { journal?: unknown; changelog?: unknown });
+    if (parsed === null || typeof parsed.journal !== 'number' || typeof parsed.changelog !== 'number') {
+      throw new SluiceError(
+        'STATE_ERROR',
+        `data file "${this.path}" is damaged: its checksum record is unreadable`,
+      );
+    }
+    return { journal: parsed.journal, changelog: parsed.changelog };
   }
 
   /** A short id of this data directory (names its Kafka consumer groups and transactional ids). */

@@ -66,11 +66,15 @@ export class TableLog implements EngineJournal {
   private readonly ddlStmt;
   private readonly deleteStmt;
 
+  /** Entries from this offset on must carry a checksum (older ones predate checksums). */
+  private readonly checkedFrom: number;
+
   constructor(
     private readonly store: SqliteStore,
     private readonly hooks: TableLogHooks,
   ) {
     const db = store.db;
+    this.checkedFrom = store.checksummedFrom.journal;
     const row = db.prepare('SELECT MAX(log_offset) AS o FROM journal').get() as { o: number | null };
     this.lastOffsetValue = row.o ?? 0;
     this.insertStmt = db.prepare(
@@ -147,15 +151,24 @@ export class TableLog implements EngineJournal {
       const rows = this.pageStmt.all(after, pageSize) as JournalRow[];
       if (rows.length === 0) return;
       for (const row of rows) {
+        // Offsets are dense (a taken-back batch's offset is reused), so a jump is a lost entry.
+        if (row.log_offset !== after + 1) throw missingEntry(after + 1, row.log_offset);
         after = row.log_offset;
-        yield decodeEntry(row);
+        yield this.decode(row);
       }
     }
   }
 
   /** The DDL entries up to `upTo` (the catalog a checkpoint belongs to), in offset order. */
   ddlEntries(upTo: number): LoggedEntry[] {
-    return (this.ddlStmt.all(upTo) as JournalRow[]).map(decodeEntry);
+    return (this.ddlStmt.all(upTo) as JournalRow[]).map((row) => this.decode(row));
+  }
+
+  private decode(row: JournalRow): LoggedEntry {
+    if (row.checksum === null && row.log_offset >= this.checkedFrom) {
+      throw damagedEntry(row.log_offset, 'it has no checksum');
+    }
+    return decodeEntry(row);
   }
 
   count(): number {
@@ -183,16 +196,28 @@ function entryChecksum(
     .slice(0, 16);
 }
 
+function damagedEntry(offset: number, detail: string): SluiceError {
+  return new SluiceError('STATE_ERROR', `journal entry at offset ${offset} is damaged`, {
+    detail,
+    hint: 'restore the data directory from a backup; the server does not replay damaged input',
+  });
+}
+
+function missingEntry(offset: number, next: number): SluiceError {
+  return new SluiceError('STATE_ERROR', `journal entry at offset ${offset} is missing`, {
+    detail: `the journal continues at offset ${next}`,
+    hint: 'restore the data directory from a backup; the server does not replay a journal with a gap',
+  });
+}
+
+/** Checks an entry's checksum (entries from before checksums have none) and decodes it. */
 function decodeEntry(row: JournalRow): LoggedEntry {
   if (
     row.checksum !== null &&
     row.checksum !==
       entryChecksum(row.log_offset, row.kind, row.epoch, row.target, row.payload, row.positions)
   ) {
-    throw new SluiceError('STATE_ERROR', `journal entry at offset ${row.log_offset} is damaged`, {
-      detail: 'its checksum does not match its contents',
-      hint: 'restore the data directory from a backup; the server does not replay damaged input',
-    });
+    throw damagedEntry(row.log_offset, 'its checksum does not match its contents');
   }
   if (row.kind === 'ddl') {
     return { kind: 'ddl', offset: row.log_offset, epoch: row.epoch, at: row.at, sql: row.payload };

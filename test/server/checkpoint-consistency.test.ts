@@ -9,6 +9,8 @@ import { test } from 'node:test';
 import { Engine } from '../../src/index.ts';
 import { DEFAULTS } from '../../src/server/defaults.ts';
 import { type CheckpointPolicy, SluiceRuntime } from '../../src/server/runtime.ts';
+import { CheckpointStore } from '../../src/source/checkpoint-store.ts';
+import { SqliteStore } from '../../src/source/sqlite-store.ts';
 import { mulberry32 } from '../support/checkpoint-workload.ts';
 import { removeDir, sortedRows, tempDir } from './helpers.ts';
 
@@ -103,5 +105,67 @@ test('a checkpoint written in slices while epochs run restores to the state of i
   } finally {
     removeDir(dir);
     removeDir(crashed);
+  }
+});
+
+// The shape of the defect, made on purpose: a checkpoint whose state is from beyond the journal
+// offset it records. For a SUM over a keyless table nothing fails when the tail is replayed on top
+// of it — the total is silently counted twice — so recovery checks every replayed epoch against the
+// changelog stored before the restart, and on a difference recovers from the whole journal instead
+// and says so.
+test('a checkpoint that disagrees with the journal is found at start; the journal alone recovers', () => {
+  const dir = tempDir();
+  const policy: CheckpointPolicy = { intervalMs: 1e9, epochs: 1e9 };
+  const schema = `CREATE TABLE ledger (acct INTEGER NOT NULL, amt BIGINT NOT NULL);
+CREATE MATERIALIZED VIEW balances AS SELECT acct, SUM(amt) AS total, COUNT(*) AS n FROM ledger GROUP BY acct`;
+  try {
+    const batches = Array.from({ length: 12 }, (_, b) => ({
+      insert: Array.from({ length: 5 }, (_, i) => ({ acct: (b + i) % 3, amt: 10 * b + i })),
+    }));
+    const rt = openRuntime(dir, policy);
+    rt.executeScript(schema);
+    for (const b of batches) rt.ingest('ledger', b);
+    const expected = sortedRows(rt.engine.viewSnapshot('balances').rows);
+    const lastOffset = rt.log.lastOffset;
+    rt.close();
+
+    // The whole state, with the epoch and positions of three batches earlier and their offset.
+    const stateAt = (n: number) => {
+      const engine = new Engine();
+      engine.setStateTracking(true);
+      engine.execute(schema);
+      for (const b of batches.slice(0, n)) engine.applyChanges('ledger', b);
+      return engine.takeCheckpoint(true);
+    };
+    const earlier = stateAt(batches.length - 3);
+    const file = new SqliteStore({ dataDir: dir, file: 'checkpoint.db', journal: false });
+    const cps = new CheckpointStore(file.db);
+    cps.clear();
+    cps.write(
+      { ...stateAt(batches.length), epoch: earlier.epoch, positions: earlier.positions },
+      lastOffset - 3,
+    );
+    file.close();
+
+    const again = openRuntime(dir, policy);
+    try {
+      assert.equal(again.recovery.checkpointEpoch, null, 'the checkpoint was not used');
+      assert.match(again.recovery.fallbackReason ?? '', /checkpoint disagrees with the journal/);
+      assert.equal(again.recovery.replayedEntries, lastOffset, 'the whole journal was replayed');
+      assert.deepEqual(sortedRows(again.engine.viewSnapshot('balances').rows), expected);
+      // The next checkpoint is full and good: a restart after it uses it.
+      assert.ok(again.checkpoint()?.full);
+    } finally {
+      again.close();
+    }
+    const third = openRuntime(dir, policy);
+    try {
+      assert.equal(third.recovery.fallbackReason, null);
+      assert.deepEqual(sortedRows(third.engine.viewSnapshot('balances').rows), expected);
+    } finally {
+      third.close();
+    }
+  } finally {
+    removeDir(dir);
   }
 });
