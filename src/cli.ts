@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
+import { SluiceError } from './errors.ts';
 import { DEFAULTS } from './server/defaults.ts';
 
 const USAGE = `Usage: sluice start [options]
@@ -160,6 +161,10 @@ async function main(argv: string[]): Promise<void> {
   } catch (error) {
     logger.fatal({ err: error }, 'cannot start');
     process.stderr.write(`sluice: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (error instanceof SluiceError) {
+      if (error.detail !== undefined) process.stderr.write(`sluice: detail: ${error.detail}\n`);
+      if (error.hint !== undefined) process.stderr.write(`sluice: hint: ${error.hint}\n`);
+    }
     process.exit(1);
   }
 

@@ -7,6 +7,8 @@
 // (so requests that arrive together share one fsync), and only then are their answers resolved and
 // their epochs published. Everything else — SQL scripts, reads, snapshots, subscriptions — first
 // commits the open group (flush), so it only ever sees committed epochs.
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { SluiceError } from '../errors.ts';
 import {
   CheckpointStore,
@@ -18,6 +20,7 @@ import { ConnectorManager, type SinkReport, type SourceReport } from './connecto
 import type { SinkFeed, WireChange } from '../sink/kafka-sink.ts';
 import type { SourceBatch } from '../source/kafka/kafka-source.ts';
 import { SourceStore } from '../source/source-store.ts';
+import { HighWaterMark } from '../source/high-water-mark.ts';
 import type { ScriptResult, StatementResult, TableChanges, ViewChangeSet } from '../exec/api.ts';
 import { ChangelogStore, type Retention } from '../sink/changelog-store.ts';
 import {
@@ -163,10 +166,13 @@ export class SluiceRuntime {
   readonly store: SqliteStore;
   readonly log: TableLog;
   readonly changelog: ChangelogStore;
-  readonly checkpoints: CheckpointStore;
+  /** Replaced only at start, when the checkpoint file is found damaged (set aside, started anew). */
+  checkpoints: CheckpointStore;
   /** Checkpoints live in a file of their own, so one can be written in slices between epochs. */
-  readonly checkpointFile: SqliteStore;
+  checkpointFile: SqliteStore;
   readonly recovery: RecoveryReport;
+  /** The last committed journal offset, outside the data file (null in memory). */
+  private readonly highWater: HighWaterMark | null;
   readonly sourceStore: SourceStore;
   readonly connectors: ConnectorManager;
   /** Journal offset of the DDL that created each source and sink now in the catalog. */
@@ -213,6 +219,8 @@ export class SluiceRuntime {
       dataDir: options.dataDir,
       ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
     });
+    // Closed again if the start fails after opening them.
+    const opened: { close(): void }[] = [this.store];
     try {
       this.changelog = new ChangelogStore(this.store.db, this.store.checksummedFrom.changelog);
       this.log = new TableLog(this.store, {
@@ -224,25 +232,20 @@ export class SluiceRuntime {
         },
       });
       this.sourceStore = new SourceStore(this.store.db);
-      this.checkpointFile = new SqliteStore({
-        dataDir: options.dataDir,
-        file: 'checkpoint.db',
-        journal: false,
-        ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
-      });
-      this.checkpoints = new CheckpointStore(this.checkpointFile.db, {
-        beforeHeader: () => crashPoint('during-checkpoint'),
-        betweenSlices: () => crashPoint('between-checkpoint-slices'),
-      });
+      this.highWater = options.dataDir === null ? null : new HighWaterMark(options.dataDir);
+      if (this.highWater !== null) opened.push(this.highWater);
+      const checkpoints = this.openCheckpoints();
+      this.checkpointFile = checkpoints.file;
+      this.checkpoints = checkpoints.store;
+      opened.push(this.checkpointFile);
       this.engine = options.createEngine();
-      this.recovery = this.recover();
+      this.recovery = this.recover(checkpoints.damage);
       this.committedEpoch = this.engine.epoch;
+      this.highWater?.record(this.log.lastOffset, this.engine.epoch);
       this.engine.setJournal(this.log);
       this.connectors = new ConnectorManager(this.connectorHost(), options.logger, this.store.instanceId);
     } catch (error) {
-      this.store.close();
-      // Opened unless the failure was opening it.
-      (this as { checkpointFile?: SqliteStore }).checkpointFile?.close();
+      for (const o of opened.reverse()) o.close();
       throw error;
     }
     this.pruneAll();
@@ -360,6 +363,7 @@ export class SluiceRuntime {
       if (this.ddlSinceSync) this.syncCatalog();
       if (this.store.inTransaction) crashPoint('before-commit');
       this.store.commit();
+      this.highWater?.record(this.log.lastOffset, this.engine.epoch);
     } catch (e) {
       this.fail(e);
       for (const w of group) w.reject(this.failure);
@@ -420,6 +424,7 @@ export class SluiceRuntime {
       if (this.ddlSinceSync) this.syncCatalog();
       if (this.store.inTransaction) crashPoint('before-commit');
       this.store.commit();
+      this.highWater?.record(this.log.lastOffset, this.engine.epoch);
     } catch (e) {
       this.fail(e);
       throw this.failure;
@@ -697,29 +702,23 @@ export class SluiceRuntime {
    * is damaged or belongs to another catalog), the whole journal. A damaged journal entry refuses
    * the start: state is never served from input that cannot be read back exactly.
    */
-  private recover(): RecoveryReport {
+  private recover(checkpointDamage: string | null): RecoveryReport {
     const started = performance.now();
     const logger = this.options.logger;
     const tracking = this.options.checkpoint !== null;
     this.engine.setStateTracking(tracking);
-    let fallbackReason: string | null = null;
+    let fallbackReason: string | null = checkpointDamage;
     let stored: ReturnType<CheckpointStore['read']> = null;
-    if (tracking) {
+    if (tracking && checkpointDamage === null) {
       try {
         stored = this.checkpoints.read();
       } catch (error) {
         fallbackReason = errorText(error);
         logger.error({ err: error }, 'the checkpoint is damaged; recovering from the whole journal instead');
-        this.checkpoints.clear();
+        this.discardCheckpoints();
       }
     }
-    if (stored !== null && stored.journalOffset > this.log.lastOffset) {
-      throw new SluiceError(
-        'STATE_ERROR',
-        `the checkpoint covers journal offset ${stored.journalOffset} but the journal ends at ${this.log.lastOffset}`,
-        { hint: 'the data file is inconsistent; restore the data directory from a backup' },
-      );
-    }
+    this.checkAcknowledged(stored?.journalOffset ?? null, stored?.checkpoint.epoch ?? null);
     if (stored !== null) {
       try {
         const report = this.recoverFromCheckpoint(stored.checkpoint, stored.journalOffset, started);
@@ -734,7 +733,7 @@ export class SluiceRuntime {
           'recovery from the checkpoint failed; replaying the whole journal instead',
         );
         this.resetForFullReplay();
-        this.checkpoints.clear();
+        this.discardCheckpoints();
       }
     }
     const replayedEntries = this.replay(this.log.entries(0));
@@ -748,6 +747,37 @@ export class SluiceRuntime {
     };
     if (replayedEntries > 0) logger.info({ ...report, epoch: this.engine.epoch }, 'replayed the journal');
     return report;
+  }
+
+  /**
+   * Refuses a start whose journal ends before what was committed earlier — by the high-water mark,
+   * or by the checkpoint's own journal offset: SQLite's write-ahead log was lost or damaged, and
+   * acknowledged writes with it. Serving the shorter journal would silently forget them.
+   */
+  private checkAcknowledged(checkpointOffset: number | null, checkpointEpoch: number | null): void {
+    const mark = this.highWater?.read() ?? { kind: 'none' };
+    if (mark.kind === 'damaged') {
+      this.options.logger.warn(
+        { file: this.highWater?.path, detail: mark.detail },
+        'the high-water mark is unreadable; the journal is not checked against it this time',
+      );
+    }
+    const candidates: { offset: number; epoch: number; by: string }[] = [];
+    if (mark.kind === 'mark') candidates.push({ ...mark.mark, by: 'the high-water mark' });
+    if (checkpointOffset !== null && checkpointEpoch !== null) {
+      candidates.push({ offset: checkpointOffset, epoch: checkpointEpoch, by: 'the checkpoint' });
+    }
+    const ends = this.log.lastOffset;
+    const beyond = candidates.filter((c) => c.offset > ends).sort((a, b) => b.offset - a.offset)[0];
+    if (beyond === undefined) return;
+    throw new SluiceError(
+      'STATE_ERROR',
+      `acknowledged writes are missing from "${this.store.path}": its journal ends at offset ${ends}, but ${beyond.by} records offset ${beyond.offset} (epoch ${beyond.epoch}) as committed`,
+      {
+        detail: `journal entries ${ends + 1}–${beyond.offset} are gone: the file's write-ahead log (${this.store.path}-wal) was deleted or damaged, or the file was replaced by an older copy`,
+        hint: 'restore the whole data directory from a backup; to start on purpose from this older journal, remove sluice.hwm and checkpoint.db from the data directory first',
+      },
+    );
   }
 
   /**
@@ -799,6 +829,63 @@ export class SluiceRuntime {
       fallbackReason: null,
       ms: performance.now() - started,
     };
+  }
+
+  /**
+   * Opens the checkpoint file. One that cannot be opened or fails its integrity check is set aside
+   * (renamed `checkpoint.db.damaged`) and a new one started: the journal holds everything, so a
+   * damaged checkpoint costs a full replay, never the start. Returns what was wrong, if anything.
+   */
+  private openCheckpoints(): { file: SqliteStore; store: CheckpointStore; damage: string | null } {
+    const open = () => {
+      const file = new SqliteStore({
+        dataDir: this.options.dataDir,
+        file: CHECKPOINT_FILE,
+        journal: false,
+        ...(this.options.verifyOnOpen !== undefined ? { verifyOnOpen: this.options.verifyOnOpen } : {}),
+      });
+      try {
+        const store = new CheckpointStore(file.db, {
+          beforeHeader: () => crashPoint('during-checkpoint'),
+          betweenSlices: () => crashPoint('between-checkpoint-slices'),
+        });
+        return { file, store };
+      } catch (error) {
+        file.close();
+        throw error;
+      }
+    };
+    try {
+      return { ...open(), damage: null };
+    } catch (error) {
+      const dir = this.options.dataDir;
+      if (dir === null) throw error;
+      const damage = `the checkpoint file cannot be opened: ${errorText(error)}`;
+      const aside = setAsideDamaged(dir, CHECKPOINT_FILE);
+      this.options.logger.error(
+        { err: error, setAside: aside },
+        'the checkpoint file is damaged; it was set aside and the whole journal is replayed instead',
+      );
+      return { ...open(), damage };
+    }
+  }
+
+  /** Forgets the stored checkpoint after it was found unusable; the next one is full. */
+  private discardCheckpoints(): void {
+    try {
+      this.checkpoints.clear();
+      return;
+    } catch (error) {
+      const dir = this.options.dataDir;
+      if (dir === null) throw error;
+      // Too damaged even to be emptied: set aside like one that cannot be opened.
+      this.checkpointFile.close();
+      const aside = setAsideDamaged(dir, CHECKPOINT_FILE);
+      this.options.logger.error({ err: error, setAside: aside }, 'the damaged checkpoint file was set aside');
+      const fresh = this.openCheckpoints();
+      this.checkpointFile = fresh.file;
+      this.checkpoints = fresh.store;
+    }
   }
 
   /** Forgets a partly recovered engine and its feeds, so the whole journal can be replayed. */
@@ -941,6 +1028,7 @@ export class SluiceRuntime {
 
   private checkpointWritten(stats: CheckpointWriteStats): CheckpointWriteStats {
     crashPoint('after-checkpoint');
+    this.highWater?.sync();
     this.checkpointEpoch = stats.epoch;
     this.checkpointOffset = stats.journalOffset;
     this.checkpointsWritten += 1;
@@ -1139,7 +1227,25 @@ export class SluiceRuntime {
     this.engine.setJournal(null);
     this.store.close();
     this.checkpointFile.close();
+    this.highWater?.close();
   }
+}
+
+const CHECKPOINT_FILE = 'checkpoint.db';
+
+/**
+ * Renames a damaged SQLite file and its write-ahead log to `<file>.damaged[-wal]` (replacing an
+ * earlier one), so a new file can start in its place and the old one stays for inspection. A
+ * stale `-wal` must not stay beside a new file: SQLite would apply it. Returns the new path.
+ */
+function setAsideDamaged(dir: string, file: string): string {
+  const target = join(dir, `${file}.damaged`);
+  for (const suffix of ['', '-wal', '-shm']) {
+    const from = join(dir, file + suffix);
+    if (existsSync(from)) renameSync(from, target + suffix);
+    else rmSync(target + suffix, { force: true });
+  }
+  return target;
 }
 
 function errorText(error: unknown): string {

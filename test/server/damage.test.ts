@@ -5,7 +5,7 @@
 // previous checkpoint whole, and the next checkpoint once space is back succeeds.
 import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
-import { closeSync, openSync, readFileSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { closeSync, cpSync, openSync, readFileSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { Engine } from '../../src/index.ts';
@@ -14,7 +14,7 @@ import type { Row } from '../../src/types.ts';
 import { mulberry32 } from '../support/checkpoint-workload.ts';
 import { type CrashableServer, killHard, metricValue, spawnCrashable } from '../support/crash-harness.ts';
 import { canonicalRows } from '../support/sqlite-oracle.ts';
-import { removeDir, request, sqlOk, tempDir } from './helpers.ts';
+import { WsClient, removeDir, request, sqlOk, tempDir } from './helpers.ts';
 
 const DDL = [
   'CREATE TABLE orders (id BIGINT NOT NULL, seller_id INTEGER NOT NULL, tag TEXT, amount INTEGER NOT NULL, PRIMARY KEY (id))',
@@ -193,23 +193,12 @@ test('a corrupted journal entry: the start is refused, naming the journal offset
 
 test('a corrupted journal entry in the tail after a checkpoint: the start is refused', async () => {
   const steps = batches(22, 12, 10);
-  const dir = tempDir('sluice-damage-');
-  dirs.push(dir);
-  const server = await start(dir, ['--checkpoint-interval-ms', '600000', '--checkpoint-epochs', '5']);
-  await sqlOk(server.base, DDL.join(';\n'));
-  const post = async (s: (typeof steps)[number]): Promise<void> => {
+  // A clean stop writes the checkpoint at epoch 10; no other is due before the kill.
+  const dir = await prepared(steps.slice(0, 10));
+  const server = await start(dir, ['--checkpoint-interval-ms', '600000', '--checkpoint-epochs', '1000000']);
+  for (const s of steps.slice(10)) {
     assert.equal((await request(server.base, 'POST', '/v1/tables/orders/rows', s)).status, 200);
-  };
-  for (const s of steps.slice(0, 10)) await post(s);
-  // Checkpoints are paced (the next waits 10× the last one's duration), so wait for the one due
-  // at epoch 10 before adding entries that must stay after it (2 epochs: none is due for them).
-  for (let tries = 0; ; tries++) {
-    const metrics = await request(server.base, 'GET', '/metrics');
-    if ((metricValue(metrics.text, 'sluice_checkpoint_epoch') ?? -1) >= 10) break;
-    assert.ok(tries < 600, 'the checkpoint due at epoch 10 was written within a minute');
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  for (const s of steps.slice(10)) await post(s);
   // A kill leaves the entries after the last checkpoint to replay.
   await killHard(server);
   const ckpt = withDb(
@@ -344,5 +333,106 @@ test('disk full during a checkpoint: counted, the previous checkpoint stays, the
       assert.equal(runtime.recovery.replayedEntries, 0, 'the clean close checkpointed');
   } finally {
     await app.close();
+  }
+});
+
+test('journal loss is refused: an entry without a checksum, a deleted tail, a gap in the offsets', async () => {
+  const steps = batches(41, 20, 10);
+  const base = await prepared(steps, ['--checkpoint-interval-ms', '0']);
+  const copy = (): string => {
+    const dir = tempDir('sluice-damage-');
+    dirs.push(dir);
+    cpSync(base, dir, { recursive: true });
+    return dir;
+  };
+  const refused = async (dir: string, pattern: RegExp): Promise<void> => {
+    const outcome = await spawnCrashable(dir, { args: ['--checkpoint-interval-ms', '0'] });
+    assert.equal(outcome.kind, 'exited', 'the server must not serve');
+    if (outcome.kind !== 'exited') return;
+    assert.notEqual(outcome.code, 0);
+    assert.match(outcome.output, pattern);
+  };
+  const last = withDb(
+    base,
+    (db) => (db.prepare('SELECT MAX(log_offset) AS o FROM journal').get() as { o: number }).o,
+  );
+
+  const noChecksum = copy();
+  withDb(noChecksum, (db) =>
+    db.prepare('UPDATE journal SET checksum = NULL WHERE log_offset = ?').run(last - 4),
+  );
+  await refused(noChecksum, new RegExp(`journal entry at offset ${last - 4} is damaged`));
+
+  // Gone without a trace in the file itself: only the high-water mark knows they were committed.
+  const tail = copy();
+  withDb(tail, (db) => db.prepare('DELETE FROM journal WHERE log_offset > ?').run(last - 3));
+  await refused(
+    tail,
+    new RegExp(`journal ends at offset ${last - 3}, but the high-water mark records offset ${last}`),
+  );
+
+  const gap = copy();
+  withDb(gap, (db) => db.prepare('DELETE FROM journal WHERE log_offset = ?').run(last - 6));
+  await refused(gap, new RegExp(`journal entry at offset ${last - 6} is missing`));
+});
+
+test('a damaged changelog never reaches a resumed subscriber: changed, unchecked or missing entries', async () => {
+  const steps = batches(51, 20, 10);
+  const base = await prepared(steps);
+  const epochs = withDb(base, (db) =>
+    (
+      db.prepare("SELECT epoch FROM changelog WHERE view = 'seller_totals' ORDER BY epoch").all() as {
+        epoch: number;
+      }[]
+    ).map((r) => r.epoch),
+  );
+  assert.ok(epochs.length >= 10);
+  const target = epochs[5] as number;
+  const cases: [string, (db: Database.Database) => void, RegExp][] = [
+    [
+      'a changed value',
+      (db) =>
+        db
+          .prepare(
+            "UPDATE changelog SET message = replace(message, '1', '2') WHERE view = 'seller_totals' AND epoch = ?",
+          )
+          .run(target),
+      new RegExp(`changelog entry of view "seller_totals" at epoch ${target} is damaged`),
+    ],
+    [
+      'no checksum',
+      (db) =>
+        db
+          .prepare("UPDATE changelog SET checksum = NULL WHERE view = 'seller_totals' AND epoch = ?")
+          .run(target),
+      new RegExp(`changelog entry of view "seller_totals" at epoch ${target} is damaged`),
+    ],
+    [
+      'a missing entry',
+      (db) => db.prepare("DELETE FROM changelog WHERE view = 'seller_totals' AND epoch = ?").run(target),
+      new RegExp(`the entry of epoch ${target} is missing`),
+    ],
+  ];
+  for (const [label, spoil, pattern] of cases) {
+    const dir = tempDir('sluice-damage-');
+    dirs.push(dir);
+    cpSync(base, dir, { recursive: true });
+    withDb(dir, spoil);
+    const server = await start(dir);
+    // The state is whole (it comes from the checkpoint and the journal); only the changelog is bad.
+    await assertViewsEqual(server.base, reference(steps));
+    const ws = new WsClient(`${server.wsBase}/v1/views/seller_totals/subscribe?resumeFrom=${epochs[0]}`);
+    await ws.open();
+    const error = await ws.waitFor((m) => m.type === 'error', 10_000, `${label}: an error`);
+    assert.equal(error.code, 'STATE_ERROR', label);
+    assert.match(String(error.message), pattern, label);
+    assert.equal(await ws.waitClosed(), 4500, `${label}: closed as an internal error`);
+    const delivered = ws.of('changes').map((m) => m.epoch as number);
+    assert.ok(
+      delivered.every((e) => e < target),
+      `${label}: nothing at or after the damaged entry was delivered (${delivered.join(',')})`,
+    );
+    ws.close();
+    await stop(server);
   }
 });
