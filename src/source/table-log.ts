@@ -100,6 +100,8 @@ export class TableLog implements EngineJournal {
     const positions: SourcePositions = entry.positions ?? { [entry.table]: { offset } };
     const payload = encodeBatchPayload(entry.columns, entry.inserts, entry.deletes);
     const positionsText = JSON.stringify(positions);
+    refuseIllFormed(payload, `a batch for "${entry.table}"`);
+    refuseIllFormed(positionsText, `the positions of a batch for "${entry.table}"`);
     this.insertStmt.run(
       offset,
       'batch',
@@ -116,6 +118,7 @@ export class TableLog implements EngineJournal {
   }
 
   appendDdl(entry: DdlEntry): void {
+    refuseIllFormed(entry.sql, 'a statement');
     this.hooks.beforeAppend();
     this.store.begin();
     const offset = this.lastOffsetValue + 1;
@@ -194,6 +197,19 @@ function entryChecksum(
     .update(payload)
     .digest('base64')
     .slice(0, 16);
+}
+
+/**
+ * SQLite stores a lone UTF-16 surrogate as bytes other than the UTF-8 the checksum is computed
+ * over, and reads it back as another string: such an entry could never be replayed. Input is
+ * checked at the door with positions; this keeps anything that got past it out of the journal.
+ */
+function refuseIllFormed(text: string, what: string): void {
+  if (text.isWellFormed()) return;
+  throw new SluiceError('INVALID_TEXT', `${what} holds text that is not well-formed Unicode`, {
+    detail: 'it contains a lone UTF-16 surrogate (e.g. \\ud800 not followed by a low surrogate)',
+    hint: 'send text as valid UTF-8 / well-formed UTF-16',
+  });
 }
 
 function damagedEntry(offset: number, detail: string): SluiceError {
