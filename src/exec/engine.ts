@@ -4,6 +4,7 @@
 // epoch), and only then are subscribers told. Everything here is synchronous.
 import { createHash } from 'node:crypto';
 import { SluiceError, knownErrorCode } from '../errors.ts';
+import { resolveSqlLimits, type SqlLimits } from '../limits.ts';
 import type { StateDelta } from '../ivm/state.ts';
 import type { Expr, SelectStmt, Statement } from '../parser/ast.ts';
 import { parseStatements } from '../parser/parse.ts';
@@ -113,6 +114,11 @@ export interface StoredCheckpoint {
   >;
 }
 
+export interface EngineOptions {
+  /** Limits on SQL text (src/limits.ts); each one left out keeps its default. */
+  readonly limits?: Partial<SqlLimits>;
+}
+
 interface Subscription {
   readonly listener: ViewListener;
   readonly onClose: ((reason: string) => void) | undefined;
@@ -129,6 +135,12 @@ export class Engine {
   private viewOrderCache: { def: ViewDef; runtime: ViewRuntime }[] | null = null;
   private currentEpoch = 0;
   private lastPositions: SourcePositions = {};
+  /** What one script may ask of the SQL front end. */
+  readonly limits: SqlLimits;
+
+  constructor(options: EngineOptions = {}) {
+    this.limits = resolveSqlLimits(options.limits);
+  }
 
   get epoch(): number {
     return this.currentEpoch;
@@ -155,7 +167,7 @@ export class Engine {
     const results: StatementResult[] = [];
     let statements: Statement[];
     try {
-      statements = parseStatements(sql);
+      statements = parseStatements(sql, this.limits);
     } catch (error) {
       return { results, error: asSluiceError(error) };
     }

@@ -338,16 +338,25 @@ export function syntaxErrorAt(token: IToken): SluiceError {
 }
 
 /**
- * Splits `sql` into tokens, throwing PostgreSQL-style SYNTAX_ERRORs for what cannot be a token
- * (unterminated literals and comments, stray characters, digits running into a word).
+ * Splits `sql` (or its part from `start` to `end`, which begins at `base`) into tokens, throwing
+ * PostgreSQL-style SYNTAX_ERRORs for what cannot be a token (unterminated literals and comments,
+ * stray characters, digits running into a word). Offsets, lines and columns are those of `sql`.
  */
-export function tokenize(sql: string): IToken[] {
-  const result = sqlLexer.tokenize(sql);
+export function tokenize(
+  sql: string,
+  start = 0,
+  end = sql.length,
+  base: SourcePosition = { line: 1, column: 1 },
+): IToken[] {
+  const whole = start === 0 && end === sql.length;
+  const result = sqlLexer.tokenize(whole ? sql : sql.slice(start, end));
   const tokens = result.tokens;
+  if (!whole) for (const token of tokens) shiftToken(token, start, base);
   const firstError = result.errors[0];
+  const errorOffset = firstError === undefined ? Infinity : firstError.offset + start;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
-    if (firstError !== undefined && firstError.offset < token.startOffset) break;
+    if (errorOffset < token.startOffset) break;
     const type = token.tokenType;
     if (type === UnterminatedString) throw parseError('unterminated quoted string', posOf(token));
     if (type === UnterminatedIdent) throw parseError('unterminated quoted identifier', posOf(token));
@@ -373,13 +382,25 @@ export function tokenize(sql: string): IToken[] {
     }
   }
   if (firstError !== undefined) {
-    const char = sql.slice(firstError.offset, firstError.offset + 1);
+    const char = sql.slice(errorOffset, errorOffset + 1);
+    const line = firstError.line ?? 1;
+    const column = firstError.column ?? 1;
     throw parseError(`syntax error at or near "${char}"`, {
-      line: firstError.line ?? 1,
-      column: firstError.column ?? 1,
+      line: line + base.line - 1,
+      column: line === 1 ? column + base.column - 1 : column,
     });
   }
   return tokens;
+}
+
+/** Moves a token lexed from a part of the text that begins at `offset`, position `base`. */
+function shiftToken(token: IToken, offset: number, base: SourcePosition): void {
+  token.startOffset += offset;
+  if (token.endOffset !== undefined) token.endOffset += offset;
+  if (token.startLine === 1 && token.startColumn !== undefined) token.startColumn += base.column - 1;
+  if (token.endLine === 1 && token.endColumn !== undefined) token.endColumn += base.column - 1;
+  if (token.startLine !== undefined) token.startLine += base.line - 1;
+  if (token.endLine !== undefined) token.endLine += base.line - 1;
 }
 
 function isWordStart(token: IToken): boolean {
