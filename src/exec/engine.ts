@@ -291,6 +291,7 @@ export class Engine {
     }
     const bound = bindSelect(stmt.query, this.catalogState, {
       forView: true,
+      maxSelectItems: this.limits.maxSelectItems,
       viewName: stmt.name,
       ...(stmt.columnNames !== undefined ? { columnNames: stmt.columnNames } : {}),
     });
@@ -429,7 +430,10 @@ export class Engine {
   }
 
   private explain(query: SelectStmt, dataflow: boolean): StatementResult {
-    const bound = bindSelect(query, this.catalogState, { forView: false });
+    const bound = bindSelect(query, this.catalogState, {
+      forView: false,
+      maxSelectItems: this.limits.maxSelectItems,
+    });
     const plan = dataflow
       ? printDataflow(lowerToDataflow('query', bound.plan, bound.key))
       : printLogicalPlan(bound.plan);
@@ -601,7 +605,10 @@ export class Engine {
   }
 
   private selectStatement(query: SelectStmt): StatementResult {
-    const bound = bindSelect(query, this.catalogState, { forView: false });
+    const bound = bindSelect(query, this.catalogState, {
+      forView: false,
+      maxSelectItems: this.limits.maxSelectItems,
+    });
     for (const source of bound.dependsOn) this.assertNoErrors(source);
     const rows = this.evaluateOnce(bound);
     return { statement: 'SELECT', columns: columnInfos(bound.columns), rows, epoch: this.currentEpoch };
