@@ -12,6 +12,7 @@ import {
   isInt64,
   normalizeBigInt,
   overflow,
+  singleKey,
   valuesEqual,
 } from './values.ts';
 
@@ -505,8 +506,24 @@ export function compileScalar(e: ScalarExpr): RowFn {
     }
     case 'in': {
       const operand = compileScalar(e.operand);
-      const list = e.list.map(compileScalar);
       const negated = e.negated;
+      if (e.list.every((x) => x.kind === 'const')) {
+        // A list of constants is a set: one lookup per row however long the list. Map keys
+        // compare like SQL equality here (SameValueZero: NaN = NaN, -0 = 0; bigints encoded).
+        const members = new Set<Value>();
+        let hasNull = false;
+        for (const x of e.list as readonly Extract<ScalarExpr, { kind: 'const' }>[]) {
+          if (x.value === null) hasNull = true;
+          else members.add(singleKey(x.value));
+        }
+        return (row) => {
+          const v = operand(row);
+          if (v === null) return null;
+          if (members.has(singleKey(v))) return !negated;
+          return hasNull ? null : negated;
+        };
+      }
+      const list = e.list.map(compileScalar);
       return (row) => {
         const v = operand(row);
         if (v === null) return null;
