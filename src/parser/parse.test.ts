@@ -589,7 +589,7 @@ describe('limits on what one script may ask (src/limits.ts)', () => {
       );
     }
     // With the depth limit lifted, the same runs still parse: no parsing step recurses on a chain.
-    const unlimited = { ...DEFAULT_SQL_LIMITS, maxExpressionDepth: 1_000_000 };
+    const unlimited = { ...DEFAULT_SQL_LIMITS, maxExpressionDepth: 1_000_000, maxStatementTokens: 1_000_000 };
     assert.equal(
       parseStatements(`UPDATE t SET a = ${terms(20_000, 'true', ' = NOT ')}`, unlimited).length,
       1,
