@@ -240,7 +240,8 @@ export function numberLiteral(image: string, pos: Pos): Expr {
     return integerLiteral(Number.isSafeInteger(asNumber) ? asNumber : BigInt(image), pos);
   }
   const value = Number(image);
-  if (!Number.isFinite(value)) {
+  // Beyond a double either way (1e400, 1e-400): an error, never Infinity or a silent 0.
+  if (!Number.isFinite(value) || (value === 0 && /[1-9]/.test(image.replace(/[eE].*$/, '')))) {
     throw new SluiceError('NUMERIC_OVERFLOW', `numeric literal "${image}" is out of range`, {
       position: pos,
     });
