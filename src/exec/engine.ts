@@ -487,7 +487,7 @@ export class Engine {
     if (new Set(names).size !== names.length) {
       throw new SluiceError('DUPLICATE_COLUMN', 'column specified more than once', { position: stmt.pos });
     }
-    const rows: Row[] = stmt.rows.map((values) => {
+    const rows: Row[] = stmt.rows.map((values, r) => {
       if (values.length > targets.length) {
         throw new SluiceError('INVALID_DEFINITION', 'INSERT has more expressions than target columns', {
           position: values[targets.length]?.pos ?? stmt.pos,
@@ -508,8 +508,15 @@ export class Engine {
         } catch (error) {
           throw asSluiceError(error).at(expr.pos);
         }
+        if (value === null && !col.nullable) throw notNullViolation(def, col, r, expr.pos);
         row[col.name] = value;
       });
+      // A NOT NULL column the column list leaves out gets no value: point at the row.
+      for (const col of def.columns) {
+        if (!col.nullable && !(col.name in row)) {
+          throw notNullViolation(def, col, r, values[0]?.pos ?? stmt.pos, 'it is not in the column list');
+        }
+      }
       return row;
     });
     const r = this.applyChanges(def.name, { insert: rows });
@@ -563,10 +570,18 @@ export class Engine {
     for (const row of matched) {
       const next = [...row];
       for (const s of sets) {
+        const col = def.columns[s.index] as ColumnMeta;
         try {
-          next[s.index] = assignCast(s.fn(row), s.type, def.columns[s.index] as ColumnMeta);
+          next[s.index] = assignCast(s.fn(row), s.type, col);
         } catch (error) {
           throw asSluiceError(error).at(s.pos);
+        }
+        if (next[s.index] === null && !col.nullable) {
+          throw new SluiceError(
+            'NOT_NULL_VIOLATION',
+            `null value in column "${col.name}" of table "${def.name}" violates not-null constraint`,
+            { position: s.pos, detail: `failing row: ${JSON.stringify(table.toRow(row), jsonReplacer)}` },
+          );
         }
       }
       deletes.push(table.toRow(row));
@@ -1005,6 +1020,21 @@ const objectKindLabels = {
   source: 'source',
   sink: 'sink',
 } as const;
+
+/** PostgreSQL's not-null message for a VALUES row (`row` is 0-based; messages count from 1). */
+function notNullViolation(
+  def: TableDef,
+  col: ColumnMeta,
+  row: number,
+  position: { line: number; column: number },
+  why?: string,
+): SluiceError {
+  return new SluiceError(
+    'NOT_NULL_VIOLATION',
+    `null value in column "${col.name}" of table "${def.name}" violates not-null constraint`,
+    { position, detail: `in VALUES row ${row + 1}${why !== undefined ? `: ${why}` : ''}` },
+  );
+}
 
 function duplicateObject(name: string, position: { line: number; column: number }): SluiceError {
   return new SluiceError('DUPLICATE_OBJECT', `relation "${name}" already exists`, { position });
