@@ -8,7 +8,7 @@ import { resolveSqlLimits, type SqlLimits } from '../limits.ts';
 import type { StateDelta } from '../ivm/state.ts';
 import type { Expr, SelectStmt, Statement } from '../parser/ast.ts';
 import { parseStatements } from '../parser/parse.ts';
-import { castValue } from '../ivm/cast.ts';
+import { castValue, fitLength } from '../ivm/cast.ts';
 import { printDataflow } from '../ivm/dataflow-plan.ts';
 import { lowerToDataflow } from '../ivm/lower.ts';
 import { compileScalar } from '../ivm/scalar-expr.ts';
@@ -1158,13 +1158,9 @@ function assignCast(
 ): Value {
   if (value === null) return null;
   if (from.kind === 'unknown') return castValue(value, T.text, col.type);
-  if (
-    col.type.kind === 'text' &&
-    col.type.maxLength !== undefined &&
-    typeof value === 'string' &&
-    value.length > col.type.maxLength
-  ) {
-    if (value.slice(col.type.maxLength).trim() !== '') {
+  if (col.type.kind === 'text' && col.type.maxLength !== undefined && typeof value === 'string') {
+    // Lengths count characters; trailing blanks beyond the length are dropped, not an error.
+    if (fitLength(value, col.type.maxLength, false) === null) {
       throw new SluiceError('STRING_TOO_LONG', `value too long for type ${typeName(col.type)}`);
     }
   }

@@ -3,7 +3,7 @@
 import { SluiceError } from '../errors.ts';
 import type { SqlType, Value } from '../types.ts';
 import { typeName } from '../types.ts';
-import { checkInt, formatValue, normalizeBigInt } from './values.ts';
+import { charLength, checkInt, formatValue, leftChars, normalizeBigInt } from './values.ts';
 
 const INT_TEXT = /^\s*[+-]?\d+\s*$/;
 const FLOAT_TEXT = /^\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)\s*$/;
@@ -223,10 +223,13 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
             ? v.trimEnd()
             : v
           : formatValue(v);
+      // Lengths count characters (code points), as PostgreSQL's do.
       if (to.maxLength !== undefined) {
-        if (to.fixed === true)
-          return s.length >= to.maxLength ? s.slice(0, to.maxLength) : s.padEnd(to.maxLength);
-        return s.slice(0, to.maxLength); // explicit casts truncate, as in PostgreSQL
+        const length = charLength(s);
+        if (to.fixed === true) {
+          return length >= to.maxLength ? leftChars(s, to.maxLength) : s + ' '.repeat(to.maxLength - length);
+        }
+        return length > to.maxLength ? leftChars(s, to.maxLength) : s; // explicit casts truncate
       }
       return s;
     }
@@ -245,6 +248,21 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
     case 'unknown':
       return v;
   }
+}
+
+/**
+ * A string stored into a varchar(n) / char(n) column (an assignment, not a cast): at most `n`
+ * characters (code points), except that trailing blanks beyond them are dropped, as PostgreSQL
+ * does; char(n) is padded to `n`. Null when the string is too long.
+ */
+export function fitLength(s: string, maxLength: number, fixed: boolean): string | null {
+  let fitted = s;
+  const length = charLength(s);
+  if (length > maxLength) {
+    fitted = leftChars(s, maxLength);
+    if (s.slice(fitted.length).trim() !== '') return null;
+  }
+  return fixed ? fitted + ' '.repeat(Math.max(0, maxLength - charLength(fitted))) : fitted;
 }
 
 /**
@@ -321,21 +339,14 @@ export function coerceIngest(
         return { ok: false, expected: overflow ? inRange : 'a number' };
       }
     }
-    case 'text':
+    case 'text': {
       if (typeof v !== 'string') return { ok: false, expected: 'a string' };
-      if (type.maxLength !== undefined && v.length > type.maxLength) {
-        if (v.slice(type.maxLength).trim() !== '') {
-          return { ok: false, expected: `a string of at most ${type.maxLength} characters` };
-        }
-        return {
-          ok: true,
-          value: v.slice(0, type.maxLength),
-        };
-      }
-      return {
-        ok: true,
-        value: type.fixed === true && type.maxLength !== undefined ? v.padEnd(type.maxLength) : v,
-      };
+      if (type.maxLength === undefined) return { ok: true, value: v };
+      const fitted = fitLength(v, type.maxLength, type.fixed === true);
+      return fitted === null
+        ? { ok: false, expected: `a string of at most ${type.maxLength} characters` }
+        : { ok: true, value: fitted };
+    }
     case 'date': {
       const d = typeof v === 'string' ? parseDate(v) : null;
       return d === null ? { ok: false, expected: "a date 'YYYY-MM-DD'" } : { ok: true, value: d };

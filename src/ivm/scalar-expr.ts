@@ -6,6 +6,7 @@ import type { SqlType, Value } from '../types.ts';
 import { typeName } from '../types.ts';
 import { castValue, floatOutOfRange } from './cast.ts';
 import {
+  charLength,
   checkInt,
   compareValues,
   formatValue,
@@ -276,18 +277,23 @@ function arith(fn: 'add' | 'sub' | 'mul' | 'div' | 'mod', type: SqlType): (a: Va
   }
 }
 
-/** LIKE pattern → RegExp, with PostgreSQL's default escape character backslash. */
+/**
+ * LIKE pattern → RegExp, with PostgreSQL's default escape character backslash. Both sides are
+ * read as characters (code points, the `u` flag): `_` matches one character, never half of a
+ * surrogate pair.
+ */
 export function likeToRegExp(pattern: string, caseInsensitive: boolean): RegExp {
+  const chars = Array.from(pattern);
   let src = '^';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i] as string;
-    if (c === '\\' && i + 1 < pattern.length) {
-      src += (pattern[++i] as string).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i] as string;
+    if (c === '\\' && i + 1 < chars.length) {
+      src += (chars[++i] as string).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     } else if (c === '%') src += '[\\s\\S]*';
     else if (c === '_') src += '[\\s\\S]';
     else src += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   }
-  return new RegExp(`${src}$`, caseInsensitive ? 'is' : 's');
+  return new RegExp(`${src}$`, caseInsensitive ? 'isu' : 'su');
 }
 
 function roundHalfAway(x: number, digits: number): number {
@@ -453,9 +459,7 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
         const v = a0(row);
         if (v === null) return null;
         const s = argType.kind === 'text' && argType.fixed === true ? (v as string).trimEnd() : (v as string);
-        let n = 0;
-        for (const _ of s) n++; // code points, as PostgreSQL counts characters
-        return n;
+        return charLength(s);
       };
     case 'substring': {
       const a2 = args[2];
