@@ -8,10 +8,12 @@ import { SluiceError, type SourcePosition } from '../errors.ts';
 import type { SqlLimits } from '../limits.ts';
 import {
   Case,
+  Comma,
   End,
   False,
   Ident,
   isType,
+  isWordText,
   LParen,
   Minus,
   niladicTypes,
@@ -33,6 +35,24 @@ function tooDeep(max: number, position: SourcePosition): SluiceError {
     hint: 'simplify the expression, or compute part of it in a view of its own',
   });
 }
+
+/** Words that end a select list (at its own nesting level). */
+const SELECT_LIST_ENDS = [
+  'from',
+  'where',
+  'group',
+  'having',
+  'order',
+  'limit',
+  'offset',
+  'into',
+  'union',
+  'intersect',
+  'except',
+  'window',
+  'fetch',
+  'for',
+];
 
 /** Whether `token` ends an operand, so that a following `-`/`+` is infix rather than a sign. */
 function endsOperand(token: IToken | undefined): boolean {
@@ -72,9 +92,25 @@ export function checkTokens(tokens: readonly IToken[], limits: SqlLimits): void 
   const opened: number[] = [];
   let level = 0;
   let prefixes = 0;
+  // Items of a top-level select list so far (0: not in one). Counted here too, so that a list far
+  // over the limit is refused before node-sql-parser spends ~10 µs on each of its tokens.
+  let selectItems = 0;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     const type = token.tokenType;
+    if (level === 0) {
+      if (isWordText(token, 'select')) selectItems = 1;
+      else if (selectItems > 0 && SELECT_LIST_ENDS.some((w) => isWordText(token, w))) selectItems = 0;
+      else if (selectItems > 0 && type === Comma && ++selectItems > limits.maxSelectItems) {
+        throw new SluiceError(
+          'TOO_MANY_ITEMS',
+          `select list has more than ${limits.maxSelectItems} entries`,
+          {
+            position: posOf(tokens[i + 1] ?? token),
+          },
+        );
+      }
+    }
     if (type === LParen || type === Case) {
       opened.push(level);
       level += prefixes + 1;
