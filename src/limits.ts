@@ -53,6 +53,25 @@ export const DEFAULT_SQL_LIMITS: SqlLimits = {
   maxExpressionDepth: 500,
 };
 
+/**
+ * No limit at all: for re-running statements that were accepted when they were first run (journal
+ * replay at start). They met the limits of their day; refusing them now, after a limit was lowered
+ * or added, would leave the data directory unable to start.
+ */
+export const REPLAY_SQL_LIMITS: SqlLimits = {
+  maxScriptLength: Number.MAX_SAFE_INTEGER,
+  maxScriptStatements: Number.MAX_SAFE_INTEGER,
+  maxScriptObjects: Number.MAX_SAFE_INTEGER,
+  maxStatementLength: Number.MAX_SAFE_INTEGER,
+  maxStatementTokens: Number.MAX_SAFE_INTEGER,
+  maxListItems: Number.MAX_SAFE_INTEGER,
+  maxSelectItems: Number.MAX_SAFE_INTEGER,
+  maxColumns: Number.MAX_SAFE_INTEGER,
+  maxFunctionArgs: Number.MAX_SAFE_INTEGER,
+  maxNestingDepth: Number.MAX_SAFE_INTEGER,
+  maxExpressionDepth: Number.MAX_SAFE_INTEGER,
+};
+
 /** The defaults with `overrides` applied; every limit must be a positive integer. */
 export function resolveSqlLimits(overrides: Partial<SqlLimits> = {}): SqlLimits {
   const limits = { ...DEFAULT_SQL_LIMITS, ...overrides };

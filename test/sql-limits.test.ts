@@ -4,7 +4,7 @@
 // grouped binding, the catalog listing) stay linear. The HTTP side is in test/server/sql-limits.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Engine, SluiceError } from '../src/index.ts';
+import { Engine, REPLAY_SQL_LIMITS, SluiceError } from '../src/index.ts';
 import type { ErrorCode } from '../src/errors.ts';
 import { uniqueColumnNames } from '../src/planner/bind-select.ts';
 
@@ -182,5 +182,22 @@ describe('limits are options of the engine', () => {
     fails(engine, `SELECT a FROM t WHERE a = ${list(20, () => '1', '+')}`, 'STATEMENT_TOO_LARGE');
     assert.equal(engine.limits.maxSelectItems, 1_664);
     assert.throws(() => new Engine({ limits: { maxColumns: 0 } }), /maxColumns must be a positive integer/);
+  });
+
+  it('a journal replay runs statements accepted under older limits (REPLAY_SQL_LIMITS)', () => {
+    const engine = engineWithTable();
+    const wide = `CREATE MATERIALIZED VIEW wide AS SELECT ${list(1_000, (i) => `a AS x${i}`)}, *, ${list(1_000, (i) => `b AS y${i}`)} FROM t`;
+    const long = `CREATE MATERIALIZED VIEW long AS SELECT ${list(600, () => 'a', ' + ')} AS s FROM t`;
+    fails(engine, wide, 'TOO_MANY_ITEMS');
+    fails(engine, long, 'NESTING_TOO_DEEP');
+    engine.execute(`${wide};\n${long}`, { limits: REPLAY_SQL_LIMITS });
+    assert.equal(engine.catalog().views.find((v) => v.name === 'wide')?.columns.length, 2_003);
+    const sums = engine.viewSnapshot('long').rows.map((r) => Number(r['s']));
+    assert.deepEqual(
+      sums.sort((x, y) => x - y),
+      [600, 1_200, 1_800],
+    );
+    // The engine's own limits apply again to the next call.
+    fails(engine, wide.replace('wide', 'wide2'), 'TOO_MANY_ITEMS');
   });
 });

@@ -119,6 +119,14 @@ export interface EngineOptions {
   readonly limits?: Partial<SqlLimits>;
 }
 
+export interface ExecuteOptions {
+  /**
+   * Limits for this call instead of the engine's: REPLAY_SQL_LIMITS (src/limits.ts) when re-running
+   * journaled statements, which were accepted under the limits of their day.
+   */
+  readonly limits?: SqlLimits;
+}
+
 interface Subscription {
   readonly listener: ViewListener;
   readonly onClose: ((reason: string) => void) | undefined;
@@ -137,9 +145,12 @@ export class Engine {
   private lastPositions: SourcePositions = {};
   /** What one script may ask of the SQL front end. */
   readonly limits: SqlLimits;
+  /** The limits of the script being run (the engine's, or the call's own). */
+  private callLimits: SqlLimits;
 
   constructor(options: EngineOptions = {}) {
     this.limits = resolveSqlLimits(options.limits);
+    this.callLimits = this.limits;
   }
 
   get epoch(): number {
@@ -157,28 +168,33 @@ export class Engine {
   // ---- statements -------------------------------------------------------------------------
 
   /** Runs `;`-separated statements; throws at the first failing one (earlier ones took effect). */
-  execute(sql: string): StatementResult[] {
-    const r = this.executeScript(sql);
+  execute(sql: string, options: ExecuteOptions = {}): StatementResult[] {
+    const r = this.executeScript(sql, options);
     if (r.error !== undefined) throw r.error;
     return [...r.results];
   }
 
-  executeScript(sql: string): ScriptResult {
+  executeScript(sql: string, options: ExecuteOptions = {}): ScriptResult {
     const results: StatementResult[] = [];
-    let statements: Statement[];
+    this.callLimits = options.limits ?? this.limits;
     try {
-      statements = parseStatements(sql, this.limits);
-    } catch (error) {
-      return { results, error: asSluiceError(error) };
-    }
-    for (const stmt of statements) {
+      let statements: Statement[];
       try {
-        results.push(this.executeStatement(stmt));
+        statements = parseStatements(sql, this.callLimits);
       } catch (error) {
         return { results, error: asSluiceError(error) };
       }
+      for (const stmt of statements) {
+        try {
+          results.push(this.executeStatement(stmt));
+        } catch (error) {
+          return { results, error: asSluiceError(error) };
+        }
+      }
+      return { results };
+    } finally {
+      this.callLimits = this.limits;
     }
-    return { results };
   }
 
   private executeStatement(stmt: Statement): StatementResult {
@@ -291,7 +307,7 @@ export class Engine {
     }
     const bound = bindSelect(stmt.query, this.catalogState, {
       forView: true,
-      maxSelectItems: this.limits.maxSelectItems,
+      maxSelectItems: this.callLimits.maxSelectItems,
       viewName: stmt.name,
       ...(stmt.columnNames !== undefined ? { columnNames: stmt.columnNames } : {}),
     });
@@ -432,7 +448,7 @@ export class Engine {
   private explain(query: SelectStmt, dataflow: boolean): StatementResult {
     const bound = bindSelect(query, this.catalogState, {
       forView: false,
-      maxSelectItems: this.limits.maxSelectItems,
+      maxSelectItems: this.callLimits.maxSelectItems,
     });
     const plan = dataflow
       ? printDataflow(lowerToDataflow('query', bound.plan, bound.key))
@@ -622,7 +638,7 @@ export class Engine {
   private selectStatement(query: SelectStmt): StatementResult {
     const bound = bindSelect(query, this.catalogState, {
       forView: false,
-      maxSelectItems: this.limits.maxSelectItems,
+      maxSelectItems: this.callLimits.maxSelectItems,
     });
     for (const source of bound.dependsOn) this.assertNoErrors(source);
     const rows = this.evaluateOnce(bound);
