@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parseStatements } from './parse.ts';
 import { adapterDiagnostics } from './select-adapter.ts';
+import { tokenize } from './lexer.ts';
 import { SluiceError, type ErrorCode, type SourcePosition } from '../errors.ts';
 import { DEFAULT_SQL_LIMITS, type SqlLimits } from '../limits.ts';
 import type { BinaryOp, Expr, SelectStmt, Statement, TypeName } from './ast.ts';
@@ -595,6 +596,38 @@ describe('limits on what one script may ask (src/limits.ts)', () => {
       1,
     );
     assert.equal(parseStatements(`SELECT ${terms(20_000, '1', '+')}`, unlimited).length, 1);
+  });
+
+  it('a long statement is lexed in parts exactly as in one piece, and stops soon after the token limit', () => {
+    const operands = ['1e5', '1.5e+10', "'a b''c'", '"q""x"', 'abc', '.5', "'😀'", `'${'x'.repeat(70_000)}'`];
+    const glue = ['+', '-', '*', '/', '=', '||', ',', ' ', '(', ')', '\n', '::', '<=', '\r\n', ' /* c */ '];
+    const seeded =
+      (seed: number): (() => number) =>
+      () =>
+        (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const describeTokens = (sql: string, max: number): string =>
+      JSON.stringify(
+        tokenize(sql, 0, sql.length, { line: 1, column: 1 }, max).map((t) => [
+          t.tokenType.name,
+          t.startOffset,
+          t.endOffset,
+          t.startLine,
+          t.startColumn,
+          t.endLine,
+          t.endColumn,
+        ]),
+      );
+    for (let run = 0; run < 5; run++) {
+      const next = seeded(run + 1);
+      let sql = 'SELECT ';
+      while (sql.length < 300_000) {
+        sql += operands[Math.floor(next() * operands.length)]! + glue[Math.floor(next() * glue.length)]!;
+      }
+      assert.equal(describeTokens(sql, 1e9), describeTokens(sql, Infinity), `run ${run}`);
+    }
+    // 500,000 tokens: lexing stops within a part of the limit.
+    const dense = `SELECT ${Array(500_000).fill('1').join('+')}`;
+    assert.ok(tokenize(dense, 0, dense.length, { line: 1, column: 1 }, 1_000).length < 100_000);
   });
 
   it('long IN lists of constants read the same as through the DML grammar', () => {

@@ -35,7 +35,7 @@ export function parseStatements(sql: string, limits: SqlLimits = DEFAULT_SQL_LIM
       { position: positions.at(limits.maxScriptLength), hint: 'send it in several requests' },
     );
   }
-  const spans = splitScript(sql);
+  const spans = splitScript(sql, limits.maxScriptStatements);
   if (spans.length > limits.maxScriptStatements) {
     const extra = spans[limits.maxScriptStatements]!;
     throw new SluiceError(
@@ -61,7 +61,7 @@ export function parseStatements(sql: string, limits: SqlLimits = DEFAULT_SQL_LIM
         },
       );
     }
-    const tokens = tokenize(sql, start, span.end, positions.at(start));
+    const tokens = tokenize(sql, start, span.end, positions.at(start), limits.maxStatementTokens);
     if (tokens.length === 0) continue; // only comments
     checkTokens(tokens, limits);
     const statement = parseOne(tokens, sql);
