@@ -8,8 +8,13 @@ import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { type ChildServer, removeDir, spawnServer, tempDir } from './helpers.ts';
 
-/** A bound far above the shapes' normal time (under a second here) and far below the old ones. */
-const PROMPT_MS = 10_000;
+/**
+ * Bounds far above the shapes' normal time (well under a second unloaded, a few seconds on a
+ * machine loaded five times over) and, for the refused shapes, far below the old ones (46 s and
+ * more for the select list, 31 s for the IN list).
+ */
+const REFUSED_MS = 20_000;
+const ACCEPTED_MS = 30_000;
 
 /** One request on its own connection (no keep-alive: a pooled socket could be closed under us). */
 function send(
@@ -149,8 +154,8 @@ describe('one big SQL request does not hold the server', { timeout: 300_000 }, (
       assert.ok(outcome.error?.position !== undefined, 'no position');
       if (position !== null) assert.deepEqual(outcome.error?.position, position);
       else assert.notDeepEqual(outcome.error?.position, { line: 1, column: 1 });
-      assert.ok(outcome.requestMs < PROMPT_MS, `answered after ${Math.round(outcome.requestMs)} ms`);
-      assert.ok(outcome.healthzMs < PROMPT_MS, `/healthz waited ${Math.round(outcome.healthzMs)} ms`);
+      assert.ok(outcome.requestMs < REFUSED_MS, `answered after ${Math.round(outcome.requestMs)} ms`);
+      assert.ok(outcome.healthzMs < REFUSED_MS, `/healthz waited ${Math.round(outcome.healthzMs)} ms`);
     });
   }
 
@@ -177,8 +182,8 @@ describe('one big SQL request does not hold the server', { timeout: 300_000 }, (
     it(`the largest accepted shapes run: ${what}, /healthz answered meanwhile`, async () => {
       const outcome = await whilePolling(server.base, sql);
       assert.equal(outcome.status, 200, JSON.stringify(outcome.error));
-      assert.ok(outcome.requestMs < PROMPT_MS, `answered after ${Math.round(outcome.requestMs)} ms`);
-      assert.ok(outcome.healthzMs < PROMPT_MS, `/healthz waited ${Math.round(outcome.healthzMs)} ms`);
+      assert.ok(outcome.requestMs < ACCEPTED_MS, `answered after ${Math.round(outcome.requestMs)} ms`);
+      assert.ok(outcome.healthzMs < ACCEPTED_MS, `/healthz waited ${Math.round(outcome.healthzMs)} ms`);
     });
   }
 
