@@ -18,6 +18,12 @@ export interface ErrorOptions {
 /** Every stable error code, with the class it belongs to. Documented in docs/errors.md. */
 export const ErrorCodes = {
   SYNTAX_ERROR: 'parse',
+  INVALID_TEXT: 'parse',
+  // What one script may ask of the SQL front end (src/limits.ts).
+  SCRIPT_TOO_LARGE: 'parse',
+  STATEMENT_TOO_LARGE: 'parse',
+  TOO_MANY_ITEMS: 'parse',
+  NESTING_TOO_DEEP: 'parse',
   UNKNOWN_TABLE: 'plan',
   UNKNOWN_VIEW: 'plan',
   UNKNOWN_OBJECT: 'plan',

@@ -8,7 +8,11 @@ export type {
   EngineCheckpoint,
   ObjectCheckpoint,
   StoredCheckpoint,
+  EngineOptions,
+  ExecuteOptions,
 } from './exec/engine.ts';
+export { DEFAULT_SQL_LIMITS, REPLAY_SQL_LIMITS } from './limits.ts';
+export type { SqlLimits } from './limits.ts';
 export type { StateDelta } from './ivm/state.ts';
 export type * from './exec/api.ts';
 export { SluiceError, ErrorCodes, httpStatusOf } from './errors.ts';

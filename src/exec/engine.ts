@@ -4,10 +4,11 @@
 // epoch), and only then are subscribers told. Everything here is synchronous.
 import { createHash } from 'node:crypto';
 import { SluiceError, knownErrorCode } from '../errors.ts';
+import { resolveSqlLimits, type SqlLimits } from '../limits.ts';
 import type { StateDelta } from '../ivm/state.ts';
 import type { Expr, SelectStmt, Statement } from '../parser/ast.ts';
 import { parseStatements } from '../parser/parse.ts';
-import { castValue } from '../ivm/cast.ts';
+import { castValue, fitLength } from '../ivm/cast.ts';
 import { printDataflow } from '../ivm/dataflow-plan.ts';
 import { lowerToDataflow } from '../ivm/lower.ts';
 import { compileScalar } from '../ivm/scalar-expr.ts';
@@ -113,6 +114,19 @@ export interface StoredCheckpoint {
   >;
 }
 
+export interface EngineOptions {
+  /** Limits on SQL text (src/limits.ts); each one left out keeps its default. */
+  readonly limits?: Partial<SqlLimits>;
+}
+
+export interface ExecuteOptions {
+  /**
+   * Limits for this call instead of the engine's: REPLAY_SQL_LIMITS (src/limits.ts) when re-running
+   * journaled statements, which were accepted under the limits of their day.
+   */
+  readonly limits?: SqlLimits;
+}
+
 interface Subscription {
   readonly listener: ViewListener;
   readonly onClose: ((reason: string) => void) | undefined;
@@ -129,6 +143,15 @@ export class Engine {
   private viewOrderCache: { def: ViewDef; runtime: ViewRuntime }[] | null = null;
   private currentEpoch = 0;
   private lastPositions: SourcePositions = {};
+  /** What one script may ask of the SQL front end. */
+  readonly limits: SqlLimits;
+  /** The limits of the script being run (the engine's, or the call's own). */
+  private callLimits: SqlLimits;
+
+  constructor(options: EngineOptions = {}) {
+    this.limits = resolveSqlLimits(options.limits);
+    this.callLimits = this.limits;
+  }
 
   get epoch(): number {
     return this.currentEpoch;
@@ -145,28 +168,33 @@ export class Engine {
   // ---- statements -------------------------------------------------------------------------
 
   /** Runs `;`-separated statements; throws at the first failing one (earlier ones took effect). */
-  execute(sql: string): StatementResult[] {
-    const r = this.executeScript(sql);
+  execute(sql: string, options: ExecuteOptions = {}): StatementResult[] {
+    const r = this.executeScript(sql, options);
     if (r.error !== undefined) throw r.error;
     return [...r.results];
   }
 
-  executeScript(sql: string): ScriptResult {
+  executeScript(sql: string, options: ExecuteOptions = {}): ScriptResult {
     const results: StatementResult[] = [];
-    let statements: Statement[];
+    this.callLimits = options.limits ?? this.limits;
     try {
-      statements = parseStatements(sql);
-    } catch (error) {
-      return { results, error: asSluiceError(error) };
-    }
-    for (const stmt of statements) {
+      let statements: Statement[];
       try {
-        results.push(this.executeStatement(stmt));
+        statements = parseStatements(sql, this.callLimits);
       } catch (error) {
         return { results, error: asSluiceError(error) };
       }
+      for (const stmt of statements) {
+        try {
+          results.push(this.executeStatement(stmt));
+        } catch (error) {
+          return { results, error: asSluiceError(error) };
+        }
+      }
+      return { results };
+    } finally {
+      this.callLimits = this.limits;
     }
-    return { results };
   }
 
   private executeStatement(stmt: Statement): StatementResult {
@@ -279,6 +307,7 @@ export class Engine {
     }
     const bound = bindSelect(stmt.query, this.catalogState, {
       forView: true,
+      maxSelectItems: this.callLimits.maxSelectItems,
       viewName: stmt.name,
       ...(stmt.columnNames !== undefined ? { columnNames: stmt.columnNames } : {}),
     });
@@ -417,7 +446,10 @@ export class Engine {
   }
 
   private explain(query: SelectStmt, dataflow: boolean): StatementResult {
-    const bound = bindSelect(query, this.catalogState, { forView: false });
+    const bound = bindSelect(query, this.catalogState, {
+      forView: false,
+      maxSelectItems: this.callLimits.maxSelectItems,
+    });
     const plan = dataflow
       ? printDataflow(lowerToDataflow('query', bound.plan, bound.key))
       : printLogicalPlan(bound.plan);
@@ -471,7 +503,7 @@ export class Engine {
     if (new Set(names).size !== names.length) {
       throw new SluiceError('DUPLICATE_COLUMN', 'column specified more than once', { position: stmt.pos });
     }
-    const rows: Row[] = stmt.rows.map((values) => {
+    const rows: Row[] = stmt.rows.map((values, r) => {
       if (values.length > targets.length) {
         throw new SluiceError('INVALID_DEFINITION', 'INSERT has more expressions than target columns', {
           position: values[targets.length]?.pos ?? stmt.pos,
@@ -492,8 +524,15 @@ export class Engine {
         } catch (error) {
           throw asSluiceError(error).at(expr.pos);
         }
+        if (value === null && !col.nullable) throw notNullViolation(def, col, r, expr.pos);
         row[col.name] = value;
       });
+      // A NOT NULL column the column list leaves out gets no value: point at the row.
+      for (const col of def.columns) {
+        if (!col.nullable && !(col.name in row)) {
+          throw notNullViolation(def, col, r, values[0]?.pos ?? stmt.pos, 'it is not in the column list');
+        }
+      }
       return row;
     });
     const r = this.applyChanges(def.name, { insert: rows });
@@ -547,10 +586,18 @@ export class Engine {
     for (const row of matched) {
       const next = [...row];
       for (const s of sets) {
+        const col = def.columns[s.index] as ColumnMeta;
         try {
-          next[s.index] = assignCast(s.fn(row), s.type, def.columns[s.index] as ColumnMeta);
+          next[s.index] = assignCast(s.fn(row), s.type, col);
         } catch (error) {
           throw asSluiceError(error).at(s.pos);
+        }
+        if (next[s.index] === null && !col.nullable) {
+          throw new SluiceError(
+            'NOT_NULL_VIOLATION',
+            `null value in column "${col.name}" of table "${def.name}" violates not-null constraint`,
+            { position: s.pos, detail: `failing row: ${JSON.stringify(table.toRow(row), jsonReplacer)}` },
+          );
         }
       }
       deletes.push(table.toRow(row));
@@ -589,7 +636,10 @@ export class Engine {
   }
 
   private selectStatement(query: SelectStmt): StatementResult {
-    const bound = bindSelect(query, this.catalogState, { forView: false });
+    const bound = bindSelect(query, this.catalogState, {
+      forView: false,
+      maxSelectItems: this.callLimits.maxSelectItems,
+    });
     for (const source of bound.dependsOn) this.assertNoErrors(source);
     const rows = this.evaluateOnce(bound);
     return { statement: 'SELECT', columns: columnInfos(bound.columns), rows, epoch: this.currentEpoch };
@@ -987,6 +1037,21 @@ const objectKindLabels = {
   sink: 'sink',
 } as const;
 
+/** PostgreSQL's not-null message for a VALUES row (`row` is 0-based; messages count from 1). */
+function notNullViolation(
+  def: TableDef,
+  col: ColumnMeta,
+  row: number,
+  position: { line: number; column: number },
+  why?: string,
+): SluiceError {
+  return new SluiceError(
+    'NOT_NULL_VIOLATION',
+    `null value in column "${col.name}" of table "${def.name}" violates not-null constraint`,
+    { position, detail: `in VALUES row ${row + 1}${why !== undefined ? `: ${why}` : ''}` },
+  );
+}
+
 function duplicateObject(name: string, position: { line: number; column: number }): SluiceError {
   return new SluiceError('DUPLICATE_OBJECT', `relation "${name}" already exists`, { position });
 }
@@ -1109,13 +1174,9 @@ function assignCast(
 ): Value {
   if (value === null) return null;
   if (from.kind === 'unknown') return castValue(value, T.text, col.type);
-  if (
-    col.type.kind === 'text' &&
-    col.type.maxLength !== undefined &&
-    typeof value === 'string' &&
-    value.length > col.type.maxLength
-  ) {
-    if (value.slice(col.type.maxLength).trim() !== '') {
+  if (col.type.kind === 'text' && col.type.maxLength !== undefined && typeof value === 'string') {
+    // Lengths count characters; trailing blanks beyond the length are dropped, not an error.
+    if (fitLength(value, col.type.maxLength, false) === null) {
       throw new SluiceError('STRING_TOO_LONG', `value too long for type ${typeName(col.type)}`);
     }
   }

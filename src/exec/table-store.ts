@@ -65,13 +65,16 @@ export class TableStore implements Stateful {
   normalizeRow(input: unknown, what: 'insert' | 'delete', index: number): Value[] {
     const t = this.def;
     if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-      throw new SluiceError('INVALID_VALUE', `${what} row ${index} for table "${t.name}" is not an object`);
+      throw new SluiceError(
+        'INVALID_VALUE',
+        `${what} row ${index + 1} for table "${t.name}" is not an object`,
+      );
     }
     const obj = input as Record<string, unknown>;
     for (const name in obj) {
       if (!this.columnIndex.has(name)) {
         throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" of table "${t.name}" does not exist`, {
-          detail: `in ${what} row ${index}`,
+          detail: `in ${what} row ${index + 1}`,
         });
       }
     }
@@ -82,7 +85,7 @@ export class TableStore implements Stateful {
       if (missing.length > 0) {
         throw new SluiceError(
           'INVALID_VALUE',
-          `delete row ${index} for table "${t.name}" must name the primary key column "${missing[0]}"`,
+          `delete row ${index + 1} for table "${t.name}" must name the primary key column "${missing[0]}"`,
           {
             hint: 'name the whole row, or just its primary key columns',
           },
@@ -110,12 +113,20 @@ export class TableStore implements Stateful {
         row[i] = null;
         return;
       }
-      const coerced = coerceIngest(obj[c.name], c.type);
+      const value = obj[c.name];
+      const coerced = coerceIngest(value, c.type);
       if (!coerced.ok) {
+        // A JSON number beyond a double (1e400) arrives as Infinity, which JSON would print as null.
+        const problem =
+          typeof value === 'number' && !Number.isFinite(value)
+            ? `number out of range for type ${typeName(c.type)}`
+            : `expected ${coerced.expected}, got ${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`;
         throw new SluiceError(
           'INVALID_VALUE',
-          `invalid value for column "${c.name}" of table "${t.name}": expected ${coerced.expected}, got ${JSON.stringify(obj[c.name], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`,
-          { detail: `in ${what} row ${index}; column type ${typeName(c.type)}` },
+          `invalid value for column "${c.name}" of table "${t.name}": ${problem}`,
+          {
+            detail: `in ${what} row ${index + 1}; column type ${typeName(c.type)}`,
+          },
         );
       }
       if (coerced.value === null && !c.nullable) {
@@ -123,7 +134,7 @@ export class TableStore implements Stateful {
           'NOT_NULL_VIOLATION',
           `null value in column "${c.name}" of table "${t.name}" violates not-null constraint`,
           {
-            detail: `in ${what} row ${index}${present ? '' : ' (column missing)'}`,
+            detail: `in ${what} row ${index + 1}${present ? '' : ' (column missing)'}`,
           },
         );
       }
@@ -170,7 +181,7 @@ export class TableStore implements Stateful {
         if (existing === null || existing === undefined) {
           throw new SluiceError(
             'ROW_NOT_FOUND',
-            `delete row ${i}: no row with this primary key in table "${this.def.name}"`,
+            `delete row ${i + 1}: no row with this primary key in table "${this.def.name}"`,
             {
               detail: describe(row),
             },
@@ -179,7 +190,7 @@ export class TableStore implements Stateful {
         if (!keyOnly && encodeValues(existing) !== encodeValues(row)) {
           throw new SluiceError(
             'ROW_NOT_FOUND',
-            `delete row ${i}: the row in table "${this.def.name}" differs from the one to delete`,
+            `delete row ${i + 1}: the row in table "${this.def.name}" differs from the one to delete`,
             {
               detail: `stored ${describe(existing)}, given ${describe(row)}`,
               hint: 'delete by primary key only to remove the row whatever its other values',
@@ -215,7 +226,7 @@ export class TableStore implements Stateful {
           if (have <= 0) {
             throw new SluiceError(
               'ROW_NOT_FOUND',
-              `delete row ${i}: no such row in table "${this.def.name}"`,
+              `delete row ${i + 1}: no such row in table "${this.def.name}"`,
               { detail: describe(row) },
             );
           }

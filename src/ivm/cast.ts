@@ -3,7 +3,7 @@
 import { SluiceError } from '../errors.ts';
 import type { SqlType, Value } from '../types.ts';
 import { typeName } from '../types.ts';
-import { checkInt, formatValue, normalizeBigInt } from './values.ts';
+import { charLength, checkInt, formatValue, leftChars, normalizeBigInt } from './values.ts';
 
 const INT_TEXT = /^\s*[+-]?\d+\s*$/;
 const FLOAT_TEXT = /^\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)\s*$/;
@@ -89,6 +89,62 @@ function roundHalfAwayFromZero(x: number): number {
   return x < 0 ? -Math.round(-x) : Math.round(x);
 }
 
+/** PostgreSQL's "value out of range: overflow" / "underflow" for float arithmetic and casts. */
+export function floatOutOfRange(kind: 'overflow' | 'underflow'): SluiceError {
+  return new SluiceError('NUMERIC_OVERFLOW', `value out of range: ${kind}`);
+}
+
+/**
+ * A finite double as a value of `to` (real or double precision): a real is rounded to float4
+ * (its shortest decimal), and a value beyond a real's range, or a nonzero one that would become
+ * zero, is an error rather than Infinity or 0.
+ */
+function toFloat(r: number, to: Extract<SqlType, { kind: 'float' }>): number {
+  if (to.bits === 64 || !Number.isFinite(r)) return r;
+  if (!Number.isFinite(Math.fround(r))) throw floatOutOfRange('overflow');
+  const f = shortestFloat32(r);
+  if (f === 0 && r !== 0) throw floatOutOfRange('underflow');
+  return f;
+}
+
+/** A string of decimal digits plus one unit in its last place (`''` + 1 is `'1'`). */
+function plusOne(digits: string): string {
+  let i = digits.length - 1;
+  while (i >= 0 && digits[i] === '9') i--;
+  if (i < 0) return `1${'0'.repeat(digits.length)}`;
+  return `${digits.slice(0, i)}${Number(digits[i]) + 1}${'0'.repeat(digits.length - i - 1)}`;
+}
+
+const DECIMAL_TEXT = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * The numeric(precision, scale) value of a decimal text: rounded half away from zero at `scale`
+ * digits after the point, on the text's own digits (so 1.005 → 1.01, as PostgreSQL rounds the
+ * literal; a double is given as its shortest decimal), then checked to have at most
+ * `precision - scale` digits before the point (NUMERIC_OVERFLOW, "numeric field overflow").
+ */
+export function fitNumeric(text: string, precision: number, scale: number): number {
+  const m = DECIMAL_TEXT.exec(text.trim());
+  if (m === null) throw new SluiceError('INVALID_CAST', `invalid input syntax for type numeric: "${text}"`);
+  const sign = m[1] === '-' ? '-' : '';
+  const whole = m[2] ?? '';
+  const digits = whole + (m[3] ?? '');
+  const point = whole.length + Number(m[4] ?? 0); // where the point falls in `digits`
+  const keep = point + scale; // digits kept; the next one decides the rounding
+  let kept = keep <= 0 ? '' : digits.slice(0, keep).padEnd(keep, '0');
+  if (keep >= 0 && (digits[keep] ?? '0') >= '5') kept = plusOne(kept);
+  kept = kept.padStart(scale + 1, '0');
+  const intPart = kept.slice(0, kept.length - scale).replace(/^0+(?=\d)/, '');
+  const integerDigits = intPart === '0' ? 0 : intPart.length;
+  if (integerDigits > precision - scale) {
+    throw new SluiceError('NUMERIC_OVERFLOW', 'numeric field overflow', {
+      detail: `A field with precision ${precision}, scale ${scale} must round to an absolute value less than ${precision === scale ? '1' : `10^${precision - scale}`}.`,
+    });
+  }
+  const value = Number(`${sign}${intPart}.${kept.slice(kept.length - scale)}`);
+  return value === 0 ? 0 : value; // numeric has no negative zero
+}
+
 function invalid(v: Value, to: SqlType): SluiceError {
   return new SluiceError(
     'INVALID_CAST',
@@ -133,13 +189,29 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
       else if (typeof v === 'string') {
         const special = SPECIAL_FLOATS[v.trim().toLowerCase()];
         if (special !== undefined && to.kind === 'float') r = special;
-        else if (FLOAT_TEXT.test(v)) r = Number(v);
-        else throw invalid(v, to);
+        else if (FLOAT_TEXT.test(v)) {
+          r = Number(v);
+          // Text beyond the type's range (1e400, 1e-400) is an error, not Infinity or 0.
+          if (!Number.isFinite(r) || (r === 0 && /[1-9]/.test(v.replace(/[eE].*$/, '')))) {
+            throw new SluiceError(
+              'NUMERIC_OVERFLOW',
+              `"${v.trim()}" is out of range for type ${typeName(to)}`,
+            );
+          }
+          if (to.kind === 'numeric' && to.precision !== undefined) {
+            return fitNumeric(v, to.precision, to.scale ?? 0);
+          }
+        } else throw invalid(v, to);
       } else throw invalid(v, to);
-      if (to.kind === 'float' && to.bits === 32) r = shortestFloat32(r);
-      if (to.kind === 'numeric' && to.scale !== undefined && Number.isFinite(r)) {
-        const f = 10 ** to.scale;
-        r = roundHalfAwayFromZero(r * f) / f;
+      if (to.kind === 'float') return toFloat(r, to);
+      if (to.precision !== undefined) {
+        if (Number.isNaN(r)) return r;
+        if (!Number.isFinite(r)) {
+          throw new SluiceError('NUMERIC_OVERFLOW', 'numeric field overflow', {
+            detail: `A field with precision ${to.precision}, scale ${to.scale ?? 0} cannot hold an infinite value.`,
+          });
+        }
+        return fitNumeric(typeof v === 'bigint' ? v.toString() : String(r), to.precision, to.scale ?? 0);
       }
       return r;
     }
@@ -151,10 +223,13 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
             ? v.trimEnd()
             : v
           : formatValue(v);
+      // Lengths count characters (code points), as PostgreSQL's do.
       if (to.maxLength !== undefined) {
-        if (to.fixed === true)
-          return s.length >= to.maxLength ? s.slice(0, to.maxLength) : s.padEnd(to.maxLength);
-        return s.slice(0, to.maxLength); // explicit casts truncate, as in PostgreSQL
+        const length = charLength(s);
+        if (to.fixed === true) {
+          return length >= to.maxLength ? leftChars(s, to.maxLength) : s + ' '.repeat(to.maxLength - length);
+        }
+        return length > to.maxLength ? leftChars(s, to.maxLength) : s; // explicit casts truncate
       }
       return s;
     }
@@ -176,6 +251,21 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
 }
 
 /**
+ * A string stored into a varchar(n) / char(n) column (an assignment, not a cast): at most `n`
+ * characters (code points), except that trailing blanks beyond them are dropped, as PostgreSQL
+ * does; char(n) is padded to `n`. Null when the string is too long.
+ */
+export function fitLength(s: string, maxLength: number, fixed: boolean): string | null {
+  let fitted = s;
+  const length = charLength(s);
+  if (length > maxLength) {
+    fitted = leftChars(s, maxLength);
+    if (s.slice(fitted.length).trim() !== '') return null;
+  }
+  return fixed ? fitted + ' '.repeat(Math.max(0, maxLength - charLength(fitted))) : fitted;
+}
+
+/**
  * Coerces an ingested JSON value to a column's type: integers from numbers, bigints or digit
  * strings (exact), floats from numbers, text from strings, and so on. Returns an error message
  * fragment (what was expected) instead of throwing, so callers can name the table and column.
@@ -194,7 +284,7 @@ export function coerceIngestFast(v: unknown, type: SqlType): Value | typeof INVA
       }
       break;
     case 'float':
-      if (typeof v === 'number' && type.bits === 64) return v;
+      if (typeof v === 'number' && type.bits === 64 && Number.isFinite(v)) return v;
       break;
     case 'text':
       if (typeof v === 'string' && type.maxLength === undefined) return v;
@@ -214,6 +304,7 @@ export function coerceIngest(
   type: SqlType,
 ): { ok: true; value: Value } | { ok: false; expected: string } {
   if (v === null || v === undefined) return { ok: true, value: null };
+  const inRange = `a number within the range of ${typeName(type)}`;
   switch (type.kind) {
     case 'bool':
       return typeof v === 'boolean' ? { ok: true, value: v } : { ok: false, expected: 'a boolean' };
@@ -234,32 +325,28 @@ export function coerceIngest(
       }
     }
     case 'float':
-    case 'numeric':
-      if (typeof v === 'number') return { ok: true, value: castValue(v, { kind: 'float', bits: 64 }, type) };
-      if (typeof v === 'bigint') return { ok: true, value: Number(v) };
-      if (typeof v === 'string') {
-        try {
-          return { ok: true, value: castValue(v, { kind: 'text' }, type) };
-        } catch {
-          return { ok: false, expected: 'a number' };
-        }
+    case 'numeric': {
+      // A JSON number too big for a double arrives as Infinity: out of range, like 1e400 in SQL.
+      if (typeof v === 'number' && !Number.isFinite(v)) return { ok: false, expected: inRange };
+      if (typeof v !== 'number' && typeof v !== 'bigint' && typeof v !== 'string') {
+        return { ok: false, expected: 'a number' };
       }
-      return { ok: false, expected: 'a number' };
-    case 'text':
+      const from: SqlType = typeof v === 'string' ? { kind: 'text' } : { kind: 'float', bits: 64 };
+      try {
+        return { ok: true, value: castValue(v, from, type) };
+      } catch (error) {
+        const overflow = error instanceof SluiceError && error.code === 'NUMERIC_OVERFLOW';
+        return { ok: false, expected: overflow ? inRange : 'a number' };
+      }
+    }
+    case 'text': {
       if (typeof v !== 'string') return { ok: false, expected: 'a string' };
-      if (type.maxLength !== undefined && v.length > type.maxLength) {
-        if (v.slice(type.maxLength).trim() !== '') {
-          return { ok: false, expected: `a string of at most ${type.maxLength} characters` };
-        }
-        return {
-          ok: true,
-          value: v.slice(0, type.maxLength),
-        };
-      }
-      return {
-        ok: true,
-        value: type.fixed === true && type.maxLength !== undefined ? v.padEnd(type.maxLength) : v,
-      };
+      if (type.maxLength === undefined) return { ok: true, value: v };
+      const fitted = fitLength(v, type.maxLength, type.fixed === true);
+      return fitted === null
+        ? { ok: false, expected: `a string of at most ${type.maxLength} characters` }
+        : { ok: true, value: fitted };
+    }
     case 'date': {
       const d = typeof v === 'string' ? parseDate(v) : null;
       return d === null ? { ok: false, expected: "a date 'YYYY-MM-DD'" } : { ok: true, value: d };

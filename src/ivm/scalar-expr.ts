@@ -4,14 +4,16 @@
 import { SluiceError } from '../errors.ts';
 import type { SqlType, Value } from '../types.ts';
 import { typeName } from '../types.ts';
-import { castValue } from './cast.ts';
+import { castValue, floatOutOfRange } from './cast.ts';
 import {
+  charLength,
   checkInt,
   compareValues,
   formatValue,
   isInt64,
   normalizeBigInt,
   overflow,
+  singleKey,
   valuesEqual,
 } from './values.ts';
 
@@ -178,9 +180,22 @@ function intMod(a: Num, b: Num): Num {
   return normalizeBigInt(BigInt(a) % BigInt(b));
 }
 
-function checkFloat(r: number, a: number, b: number): number {
-  if (!Number.isFinite(r) && Number.isFinite(a) && Number.isFinite(b)) {
-    throw new SluiceError('NUMERIC_OVERFLOW', 'value out of range: overflow');
+/**
+ * A float result as PostgreSQL checks it: infinite from finite operands is an overflow, and zero
+ * from a product or quotient that cannot be zero is an underflow (both NUMERIC_OVERFLOW, never a
+ * silent Infinity or 0). A real's result must also fit a real.
+ */
+function checkFloat(
+  r: number,
+  a: number,
+  b: number,
+  bits: 32 | 64,
+  op: 'sum' | 'product' | 'quotient',
+): number {
+  const fits = bits === 64 ? r : Math.fround(r);
+  if (!Number.isFinite(fits) && Number.isFinite(a) && Number.isFinite(b)) throw floatOutOfRange('overflow');
+  if (fits === 0 && a !== 0 && (op === 'product' ? b !== 0 : op === 'quotient' && Number.isFinite(b))) {
+    throw floatOutOfRange('underflow');
   }
   return r;
 }
@@ -221,21 +236,37 @@ function arith(fn: 'add' | 'sub' | 'mul' | 'div' | 'mod', type: SqlType): (a: Va
     return (a, b) => (a === null || b === null ? null : op(a as Num, b as Num));
   }
   const toNum = (v: Value): number => (typeof v === 'bigint' ? Number(v) : (v as number));
+  // numeric is carried as a double too: it overflows like one, and is never a real.
+  const bits = type.kind === 'float' ? type.bits : 64;
   switch (fn) {
     case 'add':
-      return (a, b) =>
-        a === null || b === null ? null : checkFloat(toNum(a) + toNum(b), toNum(a), toNum(b));
+      return (a, b) => {
+        if (a === null || b === null) return null;
+        const x = toNum(a);
+        const y = toNum(b);
+        return checkFloat(x + y, x, y, bits, 'sum');
+      };
     case 'sub':
-      return (a, b) =>
-        a === null || b === null ? null : checkFloat(toNum(a) - toNum(b), toNum(a), toNum(b));
+      return (a, b) => {
+        if (a === null || b === null) return null;
+        const x = toNum(a);
+        const y = toNum(b);
+        return checkFloat(x - y, x, y, bits, 'sum');
+      };
     case 'mul':
-      return (a, b) =>
-        a === null || b === null ? null : checkFloat(toNum(a) * toNum(b), toNum(a), toNum(b));
+      return (a, b) => {
+        if (a === null || b === null) return null;
+        const x = toNum(a);
+        const y = toNum(b);
+        return checkFloat(x * y, x, y, bits, 'product');
+      };
     case 'div':
       return (a, b) => {
         if (a === null || b === null) return null;
-        if (toNum(b) === 0) throw divisionByZero();
-        return checkFloat(toNum(a) / toNum(b), toNum(a), toNum(b));
+        const x = toNum(a);
+        const y = toNum(b);
+        if (y === 0) throw divisionByZero();
+        return checkFloat(x / y, x, y, bits, 'quotient');
       };
     case 'mod':
       return (a, b) => {
@@ -246,24 +277,32 @@ function arith(fn: 'add' | 'sub' | 'mul' | 'div' | 'mod', type: SqlType): (a: Va
   }
 }
 
-/** LIKE pattern → RegExp, with PostgreSQL's default escape character backslash. */
+/**
+ * LIKE pattern → RegExp, with PostgreSQL's default escape character backslash. Both sides are
+ * read as characters (code points, the `u` flag): `_` matches one character, never half of a
+ * surrogate pair.
+ */
 export function likeToRegExp(pattern: string, caseInsensitive: boolean): RegExp {
+  const chars = Array.from(pattern);
   let src = '^';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i] as string;
-    if (c === '\\' && i + 1 < pattern.length) {
-      src += (pattern[++i] as string).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i] as string;
+    if (c === '\\' && i + 1 < chars.length) {
+      src += (chars[++i] as string).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     } else if (c === '%') src += '[\\s\\S]*';
     else if (c === '_') src += '[\\s\\S]';
     else src += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   }
-  return new RegExp(`${src}$`, caseInsensitive ? 'is' : 's');
+  return new RegExp(`${src}$`, caseInsensitive ? 'isu' : 'su');
 }
 
 function roundHalfAway(x: number, digits: number): number {
   if (!Number.isFinite(x)) return x;
   const f = 10 ** digits;
+  if (f === 0) return 0; // rounding at 10^400 and beyond
   const y = Math.abs(x) * f;
+  // No digits past that place (or too many places to scale by): already rounded. (Was NaN.)
+  if (!Number.isFinite(y) || y >= 2 ** 53) return x;
   // Nudge by one ulp-ish so 2.675 (stored as 2.67499999...) rounds as written, like numeric does.
   const r = Math.round(y + y * Number.EPSILON) / f;
   return x < 0 ? -r : r;
@@ -420,9 +459,7 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
         const v = a0(row);
         if (v === null) return null;
         const s = argType.kind === 'text' && argType.fixed === true ? (v as string).trimEnd() : (v as string);
-        let n = 0;
-        for (const _ of s) n++; // code points, as PostgreSQL counts characters
-        return n;
+        return charLength(s);
       };
     case 'substring': {
       const a2 = args[2];
@@ -505,8 +542,24 @@ export function compileScalar(e: ScalarExpr): RowFn {
     }
     case 'in': {
       const operand = compileScalar(e.operand);
-      const list = e.list.map(compileScalar);
       const negated = e.negated;
+      if (e.list.every((x) => x.kind === 'const')) {
+        // A list of constants is a set: one lookup per row however long the list. Map keys
+        // compare like SQL equality here (SameValueZero: NaN = NaN, -0 = 0; bigints encoded).
+        const members = new Set<Value>();
+        let hasNull = false;
+        for (const x of e.list as readonly Extract<ScalarExpr, { kind: 'const' }>[]) {
+          if (x.value === null) hasNull = true;
+          else members.add(singleKey(x.value));
+        }
+        return (row) => {
+          const v = operand(row);
+          if (v === null) return null;
+          if (members.has(singleKey(v))) return !negated;
+          return hasNull ? null : negated;
+        };
+      }
+      const list = e.list.map(compileScalar);
       return (row) => {
         const v = operand(row);
         if (v === null) return null;

@@ -108,6 +108,34 @@ export function singleKey(v: Value): Value {
   return typeof v === 'bigint' ? `n${v};` : v;
 }
 
+/**
+ * Characters of a text as PostgreSQL counts them: code points, so a surrogate pair is one
+ * character (`length('😀')` is 1). Text reaching the engine is well-formed (SQL text and ingested
+ * values are checked at the door), so no function may split a pair.
+ */
+export function charLength(s: string): number {
+  let n = s.length;
+  for (let i = 1; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xdc00 && c <= 0xdfff) {
+      const before = s.charCodeAt(i - 1);
+      if (before >= 0xd800 && before <= 0xdbff) n--;
+    }
+  }
+  return n;
+}
+
+/** The first `n` characters (code points) of `s`: never half of a surrogate pair. */
+export function leftChars(s: string, n: number): string {
+  let i = 0;
+  for (let count = 0; count < n && i < s.length; count++) {
+    const c = s.charCodeAt(i);
+    const next = s.charCodeAt(i + 1);
+    i += c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? 2 : 1;
+  }
+  return s.slice(0, i);
+}
+
 /** Text form of a value, as CAST(x AS TEXT) and error messages show it. */
 export function formatValue(v: Value): string {
   if (v === null) return 'NULL';

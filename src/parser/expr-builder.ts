@@ -75,63 +75,96 @@ const BETWEEN_PRECEDENCE = 6;
 
 /**
  * Assembles a well-formed run (prefix* operand ((infix | between) prefix* operand | postfix)*)
- * into a tree.
+ * into a tree. Operator precedence parsing with explicit stacks (no recursion), so a run of any
+ * length or shape — `NOT a = NOT b = …` nests as deep as it is long — cannot exhaust the stack;
+ * the depth of the resulting tree is bounded later (src/parser/statement-limits.ts).
  */
 export function buildExpr(pieces: readonly Piece[]): Located {
-  const cursor = { pieces, index: 0 };
-  const result = parseRun(cursor, 0);
-  if (cursor.index !== pieces.length) {
-    throw new SluiceError('INTERNAL_ERROR', 'malformed operator run in the SQL parser');
+  const operands: Located[] = [];
+  const pending: Pending[] = [];
+  /** Applies pending operators whose right side ends before an operator of `precedence`. */
+  const reduceBelow = (precedence: number): void => {
+    for (let top = pending.at(-1); top !== undefined && precedence < top.min; top = pending.at(-1)) {
+      pending.pop();
+      apply(top, operands);
+    }
+  };
+  let expectOperand = true;
+  for (const piece of pieces) {
+    switch (piece.kind) {
+      case 'prefix':
+        if (!expectOperand) throw malformed();
+        pending.push({ kind: 'prefix', piece, min: piece.op === 'not' ? NOT_PRECEDENCE : SIGN_PRECEDENCE });
+        break;
+      case 'operand':
+        if (!expectOperand) throw malformed();
+        operands.push({ expr: piece.expr, start: piece.start });
+        expectOperand = false;
+        break;
+      case 'infix': {
+        if (expectOperand) throw malformed();
+        const precedence = infixPrecedence[piece.op];
+        reduceBelow(precedence);
+        // All binary operators associate to the left: the right side takes only tighter ones.
+        pending.push({ kind: 'infix', op: piece.op, min: precedence + 1 });
+        expectOperand = true;
+        break;
+      }
+      case 'between':
+        if (expectOperand) throw malformed();
+        reduceBelow(BETWEEN_PRECEDENCE);
+        // The upper bound takes only operators binding tighter than BETWEEN.
+        pending.push({ kind: 'between', piece, min: BETWEEN_PRECEDENCE + 1 });
+        expectOperand = true;
+        break;
+      case 'postfix': {
+        if (expectOperand) throw malformed();
+        reduceBelow(postfixPrecedence(piece.op));
+        const operand = operands.pop()!;
+        operands.push({ expr: makePostfix(piece.op, operand.expr, operand.start), start: operand.start });
+        break;
+      }
+    }
   }
+  if (expectOperand) throw malformed();
+  reduceBelow(-1);
+  const result = operands[0];
+  if (result === undefined || operands.length !== 1) throw malformed();
   return result;
 }
 
-interface RunCursor {
-  readonly pieces: readonly Piece[];
-  index: number;
+/** An operator waiting for its right side; `min` is the precedence an operator needs to join it. */
+type Pending =
+  | { readonly kind: 'prefix'; readonly piece: Extract<Piece, { kind: 'prefix' }>; readonly min: number }
+  | { readonly kind: 'infix'; readonly op: InfixOp; readonly min: number }
+  | { readonly kind: 'between'; readonly piece: Extract<Piece, { kind: 'between' }>; readonly min: number };
+
+function apply(op: Pending, operands: Located[]): void {
+  const right = operands.pop();
+  if (right === undefined) throw malformed();
+  if (op.kind === 'prefix') {
+    const pos = op.piece.pos;
+    operands.push({ expr: makeUnary(op.piece.op, right.expr, pos), start: pos });
+    return;
+  }
+  const left = operands.pop();
+  if (left === undefined) throw malformed();
+  const expr: Expr =
+    op.kind === 'infix'
+      ? makeInfix(op.op, left.expr, right.expr, left.start)
+      : {
+          kind: 'between',
+          operand: left.expr,
+          low: op.piece.low,
+          high: right.expr,
+          negated: op.piece.negated,
+          pos: left.start,
+        };
+  operands.push({ expr, start: left.start });
 }
 
-/** Precedence climbing over the run (a module-level function: no closure per expression). */
-function parseRun(cursor: RunCursor, minPrecedence: number): Located {
-  const piece = cursor.pieces[cursor.index++];
-  let left: Located;
-  if (piece?.kind === 'prefix') {
-    const operand = parseRun(cursor, piece.op === 'not' ? NOT_PRECEDENCE : SIGN_PRECEDENCE);
-    left = { expr: makeUnary(piece.op, operand.expr, piece.pos), start: piece.pos };
-  } else if (piece?.kind === 'operand') {
-    left = { expr: piece.expr, start: piece.start };
-  } else {
-    throw new SluiceError('INTERNAL_ERROR', 'malformed operator run in the SQL parser');
-  }
-  for (;;) {
-    const next = cursor.pieces[cursor.index];
-    if (next?.kind === 'infix') {
-      const precedence = infixPrecedence[next.op];
-      if (precedence < minPrecedence) break;
-      cursor.index++;
-      const right = parseRun(cursor, precedence + 1);
-      left = { expr: makeInfix(next.op, left.expr, right.expr, left.start), start: left.start };
-    } else if (next?.kind === 'between') {
-      if (BETWEEN_PRECEDENCE < minPrecedence) break;
-      cursor.index++;
-      // The upper bound takes only operators binding tighter than BETWEEN.
-      const high = parseRun(cursor, BETWEEN_PRECEDENCE + 1);
-      const expr: Expr = {
-        kind: 'between',
-        operand: left.expr,
-        low: next.low,
-        high: high.expr,
-        negated: next.negated,
-        pos: left.start,
-      };
-      left = { expr, start: left.start };
-    } else if (next?.kind === 'postfix') {
-      if (postfixPrecedence(next.op) < minPrecedence) break;
-      cursor.index++;
-      left = { expr: makePostfix(next.op, left.expr, left.start), start: left.start };
-    } else break;
-  }
-  return left;
+function malformed(): SluiceError {
+  return new SluiceError('INTERNAL_ERROR', 'malformed operator run in the SQL parser');
 }
 
 /** Unary minus on a numeric literal folds into a negative literal, as PostgreSQL's parser does. */
@@ -207,7 +240,8 @@ export function numberLiteral(image: string, pos: Pos): Expr {
     return integerLiteral(Number.isSafeInteger(asNumber) ? asNumber : BigInt(image), pos);
   }
   const value = Number(image);
-  if (!Number.isFinite(value)) {
+  // Beyond a double either way (1e400, 1e-400): an error, never Infinity or a silent 0.
+  if (!Number.isFinite(value) || (value === 0 && /[1-9]/.test(image.replace(/[eE].*$/, '')))) {
     throw new SluiceError('NUMERIC_OVERFLOW', `numeric literal "${image}" is out of range`, {
       position: pos,
     });

@@ -338,16 +338,24 @@ export function syntaxErrorAt(token: IToken): SluiceError {
 }
 
 /**
- * Splits `sql` into tokens, throwing PostgreSQL-style SYNTAX_ERRORs for what cannot be a token
- * (unterminated literals and comments, stray characters, digits running into a word).
+ * Splits `sql` (or its part from `start` to `end`, which begins at `base`) into tokens, throwing
+ * PostgreSQL-style SYNTAX_ERRORs for what cannot be a token (unterminated literals and comments,
+ * stray characters, digits running into a word). Offsets, lines and columns are those of `sql`.
+ * Stops once it has more than `maxTokens` tokens (the caller refuses the statement): a long text
+ * is lexed in parts, so a statement far over the limit costs little more than the limit.
  */
-export function tokenize(sql: string): IToken[] {
-  const result = sqlLexer.tokenize(sql);
-  const tokens = result.tokens;
-  const firstError = result.errors[0];
+export function tokenize(
+  sql: string,
+  start = 0,
+  end = sql.length,
+  base: SourcePosition = { line: 1, column: 1 },
+  maxTokens = Infinity,
+): IToken[] {
+  const { tokens, error } = lexUpTo(sql, start, end, base, maxTokens);
+  const errorOffset = error?.offset ?? Infinity;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
-    if (firstError !== undefined && firstError.offset < token.startOffset) break;
+    if (errorOffset < token.startOffset) break;
     const type = token.tokenType;
     if (type === UnterminatedString) throw parseError('unterminated quoted string', posOf(token));
     if (type === UnterminatedIdent) throw parseError('unterminated quoted identifier', posOf(token));
@@ -372,14 +380,100 @@ export function tokenize(sql: string): IToken[] {
       }
     }
   }
-  if (firstError !== undefined) {
-    const char = sql.slice(firstError.offset, firstError.offset + 1);
-    throw parseError(`syntax error at or near "${char}"`, {
-      line: firstError.line ?? 1,
-      column: firstError.column ?? 1,
-    });
+  if (error !== undefined) {
+    throw parseError(`syntax error at or near "${sql.slice(errorOffset, errorOffset + 1)}"`, error.position);
   }
   return tokens;
+}
+
+interface Lexed {
+  readonly tokens: IToken[];
+  /** The first character that is no token, if any. */
+  readonly error?: { readonly offset: number; readonly position: SourcePosition };
+}
+
+/**
+ * Tokens no other token can run across (they are not inside any longer match: a `+` of an exponent
+ * belongs to its number), so lexing can restart just after one. Not `.`, `::`-like runs or
+ * operators of variable length.
+ */
+const PART_BOUNDARIES: ReadonlySet<TokenType> = new Set([
+  Comma,
+  LParen,
+  RParen,
+  Plus,
+  Minus,
+  Star,
+  Slash,
+  Percent,
+  Eq,
+  Concat,
+]);
+
+/** Texts longer than this are lexed in parts of (at least) this many characters. */
+const LEX_PART = 64 * 1024;
+
+function lexPart(sql: string, start: number, end: number, base: SourcePosition): Lexed {
+  const whole = start === 0 && end === sql.length;
+  const result = sqlLexer.tokenize(whole ? sql : sql.slice(start, end));
+  if (!whole) for (const token of result.tokens) shiftToken(token, start, base);
+  const first = result.errors[0];
+  if (first === undefined) return { tokens: result.tokens };
+  const line = first.line ?? 1;
+  const column = first.column ?? 1;
+  const position = { line: line + base.line - 1, column: line === 1 ? column + base.column - 1 : column };
+  return { tokens: result.tokens, error: { offset: first.offset + start, position } };
+}
+
+/**
+ * The tokens of `start..end`, or more than `maxTokens` of its first ones. A part's end may cut a
+ * token (a literal, a comment, `1e5` into `1` and `e`), so each part keeps only the tokens before
+ * its last boundary — a token after whitespace or after one of PART_BOUNDARIES, which no token
+ * can run across — and the next part starts there: what is kept is what lexing the whole gives.
+ */
+function lexUpTo(sql: string, start: number, end: number, base: SourcePosition, maxTokens: number): Lexed {
+  if (end - start <= LEX_PART || maxTokens === Infinity) return lexPart(sql, start, end, base);
+  const tokens: IToken[] = [];
+  let from = start;
+  let at = base;
+  for (let size = LEX_PART; ;) {
+    const to = Math.min(end, from + size);
+    const part = lexPart(sql, from, to, at);
+    let keep = 0;
+    if (to < end) {
+      for (let i = part.tokens.length - 1; i > 0 && keep === 0; i--) {
+        const token = part.tokens[i]!;
+        const before = part.tokens[i - 1]!.tokenType;
+        const spaced = /\s/.test(sql.charAt(token.startOffset - 1));
+        if (spaced || PART_BOUNDARIES.has(before)) keep = i;
+      }
+      if (part.error !== undefined && part.error.offset < (part.tokens[keep]?.startOffset ?? to)) keep = -1;
+    }
+    if (to === end || keep < 0) {
+      for (const token of part.tokens) tokens.push(token);
+      return part.error !== undefined ? { tokens, error: part.error } : { tokens };
+    }
+    if (keep === 0) {
+      size *= 2; // one token (a long literal) or no boundary in the part: take a bigger one
+      continue;
+    }
+    for (let i = 0; i < keep; i++) tokens.push(part.tokens[i]!);
+    if (tokens.length > maxTokens) return { tokens };
+    const next = part.tokens[keep]!;
+    from = next.startOffset;
+    at = posOf(next);
+    size = LEX_PART;
+  }
+}
+
+/** Moves a token lexed from a part of the text that begins at `offset`, position `base`. */
+function shiftToken(token: IToken, offset: number, base: SourcePosition): void {
+  token.startOffset += offset;
+  if (token.endOffset !== undefined) token.endOffset += offset;
+  if (token.startLine === 1 && token.startColumn !== undefined) token.startColumn += base.column - 1;
+  if (token.endLine === 1 && token.endColumn !== undefined) token.endColumn += base.column - 1;
+  if (token.startLine !== undefined) token.startLine += base.line - 1;
+  if (token.endLine !== undefined) token.endLine += base.line - 1;
 }
 
 function isWordStart(token: IToken): boolean {

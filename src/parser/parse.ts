@@ -1,27 +1,80 @@
 // Entry point of the parser: SQL text → Sluice statements, or a SluiceError pointing into the text.
-// Statements are split at `;` tokens (never inside literals or comments); empty statements vanish.
+// Statements are split at `;` (never inside literals or comments); empty statements vanish. Every
+// limit of src/limits.ts on text is checked here, each before the work it bounds: the script's
+// size and well-formedness before splitting, statement count and size before lexing, tokens and
+// nesting before parsing, expression depth and list lengths before anything binds the result.
 import type { IToken } from 'chevrotain';
 import type { Statement } from './ast.ts';
-import { parseError, SluiceError } from '../errors.ts';
-import { posOf, Semicolon, tokenize } from './lexer.ts';
+import { SluiceError } from '../errors.ts';
+import { DEFAULT_SQL_LIMITS, type SqlLimits } from '../limits.ts';
+import { posOf, tokenize } from './lexer.ts';
+import { illFormedAt, PositionCursor, skipTrivia, splitScript } from './script.ts';
+import { checkStatement, checkTokens } from './statement-limits.ts';
 import { statementParser } from './statement-grammar.ts';
 
 /**
  * Parses every statement in `sql`. Positions in the result (and in errors) are 1-based lines and
- * columns of the whole of `sql`. Throws SluiceError (SYNTAX_ERROR, NOT_SUPPORTED, …) and nothing else.
+ * columns of the whole of `sql`. Throws SluiceError (SYNTAX_ERROR, NOT_SUPPORTED, a limit's code,
+ * …) and nothing else; nothing is returned unless every statement parses.
  */
-export function parseStatements(sql: string): Statement[] {
-  const tokens = tokenize(sql);
-  const statements: Statement[] = [];
-  let current: IToken[] = [];
-  for (const token of tokens) {
-    if (token.tokenType !== Semicolon) current.push(token);
-    else {
-      if (current.length > 0) statements.push(parseOne(current, sql));
-      current = [];
-    }
+export function parseStatements(sql: string, limits: SqlLimits = DEFAULT_SQL_LIMITS): Statement[] {
+  const positions = new PositionCursor(sql);
+  const bad = illFormedAt(sql);
+  if (bad >= 0) {
+    const unit = sql.charCodeAt(bad).toString(16).toUpperCase();
+    throw new SluiceError('INVALID_TEXT', `invalid Unicode text: unpaired surrogate U+${unit}`, {
+      position: positions.at(bad),
+      detail: 'the text is not well-formed UTF-16: half of a surrogate pair stands alone',
+      hint: 'send well-formed Unicode (a JSON "\\ud800" escape without its pair is not a character)',
+    });
   }
-  if (current.length > 0) statements.push(parseOne(current, sql));
+  if (sql.length > limits.maxScriptLength) {
+    throw new SluiceError(
+      'SCRIPT_TOO_LARGE',
+      `script is too large (more than ${limits.maxScriptLength} characters)`,
+      { position: positions.at(limits.maxScriptLength), hint: 'send it in several requests' },
+    );
+  }
+  const spans = splitScript(sql, limits.maxScriptStatements);
+  if (spans.length > limits.maxScriptStatements) {
+    const extra = spans[limits.maxScriptStatements]!;
+    throw new SluiceError(
+      'SCRIPT_TOO_LARGE',
+      `script has more than ${limits.maxScriptStatements} statements`,
+      {
+        position: positions.at(skipTrivia(sql, extra.start, extra.end)),
+        hint: 'send it in several requests',
+      },
+    );
+  }
+  const statements: Statement[] = [];
+  let creates = 0;
+  for (const span of spans) {
+    const start = skipTrivia(sql, span.start, span.end);
+    if (span.end - start > limits.maxStatementLength) {
+      throw new SluiceError(
+        'STATEMENT_TOO_LARGE',
+        `statement is too large (more than ${limits.maxStatementLength} characters)`,
+        {
+          position: positions.at(start + limits.maxStatementLength),
+          hint: 'split it into several statements; send many rows through the ingest API',
+        },
+      );
+    }
+    const tokens = tokenize(sql, start, span.end, positions.at(start), limits.maxStatementTokens);
+    if (tokens.length === 0) continue; // only comments
+    checkTokens(tokens, limits);
+    const statement = parseOne(tokens, sql);
+    checkStatement(statement, limits);
+    if (statement.kind.startsWith('create') && ++creates > limits.maxScriptObjects) {
+      throw new SluiceError(
+        'SCRIPT_TOO_LARGE',
+        `script creates more than ${limits.maxScriptObjects} objects`,
+        { position: statement.pos, hint: 'send it in several requests' },
+      );
+    }
+    statements.push(statement);
+  }
   return statements;
 }
 
@@ -30,9 +83,12 @@ function parseOne(tokens: IToken[], sql: string): Statement {
     return statementParser.parseStatement(tokens, sql);
   } catch (error) {
     if (error instanceof SluiceError) throw error;
-    // Deeply nested input can exhaust the stack inside either parser library.
-    if (error instanceof RangeError) {
-      throw parseError('statement is too deeply nested', posOf(tokens[0]!));
+    // The nesting limit keeps both parser libraries far from the end of the stack; should one
+    // still get there, the statement is too deep for it, which is a limit and not a crash.
+    if (error instanceof RangeError && /call stack/i.test(error.message)) {
+      throw new SluiceError('NESTING_TOO_DEEP', 'statement is nested too deeply to parse', {
+        position: posOf(tokens[0]!),
+      });
     }
     throw new SluiceError('INTERNAL_ERROR', `the SQL parser failed: ${String(error)}`, {
       position: posOf(tokens[0]!),

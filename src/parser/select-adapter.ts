@@ -127,14 +127,59 @@ interface AdapterToken {
   readonly asComma: boolean;
 }
 
+/** IN lists of at least this many constants bypass node-sql-parser (see `constantLists`). */
+const CONSTANT_LIST_MIN = 16;
+
+/** Whether tokens[i] starts one constant of an IN list; returns the index after it, or -1. */
+function constantItemEnd(tokens: readonly IToken[], i: number): number {
+  let j = i;
+  while (tokens[j]?.tokenType === Minus || tokens[j]?.tokenType === Plus) j++;
+  const token = tokens[j];
+  if (token === undefined) return -1;
+  if (token.tokenType === NumberLit) return j + 1;
+  if (j > i) return -1; // a sign before something other than a number
+  const type = token.tokenType;
+  return type === StringLit || type === Null || type === True || type === False ? j + 1 : -1;
+}
+
+/**
+ * Long IN lists of plain constants (`x IN (1, 2, …)`), as `(` index → `)` index. node-sql-parser
+ * is slow per token and such lists are the one shape real queries make very long, so it sees only
+ * the first constant of each; the converter reads all of them from our tokens.
+ */
+function constantLists(tokens: readonly IToken[]): Map<number, number> {
+  const lists = new Map<number, number>();
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    if (!isWordText(tokens[i], 'in') || tokens[i + 1]!.tokenType !== LParen) continue;
+    let j = i + 2;
+    let count = 0;
+    for (;;) {
+      const end = constantItemEnd(tokens, j);
+      if (end < 0) break;
+      count++;
+      j = end;
+      if (tokens[j]?.tokenType !== Comma) break;
+      j++;
+    }
+    if (count >= CONSTANT_LIST_MIN && tokens[j]?.tokenType === RParen) {
+      lists.set(i + 1, j);
+      i = j;
+    }
+  }
+  return lists;
+}
+
 /**
  * The text node-sql-parser parses. Literals and quoted identifiers are masked (their values come
  * from our tokens; quoted identifiers are rendered unquoted), comments become spaces, and a few PostgreSQL forms node-sql-parser rejects are
  * rewritten: `f(DISTINCT x)` for any f, `SELECT ALL`, `SUBSTRING(s FROM a FOR b)`. Offsets are kept.
  */
-function renderTokens(tokens: readonly IToken[]): AdapterToken[] {
+function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<number, number>): AdapterToken[] {
   const hidden = new Set<number>();
   const commas = new Set<number>();
+  for (const [open, close] of lists) {
+    for (let i = constantItemEnd(tokens, open + 1); i < close; i++) hidden.add(i);
+  }
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     const prev = tokens[i - 1];
@@ -204,7 +249,8 @@ export const adapterDiagnostics = { divergences: 0 };
 
 /** Parses the tokens of one SELECT (non-empty, no `;`). Throws SluiceError. */
 export function parseSelect(tokens: readonly IToken[]): SelectStmt {
-  const adapterTokens = renderTokens(tokens);
+  const lists = constantLists(tokens);
+  const adapterTokens = renderTokens(tokens, lists);
   const base = tokens[0]!.startOffset;
   const last = tokens[tokens.length - 1]!;
   const chars = new Array<string>((last.endOffset ?? last.startOffset) + 1 - base).fill(' ');
@@ -222,7 +268,7 @@ export function parseSelect(tokens: readonly IToken[]): SelectStmt {
   }
   const statement = Array.isArray(ast) && ast.length === 1 ? ast[0] : ast;
   if (!isNode(statement) || statement['type'] !== 'select') throw syntaxErrorAt(tokens[0]!);
-  const converter = new Converter(adapterTokens);
+  const converter = new Converter(adapterTokens, lists);
   return converter.selectStatement(statement);
 }
 
@@ -393,7 +439,11 @@ class Converter {
   private index = 0;
   private readonly closeOf: Int32Array;
 
-  constructor(private readonly tokens: readonly AdapterToken[]) {
+  constructor(
+    private readonly tokens: readonly AdapterToken[],
+    /** IN lists of constants node-sql-parser did not see (`(` index → `)` index). */
+    private readonly constantLists: ReadonlyMap<number, number>,
+  ) {
     this.closeOf = matchParens(tokens);
   }
 
@@ -842,10 +892,14 @@ class Converter {
         this.word('in');
         if (!isNode(right) || right['type'] !== 'expr_list') this.subquery();
         this.expect(LParen);
-        const items = list(right, 'value').map((item, i) => {
-          if (i > 0) this.expect(Comma);
-          return this.expression(item).expr;
-        });
+        const close = this.constantLists.get(this.index - 1);
+        const items =
+          close !== undefined
+            ? this.constants(close)
+            : list(right, 'value').map((item, i) => {
+                if (i > 0) this.expect(Comma);
+                return this.expression(item).expr;
+              });
         this.expect(RParen);
         pieces.push({ kind: 'postfix', op: { kind: 'in', list: items, negated } });
         return;
@@ -858,6 +912,37 @@ class Converter {
         this.flatten(node['left'], pieces);
         throw notSupported(`operator ${op.toLowerCase()}`, this.here());
     }
+  }
+
+  /** The constants of an IN list up to the `)` at `close`, read from our tokens alone. */
+  private constants(close: number): Expr[] {
+    const items: Expr[] = [];
+    while (this.index < close) {
+      if (items.length > 0) this.expect(Comma);
+      const pieces: Piece[] = [];
+      for (
+        let token = this.peek();
+        token?.tokenType === Minus || token?.tokenType === Plus;
+        token = this.peek()
+      ) {
+        this.index++;
+        pieces.push({ kind: 'prefix', op: token.tokenType === Minus ? '-' : '+', pos: posOf(token) });
+      }
+      const token = this.peek()!;
+      this.index++;
+      const pos = posOf(token);
+      const expr =
+        token.tokenType === NumberLit
+          ? numberLiteral(token.image, pos)
+          : token.tokenType === StringLit
+            ? stringLiteral(stringValue(token), pos)
+            : token.tokenType === Null
+              ? nullLiteral(pos)
+              : booleanLiteral(token.tokenType === True, pos);
+      pieces.push({ kind: 'operand', expr, start: pos });
+      items.push(buildExpr(pieces).expr);
+    }
+    return items;
   }
 
   /** The right side of IS / IS NOT: NULL, TRUE or FALSE (IS DISTINCT FROM is not supported). */

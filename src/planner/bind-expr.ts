@@ -2,6 +2,7 @@
 // coerces types (PostgreSQL's rules, simplified), folds constants and names output columns.
 import { SluiceError } from '../errors.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
+import { exprChildren } from '../parser/statement-limits.ts';
 import { castValue } from '../ivm/cast.ts';
 import { normalizeBigInt } from '../ivm/values.ts';
 import type { ScalarExpr, ScalarFn } from '../ivm/scalar-expr.ts';
@@ -24,6 +25,11 @@ export interface BindContext {
   readonly intercept?: (e: Expr) => ScalarExpr | undefined;
   /** Where aggregates are not allowed, e.g. "WHERE"; undefined means they are intercepted. */
   readonly aggregateContext?: string;
+  /**
+   * Results of binding subtrees in this context (which must have no `intercept`): once a tree is
+   * bound, binding any of its subtrees again is a lookup.
+   */
+  readonly memo?: WeakMap<Expr, ScalarExpr>;
 }
 
 export const AGGREGATE_NAMES = new Set(['count', 'sum', 'avg', 'min', 'max']);
@@ -32,40 +38,23 @@ export function isAggregateCall(e: Expr): boolean {
   return e.kind === 'function' && AGGREGATE_NAMES.has(e.name);
 }
 
-export function containsAggregate(e: Expr): boolean {
-  if (isAggregateCall(e)) return true;
-  return childrenOf(e).some(containsAggregate);
+/** The first aggregate call in `e` (pre-order), or undefined. An explicit stack: no recursion. */
+export function findAggregate(e: Expr): Expr | undefined {
+  const stack: Expr[] = [e];
+  for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
+    if (isAggregateCall(x)) return x;
+    const children = exprChildren(x);
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as Expr);
+  }
+  return undefined;
 }
 
-export function childrenOf(e: Expr): Expr[] {
-  switch (e.kind) {
-    case 'literal':
-    case 'column':
-      return [];
-    case 'unary':
-      return [e.operand];
-    case 'binary':
-      return [e.left, e.right];
-    case 'isNull':
-      return [e.operand];
-    case 'between':
-      return [e.operand, e.low, e.high];
-    case 'inList':
-      return [e.operand, ...e.list];
-    case 'like':
-      return [e.operand, e.pattern];
-    case 'case':
-      return [
-        ...(e.operand !== undefined ? [e.operand] : []),
-        ...e.whens.flatMap((w) => [w.when, w.then]),
-        ...(e.else !== undefined ? [e.else] : []),
-      ];
-    case 'cast':
-      return [e.operand];
-    case 'function':
-      return [...e.args];
-  }
+export function containsAggregate(e: Expr): boolean {
+  return findAggregate(e) !== undefined;
 }
+
+/** The direct subexpressions of an expression. */
+export const childrenOf = exprChildren;
 
 function typeMismatch(message: string, pos: Pos, hint?: string): SluiceError {
   return new SluiceError('TYPE_MISMATCH', message, {
@@ -199,12 +188,51 @@ function compare(fn: ScalarFn, opText: string, left: ScalarExpr, right: ScalarEx
 
 /** Binds an expression. */
 export function bindExpr(e: Expr, ctx: BindContext): ScalarExpr {
+  const known = ctx.memo?.get(e);
+  if (known !== undefined) return known;
+  let bound: ScalarExpr;
   try {
-    return bindNode(e, ctx);
+    bound = bindNode(e, ctx);
   } catch (error) {
     // constant folding raises runtime errors at bind time: point them at the innermost node
     throw error instanceof SluiceError ? error.at(e.pos) : error;
   }
+  ctx.memo?.set(e, bound);
+  return bound;
+}
+
+/**
+ * A chain of AND (or of OR) as one flat node. The chain is walked along its left spine by a loop,
+ * so a chain of any length binds without deep recursion (each operand is bound on its own).
+ */
+function bindChain(e: Extract<Expr, { kind: 'binary' }>, op: 'and' | 'or', ctx: BindContext): ScalarExpr {
+  const what = `argument of ${op.toUpperCase()}`;
+  const spine: Extract<Expr, { kind: 'binary' }>[] = [e];
+  let leftmost: Expr = e.left;
+  let left: ScalarExpr | undefined;
+  while (leftmost.kind === 'binary' && leftmost.op === op) {
+    left = ctx.intercept?.(leftmost);
+    if (left !== undefined) break;
+    spine.push(leftmost);
+    leftmost = leftmost.left;
+  }
+  const bottom = spine[spine.length - 1] as Extract<Expr, { kind: 'binary' }>;
+  left ??= bindExpr(leftmost, ctx);
+  const args: ScalarExpr[] = [];
+  const add = (a: ScalarExpr): void => {
+    if (a.kind === op) for (const x of a.args) args.push(x);
+    else args.push(a);
+  };
+  add(requireType(left, 'bool', what, bottom.left.pos));
+  for (let i = spine.length - 1; i >= 0; i--) {
+    const node = spine[i] as Extract<Expr, { kind: 'binary' }>;
+    try {
+      add(requireType(bindExpr(node.right, ctx), 'bool', what, node.right.pos));
+    } catch (error) {
+      throw error instanceof SluiceError ? error.at(node.pos) : error;
+    }
+  }
+  return { kind: op, args, type: T.bool };
 }
 
 function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
@@ -235,16 +263,9 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       return e.op === '+' ? o : call('neg', [o], o.type);
     }
     case 'binary': {
+      if (e.op === 'and' || e.op === 'or') return bindChain(e, e.op, ctx);
       const left = rec(e.left);
       const right = rec(e.right);
-      if (e.op === 'and' || e.op === 'or') {
-        const args = [
-          requireType(left, 'bool', `argument of ${e.op.toUpperCase()}`, e.left.pos),
-          requireType(right, 'bool', `argument of ${e.op.toUpperCase()}`, e.right.pos),
-        ];
-        const flat = args.flatMap((a) => (a.kind === e.op ? a.args : [a]));
-        return { kind: e.op, args: flat, type: T.bool };
-      }
       const cmp = COMPARISONS[e.op];
       if (cmp !== undefined) return compare(cmp, e.op, left, right, e.pos);
       if (e.op === '||') {

@@ -5,15 +5,17 @@ import { SluiceError, notSupported } from '../errors.ts';
 import type { Expr, Pos, SelectStmt } from '../parser/ast.ts';
 import type { ScalarExpr } from '../ivm/scalar-expr.ts';
 import { printScalar } from '../ivm/scalar-expr.ts';
+import { DEFAULT_SQL_LIMITS } from '../limits.ts';
+import { exprChildren } from '../parser/statement-limits.ts';
 import { T, isNumeric, typeName } from '../types.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
 import type { AggregateCall, AggregateFn, LogicalPlan } from './logical-plan.ts';
 import type { Scope } from './bind-expr.ts';
 import {
   bindExpr,
-  childrenOf,
   containsAggregate,
   defaultColumnName,
+  findAggregate,
   isAggregateCall,
   nullable,
 } from './bind-expr.ts';
@@ -40,6 +42,8 @@ export interface BindOptions {
   /** CREATE MATERIALIZED VIEW v (a, b, ...) column names. */
   readonly columnNames?: readonly string[];
   readonly viewName?: string;
+  /** Output columns allowed after `*` is expanded (src/limits.ts). */
+  readonly maxSelectItems?: number;
 }
 
 function scopeOf(plan: LogicalPlan, names: string[], label: string): Scope {
@@ -152,8 +156,18 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
   }
 
   // Expand the select list.
+  const maxItems = options.maxSelectItems ?? DEFAULT_SQL_LIMITS.maxSelectItems;
   const items: { expr: Expr; name: string; pos: Pos }[] = [];
   for (const item of stmt.items) {
+    if (
+      items.length >= maxItems ||
+      (item.kind === 'star' && items.length + (scope?.columns.length ?? 0) > maxItems)
+    ) {
+      throw new SluiceError('TOO_MANY_ITEMS', `select list has more than ${maxItems} entries`, {
+        position: item.pos,
+        ...(item.kind === 'star' ? { detail: 'counting the columns that * stands for' } : {}),
+      });
+    }
     if (item.kind === 'star') {
       if (scope === null)
         throw new SluiceError('INVALID_DEFINITION', 'SELECT * with no tables specified is not valid', {
@@ -174,6 +188,14 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
   // ORDER BY (ad-hoc queries): an output ordinal, an output name, a select-list expression, or
   // any other expression, which is computed as a hidden trailing column and dropped after sorting.
   const hidden: Expr[] = [];
+  const itemsByName = new Map<string, number[]>();
+  items.forEach((item, i) => {
+    const same = itemsByName.get(item.name);
+    if (same === undefined) itemsByName.set(item.name, [i]);
+    else same.push(i);
+  });
+  const astIds = new TreeIds<Expr>(astLabel, exprChildren);
+  let itemsById: Map<number, number> | undefined;
   const orderTargets = stmt.orderBy.map((o) => {
     if (o.expr.kind === 'literal' && o.expr.literalType === 'integer') {
       const index = Number(o.expr.value) - 1;
@@ -188,14 +210,18 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     }
     if (o.expr.kind === 'column' && o.expr.table === undefined) {
       const name = o.expr.name;
-      const matches = items.filter((i) => i.name === name).length;
-      if (matches > 1)
+      const matches = itemsByName.get(name) ?? [];
+      if (matches.length > 1)
         throw new SluiceError('AMBIGUOUS_COLUMN', `ORDER BY "${name}" is ambiguous`, { position: o.pos });
-      if (matches === 1) return { o, index: items.findIndex((i) => i.name === name) };
+      if (matches.length === 1) return { o, index: matches[0] as number };
     }
-    const printed = JSON.stringify(stripPos(o.expr));
-    const index = items.findIndex((i) => JSON.stringify(stripPos(i.expr)) === printed);
-    if (index >= 0) return { o, index };
+    if (itemsById === undefined) {
+      itemsById = new Map();
+      for (let i = items.length - 1; i >= 0; i--)
+        itemsById.set(astIds.of((items[i] as (typeof items)[number]).expr), i);
+    }
+    const index = itemsById.get(astIds.of(o.expr));
+    if (index !== undefined) return { o, index };
     if (stmt.distinct) {
       throw new SluiceError(
         'INVALID_DEFINITION',
@@ -215,7 +241,9 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     const inputColumns = plan.columns;
     // GROUP BY: an ordinal or an output alias refers to a select item; otherwise an input expression.
     const groupKeys: ScalarExpr[] = [];
-    const keyIndex = new Map<string, number>();
+    const scalarIds = new TreeIds<ScalarExpr>(scalarLabel, scalarChildren);
+    const keyIndex = new Map<number, number>();
+    const inputNames = new Set(inputScope?.columns.map((c) => c.name) ?? []);
     for (const g of stmt.groupBy) {
       let expr: Expr = g;
       if (g.kind === 'literal' && g.literalType === 'integer') {
@@ -228,13 +256,9 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
           );
         }
         expr = item.expr;
-      } else if (
-        g.kind === 'column' &&
-        g.table === undefined &&
-        !(inputScope?.columns.some((c) => c.name === g.name) ?? false)
-      ) {
-        const item = items.find((i) => i.name === g.name);
-        if (item !== undefined) expr = item.expr;
+      } else if (g.kind === 'column' && g.table === undefined && !inputNames.has(g.name)) {
+        const first = itemsByName.get(g.name)?.[0];
+        if (first !== undefined) expr = (items[first] as (typeof items)[number]).expr;
       }
       if (containsAggregate(expr)) {
         throw new SluiceError('INVALID_AGGREGATE', 'aggregate functions are not allowed in GROUP BY', {
@@ -242,9 +266,9 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
         });
       }
       const bound = bindExpr(expr, { scope: inputScope, aggregateContext: 'GROUP BY' });
-      const printed = printScalar(bound);
-      if (!keyIndex.has(printed)) {
-        keyIndex.set(printed, groupKeys.length);
+      const id = scalarIds.of(bound);
+      if (!keyIndex.has(id)) {
+        keyIndex.set(id, groupKeys.length);
         groupKeys.push(bound);
       }
     }
@@ -256,6 +280,38 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
       nullable: nullable(k, inputColumns),
     }));
     const aggOutputIndex = (): number => groupKeys.length + aggregates.length;
+    // Every node of the select list and HAVING is tried against the group keys: bound once in a
+    // memo and compared by structural id, so trying a node and then each of its subtrees stays
+    // linear in the size of the expression (not in its size times its depth).
+    const plain = { scope: inputScope, aggregateContext: 'GROUP BY', memo: new WeakMap<Expr, ScalarExpr>() };
+    const aggregateIn = new WeakMap<Expr, boolean>();
+    const hasAggregate = (root: Expr): boolean => {
+      // Bottom-up with an explicit stack; every node is looked at once however often it is asked.
+      const stack: { node: Expr; expanded: boolean }[] = [{ node: root, expanded: false }];
+      for (let top = stack.at(-1); top !== undefined; top = stack.at(-1)) {
+        if (aggregateIn.has(top.node)) stack.pop();
+        else if (isAggregateCall(top.node)) {
+          aggregateIn.set(top.node, true);
+          stack.pop();
+        } else if (!top.expanded) {
+          top.expanded = true;
+          for (const c of exprChildren(top.node))
+            if (!aggregateIn.has(c)) stack.push({ node: c, expanded: false });
+        } else {
+          stack.pop();
+          aggregateIn.set(
+            top.node,
+            exprChildren(top.node).some((c) => aggregateIn.get(c) === true),
+          );
+        }
+      }
+      return aggregateIn.get(root) === true;
+    };
+    // An AND/OR node can only be a key when a key is such a chain with as many operands.
+    const chainKeys = new Set<string>();
+    for (const k of groupKeys)
+      if (k.kind === 'and' || k.kind === 'or') chainKeys.add(`${k.kind}:${k.args.length}`);
+    const chainCounts = new WeakMap<Expr, number>();
     const intercept = (e: Expr): ScalarExpr | undefined => {
       if (isAggregateCall(e) && e.kind === 'function') {
         const call = bindAggregate(e, inputScope);
@@ -269,9 +325,13 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
         return { kind: 'col', index: idx, name: call.column.name, type: call.column.type };
       }
       if (e.kind === 'literal') return undefined;
-      if (!containsAggregate(e)) {
-        const bound = bindExpr(e, { scope: inputScope, aggregateContext: 'GROUP BY' });
-        const idx = keyIndex.get(printScalar(bound));
+      if (!hasAggregate(e)) {
+        if (e.kind === 'binary' && (e.op === 'and' || e.op === 'or')) {
+          const count = flatCount(e, e.op, (x) => bindExpr(x, plain), chainCounts);
+          if (!chainKeys.has(`${e.op}:${count}`)) return undefined;
+        }
+        const bound = bindExpr(e, plain);
+        const idx = keyIndex.get(scalarIds.of(bound));
         if (idx !== undefined) {
           const k = groupKeys[idx] as ScalarExpr;
           return { kind: 'col', index: idx, name: keyColumns[idx]?.name ?? `key${idx}`, type: k.type };
@@ -330,14 +390,7 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     options.columnNames.forEach((n, i) => (names[i] = n));
   }
   if (!options.forView) {
-    // Result rows are JSON objects: a repeated name gets a suffix (count, count_2, ...).
-    const used = new Set<string>();
-    names.forEach((n, i) => {
-      let name = n;
-      for (let k = 2; used.has(name); k++) name = `${n}_${k}`;
-      used.add(name);
-      names[i] = name;
-    });
+    uniqueColumnNames(names).forEach((n, i) => (names[i] = n));
   } else {
     const seen = new Map<string, number>();
     names.forEach((n, i) => {
@@ -383,24 +436,165 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
   };
 }
 
-function stripPos(e: unknown): unknown {
-  if (Array.isArray(e)) return e.map(stripPos);
-  if (typeof e === 'bigint') return `${e}n`;
-  if (e !== null && typeof e === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(e)) if (k !== 'pos') out[k] = stripPos(v);
-    return out;
-  }
-  return e;
+/**
+ * Result rows are JSON objects, so a repeated name gets a suffix: count, count_2, count_3, ... Each
+ * base name remembers the next suffix to try (names are only ever added, so every smaller suffix is
+ * still taken): linear in the number of names, however many share one.
+ */
+export function uniqueColumnNames(names: readonly string[]): string[] {
+  const used = new Set<string>();
+  const nextSuffix = new Map<string, number>();
+  return names.map((n) => {
+    let name = n;
+    if (used.has(name)) {
+      let k = nextSuffix.get(n) ?? 2;
+      for (name = `${n}_${k}`; used.has(name); name = `${n}_${k}`) k++;
+      nextSuffix.set(n, k + 1);
+    }
+    used.add(name);
+    return name;
+  });
 }
 
-function findAggregate(e: Expr): Expr | undefined {
-  if (isAggregateCall(e)) return e;
-  for (const c of childrenOf(e)) {
-    const f = findAggregate(c);
-    if (f !== undefined) return f;
+/**
+ * Numbers trees so that equal trees get equal numbers: a node's id interns its own label with its
+ * children's ids. Each node is numbered once (iteratively), so comparing many trees, or a tree with
+ * each of its subtrees, costs their total size.
+ */
+class TreeIds<N extends object> {
+  private readonly ids = new WeakMap<N, number>();
+  private readonly interned = new Map<string, number>();
+
+  constructor(
+    private readonly label: (node: N) => string,
+    private readonly children: (node: N) => readonly N[],
+  ) {}
+
+  of(root: N): number {
+    const stack: { node: N; expanded: boolean }[] = [{ node: root, expanded: false }];
+    for (let top = stack.at(-1); top !== undefined; top = stack.at(-1)) {
+      if (this.ids.has(top.node)) {
+        stack.pop();
+      } else if (!top.expanded) {
+        top.expanded = true;
+        for (const c of this.children(top.node))
+          if (!this.ids.has(c)) stack.push({ node: c, expanded: false });
+      } else {
+        stack.pop();
+        const key = `${this.label(top.node)}(${this.children(top.node)
+          .map((c) => this.ids.get(c))
+          .join(',')})`;
+        let id = this.interned.get(key);
+        if (id === undefined) {
+          id = this.interned.size;
+          this.interned.set(key, id);
+        }
+        this.ids.set(top.node, id);
+      }
+    }
+    return this.ids.get(root) as number;
   }
-  return undefined;
+}
+
+/** What distinguishes an AST node from others with the same children (everything but `pos`). */
+function astLabel(e: Expr): string {
+  switch (e.kind) {
+    case 'literal':
+      return `lit:${e.literalType}:${typeof e.value === 'bigint' ? `${e.value}n` : JSON.stringify(e.value)}`;
+    case 'column':
+      return `col:${JSON.stringify([e.table ?? null, e.name])}`;
+    case 'unary':
+    case 'binary':
+      return `${e.kind}:${e.op}`;
+    case 'isNull':
+    case 'between':
+      return `${e.kind}:${e.negated}`;
+    case 'inList':
+      return `in:${e.negated}:${e.list.length}`;
+    case 'like':
+      return `like:${e.negated}:${e.caseInsensitive}`;
+    case 'case':
+      return `case:${e.operand !== undefined}:${e.whens.length}:${e.else !== undefined}`;
+    case 'cast':
+      return `cast:${JSON.stringify(e.type.name)}:${e.type.params.join(',')}`;
+    case 'function':
+      return `fn:${JSON.stringify(e.name)}:${e.distinct}:${e.star}:${e.args.length}`;
+  }
+}
+
+/** What printScalar shows of a bound node apart from its children: equal ids ⇔ equal prints. */
+function scalarLabel(e: ScalarExpr): string {
+  switch (e.kind) {
+    case 'const':
+      return `const:${printScalar(e)}`;
+    case 'col':
+      return `#${e.index}:${e.name}`;
+    case 'call':
+      return `call:${e.fn}`;
+    case 'and':
+    case 'or':
+    case 'coalesce':
+      return e.kind;
+    case 'case':
+      return `case:${e.whens.length}:${e.else !== null}`;
+    case 'in':
+      return `in:${e.negated}:${e.list.length}`;
+    case 'cast':
+      return `cast:${typeName(e.type)}`;
+  }
+}
+
+function scalarChildren(e: ScalarExpr): readonly ScalarExpr[] {
+  switch (e.kind) {
+    case 'const':
+    case 'col':
+      return [];
+    case 'call':
+    case 'and':
+    case 'or':
+    case 'coalesce':
+      return e.args;
+    case 'case': {
+      const out: ScalarExpr[] = [];
+      for (const w of e.whens) out.push(w.when, w.then);
+      if (e.else !== null) out.push(e.else);
+      return out;
+    }
+    case 'in':
+      return [e.operand, ...e.list];
+    case 'cast':
+      return [e.operand];
+  }
+}
+
+/**
+ * How many operands the bound chain of `op` rooted at `e` has once flattened (a bound operand of
+ * the same kind contributes its own operands), remembered per node: asking for every node of a
+ * chain costs one pass over it. `bind` binds an operand (memoized by the caller).
+ */
+function flatCount(
+  e: Expr,
+  op: 'and' | 'or',
+  bind: (x: Expr) => ScalarExpr,
+  memo: WeakMap<Expr, number>,
+): number {
+  const operandCount = (x: Expr): number => {
+    const b = bind(x);
+    return b.kind === op ? b.args.length : 1;
+  };
+  const spine: Extract<Expr, { kind: 'binary' }>[] = [];
+  let x: Expr = e;
+  while (x.kind === 'binary' && x.op === op && !memo.has(x)) {
+    spine.push(x);
+    x = x.left;
+  }
+  let count = x.kind === 'binary' && x.op === op ? (memo.get(x) as number) : operandCount(x);
+  for (let i = spine.length - 1; i >= 0; i--) {
+    const node = spine[i] as Extract<Expr, { kind: 'binary' }>;
+    count += operandCount(node.right);
+    memo.set(node, count);
+  }
+  return count;
 }
 
 function bindAggregate(e: Extract<Expr, { kind: 'function' }>, scope: Scope | null): AggregateCall {

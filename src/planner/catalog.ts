@@ -67,6 +67,8 @@ export function columnInfos(columns: readonly ColumnMeta[]): ColumnInfo[] {
 export class Catalog {
   /** Creation order is kept: an object can only depend on objects created before it. */
   private readonly objects = new Map<string, CatalogObject>();
+  /** The views reading each relation directly, in creation order (kept with every add/remove). */
+  private readonly readers = new Map<string, ViewDef[]>();
 
   get(name: string): CatalogObject | undefined {
     return this.objects.get(name);
@@ -78,10 +80,23 @@ export class Catalog {
 
   add(object: CatalogObject): void {
     this.objects.set(object.name, object);
+    if (object.kind !== 'view') return;
+    for (const input of object.dependsOn) {
+      const list = this.readers.get(input);
+      if (list === undefined) this.readers.set(input, [object]);
+      else list.push(object);
+    }
   }
 
   remove(name: string): void {
+    const object = this.objects.get(name);
     this.objects.delete(name);
+    if (object?.kind !== 'view') return;
+    for (const input of object.dependsOn) {
+      const list = this.readers.get(input)?.filter((v) => v !== object) ?? [];
+      if (list.length > 0) this.readers.set(input, list);
+      else this.readers.delete(input);
+    }
   }
 
   /** Tables and sources: the relations that store rows (and checkpoint them). */
@@ -105,9 +120,9 @@ export class Catalog {
     return [...this.objects.values()].filter((o): o is ViewDef => o.kind === 'view');
   }
 
-  /** Views that read `name` directly. */
+  /** Views that read `name` directly, in creation order. */
   dependents(name: string): ViewDef[] {
-    return this.views().filter((v) => v.dependsOn.includes(name));
+    return [...(this.readers.get(name) ?? [])];
   }
 
   /** Sinks that write `name` or any view reading it (directly or transitively). */
@@ -120,16 +135,18 @@ export class Catalog {
   transitiveDependents(name: string): ViewDef[] {
     const out: ViewDef[] = [];
     const seen = new Set<string>();
-    const visit = (n: string): void => {
-      for (const v of this.dependents(n)) {
+    const pending = [name];
+    for (let n = pending.pop(); n !== undefined; n = pending.pop()) {
+      for (const v of this.readers.get(n) ?? []) {
         if (seen.has(v.name)) continue;
         seen.add(v.name);
         out.push(v);
-        visit(v.name);
+        pending.push(v.name);
       }
-    };
-    visit(name);
-    const order = [...this.objects.keys()];
-    return out.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
+    }
+    // Creation order: a view is always created after everything it reads.
+    const order = new Map<string, number>();
+    for (const key of this.objects.keys()) order.set(key, order.size);
+    return out.sort((a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0));
   }
 }

@@ -37,18 +37,26 @@ export function resolveTypeName(t: TypeName): SqlType {
       return T.float64;
     case 'numeric':
     case 'decimal':
-    case 'dec':
-      return p0 === undefined ? T.numeric : { kind: 'numeric', precision: p0, scale: p1 ?? 0 };
+    case 'dec': {
+      if (p0 === undefined) return T.numeric;
+      const scale = p1 ?? 0;
+      if (p0 < 1 || p0 > 1000) throw badModifier(t, `NUMERIC precision ${p0} must be between 1 and 1000`);
+      if (scale > p0) throw badModifier(t, `NUMERIC scale ${scale} must be between 0 and precision ${p0}`);
+      return { kind: 'numeric', precision: p0, scale };
+    }
     case 'text':
     case 'string':
     case 'varchar':
     case 'character varying':
     case 'nvarchar':
-      return p0 === undefined ? T.text : { kind: 'text', maxLength: p0 };
+      if (p0 === undefined) return T.text;
+      if (p0 < 1) throw badModifier(t, 'length for type varchar must be at least 1');
+      return { kind: 'text', maxLength: p0 };
     case 'char':
     case 'character':
     case 'nchar':
     case 'bpchar':
+      if (p0 !== undefined && p0 < 1) throw badModifier(t, 'length for type char must be at least 1');
       return { kind: 'text', maxLength: p0 ?? 1, fixed: true };
     case 'date':
       return T.date;
@@ -62,6 +70,11 @@ export function resolveTypeName(t: TypeName): SqlType {
         hint: 'supported types: boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), char(n), date, timestamp',
       });
   }
+}
+
+/** A type modifier out of its range, e.g. numeric(0) or varchar(0) (PostgreSQL's messages). */
+function badModifier(t: TypeName, message: string): SluiceError {
+  return new SluiceError('INVALID_DEFINITION', message, { position: t.pos });
 }
 
 /** The result type of arithmetic between two numeric types. */

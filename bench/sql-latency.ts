@@ -1,0 +1,125 @@
+// How long one big SQL request holds the server: each shape is POSTed to /v1/sql of a server child
+// process (durable data dir) while a second client polls /healthz; prints one JSON line per shape
+// with the request's time, its answer and the slowest /healthz answer seen meanwhile.
+//   node --import tsx bench/sql-latency.ts [--root <checkout>] [shape ...]
+// `--root` runs another checkout's server (e.g. the commit before a change) for before/after figures.
+import { spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const args = process.argv.slice(2);
+const rootAt = args.indexOf('--root');
+const root = rootAt >= 0 ? args.splice(rootAt, 2)[1]! : new URL('..', import.meta.url).pathname;
+
+const list = (n: number, item: (i: number) => string, sep = ','): string =>
+  Array.from({ length: n }, (_, i) => item(i)).join(sep);
+
+/** Each shape: setup statements, then the statement measured. */
+const SHAPES: Record<string, string> = {
+  // What used to freeze the server (now rejected early with a limit's code).
+  'select-1x12500': `SELECT ${list(12_500, () => '1')}`,
+  'select-1x25000': `SELECT ${list(25_000, () => '1')}`,
+  'in-1m': `SELECT 1 IN (${list(1_000_000, () => '1')})`,
+  'plus-chain-10k': `SELECT ${list(10_000, () => '1', '+')}`,
+  'parens-10k': `SELECT ${'('.repeat(10_000)}1${')'.repeat(10_000)}`,
+  // The largest accepted shapes of each kind, and the 600-view script.
+  'select-1x1664': `SELECT ${list(1_664, () => '1')}`,
+  'in-24k': `SELECT a FROM t WHERE a IN (${list(24_000, (i) => String(i))})`,
+  'or-12k': `SELECT a FROM t WHERE ${list(12_000, (i) => `a = ${i}`, ' OR ')}`,
+  'case-6k': `SELECT CASE ${list(6_000, (i) => `WHEN a = ${i} THEN ${i}`, ' ')} END FROM t`,
+  'plus-chain-500': `SELECT ${list(500, () => 'a', '+')} FROM t`,
+  'values-8k': `CREATE TABLE bulk (a INT, b TEXT); INSERT INTO bulk VALUES ${list(8_000, (i) => `(${i}, 'x')`)}`,
+  'views-600': list(
+    600,
+    (i) => `CREATE MATERIALIZED VIEW v${i} AS SELECT a, count(*) FROM t GROUP BY a`,
+    ';\n',
+  ),
+};
+
+const chosen = args.length > 0 ? args : Object.keys(SHAPES);
+const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-sql-'));
+const child = spawn(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    join(root, 'src/cli.ts'),
+    'start',
+    '--port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--data-dir',
+    dataDir,
+    '--log-level',
+    'warn',
+  ],
+  { stdio: ['ignore', 'pipe', 'pipe'], cwd: root },
+);
+let out = '';
+child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+const base = await new Promise<string>((resolve, reject) => {
+  const timer = setInterval(() => {
+    const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+    if (m !== null) {
+      clearInterval(timer);
+      resolve(m[1]!.replace(/\/$/, ''));
+    }
+  }, 20);
+  child.once('exit', () => reject(new Error(`server exited:\n${out}`)));
+});
+let stopping = false;
+child.once('exit', (code, signal) => {
+  if (!stopping) console.error(`server exited (${code ?? signal}):\n${out}`);
+});
+
+/** One request on its own connection (a pooled keep-alive socket may be closed under us). */
+function send(method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const headers = body === undefined ? {} : { 'content-type': 'application/json' };
+    const req = httpRequest(`${base}${path}`, { method, agent: false, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+const post = (sql: string): Promise<{ status: number; text: string }> =>
+  send('POST', '/v1/sql', JSON.stringify({ sql }));
+
+try {
+  await post("CREATE TABLE t (a INT, b TEXT); INSERT INTO t VALUES (1, 'x')");
+  for (const shape of chosen) {
+    const sql = SHAPES[shape];
+    if (sql === undefined) throw new Error(`unknown shape ${shape}`);
+    const started = performance.now();
+    let done = false;
+    const answer = post(sql).then((r) => {
+      const body = JSON.parse(r.text) as { error?: { code: string; position?: unknown } };
+      done = true;
+      return { status: r.status, code: body.error?.code ?? null, position: body.error?.position ?? null };
+    });
+    let healthzMaxMs = 0;
+    while (!done) {
+      const t = performance.now();
+      await send('GET', '/healthz');
+      healthzMaxMs = Math.max(healthzMaxMs, performance.now() - t);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const result = await answer;
+    const requestMs = Math.round(performance.now() - started);
+    const line = { bench: 'sql-latency', shape, bytes: sql.length, ...result, requestMs };
+    console.log(JSON.stringify({ ...line, healthzMaxMs: Math.round(healthzMaxMs) }));
+  }
+} finally {
+  stopping = true;
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  rmSync(dataDir, { recursive: true, force: true });
+}

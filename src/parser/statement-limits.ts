@@ -1,0 +1,285 @@
+// The limits of src/limits.ts that concern one statement: its tokens (count and nesting, checked
+// before any parser runs, so no parser recursion can exhaust the stack) and its tree (expression
+// depth and list lengths, checked before binding, so every later pass is bounded too). Each error
+// points at the construct that crosses the limit.
+import type { IToken } from 'chevrotain';
+import type { Expr, SelectStmt, Statement } from './ast.ts';
+import { SluiceError, type SourcePosition } from '../errors.ts';
+import type { SqlLimits } from '../limits.ts';
+import {
+  Case,
+  Comma,
+  End,
+  False,
+  Ident,
+  isType,
+  isWordText,
+  LParen,
+  Minus,
+  niladicTypes,
+  Not,
+  Null,
+  NumberLit,
+  Plus,
+  posOf,
+  RBracket,
+  RParen,
+  StringLit,
+  True,
+} from './lexer.ts';
+
+function tooDeep(max: number, position: SourcePosition): SluiceError {
+  return new SluiceError('NESTING_TOO_DEEP', `expression is nested too deeply (more than ${max} levels)`, {
+    position,
+    detail: 'parentheses, function calls, CASE and prefix operators (NOT, unary minus) each add a level',
+    hint: 'simplify the expression, or compute part of it in a view of its own',
+  });
+}
+
+/** Words that end a select list (at its own nesting level). */
+const SELECT_LIST_ENDS = [
+  'from',
+  'where',
+  'group',
+  'having',
+  'order',
+  'limit',
+  'offset',
+  'into',
+  'union',
+  'intersect',
+  'except',
+  'window',
+  'fetch',
+  'for',
+];
+
+/** Whether `token` ends an operand, so that a following `-`/`+` is infix rather than a sign. */
+function endsOperand(token: IToken | undefined): boolean {
+  if (token === undefined) return false;
+  const type = token.tokenType;
+  return (
+    isType(token, Ident) ||
+    type === NumberLit ||
+    type === StringLit ||
+    type === RParen ||
+    type === RBracket ||
+    type === End ||
+    type === True ||
+    type === False ||
+    type === Null ||
+    niladicTypes.includes(type)
+  );
+}
+
+/**
+ * Token count and nesting depth of one statement. Nesting is what the parsers recurse on: each
+ * `(` and CASE opens a level (closed by its `)` or END), and each prefix operator nests its operand
+ * one level deeper, so `NOT NOT (x)` is three levels deep.
+ */
+export function checkTokens(tokens: readonly IToken[], limits: SqlLimits): void {
+  if (tokens.length > limits.maxStatementTokens) {
+    throw new SluiceError(
+      'STATEMENT_TOO_LARGE',
+      `statement is too large (more than ${limits.maxStatementTokens} tokens)`,
+      {
+        position: posOf(tokens[limits.maxStatementTokens]!),
+        hint: 'split it into several statements; send many rows through the ingest API',
+      },
+    );
+  }
+  const max = limits.maxNestingDepth;
+  const opened: number[] = [];
+  let level = 0;
+  let prefixes = 0;
+  // Items of a top-level select list so far (0: not in one). Counted here too, so that a list far
+  // over the limit is refused before node-sql-parser spends ~10 µs on each of its tokens.
+  let selectItems = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    const type = token.tokenType;
+    if (level === 0) {
+      if (isWordText(token, 'select')) selectItems = 1;
+      else if (selectItems > 0 && SELECT_LIST_ENDS.some((w) => isWordText(token, w))) selectItems = 0;
+      else if (selectItems > 0 && type === Comma && ++selectItems > limits.maxSelectItems) {
+        throw new SluiceError(
+          'TOO_MANY_ITEMS',
+          `select list has more than ${limits.maxSelectItems} entries`,
+          {
+            position: posOf(tokens[i + 1] ?? token),
+          },
+        );
+      }
+    }
+    if (type === LParen || type === Case) {
+      opened.push(level);
+      level += prefixes + 1;
+      prefixes = 0;
+      if (level > max) throw tooDeep(max, posOf(token));
+    } else if (type === RParen || type === End) {
+      level = opened.pop() ?? 0;
+      prefixes = 0;
+    } else if (type === Not || ((type === Minus || type === Plus) && !endsOperand(tokens[i - 1]))) {
+      prefixes++;
+      if (level + prefixes > max) throw tooDeep(max, posOf(token));
+    } else prefixes = 0;
+  }
+}
+
+/** The direct subexpressions of an expression. */
+export function exprChildren(e: Expr): Expr[] {
+  switch (e.kind) {
+    case 'literal':
+    case 'column':
+      return [];
+    case 'unary':
+    case 'isNull':
+    case 'cast':
+      return [e.operand];
+    case 'binary':
+      return [e.left, e.right];
+    case 'between':
+      return [e.operand, e.low, e.high];
+    case 'inList':
+      return [e.operand, ...e.list];
+    case 'like':
+      return [e.operand, e.pattern];
+    case 'case': {
+      const out: Expr[] = e.operand !== undefined ? [e.operand] : [];
+      for (const w of e.whens) out.push(w.when, w.then);
+      if (e.else !== undefined) out.push(e.else);
+      return out;
+    }
+    case 'function':
+      return [...e.args];
+  }
+}
+
+/**
+ * Whether `child` continues `parent`'s chain of AND (or of OR) on its left: such chains are
+ * evaluated flat, so the child does not add a level.
+ */
+function continuesChain(parent: Expr, child: Expr): boolean {
+  return (
+    parent.kind === 'binary' &&
+    (parent.op === 'and' || parent.op === 'or') &&
+    child === parent.left &&
+    child.kind === 'binary' &&
+    child.op === parent.op
+  );
+}
+
+function tooManyItems(message: string, position: SourcePosition): SluiceError {
+  return new SluiceError('TOO_MANY_ITEMS', message, { position });
+}
+
+/** Depth and list lengths of every expression of a statement (an explicit stack: no recursion). */
+function checkExprs(roots: readonly Expr[], limits: SqlLimits): void {
+  const stack: { expr: Expr; depth: number }[] = roots.map((expr) => ({ expr, depth: 1 }));
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const { expr, depth } = item;
+    if (depth > limits.maxExpressionDepth) {
+      throw new SluiceError(
+        'NESTING_TOO_DEEP',
+        `expression is too deep (more than ${limits.maxExpressionDepth} levels)`,
+        {
+          position: expr.pos,
+          detail:
+            'each operator, function call, cast and CASE adds a level; a chain of AND or of OR counts once',
+          hint: 'simplify the expression, or compute part of it in a view of its own',
+        },
+      );
+    }
+    if (expr.kind === 'inList' && expr.list.length > limits.maxListItems) {
+      throw tooManyItems(
+        `IN list has more than ${limits.maxListItems} items`,
+        expr.list[limits.maxListItems]!.pos,
+      );
+    }
+    if (expr.kind === 'case' && expr.whens.length > limits.maxListItems) {
+      throw tooManyItems(
+        `CASE has more than ${limits.maxListItems} WHEN clauses`,
+        expr.whens[limits.maxListItems]!.when.pos,
+      );
+    }
+    if (expr.kind === 'function' && expr.args.length > limits.maxFunctionArgs) {
+      throw tooManyItems(
+        `cannot pass more than ${limits.maxFunctionArgs} arguments to a function`,
+        expr.args[limits.maxFunctionArgs]!.pos,
+      );
+    }
+    for (const child of exprChildren(expr)) {
+      stack.push({ expr: child, depth: continuesChain(expr, child) ? depth : depth + 1 });
+    }
+  }
+}
+
+function checkSelect(query: SelectStmt, limits: SqlLimits): void {
+  const max = limits.maxSelectItems;
+  if (query.items.length > max) {
+    throw tooManyItems(`select list has more than ${max} entries`, query.items[max]!.pos);
+  }
+  if (query.groupBy.length > max) {
+    throw tooManyItems(`GROUP BY has more than ${max} items`, query.groupBy[max]!.pos);
+  }
+  if (query.orderBy.length > max) {
+    throw tooManyItems(`ORDER BY has more than ${max} items`, query.orderBy[max]!.pos);
+  }
+  const roots: Expr[] = [];
+  for (const item of query.items) if (item.kind === 'expr') roots.push(item.expr);
+  if (query.where !== undefined) roots.push(query.where);
+  roots.push(...query.groupBy);
+  if (query.having !== undefined) roots.push(query.having);
+  for (const o of query.orderBy) roots.push(o.expr);
+  if (query.limit !== undefined) roots.push(query.limit);
+  if (query.offset !== undefined) roots.push(query.offset);
+  checkExprs(roots, limits);
+}
+
+/** List lengths and expression depths of a parsed statement. */
+export function checkStatement(stmt: Statement, limits: SqlLimits): void {
+  switch (stmt.kind) {
+    case 'createTable':
+    case 'createSource':
+      if (stmt.columns.length > limits.maxColumns) {
+        const kind = stmt.kind === 'createTable' ? 'tables' : 'sources';
+        throw tooManyItems(
+          `${kind} can have at most ${limits.maxColumns} columns`,
+          stmt.columns[limits.maxColumns]!.pos,
+        );
+      }
+      return;
+    case 'createView':
+    case 'explain':
+    case 'select':
+      return checkSelect(stmt.query, limits);
+    case 'insert': {
+      if (stmt.rows.length > limits.maxListItems) {
+        const row = stmt.rows[limits.maxListItems]!;
+        throw tooManyItems(`VALUES has more than ${limits.maxListItems} rows`, row[0]?.pos ?? stmt.pos);
+      }
+      const roots: Expr[] = [];
+      for (const row of stmt.rows) {
+        if (row.length > limits.maxColumns) {
+          throw tooManyItems(
+            `a VALUES row has more than ${limits.maxColumns} values`,
+            row[limits.maxColumns]!.pos,
+          );
+        }
+        roots.push(...row);
+      }
+      return checkExprs(roots, limits);
+    }
+    case 'update': {
+      const roots = stmt.assignments.map((a) => a.value);
+      if (stmt.where !== undefined) roots.push(stmt.where);
+      return checkExprs(roots, limits);
+    }
+    case 'delete':
+      return checkExprs(stmt.where !== undefined ? [stmt.where] : [], limits);
+    case 'createSink':
+    case 'drop':
+    case 'show':
+      return;
+  }
+}
