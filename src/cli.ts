@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { DEFAULTS } from './server/defaults.ts';
+import { parseAllowedHosts, parseAllowedOrigins } from './server/request-guard.ts';
 
 const USAGE = `Usage: sluice start [options]
 
@@ -14,6 +15,10 @@ Options:
   --port <n>                 port to listen on (env PORT; default 8080; 0 = any free port)
   --host <addr>              address to bind (env SLUICE_HOST; default 127.0.0.1 — loopback only;
                              --host 0.0.0.0 exposes the server, which has no authentication yet)
+  --allowed-hosts <list>     more Host names the server answers to, comma-separated (name, name:port;
+                             default: loopback names and the bound address; * = any, no DNS-rebinding check)
+  --allowed-origins <list>   more origins (http[s]://host[:port]) whose pages may write and subscribe
+                             (default: the server's own origins only)
   --data-dir <dir>           where the durable log and changelogs live (env SLUICE_DATA_DIR; default ./data)
   --body-limit <bytes>       largest request body (default ${DEFAULTS.bodyLimit})
   --retention-epochs <n>     keep changelogs of the last n epochs (default ${DEFAULTS.retention.epochs}; 0 = no limit)
@@ -43,6 +48,15 @@ function intOption(name: string, raw: string | undefined, fallback: number, min 
   return n;
 }
 
+/** A comma-separated list option; absent or empty: none. */
+function listOption(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  return raw
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
+}
+
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
     version?: string;
@@ -60,6 +74,8 @@ async function main(argv: string[]): Promise<void> {
       options: {
         port: { type: 'string' },
         host: { type: 'string' },
+        'allowed-hosts': { type: 'string' },
+        'allowed-origins': { type: 'string' },
         'data-dir': { type: 'string' },
         'body-limit': { type: 'string' },
         'retention-epochs': { type: 'string' },
@@ -94,6 +110,19 @@ async function main(argv: string[]): Promise<void> {
   const port = intOption('port', values.port ?? process.env.PORT, 8080);
   if (port > 65535) fail(`--port must be at most 65535, not ${port}`);
   const host = values.host ?? process.env.SLUICE_HOST ?? '127.0.0.1';
+  const allowedHosts = listOption(values['allowed-hosts']);
+  const allowedOrigins = listOption(values['allowed-origins']);
+  // Checked here too, so a typo is a usage error rather than a failed start.
+  try {
+    parseAllowedHosts(allowedHosts);
+  } catch (error) {
+    fail(`--allowed-hosts: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  try {
+    parseAllowedOrigins(allowedOrigins);
+  } catch (error) {
+    fail(`--allowed-origins: ${error instanceof Error ? error.message : String(error)}`);
+  }
   const dataDir = resolve(values['data-dir'] ?? process.env.SLUICE_DATA_DIR ?? './data');
   const level = values['log-level'] ?? process.env.LOG_LEVEL ?? 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level))
@@ -130,6 +159,7 @@ async function main(argv: string[]): Promise<void> {
       dataDir,
       logger,
       processMetrics: true,
+      admission: { allowedHosts, allowedOrigins },
       bodyLimit: intOption('body-limit', values['body-limit'], DEFAULTS.bodyLimit, 1),
       retention: {
         epochs: retentionEpochs === 0 ? null : retentionEpochs,

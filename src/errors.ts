@@ -57,6 +57,9 @@ export const ErrorCodes = {
   SLOW_CONSUMER: 'execution',
   VIEW_DROPPED: 'execution',
   UNAVAILABLE: 'state',
+  UNSUPPORTED_MEDIA_TYPE: 'parse',
+  FORBIDDEN_ORIGIN: 'execution',
+  FORBIDDEN_HOST: 'execution',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -133,6 +136,8 @@ export function httpStatusOf(error: SluiceError): number {
   if (error.code === 'DUPLICATE_OBJECT') return 409;
   if (error.code === 'NOT_FOUND') return 404;
   if (error.code === 'PAYLOAD_TOO_LARGE') return 413;
+  if (error.code === 'UNSUPPORTED_MEDIA_TYPE') return 415;
+  if (error.code === 'FORBIDDEN_ORIGIN' || error.code === 'FORBIDDEN_HOST') return 403;
   if (error.code === 'RESUME_TOO_OLD' || error.code === 'VIEW_DROPPED') return 410;
   if (error.code === 'UNAVAILABLE') return 503;
   switch (error.errorClass) {

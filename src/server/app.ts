@@ -28,6 +28,12 @@ import * as S from './schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
 import { filterAndPage } from './view-rows.ts';
 import { DEFAULTS } from './defaults.ts';
+import {
+  RequestGuard,
+  registerRequestGuard,
+  type AdmissionOptions,
+  type BoundAddress,
+} from './request-guard.ts';
 
 export interface AppOptions {
   /** Data directory; null keeps state in memory only (tests, throwaway servers). */
@@ -55,6 +61,11 @@ export interface AppOptions {
   readonly logger?: FastifyBaseLogger | false;
   /** Also export Node process metrics (off in tests, where many apps share a process). */
   readonly processMetrics?: boolean;
+  /**
+   * Which Host names and Origins may use the server besides its own (request-guard.ts; default:
+   * none — loopback names, the bound address and the server's own origins only).
+   */
+  readonly admission?: AdmissionOptions;
 }
 
 export { DEFAULTS };
@@ -66,6 +77,8 @@ declare module 'fastify' {
 }
 
 const INGEST_URL = '/v1/tables/:name/rows';
+const SQL_URL = '/v1/sql';
+const SUBSCRIBE_URL = '/v1/views/:name/subscribe';
 
 const silentLogger = {
   info: () => undefined,
@@ -74,6 +87,11 @@ const silentLogger = {
 };
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  // First, so that invalid settings fail before anything is opened. Reads the bound address lazily
+  // (the port is known only after listen).
+  const guard = new RequestGuard(options.admission ?? {}, () => boundAddress(app));
+  const closeGraceMs = options.closeGraceMs ?? DEFAULTS.closeGraceMs;
+  const bodyLimit = options.bodyLimit ?? DEFAULTS.bodyLimit;
   const logger = options.logger === undefined || options.logger === false ? undefined : options.logger;
   const runtime = new SluiceRuntime({
     dataDir: options.dataDir,
@@ -90,8 +108,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         : { ...DEFAULTS.checkpoint, ...options.checkpoint },
     ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
   });
-  const closeGraceMs = options.closeGraceMs ?? DEFAULTS.closeGraceMs;
-  const bodyLimit = options.bodyLimit ?? DEFAULTS.bodyLimit;
 
   const app = Fastify({
     ...(logger !== undefined ? { loggerInstance: logger } : { logger: false }),
@@ -101,6 +117,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
   });
   app.decorate('sluice', runtime);
+  // Host, Origin, CORS preflights and stray upgrades, before anything else runs (request-guard.ts);
+  // the first hook, so it also covers the routes plugins add.
+  registerRequestGuard(app, guard, { websocketRoutes: new Set([SUBSCRIBE_URL]), sendError });
   // Everything but table ingest first commits the open ingest group (runtime.ts), so reads, SQL
   // and subscriptions only ever see durable epochs.
   app.addHook('preHandler', (request, _reply, done) => {
@@ -165,9 +184,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return new SluiceError('INVALID_REQUEST', `invalid request: ${message}`);
   });
 
-  // Every body is JSON (whatever the content type says), parsed exactly (big integers kept).
+  // Bodies are JSON, sent as application/json: a browser page can send text/plain, form and
+  // multipart bodies to any site without asking (CORS "simple" requests), so those are refused
+  // (415) rather than read as JSON. Parsed exactly (big integers kept).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (request, body, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1];
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+      done(unsupportedMediaType(`application/json; charset=${charset}`), undefined);
+      return;
+    }
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') {
       done(new SluiceError('INVALID_JSON', 'request body is empty, expected JSON'), undefined);
@@ -186,7 +212,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   app.setErrorHandler((error: FastifyError | SluiceError, request, reply) => {
-    const sluiceError = toSluiceError(error);
+    const sluiceError = toSluiceError(error, request);
     if (sluiceError.code === 'INTERNAL_ERROR' || sluiceError.errorClass === 'state') {
       request.log.error({ err: error }, 'request failed');
     }
@@ -253,7 +279,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // ---- statements ----------------------------------------------------------------------------
 
-  app.post<{ Body: { sql: string } }>('/v1/sql', { schema: S.sqlRoute }, async (request, reply) => {
+  app.post<{ Body: { sql: string } }>(SQL_URL, { schema: S.sqlRoute }, async (request, reply) => {
     const outcome = runtime.executeScript(request.body.sql);
     if (outcome.error !== undefined) {
       const error = outcome.error instanceof SluiceError ? outcome.error : toSluiceError(outcome.error);
@@ -395,7 +421,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.route<{ Params: { name: string }; Querystring: Record<string, string | undefined> }>({
     method: 'GET',
-    url: '/v1/views/:name/subscribe',
+    url: SUBSCRIBE_URL,
     schema: S.subscribeRoute,
     handler: async (_request, reply) =>
       sendError(
@@ -548,9 +574,29 @@ function subscribeParams(query: Record<string, string | undefined>): SubscribePa
   return { snapshot: resumeFrom === undefined && rawSnapshot !== 'false', resumeFrom };
 }
 
-function toSluiceError(error: unknown): SluiceError {
+function unsupportedMediaType(contentType: string | undefined): SluiceError {
+  return new SluiceError(
+    'UNSUPPORTED_MEDIA_TYPE',
+    contentType === undefined || contentType === ''
+      ? 'request body has no content type; expected application/json'
+      : `unsupported content type "${contentType.slice(0, 100)}"; expected application/json`,
+    { hint: "send the body with the header 'content-type: application/json'" },
+  );
+}
+
+/** The address the server listens on, once it does. */
+function boundAddress(app: FastifyInstance): BoundAddress | null {
+  const address = app.server.address();
+  return address !== null && typeof address === 'object'
+    ? { address: address.address, port: address.port }
+    : null;
+}
+
+function toSluiceError(error: unknown, request?: FastifyRequest): SluiceError {
   if (error instanceof SluiceError) return error;
   const e = error as Partial<FastifyError> & { message?: string };
+  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return unsupportedMediaType(request?.headers['content-type']);
   if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return new SluiceError('PAYLOAD_TOO_LARGE', 'request body is larger than the configured limit', {
       hint: 'split the batch or raise --body-limit',
