@@ -1,11 +1,12 @@
 // The `sluice` command: `sluice start` replays the data directory, then serves the HTTP/WebSocket API
 // until SIGTERM/SIGINT (graceful: subscribers are told, the store is closed cleanly).
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { DEFAULTS } from './server/defaults.ts';
-import { parseAllowedHosts, parseAllowedOrigins } from './server/request-guard.ts';
+import { isLoopbackAddress, parseAllowedHosts, parseAllowedOrigins } from './server/request-guard.ts';
 
 const USAGE = `Usage: sluice start [options]
 
@@ -19,6 +20,9 @@ Options:
                              default: loopback names and the bound address; * = any, no DNS-rebinding check)
   --allowed-origins <list>   more origins (http[s]://host[:port]) whose pages may write and subscribe
                              (default: the server's own origins only)
+  --headers-timeout-ms <n>   a request's headers must arrive within this (default ${DEFAULTS.timeouts.headersMs})
+  --request-timeout-ms <n>   a whole request, body included, must arrive within this (default ${DEFAULTS.timeouts.requestMs})
+  --keep-alive-timeout-ms <n>  an idle keep-alive connection is closed after this (default ${DEFAULTS.timeouts.keepAliveMs})
   --data-dir <dir>           where the durable log and changelogs live (env SLUICE_DATA_DIR; default ./data)
   --body-limit <bytes>       largest request body (default ${DEFAULTS.bodyLimit})
   --retention-epochs <n>     keep changelogs of the last n epochs (default ${DEFAULTS.retention.epochs}; 0 = no limit)
@@ -46,6 +50,17 @@ function intOption(name: string, raw: string | undefined, fallback: number, min 
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n < min) fail(`--${name} must be an integer ≥ ${min}, not "${raw}"`);
   return n;
+}
+
+/** `--host`: an IP address or a host name; empty or malformed is a usage error (never "every interface"). */
+function hostOption(raw: string): string {
+  const host = raw.trim().replace(/^\[(.*)\]$/, '$1');
+  const name =
+    /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+  if (host === '' || (isIP(host) === 0 && !name.test(host))) {
+    fail(`--host must be an IP address or a host name, not "${raw}" (use 0.0.0.0 to bind every interface)`);
+  }
+  return host;
 }
 
 /** A comma-separated list option; absent or empty: none. */
@@ -76,6 +91,9 @@ async function main(argv: string[]): Promise<void> {
         host: { type: 'string' },
         'allowed-hosts': { type: 'string' },
         'allowed-origins': { type: 'string' },
+        'headers-timeout-ms': { type: 'string' },
+        'request-timeout-ms': { type: 'string' },
+        'keep-alive-timeout-ms': { type: 'string' },
         'data-dir': { type: 'string' },
         'body-limit': { type: 'string' },
         'retention-epochs': { type: 'string' },
@@ -109,7 +127,29 @@ async function main(argv: string[]): Promise<void> {
 
   const port = intOption('port', values.port ?? process.env.PORT, 8080);
   if (port > 65535) fail(`--port must be at most 65535, not ${port}`);
-  const host = values.host ?? process.env.SLUICE_HOST ?? '127.0.0.1';
+  const host = hostOption(values.host ?? (process.env.SLUICE_HOST || undefined) ?? '127.0.0.1');
+  const headersTimeoutMs = intOption(
+    'headers-timeout-ms',
+    values['headers-timeout-ms'],
+    DEFAULTS.timeouts.headersMs,
+    1,
+  );
+  const requestTimeoutMs = intOption(
+    'request-timeout-ms',
+    values['request-timeout-ms'],
+    DEFAULTS.timeouts.requestMs,
+    1,
+  );
+  if (headersTimeoutMs > requestTimeoutMs)
+    fail(
+      `--headers-timeout-ms (${headersTimeoutMs}) must not exceed --request-timeout-ms (${requestTimeoutMs})`,
+    );
+  const keepAliveTimeoutMs = intOption(
+    'keep-alive-timeout-ms',
+    values['keep-alive-timeout-ms'],
+    DEFAULTS.timeouts.keepAliveMs,
+    1,
+  );
   const allowedHosts = listOption(values['allowed-hosts']);
   const allowedOrigins = listOption(values['allowed-origins']);
   // Checked here too, so a typo is a usage error rather than a failed start.
@@ -160,6 +200,7 @@ async function main(argv: string[]): Promise<void> {
       logger,
       processMetrics: true,
       admission: { allowedHosts, allowedOrigins },
+      timeouts: { headersMs: headersTimeoutMs, requestMs: requestTimeoutMs, keepAliveMs: keepAliveTimeoutMs },
       bodyLimit: intOption('body-limit', values['body-limit'], DEFAULTS.bodyLimit, 1),
       retention: {
         epochs: retentionEpochs === 0 ? null : retentionEpochs,
@@ -220,7 +261,11 @@ async function main(argv: string[]): Promise<void> {
   const address = app.server.address();
   const boundPort = typeof address === 'object' && address !== null ? address.port : port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
-  const loopback = host === '127.0.0.1' || host === 'localhost' || host === '::1';
+  // What the server really bound (a name may resolve anywhere): all of 127.0.0.0/8 and ::1 are loopback.
+  const loopback =
+    typeof address === 'object' && address !== null
+      ? isLoopbackAddress(address.address)
+      : host === 'localhost';
   process.stdout.write(
     `sluice ${version()} listening on http://${shownHost}:${boundPort} (data: ${dataDir}, epoch ${app.sluice.committedEpoch})\n` +
       (loopback

@@ -60,6 +60,9 @@ export const ErrorCodes = {
   UNSUPPORTED_MEDIA_TYPE: 'parse',
   FORBIDDEN_ORIGIN: 'execution',
   FORBIDDEN_HOST: 'execution',
+  REQUEST_TIMEOUT: 'execution',
+  URI_TOO_LONG: 'parse',
+  HEADERS_TOO_LARGE: 'parse',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -138,6 +141,9 @@ export function httpStatusOf(error: SluiceError): number {
   if (error.code === 'PAYLOAD_TOO_LARGE') return 413;
   if (error.code === 'UNSUPPORTED_MEDIA_TYPE') return 415;
   if (error.code === 'FORBIDDEN_ORIGIN' || error.code === 'FORBIDDEN_HOST') return 403;
+  if (error.code === 'REQUEST_TIMEOUT') return 408;
+  if (error.code === 'URI_TOO_LONG') return 414;
+  if (error.code === 'HEADERS_TOO_LARGE') return 431;
   if (error.code === 'RESUME_TOO_OLD' || error.code === 'VIEW_DROPPED') return 410;
   if (error.code === 'UNAVAILABLE') return 503;
   switch (error.errorClass) {

@@ -28,6 +28,7 @@ import * as S from './schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
 import { filterAndPage } from './view-rows.ts';
 import { DEFAULTS } from './defaults.ts';
+import { MAX_URL_PARAM_LENGTH, answerClientError, frameworkError } from './http-errors.ts';
 import {
   RequestGuard,
   registerRequestGuard,
@@ -66,6 +67,17 @@ export interface AppOptions {
    * none — loopback names, the bound address and the server's own origins only).
    */
   readonly admission?: AdmissionOptions;
+  /** Connection timeouts (default headers 10 s, whole request 30 s, idle keep-alive 5 s). */
+  readonly timeouts?: Partial<HttpTimeouts>;
+}
+
+export interface HttpTimeouts {
+  /** The request line and headers must arrive within this. */
+  readonly headersMs: number;
+  /** The whole request, body included, must arrive within this (≥ headersMs). */
+  readonly requestMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  readonly keepAliveMs: number;
 }
 
 export { DEFAULTS };
@@ -92,6 +104,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const guard = new RequestGuard(options.admission ?? {}, () => boundAddress(app));
   const closeGraceMs = options.closeGraceMs ?? DEFAULTS.closeGraceMs;
   const bodyLimit = options.bodyLimit ?? DEFAULTS.bodyLimit;
+  const timeouts: HttpTimeouts = { ...DEFAULTS.timeouts, ...options.timeouts };
+  if (timeouts.headersMs > timeouts.requestMs) {
+    throw new Error(
+      `the headers timeout (${timeouts.headersMs} ms) exceeds the request timeout (${timeouts.requestMs} ms)`,
+    );
+  }
   const logger = options.logger === undefined || options.logger === false ? undefined : options.logger;
   const runtime = new SluiceRuntime({
     dataDir: options.dataDir,
@@ -108,13 +126,28 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         : { ...DEFAULTS.checkpoint, ...options.checkpoint },
     ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
   });
+  // Counted once the metrics exist (a client error can only arrive after listen).
+  let countError: (code: string) => void = () => undefined;
 
   const app = Fastify({
     ...(logger !== undefined ? { loggerInstance: logger } : { logger: false }),
     bodyLimit,
     // Per-request log lines would dominate at ingest rates; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_URL_PARAM_LENGTH },
+    // Slow or stalled clients must not hold connections: node checks these every checking interval.
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    http: {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersMs / 4))),
+    },
+    // The HTTP layer's own answers (malformed requests, 408, 431, undecodable URLs) in our shape.
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, (code) => countError(code)),
+    frameworkErrors: (error, _request, reply) => {
+      sendError(reply, frameworkError(error));
+    },
   });
   app.decorate('sluice', runtime);
   // Host, Origin, CORS preflights and stray upgrades, before anything else runs (request-guard.ts);
@@ -146,6 +179,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     { processMetrics: options.processMetrics ?? false },
   );
+  countError = (code) => metrics.error(code);
   runtime.hooks = {
     batchApplied: (table, rows, seconds) => metrics.batchApplied(table, rows, seconds),
     viewChanges: (view, rows) => metrics.viewChanges(view, rows),
