@@ -45,6 +45,7 @@ export const ErrorCodes = {
   STRING_TOO_LONG: 'execution',
   VIEW_ERROR: 'execution',
   CARDINALITY_VIOLATION: 'execution',
+  INVALID_TEXT: 'execution',
   STATE_ERROR: 'state',
   CONNECTOR_ERROR: 'connector',
   INTERNAL_ERROR: 'internal',

@@ -17,7 +17,15 @@ import { SluiceError, httpStatusOf } from '../errors.ts';
 import type { TableChanges } from '../exec/api.ts';
 import type { Retention } from '../sink/changelog-store.ts';
 import { CloseCodes, type SubscriberLimits } from '../sink/subscriber.ts';
-import { isRowObject, parseJsonExact, stringifyWire } from '../source/json-codec.ts';
+import {
+  decodeUtf8Strict,
+  findIllFormedText,
+  invalidUtf8Offset,
+  isRowObject,
+  mayHoldLoneSurrogate,
+  parseJsonExact,
+  stringifyWire,
+} from '../source/json-codec.ts';
 import type { Row } from '../types.ts';
 import { registerConsole } from '../console/plugin.ts';
 import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
@@ -28,7 +36,12 @@ import * as S from './schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
 import { filterAndPage } from './view-rows.ts';
 import { DEFAULTS } from './defaults.ts';
-import { MAX_URL_PARAM_LENGTH, answerClientError, frameworkError } from './http-errors.ts';
+import {
+  MAX_URL_PARAM_LENGTH,
+  answerClientError,
+  frameworkError,
+  illFormedBodyError,
+} from './http-errors.ts';
 import {
   RequestGuard,
   registerRequestGuard,
@@ -220,21 +233,33 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Bodies are JSON, sent as application/json: a browser page can send text/plain, form and
   // multipart bodies to any site without asking (CORS "simple" requests), so those are refused
-  // (415) rather than read as JSON. Parsed exactly (big integers kept).
+  // (415) rather than read as JSON. Parsed exactly (big integers kept); the bytes must be UTF-8 and
+  // the text well-formed Unicode (INVALID_TEXT), so what is stored is exactly what was sent.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, (request, body, done) => {
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1];
     if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
       done(unsupportedMediaType(`application/json; charset=${charset}`), undefined);
       return;
     }
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    const text = decodeUtf8Strict(bytes);
+    if (text === null) {
+      done(
+        new SluiceError('INVALID_TEXT', 'request body is not valid UTF-8', {
+          detail: `invalid byte sequence at byte ${invalidUtf8Offset(bytes)}`,
+        }),
+        undefined,
+      );
+      return;
+    }
     if (text.trim() === '') {
       done(new SluiceError('INVALID_JSON', 'request body is empty, expected JSON'), undefined);
       return;
     }
+    let value: unknown;
     try {
-      done(null, parseJsonExact(text));
+      value = parseJsonExact(text);
     } catch (error) {
       done(
         new SluiceError('INVALID_JSON', 'request body is not valid JSON', {
@@ -242,7 +267,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         }),
         undefined,
       );
+      return;
     }
+    const found = mayHoldLoneSurrogate(text) ? findIllFormedText(value) : null;
+    if (found !== null) {
+      const sqlField =
+        request.routeOptions.url === SQL_URL &&
+        !found.inKey &&
+        found.path.length === 1 &&
+        found.path[0] === 'sql';
+      done(illFormedBodyError(found, sqlField), undefined);
+      return;
+    }
+    done(null, value);
   });
 
   app.setErrorHandler((error: FastifyError | SluiceError, request, reply) => {

@@ -1,10 +1,12 @@
 // The answers the HTTP layer gives before any route runs — a malformed request, headers too large, a
 // request that did not arrive in time, a URL the router cannot decode — in the API's own error shape
-// (`{"error": {"code", "message", ...}}`) like every other answer.
+// (`{"error": {"code", "message", ...}}`) like every other answer, and the body checks that turn
+// text that is not well-formed Unicode into INVALID_TEXT.
 import { maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError } from 'fastify';
-import { SluiceError, httpStatusOf } from '../errors.ts';
+import { SluiceError, httpStatusOf, type SourcePosition } from '../errors.ts';
+import { describeJsonPath, describeLoneSurrogate, type IllFormedText } from '../source/json-codec.ts';
 
 /** What node's HTTP parser reports on a connection (fastify's `clientErrorHandler` argument). */
 export interface ConnectionErrorLike extends Error {
@@ -84,4 +86,38 @@ export function frameworkError(error: FastifyError): SluiceError {
     default:
       return new SluiceError('INTERNAL_ERROR', 'internal error', { detail: error.message });
   }
+}
+
+/** 1-based line and column (UTF-16 code units, as the SQL parser counts) of `index` in `text`. */
+export function positionAt(text: string, index: number): SourcePosition {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < index; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a || (c === 0x0d && text.charCodeAt(i + 1) !== 0x0a)) {
+      line += 1;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: index - lineStart + 1 };
+}
+
+/**
+ * INVALID_TEXT for a request body holding a lone surrogate. `sqlField`: the body is a statement
+ * request and the finding is its `sql` text, so the error points into the SQL.
+ */
+export function illFormedBodyError(found: IllFormedText, sqlField: boolean): SluiceError {
+  const what = describeLoneSurrogate(found.text, found.index);
+  if (sqlField) {
+    return new SluiceError('INVALID_TEXT', `SQL text is not well-formed Unicode: lone surrogate ${what}`, {
+      position: positionAt(found.text, found.index),
+      hint: 'a surrogate code point only occurs as half of a pair; send the character itself or its pair',
+    });
+  }
+  const where = `${found.inKey ? 'the key ' : ''}${describeJsonPath(found.path)}`;
+  return new SluiceError(
+    'INVALID_TEXT',
+    `request body holds text that is not well-formed Unicode: lone surrogate ${what} in ${where}`,
+    { hint: 'nothing of the request was applied' },
+  );
 }
