@@ -3,6 +3,7 @@
 // is handed to `deliver`, which applies and commits it synchronously (one epoch) together with the
 // source's positions. Positions live in Sluice, not in the consumer group: a restart resumes from the
 // delivered positions, so every record is applied exactly once. Poison records follow on_error.
+import { bytesAsText } from '../json-codec.ts';
 import type { ConnectorLogger, KafkaReader, KafkaRecord, PartitionWatermarks } from './kafka-client.ts';
 import { PoisonRecord, RecordDecoder, type DecodeSpec, type RowOp } from './record-decoder.ts';
 
@@ -460,9 +461,19 @@ export class KafkaSourceRunner {
   }
 }
 
+/**
+ * Up to `limit` bytes of a record's value as well-formed text for the errors relation: cut at a
+ * character boundary, bytes that are not UTF-8 shown as `\xHH` (the stored text must itself be
+ * well-formed, or it would poison the journal it is written to).
+ */
 function rawText(record: KafkaRecord, limit: number): string | null {
-  if (record.value === null) return null;
-  const slice = record.value.subarray(0, limit);
-  const text = slice.toString('utf8');
-  return record.value.length > limit ? `${text}…(${record.value.length} bytes)` : text;
+  const value = record.value;
+  if (value === null) return null;
+  let end = Math.min(limit, value.length);
+  // Back off to the start of a UTF-8 sequence the cut would split (at most 3 continuation bytes).
+  if (end < value.length) {
+    for (let i = 0; i < 3 && end > 0 && ((value[end] ?? 0) & 0xc0) === 0x80; i++) end -= 1;
+  }
+  const text = bytesAsText(value.subarray(0, end));
+  return value.length > end ? `${text}…(${value.length} bytes)` : text;
 }
