@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { DEFAULTS } from './server/defaults.ts';
 import { isLoopbackAddress, parseAllowedHosts, parseAllowedOrigins } from './server/request-guard.ts';
+import { parseConnectorHosts } from './source/kafka/connector-hosts.ts';
 
 const USAGE = `Usage: sluice start [options]
 
@@ -20,6 +21,8 @@ Options:
                              default: loopback names and the bound address; * = any, no DNS-rebinding check)
   --allowed-origins <list>   more origins (http[s]://host[:port]) whose pages may write and subscribe
                              (default: the server's own origins only)
+  --connector-hosts <list>   hosts Kafka sources and sinks may connect to, comma-separated (host, host:port,
+                             10.0.0.0/8; * = any); default: loopback and the brokers of the connectors at start
   --headers-timeout-ms <n>   a request's headers must arrive within this (default ${DEFAULTS.timeouts.headersMs})
   --request-timeout-ms <n>   a whole request, body included, must arrive within this (default ${DEFAULTS.timeouts.requestMs})
   --keep-alive-timeout-ms <n>  an idle keep-alive connection is closed after this (default ${DEFAULTS.timeouts.keepAliveMs})
@@ -91,6 +94,7 @@ async function main(argv: string[]): Promise<void> {
         host: { type: 'string' },
         'allowed-hosts': { type: 'string' },
         'allowed-origins': { type: 'string' },
+        'connector-hosts': { type: 'string' },
         'headers-timeout-ms': { type: 'string' },
         'request-timeout-ms': { type: 'string' },
         'keep-alive-timeout-ms': { type: 'string' },
@@ -163,6 +167,13 @@ async function main(argv: string[]): Promise<void> {
   } catch (error) {
     fail(`--allowed-origins: ${error instanceof Error ? error.message : String(error)}`);
   }
+  const connectorHosts =
+    values['connector-hosts'] === undefined ? null : listOption(values['connector-hosts']);
+  try {
+    parseConnectorHosts(connectorHosts ?? []);
+  } catch (error) {
+    fail(`--connector-hosts: ${error instanceof Error ? error.message : String(error)}`);
+  }
   const dataDir = resolve(values['data-dir'] ?? process.env.SLUICE_DATA_DIR ?? './data');
   const level = values['log-level'] ?? process.env.LOG_LEVEL ?? 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level))
@@ -200,6 +211,7 @@ async function main(argv: string[]): Promise<void> {
       logger,
       processMetrics: true,
       admission: { allowedHosts, allowedOrigins },
+      connectorHosts,
       timeouts: { headersMs: headersTimeoutMs, requestMs: requestTimeoutMs, keepAliveMs: keepAliveTimeoutMs },
       bodyLimit: intOption('body-limit', values['body-limit'], DEFAULTS.bodyLimit, 1),
       retention: {

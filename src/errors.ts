@@ -34,6 +34,7 @@ export const ErrorCodes = {
   DEPENDENT_OBJECTS: 'plan',
   INVALID_DEFINITION: 'plan',
   INVALID_OPTION: 'plan',
+  FORBIDDEN_BROKER: 'plan',
   NOT_SUPPORTED: 'not-supported',
   NOT_NULL_VIOLATION: 'execution',
   INVALID_VALUE: 'execution',

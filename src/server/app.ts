@@ -80,6 +80,11 @@ export interface AppOptions {
    * none — loopback names, the bound address and the server's own origins only).
    */
   readonly admission?: AdmissionOptions;
+  /**
+   * Hosts Kafka sources and sinks may connect to (`host`, `host:port`, `10.0.0.0/8`, `*`); default
+   * (absent or null): loopback and the broker hosts of the connectors recovered at start.
+   */
+  readonly connectorHosts?: readonly string[] | null;
   /** Connection timeouts (default headers 10 s, whole request 30 s, idle keep-alive 5 s). */
   readonly timeouts?: Partial<HttpTimeouts>;
 }
@@ -138,6 +143,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         ? null
         : { ...DEFAULTS.checkpoint, ...options.checkpoint },
     ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
+    connectorHosts: options.connectorHosts ?? null,
   });
   // Counted once the metrics exist (a client error can only arrive after listen).
   let countError: (code: string) => void = () => undefined;

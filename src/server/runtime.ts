@@ -10,7 +10,13 @@
 import { SluiceError } from '../errors.ts';
 import { CheckpointStore, type CheckpointWriteStats } from '../source/checkpoint-store.ts';
 import { crashPoint } from './crash-points.ts';
-import { ConnectorManager, type SinkReport, type SourceReport } from './connectors.ts';
+import {
+  ConnectorManager,
+  connectorHostError,
+  connectorHostsAfterRecovery,
+  type SinkReport,
+  type SourceReport,
+} from './connectors.ts';
 import type { SinkFeed, WireChange } from '../sink/kafka-sink.ts';
 import type { SourceBatch } from '../source/kafka/kafka-source.ts';
 import { SourceStore } from '../source/source-store.ts';
@@ -54,6 +60,11 @@ export interface RuntimeOptions {
   readonly checkpoint: CheckpointPolicy | null;
   /** `PRAGMA quick_check` the data file before recovery (default true). */
   readonly verifyOnOpen?: boolean;
+  /**
+   * The hosts sources and sinks may connect to (`--connector-hosts`); absent or null: loopback and
+   * the broker hosts of the connectors recovered at start.
+   */
+  readonly connectorHosts?: readonly string[] | null;
 }
 
 /** A checkpoint is taken once either bound is reached (and something changed), and at shutdown. */
@@ -224,7 +235,15 @@ export class SluiceRuntime {
       this.recovery = this.recover();
       this.committedEpoch = this.engine.epoch;
       this.engine.setJournal(this.log);
-      this.connectors = new ConnectorManager(this.connectorHost(), options.logger, this.store.instanceId);
+      // Judged from here on only: a replayed CREATE SOURCE/SINK was allowed when it ran.
+      const hosts = connectorHostsAfterRecovery(options.connectorHosts ?? null, this.engine.catalog());
+      this.engine.setConnectorCheck((brokers) => connectorHostError(hosts, brokers));
+      this.connectors = new ConnectorManager(
+        this.connectorHost(),
+        options.logger,
+        this.store.instanceId,
+        hosts,
+      );
     } catch (error) {
       this.store.close();
       // Opened unless the failure was opening it.

@@ -1,16 +1,18 @@
 // The Kafka side of the server's edge, against a real broker: records whose key or value is not
 // well-formed text (a lone surrogate escape, bytes that are not UTF-8) are poison records under the
 // source's on_error policy — never stored, so the data directory keeps starting — and what the errors
-// relation keeps of them is itself well-formed.
+// relation keeps of them is itself well-formed; and the connector-host allow-list lets the normal
+// path (a loopback broker, or one listed in --connector-hosts) through while refusing the rest.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Kafka, Producer } from 'kafkajs';
-import { createTopic } from '../support/kafka-topics.ts';
+import { createTopic, readTopic } from '../support/kafka-topics.ts';
 import { kafkaClient, kafkaSuite, sharedBrokers, uniqueName, waitFor } from '../support/kafka.ts';
 import {
   removeDir,
   request,
   restView,
+  sql,
   sqlOk,
   startServer,
   tempDir,
@@ -136,5 +138,56 @@ describe('Kafka edge (real broker)', kafkaSuite('Kafka edge'), () => {
       rows.map((r) => r.raw),
       skipped.map((e) => e.raw),
     );
+  });
+
+  it('connector hosts: a loopback or listed broker works end to end; others are refused at CREATE', async () => {
+    const topic = uniqueName('orders-hosts');
+    const out = uniqueName('totals-hosts');
+    await createTopic(kafka, topic, 1);
+    await createTopic(kafka, out, 1);
+    await producer.send({
+      topic,
+      messages: [1, 2, 3].map((id) => ({ value: JSON.stringify({ id, seller: id % 2 }) })),
+    });
+    const port = brokers.split(':')[1] ?? '';
+
+    // Default: loopback brokers pass (here as "localhost:<port>").
+    const byDefault = await startServer({});
+    servers.push(byDefault);
+    await sqlOk(
+      byDefault.base,
+      `CREATE SOURCE o (id int NOT NULL, seller int NOT NULL, PRIMARY KEY (id)) FROM KAFKA (brokers 'localhost:${port}', topic '${topic}');
+       CREATE MATERIALIZED VIEW per_seller AS SELECT seller, COUNT(*) AS n FROM o GROUP BY seller;`,
+    );
+    await caughtUp(byDefault.base, 'o', 0, 3);
+    const refused = await sql(
+      byDefault.base,
+      `CREATE SINK k FROM per_seller INTO KAFKA (brokers '10.255.255.1:${port}', topic '${out}', format 'upsert')`,
+    );
+    assert.equal(refused.body.error?.code, 'FORBIDDEN_BROKER');
+
+    // An explicit list: only what it names.
+    const listed = await startServer({ connectorHosts: [`127.0.0.1:${port}`] });
+    servers.push(listed);
+    const viaName = await sql(
+      listed.base,
+      `CREATE SOURCE o (id int) FROM KAFKA (brokers 'localhost:${port}', topic '${topic}')`,
+    );
+    assert.equal(viaName.body.error?.code, 'FORBIDDEN_BROKER', 'localhost is not in the list');
+    await sqlOk(
+      listed.base,
+      `CREATE SOURCE o (id int NOT NULL, seller int NOT NULL, PRIMARY KEY (id)) FROM KAFKA (brokers '127.0.0.1:${port}', topic '${topic}');
+       CREATE MATERIALIZED VIEW per_seller AS SELECT seller, COUNT(*) AS n FROM o GROUP BY seller;
+       CREATE SINK k FROM per_seller INTO KAFKA (brokers '127.0.0.1:${port}', topic '${out}', format 'upsert');`,
+    );
+    await caughtUp(listed.base, 'o', 0, 3);
+    const written = await waitFor(
+      async () => {
+        const m = await readTopic(kafka, out);
+        return new Set(m.map((x) => x.key)).size >= 2 ? m : undefined;
+      },
+      { what: 'the sink to write the view' },
+    );
+    assert.deepEqual(written.map((m) => m.key).sort(), ['{"seller":0}', '{"seller":1}']);
   });
 });
