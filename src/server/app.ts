@@ -85,6 +85,8 @@ export interface AppOptions {
    * (absent or null): loopback and the broker hosts of the connectors recovered at start.
    */
   readonly connectorHosts?: readonly string[] | null;
+  /** Longest wait for a broker while a source or sink connects (default 15 s; tests shorten it). */
+  readonly connectorConnectTimeoutMs?: number;
   /** Connection timeouts (default headers 10 s, whole request 30 s, idle keep-alive 5 s). */
   readonly timeouts?: Partial<HttpTimeouts>;
 }
@@ -144,6 +146,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         : { ...DEFAULTS.checkpoint, ...options.checkpoint },
     ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
     connectorHosts: options.connectorHosts ?? null,
+    ...(options.connectorConnectTimeoutMs !== undefined
+      ? { connectorConnectTimeoutMs: options.connectorConnectTimeoutMs }
+      : {}),
   });
   // Counted once the metrics exist (a client error can only arrive after listen).
   let countError: (code: string) => void = () => undefined;

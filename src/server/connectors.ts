@@ -115,6 +115,8 @@ export class ConnectorManager {
     private readonly instanceId: string,
     /** Checked again before connecting: a connector recovered under a narrower list never connects. */
     private readonly hosts: ConnectorHosts,
+    /** Longest wait for a broker while connecting (default 15 s; tests shorten it). */
+    private readonly connectTimeoutMs?: number,
   ) {}
 
   /** Starts what the catalog has and this does not run, stops what the catalog no longer has. */
@@ -198,6 +200,8 @@ export class ConnectorManager {
         maxBatchMs: o.maxBatchMs,
         onError: o.onError,
         start: o.start,
+        brokers: o.brokers,
+        ...(this.connectTimeoutMs !== undefined ? { connectTimeoutMs: this.connectTimeoutMs } : {}),
         decode: {
           format: o.format,
           columns: info.columns.map((c) => c.name),
@@ -229,7 +233,14 @@ export class ConnectorManager {
     // A sink created again (even with the same SQL) starts afresh: its own producer and progress.
     const id = `sluice-${this.instanceId}-sink-${info.name}-${incarnation}`;
     const runner = new KafkaSinkRunner(
-      { name: info.name, view: info.view, topic: o.topic, format: o.format },
+      {
+        name: info.name,
+        view: info.view,
+        topic: o.topic,
+        format: o.format,
+        brokers: o.brokers,
+        ...(this.connectTimeoutMs !== undefined ? { connectTimeoutMs: this.connectTimeoutMs } : {}),
+      },
       () => {
         const refused = this.hosts.refused(o.brokers);
         if (refused !== null) return new RefusedWriter(refusedMessage(this.hosts, refused));

@@ -65,6 +65,8 @@ export interface RuntimeOptions {
    * the broker hosts of the connectors recovered at start.
    */
   readonly connectorHosts?: readonly string[] | null;
+  /** Longest wait for a broker while a connector connects (default 15 s). */
+  readonly connectorConnectTimeoutMs?: number;
 }
 
 /** A checkpoint is taken once either bound is reached (and something changed), and at shutdown. */
@@ -243,6 +245,7 @@ export class SluiceRuntime {
         options.logger,
         this.store.instanceId,
         hosts,
+        options.connectorConnectTimeoutMs,
       );
     } catch (error) {
       this.store.close();

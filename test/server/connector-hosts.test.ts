@@ -1,7 +1,10 @@
 // `brokers` in CREATE SOURCE/SINK is bounded by an allow-list (--connector-hosts; default loopback
 // plus the broker hosts of the connectors present at start): anything else is refused when the
 // statement runs, with FORBIDDEN_BROKER at the option's position and no effect — no catalog
-// entry, no journal entry, no connection. Real server, real TCP peers (no broker needed).
+// entry, no journal entry, no connection. And a peer that is not a Kafka broker (answers garbage,
+// or accepts and never answers) leaves a source or sink in an error state with a message and
+// retrying, never "starting" with no error, and never takes the server down. Real server, real TCP
+// peers (no broker needed).
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
@@ -159,13 +162,13 @@ describe('connector hosts: an allow-list checked when CREATE SOURCE/SINK runs', 
     dirs.push(dir);
     const peer = await fakePeer(() => undefined);
     try {
-      let server = await startServer({ dataDir: dir, connectorHosts: ['*'] });
+      let server = await startServer({ dataDir: dir, connectorHosts: ['*'], connectorConnectTimeoutMs: 500 });
       await sqlOk(
         server.base,
         "CREATE SOURCE old (a INTEGER) FROM KAFKA (brokers 'kafka-at-start.invalid:9092', topic 't')",
       );
       await server.close();
-      server = await startServer({ dataDir: dir });
+      server = await startServer({ dataDir: dir, connectorConnectTimeoutMs: 500 });
       await sqlOk(
         server.base,
         "CREATE SOURCE again (a INTEGER) FROM KAFKA (brokers 'kafka-at-start.invalid:9999', topic 'u')",
@@ -198,4 +201,68 @@ describe('connector hosts: an allow-list checked when CREATE SOURCE/SINK runs', 
       await peer.close();
     }
   });
+});
+
+describe('a peer that is not a Kafka broker: an error state with a message, retries, no crash', () => {
+  test(
+    'garbage answers and silence turn into retrying sources and sinks with a reason',
+    { timeout: 60_000 },
+    async () => {
+      const peers = {
+        // Four zero bytes: a response frame too short to hold a correlation id. The Kafka client threw
+        // on it inside its socket handler, an uncaught exception that ended the server.
+        zero: await fakePeer((s) => s.write(Buffer.alloc(4))),
+        http: await fakePeer((s) => s.write('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n')),
+        silent: await fakePeer(() => undefined),
+      };
+      const server = await startServer({ connectorConnectTimeoutMs: 1500 });
+      try {
+        await sqlOk(
+          server.base,
+          'CREATE TABLE t (k INTEGER NOT NULL, PRIMARY KEY (k)); CREATE MATERIALIZED VIEW v AS SELECT k FROM t',
+        );
+        for (const [name, peer] of Object.entries(peers)) {
+          await sqlOk(
+            server.base,
+            `CREATE SOURCE src_${name} (a INTEGER) FROM KAFKA (brokers '127.0.0.1:${peer.port}', topic 't')`,
+          );
+        }
+        await sqlOk(
+          server.base,
+          `CREATE SINK sink_silent FROM v INTO KAFKA (brokers '127.0.0.1:${peers.silent.port}', topic 'x', format 'changelog')`,
+        );
+        await sqlOk(
+          server.base,
+          `CREATE SINK sink_zero FROM v INTO KAFKA (brokers '127.0.0.1:${peers.zero.port}', topic 'x', format 'changelog')`,
+        );
+        const all: [kind: 'sources' | 'sinks', name: string, reason: RegExp][] = [
+          ['sources', 'src_zero', /not the Kafka protocol/],
+          ['sources', 'src_http', /not the Kafka protocol/],
+          ['sources', 'src_silent', /no answer from brokers 127\.0\.0\.1:\d+ within 1\.5 s/],
+          ['sinks', 'sink_silent', /no answer from brokers 127\.0\.0\.1:\d+ within 1\.5 s/],
+          ['sinks', 'sink_zero', /not the Kafka protocol/],
+        ];
+        for (const [kind, name, reason] of all) {
+          await waitUntil(
+            async () => {
+              const s = await status(server.base, kind, name);
+              return s.state === 'retrying' && s.error !== null && reason.test(s.error.message);
+            },
+            20_000,
+            `${name} retrying with ${reason}`,
+          );
+        }
+        // It keeps retrying (the backoff policy), and the server keeps serving.
+        await waitUntil(
+          async () => (await status(server.base, 'sources', 'src_silent')).retries >= 2,
+          20_000,
+          'a second retry',
+        );
+        assert.equal((await request(server.base, 'GET', '/healthz')).status, 200);
+      } finally {
+        await server.close();
+        for (const p of Object.values(peers)) await p.close();
+      }
+    },
+  );
 });

@@ -4,6 +4,7 @@
 // source's positions. Positions live in Sluice, not in the consumer group: a restart resumes from the
 // delivered positions, so every record is applied exactly once. Poison records follow on_error.
 import { bytesAsText } from '../json-codec.ts';
+import { CONNECT_TIMEOUT_MS, withDeadline } from './deadline.ts';
 import type { ConnectorLogger, KafkaReader, KafkaRecord, PartitionWatermarks } from './kafka-client.ts';
 import { PoisonRecord, RecordDecoder, type DecodeSpec, type RowOp } from './record-decoder.ts';
 
@@ -20,6 +21,10 @@ export interface KafkaSourceConfig {
   readonly decode: DecodeSpec;
   /** Bytes of a skipped record's value kept in the errors relation. */
   readonly rawLimit?: number;
+  /** Longest wait for the broker while connecting before an error and a retry (default 15 s). */
+  readonly connectTimeoutMs?: number;
+  /** The bootstrap brokers, for messages. */
+  readonly brokers?: readonly string[];
 }
 
 /** An epoch's positions for one source: each partition's offset range [from, next). */
@@ -176,8 +181,15 @@ export class KafkaSourceRunner {
     const generation = ++this.generation;
     const reader = this.newReader();
     this.reader = reader;
+    const deadlineMs = this.config.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+    const noAnswer = (step: string) => () =>
+      `no answer from ${this.brokersText()} within ${deadlineMs / 1000} s while ${step} (is it a reachable Kafka broker?)`;
     try {
-      const marks = await reader.watermarks();
+      const marks = await withDeadline(
+        reader.watermarks(),
+        deadlineMs,
+        noAnswer('reading the topic offsets'),
+      );
       // Stopped or superseded meanwhile: this attempt's reader must not outlive it.
       if (generation !== this.generation) {
         await reader.close();
@@ -189,13 +201,18 @@ export class KafkaSourceRunner {
         return;
       }
       this.resetPending(from);
-      await reader.start(
-        from,
-        async (partition, records, high, next) => this.onRecords(generation, partition, records, high, next),
-        (error) => this.retry(generation, error),
-        () => {
-          if (generation === this.generation) this.lastFetchAt = performance.now();
-        },
+      await withDeadline(
+        reader.start(
+          from,
+          async (partition, records, high, next) =>
+            this.onRecords(generation, partition, records, high, next),
+          (error) => this.retry(generation, error),
+          () => {
+            if (generation === this.generation) this.lastFetchAt = performance.now();
+          },
+        ),
+        deadlineMs,
+        noAnswer('joining the topic'),
       );
       if (generation !== this.generation) {
         await reader.close();
@@ -209,6 +226,11 @@ export class KafkaSourceRunner {
     } catch (error) {
       this.retry(generation, error instanceof Error ? error : new Error(String(error)));
     }
+  }
+
+  private brokersText(): string {
+    const b = this.config.brokers;
+    return b === undefined || b.length === 0 ? 'the brokers' : `brokers ${b.join(',')}`;
   }
 
   /** Where each partition starts: the delivered position, else the `start` option. Null: failed. */
