@@ -1,11 +1,14 @@
 // The `sluice` command: `sluice start` replays the data directory, then serves the HTTP/WebSocket API
 // until SIGTERM/SIGINT (graceful: subscribers are told, the store is closed cleanly).
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { SluiceError } from './errors.ts';
 import { DEFAULTS } from './server/defaults.ts';
+import { isLoopbackAddress, parseAllowedHosts, parseAllowedOrigins } from './server/request-guard.ts';
+import { parseConnectorHosts } from './source/kafka/connector-hosts.ts';
 
 const USAGE = `Usage: sluice start [options]
 
@@ -15,6 +18,15 @@ Options:
   --port <n>                 port to listen on (env PORT; default 8080; 0 = any free port)
   --host <addr>              address to bind (env SLUICE_HOST; default 127.0.0.1 — loopback only;
                              --host 0.0.0.0 exposes the server, which has no authentication yet)
+  --allowed-hosts <list>     more Host names the server answers to, comma-separated (name, name:port;
+                             default: loopback names and the bound address; * = any, no DNS-rebinding check)
+  --allowed-origins <list>   more origins (http[s]://host[:port]) whose pages may write and subscribe
+                             (default: the server's own origins only)
+  --connector-hosts <list>   hosts Kafka sources and sinks may connect to, comma-separated (host, host:port,
+                             10.0.0.0/8; * = any); default: loopback and the brokers of the connectors at start
+  --headers-timeout-ms <n>   a request's headers must arrive within this (default ${DEFAULTS.timeouts.headersMs})
+  --request-timeout-ms <n>   a whole request, body included, must arrive within this (default ${DEFAULTS.timeouts.requestMs})
+  --keep-alive-timeout-ms <n>  an idle keep-alive connection is closed after this (default ${DEFAULTS.timeouts.keepAliveMs})
   --data-dir <dir>           where the durable log and changelogs live (env SLUICE_DATA_DIR; default ./data)
   --body-limit <bytes>       largest request body (default ${DEFAULTS.bodyLimit})
   --retention-epochs <n>     keep changelogs of the last n epochs (default ${DEFAULTS.retention.epochs}; 0 = no limit)
@@ -46,6 +58,26 @@ function intOption(name: string, raw: string | undefined, fallback: number, min 
   return n;
 }
 
+/** `--host`: an IP address or a host name; empty or malformed is a usage error (never "every interface"). */
+function hostOption(raw: string): string {
+  const host = raw.trim().replace(/^\[(.*)\]$/, '$1');
+  const name =
+    /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+  if (host === '' || (isIP(host) === 0 && !name.test(host))) {
+    fail(`--host must be an IP address or a host name, not "${raw}" (use 0.0.0.0 to bind every interface)`);
+  }
+  return host;
+}
+
+/** A comma-separated list option; absent or empty: none. */
+function listOption(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  return raw
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
+}
+
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
     version?: string;
@@ -63,6 +95,12 @@ async function main(argv: string[]): Promise<void> {
       options: {
         port: { type: 'string' },
         host: { type: 'string' },
+        'allowed-hosts': { type: 'string' },
+        'allowed-origins': { type: 'string' },
+        'connector-hosts': { type: 'string' },
+        'headers-timeout-ms': { type: 'string' },
+        'request-timeout-ms': { type: 'string' },
+        'keep-alive-timeout-ms': { type: 'string' },
         'data-dir': { type: 'string' },
         'body-limit': { type: 'string' },
         'retention-epochs': { type: 'string' },
@@ -97,7 +135,49 @@ async function main(argv: string[]): Promise<void> {
 
   const port = intOption('port', values.port ?? process.env.PORT, 8080);
   if (port > 65535) fail(`--port must be at most 65535, not ${port}`);
-  const host = values.host ?? process.env.SLUICE_HOST ?? '127.0.0.1';
+  const host = hostOption(values.host ?? (process.env.SLUICE_HOST || undefined) ?? '127.0.0.1');
+  const headersTimeoutMs = intOption(
+    'headers-timeout-ms',
+    values['headers-timeout-ms'],
+    DEFAULTS.timeouts.headersMs,
+    1,
+  );
+  const requestTimeoutMs = intOption(
+    'request-timeout-ms',
+    values['request-timeout-ms'],
+    DEFAULTS.timeouts.requestMs,
+    1,
+  );
+  if (headersTimeoutMs > requestTimeoutMs)
+    fail(
+      `--headers-timeout-ms (${headersTimeoutMs}) must not exceed --request-timeout-ms (${requestTimeoutMs})`,
+    );
+  const keepAliveTimeoutMs = intOption(
+    'keep-alive-timeout-ms',
+    values['keep-alive-timeout-ms'],
+    DEFAULTS.timeouts.keepAliveMs,
+    1,
+  );
+  const allowedHosts = listOption(values['allowed-hosts']);
+  const allowedOrigins = listOption(values['allowed-origins']);
+  // Checked here too, so a typo is a usage error rather than a failed start.
+  try {
+    parseAllowedHosts(allowedHosts);
+  } catch (error) {
+    fail(`--allowed-hosts: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  try {
+    parseAllowedOrigins(allowedOrigins);
+  } catch (error) {
+    fail(`--allowed-origins: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const connectorHosts =
+    values['connector-hosts'] === undefined ? null : listOption(values['connector-hosts']);
+  try {
+    parseConnectorHosts(connectorHosts ?? []);
+  } catch (error) {
+    fail(`--connector-hosts: ${error instanceof Error ? error.message : String(error)}`);
+  }
   const dataDir = resolve(values['data-dir'] ?? process.env.SLUICE_DATA_DIR ?? './data');
   const level = values['log-level'] ?? process.env.LOG_LEVEL ?? 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level))
@@ -139,6 +219,9 @@ async function main(argv: string[]): Promise<void> {
       dataDir,
       logger,
       processMetrics: true,
+      admission: { allowedHosts, allowedOrigins },
+      connectorHosts,
+      timeouts: { headersMs: headersTimeoutMs, requestMs: requestTimeoutMs, keepAliveMs: keepAliveTimeoutMs },
       bodyLimit: intOption('body-limit', values['body-limit'], DEFAULTS.bodyLimit, 1),
       retention: {
         epochs: retentionEpochs === 0 ? null : retentionEpochs,
@@ -205,7 +288,11 @@ async function main(argv: string[]): Promise<void> {
   const address = app.server.address();
   const boundPort = typeof address === 'object' && address !== null ? address.port : port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
-  const loopback = host === '127.0.0.1' || host === 'localhost' || host === '::1';
+  // What the server really bound (a name may resolve anywhere): all of 127.0.0.0/8 and ::1 are loopback.
+  const loopback =
+    typeof address === 'object' && address !== null
+      ? isLoopbackAddress(address.address)
+      : host === 'localhost';
   process.stdout.write(
     `sluice ${version()} listening on http://${shownHost}:${boundPort} (data: ${dataDir}, epoch ${app.sluice.committedEpoch})\n` +
       (loopback

@@ -40,6 +40,7 @@ export const ErrorCodes = {
   DEPENDENT_OBJECTS: 'plan',
   INVALID_DEFINITION: 'plan',
   INVALID_OPTION: 'plan',
+  FORBIDDEN_BROKER: 'plan',
   NOT_SUPPORTED: 'not-supported',
   NOT_NULL_VIOLATION: 'execution',
   INVALID_VALUE: 'execution',
@@ -51,7 +52,6 @@ export const ErrorCodes = {
   STRING_TOO_LONG: 'execution',
   VIEW_ERROR: 'execution',
   CARDINALITY_VIOLATION: 'execution',
-  INVALID_TEXT: 'execution',
   STATE_ERROR: 'state',
   CONNECTOR_ERROR: 'connector',
   INTERNAL_ERROR: 'internal',
@@ -64,6 +64,12 @@ export const ErrorCodes = {
   SLOW_CONSUMER: 'execution',
   VIEW_DROPPED: 'execution',
   UNAVAILABLE: 'state',
+  UNSUPPORTED_MEDIA_TYPE: 'parse',
+  FORBIDDEN_ORIGIN: 'execution',
+  FORBIDDEN_HOST: 'execution',
+  REQUEST_TIMEOUT: 'execution',
+  URI_TOO_LONG: 'parse',
+  HEADERS_TOO_LARGE: 'parse',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -140,6 +146,11 @@ export function httpStatusOf(error: SluiceError): number {
   if (error.code === 'DUPLICATE_OBJECT') return 409;
   if (error.code === 'NOT_FOUND') return 404;
   if (error.code === 'PAYLOAD_TOO_LARGE') return 413;
+  if (error.code === 'UNSUPPORTED_MEDIA_TYPE') return 415;
+  if (error.code === 'FORBIDDEN_ORIGIN' || error.code === 'FORBIDDEN_HOST') return 403;
+  if (error.code === 'REQUEST_TIMEOUT') return 408;
+  if (error.code === 'URI_TOO_LONG') return 414;
+  if (error.code === 'HEADERS_TOO_LARGE') return 431;
   if (error.code === 'RESUME_TOO_OLD' || error.code === 'VIEW_DROPPED') return 410;
   if (error.code === 'UNAVAILABLE') return 503;
   switch (error.errorClass) {

@@ -46,6 +46,13 @@ import { ViewRuntime } from './view-runtime.ts';
 
 export type { EngineJournal } from './api.ts';
 
+/**
+ * Connector hook (set by the server): judges a new source's or sink's `brokers` when its CREATE is
+ * executed — the error to raise (it is given the option's position), or null to allow. Installed
+ * after recovery, so a replayed CREATE is never judged again.
+ */
+export type ConnectorCheck = (brokers: readonly string[]) => SluiceError | null;
+
 export interface TableInfo {
   readonly name: string;
   readonly columns: readonly ColumnInfo[];
@@ -138,6 +145,7 @@ export class Engine {
   private readonly views = new Map<string, ViewRuntime>();
   private readonly subscribers = new Map<string, Set<Subscription>>();
   private journal: EngineJournal | null = null;
+  private connectorCheck: ConnectorCheck | null = null;
   private stateTracking = false;
   /** Views in creation order with their runtimes; rebuilt after DDL, read by every epoch. */
   private viewOrderCache: { def: ViewDef; runtime: ViewRuntime }[] | null = null;
@@ -163,6 +171,20 @@ export class Engine {
 
   setJournal(journal: EngineJournal | null): void {
     this.journal = journal;
+  }
+
+  setConnectorCheck(check: ConnectorCheck | null): void {
+    this.connectorCheck = check;
+  }
+
+  /** Runs the connector hook on a CREATE SOURCE/SINK's brokers; throws at the `brokers` option. */
+  private checkConnector(
+    stmt: Extract<Statement, { kind: 'createSource' | 'createSink' }>,
+    brokers: readonly string[],
+  ): void {
+    const error = this.connectorCheck?.(brokers) ?? null;
+    if (error === null) return;
+    throw error.at(stmt.connector.options.find((o) => o.name === 'brokers')?.valuePos ?? stmt.connector.pos);
   }
 
   // ---- statements -------------------------------------------------------------------------
@@ -250,6 +272,7 @@ export class Engine {
     }
     const shape = tableShape(stmt);
     const source = sourceOptions(stmt.connector, stmt.name, shape.primaryKey !== null);
+    this.checkConnector(stmt, source.brokers);
     const def: TableDef = { kind: 'table', name: stmt.name, ...shape, sql: stmt.text, source };
     const errors = source.onError === 'skip' ? sourceErrorsDef(stmt.name) : null;
     if (errors !== null && this.catalogState.has(errors.name)) {
@@ -294,6 +317,7 @@ export class Engine {
       );
     }
     const options = sinkOptions(stmt.connector, view.name, view.key !== null);
+    this.checkConnector(stmt, options.brokers);
     const def: SinkDef = { kind: 'sink', name: stmt.name, view: view.name, options, sql: stmt.text };
     this.journal?.appendDdl({ epoch: this.currentEpoch, sql: stmt.text });
     this.catalogState.add(def);

@@ -17,7 +17,15 @@ import { SluiceError, httpStatusOf } from '../errors.ts';
 import type { TableChanges } from '../exec/api.ts';
 import type { Retention } from '../sink/changelog-store.ts';
 import { CloseCodes, type SubscriberLimits } from '../sink/subscriber.ts';
-import { isRowObject, parseJsonExact, stringifyWire } from '../source/json-codec.ts';
+import {
+  decodeUtf8Strict,
+  findIllFormedText,
+  invalidUtf8Offset,
+  isRowObject,
+  mayHoldLoneSurrogate,
+  parseJsonExact,
+  stringifyWire,
+} from '../source/json-codec.ts';
 import type { Row } from '../types.ts';
 import { registerConsole } from '../console/plugin.ts';
 import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
@@ -28,6 +36,18 @@ import * as S from './schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
 import { filterAndPage } from './view-rows.ts';
 import { DEFAULTS } from './defaults.ts';
+import {
+  MAX_URL_PARAM_LENGTH,
+  answerClientError,
+  frameworkError,
+  illFormedBodyError,
+} from './http-errors.ts';
+import {
+  RequestGuard,
+  registerRequestGuard,
+  type AdmissionOptions,
+  type BoundAddress,
+} from './request-guard.ts';
 
 export interface AppOptions {
   /** Data directory; null keeps state in memory only (tests, throwaway servers). */
@@ -55,6 +75,29 @@ export interface AppOptions {
   readonly logger?: FastifyBaseLogger | false;
   /** Also export Node process metrics (off in tests, where many apps share a process). */
   readonly processMetrics?: boolean;
+  /**
+   * Which Host names and Origins may use the server besides its own (request-guard.ts; default:
+   * none — loopback names, the bound address and the server's own origins only).
+   */
+  readonly admission?: AdmissionOptions;
+  /**
+   * Hosts Kafka sources and sinks may connect to (`host`, `host:port`, `10.0.0.0/8`, `*`); default
+   * (absent or null): loopback and the broker hosts of the connectors recovered at start.
+   */
+  readonly connectorHosts?: readonly string[] | null;
+  /** Longest wait for a broker while a source or sink connects (default 15 s; tests shorten it). */
+  readonly connectorConnectTimeoutMs?: number;
+  /** Connection timeouts (default headers 10 s, whole request 30 s, idle keep-alive 5 s). */
+  readonly timeouts?: Partial<HttpTimeouts>;
+}
+
+export interface HttpTimeouts {
+  /** The request line and headers must arrive within this. */
+  readonly headersMs: number;
+  /** The whole request, body included, must arrive within this (≥ headersMs). */
+  readonly requestMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  readonly keepAliveMs: number;
 }
 
 export { DEFAULTS };
@@ -66,6 +109,8 @@ declare module 'fastify' {
 }
 
 const INGEST_URL = '/v1/tables/:name/rows';
+const SQL_URL = '/v1/sql';
+const SUBSCRIBE_URL = '/v1/views/:name/subscribe';
 
 const silentLogger = {
   info: () => undefined,
@@ -74,6 +119,17 @@ const silentLogger = {
 };
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  // First, so that invalid settings fail before anything is opened. Reads the bound address lazily
+  // (the port is known only after listen).
+  const guard = new RequestGuard(options.admission ?? {}, () => boundAddress(app));
+  const closeGraceMs = options.closeGraceMs ?? DEFAULTS.closeGraceMs;
+  const bodyLimit = options.bodyLimit ?? DEFAULTS.bodyLimit;
+  const timeouts: HttpTimeouts = { ...DEFAULTS.timeouts, ...options.timeouts };
+  if (timeouts.headersMs > timeouts.requestMs) {
+    throw new Error(
+      `the headers timeout (${timeouts.headersMs} ms) exceeds the request timeout (${timeouts.requestMs} ms)`,
+    );
+  }
   const logger = options.logger === undefined || options.logger === false ? undefined : options.logger;
   const runtime = new SluiceRuntime({
     dataDir: options.dataDir,
@@ -89,18 +145,38 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         ? null
         : { ...DEFAULTS.checkpoint, ...options.checkpoint },
     ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
+    connectorHosts: options.connectorHosts ?? null,
+    ...(options.connectorConnectTimeoutMs !== undefined
+      ? { connectorConnectTimeoutMs: options.connectorConnectTimeoutMs }
+      : {}),
   });
-  const closeGraceMs = options.closeGraceMs ?? DEFAULTS.closeGraceMs;
-  const bodyLimit = options.bodyLimit ?? DEFAULTS.bodyLimit;
+  // Counted once the metrics exist (a client error can only arrive after listen).
+  let countError: (code: string) => void = () => undefined;
 
   const app = Fastify({
     ...(logger !== undefined ? { loggerInstance: logger } : { logger: false }),
     bodyLimit,
     // Per-request log lines would dominate at ingest rates; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_URL_PARAM_LENGTH },
+    // Slow or stalled clients must not hold connections: node checks these every checking interval.
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    http: {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersMs / 4))),
+    },
+    // The HTTP layer's own answers (malformed requests, 408, 431, undecodable URLs) in our shape.
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, (code) => countError(code)),
+    frameworkErrors: (error, _request, reply) => {
+      sendError(reply, frameworkError(error));
+    },
   });
   app.decorate('sluice', runtime);
+  // Host, Origin, CORS preflights and stray upgrades, before anything else runs (request-guard.ts);
+  // the first hook, so it also covers the routes plugins add.
+  registerRequestGuard(app, guard, { websocketRoutes: new Set([SUBSCRIBE_URL]), sendError });
   // Everything but table ingest first commits the open ingest group (runtime.ts), so reads, SQL
   // and subscriptions only ever see durable epochs.
   app.addHook('preHandler', (request, _reply, done) => {
@@ -127,6 +203,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     { processMetrics: options.processMetrics ?? false },
   );
+  countError = (code) => metrics.error(code);
   runtime.hooks = {
     batchApplied: (table, rows, seconds) => metrics.batchApplied(table, rows, seconds),
     viewChanges: (view, rows) => metrics.viewChanges(view, rows),
@@ -165,16 +242,35 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return new SluiceError('INVALID_REQUEST', `invalid request: ${message}`);
   });
 
-  // Every body is JSON (whatever the content type says), parsed exactly (big integers kept).
+  // Bodies are JSON, sent as application/json: a browser page can send text/plain, form and
+  // multipart bodies to any site without asking (CORS "simple" requests), so those are refused
+  // (415) rather than read as JSON. Parsed exactly (big integers kept); the bytes must be UTF-8 and
+  // the text well-formed Unicode (INVALID_TEXT), so what is stored is exactly what was sent.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_req, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, (request, body, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1];
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+      done(unsupportedMediaType(`application/json; charset=${charset}`), undefined);
+      return;
+    }
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    const text = decodeUtf8Strict(bytes);
+    if (text === null) {
+      done(
+        new SluiceError('INVALID_TEXT', 'request body is not valid UTF-8', {
+          detail: `invalid byte sequence at byte ${invalidUtf8Offset(bytes)}`,
+        }),
+        undefined,
+      );
+      return;
+    }
     if (text.trim() === '') {
       done(new SluiceError('INVALID_JSON', 'request body is empty, expected JSON'), undefined);
       return;
     }
+    let value: unknown;
     try {
-      done(null, parseJsonExact(text));
+      value = parseJsonExact(text);
     } catch (error) {
       done(
         new SluiceError('INVALID_JSON', 'request body is not valid JSON', {
@@ -182,11 +278,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         }),
         undefined,
       );
+      return;
     }
+    const found = mayHoldLoneSurrogate(text) ? findIllFormedText(value) : null;
+    if (found !== null) {
+      const sqlField =
+        request.routeOptions.url === SQL_URL &&
+        !found.inKey &&
+        found.path.length === 1 &&
+        found.path[0] === 'sql';
+      done(illFormedBodyError(found, sqlField), undefined);
+      return;
+    }
+    done(null, value);
   });
 
   app.setErrorHandler((error: FastifyError | SluiceError, request, reply) => {
-    const sluiceError = toSluiceError(error);
+    const sluiceError = toSluiceError(error, request);
     if (sluiceError.code === 'INTERNAL_ERROR' || sluiceError.errorClass === 'state') {
       request.log.error({ err: error }, 'request failed');
     }
@@ -253,7 +361,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // ---- statements ----------------------------------------------------------------------------
 
-  app.post<{ Body: { sql: string } }>('/v1/sql', { schema: S.sqlRoute }, async (request, reply) => {
+  app.post<{ Body: { sql: string } }>(SQL_URL, { schema: S.sqlRoute }, async (request, reply) => {
     const outcome = runtime.executeScript(request.body.sql);
     if (outcome.error !== undefined) {
       const error = outcome.error instanceof SluiceError ? outcome.error : toSluiceError(outcome.error);
@@ -395,7 +503,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.route<{ Params: { name: string }; Querystring: Record<string, string | undefined> }>({
     method: 'GET',
-    url: '/v1/views/:name/subscribe',
+    url: SUBSCRIBE_URL,
     schema: S.subscribeRoute,
     handler: async (_request, reply) =>
       sendError(
@@ -548,9 +656,29 @@ function subscribeParams(query: Record<string, string | undefined>): SubscribePa
   return { snapshot: resumeFrom === undefined && rawSnapshot !== 'false', resumeFrom };
 }
 
-function toSluiceError(error: unknown): SluiceError {
+function unsupportedMediaType(contentType: string | undefined): SluiceError {
+  return new SluiceError(
+    'UNSUPPORTED_MEDIA_TYPE',
+    contentType === undefined || contentType === ''
+      ? 'request body has no content type; expected application/json'
+      : `unsupported content type "${contentType.slice(0, 100)}"; expected application/json`,
+    { hint: "send the body with the header 'content-type: application/json'" },
+  );
+}
+
+/** The address the server listens on, once it does. */
+function boundAddress(app: FastifyInstance): BoundAddress | null {
+  const address = app.server.address();
+  return address !== null && typeof address === 'object'
+    ? { address: address.address, port: address.port }
+    : null;
+}
+
+function toSluiceError(error: unknown, request?: FastifyRequest): SluiceError {
   if (error instanceof SluiceError) return error;
   const e = error as Partial<FastifyError> & { message?: string };
+  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return unsupportedMediaType(request?.headers['content-type']);
   if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return new SluiceError('PAYLOAD_TOO_LARGE', 'request body is larger than the configured limit', {
       hint: 'split the batch or raise --body-limit',

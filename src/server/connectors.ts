@@ -2,9 +2,11 @@
 // writing loop per sink, started and stopped as CREATE/DROP statements commit. It owns no data: a
 // source's batches are applied by the runtime (one committed epoch with the source's positions),
 // a sink reads the view's stored changelog. Status and errors are kept here for REST and metrics.
+import { SluiceError } from '../errors.ts';
 import type { SinkInfo, SourceInfo } from '../exec/api.ts';
 import { KafkaSinkRunner, type SinkFeed, type SinkStatus } from '../sink/kafka-sink.ts';
-import type { ConnectorLogger } from '../source/kafka/kafka-client.ts';
+import { ConnectorHosts } from '../source/kafka/connector-hosts.ts';
+import type { ConnectorLogger, KafkaReader, KafkaTransactionalWriter } from '../source/kafka/kafka-client.ts';
 import { KafkajsReader, KafkajsTransactionalWriter } from '../source/kafka/kafkajs-client.ts';
 import { KafkaSourceRunner, type SourceBatch, type SourceStatus } from '../source/kafka/kafka-source.ts';
 
@@ -49,6 +51,58 @@ export interface SinkReport {
 
 const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
 
+/**
+ * The connector-host allow-list once recovery rebuilt the catalog: `configured` (--connector-hosts),
+ * or by default loopback plus the broker hosts of the sources and sinks recovered.
+ */
+export function connectorHostsAfterRecovery(
+  configured: readonly string[] | null,
+  catalog: { readonly sources: readonly SourceInfo[]; readonly sinks: readonly SinkInfo[] },
+): ConnectorHosts {
+  const brokers = [...catalog.sources, ...catalog.sinks].flatMap((c) => c.options.brokers);
+  return ConnectorHosts.create(configured, brokers);
+}
+
+/** The error for a CREATE SOURCE/SINK whose brokers the allow-list refuses, or null. */
+export function connectorHostError(hosts: ConnectorHosts, brokers: readonly string[]): SluiceError | null {
+  const refused = hosts.refused(brokers);
+  if (refused === null) return null;
+  return new SluiceError('FORBIDDEN_BROKER', `broker "${refused}" is not an allowed connector host`, {
+    hint: hosts.hintFor(refused),
+  });
+}
+
+function refusedMessage(hosts: ConnectorHosts, broker: string): string {
+  return `broker "${broker}" is not an allowed connector host (${hosts.hintFor(broker)})`;
+}
+
+/** Stands in for a client whose brokers are not allowed (a connector recovered under a narrower list). */
+class RefusedReader implements KafkaReader {
+  constructor(private readonly message: string) {}
+  watermarks(): Promise<never> {
+    return Promise.reject(new Error(this.message));
+  }
+  start(): Promise<never> {
+    return Promise.reject(new Error(this.message));
+  }
+  async commit(): Promise<void> {}
+  async close(): Promise<void> {}
+}
+
+class RefusedWriter implements KafkaTransactionalWriter {
+  constructor(private readonly message: string) {}
+  connect(): Promise<never> {
+    return Promise.reject(new Error(this.message));
+  }
+  committedEpoch(): Promise<never> {
+    return Promise.reject(new Error(this.message));
+  }
+  writeEpoch(): Promise<never> {
+    return Promise.reject(new Error(this.message));
+  }
+  async close(): Promise<void> {}
+}
+
 export class ConnectorManager {
   private readonly sources = new Map<string, RunningSource>();
   private readonly sinks = new Map<string, RunningSink>();
@@ -59,6 +113,10 @@ export class ConnectorManager {
     private readonly logger: ConnectorLogger,
     /** Distinguishes this data directory's consumer groups and transactional ids from others'. */
     private readonly instanceId: string,
+    /** Checked again before connecting: a connector recovered under a narrower list never connects. */
+    private readonly hosts: ConnectorHosts,
+    /** Longest wait for a broker while connecting (default 15 s; tests shorten it). */
+    private readonly connectTimeoutMs?: number,
   ) {}
 
   /** Starts what the catalog has and this does not run, stops what the catalog no longer has. */
@@ -142,6 +200,8 @@ export class ConnectorManager {
         maxBatchMs: o.maxBatchMs,
         onError: o.onError,
         start: o.start,
+        brokers: o.brokers,
+        ...(this.connectTimeoutMs !== undefined ? { connectTimeoutMs: this.connectTimeoutMs } : {}),
         decode: {
           format: o.format,
           columns: info.columns.map((c) => c.name),
@@ -150,13 +210,16 @@ export class ConnectorManager {
           checkRow: this.host.rowCheck(info.name),
         },
       },
-      () =>
-        new KafkajsReader({
+      () => {
+        const refused = this.hosts.refused(o.brokers);
+        if (refused !== null) return new RefusedReader(refusedMessage(this.hosts, refused));
+        return new KafkajsReader({
           brokers: o.brokers,
           topic: o.topic,
           groupId: o.groupId ?? `sluice-${this.instanceId}-${info.name}-${incarnation}`,
           clientId: `sluice-source-${info.name}`,
-        }),
+        });
+      },
       this.host.storedOffsets(info.name, incarnation),
       (batch) => this.host.applySourceBatch(info.name, incarnation, batch),
       this.logger,
@@ -170,15 +233,25 @@ export class ConnectorManager {
     // A sink created again (even with the same SQL) starts afresh: its own producer and progress.
     const id = `sluice-${this.instanceId}-sink-${info.name}-${incarnation}`;
     const runner = new KafkaSinkRunner(
-      { name: info.name, view: info.view, topic: o.topic, format: o.format },
-      () =>
-        new KafkajsTransactionalWriter({
+      {
+        name: info.name,
+        view: info.view,
+        topic: o.topic,
+        format: o.format,
+        brokers: o.brokers,
+        ...(this.connectTimeoutMs !== undefined ? { connectTimeoutMs: this.connectTimeoutMs } : {}),
+      },
+      () => {
+        const refused = this.hosts.refused(o.brokers);
+        if (refused !== null) return new RefusedWriter(refusedMessage(this.hosts, refused));
+        return new KafkajsTransactionalWriter({
           brokers: o.brokers,
           topic: o.topic,
           clientId: `sluice-sink-${info.name}`,
           transactionalId: id,
           progressGroupId: `${id}-progress`,
-        }),
+        });
+      },
       this.host.sinkFeed(info),
       this.logger,
     );

@@ -15,6 +15,9 @@ export const DEFAULTS = {
   snapshotChunkRows: 1000,
   pruneIntervalMs: 1000,
   closeGraceMs: 2000,
+  // A connection must deliver its headers, and then its whole request, within these; an idle
+  // keep-alive connection is closed after keepAliveMs. Slow or stalled clients cannot hold sockets.
+  timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 },
   // Recovery replays at most this much journal after a kill -9; the cost is one incremental write.
   checkpoint: { intervalMs: 10_000, epochs: 10_000, sliceMs: 10 },
 } as const;

@@ -10,13 +10,20 @@
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SluiceError } from '../errors.ts';
+import { REPLAY_SQL_LIMITS } from '../limits.ts';
 import {
   CheckpointStore,
   type CheckpointWriteStats,
   type StoredCheckpointData,
 } from '../source/checkpoint-store.ts';
 import { crashPoint } from './crash-points.ts';
-import { ConnectorManager, type SinkReport, type SourceReport } from './connectors.ts';
+import {
+  ConnectorManager,
+  connectorHostError,
+  connectorHostsAfterRecovery,
+  type SinkReport,
+  type SourceReport,
+} from './connectors.ts';
 import type { SinkFeed, WireChange } from '../sink/kafka-sink.ts';
 import type { SourceBatch } from '../source/kafka/kafka-source.ts';
 import { SourceStore } from '../source/source-store.ts';
@@ -66,6 +73,13 @@ export interface RuntimeOptions {
   readonly checkpoint: CheckpointPolicy | null;
   /** `PRAGMA quick_check` the data file before recovery (default true). */
   readonly verifyOnOpen?: boolean;
+  /**
+   * The hosts sources and sinks may connect to (`--connector-hosts`); absent or null: loopback and
+   * the broker hosts of the connectors recovered at start.
+   */
+  readonly connectorHosts?: readonly string[] | null;
+  /** Longest wait for a broker while a connector connects (default 15 s). */
+  readonly connectorConnectTimeoutMs?: number;
 }
 
 /** A checkpoint is taken once either bound is reached (and something changed), and at shutdown. */
@@ -243,7 +257,16 @@ export class SluiceRuntime {
       this.committedEpoch = this.engine.epoch;
       this.highWater?.record(this.log.lastOffset, this.engine.epoch);
       this.engine.setJournal(this.log);
-      this.connectors = new ConnectorManager(this.connectorHost(), options.logger, this.store.instanceId);
+      // Judged from here on only: a replayed CREATE SOURCE/SINK was allowed when it ran.
+      const hosts = connectorHostsAfterRecovery(options.connectorHosts ?? null, this.engine.catalog());
+      this.engine.setConnectorCheck((brokers) => connectorHostError(hosts, brokers));
+      this.connectors = new ConnectorManager(
+        this.connectorHost(),
+        options.logger,
+        this.store.instanceId,
+        hosts,
+        options.connectorConnectTimeoutMs,
+      );
     } catch (error) {
       for (const o of opened.reverse()) o.close();
       throw error;
@@ -913,7 +936,8 @@ export class SluiceRuntime {
           if (entry.kind === 'ddl') {
             if (this.ddlSinceSync) this.syncCatalog();
             this.log.lastDdlOffset = entry.offset;
-            this.engine.execute(entry.sql);
+            // Accepted once, so replayed whatever today's limits say (an older data file may exceed them).
+            this.engine.execute(entry.sql, { limits: REPLAY_SQL_LIMITS });
             this.ddlSinceSync = true;
           } else {
             if (this.ddlSinceSync) this.syncCatalog();

@@ -106,6 +106,16 @@ const errors = {
   500: errorResponse,
 } as const;
 
+/** What request admission (request-guard.ts) answers before a state-changing route runs. */
+const admissionErrors = {
+  403: {
+    ...errorResponse,
+    description:
+      'FORBIDDEN_ORIGIN (sent by a web page of an origin that is not allowed) or FORBIDDEN_HOST (a Host that is not a name of this server)',
+  },
+  415: { ...errorResponse, description: 'UNSUPPORTED_MEDIA_TYPE: the body must be sent as application/json' },
+} as const;
+
 export const sqlRoute = {
   tags: ['statements'],
   summary: 'Run SQL statements in order, stopping at the first error',
@@ -133,7 +143,9 @@ export const sqlRoute = {
         },
       },
     },
+    403: admissionErrors[403],
     413: errorResponse,
+    415: admissionErrors[415],
     500: errorResponse,
   },
 } as const;
@@ -194,6 +206,7 @@ export const ingestRoute = {
       properties: { accepted: { type: 'integer' }, epoch: { type: 'integer' } },
     },
     ...errors,
+    ...admissionErrors,
     413: errorResponse,
   },
 } as const;

@@ -2,6 +2,7 @@
 // one Kafka transaction together with the sink's progress (the epoch), so after any crash the topic
 // holds every epoch exactly once for read-committed consumers. Progress lives in Kafka (committed
 // atomically with the messages); the changelog in Sluice's store is what is replayed from it.
+import { CONNECT_TIMEOUT_MS, withDeadline } from '../source/kafka/deadline.ts';
 import type {
   ConnectorLogger,
   KafkaOutMessage,
@@ -15,6 +16,10 @@ export interface KafkaSinkConfig {
   readonly view: string;
   readonly topic: string;
   readonly format: SinkFormat;
+  /** Longest wait for the broker while connecting before an error and a retry (default 15 s). */
+  readonly connectTimeoutMs?: number;
+  /** The bootstrap brokers, for messages. */
+  readonly brokers?: readonly string[];
 }
 
 /** One change of the wire `changes` message (values in wire JSON: bigints as strings). */
@@ -126,13 +131,27 @@ export class KafkaSinkRunner {
     try {
       if (this.writer === null) {
         const writer = this.newWriter();
-        await writer.connect();
-        if (this.stopped) {
-          await writer.close();
-          return;
+        const deadlineMs = this.config.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+        const brokers = this.config.brokers?.join(',') ?? '';
+        const noAnswer = (step: string) => () =>
+          `no answer from ${brokers === '' ? 'the brokers' : `brokers ${brokers}`} within ${deadlineMs / 1000} s while ${step} (is it a reachable Kafka broker?)`;
+        try {
+          await withDeadline(writer.connect(), deadlineMs, noAnswer('connecting the producer'));
+          if (this.stopped) {
+            await writer.close();
+            return;
+          }
+          this.writer = writer;
+          this.written = await withDeadline(
+            writer.committedEpoch(),
+            deadlineMs,
+            noAnswer('reading the progress'),
+          );
+        } catch (error) {
+          // Not yet this.writer when connecting failed: close it here (retry closes this.writer).
+          if (this.writer !== writer) void writer.close();
+          throw error;
         }
-        this.writer = writer;
-        this.written = await writer.committedEpoch();
         this.markRunning();
       }
       if (this.written === null) {

@@ -124,3 +124,166 @@ export function isRowObject(v: unknown): v is Row {
   for (const x of Object.values(v)) if (!isScalar(x)) return false;
   return true;
 }
+
+// ---- well-formed text ------------------------------------------------------------------------
+// Text that is not well-formed Unicode (a lone UTF-16 surrogate, or bytes that are not UTF-8) is
+// rejected where it enters — ingest and SQL bodies, Kafka records — because it cannot be stored as
+// the exact bytes it is checksummed over (UTF-8 has no encoding for a lone surrogate).
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Bytes → text, refusing bytes that are not UTF-8 (never replaced silently). */
+export function decodeUtf8Strict(bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** The first byte offset at which `bytes` stop being UTF-8 (for messages). */
+export function invalidUtf8Offset(bytes: Uint8Array): number {
+  let i = 0;
+  const n = bytes.length;
+  while (i < n) {
+    const need = utf8SequenceLength(bytes, i);
+    if (need === 0) return i;
+    i += need;
+  }
+  return n;
+}
+
+/** Length of the well-formed UTF-8 sequence at `i`, or 0 when there is none. */
+function utf8SequenceLength(bytes: Uint8Array, i: number): number {
+  const b = bytes[i] ?? 0;
+  if (b < 0x80) return 1;
+  const cont = (k: number, lo = 0x80, hi = 0xbf): boolean => {
+    const c = bytes[i + k];
+    return c !== undefined && c >= lo && c <= hi;
+  };
+  if (b >= 0xc2 && b <= 0xdf) return cont(1) ? 2 : 0;
+  if (b === 0xe0) return cont(1, 0xa0) && cont(2) ? 3 : 0;
+  if (b === 0xed) return cont(1, 0x80, 0x9f) && cont(2) ? 3 : 0; // no surrogates
+  if (b >= 0xe1 && b <= 0xef) return cont(1) && cont(2) ? 3 : 0;
+  if (b === 0xf0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+  if (b >= 0xf1 && b <= 0xf3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  if (b === 0xf4) return cont(1, 0x80, 0x8f) && cont(2) && cont(3) ? 4 : 0;
+  return 0;
+}
+
+/**
+ * Bytes as well-formed text for display and storage: UTF-8 as is, every byte that is not part of a
+ * UTF-8 sequence as `\xHH`.
+ */
+export function bytesAsText(bytes: Uint8Array): string {
+  const text = decodeUtf8Strict(bytes);
+  if (text !== null) return text;
+  let out = '';
+  let start = 0;
+  let i = 0;
+  const flush = (end: number): void => {
+    if (end > start) out += Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('utf8');
+  };
+  while (i < bytes.length) {
+    const need = utf8SequenceLength(bytes, i);
+    if (need > 0) {
+      i += need;
+      continue;
+    }
+    flush(i);
+    out += `\\x${(bytes[i] ?? 0).toString(16).toUpperCase().padStart(2, '0')}`;
+    i += 1;
+    start = i;
+  }
+  flush(i);
+  return out;
+}
+
+// Node 20 has String.prototype.isWellFormed (ES2024); the compiler's lib is ES2023.
+const isWellFormed = (String.prototype as unknown as { isWellFormed(this: string): boolean }).isWellFormed;
+
+/** Code unit index of the first lone surrogate in `s`, or -1 when `s` is well-formed. */
+export function loneSurrogateIndex(s: string): number {
+  if (isWellFormed.call(s)) return -1;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = s.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i += 1;
+      else return i;
+    } else if (c >= 0xdc00 && c <= 0xdfff) return i;
+  }
+  return -1;
+}
+
+/**
+ * False when JSON text cannot hold a lone surrogate: once its bytes were valid UTF-8, one can only
+ * come from a `\uD800`–`\uDFFF` escape, so parsed values need no walk without one.
+ */
+export function mayHoldLoneSurrogate(jsonText: string): boolean {
+  return /\\u[dD][89a-fA-F]/.test(jsonText);
+}
+
+/** Where a parsed JSON value holds ill-formed text: the path to it and the code unit in the string. */
+export interface IllFormedText {
+  /** Object keys and array indexes from the top. */
+  readonly path: readonly (string | number)[];
+  /** True when the object key itself (the last path element) is ill-formed, not its value. */
+  readonly inKey: boolean;
+  /** Code unit index of the lone surrogate in the string. */
+  readonly index: number;
+  /** The ill-formed string. */
+  readonly text: string;
+}
+
+interface WalkFrame {
+  readonly value: unknown;
+  readonly key: string | number | null;
+  readonly parent: WalkFrame | null;
+}
+
+/** The first string or key in a parsed JSON value that is not well-formed (iterative: any depth). */
+export function findIllFormedText(value: unknown): IllFormedText | null {
+  const pathOf = (frame: WalkFrame | null): (string | number)[] => {
+    const out: (string | number)[] = [];
+    for (let f = frame; f !== null && f.key !== null; f = f.parent) out.push(f.key);
+    return out.reverse();
+  };
+  const stack: WalkFrame[] = [{ value, key: null, parent: null }];
+  for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
+    const v = frame.value;
+    if (typeof v === 'string') {
+      const index = loneSurrogateIndex(v);
+      if (index >= 0) return { path: pathOf(frame), inKey: false, index, text: v };
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: i, parent: frame });
+    } else if (v !== null && typeof v === 'object') {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i] as string;
+        const index = loneSurrogateIndex(key);
+        if (index >= 0) return { path: [...pathOf(frame), key], inKey: true, index, text: key };
+        stack.push({ value: (v as Record<string, unknown>)[key], key, parent: frame });
+      }
+    }
+  }
+  return null;
+}
+
+/** A path as `$.insert[0]["name"]` — keys JSON-quoted, so the description is itself well-formed. */
+export function describeJsonPath(path: readonly (string | number)[]): string {
+  let out = '$';
+  for (const p of path)
+    out +=
+      typeof p === 'number'
+        ? `[${p}]`
+        : /^[A-Za-z_][A-Za-z0-9_]*$/.test(p)
+          ? `.${p}`
+          : `[${JSON.stringify(p)}]`;
+  return out;
+}
+
+/** The lone surrogate at `index` of `s` as `U+D800`. */
+export function describeLoneSurrogate(s: string, index: number): string {
+  return `U+${s.charCodeAt(index).toString(16).toUpperCase().padStart(4, '0')}`;
+}

@@ -25,6 +25,13 @@ test('--help, --version and argument errors', () => {
     [],
     ['start', '--port', '70000'],
     ['start', '--log-level', 'loud'],
+    // An empty or malformed host must not bind every interface.
+    ['start', '--host', ''],
+    ['start', '--host', ' '],
+    ['start', '--host', 'not a host!'],
+    ['start', '--allowed-origins', 'evil.example'],
+    ['start', '--allowed-hosts', 'a b'],
+    ['start', '--headers-timeout-ms', '5000', '--request-timeout-ms', '1000'],
   ]) {
     const r = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { encoding: 'utf8' });
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
@@ -63,6 +70,54 @@ test(
     }
   },
 );
+
+test('--host "" is a clear usage error, not a bind to every interface', () => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'start', '--host', ''], {
+    encoding: 'utf8',
+  });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /^sluice: --host must be an IP address or a host name, not ""/);
+});
+
+test('127.0.0.2 is loopback: no "exposed" warning', { timeout: 60_000 }, async () => {
+  const dir = tempDir();
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      CLI,
+      'start',
+      '--host',
+      '127.0.0.2',
+      '--port',
+      '0',
+      '--data-dir',
+      dir,
+      '--log-level',
+      'silent',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    await waitUntil(() => /API docs at/.test(out), 30_000, 'the startup lines');
+    assert.match(out, /listening on http:\/\/127\.0\.0\.2:\d+/);
+    assert.match(out, /bound to loopback only/);
+    assert.doesNotMatch(out, /WARNING/);
+    const port = Number(/127\.0\.0\.2:(\d+)/.exec(out)?.[1]);
+    assert.equal((await request(`http://127.0.0.2:${port}`, 'GET', '/healthz')).status, 200);
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  } finally {
+    child.kill('SIGKILL');
+    await exited;
+    removeDir(dir);
+  }
+});
 
 test('--demo creates the Double 11 views and feeds them live', { timeout: 60_000 }, async () => {
   const dir = tempDir();

@@ -3,9 +3,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  bytesAsText,
   decodeStored,
+  decodeUtf8Strict,
+  describeJsonPath,
   encodeStored,
+  findIllFormedText,
+  invalidUtf8Offset,
   isRowObject,
+  loneSurrogateIndex,
+  mayHoldLoneSurrogate,
   parseJsonExact,
   stringifyWire,
 } from '../../src/source/json-codec.ts';
@@ -80,4 +87,39 @@ test('rows must be flat objects of scalars', () => {
   assert.ok(!isRowObject([1]));
   assert.ok(!isRowObject(null));
   assert.ok(!isRowObject('x'));
+});
+
+test('well-formed text: lone surrogates are found, pairs are not', () => {
+  assert.equal(loneSurrogateIndex('plain'), -1);
+  assert.equal(loneSurrogateIndex('pair \ud83d\ude00'), -1);
+  assert.equal(loneSurrogateIndex('ab\ud800'), 2);
+  assert.equal(loneSurrogateIndex('\udc00x'), 0);
+  assert.equal(loneSurrogateIndex('\ud83d\ude00\ud83d'), 2);
+  assert.equal(mayHoldLoneSurrogate('{"a": "\\ud800"}'), true);
+  assert.equal(mayHoldLoneSurrogate('{"a": "\\u00e9 \\uE000"}'), false);
+  const found = findIllFormedText(parseJsonExact('{"insert": [{"a": 1}, {"b": "x\\udfff"}]}'));
+  assert.deepEqual(found && { path: found.path, inKey: found.inKey, index: found.index }, {
+    path: ['insert', 1, 'b'],
+    inKey: false,
+    index: 1,
+  });
+  const key = findIllFormedText(parseJsonExact('[{"na\\ud800me": 1}]'));
+  assert.equal(key?.inKey, true);
+  assert.equal(describeJsonPath(key?.path ?? []), '$[0]["na\\ud800me"]');
+  assert.equal(findIllFormedText(parseJsonExact('[{"a": "ok \\ud83d\\ude00"}]')), null);
+  // Iterative: nesting far deeper than the stack allows.
+  let deep: unknown = 'x\ud800';
+  for (let i = 0; i < 200_000; i++) deep = [deep];
+  assert.equal(findIllFormedText(deep)?.path.length, 200_000);
+});
+
+test('UTF-8: strict decoding refuses what is not UTF-8; bytesAsText shows it as \\xHH', () => {
+  assert.equal(decodeUtf8Strict(Buffer.from('héllo 😀')), 'héllo 😀');
+  const surrogate = Buffer.from([0x61, 0xed, 0xa0, 0x80, 0x62]);
+  assert.equal(decodeUtf8Strict(surrogate), null);
+  assert.equal(invalidUtf8Offset(surrogate), 1);
+  assert.equal(bytesAsText(surrogate), 'a\\xED\\xA0\\x80b');
+  assert.equal(bytesAsText(Buffer.from([0xe5, 0xa5, 0xbd, 0xff])), '好\\xFF');
+  assert.equal(bytesAsText(Buffer.from('ok')), 'ok');
+  assert.equal(loneSurrogateIndex(bytesAsText(Buffer.from([0xed, 0xbf, 0xbf]))), -1);
 });

@@ -3,6 +3,8 @@
 // is handed to `deliver`, which applies and commits it synchronously (one epoch) together with the
 // source's positions. Positions live in Sluice, not in the consumer group: a restart resumes from the
 // delivered positions, so every record is applied exactly once. Poison records follow on_error.
+import { bytesAsText } from '../json-codec.ts';
+import { CONNECT_TIMEOUT_MS, withDeadline } from './deadline.ts';
 import type { ConnectorLogger, KafkaReader, KafkaRecord, PartitionWatermarks } from './kafka-client.ts';
 import { PoisonRecord, RecordDecoder, type DecodeSpec, type RowOp } from './record-decoder.ts';
 
@@ -19,6 +21,10 @@ export interface KafkaSourceConfig {
   readonly decode: DecodeSpec;
   /** Bytes of a skipped record's value kept in the errors relation. */
   readonly rawLimit?: number;
+  /** Longest wait for the broker while connecting before an error and a retry (default 15 s). */
+  readonly connectTimeoutMs?: number;
+  /** The bootstrap brokers, for messages. */
+  readonly brokers?: readonly string[];
 }
 
 /** An epoch's positions for one source: each partition's offset range [from, next). */
@@ -175,8 +181,15 @@ export class KafkaSourceRunner {
     const generation = ++this.generation;
     const reader = this.newReader();
     this.reader = reader;
+    const deadlineMs = this.config.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+    const noAnswer = (step: string) => () =>
+      `no answer from ${this.brokersText()} within ${deadlineMs / 1000} s while ${step} (is it a reachable Kafka broker?)`;
     try {
-      const marks = await reader.watermarks();
+      const marks = await withDeadline(
+        reader.watermarks(),
+        deadlineMs,
+        noAnswer('reading the topic offsets'),
+      );
       // Stopped or superseded meanwhile: this attempt's reader must not outlive it.
       if (generation !== this.generation) {
         await reader.close();
@@ -188,13 +201,18 @@ export class KafkaSourceRunner {
         return;
       }
       this.resetPending(from);
-      await reader.start(
-        from,
-        async (partition, records, high, next) => this.onRecords(generation, partition, records, high, next),
-        (error) => this.retry(generation, error),
-        () => {
-          if (generation === this.generation) this.lastFetchAt = performance.now();
-        },
+      await withDeadline(
+        reader.start(
+          from,
+          async (partition, records, high, next) =>
+            this.onRecords(generation, partition, records, high, next),
+          (error) => this.retry(generation, error),
+          () => {
+            if (generation === this.generation) this.lastFetchAt = performance.now();
+          },
+        ),
+        deadlineMs,
+        noAnswer('joining the topic'),
       );
       if (generation !== this.generation) {
         await reader.close();
@@ -208,6 +226,11 @@ export class KafkaSourceRunner {
     } catch (error) {
       this.retry(generation, error instanceof Error ? error : new Error(String(error)));
     }
+  }
+
+  private brokersText(): string {
+    const b = this.config.brokers;
+    return b === undefined || b.length === 0 ? 'the brokers' : `brokers ${b.join(',')}`;
   }
 
   /** Where each partition starts: the delivered position, else the `start` option. Null: failed. */
@@ -460,9 +483,19 @@ export class KafkaSourceRunner {
   }
 }
 
+/**
+ * Up to `limit` bytes of a record's value as well-formed text for the errors relation: cut at a
+ * character boundary, bytes that are not UTF-8 shown as `\xHH` (the stored text must itself be
+ * well-formed, or it would poison the journal it is written to).
+ */
 function rawText(record: KafkaRecord, limit: number): string | null {
-  if (record.value === null) return null;
-  const slice = record.value.subarray(0, limit);
-  const text = slice.toString('utf8');
-  return record.value.length > limit ? `${text}…(${record.value.length} bytes)` : text;
+  const value = record.value;
+  if (value === null) return null;
+  let end = Math.min(limit, value.length);
+  // Back off to the start of a UTF-8 sequence the cut would split (at most 3 continuation bytes).
+  if (end < value.length) {
+    for (let i = 0; i < 3 && end > 0 && ((value[end] ?? 0) & 0xc0) === 0x80; i++) end -= 1;
+  }
+  const text = bytesAsText(value.subarray(0, end));
+  return value.length > end ? `${text}…(${value.length} bytes)` : text;
 }

@@ -2,7 +2,9 @@
 // positions Sluice sets itself (seek at start, duplicates below them dropped), and a transactional
 // producer that commits an epoch's messages together with the sink's progress (sendOffsets).
 import { randomBytes } from 'node:crypto';
-import { Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
+import { Socket } from 'node:net';
+import { Kafka, logLevel, type Admin, type Consumer, type ISocketFactory, type Producer } from 'kafkajs';
+import { KafkaFrameGuard } from './frame-guard.ts';
 import type {
   KafkaOutMessage,
   KafkaReader,
@@ -14,7 +16,70 @@ import type {
   RecordHandler,
 } from './kafka-client.ts';
 
-function client(brokers: readonly string[], clientId: string): Kafka {
+/**
+ * A broker connection whose incoming bytes are checked before the client library reads them
+ * (frame-guard.ts), and whose data handlers cannot throw out of the socket: the library throws
+ * synchronously on some malformed answers, which would be an uncaught exception that ends the
+ * process. Either way the connection is destroyed with the reason, which the library reports as a
+ * connection error (and `problem` keeps, for the connector's status).
+ */
+class GuardedSocket extends Socket {
+  private readonly frames = new KafkaFrameGuard();
+
+  constructor(
+    private readonly peer: string,
+    private readonly problem: (message: string) => void,
+  ) {
+    super();
+  }
+
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event !== 'data') return super.emit(event, ...args);
+    const chunk = args[0];
+    const wrong = chunk instanceof Uint8Array ? this.frames.feed(chunk) : null;
+    if (wrong !== null) return this.cut(`broker ${this.peer}: ${wrong}`);
+    try {
+      return super.emit(event, ...args);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return this.cut(`broker ${this.peer} sent an answer the Kafka client cannot read: ${message}`);
+    }
+  }
+
+  private cut(message: string): boolean {
+    this.problem(message);
+    this.destroy(new Error(message));
+    return false;
+  }
+}
+
+/** What went wrong on a client's connections lately (a malformed answer), for error messages. */
+class ConnectionProblems {
+  private last: { message: string; at: number } | null = null;
+
+  record(message: string): void {
+    this.last = { message, at: Date.now() };
+  }
+
+  /** `error`, explained by a recent connection problem when there was one. */
+  explain(error: unknown): Error {
+    const base = error instanceof Error ? error : new Error(String(error));
+    const last = this.last;
+    if (last === null || Date.now() - last.at > 120_000) return base;
+    return new Error(`${last.message} (${base.message})`);
+  }
+
+  socketFactory(): ISocketFactory {
+    return ({ host, port, onConnect }) => {
+      const socket = new GuardedSocket(`${host}:${port}`, (m) => this.record(m));
+      socket.connect({ host, port }, onConnect);
+      socket.setKeepAlive(true, 60_000);
+      return socket;
+    };
+  }
+}
+
+function client(brokers: readonly string[], clientId: string, problems: ConnectionProblems): Kafka {
   return new Kafka({
     clientId,
     brokers: [...brokers],
@@ -23,6 +88,7 @@ function client(brokers: readonly string[], clientId: string): Kafka {
     retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2000 },
     connectionTimeout: 3000,
     requestTimeout: 30000,
+    socketFactory: problems.socketFactory(),
   });
 }
 
@@ -42,21 +108,39 @@ async function withAdmin<T>(kafka: Kafka, call: (admin: Admin) => Promise<T>): P
 
 export class KafkajsReader implements KafkaReader {
   private readonly kafka: Kafka;
+  private readonly problems = new ConnectionProblems();
   private consumer: Consumer | null = null;
   private closed = false;
 
   constructor(private readonly config: KafkaReaderConfig) {
-    this.kafka = client(config.brokers, config.clientId);
+    this.kafka = client(config.brokers, config.clientId, this.problems);
   }
 
   async watermarks(): Promise<PartitionWatermarks[]> {
-    const offsets = await withAdmin(this.kafka, (admin) => admin.fetchTopicOffsets(this.config.topic));
+    const offsets = await withAdmin(this.kafka, (admin) => admin.fetchTopicOffsets(this.config.topic)).catch(
+      (error: unknown) => {
+        throw this.problems.explain(error);
+      },
+    );
     return offsets
       .map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
       .sort((a, b) => a.partition - b.partition);
   }
 
   async start(
+    from: ReadonlyMap<number, number>,
+    onRecords: RecordHandler,
+    onFailure: (error: Error) => void,
+    onFetch?: () => void,
+  ): Promise<void> {
+    try {
+      await this.startConsumer(from, onRecords, (error) => onFailure(this.problems.explain(error)), onFetch);
+    } catch (error) {
+      throw this.problems.explain(error);
+    }
+  }
+
+  private async startConsumer(
     from: ReadonlyMap<number, number>,
     onRecords: RecordHandler,
     onFailure: (error: Error) => void,
@@ -141,11 +225,12 @@ export class KafkajsReader implements KafkaReader {
 
 export class KafkajsTransactionalWriter implements KafkaTransactionalWriter {
   private readonly kafka: Kafka;
+  private readonly problems = new ConnectionProblems();
   private producer: Producer | null = null;
   private closed = false;
 
   constructor(private readonly config: KafkaWriterConfig) {
-    this.kafka = client(config.brokers, config.clientId);
+    this.kafka = client(config.brokers, config.clientId, this.problems);
   }
 
   async connect(): Promise<void> {
@@ -157,7 +242,9 @@ export class KafkajsTransactionalWriter implements KafkaTransactionalWriter {
     });
     // Connecting (InitProducerId) fences an older producer with the same id and aborts its open
     // transaction, so nothing it wrote and did not commit ever becomes visible.
-    await producer.connect();
+    await producer.connect().catch((error: unknown) => {
+      throw this.problems.explain(error);
+    });
     if (this.closed) {
       await producer.disconnect();
       throw new Error('the Kafka writer was closed');
@@ -168,7 +255,9 @@ export class KafkajsTransactionalWriter implements KafkaTransactionalWriter {
   async committedEpoch(): Promise<number | null> {
     const groups = await withAdmin(this.kafka, (admin) =>
       admin.fetchOffsets({ groupId: this.config.progressGroupId, topics: [this.config.topic] }),
-    );
+    ).catch((error: unknown) => {
+      throw this.problems.explain(error);
+    });
     const partition0 = groups[0]?.partitions.find((p) => p.partition === 0);
     if (partition0 === undefined) return null;
     const epoch = Number(partition0.offset);

@@ -83,3 +83,35 @@ test('debezium: c/r insert, u replaces (and removes a changed key), d deletes, t
     'Debezium delete without a "before" row',
   );
 });
+
+test('text that is not well-formed Unicode is poison, in values and keys, with a well-formed reason', () => {
+  const json = new RecordDecoder(spec('json', null));
+  assert.equal(
+    reason(json, rec(String.raw`{"id": 1, "seller": "x\ud800"}`)),
+    'value holds text that is not well-formed Unicode: lone surrogate U+D800 in $.seller',
+  );
+  assert.match(
+    reason(json, rec(String.raw`{"id": 1, "sel\udc01ler": 2}`)),
+    /lone surrogate U\+DC01 in the key \$\["sel\\udc01ler"\]/,
+  );
+  const bytes: KafkaRecord = {
+    partition: 0,
+    offset: 8,
+    key: null,
+    value: Buffer.concat([
+      Buffer.from('{"id": 1, "seller": "'),
+      Buffer.from([0xed, 0xa0, 0x80]),
+      Buffer.from('"}'),
+    ]),
+  };
+  assert.equal(reason(json, bytes), 'value is not valid UTF-8 (invalid byte sequence at byte 21)');
+  const upsert = new RecordDecoder(spec('upsert'));
+  assert.match(
+    reason(upsert, rec({ seller: 2 }, String.raw`{"id": "\udbff"}`)),
+    /^key holds text that is not well-formed/,
+  );
+  // A surrogate pair is well-formed text.
+  assert.deepEqual(json.decode(rec(String.raw`{"id": 1, "seller": "\ud83d\ude00"}`)), [
+    { kind: 'upsert', row: { id: 1, seller: '😀' } },
+  ]);
+});

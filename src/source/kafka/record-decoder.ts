@@ -2,7 +2,15 @@
 // `upsert` (key → row; a null value deletes the key), `debezium` (before/after/op envelopes become
 // deletes and upserts). A record that cannot be decoded or does not fit the source's schema is a
 // PoisonRecord carrying the reason; the source's on_error policy decides what happens to it.
-import { parseJsonExact } from '../json-codec.ts';
+import {
+  decodeUtf8Strict,
+  describeJsonPath,
+  describeLoneSurrogate,
+  findIllFormedText,
+  invalidUtf8Offset,
+  mayHoldLoneSurrogate,
+  parseJsonExact,
+} from '../json-codec.ts';
 import type { KafkaRecord } from './kafka-client.ts';
 
 export type SourceFormat = 'json' | 'upsert' | 'debezium';
@@ -143,14 +151,33 @@ export class RecordDecoder {
   }
 }
 
+/**
+ * A key or value as JSON. Text that is not well-formed Unicode — bytes that are not UTF-8, or a
+ * lone surrogate escape (`"\ud800"`) — makes the record poison: it could not be stored as the exact
+ * text it is checksummed over (see json-codec.ts), and replacing it silently would alter the data.
+ */
 function parse(bytes: Buffer, what: string): unknown {
+  const text = decodeUtf8Strict(bytes);
+  if (text === null) {
+    throw new PoisonRecord(
+      `${what} is not valid UTF-8 (invalid byte sequence at byte ${invalidUtf8Offset(bytes)})`,
+    );
+  }
+  let value: unknown;
   try {
-    return parseJsonExact(bytes.toString('utf8'));
+    value = parseJsonExact(text);
   } catch (error) {
     throw new PoisonRecord(
       `${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
+  const found = mayHoldLoneSurrogate(text) ? findIllFormedText(value) : null;
+  if (found !== null) {
+    throw new PoisonRecord(
+      `${what} holds text that is not well-formed Unicode: lone surrogate ${describeLoneSurrogate(found.text, found.index)} in ${found.inKey ? 'the key ' : ''}${describeJsonPath(found.path)}`,
+    );
+  }
+  return value;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
