@@ -21,7 +21,7 @@
 //   SLUICE_CRASH_CLIENTS=<n>      concurrent clients (default 4)
 //   SLUICE_CRASH_LONG=1           the long run: 400 kills, external kills every 1.5–4 s, a larger state
 //   SLUICE_CRASH_KILL_MS=<a>-<b>  ingest time before an external kill (default 150-1000; long 1500-4000)
-//   SLUICE_KEEP_DIR=1             keep the data directory
+//   SLUICE_KEEP_DIR=1             keep the data directory (a failed run always keeps it)
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import type { ColumnInfo, Row } from '../../src/types.ts';
@@ -196,6 +196,7 @@ test(
     let epoch0 = 0;
     let phase = 'start';
     let sawCheckpointRecovery = false;
+    let failed = false;
     /** Table of every acknowledged epoch; those not yet checked against the subscribers. */
     const ackedEpochs = new Map<number, CrashBatch['table']>();
     let uncheckedAcks: number[] = [];
@@ -502,9 +503,10 @@ test(
         `recovery used the checkpoint in most restarts (${stats.checkpointRecoveries} of ${killRestarts})`,
       );
     } catch (error) {
+      failed = true;
       const msg =
         `crash-concurrent failed, seed ${SEED} (replay: ${REPLAY}), phase: ${phase}, ` +
-        `${progress()}, data dir ${dir}`;
+        `${progress()}, data dir kept: ${dir}`;
       console.error(msg);
       if (error instanceof Error) error.message = `${error.message}\n${msg}`;
       throw error;
@@ -512,7 +514,8 @@ test(
       for (const s of subscribers) s.disconnect();
       for (const s of servers) await killHard(s);
       oracle.close();
-      if (env.SLUICE_KEEP_DIR === undefined) removeDir(dir);
+      // A failed run's data directory is kept: it is the evidence (start it with `sluice start`).
+      if (!failed && env.SLUICE_KEEP_DIR === undefined) removeDir(dir);
     }
   },
 );
