@@ -91,11 +91,11 @@ function pointCount(point: CrashPoint, int: (n: number) => number): number {
   switch (point) {
     case 'before-commit':
     case 'after-commit':
-      return 1 + int(150); // one pass per group commit
+      return 1 + int(60); // one pass per group commit
     case 'while-publishing':
-      return 1 + int(1500); // one per epoch and subscribed view
+      return 1 + int(400); // one per epoch and subscribed view
     case 'between-checkpoint-slices':
-      return 1 + int(40); // one per slice of ~256 entries
+      return 1 + int(20); // one per slice of ~256 entries
     default:
       return 1 + int(3); // one per checkpoint (paced: at least 10× the last one's writing time apart)
   }
@@ -181,6 +181,8 @@ test(
       fullReplays: 0,
       gracefulRecoveries: 0,
       maxReplayed: 0,
+      /** Largest recovery time a start reported (sluice_recovery_seconds). */
+      maxRecoverySeconds: 0,
     };
     /** Seconds spent starting servers, checking them and running the workload. */
     const seconds = { start: 0, checks: 0, workload: 0 };
@@ -221,9 +223,10 @@ test(
         [subs[2] as ResumingSubscriber, { table: 'clicks', seen: new Set() }],
       ]);
 
-      const countKill = (plan: Plan): void => {
+      /** Counts a kill: at its crash point, or from outside (also a point given up on). */
+      const countKill = (plan: Plan, reached = true): void => {
         if (plan.kind === 'graceful') return;
-        const key = plan.kind === 'point' ? plan.point : 'external';
+        const key = plan.kind === 'point' && reached ? plan.point : 'external';
         killCounts[key] = (killCounts[key] ?? 0) + 1;
         const total = Object.values(killCounts).reduce((a, b) => a + b, 0);
         if (LONG && total % 25 === 0) console.error(`crash-concurrent seed ${SEED}: ${progress()}`);
@@ -265,6 +268,11 @@ test(
         const metrics = await request(server.base, 'GET', '/metrics');
         const replayed = metricValue(metrics.text, 'sluice_recovery_replayed_entries');
         assert.notEqual(replayed, undefined, 'sluice_recovery_replayed_entries is exported');
+        const recoverySeconds = metricValue(metrics.text, 'sluice_recovery_seconds') ?? 0;
+        stats.maxRecoverySeconds = Math.max(
+          stats.maxRecoverySeconds,
+          Math.round(recoverySeconds * 100) / 100,
+        );
         const entries = CRASH_DDL.length + applied;
         const r = replayed as number;
         if (stats.restarts > 0) {
@@ -384,8 +392,8 @@ test(
           }),
         );
 
-      /** Runs the workload on a verified server until the plan ends it. */
-      const runUntilEnd = async (server: CrashableServer, plan: Plan, floor: number): Promise<void> => {
+      /** Runs the workload on a verified server until the plan ends it; false: a point not reached. */
+      const runUntilEnd = async (server: CrashableServer, plan: Plan, floor: number): Promise<boolean> => {
         const stop = { requested: false };
         const running = runClients(server, stop, floor);
         running.catch(() => undefined); // awaited below; a failure meanwhile is not unhandled
@@ -405,7 +413,7 @@ test(
           server.child.kill('SIGTERM');
           const exit = await server.exited;
           assert.equal(exit.code, 0, `a graceful stop exits 0:\n${server.output()}`);
-          return;
+          return true;
         }
         // A client failure ends the run at once; clients that stop on their own (connection errors
         // while the server lives) leave the end to the plan.
@@ -420,6 +428,7 @@ test(
         }
         const inFlight = clients.filter((c) => c.inFlight !== null).length;
         if (inFlight >= 2) stats.killsWithSeveralInFlight += 1;
+        return !gaveUp;
       };
 
       // First start: the catalog, then the first (external) kill.
@@ -433,7 +442,9 @@ test(
       epoch0 = (await request(server.base, 'GET', '/readyz')).body.epoch as number;
       let graceful = false;
       let firstRun = true;
-      for (const plan of [...plans, { kind: 'graceful', afterMs: 300 } as Plan]) {
+      const queue: Plan[] = [...plans, { kind: 'graceful', afterMs: 300 }];
+      for (let i = 0; i < queue.length; i++) {
+        const plan = queue[i] as Plan;
         if (!firstRun) {
           phase = `restart ${stats.restarts + 1} (${JSON.stringify(plan)})`;
           const spawnEnv: Record<string, string> =
@@ -475,9 +486,12 @@ test(
           graceful = false;
           continue;
         }
-        await timed('workload', () => runUntilEnd(server, plan, lastEpoch));
+        const reached = await timed('workload', () => runUntilEnd(server, plan, lastEpoch));
         assert.deepEqual(errorLines(server.output()), [], `the server logged errors:\n${server.output()}`);
-        countKill(plan);
+        countKill(plan, reached);
+        // A point not reached in time (a slow machine) is tried again soon after, sooner in its count.
+        if (!reached && plan.kind === 'point' && plan.count > 1)
+          queue.splice(i + 1, 0, { ...plan, count: Math.max(1, Math.floor(plan.count / 4)) });
         graceful = plan.kind === 'graceful';
       }
       // Last: a clean start after the final graceful stop, checked once more.
@@ -494,9 +508,7 @@ test(
       const total = Object.values(killCounts).reduce((a, b) => a + b, 0);
       t.diagnostic(`seed ${SEED}: ${progress()}, ${((performance.now() - started) / 1000).toFixed(1)} s`);
       assert.ok(total >= KILLS, `${total} kills`);
-      for (const p of CRASH_POINTS) {
-        assert.ok((killCounts[p] ?? 0) > (missed[p] ?? 0), `crash point ${p} was reached at least once`);
-      }
+      for (const p of CRASH_POINTS) assert.ok((killCounts[p] ?? 0) > 0, `crash point ${p} was reached`);
       const killRestarts = stats.checkpointRecoveries + stats.fullReplays;
       assert.ok(
         stats.checkpointRecoveries >= killRestarts / 2,
