@@ -72,6 +72,21 @@ export interface CrashBatch {
   readonly delete: Row[];
   /** Value of the table's probe column in the first inserted row: present iff the batch applied. */
   readonly probe: number;
+  /** The whole rows the deletes remove (an orders delete names only the key). */
+  readonly removed: readonly Row[];
+}
+
+/**
+ * Whether the batch changes the number of rows of some `column` group (inserted minus removed):
+ * then a view grouping the table by `column` with a COUNT(*) must change in the batch's epoch. (A
+ * batch that inserts and removes as many rows of each group may change nothing at all.)
+ */
+export function changesGroupCount(batch: CrashBatch, column: string): boolean {
+  const net = new Map<unknown, number>();
+  for (const r of batch.insert) net.set(r[column], (net.get(r[column]) ?? 0) + 1);
+  for (const r of batch.removed) net.set(r[column], (net.get(r[column]) ?? 0) - 1);
+  for (const n of net.values()) if (n !== 0) return true;
+  return false;
 }
 
 const CHANNELS = ['app', 'web', 'mini', 'tv', 'ads'];
@@ -165,8 +180,9 @@ export class CrashClient {
         amount: 5 * (1 + this.int(20)),
       });
     }
-    const del = this.orders.sample(deletes, this.rnd).map((r): Row => ({ order_id: r.order_id as number }));
-    return { table: 'orders', insert, delete: del, probe: insert[0]?.order_id as number };
+    const removed = this.orders.sample(deletes, this.rnd);
+    const del = removed.map((r): Row => ({ order_id: r.order_id as number }));
+    return { table: 'orders', insert, delete: del, probe: insert[0]?.order_id as number, removed };
   }
 
   private clickBatch(): CrashBatch {
@@ -181,8 +197,9 @@ export class CrashClient {
         ref: this.nextKey++,
       });
     }
-    const del = this.clicks.sample(deletes, this.rnd).map((r) => ({ ...r }));
-    return { table: 'clicks', insert, delete: del, probe: insert[0]?.ref as number };
+    const removed = this.clicks.sample(deletes, this.rnd);
+    const del = removed.map((r) => ({ ...r }));
+    return { table: 'clicks', insert, delete: del, probe: insert[0]?.ref as number, removed };
   }
 
   /** The in-flight batch was applied (answered, or found applied after a restart). */
