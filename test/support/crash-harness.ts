@@ -114,8 +114,10 @@ export function isConnectionError(error: unknown): boolean {
  */
 export class ResumingSubscriber {
   readonly folded = new FoldedView();
-  /** Every changes message, in arrival order, across connections. */
+  /** Every changes message, in arrival order, across connections (unless constructed with keep: false). */
   readonly changes: Message[] = [];
+  /** The epoch of every changes message, in arrival order (kept also with keep: false). */
+  readonly epochs: number[] = [];
   /** Epoch the stream started from (the first snapshot's). */
   startEpoch = -1;
   /** Last epoch folded; -1 before the snapshot ended. */
@@ -126,9 +128,11 @@ export class ResumingSubscriber {
   private socket: WebSocket | null = null;
   private snapshotRows: Message[] = [];
 
+  /** `keep: false` drops the messages once folded (long runs), keeping only their epochs. */
   constructor(
     readonly view: string,
     readonly name: string,
+    private readonly options: { keep?: boolean } = {},
   ) {}
 
   get connected(): boolean {
@@ -188,7 +192,8 @@ export class ResumingSubscriber {
         const e = m.epoch as number;
         if (e <= this.epoch)
           this.problems.push(`${this.name}: changes of epoch ${e} after epoch ${this.epoch}`);
-        this.changes.push(m);
+        if (this.options.keep !== false) this.changes.push(m);
+        this.epochs.push(e);
         this.fold(m);
         this.epoch = e;
         break;
