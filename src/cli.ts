@@ -20,6 +20,10 @@ Options:
   --retention-seconds <n>    keep changelogs younger than n seconds (default ${DEFAULTS.retention.ms / 1000}; 0 = no limit)
   --heartbeat-ms <n>         progress message interval for idle subscribers (default ${DEFAULTS.heartbeatMs})
   --subscriber-buffer <bytes>  slow-consumer bound per subscriber (default ${DEFAULTS.subscriberLimits.maxBufferedBytes})
+  --default-page-rows <n>    rows in a view page without limit= (default ${DEFAULTS.reads.defaultRows})
+  --max-result-rows <n>      largest view page and ad-hoc SELECT result, in rows (default ${DEFAULTS.reads.maxRows})
+  --max-result-bytes <bytes> the same in bytes of JSON (default ${DEFAULTS.reads.maxBytes})
+  --max-scan-rows <n>        rows a filtered view page examines at most (default ${DEFAULTS.reads.scanRows})
   --checkpoint-interval-ms <n>  checkpoint at least this often while writes arrive (default ${DEFAULTS.checkpoint.intervalMs};
                              0 = never: a restart then replays the whole journal)
   --checkpoint-epochs <n>    also checkpoint after this many epochs (default ${DEFAULTS.checkpoint.epochs})
@@ -66,6 +70,10 @@ async function main(argv: string[]): Promise<void> {
         'retention-seconds': { type: 'string' },
         'heartbeat-ms': { type: 'string' },
         'subscriber-buffer': { type: 'string' },
+        'default-page-rows': { type: 'string' },
+        'max-result-rows': { type: 'string' },
+        'max-result-bytes': { type: 'string' },
+        'max-scan-rows': { type: 'string' },
         'checkpoint-interval-ms': { type: 'string' },
         'checkpoint-epochs': { type: 'string' },
         'log-level': { type: 'string' },
@@ -119,6 +127,21 @@ async function main(argv: string[]): Promise<void> {
     DEFAULTS.checkpoint.epochs,
     1,
   );
+  const maxResultRows = intOption('max-result-rows', values['max-result-rows'], DEFAULTS.reads.maxRows, 1);
+  const maxResultBytes = intOption(
+    'max-result-bytes',
+    values['max-result-bytes'],
+    DEFAULTS.reads.maxBytes,
+    1024,
+  );
+  const defaultPageRows = intOption(
+    'default-page-rows',
+    values['default-page-rows'],
+    Math.min(DEFAULTS.reads.defaultRows, maxResultRows),
+    1,
+  );
+  if (defaultPageRows > maxResultRows)
+    fail(`--default-page-rows (${defaultPageRows}) must be at most --max-result-rows (${maxResultRows})`);
   const logger = pino({ level, base: { service: 'sluice' } });
   // Loaded only now, so --help and argument errors answer at once.
   const { buildApp } = await import('./server/app.ts');
@@ -146,6 +169,13 @@ async function main(argv: string[]): Promise<void> {
           1024,
         ),
       },
+      reads: {
+        defaultRows: defaultPageRows,
+        maxRows: maxResultRows,
+        maxBytes: maxResultBytes,
+        scanRows: intOption('max-scan-rows', values['max-scan-rows'], DEFAULTS.reads.scanRows, 1),
+      },
+      selectLimits: { maxRows: maxResultRows, maxBytes: maxResultBytes },
     });
   } catch (error) {
     logger.fatal({ err: error }, 'cannot start');

@@ -57,6 +57,8 @@ export const ErrorCodes = {
   SLOW_CONSUMER: 'execution',
   VIEW_DROPPED: 'execution',
   UNAVAILABLE: 'state',
+  // Bounds on what one request may take.
+  RESULT_TOO_LARGE: 'execution',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -26,7 +26,8 @@ import type { SinkReport, SourceReport } from './connectors.ts';
 import { SluiceRuntime, closeCodeOf, type CheckpointPolicy, type SubscribeParams } from './runtime.ts';
 import * as S from './schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
-import { filterAndPage } from './view-rows.ts';
+import type { ReadLimits } from './view-rows.ts';
+import type { ResultLimits } from '../exec/result-size.ts';
 import { DEFAULTS } from './defaults.ts';
 
 export interface AppOptions {
@@ -55,6 +56,10 @@ export interface AppOptions {
   readonly logger?: FastifyBaseLogger | false;
   /** Also export Node process metrics (off in tests, where many apps share a process). */
   readonly processMetrics?: boolean;
+  /** REST view pages: default and largest size, bytes, rows a filtered page examines. */
+  readonly reads?: Partial<ReadLimits>;
+  /** The largest result of an ad-hoc SELECT. */
+  readonly selectLimits?: Partial<ResultLimits>;
 }
 
 export { DEFAULTS };
@@ -89,6 +94,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         ? null
         : { ...DEFAULTS.checkpoint, ...options.checkpoint },
     ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
+    reads: { ...DEFAULTS.reads, ...options.reads },
+    selectLimits: { ...DEFAULTS.selectLimits, ...options.selectLimits },
   });
   const closeGraceMs = options.closeGraceMs ?? DEFAULTS.closeGraceMs;
   const bodyLimit = options.bodyLimit ?? DEFAULTS.bodyLimit;
@@ -134,6 +141,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     subscriberFailed: (view, code) => {
       if (code === 'SLOW_CONSUMER') metrics.slowConsumer(view);
     },
+    rowsExamined: (kind, rows) => metrics.rowsExamined(kind, rows),
     checkpointWritten: (stats) => metrics.checkpointWritten(stats),
     checkpointFailed: () => metrics.checkpointFailed(),
   };
@@ -254,7 +262,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // ---- statements ----------------------------------------------------------------------------
 
   app.post<{ Body: { sql: string } }>('/v1/sql', { schema: S.sqlRoute }, async (request, reply) => {
-    const outcome = runtime.executeScript(request.body.sql);
+    const outcome = await runtime.executeSql(request.body.sql);
     if (outcome.error !== undefined) {
       const error = outcome.error instanceof SluiceError ? outcome.error : toSluiceError(outcome.error);
       // API.md: a failed script is a 400 (server-side failures keep their 5xx).
@@ -375,18 +383,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     '/v1/views/:name/rows',
     { schema: S.viewRowsRoute },
     async (request) => {
-      const { limit, offset, ...filters } = request.query;
-      const snapshot = runtime.engine.viewSnapshot(request.params.name);
-      const page = filterAndPage(request.params.name, snapshot, filters as Record<string, string>, {
+      const { limit, offset, after, ...filters } = request.query;
+      const { reader, page } = await runtime.viewPage(request.params.name, {
+        filters: filters as Record<string, string>,
         limit: typeof limit === 'number' ? limit : undefined,
-        offset: typeof offset === 'number' ? offset : 0,
+        offset: typeof offset === 'number' ? offset : undefined,
+        after: typeof after === 'string' ? after : undefined,
       });
       return {
-        epoch: snapshot.epoch,
-        columns: snapshot.columns,
-        key: snapshot.key,
+        epoch: reader.epoch,
+        columns: reader.columns,
+        key: reader.key,
         total: page.total,
         rows: page.rows,
+        next: page.next,
       };
     },
   );

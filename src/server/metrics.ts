@@ -49,6 +49,7 @@ export class ServerMetrics {
   private readonly checkpointFailures: Counter;
   private readonly checkpointBytes: Counter;
   private readonly checkpointSeconds: Histogram;
+  private readonly readRows: Counter<'kind'>;
 
   constructor(source: MetricsSource, options: { processMetrics: boolean }) {
     const registers = [this.registry];
@@ -251,6 +252,17 @@ export class ServerMetrics {
     viewGauge('sluice_view_rows', 'Rows in each view', (s) => s.rowCount);
     viewGauge('sluice_view_state_bytes', 'Approximate operator state size of each view', (s) => s.stateBytes);
     viewGauge('sluice_subscribers', 'Changelog subscribers connected, by view', (s) => s.subscribers);
+    this.readRows = new Counter({
+      name: 'sluice_read_rows_examined_total',
+      help: 'Rows examined by reads: REST view pages (kind "page") and ad-hoc SELECT inputs (kind "select")',
+      labelNames: ['kind'],
+      registers,
+    });
+    for (const kind of ['page', 'select'] as const) this.readRows.inc({ kind }, 0);
+  }
+
+  rowsExamined(kind: 'page' | 'select', rows: number): void {
+    this.readRows.inc({ kind }, rows);
   }
 
   batchApplied(table: string, rows: number, seconds: number): void {

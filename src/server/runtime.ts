@@ -29,7 +29,10 @@ import { SqliteStore } from '../source/sqlite-store.ts';
 import { TableLog, type LoggedEntry } from '../source/table-log.ts';
 import type { ColumnInfo, Row } from '../types.ts';
 import type { Engine, ViewInfo } from '../index.ts';
-import type { SinkInfo } from '../exec/api.ts';
+import type { SinkInfo, ViewReader } from '../exec/api.ts';
+import type { ResultLimits } from '../exec/result-size.ts';
+import { DEFAULTS } from './defaults.ts';
+import { readPage, type Page, type PageRequest, type ReadLimits } from './view-rows.ts';
 
 export interface RuntimeLogger {
   info(obj: object, msg?: string): void;
@@ -54,6 +57,10 @@ export interface RuntimeOptions {
   readonly checkpoint: CheckpointPolicy | null;
   /** `PRAGMA quick_check` the data file before recovery (default true). */
   readonly verifyOnOpen?: boolean;
+  /** Page sizes and the scan bound of REST view reads (default DEFAULTS.reads). */
+  readonly reads?: ReadLimits;
+  /** The largest result of an ad-hoc SELECT (default DEFAULTS.selectLimits). */
+  readonly selectLimits?: ResultLimits;
 }
 
 /** A checkpoint is taken once either bound is reached (and something changed), and at shutdown. */
@@ -103,6 +110,8 @@ export interface RuntimeHooks {
   /** A group of ingest requests committed together (one fsync). */
   groupCommitted?(requests: number): void;
   subscriberFailed?(view: string, code: string): void;
+  /** Rows a REST page or an ad-hoc SELECT examined. */
+  rowsExamined?(kind: 'page' | 'select', rows: number): void;
   checkpointWritten?(stats: CheckpointWriteStats): void;
   checkpointFailed?(error: SluiceError): void;
 }
@@ -128,6 +137,11 @@ interface PendingChange {
 }
 
 const BACKLOG_PAGE = 256;
+
+/** How long one slice of building a view's ordered index may hold the event loop. */
+const READ_SLICE_MS = 8;
+/** The same for one slice of an ad-hoc SELECT. */
+const SELECT_SLICE_MS = 8;
 
 /** The gap after a checkpoint is at least this many times its duration. */
 const CHECKPOINT_PACING = 10;
@@ -222,6 +236,7 @@ export class SluiceRuntime {
       });
       this.engine = options.createEngine();
       this.recovery = this.recover();
+      this.engine.selectLimits = options.selectLimits ?? DEFAULTS.selectLimits;
       this.committedEpoch = this.engine.epoch;
       this.engine.setJournal(this.log);
       this.connectors = new ConnectorManager(this.connectorHost(), options.logger, this.store.instanceId);
@@ -257,6 +272,34 @@ export class SluiceRuntime {
 
   executeScript(sql: string): ScriptResult {
     return this.write(() => this.engine.executeScript(sql));
+  }
+
+  /**
+   * POST /v1/sql: a script of one plain SELECT is evaluated in slices of SELECT_SLICE_MS over its
+   * inputs captured at one epoch, yielding to the event loop between slices (other requests and
+   * epochs go on); any other script runs at once, as `executeScript`.
+   */
+  async executeSql(sql: string): Promise<ScriptResult> {
+    if (!/^\s*select\b/i.test(sql)) return this.executeScript(sql);
+    if (this.failure !== null) throw this.failure;
+    if (this.closing) throw new SluiceError('UNAVAILABLE', 'server is shutting down');
+    this.flush();
+    try {
+      const job = this.engine.prepareSingleSelect(sql);
+      if (job === null) return this.executeScript(sql);
+      try {
+        while (!job.work(performance.now() + SELECT_SLICE_MS)) await yieldToLoop();
+      } finally {
+        this.hooks.rowsExamined?.('select', job.rowsRead);
+      }
+      return { results: [job.result()] };
+    } catch (error) {
+      const failure =
+        error instanceof SluiceError
+          ? error
+          : new SluiceError('INTERNAL_ERROR', 'internal error', { detail: errorText(error) });
+      return { results: [], error: failure };
+    }
   }
 
   execute(sql: string): readonly StatementResult[] {
@@ -600,17 +643,14 @@ export class SluiceRuntime {
     // a record's id is its position in it.
     const relation = `${source}_errors`;
     if (!this.engine.writtenByConnector(relation)) return [];
-    return this.engine
-      .tableRows(relation)
-      .slice(afterId, afterId + limit)
-      .map((r, i) => ({
-        id: afterId + i + 1,
-        topic: String(r.topic),
-        partition: Number(r.kafka_partition),
-        offset: Number(r.kafka_offset),
-        reason: String(r.reason),
-        raw: r.raw === null ? null : String(r.raw),
-      }));
+    return this.engine.tableRowsRange(relation, afterId, afterId + limit).map((r, i) => ({
+      id: afterId + i + 1,
+      topic: String(r.topic),
+      partition: Number(r.kafka_partition),
+      offset: Number(r.kafka_offset),
+      reason: String(r.reason),
+      raw: r.raw === null ? null : String(r.raw),
+    }));
   }
 
   private startFeed(view: ViewInfo): void {
@@ -916,6 +956,29 @@ export class SluiceRuntime {
   }
 
   /**
+   * A view's reader once its ordered index exists. The first read of a large view builds the index
+   * in slices of READ_SLICE_MS, yielding to the event loop between them, so other requests and
+   * epochs go on; the reader returned is of the committed epoch, for use in the same synchronous block.
+   */
+  async viewReader(view: string): Promise<ViewReader> {
+    for (;;) {
+      if (this.failure !== null) throw this.failure;
+      this.flush();
+      const reader = this.engine.viewReader(view, performance.now() + READ_SLICE_MS);
+      if (reader.index !== null) return reader;
+      await yieldToLoop();
+    }
+  }
+
+  /** One page of a view's rows at one epoch (view-rows.ts), read without copying the view. */
+  async viewPage(view: string, request: PageRequest): Promise<{ reader: ViewReader; page: Page }> {
+    const reader = await this.viewReader(view);
+    const page = readPage(view, reader, request, this.options.reads ?? DEFAULTS.reads);
+    this.hooks.rowsExamined?.('page', page.examined);
+    return { reader, page };
+  }
+
+  /**
    * Checks a subscription request; throws UNKNOWN_VIEW, INVALID_REQUEST or RESUME_TOO_OLD before
    * anything is sent (the NDJSON endpoint turns these into HTTP statuses).
    */
@@ -1072,6 +1135,11 @@ export class SluiceRuntime {
     this.store.close();
     this.checkpointFile.close();
   }
+}
+
+/** Lets the event loop run (I/O, timers, other requests) before going on. */
+function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function errorText(error: unknown): string {

@@ -109,6 +109,8 @@ const errors = {
 export const sqlRoute = {
   tags: ['statements'],
   summary: 'Run SQL statements in order, stopping at the first error',
+  description:
+    'A plain SELECT is computed once over its inputs at one epoch, in slices between which other requests go on. LIMIT without ORDER BY stops early; ORDER BY ... LIMIT k keeps only the best k rows. A result of more than `--max-result-rows` rows (default 10000) or `--max-result-bytes` bytes (default 8 MiB) fails with RESULT_TOO_LARGE.',
   body: {
     type: 'object',
     required: ['sql'],
@@ -215,28 +217,48 @@ export const getViewRoute = {
 
 export const viewRowsRoute = {
   tags: ['views'],
-  summary: "A view's rows at one consistent epoch",
+  summary: "One page of a view's rows at one consistent epoch",
   description:
-    'Rows are ordered by the view key (or all columns). Any other query parameter is an equality filter `column=value` (value in its text form; NULL never matches, as in SQL).',
+    'Rows are ordered by the view key (or all columns) and read from an ordered index, never copied: a page costs its own size. ' +
+    'A page holds `limit` rows (default 1000, at most 10000, and at most about 8 MiB of JSON: settings `--default-page-rows`, `--max-result-rows`, `--max-result-bytes`); ' +
+    'the next page is `after=<next>` (a key cursor: rows changed between pages show as of the later page; none is skipped or repeated). ' +
+    '`offset` also works (a position, found without scanning when no filter is given). ' +
+    'Any other query parameter is an equality filter `column=value` (value in its text form; NULL never matches, as in SQL). ' +
+    'Filters on the leading key columns seek straight to their rows; other filters examine at most `--max-scan-rows` rows (default 100000) per page, ' +
+    'so a page may end early, even empty, with a `next` cursor to continue from. ' +
+    '`limit`, `offset` and `after` are reserved parameter names.',
   params: nameParam,
   querystring: {
     type: 'object',
     properties: {
-      limit: { type: 'integer', minimum: 0, description: 'At most this many rows (default: all)' },
-      offset: { type: 'integer', minimum: 0, default: 0 },
+      limit: {
+        type: 'integer',
+        minimum: 0,
+        description: 'At most this many rows (default 1000, at most 10000)',
+      },
+      offset: { type: 'integer', minimum: 0, description: 'Skip this many matching rows (not with `after`)' },
+      after: { type: 'string', description: 'The `next` cursor of the previous page' },
     },
     additionalProperties: { type: 'string' },
   },
   response: {
     200: {
       type: 'object',
-      required: ['epoch', 'columns', 'rows'],
+      required: ['epoch', 'columns', 'rows', 'next'],
       properties: {
-        epoch: { type: 'integer' },
+        epoch: { type: 'integer', description: 'The epoch the page is consistent at' },
         columns,
         key: keyColumns,
-        total: { type: 'integer', description: 'Rows matching the filters, before limit/offset' },
+        total: {
+          type: ['integer', 'null'],
+          description:
+            'Rows matching the filters. Without filters, or with filters on leading key columns only, always counted (from the index, without a scan); with other filters only when at most `--max-scan-rows` rows must be examined, else null',
+        },
         rows: { type: 'array', items: rowSchema },
+        next: {
+          type: ['string', 'null'],
+          description: 'Pass as `after` for the next page; null after the last page',
+        },
       },
     },
     ...errors,

@@ -8,6 +8,7 @@ import { SluiceError } from '../../errors.ts';
 import type { Value } from '../../types.ts';
 import type { Operator } from '../operator.ts';
 import { IndexBuild, OrderedIndex } from '../ordered-index.ts';
+import { CapturedArray, type RowCapture } from '../row-capture.ts';
 import { encodeValues, singleKey } from '../values.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { keyedDelta, loadMultiset, multisetDelta } from '../state-entries.ts';
@@ -145,6 +146,21 @@ export class OutputOp implements Operator, Stateful {
     this.index = build.index;
     this.building = null;
     return this.index;
+  }
+
+  /** The current rows, captured for reading in slices while later epochs apply (references only). */
+  capture(): RowCapture {
+    if (this.multiset !== null) {
+      const rows: (readonly Value[])[] = [];
+      const counts: number[] = [];
+      for (const e of this.multiset.values()) {
+        rows.push(e.row);
+        counts.push(e.count);
+      }
+      return new CapturedArray(rows, counts, true);
+    }
+    const rows = this.keyed !== null ? Array.from(this.keyed.values()) : Array.from(this.entriesRows());
+    return new CapturedArray(rows, null, true);
   }
 
   /** Forgets the ordered index (it is rebuilt on the next read). */
