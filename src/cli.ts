@@ -20,6 +20,10 @@ Options:
   --retention-seconds <n>    keep changelogs younger than n seconds (default ${DEFAULTS.retention.ms / 1000}; 0 = no limit)
   --heartbeat-ms <n>         progress message interval for idle subscribers (default ${DEFAULTS.heartbeatMs})
   --subscriber-buffer <bytes>  slow-consumer bound per subscriber (default ${DEFAULTS.subscriberLimits.maxBufferedBytes})
+  --subscriber-memory <bytes>  one budget for all subscribers' queued bytes and open snapshots; room is made
+                             by closing the one furthest behind (SLOW_CONSUMER) (default ${DEFAULTS.subscriberMemory})
+  --max-subscribers <n>      most subscribers at once (default ${DEFAULTS.maxSubscribers}; beyond: TOO_MANY_SUBSCRIBERS)
+  --max-subscribers-per-view <n>  most subscribers of one view (default ${DEFAULTS.maxSubscribersPerView})
   --default-page-rows <n>    rows in a view page without limit= (default ${DEFAULTS.reads.defaultRows})
   --max-result-rows <n>      largest view page and ad-hoc SELECT result, in rows (default ${DEFAULTS.reads.maxRows})
   --max-result-bytes <bytes> the same in bytes of JSON (default ${DEFAULTS.reads.maxBytes})
@@ -70,6 +74,9 @@ async function main(argv: string[]): Promise<void> {
         'retention-seconds': { type: 'string' },
         'heartbeat-ms': { type: 'string' },
         'subscriber-buffer': { type: 'string' },
+        'subscriber-memory': { type: 'string' },
+        'max-subscribers': { type: 'string' },
+        'max-subscribers-per-view': { type: 'string' },
         'default-page-rows': { type: 'string' },
         'max-result-rows': { type: 'string' },
         'max-result-bytes': { type: 'string' },
@@ -169,6 +176,19 @@ async function main(argv: string[]): Promise<void> {
           1024,
         ),
       },
+      subscriberMemory: intOption(
+        'subscriber-memory',
+        values['subscriber-memory'],
+        DEFAULTS.subscriberMemory,
+        64 * 1024,
+      ),
+      maxSubscribers: intOption('max-subscribers', values['max-subscribers'], DEFAULTS.maxSubscribers, 1),
+      maxSubscribersPerView: intOption(
+        'max-subscribers-per-view',
+        values['max-subscribers-per-view'],
+        DEFAULTS.maxSubscribersPerView,
+        1,
+      ),
       reads: {
         defaultRows: defaultPageRows,
         maxRows: maxResultRows,

@@ -57,8 +57,9 @@ export const ErrorCodes = {
   SLOW_CONSUMER: 'execution',
   VIEW_DROPPED: 'execution',
   UNAVAILABLE: 'state',
-  // Bounds on what one request may take.
+  // Bounds on what one request or client may take.
   RESULT_TOO_LARGE: 'execution',
+  TOO_MANY_SUBSCRIBERS: 'execution',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -136,7 +137,7 @@ export function httpStatusOf(error: SluiceError): number {
   if (error.code === 'NOT_FOUND') return 404;
   if (error.code === 'PAYLOAD_TOO_LARGE') return 413;
   if (error.code === 'RESUME_TOO_OLD' || error.code === 'VIEW_DROPPED') return 410;
-  if (error.code === 'UNAVAILABLE') return 503;
+  if (error.code === 'UNAVAILABLE' || error.code === 'TOO_MANY_SUBSCRIBERS') return 503;
   switch (error.errorClass) {
     case 'parse':
     case 'plan':

@@ -60,6 +60,10 @@ export interface AppOptions {
   readonly reads?: Partial<ReadLimits>;
   /** The largest result of an ad-hoc SELECT. */
   readonly selectLimits?: Partial<ResultLimits>;
+  /** One memory budget in bytes for all subscribers' queued messages and open snapshots. */
+  readonly subscriberMemory?: number;
+  readonly maxSubscribers?: number;
+  readonly maxSubscribersPerView?: number;
 }
 
 export { DEFAULTS };
@@ -96,6 +100,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
     reads: { ...DEFAULTS.reads, ...options.reads },
     selectLimits: { ...DEFAULTS.selectLimits, ...options.selectLimits },
+    subscriberMemory: options.subscriberMemory ?? DEFAULTS.subscriberMemory,
+    maxSubscribers: options.maxSubscribers ?? DEFAULTS.maxSubscribers,
+    maxSubscribersPerView: options.maxSubscribersPerView ?? DEFAULTS.maxSubscribersPerView,
   });
   const closeGraceMs = options.closeGraceMs ?? DEFAULTS.closeGraceMs;
   const bodyLimit = options.bodyLimit ?? DEFAULTS.bodyLimit;
@@ -128,6 +135,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
             }))
           : [],
       checkpoint: () => runtime.checkpointStatus(),
+      subscriberMemory: () => runtime.subscriberMemory(),
       recovery: () => runtime.recovery,
       sources: () => runtime.sourceReports(),
       sinks: () => runtime.sinkReports(),
@@ -213,6 +221,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     extra: Record<string, unknown> = {},
   ): FastifyReply {
     metrics.error(error.code);
+    if (error.code === 'TOO_MANY_SUBSCRIBERS') reply.header('retry-after', '5');
     return reply.code(httpStatusOf(error)).send({ error: error.toJSON(), ...extra });
   }
 

@@ -13,6 +13,10 @@ export const DEFAULTS = {
     maxBufferedMessages: 10_000,
     stallTimeoutMs: 30_000,
   } satisfies SubscriberLimits,
+  // One budget for the bytes all subscribers have queued (socket buffers included) and open snapshots.
+  subscriberMemory: 256 * 1024 * 1024,
+  maxSubscribers: 2000,
+  maxSubscribersPerView: 1000,
   // REST view pages; a filtered page examines at most scanRows rows.
   reads: {
     defaultRows: 1000,

@@ -281,7 +281,8 @@ const subscribeDescription = `Messages (one per WebSocket frame / NDJSON line):
 - {"type":"snapshot","epoch","rows":[...],"more":bool} … {"type":"snapshot_end","epoch","rows":n}
 - {"type":"changes","epoch","positions",changes:[{"op":"+I"|"-D"|"-U"|"+U","row":{...},"n"?:k}],"errors"?:[{"op":"+E"|"-E","error":{code,message,row,epoch,count}}]} — one per epoch that changed the view
 - {"type":"progress","epoch"} — while idle; every epoch up to it has been delivered
-- {"type":"error","code","message","epoch"?} then close (4400 invalid request, 4404 unknown view, 4409 RESUME_TOO_OLD, 4410 VIEW_DROPPED, 4429 SLOW_CONSUMER with "epoch" = last epoch delivered, 4500 internal, 1001 shutting down)`;
+- {"type":"error","code","message","epoch"?} then close (4400 invalid request, 4404 unknown view, 4409 RESUME_TOO_OLD, 4410 VIEW_DROPPED, 4429 SLOW_CONSUMER with "epoch" = last epoch delivered, 4503 TOO_MANY_SUBSCRIBERS, 4500 internal, 1001 shutting down)
+Snapshots are streamed from a frozen version of the view's index as the client takes them; all subscribers share one memory budget (--subscriber-memory): past it, the subscriber furthest behind is closed with SLOW_CONSUMER. Subscriber counts are capped (--max-subscribers, --max-subscribers-per-view).`;
 
 export const subscribeRoute = {
   tags: ['changelogs'],
@@ -294,10 +295,10 @@ export const subscribeRoute = {
 export const changesRoute = {
   tags: ['changelogs'],
   summary: "A view's changelog as NDJSON (same messages and parameters as /subscribe)",
-  description: `${subscribeDescription}\nErrors found before streaming starts are HTTP errors (404 unknown view, 410 RESUME_TOO_OLD, 400 invalid parameters).`,
+  description: `${subscribeDescription}\nErrors found before streaming starts are HTTP errors (404 unknown view, 410 RESUME_TOO_OLD, 400 invalid parameters, 503 TOO_MANY_SUBSCRIBERS with Retry-After).`,
   params: nameParam,
   querystring: subscribeQuery,
-  response: { 400: errorResponse, 404: errorResponse, 410: errorResponse },
+  response: { 400: errorResponse, 404: errorResponse, 410: errorResponse, 503: errorResponse },
 } as const;
 
 export const healthRoute = {
