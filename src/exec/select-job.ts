@@ -146,15 +146,18 @@ export class SelectJob {
       if (this.skip + this.out.length >= this.want) this.done = true;
       return;
     }
-    const ranked: Ranked = { row, seq: this.seq++ };
+    const seq = this.seq++;
     if (this.want === Infinity) {
-      this.heap.push(ranked);
+      this.heap.push({ row, seq });
       if (this.heap.length > this.skip + this.limits.maxRows) {
         throw resultTooLarge('the SELECT result', this.limits, HINT);
       }
       return;
     }
-    pushBounded(this.heap, ranked, this.want, this.rankCompare);
+    // A full heap keeps its rows unless this one sorts before its worst (a later row loses ties).
+    const worst = this.heap[0];
+    if (this.heap.length >= this.want && worst !== undefined && this.compare(row, worst.row) >= 0) return;
+    pushBounded(this.heap, { row, seq }, this.want, this.rankCompare);
   }
 
   private readonly rankCompare = (a: Ranked, b: Ranked): number =>

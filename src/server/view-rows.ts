@@ -261,6 +261,8 @@ function countMatches(
 ): { total: number | null; examined: number } {
   const range = prefix.length === 0 ? index.size : index.countPrefix(prefix);
   if (matches === null) return { total: range, examined: 0 };
+  // Counting would examine more rows than a request may: do not start.
+  if (range > scanRows) return { total: null, examined: 0 };
   const cursor = prefix.length === 0 ? index.cursorAt(0) : index.seek(prefix);
   let n = 0;
   let examined = 0;
