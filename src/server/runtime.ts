@@ -993,7 +993,6 @@ export class SluiceRuntime {
    */
   async viewReader(view: string): Promise<ViewReader> {
     for (;;) {
-      if (this.failure !== null) throw this.failure;
       this.flush();
       const reader = this.engine.viewReader(view, performance.now() + READ_SLICE_MS);
       if (reader.index !== null) return reader;
@@ -1155,7 +1154,7 @@ export class SluiceRuntime {
         }
         pageSize = Math.min(BACKLOG_PAGE, pageSize * 2);
         for (const change of page) {
-          const text = storedToWire(change.epoch, change.message);
+          const text = feed.recentText(change.epoch) ?? storedToWire(change.epoch, change.message);
           if (!sub.tryWrite(text)) {
             room = Buffer.byteLength(text) + 1;
             pageSize = 1;

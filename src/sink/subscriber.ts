@@ -50,6 +50,9 @@ export const CloseCodes = {
 
 export type SubscriberState = 'starting' | 'live' | 'closed';
 
+/** Wire text of recent epochs a feed keeps for subscribers catching up (characters). */
+const RECENT_BYTES = 8 * 1024 * 1024;
+
 /** How long a subscriber closed to make room in the memory budget may take to accept the close. */
 const EVICTION_GRACE_MS = 250;
 
@@ -327,7 +330,25 @@ export class ViewFeed {
     sub.transport.onClose(() => this.subscribers.delete(sub));
   }
 
+  /**
+   * The wire text of the last epochs published, for subscribers catching up from the stored
+   * changelog (they then share one string per epoch instead of each decoding its own).
+   */
+  private readonly recent = new Map<number, string>();
+  private recentBytes = 0;
+
+  recentText(epoch: number): string | undefined {
+    return this.recent.get(epoch);
+  }
+
   publish(epoch: number, text: string): void {
+    this.recent.set(epoch, text);
+    this.recentBytes += text.length;
+    for (const [e, t] of this.recent) {
+      if (this.recentBytes <= RECENT_BYTES || this.recent.size <= 1) break;
+      this.recent.delete(e);
+      this.recentBytes -= t.length;
+    }
     for (const sub of this.subscribers) {
       const outcome = sub.offer(epoch, text);
       if (sub.closed) this.subscribers.delete(sub);
