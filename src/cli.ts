@@ -33,6 +33,14 @@ Options:
   --retention-seconds <n>    keep changelogs younger than n seconds (default ${DEFAULTS.retention.ms / 1000}; 0 = no limit)
   --heartbeat-ms <n>         progress message interval for idle subscribers (default ${DEFAULTS.heartbeatMs})
   --subscriber-buffer <bytes>  slow-consumer bound per subscriber (default ${DEFAULTS.subscriberLimits.maxBufferedBytes})
+  --subscriber-memory <bytes>  one budget for all subscribers' queued bytes and open snapshots; room is made
+                             by closing the one furthest behind (SLOW_CONSUMER) (default ${DEFAULTS.subscriberMemory})
+  --max-subscribers <n>      most subscribers at once (default ${DEFAULTS.maxSubscribers}; beyond: TOO_MANY_SUBSCRIBERS)
+  --max-subscribers-per-view <n>  most subscribers of one view (default ${DEFAULTS.maxSubscribersPerView})
+  --default-page-rows <n>    rows in a view page without limit= (default ${DEFAULTS.reads.defaultRows})
+  --max-result-rows <n>      largest view page and ad-hoc SELECT result, in rows (default ${DEFAULTS.reads.maxRows})
+  --max-result-bytes <bytes> the same in bytes of JSON (default ${DEFAULTS.reads.maxBytes})
+  --max-scan-rows <n>        rows a filtered view page examines at most (default ${DEFAULTS.reads.scanRows})
   --checkpoint-interval-ms <n>  checkpoint at least this often while writes arrive (default ${DEFAULTS.checkpoint.intervalMs};
                              0 = never: a restart then replays the whole journal)
   --checkpoint-epochs <n>    also checkpoint after this many epochs (default ${DEFAULTS.checkpoint.epochs})
@@ -107,6 +115,13 @@ async function main(argv: string[]): Promise<void> {
         'retention-seconds': { type: 'string' },
         'heartbeat-ms': { type: 'string' },
         'subscriber-buffer': { type: 'string' },
+        'subscriber-memory': { type: 'string' },
+        'max-subscribers': { type: 'string' },
+        'max-subscribers-per-view': { type: 'string' },
+        'default-page-rows': { type: 'string' },
+        'max-result-rows': { type: 'string' },
+        'max-result-bytes': { type: 'string' },
+        'max-scan-rows': { type: 'string' },
         'checkpoint-interval-ms': { type: 'string' },
         'checkpoint-epochs': { type: 'string' },
         'checkpoint-slice-ms': { type: 'string' },
@@ -208,6 +223,21 @@ async function main(argv: string[]): Promise<void> {
     values['checkpoint-slice-ms'],
     DEFAULTS.checkpoint.sliceMs,
   );
+  const maxResultRows = intOption('max-result-rows', values['max-result-rows'], DEFAULTS.reads.maxRows, 1);
+  const maxResultBytes = intOption(
+    'max-result-bytes',
+    values['max-result-bytes'],
+    DEFAULTS.reads.maxBytes,
+    1024,
+  );
+  const defaultPageRows = intOption(
+    'default-page-rows',
+    values['default-page-rows'],
+    Math.min(DEFAULTS.reads.defaultRows, maxResultRows),
+    1,
+  );
+  if (defaultPageRows > maxResultRows)
+    fail(`--default-page-rows (${defaultPageRows}) must be at most --max-result-rows (${maxResultRows})`);
   const logger = pino({ level, base: { service: 'sluice' } });
   // Loaded only now, so --help and argument errors answer at once.
   const { buildApp } = await import('./server/app.ts');
@@ -240,6 +270,26 @@ async function main(argv: string[]): Promise<void> {
           1024,
         ),
       },
+      subscriberMemory: intOption(
+        'subscriber-memory',
+        values['subscriber-memory'],
+        DEFAULTS.subscriberMemory,
+        64 * 1024,
+      ),
+      maxSubscribers: intOption('max-subscribers', values['max-subscribers'], DEFAULTS.maxSubscribers, 1),
+      maxSubscribersPerView: intOption(
+        'max-subscribers-per-view',
+        values['max-subscribers-per-view'],
+        DEFAULTS.maxSubscribersPerView,
+        1,
+      ),
+      reads: {
+        defaultRows: defaultPageRows,
+        maxRows: maxResultRows,
+        maxBytes: maxResultBytes,
+        scanRows: intOption('max-scan-rows', values['max-scan-rows'], DEFAULTS.reads.scanRows, 1),
+      },
+      selectLimits: { maxRows: maxResultRows, maxBytes: maxResultBytes },
     });
   } catch (error) {
     logger.fatal({ err: error }, 'cannot start');

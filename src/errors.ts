@@ -70,6 +70,9 @@ export const ErrorCodes = {
   REQUEST_TIMEOUT: 'execution',
   URI_TOO_LONG: 'parse',
   HEADERS_TOO_LARGE: 'parse',
+  // Bounds on what one request or client may take.
+  RESULT_TOO_LARGE: 'execution',
+  TOO_MANY_SUBSCRIBERS: 'execution',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -152,7 +155,7 @@ export function httpStatusOf(error: SluiceError): number {
   if (error.code === 'URI_TOO_LONG') return 414;
   if (error.code === 'HEADERS_TOO_LARGE') return 431;
   if (error.code === 'RESUME_TOO_OLD' || error.code === 'VIEW_DROPPED') return 410;
-  if (error.code === 'UNAVAILABLE') return 503;
+  if (error.code === 'UNAVAILABLE' || error.code === 'TOO_MANY_SUBSCRIBERS') return 503;
   switch (error.errorClass) {
     case 'parse':
     case 'plan':

@@ -2,6 +2,7 @@
 // synchronous inside an epoch; every method here returns only once its epoch is fully applied, so a
 // read always reflects a whole number of epochs.
 import type { SluiceError } from '../errors.ts';
+import type { OrderedIndex } from '../ivm/ordered-index.ts';
 import type { KafkaSinkOptions, KafkaSourceOptions } from '../planner/connector-options.ts';
 import type { ColumnInfo, Row, Value } from '../types.ts';
 
@@ -83,6 +84,21 @@ export interface ViewSnapshot {
   readonly columns: readonly ColumnInfo[];
   readonly key: readonly string[] | null;
   readonly rows: readonly Row[];
+}
+
+/**
+ * A view at the current epoch, for reads that must not copy it: its rows in order (the key, else all
+ * columns) as an ordered index kept up to date by every epoch. `index` is null while the index is
+ * still being built (the first read of a large view): ask again after yielding to the event loop.
+ */
+export interface ViewReader {
+  readonly epoch: number;
+  readonly columns: readonly ColumnInfo[];
+  readonly key: readonly string[] | null;
+  /** Positions of the columns the rows are ordered by. */
+  readonly order: readonly number[];
+  readonly index: OrderedIndex | null;
+  toRow(values: readonly Value[]): Row;
 }
 
 export type ViewListener = (changes: ViewChangeSet) => void;

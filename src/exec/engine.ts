@@ -3,20 +3,19 @@
 // table, then pushed through every dependent view in creation order (views over views see the same
 // epoch), and only then are subscribers told. Everything here is synchronous.
 import { createHash } from 'node:crypto';
-import { SluiceError, knownErrorCode } from '../errors.ts';
+import { SluiceError } from '../errors.ts';
 import { resolveSqlLimits, type SqlLimits } from '../limits.ts';
 import type { StateDelta } from '../ivm/state.ts';
 import type { Expr, SelectStmt, Statement } from '../parser/ast.ts';
-import { parseStatements } from '../parser/parse.ts';
+import { isSingleStatement, parseStatements } from '../parser/parse.ts';
 import { castValue, fitLength } from '../ivm/cast.ts';
 import { printDataflow } from '../ivm/dataflow-plan.ts';
 import { lowerToDataflow } from '../ivm/lower.ts';
 import { compileScalar } from '../ivm/scalar-expr.ts';
-import { compareValues, encodeValues } from '../ivm/values.ts';
+import { encodeValues } from '../ivm/values.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { isEmpty } from '../ivm/zset.ts';
 import { bindExpr } from '../planner/bind-expr.ts';
-import type { BoundQuery } from '../planner/bind-select.ts';
 import { bindSelect } from '../planner/bind-select.ts';
 import type { ColumnMeta, SinkDef, TableDef, ViewDef } from '../planner/catalog.ts';
 import { Catalog, columnInfos, kindLabel } from '../planner/catalog.ts';
@@ -36,6 +35,7 @@ import type {
   TableChanges,
   ViewChangeSet,
   ViewListener,
+  ViewReader,
   ViewRowError,
   ViewSnapshot,
 } from './api.ts';
@@ -43,6 +43,10 @@ import type { PreparedBatch } from './table-store.ts';
 import { TableStore } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
 import { ViewRuntime } from './view-runtime.ts';
+import type { RowCapture } from '../ivm/row-capture.ts';
+import { CapturedArray } from '../ivm/row-capture.ts';
+import type { ResultLimits } from './result-size.ts';
+import { SelectJob } from './select-job.ts';
 
 export type { EngineJournal } from './api.ts';
 
@@ -160,6 +164,8 @@ export class Engine {
     this.limits = resolveSqlLimits(options.limits);
     this.callLimits = this.limits;
   }
+  /** Bounds of an ad-hoc SELECT's result (the server sets them; unlimited by default). */
+  selectLimits: ResultLimits = { maxRows: Infinity, maxBytes: Infinity };
 
   get epoch(): number {
     return this.currentEpoch;
@@ -660,49 +666,49 @@ export class Engine {
   }
 
   private selectStatement(query: SelectStmt): StatementResult {
+    const job = this.prepareSelect(query);
+    job.work(Infinity);
+    return job.result();
+  }
+
+  /**
+   * A plain SELECT bound and its inputs captured at the current epoch, to be evaluated by the caller
+   * in slices (`job.work(deadline)`) while later epochs apply; bounded by `selectLimits`.
+   */
+  prepareSelect(query: SelectStmt): SelectJob {
     const bound = bindSelect(query, this.catalogState, {
       forView: false,
       maxSelectItems: this.callLimits.maxSelectItems,
     });
     for (const source of bound.dependsOn) this.assertNoErrors(source);
-    const rows = this.evaluateOnce(bound);
-    return { statement: 'SELECT', columns: columnInfos(bound.columns), rows, epoch: this.currentEpoch };
+    const plan = lowerToDataflow('query', bound.plan, null);
+    const inputs = new Map<string, RowCapture>();
+    for (const node of plan.nodes) {
+      if (node.kind === 'input') inputs.set(node.source, this.captureOf(node.source));
+      else if (node.kind === 'values') inputs.set('$values', new CapturedArray([[]], null, true));
+    }
+    return new SelectJob(bound, plan, inputs, this.currentEpoch, this.selectLimits);
   }
 
-  /** Runs a query once over the current contents: the same operators, one batch holding all data. */
-  private evaluateOnce(bound: BoundQuery): Row[] {
-    const runtime = new ViewRuntime(lowerToDataflow('query', bound.plan, null));
-    const inputs = new Map<string, ZBatch>();
-    for (const source of runtime.sources()) inputs.set(source, this.contentsOf(source));
-    if (runtime.hasValuesInput()) inputs.set('$values', { rows: [[]], weights: [1], consolidated: true });
-    runtime.step(inputs, this.currentEpoch);
-    const errors = runtime.currentErrors();
-    const first = errors[0];
-    if (first !== undefined) {
-      throw new SluiceError(knownErrorCode(first.code), first.message, {
-        detail: `in row ${JSON.stringify(first.row, jsonReplacer)}`,
-      });
-    }
-    let values: (readonly Value[])[] = [];
-    for (const [row, n] of runtime.output.entries()) for (let i = 0; i < n; i++) values.push(row);
-    if (bound.orderBy.length > 0) {
-      values = [...values].sort((a, b) => {
-        for (const o of bound.orderBy) {
-          const x = a[o.index] as Value;
-          const y = b[o.index] as Value;
-          if (x === null || y === null) {
-            if (x === y) continue;
-            return (x === null) === o.nullsFirst ? -1 : 1;
-          }
-          const c = compareValues(x, y);
-          if (c !== 0) return o.desc ? -c : c;
-        }
-        return 0;
-      });
-    }
-    const start = bound.offset ?? 0;
-    values = values.slice(start, bound.limit === undefined ? undefined : start + bound.limit);
-    return values.map((v) => toRow(v, bound.columns));
+  /**
+   * When `sql` is exactly one plain SELECT: it, prepared as by `prepareSelect` (parse and bind errors
+   * are thrown); otherwise null (run the script with `executeScript`).
+   */
+  prepareSingleSelect(sql: string): SelectJob | null {
+    // Counting statements is cheap; a script of many is not parsed twice (here and by executeScript).
+    if (!isSingleStatement(sql)) return null;
+    const statements = parseStatements(sql, this.limits);
+    const only = statements[0];
+    if (statements.length !== 1 || only === undefined || only.kind !== 'select') return null;
+    return this.prepareSelect(only.query);
+  }
+
+  private captureOf(name: string): RowCapture {
+    const table = this.tables.get(name);
+    if (table !== undefined) return table.capture();
+    const view = this.views.get(name);
+    if (view !== undefined) return view.output.capture();
+    throw new SluiceError('UNKNOWN_TABLE', `relation "${name}" does not exist`);
   }
 
   // ---- batches ------------------------------------------------------------------------------
@@ -949,6 +955,27 @@ export class Engine {
     }
   }
 
+  /**
+   * The view for a paged or streamed read, without copying it: see ViewReader. Builds the view's
+   * ordered index on first use, until `deadline` (performance.now() ms) per call. Refuses a view
+   * holding row errors (VIEW_ERROR), as viewSnapshot does.
+   */
+  viewReader(name: string, deadline: number): ViewReader {
+    const runtime = this.viewRuntime(name);
+    this.assertNoErrors(name);
+    const def = this.catalogState.get(name) as ViewDef;
+    const key = def.key === null || def.key.length === 0 ? null : def.key;
+    return {
+      epoch: this.currentEpoch,
+      columns: columnInfos(def.columns),
+      key: def.key === null ? null : def.key.map((k) => (def.columns[k] as ColumnMeta).name),
+      order: key ?? def.columns.map((_, i) => i),
+      index: runtime.output.orderedIndex(deadline),
+      toRow: (values) => toRow(values, def.columns),
+    };
+  }
+
+  /** The whole view, copied (library use and tests; the server reads through viewReader). */
   viewSnapshot(name: string): ViewSnapshot {
     const runtime = this.viewRuntime(name);
     this.assertNoErrors(name);
@@ -974,6 +1001,17 @@ export class Engine {
     return this.viewRuntime(name).nodeStats();
   }
 
+  /**
+   * Rows [from, to) of a table in its storage order (at once for an insert-only keyless table, such
+   * as a source's errors relation; by walking for others): a bounded read, no copy of the table.
+   */
+  tableRowsRange(name: string, from: number, to: number): Row[] {
+    const store = this.tables.get(name);
+    if (store === undefined) throw new SluiceError('UNKNOWN_TABLE', `table "${name}" does not exist`);
+    return store.rowsRange(from, to).map((row) => store.toRow(row));
+  }
+
+  /** The whole table, copied (library use and tests; the server reads bounded ranges). */
   tableRows(name: string): Row[] {
     const store = this.tables.get(name);
     if (store === undefined) throw new SluiceError('UNKNOWN_TABLE', `table "${name}" does not exist`);

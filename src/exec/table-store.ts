@@ -8,6 +8,7 @@ import { encodeValues, formatValue, singleKey } from '../ivm/values.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
 import type { Multiset } from '../ivm/state-entries.ts';
 import { keyedDelta, loadMultiset, multisetDelta } from '../ivm/state-entries.ts';
+import { CapturedArray, CapturedColumns, type RowCapture } from '../ivm/row-capture.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
 import type { Row, Value } from '../types.ts';
@@ -367,6 +368,31 @@ export class TableStore implements Stateful {
         yield [e.row, e.count];
   }
 
+  /** The current rows, captured for reading in slices while later batches apply (references only). */
+  capture(): RowCapture {
+    if (this.byKey !== null) return new CapturedArray(Array.from(this.byKey.values()), null, true);
+    if (this.appendOnly !== null) return this.appendOnly.capture();
+    const rows: (readonly Value[])[] = [];
+    const counts: number[] = [];
+    for (const e of (this.multiset as Map<string, { row: readonly Value[]; count: number }>).values()) {
+      rows.push(e.row);
+      counts.push(e.count);
+    }
+    return new CapturedArray(rows, counts, true);
+  }
+
+  /** Rows [from, to) of an insert-only keyless table, at once; of any other table, by walking. */
+  rowsRange(from: number, to: number): (readonly Value[])[] {
+    if (this.appendOnly !== null) return this.appendOnly.capture().slice(from, to).rows;
+    const out: (readonly Value[])[] = [];
+    let i = 0;
+    for (const [row, n] of this.entries()) {
+      for (let k = 0; k < n && i < to; k++, i++) if (i >= from) out.push(row);
+      if (i >= to) break;
+    }
+    return out;
+  }
+
   contents(): ZBatch {
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
@@ -410,6 +436,11 @@ class AppendColumns {
     const columns = this.columns;
     for (let c = 0; c < columns.length; c++) (columns[c] as Value[]).push(row[c] as Value);
     this.length++;
+  }
+
+  /** The first `length` rows as they are now (they never change: the columns only grow). */
+  capture(): RowCapture {
+    return new CapturedColumns(this.columns, this.length);
   }
 
   *rows(): Generator<readonly Value[]> {

@@ -95,3 +95,8 @@ function parseOne(tokens: IToken[], sql: string): Statement {
     });
   }
 }
+
+/** Whether `sql` holds exactly one statement (split only as far as a second one). */
+export function isSingleStatement(sql: string): boolean {
+  return splitScript(sql, 1).length === 1;
+}

@@ -34,7 +34,8 @@ import type { SinkReport, SourceReport } from './connectors.ts';
 import { SluiceRuntime, closeCodeOf, type CheckpointPolicy, type SubscribeParams } from './runtime.ts';
 import * as S from './schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
-import { filterAndPage } from './view-rows.ts';
+import type { ReadLimits } from './view-rows.ts';
+import type { ResultLimits } from '../exec/result-size.ts';
 import { DEFAULTS } from './defaults.ts';
 import {
   MAX_URL_PARAM_LENGTH,
@@ -89,6 +90,14 @@ export interface AppOptions {
   readonly connectorConnectTimeoutMs?: number;
   /** Connection timeouts (default headers 10 s, whole request 30 s, idle keep-alive 5 s). */
   readonly timeouts?: Partial<HttpTimeouts>;
+  /** REST view pages: default and largest size, bytes, rows a filtered page examines. */
+  readonly reads?: Partial<ReadLimits>;
+  /** The largest result of an ad-hoc SELECT. */
+  readonly selectLimits?: Partial<ResultLimits>;
+  /** One memory budget in bytes for all subscribers' queued messages and open snapshots. */
+  readonly subscriberMemory?: number;
+  readonly maxSubscribers?: number;
+  readonly maxSubscribersPerView?: number;
 }
 
 export interface HttpTimeouts {
@@ -149,6 +158,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(options.connectorConnectTimeoutMs !== undefined
       ? { connectorConnectTimeoutMs: options.connectorConnectTimeoutMs }
       : {}),
+    reads: { ...DEFAULTS.reads, ...options.reads },
+    selectLimits: { ...DEFAULTS.selectLimits, ...options.selectLimits },
+    subscriberMemory: options.subscriberMemory ?? DEFAULTS.subscriberMemory,
+    maxSubscribers: options.maxSubscribers ?? DEFAULTS.maxSubscribers,
+    maxSubscribersPerView: options.maxSubscribersPerView ?? DEFAULTS.maxSubscribersPerView,
   });
   // Counted once the metrics exist (a client error can only arrive after listen).
   let countError: (code: string) => void = () => undefined;
@@ -197,6 +211,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
             }))
           : [],
       checkpoint: () => runtime.checkpointStatus(),
+      subscriberMemory: () => runtime.subscriberMemory(),
       recovery: () => runtime.recovery,
       sources: () => runtime.sourceReports(),
       sinks: () => runtime.sinkReports(),
@@ -211,6 +226,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     subscriberFailed: (view, code) => {
       if (code === 'SLOW_CONSUMER') metrics.slowConsumer(view);
     },
+    rowsExamined: (kind, rows) => metrics.rowsExamined(kind, rows),
     checkpointWritten: (stats) => metrics.checkpointWritten(stats),
     checkpointFailed: () => metrics.checkpointFailed(),
   };
@@ -313,6 +329,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     extra: Record<string, unknown> = {},
   ): FastifyReply {
     metrics.error(error.code);
+    if (error.code === 'TOO_MANY_SUBSCRIBERS') reply.header('retry-after', '5');
     return reply.code(httpStatusOf(error)).send({ error: error.toJSON(), ...extra });
   }
 
@@ -362,7 +379,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // ---- statements ----------------------------------------------------------------------------
 
   app.post<{ Body: { sql: string } }>(SQL_URL, { schema: S.sqlRoute }, async (request, reply) => {
-    const outcome = runtime.executeScript(request.body.sql);
+    const outcome = await runtime.executeSql(request.body.sql);
     if (outcome.error !== undefined) {
       const error = outcome.error instanceof SluiceError ? outcome.error : toSluiceError(outcome.error);
       // API.md: a failed script is a 400 (server-side failures keep their 5xx).
@@ -483,18 +500,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     '/v1/views/:name/rows',
     { schema: S.viewRowsRoute },
     async (request) => {
-      const { limit, offset, ...filters } = request.query;
-      const snapshot = runtime.engine.viewSnapshot(request.params.name);
-      const page = filterAndPage(request.params.name, snapshot, filters as Record<string, string>, {
+      const { limit, offset, after, ...filters } = request.query;
+      const { reader, page } = await runtime.viewPage(request.params.name, {
+        filters: filters as Record<string, string>,
         limit: typeof limit === 'number' ? limit : undefined,
-        offset: typeof offset === 'number' ? offset : 0,
+        offset: typeof offset === 'number' ? offset : undefined,
+        after: typeof after === 'string' ? after : undefined,
       });
       return {
-        epoch: snapshot.epoch,
-        columns: snapshot.columns,
-        key: snapshot.key,
+        epoch: reader.epoch,
+        columns: reader.columns,
+        key: reader.key,
         total: page.total,
         rows: page.rows,
+        next: page.next,
       };
     },
   );

@@ -2,6 +2,8 @@
 // usage text without loading the server.
 import type { Retention } from '../sink/changelog-store.ts';
 import type { SubscriberLimits } from '../sink/subscriber.ts';
+import type { ReadLimits } from './view-rows.ts';
+import type { ResultLimits } from '../exec/result-size.ts';
 
 export const DEFAULTS = {
   bodyLimit: 16 * 1024 * 1024,
@@ -11,6 +13,19 @@ export const DEFAULTS = {
     maxBufferedMessages: 10_000,
     stallTimeoutMs: 30_000,
   } satisfies SubscriberLimits,
+  // One budget for the bytes all subscribers have queued (socket buffers included) and open snapshots.
+  subscriberMemory: 256 * 1024 * 1024,
+  maxSubscribers: 2000,
+  maxSubscribersPerView: 1000,
+  // REST view pages; a filtered page examines at most scanRows rows.
+  reads: {
+    defaultRows: 1000,
+    maxRows: 10_000,
+    maxBytes: 8 * 1024 * 1024,
+    scanRows: 100_000,
+  } satisfies ReadLimits,
+  // The largest result of an ad-hoc SELECT (POST /v1/sql).
+  selectLimits: { maxRows: 10_000, maxBytes: 8 * 1024 * 1024 } satisfies ResultLimits,
   heartbeatMs: 3000,
   snapshotChunkRows: 1000,
   pruneIntervalMs: 1000,

@@ -6,6 +6,16 @@ export interface MetricsSource {
   epoch(): number;
   viewStats(): readonly { name: string; rowCount: number; stateBytes: number; subscribers: number }[];
   checkpoint(): { readonly epoch: number | null };
+  /** The subscriber memory budget's account (bytes) and the subscriber count. */
+  subscriberMemory(): {
+    readonly limit: number;
+    readonly used: number;
+    readonly live: number;
+    readonly closing: number;
+    readonly retained: number;
+    readonly peak: number;
+    readonly subscribers: number;
+  };
   recovery(): { readonly ms: number; readonly replayedEntries: number };
   sources(): readonly {
     readonly name: string;
@@ -49,6 +59,7 @@ export class ServerMetrics {
   private readonly checkpointFailures: Counter;
   private readonly checkpointBytes: Counter;
   private readonly checkpointSeconds: Histogram;
+  private readonly readRows: Counter<'kind'>;
 
   constructor(source: MetricsSource, options: { processMetrics: boolean }) {
     const registers = [this.registry];
@@ -251,6 +262,37 @@ export class ServerMetrics {
     viewGauge('sluice_view_rows', 'Rows in each view', (s) => s.rowCount);
     viewGauge('sluice_view_state_bytes', 'Approximate operator state size of each view', (s) => s.stateBytes);
     viewGauge('sluice_subscribers', 'Changelog subscribers connected, by view', (s) => s.subscribers);
+    gauge(
+      'sluice_subscriber_memory_bytes',
+      'The subscriber memory budget: its limit, what is accounted against it (used = live + reserved + retained), bytes queued by live subscribers, by subscribers being closed (freed within the close grace), kept alive by open snapshots, and the peak of used',
+      ['kind'],
+      (set) => {
+        const m = source.subscriberMemory();
+        set({ kind: 'limit' }, m.limit);
+        set({ kind: 'used' }, m.used);
+        set({ kind: 'live' }, m.live);
+        set({ kind: 'closing' }, m.closing);
+        set({ kind: 'retained' }, m.retained);
+        set({ kind: 'peak' }, m.peak);
+      },
+    );
+    gauge(
+      'sluice_subscribers_total_connected',
+      'Changelog subscribers, starting or live, in all',
+      [],
+      (set) => set({}, source.subscriberMemory().subscribers),
+    );
+    this.readRows = new Counter({
+      name: 'sluice_read_rows_examined_total',
+      help: 'Rows examined by reads: REST view pages (kind "page") and ad-hoc SELECT inputs (kind "select")',
+      labelNames: ['kind'],
+      registers,
+    });
+    for (const kind of ['page', 'select'] as const) this.readRows.inc({ kind }, 0);
+  }
+
+  rowsExamined(kind: 'page' | 'select', rows: number): void {
+    this.readRows.inc({ kind }, rows);
   }
 
   batchApplied(table: string, rows: number, seconds: number): void {

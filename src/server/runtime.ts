@@ -37,6 +37,7 @@ import {
   type SubscriberLimits,
   type SubscriberTransport,
 } from '../sink/subscriber.ts';
+import { SubscriberBudget } from '../sink/subscriber-budget.ts';
 import {
   encodeChangesStored,
   encodeChangesWire,
@@ -48,7 +49,11 @@ import { SqliteStore } from '../source/sqlite-store.ts';
 import { TableLog, type LoggedEntry } from '../source/table-log.ts';
 import type { ColumnInfo, Row } from '../types.ts';
 import type { Engine, ViewInfo } from '../index.ts';
-import type { SinkInfo } from '../exec/api.ts';
+import type { SinkInfo, ViewReader } from '../exec/api.ts';
+import { columnOverheads, rowJsonBytes, type ResultLimits } from '../exec/result-size.ts';
+import type { FrozenIndex, OrderedIndex } from '../ivm/ordered-index.ts';
+import { DEFAULTS } from './defaults.ts';
+import { readPage, type Page, type PageRequest, type ReadLimits } from './view-rows.ts';
 
 export interface RuntimeLogger {
   info(obj: object, msg?: string): void;
@@ -80,6 +85,15 @@ export interface RuntimeOptions {
   readonly connectorHosts?: readonly string[] | null;
   /** Longest wait for a broker while a connector connects (default 15 s). */
   readonly connectorConnectTimeoutMs?: number;
+  /** Page sizes and the scan bound of REST view reads (default DEFAULTS.reads). */
+  readonly reads?: ReadLimits;
+  /** The largest result of an ad-hoc SELECT (default DEFAULTS.selectLimits). */
+  readonly selectLimits?: ResultLimits;
+  /** Bytes all subscribers together may have queued, open snapshots included. */
+  readonly subscriberMemory?: number;
+  /** Most subscribers at once: in all, and per view. */
+  readonly maxSubscribers?: number;
+  readonly maxSubscribersPerView?: number;
 }
 
 /** A checkpoint is taken once either bound is reached (and something changed), and at shutdown. */
@@ -131,6 +145,8 @@ export interface RuntimeHooks {
   /** A group of ingest requests committed together (one fsync). */
   groupCommitted?(requests: number): void;
   subscriberFailed?(view: string, code: string): void;
+  /** Rows a REST page or an ad-hoc SELECT examined. */
+  rowsExamined?(kind: 'page' | 'select', rows: number): void;
   checkpointWritten?(stats: CheckpointWriteStats): void;
   checkpointFailed?(error: SluiceError): void;
 }
@@ -156,6 +172,11 @@ interface PendingChange {
 }
 
 const BACKLOG_PAGE = 256;
+
+/** How long one slice of building a view's ordered index may hold the event loop. */
+const READ_SLICE_MS = 8;
+/** The same for one slice of an ad-hoc SELECT. */
+const SELECT_SLICE_MS = 8;
 
 /** The gap after a checkpoint is at least this many times its duration. */
 const CHECKPOINT_PACING = 10;
@@ -208,6 +229,15 @@ export class SluiceRuntime {
   private replayCheck: Map<string, number> | null = null;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly starting = new Set<Subscriber>();
+  /** One memory budget for every subscriber's queued bytes and the snapshots they stream. */
+  readonly subscriberBudget: SubscriberBudget;
+  /** Subscribers (starting or live) per view, for the subscriber caps. */
+  private readonly subscriberCounts = new Map<string, number>();
+  private subscriberTotal = 0;
+  /** Subscribers refused by the caps (metrics). */
+  subscribersRefused = 0;
+  /** Ordered indexes with snapshots being streamed, and how many streams hold each. */
+  private readonly snapshotHolds = new Map<OrderedIndex, number>();
   /** Ingest requests applied in the open transaction, answered once it commits. */
   private group: GroupWaiter[] = [];
   private groupScheduled = false;
@@ -229,6 +259,12 @@ export class SluiceRuntime {
   private lastCheckpointStats: CheckpointWriteStats | null = null;
 
   constructor(private readonly options: RuntimeOptions) {
+    this.subscriberBudget = new SubscriberBudget(options.subscriberMemory ?? DEFAULTS.subscriberMemory);
+    this.subscriberBudget.retained = () => {
+      let bytes = 0;
+      for (const index of this.snapshotHolds.keys()) bytes += index.retainedBytes;
+      return bytes;
+    };
     this.store = new SqliteStore({
       dataDir: options.dataDir,
       ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
@@ -254,6 +290,7 @@ export class SluiceRuntime {
       opened.push(this.checkpointFile);
       this.engine = options.createEngine();
       this.recovery = this.recover(checkpoints.damage);
+      this.engine.selectLimits = options.selectLimits ?? DEFAULTS.selectLimits;
       this.committedEpoch = this.engine.epoch;
       this.highWater?.record(this.log.lastOffset, this.engine.epoch);
       this.engine.setJournal(this.log);
@@ -275,9 +312,12 @@ export class SluiceRuntime {
     this.syncConnectors();
     const heartbeat = setInterval(() => this.heartbeat(), Math.max(10, Math.floor(options.heartbeatMs / 2)));
     const prune = setInterval(() => this.pruneAll(), Math.max(10, options.pruneIntervalMs));
+    // Streams waiting for room in the subscriber budget: members may have fallen behind since.
+    const budget = setInterval(() => this.subscriberBudget.wake(), 250);
     heartbeat.unref();
     prune.unref();
-    this.timers.push(heartbeat, prune);
+    budget.unref();
+    this.timers.push(heartbeat, prune, budget);
     if (options.checkpoint !== null) {
       // Also when no request arrives: an idle server's last writes reach a checkpoint in time.
       const tick = setInterval(
@@ -297,6 +337,34 @@ export class SluiceRuntime {
 
   executeScript(sql: string): ScriptResult {
     return this.write(() => this.engine.executeScript(sql));
+  }
+
+  /**
+   * POST /v1/sql: a script of one plain SELECT is evaluated in slices of SELECT_SLICE_MS over its
+   * inputs captured at one epoch, yielding to the event loop between slices (other requests and
+   * epochs go on); any other script runs at once, as `executeScript`.
+   */
+  async executeSql(sql: string): Promise<ScriptResult> {
+    if (!/^\s*select\b/i.test(sql)) return this.executeScript(sql);
+    if (this.failure !== null) throw this.failure;
+    if (this.closing) throw new SluiceError('UNAVAILABLE', 'server is shutting down');
+    this.flush();
+    try {
+      const job = this.engine.prepareSingleSelect(sql);
+      if (job === null) return this.executeScript(sql);
+      try {
+        while (!job.work(performance.now() + SELECT_SLICE_MS)) await yieldToLoop();
+      } finally {
+        this.hooks.rowsExamined?.('select', job.rowsRead);
+      }
+      return { results: [job.result()] };
+    } catch (error) {
+      const failure =
+        error instanceof SluiceError
+          ? error
+          : new SluiceError('INTERNAL_ERROR', 'internal error', { detail: errorText(error) });
+      return { results: [], error: failure };
+    }
   }
 
   execute(sql: string): readonly StatementResult[] {
@@ -642,23 +710,21 @@ export class SluiceRuntime {
     // a record's id is its position in it.
     const relation = `${source}_errors`;
     if (!this.engine.writtenByConnector(relation)) return [];
-    return this.engine
-      .tableRows(relation)
-      .slice(afterId, afterId + limit)
-      .map((r, i) => ({
-        id: afterId + i + 1,
-        topic: String(r.topic),
-        partition: Number(r.kafka_partition),
-        offset: Number(r.kafka_offset),
-        reason: String(r.reason),
-        raw: r.raw === null ? null : String(r.raw),
-      }));
+    return this.engine.tableRowsRange(relation, afterId, afterId + limit).map((r, i) => ({
+      id: afterId + i + 1,
+      topic: String(r.topic),
+      partition: Number(r.kafka_partition),
+      offset: Number(r.kafka_offset),
+      reason: String(r.reason),
+      raw: r.raw === null ? null : String(r.raw),
+    }));
   }
 
   private startFeed(view: ViewInfo): void {
     const incarnation = this.log.lastDdlOffset;
     const info = this.changelog.register(view.name, incarnation, this.engine.epoch);
     const feed = new ViewFeed(view.name, incarnation);
+    feed.onBehind = (sub) => void this.follow(sub, feed, view.name);
     const writable = info.incarnation === incarnation;
     const unsubscribe = this.engine.subscribe(
       view.name,
@@ -1095,6 +1161,55 @@ export class SluiceRuntime {
     return this.feeds.get(view)?.feed.subscribers.size ?? 0;
   }
 
+  /** Subscribers starting or live, in all. */
+  get subscribers(): number {
+    return this.subscriberTotal;
+  }
+
+  /**
+   * A view's reader once its ordered index exists. The first read of a large view builds the index
+   * in slices of READ_SLICE_MS, yielding to the event loop between them, so other requests and
+   * epochs go on; the reader returned is of the committed epoch, for use in the same synchronous block.
+   */
+  async viewReader(view: string): Promise<ViewReader> {
+    for (;;) {
+      this.flush();
+      const reader = this.engine.viewReader(view, performance.now() + READ_SLICE_MS);
+      if (reader.index !== null) return reader;
+      await yieldToLoop();
+    }
+  }
+
+  /** One page of a view's rows at one epoch (view-rows.ts), read without copying the view. */
+  async viewPage(view: string, request: PageRequest): Promise<{ reader: ViewReader; page: Page }> {
+    const reader = await this.viewReader(view);
+    const page = readPage(view, reader, request, this.options.reads ?? DEFAULTS.reads);
+    this.hooks.rowsExamined?.('page', page.examined);
+    return { reader, page };
+  }
+
+  /** The subscriber memory budget's account and the number of subscribers (metrics). */
+  subscriberMemory(): {
+    limit: number;
+    used: number;
+    live: number;
+    closing: number;
+    retained: number;
+    peak: number;
+    subscribers: number;
+  } {
+    const b = this.subscriberBudget;
+    return {
+      limit: b.limit,
+      used: b.used(),
+      live: b.liveBytes,
+      closing: b.closingBytes,
+      retained: b.retained(),
+      peak: b.peak,
+      subscribers: this.subscriberTotal,
+    };
+  }
+
   /**
    * Checks a subscription request; throws UNKNOWN_VIEW, INVALID_REQUEST or RESUME_TOO_OLD before
    * anything is sent (the NDJSON endpoint turns these into HTTP statuses).
@@ -1104,6 +1219,19 @@ export class SluiceRuntime {
     this.flush();
     const entry = this.feeds.get(view);
     if (entry === undefined) throw new SluiceError('UNKNOWN_VIEW', `view "${view}" does not exist`);
+    const max = this.options.maxSubscribers ?? DEFAULTS.maxSubscribers;
+    const perView = this.options.maxSubscribersPerView ?? DEFAULTS.maxSubscribersPerView;
+    const ofView = this.subscriberCounts.get(view) ?? 0;
+    if (this.subscriberTotal >= max || ofView >= perView) {
+      this.subscribersRefused += 1;
+      const which =
+        ofView >= perView
+          ? `view "${view}" has ${ofView} subscribers, the most allowed per view`
+          : `the server has ${this.subscriberTotal} subscribers, the most allowed`;
+      throw new SluiceError('TOO_MANY_SUBSCRIBERS', `cannot subscribe to view "${view}": ${which}`, {
+        hint: 'retry later, or share one subscription among clients (--max-subscribers, --max-subscribers-per-view)',
+      });
+    }
     if (params.resumeFrom === undefined) return;
     if (params.resumeFrom > this.committedEpoch) {
       throw new SluiceError(
@@ -1134,38 +1262,58 @@ export class SluiceRuntime {
     const entry = this.feeds.get(view);
     if (entry === undefined) throw new SluiceError('UNKNOWN_VIEW', `view "${view}" does not exist`);
     const feed = entry.feed;
-    const sub = new Subscriber(view, transport, this.options.limits, this.committedEpoch);
+    const sub = new Subscriber(
+      view,
+      transport,
+      this.options.limits,
+      this.committedEpoch,
+      this.subscriberBudget,
+    );
     sub.onFail = (code) => this.hooks.subscriberFailed?.(view, code);
     this.starting.add(sub);
-    transport.onClose(() => this.starting.delete(sub));
+    this.countSubscriber(view, 1);
+    transport.onClose(() => {
+      this.starting.delete(sub);
+      this.countSubscriber(view, -1);
+    });
     try {
       const hello = (epoch: number, snapshot: boolean, columns: unknown, key: unknown): string =>
         stringifyWire({ type: 'subscribed', view, epoch, snapshot, columns, key });
+      // Every message waits for room in the shared budget (send); only live epochs are offered.
       if (params.resumeFrom !== undefined) {
         sub.cursor = params.resumeFrom;
-        sub.write(hello(params.resumeFrom, false, entry.columns, entry.key));
+        if (!(await sub.send(hello(params.resumeFrom, false, entry.columns, entry.key)))) return;
       } else if (params.snapshot) {
-        this.flush();
-        const snap = this.engine.viewSnapshot(view);
-        sub.cursor = snap.epoch;
-        sub.write(hello(snap.epoch, true, snap.columns, snap.key));
-        const chunk = Math.max(1, this.options.snapshotChunkRows);
-        for (let i = 0; i < snap.rows.length || i === 0; i += chunk) {
-          const rows = snap.rows.slice(i, i + chunk);
-          sub.write(
-            stringifyWire({ type: 'snapshot', epoch: snap.epoch, rows, more: i + chunk < snap.rows.length }),
-          );
-          if (!(await sub.paced())) return;
-        }
-        sub.write(`{"type":"snapshot_end","epoch":${snap.epoch},"rows":${snap.rows.length}}`);
+        if (!(await this.streamSnapshot(sub, view, hello))) return;
       } else {
-        sub.write(hello(this.committedEpoch, false, entry.columns, entry.key));
+        // The cursor is taken now: epochs committed while the hello waits come from the backlog.
+        if (!(await sub.send(hello(sub.cursor, false, entry.columns, entry.key)))) return;
       }
-      // Backlog from the store, then live. The switch happens in the synchronous block where the
-      // store holds nothing after the cursor up to the committed epoch, so no epoch falls between.
+    } catch (error) {
+      this.subscriptionFailed(sub, view, error);
+      return;
+    }
+    await this.follow(sub, feed, view);
+  }
+
+  /**
+   * The stored backlog after the subscriber's cursor, then live delivery. The switch happens in the
+   * synchronous block where the store holds nothing after the cursor up to the committed epoch, so
+   * no epoch falls between. Also how a live subscriber that found no room in the budget catches up.
+   */
+  private async follow(sub: Subscriber, feed: ViewFeed, view: string): Promise<void> {
+    if (sub.closed) return;
+    this.starting.add(sub);
+    // Room for about one more stored epoch is waited for before each read; a page is then written
+    // in one go while it fits and the rest is read again later, so a waiting subscriber holds none
+    // of its backlog in memory. Pages start at one entry and double while they fit (a subscriber
+    // short of room reads only what it can send).
+    let room = 0;
+    let pageSize = 1;
+    try {
       for (;;) {
         if (sub.closed || feed.closed) return;
-        if (!(await sub.paced())) return;
+        if (!(await sub.paced(room))) return;
         if (sub.closed || feed.closed) return;
         const info = this.changelog.info(view);
         if (info === undefined || info.incarnation !== feed.incarnation) return;
@@ -1178,25 +1326,103 @@ export class SluiceRuntime {
           );
           return;
         }
-        const page = this.changelog.read(view, sub.cursor, this.committedEpoch, BACKLOG_PAGE);
+        const page = this.changelog.read(view, sub.cursor, this.committedEpoch, pageSize);
         if (page.length === 0) {
           this.starting.delete(sub);
           feed.add(sub);
           return;
         }
+        pageSize = Math.min(BACKLOG_PAGE, pageSize * 2);
         for (const change of page) {
-          sub.write(storedToWire(change.epoch, change.message));
+          const text = feed.recentText(change.epoch) ?? storedToWire(change.epoch, change.message);
+          if (!sub.tryWrite(text)) {
+            room = Buffer.byteLength(text) + 1;
+            pageSize = 1;
+            break;
+          }
           sub.cursor = change.epoch;
         }
+        await yieldToLoop();
       }
     } catch (error) {
-      if (error instanceof SluiceError) {
-        sub.fail(error.code, closeCodeOf(error), error.message);
-        return;
-      }
-      this.options.logger.error({ err: error, view }, 'subscription failed');
-      sub.fail('INTERNAL_ERROR', CloseCodes.internal, 'internal error while serving the subscription');
+      this.subscriptionFailed(sub, view, error);
+    } finally {
+      if (sub.closed) this.starting.delete(sub);
     }
+  }
+
+  private subscriptionFailed(sub: Subscriber, view: string, error: unknown): void {
+    if (error instanceof SluiceError) {
+      sub.fail(error.code, closeCodeOf(error), error.message);
+      return;
+    }
+    this.options.logger.error({ err: error, view }, 'subscription failed');
+    sub.fail('INTERNAL_ERROR', CloseCodes.internal, 'internal error while serving the subscription');
+  }
+
+  private countSubscriber(view: string, delta: number): void {
+    const n = (this.subscriberCounts.get(view) ?? 0) + delta;
+    if (n > 0) this.subscriberCounts.set(view, n);
+    else this.subscriberCounts.delete(view);
+    this.subscriberTotal += delta;
+  }
+
+  /**
+   * Streams the view's rows at one epoch from a frozen snapshot of its ordered index: nothing is
+   * copied (every subscriber snapshotting at the same epoch shares one frozen version), and a chunk
+   * is encoded only once the subscriber's buffer and the shared budget have room for it.
+   */
+  private async streamSnapshot(
+    sub: Subscriber,
+    view: string,
+    hello: (epoch: number, snapshot: boolean, columns: unknown, key: unknown) => string,
+  ): Promise<boolean> {
+    const reader = await this.viewReader(view);
+    if (sub.closed) return false;
+    const frozen = (reader.index as OrderedIndex).freeze();
+    this.holdSnapshot(frozen, 1);
+    try {
+      const epoch = reader.epoch;
+      sub.cursor = epoch;
+      if (!(await sub.send(hello(epoch, true, reader.columns, reader.key)))) return false;
+      const chunkRows = Math.max(1, this.options.snapshotChunkRows);
+      const overheads = columnOverheads(reader.columns.map((c) => c.name));
+      const cursor = frozen.cursorAt(0);
+      do {
+        const values: (readonly Row[keyof Row][])[] = [];
+        let estimate = 64;
+        while (!cursor.done && values.length < chunkRows) {
+          const row = cursor.row;
+          const take = Math.min(cursor.count - cursor.dup, chunkRows - values.length);
+          const bytes = rowJsonBytes(row, overheads);
+          for (let i = 0; i < take; i++) values.push(row);
+          estimate += bytes * take;
+          cursor.dup += take;
+          if (cursor.dup >= cursor.count) cursor.nextRow();
+        }
+        // A turn of the event loop per chunk: other requests and epochs go between chunks even
+        // when the room for them is there at once.
+        await yieldToLoop();
+        if (!(await sub.paced(estimate))) return false;
+        const text = stringifyWire({
+          type: 'snapshot',
+          epoch,
+          rows: values.map((v) => reader.toRow(v)),
+          more: !cursor.done,
+        });
+        if (!(await sub.send(text))) return false;
+      } while (!cursor.done);
+      return sub.send(`{"type":"snapshot_end","epoch":${epoch},"rows":${frozen.size}}`);
+    } finally {
+      this.holdSnapshot(frozen, -1);
+      frozen.release();
+    }
+  }
+
+  private holdSnapshot(frozen: FrozenIndex, delta: number): void {
+    const n = (this.snapshotHolds.get(frozen.source) ?? 0) + delta;
+    if (n > 0) this.snapshotHolds.set(frozen.source, n);
+    else this.snapshotHolds.delete(frozen.source);
   }
 
   private heartbeat(): void {
@@ -1272,6 +1498,11 @@ function setAsideDamaged(dir: string, file: string): string {
   return target;
 }
 
+/** Lets the event loop run (I/O, timers, other requests) before going on. */
+function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -1291,6 +1522,7 @@ export function closeCodeOf(error: SluiceError): number {
     case 'VIEW_DROPPED':
       return CloseCodes.viewDropped;
     case 'UNAVAILABLE':
+    case 'TOO_MANY_SUBSCRIBERS':
       return CloseCodes.unavailable;
     default:
       return error.errorClass === 'internal' || error.errorClass === 'state'

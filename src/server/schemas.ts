@@ -119,6 +119,8 @@ const admissionErrors = {
 export const sqlRoute = {
   tags: ['statements'],
   summary: 'Run SQL statements in order, stopping at the first error',
+  description:
+    'A plain SELECT is computed once over its inputs at one epoch, in slices between which other requests go on. LIMIT without ORDER BY stops early; ORDER BY ... LIMIT k keeps only the best k rows. A result of more than `--max-result-rows` rows (default 10000) or `--max-result-bytes` bytes (default 8 MiB) fails with RESULT_TOO_LARGE.',
   body: {
     type: 'object',
     required: ['sql'],
@@ -228,28 +230,48 @@ export const getViewRoute = {
 
 export const viewRowsRoute = {
   tags: ['views'],
-  summary: "A view's rows at one consistent epoch",
+  summary: "One page of a view's rows at one consistent epoch",
   description:
-    'Rows are ordered by the view key (or all columns). Any other query parameter is an equality filter `column=value` (value in its text form; NULL never matches, as in SQL).',
+    'Rows are ordered by the view key (or all columns) and read from an ordered index, never copied: a page costs its own size. ' +
+    'A page holds `limit` rows (default 1000, at most 10000, and at most about 8 MiB of JSON: settings `--default-page-rows`, `--max-result-rows`, `--max-result-bytes`); ' +
+    'the next page is `after=<next>` (a key cursor: rows changed between pages show as of the later page; none is skipped or repeated). ' +
+    '`offset` also works (a position, found without scanning when no filter is given). ' +
+    'Any other query parameter is an equality filter `column=value` (value in its text form; NULL never matches, as in SQL). ' +
+    'Filters on the leading key columns seek straight to their rows; other filters examine at most `--max-scan-rows` rows (default 100000) per page, ' +
+    'so a page may end early, even empty, with a `next` cursor to continue from. ' +
+    '`limit`, `offset` and `after` are reserved parameter names.',
   params: nameParam,
   querystring: {
     type: 'object',
     properties: {
-      limit: { type: 'integer', minimum: 0, description: 'At most this many rows (default: all)' },
-      offset: { type: 'integer', minimum: 0, default: 0 },
+      limit: {
+        type: 'integer',
+        minimum: 0,
+        description: 'At most this many rows (default 1000, at most 10000)',
+      },
+      offset: { type: 'integer', minimum: 0, description: 'Skip this many matching rows (not with `after`)' },
+      after: { type: 'string', description: 'The `next` cursor of the previous page' },
     },
     additionalProperties: { type: 'string' },
   },
   response: {
     200: {
       type: 'object',
-      required: ['epoch', 'columns', 'rows'],
+      required: ['epoch', 'columns', 'rows', 'next'],
       properties: {
-        epoch: { type: 'integer' },
+        epoch: { type: 'integer', description: 'The epoch the page is consistent at' },
         columns,
         key: keyColumns,
-        total: { type: 'integer', description: 'Rows matching the filters, before limit/offset' },
+        total: {
+          type: ['integer', 'null'],
+          description:
+            'Rows matching the filters. Without filters, or with filters on leading key columns only, always counted (from the index, without a scan); with other filters only when at most `--max-scan-rows` rows must be examined, else null',
+        },
         rows: { type: 'array', items: rowSchema },
+        next: {
+          type: ['string', 'null'],
+          description: 'Pass as `after` for the next page; null after the last page',
+        },
       },
     },
     ...errors,
@@ -272,7 +294,8 @@ const subscribeDescription = `Messages (one per WebSocket frame / NDJSON line):
 - {"type":"snapshot","epoch","rows":[...],"more":bool} … {"type":"snapshot_end","epoch","rows":n}
 - {"type":"changes","epoch","positions",changes:[{"op":"+I"|"-D"|"-U"|"+U","row":{...},"n"?:k}],"errors"?:[{"op":"+E"|"-E","error":{code,message,row,epoch,count}}]} — one per epoch that changed the view
 - {"type":"progress","epoch"} — while idle; every epoch up to it has been delivered
-- {"type":"error","code","message","epoch"?} then close (4400 invalid request, 4404 unknown view, 4409 RESUME_TOO_OLD, 4410 VIEW_DROPPED, 4429 SLOW_CONSUMER with "epoch" = last epoch delivered, 4500 internal, 1001 shutting down)`;
+- {"type":"error","code","message","epoch"?} then close (4400 invalid request, 4404 unknown view, 4409 RESUME_TOO_OLD, 4410 VIEW_DROPPED, 4429 SLOW_CONSUMER with "epoch" = last epoch delivered, 4503 TOO_MANY_SUBSCRIBERS, 4500 internal, 1001 shutting down)
+Snapshots are streamed from a frozen version of the view's index as the client takes them; all subscribers share one memory budget (--subscriber-memory): past it, the subscriber furthest behind is closed with SLOW_CONSUMER. Subscriber counts are capped (--max-subscribers, --max-subscribers-per-view).`;
 
 export const subscribeRoute = {
   tags: ['changelogs'],
@@ -285,10 +308,10 @@ export const subscribeRoute = {
 export const changesRoute = {
   tags: ['changelogs'],
   summary: "A view's changelog as NDJSON (same messages and parameters as /subscribe)",
-  description: `${subscribeDescription}\nErrors found before streaming starts are HTTP errors (404 unknown view, 410 RESUME_TOO_OLD, 400 invalid parameters).`,
+  description: `${subscribeDescription}\nErrors found before streaming starts are HTTP errors (404 unknown view, 410 RESUME_TOO_OLD, 400 invalid parameters, 503 TOO_MANY_SUBSCRIBERS with Retry-After).`,
   params: nameParam,
   querystring: subscribeQuery,
-  response: { 400: errorResponse, 404: errorResponse, 410: errorResponse },
+  response: { 400: errorResponse, 404: errorResponse, 410: errorResponse, 503: errorResponse },
 } as const;
 
 export const healthRoute = {

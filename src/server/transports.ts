@@ -1,6 +1,8 @@
 // The two subscriber transports: a WebSocket (one message per frame) and an NDJSON HTTP response (one
 // message per line). Both count queued bytes/messages for the slow-consumer bound and force-close a
 // peer that does not take the close within a grace period, so a stalled client never pins memory.
+// Every message's `written` callback runs exactly once: when it left the process, or when the
+// connection is gone (whatever was still queued is then freed), so memory accounts always settle.
 import type { ServerResponse } from 'node:http';
 import type { WebSocket } from 'ws';
 import type { SubscriberTransport } from '../sink/subscriber.ts';
@@ -9,6 +11,7 @@ abstract class CountingTransport implements SubscriberTransport {
   private pending = 0;
   private waiters: (() => void)[] = [];
   private closeListeners: (() => void)[] = [];
+  private readonly unsettled = new Set<() => void>();
   closed = false;
 
   constructor(protected readonly closeGraceMs: number) {}
@@ -18,13 +21,28 @@ abstract class CountingTransport implements SubscriberTransport {
   protected abstract end(code: number, reason: string): void;
   protected abstract destroy(): void;
 
-  send(text: string): void {
-    if (this.closed) return;
+  send(text: string, written?: () => void): void {
+    if (this.closed) {
+      written?.();
+      return;
+    }
     this.pending += 1;
-    this.write(text, () => {
+    let settled = false;
+    const settle = (): void => {
+      if (settled) return;
+      settled = true;
+      this.unsettled.delete(settle);
       this.pending -= 1;
+      written?.();
       if (this.pending === 0) this.wake();
-    });
+    };
+    this.unsettled.add(settle);
+    this.write(text, settle);
+  }
+
+  /** The connection ended: what it still held is freed. */
+  protected gone(): void {
+    for (const settle of [...this.unsettled]) settle();
   }
 
   pendingMessages(): number {
@@ -36,11 +54,14 @@ abstract class CountingTransport implements SubscriberTransport {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  close(code: number, reason: string): void {
+  close(code: number, reason: string, graceMs = this.closeGraceMs): void {
     if (this.closed) return;
     this.markClosed();
     this.end(code, reason);
-    setTimeout(() => this.destroy(), this.closeGraceMs).unref();
+    setTimeout(() => {
+      this.destroy();
+      this.gone();
+    }, graceMs).unref();
   }
 
   onClose(listener: () => void): void {
@@ -70,11 +91,21 @@ export class WsTransport extends CountingTransport {
     closeGraceMs: number,
   ) {
     super(closeGraceMs);
-    socket.on('close', () => this.markClosed());
+    socket.on('close', () => {
+      this.markClosed();
+      this.gone();
+    });
     socket.on('error', () => this.markClosed());
   }
 
   protected write(text: string, done: () => void): void {
+    // A socket the peer is closing takes nothing more: the subscriber is closed now, not once the
+    // close handshake ends (meanwhile it would go on encoding messages nobody can receive).
+    if (this.socket.readyState !== this.socket.OPEN) {
+      done();
+      this.markClosed();
+      return;
+    }
     this.socket.send(text, () => done());
   }
 
@@ -102,6 +133,7 @@ export class NdjsonTransport extends CountingTransport {
     const gone = (): void => {
       this.markClosed();
       if (!res.writableFinished) res.destroy();
+      this.gone();
     };
     res.on('close', gone);
     res.on('error', gone);

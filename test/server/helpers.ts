@@ -235,19 +235,32 @@ export function startArgs(dataDir: string, extraArgs: readonly string[] = []): s
   ];
 }
 
-/** A view's columns, key and rows over REST (GET /v1/views/{name} and its rows). */
+/** A view's columns, key and rows over REST (GET /v1/views/{name} and its rows, page by page). */
 export async function restView(
   base: string,
   view: string,
 ): Promise<{ columns: ColumnInfo[]; key: string[] | null; rows: Record<string, unknown>[] }> {
   const info = await request(base, 'GET', `/v1/views/${view}`);
-  const rows = await request(base, 'GET', `/v1/views/${view}/rows?limit=100000`);
-  if (info.status !== 200 || rows.status !== 200) throw new Error(`view ${view}: ${info.text} ${rows.text}`);
+  if (info.status !== 200) throw new Error(`view ${view}: ${info.text}`);
   return {
     columns: info.body.columns as ColumnInfo[],
     key: (info.body.key ?? null) as string[] | null,
-    rows: rows.body.rows as Record<string, unknown>[],
+    rows: await allViewRows(base, view),
   };
+}
+
+/** Every row of a view, following the `next` cursor of its pages (each page is of its own epoch). */
+export async function allViewRows(base: string, view: string): Promise<Record<string, unknown>[]> {
+  const rows: Record<string, unknown>[] = [];
+  let next: string | null = null;
+  do {
+    const after: string = next === null ? '' : `&after=${encodeURIComponent(next)}`;
+    const page = await request(base, 'GET', `/v1/views/${view}/rows?limit=10000${after}`);
+    if (page.status !== 200) throw new Error(`view ${view}: ${page.text}`);
+    rows.push(...(page.body.rows as Record<string, unknown>[]));
+    next = (page.body.next ?? null) as string | null;
+  } while (next !== null);
+  return rows;
 }
 
 export async function spawnServer(

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CloseCodes, Subscriber, ViewFeed, type SubscriberTransport } from '../../src/sink/subscriber.ts';
+import { SubscriberBudget } from '../../src/sink/subscriber-budget.ts';
 
 class FakeTransport implements SubscriberTransport {
   sent: string[] = [];
@@ -105,4 +106,88 @@ test('a stalled transport fails the subscriber after the stall timeout', async (
   assert.equal(await sub.paced(), false);
   assert.match(t.sent[0] ?? '', /SLOW_CONSUMER/);
   assert.equal(t.closeCode, 4429);
+});
+
+// ---- the shared memory budget ----------------------------------------------------------------
+
+/** A transport whose writes complete only when `flush` says so (a client that reads on demand). */
+class HeldTransport extends FakeTransport {
+  private callbacks: (() => void)[] = [];
+  override send(text: string, written?: () => void): void {
+    super.send(text);
+    if (written !== undefined) this.callbacks.push(written);
+  }
+  override flush(): void {
+    super.flush();
+    const callbacks = this.callbacks;
+    this.callbacks = [];
+    for (const c of callbacks) c();
+  }
+  /** Closing cuts the connection at once here: what it held is freed. */
+  override close(code: number): void {
+    super.close(code);
+    this.flush();
+  }
+}
+
+const roomy = { maxBufferedBytes: 1 << 20, maxBufferedMessages: 1000, stallTimeoutMs: 200 };
+
+test('budget: a live epoch that does not fit closes the subscriber that fell behind the most', () => {
+  const budget = new SubscriberBudget(10_000, 0);
+  const feed = new ViewFeed('v', 1);
+  const lagging = new HeldTransport();
+  const reader = new HeldTransport();
+  const behind = new Subscriber('v', lagging, roomy, 0, budget);
+  const keepsUp = new Subscriber('v', reader, roomy, 0, budget);
+  feed.add(behind);
+  feed.add(keepsUp);
+  for (let e = 1; e <= 10; e++) {
+    feed.publish(e, 'x'.repeat(1500));
+    reader.flush(); // the reader takes each epoch at once; the other reads nothing
+    assert.ok(budget.used() <= budget.limit, `epoch ${e}: ${budget.used()} bytes accounted`);
+  }
+  assert.equal(lagging.closeCode, CloseCodes.slowConsumer);
+  const error = JSON.parse(lagging.sent.at(-1) ?? '{}') as { code: string; epoch: number };
+  assert.equal(error.code, 'SLOW_CONSUMER');
+  assert.ok(error.epoch >= 1, 'the error names the last epoch it was sent');
+  assert.equal(reader.closeCode, null);
+  assert.equal(reader.sent.length, 10, 'the reader got every epoch');
+  assert.ok(budget.peak <= budget.limit);
+  assert.equal(budget.evictions, 1);
+});
+
+test('budget: with nobody behind, a live epoch that does not fit is left for the stored changelog', () => {
+  const budget = new SubscriberBudget(4000, 60_000);
+  const feed = new ViewFeed('v', 1);
+  const behindCalls: Subscriber[] = [];
+  feed.onBehind = (sub) => behindCalls.push(sub);
+  const subs = [0, 1, 2].map(() => new Subscriber('v', new HeldTransport(), roomy, 0, budget));
+  for (const s of subs) feed.add(s);
+  feed.publish(1, 'y'.repeat(1500));
+  // Two copies fit (the limit less its slack); the third waits, nobody is closed.
+  assert.equal(behindCalls.length, 1);
+  assert.equal(feed.subscribers.size, 2);
+  assert.equal((behindCalls[0] as Subscriber).cursor, 0, 'it resumes after its last epoch');
+  assert.ok(subs.every((s) => !s.closed));
+  assert.ok(budget.used() <= budget.limit);
+});
+
+test('budget: paced streams wait for room in order, and a stream that never reads stalls out', async () => {
+  const budget = new SubscriberBudget(4000, 60_000);
+  const first = new HeldTransport();
+  const second = new HeldTransport();
+  const a = new Subscriber('v', first, roomy, 0, budget);
+  const b = new Subscriber('v', second, roomy, 0, budget);
+  assert.equal(await a.send('a'.repeat(3000)), true);
+  let bSent = false;
+  const pending = b.send('b'.repeat(3000)).then((ok) => (bSent = ok));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(bSent, false, 'no room until the first is written out');
+  first.flush();
+  await pending;
+  assert.equal(bSent, true);
+  assert.ok(budget.peak <= budget.limit, `peaked at ${budget.peak}`);
+  // `a` now asks for more room than there is while `b` holds it and never reads: it stalls out.
+  assert.equal(await a.send('c'.repeat(3000)), false);
+  assert.equal(first.closeCode, CloseCodes.slowConsumer);
 });

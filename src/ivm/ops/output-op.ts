@@ -2,9 +2,13 @@
 // them into changelog entries. Keyed views hold key → row and emit -U/+U for a changed key;
 // keyless views hold row → multiplicity and emit +I/-D with a count. A view never holds a negative
 // multiplicity or two rows for one key: either would be an internal error, not a result.
+// An ordered index of the rows (for paged reads and streamed snapshots) exists only once someone
+// reads the view: it is built in slices on first use, then kept up to date by every step.
 import { SluiceError } from '../../errors.ts';
 import type { Value } from '../../types.ts';
 import type { Operator } from '../operator.ts';
+import { IndexBuild, OrderedIndex } from '../ordered-index.ts';
+import { CapturedArray, type RowCapture } from '../row-capture.ts';
 import { encodeValues, singleKey } from '../values.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { keyedDelta, loadMultiset, multisetDelta } from '../state-entries.ts';
@@ -28,6 +32,12 @@ export class OutputOp implements Operator, Stateful {
   private readonly multiset: Map<string, { row: readonly Value[]; count: number }> | null;
   private lastDelta: ZBatch = { rows: [], weights: [], consolidated: true };
   private rowCount = 0;
+  private index: OrderedIndex | null = null;
+  /** An index being built from the rows of one step, and the deltas of the steps since. */
+  private building: {
+    readonly build: IndexBuild;
+    readonly queue: { rows: (readonly Value[])[]; weights: number[] }[];
+  } | null = null;
 
   /**
    * `shared`: the rows are already held, one per key, by the operator feeding this one (a Reduce
@@ -100,7 +110,71 @@ export class OutputOp implements Operator, Stateful {
         this.rowCount += w;
       }
     }
+    if (this.index !== null) this.index.apply(delta.rows, delta.weights);
+    else if (this.building !== null && delta.rows.length > 0) {
+      this.building.queue.push({ rows: delta.rows.slice(), weights: delta.weights.slice() });
+    }
     return delta;
+  }
+
+  /**
+   * The rows in the view's order (its key, else all columns), as an index kept up to date from
+   * here on. The first call captures the rows and starts sorting them; each call sorts until
+   * `deadline` (performance.now() ms) and returns null while unfinished, so a large view is indexed
+   * in slices between which steps go on (their deltas are applied once the build finishes).
+   */
+  orderedIndex(deadline: number): OrderedIndex | null {
+    if (this.index !== null) return this.index;
+    if (this.building === null) {
+      const order =
+        this.key !== null && this.key.length > 0 ? this.key : Array.from({ length: this.width }, (_, i) => i);
+      let rows: (readonly Value[])[];
+      let counts: number[] | null = null;
+      if (this.multiset !== null) {
+        rows = [];
+        counts = [];
+        for (const e of this.multiset.values()) {
+          rows.push(e.row);
+          counts.push(e.count);
+        }
+      } else rows = this.keyed !== null ? Array.from(this.keyed.values()) : Array.from(this.entriesRows());
+      this.building = { build: new IndexBuild(order, this.rowBytes(), rows, counts), queue: [] };
+    }
+    const { build, queue } = this.building;
+    if (!build.work(deadline)) return null;
+    for (const q of queue) build.index.apply(q.rows, q.weights);
+    this.index = build.index;
+    this.building = null;
+    return this.index;
+  }
+
+  /** The current rows, captured for reading in slices while later epochs apply (references only). */
+  capture(): RowCapture {
+    if (this.multiset !== null) {
+      const rows: (readonly Value[])[] = [];
+      const counts: number[] = [];
+      for (const e of this.multiset.values()) {
+        rows.push(e.row);
+        counts.push(e.count);
+      }
+      return new CapturedArray(rows, counts, true);
+    }
+    const rows = this.keyed !== null ? Array.from(this.keyed.values()) : Array.from(this.entriesRows());
+    return new CapturedArray(rows, null, true);
+  }
+
+  /** Forgets the ordered index (it is rebuilt on the next read). */
+  dropIndex(): void {
+    this.index = null;
+    this.building = null;
+  }
+
+  private *entriesRows(): Generator<readonly Value[]> {
+    for (const [row] of this.entries()) yield row;
+  }
+
+  private rowBytes(): number {
+    return 32 + this.width * 16;
   }
 
   trackChanges(on: boolean): void {
@@ -120,6 +194,7 @@ export class OutputOp implements Operator, Stateful {
   }
 
   loadState(values: Iterable<unknown>): void {
+    this.dropIndex();
     this.dirtyKeys.clear();
     this.dirtyRows.clear();
     this.exported = true;
@@ -201,7 +276,8 @@ export class OutputOp implements Operator, Stateful {
   }
 
   stateSize(): number {
-    if (this.shared !== null) return 0;
-    return this.rowCount * (32 + this.width * 16);
+    const index = this.index === null ? 0 : this.index.size * 16;
+    if (this.shared !== null) return index;
+    return this.rowCount * this.rowBytes() + index;
   }
 }

@@ -322,19 +322,28 @@ export class ReduceOp implements Operator, Stateful {
     }
   }
 
+  /**
+   * Approximate bytes of state. Read by every catalog listing and metrics scrape, so it must not
+   * walk a million groups: past STATE_SAMPLE groups it measures the first ones and scales.
+   */
   stateSize(): number {
     let bytes = 0;
+    let measured = 0;
     for (const slot of this.index.values()) {
       bytes += 48 + this.keyCount * 16 + (this.outs[slot]?.length ?? 0) * 16 + 24;
       for (const c of this.columns) bytes += c.bytes(slot);
+      if (++measured === STATE_SAMPLE) break;
     }
-    return bytes;
+    return measured === 0 ? 0 : Math.round((bytes / measured) * this.index.size);
   }
 
   groupCount(): number {
     return this.index.size;
   }
 }
+
+/** Groups measured for `stateSize` before it extrapolates. */
+const STATE_SAMPLE = 4096;
 
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);

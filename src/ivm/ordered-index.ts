@@ -1,0 +1,621 @@
+// An ordered index over a view's arrangement: its rows sorted by the view's order columns (the key,
+// else all columns), in sorted chunks of a few hundred rows. A read seeks by position or by key in
+// O(n/B + log B) and then walks; a change costs O(log n + B). Snapshots are copy-on-write: `freeze`
+// shares every chunk with the live index, which copies a chunk before it changes one a snapshot may
+// still read, so a snapshot stays at its epoch, with no copy of the rows, while the live index moves on.
+import { SluiceError } from '../errors.ts';
+import type { Value } from '../types.ts';
+import { compareValues } from './values.ts';
+
+/** Rows per chunk when built; a chunk splits beyond twice this, and merges when much smaller. */
+const CHUNK_ROWS = 512;
+const SPLIT_ROWS = 2 * CHUNK_ROWS;
+const MERGE_ROWS = CHUNK_ROWS / 4;
+
+/** Compares the first `width` order columns of `row` with the values `key` (`key[i]` ↔ order column i). */
+export type KeyCompare = (row: readonly Value[], key: readonly Value[], width: number) => number;
+
+interface Chunk {
+  readonly rows: (readonly Value[])[];
+  /** Multiplicities, for a view without a unique key; null: every row once. */
+  readonly counts: number[] | null;
+  /** Rows counted with their multiplicity. */
+  total: number;
+  /** The index generation that made this chunk: a frozen snapshot may share chunks of ≤ its generation. */
+  readonly gen: number;
+}
+
+/** Approximate bytes a chunk slot costs (a reference, and its count). */
+const SLOT_BYTES = 16;
+
+function compareKeyOf(order: readonly number[]): KeyCompare {
+  return (row, key, width) => {
+    for (let i = 0; i < width; i++) {
+      const c = compareValues(row[order[i] as number] as Value, key[i] as Value);
+      if (c !== 0) return c;
+    }
+    return 0;
+  };
+}
+
+/** The order-column values of a row (what a cursor records). */
+export function orderValues(row: readonly Value[], order: readonly number[]): Value[] {
+  return order.map((i) => row[i] as Value);
+}
+
+/**
+ * A position in an index: a row and how many of its copies are already behind the position. Valid
+ * only while the index it came from does not change (a read is one synchronous block, or reads a
+ * frozen snapshot).
+ */
+export class IndexCursor {
+  constructor(
+    private readonly chunks: readonly Chunk[],
+    private chunk: number,
+    private at: number,
+    /** Copies of the current row already passed (always 0 for a view with a unique key). */
+    public dup: number,
+  ) {
+    this.settle();
+  }
+
+  get done(): boolean {
+    return this.chunk >= this.chunks.length;
+  }
+
+  /** The current row; only when not done. */
+  get row(): readonly Value[] {
+    return (this.chunks[this.chunk] as Chunk).rows[this.at] as readonly Value[];
+  }
+
+  /** The current row's multiplicity. */
+  get count(): number {
+    return (this.chunks[this.chunk] as Chunk).counts?.[this.at] ?? 1;
+  }
+
+  /** Moves to the next distinct row. */
+  nextRow(): void {
+    this.at += 1;
+    this.dup = 0;
+    this.settle();
+  }
+
+  /** Copies of rows before this position (its offset in the index). */
+  offset(): number {
+    let n = 0;
+    for (let c = 0; c < this.chunk && c < this.chunks.length; c++) n += (this.chunks[c] as Chunk).total;
+    const chunk = this.chunks[this.chunk];
+    if (chunk === undefined) return n;
+    if (chunk.counts === null) return n + this.at;
+    for (let i = 0; i < this.at; i++) n += chunk.counts[i] as number;
+    return n + this.dup;
+  }
+
+  private settle(): void {
+    while (this.chunk < this.chunks.length && this.at >= (this.chunks[this.chunk] as Chunk).rows.length) {
+      this.chunk += 1;
+      this.at = 0;
+    }
+  }
+}
+
+/** Read access shared by the live index and its frozen snapshots. */
+export abstract class IndexView {
+  abstract readonly order: readonly number[];
+  protected abstract readonly compareKey: KeyCompare;
+  protected abstract chunkList(): readonly Chunk[];
+  /** Rows, counted with their multiplicity. */
+  abstract readonly size: number;
+
+  /** Compares a row's first `key.length` order columns with `key`. */
+  compareTo(row: readonly Value[], key: readonly Value[]): number {
+    return this.compareKey(row, key, key.length);
+  }
+
+  /** The position `offset` copies from the start. */
+  cursorAt(offset: number): IndexCursor {
+    const chunks = this.chunkList();
+    let left = Math.max(0, offset);
+    for (let c = 0; c < chunks.length; c++) {
+      const chunk = chunks[c] as Chunk;
+      if (left >= chunk.total) {
+        left -= chunk.total;
+        continue;
+      }
+      if (chunk.counts === null) return new IndexCursor(chunks, c, left, 0);
+      for (let i = 0; i < chunk.rows.length; i++) {
+        const n = chunk.counts[i] as number;
+        if (left < n) return new IndexCursor(chunks, c, i, left);
+        left -= n;
+      }
+    }
+    return new IndexCursor(chunks, chunks.length, 0, 0);
+  }
+
+  /**
+   * The first position whose row's first `key.length` order columns are ≥ `key` (`strict`: > key).
+   */
+  seek(key: readonly Value[], strict = false): IndexCursor {
+    const chunks = this.chunkList();
+    const width = key.length;
+    const cmp = this.compareKey;
+    const before = (row: readonly Value[]): boolean => {
+      const c = cmp(row, key, width);
+      return strict ? c <= 0 : c < 0;
+    };
+    // The first chunk whose last row is not before the key.
+    let lo = 0;
+    let hi = chunks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const rows = (chunks[mid] as Chunk).rows;
+      if (before(rows[rows.length - 1] as readonly Value[])) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === chunks.length) return new IndexCursor(chunks, lo, 0, 0);
+    const rows = (chunks[lo] as Chunk).rows;
+    let a = 0;
+    let b = rows.length;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      if (before(rows[mid] as readonly Value[])) a = mid + 1;
+      else b = mid;
+    }
+    return new IndexCursor(chunks, lo, a, 0);
+  }
+
+  /**
+   * The position just after `dup` copies of the row whose order columns are `key` (a page that
+   * ended inside a row's copies continues with the next copy); after every copy when it is gone.
+   */
+  cursorAfter(key: readonly Value[], dup: number): IndexCursor {
+    const cursor = this.seek(key);
+    if (!cursor.done && this.compareKey(cursor.row, key, key.length) === 0) {
+      if (dup < cursor.count) cursor.dup = Math.max(0, dup);
+      else cursor.nextRow();
+    }
+    return cursor;
+  }
+
+  /** Copies whose first `key.length` order columns equal `key` (a range count, O(n/B + B)). */
+  countPrefix(key: readonly Value[]): number {
+    return this.seek(key, true).offset() - this.seek(key).offset();
+  }
+
+  /** Every distinct row with its multiplicity, in order (tests, small views). */
+  *entries(): Generator<readonly [readonly Value[], number]> {
+    for (const chunk of this.chunkList()) {
+      for (let i = 0; i < chunk.rows.length; i++)
+        yield [chunk.rows[i] as readonly Value[], chunk.counts?.[i] ?? 1];
+    }
+  }
+}
+
+/** The live index of one arrangement. */
+export class OrderedIndex extends IndexView {
+  readonly compareKey: KeyCompare;
+  private chunks: Chunk[] = [];
+  private total = 0;
+  /** The generation new chunks get; bumped by every freeze. */
+  private gen = 1;
+  /** Chunks of this generation or older may be shared with a live snapshot (-1: none). */
+  private frozenGen = -1;
+  private liveSnapshots = 0;
+  private lastFrozen: FrozenIndex | null = null;
+  private changedSinceFreeze = true;
+  /** Bytes that live snapshots keep alive beyond the live index (copied chunks, rows they still hold). */
+  retainedBytes = 0;
+
+  constructor(
+    readonly order: readonly number[],
+    /** Rows carry multiplicities (a view without a unique key). */
+    readonly counted: boolean,
+    private readonly rowBytes: number,
+  ) {
+    super();
+    this.compareKey = compareKeyOf(order);
+  }
+
+  get size(): number {
+    return this.total;
+  }
+
+  protected chunkList(): readonly Chunk[] {
+    return this.chunks;
+  }
+
+  /** Fills an empty index from rows already in order (each distinct, with its multiplicity). */
+  load(rows: readonly (readonly Value[])[], counts: readonly number[] | null): void {
+    this.chunks = [];
+    this.total = 0;
+    for (let i = 0; i < rows.length; i += CHUNK_ROWS) {
+      const slice = rows.slice(i, i + CHUNK_ROWS);
+      const c = counts === null ? null : counts.slice(i, i + CHUNK_ROWS);
+      const total = c === null ? slice.length : c.reduce((s, n) => s + n, 0);
+      this.chunks.push({ rows: slice, counts: c, total, gen: this.gen });
+      this.total += total;
+    }
+    this.changedSinceFreeze = true;
+  }
+
+  /** Applies an arrangement's consolidated delta: retractions first, so -old/+new of a key works. */
+  apply(rows: readonly (readonly Value[])[], weights: readonly number[]): void {
+    for (let i = 0; i < rows.length; i++) {
+      const w = weights[i] as number;
+      if (w < 0) this.remove(rows[i] as readonly Value[], -w);
+    }
+    for (let i = 0; i < rows.length; i++) {
+      const w = weights[i] as number;
+      if (w > 0) this.insert(rows[i] as readonly Value[], w);
+    }
+  }
+
+  insert(row: readonly Value[], n: number): void {
+    this.touch();
+    const key = orderValues(row, this.order);
+    const width = key.length;
+    if (this.chunks.length === 0) {
+      this.chunks.push({ rows: [row], counts: this.counted ? [n] : null, total: n, gen: this.gen });
+      this.total += n;
+      return;
+    }
+    const cursor = this.locate(key);
+    const c = Math.min(cursor.chunkIndex, this.chunks.length - 1);
+    const chunk = this.writable(c);
+    const at = cursor.chunkIndex > c ? chunk.rows.length : cursor.rowIndex;
+    const existing = chunk.rows[at];
+    if (existing !== undefined && this.compareKey(existing, key, width) === 0) {
+      if (chunk.counts === null)
+        throw new SluiceError('INTERNAL_ERROR', 'ordered index: two rows for one key');
+      chunk.counts[at] = (chunk.counts[at] as number) + n;
+    } else {
+      chunk.rows.splice(at, 0, row);
+      chunk.counts?.splice(at, 0, n);
+    }
+    chunk.total += n;
+    this.total += n;
+    if (chunk.rows.length > SPLIT_ROWS) this.split(c);
+  }
+
+  remove(row: readonly Value[], n: number): void {
+    this.touch();
+    const key = orderValues(row, this.order);
+    const cursor = this.locate(key);
+    const c = cursor.chunkIndex;
+    const found = this.chunks[c]?.rows[cursor.rowIndex];
+    if (found === undefined || this.compareKey(found, key, key.length) !== 0) {
+      throw new SluiceError('INTERNAL_ERROR', 'ordered index: retraction of an absent row');
+    }
+    const chunk = this.writable(c);
+    const at = cursor.rowIndex;
+    const count = chunk.counts === null ? 1 : (chunk.counts[at] as number);
+    if (count < n) throw new SluiceError('INTERNAL_ERROR', 'ordered index: negative multiplicity');
+    if (this.liveSnapshots > 0) this.retainedBytes += this.rowBytes;
+    if (count === n) {
+      chunk.rows.splice(at, 1);
+      chunk.counts?.splice(at, 1);
+    } else (chunk.counts as number[])[at] = count - n;
+    chunk.total -= n;
+    this.total -= n;
+    if (chunk.rows.length === 0) this.chunks.splice(c, 1);
+    else if (chunk.rows.length < MERGE_ROWS) this.mergeSmall(c);
+  }
+
+  /**
+   * A snapshot of the current contents, sharing every chunk (O(n/B)); until `release`, a chunk is
+   * copied before it changes. Freezing twice with no change in between returns the same snapshot.
+   */
+  freeze(): FrozenIndex {
+    const last = this.lastFrozen;
+    if (last !== null && !this.changedSinceFreeze && last.acquire()) return last;
+    const frozen = new FrozenIndex(this, this.chunks.slice(), this.total, () => this.released());
+    this.frozenGen = this.gen;
+    this.gen += 1;
+    this.liveSnapshots += 1;
+    this.retainedBytes += this.chunks.length * 8;
+    this.lastFrozen = frozen;
+    this.changedSinceFreeze = false;
+    return frozen;
+  }
+
+  /** Snapshots currently held. */
+  get snapshots(): number {
+    return this.liveSnapshots;
+  }
+
+  private released(): void {
+    this.liveSnapshots -= 1;
+    if (this.liveSnapshots > 0) return;
+    // Nothing shares a chunk any more: change them in place again.
+    this.frozenGen = -1;
+    this.retainedBytes = 0;
+    this.lastFrozen = null;
+  }
+
+  private touch(): void {
+    this.changedSinceFreeze = true;
+  }
+
+  /** The chunk at `c`, copied first if a snapshot may share it. */
+  private writable(c: number): Chunk {
+    const chunk = this.chunks[c] as Chunk;
+    if (chunk.gen > this.frozenGen) return chunk;
+    const copy: Chunk = {
+      rows: chunk.rows.slice(),
+      counts: chunk.counts === null ? null : chunk.counts.slice(),
+      total: chunk.total,
+      gen: this.gen,
+    };
+    this.chunks[c] = copy;
+    this.retainedBytes += chunk.rows.length * SLOT_BYTES;
+    return copy;
+  }
+
+  /** Where `key` is or would go: the first chunk whose last row is ≥ key, and the row in it. */
+  private locate(key: readonly Value[]): { chunkIndex: number; rowIndex: number } {
+    const chunks = this.chunks;
+    const width = key.length;
+    let lo = 0;
+    let hi = chunks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const rows = (chunks[mid] as Chunk).rows;
+      if (this.compareKey(rows[rows.length - 1] as readonly Value[], key, width) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === chunks.length) return { chunkIndex: lo, rowIndex: 0 };
+    const rows = (chunks[lo] as Chunk).rows;
+    let a = 0;
+    let b = rows.length;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      if (this.compareKey(rows[mid] as readonly Value[], key, width) < 0) a = mid + 1;
+      else b = mid;
+    }
+    return { chunkIndex: lo, rowIndex: a };
+  }
+
+  private split(c: number): void {
+    const chunk = this.chunks[c] as Chunk;
+    const half = chunk.rows.length >>> 1;
+    const make = (from: number, to: number): Chunk => {
+      const counts = chunk.counts === null ? null : chunk.counts.slice(from, to);
+      return {
+        rows: chunk.rows.slice(from, to),
+        counts,
+        total: counts === null ? to - from : counts.reduce((s, n) => s + n, 0),
+        gen: this.gen,
+      };
+    };
+    this.chunks.splice(c, 1, make(0, half), make(half, chunk.rows.length));
+  }
+
+  /** Merges a small chunk into a neighbour when the two fit one chunk. */
+  private mergeSmall(c: number): void {
+    const chunk = this.chunks[c] as Chunk;
+    const next = this.chunks[c + 1];
+    const prev = this.chunks[c - 1];
+    const [first, at] =
+      next !== undefined && next.rows.length + chunk.rows.length <= CHUNK_ROWS
+        ? [chunk, c]
+        : prev !== undefined && prev.rows.length + chunk.rows.length <= CHUNK_ROWS
+          ? [prev, c - 1]
+          : [null, -1];
+    if (first === null) return;
+    const second = this.chunks[at + 1] as Chunk;
+    const merged: Chunk = {
+      rows: first.rows.concat(second.rows),
+      counts: first.counts === null ? null : first.counts.concat(second.counts as number[]),
+      total: first.total + second.total,
+      gen: this.gen,
+    };
+    this.chunks.splice(at, 2, merged);
+  }
+}
+
+/** A snapshot of an index at one moment: immutable, shared by every reader of that moment. */
+export class FrozenIndex extends IndexView {
+  readonly order: readonly number[];
+  protected readonly compareKey: KeyCompare;
+  private refs = 1;
+
+  constructor(
+    /** The live index this is a snapshot of. */
+    readonly source: OrderedIndex,
+    private readonly chunks: readonly Chunk[],
+    readonly size: number,
+    private readonly onRelease: () => void,
+  ) {
+    super();
+    this.order = source.order;
+    this.compareKey = source.compareKey;
+  }
+
+  protected chunkList(): readonly Chunk[] {
+    return this.chunks;
+  }
+
+  /** Bytes the snapshots of this index keep alive (shared by all of them). */
+  retainedBytes(): number {
+    return this.source.retainedBytes;
+  }
+
+  /** One more holder; false once released by all (then freeze again). */
+  acquire(): boolean {
+    if (this.refs === 0) return false;
+    this.refs += 1;
+    return true;
+  }
+
+  release(): void {
+    if (this.refs === 0) return;
+    this.refs -= 1;
+    if (this.refs === 0) this.onRelease();
+  }
+}
+
+/**
+ * Builds an index from rows captured at one moment, in slices: runs of a few thousand rows are
+ * sorted, then merged pairwise, each `work` call stopping at its deadline, so building the index of a
+ * million-row view never holds the caller for long. Changes made meanwhile are the caller's to queue.
+ */
+export class IndexBuild {
+  private readonly sort: SlicedSort<readonly Value[]> | SlicedSort<CountedRow>;
+  readonly index: OrderedIndex;
+
+  /** `counts`: the multiplicity of each row, for a view without a unique key (else null). */
+  constructor(
+    order: readonly number[],
+    rowBytes: number,
+    rows: (readonly Value[])[],
+    counts: readonly number[] | null,
+  ) {
+    this.index = new OrderedIndex(order, counts !== null, rowBytes);
+    const cmp = compareRowsOf(order);
+    if (counts === null) this.sort = new SlicedSort(rows, cmp);
+    else {
+      const items = rows.map((row, r): CountedRow => ({ row, count: counts[r] as number }));
+      this.sort = new SlicedSort(items, (a, b) => cmp(a.row, b.row));
+    }
+  }
+
+  private filled = false;
+
+  get done(): boolean {
+    return this.filled;
+  }
+
+  /** Sorts until `deadline` (performance.now() ms) or the end; true once the index is filled. */
+  work(deadline: number): boolean {
+    if (this.filled) return true;
+    if (!this.sort.work(deadline)) return false;
+    this.filled = true;
+    if (this.index.counted) {
+      const items = (this.sort as SlicedSort<CountedRow>).result();
+      this.index.load(
+        items.map((e) => e.row),
+        items.map((e) => e.count),
+      );
+    } else this.index.load((this.sort as SlicedSort<readonly Value[]>).result(), null);
+    return true;
+  }
+}
+
+interface CountedRow {
+  readonly row: readonly Value[];
+  readonly count: number;
+}
+
+function compareRowsOf(order: readonly number[]): (a: readonly Value[], b: readonly Value[]) => number {
+  const n = order.length;
+  return (a, b) => {
+    for (let i = 0; i < n; i++) {
+      const col = order[i] as number;
+      const c = compareValues(a[col] as Value, b[col] as Value);
+      if (c !== 0) return c;
+    }
+    return 0;
+  };
+}
+
+const RUN_ROWS = 4096;
+
+/** A bottom-up merge sort that can stop at a deadline and resume: runs sorted first, then merged. */
+class SlicedSort<T> {
+  private items: T[];
+  private buffer: T[];
+  private phase: 'runs' | 'merge' | 'done' = 'runs';
+  private next = 0;
+  private width = RUN_ROWS;
+  // The pair of runs [lo, lo+width) and [lo+width, lo+2·width) being merged into `buffer` at k.
+  private lo = 0;
+  private i = 0;
+  private j = 0;
+  private k = 0;
+
+  constructor(
+    items: T[],
+    private readonly compare: (a: T, b: T) => number,
+  ) {
+    this.items = items;
+    this.buffer = [];
+  }
+
+  get done(): boolean {
+    return this.phase === 'done';
+  }
+
+  result(): T[] {
+    return this.items;
+  }
+
+  work(deadline: number): boolean {
+    while (this.phase !== 'done') {
+      if (this.phase === 'runs') this.sortRuns(deadline);
+      else this.mergeStep(deadline);
+      if (!this.done && performance.now() >= deadline) return false;
+    }
+    return true;
+  }
+
+  private sortRuns(deadline: number): void {
+    const items = this.items;
+    while (this.next < items.length) {
+      const end = Math.min(items.length, this.next + RUN_ROWS);
+      const run = items.slice(this.next, end).sort(this.compare);
+      for (let r = 0; r < run.length; r++) items[this.next + r] = run[r] as T;
+      this.next = end;
+      if (performance.now() >= deadline) return;
+    }
+    this.startPass();
+  }
+
+  private startPass(): void {
+    if (this.width >= this.items.length) {
+      this.phase = 'done';
+      this.buffer = [];
+      return;
+    }
+    if (this.buffer.length !== this.items.length) this.buffer = new Array<T>(this.items.length);
+    this.phase = 'merge';
+    this.lo = 0;
+    this.startPair();
+  }
+
+  private startPair(): void {
+    this.i = this.lo;
+    this.j = Math.min(this.items.length, this.lo + this.width);
+    this.k = this.lo;
+  }
+
+  private mergeStep(deadline: number): void {
+    const src = this.items;
+    const dst = this.buffer;
+    const n = src.length;
+    const cmp = this.compare;
+    let steps = 0;
+    for (;;) {
+      const mid = Math.min(n, this.lo + this.width);
+      const hi = Math.min(n, this.lo + 2 * this.width);
+      while (this.k < hi) {
+        if (this.j >= hi || (this.i < mid && cmp(src[this.i] as T, src[this.j] as T) <= 0)) {
+          dst[this.k++] = src[this.i++] as T;
+        } else dst[this.k++] = src[this.j++] as T;
+        if (++steps === 4096) {
+          steps = 0;
+          if (performance.now() >= deadline) return;
+        }
+      }
+      this.lo = hi;
+      if (this.lo >= n) {
+        // A pass is done: the sorted runs are twice as wide.
+        this.items = dst;
+        this.buffer = src;
+        this.width *= 2;
+        this.startPass();
+        return;
+      }
+      this.startPair();
+    }
+  }
+}
