@@ -7,7 +7,7 @@ import { SluiceError } from '../errors.ts';
 import { resolveSqlLimits, type SqlLimits } from '../limits.ts';
 import type { StateDelta } from '../ivm/state.ts';
 import type { Expr, SelectStmt, Statement } from '../parser/ast.ts';
-import { isSingleStatement, parseStatements } from '../parser/parse.ts';
+import { parseStepwise } from '../parser/parse.ts';
 import { castValue, fitLength } from '../ivm/cast.ts';
 import { printDataflow } from '../ivm/dataflow-plan.ts';
 import { lowerToDataflow } from '../ivm/lower.ts';
@@ -138,6 +138,19 @@ export interface ExecuteOptions {
   readonly limits?: SqlLimits;
 }
 
+/** A script being run in steps (`Engine.runScript`). */
+export interface ScriptRun {
+  /**
+   * Runs until `deadline` (performance.now() ms; Infinity: to the end) passes, at least one step;
+   * the script's result once it has ended (after its last statement or its first error), else null.
+   */
+  step(deadline: number): ScriptResult | null;
+  /** Ends it early: the statements run so far keep their effect, the result carries `error`. */
+  stop(error: SluiceError): ScriptResult;
+  /** Input rows its SELECT statements have read so far. */
+  rowsRead: number;
+}
+
 interface Subscription {
   readonly listener: ViewListener;
   readonly onClose: ((reason: string) => void) | undefined;
@@ -203,26 +216,58 @@ export class Engine {
   }
 
   executeScript(sql: string, options: ExecuteOptions = {}): ScriptResult {
+    return this.runScript(sql, options).step(Infinity) as ScriptResult;
+  }
+
+  /**
+   * A script to run in steps, so a long one need not hold the caller's thread: parsed whole first
+   * (a script that does not parse runs nothing), then statement by statement, a SELECT in slices of
+   * its input. Between steps the engine may apply other batches and statements; each statement sees
+   * the catalog and data as they are when it runs (a SELECT: when it starts).
+   */
+  runScript(sql: string, options: ExecuteOptions = {}): ScriptRun {
+    const limits = options.limits ?? this.limits;
     const results: StatementResult[] = [];
-    this.callLimits = options.limits ?? this.limits;
-    try {
-      let statements: Statement[];
-      try {
-        statements = parseStatements(sql, this.callLimits);
-      } catch (error) {
-        return { results, error: asSluiceError(error) };
-      }
-      for (const stmt of statements) {
+    const parsing = parseStepwise(sql, limits);
+    let statements: Statement[] | null = null;
+    let next = 0;
+    let select: SelectJob | null = null;
+    let ended: ScriptResult | null = null;
+    const run: ScriptRun = {
+      rowsRead: 0,
+      step: (deadline) => {
+        if (ended !== null) return ended;
+        this.callLimits = limits;
         try {
-          results.push(this.executeStatement(stmt));
+          do {
+            if (statements === null) {
+              const parsed = parsing.next();
+              if (parsed.done === true) statements = parsed.value;
+            } else if (select !== null) {
+              const before = select.rowsRead;
+              const ready = select.work(deadline);
+              run.rowsRead += select.rowsRead - before;
+              if (ready) {
+                results.push(select.result());
+                select = null;
+              }
+            } else {
+              const stmt = statements[next++];
+              if (stmt === undefined) return (ended = { results });
+              if (stmt.kind === 'select') select = this.prepareSelect(stmt.query);
+              else results.push(this.executeStatement(stmt));
+            }
+          } while (performance.now() < deadline);
+          return null;
         } catch (error) {
-          return { results, error: asSluiceError(error) };
+          return (ended = { results, error: asSluiceError(error) });
+        } finally {
+          this.callLimits = this.limits;
         }
-      }
-      return { results };
-    } finally {
-      this.callLimits = this.limits;
-    }
+      },
+      stop: (error) => (ended ??= { results, error }),
+    };
+    return run;
   }
 
   private executeStatement(stmt: Statement): StatementResult {
@@ -690,19 +735,6 @@ export class Engine {
     return new SelectJob(bound, plan, inputs, this.currentEpoch, this.selectLimits);
   }
 
-  /**
-   * When `sql` is exactly one plain SELECT: it, prepared as by `prepareSelect` (parse and bind errors
-   * are thrown); otherwise null (run the script with `executeScript`).
-   */
-  prepareSingleSelect(sql: string): SelectJob | null {
-    // Counting statements is cheap; a script of many is not parsed twice (here and by executeScript).
-    if (!isSingleStatement(sql)) return null;
-    const statements = parseStatements(sql, this.limits);
-    const only = statements[0];
-    if (statements.length !== 1 || only === undefined || only.kind !== 'select') return null;
-    return this.prepareSelect(only.query);
-  }
-
   private captureOf(name: string): RowCapture {
     const table = this.tables.get(name);
     if (table !== undefined) return table.capture();
@@ -1073,22 +1105,44 @@ export class Engine {
       tables: c.tables().map((t) => this.tableInfo(t)),
       sources: c.sources().map((t) => ({ ...this.tableInfo(t), options: t.source as SourceInfo['options'] })),
       sinks: c.sinks().map((k) => ({ name: k.name, view: k.view, sql: k.sql, options: k.options })),
-      views: c.views().map((v) => {
-        const runtime = this.views.get(v.name) as ViewRuntime;
-        return {
-          name: v.name,
-          columns: columnInfos(v.columns),
-          key: v.key === null ? null : v.key.map((k) => (v.columns[k] as ColumnMeta).name),
-          sql: v.sql,
-          rowCount: runtime.output.size(),
-          stateBytes: runtime.stateBytes(),
-          dependsOn: v.dependsOn,
-          dependents: c.dependents(v.name).map((d) => d.name),
-          errorCount: runtime.errorCount(),
-          fingerprint: runtime.plan.fingerprint,
-        };
-      }),
+      views: c.views().map((v) => this.viewInfoOf(v)),
     };
+  }
+
+  /** One view's catalog entry; undefined when there is no such view. */
+  viewInfo(name: string): ViewInfo | undefined {
+    const def = this.catalogState.get(name);
+    return def?.kind === 'view' ? this.viewInfoOf(def) : undefined;
+  }
+
+  private viewInfoOf(v: ViewDef): ViewInfo {
+    const runtime = this.views.get(v.name) as ViewRuntime;
+    return {
+      name: v.name,
+      columns: columnInfos(v.columns),
+      key: v.key === null ? null : v.key.map((k) => (v.columns[k] as ColumnMeta).name),
+      sql: v.sql,
+      rowCount: runtime.output.size(),
+      stateBytes: runtime.stateBytes(),
+      dependsOn: v.dependsOn,
+      dependents: this.catalogState.dependents(v.name).map((d) => d.name),
+      errorCount: runtime.errorCount(),
+      fingerprint: runtime.plan.fingerprint,
+    };
+  }
+
+  /**
+   * The definitions of every view, source and sink (name and SQL), in creation order: what a
+   * watcher of the catalog compares after DDL, without building every view's full entry.
+   */
+  catalogDefinitions(): {
+    views: { name: string; sql: string }[];
+    sources: { name: string; sql: string }[];
+    sinks: { name: string; sql: string }[];
+  } {
+    const c = this.catalogState;
+    const pick = (o: { name: string; sql: string }) => ({ name: o.name, sql: o.sql });
+    return { views: c.views().map(pick), sources: c.sources().map(pick), sinks: c.sinks().map(pick) };
   }
 }
 

@@ -18,6 +18,21 @@ import { statementParser } from './statement-grammar.ts';
  * …) and nothing else; nothing is returned unless every statement parses.
  */
 export function parseStatements(sql: string, limits: SqlLimits = DEFAULT_SQL_LIMITS): Statement[] {
+  const steps = parseStepwise(sql, limits);
+  for (;;) {
+    const step = steps.next();
+    if (step.done === true) return step.value;
+  }
+}
+
+/**
+ * `parseStatements` as steps: it yields after each statement, so a caller can spread a long
+ * script's parsing over several turns of the event loop. Same result, same errors.
+ */
+export function* parseStepwise(
+  sql: string,
+  limits: SqlLimits = DEFAULT_SQL_LIMITS,
+): Generator<void, Statement[], void> {
   const positions = new PositionCursor(sql);
   const bad = illFormedAt(sql);
   if (bad >= 0) {
@@ -74,6 +89,7 @@ export function parseStatements(sql: string, limits: SqlLimits = DEFAULT_SQL_LIM
       );
     }
     statements.push(statement);
+    yield;
   }
   return statements;
 }
@@ -94,9 +110,4 @@ function parseOne(tokens: IToken[], sql: string): Statement {
       position: posOf(tokens[0]!),
     });
   }
-}
-
-/** Whether `sql` holds exactly one statement (split only as far as a second one). */
-export function isSingleStatement(sql: string): boolean {
-  return splitScript(sql, 1).length === 1;
 }

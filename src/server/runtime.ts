@@ -175,8 +175,8 @@ const BACKLOG_PAGE = 256;
 
 /** How long one slice of building a view's ordered index may hold the event loop. */
 const READ_SLICE_MS = 8;
-/** The same for one slice of an ad-hoc SELECT. */
-const SELECT_SLICE_MS = 8;
+/** The same for one slice of a client's SQL script (statements, or a SELECT's input). */
+const SCRIPT_SLICE_MS = 8;
 
 /** The gap after a checkpoint is at least this many times its duration. */
 const CHECKPOINT_PACING = 10;
@@ -229,6 +229,8 @@ export class SluiceRuntime {
   private replayCheck: Map<string, number> | null = null;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly starting = new Set<Subscriber>();
+  /** Clients' scripts run one at a time: the last one queued settles this. */
+  private scripts: Promise<void> = Promise.resolve();
   /** One memory budget for every subscriber's queued bytes and the snapshots they stream. */
   readonly subscriberBudget: SubscriberBudget;
   /** Subscribers (starting or live) per view, for the subscriber caps. */
@@ -340,30 +342,38 @@ export class SluiceRuntime {
   }
 
   /**
-   * POST /v1/sql: a script of one plain SELECT is evaluated in slices of SELECT_SLICE_MS over its
-   * inputs captured at one epoch, yielding to the event loop between slices (other requests and
-   * epochs go on); any other script runs at once, as `executeScript`.
+   * Runs a script for a client (POST /v1/sql) in slices of about SCRIPT_SLICE_MS: between them other
+   * requests, ingest and epochs go on, so no script holds the server however long it is (600 views
+   * in one request, a SELECT over millions of rows). Each slice commits what its statements did and
+   * publishes their epochs. Scripts run one at a time, in the order they arrived.
    */
-  async executeSql(sql: string): Promise<ScriptResult> {
-    if (!/^\s*select\b/i.test(sql)) return this.executeScript(sql);
-    if (this.failure !== null) throw this.failure;
-    if (this.closing) throw new SluiceError('UNAVAILABLE', 'server is shutting down');
-    this.flush();
+  executeSql(sql: string): Promise<ScriptResult> {
+    const run = this.scripts.then(() => this.runSliced(sql));
+    this.scripts = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private async runSliced(sql: string): Promise<ScriptResult> {
+    const run = this.engine.runScript(sql);
     try {
-      const job = this.engine.prepareSingleSelect(sql);
-      if (job === null) return this.executeScript(sql);
-      try {
-        while (!job.work(performance.now() + SELECT_SLICE_MS)) await yieldToLoop();
-      } finally {
-        this.hooks.rowsExamined?.('select', job.rowsRead);
+      for (;;) {
+        const result = this.write(() => run.step(performance.now() + SCRIPT_SLICE_MS));
+        if (result !== null) return result;
+        await yieldToLoop();
+        if (this.failure !== null) return run.stop(this.failure);
+        if (this.closing) {
+          return run.stop(
+            new SluiceError('UNAVAILABLE', 'server is shutting down', {
+              detail: 'the statements before this one were run; the rest were not',
+            }),
+          );
+        }
       }
-      return { results: [job.result()] };
-    } catch (error) {
-      const failure =
-        error instanceof SluiceError
-          ? error
-          : new SluiceError('INTERNAL_ERROR', 'internal error', { detail: errorText(error) });
-      return { results: [], error: failure };
+    } finally {
+      if (run.rowsRead > 0) this.hooks.rowsExamined?.('select', run.rowsRead);
     }
   }
 
@@ -570,26 +580,24 @@ export class SluiceRuntime {
   /** Matches the feeds (one per view incarnation) to the engine's catalog. */
   private syncCatalog(): void {
     this.ddlSinceSync = false;
-    const catalog = this.engine.catalog();
-    const views = catalog.views;
+    // Runs after every DDL statement: only names and definitions are compared (a script of many
+    // CREATEs would otherwise build every view's full entry once per statement).
+    const catalog = this.engine.catalogDefinitions();
     const seen = new Set<string>();
-    for (const view of views) {
+    for (const view of catalog.views) {
       seen.add(view.name);
       const entry = this.feeds.get(view.name);
-      if (entry !== undefined && entry.sql === view.sql) {
-        entry.columns = view.columns;
-        entry.key = view.key;
-        continue;
-      }
+      if (entry !== undefined && entry.sql === view.sql) continue;
       if (entry !== undefined) this.endFeed(view.name, entry);
-      this.startFeed(view);
+      const info = this.engine.viewInfo(view.name);
+      if (info !== undefined) this.startFeed(info);
     }
     for (const [name, entry] of this.feeds) if (!seen.has(name)) this.endFeed(name, entry);
     this.trackConnectors(catalog);
   }
 
   /** Records the incarnation of each new source and sink; a dropped source's positions go. */
-  private trackConnectors(catalog: ReturnType<Engine['catalog']>): void {
+  private trackConnectors(catalog: ReturnType<Engine['catalogDefinitions']>): void {
     const live = new Map<string, string>();
     for (const s of catalog.sources) live.set(s.name, s.sql);
     for (const s of catalog.sinks) live.set(s.name, s.sql);

@@ -187,6 +187,43 @@ describe('one big SQL request does not hold the server', { timeout: 300_000 }, (
     });
   }
 
+  // Counted, not timed: a script that ran in one go could not see rows ingested while it ran.
+  it('a long script runs in slices: ingest sent meanwhile lands between its statements', async () => {
+    const script = [
+      'SELECT COUNT(*) AS n FROM t',
+      ...Array.from(
+        { length: 300 },
+        (_, i) =>
+          `CREATE MATERIALIZED VIEW s${i} AS SELECT a, b, COUNT(*) AS n FROM t WHERE a > ${i} GROUP BY a, b`,
+      ),
+      'SELECT COUNT(*) AS n FROM t',
+    ].join(';\n');
+    let done = false;
+    const answer = send(server.base, 'POST', '/v1/sql', { sql: script }).finally(() => (done = true));
+    let next = 1_000_000;
+    let ingested = 0;
+    while (!done) {
+      const r = await send(server.base, 'POST', '/v1/tables/t/rows', [{ a: next++, b: 'during' }]);
+      assert.equal(r.status, 200);
+      ingested++;
+    }
+    const { status, json } = await answer;
+    assert.equal(status, 200, JSON.stringify(json));
+    const results = (json as { results: { rows?: { n: number }[] }[] }).results;
+    assert.equal(results.length, 302);
+    const first = results[0]?.rows?.[0]?.n ?? -1;
+    const last = results[301]?.rows?.[0]?.n ?? -1;
+    assert.ok(ingested > 0);
+    assert.ok(
+      last > first,
+      `rows ingested while the script ran were seen by its last statement (${first} → ${last})`,
+    );
+    const dropped = await send(server.base, 'POST', '/v1/sql', {
+      sql: Array.from({ length: 300 }, (_, i) => `DROP MATERIALIZED VIEW s${i}`).join(';'),
+    });
+    assert.equal(dropped.status, 200);
+  });
+
   it('a lone surrogate in DDL is 400 INVALID_TEXT at it, stores nothing, and a restart still starts', async () => {
     // JSON.stringify writes the lone half as the escape "\ud800", as the attacking client did.
     for (const [sql, position] of [
