@@ -29,6 +29,9 @@ const SHAPES: Record<string, string> = {
   'in-24k': `SELECT a FROM t WHERE a IN (${list(24_000, (i) => String(i))})`,
   'or-12k': `SELECT a FROM t WHERE ${list(12_000, (i) => `a = ${i}`, ' OR ')}`,
   'case-6k': `SELECT CASE ${list(6_000, (i) => `WHEN a = ${i} THEN ${i}`, ' ')} END FROM t`,
+  // The largest under maxSelectTokens (12,000 tokens handed to the SQL library).
+  'or-2900': `SELECT a FROM t WHERE ${list(2_900, (i) => `a = ${i}`, ' OR ')}`,
+  'case-1400': `SELECT CASE ${list(1_400, (i) => `WHEN a = ${i} THEN ${i}`, ' ')} END FROM t`,
   'plus-chain-500': `SELECT ${list(500, () => 'a', '+')} FROM t`,
   'values-8k': `CREATE TABLE bulk (a INT, b TEXT); INSERT INTO bulk VALUES ${list(8_000, (i) => `(${i}, 'x')`)}`,
   'views-600': list(

@@ -14,6 +14,12 @@ export interface SqlLimits {
   readonly maxStatementLength: number;
   /** Tokens (words, literals, operators, punctuation) in one statement. */
   readonly maxStatementTokens: number;
+  /**
+   * Tokens of one SELECT (of a query, view or EXPLAIN) that the SQL library parses: all of them but
+   * the constants of IN lists, which are read without it. It costs tens of µs per token, so this is
+   * what bounds the time one statement may hold the server.
+   */
+  readonly maxSelectTokens: number;
   /** Items in one list: IN (...) values, VALUES rows, CASE arms. */
   readonly maxListItems: number;
   /** Output columns of one SELECT (after `*` is expanded), and GROUP BY / ORDER BY items. */
@@ -45,6 +51,7 @@ export const DEFAULT_SQL_LIMITS: SqlLimits = {
   maxScriptObjects: 1_000,
   maxStatementLength: 1024 * 1024,
   maxStatementTokens: 50_000,
+  maxSelectTokens: 12_000,
   maxListItems: 25_000,
   maxSelectItems: 1_664,
   maxColumns: 1_600,
@@ -64,6 +71,7 @@ export const REPLAY_SQL_LIMITS: SqlLimits = {
   maxScriptObjects: Number.MAX_SAFE_INTEGER,
   maxStatementLength: Number.MAX_SAFE_INTEGER,
   maxStatementTokens: Number.MAX_SAFE_INTEGER,
+  maxSelectTokens: Number.MAX_SAFE_INTEGER,
   maxListItems: Number.MAX_SAFE_INTEGER,
   maxSelectItems: Number.MAX_SAFE_INTEGER,
   maxColumns: Number.MAX_SAFE_INTEGER,

@@ -11,17 +11,19 @@ import { uniqueColumnNames } from '../src/planner/bind-select.ts';
 const list = (n: number, item: (i: number) => string, sep = ', '): string =>
   Array.from({ length: n }, (_, i) => item(i)).join(sep);
 
-function engineWithTable(): Engine {
-  const engine = new Engine();
+/** `wide`: the SQL library may be handed SELECTs far past the default token limit (chains' own tests). */
+function engineWithTable(wide = false): Engine {
+  const engine = new Engine(wide ? { limits: { maxSelectTokens: 1_000_000 } } : {});
   engine.execute('CREATE TABLE t (a INT, b TEXT, c BOOLEAN)');
   engine.execute("INSERT INTO t VALUES (1, 'x', true), (2, 'y', false), (3, NULL, NULL)");
   return engine;
 }
 
-function fails(engine: Engine, sql: string, code: ErrorCode): SluiceError {
+function fails(engine: Engine, sql: string, code: ErrorCode | readonly ErrorCode[]): SluiceError {
+  const codes: readonly ErrorCode[] = typeof code === 'string' ? [code] : code;
   const { error } = engine.executeScript(sql);
-  assert.ok(error instanceof SluiceError, `expected ${code} for ${sql.slice(0, 60)}`);
-  assert.equal(error.code, code, `${sql.slice(0, 60)}: ${error.message}`);
+  assert.ok(error instanceof SluiceError, `expected ${codes.join('/')} for ${sql.slice(0, 60)}`);
+  assert.ok(codes.includes(error.code), `${sql.slice(0, 60)}: ${error.code} ${error.message}`);
   assert.ok(error.position !== undefined, `no position for ${sql.slice(0, 60)}`);
   assert.ok(error.position.line > 1 || error.position.column > 1, `position 1:1 for ${sql.slice(0, 60)}`);
   return error;
@@ -50,8 +52,14 @@ describe('chains and nesting of 10,000 terms', () => {
         `UPDATE t SET a = ${expr}`,
         `DELETE FROM t WHERE (${expr}) IS NULL`,
       ]) {
-        const error = fails(engine, sql, 'NESTING_TOO_DEEP');
-        assert.match(error.message, /too deep/);
+        // A SELECT this long is refused first by the tokens it would hand the SQL library.
+        const viaSelect = /^(SELECT|CREATE|EXPLAIN)/.test(sql);
+        const error = fails(
+          engine,
+          sql,
+          viaSelect ? ['NESTING_TOO_DEEP', 'STATEMENT_TOO_LARGE'] : 'NESTING_TOO_DEEP',
+        );
+        assert.match(error.message, error.code === 'NESTING_TOO_DEEP' ? /too deep/ : /too large/);
       }
       // Nothing took effect.
       assert.deepEqual(engine.catalog().views, []);
@@ -60,7 +68,7 @@ describe('chains and nesting of 10,000 terms', () => {
   }
 
   it('AND and OR chains of 10,000 terms are flat: they bind, maintain and evaluate', () => {
-    const engine = engineWithTable();
+    const engine = engineWithTable(true);
     const ors = list(10_000, (i) => `a = ${i + 2}`, ' OR ');
     const ands = list(10_000, (i) => `a <> ${i + 2}`, ' AND ');
     assert.deepEqual(engine.execute(`SELECT a FROM t WHERE ${ors} ORDER BY a`)[0]?.rows, [
@@ -121,7 +129,7 @@ describe('wide shapes stay linear', () => {
   });
 
   it('a grouped query with an 8,000-term OR chain in HAVING binds once per node', () => {
-    const engine = engineWithTable();
+    const engine = engineWithTable(true);
     const having = list(8_000, (i) => `a = ${i + 2}`, ' OR ');
     const started = performance.now();
     const [result] = engine.execute(`SELECT a, count(*) FROM t GROUP BY a HAVING ${having} ORDER BY a`);

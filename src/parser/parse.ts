@@ -79,7 +79,7 @@ export function* parseStepwise(
     const tokens = tokenize(sql, start, span.end, positions.at(start), limits.maxStatementTokens);
     if (tokens.length === 0) continue; // only comments
     checkTokens(tokens, limits);
-    const statement = parseOne(tokens, sql);
+    const statement = parseOne(tokens, sql, limits);
     checkStatement(statement, limits);
     if (statement.kind.startsWith('create') && ++creates > limits.maxScriptObjects) {
       throw new SluiceError(
@@ -94,9 +94,9 @@ export function* parseStepwise(
   return statements;
 }
 
-function parseOne(tokens: IToken[], sql: string): Statement {
+function parseOne(tokens: IToken[], sql: string, limits: SqlLimits): Statement {
   try {
-    return statementParser.parseStatement(tokens, sql);
+    return statementParser.parseStatement(tokens, sql, limits.maxSelectTokens);
   } catch (error) {
     if (error instanceof SluiceError) throw error;
     // The nesting limit keeps both parser libraries far from the end of the stack; should one

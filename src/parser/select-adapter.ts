@@ -248,9 +248,10 @@ export const adapterDiagnostics = { divergences: 0 };
 // ── Public entry ─────────────────────────────────────────────────────────────────────────────────
 
 /** Parses the tokens of one SELECT (non-empty, no `;`). Throws SluiceError. */
-export function parseSelect(tokens: readonly IToken[]): SelectStmt {
+export function parseSelect(tokens: readonly IToken[], maxTokens = Infinity): SelectStmt {
   const lists = constantLists(tokens);
   const adapterTokens = renderTokens(tokens, lists);
+  checkParsedTokens(adapterTokens, maxTokens);
   const base = tokens[0]!.startOffset;
   const last = tokens[tokens.length - 1]!;
   const chars = new Array<string>((last.endOffset ?? last.startOffset) + 1 - base).fill(' ');
@@ -270,6 +271,23 @@ export function parseSelect(tokens: readonly IToken[]): SelectStmt {
   if (!isNode(statement) || statement['type'] !== 'select') throw syntaxErrorAt(tokens[0]!);
   const converter = new Converter(adapterTokens, lists);
   return converter.selectStatement(statement);
+}
+
+/**
+ * node-sql-parser takes tens of µs per token, so the tokens it is handed are what bound the time
+ * one SELECT holds the server: refused past `max`, before it runs, at the first token beyond.
+ */
+function checkParsedTokens(tokens: readonly AdapterToken[], max: number): void {
+  if (tokens.length <= max) return;
+  let seen = 0;
+  for (const { tok, render } of tokens) {
+    if (render.trim() === '' || ++seen <= max) continue;
+    throw new SluiceError('STATEMENT_TOO_LARGE', `query is too large (more than ${max} tokens to parse)`, {
+      position: posOf(tok),
+      detail: 'the constants of IN lists do not count',
+      hint: 'split it into several statements or views; long lists of constants belong in an IN list',
+    });
+  }
 }
 
 /** node-sql-parser's failure → a short PostgreSQL-style error at the offending token. */

@@ -216,7 +216,11 @@ class StatementParser extends EmbeddedActionsParser {
   }
 
   /** Parses one statement's tokens (no `;`). Throws SluiceError. */
-  parseStatement(tokens: IToken[], source: string): Statement {
+  /** Tokens a SELECT body may hand the SQL library (SqlLimits.maxSelectTokens), set per statement. */
+  private selectTokenLimit = Infinity;
+
+  parseStatement(tokens: IToken[], source: string, selectTokenLimit = Infinity): Statement {
+    this.selectTokenLimit = selectTokenLimit;
     const first = tokens[0]!;
     const last = tokens[tokens.length - 1]!;
     this.source = source;
@@ -797,7 +801,7 @@ class StatementParser extends EmbeddedActionsParser {
       const first = tokens[0]!;
       const last = tokens[tokens.length - 1]!;
       return {
-        query: parseSelect(tokens),
+        query: parseSelect(tokens, this.selectTokenLimit),
         text: this.source.slice(first.startOffset, (last.endOffset ?? last.startOffset) + 1),
       };
     });

@@ -114,18 +114,33 @@ describe('one big SQL request does not hold the server', { timeout: 300_000 }, (
       'STATEMENT_TOO_LARGE',
       { line: 1, column: 1_048_577 },
     ],
-    ['a 10,000-term 1+1+… chain', `SELECT ${list(10_000, () => '1', '+')}`, 'NESTING_TOO_DEEP', null],
+    // A SELECT is refused by the tokens it would hand the SQL library before that library runs;
+    // the 12,001st is where the limit is crossed.
+    ['a 10,000-term 1+1+… chain', `SELECT ${list(10_000, () => '1', '+')}`, 'STATEMENT_TOO_LARGE', null],
     [
       'a 10,000-term a||a||… chain',
       `SELECT ${list(10_000, () => 'b', '||')} FROM t`,
+      'STATEMENT_TOO_LARGE',
+      null,
+    ],
+    [
+      'an OR chain of 12,000 terms',
+      `SELECT a FROM t WHERE ${list(12_000, (i) => `a = ${i}`, ' OR ')}`,
+      'STATEMENT_TOO_LARGE',
+      null,
+    ],
+    // Statements the SQL library does not parse are bounded by depth.
+    [
+      'a 10,000-term 1+1+… chain in an UPDATE',
+      `UPDATE t SET a = ${list(10_000, () => '1', '+')}`,
       'NESTING_TOO_DEEP',
       null,
     ],
     [
-      'a 10,000-cast x::int::int… chain',
-      `SELECT a${'::int'.repeat(10_000)} FROM t`,
+      'a 10,000-cast x::int::int… chain in an UPDATE',
+      `UPDATE t SET a = a${'::int'.repeat(10_000)}`,
       'NESTING_TOO_DEEP',
-      { line: 1, column: 8 },
+      null,
     ],
     [
       '10,000 nested parentheses',
@@ -162,12 +177,12 @@ describe('one big SQL request does not hold the server', { timeout: 300_000 }, (
   const accepted: [string, string][] = [
     ['a select list of 1,664 unnamed items (the limit)', `SELECT ${list(1_664, () => '1')}`],
     ['an IN list of 24,000 integers', `SELECT a FROM t WHERE a IN (${list(24_000, (i) => String(i))})`],
-    ['an OR chain of 12,000 terms', `SELECT a FROM t WHERE ${list(12_000, (i) => `a = ${i}`, ' OR ')}`],
+    ['an OR chain of 2,900 terms', `SELECT a FROM t WHERE ${list(2_900, (i) => `a = ${i}`, ' OR ')}`],
     [
-      'an AND chain of 10,000 terms in a view',
-      `CREATE MATERIALIZED VIEW v_and AS SELECT a FROM t WHERE ${list(10_000, (i) => `a <> ${i + 10}`, ' AND ')}`,
+      'an AND chain of 2,900 terms in a view',
+      `CREATE MATERIALIZED VIEW v_and AS SELECT a FROM t WHERE ${list(2_900, (i) => `a <> ${i + 10}`, ' AND ')}`,
     ],
-    ['a CASE of 6,000 arms', `SELECT CASE ${list(6_000, (i) => `WHEN a = ${i} THEN ${i}`, ' ')} END FROM t`],
+    ['a CASE of 1,400 arms', `SELECT CASE ${list(1_400, (i) => `WHEN a = ${i} THEN ${i}`, ' ')} END FROM t`],
     [
       '600 views in one script',
       list(600, (i) => `CREATE MATERIALIZED VIEW v${i} AS SELECT a, count(*) FROM t GROUP BY a`, ';\n'),
