@@ -7,28 +7,11 @@ import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
 import { test } from 'node:test';
 import { Engine } from '../../src/index.ts';
-import { DEFAULTS } from '../../src/server/defaults.ts';
-import { type CheckpointPolicy, SluiceRuntime } from '../../src/server/runtime.ts';
+import type { CheckpointPolicy } from '../../src/server/runtime.ts';
 import { CheckpointStore } from '../../src/source/checkpoint-store.ts';
 import { SqliteStore } from '../../src/source/sqlite-store.ts';
 import { mulberry32 } from '../support/checkpoint-workload.ts';
-import { removeDir, sortedRows, tempDir } from './helpers.ts';
-
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
-function openRuntime(dataDir: string, checkpoint: CheckpointPolicy): SluiceRuntime {
-  return new SluiceRuntime({
-    dataDir,
-    retention: DEFAULTS.retention,
-    limits: DEFAULTS.subscriberLimits,
-    heartbeatMs: 60_000,
-    snapshotChunkRows: 100,
-    pruneIntervalMs: 60_000,
-    createEngine: () => new Engine(),
-    logger: silent,
-    checkpoint,
-  });
-}
+import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
 
 const SCHEMA = `CREATE TABLE orders (id BIGINT NOT NULL, seller INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (id));
 CREATE MATERIALIZED VIEW seller_stats AS SELECT seller, SUM(amount) AS total, MIN(amount) AS lo, MAX(amount) AS hi, COUNT(DISTINCT amount) AS kinds, COUNT(*) AS n FROM orders GROUP BY seller;
@@ -42,7 +25,7 @@ test('a checkpoint written in slices while epochs run restores to the state of i
   // Never due by itself: the test takes the checkpoints. Slices of 0 ms yield every few hundred entries.
   const policy: CheckpointPolicy = { intervalMs: 1e9, epochs: 1e9, sliceMs: 0 };
   try {
-    const rt = openRuntime(dir, policy);
+    const rt = openRuntime(dir, { checkpoint: policy });
     rt.executeScript(SCHEMA);
     const rnd = mulberry32(7);
     const live = new Map<number, { id: number; seller: number; amount: number }>();
@@ -92,7 +75,7 @@ test('a checkpoint written in slices while epochs run restores to the state of i
     };
     rt.close();
 
-    const again = openRuntime(crashed, policy);
+    const again = openRuntime(crashed, { checkpoint: policy });
     try {
       assert.equal(again.recovery.checkpointEpoch, stats.epoch, 'recovered from the sliced checkpoint');
       assert.equal(again.recovery.fallbackReason, null);
@@ -122,7 +105,7 @@ CREATE MATERIALIZED VIEW balances AS SELECT acct, SUM(amt) AS total, COUNT(*) AS
     const batches = Array.from({ length: 12 }, (_, b) => ({
       insert: Array.from({ length: 5 }, (_, i) => ({ acct: (b + i) % 3, amt: 10 * b + i })),
     }));
-    const rt = openRuntime(dir, policy);
+    const rt = openRuntime(dir, { checkpoint: policy });
     rt.executeScript(schema);
     for (const b of batches) rt.ingest('ledger', b);
     const expected = sortedRows(rt.engine.viewSnapshot('balances').rows);
@@ -147,7 +130,7 @@ CREATE MATERIALIZED VIEW balances AS SELECT acct, SUM(amt) AS total, COUNT(*) AS
     );
     file.close();
 
-    const again = openRuntime(dir, policy);
+    const again = openRuntime(dir, { checkpoint: policy });
     try {
       assert.equal(again.recovery.checkpointEpoch, null, 'the checkpoint was not used');
       assert.match(again.recovery.fallbackReason ?? '', /checkpoint disagrees with the journal/);
@@ -158,7 +141,7 @@ CREATE MATERIALIZED VIEW balances AS SELECT acct, SUM(amt) AS total, COUNT(*) AS
     } finally {
       again.close();
     }
-    const third = openRuntime(dir, policy);
+    const third = openRuntime(dir, { checkpoint: policy });
     try {
       assert.equal(third.recovery.fallbackReason, null);
       assert.deepEqual(sortedRows(third.engine.viewSnapshot('balances').rows), expected);

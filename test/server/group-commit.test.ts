@@ -7,9 +7,6 @@ import { test } from 'node:test';
 import WebSocket from 'ws';
 import { SluiceError } from '../../src/errors.ts';
 import type { ViewChangeSet } from '../../src/exec/api.ts';
-import { Engine } from '../../src/index.ts';
-import { DEFAULTS } from '../../src/server/defaults.ts';
-import { SluiceRuntime } from '../../src/server/runtime.ts';
 import {
   encodeChangesStored,
   encodeChangesWire,
@@ -17,23 +14,7 @@ import {
   wireMessageGeneric,
 } from '../../src/sink/changelog-codec.ts';
 import { decodeBatchPayload, encodeBatchPayload } from '../../src/source/table-log.ts';
-import { removeDir, request, startServer, tempDir } from './helpers.ts';
-
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
-function openRuntime(dataDir: string): SluiceRuntime {
-  return new SluiceRuntime({
-    dataDir,
-    retention: DEFAULTS.retention,
-    limits: DEFAULTS.subscriberLimits,
-    heartbeatMs: 60_000,
-    snapshotChunkRows: 100,
-    pruneIntervalMs: 60_000,
-    createEngine: () => new Engine(),
-    logger: silent,
-    checkpoint: DEFAULTS.checkpoint,
-  });
-}
+import { openRuntime, removeDir, request, startServer, tempDir } from './helpers.ts';
 
 const SCHEMA = `CREATE TABLE t (id INTEGER NOT NULL, v INTEGER NOT NULL, PRIMARY KEY (id));
 CREATE MATERIALIZED VIEW s AS SELECT SUM(v) AS total, COUNT(*) AS n FROM t`;

@@ -6,8 +6,29 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
+import { Engine } from '../../src/exec/engine.ts';
 import { type AppOptions, type FastifyInstance, buildApp } from '../../src/server/app.ts';
+import { DEFAULTS } from '../../src/server/defaults.ts';
+import { type RuntimeOptions, SluiceRuntime } from '../../src/server/runtime.ts';
 import type { ColumnInfo } from '../../src/types.ts';
+
+const silentLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** A durable runtime without a server (in this process), quiet, with the default settings. */
+export function openRuntime(dataDir: string, overrides: Partial<RuntimeOptions> = {}): SluiceRuntime {
+  return new SluiceRuntime({
+    dataDir,
+    retention: DEFAULTS.retention,
+    limits: DEFAULTS.subscriberLimits,
+    heartbeatMs: 60_000,
+    snapshotChunkRows: 100,
+    pruneIntervalMs: 60_000,
+    createEngine: () => new Engine(),
+    logger: silentLogger,
+    checkpoint: DEFAULTS.checkpoint,
+    ...overrides,
+  });
+}
 
 export interface TestServer {
   readonly app: FastifyInstance;

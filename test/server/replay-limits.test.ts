@@ -4,35 +4,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_SQL_LIMITS, Engine } from '../../src/index.ts';
-import { DEFAULTS } from '../../src/server/defaults.ts';
-import { SluiceRuntime } from '../../src/server/runtime.ts';
-import { removeDir, tempDir } from './helpers.ts';
-
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
-function openRuntime(dataDir: string, createEngine: () => Engine): SluiceRuntime {
-  return new SluiceRuntime({
-    dataDir,
-    retention: DEFAULTS.retention,
-    limits: DEFAULTS.subscriberLimits,
-    heartbeatMs: 60_000,
-    snapshotChunkRows: 100,
-    pruneIntervalMs: 60_000,
-    createEngine,
-    logger: silent,
-    checkpoint: null,
-  });
-}
+import { openRuntime, removeDir, tempDir } from './helpers.ts';
 
 test('DDL accepted under wider limits replays under the default ones', () => {
   const dir = tempDir();
   const terms = DEFAULT_SQL_LIMITS.maxExpressionDepth + 100;
   const view = `CREATE MATERIALIZED VIEW wide AS SELECT k, ${Array.from({ length: terms }, () => 'v').join(' + ')} AS s FROM t`;
   try {
-    const wide = openRuntime(
-      dir,
-      () => new Engine({ limits: { ...DEFAULT_SQL_LIMITS, maxExpressionDepth: terms * 2 } }),
-    );
+    const wide = openRuntime(dir, {
+      checkpoint: null,
+      createEngine: () => new Engine({ limits: { ...DEFAULT_SQL_LIMITS, maxExpressionDepth: terms * 2 } }),
+    });
     wide.executeScript('CREATE TABLE t (k INTEGER PRIMARY KEY, v INTEGER)');
     wide.executeScript(view);
     wide.ingest('t', { insert: [{ k: 1, v: 2 }] });
@@ -43,7 +25,7 @@ test('DDL accepted under wider limits replays under the default ones', () => {
       'NESTING_TOO_DEEP',
     );
     // ...but the journal holding it replays.
-    const again = openRuntime(dir, () => new Engine());
+    const again = openRuntime(dir, { checkpoint: null });
     try {
       assert.deepEqual(again.engine.viewSnapshot('wide').rows, [{ k: 1, s: 2 * terms }]);
     } finally {
