@@ -23,6 +23,7 @@ export const ErrorCodes = {
   SCRIPT_TOO_LARGE: 'parse',
   STATEMENT_TOO_LARGE: 'parse',
   TOO_MANY_ITEMS: 'parse',
+  NAME_TOO_LONG: 'parse',
   NESTING_TOO_DEEP: 'parse',
   UNKNOWN_TABLE: 'plan',
   UNKNOWN_VIEW: 'plan',

@@ -20,6 +20,12 @@ export interface SqlLimits {
    * what bounds the time one statement may hold the server.
    */
   readonly maxSelectTokens: number;
+  /**
+   * Characters (code points) of one identifier, quoted or not. Names of tables and views appear in
+   * URLs, which the HTTP server bounds too (src/server/http-errors.ts), so every name a statement
+   * may create can also be read.
+   */
+  readonly maxIdentifierLength: number;
   /** Items in one list: IN (...) values, VALUES rows, CASE arms. */
   readonly maxListItems: number;
   /** Output columns of one SELECT (after `*` is expanded), and GROUP BY / ORDER BY items. */
@@ -52,6 +58,7 @@ export const DEFAULT_SQL_LIMITS: SqlLimits = {
   maxStatementLength: 1024 * 1024,
   maxStatementTokens: 50_000,
   maxSelectTokens: 12_000,
+  maxIdentifierLength: 128,
   maxListItems: 25_000,
   maxSelectItems: 1_664,
   maxColumns: 1_600,
@@ -72,6 +79,7 @@ export const REPLAY_SQL_LIMITS: SqlLimits = {
   maxStatementLength: Number.MAX_SAFE_INTEGER,
   maxStatementTokens: Number.MAX_SAFE_INTEGER,
   maxSelectTokens: Number.MAX_SAFE_INTEGER,
+  maxIdentifierLength: Number.MAX_SAFE_INTEGER,
   maxListItems: Number.MAX_SAFE_INTEGER,
   maxSelectItems: Number.MAX_SAFE_INTEGER,
   maxColumns: Number.MAX_SAFE_INTEGER,

@@ -477,6 +477,42 @@ describe('limits on what one script may ask (src/limits.ts)', () => {
     assert.equal(parseStatements(creates, { ...DEFAULT_SQL_LIMITS, maxScriptObjects: 3 }).length, 4);
   });
 
+  it('identifier length in code points, quoted or not, wherever the identifier is', () => {
+    const limits = { maxIdentifierLength: 4 };
+    throwsSluice(
+      'SELECT abcde FROM t',
+      'NAME_TOO_LONG',
+      'identifier is longer than 4 characters',
+      at(1, 8),
+      limits,
+    );
+    throwsSluice(
+      'CREATE TABLE "ab""cd" (x INT)',
+      'NAME_TOO_LONG',
+      'identifier is longer than 4 characters',
+      at(1, 14),
+      limits,
+    );
+    throwsSluice(
+      'SELECT x AS "😀😀😀😀😀" FROM t',
+      'NAME_TOO_LONG',
+      'identifier is longer than 4 characters',
+      at(1, 13),
+      limits,
+    );
+    // Four code points are eight UTF-16 code units here: still within the limit.
+    assert.equal(
+      parseStatements('CREATE TABLE "😀😀😀😀" (abcd INT)', { ...DEFAULT_SQL_LIMITS, ...limits }).length,
+      1,
+    );
+    assert.equal(
+      parseStatements('CREATE TABLE "a""b" (x INT)', { ...DEFAULT_SQL_LIMITS, ...limits }).length,
+      1,
+    );
+    // String literals are not identifiers.
+    assert.equal(parseStatements("SELECT 'abcdefgh' AS s", { ...DEFAULT_SQL_LIMITS, ...limits }).length, 1);
+  });
+
   it('statement length in characters and in tokens', () => {
     throwsSluice(
       "SELECT 1;   SELECT 'abcdef'",

@@ -12,6 +12,7 @@ import {
   End,
   False,
   Ident,
+  identName,
   isType,
   isWordText,
   LParen,
@@ -34,6 +35,20 @@ function tooDeep(max: number, position: SourcePosition): SluiceError {
     detail: 'parentheses, function calls, CASE and prefix operators (NOT, unary minus) each add a level',
     hint: 'simplify the expression, or compute part of it in a view of its own',
   });
+}
+
+/** Refuses an identifier longer than `max` code points (its image may be longer: quotes, `""`). */
+function checkIdentifier(token: IToken, max: number): void {
+  const name = identName(token);
+  let length = 0;
+  for (let i = 0; i < name.length; i += name.codePointAt(i)! > 0xffff ? 2 : 1) {
+    if (++length > max) {
+      throw new SluiceError('NAME_TOO_LONG', `identifier is longer than ${max} characters`, {
+        position: posOf(token),
+        hint: 'choose a shorter name',
+      });
+    }
+  }
 }
 
 /** Words that end a select list (at its own nesting level). */
@@ -98,6 +113,9 @@ export function checkTokens(tokens: readonly IToken[], limits: SqlLimits): void 
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     const type = token.tokenType;
+    if (token.image.length > limits.maxIdentifierLength && isType(token, Ident)) {
+      checkIdentifier(token, limits.maxIdentifierLength);
+    }
     if (level === 0) {
       if (isWordText(token, 'select')) selectItems = 1;
       else if (selectItems > 0 && SELECT_LIST_ENDS.some((w) => isWordText(token, w))) selectItems = 0;

@@ -6,6 +6,7 @@ import { maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError } from 'fastify';
 import { SluiceError, httpStatusOf, type SourcePosition } from '../errors.ts';
+import { DEFAULT_SQL_LIMITS } from '../limits.ts';
 import { describeJsonPath, describeLoneSurrogate, type IllFormedText } from '../source/json-codec.ts';
 
 /** What node's HTTP parser reports on a connection (fastify's `clientErrorHandler` argument). */
@@ -68,8 +69,12 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
   431: 'Request Header Fields Too Large',
 };
 
-/** Longest path parameter (a table or view name in the URL) the router accepts. */
-export const MAX_URL_PARAM_LENGTH = 100;
+/**
+ * Longest path parameter (a table or view name in the URL, decoded, in UTF-16 code units) the
+ * router accepts: room for the longest identifier a statement may create, every code point of it
+ * outside the BMP.
+ */
+export const MAX_URL_PARAM_LENGTH = 2 * DEFAULT_SQL_LIMITS.maxIdentifierLength;
 
 /** A router-level failure (fastify's `frameworkErrors`) as the error to answer with. */
 export function frameworkError(error: FastifyError): SluiceError {

@@ -89,7 +89,7 @@ describe('HTTP-level errors in our shape', () => {
     const bad = await request(server.base, 'GET', '/v1/views/%E0%A4%A');
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error?.code, 'INVALID_REQUEST');
-    const long = await request(server.base, 'GET', `/v1/views/${'v'.repeat(200)}`);
+    const long = await request(server.base, 'GET', `/v1/views/${'v'.repeat(300)}`);
     assert.equal(long.status, 414);
     assert.equal(long.body.error?.code, 'URI_TOO_LONG');
     assert.ok(!('statusCode' in long.body));

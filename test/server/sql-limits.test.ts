@@ -239,6 +239,44 @@ describe('one big SQL request does not hold the server', { timeout: 300_000 }, (
     assert.equal(dropped.status, 200);
   });
 
+  it('the longest name a statement may create is readable in URLs; one more character is NAME_TOO_LONG', async () => {
+    // 128 code points outside the BMP: 256 UTF-16 code units, 512 bytes of UTF-8 in the URL.
+    const longest = '😀'.repeat(128);
+    const longer = await send(server.base, 'POST', '/v1/sql', {
+      sql: `CREATE TABLE "${longest}x" (k INT PRIMARY KEY)`,
+    });
+    assert.equal(longer.status, 400);
+    const error = (longer.json as { error: Outcome['error'] }).error;
+    assert.equal(error?.code, 'NAME_TOO_LONG', error?.message);
+    assert.deepEqual(error?.position, { line: 1, column: 14 });
+    const created = await send(server.base, 'POST', '/v1/sql', {
+      sql:
+        `CREATE TABLE "${longest}" (k INT PRIMARY KEY, v INT);` +
+        `CREATE MATERIALIZED VIEW "${longest}v" AS SELECT v, count(*) AS n FROM "${longest}" GROUP BY v`,
+    });
+    assert.equal(created.status, 400, 'the view name has 129 characters');
+    const ok = await send(server.base, 'POST', '/v1/sql', {
+      sql:
+        `CREATE TABLE "${longest}" (k INT PRIMARY KEY, v INT);` +
+        `CREATE MATERIALIZED VIEW "v${'😀'.repeat(127)}" AS SELECT v, count(*) AS n FROM "${longest}" GROUP BY v`,
+    });
+    assert.equal(ok.status, 200, JSON.stringify(ok.json));
+    const table = encodeURIComponent(longest);
+    const view = encodeURIComponent(`v${'😀'.repeat(127)}`);
+    const ingested = await send(server.base, 'POST', `/v1/tables/${table}/rows?wait=true`, {
+      insert: [{ k: 1, v: 7 }],
+    });
+    assert.equal(ingested.status, 200, JSON.stringify(ingested.json));
+    assert.equal((await send(server.base, 'GET', `/v1/tables/${table}`)).status, 200);
+    const rows = await send(server.base, 'GET', `/v1/views/${view}/rows`);
+    assert.equal(rows.status, 200, JSON.stringify(rows.json));
+    assert.deepEqual((rows.json as { rows: unknown[] }).rows, [{ v: 7, n: 1 }]);
+    const dropped = await send(server.base, 'POST', '/v1/sql', {
+      sql: `DROP MATERIALIZED VIEW "v${'😀'.repeat(127)}"; DROP TABLE "${longest}"`,
+    });
+    assert.equal(dropped.status, 200);
+  });
+
   it('a lone surrogate in DDL is 400 INVALID_TEXT at it, stores nothing, and a restart still starts', async () => {
     // JSON.stringify writes the lone half as the escape "\ud800", as the attacking client did.
     for (const [sql, position] of [
