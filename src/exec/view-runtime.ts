@@ -178,12 +178,16 @@ export class ViewRuntime implements RowErrorSink {
   report(error: unknown, row: readonly Value[], columns: readonly ColumnSpec[], weight: number): void {
     const code = error instanceof SluiceError ? error.code : 'INTERNAL_ERROR';
     const message = error instanceof Error ? error.message : String(error);
-    const key = `${code}\u0000${message}\u0000${encodeValues(row)}`;
+    // An operator may pass a longer row than `columns` (Reduce passes its old output row, whose key
+    // columns come first): the error is the key's, so that its retraction, reported with the bare
+    // key, finds it.
+    const keyed = row.length === columns.length ? row : row.slice(0, columns.length);
+    const key = `${code}\u0000${message}\u0000${encodeValues(keyed)}`;
     let entry = this.errors.get(key);
     if (!this.touchedErrors.has(key))
       this.touchedErrors.set(key, { before: entry === undefined ? null : { ...entry } });
     if (entry === undefined) {
-      entry = { code, message, row: toRow(row, columns), count: 0, epoch: this.epoch };
+      entry = { code, message, row: toRow(keyed, columns), count: 0, epoch: this.epoch };
       this.errors.set(key, entry);
     }
     entry.count += weight;

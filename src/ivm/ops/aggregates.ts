@@ -2,9 +2,10 @@
 // per field, indexed by the group's slot, so a group costs a few numbers rather than several heap
 // objects. Invertible aggregates (COUNT, SUM, AVG) keep O(1) state and fold a batch partial by
 // addition; multiset aggregates (MIN, MAX, COUNT DISTINCT) keep value → count per group so
-// retracting the current minimum reveals the next one. Integer sums are exact: a slot whose sum
-// leaves the safe-integer range continues as a bigint in a side table.
+// retracting the current minimum reveals the next one. Sums keep their inputs' integer parts exactly
+// (a bigint in a side table beyond the safe-integer range), so retraction undoes an insert exactly.
 import { SluiceError } from '../../errors.ts';
+import { floatOutOfRange } from '../cast.ts';
 import type { Value } from '../../types.ts';
 import type { AggregateSpec } from '../dataflow-plan.ts';
 import { checkInt, compareValues, normalizeBigInt, singleKey } from '../values.ts';
@@ -29,20 +30,41 @@ export interface AggColumn {
 interface SerializedAgg {
   readonly n: number;
   readonly s: number | bigint;
+  /** Float sums: the sum of the fractional parts (`s` then holds the integer parts' exact sum). */
+  readonly f?: number;
+  /** Float sums: how many +Infinity, -Infinity and NaN inputs the group holds. */
+  readonly x?: readonly [number, number, number];
   readonly v?: readonly (readonly [Value, number])[];
 }
 
+/** +Infinity, -Infinity and NaN inputs of a float sum, counted (they cannot be added and retracted). */
+type NonFinite = [number, number, number];
+
+function nonFiniteIndex(v: number): 0 | 1 | 2 {
+  return v === Infinity ? 0 : v === -Infinity ? 1 : 2;
+}
+
 /**
- * Invertible aggregates keep their four numbers (n, sum, partial n, partial sum) inside the
- * Reduce's per-group record (a stride of a shared Float64Array), so touching a group's state is one
- * or two cache lines, not one per field.
+ * Invertible aggregates keep their numbers (n, sum, partial n, partial sum; for float sums also the
+ * fractional parts' sum and its partial) inside the Reduce's per-group record (a stride of a shared
+ * Float64Array), so touching a group's state is one or two cache lines, not one per field.
+ *
+ * Sums must survive retraction exactly: a double running sum does not (1e20 + 1 - 1e20 is 0, and
+ * once 1e308 + 1e308 overflows to Infinity no delete brings it back). So a sum keeps the integer
+ * parts of its inputs exactly — in the record while they stay safe integers, as a bigint in a side
+ * table beyond — and, for floats, their fractional parts (each below 1) in a double of their own;
+ * infinities and NaN are counted, not added. A float sum beyond a double's range is PostgreSQL's
+ * "value out of range: overflow" for the group, and comes back when the rows that made it leave.
  */
 class InvertibleColumn implements AggColumn {
-  static readonly WIDTH = 4;
   private big = new Map<number, bigint>();
   private pbig = new Map<number, bigint>();
+  private nonFinite = new Map<number, NonFinite>();
+  private pNonFinite = new Map<number, NonFinite>();
   private readonly exactInt: boolean;
   private readonly summing: boolean;
+  /** A float (or numeric) sum: keeps the fractional parts at `base + 4` (state) and `+ 5` (partial). */
+  private readonly fractional: boolean;
 
   constructor(
     readonly spec: AggregateSpec,
@@ -51,6 +73,13 @@ class InvertibleColumn implements AggColumn {
   ) {
     this.exactInt = spec.argType?.kind === 'int';
     this.summing = spec.fn === 'sum' || spec.fn === 'avg';
+    this.fractional = this.summing && !this.exactInt;
+  }
+
+  /** Doubles this column needs in the group record. */
+  static width(spec: AggregateSpec): number {
+    const summing = spec.fn === 'sum' || spec.fn === 'avg';
+    return summing && spec.argType?.kind !== 'int' ? 6 : 4;
   }
 
   clear(slot: number): void {
@@ -58,7 +87,9 @@ class InvertibleColumn implements AggColumn {
     const at = slot * this.record.stride + this.base;
     d[at] = 0;
     d[at + 1] = 0;
+    if (this.fractional) d[at + 4] = 0;
     if (this.big.size > 0) this.big.delete(slot);
+    if (this.nonFinite.size > 0) this.nonFinite.delete(slot);
   }
 
   resetPartial(slot: number): void {
@@ -66,7 +97,9 @@ class InvertibleColumn implements AggColumn {
     const at = slot * this.record.stride + this.base;
     d[at + 2] = 0;
     d[at + 3] = 0;
+    if (this.fractional) d[at + 5] = 0;
     if (this.pbig.size > 0) this.pbig.delete(slot);
+    if (this.pNonFinite.size > 0) this.pNonFinite.delete(slot);
   }
 
   accumulate(slot: number, value: Value, weight: number): void {
@@ -75,20 +108,31 @@ class InvertibleColumn implements AggColumn {
     const at = slot * this.record.stride + this.base;
     d[at + 2] = (d[at + 2] as number) + weight;
     if (!this.summing) return;
-    if (!this.exactInt) {
-      d[at + 3] =
-        (d[at + 3] as number) + (typeof value === 'bigint' ? Number(value) : (value as number)) * weight;
-      return;
-    }
-    if (typeof value === 'number' && (this.pbig.size === 0 || !this.pbig.has(slot))) {
-      const r = (d[at + 3] as number) + value * weight;
+    let whole: number | bigint;
+    if (this.fractional) {
+      const v = typeof value === 'bigint' ? Number(value) : (value as number);
+      if (!Number.isFinite(v)) {
+        let counts = this.pNonFinite.get(slot);
+        if (counts === undefined) {
+          counts = [0, 0, 0];
+          this.pNonFinite.set(slot, counts);
+        }
+        counts[nonFiniteIndex(v)] += weight;
+        return;
+      }
+      whole = Math.trunc(v);
+      // Exact: a double minus its integer part is representable.
+      d[at + 5] = (d[at + 5] as number) + (v - whole) * weight;
+    } else whole = value as number | bigint;
+    if (typeof whole === 'number' && (this.pbig.size === 0 || !this.pbig.has(slot))) {
+      const r = (d[at + 3] as number) + whole * weight;
       if (Number.isSafeInteger(r)) {
         d[at + 3] = r;
         return;
       }
     }
     const prior = this.pbig.get(slot) ?? BigInt(d[at + 3] as number);
-    this.pbig.set(slot, prior + BigInt(value as number | bigint) * BigInt(weight));
+    this.pbig.set(slot, prior + BigInt(whole) * BigInt(weight));
   }
 
   merge(slot: number): void {
@@ -96,9 +140,10 @@ class InvertibleColumn implements AggColumn {
     const at = slot * this.record.stride + this.base;
     d[at] = (d[at] as number) + (d[at + 2] as number);
     if (!this.summing) return;
-    if (!this.exactInt) {
-      d[at + 1] = (d[at + 1] as number) + (d[at + 3] as number);
-      return;
+    if (this.fractional) {
+      d[at + 4] = (d[at + 4] as number) + (d[at + 5] as number);
+      const partial = this.pNonFinite.size > 0 ? this.pNonFinite.get(slot) : undefined;
+      if (partial !== undefined) this.mergeNonFinite(slot, partial);
     }
     const pb = this.pbig.size > 0 ? this.pbig.get(slot) : undefined;
     const b = this.big.size > 0 ? this.big.get(slot) : undefined;
@@ -120,8 +165,30 @@ class InvertibleColumn implements AggColumn {
     }
   }
 
+  private mergeNonFinite(slot: number, partial: NonFinite): void {
+    const counts = this.nonFinite.get(slot) ?? [0, 0, 0];
+    for (let i = 0; i < 3; i++) counts[i]! += partial[i]!;
+    if (counts[0] === 0 && counts[1] === 0 && counts[2] === 0) this.nonFinite.delete(slot);
+    else this.nonFinite.set(slot, counts);
+  }
+
   private exactSum(slot: number): number | bigint {
     return this.big.get(slot) ?? (this.record.data[slot * this.record.stride + this.base + 1] as number);
+  }
+
+  /** A float sum as a double: NaN or an infinity if the group holds such inputs, else the exact parts. */
+  private floatSum(slot: number): number {
+    const counts = this.nonFinite.size > 0 ? this.nonFinite.get(slot) : undefined;
+    if (counts !== undefined) {
+      if (counts[2] > 0 || (counts[0] > 0 && counts[1] > 0)) return NaN;
+      return counts[0] > 0 ? Infinity : -Infinity;
+    }
+    const whole = this.exactSum(slot);
+    const sum =
+      (typeof whole === 'bigint' ? Number(whole) : whole) +
+      (this.record.data[slot * this.record.stride + this.base + 4] as number);
+    if (!Number.isFinite(sum)) throw floatOutOfRange('overflow');
+    return sum;
   }
 
   private n(slot: number): number {
@@ -136,10 +203,11 @@ class InvertibleColumn implements AggColumn {
         return this.n(slot);
       case 'sum':
         if (this.n(slot) === 0) return null;
-        return this.exactInt ? checkInt(this.exactSum(slot), 64) : this.exactSum(slot);
+        return this.exactInt ? checkInt(this.exactSum(slot), 64) : this.floatSum(slot);
       case 'avg': {
         const n = this.n(slot);
         if (n === 0) return null;
+        if (this.fractional) return this.floatSum(slot) / n;
         const s = this.exactSum(slot);
         return (typeof s === 'bigint' ? Number(s) : s) / n;
       }
@@ -149,24 +217,51 @@ class InvertibleColumn implements AggColumn {
   }
 
   serialize(slot: number): unknown {
-    return { n: this.n(slot), s: this.exactSum(slot) };
+    if (!this.fractional) return { n: this.n(slot), s: this.exactSum(slot) };
+    const f = this.record.data[slot * this.record.stride + this.base + 4] as number;
+    const counts = this.nonFinite.get(slot);
+    return {
+      n: this.n(slot),
+      s: this.exactSum(slot),
+      f,
+      ...(counts !== undefined ? { x: [...counts] } : {}),
+    };
   }
 
   deserialize(slot: number, data: unknown): void {
     const d = data as SerializedAgg;
     const at = slot * this.record.stride + this.base;
     this.record.data[at] = d.n;
-    if (typeof d.s === 'bigint') {
+    let whole = d.s;
+    let fraction = d.f ?? 0;
+    this.nonFinite.delete(slot);
+    if (this.fractional && d.x !== undefined) this.nonFinite.set(slot, [d.x[0], d.x[1], d.x[2]]);
+    if (this.fractional && typeof whole === 'number' && d.f === undefined) {
+      // A checkpoint written before float sums kept their parts apart: one double sum.
+      if (!Number.isFinite(whole)) {
+        this.nonFinite.set(slot, [
+          whole === Infinity ? 1 : 0,
+          whole === -Infinity ? 1 : 0,
+          Number.isNaN(whole) ? 1 : 0,
+        ]);
+        whole = 0;
+      }
+      const t = Math.trunc(whole);
+      fraction = whole - t;
+      whole = Number.isSafeInteger(t) ? t : BigInt(t);
+    }
+    if (this.fractional) this.record.data[at + 4] = fraction;
+    if (typeof whole === 'bigint') {
       this.record.data[at + 1] = 0;
-      this.big.set(slot, d.s);
+      this.big.set(slot, whole);
     } else {
-      this.record.data[at + 1] = d.s;
+      this.record.data[at + 1] = whole;
       this.big.delete(slot);
     }
   }
 
   bytes(): number {
-    return 32;
+    return this.fractional ? 48 : 32;
   }
 }
 
@@ -287,7 +382,7 @@ class MultisetColumn implements AggColumn {
 
 /** Doubles an invertible aggregate needs in the group record. */
 export function recordWidth(spec: AggregateSpec): number {
-  return spec.strategy === 'multiset' ? 0 : InvertibleColumn.WIDTH;
+  return spec.strategy === 'multiset' ? 0 : InvertibleColumn.width(spec);
 }
 
 /** An aggregate's column; invertible ones live at `base` inside the shared group records. */
