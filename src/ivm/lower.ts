@@ -87,7 +87,7 @@ export function lowerToDataflow(
               project.push(a.arg);
             }
           }
-          const multiset = a.fn === 'min' || a.fn === 'max' || (a.fn === 'count' && a.distinct);
+          const multiset = a.fn === 'min' || a.fn === 'max' || a.distinct;
           return {
             fn: a.fn,
             distinct: a.distinct,

@@ -623,21 +623,18 @@ function bindAggregate(e: Extract<Expr, { kind: 'function' }>, scope: Scope | nu
       position: e.pos,
       hint: 'no function matches the given name and argument types; you might need to add explicit type casts',
     });
-  if (e.distinct && fn !== 'count' && fn !== 'min' && fn !== 'max') {
-    throw notSupported(`${name.toUpperCase()}(DISTINCT ...)`, e.pos, 'COUNT(DISTINCT ...) is supported');
-  }
   switch (fn) {
     case 'count':
       return { fn, distinct: e.distinct, arg, column: { name: 'count', type: T.int64, nullable: false } };
     case 'sum': {
       if (!isNumeric(arg.type)) throw mismatch();
       const type = arg.type.kind === 'int' ? T.int64 : arg.type.kind === 'numeric' ? T.numeric : arg.type;
-      return { fn, distinct: false, arg, column: { name: 'sum', type, nullable: true } };
+      return { fn, distinct: e.distinct, arg, column: { name: 'sum', type, nullable: true } };
     }
     case 'avg': {
       if (!isNumeric(arg.type)) throw mismatch();
       const type = arg.type.kind === 'float' ? T.float64 : T.numeric;
-      return { fn, distinct: false, arg, column: { name: 'avg', type, nullable: true } };
+      return { fn, distinct: e.distinct, arg, column: { name: 'avg', type, nullable: true } };
     }
     case 'min':
     case 'max':

@@ -15,11 +15,11 @@ export const DDL = [
   'CREATE MATERIALIZED VIEW kinds AS SELECT DISTINCT kind FROM events',
   'CREATE MATERIALIZED VIEW big_events AS SELECT kind, v FROM events WHERE v > 0.5',
   'CREATE MATERIALIZED VIEW event_range AS SELECT kind, MIN(v) AS lo, MAX(v) AS hi, COUNT(*) AS n FROM events GROUP BY kind',
-  'CREATE MATERIALIZED VIEW everything AS SELECT COUNT(*) AS n, SUM(v) AS s FROM events',
+  'CREATE MATERIALIZED VIEW everything AS SELECT COUNT(*) AS n, SUM(v) AS s, SUM(DISTINCT v) AS ds, AVG(DISTINCT v) AS da FROM events',
   // a row error whenever amount = 50
   'CREATE MATERIALIZED VIEW ratios AS SELECT id, 100 / (amount - 50) AS r FROM orders',
   // 64-bit sums beyond 2^53
-  'CREATE MATERIALIZED VIEW balances AS SELECT acct, SUM(amt) AS total, MAX(amt) AS top, COUNT(DISTINCT amt) AS kinds FROM ledger GROUP BY acct',
+  'CREATE MATERIALIZED VIEW balances AS SELECT acct, SUM(amt) AS total, MAX(amt) AS top, COUNT(DISTINCT amt) AS kinds, SUM(DISTINCT amt) AS kind_total FROM ledger GROUP BY acct',
 ];
 
 export function mulberry32(seed: number): () => number {

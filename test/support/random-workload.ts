@@ -602,12 +602,15 @@ function aggregate(g: ExprGen, rng: Rng, rel: Rel): Agg {
     case 3: {
       const a = g.int(2);
       // PostgreSQL: SUM(int) is bigint, SUM(bigint) is numeric (a float in Sluice).
-      return { sql: `SUM(${a.sql})`, out: a.wide ? of('float') : intOut(a.safe, true) };
+      const distinct = rng.chance(0.25) ? 'DISTINCT ' : '';
+      return { sql: `SUM(${distinct}${a.sql})`, out: a.wide ? of('float') : intOut(a.safe, true) };
     }
     case 4:
-      return { sql: `SUM(${g.float(2).sql})`, out: of('float') };
-    case 5:
-      return { sql: `AVG(${rng.chance(0.5) ? g.int(1).sql : g.float(1).sql})`, out: of('float') };
+      return { sql: `SUM(${rng.chance(0.25) ? 'DISTINCT ' : ''}${g.float(2).sql})`, out: of('float') };
+    case 5: {
+      const distinct = rng.chance(0.25) ? 'DISTINCT ' : '';
+      return { sql: `AVG(${distinct}${rng.chance(0.5) ? g.int(1).sql : g.float(1).sql})`, out: of('float') };
+    }
     case 6:
     case 7: {
       const fn = rng.pick(['MIN', 'MAX']);

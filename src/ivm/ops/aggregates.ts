@@ -290,7 +290,14 @@ class MultisetColumn implements AggColumn {
   private readonly partial = new Map<number, ValueCounts>();
   private readonly ordered: boolean;
 
-  constructor(readonly spec: AggregateSpec) {
+  /**
+   * `onDistinct` hears each value that appears in (+1) or leaves (-1) a group's multiset during
+   * merge: how SUM/AVG(DISTINCT) keep their sum of distinct values in O(1) per change.
+   */
+  constructor(
+    readonly spec: AggregateSpec,
+    private readonly onDistinct?: (slot: number, value: Value, weight: 1 | -1) => void,
+  ) {
     this.ordered = spec.fn === 'min' || spec.fn === 'max';
   }
 
@@ -338,10 +345,12 @@ class MultisetColumn implements AggColumn {
           throw new SluiceError('INTERNAL_ERROR', `negative multiplicity in ${this.spec.fn} state`);
         values.set(k, [value, delta]);
         if (sorted !== undefined) sorted.splice(sortedIndex(sorted, value), 0, value);
+        this.onDistinct?.(slot, value, 1);
       } else {
         entry[1] += delta;
         if (entry[1] === 0) {
           values.delete(k);
+          this.onDistinct?.(slot, entry[0], -1);
           if (sorted !== undefined) {
             const i = sortedIndex(sorted, value);
             if (i < sorted.length && compareValues(sorted[i] as Value, value) === 0) sorted.splice(i, 1);
@@ -380,12 +389,75 @@ class MultisetColumn implements AggColumn {
   }
 }
 
-/** Doubles an invertible aggregate needs in the group record. */
-export function recordWidth(spec: AggregateSpec): number {
-  return spec.strategy === 'multiset' ? 0 : InvertibleColumn.width(spec);
+/**
+ * SUM/AVG(DISTINCT x): a multiset of the group's values (value → count) decides which values are
+ * present; an invertible sum over the distinct values hears each value as it appears or leaves, so
+ * a change costs O(1) beyond the multiset, and its count is the number of distinct values (AVG's
+ * divisor).
+ */
+class DistinctSumColumn implements AggColumn {
+  private readonly values: MultisetColumn;
+  private readonly sum: InvertibleColumn;
+
+  constructor(
+    readonly spec: AggregateSpec,
+    record: GroupRecords,
+    base: number,
+  ) {
+    this.sum = new InvertibleColumn(spec, record, base);
+    this.values = new MultisetColumn(spec, (slot, value, weight) => this.sum.accumulate(slot, value, weight));
+  }
+
+  clear(slot: number): void {
+    this.values.clear(slot);
+    this.sum.clear(slot);
+  }
+
+  resetPartial(slot: number): void {
+    this.values.resetPartial(slot);
+    this.sum.resetPartial(slot);
+  }
+
+  accumulate(slot: number, value: Value, weight: number): void {
+    this.values.accumulate(slot, value, weight);
+  }
+
+  merge(slot: number): void {
+    this.values.merge(slot);
+    this.sum.merge(slot);
+  }
+
+  result(slot: number, groupCount: number): Value {
+    return this.sum.result(slot, groupCount);
+  }
+
+  serialize(slot: number): unknown {
+    const { v } = this.values.serialize(slot) as SerializedAgg;
+    return { ...(this.sum.serialize(slot) as SerializedAgg), v };
+  }
+
+  deserialize(slot: number, data: unknown): void {
+    this.values.deserialize(slot, data);
+    this.sum.deserialize(slot, data);
+  }
+
+  bytes(slot: number): number {
+    return this.values.bytes(slot) + this.sum.bytes();
+  }
 }
 
-/** An aggregate's column; invertible ones live at `base` inside the shared group records. */
+function summing(spec: AggregateSpec): boolean {
+  return spec.fn === 'sum' || spec.fn === 'avg';
+}
+
+/** Doubles an aggregate needs in the group record. */
+export function recordWidth(spec: AggregateSpec): number {
+  if (spec.strategy === 'multiset') return summing(spec) ? InvertibleColumn.width(spec) : 0;
+  return InvertibleColumn.width(spec);
+}
+
+/** An aggregate's column; sums and counts live at `base` inside the shared group records. */
 export function aggregateColumn(spec: AggregateSpec, record: GroupRecords, base: number): AggColumn {
-  return spec.strategy === 'multiset' ? new MultisetColumn(spec) : new InvertibleColumn(spec, record, base);
+  if (spec.strategy !== 'multiset') return new InvertibleColumn(spec, record, base);
+  return summing(spec) ? new DistinctSumColumn(spec, record, base) : new MultisetColumn(spec);
 }
