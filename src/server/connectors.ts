@@ -218,6 +218,7 @@ export class ConnectorManager {
           topic: o.topic,
           groupId: o.groupId ?? `sluice-${this.instanceId}-${info.name}-${incarnation}`,
           clientId: `sluice-source-${info.name}`,
+          allowHost: (host, port) => this.hosts.allows(host, port),
         });
       },
       this.host.storedOffsets(info.name, incarnation),
@@ -250,6 +251,7 @@ export class ConnectorManager {
           clientId: `sluice-sink-${info.name}`,
           transactionalId: id,
           progressGroupId: `${id}-progress`,
+          allowHost: (host, port) => this.hosts.allows(host, port),
         });
       },
       this.host.sinkFeed(info),

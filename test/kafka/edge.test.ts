@@ -190,4 +190,33 @@ describe('Kafka edge (real broker)', kafkaSuite('Kafka edge'), () => {
     );
     assert.deepEqual(written.map((m) => m.key).sort(), ['{"seller":0}', '{"seller":1}']);
   });
+  it('connector hosts hold for the addresses the cluster advertises, not only the bootstrap brokers', async () => {
+    // The broker advertises 127.0.0.1:<port>. A list that allows only the name "localhost" lets the
+    // CREATE through (its bootstrap broker is listed) but never the advertised address.
+    const topic = uniqueName('orders-advertised');
+    await createTopic(kafka, topic, 1);
+    await producer.send({ topic, messages: [{ value: JSON.stringify({ id: 1 }) }] });
+    const port = brokers.split(':')[1] ?? '';
+    const s = await startServer({ connectorHosts: [`localhost:${port}`] });
+    servers.push(s);
+    await sqlOk(
+      s.base,
+      `CREATE SOURCE adv (id int NOT NULL, PRIMARY KEY (id)) FROM KAFKA (brokers 'localhost:${port}', topic '${topic}')`,
+    );
+    const status = await waitFor(
+      async () => {
+        const st = await sourceStatus(s.base, 'adv');
+        const error = st.error as { message?: string } | null;
+        return error?.message?.includes('is not an allowed connector host') === true ? st : undefined;
+      },
+      { what: 'the source to report the refused advertised address' },
+    );
+    assert.match(
+      String((status.error as { message: string }).message),
+      new RegExp(`127\\.0\\.0\\.1:${port}`),
+    );
+    assert.notEqual(status.state, 'running');
+    const rows = await sql(s.base, 'SELECT count(*) AS n FROM adv');
+    assert.deepEqual((rows.body.results as { rows: unknown[] }[])[0]?.rows, [{ n: 0 }]);
+  });
 });

@@ -24,7 +24,15 @@ export interface KafkaReaderConfig {
   readonly clientId: string;
   /** Consumer group session timeout: how long the broker waits before it calls us dead. */
   readonly sessionTimeoutMs?: number;
+  /** Which hosts the client may open connections to, the addresses brokers advertise included. */
+  readonly allowHost?: HostCheck;
 }
+
+/**
+ * True when a connection to `host:port` is allowed. The bootstrap `brokers` are checked when the
+ * connector is created; this also covers the addresses the cluster's metadata hands back.
+ */
+export type HostCheck = (host: string, port: number) => boolean;
 
 /**
  * Fetched records of one partition, handed over in offset order; awaited (backpressure). `next` is
@@ -77,6 +85,8 @@ export interface KafkaWriterConfig {
   readonly transactionalId: string;
   /** Consumer group whose committed offset on partition 0 records the last epoch written. */
   readonly progressGroupId: string;
+  /** Which hosts the client may open connections to, the addresses brokers advertise included. */
+  readonly allowHost?: HostCheck;
 }
 
 /** Writes each epoch's messages and the sink's progress in one Kafka transaction. */

@@ -6,6 +6,7 @@ import { Socket } from 'node:net';
 import { Kafka, logLevel, type Admin, type Consumer, type ISocketFactory, type Producer } from 'kafkajs';
 import { KafkaFrameGuard } from './frame-guard.ts';
 import type {
+  HostCheck,
   KafkaOutMessage,
   KafkaReader,
   KafkaReaderConfig,
@@ -69,9 +70,22 @@ class ConnectionProblems {
     return new Error(`${last.message} (${base.message})`);
   }
 
-  socketFactory(): ISocketFactory {
+  /**
+   * Sockets for the client library. Every connection it opens passes here, the ones to broker
+   * addresses learnt from metadata included, so `allowHost` holds for those too: a cluster cannot
+   * point the server at a host the allow-list refuses.
+   */
+  socketFactory(allowHost: HostCheck | undefined): ISocketFactory {
     return ({ host, port, onConnect }) => {
       const socket = new GuardedSocket(`${host}:${port}`, (m) => this.record(m));
+      if (allowHost !== undefined && !allowHost(host, port)) {
+        const message = `broker address ${host}:${port} (advertised by the cluster's metadata) is not an allowed connector host`;
+        this.record(message);
+        // Destroyed before it connects; the error is emitted on a later tick, after the library
+        // has attached its handlers, and it retries (and reports) like any failed connection.
+        socket.destroy(new Error(message));
+        return socket;
+      }
       socket.connect({ host, port }, onConnect);
       socket.setKeepAlive(true, 60_000);
       return socket;
@@ -79,7 +93,12 @@ class ConnectionProblems {
   }
 }
 
-function client(brokers: readonly string[], clientId: string, problems: ConnectionProblems): Kafka {
+function client(
+  brokers: readonly string[],
+  clientId: string,
+  problems: ConnectionProblems,
+  allowHost: HostCheck | undefined,
+): Kafka {
   return new Kafka({
     clientId,
     brokers: [...brokers],
@@ -88,7 +107,7 @@ function client(brokers: readonly string[], clientId: string, problems: Connecti
     retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2000 },
     connectionTimeout: 3000,
     requestTimeout: 30000,
-    socketFactory: problems.socketFactory(),
+    socketFactory: problems.socketFactory(allowHost),
   });
 }
 
@@ -113,7 +132,7 @@ export class KafkajsReader implements KafkaReader {
   private closed = false;
 
   constructor(private readonly config: KafkaReaderConfig) {
-    this.kafka = client(config.brokers, config.clientId, this.problems);
+    this.kafka = client(config.brokers, config.clientId, this.problems, config.allowHost);
   }
 
   async watermarks(): Promise<PartitionWatermarks[]> {
@@ -230,7 +249,7 @@ export class KafkajsTransactionalWriter implements KafkaTransactionalWriter {
   private closed = false;
 
   constructor(private readonly config: KafkaWriterConfig) {
-    this.kafka = client(config.brokers, config.clientId, this.problems);
+    this.kafka = client(config.brokers, config.clientId, this.problems, config.allowHost);
   }
 
   async connect(): Promise<void> {
