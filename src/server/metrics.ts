@@ -63,7 +63,8 @@ export class ServerMetrics {
 
   constructor(source: MetricsSource, options: { processMetrics: boolean }) {
     const registers = [this.registry];
-    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'sluice_process_' });
+    // prom-client's standard names (process_*, nodejs_*), unprefixed: what Node.js dashboards query.
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
     new Gauge({
       name: 'sluice_epoch',
       help: 'Current epoch (number of batches applied since the data directory was created)',

@@ -81,7 +81,7 @@ async function sample(ms: number): Promise<{ used: number; rss: number }> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     used = Math.max(used, await budget('used'));
-    rss = Math.max(rss, await metric('sluice_process_process_resident_memory_bytes'));
+    rss = Math.max(rss, await metric('process_resident_memory_bytes'));
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   return { used, rss };
@@ -159,7 +159,7 @@ test('lagging live subscribers: past the budget the biggest holders are closed, 
     assert.ok(peak <= BUDGET, `the account peaked at ${peak} bytes, past the budget of ${BUDGET}`);
     const slow = (await metric('sluice_slow_consumer_disconnects_total', '{view="uv"}')) - slowBefore;
     assert.ok(slow > 0, 'lagging subscribers were closed as slow consumers');
-    const rss = await metric('sluice_process_process_resident_memory_bytes');
+    const rss = await metric('process_resident_memory_bytes');
     assert.ok(rss < RSS_BOUND, `RSS ${Math.round(rss / 1e6)} MB with 200 lagging subscribers`);
   } finally {
     reader.close();
@@ -205,4 +205,16 @@ test('subscriber caps: beyond them TOO_MANY_SUBSCRIBERS (NDJSON 503 with Retry-A
     for (const c of clients) c.close();
     await s.close();
   }
+});
+
+test('process metrics carry the standard names Node.js dashboards query', async () => {
+  const text = (await request(server.base, 'GET', '/metrics')).text;
+  for (const name of [
+    'process_resident_memory_bytes',
+    'process_cpu_seconds_total',
+    'nodejs_heap_size_used_bytes',
+  ]) {
+    assert.match(text, new RegExp(`^${name} `, 'm'), `/metrics has ${name}`);
+  }
+  assert.doesNotMatch(text, /^sluice_process_/m);
 });
