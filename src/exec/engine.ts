@@ -47,6 +47,7 @@ import type { RowCapture } from '../ivm/row-capture.ts';
 import { CapturedArray } from '../ivm/row-capture.ts';
 import type { ResultLimits } from './result-size.ts';
 import { SelectJob } from './select-job.ts';
+import { pinnedKeys } from './key-lookup.ts';
 
 export type { EngineJournal } from './api.ts';
 
@@ -149,6 +150,8 @@ export interface ScriptRun {
   stop(error: SluiceError): ScriptResult;
   /** Input rows its SELECT statements have read so far. */
   rowsRead: number;
+  /** Table rows its UPDATE and DELETE statements have examined so far (by key or by scan). */
+  dmlRowsRead: number;
 }
 
 interface Subscription {
@@ -158,6 +161,8 @@ interface Subscription {
 
 export class Engine {
   private readonly catalogState = new Catalog();
+  /** Table rows UPDATE and DELETE have examined, all statements together (ScriptRun counts its own). */
+  private dmlRowsExamined = 0;
   private readonly tables = new Map<string, TableStore>();
   private readonly views = new Map<string, ViewRuntime>();
   private readonly subscribers = new Map<string, Set<Subscription>>();
@@ -235,6 +240,7 @@ export class Engine {
     let ended: ScriptResult | null = null;
     const run: ScriptRun = {
       rowsRead: 0,
+      dmlRowsRead: 0,
       step: (deadline) => {
         if (ended !== null) return ended;
         this.callLimits = limits;
@@ -255,7 +261,14 @@ export class Engine {
               const stmt = statements[next++];
               if (stmt === undefined) return (ended = { results });
               if (stmt.kind === 'select') select = this.prepareSelect(stmt.query);
-              else results.push(this.executeStatement(stmt));
+              else {
+                const before = this.dmlRowsExamined;
+                try {
+                  results.push(this.executeStatement(stmt));
+                } finally {
+                  run.dmlRowsRead += this.dmlRowsExamined - before;
+                }
+              }
             }
           } while (performance.now() < deadline);
           return null;
@@ -620,10 +633,22 @@ export class Engine {
       relationLabel: `table "${table.def.name}"`,
       columns: table.def.columns,
     };
-    const predicate =
-      where === undefined ? null : compileScalar(bindExpr(where, { scope, aggregateContext: 'WHERE' }));
+    const bound = where === undefined ? null : bindExpr(where, { scope, aggregateContext: 'WHERE' });
+    const predicate = bound === null ? null : compileScalar(bound);
     const out: (readonly Value[])[] = [];
+    const pk = table.def.primaryKey;
+    const keys = bound !== null && pk !== null ? pinnedKeys(bound, pk, table.def.columns) : null;
+    if (keys !== null) {
+      // The WHERE pins the primary key: read those rows, not the table.
+      for (const key of keys) {
+        const row = table.rowWithKey(key);
+        this.dmlRowsExamined++;
+        if (row !== undefined && (predicate === null || predicate(row) === true)) out.push(row);
+      }
+      return out;
+    }
     for (const [row, n] of table.entries()) {
+      this.dmlRowsExamined++;
       if (predicate !== null && predicate(row) !== true) continue;
       for (let i = 0; i < n; i++) out.push(row);
     }

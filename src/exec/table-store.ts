@@ -411,6 +411,18 @@ export class TableStore implements Stateful {
     return n;
   }
 
+  /**
+   * The stored row whose primary key is `key` (values in primary-key column order), if any; tables
+   * with a primary key only.
+   */
+  rowWithKey(key: readonly Value[]): readonly Value[] | undefined {
+    if (this.byKey === null) return undefined;
+    const pk = this.def.primaryKey as readonly number[];
+    const probe: Value[] = new Array<Value>(this.def.columns.length).fill(null);
+    pk.forEach((column, i) => (probe[column] = key[i] as Value));
+    return this.byKey.get(this.keyOf(probe));
+  }
+
   /** Whether a row with this row's primary key is stored (tables with a primary key only). */
   hasKeyOf(row: readonly Value[]): boolean {
     return this.byKey !== null && this.byKey.has(this.keyOf(row));

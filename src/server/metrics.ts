@@ -285,14 +285,14 @@ export class ServerMetrics {
     );
     this.readRows = new Counter({
       name: 'sluice_read_rows_examined_total',
-      help: 'Rows examined by reads: REST view pages (kind "page") and ad-hoc SELECT inputs (kind "select")',
+      help: 'Rows examined by reads: REST view pages (kind "page"), ad-hoc SELECT inputs (kind "select") and the table rows UPDATE/DELETE look at (kind "dml")',
       labelNames: ['kind'],
       registers,
     });
-    for (const kind of ['page', 'select'] as const) this.readRows.inc({ kind }, 0);
+    for (const kind of ['page', 'select', 'dml'] as const) this.readRows.inc({ kind }, 0);
   }
 
-  rowsExamined(kind: 'page' | 'select', rows: number): void {
+  rowsExamined(kind: 'page' | 'select' | 'dml', rows: number): void {
     this.readRows.inc({ kind }, rows);
   }
 

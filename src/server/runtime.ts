@@ -146,7 +146,7 @@ export interface RuntimeHooks {
   groupCommitted?(requests: number): void;
   subscriberFailed?(view: string, code: string): void;
   /** Rows a REST page or an ad-hoc SELECT examined. */
-  rowsExamined?(kind: 'page' | 'select', rows: number): void;
+  rowsExamined?(kind: 'page' | 'select' | 'dml', rows: number): void;
   checkpointWritten?(stats: CheckpointWriteStats): void;
   checkpointFailed?(error: SluiceError): void;
 }
@@ -374,6 +374,7 @@ export class SluiceRuntime {
       }
     } finally {
       if (run.rowsRead > 0) this.hooks.rowsExamined?.('select', run.rowsRead);
+      if (run.dmlRowsRead > 0) this.hooks.rowsExamined?.('dml', run.dmlRowsRead);
     }
   }
 
