@@ -353,7 +353,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       ],
     },
   });
-  await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
+  await app.register(fastifySwaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    theme: { title: 'Sluice API — streaming SQL with incremental materialized views' },
+  });
   await app.register(fastifyWebsocket, {
     options: { maxPayload: 64 * 1024 },
     preClose: (done) => {

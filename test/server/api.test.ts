@@ -479,7 +479,9 @@ describe('the Sluice HTTP and WebSocket API', () => {
     }
     const docs = await fetch(`${base}/docs`);
     assert.equal(docs.status, 200);
-    assert.match(await docs.text(), /swagger/i);
+    const docsHtml = await docs.text();
+    assert.match(docsHtml, /swagger/i);
+    assert.match(docsHtml, /<title>Sluice API/);
     const index = await fetch(`${base}/`);
     assert.match(index.headers.get('content-type') ?? '', /text\/html/);
     const html = await index.text();
