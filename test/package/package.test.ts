@@ -116,6 +116,15 @@ test('the tarball holds the build, the bin and the docs, and no sources, tests o
   assert.deepEqual(unwanted, []);
 });
 
+test('prepare, if an install runs it from the tarball, skips the build it cannot do', () => {
+  // npm runs a non-registry dependency's prepare once its install scripts are approved; without
+  // src/ (and the dev dependencies) there is nothing to build, and the install must not fail.
+  const npm = process.env.npm_execpath;
+  const args = ['run', 'prepare'];
+  if (npm !== undefined && npm.endsWith('.js')) run(process.execPath, [npm, ...args], installed);
+  else run('npm', args, installed);
+});
+
 test('plain node imports { Engine } and maintains a view', () => {
   writeFileSync(
     join(consumer, 'app.mjs'),
