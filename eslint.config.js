@@ -11,7 +11,17 @@ const restrict = (patterns) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'test-artifacts/**', '.tmp/**', '.scratch*/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      '.test-build/**',
+      'data/**',
+      'test-artifacts/**',
+      '.tmp/**',
+      '.scratch*/**',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     rules: {
