@@ -3,10 +3,10 @@
 // table, then pushed through every dependent view in creation order (views over views see the same
 // epoch), and only then are subscribers told. Everything here is synchronous.
 import { createHash } from 'node:crypto';
-import { SluiceError } from '../errors.ts';
+import { notSupported, SluiceError } from '../errors.ts';
 import { resolveSqlLimits, type SqlLimits } from '../limits.ts';
 import type { StateDelta } from '../ivm/state.ts';
-import type { Expr, SelectStmt, Statement } from '../parser/ast.ts';
+import type { ColumnDef, Expr, SelectStmt, Statement } from '../parser/ast.ts';
 import { parseStepwise } from '../parser/parse.ts';
 import { castValue, fitLength } from '../ivm/cast.ts';
 import { printDataflow } from '../ivm/dataflow-plan.ts';
@@ -17,8 +17,16 @@ import type { ZBatch } from '../ivm/zset.ts';
 import { isEmpty } from '../ivm/zset.ts';
 import { bindExpr } from '../planner/bind-expr.ts';
 import { bindSelect } from '../planner/bind-select.ts';
-import type { ColumnMeta, SinkDef, TableDef, ViewDef } from '../planner/catalog.ts';
-import { Catalog, columnInfos, kindLabel } from '../planner/catalog.ts';
+import type {
+  ColumnDefault,
+  ColumnMeta,
+  SinkDef,
+  TableColumnInfo,
+  TableDef,
+  UniqueConstraint,
+  ViewDef,
+} from '../planner/catalog.ts';
+import { Catalog, columnInfos, kindLabel, tableColumnInfos } from '../planner/catalog.ts';
 import { sinkOptions, sourceOptions } from '../planner/connector-options.ts';
 import { printLogicalPlan } from '../planner/logical-plan.ts';
 import { resolveTypeName } from '../planner/types-resolve.ts';
@@ -60,8 +68,11 @@ export type ConnectorCheck = (brokers: readonly string[]) => SluiceError | null;
 
 export interface TableInfo {
   readonly name: string;
-  readonly columns: readonly ColumnInfo[];
+  /** With `default` on a column that has a DEFAULT (the expression as written). */
+  readonly columns: readonly TableColumnInfo[];
   readonly primaryKey: readonly string[] | null;
+  /** UNIQUE constraints besides the primary key, name and columns; absent when there are none. */
+  readonly unique?: readonly { readonly name: string; readonly columns: readonly string[] }[];
   readonly sql: string;
   readonly rowCount: number;
   readonly dependents: readonly string[];
@@ -604,26 +615,34 @@ export class Engine {
       }
       const row: Row = {};
       values.forEach((expr, k) => {
-        const col = def.columns[targets[k] as number] as ColumnMeta;
-        const bound = bindExpr(expr, { scope: null, aggregateContext: 'VALUES' });
+        const index = targets[k] as number;
+        const col = def.columns[index] as ColumnMeta;
         let value: Value;
-        try {
-          value = assignCast(compileScalar(bound)([]), bound.type, col);
-        } catch (error) {
-          throw asSluiceError(error).at(expr.pos);
+        if (expr.kind === 'default') value = def.defaults?.[index]?.value ?? null;
+        else {
+          const bound = bindExpr(expr, { scope: null, aggregateContext: 'VALUES' });
+          try {
+            value = assignCast(compileScalar(bound)([]), bound.type, col);
+          } catch (error) {
+            throw asSluiceError(error).at(expr.pos);
+          }
         }
         if (value === null && !col.nullable) throw notNullViolation(def, col, r, expr.pos);
         row[col.name] = value;
       });
-      // A NOT NULL column the column list leaves out gets no value: point at the row.
-      for (const col of def.columns) {
-        if (!col.nullable && !(col.name in row)) {
-          throw notNullViolation(def, col, r, values[0]?.pos ?? stmt.pos, 'it is not in the column list');
+      // A column the list leaves out gets its DEFAULT, or NULL: if NOT NULL, point at the row.
+      def.columns.forEach((col, i) => {
+        if (col.name in row) return;
+        const d = def.defaults?.[i] ?? null;
+        if (d !== null) row[col.name] = d.value;
+        if (!col.nullable && (d === null || d.value === null)) {
+          const why = d === null ? 'it is not in the column list' : 'its default is NULL';
+          throw notNullViolation(def, col, r, values[0]?.pos ?? stmt.pos, why);
         }
-      }
+      });
       return row;
     });
-    const r = this.applyChanges(def.name, { insert: rows });
+    const r = this.applyWrite(def.name, { insert: rows }, stmt.pos);
     return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch };
   }
 
@@ -722,8 +741,22 @@ export class Engine {
     }
     if (matched.length === 0)
       return { statement: 'UPDATE', object: def.name, rowCount: 0, epoch: this.currentEpoch };
-    const r = this.applyChanges(def.name, { delete: deletes, insert: inserts });
+    const r = this.applyWrite(def.name, { delete: deletes, insert: inserts }, stmt.pos);
     return { statement: 'UPDATE', object: def.name, rowCount: matched.length, epoch: r.epoch };
+  }
+
+  /** `applyChanges` for a DML statement: a UNIQUE constraint it breaks is reported at the statement. */
+  private applyWrite(
+    table: string,
+    changes: TableChanges,
+    pos: { line: number; column: number },
+  ): { accepted: number; epoch: number } {
+    try {
+      return this.applyChanges(table, changes);
+    } catch (error) {
+      if (error instanceof SluiceError && error.code === 'UNIQUE_VIOLATION') throw error.at(pos);
+      throw error;
+    }
   }
 
   private deleteStatement(stmt: Extract<Statement, { kind: 'delete' }>): StatementResult {
@@ -900,8 +933,11 @@ export class Engine {
       def.source !== undefined
         ? `|source=${def.source.connector}:${def.source.topic}:${def.source.format}`
         : '';
+    // UNIQUE constraints only when there are some, so older tables keep their fingerprints.
+    const unique =
+      def.unique !== undefined ? `|unique=${def.unique.map((u) => u.columns.join(',')).join(';')}` : '';
     return createHash('sha256')
-      .update(`${shape}|pk=${def.primaryKey?.join(',') ?? ''}${source}`)
+      .update(`${shape}|pk=${def.primaryKey?.join(',') ?? ''}${source}${unique}`)
       .digest('hex')
       .slice(0, 16);
   }
@@ -1095,8 +1131,16 @@ export class Engine {
   private tableInfo(t: TableDef): TableInfo {
     return {
       name: t.name,
-      columns: columnInfos(t.columns),
+      columns: tableColumnInfos(t),
       primaryKey: t.primaryKey === null ? null : t.primaryKey.map((k) => (t.columns[k] as ColumnMeta).name),
+      ...(t.unique !== undefined
+        ? {
+            unique: t.unique.map((u) => ({
+              name: u.name,
+              columns: u.columns.map((k) => (t.columns[k] as ColumnMeta).name),
+            })),
+          }
+        : {}),
       sql: t.sql,
       rowCount: (this.tables.get(t.name) as TableStore).rowCount(),
       dependents: this.catalogState.dependents(t.name).map((d) => d.name),
@@ -1197,12 +1241,26 @@ function duplicateObject(name: string, position: { line: number; column: number 
   return new SluiceError('DUPLICATE_OBJECT', `relation "${name}" already exists`, { position });
 }
 
-/** Columns and primary key of CREATE TABLE / CREATE SOURCE, validated. */
+/** Columns, primary key, DEFAULTs and UNIQUE constraints of CREATE TABLE / CREATE SOURCE, validated. */
 function tableShape(stmt: Extract<Statement, { kind: 'createTable' | 'createSource' }>): {
   columns: ColumnMeta[];
   primaryKey: number[] | null;
+  defaults?: (ColumnDefault | null)[];
+  unique?: UniqueConstraint[];
 } {
   const kind = stmt.kind === 'createTable' ? 'table' : 'source';
+  if (kind === 'source') {
+    // A source holds what its connector decodes, and only the connector writes it: a constraint it
+    // could break would stop the source, and a default would invent values the topic never had.
+    const unique = stmt.columns.find((c) => c.unique !== undefined)?.unique ?? stmt.unique?.[0]?.pos;
+    if (unique !== undefined) {
+      throw notSupported('UNIQUE constraint on a source', unique, 'a source may have a PRIMARY KEY');
+    }
+    const withDefault = stmt.columns.find((c) => c.default !== undefined);
+    if (withDefault?.default !== undefined) {
+      throw notSupported('column DEFAULT on a source', withDefault.default.expr.pos);
+    }
+  }
   if (stmt.columns.length === 0) {
     throw new SluiceError('INVALID_DEFINITION', `${kind} "${stmt.name}" must have at least one column`, {
       position: stmt.pos,
@@ -1246,7 +1304,103 @@ function tableShape(stmt: Extract<Statement, { kind: 'createTable' | 'createSour
     type: resolveTypeName(c.type),
     nullable: !c.notNull && !pk.includes(i),
   }));
-  return { columns, primaryKey: pk.length > 0 ? pk : null };
+  const defaults = stmt.columns.some((c) => c.default !== undefined)
+    ? stmt.columns.map((c, i) => columnDefault(c, columns[i] as ColumnMeta))
+    : undefined;
+  const unique = uniqueConstraints(stmt, pk);
+  return {
+    columns,
+    primaryKey: pk.length > 0 ? pk : null,
+    ...(defaults !== undefined ? { defaults } : {}),
+    ...(unique.length > 0 ? { unique } : {}),
+  };
+}
+
+/**
+ * A column's DEFAULT, bound now: a constant expression (no column reference, no aggregate, as in
+ * PostgreSQL) assigned to the column's type, so a type error is reported at CREATE where it is
+ * written. Every function Sluice has is immutable, so the value is computed once (and again, the
+ * same, when the journal replays the DDL).
+ */
+function columnDefault(c: ColumnDef, col: ColumnMeta): ColumnDefault | null {
+  if (c.default === undefined) return null;
+  const { expr, text } = c.default;
+  const bound = bindExpr(expr, {
+    scope: null,
+    aggregateContext: 'DEFAULT expressions',
+    intercept: (e) => {
+      if (e.kind !== 'column') return undefined;
+      throw new SluiceError('INVALID_DEFINITION', 'cannot use column reference in DEFAULT expression', {
+        position: e.pos,
+      });
+    },
+  });
+  // PostgreSQL's assignment rule: a quoted literal adapts to any type, numbers to numbers, anything
+  // to text, date and timestamp to each other; otherwise the default must be cast explicitly.
+  const from = expr.kind === 'literal' && expr.literalType === 'string' ? T.unknown : bound.type;
+  const numeric = (k: string): boolean => k === 'int' || k === 'float' || k === 'numeric';
+  const dateTime = (k: string): boolean => k === 'date' || k === 'timestamp';
+  const assignable =
+    from.kind === 'unknown' ||
+    from.kind === col.type.kind ||
+    col.type.kind === 'text' ||
+    (numeric(from.kind) && numeric(col.type.kind)) ||
+    (dateTime(from.kind) && dateTime(col.type.kind));
+  if (!assignable) {
+    throw new SluiceError(
+      'TYPE_MISMATCH',
+      `column "${col.name}" is of type ${typeName(col.type)} but default expression is of type ${typeName(bound.type)}`,
+      { position: expr.pos, hint: 'you will need to rewrite or cast the expression' },
+    );
+  }
+  try {
+    return { sql: text, value: assignCast(compileScalar(bound)([]), bound.type, col) };
+  } catch (error) {
+    throw asSluiceError(error).at(expr.pos);
+  }
+}
+
+/**
+ * The UNIQUE constraints written inline and as table constraints, in that order, named as
+ * PostgreSQL names them (`<table>_<columns>_key`, a digit appended on a clash). One that repeats the
+ * primary key or an earlier constraint is dropped, as PostgreSQL drops it.
+ */
+function uniqueConstraints(
+  stmt: Extract<Statement, { kind: 'createTable' | 'createSource' }>,
+  pk: readonly number[],
+): UniqueConstraint[] {
+  const clauses = [
+    ...stmt.columns.flatMap((c) => (c.unique !== undefined ? [{ columns: [c.name], pos: c.unique }] : [])),
+    ...(stmt.unique ?? []),
+  ];
+  const out: UniqueConstraint[] = [];
+  const seen = new Set([pk.join(',')]);
+  const names = new Set([`${stmt.name}_pkey`]);
+  for (const clause of clauses) {
+    const columns: number[] = [];
+    for (const name of clause.columns) {
+      const i = stmt.columns.findIndex((c) => c.name === name);
+      if (i < 0) {
+        throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" named in key does not exist`, {
+          position: clause.pos,
+        });
+      }
+      if (columns.includes(i)) {
+        throw new SluiceError('DUPLICATE_COLUMN', `column "${name}" appears twice in unique constraint`, {
+          position: clause.pos,
+        });
+      }
+      columns.push(i);
+    }
+    if (seen.has(columns.join(','))) continue;
+    seen.add(columns.join(','));
+    const base = `${stmt.name}_${clause.columns.join('_')}_key`;
+    let name = base;
+    for (let n = 1; names.has(name); n++) name = `${base}${n}`;
+    names.add(name);
+    out.push({ name, columns });
+  }
+  return out;
 }
 
 /** `changes` without the deletes of keys `store` does not hold (a keyless store keeps them all). */

@@ -2,6 +2,9 @@
 // request and resolves it to exact row changes without touching state (so a rejected request has no
 // effect); `apply` then commits the resolved changes. Keyless tables are multisets; until the first
 // delete they are kept as a plain append list (no per-row key encoding on the insert-only path).
+// An insert row that omits a column gets the column's DEFAULT (NULL without one), before NOT NULL
+// is checked. Each UNIQUE constraint keeps an index (unique-index.ts) maintained by `apply`; it is
+// not checkpointed but rebuilt from the rows by `loadState` (one pass, like loading the rows).
 import { SluiceError } from '../errors.ts';
 import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../ivm/cast.ts';
 import { encodeValues, formatValue, singleKey } from '../ivm/values.ts';
@@ -14,6 +17,7 @@ import type { TableDef } from '../planner/catalog.ts';
 import type { Row, Value } from '../types.ts';
 import { typeName } from '../types.ts';
 import type { TableChanges } from './api.ts';
+import { UniqueIndex } from './unique-index.ts';
 
 export interface PreparedBatch {
   readonly table: string;
@@ -41,6 +45,9 @@ export class TableStore implements Stateful {
   private multiset: Map<string, { row: readonly Value[]; count: number }> | null;
   private readonly columnIndex: Map<string, number>;
   readonly columnNames: readonly string[];
+  /** Per column, the value an insert row that omits it gets; null when no column has a DEFAULT. */
+  private readonly insertDefaults: readonly Value[] | null;
+  private readonly uniqueIndexes: readonly UniqueIndex[];
 
   constructor(readonly def: TableDef) {
     this.stateId = `table:${def.name}`;
@@ -49,6 +56,8 @@ export class TableStore implements Stateful {
     this.byKey = def.primaryKey === null ? null : new Map();
     this.appendOnly = def.primaryKey === null ? new AppendColumns(def.columns.length) : null;
     this.multiset = null;
+    this.insertDefaults = def.defaults === undefined ? null : def.defaults.map((d) => d?.value ?? null);
+    this.uniqueIndexes = (def.unique ?? []).map((u) => new UniqueIndex(u, this.columnNames));
   }
 
   keyOf(row: readonly Value[]): Value {
@@ -95,11 +104,14 @@ export class TableStore implements Stateful {
     }
     const columns = t.columns;
     const row = new Array<Value>(columns.length);
+    const defaults = what === 'insert' ? this.insertDefaults : null;
     if (!keyOnly) {
       let ok = true;
       for (let i = 0; i < columns.length; i++) {
         const c = columns[i] as (typeof columns)[number];
-        const v = coerceIngestFast(obj[c.name], c.type);
+        const raw = obj[c.name];
+        const v =
+          raw === undefined && defaults !== null ? (defaults[i] as Value) : coerceIngestFast(raw, c.type);
         if (v === INVALID_INGEST || (v === null && !c.nullable)) {
           ok = false;
           break;
@@ -115,7 +127,10 @@ export class TableStore implements Stateful {
         return;
       }
       const value = obj[c.name];
-      const coerced = coerceIngest(value, c.type);
+      const coerced =
+        value === undefined && defaults !== null
+          ? { ok: true as const, value: defaults[i] as Value }
+          : coerceIngest(value, c.type);
       if (!coerced.ok) {
         // A JSON number beyond a double (1e400) arrives as Infinity, which JSON would print as null.
         const problem =
@@ -237,6 +252,7 @@ export class TableStore implements Stateful {
       }
       for (let i = 0; i < insertRows.length; i++) inserts.push(this.normalizeRow(insertRows[i], 'insert', i));
     }
+    for (const index of this.uniqueIndexes) index.check(this.def.name, deletes, inserts);
     return { table: this.def.name, deletes, inserts, accepted: deleteRows.length + insertRows.length };
   }
 
@@ -247,6 +263,10 @@ export class TableStore implements Stateful {
   }): ZBatch {
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
+    for (const index of this.uniqueIndexes) {
+      for (const row of batch.deletes) index.remove(row);
+      for (const row of batch.inserts) index.add(row);
+    }
     if (this.byKey !== null) {
       for (const row of batch.deletes) {
         const k = this.keyOf(row);
@@ -337,6 +357,14 @@ export class TableStore implements Stateful {
   }
 
   loadState(values: Iterable<unknown>): void {
+    this.loadRows(values);
+    if (this.uniqueIndexes.length === 0) return;
+    for (const index of this.uniqueIndexes) index.clear();
+    for (const [row, n] of this.entries())
+      for (const index of this.uniqueIndexes) for (let i = 0; i < n; i++) index.add(row);
+  }
+
+  private loadRows(values: Iterable<unknown>): void {
     this.dirtyKeys.clear();
     this.dirtyRows.clear();
     this.exported = true;

@@ -128,8 +128,21 @@ export interface ColumnDef {
   readonly notNull: boolean;
   /** `col type PRIMARY KEY` written inline. */
   readonly primaryKey: boolean;
+  /** `col type UNIQUE` written inline: the position of UNIQUE. */
+  readonly unique?: Pos;
+  /** `DEFAULT expr`: the expression and its text as written (the catalog shows the text). */
+  readonly default?: { readonly expr: Expr; readonly text: string };
   readonly pos: Pos;
 }
+
+/** A table constraint `UNIQUE (a, b)`: its column names, and the position of UNIQUE. */
+export interface UniqueClause {
+  readonly columns: readonly string[];
+  readonly pos: Pos;
+}
+
+/** An item of an INSERT's VALUES row: an expression, or the keyword DEFAULT (the column's default). */
+export type ValuesItem = Expr | { readonly kind: 'default'; readonly pos: Pos };
 
 /** One `name value` pair of a connector's option list, as written (validated by the planner). */
 export interface ConnectorOption {
@@ -159,6 +172,8 @@ export type Statement =
       readonly columns: readonly ColumnDef[];
       /** From a `PRIMARY KEY (a, b)` clause. */
       readonly primaryKey?: readonly string[];
+      /** `UNIQUE (a, b)` table constraints, in order; absent when there are none. */
+      readonly unique?: readonly UniqueClause[];
       readonly pos: Pos;
       readonly text: string;
     }
@@ -169,6 +184,8 @@ export type Statement =
       readonly columns: readonly ColumnDef[];
       /** From a `PRIMARY KEY (a, b)` clause. */
       readonly primaryKey?: readonly string[];
+      /** `UNIQUE (a, b)` table constraints, in order (refused for a source by the engine). */
+      readonly unique?: readonly UniqueClause[];
       readonly connector: ConnectorClause;
       readonly pos: Pos;
       readonly text: string;
@@ -220,8 +237,9 @@ export type Statement =
   | {
       readonly kind: 'insert';
       readonly table: string;
+      /** The column list; `[]` for `DEFAULT VALUES` (whose one row is then empty). */
       readonly columns?: readonly string[];
-      readonly rows: readonly (readonly Expr[])[];
+      readonly rows: readonly (readonly ValuesItem[])[];
       readonly pos: Pos;
       readonly text: string;
     }

@@ -132,6 +132,40 @@ describe('statements', () => {
     });
   });
 
+  it('CREATE TABLE with DEFAULT and UNIQUE: the default as written, constraints in order', () => {
+    const sql =
+      "CREATE TABLE t (a int DEFAULT -1 NOT NULL UNIQUE, b text DEFAULT 'x' || 'y', c int, UNIQUE (b, c))";
+    const statement = stmt(one(sql), 'createTable');
+    const [a, b, c] = statement.columns;
+    assert.equal(a?.default?.text, '-1');
+    assert.equal(a?.notNull, true);
+    assert.deepEqual(a?.unique, { line: 1, column: 43 });
+    assert.equal(b?.default?.text, "'x' || 'y'");
+    assert.equal(b?.default?.expr.kind, 'binary');
+    assert.equal(b?.unique, undefined);
+    assert.equal(c?.default, undefined);
+    assert.deepEqual(statement.unique, [{ columns: ['b', 'c'], pos: { line: 1, column: 85 } }]);
+    // DEFAULT takes PostgreSQL's restricted expression: a parenthesised one for AND and the like.
+    const p = stmt(one('CREATE TABLE t (b boolean DEFAULT (1 > 2 AND true))'), 'createTable');
+    assert.equal(p.columns[0]?.default?.text, '(1 > 2 AND true)');
+    throwsSluice('CREATE TABLE t (b boolean DEFAULT 1 > 2)', 'SYNTAX_ERROR', 'syntax error at or near ">"', {
+      line: 1,
+      column: 37,
+    });
+  });
+
+  it('INSERT: DEFAULT in VALUES and DEFAULT VALUES', () => {
+    const insert = stmt(one('INSERT INTO t VALUES (1, DEFAULT)'), 'insert');
+    assert.deepEqual(insert.rows[0]?.[1], { kind: 'default', pos: { line: 1, column: 26 } });
+    const all = stmt(one('INSERT INTO t DEFAULT VALUES'), 'insert');
+    assert.deepEqual(all.columns, []);
+    assert.deepEqual(all.rows, [[]]);
+    throwsSluice('INSERT INTO t (a) DEFAULT VALUES', 'SYNTAX_ERROR', 'syntax error at or near "DEFAULT"', {
+      line: 1,
+      column: 19,
+    });
+  });
+
   it('CREATE TABLE accepts multi-word and parameterised type names', () => {
     const statement = one(
       'create table t (a DOUBLE   PRECISION, b character varying(20), c char(3), d timestamp without time zone, ' +
@@ -1112,8 +1146,6 @@ describe('NOT_SUPPORTED constructs', () => {
       { line: 1, column: 17 },
     ],
     ['CREATE VIEW v AS SELECT 1', 'CREATE VIEW is not supported', { line: 1, column: 8 }],
-    ['CREATE TABLE t (a int DEFAULT 1)', 'column DEFAULT is not supported', { line: 1, column: 23 }],
-    ['CREATE TABLE t (a int UNIQUE)', 'UNIQUE constraint is not supported', { line: 1, column: 23 }],
     ['CREATE TABLE t (a int CHECK (a > 0))', 'CHECK constraint is not supported', { line: 1, column: 23 }],
     [
       'CREATE TABLE t (a int REFERENCES u (id))',
@@ -1138,8 +1170,6 @@ describe('NOT_SUPPORTED constructs', () => {
       { line: 1, column: 13 },
     ],
     ['INSERT INTO t SELECT 1', 'INSERT ... SELECT is not supported', { line: 1, column: 15 }],
-    ['INSERT INTO t DEFAULT VALUES', 'INSERT ... DEFAULT VALUES is not supported', { line: 1, column: 15 }],
-    ['INSERT INTO t VALUES (DEFAULT)', 'DEFAULT in VALUES is not supported', { line: 1, column: 23 }],
     [
       'INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING',
       'ON CONFLICT is not supported',

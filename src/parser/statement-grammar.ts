@@ -19,6 +19,8 @@ import type {
   SelectStmt,
   Statement,
   TypeName,
+  UniqueClause,
+  ValuesItem,
 } from './ast.ts';
 import { notSupported, parseError, SluiceError } from '../errors.ts';
 import {
@@ -139,6 +141,7 @@ import { buildTypeName, measureTypeName } from './type-name.ts';
 interface TableElement {
   readonly column?: ColumnDef;
   readonly primaryKey?: readonly string[];
+  readonly unique?: UniqueClause;
   readonly pos: Pos;
 }
 
@@ -167,15 +170,17 @@ interface NameRef {
   readonly pos: Pos;
 }
 
-/** The columns and primary key of a CREATE TABLE / CREATE SOURCE element list. */
+/** The columns, primary key and UNIQUE constraints of a CREATE TABLE / CREATE SOURCE element list. */
 function columnsAndKey(
   tableName: string,
   elements: readonly TableElement[],
-): { columns: ColumnDef[]; primaryKey?: readonly string[] } {
+): { columns: ColumnDef[]; primaryKey?: readonly string[]; unique?: UniqueClause[] } {
   const columns: ColumnDef[] = [];
+  const unique: UniqueClause[] = [];
   let primaryKey: readonly string[] | undefined;
   for (const element of elements) {
     if (element.column !== undefined) columns.push(element.column);
+    if (element.unique !== undefined) unique.push(element.unique);
     if (element.primaryKey !== undefined) {
       if (primaryKey !== undefined) {
         throw new SluiceError(
@@ -187,7 +192,11 @@ function columnsAndKey(
       primaryKey = element.primaryKey;
     }
   }
-  return { columns, ...(primaryKey !== undefined ? { primaryKey } : {}) };
+  return {
+    columns,
+    ...(primaryKey !== undefined ? { primaryKey } : {}),
+    ...(unique.length > 0 ? { unique } : {}),
+  };
 }
 
 class StatementParser extends EmbeddedActionsParser {
@@ -399,6 +408,16 @@ class StatementParser extends EmbeddedActionsParser {
           return this.ACTION(() => ({ primaryKey: names.map((n) => n.name), pos: posOf(primary) }));
         },
       },
+      {
+        ALT: () => {
+          const token = this.CONSUME(Unique);
+          const names = this.SUBRULE2(this.nameList);
+          return this.ACTION(() => {
+            const pos = posOf(token);
+            return { unique: { columns: names.map((n) => n.name), pos }, pos };
+          });
+        },
+      },
       { ALT: () => this.SUBRULE(this.unsupportedConstraint) },
       {
         ALT: () => {
@@ -415,6 +434,8 @@ class StatementParser extends EmbeddedActionsParser {
     let notNull = false;
     let nullable = false;
     let primaryKey = false;
+    let unique: Pos | undefined;
+    let defaultValue: { expr: Expr; text: string } | undefined;
     this.MANY(() =>
       this.OR([
         {
@@ -437,6 +458,38 @@ class StatementParser extends EmbeddedActionsParser {
             primaryKey = true;
           },
         },
+        {
+          ALT: () => {
+            const token = this.CONSUME(Unique);
+            this.ACTION(() => {
+              unique ??= posOf(token);
+            });
+          },
+        },
+        {
+          // PostgreSQL's DEFAULT takes a b_expr: no AND/OR/NOT/IS/LIKE/IN/BETWEEN unparenthesised,
+          // so `DEFAULT 0 NOT NULL` reads as a default and a constraint.
+          ALT: () => {
+            const token = this.CONSUME(Default);
+            let first: IToken | undefined;
+            this.ACTION(() => {
+              first = this.LA(1);
+            });
+            const value = this.SUBRULE(this.boundExpr);
+            this.ACTION(() => {
+              if (defaultValue !== undefined) {
+                throw parseError(
+                  `multiple default values specified for column "${identName(nameToken)}" of table "${this.tableName}"`,
+                  posOf(token),
+                );
+              }
+              const last = this.LA(0);
+              const start = (first as IToken).startOffset;
+              const text = this.source.slice(start, (last.endOffset ?? last.startOffset) + 1);
+              defaultValue = { expr: value.expr, text };
+            });
+          },
+        },
         { ALT: () => this.SUBRULE(this.unsupportedConstraint) },
       ]),
     );
@@ -448,7 +501,15 @@ class StatementParser extends EmbeddedActionsParser {
           posOf(nameToken),
         );
       }
-      return { name, type, notNull, primaryKey, pos: posOf(nameToken) };
+      return {
+        name,
+        type,
+        notNull,
+        primaryKey,
+        ...(unique !== undefined ? { unique } : {}),
+        ...(defaultValue !== undefined ? { default: defaultValue } : {}),
+        pos: posOf(nameToken),
+      };
     });
   });
 
@@ -456,11 +517,9 @@ class StatementParser extends EmbeddedActionsParser {
   private readonly unsupportedConstraint = this.RULE('unsupportedConstraint', (): never => {
     const found = this.OR([
       { ALT: () => [this.CONSUME(Constraint), 'named CONSTRAINT'] as const },
-      { ALT: () => [this.CONSUME(Unique), 'UNIQUE constraint'] as const },
       { ALT: () => [this.CONSUME(Check), 'CHECK constraint'] as const },
       { ALT: () => [this.CONSUME(Foreign), 'FOREIGN KEY constraint'] as const },
       { ALT: () => [this.CONSUME(References), 'REFERENCES constraint'] as const },
-      { ALT: () => [this.CONSUME(Default), 'column DEFAULT'] as const },
       { ALT: () => [this.CONSUME(Collate), 'COLLATE'] as const },
     ]);
     return this.ACTION(() => {
@@ -630,7 +689,8 @@ class StatementParser extends EmbeddedActionsParser {
     this.OPTION(() => {
       columns = this.SUBRULE(this.nameList);
     });
-    const rows: Expr[][] = [];
+    const rows: ValuesItem[][] = [];
+    let defaultValues = false;
     this.OR([
       {
         ALT: () => {
@@ -649,8 +709,12 @@ class StatementParser extends EmbeddedActionsParser {
       {
         ALT: () => {
           const token = this.CONSUME(Default);
+          this.CONSUME2(Values);
           this.ACTION(() => {
-            throw notSupported('INSERT ... DEFAULT VALUES', posOf(token));
+            if (columns !== undefined) throw parseError('syntax error at or near "DEFAULT"', posOf(token));
+            // One row, every column its default.
+            defaultValues = true;
+            rows.push([]);
           });
         },
       },
@@ -666,15 +730,19 @@ class StatementParser extends EmbeddedActionsParser {
     return this.ACTION((): Statement => ({
       kind: 'insert',
       table: table.name,
-      ...(columns !== undefined ? { columns: columns.map((c) => c.name) } : {}),
+      ...(columns !== undefined
+        ? { columns: columns.map((c) => c.name) }
+        : defaultValues
+          ? { columns: [] }
+          : {}),
       rows,
       pos: this.statementPos,
       text: this.statementText,
     }));
   });
 
-  private readonly valuesRow = this.RULE('valuesRow', (): Expr[] => {
-    const values: Expr[] = [];
+  private readonly valuesRow = this.RULE('valuesRow', (): ValuesItem[] => {
+    const values: ValuesItem[] = [];
     this.CONSUME(LParen);
     const first = this.SUBRULE(this.value);
     this.ACTION(() => values.push(first));
@@ -687,16 +755,14 @@ class StatementParser extends EmbeddedActionsParser {
     return values;
   });
 
-  /** One VALUES item: an expression (DEFAULT is rejected by name). */
-  private readonly value = this.RULE('value', (): Expr => this.OR(this.valueAlts));
+  /** One VALUES item: an expression, or DEFAULT (the column's default). */
+  private readonly value = this.RULE('value', (): ValuesItem => this.OR(this.valueAlts));
 
-  private readonly valueAlts: IOrAlt<Expr>[] = [
+  private readonly valueAlts: IOrAlt<ValuesItem>[] = [
     {
       ALT: () => {
         const token = this.CONSUME(Default);
-        return this.ACTION(() => {
-          throw notSupported('DEFAULT in VALUES', posOf(token));
-        });
+        return this.ACTION((): ValuesItem => ({ kind: 'default', pos: posOf(token) }));
       },
     },
     {

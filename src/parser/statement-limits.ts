@@ -284,7 +284,7 @@ export function checkStatement(stmt: Statement, limits: SqlLimits): void {
             row[limits.maxColumns]!.pos,
           );
         }
-        roots.push(...row);
+        for (const item of row) if (item.kind !== 'default') roots.push(item);
       }
       return checkExprs(roots, limits);
     }

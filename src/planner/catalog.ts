@@ -2,7 +2,7 @@
 // columns, keys and dependencies. Pure metadata; the runtime state of each object lives in src/exec.
 // A source is a TableDef with `source` set: views read it exactly like a table.
 import type { SelectStmt } from '../parser/ast.ts';
-import type { ColumnInfo, SqlType } from '../types.ts';
+import type { ColumnInfo, SqlType, Value } from '../types.ts';
 import { typeName } from '../types.ts';
 import type { KafkaSinkOptions, KafkaSourceOptions } from './connector-options.ts';
 import type { LogicalPlan } from './logical-plan.ts';
@@ -13,12 +13,32 @@ export interface ColumnMeta {
   readonly nullable: boolean;
 }
 
+/** A column's DEFAULT: a constant expression, typed and cast to the column's type at CREATE. */
+export interface ColumnDefault {
+  /** The expression as written (what the catalog shows). */
+  readonly sql: string;
+  /** Its value in the column's type; NULL is a value too (`DEFAULT NULL`). */
+  readonly value: Value;
+}
+
+/** A UNIQUE constraint besides the primary key: no two live rows share non-NULL values of it. */
+export interface UniqueConstraint {
+  /** PostgreSQL's generated name: `<table>_<col>[_<col>...]_key`. */
+  readonly name: string;
+  /** Column indexes, in the order written. */
+  readonly columns: readonly number[];
+}
+
 export interface TableDef {
   readonly kind: 'table';
   readonly name: string;
   readonly columns: readonly ColumnMeta[];
   /** Column indexes of the primary key, or null for a table without one (a multiset). */
   readonly primaryKey: readonly number[] | null;
+  /** Per column, its DEFAULT or null (the column defaults to NULL); absent when no column has one. */
+  readonly defaults?: readonly (ColumnDefault | null)[];
+  /** UNIQUE constraints, in the order written; absent when there are none. */
+  readonly unique?: readonly UniqueConstraint[];
   readonly sql: string;
   /** Set for a source: its rows come only from this connector. */
   readonly source?: KafkaSourceOptions;
@@ -62,6 +82,16 @@ export function kindLabel(object: CatalogObject): string {
 
 export function columnInfos(columns: readonly ColumnMeta[]): ColumnInfo[] {
   return columns.map((c) => ({ name: c.name, type: typeName(c.type), nullable: c.nullable }));
+}
+
+/** A table column as the API shows it: with `default`, the DEFAULT expression as written. */
+export type TableColumnInfo = ColumnInfo & { readonly default?: string };
+
+export function tableColumnInfos(def: TableDef): TableColumnInfo[] {
+  return columnInfos(def.columns).map((info, i) => {
+    const d = def.defaults?.[i];
+    return d === undefined || d === null ? info : { ...info, default: d.sql };
+  });
 }
 
 export class Catalog {

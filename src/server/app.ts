@@ -614,6 +614,7 @@ function tableJson(t: TableInfo): Record<string, unknown> {
     name: t.name,
     columns: t.columns,
     key: t.primaryKey,
+    unique: t.unique ?? [],
     sql: t.sql,
     rowCount: t.rowCount,
     dependents: t.dependents,

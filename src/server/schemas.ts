@@ -36,7 +36,16 @@ export const rowSchema = {
 const columnInfo = {
   type: 'object',
   required: ['name', 'type'],
-  properties: { name: { type: 'string' }, type: { type: 'string' }, nullable: { type: 'boolean' } },
+  properties: {
+    name: { type: 'string' },
+    type: { type: 'string' },
+    nullable: { type: 'boolean' },
+    default: {
+      type: 'string',
+      description:
+        "A table column's DEFAULT expression as written (absent: the column defaults to NULL); an insert that omits the column gets its value",
+    },
+  },
 } as const;
 
 const columns = { type: 'array', items: columnInfo } as const;
@@ -67,6 +76,19 @@ const tableInfo = {
     name: { type: 'string' },
     columns,
     key: { ...keyColumns, description: 'Primary key columns, or null for a table without one' },
+    unique: {
+      type: 'array',
+      description:
+        'UNIQUE constraints besides the primary key: no two rows share non-NULL values of the columns (UNIQUE_VIOLATION)',
+      items: {
+        type: 'object',
+        required: ['name', 'columns'],
+        properties: {
+          name: { type: 'string', description: 'e.g. "orders_ref_key"' },
+          columns: { type: 'array', items: { type: 'string' } },
+        },
+      },
+    },
     sql: { type: 'string' },
     rowCount: { type: 'integer' },
     dependents: {
