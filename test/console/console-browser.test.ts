@@ -374,6 +374,29 @@ if (!haveBrowser && !inCi) {
       await page.close();
     });
 
+    test('the overview labels the one server epoch, and the chart says which epoch it shows', async () => {
+      const page = await open('');
+      await page.locator('table.data tr[data-name="total_histogram"]').waitFor();
+      await page.waitForFunction(
+        () => Number(document.querySelector('[data-testid="featured-epoch"]')?.textContent) > 0,
+      );
+      assert.match(await text(page, 'header .server'), /server epoch \d+/);
+      assert.match(await text(page, '.featured .meta'), /^chart as of epoch \d+/);
+      // The views table repeats no epoch of its own: every view reflects every committed epoch.
+      const headers = await page.evaluate(() =>
+        [...document.querySelectorAll('section[aria-labelledby="views-title"] th')].map(
+          (th) => th.textContent,
+        ),
+      );
+      assert.ok(!headers.includes('Epoch'), `views table headers: ${headers.join(', ')}`);
+      // Epoch numbers appear only where labelled: the header and the chart.
+      const epochs = await page.evaluate(() =>
+        [...document.querySelectorAll('[data-epoch]')].map((e) => e.getAttribute('data-epoch')),
+      );
+      assert.deepEqual(epochs.sort(), ['chart', 'server']);
+      await page.close();
+    });
+
     test('no script errors on any page', () => {
       assert.deepEqual(pageErrors, []);
     });
