@@ -397,6 +397,20 @@ if (!haveBrowser && !inCi) {
       await page.close();
     });
 
+    test("a fresh page draws its plots from the server's recent history at once", async () => {
+      // The server has sampled its metrics once a second since it started (several seconds ago, for
+      // the tests before this one): the first drawing of a plot already has many points.
+      const page = await open('');
+      const line = '.rolling .line.s1';
+      await page.waitForFunction(
+        (sel) => /^M/.test(document.querySelector(sel)?.getAttribute('d') ?? ''),
+        line,
+      );
+      const points = ((await page.locator(line).first().getAttribute('d')) ?? '').split('L').length;
+      assert.ok(points >= 5, `the first drawing has ${points} points`);
+      await page.close();
+    });
+
     test('no script errors on any page', () => {
       assert.deepEqual(pageErrors, []);
     });
