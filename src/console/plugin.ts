@@ -1,11 +1,14 @@
 // The web console: registerConsole(app) serves the single-page console at `/` and its dataflow
 // endpoint. The browser code (src/console/client, TypeScript) is bundled in-process by esbuild on
-// the first request and kept in memory: no build step, no network, no files written.
+// the first request and kept in memory: no build step, no network, no files written. Given the
+// server's metrics text, it also keeps the last minutes of what the console plots
+// (GET /console/metrics-history), so a fresh page starts with history.
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { SluiceRuntime } from '../server/runtime.ts';
 import { registerDataflowRoute } from './dataflow-route.ts';
+import { HISTORY_INTERVAL_MS, MetricsHistory, sampleMetrics } from './metrics-history.ts';
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
 const CLIENT_ENTRY = here('./client/main.ts');
@@ -74,7 +77,12 @@ function noscriptViews(runtime: SluiceRuntime): string {
   return `<p>Views at epoch ${runtime.committedEpoch}:</p><ul>${items.join('')}</ul>`;
 }
 
-export function registerConsole(app: FastifyInstance): void {
+export interface ConsoleOptions {
+  /** The server's Prometheus text (what GET /metrics serves), sampled for the plots' history. */
+  readonly metricsText?: () => Promise<string>;
+}
+
+export function registerConsole(app: FastifyInstance, options: ConsoleOptions = {}): void {
   const runtime = (): SluiceRuntime => {
     const r = (app as FastifyInstance & { sluice?: SluiceRuntime }).sluice;
     if (r === undefined) throw new Error('registerConsole needs the app built by buildApp (app.sluice)');
@@ -97,6 +105,16 @@ export function registerConsole(app: FastifyInstance): void {
   );
   app.get('/console/console.js', hide, async (_req, reply) =>
     send(reply, 'text/javascript; charset=utf-8', await clientBundle()),
+  );
+  const history = new MetricsHistory();
+  if (options.metricsText !== undefined) {
+    const stop = sampleMetrics(history, options.metricsText);
+    app.addHook('onClose', async () => stop());
+  }
+  app.get('/console/metrics-history', hide, async (_req, reply) =>
+    reply
+      .header('cache-control', 'no-store')
+      .send({ intervalMs: HISTORY_INTERVAL_MS, readings: history.readings() }),
   );
   registerDataflowRoute(app, runtime);
 }

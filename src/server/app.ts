@@ -603,7 +603,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   );
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  registerConsole(app); // the web console at / and GET /v1/views/{name}/dataflow (src/console)
+  // the web console at / and GET /v1/views/{name}/dataflow (src/console); it samples the metrics
+  // for its plots' recent history
+  registerConsole(app, { metricsText: () => metrics.registry.metrics() });
 
   await app.ready();
   return app;

@@ -90,8 +90,9 @@ if (!haveBrowser && !inCi) {
       page.setDefaultTimeout(WAIT);
       page.on('pageerror', (error) => pageErrors.push(`${hash}: ${error.message}`));
       page.on('console', (message) => {
-        // A rejected statement is a 400 the browser logs as a failed resource; that is expected.
-        if (message.type() === 'error' && !/status of 400/.test(message.text()))
+        // A rejected statement (400) or a read of a missing view (404) is logged by the browser as a
+        // failed resource; the pages show those errors themselves.
+        if (message.type() === 'error' && !/status of 40[04]/.test(message.text()))
           pageErrors.push(`${hash}: ${message.text()}`);
       });
       await page.goto(`${server.base}/${hash}`);
@@ -284,6 +285,129 @@ if (!haveBrowser && !inCi) {
           .map((el) => el.outerHTML.slice(0, 80)),
       );
       assert.deepEqual(unnamed, []);
+      await page.close();
+    });
+
+    test('a view holding a row error shows VIEW_ERROR with its row, and recovers when it is retracted', async () => {
+      const setup = await api(server.base, 'POST', '/v1/sql', {
+        sql: 'CREATE TABLE ratios_in (a INT, b INT); CREATE MATERIALIZED VIEW ratios AS SELECT a / b AS q FROM ratios_in; INSERT INTO ratios_in VALUES (6, 3);',
+      });
+      assert.equal(setup.status, 200, JSON.stringify(setup.body));
+      // One page follows the view before the error appears (a live subscriber receives it as +E)…
+      const watching = await open('#/views/ratios');
+      await watching.locator('[data-testid="connection"].state-live').waitFor();
+      await watching.locator('table.live tbody tr').first().waitFor();
+      const bad = await api(server.base, 'POST', '/v1/tables/ratios_in/rows?wait=true', [{ a: 1, b: 0 }]);
+      assert.equal(bad.status, 200, JSON.stringify(bad.body));
+      // …and one opens it while it is in error (the server refuses the snapshot with VIEW_ERROR).
+      const opened = await open('#/views/ratios');
+      for (const page of [watching, opened]) {
+        const error = page.locator('[data-testid="view-error"]');
+        await error.waitFor();
+        assert.equal(await error.getAttribute('data-code'), 'VIEW_ERROR');
+        const shown = (await error.textContent()) ?? '';
+        assert.match(shown, /VIEW_ERROR/);
+        assert.match(shown, /division by zero/);
+        assert.match(shown, /"b":0/, 'the offending row is shown');
+        await page.locator('[data-testid="connection"].state-error').waitFor();
+        assert.equal(await text(page, '[data-testid="connection"]'), 'view error');
+        assert.equal(await page.locator('table.live').isVisible(), false, 'no possibly wrong rows are shown');
+      }
+      await opened.screenshot({ path: `${ARTIFACTS}/view-error.png` });
+      // Deleting the offending row retracts the error: both pages show the rows again, no reload.
+      const fix = await api(server.base, 'POST', '/v1/tables/ratios_in/rows?wait=true', {
+        delete: [{ a: 1, b: 0 }],
+      });
+      assert.equal(fix.status, 200, JSON.stringify(fix.body));
+      for (const page of [watching, opened]) {
+        await page.locator('[data-testid="view-error"]').waitFor({ state: 'hidden' });
+        await page.locator('[data-testid="connection"].state-live').waitFor();
+        await page.locator('table.live td[data-col="q"]').first().waitFor();
+        assert.equal(await page.locator('table.live tbody tr').count(), 1);
+        assert.equal(await text(page, 'table.live td[data-col="q"]'), '2');
+        await page.close();
+      }
+    });
+
+    test('an unknown view says so and stops asking; a reload shows it once it exists', async () => {
+      const page = await open('#/views/nope');
+      const asked: string[] = [];
+      let readyChecks = 0;
+      let onReadyCheck = (): void => undefined;
+      page.on('request', (request) => {
+        const url = new URL(request.url());
+        if (url.pathname.startsWith('/v1/views/nope') || url.pathname === '/metrics')
+          asked.push(url.pathname);
+        if (url.pathname === '/readyz') {
+          readyChecks += 1;
+          onReadyCheck();
+        }
+      });
+      const error = page.locator('[data-testid="view-error"]');
+      await error.waitFor();
+      assert.equal(await error.getAttribute('data-code'), 'UNKNOWN_VIEW');
+      assert.match((await error.textContent()) ?? '', /no such view/i);
+      assert.match((await error.textContent()) ?? '', /"nope"/);
+      await page.locator('[data-testid="connection"].state-closed').waitFor();
+      // The page has stopped: while the header checks the server twice more (every 2 s), the page
+      // asks nothing more about the view and samples no metrics for it (it polled both every 1 s).
+      const settled = asked.length;
+      const target = readyChecks + 2;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the header stopped checking the server')), WAIT);
+        onReadyCheck = () => {
+          if (readyChecks < target) return;
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      assert.deepEqual(asked.slice(settled), [], 'no requests for the unknown view after it was reported');
+      // Once the view exists, a reload shows it.
+      const created = await api(server.base, 'POST', '/v1/sql', {
+        sql: 'CREATE MATERIALIZED VIEW nope AS SELECT seller_id, COUNT(*) AS n FROM orders GROUP BY seller_id;',
+      });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      await page.reload();
+      await page.locator('[data-testid="connection"].state-live').waitFor();
+      assert.equal(await page.locator('[data-testid="view-error"]').isVisible(), false);
+      await page.locator('table.live tbody tr').first().waitFor();
+      await page.close();
+    });
+
+    test('the overview labels the one server epoch, and the chart says which epoch it shows', async () => {
+      const page = await open('');
+      await page.locator('table.data tr[data-name="total_histogram"]').waitFor();
+      await page.waitForFunction(
+        () => Number(document.querySelector('[data-testid="featured-epoch"]')?.textContent) > 0,
+      );
+      assert.match(await text(page, 'header .server'), /server epoch \d+/);
+      assert.match(await text(page, '.featured .meta'), /^chart as of epoch \d+/);
+      // The views table repeats no epoch of its own: every view reflects every committed epoch.
+      const headers = await page.evaluate(() =>
+        [...document.querySelectorAll('section[aria-labelledby="views-title"] th')].map(
+          (th) => th.textContent,
+        ),
+      );
+      assert.ok(!headers.includes('Epoch'), `views table headers: ${headers.join(', ')}`);
+      // Epoch numbers appear only where labelled: the header and the chart.
+      const epochs = await page.evaluate(() =>
+        [...document.querySelectorAll('[data-epoch]')].map((e) => e.getAttribute('data-epoch')),
+      );
+      assert.deepEqual(epochs.sort(), ['chart', 'server']);
+      await page.close();
+    });
+
+    test("a fresh page draws its plots from the server's recent history at once", async () => {
+      // The server has sampled its metrics once a second since it started (several seconds ago, for
+      // the tests before this one): the first drawing of a plot already has many points.
+      const page = await open('');
+      const line = '.rolling .line.s1';
+      await page.waitForFunction(
+        (sel) => /^M/.test(document.querySelector(sel)?.getAttribute('d') ?? ''),
+        line,
+      );
+      const points = ((await page.locator(line).first().getAttribute('d')) ?? '').split('L').length;
+      assert.ok(points >= 5, `the first drawing has ${points} points`);
       await page.close();
     });
 

@@ -2,6 +2,7 @@
 // (built in-process, no network), and the dataflow endpoint the graph is drawn from.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { MetricsHistory } from '../../src/console/metrics-history.ts';
 import { api, startConsoleServer, type ConsoleServer } from './harness.ts';
 
 describe('console over HTTP', () => {
@@ -94,5 +95,41 @@ describe('console over HTTP', () => {
     const res = await api(server.base, 'GET', '/openapi.json');
     const paths = res.body.paths as Record<string, unknown>;
     assert.ok(paths['/v1/views/{name}/dataflow'] !== undefined);
+  });
+
+  test("the plots' history: one reading a second of the server's counters, oldest first", async () => {
+    await api(server.base, 'POST', '/v1/tables/orders/rows?wait=true', [
+      { order_id: 77_000_001, seller_id: 1, amount: 5 },
+    ]);
+    type Reading = { at: number; rowsIn: number; batches: number; batchSeconds: number };
+    const read = async (): Promise<{ intervalMs: number; readings: Reading[] }> =>
+      (await api(server.base, 'GET', '/console/metrics-history')).body as {
+        intervalMs: number;
+        readings: Reading[];
+      };
+    // Wait (bounded) until two readings were taken after the ingest.
+    const deadline = Date.now() + 20_000;
+    let history = await read();
+    while (history.readings.filter((r) => r.rowsIn >= 1).length < 2 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      history = await read();
+    }
+    assert.equal(history.intervalMs, 1000);
+    const last = history.readings.at(-1);
+    assert.ok(last !== undefined && last.rowsIn >= 1 && last.batches >= 1, JSON.stringify(last));
+    for (let i = 1; i < history.readings.length; i++) {
+      const [a, b] = [history.readings[i - 1] as Reading, history.readings[i] as Reading];
+      assert.ok(b.at > a.at && b.rowsIn >= a.rowsIn, 'oldest first, counters never go back');
+    }
+  });
+
+  test('the history keeps only its last readings (bounded memory)', () => {
+    const history = new MetricsHistory(3);
+    assert.deepEqual(history.readings(), []);
+    for (let at = 1; at <= 7; at++) history.record({ at, rowsIn: at, batches: at, batchSeconds: 0 });
+    assert.deepEqual(
+      history.readings().map((r) => r.at),
+      [5, 6, 7],
+    );
   });
 });

@@ -33,7 +33,6 @@ export interface ViewJson {
   readonly dependsOn?: readonly string[];
   readonly subscribers?: number;
   readonly errors?: number;
-  readonly lag?: number;
 }
 
 /** Sources and sinks: named connectors with whatever status fields the server reports. */

@@ -6,11 +6,16 @@ import type { ColumnInfo } from './api.ts';
 import { BarChart, type Bar } from './bar-chart.ts';
 import { formatValue, h, setText } from './dom.ts';
 import type { LiveTable } from './live-table.ts';
-import { ViewSubscription, type ChangesMessage, type ConnectionState } from './subscription.ts';
+import {
+  ViewSubscription,
+  type ChangesMessage,
+  type ConnectionState,
+  type StopReason,
+} from './subscription.ts';
 
 export interface LiveViewHooks {
   epoch?(epoch: number, positions: Readonly<Record<string, unknown>> | null): void;
-  state?(state: ConnectionState, detail?: string): void;
+  state?(state: ConnectionState, detail?: string, reason?: StopReason): void;
   changes?(count: number, message: ChangesMessage): void;
   schema?(columns: readonly ColumnInfo[], key: readonly string[] | null, chart: ChartSpec | null): void;
 }
@@ -55,8 +60,13 @@ export class LiveView {
         this.hooks.epoch?.(message.epoch, message.positions);
       },
       progress: (epoch) => this.hooks.epoch?.(epoch, null),
-      state: (state, detail) => this.hooks.state?.(state, detail),
+      state: (state, detail, reason) => this.hooks.state?.(state, detail, reason),
     });
+  }
+
+  /** Subscribes again from a fresh snapshot (the view's row errors were retracted). */
+  restart(): void {
+    this.sub.restart();
   }
 
   close(): void {

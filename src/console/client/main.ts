@@ -25,7 +25,7 @@ function route(): void {
   const view = /^\/views\/([^/]+)$/.exec(path);
   main.replaceChildren();
   if (path === '/sql') current = sqlPage(main);
-  else if (view !== null) current = viewPage(main, decodeURIComponent(view[1] as string));
+  else if (view !== null) current = viewPage(main, viewName(view[1] as string));
   else current = overviewPage(main);
   document.title = `${current.title} · Sluice`;
   for (const a of document.querySelectorAll<HTMLAnchorElement>('header nav a')) {
@@ -43,6 +43,15 @@ function route(): void {
     }
   }
   first = false;
+}
+
+/** The view name of a route; a malformed escape (`#/views/%`) is taken as written, not a crash. */
+function viewName(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 let viewNames = '';

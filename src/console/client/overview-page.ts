@@ -1,6 +1,9 @@
 // The home page: the "big screen" — a live chart of the most histogram-like view moving as data
 // arrives, the rolling input rate and epoch latency — and the catalog (tables, views, sources,
-// sinks) with their status, refreshed in place.
+// sinks) with their status, refreshed in place. Two epochs are shown, each labelled: the server's
+// (the header, from /readyz) and the one the featured chart has applied (its changelog), which
+// trails the server's by at most a progress interval. The catalog repeats none: every view reflects
+// every committed epoch, so a per-view epoch column was the server's, read at another moment.
 import { pickChart } from '../shared/chart-pick.ts';
 import { errorText, getCatalog, type Catalog, type ConnectorJson, type ViewJson } from './api.ts';
 import { formatBytes, formatCount, formatValue, h, setText } from './dom.ts';
@@ -52,10 +55,8 @@ export function overviewPage(root: HTMLElement): Page {
     [
       { header: 'View', cell: (v) => ({ text: v.name, href: viewHref(v.name) }) },
       { header: 'Key', cell: (v) => (v.key === null ? 'none' : v.key.join(', ') || '(one row)') },
-      { header: 'Epoch', numeric: true, cell: (v) => String(v.epoch) },
       { header: 'Rows', numeric: true, cell: (v) => formatCount(v.rowCount) },
       { header: 'State', numeric: true, cell: (v) => formatBytes(v.stateBytes) },
-      { header: 'Lag', numeric: true, cell: (v) => `${v.lag ?? 0} epochs` },
       { header: 'Subscribers', numeric: true, cell: (v) => String(v.subscribers ?? 0) },
       { header: 'Errors', numeric: true, cell: (v) => String(v.errors ?? 0) },
       { header: 'Reads', cell: (v) => (v.dependsOn ?? []).join(', ') || '—' },
@@ -91,7 +92,7 @@ export function overviewPage(root: HTMLElement): Page {
     { header: 'View', cell: (c: ConnectorJson) => connectorCell(c, 'view') },
     { header: 'Topic', cell: (c: ConnectorJson) => connectorCell(c, 'topic') },
     { header: 'State', wrap: true, cell: stateCell },
-    { header: 'Epoch', numeric: true, cell: (c: ConnectorJson) => connectorCell(c, 'epoch') },
+    { header: 'Written epoch', numeric: true, cell: (c: ConnectorJson) => connectorCell(c, 'epoch') },
     { header: 'Lag (epochs)', numeric: true, cell: (c: ConnectorJson) => connectorCell(c, 'lagEpochs') },
   ];
   const sources = new KeyedTable<ConnectorJson>(
@@ -179,7 +180,18 @@ export function overviewPage(root: HTMLElement): Page {
         'div',
         { class: 'card-head' },
         h('h2', { id: 'featured-title' }, 'Live: ', h('a', { href: viewHref(v.name) }, v.name)),
-        h('p', { class: 'meta' }, 'epoch ', epoch, ' · ', positions),
+        h(
+          'p',
+          { class: 'meta' },
+          h(
+            'span',
+            { 'data-epoch': 'chart', title: 'The epoch whose changes the chart has applied' },
+            'chart as of epoch ',
+            epoch,
+          ),
+          ' · ',
+          positions,
+        ),
       ),
       chart.element,
     );

@@ -1,6 +1,10 @@
 // A view's changelog over WebSocket (API.md "Subscribing"): snapshot first, then one `changes`
 // message per epoch. On a dropped connection it resumes from the last fully applied epoch (no gap,
 // no duplicate); when the server can no longer resume (RESUME_TOO_OLD) it starts over from a snapshot.
+// A view holding row errors is not a lost connection: the server refuses its snapshot (an `error`
+// VIEW_ERROR, close 4400) or, to a live subscriber, sends the error's appearance (`+E` in a
+// `changes` message). Either way the subscription stops in state `error` until `restart()`, since
+// reconnecting cannot help before the offending rows are retracted.
 import type { WireChange, WireRow } from '../shared/changelog-state.ts';
 import type { ColumnInfo } from './api.ts';
 
@@ -11,7 +15,13 @@ export interface ChangesMessage {
   readonly errors?: readonly unknown[];
 }
 
-export type ConnectionState = 'connecting' | 'loading' | 'live' | 'reconnecting' | 'closed';
+export type ConnectionState = 'connecting' | 'loading' | 'live' | 'reconnecting' | 'error' | 'closed';
+
+/** Why a subscription stopped: the server's error code and message. */
+export interface StopReason {
+  readonly code: string;
+  readonly message: string;
+}
 
 export interface SubscriptionHandlers {
   /** A fresh snapshot starts: drop everything held. */
@@ -20,7 +30,8 @@ export interface SubscriptionHandlers {
   snapshotEnd(epoch: number): void;
   changes(message: ChangesMessage): void;
   progress(epoch: number): void;
-  state(state: ConnectionState, detail?: string): void;
+  /** `reason` is set when the subscription stopped (`error`, `closed`) on a server error. */
+  state(state: ConnectionState, detail?: string, reason?: StopReason): void;
 }
 
 /** Errors after which reconnecting cannot help. */
@@ -33,7 +44,8 @@ export class ViewSubscription {
   private stopped = false;
   private retryMs = 500;
   private timer: number | undefined;
-  private finalError: string | null = null;
+  private finalError: StopReason | null = null;
+  private viewError: StopReason | null = null;
 
   constructor(
     readonly view: string,
@@ -47,6 +59,20 @@ export class ViewSubscription {
     window.clearTimeout(this.timer);
     this.socket?.close(1000, 'page closed');
     this.socket = null;
+  }
+
+  /** Starts over with a fresh snapshot (after a view error was retracted). */
+  restart(): void {
+    if (this.stopped) return;
+    window.clearTimeout(this.timer);
+    const old = this.socket;
+    this.socket = null;
+    old?.close(1000, 'restart');
+    this.lastEpoch = null;
+    this.needSnapshot = true;
+    this.viewError = null;
+    this.retryMs = 500;
+    this.connect();
   }
 
   private connect(): void {
@@ -67,7 +93,11 @@ export class ViewSubscription {
       this.socket = null;
       if (this.stopped) return;
       if (this.finalError !== null) {
-        this.on.state('closed', this.finalError);
+        this.on.state('closed', `${this.finalError.code}: ${this.finalError.message}`, this.finalError);
+        return;
+      }
+      if (this.viewError !== null) {
+        this.on.state('error', `${this.viewError.code}: ${this.viewError.message}`, this.viewError);
         return;
       }
       this.on.state('reconnecting', `connection lost; retrying in ${Math.round(this.retryMs / 100) / 10}s`);
@@ -104,6 +134,10 @@ export class ViewSubscription {
         this.lastEpoch = msg.epoch as number;
         this.retryMs = 500;
         this.on.changes(msg as unknown as ChangesMessage);
+        if ((msg as unknown as ChangesMessage).errors?.some((e) => isAppearance(e)) === true) {
+          // The view now holds a row error: its reads are refused until it is retracted.
+          this.stopWith({ code: 'VIEW_ERROR', message: `view "${this.view}" holds row errors` });
+        }
         return;
       case 'progress':
         this.lastEpoch = Math.max(this.lastEpoch ?? 0, msg.epoch as number);
@@ -111,10 +145,25 @@ export class ViewSubscription {
         return;
       case 'error': {
         const code = String(msg.code);
+        const reason = { code, message: String(msg.message) };
         if (code === 'RESUME_TOO_OLD') this.needSnapshot = true;
-        else if (FINAL.has(code)) this.finalError = `${code}: ${String(msg.message)}`;
+        else if (code === 'VIEW_ERROR') this.viewError = reason;
+        else if (FINAL.has(code)) this.finalError = reason;
         return;
       }
     }
   }
+
+  /** Closes the socket and reports `error` without reconnecting. */
+  private stopWith(reason: StopReason): void {
+    const ws = this.socket;
+    this.socket = null;
+    ws?.close(1000, 'view error');
+    this.viewError = reason;
+    this.on.state('error', `${reason.code}: ${reason.message}`, reason);
+  }
+}
+
+function isAppearance(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { op?: unknown }).op === '+E';
 }

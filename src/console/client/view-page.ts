@@ -1,7 +1,10 @@
 // The live page of one view: its rows updating in place from the changelog, the current epoch and
 // the source positions it covers, a live bar chart when the view is histogram-shaped, rolling plots
 // of events/s and epoch latency, and the dataflow with live per-operator counts.
-import { ApiError, errorText, getJson, type ViewJson } from './api.ts';
+// A view holding row errors shows the server's VIEW_ERROR (code, message, the offending row) in
+// place of its rows, checks once a second whether it still holds them, and subscribes afresh once
+// they are retracted. An unknown view says so and stops every timer and socket of the page.
+import { ApiError, errorText, getJson, type ApiErrorBody, type ViewJson } from './api.ts';
 import { DataflowView, type DataflowJson } from './dataflow-view.ts';
 import { formatBytes, formatCount, h, setText } from './dom.ts';
 import { LiveTable } from './live-table.ts';
@@ -17,6 +20,7 @@ const STATE_TEXT: Record<ConnectionState, string> = {
   loading: 'loading snapshot…',
   live: 'live',
   reconnecting: 'reconnecting…',
+  error: 'view error',
   closed: 'closed',
 };
 
@@ -34,6 +38,41 @@ export function viewPage(root: HTMLElement, name: string): Page {
   const errors = h('strong', {}, '…');
   const problem = h('p', { class: 'problem', role: 'alert' });
   problem.hidden = true;
+  // The server's own error body, rendered once per distinct error (it is an alert).
+  const viewError = h('section', {
+    class: 'problem view-error',
+    role: 'alert',
+    'data-testid': 'view-error',
+    'aria-labelledby': 'view-error-title',
+  });
+  viewError.hidden = true;
+  let shownError = '';
+  const showError = (title: string, body: ApiErrorBody, ...extra: HTMLElement[]): void => {
+    const id = JSON.stringify([title, body]);
+    viewError.hidden = false;
+    if (id === shownError) return;
+    shownError = id;
+    viewError.setAttribute('data-code', body.code);
+    viewError.replaceChildren(h('h2', { id: 'view-error-title' }, title));
+    viewError.append(
+      h('p', { class: 'error-message' }, h('code', { class: 'error-code' }, body.code), ' ', body.message),
+      body.detail !== undefined
+        ? h('p', { class: 'error-detail' }, h('strong', {}, 'Detail: '), body.detail)
+        : '',
+      body.hint !== undefined ? h('p', { class: 'error-hint' }, h('strong', {}, 'Hint: '), body.hint) : '',
+      ...extra,
+    );
+  };
+  const hideError = (): void => {
+    viewError.hidden = true;
+    shownError = '';
+  };
+  const withheld = h(
+    'p',
+    { class: 'table-note', 'data-testid': 'rows-withheld' },
+    'Rows are withheld while the view holds row errors: they could be wrong.',
+  );
+  withheld.hidden = true;
   const sqlText = h('code', {});
   const dependsOn = h('span', {});
 
@@ -77,6 +116,7 @@ export function viewPage(root: HTMLElement, name: string): Page {
       ),
     ),
     problem,
+    viewError,
     h(
       'div',
       { class: 'grid top' },
@@ -95,6 +135,7 @@ export function viewPage(root: HTMLElement, name: string): Page {
         'section',
         { class: 'card', 'aria-labelledby': 'rows-title' },
         h('h2', { id: 'rows-title' }, 'Rows'),
+        withheld,
         table.element,
       ),
       h(
@@ -115,11 +156,19 @@ export function viewPage(root: HTMLElement, name: string): Page {
         setText(epoch, String(e));
         if (pos !== null) setText(positions, formatPositions(pos));
         // Rows as held by this page, so the count moves with the table (distinct rows).
-        setText(rowCount, formatCount(live.rows.size));
+        setText(rowCount, inError ? '—' : formatCount(live.rows.size));
       },
-      state: (state, detail) => {
+      state: (state, detail, reason) => {
         stateBadge.className = `badge state-${state}`;
         setText(stateBadge, STATE_TEXT[state]);
+        if (state === 'error') {
+          enterError();
+          return;
+        }
+        if (state === 'closed' && reason?.code === 'UNKNOWN_VIEW') {
+          notFound(reason);
+          return;
+        }
         if (detail !== undefined && state === 'closed') {
           problem.hidden = false;
           setText(problem, detail);
@@ -130,16 +179,82 @@ export function viewPage(root: HTMLElement, name: string): Page {
       },
     },
   );
-  const sampler = new MetricsSampler((r) => {
-    rate.push([changesThisSecond, r.rowsPerSecond]);
-    changesThisSecond = 0;
+  const sampler = new MetricsSampler((r, fromHistory) => {
+    // This page counts the view's changes itself, so its history has none (a gap in that line).
+    rate.push([fromHistory ? null : changesThisSecond, r.rowsPerSecond]);
+    if (!fromHistory) changesThisSecond = 0;
     latency.push([r.latencyMs]);
   });
 
   let stopped = false;
   let timer: number | undefined;
   let dataflowOk = true;
+
+  // ---- row errors: the rows are refused (VIEW_ERROR) until the offending rows are retracted ----
+  let inError = false;
+  let checking = false;
+  function enterError(): void {
+    if (!inError) {
+      inError = true;
+      table.element.hidden = true;
+      withheld.hidden = false;
+      chartSection.hidden = true;
+      setText(rowCount, '—');
+    }
+    void checkErrors();
+  }
+  /** Asks the server whether the view still holds errors: its answer is what the page shows. */
+  async function checkErrors(): Promise<void> {
+    if (checking || stopped || !inError) return;
+    checking = true;
+    try {
+      await getJson(`/v1/views/${encodeURIComponent(name)}/rows?limit=1`);
+      if (stopped || !inError) return;
+      // Readable again: show the rows from a fresh snapshot.
+      inError = false;
+      hideError();
+      withheld.hidden = true;
+      table.element.hidden = false;
+      live.restart();
+    } catch (error) {
+      if (stopped || !(error instanceof ApiError)) return; // offline: the next check retries
+      if (error.body.code === 'UNKNOWN_VIEW') notFound(error.body);
+      else showError(`View "${name}" holds row errors`, error.body);
+    } finally {
+      checking = false;
+    }
+  }
+
+  // ---- an unknown view: say so once and stop asking ----
+  function notFound(body: ApiErrorBody): void {
+    if (stopped) return;
+    stop();
+    stateBadge.className = 'badge state-closed';
+    setText(stateBadge, STATE_TEXT.closed);
+    problem.hidden = true;
+    for (const part of root.querySelectorAll<HTMLElement>('.grid')) part.hidden = true;
+    showError(
+      'No such view',
+      body,
+      h(
+        'p',
+        {},
+        `There is no materialized view named "${name}". Create it in the `,
+        h('a', { href: '#/sql' }, 'SQL editor'),
+        ', then reload this page.',
+      ),
+    );
+  }
+
+  function stop(): void {
+    stopped = true;
+    window.clearTimeout(timer);
+    sampler.stop();
+    live.close();
+  }
+
   const refresh = async (): Promise<void> => {
+    if (inError) void checkErrors();
     try {
       const info = await getJson<ViewJson>(`/v1/views/${encodeURIComponent(name)}`);
       if (stopped) return;
@@ -162,6 +277,10 @@ export function viewPage(root: HTMLElement, name: string): Page {
       }
     } catch (error) {
       if (stopped) return;
+      if (error instanceof ApiError && error.body.code === 'UNKNOWN_VIEW') {
+        notFound(error.body);
+        return;
+      }
       problem.hidden = false;
       setText(problem, `Cannot read view "${name}": ${errorText(error)}`);
     }
@@ -171,11 +290,6 @@ export function viewPage(root: HTMLElement, name: string): Page {
 
   return {
     title: name,
-    close: () => {
-      stopped = true;
-      window.clearTimeout(timer);
-      sampler.stop();
-      live.close();
-    },
+    close: stop,
   };
 }
