@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Engine } from '../src/exec/engine.ts';
 import { CheckpointStore } from '../src/source/checkpoint-store.ts';
 import { SqliteStore } from '../src/source/sqlite-store.ts';
-import type { Row } from '../src/types.ts';
+import type { Row } from '../src/common/types.ts';
 
 const GROUPS = Number(process.env.BENCH_GROUPS ?? 100_000);
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);

@@ -1,10 +1,10 @@
 // The library's public surface: what the server, connectors and tests call. The engine is
 // synchronous inside an epoch; every method here returns only once its epoch is fully applied, so a
 // read always reflects a whole number of epochs.
-import type { SluiceError } from '../errors.ts';
+import type { SluiceError } from '../common/errors.ts';
 import type { OrderedIndex } from '../ivm/ordered-index.ts';
 import type { KafkaSinkOptions, KafkaSourceOptions } from '../planner/connector-options.ts';
-import type { ColumnInfo, Row, Value } from '../types.ts';
+import type { ColumnInfo, Row, Value } from '../common/types.ts';
 
 export type {
   KafkaSinkFormat,

@@ -3,8 +3,8 @@
 // table, then pushed through every dependent view in creation order (views over views see the same
 // epoch), and only then are subscribers told. Everything here is synchronous.
 import { createHash } from 'node:crypto';
-import { SluiceError } from '../errors.ts';
-import { resolveSqlLimits, type SqlLimits } from '../limits.ts';
+import { SluiceError } from '../common/errors.ts';
+import { resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
 import type { StateDelta } from '../ivm/state.ts';
 import type { Expr, SelectStmt, Statement } from '../parser/ast.ts';
 import { parseStepwise } from '../parser/parse.ts';
@@ -22,8 +22,8 @@ import { Catalog, columnInfos, kindLabel } from '../planner/catalog.ts';
 import { sinkOptions, sourceOptions } from '../planner/connector-options.ts';
 import { printLogicalPlan } from '../planner/logical-plan.ts';
 import { resolveTypeName } from '../planner/types-resolve.ts';
-import type { ColumnInfo, Row, Value } from '../types.ts';
-import { T, typeName } from '../types.ts';
+import type { ColumnInfo, Row, Value } from '../common/types.ts';
+import { T, typeName } from '../common/types.ts';
 import type {
   Change,
   EngineJournal,
@@ -127,13 +127,13 @@ export interface StoredCheckpoint {
 }
 
 export interface EngineOptions {
-  /** Limits on SQL text (src/limits.ts); each one left out keeps its default. */
+  /** Limits on SQL text (src/common/limits.ts); each one left out keeps its default. */
   readonly limits?: Partial<SqlLimits>;
 }
 
 export interface ExecuteOptions {
   /**
-   * Limits for this call instead of the engine's: REPLAY_SQL_LIMITS (src/limits.ts) when re-running
+   * Limits for this call instead of the engine's: REPLAY_SQL_LIMITS (src/common/limits.ts) when re-running
    * journaled statements, which were accepted under the limits of their day.
    */
   readonly limits?: SqlLimits;

@@ -2,7 +2,7 @@
 // request and resolves it to exact row changes without touching state (so a rejected request has no
 // effect); `apply` then commits the resolved changes. Keyless tables are multisets; until the first
 // delete they are kept as a plain append list (no per-row key encoding on the insert-only path).
-import { SluiceError } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
 import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../ivm/cast.ts';
 import { encodeValues, formatValue, singleKey } from '../ivm/values.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
@@ -11,8 +11,8 @@ import { keyedDelta, loadMultiset, multisetDelta } from '../ivm/state-entries.ts
 import { CapturedArray, CapturedColumns, type RowCapture } from '../ivm/row-capture.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
-import type { Row, Value } from '../types.ts';
-import { typeName } from '../types.ts';
+import type { Row, Value } from '../common/types.ts';
+import { typeName } from '../common/types.ts';
 import type { TableChanges } from './api.ts';
 
 export interface PreparedBatch {

@@ -1,7 +1,7 @@
 // A running view: its DataflowPlan rendered into operators, stepped once per epoch in topological
 // order, plus the view's row-error multiset. Rendering fuses a Map stage into the Reduce that
 // consumes it, so group keys and aggregate arguments are computed without building projected rows.
-import { SluiceError } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
 import type { ColumnSpec, DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../ivm/operator.ts';
 import type { Stateful } from '../ivm/state.ts';
@@ -16,7 +16,7 @@ import { emptyBatch } from '../ivm/zset.ts';
 
 /** The empty delta, shared: operators never mutate their inputs. */
 const EMPTY: ZBatch = emptyBatch();
-import type { Row, Value } from '../types.ts';
+import type { Row, Value } from '../common/types.ts';
 import type { ErrorChange, ViewRowError } from './api.ts';
 
 interface ErrorEntry {

@@ -3,7 +3,7 @@
 // contents while the live index changes under them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Value } from '../types.ts';
+import type { Value } from '../common/types.ts';
 import { FrozenIndex, IndexBuild, OrderedIndex, type IndexView } from './ordered-index.ts';
 import { compareValues } from './values.ts';
 

@@ -20,7 +20,7 @@ import type {
   Statement,
   TypeName,
 } from './ast.ts';
-import { notSupported, parseError, SluiceError } from '../errors.ts';
+import { notSupported, parseError, SluiceError } from '../common/errors.ts';
 import {
   booleanLiteral,
   buildExpr,

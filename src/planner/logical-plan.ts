@@ -2,7 +2,7 @@
 // binder, printed by EXPLAIN, lowered to a DataflowPlan by src/ivm/lower.ts.
 import type { ScalarExpr } from '../ivm/scalar-expr.ts';
 import { printScalar } from '../ivm/scalar-expr.ts';
-import { typeName } from '../types.ts';
+import { typeName } from '../common/types.ts';
 import type { ColumnMeta } from './catalog.ts';
 
 export type AggregateFn = 'count_star' | 'count' | 'sum' | 'avg' | 'min' | 'max';

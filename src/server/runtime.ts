@@ -9,8 +9,8 @@
 // commits the open group (flush), so it only ever sees committed epochs.
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { SluiceError } from '../errors.ts';
-import { REPLAY_SQL_LIMITS } from '../limits.ts';
+import { SluiceError } from '../common/errors.ts';
+import { REPLAY_SQL_LIMITS } from '../common/limits.ts';
 import {
   CheckpointStore,
   type CheckpointWriteStats,
@@ -47,7 +47,7 @@ import {
 import { stringifyWire } from '../source/json-codec.ts';
 import { SqliteStore } from '../source/sqlite-store.ts';
 import { TableLog, type LoggedEntry } from '../source/table-log.ts';
-import type { ColumnInfo, Row } from '../types.ts';
+import type { ColumnInfo, Row } from '../common/types.ts';
 import type { Engine, ViewInfo } from '../index.ts';
 import type { SinkInfo, ViewReader } from '../exec/api.ts';
 import { columnOverheads, rowJsonBytes, type ResultLimits } from '../exec/result-size.ts';

@@ -10,7 +10,7 @@
 // reported as STATE_ERROR instead of being loaded as wrong state.
 import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { SluiceError } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
 import type { SourcePositions } from '../exec/api.ts';
 import type { StateDelta } from '../ivm/state.ts';
 

@@ -1,9 +1,9 @@
 // The durable table log: the engine's journal. DDL statements and table batches share one ordered
 // sequence with a monotonic offset; replaying it into a fresh engine reproduces every epoch exactly.
 import { createHash } from 'node:crypto';
-import { SluiceError } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
 import type { EngineJournal, JournalBatch, SourcePositions } from '../exec/api.ts';
-import type { Row, Value } from '../types.ts';
+import type { Row, Value } from '../common/types.ts';
 import { decodeStored, encodeStored } from './json-codec.ts';
 import type { SqliteStore } from './sqlite-store.ts';
 

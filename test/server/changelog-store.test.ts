@@ -2,7 +2,7 @@
 // ordered, retention by epochs and by time moves the horizon, and incarnations of a view are kept apart.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SluiceError } from '../../src/errors.ts';
+import { SluiceError } from '../../src/common/errors.ts';
 import { ChangelogStore } from '../../src/sink/changelog-store.ts';
 import { SqliteStore } from '../../src/source/sqlite-store.ts';
 import { TableLog } from '../../src/source/table-log.ts';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import WebSocket from 'ws';
-import { SluiceError } from '../../src/errors.ts';
+import { SluiceError } from '../../src/common/errors.ts';
 import type { ViewChangeSet } from '../../src/exec/api.ts';
 import {
   encodeChangesStored,

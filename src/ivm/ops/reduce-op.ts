@@ -3,8 +3,8 @@
 // and the operator emits -old/+new only when the group's output row actually changed. Groups whose
 // row count reaches zero disappear; the global group (no keys) always keeps its one row.
 // State is column-wise: a group is a slot number; counts and aggregate fields live in typed arrays.
-import { SluiceError, knownErrorCode } from '../../errors.ts';
-import type { Value } from '../../types.ts';
+import { SluiceError, knownErrorCode } from '../../common/errors.ts';
+import type { Value } from '../../common/types.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { RowFn, ScalarExpr } from '../scalar-expr.ts';
