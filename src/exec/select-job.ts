@@ -9,7 +9,7 @@ import type { DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { RowErrorSink } from '../ivm/operator.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import type { RowCapture } from '../ivm/row-capture.ts';
-import { compareValues } from '../ivm/values.ts';
+import { compareValues } from '../common/values.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import type { BoundQuery, OrderKey } from '../planner/bind-select.ts';
 import { columnInfos, type ColumnMeta } from '../planner/catalog.ts';

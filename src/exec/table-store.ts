@@ -3,8 +3,8 @@
 // effect); `apply` then commits the resolved changes. Keyless tables are multisets; until the first
 // delete they are kept as a plain append list (no per-row key encoding on the insert-only path).
 import { SluiceError } from '../common/errors.ts';
-import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../ivm/cast.ts';
-import { encodeValues, formatValue, singleKey } from '../ivm/values.ts';
+import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../common/cast.ts';
+import { encodeValues, formatValue, singleKey } from '../common/values.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
 import type { Multiset } from '../ivm/state-entries.ts';
 import { keyedDelta, loadMultiset, multisetDelta } from '../ivm/state-entries.ts';

@@ -10,7 +10,7 @@ import { DistinctOp } from '../ivm/ops/distinct-op.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import { OutputOp } from '../ivm/ops/output-op.ts';
 import { ReduceOp } from '../ivm/ops/reduce-op.ts';
-import { encodeValues } from '../ivm/values.ts';
+import { encodeValues } from '../common/values.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { emptyBatch } from '../ivm/zset.ts';
 

@@ -3,8 +3,8 @@
 // instantiates operators. State ids derive from the view name and the node's place in the plan.
 import type { SqlType } from '../common/types.ts';
 import { typeName } from '../common/types.ts';
-import type { ScalarExpr } from './scalar-expr.ts';
-import { printScalar } from './scalar-expr.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import { printScalar } from '../common/scalar-expr.ts';
 
 export type AggregateStrategy = 'invertible' | 'multiset';
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Value } from '../common/types.ts';
 import { FrozenIndex, IndexBuild, OrderedIndex, type IndexView } from './ordered-index.ts';
-import { compareValues } from './values.ts';
+import { compareValues } from '../common/values.ts';
 
 function prng(seed: number): () => number {
   let a = seed >>> 0;

@@ -5,7 +5,7 @@
 // still read, so a snapshot stays at its epoch, with no copy of the rows, while the live index moves on.
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
-import { compareValues } from './values.ts';
+import { compareValues } from '../common/values.ts';
 
 /** Rows per chunk when built; a chunk splits beyond twice this, and merges when much smaller. */
 const CHUNK_ROWS = 512;

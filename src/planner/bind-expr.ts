@@ -3,10 +3,10 @@
 import { SluiceError } from '../common/errors.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
-import { castValue } from '../ivm/cast.ts';
-import { normalizeBigInt } from '../ivm/values.ts';
-import type { ScalarExpr, ScalarFn } from '../ivm/scalar-expr.ts';
-import { compileScalar } from '../ivm/scalar-expr.ts';
+import { castValue } from '../common/cast.ts';
+import { normalizeBigInt } from '../common/values.ts';
+import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
+import { compileScalar } from '../common/scalar-expr.ts';
 import type { SqlType, Value } from '../common/types.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';
 import type { ColumnMeta } from './catalog.ts';

@@ -3,8 +3,8 @@
 // and rejects what cannot be maintained incrementally (ORDER BY/LIMIT in views) with NOT_SUPPORTED.
 import { SluiceError, notSupported } from '../common/errors.ts';
 import type { Expr, Pos, SelectStmt } from '../parser/ast.ts';
-import type { ScalarExpr } from '../ivm/scalar-expr.ts';
-import { printScalar } from '../ivm/scalar-expr.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import { printScalar } from '../common/scalar-expr.ts';
 import { DEFAULT_SQL_LIMITS } from '../common/limits.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';

@@ -5,10 +5,10 @@
 // retracting the current minimum reveals the next one. Sums keep their inputs' integer parts exactly
 // (a bigint in a side table beyond the safe-integer range), so retraction undoes an insert exactly.
 import { SluiceError } from '../../common/errors.ts';
-import { floatOutOfRange } from '../cast.ts';
+import { floatOutOfRange } from '../../common/cast.ts';
 import type { Value } from '../../common/types.ts';
 import type { AggregateSpec } from '../dataflow-plan.ts';
-import { checkInt, compareValues, normalizeBigInt, singleKey } from '../values.ts';
+import { checkInt, compareValues, normalizeBigInt, singleKey } from '../../common/values.ts';
 
 export interface AggColumn {
   readonly spec: AggregateSpec;

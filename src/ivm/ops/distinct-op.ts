@@ -3,7 +3,7 @@
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import type { Operator } from '../operator.ts';
-import { encodeValues } from '../values.ts';
+import { encodeValues } from '../../common/values.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
 import type { StateDelta, Stateful } from '../state.ts';

@@ -3,8 +3,8 @@
 import type { Value } from '../../common/types.ts';
 import type { ColumnSpec } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
-import type { RowFn, ScalarExpr } from '../scalar-expr.ts';
-import { compileScalar } from '../scalar-expr.ts';
+import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
+import { compileScalar } from '../../common/scalar-expr.ts';
 import type { ZBatch } from '../zset.ts';
 
 export type RowProjector = (row: readonly Value[]) => Value[];

@@ -9,7 +9,7 @@ import type { Value } from '../../common/types.ts';
 import type { Operator } from '../operator.ts';
 import { IndexBuild, OrderedIndex } from '../ordered-index.ts';
 import { CapturedArray, type RowCapture } from '../row-capture.ts';
-import { encodeValues, singleKey } from '../values.ts';
+import { encodeValues, singleKey } from '../../common/values.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { keyedDelta, loadMultiset, multisetDelta } from '../state-entries.ts';
 import type { ZBatch } from '../zset.ts';
