@@ -25,7 +25,7 @@ import {
   mayHoldLoneSurrogate,
   parseJsonExact,
   stringifyWire,
-} from '../source/json-codec.ts';
+} from '../common/json-codec.ts';
 import type { Row } from '../common/types.ts';
 import { registerConsole } from '../console/plugin.ts';
 import { Engine, type TableInfo, type ViewInfo } from '../index.ts';

@@ -44,7 +44,7 @@ import {
   sameStoredChanges,
   storedToWire,
 } from '../sink/changelog-codec.ts';
-import { stringifyWire } from '../source/json-codec.ts';
+import { stringifyWire } from '../common/json-codec.ts';
 import { SqliteStore } from '../source/sqlite-store.ts';
 import { TableLog, type LoggedEntry } from '../source/table-log.ts';
 import type { ColumnInfo, Row } from '../common/types.ts';

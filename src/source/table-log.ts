@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { SluiceError } from '../common/errors.ts';
 import type { EngineJournal, JournalBatch, SourcePositions } from '../exec/api.ts';
 import type { Row, Value } from '../common/types.ts';
-import { decodeStored, encodeStored } from './json-codec.ts';
+import { decodeStored, encodeStored } from '../common/json-codec.ts';
 import type { SqliteStore } from './sqlite-store.ts';
 
 /** What the engine hands the journal for one batch (fully resolved rows, as value arrays). */
