@@ -11,8 +11,8 @@
 import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../common/errors.ts';
-import type { SourcePositions } from '../exec/api.ts';
-import type { StateDelta } from '../ivm/state.ts';
+import type { SourcePositions } from '../common/changes.ts';
+import type { StateDelta } from '../common/state-delta.ts';
 
 // The shapes below mirror the engine's EngineCheckpoint / StoredCheckpoint structurally: connectors
 // never import the engine.

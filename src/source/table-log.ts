@@ -2,7 +2,8 @@
 // sequence with a monotonic offset; replaying it into a fresh engine reproduces every epoch exactly.
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../common/errors.ts';
-import type { EngineJournal, JournalBatch, SourcePositions } from '../exec/api.ts';
+import type { SourcePositions } from '../common/changes.ts';
+import type { EngineJournal, JournalBatch } from '../common/journal.ts';
 import type { Row, Value } from '../common/types.ts';
 import { decodeStored, encodeStored } from '../common/json-codec.ts';
 import type { SqliteStore } from './sqlite-store.ts';
