@@ -15,7 +15,7 @@ import Fastify, {
 } from 'fastify';
 import { SluiceError, httpStatusOf } from '../common/errors.ts';
 import type { TableChanges } from '../exec/api.ts';
-import type { Retention } from '../sink/changelog-store.ts';
+import type { Retention } from '../storage/changelog-store.ts';
 import { CloseCodes, type SubscriberLimits } from '../sink/subscriber.ts';
 import {
   decodeUtf8Strict,

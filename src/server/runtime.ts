@@ -15,7 +15,7 @@ import {
   CheckpointStore,
   type CheckpointWriteStats,
   type StoredCheckpointData,
-} from '../source/checkpoint-store.ts';
+} from '../storage/checkpoint-store.ts';
 import { crashPoint } from './crash-points.ts';
 import {
   ConnectorManager,
@@ -26,10 +26,10 @@ import {
 } from './connectors.ts';
 import type { SinkFeed, WireChange } from '../sink/kafka-sink.ts';
 import type { SourceBatch } from '../source/kafka/kafka-source.ts';
-import { SourceStore } from '../source/source-store.ts';
-import { HighWaterMark } from '../source/high-water-mark.ts';
+import { SourceStore } from '../storage/source-store.ts';
+import { HighWaterMark } from '../storage/high-water-mark.ts';
 import type { ScriptResult, StatementResult, TableChanges, ViewChangeSet } from '../exec/api.ts';
-import { ChangelogStore, type Retention } from '../sink/changelog-store.ts';
+import { ChangelogStore, type Retention } from '../storage/changelog-store.ts';
 import {
   CloseCodes,
   Subscriber,
@@ -43,10 +43,10 @@ import {
   encodeChangesWire,
   sameStoredChanges,
   storedToWire,
-} from '../sink/changelog-codec.ts';
+} from '../storage/changelog-codec.ts';
 import { stringifyWire } from '../common/json-codec.ts';
-import { SqliteStore } from '../source/sqlite-store.ts';
-import { TableLog, type LoggedEntry } from '../source/table-log.ts';
+import { SqliteStore } from '../storage/sqlite-store.ts';
+import { TableLog, type LoggedEntry } from '../storage/table-log.ts';
 import type { ColumnInfo, Row } from '../common/types.ts';
 import type { Engine, ViewInfo } from '../index.ts';
 import type { SinkInfo, ViewReader } from '../exec/api.ts';

@@ -12,8 +12,8 @@ import {
   encodeChangesWire,
   storedToWire,
   wireMessageGeneric,
-} from '../../src/sink/changelog-codec.ts';
-import { decodeBatchPayload, encodeBatchPayload } from '../../src/source/table-log.ts';
+} from '../../src/storage/changelog-codec.ts';
+import { decodeBatchPayload, encodeBatchPayload } from '../../src/storage/table-log.ts';
 import { openRuntime, removeDir, request, startServer, tempDir } from './helpers.ts';
 
 const SCHEMA = `CREATE TABLE t (id INTEGER NOT NULL, v INTEGER NOT NULL, PRIMARY KEY (id));

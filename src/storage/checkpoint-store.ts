@@ -14,8 +14,8 @@ import { SluiceError } from '../common/errors.ts';
 import type { SourcePositions } from '../common/changes.ts';
 import type { StateDelta } from '../common/state-delta.ts';
 
-// The shapes below mirror the engine's EngineCheckpoint / StoredCheckpoint structurally: connectors
-// never import the engine.
+// The shapes below mirror the engine's EngineCheckpoint / StoredCheckpoint structurally: storage
+// never imports the engine.
 
 /** One object's changed state, as `Engine.takeCheckpoint` returns it. */
 export interface CheckpointObjectInput {
