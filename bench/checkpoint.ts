@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine } from '../src/exec/engine.ts';
-import { CheckpointStore } from '../src/source/checkpoint-store.ts';
-import { SqliteStore } from '../src/source/sqlite-store.ts';
-import type { Row } from '../src/types.ts';
+import { CheckpointStore } from '../src/storage/checkpoint-store.ts';
+import { SqliteStore } from '../src/storage/sqlite-store.ts';
+import type { Row } from '../src/common/types.ts';
 
 const GROUPS = Number(process.env.BENCH_GROUPS ?? 100_000);
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);

@@ -1,6 +1,6 @@
 // Sluice on the canonical pipeline, through the public Engine API. The engine module is imported
 // dynamically so the db-ivm children (and the harness) run without loading it.
-import type { Row } from '../src/types.ts';
+import type { Row } from '../src/common/types.ts';
 import type { Order } from './workload.ts';
 
 export const CANONICAL_SQL = `

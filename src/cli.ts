@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { SluiceError } from './errors.ts';
+import { SluiceError } from './common/errors.ts';
 import { DEFAULTS } from './server/defaults.ts';
 import { isLoopbackAddress, parseAllowedHosts, parseAllowedOrigins } from './server/request-guard.ts';
 import { parseConnectorHosts } from './source/kafka/connector-hosts.ts';

@@ -11,10 +11,10 @@ export type {
   EngineOptions,
   ExecuteOptions,
 } from './exec/engine.ts';
-export { DEFAULT_SQL_LIMITS, REPLAY_SQL_LIMITS } from './limits.ts';
-export type { SqlLimits } from './limits.ts';
+export { DEFAULT_SQL_LIMITS, REPLAY_SQL_LIMITS } from './common/limits.ts';
+export type { SqlLimits } from './common/limits.ts';
 export type { StateDelta } from './ivm/state.ts';
 export type * from './exec/api.ts';
-export { SluiceError, ErrorCodes, httpStatusOf } from './errors.ts';
-export type { ErrorCode } from './errors.ts';
-export type { Row, Value, ColumnInfo, SqlType } from './types.ts';
+export { SluiceError, ErrorCodes, httpStatusOf } from './common/errors.ts';
+export type { ErrorCode } from './common/errors.ts';
+export type { Row, Value, ColumnInfo, SqlType } from './common/types.ts';

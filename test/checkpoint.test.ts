@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EngineCheckpoint, StoredCheckpoint } from '../src/exec/engine.ts';
 import { Engine } from '../src/exec/engine.ts';
-import { decodeValue, encodeValue } from '../src/source/checkpoint-store.ts';
+import { decodeValue, encodeValue } from '../src/storage/checkpoint-store.ts';
 import type { Step } from './support/checkpoint-workload.ts';
 import {
   DDL,

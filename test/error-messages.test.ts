@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine, SluiceError, type Value } from '../src/index.ts';
-import { parseJsonExact } from '../src/source/json-codec.ts';
+import { parseJsonExact } from '../src/common/json-codec.ts';
 
 function rejected(run: () => unknown): SluiceError {
   try {

@@ -28,7 +28,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Engine, SluiceError } from '../src/index.ts';
 import type { ViewChangeSet } from '../src/exec/api.ts';
-import type { ColumnInfo, Row } from '../src/types.ts';
+import type { ColumnInfo, Row } from '../src/common/types.ts';
 import type { EngineLike } from './support/engine-like.ts';
 import {
   formatChanges,

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from '../src/index.ts';
 import type { ViewChangeSet, ViewSnapshot } from '../src/exec/api.ts';
-import type { Row } from '../src/types.ts';
+import type { Row } from '../src/common/types.ts';
 import type { EngineLike } from './support/engine-like.ts';
 import { runDifferential } from './support/differential.ts';
 import { checkBatchSplitInvariance, checkChangelogFold } from './support/properties.ts';

@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine, REPLAY_SQL_LIMITS, SluiceError } from '../src/index.ts';
-import type { ErrorCode } from '../src/errors.ts';
+import type { ErrorCode } from '../src/common/errors.ts';
 import { uniqueColumnNames } from '../src/planner/bind-select.ts';
 
 const list = (n: number, item: (i: number) => string, sep = ', '): string =>

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { Engine, SluiceError } from '../src/index.ts';
-import type { Row, Value } from '../src/types.ts';
+import type { Row, Value } from '../src/common/types.ts';
 import { Rng } from './support/random-workload.ts';
 
 const DDL = 'CREATE TABLE t (a INTEGER UNIQUE, b INTEGER, c INTEGER, UNIQUE (b, c))';

@@ -1,10 +1,23 @@
 // The library's public surface: what the server, connectors and tests call. The engine is
 // synchronous inside an epoch; every method here returns only once its epoch is fully applied, so a
 // read always reflects a whole number of epochs.
-import type { SluiceError } from '../errors.ts';
+import type { SluiceError } from '../common/errors.ts';
 import type { OrderedIndex } from '../ivm/ordered-index.ts';
 import type { KafkaSinkOptions, KafkaSourceOptions } from '../planner/connector-options.ts';
-import type { ColumnInfo, Row, Value } from '../types.ts';
+import type { ColumnInfo, Row, Value } from '../common/types.ts';
+import type { ViewChangeSet } from '../common/changes.ts';
+
+// The change, positions and journal types are plain data shared with storage and sinks, which must
+// not import the runtime: they live in src/common and are re-exported here as part of the API.
+export type {
+  Change,
+  ChangeOp,
+  ErrorChange,
+  SourcePositions,
+  ViewChangeSet,
+  ViewRowError,
+} from '../common/changes.ts';
+export type { EngineJournal, JournalBatch } from '../common/journal.ts';
 
 export type {
   KafkaSinkFormat,
@@ -13,45 +26,6 @@ export type {
   KafkaSourceOptions,
   KafkaStart,
 } from '../planner/connector-options.ts';
-
-export type ChangeOp = '+I' | '-D' | '-U' | '+U';
-
-export interface Change {
-  readonly op: ChangeOp;
-  readonly row: Row;
-  /** Multiplicity when a row of a view without a unique key changes by k ≠ 1. */
-  readonly n?: number;
-}
-
-/** Where an epoch's input came from: per source name, the positions it covers. */
-export type SourcePositions = Record<string, unknown>;
-
-/** A row-level runtime error held by a view (division by zero, failed cast, overflow). */
-export interface ViewRowError {
-  readonly code: string;
-  readonly message: string;
-  /** The input row (of the view's direct input) that caused it, or the group key for aggregates. */
-  readonly row: Row;
-  /** The epoch in which the error first appeared. */
-  readonly epoch: number;
-  /** How many input rows currently cause this error. */
-  readonly count: number;
-}
-
-export interface ErrorChange {
-  readonly op: '+E' | '-E';
-  readonly error: ViewRowError;
-}
-
-/** Everything that changed in one view in one epoch, consolidated. */
-export interface ViewChangeSet {
-  readonly view: string;
-  readonly epoch: number;
-  readonly positions: SourcePositions;
-  readonly changes: readonly Change[];
-  /** Row errors appearing (+E) or retracted (-E) in this epoch; absent when none. */
-  readonly errors?: readonly ErrorChange[];
-}
 
 export interface TableChanges {
   readonly insert?: readonly Row[];
@@ -103,22 +77,6 @@ export interface ViewReader {
 
 export type ViewListener = (changes: ViewChangeSet) => void;
 
-/** One resolved batch as the journal receives it: rows as value arrays in `columns` order. */
-export interface JournalBatch {
-  readonly epoch: number;
-  readonly table: string;
-  /** The table's column names, the order of every row's values. */
-  readonly columns: readonly string[];
-  readonly inserts: readonly (readonly Value[])[];
-  readonly deletes: readonly (readonly Value[])[];
-  /**
-   * Present only for a source batch (`applyChanges(source, ..., { fromSource: true, positions })`):
-   * the connector's positions, which are the epoch's positions. The journal must store them and
-   * hand them back on replay as `{ fromSource: true, positions }`; its return value is then unused.
-   */
-  readonly positions?: SourcePositions;
-}
-
 /** A source in `engine.catalog().sources`: a relation views read like a table, fed by Kafka. */
 export interface SourceInfo {
   readonly name: string;
@@ -138,16 +96,4 @@ export interface SinkInfo {
   readonly view: string;
   readonly sql: string;
   readonly options: KafkaSinkOptions;
-}
-
-/**
- * Durability hooks (the server's log). Called after validation and before a change takes effect;
- * throwing cancels the change. Batches carry fully resolved row changes (PK-only deletes and PK
- * replacements resolved to full rows), so replaying them through
- * `applyChanges(table, { delete: deletes, insert: inserts }, { positions })` reproduces the epoch.
- */
-export interface EngineJournal {
-  /** Returns a table batch's positions (ignored for a source batch, which carries its own). */
-  appendBatch(entry: JournalBatch): SourcePositions;
-  appendDdl(entry: { epoch: number; sql: string }): void;
 }

@@ -3,16 +3,16 @@
 // table, then pushed through every dependent view in creation order (views over views see the same
 // epoch), and only then are subscribers told. Everything here is synchronous.
 import { createHash } from 'node:crypto';
-import { notSupported, SluiceError } from '../errors.ts';
-import { resolveSqlLimits, type SqlLimits } from '../limits.ts';
+import { notSupported, SluiceError } from '../common/errors.ts';
+import { resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
 import type { StateDelta } from '../ivm/state.ts';
 import type { ColumnDef, Expr, SelectStmt, Statement } from '../parser/ast.ts';
 import { parseStepwise } from '../parser/parse.ts';
-import { castValue, fitLength } from '../ivm/cast.ts';
+import { castValue, fitLength } from '../common/cast.ts';
 import { printDataflow } from '../ivm/dataflow-plan.ts';
 import { lowerToDataflow } from '../ivm/lower.ts';
-import { compileScalar } from '../ivm/scalar-expr.ts';
-import { encodeValues } from '../ivm/values.ts';
+import { compileScalar } from '../common/scalar-expr.ts';
+import { encodeValues } from '../common/values.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { isEmpty } from '../ivm/zset.ts';
 import { bindExpr } from '../planner/bind-expr.ts';
@@ -30,8 +30,8 @@ import { Catalog, columnInfos, kindLabel, tableColumnInfos } from '../planner/ca
 import { sinkOptions, sourceOptions } from '../planner/connector-options.ts';
 import { printLogicalPlan } from '../planner/logical-plan.ts';
 import { resolveTypeName } from '../planner/types-resolve.ts';
-import type { ColumnInfo, Row, Value } from '../types.ts';
-import { T, typeName } from '../types.ts';
+import type { ColumnInfo, Row, Value } from '../common/types.ts';
+import { T, typeName } from '../common/types.ts';
 import type {
   Change,
   EngineJournal,
@@ -138,13 +138,13 @@ export interface StoredCheckpoint {
 }
 
 export interface EngineOptions {
-  /** Limits on SQL text (src/limits.ts); each one left out keeps its default. */
+  /** Limits on SQL text (src/common/limits.ts); each one left out keeps its default. */
   readonly limits?: Partial<SqlLimits>;
 }
 
 export interface ExecuteOptions {
   /**
-   * Limits for this call instead of the engine's: REPLAY_SQL_LIMITS (src/limits.ts) when re-running
+   * Limits for this call instead of the engine's: REPLAY_SQL_LIMITS (src/common/limits.ts) when re-running
    * journaled statements, which were accepted under the limits of their day.
    */
   readonly limits?: SqlLimits;

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { Engine } from './engine.ts';
-import type { ErrorCode } from '../errors.ts';
+import type { ErrorCode } from '../common/errors.ts';
 
 /** Runs `sql`; its rows examined by UPDATE/DELETE, and its error code if it failed. */
 function run(engine: Engine, sql: string): { examined: number; error?: ErrorCode; rowCount?: number } {

@@ -2,9 +2,9 @@
 // (`id = 5`, `a = 1 AND b = 'x' AND …`, `id IN (1, 2, 3)`) names the only rows it can match, so the
 // statement reads those rows by key instead of scanning the table. Any other WHERE scans. The whole
 // predicate is still evaluated on each row found, so a lookup only narrows what is read.
-import type { SqlType, Value } from '../types.ts';
-import { compileScalar, type ScalarExpr } from '../ivm/scalar-expr.ts';
-import { normalizeBigInt } from '../ivm/values.ts';
+import type { SqlType, Value } from '../common/types.ts';
+import { compileScalar, type ScalarExpr } from '../common/scalar-expr.ts';
+import { normalizeBigInt } from '../common/values.ts';
 
 /** More key combinations than this (a product of IN lists) scan instead. */
 const MAX_PINNED_KEYS = 25_000;

@@ -1,7 +1,7 @@
 // Result bounds shared by paged view reads and ad-hoc SELECT: an estimate of a row's JSON size
 // (cheap, no encoding; a little above the real size for typical rows) and the error past a bound.
-import { SluiceError } from '../errors.ts';
-import type { Value } from '../types.ts';
+import { SluiceError } from '../common/errors.ts';
+import type { Value } from '../common/types.ts';
 
 export interface ResultLimits {
   /** Most rows one result may hold. */

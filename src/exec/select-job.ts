@@ -4,16 +4,16 @@
 // its rows, ORDER BY ... LIMIT k keeps only the best k (a bounded heap), and a result past the
 // limits fails as soon as it is known to (RESULT_TOO_LARGE). Plans with aggregates or DISTINCT run
 // the view operators over the slices, then order and cut their (bounded) output the same way.
-import { SluiceError, knownErrorCode } from '../errors.ts';
+import { SluiceError, knownErrorCode } from '../common/errors.ts';
 import type { DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { RowErrorSink } from '../ivm/operator.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import type { RowCapture } from '../ivm/row-capture.ts';
-import { compareValues } from '../ivm/values.ts';
+import { compareValues } from '../common/values.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import type { BoundQuery, OrderKey } from '../planner/bind-select.ts';
 import { columnInfos, type ColumnMeta } from '../planner/catalog.ts';
-import type { Row, Value } from '../types.ts';
+import type { Row, Value } from '../common/types.ts';
 import type { StatementResult } from './api.ts';
 import { columnOverheads, resultTooLarge, rowJsonBytes, type ResultLimits } from './result-size.ts';
 import { ViewRuntime } from './view-runtime.ts';

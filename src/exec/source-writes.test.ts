@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from './engine.ts';
 import type { EngineJournal, JournalBatch, SourcePositions, ViewChangeSet } from './api.ts';
-import { SluiceError } from '../errors.ts';
-import type { ErrorCode } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
+import type { ErrorCode } from '../common/errors.ts';
 
 const DDL = [
   `CREATE SOURCE orders (order_id bigint NOT NULL, seller_id integer NOT NULL, amount integer, PRIMARY KEY (order_id))

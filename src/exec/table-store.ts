@@ -5,17 +5,17 @@
 // An insert row that omits a column gets the column's DEFAULT (NULL without one), before NOT NULL
 // is checked. Each UNIQUE constraint keeps an index (unique-index.ts) maintained by `apply`; it is
 // not checkpointed but rebuilt from the rows by `loadState` (one pass, like loading the rows).
-import { SluiceError } from '../errors.ts';
-import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../ivm/cast.ts';
-import { encodeValues, formatValue, singleKey } from '../ivm/values.ts';
+import { SluiceError } from '../common/errors.ts';
+import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../common/cast.ts';
+import { encodeValues, formatValue, singleKey } from '../common/values.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
 import type { Multiset } from '../ivm/state-entries.ts';
 import { keyedDelta, loadMultiset, multisetDelta } from '../ivm/state-entries.ts';
 import { CapturedArray, CapturedColumns, type RowCapture } from '../ivm/row-capture.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
-import type { Row, Value } from '../types.ts';
-import { typeName } from '../types.ts';
+import type { Row, Value } from '../common/types.ts';
+import { typeName } from '../common/types.ts';
 import type { TableChanges } from './api.ts';
 import { UniqueIndex } from './unique-index.ts';
 

@@ -2,10 +2,10 @@
 // many live rows hold it (at most one while the constraint holds). A row with NULL in any of the
 // columns is not indexed: NULLs never conflict, as in PostgreSQL. The table store keeps it on every
 // applied batch, so checking a batch costs the batch's size, never a scan of the table.
-import { SluiceError } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
 import type { UniqueConstraint } from '../planner/catalog.ts';
-import type { Value } from '../types.ts';
-import { encodeValues, formatValue, singleKey } from '../ivm/values.ts';
+import type { Value } from '../common/types.ts';
+import { encodeValues, formatValue, singleKey } from '../common/values.ts';
 
 export class UniqueIndex {
   private readonly counts = new Map<Value, number>();

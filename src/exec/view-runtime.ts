@@ -1,7 +1,7 @@
 // A running view: its DataflowPlan rendered into operators, stepped once per epoch in topological
 // order, plus the view's row-error multiset. Rendering fuses a Map stage into the Reduce that
 // consumes it, so group keys and aggregate arguments are computed without building projected rows.
-import { SluiceError } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
 import type { ColumnSpec, DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../ivm/operator.ts';
 import type { Stateful } from '../ivm/state.ts';
@@ -10,13 +10,13 @@ import { DistinctOp } from '../ivm/ops/distinct-op.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import { OutputOp } from '../ivm/ops/output-op.ts';
 import { ReduceOp } from '../ivm/ops/reduce-op.ts';
-import { encodeValues } from '../ivm/values.ts';
+import { encodeValues } from '../common/values.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { emptyBatch } from '../ivm/zset.ts';
 
 /** The empty delta, shared: operators never mutate their inputs. */
 const EMPTY: ZBatch = emptyBatch();
-import type { Row, Value } from '../types.ts';
+import type { Row, Value } from '../common/types.ts';
 import type { ErrorChange, ViewRowError } from './api.ts';
 
 interface ErrorEntry {

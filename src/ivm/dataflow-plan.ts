@@ -1,10 +1,10 @@
 // The DataflowPlan: how a view is maintained incrementally, as plain JSON. Lowering makes every
 // decision (which nodes hold state, each aggregate's strategy, the output key); rendering only
 // instantiates operators. State ids derive from the view name and the node's place in the plan.
-import type { SqlType } from '../types.ts';
-import { typeName } from '../types.ts';
-import type { ScalarExpr } from './scalar-expr.ts';
-import { printScalar } from './scalar-expr.ts';
+import type { SqlType } from '../common/types.ts';
+import { typeName } from '../common/types.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import { printScalar } from '../common/scalar-expr.ts';
 
 export type AggregateStrategy = 'invertible' | 'multiset';
 

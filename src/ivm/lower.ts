@@ -6,8 +6,8 @@ import type { LogicalPlan } from '../planner/logical-plan.ts';
 import type { ColumnMeta } from '../planner/catalog.ts';
 import type { AggregateSpec, ColumnSpec, DataflowNode, DataflowPlan } from './dataflow-plan.ts';
 import { printDataflow } from './dataflow-plan.ts';
-import type { ScalarExpr } from './scalar-expr.ts';
-import { printScalar } from './scalar-expr.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import { printScalar } from '../common/scalar-expr.ts';
 
 function specs(columns: readonly ColumnMeta[]): ColumnSpec[] {
   return columns.map((c) => ({ name: c.name, type: c.type }));

@@ -1,7 +1,7 @@
 // The operator contract: a node of a view's dataflow that turns input deltas into an output delta,
 // synchronously, once per epoch. Several inputs are allowed (joins come later); row-level failures
 // are reported as weighted errors instead of thrown, so a bad row never stops the epoch.
-import type { Value } from '../types.ts';
+import type { Value } from '../common/types.ts';
 import type { ColumnSpec } from './dataflow-plan.ts';
 import type { ZBatch } from './zset.ts';
 

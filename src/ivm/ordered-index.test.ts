@@ -3,9 +3,9 @@
 // contents while the live index changes under them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Value } from '../types.ts';
+import type { Value } from '../common/types.ts';
 import { FrozenIndex, IndexBuild, OrderedIndex, type IndexView } from './ordered-index.ts';
-import { compareValues } from './values.ts';
+import { compareValues } from '../common/values.ts';
 
 function prng(seed: number): () => number {
   let a = seed >>> 0;

@@ -3,9 +3,9 @@
 // O(n/B + log B) and then walks; a change costs O(log n + B). Snapshots are copy-on-write: `freeze`
 // shares every chunk with the live index, which copies a chunk before it changes one a snapshot may
 // still read, so a snapshot stays at its epoch, with no copy of the rows, while the live index moves on.
-import { SluiceError } from '../errors.ts';
-import type { Value } from '../types.ts';
-import { compareValues } from './values.ts';
+import { SluiceError } from '../common/errors.ts';
+import type { Value } from '../common/types.ts';
+import { compareValues } from '../common/values.ts';
 
 /** Rows per chunk when built; a chunk splits beyond twice this, and merges when much smaller. */
 const CHUNK_ROWS = 512;

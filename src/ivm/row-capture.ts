@@ -1,7 +1,7 @@
 // The rows of a relation captured at one moment, read back in slices: what an ad-hoc SELECT runs over
 // while epochs go on. Capturing copies references only (rows are never changed in place); the
 // multiplicities, which are, are copied.
-import type { Value } from '../types.ts';
+import type { Value } from '../common/types.ts';
 import type { ZBatch } from './zset.ts';
 
 export interface RowCapture {

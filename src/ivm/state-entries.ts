@@ -1,8 +1,8 @@
 // Checkpoint entries of the two state shapes operators and tables share: key → row maps (one entry
 // per key) and row → count multisets (one entry per distinct row, keyed by the row's encoding).
-import type { Value } from '../types.ts';
+import type { Value } from '../common/types.ts';
 import type { StateDelta } from './state.ts';
-import { encodeOne, encodeValues } from './values.ts';
+import { encodeOne, encodeValues } from '../common/values.ts';
 
 export type Multiset = Map<string, { row: readonly Value[]; count: number }>;
 

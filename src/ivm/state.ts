@@ -1,13 +1,9 @@
 // Operator state as data, for checkpoints. Each stateful operator exports the entries that changed
 // since its last export (or all of them, when new or asked to), keyed by a stable string, and can
 // reload from entries. Values are plain JSON-able data except for bigint, which the codec handles.
+import type { StateDelta } from '../common/state-delta.ts';
 
-export interface StateDelta {
-  /** Replace every stored entry of this state (a new operator, or a change of representation). */
-  readonly replaceAll: boolean;
-  readonly upserts: readonly (readonly [string, unknown])[];
-  readonly deletes: readonly string[];
-}
+export type { StateDelta } from '../common/state-delta.ts';
 
 export interface Stateful {
   /** Stable id: "<view>/<node kind><node index>" or "table:<name>". */

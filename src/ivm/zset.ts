@@ -1,8 +1,8 @@
 // Z-sets: rows with signed integer weights, the one currency between operators. A batch is two
 // parallel arrays (no per-row wrapper objects); `consolidated` says each row occurs at most once
 // and no weight is zero, which stateful operators and outputs rely on or establish.
-import type { Value } from '../types.ts';
-import { encodeValues } from './values.ts';
+import type { Value } from '../common/types.ts';
+import { encodeValues } from '../common/values.ts';
 
 export interface ZBatch {
   readonly rows: (readonly Value[])[];

@@ -1,7 +1,7 @@
 // Sluice's own typed SQL AST. Produced by the parser (chevrotain statements + the node-sql-parser
 // adapter for SELECT bodies); parser-library types never leave src/parser. Every node carries the
 // position of its first token in the submitted text, so later stages can point errors at it.
-import type { SourcePosition } from '../errors.ts';
+import type { SourcePosition } from '../common/errors.ts';
 
 export type Pos = SourcePosition;
 

@@ -1,7 +1,7 @@
 // Builds Expr trees from a flat run of operands and operators with PostgreSQL's precedence. Both the
 // chevrotain grammar and the node-sql-parser adapter emit such runs, so precedence lives only here.
 import type { BinaryOp, Expr, Pos, TypeName } from './ast.ts';
-import { SluiceError } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
 
 export type InfixOp = BinaryOp | 'like' | 'not like' | 'ilike' | 'not ilike';
 

@@ -1,7 +1,7 @@
 // The SQL lexer (chevrotain) shared by the statement grammar and the SELECT adapter: PostgreSQL-style
 // tokens with 1-based positions in the full submitted text. Comments and whitespace never become tokens.
 import { createToken, Lexer, type IToken, type TokenType } from 'chevrotain';
-import { parseError, type SluiceError, type SourcePosition } from '../errors.ts';
+import { parseError, type SluiceError, type SourcePosition } from '../common/errors.ts';
 
 // ── Categories (abstract token types) ────────────────────────────────────────────────────────────
 /** Every token: select bodies are taken verbatim as "any token up to the end of the statement". */

@@ -6,8 +6,8 @@ import fc from 'fast-check';
 import { parseStatements } from './parse.ts';
 import { adapterDiagnostics } from './select-adapter.ts';
 import { tokenize } from './lexer.ts';
-import { SluiceError, type ErrorCode, type SourcePosition } from '../errors.ts';
-import { DEFAULT_SQL_LIMITS, type SqlLimits } from '../limits.ts';
+import { SluiceError, type ErrorCode, type SourcePosition } from '../common/errors.ts';
+import { DEFAULT_SQL_LIMITS, type SqlLimits } from '../common/limits.ts';
 import type { BinaryOp, Expr, SelectStmt, Statement, TypeName } from './ast.ts';
 
 // ── helpers ──────────────────────────────────────────────────────────────────────────────────────
@@ -482,7 +482,7 @@ describe('well-formed text', () => {
   });
 });
 
-describe('limits on what one script may ask (src/limits.ts)', () => {
+describe('limits on what one script may ask (src/common/limits.ts)', () => {
   const at = (line: number, column: number): SourcePosition => ({ line, column });
 
   it('script length, statements and created objects', () => {

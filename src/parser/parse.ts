@@ -1,12 +1,12 @@
 // Entry point of the parser: SQL text → Sluice statements, or a SluiceError pointing into the text.
 // Statements are split at `;` (never inside literals or comments); empty statements vanish. Every
-// limit of src/limits.ts on text is checked here, each before the work it bounds: the script's
+// limit of src/common/limits.ts on text is checked here, each before the work it bounds: the script's
 // size and well-formedness before splitting, statement count and size before lexing, tokens and
 // nesting before parsing, expression depth and list lengths before anything binds the result.
 import type { IToken } from 'chevrotain';
 import type { Statement } from './ast.ts';
-import { SluiceError } from '../errors.ts';
-import { DEFAULT_SQL_LIMITS, type SqlLimits } from '../limits.ts';
+import { SluiceError } from '../common/errors.ts';
+import { DEFAULT_SQL_LIMITS, type SqlLimits } from '../common/limits.ts';
 import { posOf, tokenize } from './lexer.ts';
 import { illFormedAt, PositionCursor, skipTrivia, splitScript } from './script.ts';
 import { checkStatement, checkTokens } from './statement-limits.ts';

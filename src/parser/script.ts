@@ -2,7 +2,7 @@
 // and whether it is well-formed Unicode. Splitting follows the lexer's rules for what hides a `;`
 // (string literals, quoted names, comments), so limits on the number and size of statements are
 // checked before anything is lexed, and only one statement's tokens need to exist at a time.
-import type { SourcePosition } from '../errors.ts';
+import type { SourcePosition } from '../common/errors.ts';
 
 /** One statement's text: `start` to `end` (exclusive, without its `;`), possibly with leading trivia. */
 export interface StatementSpan {

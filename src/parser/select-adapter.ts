@@ -4,7 +4,7 @@
 import type { IToken, TokenType } from 'chevrotain';
 import nodeSqlParser from 'node-sql-parser/build/postgresql.js';
 import type { Expr, OrderItem, Pos, SelectItem, SelectStmt, TableRef, TypeName } from './ast.ts';
-import { notSupported, parseError, SluiceError } from '../errors.ts';
+import { notSupported, parseError, SluiceError } from '../common/errors.ts';
 import {
   booleanLiteral,
   buildExpr,

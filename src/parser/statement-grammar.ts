@@ -22,7 +22,7 @@ import type {
   UniqueClause,
   ValuesItem,
 } from './ast.ts';
-import { notSupported, parseError, SluiceError } from '../errors.ts';
+import { notSupported, parseError, SluiceError } from '../common/errors.ts';
 import {
   booleanLiteral,
   buildExpr,

@@ -1,11 +1,11 @@
-// The limits of src/limits.ts that concern one statement: its tokens (count and nesting, checked
+// The limits of src/common/limits.ts that concern one statement: its tokens (count and nesting, checked
 // before any parser runs, so no parser recursion can exhaust the stack) and its tree (expression
 // depth and list lengths, checked before binding, so every later pass is bounded too). Each error
 // points at the construct that crosses the limit.
 import type { IToken } from 'chevrotain';
 import type { Expr, SelectStmt, Statement } from './ast.ts';
-import { SluiceError, type SourcePosition } from '../errors.ts';
-import type { SqlLimits } from '../limits.ts';
+import { SluiceError, type SourcePosition } from '../common/errors.ts';
+import type { SqlLimits } from '../common/limits.ts';
 import {
   Case,
   Comma,

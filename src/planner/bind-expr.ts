@@ -1,14 +1,14 @@
 // Binds AST expressions to typed ScalarExprs: resolves column names against a scope, checks and
 // coerces types (PostgreSQL's rules, simplified), folds constants and names output columns.
-import { SluiceError } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
-import { castValue } from '../ivm/cast.ts';
-import { normalizeBigInt } from '../ivm/values.ts';
-import type { ScalarExpr, ScalarFn } from '../ivm/scalar-expr.ts';
-import { compileScalar } from '../ivm/scalar-expr.ts';
-import type { SqlType, Value } from '../types.ts';
-import { T, isNumeric, typeName } from '../types.ts';
+import { castValue } from '../common/cast.ts';
+import { normalizeBigInt } from '../common/values.ts';
+import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
+import { compileScalar } from '../common/scalar-expr.ts';
+import type { SqlType, Value } from '../common/types.ts';
+import { T, isNumeric, typeName } from '../common/types.ts';
 import type { ColumnMeta } from './catalog.ts';
 import { commonType, numericResultType, resolveTypeName } from './types-resolve.ts';
 

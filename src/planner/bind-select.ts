@@ -1,13 +1,13 @@
 // Binds a SELECT to a LogicalPlan: FROM → Scan, WHERE → Filter, GROUP BY/aggregates → Aggregate,
 // HAVING → Filter, select list → Project, DISTINCT → Distinct. Also derives the output's unique key
 // and rejects what cannot be maintained incrementally (ORDER BY/LIMIT in views) with NOT_SUPPORTED.
-import { SluiceError, notSupported } from '../errors.ts';
+import { SluiceError, notSupported } from '../common/errors.ts';
 import type { Expr, Pos, SelectStmt } from '../parser/ast.ts';
-import type { ScalarExpr } from '../ivm/scalar-expr.ts';
-import { printScalar } from '../ivm/scalar-expr.ts';
-import { DEFAULT_SQL_LIMITS } from '../limits.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import { printScalar } from '../common/scalar-expr.ts';
+import { DEFAULT_SQL_LIMITS } from '../common/limits.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
-import { T, isNumeric, typeName } from '../types.ts';
+import { T, isNumeric, typeName } from '../common/types.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
 import type { AggregateCall, AggregateFn, LogicalPlan } from './logical-plan.ts';
 import type { Scope } from './bind-expr.ts';
@@ -42,7 +42,7 @@ export interface BindOptions {
   /** CREATE MATERIALIZED VIEW v (a, b, ...) column names. */
   readonly columnNames?: readonly string[];
   readonly viewName?: string;
-  /** Output columns allowed after `*` is expanded (src/limits.ts). */
+  /** Output columns allowed after `*` is expanded (src/common/limits.ts). */
   readonly maxSelectItems?: number;
 }
 

@@ -2,8 +2,8 @@
 // columns, keys and dependencies. Pure metadata; the runtime state of each object lives in src/exec.
 // A source is a TableDef with `source` set: views read it exactly like a table.
 import type { SelectStmt } from '../parser/ast.ts';
-import type { ColumnInfo, SqlType, Value } from '../types.ts';
-import { typeName } from '../types.ts';
+import type { ColumnInfo, SqlType, Value } from '../common/types.ts';
+import { typeName } from '../common/types.ts';
 import type { KafkaSinkOptions, KafkaSourceOptions } from './connector-options.ts';
 import type { LogicalPlan } from './logical-plan.ts';
 

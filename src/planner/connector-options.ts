@@ -1,7 +1,7 @@
 // Validation of a source's or sink's connector options (`KAFKA (brokers '...', topic '...', ...)`)
 // into typed, defaulted settings kept in the catalog. Every error points at the offending token.
 import type { ConnectorClause, ConnectorOption, Pos } from '../parser/ast.ts';
-import { notSupported, SluiceError } from '../errors.ts';
+import { notSupported, SluiceError } from '../common/errors.ts';
 
 export type KafkaSourceFormat = 'json' | 'upsert' | 'debezium';
 export type KafkaSinkFormat = 'upsert' | 'debezium' | 'changelog';

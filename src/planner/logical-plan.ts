@@ -1,8 +1,8 @@
 // LogicalPlan: what a query computes, as relational algebra over positional columns. Built by the
 // binder, printed by EXPLAIN, lowered to a DataflowPlan by src/ivm/lower.ts.
-import type { ScalarExpr } from '../ivm/scalar-expr.ts';
-import { printScalar } from '../ivm/scalar-expr.ts';
-import { typeName } from '../types.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import { printScalar } from '../common/scalar-expr.ts';
+import { typeName } from '../common/types.ts';
 import type { ColumnMeta } from './catalog.ts';
 
 export type AggregateFn = 'count_star' | 'count' | 'sum' | 'avg' | 'min' | 'max';

@@ -1,9 +1,9 @@
 // Type names as written → SqlType (with the aliases real schemas use), and the implicit coercion
 // rules of the binder: numeric promotion, common types for CASE/COALESCE/IN, comparability.
-import { SluiceError } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
 import type { TypeName } from '../parser/ast.ts';
-import type { SqlType } from '../types.ts';
-import { T, typeName } from '../types.ts';
+import type { SqlType } from '../common/types.ts';
+import { T, typeName } from '../common/types.ts';
 
 export function resolveTypeName(t: TypeName): SqlType {
   const n = t.name.replace(/\s+/g, ' ').trim();

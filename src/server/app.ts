@@ -13,9 +13,9 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import { SluiceError, httpStatusOf } from '../errors.ts';
+import { SluiceError, httpStatusOf } from '../common/errors.ts';
 import type { TableChanges } from '../exec/api.ts';
-import type { Retention } from '../sink/changelog-store.ts';
+import type { Retention } from '../storage/changelog-store.ts';
 import { CloseCodes, type SubscriberLimits } from '../sink/subscriber.ts';
 import {
   decodeUtf8Strict,
@@ -25,8 +25,8 @@ import {
   mayHoldLoneSurrogate,
   parseJsonExact,
   stringifyWire,
-} from '../source/json-codec.ts';
-import type { Row } from '../types.ts';
+} from '../common/json-codec.ts';
+import type { Row } from '../common/types.ts';
 import { registerConsole } from '../console/plugin.ts';
 import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
 import { ServerMetrics } from './metrics.ts';

@@ -2,7 +2,7 @@
 // writing loop per sink, started and stopped as CREATE/DROP statements commit. It owns no data: a
 // source's batches are applied by the runtime (one committed epoch with the source's positions),
 // a sink reads the view's stored changelog. Status and errors are kept here for REST and metrics.
-import { SluiceError } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
 import type { SinkInfo, SourceInfo } from '../exec/api.ts';
 import { KafkaSinkRunner, type SinkFeed, type SinkStatus } from '../sink/kafka-sink.ts';
 import { ConnectorHosts } from '../source/kafka/connector-hosts.ts';

@@ -1,6 +1,6 @@
 // The server's configuration defaults, in a module of their own so the CLI can print them in its
 // usage text without loading the server.
-import type { Retention } from '../sink/changelog-store.ts';
+import type { Retention } from '../storage/changelog-store.ts';
 import type { SubscriberLimits } from '../sink/subscriber.ts';
 import type { ReadLimits } from './view-rows.ts';
 import type { ResultLimits } from '../exec/result-size.ts';

@@ -1,7 +1,7 @@
 // The "Double 11" demo from MISSION.md: an orders table, per-seller totals and a histogram of sellers
 // by total, fed with generated orders (and a few refunds) at a steady rate through the same durable
 // ingest path as POST /v1/tables/orders/rows.
-import type { Row } from '../types.ts';
+import type { Row } from '../common/types.ts';
 import type { RuntimeLogger, SluiceRuntime } from './runtime.ts';
 
 import { DEMO_SQL } from '../console/shared/demo-sql.ts';

@@ -5,9 +5,9 @@
 import { maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError } from 'fastify';
-import { SluiceError, httpStatusOf, type SourcePosition } from '../errors.ts';
-import { DEFAULT_SQL_LIMITS } from '../limits.ts';
-import { describeJsonPath, describeLoneSurrogate, type IllFormedText } from '../source/json-codec.ts';
+import { SluiceError, httpStatusOf, type SourcePosition } from '../common/errors.ts';
+import { DEFAULT_SQL_LIMITS } from '../common/limits.ts';
+import { describeJsonPath, describeLoneSurrogate, type IllFormedText } from '../common/json-codec.ts';
 
 /** What node's HTTP parser reports on a connection (fastify's `clientErrorHandler` argument). */
 export interface ConnectionErrorLike extends Error {

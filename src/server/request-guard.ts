@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SluiceError } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
 
 /** The address and port the server listens on (null before it listens). */
 export interface BoundAddress {

@@ -9,13 +9,13 @@
 // commits the open group (flush), so it only ever sees committed epochs.
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { SluiceError } from '../errors.ts';
-import { REPLAY_SQL_LIMITS } from '../limits.ts';
+import { SluiceError } from '../common/errors.ts';
+import { REPLAY_SQL_LIMITS } from '../common/limits.ts';
 import {
   CheckpointStore,
   type CheckpointWriteStats,
   type StoredCheckpointData,
-} from '../source/checkpoint-store.ts';
+} from '../storage/checkpoint-store.ts';
 import { crashPoint } from './crash-points.ts';
 import {
   ConnectorManager,
@@ -26,10 +26,10 @@ import {
 } from './connectors.ts';
 import type { SinkFeed, WireChange } from '../sink/kafka-sink.ts';
 import type { SourceBatch } from '../source/kafka/kafka-source.ts';
-import { SourceStore } from '../source/source-store.ts';
-import { HighWaterMark } from '../source/high-water-mark.ts';
+import { SourceStore } from '../storage/source-store.ts';
+import { HighWaterMark } from '../storage/high-water-mark.ts';
 import type { ScriptResult, StatementResult, TableChanges, ViewChangeSet } from '../exec/api.ts';
-import { ChangelogStore, type Retention } from '../sink/changelog-store.ts';
+import { ChangelogStore, type Retention } from '../storage/changelog-store.ts';
 import {
   CloseCodes,
   Subscriber,
@@ -43,11 +43,11 @@ import {
   encodeChangesWire,
   sameStoredChanges,
   storedToWire,
-} from '../sink/changelog-codec.ts';
-import { stringifyWire } from '../source/json-codec.ts';
-import { SqliteStore } from '../source/sqlite-store.ts';
-import { TableLog, type LoggedEntry } from '../source/table-log.ts';
-import type { ColumnInfo, Row } from '../types.ts';
+} from '../storage/changelog-codec.ts';
+import { stringifyWire } from '../common/json-codec.ts';
+import { SqliteStore } from '../storage/sqlite-store.ts';
+import { TableLog, type LoggedEntry } from '../storage/table-log.ts';
+import type { ColumnInfo, Row } from '../common/types.ts';
 import type { Engine, ViewInfo } from '../index.ts';
 import type { SinkInfo, ViewReader } from '../exec/api.ts';
 import { columnOverheads, rowJsonBytes, type ResultLimits } from '../exec/result-size.ts';

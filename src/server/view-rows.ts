@@ -4,11 +4,11 @@
 // Equality filters on a prefix of the order columns seek straight to their range; other filters are
 // tested row by row, at most `scanRows` rows per request, and a page that ran out of that budget ends
 // early with a `next` cursor (possibly holding no rows), so no request scans the whole view.
-import { SluiceError } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
 import type { ViewReader } from '../exec/api.ts';
 import { columnOverheads, rowJsonBytes } from '../exec/result-size.ts';
 import { orderValues, type IndexCursor, type IndexView } from '../ivm/ordered-index.ts';
-import type { Row, Value } from '../types.ts';
+import type { Row, Value } from '../common/types.ts';
 
 export interface ReadLimits {
   /** Rows in a page when the request names no `limit`. */

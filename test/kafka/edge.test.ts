@@ -18,7 +18,7 @@ import {
   tempDir,
   type TestServer,
 } from '../server/helpers.ts';
-import { loneSurrogateIndex } from '../../src/source/json-codec.ts';
+import { loneSurrogateIndex } from '../../src/common/json-codec.ts';
 
 async function sourceStatus(base: string, name: string): Promise<Record<string, unknown>> {
   const r = await request(base, 'GET', `/v1/sources/${name}`);

@@ -19,7 +19,7 @@ import {
   type TestServer,
   restView,
 } from '../server/helpers.ts';
-import type { ColumnInfo } from '../../src/types.ts';
+import type { ColumnInfo } from '../../src/common/types.ts';
 
 const SEED = Number(process.env.SLUICE_SEED ?? 20261130);
 const VIEWS = {

@@ -2,10 +2,10 @@
 // ordered, retention by epochs and by time moves the horizon, and incarnations of a view are kept apart.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SluiceError } from '../../src/errors.ts';
-import { ChangelogStore } from '../../src/sink/changelog-store.ts';
-import { SqliteStore } from '../../src/source/sqlite-store.ts';
-import { TableLog } from '../../src/source/table-log.ts';
+import { SluiceError } from '../../src/common/errors.ts';
+import { ChangelogStore } from '../../src/storage/changelog-store.ts';
+import { SqliteStore } from '../../src/storage/sqlite-store.ts';
+import { TableLog } from '../../src/storage/table-log.ts';
 import { removeDir, tempDir } from './helpers.ts';
 
 test('append is idempotent and reads are ranged', () => {

@@ -8,8 +8,8 @@ import { cpSync } from 'node:fs';
 import { test } from 'node:test';
 import { Engine } from '../../src/index.ts';
 import type { CheckpointPolicy } from '../../src/server/runtime.ts';
-import { CheckpointStore } from '../../src/source/checkpoint-store.ts';
-import { SqliteStore } from '../../src/source/sqlite-store.ts';
+import { CheckpointStore } from '../../src/storage/checkpoint-store.ts';
+import { SqliteStore } from '../../src/storage/sqlite-store.ts';
 import { mulberry32 } from '../support/checkpoint-workload.ts';
 import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
 

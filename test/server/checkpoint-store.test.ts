@@ -4,11 +4,11 @@
 // fails the checkpoint cleanly and leaves the previous one readable.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SluiceError } from '../../src/errors.ts';
+import { SluiceError } from '../../src/common/errors.ts';
 import { Engine } from '../../src/exec/engine.ts';
-import type { Row } from '../../src/types.ts';
-import { CheckpointStore, decodeValue, encodeValue } from '../../src/source/checkpoint-store.ts';
-import { SqliteStore } from '../../src/source/sqlite-store.ts';
+import type { Row } from '../../src/common/types.ts';
+import { CheckpointStore, decodeValue, encodeValue } from '../../src/storage/checkpoint-store.ts';
+import { SqliteStore } from '../../src/storage/sqlite-store.ts';
 import { removeDir, tempDir } from './helpers.ts';
 import type { Step } from '../support/checkpoint-workload.ts';
 import {

@@ -25,7 +25,7 @@
 //   SLUICE_KEEP_DIR=1             keep the data directory (a failed run always keeps it)
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import type { ColumnInfo, Row } from '../../src/types.ts';
+import type { ColumnInfo, Row } from '../../src/common/types.ts';
 import { CRASH_POINTS, type CrashPoint } from '../../src/server/crash-points.ts';
 import { mulberry32 } from '../support/checkpoint-workload.ts';
 import {

@@ -17,7 +17,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { Engine } from '../../src/index.ts';
-import type { ColumnInfo, Row } from '../../src/types.ts';
+import type { ColumnInfo, Row } from '../../src/common/types.ts';
 import type { ViewChangeSet } from '../../src/exec/api.ts';
 import { mulberry32 } from '../support/checkpoint-workload.ts';
 import {

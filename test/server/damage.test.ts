@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { Engine } from '../../src/index.ts';
 import { buildApp } from '../../src/server/app.ts';
-import type { Row } from '../../src/types.ts';
+import type { Row } from '../../src/common/types.ts';
 import { mulberry32 } from '../support/checkpoint-workload.ts';
 import { type CrashableServer, killHard, metricValue, spawnCrashable } from '../support/crash-harness.ts';
 import { canonicalRows } from '../support/sqlite-oracle.ts';

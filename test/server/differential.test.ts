@@ -13,7 +13,7 @@ import {
   randomScenario,
 } from '../support/random-workload.ts';
 import { SqliteOracle, canonicalRows, createTableSql, multisetDiff } from '../support/sqlite-oracle.ts';
-import type { ColumnInfo } from '../../src/types.ts';
+import type { ColumnInfo } from '../../src/common/types.ts';
 import { FoldedView, WsClient, request, sqlOk, startServer, waitUntil } from './helpers.ts';
 
 const SEEDS = (process.env.SLUICE_SEED ?? '7,1234,99991').split(',').map(Number);

@@ -5,15 +5,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import WebSocket from 'ws';
-import { SluiceError } from '../../src/errors.ts';
+import { SluiceError } from '../../src/common/errors.ts';
 import type { ViewChangeSet } from '../../src/exec/api.ts';
 import {
   encodeChangesStored,
   encodeChangesWire,
   storedToWire,
   wireMessageGeneric,
-} from '../../src/sink/changelog-codec.ts';
-import { decodeBatchPayload, encodeBatchPayload } from '../../src/source/table-log.ts';
+} from '../../src/storage/changelog-codec.ts';
+import { decodeBatchPayload, encodeBatchPayload } from '../../src/storage/table-log.ts';
 import { openRuntime, removeDir, request, startServer, tempDir } from './helpers.ts';
 
 const SCHEMA = `CREATE TABLE t (id INTEGER NOT NULL, v INTEGER NOT NULL, PRIMARY KEY (id));

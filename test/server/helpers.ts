@@ -10,7 +10,7 @@ import { Engine } from '../../src/exec/engine.ts';
 import { type AppOptions, type FastifyInstance, buildApp } from '../../src/server/app.ts';
 import { DEFAULTS } from '../../src/server/defaults.ts';
 import { type RuntimeOptions, SluiceRuntime } from '../../src/server/runtime.ts';
-import type { ColumnInfo } from '../../src/types.ts';
+import type { ColumnInfo } from '../../src/common/types.ts';
 
 const silentLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 

@@ -5,7 +5,7 @@
 // directory no longer started. Real server with a data directory, restarted after each attempt.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { loneSurrogateIndex } from '../../src/source/json-codec.ts';
+import { loneSurrogateIndex } from '../../src/common/json-codec.ts';
 import { type TestServer, removeDir, request, sqlOk, startServer, tempDir } from './helpers.ts';
 
 /** POST with a body given as exact JSON text (escapes such as \ud800 kept as written) or bytes. */

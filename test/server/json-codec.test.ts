@@ -15,7 +15,7 @@ import {
   mayHoldLoneSurrogate,
   parseJsonExact,
   stringifyWire,
-} from '../../src/source/json-codec.ts';
+} from '../../src/common/json-codec.ts';
 
 test('request JSON keeps integers beyond 2^53 exact as bigints', () => {
   const parsed = parseJsonExact(

@@ -3,7 +3,7 @@
 // hold every kind of state (Reduce groups with multisets, Distinct counts, arrangements, row errors).
 import type { ViewChangeSet } from '../../src/exec/api.ts';
 import { Engine } from '../../src/exec/engine.ts';
-import type { Row } from '../../src/types.ts';
+import type { Row } from '../../src/common/types.ts';
 
 export const DDL = [
   'CREATE TABLE orders (id BIGINT PRIMARY KEY, seller_id INT NOT NULL, amount INT NOT NULL, tag TEXT)',

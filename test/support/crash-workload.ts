@@ -4,7 +4,7 @@
 // over HTTP. Because concurrently in-flight batches touch disjoint keys, the final state depends only
 // on which batches were applied, never on the order the server applied them in; a batch is atomic, so
 // one whose answer was lost in a crash is resolved by whether its first inserted key is present.
-import type { ColumnInfo, Row } from '../../src/types.ts';
+import type { ColumnInfo, Row } from '../../src/common/types.ts';
 import { mulberry32 } from './checkpoint-workload.ts';
 import type { TableSpec } from './sqlite-oracle.ts';
 import { request } from '../server/helpers.ts';

@@ -7,7 +7,7 @@ import type {
   ViewRowError,
   ViewSnapshot,
 } from '../../src/exec/api.ts';
-import type { Row } from '../../src/types.ts';
+import type { Row } from '../../src/common/types.ts';
 
 export interface EngineLike {
   execute(sql: string): StatementResult[];

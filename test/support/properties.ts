@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { Engine } from '../../src/index.ts';
 import type { ViewChangeSet } from '../../src/exec/api.ts';
-import type { ColumnInfo, Row } from '../../src/types.ts';
+import type { ColumnInfo, Row } from '../../src/common/types.ts';
 import type { EngineLike } from './engine-like.ts';
 import { viewDdl } from './differential.ts';
 import {

@@ -14,7 +14,7 @@
 //  - CAST(... AS ...) only int→text, int→double precision, bool→integer (no `::`, no float→int/text);
 //  - text is lowercase ASCII plus a few digits and `_`; every expression is fully parenthesised (the
 //    `||` precedence differs between the two systems).
-import type { Row, Value } from '../../src/types.ts';
+import type { Row, Value } from '../../src/common/types.ts';
 import type { Changes, ColumnSpec, TableSpec } from './sqlite-oracle.ts';
 
 export const GENERATOR_VERSION = 1;

@@ -2,7 +2,7 @@
 // test/golden/README.md and at the top of test/golden.test.ts; this file only turns text into records
 // and values into text, so the runner stays a small loop.
 import type { Change, ViewChangeSet, ViewRowError } from '../../src/exec/api.ts';
-import type { ColumnInfo, Row, Value } from '../../src/types.ts';
+import type { ColumnInfo, Row, Value } from '../../src/common/types.ts';
 
 export type Record_ =
   | {

@@ -26,7 +26,7 @@
 // ROUND of .5 ties, `::`, casts of floats to int or text) are avoided by the generator, not normalised.
 import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
-import type { ColumnInfo, Row, Value } from '../../src/types.ts';
+import type { ColumnInfo, Row, Value } from '../../src/common/types.ts';
 import type { EngineLike } from './engine-like.ts';
 
 export interface ColumnSpec {

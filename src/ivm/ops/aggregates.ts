@@ -4,11 +4,11 @@
 // addition; multiset aggregates (MIN, MAX, COUNT DISTINCT) keep value → count per group so
 // retracting the current minimum reveals the next one. Sums keep their inputs' integer parts exactly
 // (a bigint in a side table beyond the safe-integer range), so retraction undoes an insert exactly.
-import { SluiceError } from '../../errors.ts';
-import { floatOutOfRange } from '../cast.ts';
-import type { Value } from '../../types.ts';
+import { SluiceError } from '../../common/errors.ts';
+import { floatOutOfRange } from '../../common/cast.ts';
+import type { Value } from '../../common/types.ts';
 import type { AggregateSpec } from '../dataflow-plan.ts';
-import { checkInt, compareValues, normalizeBigInt, singleKey } from '../values.ts';
+import { checkInt, compareValues, normalizeBigInt, singleKey } from '../../common/values.ts';
 
 export interface AggColumn {
   readonly spec: AggregateSpec;

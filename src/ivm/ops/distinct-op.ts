@@ -1,9 +1,9 @@
 // DISTINCT: keeps each row's multiplicity and emits +1 when a row first appears, -1 when its last
 // copy goes. Output is consolidated with weights ±1.
-import { SluiceError } from '../../errors.ts';
-import type { Value } from '../../types.ts';
+import { SluiceError } from '../../common/errors.ts';
+import type { Value } from '../../common/types.ts';
 import type { Operator } from '../operator.ts';
-import { encodeValues } from '../values.ts';
+import { encodeValues } from '../../common/values.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
 import type { StateDelta, Stateful } from '../state.ts';

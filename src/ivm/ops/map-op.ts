@@ -1,10 +1,10 @@
 // Map stage: per-row filter and projection. Stateless and linear, so it maps weights through
 // unchanged; the output is not consolidated (two rows may project to one).
-import type { Value } from '../../types.ts';
+import type { Value } from '../../common/types.ts';
 import type { ColumnSpec } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
-import type { RowFn, ScalarExpr } from '../scalar-expr.ts';
-import { compileScalar } from '../scalar-expr.ts';
+import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
+import { compileScalar } from '../../common/scalar-expr.ts';
 import type { ZBatch } from '../zset.ts';
 
 export type RowProjector = (row: readonly Value[]) => Value[];

@@ -4,12 +4,12 @@
 // multiplicity or two rows for one key: either would be an internal error, not a result.
 // An ordered index of the rows (for paged reads and streamed snapshots) exists only once someone
 // reads the view: it is built in slices on first use, then kept up to date by every step.
-import { SluiceError } from '../../errors.ts';
-import type { Value } from '../../types.ts';
+import { SluiceError } from '../../common/errors.ts';
+import type { Value } from '../../common/types.ts';
 import type { Operator } from '../operator.ts';
 import { IndexBuild, OrderedIndex } from '../ordered-index.ts';
 import { CapturedArray, type RowCapture } from '../row-capture.ts';
-import { encodeValues, singleKey } from '../values.ts';
+import { encodeValues, singleKey } from '../../common/values.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { keyedDelta, loadMultiset, multisetDelta } from '../state-entries.ts';
 import type { ZBatch } from '../zset.ts';

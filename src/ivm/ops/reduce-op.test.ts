@@ -2,8 +2,8 @@
 // disappearance, the global group, one net change per epoch, and errors on overflow.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Value } from '../../types.ts';
-import { T } from '../../types.ts';
+import type { Value } from '../../common/types.ts';
+import { T } from '../../common/types.ts';
 import type { AggregateSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { RowErrorSink } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';

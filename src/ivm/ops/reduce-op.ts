@@ -3,14 +3,14 @@
 // and the operator emits -old/+new only when the group's output row actually changed. Groups whose
 // row count reaches zero disappear; the global group (no keys) always keeps its one row.
 // State is column-wise: a group is a slot number; counts and aggregate fields live in typed arrays.
-import { SluiceError, knownErrorCode } from '../../errors.ts';
-import type { Value } from '../../types.ts';
+import { SluiceError, knownErrorCode } from '../../common/errors.ts';
+import type { Value } from '../../common/types.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
-import type { RowFn, ScalarExpr } from '../scalar-expr.ts';
-import { compileScalar } from '../scalar-expr.ts';
+import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
+import { compileScalar } from '../../common/scalar-expr.ts';
 import type { StateDelta, Stateful } from '../state.ts';
-import { encodeValues, singleKey, valuesEqual } from '../values.ts';
+import { encodeValues, singleKey, valuesEqual } from '../../common/values.ts';
 import type { ZBatch } from '../zset.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
 import { aggregateColumn, recordWidth } from './aggregates.ts';

@@ -3,7 +3,7 @@
 // is handed to `deliver`, which applies and commits it synchronously (one epoch) together with the
 // source's positions. Positions live in Sluice, not in the consumer group: a restart resumes from the
 // delivered positions, so every record is applied exactly once. Poison records follow on_error.
-import { bytesAsText } from '../json-codec.ts';
+import { bytesAsText } from '../../common/json-codec.ts';
 import { CONNECT_TIMEOUT_MS, withDeadline } from './deadline.ts';
 import type { ConnectorLogger, KafkaReader, KafkaRecord, PartitionWatermarks } from './kafka-client.ts';
 import { PoisonRecord, RecordDecoder, type DecodeSpec, type RowOp } from './record-decoder.ts';

@@ -10,7 +10,7 @@ import {
   invalidUtf8Offset,
   mayHoldLoneSurrogate,
   parseJsonExact,
-} from '../json-codec.ts';
+} from '../../common/json-codec.ts';
 import type { KafkaRecord } from './kafka-client.ts';
 
 export type SourceFormat = 'json' | 'upsert' | 'debezium';

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { ErrorCodes, SluiceError, httpStatusOf } from './errors.ts';
 import type { ErrorCode } from './errors.ts';
 
-const doc = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8');
+const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
 const documented = new Set([...doc.matchAll(/^\|\s*`([A-Z_]+)`\s*\|/gm)].map((m) => m[1] ?? ''));
 
 test('every error code is documented, and only existing codes are', () => {

@@ -10,12 +10,12 @@
 // reported as STATE_ERROR instead of being loaded as wrong state.
 import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { SluiceError } from '../errors.ts';
-import type { SourcePositions } from '../exec/api.ts';
-import type { StateDelta } from '../ivm/state.ts';
+import { SluiceError } from '../common/errors.ts';
+import type { SourcePositions } from '../common/changes.ts';
+import type { StateDelta } from '../common/state-delta.ts';
 
-// The shapes below mirror the engine's EngineCheckpoint / StoredCheckpoint structurally: connectors
-// never import the engine.
+// The shapes below mirror the engine's EngineCheckpoint / StoredCheckpoint structurally: storage
+// never imports the engine.
 
 /** One object's changed state, as `Engine.takeCheckpoint` returns it. */
 export interface CheckpointObjectInput {

@@ -1,10 +1,11 @@
 // The durable table log: the engine's journal. DDL statements and table batches share one ordered
 // sequence with a monotonic offset; replaying it into a fresh engine reproduces every epoch exactly.
 import { createHash } from 'node:crypto';
-import { SluiceError } from '../errors.ts';
-import type { EngineJournal, JournalBatch, SourcePositions } from '../exec/api.ts';
-import type { Row, Value } from '../types.ts';
-import { decodeStored, encodeStored } from './json-codec.ts';
+import { SluiceError } from '../common/errors.ts';
+import type { SourcePositions } from '../common/changes.ts';
+import type { EngineJournal, JournalBatch } from '../common/journal.ts';
+import type { Row, Value } from '../common/types.ts';
+import { decodeStored, encodeStored } from '../common/json-codec.ts';
 import type { SqliteStore } from './sqlite-store.ts';
 
 /** What the engine hands the journal for one batch (fully resolved rows, as value arrays). */

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SluiceError } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
 
 const FORMAT_VERSION = '1';
 

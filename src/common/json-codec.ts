@@ -1,7 +1,7 @@
 // JSON for Sluice values, exact for 64-bit integers. Wire JSON: bigints become strings, non-finite
 // floats become "NaN"/"Infinity"/"-Infinity". Storage JSON: tagged so that every value round-trips.
 import { parse as losslessParse } from 'lossless-json';
-import type { Row, Value } from '../types.ts';
+import type { Row, Value } from './types.ts';
 
 const INTEGER_LITERAL = /^-?\d+$/;
 

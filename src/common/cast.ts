@@ -1,8 +1,8 @@
 // Conversions between SQL types: CAST / `::` at run time and the coercion of ingested values to a
 // column's type. Failures are INVALID_CAST (casts) or INVALID_VALUE (ingest) errors, never NULLs.
-import { SluiceError } from '../errors.ts';
-import type { SqlType, Value } from '../types.ts';
-import { typeName } from '../types.ts';
+import { SluiceError } from './errors.ts';
+import type { SqlType, Value } from './types.ts';
+import { typeName } from './types.ts';
 import { charLength, checkInt, formatValue, leftChars, normalizeBigInt } from './values.ts';
 
 const INT_TEXT = /^\s*[+-]?\d+\s*$/;

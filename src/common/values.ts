@@ -1,8 +1,8 @@
 // Runtime value operations on the hot path: ordering, key encoding, exact 64-bit integer arithmetic
 // helpers. Integers are JS numbers while safe and bigints beyond; every helper keeps that invariant
 // (a result that fits a safe integer is always returned as a number), so equal values are `===`.
-import { SluiceError } from '../errors.ts';
-import type { Value } from '../types.ts';
+import { SluiceError } from './errors.ts';
+import type { Value } from './types.ts';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;

@@ -7,7 +7,7 @@
 // subscriber a wrong changelog.
 import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { SluiceError } from '../errors.ts';
+import { SluiceError } from '../common/errors.ts';
 
 export interface Retention {
   /** Keep the changes of at most this many most recent epochs (null: no epoch limit). */

@@ -13,8 +13,8 @@
 // JSON.stringify of the message objects, and the stored form is about a third of the wire size.
 // Anything unexpected (a value that is not a scalar, a row of another shape) falls back to the
 // generic writer, so the output is always what stringifyWire would have produced.
-import type { Change, ViewChangeSet } from '../exec/api.ts';
-import { stringifyWire } from '../source/json-codec.ts';
+import type { Change, ViewChangeSet } from '../common/changes.ts';
+import { stringifyWire } from '../common/json-codec.ts';
 
 function isOp(op: string): boolean {
   return op === '+I' || op === '-D' || op === '-U' || op === '+U';

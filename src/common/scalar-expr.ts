@@ -1,9 +1,9 @@
 // Scalar expressions as plain data (part of the DataflowPlan) and their compiler into closures over a
 // row array. Types are resolved by the binder; the compiler picks a specialised implementation per
 // node once, so evaluation does no type dispatch beyond what SQL NULLs require.
-import { SluiceError } from '../errors.ts';
-import type { SqlType, Value } from '../types.ts';
-import { typeName } from '../types.ts';
+import { SluiceError } from './errors.ts';
+import type { SqlType, Value } from './types.ts';
+import { typeName } from './types.ts';
 import { castValue, floatOutOfRange } from './cast.ts';
 import {
   charLength,

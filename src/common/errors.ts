@@ -19,7 +19,7 @@ export interface ErrorOptions {
 export const ErrorCodes = {
   SYNTAX_ERROR: 'parse',
   INVALID_TEXT: 'parse',
-  // What one script may ask of the SQL front end (src/limits.ts).
+  // What one script may ask of the SQL front end (src/common/limits.ts).
   SCRIPT_TOO_LARGE: 'parse',
   STATEMENT_TOO_LARGE: 'parse',
   TOO_MANY_ITEMS: 'parse',

@@ -1,0 +1,33 @@
+// The journal's contract: the resolved batch the engine hands over before an epoch takes effect,
+// and the hook it calls. The engine calls it (src/exec), the durable journal implements it
+// (src/storage/table-log.ts); it lives here so that neither imports the other.
+import type { SourcePositions } from './changes.ts';
+import type { Value } from './types.ts';
+
+/** One resolved batch as the journal receives it: rows as value arrays in `columns` order. */
+export interface JournalBatch {
+  readonly epoch: number;
+  readonly table: string;
+  /** The table's column names, the order of every row's values. */
+  readonly columns: readonly string[];
+  readonly inserts: readonly (readonly Value[])[];
+  readonly deletes: readonly (readonly Value[])[];
+  /**
+   * Present only for a source batch (`applyChanges(source, ..., { fromSource: true, positions })`):
+   * the connector's positions, which are the epoch's positions. The journal must store them and
+   * hand them back on replay as `{ fromSource: true, positions }`; its return value is then unused.
+   */
+  readonly positions?: SourcePositions;
+}
+
+/**
+ * Durability hooks (the server's log). Called after validation and before a change takes effect;
+ * throwing cancels the change. Batches carry fully resolved row changes (PK-only deletes and PK
+ * replacements resolved to full rows), so replaying them through
+ * `applyChanges(table, { delete: deletes, insert: inserts }, { positions })` reproduces the epoch.
+ */
+export interface EngineJournal {
+  /** Returns a table batch's positions (ignored for a source batch, which carries its own). */
+  appendBatch(entry: JournalBatch): SourcePositions;
+  appendDdl(entry: { epoch: number; sql: string }): void;
+}
