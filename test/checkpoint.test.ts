@@ -180,20 +180,16 @@ test('float sums restore exactly: integer parts beyond 2^53, fractions, infiniti
   // Retraction after the restore is as exact as before it.
   for (const engine of [original, restored]) engine.applyChanges('fl', { delete: [{ k: 1 }, { k: 4 }] });
   assert.equal(snapshotAll(restored), snapshotAll(original));
-  const rows = restored.execute('SELECT g, s FROM fs ORDER BY g')[0];
-  assert.ok(rows !== undefined && 'rows' in rows);
-  assert.deepEqual(rows.rows, [
-    { g: 1, s: 1.5 },
-    { g: 2, s: 1e308 },
-    { g: 3, s: 0.125 },
-  ]);
-  const inf = restored.execute('SELECT g, s FROM fi ORDER BY g')[0];
-  assert.ok(inf !== undefined && 'rows' in inf);
-  assert.deepEqual(inf.rows, [
-    { g: 1, s: 1.5 },
-    { g: 2, s: 1e308 },
-    { g: 3, s: 0.125 },
-  ]);
+  // Both views: the sum, and the sum whose -2 was an Infinity that has left again.
+  for (const view of ['fs', 'fi']) {
+    const rows = restored.execute(`SELECT g, s FROM ${view} ORDER BY g`)[0];
+    assert.ok(rows !== undefined && 'rows' in rows);
+    assert.deepEqual(rows.rows, [
+      { g: 1, s: 1.5 },
+      { g: 2, s: 1e308 },
+      { g: 3, s: 0.125 },
+    ]);
+  }
 
   // A checkpoint of the old format: each float sum one double in `s`, no `f` or `x`.
   const old = store.read();

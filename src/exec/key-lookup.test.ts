@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { Engine } from './engine.ts';
 import type { ErrorCode } from '../common/errors.ts';
+import { mulberry32 } from '../../test/support/checkpoint-workload.ts';
 
 /** Runs `sql`; its rows examined by UPDATE/DELETE, and its error code if it failed. */
 function run(engine: Engine, sql: string): { examined: number; error?: ErrorCode; rowCount?: number } {
@@ -69,21 +70,9 @@ test('a WHERE that pins the primary key examines only the rows it names', () => 
   assert.deepEqual(rowsOf(engine, 'SELECT count(*) AS n FROM t'), before);
 });
 
-/** A tiny seeded generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 test('UPDATE and DELETE by key mean what the scan meant (random statements against SQLite)', () => {
   for (const seed of [1, 2, 3, 4, 5]) {
-    const r = rng(seed);
+    const r = mulberry32(seed);
     const int = (n: number): number => Math.floor(r() * n);
     const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)] as T;
     const engine = new Engine();

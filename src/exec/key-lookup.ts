@@ -3,7 +3,7 @@
 // statement reads those rows by key instead of scanning the table. Any other WHERE scans. The whole
 // predicate is still evaluated on each row found, so a lookup only narrows what is read.
 import type { SqlType, Value } from '../common/types.ts';
-import { compileScalar, type ScalarExpr } from '../common/scalar-expr.ts';
+import { columnsOf, compileScalar, type ScalarExpr } from '../common/scalar-expr.ts';
 import { normalizeBigInt } from '../common/values.ts';
 
 /** More key combinations than this (a product of IN lists) scan instead. */
@@ -21,35 +21,6 @@ function keyable(column: SqlType, constant: SqlType): boolean {
   return false;
 }
 
-function isConstant(e: ScalarExpr): boolean {
-  const stack: ScalarExpr[] = [e];
-  for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
-    switch (x.kind) {
-      case 'col':
-        return false;
-      case 'const':
-        break;
-      case 'call':
-      case 'and':
-      case 'or':
-      case 'coalesce':
-        stack.push(...x.args);
-        break;
-      case 'in':
-        stack.push(x.operand, ...x.list);
-        break;
-      case 'cast':
-        stack.push(x.operand);
-        break;
-      case 'case':
-        for (const w of x.whens) stack.push(w.when, w.then);
-        if (x.else !== null) stack.push(x.else);
-        break;
-    }
-  }
-  return true;
-}
-
 function conjuncts(predicate: ScalarExpr): ScalarExpr[] {
   const out: ScalarExpr[] = [];
   const stack: ScalarExpr[] = [predicate];
@@ -63,7 +34,7 @@ function conjuncts(predicate: ScalarExpr): ScalarExpr[] {
 /** The constants a conjunct pins the primary-key column at `column` to, or null. */
 function pinned(conjunct: ScalarExpr, column: number, columnType: SqlType): readonly ScalarExpr[] | null {
   const isKeyColumn = (e: ScalarExpr): boolean => e.kind === 'col' && e.index === column;
-  const usable = (e: ScalarExpr): boolean => isConstant(e) && keyable(columnType, e.type);
+  const usable = (e: ScalarExpr): boolean => columnsOf(e).size === 0 && keyable(columnType, e.type);
   if (conjunct.kind === 'call' && conjunct.fn === 'eq' && conjunct.args.length === 2) {
     const [a, b] = conjunct.args as [ScalarExpr, ScalarExpr];
     if (isKeyColumn(a) && usable(b)) return [b];

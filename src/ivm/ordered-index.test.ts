@@ -6,17 +6,7 @@ import { test } from 'node:test';
 import type { Value } from '../common/types.ts';
 import { FrozenIndex, IndexBuild, OrderedIndex, type IndexView } from './ordered-index.ts';
 import { compareValues } from '../common/values.ts';
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../../test/support/checkpoint-workload.ts';
 
 /** Every copy in order, as JSON (a row with count 3 appears three times). */
 function flatten(index: IndexView): string[] {
@@ -39,7 +29,7 @@ function modelOf(rows: Map<string, { row: Value[]; count: number }>, order: read
 }
 
 test('keyed: random inserts, updates and deletes keep the rows in key order', () => {
-  const rand = prng(7);
+  const rand = mulberry32(7);
   const index = new OrderedIndex([0], false, 64);
   const model = new Map<string, { row: Value[]; count: number }>();
   for (let step = 0; step < 20_000; step++) {
@@ -71,7 +61,7 @@ test('keyed: random inserts, updates and deletes keep the rows in key order', ()
 });
 
 test('counted: multiplicities, cursors inside a row and prefix counts', () => {
-  const rand = prng(11);
+  const rand = mulberry32(11);
   const index = new OrderedIndex([0, 1], true, 64);
   const model = new Map<string, { row: Value[]; count: number }>();
   for (let step = 0; step < 10_000; step++) {
@@ -114,7 +104,7 @@ test('counted: multiplicities, cursors inside a row and prefix counts', () => {
 });
 
 test('a frozen snapshot keeps its contents while the live index changes', () => {
-  const rand = prng(3);
+  const rand = mulberry32(3);
   const index = new OrderedIndex([0], false, 64);
   const rows = new Map<number, Value[]>();
   for (let k = 0; k < 5000; k++) {
@@ -153,7 +143,7 @@ test('a frozen snapshot keeps its contents while the live index changes', () => 
 });
 
 test('a sliced build gives the same index as inserting row by row, whatever the slice size', () => {
-  const rand = prng(5);
+  const rand = mulberry32(5);
   const rows: Value[][] = [];
   const seen = new Set<number>();
   while (rows.length < 30_000) {

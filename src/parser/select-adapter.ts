@@ -832,14 +832,7 @@ class Converter {
       case 'number':
       case 'bigint': {
         // node-sql-parser folds some signs into the number (and drops unary plus): take them from the text.
-        for (
-          let token = this.peek();
-          token?.tokenType === Minus || token?.tokenType === Plus;
-          token = this.peek()
-        ) {
-          this.index++;
-          pieces.push({ kind: 'prefix', op: token.tokenType === Minus ? '-' : '+', pos: posOf(token) });
-        }
+        this.signs(pieces);
         const token = this.expect(NumberLit);
         pieces.push({ kind: 'operand', expr: numberLiteral(token.image, posOf(token)), start: posOf(token) });
         return;
@@ -933,19 +926,24 @@ class Converter {
   }
 
   /** The constants of an IN list up to the `)` at `close`, read from our tokens alone. */
+  /** Consumes the `-` and `+` signs before an operand, as prefix pieces. */
+  private signs(pieces: Piece[]): void {
+    for (
+      let token = this.peek();
+      token?.tokenType === Minus || token?.tokenType === Plus;
+      token = this.peek()
+    ) {
+      this.index++;
+      pieces.push({ kind: 'prefix', op: token.tokenType === Minus ? '-' : '+', pos: posOf(token) });
+    }
+  }
+
   private constants(close: number): Expr[] {
     const items: Expr[] = [];
     while (this.index < close) {
       if (items.length > 0) this.expect(Comma);
       const pieces: Piece[] = [];
-      for (
-        let token = this.peek();
-        token?.tokenType === Minus || token?.tokenType === Plus;
-        token = this.peek()
-      ) {
-        this.index++;
-        pieces.push({ kind: 'prefix', op: token.tokenType === Minus ? '-' : '+', pos: posOf(token) });
-      }
+      this.signs(pieces);
       const token = this.peek()!;
       this.index++;
       const pos = posOf(token);
