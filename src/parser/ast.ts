@@ -95,6 +95,28 @@ export interface TableRef {
   readonly pos: Pos;
 }
 
+/** `cross` also stands for a comma in FROM (`FROM a, b` is `a CROSS JOIN b`). */
+export type JoinKind = 'inner' | 'left' | 'right' | 'full' | 'cross';
+
+/**
+ * `left <kind> JOIN right [ON cond | USING (cols)]`, or `NATURAL <kind> JOIN`. A FROM list and a chain
+ * of joins nest to the left (`a JOIN b ON … JOIN c ON …` is `(a ⋈ b) ⋈ c`); parentheses nest as
+ * written. ON is present only for an ON join, `using` only for USING; NATURAL has neither.
+ */
+export interface JoinRef {
+  readonly kind: 'join';
+  readonly joinKind: JoinKind;
+  readonly left: FromItem;
+  readonly right: FromItem;
+  readonly on?: Expr;
+  readonly using?: readonly { readonly name: string; readonly pos: Pos }[];
+  readonly natural: boolean;
+  /** The join keyword (JOIN, or the comma of a FROM list). */
+  readonly pos: Pos;
+}
+
+export type FromItem = TableRef | JoinRef;
+
 export interface OrderItem {
   readonly expr: Expr;
   readonly desc: boolean;
@@ -103,7 +125,7 @@ export interface OrderItem {
 }
 
 /**
- * One SELECT. Constructs the engine cannot maintain yet (joins, subqueries, set operations, window
+ * One SELECT. Constructs the engine cannot maintain yet (subqueries, set operations, window
  * functions, CTEs) are rejected by the parser adapter with NOT_SUPPORTED; ORDER BY / LIMIT are
  * kept because ad-hoc queries allow them (the planner rejects them in views).
  */
@@ -112,7 +134,7 @@ export interface SelectStmt {
   readonly distinct: boolean;
   readonly items: readonly SelectItem[];
   /** Absent for `SELECT 1 + 1`. */
-  readonly from?: TableRef;
+  readonly from?: FromItem;
   readonly where?: Expr;
   readonly groupBy: readonly Expr[];
   readonly having?: Expr;

@@ -112,6 +112,7 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     scope = null;
   } else {
     const ref = stmt.from;
+    if (ref.kind !== 'table') throw notSupported('join', ref.pos);
     const source = catalog.get(ref.name);
     if (source === undefined) {
       throw new SluiceError('UNKNOWN_TABLE', `relation "${ref.name}" does not exist`, { position: ref.pos });
