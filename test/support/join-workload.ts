@@ -1,0 +1,1162 @@
+// Seeded schemas, join view templates and change batches for the join differential suite
+// (test/join-differential.test.ts), and the run that compares every join view with SQLite after every
+// epoch. Every choice comes from one mulberry32 stream (Rng from random-workload.ts), so a seed replays
+// exactly as long as this file is unchanged (JOIN_GENERATOR_VERSION names the stream's shape).
+//
+// Schema. 2–4 tables named a, b, c, d. Every table starts with the join keys `k` and `j` (nullable
+// integers from small domains, so matches are common; ~10% NULL; sometimes one hot key holds a large
+// share of the rows), then, for keyed tables, `<t>id integer PRIMARY KEY`, then `<t>v` (nullable
+// integer) and `<t>w` (nullable text). Only `k` and `j` are shared between tables, so NATURAL JOIN
+// joins on exactly (k, j), the other columns can be referenced unqualified, and `SELECT *` over
+// NATURAL / USING (k, j) has the same column order in PostgreSQL (USING columns first) and SQLite
+// (the left table's order) because k, j come first in every table. At least one table is small
+// (≤ ~12 rows) for cross and theta joins.
+//
+// SQL subset shared by PostgreSQL (Sluice's semantics) and SQLite ≥ 3.39 (RIGHT/FULL JOIN): integer
+// arithmetic without division, text comparisons on ASCII, COUNT/SUM/MIN/MAX/COUNT(DISTINCT), every
+// output column has a unique name (a view may not have two columns with the same name), no pure
+// non-equi FULL JOIN (PostgreSQL rejects it: "FULL JOIN is only supported with merge-joinable or
+// hash-joinable join conditions").
+import { Engine, SluiceError } from '../../src/index.ts';
+import type { ColumnInfo, Row, Value } from '../../src/common/types.ts';
+import type { EngineLike } from './engine-like.ts';
+import { Rng, describeBatch, sqlLiteral } from './random-workload.ts';
+import {
+  SqliteOracle,
+  assertViewMatchesOracle,
+  canonicalRows,
+  canonicalValue,
+  createTableSql,
+  multisetDiff,
+  type Changes,
+  type ColumnSpec,
+  type TableSpec,
+} from './sqlite-oracle.ts';
+
+export const JOIN_GENERATOR_VERSION = 1;
+
+// ---------------------------------------------------------------------------------------------------
+// Schema
+
+export interface JoinTable extends TableSpec {
+  /** The table name, also the prefix of its own columns (`aid`, `av`, `aw`). */
+  readonly name: string;
+  readonly keyed: boolean;
+  /** Size the workload drifts towards. */
+  readonly target: number;
+  readonly small: boolean;
+}
+
+/** Value domains shared by every table of one seed. */
+export interface Domains {
+  /** Keys are 0..kMax. */
+  readonly kMax: number;
+  /** When set, this share of non-NULL keys is key 0. */
+  readonly hot: number;
+  readonly jMax: number;
+}
+
+export interface JoinSchema {
+  readonly tables: readonly JoinTable[];
+  readonly domains: Domains;
+}
+
+const WORDS = ['p', 'q', 'r', 'pq', 'qr', '', 'x'];
+
+export function idCol(t: JoinTable): string {
+  return `${t.name}id`;
+}
+export function vCol(t: JoinTable): string {
+  return `${t.name}v`;
+}
+export function wCol(t: JoinTable): string {
+  return `${t.name}w`;
+}
+
+function makeTable(name: string, keyed: boolean, small: boolean, rng: Rng): JoinTable {
+  const columns: ColumnSpec[] = [
+    { name: 'k', sqlType: 'integer', nullable: true },
+    { name: 'j', sqlType: 'integer', nullable: true },
+  ];
+  if (keyed) columns.push({ name: `${name}id`, sqlType: 'integer', nullable: false });
+  columns.push({ name: `${name}v`, sqlType: 'integer', nullable: true });
+  columns.push({ name: `${name}w`, sqlType: 'text', nullable: true });
+  return {
+    name,
+    columns,
+    primaryKey: keyed ? [`${name}id`] : null,
+    keyed,
+    small,
+    target: small ? rng.int(4, 12) : rng.int(25, 50),
+  };
+}
+
+export function randomJoinSchema(rng: Rng): JoinSchema {
+  const n = rng.weighted([
+    [4, 2],
+    [4, 3],
+    [3, 4],
+  ]);
+  const names = ['a', 'b', 'c', 'd'].slice(0, n);
+  // At least one keyed and one keyless table; at least one small table.
+  const keyed = names.map(() => rng.chance(0.5));
+  if (keyed.every((x) => x)) keyed[rng.int(0, n - 1)] = false;
+  if (keyed.every((x) => !x)) keyed[rng.int(0, n - 1)] = true;
+  const small = names.map(() => rng.chance(0.3));
+  if (!small.some((x) => x)) small[n - 1] = true;
+  const tables = names.map((name, i) => makeTable(name, keyed[i]!, small[i]!, rng));
+  const domains: Domains = {
+    kMax: rng.pick([3, 5, 8]),
+    hot: rng.chance(0.35) ? rng.pick([0.4, 0.6]) : 0,
+    jMax: rng.pick([1, 2]),
+  };
+  return { tables, domains };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Data
+
+function keyValue(rng: Rng, d: Domains): Value {
+  if (rng.chance(0.1)) return null;
+  if (d.hot > 0 && rng.chance(d.hot)) return 0;
+  return rng.int(0, d.kMax);
+}
+
+function jValue(rng: Rng, d: Domains): Value {
+  if (rng.chance(0.1)) return null;
+  return rng.int(0, d.jMax);
+}
+
+function vValue(rng: Rng): Value {
+  return rng.chance(0.12) ? null : rng.int(-5, 25);
+}
+
+function wValue(rng: Rng): Value {
+  return rng.chance(0.1) ? null : rng.pick(WORDS);
+}
+
+/** One table's rows as the generator believes them to be (a multiset; keyed by id when keyed). */
+export class JoinModel {
+  rows: Row[] = [];
+  private nextId = 1;
+
+  constructor(
+    readonly table: JoinTable,
+    readonly domains: Domains,
+  ) {}
+
+  freshRow(rng: Rng): Row {
+    const t = this.table;
+    const row: Row = { k: keyValue(rng, this.domains), j: jValue(rng, this.domains) };
+    if (t.keyed) row[idCol(t)] = this.nextId++;
+    row[vCol(t)] = vValue(rng);
+    row[wCol(t)] = wValue(rng);
+    return row;
+  }
+
+  /** A changed copy: mostly the join key moves (to another key, to NULL, from NULL). */
+  modified(rng: Rng, row: Row): Row {
+    const t = this.table;
+    const out: Row = { ...row };
+    const what = rng.weighted<'k' | 'j' | 'kj' | 'v' | 'w'>([
+      [5, 'k'],
+      [2, 'j'],
+      [1, 'kj'],
+      [2, 'v'],
+      [1, 'w'],
+    ]);
+    if (what === 'k' || what === 'kj') out['k'] = keyValue(rng, this.domains);
+    if (what === 'j' || what === 'kj') out['j'] = jValue(rng, this.domains);
+    if (what === 'v') out[vCol(t)] = vValue(rng);
+    if (what === 'w') out[wCol(t)] = wValue(rng);
+    return out;
+  }
+
+  pkOnly(row: Row): Row {
+    const id = idCol(this.table);
+    return { [id]: row[id] ?? null };
+  }
+
+  /** The engine's batch semantics: deletes (full row, or the key), then inserts (upsert when keyed). */
+  apply(changes: Changes): void {
+    const t = this.table;
+    const id = idCol(t);
+    for (const d of changes.delete ?? []) {
+      const i = t.keyed
+        ? this.rows.findIndex((r) => r[id] === d[id])
+        : this.rows.findIndex((r) => t.columns.every((c) => r[c.name] === d[c.name]));
+      if (i < 0) throw new Error(`JoinModel: delete of a missing row ${JSON.stringify(d)} from ${t.name}`);
+      this.rows[i] = this.rows[this.rows.length - 1]!;
+      this.rows.pop();
+    }
+    for (const ins of changes.insert ?? []) {
+      if (t.keyed) {
+        const i = this.rows.findIndex((r) => r[id] === ins[id]);
+        if (i >= 0) {
+          this.rows[i] = ins;
+          continue;
+        }
+        const n = ins[id];
+        if (typeof n === 'number' && n >= this.nextId) this.nextId = n + 1;
+      }
+      this.rows.push(ins);
+    }
+  }
+
+  reset(rows: readonly Row[]): void {
+    this.rows = [];
+    this.apply({ insert: rows });
+  }
+}
+
+/** Batch size: mostly 1–50, sometimes a few hundred. */
+export function randomJoinBatchSize(rng: Rng): number {
+  return rng.weighted<() => number>([
+    [55, () => rng.int(1, 8)],
+    [35, () => rng.int(9, 50)],
+    [10, () => rng.int(100, 300)],
+  ])();
+}
+
+/**
+ * One valid batch against the model's rows (not applied). Above the table's target size deletes
+ * dominate; each existing row is touched at most once per batch. Rarely the batch deletes everything.
+ */
+export function randomJoinBatch(rng: Rng, model: JoinModel, size: number): Changes {
+  const insert: Row[] = [];
+  const del: Row[] = [];
+  const t = model.table;
+  const n = model.rows.length;
+  if (n > 0 && rng.chance(0.02)) {
+    // Every row goes (the last match of every key leaves at once).
+    return { delete: model.rows.map((r) => (t.keyed && rng.chance(0.5) ? model.pkOnly(r) : { ...r })) };
+  }
+  const big = size > 60;
+  const pDelete = n === 0 ? 0 : n > t.target ? 0.5 : 0.15;
+  // Large batches churn (updates and deletes) rather than grow without bound.
+  const pUpdate = n === 0 ? 0 : big ? 0.45 : 0.35;
+  const order = Array.from({ length: n }, (_, i) => i);
+  let cursor = 0;
+  const takeExisting = (): Row | undefined => {
+    if (cursor >= order.length) return undefined;
+    const j = cursor + Math.floor(rng.next() * (order.length - cursor));
+    const tmp = order[cursor]!;
+    order[cursor] = order[j]!;
+    order[j] = tmp;
+    return model.rows[order[cursor++]!];
+  };
+  let grow = 0;
+  // Inserts stop at 1.5 × the target, so joins over the table stay a bounded size.
+  const growCap = Math.max(big ? 5 : 2, Math.ceil(1.5 * t.target) - n);
+  for (let i = 0; i < size; i++) {
+    const r = rng.next();
+    if (r < pDelete) {
+      const row = takeExisting();
+      if (row === undefined) continue;
+      del.push(t.keyed && rng.chance(0.5) ? model.pkOnly(row) : { ...row });
+    } else if (r < pDelete + pUpdate) {
+      const row = takeExisting();
+      if (row === undefined) continue;
+      const next = model.modified(rng, row);
+      if (t.keyed && rng.chance(0.5)) insert.push(next);
+      else {
+        del.push(t.keyed && rng.chance(0.5) ? model.pkOnly(row) : { ...row });
+        insert.push(next);
+      }
+    } else if (grow < growCap) {
+      grow++;
+      if (!t.keyed && n > 0 && rng.chance(0.1)) insert.push({ ...model.rows[rng.int(0, n - 1)]! });
+      else insert.push(model.freshRow(rng));
+    }
+  }
+  if (insert.length === 0 && del.length === 0) insert.push(model.freshRow(rng));
+  const out: { insert?: Row[]; delete?: Row[] } = {};
+  if (insert.length > 0) out.insert = insert;
+  if (del.length > 0) out.delete = del;
+  return out;
+}
+
+/** An INSERT / UPDATE / DELETE valid in Sluice and SQLite; UPDATEs move join keys, never ids. */
+export function randomJoinDml(rng: Rng, model: JoinModel): string {
+  const t = model.table;
+  const d = model.domains;
+  const cond = (): string =>
+    rng.pick([
+      () => `k = ${rng.int(0, d.kMax)}`,
+      () => `j = ${rng.int(0, d.jMax)}`,
+      () => `k IS NULL`,
+      () => `${vCol(t)} < ${rng.int(0, 20)}`,
+      () => `(k = ${rng.int(0, d.kMax)} AND j IS NOT NULL)`,
+    ])();
+  const kind = rng.weighted<'insert' | 'update' | 'delete'>([
+    [2, 'insert'],
+    [5, 'update'],
+    [model.rows.length > t.target ? 3 : 1, 'delete'],
+  ]);
+  if (kind === 'insert') {
+    const rows = Array.from({ length: rng.int(1, 4) }, () => model.freshRow(rng));
+    const cols = t.columns.map((c) => c.name);
+    const values = rows.map((r) => `(${cols.map((c) => sqlLiteral(r[c] ?? null)).join(', ')})`);
+    return `INSERT INTO ${t.name} (${cols.join(', ')}) VALUES ${values.join(', ')}`;
+  }
+  if (kind === 'delete') return `DELETE FROM ${t.name} WHERE ${cond()}`;
+  const set = rng.pick([
+    () => `k = k + 1`,
+    () => `k = ${rng.int(0, d.kMax)}`,
+    () => `k = NULL`,
+    () => `j = ${rng.int(0, d.jMax)}`,
+    () => `k = j, j = k`,
+    () => `${vCol(t)} = ${vCol(t)} + ${rng.int(-3, 5)}`,
+    () => `k = COALESCE(k, ${rng.int(0, d.kMax)})`,
+  ])();
+  return `UPDATE ${t.name} SET ${set} WHERE ${cond()}`;
+}
+
+/** SQLite's values (bigint under safe integers) back in Sluice's representation. */
+export function fromSqlite(t: JoinTable, r: Record<string, unknown>): Row {
+  const out: Row = {};
+  for (const c of t.columns) {
+    const v = r[c.name];
+    out[c.name] = v === undefined || v === null ? null : typeof v === 'bigint' ? Number(v) : (v as Value);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Views
+
+export interface JoinView {
+  readonly name: string;
+  /** The SELECT as given to Sluice. */
+  readonly sql: string;
+  /** The SELECT as given to SQLite (the same text unless a template needs another spelling). */
+  readonly sqlite: string;
+  readonly template: string;
+  /** The view is a single-relation view (no join); used while developing without joins. */
+  readonly single?: boolean;
+  /** A global aggregate (one row even over no input): not empty after everything is deleted. */
+  readonly global?: boolean;
+}
+
+export const JOIN_TEMPLATES = [
+  'inner_one_key',
+  'inner_two_keys',
+  'using_k',
+  'using_kj_star',
+  'natural_star',
+  'natural_left_star',
+  'comma_where',
+  'cross_small',
+  'expr_key',
+  'equi_residual',
+  'theta_small',
+  'left',
+  'left_on_right_filter',
+  'left_on_left_filter',
+  'left_anti',
+  'left_where_coalesce',
+  'right',
+  'right_residual',
+  'full',
+  'full_residual',
+  'full_unmatched',
+  'full_using_star',
+  'three_way',
+  'three_way_left',
+  'four_way',
+  'paren_left_inner',
+  'paren_inner_full',
+  'self_join',
+  'self_left_shift',
+  'join_view_of_table',
+  'agg_over_join_view',
+  'agg_direct',
+  'agg_global_outer',
+  'distinct_join',
+  'expr_select',
+  'qualified_star',
+] as const;
+
+export type JoinTemplate = (typeof JOIN_TEMPLATES)[number];
+
+export const SINGLE_TEMPLATES = ['single_filter', 'single_agg'] as const;
+
+interface Ctx {
+  readonly rng: Rng;
+  readonly schema: JoinSchema;
+  name(): string;
+}
+
+function pickTwo(rng: Rng, tables: readonly JoinTable[]): [JoinTable, JoinTable] {
+  const a = rng.pick(tables);
+  const rest = tables.filter((t) => t !== a);
+  return [a, rng.pick(rest)];
+}
+
+function smallOf(rng: Rng, tables: readonly JoinTable[]): JoinTable {
+  return rng.pick(tables.filter((t) => t.small));
+}
+
+/** Builds one template's views (a template over a view returns the base view first). */
+function buildTemplate(ctx: Ctx, template: JoinTemplate | (typeof SINGLE_TEMPLATES)[number]): JoinView[] {
+  const { rng, schema } = ctx;
+  const ts = schema.tables;
+  const [x, y] = pickTwo(rng, ts);
+  const X = x.name;
+  const Y = y.name;
+  const c = rng.int(0, 15);
+  const one = (sql: string, extra: Partial<JoinView> = {}): JoinView[] => [
+    { name: ctx.name(), sql, sqlite: sql, template, ...extra },
+  ];
+  switch (template) {
+    case 'single_filter':
+      return one(`SELECT k, j, ${vCol(x)} FROM ${X} WHERE k IS NOT NULL AND ${vCol(x)} > ${c}`, {
+        single: true,
+      });
+    case 'single_agg':
+      return one(`SELECT k, COUNT(*) AS n, SUM(${vCol(x)}) AS s FROM ${X} GROUP BY k`, { single: true });
+    case 'inner_one_key':
+      // Unqualified columns that exist on one side only.
+      return one(`SELECT ${X}.k, ${vCol(x)}, ${vCol(y)}, ${wCol(y)} FROM ${X} JOIN ${Y} ON ${X}.k = ${Y}.k`);
+    case 'inner_two_keys':
+      return one(
+        `SELECT ${X}.k AS k, ${Y}.j AS j, ${X}.${vCol(x)} AS xv, ${Y}.${wCol(y)} AS yw ` +
+          `FROM ${X} INNER JOIN ${Y} ON ${X}.k = ${Y}.k AND ${X}.j = ${Y}.j`,
+      );
+    case 'using_k':
+      // The merged USING column unqualified; the other shared column qualified on both sides.
+      return one(
+        `SELECT k, ${X}.j AS xj, ${Y}.j AS yj, ${vCol(x)}, ${vCol(y)} FROM ${X} JOIN ${Y} USING (k)`,
+      );
+    case 'using_kj_star':
+      return one(`SELECT * FROM ${X} JOIN ${Y} USING (k, j)`);
+    case 'natural_star':
+      return one(`SELECT * FROM ${X} NATURAL JOIN ${Y}`);
+    case 'natural_left_star':
+      return one(`SELECT * FROM ${X} NATURAL LEFT JOIN ${Y}`);
+    case 'comma_where':
+      return one(
+        `SELECT ${X}.k AS k, ${vCol(x)}, ${wCol(y)} FROM ${X}, ${Y} ` +
+          `WHERE ${X}.k = ${Y}.k AND ${Y}.j <> ${rng.int(0, schema.domains.jMax)}`,
+      );
+    case 'cross_small': {
+      const s = smallOf(rng, ts);
+      const o = rng.pick(ts.filter((t) => t !== s).concat(ts.filter((t) => t.small && t !== s)));
+      return one(
+        `SELECT ${o.name}.k AS ok, ${vCol(o)}, ${s.name}.k AS sk, ${wCol(s)} FROM ${o.name} CROSS JOIN ${s.name}`,
+      );
+    }
+    case 'expr_key':
+      return one(
+        `SELECT ${X}.k AS xk, ${Y}.k AS yk, ${vCol(x)}, ${vCol(y)} FROM ${X} JOIN ${Y} ON ${X}.k + 1 = ${Y}.k`,
+      );
+    case 'equi_residual':
+      return one(
+        `SELECT ${X}.k AS k, ${vCol(x)}, ${vCol(y)} FROM ${X} JOIN ${Y} ON ${X}.k = ${Y}.k AND ${vCol(x)} < ${vCol(y)}`,
+      );
+    case 'theta_small': {
+      const s = smallOf(rng, ts);
+      const o = rng.pick(ts.filter((t) => t !== s));
+      return one(
+        `SELECT ${o.name}.k AS ok, ${vCol(o)}, ${vCol(s)}, ${wCol(s)} FROM ${o.name} JOIN ${s.name} ON ${vCol(o)} < ${vCol(s)}`,
+      );
+    }
+    case 'left':
+      return one(
+        `SELECT ${X}.k AS xk, ${X}.j AS xj, ${vCol(x)}, ${Y}.k AS yk, ${vCol(y)}, ${wCol(y)} ` +
+          `FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k`,
+      );
+    case 'left_on_right_filter':
+      // A condition on the right side only inside ON: it limits matches, it never drops left rows.
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${vCol(y)} FROM ${X} LEFT OUTER JOIN ${Y} ` +
+          `ON ${X}.k = ${Y}.k AND ${vCol(y)} > ${c}`,
+      );
+    case 'left_on_left_filter':
+      // A condition on the preserved side inside ON: failing left rows stay, NULL-padded.
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${Y}.j AS yj, ${vCol(y)} FROM ${X} LEFT JOIN ${Y} ` +
+          `ON ${X}.k = ${Y}.k AND ${vCol(x)} > ${c} AND ${X}.j IS NOT NULL`,
+      );
+    case 'left_anti':
+      return one(
+        `SELECT ${X}.* FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k AND ${X}.j = ${Y}.j WHERE ${Y}.k IS NULL`,
+      );
+    case 'left_where_coalesce':
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${vCol(y)} FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k ` +
+          `WHERE COALESCE(${vCol(y)}, -1) < ${c}`,
+      );
+    case 'right':
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${Y}.k AS yk, ${Y}.j AS yj, ${vCol(y)} FROM ${X} RIGHT JOIN ${Y} ON ${X}.k = ${Y}.k`,
+      );
+    case 'right_residual':
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${Y}.k AS yk, ${vCol(y)} FROM ${X} RIGHT OUTER JOIN ${Y} ` +
+          `ON ${X}.k = ${Y}.k AND ${X}.j = ${rng.int(0, schema.domains.jMax)} AND ${vCol(y)} >= ${c}`,
+      );
+    case 'full':
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${Y}.k AS yk, ${vCol(y)}, ${wCol(y)} FROM ${X} FULL JOIN ${Y} ON ${X}.k = ${Y}.k`,
+      );
+    case 'full_residual':
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${Y}.k AS yk, ${vCol(y)} FROM ${X} FULL OUTER JOIN ${Y} ` +
+          `ON ${X}.k = ${Y}.k AND ${vCol(x)} < ${vCol(y)}`,
+      );
+    case 'full_unmatched':
+      return one(
+        `SELECT ${X}.k AS xk, ${X}.j AS xj, ${Y}.k AS yk, ${Y}.j AS yj FROM ${X} FULL JOIN ${Y} ` +
+          `ON ${X}.k = ${Y}.k AND ${X}.j = ${Y}.j WHERE ${X}.k IS NULL OR ${Y}.k IS NULL`,
+      );
+    case 'full_using_star':
+      return one(`SELECT * FROM ${X} FULL JOIN ${Y} USING (k, j)`);
+    case 'three_way': {
+      const z = rng.pick(ts);
+      return one(
+        `SELECT t1.k AS k, t1.${vCol(x)} AS v1, t2.${vCol(y)} AS v2, t3.${wCol(z)} AS w3 ` +
+          `FROM ${X} t1 JOIN ${Y} t2 ON t1.k = t2.k JOIN ${z.name} t3 ON t3.k = t2.k AND t3.j = t1.j`,
+      );
+    }
+    case 'three_way_left': {
+      const z = rng.pick(ts);
+      return one(
+        `SELECT t1.k AS k1, t1.${vCol(x)} AS v1, t2.k AS k2, t2.j AS j2, t3.${vCol(z)} AS v3 ` +
+          `FROM ${X} t1 LEFT JOIN ${Y} t2 ON t1.k = t2.k AND t1.j = t2.j ` +
+          `LEFT JOIN ${z.name} t3 ON t3.j = t2.j AND t3.k = t2.k`,
+      );
+    }
+    case 'four_way': {
+      const z = rng.pick(ts);
+      const s = smallOf(rng, ts);
+      return one(
+        `SELECT t1.k AS k, t1.j AS j, t2.${vCol(y)} AS v2, t3.${vCol(z)} AS v3, t4.${wCol(s)} AS w4 ` +
+          `FROM ${X} t1 JOIN ${Y} t2 ON t1.k = t2.k AND t1.j = t2.j ` +
+          `JOIN ${z.name} t3 ON t3.k = t2.k AND t3.j = t2.j ` +
+          `LEFT JOIN ${s.name} t4 ON t4.j = t1.j AND t4.k = t3.k`,
+      );
+    }
+    case 'paren_left_inner': {
+      const z = rng.pick(ts);
+      // Not the same as (X LEFT JOIN Y) JOIN Z: the inner join happens before the padding.
+      return one(
+        `SELECT t1.k AS k1, t1.${vCol(x)} AS v1, t2.${vCol(y)} AS v2, t3.${vCol(z)} AS v3 ` +
+          `FROM ${X} t1 LEFT JOIN (${Y} t2 JOIN ${z.name} t3 ON t2.k = t3.k AND t2.j = t3.j) ` +
+          `ON t1.k = t2.k AND t1.j = t3.j`,
+      );
+    }
+    case 'paren_inner_full': {
+      const z = rng.pick(ts);
+      return one(
+        `SELECT t1.k AS k1, t2.k AS k2, t2.${vCol(y)} AS v2, t3.k AS k3, t3.${vCol(z)} AS v3 ` +
+          `FROM ${X} t1 JOIN (${Y} t2 FULL JOIN ${z.name} t3 ON t2.k = t3.k) ON t1.j = COALESCE(t2.j, t3.j) ` +
+          `AND t1.k = COALESCE(t2.k, t3.k)`,
+      );
+    }
+    case 'self_join':
+      return one(
+        `SELECT p.k AS k, p.${vCol(x)} AS pv, q.${vCol(x)} AS qv, q.${wCol(x)} AS qw ` +
+          `FROM ${X} p JOIN ${X} q ON p.k = q.k AND p.j = q.j`,
+      );
+    case 'self_left_shift':
+      return one(
+        `SELECT p.k AS k, p.${vCol(x)} AS pv, q.k AS qk, q.${vCol(x)} AS qv FROM ${X} p LEFT JOIN ${X} q ON q.k = p.k + 1`,
+      );
+    case 'join_view_of_table': {
+      const base = ctx.name();
+      const baseSql = `SELECT k, COUNT(*) AS n, SUM(${vCol(x)}) AS total FROM ${X} GROUP BY k`;
+      const top = ctx.name();
+      const kind = rng.pick(['JOIN', 'LEFT JOIN']);
+      const topSql =
+        `SELECT ${X}.k AS k, ${vCol(x)}, g.n AS n, g.total AS total FROM ${X} ${kind} ${base} g ` +
+        `ON ${X}.k = g.k`;
+      return [
+        { name: base, sql: baseSql, sqlite: baseSql, template: `${template}(base)` },
+        { name: top, sql: topSql, sqlite: topSql, template },
+      ];
+    }
+    case 'agg_over_join_view': {
+      const base = ctx.name();
+      const kind = rng.pick(['JOIN', 'LEFT JOIN', 'FULL JOIN']);
+      const baseSql =
+        `SELECT ${X}.k AS k, ${X}.j AS j, ${vCol(x)} AS v1, ${vCol(y)} AS v2, ${wCol(y)} AS w2 ` +
+        `FROM ${X} ${kind} ${Y} ON ${X}.k = ${Y}.k`;
+      const top = ctx.name();
+      const having = rng.chance(0.5) ? ` HAVING COUNT(*) > ${rng.int(1, 3)}` : '';
+      const topSql =
+        `SELECT k, COUNT(*) AS n, COUNT(v2) AS nv2, SUM(v2) AS s2, MIN(w2) AS mnw, MAX(v1) AS mxv, ` +
+        `COUNT(DISTINCT j) AS dj FROM ${base} GROUP BY k${having}`;
+      return [
+        { name: base, sql: baseSql, sqlite: baseSql, template: `${template}(base)` },
+        { name: top, sql: topSql, sqlite: topSql, template },
+      ];
+    }
+    case 'agg_direct':
+      return one(
+        `SELECT ${X}.k AS k, COUNT(*) AS n, SUM(${vCol(y)}) AS s, MIN(${wCol(y)}) AS mn, MAX(${vCol(x)}) AS mx, ` +
+          `COUNT(DISTINCT ${Y}.j) AS dj FROM ${X} JOIN ${Y} ON ${X}.k = ${Y}.k GROUP BY ${X}.k ` +
+          `HAVING COUNT(*) >= ${rng.int(1, 3)}`,
+      );
+    case 'agg_global_outer':
+      return one(
+        `SELECT COUNT(*) AS n, COUNT(${Y}.k) AS matched, SUM(${vCol(y)}) AS s, MAX(${vCol(x)}) AS mx ` +
+          `FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k`,
+        { global: true },
+      );
+    case 'distinct_join':
+      return one(`SELECT DISTINCT ${X}.k AS k, ${Y}.j AS j FROM ${X} JOIN ${Y} ON ${X}.k = ${Y}.k`);
+    case 'expr_select':
+      return one(
+        `SELECT ${X}.k * 2 + COALESCE(${vCol(y)}, 0) AS e, ` +
+          `CASE WHEN ${Y}.k IS NULL THEN 'none' ELSE ${wCol(y)} END AS w, ${vCol(x)} - ${Y}.j AS d ` +
+          `FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k`,
+      );
+    case 'qualified_star':
+      return one(
+        `SELECT ${Y}.*, ${vCol(x)} FROM ${X} RIGHT JOIN ${Y} ON ${X}.k = ${Y}.k AND ${X}.j = ${Y}.j`,
+      );
+  }
+}
+
+export interface JoinScenario {
+  readonly schema: JoinSchema;
+  readonly views: readonly JoinView[];
+}
+
+/** A seed's schema and 5–8 templates' views (in creation order: a base view before its dependents). */
+export function randomJoinScenario(
+  rng: Rng,
+  options: {
+    singleOnly?: boolean;
+    templates?: readonly string[];
+    minTemplates?: number;
+    maxTemplates?: number;
+  } = {},
+): JoinScenario {
+  const schema = randomJoinSchema(rng);
+  let n = 0;
+  const ctx: Ctx = { rng, schema, name: () => `jv${n++}` };
+  const pool: readonly string[] =
+    options.templates ?? (options.singleOnly ? SINGLE_TEMPLATES : JOIN_TEMPLATES);
+  const count = rng.int(options.minTemplates ?? 5, options.maxTemplates ?? 8);
+  const views: JoinView[] = [];
+  for (let i = 0; i < count; i++) views.push(...buildTemplate(ctx, rng.pick(pool) as JoinTemplate));
+  return { schema, views };
+}
+
+export function joinViewDdl(v: JoinView): string {
+  return `CREATE MATERIALIZED VIEW ${v.name} AS ${v.sql}`;
+}
+
+function describeJoinScenario(s: JoinScenario): string {
+  const d = s.schema.domains;
+  return [
+    `  -- keys 0..${d.kMax}${d.hot > 0 ? `, key 0 hot (${d.hot})` : ''}, j 0..${d.jMax}; ` +
+      s.schema.tables.map((t) => `${t.name} target ${t.target}`).join(', '),
+    ...s.schema.tables.map((t) => `  ${createTableSql(t)};`),
+    ...s.views.map(
+      (v) =>
+        `  ${joinViewDdl(v)};   -- ${v.template}` +
+        (v.sqlite !== v.sql ? `\n    -- SQLite: ${v.sqlite}` : ''),
+    ),
+  ].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Ad-hoc SELECTs compared with SQLite
+
+/** An ad-hoc SELECT with a join (valid in both; unique output names). */
+export function randomAdHoc(rng: Rng, schema: JoinSchema): string {
+  const [x, y] = pickTwo(rng, schema.tables);
+  const X = x.name;
+  const Y = y.name;
+  const kind = rng.pick(['JOIN', 'LEFT JOIN', 'RIGHT JOIN', 'FULL JOIN']);
+  return rng.pick([
+    () =>
+      `SELECT ${X}.k AS xk, ${Y}.k AS yk, ${vCol(x)}, ${vCol(y)} FROM ${X} ${kind} ${Y} ON ${X}.k = ${Y}.k`,
+    () =>
+      `SELECT ${X}.k AS k, COUNT(*) AS n, SUM(${vCol(y)}) AS s FROM ${X} ${kind} ${Y} ON ${X}.k = ${Y}.k AND ${X}.j = ${Y}.j GROUP BY ${X}.k`,
+    () => `SELECT * FROM ${X} NATURAL ${kind} ${Y}`,
+    () =>
+      `SELECT ${Y}.*, ${vCol(x)} AS xv FROM ${X} ${kind} ${Y} USING (k) WHERE ${vCol(x)} > ${rng.int(0, 15)}`,
+    () =>
+      `SELECT ${X}.k AS xk, ${Y}.k AS yk, ${vCol(x)} AS xv, ${vCol(y)} AS yv FROM ${X} ${kind} ${Y} ` +
+      `ON ${X}.k = ${Y}.k ORDER BY xk NULLS FIRST, yk DESC NULLS LAST, xv NULLS FIRST, yv NULLS LAST LIMIT 7`,
+  ])();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// One differential run
+
+export interface JoinRunOptions {
+  readonly epochs: number;
+  readonly engine?: () => EngineLike;
+  /** Restrict to single-relation templates (developing the harness without joins). */
+  readonly singleOnly?: boolean;
+  /** Replay command printed on failure. */
+  readonly replay?: (seed: number) => string;
+  /** Only these templates (the harness's own sensitivity test). */
+  readonly templates?: readonly string[];
+  /** Another SQLite text for a view (the harness's own sensitivity test: a deliberately wrong oracle). */
+  readonly sqliteOverride?: (v: JoinView) => string;
+}
+
+export interface JoinRunResult {
+  readonly epochs: number;
+  readonly checks: number;
+  readonly adHoc: number;
+  readonly scenario: JoinScenario;
+  /** Largest view (rows) compared. */
+  readonly maxRows: number;
+  readonly templates: readonly string[];
+}
+
+export function joinReplayCommand(seed: number): string {
+  return `SLUICE_SEED=${seed} node --import tsx --test test/join-differential.test.ts`;
+}
+
+/**
+ * Compares an ad-hoc SELECT's result (engine) with SQLite's rows: as multisets, or in order when the
+ * query has ORDER BY (such queries order by every output column, so the order is determined).
+ */
+export function compareAdHoc(engine: EngineLike, oracle: SqliteOracle, sql: string, ctx: () => string): void {
+  let res;
+  try {
+    res = engine.execute(sql)[0];
+  } catch (e) {
+    const detail = e instanceof SluiceError ? `${e.code}: ${e.message}` : String(e);
+    throw new Error(`ad-hoc ${sql} failed: ${detail}\n${ctx()}`, { cause: e });
+  }
+  const columns = res?.columns ?? [];
+  const stmt = oracle.db.prepare(sql);
+  const sqliteNames = stmt.columns().map((c) => c.name);
+  const names = columns.map((c) => c.name);
+  if (names.join(',') !== sqliteNames.join(',')) {
+    throw new Error(`ad-hoc ${sql}: columns differ: sluice [${names}], sqlite [${sqliteNames}]\n${ctx()}`);
+  }
+  const rawExpected = stmt.all() as Record<string, unknown>[];
+  const rawActual = (res?.rows ?? []) as Record<string, unknown>[];
+  if (/\bORDER BY\b/i.test(sql)) {
+    const line = (r: Record<string, unknown>): string =>
+      columns.map((c) => `${c.name}=${canonicalValue(c.type, r[c.name])}`).join(' | ');
+    const e = rawExpected.map(line);
+    const a = rawActual.map(line);
+    if (e.join('\n') !== a.join('\n')) {
+      throw new Error(
+        `ad-hoc ordered SELECT differs from SQLite: ${sql}\n  sqlite:\n    ${e.join('\n    ')}\n` +
+          `  sluice:\n    ${a.join('\n    ')}\n${ctx()}`,
+      );
+    }
+    return;
+  }
+  const { missing, extra } = multisetDiff(
+    canonicalRows(columns, rawExpected),
+    canonicalRows(columns, rawActual),
+  );
+  if (missing.length + extra.length > 0) {
+    throw new Error(
+      `ad-hoc SELECT differs from SQLite: ${sql}\n  missing from sluice: ${JSON.stringify(missing.slice(0, 10))}\n` +
+        `  extra in sluice: ${JSON.stringify(extra.slice(0, 10))}\n${ctx()}`,
+    );
+  }
+}
+
+export function runJoinDifferential(seed: number, options: JoinRunOptions): JoinRunResult {
+  const rng = new Rng(seed);
+  const scenario = randomJoinScenario(rng, {
+    ...(options.singleOnly ? { singleOnly: true } : {}),
+    ...(options.templates ? { templates: options.templates } : {}),
+  });
+  const { schema } = scenario;
+  const engine: EngineLike = options.engine?.() ?? new Engine();
+  const oracle = new SqliteOracle();
+  const replay = options.replay ?? joinReplayCommand;
+  let lastBatch = '(none)';
+  let created = 0;
+  const context = (): string =>
+    `seed ${seed} (join generator v${JOIN_GENERATOR_VERSION}), epoch ${engine.epoch}, ` +
+    `${created}/${scenario.views.length} views created\nreplay: ${replay(seed)}\n` +
+    `schema:\n${describeJoinScenario(scenario)}\nlast ${lastBatch}`;
+  const fail = (what: string, e: unknown): never => {
+    const detail = e instanceof SluiceError ? `${e.code}: ${e.message}` : String(e);
+    throw new Error(`${what} failed: ${detail}\n${context()}`, { cause: e });
+  };
+  let checks = 0;
+  let adHoc = 0;
+  let maxRows = 0;
+  try {
+    for (const t of schema.tables) {
+      try {
+        engine.execute(createTableSql(t));
+      } catch (e) {
+        fail(createTableSql(t), e);
+      }
+      oracle.createTable(t);
+    }
+    for (const v of scenario.views) oracle.createView(v.name, options.sqliteOverride?.(v) ?? v.sqlite);
+    // The first half exist before any data; the rest are created at random epochs (backfill).
+    const createAt = scenario.views.map((_, i) =>
+      i < Math.ceil(scenario.views.length / 2) ? 0 : rng.int(1, Math.max(1, Math.floor(options.epochs / 2))),
+    );
+    for (let i = 1; i < createAt.length; i++) createAt[i] = Math.max(createAt[i]!, createAt[i - 1]!);
+    const createDue = (epochIndex: number): void => {
+      while (created < scenario.views.length && createAt[created]! <= epochIndex) {
+        const v = scenario.views[created]!;
+        try {
+          engine.execute(joinViewDdl(v));
+        } catch (e) {
+          fail(joinViewDdl(v), e);
+        }
+        created++;
+      }
+    };
+    const checkAll = (): void => {
+      for (let i = 0; i < created; i++) {
+        const v = scenario.views[i]!;
+        assertViewMatchesOracle(engine, oracle, v.name, () => `view ${v.name} (${v.template})\n${context()}`);
+        checks++;
+      }
+    };
+    createDue(0);
+    checkAll();
+    const models = schema.tables.map((t) => new JoinModel(t, schema.domains));
+    for (let e = 1; e <= options.epochs; e++) {
+      const model = rng.pick(models);
+      if (rng.chance(0.06)) {
+        const sql = randomJoinDml(rng, model);
+        lastBatch = `statement: ${sql}`;
+        try {
+          engine.execute(sql);
+        } catch (err) {
+          fail(sql, err);
+        }
+        oracle.db.exec(sql);
+        model.reset(oracle.query(`SELECT * FROM ${model.table.name}`).map((r) => fromSqlite(model.table, r)));
+      } else {
+        const batch = randomJoinBatch(rng, model, randomJoinBatchSize(rng));
+        lastBatch = describeBatch(model.table.name, batch);
+        try {
+          engine.applyChanges(model.table.name, batch);
+        } catch (err) {
+          fail(`applyChanges(${model.table.name})`, err);
+        }
+        oracle.apply(model.table.name, batch);
+        model.apply(batch);
+      }
+      createDue(e);
+      checkAll();
+      if (e % 10 === 0) {
+        // Every view's SELECT, computed once rather than maintained, and a random join query.
+        for (let i = 0; i < created; i++) {
+          const v = scenario.views[i]!;
+          if (options.sqliteOverride !== undefined) continue;
+          compareAdHoc(engine, oracle, v.sql, () => `ad-hoc of ${v.name} (${v.template})\n${context()}`);
+          adHoc++;
+        }
+        if (!options.singleOnly) {
+          const sql = randomAdHoc(rng, schema);
+          compareAdHoc(engine, oracle, sql, context);
+          adHoc++;
+        }
+      }
+      if (e % 25 === 0) {
+        for (let i = 0; i < created; i++) {
+          const [row] = oracle.query(`SELECT COUNT(*) AS n FROM ${scenario.views[i]!.name}`);
+          maxRows = Math.max(maxRows, Number(row?.['n'] ?? 0));
+        }
+      }
+    }
+    createDue(Number.POSITIVE_INFINITY);
+    checkAll();
+    for (const t of schema.tables) {
+      const cols = t.columns.map((c) => ({ name: c.name, type: c.sqlType, nullable: c.nullable }));
+      const expected = canonicalRows(cols, oracle.query(`SELECT * FROM ${t.name}`));
+      const actual = canonicalRows(cols, engine.tableRows(t.name));
+      const { missing, extra } = multisetDiff(expected, actual);
+      if (missing.length + extra.length > 0) {
+        throw new Error(
+          `table ${t.name} differs: missing ${JSON.stringify(missing.slice(0, 5))}, extra ${JSON.stringify(extra.slice(0, 5))}\n${context()}`,
+        );
+      }
+    }
+    return {
+      epochs: options.epochs,
+      checks,
+      adHoc,
+      scenario,
+      maxRows,
+      templates: scenario.views.map((v) => v.template),
+    };
+  } finally {
+    oracle.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Invariance properties
+
+/** One small change to one table, valid after the units before it (an update is delete + insert). */
+export interface JoinUnit {
+  readonly table: string;
+  readonly changes: Changes;
+  /** Identities (the id for keyed tables, the whole row otherwise) inserted / deleted. */
+  readonly ins: readonly string[];
+  readonly del: readonly string[];
+}
+
+function identity(t: JoinTable, row: Row): string {
+  if (t.keyed) return String(row[idCol(t)]);
+  return JSON.stringify(t.columns.map((c) => row[c.name] ?? null));
+}
+
+export function joinUnits(
+  rng: Rng,
+  schema: JoinSchema,
+  count: number,
+): { units: JoinUnit[]; models: JoinModel[] } {
+  const models = schema.tables.map((t) => new JoinModel(t, schema.domains));
+  const units: JoinUnit[] = [];
+  for (let i = 0; i < count; i++) {
+    const m = rng.pick(models);
+    const changes = randomJoinBatch(rng, m, rng.chance(0.75) ? 1 : rng.int(2, 5));
+    units.push({
+      table: m.table.name,
+      changes,
+      ins: (changes.insert ?? []).map((r) => identity(m.table, r)),
+      del: (changes.delete ?? []).map((r) => identity(m.table, r)),
+    });
+    m.apply(changes);
+  }
+  return { units, models };
+}
+
+export interface JoinBatch {
+  readonly table: string;
+  readonly changes: Changes;
+}
+
+/**
+ * Groups consecutive units into batches, cutting where `cut(i)` says and wherever merging would change
+ * the meaning (a batch applies all its deletes before all its inserts): another table, a delete of
+ * something the batch inserts, a second insert of one key.
+ */
+export function batchJoinUnits(
+  units: readonly JoinUnit[],
+  cut: (i: number) => boolean,
+  keyed: (t: string) => boolean,
+): JoinBatch[] {
+  const out: JoinBatch[] = [];
+  let cur: { table: string; insert: Row[]; delete: Row[]; ins: Set<string> } | undefined;
+  const flush = (): void => {
+    if (cur === undefined) return;
+    const c: { insert?: Row[]; delete?: Row[] } = {};
+    if (cur.insert.length > 0) c.insert = cur.insert;
+    if (cur.delete.length > 0) c.delete = cur.delete;
+    out.push({ table: cur.table, changes: c });
+    cur = undefined;
+  };
+  units.forEach((u, i) => {
+    if (cur !== undefined) {
+      const c = cur;
+      if (
+        c.table !== u.table ||
+        u.del.some((k) => c.ins.has(k)) ||
+        (keyed(u.table) && u.ins.some((k) => c.ins.has(k)))
+      )
+        flush();
+    }
+    cur ??= { table: u.table, insert: [], delete: [], ins: new Set() };
+    cur.insert.push(...(u.changes.insert ?? []));
+    cur.delete.push(...(u.changes.delete ?? []));
+    for (const k of u.ins) cur.ins.add(k);
+    if (cut(i)) flush();
+  });
+  flush();
+  return out;
+}
+
+/** A different arrival order across tables: a random interleaving that keeps each table's own order. */
+export function interleave(rng: Rng, units: readonly JoinUnit[], tableFirst?: readonly string[]): JoinUnit[] {
+  const queues = new Map<string, JoinUnit[]>();
+  for (const u of units) {
+    const q = queues.get(u.table);
+    if (q === undefined) queues.set(u.table, [u]);
+    else q.push(u);
+  }
+  if (tableFirst !== undefined) return tableFirst.flatMap((t) => queues.get(t) ?? []);
+  const out: JoinUnit[] = [];
+  const live = [...queues.values()];
+  while (live.length > 0) {
+    const i = rng.int(0, live.length - 1);
+    out.push(live[i]!.shift()!);
+    if (live[i]!.length === 0) live.splice(i, 1);
+  }
+  return out;
+}
+
+export type EngineFactory = () => EngineLike;
+
+/** Applies batches to a fresh engine, views created before (or, with `backfill`, after) the data. */
+export function finalJoinViews(
+  scenario: JoinScenario,
+  batches: readonly JoinBatch[],
+  options: { backfill?: boolean; make?: EngineFactory } = {},
+): Map<string, { columns: readonly ColumnInfo[]; rows: string[] }> {
+  const engine = options.make?.() ?? new Engine();
+  for (const t of scenario.schema.tables) engine.execute(createTableSql(t));
+  if (!options.backfill) for (const v of scenario.views) engine.execute(joinViewDdl(v));
+  for (const b of batches) engine.applyChanges(b.table, b.changes);
+  if (options.backfill) for (const v of scenario.views) engine.execute(joinViewDdl(v));
+  const out = new Map<string, { columns: readonly ColumnInfo[]; rows: string[] }>();
+  for (const v of scenario.views) {
+    const snap = engine.viewSnapshot(v.name);
+    out.set(v.name, { columns: snap.columns, rows: canonicalRows(snap.columns, snap.rows) });
+  }
+  return out;
+}
+
+function diffText(a: readonly string[] | undefined, b: readonly string[] | undefined): string {
+  const { missing, extra } = multisetDiff(a ?? [], b ?? []);
+  return `only in SQLite (${missing.length}): ${JSON.stringify(missing.slice(0, 6))}; only in Sluice (${extra.length}): ${JSON.stringify(extra.slice(0, 6))}`;
+}
+
+/**
+ * Property: the same changes in different batch splits and different arrival orders across the
+ * tables (each table's own order kept) leave every join view with the same rows, which are SQLite's.
+ * Returns the number of (arrangement, view) comparisons.
+ */
+export function checkJoinInvariance(
+  seed: number,
+  unitCount: number,
+  make?: EngineFactory,
+  singleOnly = false,
+): number {
+  const rng = new Rng(seed);
+  const scenario = randomJoinScenario(rng, { minTemplates: 4, maxTemplates: 6, singleOnly });
+  const { units } = joinUnits(rng, scenario.schema, unitCount);
+  const keyed = (name: string): boolean =>
+    scenario.schema.tables.find((t) => t.name === name)?.keyed ?? false;
+  const names = scenario.schema.tables.map((t) => t.name);
+  const reversed = [...names].reverse();
+  const arrangements: { what: string; batches: JoinBatch[]; backfill?: boolean }[] = [
+    { what: 'one unit per epoch', batches: batchJoinUnits(units, () => true, keyed) },
+    { what: 'random cuts', batches: batchJoinUnits(units, () => rng.chance(0.3), keyed) },
+    { what: 'largest batches', batches: batchJoinUnits(units, () => false, keyed) },
+    {
+      what: 'random interleaving across tables, random cuts',
+      batches: batchJoinUnits(interleave(rng, units), () => rng.chance(0.5), keyed),
+    },
+    {
+      what: `tables in order ${names.join(',')}`,
+      batches: batchJoinUnits(interleave(rng, units, names), () => false, keyed),
+    },
+    {
+      what: `tables in order ${reversed.join(',')}, one unit per epoch`,
+      batches: batchJoinUnits(interleave(rng, units, reversed), () => true, keyed),
+    },
+    {
+      what: 'views created after all data (backfill)',
+      batches: batchJoinUnits(units, () => rng.chance(0.5), keyed),
+      backfill: true,
+    },
+  ];
+  // The oracle's answer for the final state (canonicalised with the engine's column types).
+  const oracle = new SqliteOracle();
+  let comparisons = 0;
+  try {
+    for (const t of scenario.schema.tables) oracle.createTable(t);
+    for (const v of scenario.views) oracle.createView(v.name, v.sqlite);
+    for (const u of units) oracle.apply(u.table, u.changes);
+    for (const arr of arrangements) {
+      const got = finalJoinViews(scenario, arr.batches, {
+        backfill: arr.backfill ?? false,
+        ...(make ? { make } : {}),
+      });
+      for (const v of scenario.views) {
+        const { columns, rows } = got.get(v.name)!;
+        const a = oracle.canonicalView(v.name, columns);
+        if (JSON.stringify(a) !== JSON.stringify(rows)) {
+          throw new Error(
+            `invariance: view ${v.name} (${v.template}: ${v.sql}) after "${arr.what}" (${arr.batches.length} batches) ` +
+              `differs from SQLite's final state: ${diffText(a, rows)}\n` +
+              `seed ${seed}, ${unitCount} units\nreplay: SLUICE_SEED=${seed} node --import tsx --test test/join-differential.test.ts\n` +
+              describeJoinScenario(scenario),
+          );
+        }
+        comparisons++;
+      }
+    }
+  } finally {
+    oracle.close();
+  }
+  return comparisons;
+}
+
+/**
+ * Property: inserting rows into every table (with updates between) and then deleting all of them, in
+ * random batches and table orders, returns every join view (inner and outer) to empty; global
+ * aggregates return to their over-no-rows row. Views are created before the data and after the
+ * inserts (backfilled), and must be non-empty at the peak for the check to mean anything.
+ * Returns the largest total view size at the peak.
+ */
+export function checkJoinRetraction(seed: number, make?: EngineFactory, singleOnly = false): number {
+  const rng = new Rng(seed);
+  const scenario = randomJoinScenario(rng, { minTemplates: 5, maxTemplates: 8, singleOnly });
+  const { schema } = scenario;
+  const engine = make?.() ?? new Engine();
+  for (const t of schema.tables) engine.execute(createTableSql(t));
+  const early = Math.ceil(scenario.views.length / 2);
+  scenario.views.slice(0, early).forEach((v) => engine.execute(joinViewDdl(v)));
+  const models = schema.tables.map((t) => new JoinModel(t, schema.domains));
+  for (let i = 0; i < 12; i++) {
+    const m = rng.pick(models);
+    const batch = randomJoinBatch(rng, m, rng.int(1, 30));
+    engine.applyChanges(m.table.name, batch);
+    m.apply(batch);
+  }
+  scenario.views.slice(early).forEach((v) => engine.execute(joinViewDdl(v)));
+  let peak = 0;
+  for (const v of scenario.views) peak += engine.viewSnapshot(v.name).rows.length;
+  // Delete everything: per table in chunks, tables interleaved at random, keyed rows by key or whole.
+  const pending = models.map((m) => [...m.rows]);
+  while (pending.some((p) => p.length > 0)) {
+    const i = rng.pick(pending.map((p, j) => (p.length > 0 ? j : -1)).filter((j) => j >= 0));
+    const m = models[i]!;
+    const take = pending[i]!.splice(0, rng.int(1, Math.max(1, Math.ceil(pending[i]!.length / 2))));
+    const del = take.map((r) => (m.table.keyed && rng.chance(0.5) ? m.pkOnly(r) : r));
+    engine.applyChanges(m.table.name, { delete: del });
+    m.apply({ delete: del });
+  }
+  const oracle = new SqliteOracle();
+  try {
+    for (const t of schema.tables) oracle.createTable(t);
+    for (const v of scenario.views) oracle.createView(v.name, v.sqlite);
+    for (const v of scenario.views) {
+      const snap = engine.viewSnapshot(v.name);
+      const ctx = `retraction: view ${v.name} (${v.template}: ${v.sql}) after deleting every row; seed ${seed}\n${describeJoinScenario(scenario)}`;
+      if (!v.global && snap.rows.length > 0) {
+        throw new Error(
+          `${ctx}\n  still holds ${snap.rows.length} rows: ${JSON.stringify(canonicalRows(snap.columns, snap.rows).slice(0, 6))}`,
+        );
+      }
+      assertViewMatchesOracle(engine, oracle, v.name, ctx);
+    }
+  } finally {
+    oracle.close();
+  }
+  return peak;
+}
+
+/** TEMPORARY (until joins land on main): whether the engine accepts a join. */
+export function joinsExist(): boolean {
+  const e = new Engine();
+  e.execute('CREATE TABLE probe (k integer)');
+  try {
+    e.execute('SELECT x.k FROM probe x JOIN probe y ON x.k = y.k');
+    return true;
+  } catch (err) {
+    if (err instanceof SluiceError && err.code === 'NOT_SUPPORTED') return false;
+    throw err;
+  }
+}
