@@ -41,6 +41,7 @@ const seeds =
 let totalEpochs = 0;
 let totalChecks = 0;
 let totalAdHoc = 0;
+let totalFolds = 0;
 let maxRows = 0;
 const used = new Set<string>();
 
@@ -56,6 +57,7 @@ for (const seed of seeds) {
       totalEpochs += r.epochs;
       totalChecks += r.checks;
       totalAdHoc += r.adHoc;
+      totalFolds += r.folds;
       maxRows = Math.max(maxRows, r.maxRows);
       for (const t of r.templates) used.add(t.replace(/\(base\)$/, ''));
       assert.ok(r.checks > 0, 'no view was compared');
@@ -69,7 +71,7 @@ for (const seed of seeds) {
 test('join differential totals and template coverage', () => {
   console.log(
     `join differential: ${seeds.length} seeds × ${EPOCHS} epochs, ${totalChecks} view comparisons, ` +
-      `${totalAdHoc} ad-hoc comparisons, largest view ${maxRows} rows, ${used.size}/${JOIN_TEMPLATES.length} templates`,
+      `${totalAdHoc} ad-hoc comparisons, ${totalFolds} change sets folded, largest view ${maxRows} rows, ${used.size}/${JOIN_TEMPLATES.length} templates`,
   );
   assert.equal(totalEpochs, seeds.length * EPOCHS);
 });

@@ -16,10 +16,13 @@
 // arithmetic without division, text comparisons on ASCII, COUNT/SUM/MIN/MAX/COUNT(DISTINCT), every
 // output column has a unique name (a view may not have two columns with the same name), no pure
 // non-equi FULL JOIN (PostgreSQL rejects it: "FULL JOIN is only supported with merge-joinable or
-// hash-joinable join conditions").
+// hash-joinable join conditions"). Also avoided: `t.*` of the LEFT side of a RIGHT/FULL join with
+// USING/NATURAL (SQLite expands it with the merged, coalesced USING columns; PostgreSQL with t's own).
 import { Engine, SluiceError } from '../../src/index.ts';
 import type { ColumnInfo, Row, Value } from '../../src/common/types.ts';
+import type { ViewChangeSet } from '../../src/exec/api.ts';
 import type { EngineLike } from './engine-like.ts';
+import { exactRow } from './properties.ts';
 import { Rng, describeBatch, sqlLiteral } from './random-workload.ts';
 import {
   SqliteOracle,
@@ -74,9 +77,10 @@ export function wCol(t: JoinTable): string {
 }
 
 function makeTable(name: string, keyed: boolean, small: boolean, rng: Rng): JoinTable {
+  // Join keys of different integer types across tables (integer = bigint must match like 1 = 1).
   const columns: ColumnSpec[] = [
-    { name: 'k', sqlType: 'integer', nullable: true },
-    { name: 'j', sqlType: 'integer', nullable: true },
+    { name: 'k', sqlType: rng.pick(['integer', 'integer', 'bigint', 'smallint']), nullable: true },
+    { name: 'j', sqlType: rng.pick(['integer', 'smallint', 'bigint']), nullable: true },
   ];
   if (keyed) columns.push({ name: `${name}id`, sqlType: 'integer', nullable: false });
   columns.push({ name: `${name}v`, sqlType: 'integer', nullable: true });
@@ -369,17 +373,37 @@ export const JOIN_TEMPLATES = [
   'self_join',
   'self_left_shift',
   'join_view_of_table',
+  'join_of_views',
   'agg_over_join_view',
   'agg_direct',
   'agg_global_outer',
   'distinct_join',
   'expr_select',
   'qualified_star',
+  'self_full',
+  'self_natural',
+  'full_on_false',
+  'coalesce_key',
+  'text_key',
+  'numeric_key',
+  'inner_where_both',
+  'left_where_right',
+  'left_where_left',
+  'full_where_left',
+  'using_chain_full',
+  'natural_chain',
+  'paren_using',
 ] as const;
 
 export type JoinTemplate = (typeof JOIN_TEMPLATES)[number];
 
 export const SINGLE_TEMPLATES = ['single_filter', 'single_agg'] as const;
+
+/**
+ * Templates that fail because of an engine bug (test/join-known-failures.ts runs them): a FULL JOIN of
+ * two views whose keys can be NULL (GROUP BY / DISTINCT NULL groups).
+ */
+export const KNOWN_FAILURE_TEMPLATES = ['join_of_views_full'] as const;
 
 interface Ctx {
   readonly rng: Rng;
@@ -398,7 +422,10 @@ function smallOf(rng: Rng, tables: readonly JoinTable[]): JoinTable {
 }
 
 /** Builds one template's views (a template over a view returns the base view first). */
-function buildTemplate(ctx: Ctx, template: JoinTemplate | (typeof SINGLE_TEMPLATES)[number]): JoinView[] {
+type AnyTemplate =
+  JoinTemplate | (typeof SINGLE_TEMPLATES)[number] | (typeof KNOWN_FAILURE_TEMPLATES)[number];
+
+function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
   const { rng, schema } = ctx;
   const ts = schema.tables;
   const [x, y] = pickTwo(rng, ts);
@@ -442,9 +469,14 @@ function buildTemplate(ctx: Ctx, template: JoinTemplate | (typeof SINGLE_TEMPLAT
     case 'cross_small': {
       const s = smallOf(rng, ts);
       const o = rng.pick(ts.filter((t) => t !== s).concat(ts.filter((t) => t.small && t !== s)));
-      return one(
-        `SELECT ${o.name}.k AS ok, ${vCol(o)}, ${s.name}.k AS sk, ${wCol(s)} FROM ${o.name} CROSS JOIN ${s.name}`,
-      );
+      const [O, S] = [o.name, s.name];
+      const from = rng.pick([
+        `${O} CROSS JOIN ${S}`,
+        `${O}, ${S}`,
+        `${O} JOIN ${S} ON TRUE`,
+        `${O} INNER JOIN ${S} ON 1 = 1`,
+      ]);
+      return one(`SELECT ${O}.k AS ok, ${vCol(o)}, ${S}.k AS sk, ${wCol(s)} FROM ${from}`);
     }
     case 'expr_key':
       return one(
@@ -616,6 +648,92 @@ function buildTemplate(ctx: Ctx, template: JoinTemplate | (typeof SINGLE_TEMPLAT
       return one(
         `SELECT ${Y}.*, ${vCol(x)} FROM ${X} RIGHT JOIN ${Y} ON ${X}.k = ${Y}.k AND ${X}.j = ${Y}.j`,
       );
+    case 'self_full':
+      return one(
+        `SELECT p.k AS pk, q.k AS qk, p.${vCol(x)} AS pv, q.${vCol(x)} AS qv ` +
+          `FROM ${X} p FULL JOIN ${X} q ON p.k = q.k + 1 AND p.j = q.j`,
+      );
+    case 'self_natural':
+      // Every column is common: rows with a NULL anywhere match nothing, duplicates multiply.
+      return one(`SELECT * FROM ${X} p NATURAL JOIN ${X} q`);
+    case 'full_on_false':
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${Y}.k AS yk, ${vCol(y)} FROM ${X} ${rng.pick(['FULL', 'LEFT', 'RIGHT'])} JOIN ${Y} ON FALSE`,
+      );
+    case 'coalesce_key':
+      // A key expression that maps NULL to a value: NULL keys match each other here.
+      return one(
+        `SELECT ${X}.k AS xk, ${Y}.k AS yk, ${vCol(x)}, ${vCol(y)} FROM ${X} ${rng.pick(['JOIN', 'LEFT JOIN', 'FULL JOIN'])} ${Y} ` +
+          `ON COALESCE(${X}.k, -1) = COALESCE(${Y}.k, -1) AND ${X}.j = ${Y}.j`,
+      );
+    case 'text_key':
+      return one(
+        `SELECT ${wCol(x)} AS w, ${X}.j AS j, ${vCol(x)}, ${vCol(y)} FROM ${X} ${rng.pick(['JOIN', 'LEFT JOIN', 'FULL JOIN'])} ${Y} ` +
+          `ON ${wCol(x)} = ${wCol(y)} AND ${X}.j = ${Y}.j`,
+      );
+    case 'numeric_key':
+      // integer = numeric (and, across tables, smallint / integer / bigint keys).
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${vCol(y)} FROM ${X} ${rng.pick(['JOIN', 'LEFT JOIN'])} ${Y} ` +
+          `ON ${X}.k * 1.0 = ${Y}.k AND ${X}.j = ${Y}.j`,
+      );
+    case 'inner_where_both':
+      return one(
+        `SELECT ${X}.k AS k, ${vCol(x)}, ${vCol(y)}, ${wCol(y)} FROM ${X} JOIN ${Y} ON ${X}.k = ${Y}.k ` +
+          `WHERE ${vCol(x)} < ${vCol(y)} OR ${wCol(y)} = 'p'`,
+      );
+    case 'left_where_right':
+      // A WHERE condition on the padded side: padded rows fail it (the LEFT JOIN acts as an inner one).
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${vCol(y)} FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k WHERE ${vCol(y)} > ${c}`,
+      );
+    case 'left_where_left':
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${Y}.k AS yk, ${vCol(y)} FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k ` +
+          `WHERE ${vCol(x)} > ${c} AND ${X}.j IS NOT NULL`,
+      );
+    case 'full_where_left':
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${Y}.k AS yk, ${vCol(y)} FROM ${X} FULL JOIN ${Y} ON ${X}.k = ${Y}.k ` +
+          `WHERE ${vCol(x)} > ${c} OR ${X}.j IS NULL`,
+      );
+    case 'using_chain_full': {
+      const z = rng.pick(ts);
+      // The second USING joins on the first join's merged columns (COALESCE of both sides).
+      return one(
+        `SELECT k, j, t1.${vCol(x)} AS v1, t2.${vCol(y)} AS v2, t3.${vCol(z)} AS v3 ` +
+          `FROM ${X} t1 FULL JOIN ${Y} t2 USING (k, j) ${rng.pick(['FULL', 'LEFT', 'RIGHT', 'INNER'])} JOIN ${z.name} t3 USING (k, j)`,
+      );
+    }
+    case 'natural_chain': {
+      const rest = ts.filter((t) => t !== x && t !== y);
+      if (rest.length === 0) return buildTemplate(ctx, 'using_chain_full');
+      const z = rng.pick(rest);
+      return one(
+        `SELECT * FROM ${X} NATURAL JOIN ${Y} NATURAL ${rng.pick(['LEFT', 'FULL', 'INNER'])} JOIN ${z.name}`,
+      );
+    }
+    case 'paren_using': {
+      const z = rng.pick(ts);
+      return one(
+        `SELECT k, j, t1.${vCol(x)} AS v1, t2.${wCol(y)} AS w2, t3.${vCol(z)} AS v3 ` +
+          `FROM ${X} t1 ${rng.pick(['LEFT', 'FULL', 'INNER'])} JOIN (${Y} t2 JOIN ${z.name} t3 USING (k, j)) USING (k, j)`,
+      );
+    }
+    case 'join_of_views':
+    case 'join_of_views_full': {
+      const b1 = ctx.name();
+      const b1Sql = `SELECT ${X}.k AS k, COUNT(*) AS n FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k GROUP BY ${X}.k`;
+      const b2 = ctx.name();
+      const b2Sql = `SELECT k, j, SUM(${vCol(y)}) AS s FROM ${Y} GROUP BY k, j`;
+      const top = ctx.name();
+      const topSql = `SELECT p.k AS pk, p.n AS n, q.k AS qk, q.j AS j, q.s AS s FROM ${b1} p ${template === 'join_of_views_full' ? 'FULL JOIN' : rng.pick(['JOIN', 'LEFT JOIN', 'RIGHT JOIN'])} ${b2} q ON p.k = q.k`;
+      return [
+        { name: b1, sql: b1Sql, sqlite: b1Sql, template: `${template}(base)` },
+        { name: b2, sql: b2Sql, sqlite: b2Sql, template: `${template}(base)` },
+        { name: top, sql: topSql, sqlite: topSql, template },
+      ];
+    }
   }
 }
 
@@ -641,7 +759,7 @@ export function randomJoinScenario(
     options.templates ?? (options.singleOnly ? SINGLE_TEMPLATES : JOIN_TEMPLATES);
   const count = rng.int(options.minTemplates ?? 5, options.maxTemplates ?? 8);
   const views: JoinView[] = [];
-  for (let i = 0; i < count; i++) views.push(...buildTemplate(ctx, rng.pick(pool) as JoinTemplate));
+  for (let i = 0; i < count; i++) views.push(...buildTemplate(ctx, rng.pick(pool) as AnyTemplate));
   return { schema, views };
 }
 
@@ -687,6 +805,109 @@ export function randomAdHoc(rng: Rng, schema: JoinSchema): string {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// Changelog fold: what a subscriber of a join view sees
+
+function addTo(m: Map<string, number>, k: string, n: number): void {
+  const next = (m.get(k) ?? 0) + n;
+  if (next === 0) m.delete(k);
+  else m.set(k, next);
+}
+
+function sameMultiset(a: Map<string, number>, b: Map<string, number>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, n] of a) if (b.get(k) !== n) return false;
+  return true;
+}
+
+/**
+ * Subscribes to one view and checks, epoch by epoch, that folding its change sets onto the snapshot
+ * it started from gives the current snapshot; that a change set comes exactly when the view changed,
+ * consolidated, with -U/+U paired and `n` only on keyless views; and that a keyed view never holds one
+ * key twice (a join's derived key must really be unique).
+ */
+export class ChangelogWatch {
+  private readonly folded: Map<string, number>;
+  private last: Map<string, number>;
+  private readonly received: ViewChangeSet[] = [];
+  readonly unsubscribe: () => void;
+  readonly columns: readonly ColumnInfo[];
+  readonly key: readonly string[] | null;
+  folds = 0;
+
+  constructor(
+    private readonly engine: EngineLike,
+    readonly view: string,
+  ) {
+    const snap = engine.viewSnapshot(view);
+    this.columns = snap.columns;
+    this.key = snap.key;
+    this.folded = this.multiset(snap.rows);
+    this.last = new Map(this.folded);
+    this.unsubscribe = engine.subscribe(view, (cs) => this.received.push(cs));
+  }
+
+  private multiset(rows: readonly Row[]): Map<string, number> {
+    const m = new Map<string, number>();
+    for (const r of rows) addTo(m, exactRow(this.columns, r), 1);
+    return m;
+  }
+
+  /** After an epoch; `ctx` describes the run for failure messages. */
+  check(ctx: () => string): void {
+    const fail = (what: string): never => {
+      throw new Error(`changelog of view ${this.view} (key ${JSON.stringify(this.key)}): ${what}\n${ctx()}`);
+    };
+    const snap = this.engine.viewSnapshot(this.view);
+    const now = this.multiset(snap.rows);
+    const sets = this.received.splice(0);
+    const changed = !sameMultiset(now, this.last);
+    if (sets.length > 1) fail(`${sets.length} change sets in one epoch`);
+    if (sets.length !== (changed ? 1 : 0))
+      fail(changed ? 'no change set for a changed view' : 'a change set for an unchanged view');
+    for (const cs of sets) {
+      if (cs.epoch !== this.engine.epoch)
+        fail(`change set of epoch ${cs.epoch} at epoch ${this.engine.epoch}`);
+      const plus = new Map<string, number>();
+      const minus = new Map<string, number>();
+      let minusU = 0;
+      let plusU = 0;
+      for (const ch of cs.changes) {
+        const n = ch.n ?? 1;
+        if (!Number.isInteger(n) || n < 1) fail(`bad multiplicity ${String(ch.n)}`);
+        if (ch.n !== undefined && this.key !== null) fail(`n=${ch.n} on a keyed view`);
+        const k = exactRow(this.columns, ch.row);
+        if (ch.op === '+I' || ch.op === '+U') addTo(plus, k, n);
+        else addTo(minus, k, n);
+        if (ch.op === '-U') minusU++;
+        if (ch.op === '+U') plusU++;
+      }
+      if (minusU !== plusU) fail(`${minusU} -U but ${plusU} +U`);
+      for (const k of plus.keys()) if (minus.has(k)) fail(`not consolidated: ${k} both added and removed`);
+      for (const [k, n] of minus) {
+        const have = this.folded.get(k) ?? 0;
+        if (have < n) fail(`removes ${n} x ${k} but the fold holds ${have}`);
+        addTo(this.folded, k, -n);
+      }
+      for (const [k, n] of plus) addTo(this.folded, k, n);
+      this.folds++;
+    }
+    if (!sameMultiset(this.folded, now)) {
+      const a = [...this.folded].map(([k, n]) => `${k} x${n}`).sort();
+      const b = [...now].map(([k, n]) => `${k} x${n}`).sort();
+      const { missing, extra } = multisetDiff(b, a);
+      fail(
+        `the fold differs from the snapshot: snapshot only ${JSON.stringify(missing.slice(0, 6))}, fold only ${JSON.stringify(extra.slice(0, 6))}`,
+      );
+    }
+    if (this.key !== null) {
+      const keys = new Set(snap.rows.map((r) => JSON.stringify(this.key!.map((k) => String(r[k])))));
+      if (keys.size !== snap.rows.length) fail(`a keyed view holds two rows with one key`);
+    }
+    this.last = now;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
 // One differential run
 
 export interface JoinRunOptions {
@@ -696,6 +917,8 @@ export interface JoinRunOptions {
   readonly singleOnly?: boolean;
   /** Replay command printed on failure. */
   readonly replay?: (seed: number) => string;
+  /** Fold every view's changelog and check it against the snapshot after every epoch (default on). */
+  readonly foldChangelog?: boolean;
   /** Only these templates (the harness's own sensitivity test). */
   readonly templates?: readonly string[];
   /** Another SQLite text for a view (the harness's own sensitivity test: a deliberately wrong oracle). */
@@ -709,6 +932,8 @@ export interface JoinRunResult {
   readonly scenario: JoinScenario;
   /** Largest view (rows) compared. */
   readonly maxRows: number;
+  /** Change sets folded. */
+  readonly folds: number;
   readonly templates: readonly string[];
 }
 
@@ -800,11 +1025,18 @@ export function runJoinDifferential(seed: number, options: JoinRunOptions): Join
       i < Math.ceil(scenario.views.length / 2) ? 0 : rng.int(1, Math.max(1, Math.floor(options.epochs / 2))),
     );
     for (let i = 1; i < createAt.length; i++) createAt[i] = Math.max(createAt[i]!, createAt[i - 1]!);
+    const watches = new Map<string, ChangelogWatch>();
+    let droppedFolds = 0;
+    const watch = (v: JoinView): void => {
+      watches.get(v.name)?.unsubscribe();
+      if (options.foldChangelog !== false) watches.set(v.name, new ChangelogWatch(engine, v.name));
+    };
     const createDue = (epochIndex: number): void => {
       while (created < scenario.views.length && createAt[created]! <= epochIndex) {
         const v = scenario.views[created]!;
         try {
           engine.execute(joinViewDdl(v));
+          watch(v);
         } catch (e) {
           fail(joinViewDdl(v), e);
         }
@@ -814,7 +1046,9 @@ export function runJoinDifferential(seed: number, options: JoinRunOptions): Join
     const checkAll = (): void => {
       for (let i = 0; i < created; i++) {
         const v = scenario.views[i]!;
-        assertViewMatchesOracle(engine, oracle, v.name, () => `view ${v.name} (${v.template})\n${context()}`);
+        const ctx = (): string => `view ${v.name} (${v.template})\n${context()}`;
+        assertViewMatchesOracle(engine, oracle, v.name, ctx);
+        watches.get(v.name)?.check(ctx);
         checks++;
       }
     };
@@ -845,6 +1079,20 @@ export function runJoinDifferential(seed: number, options: JoinRunOptions): Join
         model.apply(batch);
       }
       createDue(e);
+      if (created > 0 && rng.chance(0.03)) {
+        // Drop the newest view (nothing depends on it) and create it again over the current data.
+        const v = scenario.views[created - 1]!;
+        try {
+          droppedFolds += watches.get(v.name)?.folds ?? 0;
+          watches.get(v.name)?.unsubscribe();
+          watches.delete(v.name);
+          engine.execute(`DROP MATERIALIZED VIEW ${v.name}`);
+          engine.execute(joinViewDdl(v));
+          watch(v);
+        } catch (err) {
+          fail(`drop and re-create ${v.name}`, err);
+        }
+      }
       checkAll();
       if (e % 10 === 0) {
         // Every view's SELECT, computed once rather than maintained, and a random join query.
@@ -886,6 +1134,7 @@ export function runJoinDifferential(seed: number, options: JoinRunOptions): Join
       adHoc,
       scenario,
       maxRows,
+      folds: [...watches.values()].reduce((n, w) => n + w.folds, 0) + droppedFolds,
       templates: scenario.views.map((v) => v.template),
     };
   } finally {
