@@ -393,6 +393,10 @@ export const JOIN_TEMPLATES = [
   'using_chain_full',
   'natural_chain',
   'paren_using',
+  'or_condition',
+  'on_single_side',
+  'range_small',
+  'hidden_equi',
 ] as const;
 
 export type JoinTemplate = (typeof JOIN_TEMPLATES)[number];
@@ -720,6 +724,47 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
           `FROM ${X} t1 ${rng.pick(['LEFT', 'FULL', 'INNER'])} JOIN (${Y} t2 JOIN ${z.name} t3 USING (k, j)) USING (k, j)`,
       );
     }
+    case 'or_condition':
+      // A disjunction: no equi key to hash on, the join must still be right.
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${Y}.k AS yk, ${vCol(y)} FROM ${X} ${rng.pick(['JOIN', 'LEFT JOIN', 'RIGHT JOIN'])} ${Y} ` +
+          `ON ${X}.k = ${Y}.k OR ${vCol(x)} = ${vCol(y)}`,
+      );
+    case 'on_single_side': {
+      // ON conditions that mention one side only: in a LEFT JOIN a left-only condition decides which
+      // left rows may match (all of the right side), a right-only one which right rows are eligible.
+      const s = smallOf(rng, ts);
+      const o = rng.pick(ts.filter((t) => t !== s));
+      const cond = rng.pick([
+        `${o.name}.k = ${o.name}.j`,
+        `${s.name}.k = ${rng.int(0, schema.domains.kMax)}`,
+        `${o.name}.k = ${s.name}.k AND ${o.name}.j = ${rng.int(0, schema.domains.jMax)}`,
+        `${s.name}.j IS NULL`,
+      ]);
+      return one(
+        `SELECT ${o.name}.k AS ok, ${o.name}.j AS oj, ${vCol(o)}, ${s.name}.k AS sk, ${vCol(s)} ` +
+          `FROM ${o.name} ${rng.pick(['LEFT JOIN', 'JOIN'])} ${s.name} ON ${cond}`,
+      );
+    }
+    case 'range_small': {
+      const s = smallOf(rng, ts);
+      const o = rng.pick(ts.filter((t) => t !== s));
+      return one(
+        `SELECT ${o.name}.k AS ok, ${vCol(o)}, ${s.name}.k AS sk, ${wCol(s)} FROM ${o.name} ${rng.pick(['JOIN', 'LEFT JOIN'])} ${s.name} ` +
+          `ON ${o.name}.k BETWEEN ${s.name}.k AND ${s.name}.k + 1`,
+      );
+    }
+    case 'hidden_equi':
+      // Equality the planner may or may not see as a key: under NOT, in an IN list, both ways round.
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${Y}.k AS yk, ${vCol(y)} FROM ${X} ${rng.pick(['JOIN', 'LEFT JOIN'])} ${Y} ON ` +
+          rng.pick([
+            `NOT (${X}.k <> ${Y}.k)`,
+            `${X}.k IN (${Y}.k, ${Y}.j)`,
+            `${Y}.k = ${X}.k AND ${Y}.j = ${X}.j AND ${Y}.k = ${X}.j`,
+            `(${X}.k = ${Y}.k) = TRUE`,
+          ]),
+      );
     case 'join_of_views':
     case 'join_of_views_full': {
       const b1 = ctx.name();
