@@ -229,17 +229,17 @@ function statelessChain(plan: DataflowPlan): MapOp[] | null {
   const maps: MapOp[] = [];
   let node = byId.get(plan.output);
   if (node === undefined || node.kind !== 'output') return null;
-  node = byId.get(node.input);
+  node = byId.get(node.inputs[0]);
   const chain: DataflowNode[] = [];
   while (node !== undefined && node.kind === 'map') {
     chain.push(node);
-    node = byId.get(node.input);
+    node = byId.get(node.inputs[0]);
   }
   if (node === undefined || (node.kind !== 'input' && node.kind !== 'values')) return null;
   if (plan.nodes.length !== chain.length + 2) return null;
   for (const m of chain.reverse()) {
     if (m.kind !== 'map') return null;
-    const input = byId.get(m.input) as DataflowNode;
+    const input = byId.get(m.inputs[0]) as DataflowNode;
     maps.push(new MapOp(m.id, m.filter, m.project, input.columns));
   }
   return maps;

@@ -7,6 +7,7 @@ import type { Operator, RowErrorSink } from '../ivm/operator.ts';
 import type { Stateful } from '../ivm/state.ts';
 import { isStateful } from '../ivm/state.ts';
 import { DistinctOp } from '../ivm/ops/distinct-op.ts';
+import { JoinOp } from '../ivm/ops/join-op.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import { OutputOp } from '../ivm/ops/output-op.ts';
 import { ReduceOp } from '../ivm/ops/reduce-op.ts';
@@ -62,7 +63,7 @@ export class ViewRuntime implements RowErrorSink {
   constructor(readonly plan: DataflowPlan) {
     const consumers = new Map<number, number>();
     for (const n of plan.nodes) {
-      if ('input' in n) consumers.set(n.input, (consumers.get(n.input) ?? 0) + 1);
+      if ('inputs' in n) for (const i of n.inputs) consumers.set(i, (consumers.get(i) ?? 0) + 1);
     }
     const byId = new Map(plan.nodes.map((n) => [n.id, n]));
     const fusedAway = new Set<number>();
@@ -75,35 +76,44 @@ export class ViewRuntime implements RowErrorSink {
           this.rendered.push({ node, inputs: [], op: null });
           break;
         case 'map': {
-          const input = byId.get(node.input) as DataflowNode;
+          const input = byId.get(node.inputs[0]) as DataflowNode;
           this.rendered.push({
             node,
-            inputs: [node.input],
+            inputs: node.inputs,
             op: new MapOp(node.id, node.filter, node.project, input.columns),
           });
           break;
         }
         case 'reduce': {
-          const input = byId.get(node.input) as DataflowNode;
+          const input = byId.get(node.inputs[0]) as DataflowNode;
           if (input.kind === 'map' && input.project !== null && consumers.get(input.id) === 1) {
-            const source = byId.get(input.input) as DataflowNode;
+            const source = byId.get(input.inputs[0]) as DataflowNode;
             fusedAway.add(input.id);
             const op = new ReduceOp(node, input.columns, {
               filter: input.filter,
               project: input.project,
               inputColumns: source.columns,
             });
-            this.rendered.push({ node, inputs: [input.input], op });
+            this.rendered.push({ node, inputs: input.inputs, op });
           } else {
-            this.rendered.push({ node, inputs: [node.input], op: new ReduceOp(node, input.columns, null) });
+            this.rendered.push({ node, inputs: node.inputs, op: new ReduceOp(node, input.columns, null) });
           }
           break;
         }
         case 'distinct':
-          this.rendered.push({ node, inputs: [node.input], op: new DistinctOp(node.id, node.stateId) });
+          this.rendered.push({ node, inputs: node.inputs, op: new DistinctOp(node.id, node.stateId) });
           break;
+        case 'join': {
+          const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);
+          this.rendered.push({
+            node,
+            inputs: node.inputs,
+            op: new JoinOp(node, left as ColumnSpec[], right as ColumnSpec[]),
+          });
+          break;
+        }
         case 'output': {
-          const feeder = this.rendered.find((r) => r.node.id === node.input);
+          const feeder = this.rendered.find((r) => r.node.id === node.inputs[0]);
           const sharesState =
             feeder !== undefined &&
             feeder.op instanceof ReduceOp &&
@@ -118,7 +128,7 @@ export class ViewRuntime implements RowErrorSink {
             node.columns.length,
             sharesState ? (feeder.op as ReduceOp) : null,
           );
-          this.rendered.push({ node, inputs: [node.input], op: output });
+          this.rendered.push({ node, inputs: node.inputs, op: output });
           break;
         }
       }

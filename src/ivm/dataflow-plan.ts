@@ -19,6 +19,8 @@ export interface AggregateSpec {
   readonly strategy: AggregateStrategy;
 }
 
+export type JoinKind = 'inner' | 'left' | 'right' | 'full';
+
 export interface ColumnSpec {
   readonly name: string;
   readonly type: SqlType;
@@ -38,7 +40,7 @@ export type DataflowNode =
   | {
       readonly id: number;
       readonly kind: 'map';
-      readonly input: number;
+      readonly inputs: readonly [number];
       readonly filter: ScalarExpr | null;
       readonly project: readonly ScalarExpr[] | null;
       readonly columns: readonly ColumnSpec[];
@@ -47,7 +49,7 @@ export type DataflowNode =
   | {
       readonly id: number;
       readonly kind: 'reduce';
-      readonly input: number;
+      readonly inputs: readonly [number];
       readonly keyCount: number;
       readonly aggregates: readonly AggregateSpec[];
       readonly columns: readonly ColumnSpec[];
@@ -56,7 +58,23 @@ export type DataflowNode =
   | {
       readonly id: number;
       readonly kind: 'distinct';
-      readonly input: number;
+      readonly inputs: readonly [number];
+      readonly columns: readonly ColumnSpec[];
+      readonly stateId: string;
+    }
+  /**
+   * Binary join by the delta rule: each input arranged by its key (`leftKey` over the left input's
+   * columns, `rightKey` over the right's); no key at all is a cross product. `residual` is the rest
+   * of the join condition, over the left columns followed by the right ones (the output row).
+   */
+  | {
+      readonly id: number;
+      readonly kind: 'join';
+      readonly inputs: readonly [number, number];
+      readonly joinKind: JoinKind;
+      readonly leftKey: readonly ScalarExpr[];
+      readonly rightKey: readonly ScalarExpr[];
+      readonly residual: ScalarExpr | null;
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
     }
@@ -64,7 +82,7 @@ export type DataflowNode =
   | {
       readonly id: number;
       readonly kind: 'output';
-      readonly input: number;
+      readonly inputs: readonly [number];
       readonly key: readonly number[] | null;
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
@@ -109,7 +127,7 @@ export function printDataflow(plan: DataflowPlan): string {
         if (n.filter !== null) parts.push(`filter ${printScalar(n.filter)}`);
         if (n.project !== null) parts.push(`project [${n.project.map(printScalar).join(', ')}]`);
         lines.push(`${pad}n${n.id} Map (stateless) ${parts.join('; ')} → [${cols(n.columns)}]`);
-        visit(n.input, depth + 1);
+        visit(n.inputs[0], depth + 1);
         return;
       }
       case 'reduce':
@@ -120,17 +138,33 @@ export function printDataflow(plan: DataflowPlan): string {
             .join(', ')}] ` +
             `aggregates [${n.aggregates.map(printAgg).join(', ')}] state ${n.stateId} → [${cols(n.columns)}]`,
         );
-        visit(n.input, depth + 1);
+        visit(n.inputs[0], depth + 1);
         return;
       case 'distinct':
         lines.push(`${pad}n${n.id} Distinct state ${n.stateId} (row → count)`);
-        visit(n.input, depth + 1);
+        visit(n.inputs[0], depth + 1);
         return;
+      case 'join': {
+        const on = n.leftKey.map(
+          (k, i) => `${printScalar(k)} = right.${printScalar(n.rightKey[i] as ScalarExpr)}`,
+        );
+        const how =
+          n.leftKey.length === 0
+            ? 'no equi key: every left row meets every right row (cost |left| × |right|)'
+            : `key [${on.join(', ')}]`;
+        const residual = n.residual === null ? '' : `; residual ${printScalar(n.residual)}`;
+        lines.push(
+          `${pad}n${n.id} Join ${n.joinKind} ${how}${residual} state ${n.stateId} (both inputs arranged by key) → [${cols(n.columns)}]`,
+        );
+        visit(n.inputs[0], depth + 1);
+        visit(n.inputs[1], depth + 1);
+        return;
+      }
       case 'output':
         lines.push(
           `${pad}n${n.id} Output ${plan.view} key ${n.key === null ? 'none (multiset)' : `[${n.key.map((k) => n.columns[k]?.name ?? `#${k}`).join(', ')}]`} state ${n.stateId} [${cols(n.columns)}]`,
         );
-        visit(n.input, depth + 1);
+        visit(n.inputs[0], depth + 1);
         return;
     }
   };

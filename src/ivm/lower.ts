@@ -41,7 +41,7 @@ export function lowerToDataflow(
         return add((id) => ({
           id,
           kind: 'map',
-          input: input.id,
+          inputs: [input.id],
           filter: p.predicate,
           project: null,
           columns: specs(p.columns),
@@ -55,7 +55,7 @@ export function lowerToDataflow(
           return add((id) => ({
             id,
             kind: 'map',
-            input: input.input,
+            inputs: input.inputs,
             filter: input.filter,
             project: p.exprs,
             columns: specs(p.columns),
@@ -64,7 +64,7 @@ export function lowerToDataflow(
         return add((id) => ({
           id,
           kind: 'map',
-          input: input.id,
+          inputs: [input.id],
           filter: null,
           project: p.exprs,
           columns: specs(p.columns),
@@ -104,21 +104,43 @@ export function lowerToDataflow(
         if (input.kind === 'map' && input.project === null && nodes[nodes.length - 1] === input) {
           nodes.pop();
           const filter = input.filter;
-          const from = input.input;
-          input = add((id) => ({ id, kind: 'map', input: from, filter, project, columns: mapColumns }));
+          const from = input.inputs;
+          input = add((id) => ({ id, kind: 'map', inputs: from, filter, project, columns: mapColumns }));
         } else {
           const from = input.id;
-          input = add((id) => ({ id, kind: 'map', input: from, filter: null, project, columns: mapColumns }));
+          input = add((id) => ({
+            id,
+            kind: 'map',
+            inputs: [from],
+            filter: null,
+            project,
+            columns: mapColumns,
+          }));
         }
         const inputId = input.id;
         return add((id) => ({
           id,
           kind: 'reduce',
-          input: inputId,
+          inputs: [inputId],
           keyCount: p.groupKeys.length,
           aggregates,
           columns: specs(p.columns),
           stateId: `${view}/reduce${id}`,
+        }));
+      }
+      case 'join': {
+        const left = lower(p.left);
+        const right = lower(p.right);
+        return add((id) => ({
+          id,
+          kind: 'join',
+          inputs: [left.id, right.id],
+          joinKind: p.joinKind,
+          leftKey: p.leftKeys,
+          rightKey: p.rightKeys,
+          residual: p.residual,
+          columns: specs(p.columns),
+          stateId: `${view}/join${id}`,
         }));
       }
       case 'distinct': {
@@ -126,7 +148,7 @@ export function lowerToDataflow(
         return add((id) => ({
           id,
           kind: 'distinct',
-          input: input.id,
+          inputs: [input.id],
           columns: specs(p.columns),
           stateId: `${view}/distinct${id}`,
         }));
@@ -137,7 +159,7 @@ export function lowerToDataflow(
   const output = add((id) => ({
     id,
     kind: 'output',
-    input: top.id,
+    inputs: [top.id],
     key,
     columns: specs(plan.columns),
     stateId: `${view}/output`,
