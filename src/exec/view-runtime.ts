@@ -7,7 +7,7 @@ import type { Operator, RowErrorSink } from '../ivm/operator.ts';
 import type { Stateful } from '../ivm/state.ts';
 import { isStateful } from '../ivm/state.ts';
 import { DistinctOp } from '../ivm/ops/distinct-op.ts';
-import { JoinOp } from '../ivm/ops/join-op.ts';
+import { JoinOp, type JoinBudget } from '../ivm/ops/join-op.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import { OutputOp } from '../ivm/ops/output-op.ts';
 import { ReduceOp } from '../ivm/ops/reduce-op.ts';
@@ -60,7 +60,11 @@ export class ViewRuntime implements RowErrorSink {
   private readonly inputScratch: ZBatch[][];
   private readonly statsByIndex: NodeStats[];
 
-  constructor(readonly plan: DataflowPlan) {
+  /** `joinBudget`: rows all joins of this runtime may produce, for one-off evaluations (see JoinBudget). */
+  constructor(
+    readonly plan: DataflowPlan,
+    joinBudget: JoinBudget | null = null,
+  ) {
     const consumers = new Map<number, number>();
     for (const n of plan.nodes) {
       if ('inputs' in n) for (const i of n.inputs) consumers.set(i, (consumers.get(i) ?? 0) + 1);
@@ -108,7 +112,7 @@ export class ViewRuntime implements RowErrorSink {
           this.rendered.push({
             node,
             inputs: node.inputs,
-            op: new JoinOp(node, left as ColumnSpec[], right as ColumnSpec[]),
+            op: new JoinOp(node, left as ColumnSpec[], right as ColumnSpec[], joinBudget),
           });
           break;
         }

@@ -48,6 +48,16 @@ function compileKey(exprs: readonly ScalarExpr[]): KeyFn {
   };
 }
 
+/**
+ * Rows the joins of one evaluation may still produce (shared by its join operators): an ad-hoc
+ * SELECT runs with one, so a join that multiplies its inputs fails early instead of filling memory
+ * and holding the event loop. Views run without (what a view holds is what its SQL asks).
+ */
+export interface JoinBudget {
+  remaining: number;
+  readonly limit: number;
+}
+
 export class JoinOp implements Operator, Stateful {
   readonly nodeId: number;
   readonly stateId: string;
@@ -62,7 +72,12 @@ export class JoinOp implements Operator, Stateful {
   private readonly columns: readonly ColumnSpec[];
   private exported = false;
 
-  constructor(node: JoinNode, left: readonly ColumnSpec[], right: readonly ColumnSpec[]) {
+  constructor(
+    node: JoinNode,
+    left: readonly ColumnSpec[],
+    right: readonly ColumnSpec[],
+    private readonly budget: JoinBudget | null = null,
+  ) {
     this.nodeId = node.id;
     this.stateId = node.stateId;
     this.arranged = [
@@ -86,6 +101,7 @@ export class JoinOp implements Operator, Stateful {
     const weights: number[] = [];
     this.applyDelta(LEFT, consolidate(inputs[0] as ZBatch), rows, weights, errors);
     this.applyDelta(RIGHT, consolidate(inputs[1] as ZBatch), rows, weights, errors);
+    if (this.budget !== null) this.charge(rows.length);
     return { rows, weights, consolidated: false };
   }
 
@@ -130,6 +146,7 @@ export class JoinOp implements Operator, Stateful {
             rows.push(this.combine(side, row, e.row));
             weights.push(w * e.count);
           }
+          if (this.budget !== null && rows.length > this.budget.remaining) this.charge(rows.length);
           matched = bucket.total;
           if (padTheirs) {
             // Their rows are padded while this side has nothing under the key.
@@ -156,6 +173,7 @@ export class JoinOp implements Operator, Stateful {
             rows.push(joined);
             weights.push(w * e.count);
             matched += e.count;
+            if (this.budget !== null && rows.length > this.budget.remaining) this.charge(rows.length);
             if (this.countMatches) {
               const before = e.matches;
               e.matches += w;
@@ -173,6 +191,20 @@ export class JoinOp implements Operator, Stateful {
         weights.push(w);
       }
       mine.add(key, encodeValues(row), row, w, this.countMatches ? matched : 0);
+    }
+  }
+
+  private charge(rows: number): void {
+    const budget = this.budget as JoinBudget;
+    budget.remaining -= rows;
+    if (budget.remaining < 0) {
+      throw new SluiceError(
+        'RESULT_TOO_LARGE',
+        `the joins of this query produce more than ${budget.limit} rows`,
+        {
+          hint: 'add join conditions or a narrower WHERE, or create a materialized view over the join and read it by pages',
+        },
+      );
     }
   }
 
