@@ -1,6 +1,6 @@
-// A running view: its DataflowPlan rendered into operators, stepped once per epoch in topological
-// order, plus the view's row-error multiset. Rendering fuses a Map stage into the Reduce that
-// consumes it, so group keys and aggregate arguments are computed without building projected rows.
+// A running view: its DataflowPlan rendered into operators, one per node (lowering has already
+// decided fusion and state sharing, and recorded them in the plan), stepped once per epoch in
+// topological order, plus the view's row-error multiset.
 import { SluiceError } from '../common/errors.ts';
 import type { ColumnSpec, DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../ivm/operator.ts';
@@ -65,12 +65,7 @@ export class ViewRuntime implements RowErrorSink {
     readonly plan: DataflowPlan,
     joinBudget: JoinBudget | null = null,
   ) {
-    const consumers = new Map<number, number>();
-    for (const n of plan.nodes) {
-      if ('inputs' in n) for (const i of n.inputs) consumers.set(i, (consumers.get(i) ?? 0) + 1);
-    }
     const byId = new Map(plan.nodes.map((n) => [n.id, n]));
-    const fusedAway = new Set<number>();
     let output: OutputOp | null = null;
     for (const node of plan.nodes) {
       this.stats.set(node.id, { id: node.id, kind: node.kind, rowsIn: 0, rowsOut: 0, stateBytes: 0 });
@@ -90,18 +85,15 @@ export class ViewRuntime implements RowErrorSink {
         }
         case 'reduce': {
           const input = byId.get(node.inputs[0]) as DataflowNode;
-          if (input.kind === 'map' && input.project !== null && consumers.get(input.id) === 1) {
-            const source = byId.get(input.inputs[0]) as DataflowNode;
-            fusedAway.add(input.id);
-            const op = new ReduceOp(node, input.columns, {
-              filter: input.filter,
-              project: input.project,
-              inputColumns: source.columns,
-            });
-            this.rendered.push({ node, inputs: input.inputs, op });
-          } else {
-            this.rendered.push({ node, inputs: node.inputs, op: new ReduceOp(node, input.columns, null) });
-          }
+          const op =
+            node.fused === null
+              ? new ReduceOp(node, input.columns, null)
+              : new ReduceOp(node, node.fused.columns, {
+                  filter: node.fused.filter,
+                  project: node.fused.project,
+                  inputColumns: input.columns,
+                });
+          this.rendered.push({ node, inputs: node.inputs, op });
           break;
         }
         case 'distinct':
@@ -117,29 +109,28 @@ export class ViewRuntime implements RowErrorSink {
           break;
         }
         case 'output': {
-          const feeder = this.rendered.find((r) => r.node.id === node.inputs[0]);
-          const sharesState =
-            feeder !== undefined &&
-            feeder.op instanceof ReduceOp &&
-            feeder.node.kind === 'reduce' &&
-            node.key !== null &&
-            node.key.length === feeder.node.keyCount &&
-            node.key.every((k, i) => k === i);
+          const shared =
+            node.sharesStateOf === null
+              ? null
+              : this.rendered.find((r) => r.node.id === node.sharesStateOf)?.op;
+          if (node.sharesStateOf !== null && !(shared instanceof ReduceOp)) {
+            throw new SluiceError(
+              'INTERNAL_ERROR',
+              `output of "${plan.view}" shares the state of a node that is no Reduce`,
+            );
+          }
           output = new OutputOp(
             node.id,
             node.stateId,
             node.key,
             node.columns.length,
-            sharesState ? (feeder.op as ReduceOp) : null,
+            shared instanceof ReduceOp ? shared : null,
           );
           this.rendered.push({ node, inputs: node.inputs, op: output });
           break;
         }
       }
     }
-    const kept = this.rendered.filter((r) => !fusedAway.has(r.node.id));
-    this.rendered.length = 0;
-    this.rendered.push(...kept);
     if (output === null)
       throw new SluiceError('INTERNAL_ERROR', `dataflow of "${plan.view}" has no output node`);
     this.output = output;

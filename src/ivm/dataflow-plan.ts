@@ -45,11 +45,21 @@ export type DataflowNode =
       readonly project: readonly ScalarExpr[] | null;
       readonly columns: readonly ColumnSpec[];
     }
-  /** Reduce + Merge: the first `keyCount` input columns are the group key. */
+  /**
+   * Reduce + Merge over rows whose first `keyCount` columns are the group key and the rest the
+   * aggregate arguments. `fused`: lowering folded the Map stage that computes those columns into
+   * this node (the Reduce evaluates it per input row and builds no projected rows); `inputs` is then
+   * the Map's input, and `fused.columns` what the Map would have produced.
+   */
   | {
       readonly id: number;
       readonly kind: 'reduce';
       readonly inputs: readonly [number];
+      readonly fused: {
+        readonly filter: ScalarExpr | null;
+        readonly project: readonly ScalarExpr[];
+        readonly columns: readonly ColumnSpec[];
+      } | null;
       readonly keyCount: number;
       readonly aggregates: readonly AggregateSpec[];
       readonly columns: readonly ColumnSpec[];
@@ -78,12 +88,17 @@ export type DataflowNode =
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
     }
-  /** Integrates the view's deltas into its arrangement (the view state) and emits its changelog. */
+  /**
+   * Integrates the view's deltas into its arrangement (the view state) and emits its changelog.
+   * `sharesStateOf`: the Reduce feeding it, whose groups are the view's keys in order: the output
+   * reads that state instead of holding a copy of every row.
+   */
   | {
       readonly id: number;
       readonly kind: 'output';
       readonly inputs: readonly [number];
       readonly key: readonly number[] | null;
+      readonly sharesStateOf: number | null;
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
     };
@@ -130,16 +145,30 @@ export function printDataflow(plan: DataflowPlan): string {
         visit(n.inputs[0], depth + 1);
         return;
       }
-      case 'reduce':
+      case 'reduce': {
+        const by = n.columns
+          .slice(0, n.keyCount)
+          .map((c, i) => `#${i}:${c.name}`)
+          .join(', ');
+        const fused: string[] = [];
+        if (n.fused !== null) {
+          if (n.fused.filter !== null) fused.push(`filter ${printScalar(n.fused.filter)}`);
+          const keys = n.fused.project.slice(0, n.keyCount);
+          if (keys.length > 0) fused.push(`keys [${keys.map(printScalar).join(', ')}]`);
+          const args = n.fused.project.slice(n.keyCount);
+          if (args.length > 0) fused.push(`arguments [${args.map(printScalar).join(', ')}]`);
+        }
+        const map =
+          n.fused === null
+            ? ''
+            : ` (fused Map, no projected rows${fused.length > 0 ? `: ${fused.join('; ')}` : ''})`;
         lines.push(
-          `${pad}n${n.id} Reduce+Merge key [${n.columns
-            .slice(0, n.keyCount)
-            .map((c, i) => `#${i}:${c.name}`)
-            .join(', ')}] ` +
-            `aggregates [${n.aggregates.map(printAgg).join(', ')}] state ${n.stateId} → [${cols(n.columns)}]`,
+          `${pad}n${n.id} Reduce+Merge key [${by}] ` +
+            `aggregates [${n.aggregates.map(printAgg).join(', ')}]${map} state ${n.stateId} → [${cols(n.columns)}]`,
         );
         visit(n.inputs[0], depth + 1);
         return;
+      }
       case 'distinct':
         lines.push(`${pad}n${n.id} Distinct state ${n.stateId} (row → count)`);
         visit(n.inputs[0], depth + 1);
@@ -162,7 +191,7 @@ export function printDataflow(plan: DataflowPlan): string {
       }
       case 'output':
         lines.push(
-          `${pad}n${n.id} Output ${plan.view} key ${n.key === null ? 'none (multiset)' : `[${n.key.map((k) => n.columns[k]?.name ?? `#${k}`).join(', ')}]`} state ${n.stateId} [${cols(n.columns)}]`,
+          `${pad}n${n.id} Output ${plan.view} key ${n.key === null ? 'none (multiset)' : `[${n.key.map((k) => n.columns[k]?.name ?? `#${k}`).join(', ')}]`} state ${n.sharesStateOf === null ? n.stateId : `of n${n.sharesStateOf} (rows read from its groups, not copied)`} [${cols(n.columns)}]`,
         );
         visit(n.inputs[0], depth + 1);
         return;

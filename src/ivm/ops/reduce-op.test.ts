@@ -28,6 +28,7 @@ function reduce(keyCount: number, aggregates: AggregateSpec[]): ReduceOp {
     id: 1,
     kind: 'reduce',
     inputs: [0],
+    fused: null,
     keyCount,
     aggregates,
     columns: [...Array(keyCount + aggregates.length)].map((_, i) => ({ name: `c${i}`, type: T.int64 })),
