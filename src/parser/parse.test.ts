@@ -1082,10 +1082,16 @@ describe('expressions', () => {
 
 describe('NOT_SUPPORTED constructs', () => {
   const cases: [string, string, SourcePosition][] = [
-    ['SELECT a FROM t JOIN u ON t.x = u.x', 'join is not supported', { line: 1, column: 17 }],
-    ['SELECT a FROM t LEFT JOIN u ON true', 'join is not supported', { line: 1, column: 17 }],
-    ['SELECT a FROM t CROSS JOIN u', 'join is not supported', { line: 1, column: 17 }],
-    ['SELECT a FROM t, u', 'FROM with several tables is not supported', { line: 1, column: 16 }],
+    ['SELECT a FROM t JOIN (SELECT 1) s ON true', 'subquery is not supported', { line: 1, column: 23 }],
+    ['SELECT a FROM t JOIN u ON t.x IN (SELECT 1)', 'subquery is not supported', { line: 1, column: 35 }],
+    ['SELECT a FROM t, (SELECT 1) s', 'subquery is not supported', { line: 1, column: 19 }],
+    ['SELECT a FROM t JOIN LATERAL u ON true', 'LATERAL is not supported', { line: 1, column: 22 }],
+    ['SELECT a FROM t JOIN f(1) ON true', 'function in FROM is not supported', { line: 1, column: 22 }],
+    [
+      'SELECT a FROM (t JOIN u ON true) AS j',
+      'alias for a join in parentheses is not supported',
+      { line: 1, column: 34 },
+    ],
     ['SELECT a FROM (SELECT 1) s', 'subquery is not supported', { line: 1, column: 16 }],
     ['SELECT a FROM t WHERE a IN (SELECT b FROM u)', 'subquery is not supported', { line: 1, column: 29 }],
     ['SELECT a FROM t WHERE EXISTS (SELECT 1)', 'subquery is not supported', { line: 1, column: 31 }],
@@ -1204,7 +1210,6 @@ describe('NOT_SUPPORTED constructs', () => {
     ["SELECT a AT TIME ZONE 'UTC' FROM t", 'AT TIME ZONE is not supported', { line: 1, column: 8 }],
     ["UPDATE t SET a = INTERVAL '1 day'", 'INTERVAL is not supported', { line: 1, column: 18 }],
     ['SELECT a IS UNKNOWN FROM t', 'IS UNKNOWN is not supported', { line: 1, column: 13 }],
-    ['SELECT a FROM t NATURAL JOIN u', 'join is not supported', { line: 1, column: 17 }],
     ['SELECT a FROM t TABLESAMPLE SYSTEM (10)', 'TABLESAMPLE is not supported', { line: 1, column: 17 }],
   ];
   for (const [sql, message, position] of cases) {

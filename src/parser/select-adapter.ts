@@ -3,7 +3,18 @@
 // shared operator-run builder re-derives precedence (node-sql-parser gets AND/OR and || wrong).
 import type { IToken, TokenType } from 'chevrotain';
 import nodeSqlParser from 'node-sql-parser/build/postgresql.js';
-import type { Expr, OrderItem, Pos, SelectItem, SelectStmt, TableRef, TypeName } from './ast.ts';
+import type {
+  Expr,
+  FromItem,
+  JoinKind,
+  JoinRef,
+  OrderItem,
+  Pos,
+  SelectItem,
+  SelectStmt,
+  TableRef,
+  TypeName,
+} from './ast.ts';
 import { notSupported, parseError, SluiceError } from '../common/errors.ts';
 import {
   booleanLiteral,
@@ -190,6 +201,12 @@ function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<number, numb
       }
     }
     if (isWordText(token, 'substring') && isType(tokens[i + 1], LParen)) markSubstring(tokens, i + 1, commas);
+    // node-sql-parser reads `a CROSS JOIN b` and `a NATURAL JOIN b` as table a aliased "cross" or
+    // "natural": it sees a plain JOIN, and the converter takes the join's kind from our tokens.
+    if (isWordText(token, 'cross') && isWordText(tokens[i + 1], 'join')) hidden.add(i);
+    if (isWordText(token, 'natural') && NATURAL_FOLLOWERS.some((w) => isWordText(tokens[i + 1], w))) {
+      hidden.add(i);
+    }
     // OFFSET n ROWS (node-sql-parser knows only OFFSET n).
     if ((isWordText(token, 'row') || isWordText(token, 'rows')) && isWordText(tokens[i - 2], 'offset')) {
       if (prev?.tokenType === NumberLit) hidden.add(i);
@@ -207,6 +224,61 @@ function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<number, numb
     else if (tok.tokenType === NumberLit) render = '1'.repeat(length);
     return { tok, render, asComma: commas.has(i) };
   });
+}
+
+const NATURAL_FOLLOWERS = ['join', 'inner', 'left', 'right', 'full'];
+
+/** Words that end the condition of `JOIN … ON` at its own nesting level (LEFT/RIGHT unless a call). */
+const ON_ENDS = new Set([
+  'join',
+  'inner',
+  'left',
+  'right',
+  'full',
+  'cross',
+  'natural',
+  'on',
+  'using',
+  'where',
+  'group',
+  'having',
+  'order',
+  'limit',
+  'offset',
+  'union',
+  'intersect',
+  'except',
+  'window',
+  'fetch',
+  'for',
+  'into',
+]);
+
+/**
+ * The conditions of `JOIN … ON`, as ON's index → index after its condition. node-sql-parser reads
+ * `a JOIN b ON x, c` as the condition `(x, c)`, so it parses each condition on its own (see
+ * `Converter.onCondition`) and sees only a placeholder in the statement.
+ */
+function onConditions(tokens: readonly IToken[]): Map<number, number> {
+  const conditions = new Map<number, number>();
+  for (let i = 0; i < tokens.length; i++) {
+    if (!isWordText(tokens[i], 'on') || isWordText(tokens[i - 1], 'distinct')) continue;
+    let depth = 0;
+    let j = i + 1;
+    for (; j < tokens.length; j++) {
+      const token = tokens[j]!;
+      if (token.tokenType === LParen) depth++;
+      else if (token.tokenType === RParen && --depth < 0) break;
+      else if (depth === 0 && token.tokenType === Comma) break;
+      else if (depth === 0 && isWord(token) && ON_ENDS.has(token.image.toLowerCase())) {
+        const call = /^(left|right)$/i.test(token.image) && isType(tokens[j + 1], LParen);
+        if (!call) break;
+      }
+    }
+    if (j > i + 1) conditions.set(i, j);
+    i = j - 1;
+  }
+  return conditions;
 }
 
 /** Marks FROM and FOR at the top level of `substring(` … `)` when they appear in that order. */
@@ -258,19 +330,118 @@ export function parseSelect(tokens: readonly IToken[], maxTokens = Infinity): Se
   for (const { tok, render } of adapterTokens) {
     for (let i = 0; i < render.length; i++) chars[tok.startOffset - base + i] = render[i]!;
   }
+  const unmasked = chars.join('');
+  // Each ON condition is parsed on its own; the statement shows node-sql-parser a `1` in its place.
+  const conditions = onConditions(tokens);
+  const span = (from: number, to: number): [number, number] => {
+    const last = tokens[to - 1]!;
+    return [tokens[from]!.startOffset - base, (last.endOffset ?? last.startOffset) + 1 - base];
+  };
+  for (const [on, end] of conditions) {
+    const [from, to] = span(on + 1, end);
+    for (let i = from; i < to; i++) chars[i] = i - from < tokens[on + 1]!.image.length ? '1' : ' ';
+  }
+  // node-sql-parser would read a comma right after a condition as part of it: the rest of the FROM
+  // list from there is parsed on its own, and blanked in the statement.
+  const tails = fromTails(tokens, conditions);
+  const masked = chars.join('');
+  const firstTail = tails.keys().next();
+  if (firstTail.done !== true) {
+    let end = firstTail.value;
+    while (tails.has(end)) end = tails.get(end)!;
+    const [from, to] = span(firstTail.value, end);
+    for (let i = from; i < to; i++) chars[i] = ' ';
+  }
   const rendered = chars.join('');
+  const source = new RenderedSource(adapterTokens, base, unmasked, masked);
 
   let ast: unknown;
   try {
     ast = sqlParser.astify(rendered, PARSE_OPTIONS);
   } catch (error) {
     if (error instanceof RangeError) throw error; // stack exhausted: parse.ts reports the nesting
-    throw translateParseFailure(error, adapterTokens, base);
+    const failure = translateParseFailure(error, adapterTokens, base);
+    // A faulty condition before the point of failure is the first error, as PostgreSQL reports it.
+    for (const [on, end] of conditions) {
+      if (!isBefore(posOf(tokens[on]!), failure)) break;
+      source.condition(on + 1, end);
+    }
+    throw failure;
   }
   const statement = Array.isArray(ast) && ast.length === 1 ? ast[0] : ast;
   if (!isNode(statement) || statement['type'] !== 'select') throw syntaxErrorAt(tokens[0]!);
-  const converter = new Converter(adapterTokens, lists);
+  const converter = new Converter(adapterTokens, lists, conditions, tails, source);
   return converter.selectStatement(statement);
+}
+
+function isBefore(pos: Pos, error: SluiceError): boolean {
+  const at = error.position;
+  return at === undefined || pos.line < at.line || (pos.line === at.line && pos.column < at.column);
+}
+
+/**
+ * Commas of FROM right after an ON condition (comma's index → index where the FROM list ends or the
+ * next such comma is). A parenthesised join ends a list too: `(a JOIN b ON p, c)` is an error.
+ */
+function fromTails(tokens: readonly IToken[], conditions: ReadonlyMap<number, number>): Map<number, number> {
+  const commas = new Set<number>();
+  for (const end of conditions.values()) if (tokens[end]?.tokenType === Comma) commas.add(end);
+  const tails = new Map<number, number>();
+  for (const comma of commas) {
+    let depth = 0;
+    let j = comma + 1;
+    for (; j < tokens.length; j++) {
+      const token = tokens[j]!;
+      if (token.tokenType === LParen) depth++;
+      else if (token.tokenType === RParen && --depth < 0) break;
+      else if (depth === 0 && (commas.has(j) || CLAUSE_WORDS.some((w) => isWordText(token, w)))) break;
+      else if (depth === 0 && ['fetch', 'for'].some((w) => isWordText(token, w))) break;
+    }
+    tails.set(comma, j);
+  }
+  return tails;
+}
+
+/** The text node-sql-parser sees, from which parts of the statement are parsed on their own. */
+class RenderedSource {
+  constructor(
+    private readonly tokens: readonly AdapterToken[],
+    private readonly base: number,
+    /** With the conditions of ON. */
+    private readonly unmasked: string,
+    /** With each condition of ON as a `1`. */
+    private readonly masked: string,
+  ) {}
+
+  /** node-sql-parser's tree of the expression of tokens[from, to) (non-empty); throws SluiceError. */
+  condition(from: number, to: number): unknown {
+    const statement = this.parse('select ', this.unmasked, from, to);
+    const columns = list(statement, 'columns');
+    const column = columns[0];
+    if (columns.length !== 1 || !isNode(column)) return undefined;
+    return column['type'] === 'cast' ? castItem(column) : column['expr'];
+  }
+
+  /** node-sql-parser's FROM entries of tokens[from, to) (non-empty); throws SluiceError. */
+  fromEntries(from: number, to: number): readonly unknown[] {
+    return list(this.parse('select * from ', this.masked, from, to), 'from');
+  }
+
+  private parse(prefix: string, text: string, from: number, to: number): Node | undefined {
+    const first = this.tokens[from]!.tok;
+    const lastToken = this.tokens[to - 1]!.tok;
+    const start = first.startOffset - this.base;
+    const end = (lastToken.endOffset ?? lastToken.startOffset) + 1 - this.base;
+    let ast: unknown;
+    try {
+      ast = sqlParser.astify(prefix + text.slice(start, end), PARSE_OPTIONS);
+    } catch (error) {
+      if (error instanceof RangeError) throw error;
+      throw translateParseFailure(error, this.tokens, first.startOffset - prefix.length);
+    }
+    const statement = Array.isArray(ast) && ast.length === 1 ? ast[0] : ast;
+    return isNode(statement) ? statement : undefined;
+  }
 }
 
 /**
@@ -337,7 +508,6 @@ function unsupportedConstructUpTo(tokens: readonly AdapterToken[], limit: number
     if (word(i, 'lateral')) return notSupported('LATERAL', pos);
     if (word(i, 'over') && isType(tokens[i - 1]?.tok, RParen)) return notSupported('window function', pos);
     if (word(i, 'window')) return notSupported('WINDOW clause', pos);
-    if (['join', 'natural', 'cross'].some((w) => word(i, w))) return notSupported('join', pos);
     if (['union', 'intersect', 'except'].some((w) => word(i, w))) {
       return notSupported(tok.image.toUpperCase(), pos);
     }
@@ -452,6 +622,10 @@ const INFIX_TYPES: ReadonlySet<TokenType> = new Set(
     .filter((type): type is TokenType => typeof type !== 'string'),
 );
 
+function crossJoin(left: FromItem, right: FromItem, pos: Pos): JoinRef {
+  return { kind: 'join', joinKind: 'cross', left, right, natural: false, pos };
+}
+
 /** Walks node-sql-parser's tree in source order while consuming our tokens one by one. */
 class Converter {
   private index = 0;
@@ -461,6 +635,11 @@ class Converter {
     private readonly tokens: readonly AdapterToken[],
     /** IN lists of constants node-sql-parser did not see (`(` index → `)` index). */
     private readonly constantLists: ReadonlyMap<number, number>,
+    /** Conditions of `JOIN … ON` parsed on their own (ON's index → index after the condition). */
+    private readonly conditions: ReadonlyMap<number, number>,
+    /** Rest of a FROM list after a comma that follows a condition (comma's index → end index). */
+    private readonly tails: ReadonlyMap<number, number>,
+    private readonly source: RenderedSource,
   ) {
     this.closeOf = matchParens(tokens);
   }
@@ -595,16 +774,11 @@ class Converter {
       return this.selectItem(column);
     });
 
-    let from: TableRef | undefined;
+    let from: FromItem | undefined;
     const fromList = list(ast, 'from');
     if (fromList.length > 0) {
       this.word('from');
-      from = this.tableRef(fromList[0]);
-      const next = fromList[1];
-      if (next !== undefined) {
-        const what = isNode(next) && present(next, 'join') ? 'join' : 'FROM with several tables';
-        throw notSupported(what, this.here());
-      }
+      from = this.fromList(fromList, false);
     }
 
     let where: Expr | undefined;
@@ -703,23 +877,147 @@ class Converter {
     };
   }
 
-  private tableRef(entry: unknown): TableRef {
+  /**
+   * node-sql-parser's FROM list, flat in source order: an entry with `join` joins the entries
+   * before it, one without follows a comma. Comma binds looser than JOIN (`a, b JOIN c ON p` is
+   * `a × (b ⋈ c)`); both nest to the left. A loop: a FROM list may have thousands of entries.
+   */
+  private fromList(first: readonly unknown[], parenthesised: boolean): FromItem {
+    let done: FromItem | undefined;
+    let comma: Pos | undefined;
+    let entries = first;
+    let current = this.fromPrimary(entries[0]);
+    for (let i = 1; ; i++) {
+      if (i === entries.length) {
+        const end = this.tails.get(this.index);
+        if (end === undefined || parenthesised || end === this.index + 1) break;
+        // The rest of the list, parsed on its own (see `fromTails`): its first entry follows the comma.
+        entries = [undefined, ...this.source.fromEntries(this.index + 1, end)];
+        if (entries.length < 2) this.lost();
+        i = 1;
+      }
+      const entry = entries[i];
+      if (!isNode(entry)) this.lost();
+      const token = this.peek();
+      if (token?.tokenType === Comma) {
+        // PostgreSQL: a parenthesised FROM item is a join; `(a, b)` is a syntax error at the comma.
+        if (parenthesised || present(entry, 'join')) throw syntaxErrorAt(token);
+        this.index++;
+        done = done === undefined ? current : crossJoin(done, current, comma!);
+        comma = posOf(token);
+        current = this.fromPrimary(entry);
+        continue;
+      }
+      if (!present(entry, 'join')) this.lost();
+      const operator = this.joinOperator();
+      const right = this.fromPrimary(entry);
+      current = { kind: 'join', ...operator, left: current, right, ...this.joinCondition(operator) };
+    }
+    return done === undefined ? current : crossJoin(done, current, comma!);
+  }
+
+  /** `[NATURAL] [INNER | LEFT|RIGHT|FULL [OUTER]] JOIN` or `CROSS JOIN`, read from our tokens. */
+  private joinOperator(): { joinKind: JoinKind; natural: boolean; pos: Pos } {
+    const pos = this.here();
+    const natural = this.optionalWord('natural') !== undefined;
+    let joinKind: JoinKind = 'inner';
+    if (!natural && this.optionalWord('cross')) joinKind = 'cross';
+    else if (this.optionalWord('inner') === undefined) {
+      for (const kind of ['left', 'right', 'full'] as const) {
+        if (this.optionalWord(kind) === undefined) continue;
+        joinKind = kind;
+        this.optionalWord('outer');
+        break;
+      }
+    }
+    const join = this.peek();
+    if (!isWordText(join, 'join')) throw join !== undefined ? syntaxErrorAt(join) : this.endOfInput();
+    this.index++;
+    return { joinKind, natural, pos };
+  }
+
+  /** `ON cond` or `USING (names)`: required unless the join is NATURAL or CROSS, where neither may follow. */
+  private joinCondition(operator: {
+    joinKind: JoinKind;
+    natural: boolean;
+  }): { on: Expr } | { using: { name: string; pos: Pos }[] } | Record<string, never> {
+    const token = this.peek();
+    const bare = operator.natural || operator.joinKind === 'cross';
+    const on = isWordText(token, 'on');
+    if (on || isWordText(token, 'using')) {
+      if (bare) throw syntaxErrorAt(token!);
+    } else {
+      if (bare) return {};
+      throw token !== undefined ? syntaxErrorAt(token) : this.endOfInput();
+    }
+    this.index++;
+    if (on) return { on: this.onCondition(this.index - 1) };
+    this.expect(LParen);
+    const using: { name: string; pos: Pos }[] = [];
+    for (;;) {
+      const name = this.name();
+      using.push({ name: identName(name), pos: posOf(name) });
+      if (this.peek()?.tokenType !== Comma) break;
+      this.index++;
+    }
+    this.expect(RParen);
+    return { using };
+  }
+
+  /** The condition after the ON at tokens[on], parsed on its own (see `onConditions`). */
+  private onCondition(on: number): Expr {
+    const end = this.conditions.get(on);
+    if (end === undefined) {
+      const token = this.peek();
+      throw token !== undefined ? syntaxErrorAt(token) : this.endOfInput();
+    }
+    const node = this.source.condition(on + 1, end);
+    if (node === undefined) this.lost();
+    const condition = this.expression(node).expr;
+    if (this.index !== end) {
+      throw unsupportedConstructUpTo(this.tokens, this.index) ?? syntaxErrorAt(this.peek()!);
+    }
+    return condition;
+  }
+
+  private endOfInput(): SluiceError {
+    return parseError('syntax error at end of input', endPosOf(this.tokens[this.tokens.length - 1]!.tok));
+  }
+
+  /** One relation of FROM: a table, or a join in parentheses. */
+  private fromPrimary(entry: unknown): FromItem {
     if (!isNode(entry)) this.lost();
+    const inner = child(entry, 'expr');
+    if (inner?.['type'] !== 'tables' || present(entry, 'ast') || present(inner, 'ast')) {
+      return this.tableRef(entry);
+    }
+    if (text(entry, 'prefix')?.toLowerCase() === 'lateral') throw notSupported('LATERAL', this.here());
+    this.expect(LParen);
+    const item = this.fromList(list(inner, 'expr'), true);
+    // PostgreSQL parenthesises only joins: `FROM (t)` is a syntax error at the `)`.
+    const close = this.expect(RParen);
+    if (item.kind !== 'join') throw syntaxErrorAt(close);
+    if (present(entry, 'as')) throw notSupported('alias for a join in parentheses', this.here());
+    return item;
+  }
+
+  private tableRef(entry: Node): TableRef {
     if (text(entry, 'prefix')?.toLowerCase() === 'lateral') throw notSupported('LATERAL', this.here());
     const inner = child(entry, 'expr');
     if (present(entry, 'ast') || (inner !== undefined && present(inner, 'ast'))) this.subquery();
     if (inner !== undefined) throw notSupported('function in FROM', this.here());
     if (isWordText(this.peek(), 'only')) throw notSupported('ONLY', this.here());
+    if (isWordText(this.peek(), 'lateral')) throw notSupported('LATERAL', this.here());
     const first = this.name();
     if (this.peek()?.tokenType === Dot) throw notSupported('schema-qualified name', posOf(first));
     let alias: string | undefined;
     if (present(entry, 'as')) {
       const as = this.optionalWord('as');
-      // node-sql-parser reads `t CROSS JOIN u` as table t aliased "cross".
-      if (as === undefined && JOIN_WORDS.some((w) => isWordText(this.peek(), w))) {
-        throw notSupported('join', this.here());
-      }
-      alias = identName(this.name());
+      // The words of a join are reserved in PostgreSQL: never an alias (node-sql-parser reads
+      // `t NATURAL CROSS JOIN u` as table t aliased "natural").
+      const token = this.peek();
+      if (JOIN_WORDS.some((w) => isWordText(token, w))) throw syntaxErrorAt(token!);
+      alias = identName(this.name(as !== undefined));
     }
     if (present(entry, 'tablesample')) throw notSupported('TABLESAMPLE', this.here());
     return {
