@@ -1,6 +1,8 @@
 // The only importer of node-sql-parser: turns one SELECT (as our lexer's tokens) into Sluice's AST.
 // node-sql-parser supplies the structure; our tokens supply every leaf value and position, and the
 // shared operator-run builder re-derives precedence (node-sql-parser gets AND/OR and || wrong).
+// FROM becomes a join tree whose shape (comma looser than JOIN, both nesting left) and join kinds
+// come from our tokens; node-sql-parser only supplies the flat list of relations and ON conditions.
 import type { IToken, TokenType } from 'chevrotain';
 import nodeSqlParser from 'node-sql-parser/build/postgresql.js';
 import type {
@@ -255,9 +257,10 @@ const ON_ENDS = new Set([
 ]);
 
 /**
- * The conditions of `JOIN … ON`, as ON's index → index after its condition. node-sql-parser reads
- * `a JOIN b ON x, c` as the condition `(x, c)`, so it parses each condition on its own (see
- * `Converter.onCondition`) and sees only a placeholder in the statement.
+ * The conditions of `JOIN … ON`, as ON's index → index after its condition. node-sql-parser takes
+ * ~0.3 ms for each ON it parses (ten times a WHERE of the same length), and it reads
+ * `a JOIN b ON x, c` as the condition `(x, c)`: it sees each ON and its condition as blanks, and
+ * the conditions are parsed apart, together (`Conditions`).
  */
 function onConditions(tokens: readonly IToken[]): Map<number, number> {
   const conditions = new Map<number, number>();
@@ -276,7 +279,7 @@ function onConditions(tokens: readonly IToken[]): Map<number, number> {
       }
     }
     if (j > i + 1) conditions.set(i, j);
-    i = j - 1;
+    i = j - 1; // an ON inside a condition (in a subquery) is part of it
   }
   return conditions;
 }
@@ -330,117 +333,96 @@ export function parseSelect(tokens: readonly IToken[], maxTokens = Infinity): Se
   for (const { tok, render } of adapterTokens) {
     for (let i = 0; i < render.length; i++) chars[tok.startOffset - base + i] = render[i]!;
   }
-  const unmasked = chars.join('');
-  // Each ON condition is parsed on its own; the statement shows node-sql-parser a `1` in its place.
-  const conditions = onConditions(tokens);
-  const span = (from: number, to: number): [number, number] => {
-    const last = tokens[to - 1]!;
-    return [tokens[from]!.startOffset - base, (last.endOffset ?? last.startOffset) + 1 - base];
-  };
-  for (const [on, end] of conditions) {
-    const [from, to] = span(on + 1, end);
-    for (let i = from; i < to; i++) chars[i] = i - from < tokens[on + 1]!.image.length ? '1' : ' ';
-  }
-  // node-sql-parser would read a comma right after a condition as part of it: the rest of the FROM
-  // list from there is parsed on its own, and blanked in the statement.
-  const tails = fromTails(tokens, conditions);
-  const masked = chars.join('');
-  const firstTail = tails.keys().next();
-  if (firstTail.done !== true) {
-    let end = firstTail.value;
-    while (tails.has(end)) end = tails.get(end)!;
-    const [from, to] = span(firstTail.value, end);
-    for (let i = from; i < to; i++) chars[i] = ' ';
+  const conditions = new Conditions(adapterTokens, base, chars.join(''), onConditions(tokens));
+  for (const [on, end] of conditions.ends) {
+    const last = tokens[end - 1]!;
+    chars.fill(' ', tokens[on]!.startOffset - base, (last.endOffset ?? last.startOffset) + 1 - base);
   }
   const rendered = chars.join('');
-  const source = new RenderedSource(adapterTokens, base, unmasked, masked);
 
   let ast: unknown;
   try {
     ast = sqlParser.astify(rendered, PARSE_OPTIONS);
   } catch (error) {
     if (error instanceof RangeError) throw error; // stack exhausted: parse.ts reports the nesting
-    const failure = translateParseFailure(error, adapterTokens, base);
-    // A faulty condition before the point of failure is the first error, as PostgreSQL reports it.
-    for (const [on, end] of conditions) {
-      if (!isBefore(posOf(tokens[on]!), failure)) break;
-      source.condition(on + 1, end);
-    }
-    throw failure;
+    throw translateParseFailure(error, adapterTokens, base);
   }
   const statement = Array.isArray(ast) && ast.length === 1 ? ast[0] : ast;
   if (!isNode(statement) || statement['type'] !== 'select') throw syntaxErrorAt(tokens[0]!);
-  const converter = new Converter(adapterTokens, lists, conditions, tails, source);
+  const converter = new Converter(adapterTokens, lists, conditions);
   return converter.selectStatement(statement);
 }
 
-function isBefore(pos: Pos, error: SluiceError): boolean {
-  const at = error.position;
-  return at === undefined || pos.line < at.line || (pos.line === at.line && pos.column < at.column);
-}
-
 /**
- * Commas of FROM right after an ON condition (comma's index → index where the FROM list ends or the
- * next such comma is). A parenthesised join ends a list too: `(a JOIN b ON p, c)` is an error.
+ * The conditions of ON (see `onConditions`), parsed when first needed as the items of one SELECT.
+ * Should that fail, the conditions before the faulty one are parsed again without it, so that
+ * errors come in the order of the text.
  */
-function fromTails(tokens: readonly IToken[], conditions: ReadonlyMap<number, number>): Map<number, number> {
-  const commas = new Set<number>();
-  for (const end of conditions.values()) if (tokens[end]?.tokenType === Comma) commas.add(end);
-  const tails = new Map<number, number>();
-  for (const comma of commas) {
-    let depth = 0;
-    let j = comma + 1;
-    for (; j < tokens.length; j++) {
-      const token = tokens[j]!;
-      if (token.tokenType === LParen) depth++;
-      else if (token.tokenType === RParen && --depth < 0) break;
-      else if (depth === 0 && (commas.has(j) || CLAUSE_WORDS.some((w) => isWordText(token, w)))) break;
-      else if (depth === 0 && ['fetch', 'for'].some((w) => isWordText(token, w))) break;
-    }
-    tails.set(comma, j);
-  }
-  return tails;
-}
+class Conditions {
+  private parsed: Map<number, unknown> | undefined;
+  private failure: { on: number; error: SluiceError } | undefined;
 
-/** The text node-sql-parser sees, from which parts of the statement are parsed on their own. */
-class RenderedSource {
   constructor(
     private readonly tokens: readonly AdapterToken[],
     private readonly base: number,
-    /** With the conditions of ON. */
-    private readonly unmasked: string,
-    /** With each condition of ON as a `1`. */
-    private readonly masked: string,
+    private readonly text: string,
+    /** ON's index → index after its condition. */
+    readonly ends: ReadonlyMap<number, number>,
   ) {}
 
-  /** node-sql-parser's tree of the expression of tokens[from, to) (non-empty); throws SluiceError. */
-  condition(from: number, to: number): unknown {
-    const statement = this.parse('select ', this.unmasked, from, to);
-    const columns = list(statement, 'columns');
-    const column = columns[0];
-    if (columns.length !== 1 || !isNode(column)) return undefined;
-    return column['type'] === 'cast' ? castItem(column) : column['expr'];
+  /** node-sql-parser's tree of the condition after the ON at `on`; throws SluiceError. */
+  node(on: number): unknown {
+    if (this.parsed === undefined) {
+      const all = [...this.ends.keys()];
+      const result = this.parse(all);
+      if (result instanceof Map) this.parsed = result;
+      else {
+        this.failure = { on: all[result.index]!, error: result.error };
+        const before = this.parse(all.slice(0, result.index));
+        this.parsed = before instanceof Map ? before : new Map();
+      }
+    }
+    if (this.failure !== undefined && on === this.failure.on) throw this.failure.error;
+    return this.parsed.get(on);
   }
 
-  /** node-sql-parser's FROM entries of tokens[from, to) (non-empty); throws SluiceError. */
-  fromEntries(from: number, to: number): readonly unknown[] {
-    return list(this.parse('select * from ', this.masked, from, to), 'from');
-  }
-
-  private parse(prefix: string, text: string, from: number, to: number): Node | undefined {
-    const first = this.tokens[from]!.tok;
-    const lastToken = this.tokens[to - 1]!.tok;
-    const start = first.startOffset - this.base;
-    const end = (lastToken.endOffset ?? lastToken.startOffset) + 1 - this.base;
+  /** The conditions after the ONs at `ons`, or the index in `ons` of the one that fails and its error. */
+  private parse(ons: readonly number[]): Map<number, unknown> | { index: number; error: SluiceError } {
+    const parsed = new Map<number, unknown>();
+    if (ons.length === 0) return parsed;
+    let batch = 'select';
+    const starts: { at: number; offset: number; length: number }[] = []; // in the batch → in `text`
+    for (const on of ons) {
+      const first = this.tokens[on + 1]!.tok;
+      const last = this.tokens[this.ends.get(on)! - 1]!.tok;
+      const offset = first.startOffset - this.base;
+      const piece = this.text.slice(offset, (last.endOffset ?? last.startOffset) + 1 - this.base);
+      batch += starts.length === 0 ? ' ' : ', ';
+      starts.push({ at: batch.length, offset, length: piece.length });
+      batch += piece;
+    }
     let ast: unknown;
     try {
-      ast = sqlParser.astify(prefix + text.slice(start, end), PARSE_OPTIONS);
+      ast = sqlParser.astify(batch, PARSE_OPTIONS);
     } catch (error) {
       if (error instanceof RangeError) throw error;
-      throw translateParseFailure(error, this.tokens, first.startOffset - prefix.length);
+      const location = isNode(error) ? child(error, 'location') : undefined;
+      const start = location !== undefined ? child(location, 'start') : undefined;
+      const at = typeof start?.['offset'] === 'number' ? start['offset'] : batch.length;
+      let index = 0;
+      while (index + 1 < starts.length && starts[index + 1]!.at <= at) index++;
+      const piece = starts[index]!;
+      const offset = piece.offset + Math.min(Math.max(0, at - piece.at), piece.length);
+      const relocated = { location: { start: { offset } } };
+      return { index, error: translateParseFailure(relocated, this.tokens, this.base) };
     }
     const statement = Array.isArray(ast) && ast.length === 1 ? ast[0] : ast;
-    return isNode(statement) ? statement : undefined;
+    const columns = isNode(statement) ? list(statement, 'columns') : [];
+    ons.forEach((on, i) => {
+      const column = columns[i];
+      if (isNode(column)) parsed.set(on, column['type'] === 'cast' ? castItem(column) : column['expr']);
+    });
+    return parsed;
   }
 }
 
@@ -635,11 +617,8 @@ class Converter {
     private readonly tokens: readonly AdapterToken[],
     /** IN lists of constants node-sql-parser did not see (`(` index → `)` index). */
     private readonly constantLists: ReadonlyMap<number, number>,
-    /** Conditions of `JOIN … ON` parsed on their own (ON's index → index after the condition). */
-    private readonly conditions: ReadonlyMap<number, number>,
-    /** Rest of a FROM list after a comma that follows a condition (comma's index → end index). */
-    private readonly tails: ReadonlyMap<number, number>,
-    private readonly source: RenderedSource,
+    /** The conditions of ON, which node-sql-parser did not see in the statement. */
+    private readonly conditions: Conditions,
   ) {
     this.closeOf = matchParens(tokens);
   }
@@ -882,20 +861,11 @@ class Converter {
    * before it, one without follows a comma. Comma binds looser than JOIN (`a, b JOIN c ON p` is
    * `a × (b ⋈ c)`); both nest to the left. A loop: a FROM list may have thousands of entries.
    */
-  private fromList(first: readonly unknown[], parenthesised: boolean): FromItem {
+  private fromList(entries: readonly unknown[], parenthesised: boolean): FromItem {
     let done: FromItem | undefined;
     let comma: Pos | undefined;
-    let entries = first;
     let current = this.fromPrimary(entries[0]);
-    for (let i = 1; ; i++) {
-      if (i === entries.length) {
-        const end = this.tails.get(this.index);
-        if (end === undefined || parenthesised || end === this.index + 1) break;
-        // The rest of the list, parsed on its own (see `fromTails`): its first entry follows the comma.
-        entries = [undefined, ...this.source.fromEntries(this.index + 1, end)];
-        if (entries.length < 2) this.lost();
-        i = 1;
-      }
+    for (let i = 1; i < entries.length; i++) {
       const entry = entries[i];
       if (!isNode(entry)) this.lost();
       const token = this.peek();
@@ -951,7 +921,12 @@ class Converter {
       throw token !== undefined ? syntaxErrorAt(token) : this.endOfInput();
     }
     this.index++;
-    if (on) return { on: this.onCondition(this.index - 1) };
+    if (on) {
+      const condition = this.onCondition(this.index - 1);
+      // node-sql-parser saw no ON: `ON x USING (y)` reached it as a USING join.
+      if (isWordText(this.peek(), 'using')) throw syntaxErrorAt(this.peek()!);
+      return { on: condition };
+    }
     this.expect(LParen);
     const using: { name: string; pos: Pos }[] = [];
     for (;;) {
@@ -964,17 +939,18 @@ class Converter {
     return { using };
   }
 
-  /** The condition after the ON at tokens[on], parsed on its own (see `onConditions`). */
+  /** The condition after the ON at tokens[on] (see `onConditions`). */
   private onCondition(on: number): Expr {
-    const end = this.conditions.get(on);
+    const end = this.conditions.ends.get(on);
     if (end === undefined) {
       const token = this.peek();
       throw token !== undefined ? syntaxErrorAt(token) : this.endOfInput();
     }
-    const node = this.source.condition(on + 1, end);
+    const node = this.conditions.node(on);
     if (node === undefined) this.lost();
     const condition = this.expression(node).expr;
     if (this.index !== end) {
+      // `ON x y`: node-sql-parser read y as the alias of a select item.
       throw unsupportedConstructUpTo(this.tokens, this.index) ?? syntaxErrorAt(this.peek()!);
     }
     return condition;
