@@ -550,7 +550,8 @@ function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: number): ITo
     const expectsValue =
       prev.tokenType === Comma ||
       prev.tokenType === LParen ||
-      INFIX_TYPES.has(prev.tokenType) ||
+      // A select-list `*` is no operator: `SELECT * FROM` is fine.
+      (INFIX_TYPES.has(prev.tokenType) && (prev.tokenType !== Star || isStarOperand(tokens[i - 2]?.tok))) ||
       ['select', 'where', 'having', 'by', 'and', 'or', 'not', 'when', 'then', 'else'].some((w) =>
         isWordText(prev, w),
       ) ||
@@ -573,7 +574,8 @@ function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: number): ITo
 }
 
 /** Whether a `*` after `before` is multiplication (so a name may follow it) rather than a select-list star. */
-function isStarOperand(before: IToken): boolean {
+function isStarOperand(before: IToken | undefined): boolean {
+  if (before === undefined) return false;
   if (before.tokenType === Comma || before.tokenType === Dot || before.tokenType === LParen) return false;
   return !isWordText(before, 'select') && !isWordText(before, 'distinct') && !isWordText(before, 'all');
 }
