@@ -205,9 +205,11 @@ function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<number, numb
     if (isWordText(token, 'substring') && isType(tokens[i + 1], LParen)) markSubstring(tokens, i + 1, commas);
     // node-sql-parser reads `a CROSS JOIN b` and `a NATURAL JOIN b` as table a aliased "cross" or
     // "natural": it sees a plain JOIN, and the converter takes the join's kind from our tokens.
-    if (isWordText(token, 'cross') && isWordText(tokens[i + 1], 'join')) hidden.add(i);
-    if (isWordText(token, 'natural') && NATURAL_FOLLOWERS.some((w) => isWordText(tokens[i + 1], w))) {
-      hidden.add(i);
+    // (After AS it is an alias, which PostgreSQL refuses: the converter reports it.)
+    const next = tokens[i + 1];
+    if (!isWordText(prev, 'as')) {
+      if (isWordText(token, 'cross') && isWordText(next, 'join')) hidden.add(i);
+      if (isWordText(token, 'natural') && NATURAL_FOLLOWERS.some((w) => isWordText(next, w))) hidden.add(i);
     }
     // OFFSET n ROWS (node-sql-parser knows only OFFSET n).
     if ((isWordText(token, 'row') || isWordText(token, 'rows')) && isWordText(tokens[i - 2], 'offset')) {
@@ -544,9 +546,14 @@ const MISPLACED_WORDS = new Set<string>([
  * a clause keyword where a value is expected (`SELECT a, FROM t`) or a name after `*`, as PostgreSQL does.
  */
 function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: number): IToken | undefined {
+  let inFrom = false;
   for (let i = 1; i <= limit && i < tokens.length; i++) {
     const tok = tokens[i]!.tok;
     const prev = tokens[i - 1]!.tok;
+    if (isWordText(prev, 'from') || isWordText(prev, 'select')) inFrom = isWordText(prev, 'from');
+    else if (CLAUSE_WORDS.some((w) => isWordText(prev, w))) inFrom = false;
+    // The words of a join are reserved: no alias in FROM (a select-list label may be any word).
+    if (inFrom && isWordText(prev, 'as') && JOIN_WORDS.some((w) => isWordText(tok, w))) return tok;
     const expectsValue =
       prev.tokenType === Comma ||
       prev.tokenType === LParen ||
