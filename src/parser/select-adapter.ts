@@ -267,7 +267,7 @@ const ON_ENDS = new Set([
 function onConditions(tokens: readonly IToken[]): Map<number, number> {
   const conditions = new Map<number, number>();
   for (let i = 0; i < tokens.length; i++) {
-    if (!isWordText(tokens[i], 'on') || isWordText(tokens[i - 1], 'distinct')) continue;
+    if (!isWordText(tokens[i], 'on') || !followsJoin(tokens, i)) continue;
     let depth = 0;
     let j = i + 1;
     for (; j < tokens.length; j++) {
@@ -284,6 +284,22 @@ function onConditions(tokens: readonly IToken[]): Map<number, number> {
     i = j - 1; // an ON inside a condition (in a subquery) is part of it
   }
   return conditions;
+}
+
+/** Whether the ON at tokens[on] follows `JOIN relation` (any other ON is left to node-sql-parser). */
+function followsJoin(tokens: readonly IToken[], on: number): boolean {
+  let depth = 0;
+  for (let i = on - 1; i >= 0; i--) {
+    const token = tokens[i]!;
+    if (token.tokenType === RParen) depth++;
+    else if (token.tokenType === LParen && --depth < 0) return false;
+    else if (depth > 0) continue;
+    else if (isWordText(token, 'join')) return true;
+    else if (token.tokenType === Comma || (isWord(token) && ON_ENDS.has(token.image.toLowerCase())))
+      return false;
+    else if (isWordText(token, 'from') || isWordText(token, 'select')) return false;
+  }
+  return false;
 }
 
 /** Marks FROM and FOR at the top level of `substring(` … `)` when they appear in that order. */
@@ -547,6 +563,8 @@ const MISPLACED_WORDS = new Set<string>([
  */
 function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: number): IToken | undefined {
   let inFrom = false;
+  let plainTokens: IToken[] | undefined;
+  const plain = (): IToken[] => (plainTokens ??= tokens.map(({ tok }) => tok));
   for (let i = 1; i <= limit && i < tokens.length; i++) {
     const tok = tokens[i]!.tok;
     const prev = tokens[i - 1]!.tok;
@@ -554,6 +572,8 @@ function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: number): ITo
     else if (CLAUSE_WORDS.some((w) => isWordText(prev, w))) inFrom = false;
     // The words of a join are reserved: no alias in FROM (a select-list label may be any word).
     if (inFrom && isWordText(prev, 'as') && JOIN_WORDS.some((w) => isWordText(tok, w))) return tok;
+    // ON only ever follows `JOIN relation`.
+    if (inFrom && isWordText(tok, 'on') && !followsJoin(plain(), i)) return tok;
     const expectsValue =
       prev.tokenType === Comma ||
       prev.tokenType === LParen ||
@@ -932,8 +952,9 @@ class Converter {
     this.index++;
     if (on) {
       const condition = this.onCondition(this.index - 1);
-      // node-sql-parser saw no ON: `ON x USING (y)` reached it as a USING join.
-      if (isWordText(this.peek(), 'using')) throw syntaxErrorAt(this.peek()!);
+      // node-sql-parser saw no ON: `ON x USING (y)` reached it as a USING join, `ON x ON y` as ON y.
+      const next = this.peek();
+      if (isWordText(next, 'using') || isWordText(next, 'on')) throw syntaxErrorAt(next!);
       return { on: condition };
     }
     this.expect(LParen);
