@@ -19,7 +19,6 @@ import {
   checkJoinInvariance,
   checkJoinRetraction,
   joinReplayCommand,
-  joinsExist,
   runJoinDifferential,
 } from './support/join-workload.ts';
 
@@ -30,10 +29,6 @@ const PROP_RUNS = Number(process.env['SLUICE_JOIN_PROP_RUNS'] ?? 6);
 const only = process.env['SLUICE_SEED'];
 // With SLUICE_SEED: replays a failure of the per-template test below.
 const ONE_TEMPLATE = process.env['SLUICE_JOIN_TEMPLATE'];
-
-// TEMPORARY (until joins land on main): without joins the seeds run single-relation templates only,
-// which exercises the harness.
-const JOINS = joinsExist();
 
 const seeds =
   only !== undefined ? [Number(only)] : Array.from({ length: SEEDS }, (_, i) => deriveSeed(BASE_SEED, i));
@@ -50,7 +45,6 @@ for (const seed of seeds) {
     try {
       const r = runJoinDifferential(seed, {
         epochs: EPOCHS,
-        singleOnly: !JOINS,
         ...(ONE_TEMPLATE !== undefined ? { templates: [ONE_TEMPLATE] } : {}),
         replay: (s) => `${EPOCHS !== 150 ? `SLUICE_EPOCHS=${EPOCHS} ` : ''}${joinReplayCommand(s)}`,
       });
@@ -80,33 +74,29 @@ test('join differential totals and template coverage', () => {
 // every template), so each one runs in every `npm test`.
 const TEMPLATE_EPOCHS = Number(process.env['SLUICE_TEMPLATE_EPOCHS'] ?? 40);
 const ALL_TEMPLATES = process.env['SLUICE_JOIN_ALL_TEMPLATES'] === '1';
-test(
-  'join differential: every template not drawn above, alone',
-  { skip: only !== undefined || !JOINS },
-  () => {
-    let checks = 0;
-    let ran = 0;
-    JOIN_TEMPLATES.forEach((template, i) => {
-      if (!ALL_TEMPLATES && used.has(template)) return;
-      ran++;
-      const seed = deriveSeed(BASE_SEED + 1, i);
-      try {
-        checks += runJoinDifferential(seed, {
-          epochs: TEMPLATE_EPOCHS,
-          templates: [template],
-          replay: (s) =>
-            `SLUICE_JOIN_TEMPLATE=${template} SLUICE_EPOCHS=${TEMPLATE_EPOCHS} ${joinReplayCommand(s)}`,
-        }).checks;
-      } catch (e) {
-        console.error(`\njoin template ${template} failed with seed ${seed}`);
-        throw e;
-      }
-    });
-    console.log(
-      `join templates: ${ran} templates alone × ${TEMPLATE_EPOCHS} epochs, ${checks} view comparisons`,
-    );
-  },
-);
+test('join differential: every template not drawn above, alone', { skip: only !== undefined }, () => {
+  let checks = 0;
+  let ran = 0;
+  JOIN_TEMPLATES.forEach((template, i) => {
+    if (!ALL_TEMPLATES && used.has(template)) return;
+    ran++;
+    const seed = deriveSeed(BASE_SEED + 1, i);
+    try {
+      checks += runJoinDifferential(seed, {
+        epochs: TEMPLATE_EPOCHS,
+        templates: [template],
+        replay: (s) =>
+          `SLUICE_JOIN_TEMPLATE=${template} SLUICE_EPOCHS=${TEMPLATE_EPOCHS} ${joinReplayCommand(s)}`,
+      }).checks;
+    } catch (e) {
+      console.error(`\njoin template ${template} failed with seed ${seed}`);
+      throw e;
+    }
+  });
+  console.log(
+    `join templates: ${ran} templates alone × ${TEMPLATE_EPOCHS} epochs, ${checks} view comparisons`,
+  );
+});
 
 const propSeeds =
   only !== undefined
@@ -115,7 +105,7 @@ const propSeeds =
 
 test('join invariance: batch splits and arrival orders across the sides give the same views', () => {
   let comparisons = 0;
-  for (const seed of propSeeds) comparisons += checkJoinInvariance(seed, 120, undefined, !JOINS);
+  for (const seed of propSeeds) comparisons += checkJoinInvariance(seed, 120);
   console.log(`join invariance: ${propSeeds.length} seeds × 7 arrangements, ${comparisons} view comparisons`);
   assert.ok(comparisons > 0);
 });
@@ -123,7 +113,7 @@ test('join invariance: batch splits and arrival orders across the sides give the
 test('join retraction: inserting then deleting everything empties every join view, outer ones too', () => {
   let peak = 0;
   for (const seed of propSeeds) {
-    const p = checkJoinRetraction(seed, undefined, !JOINS);
+    const p = checkJoinRetraction(seed);
     assert.ok(p > 0, `seed ${seed}: the views were empty at the peak, the check means nothing`);
     peak += p;
   }

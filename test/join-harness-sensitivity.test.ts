@@ -16,11 +16,7 @@ import {
   runJoinDifferential,
   type EngineFactory,
   type JoinView,
-  joinsExist,
 } from './support/join-workload.ts';
-
-// TEMPORARY (until joins land on main).
-const skip = joinsExist() ? false : 'joins are not implemented yet (NOT_SUPPORTED)';
 
 const base: EngineFactory = () => new Engine();
 
@@ -66,34 +62,34 @@ function caughtWithWrongOracle(templates: readonly string[], wrong: (v: JoinView
   return caught;
 }
 
-test('sanity: the same runs pass with the right oracle and the unwrapped engine', { skip }, () => {
+test('sanity: the same runs pass with the right oracle and the unwrapped engine', () => {
   for (const seed of SEEDS) {
     runJoinDifferential(seed, { epochs: 40, templates: ['inner_one_key', 'left', 'full', 'inner_two_keys'] });
     runJoinDifferential(seed, { epochs: 40, templates: ['inner_one_key'], sqliteOverride: (v) => v.sqlite });
   }
 });
 
-test('an inner join compared with the LEFT JOIN of the same tables fails', { skip }, () => {
+test('an inner join compared with the LEFT JOIN of the same tables fails', () => {
   const n = caughtWithWrongOracle(['inner_one_key'], (v) => v.sqlite.replace(' JOIN ', ' LEFT JOIN '));
   assert.equal(n, SEEDS.length);
 });
 
-test('a LEFT JOIN compared with the inner join fails', { skip }, () => {
+test('a LEFT JOIN compared with the inner join fails', () => {
   const n = caughtWithWrongOracle(['left'], (v) => v.sqlite.replace(' LEFT JOIN ', ' JOIN '));
   assert.equal(n, SEEDS.length);
 });
 
-test('a FULL JOIN compared with the LEFT JOIN fails', { skip }, () => {
+test('a FULL JOIN compared with the LEFT JOIN fails', () => {
   const n = caughtWithWrongOracle(['full'], (v) => v.sqlite.replace(' FULL JOIN ', ' LEFT JOIN '));
   assert.equal(n, SEEDS.length);
 });
 
-test('a two-key join compared with the one-key join fails', { skip }, () => {
+test('a two-key join compared with the one-key join fails', () => {
   const n = caughtWithWrongOracle(['inner_two_keys'], (v) => v.sqlite.replace(/ AND \w+\.j = \w+\.j$/, ''));
   assert.equal(n, SEEDS.length);
 });
 
-test('differential catches snapshots that drop NULL-padded outer-join rows', { skip }, () => {
+test('differential catches snapshots that drop NULL-padded outer-join rows', () => {
   let caught = 0;
   for (const seed of SEEDS) {
     try {
@@ -116,7 +112,7 @@ test('differential catches snapshots that drop NULL-padded outer-join rows', { s
   assert.equal(caught, SEEDS.length);
 });
 
-test('invariance catches an engine that loses the last insert of multi-row batches', { skip }, () => {
+test('invariance catches an engine that loses the last insert of multi-row batches', () => {
   let caught = 0;
   for (const seed of SEEDS) {
     try {
@@ -136,7 +132,7 @@ test('invariance catches an engine that loses the last insert of multi-row batch
   assert.equal(caught, SEEDS.length);
 });
 
-test('retraction catches a view row that never leaves', { skip }, () => {
+test('retraction catches a view row that never leaves', () => {
   let caught = 0;
   for (const seed of SEEDS) {
     const first = new Map<string, Row>();

@@ -336,8 +336,6 @@ export interface JoinView {
   /** The SELECT as given to SQLite (the same text unless a template needs another spelling). */
   readonly sqlite: string;
   readonly template: string;
-  /** The view is a single-relation view (no join); used while developing without joins. */
-  readonly single?: boolean;
   /** A global aggregate (one row even over no input): not empty after everything is deleted. */
   readonly global?: boolean;
 }
@@ -401,8 +399,6 @@ export const JOIN_TEMPLATES = [
 
 export type JoinTemplate = (typeof JOIN_TEMPLATES)[number];
 
-export const SINGLE_TEMPLATES = ['single_filter', 'single_agg'] as const;
-
 /**
  * Templates that fail because of an engine bug (test/join-known-failures.ts runs them): a FULL JOIN of
  * two views whose keys can be NULL (GROUP BY / DISTINCT NULL groups).
@@ -426,8 +422,7 @@ function smallOf(rng: Rng, tables: readonly JoinTable[]): JoinTable {
 }
 
 /** Builds one template's views (a template over a view returns the base view first). */
-type AnyTemplate =
-  JoinTemplate | (typeof SINGLE_TEMPLATES)[number] | (typeof KNOWN_FAILURE_TEMPLATES)[number];
+type AnyTemplate = JoinTemplate | (typeof KNOWN_FAILURE_TEMPLATES)[number];
 
 function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
   const { rng, schema } = ctx;
@@ -440,12 +435,6 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
     { name: ctx.name(), sql, sqlite: sql, template, ...extra },
   ];
   switch (template) {
-    case 'single_filter':
-      return one(`SELECT k, j, ${vCol(x)} FROM ${X} WHERE k IS NOT NULL AND ${vCol(x)} > ${c}`, {
-        single: true,
-      });
-    case 'single_agg':
-      return one(`SELECT k, COUNT(*) AS n, SUM(${vCol(x)}) AS s FROM ${X} GROUP BY k`, { single: true });
     case 'inner_one_key':
       // Unqualified columns that exist on one side only.
       return one(`SELECT ${X}.k, ${vCol(x)}, ${vCol(y)}, ${wCol(y)} FROM ${X} JOIN ${Y} ON ${X}.k = ${Y}.k`);
@@ -791,7 +780,6 @@ export interface JoinScenario {
 export function randomJoinScenario(
   rng: Rng,
   options: {
-    singleOnly?: boolean;
     templates?: readonly string[];
     minTemplates?: number;
     maxTemplates?: number;
@@ -800,8 +788,7 @@ export function randomJoinScenario(
   const schema = randomJoinSchema(rng);
   let n = 0;
   const ctx: Ctx = { rng, schema, name: () => `jv${n++}` };
-  const pool: readonly string[] =
-    options.templates ?? (options.singleOnly ? SINGLE_TEMPLATES : JOIN_TEMPLATES);
+  const pool: readonly string[] = options.templates ?? JOIN_TEMPLATES;
   const count = rng.int(options.minTemplates ?? 5, options.maxTemplates ?? 8);
   const views: JoinView[] = [];
   for (let i = 0; i < count; i++) views.push(...buildTemplate(ctx, rng.pick(pool) as AnyTemplate));
@@ -958,8 +945,6 @@ export class ChangelogWatch {
 export interface JoinRunOptions {
   readonly epochs: number;
   readonly engine?: () => EngineLike;
-  /** Restrict to single-relation templates (developing the harness without joins). */
-  readonly singleOnly?: boolean;
   /** Replay command printed on failure. */
   readonly replay?: (seed: number) => string;
   /** Fold every view's changelog and check it against the snapshot after every epoch (default on). */
@@ -1035,7 +1020,6 @@ export function compareAdHoc(engine: EngineLike, oracle: SqliteOracle, sql: stri
 export function runJoinDifferential(seed: number, options: JoinRunOptions): JoinRunResult {
   const rng = new Rng(seed);
   const scenario = randomJoinScenario(rng, {
-    ...(options.singleOnly ? { singleOnly: true } : {}),
     ...(options.templates ? { templates: options.templates } : {}),
   });
   const { schema } = scenario;
@@ -1147,11 +1131,8 @@ export function runJoinDifferential(seed: number, options: JoinRunOptions): Join
           compareAdHoc(engine, oracle, v.sql, () => `ad-hoc of ${v.name} (${v.template})\n${context()}`);
           adHoc++;
         }
-        if (!options.singleOnly) {
-          const sql = randomAdHoc(rng, schema);
-          compareAdHoc(engine, oracle, sql, context);
-          adHoc++;
-        }
+        compareAdHoc(engine, oracle, randomAdHoc(rng, schema), context);
+        adHoc++;
       }
       if (e % 25 === 0) {
         for (let i = 0; i < created; i++) {
@@ -1320,14 +1301,9 @@ function diffText(a: readonly string[] | undefined, b: readonly string[] | undef
  * tables (each table's own order kept) leave every join view with the same rows, which are SQLite's.
  * Returns the number of (arrangement, view) comparisons.
  */
-export function checkJoinInvariance(
-  seed: number,
-  unitCount: number,
-  make?: EngineFactory,
-  singleOnly = false,
-): number {
+export function checkJoinInvariance(seed: number, unitCount: number, make?: EngineFactory): number {
   const rng = new Rng(seed);
-  const scenario = randomJoinScenario(rng, { minTemplates: 4, maxTemplates: 6, singleOnly });
+  const scenario = randomJoinScenario(rng, { minTemplates: 4, maxTemplates: 6 });
   const { units } = joinUnits(rng, scenario.schema, unitCount);
   const keyed = (name: string): boolean =>
     scenario.schema.tables.find((t) => t.name === name)?.keyed ?? false;
@@ -1394,9 +1370,9 @@ export function checkJoinInvariance(
  * inserts (backfilled), and must be non-empty at the peak for the check to mean anything.
  * Returns the largest total view size at the peak.
  */
-export function checkJoinRetraction(seed: number, make?: EngineFactory, singleOnly = false): number {
+export function checkJoinRetraction(seed: number, make?: EngineFactory): number {
   const rng = new Rng(seed);
-  const scenario = randomJoinScenario(rng, { minTemplates: 5, maxTemplates: 8, singleOnly });
+  const scenario = randomJoinScenario(rng, { minTemplates: 5, maxTemplates: 8 });
   const { schema } = scenario;
   const engine = make?.() ?? new Engine();
   for (const t of schema.tables) engine.execute(createTableSql(t));
@@ -1440,17 +1416,4 @@ export function checkJoinRetraction(seed: number, make?: EngineFactory, singleOn
     oracle.close();
   }
   return peak;
-}
-
-/** TEMPORARY (until joins land on main): whether the engine accepts a join. */
-export function joinsExist(): boolean {
-  const e = new Engine();
-  e.execute('CREATE TABLE probe (k integer)');
-  try {
-    e.execute('SELECT x.k FROM probe x JOIN probe y ON x.k = y.k');
-    return true;
-  } catch (err) {
-    if (err instanceof SluiceError && err.code === 'NOT_SUPPORTED') return false;
-    throw err;
-  }
 }
