@@ -395,6 +395,9 @@ export const JOIN_TEMPLATES = [
   'on_single_side',
   'range_small',
   'hidden_equi',
+  'outer_residual_both',
+  'paren_where_pushdown',
+  'comma_then_left',
 ] as const;
 
 export type JoinTemplate = (typeof JOIN_TEMPLATES)[number];
@@ -754,6 +757,33 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
             `(${X}.k = ${Y}.k) = TRUE`,
           ]),
       );
+    case 'outer_residual_both':
+      // A residual comparing both sides in a LEFT / RIGHT join: a pair's match can flip without a key
+      // change (the match count per row decides the padding).
+      return one(
+        `SELECT ${X}.k AS xk, ${vCol(x)}, ${Y}.k AS yk, ${vCol(y)} FROM ${X} ${rng.pick(['LEFT', 'RIGHT'])} JOIN ${Y} ` +
+          `ON ${X}.k = ${Y}.k AND ${vCol(x)} ${rng.pick(['<', '>=', '<>'])} ${vCol(y)}`,
+      );
+    case 'paren_where_pushdown': {
+      const z = rng.pick(ts);
+      // A WHERE condition on a relation inside the nullable side of a LEFT JOIN: it also removes the
+      // padded rows, so it must not be pushed into the inner join below the LEFT JOIN.
+      return one(
+        `SELECT t1.k AS k1, t1.${vCol(x)} AS v1, t2.${vCol(y)} AS v2, t3.${vCol(z)} AS v3 ` +
+          `FROM ${X} t1 LEFT JOIN (${Y} t2 JOIN ${z.name} t3 ON t2.k = t3.k AND t2.j = t3.j) ON t1.k = t2.k AND t1.j = t3.j ` +
+          `WHERE ${rng.pick([`t3.${vCol(z)} > ${c}`, `t2.${vCol(y)} > ${c} OR t2.${vCol(y)} IS NULL`, `t3.k IS NOT NULL`])}`,
+      );
+    }
+    case 'comma_then_left': {
+      const z = rng.pick(ts);
+      // `X, Y LEFT JOIN Z ON …` is X × (Y ⟕ Z) in PostgreSQL, (X × Y) ⟕ Z in SQLite: the same rows while
+      // ON names only Y and Z.
+      return one(
+        `SELECT t1.k AS k1, t2.${vCol(y)} AS v2, t3.k AS k3, t3.${vCol(z)} AS v3 ` +
+          `FROM ${X} t1, ${Y} t2 LEFT JOIN ${z.name} t3 ON t2.k = t3.k AND t2.j = t3.j ` +
+          `WHERE t1.k = t2.k AND t1.j = t2.j`,
+      );
+    }
     case 'join_of_views':
     case 'join_of_views_full': {
       const b1 = ctx.name();
