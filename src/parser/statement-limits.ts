@@ -51,8 +51,7 @@ function checkIdentifier(token: IToken, max: number): void {
   }
 }
 
-/** Words that end a select list (at its own nesting level). */
-/** Words that end a FROM clause at its own level. */
+/** Words that end a FROM clause (at its own nesting level). */
 const FROM_ENDS = [
   'where',
   'group',
@@ -66,25 +65,10 @@ const FROM_ENDS = [
   'window',
   'fetch',
   'for',
-  'returning',
 ];
 
-const SELECT_LIST_ENDS = [
-  'from',
-  'where',
-  'group',
-  'having',
-  'order',
-  'limit',
-  'offset',
-  'into',
-  'union',
-  'intersect',
-  'except',
-  'window',
-  'fetch',
-  'for',
-];
+/** Words that end a select list (at its own nesting level). */
+const SELECT_LIST_ENDS = ['from', 'into', ...FROM_ENDS];
 
 /** Whether `token` ends an operand, so that a following `-`/`+` is infix rather than a sign. */
 function endsOperand(token: IToken | undefined): boolean {
