@@ -125,7 +125,7 @@ test('invariance catches an engine that loses the last insert of multi-row batch
       );
     } catch (e) {
       // Either the final views differ, or a later delete of the lost row fails.
-      assert.match(String(e), /invariance: view|delete row \d+: (no such row|the row in table)/);
+      assert.match(String(e), /invariance: view|delete row \d+: /);
       caught++;
     }
   }
