@@ -32,6 +32,7 @@ export const ErrorCodes = {
   UNKNOWN_FUNCTION: 'plan',
   UNKNOWN_TYPE: 'plan',
   AMBIGUOUS_COLUMN: 'plan',
+  DUPLICATE_ALIAS: 'plan',
   DUPLICATE_OBJECT: 'plan',
   DUPLICATE_COLUMN: 'plan',
   TYPE_MISMATCH: 'plan',

@@ -103,6 +103,32 @@ export function printScalar(e: ScalarExpr): string {
   }
 }
 
+/** The expression with every column index `i` replaced by `to(i)` (moving it onto another row shape). */
+export function remapColumns(e: ScalarExpr, to: (index: number) => number): ScalarExpr {
+  const r = (x: ScalarExpr): ScalarExpr => remapColumns(x, to);
+  switch (e.kind) {
+    case 'const':
+      return e;
+    case 'col':
+      return { ...e, index: to(e.index) };
+    case 'call':
+    case 'and':
+    case 'or':
+    case 'coalesce':
+      return { ...e, args: e.args.map(r) };
+    case 'case':
+      return {
+        ...e,
+        whens: e.whens.map((w) => ({ when: r(w.when), then: r(w.then) })),
+        else: e.else === null ? null : r(e.else),
+      };
+    case 'in':
+      return { ...e, operand: r(e.operand), list: e.list.map(r) };
+    case 'cast':
+      return { ...e, operand: r(e.operand) };
+  }
+}
+
 /** Column indexes an expression reads. */
 export function columnsOf(e: ScalarExpr, out: Set<number> = new Set()): Set<number> {
   switch (e.kind) {

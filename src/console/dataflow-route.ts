@@ -4,31 +4,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { SluiceRuntime } from '../server/runtime.ts';
 import type { DataflowJson, DataflowNodeJson } from './shared/dataflow-json.ts';
-import { parseDataflowText, type GraphNode } from './shared/dataflow-text.ts';
+import { parseDataflowText } from './shared/dataflow-text.ts';
 
 export function dataflowOf(runtime: SluiceRuntime, view: string): DataflowJson {
   const text = runtime.engine.explainView(view);
   const stats = new Map(runtime.engine.viewNodeStats(view).map((s) => [s.id, s]));
   const graph = parseDataflowText(text);
-  const byId = new Map(graph.nodes.map((n) => [n.id, n]));
-  const consumers = new Map<number, GraphNode[]>();
-  for (const n of graph.nodes) for (const i of n.inputs) consumers.set(i, [...(consumers.get(i) ?? []), n]);
+  // Fusion and state sharing are decided by lowering and recorded in the plan: read, not re-derived.
+  const plan = new Map(runtime.engine.viewPlan(view).nodes.map((n) => [n.id, n]));
   const nodes = graph.nodes.map((n): DataflowNodeJson => {
     const s = stats.get(n.id);
-    const users = consumers.get(n.id) ?? [];
-    // Mirrors ViewRuntime: a projecting Map with a single consumer that is a Reduce runs inside it.
-    const only = users.length === 1 ? users[0] : undefined;
-    const fusedInto = n.kind === 'map' && n.project !== undefined && only?.kind === 'reduce' ? only.id : null;
-    // Mirrors ViewRuntime too: an Output whose key is exactly the feeding Reduce's group key.
-    const feeder = n.inputs.length === 1 ? byId.get(n.inputs[0] as number) : undefined;
-    const sharesStateWith =
-      n.kind === 'output' &&
-      feeder?.kind === 'reduce' &&
-      n.key !== undefined &&
-      feeder.key !== undefined &&
-      n.key.join('\u0000') === feeder.key.join('\u0000')
-        ? feeder.id
-        : null;
+    const planned = plan.get(n.id);
+    const fusedInto = null;
+    const sharesStateWith = planned?.kind === 'output' ? planned.sharesStateOf : null;
     return {
       ...n,
       stats: s === undefined ? null : { rowsIn: s.rowsIn, rowsOut: s.rowsOut, stateBytes: s.stateBytes },

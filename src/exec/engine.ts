@@ -9,7 +9,7 @@ import type { StateDelta } from '../ivm/state.ts';
 import type { ColumnDef, Expr, SelectStmt, Statement } from '../parser/ast.ts';
 import { parseStepwise } from '../parser/parse.ts';
 import { castValue, fitLength } from '../common/cast.ts';
-import { printDataflow } from '../ivm/dataflow-plan.ts';
+import { printDataflow, type DataflowPlan } from '../ivm/dataflow-plan.ts';
 import { lowerToDataflow } from '../ivm/lower.ts';
 import { compileScalar } from '../common/scalar-expr.ts';
 import { encodeValues } from '../common/values.ts';
@@ -563,6 +563,11 @@ export class Engine {
   /** EXPLAIN DATAFLOW of an existing view. */
   explainView(name: string): string {
     return printDataflow(this.viewRuntime(name).plan);
+  }
+
+  /** The DataflowPlan an existing view runs (plain JSON: nodes with their inputs, as lowered). */
+  viewPlan(name: string): DataflowPlan {
+    return this.viewRuntime(name).plan;
   }
 
   private tableForWrite(name: string, pos: { line: number; column: number }): TableStore {

@@ -21,6 +21,12 @@ import { ViewRuntime } from './view-runtime.ts';
 /** Input rows per slice between deadline checks. */
 const SLICE_ROWS = 4096;
 
+/**
+ * Rows the joins of one ad-hoc SELECT may produce before it fails with RESULT_TOO_LARGE: a join is
+ * computed in one step per slice, so this also bounds how long one slice can hold the event loop.
+ */
+export const SELECT_JOIN_ROWS = 1_000_000;
+
 const UNLIMITED: ResultLimits = { maxRows: Infinity, maxBytes: Infinity };
 
 const HINT =
@@ -68,7 +74,10 @@ export class SelectJob {
     this.compare = bound.orderBy.length > 0 ? orderComparator(bound.orderBy) : null;
     this.overheads = columnOverheads(bound.columns.map((c) => c.name));
     this.maps = statelessChain(plan);
-    this.runtime = this.maps === null ? new ViewRuntime(plan) : null;
+    this.runtime =
+      this.maps === null
+        ? new ViewRuntime(plan, { remaining: SELECT_JOIN_ROWS, limit: SELECT_JOIN_ROWS })
+        : null;
     // LIMIT 0 evaluates nothing (as PostgreSQL's executor, which never pulls a row).
     if (this.want === 0) this.done = true;
   }
@@ -229,17 +238,17 @@ function statelessChain(plan: DataflowPlan): MapOp[] | null {
   const maps: MapOp[] = [];
   let node = byId.get(plan.output);
   if (node === undefined || node.kind !== 'output') return null;
-  node = byId.get(node.input);
+  node = byId.get(node.inputs[0]);
   const chain: DataflowNode[] = [];
   while (node !== undefined && node.kind === 'map') {
     chain.push(node);
-    node = byId.get(node.input);
+    node = byId.get(node.inputs[0]);
   }
   if (node === undefined || (node.kind !== 'input' && node.kind !== 'values')) return null;
   if (plan.nodes.length !== chain.length + 2) return null;
   for (const m of chain.reverse()) {
     if (m.kind !== 'map') return null;
-    const input = byId.get(m.input) as DataflowNode;
+    const input = byId.get(m.inputs[0]) as DataflowNode;
     maps.push(new MapOp(m.id, m.filter, m.project, input.columns));
   }
   return maps;

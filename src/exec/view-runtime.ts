@@ -1,12 +1,13 @@
-// A running view: its DataflowPlan rendered into operators, stepped once per epoch in topological
-// order, plus the view's row-error multiset. Rendering fuses a Map stage into the Reduce that
-// consumes it, so group keys and aggregate arguments are computed without building projected rows.
+// A running view: its DataflowPlan rendered into operators, one per node (lowering has already
+// decided fusion and state sharing, and recorded them in the plan), stepped once per epoch in
+// topological order, plus the view's row-error multiset.
 import { SluiceError } from '../common/errors.ts';
 import type { ColumnSpec, DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../ivm/operator.ts';
 import type { Stateful } from '../ivm/state.ts';
 import { isStateful } from '../ivm/state.ts';
 import { DistinctOp } from '../ivm/ops/distinct-op.ts';
+import { JoinOp, type JoinBudget } from '../ivm/ops/join-op.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import { OutputOp } from '../ivm/ops/output-op.ts';
 import { ReduceOp } from '../ivm/ops/reduce-op.ts';
@@ -59,13 +60,12 @@ export class ViewRuntime implements RowErrorSink {
   private readonly inputScratch: ZBatch[][];
   private readonly statsByIndex: NodeStats[];
 
-  constructor(readonly plan: DataflowPlan) {
-    const consumers = new Map<number, number>();
-    for (const n of plan.nodes) {
-      if ('input' in n) consumers.set(n.input, (consumers.get(n.input) ?? 0) + 1);
-    }
+  /** `joinBudget`: rows all joins of this runtime may produce, for one-off evaluations (see JoinBudget). */
+  constructor(
+    readonly plan: DataflowPlan,
+    joinBudget: JoinBudget | null = null,
+  ) {
     const byId = new Map(plan.nodes.map((n) => [n.id, n]));
-    const fusedAway = new Set<number>();
     let output: OutputOp | null = null;
     for (const node of plan.nodes) {
       this.stats.set(node.id, { id: node.id, kind: node.kind, rowsIn: 0, rowsOut: 0, stateBytes: 0 });
@@ -75,57 +75,62 @@ export class ViewRuntime implements RowErrorSink {
           this.rendered.push({ node, inputs: [], op: null });
           break;
         case 'map': {
-          const input = byId.get(node.input) as DataflowNode;
+          const input = byId.get(node.inputs[0]) as DataflowNode;
           this.rendered.push({
             node,
-            inputs: [node.input],
+            inputs: node.inputs,
             op: new MapOp(node.id, node.filter, node.project, input.columns),
           });
           break;
         }
         case 'reduce': {
-          const input = byId.get(node.input) as DataflowNode;
-          if (input.kind === 'map' && input.project !== null && consumers.get(input.id) === 1) {
-            const source = byId.get(input.input) as DataflowNode;
-            fusedAway.add(input.id);
-            const op = new ReduceOp(node, input.columns, {
-              filter: input.filter,
-              project: input.project,
-              inputColumns: source.columns,
-            });
-            this.rendered.push({ node, inputs: [input.input], op });
-          } else {
-            this.rendered.push({ node, inputs: [node.input], op: new ReduceOp(node, input.columns, null) });
-          }
+          const input = byId.get(node.inputs[0]) as DataflowNode;
+          const op =
+            node.fused === null
+              ? new ReduceOp(node, input.columns, null)
+              : new ReduceOp(node, node.fused.columns, {
+                  filter: node.fused.filter,
+                  project: node.fused.project,
+                  inputColumns: input.columns,
+                });
+          this.rendered.push({ node, inputs: node.inputs, op });
           break;
         }
         case 'distinct':
-          this.rendered.push({ node, inputs: [node.input], op: new DistinctOp(node.id, node.stateId) });
+          this.rendered.push({ node, inputs: node.inputs, op: new DistinctOp(node.id, node.stateId) });
           break;
+        case 'join': {
+          const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);
+          this.rendered.push({
+            node,
+            inputs: node.inputs,
+            op: new JoinOp(node, left as ColumnSpec[], right as ColumnSpec[], joinBudget),
+          });
+          break;
+        }
         case 'output': {
-          const feeder = this.rendered.find((r) => r.node.id === node.input);
-          const sharesState =
-            feeder !== undefined &&
-            feeder.op instanceof ReduceOp &&
-            feeder.node.kind === 'reduce' &&
-            node.key !== null &&
-            node.key.length === feeder.node.keyCount &&
-            node.key.every((k, i) => k === i);
+          const shared =
+            node.sharesStateOf === null
+              ? null
+              : this.rendered.find((r) => r.node.id === node.sharesStateOf)?.op;
+          if (node.sharesStateOf !== null && !(shared instanceof ReduceOp)) {
+            throw new SluiceError(
+              'INTERNAL_ERROR',
+              `output of "${plan.view}" shares the state of a node that is no Reduce`,
+            );
+          }
           output = new OutputOp(
             node.id,
             node.stateId,
             node.key,
             node.columns.length,
-            sharesState ? (feeder.op as ReduceOp) : null,
+            shared instanceof ReduceOp ? shared : null,
           );
-          this.rendered.push({ node, inputs: [node.input], op: output });
+          this.rendered.push({ node, inputs: node.inputs, op: output });
           break;
         }
       }
     }
-    const kept = this.rendered.filter((r) => !fusedAway.has(r.node.id));
-    this.rendered.length = 0;
-    this.rendered.push(...kept);
     if (output === null)
       throw new SluiceError('INTERNAL_ERROR', `dataflow of "${plan.view}" has no output node`);
     this.output = output;

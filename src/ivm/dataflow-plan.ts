@@ -19,6 +19,8 @@ export interface AggregateSpec {
   readonly strategy: AggregateStrategy;
 }
 
+export type JoinKind = 'inner' | 'left' | 'right' | 'full';
+
 export interface ColumnSpec {
   readonly name: string;
   readonly type: SqlType;
@@ -38,16 +40,26 @@ export type DataflowNode =
   | {
       readonly id: number;
       readonly kind: 'map';
-      readonly input: number;
+      readonly inputs: readonly [number];
       readonly filter: ScalarExpr | null;
       readonly project: readonly ScalarExpr[] | null;
       readonly columns: readonly ColumnSpec[];
     }
-  /** Reduce + Merge: the first `keyCount` input columns are the group key. */
+  /**
+   * Reduce + Merge over rows whose first `keyCount` columns are the group key and the rest the
+   * aggregate arguments. `fused`: lowering folded the Map stage that computes those columns into
+   * this node (the Reduce evaluates it per input row and builds no projected rows); `inputs` is then
+   * the Map's input, and `fused.columns` what the Map would have produced.
+   */
   | {
       readonly id: number;
       readonly kind: 'reduce';
-      readonly input: number;
+      readonly inputs: readonly [number];
+      readonly fused: {
+        readonly filter: ScalarExpr | null;
+        readonly project: readonly ScalarExpr[];
+        readonly columns: readonly ColumnSpec[];
+      } | null;
       readonly keyCount: number;
       readonly aggregates: readonly AggregateSpec[];
       readonly columns: readonly ColumnSpec[];
@@ -56,16 +68,37 @@ export type DataflowNode =
   | {
       readonly id: number;
       readonly kind: 'distinct';
-      readonly input: number;
+      readonly inputs: readonly [number];
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
     }
-  /** Integrates the view's deltas into its arrangement (the view state) and emits its changelog. */
+  /**
+   * Binary join by the delta rule: each input arranged by its key (`leftKey` over the left input's
+   * columns, `rightKey` over the right's); no key at all is a cross product. `residual` is the rest
+   * of the join condition, over the left columns followed by the right ones (the output row).
+   */
+  | {
+      readonly id: number;
+      readonly kind: 'join';
+      readonly inputs: readonly [number, number];
+      readonly joinKind: JoinKind;
+      readonly leftKey: readonly ScalarExpr[];
+      readonly rightKey: readonly ScalarExpr[];
+      readonly residual: ScalarExpr | null;
+      readonly columns: readonly ColumnSpec[];
+      readonly stateId: string;
+    }
+  /**
+   * Integrates the view's deltas into its arrangement (the view state) and emits its changelog.
+   * `sharesStateOf`: the Reduce feeding it, whose groups are the view's keys in order: the output
+   * reads that state instead of holding a copy of every row.
+   */
   | {
       readonly id: number;
       readonly kind: 'output';
-      readonly input: number;
+      readonly inputs: readonly [number];
       readonly key: readonly number[] | null;
+      readonly sharesStateOf: number | null;
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
     };
@@ -109,28 +142,58 @@ export function printDataflow(plan: DataflowPlan): string {
         if (n.filter !== null) parts.push(`filter ${printScalar(n.filter)}`);
         if (n.project !== null) parts.push(`project [${n.project.map(printScalar).join(', ')}]`);
         lines.push(`${pad}n${n.id} Map (stateless) ${parts.join('; ')} → [${cols(n.columns)}]`);
-        visit(n.input, depth + 1);
+        visit(n.inputs[0], depth + 1);
         return;
       }
-      case 'reduce':
+      case 'reduce': {
+        const by = n.columns
+          .slice(0, n.keyCount)
+          .map((c, i) => `#${i}:${c.name}`)
+          .join(', ');
+        const fused: string[] = [];
+        if (n.fused !== null) {
+          if (n.fused.filter !== null) fused.push(`filter ${printScalar(n.fused.filter)}`);
+          const keys = n.fused.project.slice(0, n.keyCount);
+          if (keys.length > 0) fused.push(`keys [${keys.map(printScalar).join(', ')}]`);
+          const args = n.fused.project.slice(n.keyCount);
+          if (args.length > 0) fused.push(`arguments [${args.map(printScalar).join(', ')}]`);
+        }
+        const map =
+          n.fused === null
+            ? ''
+            : ` (fused Map, no projected rows${fused.length > 0 ? `: ${fused.join('; ')}` : ''})`;
         lines.push(
-          `${pad}n${n.id} Reduce+Merge key [${n.columns
-            .slice(0, n.keyCount)
-            .map((c, i) => `#${i}:${c.name}`)
-            .join(', ')}] ` +
-            `aggregates [${n.aggregates.map(printAgg).join(', ')}] state ${n.stateId} → [${cols(n.columns)}]`,
+          `${pad}n${n.id} Reduce+Merge key [${by}] ` +
+            `aggregates [${n.aggregates.map(printAgg).join(', ')}]${map} state ${n.stateId} → [${cols(n.columns)}]`,
         );
-        visit(n.input, depth + 1);
+        visit(n.inputs[0], depth + 1);
         return;
+      }
       case 'distinct':
         lines.push(`${pad}n${n.id} Distinct state ${n.stateId} (row → count)`);
-        visit(n.input, depth + 1);
+        visit(n.inputs[0], depth + 1);
         return;
+      case 'join': {
+        const on = n.leftKey.map(
+          (k, i) => `${printScalar(k)} = right.${printScalar(n.rightKey[i] as ScalarExpr)}`,
+        );
+        const how =
+          n.leftKey.length === 0
+            ? 'no equi key: every left row meets every right row (cost |left| × |right|)'
+            : `key [${on.join(', ')}]`;
+        const residual = n.residual === null ? '' : `; residual ${printScalar(n.residual)}`;
+        lines.push(
+          `${pad}n${n.id} Join ${n.joinKind} ${how}${residual} state ${n.stateId} (both inputs arranged by key) → [${cols(n.columns)}]`,
+        );
+        visit(n.inputs[0], depth + 1);
+        visit(n.inputs[1], depth + 1);
+        return;
+      }
       case 'output':
         lines.push(
-          `${pad}n${n.id} Output ${plan.view} key ${n.key === null ? 'none (multiset)' : `[${n.key.map((k) => n.columns[k]?.name ?? `#${k}`).join(', ')}]`} state ${n.stateId} [${cols(n.columns)}]`,
+          `${pad}n${n.id} Output ${plan.view} key ${n.key === null ? 'none (multiset)' : `[${n.key.map((k) => n.columns[k]?.name ?? `#${k}`).join(', ')}]`} state ${n.sharesStateOf === null ? n.stateId : `of n${n.sharesStateOf} (rows read from its groups, not copied)`} [${cols(n.columns)}]`,
         );
-        visit(n.input, depth + 1);
+        visit(n.inputs[0], depth + 1);
         return;
     }
   };

@@ -1,5 +1,7 @@
 // Lowering LogicalPlan → DataflowPlan: chooses the MRM shape (a Map stage computing group keys and
-// aggregate arguments, then Reduce+Merge), each aggregate's strategy and the view's output key.
+// aggregate arguments, fused into the Reduce+Merge that consumes it), each aggregate's strategy, the
+// view's output key and whether the output borrows its Reduce's state. Every such decision is in the
+// plan, so EXPLAIN DATAFLOW, the fingerprint and the console show what runs.
 // Stateful nodes get ids "<view>/<node kind><position>", stable across restarts.
 import { createHash } from 'node:crypto';
 import type { LogicalPlan } from '../planner/logical-plan.ts';
@@ -41,7 +43,7 @@ export function lowerToDataflow(
         return add((id) => ({
           id,
           kind: 'map',
-          input: input.id,
+          inputs: [input.id],
           filter: p.predicate,
           project: null,
           columns: specs(p.columns),
@@ -55,7 +57,7 @@ export function lowerToDataflow(
           return add((id) => ({
             id,
             kind: 'map',
-            input: input.input,
+            inputs: input.inputs,
             filter: input.filter,
             project: p.exprs,
             columns: specs(p.columns),
@@ -64,7 +66,7 @@ export function lowerToDataflow(
         return add((id) => ({
           id,
           kind: 'map',
-          input: input.id,
+          inputs: [input.id],
           filter: null,
           project: p.exprs,
           columns: specs(p.columns),
@@ -101,24 +103,40 @@ export function lowerToDataflow(
           name: i < p.groupKeys.length ? (p.columns[i]?.name ?? `key${i}`) : `arg${i - p.groupKeys.length}`,
           type: e.type,
         }));
+        // The Map stage [group keys..., arguments...] is fused into the Reduce (with a filter-only
+        // Map before it): the Reduce computes them per input row, so no projected rows are built.
+        let filter: ScalarExpr | null = null;
         if (input.kind === 'map' && input.project === null && nodes[nodes.length - 1] === input) {
           nodes.pop();
-          const filter = input.filter;
-          const from = input.input;
-          input = add((id) => ({ id, kind: 'map', input: from, filter, project, columns: mapColumns }));
-        } else {
-          const from = input.id;
-          input = add((id) => ({ id, kind: 'map', input: from, filter: null, project, columns: mapColumns }));
+          filter = input.filter;
+          const mapInput = input.inputs[0];
+          input = nodes.find((n) => n.id === mapInput) as DataflowNode;
         }
-        const inputId = input.id;
+        const from = input.id;
         return add((id) => ({
           id,
           kind: 'reduce',
-          input: inputId,
+          inputs: [from],
+          fused: { filter, project, columns: mapColumns },
           keyCount: p.groupKeys.length,
           aggregates,
           columns: specs(p.columns),
           stateId: `${view}/reduce${id}`,
+        }));
+      }
+      case 'join': {
+        const left = lower(p.left);
+        const right = lower(p.right);
+        return add((id) => ({
+          id,
+          kind: 'join',
+          inputs: [left.id, right.id],
+          joinKind: p.joinKind,
+          leftKey: p.leftKeys,
+          rightKey: p.rightKeys,
+          residual: p.residual,
+          columns: specs(p.columns),
+          stateId: `${view}/join${id}`,
         }));
       }
       case 'distinct': {
@@ -126,7 +144,7 @@ export function lowerToDataflow(
         return add((id) => ({
           id,
           kind: 'distinct',
-          input: input.id,
+          inputs: [input.id],
           columns: specs(p.columns),
           stateId: `${view}/distinct${id}`,
         }));
@@ -134,11 +152,15 @@ export function lowerToDataflow(
     }
   };
   const top = lower(plan);
+  // A Reduce whose groups are the view's keys, in order, already holds one row per key.
+  const shares =
+    top.kind === 'reduce' && key !== null && key.length === top.keyCount && key.every((k, i) => k === i);
   const output = add((id) => ({
     id,
     kind: 'output',
-    input: top.id,
+    inputs: [top.id],
     key,
+    sharesStateOf: shares ? top.id : null,
     columns: specs(plan.columns),
     stateId: `${view}/output`,
   }));

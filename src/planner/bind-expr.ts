@@ -12,11 +12,32 @@ import { T, isNumeric, typeName } from '../common/types.ts';
 import type { ColumnMeta } from './catalog.ts';
 import { commonType, numericResultType, resolveTypeName } from './types-resolve.ts';
 
+/** One relation of a FROM with several: its columns sit at `offset` in the joined row. */
+export interface ScopeRelation {
+  /** What qualifies its columns: the alias, else the relation's name. */
+  readonly name: string;
+  readonly offset: number;
+  readonly columns: readonly ColumnMeta[];
+}
+
+/** A column as an unqualified name or `*` sees it: a USING column merged from both sides is one. */
+export interface VisibleColumn {
+  readonly name: string;
+  readonly expr: ScalarExpr;
+}
+
 export interface Scope {
   /** The relation's name and alias as a query may qualify columns with. */
   readonly relationNames: readonly string[];
   readonly relationLabel: string;
+  /** The columns of the row expressions are bound over. */
   readonly columns: readonly ColumnMeta[];
+  /**
+   * A FROM with joins: qualified names resolve in `relations`, unqualified names and `*` in
+   * `visible` (PostgreSQL's join column list: USING columns once, then each side's other columns).
+   */
+  readonly relations?: readonly ScopeRelation[];
+  readonly visible?: readonly VisibleColumn[];
 }
 
 export interface BindContext {
@@ -476,6 +497,8 @@ export function resolveColumn(
       hint: 'the query has no FROM clause',
     });
   }
+  if (scope.relations !== undefined && scope.visible !== undefined)
+    return resolveJoinColumn(name, table, scope.relations, scope.visible, pos);
   if (table !== undefined && !scope.relationNames.includes(table)) {
     throw new SluiceError('UNKNOWN_TABLE', `missing FROM-clause entry for table "${table}"`, {
       position: pos,
@@ -496,6 +519,46 @@ export function resolveColumn(
   }
   const c = scope.columns[index] as ColumnMeta;
   return { kind: 'col', index, name: c.name, type: c.type };
+}
+
+function resolveJoinColumn(
+  name: string,
+  table: string | undefined,
+  relations: readonly ScopeRelation[],
+  visible: readonly VisibleColumn[],
+  pos: Pos,
+): ScalarExpr {
+  if (table !== undefined) {
+    const relation = relations.find((r) => r.name === table);
+    if (relation === undefined) {
+      throw new SluiceError('UNKNOWN_TABLE', `missing FROM-clause entry for table "${table}"`, {
+        position: pos,
+      });
+    }
+    const i = relation.columns.findIndex((c) => c.name === name);
+    if (i < 0) {
+      throw new SluiceError('UNKNOWN_COLUMN', `column ${table}.${name} does not exist`, { position: pos });
+    }
+    const c = relation.columns[i] as ColumnMeta;
+    return { kind: 'col', index: relation.offset + i, name: c.name, type: c.type };
+  }
+  let found: ScalarExpr | undefined;
+  for (const v of visible) {
+    if (v.name !== name) continue;
+    if (found !== undefined) {
+      throw new SluiceError('AMBIGUOUS_COLUMN', `column reference "${name}" is ambiguous`, { position: pos });
+    }
+    found = v.expr;
+  }
+  if (found === undefined) {
+    throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" does not exist`, { position: pos });
+  }
+  return found;
+}
+
+/** `left = right` typed as SQL compares them (both sides coerced to their common type). */
+export function bindEquality(left: ScalarExpr, right: ScalarExpr, pos: Pos): ScalarExpr {
+  return compare('eq', '=', left, right, pos);
 }
 
 /** PostgreSQL's default output column name for a select-list expression. */

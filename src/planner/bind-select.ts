@@ -10,7 +10,8 @@ import { exprChildren } from '../parser/statement-limits.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
 import type { AggregateCall, AggregateFn, LogicalPlan } from './logical-plan.ts';
-import type { Scope } from './bind-expr.ts';
+import type { Scope, VisibleColumn } from './bind-expr.ts';
+import { bindFrom, whereOver } from './bind-from.ts';
 import {
   bindExpr,
   containsAggregate,
@@ -46,8 +47,30 @@ export interface BindOptions {
   readonly maxSelectItems?: number;
 }
 
-function scopeOf(plan: LogicalPlan, names: string[], label: string): Scope {
-  return { relationNames: names, relationLabel: label, columns: plan.columns };
+/**
+ * A select item for one column of a join's `*`: a relation's own column as a qualified reference;
+ * a merged USING column (which no qualifier names) as a name whose binding is recorded in `preBound`.
+ */
+function visibleColumnExpr(
+  v: VisibleColumn,
+  scope: Scope,
+  pos: Pos,
+  preBound: WeakMap<Expr, ScalarExpr>,
+): Expr {
+  const e = v.expr;
+  if (e.kind === 'col') {
+    const r = scope.relations?.find((x) => e.index >= x.offset && e.index < x.offset + x.columns.length);
+    if (r !== undefined && r.columns[e.index - r.offset]?.name === v.name)
+      return { kind: 'column', table: r.name, name: v.name, pos };
+  }
+  const node: Expr = { kind: 'column', name: v.name, pos };
+  preBound.set(node, e);
+  return node;
+}
+
+/** The columns `*` stands for (and unqualified names can reach). */
+function starColumns(scope: Scope): readonly { readonly name: string }[] {
+  return scope.visible ?? scope.columns;
 }
 
 export function planKey(plan: LogicalPlan, catalog: Catalog): readonly number[] | null {
@@ -76,7 +99,34 @@ export function planKey(plan: LogicalPlan, catalog: Catalog): readonly number[] 
       return plan.groupKeys.map((_, i) => i);
     case 'distinct':
       return plan.columns.map((_, i) => i);
+    case 'join':
+      return joinKey(plan, planKey(plan.left, catalog), planKey(plan.right, catalog));
   }
+}
+
+/**
+ * A join's unique key: when every row of one side meets at most one row of the other (its key
+ * columns are all equated with the other side's whole key, as in a join on a primary key), that
+ * side's key — for an outer join, only if it is the preserved side, whose key padding never blanks;
+ * otherwise both keys together. None when either side has none.
+ */
+function joinKey(
+  plan: Extract<LogicalPlan, { kind: 'join' }>,
+  left: readonly number[] | null,
+  right: readonly number[] | null,
+): readonly number[] | null {
+  if (left === null || right === null) return null;
+  const width = plan.left.columns.length;
+  const equated = (side: readonly ScalarExpr[], key: readonly number[]): boolean =>
+    key.every((k) => side.some((e) => e.kind === 'col' && e.index === k));
+  // Right rows meet at most one left row when the left key is wholly equated, and vice versa.
+  const rightUnique = equated(plan.rightKeys, right);
+  const leftUnique = equated(plan.leftKeys, left);
+  const both = [...left, ...right.map((k) => k + width)];
+  if (plan.joinKind === 'full') return both;
+  if (rightUnique && plan.joinKind !== 'right') return left;
+  if (leftUnique && plan.joinKind !== 'left') return right.map((k) => k + width);
+  return both;
 }
 
 function constInt(e: Expr, what: string): number {
@@ -103,7 +153,7 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     if (stmt.from === undefined) throw notSupported('a materialized view without FROM', stmt.pos);
   }
 
-  // FROM
+  // FROM, then WHERE (pushed into the FROM's joins where it can be)
   let plan: LogicalPlan;
   let scope: Scope | null;
   const dependsOn: string[] = [];
@@ -111,31 +161,12 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     plan = { kind: 'values', columns: [] };
     scope = null;
   } else {
-    const ref = stmt.from;
-    if (ref.kind !== 'table') throw notSupported('join', ref.pos);
-    const source = catalog.get(ref.name);
-    if (source === undefined) {
-      throw new SluiceError('UNKNOWN_TABLE', `relation "${ref.name}" does not exist`, { position: ref.pos });
-    }
-    if (source.kind === 'sink') {
-      throw new SluiceError('WRONG_OBJECT_KIND', `"${source.name}" is a sink, not a relation`, {
-        position: ref.pos,
-        hint: `read materialized view "${source.view}", which the sink writes`,
-      });
-    }
-    if (options.viewName !== undefined && source.name === options.viewName) {
-      throw new SluiceError('INVALID_DEFINITION', `view "${source.name}" cannot read itself`, {
-        position: ref.pos,
-      });
-    }
-    dependsOn.push(source.name);
-    plan = { kind: 'scan', source: source.name, sourceKind: source.kind, columns: source.columns };
-    const names = ref.alias !== undefined ? [ref.alias] : [ref.name];
-    const label = source.kind === 'view' ? 'view' : source.source !== undefined ? 'source' : 'table';
-    scope = scopeOf(plan, names, `${label} "${ref.alias ?? ref.name}"`);
+    const from = bindFrom(stmt.from, catalog, options.viewName);
+    plan = from.plan;
+    scope = from.scope;
+    dependsOn.push(...from.dependsOn);
   }
 
-  // WHERE
   if (stmt.where !== undefined) {
     if (containsAggregate(stmt.where)) {
       const agg = findAggregate(stmt.where);
@@ -153,16 +184,18 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
         },
       );
     }
-    plan = { kind: 'filter', input: plan, predicate, columns: plan.columns };
+    plan = whereOver(plan, predicate);
   }
 
-  // Expand the select list.
+  // Expand the select list. `*` over a USING join stands for merged columns no name can qualify:
+  // their expansion is bound here, and every later binding of the select list sees it (memo).
+  const preBound = new WeakMap<Expr, ScalarExpr>();
   const maxItems = options.maxSelectItems ?? DEFAULT_SQL_LIMITS.maxSelectItems;
   const items: { expr: Expr; name: string; pos: Pos }[] = [];
   for (const item of stmt.items) {
     if (
       items.length >= maxItems ||
-      (item.kind === 'star' && items.length + (scope?.columns.length ?? 0) > maxItems)
+      (item.kind === 'star' && items.length + (scope === null ? 0 : starColumns(scope).length) > maxItems)
     ) {
       throw new SluiceError('TOO_MANY_ITEMS', `select list has more than ${maxItems} entries`, {
         position: item.pos,
@@ -179,8 +212,24 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
           position: item.pos,
         });
       }
-      for (const c of scope.columns)
-        items.push({ expr: { kind: 'column', name: c.name, pos: item.pos }, name: c.name, pos: item.pos });
+      const relation =
+        item.table === undefined ? undefined : scope.relations?.find((r) => r.name === item.table);
+      if (relation !== undefined) {
+        for (const c of relation.columns)
+          items.push({
+            expr: { kind: 'column', table: relation.name, name: c.name, pos: item.pos },
+            name: c.name,
+            pos: item.pos,
+          });
+      } else if (scope.visible !== undefined) {
+        // An unqualified * over a join: each column bound as it is, USING columns once.
+        for (const v of scope.visible) {
+          items.push({ expr: visibleColumnExpr(v, scope, item.pos, preBound), name: v.name, pos: item.pos });
+        }
+      } else {
+        for (const c of scope.columns)
+          items.push({ expr: { kind: 'column', name: c.name, pos: item.pos }, name: c.name, pos: item.pos });
+      }
     } else {
       items.push({ expr: item.expr, name: item.alias ?? defaultColumnName(item.expr), pos: item.pos });
     }
@@ -244,7 +293,7 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     const groupKeys: ScalarExpr[] = [];
     const scalarIds = new TreeIds<ScalarExpr>(scalarLabel, scalarChildren);
     const keyIndex = new Map<number, number>();
-    const inputNames = new Set(inputScope?.columns.map((c) => c.name) ?? []);
+    const inputNames = new Set(inputScope === null ? [] : starColumns(inputScope).map((c) => c.name));
     for (const g of stmt.groupBy) {
       let expr: Expr = g;
       if (g.kind === 'literal' && g.literalType === 'integer') {
@@ -266,7 +315,7 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
           position: g.pos,
         });
       }
-      const bound = bindExpr(expr, { scope: inputScope, aggregateContext: 'GROUP BY' });
+      const bound = bindExpr(expr, { scope: inputScope, aggregateContext: 'GROUP BY', memo: preBound });
       const id = scalarIds.of(bound);
       if (!keyIndex.has(id)) {
         keyIndex.set(id, groupKeys.length);
@@ -284,7 +333,7 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     // Every node of the select list and HAVING is tried against the group keys: bound once in a
     // memo and compared by structural id, so trying a node and then each of its subtrees stays
     // linear in the size of the expression (not in its size times its depth).
-    const plain = { scope: inputScope, aggregateContext: 'GROUP BY', memo: new WeakMap<Expr, ScalarExpr>() };
+    const plain = { scope: inputScope, aggregateContext: 'GROUP BY', memo: preBound };
     const aggregateIn = new WeakMap<Expr, boolean>();
     const hasAggregate = (root: Expr): boolean => {
       // Bottom-up with an explicit stack; every node is looked at once however often it is asked.
@@ -372,7 +421,7 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     exprs = itemExprs;
   } else {
     exprs = [...items.map((i) => i.expr), ...hidden].map((x) =>
-      bindExpr(x, { scope, aggregateContext: 'this context' }),
+      bindExpr(x, { scope, aggregateContext: 'this context', memo: preBound }),
     );
   }
 

@@ -44,7 +44,22 @@ export type LogicalPlan =
       readonly aggregates: readonly AggregateCall[];
       readonly columns: readonly ColumnMeta[];
     }
-  | { readonly kind: 'distinct'; readonly input: LogicalPlan; readonly columns: readonly ColumnMeta[] };
+  | { readonly kind: 'distinct'; readonly input: LogicalPlan; readonly columns: readonly ColumnMeta[] }
+  /**
+   * Output: the left columns, then the right ones (the padded side's nullable for outer joins).
+   * `leftKeys[i] = rightKeys[i]` are the equi conditions, each over its own input's columns;
+   * `residual` is the rest of the ON condition, over the output row. No keys: a cross product.
+   */
+  | {
+      readonly kind: 'join';
+      readonly joinKind: 'inner' | 'left' | 'right' | 'full';
+      readonly left: LogicalPlan;
+      readonly right: LogicalPlan;
+      readonly leftKeys: readonly ScalarExpr[];
+      readonly rightKeys: readonly ScalarExpr[];
+      readonly residual: ScalarExpr | null;
+      readonly columns: readonly ColumnMeta[];
+    };
 
 function cols(columns: readonly ColumnMeta[]): string {
   return columns.map((c) => `${c.name}:${typeName(c.type)}`).join(', ');
@@ -71,5 +86,13 @@ export function printLogicalPlan(plan: LogicalPlan, indent = 0): string {
       return `${pad}Aggregate keys [${plan.groupKeys.map(printScalar).join(', ')}] aggregates [${plan.aggregates.map(printAggregate).join(', ')}]\n${printLogicalPlan(plan.input, indent + 1)}`;
     case 'distinct':
       return `${pad}Distinct\n${printLogicalPlan(plan.input, indent + 1)}`;
+    case 'join': {
+      const keys = plan.leftKeys.map(
+        (k, i) => `${printScalar(k)} = right.${printScalar(plan.rightKeys[i] as ScalarExpr)}`,
+      );
+      const on = keys.length === 0 ? 'no equi key (every pair)' : `keys [${keys.join(', ')}]`;
+      const residual = plan.residual === null ? '' : ` residual ${printScalar(plan.residual)}`;
+      return `${pad}Join ${plan.joinKind} ${on}${residual}\n${printLogicalPlan(plan.left, indent + 1)}\n${printLogicalPlan(plan.right, indent + 1)}`;
+    }
   }
 }

@@ -43,6 +43,7 @@ const KINDS: Record<string, string> = {
   Values: 'values',
   Map: 'map',
   'Reduce+Merge': 'reduce',
+  Join: 'join',
   Distinct: 'distinct',
   Output: 'output',
 };

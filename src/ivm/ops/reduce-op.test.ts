@@ -27,7 +27,8 @@ function reduce(keyCount: number, aggregates: AggregateSpec[]): ReduceOp {
   const node: Extract<DataflowNode, { kind: 'reduce' }> = {
     id: 1,
     kind: 'reduce',
-    input: 0,
+    inputs: [0],
+    fused: null,
     keyCount,
     aggregates,
     columns: [...Array(keyCount + aggregates.length)].map((_, i) => ({ name: `c${i}`, type: T.int64 })),

@@ -1,0 +1,150 @@
+// An Arrangement: a Z-set indexed by a key, the state a join probes. Each key holds a bucket of
+// distinct rows with their multiplicities (and the bucket's total), so a probe by key finds every
+// matching row at once, and a row's copies cost one entry. Its checkpoint delta is built in: the
+// entries that changed since the last export, as copies (a checkpoint is written in slices while
+// later epochs mutate the arrangement).
+import { SluiceError } from '../common/errors.ts';
+import type { Value } from '../common/types.ts';
+import type { StateDelta } from './state.ts';
+
+export interface ArrangedRow {
+  readonly row: readonly Value[];
+  /** Multiplicity, always > 0 while the row is arranged. */
+  count: number;
+  /**
+   * For outer joins with a residual condition: the summed weight of the other side's rows this row
+   * matches (padding is due while it is 0). Unused (0) otherwise.
+   */
+  matches: number;
+}
+
+export interface Bucket {
+  readonly rows: Map<string, ArrangedRow>;
+  /** Sum of the rows' multiplicities. */
+  total: number;
+}
+
+/** The stored form of one arranged row. */
+interface StoredRow {
+  /** The arrangement's entry prefix: which arrangement of an operator the entry belongs to. */
+  readonly a: string;
+  readonly k: string;
+  readonly r: readonly Value[];
+  readonly c: number;
+  readonly m: number;
+}
+
+export class Arrangement {
+  private readonly buckets = new Map<string, Bucket>();
+  private rowCount = 0;
+  private tracking = false;
+  private readonly dirty = new Map<string, { readonly key: string; readonly rowKey: string }>();
+
+  /** `label` names the arrangement in internal errors; `entryPrefix` keeps its checkpoint entries apart. */
+  constructor(
+    private readonly label: string,
+    private readonly entryPrefix: string,
+  ) {}
+
+  get(key: string): Bucket | undefined {
+    return this.buckets.get(key);
+  }
+
+  /** Distinct rows arranged. */
+  get size(): number {
+    return this.rowCount;
+  }
+
+  /** Adds `weight` copies of `row` under `key`; returns the row's entry (null once its count is 0). */
+  add(
+    key: string,
+    rowKey: string,
+    row: readonly Value[],
+    weight: number,
+    matches: number,
+  ): ArrangedRow | null {
+    let bucket = this.buckets.get(key);
+    if (bucket === undefined) {
+      bucket = { rows: new Map(), total: 0 };
+      this.buckets.set(key, bucket);
+    }
+    if (this.tracking) this.dirty.set(this.entryId(key, rowKey), { key, rowKey });
+    bucket.total += weight;
+    const entry = bucket.rows.get(rowKey);
+    const count = (entry?.count ?? 0) + weight;
+    if (count < 0) {
+      throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
+    }
+    if (count === 0) {
+      if (entry !== undefined) {
+        bucket.rows.delete(rowKey);
+        this.rowCount -= 1;
+      }
+      if (bucket.rows.size === 0) this.buckets.delete(key);
+      return null;
+    }
+    if (entry === undefined) {
+      const added: ArrangedRow = { row, count, matches };
+      bucket.rows.set(rowKey, added);
+      this.rowCount += 1;
+      return added;
+    }
+    entry.count = count;
+    return entry;
+  }
+
+  /** Marks a row whose `matches` changed in place, so the next checkpoint delta holds it. */
+  touched(key: string, rowKey: string): void {
+    if (this.tracking) this.dirty.set(this.entryId(key, rowKey), { key, rowKey });
+  }
+
+  trackChanges(on: boolean): void {
+    this.tracking = on;
+    if (!on) this.dirty.clear();
+  }
+
+  takeDelta(replaceAll: boolean): StateDelta {
+    const upserts: (readonly [string, unknown])[] = [];
+    const deletes: string[] = [];
+    const stored = (key: string, e: ArrangedRow): StoredRow => ({
+      a: this.entryPrefix,
+      k: key,
+      r: e.row,
+      c: e.count,
+      m: e.matches,
+    });
+    if (replaceAll) {
+      for (const [key, bucket] of this.buckets)
+        for (const [rowKey, e] of bucket.rows) upserts.push([this.entryId(key, rowKey), stored(key, e)]);
+    } else {
+      for (const [id, { key, rowKey }] of this.dirty) {
+        const e = this.buckets.get(key)?.rows.get(rowKey);
+        if (e === undefined) deletes.push(id);
+        else upserts.push([id, stored(key, e)]);
+      }
+    }
+    this.dirty.clear();
+    return { replaceAll, upserts, deletes };
+  }
+
+  /** Loads one entry written by `takeDelta` (of this arrangement: see `owns`). */
+  load(entry: unknown, rowKeyOf: (row: readonly Value[]) => string): void {
+    const e = entry as StoredRow;
+    this.add(e.k, rowKeyOf(e.r), e.r, e.c, e.m);
+  }
+
+  clear(): void {
+    this.buckets.clear();
+    this.rowCount = 0;
+    this.dirty.clear();
+  }
+
+  /** Whether a stored entry (a value `takeDelta` wrote) belongs to this arrangement. */
+  owns(entry: unknown): boolean {
+    return (entry as StoredRow).a === this.entryPrefix;
+  }
+
+  private entryId(key: string, rowKey: string): string {
+    return `${this.entryPrefix}${key.length}:${key}${rowKey}`;
+  }
+}

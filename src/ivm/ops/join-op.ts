@@ -1,0 +1,256 @@
+// Binary join, incremental by the delta rule: Δ(L ⋈ R) = ΔL ⋈ R_old + L_new ⋈ ΔR. Both inputs are
+// arranged by their join key; an epoch first probes the right arrangement with the left delta and
+// folds the delta into the left arrangement, then probes the updated left arrangement with the right
+// delta. A NULL in a key never matches. Outer joins emit NULL-padded rows for rows without a match
+// and retract them when the first match arrives (re-emitting them when the last one leaves); with a
+// residual condition, "has a match" is counted per arranged row (`matches`), since it then depends on
+// the pair, not just the key. With no key at all every row meets every row (a cross product).
+import { SluiceError } from '../../common/errors.ts';
+import type { Value } from '../../common/types.ts';
+import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
+import { compileScalar } from '../../common/scalar-expr.ts';
+import { encodeOne, encodeValues } from '../../common/values.ts';
+import { Arrangement } from '../arrangement.ts';
+import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
+import type { Operator, RowErrorSink } from '../operator.ts';
+import type { StateDelta, Stateful } from '../state.ts';
+import type { ZBatch } from '../zset.ts';
+import { consolidate } from '../zset.ts';
+
+type JoinNode = Extract<DataflowNode, { kind: 'join' }>;
+
+const LEFT = 0;
+const RIGHT = 1;
+type Side = typeof LEFT | typeof RIGHT;
+
+/** The key of a row as a Map key, or null when a key value is NULL (it can match nothing). */
+type KeyFn = (row: readonly Value[]) => string | null;
+
+function compileKey(exprs: readonly ScalarExpr[]): KeyFn {
+  if (exprs.length === 0) return () => '';
+  const first = exprs[0] as ScalarExpr;
+  if (exprs.length === 1 && first.kind === 'col') {
+    const i = first.index;
+    return (row) => {
+      const v = row[i] as Value;
+      return v === null ? null : encodeOne(v);
+    };
+  }
+  const fns = exprs.map(compileScalar);
+  return (row) => {
+    let key = '';
+    for (const f of fns) {
+      const v = f(row);
+      if (v === null) return null;
+      key += encodeOne(v);
+    }
+    return key;
+  };
+}
+
+/**
+ * Rows the joins of one evaluation may still produce (shared by its join operators): an ad-hoc
+ * SELECT runs with one, so a join that multiplies its inputs fails early instead of filling memory
+ * and holding the event loop. Views run without (what a view holds is what its SQL asks).
+ */
+export interface JoinBudget {
+  remaining: number;
+  readonly limit: number;
+}
+
+export class JoinOp implements Operator, Stateful {
+  readonly nodeId: number;
+  readonly stateId: string;
+  private readonly arranged: readonly [Arrangement, Arrangement];
+  private readonly keys: readonly [KeyFn, KeyFn];
+  private readonly pad: readonly [boolean, boolean];
+  private readonly residual: RowFn | null;
+  /** Per-row match counts are kept only where padding depends on them. */
+  private readonly countMatches: boolean;
+  private readonly widths: readonly [number, number];
+  private readonly inputColumns: readonly [readonly ColumnSpec[], readonly ColumnSpec[]];
+  private readonly columns: readonly ColumnSpec[];
+  private exported = false;
+
+  constructor(
+    node: JoinNode,
+    left: readonly ColumnSpec[],
+    right: readonly ColumnSpec[],
+    private readonly budget: JoinBudget | null = null,
+  ) {
+    this.nodeId = node.id;
+    this.stateId = node.stateId;
+    this.arranged = [
+      new Arrangement(`join n${node.id} left arrangement`, 'L'),
+      new Arrangement(`join n${node.id} right arrangement`, 'R'),
+    ];
+    this.keys = [compileKey(node.leftKey), compileKey(node.rightKey)];
+    this.pad = [
+      node.joinKind === 'left' || node.joinKind === 'full',
+      node.joinKind === 'right' || node.joinKind === 'full',
+    ];
+    this.residual = node.residual === null ? null : compileScalar(node.residual);
+    this.countMatches = this.residual !== null && (this.pad[0] || this.pad[1]);
+    this.widths = [left.length, right.length];
+    this.inputColumns = [left, right];
+    this.columns = node.columns;
+  }
+
+  step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
+    const rows: (readonly Value[])[] = [];
+    const weights: number[] = [];
+    this.applyDelta(LEFT, consolidate(inputs[0] as ZBatch), rows, weights, errors);
+    this.applyDelta(RIGHT, consolidate(inputs[1] as ZBatch), rows, weights, errors);
+    if (this.budget !== null) this.charge(rows.length);
+    return { rows, weights, consolidated: false };
+  }
+
+  /** Probes the other side's arrangement with this side's delta, then folds the delta into this side's. */
+  private applyDelta(
+    side: Side,
+    delta: ZBatch,
+    rows: (readonly Value[])[],
+    weights: number[],
+    errors: RowErrorSink,
+  ): void {
+    if (delta.rows.length === 0) return;
+    const otherSide: Side = side === LEFT ? RIGHT : LEFT;
+    const mine = this.arranged[side];
+    const theirs = this.arranged[otherSide];
+    const keyOf = this.keys[side];
+    const padMine = this.pad[side];
+    const padTheirs = this.pad[otherSide];
+    const residual = this.residual;
+    for (let i = 0; i < delta.rows.length; i++) {
+      const row = delta.rows[i] as readonly Value[];
+      const w = delta.weights[i] as number;
+      let key: string | null;
+      try {
+        key = keyOf(row);
+      } catch (error) {
+        errors.report(error, row, this.inputColumns[side], w);
+        continue;
+      }
+      if (key === null) {
+        if (padMine) {
+          rows.push(this.padded(side, row));
+          weights.push(w);
+        }
+        continue;
+      }
+      const bucket = theirs.get(key);
+      let matched = 0;
+      if (bucket !== undefined) {
+        if (residual === null) {
+          for (const e of bucket.rows.values()) {
+            rows.push(this.combine(side, row, e.row));
+            weights.push(w * e.count);
+          }
+          if (this.budget !== null && rows.length > this.budget.remaining) this.charge(rows.length);
+          matched = bucket.total;
+          if (padTheirs) {
+            // Their rows are padded while this side has nothing under the key.
+            const before = mine.get(key)?.total ?? 0;
+            const after = before + w;
+            if ((before === 0) !== (after === 0)) {
+              for (const e of bucket.rows.values()) {
+                rows.push(this.padded(otherSide, e.row));
+                weights.push(before === 0 ? -e.count : e.count);
+              }
+            }
+          }
+        } else {
+          for (const [rowKey, e] of bucket.rows) {
+            const joined = this.combine(side, row, e.row);
+            let ok: boolean;
+            try {
+              ok = residual(joined) === true;
+            } catch (error) {
+              errors.report(error, joined, this.columns, w * e.count);
+              ok = false;
+            }
+            if (!ok) continue;
+            rows.push(joined);
+            weights.push(w * e.count);
+            matched += e.count;
+            if (this.budget !== null && rows.length > this.budget.remaining) this.charge(rows.length);
+            if (this.countMatches) {
+              const before = e.matches;
+              e.matches += w;
+              theirs.touched(key, rowKey);
+              if (padTheirs && (before === 0) !== (e.matches === 0)) {
+                rows.push(this.padded(otherSide, e.row));
+                weights.push(before === 0 ? -e.count : e.count);
+              }
+            }
+          }
+        }
+      }
+      if (padMine && matched === 0) {
+        rows.push(this.padded(side, row));
+        weights.push(w);
+      }
+      mine.add(key, encodeValues(row), row, w, this.countMatches ? matched : 0);
+    }
+  }
+
+  private charge(rows: number): void {
+    const budget = this.budget as JoinBudget;
+    budget.remaining -= rows;
+    if (budget.remaining < 0) {
+      throw new SluiceError(
+        'RESULT_TOO_LARGE',
+        `the joins of this query produce more than ${budget.limit} rows`,
+        {
+          hint: 'add join conditions or a narrower WHERE, or create a materialized view over the join and read it by pages',
+        },
+      );
+    }
+  }
+
+  private combine(side: Side, row: readonly Value[], other: readonly Value[]): Value[] {
+    return side === LEFT ? [...row, ...other] : [...other, ...row];
+  }
+
+  private padded(side: Side, row: readonly Value[]): Value[] {
+    const nulls = new Array<Value>(this.widths[side === LEFT ? RIGHT : LEFT]).fill(null);
+    return side === LEFT ? [...row, ...nulls] : [...nulls, ...row];
+  }
+
+  trackChanges(on: boolean): void {
+    for (const a of this.arranged) a.trackChanges(on);
+  }
+
+  takeStateDelta(full: boolean): StateDelta {
+    const replaceAll = full || !this.exported;
+    this.exported = true;
+    const left = this.arranged[LEFT].takeDelta(replaceAll);
+    const right = this.arranged[RIGHT].takeDelta(replaceAll);
+    return {
+      replaceAll,
+      upserts: [...left.upserts, ...right.upserts],
+      deletes: [...left.deletes, ...right.deletes],
+    };
+  }
+
+  loadState(values: Iterable<unknown>): void {
+    for (const a of this.arranged) a.clear();
+    const rowKey = (row: readonly Value[]): string => encodeValues(row);
+    for (const v of values) {
+      const target = this.arranged.find((a) => a.owns(v));
+      if (target === undefined)
+        throw new SluiceError('INTERNAL_ERROR', `checkpoint entry of ${this.stateId} names no arrangement`);
+      target.load(v, rowKey);
+    }
+    this.exported = true;
+  }
+
+  stateSize(): number {
+    return (this.arranged[LEFT].size + this.arranged[RIGHT].size) * 120;
+  }
+
+  /** Rows arranged on each side (for EXPLAIN-level metrics and tests). */
+  arrangedRows(): readonly [number, number] {
+    return [this.arranged[LEFT].size, this.arranged[RIGHT].size];
+  }
+}

@@ -1,0 +1,389 @@
+// Binds a FROM clause: one relation, or a tree of joins, to a LogicalPlan whose row is every leaf
+// relation's columns side by side, with the scope names resolve in (qualified names per relation,
+// unqualified names and `*` through PostgreSQL's join column list, where a USING column appears
+// once). Join conditions are split into equi keys — what the join arranges its inputs by — and a
+// residual; conditions (and WHERE conjuncts) that read one side of an inner join are pushed into
+// that side, so a comma join with its predicates in WHERE becomes a keyed join.
+import { SluiceError } from '../common/errors.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import { columnsOf, remapColumns } from '../common/scalar-expr.ts';
+import { T, typeName } from '../common/types.ts';
+import type { Expr, FromItem, JoinRef, Pos, TableRef } from '../parser/ast.ts';
+import type { Catalog, ColumnMeta } from './catalog.ts';
+import type { Scope, ScopeRelation, VisibleColumn } from './bind-expr.ts';
+import { bindEquality, bindExpr, containsAggregate, findAggregate } from './bind-expr.ts';
+import type { LogicalPlan } from './logical-plan.ts';
+
+/** Relations one FROM may join; each join is one arranged operator with two inputs' state. */
+export const MAX_FROM_RELATIONS = 64;
+
+export interface BoundFrom {
+  readonly plan: LogicalPlan;
+  readonly scope: Scope;
+  /** Relations read, each once. */
+  readonly dependsOn: readonly string[];
+}
+
+interface Bound {
+  readonly plan: LogicalPlan;
+  readonly relations: readonly ScopeRelation[];
+  readonly visible: readonly VisibleColumn[];
+}
+
+type JoinPlan = Extract<LogicalPlan, { kind: 'join' }>;
+
+export function bindFrom(item: FromItem, catalog: Catalog, viewName: string | undefined): BoundFrom {
+  const leaves = countLeaves(item);
+  if (leaves > MAX_FROM_RELATIONS) {
+    throw new SluiceError('TOO_MANY_ITEMS', `FROM joins more than ${MAX_FROM_RELATIONS} relations`, {
+      position: item.pos,
+    });
+  }
+  const dependsOn: string[] = [];
+  const seenNames = new Set<string>();
+  const leaf = (ref: TableRef): Bound => {
+    const source = catalog.get(ref.name);
+    if (source === undefined) {
+      throw new SluiceError('UNKNOWN_TABLE', `relation "${ref.name}" does not exist`, { position: ref.pos });
+    }
+    if (source.kind === 'sink') {
+      throw new SluiceError('WRONG_OBJECT_KIND', `"${source.name}" is a sink, not a relation`, {
+        position: ref.pos,
+        hint: `read materialized view "${source.view}", which the sink writes`,
+      });
+    }
+    if (viewName !== undefined && source.name === viewName) {
+      throw new SluiceError('INVALID_DEFINITION', `view "${source.name}" cannot read itself`, {
+        position: ref.pos,
+      });
+    }
+    const name = ref.alias ?? ref.name;
+    if (seenNames.has(name)) {
+      throw new SluiceError('DUPLICATE_ALIAS', `table name "${name}" specified more than once`, {
+        position: ref.pos,
+        hint: 'give each use of the relation its own alias: FROM t AS a JOIN t AS b ON ...',
+      });
+    }
+    seenNames.add(name);
+    if (!dependsOn.includes(source.name)) dependsOn.push(source.name);
+    const plan: LogicalPlan = {
+      kind: 'scan',
+      source: source.name,
+      sourceKind: source.kind,
+      columns: source.columns,
+    };
+    return {
+      plan,
+      relations: [{ name, offset: 0, columns: source.columns }],
+      visible: source.columns.map((c, i) => ({ name: c.name, expr: col(i, c) })),
+    };
+  };
+  const bind = (from: FromItem): Bound => (from.kind === 'table' ? leaf(from) : join(from, bind));
+  if (item.kind === 'table') {
+    const single = leaf(item);
+    const source = catalog.get(item.name);
+    const label =
+      source?.kind === 'view'
+        ? 'view'
+        : source?.kind === 'table' && source.source !== undefined
+          ? 'source'
+          : 'table';
+    return {
+      plan: single.plan,
+      scope: {
+        relationNames: [item.alias ?? item.name],
+        relationLabel: `${label} "${item.alias ?? item.name}"`,
+        columns: single.plan.columns,
+      },
+      dependsOn,
+    };
+  }
+  const bound = bind(item);
+  return {
+    plan: bound.plan,
+    scope: {
+      relationNames: bound.relations.map((r) => r.name),
+      relationLabel: 'the FROM clause',
+      columns: bound.plan.columns,
+      relations: bound.relations,
+      visible: bound.visible,
+    },
+    dependsOn,
+  };
+}
+
+function countLeaves(item: FromItem): number {
+  let n = 0;
+  const stack: FromItem[] = [item];
+  for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
+    if (x.kind === 'table') n += 1;
+    else stack.push(x.left, x.right);
+    if (n > MAX_FROM_RELATIONS) break;
+  }
+  return n;
+}
+
+function col(index: number, c: ColumnMeta): ScalarExpr {
+  return { kind: 'col', index, name: c.name, type: c.type };
+}
+
+function join(ref: JoinRef, bind: (from: FromItem) => Bound): Bound {
+  const left = bind(ref.left);
+  const right = bind(ref.right);
+  const width = left.plan.columns.length;
+  const joinKind = ref.joinKind === 'cross' ? 'inner' : ref.joinKind;
+  const nullableLeft = joinKind === 'right' || joinKind === 'full';
+  const nullableRight = joinKind === 'left' || joinKind === 'full';
+  const columns: ColumnMeta[] = [
+    ...left.plan.columns.map((c) => (nullableLeft ? { ...c, nullable: true } : c)),
+    ...right.plan.columns.map((c) => (nullableRight ? { ...c, nullable: true } : c)),
+  ];
+  const shift = (e: ScalarExpr): ScalarExpr => remapColumns(e, (i) => i + width);
+  const relations: ScopeRelation[] = [
+    ...left.relations,
+    ...right.relations.map((r) => ({ ...r, offset: r.offset + width })),
+  ];
+  const rightVisible = right.visible.map((v) => ({ name: v.name, expr: shift(v.expr) }));
+
+  // USING / NATURAL: the named columns are equated and appear once, first.
+  let usingNames: { name: string; pos: Pos }[] | null = null;
+  if (ref.using !== undefined) usingNames = [...ref.using];
+  else if (ref.natural) {
+    const rightNames = new Set(right.visible.map((v) => v.name));
+    const seen = new Set<string>();
+    usingNames = [];
+    for (const v of left.visible) {
+      if (rightNames.has(v.name) && !seen.has(v.name)) {
+        seen.add(v.name);
+        usingNames.push({ name: v.name, pos: ref.pos });
+      }
+    }
+  }
+  const conditions: ScalarExpr[] = [];
+  let visible: VisibleColumn[] = [...left.visible, ...rightVisible];
+  if (usingNames !== null) {
+    const merged: VisibleColumn[] = [];
+    const names = new Set<string>();
+    for (const u of usingNames) {
+      if (names.has(u.name)) {
+        throw new SluiceError(
+          'DUPLICATE_COLUMN',
+          `column "${u.name}" appears more than once in USING clause`,
+          {
+            position: u.pos,
+          },
+        );
+      }
+      names.add(u.name);
+      const l = usingSide(left.visible, u, 'left');
+      const r = usingSide(rightVisible, u, 'right');
+      const eq = bindEquality(l, r, u.pos);
+      conditions.push(eq);
+      const [lk, rk] = eq.kind === 'call' ? (eq.args as [ScalarExpr, ScalarExpr]) : [l, r];
+      const expr: ScalarExpr =
+        joinKind === 'full'
+          ? { kind: 'coalesce', args: [lk, rk], type: lk.type }
+          : joinKind === 'right'
+            ? rk
+            : lk;
+      merged.push({ name: u.name, expr });
+    }
+    visible = [
+      ...merged,
+      ...left.visible.filter((v) => !names.has(v.name)),
+      ...rightVisible.filter((v) => !names.has(v.name)),
+    ];
+  }
+
+  if (ref.on !== undefined) {
+    const scope: Scope = {
+      relationNames: relations.map((r) => r.name),
+      relationLabel: 'the join',
+      columns,
+      relations,
+      visible: [...left.visible, ...rightVisible],
+    };
+    conditions.push(bindCondition(ref.on, scope));
+  }
+  const plan = makeJoin(joinKind, left.plan, right.plan, columns, conditions.flatMap(conjuncts));
+  return { plan, relations, visible };
+}
+
+function usingSide(
+  visible: readonly VisibleColumn[],
+  u: { name: string; pos: Pos },
+  side: string,
+): ScalarExpr {
+  const found = visible.filter((v) => v.name === u.name);
+  if (found.length === 0) {
+    throw new SluiceError(
+      'UNKNOWN_COLUMN',
+      `column "${u.name}" specified in USING clause does not exist in ${side} table`,
+      {
+        position: u.pos,
+      },
+    );
+  }
+  if (found.length > 1) {
+    throw new SluiceError(
+      'AMBIGUOUS_COLUMN',
+      `common column name "${u.name}" appears more than once in ${side} table`,
+      {
+        position: u.pos,
+      },
+    );
+  }
+  return (found[0] as VisibleColumn).expr;
+}
+
+function bindCondition(on: Expr, scope: Scope): ScalarExpr {
+  if (containsAggregate(on)) {
+    throw new SluiceError('INVALID_AGGREGATE', 'aggregate functions are not allowed in JOIN conditions', {
+      position: findAggregate(on)?.pos ?? on.pos,
+    });
+  }
+  const bound = bindExpr(on, { scope, aggregateContext: 'JOIN conditions' });
+  if (bound.type.kind === 'unknown') return { kind: 'const', value: null, type: T.bool };
+  if (bound.type.kind !== 'bool') {
+    throw new SluiceError(
+      'TYPE_MISMATCH',
+      `argument of JOIN/ON must be type boolean, not type ${typeName(bound.type)}`,
+      { position: on.pos },
+    );
+  }
+  return bound;
+}
+
+/** The operands of a top-level AND (a condition that is no AND is its own only conjunct). */
+export function conjuncts(e: ScalarExpr): ScalarExpr[] {
+  if (e.kind === 'and') return e.args.flatMap(conjuncts);
+  return [e];
+}
+
+function andOf(parts: readonly ScalarExpr[]): ScalarExpr | null {
+  if (parts.length === 0) return null;
+  if (parts.length === 1) return parts[0] as ScalarExpr;
+  return { kind: 'and', args: parts, type: T.bool };
+}
+
+function filterOver(plan: LogicalPlan, parts: readonly ScalarExpr[]): LogicalPlan {
+  const predicate = andOf(parts);
+  if (predicate === null) return plan;
+  if (plan.kind === 'join') return pushIntoJoin(plan, parts);
+  return { kind: 'filter', input: plan, predicate, columns: plan.columns };
+}
+
+/** Which side(s) of a row of `width` left columns a condition reads. */
+function sideOf(e: ScalarExpr, width: number): 'none' | 'left' | 'right' | 'both' {
+  let left = false;
+  let right = false;
+  for (const i of columnsOf(e)) {
+    if (i < width) left = true;
+    else right = true;
+  }
+  return left ? (right ? 'both' : 'left') : right ? 'right' : 'none';
+}
+
+/**
+ * Builds a join from its ON conjuncts (over the joined row): an equality of a left-only and a
+ * right-only expression becomes an equi key; a conjunct reading one side is pushed into that side
+ * where that keeps the result (either side of an inner join; the padded side of an outer join); the
+ * rest is the residual. `ON true` is dropped.
+ */
+function makeJoin(
+  joinKind: JoinPlan['joinKind'],
+  left: LogicalPlan,
+  right: LogicalPlan,
+  columns: readonly ColumnMeta[],
+  parts: readonly ScalarExpr[],
+): LogicalPlan {
+  const width = left.columns.length;
+  const toRight = (e: ScalarExpr): ScalarExpr => remapColumns(e, (i) => i - width);
+  const leftKeys: ScalarExpr[] = [];
+  const rightKeys: ScalarExpr[] = [];
+  const residual: ScalarExpr[] = [];
+  const leftOnly: ScalarExpr[] = [];
+  const rightOnly: ScalarExpr[] = [];
+  for (const c of parts) {
+    if (c.kind === 'const' && c.value === true) continue;
+    if (c.kind === 'call' && c.fn === 'eq') {
+      const [a, b] = c.args as [ScalarExpr, ScalarExpr];
+      const sa = sideOf(a, width);
+      const sb = sideOf(b, width);
+      if (sa === 'left' && sb === 'right') {
+        leftKeys.push(a);
+        rightKeys.push(toRight(b));
+        continue;
+      }
+      if (sa === 'right' && sb === 'left') {
+        leftKeys.push(b);
+        rightKeys.push(toRight(a));
+        continue;
+      }
+    }
+    const side = sideOf(c, width);
+    if (side === 'left' && (joinKind === 'inner' || joinKind === 'right')) leftOnly.push(c);
+    else if (side === 'right' && (joinKind === 'inner' || joinKind === 'left')) rightOnly.push(toRight(c));
+    else residual.push(c);
+  }
+  return {
+    kind: 'join',
+    joinKind,
+    left: filterOver(left, leftOnly),
+    right: filterOver(right, rightOnly),
+    leftKeys,
+    rightKeys,
+    residual: andOf(residual),
+    columns,
+  };
+}
+
+/** Adds ON conjuncts to an inner join already built (WHERE pushed into it): rebuilds it with them. */
+function pushIntoJoin(plan: JoinPlan, parts: readonly ScalarExpr[]): LogicalPlan {
+  const width = plan.left.columns.length;
+  if (plan.joinKind !== 'inner') {
+    // WHERE conjuncts on the preserved side of an outer join filter the rows it contributes.
+    const preserved: ScalarExpr[] = [];
+    const above: ScalarExpr[] = [];
+    for (const c of parts) {
+      const side = sideOf(c, width);
+      if (side === 'left' && plan.joinKind === 'left') preserved.push(c);
+      else if (side === 'right' && plan.joinKind === 'right') preserved.push(c);
+      else above.push(c);
+    }
+    let joined: LogicalPlan = plan;
+    if (preserved.length > 0) {
+      joined =
+        plan.joinKind === 'left'
+          ? { ...plan, left: filterOver(plan.left, preserved) }
+          : {
+              ...plan,
+              right: filterOver(
+                plan.right,
+                preserved.map((c) => remapColumns(c, (i) => i - width)),
+              ),
+            };
+    }
+    const predicate = andOf(above);
+    return predicate === null ? joined : { kind: 'filter', input: joined, predicate, columns: plan.columns };
+  }
+  const existing: ScalarExpr[] = plan.leftKeys.map((k, i) =>
+    bindEqualityTyped(
+      k,
+      remapColumns(plan.rightKeys[i] as ScalarExpr, (x) => x + width),
+    ),
+  );
+  if (plan.residual !== null) existing.push(...conjuncts(plan.residual));
+  return makeJoin('inner', plan.left, plan.right, plan.columns, [...existing, ...parts]);
+}
+
+/** An equi key pair back as its (already typed) equality condition. */
+function bindEqualityTyped(left: ScalarExpr, right: ScalarExpr): ScalarExpr {
+  return { kind: 'call', fn: 'eq', args: [left, right], type: T.bool };
+}
+
+/** WHERE over a FROM: pushed into its joins where it can be (see `makeJoin`), else a Filter above. */
+export function whereOver(plan: LogicalPlan, predicate: ScalarExpr): LogicalPlan {
+  if (plan.kind !== 'join') return { kind: 'filter', input: plan, predicate, columns: plan.columns };
+  return filterOver(plan, conjuncts(predicate));
+}
