@@ -8,7 +8,7 @@
 // See bench/README.md.
 //
 //   node --import tsx bench/join.ts                     # the full matrix
-//   node --import tsx bench/join.ts --quick             # a twentieth of the rows, one repeat (< 60 s)
+//   node --import tsx bench/join.ts --quick             # a 40th of the rows, one repeat, one process (< 60 s)
 //   node --import tsx bench/join.ts --peers             # db-ivm and the Map only
 //   node --import tsx bench/join.ts --impl sluice --variant agg --batch 10000 --repeat 1
 //
@@ -169,9 +169,9 @@ function parseArgs(argv: string[]): Options {
     }
   }
   if (o.quick) {
-    if (!set.has('--auctions')) o.auctions = Math.ceil(o.auctions / 20);
-    if (!set.has('--bids')) o.bids = Math.ceil(o.bids / 20);
-    if (!set.has('--slice')) o.slice = Math.ceil(o.slice / 20);
+    if (!set.has('--auctions')) o.auctions = Math.ceil(o.auctions / 40);
+    if (!set.has('--bids')) o.bids = Math.ceil(o.bids / 40);
+    if (!set.has('--slice')) o.slice = Math.ceil(o.slice / 40);
     if (!set.has('--repeat')) o.repeat = 1;
   }
   return o;
@@ -199,7 +199,7 @@ interface JoinImpl {
   readonly apply: (batch: unknown) => void;
   readonly rows: () => Iterable<Tuple>;
   /** Sluice: the engine's own account of its state. */
-  readonly state?: () => { bytes: number; detail: string };
+  readonly state?: () => { bytes: number; joinBytes: number; detail: string };
 }
 
 function cell(v: unknown): Cell {
@@ -259,7 +259,11 @@ async function buildSluice(variant: Variant): Promise<JoinImpl> {
         ),
         `nodes: ${nodes.map((n) => `#${n.id} ${n.kind} ${n.stateBytes.toLocaleString('en-US')} B`).join(', ')}`,
       ].join('; ');
-      return { bytes: nodes.reduce((s, n) => s + n.stateBytes, 0), detail };
+      return {
+        bytes: nodes.reduce((s, n) => s + n.stateBytes, 0),
+        joinBytes: nodes.reduce((s, n) => s + (n.kind === 'join' ? n.stateBytes : 0), 0),
+        detail,
+      };
     },
   };
 }
@@ -601,6 +605,8 @@ interface RunResult {
   view_rows: number;
   /** Sluice: the view's operators' own estimate of their state (`viewNodeStats`). */
   state_bytes: number | null;
+  /** Sluice: the join operator's part of it (its two arrangements). */
+  join_state_bytes: number | null;
   state: string;
 }
 
@@ -695,6 +701,7 @@ async function runPhases(
   gc: () => void,
   session: Session | null,
   onPhase: (name: PhaseName) => void = () => {},
+  checkAll = true,
 ): Promise<PhaseResult[]> {
   const results: PhaseResult[] = [];
   for (let pi = 0; pi < phases.length; pi++) {
@@ -721,7 +728,7 @@ async function runPhases(
     }
     prepared = null;
     const events = changes.length - timedFrom;
-    const got = digest(p.rows());
+    const got = checkAll || pi === phases.length - 1 ? digest(p.rows()) : (expected[pi] as string);
     if (got !== expected[pi]) {
       // Recompute the phase's expected rows (the workload is still alive) for the report.
       const ref = new ReferenceTables();
@@ -826,6 +833,7 @@ async function runCell(o: Options, impl: Impl, variant: Variant, batch: number):
         (n) => {
           phase = n;
         },
+        rep === 0, // every phase's view checked on the first run, the last phase's on the others
       );
       phases = null;
       const after = settledMemory(gc);
@@ -838,6 +846,7 @@ async function runCell(o: Options, impl: Impl, variant: Variant, batch: number):
         base_rows: baseRows,
         view_rows: viewRows,
         state_bytes: st?.bytes ?? null,
+        join_state_bytes: st?.joinBytes ?? null,
         state: st?.detail ?? '',
       });
       p = null;
@@ -926,7 +935,7 @@ async function runParent(o: Options): Promise<number> {
   console.log(
     `Sluice join bench: ${fmt(o.auctions)} auctions ⋈ ${fmt(o.bids)} bids on bids.auction = auctions.id, ` +
       `${o.categories} categories, ${Math.round(o.mutate * 100)}% of each side updated/deleted, seed ${o.seed}, ` +
-      `median of ${o.repeat} run${o.repeat > 1 ? 's' : ''}${o.quick ? ', QUICK' : ''}; load average ${startLoad}`,
+      `median of ${o.repeat} run${o.repeat > 1 ? 's' : ''}${o.quick ? ', QUICK (every cell in one process: heap deltas are approximate)' : ''}; load average ${startLoad}`,
   );
   for (const v of o.variants) console.log(`  ${v.padEnd(4)}  ${VARIANT_SQL[v]}`);
   console.log(
@@ -1054,7 +1063,8 @@ async function runParent(o: Options): Promise<number> {
         `        ${impl} state: heap delta ${fmt(heap / 2 ** 20, 1)} MiB = ${fmt(heap / last.base_rows)} B per base row ` +
           `(${fmt(last.base_rows)} rows; view ${fmt(last.view_rows)} rows)` +
           (stateBytes !== null
-            ? `; engine state ${fmt(stateBytes / 2 ** 20, 1)} MiB = ${fmt(stateBytes / last.base_rows)} B per arranged row`
+            ? `; engine's estimate: view state ${fmt(stateBytes / 2 ** 20, 1)} MiB, join arrangements ` +
+              `${fmt(last.join_state_bytes! / last.base_rows)} B per arranged row`
             : ''),
       );
       if (last.state !== '') console.log(`        ${last.state}`);
@@ -1071,7 +1081,8 @@ async function runParent(o: Options): Promise<number> {
           ...(stateBytes !== null
             ? {
                 state_bytes: stateBytes,
-                state_bytes_per_arranged_row: Math.round(stateBytes / last.base_rows),
+                join_state_bytes: last.join_state_bytes,
+                join_state_bytes_per_arranged_row: Math.round(last.join_state_bytes! / last.base_rows),
               }
             : {}),
         }),
