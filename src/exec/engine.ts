@@ -3,34 +3,21 @@
 // table, then pushed through every dependent view in creation order (views over views see the same
 // epoch), and only then are subscribers told. Everything here is synchronous.
 import { createHash } from 'node:crypto';
-import { notSupported, SluiceError } from '../common/errors.ts';
+import { SluiceError } from '../common/errors.ts';
 import { resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
 import type { StateDelta } from '../ivm/state.ts';
-import type { ColumnDef, Expr, SelectStmt, Statement } from '../parser/ast.ts';
+import type { SelectStmt, Statement } from '../parser/ast.ts';
 import { parseStepwise } from '../parser/parse.ts';
-import { castValue, fitLength } from '../common/cast.ts';
 import { printDataflow, type DataflowPlan } from '../ivm/dataflow-plan.ts';
 import { lowerToDataflow } from '../ivm/lower.ts';
-import { compileScalar } from '../common/scalar-expr.ts';
-import { encodeValues } from '../common/values.ts';
 import type { ZBatch } from '../ivm/zset.ts';
-import { bindExpr } from '../planner/bind-expr.ts';
 import { bindSelect } from '../planner/bind-select.ts';
-import type {
-  ColumnDefault,
-  ColumnMeta,
-  SinkDef,
-  TableColumnInfo,
-  TableDef,
-  UniqueConstraint,
-  ViewDef,
-} from '../planner/catalog.ts';
+import type { ColumnMeta, SinkDef, TableColumnInfo, TableDef, ViewDef } from '../planner/catalog.ts';
 import { Catalog, columnInfos, kindLabel, tableColumnInfos } from '../planner/catalog.ts';
 import { sinkOptions, sourceOptions } from '../planner/connector-options.ts';
 import { printLogicalPlan } from '../planner/logical-plan.ts';
-import { resolveTypeName } from '../planner/types-resolve.ts';
 import type { ColumnInfo, Row, Value } from '../common/types.ts';
-import { T, typeName } from '../common/types.ts';
+import { typeName } from '../common/types.ts';
 import type {
   Change,
   EngineJournal,
@@ -51,11 +38,14 @@ import { TableStore } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
 import type { ViewRuntime } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
+import { asSluiceError, sourceErrorsDef, tableShape } from './table-definition.ts';
+
+export { sourceErrorsDef } from './table-definition.ts';
 import type { RowCapture } from '../ivm/row-capture.ts';
 import { CapturedArray } from '../ivm/row-capture.ts';
 import type { ResultLimits } from './result-size.ts';
 import { SelectJob } from './select-job.ts';
-import { pinnedKeys } from './key-lookup.ts';
+import { DmlStatements } from './dml.ts';
 
 export type { EngineJournal } from './api.ts';
 
@@ -172,8 +162,12 @@ interface Subscription {
 
 export class Engine {
   private readonly catalogState = new Catalog();
-  /** Table rows UPDATE and DELETE have examined, all statements together (ScriptRun counts its own). */
-  private dmlRowsExamined = 0;
+  /** INSERT/UPDATE/DELETE; it counts the table rows UPDATE and DELETE examine (ScriptRun counts its own). */
+  private readonly dml = new DmlStatements({
+    tableForWrite: (name, pos) => this.tableForWrite(name, pos),
+    applyChanges: (table, changes) => this.applyChanges(table, changes),
+    currentEpoch: () => this.currentEpoch,
+  });
   private readonly tables = new Map<string, TableStore>();
   /** Every view's dataflow, in one graph fed by the tables. */
   private readonly views = new ViewGraph((name) => this.tables.get(name)?.contents() ?? null);
@@ -272,11 +266,11 @@ export class Engine {
               if (stmt === undefined) return (ended = { results });
               if (stmt.kind === 'select') select = this.prepareSelect(stmt.query);
               else {
-                const before = this.dmlRowsExamined;
+                const before = this.dml.rowsExamined;
                 try {
                   results.push(this.executeStatement(stmt));
                 } finally {
-                  run.dmlRowsRead += this.dmlRowsExamined - before;
+                  run.dmlRowsRead += this.dml.rowsExamined - before;
                 }
               }
             }
@@ -310,11 +304,11 @@ export class Engine {
       case 'explain':
         return this.explain(stmt.query, stmt.dataflow);
       case 'insert':
-        return this.insertStatement(stmt);
+        return this.dml.insert(stmt);
       case 'update':
-        return this.updateStatement(stmt);
+        return this.dml.update(stmt);
       case 'delete':
-        return this.deleteStatement(stmt);
+        return this.dml.delete(stmt);
       case 'select':
         return this.selectStatement(stmt.query);
     }
@@ -406,6 +400,7 @@ export class Engine {
     const bound = bindSelect(stmt.query, this.catalogState, {
       forView: true,
       maxSelectItems: this.callLimits.maxSelectItems,
+      maxFromRelations: this.callLimits.maxFromRelations,
       viewName: stmt.name,
       ...(stmt.columnNames !== undefined ? { columnNames: stmt.columnNames } : {}),
     });
@@ -532,6 +527,7 @@ export class Engine {
     const bound = bindSelect(query, this.catalogState, {
       forView: false,
       maxSelectItems: this.callLimits.maxSelectItems,
+      maxFromRelations: this.callLimits.maxFromRelations,
     });
     const plan = dataflow
       ? printDataflow(lowerToDataflow('query', bound.plan, bound.key))
@@ -576,187 +572,6 @@ export class Engine {
     throw new SluiceError('UNKNOWN_TABLE', `relation "${name}" does not exist`, { position: pos });
   }
 
-  private insertStatement(stmt: Extract<Statement, { kind: 'insert' }>): StatementResult {
-    const table = this.tableForWrite(stmt.table, stmt.pos);
-    const def = table.def;
-    const names = stmt.columns ?? def.columns.map((c) => c.name);
-    const targets = names.map((n) => {
-      const i = def.columns.findIndex((c) => c.name === n);
-      if (i < 0)
-        throw new SluiceError('UNKNOWN_COLUMN', `column "${n}" of relation "${def.name}" does not exist`, {
-          position: stmt.pos,
-        });
-      return i;
-    });
-    if (new Set(names).size !== names.length) {
-      throw new SluiceError('DUPLICATE_COLUMN', 'column specified more than once', { position: stmt.pos });
-    }
-    const rows: Row[] = stmt.rows.map((values, r) => {
-      if (values.length > targets.length) {
-        throw new SluiceError('INVALID_DEFINITION', 'INSERT has more expressions than target columns', {
-          position: values[targets.length]?.pos ?? stmt.pos,
-        });
-      }
-      if (values.length < targets.length) {
-        throw new SluiceError('INVALID_DEFINITION', 'INSERT has more target columns than expressions', {
-          position: values[0]?.pos ?? stmt.pos,
-        });
-      }
-      const row: Row = {};
-      values.forEach((expr, k) => {
-        const index = targets[k] as number;
-        const col = def.columns[index] as ColumnMeta;
-        let value: Value;
-        if (expr.kind === 'default') value = def.defaults?.[index]?.value ?? null;
-        else {
-          const bound = bindExpr(expr, { scope: null, aggregateContext: 'VALUES' });
-          try {
-            value = assignCast(compileScalar(bound)([]), bound.type, col);
-          } catch (error) {
-            throw asSluiceError(error).at(expr.pos);
-          }
-        }
-        if (value === null && !col.nullable) throw notNullViolation(def, col, r, expr.pos);
-        row[col.name] = value;
-      });
-      // A column the list leaves out gets its DEFAULT, or NULL: if NOT NULL, point at the row.
-      def.columns.forEach((col, i) => {
-        if (col.name in row) return;
-        const d = def.defaults?.[i] ?? null;
-        if (d !== null) row[col.name] = d.value;
-        if (!col.nullable && (d === null || d.value === null)) {
-          const why = d === null ? 'it is not in the column list' : 'its default is NULL';
-          throw notNullViolation(def, col, r, values[0]?.pos ?? stmt.pos, why);
-        }
-      });
-      return row;
-    });
-    const r = this.applyWrite(def.name, { insert: rows }, stmt.pos);
-    return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch };
-  }
-
-  private matchingRows(table: TableStore, where: Expr | undefined): (readonly Value[])[] {
-    const scope = {
-      relationNames: [table.def.name],
-      relationLabel: `table "${table.def.name}"`,
-      columns: table.def.columns,
-    };
-    const bound = where === undefined ? null : bindExpr(where, { scope, aggregateContext: 'WHERE' });
-    const predicate = bound === null ? null : compileScalar(bound);
-    const out: (readonly Value[])[] = [];
-    const pk = table.def.primaryKey;
-    const keys = bound !== null && pk !== null ? pinnedKeys(bound, pk, table.def.columns) : null;
-    if (keys !== null) {
-      // The WHERE pins the primary key: read those rows, not the table.
-      for (const key of keys) {
-        const row = table.rowWithKey(key);
-        this.dmlRowsExamined++;
-        if (row !== undefined && (predicate === null || predicate(row) === true)) out.push(row);
-      }
-      return out;
-    }
-    for (const [row, n] of table.entries()) {
-      this.dmlRowsExamined++;
-      if (predicate !== null && predicate(row) !== true) continue;
-      for (let i = 0; i < n; i++) out.push(row);
-    }
-    return out;
-  }
-
-  private updateStatement(stmt: Extract<Statement, { kind: 'update' }>): StatementResult {
-    const table = this.tableForWrite(stmt.table, stmt.pos);
-    const def = table.def;
-    const scope = { relationNames: [def.name], relationLabel: `table "${def.name}"`, columns: def.columns };
-    const sets = stmt.assignments.map((a) => {
-      const i = def.columns.findIndex((c) => c.name === a.column);
-      if (i < 0)
-        throw new SluiceError(
-          'UNKNOWN_COLUMN',
-          `column "${a.column}" of relation "${def.name}" does not exist`,
-          { position: a.pos },
-        );
-      const bound = bindExpr(a.value, { scope, aggregateContext: 'UPDATE' });
-      return { index: i, fn: compileScalar(bound), type: bound.type, pos: a.value.pos };
-    });
-    if (stmt.where !== undefined) {
-      const w = bindExpr(stmt.where, { scope, aggregateContext: 'WHERE' });
-      if (w.type.kind !== 'bool' && w.type.kind !== 'unknown') {
-        throw new SluiceError(
-          'TYPE_MISMATCH',
-          `argument of WHERE must be type boolean, not type ${typeName(w.type)}`,
-          { position: stmt.where.pos },
-        );
-      }
-    }
-    const matched = this.matchingRows(table, stmt.where);
-    const deletes: Row[] = [];
-    const inserts: Row[] = [];
-    for (const row of matched) {
-      const next = [...row];
-      for (const s of sets) {
-        const col = def.columns[s.index] as ColumnMeta;
-        try {
-          next[s.index] = assignCast(s.fn(row), s.type, col);
-        } catch (error) {
-          throw asSluiceError(error).at(s.pos);
-        }
-        if (next[s.index] === null && !col.nullable) {
-          throw new SluiceError(
-            'NOT_NULL_VIOLATION',
-            `null value in column "${col.name}" of table "${def.name}" violates not-null constraint`,
-            { position: s.pos, detail: `failing row: ${JSON.stringify(table.toRow(row), jsonReplacer)}` },
-          );
-        }
-      }
-      deletes.push(table.toRow(row));
-      inserts.push(table.toRow(next));
-    }
-    if (def.primaryKey !== null) {
-      const pk = def.primaryKey;
-      const deletedKeys = new Set(matched.map((row) => encodeValues(row, pk)));
-      const newKeys = new Set<string>();
-      for (const r of inserts) {
-        const row = table.normalizeRow(r, 'insert', 0);
-        const k = encodeValues(row, pk);
-        if (newKeys.has(k) || (table.hasKeyOf(row) && !deletedKeys.has(k))) {
-          throw new SluiceError(
-            'UNIQUE_VIOLATION',
-            `duplicate key value violates the primary key of table "${def.name}"`,
-            { position: stmt.pos },
-          );
-        }
-        newKeys.add(k);
-      }
-    }
-    if (matched.length === 0)
-      return { statement: 'UPDATE', object: def.name, rowCount: 0, epoch: this.currentEpoch };
-    const r = this.applyWrite(def.name, { delete: deletes, insert: inserts }, stmt.pos);
-    return { statement: 'UPDATE', object: def.name, rowCount: matched.length, epoch: r.epoch };
-  }
-
-  /** `applyChanges` for a DML statement: a UNIQUE constraint it breaks is reported at the statement. */
-  private applyWrite(
-    table: string,
-    changes: TableChanges,
-    pos: { line: number; column: number },
-  ): { accepted: number; epoch: number } {
-    try {
-      return this.applyChanges(table, changes);
-    } catch (error) {
-      if (error instanceof SluiceError && error.code === 'UNIQUE_VIOLATION') throw error.at(pos);
-      throw error;
-    }
-  }
-
-  private deleteStatement(stmt: Extract<Statement, { kind: 'delete' }>): StatementResult {
-    const table = this.tableForWrite(stmt.table, stmt.pos);
-    const matched = this.matchingRows(table, stmt.where);
-    if (matched.length === 0)
-      return { statement: 'DELETE', object: table.def.name, rowCount: 0, epoch: this.currentEpoch };
-    const r = this.applyChanges(table.def.name, { delete: matched.map((row) => table.toRow(row)) });
-    return { statement: 'DELETE', object: table.def.name, rowCount: matched.length, epoch: r.epoch };
-  }
-
   private selectStatement(query: SelectStmt): StatementResult {
     const job = this.prepareSelect(query);
     job.work(Infinity);
@@ -771,6 +586,7 @@ export class Engine {
     const bound = bindSelect(query, this.catalogState, {
       forView: false,
       maxSelectItems: this.callLimits.maxSelectItems,
+      maxFromRelations: this.callLimits.maxFromRelations,
     });
     for (const source of bound.dependsOn) this.assertNoErrors(source);
     const plan = lowerToDataflow('query', bound.plan, null);
@@ -1193,185 +1009,8 @@ const objectKindLabels = {
   sink: 'sink',
 } as const;
 
-/** PostgreSQL's not-null message for a VALUES row (`row` is 0-based; messages count from 1). */
-function notNullViolation(
-  def: TableDef,
-  col: ColumnMeta,
-  row: number,
-  position: { line: number; column: number },
-  why?: string,
-): SluiceError {
-  return new SluiceError(
-    'NOT_NULL_VIOLATION',
-    `null value in column "${col.name}" of table "${def.name}" violates not-null constraint`,
-    { position, detail: `in VALUES row ${row + 1}${why !== undefined ? `: ${why}` : ''}` },
-  );
-}
-
 function duplicateObject(name: string, position: { line: number; column: number }): SluiceError {
   return new SluiceError('DUPLICATE_OBJECT', `relation "${name}" already exists`, { position });
-}
-
-/** Columns, primary key, DEFAULTs and UNIQUE constraints of CREATE TABLE / CREATE SOURCE, validated. */
-function tableShape(stmt: Extract<Statement, { kind: 'createTable' | 'createSource' }>): {
-  columns: ColumnMeta[];
-  primaryKey: number[] | null;
-  defaults?: (ColumnDefault | null)[];
-  unique?: UniqueConstraint[];
-} {
-  const kind = stmt.kind === 'createTable' ? 'table' : 'source';
-  if (kind === 'source') {
-    // A source holds what its connector decodes, and only the connector writes it: a constraint it
-    // could break would stop the source, and a default would invent values the topic never had.
-    const unique = stmt.columns.find((c) => c.unique !== undefined)?.unique ?? stmt.unique?.[0]?.pos;
-    if (unique !== undefined) {
-      throw notSupported('UNIQUE constraint on a source', unique, 'a source may have a PRIMARY KEY');
-    }
-    const withDefault = stmt.columns.find((c) => c.default !== undefined);
-    if (withDefault?.default !== undefined) {
-      throw notSupported('column DEFAULT on a source', withDefault.default.expr.pos);
-    }
-  }
-  if (stmt.columns.length === 0) {
-    throw new SluiceError('INVALID_DEFINITION', `${kind} "${stmt.name}" must have at least one column`, {
-      position: stmt.pos,
-    });
-  }
-  const seen = new Set<string>();
-  for (const c of stmt.columns) {
-    if (seen.has(c.name))
-      throw new SluiceError('DUPLICATE_COLUMN', `column "${c.name}" specified more than once`, {
-        position: c.pos,
-      });
-    seen.add(c.name);
-  }
-  const inlinePk = stmt.columns.filter((c) => c.primaryKey).map((c) => c.name);
-  if (inlinePk.length > 1 || (inlinePk.length > 0 && stmt.primaryKey !== undefined)) {
-    throw new SluiceError(
-      'INVALID_DEFINITION',
-      `multiple primary keys for ${kind} "${stmt.name}" are not allowed`,
-      {
-        position: stmt.pos,
-      },
-    );
-  }
-  const pkNames = stmt.primaryKey ?? inlinePk;
-  const pk: number[] = [];
-  for (const name of pkNames) {
-    const i = stmt.columns.findIndex((c) => c.name === name);
-    if (i < 0) {
-      throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" named in key does not exist`, {
-        position: stmt.pos,
-      });
-    }
-    if (pk.includes(i))
-      throw new SluiceError('DUPLICATE_COLUMN', `column "${name}" appears twice in primary key constraint`, {
-        position: stmt.pos,
-      });
-    pk.push(i);
-  }
-  const columns: ColumnMeta[] = stmt.columns.map((c, i) => ({
-    name: c.name,
-    type: resolveTypeName(c.type),
-    nullable: !c.notNull && !pk.includes(i),
-  }));
-  const defaults = stmt.columns.some((c) => c.default !== undefined)
-    ? stmt.columns.map((c, i) => columnDefault(c, columns[i] as ColumnMeta))
-    : undefined;
-  const unique = uniqueConstraints(stmt, pk);
-  return {
-    columns,
-    primaryKey: pk.length > 0 ? pk : null,
-    ...(defaults !== undefined ? { defaults } : {}),
-    ...(unique.length > 0 ? { unique } : {}),
-  };
-}
-
-/**
- * A column's DEFAULT, bound now: a constant expression (no column reference, no aggregate, as in
- * PostgreSQL) assigned to the column's type, so a type error is reported at CREATE where it is
- * written. Every function Sluice has is immutable, so the value is computed once (and again, the
- * same, when the journal replays the DDL).
- */
-function columnDefault(c: ColumnDef, col: ColumnMeta): ColumnDefault | null {
-  if (c.default === undefined) return null;
-  const { expr, text } = c.default;
-  const bound = bindExpr(expr, {
-    scope: null,
-    aggregateContext: 'DEFAULT expressions',
-    intercept: (e) => {
-      if (e.kind !== 'column') return undefined;
-      throw new SluiceError('INVALID_DEFINITION', 'cannot use column reference in DEFAULT expression', {
-        position: e.pos,
-      });
-    },
-  });
-  // PostgreSQL's assignment rule: a quoted literal adapts to any type, numbers to numbers, anything
-  // to text, date and timestamp to each other; otherwise the default must be cast explicitly.
-  const from = expr.kind === 'literal' && expr.literalType === 'string' ? T.unknown : bound.type;
-  const numeric = (k: string): boolean => k === 'int' || k === 'float' || k === 'numeric';
-  const dateTime = (k: string): boolean => k === 'date' || k === 'timestamp';
-  const assignable =
-    from.kind === 'unknown' ||
-    from.kind === col.type.kind ||
-    col.type.kind === 'text' ||
-    (numeric(from.kind) && numeric(col.type.kind)) ||
-    (dateTime(from.kind) && dateTime(col.type.kind));
-  if (!assignable) {
-    throw new SluiceError(
-      'TYPE_MISMATCH',
-      `column "${col.name}" is of type ${typeName(col.type)} but default expression is of type ${typeName(bound.type)}`,
-      { position: expr.pos, hint: 'you will need to rewrite or cast the expression' },
-    );
-  }
-  try {
-    return { sql: text, value: assignCast(compileScalar(bound)([]), bound.type, col) };
-  } catch (error) {
-    throw asSluiceError(error).at(expr.pos);
-  }
-}
-
-/**
- * The UNIQUE constraints written inline and as table constraints, in that order, named as
- * PostgreSQL names them (`<table>_<columns>_key`, a digit appended on a clash). One that repeats the
- * primary key or an earlier constraint is dropped, as PostgreSQL drops it.
- */
-function uniqueConstraints(
-  stmt: Extract<Statement, { kind: 'createTable' | 'createSource' }>,
-  pk: readonly number[],
-): UniqueConstraint[] {
-  const clauses = [
-    ...stmt.columns.flatMap((c) => (c.unique !== undefined ? [{ columns: [c.name], pos: c.unique }] : [])),
-    ...(stmt.unique ?? []),
-  ];
-  const out: UniqueConstraint[] = [];
-  const seen = new Set([pk.join(',')]);
-  const names = new Set([`${stmt.name}_pkey`]);
-  for (const clause of clauses) {
-    const columns: number[] = [];
-    for (const name of clause.columns) {
-      const i = stmt.columns.findIndex((c) => c.name === name);
-      if (i < 0) {
-        throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" named in key does not exist`, {
-          position: clause.pos,
-        });
-      }
-      if (columns.includes(i)) {
-        throw new SluiceError('DUPLICATE_COLUMN', `column "${name}" appears twice in unique constraint`, {
-          position: clause.pos,
-        });
-      }
-      columns.push(i);
-    }
-    if (seen.has(columns.join(','))) continue;
-    seen.add(columns.join(','));
-    const base = `${stmt.name}_${clause.columns.join('_')}_key`;
-    let name = base;
-    for (let n = 1; names.has(name); n++) name = `${base}${n}`;
-    names.add(name);
-    out.push({ name, columns });
-  }
-  return out;
 }
 
 /** `changes` without the deletes of keys `store` does not hold (a keyless store keeps them all). */
@@ -1382,36 +1021,12 @@ function withoutMissingDeletes(store: TableStore, changes: TableChanges): TableC
   return kept.length === deletes.length ? changes : { ...changes, delete: kept };
 }
 
-/** A write to a source that does not come from its connector. */
-/** The relation in which a source with on_error 'skip' records the messages it skipped. */
-export function sourceErrorsDef(source: string): TableDef {
-  const name = `${source}_errors`;
-  const column = (n: string, type: ColumnMeta['type'], nullable = false): ColumnMeta => ({
-    name: n,
-    type,
-    nullable,
-  });
-  return {
-    kind: 'table',
-    name,
-    columns: [
-      column('topic', T.text),
-      column('kafka_partition', T.int32),
-      column('kafka_offset', T.int64),
-      column('reason', T.text),
-      column('raw', T.text, true),
-    ],
-    primaryKey: null,
-    sql: `-- errors relation of source ${source}`,
-    errorsOf: source,
-  };
-}
-
 function uniqueByName<T extends { readonly name: string }>(items: readonly T[]): T[] {
   const seen = new Set<string>();
   return items.filter((i) => !seen.has(i.name) && seen.add(i.name) !== undefined);
 }
 
+/** A write to a source that does not come from its connector. */
 function sourceWriteError(def: TableDef): SluiceError {
   return new SluiceError(
     'WRONG_OBJECT_KIND',
@@ -1433,24 +1048,3 @@ function jsonReplacer(_key: string, value: unknown): unknown {
 }
 
 /** PostgreSQL's assignment cast: a value of `from` stored into a column. */
-function assignCast(
-  value: Value,
-  from: { kind: string } & Parameters<typeof castValue>[1],
-  col: ColumnMeta,
-): Value {
-  if (value === null) return null;
-  if (from.kind === 'unknown') return castValue(value, T.text, col.type);
-  if (col.type.kind === 'text' && col.type.maxLength !== undefined && typeof value === 'string') {
-    // Lengths count characters; trailing blanks beyond the length are dropped, not an error.
-    if (fitLength(value, col.type.maxLength, false) === null) {
-      throw new SluiceError('STRING_TOO_LONG', `value too long for type ${typeName(col.type)}`);
-    }
-  }
-  return castValue(value, from, col.type);
-}
-
-function asSluiceError(error: unknown): SluiceError {
-  if (error instanceof SluiceError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new SluiceError('INTERNAL_ERROR', `internal error: ${message}`);
-}

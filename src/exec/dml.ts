@@ -1,0 +1,232 @@
+// INSERT, UPDATE and DELETE statements: each resolved to one batch of row changes on one table and
+// applied as one epoch through the engine. VALUES are bound and assignment-cast per column (with
+// DEFAULTs and NOT NULL), UPDATE/DELETE read the rows their WHERE selects — by key when it pins the
+// primary key (src/exec/key-lookup.ts), else the whole table — counting the rows they examine.
+import { SluiceError } from '../common/errors.ts';
+import { compileScalar } from '../common/scalar-expr.ts';
+import type { Row, Value } from '../common/types.ts';
+import { typeName } from '../common/types.ts';
+import { encodeValues } from '../common/values.ts';
+import type { Expr, Statement } from '../parser/ast.ts';
+import { bindExpr } from '../planner/bind-expr.ts';
+import type { ColumnMeta, TableDef } from '../planner/catalog.ts';
+import type { StatementResult, TableChanges } from './api.ts';
+import { pinnedKeys } from './key-lookup.ts';
+import { asSluiceError, assignCast } from './table-definition.ts';
+import type { TableStore } from './table-store.ts';
+
+/** What DML needs of the engine. */
+export interface DmlEngine {
+  /** The table a statement may write (a view, sink or source is refused at `pos`). */
+  tableForWrite(name: string, pos: { line: number; column: number }): TableStore;
+  /** Applies one batch to a table as one epoch, validated whole. */
+  applyChanges(table: string, changes: TableChanges): { accepted: number; epoch: number };
+  currentEpoch(): number;
+}
+
+export class DmlStatements {
+  /** Table rows UPDATE and DELETE have examined, all statements together. */
+  rowsExamined = 0;
+
+  constructor(private readonly engine: DmlEngine) {}
+
+  insert(stmt: Extract<Statement, { kind: 'insert' }>): StatementResult {
+    const table = this.engine.tableForWrite(stmt.table, stmt.pos);
+    const def = table.def;
+    const names = stmt.columns ?? def.columns.map((c) => c.name);
+    const targets = names.map((n) => {
+      const i = def.columns.findIndex((c) => c.name === n);
+      if (i < 0)
+        throw new SluiceError('UNKNOWN_COLUMN', `column "${n}" of relation "${def.name}" does not exist`, {
+          position: stmt.pos,
+        });
+      return i;
+    });
+    if (new Set(names).size !== names.length) {
+      throw new SluiceError('DUPLICATE_COLUMN', 'column specified more than once', { position: stmt.pos });
+    }
+    const rows: Row[] = stmt.rows.map((values, r) => {
+      if (values.length > targets.length) {
+        throw new SluiceError('INVALID_DEFINITION', 'INSERT has more expressions than target columns', {
+          position: values[targets.length]?.pos ?? stmt.pos,
+        });
+      }
+      if (values.length < targets.length) {
+        throw new SluiceError('INVALID_DEFINITION', 'INSERT has more target columns than expressions', {
+          position: values[0]?.pos ?? stmt.pos,
+        });
+      }
+      const row: Row = {};
+      values.forEach((expr, k) => {
+        const index = targets[k] as number;
+        const col = def.columns[index] as ColumnMeta;
+        let value: Value;
+        if (expr.kind === 'default') value = def.defaults?.[index]?.value ?? null;
+        else {
+          const bound = bindExpr(expr, { scope: null, aggregateContext: 'VALUES' });
+          try {
+            value = assignCast(compileScalar(bound)([]), bound.type, col);
+          } catch (error) {
+            throw asSluiceError(error).at(expr.pos);
+          }
+        }
+        if (value === null && !col.nullable) throw notNullViolation(def, col, r, expr.pos);
+        row[col.name] = value;
+      });
+      // A column the list leaves out gets its DEFAULT, or NULL: if NOT NULL, point at the row.
+      def.columns.forEach((col, i) => {
+        if (col.name in row) return;
+        const d = def.defaults?.[i] ?? null;
+        if (d !== null) row[col.name] = d.value;
+        if (!col.nullable && (d === null || d.value === null)) {
+          const why = d === null ? 'it is not in the column list' : 'its default is NULL';
+          throw notNullViolation(def, col, r, values[0]?.pos ?? stmt.pos, why);
+        }
+      });
+      return row;
+    });
+    const r = this.applyWrite(def.name, { insert: rows }, stmt.pos);
+    return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch };
+  }
+
+  private matchingRows(table: TableStore, where: Expr | undefined): (readonly Value[])[] {
+    const scope = {
+      relationNames: [table.def.name],
+      relationLabel: `table "${table.def.name}"`,
+      columns: table.def.columns,
+    };
+    const bound = where === undefined ? null : bindExpr(where, { scope, aggregateContext: 'WHERE' });
+    const predicate = bound === null ? null : compileScalar(bound);
+    const out: (readonly Value[])[] = [];
+    const pk = table.def.primaryKey;
+    const keys = bound !== null && pk !== null ? pinnedKeys(bound, pk, table.def.columns) : null;
+    if (keys !== null) {
+      // The WHERE pins the primary key: read those rows, not the table.
+      for (const key of keys) {
+        const row = table.rowWithKey(key);
+        this.rowsExamined++;
+        if (row !== undefined && (predicate === null || predicate(row) === true)) out.push(row);
+      }
+      return out;
+    }
+    for (const [row, n] of table.entries()) {
+      this.rowsExamined++;
+      if (predicate !== null && predicate(row) !== true) continue;
+      for (let i = 0; i < n; i++) out.push(row);
+    }
+    return out;
+  }
+
+  update(stmt: Extract<Statement, { kind: 'update' }>): StatementResult {
+    const table = this.engine.tableForWrite(stmt.table, stmt.pos);
+    const def = table.def;
+    const scope = { relationNames: [def.name], relationLabel: `table "${def.name}"`, columns: def.columns };
+    const sets = stmt.assignments.map((a) => {
+      const i = def.columns.findIndex((c) => c.name === a.column);
+      if (i < 0)
+        throw new SluiceError(
+          'UNKNOWN_COLUMN',
+          `column "${a.column}" of relation "${def.name}" does not exist`,
+          { position: a.pos },
+        );
+      const bound = bindExpr(a.value, { scope, aggregateContext: 'UPDATE' });
+      return { index: i, fn: compileScalar(bound), type: bound.type, pos: a.value.pos };
+    });
+    if (stmt.where !== undefined) {
+      const w = bindExpr(stmt.where, { scope, aggregateContext: 'WHERE' });
+      if (w.type.kind !== 'bool' && w.type.kind !== 'unknown') {
+        throw new SluiceError(
+          'TYPE_MISMATCH',
+          `argument of WHERE must be type boolean, not type ${typeName(w.type)}`,
+          { position: stmt.where.pos },
+        );
+      }
+    }
+    const matched = this.matchingRows(table, stmt.where);
+    const deletes: Row[] = [];
+    const inserts: Row[] = [];
+    for (const row of matched) {
+      const next = [...row];
+      for (const s of sets) {
+        const col = def.columns[s.index] as ColumnMeta;
+        try {
+          next[s.index] = assignCast(s.fn(row), s.type, col);
+        } catch (error) {
+          throw asSluiceError(error).at(s.pos);
+        }
+        if (next[s.index] === null && !col.nullable) {
+          throw new SluiceError(
+            'NOT_NULL_VIOLATION',
+            `null value in column "${col.name}" of table "${def.name}" violates not-null constraint`,
+            { position: s.pos, detail: `failing row: ${JSON.stringify(table.toRow(row), jsonReplacer)}` },
+          );
+        }
+      }
+      deletes.push(table.toRow(row));
+      inserts.push(table.toRow(next));
+    }
+    if (def.primaryKey !== null) {
+      const pk = def.primaryKey;
+      const deletedKeys = new Set(matched.map((row) => encodeValues(row, pk)));
+      const newKeys = new Set<string>();
+      for (const r of inserts) {
+        const row = table.normalizeRow(r, 'insert', 0);
+        const k = encodeValues(row, pk);
+        if (newKeys.has(k) || (table.hasKeyOf(row) && !deletedKeys.has(k))) {
+          throw new SluiceError(
+            'UNIQUE_VIOLATION',
+            `duplicate key value violates the primary key of table "${def.name}"`,
+            { position: stmt.pos },
+          );
+        }
+        newKeys.add(k);
+      }
+    }
+    if (matched.length === 0)
+      return { statement: 'UPDATE', object: def.name, rowCount: 0, epoch: this.engine.currentEpoch() };
+    const r = this.applyWrite(def.name, { delete: deletes, insert: inserts }, stmt.pos);
+    return { statement: 'UPDATE', object: def.name, rowCount: matched.length, epoch: r.epoch };
+  }
+
+  /** `applyChanges` for a DML statement: a UNIQUE constraint it breaks is reported at the statement. */
+  private applyWrite(
+    table: string,
+    changes: TableChanges,
+    pos: { line: number; column: number },
+  ): { accepted: number; epoch: number } {
+    try {
+      return this.engine.applyChanges(table, changes);
+    } catch (error) {
+      if (error instanceof SluiceError && error.code === 'UNIQUE_VIOLATION') throw error.at(pos);
+      throw error;
+    }
+  }
+
+  delete(stmt: Extract<Statement, { kind: 'delete' }>): StatementResult {
+    const table = this.engine.tableForWrite(stmt.table, stmt.pos);
+    const matched = this.matchingRows(table, stmt.where);
+    if (matched.length === 0)
+      return { statement: 'DELETE', object: table.def.name, rowCount: 0, epoch: this.engine.currentEpoch() };
+    const r = this.engine.applyChanges(table.def.name, { delete: matched.map((row) => table.toRow(row)) });
+    return { statement: 'DELETE', object: table.def.name, rowCount: matched.length, epoch: r.epoch };
+  }
+}
+
+/** PostgreSQL's not-null message for a VALUES row (`row` is 0-based; messages count from 1). */
+function notNullViolation(
+  def: TableDef,
+  col: ColumnMeta,
+  row: number,
+  position: { line: number; column: number },
+  why?: string,
+): SluiceError {
+  return new SluiceError(
+    'NOT_NULL_VIOLATION',
+    `null value in column "${col.name}" of table "${def.name}" violates not-null constraint`,
+    { position, detail: `in VALUES row ${row + 1}${why !== undefined ? `: ${why}` : ''}` },
+  );
+}
+
+function jsonReplacer(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
