@@ -207,7 +207,24 @@ if (!haveBrowser && !inCi) {
         (await page.locator('g.df-node[data-kind="input"]').textContent()) ?? '',
         /view seller_totals/,
       );
-      await page.locator('g.df-node[data-kind="output"]').waitFor();
+      // The Map stage computing the bucket runs inside the Reduce (lowering fused it): drawn in the
+      // Reduce's box, with no node of its own.
+      const fused = reduce.locator('g.df-fused');
+      assert.match((await fused.textContent()) ?? '', /fused Map/);
+      assert.match((await fused.textContent()) ?? '', /keys floor\(cast\(div\(#1:total, 10\)/);
+      assert.equal(await page.locator('g.df-node[data-kind="map"]').count(), 0);
+      // The Output reads the Reduce's groups: it says where its state is.
+      const output = page.locator('g.df-node[data-kind="output"]');
+      await output.waitFor();
+      const reduceId = await reduce.getAttribute('data-node');
+      assert.equal(await output.getAttribute('data-inputs'), reduceId);
+      await page.waitForFunction(
+        (id) =>
+          (document.querySelector('g.df-node[data-kind="output"] [data-counts]')?.textContent ?? '').endsWith(
+            `state in n${id}`,
+          ),
+        reduceId,
+      );
       const counts = 'g.df-node[data-kind="reduce"] [data-counts]';
       await page.waitForFunction(
         (sel) => /in \d/.test(document.querySelector(sel)?.textContent ?? ''),

@@ -3,16 +3,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MetricsHistory } from '../../src/console/metrics-history.ts';
+import { dataflowOf } from '../../src/console/dataflow-route.ts';
+import type { DataflowJson } from '../../src/console/shared/dataflow-json.ts';
 import { api, startConsoleServer, type ConsoleServer } from './harness.ts';
 
 describe('console over HTTP', () => {
+  // The views created below, and the node kinds their plans hold between them.
+  const VIEWS = ['seller_totals', 'total_histogram', 'big_sellers'];
+  const KINDS = ['distinct', 'input', 'map', 'output', 'reduce'];
   let server: ConsoleServer;
   before(async () => {
     server = await startConsoleServer();
     const created = await api(server.base, 'POST', '/v1/sql', {
       sql: `CREATE TABLE orders (order_id BIGINT NOT NULL, seller_id INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (order_id));
             CREATE MATERIALIZED VIEW seller_totals AS SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
-            CREATE MATERIALIZED VIEW total_histogram AS SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10);`,
+            CREATE MATERIALIZED VIEW total_histogram AS SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10);
+            CREATE MATERIALIZED VIEW big_sellers AS SELECT DISTINCT seller_id FROM orders WHERE amount > 100;`,
     });
     assert.equal(created.status, 200, JSON.stringify(created.body));
   });
@@ -48,45 +54,53 @@ describe('console over HTTP', () => {
     assert.equal(ingest.status, 200);
     const res = await api(server.base, 'GET', '/v1/views/total_histogram/dataflow');
     assert.equal(res.status, 200);
-    const flow = res.body as {
-      view: string;
-      epoch: number;
-      output: number;
-      text: string;
-      nodes: {
-        id: number;
-        kind: string;
-        inputs: number[];
-        source?: string;
-        sourceKind?: string;
-        key?: string[];
-        aggregates?: { strategy: string }[];
-        stats: { rowsIn: number; rowsOut: number } | null;
-        fusedInto: number | null;
-      }[];
-    };
+    const flow = res.body as unknown as DataflowJson;
     assert.equal(flow.view, 'total_histogram');
     assert.equal(flow.epoch, ingest.body.epoch);
-    assert.match(flow.text, /^Dataflow for total_histogram/);
-    const kinds = flow.nodes.map((n) => n.kind);
-    assert.deepEqual(kinds[0], 'input');
-    assert.equal(kinds.at(-1), 'output');
-    const input = flow.nodes[0];
-    assert.equal(input?.source, 'seller_totals');
-    assert.equal(input?.sourceKind, 'view');
-    const reduce = flow.nodes.find((n) => n.kind === 'reduce');
-    assert.deepEqual(reduce?.key, ['bucket']);
-    assert.equal(reduce?.aggregates?.[0]?.strategy, 'invertible');
-    assert.ok((reduce?.stats?.rowsIn ?? 0) > 0, 'the reduce saw rows');
-    const output = flow.nodes.find((n) => n.id === flow.output);
-    assert.equal(output?.kind, 'output');
-    assert.ok(output !== undefined && output.inputs.length === 1);
-    assert.equal((output as { sharesStateWith?: number | null }).sharesStateWith, reduce?.id);
-    // The Map stage computing the bucket is fused into the Reduce by lowering: no node of its own.
-    assert.equal(
-      flow.nodes.find((n) => n.kind === 'map'),
-      undefined,
+    assert.match(flow.text, /^Dataflow for total_histogram \(fingerprint [0-9a-f]+\)/);
+    assert.ok(flow.text.includes(flow.fingerprint));
+    // The plan as lowered: the Map stage computing the bucket is fused into the Reduce (no node of
+    // its own), and the Output reads the Reduce's groups instead of holding a copy.
+    assert.deepEqual(
+      flow.nodes.map((n) => [n.kind, n.title, n.inputs, n.stateful, n.state]),
+      [
+        ['input', 'Input', [], false, null],
+        ['reduce', 'Reduce+Merge', [0], true, 'total_histogram/reduce1'],
+        ['output', 'Output', [1], false, null],
+      ],
     );
+    const [input, reduce, output] = flow.nodes;
+    assert.ok(input?.kind === 'input' && reduce?.kind === 'reduce' && output?.kind === 'output');
+    assert.equal(flow.output, output.id);
+    assert.deepEqual(
+      [input.source, input.sourceKind, input.columns],
+      ['seller_totals', 'view', ['seller_id', 'total']],
+    );
+    assert.deepEqual(reduce.key, ['bucket']);
+    assert.deepEqual(reduce.aggregates, [{ text: 'count(*)', strategy: 'invertible' }]);
+    assert.deepEqual(reduce.fused, {
+      filter: null,
+      keys: ['floor(cast(div(#1:total, 10) as double precision))'],
+      arguments: [],
+    });
+    assert.deepEqual(reduce.columns, ['bucket', 'sellers']);
+    assert.ok((reduce.stats?.rowsIn ?? 0) > 0, 'the reduce saw rows');
+    assert.ok((reduce.stats?.stateBytes ?? 0) > 0, 'the reduce holds the state');
+    assert.deepEqual(output.key, ['bucket']);
+    assert.equal(output.sharesStateWith, reduce.id);
+    assert.equal(output.stats?.stateBytes, 0, 'the sharing Output holds no copy');
+  });
+
+  test('the dataflow JSON loses nothing on the way (every field of every node kind is in the schema)', async () => {
+    const kinds = new Set<string>();
+    for (const view of VIEWS) {
+      const res = await api(server.base, 'GET', `/v1/views/${view}/dataflow`);
+      assert.equal(res.status, 200);
+      const direct = dataflowOf(server.app.sluice, view);
+      assert.deepEqual({ ...res.body, epoch: 0 }, { ...JSON.parse(JSON.stringify(direct)), epoch: 0 }, view);
+      for (const n of direct.nodes) kinds.add(n.kind);
+    }
+    assert.deepEqual([...kinds].sort(), KINDS);
   });
 
   test('the dataflow of an unknown view is a 404 with a code', async () => {
