@@ -14,7 +14,6 @@ import { lowerToDataflow } from '../ivm/lower.ts';
 import { compileScalar } from '../common/scalar-expr.ts';
 import { encodeValues } from '../common/values.ts';
 import type { ZBatch } from '../ivm/zset.ts';
-import { isEmpty } from '../ivm/zset.ts';
 import { bindExpr } from '../planner/bind-expr.ts';
 import { bindSelect } from '../planner/bind-select.ts';
 import type {
@@ -50,7 +49,8 @@ import type {
 import type { PreparedBatch } from './table-store.ts';
 import { TableStore } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
-import { ViewRuntime } from './view-runtime.ts';
+import type { ViewRuntime } from './view-runtime.ts';
+import { ViewGraph } from './view-graph.ts';
 import type { RowCapture } from '../ivm/row-capture.ts';
 import { CapturedArray } from '../ivm/row-capture.ts';
 import type { ResultLimits } from './result-size.ts';
@@ -175,13 +175,12 @@ export class Engine {
   /** Table rows UPDATE and DELETE have examined, all statements together (ScriptRun counts its own). */
   private dmlRowsExamined = 0;
   private readonly tables = new Map<string, TableStore>();
-  private readonly views = new Map<string, ViewRuntime>();
+  /** Every view's dataflow, in one graph fed by the tables. */
+  private readonly views = new ViewGraph((name) => this.tables.get(name)?.contents() ?? null);
   private readonly subscribers = new Map<string, Set<Subscription>>();
   private journal: EngineJournal | null = null;
   private connectorCheck: ConnectorCheck | null = null;
   private stateTracking = false;
-  /** Views in creation order with their runtimes; rebuilt after DDL, read by every epoch. */
-  private viewOrderCache: { def: ViewDef; runtime: ViewRuntime }[] | null = null;
   private currentEpoch = 0;
   private lastPositions: SourcePositions = {};
   /** What one script may ask of the SQL front end. */
@@ -421,26 +420,12 @@ export class Engine {
       dependsOn: bound.dependsOn,
     };
     const dataflow = lowerToDataflow(def.name, bound.plan, bound.key);
-    const runtime = new ViewRuntime(dataflow);
-    // Backfill from the current contents of what the view reads, at the current epoch.
-    const inputs = new Map<string, ZBatch>();
-    for (const source of runtime.sources()) inputs.set(source, this.contentsOf(source));
-    runtime.step(inputs, this.currentEpoch);
-    runtime.takeErrorChanges();
+    const runtime = this.views.build(dataflow, this.currentEpoch);
     this.journal?.appendDdl({ epoch: this.currentEpoch, sql: stmt.text });
     this.catalogState.add(def);
     for (const part of runtime.statefulParts()) part.trackChanges(this.stateTracking);
-    this.views.set(def.name, runtime);
-    this.viewOrderCache = null;
+    this.views.add(def.name, runtime);
     return { statement: 'CREATE MATERIALIZED VIEW', object: def.name };
-  }
-
-  private contentsOf(name: string): ZBatch {
-    const table = this.tables.get(name);
-    if (table !== undefined) return table.contents();
-    const view = this.views.get(name);
-    if (view !== undefined) return view.output.contents();
-    throw new SluiceError('UNKNOWN_TABLE', `relation "${name}" does not exist`);
   }
 
   private drop(stmt: Extract<Statement, { kind: 'drop' }>): StatementResult {
@@ -506,8 +491,7 @@ export class Engine {
   private removeObject(name: string, reason: string): void {
     this.catalogState.remove(name);
     this.tables.delete(name);
-    this.views.delete(name);
-    this.viewOrderCache = null;
+    this.views.remove(name);
     const subs = this.subscribers.get(name);
     this.subscribers.delete(name);
     for (const s of subs ?? []) s.onClose?.(`materialized view "${name}" was ${reason}`);
@@ -883,19 +867,13 @@ export class Engine {
     this.lastPositions = positions;
     const deltas = new Map<string, ZBatch>();
     deltas.set(store.def.name, store.apply(prepared));
-    const changeSets: { view: string; changes: Change[] | null; runtime: ViewRuntime }[] = [];
-    for (const { def, runtime } of this.viewOrder()) {
-      if (!def.dependsOn.some((s) => !isEmpty(deltas.get(s)))) continue;
-      const delta = runtime.step(deltas, epoch);
-      if (!isEmpty(delta)) deltas.set(def.name, delta);
-      changeSets.push({ view: def.name, changes: null, runtime });
-    }
+    const stepped = this.views.runEpoch(deltas, epoch);
     // Subscribers hear about the epoch only once every view has it.
-    for (const cs of changeSets) {
+    for (const cs of stepped) {
       const errors = cs.runtime.takeErrorChanges();
-      const subs = this.subscribers.get(cs.view);
+      const subs = this.subscribers.get(cs.name);
       if (subs === undefined || subs.size === 0) continue;
-      const columns = (this.catalogState.get(cs.view) as ViewDef).columns;
+      const columns = (this.catalogState.get(cs.name) as ViewDef).columns;
       const changes: Change[] = cs.runtime.output
         .lastChanges()
         .map((c) =>
@@ -905,7 +883,7 @@ export class Engine {
         );
       if (changes.length === 0 && errors.length === 0) continue;
       const set: ViewChangeSet = {
-        view: cs.view,
+        view: cs.name,
         epoch,
         positions,
         changes,
@@ -915,20 +893,13 @@ export class Engine {
     }
   }
 
-  private viewOrder(): { def: ViewDef; runtime: ViewRuntime }[] {
-    this.viewOrderCache ??= this.catalogState
-      .views()
-      .map((def) => ({ def, runtime: this.views.get(def.name) as ViewRuntime }));
-    return this.viewOrderCache;
-  }
-
   // ---- checkpoints --------------------------------------------------------------------------
 
   /** Starts remembering which state entries change, so checkpoints can be incremental. */
   setStateTracking(on: boolean): void {
     this.stateTracking = on;
     for (const t of this.tables.values()) t.trackChanges(on);
-    for (const v of this.views.values()) for (const part of v.statefulParts()) part.trackChanges(on);
+    for (const v of this.views.runtimes()) for (const part of v.statefulParts()) part.trackChanges(on);
   }
 
   private tableFingerprint(def: TableDef): string {
@@ -1003,14 +974,9 @@ export class Engine {
         for (const p of parts) p.loadState(stored.parts.get(p.stateId) ?? []);
         continue;
       }
-      const fresh = new ViewRuntime(runtime.plan);
-      const inputs = new Map<string, ZBatch>();
-      for (const source of fresh.sources()) inputs.set(source, this.contentsOf(source));
-      fresh.step(inputs, checkpoint.epoch);
-      fresh.takeErrorChanges();
+      const fresh = this.views.build(runtime.plan, checkpoint.epoch);
       for (const part of fresh.statefulParts()) part.trackChanges(this.stateTracking);
-      this.views.set(def.name, fresh);
-      this.viewOrderCache = null;
+      this.views.replace(def.name, fresh);
       rebuilt.push(def.name);
     }
     this.currentEpoch = checkpoint.epoch;

@@ -9,6 +9,12 @@ import type { StateDelta } from './state.ts';
 
 export interface ArrangedRow {
   readonly row: readonly Value[];
+  /**
+   * When the row was arranged: a checkpoint keeps it, so a restored bucket lists its rows in the
+   * order the original did and a probe emits its matches in the same order (changelogs after a
+   * restore are identical to the uninterrupted run's).
+   */
+  readonly seq: number;
   /** Multiplicity, always > 0 while the row is arranged. */
   count: number;
   /**
@@ -32,11 +38,13 @@ interface StoredRow {
   readonly r: readonly Value[];
   readonly c: number;
   readonly m: number;
+  readonly s: number;
 }
 
 export class Arrangement {
   private readonly buckets = new Map<string, Bucket>();
   private rowCount = 0;
+  private nextSeq = 0;
   private tracking = false;
   private readonly dirty = new Map<string, { readonly key: string; readonly rowKey: string }>();
 
@@ -84,7 +92,7 @@ export class Arrangement {
       return null;
     }
     if (entry === undefined) {
-      const added: ArrangedRow = { row, count, matches };
+      const added: ArrangedRow = { row, seq: this.nextSeq++, count, matches };
       bucket.rows.set(rowKey, added);
       this.rowCount += 1;
       return added;
@@ -112,6 +120,7 @@ export class Arrangement {
       r: e.row,
       c: e.count,
       m: e.matches,
+      s: e.seq,
     });
     if (replaceAll) {
       for (const [key, bucket] of this.buckets)
@@ -127,16 +136,17 @@ export class Arrangement {
     return { replaceAll, upserts, deletes };
   }
 
-  /** Loads one entry written by `takeDelta` (of this arrangement: see `owns`). */
-  load(entry: unknown, rowKeyOf: (row: readonly Value[]) => string): void {
-    const e = entry as StoredRow;
-    this.add(e.k, rowKeyOf(e.r), e.r, e.c, e.m);
-  }
-
-  clear(): void {
+  /** Replaces the contents with entries written by `takeDelta` (of this arrangement: see `owns`). */
+  load(entries: readonly unknown[], rowKeyOf: (row: readonly Value[]) => string): void {
     this.buckets.clear();
     this.rowCount = 0;
     this.dirty.clear();
+    const sorted = (entries as StoredRow[]).slice().sort((a, b) => a.s - b.s);
+    for (const e of sorted) {
+      this.nextSeq = e.s;
+      this.add(e.k, rowKeyOf(e.r), e.r, e.c, e.m);
+    }
+    this.nextSeq = sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as StoredRow).s + 1;
   }
 
   /** Whether a stored entry (a value `takeDelta` wrote) belongs to this arrangement. */

@@ -111,7 +111,7 @@ export interface JoinRef {
   readonly on?: Expr;
   readonly using?: readonly { readonly name: string; readonly pos: Pos }[];
   readonly natural: boolean;
-  /** The join keyword (JOIN, or the comma of a FROM list). */
+  /** The first word of the join (JOIN, INNER, LEFT, …, NATURAL, CROSS), or the comma of a FROM list. */
   readonly pos: Pos;
 }
 

@@ -1,9 +1,22 @@
 // The only importer of node-sql-parser: turns one SELECT (as our lexer's tokens) into Sluice's AST.
 // node-sql-parser supplies the structure; our tokens supply every leaf value and position, and the
 // shared operator-run builder re-derives precedence (node-sql-parser gets AND/OR and || wrong).
+// FROM becomes a join tree whose shape (comma looser than JOIN, both nesting left) and join kinds
+// come from our tokens; node-sql-parser only supplies the flat list of relations and ON conditions.
 import type { IToken, TokenType } from 'chevrotain';
 import nodeSqlParser from 'node-sql-parser/build/postgresql.js';
-import type { Expr, OrderItem, Pos, SelectItem, SelectStmt, TableRef, TypeName } from './ast.ts';
+import type {
+  Expr,
+  FromItem,
+  JoinKind,
+  JoinRef,
+  OrderItem,
+  Pos,
+  SelectItem,
+  SelectStmt,
+  TableRef,
+  TypeName,
+} from './ast.ts';
 import { notSupported, parseError, SluiceError } from '../common/errors.ts';
 import {
   booleanLiteral,
@@ -190,6 +203,14 @@ function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<number, numb
       }
     }
     if (isWordText(token, 'substring') && isType(tokens[i + 1], LParen)) markSubstring(tokens, i + 1, commas);
+    // node-sql-parser reads `a CROSS JOIN b` and `a NATURAL JOIN b` as table a aliased "cross" or
+    // "natural": it sees a plain JOIN, and the converter takes the join's kind from our tokens.
+    // (After AS it is an alias, which PostgreSQL refuses: the converter reports it.)
+    const next = tokens[i + 1];
+    if (!isWordText(prev, 'as')) {
+      if (isWordText(token, 'cross') && isWordText(next, 'join')) hidden.add(i);
+      if (isWordText(token, 'natural') && NATURAL_FOLLOWERS.some((w) => isWordText(next, w))) hidden.add(i);
+    }
     // OFFSET n ROWS (node-sql-parser knows only OFFSET n).
     if ((isWordText(token, 'row') || isWordText(token, 'rows')) && isWordText(tokens[i - 2], 'offset')) {
       if (prev?.tokenType === NumberLit) hidden.add(i);
@@ -207,6 +228,78 @@ function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<number, numb
     else if (tok.tokenType === NumberLit) render = '1'.repeat(length);
     return { tok, render, asComma: commas.has(i) };
   });
+}
+
+const NATURAL_FOLLOWERS = ['join', 'inner', 'left', 'right', 'full'];
+
+/** Words that end the condition of `JOIN … ON` at its own nesting level (LEFT/RIGHT unless a call). */
+const ON_ENDS = new Set([
+  'join',
+  'inner',
+  'left',
+  'right',
+  'full',
+  'cross',
+  'natural',
+  'on',
+  'using',
+  'where',
+  'group',
+  'having',
+  'order',
+  'limit',
+  'offset',
+  'union',
+  'intersect',
+  'except',
+  'window',
+  'fetch',
+  'for',
+  'into',
+]);
+
+/**
+ * The conditions of `JOIN … ON`, as ON's index → index after its condition. node-sql-parser takes
+ * ~0.3 ms for each ON it parses (ten times a WHERE of the same length), and it reads
+ * `a JOIN b ON x, c` as the condition `(x, c)`: it sees each ON and its condition as blanks, and
+ * the conditions are parsed apart, together (`Conditions`).
+ */
+function onConditions(tokens: readonly IToken[]): Map<number, number> {
+  const conditions = new Map<number, number>();
+  for (let i = 0; i < tokens.length; i++) {
+    if (!isWordText(tokens[i], 'on') || !followsJoin(tokens, i)) continue;
+    let depth = 0;
+    let j = i + 1;
+    for (; j < tokens.length; j++) {
+      const token = tokens[j]!;
+      if (token.tokenType === LParen) depth++;
+      else if (token.tokenType === RParen && --depth < 0) break;
+      else if (depth === 0 && token.tokenType === Comma) break;
+      else if (depth === 0 && isWord(token) && ON_ENDS.has(token.image.toLowerCase())) {
+        const call = /^(left|right)$/i.test(token.image) && isType(tokens[j + 1], LParen);
+        if (!call) break;
+      }
+    }
+    if (j > i + 1) conditions.set(i, j);
+    i = j - 1; // an ON inside a condition (in a subquery) is part of it
+  }
+  return conditions;
+}
+
+/** Whether the ON at tokens[on] follows `JOIN relation` (any other ON is left to node-sql-parser). */
+function followsJoin(tokens: readonly IToken[], on: number): boolean {
+  let depth = 0;
+  for (let i = on - 1; i >= 0; i--) {
+    const token = tokens[i]!;
+    if (token.tokenType === RParen) depth++;
+    else if (token.tokenType === LParen && --depth < 0) return false;
+    else if (depth > 0) continue;
+    else if (isWordText(token, 'join')) return true;
+    else if (token.tokenType === Comma || (isWord(token) && ON_ENDS.has(token.image.toLowerCase())))
+      return false;
+    else if (isWordText(token, 'from') || isWordText(token, 'select')) return false;
+  }
+  return false;
 }
 
 /** Marks FROM and FOR at the top level of `substring(` … `)` when they appear in that order. */
@@ -258,6 +351,11 @@ export function parseSelect(tokens: readonly IToken[], maxTokens = Infinity): Se
   for (const { tok, render } of adapterTokens) {
     for (let i = 0; i < render.length; i++) chars[tok.startOffset - base + i] = render[i]!;
   }
+  const conditions = new Conditions(adapterTokens, base, chars.join(''), onConditions(tokens));
+  for (const [on, end] of conditions.ends) {
+    const last = tokens[end - 1]!;
+    chars.fill(' ', tokens[on]!.startOffset - base, (last.endOffset ?? last.startOffset) + 1 - base);
+  }
   const rendered = chars.join('');
 
   let ast: unknown;
@@ -269,8 +367,81 @@ export function parseSelect(tokens: readonly IToken[], maxTokens = Infinity): Se
   }
   const statement = Array.isArray(ast) && ast.length === 1 ? ast[0] : ast;
   if (!isNode(statement) || statement['type'] !== 'select') throw syntaxErrorAt(tokens[0]!);
-  const converter = new Converter(adapterTokens, lists);
+  const converter = new Converter(adapterTokens, lists, conditions);
   return converter.selectStatement(statement);
+}
+
+/**
+ * The conditions of ON (see `onConditions`), parsed when first needed as the items of one SELECT.
+ * Should that fail, the conditions before the faulty one are parsed again without it, so that
+ * errors come in the order of the text.
+ */
+class Conditions {
+  private parsed: Map<number, unknown> | undefined;
+  private failure: { on: number; error: SluiceError } | undefined;
+
+  constructor(
+    private readonly tokens: readonly AdapterToken[],
+    private readonly base: number,
+    private readonly text: string,
+    /** ON's index → index after its condition. */
+    readonly ends: ReadonlyMap<number, number>,
+  ) {}
+
+  /** node-sql-parser's tree of the condition after the ON at `on`; throws SluiceError. */
+  node(on: number): unknown {
+    if (this.parsed === undefined) {
+      const all = [...this.ends.keys()];
+      const result = this.parse(all);
+      if (result instanceof Map) this.parsed = result;
+      else {
+        this.failure = { on: all[result.index]!, error: result.error };
+        const before = this.parse(all.slice(0, result.index));
+        this.parsed = before instanceof Map ? before : new Map();
+      }
+    }
+    if (this.failure !== undefined && on === this.failure.on) throw this.failure.error;
+    return this.parsed.get(on);
+  }
+
+  /** The conditions after the ONs at `ons`, or the index in `ons` of the one that fails and its error. */
+  private parse(ons: readonly number[]): Map<number, unknown> | { index: number; error: SluiceError } {
+    const parsed = new Map<number, unknown>();
+    if (ons.length === 0) return parsed;
+    let batch = 'select';
+    const starts: { at: number; offset: number; length: number }[] = []; // in the batch → in `text`
+    for (const on of ons) {
+      const first = this.tokens[on + 1]!.tok;
+      const last = this.tokens[this.ends.get(on)! - 1]!.tok;
+      const offset = first.startOffset - this.base;
+      const piece = this.text.slice(offset, (last.endOffset ?? last.startOffset) + 1 - this.base);
+      batch += starts.length === 0 ? ' ' : ', ';
+      starts.push({ at: batch.length, offset, length: piece.length });
+      batch += piece;
+    }
+    let ast: unknown;
+    try {
+      ast = sqlParser.astify(batch, PARSE_OPTIONS);
+    } catch (error) {
+      if (error instanceof RangeError) throw error;
+      const location = isNode(error) ? child(error, 'location') : undefined;
+      const start = location !== undefined ? child(location, 'start') : undefined;
+      const at = typeof start?.['offset'] === 'number' ? start['offset'] : batch.length;
+      let index = 0;
+      while (index + 1 < starts.length && starts[index + 1]!.at <= at) index++;
+      const piece = starts[index]!;
+      const offset = piece.offset + Math.min(Math.max(0, at - piece.at), piece.length);
+      const relocated = { location: { start: { offset } } };
+      return { index, error: translateParseFailure(relocated, this.tokens, this.base) };
+    }
+    const statement = Array.isArray(ast) && ast.length === 1 ? ast[0] : ast;
+    const columns = isNode(statement) ? list(statement, 'columns') : [];
+    ons.forEach((on, i) => {
+      const column = columns[i];
+      if (isNode(column)) parsed.set(on, column['type'] === 'cast' ? castItem(column) : column['expr']);
+    });
+    return parsed;
+  }
 }
 
 /**
@@ -337,7 +508,6 @@ function unsupportedConstructUpTo(tokens: readonly AdapterToken[], limit: number
     if (word(i, 'lateral')) return notSupported('LATERAL', pos);
     if (word(i, 'over') && isType(tokens[i - 1]?.tok, RParen)) return notSupported('window function', pos);
     if (word(i, 'window')) return notSupported('WINDOW clause', pos);
-    if (['join', 'natural', 'cross'].some((w) => word(i, w))) return notSupported('join', pos);
     if (['union', 'intersect', 'except'].some((w) => word(i, w))) {
       return notSupported(tok.image.toUpperCase(), pos);
     }
@@ -392,13 +562,23 @@ const MISPLACED_WORDS = new Set<string>([
  * a clause keyword where a value is expected (`SELECT a, FROM t`) or a name after `*`, as PostgreSQL does.
  */
 function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: number): IToken | undefined {
+  let inFrom = false;
+  let plainTokens: IToken[] | undefined;
+  const plain = (): IToken[] => (plainTokens ??= tokens.map(({ tok }) => tok));
   for (let i = 1; i <= limit && i < tokens.length; i++) {
     const tok = tokens[i]!.tok;
     const prev = tokens[i - 1]!.tok;
+    if (isWordText(prev, 'from') || isWordText(prev, 'select')) inFrom = isWordText(prev, 'from');
+    else if (CLAUSE_WORDS.some((w) => isWordText(prev, w))) inFrom = false;
+    // The words of a join are reserved: no alias in FROM (a select-list label may be any word).
+    if (inFrom && isWordText(prev, 'as') && JOIN_WORDS.some((w) => isWordText(tok, w))) return tok;
+    // ON only ever follows `JOIN relation`.
+    if (inFrom && isWordText(tok, 'on') && !followsJoin(plain(), i)) return tok;
     const expectsValue =
       prev.tokenType === Comma ||
       prev.tokenType === LParen ||
-      INFIX_TYPES.has(prev.tokenType) ||
+      // A select-list `*` is no operator: `SELECT * FROM` is fine.
+      (INFIX_TYPES.has(prev.tokenType) && (prev.tokenType !== Star || isStarOperand(tokens[i - 2]?.tok))) ||
       ['select', 'where', 'having', 'by', 'and', 'or', 'not', 'when', 'then', 'else'].some((w) =>
         isWordText(prev, w),
       ) ||
@@ -421,7 +601,8 @@ function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: number): ITo
 }
 
 /** Whether a `*` after `before` is multiplication (so a name may follow it) rather than a select-list star. */
-function isStarOperand(before: IToken): boolean {
+function isStarOperand(before: IToken | undefined): boolean {
+  if (before === undefined) return false;
   if (before.tokenType === Comma || before.tokenType === Dot || before.tokenType === LParen) return false;
   return !isWordText(before, 'select') && !isWordText(before, 'distinct') && !isWordText(before, 'all');
 }
@@ -452,6 +633,10 @@ const INFIX_TYPES: ReadonlySet<TokenType> = new Set(
     .filter((type): type is TokenType => typeof type !== 'string'),
 );
 
+function crossJoin(left: FromItem, right: FromItem, pos: Pos): JoinRef {
+  return { kind: 'join', joinKind: 'cross', left, right, natural: false, pos };
+}
+
 /** Walks node-sql-parser's tree in source order while consuming our tokens one by one. */
 class Converter {
   private index = 0;
@@ -461,6 +646,8 @@ class Converter {
     private readonly tokens: readonly AdapterToken[],
     /** IN lists of constants node-sql-parser did not see (`(` index → `)` index). */
     private readonly constantLists: ReadonlyMap<number, number>,
+    /** The conditions of ON, which node-sql-parser did not see in the statement. */
+    private readonly conditions: Conditions,
   ) {
     this.closeOf = matchParens(tokens);
   }
@@ -595,16 +782,11 @@ class Converter {
       return this.selectItem(column);
     });
 
-    let from: TableRef | undefined;
+    let from: FromItem | undefined;
     const fromList = list(ast, 'from');
     if (fromList.length > 0) {
       this.word('from');
-      from = this.tableRef(fromList[0]);
-      const next = fromList[1];
-      if (next !== undefined) {
-        const what = isNode(next) && present(next, 'join') ? 'join' : 'FROM with several tables';
-        throw notSupported(what, this.here());
-      }
+      from = this.fromList(fromList, false);
     }
 
     let where: Expr | undefined;
@@ -703,23 +885,145 @@ class Converter {
     };
   }
 
-  private tableRef(entry: unknown): TableRef {
+  /**
+   * node-sql-parser's FROM list, flat in source order: an entry with `join` joins the entries
+   * before it, one without follows a comma. Comma binds looser than JOIN (`a, b JOIN c ON p` is
+   * `a × (b ⋈ c)`); both nest to the left. A loop: a FROM list may have thousands of entries.
+   */
+  private fromList(entries: readonly unknown[], parenthesised: boolean): FromItem {
+    let done: FromItem | undefined;
+    let comma: Pos | undefined;
+    let current = this.fromPrimary(entries[0]);
+    for (let i = 1; i < entries.length; i++) {
+      const entry = entries[i];
+      if (!isNode(entry)) this.lost();
+      const token = this.peek();
+      if (token?.tokenType === Comma) {
+        // PostgreSQL: a parenthesised FROM item is a join; `(a, b)` is a syntax error at the comma.
+        if (parenthesised || present(entry, 'join')) throw syntaxErrorAt(token);
+        this.index++;
+        done = done === undefined ? current : crossJoin(done, current, comma!);
+        comma = posOf(token);
+        current = this.fromPrimary(entry);
+        continue;
+      }
+      if (!present(entry, 'join')) this.lost();
+      const operator = this.joinOperator();
+      const right = this.fromPrimary(entry);
+      current = { kind: 'join', ...operator, left: current, right, ...this.joinCondition(operator) };
+    }
+    return done === undefined ? current : crossJoin(done, current, comma!);
+  }
+
+  /** `[NATURAL] [INNER | LEFT|RIGHT|FULL [OUTER]] JOIN` or `CROSS JOIN`, read from our tokens. */
+  private joinOperator(): { joinKind: JoinKind; natural: boolean; pos: Pos } {
+    const pos = this.here();
+    const natural = this.optionalWord('natural') !== undefined;
+    let joinKind: JoinKind = 'inner';
+    if (!natural && this.optionalWord('cross')) joinKind = 'cross';
+    else if (this.optionalWord('inner') === undefined) {
+      for (const kind of ['left', 'right', 'full'] as const) {
+        if (this.optionalWord(kind) === undefined) continue;
+        joinKind = kind;
+        this.optionalWord('outer');
+        break;
+      }
+    }
+    const join = this.peek();
+    if (!isWordText(join, 'join')) throw join !== undefined ? syntaxErrorAt(join) : this.endOfInput();
+    this.index++;
+    return { joinKind, natural, pos };
+  }
+
+  /** `ON cond` or `USING (names)`: required unless the join is NATURAL or CROSS, where neither may follow. */
+  private joinCondition(operator: {
+    joinKind: JoinKind;
+    natural: boolean;
+  }): { on: Expr } | { using: { name: string; pos: Pos }[] } | Record<string, never> {
+    const token = this.peek();
+    const bare = operator.natural || operator.joinKind === 'cross';
+    const on = isWordText(token, 'on');
+    if (on || isWordText(token, 'using')) {
+      if (bare) throw syntaxErrorAt(token!);
+    } else {
+      if (bare) return {};
+      throw token !== undefined ? syntaxErrorAt(token) : this.endOfInput();
+    }
+    this.index++;
+    if (on) {
+      const condition = this.onCondition(this.index - 1);
+      // node-sql-parser saw no ON: `ON x USING (y)` reached it as a USING join, `ON x ON y` as ON y.
+      const next = this.peek();
+      if (isWordText(next, 'using') || isWordText(next, 'on')) throw syntaxErrorAt(next!);
+      return { on: condition };
+    }
+    this.expect(LParen);
+    const using: { name: string; pos: Pos }[] = [];
+    for (;;) {
+      const name = this.name();
+      using.push({ name: identName(name), pos: posOf(name) });
+      if (this.peek()?.tokenType !== Comma) break;
+      this.index++;
+    }
+    this.expect(RParen);
+    return { using };
+  }
+
+  /** The condition after the ON at tokens[on] (see `onConditions`). */
+  private onCondition(on: number): Expr {
+    const end = this.conditions.ends.get(on);
+    if (end === undefined) {
+      const token = this.peek();
+      throw token !== undefined ? syntaxErrorAt(token) : this.endOfInput();
+    }
+    const node = this.conditions.node(on);
+    if (node === undefined) this.lost();
+    const condition = this.expression(node).expr;
+    if (this.index !== end) {
+      // `ON x y`: node-sql-parser read y as the alias of a select item.
+      throw unsupportedConstructUpTo(this.tokens, this.index) ?? syntaxErrorAt(this.peek()!);
+    }
+    return condition;
+  }
+
+  private endOfInput(): SluiceError {
+    return parseError('syntax error at end of input', endPosOf(this.tokens[this.tokens.length - 1]!.tok));
+  }
+
+  /** One relation of FROM: a table, or a join in parentheses. */
+  private fromPrimary(entry: unknown): FromItem {
     if (!isNode(entry)) this.lost();
+    const inner = child(entry, 'expr');
+    if (inner?.['type'] !== 'tables' || present(entry, 'ast') || present(inner, 'ast')) {
+      return this.tableRef(entry);
+    }
+    if (text(entry, 'prefix')?.toLowerCase() === 'lateral') throw notSupported('LATERAL', this.here());
+    this.expect(LParen);
+    const item = this.fromList(list(inner, 'expr'), true);
+    // PostgreSQL parenthesises only joins: `FROM (t)` is a syntax error at the `)`.
+    const close = this.expect(RParen);
+    if (item.kind !== 'join') throw syntaxErrorAt(close);
+    if (present(entry, 'as')) throw notSupported('alias for a join in parentheses', this.here());
+    return item;
+  }
+
+  private tableRef(entry: Node): TableRef {
     if (text(entry, 'prefix')?.toLowerCase() === 'lateral') throw notSupported('LATERAL', this.here());
     const inner = child(entry, 'expr');
     if (present(entry, 'ast') || (inner !== undefined && present(inner, 'ast'))) this.subquery();
     if (inner !== undefined) throw notSupported('function in FROM', this.here());
     if (isWordText(this.peek(), 'only')) throw notSupported('ONLY', this.here());
+    if (isWordText(this.peek(), 'lateral')) throw notSupported('LATERAL', this.here());
     const first = this.name();
     if (this.peek()?.tokenType === Dot) throw notSupported('schema-qualified name', posOf(first));
     let alias: string | undefined;
     if (present(entry, 'as')) {
       const as = this.optionalWord('as');
-      // node-sql-parser reads `t CROSS JOIN u` as table t aliased "cross".
-      if (as === undefined && JOIN_WORDS.some((w) => isWordText(this.peek(), w))) {
-        throw notSupported('join', this.here());
-      }
-      alias = identName(this.name());
+      // The words of a join are reserved in PostgreSQL: never an alias (node-sql-parser reads
+      // `t NATURAL CROSS JOIN u` as table t aliased "natural").
+      const token = this.peek();
+      if (JOIN_WORDS.some((w) => isWordText(token, w))) throw syntaxErrorAt(token!);
+      alias = identName(this.name(as !== undefined));
     }
     if (present(entry, 'tablesample')) throw notSupported('TABLESAMPLE', this.here());
     return {

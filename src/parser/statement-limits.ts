@@ -3,7 +3,7 @@
 // depth and list lengths, checked before binding, so every later pass is bounded too). Each error
 // points at the construct that crosses the limit.
 import type { IToken } from 'chevrotain';
-import type { Expr, SelectStmt, Statement } from './ast.ts';
+import type { Expr, FromItem, SelectStmt, Statement } from './ast.ts';
 import { SluiceError, type SourcePosition } from '../common/errors.ts';
 import type { SqlLimits } from '../common/limits.ts';
 import {
@@ -245,6 +245,13 @@ function checkSelect(query: SelectStmt, limits: SqlLimits): void {
   }
   const roots: Expr[] = [];
   for (const item of query.items) if (item.kind === 'expr') roots.push(item.expr);
+  // The conditions of ON, from a join tree that may be thousands deep (a loop, no recursion).
+  const from: FromItem[] = query.from !== undefined ? [query.from] : [];
+  for (let item = from.pop(); item !== undefined; item = from.pop()) {
+    if (item.kind !== 'join') continue;
+    if (item.on !== undefined) roots.push(item.on);
+    from.push(item.right, item.left);
+  }
   if (query.where !== undefined) roots.push(query.where);
   roots.push(...query.groupBy);
   if (query.having !== undefined) roots.push(query.having);

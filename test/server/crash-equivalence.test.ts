@@ -87,6 +87,14 @@ const VIEWS: [string, string][] = [
     'SELECT region, COUNT(*) AS n, MIN(tier) AS lo, MAX(tier) AS hi, COUNT(DISTINCT tier) AS tiers, SUM(credit) AS credit FROM customers GROUP BY region',
   ],
   ['gold', 'SELECT cid, region, credit FROM customers WHERE tier >= 3'],
+  // Joins: PK–FK (keyed by the order id), an outer join with a residual under an aggregate, and a
+  // join of two views.
+  ['cust_orders', 'SELECT o.id, o.amount, c.region, c.tier FROM orders o JOIN customers c ON o.cid = c.cid'],
+  [
+    'region_revenue',
+    'SELECT c.region, COUNT(o.id) AS orders, SUM(o.amount) AS revenue FROM customers c LEFT JOIN orders o ON o.cid = c.cid AND o.amount > 20 GROUP BY c.region',
+  ],
+  ['gold_totals', 'SELECT g.cid, g.region, t.total FROM gold g LEFT JOIN cust_totals t USING (cid)'],
 ];
 const DDL = [
   ...DDL_TABLES,

@@ -20,6 +20,9 @@ export const DDL = [
   'CREATE MATERIALIZED VIEW ratios AS SELECT id, 100 / (amount - 50) AS r FROM orders',
   // 64-bit sums beyond 2^53
   'CREATE MATERIALIZED VIEW balances AS SELECT acct, SUM(amt) AS total, MAX(amt) AS top, COUNT(DISTINCT amt) AS kinds, SUM(DISTINCT amt) AS kind_total FROM ledger GROUP BY acct',
+  // joins: both arrangements, and per-row match counts (an outer join with a residual condition)
+  'CREATE MATERIALIZED VIEW order_events AS SELECT o.id, o.seller_id, e.kind, e.v FROM orders o LEFT JOIN events e ON substring(o.tag, 2) = substring(e.kind, 2) AND e.v > 0.3',
+  'CREATE MATERIALIZED VIEW seller_ledger AS SELECT s.seller_id, s.total, COUNT(l.amt) AS n, MAX(l.amt) AS top FROM seller_totals s FULL JOIN ledger l ON s.seller_id = l.acct GROUP BY s.seller_id, s.total',
 ];
 
 export function mulberry32(seed: number): () => number {

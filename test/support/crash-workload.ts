@@ -49,6 +49,11 @@ export const CRASH_VIEWS: readonly (readonly [string, string])[] = [
   ],
   ['hot_clicks', 'SELECT seller_id, channel FROM clicks WHERE seller_id < 40'],
   ['click_pairs', 'SELECT DISTINCT channel, seller_id FROM clicks WHERE seller_id < 100'],
+  // A left join of two views.
+  [
+    'seller_channels',
+    'SELECT s.seller_id, s.total, p.channel FROM seller_totals s LEFT JOIN click_pairs p ON s.seller_id = p.seller_id',
+  ],
 ];
 
 export const CRASH_DDL: readonly string[] = [

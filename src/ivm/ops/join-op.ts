@@ -234,14 +234,16 @@ export class JoinOp implements Operator, Stateful {
   }
 
   loadState(values: Iterable<unknown>): void {
-    for (const a of this.arranged) a.clear();
-    const rowKey = (row: readonly Value[]): string => encodeValues(row);
+    const entries: [unknown[], unknown[]] = [[], []];
     for (const v of values) {
-      const target = this.arranged.find((a) => a.owns(v));
-      if (target === undefined)
+      const side = this.arranged.findIndex((a) => a.owns(v));
+      if (side < 0)
         throw new SluiceError('INTERNAL_ERROR', `checkpoint entry of ${this.stateId} names no arrangement`);
-      target.load(v, rowKey);
+      (entries[side] as unknown[]).push(v);
     }
+    const rowKey = (row: readonly Value[]): string => encodeValues(row);
+    this.arranged[LEFT].load(entries[0], rowKey);
+    this.arranged[RIGHT].load(entries[1], rowKey);
     this.exported = true;
   }
 

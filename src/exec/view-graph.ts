@@ -1,0 +1,99 @@
+// Every view's dataflow as one graph. Views are kept in creation order, which is topological: a view
+// reads tables and views created before it. An epoch's table delta flows through the graph once —
+// each view that reads a changed relation steps, and its output delta joins the epoch's deltas for
+// the views built on it — so a view over a view (or over a join of a table with a view over that
+// table) sees the same epoch as its inputs. A view created over existing data, or rebuilt at
+// checkpoint load, is filled by one path: a first step over the current contents of what it reads.
+import { SluiceError } from '../common/errors.ts';
+import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
+import type { ZBatch } from '../ivm/zset.ts';
+import { isEmpty } from '../ivm/zset.ts';
+import { ViewRuntime } from './view-runtime.ts';
+
+interface GraphView {
+  readonly name: string;
+  readonly runtime: ViewRuntime;
+  /** Relations the view reads, each once. */
+  readonly reads: readonly string[];
+}
+
+export class ViewGraph {
+  private readonly byName = new Map<string, GraphView>();
+  private order: GraphView[] = [];
+
+  /** `tableContents`: the current rows of a table (as one insert-only batch), or null for a non-table. */
+  constructor(private readonly tableContents: (name: string) => ZBatch | null) {}
+
+  /**
+   * A runtime for `plan` holding the result over the current contents of its inputs at `epoch`:
+   * the one backfill path (CREATE MATERIALIZED VIEW over existing data, and a view rebuilt because
+   * its checkpointed state does not fit its plan). Not yet part of the graph.
+   */
+  build(plan: DataflowPlan, epoch: number): ViewRuntime {
+    const runtime = new ViewRuntime(plan);
+    const inputs = new Map<string, ZBatch>();
+    for (const source of runtime.sources()) inputs.set(source, this.contentsOf(source));
+    runtime.step(inputs, epoch);
+    // The backfill is state, not news: its error appearances are not an epoch's changes.
+    runtime.takeErrorChanges();
+    return runtime;
+  }
+
+  /** Adds a view after every view it reads (it must be newer than them: creation order). */
+  add(name: string, runtime: ViewRuntime): void {
+    const view: GraphView = { name, runtime, reads: [...new Set(runtime.sources())] };
+    this.byName.set(name, view);
+    this.order.push(view);
+  }
+
+  /** Swaps a view's runtime in place (same position in the graph). */
+  replace(name: string, runtime: ViewRuntime): void {
+    const at = this.order.findIndex((v) => v.name === name);
+    const view: GraphView = { name, runtime, reads: [...new Set(runtime.sources())] };
+    this.byName.set(name, view);
+    if (at >= 0) this.order[at] = view;
+    else this.order.push(view);
+  }
+
+  remove(name: string): void {
+    if (!this.byName.delete(name)) return;
+    this.order = this.order.filter((v) => v.name !== name);
+  }
+
+  get(name: string): ViewRuntime | undefined {
+    return this.byName.get(name)?.runtime;
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  /** Runtimes in graph (creation) order. */
+  runtimes(): IterableIterator<ViewRuntime> {
+    return this.order.map((v) => v.runtime).values();
+  }
+
+  /**
+   * Runs one epoch: `deltas` holds the changed tables' deltas and receives every stepped view's
+   * delta. Returns the views that stepped, in order (their changes are ready to read).
+   */
+  runEpoch(deltas: Map<string, ZBatch>, epoch: number): { name: string; runtime: ViewRuntime }[] {
+    const stepped: { name: string; runtime: ViewRuntime }[] = [];
+    for (const view of this.order) {
+      if (!view.reads.some((s) => !isEmpty(deltas.get(s)))) continue;
+      const delta = view.runtime.step(deltas, epoch);
+      if (!isEmpty(delta)) deltas.set(view.name, delta);
+      stepped.push({ name: view.name, runtime: view.runtime });
+    }
+    return stepped;
+  }
+
+  /** The current rows of a table or view, as one batch. */
+  contentsOf(name: string): ZBatch {
+    const view = this.byName.get(name);
+    if (view !== undefined) return view.runtime.output.contents();
+    const table = this.tableContents(name);
+    if (table === null) throw new SluiceError('UNKNOWN_TABLE', `relation "${name}" does not exist`);
+    return table;
+  }
+}
