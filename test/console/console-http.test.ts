@@ -9,8 +9,8 @@ import { api, startConsoleServer, type ConsoleServer } from './harness.ts';
 
 describe('console over HTTP', () => {
   // The views created below, and the node kinds their plans hold between them.
-  const VIEWS = ['seller_totals', 'total_histogram', 'big_sellers'];
-  const KINDS = ['distinct', 'input', 'map', 'output', 'reduce'];
+  const VIEWS = ['seller_totals', 'total_histogram', 'big_sellers', 'seller_regions', 'same_seller'];
+  const KINDS = ['distinct', 'input', 'join', 'map', 'output', 'reduce'];
   let server: ConsoleServer;
   before(async () => {
     server = await startConsoleServer();
@@ -18,7 +18,14 @@ describe('console over HTTP', () => {
       sql: `CREATE TABLE orders (order_id BIGINT NOT NULL, seller_id INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (order_id));
             CREATE MATERIALIZED VIEW seller_totals AS SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
             CREATE MATERIALIZED VIEW total_histogram AS SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10);
-            CREATE MATERIALIZED VIEW big_sellers AS SELECT DISTINCT seller_id FROM orders WHERE amount > 100;`,
+            CREATE MATERIALIZED VIEW big_sellers AS SELECT DISTINCT seller_id FROM orders WHERE amount > 100;
+            CREATE TABLE sellers (seller_id INTEGER PRIMARY KEY, region_id INTEGER);
+            CREATE TABLE regions (region_id INTEGER PRIMARY KEY, name TEXT);
+            CREATE MATERIALIZED VIEW seller_regions AS SELECT r.name, SUM(o.amount) AS revenue
+              FROM orders o JOIN sellers s ON o.seller_id = s.seller_id LEFT JOIN regions r ON s.region_id = r.region_id
+              GROUP BY r.name;
+            CREATE MATERIALIZED VIEW same_seller AS SELECT a.order_id AS first, b.order_id AS second
+              FROM orders a JOIN orders b ON a.seller_id = b.seller_id AND a.order_id < b.order_id;`,
     });
     assert.equal(created.status, 200, JSON.stringify(created.body));
   });
@@ -89,6 +96,51 @@ describe('console over HTTP', () => {
     assert.deepEqual(output.key, ['bucket']);
     assert.equal(output.sharesStateWith, reduce.id);
     assert.equal(output.stats?.stateBytes, 0, 'the sharing Output holds no copy');
+  });
+
+  test('a join view: Join nodes with [left, right] inputs, key pairs, state and counts', async () => {
+    const ingest = await api(server.base, 'POST', '/v1/sql', {
+      sql: "INSERT INTO sellers VALUES (11, 1), (12, 2); INSERT INTO regions VALUES (1, 'north');",
+    });
+    assert.equal(ingest.status, 200, JSON.stringify(ingest.body));
+    const res = await api(server.base, 'GET', '/v1/views/seller_regions/dataflow');
+    assert.equal(res.status, 200);
+    const flow = res.body as unknown as DataflowJson;
+    assert.deepEqual(
+      flow.nodes.map((n) => [n.id, n.kind, n.inputs]),
+      [
+        [0, 'input', []],
+        [1, 'input', []],
+        [2, 'join', [0, 1]],
+        [3, 'input', []],
+        [4, 'join', [2, 3]],
+        [5, 'reduce', [4]],
+        [6, 'output', [5]],
+      ],
+    );
+    assert.deepEqual(
+      flow.nodes.flatMap((n) => (n.kind === 'input' ? [n.source] : [])),
+      ['orders', 'sellers', 'regions'],
+    );
+    const joins = flow.nodes.flatMap((n) => (n.kind === 'join' ? [n] : []));
+    assert.deepEqual(
+      joins.map((j) => [j.title, j.joinKind, j.on, j.residual, j.state, j.stateful]),
+      [
+        ['Join', 'inner', ['#1:seller_id = right.#0:seller_id'], null, 'seller_regions/join2', true],
+        ['Join', 'left', ['#4:region_id = right.#0:region_id'], null, 'seller_regions/join4', true],
+      ],
+    );
+    for (const j of joins) {
+      assert.ok(flow.text.includes(j.on[0] as string), 'the key pair as EXPLAIN prints it');
+      assert.ok((j.stats?.rowsIn ?? 0) > 0 && (j.stats?.stateBytes ?? 0) > 0, JSON.stringify(j.stats));
+    }
+    // A self-join reads one table through two Input nodes, and keeps its residual.
+    const self = (await api(server.base, 'GET', '/v1/views/same_seller/dataflow'))
+      .body as unknown as DataflowJson;
+    const [left, right, join] = self.nodes;
+    assert.ok(left?.kind === 'input' && right?.kind === 'input' && join?.kind === 'join');
+    assert.deepEqual([left.source, right.source, join.inputs], ['orders', 'orders', [left.id, right.id]]);
+    assert.equal(join.residual, 'lt(#0:order_id, #3:order_id)');
   });
 
   test('the dataflow JSON loses nothing on the way (every field of every node kind is in the schema)', async () => {

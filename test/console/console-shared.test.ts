@@ -19,12 +19,6 @@ import { printExpr } from '../../src/console/scalar-print.ts';
 import { SCALAR_FNS, printScalar, type ScalarExpr, type ScalarFn } from '../../src/common/scalar-expr.ts';
 import { T, type SqlType } from '../../src/common/types.ts';
 import { Engine } from '../../src/exec/engine.ts';
-import {
-  printDataflow,
-  type ColumnSpec,
-  type DataflowNode,
-  type DataflowPlan,
-} from '../../src/ivm/dataflow-plan.ts';
 
 describe('LiveRows', () => {
   test('a keyed view: updates in place, reports the changed cells, deletes', () => {
@@ -97,7 +91,6 @@ describe('the dataflow JSON of a plan', () => {
     args,
     type: T.bool,
   });
-  const specs = (...names: string[]): ColumnSpec[] => names.map((name) => ({ name, type: T.int32 }));
 
   test('expressions print exactly as EXPLAIN prints them, for every kind of expression and type', () => {
     const constants: ScalarExpr[] = (
@@ -212,121 +205,80 @@ describe('the dataflow JSON of a plan', () => {
     return out;
   }
 
-  /** A plan as lowering makes it, with its fingerprint and print, for the kinds SQL cannot reach yet. */
-  function planOf(view: string, nodes: DataflowNode[]): { plan: DataflowPlan; text: string } {
-    const draft: DataflowPlan = { view, nodes, output: (nodes.at(-1) as DataflowNode).id, fingerprint: 'f' };
-    return { plan: draft, text: printDataflow(draft) };
-  }
-  const input = (id: number, source: string, ...names: string[]): DataflowNode => ({
-    id,
-    kind: 'input',
-    source,
-    sourceKind: 'table',
-    columns: specs(...names),
-  });
+  describe('joins', () => {
+    const engine = new Engine();
+    engine.execute(`CREATE TABLE orders (order_id BIGINT NOT NULL, seller_id INTEGER NOT NULL, customer_id INT, amount INTEGER NOT NULL, PRIMARY KEY (order_id));
+      CREATE TABLE customers (id INT PRIMARY KEY, name TEXT, region_id INT);
+      CREATE TABLE regions (id INT PRIMARY KEY, rname TEXT);
+      CREATE TABLE sellers (id INT PRIMARY KEY, sname TEXT);
+      CREATE MATERIALIZED VIEW pairs AS SELECT a.order_id AS a_id, b.order_id AS b_id
+        FROM orders a JOIN orders b ON a.seller_id = b.seller_id AND a.amount < b.amount;
+      CREATE MATERIALIZED VIEW revenue AS SELECT r.rname, s.sname, SUM(o.amount) AS total
+        FROM orders o JOIN customers c ON o.customer_id = c.id LEFT JOIN regions r ON c.region_id = r.id
+        JOIN sellers s ON s.id = o.seller_id GROUP BY r.rname, s.sname;
+      CREATE MATERIALIZED VIEW everyone AS SELECT o.order_id, s.sname FROM orders o CROSS JOIN sellers s;
+      INSERT INTO orders VALUES (1, 1, 1, 10), (2, 1, 1, 20);`);
+    const flow = (view: string): DataflowJson =>
+      dataflowJson(engine.viewPlan(view), engine.viewNodeStats(view), engine.explainView(view), 0);
+    const joinsOf = (f: DataflowJson): Extract<DataflowNodeJson, { kind: 'join' }>[] =>
+      f.nodes.flatMap((n) => (n.kind === 'join' ? [n] : []));
 
-  test('a self-join: two Inputs of one table, a Join with [left, right], key pairs and residual', () => {
-    const { plan, text } = planOf('pairs', [
-      input(0, 'orders', 'order_id', 'seller_id', 'amount'),
-      input(1, 'orders', 'order_id', 'seller_id', 'amount'),
-      {
-        id: 2,
-        kind: 'join',
-        inputs: [0, 1],
-        joinKind: 'left',
-        leftKey: [col(1, 'seller_id')],
-        rightKey: [col(1, 'seller_id')],
-        residual: call('lt', col(2, 'amount'), col(5, 'amount')),
-        columns: specs('order_id', 'seller_id', 'amount', 'order_id', 'seller_id', 'amount'),
-        stateId: 'pairs/join2',
-      },
-      {
-        id: 3,
-        kind: 'output',
-        inputs: [2],
-        key: null,
-        sharesStateOf: null,
-        columns: specs('order_id', 'seller_id', 'amount', 'order_id', 'seller_id', 'amount'),
-        stateId: 'pairs/output',
-      },
-    ]);
-    const flow = dataflowJson(
-      plan,
-      [{ id: 2, kind: 'join', rowsIn: 4, rowsOut: 3, stateBytes: 99 }],
-      text,
-      5,
-    );
-    assert.deepEqual(
-      flow.nodes.map((n) => [n.id, n.kind, n.inputs]),
-      [
-        [0, 'input', []],
-        [1, 'input', []],
-        [2, 'join', [0, 1]],
-        [3, 'output', [2]],
-      ],
-    );
-    const join = flow.nodes[2];
-    assert.ok(join?.kind === 'join');
-    assert.equal(join.title, 'Join');
-    assert.equal(join.joinKind, 'left');
-    assert.deepEqual(join.on, ['#1:seller_id = right.#1:seller_id']);
-    assert.equal(join.residual, 'lt(#2:amount, #5:amount)');
-    assert.equal(join.state, 'pairs/join2');
-    assert.equal(join.stateful, true);
-    assert.deepEqual(join.stats, { rowsIn: 4, rowsOut: 3, stateBytes: 99 });
-    assert.equal(flow.nodes[0]?.stats, null, 'a node without counts says so');
-    for (const e of [...join.on, join.residual ?? ''])
-      assert.ok(text.includes(e), `${e} in the EXPLAIN text`);
-  });
+    test('a self-join: two Inputs of one table, a Join with [left, right], key pairs and residual', () => {
+      const pairs = flow('pairs');
+      assert.deepEqual(
+        pairs.nodes.map((n) => [n.id, n.kind, n.inputs]),
+        [
+          [0, 'input', []],
+          [1, 'input', []],
+          [2, 'join', [0, 1]],
+          [3, 'map', [2]],
+          [4, 'output', [3]],
+        ],
+      );
+      assert.deepEqual(
+        pairs.nodes.slice(0, 2).map((n) => (n.kind === 'input' ? n.source : null)),
+        ['orders', 'orders'],
+      );
+      const [join] = joinsOf(pairs);
+      assert.ok(join !== undefined);
+      assert.equal(join.title, 'Join');
+      assert.equal(join.joinKind, 'inner');
+      assert.deepEqual(join.on, ['#1:seller_id = right.#1:seller_id']);
+      assert.equal(join.residual, 'lt(#3:amount, #7:amount)');
+      assert.equal(join.state, 'pairs/join2');
+      assert.equal(join.stateful, true);
+      assert.equal(join.columns.length, 8);
+      assert.ok(
+        (join.stats?.rowsIn ?? 0) > 0 && (join.stats?.stateBytes ?? 0) > 0,
+        JSON.stringify(join.stats),
+      );
+      for (const e of [...join.on, join.residual ?? ''])
+        assert.ok(pairs.text.includes(e), `${e} in the EXPLAIN text`);
+    });
 
-  test('a three-way join tree and a cross product (no equi key)', () => {
-    const { plan, text } = planOf('wide', [
-      input(0, 'a', 'x'),
-      input(1, 'b', 'x'),
-      {
-        id: 2,
-        kind: 'join',
-        inputs: [0, 1],
-        joinKind: 'inner',
-        leftKey: [col(0, 'x')],
-        rightKey: [col(0, 'x')],
-        residual: null,
-        columns: specs('x', 'x'),
-        stateId: 'wide/join2',
-      },
-      input(3, 'c', 'y'),
-      {
-        id: 4,
-        kind: 'join',
-        inputs: [2, 3],
-        joinKind: 'full',
-        leftKey: [],
-        rightKey: [],
-        residual: null,
-        columns: specs('x', 'x', 'y'),
-        stateId: 'wide/join4',
-      },
-      {
-        id: 5,
-        kind: 'output',
-        inputs: [4],
-        key: [0, 2],
-        sharesStateOf: null,
-        columns: specs('x', 'x', 'y'),
-        stateId: 'wide/output',
-      },
-    ]);
-    const flow = dataflowJson(plan, [], text, 0);
-    const joins = flow.nodes.filter((n) => n.kind === 'join');
-    assert.deepEqual(
-      joins.map((j) => [j.id, j.inputs, j.joinKind, j.on, j.residual]),
-      [
-        [2, [0, 1], 'inner', ['#0:x = right.#0:x'], null],
-        [4, [2, 3], 'full', [], null],
-      ],
-    );
-    const out = outputOf(flow);
-    assert.deepEqual(out.key, ['x', 'y']);
+    test('a four-way join tree under an aggregate, and a cross product', () => {
+      const revenue = flow('revenue');
+      assert.deepEqual(
+        joinsOf(revenue).map((j) => [j.id, j.inputs, j.joinKind, j.on, j.residual]),
+        [
+          [2, [0, 1], 'inner', ['#2:customer_id = right.#0:id'], null],
+          [4, [2, 3], 'left', ['#6:region_id = right.#0:id'], null],
+          [6, [4, 5], 'inner', ['#1:seller_id = right.#0:id'], null],
+        ],
+      );
+      const reduce = revenue.nodes.find((n) => n.kind === 'reduce');
+      assert.ok(reduce?.kind === 'reduce');
+      assert.deepEqual(reduce.inputs, [6]);
+      assert.deepEqual(reduce.fused, {
+        filter: null,
+        keys: ['#8:rname', '#10:sname'],
+        arguments: ['#3:amount'],
+      });
+      assert.equal(outputOf(revenue).sharesStateWith, reduce.id);
+      const [cross] = joinsOf(flow('everyone'));
+      assert.deepEqual(cross?.on, [], 'no equi key: a cross product');
+      assert.equal(outputOf(flow('everyone')).key, null);
+    });
   });
 });
 
