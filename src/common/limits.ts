@@ -30,6 +30,11 @@ export interface SqlLimits {
   readonly maxListItems: number;
   /** Output columns of one SELECT (after `*` is expanded), and GROUP BY / ORDER BY items. */
   readonly maxSelectItems: number;
+  /**
+   * Relations one FROM joins (tables, sources and views, each use counted). Checked on the tokens
+   * before any parser runs: each join condition costs the SQL library a separate parse.
+   */
+  readonly maxFromRelations: number;
   /** Columns of one table or source. */
   readonly maxColumns: number;
   /** Arguments of one function call. */
@@ -61,6 +66,7 @@ export const DEFAULT_SQL_LIMITS: SqlLimits = {
   maxIdentifierLength: 128,
   maxListItems: 25_000,
   maxSelectItems: 1_664,
+  maxFromRelations: 64,
   maxColumns: 1_600,
   maxFunctionArgs: 100,
   maxNestingDepth: 100,
@@ -82,6 +88,7 @@ export const REPLAY_SQL_LIMITS: SqlLimits = {
   maxIdentifierLength: Number.MAX_SAFE_INTEGER,
   maxListItems: Number.MAX_SAFE_INTEGER,
   maxSelectItems: Number.MAX_SAFE_INTEGER,
+  maxFromRelations: Number.MAX_SAFE_INTEGER,
   maxColumns: Number.MAX_SAFE_INTEGER,
   maxFunctionArgs: Number.MAX_SAFE_INTEGER,
   maxNestingDepth: Number.MAX_SAFE_INTEGER,

@@ -406,6 +406,7 @@ export class Engine {
     const bound = bindSelect(stmt.query, this.catalogState, {
       forView: true,
       maxSelectItems: this.callLimits.maxSelectItems,
+      maxFromRelations: this.callLimits.maxFromRelations,
       viewName: stmt.name,
       ...(stmt.columnNames !== undefined ? { columnNames: stmt.columnNames } : {}),
     });
@@ -532,6 +533,7 @@ export class Engine {
     const bound = bindSelect(query, this.catalogState, {
       forView: false,
       maxSelectItems: this.callLimits.maxSelectItems,
+      maxFromRelations: this.callLimits.maxFromRelations,
     });
     const plan = dataflow
       ? printDataflow(lowerToDataflow('query', bound.plan, bound.key))
@@ -771,6 +773,7 @@ export class Engine {
     const bound = bindSelect(query, this.catalogState, {
       forView: false,
       maxSelectItems: this.callLimits.maxSelectItems,
+      maxFromRelations: this.callLimits.maxFromRelations,
     });
     for (const source of bound.dependsOn) this.assertNoErrors(source);
     const plan = lowerToDataflow('query', bound.plan, null);

@@ -1096,8 +1096,11 @@ const cross = (left: unknown, right: unknown): unknown => join('cross', left, ri
 const eqCols = (l: [string, string], r: [string, string]): unknown =>
   bin('=', col(l[1], l[0]), col(r[1], r[0]));
 
-function fromOf(sql: string): FromItem {
-  const from = select(sql).from;
+function fromOf(sql: string, limits?: SqlLimits): FromItem {
+  const statements = parseStatements(sql, limits);
+  const first = statements[0];
+  assert.ok(statements.length === 1 && first?.kind === 'select', `expected one SELECT in ${sql}`);
+  const from = first.query.from;
   assert.ok(from !== undefined, `no FROM in ${sql}`);
   return from;
 }
@@ -1373,8 +1376,10 @@ describe('joins', () => {
   });
 
   it('1,000 relations in a FROM list, and a chain of 1,000 joins, parse without recursion', () => {
+    // Past the default FROM limit (64 relations): what is shown is that no pass recurses on it.
+    const wide: SqlLimits = { ...DEFAULT_SQL_LIMITS, maxFromRelations: 1_000_000 };
     const names = Array.from({ length: 1000 }, (_, i) => `t${i}`);
-    let item: FromItem = fromOf(`SELECT * FROM ${names.join(', ')}`);
+    let item: FromItem = fromOf(`SELECT * FROM ${names.join(', ')}`, wide);
     for (let i = 999; i > 0; i--) {
       const j = joinOf(item);
       assert.equal(j.joinKind, 'cross');
@@ -1385,7 +1390,7 @@ describe('joins', () => {
     const chain = names
       .slice(1)
       .map((n, i) => ` ${i % 2 === 0 ? 'JOIN' : 'LEFT JOIN'} ${n} ON ${n}.k = t${i}.k`);
-    item = fromOf(`SELECT * FROM t0${chain.join('')}`);
+    item = fromOf(`SELECT * FROM t0${chain.join('')}`, wide);
     for (let i = 999; i > 0; i--) {
       const j = joinOf(item);
       assert.equal(j.joinKind, i % 2 === 1 ? 'inner' : 'left');
@@ -1393,7 +1398,28 @@ describe('joins', () => {
       item = j.left;
     }
     const mixed = names.slice(1).map((n) => (Number(n.slice(1)) % 2 === 0 ? `, ${n}` : ` NATURAL JOIN ${n}`));
-    assert.equal(joinOf(fromOf(`SELECT * FROM t0${mixed.join('')}`)).joinKind, 'cross');
+    assert.equal(joinOf(fromOf(`SELECT * FROM t0${mixed.join('')}`, wide)).joinKind, 'cross');
+  });
+
+  it('a FROM of more than maxFromRelations relations is refused on its tokens, at the first one too many', () => {
+    const names = Array.from({ length: 65 }, (_, i) => `t${i}`);
+    assert.equal(joinOf(fromOf(`SELECT * FROM ${names.slice(0, 64).join(', ')}`)).joinKind, 'cross');
+    const list = `SELECT * FROM ${names.join(', ')}`;
+    throwsSluice(list, 'TOO_MANY_ITEMS', 'FROM has more than 64 relations', {
+      line: 1,
+      column: list.indexOf('t64') + 1,
+    });
+    const chain = `SELECT 1 FROM t0${names
+      .slice(1)
+      .map((n, i) => ` JOIN ${n} ON ${n}.k = t${i}.k`)
+      .join('')}`;
+    throwsSluice(chain, 'TOO_MANY_ITEMS', 'FROM has more than 64 relations', {
+      line: 1,
+      column: chain.indexOf(' t64 ') + 2,
+    });
+    // Commas inside a join condition and the FROM of a later clause are not relations.
+    const withCalls = `SELECT 1 FROM t0 JOIN t1 ON coalesce(${names.join(', ')}) = 1 WHERE x IN (${names.join(', ')})`;
+    assert.equal(joinOf(fromOf(withCalls)).joinKind, 'inner');
   });
 
   it('a FROM list too long for the token limit is refused before node-sql-parser runs', () => {
@@ -1402,6 +1428,8 @@ describe('joins', () => {
       `SELECT * FROM ${names.join(', ')}`,
       'STATEMENT_TOO_LARGE',
       `query is too large (more than ${DEFAULT_SQL_LIMITS.maxSelectTokens} tokens to parse)`,
+      undefined,
+      { maxFromRelations: 1_000_000 },
     );
   });
 });

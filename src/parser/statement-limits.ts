@@ -52,6 +52,23 @@ function checkIdentifier(token: IToken, max: number): void {
 }
 
 /** Words that end a select list (at its own nesting level). */
+/** Words that end a FROM clause at its own level. */
+const FROM_ENDS = [
+  'where',
+  'group',
+  'having',
+  'order',
+  'limit',
+  'offset',
+  'union',
+  'intersect',
+  'except',
+  'window',
+  'fetch',
+  'for',
+  'returning',
+];
+
 const SELECT_LIST_ENDS = [
   'from',
   'where',
@@ -110,9 +127,22 @@ export function checkTokens(tokens: readonly IToken[], limits: SqlLimits): void 
   // Items of a top-level select list so far (0: not in one). Counted here too, so that a list far
   // over the limit is refused before node-sql-parser spends ~10 µs on each of its tokens.
   let selectItems = 0;
+  // Relations of the FROM being read (0: not in one): one, plus a JOIN or a top-level comma each.
+  let fromRelations = 0;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     const type = token.tokenType;
+    if (fromRelations > 0) {
+      if (level === 0 && FROM_ENDS.some((w) => isWordText(token, w))) fromRelations = 0;
+      else if ((level === 0 && type === Comma) || isWordText(token, 'join')) {
+        if (++fromRelations > limits.maxFromRelations) {
+          throw new SluiceError('TOO_MANY_ITEMS', `FROM has more than ${limits.maxFromRelations} relations`, {
+            position: posOf(tokens[i + 1] ?? token),
+            hint: 'join fewer relations in one view; a view over views can build on others',
+          });
+        }
+      }
+    } else if (level === 0 && isWordText(token, 'from')) fromRelations = 1;
     if (token.image.length > limits.maxIdentifierLength && isType(token, Ident)) {
       checkIdentifier(token, limits.maxIdentifierLength);
     }

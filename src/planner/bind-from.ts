@@ -5,6 +5,7 @@
 // residual; conditions (and WHERE conjuncts) that read one side of an inner join are pushed into
 // that side, so a comma join with its predicates in WHERE becomes a keyed join.
 import { SluiceError } from '../common/errors.ts';
+import { DEFAULT_SQL_LIMITS } from '../common/limits.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { columnsOf, remapColumns } from '../common/scalar-expr.ts';
 import { T, typeName } from '../common/types.ts';
@@ -13,9 +14,6 @@ import type { Catalog, ColumnMeta } from './catalog.ts';
 import type { Scope, ScopeRelation, VisibleColumn } from './bind-expr.ts';
 import { bindEquality, bindExpr, containsAggregate, findAggregate } from './bind-expr.ts';
 import type { LogicalPlan } from './logical-plan.ts';
-
-/** Relations one FROM may join; each join is one arranged operator with two inputs' state. */
-export const MAX_FROM_RELATIONS = 64;
 
 export interface BoundFrom {
   readonly plan: LogicalPlan;
@@ -32,10 +30,19 @@ interface Bound {
 
 type JoinPlan = Extract<LogicalPlan, { kind: 'join' }>;
 
-export function bindFrom(item: FromItem, catalog: Catalog, viewName: string | undefined): BoundFrom {
-  const leaves = countLeaves(item);
-  if (leaves > MAX_FROM_RELATIONS) {
-    throw new SluiceError('TOO_MANY_ITEMS', `FROM joins more than ${MAX_FROM_RELATIONS} relations`, {
+/**
+ * `maxRelations` (SqlLimits.maxFromRelations) is checked on the tokens already; checked again here
+ * so that binding, which recurses once per join, never meets a deeper tree than the limit allows.
+ */
+export function bindFrom(
+  item: FromItem,
+  catalog: Catalog,
+  viewName: string | undefined,
+  maxRelations: number = DEFAULT_SQL_LIMITS.maxFromRelations,
+): BoundFrom {
+  const leaves = countLeaves(item, maxRelations);
+  if (leaves > maxRelations) {
+    throw new SluiceError('TOO_MANY_ITEMS', `FROM has more than ${maxRelations} relations`, {
       position: item.pos,
     });
   }
@@ -112,13 +119,13 @@ export function bindFrom(item: FromItem, catalog: Catalog, viewName: string | un
   };
 }
 
-function countLeaves(item: FromItem): number {
+function countLeaves(item: FromItem, max: number): number {
   let n = 0;
   const stack: FromItem[] = [item];
   for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
     if (x.kind === 'table') n += 1;
     else stack.push(x.left, x.right);
-    if (n > MAX_FROM_RELATIONS) break;
+    if (n > max) break;
   }
   return n;
 }

@@ -45,6 +45,8 @@ export interface BindOptions {
   readonly viewName?: string;
   /** Output columns allowed after `*` is expanded (src/common/limits.ts). */
   readonly maxSelectItems?: number;
+  /** Relations one FROM may join (src/common/limits.ts). */
+  readonly maxFromRelations?: number;
 }
 
 /**
@@ -161,7 +163,7 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     plan = { kind: 'values', columns: [] };
     scope = null;
   } else {
-    const from = bindFrom(stmt.from, catalog, options.viewName);
+    const from = bindFrom(stmt.from, catalog, options.viewName, options.maxFromRelations);
     plan = from.plan;
     scope = from.scope;
     dependsOn.push(...from.dependsOn);
