@@ -241,7 +241,7 @@ export const dataflowRouteSchema = {
               on: {
                 ...strings,
                 description:
-                  'Join: equi-key pairs "left = right.right-expr", each side over its own input; empty: a cross product',
+                  'Join: equi-key pairs as EXPLAIN prints them ("#2:customer_id = right.#0:id", each side over its own input); empty: a cross product',
               },
               residual: {
                 type: ['string', 'null'],

@@ -73,8 +73,6 @@ export type DataflowNodeJson =
       readonly sharesStateWith: number | null;
     });
 
-export type DataflowNodeKind = DataflowNodeJson['kind'];
-
 export interface DataflowJson {
   readonly view: string;
   /** The epoch the counts reflect. */
