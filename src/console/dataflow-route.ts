@@ -4,11 +4,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { SluiceRuntime } from '../server/runtime.ts';
 import type { AggregateJson, DataflowJson, DataflowNodeJson, NodeCounts } from './shared/dataflow-json.ts';
-import { printExpr, type DataflowPlan, type PlanNode } from './scalar-print.ts';
+import { printScalar } from '../common/scalar-expr.ts';
+import type { DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 
 type Stats = ReturnType<SluiceRuntime['engine']['viewNodeStats']>[number];
 
-const TITLES: Record<PlanNode['kind'], string> = {
+const TITLES: Record<DataflowNode['kind'], string> = {
   input: 'Input',
   values: 'Values',
   map: 'Map',
@@ -19,8 +20,8 @@ const TITLES: Record<PlanNode['kind'], string> = {
 };
 
 function nodeJson(
-  n: PlanNode,
-  byId: ReadonlyMap<number, PlanNode>,
+  n: DataflowNode,
+  byId: ReadonlyMap<number, DataflowNode>,
   stats: NodeCounts | null,
 ): DataflowNodeJson {
   const base = {
@@ -46,8 +47,8 @@ function nodeJson(
       return {
         ...base,
         kind: 'map',
-        filter: n.filter === null ? null : printExpr(n.filter),
-        project: n.project === null ? null : n.project.map(printExpr),
+        filter: n.filter === null ? null : printScalar(n.filter),
+        project: n.project === null ? null : n.project.map(printScalar),
         stateful: false,
         state: null,
       };
@@ -56,7 +57,7 @@ function nodeJson(
       const inputColumns = byId.get(n.inputs[0])?.columns ?? [];
       const argument = (column: number): string => {
         const fused = n.fused?.project[column];
-        if (fused !== undefined) return printExpr(fused);
+        if (fused !== undefined) return printScalar(fused);
         return `#${column}:${inputColumns[column]?.name ?? '?'}`;
       };
       const aggregates = n.aggregates.map((a): AggregateJson => ({
@@ -72,9 +73,9 @@ function nodeJson(
           n.fused === null
             ? null
             : {
-                filter: n.fused.filter === null ? null : printExpr(n.fused.filter),
-                keys: n.fused.project.slice(0, n.keyCount).map(printExpr),
-                arguments: n.fused.project.slice(n.keyCount).map(printExpr),
+                filter: n.fused.filter === null ? null : printScalar(n.fused.filter),
+                keys: n.fused.project.slice(0, n.keyCount).map(printScalar),
+                arguments: n.fused.project.slice(n.keyCount).map(printScalar),
               },
         stateful: true,
         state: n.stateId,
@@ -89,9 +90,9 @@ function nodeJson(
         joinKind: n.joinKind,
         on: n.leftKey.map((k, i) => {
           const right = n.rightKey[i];
-          return `${printExpr(k)} = right.${right === undefined ? '?' : printExpr(right)}`;
+          return `${printScalar(k)} = right.${right === undefined ? '?' : printScalar(right)}`;
         }),
-        residual: n.residual === null ? null : printExpr(n.residual),
+        residual: n.residual === null ? null : printScalar(n.residual),
         stateful: true,
         state: n.stateId,
       };

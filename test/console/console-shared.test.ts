@@ -15,9 +15,6 @@ import {
   type LayoutInput,
   type PlacedBox,
 } from '../../src/console/shared/dataflow-layout.ts';
-import { printExpr } from '../../src/console/scalar-print.ts';
-import { SCALAR_FNS, printScalar, type ScalarExpr, type ScalarFn } from '../../src/common/scalar-expr.ts';
-import { T, type SqlType } from '../../src/common/types.ts';
 import { Engine } from '../../src/exec/engine.ts';
 
 describe('LiveRows', () => {
@@ -79,51 +76,6 @@ describe('LiveRows', () => {
 });
 
 describe('the dataflow JSON of a plan', () => {
-  const col = (index: number, name: string, type: SqlType = T.int32): ScalarExpr => ({
-    kind: 'col',
-    index,
-    name,
-    type,
-  });
-  const call = (fn: ScalarFn, ...args: ScalarExpr[]): ScalarExpr => ({
-    kind: 'call',
-    fn,
-    args,
-    type: T.bool,
-  });
-
-  test('expressions print exactly as EXPLAIN prints them, for every kind of expression and type', () => {
-    const constants: ScalarExpr[] = (
-      [null, true, false, 0, -1.5, 42, NaN, Infinity, -Infinity, 2n ** 70n, '', "it's"] as const
-    ).map((value) => ({ kind: 'const', value, type: T.unknown }));
-    const types: SqlType[] = [
-      ...Object.values(T),
-      { kind: 'numeric', precision: 10 },
-      { kind: 'numeric', precision: 10, scale: 2 },
-      { kind: 'text', maxLength: 5 },
-      { kind: 'text', maxLength: 5, fixed: true },
-    ];
-    const x = col(2, 'amount');
-    const exprs: ScalarExpr[] = [
-      ...constants,
-      x,
-      ...SCALAR_FNS.map((fn) => call(fn, x, col(0, 'id'))),
-      {
-        kind: 'and',
-        args: [call('gt', x, constants[5] as ScalarExpr), call('is_null', col(1, 'r'))],
-        type: T.bool,
-      },
-      { kind: 'or', args: [x], type: T.bool },
-      { kind: 'case', whens: [{ when: x, then: constants[11] as ScalarExpr }], else: null, type: T.text },
-      { kind: 'case', whens: [{ when: x, then: x }], else: constants[0] as ScalarExpr, type: T.int32 },
-      { kind: 'coalesce', args: [x, constants[5] as ScalarExpr], type: T.int32 },
-      { kind: 'in', operand: x, list: constants.slice(3, 6), negated: false, type: T.bool },
-      { kind: 'in', operand: x, list: [], negated: true, type: T.bool },
-      ...types.map((type): ScalarExpr => ({ kind: 'cast', operand: x, type })),
-    ];
-    for (const e of exprs) assert.equal(printExpr(e), printScalar(e));
-  });
-
   test('an aggregate view: the Reduce carries its fused Map, the Output reads its state', () => {
     const engine = new Engine();
     engine.execute(`CREATE TABLE orders (order_id BIGINT NOT NULL, seller_id INTEGER NOT NULL, amount INTEGER NOT NULL, region TEXT, PRIMARY KEY (order_id));
