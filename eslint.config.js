@@ -87,8 +87,8 @@ const layers = [
   {
     files: ['src/console/*.ts'],
     folder: 'console',
-    may: ['server'],
-    why: 'the console plugin talks to the server runtime',
+    may: ['server', 'common', 'ivm'],
+    why: 'the console plugin talks to the server runtime and reads the plans it runs',
   },
 ];
 

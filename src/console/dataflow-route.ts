@@ -1,41 +1,154 @@
-// GET /v1/views/{name}/dataflow: a view's DataflowPlan as a graph (read from its EXPLAIN DATAFLOW
-// print) with live per-operator counts, for the console's dataflow drawing. Read-only; one
-// synchronous block, so plan, counts and epoch belong to the same epoch.
+// GET /v1/views/{name}/dataflow: a view's DataflowPlan (the JSON lowering made, which the runtime
+// instantiates) as the console's graph, with live per-operator counts. Read-only; one synchronous
+// block, so plan, counts and epoch belong to the same epoch.
 import type { FastifyInstance } from 'fastify';
 import type { SluiceRuntime } from '../server/runtime.ts';
-import type { DataflowJson, DataflowNodeJson } from './shared/dataflow-json.ts';
-import { parseDataflowText } from './shared/dataflow-text.ts';
+import type { AggregateJson, DataflowJson, DataflowNodeJson, NodeCounts } from './shared/dataflow-json.ts';
+import { printScalar } from '../common/scalar-expr.ts';
+import type { DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 
-export function dataflowOf(runtime: SluiceRuntime, view: string): DataflowJson {
-  const text = runtime.engine.explainView(view);
-  const stats = new Map(runtime.engine.viewNodeStats(view).map((s) => [s.id, s]));
-  const graph = parseDataflowText(text);
-  // Fusion and state sharing are decided by lowering and recorded in the plan: read, not re-derived.
-  const plan = new Map(runtime.engine.viewPlan(view).nodes.map((n) => [n.id, n]));
-  const nodes = graph.nodes.map((n): DataflowNodeJson => {
-    const s = stats.get(n.id);
-    const planned = plan.get(n.id);
-    const fusedInto = null;
-    const sharesStateWith = planned?.kind === 'output' ? planned.sharesStateOf : null;
-    return {
-      ...n,
-      stats: s === undefined ? null : { rowsIn: s.rowsIn, rowsOut: s.rowsOut, stateBytes: s.stateBytes },
-      fusedInto,
-      sharesStateWith,
-    };
-  });
+type Stats = ReturnType<SluiceRuntime['engine']['viewNodeStats']>[number];
+
+const TITLES: Record<DataflowNode['kind'], string> = {
+  input: 'Input',
+  values: 'Values',
+  map: 'Map',
+  reduce: 'Reduce+Merge',
+  distinct: 'Distinct',
+  join: 'Join',
+  output: 'Output',
+};
+
+function nodeJson(
+  n: DataflowNode,
+  byId: ReadonlyMap<number, DataflowNode>,
+  stats: NodeCounts | null,
+): DataflowNodeJson {
+  const base = {
+    id: n.id,
+    title: TITLES[n.kind],
+    inputs: n.kind === 'input' || n.kind === 'values' ? [] : [...n.inputs],
+    columns: n.columns.map((c) => c.name),
+    stats,
+  };
+  switch (n.kind) {
+    case 'input':
+      return {
+        ...base,
+        kind: 'input',
+        source: n.source,
+        sourceKind: n.sourceKind,
+        stateful: false,
+        state: null,
+      };
+    case 'values':
+      return { ...base, kind: 'values', stateful: false, state: null };
+    case 'map':
+      return {
+        ...base,
+        kind: 'map',
+        filter: n.filter === null ? null : printScalar(n.filter),
+        project: n.project === null ? null : n.project.map(printScalar),
+        stateful: false,
+        state: null,
+      };
+    case 'reduce': {
+      // Aggregate arguments over the Reduce's input row: the fused Map's expression, or the column.
+      const inputColumns = byId.get(n.inputs[0])?.columns ?? [];
+      const argument = (column: number): string => {
+        const fused = n.fused?.project[column];
+        if (fused !== undefined) return printScalar(fused);
+        return `#${column}:${inputColumns[column]?.name ?? '?'}`;
+      };
+      const aggregates = n.aggregates.map((a): AggregateJson => ({
+        text: `${a.fn === 'count_star' ? 'count' : a.fn}(${a.argColumn === null ? '*' : `${a.distinct ? 'distinct ' : ''}${argument(a.argColumn)}`})`,
+        strategy: a.strategy,
+      }));
+      return {
+        ...base,
+        kind: 'reduce',
+        key: n.columns.slice(0, n.keyCount).map((c) => c.name),
+        aggregates,
+        fused:
+          n.fused === null
+            ? null
+            : {
+                filter: n.fused.filter === null ? null : printScalar(n.fused.filter),
+                keys: n.fused.project.slice(0, n.keyCount).map(printScalar),
+                arguments: n.fused.project.slice(n.keyCount).map(printScalar),
+              },
+        stateful: true,
+        state: n.stateId,
+      };
+    }
+    case 'distinct':
+      return { ...base, kind: 'distinct', stateful: true, state: n.stateId };
+    case 'join':
+      return {
+        ...base,
+        kind: 'join',
+        joinKind: n.joinKind,
+        on: n.leftKey.map((k, i) => {
+          const right = n.rightKey[i];
+          return `${printScalar(k)} = right.${right === undefined ? '?' : printScalar(right)}`;
+        }),
+        residual: n.residual === null ? null : printScalar(n.residual),
+        stateful: true,
+        state: n.stateId,
+      };
+    case 'output': {
+      const shares = n.sharesStateOf;
+      return {
+        ...base,
+        kind: 'output',
+        key: n.key === null ? null : n.key.map((k) => n.columns[k]?.name ?? `#${k}`),
+        sharesStateWith: shares,
+        stateful: shares === null,
+        state: shares === null ? n.stateId : null,
+      };
+    }
+  }
+}
+
+/** The console's graph of a plan: its nodes as lowered, in plan order (inputs first). */
+export function dataflowJson(
+  plan: DataflowPlan,
+  stats: readonly Stats[],
+  text: string,
+  epoch: number,
+): DataflowJson {
+  const byId = new Map(plan.nodes.map((n) => [n.id, n]));
+  const counts = new Map(stats.map((s) => [s.id, s]));
   return {
-    view: graph.view || view,
-    epoch: runtime.committedEpoch,
-    fingerprint: graph.fingerprint,
-    output: graph.output,
-    nodes,
+    view: plan.view,
+    epoch,
+    fingerprint: plan.fingerprint,
+    output: plan.output,
+    nodes: plan.nodes.map((n) => {
+      const s = counts.get(n.id);
+      return nodeJson(
+        n,
+        byId,
+        s === undefined ? null : { rowsIn: s.rowsIn, rowsOut: s.rowsOut, stateBytes: s.stateBytes },
+      );
+    }),
     text,
   };
 }
 
+export function dataflowOf(runtime: SluiceRuntime, view: string): DataflowJson {
+  const engine = runtime.engine;
+  return dataflowJson(
+    engine.viewPlan(view),
+    engine.viewNodeStats(view),
+    engine.explainView(view),
+    runtime.committedEpoch,
+  );
+}
+
 const counts = {
   type: ['object', 'null'],
+  description: 'Cumulative counts since the view was created or the server started; null if not tracked',
   properties: {
     rowsIn: { type: 'integer', description: 'Delta rows received from inputs' },
     rowsOut: { type: 'integer', description: 'Delta rows emitted' },
@@ -43,11 +156,14 @@ const counts = {
   },
 } as const;
 
+const strings = { type: 'array', items: { type: 'string' } } as const;
+
 export const dataflowRouteSchema = {
   tags: ['views'],
-  summary: "A view's dataflow (MRM operators, keys, aggregate strategies) with live per-operator counts",
+  summary:
+    "A view's dataflow (MRM operators, joins, keys, aggregate strategies) with live per-operator counts",
   description:
-    "The graph is read from the view's EXPLAIN DATAFLOW print (also returned as `text`). Counts are cumulative since the view was created or the server started.",
+    "The graph is the view's DataflowPlan as lowered (what the runtime instantiates); `text` is its EXPLAIN DATAFLOW print. Expressions are printed as EXPLAIN prints them (`#1:amount`: column 1 of the node's input, named amount). Counts are cumulative since the view was created or the server started.",
   params: {
     type: 'object',
     required: ['name'],
@@ -56,62 +172,85 @@ export const dataflowRouteSchema = {
   response: {
     200: {
       type: 'object',
-      required: ['view', 'epoch', 'nodes', 'text'],
+      required: ['view', 'epoch', 'fingerprint', 'output', 'nodes', 'text'],
       properties: {
         view: { type: 'string' },
         epoch: { type: 'integer', description: 'The epoch the counts reflect' },
-        fingerprint: { type: ['string', 'null'], description: 'Hash of the printed plan' },
-        output: { type: ['integer', 'null'], description: 'Id of the output node' },
+        fingerprint: { type: 'string', description: 'Hash of the printed plan' },
+        output: { type: 'integer', description: 'Id of the output node' },
         text: { type: 'string', description: 'EXPLAIN DATAFLOW of the view' },
         nodes: {
           type: 'array',
-          description: 'Inputs first, the output last',
+          description: "Inputs first (a node's inputs come before it), the output last",
           items: {
             type: 'object',
-            required: ['id', 'kind', 'title', 'inputs', 'stateful', 'text'],
+            required: ['id', 'kind', 'title', 'inputs', 'columns', 'stateful', 'state', 'stats'],
             properties: {
               id: { type: 'integer' },
-              kind: { type: 'string', description: 'input | values | map | reduce | distinct | output' },
+              kind: {
+                type: 'string',
+                enum: ['input', 'values', 'map', 'reduce', 'distinct', 'join', 'output'],
+              },
               title: { type: 'string', description: 'The operator as printed, e.g. "Reduce+Merge"' },
               inputs: {
                 type: 'array',
                 items: { type: 'integer' },
-                description: 'Ids of the nodes feeding this one',
+                description: 'Ids of the nodes feeding this one; a Join has two: [left, right]',
               },
-              source: { type: 'string', description: 'Input nodes: the table or view read' },
-              sourceKind: { type: 'string', description: 'Input nodes: "table" or "view"' },
+              columns: { ...strings, description: 'Output column names' },
+              stateful: { type: 'boolean', description: 'Holds state of its own' },
+              state: { type: ['string', 'null'], description: 'Stable state id of the state it holds' },
+              stats: counts,
+              source: { type: 'string', description: 'Input: the table or view read' },
+              sourceKind: { type: 'string', enum: ['table', 'view'], description: 'Input' },
+              filter: { type: ['string', 'null'], description: 'Map: the row filter' },
+              project: { type: ['array', 'null'], items: { type: 'string' }, description: 'Map' },
               key: {
-                type: 'array',
+                type: ['array', 'null'],
                 items: { type: 'string' },
-                description: 'Group key (Reduce) or unique key (Output)',
+                description:
+                  'Reduce: group key names (empty: one group). Output: unique key (null: multiset)',
               },
               aggregates: {
                 type: 'array',
+                description: 'Reduce',
                 items: {
                   type: 'object',
+                  required: ['text', 'strategy'],
                   properties: {
-                    text: { type: 'string' },
+                    text: { type: 'string', description: 'e.g. sum(#2:amount), over the input row' },
                     strategy: {
-                      type: ['string', 'null'],
+                      type: 'string',
+                      enum: ['invertible', 'multiset'],
                       description: 'invertible (O(1) state per group) or multiset (value → count per group)',
                     },
                   },
                 },
               },
-              filter: { type: 'string' },
-              project: { type: 'array', items: { type: 'string' } },
-              state: { type: 'string', description: 'Stable state id of a stateful node' },
-              columns: { type: 'array', items: { type: 'string' } },
-              stateful: { type: 'boolean' },
-              text: { type: 'string', description: 'The printed line' },
-              stats: counts,
+              fused: {
+                type: ['object', 'null'],
+                description:
+                  'Reduce: the Map stage lowering folded into it (run per input row, no projected rows)',
+                required: ['filter', 'keys', 'arguments'],
+                properties: {
+                  filter: { type: ['string', 'null'] },
+                  keys: { ...strings, description: 'Group key expressions over the input row' },
+                  arguments: { ...strings, description: 'Aggregate arguments over the input row' },
+                },
+              },
+              joinKind: { type: 'string', enum: ['inner', 'left', 'right', 'full'], description: 'Join' },
+              on: {
+                ...strings,
+                description:
+                  'Join: equi-key pairs as EXPLAIN prints them ("#2:customer_id = right.#0:id", each side over its own input); empty: a cross product',
+              },
+              residual: {
+                type: ['string', 'null'],
+                description: 'Join: the rest of the condition, over left then right columns',
+              },
               sharesStateWith: {
                 type: ['integer', 'null'],
-                description: 'The Reduce whose state this Output reads (no copy of its own), if any',
-              },
-              fusedInto: {
-                type: ['integer', 'null'],
-                description: 'The Reduce this Map runs inside, if fused',
+                description: 'Output: the Reduce whose state it reads (no copy of its own), if any',
               },
             },
           },

@@ -110,7 +110,8 @@ export function planKey(plan: LogicalPlan, catalog: Catalog): readonly number[] 
  * A join's unique key: when every row of one side meets at most one row of the other (its key
  * columns are all equated with the other side's whole key, as in a join on a primary key), that
  * side's key — for an outer join, only if it is the preserved side, whose key padding never blanks;
- * otherwise both keys together. None when either side has none.
+ * otherwise both keys together (for FULL, only if padding cannot make two all-NULL keys). None when
+ * either side has none.
  */
 function joinKey(
   plan: Extract<LogicalPlan, { kind: 'join' }>,
@@ -125,7 +126,13 @@ function joinKey(
   const rightUnique = equated(plan.rightKeys, right);
   const leftUnique = equated(plan.leftKeys, left);
   const both = [...left, ...right.map((k) => k + width)];
-  if (plan.joinKind === 'full') return both;
+  if (plan.joinKind === 'full') {
+    // A row padded on the right has an all-NULL right key, one padded on the left an all-NULL left
+    // key: two such rows collide unless one side's key has a column that is never NULL.
+    const neverNull = (key: readonly number[], columns: readonly ColumnMeta[]): boolean =>
+      key.some((k) => columns[k]?.nullable === false);
+    return neverNull(left, plan.left.columns) || neverNull(right, plan.right.columns) ? both : null;
+  }
   if (rightUnique && plan.joinKind !== 'right') return left;
   if (leftUnique && plan.joinKind !== 'left') return right.map((k) => k + width);
   return both;

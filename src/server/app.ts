@@ -31,7 +31,9 @@ import { registerConsole } from '../console/plugin.ts';
 import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
 import { ServerMetrics } from './metrics.ts';
 import type { SinkReport, SourceReport } from './connectors.ts';
-import { SluiceRuntime, closeCodeOf, type CheckpointPolicy, type SubscribeParams } from './runtime.ts';
+import { SluiceRuntime } from './runtime.ts';
+import type { CheckpointPolicy, SubscribeParams } from './runtime/types.ts';
+import { closeCodeOf } from './runtime/subscriptions.ts';
 import * as S from './schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
 import type { ReadLimits } from './view-rows.ts';
@@ -191,7 +193,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Host, Origin, CORS preflights and stray upgrades, before anything else runs (request-guard.ts);
   // the first hook, so it also covers the routes plugins add.
   registerRequestGuard(app, guard, { websocketRoutes: new Set([SUBSCRIBE_URL]), sendError });
-  // Everything but table ingest first commits the open ingest group (runtime.ts), so reads, SQL
+  // Everything but table ingest first commits the open ingest group (runtime/commit.ts), so reads, SQL
   // and subscriptions only ever see durable epochs.
   app.addHook('preHandler', (request, _reply, done) => {
     if (request.routeOptions.url !== INGEST_URL) runtime.flush();

@@ -2,7 +2,8 @@
 // by total, fed with generated orders (and a few refunds) at a steady rate through the same durable
 // ingest path as POST /v1/tables/orders/rows.
 import type { Row } from '../common/types.ts';
-import type { RuntimeLogger, SluiceRuntime } from './runtime.ts';
+import type { SluiceRuntime } from './runtime.ts';
+import type { RuntimeLogger } from './runtime/types.ts';
 
 import { DEMO_SQL } from '../console/shared/demo-sql.ts';
 

@@ -1,6 +1,7 @@
 // The server's one durable file: a SQLite database (WAL, synchronous=FULL) holding the journal
 // (DDL + table batches in one ordered sequence) and the view changelogs. A transaction is opened on
-// the first write of an engine call and committed once the call has fully applied (see runtime.ts).
+// the first write of an engine call and committed once the call has fully applied
+// (src/server/runtime/commit.ts).
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';

@@ -207,7 +207,24 @@ if (!haveBrowser && !inCi) {
         (await page.locator('g.df-node[data-kind="input"]').textContent()) ?? '',
         /view seller_totals/,
       );
-      await page.locator('g.df-node[data-kind="output"]').waitFor();
+      // The Map stage computing the bucket runs inside the Reduce (lowering fused it): drawn in the
+      // Reduce's box, with no node of its own.
+      const fused = reduce.locator('g.df-fused');
+      assert.match((await fused.textContent()) ?? '', /fused Map/);
+      assert.match((await fused.textContent()) ?? '', /keys floor\(cast\(div\(#1:total, 10\)/);
+      assert.equal(await page.locator('g.df-node[data-kind="map"]').count(), 0);
+      // The Output reads the Reduce's groups: it says where its state is.
+      const output = page.locator('g.df-node[data-kind="output"]');
+      await output.waitFor();
+      const reduceId = await reduce.getAttribute('data-node');
+      assert.equal(await output.getAttribute('data-inputs'), reduceId);
+      await page.waitForFunction(
+        (id) =>
+          (document.querySelector('g.df-node[data-kind="output"] [data-counts]')?.textContent ?? '').endsWith(
+            `state in n${id}`,
+          ),
+        reduceId,
+      );
       const counts = 'g.df-node[data-kind="reduce"] [data-counts]';
       await page.waitForFunction(
         (sel) => /in \d/.test(document.querySelector(sel)?.textContent ?? ''),
@@ -223,6 +240,90 @@ if (!haveBrowser && !inCi) {
       await page.waitForFunction(() => document.querySelectorAll('.chart-panel rect.bar').length >= 3);
       await page.screenshot({ path: `${ARTIFACTS}/view-histogram-dataflow.png`, fullPage: true });
       await page.close();
+    });
+
+    test('a join view draws each Join with two labelled inputs, and a self-join two Inputs of one table', async () => {
+      const sellers = Array.from({ length: 20 }, (_, i) => `(${i + 1}, ${i % 3})`).join(', ');
+      const setup = await api(server.base, 'POST', '/v1/sql', {
+        sql: `CREATE TABLE sellers (seller_id INTEGER PRIMARY KEY, region_id INTEGER);
+          CREATE TABLE regions (region_id INTEGER PRIMARY KEY, name TEXT);
+          INSERT INTO sellers VALUES ${sellers};
+          INSERT INTO regions VALUES (0, 'north'), (1, 'south'), (2, 'west');
+          CREATE MATERIALIZED VIEW region_revenue AS SELECT r.name, SUM(o.amount) AS revenue
+            FROM orders o JOIN sellers s ON o.seller_id = s.seller_id JOIN regions r ON s.region_id = r.region_id
+            GROUP BY r.name;
+          CREATE MATERIALIZED VIEW same_region AS SELECT a.seller_id AS first, b.seller_id AS second
+            FROM sellers a JOIN sellers b ON a.region_id = b.region_id AND a.seller_id < b.seller_id;`,
+      });
+      assert.equal(setup.status, 200, JSON.stringify(setup.body));
+
+      const page = await open('#/views/region_revenue');
+      await page.locator('[data-testid="connection"].state-live').waitFor();
+      const joins = page.locator('g.df-node[data-kind="join"]');
+      await joins.first().waitFor();
+      assert.equal(await joins.count(), 2, 'orders ⋈ sellers, then ⋈ regions');
+      // Each Join has two inputs, drawn as two arrows labelled left and right, the left input's box
+      // left of the right one's.
+      const box = async (id: string): Promise<{ x: number; y: number; width: number; height: number }> => {
+        const b = await page.locator(`g.df-node[data-node="${id}"] rect.box`).boundingBox();
+        assert.ok(b !== null, `n${id} is drawn`);
+        return b;
+      };
+      for (let j = 0; j < 2; j++) {
+        const join = joins.nth(j);
+        const id = (await join.getAttribute('data-node')) ?? '';
+        const inputs = ((await join.getAttribute('data-inputs')) ?? '').split(' ');
+        assert.equal(inputs.length, 2, `n${id} has two inputs`);
+        const [left, right] = inputs as [string, string];
+        assert.equal(
+          await page.locator(`path.edge[data-to="${id}"][data-side="left"][data-from="${left}"]`).count(),
+          1,
+        );
+        assert.equal(
+          await page.locator(`path.edge[data-to="${id}"][data-side="right"][data-from="${right}"]`).count(),
+          1,
+        );
+        assert.deepEqual(await page.locator(`text[data-side-label="${id}"]`).allTextContents(), [
+          'left',
+          'right',
+        ]);
+        const [l, r, me] = [await box(left), await box(right), await box(id)];
+        assert.ok(l.x + l.width <= r.x, `n${id}: left input drawn left of the right one`);
+        assert.ok(l.y + l.height < me.y && r.y + r.height < me.y, `n${id}: inputs drawn above it`);
+        assert.match((await join.textContent()) ?? '', /inner join/);
+        assert.match((await join.textContent()) ?? '', /on #\d+:\w+ = right\.#0:\w+/);
+      }
+      const first = joins.first();
+      const firstLeft = ((await first.getAttribute('data-inputs')) ?? '').split(' ')[0];
+      assert.match(await text(page, `g.df-node[data-node="${firstLeft}"]`), /table orders/);
+      // The Reduce above the joins computes its keys and arguments in its fused Map stage.
+      assert.match(await text(page, 'g.df-node[data-kind="reduce"] g.df-fused'), /arguments #\d+:amount/);
+      // The demo's orders flow through both Joins: their counts move.
+      const counts = `g.df-node[data-node="${await first.getAttribute('data-node')}"] [data-counts]`;
+      await page.waitForFunction(
+        (sel) => /in [1-9]/.test(document.querySelector(sel)?.textContent ?? ''),
+        counts,
+      );
+      const before = await text(page, counts);
+      assert.match(before, /state \d/);
+      await page.waitForFunction(
+        ([sel, b]) => (document.querySelector(sel as string)?.textContent ?? '') !== b,
+        [counts, before] as const,
+      );
+      await page.screenshot({ path: `${ARTIFACTS}/view-join-dataflow.png`, fullPage: true });
+      await page.close();
+
+      const self = await open('#/views/same_region');
+      const join = self.locator('g.df-node[data-kind="join"]');
+      await join.waitFor();
+      assert.equal(await self.locator('g.df-node[data-kind="input"]').count(), 2);
+      for (const input of await self.locator('g.df-node[data-kind="input"]').all())
+        assert.match((await input.textContent()) ?? '', /table sellers/);
+      assert.equal(((await join.getAttribute('data-inputs')) ?? '').split(' ').length, 2);
+      assert.match((await join.textContent()) ?? '', /residual lt\(#0:seller_id, #2:seller_id\)/);
+      await self.locator('table.live tbody tr').first().waitFor();
+      await self.screenshot({ path: `${ARTIFACTS}/view-self-join-dataflow.png`, fullPage: true });
+      await self.close();
     });
 
     test('an SQL error is shown with its position marked in the editor', async () => {

@@ -3,16 +3,29 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MetricsHistory } from '../../src/console/metrics-history.ts';
+import { dataflowOf } from '../../src/console/dataflow-route.ts';
+import type { DataflowJson } from '../../src/console/shared/dataflow-json.ts';
 import { api, startConsoleServer, type ConsoleServer } from './harness.ts';
 
 describe('console over HTTP', () => {
+  // The views created below, and the node kinds their plans hold between them.
+  const VIEWS = ['seller_totals', 'total_histogram', 'big_sellers', 'seller_regions', 'same_seller'];
+  const KINDS = ['distinct', 'input', 'join', 'map', 'output', 'reduce'];
   let server: ConsoleServer;
   before(async () => {
     server = await startConsoleServer();
     const created = await api(server.base, 'POST', '/v1/sql', {
       sql: `CREATE TABLE orders (order_id BIGINT NOT NULL, seller_id INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (order_id));
             CREATE MATERIALIZED VIEW seller_totals AS SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
-            CREATE MATERIALIZED VIEW total_histogram AS SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10);`,
+            CREATE MATERIALIZED VIEW total_histogram AS SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10);
+            CREATE MATERIALIZED VIEW big_sellers AS SELECT DISTINCT seller_id FROM orders WHERE amount > 100;
+            CREATE TABLE sellers (seller_id INTEGER PRIMARY KEY, region_id INTEGER);
+            CREATE TABLE regions (region_id INTEGER PRIMARY KEY, name TEXT);
+            CREATE MATERIALIZED VIEW seller_regions AS SELECT r.name, SUM(o.amount) AS revenue
+              FROM orders o JOIN sellers s ON o.seller_id = s.seller_id LEFT JOIN regions r ON s.region_id = r.region_id
+              GROUP BY r.name;
+            CREATE MATERIALIZED VIEW same_seller AS SELECT a.order_id AS first, b.order_id AS second
+              FROM orders a JOIN orders b ON a.seller_id = b.seller_id AND a.order_id < b.order_id;`,
     });
     assert.equal(created.status, 200, JSON.stringify(created.body));
   });
@@ -48,45 +61,98 @@ describe('console over HTTP', () => {
     assert.equal(ingest.status, 200);
     const res = await api(server.base, 'GET', '/v1/views/total_histogram/dataflow');
     assert.equal(res.status, 200);
-    const flow = res.body as {
-      view: string;
-      epoch: number;
-      output: number;
-      text: string;
-      nodes: {
-        id: number;
-        kind: string;
-        inputs: number[];
-        source?: string;
-        sourceKind?: string;
-        key?: string[];
-        aggregates?: { strategy: string }[];
-        stats: { rowsIn: number; rowsOut: number } | null;
-        fusedInto: number | null;
-      }[];
-    };
+    const flow = res.body as unknown as DataflowJson;
     assert.equal(flow.view, 'total_histogram');
     assert.equal(flow.epoch, ingest.body.epoch);
-    assert.match(flow.text, /^Dataflow for total_histogram/);
-    const kinds = flow.nodes.map((n) => n.kind);
-    assert.deepEqual(kinds[0], 'input');
-    assert.equal(kinds.at(-1), 'output');
-    const input = flow.nodes[0];
-    assert.equal(input?.source, 'seller_totals');
-    assert.equal(input?.sourceKind, 'view');
-    const reduce = flow.nodes.find((n) => n.kind === 'reduce');
-    assert.deepEqual(reduce?.key, ['bucket']);
-    assert.equal(reduce?.aggregates?.[0]?.strategy, 'invertible');
-    assert.ok((reduce?.stats?.rowsIn ?? 0) > 0, 'the reduce saw rows');
-    const output = flow.nodes.find((n) => n.id === flow.output);
-    assert.equal(output?.kind, 'output');
-    assert.ok(output !== undefined && output.inputs.length === 1);
-    assert.equal((output as { sharesStateWith?: number | null }).sharesStateWith, reduce?.id);
-    // The Map stage computing the bucket is fused into the Reduce by lowering: no node of its own.
-    assert.equal(
-      flow.nodes.find((n) => n.kind === 'map'),
-      undefined,
+    assert.match(flow.text, /^Dataflow for total_histogram \(fingerprint [0-9a-f]+\)/);
+    assert.ok(flow.text.includes(flow.fingerprint));
+    // The plan as lowered: the Map stage computing the bucket is fused into the Reduce (no node of
+    // its own), and the Output reads the Reduce's groups instead of holding a copy.
+    assert.deepEqual(
+      flow.nodes.map((n) => [n.kind, n.title, n.inputs, n.stateful, n.state]),
+      [
+        ['input', 'Input', [], false, null],
+        ['reduce', 'Reduce+Merge', [0], true, 'total_histogram/reduce1'],
+        ['output', 'Output', [1], false, null],
+      ],
     );
+    const [input, reduce, output] = flow.nodes;
+    assert.ok(input?.kind === 'input' && reduce?.kind === 'reduce' && output?.kind === 'output');
+    assert.equal(flow.output, output.id);
+    assert.deepEqual(
+      [input.source, input.sourceKind, input.columns],
+      ['seller_totals', 'view', ['seller_id', 'total']],
+    );
+    assert.deepEqual(reduce.key, ['bucket']);
+    assert.deepEqual(reduce.aggregates, [{ text: 'count(*)', strategy: 'invertible' }]);
+    assert.deepEqual(reduce.fused, {
+      filter: null,
+      keys: ['floor(cast(div(#1:total, 10) as double precision))'],
+      arguments: [],
+    });
+    assert.deepEqual(reduce.columns, ['bucket', 'sellers']);
+    assert.ok((reduce.stats?.rowsIn ?? 0) > 0, 'the reduce saw rows');
+    assert.ok((reduce.stats?.stateBytes ?? 0) > 0, 'the reduce holds the state');
+    assert.deepEqual(output.key, ['bucket']);
+    assert.equal(output.sharesStateWith, reduce.id);
+    assert.equal(output.stats?.stateBytes, 0, 'the sharing Output holds no copy');
+  });
+
+  test('a join view: Join nodes with [left, right] inputs, key pairs, state and counts', async () => {
+    const ingest = await api(server.base, 'POST', '/v1/sql', {
+      sql: "INSERT INTO sellers VALUES (11, 1), (12, 2); INSERT INTO regions VALUES (1, 'north');",
+    });
+    assert.equal(ingest.status, 200, JSON.stringify(ingest.body));
+    const res = await api(server.base, 'GET', '/v1/views/seller_regions/dataflow');
+    assert.equal(res.status, 200);
+    const flow = res.body as unknown as DataflowJson;
+    assert.deepEqual(
+      flow.nodes.map((n) => [n.id, n.kind, n.inputs]),
+      [
+        [0, 'input', []],
+        [1, 'input', []],
+        [2, 'join', [0, 1]],
+        [3, 'input', []],
+        [4, 'join', [2, 3]],
+        [5, 'reduce', [4]],
+        [6, 'output', [5]],
+      ],
+    );
+    assert.deepEqual(
+      flow.nodes.flatMap((n) => (n.kind === 'input' ? [n.source] : [])),
+      ['orders', 'sellers', 'regions'],
+    );
+    const joins = flow.nodes.flatMap((n) => (n.kind === 'join' ? [n] : []));
+    assert.deepEqual(
+      joins.map((j) => [j.title, j.joinKind, j.on, j.residual, j.state, j.stateful]),
+      [
+        ['Join', 'inner', ['#1:seller_id = right.#0:seller_id'], null, 'seller_regions/join2', true],
+        ['Join', 'left', ['#4:region_id = right.#0:region_id'], null, 'seller_regions/join4', true],
+      ],
+    );
+    for (const j of joins) {
+      assert.ok(flow.text.includes(j.on[0] as string), 'the key pair as EXPLAIN prints it');
+      assert.ok((j.stats?.rowsIn ?? 0) > 0 && (j.stats?.stateBytes ?? 0) > 0, JSON.stringify(j.stats));
+    }
+    // A self-join reads one table through two Input nodes, and keeps its residual.
+    const self = (await api(server.base, 'GET', '/v1/views/same_seller/dataflow'))
+      .body as unknown as DataflowJson;
+    const [left, right, join] = self.nodes;
+    assert.ok(left?.kind === 'input' && right?.kind === 'input' && join?.kind === 'join');
+    assert.deepEqual([left.source, right.source, join.inputs], ['orders', 'orders', [left.id, right.id]]);
+    assert.equal(join.residual, 'lt(#0:order_id, #3:order_id)');
+  });
+
+  test('the dataflow JSON loses nothing on the way (every field of every node kind is in the schema)', async () => {
+    const kinds = new Set<string>();
+    for (const view of VIEWS) {
+      const res = await api(server.base, 'GET', `/v1/views/${view}/dataflow`);
+      assert.equal(res.status, 200);
+      const direct = dataflowOf(server.app.sluice, view);
+      assert.deepEqual({ ...res.body, epoch: 0 }, { ...JSON.parse(JSON.stringify(direct)), epoch: 0 }, view);
+      for (const n of direct.nodes) kinds.add(n.kind);
+    }
+    assert.deepEqual([...kinds].sort(), KINDS);
   });
 
   test('the dataflow of an unknown view is a 404 with a code', async () => {

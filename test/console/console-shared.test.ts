@@ -1,11 +1,21 @@
-// The console's pure pieces: folding a changelog into rows, reading the EXPLAIN DATAFLOW print
-// back into a graph, reading /metrics, and choosing which views get a chart.
+// The console's pure pieces: folding a changelog into rows, a view's DataflowPlan as the console's
+// graph JSON (with expressions printed as EXPLAIN prints them), reading /metrics, and choosing
+// which views get a chart.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LiveRows, compareValues } from '../../src/console/shared/changelog-state.ts';
 import { pickChart } from '../../src/console/shared/chart-pick.ts';
-import { parseDataflowText } from '../../src/console/shared/dataflow-text.ts';
 import { parsePrometheus, rates, readMetrics } from '../../src/console/shared/prom-text.ts';
+import type { DataflowJson, DataflowNodeJson } from '../../src/console/shared/dataflow-json.ts';
+import { dataflowJson } from '../../src/console/dataflow-route.ts';
+import {
+  layoutDataflow,
+  type Layout,
+  type LayoutEdge,
+  type LayoutInput,
+  type PlacedBox,
+} from '../../src/console/shared/dataflow-layout.ts';
+import { Engine } from '../../src/exec/engine.ts';
 
 describe('LiveRows', () => {
   test('a keyed view: updates in place, reports the changed cells, deletes', () => {
@@ -65,66 +75,263 @@ describe('LiveRows', () => {
   });
 });
 
-describe('parseDataflowText', () => {
-  const text = `Dataflow for total_histogram (fingerprint 86bfa0dc9288eae2)
-  n3 Output total_histogram key [bucket] state total_histogram/output [bucket:double precision, sellers:bigint]
-    n2 Reduce+Merge key [#0:bucket] aggregates [count(*) [invertible: O(1) per group]] state total_histogram/reduce2 → [bucket:double precision, sellers:bigint]
-      n1 Map (stateless) project [floor(cast(div(#1:total, 10) as double precision))] → [bucket:double precision]
-        n0 Input view seller_totals [seller_id:integer, total:bigint]`;
-
-  test('reads nodes, edges, keys, strategies and state ids', () => {
-    const g = parseDataflowText(text);
-    assert.equal(g.view, 'total_histogram');
-    assert.equal(g.fingerprint, '86bfa0dc9288eae2');
-    assert.equal(g.output, 3);
+describe('the dataflow JSON of a plan', () => {
+  test('an aggregate view: the Reduce carries its fused Map, the Output reads its state', () => {
+    const engine = new Engine();
+    engine.execute(`CREATE TABLE orders (order_id BIGINT NOT NULL, seller_id INTEGER NOT NULL, amount INTEGER NOT NULL, region TEXT, PRIMARY KEY (order_id));
+      CREATE MATERIALIZED VIEW v AS SELECT seller_id, SUM(amount) AS total, MAX(amount) AS top, COUNT(DISTINCT region) AS regions, COUNT(*) AS n
+        FROM orders WHERE region <> 'it''s' GROUP BY seller_id;
+      INSERT INTO orders VALUES (1, 7, 10, 'eu'), (2, 7, 5, 'us');`);
+    const text = engine.explainView('v');
+    const flow = dataflowJson(engine.viewPlan('v'), engine.viewNodeStats('v'), text, 3);
+    assert.equal(flow.view, 'v');
+    assert.equal(flow.epoch, 3);
+    assert.equal(flow.text, text);
+    assert.equal(flow.fingerprint, engine.viewPlan('v').fingerprint);
     assert.deepEqual(
-      g.nodes.map((n) => [n.id, n.kind, n.inputs]),
+      flow.nodes.map((n) => [n.id, n.kind, n.title, n.inputs, n.stateful]),
       [
-        [0, 'input', []],
-        [1, 'map', [0]],
-        [2, 'reduce', [1]],
-        [3, 'output', [2]],
+        [0, 'input', 'Input', [], false],
+        [1, 'reduce', 'Reduce+Merge', [0], true],
+        [2, 'output', 'Output', [1], false],
       ],
     );
-    const [input, map, reduce, output] = g.nodes;
-    assert.equal(input?.source, 'seller_totals');
-    assert.equal(input?.sourceKind, 'view');
-    assert.deepEqual(input?.columns, ['seller_id', 'total']);
-    assert.deepEqual(map?.project, ['floor(cast(div(#1:total, 10) as double precision))']);
-    assert.deepEqual(map?.columns, ['bucket']);
-    assert.deepEqual(reduce?.key, ['bucket']);
-    assert.deepEqual(reduce?.aggregates, [{ text: 'count(*)', strategy: 'invertible' }]);
-    assert.equal(reduce?.state, 'total_histogram/reduce2');
-    assert.deepEqual(output?.key, ['bucket']);
-    assert.deepEqual(output?.columns, ['bucket', 'sellers']);
-    assert.equal(output?.stateful, true);
+    assert.equal(flow.output, 2);
+    const [input, reduce, output] = flow.nodes;
+    assert.ok(input?.kind === 'input' && reduce?.kind === 'reduce' && output?.kind === 'output');
+    assert.deepEqual([input.source, input.sourceKind], ['orders', 'table']);
+    assert.deepEqual(input.columns, ['order_id', 'seller_id', 'amount', 'region']);
+    assert.deepEqual(reduce.key, ['seller_id']);
+    assert.deepEqual(reduce.aggregates, [
+      { text: 'sum(#2:amount)', strategy: 'invertible' },
+      { text: 'max(#2:amount)', strategy: 'multiset' },
+      { text: 'count(distinct #3:region)', strategy: 'multiset' },
+      { text: 'count(*)', strategy: 'invertible' },
+    ]);
+    assert.deepEqual(reduce.fused, {
+      filter: "ne(#3:region, 'it''s')",
+      keys: ['#1:seller_id'],
+      arguments: ['#2:amount', '#3:region'],
+    });
+    assert.equal(reduce.state, 'v/reduce1');
+    assert.deepEqual(reduce.columns, ['seller_id', 'total', 'top', 'regions', 'n']);
+    assert.equal(reduce.stats?.rowsIn, 2);
+    assert.deepEqual(output.key, ['seller_id']);
+    assert.equal(output.sharesStateWith, 1);
+    assert.equal(output.state, null, 'a sharing Output holds no state of its own');
+    // What the console shows is what EXPLAIN shows.
+    for (const e of [reduce.fused?.filter, ...(reduce.fused?.keys ?? []), ...(reduce.fused?.arguments ?? [])])
+      assert.ok(e !== null && e !== undefined && text.includes(e), `${String(e)} in the EXPLAIN text`);
   });
 
-  test('filters, multiset aggregates, distinct and keyless outputs', () => {
-    const g = parseDataflowText(`Dataflow for q (fingerprint x)
-  n4 Output q key none (multiset) state q/output [seller_id:integer, m:bigint]
-    n3 Distinct state q/distinct3 (row → count)
-      n2 Reduce+Merge key [#0:seller_id] aggregates [count(distinct #1) [multiset: value→count per group], max(#1) [multiset: value→count per group]] state q/reduce2 → [seller_id:integer, m:bigint]
-        n1 Map (stateless) filter gt(#2:amount, 3); project [#1:seller_id, #2:amount] → [seller_id:integer, arg0:integer]
-          n0 Input table orders [order_id:bigint, seller_id:integer, amount:integer]`);
-    const byKind = new Map(g.nodes.map((n) => [n.kind, n]));
-    assert.equal(byKind.get('map')?.filter, 'gt(#2:amount, 3)');
-    assert.deepEqual(byKind.get('map')?.project, ['#1:seller_id', '#2:amount']);
+  test('Map, Distinct and keyless Outputs', () => {
+    const engine = new Engine();
+    engine.execute(`CREATE TABLE t (id INT PRIMARY KEY, amount INT, region TEXT);
+      CREATE MATERIALIZED VIEW regions AS SELECT DISTINCT region FROM t WHERE amount > 3;
+      CREATE MATERIALIZED VIEW doubled AS SELECT amount * 2 AS d, region FROM t;`);
+    const flow = (view: string): DataflowJson =>
+      dataflowJson(engine.viewPlan(view), engine.viewNodeStats(view), engine.explainView(view), 0);
+    const regions = flow('regions');
     assert.deepEqual(
-      byKind.get('reduce')?.aggregates?.map((a) => a.strategy),
-      ['multiset', 'multiset'],
+      regions.nodes.map((n) => [n.kind, n.inputs, n.state]),
+      [
+        ['input', [], null],
+        ['map', [0], null],
+        ['distinct', [1], 'regions/distinct2'],
+        ['output', [2], 'regions/output'],
+      ],
     );
-    assert.equal(byKind.get('distinct')?.state, 'q/distinct3');
-    assert.equal(byKind.get('output')?.key, undefined);
-    assert.deepEqual(byKind.get('output')?.inputs, [3]);
+    const map = regions.nodes[1];
+    assert.ok(map?.kind === 'map');
+    assert.equal(map.filter, 'gt(#1:amount, 3)');
+    assert.deepEqual(map.project, ['#2:region']);
+    const out = outputOf(flow('doubled'));
+    assert.equal(out.key, null);
+    assert.equal(out.sharesStateWith, null);
+    assert.equal(out.stateful, true);
   });
 
-  test('an unknown operator keeps its printed text', () => {
-    const g = parseDataflowText(
-      'Dataflow for v\n  n1 Output v key [k] state v/o [k:integer]\n    n0 Shuffle hash [k]',
+  function outputOf(flow: DataflowJson): Extract<DataflowNodeJson, { kind: 'output' }> {
+    const out = flow.nodes.find((n) => n.id === flow.output);
+    assert.ok(out?.kind === 'output');
+    return out;
+  }
+
+  describe('joins', () => {
+    const engine = new Engine();
+    engine.execute(`CREATE TABLE orders (order_id BIGINT NOT NULL, seller_id INTEGER NOT NULL, customer_id INT, amount INTEGER NOT NULL, PRIMARY KEY (order_id));
+      CREATE TABLE customers (id INT PRIMARY KEY, name TEXT, region_id INT);
+      CREATE TABLE regions (id INT PRIMARY KEY, rname TEXT);
+      CREATE TABLE sellers (id INT PRIMARY KEY, sname TEXT);
+      CREATE MATERIALIZED VIEW pairs AS SELECT a.order_id AS a_id, b.order_id AS b_id
+        FROM orders a JOIN orders b ON a.seller_id = b.seller_id AND a.amount < b.amount;
+      CREATE MATERIALIZED VIEW revenue AS SELECT r.rname, s.sname, SUM(o.amount) AS total
+        FROM orders o JOIN customers c ON o.customer_id = c.id LEFT JOIN regions r ON c.region_id = r.id
+        JOIN sellers s ON s.id = o.seller_id GROUP BY r.rname, s.sname;
+      CREATE MATERIALIZED VIEW everyone AS SELECT o.order_id, s.sname FROM orders o CROSS JOIN sellers s;
+      INSERT INTO orders VALUES (1, 1, 1, 10), (2, 1, 1, 20);`);
+    const flow = (view: string): DataflowJson =>
+      dataflowJson(engine.viewPlan(view), engine.viewNodeStats(view), engine.explainView(view), 0);
+    const joinsOf = (f: DataflowJson): Extract<DataflowNodeJson, { kind: 'join' }>[] =>
+      f.nodes.flatMap((n) => (n.kind === 'join' ? [n] : []));
+
+    test('a self-join: two Inputs of one table, a Join with [left, right], key pairs and residual', () => {
+      const pairs = flow('pairs');
+      assert.deepEqual(
+        pairs.nodes.map((n) => [n.id, n.kind, n.inputs]),
+        [
+          [0, 'input', []],
+          [1, 'input', []],
+          [2, 'join', [0, 1]],
+          [3, 'map', [2]],
+          [4, 'output', [3]],
+        ],
+      );
+      assert.deepEqual(
+        pairs.nodes.slice(0, 2).map((n) => (n.kind === 'input' ? n.source : null)),
+        ['orders', 'orders'],
+      );
+      const [join] = joinsOf(pairs);
+      assert.ok(join !== undefined);
+      assert.equal(join.title, 'Join');
+      assert.equal(join.joinKind, 'inner');
+      assert.deepEqual(join.on, ['#1:seller_id = right.#1:seller_id']);
+      assert.equal(join.residual, 'lt(#3:amount, #7:amount)');
+      assert.equal(join.state, 'pairs/join2');
+      assert.equal(join.stateful, true);
+      assert.equal(join.columns.length, 8);
+      assert.ok(
+        (join.stats?.rowsIn ?? 0) > 0 && (join.stats?.stateBytes ?? 0) > 0,
+        JSON.stringify(join.stats),
+      );
+      for (const e of [...join.on, join.residual ?? ''])
+        assert.ok(pairs.text.includes(e), `${e} in the EXPLAIN text`);
+    });
+
+    test('a four-way join tree under an aggregate, and a cross product', () => {
+      const revenue = flow('revenue');
+      assert.deepEqual(
+        joinsOf(revenue).map((j) => [j.id, j.inputs, j.joinKind, j.on, j.residual]),
+        [
+          [2, [0, 1], 'inner', ['#2:customer_id = right.#0:id'], null],
+          [4, [2, 3], 'left', ['#6:region_id = right.#0:id'], null],
+          [6, [4, 5], 'inner', ['#1:seller_id = right.#0:id'], null],
+        ],
+      );
+      const reduce = revenue.nodes.find((n) => n.kind === 'reduce');
+      assert.ok(reduce?.kind === 'reduce');
+      assert.deepEqual(reduce.inputs, [6]);
+      assert.deepEqual(reduce.fused, {
+        filter: null,
+        keys: ['#8:rname', '#10:sname'],
+        arguments: ['#3:amount'],
+      });
+      assert.equal(outputOf(revenue).sharesStateWith, reduce.id);
+      const [cross] = joinsOf(flow('everyone'));
+      assert.deepEqual(cross?.on, [], 'no equi key: a cross product');
+      assert.equal(outputOf(flow('everyone')).key, null);
+    });
+  });
+});
+
+describe('layoutDataflow', () => {
+  const options = { boxWidth: 100, gapX: 10, gapY: 20, margin: 5 };
+  const node = (id: number, ...inputs: number[]): LayoutInput => ({ id, inputs, height: 50 });
+  const check = (nodes: LayoutInput[], output: number): Layout => {
+    const layout = layoutDataflow(nodes, output, options);
+    assert.equal(layout.boxes.size, nodes.length);
+    const boxes = [...layout.boxes.values()];
+    for (const a of boxes)
+      for (const b of boxes)
+        if (a.id < b.id && a.row === b.row)
+          assert.ok(Math.abs(a.x - b.x) >= 110, `n${a.id} and n${b.id} overlap`);
+    for (const b of boxes) {
+      assert.ok(b.x >= 5 && b.x + 100 <= layout.width - 5, `n${b.id} inside the drawing`);
+      assert.ok(b.y >= 5 && b.y + b.height <= layout.height - 5);
+    }
+    for (const e of layout.edges) assert.ok(e.y2 > e.y1, `edge n${e.from} → n${e.to} flows down`);
+    const out = layout.boxes.get(output);
+    assert.ok(out !== undefined && boxes.every((b) => b.row <= out.row), 'the output is at the bottom');
+    return layout;
+  };
+  const at = (layout: Layout, id: number): PlacedBox => layout.boxes.get(id) as PlacedBox;
+
+  test('a chain is one column', () => {
+    const layout = check([node(0), node(1, 0), node(2, 1)], 2);
+    assert.deepEqual(
+      [0, 1, 2].map((id) => [at(layout, id).x, at(layout, id).row]),
+      [
+        [5, 0],
+        [5, 1],
+        [5, 2],
+      ],
     );
-    assert.equal(g.nodes[0]?.kind, 'shuffle');
-    assert.equal(g.nodes[0]?.text, 'n0 Shuffle hash [k]');
+    assert.deepEqual(
+      layout.edges.map((e) => e.side),
+      [null, null],
+    );
+    assert.equal(layout.width, 110);
+  });
+
+  test('a self-join: two inputs side by side, left before right, two labelled edges', () => {
+    const layout = check([node(0), node(1), node(2, 0, 1), node(3, 2)], 3);
+    assert.ok(at(layout, 0).x < at(layout, 1).x);
+    assert.equal(at(layout, 0).row, at(layout, 1).row);
+    const into = layout.edges.filter((e) => e.to === 2);
+    assert.deepEqual(
+      into.map((e) => [e.from, e.side]),
+      [
+        [0, 'left'],
+        [1, 'right'],
+      ],
+    );
+    assert.ok((into[0] as LayoutEdge).x2 < (into[1] as LayoutEdge).x2, 'the two arrows end apart');
+    // The join sits centred between its inputs.
+    assert.equal(at(layout, 2).x, (at(layout, 0).x + at(layout, 1).x) / 2);
+  });
+
+  test('a left-deep four-way join: each table sits beside the join it feeds, left inputs left', () => {
+    // ((a ⋈ b) ⋈ c) ⋈ d → reduce → output
+    const nodes = [
+      node(0),
+      node(1),
+      node(2, 0, 1),
+      node(3),
+      node(4, 2, 3),
+      node(5),
+      node(6, 4, 5),
+      node(7, 6),
+      node(8, 7),
+    ];
+    const layout = check(nodes, 8);
+    for (const [join, left, right] of [
+      [2, 0, 1],
+      [4, 2, 3],
+      [6, 4, 5],
+    ] as const) {
+      assert.ok(at(layout, left).x < at(layout, right).x, `n${join}: left input drawn left`);
+      assert.equal(at(layout, left).row, at(layout, join).row - 1, `n${join}: left input just above`);
+      assert.equal(at(layout, right).row, at(layout, join).row - 1, `n${join}: right input just above`);
+    }
+  });
+
+  test('a bushy join tree and a node feeding two others (a DAG)', () => {
+    // (a ⋈ b) ⋈ (c ⋈ d)
+    const bushy = check(
+      [node(0), node(1), node(2, 0, 1), node(3), node(4), node(5, 3, 4), node(6, 2, 5), node(7, 6)],
+      7,
+    );
+    assert.equal(at(bushy, 0).row, at(bushy, 4).row, 'all four tables in the top row');
+    assert.ok(at(bushy, 2).x < at(bushy, 5).x);
+    // One Input read by both sides of a join (a plan may share it): two edges from it.
+    const shared = check([node(0), node(1, 0), node(2, 0, 1), node(3, 2)], 3);
+    assert.deepEqual(
+      shared.edges.filter((e) => e.from === 0).map((e) => [e.to, e.side]),
+      [
+        [1, null],
+        [2, 'left'],
+      ],
+    );
   });
 });
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
 import { test } from 'node:test';
 import { Engine } from '../../src/index.ts';
-import type { CheckpointPolicy } from '../../src/server/runtime.ts';
+import type { CheckpointPolicy } from '../../src/server/runtime/types.ts';
 import { CheckpointStore } from '../../src/storage/checkpoint-store.ts';
 import { SqliteStore } from '../../src/storage/sqlite-store.ts';
 import { mulberry32 } from '../support/checkpoint-workload.ts';

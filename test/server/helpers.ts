@@ -9,7 +9,8 @@ import WebSocket from 'ws';
 import { Engine } from '../../src/exec/engine.ts';
 import { type AppOptions, type FastifyInstance, buildApp } from '../../src/server/app.ts';
 import { DEFAULTS } from '../../src/server/defaults.ts';
-import { type RuntimeOptions, SluiceRuntime } from '../../src/server/runtime.ts';
+import { SluiceRuntime } from '../../src/server/runtime.ts';
+import type { RuntimeOptions } from '../../src/server/runtime/types.ts';
 import type { ColumnInfo } from '../../src/common/types.ts';
 
 const silentLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };

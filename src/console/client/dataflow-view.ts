@@ -1,62 +1,91 @@
-// Draws a view's dataflow (GET /v1/views/{name}/dataflow) as boxes and arrows, inputs on the left,
-// the output on the right: each MRM operator with its key, aggregate strategies and state, and its
-// live counts (rows in/out, state size), which flash as they change.
+// Draws a view's dataflow (GET /v1/views/{name}/dataflow, the DataflowPlan as lowered) as boxes and
+// arrows, inputs at the top, the output at the bottom: each operator with its key, aggregate
+// strategies, fused Map stage, join condition and state, and its live counts (rows in/out, state
+// size), which flash as they change. A Join has two incoming arrows, labelled left and right.
 import type { DataflowJson, DataflowNodeJson } from '../shared/dataflow-json.ts';
+import { layoutDataflow, type LayoutEdge, type PlacedBox } from '../shared/dataflow-layout.ts';
 
 export type { DataflowJson, DataflowNodeJson };
 import { flash, formatBytes, formatCount, h, s, setText } from './dom.ts';
 
 const BOX_W = 340;
 const GAP_X = 24;
-const GAP_Y = 34;
+const GAP_Y = 40;
 const LINE = 17;
 const MAX_CHARS = 44;
+/** Header (title, role) above the detail lines, and the counts line below them. */
+const HEAD = 62;
+const FOOT = 14;
+/** The fused Map stage's inset inside a Reduce: its heading and padding around its lines. */
+const INSET_HEAD = 22;
+const INSET_PAD = 10;
 
-const ROLE: Record<string, string> = {
+const ROLE: Record<DataflowNodeJson['kind'], string> = {
   input: 'source',
-  values: 'source',
+  values: 'source · one empty row',
   map: 'Map · per row, stateless',
   reduce: 'Reduce + Merge · per key',
   distinct: 'Distinct · row → count',
+  join: 'Join · both inputs arranged by key',
   output: 'Output · view state + changelog',
 };
 
-function clip(text: string): string {
-  return text.length > MAX_CHARS ? `${text.slice(0, MAX_CHARS - 1)}…` : text;
+function clip(text: string, max = MAX_CHARS): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-function detailLines(n: DataflowNodeJson): string[] {
+/** What a box shows: its lines, and for a Reduce the lines of the Map stage fused into it. */
+interface Detail {
+  readonly lines: readonly string[];
+  readonly fused: readonly string[] | null;
+}
+
+function detailOf(n: DataflowNodeJson): Detail {
   const lines: string[] = [];
+  let fused: string[] | null = null;
   switch (n.kind) {
     case 'input':
-      lines.push(`${n.sourceKind ?? 'source'} ${n.source ?? ''}`);
-      if (n.columns !== undefined) lines.push(n.columns.join(', '));
+      lines.push(`${n.sourceKind} ${n.source}`, n.columns.join(', '));
+      break;
+    case 'values':
       break;
     case 'map':
-      if (n.filter !== undefined) lines.push(`filter ${n.filter}`);
-      if (n.project !== undefined) lines.push(`project ${n.project.join(', ')}`);
-      if (n.fusedInto !== null) lines.push(`fused into n${n.fusedInto}`);
+      if (n.filter !== null) lines.push(`filter ${n.filter}`);
+      if (n.project !== null) lines.push(`project ${n.project.join(', ')}`);
       break;
     case 'reduce':
-      lines.push(`key ${n.key?.join(', ') || '(none: one group)'}`);
-      for (const a of n.aggregates ?? []) lines.push(`${a.text} · ${a.strategy ?? '?'}`);
+      if (n.fused !== null) {
+        fused = [];
+        if (n.fused.filter !== null) fused.push(`filter ${n.fused.filter}`);
+        if (n.fused.keys.length > 0) fused.push(`keys ${n.fused.keys.join(', ')}`);
+        if (n.fused.arguments.length > 0) fused.push(`arguments ${n.fused.arguments.join(', ')}`);
+        if (fused.length === 0) fused.push('(reads the input row as it is)');
+      }
+      lines.push(`key ${n.key.join(', ') || '(none: one group)'}`);
+      for (const a of n.aggregates) lines.push(`${a.text} · ${a.strategy}`);
+      break;
+    case 'distinct':
+      break;
+    case 'join':
+      lines.push(`${n.joinKind} join`);
+      if (n.on.length === 0) lines.push('cross product: every left row × every right row');
+      for (const pair of n.on) lines.push(`on ${pair}`);
+      if (n.residual !== null) lines.push(`residual ${n.residual}`);
       break;
     case 'output':
-      lines.push(`key ${n.key === undefined ? 'none (multiset)' : n.key.join(', ')}`);
-      if (n.columns !== undefined) lines.push(n.columns.join(', '));
+      lines.push(`key ${n.key === null ? 'none (multiset)' : n.key.join(', ') || '(none: one row)'}`);
+      lines.push(n.columns.join(', '));
+      if (n.sharesStateWith !== null)
+        lines.push(`state of n${n.sharesStateWith} (reads its groups, no copy)`);
       break;
-    default:
-      lines.push(n.text);
   }
-  if (n.state !== undefined) lines.push(`state ${n.state}`);
-  return lines;
+  if (n.state !== null) lines.push(`state ${n.state}`);
+  return { lines, fused };
 }
 
-interface Placed {
-  readonly node: DataflowNodeJson;
-  readonly x: number;
-  readonly y: number;
-  readonly height: number;
+function heightOf(d: Detail): number {
+  const inset = d.fused === null ? 0 : INSET_HEAD + LINE * d.fused.length + INSET_PAD + 6;
+  return HEAD + inset + LINE * d.lines.length + FOOT;
 }
 
 export class DataflowView {
@@ -76,7 +105,7 @@ export class DataflowView {
       h(
         'p',
         { class: 'legend-note' },
-        'Map: per row, stateless. Reduce: combines a batch per key. Merge: folds it into the stored state (new = g(old, partial)), retracting old contributions. Counts are rows in/out since start.',
+        'Map: per row, stateless (a Map stage fused into a Reduce runs inside it, building no rows). Reduce: combines a batch per key. Merge: folds it into the stored state (new = g(old, partial)), retracting old contributions. Join: each input arranged by its key; a change on one side meets the other side’s arrangement. Counts are rows in/out since start.',
       ),
       h('details', {}, h('summary', {}, 'EXPLAIN DATAFLOW text'), this.textOut),
     );
@@ -93,7 +122,7 @@ export class DataflowView {
     for (const n of flow.nodes) {
       const c = this.counters.get(n.id);
       if (c === undefined) continue;
-      const text = this.countText(n);
+      const text = countText(n);
       if (text !== c.last) {
         setText(c.el, text);
         if (c.last !== '') flash(c.el.parentElement ?? c.el, 'rgba(255, 209, 102, 0.5)');
@@ -102,50 +131,19 @@ export class DataflowView {
     }
   }
 
-  private countText(n: DataflowNodeJson): string {
-    if (n.fusedInto !== null) return 'runs inside its Reduce';
-    if (n.stats === null) return 'no counts';
-    const parts = [`in ${formatCount(n.stats.rowsIn)}`, `out ${formatCount(n.stats.rowsOut)}`];
-    if (n.sharesStateWith !== undefined && n.sharesStateWith !== null && n.stats.stateBytes === 0) {
-      parts.push(`state in n${n.sharesStateWith}`);
-    } else if (n.stateful) parts.push(`state ${formatBytes(n.stats.stateBytes)}`);
-    return parts.join(' · ');
-  }
-
   private build(flow: DataflowJson): void {
     this.counters.clear();
-    const byId = new Map(flow.nodes.map((n) => [n.id, n]));
-    const level = new Map<number, number>();
-    const levelOf = (id: number): number => {
-      const known = level.get(id);
-      if (known !== undefined) return known;
-      level.set(id, 0);
-      const n = byId.get(id);
-      const l = n === undefined || n.inputs.length === 0 ? 0 : 1 + Math.max(...n.inputs.map(levelOf));
-      level.set(id, l);
-      return l;
-    };
-    const columns: DataflowNodeJson[][] = [];
-    for (const n of flow.nodes) (columns[levelOf(n.id)] ??= []).push(n);
-    const details = new Map(flow.nodes.map((n) => [n.id, detailLines(n)]));
-    const heightOf = (n: DataflowNodeJson): number => 62 + LINE * (details.get(n.id)?.length ?? 0) + 14;
-    // Data flows top to bottom: one row per level (longest path from an input), nodes of a level
-    // side by side, so a chain stays narrow enough to sit beside the live table.
-    const placed = new Map<number, Placed>();
-    const widest = Math.max(1, ...columns.map((row) => row.length));
-    const width = 20 + widest * BOX_W + (widest - 1) * GAP_X;
-    let y = 10;
-    for (const row of columns) {
-      const rowH = Math.max(...row.map(heightOf));
-      const rowW = row.length * BOX_W + (row.length - 1) * GAP_X;
-      let x = (width - rowW) / 2;
-      for (const n of row) {
-        placed.set(n.id, { node: n, x, y, height: heightOf(n) });
-        x += BOX_W + GAP_X;
-      }
-      y += rowH + GAP_Y;
-    }
-    const height = y - GAP_Y + 10;
+    const details = new Map(flow.nodes.map((n) => [n.id, detailOf(n)]));
+    const layout = layoutDataflow(
+      flow.nodes.map((n) => ({
+        id: n.id,
+        inputs: n.inputs,
+        height: heightOf(details.get(n.id) as Detail),
+      })),
+      flow.output,
+      { boxWidth: BOX_W, gapX: GAP_X, gapY: GAP_Y, margin: 10 },
+    );
+    const { width, height } = layout;
     const marker = s(
       'marker',
       {
@@ -165,56 +163,59 @@ export class DataflowView {
       role: 'list',
       'aria-label': `Dataflow of ${flow.view}: ${flow.nodes.length} operators, inputs first`,
     });
+    // Up to two boxes side by side scale down to the card; a wider join tree scrolls instead.
     svg.style.maxWidth = `${width}px`;
+    svg.style.minWidth = `${Math.min(width, 2 * BOX_W + GAP_X + 20)}px`;
     svg.append(s('defs', {}, marker));
-    for (const p of placed.values()) {
-      for (const input of p.node.inputs) {
-        const from = placed.get(input);
-        if (from === undefined) continue;
-        const x1 = from.x + BOX_W / 2;
-        const y1 = from.y + from.height;
-        const x2 = p.x + BOX_W / 2;
-        const y2 = p.y - 2;
-        const mid = (y1 + y2) / 2;
-        svg.append(
-          s('path', {
-            class: 'edge',
-            d: `M${x1},${y1} C${x1},${mid} ${x2},${mid} ${x2},${y2}`,
-            'marker-end': 'url(#df-arrow)',
-          }),
-        );
-      }
+    for (const e of layout.edges) svg.append(...edge(e));
+    for (const n of flow.nodes) {
+      const p = layout.boxes.get(n.id);
+      if (p !== undefined) svg.append(this.box(n, p, details.get(n.id) as Detail));
     }
-    for (const p of placed.values()) svg.append(this.box(p, details.get(p.node.id) ?? []));
     this.svgHolder.replaceChildren(svg);
   }
 
-  private box(p: Placed, lines: readonly string[]): SVGGElement {
-    const n = p.node;
-    const label = `n${n.id} ${n.title}: ${lines.join('; ')}`;
+  private box(n: DataflowNodeJson, p: PlacedBox, d: Detail): SVGGElement {
+    const all = [...(d.fused === null ? [] : ['fused Map:', ...d.fused]), ...d.lines];
     const g = s('g', {
-      class: `df-node kind-${n.kind}${n.fusedInto !== null ? ' fused' : ''}${n.stateful ? ' stateful' : ''}`,
+      class: `df-node kind-${n.kind}${n.stateful ? ' stateful' : ''}`,
       transform: `translate(${p.x},${p.y})`,
       'data-node': n.id,
       'data-kind': n.kind,
+      'data-inputs': n.inputs.join(' '),
       role: 'listitem',
-      'aria-label': label,
+      'aria-label': `n${n.id} ${n.title}: ${all.join('; ')}`,
     });
-    g.append(s('title', {}, n.text));
+    g.append(s('title', {}, [`n${n.id} ${n.title}`, ...all].join('\n')));
     g.append(s('rect', { class: 'box', width: BOX_W, height: p.height, rx: 8 }));
     g.append(s('rect', { class: 'band', width: BOX_W, height: 6, rx: 3 }));
     g.append(
       s(
         'text',
         { class: 'df-title', x: 12, y: 26 },
-        `${n.title}`,
+        n.title,
         s('tspan', { class: 'df-id', dx: 8 }, `n${n.id}`),
       ),
     );
-    g.append(s('text', { class: 'df-role', x: 12, y: 44 }, ROLE[n.kind] ?? n.kind));
-    lines.forEach((line, i) => {
-      const t = s('text', { class: 'df-detail', x: 12, y: 62 + i * LINE }, clip(line));
-      if (line.includes(' · invertible') || line.includes(' · multiset')) t.classList.add('df-agg');
+    g.append(s('text', { class: 'df-role', x: 12, y: 44 }, ROLE[n.kind]));
+    let y = HEAD;
+    if (d.fused !== null) {
+      // The Map stage lowering folded into this Reduce, drawn inside it: it has no node of its own.
+      const insetH = INSET_HEAD + LINE * d.fused.length + INSET_PAD;
+      const inset = s('g', { class: 'df-fused', 'data-fused': n.id, transform: `translate(8,${y - 12})` });
+      inset.append(s('rect', { class: 'inset', width: BOX_W - 16, height: insetH, rx: 6 }));
+      inset.append(s('text', { class: 'df-role', x: 8, y: 16 }, 'fused Map · per row, no projected rows'));
+      d.fused.forEach((line, i) => {
+        inset.append(
+          s('text', { class: 'df-detail', x: 8, y: INSET_HEAD + 12 + i * LINE }, clip(line, MAX_CHARS - 2)),
+        );
+      });
+      g.append(inset);
+      y += insetH + 6;
+    }
+    d.lines.forEach((line, i) => {
+      const t = s('text', { class: 'df-detail', x: 12, y: y + i * LINE }, clip(line));
+      if (line.endsWith(' · invertible') || line.endsWith(' · multiset')) t.classList.add('df-agg');
       g.append(t);
     });
     const countsBg = s('g', { class: 'df-counts' });
@@ -222,11 +223,45 @@ export class DataflowView {
     countsBg.append(counts);
     g.append(countsBg);
     this.counters.set(n.id, { el: counts, last: '' });
-    if (n.kind === 'input' && n.sourceKind === 'view' && n.source !== undefined) {
+    if (n.kind === 'input' && n.sourceKind === 'view') {
       const a = s('a', { href: this.linkTo(n.source), 'aria-label': `open view ${n.source}` });
       a.append(...Array.from(g.childNodes));
       g.append(a);
     }
     return g;
   }
+}
+
+function countText(n: DataflowNodeJson): string {
+  if (n.stats === null) return 'no counts';
+  const parts = [`in ${formatCount(n.stats.rowsIn)}`, `out ${formatCount(n.stats.rowsOut)}`];
+  if (n.kind === 'output' && n.sharesStateWith !== null) parts.push(`state in n${n.sharesStateWith}`);
+  else if (n.stateful) parts.push(`state ${formatBytes(n.stats.stateBytes)}`);
+  return parts.join(' · ');
+}
+
+/** An arrow from an input's bottom to the node's top; a Join's two are labelled left and right. */
+function edge(e: LayoutEdge): SVGElement[] {
+  const mid = (e.y1 + e.y2) / 2;
+  const path = s('path', {
+    class: `edge${e.side === null ? '' : ` edge-${e.side}`}`,
+    d: `M${e.x1},${e.y1} C${e.x1},${mid} ${e.x2},${mid} ${e.x2},${e.y2}`,
+    'marker-end': 'url(#df-arrow)',
+    'data-from': e.from,
+    'data-to': e.to,
+    ...(e.side === null ? {} : { 'data-side': e.side }),
+  });
+  if (e.side === null) return [path];
+  const label = s(
+    'text',
+    {
+      class: 'df-side',
+      x: e.side === 'left' ? e.x2 - 6 : e.x2 + 6,
+      y: e.y2 - 8,
+      'text-anchor': e.side === 'left' ? 'end' : 'start',
+      'data-side-label': e.to,
+    },
+    e.side,
+  );
+  return [path, label];
 }

@@ -1,6 +1,6 @@
-// The JSON of GET /v1/views/{name}/dataflow, shared by the route that builds it and the console
-// page that draws it.
-import type { GraphNode } from './dataflow-text.ts';
+// The JSON of GET /v1/views/{name}/dataflow, shared by the route that builds it from the view's
+// DataflowPlan (src/console/dataflow-route.ts) and the console page that draws it. Expressions are
+// printed as EXPLAIN DATAFLOW prints them (`#1:amount`: column 1 of the node's input, named amount).
 
 export interface NodeCounts {
   readonly rowsIn: number;
@@ -8,21 +8,80 @@ export interface NodeCounts {
   readonly stateBytes: number;
 }
 
-export type DataflowNodeJson = GraphNode & {
+export interface AggregateJson {
+  /** e.g. `sum(#2:amount)`, `count(*)`, `count(distinct #1:seller_id)`: over the Reduce's input row. */
+  readonly text: string;
+  /** invertible: O(1) state per group; multiset: value → count per group. */
+  readonly strategy: 'invertible' | 'multiset';
+}
+
+/** The Map stage lowering folded into a Reduce: evaluated per input row, no projected rows built. */
+export interface FusedMapJson {
+  readonly filter: string | null;
+  /** The group key expressions, over the Reduce's input. */
+  readonly keys: readonly string[];
+  /** The aggregate arguments, over the Reduce's input. */
+  readonly arguments: readonly string[];
+}
+
+interface NodeBase {
+  readonly id: number;
+  /** The operator as EXPLAIN prints it: "Input", "Map", "Reduce+Merge", "Join", … */
+  readonly title: string;
+  /** Ids of the nodes feeding this one; a Join's are [left, right]. */
+  readonly inputs: readonly number[];
+  /** Output column names. */
+  readonly columns: readonly string[];
+  /** Holds state of its own (a sharing Output does not: see sharesStateWith). */
+  readonly stateful: boolean;
+  /** Stable state id of the state the node holds, null if it holds none. */
+  readonly state: string | null;
   /** Cumulative counts since the view was created (or the server started); null if not tracked. */
   readonly stats: NodeCounts | null;
-  /** A projection the runtime runs inside the Reduce it feeds (its own counts stay at zero). */
-  readonly fusedInto: number | null;
-  /** An Output keyed like the Reduce feeding it reads that Reduce's state instead of a copy. */
-  readonly sharesStateWith: number | null;
-};
+}
+
+export type DataflowNodeJson =
+  | (NodeBase & { readonly kind: 'input'; readonly source: string; readonly sourceKind: 'table' | 'view' })
+  | (NodeBase & { readonly kind: 'values' })
+  | (NodeBase & {
+      readonly kind: 'map';
+      readonly filter: string | null;
+      readonly project: readonly string[] | null;
+    })
+  | (NodeBase & {
+      readonly kind: 'reduce';
+      /** Group key column names; empty: one group. */
+      readonly key: readonly string[];
+      readonly aggregates: readonly AggregateJson[];
+      readonly fused: FusedMapJson | null;
+    })
+  | (NodeBase & { readonly kind: 'distinct' })
+  | (NodeBase & {
+      readonly kind: 'join';
+      readonly joinKind: 'inner' | 'left' | 'right' | 'full';
+      /** Equi-key pairs, as EXPLAIN prints them: `#0:id = right.#1:order_id` (each side over its own
+       * input). Empty: no equi key, a cross product. */
+      readonly on: readonly string[];
+      /** The rest of the condition, over the left columns followed by the right ones. */
+      readonly residual: string | null;
+    })
+  | (NodeBase & {
+      readonly kind: 'output';
+      /** Unique key column names; null: a multiset. */
+      readonly key: readonly string[] | null;
+      /** The Reduce whose groups are the view's rows: the Output reads its state, holding no copy. */
+      readonly sharesStateWith: number | null;
+    });
 
 export interface DataflowJson {
   readonly view: string;
+  /** The epoch the counts reflect. */
   readonly epoch: number;
-  readonly fingerprint: string | null;
-  readonly output: number | null;
+  /** Hash of the printed plan (checkpoints record it). */
+  readonly fingerprint: string;
+  readonly output: number;
+  /** Inputs first (a node's inputs come before it), the output last. */
   readonly nodes: readonly DataflowNodeJson[];
-  /** The EXPLAIN DATAFLOW text the graph was read from. */
+  /** The view's EXPLAIN DATAFLOW print, for display. */
   readonly text: string;
 }

@@ -248,7 +248,7 @@ export class JoinOp implements Operator, Stateful {
   }
 
   stateSize(): number {
-    return (this.arranged[LEFT].size + this.arranged[RIGHT].size) * 120;
+    return this.arranged[LEFT].stateBytes + this.arranged[RIGHT].stateBytes;
   }
 
   /** Rows arranged on each side (for EXPLAIN-level metrics and tests). */

@@ -1,0 +1,65 @@
+// The shared base of the statement grammar: the per-statement state, syntax-error reporting and the
+// SELECT hand-off to the node-sql-parser adapter. The grammar is one chevrotain parser built up by
+// inheritance: base → names → expressions → ddl → dml → StatementParser (../statement-grammar.ts).
+import { EarlyExitException, EmbeddedActionsParser, NoViableAltException, type IToken } from 'chevrotain';
+import type { Pos, SelectStmt } from '../ast.ts';
+import { notSupported } from '../../common/errors.ts';
+import { allTokenTypes, AnyToken, LParen, posOf, Select, Values, With } from '../lexer.ts';
+import { parseSelect } from '../select-adapter.ts';
+
+export interface SelectBody {
+  readonly query: SelectStmt;
+  readonly text: string;
+}
+
+export abstract class GrammarBase extends EmbeddedActionsParser {
+  /** The full submitted text and the current statement's text and position, set per statement. */
+  protected source = '';
+  protected statementText = '';
+  protected statementPos: Pos = { line: 1, column: 1 };
+  /** Tokens a SELECT body may hand the SQL library (SqlLimits.maxSelectTokens), set per statement. */
+  protected selectTokenLimit = Infinity;
+
+  constructor() {
+    super(allTokenTypes, { maxLookahead: 3 });
+  }
+
+  /** A query: every token to the end of the statement goes to the node-sql-parser adapter. */
+  protected readonly selectBody = this.RULE('selectBody', (): SelectBody => {
+    const tokens: IToken[] = [];
+    this.OR([
+      { ALT: () => tokens.push(this.CONSUME(Select)) },
+      { ALT: () => tokens.push(this.CONSUME(With)) },
+      { ALT: () => tokens.push(this.CONSUME(LParen)) },
+      {
+        ALT: () => {
+          const values = this.CONSUME(Values);
+          this.ACTION(() => {
+            throw notSupported('VALUES as a query', posOf(values));
+          });
+        },
+      },
+    ]);
+    this.MANY(() => tokens.push(this.CONSUME(AnyToken)));
+    return this.ACTION(() => {
+      const first = tokens[0]!;
+      const last = tokens[tokens.length - 1]!;
+      return {
+        query: parseSelect(tokens, this.selectTokenLimit),
+        text: this.source.slice(first.startOffset, (last.endOffset ?? last.startOffset) + 1),
+      };
+    });
+  });
+
+  // chevrotain computes every expected token path to word its messages, which can take seconds
+  // on this grammar; Sluice's messages only need the offending token, so skip that work.
+  raiseNoAltException(): never {
+    throw this.saveError(new NoViableAltException('', this.LA(1), this.LA(0)));
+  }
+  raiseEarlyExitException(): never {
+    throw this.saveError(new EarlyExitException('', this.LA(1), this.LA(0)));
+  }
+  private saveError(error: Error): Error {
+    return (this as unknown as { SAVE_ERROR(e: Error): Error }).SAVE_ERROR(error);
+  }
+}

@@ -1,0 +1,198 @@
+// DML: INSERT … VALUES, UPDATE and DELETE, with the forms Sluice refuses by name.
+import type { IOrAlt } from 'chevrotain';
+import type { Expr, Pos, Statement, ValuesItem } from '../ast.ts';
+import { notSupported, parseError } from '../../common/errors.ts';
+import type { Located } from '../expr-builder.ts';
+import {
+  Comma,
+  Conflict,
+  Default,
+  Delete,
+  Eq,
+  From,
+  Ident,
+  identName,
+  Insert,
+  Into,
+  LParen,
+  On,
+  posOf,
+  Returning,
+  RParen,
+  Select,
+  SetKw,
+  Update,
+  Using,
+  Values,
+  Where,
+  With,
+} from '../lexer.ts';
+import { DdlGrammar } from './ddl.ts';
+import type { NameRef } from './names.ts';
+
+export abstract class DmlGrammar extends DdlGrammar {
+  protected readonly insertStatement = this.RULE('insertStatement', (): Statement => {
+    this.CONSUME(Insert);
+    this.CONSUME(Into);
+    const table = this.SUBRULE(this.objectName);
+    let columns: NameRef[] | undefined;
+    this.OPTION(() => {
+      columns = this.SUBRULE(this.nameList);
+    });
+    const rows: ValuesItem[][] = [];
+    let defaultValues = false;
+    this.OR([
+      {
+        ALT: () => {
+          this.CONSUME(Values);
+          this.AT_LEAST_ONE_SEP({ SEP: Comma, DEF: () => rows.push(this.SUBRULE(this.valuesRow)) });
+        },
+      },
+      {
+        ALT: () => {
+          const token = this.OR2([{ ALT: () => this.CONSUME(Select) }, { ALT: () => this.CONSUME(With) }]);
+          this.ACTION(() => {
+            throw notSupported('INSERT ... SELECT', posOf(token));
+          });
+        },
+      },
+      {
+        ALT: () => {
+          const token = this.CONSUME(Default);
+          this.CONSUME2(Values);
+          this.ACTION(() => {
+            if (columns !== undefined) throw parseError('syntax error at or near "DEFAULT"', posOf(token));
+            // One row, every column its default.
+            defaultValues = true;
+            rows.push([]);
+          });
+        },
+      },
+    ]);
+    this.OPTION2(() => {
+      const on = this.CONSUME(On);
+      this.CONSUME(Conflict);
+      this.ACTION(() => {
+        throw notSupported('ON CONFLICT', posOf(on));
+      });
+    });
+    this.SUBRULE(this.noReturning);
+    return this.ACTION((): Statement => ({
+      kind: 'insert',
+      table: table.name,
+      ...(columns !== undefined
+        ? { columns: columns.map((c) => c.name) }
+        : defaultValues
+          ? { columns: [] }
+          : {}),
+      rows,
+      pos: this.statementPos,
+      text: this.statementText,
+    }));
+  });
+
+  private readonly valuesRow = this.RULE('valuesRow', (): ValuesItem[] => {
+    const values: ValuesItem[] = [];
+    this.CONSUME(LParen);
+    const first = this.SUBRULE(this.value);
+    this.ACTION(() => values.push(first));
+    this.MANY(() => {
+      this.CONSUME(Comma);
+      const next = this.SUBRULE2(this.value);
+      this.ACTION(() => values.push(next));
+    });
+    this.CONSUME(RParen);
+    return values;
+  });
+
+  /** One VALUES item: an expression, or DEFAULT (the column's default). */
+  private readonly value = this.RULE('value', (): ValuesItem => this.OR(this.valueAlts));
+
+  private readonly valueAlts: IOrAlt<ValuesItem>[] = [
+    {
+      ALT: () => {
+        const token = this.CONSUME(Default);
+        return this.ACTION((): ValuesItem => ({ kind: 'default', pos: posOf(token) }));
+      },
+    },
+    {
+      ALT: () => {
+        const value = this.SUBRULE(this.expr);
+        return this.ACTION(() => value.expr);
+      },
+    },
+  ];
+
+  protected readonly updateStatement = this.RULE('updateStatement', (): Statement => {
+    this.CONSUME(Update);
+    const table = this.SUBRULE(this.objectName);
+    this.CONSUME(SetKw);
+    const assignments: { column: string; value: Expr; pos: Pos }[] = [];
+    this.AT_LEAST_ONE_SEP({
+      SEP: Comma,
+      DEF: () => {
+        const column = this.CONSUME(Ident);
+        this.CONSUME(Eq);
+        const value = this.SUBRULE(this.expr);
+        this.ACTION(() =>
+          assignments.push({ column: identName(column), value: value.expr, pos: posOf(column) }),
+        );
+      },
+    });
+    this.OPTION(() => {
+      const from = this.CONSUME(From);
+      this.ACTION(() => {
+        throw notSupported('UPDATE ... FROM', posOf(from));
+      });
+    });
+    const where = this.SUBRULE(this.optionalWhere);
+    this.SUBRULE(this.noReturning);
+    return this.ACTION((): Statement => ({
+      kind: 'update',
+      table: table.name,
+      assignments,
+      ...(where !== undefined ? { where } : {}),
+      pos: this.statementPos,
+      text: this.statementText,
+    }));
+  });
+
+  protected readonly deleteStatement = this.RULE('deleteStatement', (): Statement => {
+    this.CONSUME(Delete);
+    this.CONSUME(From);
+    const table = this.SUBRULE(this.objectName);
+    this.OPTION(() => {
+      const using = this.CONSUME(Using);
+      this.ACTION(() => {
+        throw notSupported('DELETE ... USING', posOf(using));
+      });
+    });
+    const where = this.SUBRULE(this.optionalWhere);
+    this.SUBRULE(this.noReturning);
+    return this.ACTION((): Statement => ({
+      kind: 'delete',
+      table: table.name,
+      ...(where !== undefined ? { where } : {}),
+      pos: this.statementPos,
+      text: this.statementText,
+    }));
+  });
+
+  private readonly optionalWhere = this.RULE('optionalWhere', (): Expr | undefined => {
+    let where: Located | undefined;
+    this.OPTION(() => {
+      this.CONSUME(Where);
+      where = this.SUBRULE(this.expr);
+    });
+    return this.ACTION(() => where?.expr);
+  });
+
+  private readonly noReturning = this.RULE('noReturning', (): void => {
+    this.OPTION(() => {
+      const token = this.CONSUME(Returning);
+      this.ACTION(() => {
+        throw notSupported('RETURNING', posOf(token));
+      });
+    });
+  });
+}

@@ -1,0 +1,663 @@
+// The expressions of DML and column DEFAULTs, parsed as flat operator runs and assembled by
+// buildExpr (expr-builder.ts), the code that also assembles the SELECT adapter's runs.
+import type { IOrAlt, IToken, OrMethodOpts, TokenType } from 'chevrotain';
+import type { Expr, Pos } from '../ast.ts';
+import { notSupported } from '../../common/errors.ts';
+import {
+  booleanLiteral,
+  buildExpr,
+  functionCall,
+  nullLiteral,
+  numberLiteral,
+  stringLiteral,
+  type InfixOp,
+  type Located,
+  type Piece,
+} from '../expr-builder.ts';
+import {
+  All,
+  And,
+  As,
+  Between,
+  Case,
+  Cast,
+  Comma,
+  Concat,
+  CurrentDate,
+  CurrentTime,
+  CurrentTimestamp,
+  Distinct,
+  Dot,
+  DoubleColon,
+  Else,
+  End,
+  Eq,
+  False,
+  Filter,
+  For,
+  From,
+  Gt,
+  GtEq,
+  Ident,
+  identName,
+  ILike,
+  In,
+  Is,
+  isWordText,
+  Like,
+  LocalTime,
+  LocalTimestamp,
+  LParen,
+  Lt,
+  LtEq,
+  Minus,
+  Not,
+  NotEq,
+  Null,
+  NumberLit,
+  Or,
+  Over,
+  Percent,
+  Plus,
+  posOf,
+  QuotedIdent,
+  RParen,
+  Select,
+  Slash,
+  Star,
+  StringLit,
+  stringValue,
+  Then,
+  True,
+  When,
+  With,
+} from '../lexer.ts';
+import { measureTypeName } from '../type-name.ts';
+import { NamesGrammar } from './names.ts';
+
+interface CallRest {
+  readonly kind: 'call';
+  readonly args: readonly Expr[];
+  readonly distinct: boolean;
+  readonly star: boolean;
+}
+
+/** What follows a name in an expression. */
+type NameRest =
+  CallRest | { readonly kind: 'qualified'; readonly name: IToken } | { readonly kind: 'column' };
+
+function appendAll(target: Piece[], pieces: readonly Piece[]): void {
+  for (const piece of pieces) target.push(piece);
+}
+
+export abstract class ExpressionGrammar extends NamesGrammar {
+  // ── expressions ────────────────────────────────────────────────────────────────────────────────
+  // An expression is parsed as a flat run (prefix* operand ((infix | between) prefix* operand |
+  // postfix)*) and assembled by buildExpr, the code that also assembles the SELECT adapter's runs.
+  // The alternatives of these hot rules are built once, as chevrotain advises; under tsx each
+  // inline `{ ALT: () => … }` would also cost a defineProperty for the function's name.
+
+  protected readonly expr = this.RULE('expr', (): Located => {
+    const pieces: Piece[] = [];
+    const first = this.SUBRULE(this.prefixedOperand);
+    this.ACTION(() => appendAll(pieces, first));
+    this.MANY(() => {
+      const more = this.OR(this.continuationAlts);
+      this.ACTION(() => appendAll(pieces, more));
+    });
+    return this.ACTION(() => buildExpr(pieces));
+  });
+
+  private readonly continuationAlts: IOrAlt<Piece[]>[] = [
+    {
+      ALT: () => {
+        const op = this.SUBRULE(this.infixOp);
+        const operand = this.SUBRULE2(this.prefixedOperand);
+        return this.ACTION((): Piece[] => [{ kind: 'infix', op }, ...operand]);
+      },
+    },
+    { ALT: () => this.SUBRULE(this.postfixOp) },
+  ];
+
+  /** A BETWEEN bound: only operators binding tighter than BETWEEN (arithmetic, ||, ::). */
+  protected readonly boundExpr = this.RULE('boundExpr', (): Located => {
+    const pieces: Piece[] = [];
+    const first = this.SUBRULE(this.signedOperand);
+    this.ACTION(() => appendAll(pieces, first));
+    this.MANY(() => {
+      const more = this.OR(this.boundContinuationAlts);
+      this.ACTION(() => appendAll(pieces, more));
+    });
+    return this.ACTION(() => buildExpr(pieces));
+  });
+
+  private readonly boundContinuationAlts: IOrAlt<Piece[]>[] = [
+    {
+      ALT: () => {
+        const op = this.SUBRULE(this.arithmeticOp);
+        const operand = this.SUBRULE2(this.signedOperand);
+        return this.ACTION((): Piece[] => [{ kind: 'infix', op }, ...operand]);
+      },
+    },
+    {
+      ALT: () => {
+        this.CONSUME(DoubleColon);
+        const type = this.SUBRULE(this.typeName);
+        return this.ACTION((): Piece[] => [{ kind: 'postfix', op: { kind: 'cast', type } }]);
+      },
+    },
+  ];
+
+  private readonly prefixedOperand = this.RULE('prefixedOperand', (): Piece[] => {
+    const run: Piece[] = [];
+    this.MANY(() => {
+      const piece = this.OR(this.prefixAlts);
+      this.ACTION(() => run.push(piece));
+    });
+    const operand = this.SUBRULE(this.operand);
+    this.ACTION(() => run.push({ kind: 'operand', expr: operand.expr, start: operand.start }));
+    return run;
+  });
+
+  private readonly prefixAlts: IOrAlt<Piece>[] = [
+    { ALT: () => this.prefix(this.CONSUME(Minus), '-') },
+    { ALT: () => this.prefix(this.CONSUME(Plus), '+') },
+    { ALT: () => this.prefix(this.CONSUME(Not), 'not') },
+  ];
+
+  private readonly signedOperand = this.RULE('signedOperand', (): Piece[] => {
+    const run: Piece[] = [];
+    this.MANY(() => {
+      const piece = this.OR(this.signAlts);
+      this.ACTION(() => run.push(piece));
+    });
+    const operand = this.SUBRULE(this.operand);
+    this.ACTION(() => run.push({ kind: 'operand', expr: operand.expr, start: operand.start }));
+    return run;
+  });
+
+  private readonly signAlts: IOrAlt<Piece>[] = [
+    { ALT: () => this.prefix(this.CONSUME(Minus), '-') },
+    { ALT: () => this.prefix(this.CONSUME(Plus), '+') },
+  ];
+
+  private prefix(token: IToken, op: '-' | '+' | 'not'): Piece {
+    return { kind: 'prefix', op, pos: posOf(token) };
+  }
+
+  /** An alternative consuming one token of `type` and yielding `value`. */
+  private tokenAlt<T>(type: TokenType, value: T, occurrence = 0): IOrAlt<T> {
+    return {
+      ALT: () => {
+        if (occurrence === 0) this.CONSUME(type);
+        else this.CONSUME2(type);
+        return value;
+      },
+    };
+  }
+
+  private readonly arithmeticOp = this.RULE('arithmeticOp', (): InfixOp => this.OR(this.arithmeticAlts));
+
+  private readonly arithmeticAlts: IOrAlt<InfixOp>[] = [
+    this.tokenAlt(Concat, '||'),
+    this.tokenAlt(Plus, '+'),
+    this.tokenAlt(Minus, '-'),
+    this.tokenAlt(Star, '*'),
+    this.tokenAlt(Slash, '/'),
+    this.tokenAlt(Percent, '%'),
+  ];
+
+  private readonly infixOp = this.RULE('infixOp', (): InfixOp => this.OR(this.infixAlts));
+
+  private readonly infixAlts: IOrAlt<InfixOp>[] = [
+    { ALT: () => this.SUBRULE(this.arithmeticOp) },
+    this.tokenAlt(Or, 'or'),
+    this.tokenAlt(And, 'and'),
+    this.tokenAlt(Eq, '='),
+    this.tokenAlt(NotEq, '<>'),
+    this.tokenAlt(Lt, '<'),
+    this.tokenAlt(LtEq, '<='),
+    this.tokenAlt(Gt, '>'),
+    this.tokenAlt(GtEq, '>='),
+    this.tokenAlt(Like, 'like'),
+    this.tokenAlt(ILike, 'ilike'),
+    {
+      ALT: () => {
+        this.CONSUME(Not);
+        return this.OR2(this.negatedLikeAlts);
+      },
+    },
+  ];
+
+  private readonly negatedLikeAlts: IOrAlt<InfixOp>[] = [
+    this.tokenAlt(Like, 'not like', 2),
+    this.tokenAlt(ILike, 'not ilike', 2),
+  ];
+
+  /** IS …, [NOT] IN (…), ::type, and [NOT] BETWEEN (which yields its marker and upper bound). */
+  private readonly postfixOp = this.RULE('postfixOp', (): Piece[] => this.OR(this.postfixAlts));
+
+  private readonly postfixAlts: IOrAlt<Piece[]>[] = [
+    {
+      ALT: () => {
+        this.CONSUME(Is);
+        let negated = false;
+        this.OPTION(() => {
+          this.CONSUME(Not);
+          negated = true;
+        });
+        const found = this.OR2(this.isValueAlts);
+        return this.ACTION((): Piece[] => [
+          { kind: 'postfix', op: { kind: 'is', value: found[1], negated, valuePos: posOf(found[0]) } },
+        ]);
+      },
+    },
+    {
+      ALT: () => {
+        let negated = false;
+        this.OPTION2(() => {
+          this.CONSUME2(Not);
+          negated = true;
+        });
+        this.CONSUME(Between);
+        const low = this.SUBRULE(this.boundExpr);
+        this.CONSUME(And);
+        const high = this.SUBRULE2(this.boundExpr);
+        return this.ACTION((): Piece[] => [
+          { kind: 'between', low: low.expr, negated },
+          { kind: 'operand', expr: high.expr, start: high.start },
+        ]);
+      },
+    },
+    {
+      ALT: () => {
+        let negated = false;
+        this.OPTION3(() => {
+          this.CONSUME3(Not);
+          negated = true;
+        });
+        this.CONSUME(In);
+        this.CONSUME(LParen);
+        const list = this.OR3(this.inListAlts);
+        this.CONSUME(RParen);
+        return this.ACTION((): Piece[] => [{ kind: 'postfix', op: { kind: 'in', list, negated } }]);
+      },
+    },
+    {
+      ALT: () => {
+        this.CONSUME(DoubleColon);
+        const type = this.SUBRULE(this.typeName);
+        return this.ACTION((): Piece[] => [{ kind: 'postfix', op: { kind: 'cast', type } }]);
+      },
+    },
+  ];
+
+  private readonly isValueAlts: IOrAlt<readonly [IToken, 'null' | 'true' | 'false']>[] = [
+    { ALT: () => [this.CONSUME(Null), 'null'] as const },
+    { ALT: () => [this.CONSUME(True), 'true'] as const },
+    { ALT: () => [this.CONSUME(False), 'false'] as const },
+    {
+      ALT: () => {
+        const distinct = this.CONSUME(Distinct);
+        return this.ACTION(() => {
+          throw notSupported('IS DISTINCT FROM', posOf(distinct));
+        });
+      },
+    },
+  ];
+
+  private readonly inListAlts: IOrAlt<Expr[]>[] = [
+    { ALT: () => this.SUBRULE(this.subquery) },
+    { ALT: () => this.SUBRULE(this.exprList) },
+  ];
+
+  /** `expr, expr, …` */
+  private readonly exprList = this.RULE('exprList', (): Expr[] => {
+    const items: Expr[] = [];
+    const first = this.SUBRULE(this.expr);
+    this.ACTION(() => items.push(first.expr));
+    this.MANY(() => {
+      this.CONSUME(Comma);
+      const next = this.SUBRULE2(this.expr);
+      this.ACTION(() => items.push(next.expr));
+    });
+    return items;
+  });
+
+  /** SELECT/WITH where a value is expected: a subquery, which Sluice does not support. */
+  private readonly subquery = this.RULE('subquery', (): never => {
+    const token = this.OR(this.queryStartAlts);
+    return this.ACTION(() => {
+      throw notSupported('subquery', posOf(token));
+    });
+  });
+
+  private readonly queryStartAlts: IOrAlt<IToken>[] = [
+    { ALT: () => this.CONSUME(Select) },
+    { ALT: () => this.CONSUME(With) },
+  ];
+
+  // One token of lookahead: the typed-literal alternative is chosen by its GATE, and deeper
+  // lookahead would make chevrotain drop the bare-column path of nameExpr.
+  private readonly operand = this.RULE('operand', (): Located => this.OR(this.operandAlts));
+
+  private readonly operandAlts: OrMethodOpts<Located> = {
+    MAX_LOOKAHEAD: 1,
+    DEF: [
+      {
+        ALT: () => {
+          const token = this.CONSUME(NumberLit);
+          return this.ACTION(() => this.located(numberLiteral(token.image, posOf(token))));
+        },
+      },
+      {
+        ALT: () => {
+          const token = this.CONSUME(StringLit);
+          return this.ACTION(() => this.located(stringLiteral(stringValue(token), posOf(token))));
+        },
+      },
+      {
+        ALT: () => {
+          const token = this.CONSUME(True);
+          return this.ACTION(() => this.located(booleanLiteral(true, posOf(token))));
+        },
+      },
+      {
+        ALT: () => {
+          const token = this.CONSUME(False);
+          return this.ACTION(() => this.located(booleanLiteral(false, posOf(token))));
+        },
+      },
+      {
+        ALT: () => {
+          const token = this.CONSUME(Null);
+          return this.ACTION(() => this.located(nullLiteral(posOf(token))));
+        },
+      },
+      { ALT: () => this.SUBRULE(this.niladicCall) },
+      { ALT: () => this.SUBRULE(this.caseExpr) },
+      { ALT: () => this.SUBRULE(this.castExpr) },
+      { ALT: () => this.SUBRULE(this.parenExpr) },
+      {
+        GATE: () => isWordText(this.LA(1), 'interval') && this.LA(2).tokenType === StringLit,
+        ALT: () => {
+          const token = this.CONSUME(Ident);
+          return this.ACTION(() => {
+            throw notSupported('INTERVAL', posOf(token));
+          });
+        },
+      },
+      {
+        // Typed literal: DATE '2024-01-01', TIMESTAMP '…' (a cast of the string).
+        GATE: () => this.typedLiteralAhead(),
+        ALT: () => {
+          const type = this.SUBRULE(this.typeName);
+          const token = this.CONSUME2(StringLit);
+          return this.ACTION(() => {
+            const operand = stringLiteral(stringValue(token), posOf(token));
+            return this.located({ kind: 'cast', operand, type, pos: type.pos });
+          });
+        },
+      },
+      { ALT: () => this.SUBRULE(this.nameExpr) },
+    ],
+  };
+
+  /**
+   * Whether a date/time type name and a string literal come next. PostgreSQL takes any type name
+   * there; node-sql-parser (the SELECT path) only date/time ones, so both paths take only those.
+   */
+  private typedLiteralAhead(): boolean {
+    const length = measureTypeName((k) => this.LA(k));
+    if (length === 0 || this.LA(length + 1).tokenType !== StringLit) return false;
+    const word = this.LA(1).image.toLowerCase();
+    return (
+      this.LA(1).tokenType !== QuotedIdent && (word === 'date' || word === 'time' || word === 'timestamp')
+    );
+  }
+
+  private located(expr: Expr): Located {
+    return { expr, start: expr.pos };
+  }
+
+  private readonly niladicCall = this.RULE('niladicCall', (): Located => {
+    const token = this.OR(this.niladicAlts);
+    let precision: IToken | undefined;
+    this.OPTION(() => {
+      this.CONSUME(LParen);
+      precision = this.CONSUME(NumberLit);
+      this.CONSUME(RParen);
+    });
+    return this.ACTION(() => {
+      const args = precision !== undefined ? [numberLiteral(precision.image, posOf(precision))] : [];
+      return this.located(functionCall(identName(token), args, {}, posOf(token)));
+    });
+  });
+
+  private readonly niladicAlts: IOrAlt<IToken>[] = [
+    { ALT: () => this.CONSUME(CurrentDate) },
+    { ALT: () => this.CONSUME(CurrentTime) },
+    { ALT: () => this.CONSUME(CurrentTimestamp) },
+    { ALT: () => this.CONSUME(LocalTime) },
+    { ALT: () => this.CONSUME(LocalTimestamp) },
+  ];
+
+  private readonly caseExpr = this.RULE('caseExpr', (): Located => {
+    const caseToken = this.CONSUME(Case);
+    let operand: Located | undefined;
+    this.OPTION(() => {
+      operand = this.SUBRULE(this.expr);
+    });
+    const whens: { when: Expr; then: Expr }[] = [];
+    this.AT_LEAST_ONE(() => {
+      this.CONSUME(When);
+      const when = this.SUBRULE2(this.expr);
+      this.CONSUME(Then);
+      const then = this.SUBRULE3(this.expr);
+      this.ACTION(() => whens.push({ when: when.expr, then: then.expr }));
+    });
+    let elseExpr: Located | undefined;
+    this.OPTION2(() => {
+      this.CONSUME(Else);
+      elseExpr = this.SUBRULE4(this.expr);
+    });
+    this.CONSUME(End);
+    return this.ACTION(() =>
+      this.located({
+        kind: 'case',
+        ...(operand !== undefined ? { operand: operand.expr } : {}),
+        whens,
+        ...(elseExpr !== undefined ? { else: elseExpr.expr } : {}),
+        pos: posOf(caseToken),
+      }),
+    );
+  });
+
+  private readonly castExpr = this.RULE('castExpr', (): Located => {
+    const castToken = this.CONSUME(Cast);
+    this.CONSUME(LParen);
+    const operand = this.SUBRULE(this.expr);
+    this.CONSUME(As);
+    const type = this.SUBRULE(this.typeName);
+    this.CONSUME(RParen);
+    return this.ACTION(() =>
+      this.located({ kind: 'cast', operand: operand.expr, type, pos: posOf(castToken) }),
+    );
+  });
+
+  private readonly parenExpr = this.RULE('parenExpr', (): Located => {
+    const open = this.CONSUME(LParen);
+    const inner = this.OR(this.parenInnerAlts);
+    this.OPTION(() => {
+      this.CONSUME(Comma);
+      this.ACTION(() => {
+        throw notSupported('row constructor', posOf(open));
+      });
+    });
+    this.CONSUME(RParen);
+    return this.ACTION(() => ({ expr: inner.expr, start: posOf(open) }));
+  });
+
+  private readonly parenInnerAlts: IOrAlt<Located>[] = [
+    { ALT: () => this.SUBRULE(this.subquery) },
+    { ALT: () => this.SUBRULE(this.expr) },
+  ];
+
+  /** A column reference (`c`, `t.c`) or a function call (`f(...)`). */
+  private readonly nameExpr = this.RULE('nameExpr', (): Located => {
+    const first = this.CONSUME(Ident);
+    this.ACTION(() => this.callNames.push(first));
+    const rest = this.OR(this.nameRestAlts);
+    return this.ACTION(() => {
+      this.callNames.pop();
+      if (rest.kind === 'call')
+        return this.located(functionCall(identName(first), rest.args, rest, posOf(first)));
+      const column: Expr =
+        rest.kind === 'qualified'
+          ? { kind: 'column', table: identName(first), name: identName(rest.name), pos: posOf(first) }
+          : { kind: 'column', name: identName(first), pos: posOf(first) };
+      return this.located(column);
+    });
+  });
+
+  /** Names whose call arguments are being parsed (innermost last); SUBSTRING's FROM depends on it. */
+  protected readonly callNames: IToken[] = [];
+
+  private readonly nameRestAlts: IOrAlt<NameRest>[] = [
+    { ALT: () => this.SUBRULE(this.callArguments) },
+    {
+      ALT: () => {
+        this.CONSUME(Dot);
+        return this.OR2(this.qualifiedAlts);
+      },
+    },
+    { ALT: () => ({ kind: 'column' }) as const },
+  ];
+
+  private readonly qualifiedAlts: IOrAlt<NameRest>[] = [
+    {
+      ALT: () => {
+        const second = this.CONSUME2(Ident);
+        this.OPTION(() => {
+          this.OR3(this.tooQualifiedAlts);
+          this.ACTION(() => {
+            throw notSupported('schema-qualified name', this.here(this.callNames));
+          });
+        });
+        return { kind: 'qualified', name: second } as const;
+      },
+    },
+    {
+      ALT: () => {
+        const star = this.CONSUME(Star);
+        return this.ACTION(() => {
+          throw notSupported('* in an expression', posOf(star));
+        });
+      },
+    },
+  ];
+
+  private readonly tooQualifiedAlts: IOrAlt<IToken>[] = [
+    { ALT: () => this.CONSUME2(Dot) },
+    { ALT: () => this.CONSUME(LParen) },
+  ];
+
+  private here(names: readonly IToken[]): Pos {
+    const name = names[names.length - 1];
+    return name !== undefined ? posOf(name) : this.statementPos;
+  }
+
+  /** `( [*] | [DISTINCT|ALL] args )` after a function name; SUBSTRING also takes FROM/FOR. */
+  private readonly callArguments = this.RULE('callArguments', (): NameRest => {
+    const name = this.callNames[this.callNames.length - 1];
+    const call = { kind: 'call' as const, args: [] as Expr[], distinct: false, star: false };
+    this.CONSUME(LParen);
+    this.OPTION(() => {
+      const parsed = this.OR(this.callBodyAlts);
+      this.ACTION(() => Object.assign(call, parsed));
+    });
+    this.CONSUME(RParen);
+    this.OPTION2(() => {
+      const filter = this.CONSUME(Filter);
+      this.ACTION(() => {
+        throw notSupported('aggregate FILTER', posOf(filter));
+      });
+    });
+    this.OPTION3(() => {
+      this.CONSUME(Over);
+      this.ACTION(() => {
+        throw notSupported('window function', name !== undefined ? posOf(name) : this.statementPos);
+      });
+    });
+    return call;
+  });
+
+  private readonly callBodyAlts: IOrAlt<Partial<CallRest>>[] = [
+    {
+      ALT: () => {
+        this.CONSUME(Star);
+        return { star: true };
+      },
+    },
+    { ALT: () => this.SUBRULE(this.subquery) },
+    {
+      ALT: () => {
+        let distinct = false;
+        this.OPTION4(() => {
+          distinct = this.OR2(this.quantifierAlts);
+        });
+        const first = this.SUBRULE(this.expr);
+        const more = this.OR3(this.moreArgumentAlts);
+        return this.ACTION(() => ({ distinct, args: [first.expr, ...more] }));
+      },
+    },
+  ];
+
+  private readonly quantifierAlts: IOrAlt<boolean>[] = [
+    this.tokenAlt(Distinct, true),
+    this.tokenAlt(All, false),
+  ];
+
+  private readonly moreArgumentAlts: IOrAlt<Expr[]>[] = [
+    {
+      // SUBSTRING(s FROM start [FOR count])
+      GATE: () => this.callNameIs('substring'),
+      ALT: () => {
+        this.CONSUME(From);
+        const start = this.SUBRULE4(this.expr);
+        let count: Located | undefined;
+        this.OPTION5(() => {
+          this.CONSUME(For);
+          count = this.SUBRULE2(this.expr);
+        });
+        return this.ACTION(() => (count !== undefined ? [start.expr, count.expr] : [start.expr]));
+      },
+    },
+    {
+      ALT: () => {
+        const from = this.CONSUME2(From);
+        return this.ACTION(() => {
+          const name = this.callNames[this.callNames.length - 1];
+          if (name !== undefined && identName(name) === 'extract') throw notSupported('EXTRACT', posOf(name));
+          throw notSupported(`${name?.image.toUpperCase() ?? 'function'}(... FROM ...)`, posOf(from));
+        });
+      },
+    },
+    {
+      ALT: () => {
+        const args: Expr[] = [];
+        this.MANY(() => {
+          this.CONSUME(Comma);
+          const arg = this.SUBRULE3(this.expr);
+          this.ACTION(() => args.push(arg.expr));
+        });
+        return args;
+      },
+    },
+  ];
+
+  private callNameIs(lower: string): boolean {
+    const name = this.callNames[this.callNames.length - 1];
+    return name !== undefined && name.tokenType !== QuotedIdent && name.image.toLowerCase() === lower;
+  }
+}

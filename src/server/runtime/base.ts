@@ -1,0 +1,53 @@
+// The runtime's shared state: the engine and stores every part uses, and whether it still serves.
+// SluiceRuntime (../runtime.ts) is one object split by concern into a chain of classes, each extending
+// the last: base, feeds, commit, connector-lifecycle, checkpoints, subscriptions, recovery.
+import type { SluiceError } from '../../common/errors.ts';
+import type { CheckpointStore } from '../../storage/checkpoint-store.ts';
+import type { ConnectorManager } from '../connectors.ts';
+import type { SourceStore } from '../../storage/source-store.ts';
+import type { HighWaterMark } from '../../storage/high-water-mark.ts';
+import type { ChangelogStore } from '../../storage/changelog-store.ts';
+import type { SubscriberBudget } from '../../sink/subscriber-budget.ts';
+import type { SqliteStore } from '../../storage/sqlite-store.ts';
+import type { TableLog } from '../../storage/table-log.ts';
+import type { Engine } from '../../index.ts';
+import type { RuntimeOptions, RuntimeHooks } from './types.ts';
+
+export abstract class RuntimeBase {
+  /** Replaced only during recovery (a checkpoint that cannot be loaded falls back to a fresh one). */
+  abstract engine: Engine;
+  abstract readonly store: SqliteStore;
+  abstract readonly log: TableLog;
+  abstract readonly changelog: ChangelogStore;
+  /** Replaced only at start, when the checkpoint file is found damaged (set aside, started anew). */
+  abstract checkpoints: CheckpointStore;
+  /** Checkpoints live in a file of their own, so one can be written in slices between epochs. */
+  abstract checkpointFile: SqliteStore;
+  /** The last committed journal offset, outside the data file (null in memory). */
+  protected abstract readonly highWater: HighWaterMark | null;
+  abstract readonly sourceStore: SourceStore;
+  abstract readonly connectors: ConnectorManager;
+  /** The last epoch whose transaction committed (and was published). */
+  abstract committedEpoch: number;
+  /** One memory budget for every subscriber's queued bytes and the snapshots they stream. */
+  abstract readonly subscriberBudget: SubscriberBudget;
+  hooks: RuntimeHooks = {};
+  /** Set when the store failed under us: the process must restart (and replay) to recover. */
+  failure: SluiceError | null = null;
+  protected closing = false;
+
+  constructor(protected readonly options: RuntimeOptions) {}
+
+  get ready(): boolean {
+    return !this.closing && this.failure === null;
+  }
+}
+
+/** Lets the event loop run (I/O, timers, other requests) before going on. */
+export function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,132 @@
+// Checkpoint scheduling: when one is due (epochs, time, pacing), writing it whole or in slices
+// between epochs, and what the stored checkpoint covers.
+import { SluiceError } from '../../common/errors.ts';
+import type { CheckpointWriteStats } from '../../storage/checkpoint-store.ts';
+import { crashPoint } from '../crash-points.ts';
+import type { CheckpointStatus } from './types.ts';
+import { RuntimeConnectors } from './connector-lifecycle.ts';
+import { errorText } from './base.ts';
+
+/** The gap after a checkpoint is at least this many times its duration. */
+const CHECKPOINT_PACING = 10;
+
+export abstract class RuntimeCheckpoints extends RuntimeConnectors {
+  // Checkpoint bookkeeping: what the stored checkpoint covers, and when the last attempt was.
+  protected checkpointEpoch = -1;
+  protected checkpointOffset = -1;
+  private lastCheckpointAttempt = performance.now();
+  protected checkpointing = false;
+  private checkpointsWritten = 0;
+  private checkpointFailures = 0;
+  private lastCheckpointError: string | null = null;
+  private lastCheckpointStats: CheckpointWriteStats | null = null;
+
+  /** Takes a checkpoint when the policy says one is due and something changed since the last. */
+  protected maybeCheckpoint(): void {
+    const policy = this.options.checkpoint;
+    if (policy === null || this.checkpointing || !this.ready || this.store.inTransaction) return;
+    if (!this.changedSinceCheckpoint()) return;
+    const elapsed = performance.now() - this.lastCheckpointAttempt;
+    // A checkpoint pauses everything: after one that took d ms the next waits at least
+    // CHECKPOINT_PACING·d, so checkpoints never take more than ~1/CHECKPOINT_PACING of the time
+    // (a large state being loaded is not checkpointed over and over).
+    if (elapsed < CHECKPOINT_PACING * (this.lastCheckpointStats?.busyMs ?? 0)) return;
+    const due = this.committedEpoch - this.checkpointEpoch >= policy.epochs || elapsed >= policy.intervalMs;
+    if (due) void this.checkpointInSlices();
+  }
+
+  protected changedSinceCheckpoint(): boolean {
+    return this.committedEpoch !== this.checkpointEpoch || this.log.lastOffset !== this.checkpointOffset;
+  }
+
+  /**
+   * Commits the open group, then writes a checkpoint of the committed state at once (incremental
+   * when the previous one was written). Used at shutdown and by tests; while serving, checkpoints
+   * are written in slices (`checkpointInSlices`). A failure (disk full, I/O) is logged and counted;
+   * the previous checkpoint stays whole and the next attempt is a full one.
+   */
+  checkpoint(): CheckpointWriteStats | null {
+    if (!this.startCheckpoint()) return null;
+    try {
+      return this.checkpointWritten(this.checkpoints.checkpoint(this.engine, this.log.lastOffset));
+    } catch (error) {
+      this.checkpointFailed(error);
+      return null;
+    } finally {
+      this.checkpointing = false;
+    }
+  }
+
+  /**
+   * A checkpoint of the committed state, written in slices of about 10 ms between which epochs go
+   * on (the state is taken at once, so the checkpoint is of one epoch): a large checkpoint costs
+   * throughput, never a multi-second stall. Resolves with null when it failed (logged, counted).
+   */
+  async checkpointInSlices(): Promise<CheckpointWriteStats | null> {
+    if (!this.startCheckpoint()) return null;
+    try {
+      const stats = await this.checkpoints.checkpointSliced(
+        this.engine,
+        this.log.lastOffset,
+        this.options.checkpoint?.sliceMs,
+      );
+      return this.closing ? null : this.checkpointWritten(stats);
+    } catch (error) {
+      if (!this.closing) this.checkpointFailed(error);
+      return null;
+    } finally {
+      this.checkpointing = false;
+    }
+  }
+
+  /**
+   * Commits the open group so the checkpoint is of committed state, and claims the one checkpoint
+   * that may run at a time; false when checkpoints are off, one is running or the store failed.
+   */
+  private startCheckpoint(): boolean {
+    if (this.options.checkpoint === null || this.checkpointing || this.failure !== null) return false;
+    this.checkpointing = true;
+    this.flush();
+    if (this.failure !== null || this.store.inTransaction) {
+      this.checkpointing = false;
+      return false;
+    }
+    this.lastCheckpointAttempt = performance.now();
+    return true;
+  }
+
+  private checkpointWritten(stats: CheckpointWriteStats): CheckpointWriteStats {
+    crashPoint('after-checkpoint');
+    this.highWater?.sync();
+    this.checkpointEpoch = stats.epoch;
+    this.checkpointOffset = stats.journalOffset;
+    this.checkpointsWritten += 1;
+    this.lastCheckpointStats = stats;
+    this.lastCheckpointError = null;
+    this.hooks.checkpointWritten?.(stats);
+    return stats;
+  }
+
+  private checkpointFailed(error: unknown): void {
+    const failure =
+      error instanceof SluiceError
+        ? error
+        : new SluiceError('STATE_ERROR', 'checkpoint failed', { detail: errorText(error) });
+    this.checkpointFailures += 1;
+    this.lastCheckpointError = failure.message;
+    this.options.logger.error({ err: failure }, 'checkpoint failed; the previous checkpoint is kept');
+    this.hooks.checkpointFailed?.(failure);
+  }
+
+  checkpointStatus(): CheckpointStatus {
+    return {
+      enabled: this.options.checkpoint !== null,
+      epoch: this.checkpointEpoch >= 0 ? this.checkpointEpoch : null,
+      journalOffset: this.checkpointOffset >= 0 ? this.checkpointOffset : null,
+      written: this.checkpointsWritten,
+      failures: this.checkpointFailures,
+      lastError: this.lastCheckpointError,
+      last: this.lastCheckpointStats,
+    };
+  }
+}

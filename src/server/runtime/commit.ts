@@ -1,0 +1,289 @@
+// Writes: each engine call runs in one SQLite transaction (journal and changelog entries together)
+// whose epochs are published only after it committed; ingest requests are group-committed.
+import { SluiceError } from '../../common/errors.ts';
+import { crashPoint } from '../crash-points.ts';
+import type { ScriptResult, StatementResult, TableChanges } from '../../exec/api.ts';
+import { CloseCodes } from '../../sink/subscriber.ts';
+import { encodeChangesWire } from '../../storage/changelog-codec.ts';
+import { RuntimeFeeds } from './feeds.ts';
+import { yieldToLoop } from './base.ts';
+
+/** How long one slice of a client's SQL script (statements, or a SELECT's input) may hold the event loop. */
+const SCRIPT_SLICE_MS = 8;
+
+/** Loop turns a group waits for more ingest requests before it commits (bounded added latency). */
+const GROUP_MAX_HOPS = 4;
+/** A group commits at once beyond this many requests (bounds the answers held back). */
+const GROUP_MAX_REQUESTS = 64;
+
+interface GroupWaiter {
+  readonly resolve: (value: { accepted: number; epoch: number }) => void;
+  readonly reject: (error: unknown) => void;
+  readonly result: { accepted: number; epoch: number };
+  readonly table: string;
+  readonly rows: number;
+  readonly started: number;
+}
+
+// Group commit: ingest requests are applied at once, each as its own epoch, into one open SQLite
+// transaction; the transaction commits once the event loop has gone a turn without new ingest work
+// (so requests that arrive together share one fsync), and only then are their answers resolved and
+// their epochs published. Everything else — SQL scripts, reads, snapshots, subscriptions — first
+// commits the open group (flush), so it only ever sees committed epochs.
+
+export abstract class RuntimeCommit extends RuntimeFeeds {
+  /** Clients' scripts run one at a time: the last one queued settles this. */
+  private scripts: Promise<void> = Promise.resolve();
+  /** Ingest requests applied in the open transaction, answered once it commits. */
+  private group: GroupWaiter[] = [];
+  private groupScheduled = false;
+  private groupSeen = 0;
+  private groupHops = 0;
+  /** Tells a stale loop-turn callback (its group was committed early by a flush) to stop. */
+  private groupGeneration = 0;
+  /** Commits of ingest groups and the requests they carried (metrics, tests). */
+  groupCommits = 0;
+  groupedRequests = 0;
+  // Provided by connector-lifecycle.ts and checkpoints.ts.
+  protected abstract syncConnectors(): void;
+  protected abstract maybeCheckpoint(): void;
+
+  executeScript(sql: string): ScriptResult {
+    return this.write(() => this.engine.executeScript(sql));
+  }
+
+  /**
+   * Runs a script for a client (POST /v1/sql) in slices of about SCRIPT_SLICE_MS: between them other
+   * requests, ingest and epochs go on, so no script holds the server however long it is (600 views
+   * in one request, a SELECT over millions of rows). Each slice commits what its statements did and
+   * publishes their epochs. Scripts run one at a time, in the order they arrived.
+   */
+  executeSql(sql: string): Promise<ScriptResult> {
+    const run = this.scripts.then(() => this.runSliced(sql));
+    this.scripts = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private async runSliced(sql: string): Promise<ScriptResult> {
+    const run = this.engine.runScript(sql);
+    try {
+      for (;;) {
+        const result = this.write(() => run.step(performance.now() + SCRIPT_SLICE_MS));
+        if (result !== null) return result;
+        await yieldToLoop();
+        if (this.failure !== null) return run.stop(this.failure);
+        if (this.closing) {
+          return run.stop(
+            new SluiceError('UNAVAILABLE', 'server is shutting down', {
+              detail: 'the statements before this one were run; the rest were not',
+            }),
+          );
+        }
+      }
+    } finally {
+      if (run.rowsRead > 0) this.hooks.rowsExamined?.('select', run.rowsRead);
+      if (run.dmlRowsRead > 0) this.hooks.rowsExamined?.('dml', run.dmlRowsRead);
+    }
+  }
+
+  execute(sql: string): readonly StatementResult[] {
+    return this.write(() => this.engine.execute(sql));
+  }
+
+  /** Synchronous ingest: applies and commits at once (commits any open group first). */
+  ingest(table: string, changes: TableChanges): { accepted: number; epoch: number } {
+    const started = performance.now();
+    const result = this.write(() => this.engine.applyChanges(table, changes));
+    const rows = (changes.insert?.length ?? 0) + (changes.delete?.length ?? 0);
+    this.hooks.batchApplied?.(table, rows, (performance.now() - started) / 1000);
+    return result;
+  }
+
+  /**
+   * Group-committed ingest: the batch is validated and applied now, as its own epoch (a rejected
+   * batch throws here and leaves no effect), into the open transaction; the promise resolves once
+   * that transaction committed and the epoch was published. A commit failure rejects every request
+   * of the group.
+   */
+  ingestGrouped(table: string, changes: TableChanges): Promise<{ accepted: number; epoch: number }> {
+    if (this.failure !== null) return Promise.reject(this.failure);
+    if (this.closing) return Promise.reject(new SluiceError('UNAVAILABLE', 'server is shutting down'));
+    const started = performance.now();
+    let result: { accepted: number; epoch: number };
+    try {
+      result = this.engine.applyChanges(table, changes);
+    } catch (error) {
+      try {
+        this.settleFailedCall();
+      } catch (e) {
+        this.fail(e);
+        this.rejectGroup(this.failure);
+        return Promise.reject(this.failure);
+      }
+      // Whatever the failed call left in the transaction commits with the group, as before.
+      if (this.store.inTransaction) this.scheduleGroup();
+      return Promise.reject(error);
+    }
+    this.log.lastBatch = null;
+    const rows = (changes.insert?.length ?? 0) + (changes.delete?.length ?? 0);
+    const done = new Promise<{ accepted: number; epoch: number }>((resolve, reject) => {
+      this.group.push({ resolve, reject, result, table, rows, started });
+    });
+    if (this.group.length >= GROUP_MAX_REQUESTS) this.flush();
+    else this.scheduleGroup();
+    return done;
+  }
+
+  private scheduleGroup(): void {
+    if (this.groupScheduled) return;
+    this.groupScheduled = true;
+    // At least one full loop turn: requests that arrived while this one was applied join it.
+    this.groupSeen = 0;
+    this.groupHops = 0;
+    const generation = ++this.groupGeneration;
+    setImmediate(() => this.groupTick(generation));
+  }
+
+  /** One loop turn passed: wait another if new requests joined (up to a bound), else commit. */
+  private groupTick(generation: number): void {
+    if (!this.groupScheduled || generation !== this.groupGeneration) return;
+    if (this.group.length > this.groupSeen && this.groupHops < GROUP_MAX_HOPS) {
+      this.groupSeen = this.group.length;
+      this.groupHops += 1;
+      setImmediate(() => this.groupTick(generation));
+      return;
+    }
+    this.flush();
+  }
+
+  /**
+   * Commits the open ingest group (if any), publishes its epochs and resolves its answers. Called
+   * before anything that reads state or writes outside the group, so they see committed epochs only.
+   */
+  flush(): void {
+    this.groupScheduled = false;
+    const group = this.group;
+    if (group.length === 0 && this.pending.length === 0 && !this.store.inTransaction) return;
+    if (this.failure !== null) {
+      this.rejectGroup(this.failure);
+      return;
+    }
+    this.group = [];
+    try {
+      if (this.ddlSinceSync) this.syncCatalog();
+      if (this.store.inTransaction) crashPoint('before-commit');
+      this.store.commit();
+      this.highWater?.record(this.log.lastOffset, this.engine.epoch);
+    } catch (e) {
+      this.fail(e);
+      for (const w of group) w.reject(this.failure);
+      return;
+    }
+    crashPoint('after-commit');
+    this.committedEpoch = this.engine.epoch;
+    this.publish();
+    if (group.length > 0) {
+      this.groupCommits += 1;
+      this.groupedRequests += group.length;
+      this.hooks.groupCommitted?.(group.length);
+    }
+    const now = performance.now();
+    for (const w of group) {
+      // Batch time as before: from the request's apply to its durable commit and publication.
+      this.hooks.batchApplied?.(w.table, w.rows, (now - w.started) / 1000);
+      w.resolve(w.result);
+    }
+    this.maybeCheckpoint();
+  }
+
+  private rejectGroup(error: unknown): void {
+    const group = this.group;
+    this.group = [];
+    this.groupScheduled = false;
+    this.pending = [];
+    for (const w of group) w.reject(error);
+  }
+
+  /** A batch logged but not applied (the engine failed after validation) is taken back. */
+  private settleFailedCall(): void {
+    const last = this.log.lastBatch;
+    if (last !== null && last.epoch > this.engine.epoch) this.log.retractLastBatch();
+    this.log.lastBatch = null;
+  }
+
+  /**
+   * Runs one engine call inside one transaction: the journal entries it appends and the changelog
+   * entries its epochs produce commit together, then the epochs are published to subscribers.
+   */
+  protected write<T>(call: () => T): T {
+    if (this.failure !== null) throw this.failure;
+    if (this.closing) throw new SluiceError('UNAVAILABLE', 'server is shutting down');
+    this.flush();
+    if (this.failure !== null) throw this.failure;
+    let result: T | undefined;
+    let error: unknown;
+    let threw = false;
+    try {
+      result = call();
+    } catch (e) {
+      threw = true;
+      error = e;
+    }
+    try {
+      this.settleFailedCall();
+      if (this.ddlSinceSync) this.syncCatalog();
+      if (this.store.inTransaction) crashPoint('before-commit');
+      this.store.commit();
+      this.highWater?.record(this.log.lastOffset, this.engine.epoch);
+    } catch (e) {
+      this.fail(e);
+      throw this.failure;
+    }
+    crashPoint('after-commit');
+    this.committedEpoch = this.engine.epoch;
+    this.publish();
+    this.syncConnectors();
+    this.maybeCheckpoint();
+    if (threw) throw error;
+    return result as T;
+  }
+
+  protected fail(error: unknown): void {
+    this.failure = new SluiceError(
+      'STATE_ERROR',
+      'the data file could not be written; restart the server to recover',
+      {
+        detail: error instanceof Error ? error.message : String(error),
+      },
+    );
+    this.options.logger.error({ err: error }, 'durable store failed; refusing further writes');
+    // Epochs of the failed transaction are never published.
+    this.pending = [];
+    try {
+      this.store.rollback();
+    } catch {
+      // the connection is unusable; the process must restart
+    }
+  }
+
+  private publish(): void {
+    const pending = this.pending;
+    this.pending = [];
+    // The wire message is written once per epoch and view, and only for a view someone listens to.
+    for (const p of pending) {
+      if (p.feed.subscribers.size > 0) {
+        p.feed.publish(p.changes.epoch, encodeChangesWire(p.changes));
+        crashPoint('while-publishing');
+      }
+    }
+    if (pending.length > 0) this.connectors?.committed();
+    const drops = this.pendingDrops;
+    this.pendingDrops = [];
+    for (const feed of drops) {
+      feed.closeAll('VIEW_DROPPED', CloseCodes.viewDropped, `view "${feed.view}" was dropped`);
+    }
+  }
+}

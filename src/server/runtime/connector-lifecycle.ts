@@ -1,0 +1,149 @@
+// Sources and sinks: which incarnation of each is in the catalog, starting and stopping their runners
+// (../connectors.ts) as it changes, and a source batch committed with its positions as one epoch.
+import { SluiceError } from '../../common/errors.ts';
+import type { SinkReport, SourceReport } from '../connectors.ts';
+import type { SinkFeed, WireChange } from '../../sink/kafka-sink.ts';
+import type { SourceBatch } from '../../source/kafka/kafka-source.ts';
+import { storedToWire } from '../../storage/changelog-codec.ts';
+import { stringifyWire } from '../../common/json-codec.ts';
+import type { Row } from '../../common/types.ts';
+import type { Engine } from '../../index.ts';
+import type { SinkInfo } from '../../exec/api.ts';
+import type { SkippedRecordRow } from './types.ts';
+import { RuntimeCommit } from './commit.ts';
+
+export abstract class RuntimeConnectors extends RuntimeCommit {
+  /** Journal offset of the DDL that created each source and sink now in the catalog. */
+  private readonly connectorIncarnations = new Map<string, { sql: string; incarnation: number }>();
+  private connectorsChanged = false;
+
+  /** Records the incarnation of each new source and sink; a dropped source's positions go. */
+  protected trackConnectors(catalog: ReturnType<Engine['catalogDefinitions']>): void {
+    const live = new Map<string, string>();
+    for (const s of catalog.sources) live.set(s.name, s.sql);
+    for (const s of catalog.sinks) live.set(s.name, s.sql);
+    for (const [name, known] of this.connectorIncarnations) {
+      if (live.get(name) === known.sql) continue;
+      this.connectorIncarnations.delete(name);
+      this.sourceStore.drop(name, known.incarnation);
+      this.connectorsChanged = true;
+    }
+    for (const [name, sql] of live) {
+      if (this.connectorIncarnations.has(name)) continue;
+      this.connectorIncarnations.set(name, { sql, incarnation: this.log.lastDdlOffset });
+      this.connectorsChanged = true;
+    }
+  }
+
+  /** Starts and stops connectors after the catalog changed (never during recovery). */
+  protected syncConnectors(): void {
+    if (!this.connectorsChanged || this.replaying || this.closing || this.connectors === undefined) return;
+    this.connectorsChanged = false;
+    const catalog = this.engine.catalog();
+    this.connectors.sync(
+      catalog.sources,
+      catalog.sinks,
+      (name) => this.connectorIncarnations.get(name)?.incarnation ?? 0,
+    );
+  }
+
+  protected connectorHost() {
+    return {
+      applySourceBatch: (source: string, incarnation: number, batch: SourceBatch) =>
+        this.applySourceBatch(source, incarnation, batch),
+      storedOffsets: (source: string, incarnation: number) => this.sourceStore.offsets(source, incarnation),
+      rowCheck: (source: string) => this.engine.sourceRowCheck(source),
+      sinkFeed: (sink: SinkInfo) => this.sinkFeed(sink),
+    };
+  }
+
+  /**
+   * One source batch as one epoch, committed with the source's positions and skipped records; an
+   * empty batch (only tombstones of unknown keys, only skipped records) still records its positions.
+   */
+  private applySourceBatch(source: string, incarnation: number, batch: SourceBatch): void {
+    this.write(() => {
+      if (this.connectorIncarnations.get(source)?.incarnation !== incarnation) {
+        throw new SluiceError('UNKNOWN_TABLE', `source "${source}" was dropped`);
+      }
+      if (batch.upserts.length > 0 || batch.deletes.length > 0) {
+        this.engine.applyChanges(
+          source,
+          // Each row was checked by the decoder with the source's own validation; the engine checks again.
+          { insert: batch.upserts as Row[], delete: batch.deletes as Row[] },
+          { fromSource: true, positions: { [source]: batch.positions }, ignoreMissingDeletes: true },
+        );
+      }
+      // Skipped records become rows of the source's errors relation (an epoch of their own, in the
+      // same transaction), so views and ad-hoc SELECTs can read them.
+      const errorsRelation = `${source}_errors`;
+      if (batch.skipped.length > 0 && this.engine.writtenByConnector(errorsRelation)) {
+        this.engine.applyChanges(
+          errorsRelation,
+          {
+            insert: batch.skipped.map((r) => ({
+              topic: r.topic,
+              kafka_partition: r.partition,
+              kafka_offset: r.offset,
+              reason: r.reason,
+              raw: r.raw,
+            })),
+          },
+          { fromSource: true, positions: { [source]: batch.positions } },
+        );
+      }
+      this.store.begin();
+      const next = new Map<number, number>();
+      for (const [p, range] of Object.entries(batch.positions.partitions)) next.set(Number(p), range.next);
+      this.sourceStore.saveOffsets(source, incarnation, next);
+    });
+  }
+
+  private sinkFeed(sink: SinkInfo): SinkFeed {
+    const view = sink.view;
+    return {
+      key: () => this.feeds.get(view)?.key ?? null,
+      committedEpoch: () => this.committedEpoch,
+      horizon: () => this.changelog.info(view)?.horizon ?? this.committedEpoch,
+      read: (after, upTo, limit) =>
+        this.changelog.read(view, after, upTo, limit).map((c) => ({
+          epoch: c.epoch,
+          changes: (JSON.parse(storedToWire(c.epoch, c.message)) as { changes: WireChange[] }).changes,
+        })),
+      snapshot: () => {
+        this.flush();
+        const snap = this.engine.viewSnapshot(view);
+        // Wire JSON values (bigints as strings), as in the changelog.
+        const rows = JSON.parse(stringifyWire(snap.rows)) as Record<string, unknown>[];
+        return { epoch: snap.epoch, rows };
+      },
+    };
+  }
+
+  sourceReports(): SourceReport[] {
+    return this.connectors.sourceReports();
+  }
+
+  sinkReports(): SinkReport[] {
+    return this.connectors.sinkReports();
+  }
+
+  /** Records a source skipped (on_error = 'skip'), oldest first, after the record id `afterId`. */
+  skippedRecords(source: string, afterId: number, limit: number): SkippedRecordRow[] {
+    if (!this.connectorIncarnations.has(source) || !this.engine.writtenByConnector(source)) {
+      throw new SluiceError('UNKNOWN_TABLE', `source "${source}" does not exist`);
+    }
+    // The errors relation is the one store of skipped records; it only grows, in arrival order, so
+    // a record's id is its position in it.
+    const relation = `${source}_errors`;
+    if (!this.engine.writtenByConnector(relation)) return [];
+    return this.engine.tableRowsRange(relation, afterId, afterId + limit).map((r, i) => ({
+      id: afterId + i + 1,
+      topic: String(r.topic),
+      partition: Number(r.kafka_partition),
+      offset: Number(r.kafka_offset),
+      reason: String(r.reason),
+      raw: r.raw === null ? null : String(r.raw),
+    }));
+  }
+}

@@ -1,0 +1,124 @@
+// Catalog → feeds: one ViewFeed per view incarnation, kept in step with the engine's catalog, and each
+// epoch's changes of a view into its stored changelog (checked against it while replaying).
+import { SluiceError } from '../../common/errors.ts';
+import type { ViewChangeSet } from '../../exec/api.ts';
+import { type Subscriber, ViewFeed } from '../../sink/subscriber.ts';
+import { encodeChangesStored, sameStoredChanges } from '../../storage/changelog-codec.ts';
+import type { ColumnInfo } from '../../common/types.ts';
+import type { Engine, ViewInfo } from '../../index.ts';
+import { RuntimeBase } from './base.ts';
+
+export interface FeedEntry {
+  readonly feed: ViewFeed;
+  readonly sql: string;
+  columns: readonly ColumnInfo[];
+  key: readonly string[] | null;
+  /** False for a historical incarnation met during replay: its changes are not stored. */
+  readonly writable: boolean;
+  readonly unsubscribe: () => void;
+}
+
+export interface PendingChange {
+  readonly feed: ViewFeed;
+  readonly changes: ViewChangeSet;
+}
+
+export abstract class RuntimeFeeds extends RuntimeBase {
+  protected readonly feeds = new Map<string, FeedEntry>();
+  protected pending: PendingChange[] = [];
+  protected pendingDrops: ViewFeed[] = [];
+  protected ddlSinceSync = false;
+  protected replaying = false;
+  protected replayAt = 0;
+  /** While the journal after a checkpoint is replayed: stored changelog entries matched, per view. */
+  protected replayCheck: Map<string, number> | null = null;
+  // Provided by connector-lifecycle.ts and subscriptions.ts.
+  protected abstract trackConnectors(catalog: ReturnType<Engine['catalogDefinitions']>): void;
+  protected abstract follow(sub: Subscriber, feed: ViewFeed, view: string): Promise<void>;
+
+  /** Matches the feeds (one per view incarnation) to the engine's catalog. */
+  protected syncCatalog(): void {
+    this.ddlSinceSync = false;
+    // Runs after every DDL statement: only names and definitions are compared (a script of many
+    // CREATEs would otherwise build every view's full entry once per statement).
+    const catalog = this.engine.catalogDefinitions();
+    const seen = new Set<string>();
+    for (const view of catalog.views) {
+      seen.add(view.name);
+      const entry = this.feeds.get(view.name);
+      if (entry !== undefined && entry.sql === view.sql) continue;
+      if (entry !== undefined) this.endFeed(view.name, entry);
+      const info = this.engine.viewInfo(view.name);
+      if (info !== undefined) this.startFeed(info);
+    }
+    for (const [name, entry] of this.feeds) if (!seen.has(name)) this.endFeed(name, entry);
+    this.trackConnectors(catalog);
+  }
+
+  private startFeed(view: ViewInfo): void {
+    const incarnation = this.log.lastDdlOffset;
+    const info = this.changelog.register(view.name, incarnation, this.engine.epoch);
+    const feed = new ViewFeed(view.name, incarnation);
+    feed.onBehind = (sub) => void this.follow(sub, feed, view.name);
+    const writable = info.incarnation === incarnation;
+    const unsubscribe = this.engine.subscribe(
+      view.name,
+      (changes) => this.onChanges(feed, writable, changes),
+      // Dropped (also by CASCADE): called inside the DDL's engine call, so inside its transaction.
+      () => {
+        const entry = this.feeds.get(view.name);
+        if (entry !== undefined && entry.feed === feed) this.endFeed(view.name, entry);
+      },
+    );
+    this.feeds.set(view.name, {
+      feed,
+      sql: view.sql,
+      columns: view.columns,
+      key: view.key,
+      writable,
+      unsubscribe,
+    });
+  }
+
+  private endFeed(name: string, entry: FeedEntry): void {
+    entry.unsubscribe();
+    this.feeds.delete(name);
+    const info = this.changelog.info(name);
+    if (info !== undefined && info.incarnation === entry.feed.incarnation) this.changelog.drop(name);
+    entry.feed.closed = true;
+    if (!this.replaying) this.pendingDrops.push(entry.feed);
+  }
+
+  private onChanges(feed: ViewFeed, writable: boolean, changes: ViewChangeSet): void {
+    if (!writable) return;
+    // Stored compactly (changelog-codec.ts); the wire message is written at publication, if needed.
+    if (this.replaying) {
+      const info = this.changelog.info(feed.view);
+      if (info === undefined || changes.epoch <= info.horizon) return;
+      const message = encodeChangesStored(changes);
+      const verify = this.replayCheck;
+      const stored = verify === null ? undefined : this.changelog.get(feed.view, changes.epoch);
+      if (verify === null || stored === undefined) {
+        this.changelog.append(feed.view, changes.epoch, this.replayAt, message);
+        return;
+      }
+      // Replaying the journal after a checkpoint recomputes what the run before the crash stored:
+      // a difference means the checkpoint's state is not the state of its journal offset.
+      if (!sameStoredChanges(changes.epoch, stored.message, message)) {
+        throw new SluiceError(
+          'STATE_ERROR',
+          `the checkpoint disagrees with the journal: replaying epoch ${changes.epoch} gives other changes of view "${feed.view}" than it stored`,
+        );
+      }
+      verify.set(feed.view, (verify.get(feed.view) ?? 0) + 1);
+      return;
+    }
+    this.changelog.append(feed.view, changes.epoch, Date.now(), encodeChangesStored(changes));
+    this.pending.push({ feed, changes });
+    this.hooks.viewChanges?.(feed.view, changes.changes.length);
+  }
+
+  viewNames(): string[] {
+    return [...this.feeds.keys()];
+  }
+}

@@ -1,0 +1,291 @@
+// Startup recovery: the checkpoint file (set aside when damaged), the journal checked against what was
+// acknowledged, then a checkpoint and the journal after it, or the whole journal.
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { SluiceError } from '../../common/errors.ts';
+import { REPLAY_SQL_LIMITS } from '../../common/limits.ts';
+import { CheckpointStore, type StoredCheckpointData } from '../../storage/checkpoint-store.ts';
+import { crashPoint } from '../crash-points.ts';
+import { SqliteStore } from '../../storage/sqlite-store.ts';
+import type { LoggedEntry } from '../../storage/table-log.ts';
+import type { RecoveryReport } from './types.ts';
+import { RuntimeSubscriptions } from './subscriptions.ts';
+import { errorText } from './base.ts';
+
+export abstract class RuntimeRecovery extends RuntimeSubscriptions {
+  /**
+   * Rebuilds the engine from the data file: with a usable checkpoint, the catalog by replaying the
+   * DDL it covers, the state from the checkpoint, then the journal after it; without one (or when it
+   * is damaged or belongs to another catalog), the whole journal. A damaged journal entry refuses
+   * the start: state is never served from input that cannot be read back exactly.
+   */
+  protected recover(checkpointDamage: string | null): RecoveryReport {
+    const started = performance.now();
+    const logger = this.options.logger;
+    const tracking = this.options.checkpoint !== null;
+    this.engine.setStateTracking(tracking);
+    let fallbackReason: string | null = checkpointDamage;
+    let stored: ReturnType<CheckpointStore['read']> = null;
+    if (tracking && checkpointDamage === null) {
+      try {
+        stored = this.checkpoints.read();
+      } catch (error) {
+        fallbackReason = errorText(error);
+        logger.error({ err: error }, 'the checkpoint is damaged; recovering from the whole journal instead');
+        this.discardCheckpoints();
+      }
+    }
+    this.checkAcknowledged(stored?.journalOffset ?? null, stored?.checkpoint.epoch ?? null);
+    if (stored !== null) {
+      try {
+        const report = this.recoverFromCheckpoint(stored.checkpoint, stored.journalOffset, started);
+        logger.info({ ...report, epoch: this.engine.epoch }, 'recovered from the checkpoint');
+        return report;
+      } catch (error) {
+        if (isJournalDamage(error)) throw error;
+        // The journal is whole, so it alone gives the right state: recover from it, and say so.
+        fallbackReason = errorText(error);
+        logger.error(
+          { err: error, checkpointEpoch: stored.checkpoint.epoch },
+          'recovery from the checkpoint failed; replaying the whole journal instead',
+        );
+        this.resetForFullReplay();
+        this.discardCheckpoints();
+      }
+    }
+    const replayedEntries = this.replay(this.log.entries(0));
+    const report: RecoveryReport = {
+      checkpointEpoch: null,
+      checkpointOffset: null,
+      replayedEntries,
+      rebuiltViews: [],
+      fallbackReason,
+      ms: performance.now() - started,
+    };
+    if (replayedEntries > 0) logger.info({ ...report, epoch: this.engine.epoch }, 'replayed the journal');
+    return report;
+  }
+
+  /**
+   * Refuses a start whose journal ends before what was committed earlier — by the high-water mark,
+   * or by the checkpoint's own journal offset: SQLite's write-ahead log was lost or damaged, and
+   * acknowledged writes with it. Serving the shorter journal would silently forget them.
+   */
+  private checkAcknowledged(checkpointOffset: number | null, checkpointEpoch: number | null): void {
+    const mark = this.highWater?.read() ?? { kind: 'none' };
+    if (mark.kind === 'damaged') {
+      this.options.logger.warn(
+        { file: this.highWater?.path, detail: mark.detail },
+        'the high-water mark is unreadable; the journal is not checked against it this time',
+      );
+    }
+    const candidates: { offset: number; epoch: number; by: string }[] = [];
+    if (mark.kind === 'mark') candidates.push({ ...mark.mark, by: 'the high-water mark' });
+    if (checkpointOffset !== null && checkpointEpoch !== null) {
+      candidates.push({ offset: checkpointOffset, epoch: checkpointEpoch, by: 'the checkpoint' });
+    }
+    const ends = this.log.lastOffset;
+    const beyond = candidates.filter((c) => c.offset > ends).sort((a, b) => b.offset - a.offset)[0];
+    if (beyond === undefined) return;
+    throw new SluiceError(
+      'STATE_ERROR',
+      `acknowledged writes are missing from "${this.store.path}": its journal ends at offset ${ends}, but ${beyond.by} records offset ${beyond.offset} (epoch ${beyond.epoch}) as committed`,
+      {
+        detail: `journal entries ${ends + 1}–${beyond.offset} are gone: the file's write-ahead log (${this.store.path}-wal) was deleted or damaged, or the file was replaced by an older copy`,
+        hint: 'restore the whole data directory from a backup; to start on purpose from this older journal, remove sluice.hwm and checkpoint.db from the data directory first',
+      },
+    );
+  }
+
+  /**
+   * The catalog by replaying the DDL the checkpoint covers, its state, then the journal after it —
+   * checking every epoch replayed against the changelog stored before the restart, and that none
+   * of those stored entries was left unmatched, so a checkpoint that is not the state of its
+   * journal offset is found here instead of being served.
+   */
+  private recoverFromCheckpoint(
+    checkpoint: StoredCheckpointData,
+    journalOffset: number,
+    started: number,
+  ): RecoveryReport {
+    this.replay(this.log.ddlEntries(journalOffset));
+    const rebuiltViews = this.engine.loadCheckpoint(checkpoint).rebuilt;
+    if (rebuiltViews.length > 0) {
+      this.options.logger.warn(
+        { views: rebuiltViews },
+        'views whose plan changed were rebuilt from their inputs',
+      );
+    }
+    const matched = new Map<string, number>();
+    this.replayCheck = matched;
+    let replayedEntries: number;
+    try {
+      replayedEntries = this.replay(this.log.entries(journalOffset));
+    } finally {
+      this.replayCheck = null;
+    }
+    for (const [view, entry] of this.feeds) {
+      if (!entry.writable) continue;
+      const info = this.changelog.info(view);
+      if (info === undefined) continue;
+      const stored = this.changelog.countAfter(view, Math.max(checkpoint.epoch, info.horizon));
+      if (stored !== (matched.get(view) ?? 0)) {
+        throw new SluiceError(
+          'STATE_ERROR',
+          `the checkpoint disagrees with the journal: view "${view}" stored ${stored} changes after epoch ${checkpoint.epoch}, replaying the journal gives ${matched.get(view) ?? 0}`,
+        );
+      }
+    }
+    this.checkpointEpoch = checkpoint.epoch;
+    this.checkpointOffset = journalOffset;
+    return {
+      checkpointEpoch: checkpoint.epoch,
+      checkpointOffset: journalOffset,
+      replayedEntries,
+      rebuiltViews,
+      fallbackReason: null,
+      ms: performance.now() - started,
+    };
+  }
+
+  /**
+   * Opens the checkpoint file. One that cannot be opened or fails its integrity check is set aside
+   * (renamed `checkpoint.db.damaged`) and a new one started: the journal holds everything, so a
+   * damaged checkpoint costs a full replay, never the start. Returns what was wrong, if anything.
+   */
+  protected openCheckpoints(): { file: SqliteStore; store: CheckpointStore; damage: string | null } {
+    const open = () => {
+      const file = new SqliteStore({
+        dataDir: this.options.dataDir,
+        file: CHECKPOINT_FILE,
+        journal: false,
+        ...(this.options.verifyOnOpen !== undefined ? { verifyOnOpen: this.options.verifyOnOpen } : {}),
+      });
+      try {
+        const store = new CheckpointStore(file.db, {
+          beforeHeader: () => crashPoint('during-checkpoint'),
+          betweenSlices: () => crashPoint('between-checkpoint-slices'),
+        });
+        return { file, store };
+      } catch (error) {
+        file.close();
+        throw error;
+      }
+    };
+    try {
+      return { ...open(), damage: null };
+    } catch (error) {
+      const dir = this.options.dataDir;
+      if (dir === null) throw error;
+      const damage = `the checkpoint file cannot be opened: ${errorText(error)}`;
+      const aside = setAsideDamaged(dir, CHECKPOINT_FILE);
+      this.options.logger.error(
+        { err: error, setAside: aside },
+        'the checkpoint file is damaged; it was set aside and the whole journal is replayed instead',
+      );
+      return { ...open(), damage };
+    }
+  }
+
+  /** Forgets the stored checkpoint after it was found unusable; the next one is full. */
+  private discardCheckpoints(): void {
+    try {
+      this.checkpoints.clear();
+      return;
+    } catch (error) {
+      const dir = this.options.dataDir;
+      if (dir === null) throw error;
+      // Too damaged even to be emptied: set aside like one that cannot be opened.
+      this.checkpointFile.close();
+      const aside = setAsideDamaged(dir, CHECKPOINT_FILE);
+      this.options.logger.error({ err: error, setAside: aside }, 'the damaged checkpoint file was set aside');
+      const fresh = this.openCheckpoints();
+      this.checkpointFile = fresh.file;
+      this.checkpoints = fresh.store;
+    }
+  }
+
+  /** Forgets a partly recovered engine and its feeds, so the whole journal can be replayed. */
+  private resetForFullReplay(): void {
+    this.checkpointEpoch = -1;
+    this.checkpointOffset = -1;
+    this.store.rollback();
+    for (const entry of this.feeds.values()) entry.unsubscribe();
+    this.feeds.clear();
+    this.ddlSinceSync = false;
+    this.engine = this.options.createEngine();
+    this.engine.setStateTracking(true);
+  }
+
+  /** Applies journal entries to the engine, reproducing their epochs; returns how many. */
+  private replay(entries: Iterable<LoggedEntry>): number {
+    this.replaying = true;
+    this.engine.setJournal(null);
+    let applied = 0;
+    try {
+      for (const entry of entries) {
+        this.store.begin();
+        this.replayAt = entry.at;
+        try {
+          if (entry.kind === 'ddl') {
+            if (this.ddlSinceSync) this.syncCatalog();
+            this.log.lastDdlOffset = entry.offset;
+            // Accepted once, so replayed whatever today's limits say (an older data file may exceed them).
+            this.engine.execute(entry.sql, { limits: REPLAY_SQL_LIMITS });
+            this.ddlSinceSync = true;
+          } else {
+            if (this.ddlSinceSync) this.syncCatalog();
+            const fromSource = this.engine.writtenByConnector(entry.table);
+            const result = this.engine.applyChanges(
+              entry.table,
+              { insert: entry.inserts, delete: entry.deletes },
+              { positions: entry.positions, fromSource },
+            );
+            if (result.epoch !== entry.epoch) {
+              throw new SluiceError(
+                'STATE_ERROR',
+                `replay diverged: log offset ${entry.offset} produced epoch ${result.epoch}, logged as ${entry.epoch}`,
+              );
+            }
+          }
+        } catch (error) {
+          if (error instanceof SluiceError && error.code === 'STATE_ERROR') throw error;
+          throw new SluiceError('STATE_ERROR', `replay of log offset ${entry.offset} failed`, {
+            detail: errorText(error),
+          });
+        }
+        applied += 1;
+        if (applied % 256 === 0) this.store.commit();
+      }
+      if (this.ddlSinceSync) this.syncCatalog();
+      this.store.commit();
+    } catch (error) {
+      this.store.rollback();
+      throw error;
+    } finally {
+      this.replaying = false;
+    }
+    return applied;
+  }
+}
+
+const CHECKPOINT_FILE = 'checkpoint.db';
+
+/**
+ * Renames a damaged SQLite file and its write-ahead log to `<file>.damaged[-wal]` (replacing an
+ * earlier one), so a new file can start in its place and the old one stays for inspection. A
+ * stale `-wal` must not stay beside a new file: SQLite would apply it. Returns the new path.
+ */
+function setAsideDamaged(dir: string, file: string): string {
+  const target = join(dir, `${file}.damaged`);
+  for (const suffix of ['', '-wal', '-shm']) {
+    const from = join(dir, file + suffix);
+    if (existsSync(from)) renameSync(from, target + suffix);
+    else rmSync(target + suffix, { force: true });
+  }
+  return target;
+}
+
+function isJournalDamage(error: unknown): boolean {
+  return error instanceof SluiceError && error.code === 'STATE_ERROR' && /^journal entry/.test(error.message);
+}

@@ -1,0 +1,109 @@
+// The runtime's options and hooks, and the reports it gives: recovery, checkpoints, skipped records.
+import type { SluiceError } from '../../common/errors.ts';
+import type { CheckpointWriteStats } from '../../storage/checkpoint-store.ts';
+import type { Retention } from '../../storage/changelog-store.ts';
+import type { SubscriberLimits } from '../../sink/subscriber.ts';
+import type { Engine } from '../../index.ts';
+import type { ResultLimits } from '../../exec/result-size.ts';
+import type { ReadLimits } from '../view-rows.ts';
+
+export interface RuntimeLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface RuntimeOptions {
+  /** Data directory (holds sluice.db); null keeps everything in memory (not durable). */
+  readonly dataDir: string | null;
+  readonly retention: Retention;
+  readonly limits: SubscriberLimits;
+  /** A live subscriber idle this long gets a `progress` message. */
+  readonly heartbeatMs: number;
+  /** Rows per `snapshot` message. */
+  readonly snapshotChunkRows: number;
+  /** How often retention is applied to stored changelogs. */
+  readonly pruneIntervalMs: number;
+  readonly createEngine: () => Engine;
+  readonly logger: RuntimeLogger;
+  /** When checkpoints are taken; null: never (recovery then replays the whole journal). */
+  readonly checkpoint: CheckpointPolicy | null;
+  /** `PRAGMA quick_check` the data file before recovery (default true). */
+  readonly verifyOnOpen?: boolean;
+  /**
+   * The hosts sources and sinks may connect to (`--connector-hosts`); absent or null: loopback and
+   * the broker hosts of the connectors recovered at start.
+   */
+  readonly connectorHosts?: readonly string[] | null;
+  /** Longest wait for a broker while a connector connects (default 15 s). */
+  readonly connectorConnectTimeoutMs?: number;
+  /** Page sizes and the scan bound of REST view reads (default DEFAULTS.reads). */
+  readonly reads?: ReadLimits;
+  /** The largest result of an ad-hoc SELECT (default DEFAULTS.selectLimits). */
+  readonly selectLimits?: ResultLimits;
+  /** Bytes all subscribers together may have queued, open snapshots included. */
+  readonly subscriberMemory?: number;
+  /** Most subscribers at once: in all, and per view. */
+  readonly maxSubscribers?: number;
+  readonly maxSubscribersPerView?: number;
+}
+
+/** A checkpoint is taken once either bound is reached (and something changed), and at shutdown. */
+export interface CheckpointPolicy {
+  readonly intervalMs: number;
+  readonly epochs: number;
+  /** A checkpoint is written in slices of about this many ms, with epochs running between them. */
+  readonly sliceMs?: number;
+}
+
+/** How the last start recovered its state (logs, metrics, tests). */
+export interface RecoveryReport {
+  /** The checkpoint restored, or null when the whole journal was replayed. */
+  readonly checkpointEpoch: number | null;
+  readonly checkpointOffset: number | null;
+  /** Journal entries replayed after the checkpoint (all of them without one). */
+  readonly replayedEntries: number;
+  /** Views rebuilt from their inputs because their plan changed since the checkpoint. */
+  readonly rebuiltViews: readonly string[];
+  /** Why a stored checkpoint was not used, when one was found but could not be. */
+  readonly fallbackReason: string | null;
+  readonly ms: number;
+}
+
+/** A record a source skipped (on_error = 'skip'), as listed over REST. */
+export interface SkippedRecordRow {
+  /** Its position in the source's errors relation, from 1. */
+  readonly id: number;
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly reason: string;
+  readonly raw: string | null;
+}
+
+export interface CheckpointStatus {
+  readonly enabled: boolean;
+  readonly epoch: number | null;
+  readonly journalOffset: number | null;
+  readonly written: number;
+  readonly failures: number;
+  readonly lastError: string | null;
+  readonly last: CheckpointWriteStats | null;
+}
+
+export interface RuntimeHooks {
+  batchApplied?(table: string, rows: number, seconds: number): void;
+  viewChanges?(view: string, rows: number): void;
+  /** A group of ingest requests committed together (one fsync). */
+  groupCommitted?(requests: number): void;
+  subscriberFailed?(view: string, code: string): void;
+  /** Rows a REST page or an ad-hoc SELECT examined. */
+  rowsExamined?(kind: 'page' | 'select' | 'dml', rows: number): void;
+  checkpointWritten?(stats: CheckpointWriteStats): void;
+  checkpointFailed?(error: SluiceError): void;
+}
+
+export interface SubscribeParams {
+  readonly snapshot: boolean;
+  readonly resumeFrom: number | undefined;
+}
