@@ -1,9 +1,4 @@
-// Join tests that FAIL against main because of engine bugs found by the join suites. Not a
-// `.test.ts` file on purpose, so `npm test` (scripts/run-tests.mjs runs every *.test.ts) stays green;
-// run it by hand:
-//   node --import tsx --test test/join-known-failures.ts
-// When a bug is fixed its test passes here: move it into join-differential.test.ts (or the golden file)
-// and, for the randomized one, put 'join_of_views_full' back into JOIN_TEMPLATES.
+// Regression tests for engine bugs the join suites found (they failed against main until fixed).
 //
 // Bug 1 — a FULL JOIN's derived unique key is not unique when both inputs' key columns can be NULL
 // (an input view grouped by a nullable column, or a SELECT DISTINCT over one). The key of
@@ -11,7 +6,8 @@
 // group padded on the left both have the key (NULL, NULL). The batch that makes the second such row
 // throws INTERNAL_ERROR "view arrangement n<N>: two rows for one key" — after the table already took
 // the batch (epoch advanced, table changed), so the view stays wrong from then on; creating the
-// same view over such data fails with the same INTERNAL_ERROR.
+// same view over such data fails with the same INTERNAL_ERROR. Fixed on main by f840452 (FULL JOIN keeps
+// both keys as its key only when padding cannot give two rows an all-NULL key).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine, SluiceError } from '../src/index.ts';
