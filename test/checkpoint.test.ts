@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EngineCheckpoint, StoredCheckpoint } from '../src/exec/engine.ts';
 import { Engine } from '../src/exec/engine.ts';
-import { decodeValue, encodeValue } from '../src/storage/checkpoint-store.ts';
+import { encodeValue } from '../src/storage/checkpoint-store.ts';
+import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
 import type { Step } from './support/checkpoint-workload.ts';
 import {
   DDL,
@@ -17,55 +18,6 @@ import {
   snapshotAll,
   workload,
 } from './support/checkpoint-workload.ts';
-
-/** An in-memory stand-in for the SQLite checkpoint store: applies deltas, values through its codec. */
-class MemoryCheckpointStore {
-  private epoch = 0;
-  private positions = {};
-  private readonly objects = new Map<
-    string,
-    { fingerprint: string; parts: Map<string, Map<string, string>> }
-  >();
-
-  write(cp: EngineCheckpoint): void {
-    const live = new Set(cp.objects.map((o) => o.name));
-    for (const name of [...this.objects.keys()]) if (!live.has(name)) this.objects.delete(name);
-    for (const o of cp.objects) {
-      let obj = this.objects.get(o.name);
-      if (obj === undefined || obj.fingerprint !== o.fingerprint) {
-        obj = { fingerprint: o.fingerprint, parts: new Map() };
-        this.objects.set(o.name, obj);
-      }
-      for (const p of o.parts) {
-        let entries = obj.parts.get(p.stateId);
-        if (entries === undefined || p.delta.replaceAll) {
-          entries = new Map();
-          obj.parts.set(p.stateId, entries);
-        }
-        for (const k of p.delta.deletes) entries.delete(k);
-        for (const [k, v] of p.delta.upserts) entries.set(k, encodeValue(v));
-      }
-    }
-    this.epoch = cp.epoch;
-    this.positions = cp.positions;
-  }
-
-  read(): StoredCheckpoint {
-    return {
-      epoch: this.epoch,
-      positions: this.positions,
-      objects: new Map(
-        [...this.objects].map(([name, o]) => [
-          name,
-          {
-            fingerprint: o.fingerprint,
-            parts: new Map([...o.parts].map(([id, entries]) => [id, [...entries.values()].map(decodeValue)])),
-          },
-        ]),
-      ),
-    };
-  }
-}
 
 for (const seed of [1, 2, 3, 4, 5, 6]) {
   test(`restore from incremental checkpoints equals the uninterrupted run (seed ${seed})`, () => {
