@@ -29,7 +29,16 @@ import {
   spawnCrashable,
 } from '../support/crash-harness.ts';
 import { SqliteOracle, canonicalRows, multisetDiff } from '../support/sqlite-oracle.ts';
-import { type Message, removeDir, request, sortedRows, sqlOk, tempDir, waitUntil } from './helpers.ts';
+import {
+  type Message,
+  removeDir,
+  request,
+  sortedRows,
+  sqlOk,
+  tempDir,
+  viewRowsAtOneEpoch,
+  waitUntil,
+} from './helpers.ts';
 
 const SEED = process.env.SLUICE_SEED !== undefined ? Number(process.env.SLUICE_SEED) : Date.now() % 1_000_000;
 const KILLS = Number(process.env.SLUICE_CRASH_KILLS ?? 52);
@@ -315,10 +324,9 @@ test(`crash equivalence under ${KILLS} kills (seed ${SEED})`, { timeout: 600_000
       }
       for (const [name, select] of VIEWS) {
         const cols = columns.get(name) as ColumnInfo[];
-        const rest = await guard(() => request(server.base, 'GET', `/v1/views/${name}/rows`));
-        assert.equal(rest.status, 200, rest.text);
-        assert.equal(rest.body.epoch, epoch, `${name} is read at the server's epoch`);
-        const got = canonicalRows(cols, rest.body.rows as Row[]);
+        const rest = await guard(() => viewRowsAtOneEpoch(server.base, name));
+        assert.equal(rest.epoch, epoch, `${name} is read at the server's epoch`);
+        const got = canonicalRows(cols, rest.rows as Row[]);
         const want = canonicalRows(cols, reference.viewSnapshot(name).rows);
         assert.deepEqual(
           multisetDiff(want, got),
@@ -355,12 +363,8 @@ test(`crash equivalence under ${KILLS} kills (seed ${SEED})`, { timeout: 600_000
             `${s.name}: the changes of epoch ${m.epoch} equal the reference's`,
           );
         }
-        const rest = await guard(() => request(server.base, 'GET', `/v1/views/${s.view}/rows`));
-        assert.deepEqual(
-          s.folded.sorted(),
-          sortedRows(rest.body.rows as Row[]),
-          `${s.name}: fold equals REST`,
-        );
+        const rest = await guard(() => viewRowsAtOneEpoch(server.base, s.view));
+        assert.deepEqual(s.folded.sorted(), sortedRows(rest.rows as Row[]), `${s.name}: fold equals REST`);
       }
       phase = `workload after restart ${restarts}`;
     };

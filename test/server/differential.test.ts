@@ -14,7 +14,15 @@ import {
 } from '../support/random-workload.ts';
 import { SqliteOracle, canonicalRows, createTableSql, multisetDiff } from '../support/sqlite-oracle.ts';
 import type { ColumnInfo } from '../../src/common/types.ts';
-import { FoldedView, WsClient, request, sqlOk, startServer, waitUntil } from './helpers.ts';
+import {
+  FoldedView,
+  WsClient,
+  request,
+  sqlOk,
+  startServer,
+  viewRowsAtOneEpoch,
+  waitUntil,
+} from './helpers.ts';
 
 const SEEDS = (process.env.SLUICE_SEED ?? '7,1234,99991').split(',').map(Number);
 const EPOCHS = Number(process.env.SLUICE_EPOCHS ?? 30);
@@ -99,10 +107,9 @@ for (const seed of SEEDS) {
           for (const v of scenario.views) {
             const cols = columns.get(v.name) as ColumnInfo[];
             const expected = oracle.canonicalView(v.name, cols);
-            const rest = await request(server.base, 'GET', `/v1/views/${v.name}/rows`);
-            assert.equal(rest.status, 200, `${rest.text}\n${context(epoch)}`);
-            assert.equal(rest.body.epoch, epoch);
-            const actual = canonicalRows(cols, fromWire(cols, rest.body.rows as Record<string, unknown>[]));
+            const rest = await viewRowsAtOneEpoch(server.base, v.name);
+            assert.equal(rest.epoch, epoch, context(epoch));
+            const actual = canonicalRows(cols, fromWire(cols, rest.rows));
             const diff = multisetDiff(expected, actual);
             assert.deepEqual(
               diff,

@@ -285,6 +285,35 @@ export async function allViewRows(base: string, view: string): Promise<Record<st
   return rows;
 }
 
+/**
+ * Every row of a view read over REST at one epoch: all pages (a read without a cursor gets only the
+ * first page, so a whole-view comparison must follow `next`), each of which must report the same
+ * epoch. Throws on a page that is not 200, with its status and body.
+ */
+export async function viewRowsAtOneEpoch(
+  base: string,
+  view: string,
+): Promise<{ readonly epoch: number; readonly rows: Record<string, unknown>[]; readonly pages: number }> {
+  const rows: Record<string, unknown>[] = [];
+  let epoch: number | null = null;
+  let next: string | null = null;
+  let pages = 0;
+  do {
+    const after: string = next === null ? '' : `?after=${encodeURIComponent(next)}`;
+    const page = await request(base, 'GET', `/v1/views/${view}/rows${after}`);
+    if (page.status !== 200) throw new Error(`view ${view}: page ${pages + 1}: ${page.status} ${page.text}`);
+    const at = page.body.epoch as number;
+    if (epoch !== null && at !== epoch) {
+      throw new Error(`view ${view}: page ${pages + 1} is of epoch ${at}, the first of epoch ${epoch}`);
+    }
+    epoch = at;
+    pages += 1;
+    rows.push(...(page.body.rows as Record<string, unknown>[]));
+    next = (page.body.next ?? null) as string | null;
+  } while (next !== null);
+  return { epoch: epoch as number, rows, pages };
+}
+
 export async function spawnServer(
   dataDir: string,
   extraArgs: string[] = [],
