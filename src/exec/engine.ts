@@ -764,8 +764,7 @@ export class Engine {
   /**
    * Loads a checkpoint into an engine whose catalog was rebuilt (by replaying DDL) to the
    * checkpoint's. A view whose stored fingerprint differs from its plan (its definition or the
-   * lowering changed), or whose restored join arrangements do not hold what its inputs hold, is
-   * rebuilt from its inputs instead of restored; returns those views.
+   * lowering changed) is rebuilt from its inputs instead of restored; returns those views.
    */
   loadCheckpoint(checkpoint: StoredCheckpoint): { rebuilt: string[] } {
     for (const def of this.catalogState.storedRelations()) {
@@ -789,12 +788,7 @@ export class Engine {
         parts.every((p) => stored.parts.has(p.stateId))
       ) {
         for (const p of parts) p.loadState(stored.parts.get(p.stateId) ?? []);
-        // A join's arrangements must hold what its inputs hold; restored state that does not is
-        // not served: the view is rebuilt from its inputs like a view whose plan changed.
-        const fits = runtime
-          .directJoinInputs()
-          .every(({ op, side, source }) => op.agreesWith(side, this.views.contentsOf(source)));
-        if (fits) continue;
+        continue;
       }
       const fresh = this.views.build(runtime.plan, checkpoint.epoch);
       for (const part of fresh.statefulParts()) part.trackChanges(this.stateTracking);

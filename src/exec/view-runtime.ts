@@ -248,24 +248,6 @@ export class ViewRuntime implements RowErrorSink {
     return this.errorStateCache;
   }
 
-  /**
-   * The joins that read a relation directly, each side with the relation it reads: after a
-   * checkpoint load their arrangements must hold exactly those relations' rows.
-   */
-  directJoinInputs(): { readonly op: JoinOp; readonly side: 0 | 1; readonly source: string }[] {
-    const byId = new Map(this.plan.nodes.map((n) => [n.id, n]));
-    const out: { op: JoinOp; side: 0 | 1; source: string }[] = [];
-    for (const r of this.rendered) {
-      if (r.node.kind !== 'join' || !(r.op instanceof JoinOp)) continue;
-      r.node.inputs.forEach((id, side) => {
-        const input = byId.get(id);
-        if (input?.kind === 'input')
-          out.push({ op: r.op as JoinOp, side: side as 0 | 1, source: input.source });
-      });
-    }
-    return out;
-  }
-
   errorCount(): number {
     return this.errors.size;
   }

@@ -60,7 +60,6 @@ function rowBytes(row: readonly Value[], rowKey: string): number {
 export class Arrangement {
   private readonly buckets = new Map<string, Bucket>();
   private rowCount = 0;
-  private weight = 0;
   private bytes = 0;
   private nextSeq = 0;
   private tracking = false;
@@ -79,11 +78,6 @@ export class Arrangement {
   /** Distinct rows arranged. */
   get size(): number {
     return this.rowCount;
-  }
-
-  /** Rows arranged, counting multiplicity. */
-  get totalWeight(): number {
-    return this.weight;
   }
 
   /** Approximate heap bytes held (see `rowBytes`), for state metrics. */
@@ -107,7 +101,6 @@ export class Arrangement {
     }
     if (this.tracking) this.dirty.set(this.entryId(key, rowKey), { key, rowKey });
     bucket.total += weight;
-    this.weight += weight;
     const entry = bucket.rows.get(rowKey);
     const count = (entry?.count ?? 0) + weight;
     if (count < 0) {
@@ -175,7 +168,6 @@ export class Arrangement {
   load(entries: readonly unknown[], rowKeyOf: (row: readonly Value[]) => string): void {
     this.buckets.clear();
     this.rowCount = 0;
-    this.weight = 0;
     this.bytes = 0;
     this.dirty.clear();
     const sorted = (entries as StoredRow[]).slice().sort((a, b) => a.s - b.s);

@@ -251,26 +251,6 @@ export class JoinOp implements Operator, Stateful {
     return this.arranged[LEFT].stateBytes + this.arranged[RIGHT].stateBytes;
   }
 
-  /**
-   * Whether a side's arrangement holds as many rows as `contents` (that input's current rows) has
-   * with a non-NULL key: checked after a checkpoint load, so that restored state that does not fit
-   * its inputs is rebuilt instead of served.
-   */
-  agreesWith(side: 0 | 1, contents: ZBatch): boolean {
-    const keyOf = this.keys[side];
-    let expected = 0;
-    for (let i = 0; i < contents.rows.length; i++) {
-      let key: string | null;
-      try {
-        key = keyOf(contents.rows[i] as readonly Value[]);
-      } catch {
-        continue;
-      }
-      if (key !== null) expected += contents.weights[i] as number;
-    }
-    return expected === this.arranged[side].totalWeight;
-  }
-
   /** Rows arranged on each side (for EXPLAIN-level metrics and tests). */
   arrangedRows(): readonly [number, number] {
     return [this.arranged[LEFT].size, this.arranged[RIGHT].size];

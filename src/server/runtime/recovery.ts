@@ -113,7 +113,7 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
     if (rebuiltViews.length > 0) {
       this.options.logger.warn(
         { views: rebuiltViews },
-        'views whose checkpointed state did not fit (a changed plan, or a join disagreeing with its inputs) were rebuilt from their inputs',
+        'views whose plan changed were rebuilt from their inputs',
       );
     }
     const matched = new Map<string, number>();
