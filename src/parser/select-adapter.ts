@@ -31,14 +31,10 @@ import {
 } from './expr-builder.ts';
 import {
   Comma,
-  Concat,
   DoubleColon,
   Dot,
   endPosOf,
-  Eq,
   False,
-  Gt,
-  GtEq,
   Ident,
   identName,
   isType,
@@ -46,20 +42,14 @@ import {
   isWordText,
   LBracket,
   LParen,
-  Lt,
-  LtEq,
   Minus,
   niladicTypes,
-  NotEq,
   Null,
   NumberLit,
-  OtherOp,
-  Percent,
   Plus,
   posOf,
   QuotedIdent,
   RParen,
-  Slash,
   Star,
   StringLit,
   stringValue,
@@ -67,270 +57,33 @@ import {
   True,
 } from './lexer.ts';
 import { buildTypeName, measureTypeName } from './type-name.ts';
+import {
+  type Node,
+  isNode,
+  child,
+  list,
+  text,
+  present,
+  callArguments,
+  castItem,
+} from './select-adapter/loose-ast.ts';
+import {
+  type AdapterToken,
+  INFIX_TOKENS,
+  constantLists,
+  renderTokens,
+  onConditions,
+  matchParens,
+} from './select-adapter/adapter-tokens.ts';
+import {
+  checkParsedTokens,
+  translateParseFailure,
+  unsupportedConstructUpTo,
+  JOIN_WORDS,
+} from './select-adapter/parse-failures.ts';
 
 const sqlParser = new nodeSqlParser.Parser();
 const PARSE_OPTIONS = { database: 'postgresql' } as const;
-
-// ── node-sql-parser's loose AST, narrowed ────────────────────────────────────────────────────────
-type Node = { readonly [key: string]: unknown };
-
-function isNode(value: unknown): value is Node {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-function child(node: Node, key: string): Node | undefined {
-  const value = node[key];
-  return isNode(value) ? value : undefined;
-}
-function list(node: Node | undefined, key: string): readonly unknown[] {
-  const value = node?.[key];
-  return Array.isArray(value) ? value : [];
-}
-function text(node: Node | undefined, key: string): string | undefined {
-  const value = node?.[key];
-  return typeof value === 'string' ? value : undefined;
-}
-function present(node: Node, key: string): boolean {
-  const value = node[key];
-  return value !== undefined && value !== null;
-}
-
-/**
- * A call's argument list. node-sql-parser reads `f(a, b OR c)` as the single argument
- * `OR([a, b], c)`: an array hidden at the far left of an AND/OR chain holds the preceding
- * arguments. Splice them back out (the chain is re-associated later anyway).
- */
-function callArguments(args: Node | undefined): unknown[] {
-  const value = args?.['value'];
-  return spliceArguments(Array.isArray(value) ? value : value === undefined ? [] : [value]);
-}
-function spliceArguments(items: readonly unknown[]): unknown[] {
-  return items.flatMap((item) => {
-    const chain: Node[] = [];
-    let leftmost: unknown = item;
-    while (isNode(leftmost) && leftmost['type'] === 'binary_expr' && leftmost['parentheses'] !== true) {
-      chain.push(leftmost);
-      leftmost = leftmost['left'];
-    }
-    if (!Array.isArray(leftmost) || chain.length === 0) return [item];
-    const leading = spliceArguments(leftmost);
-    let rebuilt: unknown = leading.pop();
-    for (let i = chain.length - 1; i >= 0; i--) rebuilt = { ...chain[i], left: rebuilt };
-    return [...leading, rebuilt];
-  });
-}
-
-/**
- * For some items (`x LIKE y::t`, `CAST(…)::t`, `(…)::t || z`) node-sql-parser makes the select
- * item itself the cast node, with the rest of the item as a `tail` operator and operand.
- */
-function castItem(column: Node): Node {
-  const cast: Node = { ...column, tail: null, as: null };
-  const tail = child(column, 'tail');
-  if (tail === undefined) return cast;
-  return { type: 'binary_expr', operator: tail['operator'], left: cast, right: tail['expr'] };
-}
-
-// ── Tokens as handed to node-sql-parser ──────────────────────────────────────────────────────────
-
-/** A token plus how it is rendered into the text node-sql-parser sees (always the same length). */
-interface AdapterToken {
-  readonly tok: IToken;
-  readonly render: string;
-  /** Rendered as a comma (FROM/FOR inside SUBSTRING); the converter accepts it where a comma goes. */
-  readonly asComma: boolean;
-}
-
-/** IN lists of at least this many constants bypass node-sql-parser (see `constantLists`). */
-const CONSTANT_LIST_MIN = 16;
-
-/** Whether tokens[i] starts one constant of an IN list; returns the index after it, or -1. */
-function constantItemEnd(tokens: readonly IToken[], i: number): number {
-  let j = i;
-  while (tokens[j]?.tokenType === Minus || tokens[j]?.tokenType === Plus) j++;
-  const token = tokens[j];
-  if (token === undefined) return -1;
-  if (token.tokenType === NumberLit) return j + 1;
-  if (j > i) return -1; // a sign before something other than a number
-  const type = token.tokenType;
-  return type === StringLit || type === Null || type === True || type === False ? j + 1 : -1;
-}
-
-/**
- * Long IN lists of plain constants (`x IN (1, 2, …)`), as `(` index → `)` index. node-sql-parser
- * is slow per token and such lists are the one shape real queries make very long, so it sees only
- * the first constant of each; the converter reads all of them from our tokens.
- */
-function constantLists(tokens: readonly IToken[]): Map<number, number> {
-  const lists = new Map<number, number>();
-  for (let i = 0; i + 1 < tokens.length; i++) {
-    if (!isWordText(tokens[i], 'in') || tokens[i + 1]!.tokenType !== LParen) continue;
-    let j = i + 2;
-    let count = 0;
-    for (;;) {
-      const end = constantItemEnd(tokens, j);
-      if (end < 0) break;
-      count++;
-      j = end;
-      if (tokens[j]?.tokenType !== Comma) break;
-      j++;
-    }
-    if (count >= CONSTANT_LIST_MIN && tokens[j]?.tokenType === RParen) {
-      lists.set(i + 1, j);
-      i = j;
-    }
-  }
-  return lists;
-}
-
-/**
- * The text node-sql-parser parses. Literals and quoted identifiers are masked (their values come
- * from our tokens; quoted identifiers are rendered unquoted), comments become spaces, and a few PostgreSQL forms node-sql-parser rejects are
- * rewritten: `f(DISTINCT x)` for any f, `SELECT ALL`, `SUBSTRING(s FROM a FOR b)`. Offsets are kept.
- */
-function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<number, number>): AdapterToken[] {
-  const hidden = new Set<number>();
-  const commas = new Set<number>();
-  for (const [open, close] of lists) {
-    for (let i = constantItemEnd(tokens, open + 1); i < close; i++) hidden.add(i);
-  }
-  for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i]!;
-    const prev = tokens[i - 1];
-    if (isWordText(token, 'distinct') || isWordText(token, 'all')) {
-      if (isType(prev, LParen) && isType(tokens[i - 2], Ident)) hidden.add(i);
-      if (isWordText(token, 'all') && isWordText(prev, 'select') && !isWordText(tokens[i + 1], 'distinct')) {
-        hidden.add(i);
-      }
-    }
-    if (isWordText(token, 'substring') && isType(tokens[i + 1], LParen)) markSubstring(tokens, i + 1, commas);
-    // node-sql-parser reads `a CROSS JOIN b` and `a NATURAL JOIN b` as table a aliased "cross" or
-    // "natural": it sees a plain JOIN, and the converter takes the join's kind from our tokens.
-    // (After AS it is an alias, which PostgreSQL refuses: the converter reports it.)
-    const next = tokens[i + 1];
-    if (!isWordText(prev, 'as')) {
-      if (isWordText(token, 'cross') && isWordText(next, 'join')) hidden.add(i);
-      if (isWordText(token, 'natural') && NATURAL_FOLLOWERS.some((w) => isWordText(next, w))) hidden.add(i);
-    }
-    // OFFSET n ROWS (node-sql-parser knows only OFFSET n).
-    if ((isWordText(token, 'row') || isWordText(token, 'rows')) && isWordText(tokens[i - 2], 'offset')) {
-      if (prev?.tokenType === NumberLit) hidden.add(i);
-    }
-  }
-  return tokens.map((tok, i) => {
-    const length = tok.image.length;
-    let render = tok.image;
-    if (hidden.has(i)) render = ' '.repeat(length);
-    else if (commas.has(i)) render = ','.padEnd(length);
-    else if (tok.tokenType === StringLit) render = `'${'x'.repeat(length - 2)}'`;
-    // Quoted identifiers become plain ones: node-sql-parser mishandles `x::int "Alias"` and reads
-    // `LIKE "col"` as a string. The filler is never a keyword.
-    else if (tok.tokenType === QuotedIdent) render = `q${'_'.repeat(length - 2)}q`;
-    else if (tok.tokenType === NumberLit) render = '1'.repeat(length);
-    return { tok, render, asComma: commas.has(i) };
-  });
-}
-
-const NATURAL_FOLLOWERS = ['join', 'inner', 'left', 'right', 'full'];
-
-/** Words that end the condition of `JOIN … ON` at its own nesting level (LEFT/RIGHT unless a call). */
-const ON_ENDS = new Set([
-  'join',
-  'inner',
-  'left',
-  'right',
-  'full',
-  'cross',
-  'natural',
-  'on',
-  'using',
-  'where',
-  'group',
-  'having',
-  'order',
-  'limit',
-  'offset',
-  'union',
-  'intersect',
-  'except',
-  'window',
-  'fetch',
-  'for',
-  'into',
-]);
-
-/**
- * The conditions of `JOIN … ON`, as ON's index → index after its condition. node-sql-parser takes
- * ~0.3 ms for each ON it parses (ten times a WHERE of the same length), and it reads
- * `a JOIN b ON x, c` as the condition `(x, c)`: it sees each ON and its condition as blanks, and
- * the conditions are parsed apart, together (`Conditions`).
- */
-function onConditions(tokens: readonly IToken[]): Map<number, number> {
-  const conditions = new Map<number, number>();
-  for (let i = 0; i < tokens.length; i++) {
-    if (!isWordText(tokens[i], 'on') || !followsJoin(tokens, i)) continue;
-    let depth = 0;
-    let j = i + 1;
-    for (; j < tokens.length; j++) {
-      const token = tokens[j]!;
-      if (token.tokenType === LParen) depth++;
-      else if (token.tokenType === RParen && --depth < 0) break;
-      else if (depth === 0 && token.tokenType === Comma) break;
-      else if (depth === 0 && isWord(token) && ON_ENDS.has(token.image.toLowerCase())) {
-        const call = /^(left|right)$/i.test(token.image) && isType(tokens[j + 1], LParen);
-        if (!call) break;
-      }
-    }
-    if (j > i + 1) conditions.set(i, j);
-    i = j - 1; // an ON inside a condition (in a subquery) is part of it
-  }
-  return conditions;
-}
-
-/** Whether the ON at tokens[on] follows `JOIN relation` (any other ON is left to node-sql-parser). */
-function followsJoin(tokens: readonly IToken[], on: number): boolean {
-  let depth = 0;
-  for (let i = on - 1; i >= 0; i--) {
-    const token = tokens[i]!;
-    if (token.tokenType === RParen) depth++;
-    else if (token.tokenType === LParen && --depth < 0) return false;
-    else if (depth > 0) continue;
-    else if (isWordText(token, 'join')) return true;
-    else if (token.tokenType === Comma || (isWord(token) && ON_ENDS.has(token.image.toLowerCase())))
-      return false;
-    else if (isWordText(token, 'from') || isWordText(token, 'select')) return false;
-  }
-  return false;
-}
-
-/** Marks FROM and FOR at the top level of `substring(` … `)` when they appear in that order. */
-function markSubstring(tokens: readonly IToken[], open: number, commas: Set<number>): void {
-  let depth = 0;
-  let from = -1;
-  let forIndex = -1;
-  for (let i = open; i < tokens.length; i++) {
-    const token = tokens[i]!;
-    if (token.tokenType === LParen) depth++;
-    else if (token.tokenType === RParen && --depth === 0) break;
-    else if (depth === 1 && isWordText(token, 'from') && from < 0) from = i;
-    else if (depth === 1 && isWordText(token, 'for') && forIndex < 0) forIndex = i;
-  }
-  if (from < 0 || (forIndex >= 0 && forIndex < from)) return;
-  commas.add(from);
-  if (forIndex >= 0) commas.add(forIndex);
-}
-
-function matchParens(tokens: readonly AdapterToken[]): Int32Array {
-  const closeOf = new Int32Array(tokens.length).fill(-1);
-  const stack: number[] = [];
-  tokens.forEach(({ tok }, i) => {
-    if (tok.tokenType === LParen) stack.push(i);
-    else if (tok.tokenType === RParen) {
-      const open = stack.pop();
-      if (open !== undefined) closeOf[open] = i;
-    }
-  });
-  return closeOf;
-}
 
 /**
  * Counts the times the converter could not follow node-sql-parser's tree (see `lost`). Tests use
@@ -444,194 +197,7 @@ class Conditions {
   }
 }
 
-/**
- * node-sql-parser takes tens of µs per token, so the tokens it is handed are what bound the time
- * one SELECT holds the server: refused past `max`, before it runs, at the first token beyond.
- */
-function checkParsedTokens(tokens: readonly AdapterToken[], max: number): void {
-  if (tokens.length <= max) return;
-  let seen = 0;
-  for (const { tok, render } of tokens) {
-    if (render.trim() === '' || ++seen <= max) continue;
-    throw new SluiceError('STATEMENT_TOO_LARGE', `query is too large (more than ${max} tokens to parse)`, {
-      position: posOf(tok),
-      detail: 'the constants of IN lists do not count',
-      hint: 'split it into several statements or views; long lists of constants belong in an IN list',
-    });
-  }
-}
-
-/** node-sql-parser's failure → a short PostgreSQL-style error at the offending token. */
-function translateParseFailure(error: unknown, tokens: readonly AdapterToken[], base: number): SluiceError {
-  if (error instanceof SluiceError) return error;
-  const location = isNode(error) ? child(error, 'location') : undefined;
-  const start = location !== undefined ? child(location, 'start') : undefined;
-  const offset = typeof start?.['offset'] === 'number' ? start['offset'] + base : undefined;
-  let index = tokens.length;
-  if (offset !== undefined) {
-    const found = tokens.findIndex(({ tok }) => (tok.endOffset ?? tok.startOffset) >= offset);
-    if (found >= 0) index = found;
-  } else index = 0;
-  const construct = unsupportedConstructUpTo(tokens, index);
-  if (construct !== undefined) return construct;
-  const misplaced = misplacedTokenUpTo(tokens, index);
-  if (misplaced !== undefined) return syntaxErrorAt(misplaced);
-  const token = tokens[index]?.tok;
-  if (token === undefined) {
-    return parseError('syntax error at end of input', endPosOf(tokens[tokens.length - 1]!.tok));
-  }
-  return syntaxErrorAt(token);
-}
-
-/**
- * When node-sql-parser rejects the text, a construct we do not support anyway (and that it may not
- * parse) is the better explanation if it appears at or before the failure point.
- */
-function unsupportedConstructUpTo(tokens: readonly AdapterToken[], limit: number): SluiceError | undefined {
-  const word = (i: number, w: string): boolean => isWordText(tokens[i]?.tok, w);
-  for (let i = 0; i <= limit && i < tokens.length; i++) {
-    const tok = tokens[i]!.tok;
-    const pos = posOf(tok);
-    if (i === 0 && word(i, 'with')) return notSupported('WITH (common table expression)', pos);
-    const nested =
-      isType(tokens[i - 1]?.tok, LParen) && tokens.slice(0, i).some((t) => t.tok.tokenType !== LParen);
-    if (word(i, 'select') && nested) return notSupported('subquery', pos);
-    if (word(i, 'grouping') && word(i + 1, 'sets')) return notSupported('GROUPING SETS', pos);
-    if ((word(i, 'rollup') || word(i, 'cube')) && isType(tokens[i + 1]?.tok, LParen)) {
-      return notSupported(tok.image.toUpperCase(), pos);
-    }
-    if (word(i, 'fetch')) return notSupported('FETCH FIRST', pos);
-    if (word(i, 'for') && ['update', 'share', 'no', 'key'].some((w) => word(i + 1, w))) {
-      return notSupported(`FOR ${tokens[i + 1]!.tok.image.toUpperCase()}`, pos);
-    }
-    if (word(i, 'tablesample')) return notSupported('TABLESAMPLE', pos);
-    if (word(i, 'lateral')) return notSupported('LATERAL', pos);
-    if (word(i, 'over') && isType(tokens[i - 1]?.tok, RParen)) return notSupported('window function', pos);
-    if (word(i, 'window')) return notSupported('WINDOW clause', pos);
-    if (['union', 'intersect', 'except'].some((w) => word(i, w))) {
-      return notSupported(tok.image.toUpperCase(), pos);
-    }
-    if (word(i, 'distinct') && word(i + 1, 'on')) return notSupported('DISTINCT ON', pos);
-    if (word(i, 'is') && (word(i + 1, 'distinct') || (word(i + 1, 'not') && word(i + 2, 'distinct')))) {
-      return notSupported('IS DISTINCT FROM', pos);
-    }
-    if (word(i, 'within') && word(i + 1, 'group')) return notSupported('WITHIN GROUP', pos);
-    if (word(i, 'filter') && isType(tokens[i + 1]?.tok, LParen)) return notSupported('aggregate FILTER', pos);
-    if (word(i, 'similar') && word(i + 1, 'to')) return notSupported('SIMILAR TO', pos);
-    if (word(i, 'interval') && tokens[i + 1]?.tok.tokenType === StringLit)
-      return notSupported('INTERVAL', pos);
-    if (word(i, 'array')) return notSupported('ARRAY', pos);
-    if (tok.tokenType === LBracket) return notSupported('array subscript', pos);
-    if (tok.tokenType === OtherOp) return notSupported(`operator ${tok.image}`, pos);
-  }
-  return undefined;
-}
-
-const JOIN_WORDS = ['join', 'cross', 'natural', 'inner', 'left', 'right', 'full', 'outer'];
-const CLAUSE_WORDS: readonly string[] = [
-  'from',
-  'where',
-  'group',
-  'having',
-  'order',
-  'limit',
-  'offset',
-  'union',
-  'intersect',
-  'except',
-  'window',
-  'into',
-];
-const MISPLACED_WORDS = new Set<string>([
-  ...CLAUSE_WORDS,
-  'and',
-  'or',
-  'is',
-  'in',
-  'like',
-  'ilike',
-  'between',
-  'then',
-  'else',
-  'end',
-  'as',
-]);
-
-/**
- * node-sql-parser sometimes fails far from the mistake (it reads reserved words as names): point at
- * a clause keyword where a value is expected (`SELECT a, FROM t`) or a name after `*`, as PostgreSQL does.
- */
-function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: number): IToken | undefined {
-  let inFrom = false;
-  let plainTokens: IToken[] | undefined;
-  const plain = (): IToken[] => (plainTokens ??= tokens.map(({ tok }) => tok));
-  for (let i = 1; i <= limit && i < tokens.length; i++) {
-    const tok = tokens[i]!.tok;
-    const prev = tokens[i - 1]!.tok;
-    if (isWordText(prev, 'from') || isWordText(prev, 'select')) inFrom = isWordText(prev, 'from');
-    else if (CLAUSE_WORDS.some((w) => isWordText(prev, w))) inFrom = false;
-    // The words of a join are reserved: no alias in FROM (a select-list label may be any word).
-    if (inFrom && isWordText(prev, 'as') && JOIN_WORDS.some((w) => isWordText(tok, w))) return tok;
-    // ON only ever follows `JOIN relation`.
-    if (inFrom && isWordText(tok, 'on') && !followsJoin(plain(), i)) return tok;
-    const expectsValue =
-      prev.tokenType === Comma ||
-      prev.tokenType === LParen ||
-      // A select-list `*` is no operator: `SELECT * FROM` is fine.
-      (INFIX_TYPES.has(prev.tokenType) && (prev.tokenType !== Star || isStarOperand(tokens[i - 2]?.tok))) ||
-      ['select', 'where', 'having', 'by', 'and', 'or', 'not', 'when', 'then', 'else'].some((w) =>
-        isWordText(prev, w),
-      ) ||
-      (isWordText(prev, 'distinct') && isWordText(tokens[i - 2]?.tok, 'select'));
-    const afterNot =
-      isWordText(prev, 'not') && ['in', 'like', 'ilike', 'between'].some((w) => isWordText(tok, w));
-    if (expectsValue && !afterNot) {
-      if ([...MISPLACED_WORDS].some((w) => isWordText(tok, w))) return tok;
-      if (
-        tok.tokenType === Comma ||
-        (INFIX_TYPES.has(tok.tokenType) && ![Minus, Plus, Star].includes(tok.tokenType))
-      ) {
-        return tok;
-      }
-    }
-    const starAlias = prev.tokenType === Star && (i === 1 || !isStarOperand(tokens[i - 2]!.tok));
-    if (starAlias && (tok.tokenType === QuotedIdent || isType(tok, Ident))) return tok;
-  }
-  return undefined;
-}
-
-/** Whether a `*` after `before` is multiplication (so a name may follow it) rather than a select-list star. */
-function isStarOperand(before: IToken | undefined): boolean {
-  if (before === undefined) return false;
-  if (before.tokenType === Comma || before.tokenType === Dot || before.tokenType === LParen) return false;
-  return !isWordText(before, 'select') && !isWordText(before, 'distinct') && !isWordText(before, 'all');
-}
-
 // ── Conversion ───────────────────────────────────────────────────────────────────────────────────
-
-const INFIX_TOKENS: Readonly<Record<string, readonly [InfixOp, TokenType | string]>> = {
-  '+': ['+', Plus],
-  '-': ['-', Minus],
-  '*': ['*', Star],
-  '/': ['/', Slash],
-  '%': ['%', Percent],
-  '=': ['=', Eq],
-  '<>': ['<>', NotEq],
-  '!=': ['<>', NotEq],
-  '<': ['<', Lt],
-  '<=': ['<=', LtEq],
-  '>': ['>', Gt],
-  '>=': ['>=', GtEq],
-  '||': ['||', Concat],
-  AND: ['and', 'and'],
-  OR: ['or', 'or'],
-};
-
-const INFIX_TYPES: ReadonlySet<TokenType> = new Set(
-  Object.values(INFIX_TOKENS)
-    .map(([, type]) => type)
-    .filter((type): type is TokenType => typeof type !== 'string'),
-);
 
 function crossJoin(left: FromItem, right: FromItem, pos: Pos): JoinRef {
   return { kind: 'join', joinKind: 'cross', left, right, natural: false, pos };

@@ -1,0 +1,264 @@
+// Our tokens as handed to node-sql-parser: each token rendered into the text it parses (same length,
+// so offsets stay ours), long constant IN lists and ON conditions taken out of that text, the
+// parenthesis matching the converter walks by, and node-sql-parser's infix operators as our tokens.
+import type { IToken, TokenType } from 'chevrotain';
+import type { InfixOp } from '../expr-builder.ts';
+import {
+  Comma,
+  Concat,
+  Dot,
+  Eq,
+  False,
+  Gt,
+  GtEq,
+  Ident,
+  isType,
+  isWord,
+  isWordText,
+  LParen,
+  Lt,
+  LtEq,
+  Minus,
+  NotEq,
+  Null,
+  NumberLit,
+  Percent,
+  Plus,
+  QuotedIdent,
+  RParen,
+  Slash,
+  Star,
+  StringLit,
+  True,
+} from '../lexer.ts';
+
+/** A token plus how it is rendered into the text node-sql-parser sees (always the same length). */
+export interface AdapterToken {
+  readonly tok: IToken;
+  readonly render: string;
+  /** Rendered as a comma (FROM/FOR inside SUBSTRING); the converter accepts it where a comma goes. */
+  readonly asComma: boolean;
+}
+
+/** IN lists of at least this many constants bypass node-sql-parser (see `constantLists`). */
+export const CONSTANT_LIST_MIN = 16;
+
+/** Whether tokens[i] starts one constant of an IN list; returns the index after it, or -1. */
+export function constantItemEnd(tokens: readonly IToken[], i: number): number {
+  let j = i;
+  while (tokens[j]?.tokenType === Minus || tokens[j]?.tokenType === Plus) j++;
+  const token = tokens[j];
+  if (token === undefined) return -1;
+  if (token.tokenType === NumberLit) return j + 1;
+  if (j > i) return -1; // a sign before something other than a number
+  const type = token.tokenType;
+  return type === StringLit || type === Null || type === True || type === False ? j + 1 : -1;
+}
+
+/**
+ * Long IN lists of plain constants (`x IN (1, 2, …)`), as `(` index → `)` index. node-sql-parser
+ * is slow per token and such lists are the one shape real queries make very long, so it sees only
+ * the first constant of each; the converter reads all of them from our tokens.
+ */
+export function constantLists(tokens: readonly IToken[]): Map<number, number> {
+  const lists = new Map<number, number>();
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    if (!isWordText(tokens[i], 'in') || tokens[i + 1]!.tokenType !== LParen) continue;
+    let j = i + 2;
+    let count = 0;
+    for (;;) {
+      const end = constantItemEnd(tokens, j);
+      if (end < 0) break;
+      count++;
+      j = end;
+      if (tokens[j]?.tokenType !== Comma) break;
+      j++;
+    }
+    if (count >= CONSTANT_LIST_MIN && tokens[j]?.tokenType === RParen) {
+      lists.set(i + 1, j);
+      i = j;
+    }
+  }
+  return lists;
+}
+
+/**
+ * The text node-sql-parser parses. Literals and quoted identifiers are masked (their values come
+ * from our tokens; quoted identifiers are rendered unquoted), comments become spaces, and a few PostgreSQL forms node-sql-parser rejects are
+ * rewritten: `f(DISTINCT x)` for any f, `SELECT ALL`, `SUBSTRING(s FROM a FOR b)`. Offsets are kept.
+ */
+export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<number, number>): AdapterToken[] {
+  const hidden = new Set<number>();
+  const commas = new Set<number>();
+  for (const [open, close] of lists) {
+    for (let i = constantItemEnd(tokens, open + 1); i < close; i++) hidden.add(i);
+  }
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    const prev = tokens[i - 1];
+    if (isWordText(token, 'distinct') || isWordText(token, 'all')) {
+      if (isType(prev, LParen) && isType(tokens[i - 2], Ident)) hidden.add(i);
+      if (isWordText(token, 'all') && isWordText(prev, 'select') && !isWordText(tokens[i + 1], 'distinct')) {
+        hidden.add(i);
+      }
+    }
+    if (isWordText(token, 'substring') && isType(tokens[i + 1], LParen)) markSubstring(tokens, i + 1, commas);
+    // node-sql-parser reads `a CROSS JOIN b` and `a NATURAL JOIN b` as table a aliased "cross" or
+    // "natural": it sees a plain JOIN, and the converter takes the join's kind from our tokens.
+    // (After AS it is an alias, which PostgreSQL refuses: the converter reports it.)
+    const next = tokens[i + 1];
+    if (!isWordText(prev, 'as')) {
+      if (isWordText(token, 'cross') && isWordText(next, 'join')) hidden.add(i);
+      if (isWordText(token, 'natural') && NATURAL_FOLLOWERS.some((w) => isWordText(next, w))) hidden.add(i);
+    }
+    // OFFSET n ROWS (node-sql-parser knows only OFFSET n).
+    if ((isWordText(token, 'row') || isWordText(token, 'rows')) && isWordText(tokens[i - 2], 'offset')) {
+      if (prev?.tokenType === NumberLit) hidden.add(i);
+    }
+  }
+  return tokens.map((tok, i) => {
+    const length = tok.image.length;
+    let render = tok.image;
+    if (hidden.has(i)) render = ' '.repeat(length);
+    else if (commas.has(i)) render = ','.padEnd(length);
+    else if (tok.tokenType === StringLit) render = `'${'x'.repeat(length - 2)}'`;
+    // Quoted identifiers become plain ones: node-sql-parser mishandles `x::int "Alias"` and reads
+    // `LIKE "col"` as a string. The filler is never a keyword.
+    else if (tok.tokenType === QuotedIdent) render = `q${'_'.repeat(length - 2)}q`;
+    else if (tok.tokenType === NumberLit) render = '1'.repeat(length);
+    return { tok, render, asComma: commas.has(i) };
+  });
+}
+
+export const NATURAL_FOLLOWERS = ['join', 'inner', 'left', 'right', 'full'];
+
+/** Words that end the condition of `JOIN … ON` at its own nesting level (LEFT/RIGHT unless a call). */
+export const ON_ENDS = new Set([
+  'join',
+  'inner',
+  'left',
+  'right',
+  'full',
+  'cross',
+  'natural',
+  'on',
+  'using',
+  'where',
+  'group',
+  'having',
+  'order',
+  'limit',
+  'offset',
+  'union',
+  'intersect',
+  'except',
+  'window',
+  'fetch',
+  'for',
+  'into',
+]);
+
+/**
+ * The conditions of `JOIN … ON`, as ON's index → index after its condition. node-sql-parser takes
+ * ~0.3 ms for each ON it parses (ten times a WHERE of the same length), and it reads
+ * `a JOIN b ON x, c` as the condition `(x, c)`: it sees each ON and its condition as blanks, and
+ * the conditions are parsed apart, together (`Conditions`).
+ */
+export function onConditions(tokens: readonly IToken[]): Map<number, number> {
+  const conditions = new Map<number, number>();
+  for (let i = 0; i < tokens.length; i++) {
+    if (!isWordText(tokens[i], 'on') || !followsJoin(tokens, i)) continue;
+    let depth = 0;
+    let j = i + 1;
+    for (; j < tokens.length; j++) {
+      const token = tokens[j]!;
+      if (token.tokenType === LParen) depth++;
+      else if (token.tokenType === RParen && --depth < 0) break;
+      else if (depth === 0 && token.tokenType === Comma) break;
+      else if (depth === 0 && isWord(token) && ON_ENDS.has(token.image.toLowerCase())) {
+        const call = /^(left|right)$/i.test(token.image) && isType(tokens[j + 1], LParen);
+        if (!call) break;
+      }
+    }
+    if (j > i + 1) conditions.set(i, j);
+    i = j - 1; // an ON inside a condition (in a subquery) is part of it
+  }
+  return conditions;
+}
+
+/** Whether the ON at tokens[on] follows `JOIN relation` (any other ON is left to node-sql-parser). */
+export function followsJoin(tokens: readonly IToken[], on: number): boolean {
+  let depth = 0;
+  for (let i = on - 1; i >= 0; i--) {
+    const token = tokens[i]!;
+    if (token.tokenType === RParen) depth++;
+    else if (token.tokenType === LParen && --depth < 0) return false;
+    else if (depth > 0) continue;
+    else if (isWordText(token, 'join')) return true;
+    else if (token.tokenType === Comma || (isWord(token) && ON_ENDS.has(token.image.toLowerCase())))
+      return false;
+    else if (isWordText(token, 'from') || isWordText(token, 'select')) return false;
+  }
+  return false;
+}
+
+/** Marks FROM and FOR at the top level of `substring(` … `)` when they appear in that order. */
+export function markSubstring(tokens: readonly IToken[], open: number, commas: Set<number>): void {
+  let depth = 0;
+  let from = -1;
+  let forIndex = -1;
+  for (let i = open; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token.tokenType === LParen) depth++;
+    else if (token.tokenType === RParen && --depth === 0) break;
+    else if (depth === 1 && isWordText(token, 'from') && from < 0) from = i;
+    else if (depth === 1 && isWordText(token, 'for') && forIndex < 0) forIndex = i;
+  }
+  if (from < 0 || (forIndex >= 0 && forIndex < from)) return;
+  commas.add(from);
+  if (forIndex >= 0) commas.add(forIndex);
+}
+
+export function matchParens(tokens: readonly AdapterToken[]): Int32Array {
+  const closeOf = new Int32Array(tokens.length).fill(-1);
+  const stack: number[] = [];
+  tokens.forEach(({ tok }, i) => {
+    if (tok.tokenType === LParen) stack.push(i);
+    else if (tok.tokenType === RParen) {
+      const open = stack.pop();
+      if (open !== undefined) closeOf[open] = i;
+    }
+  });
+  return closeOf;
+}
+
+export const INFIX_TOKENS: Readonly<Record<string, readonly [InfixOp, TokenType | string]>> = {
+  '+': ['+', Plus],
+  '-': ['-', Minus],
+  '*': ['*', Star],
+  '/': ['/', Slash],
+  '%': ['%', Percent],
+  '=': ['=', Eq],
+  '<>': ['<>', NotEq],
+  '!=': ['<>', NotEq],
+  '<': ['<', Lt],
+  '<=': ['<=', LtEq],
+  '>': ['>', Gt],
+  '>=': ['>=', GtEq],
+  '||': ['||', Concat],
+  AND: ['and', 'and'],
+  OR: ['or', 'or'],
+};
+
+export const INFIX_TYPES: ReadonlySet<TokenType> = new Set(
+  Object.values(INFIX_TOKENS)
+    .map(([, type]) => type)
+    .filter((type): type is TokenType => typeof type !== 'string'),
+);
+
+/** Whether a `*` after `before` is multiplication (so a name may follow it) rather than a select-list star. */
+export function isStarOperand(before: IToken | undefined): boolean {
+  if (before === undefined) return false;
+  if (before.tokenType === Comma || before.tokenType === Dot || before.tokenType === LParen) return false;
+  return !isWordText(before, 'select') && !isWordText(before, 'distinct') && !isWordText(before, 'all');
+}

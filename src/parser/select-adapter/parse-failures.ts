@@ -1,0 +1,188 @@
+// What a failure of node-sql-parser means: the token budget it may be handed, and its errors turned
+// into ours — NOT_SUPPORTED for a construct Sluice does not maintain, else a syntax error at the
+// first token out of place, never node-sql-parser's own message.
+import type { IToken } from 'chevrotain';
+import { notSupported, parseError, SluiceError } from '../../common/errors.ts';
+import {
+  Comma,
+  endPosOf,
+  Ident,
+  isType,
+  isWordText,
+  LBracket,
+  LParen,
+  Minus,
+  OtherOp,
+  Plus,
+  posOf,
+  QuotedIdent,
+  RParen,
+  Star,
+  StringLit,
+  syntaxErrorAt,
+} from '../lexer.ts';
+import { isNode, child } from './loose-ast.ts';
+import { type AdapterToken, INFIX_TYPES, isStarOperand, followsJoin } from './adapter-tokens.ts';
+
+/**
+ * node-sql-parser takes tens of µs per token, so the tokens it is handed are what bound the time
+ * one SELECT holds the server: refused past `max`, before it runs, at the first token beyond.
+ */
+export function checkParsedTokens(tokens: readonly AdapterToken[], max: number): void {
+  if (tokens.length <= max) return;
+  let seen = 0;
+  for (const { tok, render } of tokens) {
+    if (render.trim() === '' || ++seen <= max) continue;
+    throw new SluiceError('STATEMENT_TOO_LARGE', `query is too large (more than ${max} tokens to parse)`, {
+      position: posOf(tok),
+      detail: 'the constants of IN lists do not count',
+      hint: 'split it into several statements or views; long lists of constants belong in an IN list',
+    });
+  }
+}
+
+/** node-sql-parser's failure → a short PostgreSQL-style error at the offending token. */
+export function translateParseFailure(
+  error: unknown,
+  tokens: readonly AdapterToken[],
+  base: number,
+): SluiceError {
+  if (error instanceof SluiceError) return error;
+  const location = isNode(error) ? child(error, 'location') : undefined;
+  const start = location !== undefined ? child(location, 'start') : undefined;
+  const offset = typeof start?.['offset'] === 'number' ? start['offset'] + base : undefined;
+  let index = tokens.length;
+  if (offset !== undefined) {
+    const found = tokens.findIndex(({ tok }) => (tok.endOffset ?? tok.startOffset) >= offset);
+    if (found >= 0) index = found;
+  } else index = 0;
+  const construct = unsupportedConstructUpTo(tokens, index);
+  if (construct !== undefined) return construct;
+  const misplaced = misplacedTokenUpTo(tokens, index);
+  if (misplaced !== undefined) return syntaxErrorAt(misplaced);
+  const token = tokens[index]?.tok;
+  if (token === undefined) {
+    return parseError('syntax error at end of input', endPosOf(tokens[tokens.length - 1]!.tok));
+  }
+  return syntaxErrorAt(token);
+}
+
+/**
+ * When node-sql-parser rejects the text, a construct we do not support anyway (and that it may not
+ * parse) is the better explanation if it appears at or before the failure point.
+ */
+export function unsupportedConstructUpTo(
+  tokens: readonly AdapterToken[],
+  limit: number,
+): SluiceError | undefined {
+  const word = (i: number, w: string): boolean => isWordText(tokens[i]?.tok, w);
+  for (let i = 0; i <= limit && i < tokens.length; i++) {
+    const tok = tokens[i]!.tok;
+    const pos = posOf(tok);
+    if (i === 0 && word(i, 'with')) return notSupported('WITH (common table expression)', pos);
+    const nested =
+      isType(tokens[i - 1]?.tok, LParen) && tokens.slice(0, i).some((t) => t.tok.tokenType !== LParen);
+    if (word(i, 'select') && nested) return notSupported('subquery', pos);
+    if (word(i, 'grouping') && word(i + 1, 'sets')) return notSupported('GROUPING SETS', pos);
+    if ((word(i, 'rollup') || word(i, 'cube')) && isType(tokens[i + 1]?.tok, LParen)) {
+      return notSupported(tok.image.toUpperCase(), pos);
+    }
+    if (word(i, 'fetch')) return notSupported('FETCH FIRST', pos);
+    if (word(i, 'for') && ['update', 'share', 'no', 'key'].some((w) => word(i + 1, w))) {
+      return notSupported(`FOR ${tokens[i + 1]!.tok.image.toUpperCase()}`, pos);
+    }
+    if (word(i, 'tablesample')) return notSupported('TABLESAMPLE', pos);
+    if (word(i, 'lateral')) return notSupported('LATERAL', pos);
+    if (word(i, 'over') && isType(tokens[i - 1]?.tok, RParen)) return notSupported('window function', pos);
+    if (word(i, 'window')) return notSupported('WINDOW clause', pos);
+    if (['union', 'intersect', 'except'].some((w) => word(i, w))) {
+      return notSupported(tok.image.toUpperCase(), pos);
+    }
+    if (word(i, 'distinct') && word(i + 1, 'on')) return notSupported('DISTINCT ON', pos);
+    if (word(i, 'is') && (word(i + 1, 'distinct') || (word(i + 1, 'not') && word(i + 2, 'distinct')))) {
+      return notSupported('IS DISTINCT FROM', pos);
+    }
+    if (word(i, 'within') && word(i + 1, 'group')) return notSupported('WITHIN GROUP', pos);
+    if (word(i, 'filter') && isType(tokens[i + 1]?.tok, LParen)) return notSupported('aggregate FILTER', pos);
+    if (word(i, 'similar') && word(i + 1, 'to')) return notSupported('SIMILAR TO', pos);
+    if (word(i, 'interval') && tokens[i + 1]?.tok.tokenType === StringLit)
+      return notSupported('INTERVAL', pos);
+    if (word(i, 'array')) return notSupported('ARRAY', pos);
+    if (tok.tokenType === LBracket) return notSupported('array subscript', pos);
+    if (tok.tokenType === OtherOp) return notSupported(`operator ${tok.image}`, pos);
+  }
+  return undefined;
+}
+
+export const JOIN_WORDS = ['join', 'cross', 'natural', 'inner', 'left', 'right', 'full', 'outer'];
+export const CLAUSE_WORDS: readonly string[] = [
+  'from',
+  'where',
+  'group',
+  'having',
+  'order',
+  'limit',
+  'offset',
+  'union',
+  'intersect',
+  'except',
+  'window',
+  'into',
+];
+export const MISPLACED_WORDS = new Set<string>([
+  ...CLAUSE_WORDS,
+  'and',
+  'or',
+  'is',
+  'in',
+  'like',
+  'ilike',
+  'between',
+  'then',
+  'else',
+  'end',
+  'as',
+]);
+
+/**
+ * node-sql-parser sometimes fails far from the mistake (it reads reserved words as names): point at
+ * a clause keyword where a value is expected (`SELECT a, FROM t`) or a name after `*`, as PostgreSQL does.
+ */
+export function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: number): IToken | undefined {
+  let inFrom = false;
+  let plainTokens: IToken[] | undefined;
+  const plain = (): IToken[] => (plainTokens ??= tokens.map(({ tok }) => tok));
+  for (let i = 1; i <= limit && i < tokens.length; i++) {
+    const tok = tokens[i]!.tok;
+    const prev = tokens[i - 1]!.tok;
+    if (isWordText(prev, 'from') || isWordText(prev, 'select')) inFrom = isWordText(prev, 'from');
+    else if (CLAUSE_WORDS.some((w) => isWordText(prev, w))) inFrom = false;
+    // The words of a join are reserved: no alias in FROM (a select-list label may be any word).
+    if (inFrom && isWordText(prev, 'as') && JOIN_WORDS.some((w) => isWordText(tok, w))) return tok;
+    // ON only ever follows `JOIN relation`.
+    if (inFrom && isWordText(tok, 'on') && !followsJoin(plain(), i)) return tok;
+    const expectsValue =
+      prev.tokenType === Comma ||
+      prev.tokenType === LParen ||
+      // A select-list `*` is no operator: `SELECT * FROM` is fine.
+      (INFIX_TYPES.has(prev.tokenType) && (prev.tokenType !== Star || isStarOperand(tokens[i - 2]?.tok))) ||
+      ['select', 'where', 'having', 'by', 'and', 'or', 'not', 'when', 'then', 'else'].some((w) =>
+        isWordText(prev, w),
+      ) ||
+      (isWordText(prev, 'distinct') && isWordText(tokens[i - 2]?.tok, 'select'));
+    const afterNot =
+      isWordText(prev, 'not') && ['in', 'like', 'ilike', 'between'].some((w) => isWordText(tok, w));
+    if (expectsValue && !afterNot) {
+      if ([...MISPLACED_WORDS].some((w) => isWordText(tok, w))) return tok;
+      if (
+        tok.tokenType === Comma ||
+        (INFIX_TYPES.has(tok.tokenType) && ![Minus, Plus, Star].includes(tok.tokenType))
+      ) {
+        return tok;
+      }
+    }
+    const starAlias = prev.tokenType === Star && (i === 1 || !isStarOperand(tokens[i - 2]!.tok));
+    if (starAlias && (tok.tokenType === QuotedIdent || isType(tok, Ident))) return tok;
+  }
+  return undefined;
+}
