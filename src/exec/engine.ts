@@ -804,6 +804,9 @@ export class Engine {
       store.loadState(stored.parts.get(store.stateId) ?? []);
     }
     const rebuilt: string[] = [];
+    // Shared arrangements are not checkpointed: refilled from their relations' loaded rows (a view
+    // rebuilt below refills the ones it needs first; the rest are refilled at the end).
+    this.views.shared.invalidate();
     for (const def of this.catalogState.views()) {
       const runtime = this.views.get(def.name) as ViewRuntime;
       const stored = checkpoint.objects.get(def.name);
@@ -821,6 +824,7 @@ export class Engine {
       this.views.replace(def.name, fresh);
       rebuilt.push(def.name);
     }
+    this.views.shared.refillStale(checkpoint.epoch);
     this.currentEpoch = checkpoint.epoch;
     this.lastPositions = checkpoint.positions;
     return { rebuilt };

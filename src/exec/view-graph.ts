@@ -8,6 +8,7 @@ import { SluiceError } from '../common/errors.ts';
 import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { isEmpty } from '../ivm/zset.ts';
+import { SharedArrangements } from './shared-arrangements.ts';
 import { ViewRuntime } from './view-runtime.ts';
 
 interface GraphView {
@@ -20,9 +21,13 @@ interface GraphView {
 export class ViewGraph {
   private readonly byName = new Map<string, GraphView>();
   private order: GraphView[] = [];
+  /** Arrangements of relations by key that joins of every view probe (shared-arrangements.ts). */
+  readonly shared: SharedArrangements;
 
   /** `tableContents`: the current rows of a table (as one insert-only batch), or null for a non-table. */
-  constructor(private readonly tableContents: (name: string) => ZBatch | null) {}
+  constructor(private readonly tableContents: (name: string) => ZBatch | null) {
+    this.shared = new SharedArrangements((relation) => this.contentsOf(relation));
+  }
 
   /**
    * A runtime for `plan` holding the result over the current contents of its inputs at `epoch`:
@@ -30,10 +35,16 @@ export class ViewGraph {
    * its checkpointed state does not fit its plan). Not yet part of the graph.
    */
   build(plan: DataflowPlan, epoch: number): ViewRuntime {
-    const runtime = new ViewRuntime(plan);
+    const runtime = new ViewRuntime(plan, null, { registry: this.shared, epoch });
     const inputs = new Map<string, ZBatch>();
     for (const source of runtime.sources()) inputs.set(source, this.contentsOf(source));
-    runtime.step(inputs, epoch);
+    try {
+      // The shared arrangements already hold these rows: the joins take them as their new state.
+      runtime.step(inputs, epoch);
+    } catch (error) {
+      this.release(runtime);
+      throw error;
+    }
     // The backfill is state, not news: its error appearances are not an epoch's changes.
     runtime.takeErrorChanges();
     return runtime;
@@ -48,6 +59,8 @@ export class ViewGraph {
 
   /** Swaps a view's runtime in place (same position in the graph). */
   replace(name: string, runtime: ViewRuntime): void {
+    const old = this.byName.get(name);
+    if (old !== undefined && old.runtime !== runtime) this.release(old.runtime);
     const at = this.order.findIndex((v) => v.name === name);
     const view: GraphView = { name, runtime, reads: [...new Set(runtime.sources())] };
     this.byName.set(name, view);
@@ -56,8 +69,16 @@ export class ViewGraph {
   }
 
   remove(name: string): void {
-    if (!this.byName.delete(name)) return;
+    const view = this.byName.get(name);
+    if (view === undefined) return;
+    this.byName.delete(name);
+    this.release(view.runtime);
     this.order = this.order.filter((v) => v.name !== name);
+  }
+
+  /** Gives back the shared arrangements a runtime probes (the last user's goes with it). */
+  private release(runtime: ViewRuntime): void {
+    for (const name of runtime.sharedArrangements) this.shared.release(name);
   }
 
   get(name: string): ViewRuntime | undefined {
@@ -81,6 +102,7 @@ export class ViewGraph {
     const stepped: { name: string; runtime: ViewRuntime }[] = [];
     for (const view of this.order) {
       if (!view.reads.some((s) => !isEmpty(deltas.get(s)))) continue;
+      this.shared.advance(view.runtime.sharedArrangements, deltas, epoch);
       const delta = view.runtime.step(deltas, epoch);
       if (!isEmpty(delta)) deltas.set(view.name, delta);
       stepped.push({ name: view.name, runtime: view.runtime });

@@ -8,6 +8,9 @@ import type { Stateful } from '../ivm/state.ts';
 import { isStateful } from '../ivm/state.ts';
 import { DistinctOp } from '../ivm/ops/distinct-op.ts';
 import { JoinOp, type JoinBudget } from '../ivm/ops/join-op.ts';
+import type { Arrangement } from '../ivm/arrangement.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import type { SharedArrangements } from './shared-arrangements.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import { OutputOp } from '../ivm/ops/output-op.ts';
 import { ReduceOp } from '../ivm/ops/reduce-op.ts';
@@ -60,10 +63,18 @@ export class ViewRuntime implements RowErrorSink {
   private readonly inputScratch: ZBatch[][];
   private readonly statsByIndex: NodeStats[];
 
-  /** `joinBudget`: rows all joins of this runtime may produce, for one-off evaluations (see JoinBudget). */
+  /** Shared arrangements this runtime's joins probe (released when the view goes). */
+  readonly sharedArrangements: string[] = [];
+
+  /**
+   * `joinBudget`: rows all joins of this runtime may produce, for one-off evaluations (see
+   * JoinBudget). `shared`: the views' shared arrangements, for joins whose plan names one (a
+   * one-off evaluation passes none: its joins arrange both sides themselves).
+   */
   constructor(
     readonly plan: DataflowPlan,
     joinBudget: JoinBudget | null = null,
+    shared: { readonly registry: SharedArrangements; readonly epoch: number } | null = null,
   ) {
     const byId = new Map(plan.nodes.map((n) => [n.id, n]));
     let output: OutputOp | null = null;
@@ -101,10 +112,18 @@ export class ViewRuntime implements RowErrorSink {
           break;
         case 'join': {
           const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);
+          let arrangement: Arrangement | null = null;
+          if (shared !== null && node.shared !== null) {
+            const input = byId.get(node.inputs[node.shared.side]) as Extract<DataflowNode, { kind: 'input' }>;
+            const keys = node.shared.side === 0 ? node.leftKey : node.rightKey;
+            const columns = keys.map((k) => (k as Extract<ScalarExpr, { kind: 'col' }>).index);
+            arrangement = shared.registry.acquire(node.shared.arrangement, input.source, columns, shared.epoch);
+            this.sharedArrangements.push(node.shared.arrangement);
+          }
           this.rendered.push({
             node,
             inputs: node.inputs,
-            op: new JoinOp(node, left as ColumnSpec[], right as ColumnSpec[], joinBudget),
+            op: new JoinOp(node, left as ColumnSpec[], right as ColumnSpec[], joinBudget, arrangement),
           });
           break;
         }

@@ -164,12 +164,18 @@ export class Arrangement {
     return { replaceAll, upserts, deletes };
   }
 
-  /** Replaces the contents with entries written by `takeDelta` (of this arrangement: see `owns`). */
-  load(entries: readonly unknown[], rowKeyOf: (row: readonly Value[]) => string): void {
+  /** Empties the arrangement (its change tracking forgets what it had marked). */
+  clear(): void {
     this.buckets.clear();
     this.rowCount = 0;
     this.bytes = 0;
+    this.nextSeq = 0;
     this.dirty.clear();
+  }
+
+  /** Replaces the contents with entries written by `takeDelta` (of this arrangement: see `owns`). */
+  load(entries: readonly unknown[], rowKeyOf: (row: readonly Value[]) => string): void {
+    this.clear();
     const sorted = (entries as StoredRow[]).slice().sort((a, b) => a.s - b.s);
     for (const e of sorted) {
       this.nextSeq = e.s;

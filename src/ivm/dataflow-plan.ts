@@ -87,6 +87,13 @@ export type DataflowNode =
       readonly residual: ScalarExpr | null;
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
+      /**
+       * A side that reads a relation directly, keyed by its columns, probes the arrangement of that
+       * relation by that key which every view shares (`arrangement` names it), instead of one of
+       * its own; null when neither side qualifies (a side computed before the join, an expression
+       * key, or an outer join whose residual needs per-row match counts).
+       */
+      readonly shared: { readonly side: 0 | 1; readonly arrangement: string } | null;
     }
   /**
    * Integrates the view's deltas into its arrangement (the view state) and emits its changelog.
@@ -182,8 +189,12 @@ export function printDataflow(plan: DataflowPlan): string {
             ? 'no equi key: every left row meets every right row (cost |left| × |right|)'
             : `key [${on.join(', ')}]`;
         const residual = n.residual === null ? '' : `; residual ${printScalar(n.residual)}`;
+        const arranged =
+          n.shared === null
+            ? 'both inputs arranged by key'
+            : `${n.shared.side === 0 ? 'left' : 'right'} input probes the shared arrangement ${n.shared.arrangement}, the other arranged by key`;
         lines.push(
-          `${pad}n${n.id} Join ${n.joinKind} ${how}${residual} state ${n.stateId} (both inputs arranged by key) → [${cols(n.columns)}]`,
+          `${pad}n${n.id} Join ${n.joinKind} ${how}${residual} state ${n.stateId} (${arranged}) → [${cols(n.columns)}]`,
         );
         visit(n.inputs[0], depth + 1);
         visit(n.inputs[1], depth + 1);

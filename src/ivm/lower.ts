@@ -137,6 +137,7 @@ export function lowerToDataflow(
           residual: p.residual,
           columns: specs(p.columns),
           stateId: `${view}/join${id}`,
+          shared: sharedSide(p, [left, right]),
         }));
       }
       case 'distinct': {
@@ -167,4 +168,26 @@ export function lowerToDataflow(
   const draft: DataflowPlan = { view, nodes, output: output.id, fingerprint: '' };
   const fingerprint = createHash('sha256').update(printDataflow(draft)).digest('hex').slice(0, 16);
   return { ...draft, fingerprint };
+}
+
+/**
+ * The side of a join that can probe a shared arrangement: one read straight from a relation whose
+ * key is plain columns of it (such a key never fails to evaluate, so every view arranges exactly
+ * the same rows), the left one first. Not for an outer join with a residual, whose arranged rows
+ * carry per-join match counts.
+ */
+function sharedSide(
+  join: { readonly joinKind: string; readonly leftKeys: readonly ScalarExpr[]; readonly rightKeys: readonly ScalarExpr[]; readonly residual: ScalarExpr | null },
+  inputs: readonly [DataflowNode, DataflowNode],
+): { side: 0 | 1; arrangement: string } | null {
+  if (join.residual !== null && join.joinKind !== 'inner' && join.joinKind !== 'cross') return null;
+  for (const side of [0, 1] as const) {
+    const input = inputs[side];
+    const keys = side === 0 ? join.leftKeys : join.rightKeys;
+    if (input.kind !== 'input' || keys.length === 0) continue;
+    if (!keys.every((k) => k.kind === 'col')) continue;
+    const columns = keys.map((k) => (k as Extract<ScalarExpr, { kind: 'col' }>).index);
+    return { side, arrangement: `${input.source}(${columns.join(',')})` };
+  }
+  return null;
 }

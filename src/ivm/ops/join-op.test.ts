@@ -34,6 +34,7 @@ function join(
     residual,
     columns: [...COLS, ...COLS],
     stateId: 'v/join2',
+    shared: null,
   };
   return new JoinOp(node, COLS, COLS, budget);
 }

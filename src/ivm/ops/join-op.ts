@@ -5,6 +5,10 @@
 // and retract them when the first match arrives (re-emitting them when the last one leaves); with a
 // residual condition, "has a match" is counted per arranged row (`matches`), since it then depends on
 // the pair, not just the key. With no key at all every row meets every row (a cross product).
+// A side may probe a shared arrangement (one per relation and key, kept by the graph for every view):
+// that one is already at the epoch's new state when the join steps, so the join takes that side's
+// delta first (probing the other side's old state), never folds it in, and then the other side's
+// delta probes it — the same delta rule with the sides in the other order.
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
@@ -62,6 +66,8 @@ export class JoinOp implements Operator, Stateful {
   readonly nodeId: number;
   readonly stateId: string;
   private readonly arranged: readonly [Arrangement, Arrangement];
+  /** The side whose arrangement is shared (kept up to date by its owner, not by this join). */
+  private readonly sharedSide: Side | null;
   private readonly keys: readonly [KeyFn, KeyFn];
   private readonly pad: readonly [boolean, boolean];
   private readonly residual: RowFn | null;
@@ -77,13 +83,16 @@ export class JoinOp implements Operator, Stateful {
     left: readonly ColumnSpec[],
     right: readonly ColumnSpec[],
     private readonly budget: JoinBudget | null = null,
+    shared: Arrangement | null = null,
   ) {
     this.nodeId = node.id;
     this.stateId = node.stateId;
-    this.arranged = [
-      new Arrangement(`join n${node.id} left arrangement`, 'L'),
-      new Arrangement(`join n${node.id} right arrangement`, 'R'),
-    ];
+    this.sharedSide = shared === null || node.shared === null ? null : node.shared.side;
+    const own = (side: Side): Arrangement =>
+      side === this.sharedSide
+        ? (shared as Arrangement)
+        : new Arrangement(`join n${node.id} ${side === LEFT ? 'left' : 'right'} arrangement`, side === LEFT ? 'L' : 'R');
+    this.arranged = [own(LEFT), own(RIGHT)];
     this.keys = [compileKey(node.leftKey), compileKey(node.rightKey)];
     this.pad = [
       node.joinKind === 'left' || node.joinKind === 'full',
@@ -99,19 +108,47 @@ export class JoinOp implements Operator, Stateful {
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
-    this.applyDelta(LEFT, consolidate(inputs[0] as ZBatch), rows, weights, errors);
-    this.applyDelta(RIGHT, consolidate(inputs[1] as ZBatch), rows, weights, errors);
+    if (this.sharedSide === null) {
+      this.applyDelta(LEFT, consolidate(inputs[0] as ZBatch), rows, weights, errors, null);
+      this.applyDelta(RIGHT, consolidate(inputs[1] as ZBatch), rows, weights, errors, null);
+    } else {
+      const shared = this.sharedSide;
+      const other: Side = shared === LEFT ? RIGHT : LEFT;
+      const delta = consolidate(inputs[shared] as ZBatch);
+      this.applyDelta(shared, delta, rows, weights, errors, this.pendingByKey(shared, delta));
+      this.applyDelta(other, consolidate(inputs[other] as ZBatch), rows, weights, errors, null);
+    }
     if (this.budget !== null) this.charge(rows.length);
     return { rows, weights, consolidated: false };
   }
 
-  /** Probes the other side's arrangement with this side's delta, then folds the delta into this side's. */
+  /**
+   * A shared side's delta summed per key: its arrangement already holds the delta, so the total a
+   * key had before a delta row is the current total less what of the delta is still to come.
+   */
+  private pendingByKey(side: Side, delta: ZBatch): Map<string, number> {
+    const pending = new Map<string, number>();
+    if (!this.pad[side === LEFT ? RIGHT : LEFT]) return pending;
+    const keyOf = this.keys[side];
+    for (let i = 0; i < delta.rows.length; i++) {
+      const key = keyOf(delta.rows[i] as readonly Value[]);
+      if (key !== null) pending.set(key, (pending.get(key) ?? 0) + (delta.weights[i] as number));
+    }
+    return pending;
+  }
+
+  /**
+   * Probes the other side's arrangement with this side's delta, then folds the delta into this
+   * side's — unless `pending` is given: then this side's arrangement is shared and already holds the
+   * delta (`pending`: the delta per key not yet probed).
+   */
   private applyDelta(
     side: Side,
     delta: ZBatch,
     rows: (readonly Value[])[],
     weights: number[],
     errors: RowErrorSink,
+    pending: Map<string, number> | null,
   ): void {
     if (delta.rows.length === 0) return;
     const otherSide: Side = side === LEFT ? RIGHT : LEFT;
@@ -150,8 +187,10 @@ export class JoinOp implements Operator, Stateful {
           matched = bucket.total;
           if (padTheirs) {
             // Their rows are padded while this side has nothing under the key.
-            const before = mine.get(key)?.total ?? 0;
+            const held = mine.get(key)?.total ?? 0;
+            const before = pending === null ? held : held - (pending.get(key) ?? 0);
             const after = before + w;
+            if (pending !== null) pending.set(key, (pending.get(key) ?? 0) - w);
             if ((before === 0) !== (after === 0)) {
               for (const e of bucket.rows.values()) {
                 rows.push(this.padded(otherSide, e.row));
@@ -190,7 +229,7 @@ export class JoinOp implements Operator, Stateful {
         rows.push(this.padded(side, row));
         weights.push(w);
       }
-      mine.add(key, encodeValues(row), row, w, this.countMatches ? matched : 0);
+      if (pending === null) mine.add(key, encodeValues(row), row, w, this.countMatches ? matched : 0);
     }
   }
 
@@ -217,19 +256,23 @@ export class JoinOp implements Operator, Stateful {
     return side === LEFT ? [...row, ...nulls] : [...nulls, ...row];
   }
 
+  /** The arrangements this join owns (a shared one is checkpointed and sized by its owner). */
+  private owned(): Arrangement[] {
+    return this.arranged.filter((_, side) => side !== this.sharedSide);
+  }
+
   trackChanges(on: boolean): void {
-    for (const a of this.arranged) a.trackChanges(on);
+    for (const a of this.owned()) a.trackChanges(on);
   }
 
   takeStateDelta(full: boolean): StateDelta {
     const replaceAll = full || !this.exported;
     this.exported = true;
-    const left = this.arranged[LEFT].takeDelta(replaceAll);
-    const right = this.arranged[RIGHT].takeDelta(replaceAll);
+    const deltas = this.owned().map((a) => a.takeDelta(replaceAll));
     return {
       replaceAll,
-      upserts: [...left.upserts, ...right.upserts],
-      deletes: [...left.deletes, ...right.deletes],
+      upserts: deltas.flatMap((d) => d.upserts),
+      deletes: deltas.flatMap((d) => d.deletes),
     };
   }
 
@@ -242,13 +285,14 @@ export class JoinOp implements Operator, Stateful {
       (entries[side] as unknown[]).push(v);
     }
     const rowKey = (row: readonly Value[]): string => encodeValues(row);
-    this.arranged[LEFT].load(entries[0], rowKey);
-    this.arranged[RIGHT].load(entries[1], rowKey);
+    // A shared side's entries are not this join's (its owner holds them): none are stored.
+    for (const side of [LEFT, RIGHT] as const)
+      if (side !== this.sharedSide) this.arranged[side].load(entries[side], rowKey);
     this.exported = true;
   }
 
   stateSize(): number {
-    return this.arranged[LEFT].stateBytes + this.arranged[RIGHT].stateBytes;
+    return this.owned().reduce((bytes, a) => bytes + a.stateBytes, 0);
   }
 
   /** Rows arranged on each side (for EXPLAIN-level metrics and tests). */

@@ -1,0 +1,136 @@
+// Arrangements shared by views: one per relation and key columns, holding that relation's rows with
+// a non-NULL key, for every join (of any view) whose side reads the relation directly by that key.
+// The graph folds the relation's delta into it once per epoch, before the first view that uses it
+// steps, so every join probing it sees the epoch's new state (join-op.ts takes such a side's delta
+// first). It is not checkpointed: after a checkpoint load it is refilled from the relation's rows.
+import type { Value } from '../common/types.ts';
+import { encodeOne, encodeValues } from '../common/values.ts';
+import { Arrangement } from '../ivm/arrangement.ts';
+import type { ZBatch } from '../ivm/zset.ts';
+import { consolidate } from '../ivm/zset.ts';
+
+interface Entry {
+  readonly name: string;
+  readonly relation: string;
+  readonly columns: readonly number[];
+  readonly arrangement: Arrangement;
+  /** The epoch whose delta was folded in last. */
+  epoch: number;
+  users: number;
+  /** Set at a checkpoint load: the rows are refilled from the relation before the next use. */
+  stale: boolean;
+}
+
+export interface SharedArrangementInfo {
+  /** `relation(columns)`, as EXPLAIN DATAFLOW names it. */
+  readonly name: string;
+  readonly relation: string;
+  /** Joins (in all views) probing it. */
+  readonly users: number;
+  /** Distinct rows arranged. */
+  readonly rows: number;
+  readonly stateBytes: number;
+}
+
+export class SharedArrangements {
+  private readonly byName = new Map<string, Entry>();
+
+  /** `contentsOf`: a relation's current rows, as one insert-only batch. */
+  constructor(private readonly contentsOf: (relation: string) => ZBatch) {}
+
+  /** The arrangement `name` of `relation` by `columns`, filled from the relation's rows if new. */
+  acquire(name: string, relation: string, columns: readonly number[], epoch: number): Arrangement {
+    let entry = this.byName.get(name);
+    if (entry === undefined) {
+      entry = {
+        name,
+        relation,
+        columns,
+        arrangement: new Arrangement(`shared arrangement ${name}`, 'S'),
+        epoch,
+        users: 0,
+        stale: true,
+      };
+      this.byName.set(name, entry);
+    }
+    if (entry.stale) this.refill(entry, epoch);
+    entry.users += 1;
+    return entry.arrangement;
+  }
+
+  release(name: string): void {
+    const entry = this.byName.get(name);
+    if (entry === undefined) return;
+    entry.users -= 1;
+    if (entry.users <= 0) this.byName.delete(name);
+  }
+
+  /**
+   * Brings the arrangements a view probes to `epoch` before it steps: folds each relation's delta
+   * of this epoch in, once (`deltas` holds the epoch's deltas of tables and of the views stepped).
+   */
+  advance(names: readonly string[], deltas: ReadonlyMap<string, ZBatch>, epoch: number): void {
+    for (const name of names) {
+      const entry = this.byName.get(name);
+      if (entry === undefined || entry.epoch >= epoch) continue;
+      if (entry.stale) this.refill(entry, epoch - 1);
+      const delta = deltas.get(entry.relation);
+      if (delta !== undefined) this.fold(entry, consolidate(delta));
+      entry.epoch = epoch;
+    }
+  }
+
+  /** After a checkpoint load: every arrangement is refilled from its relation before its next use. */
+  invalidate(): void {
+    for (const entry of this.byName.values()) entry.stale = true;
+  }
+
+  /** Refills what `invalidate` marked, now (the relations hold the loaded state). */
+  refillStale(epoch: number): void {
+    for (const entry of this.byName.values()) if (entry.stale) this.refill(entry, epoch);
+  }
+
+  list(): SharedArrangementInfo[] {
+    return [...this.byName.values()].map((e) => ({
+      name: e.name,
+      relation: e.relation,
+      users: e.users,
+      rows: e.arrangement.size,
+      stateBytes: e.arrangement.stateBytes,
+    }));
+  }
+
+  private refill(entry: Entry, epoch: number): void {
+    entry.arrangement.clear();
+    this.fold(entry, this.contentsOf(entry.relation));
+    entry.epoch = epoch;
+    entry.stale = false;
+  }
+
+  private fold(entry: Entry, batch: ZBatch): void {
+    const columns = entry.columns;
+    const single = columns.length === 1 ? (columns[0] as number) : -1;
+    for (let i = 0; i < batch.rows.length; i++) {
+      const row = batch.rows[i] as readonly Value[];
+      let key = '';
+      let isNull = false;
+      if (single >= 0) {
+        const v = row[single] as Value;
+        if (v === null) isNull = true;
+        else key = encodeOne(v);
+      } else {
+        for (const c of columns) {
+          const v = row[c] as Value;
+          if (v === null) {
+            isNull = true;
+            break;
+          }
+          key += encodeOne(v);
+        }
+      }
+      // NULL keys never match: such rows are not arranged (as in a join's own arrangement).
+      if (isNull) continue;
+      entry.arrangement.add(key, encodeValues(row), row, batch.weights[i] as number, 0);
+    }
+  }
+}
