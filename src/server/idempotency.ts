@@ -113,21 +113,20 @@ export class IdempotencyWindow {
    */
   load(): void {
     const now = this.now();
-    const kept: IdempotencyRecord[] = [];
+    // At most maxKeys rows are read: the newest, newest first.
+    const records = this.store.newest(this.limits.maxKeys);
+    let kept = 0;
     let bytes = 0;
-    let newest = 0;
-    for (const record of this.store.newest()) {
-      newest = Math.max(newest, record.seq);
+    for (const record of records) {
       const size = entryBytes(record.key, record.target, record.fingerprint);
-      if (now - record.at > this.limits.windowMs) break;
-      if (kept.length >= this.limits.maxKeys || bytes + size > this.limits.maxBytes) break;
-      kept.push(record);
+      if (now - record.at > this.limits.windowMs || bytes + size > this.limits.maxBytes) break;
+      kept += 1;
       bytes += size;
     }
     this.entries.clear();
     this.bytesHeld = 0;
-    for (let i = kept.length - 1; i >= 0; i--) {
-      const r = kept[i] as IdempotencyRecord;
+    for (let i = kept - 1; i >= 0; i--) {
+      const r = records[i] as IdempotencyRecord;
       this.insert(r.key, {
         seq: r.seq,
         fingerprint: r.fingerprint,
@@ -138,7 +137,7 @@ export class IdempotencyWindow {
         pending: null,
       });
     }
-    this.lastSeq = newest;
+    this.lastSeq = records[0]?.seq ?? 0;
     this.store.pruneBefore(this.oldestSeq());
   }
 

@@ -33,16 +33,8 @@ export interface IdempotencyRecord {
   readonly at: number;
 }
 
-interface StoredRow {
-  seq: number;
-  key: string;
-  fingerprint: string;
-  target: string;
-  accepted: number;
-  epoch: number;
-  at: number;
-  checksum: string;
-}
+/** A stored row in raw (array) form: seq, key, fingerprint, target, accepted, epoch, at, checksum. */
+type StoredRow = [number, string, string, string, number, number, number, string];
 
 export class IdempotencyStore {
   private readonly insertStmt;
@@ -57,7 +49,11 @@ export class IdempotencyStore {
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
     );
     this.pruneStmt = db.prepare('DELETE FROM idempotency_keys WHERE seq < ?');
-    this.newestStmt = db.prepare('SELECT * FROM idempotency_keys ORDER BY seq DESC');
+    this.newestStmt = db
+      .prepare(
+        'SELECT seq, key, fingerprint, target, accepted, epoch, at, checksum FROM idempotency_keys ORDER BY seq DESC LIMIT ?',
+      )
+      .raw();
   }
 
   /** Inside the transaction of the batch the key applied (the caller has begun it). Returns its seq. */
@@ -80,29 +76,21 @@ export class IdempotencyStore {
   }
 
   /**
-   * The newest records, newest first, while `keep` says so (it bounds count, bytes and age); reads
-   * one row at a time, so a large table costs only what is kept. A damaged row (checksum mismatch)
-   * throws STATE_ERROR: a key read back wrong could apply a batch twice.
+   * The newest `limit` records, newest first. A damaged row (checksum mismatch) throws STATE_ERROR:
+   * a key read back wrong could apply a batch twice.
    */
-  *newest(): Generator<IdempotencyRecord> {
-    for (const row of this.newestStmt.iterate() as Iterable<StoredRow>) {
-      const record: IdempotencyRecord = {
-        seq: row.seq,
-        key: row.key,
-        fingerprint: row.fingerprint,
-        target: row.target,
-        accepted: row.accepted,
-        epoch: row.epoch,
-        at: row.at,
-      };
-      if (row.checksum !== recordChecksum(record)) {
-        throw new SluiceError('STATE_ERROR', `idempotency key record ${row.seq} is damaged`, {
+  newest(limit: number): IdempotencyRecord[] {
+    const rows = this.newestStmt.all(limit) as StoredRow[];
+    return rows.map(([seq, key, fingerprint, target, accepted, epoch, at, checksum]) => {
+      const record: IdempotencyRecord = { seq, key, fingerprint, target, accepted, epoch, at };
+      if (checksum !== recordChecksum(record)) {
+        throw new SluiceError('STATE_ERROR', `idempotency key record ${seq} is damaged`, {
           detail: 'its checksum does not match its contents',
           hint: 'restore the data directory from a backup; the server does not trust a damaged key record',
         });
       }
-      yield record;
-    }
+      return record;
+    });
   }
 }
 
