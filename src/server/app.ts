@@ -45,7 +45,7 @@ import {
   invalidKey,
   requestFingerprint,
   type IdempotencyLimits,
-} from './idempotency.ts';
+} from './idempotency-window.ts';
 import {
   MAX_URL_PARAM_LENGTH,
   answerClientError,

@@ -4,7 +4,7 @@ import type { Retention } from '../storage/changelog-store.ts';
 import type { SubscriberLimits } from '../sink/subscriber.ts';
 import type { ReadLimits } from './view-rows.ts';
 import type { ResultLimits } from '../exec/result-size.ts';
-import type { IdempotencyLimits } from './idempotency.ts';
+import type { IdempotencyLimits } from './idempotency-window.ts';
 
 export const DEFAULTS = {
   bodyLimit: 16 * 1024 * 1024,

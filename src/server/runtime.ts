@@ -11,7 +11,7 @@ import { SubscriberBudget } from '../sink/subscriber-budget.ts';
 import { SqliteStore } from '../storage/sqlite-store.ts';
 import { TableLog } from '../storage/table-log.ts';
 import { IdempotencyStore } from '../storage/idempotency-store.ts';
-import { IdempotencyWindow } from './idempotency.ts';
+import { IdempotencyWindow } from './idempotency-window.ts';
 import type { Engine } from '../index.ts';
 import { DEFAULTS } from './defaults.ts';
 import type { RuntimeOptions, RecoveryReport } from './runtime/types.ts';

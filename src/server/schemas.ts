@@ -1,6 +1,6 @@
 // JSON Schemas of every route's request and response: they validate requests and are published as
 // the OpenAPI document (/openapi.json). Rows are open objects (column → value) checked by the engine.
-import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency.ts';
+import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-window.ts';
 
 const errorObject = {
   type: 'object',

@@ -5,7 +5,7 @@ import { crashPoint } from '../crash-points.ts';
 import type { ScriptResult, StatementResult, TableChanges } from '../../exec/api.ts';
 import { CloseCodes } from '../../sink/subscriber.ts';
 import { encodeChangesWire } from '../../storage/changelog-codec.ts';
-import type { IdempotencyWindow, IdempotentRequest, IngestAnswer } from '../idempotency.ts';
+import type { IdempotencyWindow, IdempotentRequest, IngestAnswer } from '../idempotency-window.ts';
 import { RuntimeFeeds } from './feeds.ts';
 import { yieldToLoop } from './base.ts';
 
@@ -45,7 +45,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
   /** Commits of ingest groups and the requests they carried (metrics, tests). */
   groupCommits = 0;
   groupedRequests = 0;
-  /** Keyed ingest requests and their answers (../idempotency.ts), durable with their batches. */
+  /** Keyed ingest requests and their answers (../idempotency-window.ts), durable with their batches. */
   abstract readonly idempotency: IdempotencyWindow;
   // Provided by connector-lifecycle.ts and checkpoints.ts.
   protected abstract syncConnectors(): void;

@@ -6,7 +6,7 @@ import type { SubscriberLimits } from '../../sink/subscriber.ts';
 import type { Engine } from '../../index.ts';
 import type { ResultLimits } from '../../exec/result-size.ts';
 import type { ReadLimits } from '../view-rows.ts';
-import type { IdempotencyLimits } from '../idempotency.ts';
+import type { IdempotencyLimits } from '../idempotency-window.ts';
 
 export interface RuntimeLogger {
   info(obj: object, msg?: string): void;
