@@ -37,6 +37,9 @@ Options:
                              by closing the one furthest behind (SLOW_CONSUMER) (default ${DEFAULTS.subscriberMemory})
   --max-subscribers <n>      most subscribers at once (default ${DEFAULTS.maxSubscribers}; beyond: TOO_MANY_SUBSCRIBERS)
   --max-subscribers-per-view <n>  most subscribers of one view (default ${DEFAULTS.maxSubscribersPerView})
+  --query-subscription-linger-ms <n>  a query's or table's subscription view (SUBSCRIBE) is dropped this long
+                             after its last subscriber left (default ${DEFAULTS.querySubscriptions.lingerMs})
+  --max-query-subscriptions <n>  most such views at once (default ${DEFAULTS.querySubscriptions.maxViews})
   --default-page-rows <n>    rows in a view page without limit= (default ${DEFAULTS.reads.defaultRows})
   --max-result-rows <n>      largest view page and ad-hoc SELECT result, in rows (default ${DEFAULTS.reads.maxRows})
   --max-result-bytes <bytes> the same in bytes of JSON (default ${DEFAULTS.reads.maxBytes})
@@ -121,6 +124,8 @@ async function main(argv: string[]): Promise<void> {
         'subscriber-memory': { type: 'string' },
         'max-subscribers': { type: 'string' },
         'max-subscribers-per-view': { type: 'string' },
+        'query-subscription-linger-ms': { type: 'string' },
+        'max-query-subscriptions': { type: 'string' },
         'default-page-rows': { type: 'string' },
         'max-result-rows': { type: 'string' },
         'max-result-bytes': { type: 'string' },
@@ -289,6 +294,19 @@ async function main(argv: string[]): Promise<void> {
         DEFAULTS.maxSubscribersPerView,
         1,
       ),
+      querySubscriptions: {
+        lingerMs: intOption(
+          'query-subscription-linger-ms',
+          values['query-subscription-linger-ms'],
+          DEFAULTS.querySubscriptions.lingerMs,
+        ),
+        maxViews: intOption(
+          'max-query-subscriptions',
+          values['max-query-subscriptions'],
+          DEFAULTS.querySubscriptions.maxViews,
+          1,
+        ),
+      },
       reads: {
         defaultRows: defaultPageRows,
         maxRows: maxResultRows,

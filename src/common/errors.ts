@@ -34,6 +34,7 @@ export const ErrorCodes = {
   AMBIGUOUS_COLUMN: 'plan',
   DUPLICATE_ALIAS: 'plan',
   DUPLICATE_OBJECT: 'plan',
+  RESERVED_NAME: 'plan',
   DUPLICATE_COLUMN: 'plan',
   TYPE_MISMATCH: 'plan',
   GROUPING_ERROR: 'plan',

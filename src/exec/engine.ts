@@ -7,7 +7,7 @@ import { SluiceError } from '../common/errors.ts';
 import { resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
 import type { StateDelta } from '../ivm/state.ts';
 import type { SelectStmt, Statement } from '../parser/ast.ts';
-import { parseStepwise } from '../parser/parse.ts';
+import { parseStatements, parseStepwise } from '../parser/parse.ts';
 import { printDataflow, type DataflowPlan } from '../ivm/dataflow-plan.ts';
 import { lowerToDataflow } from '../ivm/lower.ts';
 import type { ZBatch } from '../ivm/zset.ts';
@@ -138,6 +138,11 @@ export interface ExecuteOptions {
    * journaled statements, which were accepted under the limits of their day.
    */
   readonly limits?: SqlLimits;
+  /**
+   * Names starting with this are the caller's own (the server's query subscriptions): a statement
+   * of the script that creates an object so named is refused with RESERVED_NAME.
+   */
+  readonly reservedPrefix?: string;
 }
 
 /** A script being run in steps (`Engine.runScript`). */
@@ -229,6 +234,26 @@ export class Engine {
   }
 
   /**
+   * Checks that `text` is one SELECT statement and nothing else (a trailing `;` aside), as a caller
+   * must before putting it inside a statement of its own; throws the parse error, or
+   * INVALID_REQUEST naming what else the text holds. Binding is left to the statement it goes into.
+   */
+  checkSingleSelect(text: string): void {
+    const statements = parseStatements(text, this.limits);
+    const first = statements[0];
+    if (statements.length === 1 && first?.kind === 'select') return;
+    throw new SluiceError(
+      'INVALID_REQUEST',
+      statements.length === 0
+        ? 'the query is empty: expected one SELECT statement'
+        : statements.length > 1
+          ? `expected one SELECT statement, not ${statements.length} statements`
+          : 'expected a SELECT statement: a subscription takes a query, not other statements',
+      first !== undefined && first.kind !== 'select' && 'pos' in first ? { position: first.pos } : {},
+    );
+  }
+
+  /**
    * A script to run in steps, so a long one need not hold the caller's thread: parsed whole first
    * (a script that does not parse runs nothing), then statement by statement, a SELECT in slices of
    * its input. Between steps the engine may apply other batches and statements; each statement sees
@@ -266,6 +291,7 @@ export class Engine {
               if (stmt === undefined) return (ended = { results });
               if (stmt.kind === 'select') select = this.prepareSelect(stmt.query);
               else {
+                if (options.reservedPrefix !== undefined) refuseReserved(stmt, options.reservedPrefix);
                 const before = this.dml.rowsExamined;
                 try {
                   results.push(this.executeStatement(stmt));
@@ -1008,6 +1034,23 @@ const objectKindLabels = {
   source: 'source',
   sink: 'sink',
 } as const;
+
+/** CREATE of an object whose name starts with `prefix`: RESERVED_NAME. */
+function refuseReserved(stmt: Statement, prefix: string): void {
+  if (
+    stmt.kind !== 'createTable' &&
+    stmt.kind !== 'createView' &&
+    stmt.kind !== 'createSource' &&
+    stmt.kind !== 'createSink'
+  )
+    return;
+  if (!stmt.name.startsWith(prefix)) return;
+  throw new SluiceError('RESERVED_NAME', `names starting with "${prefix}" are reserved`, {
+    position: stmt.pos,
+    detail: `"${stmt.name}" would look like one of the server's own views`,
+    hint: 'choose another name',
+  });
+}
 
 function duplicateObject(name: string, position: { line: number; column: number }): SluiceError {
   return new SluiceError('DUPLICATE_OBJECT', `relation "${name}" already exists`, { position });

@@ -176,6 +176,8 @@ export class Arrangement {
       this.add(e.k, rowKeyOf(e.r), e.r, e.c, e.m);
     }
     this.nextSeq = sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as StoredRow).s + 1;
+    // The loaded entries are what the checkpoint store holds: not changes to write back.
+    this.dirty.clear();
   }
 
   /** Whether a stored entry (a value `takeDelta` wrote) belongs to this arrangement. */

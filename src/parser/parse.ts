@@ -95,6 +95,17 @@ export function* parseStepwise(
 }
 
 function parseOne(tokens: IToken[], sql: string, limits: SqlLimits): Statement {
+  const first = tokens[0]!;
+  if (first.image.toLowerCase() === 'subscribe') {
+    throw new SluiceError(
+      'NOT_SUPPORTED',
+      'SUBSCRIBE streams a changelog: it is not a statement of a script',
+      {
+        position: posOf(first),
+        hint: 'on the server, open a WebSocket to /v1/subscribe?sql=<the query> (NDJSON: GET /v1/changes?sql=…); in the library, create a materialized view and Engine.subscribe to it',
+      },
+    );
+  }
   try {
     return statementParser.parseStatement(tokens, sql, limits.maxSelectTokens);
   } catch (error) {

@@ -31,11 +31,15 @@ import { registerConsole } from '../console/plugin.ts';
 import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
 import { ServerMetrics } from './metrics.ts';
 import type { SinkReport, SourceReport } from './connectors.ts';
+import {
+  QuerySubscriptions,
+  TEMPORARY_VIEW_PREFIX,
+  type QuerySubscriptionOptions,
+} from './query-subscriptions.ts';
 import { SluiceRuntime } from './runtime.ts';
-import type { CheckpointPolicy, SubscribeParams } from './runtime/types.ts';
-import { closeCodeOf } from './runtime/subscriptions.ts';
+import { WEBSOCKET_ROUTES, registerSubscribeRoutes } from './subscribe-routes.ts';
+import type { CheckpointPolicy } from './runtime/types.ts';
 import * as S from './schemas.ts';
-import { NdjsonTransport, WsTransport } from './transports.ts';
 import type { ReadLimits } from './view-rows.ts';
 import type { ResultLimits } from '../exec/result-size.ts';
 import { DEFAULTS } from './defaults.ts';
@@ -107,6 +111,8 @@ export interface AppOptions {
   readonly subscriberMemory?: number;
   readonly maxSubscribers?: number;
   readonly maxSubscribersPerView?: number;
+  /** Subscriptions to queries and tables (query-subscriptions.ts). */
+  readonly querySubscriptions?: Partial<QuerySubscriptionOptions>;
   /** How long, how many and how many bytes of ingest idempotency keys are remembered. */
   readonly idempotency?: Partial<IdempotencyLimits>;
 }
@@ -130,7 +136,6 @@ declare module 'fastify' {
 
 const INGEST_URL = '/v1/tables/:name/rows';
 const SQL_URL = '/v1/sql';
-const SUBSCRIBE_URL = '/v1/views/:name/subscribe';
 const IDEMPOTENCY_HEADER = 'idempotency-key';
 
 const silentLogger = {
@@ -177,6 +182,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     maxSubscribersPerView: options.maxSubscribersPerView ?? DEFAULTS.maxSubscribersPerView,
     idempotency: { ...DEFAULTS.idempotency, ...options.idempotency },
   });
+  const queries = new QuerySubscriptions(runtime, logger ?? silentLogger, {
+    lingerMs: options.querySubscriptions?.lingerMs ?? DEFAULTS.querySubscriptions.lingerMs,
+    maxViews: options.querySubscriptions?.maxViews ?? DEFAULTS.querySubscriptions.maxViews,
+  });
   // A keyed ingest request's body hash, taken from the exact bytes as they are parsed.
   const bodyHashes = new WeakMap<FastifyRequest['raw'], string>();
   // Counted once the metrics exist (a client error can only arrive after listen).
@@ -205,7 +214,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('sluice', runtime);
   // Host, Origin, CORS preflights and stray upgrades, before anything else runs (request-guard.ts);
   // the first hook, so it also covers the routes plugins add.
-  registerRequestGuard(app, guard, { websocketRoutes: new Set([SUBSCRIBE_URL]), sendError });
+  registerRequestGuard(app, guard, { websocketRoutes: WEBSOCKET_ROUTES, sendError });
   // Everything but table ingest first commits the open ingest group (runtime/commit.ts), so reads, SQL
   // and subscriptions only ever see durable epochs.
   app.addHook('preHandler', (request, _reply, done) => {
@@ -394,6 +403,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   app.addHook('onClose', async () => {
+    queries.close();
     runtime.close();
   });
 
@@ -408,7 +418,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       metrics.error(error.code);
       return reply.code(400).send({ error: error.toJSON(), results: [] });
     }
-    const outcome = await runtime.executeSql(request.body.sql);
+    const outcome = await runtime.executeSql(request.body.sql, { reservedPrefix: TEMPORARY_VIEW_PREFIX });
     if (outcome.error !== undefined) {
       const error = outcome.error instanceof SluiceError ? outcome.error : toSluiceError(outcome.error);
       // API.md: a failed script is a 400 (server-side failures keep their 5xx).
@@ -560,65 +570,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   );
 
-  // ---- changelogs ----------------------------------------------------------------------------
+  // ---- changelogs (subscribe-routes.ts) -------------------------------------------------------
 
-  app.route<{ Params: { name: string }; Querystring: Record<string, string | undefined> }>({
-    method: 'GET',
-    url: SUBSCRIBE_URL,
-    schema: S.subscribeRoute,
-    handler: async (_request, reply) =>
-      sendError(
-        reply,
-        new SluiceError(
-          'INVALID_REQUEST',
-          'this endpoint needs a WebSocket upgrade; use /changes for NDJSON over HTTP',
-        ),
-      ),
-    wsHandler: (socket, request) => {
-      const transport = new WsTransport(socket, closeGraceMs);
-      const fail = (error: SluiceError): void => {
-        metrics.error(error.code);
-        socket.send(
-          stringifyWire({
-            type: 'error',
-            code: error.code,
-            message: error.message,
-            ...(error.hint !== undefined ? { hint: error.hint } : {}),
-          }),
-        );
-        transport.close(closeCodeOf(error), error.code);
-      };
-      let params: SubscribeParams;
-      try {
-        params = subscribeParams(request.query);
-        runtime.checkSubscription(request.params.name, params);
-      } catch (error) {
-        fail(toSluiceError(error));
-        return;
-      }
-      // Incoming frames are not part of the protocol; ignore them (ping/pong is handled by ws).
-      socket.on('message', () => undefined);
-      void runtime.subscribe(request.params.name, params, transport);
-    },
+  registerSubscribeRoutes(app, {
+    runtime,
+    queries,
+    closeGraceMs,
+    countError: (code) => metrics.error(code),
+    sendError,
+    toSluiceError: (error) => toSluiceError(error),
   });
-
-  app.get<{ Params: { name: string }; Querystring: Record<string, string | undefined> }>(
-    '/v1/views/:name/changes',
-    { schema: S.changesRoute },
-    async (request, reply) => {
-      const params = subscribeParams(request.query);
-      runtime.checkSubscription(request.params.name, params);
-      reply.hijack();
-      const res = reply.raw;
-      res.writeHead(200, {
-        'content-type': 'application/x-ndjson; charset=utf-8',
-        'cache-control': 'no-store',
-        'x-content-type-options': 'nosniff',
-      });
-      const transport = new NdjsonTransport(res, closeGraceMs);
-      await runtime.subscribe(request.params.name, params, transport);
-    },
-  );
 
   // ---- operations ----------------------------------------------------------------------------
 
@@ -681,43 +642,6 @@ function toChanges(body: unknown): TableChanges {
     ...(obj.insert !== undefined ? { insert: check(obj.insert, 'insert') } : {}),
     ...(obj.delete !== undefined ? { delete: check(obj.delete, 'delete') } : {}),
   };
-}
-
-function subscribeParams(query: Record<string, string | undefined>): SubscribeParams {
-  for (const key of Object.keys(query)) {
-    if (key !== 'snapshot' && key !== 'resumeFrom') {
-      throw new SluiceError('INVALID_REQUEST', `invalid request: unknown parameter "${key}"`, {
-        hint: 'the parameters are snapshot=true|false and resumeFrom=<epoch>',
-      });
-    }
-  }
-  const rawSnapshot = query.snapshot;
-  if (rawSnapshot !== undefined && rawSnapshot !== 'true' && rawSnapshot !== 'false') {
-    throw new SluiceError(
-      'INVALID_REQUEST',
-      `invalid request: snapshot must be true or false, not "${rawSnapshot}"`,
-    );
-  }
-  let resumeFrom: number | undefined;
-  if (query.resumeFrom !== undefined) {
-    if (!/^\d{1,15}$/.test(query.resumeFrom)) {
-      throw new SluiceError(
-        'INVALID_REQUEST',
-        `invalid request: resumeFrom must be an epoch (a non-negative integer), not "${query.resumeFrom}"`,
-      );
-    }
-    resumeFrom = Number(query.resumeFrom);
-    if (rawSnapshot === 'true') {
-      throw new SluiceError(
-        'INVALID_REQUEST',
-        'invalid request: resumeFrom and snapshot=true exclude each other',
-        {
-          hint: 'resume continues a client that already holds the state; a snapshot starts a new one',
-        },
-      );
-    }
-  }
-  return { snapshot: resumeFrom === undefined && rawSnapshot !== 'false', resumeFrom };
 }
 
 function unsupportedMediaType(contentType: string | undefined): SluiceError {

@@ -18,6 +18,9 @@ export const DEFAULTS = {
   subscriberMemory: 256 * 1024 * 1024,
   maxSubscribers: 2000,
   maxSubscribersPerView: 1000,
+  // Subscriptions to a query or table (temporary views): how long one stays after its last
+  // subscriber left, and how many may exist at once.
+  querySubscriptions: { lingerMs: 60_000, maxViews: 100 },
   // REST view pages; a filtered page examines at most scanRows rows.
   reads: {
     defaultRows: 1000,

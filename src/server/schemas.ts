@@ -1,5 +1,6 @@
 // JSON Schemas of every route's request and response: they validate requests and are published as
 // the OpenAPI document (/openapi.json). Rows are open objects (column → value) checked by the engine.
+import type { FastifySchema } from 'fastify';
 import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-window.ts';
 
 const errorObject = {
@@ -362,6 +363,62 @@ export const changesRoute = {
   querystring: subscribeQuery,
   response: { 400: errorResponse, 404: errorResponse, 410: errorResponse, 503: errorResponse },
 } as const;
+
+const querySubscribeQuery = {
+  type: 'object',
+  required: ['sql'],
+  properties: {
+    sql: {
+      type: 'string',
+      description: 'One SELECT (or `SUBSCRIBE (SELECT …)`); the same text shares one temporary view',
+    },
+    ...subscribeQuery.properties,
+  },
+} as const;
+
+const temporaryViewNote = `Served by a temporary materialized view named sluice_sub_<hash of the query> (its name is the "view" of the subscribed message), created on the first subscription and dropped once it has had no subscriber for --query-subscription-linger-ms; until then, and across a restart, a client resumes with the same request and resumeFrom=<epoch>.`;
+
+/** The schemas of one changelog's two routes (WebSocket and NDJSON). */
+export interface ChangelogSchemas {
+  readonly subscribe: FastifySchema;
+  readonly changes: FastifySchema;
+}
+
+export const viewChangelog: ChangelogSchemas = { subscribe: subscribeRoute, changes: changesRoute };
+
+export const queryChangelog: ChangelogSchemas = {
+  subscribe: {
+    tags: ['changelogs'],
+    summary: "Subscribe to a query's changelog (WebSocket): SUBSCRIBE",
+    description: `${temporaryViewNote}\n\n${subscribeDescription}`,
+    querystring: querySubscribeQuery,
+  },
+  changes: {
+    tags: ['changelogs'],
+    summary: "A query's changelog as NDJSON (same messages and parameters as /v1/subscribe)",
+    description: `${temporaryViewNote}\n\n${subscribeDescription}\nErrors found before streaming starts are HTTP errors (400 for a query that does not parse or bind, with its position; 503 TOO_MANY_SUBSCRIBERS).`,
+    querystring: querySubscribeQuery,
+    response: { 400: errorResponse, 404: errorResponse, 410: errorResponse, 503: errorResponse },
+  },
+};
+
+export const tableChangelog: ChangelogSchemas = {
+  subscribe: {
+    tags: ['changelogs'],
+    summary: "Subscribe to a table's changes (WebSocket): SELECT * FROM the table",
+    description: `${temporaryViewNote}\n\n${subscribeDescription}`,
+    params: nameParam,
+    querystring: subscribeQuery,
+  },
+  changes: {
+    tags: ['changelogs'],
+    summary: "A table's changes as NDJSON (same messages and parameters as /subscribe)",
+    description: `${temporaryViewNote}\n\n${subscribeDescription}`,
+    params: nameParam,
+    querystring: subscribeQuery,
+    response: { 400: errorResponse, 404: errorResponse, 410: errorResponse, 503: errorResponse },
+  },
+};
 
 export const healthRoute = {
   tags: ['operations'],

@@ -203,8 +203,11 @@ test('a checkpoint round trip restores both arrangements and the per-row match c
   a.step([none, batch([[[1, 10], 1]])], sink);
   assert.equal(JSON.stringify(delta), frozen);
   const b = join('full', lessThan);
+  b.trackChanges(true);
   b.loadState(delta.upserts.map(([, v]) => v));
   assert.deepEqual(b.arrangedRows(), [2, 2]);
+  // What was loaded is what the store holds: the next incremental delta has nothing to rewrite.
+  assert.deepEqual(b.takeStateDelta(false), { replaceAll: false, upserts: [], deletes: [] });
   // Same continuation on the restored operator as on a fresh replay of the same history.
   const replay = join('full', lessThan);
   replay.step(

@@ -3,6 +3,7 @@
 import { SluiceError } from '../../common/errors.ts';
 import { crashPoint } from '../crash-points.ts';
 import type { ScriptResult, StatementResult, TableChanges } from '../../exec/api.ts';
+import type { ExecuteOptions } from '../../exec/engine.ts';
 import { CloseCodes } from '../../sink/subscriber.ts';
 import { encodeChangesWire } from '../../storage/changelog-codec.ts';
 import type { IdempotencyWindow, IdempotentRequest, IngestAnswer } from '../idempotency-window.ts';
@@ -61,8 +62,8 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
    * in one request, a SELECT over millions of rows). Each slice commits what its statements did and
    * publishes their epochs. Scripts run one at a time, in the order they arrived.
    */
-  executeSql(sql: string): Promise<ScriptResult> {
-    const run = this.scripts.then(() => this.runSliced(sql));
+  executeSql(sql: string, options: ExecuteOptions = {}): Promise<ScriptResult> {
+    const run = this.scripts.then(() => this.runSliced(sql, options));
     this.scripts = run.then(
       () => undefined,
       () => undefined,
@@ -70,8 +71,8 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     return run;
   }
 
-  private async runSliced(sql: string): Promise<ScriptResult> {
-    const run = this.engine.runScript(sql);
+  private async runSliced(sql: string, options: ExecuteOptions): Promise<ScriptResult> {
+    const run = this.engine.runScript(sql, options);
     try {
       for (;;) {
         const result = this.write(() => run.step(performance.now() + SCRIPT_SLICE_MS));

@@ -33,6 +33,11 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
     return this.feeds.get(view)?.feed.subscribers.size ?? 0;
   }
 
+  /** Subscribers of a view starting (snapshot or backlog) or live. */
+  subscribersOf(view: string): number {
+    return this.subscriberCounts.get(view) ?? 0;
+  }
+
   /** Subscribers starting or live, in all. */
   get subscribers(): number {
     return this.subscriberTotal;

@@ -1,0 +1,193 @@
+// The changelog routes: a view's, a query's (SUBSCRIBE) and a table's, each over a WebSocket (one
+// message per frame) and as NDJSON over HTTP (one per line), with the same messages and parameters.
+// A query or table subscription is served by a temporary view (query-subscriptions.ts), so resume,
+// snapshots, slow-consumer handling and the subscriber caps are those of views.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { SluiceError } from '../common/errors.ts';
+import { stringifyWire } from '../common/json-codec.ts';
+import type { QuerySubscriptions } from './query-subscriptions.ts';
+import type { SluiceRuntime } from './runtime.ts';
+import type { SubscribeParams } from './runtime/types.ts';
+import { closeCodeOf } from './runtime/subscriptions.ts';
+import * as S from './schemas.ts';
+import { NdjsonTransport, WsTransport } from './transports.ts';
+
+/** Routes that take a WebSocket upgrade (the request guard lets upgrades through on these only). */
+export const WEBSOCKET_ROUTES: ReadonlySet<string> = new Set([
+  '/v1/views/:name/subscribe',
+  '/v1/subscribe',
+  '/v1/tables/:name/subscribe',
+]);
+
+export interface SubscribeRouteDeps {
+  readonly runtime: SluiceRuntime;
+  readonly queries: QuerySubscriptions;
+  readonly closeGraceMs: number;
+  readonly countError: (code: string) => void;
+  readonly sendError: (reply: FastifyReply, error: SluiceError) => FastifyReply;
+  readonly toSluiceError: (error: unknown) => SluiceError;
+}
+
+type Query = Record<string, string | undefined>;
+
+/** Which view serves a request, once known (a query's may have to be created first). */
+type Target = (params: { name?: string }, query: Query) => Promise<string> | string;
+
+export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRouteDeps): void {
+  const { runtime, queries } = deps;
+  const view: Target = (params) => params.name as string;
+  const query: Target = (_params, q) => {
+    const sql = q.sql;
+    if (sql === undefined || sql.trim() === '') {
+      throw new SluiceError('INVALID_REQUEST', 'invalid request: the sql parameter (a SELECT) is required', {
+        hint: 'e.g. /v1/subscribe?sql=SELECT%20region%2C%20count(*)%20FROM%20orders%20GROUP%20BY%20region',
+      });
+    }
+    return queries.viewFor(sql);
+  };
+  const table: Target = (params) => {
+    const name = params.name as string;
+    const info = runtime.engine.catalog().tables.find((t) => t.name === name);
+    if (info === undefined) throw new SluiceError('UNKNOWN_TABLE', `table "${name}" does not exist`);
+    return queries.viewFor(`SELECT * FROM "${name.replaceAll('"', '""')}"`);
+  };
+  const routes: {
+    url: string;
+    changesUrl: string;
+    target: Target;
+    extra: readonly string[];
+    schemas: S.ChangelogSchemas;
+  }[] = [
+    {
+      url: '/v1/views/:name/subscribe',
+      changesUrl: '/v1/views/:name/changes',
+      target: view,
+      extra: [],
+      schemas: S.viewChangelog,
+    },
+    {
+      url: '/v1/subscribe',
+      changesUrl: '/v1/changes',
+      target: query,
+      extra: ['sql'],
+      schemas: S.queryChangelog,
+    },
+    {
+      url: '/v1/tables/:name/subscribe',
+      changesUrl: '/v1/tables/:name/changes',
+      target: table,
+      extra: [],
+      schemas: S.tableChangelog,
+    },
+  ];
+
+  for (const route of routes) {
+    /** The view to follow and the parameters, checked; throws the client's error. */
+    const resolve = async (
+      params: { name?: string },
+      q: Query,
+    ): Promise<{ name: string; params: SubscribeParams }> => {
+      const parsed = subscribeParams(q, route.extra);
+      const name = await route.target(params, q);
+      runtime.checkSubscription(name, parsed);
+      return { name, params: parsed };
+    };
+
+    app.route<{ Params: { name?: string }; Querystring: Query }>({
+      method: 'GET',
+      url: route.url,
+      schema: route.schemas.subscribe,
+      handler: async (_request, reply) =>
+        deps.sendError(
+          reply,
+          new SluiceError(
+            'INVALID_REQUEST',
+            `this endpoint needs a WebSocket upgrade; use ${route.changesUrl} for NDJSON over HTTP`,
+          ),
+        ),
+      wsHandler: (socket, request) => {
+        const transport = new WsTransport(socket, deps.closeGraceMs);
+        const fail = (error: SluiceError): void => {
+          deps.countError(error.code);
+          socket.send(
+            stringifyWire({
+              type: 'error',
+              code: error.code,
+              message: error.message,
+              ...(error.position !== undefined ? { position: error.position } : {}),
+              ...(error.hint !== undefined ? { hint: error.hint } : {}),
+            }),
+          );
+          transport.close(closeCodeOf(error), error.code);
+        };
+        // Incoming frames are not part of the protocol; ignore them (ping/pong is handled by ws).
+        socket.on('message', () => undefined);
+        void (async () => {
+          let target: { name: string; params: SubscribeParams };
+          try {
+            target = await resolve(request.params, request.query);
+          } catch (error) {
+            fail(deps.toSluiceError(error));
+            return;
+          }
+          // In the block that resolved the target: a temporary view is never dropped in between.
+          await runtime.subscribe(target.name, target.params, transport);
+        })();
+      },
+    });
+
+    app.get<{ Params: { name?: string }; Querystring: Query }>(
+      route.changesUrl,
+      { schema: route.schemas.changes },
+      async (request, reply) => {
+        const target = await resolve(request.params, request.query);
+        reply.hijack();
+        const res = reply.raw;
+        res.writeHead(200, {
+          'content-type': 'application/x-ndjson; charset=utf-8',
+          'cache-control': 'no-store',
+          'x-content-type-options': 'nosniff',
+        });
+        const transport = new NdjsonTransport(res, deps.closeGraceMs);
+        await runtime.subscribe(target.name, target.params, transport);
+      },
+    );
+  }
+}
+
+function subscribeParams(query: Query, extra: readonly string[]): SubscribeParams {
+  for (const key of Object.keys(query)) {
+    if (key !== 'snapshot' && key !== 'resumeFrom' && !extra.includes(key)) {
+      throw new SluiceError('INVALID_REQUEST', `invalid request: unknown parameter "${key}"`, {
+        hint: `the parameters are ${[...extra.map((e) => `${e}=…`), 'snapshot=true|false', 'resumeFrom=<epoch>'].join(', ')}`,
+      });
+    }
+  }
+  const rawSnapshot = query.snapshot;
+  if (rawSnapshot !== undefined && rawSnapshot !== 'true' && rawSnapshot !== 'false') {
+    throw new SluiceError(
+      'INVALID_REQUEST',
+      `invalid request: snapshot must be true or false, not "${rawSnapshot}"`,
+    );
+  }
+  let resumeFrom: number | undefined;
+  if (query.resumeFrom !== undefined) {
+    if (!/^\d{1,15}$/.test(query.resumeFrom)) {
+      throw new SluiceError(
+        'INVALID_REQUEST',
+        `invalid request: resumeFrom must be an epoch (a non-negative integer), not "${query.resumeFrom}"`,
+      );
+    }
+    resumeFrom = Number(query.resumeFrom);
+    if (rawSnapshot === 'true') {
+      throw new SluiceError(
+        'INVALID_REQUEST',
+        'invalid request: resumeFrom and snapshot=true exclude each other',
+        {
+          hint: 'resume continues a client that already holds the state; a snapshot starts a new one',
+        },
+      );
+    }
+  }
+  return { snapshot: resumeFrom === undefined && rawSnapshot !== 'false', resumeFrom };
+}
