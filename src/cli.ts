@@ -49,6 +49,9 @@ Options:
   --checkpoint-epochs <n>    also checkpoint after this many epochs (default ${DEFAULTS.checkpoint.epochs})
   --checkpoint-slice-ms <n>  a checkpoint is written in slices of about n ms, epochs running between them
                              (default ${DEFAULTS.checkpoint.sliceMs}; 0 = yield after every few hundred entries)
+  --idempotency-window-ms <n>  ingest Idempotency-Keys are remembered this long (default ${DEFAULTS.idempotency.windowMs})
+  --idempotency-window-count <n>  and at most this many (default ${DEFAULTS.idempotency.maxKeys}; then the oldest go)
+  --idempotency-window-bytes <bytes>  and in at most this much memory (default ${DEFAULTS.idempotency.maxBytes})
   --log-level <level>        fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL; default info)
   --demo                     create the Double 11 demo (orders, seller_totals, total_histogram) and feed it
   --demo-rate <n>            demo orders per second (default 50)
@@ -130,6 +133,9 @@ async function main(argv: string[]): Promise<void> {
         'checkpoint-interval-ms': { type: 'string' },
         'checkpoint-epochs': { type: 'string' },
         'checkpoint-slice-ms': { type: 'string' },
+        'idempotency-window-ms': { type: 'string' },
+        'idempotency-window-count': { type: 'string' },
+        'idempotency-window-bytes': { type: 'string' },
         'log-level': { type: 'string' },
         demo: { type: 'boolean' },
         'demo-rate': { type: 'string' },
@@ -308,6 +314,25 @@ async function main(argv: string[]): Promise<void> {
         scanRows: intOption('max-scan-rows', values['max-scan-rows'], DEFAULTS.reads.scanRows, 1),
       },
       selectLimits: { maxRows: maxResultRows, maxBytes: maxResultBytes },
+      idempotency: {
+        windowMs: intOption(
+          'idempotency-window-ms',
+          values['idempotency-window-ms'],
+          DEFAULTS.idempotency.windowMs,
+        ),
+        maxKeys: intOption(
+          'idempotency-window-count',
+          values['idempotency-window-count'],
+          DEFAULTS.idempotency.maxKeys,
+          1,
+        ),
+        maxBytes: intOption(
+          'idempotency-window-bytes',
+          values['idempotency-window-bytes'],
+          DEFAULTS.idempotency.maxBytes,
+          1024,
+        ),
+      },
     });
   } catch (error) {
     logger.fatal({ err: error }, 'cannot start');
