@@ -1,5 +1,6 @@
-// The `sluice` command: `sluice start` replays the data directory, then serves the HTTP/WebSocket API
-// until SIGTERM/SIGINT (graceful: subscribers are told, the store is closed cleanly).
+// The `sluice` command, a dispatcher: `sluice start` replays the data directory, then serves the
+// HTTP/WebSocket API until SIGTERM/SIGINT (graceful: subscribers are told, the store is closed
+// cleanly); `sluice sql` and `sluice subscribe` are clients of a running server (src/cli/).
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
@@ -10,11 +11,13 @@ import { DEFAULTS } from './server/defaults.ts';
 import { isLoopbackAddress, parseAllowedHosts, parseAllowedOrigins } from './server/request-guard.ts';
 import { parseConnectorHosts } from './source/kafka/connector-hosts.ts';
 
-const USAGE = `Usage: sluice start [options]
+const USAGE = `Usage: sluice start [options]             run the server
+       sluice sql [options]               SQL shell against a running server (sluice sql --help)
+       sluice subscribe <view> [options]  print a view's changes live (sluice subscribe --help)
 
-Starts the Sluice server: replays the data directory, then serves the API (see /docs).
+sluice start replays the data directory, then serves the API (see /docs).
 
-Options:
+Options of sluice start:
   --port <n>                 port to listen on (env PORT; default 8080; 0 = any free port)
   --host <addr>              address to bind (env SLUICE_HOST; default 127.0.0.1 — loopback only;
                              --host 0.0.0.0 exposes the server, which has no authentication yet)
@@ -100,6 +103,17 @@ function version(): string {
 }
 
 async function main(argv: string[]): Promise<void> {
+  // The clients parse their own options; loaded only when asked for.
+  if (argv[0] === 'sql') {
+    const { sqlMain } = await import('./cli/sql-shell.ts');
+    process.exitCode = await sqlMain(argv.slice(1));
+    return;
+  }
+  if (argv[0] === 'subscribe') {
+    const { subscribeMain } = await import('./cli/subscribe.ts');
+    process.exitCode = await subscribeMain(argv.slice(1));
+    return;
+  }
   let parsed;
   try {
     parsed = parseArgs({
