@@ -344,6 +344,7 @@ class Subscription {
       this.queue.push(String(data));
       this.wake?.();
     });
+    socket.on('error', () => undefined); // a failed socket also closes, which is what is reported
     socket.on('close', (code, reason) => {
       this.closed = `closed with code ${code}${reason.length > 0 ? ` (${String(reason)})` : ''}`;
       this.wake?.();
