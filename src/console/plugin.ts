@@ -3,6 +3,7 @@
 // the first request and kept in memory: no build step, no network, no files written. Given the
 // server's metrics text, it also keeps the last minutes of what the console plots
 // (GET /console/metrics-history), so a fresh page starts with history.
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -18,10 +19,13 @@ const ASSETS = {
   icon: here('./assets/favicon.svg'),
 };
 
-// The console loads only its own files and talks only to this server.
-const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+// The console loads only its own files and talks only to this server. The page itself also
+// admits <style> elements carrying its one-response nonce: the editor (CodeMirror) mounts its
+// base styles that way (EditorView.cspNonce, read from the script element's nonce).
+const csp = (styleNonce?: string): string =>
+  `default-src 'self'; script-src 'self'; style-src 'self'${styleNonce !== undefined ? ` 'nonce-${styleNonce}'` : ''}; ` +
+  "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const NONCE_PLACEHOLDER = 'nonce="sluice-nonce"';
 
 let bundle: Promise<string> | null = null;
 
@@ -52,12 +56,12 @@ export function clientBundle(): Promise<string> {
   return bundle;
 }
 
-function send(reply: FastifyReply, type: string, body: string): FastifyReply {
+function send(reply: FastifyReply, type: string, body: string, policy: string = csp()): FastifyReply {
   return reply
     .type(type)
     .header('cache-control', 'no-cache')
     .header('x-content-type-options', 'nosniff')
-    .header('content-security-policy', CSP)
+    .header('content-security-policy', policy)
     .serializer((x) => String(x))
     .send(body);
 }
@@ -91,10 +95,14 @@ export function registerConsole(app: FastifyInstance, options: ConsoleOptions = 
   const hide = { schema: { hide: true } };
   app.get('/', hide, async (_req, reply) => {
     const html = await readFile(ASSETS.html, 'utf8');
+    const nonce = randomBytes(16).toString('base64');
     return send(
       reply,
       'text/html; charset=utf-8',
-      html.replace('<!--sluice:views-->', noscriptViews(runtime())),
+      html
+        .replace(NONCE_PLACEHOLDER, `nonce="${nonce}"`)
+        .replace('<!--sluice:views-->', noscriptViews(runtime())),
+      csp(nonce),
     );
   });
   app.get('/console/console.css', hide, async (_req, reply) =>

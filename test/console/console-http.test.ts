@@ -35,10 +35,19 @@ describe('console over HTTP', () => {
     const res = await fetch(`${server.base}/`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /text\/html/);
-    assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'self'/);
+    const policy = res.headers.get('content-security-policy') ?? '';
+    assert.match(policy, /default-src 'self'/);
     const html = await res.text();
-    assert.match(html, /<script type="module" src="\/console\/console.js"><\/script>/);
+    assert.match(html, /<script type="module" src="\/console\/console.js" nonce="[^"]+"><\/script>/);
     assert.match(html, /<main id="main"/);
+    // Styles: the console's own files, and <style> elements with this response's nonce only (the
+    // editor mounts its base styles so); the script element carries the nonce for the editor.
+    const nonce = /nonce="([^"]+)"/.exec(html)?.[1] ?? '';
+    assert.match(nonce, /^[A-Za-z0-9+/]{22}==$/, 'a fresh 128-bit nonce');
+    assert.match(policy, new RegExp(`style-src 'self' 'nonce-${nonce.replace(/[+/]/g, '\\$&')}';`));
+    assert.doesNotMatch(policy, /unsafe-inline/);
+    const again = await (await fetch(`${server.base}/`)).text();
+    assert.notEqual(/nonce="([^"]+)"/.exec(again)?.[1], nonce, 'a nonce is never reused');
   });
 
   test('the client bundle and styles are served without a build step', async () => {
