@@ -475,6 +475,57 @@ if (!haveBrowser && !inCi) {
       await page.close();
     });
 
+    test('the featured chart shows its view\u2019s row error and recovers by itself when it is retracted', async () => {
+      // A server of its own, where this view is the only one (so it is the one featured).
+      const own = await startConsoleServer();
+      try {
+        const setup = await api(own.base, 'POST', '/v1/sql', {
+          sql: `CREATE TABLE readings (bucket INT NOT NULL, a INT NOT NULL, b INT NOT NULL);
+            CREATE MATERIALIZED VIEW ratio_histogram AS
+              SELECT bucket, SUM(a / b) AS total FROM readings GROUP BY bucket;
+            INSERT INTO readings VALUES (1, 6, 3), (2, 8, 2);`,
+        });
+        assert.equal(setup.status, 200, JSON.stringify(setup.body));
+        const page = await open('', own.base);
+        assert.match(await text(page, '#featured-title'), /ratio_histogram/);
+        await page.locator('.featured rect.bar[data-key="1"][data-value="2"]').waitFor();
+        await page.locator('.featured rect.bar[data-key="2"][data-value="4"]').waitFor();
+        const problem = page.locator('[data-testid="featured-error"]');
+        assert.equal(await problem.isVisible(), false);
+
+        const bad = await api(own.base, 'POST', '/v1/tables/readings/rows?wait=true', [
+          { bucket: 1, a: 1, b: 0 },
+        ]);
+        assert.equal(bad.status, 200, JSON.stringify(bad.body));
+        await problem.waitFor();
+        await page.waitForFunction(() =>
+          /"b":0/.test(document.querySelector('[data-testid="featured-error"]')?.textContent ?? ''),
+        );
+        assert.equal(await problem.getAttribute('data-code'), 'VIEW_ERROR');
+        assert.match((await problem.textContent()) ?? '', /division by zero/);
+        assert.equal(
+          await page.locator('.featured .chart-panel').isVisible(),
+          false,
+          'no possibly wrong bars',
+        );
+        await page.screenshot({ path: `${ARTIFACTS}/overview-featured-error.png` });
+
+        const fix = await api(own.base, 'POST', '/v1/tables/readings/rows?wait=true', {
+          delete: [{ bucket: 1, a: 1, b: 0 }],
+        });
+        assert.equal(fix.status, 200, JSON.stringify(fix.body));
+        await problem.waitFor({ state: 'hidden' });
+        await page.locator('.featured rect.bar[data-key="1"][data-value="2"]').waitFor();
+        // Live again, not a frozen picture: a new row's bar appears.
+        const more = await api(own.base, 'POST', '/v1/tables/readings/rows', [{ bucket: 3, a: 10, b: 1 }]);
+        assert.equal(more.status, 200, JSON.stringify(more.body));
+        await page.locator('.featured rect.bar[data-key="3"][data-value="10"]').waitFor();
+        await page.close();
+      } finally {
+        await own.close();
+      }
+    });
+
     test('keyboard and labels: skip link, navigation, every control has a name', async () => {
       const page = await open('');
       await page.locator('table.data tr[data-name="total_histogram"]').waitFor();
