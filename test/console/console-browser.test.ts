@@ -475,6 +475,22 @@ if (!haveBrowser && !inCi) {
       await page.close();
     });
 
+    test('a huge text runs but is kept neither in the history nor as the draft', async () => {
+      const page = await open('#/sql');
+      const long = `SELECT seller_id FROM seller_totals LIMIT 1 -- ${'x'.repeat(25_000)}`;
+      await setSql(page, long);
+      await page.keyboard.press('Control+Enter');
+      await page.locator('article.result[data-statement="SELECT"] tbody tr').first().waitFor();
+      // Too long for the history (20,000 characters an entry): run, not kept.
+      assert.deepEqual(await page.locator('#sql-history option').allTextContents(), ['nothing run yet']);
+      // Past 200,000 characters the draft is not written to sessionStorage on every key.
+      await setSql(page, `-- ${'y'.repeat(250_000)}`);
+      await page.reload();
+      await page.locator('#sql-editor').waitFor();
+      assert.match(await editorText(page), /^CREATE MATERIALIZED VIEW amount_bands/, 'the first example');
+      await page.close();
+    });
+
     test('the featured chart shows its view\u2019s row error and recovers by itself when it is retracted', async () => {
       // A server of its own, where this view is the only one (so it is the one featured).
       const own = await startConsoleServer();

@@ -23,6 +23,27 @@ function browserStorage(): HistoryStorage | null {
   }
 }
 
+/** The largest draft kept for the tab: writing megabytes to sessionStorage on every key would stall. */
+const MAX_DRAFT_CHARS = 200_000;
+
+/** Keeps the text being edited for this tab (a reload shows it again), when it is not huge. */
+function saveDraft(sql: string): void {
+  try {
+    if (sql.length <= MAX_DRAFT_CHARS) sessionStorage.setItem(STORAGE_KEY, sql);
+    else sessionStorage.removeItem(STORAGE_KEY);
+  } catch {
+    // Storage full or disabled: the draft is simply not kept.
+  }
+}
+
+function loadDraft(): string | null {
+  try {
+    return sessionStorage.getItem(STORAGE_KEY);
+  } catch {
+    return null;
+  }
+}
+
 /** One line of a statement for the history list. */
 function summary(sql: string): string {
   const line = sql.replace(/\s+/g, ' ').trim();
@@ -194,10 +215,10 @@ export function sqlPage(root: HTMLElement, initialSql?: string): Page {
     },
     changed: (typed) => {
       if (typed) walk.reset();
-      sessionStorage.setItem(STORAGE_KEY, editor.value);
+      saveDraft(editor.value);
     },
   });
-  editor.value = initialSql ?? sessionStorage.getItem(STORAGE_KEY) ?? EXAMPLES[0]?.sql ?? '';
+  editor.value = initialSql ?? loadDraft() ?? EXAMPLES[0]?.sql ?? '';
   const output = h('section', { class: 'sql-output', 'aria-label': 'Results', 'aria-live': 'polite' });
   const run = h('button', { type: 'submit', class: 'primary' }, 'Run');
   const status = h('span', { class: 'run-status', role: 'status' });
@@ -242,7 +263,7 @@ export function sqlPage(root: HTMLElement, initialSql?: string): Page {
     run.disabled = true;
     status.textContent = 'running…';
     const sql = editor.value;
-    sessionStorage.setItem(STORAGE_KEY, sql);
+    saveDraft(sql);
     history.add(sql);
     walk.reset();
     showHistory();
