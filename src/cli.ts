@@ -1,5 +1,6 @@
-// The `sluice` command: `sluice start` replays the data directory, then serves the HTTP/WebSocket API
-// until SIGTERM/SIGINT (graceful: subscribers are told, the store is closed cleanly).
+// The `sluice` command, a dispatcher: `sluice start` replays the data directory, then serves the
+// HTTP/WebSocket API until SIGTERM/SIGINT (graceful: subscribers are told, the store is closed
+// cleanly); `sluice sql` and `sluice subscribe` are clients of a running server (src/cli/).
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
@@ -10,11 +11,13 @@ import { DEFAULTS } from './server/defaults.ts';
 import { isLoopbackAddress, parseAllowedHosts, parseAllowedOrigins } from './server/request-guard.ts';
 import { parseConnectorHosts } from './source/kafka/connector-hosts.ts';
 
-const USAGE = `Usage: sluice start [options]
+const USAGE = `Usage: sluice start [options]             run the server
+       sluice sql [options]               SQL shell against a running server (sluice sql --help)
+       sluice subscribe <view> [options]  print a view's changes live (sluice subscribe --help)
 
-Starts the Sluice server: replays the data directory, then serves the API (see /docs).
+sluice start replays the data directory, then serves the API (see /docs).
 
-Options:
+Options of sluice start:
   --port <n>                 port to listen on (env PORT; default 8080; 0 = any free port)
   --host <addr>              address to bind (env SLUICE_HOST; default 127.0.0.1 — loopback only;
                              --host 0.0.0.0 exposes the server, which has no authentication yet)
@@ -49,6 +52,9 @@ Options:
   --checkpoint-epochs <n>    also checkpoint after this many epochs (default ${DEFAULTS.checkpoint.epochs})
   --checkpoint-slice-ms <n>  a checkpoint is written in slices of about n ms, epochs running between them
                              (default ${DEFAULTS.checkpoint.sliceMs}; 0 = yield after every few hundred entries)
+  --idempotency-window-ms <n>  ingest Idempotency-Keys are remembered this long (default ${DEFAULTS.idempotency.windowMs})
+  --idempotency-window-count <n>  and at most this many (default ${DEFAULTS.idempotency.maxKeys}; then the oldest go)
+  --idempotency-window-bytes <bytes>  and in at most this much memory (default ${DEFAULTS.idempotency.maxBytes})
   --log-level <level>        fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL; default info)
   --demo                     create the Double 11 demo (orders, seller_totals, total_histogram) and feed it
   --demo-rate <n>            demo orders per second (default 50)
@@ -97,6 +103,17 @@ function version(): string {
 }
 
 async function main(argv: string[]): Promise<void> {
+  // The clients parse their own options; loaded only when asked for.
+  if (argv[0] === 'sql') {
+    const { sqlMain } = await import('./cli/sql-shell.ts');
+    process.exitCode = await sqlMain(argv.slice(1));
+    return;
+  }
+  if (argv[0] === 'subscribe') {
+    const { subscribeMain } = await import('./cli/subscribe.ts');
+    process.exitCode = await subscribeMain(argv.slice(1));
+    return;
+  }
   let parsed;
   try {
     parsed = parseArgs({
@@ -130,6 +147,9 @@ async function main(argv: string[]): Promise<void> {
         'checkpoint-interval-ms': { type: 'string' },
         'checkpoint-epochs': { type: 'string' },
         'checkpoint-slice-ms': { type: 'string' },
+        'idempotency-window-ms': { type: 'string' },
+        'idempotency-window-count': { type: 'string' },
+        'idempotency-window-bytes': { type: 'string' },
         'log-level': { type: 'string' },
         demo: { type: 'boolean' },
         'demo-rate': { type: 'string' },
@@ -308,6 +328,25 @@ async function main(argv: string[]): Promise<void> {
         scanRows: intOption('max-scan-rows', values['max-scan-rows'], DEFAULTS.reads.scanRows, 1),
       },
       selectLimits: { maxRows: maxResultRows, maxBytes: maxResultBytes },
+      idempotency: {
+        windowMs: intOption(
+          'idempotency-window-ms',
+          values['idempotency-window-ms'],
+          DEFAULTS.idempotency.windowMs,
+        ),
+        maxKeys: intOption(
+          'idempotency-window-count',
+          values['idempotency-window-count'],
+          DEFAULTS.idempotency.maxKeys,
+          1,
+        ),
+        maxBytes: intOption(
+          'idempotency-window-bytes',
+          values['idempotency-window-bytes'],
+          DEFAULTS.idempotency.maxBytes,
+          1024,
+        ),
+      },
     });
   } catch (error) {
     logger.fatal({ err: error }, 'cannot start');

@@ -76,6 +76,9 @@ export const ErrorCodes = {
   // Bounds on what one request or client may take.
   RESULT_TOO_LARGE: 'execution',
   TOO_MANY_SUBSCRIBERS: 'execution',
+  // Idempotent ingest (the Idempotency-Key header).
+  BAD_IDEMPOTENCY_KEY: 'parse',
+  IDEMPOTENCY_KEY_REUSED: 'execution',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -149,7 +152,7 @@ export function httpStatusOf(error: SluiceError): number {
   if (error.code === 'UNKNOWN_TABLE' || error.code === 'UNKNOWN_VIEW' || error.code === 'UNKNOWN_OBJECT') {
     return 404;
   }
-  if (error.code === 'DUPLICATE_OBJECT') return 409;
+  if (error.code === 'DUPLICATE_OBJECT' || error.code === 'IDEMPOTENCY_KEY_REUSED') return 409;
   if (error.code === 'NOT_FOUND') return 404;
   if (error.code === 'PAYLOAD_TOO_LARGE') return 413;
   if (error.code === 'UNSUPPORTED_MEDIA_TYPE') return 415;

@@ -1,15 +1,20 @@
 // The web console: registerConsole(app) serves the single-page console at `/` and its dataflow
-// endpoint. The browser code (src/console/client, TypeScript) is bundled in-process by esbuild on
-// the first request and kept in memory: no build step, no network, no files written. Given the
+// endpoint. The browser code (src/console/client, TypeScript) is bundled and minified in-process by
+// esbuild on the first request and kept in memory, with one gzip copy for the browsers that accept
+// it: no build step, no network, no files written. Given the
 // server's metrics text, it also keeps the last minutes of what the console plots
 // (GET /console/metrics-history), so a fresh page starts with history.
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { SluiceRuntime } from '../server/runtime.ts';
 import { registerDataflowRoute } from './dataflow-route.ts';
 import { HISTORY_INTERVAL_MS, MetricsHistory, sampleMetrics } from './metrics-history.ts';
 
+const gzipAsync = promisify(gzip);
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
 const CLIENT_ENTRY = here('./client/main.ts');
 const ASSETS = {
@@ -18,15 +23,27 @@ const ASSETS = {
   icon: here('./assets/favicon.svg'),
 };
 
-// The console loads only its own files and talks only to this server.
-const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+// The console loads only its own files and talks only to this server. The page itself also
+// admits <style> elements carrying its one-response nonce: the editor (CodeMirror) mounts its
+// base styles that way (EditorView.cspNonce, read from the script element's nonce).
+const csp = (styleNonce?: string): string =>
+  `default-src 'self'; script-src 'self'; style-src 'self'${styleNonce !== undefined ? ` 'nonce-${styleNonce}'` : ''}; ` +
+  "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const NONCE_PLACEHOLDER = 'nonce="sluice-nonce"';
 
-let bundle: Promise<string> | null = null;
+export interface ClientBundle {
+  readonly text: string;
+  /** The same, gzip-compressed once, for clients that accept it (browsers do). */
+  readonly gzip: Buffer;
+}
 
-/** The client bundle, built once per process (a failed build is retried on the next request). */
-export function clientBundle(): Promise<string> {
+let bundle: Promise<ClientBundle> | null = null;
+
+/**
+ * The client bundle, built once per process (a failed build is retried on the next request).
+ * Minified, since the editor (CodeMirror) is most of it; compressed off the event loop.
+ */
+export function clientBundle(): Promise<ClientBundle> {
   if (bundle === null) {
     const building = (async () => {
       const { build } = await import('esbuild');
@@ -37,12 +54,13 @@ export function clientBundle(): Promise<string> {
         target: 'es2022',
         platform: 'browser',
         write: false,
+        minify: true,
         legalComments: 'none',
         logLevel: 'silent',
       });
       const file = result.outputFiles[0];
       if (file === undefined) throw new Error('esbuild produced no output for the console');
-      return file.text;
+      return { text: file.text, gzip: await gzipAsync(file.contents) };
     })();
     building.catch(() => {
       bundle = null;
@@ -52,14 +70,34 @@ export function clientBundle(): Promise<string> {
   return bundle;
 }
 
-function send(reply: FastifyReply, type: string, body: string): FastifyReply {
-  return reply
-    .type(type)
-    .header('cache-control', 'no-cache')
-    .header('x-content-type-options', 'nosniff')
-    .header('content-security-policy', CSP)
-    .serializer((x) => String(x))
-    .send(body);
+function send(
+  reply: FastifyReply,
+  type: string,
+  body: string | Buffer,
+  policy: string = csp(),
+): FastifyReply {
+  return (
+    reply
+      .type(type)
+      .header('cache-control', 'no-cache')
+      .header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', policy)
+      // Strings go through this serializer; a Buffer (the gzip bundle) is sent as it is.
+      .serializer((x) => String(x))
+      .send(body)
+  );
+}
+
+/** Whether an Accept-Encoding header admits gzip: listed (or `*` when gzip is not) with q > 0. */
+export function acceptsGzip(header: string | string[] | undefined): boolean {
+  const value = Array.isArray(header) ? header.join(',') : (header ?? '');
+  const q = new Map<string, number>();
+  for (const part of value.split(',')) {
+    const [name = '', ...params] = part.split(';').map((p) => p.trim().toLowerCase());
+    const weight = params.find((p) => p.startsWith('q='));
+    if (name !== '') q.set(name, weight === undefined ? 1 : Number(weight.slice(2)));
+  }
+  return (q.get('gzip') ?? q.get('*') ?? 0) > 0;
 }
 
 function escapeHtml(text: string): string {
@@ -91,10 +129,14 @@ export function registerConsole(app: FastifyInstance, options: ConsoleOptions = 
   const hide = { schema: { hide: true } };
   app.get('/', hide, async (_req, reply) => {
     const html = await readFile(ASSETS.html, 'utf8');
+    const nonce = randomBytes(16).toString('base64');
     return send(
       reply,
       'text/html; charset=utf-8',
-      html.replace('<!--sluice:views-->', noscriptViews(runtime())),
+      html
+        .replace(NONCE_PLACEHOLDER, `nonce="${nonce}"`)
+        .replace('<!--sluice:views-->', noscriptViews(runtime())),
+      csp(nonce),
     );
   });
   app.get('/console/console.css', hide, async (_req, reply) =>
@@ -103,9 +145,14 @@ export function registerConsole(app: FastifyInstance, options: ConsoleOptions = 
   app.get('/console/favicon.svg', hide, async (_req, reply) =>
     send(reply, 'image/svg+xml', await readFile(ASSETS.icon, 'utf8')),
   );
-  app.get('/console/console.js', hide, async (_req, reply) =>
-    send(reply, 'text/javascript; charset=utf-8', await clientBundle()),
-  );
+  app.get('/console/console.js', hide, async (req, reply) => {
+    const js = await clientBundle();
+    reply.header('vary', 'accept-encoding');
+    if (!acceptsGzip(req.headers['accept-encoding']))
+      return send(reply, 'text/javascript; charset=utf-8', js.text);
+    reply.header('content-encoding', 'gzip');
+    return send(reply, 'text/javascript; charset=utf-8', js.gzip);
+  });
   const history = new MetricsHistory();
   if (options.metricsText !== undefined) {
     const stop = sampleMetrics(history, options.metricsText);

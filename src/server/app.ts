@@ -44,6 +44,13 @@ import type { ReadLimits } from './view-rows.ts';
 import type { ResultLimits } from '../exec/result-size.ts';
 import { DEFAULTS } from './defaults.ts';
 import {
+  bodyHash,
+  idempotencyKeyOf,
+  invalidKey,
+  requestFingerprint,
+  type IdempotencyLimits,
+} from './idempotency-window.ts';
+import {
   MAX_URL_PARAM_LENGTH,
   answerClientError,
   frameworkError,
@@ -106,6 +113,8 @@ export interface AppOptions {
   readonly maxSubscribersPerView?: number;
   /** Subscriptions to queries and tables (query-subscriptions.ts). */
   readonly querySubscriptions?: Partial<QuerySubscriptionOptions>;
+  /** How long, how many and how many bytes of ingest idempotency keys are remembered. */
+  readonly idempotency?: Partial<IdempotencyLimits>;
 }
 
 export interface HttpTimeouts {
@@ -127,6 +136,7 @@ declare module 'fastify' {
 
 const INGEST_URL = '/v1/tables/:name/rows';
 const SQL_URL = '/v1/sql';
+const IDEMPOTENCY_HEADER = 'idempotency-key';
 
 const silentLogger = {
   info: () => undefined,
@@ -170,11 +180,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     subscriberMemory: options.subscriberMemory ?? DEFAULTS.subscriberMemory,
     maxSubscribers: options.maxSubscribers ?? DEFAULTS.maxSubscribers,
     maxSubscribersPerView: options.maxSubscribersPerView ?? DEFAULTS.maxSubscribersPerView,
+    idempotency: { ...DEFAULTS.idempotency, ...options.idempotency },
   });
   const queries = new QuerySubscriptions(runtime, logger ?? silentLogger, {
     lingerMs: options.querySubscriptions?.lingerMs ?? DEFAULTS.querySubscriptions.lingerMs,
     maxViews: options.querySubscriptions?.maxViews ?? DEFAULTS.querySubscriptions.maxViews,
   });
+  // A keyed ingest request's body hash, taken from the exact bytes as they are parsed.
+  const bodyHashes = new WeakMap<FastifyRequest['raw'], string>();
   // Counted once the metrics exist (a client error can only arrive after listen).
   let countError: (code: string) => void = () => undefined;
 
@@ -281,6 +294,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return;
     }
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    if (request.routeOptions.url === INGEST_URL && request.headers[IDEMPOTENCY_HEADER] !== undefined)
+      bodyHashes.set(request.raw, bodyHash(bytes));
     const text = decodeUtf8Strict(bytes);
     if (text === null) {
       done(
@@ -395,6 +410,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // ---- statements ----------------------------------------------------------------------------
 
   app.post<{ Body: { sql: string } }>(SQL_URL, { schema: S.sqlRoute }, async (request, reply) => {
+    if (request.headers[IDEMPOTENCY_HEADER] !== undefined) {
+      // A script commits slice by slice, so no one transaction could hold its key (docs/server.md).
+      const error = new SluiceError('NOT_SUPPORTED', 'Idempotency-Key on POST /v1/sql is not supported', {
+        hint: 'send the rows through POST /v1/tables/{name}/rows with the key, or drop the header',
+      });
+      metrics.error(error.code);
+      return reply.code(400).send({ error: error.toJSON(), results: [] });
+    }
     const outcome = await runtime.executeSql(request.body.sql, { reservedPrefix: TEMPORARY_VIEW_PREFIX });
     if (outcome.error !== undefined) {
       const error = outcome.error instanceof SluiceError ? outcome.error : toSluiceError(outcome.error);
@@ -423,18 +446,31 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     INGEST_URL,
     {
       schema: S.ingestRoute,
-      schemaErrorFormatter: () =>
-        new SluiceError(
-          'INVALID_REQUEST',
-          'invalid request: the body must be an array of row objects or {"insert": [rows], "delete": [rows]}',
-        ),
+      schemaErrorFormatter: (_errors, dataVar) =>
+        dataVar === 'headers'
+          ? invalidKey('it is empty, too long or holds a character that is not printable ASCII')
+          : new SluiceError(
+              'INVALID_REQUEST',
+              'invalid request: the body must be an array of row objects or {"insert": [rows], "delete": [rows]}',
+            ),
     },
-    async (request) => {
+    async (request, reply) => {
+      const key = idempotencyKeyOf(request.raw.headersDistinct[IDEMPOTENCY_HEADER]);
       const changes = toChanges(request.body);
       // Applied at once (a bad batch is rejected here with no effect), answered once the group
       // commit holding it is durable and its epoch was published to every subscriber, so
       // `wait=true` needs nothing more.
-      return runtime.ingestGrouped(request.params.name, changes);
+      if (key === null) return runtime.ingestGrouped(request.params.name, changes);
+      const hash = bodyHashes.get(request.raw);
+      if (hash === undefined)
+        throw new SluiceError('INTERNAL_ERROR', 'the body of a keyed request was not hashed');
+      // A known key answers as it did the first time and applies nothing (docs/server.md).
+      const outcome = await runtime.ingestIdempotent(request.params.name, changes, {
+        key,
+        fingerprint: requestFingerprint(request.params.name, hash),
+      });
+      if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+      return outcome.answer;
     },
   );
 

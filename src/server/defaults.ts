@@ -4,6 +4,7 @@ import type { Retention } from '../storage/changelog-store.ts';
 import type { SubscriberLimits } from '../sink/subscriber.ts';
 import type { ReadLimits } from './view-rows.ts';
 import type { ResultLimits } from '../exec/result-size.ts';
+import type { IdempotencyLimits } from './idempotency-window.ts';
 
 export const DEFAULTS = {
   bodyLimit: 16 * 1024 * 1024,
@@ -38,4 +39,11 @@ export const DEFAULTS = {
   timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 },
   // Recovery replays at most this much journal after a kill -9; the cost is one incremental write.
   checkpoint: { intervalMs: 10_000, epochs: 10_000, sliceMs: 10 },
+  // Ingest idempotency keys are remembered this long, up to this many and this many bytes of memory
+  // (then the oldest go early); a retry after a lost answer comes within seconds to hours.
+  idempotency: {
+    windowMs: 24 * 60 * 60 * 1000,
+    maxKeys: 100_000,
+    maxBytes: 32 * 1024 * 1024,
+  } satisfies IdempotencyLimits,
 } as const;

@@ -10,6 +10,8 @@ import { CloseCodes } from '../sink/subscriber.ts';
 import { SubscriberBudget } from '../sink/subscriber-budget.ts';
 import { SqliteStore } from '../storage/sqlite-store.ts';
 import { TableLog } from '../storage/table-log.ts';
+import { IdempotencyStore } from '../storage/idempotency-store.ts';
+import { IdempotencyWindow } from './idempotency-window.ts';
 import type { Engine } from '../index.ts';
 import { DEFAULTS } from './defaults.ts';
 import type { RuntimeOptions, RecoveryReport } from './runtime/types.ts';
@@ -31,6 +33,7 @@ export class SluiceRuntime extends RuntimeRecovery {
   readonly connectors: ConnectorManager;
   committedEpoch: number;
   readonly subscriberBudget: SubscriberBudget;
+  readonly idempotency: IdempotencyWindow;
 
   constructor(options: RuntimeOptions) {
     super(options);
@@ -57,6 +60,14 @@ export class SluiceRuntime extends RuntimeRecovery {
         },
       });
       this.sourceStore = new SourceStore(this.store.db);
+      // Rebuilt from the keys committed with their batches (before recovery: it needs no engine).
+      this.idempotency = new IdempotencyWindow(
+        new IdempotencyStore(this.store.db),
+        options.idempotency ?? DEFAULTS.idempotency,
+      );
+      this.store.begin();
+      this.idempotency.load();
+      this.store.commit();
       this.highWater = options.dataDir === null ? null : new HighWaterMark(options.dataDir);
       if (this.highWater !== null) opened.push(this.highWater);
       const checkpoints = this.openCheckpoints();
@@ -118,6 +129,7 @@ export class SluiceRuntime extends RuntimeRecovery {
           this.options.retention,
           this.connectors.sinkFloor(name),
         );
+      this.idempotency.prune();
       this.store.commit();
     } catch (error) {
       this.fail(error);

@@ -1,6 +1,7 @@
 // JSON Schemas of every route's request and response: they validate requests and are published as
 // the OpenAPI document (/openapi.json). Rows are open objects (column → value) checked by the engine.
 import type { FastifySchema } from 'fastify';
+import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-window.ts';
 
 const errorObject = {
   type: 'object',
@@ -198,6 +199,19 @@ export const ingestRoute = {
   tags: ['tables'],
   summary: 'Ingest one batch of rows into a table (one epoch, atomic, durable before the answer)',
   params: nameParam,
+  headers: {
+    type: 'object',
+    properties: {
+      'idempotency-key': {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_IDEMPOTENCY_KEY_LENGTH,
+        pattern: IDEMPOTENCY_KEY_PATTERN,
+        description:
+          'A key the client chooses per batch (e.g. a UUID; 1–255 printable ASCII characters). A retry with the same key and the same body gets the first answer (same epoch, header Idempotent-Replayed: true) and applies nothing — also across restarts and crashes; the same key with another body or table is 409 IDEMPOTENCY_KEY_REUSED. Keys are remembered for the idempotency window (default 24 h, 100,000 keys; see docs/server.md).',
+      },
+    },
+  },
   querystring: {
     type: 'object',
     additionalProperties: false,
@@ -229,9 +243,22 @@ export const ingestRoute = {
       type: 'object',
       required: ['accepted', 'epoch'],
       properties: { accepted: { type: 'integer' }, epoch: { type: 'integer' } },
+      headers: {
+        'idempotent-replayed': {
+          type: 'string',
+          enum: ['true'],
+          description:
+            'Present when this answer is the one a request with the same Idempotency-Key got before: nothing was applied now',
+        },
+      },
     },
     ...errors,
     ...admissionErrors,
+    409: {
+      ...errorResponse,
+      description:
+        'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was already used for a different request (another body or table)',
+    },
     413: errorResponse,
   },
 } as const;

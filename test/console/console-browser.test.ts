@@ -25,7 +25,18 @@ declare const document: {
   querySelector(selector: string): BrowserElement | null;
   querySelectorAll(selector: string): ArrayLike<BrowserElement> & Iterable<BrowserElement>;
   readonly activeElement: BrowserElement | null;
+  getSelection(): { toString(): string } | null;
 };
+declare function getComputedStyle(element: BrowserElement): { readonly color: string };
+declare class DataTransfer {
+  setData(type: string, data: string): void;
+}
+declare class ClipboardEvent {
+  constructor(type: string, init: { clipboardData: DataTransfer; bubbles: boolean; cancelable: boolean });
+}
+interface PasteTarget {
+  dispatchEvent(event: ClipboardEvent): boolean;
+}
 
 const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = 'test-artifacts/console';
@@ -85,7 +96,7 @@ if (!haveBrowser && !inCi) {
       await server?.close();
     });
 
-    async function open(hash: string): Promise<Page> {
+    async function open(hash: string, base = server.base): Promise<Page> {
       const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
       page.setDefaultTimeout(WAIT);
       page.on('pageerror', (error) => pageErrors.push(`${hash}: ${error.message}`));
@@ -95,12 +106,30 @@ if (!haveBrowser && !inCi) {
         if (message.type() === 'error' && !/status of 40[04]/.test(message.text()))
           pageErrors.push(`${hash}: ${message.text()}`);
       });
-      await page.goto(`${server.base}/${hash}`);
+      await page.goto(`${base}/${hash}`);
       return page;
     }
 
     const text = async (page: Page, selector: string): Promise<string> =>
       (await page.locator(selector).first().textContent()) ?? '';
+
+    /**
+     * Replaces the SQL editor's text as a user pasting it does (select all, paste), so it goes
+     * through the editor's own input handling. (Playwright's fill() would have the browser's
+     * contenteditable editing insert the line breaks itself, which CodeMirror then undoes.)
+     */
+    async function setSql(page: Page, sql: string): Promise<void> {
+      const editor = page.locator('#sql-editor');
+      await editor.click();
+      await page.keyboard.press('Control+A');
+      await editor.evaluate((el, value) => {
+        const data = new DataTransfer();
+        data.setData('text/plain', value);
+        (el as unknown as PasteTarget).dispatchEvent(
+          new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }),
+        );
+      }, sql);
+    }
 
     test('the overview shows the catalog and the Double 11 histogram moving', async () => {
       const page = await open('');
@@ -137,7 +166,8 @@ if (!haveBrowser && !inCi) {
       const page = await open('#/sql');
       // Only big orders (≥ 1000) count: the demo's orders (1–60) never reach this view.
       const editor = page.locator('#sql-editor');
-      await editor.fill(
+      await setSql(
+        page,
         'CREATE MATERIALIZED VIEW big_orders AS\n  SELECT FLOOR(amount / 100) AS band, COUNT(*) AS orders, SUM(amount) AS revenue\n  FROM orders WHERE amount >= 1000\n  GROUP BY FLOOR(amount / 100);',
       );
       await editor.press('Control+Enter');
@@ -328,36 +358,188 @@ if (!haveBrowser && !inCi) {
 
     test('an SQL error is shown with its position marked in the editor', async () => {
       const page = await open('#/sql');
-      await page.locator('#sql-editor').fill('SELECT seller_id,\n  amout\nFROM orders;');
+      await setSql(page, 'SELECT seller_id,\n  amout\nFROM orders;');
       await page.getByRole('button', { name: 'Run' }).click();
       const error = page.locator('article.result.error');
       await error.waitFor();
       assert.equal(await error.getAttribute('data-code'), 'UNKNOWN_COLUMN');
       assert.match((await error.textContent()) ?? '', /column "amout"/);
       assert.match((await error.textContent()) ?? '', /line 2, column 3/);
-      assert.equal(await page.locator('[data-testid="error-mark"]').textContent(), 'amout');
-      assert.equal(await page.locator('.editor-gutter .error-line').textContent(), '2');
+      assert.equal(await page.locator('.cm-content [data-testid="error-mark"]').textContent(), 'amout');
+      assert.equal(await page.locator('.cm-lineNumbers .cm-gutterElement.error-line').textContent(), '2');
       assert.equal(await page.locator('#sql-editor').getAttribute('aria-invalid'), 'true');
       await page.getByRole('button', { name: 'Go to error' }).click();
-      const selected = await page.evaluate(() => {
-        const ta = document.querySelector('#sql-editor');
-        return ta === null ? '' : ta.value.slice(ta.selectionStart, ta.selectionEnd);
-      });
+      const selected = await page.evaluate(() => document.getSelection()?.toString() ?? '');
       assert.equal(selected, 'amout');
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'sql-editor');
       await page.screenshot({ path: `${ARTIFACTS}/sql-error.png` });
       // Editing clears the mark.
       await page.locator('#sql-editor').press('End');
       await page.keyboard.type(' ');
       await page.locator('[data-testid="error-mark"]').waitFor({ state: 'detached' });
       // A query after the fix shows its rows.
-      await page
-        .locator('#sql-editor')
-        .fill('SELECT bucket, sellers FROM total_histogram WHERE sellers > 0;');
+      await setSql(page, 'SELECT bucket, sellers FROM total_histogram WHERE sellers > 0;');
       await page.locator('#sql-editor').press('Control+Enter');
       await page.locator('article.result[data-statement="SELECT"] tbody tr').first().waitFor();
       assert.equal(await page.locator('article.result.error').count(), 0);
       await page.screenshot({ path: `${ARTIFACTS}/sql-select.png` });
       await page.close();
+    });
+
+    /** The editor's text, line by line (CodeMirror draws each line as a .cm-line). */
+    const editorText = (page: Page): Promise<string> =>
+      page.evaluate(() =>
+        [...document.querySelectorAll('#sql-editor .cm-line')].map((l) => l.textContent ?? '').join('\n'),
+      );
+
+    test('typed SQL is highlighted token by token, and Ctrl+Enter runs it', async () => {
+      const page = await open('#/sql');
+      await page.locator('.cm-editor #sql-editor').click();
+      await page.keyboard.press('Control+A');
+      await page.keyboard.press('Delete');
+      // Typed key by key, as a user does (not set programmatically).
+      await page.keyboard.type(
+        "SELECT seller_id, 'x' AS tag, 42 AS answer FROM seller_totals LIMIT 3 -- three sellers",
+      );
+      const tokens = async (cls: string): Promise<string[]> =>
+        page.locator(`#sql-editor .${cls}`).allTextContents();
+      assert.deepEqual(await tokens('tok-keyword'), ['SELECT', 'AS', 'AS', 'FROM', 'LIMIT']);
+      assert.deepEqual(await tokens('tok-string'), ["'x'"]);
+      assert.deepEqual(await tokens('tok-number'), ['42', '3']);
+      assert.deepEqual(await tokens('tok-comment'), ['-- three sellers']);
+      // The console's own colours apply (a keyword is not drawn in the text colour).
+      const colours = await page.evaluate(() => {
+        const keyword = document.querySelector('#sql-editor .tok-keyword');
+        const line = document.querySelector('#sql-editor .cm-line');
+        return keyword === null || line === null
+          ? []
+          : [getComputedStyle(keyword).color, getComputedStyle(line).color];
+      });
+      assert.equal(colours.length, 2);
+      assert.notEqual(colours[0], colours[1], 'keywords have a colour of their own');
+      await page.screenshot({ path: `${ARTIFACTS}/sql-highlight.png` });
+      await page.keyboard.press('Control+Enter');
+      const result = page.locator('article.result[data-statement="SELECT"]');
+      await result.locator('tbody tr').first().waitFor();
+      assert.equal(await result.locator('tbody tr').count(), 3);
+      const cells = await result.locator('tbody tr').first().locator('td').allTextContents();
+      assert.match(cells[0] ?? '', /^\d+$/, 'a seller id');
+      assert.deepEqual(cells.slice(1), ['x', '42']);
+      assert.equal(
+        await editorText(page),
+        "SELECT seller_id, 'x' AS tag, 42 AS answer FROM seller_totals LIMIT 3 -- three sellers",
+        'Ctrl+Enter inserted no line',
+      );
+      await page.close();
+    });
+
+    test('the statement history survives a reload and is walked with Ctrl+Up/Down', async () => {
+      const page = await open('#/sql');
+      const editor = page.locator('#sql-editor');
+      const first = 'SELECT seller_id FROM seller_totals LIMIT 1;';
+      const second = 'SHOW VIEWS;';
+      await setSql(page, first);
+      await editor.press('Control+Enter');
+      await page.locator('article.result[data-statement="SELECT"]').waitFor();
+      await setSql(page, second);
+      await page.getByRole('button', { name: 'Run' }).click();
+      await page.locator('article.result[data-statement="SHOW VIEWS"]').waitFor();
+      await setSql(page, 'SELECT 1 -- a draft');
+      await page.reload();
+      await editor.waitFor();
+      assert.equal(await editorText(page), 'SELECT 1 -- a draft', 'the draft is kept for the tab');
+      assert.deepEqual(await page.locator('#sql-history option').allTextContents(), [second, first]);
+      await editor.click();
+      const steps: string[] = [];
+      for (const key of [
+        'Control+ArrowUp',
+        'Control+ArrowUp',
+        'Control+ArrowUp',
+        'Control+ArrowDown',
+        'Control+ArrowDown',
+      ]) {
+        await page.keyboard.press(key);
+        steps.push(await editorText(page));
+      }
+      assert.deepEqual(steps, [second, first, first, second, 'SELECT 1 -- a draft']);
+      // The list recalls one too; running a statement again moves it to the front, once.
+      await page.locator('#sql-history').selectOption({ label: first });
+      await page.getByRole('button', { name: 'Recall' }).click();
+      assert.equal(await editorText(page), first);
+      await page.keyboard.press('Control+Enter');
+      await page.waitForFunction(
+        (f) => document.querySelector('#sql-history option')?.textContent === f,
+        first,
+      );
+      assert.deepEqual(await page.locator('#sql-history option').allTextContents(), [first, second]);
+      await page.close();
+    });
+
+    test('a huge text runs but is kept neither in the history nor as the draft', async () => {
+      const page = await open('#/sql');
+      const long = `SELECT seller_id FROM seller_totals LIMIT 1 -- ${'x'.repeat(25_000)}`;
+      await setSql(page, long);
+      await page.keyboard.press('Control+Enter');
+      await page.locator('article.result[data-statement="SELECT"] tbody tr').first().waitFor();
+      // Too long for the history (20,000 characters an entry): run, not kept.
+      assert.deepEqual(await page.locator('#sql-history option').allTextContents(), ['nothing run yet']);
+      // Past 200,000 characters the draft is not written to sessionStorage on every key.
+      await setSql(page, `-- ${'y'.repeat(250_000)}`);
+      await page.reload();
+      await page.locator('#sql-editor').waitFor();
+      assert.match(await editorText(page), /^CREATE MATERIALIZED VIEW amount_bands/, 'the first example');
+      await page.close();
+    });
+
+    test('the featured chart shows its view\u2019s row error and recovers by itself when it is retracted', async () => {
+      // A server of its own, where this view is the only one (so it is the one featured).
+      const own = await startConsoleServer();
+      try {
+        const setup = await api(own.base, 'POST', '/v1/sql', {
+          sql: `CREATE TABLE readings (bucket INT NOT NULL, a INT NOT NULL, b INT NOT NULL);
+            CREATE MATERIALIZED VIEW ratio_histogram AS
+              SELECT bucket, SUM(a / b) AS total FROM readings GROUP BY bucket;
+            INSERT INTO readings VALUES (1, 6, 3), (2, 8, 2);`,
+        });
+        assert.equal(setup.status, 200, JSON.stringify(setup.body));
+        const page = await open('', own.base);
+        assert.match(await text(page, '#featured-title'), /ratio_histogram/);
+        await page.locator('.featured rect.bar[data-key="1"][data-value="2"]').waitFor();
+        await page.locator('.featured rect.bar[data-key="2"][data-value="4"]').waitFor();
+        const problem = page.locator('[data-testid="featured-error"]');
+        assert.equal(await problem.isVisible(), false);
+
+        const bad = await api(own.base, 'POST', '/v1/tables/readings/rows?wait=true', [
+          { bucket: 1, a: 1, b: 0 },
+        ]);
+        assert.equal(bad.status, 200, JSON.stringify(bad.body));
+        await problem.waitFor();
+        await page.waitForFunction(() =>
+          /"b":0/.test(document.querySelector('[data-testid="featured-error"]')?.textContent ?? ''),
+        );
+        assert.equal(await problem.getAttribute('data-code'), 'VIEW_ERROR');
+        assert.match((await problem.textContent()) ?? '', /division by zero/);
+        assert.equal(
+          await page.locator('.featured .chart-panel').isVisible(),
+          false,
+          'no possibly wrong bars',
+        );
+        await page.screenshot({ path: `${ARTIFACTS}/overview-featured-error.png` });
+
+        const fix = await api(own.base, 'POST', '/v1/tables/readings/rows?wait=true', {
+          delete: [{ bucket: 1, a: 1, b: 0 }],
+        });
+        assert.equal(fix.status, 200, JSON.stringify(fix.body));
+        await problem.waitFor({ state: 'hidden' });
+        await page.locator('.featured rect.bar[data-key="1"][data-value="2"]').waitFor();
+        // Live again, not a frozen picture: a new row's bar appears.
+        const more = await api(own.base, 'POST', '/v1/tables/readings/rows', [{ bucket: 3, a: 10, b: 1 }]);
+        assert.equal(more.status, 200, JSON.stringify(more.body));
+        await page.locator('.featured rect.bar[data-key="3"][data-value="10"]').waitFor();
+        await page.close();
+      } finally {
+        await own.close();
+      }
     });
 
     test('keyboard and labels: skip link, navigation, every control has a name', async () => {

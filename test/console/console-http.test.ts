@@ -2,7 +2,10 @@
 // (built in-process, no network), and the dataflow endpoint the graph is drawn from.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { request } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import { MetricsHistory } from '../../src/console/metrics-history.ts';
+import { acceptsGzip } from '../../src/console/plugin.ts';
 import { dataflowOf } from '../../src/console/dataflow-route.ts';
 import type { DataflowJson } from '../../src/console/shared/dataflow-json.ts';
 import { api, startConsoleServer, type ConsoleServer } from './harness.ts';
@@ -35,10 +38,62 @@ describe('console over HTTP', () => {
     const res = await fetch(`${server.base}/`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /text\/html/);
-    assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'self'/);
+    const policy = res.headers.get('content-security-policy') ?? '';
+    assert.match(policy, /default-src 'self'/);
     const html = await res.text();
-    assert.match(html, /<script type="module" src="\/console\/console.js"><\/script>/);
+    assert.match(html, /<script type="module" src="\/console\/console.js" nonce="[^"]+"><\/script>/);
     assert.match(html, /<main id="main"/);
+    // Styles: the console's own files, and <style> elements with this response's nonce only (the
+    // editor mounts its base styles so); the script element carries the nonce for the editor.
+    const nonce = /nonce="([^"]+)"/.exec(html)?.[1] ?? '';
+    assert.match(nonce, /^[A-Za-z0-9+/]{22}==$/, 'a fresh 128-bit nonce');
+    assert.match(policy, new RegExp(`style-src 'self' 'nonce-${nonce.replace(/[+/]/g, '\\$&')}';`));
+    assert.doesNotMatch(policy, /unsafe-inline/);
+    const again = await (await fetch(`${server.base}/`)).text();
+    assert.notEqual(/nonce="([^"]+)"/.exec(again)?.[1], nonce, 'a nonce is never reused');
+  });
+
+  /** GET with an explicit Accept-Encoding, the body as sent (not decoded). */
+  const raw = (path: string, encoding: string): Promise<{ headers: Record<string, unknown>; body: Buffer }> =>
+    new Promise((resolve, reject) => {
+      const req = request(`${server.base}${path}`, { headers: { 'accept-encoding': encoding } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  test('the bundle (with the editor) is minified, sent gzip-compressed to clients that accept it, and within budget', async () => {
+    const plain = await raw('/console/console.js', 'identity');
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.equal(plain.headers.vary, 'accept-encoding');
+    const packed = await raw('/console/console.js', 'gzip, deflate, br');
+    assert.equal(packed.headers['content-encoding'], 'gzip');
+    assert.deepEqual(gunzipSync(packed.body), plain.body, 'the same script');
+    const code = plain.body.toString('utf8');
+    assert.match(code, /cm-editor|cm-content/, 'CodeMirror is bundled');
+    // Measured: about 390 kB, 132 kB compressed (CodeMirror's view and state are most of it).
+    assert.ok(plain.body.length < 600_000, `bundle ${plain.body.length} B`);
+    assert.ok(packed.body.length < 200_000, `gzip bundle ${packed.body.length} B`);
+    assert.ok(plain.body.length > 2.5 * packed.body.length, 'compression pays');
+    assert.ok(code.split('\n').length < 200, 'minified: a few long lines');
+  });
+
+  test('Accept-Encoding: gzip is used when listed or admitted by *, never with q=0', () => {
+    assert.equal(acceptsGzip('gzip, deflate, br'), true);
+    assert.equal(acceptsGzip('br;q=1.0, gzip;q=0.8'), true);
+    assert.equal(acceptsGzip('*'), true);
+    assert.equal(acceptsGzip(['deflate', 'GZIP']), true);
+    assert.equal(acceptsGzip(undefined), false);
+    assert.equal(acceptsGzip(''), false);
+    assert.equal(acceptsGzip('identity'), false);
+    assert.equal(acceptsGzip('gzip;q=0'), false);
+    assert.equal(acceptsGzip('gzip;q=0, *'), false);
+    assert.equal(acceptsGzip('*;q=0'), false);
+    assert.equal(acceptsGzip('x-gzip'), false);
   });
 
   test('the client bundle and styles are served without a build step', async () => {

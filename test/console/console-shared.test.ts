@@ -1,6 +1,6 @@
 // The console's pure pieces: folding a changelog into rows, a view's DataflowPlan as the console's
 // graph JSON (with expressions printed as EXPLAIN prints them), reading /metrics, and choosing
-// which views get a chart.
+// which views get a chart; the SQL editor's bounded statement history.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LiveRows, compareValues } from '../../src/console/shared/changelog-state.ts';
@@ -16,6 +16,12 @@ import {
   type PlacedBox,
 } from '../../src/console/shared/dataflow-layout.ts';
 import { Engine } from '../../src/exec/engine.ts';
+import {
+  HISTORY_KEY,
+  HistoryWalk,
+  StatementHistory,
+  type HistoryStorage,
+} from '../../src/console/shared/sql-history.ts';
 
 describe('LiveRows', () => {
   test('a keyed view: updates in place, reports the changed cells, deletes', () => {
@@ -413,5 +419,90 @@ describe('pickChart', () => {
       ),
       null,
     );
+  });
+});
+
+/** A Web Storage over a Map (Node has no localStorage), optionally refusing writes as a full one does. */
+class MapStorage implements HistoryStorage {
+  readonly items = new Map<string, string>();
+  full = false;
+  getItem(key: string): string | null {
+    return this.items.get(key) ?? null;
+  }
+  setItem(key: string, value: string): void {
+    if (this.full) throw new Error('QuotaExceededError');
+    this.items.set(key, value);
+  }
+}
+
+describe('StatementHistory', () => {
+  test('newest first, trimmed, a rerun moves to the front once, and it survives a new page', () => {
+    const storage = new MapStorage();
+    const history = new StatementHistory(storage);
+    assert.deepEqual(history.entries(), []);
+    assert.equal(history.add('  SELECT 1;\n'), true);
+    history.add('SHOW VIEWS;');
+    history.add('SELECT 1;');
+    assert.equal(history.add('   '), false, 'blank text is not kept');
+    assert.deepEqual(history.entries(), ['SELECT 1;', 'SHOW VIEWS;']);
+    assert.deepEqual(new StatementHistory(storage).entries(), ['SELECT 1;', 'SHOW VIEWS;']);
+  });
+
+  test('bounded: entries, characters per entry, characters in all', () => {
+    const storage = new MapStorage();
+    const history = new StatementHistory(storage, { entries: 3, entryChars: 10, totalChars: 12 });
+    assert.equal(history.add('x'.repeat(11)), false, 'too long to keep');
+    for (const s of ['a1', 'b2', 'c3', 'd4']) history.add(s);
+    assert.deepEqual(history.entries(), ['d4', 'c3', 'b2'], 'the oldest goes first');
+    history.add('e'.repeat(10));
+    assert.deepEqual(history.entries(), ['e'.repeat(10), 'd4'], '12 characters in all');
+    const stored = storage.getItem(HISTORY_KEY) ?? '';
+    assert.deepEqual(JSON.parse(stored), history.entries());
+  });
+
+  test('what another tab stored is kept; damaged or foreign storage reads as empty', () => {
+    const storage = new MapStorage();
+    const one = new StatementHistory(storage);
+    const two = new StatementHistory(storage);
+    one.add('SELECT 1;');
+    two.add('SELECT 2;');
+    assert.deepEqual(two.entries(), ['SELECT 2;', 'SELECT 1;']);
+    for (const junk of ['{not json', '{"a":1}', '42', 'null']) {
+      storage.items.set(HISTORY_KEY, junk);
+      assert.deepEqual(new StatementHistory(storage).entries(), [], junk);
+    }
+    storage.items.set(HISTORY_KEY, JSON.stringify(['SELECT 3;', 7, '', 'SELECT 3;', 'x'.repeat(30_000)]));
+    assert.deepEqual(new StatementHistory(storage).entries(), ['SELECT 3;']);
+  });
+
+  test('a full or missing storage keeps the history for the page', () => {
+    const storage = new MapStorage();
+    storage.full = true;
+    const history = new StatementHistory(storage);
+    assert.equal(history.add('SELECT 1;'), true);
+    assert.deepEqual(history.entries(), ['SELECT 1;']);
+    const none = new StatementHistory(null);
+    none.add('SELECT 2;');
+    none.add('SELECT 3;');
+    assert.deepEqual(none.entries(), ['SELECT 3;', 'SELECT 2;']);
+  });
+
+  test('HistoryWalk: older from the draft, newer back to it, stops at both ends', () => {
+    const history = new StatementHistory(new MapStorage());
+    const walk = new HistoryWalk(history);
+    assert.equal(walk.older('draft'), null, 'nothing to recall');
+    history.add('first');
+    history.add('second');
+    assert.equal(walk.newer(), null, 'not walking yet');
+    assert.equal(walk.older('draft'), 'second');
+    assert.equal(walk.older('second'), 'first');
+    assert.equal(walk.older('first'), null, 'the oldest');
+    assert.equal(walk.newer(), 'second');
+    assert.equal(walk.newer(), 'draft');
+    assert.equal(walk.newer(), null);
+    walk.older('edited');
+    walk.reset();
+    assert.equal(walk.older('edited again'), 'second', 'a reset walk starts at the newest');
+    assert.equal(walk.newer(), 'edited again');
   });
 });

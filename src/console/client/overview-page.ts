@@ -4,8 +4,17 @@
 // (the header, from /readyz) and the one the featured chart has applied (its changelog), which
 // trails the server's by at most a progress interval. The catalog repeats none: every view reflects
 // every committed epoch, so a per-view epoch column was the server's, read at another moment.
+// When the featured view holds row errors the chart is withheld and the server's VIEW_ERROR shown
+// in its place; once the rows are retracted the chart subscribes again by itself (as the view page).
 import { pickChart } from '../shared/chart-pick.ts';
-import { errorText, getCatalog, type Catalog, type ConnectorJson, type ViewJson } from './api.ts';
+import {
+  errorText,
+  getCatalog,
+  type ApiErrorBody,
+  type Catalog,
+  type ConnectorJson,
+  type ViewJson,
+} from './api.ts';
 import { formatBytes, formatCount, formatValue, h, setText } from './dom.ts';
 import { KeyedTable } from './keyed-table.ts';
 import { ChartPanel, LiveView, formatPositions } from './live-view.ts';
@@ -13,6 +22,7 @@ import { MetricsSampler } from './metrics-sampler.ts';
 import type { Page } from './page.ts';
 import { viewHref } from './page.ts';
 import { RollingPlot } from './sparkline.ts';
+import { ViewErrorWatch, errorParts } from './view-error-watch.ts';
 
 /** The view to feature: chartable, histogram-like names first, then views over views. */
 export function featuredView(views: readonly ViewJson[]): ViewJson | null {
@@ -152,10 +162,13 @@ export function overviewPage(root: HTMLElement): Page {
   );
 
   let live: LiveView | null = null;
+  let watch: ViewErrorWatch | null = null;
   const feature = (v: ViewJson | null): void => {
     if (live !== null && live.view === v?.name) return;
     live?.close();
+    watch?.stop();
     live = null;
+    watch = null;
     if (v === null) {
       featuredHolder.replaceChildren(
         h('h2', { id: 'featured-title' }, 'Nothing to chart yet'),
@@ -175,6 +188,26 @@ export function overviewPage(root: HTMLElement): Page {
     const epoch = h('span', { class: 'epoch', 'data-testid': 'featured-epoch' }, '…');
     const positions = h('span', { class: 'positions' });
     const chart = new ChartPanel(v.name);
+    // The view's row errors, shown in place of the chart (which could be wrong) while it holds them.
+    const problemBox = h('div', {
+      class: 'problem view-error',
+      role: 'alert',
+      'data-testid': 'featured-error',
+    });
+    problemBox.hidden = true;
+    let shown = '';
+    const showProblem = (body: ApiErrorBody): void => {
+      chart.element.hidden = true;
+      problemBox.hidden = false;
+      const id = JSON.stringify(body);
+      if (id === shown) return;
+      shown = id;
+      problemBox.setAttribute('data-code', body.code);
+      problemBox.replaceChildren(
+        h('h3', {}, `View "${v.name}" holds row errors: its chart is withheld`),
+        ...errorParts(body),
+      );
+    };
     featuredHolder.replaceChildren(
       h(
         'div',
@@ -193,9 +226,10 @@ export function overviewPage(root: HTMLElement): Page {
           positions,
         ),
       ),
+      problemBox,
       chart.element,
     );
-    live = new LiveView(
+    const view = new LiveView(
       v.name,
       { chart },
       {
@@ -203,8 +237,27 @@ export function overviewPage(root: HTMLElement): Page {
           setText(epoch, String(e));
           if (pos !== null) setText(positions, formatPositions(pos));
         },
+        state: (state, _detail, reason) => {
+          if (state !== 'error') return;
+          // Until the server answers the first check, show what the changelog said.
+          if (problemBox.hidden && reason !== undefined) showProblem(reason);
+          errorWatch.start();
+        },
       },
     );
+    const errorWatch = new ViewErrorWatch(v.name, {
+      error: showProblem,
+      cleared: () => {
+        problemBox.hidden = true;
+        shown = '';
+        chart.element.hidden = false;
+        view.restart();
+      },
+      // Dropped: the next catalog refresh features another view.
+      unknown: showProblem,
+    });
+    live = view;
+    watch = errorWatch;
   };
 
   let stopped = false;
@@ -238,6 +291,7 @@ export function overviewPage(root: HTMLElement): Page {
       window.clearTimeout(timer);
       sampler.stop();
       live?.close();
+      watch?.stop();
     },
   };
 }

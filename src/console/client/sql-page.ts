@@ -1,5 +1,7 @@
 // The SQL page: statements run through POST /v1/sql; each result shown as a table, a plan or a
 // one-line outcome; an error shown with its code, hint and position, which is marked in the editor.
+// Every executed text joins the history (localStorage, bounded: shared/sql-history.ts), recalled
+// with Ctrl/Cmd+Up and Down in the editor or picked from the history list.
 import { runSql, type ApiErrorBody, type StatementResultJson } from './api.ts';
 import { formatValue, h } from './dom.ts';
 import { isNumericType } from '../shared/chart-pick.ts';
@@ -7,9 +9,46 @@ import type { Page } from './page.ts';
 import { viewHref } from './page.ts';
 import { SqlEditor, offsetOf } from './sql-editor.ts';
 import { DEMO_SQL } from '../shared/demo-sql.ts';
+import { HistoryWalk, StatementHistory, type HistoryStorage } from '../shared/sql-history.ts';
 
 const STORAGE_KEY = 'sluice.console.sql';
 const MAX_ROWS = 1000;
+
+/** localStorage, or none where the browser refuses it (a sandboxed frame, storage disabled). */
+function browserStorage(): HistoryStorage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
+/** The largest draft kept for the tab: writing megabytes to sessionStorage on every key would stall. */
+const MAX_DRAFT_CHARS = 200_000;
+
+/** Keeps the text being edited for this tab (a reload shows it again), when it is not huge. */
+function saveDraft(sql: string): void {
+  try {
+    if (sql.length <= MAX_DRAFT_CHARS) sessionStorage.setItem(STORAGE_KEY, sql);
+    else sessionStorage.removeItem(STORAGE_KEY);
+  } catch {
+    // Storage full or disabled: the draft is simply not kept.
+  }
+}
+
+function loadDraft(): string | null {
+  try {
+    return sessionStorage.getItem(STORAGE_KEY);
+  } catch {
+    return null;
+  }
+}
+
+/** One line of a statement for the history list. */
+function summary(sql: string): string {
+  const line = sql.replace(/\s+/g, ' ').trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
 
 export const EXAMPLES: readonly { readonly label: string; readonly sql: string }[] = [
   {
@@ -161,9 +200,25 @@ function errorCard(error: ApiErrorBody, sql: string, goTo: () => void): HTMLElem
 }
 
 export function sqlPage(root: HTMLElement, initialSql?: string): Page {
-  const editor = new SqlEditor('sql-editor', 'SQL statements', 'sql-help');
-  editor.value = initialSql ?? sessionStorage.getItem(STORAGE_KEY) ?? EXAMPLES[0]?.sql ?? '';
-  editor.refresh();
+  const history = new StatementHistory(browserStorage());
+  const walk = new HistoryWalk(history);
+  const editor = new SqlEditor({
+    id: 'sql-editor',
+    labelledBy: 'sql-editor-label',
+    describedBy: 'sql-help',
+    run: () => void execute(),
+    recall: (direction) => {
+      const text = direction === 'older' ? walk.older(editor.value) : walk.newer();
+      if (text === null) return false;
+      editor.value = text;
+      return true;
+    },
+    changed: (typed) => {
+      if (typed) walk.reset();
+      saveDraft(editor.value);
+    },
+  });
+  editor.value = initialSql ?? loadDraft() ?? EXAMPLES[0]?.sql ?? '';
   const output = h('section', { class: 'sql-output', 'aria-label': 'Results', 'aria-live': 'polite' });
   const run = h('button', { type: 'submit', class: 'primary' }, 'Run');
   const status = h('span', { class: 'run-status', role: 'status' });
@@ -176,9 +231,29 @@ export function sqlPage(root: HTMLElement, initialSql?: string): Page {
   load.addEventListener('click', () => {
     const e = EXAMPLES[Number(examples.value)];
     if (e === undefined) return;
+    walk.reset();
     editor.value = e.sql;
-    editor.refresh();
-    editor.textarea.focus();
+    editor.focus();
+  });
+  const historyList = h('select', { id: 'sql-history' });
+  const recall = h('button', { type: 'button', class: 'secondary' }, 'Recall');
+  const showHistory = (): void => {
+    const entries = history.entries();
+    historyList.replaceChildren(
+      ...(entries.length === 0
+        ? [h('option', { value: '' }, 'nothing run yet')]
+        : entries.map((e, i) => h('option', { value: String(i), title: e }, summary(e)))),
+    );
+    historyList.disabled = entries.length === 0;
+    recall.disabled = entries.length === 0;
+  };
+  showHistory();
+  recall.addEventListener('click', () => {
+    const e = history.entries()[Number(historyList.value)];
+    if (e === undefined) return;
+    walk.reset();
+    editor.value = e;
+    editor.focus();
   });
 
   let busy = false;
@@ -188,7 +263,10 @@ export function sqlPage(root: HTMLElement, initialSql?: string): Page {
     run.disabled = true;
     status.textContent = 'running…';
     const sql = editor.value;
-    sessionStorage.setItem(STORAGE_KEY, sql);
+    saveDraft(sql);
+    history.add(sql);
+    walk.reset();
+    showHistory();
     const started = performance.now();
     try {
       const outcome = await runSql(sql);
@@ -222,7 +300,7 @@ export function sqlPage(root: HTMLElement, initialSql?: string): Page {
   const form = h(
     'form',
     { class: 'sql-form', 'aria-labelledby': 'sql-title' },
-    h('label', { for: 'sql-editor', class: 'editor-label' }, 'Statements'),
+    h('div', { id: 'sql-editor-label', class: 'editor-label' }, 'Statements'),
     editor.element,
     h(
       'div',
@@ -234,28 +312,33 @@ export function sqlPage(root: HTMLElement, initialSql?: string): Page {
         h('kbd', {}, 'Ctrl'),
         '+',
         h('kbd', {}, 'Enter'),
-        ' runs · separate statements with ',
+        ' runs · ',
+        h('kbd', {}, 'Ctrl'),
+        '+',
+        h('kbd', {}, '↑'),
+        '/',
+        h('kbd', {}, '↓'),
+        ' earlier statements · separate statements with ',
         h('code', {}, ';'),
       ),
       status,
+    ),
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('label', { for: 'sql-history' }, 'History'),
+      historyList,
+      recall,
       h('span', { class: 'spacer' }),
       h('label', { for: 'sql-example' }, 'Examples'),
       examples,
       load,
     ),
   );
+
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     void execute();
-  });
-  editor.textarea.addEventListener('keydown', (event) => {
-    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
-      event.preventDefault();
-      void execute();
-    }
-  });
-  editor.textarea.addEventListener('input', () => {
-    sessionStorage.setItem(STORAGE_KEY, editor.value);
   });
 
   root.replaceChildren(

@@ -14,6 +14,7 @@ import type { Page } from './page.ts';
 import { viewHref } from './page.ts';
 import { RollingPlot } from './sparkline.ts';
 import type { ConnectionState } from './subscription.ts';
+import { ViewErrorWatch, errorParts } from './view-error-watch.ts';
 
 const STATE_TEXT: Record<ConnectionState, string> = {
   connecting: 'connecting…',
@@ -53,15 +54,7 @@ export function viewPage(root: HTMLElement, name: string): Page {
     if (id === shownError) return;
     shownError = id;
     viewError.setAttribute('data-code', body.code);
-    viewError.replaceChildren(h('h2', { id: 'view-error-title' }, title));
-    viewError.append(
-      h('p', { class: 'error-message' }, h('code', { class: 'error-code' }, body.code), ' ', body.message),
-      body.detail !== undefined
-        ? h('p', { class: 'error-detail' }, h('strong', {}, 'Detail: '), body.detail)
-        : '',
-      body.hint !== undefined ? h('p', { class: 'error-hint' }, h('strong', {}, 'Hint: '), body.hint) : '',
-      ...extra,
-    );
+    viewError.replaceChildren(h('h2', { id: 'view-error-title' }, title), ...errorParts(body), ...extra);
   };
   const hideError = (): void => {
     viewError.hidden = true;
@@ -156,7 +149,7 @@ export function viewPage(root: HTMLElement, name: string): Page {
         setText(epoch, String(e));
         if (pos !== null) setText(positions, formatPositions(pos));
         // Rows as held by this page, so the count moves with the table (distinct rows).
-        setText(rowCount, inError ? '—' : formatCount(live.rows.size));
+        setText(rowCount, errorWatch.active ? '—' : formatCount(live.rows.size));
       },
       state: (state, detail, reason) => {
         stateBadge.className = `badge state-${state}`;
@@ -191,38 +184,26 @@ export function viewPage(root: HTMLElement, name: string): Page {
   let dataflowOk = true;
 
   // ---- row errors: the rows are refused (VIEW_ERROR) until the offending rows are retracted ----
-  let inError = false;
-  let checking = false;
+  // The server's answer to a read (checked once a second) is what the page shows.
+  const errorWatch = new ViewErrorWatch(name, {
+    error: (body) => showError(`View "${name}" holds row errors`, body),
+    cleared: () => {
+      // Readable again: show the rows from a fresh snapshot.
+      hideError();
+      withheld.hidden = true;
+      table.element.hidden = false;
+      live.restart();
+    },
+    unknown: (body) => notFound(body),
+  });
   function enterError(): void {
-    if (!inError) {
-      inError = true;
+    if (!errorWatch.active) {
       table.element.hidden = true;
       withheld.hidden = false;
       chartSection.hidden = true;
       setText(rowCount, '—');
     }
-    void checkErrors();
-  }
-  /** Asks the server whether the view still holds errors: its answer is what the page shows. */
-  async function checkErrors(): Promise<void> {
-    if (checking || stopped || !inError) return;
-    checking = true;
-    try {
-      await getJson(`/v1/views/${encodeURIComponent(name)}/rows?limit=1`);
-      if (stopped || !inError) return;
-      // Readable again: show the rows from a fresh snapshot.
-      inError = false;
-      hideError();
-      withheld.hidden = true;
-      table.element.hidden = false;
-      live.restart();
-    } catch (error) {
-      if (stopped || !(error instanceof ApiError)) return; // offline: the next check retries
-      if (error.body.code === 'UNKNOWN_VIEW') notFound(error.body);
-      else showError(`View "${name}" holds row errors`, error.body);
-    } finally {
-      checking = false;
-    }
+    errorWatch.start();
   }
 
   // ---- an unknown view: say so once and stop asking ----
@@ -250,11 +231,11 @@ export function viewPage(root: HTMLElement, name: string): Page {
     stopped = true;
     window.clearTimeout(timer);
     sampler.stop();
+    errorWatch.stop();
     live.close();
   }
 
   const refresh = async (): Promise<void> => {
-    if (inError) void checkErrors();
     try {
       const info = await getJson<ViewJson>(`/v1/views/${encodeURIComponent(name)}`);
       if (stopped) return;

@@ -6,6 +6,7 @@ import type { ScriptResult, StatementResult, TableChanges } from '../../exec/api
 import type { ExecuteOptions } from '../../exec/engine.ts';
 import { CloseCodes } from '../../sink/subscriber.ts';
 import { encodeChangesWire } from '../../storage/changelog-codec.ts';
+import type { IdempotencyWindow, IdempotentRequest, IngestAnswer } from '../idempotency-window.ts';
 import { RuntimeFeeds } from './feeds.ts';
 import { yieldToLoop } from './base.ts';
 
@@ -45,6 +46,8 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
   /** Commits of ingest groups and the requests they carried (metrics, tests). */
   groupCommits = 0;
   groupedRequests = 0;
+  /** Keyed ingest requests and their answers (../idempotency-window.ts), durable with their batches. */
+  abstract readonly idempotency: IdempotencyWindow;
   // Provided by connector-lifecycle.ts and checkpoints.ts.
   protected abstract syncConnectors(): void;
   protected abstract maybeCheckpoint(): void;
@@ -109,7 +112,11 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
    * that transaction committed and the epoch was published. A commit failure rejects every request
    * of the group.
    */
-  ingestGrouped(table: string, changes: TableChanges): Promise<{ accepted: number; epoch: number }> {
+  ingestGrouped(
+    table: string,
+    changes: TableChanges,
+    idempotent?: IdempotentRequest,
+  ): Promise<{ accepted: number; epoch: number }> {
     if (this.failure !== null) return Promise.reject(this.failure);
     if (this.closing) return Promise.reject(new SluiceError('UNAVAILABLE', 'server is shutting down'));
     const started = performance.now();
@@ -133,9 +140,43 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     const done = new Promise<{ accepted: number; epoch: number }>((resolve, reject) => {
       this.group.push({ resolve, reject, result, table, rows, started });
     });
+    if (idempotent !== undefined) {
+      try {
+        // In the batch's own transaction (an empty batch opens one): the key commits with it or not at all.
+        this.store.begin();
+        this.idempotency.record(idempotent, table, result, done);
+      } catch (e) {
+        this.fail(e);
+        this.rejectGroup(this.failure);
+        return done;
+      }
+    }
     if (this.group.length >= GROUP_MAX_REQUESTS) this.flush();
     else this.scheduleGroup();
     return done;
+  }
+
+  /**
+   * Ingest with a client's idempotency key: a key the window remembers gets the answer its first
+   * request got (waiting for that request's commit if it is still open) and applies nothing — a
+   * different request under the same key is IDEMPOTENCY_KEY_REUSED; an unknown key applies as
+   * ingestGrouped() does and is remembered with its batch, in the same transaction.
+   */
+  ingestIdempotent(
+    table: string,
+    changes: TableChanges,
+    request: IdempotentRequest,
+  ): Promise<{ answer: IngestAnswer; replayed: boolean }> {
+    if (this.failure !== null) return Promise.reject(this.failure);
+    if (this.closing) return Promise.reject(new SluiceError('UNAVAILABLE', 'server is shutting down'));
+    let known: Promise<IngestAnswer> | null;
+    try {
+      known = this.idempotency.lookup(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (known !== null) return known.then((answer) => ({ answer: { ...answer }, replayed: true }));
+    return this.ingestGrouped(table, changes, request).then((answer) => ({ answer, replayed: false }));
   }
 
   private scheduleGroup(): void {

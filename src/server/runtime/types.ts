@@ -6,6 +6,7 @@ import type { SubscriberLimits } from '../../sink/subscriber.ts';
 import type { Engine } from '../../index.ts';
 import type { ResultLimits } from '../../exec/result-size.ts';
 import type { ReadLimits } from '../view-rows.ts';
+import type { IdempotencyLimits } from '../idempotency-window.ts';
 
 export interface RuntimeLogger {
   info(obj: object, msg?: string): void;
@@ -46,6 +47,8 @@ export interface RuntimeOptions {
   /** Most subscribers at once: in all, and per view. */
   readonly maxSubscribers?: number;
   readonly maxSubscribersPerView?: number;
+  /** How long, how many and how many bytes of ingest idempotency keys are remembered (default DEFAULTS.idempotency). */
+  readonly idempotency?: IdempotencyLimits;
 }
 
 /** A checkpoint is taken once either bound is reached (and something changed), and at shutdown. */

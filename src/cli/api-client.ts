@@ -1,0 +1,143 @@
+// The CLI's side of the HTTP API: it imports nothing of the engine, it is a client like any other. Answers
+// are checked for the shape the contract promises before they are used, so a proxy's HTML page or a
+// truncated body becomes a clear error rather than a crash.
+
+export interface ApiColumn {
+  readonly name: string;
+  readonly type: string;
+  readonly nullable?: boolean;
+}
+
+export interface StatementResult {
+  readonly statement: string;
+  readonly object?: string;
+  readonly columns?: readonly ApiColumn[];
+  readonly rows?: readonly Readonly<Record<string, unknown>>[];
+  readonly epoch?: number;
+  readonly rowCount?: number;
+}
+
+export interface ApiError {
+  readonly code: string;
+  readonly message: string;
+  readonly detail?: string;
+  readonly hint?: string;
+  readonly position?: { readonly line: number; readonly column: number };
+}
+
+export type SqlAnswer =
+  | { readonly ok: true; readonly results: readonly StatementResult[] }
+  | { readonly ok: false; readonly results: readonly StatementResult[]; readonly error: ApiError };
+
+/** A name as SQL reads it: unquoted it folds to lower case, "quoted" it keeps its case. */
+export function objectName(raw: string): string {
+  const quoted = /^"((?:[^"]|"")*)"$/.exec(raw.trim());
+  return quoted !== null ? (quoted[1] ?? '').replace(/""/g, '"') : raw.trim().toLowerCase();
+}
+
+/** The server could not be reached, or did not answer as the API does. */
+export class ClientError extends Error {}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+function asError(x: unknown, status: number): ApiError {
+  if (isRecord(x) && typeof x.code === 'string' && typeof x.message === 'string') {
+    const p = x.position;
+    return {
+      code: x.code,
+      message: x.message,
+      ...(typeof x.detail === 'string' ? { detail: x.detail } : {}),
+      ...(typeof x.hint === 'string' ? { hint: x.hint } : {}),
+      ...(isRecord(p) && typeof p.line === 'number' && typeof p.column === 'number'
+        ? { position: { line: p.line, column: p.column } }
+        : {}),
+    };
+  }
+  return { code: `HTTP_${status}`, message: `the server answered ${status} without an error body` };
+}
+
+function asResults(x: unknown): StatementResult[] {
+  if (!Array.isArray(x)) return [];
+  return x.filter(
+    (r): r is StatementResult =>
+      isRecord(r) &&
+      typeof r.statement === 'string' &&
+      (r.columns === undefined || Array.isArray(r.columns)) &&
+      (r.rows === undefined || Array.isArray(r.rows)),
+  );
+}
+
+function reason(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as Error & { cause?: unknown }).cause;
+    return cause instanceof Error ? cause.message : error.message;
+  }
+  return String(error);
+}
+
+export class ApiClient {
+  readonly base: string;
+
+  constructor(url: string) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ClientError(`--url must be an http:// or https:// URL, not "${url}"`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw new ClientError(`--url must be an http:// or https:// URL, not "${url}"`);
+    this.base = parsed.href.replace(/\/+$/, '');
+  }
+
+  /** The WebSocket URL of a path (`ws://` for `http://`, `wss://` for `https://`). */
+  wsUrl(path: string): string {
+    return this.base.replace(/^http/, 'ws') + path;
+  }
+
+  private async call(
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    signal?: AbortSignal,
+  ): Promise<{ status: number; json: unknown }> {
+    let res: Response;
+    try {
+      res = await fetch(this.base + path, {
+        method,
+        ...(body === undefined
+          ? {}
+          : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+    } catch (error) {
+      if (signal?.aborted === true) throw new ClientError('cancelled');
+      throw new ClientError(`cannot reach the server at ${this.base}: ${reason(error)}`);
+    }
+    const text = await res.text();
+    try {
+      return { status: res.status, json: JSON.parse(text) as unknown };
+    } catch {
+      throw new ClientError(`the server at ${this.base} answered ${res.status} with a body that is not JSON`);
+    }
+  }
+
+  /** POST /v1/sql: the results of the statements that ran and, if one failed, its error. */
+  async sql(script: string, signal?: AbortSignal): Promise<SqlAnswer> {
+    const { status, json } = await this.call('POST', '/v1/sql', { sql: script }, signal);
+    const results = asResults(isRecord(json) ? json.results : undefined);
+    if (status === 200) return { ok: true, results };
+    return { ok: false, results, error: asError(isRecord(json) ? json.error : undefined, status) };
+  }
+
+  /** GET a JSON document; a 4xx/5xx answer is returned as its error. */
+  async get(
+    path: string,
+  ): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; error: ApiError }> {
+    const { status, json } = await this.call('GET', path, undefined);
+    if (status === 200 && isRecord(json)) return { ok: true, body: json };
+    return { ok: false, error: asError(isRecord(json) ? json.error : undefined, status) };
+  }
+}
