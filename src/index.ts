@@ -11,6 +11,7 @@ export type {
   EngineOptions,
   ExecuteOptions,
 } from './exec/engine.ts';
+export type { SharedArrangementInfo } from './exec/shared-arrangements.ts';
 export { DEFAULT_SQL_LIMITS, REPLAY_SQL_LIMITS } from './common/limits.ts';
 export type { SqlLimits } from './common/limits.ts';
 export type { StateDelta } from './ivm/state.ts';

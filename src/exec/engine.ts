@@ -38,6 +38,7 @@ import { TableStore } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
 import type { ViewRuntime } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
+import type { SharedArrangementInfo } from './shared-arrangements.ts';
 import { asSluiceError, sourceErrorsDef, tableShape } from './table-definition.ts';
 
 export { sourceErrorsDef } from './table-definition.ts';
@@ -572,6 +573,11 @@ export class Engine {
   }
 
   /** The DataflowPlan an existing view runs (plain JSON: nodes with their inputs, as lowered). */
+  /** The arrangements joins of several views share (one per relation and key), with their users and size. */
+  sharedArrangements(): SharedArrangementInfo[] {
+    return this.views.shared.list();
+  }
+
   viewPlan(name: string): DataflowPlan {
     return this.viewRuntime(name).plan;
   }
@@ -742,6 +748,7 @@ export class Engine {
     this.stateTracking = on;
     for (const t of this.tables.values()) t.trackChanges(on);
     for (const v of this.views.runtimes()) for (const part of v.statefulParts()) part.trackChanges(on);
+    this.views.shared.trackChanges(on);
   }
 
   private tableFingerprint(def: TableDef): string {
@@ -772,7 +779,10 @@ export class Engine {
         name: def.name,
         kind: 'table',
         fingerprint: this.tableFingerprint(def),
-        parts: [{ stateId: store.stateId, delta: store.takeStateDelta(full) }],
+        parts: [
+          { stateId: store.stateId, delta: store.takeStateDelta(full) },
+          ...this.sharedParts(def.name, full),
+        ],
       });
     }
     for (const def of this.catalogState.views()) {
@@ -781,10 +791,19 @@ export class Engine {
         name: def.name,
         kind: 'view',
         fingerprint: runtime.plan.fingerprint,
-        parts: runtime.statefulParts().map((p) => ({ stateId: p.stateId, delta: p.takeStateDelta(full) })),
+        parts: [
+          ...runtime.statefulParts().map((p) => ({ stateId: p.stateId, delta: p.takeStateDelta(full) })),
+          ...this.sharedParts(def.name, full),
+        ],
       });
     }
     return { epoch: this.currentEpoch, positions: this.lastPositions, objects };
+  }
+
+  private sharedParts(relation: string, full: boolean): { stateId: string; delta: StateDelta }[] {
+    return this.views.shared
+      .parts(relation)
+      .map((p) => ({ stateId: p.stateId, delta: p.takeStateDelta(full) }));
   }
 
   /**
@@ -804,9 +823,9 @@ export class Engine {
       store.loadState(stored.parts.get(store.stateId) ?? []);
     }
     const rebuilt: string[] = [];
-    // Shared arrangements are not checkpointed: refilled from their relations' loaded rows (a view
-    // rebuilt below refills the ones it needs first; the rest are refilled at the end).
-    this.views.shared.invalidate();
+    // Shared arrangements are stored with their relations; one the checkpoint lacks is refilled from
+    // its relation's loaded rows (by a view rebuilt below that needs it first, else at the end).
+    this.views.shared.load((relation, stateId) => checkpoint.objects.get(relation)?.parts.get(stateId));
     for (const def of this.catalogState.views()) {
       const runtime = this.views.get(def.name) as ViewRuntime;
       const stored = checkpoint.objects.get(def.name);

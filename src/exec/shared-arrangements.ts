@@ -2,7 +2,10 @@
 // a non-NULL key, for every join (of any view) whose side reads the relation directly by that key.
 // The graph folds the relation's delta into it once per epoch, before the first view that uses it
 // steps, so every join probing it sees the epoch's new state (join-op.ts takes such a side's delta
-// first). It is not checkpointed: after a checkpoint load it is refilled from the relation's rows.
+// first). It is checkpointed as a part of its relation's object (rows with their arrival order, so
+// a restored join emits an epoch's changes in the uninterrupted run's order); one missing from a
+// checkpoint is refilled from the relation's rows.
+import type { StateDelta } from '../common/state-delta.ts';
 import type { Value } from '../common/types.ts';
 import { encodeOne, encodeValues } from '../common/values.ts';
 import { Arrangement } from '../ivm/arrangement.ts';
@@ -19,6 +22,8 @@ interface Entry {
   users: number;
   /** Set at a checkpoint load: the rows are refilled from the relation before the next use. */
   stale: boolean;
+  /** Written to a checkpoint at least once (else the next delta replaces everything). */
+  exported: boolean;
 }
 
 export interface SharedArrangementInfo {
@@ -34,6 +39,7 @@ export interface SharedArrangementInfo {
 
 export class SharedArrangements {
   private readonly byName = new Map<string, Entry>();
+  private tracking = false;
 
   /** `contentsOf`: a relation's current rows, as one insert-only batch. */
   constructor(private readonly contentsOf: (relation: string) => ZBatch) {}
@@ -50,7 +56,9 @@ export class SharedArrangements {
         epoch,
         users: 0,
         stale: true,
+        exported: false,
       };
+      entry.arrangement.trackChanges(this.tracking);
       this.byName.set(name, entry);
     }
     if (entry.stale) this.refill(entry, epoch);
@@ -80,9 +88,44 @@ export class SharedArrangements {
     }
   }
 
-  /** After a checkpoint load: every arrangement is refilled from its relation before its next use. */
-  invalidate(): void {
-    for (const entry of this.byName.values()) entry.stale = true;
+  trackChanges(on: boolean): void {
+    this.tracking = on;
+    for (const entry of this.byName.values()) entry.arrangement.trackChanges(on);
+  }
+
+  /** The checkpoint parts of the arrangements of `relation` (stored with its object). */
+  parts(relation: string): { readonly stateId: string; takeStateDelta(full: boolean): StateDelta }[] {
+    const out: { stateId: string; takeStateDelta(full: boolean): StateDelta }[] = [];
+    for (const entry of this.byName.values()) {
+      if (entry.relation !== relation) continue;
+      out.push({
+        stateId: stateIdOf(entry.name),
+        takeStateDelta: (full) => {
+          const replaceAll = full || !entry.exported;
+          entry.exported = true;
+          return entry.arrangement.takeDelta(replaceAll);
+        },
+      });
+    }
+    return out;
+  }
+
+  /**
+   * At a checkpoint load: each arrangement takes its stored part (`stored(relation, stateId)`), or,
+   * when the checkpoint has none, is refilled from its relation before its next use.
+   */
+  load(stored: (relation: string, stateId: string) => readonly unknown[] | undefined): void {
+    for (const entry of this.byName.values()) {
+      const entries = stored(entry.relation, stateIdOf(entry.name));
+      if (entries === undefined) {
+        entry.stale = true;
+        entry.exported = false;
+        continue;
+      }
+      entry.arrangement.load(entries, (row) => encodeValues(row));
+      entry.stale = false;
+      entry.exported = true;
+    }
   }
 
   /** Refills what `invalidate` marked, now (the relations hold the loaded state). */
@@ -101,6 +144,8 @@ export class SharedArrangements {
   }
 
   private refill(entry: Entry, epoch: number): void {
+    // What the store held of it no longer applies.
+    entry.exported = false;
     entry.arrangement.clear();
     this.fold(entry, this.contentsOf(entry.relation));
     entry.epoch = epoch;
@@ -133,4 +178,9 @@ export class SharedArrangements {
       entry.arrangement.add(key, encodeValues(row), row, batch.weights[i] as number, 0);
     }
   }
+}
+
+/** The checkpoint state id of the shared arrangement `name` (`relation(columns)`). */
+function stateIdOf(name: string): string {
+  return `shared:${name}`;
 }

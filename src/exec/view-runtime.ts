@@ -117,7 +117,12 @@ export class ViewRuntime implements RowErrorSink {
             const input = byId.get(node.inputs[node.shared.side]) as Extract<DataflowNode, { kind: 'input' }>;
             const keys = node.shared.side === 0 ? node.leftKey : node.rightKey;
             const columns = keys.map((k) => (k as Extract<ScalarExpr, { kind: 'col' }>).index);
-            arrangement = shared.registry.acquire(node.shared.arrangement, input.source, columns, shared.epoch);
+            arrangement = shared.registry.acquire(
+              node.shared.arrangement,
+              input.source,
+              columns,
+              shared.epoch,
+            );
             this.sharedArrangements.push(node.shared.arrangement);
           }
           this.rendered.push({

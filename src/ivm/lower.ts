@@ -177,7 +177,12 @@ export function lowerToDataflow(
  * carry per-join match counts.
  */
 function sharedSide(
-  join: { readonly joinKind: string; readonly leftKeys: readonly ScalarExpr[]; readonly rightKeys: readonly ScalarExpr[]; readonly residual: ScalarExpr | null },
+  join: {
+    readonly joinKind: string;
+    readonly leftKeys: readonly ScalarExpr[];
+    readonly rightKeys: readonly ScalarExpr[];
+    readonly residual: ScalarExpr | null;
+  },
   inputs: readonly [DataflowNode, DataflowNode],
 ): { side: 0 | 1; arrangement: string } | null {
   if (join.residual !== null && join.joinKind !== 'inner' && join.joinKind !== 'cross') return null;

@@ -234,6 +234,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
               subscribers: runtime.subscriberCount(v.name),
             }))
           : [],
+      sharedArrangements: () => (runtime.store.db.open ? runtime.engine.sharedArrangements() : []),
       checkpoint: () => runtime.checkpointStatus(),
       subscriberMemory: () => runtime.subscriberMemory(),
       recovery: () => runtime.recovery,

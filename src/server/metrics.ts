@@ -5,6 +5,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export interface MetricsSource {
   epoch(): number;
   viewStats(): readonly { name: string; rowCount: number; stateBytes: number; subscribers: number }[];
+  /** Arrangements joins of several views share (their state is in no view's state bytes). */
+  sharedArrangements(): readonly { name: string; users: number; rows: number; stateBytes: number }[];
   checkpoint(): { readonly epoch: number | null };
   /** The subscriber memory budget's account (bytes) and the subscriber count. */
   subscriberMemory(): {
@@ -263,6 +265,26 @@ export class ServerMetrics {
     viewGauge('sluice_view_rows', 'Rows in each view', (s) => s.rowCount);
     viewGauge('sluice_view_state_bytes', 'Approximate operator state size of each view', (s) => s.stateBytes);
     viewGauge('sluice_subscribers', 'Changelog subscribers connected, by view', (s) => s.subscribers);
+    for (const [name, help, pick] of [
+      ['sluice_shared_arrangement_rows', 'Rows held by each arrangement that joins share', 'rows'],
+      [
+        'sluice_shared_arrangement_state_bytes',
+        'Approximate state size of each arrangement that joins share (counted in no view)',
+        'stateBytes',
+      ],
+      ['sluice_shared_arrangement_users', 'Joins (of all views) probing each shared arrangement', 'users'],
+    ] as const) {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['arrangement'],
+        registers,
+        collect() {
+          this.reset();
+          for (const a of source.sharedArrangements()) this.set({ arrangement: a.name }, a[pick]);
+        },
+      });
+    }
     gauge(
       'sluice_subscriber_memory_bytes',
       'The subscriber memory budget: its limit, what is accounted against it (used = live + reserved + retained), bytes queued by live subscribers, by subscribers being closed (freed within the close grace), kept alive by open snapshots, and the peak of used',

@@ -91,7 +91,10 @@ export class JoinOp implements Operator, Stateful {
     const own = (side: Side): Arrangement =>
       side === this.sharedSide
         ? (shared as Arrangement)
-        : new Arrangement(`join n${node.id} ${side === LEFT ? 'left' : 'right'} arrangement`, side === LEFT ? 'L' : 'R');
+        : new Arrangement(
+            `join n${node.id} ${side === LEFT ? 'left' : 'right'} arrangement`,
+            side === LEFT ? 'L' : 'R',
+          );
     this.arranged = [own(LEFT), own(RIGHT)];
     this.keys = [compileKey(node.leftKey), compileKey(node.rightKey)];
     this.pad = [
