@@ -318,6 +318,20 @@ export class OrderedIndex extends IndexView {
     return frozen;
   }
 
+  /**
+   * A private, writable copy that shares every chunk (O(n/B)) and copies a chunk before it changes
+   * one: what a read of an earlier epoch applies its undo delta to. Valid only while this index does
+   * not change (the read is one synchronous block); this index is never touched by it.
+   */
+  fork(): OrderedIndex {
+    const copy = new OrderedIndex(this.order, this.counted, this.rowBytes);
+    copy.chunks = this.chunks.slice();
+    copy.total = this.total;
+    copy.frozenGen = this.gen;
+    copy.gen = this.gen + 1;
+    return copy;
+  }
+
   /** Snapshots currently held. */
   get snapshots(): number {
     return this.liveSnapshots;
@@ -491,11 +505,21 @@ export class IndexBuild {
     if (!this.sort.work(deadline)) return false;
     this.filled = true;
     if (this.index.counted) {
+      // Equal rows (a keyless table's repeated rows) are adjacent once sorted: one entry each.
       const items = (this.sort as SlicedSort<CountedRow>).result();
-      this.index.load(
-        items.map((e) => e.row),
-        items.map((e) => e.count),
-      );
+      const rows: (readonly Value[])[] = [];
+      const counts: number[] = [];
+      const cmp = compareRowsOf(this.index.order);
+      for (const e of items) {
+        const last = rows.length - 1;
+        if (last >= 0 && cmp(rows[last] as readonly Value[], e.row) === 0)
+          counts[last] = (counts[last] as number) + e.count;
+        else {
+          rows.push(e.row);
+          counts.push(e.count);
+        }
+      }
+      this.index.load(rows, counts);
     } else this.index.load((this.sort as SlicedSort<readonly Value[]>).result(), null);
     return true;
   }
