@@ -15,7 +15,7 @@ const MERGE_ROWS = CHUNK_ROWS / 4;
 /** Compares the first `width` order columns of `row` with the values `key` (`key[i]` ↔ order column i). */
 export type KeyCompare = (row: readonly Value[], key: readonly Value[], width: number) => number;
 
-interface Chunk {
+export interface Chunk {
   readonly rows: (readonly Value[])[];
   /** Multiplicities, for a view without a unique key; null: every row once. */
   readonly counts: number[] | null;
@@ -324,9 +324,15 @@ export class OrderedIndex extends IndexView {
    * not change (the read is one synchronous block); this index is never touched by it.
    */
   fork(): OrderedIndex {
+    return this.forkOf(this.chunks, this.total);
+  }
+
+  /** A fork over chunks of this index or of a snapshot of it (FrozenIndex.fork). */
+  forkOf(chunks: readonly Chunk[], total: number): OrderedIndex {
     const copy = new OrderedIndex(this.order, this.counted, this.rowBytes);
-    copy.chunks = this.chunks.slice();
-    copy.total = this.total;
+    copy.chunks = chunks.slice();
+    copy.total = total;
+    // Every shared chunk is of this generation or older: the fork copies it before a change.
     copy.frozenGen = this.gen;
     copy.gen = this.gen + 1;
     return copy;
@@ -452,6 +458,14 @@ export class FrozenIndex extends IndexView {
   /** Bytes the snapshots of this index keep alive (shared by all of them). */
   retainedBytes(): number {
     return this.source.retainedBytes;
+  }
+
+  /**
+   * A private, writable copy of this snapshot, sharing its chunks (see OrderedIndex.fork); valid for as
+   * long as this snapshot is held, across turns of the event loop.
+   */
+  fork(): OrderedIndex {
+    return this.source.forkOf(this.chunks, this.size);
   }
 
   /** One more holder; false once released by all (then freeze again). */

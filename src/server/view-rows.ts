@@ -232,6 +232,11 @@ function parseOrder(where: string, text: string, reader: ViewReader): OrderTerm[
   return terms;
 }
 
+/** Whether a request's `order` is another than the index's (so its page is a sorted read). */
+export function sortsRows(reader: ViewReader, order: string | undefined, where: string): boolean {
+  return order !== undefined && !isIndexOrder(parseOrder(where, order, reader), reader.order);
+}
+
 /** Whether the terms are the index's own order (its leading columns, ascending). */
 function isIndexOrder(terms: readonly OrderTerm[], order: readonly number[]): boolean {
   for (let i = 0; i < terms.length && i < order.length; i++) {
@@ -308,13 +313,15 @@ function decodeCursor(text: string, width: number, sortWidth: number | null = nu
 
 // ---- the page ----------------------------------------------------------------------------------
 
-export function readPage(
+export async function readPage(
   view: string,
   reader: ViewReader,
   request: PageRequest,
   limits: ReadLimits,
   kind: RelationKind = 'view',
-): Page {
+  /** Lets the event loop turn during a sorted read; only when `reader.index` is a frozen snapshot. */
+  pause?: () => Promise<void>,
+): Promise<Page> {
   const index = reader.index as IndexView;
   const where = `${kind} "${view}"`;
   const limit = request.limit ?? limits.defaultRows;
@@ -354,7 +361,7 @@ export function readPage(
   }
   const rest = matchers.filter((m) => !seeking.includes(m));
   if (terms !== null && !isIndexOrder(terms, reader.order)) {
-    return readSortedPage(where, reader, request, limits, limit, terms, prefix, rest);
+    return readSortedPage(where, reader, request, limits, limit, terms, prefix, rest, pause);
   }
   const inRange = (row: readonly Value[]): boolean =>
     prefix.length === 0 || rangeCompare(index, row, prefix) === 0;
@@ -471,13 +478,55 @@ interface Candidate {
   readonly start: number;
 }
 
+/** How long a sorted read works before it lets the event loop turn (when it may). */
+const SORT_SLICE_MS = 8;
+
+/** A max-heap keeping the `capacity` smallest items under `compare`. */
+class SmallestK<T> {
+  readonly items: T[] = [];
+  constructor(
+    private readonly capacity: number,
+    private readonly compare: (a: T, b: T) => number,
+  ) {}
+
+  offer(item: T): void {
+    const h = this.items;
+    if (this.capacity <= 0) return;
+    if (h.length < this.capacity) {
+      h.push(item);
+      let i = h.length - 1;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (this.compare(h[parent] as T, h[i] as T) >= 0) break;
+        [h[parent], h[i]] = [h[i] as T, h[parent] as T];
+        i = parent;
+      }
+      return;
+    }
+    if (this.compare(item, h[0] as T) >= 0) return;
+    h[0] = item;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let top = i;
+      if (l < h.length && this.compare(h[l] as T, h[top] as T) > 0) top = l;
+      if (r < h.length && this.compare(h[r] as T, h[top] as T) > 0) top = r;
+      if (top === i) break;
+      [h[top], h[i]] = [h[i] as T, h[top] as T];
+      i = top;
+    }
+  }
+}
+
 /**
  * A page in the order of `terms` (ties broken by the index's order, so the order is total): every row
- * of the filtered range is examined and the matches after the cursor sorted, so the range may hold
- * at most `scanRows` rows (SCAN_TOO_LARGE otherwise). The cursor records the terms' values and the
- * index key of the last row passed.
+ * of the filtered range is examined — so the range may hold at most `scanRows` rows (SCAN_TOO_LARGE
+ * otherwise) — keeping only the first `offset + limit + 1` matches after the cursor. With `pause`,
+ * the index must be a frozen snapshot: the scan lets the event loop turn every few milliseconds.
+ * The cursor records the terms' values and the index key of the last row passed.
  */
-function readSortedPage(
+async function readSortedPage(
   where: string,
   reader: ViewReader,
   request: PageRequest,
@@ -486,13 +535,14 @@ function readSortedPage(
   terms: readonly OrderTerm[],
   prefix: readonly Value[],
   rest: readonly Matcher[],
-): Page {
+  pause: (() => Promise<void>) | undefined,
+): Promise<Page> {
   const index = reader.index as IndexView;
   const range = prefix.length === 0 ? index.size : index.countPrefix(prefix);
   if (range > limits.scanRows) {
     throw new SluiceError(
       'SCAN_TOO_LARGE',
-      `cannot order ${where} by ${request.order ?? ''}: the ${range} rows to sort are more than the ${limits.scanRows} a read may examine`,
+      `cannot order ${where} by "${request.order ?? ''}": the ${range} rows to sort are more than the ${limits.scanRows} a read may examine`,
       {
         hint: 'order by the key (the default), or add equality filters on the leading key columns to narrow the range (--max-scan-rows)',
       },
@@ -527,32 +577,37 @@ function readSortedPage(
     return 0;
   };
 
-  const candidates: Candidate[] = [];
+  let skip = request.offset ?? 0;
+  const kept = new SmallestK<Candidate>(skip + limit + 1, (a, b) => compareTerms(a.row, b.row));
   let examined = 0;
+  let total = 0;
+  let deadline = performance.now() + SORT_SLICE_MS;
   const cursor = prefix.length > 0 ? index.seek(prefix) : index.cursorAt(0);
   for (; !cursor.done; cursor.nextRow()) {
+    if (pause !== undefined && (examined & 1023) === 1023 && performance.now() >= deadline) {
+      await pause();
+      deadline = performance.now() + SORT_SLICE_MS;
+    }
     const row = cursor.row;
     if (prefix.length > 0 && index.compareTo(row, prefix) !== 0) break;
     examined += 1;
     if (!rest.every((m) => m.test(row[m.column] ?? null))) continue;
+    total += cursor.count;
     let start = 0;
     if (state !== null) {
       const c = versusCursor(row);
       if (c < 0) continue;
       if (c === 0) start = state.dup;
     }
-    if (start < cursor.count) candidates.push({ row, count: cursor.count, start });
+    if (start < cursor.count) kept.offer({ row, count: cursor.count, start });
   }
-  candidates.sort((a, b) => compareTerms(a.row, b.row));
+  const candidates = kept.items.sort((a, b) => compareTerms(a.row, b.row));
 
   const overheads = columnOverheads(reader.columns.map((c) => c.name));
   const rows: Row[] = [];
   let bytes = 0;
-  let skip = request.offset ?? 0;
   let next: string | null = null;
-  let total = 0;
-  outer: for (let i = 0; i < candidates.length; i++) {
-    const c = candidates[i] as Candidate;
+  outer: for (const c of candidates) {
     let dup = c.start;
     if (skip > 0) {
       const passed = Math.min(skip, c.count - dup);
@@ -570,13 +625,6 @@ function readSortedPage(
       dup += 1;
     }
   }
-  // The first page saw every match in the range: its count needs no second pass.
-  if (state === null) {
-    for (const c of candidates) total += c.count;
-    return { total, rows, next, examined };
-  }
-  const matches =
-    rest.length > 0 ? (r: readonly Value[]) => rest.every((m) => m.test(r[m.column] ?? null)) : null;
-  const count = countMatches(index, prefix, matches, limits.scanRows);
-  return { total: count.total, rows, next, examined: examined + count.examined };
+  // Every match of the range was examined: the count is exact.
+  return { total, rows, next, examined };
 }
