@@ -75,6 +75,8 @@ export const ErrorCodes = {
   HEADERS_TOO_LARGE: 'parse',
   // Bounds on what one request or client may take.
   RESULT_TOO_LARGE: 'execution',
+  SCAN_TOO_LARGE: 'execution',
+  AS_OF_TOO_OLD: 'execution',
   TOO_MANY_SUBSCRIBERS: 'execution',
   // Idempotent ingest (the Idempotency-Key header).
   BAD_IDEMPOTENCY_KEY: 'parse',
@@ -160,7 +162,8 @@ export function httpStatusOf(error: SluiceError): number {
   if (error.code === 'REQUEST_TIMEOUT') return 408;
   if (error.code === 'URI_TOO_LONG') return 414;
   if (error.code === 'HEADERS_TOO_LARGE') return 431;
-  if (error.code === 'RESUME_TOO_OLD' || error.code === 'VIEW_DROPPED') return 410;
+  if (error.code === 'RESUME_TOO_OLD' || error.code === 'VIEW_DROPPED' || error.code === 'AS_OF_TOO_OLD')
+    return 410;
   if (error.code === 'UNAVAILABLE' || error.code === 'TOO_MANY_SUBSCRIBERS') return 503;
   switch (error.errorClass) {
     case 'parse':

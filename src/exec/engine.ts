@@ -926,6 +926,34 @@ export class Engine {
     return this.viewRuntime(name).currentErrors();
   }
 
+  /** One page of a view's row errors (in the order they appeared) and how many it holds, at one epoch. */
+  viewErrorsRange(
+    name: string,
+    from: number,
+    to: number,
+  ): { epoch: number; total: number; errors: ViewRowError[] } {
+    const runtime = this.viewRuntime(name);
+    return { epoch: this.currentEpoch, total: runtime.errorCount(), errors: runtime.errorsRange(from, to) };
+  }
+
+  /**
+   * A table's (or source's) rows for a paged read, like viewReader: ordered by the primary key, else
+   * all columns, from an ordered index built on first use until `deadline` per call.
+   */
+  tableReader(name: string, deadline: number): ViewReader {
+    const store = this.tables.get(name);
+    if (store === undefined) throw new SluiceError('UNKNOWN_TABLE', `table "${name}" does not exist`);
+    const def = store.def;
+    return {
+      epoch: this.currentEpoch,
+      columns: columnInfos(def.columns),
+      key: def.primaryKey === null ? null : def.primaryKey.map((k) => (def.columns[k] as ColumnMeta).name),
+      order: store.readOrder,
+      index: store.orderedIndex(deadline),
+      toRow: (values) => store.toRow(values),
+    };
+  }
+
   viewNodeStats(name: string): NodeStats[] {
     return this.viewRuntime(name).nodeStats();
   }

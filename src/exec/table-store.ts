@@ -18,6 +18,8 @@ import type { Row, Value } from '../common/types.ts';
 import { typeName } from '../common/types.ts';
 import type { TableChanges } from './api.ts';
 import { UniqueIndex } from './unique-index.ts';
+import { ReadIndex } from './read-index.ts';
+import type { OrderedIndex } from '../ivm/ordered-index.ts';
 
 export interface PreparedBatch {
   readonly table: string;
@@ -48,6 +50,10 @@ export class TableStore implements Stateful {
   /** Per column, the value an insert row that omits it gets; null when no column has a DEFAULT. */
   private readonly insertDefaults: readonly Value[] | null;
   private readonly uniqueIndexes: readonly UniqueIndex[];
+  /** The ordered index REST pages read; exists once the table is read that way (read-index.ts). */
+  private readonly readIndex: ReadIndex;
+  /** Positions of the columns the rows are ordered by for reads: the primary key, else all. */
+  readonly readOrder: readonly number[];
 
   constructor(readonly def: TableDef) {
     this.stateId = `table:${def.name}`;
@@ -58,6 +64,16 @@ export class TableStore implements Stateful {
     this.multiset = null;
     this.insertDefaults = def.defaults === undefined ? null : def.defaults.map((d) => d?.value ?? null);
     this.uniqueIndexes = (def.unique ?? []).map((u) => new UniqueIndex(u, this.columnNames));
+    this.readOrder =
+      def.primaryKey !== null && def.primaryKey.length > 0 ? def.primaryKey : def.columns.map((_, i) => i);
+    this.readIndex = new ReadIndex(this.readOrder, def.primaryKey === null, def.columns.length, () =>
+      this.capture(),
+    );
+  }
+
+  /** The rows ordered for paged reads, or null while the index is still being built (read-index.ts). */
+  orderedIndex(deadline: number): OrderedIndex | null {
+    return this.readIndex.get(deadline);
   }
 
   keyOf(row: readonly Value[]): Value {
@@ -324,6 +340,7 @@ export class TableStore implements Stateful {
         }
       }
     }
+    this.readIndex.apply(rows, weights);
     return { rows, weights, consolidated: false };
   }
 
@@ -357,6 +374,7 @@ export class TableStore implements Stateful {
   }
 
   loadState(values: Iterable<unknown>): void {
+    this.readIndex.drop();
     this.loadRows(values);
     if (this.uniqueIndexes.length === 0) return;
     for (const index of this.uniqueIndexes) index.clear();

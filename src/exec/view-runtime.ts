@@ -242,6 +242,18 @@ export class ViewRuntime implements RowErrorSink {
     return [...this.errors.values()].map((e) => ({ ...e }));
   }
 
+  /** Errors [from, to) in the order they appeared (a bounded read: walks, copies only the page). */
+  errorsRange(from: number, to: number): ViewRowError[] {
+    const out: ViewRowError[] = [];
+    let i = 0;
+    for (const e of this.errors.values()) {
+      if (i >= to) break;
+      if (i >= from) out.push({ ...e });
+      i++;
+    }
+    return out;
+  }
+
   /** Every piece of this view's state that a checkpoint must hold, the error multiset included. */
   statefulParts(): Stateful[] {
     const parts: Stateful[] = [];

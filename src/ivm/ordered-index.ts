@@ -15,7 +15,7 @@ const MERGE_ROWS = CHUNK_ROWS / 4;
 /** Compares the first `width` order columns of `row` with the values `key` (`key[i]` ↔ order column i). */
 export type KeyCompare = (row: readonly Value[], key: readonly Value[], width: number) => number;
 
-interface Chunk {
+export interface Chunk {
   readonly rows: (readonly Value[])[];
   /** Multiplicities, for a view without a unique key; null: every row once. */
   readonly counts: number[] | null;
@@ -318,6 +318,26 @@ export class OrderedIndex extends IndexView {
     return frozen;
   }
 
+  /**
+   * A private, writable copy that shares every chunk (O(n/B)) and copies a chunk before it changes
+   * one: what a read of an earlier epoch applies its undo delta to. Valid only while this index does
+   * not change (the read is one synchronous block); this index is never touched by it.
+   */
+  fork(): OrderedIndex {
+    return this.forkOf(this.chunks, this.total);
+  }
+
+  /** A fork over chunks of this index or of a snapshot of it (FrozenIndex.fork). */
+  forkOf(chunks: readonly Chunk[], total: number): OrderedIndex {
+    const copy = new OrderedIndex(this.order, this.counted, this.rowBytes);
+    copy.chunks = chunks.slice();
+    copy.total = total;
+    // Every shared chunk is of this generation or older: the fork copies it before a change.
+    copy.frozenGen = this.gen;
+    copy.gen = this.gen + 1;
+    return copy;
+  }
+
   /** Snapshots currently held. */
   get snapshots(): number {
     return this.liveSnapshots;
@@ -440,6 +460,14 @@ export class FrozenIndex extends IndexView {
     return this.source.retainedBytes;
   }
 
+  /**
+   * A private, writable copy of this snapshot, sharing its chunks (see OrderedIndex.fork); valid for as
+   * long as this snapshot is held, across turns of the event loop.
+   */
+  fork(): OrderedIndex {
+    return this.source.forkOf(this.chunks, this.size);
+  }
+
   /** One more holder; false once released by all (then freeze again). */
   acquire(): boolean {
     if (this.refs === 0) return false;
@@ -491,11 +519,21 @@ export class IndexBuild {
     if (!this.sort.work(deadline)) return false;
     this.filled = true;
     if (this.index.counted) {
+      // Equal rows (a keyless table's repeated rows) are adjacent once sorted: one entry each.
       const items = (this.sort as SlicedSort<CountedRow>).result();
-      this.index.load(
-        items.map((e) => e.row),
-        items.map((e) => e.count),
-      );
+      const rows: (readonly Value[])[] = [];
+      const counts: number[] = [];
+      const cmp = compareRowsOf(this.index.order);
+      for (const e of items) {
+        const last = rows.length - 1;
+        if (last >= 0 && cmp(rows[last] as readonly Value[], e.row) === 0)
+          counts[last] = (counts[last] as number) + e.count;
+        else {
+          rows.push(e.row);
+          counts.push(e.count);
+        }
+      }
+      this.index.load(rows, counts);
     } else this.index.load((this.sort as SlicedSort<readonly Value[]>).result(), null);
     return true;
   }

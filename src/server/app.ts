@@ -40,6 +40,7 @@ import { SluiceRuntime } from './runtime.ts';
 import { WEBSOCKET_ROUTES, registerSubscribeRoutes } from './subscribe-routes.ts';
 import type { CheckpointPolicy } from './runtime/types.ts';
 import * as S from './schemas.ts';
+import { registerReadRoutes } from './read-routes.ts';
 import type { ReadLimits } from './view-rows.ts';
 import type { ResultLimits } from '../exec/result-size.ts';
 import { DEFAULTS } from './defaults.ts';
@@ -549,27 +550,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     };
   }
 
-  app.get<{ Params: { name: string }; Querystring: Record<string, unknown> }>(
-    '/v1/views/:name/rows',
-    { schema: S.viewRowsRoute },
-    async (request) => {
-      const { limit, offset, after, ...filters } = request.query;
-      const { reader, page } = await runtime.viewPage(request.params.name, {
-        filters: filters as Record<string, string>,
-        limit: typeof limit === 'number' ? limit : undefined,
-        offset: typeof offset === 'number' ? offset : undefined,
-        after: typeof after === 'string' ? after : undefined,
-      });
-      return {
-        epoch: reader.epoch,
-        columns: reader.columns,
-        key: reader.key,
-        total: page.total,
-        rows: page.rows,
-        next: page.next,
-      };
-    },
-  );
+  // rows of views (also as of an earlier epoch) and tables, and a view's row errors (read-routes.ts)
+  registerReadRoutes(app, runtime, { ...DEFAULTS.reads, ...options.reads });
 
   // ---- changelogs (subscribe-routes.ts) -------------------------------------------------------
 

@@ -1,5 +1,6 @@
-// Serving views: REST reads of a view's ordered index, and subscriptions (a snapshot, or the stored
-// changelog from a resume point, then live) under the subscriber caps and the shared memory budget.
+// Serving views: their ordered indexes for REST pages (read-routes.ts), and subscriptions (a snapshot,
+// or the stored changelog from a resume point, then live) under the subscriber caps and the shared
+// memory budget.
 import { SluiceError } from '../../common/errors.ts';
 import { CloseCodes, Subscriber, ViewFeed, type SubscriberTransport } from '../../sink/subscriber.ts';
 import { storedToWire } from '../../storage/changelog-codec.ts';
@@ -9,7 +10,6 @@ import type { ViewReader } from '../../exec/api.ts';
 import { columnOverheads, rowJsonBytes } from '../../exec/result-size.ts';
 import type { FrozenIndex, OrderedIndex } from '../../ivm/ordered-index.ts';
 import { DEFAULTS } from '../defaults.ts';
-import { readPage, type Page, type PageRequest } from '../view-rows.ts';
 import type { SubscribeParams } from './types.ts';
 import { RuntimeCheckpoints } from './checkpoints.ts';
 import { yieldToLoop } from './base.ts';
@@ -55,14 +55,6 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
       if (reader.index !== null) return reader;
       await yieldToLoop();
     }
-  }
-
-  /** One page of a view's rows at one epoch (view-rows.ts), read without copying the view. */
-  async viewPage(view: string, request: PageRequest): Promise<{ reader: ViewReader; page: Page }> {
-    const reader = await this.viewReader(view);
-    const page = readPage(view, reader, request, this.options.reads ?? DEFAULTS.reads);
-    this.hooks.rowsExamined?.('page', page.examined);
-    return { reader, page };
   }
 
   /** The subscriber memory budget's account and the number of subscribers (metrics). */
