@@ -90,6 +90,13 @@ const layers = [
     may: ['server', 'common', 'ivm'],
     why: 'the console plugin talks to the server runtime and reads the plans it runs',
   },
+  // The shell and the subscriber are clients of a running server's HTTP API, like any other.
+  {
+    files: ['src/cli/**/*.ts'],
+    folder: 'cli',
+    may: [],
+    why: 'sluice sql and sluice subscribe speak only the HTTP and WebSocket API',
+  },
 ];
 
 const NODE_SQL_PARSER = {
