@@ -361,7 +361,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return reply.code(httpStatusOf(error)).send({ error: error.toJSON(), ...extra });
   }
 
+  for (const schema of S.sharedSchemas) app.addSchema(schema);
   await app.register(fastifySwagger, {
+    // Shared schemas appear under their own names in components.schemas.
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json['$id'] === 'string' ? json['$id'] : `def-${i}`,
+    },
     openapi: {
       openapi: '3.0.3',
       info: {

@@ -18,11 +18,25 @@ const errorObject = {
   },
 } as const;
 
-export const errorResponse = {
-  type: 'object',
-  required: ['error'],
-  properties: { error: errorObject },
-} as const;
+/**
+ * Schemas published once, as OpenAPI components, and referenced by the routes' responses
+ * (responses are documentation only: the server writes them with its own JSON codec).
+ */
+export const sharedSchemas = [
+  {
+    $id: 'SluiceError',
+    type: 'object',
+    required: ['error'],
+    properties: { error: errorObject },
+    examples: [
+      {
+        error: { code: 'UNKNOWN_VIEW', message: 'view "seller_total" does not exist' },
+      },
+    ],
+  },
+] as const;
+
+export const errorResponse = { $ref: 'SluiceError#' } as const;
 
 const value = {
   description:
@@ -150,15 +164,39 @@ export const sqlRoute = {
     required: ['sql'],
     additionalProperties: false,
     properties: { sql: { type: 'string', description: 'One or more statements separated by ";"' } },
+    examples: [
+      {
+        sql: 'CREATE TABLE orders (order_id BIGINT PRIMARY KEY, seller_id INT NOT NULL, amount INT NOT NULL); INSERT INTO orders VALUES (1, 11, 5)',
+      },
+      { sql: 'SELECT seller_id, total FROM seller_totals ORDER BY total DESC LIMIT 10' },
+    ],
   },
   response: {
     200: {
       type: 'object',
       required: ['results'],
       properties: { results: { type: 'array', items: statementResult } },
+      examples: [
+        {
+          results: [
+            { statement: 'CREATE TABLE', object: 'orders' },
+            { statement: 'INSERT', object: 'orders', rowCount: 1, epoch: 1 },
+          ],
+        },
+      ],
     },
     400: {
       type: 'object',
+      examples: [
+        {
+          error: {
+            code: 'UNKNOWN_COLUMN',
+            message: 'column "amout" does not exist in table "orders"',
+            position: { line: 1, column: 8 },
+          },
+          results: [],
+        },
+      ],
       required: ['error', 'results'],
       properties: {
         error: errorObject,
@@ -237,12 +275,20 @@ export const ingestRoute = {
         },
       },
     ],
+    examples: [
+      [
+        { order_id: 1, seller_id: 11, amount: 5 },
+        { order_id: 2, seller_id: 12, amount: 40 },
+      ],
+      { insert: [{ order_id: 3, seller_id: 11, amount: 7 }], delete: [{ order_id: 2 }] },
+    ],
   },
   response: {
     200: {
       type: 'object',
       required: ['accepted', 'epoch'],
       properties: { accepted: { type: 'integer' }, epoch: { type: 'integer' } },
+      examples: [{ accepted: 2, epoch: 3 }],
       headers: {
         'idempotent-replayed': {
           type: 'string',
@@ -511,6 +557,7 @@ const querySubscribeQuery = {
     sql: {
       type: 'string',
       description: 'One SELECT (or `SUBSCRIBE (SELECT …)`); the same text shares one temporary view',
+      examples: ['SUBSCRIBE (SELECT seller_id, COUNT(*) AS n FROM orders GROUP BY seller_id)'],
     },
     ...subscribeQuery.properties,
   },

@@ -474,8 +474,33 @@ describe('the Sluice HTTP and WebSocket API', () => {
       '/metrics',
       '/healthz',
       '/readyz',
+      '/v1/subscribe',
+      '/v1/changes',
+      '/v1/tables/{name}/subscribe',
+      '/v1/tables/{name}/changes',
     ]) {
       assert.ok(paths.includes(p), `openapi documents ${p}`);
+    }
+    // One error schema, referenced by every route's error answers; requests come with examples.
+    type Doc = {
+      components: { schemas: Record<string, unknown> };
+      paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>>;
+    };
+    const doc = openapi.body as unknown as Doc;
+    assert.ok('SluiceError' in doc.components.schemas, 'the error body is a component');
+    assert.match(
+      JSON.stringify(doc.paths['/v1/views/{name}']?.['get']?.responses['404']),
+      /components\/schemas\/SluiceError/,
+    );
+    for (const [path, method] of [
+      ['/v1/sql', 'post'],
+      ['/v1/tables/{name}/rows', 'post'],
+    ] as const) {
+      assert.match(
+        JSON.stringify(doc.paths[path]?.[method]?.requestBody),
+        /"examples":\{"example1"/,
+        `${path} has examples`,
+      );
     }
     const docs = await fetch(`${base}/docs`);
     assert.equal(docs.status, 200);
