@@ -7,7 +7,9 @@
 // checkpoint is refilled from the relation's rows.
 import type { StateDelta } from '../common/state-delta.ts';
 import type { Value } from '../common/types.ts';
-import { encodeOne, encodeValues } from '../common/values.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import { encodeValues } from '../common/values.ts';
+import { compileKey, type KeyFn } from '../ivm/ops/join-op.ts';
 import { Arrangement } from '../ivm/arrangement.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { consolidate } from '../ivm/zset.ts';
@@ -15,7 +17,8 @@ import { consolidate } from '../ivm/zset.ts';
 interface Entry {
   readonly name: string;
   readonly relation: string;
-  readonly columns: readonly number[];
+  /** The key of a row, as the joins probing it compute theirs (plain columns: it never fails). */
+  readonly keyOf: KeyFn;
   readonly arrangement: Arrangement;
   /** The epoch whose delta was folded in last. */
   epoch: number;
@@ -44,14 +47,14 @@ export class SharedArrangements {
   /** `contentsOf`: a relation's current rows, as one insert-only batch. */
   constructor(private readonly contentsOf: (relation: string) => ZBatch) {}
 
-  /** The arrangement `name` of `relation` by `columns`, filled from the relation's rows if new. */
-  acquire(name: string, relation: string, columns: readonly number[], epoch: number): Arrangement {
+  /** The arrangement `name` of `relation` by `key`, filled from the relation's rows if new. */
+  acquire(name: string, relation: string, key: readonly ScalarExpr[], epoch: number): Arrangement {
     let entry = this.byName.get(name);
     if (entry === undefined) {
       entry = {
         name,
         relation,
-        columns,
+        keyOf: compileKey(key),
         arrangement: new Arrangement(`shared arrangement ${name}`, 'S'),
         epoch,
         users: 0,
@@ -153,28 +156,11 @@ export class SharedArrangements {
   }
 
   private fold(entry: Entry, batch: ZBatch): void {
-    const columns = entry.columns;
-    const single = columns.length === 1 ? (columns[0] as number) : -1;
     for (let i = 0; i < batch.rows.length; i++) {
       const row = batch.rows[i] as readonly Value[];
-      let key = '';
-      let isNull = false;
-      if (single >= 0) {
-        const v = row[single] as Value;
-        if (v === null) isNull = true;
-        else key = encodeOne(v);
-      } else {
-        for (const c of columns) {
-          const v = row[c] as Value;
-          if (v === null) {
-            isNull = true;
-            break;
-          }
-          key += encodeOne(v);
-        }
-      }
+      const key = entry.keyOf(row);
       // NULL keys never match: such rows are not arranged (as in a join's own arrangement).
-      if (isNull) continue;
+      if (key === null) continue;
       entry.arrangement.add(key, encodeValues(row), row, batch.weights[i] as number, 0);
     }
   }

@@ -9,7 +9,6 @@ import { isStateful } from '../ivm/state.ts';
 import { DistinctOp } from '../ivm/ops/distinct-op.ts';
 import { JoinOp, type JoinBudget } from '../ivm/ops/join-op.ts';
 import type { Arrangement } from '../ivm/arrangement.ts';
-import type { ScalarExpr } from '../common/scalar-expr.ts';
 import type { SharedArrangements } from './shared-arrangements.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import { OutputOp } from '../ivm/ops/output-op.ts';
@@ -116,13 +115,7 @@ export class ViewRuntime implements RowErrorSink {
           if (shared !== null && node.shared !== null) {
             const input = byId.get(node.inputs[node.shared.side]) as Extract<DataflowNode, { kind: 'input' }>;
             const keys = node.shared.side === 0 ? node.leftKey : node.rightKey;
-            const columns = keys.map((k) => (k as Extract<ScalarExpr, { kind: 'col' }>).index);
-            arrangement = shared.registry.acquire(
-              node.shared.arrangement,
-              input.source,
-              columns,
-              shared.epoch,
-            );
+            arrangement = shared.registry.acquire(node.shared.arrangement, input.source, keys, shared.epoch);
             this.sharedArrangements.push(node.shared.arrangement);
           }
           this.rendered.push({

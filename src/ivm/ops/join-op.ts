@@ -28,9 +28,10 @@ const RIGHT = 1;
 type Side = typeof LEFT | typeof RIGHT;
 
 /** The key of a row as a Map key, or null when a key value is NULL (it can match nothing). */
-type KeyFn = (row: readonly Value[]) => string | null;
+export type KeyFn = (row: readonly Value[]) => string | null;
 
-function compileKey(exprs: readonly ScalarExpr[]): KeyFn {
+/** A join key's Map key for a row (also the shared arrangements' key, so both arrange alike). */
+export function compileKey(exprs: readonly ScalarExpr[]): KeyFn {
   if (exprs.length === 0) return () => '';
   const first = exprs[0] as ScalarExpr;
   if (exprs.length === 1 && first.kind === 'col') {
