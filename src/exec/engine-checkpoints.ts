@@ -1,0 +1,130 @@
+// An engine's state as a checkpoint and back: which state ids each table and view stores, the
+// fingerprints that decide whether stored state still fits (a table's schema, a view's plan), and
+// loading, which restores what fits and rebuilds from its inputs what does not.
+import { createHash } from 'node:crypto';
+import { SluiceError } from '../common/errors.ts';
+import { typeName } from '../common/types.ts';
+import type { StateDelta } from '../ivm/state.ts';
+import type { Catalog, TableDef } from '../planner/catalog.ts';
+import type { SourcePositions } from './api.ts';
+import type { EngineCheckpoint, ObjectCheckpoint, StoredCheckpoint } from './engine-types.ts';
+import type { TableStore } from './table-store.ts';
+import type { ViewGraph } from './view-graph.ts';
+import type { ViewRuntime } from './view-runtime.ts';
+
+/** The parts of an engine whose state a checkpoint holds. */
+export interface CheckpointedState {
+  readonly catalog: Catalog;
+  readonly tables: ReadonlyMap<string, TableStore>;
+  readonly views: ViewGraph;
+}
+
+function tableFingerprint(def: TableDef): string {
+  const shape = def.columns.map((c) => `${c.name}:${typeName(c.type)}:${c.nullable}`).join(',');
+  // For a source, what its rows mean: the topic they come from and how messages decode.
+  const source =
+    def.source !== undefined
+      ? `|source=${def.source.connector}:${def.source.topic}:${def.source.format}`
+      : '';
+  // UNIQUE constraints only when there are some, so older tables keep their fingerprints.
+  const unique =
+    def.unique !== undefined ? `|unique=${def.unique.map((u) => u.columns.join(',')).join(';')}` : '';
+  return createHash('sha256')
+    .update(`${shape}|pk=${def.primaryKey?.join(',') ?? ''}${source}${unique}`)
+    .digest('hex')
+    .slice(0, 16);
+}
+
+function sharedParts(
+  state: CheckpointedState,
+  relation: string,
+  full: boolean,
+): { stateId: string; delta: StateDelta }[] {
+  return state.views.shared
+    .parts(relation)
+    .map((p) => ({ stateId: p.stateId, delta: p.takeStateDelta(full) }));
+}
+
+/**
+ * The state that changed since the last call (all of it with `full`), at `epoch`: one entry list
+ * per state id. The caller stores it atomically with the epoch and positions.
+ */
+export function takeCheckpoint(
+  state: CheckpointedState,
+  epoch: number,
+  positions: SourcePositions,
+  full: boolean,
+): EngineCheckpoint {
+  const objects: ObjectCheckpoint[] = [];
+  for (const def of state.catalog.storedRelations()) {
+    const store = state.tables.get(def.name) as TableStore;
+    objects.push({
+      name: def.name,
+      kind: 'table',
+      fingerprint: tableFingerprint(def),
+      parts: [
+        { stateId: store.stateId, delta: store.takeStateDelta(full) },
+        ...sharedParts(state, def.name, full),
+      ],
+    });
+  }
+  for (const def of state.catalog.views()) {
+    const runtime = state.views.get(def.name) as ViewRuntime;
+    objects.push({
+      name: def.name,
+      kind: 'view',
+      fingerprint: runtime.plan.fingerprint,
+      parts: [
+        ...runtime.statefulParts().map((p) => ({ stateId: p.stateId, delta: p.takeStateDelta(full) })),
+        ...sharedParts(state, def.name, full),
+      ],
+    });
+  }
+  return { epoch, positions, objects };
+}
+
+/**
+ * Loads a checkpoint into an engine whose catalog was rebuilt (by replaying DDL) to the
+ * checkpoint's. A view whose stored fingerprint differs from its plan (its definition or the
+ * lowering changed) is rebuilt from its inputs instead of restored; returns those views. A table
+ * without compatible state is an error: the checkpoint belongs to another catalog.
+ */
+export function loadCheckpoint(
+  state: CheckpointedState,
+  checkpoint: StoredCheckpoint,
+  stateTracking: boolean,
+): { rebuilt: string[] } {
+  for (const def of state.catalog.storedRelations()) {
+    const stored = checkpoint.objects.get(def.name);
+    const store = state.tables.get(def.name) as TableStore;
+    if (stored === undefined || stored.fingerprint !== tableFingerprint(def)) {
+      throw new SluiceError('STATE_ERROR', `checkpoint has no compatible state for table "${def.name}"`, {
+        hint: 'the checkpoint does not belong to this catalog; recover from the log instead',
+      });
+    }
+    store.loadState(stored.parts.get(store.stateId) ?? []);
+  }
+  const rebuilt: string[] = [];
+  // Shared arrangements are stored with their relations; one the checkpoint lacks is refilled from
+  // its relation's loaded rows (by a view rebuilt below that needs it first, else at the end).
+  state.views.shared.load((relation, stateId) => checkpoint.objects.get(relation)?.parts.get(stateId));
+  for (const def of state.catalog.views()) {
+    const runtime = state.views.get(def.name) as ViewRuntime;
+    const stored = checkpoint.objects.get(def.name);
+    const parts = runtime.statefulParts();
+    if (
+      stored !== undefined &&
+      stored.fingerprint === runtime.plan.fingerprint &&
+      parts.every((p) => stored.parts.has(p.stateId))
+    ) {
+      for (const p of parts) p.loadState(stored.parts.get(p.stateId) ?? []);
+      continue;
+    }
+    const fresh = state.views.build(runtime.plan, checkpoint.epoch);
+    for (const part of fresh.statefulParts()) part.trackChanges(stateTracking);
+    state.views.replace(def.name, fresh);
+    rebuilt.push(def.name);
+  }
+  state.views.shared.refillStale(checkpoint.epoch);
+  return { rebuilt };
+}

@@ -1,0 +1,119 @@
+// The engine's option, info and checkpoint types: what the server, the checkpoint store and tests
+// exchange with an Engine, kept apart from the class so reading one does not mean reading the other.
+import type { SluiceError } from '../common/errors.ts';
+import type { SqlLimits } from '../common/limits.ts';
+import type { ColumnInfo } from '../common/types.ts';
+import type { StateDelta } from '../ivm/state.ts';
+import type { TableColumnInfo } from '../planner/catalog.ts';
+import type { ScriptResult, SourcePositions } from './api.ts';
+
+/**
+ * Connector hook (set by the server): judges a new source's or sink's `brokers` when its CREATE is
+ * executed — the error to raise (it is given the option's position), or null to allow. Installed
+ * after recovery, so a replayed CREATE is never judged again.
+ */
+export type ConnectorCheck = (brokers: readonly string[]) => SluiceError | null;
+
+export interface TableInfo {
+  readonly name: string;
+  /** With `default` on a column that has a DEFAULT (the expression as written). */
+  readonly columns: readonly TableColumnInfo[];
+  readonly primaryKey: readonly string[] | null;
+  /** UNIQUE constraints besides the primary key, name and columns; absent when there are none. */
+  readonly unique?: readonly { readonly name: string; readonly columns: readonly string[] }[];
+  readonly sql: string;
+  readonly rowCount: number;
+  readonly dependents: readonly string[];
+}
+
+export interface ViewInfo {
+  readonly name: string;
+  readonly columns: readonly ColumnInfo[];
+  readonly key: readonly string[] | null;
+  readonly sql: string;
+  readonly rowCount: number;
+  readonly stateBytes: number;
+  readonly dependsOn: readonly string[];
+  readonly dependents: readonly string[];
+  readonly errorCount: number;
+  readonly fingerprint: string;
+}
+
+export interface ApplyOptions {
+  /**
+   * Replay of a table batch: the epoch's positions as recorded; the journal is not called.
+   * With `fromSource`: the connector's positions for this batch (required), recorded as the
+   * epoch's positions and handed to the journal (when one is set) in `JournalBatch.positions`.
+   */
+  readonly positions?: SourcePositions;
+  /**
+   * Set by a source's connector (and by replay of a source batch): a source's rows can only be
+   * changed this way; without it, a write to a source is refused (WRONG_OBJECT_KIND).
+   */
+  readonly fromSource?: boolean;
+  /**
+   * With `fromSource`, on a source with a primary key: a delete of a key the source does not hold
+   * is dropped instead of rejecting the batch (an upsert tombstone for a key never seen). Deletes
+   * are checked against the rows before the batch, so a connector folds a batch to the last
+   * message per key first (deletes apply before inserts).
+   */
+  readonly ignoreMissingDeletes?: boolean;
+}
+
+/** One object's state in a checkpoint: the parts that changed since the last checkpoint. */
+export interface ObjectCheckpoint {
+  readonly name: string;
+  readonly kind: 'table' | 'view';
+  /** Plan fingerprint (views) or schema fingerprint (tables): state is only reloaded into a match. */
+  readonly fingerprint: string;
+  readonly parts: readonly { readonly stateId: string; readonly delta: StateDelta }[];
+}
+
+export interface EngineCheckpoint {
+  readonly epoch: number;
+  readonly positions: SourcePositions;
+  readonly objects: readonly ObjectCheckpoint[];
+}
+
+/** What a checkpoint store hands back on recovery: every stored entry value per state id. */
+export interface StoredCheckpoint {
+  readonly epoch: number;
+  readonly positions: SourcePositions;
+  readonly objects: ReadonlyMap<
+    string,
+    { readonly fingerprint: string; readonly parts: ReadonlyMap<string, readonly unknown[]> }
+  >;
+}
+
+export interface EngineOptions {
+  /** Limits on SQL text (src/common/limits.ts); each one left out keeps its default. */
+  readonly limits?: Partial<SqlLimits>;
+}
+
+export interface ExecuteOptions {
+  /**
+   * Limits for this call instead of the engine's: REPLAY_SQL_LIMITS (src/common/limits.ts) when re-running
+   * journaled statements, which were accepted under the limits of their day.
+   */
+  readonly limits?: SqlLimits;
+  /**
+   * Names starting with this are the caller's own (the server's query subscriptions): a statement
+   * of the script that creates an object so named is refused with RESERVED_NAME.
+   */
+  readonly reservedPrefix?: string;
+}
+
+/** A script being run in steps (`Engine.runScript`). */
+export interface ScriptRun {
+  /**
+   * Runs until `deadline` (performance.now() ms; Infinity: to the end) passes, at least one step;
+   * the script's result once it has ended (after its last statement or its first error), else null.
+   */
+  step(deadline: number): ScriptResult | null;
+  /** Ends it early: the statements run so far keep their effect, the result carries `error`. */
+  stop(error: SluiceError): ScriptResult;
+  /** Input rows its SELECT statements have read so far. */
+  rowsRead: number;
+  /** Table rows its UPDATE and DELETE statements have examined so far (by key or by scan). */
+  dmlRowsRead: number;
+}
