@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EngineCheckpoint, StoredCheckpoint } from '../src/exec/engine.ts';
 import { Engine } from '../src/exec/engine.ts';
-import { encodeValue } from '../src/storage/checkpoint-store.ts';
+import { encodeStored as encodeValue } from '../src/common/json-codec.ts';
 import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
 import type { Step } from './support/checkpoint-workload.ts';
 import {

@@ -74,38 +74,73 @@ function hasNonFinite(value: unknown, depth: number): boolean {
   return false;
 }
 
-// Storage JSON: a bigint is {"$i":"123"}, a non-finite float {"$f":"NaN"}. Rows never hold objects,
-// so the tags cannot collide with real values.
-function storageReplacer(_key: string, value: unknown): unknown {
+// Storage JSON, the one codec of everything Sluice stores (journal batches, checkpoint state and
+// positions): JSON-able data plus bigints. Stored exactly: a bigint is {"$i":"123"}, a
+// non-finite float or -0 is {"$f":"NaN"}, and an object key that starts with "$" gets one more "$"
+// so that no real object can pass for a tag. Plain values take the native JSON fast path.
+
+function needsTags(v: unknown, depth: number): boolean {
+  switch (typeof v) {
+    case 'bigint':
+      return true;
+    case 'number':
+      return !Number.isFinite(v) || Object.is(v, -0);
+    case 'object': {
+      if (v === null) return false;
+      if (depth > 256) return true;
+      if (Array.isArray(v)) {
+        for (const x of v) if (needsTags(x, depth + 1)) return true;
+        return false;
+      }
+      const o = v as Record<string, unknown>;
+      for (const k in o) if (k.charCodeAt(0) === 36 || needsTags(o[k], depth + 1)) return true;
+      return false;
+    }
+    default:
+      return false;
+  }
+}
+
+function tagReplacer(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return { $i: value.toString() };
-  if (typeof value === 'number' && !Number.isFinite(value)) return { $f: String(value) };
-  return value;
-}
-
-function storageReviver(_key: string, value: unknown): unknown {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || Object.is(value, -0))
+      return { $f: Object.is(value, -0) ? '-0' : String(value) };
+    return value;
+  }
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    const tagged = value as Record<string, unknown>;
-    if (typeof tagged.$i === 'string') return BigInt(tagged.$i);
-    if (typeof tagged.$f === 'string') return Number(tagged.$f);
+    const o = value as Record<string, unknown>;
+    let escape = false;
+    for (const k in o) if (k.charCodeAt(0) === 36) escape = true;
+    if (!escape) return value;
+    const out: Record<string, unknown> = {};
+    for (const k in o) out[k.charCodeAt(0) === 36 ? `$${k}` : k] = o[k];
+    return out;
   }
   return value;
 }
 
-export function encodeStored(value: unknown): string {
-  let out: string;
-  try {
-    out = JSON.stringify(value);
-  } catch (error) {
-    if (error instanceof TypeError) return JSON.stringify(value, storageReplacer);
-    throw error;
+function tagReviver(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const o = value as Record<string, unknown>;
+  const keys = Object.keys(o);
+  if (keys.length === 1) {
+    if (keys[0] === '$i' && typeof o.$i === 'string') return BigInt(o.$i);
+    if (keys[0] === '$f' && typeof o.$f === 'string') return Number(o.$f);
   }
-  if (out.includes('null') && hasNonFinite(value, 0)) return JSON.stringify(value, storageReplacer);
+  if (!keys.some((k) => k.startsWith('$$'))) return value;
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[k.startsWith('$$') ? k.slice(1) : k] = o[k];
   return out;
 }
 
+export function encodeStored(value: unknown): string {
+  const text = needsTags(value, 0) ? JSON.stringify(value, tagReplacer) : JSON.stringify(value);
+  return text === undefined ? 'null' : text;
+}
+
 export function decodeStored(text: string): unknown {
-  if (!text.includes('"$i"') && !text.includes('"$f"')) return JSON.parse(text);
-  return JSON.parse(text, storageReviver);
+  return text.includes('"$') ? JSON.parse(text, tagReviver) : JSON.parse(text);
 }
 
 /** True when `v` is a value a row may hold on input (scalars only). */

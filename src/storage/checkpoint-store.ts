@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { SluiceError } from '../common/errors.ts';
 import type { SourcePositions } from '../common/changes.ts';
 import type { StateDelta } from '../common/state-delta.ts';
+import { decodeStored as decodeValue, encodeStored as encodeValue } from '../common/json-codec.ts';
 
 // The shapes below mirror the engine's EngineCheckpoint / StoredCheckpoint structurally: storage
 // never imports the engine.
@@ -675,74 +676,4 @@ function hashEntry(stateId: string, key: string, ord: number, value: string): vo
   h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
   hashOut1 = h1 >>> 0;
   hashOut2 = h2 >>> 0;
-}
-
-// ---- value codec ----------------------------------------------------------------------------------
-
-// State values are JSON-able data plus bigints. Stored exactly: a bigint is {"$i":"123"}, a
-// non-finite float or -0 is {"$f":"NaN"}, and an object key that starts with "$" gets one more "$"
-// so that no real object can pass for a tag. Plain values take the native JSON fast path.
-
-function needsTags(v: unknown, depth: number): boolean {
-  switch (typeof v) {
-    case 'bigint':
-      return true;
-    case 'number':
-      return !Number.isFinite(v) || Object.is(v, -0);
-    case 'object': {
-      if (v === null) return false;
-      if (depth > 256) return true;
-      if (Array.isArray(v)) {
-        for (const x of v) if (needsTags(x, depth + 1)) return true;
-        return false;
-      }
-      const o = v as Record<string, unknown>;
-      for (const k in o) if (k.charCodeAt(0) === 36 || needsTags(o[k], depth + 1)) return true;
-      return false;
-    }
-    default:
-      return false;
-  }
-}
-
-function tagReplacer(_key: string, value: unknown): unknown {
-  if (typeof value === 'bigint') return { $i: value.toString() };
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value) || Object.is(value, -0))
-      return { $f: Object.is(value, -0) ? '-0' : String(value) };
-    return value;
-  }
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    const o = value as Record<string, unknown>;
-    let escape = false;
-    for (const k in o) if (k.charCodeAt(0) === 36) escape = true;
-    if (!escape) return value;
-    const out: Record<string, unknown> = {};
-    for (const k in o) out[k.charCodeAt(0) === 36 ? `$${k}` : k] = o[k];
-    return out;
-  }
-  return value;
-}
-
-function tagReviver(_key: string, value: unknown): unknown {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-  const o = value as Record<string, unknown>;
-  const keys = Object.keys(o);
-  if (keys.length === 1) {
-    if (keys[0] === '$i' && typeof o.$i === 'string') return BigInt(o.$i);
-    if (keys[0] === '$f' && typeof o.$f === 'string') return Number(o.$f);
-  }
-  if (!keys.some((k) => k.startsWith('$$'))) return value;
-  const out: Record<string, unknown> = {};
-  for (const k of keys) out[k.startsWith('$$') ? k.slice(1) : k] = o[k];
-  return out;
-}
-
-export function encodeValue(value: unknown): string {
-  const text = needsTags(value, 0) ? JSON.stringify(value, tagReplacer) : JSON.stringify(value);
-  return text === undefined ? 'null' : text;
-}
-
-export function decodeValue(text: string): unknown {
-  return text.includes('"$') ? JSON.parse(text, tagReviver) : JSON.parse(text);
 }

@@ -80,6 +80,21 @@ test('storage JSON round-trips every value exactly', () => {
   assert.equal(encodeStored([{ a: 1, b: 'y' }]), '[{"a":1,"b":"y"}]');
 });
 
+test('storage JSON keeps -0 and objects whose keys look like its tags (journal and checkpoints alike)', () => {
+  // One codec for the journal and the checkpoint store: what one keeps exactly, the other does too.
+  const back = decodeStored(encodeStored({ k: ['x'], i: [-0, 0, 1.5], d: [] })) as { i: number[] };
+  assert.ok(Object.is(back.i[0], -0), '-0 survives storage');
+  assert.ok(Object.is(back.i[1], 0));
+  const tricky = { $i: '5', $f: 'NaN', $$x: 1, plain: 2 };
+  assert.deepEqual(decodeStored(encodeStored(tricky)), tricky);
+  // Text written before -0 was tagged decodes as it always did.
+  assert.deepEqual(decodeStored('{"k":["a"],"i":[{"$i":"12"},{"$f":"NaN"},0],"d":[]}'), {
+    k: ['a'],
+    i: [12n, NaN, 0],
+    d: [],
+  });
+});
+
 test('rows must be flat objects of scalars', () => {
   assert.ok(isRowObject({ a: 1, b: null, c: 'x', d: 1n, e: false }));
   assert.ok(!isRowObject({ a: { b: 1 } }));

@@ -2,7 +2,7 @@
 // applies each checkpoint's deltas (replaceAll, deletes, upserts) and passes every value through the
 // store's codec, so a restore sees what a real store would hand back.
 import type { EngineCheckpoint, StoredCheckpoint } from '../../src/exec/engine.ts';
-import { decodeValue, encodeValue } from '../../src/storage/checkpoint-store.ts';
+import { decodeStored as decodeValue, encodeStored as encodeValue } from '../../src/common/json-codec.ts';
 
 /** An in-memory stand-in for the SQLite checkpoint store: applies deltas, values through its codec. */
 export class MemoryCheckpointStore {
