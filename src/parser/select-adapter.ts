@@ -968,7 +968,7 @@ class Converter {
       this.rejectCallSuffix(node, pos);
       return functionCall(identName(nameToken), [], { star: true }, pos);
     }
-    if (lower === 'trim' || (lower === 'position' && rawArgs.some(isOrigin))) {
+    if (lower === 'trim' || (lower === 'position' && rawArgs.length === 2)) {
       const call = lower === 'trim' ? this.trimArguments(rawArgs, pos) : this.positionArguments(rawArgs, pos);
       this.expect(RParen);
       this.rejectCallSuffix(node, pos);
@@ -1027,16 +1027,13 @@ class Converter {
     return functionCall(name, args, {}, pos);
   }
 
-  /** `POSITION(sub IN s)` as PostgreSQL's position(s, sub), which strpos also is. */
+  /** `POSITION(sub IN s)` as PostgreSQL's position(s, sub), the function strpos also is. */
   private positionArguments(rawArgs: readonly unknown[], pos: Pos): Expr {
-    const [sub, inWord, s] = rawArgs;
-    if (rawArgs.length !== 3 || !isOrigin(inWord) || String(inWord['value']).toLowerCase() !== 'in') {
-      throw notSupported('this form of POSITION', pos);
-    }
-    const needle = this.expression(sub).expr;
-    this.word('in');
-    const haystack = this.expression(s).expr;
-    return functionCall('position', [haystack, needle], {}, pos);
+    const first = this.expression(rawArgs[0]).expr;
+    const written = isWordText(this.peek(), 'in'); // rendered as a comma, see markPosition
+    this.comma();
+    const second = this.expression(rawArgs[1]).expr;
+    return functionCall('position', written ? [second, first] : [first, second], {}, pos);
   }
 
   private aggregateNode(node: Node): Expr {

@@ -189,8 +189,11 @@ export function compileRegex(pattern: string, caseInsensitive: boolean): SqlRege
   try {
     re = RE2JS.compile(t.source, flags);
   } catch (error) {
+    // RE2's message without the (translated) pattern text it quotes
     const message =
-      error instanceof Error ? error.message.replace(/^error parsing regexp: /, '') : 'malformed';
+      error instanceof Error
+        ? error.message.replace(/^error parsing regexp: /, '').replace(/: `[^]*`$/, '')
+        : 'malformed';
     throw invalidRegex(message);
   }
   return {
