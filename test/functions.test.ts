@@ -51,6 +51,9 @@ const CASES: readonly (readonly [string, Value, string])[] = [
   ["concat(true, 1.5, 'x')", 't1.5x', 'text'],
   ["concat_ws(',', 'abcde', 2, NULL, 22)", 'abcde,2,22', 'text'],
   ["concat_ws(NULL, 'a', 'b')", null, 'text'],
+  ["concat(CAST('a' AS CHAR(3)), 'b')", 'a  b', 'text'],
+  ["concat_ws('-', CAST('a' AS CHAR(3)), 'b')", 'a  -b', 'text'],
+  ["btrim(CAST(' a' AS CHAR(4)))", 'a', 'text'],
   ["concat_ws(',')", '', 'text'],
   // position / strpos
   ["position('om' in 'Thomas')", 3, 'integer'],

@@ -521,8 +521,9 @@ function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindContext):
     case 'concat':
     case 'concat_ws': {
       if (n < 1) throw fnMismatch(e.name, args, e.pos);
+      // Any type, written as its output form: a char(n) keeps its padding, as in PostgreSQL.
       const anyArg = (a: ScalarExpr): ScalarExpr =>
-        a.type.kind === 'unknown' ? coerce(a, T.text, e.pos) : unpadChar(a);
+        a.type.kind === 'unknown' ? coerce(a, T.text, e.pos) : a;
       const all =
         e.name === 'concat' ? args.map(anyArg) : [textArg(a0 as ScalarExpr), ...args.slice(1).map(anyArg)];
       return call(e.name === 'concat' ? 'concat_args' : 'concat_ws', all, T.text);

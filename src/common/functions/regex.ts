@@ -101,9 +101,8 @@ export function translatePattern(pattern: string): { source: string; caseInsensi
           out += '\\x00';
           break;
         default:
-          if (/[a-zA-Z0-9]/.test(n))
-            out += `\\${n}`; // \d \s \w \D \S \W \A \t \n \r \f \v; RE2 rejects the rest
-          else out += `\\${n}`;
+          // \d \s \w \D \S \W \A \t \n \r \f \v and escaped punctuation; RE2 rejects any other letter
+          out += `\\${n}`;
       }
       continue;
     }
