@@ -245,6 +245,12 @@ const ERRORS: readonly (readonly [string, string, string, number])[] = [
     'requested length too large',
     8,
   ],
+  [
+    "regexp_replace(repeat('a', 100000), 'a', repeat('b', 1000), 'g')",
+    'STRING_TOO_LONG',
+    'requested length too large',
+    8,
+  ],
   ["split_part('a', 'b')", 'UNKNOWN_FUNCTION', 'function split_part(text, text) does not exist', 8],
   ['left(123, 1)', 'UNKNOWN_FUNCTION', 'function left(integer, integer) does not exist', 8],
   ["sqrt('x')", 'INVALID_CAST', 'invalid input syntax for type double precision: "x"', 8],

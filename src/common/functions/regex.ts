@@ -4,9 +4,8 @@
 // (back-references, lookaround) is rejected with INVALID_REGEX, as is a pattern over the length bound.
 import { RE2JS } from 're2js';
 import { SluiceError } from '../errors.ts';
-
-/** Characters (UTF-16 code units) of one regular expression or SIMILAR TO pattern. */
-export const MAX_PATTERN_LENGTH = 4096;
+import { MAX_PATTERN_LENGTH } from '../limits.ts';
+import { checkLength } from './text.ts';
 
 /** Compiled patterns kept per call site for patterns that are not constants. */
 const CACHE_SIZE = 1000;
@@ -210,18 +209,6 @@ export function compileRegex(pattern: string, caseInsensitive: boolean): SqlRege
       return last === 0 && out === '' ? s : out + s.slice(last);
     },
   };
-}
-
-/** Characters (UTF-16 code units) of one text value a function may build. */
-export const MAX_TEXT_LENGTH = 16 * 1024 * 1024;
-
-/** STRING_TOO_LONG when a function would build a text longer than MAX_TEXT_LENGTH. */
-export function checkLength(length: number): void {
-  if (length > MAX_TEXT_LENGTH) {
-    throw new SluiceError('STRING_TOO_LONG', 'requested length too large', {
-      detail: `a text value may have at most ${MAX_TEXT_LENGTH} characters`,
-    });
-  }
 }
 
 /**

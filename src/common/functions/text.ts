@@ -2,7 +2,16 @@
 // points), never UTF-16 halves; a result longer than MAX_TEXT_LENGTH is an error before it is built.
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../errors.ts';
-import { checkLength } from './regex.ts';
+import { MAX_TEXT_LENGTH } from '../limits.ts';
+
+/** STRING_TOO_LONG when a function would build a text longer than MAX_TEXT_LENGTH. */
+export function checkLength(length: number): void {
+  if (length > MAX_TEXT_LENGTH) {
+    throw new SluiceError('STRING_TOO_LONG', 'requested length too large', {
+      detail: `a text value may have at most ${MAX_TEXT_LENGTH} characters`,
+    });
+  }
+}
 
 function chars(s: string): string[] {
   return Array.from(s);
