@@ -255,6 +255,12 @@ const ERRORS: readonly (readonly [string, string, string, number])[] = [
   ['left(123, 1)', 'UNKNOWN_FUNCTION', 'function left(integer, integer) does not exist', 8],
   ["sqrt('x')", 'INVALID_CAST', 'invalid input syntax for type double precision: "x"', 8],
   ["1 ~ 'a'", 'TYPE_MISMATCH', 'operator does not exist: integer ~ text', 8],
+  [
+    "regexp_match('a', 'a')",
+    'NOT_SUPPORTED',
+    'regexp_match is not supported: it returns an array, and arrays are not supported yet',
+    8,
+  ],
   ['greatest(1, true)', 'TYPE_MISMATCH', 'GREATEST types integer and boolean cannot be matched', 8],
 ];
 

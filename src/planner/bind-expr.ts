@@ -598,6 +598,14 @@ function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindContext):
     case 'trunc':
     case 'width_bucket':
       return bindMath(e, args);
+    case 'regexp_match':
+    case 'regexp_matches':
+    case 'regexp_split_to_array':
+      throw new SluiceError(
+        'NOT_SUPPORTED',
+        `${e.name} is not supported: it returns an array, and arrays are not supported yet`,
+        { position: e.pos, hint: 'test a match with ~ or rewrite it with regexp_replace' },
+      );
     case 'coalesce': {
       if (n < 1) throw fnMismatch(e.name, args, e.pos);
       const unified = unify(args, e.pos, 'COALESCE');

@@ -7,8 +7,13 @@ import { SluiceError } from '../errors.ts';
 import { MAX_PATTERN_LENGTH } from '../limits.ts';
 import { checkLength } from './text.ts';
 
-/** Compiled patterns kept per call site for patterns that are not constants. */
+/**
+ * Compiled patterns kept per call site (patterns that come from data are compiled per distinct
+ * value): at most this many, of at most this many pattern characters together, so a column of
+ * distinct long patterns cannot make the cache grow without bound.
+ */
 const CACHE_SIZE = 1000;
+const CACHE_CHARS = 64 * 1024;
 
 function invalidRegex(message: string, hint?: string): SluiceError {
   return new SluiceError('INVALID_REGEX', `invalid regular expression: ${message}`, {
@@ -264,11 +269,15 @@ export function similarToRegex(pattern: string): string {
 /** Per call site: a constant pattern compiled once, others through a bounded cache. */
 export function regexCompiler(caseInsensitive: boolean, similar: boolean): (pattern: string) => SqlRegex {
   const cache = new Map<string, SqlRegex>();
+  let chars = 0;
   return (pattern) => {
     let re = cache.get(pattern);
     if (re === undefined) {
       re = compileRegex(similar ? similarToRegex(pattern) : pattern, caseInsensitive);
-      if (cache.size < CACHE_SIZE) cache.set(pattern, re);
+      if (cache.size < CACHE_SIZE && chars + pattern.length <= CACHE_CHARS) {
+        cache.set(pattern, re);
+        chars += pattern.length;
+      }
     }
     return re;
   };
