@@ -12,6 +12,14 @@ const BASE_SEED = Number(process.env['SLUICE_BASE_SEED'] ?? 20261130);
 const SEEDS = Number(process.env['SLUICE_SEEDS'] ?? 16);
 const EPOCHS = Number(process.env['SLUICE_EPOCHS'] ?? 250);
 const only = process.env['SLUICE_SEED'];
+// Scenarios whose expressions also use the named functions SQLite shares (REPLACE, TRIM, LTRIM,
+// RTRIM, STRPOS, SIGN, TRUNC); `SLUICE_FN_SEED=<n>` replays one, `SLUICE_FN_SEEDS=<k>` runs k.
+const FN_SEEDS = Number(process.env['SLUICE_FN_SEEDS'] ?? 8);
+const onlyFn = process.env['SLUICE_FN_SEED'];
+const fnSeeds =
+  onlyFn !== undefined
+    ? [Number(onlyFn)]
+    : Array.from({ length: FN_SEEDS }, (_, i) => deriveSeed(BASE_SEED + 1, i));
 
 const seeds =
   only !== undefined ? [Number(only)] : Array.from({ length: SEEDS }, (_, i) => deriveSeed(BASE_SEED, i));
@@ -32,6 +40,32 @@ for (const seed of seeds) {
     }
   });
 }
+
+let fnEpochs = 0;
+let fnCalls = 0;
+for (const seed of fnSeeds) {
+  test(`differential seed ${seed} with functions`, () => {
+    try {
+      const r = runDifferential(seed, { epochs: EPOCHS, functions: true });
+      fnEpochs += r.epochs;
+      fnCalls += r.scenario.views.filter((v) =>
+        /\b(REPLACE|TRIM|LTRIM|RTRIM|STRPOS|SIGN|TRUNC)\(/.test(v.select),
+      ).length;
+      assert.ok(r.checks > 0, 'no view was compared');
+    } catch (e) {
+      console.error(`\ndifferential failure — replay with:\n  ${replayCommand(seed, true)}\n`);
+      throw e;
+    }
+  });
+}
+
+test('differential with functions: the functions were generated', () => {
+  console.log(
+    `differential with functions: ${fnSeeds.length} seeds, ${fnEpochs} epochs, ${fnCalls} views using them`,
+  );
+  assert.equal(fnEpochs, fnSeeds.length * EPOCHS);
+  if (fnSeeds.length >= 3) assert.ok(fnCalls > 0, 'no generated view used a function');
+});
 
 test('differential totals', () => {
   console.log(`differential: ${seeds.length} seeds, ${totalEpochs} epochs, ${totalChecks} view comparisons`);

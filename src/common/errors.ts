@@ -53,6 +53,7 @@ export const ErrorCodes = {
   NUMERIC_OVERFLOW: 'execution',
   INVALID_CAST: 'execution',
   STRING_TOO_LONG: 'execution',
+  INVALID_REGEX: 'execution',
   VIEW_ERROR: 'execution',
   CARDINALITY_VIOLATION: 'execution',
   STATE_ERROR: 'state',

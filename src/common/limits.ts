@@ -105,3 +105,16 @@ export function resolveSqlLimits(overrides: Partial<SqlLimits> = {}): SqlLimits 
   }
   return limits;
 }
+
+/**
+ * Characters (UTF-16 code units) of one text value a function may build (repeat, lpad, rpad,
+ * replace, concat, regexp_replace): a larger result is STRING_TOO_LONG, raised before it is
+ * allocated, so one row cannot make the process allocate without bound.
+ */
+export const MAX_TEXT_LENGTH = 16 * 1024 * 1024;
+
+/**
+ * Characters (UTF-16 code units) of one regular expression or SIMILAR TO pattern (INVALID_REGEX
+ * beyond it): compiling is linear in the pattern, and this keeps one compilation small.
+ */
+export const MAX_PATTERN_LENGTH = 4096;

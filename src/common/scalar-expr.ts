@@ -16,8 +16,9 @@ import {
   singleKey,
   valuesEqual,
 } from './values.ts';
+import { FUNCTION_FNS, compileFunction, type FunctionFn } from './functions/compile-function.ts';
 
-export const SCALAR_FNS = [
+const CORE_FNS = [
   'add',
   'sub',
   'mul',
@@ -46,7 +47,13 @@ export const SCALAR_FNS = [
   'substring',
   'nullif',
 ] as const;
-export type ScalarFn = (typeof SCALAR_FNS)[number];
+/** Every function a call node may name: the operators above and the named functions of ./functions. */
+export const SCALAR_FNS = [...CORE_FNS, ...FUNCTION_FNS] as const;
+export type ScalarFn = (typeof CORE_FNS)[number] | FunctionFn;
+
+function isCoreFn(fn: ScalarFn): fn is (typeof CORE_FNS)[number] {
+  return (CORE_FNS as readonly string[]).includes(fn);
+}
 
 export type ScalarExpr =
   | { readonly kind: 'const'; readonly value: Value; readonly type: SqlType }
@@ -336,16 +343,24 @@ function roundHalfAway(x: number, digits: number): number {
 
 function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
   const args = e.args.map(compileScalar);
+  const fn = e.fn;
+  if (!isCoreFn(fn)) {
+    return compileFunction(
+      fn,
+      args,
+      e.args.map((a) => a.type),
+    );
+  }
   const a0 = args[0] as RowFn;
   const a1 = args[1] as RowFn;
   const argType = (e.args[0] as ScalarExpr).type;
-  switch (e.fn) {
+  switch (fn) {
     case 'add':
     case 'sub':
     case 'mul':
     case 'div':
     case 'mod': {
-      const op = arith(e.fn, e.type);
+      const op = arith(fn, e.type);
       return (row) => op(a0(row), a1(row));
     }
     case 'neg':
@@ -378,11 +393,11 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
     case 'gt':
     case 'ge': {
       const test =
-        e.fn === 'lt'
+        fn === 'lt'
           ? (c: number) => c < 0
-          : e.fn === 'le'
+          : fn === 'le'
             ? (c: number) => c <= 0
-            : e.fn === 'gt'
+            : fn === 'gt'
               ? (c: number) => c > 0
               : (c: number) => c >= 0;
       return (row) => {
@@ -402,7 +417,7 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
       return (row) => a0(row) !== null;
     case 'like':
     case 'ilike': {
-      const insensitive = e.fn === 'ilike';
+      const insensitive = fn === 'ilike';
       const patternExpr = e.args[1] as ScalarExpr;
       if (patternExpr.kind === 'const') {
         if (patternExpr.value === null) return () => null;
@@ -448,7 +463,7 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
       };
     case 'floor':
     case 'ceil': {
-      const f = e.fn === 'floor' ? Math.floor : Math.ceil;
+      const f = fn === 'floor' ? Math.floor : Math.ceil;
       return (row) => {
         const v = a0(row);
         if (v === null) return null;

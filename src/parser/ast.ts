@@ -15,7 +15,25 @@ export interface TypeName {
 export type LiteralValue = null | boolean | number | bigint | string;
 
 export type BinaryOp =
-  '+' | '-' | '*' | '/' | '%' | '=' | '<>' | '<' | '<=' | '>' | '>=' | 'and' | 'or' | '||';
+  | '+'
+  | '-'
+  | '*'
+  | '/'
+  | '%'
+  | '='
+  | '<>'
+  | '<'
+  | '<='
+  | '>'
+  | '>='
+  | 'and'
+  | 'or'
+  | '||'
+  /** POSIX regular expression match: case-sensitive, insensitive, and their negations. */
+  | '~'
+  | '~*'
+  | '!~'
+  | '!~*';
 
 export type Expr =
   /**
@@ -61,6 +79,8 @@ export type Expr =
       readonly negated: boolean;
       /** ILIKE */
       readonly caseInsensitive: boolean;
+      /** SIMILAR TO (the pattern is SQL's regular expression form) */
+      readonly similar?: boolean;
       readonly pos: Pos;
     }
   | {

@@ -3,7 +3,8 @@
 import type { BinaryOp, Expr, Pos, TypeName } from './ast.ts';
 import { SluiceError } from '../common/errors.ts';
 
-export type InfixOp = BinaryOp | 'like' | 'not like' | 'ilike' | 'not ilike';
+export type InfixOp =
+  BinaryOp | 'like' | 'not like' | 'ilike' | 'not ilike' | 'similar to' | 'not similar to';
 
 export type PostfixOp =
   | {
@@ -50,7 +51,14 @@ const infixPrecedence: Readonly<Record<InfixOp, number>> = {
   'not like': 6,
   ilike: 6,
   'not ilike': 6,
+  'similar to': 6,
+  'not similar to': 6,
+  // "any other operator" in PostgreSQL's table
   '||': 7,
+  '~': 7,
+  '~*': 7,
+  '!~': 7,
+  '!~*': 7,
   '+': 8,
   '-': 8,
   '*': 9,
@@ -198,6 +206,17 @@ function makeInfix(op: InfixOp, left: Expr, right: Expr, pos: Pos): Expr {
         pattern: right,
         negated: op.startsWith('not '),
         caseInsensitive: op.endsWith('ilike'),
+        pos,
+      };
+    case 'similar to':
+    case 'not similar to':
+      return {
+        kind: 'like',
+        operand: left,
+        pattern: right,
+        negated: op.startsWith('not '),
+        caseInsensitive: false,
+        similar: true,
         pos,
       };
     default:

@@ -1491,7 +1491,11 @@ describe('NOT_SUPPORTED constructs', () => {
       { line: 1, column: 8 },
     ],
     ['SELECT a IS DISTINCT FROM b FROM t', 'IS DISTINCT FROM is not supported', { line: 1, column: 13 }],
-    ["SELECT a SIMILAR TO 'x' FROM t", 'SIMILAR TO is not supported', { line: 1, column: 8 }],
+    [
+      "SELECT a SIMILAR TO 'x!%' ESCAPE '!' FROM t",
+      'SIMILAR TO ... ESCAPE is not supported',
+      { line: 1, column: 8 },
+    ],
     ["SELECT a LIKE 'x!%' ESCAPE '!' FROM t", 'LIKE ... ESCAPE is not supported', { line: 1, column: 8 }],
     ["SELECT INTERVAL '1 day'", 'INTERVAL is not supported', { line: 1, column: 8 }],
     ['SELECT extract(year FROM d) FROM t', 'EXTRACT is not supported', { line: 1, column: 8 }],

@@ -46,6 +46,7 @@ import {
   niladicTypes,
   Null,
   NumberLit,
+  OtherOp,
   Plus,
   posOf,
   QuotedIdent,
@@ -90,6 +91,11 @@ const PARSE_OPTIONS = { database: 'postgresql' } as const;
  * it to tell our own bugs apart from SQL that node-sql-parser rejects outright.
  */
 export const adapterDiagnostics = { divergences: 0 };
+
+/** A keyword node-sql-parser leaves among a call's arguments (`BOTH`, `FROM`, `IN`). */
+function isOrigin(arg: unknown): arg is Node {
+  return isNode(arg) && arg['type'] === 'origin';
+}
 
 // ── Public entry ─────────────────────────────────────────────────────────────────────────────────
 
@@ -660,6 +666,12 @@ class Converter {
       if (isNode(right) && present(right, 'escape')) throw notSupported('LIKE ... ESCAPE', this.here());
       return op.toLowerCase() as InfixOp;
     }
+    if (op === 'SIMILAR TO' || op === 'NOT SIMILAR TO') {
+      const right = node['right'];
+      if (isNode(right) && present(right, 'escape')) throw notSupported('SIMILAR TO ... ESCAPE', this.here());
+      return op.toLowerCase() as InfixOp;
+    }
+    if (op === '~' || op === '~*' || op === '!~' || op === '!~*') return op;
     return undefined;
   }
 
@@ -667,7 +679,12 @@ class Converter {
   private infixOperator(node: Node): void {
     const op = (text(node, 'operator') ?? '').toUpperCase();
     const token = INFIX_TOKENS[op]?.[1];
-    if (token === undefined) {
+    if (op.includes('~')) {
+      // Our lexer reads `~*` as the operator `~` and a star, `!~*` as `!~` and a star.
+      const head = this.expect(OtherOp);
+      if (head.image !== op.replace('*', '')) this.lost();
+      if (op.endsWith('*')) this.expect(Star);
+    } else if (token === undefined) {
       for (const word of op.toLowerCase().split(' ')) this.word(word);
     } else if (typeof token === 'string') this.word(token);
     else this.expect(token);
@@ -785,9 +802,6 @@ class Converter {
         pieces.push({ kind: 'postfix', op: { kind: 'in', list: items, negated } });
         return;
       }
-      case 'SIMILAR TO':
-      case 'NOT SIMILAR TO':
-        throw notSupported('SIMILAR TO', this.here());
       default:
         // Point at the operator itself, as the DML grammar does.
         this.flatten(node['left'], pieces);
@@ -954,6 +968,12 @@ class Converter {
       this.rejectCallSuffix(node, pos);
       return functionCall(identName(nameToken), [], { star: true }, pos);
     }
+    if (lower === 'trim' || (lower === 'position' && rawArgs.length === 2)) {
+      const call = lower === 'trim' ? this.trimArguments(rawArgs, pos) : this.positionArguments(rawArgs, pos);
+      this.expect(RParen);
+      this.rejectCallSuffix(node, pos);
+      return call;
+    }
     const distinct = this.optionalWord('distinct') !== undefined;
     if (!distinct) this.optionalWord('all');
     const args = rawArgs.map((arg, i) => {
@@ -969,6 +989,51 @@ class Converter {
     this.expect(RParen);
     this.rejectCallSuffix(node, pos);
     return functionCall(identName(nameToken), args, { distinct }, pos);
+  }
+
+  /**
+   * `TRIM([BOTH | LEADING | TRAILING] [chars] FROM s)` and `TRIM([spec] [FROM] s [, chars])` as
+   * btrim / ltrim / rtrim (s [, chars]), the names PostgreSQL gives them.
+   */
+  private trimArguments(rawArgs: readonly unknown[], pos: Pos): Expr {
+    let name = 'btrim';
+    let i = 0;
+    const first = rawArgs[0];
+    const spec = isOrigin(first) ? String(first['value']).toLowerCase() : '';
+    if (spec === 'both' || spec === 'leading' || spec === 'trailing') {
+      this.word(spec);
+      name = spec === 'both' ? 'btrim' : spec === 'leading' ? 'ltrim' : 'rtrim';
+      i = 1;
+    }
+    const before: Expr[] = [];
+    const after: Expr[] = [];
+    let from = false;
+    for (; i < rawArgs.length; i++) {
+      const arg = rawArgs[i];
+      if (isOrigin(arg)) {
+        if (String(arg['value']).toLowerCase() !== 'from' || from) {
+          throw notSupported(`TRIM(... ${String(arg['value']).toUpperCase()} ...)`, pos);
+        }
+        this.word('from');
+        from = true;
+        continue;
+      }
+      const into = from ? after : before;
+      if (into.length > 0) this.comma();
+      into.push(this.expression(arg).expr);
+    }
+    // With FROM, what comes before it is the characters to remove; without, they come second.
+    const args = from && before.length > 0 ? [...after, ...before] : [...before, ...after];
+    return functionCall(name, args, {}, pos);
+  }
+
+  /** `POSITION(sub IN s)` as PostgreSQL's position(s, sub), the function strpos also is. */
+  private positionArguments(rawArgs: readonly unknown[], pos: Pos): Expr {
+    const first = this.expression(rawArgs[0]).expr;
+    const written = isWordText(this.peek(), 'in'); // rendered as a comma, see markPosition
+    this.comma();
+    const second = this.expression(rawArgs[1]).expr;
+    return functionCall('position', written ? [second, first] : [first, second], {}, pos);
   }
 
   private aggregateNode(node: Node): Expr {

@@ -7,6 +7,8 @@ import { castValue } from '../common/cast.ts';
 import { normalizeBigInt } from '../common/values.ts';
 import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
 import { compileScalar } from '../common/scalar-expr.ts';
+import { compileRegex, similarToRegex } from '../common/functions/regex.ts';
+import { checkRegexFlags } from '../common/functions/compile-function.ts';
 import type { SqlType, Value } from '../common/types.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';
 import type { ColumnMeta } from './catalog.ts';
@@ -287,6 +289,9 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       if (e.op === 'and' || e.op === 'or') return bindChain(e, e.op, ctx);
       const left = rec(e.left);
       const right = rec(e.right);
+      if (e.op === '~' || e.op === '~*' || e.op === '!~' || e.op === '!~*') {
+        return bindRegexMatch(e.op, left, right, e.right.pos, e.pos);
+      }
       const cmp = COMPARISONS[e.op];
       if (cmp !== undefined) return compare(cmp, e.op, left, right, e.pos);
       if (e.op === '||') {
@@ -338,7 +343,9 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
     case 'like': {
       const operand = unpadChar(requireType(rec(e.operand), 'text', 'argument of LIKE', e.operand.pos));
       const pattern = requireType(rec(e.pattern), 'text', 'pattern of LIKE', e.pattern.pos);
-      const like = call(e.caseInsensitive ? 'ilike' : 'like', [operand, pattern], T.bool);
+      if (e.similar === true) checkPattern(pattern, true, false, e.pattern.pos);
+      const fn = e.similar === true ? 'similar_to' : e.caseInsensitive ? 'ilike' : 'like';
+      const like = call(fn, [operand, pattern], T.bool);
       return e.negated ? call('not', [like], T.bool) : like;
     }
     case 'case': {
@@ -380,6 +387,39 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
     case 'function':
       return bindFunction(e, ctx);
   }
+}
+
+/** A constant pattern is compiled while binding, so a malformed one is an error at its position. */
+function checkPattern(pattern: ScalarExpr, similar: boolean, caseInsensitive: boolean, pos: Pos): void {
+  if (!isConst(pattern) || typeof pattern.value !== 'string') return;
+  try {
+    compileRegex(similar ? similarToRegex(pattern.value) : pattern.value, caseInsensitive);
+  } catch (err) {
+    throw err instanceof SluiceError ? err.at(pos) : err;
+  }
+}
+
+function bindRegexMatch(
+  op: '~' | '~*' | '!~' | '!~*',
+  left: ScalarExpr,
+  right: ScalarExpr,
+  patternPos: Pos,
+  pos: Pos,
+): ScalarExpr {
+  const isText = (a: ScalarExpr): boolean => a.type.kind === 'text' || a.type.kind === 'unknown';
+  if (!isText(left) || !isText(right)) {
+    throw typeMismatch(
+      `operator does not exist: ${typeName(left.type)} ${op} ${typeName(right.type)}`,
+      pos,
+      'no operator matches the given name and argument types; you might need to add explicit type casts',
+    );
+  }
+  const l = unpadChar(coerce(left, T.text, pos));
+  const r = unpadChar(coerce(right, T.text, pos));
+  const insensitive = op.endsWith('*');
+  checkPattern(r, false, insensitive, patternPos);
+  const match = call(insensitive ? 'regex_imatch' : 'regex_match', [l, r], T.bool);
+  return op.startsWith('!') ? call('not', [match], T.bool) : match;
 }
 
 function fnMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): SluiceError {
@@ -469,6 +509,103 @@ function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindContext):
     case 'substr':
       if (n < 2 || n > 3 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
       return call('substring', [textArg(a0), ...args.slice(1).map(intArg)], T.text);
+    case 'btrim':
+    case 'ltrim':
+    case 'rtrim':
+    case 'trim':
+      if (n < 1 || n > 2) throw fnMismatch(e.name, args, e.pos);
+      return call(e.name === 'trim' ? 'btrim' : e.name, args.map(textArg), T.text);
+    case 'replace':
+      if (n !== 3) throw fnMismatch(e.name, args, e.pos);
+      return call('replace', args.map(textArg), T.text);
+    case 'concat':
+    case 'concat_ws': {
+      if (n < 1) throw fnMismatch(e.name, args, e.pos);
+      // Any type, written as its output form: a char(n) keeps its padding, as in PostgreSQL.
+      const anyArg = (a: ScalarExpr): ScalarExpr =>
+        a.type.kind === 'unknown' ? coerce(a, T.text, e.pos) : a;
+      const all =
+        e.name === 'concat' ? args.map(anyArg) : [textArg(a0 as ScalarExpr), ...args.slice(1).map(anyArg)];
+      return call(e.name === 'concat' ? 'concat_args' : 'concat_ws', all, T.text);
+    }
+    case 'strpos':
+    case 'position':
+      if (n !== 2) throw fnMismatch(e.name, args, e.pos);
+      return call('strpos', args.map(textArg), T.int32);
+    case 'split_part':
+      if (n !== 3) throw fnMismatch(e.name, args, e.pos);
+      return call(
+        'split_part',
+        [textArg(a0 as ScalarExpr), textArg(args[1] as ScalarExpr), intArg(args[2] as ScalarExpr)],
+        T.text,
+      );
+    case 'left':
+    case 'right':
+    case 'repeat':
+      if (n !== 2) throw fnMismatch(e.name, args, e.pos);
+      return call(e.name, [textArg(a0 as ScalarExpr), intArg(args[1] as ScalarExpr)], T.text);
+    case 'lpad':
+    case 'rpad':
+      if (n < 2 || n > 3) throw fnMismatch(e.name, args, e.pos);
+      return call(
+        e.name,
+        [textArg(a0 as ScalarExpr), intArg(args[1] as ScalarExpr), ...args.slice(2).map(textArg)],
+        T.text,
+      );
+    case 'reverse':
+    case 'initcap':
+    case 'md5':
+      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      return call(e.name, [textArg(a0)], T.text);
+    case 'regexp_replace': {
+      if (n < 3 || n > 4) throw fnMismatch(e.name, args, e.pos);
+      const [source, pattern, replacement, flags] = args.map(textArg) as [
+        ScalarExpr,
+        ScalarExpr,
+        ScalarExpr,
+        ScalarExpr | undefined,
+      ];
+      if (flags !== undefined && isConst(flags) && typeof flags.value === 'string') {
+        try {
+          checkRegexFlags(flags.value);
+        } catch (err) {
+          throw err instanceof SluiceError ? err.at((e.args[3] as Expr).pos) : err;
+        }
+      }
+      const insensitive = flags !== undefined && isConst(flags) && /i[^c]*$/.test(String(flags.value));
+      checkPattern(pattern, false, insensitive, (e.args[1] as Expr).pos);
+      return call(
+        'regexp_replace',
+        [source, pattern, replacement, ...(flags === undefined ? [] : [flags])],
+        T.text,
+      );
+    }
+    case 'greatest':
+    case 'least': {
+      if (n < 1) throw fnMismatch(e.name, args, e.pos);
+      const unified = unify(args, e.pos, e.name.toUpperCase()).map(unpadChar);
+      const t = commonType(unified.map((u) => u.type)) ?? T.unknown;
+      return call(e.name, unified, t);
+    }
+    case 'power':
+    case 'pow':
+    case 'sqrt':
+    case 'exp':
+    case 'ln':
+    case 'log':
+    case 'log10':
+    case 'sign':
+    case 'trunc':
+    case 'width_bucket':
+      return bindMath(e, args);
+    case 'regexp_match':
+    case 'regexp_matches':
+    case 'regexp_split_to_array':
+      throw new SluiceError(
+        'NOT_SUPPORTED',
+        `${e.name} is not supported: it returns an array, and arrays are not supported yet`,
+        { position: e.pos, hint: 'test a match with ~ or rewrite it with regexp_replace' },
+      );
     case 'coalesce': {
       if (n < 1) throw fnMismatch(e.name, args, e.pos);
       const unified = unify(args, e.pos, 'COALESCE');
@@ -483,6 +620,64 @@ function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindContext):
     default:
       throw fnMismatch(e.name, args, e.pos);
   }
+}
+
+/**
+ * The mathematical functions: double precision, or numeric when an argument is numeric (PostgreSQL
+ * resolves an integer argument to the double precision form); log(b, x) and trunc(x, n) exist
+ * for numeric only, as in PostgreSQL.
+ */
+function bindMath(e: Extract<Expr, { kind: 'function' }>, raw: readonly ScalarExpr[]): ScalarExpr {
+  const n = raw.length;
+  const name = e.name === 'pow' ? 'power' : e.name;
+  const arity: Record<string, readonly number[]> = {
+    power: [2],
+    sqrt: [1],
+    exp: [1],
+    ln: [1],
+    log: [1, 2],
+    log10: [1],
+    sign: [1],
+    trunc: [1, 2],
+    width_bucket: [4],
+  };
+  if (!(arity[name] ?? []).includes(n)) throw fnMismatch(e.name, raw, e.pos);
+  const numericArg = (a: ScalarExpr): ScalarExpr => {
+    if (a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text'))
+      return coerce(a, T.float64, e.pos);
+    if (!isNumeric(a.type)) throw fnMismatch(e.name, raw, e.pos);
+    return a;
+  };
+  const intArg = (a: ScalarExpr): ScalarExpr => {
+    if (a.type.kind === 'int') return a;
+    if (a.type.kind === 'unknown') return coerce(a, T.int32, e.pos);
+    throw fnMismatch(e.name, raw, e.pos);
+  };
+  if (name === 'width_bucket') {
+    const xs = raw.slice(0, 3).map(numericArg);
+    const t = xs.some((x) => x.type.kind === 'numeric') ? T.numeric : T.float64;
+    return call(
+      'width_bucket',
+      [...xs.map((x) => coerce(x, t, e.pos)), intArg(raw[3] as ScalarExpr)],
+      T.int32,
+    );
+  }
+  if (name === 'trunc' && n === 2) {
+    return call(
+      'trunc',
+      [coerce(numericArg(raw[0] as ScalarExpr), T.numeric, e.pos), intArg(raw[1] as ScalarExpr)],
+      T.numeric,
+    );
+  }
+  const xs = raw.map(numericArg);
+  const t =
+    name === 'log' && n === 2 ? T.numeric : xs.some((x) => x.type.kind === 'numeric') ? T.numeric : T.float64;
+  const fn: ScalarFn = name === 'log' && n === 1 ? 'log10' : (name as ScalarFn);
+  return call(
+    fn,
+    xs.map((x) => coerce(x, t, e.pos)),
+    t,
+  );
 }
 
 export function resolveColumn(

@@ -31,6 +31,8 @@ export interface DifferentialOptions {
   readonly targetRows?: number;
   /** Builds the engine under test (the harness's own tests pass a fault-injecting wrapper). */
   readonly engine?: () => EngineLike;
+  /** Also wrap expressions in the named functions SQLite shares (random-workload.ts, ExprGen). */
+  readonly functions?: boolean;
 }
 
 export interface DifferentialResult {
@@ -40,8 +42,15 @@ export interface DifferentialResult {
   readonly scenario: Scenario;
 }
 
-export function replayCommand(seed: number): string {
-  return `SLUICE_SEED=${seed} node --import tsx --test test/differential.test.ts`;
+export function replayCommand(seed: number, functions = false): string {
+  return functions
+    ? `SLUICE_SEEDS=0 SLUICE_FN_SEED=${seed} node --import tsx --test test/differential.test.ts`
+    : `SLUICE_SEED=${seed} node --import tsx --test test/differential.test.ts`;
+}
+
+/** The side stream of function choices for a seed (a fixed function of it, so a seed replays). */
+export function functionsRng(seed: number): Rng {
+  return new Rng((seed ^ 0x5f3759df) >>> 0);
 }
 
 export function viewDdl(v: GenView): string {
@@ -57,7 +66,8 @@ function describeScenario(s: Scenario): string {
 
 export function runDifferential(seed: number, options: DifferentialOptions): DifferentialResult {
   const rng = new Rng(seed);
-  const scenario = randomScenario(rng);
+  const functions = options.functions === true;
+  const scenario = randomScenario(rng, functions ? { functions: functionsRng(seed) } : {});
   const engine: EngineLike = options.engine?.() ?? new Engine();
   const oracle = new SqliteOracle();
   let lastBatch = '(none)';
@@ -65,7 +75,7 @@ export function runDifferential(seed: number, options: DifferentialOptions): Dif
   const context = (): string =>
     `seed ${seed} (generator v${GENERATOR_VERSION}), epoch ${engine.epoch}, ` +
     `${created}/${scenario.views.length} views created\n` +
-    `replay: ${replayCommand(seed)}\nschema:\n${describeScenario(scenario)}\nlast ${lastBatch}`;
+    `replay: ${replayCommand(seed, functions)}\nschema:\n${describeScenario(scenario)}\nlast ${lastBatch}`;
   const fail = (what: string, e: unknown): never => {
     const detail = e instanceof SluiceError ? `${e.code}: ${e.message}` : String(e);
     throw new Error(`${what} failed: ${detail}\n${context()}`, { cause: e });

@@ -287,7 +287,47 @@ class ExprGen {
   constructor(
     private readonly rng: Rng,
     private readonly rel: Rel,
+    /**
+     * When set, expressions are sometimes wrapped in a named function that SQLite computes the same
+     * way (REPLACE, TRIM/LTRIM/RTRIM, STRPOS as INSTR, SIGN, TRUNC). Those choices come from this
+     * separate stream, so the main one — and every recorded seed — is the same with or without it.
+     */
+    private readonly fns?: Rng,
   ) {}
+
+  private textFn(e: GExpr): GExpr {
+    const f = this.fns;
+    if (f === undefined || !f.chance(0.5)) return e;
+    return f.pick([
+      () =>
+        ex(
+          `REPLACE(${e.sql}, '${f.pick(['a', 'e', 'o', 'ab', '_'])}', '${f.pick(['', 'x', 'zz'])}')`,
+          'text',
+        ),
+      () => ex(`TRIM(${e.sql}, '${f.pick(['a', 'ab', 'e_', 'lo'])}')`, 'text'),
+      () => ex(`LTRIM(${e.sql}, '${f.pick(['a', 'ab', 'b', 'x'])}')`, 'text'),
+      () => ex(`RTRIM(${e.sql}, '${f.pick(['e', 'ta', '1', 'o'])}')`, 'text'),
+      () => ex(`TRIM(${e.sql})`, 'text'),
+    ])();
+  }
+
+  private intFn(e: GExpr): GExpr {
+    const f = this.fns;
+    const texts = this.cols((c) => c.kind === 'text');
+    if (f === undefined || texts.length === 0 || !f.chance(0.3)) return e;
+    const t = f.pick(texts).name;
+    // STRPOS is an integer in [0, length]: the sum stays small, integral and division-safe.
+    return ex(`(${e.sql} + STRPOS(${t}, '${f.pick(['a', 'e', 'ab', '_'])}'))`, 'int', [e], {
+      safe: e.safe,
+    });
+  }
+
+  private floatFn(e: GExpr): GExpr {
+    const f = this.fns;
+    if (f === undefined || !f.chance(0.3)) return e;
+    // Both keep an exact multiple of 1/4 exact (TRUNC and SIGN give integers).
+    return ex(`${f.pick(['SIGN', 'TRUNC'])}(${e.sql})`, 'float', [e], { dyadic: true });
+  }
 
   private cols(pred: (c: SrcCol) => boolean): SrcCol[] {
     return this.rel.cols.filter(pred);
@@ -295,6 +335,10 @@ class ExprGen {
 
   /** An integer expression; `safe` demands a division-safe result, huge columns never appear. */
   int(depth: number, safe = false): GExpr {
+    return this.intFn(this.intBase(depth, safe));
+  }
+
+  private intBase(depth: number, safe: boolean): GExpr {
     const r = this.rng;
     const leaves = this.cols((c) => c.kind === 'int' && !c.huge && (!safe || c.safe));
     const leaf = (): GExpr =>
@@ -359,6 +403,10 @@ class ExprGen {
   }
 
   float(depth: number): GExpr {
+    return this.floatFn(this.floatBase(depth));
+  }
+
+  private floatBase(depth: number): GExpr {
     const r = this.rng;
     const leaves = this.cols((c) => c.kind === 'float');
     const leaf = (): GExpr => {
@@ -424,6 +472,10 @@ class ExprGen {
   }
 
   text(depth: number): GExpr {
+    return this.textFn(this.textBase(depth));
+  }
+
+  private textBase(depth: number): GExpr {
     const r = this.rng;
     const leaves = this.cols((c) => c.kind === 'text');
     const leaf = (): GExpr =>
@@ -648,8 +700,8 @@ interface BuiltView {
   readonly rel: Rel;
 }
 
-function buildView(rng: Rng, name: string, src: Rel, template: string): BuiltView {
-  const g = new ExprGen(rng, src);
+function buildView(rng: Rng, name: string, src: Rel, template: string, fns?: Rng): BuiltView {
+  const g = new ExprGen(rng, src, fns);
   const where = (p: number): string => (rng.chance(p) ? ` WHERE ${g.bool(2).sql}` : '');
   const outCol = (name: string, e: GExpr | Omit<SrcCol, 'name'>): SrcCol => ({
     name,
@@ -765,7 +817,11 @@ const TEMPLATES: readonly (readonly [number, string])[] = [
 ];
 
 /** Tables plus 3–8 views, always including a 2–3 deep "Double 11" chain over a per-key SUM. */
-export function randomScenario(rng: Rng, options: { minViews?: number; maxViews?: number } = {}): Scenario {
+export function randomScenario(
+  rng: Rng,
+  options: { minViews?: number; maxViews?: number; functions?: Rng } = {},
+): Scenario {
+  const fns = options.functions;
   const tables: GenTable[] = [randomTable(rng, 't0')];
   if (rng.chance(0.35)) tables.push(randomTable(rng, 't1'));
   const rels: Rel[] = tables.map(relOfTable);
@@ -778,17 +834,17 @@ export function randomScenario(rng: Rng, options: { minViews?: number; maxViews?
   const nViews = rng.int(options.minViews ?? 3, options.maxViews ?? 8);
   // The chain: per-key SUM → histogram → (sometimes) an aggregate or filter over the histogram.
   const base = rng.pick(rels.slice(0, tables.length));
-  const totals = add(buildView(rng, `v${views.length}`, base, 'sum-per-key'));
-  const hist = add(buildView(rng, `v${views.length}`, totals, 'histogram'));
+  const totals = add(buildView(rng, `v${views.length}`, base, 'sum-per-key', fns));
+  const hist = add(buildView(rng, `v${views.length}`, totals, 'histogram', fns));
   if (nViews >= 3 && rng.chance(0.6)) {
-    add(buildView(rng, `v${views.length}`, hist, rng.pick(['global', 'project', 'group'])));
+    add(buildView(rng, `v${views.length}`, hist, rng.pick(['global', 'project', 'group']), fns));
   }
   while (views.length < nViews) {
     const src = rng.chance(0.35) ? rng.pick(rels) : rng.pick(rels.slice(0, tables.length));
     const template = rng.weighted(
       src.depth >= 3 ? TEMPLATES.filter(([, t]) => t !== 'histogram') : TEMPLATES,
     );
-    add(buildView(rng, `v${views.length}`, src, template));
+    add(buildView(rng, `v${views.length}`, src, template, fns));
   }
   return { tables, views };
 }

@@ -22,6 +22,8 @@
 //  6. Text compares byte-wise in SQLite (BINARY collation), which is PostgreSQL's "C" collation; the
 //     generators keep text ASCII so UTF-16 code-unit order (JavaScript) is the same order.
 //  7. DATE / TIMESTAMP are ISO text in both, so comparisons and MIN/MAX agree.
+//  8. Function names: PostgreSQL's STRPOS(s, sub) is SQLite's INSTR(s, sub) (the same 1-based
+//     character position, 0 when absent); the SELECT text is rewritten for SQLite (`sqliteSql`).
 // Constructs where the two systems differ unavoidably (division by a non-constant or zero, overflow,
 // ROUND of .5 ties, `::`, casts of floats to int or text) are avoided by the generator, not normalised.
 import Database from 'better-sqlite3';
@@ -173,7 +175,7 @@ export class SqliteOracle {
   }
 
   createView(name: string, selectSql: string): void {
-    this.db.exec(`CREATE VIEW ${name} AS ${selectSql}`);
+    this.db.exec(`CREATE VIEW ${name} AS ${sqliteSql(selectSql)}`);
   }
 
   dropView(name: string): void {
@@ -218,7 +220,7 @@ export class SqliteOracle {
 
   /** Raw rows of a view or query. */
   query(sql: string): Record<string, unknown>[] {
-    return this.prepared(sql).all() as Record<string, unknown>[];
+    return this.prepared(sqliteSql(sql)).all() as Record<string, unknown>[];
   }
 
   columnNames(view: string): string[] {
@@ -236,6 +238,11 @@ export class SqliteOracle {
   close(): void {
     this.db.close();
   }
+}
+
+/** A generated SELECT as SQLite spells it (difference 8 above; generated literals never hold `STRPOS(`). */
+export function sqliteSql(sql: string): string {
+  return sql.replaceAll('STRPOS(', 'INSTR(');
 }
 
 function bigintSafeJson(v: unknown): string {

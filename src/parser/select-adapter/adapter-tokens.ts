@@ -103,6 +103,7 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
       }
     }
     if (isWordText(token, 'substring') && isType(tokens[i + 1], LParen)) markSubstring(tokens, i + 1, commas);
+    if (isWordText(token, 'position') && isType(tokens[i + 1], LParen)) markPosition(tokens, i + 1, commas);
     // node-sql-parser reads `a CROSS JOIN b` and `a NATURAL JOIN b` as table a aliased "cross" or
     // "natural": it sees a plain JOIN, and the converter takes the join's kind from our tokens.
     // (After AS it is an alias, which PostgreSQL refuses: the converter reports it.)
@@ -217,6 +218,23 @@ export function markSubstring(tokens: readonly IToken[], open: number, commas: S
   if (from < 0 || (forIndex >= 0 && forIndex < from)) return;
   commas.add(from);
   if (forIndex >= 0) commas.add(forIndex);
+}
+
+/**
+ * `POSITION(a IN b)`: the IN at the call's own level is rendered as a comma (node-sql-parser reads
+ * `a IN b` with a column `a` as an IN list and fails); the converter swaps the arguments back.
+ */
+export function markPosition(tokens: readonly IToken[], open: number, commas: Set<number>): void {
+  let depth = 0;
+  for (let i = open; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token.tokenType === LParen) depth++;
+    else if (token.tokenType === RParen && --depth === 0) return;
+    else if (depth === 1 && isWordText(token, 'in')) {
+      commas.add(i);
+      return;
+    }
+  }
 }
 
 export function matchParens(tokens: readonly AdapterToken[]): Int32Array {

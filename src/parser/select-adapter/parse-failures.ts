@@ -104,12 +104,13 @@ export function unsupportedConstructUpTo(
     }
     if (word(i, 'within') && word(i + 1, 'group')) return notSupported('WITHIN GROUP', pos);
     if (word(i, 'filter') && isType(tokens[i + 1]?.tok, LParen)) return notSupported('aggregate FILTER', pos);
-    if (word(i, 'similar') && word(i + 1, 'to')) return notSupported('SIMILAR TO', pos);
     if (word(i, 'interval') && tokens[i + 1]?.tok.tokenType === StringLit)
       return notSupported('INTERVAL', pos);
     if (word(i, 'array')) return notSupported('ARRAY', pos);
     if (tok.tokenType === LBracket) return notSupported('array subscript', pos);
-    if (tok.tokenType === OtherOp) return notSupported(`operator ${tok.image}`, pos);
+    if (tok.tokenType === OtherOp && tok.image !== '~' && tok.image !== '!~') {
+      return notSupported(`operator ${tok.image}`, pos);
+    }
   }
   return undefined;
 }

@@ -1,0 +1,211 @@
+// The named scalar functions (string, regular expression and mathematical ones) and their compiler:
+// each function's name in plans, and a closure over compiled arguments. Types are resolved by the
+// binder (src/planner/bind-expr.ts); every function here is strict — NULL in, NULL out — except
+// CONCAT / CONCAT_WS (which skip NULLs) and GREATEST / LEAST (which ignore them).
+import { SluiceError } from '../errors.ts';
+import type { SqlType, Value } from '../types.ts';
+import { T } from '../types.ts';
+import { castValue } from '../cast.ts';
+import { compareValues } from '../values.ts';
+import { regexCompiler } from './regex.ts';
+import * as text from './text.ts';
+import * as math from './math.ts';
+
+export const FUNCTION_FNS = [
+  'btrim',
+  'ltrim',
+  'rtrim',
+  'replace',
+  'concat_args',
+  'concat_ws',
+  'strpos',
+  'split_part',
+  'left',
+  'right',
+  'lpad',
+  'rpad',
+  'repeat',
+  'reverse',
+  'initcap',
+  'md5',
+  'regex_match',
+  'regex_imatch',
+  'similar_to',
+  'regexp_replace',
+  'greatest',
+  'least',
+  'power',
+  'sqrt',
+  'exp',
+  'ln',
+  'log10',
+  'log',
+  'sign',
+  'trunc',
+  'width_bucket',
+] as const;
+export type FunctionFn = (typeof FUNCTION_FNS)[number];
+
+type RowFn = (row: readonly Value[]) => Value;
+
+const num = (v: Value): number => (typeof v === 'bigint' ? Number(v) : (v as number));
+
+/** A strict function of one to four arguments: NULL if any argument is NULL. */
+function strict(args: readonly RowFn[], f: (...values: Value[]) => Value): RowFn {
+  const [a, b, c, d] = args as [RowFn, RowFn | undefined, RowFn | undefined, RowFn | undefined];
+  switch (args.length) {
+    case 1:
+      return (row) => {
+        const x = a(row);
+        return x === null ? null : f(x);
+      };
+    case 2:
+      return (row) => {
+        const x = a(row);
+        if (x === null) return null;
+        const y = (b as RowFn)(row);
+        return y === null ? null : f(x, y);
+      };
+    default:
+      return (row) => {
+        const values: Value[] = [];
+        for (const g of [a, b, c, d]) {
+          if (g === undefined) break;
+          const v = g(row);
+          if (v === null) return null;
+          values.push(v);
+        }
+        return f(...values);
+      };
+  }
+}
+
+/** A value as CONCAT writes it: PostgreSQL's output form of its type (a boolean is `t` or `f`). */
+function textOf(v: Value, type: SqlType): string {
+  if (typeof v === 'boolean') return v ? 't' : 'f';
+  if (typeof v === 'string') return v;
+  return castValue(v, type, T.text) as string;
+}
+
+export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes: readonly SqlType[]): RowFn {
+  switch (fn) {
+    case 'btrim':
+    case 'ltrim':
+    case 'rtrim': {
+      const leading = fn !== 'rtrim';
+      const trailing = fn !== 'ltrim';
+      if (args.length === 1) return strict(args, (s) => text.trimChars(s as string, ' ', leading, trailing));
+      return strict(args, (s, set) => text.trimChars(s as string, set as string, leading, trailing));
+    }
+    case 'replace':
+      return strict(args, (s, from, to) => text.replaceText(s as string, from as string, to as string));
+    case 'concat_args':
+      return (row) => {
+        const parts: string[] = [];
+        args.forEach((g, i) => {
+          const v = g(row);
+          if (v !== null) parts.push(textOf(v, argTypes[i] as SqlType));
+        });
+        return text.joinChecked(parts, '');
+      };
+    case 'concat_ws': {
+      const [sep, ...rest] = args as [RowFn, ...RowFn[]];
+      return (row) => {
+        const s = sep(row);
+        if (s === null) return null;
+        const parts: string[] = [];
+        rest.forEach((g, i) => {
+          const v = g(row);
+          if (v !== null) parts.push(textOf(v, argTypes[i + 1] as SqlType));
+        });
+        return text.joinChecked(parts, s as string);
+      };
+    }
+    case 'strpos':
+      return strict(args, (s, sub) => text.strpos(s as string, sub as string));
+    case 'split_part':
+      return strict(args, (s, d, n) => text.splitPart(s as string, d as string, num(n)));
+    case 'left':
+      return strict(args, (s, n) => text.leftText(s as string, num(n)));
+    case 'right':
+      return strict(args, (s, n) => text.rightText(s as string, num(n)));
+    case 'lpad':
+    case 'rpad': {
+      const left = fn === 'lpad';
+      if (args.length === 2) return strict(args, (s, n) => text.pad(s as string, num(n), ' ', left));
+      return strict(args, (s, n, f) => text.pad(s as string, num(n), f as string, left));
+    }
+    case 'repeat':
+      return strict(args, (s, n) => text.repeatText(s as string, num(n)));
+    case 'reverse':
+      return strict(args, (s) => text.reverseText(s as string));
+    case 'initcap':
+      return strict(args, (s) => text.initcap(s as string));
+    case 'md5':
+      return strict(args, (s) => text.md5(s as string));
+    case 'regex_match':
+    case 'regex_imatch':
+    case 'similar_to': {
+      const compile = regexCompiler(fn === 'regex_imatch', fn === 'similar_to');
+      return strict(args, (s, p) => compile(p as string).test(s as string));
+    }
+    case 'regexp_replace': {
+      const plain = regexCompiler(false, false);
+      const insensitive = regexCompiler(true, false);
+      return strict(args, (s, p, r, flags) => {
+        let global = false;
+        let caseInsensitive = false;
+        for (const f of (flags ?? '') as string) {
+          if (f === 'g') global = true;
+          else if (f === 'i') caseInsensitive = true;
+          else if (f === 'c') caseInsensitive = false;
+          else throw regexOptionError(f);
+        }
+        const re = (caseInsensitive ? insensitive : plain)(p as string);
+        return re.replace(s as string, r as string, global);
+      });
+    }
+    case 'greatest':
+    case 'least': {
+      const want = fn === 'greatest' ? 1 : -1;
+      return (row) => {
+        let best: Value = null;
+        for (const g of args) {
+          const v = g(row);
+          if (v !== null && (best === null || Math.sign(compareValues(v, best)) === want)) best = v;
+        }
+        return best;
+      };
+    }
+    case 'power':
+      return strict(args, (x, y) => math.power(num(x), num(y)));
+    case 'sqrt':
+      return strict(args, (x) => math.sqrt(num(x)));
+    case 'exp':
+      return strict(args, (x) => math.exp(num(x)));
+    case 'ln':
+      return strict(args, (x) => math.ln(num(x)));
+    case 'log10':
+      return strict(args, (x) => math.log10(num(x)));
+    case 'log':
+      return strict(args, (b, x) => math.logBase(num(b), num(x)));
+    case 'sign':
+      return strict(args, (x) => math.sign(num(x)));
+    case 'trunc':
+      if (args.length === 1) return strict(args, (x) => math.trunc(num(x)));
+      return strict(args, (x, d) => math.trunc(num(x), num(d)));
+    case 'width_bucket':
+      return strict(args, (x, lo, hi, n) => math.widthBucket(num(x), num(lo), num(hi), num(n)));
+  }
+}
+
+/** Validates regexp_replace's flags when they are a constant (the binder points the error at them). */
+export function checkRegexFlags(flags: string): void {
+  for (const f of flags) if (f !== 'g' && f !== 'i' && f !== 'c') throw regexOptionError(f);
+}
+
+function regexOptionError(flag: string): SluiceError {
+  return new SluiceError('INVALID_VALUE', `invalid regular expression option: "${flag}"`, {
+    hint: 'regexp_replace takes the flags g (every match), i (ignore case) and c (case-sensitive)',
+  });
+}
