@@ -121,6 +121,8 @@ export interface AppOptions {
   readonly idempotency?: Partial<IdempotencyLimits>;
   /** Authentication (docs/security.md); default off: loopback clients act as the default tenant's admin. */
   readonly auth?: AuthOptions;
+  /** Serve HTTPS and WSS with this certificate chain and private key (PEM); default plain HTTP. */
+  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
 }
 
 export interface AuthOptions {
@@ -244,11 +246,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Slow or stalled clients must not hold connections: node checks these every checking interval.
     requestTimeout: timeouts.requestMs,
     keepAliveTimeout: timeouts.keepAliveMs,
-    http: {
-      headersTimeout: timeouts.headersMs,
-      requestTimeout: timeouts.requestMs,
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersMs / 4))),
-    },
+    // HTTPS and WSS with a certificate (--tls-cert/--tls-key), else plain HTTP; the same timeouts.
+    ...(options.tls !== undefined
+      ? { https: { ...httpTimeouts(timeouts), cert: options.tls.cert, key: options.tls.key } }
+      : { http: httpTimeouts(timeouts) }),
     // The HTTP layer's own answers (malformed requests, 408, 431, undecodable URLs) in our shape.
     clientErrorHandler: (error, socket) => answerClientError(error, socket, (code) => countError(code)),
     frameworkErrors: (error, _request, reply) => {
@@ -661,6 +662,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.ready();
   return app;
+}
+
+/** Node server settings for the timeouts (the same for http and https). */
+function httpTimeouts(timeouts: HttpTimeouts): {
+  headersTimeout: number;
+  requestTimeout: number;
+  connectionsCheckingInterval: number;
+} {
+  return {
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersMs / 4))),
+  };
 }
 
 function tableJson(t: TableInfo): Record<string, unknown> {

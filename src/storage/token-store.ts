@@ -110,7 +110,6 @@ export class TokenStore {
   ) {
     this.file = new SqliteStore({ dataDir, file: 'auth.db', journal: false });
     this.file.db.exec(SCHEMA);
-    this.file.db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
   }
 
   /**
@@ -179,29 +178,28 @@ export class TokenStore {
     return this.file.db.prepare('SELECT 1 FROM tokens WHERE revoked_at IS NULL LIMIT 1').get() !== undefined;
   }
 
-  /** Whether the first start with authentication has created its operator token. */
-  get bootstrapped(): boolean {
-    return this.file.getMeta('bootstrapped') !== undefined;
+  /** Whether a live operator token exists. */
+  hasLiveOperator(): boolean {
+    return (
+      this.file.db
+        .prepare("SELECT 1 FROM tokens WHERE role = 'operator' AND revoked_at IS NULL LIMIT 1")
+        .get() !== undefined
+    );
   }
 
   /**
-   * The first start with authentication: stores the operator token (`token`, or a new random one)
-   * and marks the store bootstrapped, in one transaction. Returns the token, or null when the store
-   * was bootstrapped already (the token is then never shown again).
+   * A start with authentication and no live operator token (the first one, or after every operator
+   * token was revoked): stores `token` (or a new random one) as the default tenant's operator token
+   * and returns it. Null when a live operator token exists: nothing is created or shown again.
    */
   async bootstrap(token?: string): Promise<string | null> {
-    if (this.bootstrapped) return null;
+    if (this.hasLiveOperator()) return null;
     const secret = token ?? generateToken();
     const id = tokenId(secret);
     if (id === null) throw new Error('not a Sluice token (expected sluice_<16 hex digits>_<secret>)');
-    const hash = await hashToken(secret, this.params);
-    const db = this.file.db;
-    db.transaction(() => {
-      db.prepare(
-        'INSERT INTO tokens (id, tenant, role, hash, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
-      ).run(id, DEFAULT_TENANT, 'operator', hash, Date.now());
-      this.file.setMeta('bootstrapped', String(Date.now()));
-    })();
+    if (this.row(id) !== undefined)
+      throw new Error(`the bootstrap token ${id} was revoked; set SLUICE_BOOTSTRAP_TOKEN to a new token`);
+    await this.create(DEFAULT_TENANT, 'operator', secret);
     return secret;
   }
 

@@ -1,5 +1,7 @@
 // Helpers of the authentication suites: HTTP calls with a bearer token, and a server with
 // authentication on whose bootstrap operator token the test knows.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { startServer, waitUntil, type Message, type TestServer } from './helpers.ts';
 import type { AppOptions } from '../../src/server/app.ts';
@@ -102,4 +104,82 @@ export class WsClient {
   close(): void {
     this.socket.terminate();
   }
+}
+
+export const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+export interface Child {
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly scheme: string;
+  readonly exited: Promise<number | null>;
+  output(): string;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** `sluice start` in a child process with these arguments and environment; waits for its API line. */
+export async function spawnSluice(args: string[], env: Record<string, string> = {}): Promise<Child> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'start', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...cleanEnv(), ...env },
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let dead = false;
+  void exited.then(() => (dead = true));
+  let found: RegExpExecArray | null = null;
+  await waitUntil(
+    () => {
+      if (dead) throw new Error(`server exited early:\n${out}`);
+      found = /API docs at (https?):\/\/[^\s]+:(\d+)\/docs/.exec(out);
+      return found !== null;
+    },
+    60_000,
+    'the child server to listen',
+  );
+  const m = found as unknown as RegExpExecArray;
+  return {
+    child,
+    port: Number(m[2]),
+    scheme: m[1] as string,
+    exited,
+    output: () => out,
+    stop: async () => {
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const code = await exited;
+      clearTimeout(t);
+      return code;
+    },
+  };
+}
+
+/** The test process's environment without any Sluice setting of the caller's. */
+export function cleanEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !k.startsWith('SLUICE_') && k !== 'PORT' && k !== 'LOG_LEVEL') env[k] = v;
+  }
+  return env;
+}
+
+/** Runs a `sluice` client command to its end. */
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...cleanEnv(), ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('exit', (status) => resolve({ status, stdout, stderr }));
+  });
 }
