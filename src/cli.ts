@@ -381,6 +381,12 @@ async function main(argv: string[]): Promise<void> {
     process.exit(1);
   }
 
+  // Shown this once, on the terminal only (never through the logger): only its hash is stored. Before
+  // listening, so that a failed listen does not lose the one chance to see it.
+  const generated = app.sluiceAuth.generatedToken;
+  if (generated !== null)
+    process.stdout.write(`sluice: operator token, shown only now — store it safely:\nsluice: ${generated}\n`);
+
   const stopDemo =
     values.demo === true
       ? startDemo(app.sluice, { rate: intOption('demo-rate', values['demo-rate'], 50, 1), logger })
@@ -419,16 +425,11 @@ async function main(argv: string[]): Promise<void> {
   const boundPort = typeof address === 'object' && address !== null ? address.port : port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   const scheme = tls !== undefined ? 'https' : 'http';
-  const generated = app.sluiceAuth.generatedToken;
   process.stdout.write(
     `sluice ${version()} listening on ${scheme}://${shownHost}:${boundPort} (data: ${dataDir}, epoch ${app.sluice.committedEpoch})\n` +
       (auth.enabled
         ? 'sluice: authentication on: every request needs a bearer token (docs/security.md)\n'
         : 'sluice: running without authentication, loopback clients only (--auth turns it on)\n') +
-      // Shown this once, on the terminal only (never through the logger): it is not stored anywhere.
-      (generated !== null
-        ? `sluice: operator token, shown only now — store it safely:\nsluice: ${generated}\n`
-        : '') +
       `sluice: API docs at ${scheme}://${shownHost}:${boundPort}/docs\n`,
   );
 }

@@ -58,7 +58,7 @@ import {
   illFormedBodyError,
 } from './http-errors.ts';
 import { Authenticator } from './auth.ts';
-import { authorizeWebSocket, registerAuth } from './auth-routes.ts';
+import { authorizeWebSocket, registerAuth, registerTokenRoutes } from './auth-routes.ts';
 import { TokenStore, type KdfParams } from '../storage/token-store.ts';
 import {
   RequestGuard,
@@ -634,6 +634,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     toSluiceError: (error) => toSluiceError(error),
     authorize: (socket, request) => authorizeWebSocket(auth, socket, request, authOptions.wsAuthTimeoutMs),
   });
+
+  // ---- tenants and their tokens (auth-routes.ts) -----------------------------------------------
+
+  registerTokenRoutes(app, auth);
 
   // ---- operations ----------------------------------------------------------------------------
 

@@ -147,8 +147,8 @@ function challenge(reply: FastifyReply, error: SluiceError): void {
 }
 
 /**
- * Adds the auth hook (after the request guard: register it second), the script check, the token
- * routes, and marks open routes as such in the OpenAPI document.
+ * Adds the auth hook (after the request guard: register it second) and the script check, and marks
+ * open routes as such in the OpenAPI document. The token routes are added by registerTokenRoutes.
  */
 export function registerAuth(app: FastifyInstance, auth: Authenticator, wiring: AuthWiring): void {
   app.decorateRequest('principal', null);
@@ -202,8 +202,6 @@ export function registerAuth(app: FastifyInstance, auth: Authenticator, wiring: 
     // The API's script error shape: the results before the failing statement (none ran).
     return reply.code(403).send({ error: error.toJSON(), results: [] });
   });
-
-  registerTokenRoutes(app, auth);
 }
 
 function describe(method: string, url: string | undefined): string {
@@ -324,7 +322,8 @@ const tenantParam = {
   properties: { tenant: { type: 'string', maxLength: 100 } },
 } as const;
 
-function registerTokenRoutes(app: FastifyInstance, auth: Authenticator): void {
+/** The admin API's routes (after the OpenAPI plugin, so that it documents them). */
+export function registerTokenRoutes(app: FastifyInstance, auth: Authenticator): void {
   const principalOf = (request: FastifyRequest): Principal => {
     if (request.principal === null)
       throw new SluiceError('INTERNAL_ERROR', 'a token route ran without a principal');

@@ -102,6 +102,8 @@ const info = (r: Row): TokenInfo => ({
 
 export class TokenStore {
   private readonly file: SqliteStore;
+  /** KDF runs of verifications so far (tests count work with it). */
+  verifications = 0;
 
   /** `dataDir` null: in memory (tests, throwaway servers). */
   constructor(
@@ -140,6 +142,7 @@ export class TokenStore {
     if (id === null) return null;
     const row = this.row(id);
     if (row === undefined || row.revoked_at !== null) return null;
+    this.verifications += 1;
     if (!(await matches(token, row.hash))) return null;
     // Revoked while the KDF ran: the revocation wins.
     const now = this.row(id);

@@ -43,6 +43,15 @@ test(
       const noToken = await runCli(['sql', ...url, '-c', 'SHOW TABLES']);
       assert.equal(noToken.status, 1);
       assert.match(noToken.stdout + noToken.stderr, /UNAUTHENTICATED/);
+      const subscribe = await runCli([
+        'subscribe',
+        'nothing',
+        ...url,
+        '--token',
+        'sluice_0123456789abcdef_' + 'q'.repeat(43),
+      ]);
+      assert.equal(subscribe.status, 1);
+      assert.match(subscribe.stderr, /UNAUTHENTICATED/);
       const setup = await runCli(['sql', ...url, '--token', OPERATOR_TOKEN, '-c', 'CREATE TABLE t (x INT)']);
       assert.equal(setup.status, 0, setup.stderr);
       const insert = await runCli(['sql', ...url, '-c', 'INSERT INTO t VALUES (7)'], {

@@ -489,3 +489,22 @@ test('without authentication nothing changes: loopback clients act as the admin 
     await server.close();
   }
 });
+
+test('the OpenAPI document declares the bearer scheme, the open routes and the admin routes', async () => {
+  const server = await startAuthServer();
+  try {
+    const doc = (await call(server.base, 'GET', '/openapi.json', { token: OPERATOR_TOKEN })).body as {
+      components: { securitySchemes: Record<string, { type: string; scheme: string }> };
+      security: unknown[];
+      paths: Record<string, Record<string, { security?: unknown[] }>>;
+    };
+    assert.deepEqual(doc.components.securitySchemes.bearer?.scheme, 'bearer');
+    assert.deepEqual(doc.security, [{ bearer: [] }]);
+    assert.deepEqual(doc.paths['/healthz']?.get?.security, []);
+    assert.equal(doc.paths['/v1/views']?.get?.security, undefined, 'the global scheme applies');
+    for (const path of ['/v1/tenants', '/v1/tenants/{tenant}/tokens', '/v1/tenants/{tenant}/tokens/{id}'])
+      assert.ok(doc.paths[path] !== undefined, path);
+  } finally {
+    await server.close();
+  }
+});
