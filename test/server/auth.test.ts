@@ -232,7 +232,7 @@ test('every role against every endpoint class: the documented status, and refuse
     }
     console.log(table.join('\n'));
     assert.deepEqual(wrong, []);
-    // Only the accepted writes took effect (two writer-or-better roles... each case counted).
+    // Only the accepted writes took effect: a refused INSERT or ingest changed nothing.
     const rows = await call(server.base, 'GET', '/v1/views/totals/rows', { token: OPERATOR_TOKEN });
     assert.equal((rows.body.rows as { n: number }[])[0]?.n, writes);
     assert.equal(writes, 6); // writer, admin, operator × (SQL INSERT, ingest)
