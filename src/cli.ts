@@ -10,17 +10,23 @@ import { SluiceError } from './common/errors.ts';
 import { DEFAULTS } from './server/defaults.ts';
 import { isLoopbackAddress, parseAllowedHosts, parseAllowedOrigins } from './server/request-guard.ts';
 import { parseConnectorHosts } from './source/kafka/connector-hosts.ts';
+import type { AuthOptions } from './server/app.ts';
 
 const USAGE = `Usage: sluice start [options]             run the server
        sluice sql [options]               SQL shell against a running server (sluice sql --help)
        sluice subscribe <view> [options]  print a view's changes live (sluice subscribe --help)
+       sluice token create|list|revoke    manage tokens of a running server (sluice token --help)
 
 sluice start replays the data directory, then serves the API (see /docs).
 
 Options of sluice start:
   --port <n>                 port to listen on (env PORT; default 8080; 0 = any free port)
-  --host <addr>              address to bind (env SLUICE_HOST; default 127.0.0.1 — loopback only;
-                             --host 0.0.0.0 exposes the server, which has no authentication yet)
+  --host <addr>              address to bind (env SLUICE_HOST; default 127.0.0.1 — loopback only); any
+                             other address turns authentication on (and needs --auth or a token first)
+  --auth                     require a bearer token on every request (env SLUICE_AUTH=1); the first start
+                             stores SLUICE_BOOTSTRAP_TOKEN as the operator token, or prints a new one once
+  --tls-cert <file>          serve HTTPS and WSS with this certificate chain (PEM; with --tls-key)
+  --tls-key <file>           the certificate's private key (PEM)
   --allowed-hosts <list>     more Host names the server answers to, comma-separated (name, name:port;
                              default: loopback names and the bound address; * = any, no DNS-rebinding check)
   --allowed-origins <list>   more origins (http[s]://host[:port]) whose pages may write and subscribe
@@ -109,6 +115,11 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = await sqlMain(argv.slice(1));
     return;
   }
+  if (argv[0] === 'token') {
+    const { tokenMain } = await import('./cli/token.ts');
+    process.exitCode = await tokenMain(argv.slice(1));
+    return;
+  }
   if (argv[0] === 'subscribe') {
     const { subscribeMain } = await import('./cli/subscribe.ts');
     process.exitCode = await subscribeMain(argv.slice(1));
@@ -123,6 +134,9 @@ async function main(argv: string[]): Promise<void> {
       options: {
         port: { type: 'string' },
         host: { type: 'string' },
+        auth: { type: 'boolean' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
         'allowed-hosts': { type: 'string' },
         'allowed-origins': { type: 'string' },
         'connector-hosts': { type: 'string' },
@@ -263,7 +277,14 @@ async function main(argv: string[]): Promise<void> {
   );
   if (defaultPageRows > maxResultRows)
     fail(`--default-page-rows (${defaultPageRows}) must be at most --max-result-rows (${maxResultRows})`);
-  const logger = pino({ level, base: { service: 'sluice' } });
+  const auth = await authSettings(host, values.auth === true, dataDir);
+  const tls = tlsSettings(values['tls-cert'], values['tls-key']);
+  // Tokens are never logged; the header is redacted should a request ever be logged whole.
+  const logger = pino({
+    level,
+    base: { service: 'sluice' },
+    redact: ['req.headers.authorization', 'headers.authorization', 'request.headers.authorization'],
+  });
   // Loaded only now, so --help and argument errors answer at once.
   const { buildApp } = await import('./server/app.ts');
   const { startDemo } = await import('./server/demo.ts');
@@ -274,6 +295,8 @@ async function main(argv: string[]): Promise<void> {
       dataDir,
       logger,
       processMetrics: true,
+      auth,
+      ...(tls !== undefined ? { tls } : {}),
       admission: { allowedHosts, allowedOrigins },
       connectorHosts,
       timeouts: { headersMs: headersTimeoutMs, requestMs: requestTimeoutMs, keepAliveMs: keepAliveTimeoutMs },
@@ -358,6 +381,12 @@ async function main(argv: string[]): Promise<void> {
     process.exit(1);
   }
 
+  // Shown this once, on the terminal only (never through the logger): only its hash is stored. Before
+  // listening, so that a failed listen does not lose the one chance to see it.
+  const generated = app.sluiceAuth.generatedToken;
+  if (generated !== null)
+    process.stdout.write(`sluice: operator token, shown only now — store it safely:\nsluice: ${generated}\n`);
+
   const stopDemo =
     values.demo === true
       ? startDemo(app.sluice, { rate: intOption('demo-rate', values['demo-rate'], 50, 1), logger })
@@ -395,18 +424,73 @@ async function main(argv: string[]): Promise<void> {
   const address = app.server.address();
   const boundPort = typeof address === 'object' && address !== null ? address.port : port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
-  // What the server really bound (a name may resolve anywhere): all of 127.0.0.0/8 and ::1 are loopback.
-  const loopback =
-    typeof address === 'object' && address !== null
-      ? isLoopbackAddress(address.address)
-      : host === 'localhost';
+  const scheme = tls !== undefined ? 'https' : 'http';
   process.stdout.write(
-    `sluice ${version()} listening on http://${shownHost}:${boundPort} (data: ${dataDir}, epoch ${app.sluice.committedEpoch})\n` +
-      (loopback
-        ? 'sluice: bound to loopback only until authentication exists; --host 0.0.0.0 exposes it\n'
-        : `sluice: WARNING: bound to ${host} with no authentication; anyone who can reach it can read and write\n`) +
-      `sluice: API docs at http://${shownHost}:${boundPort}/docs\n`,
+    `sluice ${version()} listening on ${scheme}://${shownHost}:${boundPort} (data: ${dataDir}, epoch ${app.sluice.committedEpoch})\n` +
+      (auth.enabled
+        ? 'sluice: authentication on: every request needs a bearer token (docs/security.md)\n'
+        : 'sluice: running without authentication, loopback clients only (--auth turns it on)\n') +
+      `sluice: API docs at ${scheme}://${shownHost}:${boundPort}/docs\n`,
   );
+}
+
+/**
+ * Whether authentication is on, and the bootstrap token: on with --auth or SLUICE_AUTH=1, and always
+ * on a non-loopback address — where starting is refused if it would leave no way in that anyone
+ * asked for (no live token yet, no SLUICE_BOOTSTRAP_TOKEN, no --auth to print one).
+ */
+async function authSettings(host: string, flag: boolean, dataDir: string): Promise<AuthOptions> {
+  // Loaded only now (it opens SQLite), so --help and argument errors answer at once.
+  const { TokenStore, tokenId } = await import('./storage/token-store.ts');
+  const env = (process.env.SLUICE_AUTH ?? '').trim().toLowerCase();
+  if (env !== '' && !['0', '1', 'true', 'false'].includes(env))
+    fail(`SLUICE_AUTH must be 1 or 0, not "${process.env.SLUICE_AUTH ?? ''}"`);
+  const asked = flag || env === '1' || env === 'true';
+  const bootstrap = process.env.SLUICE_BOOTSTRAP_TOKEN?.trim() || undefined;
+  if (bootstrap !== undefined && tokenId(bootstrap) === null)
+    fail(
+      'SLUICE_BOOTSTRAP_TOKEN is not a Sluice token: expected sluice_<16 hex digits>_<at least 32 of A-Z a-z 0-9 _ ->, ' +
+        'e.g. sluice_$(openssl rand -hex 8)_$(openssl rand -hex 32)',
+    );
+  const loopback = isIP(host) !== 0 ? isLoopbackAddress(host) : /^(.*\.)?localhost\.?$/i.test(host);
+  if (loopback) return { enabled: asked, ...(bootstrap !== undefined ? { bootstrapToken: bootstrap } : {}) };
+  if (env === '0' || env === 'false')
+    fail(`--host ${host} is not a loopback address, so authentication cannot be off (SLUICE_AUTH=${env})`);
+  if (!asked && bootstrap === undefined && !hasLiveToken(() => new TokenStore(dataDir)))
+    fail(
+      `--host ${host} is not a loopback address, so every request will need a token, and there is none yet: ` +
+        'start with --auth (a first operator token is printed once) or set SLUICE_BOOTSTRAP_TOKEN',
+    );
+  return { enabled: true, ...(bootstrap !== undefined ? { bootstrapToken: bootstrap } : {}) };
+}
+
+function hasLiveToken(open: () => { hasLiveToken(): boolean; close(): void }): boolean {
+  let store: { hasLiveToken(): boolean; close(): void } | null = null;
+  try {
+    store = open();
+    return store.hasLiveToken();
+  } catch {
+    return false; // the server's own start reports a data directory it cannot open
+  } finally {
+    store?.close();
+  }
+}
+
+/** `--tls-cert` and `--tls-key`: both or neither, readable PEM files. */
+function tlsSettings(
+  cert: string | undefined,
+  key: string | undefined,
+): { cert: Buffer; key: Buffer } | undefined {
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) fail('--tls-cert and --tls-key go together');
+  const read = (flag: string, file: string): Buffer => {
+    try {
+      return readFileSync(file);
+    } catch (error) {
+      fail(`cannot read ${flag} ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  return { cert: read('--tls-cert', cert), key: read('--tls-key', key) };
 }
 
 await main(process.argv.slice(2));

@@ -79,8 +79,11 @@ function reason(error: unknown): string {
 
 export class ApiClient {
   readonly base: string;
+  /** A bearer token sent with every request (`--token`, env SLUICE_TOKEN); null: none. */
+  readonly token: string | null;
 
-  constructor(url: string) {
+  constructor(url: string, token: string | null = null) {
+    this.token = token === null || token.trim() === '' ? null : token.trim();
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -92,13 +95,18 @@ export class ApiClient {
     this.base = parsed.href.replace(/\/+$/, '');
   }
 
+  /** The Authorization header, when there is a token (never put in a URL or printed). */
+  authHeaders(): Record<string, string> {
+    return this.token === null ? {} : { authorization: `Bearer ${this.token}` };
+  }
+
   /** The WebSocket URL of a path (`ws://` for `http://`, `wss://` for `https://`). */
   wsUrl(path: string): string {
     return this.base.replace(/^http/, 'ws') + path;
   }
 
   private async call(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'DELETE',
     path: string,
     body: unknown,
     signal?: AbortSignal,
@@ -108,8 +116,11 @@ export class ApiClient {
       res = await fetch(this.base + path, {
         method,
         ...(body === undefined
-          ? {}
-          : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+          ? { headers: this.authHeaders() }
+          : {
+              body: JSON.stringify(body),
+              headers: { 'content-type': 'application/json', ...this.authHeaders() },
+            }),
         ...(signal === undefined ? {} : { signal }),
       });
     } catch (error) {
@@ -136,8 +147,17 @@ export class ApiClient {
   async get(
     path: string,
   ): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; error: ApiError }> {
-    const { status, json } = await this.call('GET', path, undefined);
-    if (status === 200 && isRecord(json)) return { ok: true, body: json };
+    return this.send('GET', path);
+  }
+
+  /** Any JSON request; a 2xx answer's body, or a 4xx/5xx answer as its error. */
+  async send(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    body?: unknown,
+  ): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; error: ApiError }> {
+    const { status, json } = await this.call(method, path, body);
+    if (status >= 200 && status < 300 && isRecord(json)) return { ok: true, body: json };
     return { ok: false, error: asError(isRecord(json) ? json.error : undefined, status) };
   }
 }

@@ -25,6 +25,7 @@ input (or -f / -c) without a prompt and exits with status 1 at the first error.
 
 Options:
   --url <url>            the server (env SLUICE_URL; default http://127.0.0.1:8080)
+  --token <token>        a bearer token, for a server with authentication (env SLUICE_TOKEN)
   -c, --command <sql>    run this text (statements or one meta-command) and exit; may be repeated
   -f, --file <path>      run the statements of a file (- for standard input) and exit
   --continue             go on after an error (the exit status is still 1 if any statement failed)
@@ -392,6 +393,7 @@ export async function sqlMain(argv: readonly string[]): Promise<number> {
       strict: true,
       options: {
         url: { type: 'string' },
+        token: { type: 'string' },
         command: { type: 'string', short: 'c', multiple: true },
         file: { type: 'string', short: 'f' },
         continue: { type: 'boolean' },
@@ -410,7 +412,10 @@ export async function sqlMain(argv: readonly string[]): Promise<number> {
   if (values.command !== undefined && values.file !== undefined) return usageError('give -c or -f, not both');
   let client: ApiClient;
   try {
-    client = new ApiClient(values.url ?? (process.env.SLUICE_URL || 'http://127.0.0.1:8080'));
+    client = new ApiClient(
+      values.url ?? (process.env.SLUICE_URL || 'http://127.0.0.1:8080'),
+      values.token ?? process.env.SLUICE_TOKEN ?? null,
+    );
   } catch (error) {
     return usageError(error instanceof ClientError ? error.message : String(error));
   }

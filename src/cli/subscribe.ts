@@ -16,6 +16,7 @@ A dropped connection is resumed from the last epoch printed, with no gap and no 
 
 Options:
   --url <url>            the server (env SLUICE_URL; default http://127.0.0.1:8080)
+  --token <token>        a bearer token, for a server with authentication (env SLUICE_TOKEN)
   --no-snapshot          only changes from now on, no snapshot
   --resume-from <epoch>  only the changes after this epoch (from the stored changelog)
   --format table|json    aligned columns (default), or one JSON object per line:
@@ -123,7 +124,7 @@ export class Subscriber {
 
   private connect(): Promise<Outcome> {
     return new Promise((resolve) => {
-      const socket = new WebSocket(this.url());
+      const socket = new WebSocket(this.url(), { headers: this.options.client.authHeaders() });
       this.socket = socket;
       let subscribed = false;
       let error: Outcome['error'] = null;
@@ -270,6 +271,7 @@ export async function subscribeMain(argv: readonly string[]): Promise<number> {
       strict: true,
       options: {
         url: { type: 'string' },
+        token: { type: 'string' },
         'no-snapshot': { type: 'boolean' },
         'resume-from': { type: 'string' },
         format: { type: 'string' },
@@ -301,7 +303,10 @@ export async function subscribeMain(argv: readonly string[]): Promise<number> {
   }
   let client: ApiClient;
   try {
-    client = new ApiClient(values.url ?? (process.env.SLUICE_URL || 'http://127.0.0.1:8080'));
+    client = new ApiClient(
+      values.url ?? (process.env.SLUICE_URL || 'http://127.0.0.1:8080'),
+      values.token ?? process.env.SLUICE_TOKEN ?? null,
+    );
   } catch (error) {
     return usageError(error instanceof ClientError ? error.message : String(error));
   }

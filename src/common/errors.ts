@@ -82,6 +82,9 @@ export const ErrorCodes = {
   // Idempotent ingest (the Idempotency-Key header).
   BAD_IDEMPOTENCY_KEY: 'parse',
   IDEMPOTENCY_KEY_REUSED: 'execution',
+  // Authentication and roles (docs/security.md).
+  UNAUTHENTICATED: 'execution',
+  FORBIDDEN: 'execution',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -159,7 +162,9 @@ export function httpStatusOf(error: SluiceError): number {
   if (error.code === 'NOT_FOUND') return 404;
   if (error.code === 'PAYLOAD_TOO_LARGE') return 413;
   if (error.code === 'UNSUPPORTED_MEDIA_TYPE') return 415;
-  if (error.code === 'FORBIDDEN_ORIGIN' || error.code === 'FORBIDDEN_HOST') return 403;
+  if (error.code === 'FORBIDDEN_ORIGIN' || error.code === 'FORBIDDEN_HOST' || error.code === 'FORBIDDEN')
+    return 403;
+  if (error.code === 'UNAUTHENTICATED') return 401;
   if (error.code === 'REQUEST_TIMEOUT') return 408;
   if (error.code === 'URI_TOO_LONG') return 414;
   if (error.code === 'HEADERS_TOO_LARGE') return 431;

@@ -118,6 +118,11 @@ function noscriptViews(runtime: SluiceRuntime): string {
 export interface ConsoleOptions {
   /** The server's Prometheus text (what GET /metrics serves), sampled for the plots' history. */
   readonly metricsText?: () => Promise<string>;
+  /**
+   * Whether the server requires tokens: the page itself is open (it is the sign-in screen), so it
+   * then names no views in its no-JavaScript fallback.
+   */
+  readonly authentication?: boolean;
 }
 
 export function registerConsole(app: FastifyInstance, options: ConsoleOptions = {}): void {
@@ -135,7 +140,12 @@ export function registerConsole(app: FastifyInstance, options: ConsoleOptions = 
       'text/html; charset=utf-8',
       html
         .replace(NONCE_PLACEHOLDER, `nonce="${nonce}"`)
-        .replace('<!--sluice:views-->', noscriptViews(runtime())),
+        .replace(
+          '<!--sluice:views-->',
+          options.authentication === true
+            ? '<p>This server requires a token: sign in with JavaScript on, or use the API.</p>'
+            : noscriptViews(runtime()),
+        ),
       csp(nonce),
     );
   });

@@ -57,6 +57,9 @@ import {
   frameworkError,
   illFormedBodyError,
 } from './http-errors.ts';
+import { Authenticator } from './auth.ts';
+import { authorizeWebSocket, registerAuth, registerTokenRoutes } from './auth-routes.ts';
+import { TokenStore, type KdfParams } from '../storage/token-store.ts';
 import {
   RequestGuard,
   registerRequestGuard,
@@ -116,6 +119,25 @@ export interface AppOptions {
   readonly querySubscriptions?: Partial<QuerySubscriptionOptions>;
   /** How long, how many and how many bytes of ingest idempotency keys are remembered. */
   readonly idempotency?: Partial<IdempotencyLimits>;
+  /** Authentication (docs/security.md); default off: loopback clients act as the default tenant's admin. */
+  readonly auth?: AuthOptions;
+  /** Serve HTTPS and WSS with this certificate chain and private key (PEM); default plain HTTP. */
+  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+}
+
+export interface AuthOptions {
+  readonly enabled: boolean;
+  /**
+   * The operator token the first start with authentication stores (SLUICE_BOOTSTRAP_TOKEN); absent: a
+   * random one, handed back once as `app.sluiceAuth.bootstrapToken`.
+   */
+  readonly bootstrapToken?: string;
+  /** scrypt cost (tests lower it); default N = 2^14, r = 8, p = 1. */
+  readonly kdf?: KdfParams;
+  readonly cacheTtlMs?: number;
+  readonly cacheSize?: number;
+  /** How long a WebSocket may take to send its `auth` message (default 10 s). */
+  readonly wsAuthTimeoutMs?: number;
 }
 
 export interface HttpTimeouts {
@@ -132,6 +154,11 @@ export { DEFAULTS };
 declare module 'fastify' {
   interface FastifyInstance {
     sluice: SluiceRuntime;
+    sluiceAuth: {
+      readonly authenticator: Authenticator;
+      /** A token generated at this start (the first with authentication): shown once, then never. */
+      readonly generatedToken: string | null;
+    };
   }
 }
 
@@ -183,6 +210,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     maxSubscribersPerView: options.maxSubscribersPerView ?? DEFAULTS.maxSubscribersPerView,
     idempotency: { ...DEFAULTS.idempotency, ...options.idempotency },
   });
+  const authOptions = options.auth ?? { enabled: false };
+  let tokens: TokenStore;
+  let generatedToken: string | null = null;
+  try {
+    tokens = new TokenStore(options.dataDir, authOptions.kdf);
+    if (authOptions.enabled) {
+      const stored = await tokens.bootstrap(authOptions.bootstrapToken);
+      if (authOptions.bootstrapToken === undefined) generatedToken = stored;
+    }
+  } catch (error) {
+    runtime.close();
+    throw error;
+  }
+  const auth = new Authenticator(tokens, {
+    enabled: authOptions.enabled,
+    ...(authOptions.cacheTtlMs !== undefined ? { cacheTtlMs: authOptions.cacheTtlMs } : {}),
+    ...(authOptions.cacheSize !== undefined ? { cacheSize: authOptions.cacheSize } : {}),
+  });
   const queries = new QuerySubscriptions(runtime, logger ?? silentLogger, {
     lingerMs: options.querySubscriptions?.lingerMs ?? DEFAULTS.querySubscriptions.lingerMs,
     maxViews: options.querySubscriptions?.maxViews ?? DEFAULTS.querySubscriptions.maxViews,
@@ -201,11 +246,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Slow or stalled clients must not hold connections: node checks these every checking interval.
     requestTimeout: timeouts.requestMs,
     keepAliveTimeout: timeouts.keepAliveMs,
-    http: {
-      headersTimeout: timeouts.headersMs,
-      requestTimeout: timeouts.requestMs,
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersMs / 4))),
-    },
+    // HTTPS and WSS with a certificate (--tls-cert/--tls-key), else plain HTTP; the same timeouts.
+    ...(options.tls !== undefined
+      ? { https: { ...httpTimeouts(timeouts), cert: options.tls.cert, key: options.tls.key } }
+      : { http: httpTimeouts(timeouts) }),
     // The HTTP layer's own answers (malformed requests, 408, 431, undecodable URLs) in our shape.
     clientErrorHandler: (error, socket) => answerClientError(error, socket, (code) => countError(code)),
     frameworkErrors: (error, _request, reply) => {
@@ -213,9 +257,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   app.decorate('sluice', runtime);
+  app.decorate('sluiceAuth', { authenticator: auth, generatedToken });
   // Host, Origin, CORS preflights and stray upgrades, before anything else runs (request-guard.ts);
   // the first hook, so it also covers the routes plugins add.
   registerRequestGuard(app, guard, { websocketRoutes: WEBSOCKET_ROUTES, sendError });
+  // Then the bearer token and its role, for every route but the open ones (auth-routes.ts).
+  registerAuth(app, auth, {
+    websocketRoutes: WEBSOCKET_ROUTES,
+    sendError,
+    limits: () => runtime.engine.limits,
+  });
   // Everything but table ingest first commits the open ingest group (runtime/commit.ts), so reads, SQL
   // and subscriptions only ever see durable epochs.
   app.addHook('preHandler', (request, _reply, done) => {
@@ -384,7 +435,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         { name: 'catalog' },
         { name: 'connectors' },
         { name: 'operations' },
+        { name: 'admin' },
       ],
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'A Sluice token (sluice_<id>_<secret>) when the server runs with authentication; see docs/security.md',
+          },
+        },
+      },
+      security: [{ bearer: [] }],
     },
   });
   await app.register(fastifySwaggerUi, {
@@ -413,6 +476,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     queries.close();
     runtime.close();
+    tokens.close();
   });
 
   // ---- statements ----------------------------------------------------------------------------
@@ -568,7 +632,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     countError: (code) => metrics.error(code),
     sendError,
     toSluiceError: (error) => toSluiceError(error),
+    authorize: (socket, request) => authorizeWebSocket(auth, socket, request, authOptions.wsAuthTimeoutMs),
   });
+
+  // ---- tenants and their tokens (auth-routes.ts) -----------------------------------------------
+
+  registerTokenRoutes(app, auth);
 
   // ---- operations ----------------------------------------------------------------------------
 
@@ -593,10 +662,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   // the web console at / and GET /v1/views/{name}/dataflow (src/console); it samples the metrics
   // for its plots' recent history
-  registerConsole(app, { metricsText: () => metrics.registry.metrics() });
+  registerConsole(app, { metricsText: () => metrics.registry.metrics(), authentication: auth.enabled });
 
   await app.ready();
   return app;
+}
+
+/** Node server settings for the timeouts (the same for http and https). */
+function httpTimeouts(timeouts: HttpTimeouts): {
+  headersTimeout: number;
+  requestTimeout: number;
+  connectionsCheckingInterval: number;
+} {
+  return {
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersMs / 4))),
+  };
 }
 
 function tableJson(t: TableInfo): Record<string, unknown> {

@@ -2,7 +2,8 @@
 // message per frame) and as NDJSON over HTTP (one per line), with the same messages and parameters.
 // A query or table subscription is served by a temporary view (query-subscriptions.ts), so resume,
 // snapshots, slow-consumer handling and the subscriber caps are those of views.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
 import { SluiceError } from '../common/errors.ts';
 import { stringifyWire } from '../common/json-codec.ts';
 import type { QuerySubscriptions } from './query-subscriptions.ts';
@@ -26,6 +27,8 @@ export interface SubscribeRouteDeps {
   readonly countError: (code: string) => void;
   readonly sendError: (reply: FastifyReply, error: SluiceError) => FastifyReply;
   readonly toSluiceError: (error: unknown) => SluiceError;
+  /** Settles the socket's authentication (auth-routes.ts); null: refused, and closed already. */
+  readonly authorize: (socket: WebSocket, request: FastifyRequest) => Promise<unknown>;
 }
 
 type Query = Record<string, string | undefined>;
@@ -120,9 +123,11 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
           );
           transport.close(closeCodeOf(error), error.code);
         };
-        // Incoming frames are not part of the protocol; ignore them (ping/pong is handled by ws).
+        // Incoming frames are not part of the protocol (but a first `auth` message, read by
+        // authorize); ignore them (ping/pong is handled by ws).
         socket.on('message', () => undefined);
         void (async () => {
+          if ((await deps.authorize(socket, request)) === null) return;
           let target: { name: string; params: SubscribeParams };
           try {
             target = await resolve(request.params, request.query);

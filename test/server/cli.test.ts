@@ -56,7 +56,7 @@ test(
     try {
       await waitUntil(() => /listening on/.test(out), 30_000, 'the startup line');
       assert.match(out, /listening on http:\/\/127\.0\.0\.1:\d+/);
-      assert.match(out, /loopback only until authentication exists; --host 0\.0\.0\.0 exposes it/);
+      assert.match(out, /running without authentication, loopback clients only/);
       assert.ok(out.includes(dataDir), 'SLUICE_DATA_DIR is used');
       assert.ok(existsSync(join(dataDir, 'sluice.db')));
       const port = Number(/127\.0\.0\.1:(\d+)/.exec(out)?.[1]);
@@ -106,7 +106,7 @@ test('127.0.0.2 is loopback: no "exposed" warning', { timeout: 60_000 }, async (
   try {
     await waitUntil(() => /API docs at/.test(out), 30_000, 'the startup lines');
     assert.match(out, /listening on http:\/\/127\.0\.0\.2:\d+/);
-    assert.match(out, /bound to loopback only/);
+    assert.match(out, /without authentication, loopback clients only/);
     assert.doesNotMatch(out, /WARNING/);
     const port = Number(/127\.0\.0\.2:(\d+)/.exec(out)?.[1]);
     assert.equal((await request(`http://127.0.0.2:${port}`, 'GET', '/healthz')).status, 200);

@@ -1,4 +1,48 @@
-// The console's client for the Sluice HTTP API (API.md): JSON in, JSON out, errors as values.
+// The console's client for the Sluice HTTP API (API.md): JSON in, JSON out, errors as values. On a
+// server with authentication every request carries the token the reader signed in with (kept in this
+// tab's sessionStorage only); a 401 answer sends the reader back to the sign-in screen.
+
+const TOKEN_KEY = 'sluice.token';
+
+/** The token this tab signed in with, or null. */
+export function storedToken(): string | null {
+  try {
+    return sessionStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+/** Signs in (a token) or out (null) for this tab. */
+export function storeToken(token: string | null): void {
+  try {
+    if (token === null) sessionStorage.removeItem(TOKEN_KEY);
+    else sessionStorage.setItem(TOKEN_KEY, token);
+  } catch {
+    // storage refused (private mode quotas): the token then lasts as long as nothing reloads
+  }
+}
+
+function authHeaders(): Record<string, string> {
+  const token = storedToken();
+  return token === null ? {} : { authorization: `Bearer ${token}` };
+}
+
+let unauthenticated: () => void = () => undefined;
+
+/** What to do when the server answers 401 (main.ts shows the sign-in screen). */
+export function onUnauthenticated(handler: () => void): void {
+  unauthenticated = handler;
+}
+
+/** Tells the console that the server refused its token (or wants one). */
+export function signInNeeded(): void {
+  unauthenticated();
+}
+
+function checkAuth(res: Response): void {
+  if (res.status === 401) unauthenticated();
+}
 
 export interface ColumnInfo {
   readonly name: string;
@@ -63,7 +107,11 @@ export class ApiError extends Error {
 }
 
 export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
-  const res = await fetch(path, { headers: { accept: 'application/json' }, ...(signal ? { signal } : {}) });
+  const res = await fetch(path, {
+    headers: { accept: 'application/json', ...authHeaders() },
+    ...(signal ? { signal } : {}),
+  });
+  checkAuth(res);
   const body = (await res.json()) as T & { error?: ApiErrorBody };
   if (!res.ok) {
     throw new ApiError(res.status, body.error ?? { code: `HTTP_${res.status}`, message: res.statusText });
@@ -72,7 +120,8 @@ export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T>
 }
 
 export async function getText(path: string, signal?: AbortSignal): Promise<string> {
-  const res = await fetch(path, signal ? { signal } : {});
+  const res = await fetch(path, { headers: authHeaders(), ...(signal ? { signal } : {}) });
+  checkAuth(res);
   if (!res.ok) throw new ApiError(res.status, { code: `HTTP_${res.status}`, message: res.statusText });
   return res.text();
 }
@@ -80,9 +129,10 @@ export async function getText(path: string, signal?: AbortSignal): Promise<strin
 export async function runSql(sql: string): Promise<SqlOutcome> {
   const res = await fetch('/v1/sql', {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...authHeaders() },
     body: JSON.stringify({ sql }),
   });
+  checkAuth(res);
   const body = (await res.json()) as { results?: StatementResultJson[]; error?: ApiErrorBody };
   if (body.error !== undefined) return { results: body.results ?? [], error: body.error };
   if (!res.ok) return { results: [], error: { code: `HTTP_${res.status}`, message: res.statusText } };

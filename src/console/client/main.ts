@@ -1,7 +1,9 @@
 // The console's entry: the page shell (header, navigation, server status) and a hash router —
 // #/ overview and catalog, #/sql the editor, #/views/<name> a live view. Each page is torn down
-// (timers, sockets) when the reader leaves it.
-import { getJson, type ViewJson } from './api.ts';
+// (timers, sockets) when the reader leaves it. A server with authentication that refuses the tab's
+// token (or has none) gets the sign-in screen instead of the page, until a token is accepted.
+import { getJson, onUnauthenticated, storeToken, storedToken, type ViewJson } from './api.ts';
+import { signInPage } from './sign-in-page.ts';
 import { h, setText } from './dom.ts';
 import { overviewPage } from './overview-page.ts';
 import type { Page } from './page.ts';
@@ -16,10 +18,36 @@ const serverState = document.getElementById('server-state') as HTMLElement;
 
 let current: Page | null = null;
 let first = true;
+let signingIn = false;
+
+const signOut = h('button', { type: 'button', id: 'sign-out', hidden: true }, 'Sign out');
+document.querySelector('header .server')?.append(signOut);
+signOut.addEventListener('click', () => {
+  storeToken(null);
+  showSignIn();
+});
+
+function showSignIn(): void {
+  signOut.hidden = true;
+  if (signingIn) return;
+  signingIn = true;
+  current?.close();
+  main.replaceChildren();
+  current = signInPage(main, () => {
+    signingIn = false;
+    signOut.hidden = storedToken() === null;
+    viewNames = '';
+    route();
+  });
+  document.title = 'Sign in · Sluice';
+}
+onUnauthenticated(showSignIn);
 
 function route(): void {
   const hash = location.hash;
   if (hash !== '' && !hash.startsWith('#/')) return; // in-page anchors (the skip link)
+  if (signingIn) return;
+  signOut.hidden = storedToken() === null;
   current?.close();
   const path = hash.slice(1) || '/';
   const view = /^\/views\/([^/]+)$/.exec(path);

@@ -6,7 +6,7 @@
 // `changes` message). Either way the subscription stops in state `error` until `restart()`, since
 // reconnecting cannot help before the offending rows are retracted.
 import type { WireChange, WireRow } from '../shared/changelog-state.ts';
-import type { ColumnInfo } from './api.ts';
+import { signInNeeded, storedToken, type ColumnInfo } from './api.ts';
 
 export interface ChangesMessage {
   readonly epoch: number;
@@ -83,6 +83,11 @@ export class ViewSubscription {
       `${proto}://${location.host}/v1/views/${encodeURIComponent(this.view)}/subscribe?${query}`,
     );
     this.socket = ws;
+    // A browser cannot set headers on a WebSocket: the token goes in the first message (never the URL).
+    ws.onopen = () => {
+      const token = storedToken();
+      if (token !== null) ws.send(JSON.stringify({ type: 'auth', token }));
+    };
     this.on.state(this.lastEpoch === null ? 'connecting' : 'reconnecting');
     ws.onmessage = (event) => {
       if (typeof event.data !== 'string') return;
@@ -146,7 +151,10 @@ export class ViewSubscription {
       case 'error': {
         const code = String(msg.code);
         const reason = { code, message: String(msg.message) };
-        if (code === 'RESUME_TOO_OLD') this.needSnapshot = true;
+        if (code === 'UNAUTHENTICATED') {
+          this.finalError = reason;
+          signInNeeded();
+        } else if (code === 'RESUME_TOO_OLD') this.needSnapshot = true;
         else if (code === 'VIEW_ERROR') this.viewError = reason;
         else if (FINAL.has(code)) this.finalError = reason;
         return;
