@@ -1174,6 +1174,37 @@ describe('joins', () => {
       cross(tbl('a'), join('inner', tbl('b'), tbl('c'), { natural: true })),
     ],
     ['SELECT * FROM a, b CROSS JOIN c', cross(tbl('a'), cross(tbl('b'), tbl('c')))],
+    // Nested join syntax, read as PostgreSQL does: the inner ON qualifies the nearest pair.
+    [
+      'SELECT * FROM a JOIN b JOIN c ON p ON q',
+      join('inner', tbl('a'), join('inner', tbl('b'), tbl('c'), { on: col('p') }), { on: col('q') }),
+    ],
+    [
+      'SELECT * FROM a LEFT JOIN b FULL JOIN c USING (k) ON q RIGHT JOIN d ON r',
+      join(
+        'right',
+        join('left', tbl('a'), join('full', tbl('b'), tbl('c'), { using: ['k'] }), { on: col('q') }),
+        tbl('d'),
+        { on: col('r') },
+      ),
+    ],
+    [
+      'SELECT * FROM a JOIN b JOIN c JOIN d ON p ON q ON r',
+      join(
+        'inner',
+        tbl('a'),
+        join('inner', tbl('b'), join('inner', tbl('c'), tbl('d'), { on: col('p') }), { on: col('q') }),
+        { on: col('r') },
+      ),
+    ],
+    [
+      'SELECT * FROM a JOIN b CROSS JOIN c ON p',
+      join('inner', tbl('a'), cross(tbl('b'), tbl('c')), { on: col('p') }),
+    ],
+    [
+      'SELECT * FROM a JOIN b NATURAL JOIN c USING (k)',
+      join('inner', tbl('a'), join('inner', tbl('b'), tbl('c'), { natural: true }), { using: ['k'] }),
+    ],
     // Parentheses nest as written.
     [
       'SELECT * FROM (a JOIN b ON p) JOIN c ON q',
@@ -1306,7 +1337,14 @@ describe('joins', () => {
     ['SELECT * FROM a JOIN b', 'syntax error at end of input', { line: 1, column: 23 }],
     ['SELECT * FROM a JOIN b WHERE x', 'syntax error at or near "WHERE"', { line: 1, column: 24 }],
     ['SELECT * FROM a LEFT JOIN b, c', 'syntax error at or near ","', { line: 1, column: 28 }],
-    ['SELECT * FROM a INNER JOIN b JOIN c ON p', 'syntax error at or near "JOIN"', { line: 1, column: 30 }],
+    // The inner ON qualifies `b JOIN c`; the outer join still needs its own.
+    ['SELECT * FROM a INNER JOIN b JOIN c ON p', 'syntax error at end of input', { line: 1, column: 41 }],
+    [
+      'SELECT * FROM a JOIN b JOIN c ON p WHERE x',
+      'syntax error at or near "WHERE"',
+      { line: 1, column: 36 },
+    ],
+    ['SELECT * FROM a JOIN b JOIN c ON p ON q ON r', 'syntax error at or near "ON"', { line: 1, column: 41 }],
     ['SELECT * FROM a NATURAL JOIN b ON p', 'syntax error at or near "ON"', { line: 1, column: 32 }],
     ['SELECT * FROM a NATURAL JOIN b USING (k)', 'syntax error at or near "USING"', { line: 1, column: 32 }],
     ['SELECT * FROM a CROSS JOIN b ON p', 'syntax error at or near "ON"', { line: 1, column: 30 }],

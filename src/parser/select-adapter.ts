@@ -455,30 +455,53 @@ class Converter {
    * node-sql-parser's FROM list, flat in source order: an entry with `join` joins the entries
    * before it, one without follows a comma. Comma binds looser than JOIN (`a, b JOIN c ON p` is
    * `a × (b ⋈ c)`); both nest to the left. A loop: a FROM list may have thousands of entries.
+   * The right operand of a join that needs ON or USING takes in the joins that follow it before its
+   * own qualifier, as in PostgreSQL: `a JOIN b JOIN c ON x ON y` is `a JOIN (b JOIN c ON x) ON y`.
    */
   private fromList(entries: readonly unknown[], parenthesised: boolean): FromItem {
+    const cursor = { entries, next: 1 };
     let done: FromItem | undefined;
     let comma: Pos | undefined;
     let current = this.fromPrimary(entries[0]);
-    for (let i = 1; i < entries.length; i++) {
-      const entry = entries[i];
+    while (cursor.next < entries.length) {
+      const entry = entries[cursor.next];
       if (!isNode(entry)) this.lost();
       const token = this.peek();
       if (token?.tokenType === Comma) {
         // PostgreSQL: a parenthesised FROM item is a join; `(a, b)` is a syntax error at the comma.
         if (parenthesised || present(entry, 'join')) throw syntaxErrorAt(token);
         this.index++;
+        cursor.next++;
         done = done === undefined ? current : crossJoin(done, current, comma!);
         comma = posOf(token);
         current = this.fromPrimary(entry);
         continue;
       }
-      if (!present(entry, 'join')) this.lost();
-      const operator = this.joinOperator();
-      const right = this.fromPrimary(entry);
-      current = { kind: 'join', ...operator, left: current, right, ...this.joinCondition(operator) };
+      current = this.joinStep(current, cursor);
     }
+    // An ON or USING no join took (`a JOIN b ON p ON q`, `a CROSS JOIN b ON p`).
+    const rest = this.peek();
+    if (isWordText(rest, 'on') || isWordText(rest, 'using')) throw syntaxErrorAt(rest!);
     return done === undefined ? current : crossJoin(done, current, comma!);
+  }
+
+  /** One join of `left` with the next entry (and, for a qualified join, the joins nested in its right operand). */
+  private joinStep(left: FromItem, cursor: { readonly entries: readonly unknown[]; next: number }): JoinRef {
+    const entry = cursor.entries[cursor.next];
+    if (!isNode(entry) || !present(entry, 'join')) this.lost();
+    const operator = this.joinOperator();
+    cursor.next++;
+    let right = this.fromPrimary(entry);
+    if (!operator.natural && operator.joinKind !== 'cross') {
+      while (cursor.next < cursor.entries.length && this.atJoinWord()) right = this.joinStep(right, cursor);
+    }
+    return { kind: 'join', ...operator, left, right, ...this.joinCondition(operator) };
+  }
+
+  /** Whether the cursor is at the first word of a join operator. */
+  private atJoinWord(): boolean {
+    const token = this.peek();
+    return JOIN_WORDS.some((w) => w !== 'outer' && isWordText(token, w));
   }
 
   /** `[NATURAL] [INNER | LEFT|RIGHT|FULL [OUTER]] JOIN` or `CROSS JOIN`, read from our tokens. */
@@ -509,19 +532,15 @@ class Converter {
     const token = this.peek();
     const bare = operator.natural || operator.joinKind === 'cross';
     const on = isWordText(token, 'on');
-    if (on || isWordText(token, 'using')) {
-      if (bare) throw syntaxErrorAt(token!);
-    } else {
-      if (bare) return {};
+    // After NATURAL or CROSS, an ON or USING belongs to an enclosing join (or is an error there).
+    if (bare) return {};
+    if (!on && !isWordText(token, 'using')) {
       throw token !== undefined ? syntaxErrorAt(token) : this.endOfInput();
     }
     this.index++;
     if (on) {
-      const condition = this.onCondition(this.index - 1);
-      // node-sql-parser saw no ON: `ON x USING (y)` reached it as a USING join, `ON x ON y` as ON y.
-      const next = this.peek();
-      if (isWordText(next, 'using') || isWordText(next, 'on')) throw syntaxErrorAt(next!);
-      return { on: condition };
+      // A following ON or USING is the qualifier of an enclosing join, or a syntax error there.
+      return { on: this.onCondition(this.index - 1) };
     }
     this.expect(LParen);
     const using: { name: string; pos: Pos }[] = [];

@@ -36,7 +36,7 @@ import {
   type TableSpec,
 } from './sqlite-oracle.ts';
 
-export const JOIN_GENERATOR_VERSION = 1;
+export const JOIN_GENERATOR_VERSION = 2;
 
 // ---------------------------------------------------------------------------------------------------
 // Schema
@@ -401,6 +401,10 @@ export const JOIN_TEMPLATES = [
   // A FULL JOIN of two views whose keys can be NULL (GROUP BY / DISTINCT NULL groups): bug 1, fixed on
   // main by f840452 (test/join-regressions.test.ts has the reproducer).
   'join_of_views_full',
+  // Nested join syntax (`a JOIN b JOIN c ON … ON …`); SQLite gets the same tree in parentheses.
+  'nested_left_inner',
+  'nested_full_left',
+  'nested_right_cross',
 ] as const;
 
 export type JoinTemplate = (typeof JOIN_TEMPLATES)[number];
@@ -781,6 +785,24 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
           `WHERE t1.k = t2.k AND t1.j = t2.j`,
       );
     }
+    case 'nested_left_inner':
+    case 'nested_full_left':
+    case 'nested_right_cross': {
+      const z = rng.pick(ts);
+      const Z = z.name;
+      const [outer, inner] =
+        template === 'nested_left_inner'
+          ? ['LEFT JOIN', 'JOIN']
+          : template === 'nested_full_left'
+            ? ['FULL JOIN', 'LEFT JOIN']
+            : ['RIGHT JOIN', 'CROSS JOIN'];
+      const innerOn = inner === 'CROSS JOIN' ? '' : ` ON t2.k = t3.k AND t2.j = t3.j`;
+      const outerOn = `ON t1.k = t2.k AND t1.j = ${inner === 'CROSS JOIN' ? 't3.j' : 't2.j'}`;
+      const select = `SELECT t1.k AS k1, t1.${vCol(x)} AS v1, t2.k AS k2, t2.${vCol(y)} AS v2, t3.${vCol(z)} AS v3 `;
+      const nested = `FROM ${X} t1 ${outer} ${Y} t2 ${inner} ${Z} t3${innerOn} ${outerOn}`;
+      const parenthesised = `FROM ${X} t1 ${outer} (${Y} t2 ${inner} ${Z} t3${innerOn}) ${outerOn}`;
+      return one(select + nested, { sqlite: select + parenthesised });
+    }
     case 'join_of_views':
     case 'join_of_views_full': {
       const b1 = ctx.name();
@@ -1002,7 +1024,14 @@ export function joinReplayCommand(seed: number): string {
  * Compares an ad-hoc SELECT's result (engine) with SQLite's rows: as multisets, or in order when the
  * query has ORDER BY (such queries order by every output column, so the order is determined).
  */
-export function compareAdHoc(engine: EngineLike, oracle: SqliteOracle, sql: string, ctx: () => string): void {
+export function compareAdHoc(
+  engine: EngineLike,
+  oracle: SqliteOracle,
+  sql: string,
+  ctx: () => string,
+  /** The same query as SQLite spells it, when that differs. */
+  sqliteSql: string = sql,
+): void {
   let res;
   try {
     res = engine.execute(sql)[0];
@@ -1011,7 +1040,7 @@ export function compareAdHoc(engine: EngineLike, oracle: SqliteOracle, sql: stri
     throw new Error(`ad-hoc ${sql} failed: ${detail}\n${ctx()}`, { cause: e });
   }
   const columns = res?.columns ?? [];
-  const stmt = oracle.db.prepare(sql);
+  const stmt = oracle.db.prepare(sqliteSql);
   const sqliteNames = stmt.columns().map((c) => c.name);
   const names = columns.map((c) => c.name);
   if (names.join(',') !== sqliteNames.join(',')) {
@@ -1155,7 +1184,13 @@ export function runJoinDifferential(seed: number, options: JoinRunOptions): Join
         for (let i = 0; i < created; i++) {
           const v = scenario.views[i]!;
           if (options.sqliteOverride !== undefined) continue;
-          compareAdHoc(engine, oracle, v.sql, () => `ad-hoc of ${v.name} (${v.template})\n${context()}`);
+          compareAdHoc(
+            engine,
+            oracle,
+            v.sql,
+            () => `ad-hoc of ${v.name} (${v.template})\n${context()}`,
+            v.sqlite,
+          );
           adHoc++;
         }
         compareAdHoc(engine, oracle, randomAdHoc(rng, schema), context);
