@@ -14,9 +14,11 @@ import type {
   Pos,
   SelectItem,
   SelectStmt,
+  SubqueryRef,
   TableRef,
   TypeName,
 } from './ast.ts';
+import { parseQuery } from './select-adapter/query-structure.ts';
 import { notSupported, parseError, SluiceError } from '../common/errors.ts';
 import {
   booleanLiteral,
@@ -93,11 +95,24 @@ export const adapterDiagnostics = { divergences: 0 };
 
 // ── Public entry ─────────────────────────────────────────────────────────────────────────────────
 
-/** Parses the tokens of one SELECT (non-empty, no `;`). Throws SluiceError. */
+/** Parses the tokens of one SELECT statement (non-empty, no `;`). Throws SluiceError. */
 export function parseSelect(tokens: readonly IToken[], maxTokens = Infinity): SelectStmt {
+  // One budget for every plain SELECT of the statement: splitting a query into set operation
+  // branches and subqueries must not hand node-sql-parser more tokens than one SELECT may.
+  const budget = { left: maxTokens };
+  return parseQuery(tokens, (plain, derived) => parsePlainSelect(plain, budget, derived));
+}
+
+/** One plain SELECT (no WITH, no set operation); `derived` maps placeholder names to subqueries. */
+function parsePlainSelect(
+  tokens: readonly IToken[],
+  budget: { left: number },
+  derived: ReadonlyMap<IToken, SelectStmt>,
+): SelectStmt {
   const lists = constantLists(tokens);
   const adapterTokens = renderTokens(tokens, lists);
-  checkParsedTokens(adapterTokens, maxTokens);
+  checkParsedTokens(adapterTokens, budget.left);
+  for (const { render } of adapterTokens) if (render.trim() !== '') budget.left--;
   const base = tokens[0]!.startOffset;
   const last = tokens[tokens.length - 1]!;
   const chars = new Array<string>((last.endOffset ?? last.startOffset) + 1 - base).fill(' ');
@@ -120,7 +135,7 @@ export function parseSelect(tokens: readonly IToken[], maxTokens = Infinity): Se
   }
   const statement = Array.isArray(ast) && ast.length === 1 ? ast[0] : ast;
   if (!isNode(statement) || statement['type'] !== 'select') throw syntaxErrorAt(tokens[0]!);
-  const converter = new Converter(adapterTokens, lists, conditions);
+  const converter = new Converter(adapterTokens, lists, conditions, derived);
   return converter.selectStatement(statement);
 }
 
@@ -214,6 +229,8 @@ class Converter {
     private readonly constantLists: ReadonlyMap<number, number>,
     /** The conditions of ON, which node-sql-parser did not see in the statement. */
     private readonly conditions: Conditions,
+    /** Derived tables in FROM: the placeholder token standing for each, and its query. */
+    private readonly derived: ReadonlyMap<IToken, SelectStmt>,
   ) {
     this.closeOf = matchParens(tokens);
   }
@@ -592,7 +609,7 @@ class Converter {
     return item;
   }
 
-  private tableRef(entry: Node): TableRef {
+  private tableRef(entry: Node): TableRef | SubqueryRef {
     if (text(entry, 'prefix')?.toLowerCase() === 'lateral') throw notSupported('LATERAL', this.here());
     const inner = child(entry, 'expr');
     if (present(entry, 'ast') || (inner !== undefined && present(inner, 'ast'))) this.subquery();
@@ -611,6 +628,17 @@ class Converter {
       alias = identName(this.name(as !== undefined));
     }
     if (present(entry, 'tablesample')) throw notSupported('TABLESAMPLE', this.here());
+    const subquery = this.derived.get(first);
+    if (subquery !== undefined) {
+      if (this.peek()?.tokenType === LParen)
+        throw notSupported('column aliases of a derived table', this.here());
+      return {
+        kind: 'subquery',
+        query: subquery,
+        ...(alias !== undefined ? { alias } : {}),
+        pos: posOf(first),
+      };
+    }
     return {
       kind: 'table',
       name: identName(first),

@@ -59,6 +59,25 @@ export type LogicalPlan =
       readonly rightKeys: readonly ScalarExpr[];
       readonly residual: ScalarExpr | null;
       readonly columns: readonly ColumnMeta[];
+    }
+  /** UNION ALL: every input's rows (inputs of one column layout, already cast to the output types). */
+  | {
+      readonly kind: 'union';
+      readonly inputs: readonly LogicalPlan[];
+      readonly columns: readonly ColumnMeta[];
+    }
+  /**
+   * UNION, INTERSECT [ALL], EXCEPT [ALL] over whole rows (NULLs equal): with `all`, a row `a` times
+   * on the left and `b` times on the right appears min(a, b) times (INTERSECT ALL) or max(a − b, 0)
+   * times (EXCEPT ALL); without, once when a + b > 0, both > 0, or a > 0 and b = 0.
+   */
+  | {
+      readonly kind: 'setOp';
+      readonly op: 'union' | 'intersect' | 'except';
+      readonly all: boolean;
+      readonly left: LogicalPlan;
+      readonly right: LogicalPlan;
+      readonly columns: readonly ColumnMeta[];
     };
 
 function cols(columns: readonly ColumnMeta[]): string {
@@ -94,5 +113,12 @@ export function printLogicalPlan(plan: LogicalPlan, indent = 0): string {
       const residual = plan.residual === null ? '' : ` residual ${printScalar(plan.residual)}`;
       return `${pad}Join ${plan.joinKind} ${on}${residual}\n${printLogicalPlan(plan.left, indent + 1)}\n${printLogicalPlan(plan.right, indent + 1)}`;
     }
+    case 'union':
+      return [
+        `${pad}Union all [${cols(plan.columns)}]`,
+        ...plan.inputs.map((p) => printLogicalPlan(p, indent + 1)),
+      ].join('\n');
+    case 'setOp':
+      return `${pad}${plan.op[0]!.toUpperCase()}${plan.op.slice(1)}${plan.all ? ' all' : ''} [${cols(plan.columns)}]\n${printLogicalPlan(plan.left, indent + 1)}\n${printLogicalPlan(plan.right, indent + 1)}`;
   }
 }

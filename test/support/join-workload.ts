@@ -405,6 +405,20 @@ export const JOIN_TEMPLATES = [
   'nested_left_inner',
   'nested_full_left',
   'nested_right_cross',
+  // Set operations (SQLite has no INTERSECT/EXCEPT ALL, no parentheses and no INTERSECT precedence:
+  // it gets the same query spelled with derived tables and ROW_NUMBER()).
+  'union_all',
+  'union_set',
+  'intersect_set',
+  'except_set',
+  'intersect_all',
+  'except_all',
+  'setop_precedence',
+  'setop_parens',
+  'setop_types',
+  'setop_join_branch',
+  'view_over_setop',
+  'setop_over_views',
 ] as const;
 
 export type JoinTemplate = (typeof JOIN_TEMPLATES)[number];
@@ -803,6 +817,85 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
       const parenthesised = `FROM ${X} t1 ${outer} (${Y} t2 ${inner} ${Z} t3${innerOn}) ${outerOn}`;
       return one(select + nested, { sqlite: select + parenthesised });
     }
+    case 'union_all':
+    case 'union_set':
+    case 'intersect_set':
+    case 'except_set':
+    case 'intersect_all':
+    case 'except_all': {
+      const [op, all] = {
+        union_all: ['UNION', true],
+        union_set: ['UNION', false],
+        intersect_set: ['INTERSECT', false],
+        except_set: ['EXCEPT', false],
+        intersect_all: ['INTERSECT', true],
+        except_all: ['EXCEPT', true],
+      }[template] as [string, boolean];
+      const left = `SELECT k, j FROM ${X} WHERE ${vCol(x)} IS NULL OR ${vCol(x)} > ${c}`;
+      const right = `SELECT k AS k2, j FROM ${Y}`;
+      const sql = `${left} ${op}${all ? ' ALL' : ''} ${right}`;
+      return one(sql, { sqlite: op === 'UNION' || !all ? sql : sqliteSetAll(op, left, right, ['k', 'j']) });
+    }
+    case 'setop_precedence': {
+      const z = rng.pick(ts);
+      // PostgreSQL: X ∪ (Y ∩ Z); SQLite would read (X ∪ Y) ∩ Z.
+      const [a, b, cc] = [`SELECT k FROM ${X}`, `SELECT k FROM ${Y}`, `SELECT k FROM ${z.name} WHERE j = 0`];
+      const op = rng.pick(['UNION', 'EXCEPT']);
+      return one(`${a} ${op} ${b} INTERSECT ${cc}`, {
+        sqlite: `${a} ${op} SELECT * FROM (${b} INTERSECT ${cc})`,
+      });
+    }
+    case 'setop_parens': {
+      const z = rng.pick(ts);
+      const a = `SELECT k, j FROM ${X}`;
+      const b = `SELECT k, j FROM ${Y} WHERE ${vCol(y)} < ${c}`;
+      const cc = `SELECT k, j FROM ${z.name}`;
+      return one(`(${a} EXCEPT ${b}) UNION ALL (${cc} INTERSECT ALL ${a})`, {
+        sqlite: `SELECT * FROM (${a} EXCEPT ${b}) UNION ALL SELECT * FROM (${sqliteSetAll('INTERSECT', cc, a, ['k', 'j'])})`,
+      });
+    }
+    case 'setop_types': {
+      // integer/smallint/bigint columns, NULL and text literals unified by the first branch's types.
+      const sql =
+        `SELECT k, ${wCol(x)} AS w, NULL AS extra FROM ${X} UNION ALL ` +
+        `SELECT j, 'lit', ${vCol(y)} FROM ${Y} UNION ALL SELECT ${vCol(y)}, ${wCol(y)}, NULL FROM ${Y} WHERE k = 0`;
+      return one(sql);
+    }
+    case 'setop_join_branch': {
+      const z = rng.pick(ts);
+      const left = `SELECT ${X}.k AS k, ${Y}.j AS j FROM ${X} JOIN ${Y} ON ${X}.k = ${Y}.k`;
+      const right = `SELECT k, j FROM ${z.name}`;
+      const op = rng.pick(['EXCEPT', 'INTERSECT']);
+      return one(`${left} ${op} ALL ${right}`, { sqlite: sqliteSetAll(op, left, right, ['k', 'j']) });
+    }
+    case 'view_over_setop': {
+      const base = ctx.name();
+      const op = rng.pick(['UNION ALL', 'UNION', 'EXCEPT', 'INTERSECT ALL']);
+      const l = `SELECT k, j FROM ${X}`;
+      const r = `SELECT k, j FROM ${Y}`;
+      const baseSql = `${l} ${op} ${r}`;
+      const baseSqlite = op === 'INTERSECT ALL' ? sqliteSetAll('INTERSECT', l, r, ['k', 'j']) : baseSql;
+      const top = ctx.name();
+      const topSql = `SELECT k, COUNT(*) AS n, SUM(j) AS s FROM ${base} GROUP BY k`;
+      return [
+        { name: base, sql: baseSql, sqlite: baseSqlite, template: `${template}(base)` },
+        { name: top, sql: topSql, sqlite: topSql, template },
+      ];
+    }
+    case 'setop_over_views': {
+      const b1 = ctx.name();
+      const b1Sql = `SELECT k, COUNT(*) AS n FROM ${X} GROUP BY k`;
+      const b2 = ctx.name();
+      const b2Sql = `SELECT k, COUNT(*) AS n FROM ${Y} GROUP BY k`;
+      const top = ctx.name();
+      const op = rng.pick(['EXCEPT', 'INTERSECT', 'UNION', 'UNION ALL']);
+      const topSql = `SELECT k, n FROM ${b1} ${op} SELECT k, n FROM ${b2}`;
+      return [
+        { name: b1, sql: b1Sql, sqlite: b1Sql, template: `${template}(base)` },
+        { name: b2, sql: b2Sql, sqlite: b2Sql, template: `${template}(base)` },
+        { name: top, sql: topSql, sqlite: topSql, template },
+      ];
+    }
     case 'join_of_views':
     case 'join_of_views_full': {
       const b1 = ctx.name();
@@ -818,6 +911,18 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
       ];
     }
   }
+}
+
+/**
+ * INTERSECT ALL / EXCEPT ALL as SQLite can run them: each copy of a row numbered within its equals,
+ * so the set operation on (row, copy number) keeps min(a, b) or max(a − b, 0) copies.
+ */
+function sqliteSetAll(op: string, left: string, right: string, columns: readonly string[]): string {
+  const cs = columns.map((_, i) => `c${i}`).join(', ');
+  const numbered = (q: string): string =>
+    `SELECT ${cs}, ROW_NUMBER() OVER (PARTITION BY ${cs}) AS rn FROM (WITH q0(${cs}) AS (${q}) SELECT * FROM q0)`;
+  const named = columns.map((c, i) => `c${i} AS ${c}`).join(', ');
+  return `SELECT ${named} FROM (${numbered(left)} ${op} ${numbered(right)})`;
 }
 
 export interface JoinScenario {

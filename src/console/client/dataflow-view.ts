@@ -65,6 +65,10 @@ function detailOf(n: DataflowNodeJson): Detail {
       for (const a of n.aggregates) lines.push(`${a.text} · ${a.strategy}`);
       break;
     case 'distinct':
+    case 'union':
+      break;
+    case 'setop':
+      lines.push(n.op);
       break;
     case 'join':
       lines.push(`${n.joinKind} join`);
