@@ -307,8 +307,11 @@ function bindSetQuery(
 }
 
 function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
-  if ((options.forView || options.inView === true) && stmt.from === undefined) {
+  if (options.forView && stmt.from === undefined) {
     throw notSupported('a materialized view without FROM', stmt.pos);
+  }
+  if (options.inView === true && stmt.from === undefined) {
+    throw notSupported('a SELECT without FROM inside a materialized view', stmt.pos);
   }
   const ctes = options.ctes ?? new Map<string, BoundRelation>();
   const context: FromContext = {

@@ -419,6 +419,16 @@ export const JOIN_TEMPLATES = [
   'setop_join_branch',
   'view_over_setop',
   'setop_over_views',
+  // Derived tables in FROM and WITH queries (a WITH query read twice is computed once).
+  'derived_agg_join',
+  'derived_nested',
+  'derived_unaliased',
+  'derived_left_view',
+  'derived_setop_agg',
+  'cte_twice',
+  'cte_chain',
+  'cte_setop',
+  'cte_columns',
 ] as const;
 
 export type JoinTemplate = (typeof JOIN_TEMPLATES)[number];
@@ -896,6 +906,55 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
         { name: top, sql: topSql, sqlite: topSql, template },
       ];
     }
+    case 'derived_agg_join':
+      return one(
+        `SELECT s.k AS k, s.n AS n, ${Y}.${vCol(y)} AS v FROM (SELECT k, COUNT(*) AS n FROM ${X} GROUP BY k) AS s ` +
+          `${rng.pick(['JOIN', 'LEFT JOIN', 'FULL JOIN'])} ${Y} ON s.k = ${Y}.k`,
+      );
+    case 'derived_nested':
+      return one(
+        `SELECT u.k AS k, u.j AS j, u.v AS v FROM (SELECT t.k, t.j, t.${vCol(x)} AS v FROM ` +
+          `(SELECT k, j, ${vCol(x)} FROM ${X} WHERE ${vCol(x)} > ${c}) t WHERE t.j IS NOT NULL) u`,
+      );
+    case 'derived_unaliased':
+      // PostgreSQL 16 allows a derived table without an alias.
+      return one(`SELECT k, j FROM (SELECT k, j FROM ${X} WHERE k IS NOT NULL) WHERE j >= 0`);
+    case 'derived_left_view': {
+      const base = ctx.name();
+      const baseSql = `SELECT k, SUM(${vCol(y)}) AS s FROM ${Y} GROUP BY k`;
+      const top = ctx.name();
+      const topSql =
+        `SELECT ${X}.k AS k, ${X}.${vCol(x)} AS v, dd.s AS s FROM ${X} LEFT JOIN ` +
+        `(SELECT k, s FROM ${base} WHERE s IS NOT NULL) dd ON ${X}.k = dd.k`;
+      return [
+        { name: base, sql: baseSql, sqlite: baseSql, template: `${template}(base)` },
+        { name: top, sql: topSql, sqlite: topSql, template },
+      ];
+    }
+    case 'derived_setop_agg':
+      return one(
+        `SELECT k, COUNT(*) AS n, SUM(j) AS s FROM (SELECT k, j FROM ${X} UNION ALL SELECT k, j FROM ${Y}) u GROUP BY k`,
+      );
+    case 'cte_twice':
+      return one(
+        `WITH cx AS (SELECT k, COUNT(*) AS n FROM ${X} GROUP BY k) ` +
+          `SELECT c1.k AS k, c1.n AS n, c2.n AS n2 FROM cx c1 LEFT JOIN cx c2 ON c2.k = c1.k + 1`,
+      );
+    case 'cte_chain':
+      return one(
+        `WITH cx AS (SELECT k, j, ${vCol(x)} AS v FROM ${X} WHERE ${vCol(x)} IS NOT NULL), ` +
+          `dx AS (SELECT k, MAX(v) AS m FROM cx GROUP BY k) ` +
+          `SELECT cx.k AS k, cx.j AS j, dx.m AS m FROM cx JOIN dx ON cx.k = dx.k JOIN ${Y} ON ${Y}.k = dx.k`,
+      );
+    case 'cte_setop':
+      return one(
+        `WITH cx AS (SELECT k, j FROM ${X}) SELECT k, j FROM cx EXCEPT SELECT k, j FROM ${Y} ` +
+          `UNION SELECT k, j FROM cx WHERE j = 0`,
+      );
+    case 'cte_columns':
+      return one(
+        `WITH cx (kk, total) AS (SELECT k, SUM(${vCol(x)}) FROM ${X} GROUP BY k) SELECT kk, total FROM cx WHERE total > ${c}`,
+      );
     case 'join_of_views':
     case 'join_of_views_full': {
       const b1 = ctx.name();

@@ -316,6 +316,7 @@ class QueryReader {
       const prev = this.tokens[p - 1];
       const itemStart =
         p === lo || prev?.tokenType === Comma || prev?.tokenType === LParen || isWordText(prev, 'join');
+      if (itemStart && close < 0) throw this.endOfInput(this.tokens.length);
       if (close < 0 || close >= hi || !itemStart) {
         const end = close < 0 || close >= hi ? hi : close + 1;
         for (let i = p; i < end; i++) out.push(this.tokens[i]!);
