@@ -163,3 +163,38 @@ test('mismatched branches, WITH RECURSIVE and subquery ORDER BY are refused with
   fails('SELECT 1 UNION', 'SYNTAX_ERROR', 'syntax error at end of input', { line: 1, column: 15 });
   fails('SELECT * FROM (SELECT 1', 'SYNTAX_ERROR', 'syntax error at end of input', { line: 1, column: 24 });
 });
+
+test('a chain of WITH queries each read twice stays linear: plan, EXPLAIN and key derivation', () => {
+  const e = new Engine();
+  // Distinct values: a self-join of each level keeps every row once.
+  e.executeScript('CREATE TABLE t (k integer); INSERT INTO t VALUES (1), (2), (NULL)');
+  const n = 40;
+  const sql =
+    'WITH c0 AS (SELECT k FROM t), ' +
+    Array.from(
+      { length: n },
+      (_, i) => `c${i + 1} AS (SELECT a.k FROM c${i} a JOIN c${i} b ON a.k = b.k WHERE a.k > 0)`,
+    ).join(', ') +
+    ` SELECT * FROM c${n}`;
+  // 2^40 paths through the plan; walking each would never end.
+  const dataflow = e.execute(`EXPLAIN DATAFLOW ${sql}`)[0]?.rows ?? [];
+  assert.ok(dataflow.length < 6 * n, `${dataflow.length} lines of EXPLAIN DATAFLOW`);
+  const logical = e.execute(`EXPLAIN ${sql}`)[0]?.rows ?? [];
+  assert.ok(logical.length < 6 * n, `${logical.length} lines of EXPLAIN`);
+  e.execute(`CREATE MATERIALIZED VIEW chain AS ${sql}`);
+  assert.ok(e.viewPlan('chain').nodes.length < 5 * n);
+  const rows = e.viewSnapshot('chain').rows as Record<string, unknown>[];
+  assert.deepEqual(rows.map((r) => r['k']).sort(), [1, 2]);
+  e.execute('INSERT INTO t VALUES (3)');
+  assert.deepEqual(
+    (e.viewSnapshot('chain').rows as Record<string, unknown>[]).map((r) => r['k']).sort(),
+    [1, 2, 3],
+  );
+});
+
+test('more than 64 SELECTs in one statement are refused before any is parsed', () => {
+  const sql = Array.from({ length: 65 }, () => 'SELECT k FROM t').join(' UNION ALL ');
+  fails(sql, 'TOO_MANY_ITEMS', 'a statement can hold at most 64 SELECTs', { line: 1, column: 64 * 26 + 1 });
+  const ok = Array.from({ length: 64 }, () => 'SELECT k FROM t').join(' UNION ALL ');
+  assert.equal(engine().execute(ok)[0]?.rows?.length, 64 * 5);
+});

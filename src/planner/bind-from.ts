@@ -90,7 +90,12 @@ export function bindFrom(
   };
   const leaf = (ref: TableRef): Bound => {
     const cte = context?.ctes.get(ref.name);
-    if (cte !== undefined) return computed(cte, ref.alias ?? ref.name, ref.pos);
+    if (cte !== undefined) {
+      // Conditions are pushed into joins; a WITH query's join is read by others too, so it is
+      // kept whole behind a projection (one shared plan) and conditions stay above it.
+      const shared: BoundRelation = cte.plan.kind === 'join' ? { ...cte, plan: identityOver(cte.plan) } : cte;
+      return computed(shared, ref.alias ?? ref.name, ref.pos);
+    }
     const source = catalog.get(ref.name);
     if (source === undefined) {
       throw new SluiceError('UNKNOWN_TABLE', `relation "${ref.name}" does not exist`, { position: ref.pos });
@@ -173,6 +178,12 @@ export function bindFrom(
     },
     dependsOn,
   };
+}
+
+/** The plan's columns as they are, as a projection (a node that conditions are not pushed through). */
+function identityOver(plan: LogicalPlan): LogicalPlan {
+  const exprs = plan.columns.map((c, i) => col(i, c));
+  return { kind: 'project', input: plan, exprs, columns: plan.columns };
 }
 
 function countLeaves(item: FromItem, max: number): number {

@@ -80,7 +80,27 @@ function starColumns(scope: Scope): readonly { readonly name: string }[] {
   return scope.visible ?? scope.columns;
 }
 
-export function planKey(plan: LogicalPlan, catalog: Catalog): readonly number[] | null {
+/**
+ * The plan's unique key. Memoized per plan object: a WITH query read twice is one object reached
+ * twice, and a chain of them would otherwise be walked exponentially often.
+ */
+export function planKey(
+  plan: LogicalPlan,
+  catalog: Catalog,
+  memo: Map<LogicalPlan, readonly number[] | null> = new Map(),
+): readonly number[] | null {
+  const known = memo.get(plan);
+  if (known !== undefined || memo.has(plan)) return known ?? null;
+  const key = planKeyOf(plan, catalog, memo);
+  memo.set(plan, key);
+  return key;
+}
+
+function planKeyOf(
+  plan: LogicalPlan,
+  catalog: Catalog,
+  memo: Map<LogicalPlan, readonly number[] | null>,
+): readonly number[] | null {
   switch (plan.kind) {
     case 'scan': {
       const o = catalog.get(plan.source);
@@ -90,9 +110,9 @@ export function planKey(plan: LogicalPlan, catalog: Catalog): readonly number[] 
     case 'values':
       return [];
     case 'filter':
-      return planKey(plan.input, catalog);
+      return planKey(plan.input, catalog, memo);
     case 'project': {
-      const inputKey = planKey(plan.input, catalog);
+      const inputKey = planKey(plan.input, catalog, memo);
       if (inputKey === null) return null;
       const out: number[] = [];
       for (const k of inputKey) {
@@ -107,7 +127,7 @@ export function planKey(plan: LogicalPlan, catalog: Catalog): readonly number[] 
     case 'distinct':
       return plan.columns.map((_, i) => i);
     case 'join':
-      return joinKey(plan, planKey(plan.left, catalog), planKey(plan.right, catalog));
+      return joinKey(plan, planKey(plan.left, catalog, memo), planKey(plan.right, catalog, memo));
     case 'union':
       return null;
     case 'setOp':

@@ -80,6 +80,10 @@ export type LogicalPlan =
       readonly columns: readonly ColumnMeta[];
     };
 
+function printPlan(plan: LogicalPlan, indent: number, printed: Set<LogicalPlan>): string {
+  return printLogicalPlan(plan, indent, printed);
+}
+
 function cols(columns: readonly ColumnMeta[]): string {
   return columns.map((c) => `${c.name}:${typeName(c.type)}`).join(', ');
 }
@@ -89,9 +93,15 @@ export function printAggregate(a: AggregateCall): string {
   return `${a.fn}(${a.distinct ? 'distinct ' : ''}${a.arg === undefined ? '' : printScalar(a.arg)})`;
 }
 
-/** Deterministic, indented print for EXPLAIN. */
-export function printLogicalPlan(plan: LogicalPlan, indent = 0): string {
+/**
+ * Deterministic, indented print for EXPLAIN. A plan object reached again (a WITH query read
+ * several times) is printed once, then named.
+ */
+export function printLogicalPlan(plan: LogicalPlan, indent = 0, printed = new Set<LogicalPlan>()): string {
   const pad = '  '.repeat(indent);
+  if (printed.has(plan)) return `${pad}(the same plan as above: computed once, read again here)`;
+  if (plan.kind !== 'scan' && plan.kind !== 'values') printed.add(plan);
+  const printLogicalPlan = (p: LogicalPlan, i: number): string => printPlan(p, i, printed);
   switch (plan.kind) {
     case 'scan':
       return `${pad}Scan ${plan.sourceKind} ${plan.source} [${cols(plan.columns)}]`;

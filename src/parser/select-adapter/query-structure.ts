@@ -30,8 +30,12 @@ export type SimpleSelectParser = (
   derived: ReadonlyMap<IToken, SelectStmt>,
 ) => SelectStmt;
 
-/** SELECTs one query may combine with set operations (a bound on the depth of what is built from them). */
-export const MAX_SET_OPERANDS = 256;
+/**
+ * SELECTs one statement may hold (set operation branches, derived tables, WITH queries): each is
+ * handed to node-sql-parser on its own, which costs about a millisecond a call, and each adds a
+ * level the binder and lowering walk.
+ */
+export const MAX_SELECTS = 64;
 
 const SET_WORDS = ['union', 'intersect', 'except'] as const;
 /** Words that end a FROM clause at its own level. */
@@ -57,6 +61,16 @@ function setWord(token: IToken | undefined): (typeof SET_WORDS)[number] | undefi
 
 /** Parses a whole query (tokens of one SELECT statement, no `;`). Throws SluiceError. */
 export function parseQuery(tokens: readonly IToken[], simple: SimpleSelectParser): SelectStmt {
+  // Counted on the tokens first, so that a statement over the limit costs no parsing at all.
+  let selects = 0;
+  for (const token of tokens) {
+    if (isType(token, Select) && ++selects > MAX_SELECTS) {
+      throw new SluiceError('TOO_MANY_ITEMS', `a statement can hold at most ${MAX_SELECTS} SELECTs`, {
+        position: posOf(token),
+        hint: 'set operation branches, subqueries and WITH queries each count; build on views instead',
+      });
+    }
+  }
   return new QueryReader(tokens, simple).query(0, tokens.length);
 }
 
@@ -69,7 +83,6 @@ interface Operand {
 
 class QueryReader {
   private readonly closeOf: Int32Array;
-  private operands = 0;
 
   constructor(
     private readonly tokens: readonly IToken[],
@@ -167,13 +180,6 @@ class QueryReader {
     let tailToken: IToken | undefined;
     for (;;) {
       if (p >= hi) throw this.endOfInput(hi);
-      if (++this.operands > MAX_SET_OPERANDS) {
-        throw new SluiceError(
-          'TOO_MANY_ITEMS',
-          `a query can combine at most ${MAX_SET_OPERANDS} SELECTs with UNION, INTERSECT and EXCEPT`,
-          { position: posOf(this.tokens[p]!) },
-        );
-      }
       const token = this.tokens[p]!;
       if (token.tokenType === LParen) {
         const close = this.close(p, hi);
