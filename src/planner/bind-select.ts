@@ -52,6 +52,11 @@ export interface BindOptions {
   readonly ctes?: ReadonlyMap<string, BoundRelation>;
   /** Binding a query nested in a materialized view's (which, like the view, needs a FROM). */
   readonly inView?: boolean;
+  /**
+   * Binding a nested query: its column names stay as written, repeats included (a reference to a
+   * repeated one is ambiguous, as in PostgreSQL; the enclosing query names its own output).
+   */
+  readonly nested?: boolean;
 }
 
 /**
@@ -226,7 +231,7 @@ export function bindSubquery(
   if (query.offset !== undefined) throw notSupported(`OFFSET in ${what}`, query.offset.pos);
   const { columnNames: _names, ...rest } = options;
   const inView = options.forView || options.inView === true;
-  const bound = bindSelect(query, catalog, { ...rest, forView: false, inView });
+  const bound = bindSelect(query, catalog, { ...rest, forView: false, inView, nested: true });
   return { plan: bound.plan, columns: bound.columns, dependsOn: bound.dependsOn };
 }
 
@@ -413,8 +418,12 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
           items.push({ expr: visibleColumnExpr(v, scope, item.pos, preBound), name: v.name, pos: item.pos });
         }
       } else {
-        for (const c of scope.columns)
-          items.push({ expr: { kind: 'column', name: c.name, pos: item.pos }, name: c.name, pos: item.pos });
+        // Bound by position: a derived table may repeat a column name, which `*` still reaches.
+        scope.columns.forEach((c, index) => {
+          const expr: Expr = { kind: 'column', name: c.name, pos: item.pos };
+          preBound.set(expr, { kind: 'col', index, name: c.name, type: c.type });
+          items.push({ expr, name: c.name, pos: item.pos });
+        });
       }
     } else {
       items.push({ expr: item.expr, name: item.alias ?? defaultColumnName(item.expr), pos: item.pos });
@@ -625,7 +634,9 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
     }
     options.columnNames.forEach((n, i) => (names[i] = n));
   }
-  if (!options.forView) {
+  if (options.nested === true) {
+    // names as written
+  } else if (!options.forView) {
     uniqueColumnNames(names).forEach((n, i) => (names[i] = n));
   } else {
     const seen = new Map<string, number>();

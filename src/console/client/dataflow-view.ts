@@ -27,6 +27,8 @@ const ROLE: Record<DataflowNodeJson['kind'], string> = {
   reduce: 'Reduce + Merge · per key',
   distinct: 'Distinct · row → count',
   join: 'Join · both inputs arranged by key',
+  union: 'Union all · stateless',
+  setop: 'Set operation · row → count per side',
   output: 'Output · view state + changelog',
 };
 
