@@ -198,3 +198,19 @@ test('more than 64 SELECTs in one statement are refused before any is parsed', (
   const ok = Array.from({ length: 64 }, () => 'SELECT k FROM t').join(' UNION ALL ');
   assert.equal(engine().execute(ok)[0]?.rows?.length, 64 * 5);
 });
+
+test('a nested query keeps its column names: repeats are ambiguous by name, reached by *, refused as view columns', () => {
+  const e = engine();
+  const rows = e.execute('SELECT * FROM (SELECT k, k FROM t WHERE k = 1) s')[0]?.rows;
+  assert.deepEqual(rows, [{ k: 1, k_2: 1 }]);
+  fails('SELECT k FROM (SELECT k, k FROM t) s', 'AMBIGUOUS_COLUMN', 'column reference "k" is ambiguous', {
+    line: 1,
+    column: 8,
+  });
+  fails(
+    'CREATE MATERIALIZED VIEW v AS SELECT k AS a, k AS a FROM t UNION SELECT k, k FROM u',
+    'DUPLICATE_COLUMN',
+    'column "a" specified more than once',
+    { line: 1, column: 31 },
+  );
+});
