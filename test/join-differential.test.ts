@@ -2,7 +2,7 @@
 // small integer join-key domains (NULL keys, sometimes a hot key), 5–8 view templates (inner, USING,
 // NATURAL, comma, CROSS, expression keys, residual ON conditions, theta, LEFT/RIGHT/FULL with filters
 // in ON and WHERE, 3- and 4-way joins, parenthesised trees, self-joins, a join with a view over the
-// same table, aggregates / DISTINCT over joins), some created only after data exists. After EVERY
+// same table, aggregates / DISTINCT over joins, nested join syntax), some created only after data exists. After EVERY
 // epoch every view is compared with SQLite running the same SELECT; every 10 epochs the views'
 // SELECTs and a random join query also run ad hoc. Then two invariance properties: batch splits and
 // arrival orders across the two sides do not change the final views; deleting everything empties

@@ -16,6 +16,8 @@ const TITLES: Record<DataflowNode['kind'], string> = {
   reduce: 'Reduce+Merge',
   distinct: 'Distinct',
   join: 'Join',
+  union: 'Union all',
+  setop: 'Set operation',
   output: 'Output',
 };
 
@@ -83,6 +85,16 @@ function nodeJson(
     }
     case 'distinct':
       return { ...base, kind: 'distinct', stateful: true, state: n.stateId };
+    case 'union':
+      return { ...base, kind: 'union', stateful: false, state: null };
+    case 'setop':
+      return {
+        ...base,
+        kind: 'setop',
+        op: `${n.op}${n.all ? ' all' : ''}`,
+        stateful: true,
+        state: n.stateId,
+      };
     case 'join':
       return {
         ...base,
@@ -189,7 +201,7 @@ export const dataflowRouteSchema = {
               id: { type: 'integer' },
               kind: {
                 type: 'string',
-                enum: ['input', 'values', 'map', 'reduce', 'distinct', 'join', 'output'],
+                enum: ['input', 'values', 'map', 'reduce', 'distinct', 'join', 'union', 'setop', 'output'],
               },
               title: { type: 'string', description: 'The operator as printed, e.g. "Reduce+Merge"' },
               inputs: {
@@ -239,6 +251,7 @@ export const dataflowRouteSchema = {
                 },
               },
               joinKind: { type: 'string', enum: ['inner', 'left', 'right', 'full'], description: 'Join' },
+              op: { type: 'string', description: 'Set operation, e.g. "intersect all"' },
               on: {
                 ...strings,
                 description:

@@ -7,6 +7,8 @@ import type { Operator, RowErrorSink } from '../ivm/operator.ts';
 import type { Stateful } from '../ivm/state.ts';
 import { isStateful } from '../ivm/state.ts';
 import { DistinctOp } from '../ivm/ops/distinct-op.ts';
+import { SetOpOp } from '../ivm/ops/set-op.ts';
+import { UnionOp } from '../ivm/ops/union-op.ts';
 import { JoinOp, type JoinBudget } from '../ivm/ops/join-op.ts';
 import type { Arrangement } from '../ivm/arrangement.ts';
 import type { SharedArrangements } from './shared-arrangements.ts';
@@ -108,6 +110,16 @@ export class ViewRuntime implements RowErrorSink {
         }
         case 'distinct':
           this.rendered.push({ node, inputs: node.inputs, op: new DistinctOp(node.id, node.stateId) });
+          break;
+        case 'union':
+          this.rendered.push({ node, inputs: node.inputs, op: new UnionOp(node.id) });
+          break;
+        case 'setop':
+          this.rendered.push({
+            node,
+            inputs: node.inputs,
+            op: new SetOpOp(node.id, node.stateId, node.op, node.all),
+          });
           break;
         case 'join': {
           const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);

@@ -21,6 +21,8 @@ export interface AggregateSpec {
 
 export type JoinKind = 'inner' | 'left' | 'right' | 'full';
 
+export type SetOpKind = 'union' | 'intersect' | 'except';
+
 export interface ColumnSpec {
   readonly name: string;
   readonly type: SqlType;
@@ -95,6 +97,26 @@ export type DataflowNode =
        */
       readonly shared: { readonly side: 0 | 1; readonly arrangement: string } | null;
     }
+  /** UNION ALL: the inputs' deltas concatenated (and consolidated), stateless. */
+  | {
+      readonly id: number;
+      readonly kind: 'union';
+      readonly inputs: readonly number[];
+      readonly columns: readonly ColumnSpec[];
+    }
+  /**
+   * UNION / INTERSECT / EXCEPT [ALL] of two inputs: counts each distinct row on each side (row →
+   * [left count, right count]) and emits the change of the row's output multiplicity only.
+   */
+  | {
+      readonly id: number;
+      readonly kind: 'setop';
+      readonly op: SetOpKind;
+      readonly all: boolean;
+      readonly inputs: readonly [number, number];
+      readonly columns: readonly ColumnSpec[];
+      readonly stateId: string;
+    }
   /**
    * Integrates the view's deltas into its arrangement (the view state) and emits its changelog.
    * `sharesStateOf`: the Reduce feeding it, whose groups are the view's keys in order: the output
@@ -129,14 +151,30 @@ function printAgg(a: AggregateSpec): string {
   return `${fn}(${arg}) [${a.strategy}${a.strategy === 'multiset' ? ': value→count per group' : ': O(1) per group'}]`;
 }
 
+/** A row's output multiplicity from its counts on the left (a) and on the right (b). */
+const SET_RULES: Readonly<Record<string, string>> = {
+  union: 'once if a + b > 0',
+  intersect: 'once if a > 0 and b > 0',
+  'intersect all': 'min(a, b) times',
+  except: 'once if a > 0 and b = 0',
+  'except all': 'max(a − b, 0) times',
+};
+
 /** Deterministic print, outermost node first, for EXPLAIN DATAFLOW and golden tests. */
 export function printDataflow(plan: DataflowPlan): string {
   const byId = new Map(plan.nodes.map((n) => [n.id, n]));
   const lines: string[] = [`Dataflow for ${plan.view} (fingerprint ${plan.fingerprint})`];
+  const printed = new Set<number>();
   const visit = (id: number, depth: number): void => {
     const n = byId.get(id);
     if (n === undefined) return;
     const pad = '  '.repeat(depth + 1);
+    // A node feeding several consumers (a WITH query read twice) runs once: printed once.
+    if (printed.has(id)) {
+      lines.push(`${pad}n${id} (the same node as above: computed once, read again here)`);
+      return;
+    }
+    printed.add(id);
     switch (n.kind) {
       case 'input':
         lines.push(`${pad}n${n.id} Input ${n.sourceKind} ${n.source} [${cols(n.columns)}]`);
@@ -195,6 +233,21 @@ export function printDataflow(plan: DataflowPlan): string {
             : `${n.shared.side === 0 ? 'left' : 'right'} input probes the shared arrangement ${n.shared.arrangement}, the other arranged by key`;
         lines.push(
           `${pad}n${n.id} Join ${n.joinKind} ${how}${residual} state ${n.stateId} (${arranged}) → [${cols(n.columns)}]`,
+        );
+        visit(n.inputs[0], depth + 1);
+        visit(n.inputs[1], depth + 1);
+        return;
+      }
+      case 'union':
+        lines.push(
+          `${pad}n${n.id} Union all of ${n.inputs.length} inputs (stateless) → [${cols(n.columns)}]`,
+        );
+        for (const input of n.inputs) visit(input, depth + 1);
+        return;
+      case 'setop': {
+        const rule = SET_RULES[`${n.op}${n.all ? ' all' : ''}`] ?? '';
+        lines.push(
+          `${pad}n${n.id} ${n.op[0]!.toUpperCase()}${n.op.slice(1)}${n.all ? ' all' : ''} (${rule}) state ${n.stateId} (row → left count, right count) → [${cols(n.columns)}]`,
         );
         visit(n.inputs[0], depth + 1);
         visit(n.inputs[1], depth + 1);

@@ -26,7 +26,23 @@ export function lowerToDataflow(
     nodes.push(node);
     return node;
   };
+  // A plan object reached twice (a WITH query referenced several times) is lowered once: one
+  // sub-plan feeding several consumers, never fused into one of them.
+  const shared = sharedPlans(plan);
+  const lowered = new Map<LogicalPlan, DataflowNode>();
+  const fusable = (node: DataflowNode): boolean => nodes[nodes.length - 1] === node && !sharedNodes.has(node);
+  const sharedNodes = new Set<DataflowNode>();
   const lower = (p: LogicalPlan): DataflowNode => {
+    const done = lowered.get(p);
+    if (done !== undefined) return done;
+    const node = lowerNode(p);
+    if (shared.has(p)) {
+      lowered.set(p, node);
+      sharedNodes.add(node);
+    }
+    return node;
+  };
+  const lowerNode = (p: LogicalPlan): DataflowNode => {
     switch (p.kind) {
       case 'scan':
         return add((id) => ({
@@ -52,7 +68,7 @@ export function lowerToDataflow(
       case 'project': {
         const input = lower(p.input);
         // Fuse with a preceding filter-only Map: one pass per row.
-        if (input.kind === 'map' && input.project === null && nodes[nodes.length - 1] === input) {
+        if (input.kind === 'map' && input.project === null && fusable(input)) {
           nodes.pop();
           return add((id) => ({
             id,
@@ -106,7 +122,7 @@ export function lowerToDataflow(
         // The Map stage [group keys..., arguments...] is fused into the Reduce (with a filter-only
         // Map before it): the Reduce computes them per input row, so no projected rows are built.
         let filter: ScalarExpr | null = null;
-        if (input.kind === 'map' && input.project === null && nodes[nodes.length - 1] === input) {
+        if (input.kind === 'map' && input.project === null && fusable(input)) {
           nodes.pop();
           filter = input.filter;
           const mapInput = input.inputs[0];
@@ -140,6 +156,23 @@ export function lowerToDataflow(
           shared: sharedSide(p, [left, right]),
         }));
       }
+      case 'union': {
+        const inputs = p.inputs.map((i) => lower(i).id);
+        return add((id) => ({ id, kind: 'union', inputs, columns: specs(p.columns) }));
+      }
+      case 'setOp': {
+        const left = lower(p.left);
+        const right = lower(p.right);
+        return add((id) => ({
+          id,
+          kind: 'setop',
+          op: p.op,
+          all: p.all,
+          inputs: [left.id, right.id],
+          columns: specs(p.columns),
+          stateId: `${view}/setop${id}`,
+        }));
+      }
       case 'distinct': {
         const input = lower(p.input);
         return add((id) => ({
@@ -168,6 +201,40 @@ export function lowerToDataflow(
   const draft: DataflowPlan = { view, nodes, output: output.id, fingerprint: '' };
   const fingerprint = createHash('sha256').update(printDataflow(draft)).digest('hex').slice(0, 16);
   return { ...draft, fingerprint };
+}
+
+function planInputs(p: LogicalPlan): readonly LogicalPlan[] {
+  switch (p.kind) {
+    case 'scan':
+    case 'values':
+      return [];
+    case 'filter':
+    case 'project':
+    case 'aggregate':
+    case 'distinct':
+      return [p.input];
+    case 'join':
+    case 'setOp':
+      return [p.left, p.right];
+    case 'union':
+      return p.inputs;
+  }
+}
+
+/** The plan objects reached more than once from the root (iteratively: plans can be deep). */
+function sharedPlans(root: LogicalPlan): Set<LogicalPlan> {
+  const seen = new Set<LogicalPlan>();
+  const shared = new Set<LogicalPlan>();
+  const stack = [root];
+  for (let p = stack.pop(); p !== undefined; p = stack.pop()) {
+    if (seen.has(p)) {
+      shared.add(p);
+      continue;
+    }
+    seen.add(p);
+    stack.push(...planInputs(p));
+  }
+  return shared;
 }
 
 /**

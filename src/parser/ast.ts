@@ -135,7 +135,37 @@ export interface JoinRef {
   readonly pos: Pos;
 }
 
-export type FromItem = TableRef | JoinRef;
+/** `(SELECT …) [AS] alias`, a derived table; PostgreSQL 16 allows it without an alias. */
+export interface SubqueryRef {
+  readonly kind: 'subquery';
+  readonly query: SelectStmt;
+  readonly alias?: string;
+  /** The `(` that opens the subquery. */
+  readonly pos: Pos;
+}
+
+export type FromItem = TableRef | JoinRef | SubqueryRef;
+
+/**
+ * `left UNION|INTERSECT|EXCEPT [ALL] right`, with PostgreSQL's precedence (INTERSECT binds tighter,
+ * the others nest to the left) and parentheses as written.
+ */
+export interface SetOperation {
+  readonly op: 'union' | 'intersect' | 'except';
+  readonly all: boolean;
+  readonly left: SelectStmt;
+  readonly right: SelectStmt;
+  /** The operator's first word. */
+  readonly pos: Pos;
+}
+
+/** `name [(columns)] AS (query)` of a WITH clause (not RECURSIVE). */
+export interface CommonTableExpr {
+  readonly name: string;
+  readonly columns?: readonly { readonly name: string; readonly pos: Pos }[];
+  readonly query: SelectStmt;
+  readonly pos: Pos;
+}
 
 export interface OrderItem {
   readonly expr: Expr;
@@ -145,9 +175,10 @@ export interface OrderItem {
 }
 
 /**
- * One SELECT. Constructs the engine cannot maintain yet (subqueries, set operations, window
- * functions, CTEs) are rejected by the parser adapter with NOT_SUPPORTED; ORDER BY / LIMIT are
- * kept because ad-hoc queries allow them (the planner rejects them in views).
+ * One SELECT, or a set operation of SELECTs (`setOp`), with its WITH clause. Constructs the engine
+ * cannot maintain yet (subqueries outside FROM, window functions, recursive CTEs) are rejected by
+ * the parser adapter with NOT_SUPPORTED; ORDER BY / LIMIT are kept because ad-hoc queries allow
+ * them (the planner rejects them in views).
  */
 export interface SelectStmt {
   readonly kind: 'select';
@@ -161,6 +192,13 @@ export interface SelectStmt {
   readonly orderBy: readonly OrderItem[];
   readonly limit?: Expr;
   readonly offset?: Expr;
+  /**
+   * A set operation: the query is `setOp`, and ORDER BY / LIMIT / OFFSET above apply to its result
+   * (items and the other clauses are then empty).
+   */
+  readonly setOp?: SetOperation;
+  /** WITH: common table expressions visible in this query (and the queries nested in it). */
+  readonly with?: readonly CommonTableExpr[];
   readonly pos: Pos;
 }
 

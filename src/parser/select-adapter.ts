@@ -14,9 +14,11 @@ import type {
   Pos,
   SelectItem,
   SelectStmt,
+  SubqueryRef,
   TableRef,
   TypeName,
 } from './ast.ts';
+import { parseQuery } from './select-adapter/query-structure.ts';
 import { notSupported, parseError, SluiceError } from '../common/errors.ts';
 import {
   booleanLiteral,
@@ -99,11 +101,24 @@ function isOrigin(arg: unknown): arg is Node {
 
 // ── Public entry ─────────────────────────────────────────────────────────────────────────────────
 
-/** Parses the tokens of one SELECT (non-empty, no `;`). Throws SluiceError. */
+/** Parses the tokens of one SELECT statement (non-empty, no `;`). Throws SluiceError. */
 export function parseSelect(tokens: readonly IToken[], maxTokens = Infinity): SelectStmt {
+  // One budget for every plain SELECT of the statement: splitting a query into set operation
+  // branches and subqueries must not hand node-sql-parser more tokens than one SELECT may.
+  const budget = { left: maxTokens };
+  return parseQuery(tokens, (plain, derived) => parsePlainSelect(plain, budget, derived));
+}
+
+/** One plain SELECT (no WITH, no set operation); `derived` maps placeholder names to subqueries. */
+function parsePlainSelect(
+  tokens: readonly IToken[],
+  budget: { left: number },
+  derived: ReadonlyMap<IToken, SelectStmt>,
+): SelectStmt {
   const lists = constantLists(tokens);
   const adapterTokens = renderTokens(tokens, lists);
-  checkParsedTokens(adapterTokens, maxTokens);
+  checkParsedTokens(adapterTokens, budget.left);
+  for (const { render } of adapterTokens) if (render.trim() !== '') budget.left--;
   const base = tokens[0]!.startOffset;
   const last = tokens[tokens.length - 1]!;
   const chars = new Array<string>((last.endOffset ?? last.startOffset) + 1 - base).fill(' ');
@@ -126,7 +141,7 @@ export function parseSelect(tokens: readonly IToken[], maxTokens = Infinity): Se
   }
   const statement = Array.isArray(ast) && ast.length === 1 ? ast[0] : ast;
   if (!isNode(statement) || statement['type'] !== 'select') throw syntaxErrorAt(tokens[0]!);
-  const converter = new Converter(adapterTokens, lists, conditions);
+  const converter = new Converter(adapterTokens, lists, conditions, derived);
   return converter.selectStatement(statement);
 }
 
@@ -220,6 +235,8 @@ class Converter {
     private readonly constantLists: ReadonlyMap<number, number>,
     /** The conditions of ON, which node-sql-parser did not see in the statement. */
     private readonly conditions: Conditions,
+    /** Derived tables in FROM: the placeholder token standing for each, and its query. */
+    private readonly derived: ReadonlyMap<IToken, SelectStmt>,
   ) {
     this.closeOf = matchParens(tokens);
   }
@@ -461,30 +478,53 @@ class Converter {
    * node-sql-parser's FROM list, flat in source order: an entry with `join` joins the entries
    * before it, one without follows a comma. Comma binds looser than JOIN (`a, b JOIN c ON p` is
    * `a × (b ⋈ c)`); both nest to the left. A loop: a FROM list may have thousands of entries.
+   * The right operand of a join that needs ON or USING takes in the joins that follow it before its
+   * own qualifier, as in PostgreSQL: `a JOIN b JOIN c ON x ON y` is `a JOIN (b JOIN c ON x) ON y`.
    */
   private fromList(entries: readonly unknown[], parenthesised: boolean): FromItem {
+    const cursor = { entries, next: 1 };
     let done: FromItem | undefined;
     let comma: Pos | undefined;
     let current = this.fromPrimary(entries[0]);
-    for (let i = 1; i < entries.length; i++) {
-      const entry = entries[i];
+    while (cursor.next < entries.length) {
+      const entry = entries[cursor.next];
       if (!isNode(entry)) this.lost();
       const token = this.peek();
       if (token?.tokenType === Comma) {
         // PostgreSQL: a parenthesised FROM item is a join; `(a, b)` is a syntax error at the comma.
         if (parenthesised || present(entry, 'join')) throw syntaxErrorAt(token);
         this.index++;
+        cursor.next++;
         done = done === undefined ? current : crossJoin(done, current, comma!);
         comma = posOf(token);
         current = this.fromPrimary(entry);
         continue;
       }
-      if (!present(entry, 'join')) this.lost();
-      const operator = this.joinOperator();
-      const right = this.fromPrimary(entry);
-      current = { kind: 'join', ...operator, left: current, right, ...this.joinCondition(operator) };
+      current = this.joinStep(current, cursor);
     }
+    // An ON or USING no join took (`a JOIN b ON p ON q`, `a CROSS JOIN b ON p`).
+    const rest = this.peek();
+    if (isWordText(rest, 'on') || isWordText(rest, 'using')) throw syntaxErrorAt(rest!);
     return done === undefined ? current : crossJoin(done, current, comma!);
+  }
+
+  /** One join of `left` with the next entry (and, for a qualified join, the joins nested in its right operand). */
+  private joinStep(left: FromItem, cursor: { readonly entries: readonly unknown[]; next: number }): JoinRef {
+    const entry = cursor.entries[cursor.next];
+    if (!isNode(entry) || !present(entry, 'join')) this.lost();
+    const operator = this.joinOperator();
+    cursor.next++;
+    let right = this.fromPrimary(entry);
+    if (!operator.natural && operator.joinKind !== 'cross') {
+      while (cursor.next < cursor.entries.length && this.atJoinWord()) right = this.joinStep(right, cursor);
+    }
+    return { kind: 'join', ...operator, left, right, ...this.joinCondition(operator) };
+  }
+
+  /** Whether the cursor is at the first word of a join operator. */
+  private atJoinWord(): boolean {
+    const token = this.peek();
+    return JOIN_WORDS.some((w) => w !== 'outer' && isWordText(token, w));
   }
 
   /** `[NATURAL] [INNER | LEFT|RIGHT|FULL [OUTER]] JOIN` or `CROSS JOIN`, read from our tokens. */
@@ -515,19 +555,15 @@ class Converter {
     const token = this.peek();
     const bare = operator.natural || operator.joinKind === 'cross';
     const on = isWordText(token, 'on');
-    if (on || isWordText(token, 'using')) {
-      if (bare) throw syntaxErrorAt(token!);
-    } else {
-      if (bare) return {};
+    // After NATURAL or CROSS, an ON or USING belongs to an enclosing join (or is an error there).
+    if (bare) return {};
+    if (!on && !isWordText(token, 'using')) {
       throw token !== undefined ? syntaxErrorAt(token) : this.endOfInput();
     }
     this.index++;
     if (on) {
-      const condition = this.onCondition(this.index - 1);
-      // node-sql-parser saw no ON: `ON x USING (y)` reached it as a USING join, `ON x ON y` as ON y.
-      const next = this.peek();
-      if (isWordText(next, 'using') || isWordText(next, 'on')) throw syntaxErrorAt(next!);
-      return { on: condition };
+      // A following ON or USING is the qualifier of an enclosing join, or a syntax error there.
+      return { on: this.onCondition(this.index - 1) };
     }
     this.expect(LParen);
     const using: { name: string; pos: Pos }[] = [];
@@ -579,7 +615,7 @@ class Converter {
     return item;
   }
 
-  private tableRef(entry: Node): TableRef {
+  private tableRef(entry: Node): TableRef | SubqueryRef {
     if (text(entry, 'prefix')?.toLowerCase() === 'lateral') throw notSupported('LATERAL', this.here());
     const inner = child(entry, 'expr');
     if (present(entry, 'ast') || (inner !== undefined && present(inner, 'ast'))) this.subquery();
@@ -598,6 +634,17 @@ class Converter {
       alias = identName(this.name(as !== undefined));
     }
     if (present(entry, 'tablesample')) throw notSupported('TABLESAMPLE', this.here());
+    const subquery = this.derived.get(first);
+    if (subquery !== undefined) {
+      if (this.peek()?.tokenType === LParen)
+        throw notSupported('column aliases of a derived table', this.here());
+      return {
+        kind: 'subquery',
+        query: subquery,
+        ...(alias !== undefined ? { alias } : {}),
+        pos: posOf(first),
+      };
+    }
     return {
       kind: 'table',
       name: identName(first),

@@ -246,7 +246,22 @@ function checkExprs(roots: readonly Expr[], limits: SqlLimits): void {
   }
 }
 
-function checkSelect(query: SelectStmt, limits: SqlLimits): void {
+/** Every SELECT of a query: set operation branches, WITH queries and derived tables too (a loop). */
+function checkSelect(root: SelectStmt, limits: SqlLimits): void {
+  const queries: SelectStmt[] = [root];
+  for (let query = queries.pop(); query !== undefined; query = queries.pop()) {
+    checkOneSelect(query, limits);
+    if (query.setOp !== undefined) queries.push(query.setOp.right, query.setOp.left);
+    for (const cte of query.with ?? []) queries.push(cte.query);
+    const from: FromItem[] = query.from !== undefined ? [query.from] : [];
+    for (let item = from.pop(); item !== undefined; item = from.pop()) {
+      if (item.kind === 'join') from.push(item.right, item.left);
+      else if (item.kind === 'subquery') queries.push(item.query);
+    }
+  }
+}
+
+function checkOneSelect(query: SelectStmt, limits: SqlLimits): void {
   const max = limits.maxSelectItems;
   if (query.items.length > max) {
     throw tooManyItems(`select list has more than ${max} entries`, query.items[max]!.pos);

@@ -9,11 +9,25 @@ import { DEFAULT_SQL_LIMITS } from '../common/limits.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { columnsOf, remapColumns } from '../common/scalar-expr.ts';
 import { T, typeName } from '../common/types.ts';
-import type { Expr, FromItem, JoinRef, Pos, TableRef } from '../parser/ast.ts';
+import type { Expr, FromItem, JoinRef, Pos, SelectStmt, SubqueryRef, TableRef } from '../parser/ast.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
 import type { Scope, ScopeRelation, VisibleColumn } from './bind-expr.ts';
 import { bindEquality, bindExpr, containsAggregate, findAggregate } from './bind-expr.ts';
 import type { LogicalPlan } from './logical-plan.ts';
+
+/** A relation a query computes: a derived table's or a common table expression's result. */
+export interface BoundRelation {
+  readonly plan: LogicalPlan;
+  readonly columns: readonly ColumnMeta[];
+  readonly dependsOn: readonly string[];
+}
+
+/** What FROM can name besides the catalog: the WITH queries in scope, and how to bind a subquery. */
+export interface FromContext {
+  /** Common table expressions by name; each bound once, every reference reads the same plan. */
+  readonly ctes: ReadonlyMap<string, BoundRelation>;
+  readonly bindSubquery: (query: SelectStmt) => BoundRelation;
+}
 
 export interface BoundFrom {
   readonly plan: LogicalPlan;
@@ -39,6 +53,7 @@ export function bindFrom(
   catalog: Catalog,
   viewName: string | undefined,
   maxRelations: number = DEFAULT_SQL_LIMITS.maxFromRelations,
+  context?: FromContext,
 ): BoundFrom {
   const leaves = countLeaves(item, maxRelations);
   if (leaves > maxRelations) {
@@ -48,7 +63,39 @@ export function bindFrom(
   }
   const dependsOn: string[] = [];
   const seenNames = new Set<string>();
+  const addDependencies = (names: readonly string[]): void => {
+    for (const n of names) if (!dependsOn.includes(n)) dependsOn.push(n);
+  };
+  /** A derived table or a WITH query: its bound plan, under the name it is referenced by. */
+  const computed = (relation: BoundRelation, name: string | undefined, pos: Pos): Bound => {
+    if (name !== undefined) {
+      if (seenNames.has(name)) {
+        throw new SluiceError('DUPLICATE_ALIAS', `table name "${name}" specified more than once`, {
+          position: pos,
+        });
+      }
+      seenNames.add(name);
+    }
+    addDependencies(relation.dependsOn);
+    return {
+      plan: relation.plan,
+      // An unnamed derived table: no qualifier reaches its columns, unqualified names do.
+      relations: [{ name: name ?? '', offset: 0, columns: relation.columns }],
+      visible: relation.columns.map((c, i) => ({ name: c.name, expr: col(i, c) })),
+    };
+  };
+  const subquery = (ref: SubqueryRef): Bound => {
+    if (context === undefined) throw new SluiceError('INTERNAL_ERROR', 'a subquery reached FROM unbound');
+    return computed(context.bindSubquery(ref.query), ref.alias, ref.pos);
+  };
   const leaf = (ref: TableRef): Bound => {
+    const cte = context?.ctes.get(ref.name);
+    if (cte !== undefined) {
+      // Conditions are pushed into joins; a WITH query's join is read by others too, so it is
+      // kept whole behind a projection (one shared plan) and conditions stay above it.
+      const shared: BoundRelation = cte.plan.kind === 'join' ? { ...cte, plan: identityOver(cte.plan) } : cte;
+      return computed(shared, ref.alias ?? ref.name, ref.pos);
+    }
     const source = catalog.get(ref.name);
     if (source === undefined) {
       throw new SluiceError('UNKNOWN_TABLE', `relation "${ref.name}" does not exist`, { position: ref.pos });
@@ -85,8 +132,9 @@ export function bindFrom(
       visible: source.columns.map((c, i) => ({ name: c.name, expr: col(i, c) })),
     };
   };
-  const bind = (from: FromItem): Bound => (from.kind === 'table' ? leaf(from) : join(from, bind));
-  if (item.kind === 'table') {
+  const bind = (from: FromItem): Bound =>
+    from.kind === 'table' ? leaf(from) : from.kind === 'subquery' ? subquery(from) : join(from, bind);
+  if (item.kind === 'table' && context?.ctes.get(item.name) === undefined) {
     const single = leaf(item);
     const source = catalog.get(item.name);
     const label =
@@ -105,6 +153,19 @@ export function bindFrom(
       dependsOn,
     };
   }
+  if (item.kind !== 'join') {
+    const single = bind(item);
+    const name = single.relations[0]?.name ?? '';
+    return {
+      plan: single.plan,
+      scope: {
+        relationNames: name === '' ? [] : [name],
+        relationLabel: name === '' ? 'the subquery' : `relation "${name}"`,
+        columns: single.relations[0]?.columns ?? single.plan.columns,
+      },
+      dependsOn,
+    };
+  }
   const bound = bind(item);
   return {
     plan: bound.plan,
@@ -119,11 +180,17 @@ export function bindFrom(
   };
 }
 
+/** The plan's columns as they are, as a projection (a node that conditions are not pushed through). */
+function identityOver(plan: LogicalPlan): LogicalPlan {
+  const exprs = plan.columns.map((c, i) => col(i, c));
+  return { kind: 'project', input: plan, exprs, columns: plan.columns };
+}
+
 function countLeaves(item: FromItem, max: number): number {
   let n = 0;
   const stack: FromItem[] = [item];
   for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
-    if (x.kind === 'table') n += 1;
+    if (x.kind !== 'join') n += 1;
     else stack.push(x.left, x.right);
     if (n > max) break;
   }

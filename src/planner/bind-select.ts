@@ -2,7 +2,7 @@
 // HAVING → Filter, select list → Project, DISTINCT → Distinct. Also derives the output's unique key
 // and rejects what cannot be maintained incrementally (ORDER BY/LIMIT in views) with NOT_SUPPORTED.
 import { SluiceError, notSupported } from '../common/errors.ts';
-import type { Expr, Pos, SelectStmt } from '../parser/ast.ts';
+import type { CommonTableExpr, Expr, Pos, SelectStmt } from '../parser/ast.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { printScalar } from '../common/scalar-expr.ts';
 import { DEFAULT_SQL_LIMITS } from '../common/limits.ts';
@@ -11,7 +11,8 @@ import { T, isNumeric, typeName } from '../common/types.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
 import type { AggregateCall, AggregateFn, LogicalPlan } from './logical-plan.ts';
 import type { Scope, VisibleColumn } from './bind-expr.ts';
-import { bindFrom, whereOver } from './bind-from.ts';
+import { bindFrom, whereOver, type BoundRelation, type FromContext } from './bind-from.ts';
+import { bindSetOperation } from './bind-set-op.ts';
 import {
   bindExpr,
   containsAggregate,
@@ -47,6 +48,15 @@ export interface BindOptions {
   readonly maxSelectItems?: number;
   /** Relations one FROM may join (src/common/limits.ts). */
   readonly maxFromRelations?: number;
+  /** The WITH queries in scope (set by the binder for the queries nested in one). */
+  readonly ctes?: ReadonlyMap<string, BoundRelation>;
+  /** Binding a query nested in a materialized view's (which, like the view, needs a FROM). */
+  readonly inView?: boolean;
+  /**
+   * Binding a nested query: its column names stay as written, repeats included (a reference to a
+   * repeated one is ambiguous, as in PostgreSQL; the enclosing query names its own output).
+   */
+  readonly nested?: boolean;
 }
 
 /**
@@ -75,7 +85,27 @@ function starColumns(scope: Scope): readonly { readonly name: string }[] {
   return scope.visible ?? scope.columns;
 }
 
-export function planKey(plan: LogicalPlan, catalog: Catalog): readonly number[] | null {
+/**
+ * The plan's unique key. Memoized per plan object: a WITH query read twice is one object reached
+ * twice, and a chain of them would otherwise be walked exponentially often.
+ */
+export function planKey(
+  plan: LogicalPlan,
+  catalog: Catalog,
+  memo: Map<LogicalPlan, readonly number[] | null> = new Map(),
+): readonly number[] | null {
+  const known = memo.get(plan);
+  if (known !== undefined || memo.has(plan)) return known ?? null;
+  const key = planKeyOf(plan, catalog, memo);
+  memo.set(plan, key);
+  return key;
+}
+
+function planKeyOf(
+  plan: LogicalPlan,
+  catalog: Catalog,
+  memo: Map<LogicalPlan, readonly number[] | null>,
+): readonly number[] | null {
   switch (plan.kind) {
     case 'scan': {
       const o = catalog.get(plan.source);
@@ -85,9 +115,9 @@ export function planKey(plan: LogicalPlan, catalog: Catalog): readonly number[] 
     case 'values':
       return [];
     case 'filter':
-      return planKey(plan.input, catalog);
+      return planKey(plan.input, catalog, memo);
     case 'project': {
-      const inputKey = planKey(plan.input, catalog);
+      const inputKey = planKey(plan.input, catalog, memo);
       if (inputKey === null) return null;
       const out: number[] = [];
       for (const k of inputKey) {
@@ -102,7 +132,12 @@ export function planKey(plan: LogicalPlan, catalog: Catalog): readonly number[] 
     case 'distinct':
       return plan.columns.map((_, i) => i);
     case 'join':
-      return joinKey(plan, planKey(plan.left, catalog), planKey(plan.right, catalog));
+      return joinKey(plan, planKey(plan.left, catalog, memo), planKey(plan.right, catalog, memo));
+    case 'union':
+      return null;
+    case 'setOp':
+      // The set forms hold each distinct row once; the ALL forms are multisets.
+      return plan.all ? null : plan.columns.map((_, i) => i);
   }
 }
 
@@ -148,6 +183,10 @@ function constInt(e: Expr, what: string): number {
   return Number(b.value);
 }
 
+/**
+ * A query: its WITH queries bound first (each once, in order, each seeing the ones before it), then
+ * a set operation or a plain SELECT over them.
+ */
 export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
   if (options.forView) {
     const first = stmt.orderBy[0];
@@ -159,8 +198,151 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
       );
     if (stmt.limit !== undefined) throw notSupported('LIMIT in a materialized view', stmt.limit.pos);
     if (stmt.offset !== undefined) throw notSupported('OFFSET in a materialized view', stmt.offset.pos);
-    if (stmt.from === undefined) throw notSupported('a materialized view without FROM', stmt.pos);
   }
+  let ctes = options.ctes ?? new Map<string, BoundRelation>();
+  if (stmt.with !== undefined && stmt.with.length > 0) {
+    const scoped = new Map(ctes);
+    for (const cte of stmt.with) {
+      const bound = bindSubquery(cte.query, catalog, { ...options, ctes: scoped }, 'a WITH query');
+      scoped.set(cte.name, renameColumns(bound, cte));
+    }
+    ctes = scoped;
+  }
+  const scoped: BindOptions = { ...options, ctes };
+  if (stmt.setOp !== undefined) {
+    return bindSetQuery(stmt, catalog, scoped, (q) => bindSubquery(q, catalog, scoped, 'a set operation'));
+  }
+  return bindPlainSelect(stmt, catalog, scoped);
+}
+
+/**
+ * A query nested in another (derived table, WITH query, set operation branch): bound like a query
+ * of its own, ORDER BY / LIMIT / OFFSET refused (they would be dropped by the enclosing query).
+ */
+export function bindSubquery(
+  query: SelectStmt,
+  catalog: Catalog,
+  options: BindOptions,
+  what: string,
+): BoundRelation {
+  const first = query.orderBy[0];
+  if (first !== undefined) throw notSupported(`ORDER BY in ${what}`, first.pos, 'order the outer query');
+  if (query.limit !== undefined) throw notSupported(`LIMIT in ${what}`, query.limit.pos);
+  if (query.offset !== undefined) throw notSupported(`OFFSET in ${what}`, query.offset.pos);
+  const { columnNames: _names, ...rest } = options;
+  const inView = options.forView || options.inView === true;
+  const bound = bindSelect(query, catalog, { ...rest, forView: false, inView, nested: true });
+  return { plan: bound.plan, columns: bound.columns, dependsOn: bound.dependsOn };
+}
+
+/** `WITH name (a, b) AS (...)`: the listed names replace the query's first column names. */
+function renameColumns(bound: BoundRelation, cte: CommonTableExpr): BoundRelation {
+  const names = cte.columns;
+  if (names === undefined) return bound;
+  if (names.length > bound.columns.length) {
+    throw new SluiceError(
+      'INVALID_DEFINITION',
+      `WITH query "${cte.name}" has ${bound.columns.length} columns available but ${names.length} columns specified`,
+      { position: names[bound.columns.length]!.pos },
+    );
+  }
+  const columns = bound.columns.map((c, i) => ({ ...c, name: names[i]?.name ?? c.name }));
+  const exprs: ScalarExpr[] = bound.columns.map((c, i) => ({
+    kind: 'col',
+    index: i,
+    name: c.name,
+    type: c.type,
+  }));
+  return { ...bound, plan: { kind: 'project', input: bound.plan, exprs, columns }, columns };
+}
+
+/**
+ * A set operation as a whole query: its columns named as the view lists them, and ORDER BY (an
+ * output column's name or ordinal, as PostgreSQL allows after a set operation), LIMIT and OFFSET.
+ */
+function bindSetQuery(
+  stmt: SelectStmt,
+  catalog: Catalog,
+  options: BindOptions,
+  bindBranch: (query: SelectStmt) => BoundRelation,
+): BoundQuery {
+  const bound = bindSetOperation(stmt, bindBranch);
+  const names = bound.columns.map((c) => c.name);
+  if (options.columnNames !== undefined) {
+    if (options.columnNames.length > names.length) {
+      throw new SluiceError(
+        'INVALID_DEFINITION',
+        `view "${options.viewName ?? ''}" has ${names.length} columns but ${options.columnNames.length} column names were given`,
+        { position: stmt.pos },
+      );
+    }
+    options.columnNames.forEach((n, i) => (names[i] = n));
+  }
+  if (options.forView) {
+    const seen = new Set<string>();
+    for (const n of names) {
+      if (seen.has(n)) {
+        throw new SluiceError('DUPLICATE_COLUMN', `column "${n}" specified more than once`, {
+          position: stmt.pos,
+          hint: "give the first branch's columns distinct names with AS, or list the view's column names",
+        });
+      }
+      seen.add(n);
+    }
+  } else uniqueColumnNames(names).forEach((n, i) => (names[i] = n));
+  const columns = bound.columns.map((c, i) => ({ ...c, name: names[i] as string }));
+  const plan = { ...bound.plan, columns } as LogicalPlan;
+  const orderBy: OrderKey[] = stmt.orderBy.map((o) => {
+    let index = -1;
+    if (o.expr.kind === 'literal' && o.expr.literalType === 'integer') {
+      index = Number(o.expr.value) - 1;
+      if (index < 0 || index >= columns.length) {
+        throw new SluiceError(
+          'INVALID_DEFINITION',
+          `ORDER BY position ${String(o.expr.value)} is not in select list`,
+          { position: o.pos },
+        );
+      }
+    } else if (o.expr.kind === 'column' && o.expr.table === undefined) {
+      const name = o.expr.name;
+      const matches = columns.flatMap((c, i) => (c.name === name ? [i] : []));
+      if (matches.length > 1)
+        throw new SluiceError('AMBIGUOUS_COLUMN', `ORDER BY "${name}" is ambiguous`, { position: o.pos });
+      index = matches[0] ?? -1;
+    }
+    if (index < 0) {
+      throw new SluiceError('INVALID_DEFINITION', 'invalid UNION/INTERSECT/EXCEPT ORDER BY clause', {
+        position: o.pos,
+        detail: 'only result column names or positions can be used, not expressions or functions',
+      });
+    }
+    return { index, desc: o.desc, nullsFirst: o.nulls === undefined ? o.desc : o.nulls === 'first' };
+  });
+  const limit = stmt.limit === undefined ? undefined : constInt(stmt.limit, 'LIMIT');
+  const offset = stmt.offset === undefined ? undefined : constInt(stmt.offset, 'OFFSET');
+  return {
+    plan,
+    columns,
+    key: planKey(plan, catalog),
+    dependsOn: bound.dependsOn,
+    orderBy,
+    ...(limit !== undefined ? { limit } : {}),
+    ...(offset !== undefined ? { offset } : {}),
+  };
+}
+
+function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
+  if (options.forView && stmt.from === undefined) {
+    throw notSupported('a materialized view without FROM', stmt.pos);
+  }
+  if (options.inView === true && stmt.from === undefined) {
+    throw notSupported('a SELECT without FROM inside a materialized view', stmt.pos);
+  }
+  const ctes = options.ctes ?? new Map<string, BoundRelation>();
+  const context: FromContext = {
+    ctes,
+    bindSubquery: (query) => bindSubquery(query, catalog, options, 'a subquery in FROM'),
+  };
 
   // FROM, then WHERE (pushed into the FROM's joins where it can be)
   let plan: LogicalPlan;
@@ -170,7 +352,7 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     plan = { kind: 'values', columns: [] };
     scope = null;
   } else {
-    const from = bindFrom(stmt.from, catalog, options.viewName, options.maxFromRelations);
+    const from = bindFrom(stmt.from, catalog, options.viewName, options.maxFromRelations, context);
     plan = from.plan;
     scope = from.scope;
     dependsOn.push(...from.dependsOn);
@@ -236,8 +418,12 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
           items.push({ expr: visibleColumnExpr(v, scope, item.pos, preBound), name: v.name, pos: item.pos });
         }
       } else {
-        for (const c of scope.columns)
-          items.push({ expr: { kind: 'column', name: c.name, pos: item.pos }, name: c.name, pos: item.pos });
+        // Bound by position: a derived table may repeat a column name, which `*` still reaches.
+        scope.columns.forEach((c, index) => {
+          const expr: Expr = { kind: 'column', name: c.name, pos: item.pos };
+          preBound.set(expr, { kind: 'col', index, name: c.name, type: c.type });
+          items.push({ expr, name: c.name, pos: item.pos });
+        });
       }
     } else {
       items.push({ expr: item.expr, name: item.alias ?? defaultColumnName(item.expr), pos: item.pos });
@@ -448,7 +634,9 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     }
     options.columnNames.forEach((n, i) => (names[i] = n));
   }
-  if (!options.forView) {
+  if (options.nested === true) {
+    // names as written
+  } else if (!options.forView) {
     uniqueColumnNames(names).forEach((n, i) => (names[i] = n));
   } else {
     const seen = new Map<string, number>();

@@ -59,7 +59,30 @@ export type LogicalPlan =
       readonly rightKeys: readonly ScalarExpr[];
       readonly residual: ScalarExpr | null;
       readonly columns: readonly ColumnMeta[];
+    }
+  /** UNION ALL: every input's rows (inputs of one column layout, already cast to the output types). */
+  | {
+      readonly kind: 'union';
+      readonly inputs: readonly LogicalPlan[];
+      readonly columns: readonly ColumnMeta[];
+    }
+  /**
+   * UNION, INTERSECT [ALL], EXCEPT [ALL] over whole rows (NULLs equal): with `all`, a row `a` times
+   * on the left and `b` times on the right appears min(a, b) times (INTERSECT ALL) or max(a − b, 0)
+   * times (EXCEPT ALL); without, once when a + b > 0, both > 0, or a > 0 and b = 0.
+   */
+  | {
+      readonly kind: 'setOp';
+      readonly op: 'union' | 'intersect' | 'except';
+      readonly all: boolean;
+      readonly left: LogicalPlan;
+      readonly right: LogicalPlan;
+      readonly columns: readonly ColumnMeta[];
     };
+
+function printPlan(plan: LogicalPlan, indent: number, printed: Set<LogicalPlan>): string {
+  return printLogicalPlan(plan, indent, printed);
+}
 
 function cols(columns: readonly ColumnMeta[]): string {
   return columns.map((c) => `${c.name}:${typeName(c.type)}`).join(', ');
@@ -70,9 +93,15 @@ export function printAggregate(a: AggregateCall): string {
   return `${a.fn}(${a.distinct ? 'distinct ' : ''}${a.arg === undefined ? '' : printScalar(a.arg)})`;
 }
 
-/** Deterministic, indented print for EXPLAIN. */
-export function printLogicalPlan(plan: LogicalPlan, indent = 0): string {
+/**
+ * Deterministic, indented print for EXPLAIN. A plan object reached again (a WITH query read
+ * several times) is printed once, then named.
+ */
+export function printLogicalPlan(plan: LogicalPlan, indent = 0, printed = new Set<LogicalPlan>()): string {
   const pad = '  '.repeat(indent);
+  if (printed.has(plan)) return `${pad}(the same plan as above: computed once, read again here)`;
+  if (plan.kind !== 'scan' && plan.kind !== 'values') printed.add(plan);
+  const printLogicalPlan = (p: LogicalPlan, i: number): string => printPlan(p, i, printed);
   switch (plan.kind) {
     case 'scan':
       return `${pad}Scan ${plan.sourceKind} ${plan.source} [${cols(plan.columns)}]`;
@@ -94,5 +123,12 @@ export function printLogicalPlan(plan: LogicalPlan, indent = 0): string {
       const residual = plan.residual === null ? '' : ` residual ${printScalar(plan.residual)}`;
       return `${pad}Join ${plan.joinKind} ${on}${residual}\n${printLogicalPlan(plan.left, indent + 1)}\n${printLogicalPlan(plan.right, indent + 1)}`;
     }
+    case 'union':
+      return [
+        `${pad}Union all [${cols(plan.columns)}]`,
+        ...plan.inputs.map((p) => printLogicalPlan(p, indent + 1)),
+      ].join('\n');
+    case 'setOp':
+      return `${pad}${plan.op[0]!.toUpperCase()}${plan.op.slice(1)}${plan.all ? ' all' : ''} [${cols(plan.columns)}]\n${printLogicalPlan(plan.left, indent + 1)}\n${printLogicalPlan(plan.right, indent + 1)}`;
   }
 }

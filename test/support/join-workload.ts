@@ -36,7 +36,7 @@ import {
   type TableSpec,
 } from './sqlite-oracle.ts';
 
-export const JOIN_GENERATOR_VERSION = 1;
+export const JOIN_GENERATOR_VERSION = 2;
 
 // ---------------------------------------------------------------------------------------------------
 // Schema
@@ -401,6 +401,34 @@ export const JOIN_TEMPLATES = [
   // A FULL JOIN of two views whose keys can be NULL (GROUP BY / DISTINCT NULL groups): bug 1, fixed on
   // main by f840452 (test/join-regressions.test.ts has the reproducer).
   'join_of_views_full',
+  // Nested join syntax (`a JOIN b JOIN c ON … ON …`); SQLite gets the same tree in parentheses.
+  'nested_left_inner',
+  'nested_full_left',
+  'nested_right_cross',
+  // Set operations (SQLite has no INTERSECT/EXCEPT ALL, no parentheses and no INTERSECT precedence:
+  // it gets the same query spelled with derived tables and ROW_NUMBER()).
+  'union_all',
+  'union_set',
+  'intersect_set',
+  'except_set',
+  'intersect_all',
+  'except_all',
+  'setop_precedence',
+  'setop_parens',
+  'setop_types',
+  'setop_join_branch',
+  'view_over_setop',
+  'setop_over_views',
+  // Derived tables in FROM and WITH queries (a WITH query read twice is computed once).
+  'derived_agg_join',
+  'derived_nested',
+  'derived_unaliased',
+  'derived_left_view',
+  'derived_setop_agg',
+  'cte_twice',
+  'cte_chain',
+  'cte_setop',
+  'cte_columns',
 ] as const;
 
 export type JoinTemplate = (typeof JOIN_TEMPLATES)[number];
@@ -781,6 +809,152 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
           `WHERE t1.k = t2.k AND t1.j = t2.j`,
       );
     }
+    case 'nested_left_inner':
+    case 'nested_full_left':
+    case 'nested_right_cross': {
+      const z = rng.pick(ts);
+      const Z = z.name;
+      const [outer, inner] =
+        template === 'nested_left_inner'
+          ? ['LEFT JOIN', 'JOIN']
+          : template === 'nested_full_left'
+            ? ['FULL JOIN', 'LEFT JOIN']
+            : ['RIGHT JOIN', 'CROSS JOIN'];
+      const innerOn = inner === 'CROSS JOIN' ? '' : ` ON t2.k = t3.k AND t2.j = t3.j`;
+      const outerOn = `ON t1.k = t2.k AND t1.j = ${inner === 'CROSS JOIN' ? 't3.j' : 't2.j'}`;
+      const select = `SELECT t1.k AS k1, t1.${vCol(x)} AS v1, t2.k AS k2, t2.${vCol(y)} AS v2, t3.${vCol(z)} AS v3 `;
+      const nested = `FROM ${X} t1 ${outer} ${Y} t2 ${inner} ${Z} t3${innerOn} ${outerOn}`;
+      const parenthesised = `FROM ${X} t1 ${outer} (${Y} t2 ${inner} ${Z} t3${innerOn}) ${outerOn}`;
+      return one(select + nested, { sqlite: select + parenthesised });
+    }
+    case 'union_all':
+    case 'union_set':
+    case 'intersect_set':
+    case 'except_set':
+    case 'intersect_all':
+    case 'except_all': {
+      const [op, all] = {
+        union_all: ['UNION', true],
+        union_set: ['UNION', false],
+        intersect_set: ['INTERSECT', false],
+        except_set: ['EXCEPT', false],
+        intersect_all: ['INTERSECT', true],
+        except_all: ['EXCEPT', true],
+      }[template] as [string, boolean];
+      const left = `SELECT k, j FROM ${X} WHERE ${vCol(x)} IS NULL OR ${vCol(x)} > ${c}`;
+      const right = `SELECT k AS k2, j FROM ${Y}`;
+      const sql = `${left} ${op}${all ? ' ALL' : ''} ${right}`;
+      return one(sql, { sqlite: op === 'UNION' || !all ? sql : sqliteSetAll(op, left, right, ['k', 'j']) });
+    }
+    case 'setop_precedence': {
+      const z = rng.pick(ts);
+      // PostgreSQL: X ∪ (Y ∩ Z); SQLite would read (X ∪ Y) ∩ Z.
+      const [a, b, cc] = [`SELECT k FROM ${X}`, `SELECT k FROM ${Y}`, `SELECT k FROM ${z.name} WHERE j = 0`];
+      const op = rng.pick(['UNION', 'EXCEPT']);
+      return one(`${a} ${op} ${b} INTERSECT ${cc}`, {
+        sqlite: `${a} ${op} SELECT * FROM (${b} INTERSECT ${cc})`,
+      });
+    }
+    case 'setop_parens': {
+      const z = rng.pick(ts);
+      const a = `SELECT k, j FROM ${X}`;
+      const b = `SELECT k, j FROM ${Y} WHERE ${vCol(y)} < ${c}`;
+      const cc = `SELECT k, j FROM ${z.name}`;
+      return one(`(${a} EXCEPT ${b}) UNION ALL (${cc} INTERSECT ALL ${a})`, {
+        sqlite: `SELECT * FROM (${a} EXCEPT ${b}) UNION ALL SELECT * FROM (${sqliteSetAll('INTERSECT', cc, a, ['k', 'j'])})`,
+      });
+    }
+    case 'setop_types': {
+      // integer/smallint/bigint columns, NULL and text literals unified by the first branch's types.
+      const sql =
+        `SELECT k, ${wCol(x)} AS w, NULL AS extra FROM ${X} UNION ALL ` +
+        `SELECT j, 'lit', ${vCol(y)} FROM ${Y} UNION ALL SELECT ${vCol(y)}, ${wCol(y)}, NULL FROM ${Y} WHERE k = 0`;
+      return one(sql);
+    }
+    case 'setop_join_branch': {
+      const z = rng.pick(ts);
+      const left = `SELECT ${X}.k AS k, ${Y}.j AS j FROM ${X} JOIN ${Y} ON ${X}.k = ${Y}.k`;
+      const right = `SELECT k, j FROM ${z.name}`;
+      const op = rng.pick(['EXCEPT', 'INTERSECT']);
+      return one(`${left} ${op} ALL ${right}`, { sqlite: sqliteSetAll(op, left, right, ['k', 'j']) });
+    }
+    case 'view_over_setop': {
+      const base = ctx.name();
+      const op = rng.pick(['UNION ALL', 'UNION', 'EXCEPT', 'INTERSECT ALL']);
+      const l = `SELECT k, j FROM ${X}`;
+      const r = `SELECT k, j FROM ${Y}`;
+      const baseSql = `${l} ${op} ${r}`;
+      const baseSqlite = op === 'INTERSECT ALL' ? sqliteSetAll('INTERSECT', l, r, ['k', 'j']) : baseSql;
+      const top = ctx.name();
+      const topSql = `SELECT k, COUNT(*) AS n, SUM(j) AS s FROM ${base} GROUP BY k`;
+      return [
+        { name: base, sql: baseSql, sqlite: baseSqlite, template: `${template}(base)` },
+        { name: top, sql: topSql, sqlite: topSql, template },
+      ];
+    }
+    case 'setop_over_views': {
+      const b1 = ctx.name();
+      const b1Sql = `SELECT k, COUNT(*) AS n FROM ${X} GROUP BY k`;
+      const b2 = ctx.name();
+      const b2Sql = `SELECT k, COUNT(*) AS n FROM ${Y} GROUP BY k`;
+      const top = ctx.name();
+      const op = rng.pick(['EXCEPT', 'INTERSECT', 'UNION', 'UNION ALL']);
+      const topSql = `SELECT k, n FROM ${b1} ${op} SELECT k, n FROM ${b2}`;
+      return [
+        { name: b1, sql: b1Sql, sqlite: b1Sql, template: `${template}(base)` },
+        { name: b2, sql: b2Sql, sqlite: b2Sql, template: `${template}(base)` },
+        { name: top, sql: topSql, sqlite: topSql, template },
+      ];
+    }
+    case 'derived_agg_join':
+      return one(
+        `SELECT s.k AS k, s.n AS n, ${Y}.${vCol(y)} AS v FROM (SELECT k, COUNT(*) AS n FROM ${X} GROUP BY k) AS s ` +
+          `${rng.pick(['JOIN', 'LEFT JOIN', 'FULL JOIN'])} ${Y} ON s.k = ${Y}.k`,
+      );
+    case 'derived_nested':
+      return one(
+        `SELECT u.k AS k, u.j AS j, u.v AS v FROM (SELECT t.k, t.j, t.${vCol(x)} AS v FROM ` +
+          `(SELECT k, j, ${vCol(x)} FROM ${X} WHERE ${vCol(x)} > ${c}) t WHERE t.j IS NOT NULL) u`,
+      );
+    case 'derived_unaliased':
+      // PostgreSQL 16 allows a derived table without an alias.
+      return one(`SELECT k, j FROM (SELECT k, j FROM ${X} WHERE k IS NOT NULL) WHERE j >= 0`);
+    case 'derived_left_view': {
+      const base = ctx.name();
+      const baseSql = `SELECT k, SUM(${vCol(y)}) AS s FROM ${Y} GROUP BY k`;
+      const top = ctx.name();
+      const topSql =
+        `SELECT ${X}.k AS k, ${X}.${vCol(x)} AS v, dd.s AS s FROM ${X} LEFT JOIN ` +
+        `(SELECT k, s FROM ${base} WHERE s IS NOT NULL) dd ON ${X}.k = dd.k`;
+      return [
+        { name: base, sql: baseSql, sqlite: baseSql, template: `${template}(base)` },
+        { name: top, sql: topSql, sqlite: topSql, template },
+      ];
+    }
+    case 'derived_setop_agg':
+      return one(
+        `SELECT k, COUNT(*) AS n, SUM(j) AS s FROM (SELECT k, j FROM ${X} UNION ALL SELECT k, j FROM ${Y}) u GROUP BY k`,
+      );
+    case 'cte_twice':
+      return one(
+        `WITH cx AS (SELECT k, COUNT(*) AS n FROM ${X} GROUP BY k) ` +
+          `SELECT c1.k AS k, c1.n AS n, c2.n AS n2 FROM cx c1 LEFT JOIN cx c2 ON c2.k = c1.k + 1`,
+      );
+    case 'cte_chain':
+      return one(
+        `WITH cx AS (SELECT k, j, ${vCol(x)} AS v FROM ${X} WHERE ${vCol(x)} IS NOT NULL), ` +
+          `dx AS (SELECT k, MAX(v) AS m FROM cx GROUP BY k) ` +
+          `SELECT cx.k AS k, cx.j AS j, dx.m AS m FROM cx JOIN dx ON cx.k = dx.k JOIN ${Y} ON ${Y}.k = dx.k`,
+      );
+    case 'cte_setop':
+      return one(
+        `WITH cx AS (SELECT k, j FROM ${X}) SELECT k, j FROM cx EXCEPT SELECT k, j FROM ${Y} ` +
+          `UNION SELECT k, j FROM cx WHERE j = 0`,
+      );
+    case 'cte_columns':
+      return one(
+        `WITH cx (kk, total) AS (SELECT k, SUM(${vCol(x)}) FROM ${X} GROUP BY k) SELECT kk, total FROM cx WHERE total > ${c}`,
+      );
     case 'join_of_views':
     case 'join_of_views_full': {
       const b1 = ctx.name();
@@ -796,6 +970,18 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
       ];
     }
   }
+}
+
+/**
+ * INTERSECT ALL / EXCEPT ALL as SQLite can run them: each copy of a row numbered within its equals,
+ * so the set operation on (row, copy number) keeps min(a, b) or max(a − b, 0) copies.
+ */
+function sqliteSetAll(op: string, left: string, right: string, columns: readonly string[]): string {
+  const cs = columns.map((_, i) => `c${i}`).join(', ');
+  const numbered = (q: string): string =>
+    `SELECT ${cs}, ROW_NUMBER() OVER (PARTITION BY ${cs}) AS rn FROM (WITH q0(${cs}) AS (${q}) SELECT * FROM q0)`;
+  const named = columns.map((c, i) => `c${i} AS ${c}`).join(', ');
+  return `SELECT ${named} FROM (${numbered(left)} ${op} ${numbered(right)})`;
 }
 
 export interface JoinScenario {
@@ -1002,7 +1188,14 @@ export function joinReplayCommand(seed: number): string {
  * Compares an ad-hoc SELECT's result (engine) with SQLite's rows: as multisets, or in order when the
  * query has ORDER BY (such queries order by every output column, so the order is determined).
  */
-export function compareAdHoc(engine: EngineLike, oracle: SqliteOracle, sql: string, ctx: () => string): void {
+export function compareAdHoc(
+  engine: EngineLike,
+  oracle: SqliteOracle,
+  sql: string,
+  ctx: () => string,
+  /** The same query as SQLite spells it, when that differs. */
+  sqliteSql: string = sql,
+): void {
   let res;
   try {
     res = engine.execute(sql)[0];
@@ -1011,7 +1204,7 @@ export function compareAdHoc(engine: EngineLike, oracle: SqliteOracle, sql: stri
     throw new Error(`ad-hoc ${sql} failed: ${detail}\n${ctx()}`, { cause: e });
   }
   const columns = res?.columns ?? [];
-  const stmt = oracle.db.prepare(sql);
+  const stmt = oracle.db.prepare(sqliteSql);
   const sqliteNames = stmt.columns().map((c) => c.name);
   const names = columns.map((c) => c.name);
   if (names.join(',') !== sqliteNames.join(',')) {
@@ -1155,7 +1348,13 @@ export function runJoinDifferential(seed: number, options: JoinRunOptions): Join
         for (let i = 0; i < created; i++) {
           const v = scenario.views[i]!;
           if (options.sqliteOverride !== undefined) continue;
-          compareAdHoc(engine, oracle, v.sql, () => `ad-hoc of ${v.name} (${v.template})\n${context()}`);
+          compareAdHoc(
+            engine,
+            oracle,
+            v.sql,
+            () => `ad-hoc of ${v.name} (${v.template})\n${context()}`,
+            v.sqlite,
+          );
           adHoc++;
         }
         compareAdHoc(engine, oracle, randomAdHoc(rng, schema), context);

@@ -27,6 +27,8 @@ const ROLE: Record<DataflowNodeJson['kind'], string> = {
   reduce: 'Reduce + Merge · per key',
   distinct: 'Distinct · row → count',
   join: 'Join · both inputs arranged by key',
+  union: 'Union all · stateless',
+  setop: 'Set operation · row → count per side',
   output: 'Output · view state + changelog',
 };
 
@@ -65,6 +67,10 @@ function detailOf(n: DataflowNodeJson): Detail {
       for (const a of n.aggregates) lines.push(`${a.text} · ${a.strategy}`);
       break;
     case 'distinct':
+    case 'union':
+      break;
+    case 'setop':
+      lines.push(n.op);
       break;
     case 'join':
       lines.push(`${n.joinKind} join`);

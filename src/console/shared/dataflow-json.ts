@@ -56,6 +56,12 @@ export type DataflowNodeJson =
       readonly fused: FusedMapJson | null;
     })
   | (NodeBase & { readonly kind: 'distinct' })
+  | (NodeBase & { readonly kind: 'union' })
+  | (NodeBase & {
+      readonly kind: 'setop';
+      /** e.g. `intersect all`. */
+      readonly op: string;
+    })
   | (NodeBase & {
       readonly kind: 'join';
       readonly joinKind: 'inner' | 'left' | 'right' | 'full';

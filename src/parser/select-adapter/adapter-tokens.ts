@@ -167,8 +167,12 @@ export const ON_ENDS = new Set([
  */
 export function onConditions(tokens: readonly IToken[]): Map<number, number> {
   const conditions = new Map<number, number>();
+  let lastEnd = -1;
   for (let i = 0; i < tokens.length; i++) {
-    if (!isWordText(tokens[i], 'on') || !followsJoin(tokens, i)) continue;
+    // An ON right after another join's condition is the outer qualifier of a nested join
+    // (`a JOIN b JOIN c ON x ON y`), as is one after a nested join's USING list.
+    const nested = lastEnd === i || followsUsing(tokens, i);
+    if (!isWordText(tokens[i], 'on') || !(nested || followsJoin(tokens, i))) continue;
     let depth = 0;
     let j = i + 1;
     for (; j < tokens.length; j++) {
@@ -182,9 +186,21 @@ export function onConditions(tokens: readonly IToken[]): Map<number, number> {
       }
     }
     if (j > i + 1) conditions.set(i, j);
+    lastEnd = j;
     i = j - 1; // an ON inside a condition (in a subquery) is part of it
   }
   return conditions;
+}
+
+/** Whether the ON at tokens[on] follows `JOIN relation USING (names)` (a nested join's qualifier). */
+function followsUsing(tokens: readonly IToken[], on: number): boolean {
+  if (!isWordText(tokens[on], 'on') || tokens[on - 1]?.tokenType !== RParen) return false;
+  for (let i = on - 2; i >= 0; i--) {
+    const token = tokens[i]!;
+    if (token.tokenType === LParen) return isWordText(tokens[i - 1], 'using');
+    if (token.tokenType !== Comma && !isWord(token) && token.tokenType !== QuotedIdent) return false;
+  }
+  return false;
 }
 
 /** Whether the ON at tokens[on] follows `JOIN relation` (any other ON is left to node-sql-parser). */

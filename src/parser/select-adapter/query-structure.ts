@@ -1,0 +1,389 @@
+// The structure of a query above its SELECTs, read from our tokens before node-sql-parser sees any:
+// WITH and its common table expressions, set operations (UNION/INTERSECT/EXCEPT [ALL], with
+// PostgreSQL's precedence: INTERSECT binds tighter, the others nest to the left, parentheses as
+// written) and derived tables in FROM. Each plain SELECT is handed to the adapter on its own, a
+// derived table replaced by one placeholder name whose token maps to the parsed subquery, so every
+// position in an error is still the one in the submitted text.
+import type { IToken } from 'chevrotain';
+import type { CommonTableExpr, Pos, SelectStmt, SetOperation } from '../ast.ts';
+import { notSupported, parseError, SluiceError } from '../../common/errors.ts';
+import {
+  Comma,
+  endPosOf,
+  identName,
+  Ident,
+  Identifier,
+  isType,
+  isWordText,
+  LParen,
+  NumberLit,
+  posOf,
+  QuotedIdent,
+  RParen,
+  Select,
+  syntaxErrorAt,
+} from '../lexer.ts';
+
+/** Parses one plain SELECT's tokens; `derived` maps placeholder tokens to their subqueries. */
+export type SimpleSelectParser = (
+  tokens: readonly IToken[],
+  derived: ReadonlyMap<IToken, SelectStmt>,
+) => SelectStmt;
+
+/**
+ * SELECTs one statement may hold (set operation branches, derived tables, WITH queries): each is
+ * handed to node-sql-parser on its own, which costs about a millisecond a call, and each adds a
+ * level the binder and lowering walk.
+ */
+export const MAX_SELECTS = 64;
+
+const SET_WORDS = ['union', 'intersect', 'except'] as const;
+/** Words that end a FROM clause at its own level. */
+const FROM_ENDS = [
+  'where',
+  'group',
+  'having',
+  'order',
+  'limit',
+  'offset',
+  'window',
+  'fetch',
+  'for',
+  'union',
+  'intersect',
+  'except',
+];
+const TAIL_WORDS = ['order', 'limit', 'offset', 'fetch'];
+
+function setWord(token: IToken | undefined): (typeof SET_WORDS)[number] | undefined {
+  return SET_WORDS.find((w) => isWordText(token, w));
+}
+
+/** Parses a whole query (tokens of one SELECT statement, no `;`). Throws SluiceError. */
+export function parseQuery(tokens: readonly IToken[], simple: SimpleSelectParser): SelectStmt {
+  // Counted on the tokens first, so that a statement over the limit costs no parsing at all.
+  let selects = 0;
+  for (const token of tokens) {
+    if (isType(token, Select) && ++selects > MAX_SELECTS) {
+      throw new SluiceError('TOO_MANY_ITEMS', `a statement can hold at most ${MAX_SELECTS} SELECTs`, {
+        position: posOf(token),
+        hint: 'set operation branches, subqueries and WITH queries each count; build on views instead',
+      });
+    }
+  }
+  return new QueryReader(tokens, simple).query(0, tokens.length);
+}
+
+interface Operand {
+  readonly query: SelectStmt;
+  /** A plain SELECT (not in parentheses): its ORDER BY / LIMIT belong to an enclosing set operation. */
+  readonly plain: boolean;
+  readonly pos: Pos;
+}
+
+class QueryReader {
+  private readonly closeOf: Int32Array;
+
+  constructor(
+    private readonly tokens: readonly IToken[],
+    private readonly simple: SimpleSelectParser,
+  ) {
+    this.closeOf = new Int32Array(tokens.length).fill(-1);
+    const stack: number[] = [];
+    tokens.forEach((tok, i) => {
+      if (tok.tokenType === LParen) stack.push(i);
+      else if (tok.tokenType === RParen) {
+        const open = stack.pop();
+        if (open !== undefined) this.closeOf[open] = i;
+      }
+    });
+  }
+
+  private endOfInput(hi: number): SluiceError {
+    const last = this.tokens[Math.min(hi, this.tokens.length) - 1]!;
+    return parseError('syntax error at end of input', endPosOf(last));
+  }
+
+  private unexpected(at: number, hi: number): SluiceError {
+    return at < hi ? syntaxErrorAt(this.tokens[at]!) : this.endOfInput(hi);
+  }
+
+  /** The `)` closing the `(` at `open`, inside [open, hi). */
+  private close(open: number, hi: number): number {
+    const close = this.closeOf[open] ?? -1;
+    if (close < 0 || close >= hi) throw this.endOfInput(hi);
+    return close;
+  }
+
+  /** `[WITH ...] body` in [lo, hi). */
+  query(lo: number, hi: number): SelectStmt {
+    if (lo >= hi) throw this.unexpected(lo, hi);
+    if (!isWordText(this.tokens[lo], 'with')) return this.setExpression(lo, hi);
+    let p = lo + 1;
+    if (isWordText(this.tokens[p], 'recursive')) {
+      throw notSupported('WITH RECURSIVE', posOf(this.tokens[p]!), 'only non-recursive WITH is supported');
+    }
+    const ctes: CommonTableExpr[] = [];
+    for (;;) {
+      const nameToken = this.tokens[p];
+      if (p >= hi || !(isType(nameToken, Ident) || nameToken?.tokenType === QuotedIdent)) {
+        throw this.unexpected(p, hi);
+      }
+      const name = identName(nameToken!);
+      if (ctes.some((c) => c.name === name)) {
+        throw new SluiceError('DUPLICATE_ALIAS', `WITH query name "${name}" specified more than once`, {
+          position: posOf(nameToken!),
+        });
+      }
+      p++;
+      let columns: { name: string; pos: Pos }[] | undefined;
+      if (this.tokens[p]?.tokenType === LParen) {
+        const close = this.close(p, hi);
+        columns = [];
+        for (let i = p + 1; ; i += 2) {
+          const column = this.tokens[i];
+          if (i >= close || !(isType(column, Ident) || column?.tokenType === QuotedIdent)) {
+            throw this.unexpected(i, hi);
+          }
+          columns.push({ name: identName(column!), pos: posOf(column!) });
+          if (i + 1 === close) break;
+          if (this.tokens[i + 1]?.tokenType !== Comma) throw this.unexpected(i + 1, hi);
+        }
+        p = close + 1;
+      }
+      if (!isWordText(this.tokens[p], 'as')) throw this.unexpected(p, hi);
+      p++;
+      if (isWordText(this.tokens[p], 'not') && isWordText(this.tokens[p + 1], 'materialized')) p += 2;
+      else if (isWordText(this.tokens[p], 'materialized')) p++;
+      if (this.tokens[p]?.tokenType !== LParen || p >= hi) throw this.unexpected(p, hi);
+      const close = this.close(p, hi);
+      const query = this.query(p + 1, close);
+      ctes.push({ name, ...(columns !== undefined ? { columns } : {}), query, pos: posOf(nameToken!) });
+      p = close + 1;
+      if (this.tokens[p]?.tokenType === Comma && p < hi) {
+        p++;
+        continue;
+      }
+      break;
+    }
+    if (isWordText(this.tokens[p], 'with')) throw syntaxErrorAt(this.tokens[p]!);
+    const body = this.setExpression(p, hi);
+    return { ...body, with: [...ctes, ...(body.with ?? [])] };
+  }
+
+  /** Operands joined by set operators in [lo, hi), then an optional ORDER BY / LIMIT tail. */
+  private setExpression(lo: number, hi: number): SelectStmt {
+    const operands: Operand[] = [];
+    const ops: { op: SetOperation['op']; all: boolean; pos: Pos; token: IToken }[] = [];
+    let p = lo;
+    let tail: SelectStmt | undefined;
+    let tailToken: IToken | undefined;
+    for (;;) {
+      if (p >= hi) throw this.endOfInput(hi);
+      const token = this.tokens[p]!;
+      if (token.tokenType === LParen) {
+        const close = this.close(p, hi);
+        operands.push({ query: this.query(p + 1, close), plain: false, pos: posOf(token) });
+        p = close + 1;
+      } else if (isType(token, Select)) {
+        let end = p;
+        let depth = 0;
+        for (; end < hi; end++) {
+          const t = this.tokens[end]!;
+          if (t.tokenType === LParen) depth++;
+          else if (t.tokenType === RParen) depth--;
+          else if (depth === 0 && setWord(t) !== undefined) break;
+        }
+        operands.push({ query: this.plainSelect(p, end), plain: true, pos: posOf(token) });
+        p = end;
+      } else throw syntaxErrorAt(token);
+      if (p >= hi) break;
+      const next = this.tokens[p]!;
+      const op = setWord(next);
+      if (op !== undefined) {
+        p++;
+        let all = false;
+        if (isWordText(this.tokens[p], 'all')) {
+          all = true;
+          p++;
+        } else if (isWordText(this.tokens[p], 'distinct')) p++;
+        ops.push({ op, all, pos: posOf(next), token: next });
+        continue;
+      }
+      if (TAIL_WORDS.some((w) => isWordText(next, w))) {
+        tailToken = next;
+        tail = this.tail(p, hi);
+        break;
+      }
+      throw syntaxErrorAt(next);
+    }
+
+    // ORDER BY / LIMIT of a plain SELECT that is not the last operand: PostgreSQL's syntax error
+    // at the set operator after it. The last one's belong to the whole set operation.
+    operands.forEach((o, i) => {
+      if (i === operands.length - 1 || !o.plain) return;
+      if (hasTail(o.query)) throw syntaxErrorAt(ops[i]!.token);
+    });
+    const last = operands[operands.length - 1]!;
+    if (ops.length > 0 && last.plain && hasTail(last.query)) {
+      tail = last.query;
+      operands[operands.length - 1] = { ...last, query: withoutTail(last.query) };
+    }
+
+    let result: SelectStmt;
+    if (ops.length === 0) {
+      result = operands[0]!.query;
+    } else {
+      // INTERSECT first, then UNION and EXCEPT, each to the left.
+      const terms: SelectStmt[] = [operands[0]!.query];
+      const looser: (typeof ops)[number][] = [];
+      ops.forEach((o, i) => {
+        const right = operands[i + 1]!.query;
+        if (o.op === 'intersect') terms[terms.length - 1] = combine(o, terms[terms.length - 1]!, right);
+        else {
+          looser.push(o);
+          terms.push(right);
+        }
+      });
+      result = terms[0]!;
+      looser.forEach((o, i) => (result = combine(o, result, terms[i + 1]!)));
+    }
+    if (tail !== undefined) {
+      if (hasTail(result) && tailToken !== undefined) {
+        throw parseError('multiple ORDER BY, LIMIT or OFFSET clauses are not allowed', posOf(tailToken));
+      }
+      result = {
+        ...result,
+        orderBy: tail.orderBy,
+        ...(tail.limit !== undefined ? { limit: tail.limit } : {}),
+        ...(tail.offset !== undefined ? { offset: tail.offset } : {}),
+      };
+    }
+    return result;
+  }
+
+  /** `ORDER BY … LIMIT … OFFSET …` after a parenthesised operand, read as `SELECT 1 <tail>`. */
+  private tail(lo: number, hi: number): SelectStmt {
+    const first = this.tokens[lo]!;
+    const synthetic = (image: string, type: typeof Select, back: number): IToken => ({
+      ...first,
+      image,
+      tokenType: type,
+      tokenTypeIdx: type.tokenTypeIdx!,
+      startOffset: first.startOffset - back,
+      endOffset: first.startOffset - back + image.length - 1,
+    });
+    const tokens = [
+      synthetic('select', Select, 9),
+      synthetic('1', NumberLit, 2),
+      ...this.tokens.slice(lo, hi),
+    ];
+    return this.simple(tokens, new Map());
+  }
+
+  /** One plain SELECT in [lo, hi), its derived tables parsed and replaced by placeholders. */
+  private plainSelect(lo: number, hi: number): SelectStmt {
+    const derived = new Map<IToken, SelectStmt>();
+    const out: IToken[] = [];
+    let depth = 0;
+    for (let p = lo; p < hi; p++) {
+      const token = this.tokens[p]!;
+      out.push(token);
+      if (token.tokenType === LParen) depth++;
+      else if (token.tokenType === RParen) depth--;
+      else if (depth === 0 && isWordText(token, 'from')) {
+        let end = p + 1;
+        for (let d = 0; end < hi; end++) {
+          const t = this.tokens[end]!;
+          if (t.tokenType === LParen) d++;
+          else if (t.tokenType === RParen) d--;
+          else if (d === 0 && FROM_ENDS.some((w) => isWordText(t, w))) break;
+        }
+        this.fromRegion(p + 1, end, out, derived);
+        p = end - 1;
+      }
+    }
+    return this.simple(out, derived);
+  }
+
+  /**
+   * Copies the FROM items in [lo, hi) to `out`: a `(` where a relation may start (after FROM, JOIN,
+   * a comma, or the `(` of a parenthesised join) opens a derived table when what it holds is a query,
+   * else a join in parentheses, read the same way. Other parentheses (conditions, calls) are copied.
+   */
+  private fromRegion(lo: number, hi: number, out: IToken[], derived: Map<IToken, SelectStmt>): void {
+    for (let p = lo; p < hi; p++) {
+      const token = this.tokens[p]!;
+      if (token.tokenType !== LParen) {
+        out.push(token);
+        continue;
+      }
+      const close = this.closeOf[p] ?? -1;
+      const prev = this.tokens[p - 1];
+      const itemStart =
+        p === lo || prev?.tokenType === Comma || prev?.tokenType === LParen || isWordText(prev, 'join');
+      if (itemStart && close < 0) throw this.endOfInput(this.tokens.length);
+      if (close < 0 || close >= hi || !itemStart) {
+        const end = close < 0 || close >= hi ? hi : close + 1;
+        for (let i = p; i < end; i++) out.push(this.tokens[i]!);
+        p = end - 1;
+        continue;
+      }
+      if (this.holdsQuery(p, close)) {
+        const query = this.query(p + 1, close);
+        const image = `_q${derived.size + 1}`;
+        const placeholder: IToken = {
+          ...token,
+          image,
+          tokenType: Identifier,
+          tokenTypeIdx: Identifier.tokenTypeIdx!,
+          endOffset: token.startOffset + image.length - 1,
+        };
+        derived.set(placeholder, query);
+        out.push(placeholder);
+      } else {
+        out.push(token);
+        this.fromRegion(p + 1, close, out, derived);
+        out.push(this.tokens[close]!);
+      }
+      p = close;
+    }
+  }
+
+  /** Whether the parentheses at open…close hold a query (rather than a join). */
+  private holdsQuery(open: number, close: number): boolean {
+    const first = this.tokens[open + 1];
+    if (isType(first, Select) || isWordText(first, 'with')) return true;
+    if (first?.tokenType !== LParen) return false;
+    const innerClose = this.closeOf[open + 1] ?? -1;
+    if (innerClose < 0 || innerClose >= close) return false;
+    const after = this.tokens[innerClose + 1];
+    if (innerClose + 1 === close) return this.holdsQuery(open + 1, innerClose);
+    return setWord(after) !== undefined || TAIL_WORDS.some((w) => isWordText(after, w));
+  }
+}
+
+function hasTail(q: SelectStmt): boolean {
+  return q.orderBy.length > 0 || q.limit !== undefined || q.offset !== undefined;
+}
+
+function withoutTail(q: SelectStmt): SelectStmt {
+  const { limit: _limit, offset: _offset, ...rest } = q;
+  return { ...rest, orderBy: [] };
+}
+
+function combine(
+  o: { op: SetOperation['op']; all: boolean; pos: Pos },
+  left: SelectStmt,
+  right: SelectStmt,
+): SelectStmt {
+  return {
+    kind: 'select',
+    distinct: false,
+    items: [],
+    groupBy: [],
+    orderBy: [],
+    setOp: { op: o.op, all: o.all, left, right, pos: o.pos },
+    pos: left.pos,
+  };
+}

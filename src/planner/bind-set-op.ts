@@ -1,0 +1,104 @@
+// Binds UNION [ALL], INTERSECT [ALL] and EXCEPT [ALL] trees: every branch must have as many columns
+// as the first; each column's type is unified across the branches as PostgreSQL does (NULL and
+// string literals adapt, numbers widen, other categories do not mix) and every branch is cast to
+// it; the first branch names the columns. A chain of UNION ALL becomes one Union with many inputs.
+import { SluiceError } from '../common/errors.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import { T, typeName, type SqlType } from '../common/types.ts';
+import type { Pos, SelectStmt, SetOperation } from '../parser/ast.ts';
+import { coerce } from './bind-expr.ts';
+import type { BoundRelation } from './bind-from.ts';
+import type { ColumnMeta } from './catalog.ts';
+import type { LogicalPlan } from './logical-plan.ts';
+import { commonType } from './types-resolve.ts';
+
+/** Binds `stmt.setOp` (present); `bindBranch` binds a plain branch (a nested query). */
+export function bindSetOperation(
+  stmt: SelectStmt,
+  bindBranch: (query: SelectStmt) => BoundRelation,
+): BoundRelation {
+  const set = stmt.setOp as SetOperation;
+  const bind = (q: SelectStmt): BoundRelation =>
+    q.setOp !== undefined && q.orderBy.length === 0 && q.limit === undefined && q.offset === undefined
+      ? q.with === undefined
+        ? bindSetOperation(q, bindBranch)
+        : bindBranch(q)
+      : bindBranch(q);
+  const left = bind(set.left);
+  const right = bind(set.right);
+  const what = set.op.toUpperCase();
+  if (left.columns.length !== right.columns.length) {
+    throw new SluiceError('INVALID_DEFINITION', `each ${what} query must have the same number of columns`, {
+      position: itemPos(set.right, 0),
+      detail: `the left side has ${left.columns.length}, the right side ${right.columns.length}`,
+    });
+  }
+  const types: SqlType[] = left.columns.map((_, i) => {
+    const l = branchType(left, i);
+    const r = branchType(right, i);
+    const t = commonType([l, r]);
+    if (t === null) {
+      throw new SluiceError(
+        'TYPE_MISMATCH',
+        `${what} types ${typeName(l)} and ${typeName(r)} cannot be matched`,
+        { position: itemPos(set.right, i) },
+      );
+    }
+    return t.kind === 'unknown' ? T.text : t;
+  });
+  const columns: ColumnMeta[] = left.columns.map((c, i) => ({
+    name: c.name,
+    type: types[i]!,
+    nullable: c.nullable || right.columns[i]!.nullable,
+  }));
+  const l = conform(left, columns, set.left);
+  const r = conform(right, columns, set.right);
+  const dependsOn = [...left.dependsOn];
+  for (const d of right.dependsOn) if (!dependsOn.includes(d)) dependsOn.push(d);
+  let plan: LogicalPlan;
+  if (set.op === 'union' && set.all) {
+    // UNION ALL chains (left-nested) become one node with many inputs.
+    const inputs = l.kind === 'union' && left.plan.kind === 'union' ? [...l.inputs, r] : [l, r];
+    plan = { kind: 'union', inputs, columns };
+  } else plan = { kind: 'setOp', op: set.op, all: set.all, left: l, right: r, columns };
+  return { plan, columns, dependsOn };
+}
+
+/** A branch column's type, `unknown` where it is a NULL or string literal (which adapt). */
+function branchType(branch: BoundRelation, i: number): SqlType {
+  const plan = branch.plan;
+  if (plan.kind === 'project') {
+    const e = plan.exprs[i];
+    if (e?.kind === 'const' && e.type.kind === 'unknown') return T.unknown;
+  }
+  return branch.columns[i]!.type;
+}
+
+/** The branch's plan with its columns cast to the unified types (literals converted in place). */
+function conform(branch: BoundRelation, columns: readonly ColumnMeta[], query: SelectStmt): LogicalPlan {
+  const plan = branch.plan;
+  const same = branch.columns.every((c, i) => typeName(c.type) === typeName(columns[i]!.type));
+  const renamed = (cs: readonly ColumnMeta[]): ColumnMeta[] =>
+    cs.map((c, i) => ({ ...c, name: columns[i]?.name ?? c.name, type: columns[i]?.type ?? c.type }));
+  if (same) return plan;
+  if (plan.kind === 'project') {
+    const exprs = plan.exprs.map((e, i) => {
+      const to = columns[i];
+      return to === undefined ? e : coerce(e, to.type, itemPos(query, i));
+    });
+    return { ...plan, exprs, columns: renamed(plan.columns) };
+  }
+  const exprs: ScalarExpr[] = branch.columns.map((c, i) =>
+    coerce({ kind: 'col', index: i, name: c.name, type: c.type }, columns[i]!.type, itemPos(query, i)),
+  );
+  return { kind: 'project', input: plan, exprs, columns: renamed(branch.columns) };
+}
+
+/** Where the i-th output column of a branch is written (its leftmost SELECT's item). */
+function itemPos(query: SelectStmt, i: number): Pos {
+  let q = query;
+  while (q.setOp !== undefined) q = q.setOp.left;
+  const items = q.items;
+  if (items.some((it) => it.kind === 'star')) return items[0]?.pos ?? q.pos;
+  return items[i]?.pos ?? items[0]?.pos ?? q.pos;
+}
