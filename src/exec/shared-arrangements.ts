@@ -25,8 +25,6 @@ interface Entry {
   users: number;
   /** Set at a checkpoint load: the rows are refilled from the relation before the next use. */
   stale: boolean;
-  /** Written to a checkpoint at least once (else the next delta replaces everything). */
-  exported: boolean;
 }
 
 export interface SharedArrangementInfo {
@@ -59,7 +57,6 @@ export class SharedArrangements {
         epoch,
         users: 0,
         stale: true,
-        exported: false,
       };
       entry.arrangement.trackChanges(this.tracking);
       this.byName.set(name, entry);
@@ -103,11 +100,8 @@ export class SharedArrangements {
       if (entry.relation !== relation) continue;
       out.push({
         stateId: stateIdOf(entry.name),
-        takeStateDelta: (full) => {
-          const replaceAll = full || !entry.exported;
-          entry.exported = true;
-          return entry.arrangement.takeDelta(replaceAll);
-        },
+        // The arrangement's first delta (and its first after a refill) replaces everything.
+        takeStateDelta: (full) => entry.arrangement.takeDelta(full),
       });
     }
     return out;
@@ -122,12 +116,11 @@ export class SharedArrangements {
       const entries = stored(entry.relation, stateIdOf(entry.name));
       if (entries === undefined) {
         entry.stale = true;
-        entry.exported = false;
+        entry.arrangement.clear();
         continue;
       }
       entry.arrangement.load(entries, (row) => encodeValues(row));
       entry.stale = false;
-      entry.exported = true;
     }
   }
 
@@ -147,8 +140,7 @@ export class SharedArrangements {
   }
 
   private refill(entry: Entry, epoch: number): void {
-    // What the store held of it no longer applies.
-    entry.exported = false;
+    // Clearing also marks what the store held of it as no longer applying.
     entry.arrangement.clear();
     this.fold(entry, this.contentsOf(entry.relation));
     entry.epoch = epoch;
