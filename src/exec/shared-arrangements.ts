@@ -9,7 +9,7 @@ import type { StateDelta } from '../common/state-delta.ts';
 import type { Value } from '../common/types.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { encodeValues } from '../common/values.ts';
-import { compileKey, type KeyFn } from '../ivm/ops/join-op.ts';
+import { compileKey, keyEntryId, type JoinKey, type KeyFn } from '../ivm/ops/join-op.ts';
 import { Arrangement } from '../ivm/arrangement.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { consolidate } from '../ivm/zset.ts';
@@ -19,7 +19,7 @@ interface Entry {
   readonly relation: string;
   /** The key of a row, as the joins probing it compute theirs (plain columns: it never fails). */
   readonly keyOf: KeyFn;
-  readonly arrangement: Arrangement;
+  readonly arrangement: Arrangement<JoinKey>;
   /** The epoch whose delta was folded in last. */
   epoch: number;
   users: number;
@@ -46,14 +46,16 @@ export class SharedArrangements {
   constructor(private readonly contentsOf: (relation: string) => ZBatch) {}
 
   /** The arrangement `name` of `relation` by `key`, filled from the relation's rows if new. */
-  acquire(name: string, relation: string, key: readonly ScalarExpr[], epoch: number): Arrangement {
+  acquire(name: string, relation: string, key: readonly ScalarExpr[], epoch: number): Arrangement<JoinKey> {
     let entry = this.byName.get(name);
     if (entry === undefined) {
       entry = {
         name,
         relation,
         keyOf: compileKey(key),
-        arrangement: new Arrangement(`shared arrangement ${name}`, 'S'),
+        arrangement: new Arrangement<JoinKey>(`shared arrangement ${name}`, 'S', (k) =>
+          keyEntryId(k, key.length),
+        ),
         epoch,
         users: 0,
         stale: true,
@@ -119,7 +121,12 @@ export class SharedArrangements {
         entry.arrangement.clear();
         continue;
       }
-      entry.arrangement.load(entries, (row) => encodeValues(row));
+      const keyOf = entry.keyOf;
+      entry.arrangement.load(
+        entries,
+        (row) => encodeValues(row),
+        (row) => keyOf(row) as JoinKey,
+      );
       entry.stale = false;
     }
   }

@@ -8,7 +8,7 @@
 // not checkpointed but rebuilt from the rows by `loadState` (one pass, like loading the rows).
 import { SluiceError } from '../common/errors.ts';
 import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../common/cast.ts';
-import { encodeValues, formatValue, singleKey } from '../common/values.ts';
+import { encodeOne, encodeValues, formatValue, singleKey } from '../common/values.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
 import { CountedArrangement, UniqueArrangement } from '../ivm/arrangement.ts';
 import { CapturedArray, CapturedColumns, type RowCapture } from '../ivm/row-capture.ts';
@@ -280,7 +280,12 @@ export class TableStore implements Stateful {
       for (const row of batch.deletes) index.remove(row);
       for (const row of batch.inserts) index.add(row);
     }
+    // A keyed table's change is consolidated by construction (each key is deleted and inserted at
+    // most once a batch) unless an insert puts back exactly the row deleted under its key.
+    let consolidated = this.byKey !== null;
     if (this.byKey !== null) {
+      const deleted =
+        batch.deletes.length > 0 && batch.inserts.length > 0 ? new Map<Value, readonly Value[]>() : null;
       for (const row of batch.deletes) {
         const k = this.keyOf(row);
         const existing = this.byKey.delete(k);
@@ -289,11 +294,16 @@ export class TableStore implements Stateful {
             'STATE_ERROR',
             `replayed delete of an absent row in table "${this.def.name}"`,
           );
+        deleted?.set(k, existing);
         rows.push(existing);
         weights.push(-1);
       }
       for (const row of batch.inserts) {
         const k = this.keyOf(row);
+        if (deleted !== null && consolidated) {
+          const old = deleted.get(k);
+          if (old !== undefined && sameRow(old, row)) consolidated = false;
+        }
         this.byKey.set(k, row);
         rows.push(row);
         weights.push(1);
@@ -329,7 +339,7 @@ export class TableStore implements Stateful {
       }
     }
     this.readIndex.apply(rows, weights);
-    return { rows, weights, consolidated: false };
+    return { rows, weights, consolidated };
   }
 
   trackChanges(on: boolean): void {
@@ -455,6 +465,16 @@ export class TableStore implements Stateful {
     this.def.columns.forEach((c, i) => (out[c.name] = values[i] as Value));
     return out;
   }
+}
+
+/** Whether two rows are one row of a Z-set (`consolidate` compares their encodings). */
+function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as Value;
+    const y = b[i] as Value;
+    if (x !== y && encodeOne(x) !== encodeOne(y)) return false;
+  }
+  return true;
 }
 
 /** Column-wise storage of an insert-only multiset of rows. */

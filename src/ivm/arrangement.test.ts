@@ -103,7 +103,11 @@ test('indexed mode: buckets of counted rows, restored in arrival order, whole ke
   assert.equal(new Arrangement('other', 'R').owns(delta.upserts[0]?.[1]), false);
 
   const b = new Arrangement('copy', 'L');
-  b.load(delta.upserts.map(([, e]) => e).reverse(), (r) => encodeValues(r));
+  b.load(
+    delta.upserts.map(([, e]) => e).reverse(),
+    (r) => encodeValues(r),
+    (r) => encodeOne(r[0] as Value),
+  );
   assert.deepEqual(
     [...(b.get(encodeOne(1))?.rows.values() ?? [])].map((e) => [e.row, e.count]),
     [

@@ -118,12 +118,15 @@ function keyBytes(key: Value): number {
   return typeof key === 'string' ? key.length : 16;
 }
 
+/** A bucket's key: any value but NULL (a NULL key matches nothing and is never arranged). */
+export type ArrangementKey = Exclude<Value, null>;
+
 /**
  * The general mode: `K` keys buckets (a join key's encoding, a group's slot), `RK` keys a bucket's
  * rows (a row's encoding, a value), `R` is what is arranged (a row, or one value).
  */
 export class Arrangement<
-  K extends Value = string,
+  K extends Value = ArrangementKey,
   RK extends Value = string,
   R = readonly Value[],
 > extends ArrangementDelta {
@@ -133,10 +136,15 @@ export class Arrangement<
   private nextSeq = 0;
   private readonly dirty = new Map<string, { readonly key: K; readonly rowKey: RK }>();
 
-  /** `label` names the arrangement in internal errors; `entryPrefix` keeps its checkpoint entries apart. */
+  /**
+   * `label` names the arrangement in internal errors; `entryPrefix` keeps its checkpoint entries
+   * apart; `keyId` writes a key in entry ids and stored entries (a join's one-column key is the
+   * raw value in memory, written as its encoding).
+   */
   constructor(
     private readonly label: string,
     private readonly entryPrefix: string,
+    private readonly keyId: (key: K) => string = String,
   ) {
     super();
   }
@@ -226,21 +234,24 @@ export class Arrangement<
     this.markCleared();
   }
 
-  /** Replaces the contents with entries written by `takeDelta` (of this arrangement: see `owns`). */
-  load(entries: readonly unknown[], rowKeyOf: (row: R) => RK): void {
+  /**
+   * Replaces the contents with entries written by `takeDelta` (of this arrangement: see `owns`).
+   * Each row's key is computed again by `keyOf`: the stored one is its written form.
+   */
+  load(entries: readonly unknown[], rowKeyOf: (row: R) => RK, keyOf: (row: R) => K): void {
     this.clear();
-    const sorted = (entries as StoredRow<K, R>[]).slice().sort((a, b) => a.s - b.s);
+    const sorted = (entries as StoredRow<string, R>[]).slice().sort((a, b) => a.s - b.s);
     for (const e of sorted) {
       this.nextSeq = e.s;
-      this.add(e.k, rowKeyOf(e.r), e.r, e.c, e.m);
+      this.add(keyOf(e.r), rowKeyOf(e.r), e.r, e.c, e.m);
     }
-    this.nextSeq = sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as StoredRow<K, R>).s + 1;
+    this.nextSeq = sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as StoredRow<string, R>).s + 1;
     this.markLoaded();
   }
 
   /** Whether a stored entry (a value `takeDelta` wrote) belongs to this arrangement. */
   owns(entry: unknown): boolean {
-    return (entry as StoredRow<K, R>).a === this.entryPrefix;
+    return (entry as StoredRow<string, R>).a === this.entryPrefix;
   }
 
   protected exportAll(upserts: Upserts): void {
@@ -260,12 +271,12 @@ export class Arrangement<
     this.dirty.clear();
   }
 
-  private stored(key: K, e: ArrangedRow<R>): StoredRow<K, R> {
-    return { a: this.entryPrefix, k: key, r: e.row, c: e.count, m: e.matches, s: e.seq };
+  private stored(key: K, e: ArrangedRow<R>): StoredRow<string, R> {
+    return { a: this.entryPrefix, k: this.keyId(key), r: e.row, c: e.count, m: e.matches, s: e.seq };
   }
 
   private entryId(key: K, rowKey: RK): string {
-    const k = String(key);
+    const k = this.keyId(key);
     return `${this.entryPrefix}${k.length}:${k}${String(rowKey)}`;
   }
 }
