@@ -8,7 +8,6 @@
 import type { StateDelta } from '../common/state-delta.ts';
 import type { Value } from '../common/types.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
-import { encodeValues } from '../common/values.ts';
 import { compileKey, keyEntryId, type JoinKey, type KeyFn } from '../ivm/ops/join-op.ts';
 import { Arrangement } from '../ivm/arrangement.ts';
 import type { ZBatch } from '../ivm/zset.ts';
@@ -122,11 +121,7 @@ export class SharedArrangements {
         continue;
       }
       const keyOf = entry.keyOf;
-      entry.arrangement.load(
-        entries,
-        (row) => encodeValues(row),
-        (row) => keyOf(row) as JoinKey,
-      );
+      entry.arrangement.load(entries, (row) => keyOf(row) as JoinKey);
       entry.stale = false;
     }
   }
@@ -160,7 +155,7 @@ export class SharedArrangements {
       const key = entry.keyOf(row);
       // NULL keys never match: such rows are not arranged (as in a join's own arrangement).
       if (key === null) continue;
-      entry.arrangement.add(key, encodeValues(row), row, batch.weights[i] as number, 0);
+      entry.arrangement.addRow(key, row, batch.weights[i] as number, 0);
     }
   }
 }

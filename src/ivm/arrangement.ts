@@ -101,12 +101,13 @@ const BUCKET_BYTES = 160;
 
 /**
  * One arranged row, as V8 lays it out on 64-bit: the map entry (~40 B), the record (~48 B), the
- * row array (~32 B + 8 B a slot; small integers inline, other values boxed at ~16 B more) and the
- * row's encoding used as its map key. Measured heap growth per arranged row in bench/join.ts is of
- * this order; the figure is an estimate for metrics, not an accounting.
+ * row array (~32 B + 8 B a slot; small integers inline, other values boxed at ~16 B more) and its
+ * map key (a small integer: the row's hash; a string for the rare row stored under its encoding).
+ * Measured heap growth per arranged row in bench/join.ts is of this order; the figure is an
+ * estimate for metrics, not an accounting.
  */
 function rowBytes(row: unknown, rowKey: Value): number {
-  const keyBytes = typeof rowKey === 'string' ? rowKey.length : 16;
+  const keyBytes = typeof rowKey === 'string' ? rowKey.length : 0;
   if (!Array.isArray(row)) return 104 + keyBytes;
   let boxed = 0;
   for (const v of row as readonly Value[])
@@ -121,20 +122,85 @@ function keyBytes(key: Value): number {
 /** A bucket's key: any value but NULL (a NULL key matches nothing and is never arranged). */
 export type ArrangementKey = Exclude<Value, null>;
 
+/** How a bucket keys a row of a row arrangement: its hash, or (when that is taken) its encoding. */
+export type RowKey = number | string;
+
+const f64 = new Float64Array(1);
+const u32 = new Uint32Array(f64.buffer);
+
+/** A hash of one value, equal for values that encode alike (0 and -0, 1 and 1n, NaN and NaN). */
+function hashValue(v: Value): number {
+  switch (typeof v) {
+    case 'number':
+      if (v === (v | 0)) return v | 0;
+      if (v !== v) return 0x7ff80000;
+      f64[0] = v;
+      return ((u32[0] as number) ^ Math.imul(u32[1] as number, 0x9e3779b1)) | 0;
+    case 'string': {
+      let h = 0x811c9dc5 ^ v.length;
+      for (let i = 0; i < v.length; i++) h = Math.imul(h ^ v.charCodeAt(i), 0x01000193);
+      return h;
+    }
+    case 'bigint': {
+      const n = Number(v);
+      return Number.isFinite(n) && BigInt(n) === v ? hashValue(n) : hashValue(`${v}`);
+    }
+    case 'boolean':
+      return v ? 0x3c6ef372 : 0x1b873593;
+    default:
+      return 0x5bd1e995;
+  }
+}
+
+/** A row's hash (exported for tests that need two rows of one hash). */
+export function hashRow(row: readonly Value[]): number {
+  let h = 0x811c9dc5 ^ row.length;
+  for (let i = 0; i < row.length; i++) h = Math.imul(h ^ hashValue(row[i] as Value), 0x01000193);
+  return h ^ (h >>> 15);
+}
+
+/** Whether two values are one in a Z-set (their encodings are equal). */
+function sameValue(x: Value, y: Value): boolean {
+  if (x === y) return true;
+  const tx = typeof x;
+  const ty = typeof y;
+  if (tx === 'number' && ty === 'number') return x !== x && y !== y;
+  if ((tx === 'number' || tx === 'bigint') && (ty === 'number' || ty === 'bigint'))
+    return encodeOne(x) === encodeOne(y);
+  return false;
+}
+
+function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!sameValue(a[i] as Value, b[i] as Value)) return false;
+  return true;
+}
+
+/** A checkpoint entry's row part: the row's encoding (a scalar's for a scalar arrangement). */
+function rowId(row: unknown): string {
+  return Array.isArray(row) ? encodeValues(row as readonly Value[]) : encodeOne(row as Value);
+}
+
 /**
- * The general mode: `K` keys buckets (a join key's encoding, a group's slot), `RK` keys a bucket's
- * rows (a row's encoding, a value), `R` is what is arranged (a row, or one value).
+ * The general mode: `K` keys buckets (a join key, a group's slot), `RK` keys a bucket's rows, `R`
+ * is what is arranged. Two uses: rows (`addRow`, for joins: a row is keyed in its bucket by a hash
+ * of its values, compared in full, and a row whose hash another row of the bucket holds is keyed
+ * by its encoding instead, so no row is encoded on the common path), or caller-keyed entries
+ * (`add`, for the multiset aggregates: value → count per group, keyed by the value).
  */
 export class Arrangement<
   K extends Value = ArrangementKey,
-  RK extends Value = string,
+  RK extends Value = RowKey,
   R = readonly Value[],
 > extends ArrangementDelta {
   private readonly buckets = new Map<K, Bucket<RK, R>>();
   private rowCount = 0;
   private bytes = 0;
   private nextSeq = 0;
-  private readonly dirty = new Map<string, { readonly key: K; readonly rowKey: RK }>();
+  /** Rows (of `addRow`) stored under their encoding because their hash was taken. */
+  private encodedRows = 0;
+  private readonly dirty = new Map<string, { readonly key: K; readonly rowKey: RK; readonly row: R }>();
 
   /**
    * `label` names the arrangement in internal errors; `entryPrefix` keeps its checkpoint entries
@@ -168,27 +234,67 @@ export class Arrangement<
     return this.bytes;
   }
 
-  /** Adds `weight` copies of `row` under `key`; returns the row's entry (null once its count is 0). */
+  /**
+   * Adds `weight` copies of `row` under `key`, finding it by value; returns the row's entry (null
+   * once its count is 0).
+   */
+  addRow(
+    this: Arrangement<K, RowKey, readonly Value[]>,
+    key: K,
+    row: readonly Value[],
+    weight: number,
+    matches: number,
+  ): ArrangedRow | null {
+    const bucket = this.buckets.get(key);
+    const hash = hashRow(row);
+    if (bucket === undefined) return this.update(key, undefined, hash, undefined, row, weight, matches);
+    const atHash = bucket.rows.get(hash);
+    if (atHash !== undefined && sameRow(atHash.row, row))
+      return this.update(key, bucket, hash, atHash, row, weight, matches);
+    if (atHash === undefined && this.encodedRows === 0)
+      return this.update(key, bucket, hash, undefined, row, weight, matches);
+    // The hash is another row's, or this row may have been stored under its encoding earlier.
+    const encoded = encodeValues(row);
+    const atEncoding = bucket.rows.get(encoded);
+    if (atEncoding !== undefined || atHash !== undefined)
+      return this.update(key, bucket, encoded, atEncoding, row, weight, matches);
+    return this.update(key, bucket, hash, undefined, row, weight, matches);
+  }
+
+  /** Adds `weight` copies of `row` under `key` as the bucket's entry `rowKey`. */
   add(key: K, rowKey: RK, row: R, weight: number, matches: number): ArrangedRow<R> | null {
-    let bucket = this.buckets.get(key);
-    const entry = bucket?.rows.get(rowKey);
+    const bucket = this.buckets.get(key);
+    return this.update(key, bucket, rowKey, bucket?.rows.get(rowKey), row, weight, matches);
+  }
+
+  private update(
+    key: K,
+    found: Bucket<RK, R> | undefined,
+    rowKey: RK,
+    entry: ArrangedRow<R> | undefined,
+    row: R,
+    weight: number,
+    matches: number,
+  ): ArrangedRow<R> | null {
     const count = (entry?.count ?? 0) + weight;
     if (count < 0) {
       throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
     }
+    let bucket = found;
     if (bucket === undefined) {
       if (count === 0) return null;
       bucket = { rows: new Map(), total: 0 };
       this.buckets.set(key, bucket);
       this.bytes += BUCKET_BYTES + keyBytes(key);
     }
-    if (this.tracking) this.dirty.set(this.entryId(key, rowKey), { key, rowKey });
+    if (this.tracking) this.dirty.set(this.entryId(key, row), { key, rowKey, row });
     bucket.total += weight;
     if (count === 0) {
       if (entry !== undefined) {
         bucket.rows.delete(rowKey);
         this.rowCount -= 1;
         this.bytes -= rowBytes(row, rowKey);
+        if (typeof rowKey === 'string') this.encodedRows -= 1;
       }
       if (bucket.rows.size === 0) {
         this.buckets.delete(key);
@@ -201,6 +307,7 @@ export class Arrangement<
       bucket.rows.set(rowKey, added);
       this.rowCount += 1;
       this.bytes += rowBytes(row, rowKey);
+      if (typeof rowKey === 'string') this.encodedRows += 1;
       return added;
     }
     entry.count = count;
@@ -212,8 +319,9 @@ export class Arrangement<
     const bucket = this.buckets.get(key);
     if (bucket === undefined) return;
     for (const [rowKey, e] of bucket.rows) {
-      if (this.tracking) this.dirty.set(this.entryId(key, rowKey), { key, rowKey });
+      if (this.tracking) this.dirty.set(this.entryId(key, e.row), { key, rowKey, row: e.row });
       this.bytes -= rowBytes(e.row, rowKey);
+      if (typeof rowKey === 'string') this.encodedRows -= 1;
     }
     this.rowCount -= bucket.rows.size;
     this.bytes -= BUCKET_BYTES + keyBytes(key);
@@ -221,8 +329,8 @@ export class Arrangement<
   }
 
   /** Marks a row whose `matches` changed in place, so the next checkpoint delta holds it. */
-  touched(key: K, rowKey: RK): void {
-    if (this.tracking) this.dirty.set(this.entryId(key, rowKey), { key, rowKey });
+  touched(key: K, rowKey: RK, row: R): void {
+    if (this.tracking) this.dirty.set(this.entryId(key, row), { key, rowKey, row });
   }
 
   /** Empties the arrangement; the next delta replaces every stored entry. */
@@ -231,19 +339,28 @@ export class Arrangement<
     this.rowCount = 0;
     this.bytes = 0;
     this.nextSeq = 0;
+    this.encodedRows = 0;
     this.markCleared();
   }
 
   /**
    * Replaces the contents with entries written by `takeDelta` (of this arrangement: see `owns`).
-   * Each row's key is computed again by `keyOf`: the stored one is its written form.
+   * Each row's key is computed again by `keyOf` (the stored one is its written form); rows are
+   * found by value, or by `rowKeyOf` when given.
    */
-  load(entries: readonly unknown[], rowKeyOf: (row: R) => RK, keyOf: (row: R) => K): void {
+  load(entries: readonly unknown[], keyOf: (row: R) => K, rowKeyOf?: (row: R) => RK): void {
     this.clear();
     const sorted = (entries as StoredRow<string, R>[]).slice().sort((a, b) => a.s - b.s);
     for (const e of sorted) {
       this.nextSeq = e.s;
-      this.add(keyOf(e.r), rowKeyOf(e.r), e.r, e.c, e.m);
+      if (rowKeyOf !== undefined) this.add(keyOf(e.r), rowKeyOf(e.r), e.r, e.c, e.m);
+      else
+        (this as unknown as Arrangement<K, RowKey, readonly Value[]>).addRow(
+          keyOf(e.r),
+          e.r as readonly Value[],
+          e.c,
+          e.m,
+        );
     }
     this.nextSeq = sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as StoredRow<string, R>).s + 1;
     this.markLoaded();
@@ -256,13 +373,14 @@ export class Arrangement<
 
   protected exportAll(upserts: Upserts): void {
     for (const [key, bucket] of this.buckets)
-      for (const [rowKey, e] of bucket.rows) upserts.push([this.entryId(key, rowKey), this.stored(key, e)]);
+      for (const e of bucket.rows.values()) upserts.push([this.entryId(key, e.row), this.stored(key, e)]);
   }
 
   protected exportChanged(upserts: Upserts, deletes: string[]): void {
-    for (const [id, { key, rowKey }] of this.dirty) {
+    for (const [id, { key, rowKey, row }] of this.dirty) {
+      // The entry at `rowKey` may since be another row's (a hash freed and taken again).
       const e = this.buckets.get(key)?.rows.get(rowKey);
-      if (e === undefined) deletes.push(id);
+      if (e === undefined || !sameEntry(e.row, row)) deletes.push(id);
       else upserts.push([id, this.stored(key, e)]);
     }
   }
@@ -275,10 +393,16 @@ export class Arrangement<
     return { a: this.entryPrefix, k: this.keyId(key), r: e.row, c: e.count, m: e.matches, s: e.seq };
   }
 
-  private entryId(key: K, rowKey: RK): string {
+  private entryId(key: K, row: R): string {
     const k = this.keyId(key);
-    return `${this.entryPrefix}${k.length}:${k}${String(rowKey)}`;
+    return `${this.entryPrefix}${k.length}:${k}${rowId(row)}`;
   }
+}
+
+function sameEntry(a: unknown, b: unknown): boolean {
+  return Array.isArray(a) && Array.isArray(b)
+    ? sameRow(a as readonly Value[], b as readonly Value[])
+    : sameValue(a as Value, b as Value);
 }
 
 // ---- unique: key → the one row --------------------------------------------------------------------

@@ -13,7 +13,7 @@ import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
 import { compileScalar } from '../../common/scalar-expr.ts';
-import { encodeOne, encodeValues } from '../../common/values.ts';
+import { encodeOne } from '../../common/values.ts';
 import { Arrangement } from '../arrangement.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
@@ -253,7 +253,7 @@ export class JoinOp implements Operator, Stateful {
             if (this.countMatches) {
               const before = e.matches;
               e.matches += w;
-              theirs.touched(key, rowKey);
+              theirs.touched(key, rowKey, e.row);
               if (padTheirs && (before === 0) !== (e.matches === 0)) {
                 rows.push(this.padded(otherSide, e.row));
                 weights.push(before === 0 ? -e.count : e.count);
@@ -266,7 +266,7 @@ export class JoinOp implements Operator, Stateful {
         rows.push(this.padded(side, row));
         weights.push(w);
       }
-      if (pending === null) mine.add(key, encodeValues(row), row, w, this.countMatches ? matched : 0);
+      if (pending === null) mine.addRow(key, row, w, this.countMatches ? matched : 0);
     }
   }
 
@@ -324,12 +324,11 @@ export class JoinOp implements Operator, Stateful {
         throw new SluiceError('INTERNAL_ERROR', `checkpoint entry of ${this.stateId} names no arrangement`);
       (entries[side] as unknown[]).push(v);
     }
-    const rowKey = (row: readonly Value[]): string => encodeValues(row);
     // A shared side's entries are not this join's (its owner holds them): none are stored.
     for (const side of [LEFT, RIGHT] as const) {
       if (side === this.sharedSide) continue;
       const keyOf = this.keys[side];
-      this.arranged[side].load(entries[side], rowKey, (row) => keyOf(row) as JoinKey);
+      this.arranged[side].load(entries[side], (row) => keyOf(row) as JoinKey);
     }
     this.exported = true;
   }
