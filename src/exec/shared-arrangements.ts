@@ -8,8 +8,7 @@
 import type { StateDelta } from '../common/state-delta.ts';
 import type { Value } from '../common/types.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
-import { encodeValues } from '../common/values.ts';
-import { compileKey, type KeyFn } from '../ivm/ops/join-op.ts';
+import { compileKey, keyEntryId, type JoinKey, type KeyFn } from '../ivm/ops/join-op.ts';
 import { Arrangement } from '../ivm/arrangement.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { consolidate } from '../ivm/zset.ts';
@@ -19,14 +18,12 @@ interface Entry {
   readonly relation: string;
   /** The key of a row, as the joins probing it compute theirs (plain columns: it never fails). */
   readonly keyOf: KeyFn;
-  readonly arrangement: Arrangement;
+  readonly arrangement: Arrangement<JoinKey>;
   /** The epoch whose delta was folded in last. */
   epoch: number;
   users: number;
   /** Set at a checkpoint load: the rows are refilled from the relation before the next use. */
   stale: boolean;
-  /** Written to a checkpoint at least once (else the next delta replaces everything). */
-  exported: boolean;
 }
 
 export interface SharedArrangementInfo {
@@ -48,18 +45,19 @@ export class SharedArrangements {
   constructor(private readonly contentsOf: (relation: string) => ZBatch) {}
 
   /** The arrangement `name` of `relation` by `key`, filled from the relation's rows if new. */
-  acquire(name: string, relation: string, key: readonly ScalarExpr[], epoch: number): Arrangement {
+  acquire(name: string, relation: string, key: readonly ScalarExpr[], epoch: number): Arrangement<JoinKey> {
     let entry = this.byName.get(name);
     if (entry === undefined) {
       entry = {
         name,
         relation,
         keyOf: compileKey(key),
-        arrangement: new Arrangement(`shared arrangement ${name}`, 'S'),
+        arrangement: new Arrangement<JoinKey>(`shared arrangement ${name}`, 'S', (k) =>
+          keyEntryId(k, key.length),
+        ),
         epoch,
         users: 0,
         stale: true,
-        exported: false,
       };
       entry.arrangement.trackChanges(this.tracking);
       this.byName.set(name, entry);
@@ -103,11 +101,8 @@ export class SharedArrangements {
       if (entry.relation !== relation) continue;
       out.push({
         stateId: stateIdOf(entry.name),
-        takeStateDelta: (full) => {
-          const replaceAll = full || !entry.exported;
-          entry.exported = true;
-          return entry.arrangement.takeDelta(replaceAll);
-        },
+        // The arrangement's first delta (and its first after a refill) replaces everything.
+        takeStateDelta: (full) => entry.arrangement.takeDelta(full),
       });
     }
     return out;
@@ -122,12 +117,12 @@ export class SharedArrangements {
       const entries = stored(entry.relation, stateIdOf(entry.name));
       if (entries === undefined) {
         entry.stale = true;
-        entry.exported = false;
+        entry.arrangement.clear();
         continue;
       }
-      entry.arrangement.load(entries, (row) => encodeValues(row));
+      const keyOf = entry.keyOf;
+      entry.arrangement.load(entries, (row) => keyOf(row) as JoinKey);
       entry.stale = false;
-      entry.exported = true;
     }
   }
 
@@ -147,8 +142,7 @@ export class SharedArrangements {
   }
 
   private refill(entry: Entry, epoch: number): void {
-    // What the store held of it no longer applies.
-    entry.exported = false;
+    // Clearing also marks what the store held of it as no longer applying.
     entry.arrangement.clear();
     this.fold(entry, this.contentsOf(entry.relation));
     entry.epoch = epoch;
@@ -161,7 +155,7 @@ export class SharedArrangements {
       const key = entry.keyOf(row);
       // NULL keys never match: such rows are not arranged (as in a join's own arrangement).
       if (key === null) continue;
-      entry.arrangement.add(key, encodeValues(row), row, batch.weights[i] as number, 0);
+      entry.arrangement.addRow(key, row, batch.weights[i] as number, 0);
     }
   }
 }

@@ -1,16 +1,16 @@
 // A table's current rows and the validation of ingest batches against them. `prepare` checks a whole
 // request and resolves it to exact row changes without touching state (so a rejected request has no
 // effect); `apply` then commits the resolved changes. Keyless tables are multisets; until the first
-// delete they are kept as a plain append list (no per-row key encoding on the insert-only path).
+// delete they are kept as a plain append list (no per-row key encoding on the insert-only path),
+// then as a counted arrangement; keyed tables are a unique-key arrangement (src/ivm/arrangement.ts).
 // An insert row that omits a column gets the column's DEFAULT (NULL without one), before NOT NULL
 // is checked. Each UNIQUE constraint keeps an index (unique-index.ts) maintained by `apply`; it is
 // not checkpointed but rebuilt from the rows by `loadState` (one pass, like loading the rows).
 import { SluiceError } from '../common/errors.ts';
 import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../common/cast.ts';
-import { encodeValues, formatValue, singleKey } from '../common/values.ts';
+import { encodeOne, encodeValues, formatValue, singleKey } from '../common/values.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
-import type { Multiset } from '../ivm/state-entries.ts';
-import { keyedDelta, loadMultiset, multisetDelta } from '../ivm/state-entries.ts';
+import { CountedArrangement, UniqueArrangement } from '../ivm/arrangement.ts';
 import { CapturedArray, CapturedColumns, type RowCapture } from '../ivm/row-capture.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
@@ -33,18 +33,16 @@ export interface PreparedBatch {
 export class TableStore implements Stateful {
   readonly stateId: string;
   private tracking = false;
+  /** The append list was written to a checkpoint (its later rows are the next delta). */
   private exported = false;
-  private representationChanged = false;
   private appendExported = 0;
-  private readonly dirtyKeys = new Set<Value>();
-  private readonly dirtyRows = new Set<string>();
-  private readonly byKey: Map<Value, readonly Value[]> | null;
+  private readonly byKey: UniqueArrangement | null;
   /**
    * Insert-only keyless tables keep their rows column-wise: no per-row object survives the epoch,
    * which keeps garbage collection cheap on the ingest path. Rows are rebuilt only when read whole.
    */
   private appendOnly: AppendColumns | null;
-  private multiset: Map<string, { row: readonly Value[]; count: number }> | null;
+  private multiset: CountedArrangement | null;
   private readonly columnIndex: Map<string, number>;
   readonly columnNames: readonly string[];
   /** Per column, the value an insert row that omits it gets; null when no column has a DEFAULT. */
@@ -59,7 +57,7 @@ export class TableStore implements Stateful {
     this.stateId = `table:${def.name}`;
     this.columnIndex = new Map(def.columns.map((c, i) => [c.name, i]));
     this.columnNames = def.columns.map((c) => c.name);
-    this.byKey = def.primaryKey === null ? null : new Map();
+    this.byKey = def.primaryKey === null ? null : new UniqueArrangement();
     this.appendOnly = def.primaryKey === null ? new AppendColumns(def.columns.length) : null;
     this.multiset = null;
     this.insertDefaults = def.defaults === undefined ? null : def.defaults.map((d) => d?.value ?? null);
@@ -175,20 +173,19 @@ export class TableStore implements Stateful {
     return row;
   }
 
-  private ensureMultiset(): Map<string, { row: readonly Value[]; count: number }> {
+  private ensureMultiset(): CountedArrangement {
     if (this.multiset === null) {
-      const ms = new Map<string, { row: readonly Value[]; count: number }>();
-      for (const row of this.appendOnly?.rows() ?? []) {
-        const k = encodeValues(row);
-        const e = ms.get(k);
-        if (e === undefined) ms.set(k, { row, count: 1 });
-        else e.count++;
-      }
+      const ms = this.newMultiset();
+      for (const row of this.appendOnly?.rows() ?? []) ms.add(row, 1);
+      ms.trackChanges(this.tracking);
       this.multiset = ms;
       this.appendOnly = null;
-      this.representationChanged = true;
     }
     return this.multiset;
+  }
+
+  private newMultiset(): CountedArrangement {
+    return new CountedArrangement(`table "${this.def.name}"`);
   }
 
   /** Validates a request as a whole and resolves it to exact row changes; changes nothing. */
@@ -254,7 +251,7 @@ export class TableStore implements Stateful {
         deleteRows.forEach((input, i) => {
           const row = this.normalizeRow(input, 'delete', i);
           const k = encodeValues(row);
-          const have = (ms.get(k)?.count ?? 0) - (used.get(k) ?? 0);
+          const have = ms.count(k) - (used.get(k) ?? 0);
           if (have <= 0) {
             throw new SluiceError(
               'ROW_NOT_FOUND',
@@ -283,24 +280,31 @@ export class TableStore implements Stateful {
       for (const row of batch.deletes) index.remove(row);
       for (const row of batch.inserts) index.add(row);
     }
+    // A keyed table's change is consolidated by construction (each key is deleted and inserted at
+    // most once a batch) unless an insert puts back exactly the row deleted under its key.
+    let consolidated = this.byKey !== null;
     if (this.byKey !== null) {
+      const deleted =
+        batch.deletes.length > 0 && batch.inserts.length > 0 ? new Map<Value, readonly Value[]>() : null;
       for (const row of batch.deletes) {
         const k = this.keyOf(row);
-        const existing = this.byKey.get(k);
+        const existing = this.byKey.delete(k);
         if (existing === undefined)
           throw new SluiceError(
             'STATE_ERROR',
             `replayed delete of an absent row in table "${this.def.name}"`,
           );
-        this.byKey.delete(k);
-        if (this.tracking) this.dirtyKeys.add(k);
+        deleted?.set(k, existing);
         rows.push(existing);
         weights.push(-1);
       }
       for (const row of batch.inserts) {
         const k = this.keyOf(row);
+        if (deleted !== null && consolidated) {
+          const old = deleted.get(k);
+          if (old !== undefined && sameRow(old, row)) consolidated = false;
+        }
         this.byKey.set(k, row);
-        if (this.tracking) this.dirtyKeys.add(k);
         rows.push(row);
         weights.push(1);
       }
@@ -309,14 +313,12 @@ export class TableStore implements Stateful {
         const ms = this.ensureMultiset();
         for (const row of batch.deletes) {
           const k = encodeValues(row);
-          const e = ms.get(k);
-          if (e === undefined)
+          if (ms.count(k) === 0)
             throw new SluiceError(
               'STATE_ERROR',
               `replayed delete of an absent row in table "${this.def.name}"`,
             );
-          if (--e.count === 0) ms.delete(k);
-          if (this.tracking) this.dirtyRows.add(k);
+          ms.add(row, -1, k);
           rows.push(row);
           weights.push(-1);
         }
@@ -328,49 +330,40 @@ export class TableStore implements Stateful {
           weights.push(1);
         }
       } else {
-        const ms = this.multiset as Map<string, { row: readonly Value[]; count: number }>;
+        const ms = this.multiset as CountedArrangement;
         for (const row of batch.inserts) {
-          const k = encodeValues(row);
-          const e = ms.get(k);
-          if (e === undefined) ms.set(k, { row, count: 1 });
-          else e.count++;
-          if (this.tracking) this.dirtyRows.add(k);
+          ms.add(row, 1);
           rows.push(row);
           weights.push(1);
         }
       }
     }
     this.readIndex.apply(rows, weights);
-    return { rows, weights, consolidated: false };
+    return { rows, weights, consolidated };
   }
 
   trackChanges(on: boolean): void {
     this.tracking = on;
-    if (!on) {
-      this.dirtyKeys.clear();
-      this.dirtyRows.clear();
-    }
+    this.byKey?.trackChanges(on);
+    this.multiset?.trackChanges(on);
   }
 
   takeStateDelta(full: boolean): StateDelta {
-    const replaceAll = full || !this.exported || this.representationChanged;
+    if (this.byKey !== null) return this.byKey.takeDelta(full);
+    // Once the append list became a multiset, that arrangement's first delta replaces everything.
+    if (this.multiset !== null) return this.multiset.takeDelta(full);
+    const append = this.appendOnly as AppendColumns;
+    const replaceAll = full || !this.exported;
     this.exported = true;
-    this.representationChanged = false;
-    if (this.byKey !== null) {
-      return keyedDelta(this.byKey, this.dirtyKeys, replaceAll);
+    const from = replaceAll ? 0 : this.appendExported;
+    const upserts: (readonly [string, unknown])[] = [];
+    let i = 0;
+    for (const row of append.rows()) {
+      if (i >= from) upserts.push([`a${i}`, row]);
+      i++;
     }
-    if (this.appendOnly !== null) {
-      const from = replaceAll ? 0 : this.appendExported;
-      const upserts: (readonly [string, unknown])[] = [];
-      let i = 0;
-      for (const row of this.appendOnly.rows()) {
-        if (i >= from) upserts.push([`a${i}`, row]);
-        i++;
-      }
-      this.appendExported = this.appendOnly.length;
-      return { replaceAll, upserts, deletes: [] };
-    }
-    return multisetDelta(this.multiset as Multiset, this.dirtyRows, replaceAll);
+    this.appendExported = append.length;
+    return { replaceAll, upserts, deletes: [] };
   }
 
   loadState(values: Iterable<unknown>): void {
@@ -383,20 +376,17 @@ export class TableStore implements Stateful {
   }
 
   private loadRows(values: Iterable<unknown>): void {
-    this.dirtyKeys.clear();
-    this.dirtyRows.clear();
     this.exported = true;
-    this.representationChanged = false;
     const list = [...values];
     if (this.byKey !== null) {
-      this.byKey.clear();
-      for (const v of list) this.byKey.set(this.keyOf(v as Value[]), v as Value[]);
+      this.byKey.load(list, (row) => this.keyOf(row));
       return;
     }
     if (list.some((v) => !Array.isArray(v))) {
       this.appendOnly = null;
-      this.multiset = new Map();
-      loadMultiset(this.multiset, list);
+      this.multiset = this.newMultiset();
+      this.multiset.load(list);
+      this.multiset.trackChanges(this.tracking);
       return;
     }
     this.multiset = null;
@@ -409,9 +399,7 @@ export class TableStore implements Stateful {
   *entries(): Generator<readonly [readonly Value[], number]> {
     if (this.byKey !== null) for (const row of this.byKey.values()) yield [row, 1];
     else if (this.appendOnly !== null) for (const row of this.appendOnly.rows()) yield [row, 1];
-    else
-      for (const e of (this.multiset as Map<string, { row: readonly Value[]; count: number }>).values())
-        yield [e.row, e.count];
+    else for (const e of (this.multiset as CountedArrangement).entries()) yield [e.row, e.count];
   }
 
   /** The current rows, captured for reading in slices while later batches apply (references only). */
@@ -420,7 +408,7 @@ export class TableStore implements Stateful {
     if (this.appendOnly !== null) return this.appendOnly.capture();
     const rows: (readonly Value[])[] = [];
     const counts: number[] = [];
-    for (const e of (this.multiset as Map<string, { row: readonly Value[]; count: number }>).values()) {
+    for (const e of (this.multiset as CountedArrangement).entries()) {
       rows.push(e.row);
       counts.push(e.count);
     }
@@ -452,9 +440,7 @@ export class TableStore implements Stateful {
   rowCount(): number {
     if (this.byKey !== null) return this.byKey.size;
     if (this.appendOnly !== null) return this.appendOnly.length;
-    let n = 0;
-    for (const e of (this.multiset as Map<string, { count: number }>).values()) n += e.count;
-    return n;
+    return (this.multiset as CountedArrangement).total;
   }
 
   /**
@@ -479,6 +465,16 @@ export class TableStore implements Stateful {
     this.def.columns.forEach((c, i) => (out[c.name] = values[i] as Value));
     return out;
   }
+}
+
+/** Whether two rows are one row of a Z-set (`consolidate` compares their encodings). */
+function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as Value;
+    const y = b[i] as Value;
+    if (x !== y && encodeOne(x) !== encodeOne(y)) return false;
+  }
+  return true;
 }
 
 /** Column-wise storage of an insert-only multiset of rows. */

@@ -1,14 +1,69 @@
-// An Arrangement: a Z-set indexed by a key, the state a join probes. Each key holds a bucket of
-// distinct rows with their multiplicities (and the bucket's total), so a probe by key finds every
-// matching row at once, and a row's copies cost one entry. Its checkpoint delta is built in: the
-// entries that changed since the last export, as copies (a checkpoint is written in slices while
-// later epochs mutate the arrangement).
+// Arrangements: all keyed state — tables, view outputs, Distinct, multiset aggregates and joins —
+// is an indexed Z-set (key → counted rows) in one of three modes, each stored without paying for
+// the others' generality: `Arrangement` (key → bucket of distinct rows with multiplicities: join
+// inputs, shared arrangements, the per-group value counts of MIN/MAX/COUNT DISTINCT),
+// `UniqueArrangement` (a key holds at most one row, kept as the Map's value: keyed tables and
+// views) and `CountedArrangement` (the key is the whole row: keyless tables and views, Distinct).
+// The checkpoint delta is built in once (`ArrangementDelta`): with tracking on, every change marks
+// its entry; `takeDelta` exports the marked entries (everything the first time, after a `clear`, or
+// when asked) as fresh copies, since a checkpoint is written in slices while later epochs mutate
+// the arrangement; `load` takes back what `takeDelta` wrote. A multiplicity never goes negative:
+// that is an internal error, raised naming the arrangement's owner.
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
+import { encodeOne, encodeValues } from '../common/values.ts';
 import type { StateDelta } from './state.ts';
 
-export interface ArrangedRow {
-  readonly row: readonly Value[];
+type Upserts = (readonly [string, unknown])[];
+
+/** The checkpoint delta every arrangement mode shares: change tracking, export, reload. */
+abstract class ArrangementDelta {
+  protected tracking = false;
+  /** Whether the checkpoint store holds this arrangement's entries (else the next delta replaces all). */
+  private exported = false;
+
+  /** Starts (or stops) marking changed entries; off by default so in-memory use pays nothing. */
+  trackChanges(on: boolean): void {
+    this.tracking = on;
+    if (!on) this.forgetChanges();
+  }
+
+  /**
+   * The entries changed since the last call — all of them if `full`, if never exported, or after a
+   * `clear` — then forgets the changes.
+   */
+  takeDelta(full: boolean): StateDelta {
+    const replaceAll = full || !this.exported;
+    this.exported = true;
+    const upserts: Upserts = [];
+    const deletes: string[] = [];
+    if (replaceAll) this.exportAll(upserts);
+    else this.exportChanged(upserts, deletes);
+    this.forgetChanges();
+    return { replaceAll, upserts, deletes };
+  }
+
+  /** After a load: the contents are what the checkpoint store holds, not changes to write back. */
+  protected markLoaded(): void {
+    this.forgetChanges();
+    this.exported = true;
+  }
+
+  /** After a clear: what the store held no longer applies. */
+  protected markCleared(): void {
+    this.forgetChanges();
+    this.exported = false;
+  }
+
+  protected abstract exportAll(upserts: Upserts): void;
+  protected abstract exportChanged(upserts: Upserts, deletes: string[]): void;
+  protected abstract forgetChanges(): void;
+}
+
+// ---- indexed: key → bucket of counted rows --------------------------------------------------------
+
+export interface ArrangedRow<R = readonly Value[]> {
+  readonly row: R;
   /**
    * When the row was arranged: a checkpoint keeps it, so a restored bucket lists its rows in the
    * order the original did and a probe emits its matches in the same order (changelogs after a
@@ -24,18 +79,18 @@ export interface ArrangedRow {
   matches: number;
 }
 
-export interface Bucket {
-  readonly rows: Map<string, ArrangedRow>;
+export interface Bucket<RK extends Value = string, R = readonly Value[]> {
+  readonly rows: Map<RK, ArrangedRow<R>>;
   /** Sum of the rows' multiplicities. */
   total: number;
 }
 
 /** The stored form of one arranged row. */
-interface StoredRow {
+interface StoredRow<K, R> {
   /** The arrangement's entry prefix: which arrangement of an operator the entry belongs to. */
   readonly a: string;
-  readonly k: string;
-  readonly r: readonly Value[];
+  readonly k: K;
+  readonly r: R;
   readonly c: number;
   readonly m: number;
   readonly s: number;
@@ -46,32 +101,121 @@ const BUCKET_BYTES = 160;
 
 /**
  * One arranged row, as V8 lays it out on 64-bit: the map entry (~40 B), the record (~48 B), the
- * row array (~32 B + 8 B a slot; small integers inline, other values boxed at ~16 B more) and the
- * row's encoding used as its map key. Measured heap growth per arranged row in bench/join.ts is of
- * this order; the figure is an estimate for metrics, not an accounting.
+ * row array (~32 B + 8 B a slot; small integers inline, other values boxed at ~16 B more) and its
+ * map key (a small integer: the row's hash; a string for the rare row stored under its encoding).
+ * Measured heap growth per arranged row in bench/join.ts is of this order; the figure is an
+ * estimate for metrics, not an accounting.
  */
-function rowBytes(row: readonly Value[], rowKey: string): number {
+function rowBytes(row: unknown, rowKey: Value): number {
+  const keyBytes = typeof rowKey === 'string' ? rowKey.length : 0;
+  if (!Array.isArray(row)) return 104 + keyBytes;
   let boxed = 0;
-  for (const v of row)
+  for (const v of row as readonly Value[])
     if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) >= 2 ** 30) boxed += 16;
-  return 120 + 8 * row.length + boxed + rowKey.length;
+  return 120 + 8 * row.length + boxed + keyBytes;
 }
 
-export class Arrangement {
-  private readonly buckets = new Map<string, Bucket>();
+function keyBytes(key: Value): number {
+  return typeof key === 'string' ? key.length : 16;
+}
+
+/** A bucket's key: any value but NULL (a NULL key matches nothing and is never arranged). */
+export type ArrangementKey = Exclude<Value, null>;
+
+/** How a bucket keys a row of a row arrangement: its hash, or (when that is taken) its encoding. */
+export type RowKey = number | string;
+
+const f64 = new Float64Array(1);
+const u32 = new Uint32Array(f64.buffer);
+
+/** A hash of one value, equal for values that encode alike (0 and -0, 1 and 1n, NaN and NaN). */
+function hashValue(v: Value): number {
+  switch (typeof v) {
+    case 'number':
+      if (v === (v | 0)) return v | 0;
+      if (v !== v) return 0x7ff80000;
+      f64[0] = v;
+      return ((u32[0] as number) ^ Math.imul(u32[1] as number, 0x9e3779b1)) | 0;
+    case 'string': {
+      let h = 0x811c9dc5 ^ v.length;
+      for (let i = 0; i < v.length; i++) h = Math.imul(h ^ v.charCodeAt(i), 0x01000193);
+      return h;
+    }
+    case 'bigint': {
+      const n = Number(v);
+      return Number.isFinite(n) && BigInt(n) === v ? hashValue(n) : hashValue(`${v}`);
+    }
+    case 'boolean':
+      return v ? 0x3c6ef372 : 0x1b873593;
+    default:
+      return 0x5bd1e995;
+  }
+}
+
+/** A row's hash (exported for tests that need two rows of one hash). */
+export function hashRow(row: readonly Value[]): number {
+  let h = 0x811c9dc5 ^ row.length;
+  for (let i = 0; i < row.length; i++) h = Math.imul(h ^ hashValue(row[i] as Value), 0x01000193);
+  return h ^ (h >>> 15);
+}
+
+/** Whether two values are one in a Z-set (their encodings are equal). */
+function sameValue(x: Value, y: Value): boolean {
+  if (x === y) return true;
+  const tx = typeof x;
+  const ty = typeof y;
+  if (tx === 'number' && ty === 'number') return x !== x && y !== y;
+  if ((tx === 'number' || tx === 'bigint') && (ty === 'number' || ty === 'bigint'))
+    return encodeOne(x) === encodeOne(y);
+  return false;
+}
+
+function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!sameValue(a[i] as Value, b[i] as Value)) return false;
+  return true;
+}
+
+/** A checkpoint entry's row part: the row's encoding (a scalar's for a scalar arrangement). */
+function rowId(row: unknown): string {
+  return Array.isArray(row) ? encodeValues(row as readonly Value[]) : encodeOne(row as Value);
+}
+
+/**
+ * The general mode: `K` keys buckets (a join key, a group's slot), `RK` keys a bucket's rows, `R`
+ * is what is arranged. Two uses: rows (`addRow`, for joins: a row is keyed in its bucket by a hash
+ * of its values, compared in full, and a row whose hash another row of the bucket holds is keyed
+ * by its encoding instead, so no row is encoded on the common path), or caller-keyed entries
+ * (`add`, for the multiset aggregates: value → count per group, keyed by the value).
+ */
+export class Arrangement<
+  K extends Value = ArrangementKey,
+  RK extends Value = RowKey,
+  R = readonly Value[],
+> extends ArrangementDelta {
+  private readonly buckets = new Map<K, Bucket<RK, R>>();
   private rowCount = 0;
   private bytes = 0;
   private nextSeq = 0;
-  private tracking = false;
-  private readonly dirty = new Map<string, { readonly key: string; readonly rowKey: string }>();
+  /** Rows (of `addRow`) stored under their encoding because their hash was taken. */
+  private encodedRows = 0;
+  private readonly dirty = new Map<string, { readonly key: K; readonly rowKey: RK; readonly row: R }>();
 
-  /** `label` names the arrangement in internal errors; `entryPrefix` keeps its checkpoint entries apart. */
+  /**
+   * `label` names the arrangement in internal errors; `entryPrefix` keeps its checkpoint entries
+   * apart; `keyId` writes a key in entry ids and stored entries (a join's one-column key is the
+   * raw value in memory, written as its encoding).
+   */
   constructor(
     private readonly label: string,
     private readonly entryPrefix: string,
-  ) {}
+    private readonly keyId: (key: K) => string = String,
+  ) {
+    super();
+  }
 
-  get(key: string): Bucket | undefined {
+  get(key: K): Bucket<RK, R> | undefined {
     return this.buckets.get(key);
   }
 
@@ -80,118 +224,351 @@ export class Arrangement {
     return this.rowCount;
   }
 
+  /** Keys (buckets) held. */
+  get keyCount(): number {
+    return this.buckets.size;
+  }
+
   /** Approximate heap bytes held (see `rowBytes`), for state metrics. */
   get stateBytes(): number {
     return this.bytes;
   }
 
-  /** Adds `weight` copies of `row` under `key`; returns the row's entry (null once its count is 0). */
-  add(
-    key: string,
-    rowKey: string,
+  /**
+   * Adds `weight` copies of `row` under `key`, finding it by value; returns the row's entry (null
+   * once its count is 0).
+   */
+  addRow(
+    this: Arrangement<K, RowKey, readonly Value[]>,
+    key: K,
     row: readonly Value[],
     weight: number,
     matches: number,
   ): ArrangedRow | null {
-    let bucket = this.buckets.get(key);
-    if (bucket === undefined) {
-      bucket = { rows: new Map(), total: 0 };
-      this.buckets.set(key, bucket);
-      this.bytes += BUCKET_BYTES + key.length;
-    }
-    if (this.tracking) this.dirty.set(this.entryId(key, rowKey), { key, rowKey });
-    bucket.total += weight;
-    const entry = bucket.rows.get(rowKey);
+    const bucket = this.buckets.get(key);
+    const hash = hashRow(row);
+    if (bucket === undefined) return this.update(key, undefined, hash, undefined, row, weight, matches);
+    const atHash = bucket.rows.get(hash);
+    if (atHash !== undefined && sameRow(atHash.row, row))
+      return this.update(key, bucket, hash, atHash, row, weight, matches);
+    if (atHash === undefined && this.encodedRows === 0)
+      return this.update(key, bucket, hash, undefined, row, weight, matches);
+    // The hash is another row's, or this row may have been stored under its encoding earlier.
+    const encoded = encodeValues(row);
+    const atEncoding = bucket.rows.get(encoded);
+    if (atEncoding !== undefined || atHash !== undefined)
+      return this.update(key, bucket, encoded, atEncoding, row, weight, matches);
+    return this.update(key, bucket, hash, undefined, row, weight, matches);
+  }
+
+  /** Adds `weight` copies of `row` under `key` as the bucket's entry `rowKey`. */
+  add(key: K, rowKey: RK, row: R, weight: number, matches: number): ArrangedRow<R> | null {
+    const bucket = this.buckets.get(key);
+    return this.update(key, bucket, rowKey, bucket?.rows.get(rowKey), row, weight, matches);
+  }
+
+  private update(
+    key: K,
+    found: Bucket<RK, R> | undefined,
+    rowKey: RK,
+    entry: ArrangedRow<R> | undefined,
+    row: R,
+    weight: number,
+    matches: number,
+  ): ArrangedRow<R> | null {
     const count = (entry?.count ?? 0) + weight;
     if (count < 0) {
       throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
     }
+    let bucket = found;
+    if (bucket === undefined) {
+      if (count === 0) return null;
+      bucket = { rows: new Map(), total: 0 };
+      this.buckets.set(key, bucket);
+      this.bytes += BUCKET_BYTES + keyBytes(key);
+    }
+    if (this.tracking) this.dirty.set(this.entryId(key, row), { key, rowKey, row });
+    bucket.total += weight;
     if (count === 0) {
       if (entry !== undefined) {
         bucket.rows.delete(rowKey);
         this.rowCount -= 1;
         this.bytes -= rowBytes(row, rowKey);
+        if (typeof rowKey === 'string') this.encodedRows -= 1;
       }
       if (bucket.rows.size === 0) {
         this.buckets.delete(key);
-        this.bytes -= BUCKET_BYTES + key.length;
+        this.bytes -= BUCKET_BYTES + keyBytes(key);
       }
       return null;
     }
     if (entry === undefined) {
-      const added: ArrangedRow = { row, seq: this.nextSeq++, count, matches };
+      const added: ArrangedRow<R> = { row, seq: this.nextSeq++, count, matches };
       bucket.rows.set(rowKey, added);
       this.rowCount += 1;
       this.bytes += rowBytes(row, rowKey);
+      if (typeof rowKey === 'string') this.encodedRows += 1;
       return added;
     }
     entry.count = count;
     return entry;
   }
 
-  /** Marks a row whose `matches` changed in place, so the next checkpoint delta holds it. */
-  touched(key: string, rowKey: string): void {
-    if (this.tracking) this.dirty.set(this.entryId(key, rowKey), { key, rowKey });
-  }
-
-  trackChanges(on: boolean): void {
-    this.tracking = on;
-    if (!on) this.dirty.clear();
-  }
-
-  takeDelta(replaceAll: boolean): StateDelta {
-    const upserts: (readonly [string, unknown])[] = [];
-    const deletes: string[] = [];
-    const stored = (key: string, e: ArrangedRow): StoredRow => ({
-      a: this.entryPrefix,
-      k: key,
-      r: e.row,
-      c: e.count,
-      m: e.matches,
-      s: e.seq,
-    });
-    if (replaceAll) {
-      for (const [key, bucket] of this.buckets)
-        for (const [rowKey, e] of bucket.rows) upserts.push([this.entryId(key, rowKey), stored(key, e)]);
-    } else {
-      for (const [id, { key, rowKey }] of this.dirty) {
-        const e = this.buckets.get(key)?.rows.get(rowKey);
-        if (e === undefined) deletes.push(id);
-        else upserts.push([id, stored(key, e)]);
-      }
+  /** Drops every row under `key` (a released group); its rows leave the checkpoint too. */
+  deleteKey(key: K): void {
+    const bucket = this.buckets.get(key);
+    if (bucket === undefined) return;
+    for (const [rowKey, e] of bucket.rows) {
+      if (this.tracking) this.dirty.set(this.entryId(key, e.row), { key, rowKey, row: e.row });
+      this.bytes -= rowBytes(e.row, rowKey);
+      if (typeof rowKey === 'string') this.encodedRows -= 1;
     }
-    this.dirty.clear();
-    return { replaceAll, upserts, deletes };
+    this.rowCount -= bucket.rows.size;
+    this.bytes -= BUCKET_BYTES + keyBytes(key);
+    this.buckets.delete(key);
   }
 
-  /** Empties the arrangement (its change tracking forgets what it had marked). */
+  /** Marks a row whose `matches` changed in place, so the next checkpoint delta holds it. */
+  touched(key: K, rowKey: RK, row: R): void {
+    if (this.tracking) this.dirty.set(this.entryId(key, row), { key, rowKey, row });
+  }
+
+  /** Empties the arrangement; the next delta replaces every stored entry. */
   clear(): void {
     this.buckets.clear();
     this.rowCount = 0;
     this.bytes = 0;
     this.nextSeq = 0;
-    this.dirty.clear();
+    this.encodedRows = 0;
+    this.markCleared();
   }
 
-  /** Replaces the contents with entries written by `takeDelta` (of this arrangement: see `owns`). */
-  load(entries: readonly unknown[], rowKeyOf: (row: readonly Value[]) => string): void {
+  /**
+   * Replaces the contents with entries written by `takeDelta` (of this arrangement: see `owns`).
+   * Each row's key is computed again by `keyOf` (the stored one is its written form); rows are
+   * found by value, or by `rowKeyOf` when given.
+   */
+  load(entries: readonly unknown[], keyOf: (row: R) => K, rowKeyOf?: (row: R) => RK): void {
     this.clear();
-    const sorted = (entries as StoredRow[]).slice().sort((a, b) => a.s - b.s);
+    const sorted = (entries as StoredRow<string, R>[]).slice().sort((a, b) => a.s - b.s);
     for (const e of sorted) {
       this.nextSeq = e.s;
-      this.add(e.k, rowKeyOf(e.r), e.r, e.c, e.m);
+      if (rowKeyOf !== undefined) this.add(keyOf(e.r), rowKeyOf(e.r), e.r, e.c, e.m);
+      else
+        (this as unknown as Arrangement<K, RowKey, readonly Value[]>).addRow(
+          keyOf(e.r),
+          e.r as readonly Value[],
+          e.c,
+          e.m,
+        );
     }
-    this.nextSeq = sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as StoredRow).s + 1;
-    // The loaded entries are what the checkpoint store holds: not changes to write back.
-    this.dirty.clear();
+    this.nextSeq = sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as StoredRow<string, R>).s + 1;
+    this.markLoaded();
   }
 
   /** Whether a stored entry (a value `takeDelta` wrote) belongs to this arrangement. */
   owns(entry: unknown): boolean {
-    return (entry as StoredRow).a === this.entryPrefix;
+    return (entry as StoredRow<string, R>).a === this.entryPrefix;
   }
 
-  private entryId(key: string, rowKey: string): string {
-    return `${this.entryPrefix}${key.length}:${key}${rowKey}`;
+  protected exportAll(upserts: Upserts): void {
+    for (const [key, bucket] of this.buckets)
+      for (const e of bucket.rows.values()) upserts.push([this.entryId(key, e.row), this.stored(key, e)]);
+  }
+
+  protected exportChanged(upserts: Upserts, deletes: string[]): void {
+    for (const [id, { key, rowKey, row }] of this.dirty) {
+      // The entry at `rowKey` may since be another row's (a hash freed and taken again).
+      const e = this.buckets.get(key)?.rows.get(rowKey);
+      if (e === undefined || !sameEntry(e.row, row)) deletes.push(id);
+      else upserts.push([id, this.stored(key, e)]);
+    }
+  }
+
+  protected forgetChanges(): void {
+    this.dirty.clear();
+  }
+
+  private stored(key: K, e: ArrangedRow<R>): StoredRow<string, R> {
+    return { a: this.entryPrefix, k: this.keyId(key), r: e.row, c: e.count, m: e.matches, s: e.seq };
+  }
+
+  private entryId(key: K, row: R): string {
+    const k = this.keyId(key);
+    return `${this.entryPrefix}${k.length}:${k}${rowId(row)}`;
+  }
+}
+
+function sameEntry(a: unknown, b: unknown): boolean {
+  return Array.isArray(a) && Array.isArray(b)
+    ? sameRow(a as readonly Value[], b as readonly Value[])
+    : sameValue(a as Value, b as Value);
+}
+
+// ---- unique: key → the one row --------------------------------------------------------------------
+
+/**
+ * A key holds at most one row, stored as the Map's value (no bucket, no count). Keys are Map keys
+ * as `singleKey` or `encodeValues` make them; a checkpoint entry is the row under the key's encoding.
+ */
+export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta {
+  private readonly rows = new Map<K, readonly Value[]>();
+  private readonly dirty = new Set<K>();
+
+  get size(): number {
+    return this.rows.size;
+  }
+
+  get(key: K): readonly Value[] | undefined {
+    return this.rows.get(key);
+  }
+
+  has(key: K): boolean {
+    return this.rows.has(key);
+  }
+
+  /** Stores `row` as the key's row (replacing any). */
+  set(key: K, row: readonly Value[]): void {
+    this.rows.set(key, row);
+    if (this.tracking) this.dirty.add(key);
+  }
+
+  /** Removes the key's row; returns it (undefined if there was none). */
+  delete(key: K): readonly Value[] | undefined {
+    const row = this.rows.get(key);
+    if (row === undefined) return undefined;
+    this.rows.delete(key);
+    if (this.tracking) this.dirty.add(key);
+    return row;
+  }
+
+  values(): IterableIterator<readonly Value[]> {
+    return this.rows.values();
+  }
+
+  clear(): void {
+    this.rows.clear();
+    this.markCleared();
+  }
+
+  /** Replaces the contents with rows written by `takeDelta`, keyed again by `keyOf`. */
+  load(entries: Iterable<unknown>, keyOf: (row: readonly Value[]) => K): void {
+    this.rows.clear();
+    for (const v of entries) {
+      const row = v as readonly Value[];
+      this.rows.set(keyOf(row), row);
+    }
+    this.markLoaded();
+  }
+
+  protected exportAll(upserts: Upserts): void {
+    for (const [k, row] of this.rows) upserts.push([encodeOne(k), row]);
+  }
+
+  protected exportChanged(upserts: Upserts, deletes: string[]): void {
+    for (const k of this.dirty) {
+      const row = this.rows.get(k);
+      if (row === undefined) deletes.push(encodeOne(k));
+      else upserts.push([encodeOne(k), row]);
+    }
+  }
+
+  protected forgetChanges(): void {
+    this.dirty.clear();
+  }
+}
+
+// ---- counted: row → multiplicity ------------------------------------------------------------------
+
+export interface CountedRow {
+  readonly row: readonly Value[];
+  count: number;
+}
+
+/**
+ * The key is the whole row (its encoding): each distinct row once, with its multiplicity. A
+ * checkpoint entry is `{ r: row, c: count }` under the row's encoding.
+ */
+export class CountedArrangement extends ArrangementDelta {
+  private readonly rows = new Map<string, CountedRow>();
+  private rowTotal = 0;
+  private readonly dirty = new Set<string>();
+
+  /** `label` names the arrangement's owner in internal errors. */
+  constructor(private readonly label: string) {
+    super();
+  }
+
+  /** Distinct rows held. */
+  get size(): number {
+    return this.rows.size;
+  }
+
+  /** Sum of the multiplicities. */
+  get total(): number {
+    return this.rowTotal;
+  }
+
+  /** The multiplicity of the row encoded as `rowKey` (0 when absent). */
+  count(rowKey: string): number {
+    return this.rows.get(rowKey)?.count ?? 0;
+  }
+
+  /**
+   * Adds `weight` copies of `row`; returns its entry after the change (count 0: the row is gone,
+   * and the entry holds the row that was stored). `count - weight` is the multiplicity before.
+   */
+  add(row: readonly Value[], weight: number, rowKey: string = encodeValues(row)): CountedRow {
+    const entry = this.rows.get(rowKey);
+    const count = (entry?.count ?? 0) + weight;
+    if (count < 0) throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
+    if (this.tracking) this.dirty.add(rowKey);
+    this.rowTotal += weight;
+    if (entry === undefined) {
+      const added: CountedRow = { row, count };
+      if (count > 0) this.rows.set(rowKey, added);
+      return added;
+    }
+    entry.count = count;
+    if (count === 0) this.rows.delete(rowKey);
+    return entry;
+  }
+
+  entries(): IterableIterator<CountedRow> {
+    return this.rows.values();
+  }
+
+  clear(): void {
+    this.rows.clear();
+    this.rowTotal = 0;
+    this.markCleared();
+  }
+
+  /** Replaces the contents with entries written by `takeDelta`. */
+  load(entries: Iterable<unknown>): void {
+    this.rows.clear();
+    this.rowTotal = 0;
+    for (const v of entries) {
+      const e = v as { r: Value[]; c: number };
+      this.rows.set(encodeValues(e.r), { row: e.r, count: e.c });
+      this.rowTotal += e.c;
+    }
+    this.markLoaded();
+  }
+
+  protected exportAll(upserts: Upserts): void {
+    for (const [k, e] of this.rows) upserts.push([k, { r: e.row, c: e.count }]);
+  }
+
+  protected exportChanged(upserts: Upserts, deletes: string[]): void {
+    for (const k of this.dirty) {
+      const e = this.rows.get(k);
+      if (e === undefined) deletes.push(k);
+      else upserts.push([k, { r: e.row, c: e.count }]);
+    }
+  }
+
+  protected forgetChanges(): void {
+    this.dirty.clear();
   }
 }

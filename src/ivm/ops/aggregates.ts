@@ -1,14 +1,15 @@
 // Aggregate strategies, stored column-wise: each aggregate keeps one typed array (or sparse table)
 // per field, indexed by the group's slot, so a group costs a few numbers rather than several heap
 // objects. Invertible aggregates (COUNT, SUM, AVG) keep O(1) state and fold a batch partial by
-// addition; multiset aggregates (MIN, MAX, COUNT DISTINCT) keep value → count per group so
-// retracting the current minimum reveals the next one. Sums keep their inputs' integer parts exactly
+// addition; multiset aggregates (MIN, MAX, COUNT DISTINCT) keep value → count per group (an
+// arrangement keyed by the group's slot) so retracting the current minimum reveals the next one. Sums keep their inputs' integer parts exactly
 // (a bigint in a side table beyond the safe-integer range), so retraction undoes an insert exactly.
 import { SluiceError } from '../../common/errors.ts';
 import { floatOutOfRange } from '../../common/cast.ts';
 import type { Value } from '../../common/types.ts';
 import type { AggregateSpec } from '../dataflow-plan.ts';
 import { checkInt, compareValues, normalizeBigInt, singleKey } from '../../common/values.ts';
+import { Arrangement } from '../arrangement.ts';
 
 export interface AggColumn {
   readonly spec: AggregateSpec;
@@ -284,9 +285,14 @@ function sortedIndex(sorted: Value[], v: Value): number {
   return lo;
 }
 
+/**
+ * MIN, MAX, COUNT DISTINCT: per group, an arrangement of its values with their multiplicities
+ * (group slot → value → count), and for MIN/MAX the distinct values kept sorted beside it.
+ */
 class MultisetColumn implements AggColumn {
-  private values: (ValueCounts | undefined)[] = [];
+  private readonly counts: Arrangement<number, Value, Value>;
   private sorted: (Value[] | undefined)[] = [];
+  /** A batch's values per touched group, summed before they fold into the arrangement. */
   private readonly partial = new Map<number, ValueCounts>();
   private readonly ordered: boolean;
 
@@ -299,10 +305,12 @@ class MultisetColumn implements AggColumn {
     private readonly onDistinct?: (slot: number, value: Value, weight: 1 | -1) => void,
   ) {
     this.ordered = spec.fn === 'min' || spec.fn === 'max';
+    // Checkpointed by the Reduce, group by group (serialize): its own delta is not used.
+    this.counts = new Arrangement(`${spec.fn} state`, '');
   }
 
   clear(slot: number): void {
-    this.values[slot] = undefined;
+    this.counts.deleteKey(slot);
     this.sorted[slot] = undefined;
   }
 
@@ -327,11 +335,6 @@ class MultisetColumn implements AggColumn {
     const p = this.partial.get(slot);
     if (p === undefined) return;
     this.partial.delete(slot);
-    let values = this.values[slot];
-    if (values === undefined) {
-      values = new Map();
-      this.values[slot] = values;
-    }
     let sorted = this.sorted[slot];
     if (this.ordered && sorted === undefined) {
       sorted = [];
@@ -339,53 +342,53 @@ class MultisetColumn implements AggColumn {
     }
     for (const [k, [value, delta]] of p) {
       if (delta === 0) continue;
-      const entry = values.get(k);
-      if (entry === undefined) {
-        if (delta < 0)
-          throw new SluiceError('INTERNAL_ERROR', `negative multiplicity in ${this.spec.fn} state`);
-        values.set(k, [value, delta]);
+      const entry = this.counts.add(slot, k, value, delta, 0);
+      if (entry === null) {
+        this.onDistinct?.(slot, value, -1);
+        if (sorted !== undefined) {
+          const i = sortedIndex(sorted, value);
+          if (i < sorted.length && compareValues(sorted[i] as Value, value) === 0) sorted.splice(i, 1);
+        }
+      } else if (entry.count === delta) {
+        // New in the group.
         if (sorted !== undefined) sorted.splice(sortedIndex(sorted, value), 0, value);
         this.onDistinct?.(slot, value, 1);
-      } else {
-        entry[1] += delta;
-        if (entry[1] === 0) {
-          values.delete(k);
-          this.onDistinct?.(slot, entry[0], -1);
-          if (sorted !== undefined) {
-            const i = sortedIndex(sorted, value);
-            if (i < sorted.length && compareValues(sorted[i] as Value, value) === 0) sorted.splice(i, 1);
-          }
-        } else if (entry[1] < 0) {
-          throw new SluiceError('INTERNAL_ERROR', `negative multiplicity in ${this.spec.fn} state`);
-        }
       }
     }
   }
 
   result(slot: number): Value {
-    if (this.spec.fn === 'count') return this.values[slot]?.size ?? 0;
+    if (this.spec.fn === 'count') return this.counts.get(slot)?.rows.size ?? 0;
     const sorted = this.sorted[slot];
     if (sorted === undefined || sorted.length === 0) return null;
     return (this.spec.fn === 'min' ? sorted[0] : sorted[sorted.length - 1]) as Value;
   }
 
   serialize(slot: number): unknown {
-    // Copies of the [value, count] pairs: merge() updates counts in place, and a checkpoint's
+    // Copies of the (value, count) pairs: merge() updates counts in place, and a checkpoint's
     // delta must keep the counts of the epoch it was taken at while it is written in slices.
-    const values = this.values[slot];
-    return { n: 0, s: 0, v: values === undefined ? [] : Array.from(values.values(), ([v, c]) => [v, c]) };
+    const bucket = this.counts.get(slot);
+    return {
+      n: 0,
+      s: 0,
+      v: bucket === undefined ? [] : Array.from(bucket.rows.values(), (e) => [e.row, e.count]),
+    };
   }
 
   deserialize(slot: number, data: unknown): void {
     const d = data as SerializedAgg;
-    const values: ValueCounts = new Map();
-    for (const [value, count] of d.v ?? []) values.set(singleKey(value), [value, count]);
-    this.values[slot] = values;
-    this.sorted[slot] = this.ordered ? [...values.values()].map((e) => e[0]).sort(compareValues) : undefined;
+    this.counts.deleteKey(slot);
+    for (const [value, count] of d.v ?? []) this.counts.add(slot, singleKey(value), value, count, 0);
+    const bucket = this.counts.get(slot);
+    this.sorted[slot] = this.ordered
+      ? bucket === undefined
+        ? []
+        : Array.from(bucket.rows.values(), (e) => e.row).sort(compareValues)
+      : undefined;
   }
 
   bytes(slot: number): number {
-    return 16 + (this.values[slot]?.size ?? 0) * (this.ordered ? 80 : 64);
+    return 16 + (this.counts.get(slot)?.rows.size ?? 0) * (this.ordered ? 80 : 64);
   }
 }
 

@@ -1,40 +1,32 @@
-// DISTINCT: keeps each row's multiplicity and emits +1 when a row first appears, -1 when its last
-// copy goes. Output is consolidated with weights ±1.
-import { SluiceError } from '../../common/errors.ts';
+// DISTINCT: keeps each row's multiplicity in a counted arrangement and emits +1 when a row first
+// appears, -1 when its last copy goes. Output is consolidated with weights ±1.
 import type { Value } from '../../common/types.ts';
 import type { Operator } from '../operator.ts';
-import { encodeValues } from '../../common/values.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
 import type { StateDelta, Stateful } from '../state.ts';
-import { loadMultiset, multisetDelta } from '../state-entries.ts';
+import { CountedArrangement } from '../arrangement.ts';
 
 export class DistinctOp implements Operator, Stateful {
-  private readonly counts = new Map<string, { row: readonly Value[]; count: number }>();
-  private tracking = false;
-  private exported = false;
-  private readonly dirty = new Set<string>();
+  private readonly counts: CountedArrangement;
 
   constructor(
     readonly nodeId: number,
     readonly stateId: string,
-  ) {}
+  ) {
+    this.counts = new CountedArrangement(`distinct n${nodeId}`);
+  }
 
   trackChanges(on: boolean): void {
-    this.tracking = on;
-    if (!on) this.dirty.clear();
+    this.counts.trackChanges(on);
   }
 
   takeStateDelta(full: boolean): StateDelta {
-    const delta = multisetDelta(this.counts, this.dirty, full || !this.exported);
-    this.exported = true;
-    return delta;
+    return this.counts.takeDelta(full);
   }
 
   loadState(values: Iterable<unknown>): void {
-    loadMultiset(this.counts, values);
-    this.dirty.clear();
-    this.exported = true;
+    this.counts.load(values);
   }
 
   step(inputs: readonly ZBatch[]): ZBatch {
@@ -42,23 +34,15 @@ export class DistinctOp implements Operator, Stateful {
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
     for (let i = 0; i < input.rows.length; i++) {
-      const row = input.rows[i] as readonly Value[];
       const w = input.weights[i] as number;
-      const key = encodeValues(row);
-      const entry = this.counts.get(key);
-      const before = entry?.count ?? 0;
-      const after = before + w;
-      if (this.tracking) this.dirty.add(key);
-      if (after < 0)
-        throw new SluiceError('INTERNAL_ERROR', `distinct n${this.nodeId} saw a negative multiplicity`);
-      if (after === 0) this.counts.delete(key);
-      else if (entry === undefined) this.counts.set(key, { row, count: after });
-      else entry.count = after;
+      const entry = this.counts.add(input.rows[i] as readonly Value[], w);
+      const after = entry.count;
+      const before = after - w;
       if (before === 0 && after > 0) {
-        rows.push(row);
+        rows.push(entry.row);
         weights.push(1);
       } else if (before > 0 && after === 0) {
-        rows.push(entry?.row ?? row);
+        rows.push(entry.row);
         weights.push(-1);
       }
     }

@@ -10,7 +10,7 @@ import type { DataflowNode, JoinKind } from '../dataflow-plan.ts';
 import type { RowErrorSink } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
-import { JoinOp, type JoinBudget } from './join-op.ts';
+import { JoinOp, keyValue, type JoinBudget } from './join-op.ts';
 
 // Both inputs are [k, v]; the output row is [lk, lv, rk, rv].
 const COLS = [
@@ -266,4 +266,48 @@ test('a join budget stops a one-off evaluation that multiplies its inputs', () =
   );
   // It stopped near the budget, not after the whole product.
   assert.ok(budget.remaining >= -20, `charged ${100 - budget.remaining} rows`);
+});
+
+test('one-column keys are raw Map keys with SQL equality: 1 meets 1n and 1.0, 0 meets -0, never "1"', () => {
+  const op = join('inner');
+  const out = op.step(
+    [
+      batch([
+        [[1, 10], 1],
+        [[0, 20], 1],
+        [[2 ** 60, 30], 1],
+        [['1', 40], 1],
+        [[NaN, 50], 1],
+      ]),
+      batch([
+        [[1n, 1], 1],
+        [[-0, 2], 1],
+        [[2n ** 60n, 3], 1],
+        [[2n ** 64n, 4], 1],
+        [[NaN, 5], 1],
+      ]),
+    ],
+    sink,
+  );
+  const pairs = consolidate(out)
+    .rows.map((r) => `${String(r[1])}-${String(r[3])}`)
+    .sort();
+  assert.deepEqual(pairs, ['10-1', '20-2', '30-3', '50-5']);
+  assert.deepEqual(keyValue(2n ** 64n), 2 ** 64, 'a bigint a double holds exactly is that number');
+  assert.deepEqual(keyValue(2n ** 64n + 1n), 2n ** 64n + 1n, 'one it does not stays a bigint');
+});
+
+test('checkpoint entries keep the encoded key form, and load keys rows again', () => {
+  const op = join('inner');
+  op.trackChanges(true);
+  op.step([batch([[[7, 1], 1]]), none], sink);
+  const delta = op.takeStateDelta(true);
+  // The stored key and the entry id are the key's encoding (as before keys were raw values).
+  assert.deepEqual(
+    delta.upserts.map(([id, v]) => [id, (v as { k: unknown }).k]),
+    [['L3:n7;n7;n1;', 'n7;']],
+  );
+  const restored = join('inner');
+  restored.loadState(delta.upserts.map(([, v]) => v));
+  assert.deepEqual(changes(restored.step([none, batch([[[7, 2], 1]])], sink)), ['+[7,1,7,2]×1']);
 });

@@ -13,7 +13,7 @@ import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
 import { compileScalar } from '../../common/scalar-expr.ts';
-import { encodeOne, encodeValues } from '../../common/values.ts';
+import { encodeOne } from '../../common/values.ts';
 import { Arrangement } from '../arrangement.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
@@ -27,8 +27,32 @@ const LEFT = 0;
 const RIGHT = 1;
 type Side = typeof LEFT | typeof RIGHT;
 
+/**
+ * A join key as a Map key: a one-column key is the value itself (see `keyValue`), a longer one the
+ * values' encoding, no key at all ''.
+ */
+export type JoinKey = boolean | number | bigint | string;
+
 /** The key of a row as a Map key, or null when a key value is NULL (it can match nothing). */
-export type KeyFn = (row: readonly Value[]) => string | null;
+export type KeyFn = (row: readonly Value[]) => JoinKey | null;
+
+/**
+ * A single key value as a Map key with SQL's equality: Map keys compare by SameValueZero, so a
+ * number is its own key (0 and -0 meet, as `=` has them; so do NaN and NaN, as PostgreSQL orders
+ * floats) and a string is its own key (never equal to a number: '1' is not 1). An integer held as
+ * a bigint is keyed as the number it equals when a double holds it exactly (1n meets 1, 2n**60n
+ * meets 2**60), else as the bigint (Map compares bigints by value).
+ */
+export function keyValue(v: boolean | number | bigint | string): JoinKey {
+  if (typeof v !== 'bigint') return v;
+  const n = Number(v);
+  return Number.isFinite(n) && BigInt(n) === v ? n : v;
+}
+
+/** The checkpoint form of a key (as the encoded keys of earlier versions were written). */
+export function keyEntryId(key: JoinKey, width: number): string {
+  return width === 1 ? encodeOne(key) : (key as string);
+}
 
 /** A join key's Map key for a row (also the shared arrangements' key, so both arrange alike). */
 export function compileKey(exprs: readonly ScalarExpr[]): KeyFn {
@@ -38,7 +62,14 @@ export function compileKey(exprs: readonly ScalarExpr[]): KeyFn {
     const i = first.index;
     return (row) => {
       const v = row[i] as Value;
-      return v === null ? null : encodeOne(v);
+      return v === null ? null : typeof v === 'bigint' ? keyValue(v) : v;
+    };
+  }
+  if (exprs.length === 1) {
+    const f = compileScalar(first);
+    return (row) => {
+      const v = f(row);
+      return v === null ? null : keyValue(v);
     };
   }
   const fns = exprs.map(compileScalar);
@@ -66,7 +97,7 @@ export interface JoinBudget {
 export class JoinOp implements Operator, Stateful {
   readonly nodeId: number;
   readonly stateId: string;
-  private readonly arranged: readonly [Arrangement, Arrangement];
+  private readonly arranged: readonly [Arrangement<JoinKey>, Arrangement<JoinKey>];
   /** The side whose arrangement is shared (kept up to date by its owner, not by this join). */
   private readonly sharedSide: Side | null;
   private readonly keys: readonly [KeyFn, KeyFn];
@@ -84,17 +115,19 @@ export class JoinOp implements Operator, Stateful {
     left: readonly ColumnSpec[],
     right: readonly ColumnSpec[],
     private readonly budget: JoinBudget | null = null,
-    shared: Arrangement | null = null,
+    shared: Arrangement<JoinKey> | null = null,
   ) {
     this.nodeId = node.id;
     this.stateId = node.stateId;
     this.sharedSide = shared === null || node.shared === null ? null : node.shared.side;
-    const own = (side: Side): Arrangement =>
+    const width = node.leftKey.length;
+    const own = (side: Side): Arrangement<JoinKey> =>
       side === this.sharedSide
-        ? (shared as Arrangement)
-        : new Arrangement(
+        ? (shared as Arrangement<JoinKey>)
+        : new Arrangement<JoinKey>(
             `join n${node.id} ${side === LEFT ? 'left' : 'right'} arrangement`,
             side === LEFT ? 'L' : 'R',
+            (key) => keyEntryId(key, width),
           );
     this.arranged = [own(LEFT), own(RIGHT)];
     this.keys = [compileKey(node.leftKey), compileKey(node.rightKey)];
@@ -130,8 +163,8 @@ export class JoinOp implements Operator, Stateful {
    * A shared side's delta summed per key: its arrangement already holds the delta, so the total a
    * key had before a delta row is the current total less what of the delta is still to come.
    */
-  private pendingByKey(side: Side, delta: ZBatch): Map<string, number> {
-    const pending = new Map<string, number>();
+  private pendingByKey(side: Side, delta: ZBatch): Map<JoinKey, number> {
+    const pending = new Map<JoinKey, number>();
     if (!this.pad[side === LEFT ? RIGHT : LEFT]) return pending;
     const keyOf = this.keys[side];
     for (let i = 0; i < delta.rows.length; i++) {
@@ -152,7 +185,7 @@ export class JoinOp implements Operator, Stateful {
     rows: (readonly Value[])[],
     weights: number[],
     errors: RowErrorSink,
-    pending: Map<string, number> | null,
+    pending: Map<JoinKey, number> | null,
   ): void {
     if (delta.rows.length === 0) return;
     const otherSide: Side = side === LEFT ? RIGHT : LEFT;
@@ -165,7 +198,7 @@ export class JoinOp implements Operator, Stateful {
     for (let i = 0; i < delta.rows.length; i++) {
       const row = delta.rows[i] as readonly Value[];
       const w = delta.weights[i] as number;
-      let key: string | null;
+      let key: JoinKey | null;
       try {
         key = keyOf(row);
       } catch (error) {
@@ -220,7 +253,7 @@ export class JoinOp implements Operator, Stateful {
             if (this.countMatches) {
               const before = e.matches;
               e.matches += w;
-              theirs.touched(key, rowKey);
+              theirs.touched(key, rowKey, e.row);
               if (padTheirs && (before === 0) !== (e.matches === 0)) {
                 rows.push(this.padded(otherSide, e.row));
                 weights.push(before === 0 ? -e.count : e.count);
@@ -233,7 +266,7 @@ export class JoinOp implements Operator, Stateful {
         rows.push(this.padded(side, row));
         weights.push(w);
       }
-      if (pending === null) mine.add(key, encodeValues(row), row, w, this.countMatches ? matched : 0);
+      if (pending === null) mine.addRow(key, row, w, this.countMatches ? matched : 0);
     }
   }
 
@@ -252,16 +285,19 @@ export class JoinOp implements Operator, Stateful {
   }
 
   private combine(side: Side, row: readonly Value[], other: readonly Value[]): Value[] {
-    return side === LEFT ? [...row, ...other] : [...other, ...row];
+    return side === LEFT ? concatRows(row, other) : concatRows(other, row);
   }
 
   private padded(side: Side, row: readonly Value[]): Value[] {
-    const nulls = new Array<Value>(this.widths[side === LEFT ? RIGHT : LEFT]).fill(null);
-    return side === LEFT ? [...row, ...nulls] : [...nulls, ...row];
+    const width = this.widths[side === LEFT ? RIGHT : LEFT];
+    const out = new Array<Value>(row.length + width).fill(null);
+    const at = side === LEFT ? 0 : width;
+    for (let i = 0; i < row.length; i++) out[at + i] = row[i] as Value;
+    return out;
   }
 
   /** The arrangements this join owns (a shared one is checkpointed and sized by its owner). */
-  private owned(): Arrangement[] {
+  private owned(): Arrangement<JoinKey>[] {
     return this.arranged.filter((_, side) => side !== this.sharedSide);
   }
 
@@ -288,10 +324,12 @@ export class JoinOp implements Operator, Stateful {
         throw new SluiceError('INTERNAL_ERROR', `checkpoint entry of ${this.stateId} names no arrangement`);
       (entries[side] as unknown[]).push(v);
     }
-    const rowKey = (row: readonly Value[]): string => encodeValues(row);
     // A shared side's entries are not this join's (its owner holds them): none are stored.
-    for (const side of [LEFT, RIGHT] as const)
-      if (side !== this.sharedSide) this.arranged[side].load(entries[side], rowKey);
+    for (const side of [LEFT, RIGHT] as const) {
+      if (side === this.sharedSide) continue;
+      const keyOf = this.keys[side];
+      this.arranged[side].load(entries[side], (row) => keyOf(row) as JoinKey);
+    }
     this.exported = true;
   }
 
@@ -303,4 +341,13 @@ export class JoinOp implements Operator, Stateful {
   arrangedRows(): readonly [number, number] {
     return [this.arranged[LEFT].size, this.arranged[RIGHT].size];
   }
+}
+
+/** `a` then `b` in one new row, sized once (measured several times faster than a spread or concat). */
+function concatRows(a: readonly Value[], b: readonly Value[]): Value[] {
+  const n = a.length;
+  const out = new Array<Value>(n + b.length);
+  for (let i = 0; i < n; i++) out[i] = a[i] as Value;
+  for (let i = 0; i < b.length; i++) out[n + i] = b[i] as Value;
+  return out;
 }

@@ -1,6 +1,7 @@
 // The view's arrangement: integrates consolidated deltas into the view's current rows and pairs
-// them into changelog entries. Keyed views hold key → row and emit -U/+U for a changed key;
-// keyless views hold row → multiplicity and emit +I/-D with a count. A view never holds a negative
+// them into changelog entries. Keyed views hold a unique-key arrangement (key → row) and emit -U/+U
+// for a changed key; keyless views a counted one (row → multiplicity) and emit +I/-D with a count;
+// a view whose Reduce already holds its rows one per key borrows them (the plan records it). A view never holds a negative
 // multiplicity or two rows for one key: either would be an internal error, not a result.
 // An ordered index of the rows (for paged reads and streamed snapshots) exists only once someone
 // reads the view: it is built in slices on first use, then kept up to date by every step.
@@ -11,7 +12,7 @@ import { IndexBuild, OrderedIndex } from '../ordered-index.ts';
 import { CapturedArray, type RowCapture } from '../row-capture.ts';
 import { encodeValues, singleKey } from '../../common/values.ts';
 import type { StateDelta, Stateful } from '../state.ts';
-import { keyedDelta, loadMultiset, multisetDelta } from '../state-entries.ts';
+import { CountedArrangement, UniqueArrangement } from '../arrangement.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
 
@@ -24,12 +25,10 @@ export interface RawChange {
 }
 
 export class OutputOp implements Operator, Stateful {
-  private tracking = false;
-  private exported = false;
-  private readonly dirtyKeys = new Set<Value>();
-  private readonly dirtyRows = new Set<string>();
-  private readonly keyed: Map<Value, readonly Value[]> | null;
-  private readonly multiset: Map<string, { row: readonly Value[]; count: number }> | null;
+  private readonly keyed: UniqueArrangement | null;
+  private readonly multiset: CountedArrangement | null;
+  /** For borrowed state: whether the (empty) part was exported once. */
+  private borrowedExported = false;
   private lastDelta: ZBatch = { rows: [], weights: [], consolidated: true };
   private rowCount = 0;
   private index: OrderedIndex | null = null;
@@ -50,8 +49,8 @@ export class OutputOp implements Operator, Stateful {
     private readonly width: number,
     private readonly shared: { outputRows(): Iterable<readonly Value[]> } | null = null,
   ) {
-    this.keyed = key === null || shared !== null ? null : new Map();
-    this.multiset = key === null ? new Map() : null;
+    this.keyed = key === null || shared !== null ? null : new UniqueArrangement();
+    this.multiset = key === null ? new CountedArrangement(`view arrangement n${nodeId}`) : null;
   }
 
   private keyOf(row: readonly Value[]): Value {
@@ -79,7 +78,6 @@ export class OutputOp implements Operator, Stateful {
             `view arrangement n${this.nodeId}: retraction of an absent key`,
           );
         keyed.delete(k);
-        if (this.tracking) this.dirtyKeys.add(k);
         this.rowCount--;
       }
       for (let i = 0; i < delta.rows.length; i++) {
@@ -90,25 +88,13 @@ export class OutputOp implements Operator, Stateful {
         if (w !== 1 || keyed.has(k))
           throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: two rows for one key`);
         keyed.set(k, row);
-        if (this.tracking) this.dirtyKeys.add(k);
         this.rowCount++;
       }
     } else {
-      const ms = this.multiset as Map<string, { row: readonly Value[]; count: number }>;
-      for (let i = 0; i < delta.rows.length; i++) {
-        const row = delta.rows[i] as readonly Value[];
-        const w = delta.weights[i] as number;
-        const k = encodeValues(row);
-        const entry = ms.get(k);
-        const after = (entry?.count ?? 0) + w;
-        if (after < 0)
-          throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: negative multiplicity`);
-        if (this.tracking) this.dirtyRows.add(k);
-        if (after === 0) ms.delete(k);
-        else if (entry === undefined) ms.set(k, { row, count: after });
-        else entry.count = after;
-        this.rowCount += w;
-      }
+      const ms = this.multiset as CountedArrangement;
+      for (let i = 0; i < delta.rows.length; i++)
+        ms.add(delta.rows[i] as readonly Value[], delta.weights[i] as number);
+      this.rowCount = ms.total;
     }
     if (this.index !== null) this.index.apply(delta.rows, delta.weights);
     else if (this.building !== null && delta.rows.length > 0) {
@@ -133,7 +119,7 @@ export class OutputOp implements Operator, Stateful {
       if (this.multiset !== null) {
         rows = [];
         counts = [];
-        for (const e of this.multiset.values()) {
+        for (const e of this.multiset.entries()) {
           rows.push(e.row);
           counts.push(e.count);
         }
@@ -153,7 +139,7 @@ export class OutputOp implements Operator, Stateful {
     if (this.multiset !== null) {
       const rows: (readonly Value[])[] = [];
       const counts: number[] = [];
-      for (const e of this.multiset.values()) {
+      for (const e of this.multiset.entries()) {
         rows.push(e.row);
         counts.push(e.count);
       }
@@ -178,30 +164,25 @@ export class OutputOp implements Operator, Stateful {
   }
 
   trackChanges(on: boolean): void {
-    this.tracking = on;
-    if (!on) {
-      this.dirtyKeys.clear();
-      this.dirtyRows.clear();
-    }
+    this.keyed?.trackChanges(on);
+    this.multiset?.trackChanges(on);
   }
 
   takeStateDelta(full: boolean): StateDelta {
-    const replaceAll = full || !this.exported;
-    this.exported = true;
-    if (this.multiset !== null) return multisetDelta(this.multiset, this.dirtyRows, replaceAll);
-    if (this.keyed === null) return { replaceAll, upserts: [], deletes: [] }; // borrowed state
-    return keyedDelta(this.keyed, this.dirtyKeys, replaceAll);
+    if (this.multiset !== null) return this.multiset.takeDelta(full);
+    if (this.keyed !== null) return this.keyed.takeDelta(full);
+    // Borrowed state: the Reduce checkpoints it. An empty part that always replaces (as before).
+    const replaceAll = full || !this.borrowedExported;
+    this.borrowedExported = true;
+    return { replaceAll, upserts: [], deletes: [] };
   }
 
   loadState(values: Iterable<unknown>): void {
     this.dropIndex();
-    this.dirtyKeys.clear();
-    this.dirtyRows.clear();
-    this.exported = true;
+    this.borrowedExported = true;
     if (this.multiset !== null) {
-      loadMultiset(this.multiset, values);
-      this.rowCount = 0;
-      for (const e of this.multiset.values()) this.rowCount += e.count;
+      this.multiset.load(values);
+      this.rowCount = this.multiset.total;
       return;
     }
     if (this.keyed === null) {
@@ -210,11 +191,7 @@ export class OutputOp implements Operator, Stateful {
         this.rowCount++;
       return;
     }
-    this.keyed.clear();
-    for (const v of values) {
-      const row = v as Value[];
-      this.keyed.set(this.keyOf(row), row);
-    }
+    this.keyed.load(values, (row) => this.keyOf(row));
     this.rowCount = this.keyed.size;
   }
 
@@ -255,9 +232,7 @@ export class OutputOp implements Operator, Stateful {
   *entries(): Generator<readonly [readonly Value[], number]> {
     if (this.shared !== null) for (const row of this.shared.outputRows()) yield [row, 1];
     else if (this.keyed !== null) for (const row of this.keyed.values()) yield [row, 1];
-    else
-      for (const e of (this.multiset as Map<string, { row: readonly Value[]; count: number }>).values())
-        yield [e.row, e.count];
+    else for (const e of (this.multiset as CountedArrangement).entries()) yield [e.row, e.count];
   }
 
   /** The current contents as a Z-set, to backfill a view defined over this one. */

@@ -1,0 +1,63 @@
+// TableStore.apply's change is a Z-set the graph can skip consolidating: a keyed table's batch is
+// consolidated by construction unless an insert puts back the very row it deletes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { T } from '../common/types.ts';
+import { consolidate } from '../ivm/zset.ts';
+import { TableStore } from './table-store.ts';
+
+function table(primaryKey: number[] | null): TableStore {
+  return new TableStore({
+    kind: 'table',
+    name: 't',
+    columns: [
+      { name: 'id', type: T.int32, nullable: false },
+      { name: 'v', type: T.float64, nullable: true },
+    ],
+    primaryKey,
+    sql: 'CREATE TABLE t (id INT, v DOUBLE)',
+  });
+}
+
+test('a keyed table marks its change consolidated unless a row is put back as it was', () => {
+  const t = table([0]);
+  const first = t.apply(
+    t.prepare({
+      insert: [
+        { id: 1, v: 1 },
+        { id: 2, v: 0 },
+      ],
+    }),
+  );
+  assert.equal(first.consolidated, true);
+  const update = t.apply(
+    t.prepare({
+      insert: [
+        { id: 1, v: 5 },
+        { id: 3, v: 1 },
+      ],
+      delete: [{ id: 2 }],
+    }),
+  );
+  assert.equal(update.consolidated, true);
+  assert.deepEqual(consolidate({ ...update, consolidated: false }).rows.length, update.rows.length);
+  // -0 encodes as 0: replacing v=0 by v=-0 nets to nothing, so it is not consolidated.
+  t.apply(t.prepare({ insert: [{ id: 2, v: 0 }] }));
+  const same = t.apply(t.prepare({ insert: [{ id: 2, v: -0 }] }));
+  assert.equal(same.consolidated, false);
+  assert.equal(consolidate(same).rows.length, 0);
+});
+
+test('a keyless table leaves its change to be consolidated', () => {
+  const t = table(null);
+  const b = t.apply(
+    t.prepare({
+      insert: [
+        { id: 1, v: 1 },
+        { id: 1, v: 1 },
+      ],
+    }),
+  );
+  assert.equal(b.consolidated, false);
+  assert.deepEqual(consolidate(b).weights, [2]);
+});
