@@ -487,7 +487,8 @@ export interface CountedRow {
 
 /**
  * The key is the whole row (its encoding): each distinct row once, with its multiplicity. A
- * checkpoint entry is `{ r: row, c: count }` under the row's encoding.
+ * checkpoint entry is `{ r: row, c: count }` under the row's encoding; an operator holding more
+ * than one gives each an `entryPrefix`, which its entry ids start with and its entries carry (`a`).
  */
 export class CountedArrangement extends ArrangementDelta {
   private readonly rows = new Map<string, CountedRow>();
@@ -495,8 +496,16 @@ export class CountedArrangement extends ArrangementDelta {
   private readonly dirty = new Set<string>();
 
   /** `label` names the arrangement's owner in internal errors. */
-  constructor(private readonly label: string) {
+  constructor(
+    private readonly label: string,
+    private readonly entryPrefix: string | null = null,
+  ) {
     super();
+  }
+
+  /** Whether a stored entry (a value `takeDelta` wrote) belongs to this arrangement. */
+  owns(entry: unknown): boolean {
+    return (entry as { a?: string }).a === (this.entryPrefix ?? undefined);
   }
 
   /** Distinct rows held. */
@@ -557,15 +566,25 @@ export class CountedArrangement extends ArrangementDelta {
   }
 
   protected exportAll(upserts: Upserts): void {
-    for (const [k, e] of this.rows) upserts.push([k, { r: e.row, c: e.count }]);
+    for (const [k, e] of this.rows) upserts.push([this.entryId(k), this.stored(e)]);
   }
 
   protected exportChanged(upserts: Upserts, deletes: string[]): void {
     for (const k of this.dirty) {
       const e = this.rows.get(k);
-      if (e === undefined) deletes.push(k);
-      else upserts.push([k, { r: e.row, c: e.count }]);
+      if (e === undefined) deletes.push(this.entryId(k));
+      else upserts.push([this.entryId(k), this.stored(e)]);
     }
+  }
+
+  private entryId(rowKey: string): string {
+    return this.entryPrefix === null ? rowKey : `${this.entryPrefix}${rowKey}`;
+  }
+
+  private stored(e: CountedRow): unknown {
+    return this.entryPrefix === null
+      ? { r: e.row, c: e.count }
+      : { a: this.entryPrefix, r: e.row, c: e.count };
   }
 
   protected forgetChanges(): void {

@@ -1,20 +1,15 @@
-// UNION / INTERSECT / EXCEPT [ALL]: counts each distinct row on each side (row → [left count,
-// right count], NULLs equal as in SQL set operations) and emits, per row touched by the epoch, the
-// change of its output multiplicity — min(a, b) for INTERSECT ALL, max(a − b, 0) for EXCEPT ALL, 0
-// or 1 for the set forms (a + b > 0, both > 0, a > 0 and b = 0). Output consolidated, no zero weights.
-import { SluiceError } from '../../common/errors.ts';
+// UNION / INTERSECT / EXCEPT [ALL]: counts each distinct row on each side (one counted arrangement
+// per side, row → count, NULLs equal as in SQL set operations) and emits, per row touched by the
+// epoch, the change of its output multiplicity — min(a, b) for INTERSECT ALL, max(a − b, 0) for
+// EXCEPT ALL, 0 or 1 for the set forms (a + b > 0, both > 0, a > 0 and b = 0). Output consolidated,
+// no zero weights.
 import type { Value } from '../../common/types.ts';
 import { encodeValues } from '../../common/values.ts';
+import { CountedArrangement } from '../arrangement.ts';
 import type { SetOpKind } from '../dataflow-plan.ts';
 import type { Operator } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import type { ZBatch } from '../zset.ts';
-
-interface Counts {
-  readonly row: readonly Value[];
-  left: number;
-  right: number;
-}
 
 /** A row's output multiplicity from its counts on the two sides. */
 export function setMultiplicity(op: SetOpKind, all: boolean, a: number, b: number): number {
@@ -29,87 +24,67 @@ export function setMultiplicity(op: SetOpKind, all: boolean, a: number, b: numbe
 }
 
 export class SetOpOp implements Operator, Stateful {
-  private readonly counts = new Map<string, Counts>();
-  private tracking = false;
+  /** Each side's rows with their multiplicities, keyed by the row's encoding. */
+  private readonly sides: readonly [CountedArrangement, CountedArrangement];
   private exported = false;
-  private readonly dirty = new Set<string>();
 
   constructor(
     readonly nodeId: number,
     readonly stateId: string,
     private readonly op: SetOpKind,
     private readonly all: boolean,
-  ) {}
+  ) {
+    const label = `set operation n${nodeId}`;
+    this.sides = [new CountedArrangement(label, 'l'), new CountedArrangement(label, 'r')];
+  }
 
   trackChanges(on: boolean): void {
-    this.tracking = on;
-    if (!on) this.dirty.clear();
+    for (const side of this.sides) side.trackChanges(on);
   }
 
   takeStateDelta(full: boolean): StateDelta {
     const replaceAll = full || !this.exported;
-    const upserts: (readonly [string, unknown])[] = [];
-    const deletes: string[] = [];
-    const entry = (c: Counts): unknown => ({ r: c.row, a: c.left, b: c.right });
-    if (replaceAll) for (const [k, c] of this.counts) upserts.push([k, entry(c)]);
-    else {
-      for (const k of this.dirty) {
-        const c = this.counts.get(k);
-        if (c === undefined) deletes.push(k);
-        else upserts.push([k, entry(c)]);
-      }
-    }
-    this.dirty.clear();
     this.exported = true;
-    return { replaceAll, upserts, deletes };
+    const [left, right] = this.sides.map((side) => side.takeDelta(replaceAll)) as [StateDelta, StateDelta];
+    return {
+      replaceAll,
+      upserts: [...left.upserts, ...right.upserts],
+      deletes: [...left.deletes, ...right.deletes],
+    };
   }
 
   loadState(values: Iterable<unknown>): void {
-    this.counts.clear();
-    for (const v of values) {
-      const e = v as { r: Value[]; a: number; b: number };
-      this.counts.set(encodeValues(e.r), { row: e.r, left: e.a, right: e.b });
-    }
-    this.dirty.clear();
+    const entries = [...values];
+    for (const side of this.sides) side.load(entries.filter((e) => side.owns(e)));
     this.exported = true;
   }
 
   step(inputs: readonly ZBatch[]): ZBatch {
-    // The rows this epoch touches, each with its multiplicity before the epoch.
-    const touched = new Map<string, { entry: Counts; before: number }>();
+    const [left, right] = this.sides;
+    // The rows this epoch touches, each with its output multiplicity before the epoch.
+    const touched = new Map<string, { row: readonly Value[]; before: number }>();
     for (let side = 0; side < 2; side++) {
       const batch = inputs[side];
       if (batch === undefined) continue;
+      const arranged = this.sides[side] as CountedArrangement;
       for (let i = 0; i < batch.rows.length; i++) {
         const row = batch.rows[i] as readonly Value[];
         const w = batch.weights[i] as number;
         if (w === 0) continue;
         const key = encodeValues(row);
-        let t = touched.get(key);
-        if (t === undefined) {
-          let entry = this.counts.get(key);
-          if (entry === undefined) {
-            entry = { row, left: 0, right: 0 };
-            this.counts.set(key, entry);
-          }
-          t = { entry, before: setMultiplicity(this.op, this.all, entry.left, entry.right) };
-          touched.set(key, t);
+        if (!touched.has(key)) {
+          const before = setMultiplicity(this.op, this.all, left.count(key), right.count(key));
+          touched.set(key, { row, before });
         }
-        if (side === 0) t.entry.left += w;
-        else t.entry.right += w;
+        arranged.add(row, w, key);
       }
     }
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
-    for (const [key, { entry, before }] of touched) {
-      if (entry.left < 0 || entry.right < 0) {
-        throw new SluiceError('INTERNAL_ERROR', `set operation n${this.nodeId} saw a negative multiplicity`);
-      }
-      if (this.tracking) this.dirty.add(key);
-      if (entry.left === 0 && entry.right === 0) this.counts.delete(key);
-      const change = setMultiplicity(this.op, this.all, entry.left, entry.right) - before;
+    for (const [key, { row, before }] of touched) {
+      const change = setMultiplicity(this.op, this.all, left.count(key), right.count(key)) - before;
       if (change !== 0) {
-        rows.push(entry.row);
+        rows.push(row);
         weights.push(change);
       }
     }
@@ -117,6 +92,6 @@ export class SetOpOp implements Operator, Stateful {
   }
 
   stateSize(): number {
-    return this.counts.size * 112;
+    return (this.sides[0].size + this.sides[1].size) * 112;
   }
 }
