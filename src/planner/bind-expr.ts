@@ -8,11 +8,11 @@ import { normalizeBigInt } from '../common/values.ts';
 import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
 import { compileScalar } from '../common/scalar-expr.ts';
 import { compileRegex, similarToRegex } from '../common/functions/regex.ts';
-import { checkRegexFlags } from '../common/functions/compile-function.ts';
 import type { SqlType, Value } from '../common/types.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';
 import type { ColumnMeta } from './catalog.ts';
 import { commonType, numericResultType, resolveTypeName } from './types-resolve.ts';
+import { bindFunction } from './bind-functions.ts';
 
 /** One relation of a FROM with several: its columns sit at `offset` in the joined row. */
 export interface ScopeRelation {
@@ -105,7 +105,7 @@ function literalType(value: Value, kind: string): SqlType {
   }
 }
 
-function isConst(e: ScalarExpr): e is Extract<ScalarExpr, { kind: 'const' }> {
+export function isConst(e: ScalarExpr): e is Extract<ScalarExpr, { kind: 'const' }> {
   return e.kind === 'const';
 }
 
@@ -153,7 +153,7 @@ function requireType(e: ScalarExpr, kind: SqlType['kind'], what: string, pos: Po
   );
 }
 
-function call(fn: ScalarFn, args: ScalarExpr[], type: SqlType): ScalarExpr {
+export function call(fn: ScalarFn, args: ScalarExpr[], type: SqlType): ScalarExpr {
   const e: ScalarExpr = { kind: 'call', fn, args, type };
   return allConst(args) ? fold(e) : e;
 }
@@ -174,7 +174,7 @@ const ARITHMETIC: Partial<Record<string, ScalarFn>> = {
   '%': 'mod',
 };
 
-function unify(args: ScalarExpr[], pos: Pos, what: string): ScalarExpr[] {
+export function unify(args: ScalarExpr[], pos: Pos, what: string): ScalarExpr[] {
   const t = commonType(args.map((a) => a.type));
   if (t === null) {
     const names = [...new Set(args.map((a) => typeName(a.type)).filter((n) => n !== 'unknown'))];
@@ -390,7 +390,12 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
 }
 
 /** A constant pattern is compiled while binding, so a malformed one is an error at its position. */
-function checkPattern(pattern: ScalarExpr, similar: boolean, caseInsensitive: boolean, pos: Pos): void {
+export function checkPattern(
+  pattern: ScalarExpr,
+  similar: boolean,
+  caseInsensitive: boolean,
+  pos: Pos,
+): void {
   if (!isConst(pattern) || typeof pattern.value !== 'string') return;
   try {
     compileRegex(similar ? similarToRegex(pattern.value) : pattern.value, caseInsensitive);
@@ -420,264 +425,6 @@ function bindRegexMatch(
   checkPattern(r, false, insensitive, patternPos);
   const match = call(insensitive ? 'regex_imatch' : 'regex_match', [l, r], T.bool);
   return op.startsWith('!') ? call('not', [match], T.bool) : match;
-}
-
-function fnMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): SluiceError {
-  return new SluiceError(
-    'UNKNOWN_FUNCTION',
-    `function ${name}(${args.map((a) => typeName(a.type)).join(', ')}) does not exist`,
-    {
-      position: pos,
-      hint: 'no function matches the given name and argument types; you might need to add explicit type casts',
-    },
-  );
-}
-
-function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindContext): ScalarExpr {
-  if (AGGREGATE_NAMES.has(e.name)) {
-    throw new SluiceError(
-      'INVALID_AGGREGATE',
-      `aggregate functions are not allowed in ${ctx.aggregateContext ?? 'this context'}`,
-      {
-        position: e.pos,
-      },
-    );
-  }
-  if (e.distinct || e.star) throw fnMismatch(e.name, [], e.pos);
-  const args = e.args.map((a) => bindExpr(a, ctx));
-  const n = args.length;
-  const a0 = args[0];
-  const numericArg = (a: ScalarExpr): ScalarExpr => {
-    if (a.type.kind === 'unknown') return coerce(a, T.float64, e.pos);
-    if (isConst(a) && a.type.kind === 'text') return coerce(a, T.float64, e.pos);
-    if (!isNumeric(a.type)) throw fnMismatch(e.name, args, e.pos);
-    return a;
-  };
-  const textArg = (a: ScalarExpr): ScalarExpr => {
-    if (a.type.kind === 'text')
-      return e.name === 'length' || e.name === 'char_length' || e.name === 'character_length'
-        ? a
-        : unpadChar(a);
-    if (a.type.kind === 'unknown') return coerce(a, T.text, e.pos);
-    throw fnMismatch(e.name, args, e.pos);
-  };
-  const intArg = (a: ScalarExpr): ScalarExpr => {
-    if (a.type.kind === 'int') return a;
-    if (a.type.kind === 'unknown') return coerce(a, T.int32, e.pos);
-    throw fnMismatch(e.name, args, e.pos);
-  };
-  switch (e.name) {
-    case 'abs':
-      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
-      return call('abs', [numericArg(a0)], numericArg(a0).type);
-    case 'floor':
-    case 'ceil':
-    case 'ceiling': {
-      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
-      const x = numericArg(a0);
-      // PostgreSQL resolves floor(integer) to floor(double precision)
-      const t = x.type.kind === 'numeric' ? T.numeric : T.float64;
-      return call(e.name === 'floor' ? 'floor' : 'ceil', [coerce(x, t, e.pos)], t);
-    }
-    case 'round': {
-      if (n < 1 || n > 2 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
-      const x = numericArg(a0);
-      const t = n === 2 || x.type.kind === 'numeric' ? T.numeric : T.float64;
-      return call(
-        'round',
-        n === 2 ? [coerce(x, t, e.pos), intArg(args[1] as ScalarExpr)] : [coerce(x, t, e.pos)],
-        t,
-      );
-    }
-    case 'mod': {
-      if (n !== 2) throw fnMismatch(e.name, args, e.pos);
-      const l = numericArg(a0 as ScalarExpr);
-      const r = numericArg(args[1] as ScalarExpr);
-      const t = numericResultType(l.type, r.type);
-      return call('mod', [coerce(l, t, e.pos), coerce(r, t, e.pos)], t);
-    }
-    case 'lower':
-    case 'upper':
-      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
-      return call(e.name, [textArg(a0)], T.text);
-    case 'length':
-    case 'char_length':
-    case 'character_length':
-      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
-      return call('length', [textArg(a0)], T.int32);
-    case 'substring':
-    case 'substr':
-      if (n < 2 || n > 3 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
-      return call('substring', [textArg(a0), ...args.slice(1).map(intArg)], T.text);
-    case 'btrim':
-    case 'ltrim':
-    case 'rtrim':
-    case 'trim':
-      if (n < 1 || n > 2) throw fnMismatch(e.name, args, e.pos);
-      return call(e.name === 'trim' ? 'btrim' : e.name, args.map(textArg), T.text);
-    case 'replace':
-      if (n !== 3) throw fnMismatch(e.name, args, e.pos);
-      return call('replace', args.map(textArg), T.text);
-    case 'concat':
-    case 'concat_ws': {
-      if (n < 1) throw fnMismatch(e.name, args, e.pos);
-      // Any type, written as its output form: a char(n) keeps its padding, as in PostgreSQL.
-      const anyArg = (a: ScalarExpr): ScalarExpr =>
-        a.type.kind === 'unknown' ? coerce(a, T.text, e.pos) : a;
-      const all =
-        e.name === 'concat' ? args.map(anyArg) : [textArg(a0 as ScalarExpr), ...args.slice(1).map(anyArg)];
-      return call(e.name === 'concat' ? 'concat_args' : 'concat_ws', all, T.text);
-    }
-    case 'strpos':
-    case 'position':
-      if (n !== 2) throw fnMismatch(e.name, args, e.pos);
-      return call('strpos', args.map(textArg), T.int32);
-    case 'split_part':
-      if (n !== 3) throw fnMismatch(e.name, args, e.pos);
-      return call(
-        'split_part',
-        [textArg(a0 as ScalarExpr), textArg(args[1] as ScalarExpr), intArg(args[2] as ScalarExpr)],
-        T.text,
-      );
-    case 'left':
-    case 'right':
-    case 'repeat':
-      if (n !== 2) throw fnMismatch(e.name, args, e.pos);
-      return call(e.name, [textArg(a0 as ScalarExpr), intArg(args[1] as ScalarExpr)], T.text);
-    case 'lpad':
-    case 'rpad':
-      if (n < 2 || n > 3) throw fnMismatch(e.name, args, e.pos);
-      return call(
-        e.name,
-        [textArg(a0 as ScalarExpr), intArg(args[1] as ScalarExpr), ...args.slice(2).map(textArg)],
-        T.text,
-      );
-    case 'reverse':
-    case 'initcap':
-    case 'md5':
-      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
-      return call(e.name, [textArg(a0)], T.text);
-    case 'regexp_replace': {
-      if (n < 3 || n > 4) throw fnMismatch(e.name, args, e.pos);
-      const [source, pattern, replacement, flags] = args.map(textArg) as [
-        ScalarExpr,
-        ScalarExpr,
-        ScalarExpr,
-        ScalarExpr | undefined,
-      ];
-      if (flags !== undefined && isConst(flags) && typeof flags.value === 'string') {
-        try {
-          checkRegexFlags(flags.value);
-        } catch (err) {
-          throw err instanceof SluiceError ? err.at((e.args[3] as Expr).pos) : err;
-        }
-      }
-      const insensitive = flags !== undefined && isConst(flags) && /i[^c]*$/.test(String(flags.value));
-      checkPattern(pattern, false, insensitive, (e.args[1] as Expr).pos);
-      return call(
-        'regexp_replace',
-        [source, pattern, replacement, ...(flags === undefined ? [] : [flags])],
-        T.text,
-      );
-    }
-    case 'greatest':
-    case 'least': {
-      if (n < 1) throw fnMismatch(e.name, args, e.pos);
-      const unified = unify(args, e.pos, e.name.toUpperCase()).map(unpadChar);
-      const t = commonType(unified.map((u) => u.type)) ?? T.unknown;
-      return call(e.name, unified, t);
-    }
-    case 'power':
-    case 'pow':
-    case 'sqrt':
-    case 'exp':
-    case 'ln':
-    case 'log':
-    case 'log10':
-    case 'sign':
-    case 'trunc':
-    case 'width_bucket':
-      return bindMath(e, args);
-    case 'regexp_match':
-    case 'regexp_matches':
-    case 'regexp_split_to_array':
-      throw new SluiceError(
-        'NOT_SUPPORTED',
-        `${e.name} is not supported: it returns an array, and arrays are not supported yet`,
-        { position: e.pos, hint: 'test a match with ~ or rewrite it with regexp_replace' },
-      );
-    case 'coalesce': {
-      if (n < 1) throw fnMismatch(e.name, args, e.pos);
-      const unified = unify(args, e.pos, 'COALESCE');
-      const t = commonType(unified.map((u) => u.type)) ?? T.unknown;
-      return { kind: 'coalesce', args: unified, type: t };
-    }
-    case 'nullif': {
-      if (n !== 2) throw fnMismatch(e.name, args, e.pos);
-      const [l, r] = unify(args, e.pos, 'NULLIF') as [ScalarExpr, ScalarExpr];
-      return call('nullif', [l, r], l.type);
-    }
-    default:
-      throw fnMismatch(e.name, args, e.pos);
-  }
-}
-
-/**
- * The mathematical functions: double precision, or numeric when an argument is numeric (PostgreSQL
- * resolves an integer argument to the double precision form); log(b, x) and trunc(x, n) exist
- * for numeric only, as in PostgreSQL.
- */
-function bindMath(e: Extract<Expr, { kind: 'function' }>, raw: readonly ScalarExpr[]): ScalarExpr {
-  const n = raw.length;
-  const name = e.name === 'pow' ? 'power' : e.name;
-  const arity: Record<string, readonly number[]> = {
-    power: [2],
-    sqrt: [1],
-    exp: [1],
-    ln: [1],
-    log: [1, 2],
-    log10: [1],
-    sign: [1],
-    trunc: [1, 2],
-    width_bucket: [4],
-  };
-  if (!(arity[name] ?? []).includes(n)) throw fnMismatch(e.name, raw, e.pos);
-  const numericArg = (a: ScalarExpr): ScalarExpr => {
-    if (a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text'))
-      return coerce(a, T.float64, e.pos);
-    if (!isNumeric(a.type)) throw fnMismatch(e.name, raw, e.pos);
-    return a;
-  };
-  const intArg = (a: ScalarExpr): ScalarExpr => {
-    if (a.type.kind === 'int') return a;
-    if (a.type.kind === 'unknown') return coerce(a, T.int32, e.pos);
-    throw fnMismatch(e.name, raw, e.pos);
-  };
-  if (name === 'width_bucket') {
-    const xs = raw.slice(0, 3).map(numericArg);
-    const t = xs.some((x) => x.type.kind === 'numeric') ? T.numeric : T.float64;
-    return call(
-      'width_bucket',
-      [...xs.map((x) => coerce(x, t, e.pos)), intArg(raw[3] as ScalarExpr)],
-      T.int32,
-    );
-  }
-  if (name === 'trunc' && n === 2) {
-    return call(
-      'trunc',
-      [coerce(numericArg(raw[0] as ScalarExpr), T.numeric, e.pos), intArg(raw[1] as ScalarExpr)],
-      T.numeric,
-    );
-  }
-  const xs = raw.map(numericArg);
-  const t =
-    name === 'log' && n === 2 ? T.numeric : xs.some((x) => x.type.kind === 'numeric') ? T.numeric : T.float64;
-  const fn: ScalarFn = name === 'log' && n === 1 ? 'log10' : (name as ScalarFn);
-  return call(
-    fn,
-    xs.map((x) => coerce(x, t, e.pos)),
-    t,
-  );
 }
 
 export function resolveColumn(
