@@ -1198,6 +1198,19 @@ describe('joins', () => {
       ),
     ],
     [
+      'SELECT * FROM a JOIN b JOIN c USING (k) USING (j)',
+      join('inner', tbl('a'), join('inner', tbl('b'), tbl('c'), { using: ['k'] }), { using: ['j'] }),
+    ],
+    [
+      'SELECT * FROM a JOIN b LEFT JOIN c JOIN d USING (x) USING (y, z) USING (w)',
+      join(
+        'inner',
+        tbl('a'),
+        join('left', tbl('b'), join('inner', tbl('c'), tbl('d'), { using: ['x'] }), { using: ['y', 'z'] }),
+        { using: ['w'] },
+      ),
+    ],
+    [
       'SELECT * FROM a JOIN b CROSS JOIN c ON p',
       join('inner', tbl('a'), cross(tbl('b'), tbl('c')), { on: col('p') }),
     ],
@@ -1354,6 +1367,16 @@ describe('joins', () => {
     ['SELECT * FROM a JOIN b ON x y', 'syntax error at or near "y"', { line: 1, column: 29 }],
     ['SELECT * FROM a JOIN b ON p USING (k)', 'syntax error at or near "USING"', { line: 1, column: 29 }],
     ['SELECT * FROM a JOIN b ON p ON q', 'syntax error at or near "ON"', { line: 1, column: 29 }],
+    [
+      'SELECT * FROM a JOIN b USING (k) USING (j)',
+      'syntax error at or near "USING"',
+      { line: 1, column: 34 },
+    ],
+    [
+      'SELECT * FROM a JOIN b JOIN c USING (k) USING (j) USING (i)',
+      'syntax error at or near "USING"',
+      { line: 1, column: 51 },
+    ],
     ['SELECT * FROM a ON p', 'syntax error at or near "ON"', { line: 1, column: 17 }],
     ['SELECT * FROM a x, b ON (p)', 'syntax error at or near "ON"', { line: 1, column: 22 }],
     ['SELECT * FROM a JOIN b USING ()', 'syntax error at or near ")"', { line: 1, column: 31 }],

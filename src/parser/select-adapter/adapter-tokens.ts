@@ -112,6 +112,14 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
       if (isWordText(token, 'cross') && isWordText(next, 'join')) hidden.add(i);
       if (isWordText(token, 'natural') && NATURAL_FOLLOWERS.some((w) => isWordText(next, w))) hidden.add(i);
     }
+    // `a JOIN b JOIN c USING (k) USING (j)`: node-sql-parser takes one qualifier per join and the
+    // converter reads USING lists from our tokens, so a USING list right after another is hidden.
+    if (isWordText(token, 'using') && followsUsingList(tokens, i)) {
+      for (let j = i; j < tokens.length; j++) {
+        hidden.add(j);
+        if (tokens[j]!.tokenType === RParen) break;
+      }
+    }
     // OFFSET n ROWS (node-sql-parser knows only OFFSET n).
     if ((isWordText(token, 'row') || isWordText(token, 'rows')) && isWordText(tokens[i - 2], 'offset')) {
       if (prev?.tokenType === NumberLit) hidden.add(i);
@@ -194,8 +202,13 @@ export function onConditions(tokens: readonly IToken[]): Map<number, number> {
 
 /** Whether the ON at tokens[on] follows `JOIN relation USING (names)` (a nested join's qualifier). */
 function followsUsing(tokens: readonly IToken[], on: number): boolean {
-  if (!isWordText(tokens[on], 'on') || tokens[on - 1]?.tokenType !== RParen) return false;
-  for (let i = on - 2; i >= 0; i--) {
+  return isWordText(tokens[on], 'on') && followsUsingList(tokens, on);
+}
+
+/** Whether tokens[at] comes right after the `)` of a `USING (names)` list. */
+function followsUsingList(tokens: readonly IToken[], at: number): boolean {
+  if (tokens[at - 1]?.tokenType !== RParen) return false;
+  for (let i = at - 2; i >= 0; i--) {
     const token = tokens[i]!;
     if (token.tokenType === LParen) return isWordText(tokens[i - 1], 'using');
     if (token.tokenType !== Comma && !isWord(token) && token.tokenType !== QuotedIdent) return false;
