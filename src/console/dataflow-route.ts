@@ -105,6 +105,13 @@ function nodeJson(
           return `${printScalar(k)} = right.${right === undefined ? '?' : printScalar(right)}`;
         }),
         residual: n.residual === null ? null : printScalar(n.residual),
+        fused:
+          n.fused === null
+            ? null
+            : {
+                filter: n.fused.filter === null ? null : printScalar(n.fused.filter),
+                project: n.fused.project === null ? null : n.fused.project.map(printScalar),
+              },
         stateful: true,
         state: n.stateId,
       };
@@ -242,12 +249,17 @@ export const dataflowRouteSchema = {
               fused: {
                 type: ['object', 'null'],
                 description:
-                  'Reduce: the Map stage lowering folded into it (run per input row, no projected rows)',
-                required: ['filter', 'keys', 'arguments'],
+                  'The Map stage lowering folded into the node. Reduce: run per input row, no projected rows (filter, keys, arguments). Join: run on each row it emits, so a projection that picks columns builds no joined row (filter, project)',
+                required: ['filter'],
                 properties: {
                   filter: { type: ['string', 'null'] },
-                  keys: { ...strings, description: 'Group key expressions over the input row' },
-                  arguments: { ...strings, description: 'Aggregate arguments over the input row' },
+                  keys: { ...strings, description: 'Reduce: group key expressions over the input row' },
+                  arguments: { ...strings, description: 'Reduce: aggregate arguments over the input row' },
+                  project: {
+                    type: ['array', 'null'],
+                    items: { type: 'string' },
+                    description: 'Join: the projection over the joined row (left columns, then right)',
+                  },
                 },
               },
               joinKind: { type: 'string', enum: ['inner', 'left', 'right', 'full'], description: 'Join' },

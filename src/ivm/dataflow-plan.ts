@@ -96,6 +96,17 @@ export type DataflowNode =
        * key, or an outer join whose residual needs per-row match counts).
        */
       readonly shared: { readonly side: 0 | 1; readonly arrangement: string } | null;
+      /**
+       * The Map stage over the join, fused into it: each joined (or padded) row, laid out as
+       * `joined` (left columns, then right), is filtered and projected as it is emitted, so no
+       * joined row is built for a projection that only picks columns; `columns` are the projected
+       * ones. null: the join emits its joined rows (`columns`).
+       */
+      readonly fused: {
+        readonly filter: ScalarExpr | null;
+        readonly project: readonly ScalarExpr[] | null;
+        readonly joined: readonly ColumnSpec[];
+      } | null;
     }
   /** UNION ALL: the inputs' deltas concatenated (and consolidated), stateless. */
   | {
@@ -231,8 +242,13 @@ export function printDataflow(plan: DataflowPlan): string {
           n.shared === null
             ? 'both inputs arranged by key'
             : `${n.shared.side === 0 ? 'left' : 'right'} input probes the shared arrangement ${n.shared.arrangement}, the other arranged by key`;
+        const fused: string[] = [];
+        if (n.fused?.filter != null) fused.push(`filter ${printScalar(n.fused.filter)}`);
+        if (n.fused?.project != null) fused.push(`project [${n.fused.project.map(printScalar).join(', ')}]`);
+        const map =
+          fused.length === 0 ? '' : ` (fused Map, applied as rows are emitted: ${fused.join('; ')})`;
         lines.push(
-          `${pad}n${n.id} Join ${n.joinKind} ${how}${residual} state ${n.stateId} (${arranged}) → [${cols(n.columns)}]`,
+          `${pad}n${n.id} Join ${n.joinKind} ${how}${residual}${map} state ${n.stateId} (${arranged}) → [${cols(n.columns)}]`,
         );
         visit(n.inputs[0], depth + 1);
         visit(n.inputs[1], depth + 1);

@@ -56,6 +56,16 @@ export function lowerToDataflow(
         return add((id) => ({ id, kind: 'values', columns: [] }));
       case 'filter': {
         const input = lower(p.input);
+        // A filter over a join runs inside it, on each row it emits.
+        if (input.kind === 'join' && input.fused === null && fusable(input)) {
+          nodes.pop();
+          return add((id) => ({
+            ...input,
+            id,
+            fused: { filter: p.predicate, project: null, joined: input.columns },
+            columns: specs(p.columns),
+          }));
+        }
         return add((id) => ({
           id,
           kind: 'map',
@@ -67,6 +77,24 @@ export function lowerToDataflow(
       }
       case 'project': {
         const input = lower(p.input);
+        // A projection over a join (and its filter) runs inside it: rows are built projected.
+        if (
+          input.kind === 'join' &&
+          (input.fused === null || input.fused.project === null) &&
+          fusable(input)
+        ) {
+          nodes.pop();
+          return add((id) => ({
+            ...input,
+            id,
+            fused: {
+              filter: input.fused?.filter ?? null,
+              project: p.exprs,
+              joined: input.fused?.joined ?? input.columns,
+            },
+            columns: specs(p.columns),
+          }));
+        }
         // Fuse with a preceding filter-only Map: one pass per row.
         if (input.kind === 'map' && input.project === null && fusable(input)) {
           nodes.pop();
@@ -154,6 +182,7 @@ export function lowerToDataflow(
           columns: specs(p.columns),
           stateId: `${view}/join${id}`,
           shared: sharedSide(p, [left, right]),
+          fused: null,
         }));
       }
       case 'union': {

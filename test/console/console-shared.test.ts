@@ -189,8 +189,7 @@ describe('the dataflow JSON of a plan', () => {
           [0, 'input', []],
           [1, 'input', []],
           [2, 'join', [0, 1]],
-          [3, 'map', [2]],
-          [4, 'output', [3]],
+          [3, 'output', [2]],
         ],
       );
       assert.deepEqual(
@@ -205,7 +204,9 @@ describe('the dataflow JSON of a plan', () => {
       assert.equal(join.residual, 'lt(#3:amount, #7:amount)');
       assert.equal(join.state, 'pairs/join2');
       assert.equal(join.stateful, true);
-      assert.equal(join.columns.length, 8);
+      // The view's projection runs inside the join, on each row it emits.
+      assert.deepEqual(join.fused, { filter: null, project: ['#0:order_id', '#4:order_id'] });
+      assert.deepEqual(join.columns, ['a_id', 'b_id']);
       assert.ok(
         (join.stats?.rowsIn ?? 0) > 0 && (join.stats?.stateBytes ?? 0) > 0,
         JSON.stringify(join.stats),

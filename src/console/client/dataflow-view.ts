@@ -77,6 +77,11 @@ function detailOf(n: DataflowNodeJson): Detail {
       if (n.on.length === 0) lines.push('cross product: every left row × every right row');
       for (const pair of n.on) lines.push(`on ${pair}`);
       if (n.residual !== null) lines.push(`residual ${n.residual}`);
+      if (n.fused !== null) {
+        fused = [];
+        if (n.fused.filter !== null) fused.push(`filter ${n.fused.filter}`);
+        if (n.fused.project !== null) fused.push(`project ${n.fused.project.join(', ')}`);
+      }
       break;
     case 'output':
       lines.push(`key ${n.key === null ? 'none (multiset)' : n.key.join(', ') || '(none: one row)'}`);

@@ -70,6 +70,8 @@ export type DataflowNodeJson =
       readonly on: readonly string[];
       /** The rest of the condition, over the left columns followed by the right ones. */
       readonly residual: string | null;
+      /** The Map stage over the join, run inside it on each row it emits; null: none. */
+      readonly fused: { readonly filter: string | null; readonly project: readonly string[] | null } | null;
     })
   | (NodeBase & {
       readonly kind: 'output';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { Value } from '../../common/types.ts';
 import { T } from '../../common/types.ts';
 import type { ScalarExpr } from '../../common/scalar-expr.ts';
-import type { DataflowNode, JoinKind } from '../dataflow-plan.ts';
+import type { ColumnSpec, DataflowNode, JoinKind } from '../dataflow-plan.ts';
 import type { RowErrorSink } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
@@ -35,6 +35,7 @@ function join(
     columns: [...COLS, ...COLS],
     stateId: 'v/join2',
     shared: null,
+    fused: null,
   };
   return new JoinOp(node, COLS, COLS, budget);
 }
@@ -310,4 +311,126 @@ test('checkpoint entries keep the encoded key form, and load keys rows again', (
   const restored = join('inner');
   restored.loadState(delta.upserts.map(([, v]) => v));
   assert.deepEqual(changes(restored.step([none, batch([[[7, 2], 1]])], sink)), ['+[7,1,7,2]×1']);
+});
+
+test('a fused Map: rows are built projected, and a one-sided step of an inner join says its rows are distinct', () => {
+  const fused = (
+    joinKind: JoinKind,
+    project: ScalarExpr[],
+    filter: ScalarExpr | null = null,
+    cols: readonly ColumnSpec[] = COLS,
+  ): JoinOp => {
+    const node: Extract<DataflowNode, { kind: 'join' }> = {
+      id: 2,
+      kind: 'join',
+      inputs: [0, 1],
+      joinKind,
+      leftKey: [col(0)],
+      rightKey: [col(0)],
+      residual: null,
+      columns: project.map((_, i) => ({ name: `p${i}`, type: T.int32 })),
+      stateId: 'v/join2',
+      shared: null,
+      fused: { filter, project, joined: [...cols, ...cols] },
+    };
+    return new JoinOp(node, cols, cols, null);
+  };
+  const raw = (out: ZBatch): string[] =>
+    out.rows.map((r, i) => `${JSON.stringify(r)}×${out.weights[i]}`).sort();
+  // Every column is kept but the right key, which the key equates with the left one (an integer).
+  const op = fused('inner', [col(0), col(1), col(3)]);
+  op.step(
+    [
+      batch([
+        [[1, 10], 1],
+        [[1, 11], 1],
+      ]),
+      none,
+    ],
+    sink,
+  );
+  op.step([none, batch([[[1, 21], 1]])], sink);
+  const out = op.step(
+    [
+      none,
+      batch([
+        [[1, 20], 1],
+        [[1, 21], -1],
+      ]),
+    ],
+    sink,
+  );
+  assert.deepEqual(raw(out), ['[1,10,20]×1', '[1,10,21]×-1', '[1,11,20]×1', '[1,11,21]×-1']);
+  assert.equal(out.consolidated, true);
+  // Both sides in one step may emit one row twice (ΔL⋈R_old and L_new⋈ΔR): not claimed.
+  assert.equal(op.step([batch([[[1, 12], 1]]), batch([[[1, 22], 1]])], sink).consolidated, false);
+  // Dropping a column nothing else determines makes two pairs one row.
+  const lossy = fused('inner', [col(0), col(3)]);
+  lossy.step(
+    [
+      batch([
+        [[1, 10], 1],
+        [[1, 11], 1],
+      ]),
+      none,
+    ],
+    sink,
+  );
+  const merged = lossy.step([none, batch([[[1, 20], 1]])], sink);
+  assert.equal(merged.consolidated, false);
+  assert.deepEqual(changes(merged), ['+[1,20]×2']);
+  // A float key: 0 and -0 are one key but two rows, so its column is not recoverable from the other.
+  const FLOATS = [
+    { name: 'k', type: T.float64 },
+    { name: 'v', type: T.int32 },
+  ];
+  const floats = fused('inner', [col(0), col(1), col(3)], null, FLOATS);
+  floats.step([batch([[[0, 10], 1]]), none], sink);
+  const zeros = floats.step(
+    [
+      none,
+      batch([
+        [[0, 20], 1],
+        [[-0, 20], 1],
+      ]),
+    ],
+    sink,
+  );
+  assert.equal(zeros.consolidated, false);
+  assert.deepEqual(changes(zeros), ['+[0,10,20]×2']);
+  // Outer joins pad and unpad: never claimed. The padded row goes through the projection too.
+  const left = fused('left', [col(0), col(1), col(3)]);
+  const padded = left.step([batch([[[5, 50], 1]]), none], sink);
+  assert.deepEqual(raw(padded), ['[5,50,null]×1']);
+  assert.equal(padded.consolidated, false);
+  // A fused filter reads the joined row; an expression projection is computed from it.
+  const gt = (a: ScalarExpr, b: ScalarExpr): ScalarExpr => ({
+    kind: 'call',
+    fn: 'gt',
+    args: [a, b],
+    type: T.bool,
+  });
+  const add = (a: ScalarExpr, b: ScalarExpr): ScalarExpr => ({
+    kind: 'call',
+    fn: 'add',
+    args: [a, b],
+    type: T.int32,
+  });
+  const filtered = fused('inner', [add(col(1), col(3))], gt(col(3), col(1)));
+  filtered.step([batch([[[1, 10], 1]]), none], sink);
+  assert.deepEqual(
+    raw(
+      filtered.step(
+        [
+          none,
+          batch([
+            [[1, 5], 1],
+            [[1, 15], 1],
+          ]),
+        ],
+        sink,
+      ),
+    ),
+    ['[25]×1'],
+  );
 });

@@ -13,6 +13,8 @@ import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
 import { compileScalar } from '../../common/scalar-expr.ts';
+import type { RowProjector } from './map-op.ts';
+import { compileProjection } from './map-op.ts';
 import { encodeOne } from '../../common/values.ts';
 import { Arrangement } from '../arrangement.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
@@ -107,7 +109,21 @@ export class JoinOp implements Operator, Stateful {
   private readonly countMatches: boolean;
   private readonly widths: readonly [number, number];
   private readonly inputColumns: readonly [readonly ColumnSpec[], readonly ColumnSpec[]];
-  private readonly columns: readonly ColumnSpec[];
+  /** The joined row's columns (left, then right): what the residual and the fused Map read. */
+  private readonly joinedColumns: readonly ColumnSpec[];
+  /** The fused Map stage over emitted rows (null: none), and its projection when it only picks columns. */
+  private readonly filter: RowFn | null;
+  private readonly project: RowProjector | null;
+  private readonly pick: Int32Array | null;
+  /**
+   * Whether a step with a delta on one side only emits each row at most once: its rows pair
+   * distinct delta rows with distinct arranged rows, and a projection that drops no column it
+   * cannot recover (one equated by the key to a column it keeps) keeps them distinct. Outer joins
+   * pad and unpad, so their rows may cancel.
+   */
+  private readonly distinctWhenOneSided: boolean;
+  /** Rows built in this step (the budget counts work, whatever a fused filter keeps). */
+  private produced = 0;
   private exported = false;
 
   constructor(
@@ -139,12 +155,21 @@ export class JoinOp implements Operator, Stateful {
     this.countMatches = this.residual !== null && (this.pad[0] || this.pad[1]);
     this.widths = [left.length, right.length];
     this.inputColumns = [left, right];
-    this.columns = node.columns;
+    this.joinedColumns = node.fused?.joined ?? node.columns;
+    this.filter = node.fused?.filter == null ? null : compileScalar(node.fused.filter);
+    const project = node.fused?.project ?? null;
+    this.pick = project !== null && project.every((e) => e.kind === 'col') ? columnPicks(project) : null;
+    this.project = project === null || this.pick !== null ? null : compileProjection(project);
+    this.distinctWhenOneSided =
+      node.joinKind === 'inner' &&
+      (project === null || (this.pick !== null && keepsEveryColumn(this.pick, node, left, right)));
   }
 
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
+    this.produced = 0;
+    const oneSided = (inputs[0] as ZBatch).rows.length === 0 || (inputs[1] as ZBatch).rows.length === 0;
     if (this.sharedSide === null) {
       this.applyDelta(LEFT, consolidate(inputs[0] as ZBatch), rows, weights, errors, null);
       this.applyDelta(RIGHT, consolidate(inputs[1] as ZBatch), rows, weights, errors, null);
@@ -155,8 +180,8 @@ export class JoinOp implements Operator, Stateful {
       this.applyDelta(shared, delta, rows, weights, errors, this.pendingByKey(shared, delta));
       this.applyDelta(other, consolidate(inputs[other] as ZBatch), rows, weights, errors, null);
     }
-    if (this.budget !== null) this.charge(rows.length);
-    return { rows, weights, consolidated: false };
+    if (this.budget !== null) this.charge(this.produced);
+    return { rows, weights, consolidated: oneSided && this.distinctWhenOneSided };
   }
 
   /**
@@ -206,21 +231,24 @@ export class JoinOp implements Operator, Stateful {
         continue;
       }
       if (key === null) {
-        if (padMine) {
-          rows.push(this.padded(side, row));
-          weights.push(w);
-        }
+        if (padMine) this.emit(this.padded(side, row), w, rows, weights, errors);
         continue;
       }
       const bucket = theirs.get(key);
       let matched = 0;
       if (bucket !== undefined) {
         if (residual === null) {
-          for (const e of bucket.rows.values()) {
-            rows.push(this.combine(side, row, e.row));
-            weights.push(w * e.count);
+          if (this.pick !== null && this.filter === null) {
+            for (const e of bucket.rows.values()) {
+              rows.push(this.picked(side, row, e.row));
+              weights.push(w * e.count);
+            }
+            this.produced += bucket.rows.size;
+          } else {
+            for (const e of bucket.rows.values())
+              this.emit(this.combine(side, row, e.row), w * e.count, rows, weights, errors);
           }
-          if (this.budget !== null && rows.length > this.budget.remaining) this.charge(rows.length);
+          if (this.budget !== null && this.produced > this.budget.remaining) this.charge(this.produced);
           matched = bucket.total;
           if (padTheirs) {
             // Their rows are padded while this side has nothing under the key.
@@ -229,10 +257,14 @@ export class JoinOp implements Operator, Stateful {
             const after = before + w;
             if (pending !== null) pending.set(key, (pending.get(key) ?? 0) - w);
             if ((before === 0) !== (after === 0)) {
-              for (const e of bucket.rows.values()) {
-                rows.push(this.padded(otherSide, e.row));
-                weights.push(before === 0 ? -e.count : e.count);
-              }
+              for (const e of bucket.rows.values())
+                this.emit(
+                  this.padded(otherSide, e.row),
+                  before === 0 ? -e.count : e.count,
+                  rows,
+                  weights,
+                  errors,
+                );
             }
           }
         } else {
@@ -242,30 +274,30 @@ export class JoinOp implements Operator, Stateful {
             try {
               ok = residual(joined) === true;
             } catch (error) {
-              errors.report(error, joined, this.columns, w * e.count);
+              errors.report(error, joined, this.joinedColumns, w * e.count);
               ok = false;
             }
             if (!ok) continue;
-            rows.push(joined);
-            weights.push(w * e.count);
+            this.emit(joined, w * e.count, rows, weights, errors);
             matched += e.count;
-            if (this.budget !== null && rows.length > this.budget.remaining) this.charge(rows.length);
+            if (this.budget !== null && this.produced > this.budget.remaining) this.charge(this.produced);
             if (this.countMatches) {
               const before = e.matches;
               e.matches += w;
               theirs.touched(key, rowKey, e.row);
-              if (padTheirs && (before === 0) !== (e.matches === 0)) {
-                rows.push(this.padded(otherSide, e.row));
-                weights.push(before === 0 ? -e.count : e.count);
-              }
+              if (padTheirs && (before === 0) !== (e.matches === 0))
+                this.emit(
+                  this.padded(otherSide, e.row),
+                  before === 0 ? -e.count : e.count,
+                  rows,
+                  weights,
+                  errors,
+                );
             }
           }
         }
       }
-      if (padMine && matched === 0) {
-        rows.push(this.padded(side, row));
-        weights.push(w);
-      }
+      if (padMine && matched === 0) this.emit(this.padded(side, row), w, rows, weights, errors);
       if (pending === null) mine.addRow(key, row, w, this.countMatches ? matched : 0);
     }
   }
@@ -282,6 +314,46 @@ export class JoinOp implements Operator, Stateful {
         },
       );
     }
+  }
+
+  /** Emits a joined (or padded) row through the fused Map stage. */
+  private emit(
+    joined: Value[],
+    w: number,
+    rows: (readonly Value[])[],
+    weights: number[],
+    errors: RowErrorSink,
+  ): void {
+    this.produced++;
+    const filter = this.filter;
+    const project = this.project;
+    const pick = this.pick;
+    if (filter === null && project === null && pick === null) {
+      rows.push(joined);
+      weights.push(w);
+      return;
+    }
+    try {
+      if (filter !== null && filter(joined) !== true) return;
+      rows.push(pick !== null ? pickColumns(pick, joined) : project !== null ? project(joined) : joined);
+      weights.push(w);
+    } catch (error) {
+      errors.report(error, joined, this.joinedColumns, w);
+    }
+  }
+
+  /** The projected row of a pair, built without the joined row (a projection that only picks). */
+  private picked(side: Side, row: readonly Value[], other: readonly Value[]): Value[] {
+    const left = side === LEFT ? row : other;
+    const right = side === LEFT ? other : row;
+    const pick = this.pick as Int32Array;
+    const width = this.widths[LEFT];
+    const out = new Array<Value>(pick.length);
+    for (let i = 0; i < pick.length; i++) {
+      const j = pick[i] as number;
+      out[i] = (j < width ? left[j] : right[j - width]) as Value;
+    }
+    return out;
   }
 
   private combine(side: Side, row: readonly Value[], other: readonly Value[]): Value[] {
@@ -341,6 +413,52 @@ export class JoinOp implements Operator, Stateful {
   arrangedRows(): readonly [number, number] {
     return [this.arranged[LEFT].size, this.arranged[RIGHT].size];
   }
+}
+
+/** The joined columns a projection of plain column references picks, in order. */
+function columnPicks(project: readonly ScalarExpr[]): Int32Array {
+  return Int32Array.from(project, (e) => (e as Extract<ScalarExpr, { kind: 'col' }>).index);
+}
+
+function pickColumns(pick: Int32Array, row: readonly Value[]): Value[] {
+  const out = new Array<Value>(pick.length);
+  for (let i = 0; i < pick.length; i++) out[i] = row[pick[i] as number] as Value;
+  return out;
+}
+
+/**
+ * Whether picking `pick` from the joined rows loses nothing: every joined column is picked, or is
+ * a key column equated with a picked column of the other side (`b.auction = a.id`, keeping one)
+ * whose values are equal only when identical (not a float: 0 = -0; not char(n): padding).
+ */
+function keepsEveryColumn(
+  pick: Int32Array,
+  node: JoinNode,
+  left: readonly ColumnSpec[],
+  right: readonly ColumnSpec[],
+): boolean {
+  const kept = new Set(pick);
+  const joined = [...left, ...right];
+  const leftWidth = left.length;
+  for (let c = 0; c < joined.length; c++) {
+    if (kept.has(c)) continue;
+    const type = (joined[c] as ColumnSpec).type;
+    const exact =
+      type.kind === 'int' ||
+      type.kind === 'bool' ||
+      type.kind === 'date' ||
+      type.kind === 'timestamp' ||
+      (type.kind === 'text' && type.fixed !== true);
+    if (!exact) return false;
+    const recoverable = node.leftKey.some((l, k) => {
+      const r = node.rightKey[k] as ScalarExpr;
+      if (l.kind !== 'col' || r.kind !== 'col') return false;
+      const [lc, rc] = [l.index, leftWidth + r.index];
+      return (c === lc && kept.has(rc)) || (c === rc && kept.has(lc));
+    });
+    if (!recoverable) return false;
+  }
+  return true;
 }
 
 /** `a` then `b` in one new row, sized once (measured several times faster than a spread or concat). */
