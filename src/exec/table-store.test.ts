@@ -61,3 +61,41 @@ test('a keyless table leaves its change to be consolidated', () => {
   assert.equal(b.consolidated, false);
   assert.deepEqual(consolidate(b).weights, [2]);
 });
+
+test('a keyed request resolves deletes and inserts of one key to exact row changes', () => {
+  const t = table([0]);
+  t.apply(
+    t.prepare({
+      insert: [
+        { id: 1, v: 1 },
+        { id: 2, v: 2 },
+      ],
+    }),
+  );
+  // Deleting a key and inserting it again deletes the stored row once.
+  const back = t.prepare({ delete: [{ id: 1 }], insert: [{ id: 1, v: 10 }] });
+  assert.deepEqual([back.deletes, back.inserts], [[[1, 1]], [[1, 10]]]);
+  // Two inserts of one key: the later wins, and the stored row is deleted once.
+  const twice = t.prepare({
+    insert: [
+      { id: 2, v: 20 },
+      { id: 3, v: 3 },
+      { id: 2, v: 21 },
+    ],
+  });
+  assert.deepEqual(
+    [twice.deletes, twice.inserts],
+    [
+      [[2, 2]],
+      [
+        [2, 21],
+        [3, 3],
+      ],
+    ],
+  );
+  // A key deleted twice in one request, or one never stored, is refused; nothing changes.
+  assert.throws(() => t.prepare({ delete: [{ id: 1 }, { id: 1 }] }), { code: 'ROW_NOT_FOUND' });
+  assert.throws(() => t.prepare({ delete: [{ id: 9 }] }), { code: 'ROW_NOT_FOUND' });
+  t.apply(back);
+  assert.deepEqual(t.prepare({ delete: [{ id: 1, v: 10 }] }).deletes, [[1, 10]]);
+});

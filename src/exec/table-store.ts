@@ -198,15 +198,13 @@ export class TableStore implements Stateful {
       `(${this.def.columns.map((c, i) => `${c.name}=${formatValue(row[i] as Value)}`).join(', ')})`;
     if (this.byKey !== null) {
       const byKey = this.byKey;
-      // overlay: key → row after this batch so far (null: deleted)
-      const overlay = new Map<Value, readonly Value[] | null>();
-      const current = (k: Value): readonly Value[] | null | undefined =>
-        overlay.has(k) ? overlay.get(k) : byKey.get(k);
+      // Keys this request deletes (deletes come first, so a later insert of one adds it back).
+      const deletedKeys = new Set<Value>();
       deleteRows.forEach((input, i) => {
         const row = this.normalizeRow(input, 'delete', i);
         const keyOnly = this.isKeyOnlyDelete(input as Record<string, unknown>);
         const k = this.keyOf(row);
-        const existing = current(k);
+        const existing = deletedKeys.has(k) ? null : byKey.get(k);
         if (existing === null || existing === undefined) {
           throw new SluiceError(
             'ROW_NOT_FOUND',
@@ -226,23 +224,23 @@ export class TableStore implements Stateful {
             },
           );
         }
-        overlay.set(k, null);
+        deletedKeys.add(k);
         deletes.push(existing);
       });
       const insertedAt = new Map<Value, number>();
       insertRows.forEach((input, i) => {
         const row = this.normalizeRow(input, 'insert', i);
         const k = this.keyOf(row);
-        const existing = current(k);
         const earlier = insertedAt.get(k);
         if (earlier !== undefined) {
           inserts[earlier] = row; // a later insert of the same key in one request wins
-        } else {
-          if (existing !== null && existing !== undefined) deletes.push(existing);
-          insertedAt.set(k, inserts.length);
-          inserts.push(row);
+          return;
         }
-        overlay.set(k, row);
+        // A stored row under the key is replaced, unless this request already deleted it.
+        const existing = deletedKeys.size > 0 && deletedKeys.has(k) ? undefined : byKey.get(k);
+        if (existing !== undefined) deletes.push(existing);
+        insertedAt.set(k, inserts.length);
+        inserts.push(row);
       });
     } else {
       if (deleteRows.length > 0) {
