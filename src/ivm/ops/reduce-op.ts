@@ -12,6 +12,7 @@ import { compileScalar } from '../../common/scalar-expr.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { encodeValues, singleKey, valuesEqual } from '../../common/values.ts';
 import type { ZBatch } from '../zset.ts';
+import { GroupIndex, NO_SLOT } from '../group-index.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
 import { aggregateColumn, recordWidth } from './aggregates.ts';
 
@@ -36,7 +37,7 @@ export class ReduceOp implements Operator, Stateful {
   readonly nodeId: number;
   readonly stateId: string;
   /** group id (the key value, or its encoding) → slot */
-  private readonly index = new Map<Value, number>();
+  private readonly index = new GroupIndex();
   private keys: (readonly Value[] | undefined)[] = [];
   /** Per-group record: [count, partial count, stamp, ...invertible aggregate fields]. */
   private readonly records: GroupRecords;
@@ -124,6 +125,12 @@ export class ReduceOp implements Operator, Stateful {
     this.free.push(slot);
   }
 
+  /** Live slots in slot order (a released slot is reused by a later group). */
+  private *slots(): Generator<number> {
+    const keys = this.keys;
+    for (let slot = 0; slot < this.slotCount; slot++) if (keys[slot] !== undefined) yield slot;
+  }
+
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
     const input = inputs[0] as ZBatch;
     const stamp = ++this.stepNo;
@@ -166,7 +173,7 @@ export class ReduceOp implements Operator, Stateful {
         continue;
       }
       let slot = index.get(id);
-      if (slot === undefined) slot = this.allocate(id, key ?? (keyCount === 1 ? [single] : []));
+      if (slot === NO_SLOT) slot = this.allocate(id, key ?? (keyCount === 1 ? [single] : []));
       const data = this.records.data;
       const at = slot * stride;
       if (data[at + 2] !== stamp) {
@@ -181,7 +188,8 @@ export class ReduceOp implements Operator, Stateful {
       }
     }
     if (keyCount === 0 && !this.globalEmitted) {
-      const slot = index.get('') ?? this.allocate('', []);
+      let slot = index.get('');
+      if (slot === NO_SLOT) slot = this.allocate('', []);
       const data = this.records.data;
       if (data[slot * stride + 2] !== stamp) {
         data[slot * stride + 2] = stamp;
@@ -283,12 +291,12 @@ export class ReduceOp implements Operator, Stateful {
     const upserts: (readonly [string, unknown])[] = [];
     const deletes: string[] = [];
     if (replaceAll) {
-      for (const slot of this.index.values())
+      for (const slot of this.slots())
         upserts.push([encodeValues(this.keys[slot] as readonly Value[]), this.serialize(slot)]);
     } else {
       for (const [k, key] of this.dirty) {
         const slot = this.index.get(this.idOf(key));
-        if (slot === undefined) deletes.push(k);
+        if (slot === NO_SLOT) deletes.push(k);
         else upserts.push([k, this.serialize(slot)]);
       }
     }
@@ -298,7 +306,7 @@ export class ReduceOp implements Operator, Stateful {
   }
 
   loadState(values: Iterable<unknown>): void {
-    for (const slot of [...this.index.values()]) this.release(slot);
+    for (const slot of [...this.slots()]) this.release(slot);
     this.dirty.clear();
     for (const v of values) {
       const d = v as SerializedGroup;
@@ -316,7 +324,7 @@ export class ReduceOp implements Operator, Stateful {
 
   /** Current output rows, for a view whose arrangement is this operator's state. */
   *outputRows(): Generator<readonly Value[]> {
-    for (const slot of this.index.values()) {
+    for (const slot of this.slots()) {
       const out = this.outs[slot];
       if (out !== null && out !== undefined) yield out;
     }
@@ -329,7 +337,7 @@ export class ReduceOp implements Operator, Stateful {
   stateSize(): number {
     let bytes = 0;
     let measured = 0;
-    for (const slot of this.index.values()) {
+    for (const slot of this.slots()) {
       bytes += 48 + this.keyCount * 16 + (this.outs[slot]?.length ?? 0) * 16 + 24;
       for (const c of this.columns) bytes += c.bytes(slot);
       if (++measured === STATE_SAMPLE) break;
