@@ -114,24 +114,35 @@ export class ReduceOp implements Operator, Stateful {
         r.data = data;
       }
     }
-    this.keys[slot] = key;
     const at = slot * this.records.stride;
     const data = this.records.data;
     data[at] = 0;
     data[at + 2] = 0;
     const k0 = key[0];
     if (this.keyCount === 1 && typeof k0 === 'number') {
+      // The key lives in the record only: no key array per group.
+      this.keys[slot] = RECORD_KEY;
       data[at + F_KEY] = k0;
       data[at + F_FLAGS] = KEY_IN_RECORD;
-    } else data[at + F_FLAGS] = 0;
+    } else {
+      this.keys[slot] = key;
+      data[at + F_FLAGS] = 0;
+    }
     this.outs[slot] = null;
     for (const c of this.columns) c.clear(slot);
     this.index.set(id, slot);
     return slot;
   }
 
-  private release(slot: number): void {
+  /** The group's key values (rebuilt when the record holds the key). */
+  private keyAt(slot: number): readonly Value[] {
     const key = this.keys[slot] as readonly Value[];
+    if (key !== RECORD_KEY) return key;
+    return [this.records.data[slot * this.records.stride + F_KEY] as number];
+  }
+
+  private release(slot: number): void {
+    const key = this.keyAt(slot);
     this.index.delete(this.idOf(key));
     this.keys[slot] = undefined;
     this.outs[slot] = null;
@@ -275,11 +286,10 @@ export class ReduceOp implements Operator, Stateful {
     const scratch = this.scratch;
     for (let t = 0; t < touched.length; t++) {
       const slot = touched[t] as number;
-      if (this.tracking)
-        this.dirty.set(
-          encodeValues(this.keys[slot] as readonly Value[]),
-          this.keys[slot] as readonly Value[],
-        );
+      if (this.tracking) {
+        const key = this.keyAt(slot);
+        this.dirty.set(encodeValues(key), key);
+      }
       const data = this.records.data;
       const at = slot * stride;
       const count = (data[at] as number) + (data[at + 1] as number);
@@ -342,7 +352,7 @@ export class ReduceOp implements Operator, Stateful {
 
   /** The group's key: from its old output row when there is one (read anyway), else its key array. */
   private keyOf(slot: number, old: readonly Value[] | null): readonly Value[] {
-    return old ?? (this.keys[slot] as readonly Value[]);
+    return old ?? this.keyAt(slot);
   }
 
   /**
@@ -378,7 +388,7 @@ export class ReduceOp implements Operator, Stateful {
   private serialize(slot: number): SerializedGroup {
     const error = this.errorsBySlot.get(slot);
     return {
-      k: [...(this.keys[slot] as readonly Value[])],
+      k: [...this.keyAt(slot)],
       c: this.records.data[slot * this.records.stride] as number,
       a: this.columns.map((c) => c.serialize(slot)),
       o: this.outRow(slot),
@@ -394,8 +404,7 @@ export class ReduceOp implements Operator, Stateful {
     const upserts: (readonly [string, unknown])[] = [];
     const deletes: string[] = [];
     if (replaceAll) {
-      for (const slot of this.slots())
-        upserts.push([encodeValues(this.keys[slot] as readonly Value[]), this.serialize(slot)]);
+      for (const slot of this.slots()) upserts.push([encodeValues(this.keyAt(slot)), this.serialize(slot)]);
     } else {
       for (const [k, key] of this.dirty) {
         const slot = this.index.get(this.idOf(key));
@@ -441,7 +450,8 @@ export class ReduceOp implements Operator, Stateful {
     let bytes = 0;
     let measured = 0;
     for (const slot of this.slots()) {
-      bytes += 48 + this.keyCount * 16 + (this.outs[slot]?.length ?? 0) * 16 + 24 + this.records.stride * 8;
+      const keyBytes = this.keys[slot] === RECORD_KEY ? 0 : 32 + this.keyCount * 16;
+      bytes += 48 + keyBytes + (this.outs[slot]?.length ?? 0) * 16 + 24 + this.records.stride * 8;
       for (const c of this.columns) bytes += c.bytes(slot);
       if (++measured === STATE_SAMPLE) break;
     }
@@ -452,6 +462,9 @@ export class ReduceOp implements Operator, Stateful {
     return this.index.size;
   }
 }
+
+/** `keys[slot]` of a group whose (single, numeric) key is held in its record. */
+const RECORD_KEY: readonly Value[] = Object.freeze([]);
 
 /** Record fields after [count, partial count, stamp]: a single numeric key, flags, emitted values. */
 const F_KEY = 3;
