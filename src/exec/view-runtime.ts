@@ -196,11 +196,11 @@ export class ViewRuntime implements RowErrorSink {
         for (let k = 0; k < r.inputs.length; k++) {
           const b = outputs[r.inputs[k] as number] ?? EMPTY;
           ins[k] = b;
-          stats.rowsIn += b.rows.length;
+          stats.rowsIn += b.weights.length;
         }
         out = (r.op as Operator).step(ins, this);
       }
-      stats.rowsOut += out.rows.length;
+      stats.rowsOut += out.weights.length;
       outputs[r.node.id] = out;
     }
     const result = outputs[this.plan.output] ?? EMPTY;

@@ -8,6 +8,41 @@ export interface ZBatch {
   readonly rows: (readonly Value[])[];
   readonly weights: number[];
   readonly consolidated: boolean;
+  /**
+   * Optionally the same rows column by column (`cols[c][i] === rows[i][c]`), from an operator that
+   * has them at hand: a consumer may read these instead of dereferencing each row object.
+   */
+  readonly cols?: readonly (readonly Value[])[];
+}
+
+/**
+ * A consolidated batch built column by column (a Reduce's changes): its row objects are made only
+ * when someone reads `rows` (a subscriber's changelog, an ordered index, an operator that is not
+ * column-aware), so a view over a view can take its input without one heap row per change. Read
+ * `weights.length` for its size.
+ */
+export class ColumnBatch implements ZBatch {
+  readonly consolidated = true;
+  private built: Value[][] | null = null;
+
+  constructor(
+    readonly cols: readonly Value[][],
+    readonly weights: number[],
+  ) {}
+
+  get rows(): Value[][] {
+    if (this.built !== null) return this.built;
+    const n = this.weights.length;
+    const width = this.cols.length;
+    const rows = new Array<Value[]>(n);
+    for (let i = 0; i < n; i++) {
+      const row = new Array<Value>(width);
+      for (let c = 0; c < width; c++) row[c] = (this.cols[c] as Value[])[i] as Value;
+      rows[i] = row;
+    }
+    this.built = rows;
+    return rows;
+  }
 }
 
 export function emptyBatch(): ZBatch {
@@ -15,14 +50,16 @@ export function emptyBatch(): ZBatch {
 }
 
 export function isEmpty(batch: ZBatch | null | undefined): boolean {
-  return batch === null || batch === undefined || batch.rows.length === 0;
+  return batch === null || batch === undefined || batch.weights.length === 0;
 }
 
 /** Sums the weights of equal rows and drops rows whose weight nets to zero (keeps first-seen order). */
 export function consolidate(batch: ZBatch): ZBatch {
-  if (batch.consolidated || batch.rows.length === 0) return batch;
-  if (batch.rows.length === 1) {
-    return batch.weights[0] === 0 ? emptyBatch() : { ...batch, consolidated: true };
+  if (batch.consolidated || batch.weights.length === 0) return batch;
+  if (batch.weights.length === 1) {
+    return batch.weights[0] === 0
+      ? emptyBatch()
+      : { rows: batch.rows, weights: batch.weights, consolidated: true };
   }
   const index = new Map<string, number>();
   const rows: (readonly Value[])[] = [];

@@ -97,7 +97,7 @@ export class OutputOp implements Operator, Stateful {
       this.rowCount = ms.total;
     }
     if (this.index !== null) this.index.apply(delta.rows, delta.weights);
-    else if (this.building !== null && delta.rows.length > 0) {
+    else if (this.building !== null && delta.weights.length > 0) {
       this.building.queue.push({ rows: delta.rows.slice(), weights: delta.weights.slice() });
     }
     return delta;

@@ -11,7 +11,8 @@ import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
 import { compileScalar } from '../../common/scalar-expr.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { encodeValues, singleKey, valuesEqual } from '../../common/values.ts';
-import type { ZBatch } from '../zset.ts';
+import { ColumnBatch, type ZBatch } from '../zset.ts';
+import { GroupIndex, NO_SLOT } from '../group-index.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
 import { aggregateColumn, recordWidth } from './aggregates.ts';
 
@@ -36,9 +37,15 @@ export class ReduceOp implements Operator, Stateful {
   readonly nodeId: number;
   readonly stateId: string;
   /** group id (the key value, or its encoding) → slot */
-  private readonly index = new Map<Value, number>();
+  private readonly index = new GroupIndex();
   private keys: (readonly Value[] | undefined)[] = [];
-  /** Per-group record: [count, partial count, stamp, ...invertible aggregate fields]. */
+  /**
+   * Per-group record: [count, partial count, stamp, key, flags, ...emitted values, ...invertible
+   * aggregate fields]. `key` holds a single numeric key and `emitted` the last output row's aggregate
+   * values when they are all numbers (flags KEY_IN_RECORD, OUT_IN_RECORD): then the merge builds the
+   * group's change from this one record without reading the key array or the old row, which sit
+   * elsewhere in the heap (a cache and TLB miss each on this memory-bound path).
+   */
   private readonly records: GroupRecords;
   private outs: (Value[] | null)[] = [];
   private readonly errorsBySlot = new Map<number, unknown>();
@@ -57,12 +64,14 @@ export class ReduceOp implements Operator, Stateful {
   private exported = false;
   private readonly dirty = new Map<string, readonly Value[]>();
   private readonly scratch: Value[];
+  /** The row a column-wise input batch is read through (its width grows to the widest batch). */
+  private readonly inRow: Value[] = [];
 
   constructor(node: ReduceNode, inputColumns: readonly ColumnSpec[], fused: FusedMap | null) {
     this.nodeId = node.id;
     this.stateId = node.stateId;
     this.keyCount = node.keyCount;
-    let stride = 3;
+    let stride = F_OUT + node.aggregates.length;
     const bases = node.aggregates.map((a) => {
       const base = stride;
       stride += recordWidth(a);
@@ -105,23 +114,88 @@ export class ReduceOp implements Operator, Stateful {
         r.data = data;
       }
     }
-    this.keys[slot] = key;
     const at = slot * this.records.stride;
-    this.records.data[at] = 0;
-    this.records.data[at + 2] = 0;
+    const data = this.records.data;
+    data[at] = 0;
+    data[at + 2] = 0;
+    const k0 = key[0];
+    if (this.keyCount === 1 && typeof k0 === 'number') {
+      // The key lives in the record only: no key array per group.
+      this.keys[slot] = RECORD_KEY;
+      data[at + F_KEY] = k0;
+      data[at + F_FLAGS] = KEY_IN_RECORD;
+    } else {
+      this.keys[slot] = key;
+      data[at + F_FLAGS] = 0;
+    }
     this.outs[slot] = null;
     for (const c of this.columns) c.clear(slot);
     this.index.set(id, slot);
     return slot;
   }
 
-  private release(slot: number): void {
+  /** The group's key values (rebuilt when the record holds the key). */
+  private keyAt(slot: number): readonly Value[] {
     const key = this.keys[slot] as readonly Value[];
+    if (key !== RECORD_KEY) return key;
+    return [this.records.data[slot * this.records.stride + F_KEY] as number];
+  }
+
+  private release(slot: number): void {
+    const key = this.keyAt(slot);
     this.index.delete(this.idOf(key));
     this.keys[slot] = undefined;
     this.outs[slot] = null;
     this.errorsBySlot.delete(slot);
     this.free.push(slot);
+  }
+
+  /**
+   * Sets the group's output row. Its aggregate values are mirrored into the record when they are all
+   * numbers; a row the record holds entirely (numeric key and values) is not kept as an object, so
+   * the state of such a group is its record alone, and `outRow` rebuilds the row when asked.
+   */
+  private setOut(slot: number, row: readonly Value[] | null): void {
+    const data = this.records.data;
+    const at = slot * this.records.stride;
+    let flags = (data[at + F_FLAGS] as number) & KEY_IN_RECORD;
+    if (row !== null) {
+      flags |= HAS_OUT;
+      const keyCount = this.keyCount;
+      let numeric = true;
+      for (let a = 0; a < this.columns.length; a++) {
+        const v = row[keyCount + a];
+        if (typeof v !== 'number') {
+          numeric = false;
+          break;
+        }
+        data[at + F_OUT + a] = v;
+      }
+      if (numeric) flags |= OUT_IN_RECORD;
+    }
+    data[at + F_FLAGS] = flags;
+    // `row` may be the scratch row: a kept row is a copy.
+    this.outs[slot] = row === null || (flags & IN_RECORD) === IN_RECORD ? null : row.slice();
+  }
+
+  /** The group's current output row, or null (rebuilt from the record when it holds all of it). */
+  private outRow(slot: number): Value[] | null {
+    const data = this.records.data;
+    const at = slot * this.records.stride;
+    const flags = data[at + F_FLAGS] as number;
+    if ((flags & HAS_OUT) === 0) return null;
+    if ((flags & IN_RECORD) !== IN_RECORD) return this.outs[slot] as Value[];
+    const nAggs = this.columns.length;
+    const row = new Array<Value>(1 + nAggs);
+    row[0] = data[at + F_KEY] as number;
+    for (let a = 0; a < nAggs; a++) row[1 + a] = data[at + F_OUT + a] as number;
+    return row;
+  }
+
+  /** Live slots in slot order (a released slot is reused by a later group). */
+  private *slots(): Generator<number> {
+    const keys = this.keys;
+    for (let slot = 0; slot < this.slotCount; slot++) if (keys[slot] !== undefined) yield slot;
   }
 
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
@@ -138,9 +212,19 @@ export class ReduceOp implements Operator, Stateful {
     const nAggs = columns.length;
     const stride = this.records.stride;
     const args: Value[] = new Array<Value>(nAggs);
-    const n = input.rows.length;
+    const n = input.weights.length;
+    // A batch with its columns (from a Reduce upstream) is read column-wise through one scratch row:
+    // its row objects (old output rows among them) are not dereferenced unless a row fails.
+    const inCols = input.cols;
+    const width = inCols === undefined ? 0 : inCols.length;
+    const inRow = this.inRow;
     for (let i = 0; i < n; i++) {
-      const row = input.rows[i] as readonly Value[];
+      let row: readonly Value[];
+      if (inCols === undefined) row = input.rows[i] as readonly Value[];
+      else {
+        for (let c = 0; c < width; c++) inRow[c] = (inCols[c] as readonly Value[])[i] as Value;
+        row = inRow;
+      }
       const weight = input.weights[i] as number;
       let key: Value[] | null = null;
       let single: Value = null;
@@ -162,11 +246,11 @@ export class ReduceOp implements Operator, Stateful {
           args[a] = f === null || f === undefined ? null : f(row);
         }
       } catch (error) {
-        errors.report(error, row, this.inputColumns, weight);
+        errors.report(error, input.rows[i] as readonly Value[], this.inputColumns, weight);
         continue;
       }
       let slot = index.get(id);
-      if (slot === undefined) slot = this.allocate(id, key ?? (keyCount === 1 ? [single] : []));
+      if (slot === NO_SLOT) slot = this.allocate(id, key ?? (keyCount === 1 ? [single] : []));
       const data = this.records.data;
       const at = slot * stride;
       if (data[at + 2] !== stamp) {
@@ -181,7 +265,8 @@ export class ReduceOp implements Operator, Stateful {
       }
     }
     if (keyCount === 0 && !this.globalEmitted) {
-      const slot = index.get('') ?? this.allocate('', []);
+      let slot = index.get('');
+      if (slot === NO_SLOT) slot = this.allocate('', []);
       const data = this.records.data;
       if (data[slot * stride + 2] !== stamp) {
         data[slot * stride + 2] = stamp;
@@ -192,71 +277,107 @@ export class ReduceOp implements Operator, Stateful {
     }
     this.globalEmitted = true;
 
-    // Merge: fold each partial into its group and emit the change of the group's row.
-    const rows: (readonly Value[])[] = [];
+    // Merge: fold each partial into its group and emit the change of the group's row, with the
+    // batch's columns beside its rows for a Reduce downstream.
     const weights: number[] = [];
+    const outWidth = keyCount + nAggs;
+    const cols: Value[][] = new Array<Value[]>(outWidth);
+    for (let c = 0; c < outWidth; c++) cols[c] = [];
     const scratch = this.scratch;
     for (let t = 0; t < touched.length; t++) {
       const slot = touched[t] as number;
-      if (this.tracking)
-        this.dirty.set(
-          encodeValues(this.keys[slot] as readonly Value[]),
-          this.keys[slot] as readonly Value[],
-        );
+      if (this.tracking) {
+        const key = this.keyAt(slot);
+        this.dirty.set(encodeValues(key), key);
+      }
       const data = this.records.data;
-      const count = (data[slot * stride] as number) + (data[slot * stride + 1] as number);
-      data[slot * stride] = count;
+      const at = slot * stride;
+      const count = (data[at] as number) + (data[at + 1] as number);
+      data[at] = count;
       for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).merge(slot);
       if (count < 0)
         throw new SluiceError('INTERNAL_ERROR', `group of reduce n${this.nodeId} has a negative row count`);
-      const old = this.outs[slot] as Value[] | null;
-      // The key comes from the old row when there is one: the row is read anyway, the key array is
-      // one more cache miss on this memory-bound path.
-      const key = old ?? (this.keys[slot] as readonly Value[]);
+      const flags = data[at + F_FLAGS] as number;
+      const hasOld = (flags & HAS_OUT) !== 0;
+      // The old row object exists only for groups the record does not hold entirely.
+      const old = hasOld && (flags & IN_RECORD) !== IN_RECORD ? (this.outs[slot] as Value[]) : null;
       const oldError = this.errorsBySlot.size === 0 ? undefined : this.errorsBySlot.get(slot);
       if (count === 0 && keyCount > 0) {
-        if (old !== null) {
-          rows.push(old);
-          weights.push(-1);
-        }
-        if (oldError !== undefined) errors.report(oldError, key, this.keyColumns, -1);
+        if (hasOld) this.retract(slot, old, flags, weights, cols);
+        if (oldError !== undefined) errors.report(oldError, this.keyOf(slot, old), this.keyColumns, -1);
         this.release(slot);
         continue;
       }
       let error: unknown;
       try {
-        for (let k = 0; k < keyCount; k++) scratch[k] = key[k] as Value;
+        if ((flags & KEY_IN_RECORD) !== 0) scratch[0] = data[at + F_KEY] as number;
+        else {
+          const key = this.keyOf(slot, old);
+          for (let k = 0; k < keyCount; k++) scratch[k] = key[k] as Value;
+        }
         for (let a = 0; a < nAggs; a++) scratch[keyCount + a] = (columns[a] as AggColumn).result(slot, count);
       } catch (e) {
         error = e;
       }
       if (oldError !== undefined && (error === undefined || errorText(error) !== errorText(oldError))) {
-        errors.report(oldError, key, this.keyColumns, -1);
+        errors.report(oldError, this.keyOf(slot, old), this.keyColumns, -1);
         this.errorsBySlot.delete(slot);
       }
       if (error !== undefined) {
         if (!this.errorsBySlot.has(slot)) {
-          errors.report(error, key, this.keyColumns, 1);
+          errors.report(error, this.keyOf(slot, old), this.keyColumns, 1);
           this.errorsBySlot.set(slot, error);
         }
-        if (old !== null) {
-          rows.push(old);
-          weights.push(-1);
-          this.outs[slot] = null;
+        if (hasOld) {
+          this.retract(slot, old, flags, weights, cols);
+          this.setOut(slot, null);
         }
         continue;
       }
-      if (old !== null && sameAggregates(old, scratch, keyCount)) continue;
-      if (old !== null) {
-        rows.push(old);
-        weights.push(-1);
+      if (hasOld) {
+        if (
+          (flags & OUT_IN_RECORD) !== 0
+            ? sameAsRecord(data, at + F_OUT, scratch, keyCount)
+            : sameAggregates(old as Value[], scratch, keyCount)
+        )
+          continue;
+        this.retract(slot, old, flags, weights, cols);
       }
-      const next = scratch.slice();
-      rows.push(next);
       weights.push(1);
-      this.outs[slot] = next;
+      for (let c = 0; c < outWidth; c++) (cols[c] as Value[]).push(scratch[c] as Value);
+      this.setOut(slot, scratch);
     }
-    return { rows, weights, consolidated: true };
+    return new ColumnBatch(cols, weights);
+  }
+
+  /** The group's key: from its old output row when there is one (read anyway), else its key array. */
+  private keyOf(slot: number, old: readonly Value[] | null): readonly Value[] {
+    return old ?? this.keyAt(slot);
+  }
+
+  /**
+   * Emits -old (`old` null: the record holds the whole row), its columns from the group's record
+   * where they are mirrored there.
+   */
+  private retract(
+    slot: number,
+    old: readonly Value[] | null,
+    flags: number,
+    weights: number[],
+    cols: Value[][],
+  ): void {
+    weights.push(-1);
+    const keyCount = this.keyCount;
+    const data = this.records.data;
+    const at = slot * this.records.stride;
+    if ((flags & KEY_IN_RECORD) !== 0) (cols[0] as Value[]).push(data[at + F_KEY] as number);
+    else for (let k = 0; k < keyCount; k++) (cols[k] as Value[]).push((old as Value[])[k] as Value);
+    const nAggs = this.columns.length;
+    if ((flags & OUT_IN_RECORD) !== 0)
+      for (let a = 0; a < nAggs; a++) (cols[keyCount + a] as Value[]).push(data[at + F_OUT + a] as number);
+    else
+      for (let a = 0; a < nAggs; a++)
+        (cols[keyCount + a] as Value[]).push((old as Value[])[keyCount + a] as Value);
   }
 
   trackChanges(on: boolean): void {
@@ -267,10 +388,10 @@ export class ReduceOp implements Operator, Stateful {
   private serialize(slot: number): SerializedGroup {
     const error = this.errorsBySlot.get(slot);
     return {
-      k: [...(this.keys[slot] as readonly Value[])],
+      k: [...this.keyAt(slot)],
       c: this.records.data[slot * this.records.stride] as number,
       a: this.columns.map((c) => c.serialize(slot)),
-      o: this.outs[slot] ?? null,
+      o: this.outRow(slot),
       e:
         error === undefined
           ? null
@@ -283,12 +404,11 @@ export class ReduceOp implements Operator, Stateful {
     const upserts: (readonly [string, unknown])[] = [];
     const deletes: string[] = [];
     if (replaceAll) {
-      for (const slot of this.index.values())
-        upserts.push([encodeValues(this.keys[slot] as readonly Value[]), this.serialize(slot)]);
+      for (const slot of this.slots()) upserts.push([encodeValues(this.keyAt(slot)), this.serialize(slot)]);
     } else {
       for (const [k, key] of this.dirty) {
         const slot = this.index.get(this.idOf(key));
-        if (slot === undefined) deletes.push(k);
+        if (slot === NO_SLOT) deletes.push(k);
         else upserts.push([k, this.serialize(slot)]);
       }
     }
@@ -298,14 +418,14 @@ export class ReduceOp implements Operator, Stateful {
   }
 
   loadState(values: Iterable<unknown>): void {
-    for (const slot of [...this.index.values()]) this.release(slot);
+    for (const slot of [...this.slots()]) this.release(slot);
     this.dirty.clear();
     for (const v of values) {
       const d = v as SerializedGroup;
       const slot = this.allocate(this.idOf(d.k), d.k);
       this.records.data[slot * this.records.stride] = d.c;
       d.a.forEach((a, i) => (this.columns[i] as AggColumn).deserialize(slot, a));
-      this.outs[slot] = d.o;
+      this.setOut(slot, d.o);
       if (d.e !== null) {
         this.errorsBySlot.set(slot, new SluiceError(knownErrorCode(d.e.code), d.e.message));
       }
@@ -316,9 +436,9 @@ export class ReduceOp implements Operator, Stateful {
 
   /** Current output rows, for a view whose arrangement is this operator's state. */
   *outputRows(): Generator<readonly Value[]> {
-    for (const slot of this.index.values()) {
-      const out = this.outs[slot];
-      if (out !== null && out !== undefined) yield out;
+    for (const slot of this.slots()) {
+      const out = this.outRow(slot);
+      if (out !== null) yield out;
     }
   }
 
@@ -329,8 +449,9 @@ export class ReduceOp implements Operator, Stateful {
   stateSize(): number {
     let bytes = 0;
     let measured = 0;
-    for (const slot of this.index.values()) {
-      bytes += 48 + this.keyCount * 16 + (this.outs[slot]?.length ?? 0) * 16 + 24;
+    for (const slot of this.slots()) {
+      const keyBytes = this.keys[slot] === RECORD_KEY ? 0 : 32 + this.keyCount * 16;
+      bytes += 48 + keyBytes + (this.outs[slot]?.length ?? 0) * 16 + 24 + this.records.stride * 8;
       for (const c of this.columns) bytes += c.bytes(slot);
       if (++measured === STATE_SAMPLE) break;
     }
@@ -340,6 +461,31 @@ export class ReduceOp implements Operator, Stateful {
   groupCount(): number {
     return this.index.size;
   }
+}
+
+/** `keys[slot]` of a group whose (single, numeric) key is held in its record. */
+const RECORD_KEY: readonly Value[] = Object.freeze([]);
+
+/** Record fields after [count, partial count, stamp]: a single numeric key, flags, emitted values. */
+const F_KEY = 3;
+const F_FLAGS = 4;
+const F_OUT = 5;
+/** Flags: the key is at F_KEY; the output row's aggregate values are at F_OUT.. */
+const KEY_IN_RECORD = 1;
+const OUT_IN_RECORD = 2;
+const IN_RECORD = KEY_IN_RECORD | OUT_IN_RECORD;
+/** The group has an output row (in `outs`, or rebuilt from the record when IN_RECORD). */
+const HAS_OUT = 4;
+
+/** Whether the group's new aggregate values equal those mirrored in its record. */
+function sameAsRecord(data: Float64Array, from: number, b: readonly Value[], keyCount: number): boolean {
+  for (let i = b.length - 1; i >= keyCount; i--) {
+    const x = data[from + i - keyCount] as number;
+    const y = b[i] as Value;
+    if (x === y) continue;
+    if (y === null || !valuesEqual(x, y)) return false;
+  }
+  return true;
 }
 
 /** Groups measured for `stateSize` before it extrapolates. */

@@ -1,0 +1,68 @@
+// GroupIndex against a Map under random churn: int32 ids (the open-addressing half, with
+// backward-shift deletes and growth) and other ids (the Map half) must answer exactly as a Map would.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Value } from '../common/types.ts';
+import { GroupIndex, NO_SLOT } from './group-index.ts';
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+test('answers like a Map under random inserts and deletes of int and other ids', () => {
+  const random = rng(7);
+  const index = new GroupIndex();
+  const model = new Map<Value, number>();
+  // A small id space so deletes hit live ids and probe chains collide and wrap.
+  const ids: Value[] = [];
+  for (let i = 0; i < 300; i++) ids.push(i * 4096 - 600_000);
+  // Small non-negative ids: the direct table, grown while dense, taking over hashed ids as it grows.
+  for (let i = 0; i < 400; i++) ids.push(i * 7);
+  for (let i = 0; i < 40; i++) ids.push(3000 + i * 1500);
+  ids.push(-1, 2 ** 31 - 1, -(2 ** 31), 0.5, 2 ** 31, 'a', 'n5;', '');
+  let slot = 0;
+  for (let step = 0; step < 200_000; step++) {
+    const id = ids[Math.floor(random() * ids.length)] as Value;
+    if (model.has(id)) {
+      if (random() < 0.6) {
+        index.delete(id);
+        model.delete(id);
+      }
+    } else if (random() < 0.7) {
+      index.set(id, slot);
+      model.set(id, slot);
+      slot++;
+    }
+    if (step % 97 === 0) {
+      for (const probe of ids)
+        assert.equal(index.get(probe), model.get(probe) ?? NO_SLOT, `id ${String(probe)}`);
+      assert.equal(index.size, model.size);
+    }
+  }
+  // Grow past many resizes, then empty it again.
+  for (let i = 0; i < 50_000; i++) {
+    if (model.has(i)) continue;
+    index.set(i, slot);
+    model.set(i, slot++);
+  }
+  for (const [id, s] of model) assert.equal(index.get(id), s);
+  for (const id of [...model.keys()]) {
+    index.delete(id);
+    model.delete(id);
+  }
+  assert.equal(index.size, 0);
+  for (const probe of ids) assert.equal(index.get(probe), NO_SLOT);
+});
+
+test('-0 and 0 are one id, as in a Map', () => {
+  const index = new GroupIndex();
+  index.set(-0, 3);
+  assert.equal(index.get(0), 3);
+  index.delete(0);
+  assert.equal(index.get(-0), NO_SLOT);
+  assert.equal(index.size, 0);
+});
