@@ -169,7 +169,7 @@ export class JoinOp implements Operator, Stateful {
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
     this.produced = 0;
-    const oneSided = (inputs[0] as ZBatch).rows.length === 0 || (inputs[1] as ZBatch).rows.length === 0;
+    const oneSided = (inputs[0] as ZBatch).weights.length === 0 || (inputs[1] as ZBatch).weights.length === 0;
     if (this.sharedSide === null) {
       this.applyDelta(LEFT, consolidate(inputs[0] as ZBatch), rows, weights, errors, null);
       this.applyDelta(RIGHT, consolidate(inputs[1] as ZBatch), rows, weights, errors, null);
