@@ -1486,11 +1486,6 @@ describe('NOT_SUPPORTED constructs', () => {
       'column aliases of a derived table is not supported',
       { line: 1, column: 31 },
     ],
-    [
-      'SELECT a FROM (SELECT 1 AS a) s WHERE a IN (SELECT 1)',
-      'subquery is not supported',
-      { line: 1, column: 45 },
-    ],
     ['SELECT a FROM t JOIN LATERAL u ON true', 'LATERAL is not supported', { line: 1, column: 22 }],
     ['SELECT a FROM t JOIN f(1) ON true', 'function in FROM is not supported', { line: 1, column: 22 }],
     [
@@ -1498,9 +1493,6 @@ describe('NOT_SUPPORTED constructs', () => {
       'alias for a join in parentheses is not supported',
       { line: 1, column: 34 },
     ],
-    ['SELECT a FROM t WHERE a IN (SELECT b FROM u)', 'subquery is not supported', { line: 1, column: 29 }],
-    ['SELECT a FROM t WHERE EXISTS (SELECT 1)', 'subquery is not supported', { line: 1, column: 31 }],
-    ['SELECT (SELECT 1)', 'subquery is not supported', { line: 1, column: 9 }],
     [
       'SELECT sum(a) OVER (PARTITION BY b) FROM t',
       'window function is not supported',

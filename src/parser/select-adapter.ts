@@ -973,6 +973,9 @@ class Converter {
     if (present(node, 'array_index')) throw notSupported('array subscript', this.here());
     if (present(node, 'options')) throw notSupported('AT TIME ZONE', this.here());
     const first = this.name();
+    const nested = this.derived.get(first);
+    if (nested !== undefined && !present(node, 'table'))
+      return { kind: 'subquery', query: nested, pos: posOf(first) };
     if (present(node, 'table')) {
       this.expect(Dot);
       const second = this.name();
@@ -980,6 +983,24 @@ class Converter {
     }
     if (niladicTypes.includes(first.tokenType)) return functionCall(identName(first), [], {}, posOf(first));
     return { kind: 'column', name: identName(first), pos: posOf(first) };
+  }
+
+  /**
+   * `EXISTS (SELECT ...)`: the query was parsed on its own and stands here as one placeholder name
+   * (see query-structure.ts), which node-sql-parser read as the argument of a call.
+   */
+  private existsNode(node: Node): Expr {
+    const word = this.word('exists');
+    this.expect(LParen);
+    const token = this.peek();
+    const query = token === undefined ? undefined : this.derived.get(token);
+    if (callArguments(child(node, 'args')).length !== 1) this.lost();
+    // A query node-sql-parser saw itself (in ON): not a predicate this engine maintains there.
+    if (query === undefined) this.subquery();
+    this.index++;
+    this.expect(RParen);
+    this.rejectCallSuffix(node, posOf(word));
+    return { kind: 'exists', query, pos: posOf(word) };
   }
 
   /** The lowercased name of a node-sql-parser function node (schema-qualified names rejected). */
@@ -995,6 +1016,7 @@ class Converter {
 
   private functionCallNode(node: Node): Expr {
     const lower = this.functionName(node);
+    if (lower === 'exists' && isWordText(this.peek(), 'exists')) return this.existsNode(node);
     if (lower === 'any' || lower === 'some' || lower === 'all') {
       throw notSupported(`${lower.toUpperCase()} (...)`, this.here());
     }
