@@ -108,6 +108,8 @@ export type Expr =
       readonly distinct: boolean;
       /** COUNT(*) */
       readonly star: boolean;
+      /** `agg(...) FILTER (WHERE cond)`: the condition (the binder refuses it on a non-aggregate). */
+      readonly filter?: Expr;
       readonly pos: Pos;
     };
 

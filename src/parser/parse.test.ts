@@ -1513,11 +1513,6 @@ describe('NOT_SUPPORTED constructs', () => {
     ['SELECT a FROM t FETCH FIRST 5 ROWS ONLY', 'FETCH FIRST is not supported', { line: 1, column: 17 }],
     ['SELECT a FROM t FOR UPDATE', 'FOR UPDATE is not supported', { line: 1, column: 17 }],
     [
-      'SELECT count(*) FILTER (WHERE a > 1) FROM t',
-      'aggregate FILTER is not supported',
-      { line: 1, column: 8 },
-    ],
-    [
       "SELECT string_agg(a, ',' ORDER BY a) FROM t",
       'ORDER BY inside an aggregate is not supported',
       { line: 1, column: 8 },

@@ -220,6 +220,11 @@ class Conditions {
 
 // ── Conversion ───────────────────────────────────────────────────────────────────────────────────
 
+/** An aggregate call with its FILTER condition, when it has one. */
+function withFilter(call: Expr, filter: Expr | undefined): Expr {
+  return filter === undefined || call.kind !== 'function' ? call : { ...call, filter };
+}
+
 function crossJoin(left: FromItem, right: FromItem, pos: Pos): JoinRef {
   return { kind: 'join', joinKind: 'cross', left, right, natural: false, pos };
 }
@@ -1056,8 +1061,9 @@ class Converter {
       return this.expression(arg).expr;
     });
     this.expect(RParen);
-    this.rejectCallSuffix(node, pos);
-    return functionCall(identName(nameToken), args, { distinct }, pos);
+    const filter = this.filterClause(node);
+    this.rejectCallSuffix({ ...node, filter: null }, pos);
+    return withFilter(functionCall(identName(nameToken), args, { distinct }, pos), filter);
   }
 
   /**
@@ -1117,8 +1123,9 @@ class Converter {
     if (argument?.['type'] === 'star') {
       this.expect(Star);
       this.expect(RParen);
-      this.rejectCallSuffix(node, pos);
-      return functionCall(identName(nameToken), [], { star: true }, pos);
+      const filter = this.filterClause(node);
+      this.rejectCallSuffix({ ...node, filter: null }, pos);
+      return withFilter(functionCall(identName(nameToken), [], { star: true }, pos), filter);
     }
     const distinct = this.optionalWord('distinct') !== undefined;
     if (!distinct) this.optionalWord('all');
@@ -1129,8 +1136,21 @@ class Converter {
       values.push(this.expression(separator['delimiter']).expr);
     }
     this.expect(RParen);
-    this.rejectCallSuffix(node, pos);
-    return functionCall(identName(nameToken), values, { distinct }, pos);
+    const filter = this.filterClause(node);
+    this.rejectCallSuffix({ ...node, filter: null }, pos);
+    return withFilter(functionCall(identName(nameToken), values, { distinct }, pos), filter);
+  }
+
+  /** `FILTER (WHERE cond)` after an aggregate's parentheses: the condition, or undefined. */
+  private filterClause(node: Node): Expr | undefined {
+    const filter = child(node, 'filter');
+    if (filter === undefined || !present(filter, 'where')) return undefined;
+    this.word('filter');
+    this.expect(LParen);
+    this.word('where');
+    const cond = this.expression(filter['where']).expr;
+    this.expect(RParen);
+    return cond;
   }
 
   private rejectCallSuffix(node: Node, pos: Pos): void {

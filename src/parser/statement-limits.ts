@@ -186,7 +186,7 @@ export function exprChildren(e: Expr): Expr[] {
       return out;
     }
     case 'function':
-      return [...e.args];
+      return e.filter === undefined ? [...e.args] : [...e.args, e.filter];
   }
 }
 

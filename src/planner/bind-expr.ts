@@ -398,6 +398,15 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       return c;
     }
     case 'function':
+      if (e.filter !== undefined && !AGGREGATE_NAMES.has(e.name)) {
+        throw new SluiceError(
+          'INVALID_DEFINITION',
+          `FILTER specified, but ${e.name} is not an aggregate function`,
+          {
+            position: e.pos,
+          },
+        );
+      }
       return bindFunction(e, ctx);
   }
 }

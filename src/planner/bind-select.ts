@@ -14,6 +14,7 @@ import type { Scope, VisibleColumn } from './bind-expr.ts';
 import { bindFrom, whereOver, type BoundRelation, type FromContext } from './bind-from.ts';
 import { bindSetOperation } from './bind-set-op.ts';
 import { bindSemiJoin, splitSubqueryPredicates, type SubqueryContext } from './bind-subquery.ts';
+import { filteredAggregate } from './bind-filter.ts';
 import {
   bindExpr,
   containsAggregate,
@@ -784,7 +785,7 @@ function astLabel(e: Expr): string {
     case 'cast':
       return `cast:${JSON.stringify(e.type.name)}:${e.type.params.join(',')}`;
     case 'function':
-      return `fn:${JSON.stringify(e.name)}:${e.distinct}:${e.star}:${e.args.length}`;
+      return `fn:${JSON.stringify(e.name)}:${e.distinct}:${e.star}:${e.args.length}:${e.filter !== undefined}`;
   }
 }
 
@@ -864,6 +865,11 @@ function flatCount(
 }
 
 function bindAggregate(e: Extract<Expr, { kind: 'function' }>, scope: Scope | null): AggregateCall {
+  const call = bindAggregateCall(e, scope);
+  return e.filter === undefined ? call : filteredAggregate(call, e.filter, scope);
+}
+
+function bindAggregateCall(e: Extract<Expr, { kind: 'function' }>, scope: Scope | null): AggregateCall {
   const name = e.name;
   if (e.star) {
     if (name !== 'count')

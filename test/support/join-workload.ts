@@ -446,6 +446,10 @@ export const JOIN_TEMPLATES = [
   'in_over_view',
   'view_over_semi',
   'two_predicates',
+  // Aggregate FILTER (WHERE ...) on every aggregate.
+  'agg_filter',
+  'agg_filter_join',
+  'agg_filter_global',
 ] as const;
 
 export type JoinTemplate = (typeof JOIN_TEMPLATES)[number];
@@ -977,7 +981,9 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
         `SELECT ${X}.k AS k, ${X}.j AS j, ${vCol(x)} FROM ${X} WHERE ${X}.k IN (SELECT ${Y}.k FROM ${Y} WHERE ${vCol(y)} > ${c})`,
       );
     case 'not_in_sub':
-      return one(`SELECT ${X}.k AS k, ${X}.j AS j, ${vCol(x)} FROM ${X} WHERE ${X}.j NOT IN (SELECT ${Y}.j FROM ${Y})`);
+      return one(
+        `SELECT ${X}.k AS k, ${X}.j AS j, ${vCol(x)} FROM ${X} WHERE ${X}.j NOT IN (SELECT ${Y}.j FROM ${Y})`,
+      );
     case 'not_in_nulls':
       // The subquery's value is NULL for most rows, and updates move rows in and out of NULL.
       return one(
@@ -1048,6 +1054,25 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
       return one(
         `SELECT ${X}.k AS k, ${X}.j AS j, ${vCol(x)} FROM ${X} WHERE ${X}.k IN (SELECT ${Y}.k FROM ${Y}) ` +
           `AND NOT EXISTS (SELECT 1 FROM ${Y} WHERE ${Y}.j = ${X}.j AND ${Y}.k = ${X}.k AND ${vCol(y)} > ${c})`,
+      );
+    case 'agg_filter':
+      return one(
+        `SELECT ${X}.k AS k, COUNT(*) FILTER (WHERE ${vCol(x)} > ${c}) AS n, ` +
+          `COUNT(DISTINCT ${X}.j) FILTER (WHERE ${wCol(x)} <> 'p') AS dj, SUM(${vCol(x)}) FILTER (WHERE ${X}.j = 1) AS s, ` +
+          `MIN(${wCol(x)}) FILTER (WHERE ${vCol(x)} < ${c}) AS mn, MAX(${vCol(x)}) FILTER (WHERE ${X}.j IS NULL) AS mx, ` +
+          `COUNT(${vCol(x)}) FILTER (WHERE ${X}.k IN (1, 2)) AS cv FROM ${X} GROUP BY ${X}.k`,
+      );
+    case 'agg_filter_join':
+      return one(
+        `SELECT ${X}.k AS k, COUNT(*) FILTER (WHERE ${vCol(y)} > ${vCol(x)}) AS n, ` +
+          `SUM(${vCol(y)}) FILTER (WHERE ${wCol(y)} LIKE '%q%') AS s, COUNT(DISTINCT ${wCol(y)}) FILTER (WHERE ${Y}.j <> 0) AS dw ` +
+          `FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k GROUP BY ${X}.k HAVING COUNT(*) FILTER (WHERE ${vCol(x)} > ${c}) > 0`,
+      );
+    case 'agg_filter_global':
+      return one(
+        `SELECT COUNT(*) FILTER (WHERE ${vCol(x)} > ${c}) AS n, SUM(${vCol(x)}) FILTER (WHERE ${X}.k = 0) AS s0, ` +
+          `COUNT(DISTINCT ${X}.k) FILTER (WHERE ${X}.j = 0) AS dk, MAX(${wCol(x)}) FILTER (WHERE ${wCol(x)} <> 'x') AS mw FROM ${X}`,
+        { global: true },
       );
     case 'join_of_views':
     case 'join_of_views_full': {
