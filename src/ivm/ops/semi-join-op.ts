@@ -171,7 +171,7 @@ export class SemiJoinOp implements Operator, Stateful {
         if ((rows0 === 0) === (rows1 === 0) && (nulls0 === 0) === (nulls1 === 0)) continue;
         // The group's status changed: every left row of the group is evaluated again.
         if ((rows0 === 0) !== (rows1 === 0)) emitBucket(this.leftNull.get(group), rows1 === 0 ? 1 : -1);
-        for (const key of this.byGroup.get(group) ?? []) {
+        for (const key of this.inArrivalOrder(this.byGroup.get(group))) {
           done.add(key);
           const now = this.matches(key);
           const before = touchedKeys.get(key)?.before ?? now;
@@ -217,6 +217,20 @@ export class SemiJoinOp implements Operator, Stateful {
       }
     }
     return { rows, weights, consolidated: false };
+  }
+
+  /**
+   * A group's keys by the arrival of their oldest arranged row: the order a checkpoint restores
+   * (rows keep their arrival numbers), so a restored view emits a flip's changes in the same order
+   * as the uninterrupted one.
+   */
+  private inArrivalOrder(keys: ReadonlySet<JoinKey> | undefined): JoinKey[] {
+    if (keys === undefined) return [];
+    const firstSeq = (key: JoinKey): number => this.left.get(key)?.rows.values().next().value?.seq ?? 0;
+    return [...keys]
+      .map((key) => ({ key, seq: firstSeq(key) }))
+      .sort((a, b) => a.seq - b.seq)
+      .map((e) => e.key);
   }
 
   private addLeft(key: JoinKey, group: JoinKey, row: readonly Value[], w: number): void {
