@@ -42,7 +42,7 @@ export interface JoinSpec {
 }
 
 /** The view shapes under test. */
-export type Variant = 'agg' | 'join' | 'left';
+export type Variant = 'agg' | 'join' | 'left' | 'semi';
 
 export const VARIANT_SQL: Record<Variant, string> = {
   agg:
@@ -54,6 +54,11 @@ export const VARIANT_SQL: Record<Variant, string> = {
   left:
     'SELECT a.id AS auction, a.category, b.id AS bid, b.amount ' +
     'FROM auctions a LEFT JOIN bids b ON b.auction = a.id',
+  // A semi-join: each bid once while its auction exists (auction ids are unique, so it equals the
+  // inner join projected to the bid's columns, which is what the peers compute).
+  semi:
+    'SELECT b.id AS bid, b.auction, b.bidder, b.amount ' +
+    'FROM bids b WHERE b.auction IN (SELECT a.id FROM auctions a)',
 };
 
 /** The columns of each variant's result, in the order every implementation reports its rows. */
@@ -61,6 +66,7 @@ export const VARIANT_COLUMNS: Record<Variant, readonly string[]> = {
   agg: ['category', 'bids', 'total'],
   join: ['bid', 'auction', 'bidder', 'amount', 'seller', 'category'],
   left: ['auction', 'category', 'bid', 'amount'],
+  semi: ['bid', 'auction', 'bidder', 'amount'],
 };
 
 export type Cell = number | string | null;
@@ -193,6 +199,9 @@ export class ReferenceTables {
         const a = this.auctions.get(b.auction);
         if (a !== undefined) yield [b.id, b.auction, b.bidder, b.amount, a.seller, a.category];
       }
+    } else if (variant === 'semi') {
+      for (const b of this.bids.values())
+        if (this.auctions.has(b.auction)) yield [b.id, b.auction, b.bidder, b.amount];
     } else {
       const byAuction = new Map<number, Bid[]>();
       for (const b of this.bids.values()) {

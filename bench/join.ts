@@ -43,7 +43,7 @@ import {
 
 type Impl = 'sluice' | 'db-ivm' | 'map';
 const IMPLS: readonly Impl[] = ['sluice', 'db-ivm', 'map'];
-const VARIANTS: readonly Variant[] = ['agg', 'join', 'left'];
+const VARIANTS: readonly Variant[] = ['agg', 'join', 'left', 'semi'];
 const PHASES: readonly PhaseName[] = ['auctions', 'bids', 'mutations'];
 
 /** Batches of the untimed prefix of a phase (batch 1 times only the last `slice` changes of each). */
@@ -157,7 +157,7 @@ function parseArgs(argv: string[]): Options {
       case '--help':
       case '-h':
         console.log(
-          'usage: node --import tsx bench/join.ts [--quick] [--peers | --impl sluice,db-ivm,map] [--variant agg,join,left]\n' +
+          'usage: node --import tsx bench/join.ts [--quick] [--peers | --impl sluice,db-ivm,map] [--variant agg,join,left,semi]\n' +
             '       [--batch 1,100,10000] [--auctions N] [--bids N] [--mutate F] [--categories N] [--slice N]\n' +
             '       [--repeat N] [--seed N] [--no-warmup] [--cpu-profile PREFIX]\n' +
             '  every flag also as an environment variable: BENCH_QUICK=1, BENCH_IMPL=..., BENCH_NO_WARMUP=1, ...',
@@ -266,7 +266,9 @@ async function buildSluice(variant: Variant): Promise<JoinImpl> {
       const sharedBytes = shared.reduce((s, a) => s + a.stateBytes, 0);
       return {
         bytes: nodes.reduce((s, n) => s + n.stateBytes, 0) + sharedBytes,
-        joinBytes: nodes.reduce((s, n) => s + (n.kind === 'join' ? n.stateBytes : 0), 0) + sharedBytes,
+        joinBytes:
+          nodes.reduce((s, n) => s + (n.kind === 'join' || n.kind === 'semijoin' ? n.stateBytes : 0), 0) +
+          sharedBytes,
         detail,
       };
     },
@@ -385,7 +387,8 @@ function buildDbIvm(variant: Variant): JoinImpl {
     rows = function* () {
       for (const [category, [n, total]] of groups) yield [category, n, total];
     };
-  } else if (variant === 'join') {
+  } else if (variant === 'join' || variant === 'semi') {
+    // db-ivm has no semi-join: its inner join on the auction's primary key is the same result.
     const out = new KeyedOutput<JoinRow>(
       (x, y) =>
         x.auction === y.auction &&
@@ -416,9 +419,15 @@ function buildDbIvm(variant: Variant): JoinImpl {
       }),
     );
     flush = () => out.flush();
-    rows = function* () {
-      for (const r of out.rows.values()) yield [r.bid, r.auction, r.bidder, r.amount, r.seller, r.category];
-    };
+    rows =
+      variant === 'semi'
+        ? function* () {
+            for (const r of out.rows.values()) yield [r.bid, r.auction, r.bidder, r.amount];
+          }
+        : function* () {
+            for (const r of out.rows.values())
+              yield [r.bid, r.auction, r.bidder, r.amount, r.seller, r.category];
+          };
   } else {
     const out = new KeyedOutput<LeftRow>(
       (x, y) =>
@@ -474,6 +483,8 @@ function buildDbIvm(variant: Variant): JoinImpl {
  * db-ivm's retractions do, so no bid id → bid map is kept.
  */
 function buildMap(variant: Variant): JoinImpl {
+  // The semi-join keeps the join's rows (one per bid, auction ids being unique) and projects them.
+  const joins = variant === 'join' || variant === 'semi';
   const auctions = new Map<number, Auction>();
   const bidsOf = new Map<number, Set<Bid>>();
   const groups = new Map<string, [number, number]>();
@@ -510,7 +521,7 @@ function buildMap(variant: Variant): JoinImpl {
     const a = auctions.get(b.auction);
     if (a === undefined) return;
     if (variant === 'agg') addGroup(a.category, 1, b.amount);
-    else if (variant === 'join') joined.set(b.id, joinRow(a, b));
+    else if (joins) joined.set(b.id, joinRow(a, b));
     else {
       if (wasEmpty) left.delete(-a.id);
       left.set(b.id, leftRow(a, b));
@@ -523,7 +534,7 @@ function buildMap(variant: Variant): JoinImpl {
     const a = auctions.get(b.auction);
     if (a === undefined) return;
     if (variant === 'agg') addGroup(a.category, -1, -b.amount);
-    else if (variant === 'join') joined.delete(b.id);
+    else if (joins) joined.delete(b.id);
     else {
       left.delete(b.id);
       if (set.size === 0) left.set(-a.id, nullRow(a));
@@ -537,7 +548,7 @@ function buildMap(variant: Variant): JoinImpl {
       let total = 0;
       for (const b of set) total += b.amount;
       addGroup(a.category, set.size, total);
-    } else if (variant === 'join') {
+    } else if (joins) {
       if (set !== undefined) for (const b of set) joined.set(b.id, joinRow(a, b));
     } else if (set === undefined) left.set(-a.id, nullRow(a));
     else for (const b of set) left.set(b.id, leftRow(a, b));
@@ -550,7 +561,7 @@ function buildMap(variant: Variant): JoinImpl {
       let total = 0;
       for (const b of set) total += b.amount;
       addGroup(a.category, -set.size, -total);
-    } else if (variant === 'join') {
+    } else if (joins) {
       if (set !== undefined) for (const b of set) joined.delete(b.id);
     } else if (set === undefined) left.delete(-a.id);
     else for (const b of set) left.delete(b.id);
@@ -571,7 +582,9 @@ function buildMap(variant: Variant): JoinImpl {
     },
     rows: function* () {
       if (variant === 'agg') for (const [category, [n, total]] of groups) yield [category, n, total];
-      else if (variant === 'join')
+      else if (variant === 'semi')
+        for (const r of joined.values()) yield [r.bid, r.auction, r.bidder, r.amount];
+      else if (joins)
         for (const r of joined.values()) yield [r.bid, r.auction, r.bidder, r.amount, r.seller, r.category];
       else for (const r of left.values()) yield [r.auction, r.category, r.bid, r.amount];
     },

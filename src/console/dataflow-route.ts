@@ -18,6 +18,7 @@ const TITLES: Record<DataflowNode['kind'], string> = {
   join: 'Join',
   union: 'Union all',
   setop: 'Set operation',
+  semijoin: 'Semi-join',
   output: 'Output',
 };
 
@@ -92,6 +93,15 @@ function nodeJson(
         ...base,
         kind: 'setop',
         op: `${n.op}${n.all ? ' all' : ''}`,
+        stateful: true,
+        state: n.stateId,
+      };
+    case 'semijoin':
+      return {
+        ...base,
+        kind: 'semijoin',
+        mode: { exists: 'exists', notExists: 'not exists', in: 'in', notIn: 'not in' }[n.mode],
+        on: n.leftKey.map((k, i) => `${printScalar(k)} = right.#${i}`),
         stateful: true,
         state: n.stateId,
       };
@@ -208,7 +218,18 @@ export const dataflowRouteSchema = {
               id: { type: 'integer' },
               kind: {
                 type: 'string',
-                enum: ['input', 'values', 'map', 'reduce', 'distinct', 'join', 'union', 'setop', 'output'],
+                enum: [
+                  'input',
+                  'values',
+                  'map',
+                  'reduce',
+                  'distinct',
+                  'join',
+                  'union',
+                  'setop',
+                  'semijoin',
+                  'output',
+                ],
               },
               title: { type: 'string', description: 'The operator as printed, e.g. "Reduce+Merge"' },
               inputs: {
@@ -264,10 +285,11 @@ export const dataflowRouteSchema = {
               },
               joinKind: { type: 'string', enum: ['inner', 'left', 'right', 'full'], description: 'Join' },
               op: { type: 'string', description: 'Set operation, e.g. "intersect all"' },
+              mode: { type: 'string', description: 'Semi-join: "exists", "not exists", "in" or "not in"' },
               on: {
                 ...strings,
                 description:
-                  'Join: equi-key pairs as EXPLAIN prints them ("#2:customer_id = right.#0:id", each side over its own input); empty: a cross product',
+                  'Join: equi-key pairs as EXPLAIN prints them ("#2:customer_id = right.#0:id", each side over its own input); empty: a cross product. Semi-join: its key pairs ("#1:auction = right.#0")',
               },
               residual: {
                 type: ['string', 'null'],

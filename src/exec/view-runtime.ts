@@ -10,6 +10,7 @@ import { DistinctOp } from '../ivm/ops/distinct-op.ts';
 import { SetOpOp } from '../ivm/ops/set-op.ts';
 import { UnionOp } from '../ivm/ops/union-op.ts';
 import { JoinOp, type JoinBudget } from '../ivm/ops/join-op.ts';
+import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
 import type { Arrangement } from '../ivm/arrangement.ts';
 import type { SharedArrangements } from './shared-arrangements.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
@@ -121,6 +122,11 @@ export class ViewRuntime implements RowErrorSink {
             op: new SetOpOp(node.id, node.stateId, node.op, node.all),
           });
           break;
+        case 'semijoin': {
+          const left = (byId.get(node.inputs[0]) as DataflowNode).columns;
+          this.rendered.push({ node, inputs: node.inputs, op: new SemiJoinOp(node, left) });
+          break;
+        }
         case 'join': {
           const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);
           let arrangement: Arrangement | null = null;

@@ -219,6 +219,11 @@ export class Arrangement<
     return this.buckets.get(key);
   }
 
+  /** Every bucket with its key (for an operator rebuilding a derived index after a load). */
+  entries(): IterableIterator<[K, Bucket<RK, R>]> {
+    return this.buckets.entries();
+  }
+
   /** Distinct rows arranged. */
   get size(): number {
     return this.rowCount;

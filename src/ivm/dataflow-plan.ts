@@ -23,6 +23,18 @@ export type JoinKind = 'inner' | 'left' | 'right' | 'full';
 
 export type SetOpKind = 'union' | 'intersect' | 'except';
 
+/** Which predicate a semi-join computes (see the `semijoin` node). */
+export type SemiJoinMode = 'exists' | 'notExists' | 'in' | 'notIn';
+
+/** What a row of each semi-join mode needs to pass. */
+const SEMI_JOIN_RULES: Readonly<Record<SemiJoinMode, string>> = {
+  exists: 'EXISTS: a left row passes once while its key has a match',
+  notExists: 'NOT EXISTS: a left row passes while its key has no match',
+  in: 'IN: a left row passes once while its non-NULL value has a match',
+  notIn:
+    'NOT IN: a left row passes while its subquery rows are none, or hold no NULL and not its value (a NULL value: only while none)',
+};
+
 export interface ColumnSpec {
   readonly name: string;
   readonly type: SqlType;
@@ -125,6 +137,23 @@ export type DataflowNode =
       readonly op: SetOpKind;
       readonly all: boolean;
       readonly inputs: readonly [number, number];
+      readonly columns: readonly ColumnSpec[];
+      readonly stateId: string;
+    }
+  /**
+   * A predicate subquery (`[NOT] IN`, `[NOT] EXISTS`): passes left rows, each once, by their key's
+   * matches in the right input, whose first columns are the key (`leftKey` over the left row: the
+   * `correlated` correlation keys, then for IN the operand). Left rows are arranged by key; the
+   * right side is kept as a match count per key (and for NOT IN per correlation group: its row
+   * count and its NULL count), never as rows.
+   */
+  | {
+      readonly id: number;
+      readonly kind: 'semijoin';
+      readonly inputs: readonly [number, number];
+      readonly mode: SemiJoinMode;
+      readonly leftKey: readonly ScalarExpr[];
+      readonly correlated: number;
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
     }
@@ -264,6 +293,20 @@ export function printDataflow(plan: DataflowPlan): string {
         const rule = SET_RULES[`${n.op}${n.all ? ' all' : ''}`] ?? '';
         lines.push(
           `${pad}n${n.id} ${n.op[0]!.toUpperCase()}${n.op.slice(1)}${n.all ? ' all' : ''} (${rule}) state ${n.stateId} (row → left count, right count) → [${cols(n.columns)}]`,
+        );
+        visit(n.inputs[0], depth + 1);
+        visit(n.inputs[1], depth + 1);
+        return;
+      }
+      case 'semijoin': {
+        const on = n.leftKey.map((k, i) => `${printScalar(k)} = right.#${i}`);
+        const how = on.length === 0 ? 'no key (the whole subquery)' : `key [${on.join(', ')}]`;
+        const counts =
+          n.mode === 'notIn'
+            ? 'right match counts per key, row and NULL counts per group'
+            : 'right match counts per key';
+        lines.push(
+          `${pad}n${n.id} SemiJoin ${SEMI_JOIN_RULES[n.mode]}; ${how} state ${n.stateId} (left rows arranged by key; ${counts}) → [${cols(n.columns)}]`,
         );
         visit(n.inputs[0], depth + 1);
         visit(n.inputs[1], depth + 1);

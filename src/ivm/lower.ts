@@ -202,6 +202,20 @@ export function lowerToDataflow(
           stateId: `${view}/setop${id}`,
         }));
       }
+      case 'semiJoin': {
+        const left = lower(p.input);
+        const right = lower(p.subquery);
+        return add((id) => ({
+          id,
+          kind: 'semijoin',
+          inputs: [left.id, right.id],
+          mode: p.mode,
+          leftKey: p.keys,
+          correlated: p.correlated,
+          columns: specs(p.columns),
+          stateId: `${view}/semijoin${id}`,
+        }));
+      }
       case 'distinct': {
         const input = lower(p.input);
         return add((id) => ({
@@ -245,6 +259,8 @@ function planInputs(p: LogicalPlan): readonly LogicalPlan[] {
     case 'join':
     case 'setOp':
       return [p.left, p.right];
+    case 'semiJoin':
+      return [p.input, p.subquery];
     case 'union':
       return p.inputs;
   }

@@ -92,6 +92,13 @@ export type Expr =
       readonly pos: Pos;
     }
   | { readonly kind: 'cast'; readonly operand: Expr; readonly type: TypeName; readonly pos: Pos }
+  /**
+   * `(SELECT ...)` used as a value (a scalar subquery); also the one item of the `list` of an
+   * `inList` written `x [NOT] IN (SELECT ...)`, which is then a predicate subquery.
+   */
+  | { readonly kind: 'subquery'; readonly query: SelectStmt; readonly pos: Pos }
+  /** `EXISTS (SELECT ...)` (NOT EXISTS is `not` over it); `pos` is the word EXISTS. */
+  | { readonly kind: 'exists'; readonly query: SelectStmt; readonly pos: Pos }
   | {
       readonly kind: 'function';
       /** lowercased */
@@ -101,6 +108,8 @@ export type Expr =
       readonly distinct: boolean;
       /** COUNT(*) */
       readonly star: boolean;
+      /** `agg(...) FILTER (WHERE cond)`: the condition (the binder refuses it on a non-aggregate). */
+      readonly filter?: Expr;
       readonly pos: Pos;
     };
 

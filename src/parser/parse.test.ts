@@ -1509,11 +1509,6 @@ describe('NOT_SUPPORTED constructs', () => {
       'column aliases of a derived table is not supported',
       { line: 1, column: 31 },
     ],
-    [
-      'SELECT a FROM (SELECT 1 AS a) s WHERE a IN (SELECT 1)',
-      'subquery is not supported',
-      { line: 1, column: 45 },
-    ],
     ['SELECT a FROM t JOIN LATERAL u ON true', 'LATERAL is not supported', { line: 1, column: 22 }],
     ['SELECT a FROM t JOIN f(1) ON true', 'function in FROM is not supported', { line: 1, column: 22 }],
     [
@@ -1521,9 +1516,6 @@ describe('NOT_SUPPORTED constructs', () => {
       'alias for a join in parentheses is not supported',
       { line: 1, column: 34 },
     ],
-    ['SELECT a FROM t WHERE a IN (SELECT b FROM u)', 'subquery is not supported', { line: 1, column: 29 }],
-    ['SELECT a FROM t WHERE EXISTS (SELECT 1)', 'subquery is not supported', { line: 1, column: 31 }],
-    ['SELECT (SELECT 1)', 'subquery is not supported', { line: 1, column: 9 }],
     [
       'SELECT sum(a) OVER (PARTITION BY b) FROM t',
       'window function is not supported',
@@ -1543,11 +1535,6 @@ describe('NOT_SUPPORTED constructs', () => {
     ['SELECT a INTO x FROM t', 'SELECT INTO is not supported', { line: 1, column: 10 }],
     ['SELECT a FROM t FETCH FIRST 5 ROWS ONLY', 'FETCH FIRST is not supported', { line: 1, column: 17 }],
     ['SELECT a FROM t FOR UPDATE', 'FOR UPDATE is not supported', { line: 1, column: 17 }],
-    [
-      'SELECT count(*) FILTER (WHERE a > 1) FROM t',
-      'aggregate FILTER is not supported',
-      { line: 1, column: 8 },
-    ],
     [
       "SELECT string_agg(a, ',' ORDER BY a) FROM t",
       'ORDER BY inside an aggregate is not supported',

@@ -220,6 +220,11 @@ class Conditions {
 
 // ── Conversion ───────────────────────────────────────────────────────────────────────────────────
 
+/** An aggregate call with its FILTER condition, when it has one. */
+function withFilter(call: Expr, filter: Expr | undefined): Expr {
+  return filter === undefined || call.kind !== 'function' ? call : { ...call, filter };
+}
+
 function crossJoin(left: FromItem, right: FromItem, pos: Pos): JoinRef {
   return { kind: 'join', joinKind: 'cross', left, right, natural: false, pos };
 }
@@ -973,6 +978,9 @@ class Converter {
     if (present(node, 'array_index')) throw notSupported('array subscript', this.here());
     if (present(node, 'options')) throw notSupported('AT TIME ZONE', this.here());
     const first = this.name();
+    const nested = this.derived.get(first);
+    if (nested !== undefined && !present(node, 'table'))
+      return { kind: 'subquery', query: nested, pos: posOf(first) };
     if (present(node, 'table')) {
       this.expect(Dot);
       const second = this.name();
@@ -980,6 +988,24 @@ class Converter {
     }
     if (niladicTypes.includes(first.tokenType)) return functionCall(identName(first), [], {}, posOf(first));
     return { kind: 'column', name: identName(first), pos: posOf(first) };
+  }
+
+  /**
+   * `EXISTS (SELECT ...)`: the query was parsed on its own and stands here as one placeholder name
+   * (see query-structure.ts), which node-sql-parser read as the argument of a call.
+   */
+  private existsNode(node: Node): Expr {
+    const word = this.word('exists');
+    this.expect(LParen);
+    const token = this.peek();
+    const query = token === undefined ? undefined : this.derived.get(token);
+    if (callArguments(child(node, 'args')).length !== 1) this.lost();
+    // A query node-sql-parser saw itself (in ON): not a predicate this engine maintains there.
+    if (query === undefined) this.subquery();
+    this.index++;
+    this.expect(RParen);
+    this.rejectCallSuffix(node, posOf(word));
+    return { kind: 'exists', query, pos: posOf(word) };
   }
 
   /** The lowercased name of a node-sql-parser function node (schema-qualified names rejected). */
@@ -995,6 +1021,7 @@ class Converter {
 
   private functionCallNode(node: Node): Expr {
     const lower = this.functionName(node);
+    if (lower === 'exists' && isWordText(this.peek(), 'exists')) return this.existsNode(node);
     if (lower === 'any' || lower === 'some' || lower === 'all') {
       throw notSupported(`${lower.toUpperCase()} (...)`, this.here());
     }
@@ -1034,8 +1061,9 @@ class Converter {
       return this.expression(arg).expr;
     });
     this.expect(RParen);
-    this.rejectCallSuffix(node, pos);
-    return functionCall(identName(nameToken), args, { distinct }, pos);
+    const filter = this.filterClause(node);
+    this.rejectCallSuffix({ ...node, filter: null }, pos);
+    return withFilter(functionCall(identName(nameToken), args, { distinct }, pos), filter);
   }
 
   /**
@@ -1095,8 +1123,9 @@ class Converter {
     if (argument?.['type'] === 'star') {
       this.expect(Star);
       this.expect(RParen);
-      this.rejectCallSuffix(node, pos);
-      return functionCall(identName(nameToken), [], { star: true }, pos);
+      const filter = this.filterClause(node);
+      this.rejectCallSuffix({ ...node, filter: null }, pos);
+      return withFilter(functionCall(identName(nameToken), [], { star: true }, pos), filter);
     }
     const distinct = this.optionalWord('distinct') !== undefined;
     if (!distinct) this.optionalWord('all');
@@ -1107,8 +1136,21 @@ class Converter {
       values.push(this.expression(separator['delimiter']).expr);
     }
     this.expect(RParen);
-    this.rejectCallSuffix(node, pos);
-    return functionCall(identName(nameToken), values, { distinct }, pos);
+    const filter = this.filterClause(node);
+    this.rejectCallSuffix({ ...node, filter: null }, pos);
+    return withFilter(functionCall(identName(nameToken), values, { distinct }, pos), filter);
+  }
+
+  /** `FILTER (WHERE cond)` after an aggregate's parentheses: the condition, or undefined. */
+  private filterClause(node: Node): Expr | undefined {
+    const filter = child(node, 'filter');
+    if (filter === undefined || !present(filter, 'where')) return undefined;
+    this.word('filter');
+    this.expect(LParen);
+    this.word('where');
+    const cond = this.expression(filter['where']).expr;
+    this.expect(RParen);
+    return cond;
   }
 
   private rejectCallSuffix(node: Node, pos: Pos): void {

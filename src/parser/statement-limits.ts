@@ -163,6 +163,9 @@ export function exprChildren(e: Expr): Expr[] {
   switch (e.kind) {
     case 'literal':
     case 'column':
+    case 'subquery':
+    case 'exists':
+      // A nested query is a statement of its own: its limits were checked when it was parsed.
       return [];
     case 'unary':
     case 'isNull':
@@ -183,7 +186,7 @@ export function exprChildren(e: Expr): Expr[] {
       return out;
     }
     case 'function':
-      return [...e.args];
+      return e.filter === undefined ? [...e.args] : [...e.args, e.filter];
   }
 }
 
@@ -206,7 +209,7 @@ function tooManyItems(message: string, position: SourcePosition): SluiceError {
 }
 
 /** Depth and list lengths of every expression of a statement (an explicit stack: no recursion). */
-function checkExprs(roots: readonly Expr[], limits: SqlLimits): void {
+function checkExprs(roots: readonly Expr[], limits: SqlLimits, nested: SelectStmt[] = []): void {
   const stack: { expr: Expr; depth: number }[] = roots.map((expr) => ({ expr, depth: 1 }));
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     const { expr, depth } = item;
@@ -222,6 +225,7 @@ function checkExprs(roots: readonly Expr[], limits: SqlLimits): void {
         },
       );
     }
+    if (expr.kind === 'subquery' || expr.kind === 'exists') nested.push(expr.query);
     if (expr.kind === 'inList' && expr.list.length > limits.maxListItems) {
       throw tooManyItems(
         `IN list has more than ${limits.maxListItems} items`,
@@ -250,7 +254,7 @@ function checkExprs(roots: readonly Expr[], limits: SqlLimits): void {
 function checkSelect(root: SelectStmt, limits: SqlLimits): void {
   const queries: SelectStmt[] = [root];
   for (let query = queries.pop(); query !== undefined; query = queries.pop()) {
-    checkOneSelect(query, limits);
+    checkOneSelect(query, limits, queries);
     if (query.setOp !== undefined) queries.push(query.setOp.right, query.setOp.left);
     for (const cte of query.with ?? []) queries.push(cte.query);
     const from: FromItem[] = query.from !== undefined ? [query.from] : [];
@@ -261,7 +265,8 @@ function checkSelect(root: SelectStmt, limits: SqlLimits): void {
   }
 }
 
-function checkOneSelect(query: SelectStmt, limits: SqlLimits): void {
+/** One SELECT's lists and expressions; the queries nested in its expressions go to `nested`. */
+function checkOneSelect(query: SelectStmt, limits: SqlLimits, nested: SelectStmt[]): void {
   const max = limits.maxSelectItems;
   if (query.items.length > max) {
     throw tooManyItems(`select list has more than ${max} entries`, query.items[max]!.pos);
@@ -287,7 +292,7 @@ function checkOneSelect(query: SelectStmt, limits: SqlLimits): void {
   for (const o of query.orderBy) roots.push(o.expr);
   if (query.limit !== undefined) roots.push(query.limit);
   if (query.offset !== undefined) roots.push(query.offset);
-  checkExprs(roots, limits);
+  checkExprs(roots, limits, nested);
 }
 
 /** List lengths and expression depths of a parsed statement. */

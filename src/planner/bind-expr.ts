@@ -1,6 +1,6 @@
 // Binds AST expressions to typed ScalarExprs: resolves column names against a scope, checks and
 // coerces types (PostgreSQL's rules, simplified), folds constants and names output columns.
-import { SluiceError } from '../common/errors.ts';
+import { SluiceError, notSupported } from '../common/errors.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
 import { castValue } from '../common/cast.ts';
@@ -258,6 +258,15 @@ function bindChain(e: Extract<Expr, { kind: 'binary' }>, op: 'and' | 'or', ctx: 
   return { kind: op, args, type: T.bool };
 }
 
+/** NOT_SUPPORTED for a subquery where none is maintained (see bind-subquery.ts for where one is). */
+export function subqueryHere(sub: Expr): SluiceError {
+  const what =
+    sub.kind === 'exists'
+      ? 'EXISTS (subquery) other than as a condition of WHERE joined by AND'
+      : 'a subquery in this position';
+  return notSupported(what, sub.pos, 'write it as a condition of WHERE, joined to the others by AND');
+}
+
 function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
   const intercepted = ctx.intercept?.(e);
   if (intercepted !== undefined) return intercepted;
@@ -335,7 +344,11 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       const both: ScalarExpr = { kind: 'and', args: [ge, le], type: T.bool };
       return e.negated ? call('not', [both], T.bool) : both;
     }
+    case 'subquery':
+    case 'exists':
+      throw subqueryHere(e);
     case 'inList': {
+      if (e.list.length === 1 && e.list[0]?.kind === 'subquery') throw subqueryHere(e.list[0]);
       const all = unify([rec(e.operand), ...e.list.map(rec)], e.pos, 'IN');
       const [operand, ...list] = all as [ScalarExpr, ...ScalarExpr[]];
       return { kind: 'in', operand, list, negated: e.negated, type: T.bool };
@@ -385,6 +398,15 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       return c;
     }
     case 'function':
+      if (e.filter !== undefined && !AGGREGATE_NAMES.has(e.name)) {
+        throw new SluiceError(
+          'INVALID_DEFINITION',
+          `FILTER specified, but ${e.name} is not an aggregate function`,
+          {
+            position: e.pos,
+          },
+        );
+      }
       return bindFunction(e, ctx);
   }
 }

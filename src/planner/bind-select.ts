@@ -13,6 +13,8 @@ import type { AggregateCall, AggregateFn, LogicalPlan } from './logical-plan.ts'
 import type { Scope, VisibleColumn } from './bind-expr.ts';
 import { bindFrom, whereOver, type BoundRelation, type FromContext } from './bind-from.ts';
 import { bindSetOperation } from './bind-set-op.ts';
+import { bindSemiJoin, splitSubqueryPredicates, type SubqueryContext } from './bind-subquery.ts';
+import { filteredAggregate } from './bind-filter.ts';
 import {
   bindExpr,
   containsAggregate,
@@ -115,6 +117,7 @@ function planKeyOf(
     case 'values':
       return [];
     case 'filter':
+    case 'semiJoin':
       return planKey(plan.input, catalog, memo);
     case 'project': {
       const inputKey = planKey(plan.input, catalog, memo);
@@ -358,24 +361,37 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
     dependsOn.push(...from.dependsOn);
   }
 
-  if (stmt.where !== undefined) {
-    if (containsAggregate(stmt.where)) {
-      const agg = findAggregate(stmt.where);
+  // WHERE's predicate subqueries are semi-joins over FROM, after the rest of WHERE.
+  const split = stmt.where === undefined ? undefined : splitSubqueryPredicates(stmt.where);
+  const where = split?.rest;
+  if (where !== undefined) {
+    if (containsAggregate(where)) {
+      const agg = findAggregate(where);
       throw new SluiceError('INVALID_AGGREGATE', 'aggregate functions are not allowed in WHERE', {
-        position: agg?.pos ?? stmt.where.pos,
+        position: agg?.pos ?? where.pos,
       });
     }
-    const predicate = bindExpr(stmt.where, { scope, aggregateContext: 'WHERE' });
+    const predicate = bindExpr(where, { scope, aggregateContext: 'WHERE' });
     if (predicate.type.kind !== 'bool' && predicate.type.kind !== 'unknown') {
       throw new SluiceError(
         'TYPE_MISMATCH',
         `argument of WHERE must be type boolean, not type ${typeName(predicate.type)}`,
         {
-          position: stmt.where.pos,
+          position: where.pos,
         },
       );
     }
     plan = whereOver(plan, predicate);
+  }
+  for (const predicate of split?.predicates ?? []) {
+    const subContext: SubqueryContext = {
+      innerScope: (from) =>
+        bindFrom(from, catalog, options.viewName, options.maxFromRelations, context).scope,
+      bindQuery: (query) => bindSubquery(query, catalog, options, 'a subquery'),
+    };
+    const semi = bindSemiJoin(predicate, plan, scope, subContext);
+    plan = semi.plan;
+    for (const d of semi.dependsOn) if (!dependsOn.includes(d)) dependsOn.push(d);
   }
 
   // Expand the select list. `*` over a USING join stands for merged columns no name can qualify:
@@ -758,6 +774,10 @@ function astLabel(e: Expr): string {
       return `${e.kind}:${e.negated}`;
     case 'inList':
       return `in:${e.negated}:${e.list.length}`;
+    case 'subquery':
+    case 'exists':
+      // Two subqueries are one only if they are one node of the text (its position says which).
+      return `${e.kind}:${e.pos.line}:${e.pos.column}`;
     case 'like':
       return `like:${e.negated}:${e.caseInsensitive}`;
     case 'case':
@@ -765,7 +785,7 @@ function astLabel(e: Expr): string {
     case 'cast':
       return `cast:${JSON.stringify(e.type.name)}:${e.type.params.join(',')}`;
     case 'function':
-      return `fn:${JSON.stringify(e.name)}:${e.distinct}:${e.star}:${e.args.length}`;
+      return `fn:${JSON.stringify(e.name)}:${e.distinct}:${e.star}:${e.args.length}:${e.filter !== undefined}`;
   }
 }
 
@@ -845,6 +865,11 @@ function flatCount(
 }
 
 function bindAggregate(e: Extract<Expr, { kind: 'function' }>, scope: Scope | null): AggregateCall {
+  const call = bindAggregateCall(e, scope);
+  return e.filter === undefined ? call : filteredAggregate(call, e.filter, scope);
+}
+
+function bindAggregateCall(e: Extract<Expr, { kind: 'function' }>, scope: Scope | null): AggregateCall {
   const name = e.name;
   if (e.star) {
     if (name !== 'count')

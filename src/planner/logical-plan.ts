@@ -15,6 +15,12 @@ export interface AggregateCall {
   readonly column: ColumnMeta;
 }
 
+/**
+ * A predicate subquery's semi-join: `exists`/`in` pass an input row once while it has a match,
+ * `notExists` while it has none, `notIn` with SQL's NULL rules (see SemiJoin below).
+ */
+export type SemiJoinMode = 'exists' | 'notExists' | 'in' | 'notIn';
+
 export type LogicalPlan =
   | {
       readonly kind: 'scan';
@@ -78,7 +84,30 @@ export type LogicalPlan =
       readonly left: LogicalPlan;
       readonly right: LogicalPlan;
       readonly columns: readonly ColumnMeta[];
+    }
+  /**
+   * A predicate subquery: the input's rows (unchanged, each at most as often as it comes) that the
+   * predicate passes. `keys` are over the input row: the `correlated` correlation expressions,
+   * then for IN the operand; the subquery's first columns are the same keys on its side. For
+   * `notIn` a row passes when its subquery rows (those of its correlation key) are none, or hold
+   * neither a NULL nor its value, and its value is not NULL — else the predicate is false or UNKNOWN.
+   */
+  | {
+      readonly kind: 'semiJoin';
+      readonly mode: SemiJoinMode;
+      readonly input: LogicalPlan;
+      readonly subquery: LogicalPlan;
+      readonly keys: readonly ScalarExpr[];
+      readonly correlated: number;
+      readonly columns: readonly ColumnMeta[];
     };
+
+export const SEMI_JOIN_WORDS: Readonly<Record<SemiJoinMode, string>> = {
+  exists: 'EXISTS',
+  notExists: 'NOT EXISTS',
+  in: 'IN',
+  notIn: 'NOT IN',
+};
 
 function printPlan(plan: LogicalPlan, indent: number, printed: Set<LogicalPlan>): string {
   return printLogicalPlan(plan, indent, printed);
@@ -128,6 +157,11 @@ export function printLogicalPlan(plan: LogicalPlan, indent = 0, printed = new Se
         `${pad}Union all [${cols(plan.columns)}]`,
         ...plan.inputs.map((p) => printLogicalPlan(p, indent + 1)),
       ].join('\n');
+    case 'semiJoin': {
+      const keys = plan.keys.map((k, i) => `${printScalar(k)} = right.#${i}`);
+      const on = keys.length === 0 ? 'no key (the whole subquery)' : `keys [${keys.join(', ')}]`;
+      return `${pad}SemiJoin ${SEMI_JOIN_WORDS[plan.mode]} ${on}\n${printLogicalPlan(plan.input, indent + 1)}\n${printLogicalPlan(plan.subquery, indent + 1)}`;
+    }
     case 'setOp':
       return `${pad}${plan.op[0]!.toUpperCase()}${plan.op.slice(1)}${plan.all ? ' all' : ''} [${cols(plan.columns)}]\n${printLogicalPlan(plan.left, indent + 1)}\n${printLogicalPlan(plan.right, indent + 1)}`;
   }

@@ -429,6 +429,27 @@ export const JOIN_TEMPLATES = [
   'cte_chain',
   'cte_setop',
   'cte_columns',
+  // Predicate subqueries (semi- and anti-joins); NULL-heavy operands and subquery columns for NOT IN.
+  'in_sub',
+  'not_in_sub',
+  'not_in_nulls',
+  'not_in_corr',
+  'not_not_in',
+  'exists_corr',
+  'not_exists_corr',
+  'exists_uncorr',
+  'in_corr',
+  'in_expr_types',
+  'in_setop',
+  'in_grouped_sub',
+  'in_join_group',
+  'in_over_view',
+  'view_over_semi',
+  'two_predicates',
+  // Aggregate FILTER (WHERE ...) on every aggregate.
+  'agg_filter',
+  'agg_filter_join',
+  'agg_filter_global',
 ] as const;
 
 export type JoinTemplate = (typeof JOIN_TEMPLATES)[number];
@@ -954,6 +975,104 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
     case 'cte_columns':
       return one(
         `WITH cx (kk, total) AS (SELECT k, SUM(${vCol(x)}) FROM ${X} GROUP BY k) SELECT kk, total FROM cx WHERE total > ${c}`,
+      );
+    case 'in_sub':
+      return one(
+        `SELECT ${X}.k AS k, ${X}.j AS j, ${vCol(x)} FROM ${X} WHERE ${X}.k IN (SELECT ${Y}.k FROM ${Y} WHERE ${vCol(y)} > ${c})`,
+      );
+    case 'not_in_sub':
+      return one(
+        `SELECT ${X}.k AS k, ${X}.j AS j, ${vCol(x)} FROM ${X} WHERE ${X}.j NOT IN (SELECT ${Y}.j FROM ${Y})`,
+      );
+    case 'not_in_nulls':
+      // The subquery's value is NULL for most rows, and updates move rows in and out of NULL.
+      return one(
+        `SELECT ${X}.k AS k, ${vCol(x)} FROM ${X} WHERE ${X}.k NOT IN ` +
+          `(SELECT CASE WHEN ${vCol(y)} > ${c} THEN ${Y}.k END FROM ${Y} WHERE ${Y}.j <> ${rng.int(0, 2)} OR ${Y}.j IS NULL)`,
+      );
+    case 'not_in_corr':
+      return one(
+        `SELECT ${X}.k AS k, ${X}.j AS j, ${wCol(x)} FROM ${X} WHERE ${X}.j NOT IN (SELECT ${Y}.j FROM ${Y} WHERE ${Y}.k = ${X}.k)`,
+      );
+    case 'not_not_in':
+      return one(`SELECT ${X}.k AS k, ${vCol(x)} FROM ${X} WHERE NOT (${X}.k IN (SELECT ${Y}.j FROM ${Y}))`);
+    case 'exists_corr':
+      return one(
+        `SELECT ${X}.k AS k, ${vCol(x)}, ${wCol(x)} FROM ${X} WHERE EXISTS (SELECT 1 FROM ${Y} WHERE ${Y}.k = ${X}.k AND ${vCol(y)} > ${c})`,
+      );
+    case 'not_exists_corr':
+      return one(
+        `SELECT ${X}.k AS k, ${X}.j AS j, ${vCol(x)} FROM ${X} WHERE NOT EXISTS (SELECT * FROM ${Y} WHERE ${Y}.k = ${X}.k AND ${X}.j = ${Y}.j)`,
+      );
+    case 'exists_uncorr':
+      return one(
+        `SELECT ${X}.k AS k, ${vCol(x)} FROM ${X} WHERE ${vCol(x)} < ${c + 5} AND EXISTS (SELECT ${Y}.k FROM ${Y} WHERE ${vCol(y)} > ${c + 5})`,
+      );
+    case 'in_corr':
+      return one(
+        `SELECT ${X}.k AS k, ${X}.j AS j FROM ${X} WHERE ${X}.j IN (SELECT ${Y}.j FROM ${Y} WHERE ${X}.k = ${Y}.k AND ${vCol(y)} >= ${c})`,
+      );
+    case 'in_expr_types':
+      // An expression operand; k and j are of different integer types across tables.
+      return one(
+        `SELECT ${X}.k AS k, ${vCol(x)} FROM ${X} WHERE ${X}.k + 1 ${rng.pick(['IN', 'NOT IN'])} (SELECT ${Y}.j * 2 FROM ${Y})`,
+      );
+    case 'in_setop':
+      return one(
+        `SELECT ${X}.k AS k, ${X}.j AS j FROM ${X} WHERE ${X}.k ${rng.pick(['IN', 'NOT IN'])} (SELECT ${Y}.k FROM ${Y} WHERE ${vCol(y)} > ${c} UNION SELECT ${Y}.j FROM ${Y})`,
+      );
+    case 'in_grouped_sub':
+      return one(
+        `SELECT ${X}.k AS k, ${vCol(x)} FROM ${X} WHERE ${X}.k ${rng.pick(['IN', 'NOT IN'])} (SELECT ${Y}.k FROM ${Y} GROUP BY ${Y}.k HAVING COUNT(*) > 1)`,
+      );
+    case 'in_join_group':
+      return one(
+        `SELECT ${X}.k AS k, COUNT(*) AS n, SUM(${vCol(y)}) AS s FROM ${X} JOIN ${Y} ON ${X}.k = ${Y}.k ` +
+          `WHERE ${X}.j ${rng.pick(['IN', 'NOT IN'])} (SELECT ${Y}.j FROM ${Y} WHERE ${vCol(y)} < ${c}) GROUP BY ${X}.k`,
+      );
+    case 'in_over_view': {
+      const base = ctx.name();
+      const baseSql = `SELECT k, COUNT(*) AS n FROM ${Y} GROUP BY k`;
+      const top = ctx.name();
+      const topSql = `SELECT ${X}.k AS k, ${vCol(x)} FROM ${X} WHERE ${X}.k ${rng.pick(['IN', 'NOT IN'])} (SELECT g.k FROM ${base} g WHERE g.n > 1)`;
+      return [
+        { name: base, sql: baseSql, sqlite: baseSql, template: `${template}(base)` },
+        { name: top, sql: topSql, sqlite: topSql, template },
+      ];
+    }
+    case 'view_over_semi': {
+      const base = ctx.name();
+      const baseSql = `SELECT ${X}.k AS k, ${vCol(x)} AS v FROM ${X} WHERE NOT EXISTS (SELECT 1 FROM ${Y} WHERE ${Y}.j = ${X}.k)`;
+      const top = ctx.name();
+      const topSql = `SELECT k, COUNT(*) AS n, SUM(v) AS s FROM ${base} GROUP BY k`;
+      return [
+        { name: base, sql: baseSql, sqlite: baseSql, template: `${template}(base)` },
+        { name: top, sql: topSql, sqlite: topSql, template },
+      ];
+    }
+    case 'two_predicates':
+      return one(
+        `SELECT ${X}.k AS k, ${X}.j AS j, ${vCol(x)} FROM ${X} WHERE ${X}.k IN (SELECT ${Y}.k FROM ${Y}) ` +
+          `AND NOT EXISTS (SELECT 1 FROM ${Y} WHERE ${Y}.j = ${X}.j AND ${Y}.k = ${X}.k AND ${vCol(y)} > ${c})`,
+      );
+    case 'agg_filter':
+      return one(
+        `SELECT ${X}.k AS k, COUNT(*) FILTER (WHERE ${vCol(x)} > ${c}) AS n, ` +
+          `COUNT(DISTINCT ${X}.j) FILTER (WHERE ${wCol(x)} <> 'p') AS dj, SUM(${vCol(x)}) FILTER (WHERE ${X}.j = 1) AS s, ` +
+          `MIN(${wCol(x)}) FILTER (WHERE ${vCol(x)} < ${c}) AS mn, MAX(${vCol(x)}) FILTER (WHERE ${X}.j IS NULL) AS mx, ` +
+          `COUNT(${vCol(x)}) FILTER (WHERE ${X}.k IN (1, 2)) AS cv FROM ${X} GROUP BY ${X}.k`,
+      );
+    case 'agg_filter_join':
+      return one(
+        `SELECT ${X}.k AS k, COUNT(*) FILTER (WHERE ${vCol(y)} > ${vCol(x)}) AS n, ` +
+          `SUM(${vCol(y)}) FILTER (WHERE ${wCol(y)} LIKE '%q%') AS s, COUNT(DISTINCT ${wCol(y)}) FILTER (WHERE ${Y}.j <> 0) AS dw ` +
+          `FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k GROUP BY ${X}.k HAVING COUNT(*) FILTER (WHERE ${vCol(x)} > ${c}) > 0`,
+      );
+    case 'agg_filter_global':
+      return one(
+        `SELECT COUNT(*) FILTER (WHERE ${vCol(x)} > ${c}) AS n, SUM(${vCol(x)}) FILTER (WHERE ${X}.k = 0) AS s0, ` +
+          `COUNT(DISTINCT ${X}.k) FILTER (WHERE ${X}.j = 0) AS dk, MAX(${wCol(x)}) FILTER (WHERE ${wCol(x)} <> 'x') AS mw FROM ${X}`,
+        { global: true },
       );
     case 'join_of_views':
     case 'join_of_views_full': {

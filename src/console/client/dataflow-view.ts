@@ -29,6 +29,7 @@ const ROLE: Record<DataflowNodeJson['kind'], string> = {
   join: 'Join · both inputs arranged by key',
   union: 'Union all · stateless',
   setop: 'Set operation · row → count per side',
+  semijoin: 'Semi-join · left rows by key, match counts',
   output: 'Output · view state + changelog',
 };
 
@@ -71,6 +72,10 @@ function detailOf(n: DataflowNodeJson): Detail {
       break;
     case 'setop':
       lines.push(n.op);
+      break;
+    case 'semijoin':
+      lines.push(n.mode);
+      for (const pair of n.on) lines.push(`on ${pair}`);
       break;
     case 'join':
       lines.push(`${n.joinKind} join`);

@@ -63,6 +63,13 @@ export type DataflowNodeJson =
       readonly op: string;
     })
   | (NodeBase & {
+      readonly kind: 'semijoin';
+      /** `exists`, `not exists`, `in` or `not in`. */
+      readonly mode: string;
+      /** Key pairs as EXPLAIN prints them: `#0:id = right.#0` (each side over its own input). */
+      readonly on: readonly string[];
+    })
+  | (NodeBase & {
       readonly kind: 'join';
       readonly joinKind: 'inner' | 'left' | 'right' | 'full';
       /** Equi-key pairs, as EXPLAIN prints them: `#0:id = right.#1:order_id` (each side over its own

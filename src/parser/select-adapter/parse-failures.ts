@@ -3,10 +3,12 @@
 // first token out of place, never node-sql-parser's own message.
 import type { IToken } from 'chevrotain';
 import { notSupported, parseError, SluiceError } from '../../common/errors.ts';
+import type { SourcePosition } from '../../common/errors.ts';
 import {
   Comma,
   endPosOf,
   Ident,
+  identName,
   isType,
   isWordText,
   LBracket,
@@ -103,7 +105,7 @@ export function unsupportedConstructUpTo(
       return notSupported('IS DISTINCT FROM', pos);
     }
     if (word(i, 'within') && word(i + 1, 'group')) return notSupported('WITHIN GROUP', pos);
-    if (word(i, 'filter') && isType(tokens[i + 1]?.tok, LParen)) return notSupported('aggregate FILTER', pos);
+    if (word(i, 'filter') && isType(tokens[i + 1]?.tok, LParen)) return filterOnNonAggregate(tokens, i, pos);
     if (word(i, 'interval') && tokens[i + 1]?.tok.tokenType === StringLit)
       return notSupported('INTERVAL', pos);
     if (word(i, 'array')) return notSupported('ARRAY', pos);
@@ -186,4 +188,30 @@ export function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: numbe
     if (starAlias && (tok.tokenType === QuotedIdent || isType(tok, Ident))) return tok;
   }
   return undefined;
+}
+
+/**
+ * `f(...) FILTER (...)`, which node-sql-parser parses only after an aggregate: FILTER on another
+ * function is PostgreSQL's error at the function's name; elsewhere it is not SQL we know.
+ */
+function filterOnNonAggregate(tokens: readonly AdapterToken[], at: number, pos: SourcePosition): SluiceError {
+  let j = at - 1;
+  if (isType(tokens[j]?.tok, RParen)) {
+    for (let depth = 0; j >= 0; j--) {
+      const t = tokens[j]!.tok;
+      if (isType(t, RParen)) depth++;
+      else if (isType(t, LParen) && --depth === 0) break;
+    }
+    const name = tokens[j - 1]?.tok;
+    if (name !== undefined && (isType(name, Ident) || name.tokenType === QuotedIdent)) {
+      return new SluiceError(
+        'INVALID_DEFINITION',
+        `FILTER specified, but ${identName(name)} is not an aggregate function`,
+        {
+          position: posOf(name),
+        },
+      );
+    }
+  }
+  return notSupported('FILTER here', pos);
 }

@@ -288,6 +288,13 @@ class QueryReader {
     let depth = 0;
     for (let p = lo; p < hi; p++) {
       const token = this.tokens[p]!;
+      if (token.tokenType === LParen && p + 1 < hi) {
+        const close = this.closeOf[p] ?? -1;
+        if (close > p && close < hi && this.holdsQuery(p, close)) {
+          p = this.expressionSubquery(p, close, out, derived);
+          continue;
+        }
+      }
       out.push(token);
       if (token.tokenType === LParen) depth++;
       else if (token.tokenType === RParen) depth--;
@@ -304,6 +311,33 @@ class QueryReader {
       }
     }
     return this.simple(out, derived);
+  }
+
+  /**
+   * A query in parentheses outside FROM (`x IN (SELECT ...)`, `EXISTS (SELECT ...)`, a scalar
+   * subquery): parsed here, and copied as `(placeholder)`, the placeholder at the query's first
+   * token, so node-sql-parser reads a name in parentheses and the adapter finds the query by it.
+   * Returns the index of the closing `)`.
+   */
+  private expressionSubquery(
+    open: number,
+    close: number,
+    out: IToken[],
+    derived: Map<IToken, SelectStmt>,
+  ): number {
+    const query = this.query(open + 1, close);
+    const first = this.tokens[open + 1]!;
+    const image = `_s${derived.size + 1}`;
+    const placeholder: IToken = {
+      ...first,
+      image,
+      tokenType: Identifier,
+      tokenTypeIdx: Identifier.tokenTypeIdx!,
+      endOffset: first.startOffset + image.length - 1,
+    };
+    derived.set(placeholder, query);
+    out.push(this.tokens[open]!, placeholder, this.tokens[close]!);
+    return close;
   }
 
   /**

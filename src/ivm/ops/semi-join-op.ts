@@ -1,0 +1,312 @@
+// Semi- and anti-joins of predicate subqueries (`[NOT] EXISTS`, `[NOT] IN`): a left row passes, once
+// and unchanged, by its key's matches on the right. Left rows are arranged by key (correlation keys,
+// then for IN the value); the right side is only counted — per key its number of rows, and for NOT IN
+// per correlation group its rows and its NULL values, since `x NOT IN (S)` is true when S is empty,
+// UNKNOWN when S holds a NULL or x is NULL, and otherwise true exactly when S lacks x. An epoch folds
+// the right delta first, re-evaluating the left rows of every key (for NOT IN: every group) whose
+// status flipped, then passes the left delta by the new right state (Δ = L_old ⋈ ΔR + ΔL ⋈ R_new).
+// A NULL correlation key meets no subquery row: its subquery is empty.
+import { SluiceError } from '../../common/errors.ts';
+import type { Value } from '../../common/types.ts';
+import type { RowFn } from '../../common/scalar-expr.ts';
+import { compileScalar } from '../../common/scalar-expr.ts';
+import { Arrangement } from '../arrangement.ts';
+import type { ColumnSpec, DataflowNode, SemiJoinMode } from '../dataflow-plan.ts';
+import type { Operator, RowErrorSink } from '../operator.ts';
+import type { StateDelta, Stateful } from '../state.ts';
+import type { ZBatch } from '../zset.ts';
+import { consolidate } from '../zset.ts';
+import { compileKey, keyEntryId, type JoinKey, type KeyFn } from './join-op.ts';
+
+type SemiJoinNode = Extract<DataflowNode, { kind: 'semijoin' }>;
+
+/** A right-side count arrangement: per key, entries keyed by a small tag (the row is the key's values). */
+type Counts = Arrangement<JoinKey, number, readonly Value[]>;
+
+/** Tags of a NOT IN group's two counts. */
+const ROWS = 0;
+const NULLS = 1;
+
+/** Where a left row stands: passed or not whatever the right side holds, or arranged under a key. */
+type Placement =
+  | { readonly kind: 'static'; readonly pass: boolean }
+  | { readonly kind: 'keyed'; readonly key: JoinKey; readonly group: JoinKey }
+  | { readonly kind: 'nullValue'; readonly group: JoinKey };
+
+export class SemiJoinOp implements Operator, Stateful {
+  readonly nodeId: number;
+  readonly stateId: string;
+  private readonly mode: SemiJoinMode;
+  private readonly isIn: boolean;
+  /** Left rows by probe key (correlation keys, then for IN the value). */
+  private readonly left: Arrangement<JoinKey>;
+  /** NOT IN: left rows whose value is NULL, by correlation group. */
+  private readonly leftNull: Arrangement<JoinKey>;
+  /** Right rows per probe key (one entry, its count). */
+  private readonly right: Counts;
+  /** NOT IN: per correlation group, its right rows and its NULL values. */
+  private readonly groups: Counts;
+  /** NOT IN: the probe keys of the left rows of each group (derived from `left`, never stored). */
+  private readonly byGroup = new Map<JoinKey, Set<JoinKey>>();
+  private readonly leftKey: KeyFn;
+  private readonly leftGroup: KeyFn;
+  private readonly leftValue: RowFn | null;
+  private readonly rightKey: KeyFn;
+  private readonly rightGroup: KeyFn;
+  /** Right columns: the correlation keys, then for IN the value. */
+  private readonly correlated: number;
+  private readonly width: number;
+  private exported = false;
+
+  constructor(
+    node: SemiJoinNode,
+    private readonly leftColumns: readonly ColumnSpec[],
+  ) {
+    this.nodeId = node.id;
+    this.stateId = node.stateId;
+    this.mode = node.mode;
+    this.isIn = node.mode === 'in' || node.mode === 'notIn';
+    this.correlated = node.correlated;
+    this.width = node.leftKey.length;
+    const label = (what: string): string => `semi-join n${node.id} ${what}`;
+    const width = this.width;
+    const groupWidth = this.correlated;
+    this.left = new Arrangement<JoinKey>(label('left arrangement'), 'L', (k) => keyEntryId(k, width));
+    this.leftNull = new Arrangement<JoinKey>(label('left NULL values'), 'N', (k) =>
+      keyEntryId(k, groupWidth),
+    );
+    this.right = new Arrangement<JoinKey, number, readonly Value[]>(label('match counts'), 'R', (k) =>
+      keyEntryId(k, width),
+    );
+    this.groups = new Arrangement<JoinKey, number, readonly Value[]>(label('group counts'), 'G', (k) =>
+      keyEntryId(k, groupWidth),
+    );
+    this.leftKey = compileKey(node.leftKey);
+    this.leftGroup = compileKey(node.leftKey.slice(0, this.correlated));
+    const value = this.isIn ? node.leftKey[this.correlated] : undefined;
+    this.leftValue = value === undefined ? null : compileScalar(value);
+    const column = (i: number): { kind: 'col'; index: number; name: string; type: ColumnSpec['type'] } => ({
+      kind: 'col',
+      index: i,
+      name: `#${i}`,
+      type: node.leftKey[i]!.type,
+    });
+    this.rightKey = compileKey(node.leftKey.map((_, i) => column(i)));
+    this.rightGroup = compileKey(node.leftKey.slice(0, this.correlated).map((_, i) => column(i)));
+  }
+
+  /** Whether a row of `key` passes, by the key's match count and (NOT IN) its group's counts. */
+  private passes(matches: number, rows: number, nulls: number): boolean {
+    switch (this.mode) {
+      case 'exists':
+      case 'in':
+        return matches > 0;
+      case 'notExists':
+        return matches === 0;
+      case 'notIn':
+        return rows === 0 || (nulls === 0 && matches === 0);
+    }
+  }
+
+  private matches(key: JoinKey): number {
+    return this.right.get(key)?.total ?? 0;
+  }
+
+  private groupCounts(group: JoinKey): readonly [number, number] {
+    const bucket = this.groups.get(group);
+    return [bucket?.rows.get(ROWS)?.count ?? 0, bucket?.rows.get(NULLS)?.count ?? 0];
+  }
+
+  private place(row: readonly Value[]): Placement {
+    if (!this.isIn) {
+      const key = this.leftKey(row);
+      if (key === null) return { kind: 'static', pass: this.mode === 'notExists' };
+      return { kind: 'keyed', key, group: key };
+    }
+    const group = this.leftGroup(row);
+    // A NULL correlation key: no subquery row meets it, so IN is false and NOT IN true.
+    if (group === null) return { kind: 'static', pass: this.mode === 'notIn' };
+    if ((this.leftValue as RowFn)(row) === null) {
+      return this.mode === 'in' ? { kind: 'static', pass: false } : { kind: 'nullValue', group };
+    }
+    return { kind: 'keyed', key: this.leftKey(row) as JoinKey, group };
+  }
+
+  step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
+    const rows: (readonly Value[])[] = [];
+    const weights: number[] = [];
+    const emitBucket = (bucket: ReturnType<Arrangement<JoinKey>['get']>, sign: number): void => {
+      if (bucket === undefined) return;
+      for (const e of bucket.rows.values()) {
+        rows.push(e.row);
+        weights.push(sign * e.count);
+      }
+    };
+
+    // The right delta, against the left rows held before this epoch.
+    const rightDelta = consolidate(inputs[1] as ZBatch);
+    if (rightDelta.rows.length > 0) {
+      const touchedKeys = new Map<JoinKey, { before: number; group: JoinKey }>();
+      const touchedGroups = new Map<JoinKey, readonly [number, number]>();
+      for (let i = 0; i < rightDelta.rows.length; i++) {
+        const row = rightDelta.rows[i] as readonly Value[];
+        const w = rightDelta.weights[i] as number;
+        const group = this.rightGroup(row);
+        if (group === null) continue;
+        const isNull = this.isIn && row[this.correlated] === null;
+        if (this.mode === 'notIn') {
+          if (!touchedGroups.has(group)) touchedGroups.set(group, this.groupCounts(group));
+          const groupRow = row.slice(0, this.correlated);
+          this.groups.add(group, ROWS, [...groupRow, ROWS], w, 0);
+          if (isNull) this.groups.add(group, NULLS, [...groupRow, NULLS], w, 0);
+        }
+        if (isNull) continue;
+        const key = this.rightKey(row) as JoinKey;
+        if (!touchedKeys.has(key)) touchedKeys.set(key, { before: this.matches(key), group });
+        this.right.add(key, 0, row.slice(0, this.width), w, 0);
+      }
+      const done = new Set<JoinKey>();
+      for (const [group, [rows0, nulls0]] of touchedGroups) {
+        const [rows1, nulls1] = this.groupCounts(group);
+        if ((rows0 === 0) === (rows1 === 0) && (nulls0 === 0) === (nulls1 === 0)) continue;
+        // The group's status changed: every left row of the group is evaluated again.
+        if ((rows0 === 0) !== (rows1 === 0)) emitBucket(this.leftNull.get(group), rows1 === 0 ? 1 : -1);
+        for (const key of this.inArrivalOrder(this.byGroup.get(group))) {
+          done.add(key);
+          const now = this.matches(key);
+          const before = touchedKeys.get(key)?.before ?? now;
+          const was = this.passes(before, rows0, nulls0);
+          const is = this.passes(now, rows1, nulls1);
+          if (was !== is) emitBucket(this.left.get(key), is ? 1 : -1);
+        }
+      }
+      for (const [key, { before, group }] of touchedKeys) {
+        if (done.has(key)) continue;
+        const [groupRows, nulls] = this.mode === 'notIn' ? this.groupCounts(group) : [0, 0];
+        const was = this.passes(before, groupRows, nulls);
+        const is = this.passes(this.matches(key), groupRows, nulls);
+        if (was !== is) emitBucket(this.left.get(key), is ? 1 : -1);
+      }
+    }
+
+    // The left delta, by the right side as it is now.
+    const leftDelta = consolidate(inputs[0] as ZBatch);
+    for (let i = 0; i < leftDelta.rows.length; i++) {
+      const row = leftDelta.rows[i] as readonly Value[];
+      const w = leftDelta.weights[i] as number;
+      let placed: Placement;
+      try {
+        placed = this.place(row);
+      } catch (error) {
+        errors.report(error, row, this.leftColumns, w);
+        continue;
+      }
+      let pass: boolean;
+      if (placed.kind === 'static') pass = placed.pass;
+      else if (placed.kind === 'nullValue') {
+        pass = this.groupCounts(placed.group)[0] === 0;
+        this.leftNull.addRow(placed.group, row, w, 0);
+      } else {
+        const [groupRows, nulls] = this.mode === 'notIn' ? this.groupCounts(placed.group) : [0, 0];
+        pass = this.passes(this.matches(placed.key), groupRows, nulls);
+        this.addLeft(placed.key, placed.group, row, w);
+      }
+      if (pass) {
+        rows.push(row);
+        weights.push(w);
+      }
+    }
+    return { rows, weights, consolidated: false };
+  }
+
+  /**
+   * A group's keys by the arrival of their oldest arranged row: the order a checkpoint restores
+   * (rows keep their arrival numbers), so a restored view emits a flip's changes in the same order
+   * as the uninterrupted one.
+   */
+  private inArrivalOrder(keys: ReadonlySet<JoinKey> | undefined): JoinKey[] {
+    if (keys === undefined) return [];
+    const firstSeq = (key: JoinKey): number => this.left.get(key)?.rows.values().next().value?.seq ?? 0;
+    return [...keys]
+      .map((key) => ({ key, seq: firstSeq(key) }))
+      .sort((a, b) => a.seq - b.seq)
+      .map((e) => e.key);
+  }
+
+  private addLeft(key: JoinKey, group: JoinKey, row: readonly Value[], w: number): void {
+    const had = this.left.get(key) !== undefined;
+    this.left.addRow(key, row, w, 0);
+    if (this.mode !== 'notIn') return;
+    const has = this.left.get(key) !== undefined;
+    if (had === has) return;
+    let keys = this.byGroup.get(group);
+    if (has) {
+      if (keys === undefined) this.byGroup.set(group, (keys = new Set()));
+      keys.add(key);
+    } else if (keys !== undefined) {
+      keys.delete(key);
+      if (keys.size === 0) this.byGroup.delete(group);
+    }
+  }
+
+  private parts(): Arrangement<JoinKey, number | string, readonly Value[]>[] {
+    const all = [this.left, this.right] as Arrangement<JoinKey, number | string, readonly Value[]>[];
+    if (this.mode === 'notIn') all.push(this.leftNull, this.groups as Arrangement<JoinKey, number | string>);
+    return all;
+  }
+
+  trackChanges(on: boolean): void {
+    for (const a of this.parts()) a.trackChanges(on);
+  }
+
+  takeStateDelta(full: boolean): StateDelta {
+    const replaceAll = full || !this.exported;
+    this.exported = true;
+    const deltas = this.parts().map((a) => a.takeDelta(replaceAll));
+    return {
+      replaceAll,
+      upserts: deltas.flatMap((d) => d.upserts),
+      deletes: deltas.flatMap((d) => d.deletes),
+    };
+  }
+
+  loadState(values: Iterable<unknown>): void {
+    const parts = this.parts();
+    const entries = parts.map((): unknown[] => []);
+    for (const v of values) {
+      const at = parts.findIndex((a) => a.owns(v));
+      if (at < 0)
+        throw new SluiceError('INTERNAL_ERROR', `checkpoint entry of ${this.stateId} names no arrangement`);
+      (entries[at] as unknown[]).push(v);
+    }
+    const [leftEntries = [], rightEntries = [], nullEntries = [], groupEntries = []] = entries;
+    this.left.load(leftEntries, (row) => this.leftKey(row) as JoinKey);
+    this.right.load(
+      rightEntries,
+      (row) => this.rightKey(row) as JoinKey,
+      () => 0,
+    );
+    this.byGroup.clear();
+    if (this.mode === 'notIn') {
+      this.leftNull.load(nullEntries, (row) => this.leftGroup(row) as JoinKey);
+      this.groups.load(
+        groupEntries,
+        (row) => this.rightGroup(row) as JoinKey,
+        (row) => row[this.correlated] as number,
+      );
+      for (const [key, bucket] of this.left.entries()) {
+        const first = bucket.rows.values().next().value;
+        if (first === undefined) continue;
+        const group = this.leftGroup(first.row) as JoinKey;
+        let keys = this.byGroup.get(group);
+        if (keys === undefined) this.byGroup.set(group, (keys = new Set()));
+        keys.add(key);
+      }
+    }
+    this.exported = true;
+  }
+
+  stateSize(): number {
+    return this.parts().reduce((bytes, a) => bytes + a.stateBytes, 0);
+  }
+}
