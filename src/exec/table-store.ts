@@ -6,6 +6,7 @@
 // An insert row that omits a column gets the column's DEFAULT (NULL without one), before NOT NULL
 // is checked. Each UNIQUE constraint keeps an index (unique-index.ts) maintained by `apply`; it is
 // not checkpointed but rebuilt from the rows by `loadState` (one pass, like loading the rows).
+import { Decimal, decimalFromShortest } from '../common/decimal.ts';
 import { SluiceError } from '../common/errors.ts';
 import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../common/cast.ts';
 import { encodeOne, encodeValues, formatValue, singleKey } from '../common/values.ts';
@@ -14,7 +15,7 @@ import { CountedArrangement, UniqueArrangement } from '../ivm/arrangement.ts';
 import { CapturedArray, CapturedColumns, type RowCapture } from '../ivm/row-capture.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
-import type { Row, Value } from '../common/types.ts';
+import type { Row, SqlType, Value } from '../common/types.ts';
 import { typeName } from '../common/types.ts';
 import type { TableChanges } from './api.ts';
 import { UniqueIndex } from './unique-index.ts';
@@ -378,6 +379,7 @@ export class TableStore implements Stateful {
   private loadRows(values: Iterable<unknown>): void {
     this.exported = true;
     const list = [...values];
+    upgradeNumerics(list, this.def.columns);
     if (this.byKey !== null) {
       this.byKey.load(list, (row) => this.keyOf(row));
       return;
@@ -503,6 +505,24 @@ class AppendColumns {
       const row = new Array<Value>(columns.length);
       for (let c = 0; c < columns.length; c++) row[c] = (columns[c] as Value[])[i] as Value;
       yield row;
+    }
+  }
+}
+
+/**
+ * Rows of a checkpoint written while NUMERIC was a double: each number in a numeric column becomes
+ * the decimal of its shortest text (in place; entries are rows, or {r, c} for keyless tables).
+ */
+function upgradeNumerics(list: unknown[], columns: readonly { readonly type: SqlType }[]): void {
+  const numeric = columns.flatMap((c, i) => (c.type.kind === 'numeric' ? [i] : []));
+  if (numeric.length === 0) return;
+  for (const entry of list) {
+    const row = (Array.isArray(entry) ? entry : (entry as { r?: unknown }).r) as Value[] | undefined;
+    if (!Array.isArray(row)) continue;
+    for (const i of numeric) {
+      const v = row[i];
+      if (typeof v === 'number') row[i] = decimalFromShortest(v);
+      else if (typeof v === 'bigint') row[i] = Decimal.fromInt(v);
     }
   }
 }
