@@ -6,6 +6,7 @@
 //   npm run bench                      # the full matrix
 //   npm run bench -- --quick           # a tenth of the events
 //   npm run bench -- --impl sluice --dist zipf --batch 10000 --events 1000000
+//   npm run bench -- --numeric          # NUMERIC(12,2) SUM/AVG next to INT (bench/numeric.ts)
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -518,6 +519,12 @@ async function runParent(o: Options): Promise<number> {
     return 1;
   }
   return 0;
+}
+
+// --numeric: SUM/AVG over NUMERIC(12,2) next to the integer version, in one process (bench/numeric.ts).
+if (process.argv.includes('--numeric')) {
+  const { runNumericBench } = await import('./numeric.ts');
+  process.exit(await runNumericBench(process.argv.slice(2)));
 }
 
 const opts = parseArgs(process.argv.slice(2));

@@ -2,8 +2,9 @@
 // column's type. Failures are INVALID_CAST (casts) or INVALID_VALUE (ingest) errors, never NULLs.
 import { SluiceError } from './errors.ts';
 import type { SqlType, Value } from './types.ts';
-import { typeName } from './types.ts';
+import { T, typeName } from './types.ts';
 import { charLength, checkInt, formatValue, leftChars, normalizeBigInt } from './values.ts';
+import { Decimal, decimalFromDouble, fitDecimal, parseDecimal } from './decimal.ts';
 
 const INT_TEXT = /^\s*[+-]?\d+\s*$/;
 const FLOAT_TEXT = /^\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)\s*$/;
@@ -107,42 +108,29 @@ function toFloat(r: number, to: Extract<SqlType, { kind: 'float' }>): number {
   return f;
 }
 
-/** A string of decimal digits plus one unit in its last place (`''` + 1 is `'1'`). */
-function plusOne(digits: string): string {
-  let i = digits.length - 1;
-  while (i >= 0 && digits[i] === '9') i--;
-  if (i < 0) return `1${'0'.repeat(digits.length)}`;
-  return `${digits.slice(0, i)}${Number(digits[i]) + 1}${'0'.repeat(digits.length - i - 1)}`;
+/**
+ * A value as a numeric of type `to`: exact from integers, decimals and text (rounded half away from
+ * zero to a declared scale, on the text's own digits, so '1.005'::numeric(10,2) is 1.01); a double
+ * to 15 significant digits and a real to 6, as PostgreSQL's float8_numeric/float4_numeric.
+ */
+function toNumeric(v: Value, from: SqlType, to: Extract<SqlType, { kind: 'numeric' }>): Decimal {
+  let d: Decimal;
+  if (v instanceof Decimal) d = v;
+  else if (typeof v === 'number') {
+    if (from.kind === 'float') {
+      if (!Number.isFinite(v))
+        throw new SluiceError('INVALID_CAST', `cannot convert ${formatValue(v)} to numeric`);
+      d = decimalFromDouble(v, from.bits === 32 ? 6 : 15);
+    } else if (Number.isInteger(v)) d = Decimal.fromInt(v);
+    else d = parseDecimal(String(v)) ?? invalidThrow(v, to);
+  } else if (typeof v === 'bigint') d = Decimal.fromInt(v);
+  else if (typeof v === 'string') d = parseDecimal(v) ?? invalidThrow(v, to);
+  else throw invalid(v, to);
+  return to.precision !== undefined ? fitDecimal(d, to.precision, to.scale ?? 0) : d;
 }
 
-const DECIMAL_TEXT = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
-
-/**
- * The numeric(precision, scale) value of a decimal text: rounded half away from zero at `scale`
- * digits after the point, on the text's own digits (so 1.005 → 1.01, as PostgreSQL rounds the
- * literal; a double is given as its shortest decimal), then checked to have at most
- * `precision - scale` digits before the point (NUMERIC_OVERFLOW, "numeric field overflow").
- */
-export function fitNumeric(text: string, precision: number, scale: number): number {
-  const m = DECIMAL_TEXT.exec(text.trim());
-  if (m === null) throw new SluiceError('INVALID_CAST', `invalid input syntax for type numeric: "${text}"`);
-  const sign = m[1] === '-' ? '-' : '';
-  const whole = m[2] ?? '';
-  const digits = whole + (m[3] ?? '');
-  const point = whole.length + Number(m[4] ?? 0); // where the point falls in `digits`
-  const keep = point + scale; // digits kept; the next one decides the rounding
-  let kept = keep <= 0 ? '' : digits.slice(0, keep).padEnd(keep, '0');
-  if (keep >= 0 && (digits[keep] ?? '0') >= '5') kept = plusOne(kept);
-  kept = kept.padStart(scale + 1, '0');
-  const intPart = kept.slice(0, kept.length - scale).replace(/^0+(?=\d)/, '');
-  const integerDigits = intPart === '0' ? 0 : intPart.length;
-  if (integerDigits > precision - scale) {
-    throw new SluiceError('NUMERIC_OVERFLOW', 'numeric field overflow', {
-      detail: `A field with precision ${precision}, scale ${scale} must round to an absolute value less than ${precision === scale ? '1' : `10^${precision - scale}`}.`,
-    });
-  }
-  const value = Number(`${sign}${intPart}.${kept.slice(kept.length - scale)}`);
-  return value === 0 ? 0 : value; // numeric has no negative zero
+function invalidThrow(v: Value, to: SqlType): never {
+  throw invalid(v, to);
 }
 
 function invalid(v: Value, to: SqlType): SluiceError {
@@ -167,6 +155,14 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
       if (from.kind === 'int') return v !== 0 && v !== 0n;
       throw invalid(v, to);
     case 'int': {
+      if (v instanceof Decimal) {
+        const r = v.round(0);
+        try {
+          return checkInt(r.unscaled, to.bits);
+        } catch {
+          throw new SluiceError('NUMERIC_OVERFLOW', `${typeName(to)} out of range`);
+        }
+      }
       if (typeof v === 'number') {
         if (from.kind === 'int') return checkInt(v, to.bits);
         if (!Number.isFinite(v)) throw new SluiceError('NUMERIC_OVERFLOW', `${typeName(to)} out of range`);
@@ -181,10 +177,14 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
       if (INT_TEXT.test(v)) return checkInt(BigInt(v.trim()), to.bits);
       throw invalid(v, to);
     }
-    case 'float':
-    case 'numeric': {
+    case 'numeric':
+      return toNumeric(v, from, to);
+    case 'float': {
       let r: number;
-      if (typeof v === 'number') r = v;
+      if (v instanceof Decimal) {
+        r = v.toNumber();
+        if (!Number.isFinite(r)) throw floatOutOfRange('overflow');
+      } else if (typeof v === 'number') r = v;
       else if (typeof v === 'bigint') r = Number(v);
       else if (typeof v === 'string') {
         const special = SPECIAL_FLOATS[v.trim().toLowerCase()];
@@ -198,22 +198,9 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
               `"${v.trim()}" is out of range for type ${typeName(to)}`,
             );
           }
-          if (to.kind === 'numeric' && to.precision !== undefined) {
-            return fitNumeric(v, to.precision, to.scale ?? 0);
-          }
         } else throw invalid(v, to);
       } else throw invalid(v, to);
-      if (to.kind === 'float') return toFloat(r, to);
-      if (to.precision !== undefined) {
-        if (Number.isNaN(r)) return r;
-        if (!Number.isFinite(r)) {
-          throw new SluiceError('NUMERIC_OVERFLOW', 'numeric field overflow', {
-            detail: `A field with precision ${to.precision}, scale ${to.scale ?? 0} cannot hold an infinite value.`,
-          });
-        }
-        return fitNumeric(typeof v === 'bigint' ? v.toString() : String(r), to.precision, to.scale ?? 0);
-      }
-      return r;
+      return toFloat(r, to);
     }
     case 'text': {
       // char(n) → text drops the padding: trailing blanks of char(n) are insignificant
@@ -328,10 +315,17 @@ export function coerceIngest(
     case 'numeric': {
       // A JSON number too big for a double arrives as Infinity: out of range, like 1e400 in SQL.
       if (typeof v === 'number' && !Number.isFinite(v)) return { ok: false, expected: inRange };
-      if (typeof v !== 'number' && typeof v !== 'bigint' && typeof v !== 'string') {
+      if (
+        typeof v !== 'number' &&
+        typeof v !== 'bigint' &&
+        typeof v !== 'string' &&
+        !(v instanceof Decimal)
+      ) {
         return { ok: false, expected: 'a number' };
       }
-      const from: SqlType = typeof v === 'string' ? { kind: 'text' } : { kind: 'float', bits: 64 };
+      // A JSON number for a numeric column is its own shortest text (exact as written: longer
+      // numbers arrive as Decimals from the exact JSON parser), not a double's 15 digits.
+      const from: SqlType = typeof v === 'string' ? T.text : type.kind === 'numeric' ? T.numeric : T.float64;
       try {
         return { ok: true, value: castValue(v, from, type) };
       } catch (error) {

@@ -1,25 +1,50 @@
-// JSON for Sluice values, exact for 64-bit integers. Wire JSON: bigints become strings, non-finite
-// floats become "NaN"/"Infinity"/"-Infinity". Storage JSON: tagged so that every value round-trips.
+// JSON for Sluice values, exact for 64-bit integers and decimals. Wire JSON: bigints and decimals
+// become strings ("0.30"), non-finite floats "NaN"/"Infinity"/"-Infinity". Storage JSON: tagged so
+// that every value round-trips.
 import { parse as losslessParse } from 'lossless-json';
 import type { Row, Value } from './types.ts';
+import { Decimal, parseDecimal } from './decimal.ts';
 
 const INTEGER_LITERAL = /^-?\d+$/;
 
-function parseNumberExact(text: string): number | bigint {
+function parseNumberExact(text: string): number | bigint | Decimal {
   if (INTEGER_LITERAL.test(text)) {
     const n = Number(text);
     return Number.isSafeInteger(n) ? n : BigInt(text);
   }
-  return Number(text);
+  const n = Number(text);
+  // A fraction with more digits than a double keeps is read as the exact decimal it spells (a
+  // numeric column takes it as is, a float column as its nearest double).
+  if (Number.isFinite(n) && significantDigits(text) > 15) {
+    try {
+      return parseDecimal(text) ?? n;
+    } catch {
+      return n; // beyond numeric's range: the double (a numeric column then refuses it)
+    }
+  }
+  return n;
+}
+
+/** Significant digits a JSON number's text spells (leading zeros and the exponent not counted). */
+function significantDigits(text: string): number {
+  const mantissa = text
+    .replace(/[eE].*$/, '')
+    .replace(/[-.]/g, '')
+    .replace(/^0+/, '');
+  return mantissa.length;
 }
 
 /**
  * True when the parsed value holds a number that JSON.parse may have rounded: an integral value
- * beyond ±2^53. Only then is the text parsed again, exactly (a float literal such as 1e20 also
- * triggers it and simply comes out the same).
+ * beyond ±2^53, or one whose shortest text has 16 or more significant digits (a fraction written
+ * with more digits than a double holds, e.g. 12345678901234567.89). Only then is the text parsed
+ * again, exactly (a number that comes out the same is simply the same number).
  */
 function mayBeRounded(value: unknown, depth: number): boolean {
-  if (typeof value === 'number') return value > Number.MAX_SAFE_INTEGER || value < Number.MIN_SAFE_INTEGER;
+  if (typeof value === 'number') {
+    if (value > Number.MAX_SAFE_INTEGER || value < Number.MIN_SAFE_INTEGER) return true;
+    return !Number.isInteger(value) && significantDigits(String(value)) >= 16;
+  }
   if (value === null || typeof value !== 'object') return false;
   if (depth > 64) return true;
   if (Array.isArray(value)) {
@@ -31,14 +56,16 @@ function mayBeRounded(value: unknown, depth: number): boolean {
 }
 
 /**
- * Parses request JSON. Integer literals beyond Number.MAX_SAFE_INTEGER become bigints instead of
- * being rounded; everything else is exactly JSON.parse. Throws SyntaxError on invalid JSON.
+ * Parses request JSON. Integer literals beyond Number.MAX_SAFE_INTEGER become bigints and
+ * fractions with more than 15 significant digits Decimals instead of being rounded; everything
+ * else is exactly JSON.parse. Throws SyntaxError on invalid JSON.
  */
 export function parseJsonExact(text: string): unknown {
   const fast: unknown = JSON.parse(text);
   return mayBeRounded(fast, 0) ? losslessParse(text, null, parseNumberExact) : fast;
 }
 
+// Decimals need no replacer: their toJSON is their exact text.
 function wireReplacer(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
@@ -75,8 +102,8 @@ function hasNonFinite(value: unknown, depth: number): boolean {
 }
 
 // Storage JSON, the one codec of everything Sluice stores (journal batches, checkpoint state and
-// positions): JSON-able data plus bigints. Stored exactly: a bigint is {"$i":"123"}, a
-// non-finite float or -0 is {"$f":"NaN"}, and an object key that starts with "$" gets one more "$"
+// positions): JSON-able data plus bigints and decimals. Stored exactly: a bigint is {"$i":"123"}, a
+// decimal {"$d":"1.50"} (its scale kept), a non-finite float or -0 is {"$f":"NaN"}, and an object key that starts with "$" gets one more "$"
 // so that no real object can pass for a tag. Plain values take the native JSON fast path.
 
 function needsTags(v: unknown, depth: number): boolean {
@@ -87,7 +114,7 @@ function needsTags(v: unknown, depth: number): boolean {
       return !Number.isFinite(v) || Object.is(v, -0);
     case 'object': {
       if (v === null) return false;
-      if (depth > 256) return true;
+      if (v instanceof Decimal || depth > 256) return true;
       if (Array.isArray(v)) {
         for (const x of v) if (needsTags(x, depth + 1)) return true;
         return false;
@@ -101,8 +128,13 @@ function needsTags(v: unknown, depth: number): boolean {
   }
 }
 
-function tagReplacer(_key: string, value: unknown): unknown {
+function tagReplacer(this: unknown, key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return { $i: value.toString() };
+  // JSON.stringify has already called the decimal's toJSON (its text); the holder still has it.
+  if (typeof value === 'string') {
+    const original = (this as Record<string, unknown>)[key];
+    return original instanceof Decimal ? { $d: value } : value;
+  }
   if (typeof value === 'number') {
     if (!Number.isFinite(value) || Object.is(value, -0))
       return { $f: Object.is(value, -0) ? '-0' : String(value) };
@@ -127,6 +159,7 @@ function tagReviver(_key: string, value: unknown): unknown {
   if (keys.length === 1) {
     if (keys[0] === '$i' && typeof o.$i === 'string') return BigInt(o.$i);
     if (keys[0] === '$f' && typeof o.$f === 'string') return Number(o.$f);
+    if (keys[0] === '$d' && typeof o.$d === 'string') return parseDecimal(o.$d) ?? o;
   }
   if (!keys.some((k) => k.startsWith('$$'))) return value;
   const out: Record<string, unknown> = {};
@@ -150,7 +183,8 @@ export function isScalar(v: unknown): v is Value {
     typeof v === 'string' ||
     typeof v === 'number' ||
     typeof v === 'boolean' ||
-    typeof v === 'bigint'
+    typeof v === 'bigint' ||
+    v instanceof Decimal
   );
 }
 

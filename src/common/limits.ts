@@ -118,3 +118,13 @@ export const MAX_TEXT_LENGTH = 16 * 1024 * 1024;
  * beyond it): compiling is linear in the pattern, and this keeps one compilation small.
  */
 export const MAX_PATTERN_LENGTH = 4096;
+
+/**
+ * NUMERIC's range, PostgreSQL's: at most 131072 digits before the point and 16383 after. A literal,
+ * cast or ingested value beyond it, or an arithmetic result (a product that would grow past it is
+ * refused before it is computed), is NUMERIC_OVERFLOW; so one value costs bounded CPU and memory.
+ */
+export const MAX_NUMERIC_INTEGER_DIGITS = 131_072;
+export const MAX_NUMERIC_SCALE = 16_383;
+/** Characters of a numeric text read at all (digits of both parts, sign, point, exponent, blanks). */
+export const MAX_NUMERIC_TEXT_LENGTH = MAX_NUMERIC_INTEGER_DIGITS + MAX_NUMERIC_SCALE + 64;

@@ -16,6 +16,8 @@ import {
   singleKey,
   valuesEqual,
 } from './values.ts';
+import { Decimal, add, div as decDiv, mod as decMod, mul, sub } from './decimal.ts';
+import { MAX_NUMERIC_INTEGER_DIGITS, MAX_NUMERIC_SCALE } from './limits.ts';
 import { FUNCTION_FNS, compileFunction, type FunctionFn } from './functions/compile-function.ts';
 
 const CORE_FNS = [
@@ -268,8 +270,13 @@ function arith(fn: 'add' | 'sub' | 'mul' | 'div' | 'mod', type: SqlType): (a: Va
     }
     return (a, b) => (a === null || b === null ? null : op(a as Num, b as Num));
   }
+  if (type.kind === 'numeric') {
+    // Exact decimals (PostgreSQL's result scales: + - keep the larger scale, * adds them, / by
+    // select_div_scale); the binder has cast both operands to numeric.
+    const op = { add, sub, mul, div: (x: Decimal, y: Decimal) => decDiv(x, y), mod: decMod }[fn];
+    return (a, b) => (a === null || b === null ? null : op(a as Decimal, b as Decimal));
+  }
   const toNum = (v: Value): number => (typeof v === 'bigint' ? Number(v) : (v as number));
-  // numeric is carried as a double too: it overflows like one, and is never a real.
   const bits = type.kind === 'float' ? type.bits : 64;
   switch (fn) {
     case 'add':
@@ -341,6 +348,12 @@ function roundHalfAway(x: number, digits: number): number {
   return x < 0 ? -r : r;
 }
 
+/** A digits argument of round/trunc, within what a numeric can show either side of the point. */
+export function clampDigits(d: Value): number {
+  const n = Number(d);
+  return Math.max(-MAX_NUMERIC_INTEGER_DIGITS, Math.min(MAX_NUMERIC_SCALE, n));
+}
+
 function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
   const args = e.args.map(compileScalar);
   const fn = e.fn;
@@ -370,6 +383,12 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
           const v = a0(row);
           if (v === null) return null;
           return typeof v === 'number' ? checkInt(v === 0 ? 0 : -v, bits) : checkInt(-(v as bigint), bits);
+        };
+      }
+      if (e.type.kind === 'numeric') {
+        return (row) => {
+          const v = a0(row);
+          return v === null ? null : (v as Decimal).neg();
         };
       }
       return (row) => {
@@ -457,12 +476,25 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
             : checkInt((v as bigint) < 0n ? -(v as bigint) : (v as bigint), bits);
         };
       }
+      if (e.type.kind === 'numeric') {
+        return (row) => {
+          const v = a0(row);
+          return v === null ? null : (v as Decimal).abs();
+        };
+      }
       return (row) => {
         const v = a0(row);
         return v === null ? null : Math.abs(v as number);
       };
     case 'floor':
     case 'ceil': {
+      if (e.type.kind === 'numeric') {
+        const up = fn === 'ceil';
+        return (row) => {
+          const v = a0(row);
+          return v === null ? null : up ? (v as Decimal).ceil() : (v as Decimal).floor();
+        };
+      }
       const f = fn === 'floor' ? Math.floor : Math.ceil;
       return (row) => {
         const v = a0(row);
@@ -471,6 +503,16 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
       };
     }
     case 'round': {
+      if (e.type.kind === 'numeric') {
+        // Half away from zero on the exact digits (round(2.5) = 3, round(-2.5) = -3).
+        return (row) => {
+          const v = a0(row);
+          if (v === null) return null;
+          if (args.length === 1) return (v as Decimal).round(0);
+          const d = a1(row);
+          return d === null ? null : (v as Decimal).round(clampDigits(d));
+        };
+      }
       if (args.length === 1) {
         return (row) => {
           const v = a0(row);
@@ -617,13 +659,16 @@ export function compileScalar(e: ScalarExpr): RowFn {
       const operand = compileScalar(e.operand);
       const from = e.operand.type;
       const to = e.type;
-      if (
-        from.kind === 'int' &&
-        (to.kind === 'numeric' ? to.scale === undefined : to.kind === 'float' && to.bits === 64)
-      ) {
+      if (from.kind === 'int' && to.kind === 'float' && to.bits === 64) {
         return (row) => {
           const v = operand(row);
           return typeof v === 'bigint' ? Number(v) : v;
+        };
+      }
+      if (from.kind === 'int' && to.kind === 'numeric' && to.precision === undefined) {
+        return (row) => {
+          const v = operand(row);
+          return v === null ? null : Decimal.fromInt(v as number | bigint);
         };
       }
       return (row) => castValue(operand(row), from, to);

@@ -1,9 +1,11 @@
 // SQL types and runtime values shared by every layer. Integers are exact 64-bit: a JS number while
-// the value is a safe integer, a bigint beyond that (never rounded). NUMERIC is carried as a double
-// (documented in README). DATE is 'YYYY-MM-DD', TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.ffffff]' text, so
+// the value is a safe integer, a bigint beyond that (never rounded). NUMERIC is an exact Decimal
+// (./decimal.ts: unscaled integer and scale, as PostgreSQL keeps it). DATE is 'YYYY-MM-DD', TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.ffffff]' text, so
 // ordering them is ordering strings.
 
-export type Value = null | boolean | number | bigint | string;
+import type { Decimal } from './decimal.ts';
+
+export type Value = null | boolean | number | bigint | string | Decimal;
 
 /** A user-facing row: column name → value. */
 export type Row = Record<string, Value>;

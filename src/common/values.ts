@@ -3,6 +3,7 @@
 // (a result that fits a safe integer is always returned as a number), so equal values are `===`.
 import { SluiceError } from './errors.ts';
 import type { Value } from './types.ts';
+import { Decimal, compareDecimals } from './decimal.ts';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -60,6 +61,7 @@ export function compareValues(a: Value, b: Value): number {
     if (Number.isNaN(a)) return Number.isNaN(b) ? 0 : 1; // PostgreSQL: NaN is greater than every number
     if (Number.isNaN(b)) return -1;
   }
+  if (typeof a === 'object') return compareDecimals(a, b as Decimal);
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
@@ -67,6 +69,8 @@ export function compareValues(a: Value, b: Value): number {
 export function valuesEqual(a: Value, b: Value): boolean {
   if (a === b) return true;
   if (typeof a === 'number' && typeof b === 'number') return Number.isNaN(a) && Number.isNaN(b);
+  // Decimals of one value but different scales (1.5, 1.50) are equal.
+  if (a instanceof Decimal && b instanceof Decimal) return compareDecimals(a, b) === 0;
   // number/bigint of the same integer never both occur: integers are normalised.
   return false;
 }
@@ -95,6 +99,8 @@ export function encodeOne(v: Value): string {
       return `n${v};`;
     case 'boolean':
       return v ? 't' : 'f';
+    case 'object':
+      return v === null ? '_' : v.key();
     default:
       return '_';
   }
@@ -105,6 +111,7 @@ export function encodeOne(v: Value): string {
  * SameValueZero, so -0/0 and NaN/NaN group together like SQL), else its encoding.
  */
 export function singleKey(v: Value): Value {
+  if (typeof v === 'object') return v === null ? v : v.key(); // decimals: one key per value, any scale
   return typeof v === 'bigint' ? `n${v};` : v;
 }
 
@@ -135,6 +142,8 @@ export function leftChars(s: string, n: number): string {
   }
   return s.slice(0, i);
 }
+
+export { Decimal };
 
 /** Text form of a value, as CAST(x AS TEXT) and error messages show it. */
 export function formatValue(v: Value): string {

@@ -7,14 +7,15 @@
 // is checked. Each UNIQUE constraint keeps an index (unique-index.ts) maintained by `apply`; it is
 // not checkpointed but rebuilt from the rows by `loadState` (one pass, like loading the rows).
 import { SluiceError } from '../common/errors.ts';
-import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../common/cast.ts';
+import { INVALID_INGEST, castValue, coerceIngest, coerceIngestFast } from '../common/cast.ts';
+import { T } from '../common/types.ts';
 import { encodeOne, encodeValues, formatValue, singleKey } from '../common/values.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
 import { CountedArrangement, UniqueArrangement } from '../ivm/arrangement.ts';
 import { CapturedArray, CapturedColumns, type RowCapture } from '../ivm/row-capture.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
-import type { Row, Value } from '../common/types.ts';
+import type { Row, SqlType, Value } from '../common/types.ts';
 import { typeName } from '../common/types.ts';
 import type { TableChanges } from './api.ts';
 import { UniqueIndex } from './unique-index.ts';
@@ -35,6 +36,8 @@ export class TableStore implements Stateful {
   private tracking = false;
   /** The append list was written to a checkpoint (its later rows are the next delta). */
   private exported = false;
+  /** Loaded numerics that were doubles (upgradeNumerics): the next checkpoint delta is full. */
+  private upgraded = false;
   private appendExported = 0;
   private readonly byKey: UniqueArrangement | null;
   /**
@@ -346,7 +349,10 @@ export class TableStore implements Stateful {
     this.multiset?.trackChanges(on);
   }
 
-  takeStateDelta(full: boolean): StateDelta {
+  takeStateDelta(fullAsked: boolean): StateDelta {
+    // State loaded from the double era is rewritten whole once: its entry ids (keys) have changed.
+    const full = fullAsked || this.upgraded;
+    this.upgraded = false;
     if (this.byKey !== null) return this.byKey.takeDelta(full);
     // Once the append list became a multiset, that arrangement's first delta replaces everything.
     if (this.multiset !== null) return this.multiset.takeDelta(full);
@@ -376,6 +382,7 @@ export class TableStore implements Stateful {
   private loadRows(values: Iterable<unknown>): void {
     this.exported = true;
     const list = [...values];
+    this.upgraded = upgradeNumerics(list, this.def.columns);
     if (this.byKey !== null) {
       this.byKey.load(list, (row) => this.keyOf(row));
       return;
@@ -503,4 +510,27 @@ class AppendColumns {
       yield row;
     }
   }
+}
+
+/**
+ * Rows of a checkpoint written while NUMERIC was a double: each number in a numeric column becomes
+ * the decimal of its shortest text (in place; entries are rows, or {r, c} for keyless tables).
+ */
+function upgradeNumerics(list: unknown[], columns: readonly { readonly type: SqlType }[]): boolean {
+  const numeric = columns.flatMap((c, i) => (c.type.kind === 'numeric' ? [i] : []));
+  if (numeric.length === 0) return false;
+  let upgraded = false;
+  for (const entry of list) {
+    const row = (Array.isArray(entry) ? entry : (entry as { r?: unknown }).r) as Value[] | undefined;
+    if (!Array.isArray(row)) continue;
+    for (const i of numeric) {
+      const v = row[i];
+      // a number is read as its shortest text, then takes the column's scale (0.1 → 0.10)
+      if (typeof v === 'number' || typeof v === 'bigint') {
+        row[i] = castValue(v, T.numeric, (columns[i] as { readonly type: SqlType }).type);
+        upgraded = true;
+      }
+    }
+  }
+  return upgraded;
 }

@@ -10,6 +10,7 @@
 // the arrangement; `load` takes back what `takeDelta` wrote. A multiplicity never goes negative:
 // that is an internal error, raised naming the arrangement's owner.
 import { SluiceError } from '../common/errors.ts';
+import type { Decimal } from '../common/decimal.ts';
 import type { Value } from '../common/types.ts';
 import { encodeOne, encodeValues } from '../common/values.ts';
 import type { StateDelta } from './state.ts';
@@ -120,7 +121,8 @@ function keyBytes(key: Value): number {
 }
 
 /** A bucket's key: any value but NULL (a NULL key matches nothing and is never arranged). */
-export type ArrangementKey = Exclude<Value, null>;
+/** Never a Decimal: a decimal key is its `key()` string (singleKey), so 1.5 and 1.50 meet. */
+export type ArrangementKey = Exclude<Value, null | Decimal>;
 
 /** How a bucket keys a row of a row arrangement: its hash, or (when that is taken) its encoding. */
 export type RowKey = number | string;

@@ -242,7 +242,14 @@ export function lowerToDataflow(
     stateId: `${view}/output`,
   }));
   const draft: DataflowPlan = { view, nodes, output: output.id, fingerprint: '' };
-  const fingerprint = createHash('sha256').update(printDataflow(draft)).digest('hex').slice(0, 16);
+  const printed = printDataflow(draft);
+  // Numerics became exact decimals (they were doubles): a plan that carries one gets a new
+  // fingerprint, so its checkpointed state (holding doubles) is rebuilt from its inputs, not loaded.
+  const salt = printed.includes(':numeric') ? 'exact numeric\n' : '';
+  const fingerprint = createHash('sha256')
+    .update(salt + printed)
+    .digest('hex')
+    .slice(0, 16);
   return { ...draft, fingerprint };
 }
 

@@ -45,6 +45,8 @@ export type Expr =
       readonly kind: 'literal';
       readonly value: LiteralValue;
       readonly literalType: 'null' | 'boolean' | 'integer' | 'numeric' | 'string';
+      /** A 'numeric' literal's exact source text (the value is only its nearest double). */
+      readonly text?: string;
       readonly pos: Pos;
     }
   | { readonly kind: 'column'; readonly table?: string; readonly name: string; readonly pos: Pos }

@@ -188,7 +188,15 @@ export function makeUnary(op: '-' | '+' | 'not', operand: Expr, pos: Pos): Expr 
       (operand.literalType === 'integer' || operand.literalType === 'numeric') &&
       typeof value === 'number'
     ) {
-      return { kind: 'literal', value: value === 0 ? 0 : -value, literalType: operand.literalType, pos };
+      const negated: Expr = {
+        kind: 'literal',
+        value: value === 0 ? 0 : -value,
+        literalType: operand.literalType,
+        pos,
+      };
+      if (operand.text === undefined) return negated;
+      const text = operand.text.startsWith('-') ? operand.text.slice(1) : `-${operand.text}`;
+      return { ...negated, text };
     }
   }
   return { kind: 'unary', op, operand, pos };
@@ -265,7 +273,7 @@ export function numberLiteral(image: string, pos: Pos): Expr {
       position: pos,
     });
   }
-  return { kind: 'literal', value, literalType: 'numeric', pos };
+  return { kind: 'literal', value, literalType: 'numeric', text: image, pos };
 }
 
 export function stringLiteral(value: string, pos: Pos): Expr {

@@ -51,13 +51,15 @@ function dmlExpr(text: string): Expr {
   return statement.assignments[0]!.value;
 }
 
-/** A deep copy without `pos` fields, for comparing shapes. */
+/** A deep copy without `pos` fields (nor a numeric literal's source `text`), for comparing shapes. */
 function shape(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(shape);
   if (typeof value === 'object' && value !== null) {
     return Object.fromEntries(
       Object.entries(value)
-        .filter(([key]) => key !== 'pos')
+        .filter(
+          ([key]) => key !== 'pos' && !(key === 'text' && (value as { kind?: unknown }).kind === 'literal'),
+        )
         .map(([key, inner]) => [key, shape(inner)]),
     );
   }
@@ -839,6 +841,19 @@ describe('identifiers and literals', () => {
     assert.deepEqual(exprShape('1e3'), num(1000));
     assert.deepEqual(exprShape('2.5E-2'), num(0.025));
     assert.deepEqual(exprShape('-0.0'), num(0));
+  });
+
+  it('numeric literals keep their exact source text (the binder reads the decimal from it)', () => {
+    for (const [source, text] of [
+      ['1.50', '1.50'],
+      ['12345678901234567.89', '12345678901234567.89'],
+      ['-2.5E-2', '-2.5E-2'],
+    ] as const) {
+      for (const e of [expr(source), dmlExpr(source)]) {
+        assert.equal(e.kind, 'literal');
+        assert.equal((e as { text?: string }).text, text, source);
+      }
+    }
   });
 
   it('strings, booleans, NULL', () => {

@@ -5,6 +5,7 @@ import type { Expr, Pos } from '../parser/ast.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
 import { castValue } from '../common/cast.ts';
 import { normalizeBigInt } from '../common/values.ts';
+import { Decimal, decimalFromShortest, parseDecimal } from '../common/decimal.ts';
 import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
 import { compileScalar } from '../common/scalar-expr.ts';
 import { compileRegex, similarToRegex } from '../common/functions/regex.ts';
@@ -103,6 +104,22 @@ function literalType(value: Value, kind: string): SqlType {
       return T.numeric;
     }
   }
+}
+
+/**
+ * A literal's constant: a numeric one (with a point or exponent, or an integer beyond bigint) is the
+ * exact decimal of its source text, as PostgreSQL reads it.
+ */
+function literalConst(e: Extract<Expr, { kind: 'literal' }>): Extract<ScalarExpr, { kind: 'const' }> {
+  const type = literalType(e.value, e.literalType);
+  if (type.kind !== 'numeric') return { kind: 'const', value: e.value, type };
+  let value: Decimal | null;
+  try {
+    value = typeof e.value === 'bigint' ? Decimal.fromInt(e.value) : parseDecimal(e.text ?? String(e.value));
+  } catch (err) {
+    throw err instanceof SluiceError ? err.at(e.pos) : err;
+  }
+  return { kind: 'const', value: value ?? decimalFromShortest(e.value as number), type };
 }
 
 export function isConst(e: ScalarExpr): e is Extract<ScalarExpr, { kind: 'const' }> {
@@ -273,7 +290,7 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
   const rec = (x: Expr): ScalarExpr => bindExpr(x, ctx);
   switch (e.kind) {
     case 'literal':
-      return { kind: 'const', value: e.value, type: literalType(e.value, e.literalType) };
+      return literalConst(e);
     case 'column':
       return resolveColumn(e.name, e.table, ctx.scope, e.pos);
     case 'unary': {
@@ -284,7 +301,9 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
         e.operand.kind === 'literal' &&
         (e.operand.literalType === 'integer' || e.operand.literalType === 'numeric')
       ) {
-        const v = e.operand.value as number | bigint;
+        const c = literalConst(e.operand);
+        if (c.value instanceof Decimal) return { ...c, value: c.value.neg() };
+        const v = c.value as number | bigint;
         const value = typeof v === 'bigint' ? normalizeBigInt(-v) : -v;
         return { kind: 'const', value, type: literalType(value, e.operand.literalType) };
       }

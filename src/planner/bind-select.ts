@@ -900,7 +900,15 @@ function bindAggregateCall(e: Extract<Expr, { kind: 'function' }>, scope: Scope 
       return { fn, distinct: e.distinct, arg, column: { name: 'count', type: T.int64, nullable: false } };
     case 'sum': {
       if (!isNumeric(arg.type)) throw mismatch();
-      const type = arg.type.kind === 'int' ? T.int64 : arg.type.kind === 'numeric' ? T.numeric : arg.type;
+      // PostgreSQL: sum(bigint) and sum(numeric) are numeric, sum(smallint/integer) bigint.
+      const type =
+        arg.type.kind === 'int'
+          ? arg.type.bits === 64
+            ? T.numeric
+            : T.int64
+          : arg.type.kind === 'numeric'
+            ? T.numeric
+            : arg.type;
       return { fn, distinct: e.distinct, arg, column: { name: 'sum', type, nullable: true } };
     }
     case 'avg': {

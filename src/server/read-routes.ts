@@ -7,6 +7,7 @@
 // slices of a few milliseconds, so it never holds the event loop for long. `asOf` undoes the changes
 // on a private fork of that snapshot, which copies only the chunks it changes: it costs the changes
 // since that epoch (at most `scanRows` change rows), never a copy of the view.
+import { decimalFromShortest, parseDecimal } from '../common/decimal.ts';
 import type { FastifyInstance } from 'fastify';
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
@@ -284,7 +285,16 @@ function valueDecoders(reader: ViewReader): Map<string, Decoder> {
     let decode: Decoder;
     if (t === 'smallint' || t === 'integer' || t === 'bigint')
       decode = (v) => (typeof v === 'string' ? normalizeBigInt(BigInt(v)) : (v as Value));
-    else if (t === 'real' || t === 'double precision' || t.startsWith('numeric') || t.startsWith('decimal'))
+    else if (t.startsWith('numeric') || t.startsWith('decimal'))
+      // The exact text since numerics are exact; a number in a changelog stored before that is
+      // read back as the decimal of its shortest text.
+      decode = (v) =>
+        typeof v === 'string'
+          ? (parseDecimal(v) ?? v)
+          : typeof v === 'number'
+            ? decimalFromShortest(v)
+            : (v as Value);
+    else if (t === 'real' || t === 'double precision')
       decode = (v) => (typeof v === 'string' ? Number(v) : (v as Value));
     else decode = (v) => v as Value;
     out.set(c.name, decode);

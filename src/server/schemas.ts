@@ -40,7 +40,7 @@ export const errorResponse = { $ref: 'SluiceError#' } as const;
 
 const value = {
   description:
-    'A SQL value: null, boolean, number, or string. 64-bit integers beyond ±2^53 are strings (exact); floats NaN/±Infinity are the strings "NaN", "Infinity", "-Infinity"; dates and timestamps are ISO-8601 strings ("YYYY-MM-DD", "YYYY-MM-DD HH:MM:SS[.ffffff]").',
+    'A SQL value: null, boolean, number, or string. NUMERIC values are always strings of their exact digits ("0.30"); 64-bit integers beyond ±2^53 are strings (exact); floats NaN/±Infinity are the strings "NaN", "Infinity", "-Infinity"; dates and timestamps are ISO-8601 strings ("YYYY-MM-DD", "YYYY-MM-DD HH:MM:SS[.ffffff]").',
 } as const;
 
 export const rowSchema = {

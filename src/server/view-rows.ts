@@ -16,6 +16,7 @@ import { orderValues, type IndexCursor, type IndexView } from '../ivm/ordered-in
 import type { Row, Value } from '../common/types.ts';
 import { parseDate, parseTimestamp } from '../common/cast.ts';
 import { compareValues } from '../common/values.ts';
+import { Decimal, compareDecimals, parseDecimal } from '../common/decimal.ts';
 
 export interface ReadLimits {
   /** Rows in a page when the request names no `limit`. */
@@ -79,7 +80,13 @@ function literalFor(where: string, column: string, type: string, text: string): 
     const want: number | bigint = Number.isSafeInteger(n) ? n : big;
     return { value: want, equals: (v) => v === want || (typeof v === 'bigint' && v === big) };
   }
-  if (t === 'real' || t === 'double precision' || t.startsWith('numeric') || t.startsWith('decimal')) {
+  if (t.startsWith('numeric') || t.startsWith('decimal')) {
+    // Exact: 1.5 matches 1.50; the column's type decides, so '0.3' is never compared as a double.
+    const d = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,6})?\s*$/.test(text) ? parseDecimal(text) : null;
+    if (d === null) throw bad('a number');
+    return { value: d, equals: (v) => v instanceof Decimal && compareDecimals(v, d) === 0 };
+  }
+  if (t === 'real' || t === 'double precision') {
     const n = /^\s*[+-]?nan\s*$/i.test(text) ? NaN : Number(text);
     if (text.trim() === '' || (Number.isNaN(n) && !/nan/i.test(text))) throw bad('a number');
     return {
@@ -257,10 +264,11 @@ interface CursorState {
   readonly skip: number;
 }
 
-type CursorValue = null | boolean | number | string | { b: string } | { f: string };
+type CursorValue = null | boolean | number | string | { b: string } | { f: string } | { d: string };
 
 function cursorValue(v: Value): CursorValue {
   if (typeof v === 'bigint') return { b: v.toString() };
+  if (v instanceof Decimal) return { d: v.toString() };
   if (typeof v === 'number' && !Number.isFinite(v)) return { f: String(v) };
   return v;
 }
@@ -300,6 +308,16 @@ function decodeCursor(text: string, width: number, sortWidth: number | null = nu
       const f = Number((v as { f: string }).f);
       if (Number.isFinite(f)) throw bad();
       return f;
+    }
+    if (typeof v === 'object' && typeof (v as { d?: unknown }).d === 'string') {
+      let dec: Decimal | null = null;
+      try {
+        dec = parseDecimal((v as { d: string }).d);
+      } catch {
+        throw bad();
+      }
+      if (dec === null) throw bad();
+      return dec;
     }
     throw bad();
   };

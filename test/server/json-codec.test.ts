@@ -1,5 +1,8 @@
 // Exact JSON for Sluice values: big integers are never rounded on the way in or out, storage JSON
 // round-trips every value (bigint, NaN, ±Infinity), and the fast paths agree with the careful ones.
+import { Decimal } from '../../src/common/decimal.ts';
+import { coerceIngest } from '../../src/common/cast.ts';
+import { T } from '../../src/common/types.ts';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
@@ -28,12 +31,17 @@ test('request JSON keeps integers beyond 2^53 exact as bigints', () => {
   assert.equal(parsed[0]?.e, 123456789012345);
 });
 
-test('a safe 16-digit integer stays a number; floats with long mantissas stay floats', () => {
+test('a safe 16-digit integer stays a number; fractions past 15 digits are exact decimals', () => {
   const parsed = parseJsonExact(
     '{"a": 1000000000000000, "b": 0.12345678901234567, "c": 1e300, "s": "12345678901234567890"}',
   ) as Record<string, unknown>;
   assert.equal(parsed.a, 1000000000000000);
-  assert.equal(parsed.b, 0.12345678901234567);
+  // Read from its text (a numeric column keeps every digit); a float column takes the nearest double.
+  assert.ok(parsed.b instanceof Decimal);
+  assert.equal(parsed.b.toString(), '0.12345678901234567');
+  const asFloat = coerceIngest(parsed.b, T.float64);
+  assert.ok(asFloat.ok);
+  assert.equal(asFloat.value, 0.12345678901234567);
   assert.equal(parsed.c, 1e300);
   assert.equal(parsed.s, '12345678901234567890');
 });

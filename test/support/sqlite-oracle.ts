@@ -10,11 +10,15 @@
 //     integer (e.g. mod(), floor() of a real). A value in a column Sluice types as an integer is
 //     canonicalised to its exact decimal string via BigInt when it is integral; a non-integral value
 //     there is kept as `float:<x>` and so is reported as a mismatch.
-//  3. Floating point (real, double precision, numeric — Sluice carries NUMERIC as a double): sums and
-//     averages may be computed in a different order, so a value in a float-typed column is compared
-//     with a relative tolerance of about 1e-10: it is canonicalised by rounding to 10 significant
-//     digits, |x| < 1e-9 counts as 0, and -0 is 0. An integer that SQLite returns for such a column
-//     (SUM of integers typed numeric by PostgreSQL, floor() of an integer) is compared as a float.
+//  3. Floating point (real, double precision): sums and averages may be computed in a different
+//     order, so a value in a float-typed column is compared with a relative tolerance of about 1e-10:
+//     it is canonicalised by rounding to 10 significant digits, |x| < 1e-9 counts as 0, and -0 is 0.
+//     An integer that SQLite returns for such a column (floor() of an integer) is compared as a float.
+//  3b. NUMERIC is exact in Sluice (a Decimal) and a double in SQLite. Where SQLite's answer is exact —
+//     an integral value (SUM of integers, sums of the generators' quarters that come out whole, an
+//     exact average) — it is compared exactly, as digits, with Sluice's decimal (so 1.50 is 1.5 and
+//     an integer past 2^53 must match to the last digit); a fractional value is compared like a
+//     float (note 3). A value integral on one side only is a mismatch.
 //  4. NUMERIC columns are declared REAL in SQLite (SQLite's NUMERIC affinity would store 5 as an
 //     integer and then divide it with integer division, unlike PostgreSQL's numeric).
 //  5. LIKE: SQLite's LIKE is case-insensitive by default; `PRAGMA case_sensitive_like = ON` gives
@@ -26,6 +30,7 @@
 //     character position, 0 when absent); the SELECT text is rewritten for SQLite (`sqliteSql`).
 // Constructs where the two systems differ unavoidably (division by a non-constant or zero, overflow,
 // ROUND of .5 ties, `::`, casts of floats to int or text) are avoided by the generator, not normalised.
+import { Decimal } from '../../src/common/decimal.ts';
 import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import type { ColumnInfo, Row, Value } from '../../src/common/types.ts';
@@ -66,15 +71,14 @@ export function sqliteTypeOf(sqlType: string): 'INTEGER' | 'REAL' | 'TEXT' {
   throw new Error(`sqlite-oracle: no SQLite mapping for type "${sqlType}"`);
 }
 
-type TypeClass = 'bool' | 'int' | 'float' | 'text' | 'other';
+type TypeClass = 'bool' | 'int' | 'float' | 'numeric' | 'text' | 'other';
 
 function typeClassOf(sluiceTypeName: string): TypeClass {
   const t = sluiceTypeName.toLowerCase();
   if (t === 'boolean') return 'bool';
   if (t === 'smallint' || t === 'integer' || t === 'bigint') return 'int';
-  if (t === 'real' || t === 'double precision' || t.startsWith('numeric') || t.startsWith('decimal')) {
-    return 'float';
-  }
+  if (t.startsWith('numeric') || t.startsWith('decimal')) return 'numeric';
+  if (t === 'real' || t === 'double precision') return 'float';
   if (t === 'text' || t.startsWith('char') || t.startsWith('varchar')) return 'text';
   if (t === 'date' || t.startsWith('timestamp')) return 'text';
   return 'other';
@@ -86,6 +90,20 @@ export function canonicalFloat(x: number): string {
   if (!Number.isFinite(x)) return x > 0 ? 'Infinity' : '-Infinity';
   if (Math.abs(x) < 1e-9) return '0';
   return String(Number(x.toPrecision(10)));
+}
+
+/** A numeric value (note 3b): integral values as exact digits, fractions with the float tolerance. */
+export function canonicalNumeric(v: unknown): string {
+  if (v instanceof Decimal) {
+    if (v.round(0).key() === v.key()) return `int:${v.round(0).big().toString()}`; // integral
+    return canonicalFloat(v.toNumber());
+  }
+  if (typeof v === 'bigint') return `int:${v.toString()}`;
+  if (typeof v === 'number') {
+    if (Number.isSafeInteger(v)) return `int:${BigInt(v).toString()}`;
+    return canonicalFloat(v);
+  }
+  return `bad-numeric:${valueKind(v)}:${String(v)}`;
 }
 
 function valueKind(v: unknown): string {
@@ -110,6 +128,8 @@ export function canonicalValue(typeName: string, v: unknown): string {
       if (typeof v === 'number') return canonicalFloat(v);
       if (typeof v === 'bigint') return canonicalFloat(Number(v));
       return `bad-float:${valueKind(v)}:${String(v)}`;
+    case 'numeric':
+      return canonicalNumeric(v);
     case 'text':
       if (typeof v === 'string') return JSON.stringify(v);
       return `bad-text:${valueKind(v)}:${String(v)}`;
@@ -148,6 +168,7 @@ export function multisetDiff(
 
 function bindValue(v: Value): null | number | bigint | string {
   if (typeof v === 'boolean') return v ? 1 : 0;
+  if (v instanceof Decimal) return v.toNumber(); // SQLite has no decimal type
   return v;
 }
 

@@ -7,6 +7,7 @@ import type { SqlType, Value } from '../types.ts';
 import { T } from '../types.ts';
 import { castValue } from '../cast.ts';
 import { compareValues } from '../values.ts';
+import { Decimal, decimalFromDouble } from '../decimal.ts';
 import { regexCompiler } from './regex.ts';
 import * as text from './text.ts';
 import * as math from './math.ts';
@@ -48,7 +49,16 @@ export type FunctionFn = (typeof FUNCTION_FNS)[number];
 
 type RowFn = (row: readonly Value[]) => Value;
 
-const num = (v: Value): number => (typeof v === 'bigint' ? Number(v) : (v as number));
+const num = (v: Value): number =>
+  typeof v === 'bigint' ? Number(v) : v instanceof Decimal ? v.toNumber() : (v as number);
+
+/**
+ * A numeric result of a function PostgreSQL computes on numeric but Sluice in double precision
+ * (power, sqrt, exp, ln, log): the double cast to numeric (15 significant digits).
+ */
+function viaDouble(f: (...values: Value[]) => number): (...values: Value[]) => Value {
+  return (...values) => decimalFromDouble(f(...values), 15);
+}
 
 /** A strict function of one to four arguments: NULL if any argument is NULL. */
 function strict(args: readonly RowFn[], f: (...values: Value[]) => Value): RowFn {
@@ -178,24 +188,43 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
       };
     }
     case 'power':
-      return strict(args, (x, y) => math.power(num(x), num(y)));
     case 'sqrt':
-      return strict(args, (x) => math.sqrt(num(x)));
     case 'exp':
-      return strict(args, (x) => math.exp(num(x)));
     case 'ln':
-      return strict(args, (x) => math.ln(num(x)));
     case 'log10':
-      return strict(args, (x) => math.log10(num(x)));
-    case 'log':
-      return strict(args, (b, x) => math.logBase(num(b), num(x)));
+    case 'log': {
+      const f = floatMath(fn);
+      return strict(args, argTypes[0]?.kind === 'numeric' ? viaDouble(f) : f);
+    }
     case 'sign':
+      if (argTypes[0]?.kind === 'numeric') return strict(args, (x) => new Decimal((x as Decimal).sign(), 0));
       return strict(args, (x) => math.sign(num(x)));
     case 'trunc':
+      if (argTypes[0]?.kind === 'numeric') {
+        if (args.length === 1) return strict(args, (x) => (x as Decimal).trunc(0));
+        return strict(args, (x, d) => (x as Decimal).trunc(Math.max(-131_072, Math.min(16_383, num(d)))));
+      }
       if (args.length === 1) return strict(args, (x) => math.trunc(num(x)));
       return strict(args, (x, d) => math.trunc(num(x), num(d)));
     case 'width_bucket':
       return strict(args, (x, lo, hi, n) => math.widthBucket(num(x), num(lo), num(hi), num(n)));
+  }
+}
+
+function floatMath(fn: 'power' | 'sqrt' | 'exp' | 'ln' | 'log10' | 'log'): (...values: Value[]) => number {
+  switch (fn) {
+    case 'power':
+      return (x, y) => math.power(num(x as Value), num(y as Value));
+    case 'sqrt':
+      return (x) => math.sqrt(num(x as Value));
+    case 'exp':
+      return (x) => math.exp(num(x as Value));
+    case 'ln':
+      return (x) => math.ln(num(x as Value));
+    case 'log10':
+      return (x) => math.log10(num(x as Value));
+    case 'log':
+      return (b, x) => math.logBase(num(b as Value), num(x as Value));
   }
 }
 

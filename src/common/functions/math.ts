@@ -1,4 +1,5 @@
-// PostgreSQL's mathematical functions over doubles (NUMERIC is carried as a double too). Where
+// PostgreSQL's mathematical functions over doubles (on NUMERIC arguments they run on the nearest
+// doubles and compile-function.ts casts the result back to numeric). Where
 // PostgreSQL raises an error — a result out of range, a square root of a negative number, a
 // logarithm of zero — so do these: never Infinity or NaN from finite arguments.
 import { SluiceError } from '../errors.ts';

@@ -10,6 +10,7 @@ import type { Value } from '../../common/types.ts';
 import type { AggregateSpec } from '../dataflow-plan.ts';
 import { checkInt, compareValues, normalizeBigInt, singleKey } from '../../common/values.ts';
 import { Arrangement } from '../arrangement.ts';
+import { DECIMAL_SUM_WIDTH, DecimalSumColumn, usesDecimalSum } from './decimal-sum.ts';
 
 export interface AggColumn {
   readonly spec: AggregateSpec;
@@ -400,14 +401,17 @@ class MultisetColumn implements AggColumn {
  */
 class DistinctSumColumn implements AggColumn {
   private readonly values: MultisetColumn;
-  private readonly sum: InvertibleColumn;
+  private readonly sum: AggColumn;
 
   constructor(
     readonly spec: AggregateSpec,
     record: GroupRecords,
     base: number,
   ) {
-    this.sum = new InvertibleColumn(spec, record, base);
+    // exact numeric sums (decimal-sum.ts)
+    this.sum = usesDecimalSum(spec)
+      ? new DecimalSumColumn(spec, record, base)
+      : new InvertibleColumn(spec, record, base);
     this.values = new MultisetColumn(spec, (slot, value, weight) => this.sum.accumulate(slot, value, weight));
   }
 
@@ -445,7 +449,7 @@ class DistinctSumColumn implements AggColumn {
   }
 
   bytes(slot: number): number {
-    return this.values.bytes(slot) + this.sum.bytes();
+    return this.values.bytes(slot) + this.sum.bytes(slot);
   }
 }
 
@@ -455,12 +459,15 @@ function summing(spec: AggregateSpec): boolean {
 
 /** Doubles an aggregate needs in the group record. */
 export function recordWidth(spec: AggregateSpec): number {
+  if (usesDecimalSum(spec)) return DECIMAL_SUM_WIDTH; // exact numeric sums (decimal-sum.ts)
   if (spec.strategy === 'multiset') return summing(spec) ? InvertibleColumn.width(spec) : 0;
   return InvertibleColumn.width(spec);
 }
 
 /** An aggregate's column; sums and counts live at `base` inside the shared group records. */
 export function aggregateColumn(spec: AggregateSpec, record: GroupRecords, base: number): AggColumn {
+  // exact numeric sums (decimal-sum.ts)
+  if (usesDecimalSum(spec) && spec.strategy !== 'multiset') return new DecimalSumColumn(spec, record, base);
   if (spec.strategy !== 'multiset') return new InvertibleColumn(spec, record, base);
   return summing(spec) ? new DistinctSumColumn(spec, record, base) : new MultisetColumn(spec);
 }

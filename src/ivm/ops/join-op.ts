@@ -45,7 +45,8 @@ export type KeyFn = (row: readonly Value[]) => JoinKey | null;
  * a bigint is keyed as the number it equals when a double holds it exactly (1n meets 1, 2n**60n
  * meets 2**60), else as the bigint (Map compares bigints by value).
  */
-export function keyValue(v: boolean | number | bigint | string): JoinKey {
+export function keyValue(v: Exclude<Value, null>): JoinKey {
+  if (typeof v === 'object') return v.key(); // a decimal: one key for 1.5 and 1.50
   if (typeof v !== 'bigint') return v;
   const n = Number(v);
   return Number.isFinite(n) && BigInt(n) === v ? n : v;
@@ -64,7 +65,7 @@ export function compileKey(exprs: readonly ScalarExpr[]): KeyFn {
     const i = first.index;
     return (row) => {
       const v = row[i] as Value;
-      return v === null ? null : typeof v === 'bigint' ? keyValue(v) : v;
+      return v === null ? null : typeof v === 'bigint' || typeof v === 'object' ? keyValue(v) : v;
     };
   }
   if (exprs.length === 1) {

@@ -18,7 +18,8 @@ const agg = (
   fn,
   distinct,
   argColumn,
-  argType: argColumn === null ? null : T.int64,
+  // integer arguments (SUM(integer) is a bigint; SUM(bigint) is numeric: decimal-sum.test.ts)
+  argType: argColumn === null ? null : T.int32,
   outputType: T.int64,
   strategy,
 });

@@ -1,0 +1,419 @@
+// Exact NUMERIC values: an immutable unscaled integer and a scale (value = unscaled / 10^scale), as
+// PostgreSQL keeps them — each value has its own display scale ('1.50' shows 1.50), and 1.5 and 1.50
+// are equal, order alike and share one Map key. The unscaled part is a JS number while it is a safe
+// integer and a bigint beyond (like integers elsewhere), so sums of money stay on doubles' fast path.
+import { SluiceError } from './errors.ts';
+import { MAX_NUMERIC_INTEGER_DIGITS, MAX_NUMERIC_SCALE, MAX_NUMERIC_TEXT_LENGTH } from './limits.ts';
+
+type Unscaled = number | bigint;
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+
+function norm(u: bigint): Unscaled {
+  return u >= MIN_SAFE && u <= MAX_SAFE ? Number(u) : u;
+}
+
+const POW10_NUMBERS: number[] = [];
+for (let i = 0, p = 1; i <= 15; i++, p *= 10) POW10_NUMBERS.push(p);
+const POW10_BIG: bigint[] = [];
+
+/** 10^k as a bigint (cached for the small exponents arithmetic uses all the time). */
+export function pow10(k: number): bigint {
+  if (k < 64) {
+    let p = POW10_BIG[k];
+    if (p === undefined) {
+      p = 10n ** BigInt(k);
+      POW10_BIG[k] = p;
+    }
+    return p;
+  }
+  return 10n ** BigInt(k);
+}
+
+export function numericOverflow(detail?: string): SluiceError {
+  return new SluiceError(
+    'NUMERIC_OVERFLOW',
+    'value overflows numeric format',
+    detail === undefined ? {} : { detail },
+  );
+}
+
+/** Digits of |u| (1 for zero). */
+function digitCount(u: Unscaled): number {
+  if (typeof u === 'number') {
+    const a = Math.abs(u);
+    let n = 1;
+    while (n < 16 && a >= (POW10_NUMBERS[n] as number)) n++;
+    return n;
+  }
+  return (u < 0n ? -u : u).toString().length;
+}
+
+export class Decimal {
+  /** value = unscaled / 10^scale; unscaled is a number exactly when it is a safe integer. */
+  readonly unscaled: Unscaled;
+  /** Digits after the point that the value shows (0 ≤ scale ≤ MAX_NUMERIC_SCALE). */
+  readonly scale: number;
+  private keyText: string | undefined;
+
+  constructor(unscaled: Unscaled, scale: number) {
+    this.unscaled = typeof unscaled === 'bigint' ? norm(unscaled) : unscaled === 0 ? 0 : unscaled;
+    this.scale = scale;
+  }
+
+  static fromInt(v: number | bigint): Decimal {
+    return new Decimal(v, 0);
+  }
+
+  /** The unscaled value as a bigint. */
+  big(): bigint {
+    return typeof this.unscaled === 'bigint' ? this.unscaled : BigInt(this.unscaled);
+  }
+
+  sign(): -1 | 0 | 1 {
+    const u = this.unscaled;
+    return u > 0 ? 1 : u < 0 ? -1 : 0;
+  }
+
+  /** Exact text, with exactly `scale` digits after the point (PostgreSQL's numeric_out). */
+  toString(): string {
+    const u = this.unscaled;
+    const s = this.scale;
+    if (s === 0) return String(u);
+    const neg = u < 0;
+    let digits = String(neg ? -u : u);
+    if (digits.length <= s) digits = '0'.repeat(s - digits.length + 1) + digits;
+    const at = digits.length - s;
+    return `${neg ? '-' : ''}${digits.slice(0, at)}.${digits.slice(at)}`;
+  }
+
+  /** JSON form: the exact text as a string (so the wire never rounds it). */
+  toJSON(): string {
+    return this.toString();
+  }
+
+  /** The nearest double (correctly rounded, through the exact text). */
+  toNumber(): number {
+    if (typeof this.unscaled === 'number' && this.scale <= 15 && Math.abs(this.unscaled) < 2 ** 53) {
+      // Both exact as doubles, so one division is correctly rounded.
+      const r = this.unscaled / (POW10_NUMBERS[this.scale] as number);
+      return r === 0 ? 0 : r;
+    }
+    const r = Number(this.toString());
+    return r === 0 ? 0 : r;
+  }
+
+  /** A Map key: equal values of any scale share it (trailing zeros dropped). */
+  key(): string {
+    if (this.keyText !== undefined) return this.keyText;
+    let u = this.unscaled;
+    let s = this.scale;
+    if (typeof u === 'number') {
+      while (s > 0 && u % 10 === 0) {
+        u /= 10;
+        s--;
+      }
+    } else {
+      while (s > 0 && u % 10n === 0n) {
+        u /= 10n;
+        s--;
+      }
+    }
+    this.keyText = `d${u}e${u === 0 ? 0 : s};`;
+    return this.keyText;
+  }
+
+  /** Integer digits before the point (0 for |x| < 1). */
+  integerDigits(): number {
+    return Math.max(0, digitCount(this.unscaled) - this.scale);
+  }
+
+  /** Same value with `scale` digits: exact when growing, rounded half away from zero when shrinking. */
+  withScale(scale: number): Decimal {
+    if (scale === this.scale) return this;
+    if (scale > this.scale) {
+      const k = scale - this.scale;
+      const u = this.unscaled;
+      if (typeof u === 'number' && k <= 15) {
+        const r = u * (POW10_NUMBERS[k] as number);
+        if (Number.isSafeInteger(r)) return new Decimal(r, scale);
+      }
+      return new Decimal(this.big() * pow10(k), scale);
+    }
+    return this.round(scale);
+  }
+
+  /** Rounded half away from zero at `digits` after the point (negative: before it); scale max(digits, 0). */
+  round(digits: number): Decimal {
+    return this.cut(digits, 'round');
+  }
+
+  /** Truncated toward zero at `digits` after the point; scale max(digits, 0). */
+  trunc(digits: number): Decimal {
+    return this.cut(digits, 'trunc');
+  }
+
+  floor(): Decimal {
+    const t = this.trunc(0);
+    return this.sign() < 0 && compareDecimals(t, this) !== 0 ? sub(t, ONE) : t;
+  }
+
+  ceil(): Decimal {
+    const t = this.trunc(0);
+    return this.sign() > 0 && compareDecimals(t, this) !== 0 ? add(t, ONE) : t;
+  }
+
+  neg(): Decimal {
+    return new Decimal(typeof this.unscaled === 'number' ? -this.unscaled : -this.unscaled, this.scale);
+  }
+
+  abs(): Decimal {
+    return this.sign() < 0 ? this.neg() : this;
+  }
+
+  private cut(digits: number, mode: 'round' | 'trunc'): Decimal {
+    const target = Math.max(digits, 0);
+    if (digits >= this.scale) return target === this.scale ? this : this.withScale(target);
+    const drop = this.scale - digits; // digits dropped from the unscaled value (≥ 1)
+    const u = this.unscaled;
+    let q: Unscaled;
+    if (typeof u === 'number' && drop <= 15) {
+      const p = POW10_NUMBERS[drop] as number;
+      let t = Math.trunc(u / p);
+      if (mode === 'round') {
+        const rem = Math.abs(u - t * p);
+        if (rem * 2 >= p) t += u < 0 ? -1 : 1;
+      }
+      q = t;
+    } else {
+      const b = typeof u === 'bigint' ? u : BigInt(u);
+      const p = pow10(drop);
+      let t = b / p;
+      if (mode === 'round') {
+        const rem = b - t * p;
+        if ((rem < 0n ? -rem : rem) * 2n >= p) t += b < 0n ? -1n : 1n;
+      }
+      q = t;
+    }
+    // Dropped digits before the point (digits < 0): scale back up to the point.
+    if (digits < 0) {
+      const big = (typeof q === 'bigint' ? q : BigInt(q)) * pow10(-digits);
+      return checked(new Decimal(big, 0));
+    }
+    return new Decimal(q, target);
+  }
+}
+
+export const ZERO = new Decimal(0, 0);
+export const ONE = new Decimal(1, 0);
+
+/** Throws NUMERIC_OVERFLOW when `d` is beyond PostgreSQL's numeric range; returns it otherwise. */
+export function checked(d: Decimal): Decimal {
+  if (typeof d.unscaled === 'number') return d; // at most 16 digits
+  if (d.integerDigits() > MAX_NUMERIC_INTEGER_DIGITS) throw numericOverflow();
+  return d;
+}
+
+const DECIMAL_TEXT = /^\s*([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/;
+
+/**
+ * A decimal from its text (`12.50`, `-1e3`, ` .5 `), exact; null when the text is not a number.
+ * The scale is the digits after the point less the exponent (as PostgreSQL's numeric_in). Text with
+ * more digits than PostgreSQL's numeric holds (131072 before the point, 16383 after) is an error,
+ * checked before any digit is converted so a huge literal costs nothing.
+ */
+export function parseDecimal(text: string): Decimal | null {
+  if (text.length > MAX_NUMERIC_TEXT_LENGTH) throw numericOverflow('the text has too many digits');
+  const m = DECIMAL_TEXT.exec(text);
+  if (m === null) return null;
+  const whole = m[2] ?? '';
+  const frac = m[3] ?? '';
+  if (whole === '' && frac === '') return null;
+  const expText = m[4];
+  let exp = 0;
+  if (expText !== undefined) {
+    exp = Number(expText);
+    if (!Number.isSafeInteger(exp) || Math.abs(exp) > MAX_NUMERIC_INTEGER_DIGITS + MAX_NUMERIC_SCALE) {
+      throw numericOverflow();
+    }
+  }
+  let digits = (whole + frac).replace(/^0+/, '');
+  let scale = frac.length - exp;
+  if (digits === '') return new Decimal(0, Math.min(Math.max(scale, 0), MAX_NUMERIC_SCALE));
+  if (scale < 0) {
+    digits += '0'.repeat(-scale);
+    scale = 0;
+  }
+  if (digits.length - scale > MAX_NUMERIC_INTEGER_DIGITS) throw numericOverflow();
+  if (scale > MAX_NUMERIC_SCALE) {
+    // PostgreSQL: more than 16383 digits after the point is out of range for numeric's display scale.
+    throw numericOverflow(`at most ${MAX_NUMERIC_SCALE} digits after the point are supported`);
+  }
+  const neg = m[1] === '-';
+  const n = digits.length <= 15 ? Number(digits) : BigInt(digits);
+  return new Decimal(neg ? -n : n, scale);
+}
+
+/** A double as a decimal of its shortest text (how an old numeric-as-double state reads back). */
+export function decimalFromShortest(x: number): Decimal {
+  if (!Number.isFinite(x)) throw new SluiceError('INVALID_CAST', `cannot convert ${String(x)} to numeric`);
+  return parseDecimal(String(x)) as Decimal;
+}
+
+/**
+ * A double cast to numeric as PostgreSQL's float8_numeric does: to `significant` digits (15 for
+ * double precision, DBL_DIG; 6 for real, FLT_DIG), so (0.1 + 0.2)::numeric is 0.3.
+ */
+export function decimalFromDouble(x: number, significant: number): Decimal {
+  if (!Number.isFinite(x)) throw new SluiceError('INVALID_CAST', `cannot convert ${String(x)} to numeric`);
+  const d = parseDecimal(x.toPrecision(significant)) as Decimal;
+  return stripZeros(d);
+}
+
+/** Trailing zeros after the point removed (what %g prints). */
+function stripZeros(d: Decimal): Decimal {
+  let u = d.unscaled;
+  let s = d.scale;
+  if (typeof u === 'number') {
+    while (s > 0 && u % 10 === 0) {
+      u /= 10;
+      s--;
+    }
+  } else {
+    while (s > 0 && u % 10n === 0n) {
+      u /= 10n;
+      s--;
+    }
+  }
+  return s === d.scale ? d : new Decimal(u, s);
+}
+
+/** Exact order of two decimals of any scales. */
+export function compareDecimals(a: Decimal, b: Decimal): number {
+  const ua = a.unscaled;
+  const ub = b.unscaled;
+  if (a.scale === b.scale && typeof ua === 'number' && typeof ub === 'number') {
+    return ua < ub ? -1 : ua > ub ? 1 : 0;
+  }
+  const sa = a.sign();
+  const sb = b.sign();
+  if (sa !== sb) return sa < sb ? -1 : 1;
+  if (sa === 0) return 0;
+  const x = a.scale >= b.scale ? a.big() : a.big() * pow10(b.scale - a.scale);
+  const y = b.scale >= a.scale ? b.big() : b.big() * pow10(a.scale - b.scale);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** a and b at their common (larger) scale, as bigints. */
+function aligned(a: Decimal, b: Decimal): [bigint, bigint, number] {
+  const s = Math.max(a.scale, b.scale);
+  return [a.withScale(s).big(), b.withScale(s).big(), s];
+}
+
+export function add(a: Decimal, b: Decimal): Decimal {
+  const ua = a.unscaled;
+  const ub = b.unscaled;
+  if (a.scale === b.scale && typeof ua === 'number' && typeof ub === 'number') {
+    const r = ua + ub;
+    if (Number.isSafeInteger(r)) return new Decimal(r, a.scale);
+  }
+  const [x, y, s] = aligned(a, b);
+  return checked(new Decimal(x + y, s));
+}
+
+export function sub(a: Decimal, b: Decimal): Decimal {
+  return add(a, b.neg());
+}
+
+/** a × b at scale a.scale + b.scale (PostgreSQL's numeric_mul), within numeric's range. */
+export function mul(a: Decimal, b: Decimal): Decimal {
+  let scale = a.scale + b.scale;
+  const ua = a.unscaled;
+  const ub = b.unscaled;
+  if (typeof ua === 'number' && typeof ub === 'number') {
+    const r = ua * ub;
+    if (Number.isSafeInteger(r) && scale <= MAX_NUMERIC_SCALE) return new Decimal(r, scale);
+  }
+  // Refuse before multiplying when the product's integer digits must exceed the limit.
+  const da = digitCount(ua) - a.scale;
+  const db = digitCount(ub) - b.scale;
+  if (a.sign() !== 0 && b.sign() !== 0 && da + db - 1 > MAX_NUMERIC_INTEGER_DIGITS) throw numericOverflow();
+  let r = new Decimal(a.big() * b.big(), scale);
+  if (scale > MAX_NUMERIC_SCALE) {
+    r = r.round(MAX_NUMERIC_SCALE);
+    scale = MAX_NUMERIC_SCALE;
+  }
+  return checked(r);
+}
+
+function divisionByZero(): SluiceError {
+  return new SluiceError('DIVISION_BY_ZERO', 'division by zero');
+}
+
+/**
+ * PostgreSQL's weight and first digit of a value in base 10000 (NBASE): the weight of the leading
+ * base-10000 digit (0 for 1..9999, -1 for 0.0001..0.9999) and that digit's value.
+ */
+function nbaseLead(d: Decimal): [number, number] {
+  if (d.sign() === 0) return [0, 0];
+  const digits = String(d.sign() < 0 ? -d.big() : d.big());
+  const e10 = digits.length - d.scale - 1; // decimal exponent of the leading digit
+  const weight = Math.floor(e10 / 4);
+  const count = e10 - weight * 4 + 1;
+  return [weight, Number(digits.slice(0, count).padEnd(count, '0'))];
+}
+
+/**
+ * The result scale of a / b by PostgreSQL's select_div_scale: at least 16 significant digits, and
+ * no fewer digits after the point than either input shows (at most 1000).
+ */
+export function divScale(a: Decimal, b: Decimal): number {
+  const [w1, f1] = nbaseLead(a);
+  const [w2, f2] = nbaseLead(b);
+  let qweight = w1 - w2;
+  if (f1 <= f2) qweight--;
+  let rscale = 16 - qweight * 4;
+  rscale = Math.max(rscale, a.scale, b.scale, 0);
+  return Math.min(rscale, 1000);
+}
+
+/** a / b rounded half away from zero at `scale` (divScale by default). */
+export function div(a: Decimal, b: Decimal, scale: number = divScale(a, b)): Decimal {
+  if (b.sign() === 0) throw divisionByZero();
+  // a/b = (ua / 10^sa) / (ub / 10^sb); at `scale`: ua * 10^(scale - sa + sb) / ub
+  const k = scale - a.scale + b.scale;
+  let num = a.big();
+  let den = b.big();
+  if (k >= 0) num *= pow10(k);
+  else den *= pow10(-k);
+  if (den < 0n) {
+    num = -num;
+    den = -den;
+  }
+  let q = num / den;
+  const rem = num - q * den;
+  if ((rem < 0n ? -rem : rem) * 2n >= den) q += num < 0n ? -1n : 1n;
+  return checked(new Decimal(q, scale));
+}
+
+/** a % b, with the sign of a, at the larger scale (PostgreSQL's numeric_mod). */
+export function mod(a: Decimal, b: Decimal): Decimal {
+  if (b.sign() === 0) throw divisionByZero();
+  const [x, y, s] = aligned(a, b);
+  return new Decimal(x % y, s);
+}
+
+/**
+ * numeric(precision, scale): `d` rounded half away from zero to `scale` digits, then at most
+ * `precision - scale` digits before the point ("numeric field overflow" beyond, as PostgreSQL).
+ */
+export function fitDecimal(d: Decimal, precision: number, scale: number): Decimal {
+  const r = d.withScale(scale);
+  if (r.sign() !== 0 && digitCount(r.unscaled) > precision) {
+    throw new SluiceError('NUMERIC_OVERFLOW', 'numeric field overflow', {
+      detail: `A field with precision ${precision}, scale ${scale} must round to an absolute value less than ${precision === scale ? '1' : `10^${precision - scale}`}.`,
+    });
+  }
+  return r;
+}
