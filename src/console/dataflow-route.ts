@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { SluiceRuntime } from '../server/runtime.ts';
 import type { AggregateJson, DataflowJson, DataflowNodeJson, NodeCounts } from './shared/dataflow-json.ts';
 import { printScalar } from '../common/scalar-expr.ts';
+import { printTopN } from '../common/top-n.ts';
 import type { DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 
 type Stats = ReturnType<SluiceRuntime['engine']['viewNodeStats']>[number];
@@ -18,6 +19,7 @@ const TITLES: Record<DataflowNode['kind'], string> = {
   join: 'Join',
   union: 'Union all',
   setop: 'Set operation',
+  topn: 'Top-N',
   output: 'Output',
 };
 
@@ -92,6 +94,14 @@ function nodeJson(
         ...base,
         kind: 'setop',
         op: `${n.op}${n.all ? ' all' : ''}`,
+        stateful: true,
+        state: n.stateId,
+      };
+    case 'topn':
+      return {
+        ...base,
+        kind: 'topn',
+        text: printTopN(n, byId.get(n.inputs[0])?.columns ?? []),
         stateful: true,
         state: n.stateId,
       };
@@ -201,7 +211,18 @@ export const dataflowRouteSchema = {
               id: { type: 'integer' },
               kind: {
                 type: 'string',
-                enum: ['input', 'values', 'map', 'reduce', 'distinct', 'join', 'union', 'setop', 'output'],
+                enum: [
+                  'input',
+                  'values',
+                  'map',
+                  'reduce',
+                  'distinct',
+                  'join',
+                  'union',
+                  'setop',
+                  'topn',
+                  'output',
+                ],
               },
               title: { type: 'string', description: 'The operator as printed, e.g. "Reduce+Merge"' },
               inputs: {
@@ -216,6 +237,7 @@ export const dataflowRouteSchema = {
               source: { type: 'string', description: 'Input: the table or view read' },
               sourceKind: { type: 'string', enum: ['table', 'view'], description: 'Input' },
               filter: { type: ['string', 'null'], description: 'Map: the row filter' },
+              text: { type: 'string', description: 'Top-N: ranking, partition, order and kept range' },
               project: { type: ['array', 'null'], items: { type: 'string' }, description: 'Map' },
               key: {
                 type: ['array', 'null'],

@@ -101,8 +101,17 @@ export type Expr =
       readonly distinct: boolean;
       /** COUNT(*) */
       readonly star: boolean;
+      /** `OVER (...)`: a window function call (only a select item may be one). */
+      readonly over?: WindowSpec;
       readonly pos: Pos;
     };
+
+/** `OVER ([PARTITION BY exprs] [ORDER BY items])`; `pos` is that of OVER. */
+export interface WindowSpec {
+  readonly partitionBy: readonly Expr[];
+  readonly orderBy: readonly OrderItem[];
+  readonly pos: Pos;
+}
 
 export type SelectItem =
   | { readonly kind: 'expr'; readonly expr: Expr; readonly alias?: string; readonly pos: Pos }
@@ -183,6 +192,8 @@ export interface OrderItem {
 export interface SelectStmt {
   readonly kind: 'select';
   readonly distinct: boolean;
+  /** `SELECT DISTINCT ON (exprs)`: one row per distinct value of `exprs`, the first by ORDER BY. */
+  readonly distinctOn?: readonly Expr[];
   readonly items: readonly SelectItem[];
   /** Absent for `SELECT 1 + 1`. */
   readonly from?: FromItem;

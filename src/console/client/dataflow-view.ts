@@ -72,6 +72,9 @@ function detailOf(n: DataflowNodeJson): Detail {
     case 'setop':
       lines.push(n.op);
       break;
+    case 'topn':
+      lines.push(n.text);
+      break;
     case 'join':
       lines.push(`${n.joinKind} join`);
       if (n.on.length === 0) lines.push('cross product: every left row × every right row');

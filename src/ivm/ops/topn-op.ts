@@ -1,0 +1,233 @@
+// Top-N per partition, and the ranking window functions: every input row is arranged under its
+// partition key (one indexed Arrangement, checkpointed) and kept in an array per partition sorted by
+// ORDER BY, ties among peers broken by the whole row. For each partition an epoch touches, the rows
+// ranked inside the kept range (from < rank ≤ to) before and after the epoch are compared and only
+// the difference is emitted, so a row falling out of the top brings its successor in, in one epoch.
+// The whole partition is kept, since any retraction inside the top must reveal the next row.
+import type { Value } from '../../common/types.ts';
+import { encodeValues } from '../../common/values.ts';
+import { compareByKeys, compareRows } from '../../common/top-n.ts';
+import { Arrangement, type ArrangedRow } from '../arrangement.ts';
+import type { DataflowNode } from '../dataflow-plan.ts';
+import type { Operator } from '../operator.ts';
+import type { StateDelta, Stateful } from '../state.ts';
+import { consolidate, type ZBatch } from '../zset.ts';
+
+type TopNNode = Extract<DataflowNode, { kind: 'topn' }>;
+
+/** One row of the kept range: an arranged row, its rank, and how many of its copies are in range. */
+interface Ranked {
+  readonly entry: ArrangedRow;
+  readonly rank: number;
+  readonly weight: number;
+}
+
+/** Changes to one partition up to this many rows go in by binary search; more by sort and merge. */
+const SPLICE_LIMIT = 16;
+
+export class TopNOp implements Operator, Stateful {
+  readonly stateId: string;
+  private readonly arranged: Arrangement<string>;
+  /** Partition key → its arranged rows in ORDER BY order (derived from `arranged`; never stored). */
+  private readonly sorted = new Map<string, ArrangedRow[]>();
+  private readonly compare: (a: readonly Value[], b: readonly Value[]) => number;
+  private readonly peers: (a: readonly Value[], b: readonly Value[]) => number;
+  private readonly to: number;
+  /** Rows whose rank was computed so far (tests count the work an epoch does with it). */
+  rowsRanked = 0;
+
+  constructor(private readonly node: TopNNode) {
+    this.stateId = node.stateId;
+    this.arranged = new Arrangement<string>(`top-n n${node.id}`, 't');
+    this.compare = compareRows(node.orderBy);
+    this.peers = compareByKeys(node.orderBy);
+    this.to = node.to ?? Infinity;
+  }
+
+  get nodeId(): number {
+    return this.node.id;
+  }
+
+  trackChanges(on: boolean): void {
+    this.arranged.trackChanges(on);
+  }
+
+  takeStateDelta(full: boolean): StateDelta {
+    return this.arranged.takeDelta(full);
+  }
+
+  loadState(values: Iterable<unknown>): void {
+    const keys = new Set<string>();
+    this.arranged.load([...values], (row) => {
+      const key = this.partitionOf(row);
+      keys.add(key);
+      return key;
+    });
+    this.sorted.clear();
+    for (const key of keys) {
+      const bucket = this.arranged.get(key);
+      if (bucket === undefined) continue;
+      this.sorted.set(
+        key,
+        [...bucket.rows.values()].sort((a, b) => this.compare(a.row, b.row)),
+      );
+    }
+  }
+
+  step(inputs: readonly ZBatch[]): ZBatch {
+    const input = inputs[0];
+    if (input === undefined || input.rows.length === 0) return { rows: [], weights: [], consolidated: true };
+    const batch = consolidate(input);
+    const byPartition = new Map<string, number[]>();
+    for (let i = 0; i < batch.rows.length; i++) {
+      const key = this.partitionOf(batch.rows[i] as readonly Value[]);
+      const at = byPartition.get(key);
+      if (at === undefined) byPartition.set(key, [i]);
+      else at.push(i);
+    }
+    const rows: (readonly Value[])[] = [];
+    const weights: number[] = [];
+    for (const [key, indexes] of byPartition) {
+      const list = this.sorted.get(key) ?? [];
+      const before = this.ranked(list);
+      const after = this.apply(key, list, batch, indexes);
+      if (after.length === 0) this.sorted.delete(key);
+      else this.sorted.set(key, after);
+      this.emitDifference(before, this.ranked(after), rows, weights);
+    }
+    return { rows, weights, consolidated: true };
+  }
+
+  stateSize(): number {
+    return this.arranged.stateBytes + 8 * this.arranged.size + 48 * this.sorted.size;
+  }
+
+  private partitionOf(row: readonly Value[]): string {
+    return this.node.partitionBy.length === 0 ? '' : encodeValues(row, this.node.partitionBy);
+  }
+
+  /** Folds the partition's changes into the arrangement and returns its rows in order again. */
+  private apply(key: string, list: ArrangedRow[], batch: ZBatch, indexes: readonly number[]): ArrangedRow[] {
+    const added: ArrangedRow[] = [];
+    const removed = new Set<ArrangedRow>();
+    for (const i of indexes) {
+      const row = batch.rows[i] as readonly Value[];
+      const w = batch.weights[i] as number;
+      if (w < 0) {
+        const at = this.find(list, row);
+        const existing = at < 0 ? undefined : list[at];
+        if (existing !== undefined && existing.count + w === 0) removed.add(existing);
+      }
+      const entry = this.arranged.addRow(key, row, w, 0);
+      if (entry !== null && entry.count === w) added.push(entry); // it was not arranged before
+    }
+    if (added.length + removed.size <= SPLICE_LIMIT) {
+      for (const entry of removed) list.splice(this.find(list, entry.row), 1);
+      for (const entry of added) list.splice(this.lowerBound(list, entry.row), 0, entry);
+      return list;
+    }
+    const kept = removed.size === 0 ? list : list.filter((e) => !removed.has(e));
+    added.sort((a, b) => this.compare(a.row, b.row));
+    const merged: ArrangedRow[] = new Array<ArrangedRow>(kept.length + added.length);
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    while (i < kept.length && j < added.length) {
+      const a = kept[i] as ArrangedRow;
+      const b = added[j] as ArrangedRow;
+      if (this.compare(a.row, b.row) <= 0) {
+        merged[k++] = a;
+        i++;
+      } else {
+        merged[k++] = b;
+        j++;
+      }
+    }
+    while (i < kept.length) merged[k++] = kept[i++] as ArrangedRow;
+    while (j < added.length) merged[k++] = added[j++] as ArrangedRow;
+    return merged;
+  }
+
+  /** The first index whose row is not before `row`. */
+  private lowerBound(list: readonly ArrangedRow[], row: readonly Value[]): number {
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.compare((list[mid] as ArrangedRow).row, row) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The index of `row` in the list, or -1. */
+  private find(list: readonly ArrangedRow[], row: readonly Value[]): number {
+    const at = this.lowerBound(list, row);
+    const e = list[at];
+    return e !== undefined && this.compare(e.row, row) === 0 ? at : -1;
+  }
+
+  /**
+   * The rows ranked inside the kept range, walking the partition from its first row and stopping
+   * past `to`: O(to) rows for a Top-N, the whole partition for an unbounded ranking.
+   */
+  private ranked(list: readonly ArrangedRow[]): Ranked[] {
+    const { rank: kind, emitRank, from } = this.node;
+    const to = this.to;
+    const out: Ranked[] = [];
+    let position = 0; // copies before this row
+    let rank = 0;
+    let dense = 0;
+    let previous: ArrangedRow | undefined;
+    for (const entry of list) {
+      this.rowsRanked++;
+      const copies = entry.count;
+      if (kind === 'row_number') {
+        const lo = Math.max(position + 1, from + 1);
+        const hi = Math.min(position + copies, to);
+        if (lo <= hi) {
+          if (emitRank) for (let r = lo; r <= hi; r++) out.push({ entry, rank: r, weight: 1 });
+          else out.push({ entry, rank: 0, weight: hi - lo + 1 });
+        }
+        position += copies;
+        if (position >= to) break;
+        continue;
+      }
+      if (previous === undefined || this.peers(previous.row, entry.row) !== 0) {
+        rank = position + 1;
+        dense++;
+      }
+      const r = kind === 'rank' ? rank : dense;
+      if (r > to) break;
+      if (r > from) out.push({ entry, rank: emitRank ? r : 0, weight: copies });
+      position += copies;
+      previous = entry;
+    }
+    return out;
+  }
+
+  /** Appends what changed between the kept rows before and after (an arranged row is one record). */
+  private emitDifference(
+    before: readonly Ranked[],
+    after: readonly Ranked[],
+    rows: (readonly Value[])[],
+    weights: number[],
+  ): void {
+    const change = new Map<string, { item: Ranked; weight: number }>();
+    const fold = (items: readonly Ranked[], sign: number): void => {
+      for (const item of items) {
+        const id = `${item.entry.seq}:${item.rank}`;
+        const at = change.get(id);
+        if (at === undefined) change.set(id, { item, weight: sign * item.weight });
+        else at.weight += sign * item.weight;
+      }
+    };
+    fold(before, -1);
+    fold(after, 1);
+    for (const { item, weight } of change.values()) {
+      if (weight === 0) continue;
+      rows.push(this.node.emitRank ? [...item.entry.row, item.rank] : item.entry.row);
+      weights.push(weight);
+    }
+  }
+}
