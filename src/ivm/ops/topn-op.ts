@@ -5,7 +5,7 @@
 // the difference is emitted, so a row falling out of the top brings its successor in, in one epoch.
 // The whole partition is kept, since any retraction inside the top must reveal the next row.
 import type { Value } from '../../common/types.ts';
-import { encodeValues } from '../../common/values.ts';
+import { encodeOne, encodeValues, singleKey } from '../../common/values.ts';
 import { compareByKeys, compareRows } from '../../common/top-n.ts';
 import { Arrangement, type ArrangedRow } from '../arrangement.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
@@ -22,23 +22,43 @@ interface Ranked {
   readonly weight: number;
 }
 
+/** An arranged row's change of output weight at one rank (`next`: its other ranks, rare). */
+interface RankChange {
+  readonly rank: number;
+  weight: number;
+  next: RankChange | null;
+}
+
+/**
+ * A partition's key: '' for none, the value itself for one column (NULL is a partition too),
+ * the encoding of the values otherwise.
+ */
+type PartitionKey = Value;
+
 /** Changes to one partition up to this many rows go in by binary search; more by sort and merge. */
 const SPLICE_LIMIT = 16;
 
 export class TopNOp implements Operator, Stateful {
   readonly stateId: string;
-  private readonly arranged: Arrangement<string>;
+  private readonly arranged: Arrangement<PartitionKey>;
   /** Partition key → its arranged rows in ORDER BY order (derived from `arranged`; never stored). */
-  private readonly sorted = new Map<string, ArrangedRow[]>();
+  private readonly sorted = new Map<PartitionKey, ArrangedRow[]>();
   private readonly compare: (a: readonly Value[], b: readonly Value[]) => number;
   private readonly peers: (a: readonly Value[], b: readonly Value[]) => number;
   private readonly to: number;
   /** Rows whose rank was computed so far (tests count the work an epoch does with it). */
   rowsRanked = 0;
+  /**
+   * Set by `ranked`: the first index of the list from which a change cannot alter the kept range
+   * (every row there ranks past `to`, and so would a row inserted there); Infinity if none.
+   */
+  private unaffectedFrom = Infinity;
 
   constructor(private readonly node: TopNNode) {
     this.stateId = node.stateId;
-    this.arranged = new Arrangement<string>(`top-n n${node.id}`, 't');
+    this.arranged = new Arrangement<PartitionKey>(`top-n n${node.id}`, 't', (key) =>
+      node.partitionBy.length === 1 ? encodeOne(key) : String(key),
+    );
     this.compare = compareRows(node.orderBy);
     this.peers = compareByKeys(node.orderBy);
     this.to = node.to ?? Infinity;
@@ -57,7 +77,7 @@ export class TopNOp implements Operator, Stateful {
   }
 
   loadState(values: Iterable<unknown>): void {
-    const keys = new Set<string>();
+    const keys = new Set<PartitionKey>();
     this.arranged.load([...values], (row) => {
       const key = this.partitionOf(row);
       keys.add(key);
@@ -77,8 +97,9 @@ export class TopNOp implements Operator, Stateful {
   step(inputs: readonly ZBatch[]): ZBatch {
     const input = inputs[0];
     if (input === undefined || input.rows.length === 0) return { rows: [], weights: [], consolidated: true };
-    const batch = consolidate(input);
-    const byPartition = new Map<string, number[]>();
+    // Consolidated (each row once): an arranged row then never leaves and comes back in one epoch.
+    const batch = input.consolidated ? input : consolidate(input);
+    const byPartition = new Map<PartitionKey, number[]>();
     for (let i = 0; i < batch.rows.length; i++) {
       const key = this.partitionOf(batch.rows[i] as readonly Value[]);
       const at = byPartition.get(key);
@@ -90,10 +111,14 @@ export class TopNOp implements Operator, Stateful {
     for (const [key, indexes] of byPartition) {
       const list = this.sorted.get(key) ?? [];
       const before = this.ranked(list);
+      // Changes that all sort after the kept range leave it as it is: no second walk, no output.
+      const unaffected = indexes.every(
+        (i) => this.lowerBound(list, batch.rows[i] as readonly Value[]) >= this.unaffectedFrom,
+      );
       const after = this.apply(key, list, batch, indexes);
       if (after.length === 0) this.sorted.delete(key);
       else this.sorted.set(key, after);
-      this.emitDifference(before, this.ranked(after), rows, weights);
+      if (!unaffected) this.emitDifference(before, this.ranked(after), rows, weights);
     }
     return { rows, weights, consolidated: true };
   }
@@ -102,12 +127,20 @@ export class TopNOp implements Operator, Stateful {
     return this.arranged.stateBytes + 8 * this.arranged.size + 48 * this.sorted.size;
   }
 
-  private partitionOf(row: readonly Value[]): string {
-    return this.node.partitionBy.length === 0 ? '' : encodeValues(row, this.node.partitionBy);
+  private partitionOf(row: readonly Value[]): PartitionKey {
+    const by = this.node.partitionBy;
+    if (by.length === 0) return '';
+    if (by.length === 1) return singleKey(row[by[0] as number] as Value);
+    return encodeValues(row, by);
   }
 
   /** Folds the partition's changes into the arrangement and returns its rows in order again. */
-  private apply(key: string, list: ArrangedRow[], batch: ZBatch, indexes: readonly number[]): ArrangedRow[] {
+  private apply(
+    key: PartitionKey,
+    list: ArrangedRow[],
+    batch: ZBatch,
+    indexes: readonly number[],
+  ): ArrangedRow[] {
     const added: ArrangedRow[] = [];
     const removed = new Set<ArrangedRow>();
     for (const i of indexes) {
@@ -179,7 +212,9 @@ export class TopNOp implements Operator, Stateful {
     let rank = 0;
     let dense = 0;
     let previous: ArrangedRow | undefined;
-    for (const entry of list) {
+    this.unaffectedFrom = Infinity;
+    for (let index = 0; index < list.length; index++) {
+      const entry = list[index] as ArrangedRow;
       this.rowsRanked++;
       const copies = entry.count;
       if (kind === 'row_number') {
@@ -190,7 +225,11 @@ export class TopNOp implements Operator, Stateful {
           else out.push({ entry, rank: 0, weight: hi - lo + 1 });
         }
         position += copies;
-        if (position >= to) break;
+        if (position >= to) {
+          // A row after this one has position ≥ to, before or after a change there.
+          this.unaffectedFrom = index + 1;
+          break;
+        }
         continue;
       }
       if (previous === undefined || this.peers(previous.row, entry.row) !== 0) {
@@ -198,7 +237,11 @@ export class TopNOp implements Operator, Stateful {
         dense++;
       }
       const r = kind === 'rank' ? rank : dense;
-      if (r > to) break;
+      if (r > to) {
+        // A row inserted before this one may be a peer of the last kept one: only after it is safe.
+        this.unaffectedFrom = index + 1;
+        break;
+      }
       if (r > from) out.push({ entry, rank: emitRank ? r : 0, weight: copies });
       position += copies;
       previous = entry;
@@ -213,21 +256,24 @@ export class TopNOp implements Operator, Stateful {
     rows: (readonly Value[])[],
     weights: number[],
   ): void {
-    const change = new Map<string, { item: Ranked; weight: number }>();
+    const change = new Map<ArrangedRow, RankChange>();
     const fold = (items: readonly Ranked[], sign: number): void => {
       for (const item of items) {
-        const id = `${item.entry.seq}:${item.rank}`;
-        const at = change.get(id);
-        if (at === undefined) change.set(id, { item, weight: sign * item.weight });
-        else at.weight += sign * item.weight;
+        const first = change.get(item.entry) ?? null;
+        let at = first;
+        while (at !== null && at.rank !== item.rank) at = at.next;
+        if (at !== null) at.weight += sign * item.weight;
+        else change.set(item.entry, { rank: item.rank, weight: sign * item.weight, next: first });
       }
     };
     fold(before, -1);
     fold(after, 1);
-    for (const { item, weight } of change.values()) {
-      if (weight === 0) continue;
-      rows.push(this.node.emitRank ? [...item.entry.row, item.rank] : item.entry.row);
-      weights.push(weight);
+    for (const [entry, first] of change) {
+      for (let at: RankChange | null = first; at !== null; at = at.next) {
+        if (at.weight === 0) continue;
+        rows.push(this.node.emitRank ? [...entry.row, at.rank] : entry.row);
+        weights.push(at.weight);
+      }
     }
   }
 }
