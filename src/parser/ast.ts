@@ -185,9 +185,9 @@ export interface OrderItem {
 
 /**
  * One SELECT, or a set operation of SELECTs (`setOp`), with its WITH clause. Constructs the engine
- * cannot maintain yet (subqueries outside FROM, window functions, recursive CTEs) are rejected by
- * the parser adapter with NOT_SUPPORTED; ORDER BY / LIMIT are kept because ad-hoc queries allow
- * them (the planner rejects them in views).
+ * cannot maintain yet (subqueries outside FROM, window functions other than the ranking ones,
+ * recursive CTEs) are rejected by the parser adapter with NOT_SUPPORTED; ORDER BY / LIMIT are kept
+ * (ad-hoc queries sort by them; views and nested queries keep them as a TopN).
  */
 export interface SelectStmt {
   readonly kind: 'select';

@@ -1,6 +1,7 @@
 // Binds a SELECT to a LogicalPlan: FROM → Scan, WHERE → Filter, GROUP BY/aggregates → Aggregate,
-// HAVING → Filter, select list → Project, DISTINCT → Distinct. Also derives the output's unique key
-// and rejects what cannot be maintained incrementally (ORDER BY/LIMIT in views) with NOT_SUPPORTED.
+// HAVING → Filter, select list → Project, DISTINCT → Distinct; ranking window calls, DISTINCT ON and a
+// view's ORDER BY … LIMIT → TopN (bind-window.ts). Also derives the output's unique key and rejects
+// what cannot be maintained incrementally (ORDER BY without LIMIT in views) with NOT_SUPPORTED.
 import { SluiceError, notSupported } from '../common/errors.ts';
 import type { CommonTableExpr, Expr, OrderItem, Pos, SelectStmt } from '../parser/ast.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
@@ -49,7 +50,7 @@ export interface BoundQuery {
 }
 
 export interface BindOptions {
-  /** Binding a materialized view: ORDER BY / LIMIT / OFFSET are rejected. */
+  /** Binding a materialized view: ORDER BY … LIMIT / OFFSET become a TopN, ORDER BY alone is rejected. */
   readonly forView: boolean;
   /** CREATE MATERIALIZED VIEW v (a, b, ...) column names. */
   readonly columnNames?: readonly string[];
