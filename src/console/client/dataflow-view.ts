@@ -29,6 +29,7 @@ const ROLE: Record<DataflowNodeJson['kind'], string> = {
   join: 'Join · both inputs arranged by key',
   union: 'Union all · stateless',
   setop: 'Set operation · row → count per side',
+  topn: 'Top-N · every row, sorted per partition',
   output: 'Output · view state + changelog',
 };
 

@@ -39,8 +39,6 @@ function batch(rows: (readonly Value[])[], weight = 1): ZBatch {
   return { rows, weights: rows.map(() => weight), consolidated: true };
 }
 
-const none = { report: (): void => {} };
-
 function changes(out: ZBatch): string[] {
   return out.rows.map((r, i) => `${(out.weights[i] ?? 0) > 0 ? '+' : '-'}${r.join(',')}`).sort();
 }
@@ -51,33 +49,30 @@ test('a Top-10 over 10,000 rows of one partition ranks about 10 rows per change,
   const rows: (readonly Value[])[] = [];
   for (let s = 1; s <= 10_000; s++) rows.push([1, s, s]);
   rows.push([2, 5, 1]);
-  op.step([batch(rows)], none);
+  op.step([batch(rows)]);
   let ranked = op.rowsRanked;
   // Below the top: nothing comes out, and the partition is walked only as far as the kept range.
-  assert.deepEqual(changes(op.step([batch([[1, 3, 20_001]])], none)), []);
+  assert.deepEqual(changes(op.step([batch([[1, 3, 20_001]])])), []);
   assert.ok(
     op.rowsRanked - ranked <= 10,
     `ranked ${op.rowsRanked - ranked} rows for an insert below the top`,
   );
   ranked = op.rowsRanked;
   // Deleting the top row: it leaves and the 11th comes in, in one step; two walks of ≤ 11 rows.
-  assert.deepEqual(changes(op.step([batch([[1, 10_000, 10_000]], -1)], none)), [
-    '+1,9990,9990',
-    '-1,10000,10000',
-  ]);
+  assert.deepEqual(changes(op.step([batch([[1, 10_000, 10_000]], -1)])), ['+1,9990,9990', '-1,10000,10000']);
   assert.ok(op.rowsRanked - ranked <= 22, `ranked ${op.rowsRanked - ranked} rows for a delete in the top`);
   // A new best row pushes the 10th out.
-  assert.deepEqual(changes(op.step([batch([[1, 50_000, 7]])], none)), ['+1,50000,7', '-1,9990,9990']);
+  assert.deepEqual(changes(op.step([batch([[1, 50_000, 7]])])), ['+1,50000,7', '-1,9990,9990']);
 });
 
 test('an unbounded ROW_NUMBER emits only the rows whose number changes, walking only the touched partition', () => {
   const op = topN(null, true);
   const rows: (readonly Value[])[] = [];
   for (let s = 1; s <= 1_000; s++) rows.push([1, s, s], [2, s, s]);
-  op.step([batch(rows)], none);
+  op.step([batch(rows)]);
   const ranked = op.rowsRanked;
   // Score 5.5 sorts between scores 6 and 5: rows 1..995 keep their numbers; 5, 4, 3, 2, 1 shift.
-  const out = op.step([batch([[1, 5.5, 0]])], none);
+  const out = op.step([batch([[1, 5.5, 0]])]);
   assert.equal(out.rows.length, 1 + 2 * 5);
   assert.ok(changes(out).includes('+1,5.5,0,996'));
   assert.ok(changes(out).includes('-1,1,1,1000') && changes(out).includes('+1,1,1,1001'));
@@ -87,17 +82,14 @@ test('an unbounded ROW_NUMBER emits only the rows whose number changes, walking 
 
 test('duplicates of one row take consecutive ROW_NUMBERs, and one copy leaving retracts the last number', () => {
   const op = topN(3, true);
-  op.step(
-    [
-      batch([
-        [1, 9, 1],
-        [1, 8, 2],
-      ]),
-    ],
-    none,
-  );
+  op.step([
+    batch([
+      [1, 9, 1],
+      [1, 8, 2],
+    ]),
+  ]);
   const twice: ZBatch = { rows: [[1, 9, 1]], weights: [1], consolidated: true };
-  assert.deepEqual(changes(op.step([twice], none)), ['+1,8,2,3', '+1,9,1,2', '-1,8,2,2']);
+  assert.deepEqual(changes(op.step([twice])), ['+1,8,2,3', '+1,9,1,2', '-1,8,2,2']);
   const once: ZBatch = { rows: [[1, 9, 1]], weights: [-1], consolidated: true };
-  assert.deepEqual(changes(op.step([once], none)), ['+1,8,2,2', '-1,8,2,3', '-1,9,1,2']);
+  assert.deepEqual(changes(op.step([once])), ['+1,8,2,2', '-1,8,2,3', '-1,9,1,2']);
 });

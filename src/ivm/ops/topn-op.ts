@@ -53,6 +53,8 @@ export class TopNOp implements Operator, Stateful {
    * (every row there ranks past `to`, and so would a row inserted there); Infinity if none.
    */
   private unaffectedFrom = Infinity;
+  /** Partition → its `unaffectedFrom` as of the end of the last epoch that touched it (derived). */
+  private readonly boundaries = new Map<PartitionKey, number>();
 
   constructor(private readonly node: TopNNode) {
     this.stateId = node.stateId;
@@ -84,6 +86,7 @@ export class TopNOp implements Operator, Stateful {
       return key;
     });
     this.sorted.clear();
+    this.boundaries.clear();
     for (const key of keys) {
       const bucket = this.arranged.get(key);
       if (bucket === undefined) continue;
@@ -110,21 +113,36 @@ export class TopNOp implements Operator, Stateful {
     const weights: number[] = [];
     for (const [key, indexes] of byPartition) {
       const list = this.sorted.get(key) ?? [];
-      const before = this.ranked(list);
-      // Changes that all sort after the kept range leave it as it is: no second walk, no output.
-      const unaffected = indexes.every(
-        (i) => this.lowerBound(list, batch.rows[i] as readonly Value[]) >= this.unaffectedFrom,
-      );
+      // Changes that all sort after the kept range leave it as it is: no walk, no output. The
+      // partition's boundary stays valid across such changes (none lands before it).
+      let from = this.boundaries.get(key);
+      let before: Ranked[] | null = null;
+      if (from === undefined) {
+        before = this.ranked(list);
+        from = this.unaffectedFrom;
+      }
+      const limit = from;
+      const unaffected =
+        limit !== Infinity &&
+        indexes.every((i) => this.lowerBound(list, batch.rows[i] as readonly Value[]) >= limit);
+      if (!unaffected) before ??= this.ranked(list);
       const after = this.apply(key, list, batch, indexes);
-      if (after.length === 0) this.sorted.delete(key);
-      else this.sorted.set(key, after);
-      if (!unaffected) this.emitDifference(before, this.ranked(after), rows, weights);
+      if (after.length === 0) {
+        this.sorted.delete(key);
+        this.boundaries.delete(key);
+      } else this.sorted.set(key, after);
+      if (unaffected) {
+        this.boundaries.set(key, limit);
+        continue;
+      }
+      this.emitDifference(before as Ranked[], this.ranked(after), rows, weights);
+      if (after.length > 0) this.boundaries.set(key, this.unaffectedFrom);
     }
     return { rows, weights, consolidated: true };
   }
 
   stateSize(): number {
-    return this.arranged.stateBytes + 8 * this.arranged.size + 48 * this.sorted.size;
+    return this.arranged.stateBytes + 8 * this.arranged.size + 96 * this.sorted.size;
   }
 
   private partitionOf(row: readonly Value[]): PartitionKey {
