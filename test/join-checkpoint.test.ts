@@ -138,3 +138,15 @@ test('IN / NOT IN / EXISTS views restore their semi-join state from checkpoints 
   for (const seed of seeds) sets += roundTrip(seed, SUBQUERY);
   console.log(`subquery checkpoints: ${seeds.length} seeds, ${sets} change sets compared after restores`);
 });
+
+// Top-N, ranking and DISTINCT ON views: their partition → rows arrangement comes from the
+// checkpoint (no rebuild), the per-partition order is derived again, and the changes after the
+// restore are the uninterrupted engine's, order included.
+const TOP_N = JOIN_TEMPLATES.filter((t) => /topn|rank|row_number|distinct_on/.test(t));
+
+test('Top-N, ranking and DISTINCT ON views restore from checkpoints and continue alike', () => {
+  assert.ok(TOP_N.length >= 10, `only ${TOP_N.length} Top-N templates`);
+  let sets = 0;
+  for (const seed of seeds) sets += roundTrip(seed, TOP_N);
+  console.log(`top-n checkpoints: ${seeds.length} seeds, ${sets} change sets compared after restores`);
+});

@@ -148,7 +148,7 @@ test('mismatched branches, WITH RECURSIVE and subquery ORDER BY are refused with
   fails(
     'CREATE MATERIALIZED VIEW x AS SELECT k FROM (SELECT k FROM t ORDER BY k) s',
     'NOT_SUPPORTED',
-    'ORDER BY in a subquery in FROM is not supported',
+    'ORDER BY without LIMIT in a subquery in FROM is not supported',
     { line: 1, column: 71 },
   );
   fails(

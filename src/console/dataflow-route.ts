@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { SluiceRuntime } from '../server/runtime.ts';
 import type { AggregateJson, DataflowJson, DataflowNodeJson, NodeCounts } from './shared/dataflow-json.ts';
 import { printScalar } from '../common/scalar-expr.ts';
+import { printTopN } from '../common/top-n.ts';
 import type { DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 
 type Stats = ReturnType<SluiceRuntime['engine']['viewNodeStats']>[number];
@@ -19,6 +20,7 @@ const TITLES: Record<DataflowNode['kind'], string> = {
   union: 'Union all',
   setop: 'Set operation',
   semijoin: 'Semi-join',
+  topn: 'Top-N',
   output: 'Output',
 };
 
@@ -102,6 +104,15 @@ function nodeJson(
         kind: 'semijoin',
         mode: { exists: 'exists', notExists: 'not exists', in: 'in', notIn: 'not in' }[n.mode],
         on: n.leftKey.map((k, i) => `${printScalar(k)} = right.#${i}`),
+        stateful: true,
+        state: n.stateId,
+      };
+
+    case 'topn':
+      return {
+        ...base,
+        kind: 'topn',
+        text: printTopN(n, byId.get(n.inputs[0])?.columns ?? []),
         stateful: true,
         state: n.stateId,
       };
@@ -228,6 +239,7 @@ export const dataflowRouteSchema = {
                   'union',
                   'setop',
                   'semijoin',
+                  'topn',
                   'output',
                 ],
               },
@@ -244,6 +256,7 @@ export const dataflowRouteSchema = {
               source: { type: 'string', description: 'Input: the table or view read' },
               sourceKind: { type: 'string', enum: ['table', 'view'], description: 'Input' },
               filter: { type: ['string', 'null'], description: 'Map: the row filter' },
+              text: { type: 'string', description: 'Top-N: ranking, partition, order and kept range' },
               project: { type: ['array', 'null'], items: { type: 'string' }, description: 'Map' },
               key: {
                 type: ['array', 'null'],

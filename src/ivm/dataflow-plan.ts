@@ -5,6 +5,7 @@ import type { SqlType } from '../common/types.ts';
 import { typeName } from '../common/types.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { printScalar } from '../common/scalar-expr.ts';
+import { printTopN, type RankKind, type SortKey } from '../common/top-n.ts';
 
 export type AggregateStrategy = 'invertible' | 'multiset';
 
@@ -154,6 +155,25 @@ export type DataflowNode =
       readonly mode: SemiJoinMode;
       readonly leftKey: readonly ScalarExpr[];
       readonly correlated: number;
+      readonly columns: readonly ColumnSpec[];
+      readonly stateId: string;
+    }
+  /**
+   * Top-N per partition (src/ivm/ops/topn-op.ts): every input row arranged by its partition key and
+   * kept in ORDER BY order; emits the change of the rows whose rank r has from < r ≤ to (and, with
+   * `emitRank`, the rank as a last column). Holds every row of a partition, since a retraction
+   * inside the top brings in the next row.
+   */
+  | {
+      readonly id: number;
+      readonly kind: 'topn';
+      readonly inputs: readonly [number];
+      readonly partitionBy: readonly number[];
+      readonly orderBy: readonly SortKey[];
+      readonly rank: RankKind;
+      readonly emitRank: boolean;
+      readonly from: number;
+      readonly to: number | null;
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
     }
@@ -310,6 +330,15 @@ export function printDataflow(plan: DataflowPlan): string {
         );
         visit(n.inputs[0], depth + 1);
         visit(n.inputs[1], depth + 1);
+        return;
+      }
+
+      case 'topn': {
+        const input = byId.get(n.inputs[0]);
+        lines.push(
+          `${pad}n${n.id} TopN ${printTopN(n, input?.columns ?? [])} state ${n.stateId} (partition → every row, in order) → [${cols(n.columns)}]`,
+        );
+        visit(n.inputs[0], depth + 1);
         return;
       }
       case 'output':

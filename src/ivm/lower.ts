@@ -216,6 +216,23 @@ export function lowerToDataflow(
           stateId: `${view}/semijoin${id}`,
         }));
       }
+
+      case 'topN': {
+        const input = lower(p.input);
+        return add((id) => ({
+          id,
+          kind: 'topn',
+          inputs: [input.id],
+          partitionBy: p.partitionBy,
+          orderBy: p.orderBy,
+          rank: p.rank,
+          emitRank: p.emitRank,
+          from: p.from,
+          to: p.to,
+          columns: specs(p.columns),
+          stateId: `${view}/topn${id}`,
+        }));
+      }
       case 'distinct': {
         const input = lower(p.input);
         return add((id) => ({
@@ -262,6 +279,7 @@ function planInputs(p: LogicalPlan): readonly LogicalPlan[] {
     case 'project':
     case 'aggregate':
     case 'distinct':
+    case 'topN':
       return [p.input];
     case 'join':
     case 'setOp':

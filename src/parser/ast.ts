@@ -112,8 +112,17 @@ export type Expr =
       readonly star: boolean;
       /** `agg(...) FILTER (WHERE cond)`: the condition (the binder refuses it on a non-aggregate). */
       readonly filter?: Expr;
+      /** `OVER (...)`: a window function call (only a select item may be one). */
+      readonly over?: WindowSpec;
       readonly pos: Pos;
     };
+
+/** `OVER ([PARTITION BY exprs] [ORDER BY items])`; `pos` is that of OVER. */
+export interface WindowSpec {
+  readonly partitionBy: readonly Expr[];
+  readonly orderBy: readonly OrderItem[];
+  readonly pos: Pos;
+}
 
 export type SelectItem =
   | { readonly kind: 'expr'; readonly expr: Expr; readonly alias?: string; readonly pos: Pos }
@@ -187,13 +196,15 @@ export interface OrderItem {
 
 /**
  * One SELECT, or a set operation of SELECTs (`setOp`), with its WITH clause. Constructs the engine
- * cannot maintain yet (subqueries outside FROM, window functions, recursive CTEs) are rejected by
- * the parser adapter with NOT_SUPPORTED; ORDER BY / LIMIT are kept because ad-hoc queries allow
- * them (the planner rejects them in views).
+ * cannot maintain yet (subqueries outside FROM, window functions other than the ranking ones,
+ * recursive CTEs) are rejected by the parser adapter with NOT_SUPPORTED; ORDER BY / LIMIT are kept
+ * (ad-hoc queries sort by them; views and nested queries keep them as a TopN).
  */
 export interface SelectStmt {
   readonly kind: 'select';
   readonly distinct: boolean;
+  /** `SELECT DISTINCT ON (exprs)`: one row per distinct value of `exprs`, the first by ORDER BY. */
+  readonly distinctOn?: readonly Expr[];
   readonly items: readonly SelectItem[];
   /** Absent for `SELECT 1 + 1`. */
   readonly from?: FromItem;

@@ -356,9 +356,12 @@ class Converter {
   private selectBody(ast: Node, pos: Pos): SelectStmt {
     const distinctType = text(child(ast, 'distinct'), 'type');
     let distinct = false;
+    let distinctOn: Expr[] | undefined;
     if (distinctType === 'DISTINCT') {
       this.word('distinct');
       distinct = true;
+    } else if (distinctType === 'DISTINCT ON') {
+      distinctOn = this.distinctOn(list(child(ast, 'distinct'), 'columns'));
     } else if (distinctType !== undefined) {
       throw notSupported(distinctType.toUpperCase(), this.here());
     } else this.optionalWord('all');
@@ -439,6 +442,7 @@ class Converter {
     return {
       kind: 'select',
       distinct,
+      ...(distinctOn !== undefined ? { distinctOn } : {}),
       items,
       ...(from !== undefined ? { from } : {}),
       ...(where !== undefined ? { where } : {}),
@@ -449,6 +453,69 @@ class Converter {
       ...(offset !== undefined ? { offset } : {}),
       pos,
     };
+  }
+
+  /** `DISTINCT ON (exprs)`: node-sql-parser's expressions, read against our tokens. */
+  private distinctOn(columns: readonly unknown[]): Expr[] {
+    this.word('distinct');
+    this.word('on');
+    this.expect(LParen);
+    const exprs = columns.map((column, i) => {
+      if (i > 0) this.expect(Comma);
+      return this.expression(isNode(column) ? column['expr'] : column).expr;
+    });
+    this.expect(RParen);
+    return exprs;
+  }
+
+  /**
+   * A window function call: `ROW_NUMBER() | RANK() | DENSE_RANK() OVER ([PARTITION BY exprs] [ORDER
+   * BY items])`. Other window functions, named windows and frame clauses are NOT_SUPPORTED.
+   */
+  private windowCall(node: Node): Expr {
+    const fn = String(node['name'] ?? '').toLowerCase();
+    const nameToken = this.name(true);
+    const pos = posOf(nameToken);
+    if (!['row_number', 'rank', 'dense_rank'].includes(fn)) {
+      throw notSupported(
+        `window function ${fn.toUpperCase()}`,
+        pos,
+        'the window functions supported are ROW_NUMBER, RANK and DENSE_RANK',
+      );
+    }
+    this.expect(LParen);
+    if (this.peek()?.tokenType !== RParen)
+      throw notSupported(`arguments of ${fn.toUpperCase()}`, this.here());
+    this.expect(RParen);
+    const overToken = this.word('over');
+    const window = child(node, 'over');
+    const spec = child(child(window ?? {}, 'as_window_specification') ?? {}, 'window_specification');
+    if (spec === undefined) throw notSupported('named window', this.here());
+    if (present(spec, 'window_frame_clause')) throw notSupported('window frame clause', this.here());
+    this.expect(LParen);
+    const partitionBy: Expr[] = [];
+    const partitions = list(spec, 'partitionby');
+    if (partitions.length > 0) {
+      this.word('partition');
+      this.word('by');
+      partitions.forEach((p, i) => {
+        if (i > 0) this.expect(Comma);
+        partitionBy.push(this.expression(isNode(p) ? p['expr'] : p).expr);
+      });
+    }
+    const orderBy: OrderItem[] = [];
+    const orders = list(spec, 'orderby');
+    if (orders.length > 0) {
+      this.word('order');
+      this.word('by');
+      orders.forEach((item, i) => {
+        if (i > 0) this.expect(Comma);
+        orderBy.push(this.orderItem(item));
+      });
+    }
+    this.expect(RParen);
+    const over = { partitionBy, orderBy, pos: posOf(overToken) };
+    return { kind: 'function', name: fn, args: [], distinct: false, star: false, over, pos };
   }
 
   private selectItem(column: unknown): SelectItem {
@@ -951,7 +1018,7 @@ class Converter {
         return { kind: 'cast', operand, type: literalType, pos: literalType.pos };
       }
       case 'window_func':
-        throw notSupported('window function', this.here());
+        return this.windowCall(node);
       case 'interval':
         throw notSupported('INTERVAL', this.here());
       case 'extract':

@@ -1,8 +1,9 @@
 // Binds a SELECT to a LogicalPlan: FROM → Scan, WHERE → Filter, GROUP BY/aggregates → Aggregate,
-// HAVING → Filter, select list → Project, DISTINCT → Distinct. Also derives the output's unique key
-// and rejects what cannot be maintained incrementally (ORDER BY/LIMIT in views) with NOT_SUPPORTED.
+// HAVING → Filter, select list → Project, DISTINCT → Distinct; ranking window calls, DISTINCT ON and a
+// view's ORDER BY … LIMIT → TopN (bind-window.ts). Also derives the output's unique key and rejects
+// what cannot be maintained incrementally (ORDER BY without LIMIT in views) with NOT_SUPPORTED.
 import { SluiceError, notSupported } from '../common/errors.ts';
-import type { CommonTableExpr, Expr, Pos, SelectStmt } from '../parser/ast.ts';
+import type { CommonTableExpr, Expr, OrderItem, Pos, SelectStmt } from '../parser/ast.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { printScalar } from '../common/scalar-expr.ts';
 import { DEFAULT_SQL_LIMITS } from '../common/limits.ts';
@@ -15,6 +16,16 @@ import { bindFrom, whereOver, type BoundRelation, type FromContext } from './bin
 import { bindSetOperation } from './bind-set-op.ts';
 import { bindSemiJoin, splitSubqueryPredicates, type SubqueryContext } from './bind-subquery.ts';
 import { filteredAggregate } from './bind-filter.ts';
+import {
+  absorbRankBounds,
+  bindRankCall,
+  checkDistinctOnOrder,
+  distinctOnPlan,
+  dropHidden,
+  refuseWindowIn,
+  topNOfOrdering,
+  windowCalls,
+} from './bind-window.ts';
 import {
   bindExpr,
   containsAggregate,
@@ -41,7 +52,7 @@ export interface BoundQuery {
 }
 
 export interface BindOptions {
-  /** Binding a materialized view: ORDER BY / LIMIT / OFFSET are rejected. */
+  /** Binding a materialized view: ORDER BY … LIMIT / OFFSET become a TopN, ORDER BY alone is rejected. */
   readonly forView: boolean;
   /** CREATE MATERIALIZED VIEW v (a, b, ...) column names. */
   readonly columnNames?: readonly string[];
@@ -138,6 +149,10 @@ function planKeyOf(
       return joinKey(plan, planKey(plan.left, catalog, memo), planKey(plan.right, catalog, memo));
     case 'union':
       return null;
+    case 'topN':
+      // One row per partition (DISTINCT ON): the partition is a key. Else the input's key holds.
+      if (plan.rank === 'row_number' && plan.to !== null && plan.to - plan.from <= 1) return plan.partitionBy;
+      return planKey(plan.input, catalog, memo);
     case 'setOp':
       // The set forms hold each distinct row once; the ALL forms are multisets.
       return plan.all ? null : plan.columns.map((_, i) => i);
@@ -193,14 +208,12 @@ function constInt(e: Expr, what: string): number {
 export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
   if (options.forView) {
     const first = stmt.orderBy[0];
-    if (first !== undefined)
+    if (first !== undefined && !keepsOrdering(stmt))
       throw notSupported(
-        'ORDER BY in a materialized view',
+        'ORDER BY without LIMIT in a materialized view',
         first.pos,
-        'order the rows when you read the view',
+        'order the rows when you read the view, or keep the first rows with LIMIT',
       );
-    if (stmt.limit !== undefined) throw notSupported('LIMIT in a materialized view', stmt.limit.pos);
-    if (stmt.offset !== undefined) throw notSupported('OFFSET in a materialized view', stmt.offset.pos);
   }
   let ctes = options.ctes ?? new Map<string, BoundRelation>();
   if (stmt.with !== undefined && stmt.with.length > 0) {
@@ -212,10 +225,22 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
     ctes = scoped;
   }
   const scoped: BindOptions = { ...options, ctes };
-  if (stmt.setOp !== undefined) {
-    return bindSetQuery(stmt, catalog, scoped, (q) => bindSubquery(q, catalog, scoped, 'a set operation'));
-  }
-  return bindPlainSelect(stmt, catalog, scoped);
+  const bound =
+    stmt.setOp !== undefined
+      ? bindSetQuery(stmt, catalog, scoped, (q) => bindSubquery(q, catalog, scoped, 'a set operation'))
+      : bindPlainSelect(stmt, catalog, scoped);
+  if (!options.forView && options.nested !== true) return bound;
+  // A view or nested query keeps its ORDER BY … LIMIT as a TopN (bind-window.ts).
+  const plan =
+    bound.limit !== undefined || bound.offset !== undefined
+      ? topNOfOrdering(bound.plan, bound, bound.columns.length)
+      : dropHidden(bound.plan, bound.columns.length);
+  return { ...bound, plan, key: planKey(plan, catalog), orderBy: [] };
+}
+
+/** ORDER BY that a view or nested query keeps: with LIMIT/OFFSET (a TopN), or for DISTINCT ON. */
+function keepsOrdering(query: SelectStmt): boolean {
+  return query.limit !== undefined || query.offset !== undefined || query.distinctOn !== undefined;
 }
 
 /**
@@ -229,9 +254,8 @@ export function bindSubquery(
   what: string,
 ): BoundRelation {
   const first = query.orderBy[0];
-  if (first !== undefined) throw notSupported(`ORDER BY in ${what}`, first.pos, 'order the outer query');
-  if (query.limit !== undefined) throw notSupported(`LIMIT in ${what}`, query.limit.pos);
-  if (query.offset !== undefined) throw notSupported(`OFFSET in ${what}`, query.offset.pos);
+  if (first !== undefined && !keepsOrdering(query))
+    throw notSupported(`ORDER BY without LIMIT in ${what}`, first.pos, 'order the outer query');
   const { columnNames: _names, ...rest } = options;
   const inView = options.forView || options.inView === true;
   const bound = bindSelect(query, catalog, { ...rest, forView: false, inView, nested: true });
@@ -362,6 +386,7 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
   }
 
   // WHERE's predicate subqueries are semi-joins over FROM, after the rest of WHERE.
+  if (stmt.where !== undefined) refuseWindowIn(stmt.where, 'WHERE');
   const split = stmt.where === undefined ? undefined : splitSubqueryPredicates(stmt.where);
   const where = split?.rest;
   if (where !== undefined) {
@@ -381,7 +406,7 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
         },
       );
     }
-    plan = whereOver(plan, predicate);
+    plan = absorbRankBounds(whereOver(plan, predicate));
   }
   for (const predicate of split?.predicates ?? []) {
     const subContext: SubqueryContext = {
@@ -457,7 +482,7 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
   });
   const astIds = new TreeIds<Expr>(astLabel, exprChildren);
   let itemsById: Map<number, number> | undefined;
-  const orderTargets = stmt.orderBy.map((o) => {
+  const target = (o: OrderItem): { o: OrderItem; index: number } => {
     if (o.expr.kind === 'literal' && o.expr.literalType === 'integer') {
       const index = Number(o.expr.value) - 1;
       if (index < 0 || index >= items.length) {
@@ -492,11 +517,19 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
     }
     hidden.push(o.expr);
     return { o, index: items.length + hidden.length - 1 };
-  });
+  };
+  const orderTargets = stmt.orderBy.map(target);
+  const distinctOn = (stmt.distinctOn ?? []).map((e) => target({ expr: e, desc: false, pos: e.pos }).index);
+  const calls = windowCalls([...items.map((i) => i.expr), ...hidden]);
+  for (const g of stmt.groupBy) refuseWindowIn(g, 'GROUP BY');
+  refuseWindowIn(stmt.having, 'HAVING');
 
   const grouped =
     stmt.groupBy.length > 0 || items.some((i) => containsAggregate(i.expr)) || stmt.having !== undefined;
   let exprs: ScalarExpr[];
+  if (grouped && calls[0] !== undefined) {
+    throw notSupported('window function in a query with GROUP BY or aggregates', calls[0].pos);
+  }
   if (grouped) {
     const inputScope = scope;
     const inputColumns = plan.columns;
@@ -631,6 +664,8 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
     }
     exprs = itemExprs;
   } else {
+    // Each window call is one TopN appending its rank (the later ones over the earlier ones' rows).
+    for (const call of calls) plan = bindRankCall(call, plan, scope, preBound);
     exprs = [...items.map((i) => i.expr), ...hidden].map((x) =>
       bindExpr(x, { scope, aggregateContext: 'this context', memo: preBound }),
     );
@@ -685,6 +720,13 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
     desc: o.desc,
     nullsFirst: o.nulls === undefined ? o.desc : o.nulls === 'first',
   }));
+  if (stmt.distinctOn !== undefined) {
+    checkDistinctOnOrder(
+      distinctOn,
+      orderTargets.map(({ o, index }) => ({ index, pos: o.pos })),
+    );
+    plan = distinctOnPlan(plan, distinctOn, orderBy);
+  }
   const limit = stmt.limit === undefined ? undefined : constInt(stmt.limit, 'LIMIT');
   const offset = stmt.offset === undefined ? undefined : constInt(stmt.offset, 'OFFSET');
 

@@ -3,6 +3,7 @@
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { printScalar } from '../common/scalar-expr.ts';
 import { typeName } from '../common/types.ts';
+import { printTopN, type RankKind, type SortKey } from '../common/top-n.ts';
 import type { ColumnMeta } from './catalog.ts';
 
 export type AggregateFn = 'count_star' | 'count' | 'sum' | 'avg' | 'min' | 'max';
@@ -100,6 +101,24 @@ export type LogicalPlan =
       readonly keys: readonly ScalarExpr[];
       readonly correlated: number;
       readonly columns: readonly ColumnMeta[];
+    }
+  /**
+   * Top-N (src/planner/bind-window.ts): the input's rows ranked within each partition (rows equal
+   * on `partitionBy`) by `orderBy` — ROW_NUMBER, RANK or DENSE_RANK, ties among equal order keys
+   * broken by the whole row for ROW_NUMBER — keeping the rows whose rank r has from < r ≤ to
+   * (`to` null: no upper bound). With `emitRank` the rank is appended as the last column.
+   * `ORDER BY … LIMIT n OFFSET m` is ROW_NUMBER over one partition with from m, to m + n.
+   */
+  | {
+      readonly kind: 'topN';
+      readonly input: LogicalPlan;
+      readonly partitionBy: readonly number[];
+      readonly orderBy: readonly SortKey[];
+      readonly rank: RankKind;
+      readonly emitRank: boolean;
+      readonly from: number;
+      readonly to: number | null;
+      readonly columns: readonly ColumnMeta[];
     };
 
 export const SEMI_JOIN_WORDS: Readonly<Record<SemiJoinMode, string>> = {
@@ -162,6 +181,8 @@ export function printLogicalPlan(plan: LogicalPlan, indent = 0, printed = new Se
       const on = keys.length === 0 ? 'no key (the whole subquery)' : `keys [${keys.join(', ')}]`;
       return `${pad}SemiJoin ${SEMI_JOIN_WORDS[plan.mode]} ${on}\n${printLogicalPlan(plan.input, indent + 1)}\n${printLogicalPlan(plan.subquery, indent + 1)}`;
     }
+    case 'topN':
+      return `${pad}TopN ${printTopN(plan, plan.input.columns)}\n${printLogicalPlan(plan.input, indent + 1)}`;
     case 'setOp':
       return `${pad}${plan.op[0]!.toUpperCase()}${plan.op.slice(1)}${plan.all ? ' all' : ''} [${cols(plan.columns)}]\n${printLogicalPlan(plan.left, indent + 1)}\n${printLogicalPlan(plan.right, indent + 1)}`;
   }

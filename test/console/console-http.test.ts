@@ -12,8 +12,15 @@ import { api, startConsoleServer, type ConsoleServer } from './harness.ts';
 
 describe('console over HTTP', () => {
   // The views created below, and the node kinds their plans hold between them.
-  const VIEWS = ['seller_totals', 'total_histogram', 'big_sellers', 'seller_regions', 'same_seller'];
-  const KINDS = ['distinct', 'input', 'join', 'map', 'output', 'reduce'];
+  const VIEWS = [
+    'seller_totals',
+    'total_histogram',
+    'big_sellers',
+    'seller_regions',
+    'same_seller',
+    'top_orders',
+  ];
+  const KINDS = ['distinct', 'input', 'join', 'map', 'output', 'reduce', 'topn'];
   let server: ConsoleServer;
   before(async () => {
     server = await startConsoleServer();
@@ -28,7 +35,8 @@ describe('console over HTTP', () => {
               FROM orders o JOIN sellers s ON o.seller_id = s.seller_id LEFT JOIN regions r ON s.region_id = r.region_id
               GROUP BY r.name;
             CREATE MATERIALIZED VIEW same_seller AS SELECT a.order_id AS first, b.order_id AS second
-              FROM orders a JOIN orders b ON a.seller_id = b.seller_id AND a.order_id < b.order_id;`,
+              FROM orders a JOIN orders b ON a.seller_id = b.seller_id AND a.order_id < b.order_id;
+            CREATE MATERIALIZED VIEW top_orders AS SELECT order_id, amount FROM orders ORDER BY amount DESC LIMIT 3;`,
     });
     assert.equal(created.status, 200, JSON.stringify(created.body));
   });
@@ -208,6 +216,20 @@ describe('console over HTTP', () => {
       for (const n of direct.nodes) kinds.add(n.kind);
     }
     assert.deepEqual([...kinds].sort(), KINDS);
+  });
+
+  test('a Top-N view: one TopN node, its ranking and kept range as EXPLAIN prints them', async () => {
+    const flow = (await api(server.base, 'GET', '/v1/views/top_orders/dataflow'))
+      .body as unknown as DataflowJson;
+    const topn = flow.nodes.find((n) => n.kind === 'topn');
+    assert.ok(topn?.kind === 'topn', JSON.stringify(flow.nodes));
+    assert.equal(topn.title, 'Top-N');
+    assert.match(
+      topn.text,
+      /^row_number partition \[\] order \[#1:amount desc nulls first\] keep 0 < rank <= 3$/,
+    );
+    assert.ok(flow.text.includes(topn.text));
+    assert.deepEqual([topn.stateful, topn.state], [true, 'top_orders/topn2']);
   });
 
   test('the dataflow of an unknown view is a 404 with a code', async () => {

@@ -30,6 +30,7 @@ const ROLE: Record<DataflowNodeJson['kind'], string> = {
   union: 'Union all · stateless',
   setop: 'Set operation · row → count per side',
   semijoin: 'Semi-join · left rows by key, match counts',
+  topn: 'Top-N · every row, sorted per partition',
   output: 'Output · view state + changelog',
 };
 
@@ -76,6 +77,10 @@ function detailOf(n: DataflowNodeJson): Detail {
     case 'semijoin':
       lines.push(n.mode);
       for (const pair of n.on) lines.push(`on ${pair}`);
+      break;
+
+    case 'topn':
+      lines.push(n.text);
       break;
     case 'join':
       lines.push(`${n.joinKind} join`);

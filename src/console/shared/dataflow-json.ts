@@ -62,6 +62,8 @@ export type DataflowNodeJson =
       /** e.g. `intersect all`. */
       readonly op: string;
     })
+  /** `text`: the ranking, partition, order and kept range, as EXPLAIN DATAFLOW prints them. */
+  | (NodeBase & { readonly kind: 'topn'; readonly text: string })
   | (NodeBase & {
       readonly kind: 'semijoin';
       /** `exists`, `not exists`, `in` or `not in`. */

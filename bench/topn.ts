@@ -1,0 +1,288 @@
+// The Top-N benchmark: the 10 highest bids of every auction, maintained while 1,000,000 bids arrive
+// and 100,000 of them (some inside a top 10, which brings the next bid in) are deleted. Sluice runs
+//   SELECT auction, id, amount FROM (SELECT auction, id, amount, ROW_NUMBER() OVER
+//     (PARTITION BY auction ORDER BY amount DESC, id) AS rn FROM bid) b WHERE rn <= 10
+// in-process; @tanstack/db-ivm runs its closest operator, groupedTopKWithFractionalIndex (limit 10,
+// grouped by auction, the same order). Each implementation runs in a fresh child process
+// (--expose-gc), the two alternating (paired runs), and each child checks its final top 10s against
+// a direct computation. Figures: events per CPU second (process.cpuUsage of the timed loop, so the
+// load of other processes matters less than in wall time), retained heap per auction, the load.
+//
+//   node --import tsx bench/topn.ts                  # 1M bids, 10,000 auctions, batch 1,000, 2 pairs
+//   node --import tsx bench/topn.ts --quick          # a tenth of the rows, one pair
+//   node --import tsx bench/topn.ts --batch 100 --pairs 3
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { D2, MultiSet, groupedTopKWithFractionalIndex, output } from '@tanstack/db-ivm';
+import { Engine } from '../src/exec/engine.ts';
+import type { Row } from '../src/common/types.ts';
+import { sfc32 } from './workload.ts';
+
+type Impl = 'sluice' | 'db-ivm';
+
+interface Options {
+  bids: number;
+  auctions: number;
+  deletes: number;
+  batch: number;
+  pairs: number;
+  seed: number;
+  child: Impl | null;
+}
+
+function parseArgs(argv: readonly string[]): Options {
+  const o: Options = {
+    bids: 1_000_000,
+    auctions: 10_000,
+    deletes: 100_000,
+    batch: 1_000,
+    pairs: 2,
+    seed: 20261202,
+    child: null,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    const next = (): number => Number((argv[++i] ?? '').replace(/_/g, ''));
+    if (a === '--quick') {
+      o.bids = 100_000;
+      o.auctions = 1_000;
+      o.deletes = 10_000;
+      o.pairs = 1;
+    } else if (a === '--bids') o.bids = next();
+    else if (a === '--auctions') o.auctions = next();
+    else if (a === '--deletes') o.deletes = next();
+    else if (a === '--batch') o.batch = next();
+    else if (a === '--pairs') o.pairs = next();
+    else if (a === '--seed') o.seed = next();
+    else if (a === '--child') o.child = argv[++i] as Impl;
+    else throw new Error(`bench: unknown flag ${a}`);
+  }
+  return o;
+}
+
+interface Bid {
+  readonly id: number;
+  readonly auction: number;
+  readonly bidder: number;
+  readonly amount: number;
+}
+
+/** The bids, then the ids deleted (a seeded permutation's prefix: any bid, in or out of a top 10). */
+function workload(o: Options): { bids: Bid[]; deleted: number[] } {
+  const rnd = sfc32(o.seed);
+  const bids: Bid[] = [];
+  for (let i = 0; i < o.bids; i++) {
+    bids.push({
+      id: i + 1,
+      auction: 1 + Math.floor(rnd() * o.auctions),
+      bidder: Math.floor(rnd() * 50_000),
+      amount: 1 + Math.floor(rnd() * 1_000_000),
+    });
+  }
+  const ids = bids.map((b) => b.id);
+  for (let i = 0; i < o.deletes; i++) {
+    const j = i + Math.floor(rnd() * (ids.length - i));
+    [ids[i], ids[j]] = [ids[j] as number, ids[i] as number];
+  }
+  return { bids, deleted: ids.slice(0, o.deletes) };
+}
+
+const byAmount = (a: Bid, b: Bid): number => b.amount - a.amount || a.id - b.id;
+
+/** auction → its top-10 bid ids in order, as one string, for comparing the implementations. */
+function digest(top: Map<number, number[]>): string {
+  return [...top.keys()]
+    .sort((a, b) => a - b)
+    .map((a) => `${a}:${(top.get(a) as number[]).join(',')}`)
+    .join(';');
+}
+
+function expected(bids: readonly Bid[], deleted: readonly number[]): string {
+  const gone = new Set(deleted);
+  const per = new Map<number, Bid[]>();
+  for (const b of bids) {
+    if (gone.has(b.id)) continue;
+    const list = per.get(b.auction) ?? [];
+    list.push(b);
+    per.set(b.auction, list);
+  }
+  const top = new Map<number, number[]>();
+  for (const [a, list] of per)
+    top.set(
+      a,
+      list
+        .sort(byAmount)
+        .slice(0, 10)
+        .map((b) => b.id),
+    );
+  return digest(top);
+}
+
+interface Runner {
+  insert(bids: readonly Bid[]): void;
+  remove(bids: readonly Bid[]): void;
+  top(): Map<number, number[]>;
+}
+
+function sluice(): Runner {
+  const engine = new Engine();
+  engine.execute(
+    'CREATE TABLE bid (id integer PRIMARY KEY, auction integer NOT NULL, bidder integer NOT NULL, amount integer NOT NULL)',
+  );
+  engine.execute(
+    'CREATE MATERIALIZED VIEW top10 AS SELECT auction, id, amount FROM (SELECT auction, id, amount, ' +
+      'ROW_NUMBER() OVER (PARTITION BY auction ORDER BY amount DESC, id) AS rn FROM bid) b WHERE rn <= 10',
+  );
+  return {
+    insert: (bids) => void engine.applyChanges('bid', { insert: bids as unknown as Row[] }),
+    remove: (bids) => void engine.applyChanges('bid', { delete: bids.map((b) => ({ id: b.id })) }),
+    top: () => {
+      const rows = engine.viewSnapshot('top10').rows as unknown as Bid[];
+      const top = new Map<number, Bid[]>();
+      for (const r of rows) top.set(r.auction, [...(top.get(r.auction) ?? []), r]);
+      return new Map([...top].map(([a, list]) => [a, list.sort(byAmount).map((b) => b.id)]));
+    },
+  };
+}
+
+function dbIvm(): Runner {
+  const graph = new D2();
+  const input = graph.newInput<[number, Bid]>();
+  const kept = new Map<number, { bid: Bid; count: number }>();
+  input.pipe(
+    groupedTopKWithFractionalIndex<number, Bid>(byAmount, { limit: 10, groupKeyFn: (_k, v) => v.auction }),
+    output((message) => {
+      for (const [[id, [bid]], weight] of message.getInner()) {
+        const at = kept.get(id);
+        const count = (at?.count ?? 0) + weight;
+        if (count === 0) kept.delete(id);
+        else kept.set(id, { bid, count });
+      }
+    }),
+  );
+  graph.finalize();
+  const send = (bids: readonly Bid[], weight: number): void => {
+    input.sendData(new MultiSet(bids.map((b) => [[b.id, b], weight] as [[number, Bid], number])));
+    graph.run();
+  };
+  return {
+    insert: (bids) => send(bids, 1),
+    remove: (bids) => send(bids, -1),
+    top: () => {
+      const top = new Map<number, Bid[]>();
+      for (const { bid } of kept.values()) top.set(bid.auction, [...(top.get(bid.auction) ?? []), bid]);
+      return new Map([...top].map(([a, list]) => [a, list.sort(byAmount).map((b) => b.id)]));
+    },
+  };
+}
+
+function heap(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  for (let i = 0; i < 3; i++) gc?.();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external;
+}
+
+function child(o: Options, impl: Impl): void {
+  const { bids, deleted } = workload(o);
+  const byId = new Map(bids.map((b) => [b.id, b]));
+  const removed = deleted.map((id) => byId.get(id) as Bid);
+  const base = heap();
+  const runner = impl === 'sluice' ? sluice() : dbIvm();
+  const timed = (rows: readonly Bid[], apply: (batch: readonly Bid[]) => void): number => {
+    const cpu0 = process.cpuUsage();
+    for (let i = 0; i < rows.length; i += o.batch) apply(rows.slice(i, i + o.batch));
+    const cpu = process.cpuUsage(cpu0);
+    return rows.length / ((cpu.user + cpu.system) / 1e6);
+  };
+  const insertRate = timed(bids, (b) => runner.insert(b));
+  const deleteRate = timed(removed, (b) => runner.remove(b));
+  const top = runner.top();
+  const bytes = heap() - base;
+  const ok = digest(top) === expected(bids, deleted);
+  console.log(
+    JSON.stringify({
+      impl,
+      insert_ev_per_cpu_s: Math.round(insertRate),
+      delete_ev_per_cpu_s: Math.round(deleteRate),
+      state_bytes_per_auction: Math.round(bytes / o.auctions),
+      correct: ok,
+      digest: digest(top).length,
+    }),
+  );
+  if (!ok) process.exitCode = 1;
+}
+
+function runChild(o: Options, impl: Impl): Promise<Record<string, unknown>> {
+  const args = [
+    '--expose-gc',
+    '--import',
+    'tsx',
+    fileURLToPath(import.meta.url),
+    '--child',
+    impl,
+    '--bids',
+    String(o.bids),
+    '--auctions',
+    String(o.auctions),
+    '--deletes',
+    String(o.deletes),
+    '--batch',
+    String(o.batch),
+    '--seed',
+    String(o.seed),
+  ];
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.on('exit', (code) => {
+      const line = out.trim().split('\n').pop() ?? '';
+      if (code !== 0) reject(new Error(`${impl} child failed (${code}): ${out}`));
+      else resolve(JSON.parse(line) as Record<string, unknown>);
+    });
+  });
+}
+
+const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  if (o.child !== null) return child(o, o.child);
+  const start = loadavg();
+  const runs: Record<string, unknown>[] = [];
+  for (let pair = 0; pair < o.pairs; pair++) {
+    for (const impl of ['sluice', 'db-ivm'] as const) {
+      const r = await runChild(o, impl);
+      console.log(`pair ${pair + 1}: ${JSON.stringify(r)}`);
+      runs.push(r);
+    }
+  }
+  const median = (impl: Impl, field: string): number => {
+    const xs = runs
+      .filter((r) => r['impl'] === impl)
+      .map((r) => Number(r[field]))
+      .sort((a, b) => a - b);
+    return xs[Math.floor(xs.length / 2)] ?? 0;
+  };
+  const result = {
+    bench: 'topn',
+    bids: o.bids,
+    auctions: o.auctions,
+    deletes: o.deletes,
+    batch: o.batch,
+    pairs: o.pairs,
+    sluice_insert_ev_per_cpu_s: median('sluice', 'insert_ev_per_cpu_s'),
+    dbivm_insert_ev_per_cpu_s: median('db-ivm', 'insert_ev_per_cpu_s'),
+    sluice_delete_ev_per_cpu_s: median('sluice', 'delete_ev_per_cpu_s'),
+    dbivm_delete_ev_per_cpu_s: median('db-ivm', 'delete_ev_per_cpu_s'),
+    sluice_state_bytes_per_auction: median('sluice', 'state_bytes_per_auction'),
+    dbivm_state_bytes_per_auction: median('db-ivm', 'state_bytes_per_auction'),
+    loadavg_start: start,
+    loadavg_end: loadavg(),
+  };
+  console.log(JSON.stringify(result));
+}
+
+await main();

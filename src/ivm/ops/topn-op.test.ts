@@ -1,0 +1,95 @@
+// Unit tests of the TopN operator without SQL: the work an epoch does (rows ranked) and the rows it
+// emits, for a Top-N (bounded by the kept range, not the partition) and for an unbounded ranking
+// (only the rows whose rank changes are emitted; the walk covers the touched partition only).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Value } from '../../common/types.ts';
+import { T } from '../../common/types.ts';
+import type { DataflowNode } from '../dataflow-plan.ts';
+import type { ZBatch } from '../zset.ts';
+import { TopNOp } from './topn-op.ts';
+
+/** Rows [partition, score, id]; ranked by score descending, then id. */
+function topN(to: number | null, emitRank: boolean): TopNOp {
+  const node: Extract<DataflowNode, { kind: 'topn' }> = {
+    id: 1,
+    kind: 'topn',
+    inputs: [0],
+    partitionBy: [0],
+    orderBy: [
+      { index: 1, desc: true, nullsFirst: true },
+      { index: 2, desc: false, nullsFirst: false },
+    ],
+    rank: 'row_number',
+    emitRank,
+    from: 0,
+    to,
+    columns: [
+      { name: 'p', type: T.int32 },
+      { name: 'score', type: T.int32 },
+      { name: 'id', type: T.int32 },
+      ...(emitRank ? [{ name: 'rn', type: T.int64 }] : []),
+    ],
+    stateId: 'v/topn1',
+  };
+  return new TopNOp(node);
+}
+
+function batch(rows: (readonly Value[])[], weight = 1): ZBatch {
+  return { rows, weights: rows.map(() => weight), consolidated: true };
+}
+
+function changes(out: ZBatch): string[] {
+  return out.rows.map((r, i) => `${(out.weights[i] ?? 0) > 0 ? '+' : '-'}${r.join(',')}`).sort();
+}
+
+test('a Top-10 over 10,000 rows of one partition ranks about 10 rows per change, not the partition', () => {
+  const op = topN(10, false);
+  // Partition 1: scores 1..10,000 (id = score); partition 2: one row.
+  const rows: (readonly Value[])[] = [];
+  for (let s = 1; s <= 10_000; s++) rows.push([1, s, s]);
+  rows.push([2, 5, 1]);
+  op.step([batch(rows)]);
+  let ranked = op.rowsRanked;
+  // Below the top: nothing comes out, and the partition is walked only as far as the kept range.
+  assert.deepEqual(changes(op.step([batch([[1, 3, 20_001]])])), []);
+  assert.ok(
+    op.rowsRanked - ranked <= 10,
+    `ranked ${op.rowsRanked - ranked} rows for an insert below the top`,
+  );
+  ranked = op.rowsRanked;
+  // Deleting the top row: it leaves and the 11th comes in, in one step; two walks of ≤ 11 rows.
+  assert.deepEqual(changes(op.step([batch([[1, 10_000, 10_000]], -1)])), ['+1,9990,9990', '-1,10000,10000']);
+  assert.ok(op.rowsRanked - ranked <= 22, `ranked ${op.rowsRanked - ranked} rows for a delete in the top`);
+  // A new best row pushes the 10th out.
+  assert.deepEqual(changes(op.step([batch([[1, 50_000, 7]])])), ['+1,50000,7', '-1,9990,9990']);
+});
+
+test('an unbounded ROW_NUMBER emits only the rows whose number changes, walking only the touched partition', () => {
+  const op = topN(null, true);
+  const rows: (readonly Value[])[] = [];
+  for (let s = 1; s <= 1_000; s++) rows.push([1, s, s], [2, s, s]);
+  op.step([batch(rows)]);
+  const ranked = op.rowsRanked;
+  // Score 5.5 sorts between scores 6 and 5: rows 1..995 keep their numbers; 5, 4, 3, 2, 1 shift.
+  const out = op.step([batch([[1, 5.5, 0]])]);
+  assert.equal(out.rows.length, 1 + 2 * 5);
+  assert.ok(changes(out).includes('+1,5.5,0,996'));
+  assert.ok(changes(out).includes('-1,1,1,1000') && changes(out).includes('+1,1,1,1001'));
+  // The cost of this first implementation: the touched partition is walked twice (before, after).
+  assert.equal(op.rowsRanked - ranked, 1_000 + 1_001);
+});
+
+test('duplicates of one row take consecutive ROW_NUMBERs, and one copy leaving retracts the last number', () => {
+  const op = topN(3, true);
+  op.step([
+    batch([
+      [1, 9, 1],
+      [1, 8, 2],
+    ]),
+  ]);
+  const twice: ZBatch = { rows: [[1, 9, 1]], weights: [1], consolidated: true };
+  assert.deepEqual(changes(op.step([twice])), ['+1,8,2,3', '+1,9,1,2', '-1,8,2,2']);
+  const once: ZBatch = { rows: [[1, 9, 1]], weights: [-1], consolidated: true };
+  assert.deepEqual(changes(op.step([once])), ['+1,8,2,2', '-1,8,2,3', '-1,9,1,2']);
+});

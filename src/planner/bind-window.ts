@@ -1,0 +1,270 @@
+// Top-N, ranking window functions and DISTINCT ON, bound to one LogicalPlan node (`topN`):
+// `ORDER BY … LIMIT n OFFSET m` in a view or a nested query is ROW_NUMBER over one partition kept in
+// (m, m + n]; `ROW_NUMBER()/RANK()/DENSE_RANK() OVER (PARTITION BY … ORDER BY …)` appends the rank to
+// every row, and an enclosing `WHERE rn <= n` (or <, =, >, >=) becomes the node's kept range;
+// `DISTINCT ON (exprs)` is ROW_NUMBER partitioned by those expressions, kept in (0, 1].
+import { SluiceError } from '../common/errors.ts';
+import type { Expr } from '../parser/ast.ts';
+import { exprChildren } from '../parser/statement-limits.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import type { RankKind, SortKey } from '../common/top-n.ts';
+import { T } from '../common/types.ts';
+import type { ColumnMeta } from './catalog.ts';
+import type { LogicalPlan } from './logical-plan.ts';
+import { bindExpr, type Scope } from './bind-expr.ts';
+
+type TopNPlan = Extract<LogicalPlan, { kind: 'topN' }>;
+
+/** A query's ORDER BY / LIMIT / OFFSET as bound (keys over the plan's columns, hidden ones included). */
+export interface Ordering {
+  readonly orderBy: readonly SortKey[];
+  readonly limit?: number;
+  readonly offset?: number;
+}
+
+/**
+ * `ORDER BY … LIMIT n OFFSET m` kept in a view (or a nested query): a TopN over one partition
+ * keeping rows (m, m + n], then the hidden ORDER BY columns dropped (`width`: the visible ones).
+ */
+export function topNOfOrdering(plan: LogicalPlan, ordering: Ordering, width: number): LogicalPlan {
+  const from = ordering.offset ?? 0;
+  const to = ordering.limit === undefined ? null : from + ordering.limit;
+  const topN: TopNPlan = {
+    kind: 'topN',
+    input: plan,
+    partitionBy: [],
+    orderBy: ordering.orderBy,
+    rank: 'row_number',
+    emitRank: false,
+    from,
+    to,
+    columns: plan.columns,
+  };
+  return dropHidden(topN, width);
+}
+
+/** The plan's first `width` columns (a Project dropping the hidden ones), or the plan itself. */
+export function dropHidden(plan: LogicalPlan, width: number): LogicalPlan {
+  if (plan.columns.length === width) return plan;
+  const columns = plan.columns.slice(0, width);
+  const exprs: ScalarExpr[] = columns.map((c, index) => ({ kind: 'col', index, name: c.name, type: c.type }));
+  return { kind: 'project', input: plan, exprs, columns };
+}
+
+/**
+ * `SELECT DISTINCT ON (exprs) …`: one row per partition — the first by ORDER BY, the first by the
+ * whole row among ties — as a TopN keeping rank 1. `partitionBy` and `orderBy` index `plan`'s
+ * columns; the hidden ones past `width` are dropped after it (unless the caller still sorts by them).
+ */
+export function distinctOnPlan(
+  plan: LogicalPlan,
+  partitionBy: readonly number[],
+  orderBy: readonly SortKey[],
+): LogicalPlan {
+  return {
+    kind: 'topN',
+    input: plan,
+    partitionBy,
+    orderBy,
+    rank: 'row_number',
+    emitRank: false,
+    from: 0,
+    to: 1,
+    columns: plan.columns,
+  };
+}
+
+/** PostgreSQL: the leading ORDER BY items must be DISTINCT ON expressions until those run out. */
+export function checkDistinctOnOrder(
+  distinctOn: readonly number[],
+  orderBy: readonly { readonly index: number; readonly pos: Expr['pos'] }[],
+): void {
+  const on = new Set(distinctOn);
+  const seen = new Set<number>();
+  for (const o of orderBy) {
+    if (seen.size === on.size) return;
+    if (!on.has(o.index)) {
+      throw new SluiceError(
+        'INVALID_DEFINITION',
+        'SELECT DISTINCT ON expressions must match initial ORDER BY expressions',
+        { position: o.pos },
+      );
+    }
+    seen.add(o.index);
+  }
+}
+
+/** Window function calls in `roots` (select items and ORDER BY expressions), outermost first. */
+export function windowCalls(roots: readonly Expr[]): Extract<Expr, { kind: 'function' }>[] {
+  const out: Extract<Expr, { kind: 'function' }>[] = [];
+  const stack = [...roots].reverse();
+  for (let e = stack.pop(); e !== undefined; e = stack.pop()) {
+    if (e.kind === 'function' && e.over !== undefined) out.push(e);
+    const children = exprChildren(e);
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as Expr);
+  }
+  return out;
+}
+
+/** A window function where PostgreSQL allows none (WHERE, GROUP BY, HAVING, JOIN … ON). */
+export function refuseWindowIn(e: Expr | undefined, clause: string): void {
+  if (e === undefined) return;
+  const call = windowCalls([e])[0];
+  if (call !== undefined) {
+    throw new SluiceError('INVALID_DEFINITION', `window functions are not allowed in ${clause}`, {
+      position: call.pos,
+    });
+  }
+}
+
+/**
+ * A ranking window call of a SELECT without GROUP BY: its PARTITION BY and ORDER BY
+ * expressions computed as trailing columns (plain columns are used in place), then a TopN appending
+ * the rank. `memo` learns that the call is the rank column, so binding the select list reads it.
+ */
+export function bindRankCall(
+  call: Extract<Expr, { kind: 'function' }>,
+  plan: LogicalPlan,
+  scope: Scope | null,
+  memo: WeakMap<Expr, ScalarExpr>,
+): LogicalPlan {
+  const over = call.over;
+  if (over === undefined) return plan;
+  const bind = (e: Expr): ScalarExpr => {
+    refuseWindowIn(e, 'window definitions');
+    return bindExpr(e, { scope, aggregateContext: 'window definitions', memo });
+  };
+  const width = plan.columns.length;
+  const extra: ScalarExpr[] = [];
+  const column = (e: ScalarExpr): number => {
+    if (e.kind === 'col') return e.index;
+    extra.push(e);
+    return width + extra.length - 1;
+  };
+  const partitionBy = over.partitionBy.map((e) => column(bind(e)));
+  const orderBy: SortKey[] = over.orderBy.map((o) => ({
+    index: column(bind(o.expr)),
+    desc: o.desc,
+    nullsFirst: o.nulls === undefined ? o.desc : o.nulls === 'first',
+  }));
+  let input = plan;
+  if (extra.length > 0) {
+    const exprs: ScalarExpr[] = [
+      ...plan.columns.map((c, index): ScalarExpr => ({ kind: 'col', index, name: c.name, type: c.type })),
+      ...extra,
+    ];
+    const columns: ColumnMeta[] = [
+      ...plan.columns,
+      ...extra.map((e, k) => ({ name: `?window${k}`, type: e.type, nullable: true })),
+    ];
+    input = { kind: 'project', input: plan, exprs, columns };
+  }
+  const rankColumn: ColumnMeta = { name: call.name, type: T.int64, nullable: false };
+  const topN: TopNPlan = {
+    kind: 'topN',
+    input,
+    partitionBy,
+    orderBy,
+    rank: call.name as RankKind,
+    emitRank: true,
+    from: 0,
+    to: null,
+    columns: [...input.columns, rankColumn],
+  };
+  memo.set(call, { kind: 'col', index: input.columns.length, name: call.name, type: T.int64 });
+  return topN;
+}
+
+/**
+ * `WHERE rn <= n` over a query whose column `rn` is an unbounded rank (a derived table or WITH
+ * query computing ROW_NUMBER/RANK/DENSE_RANK): the bounds on it become the TopN's kept range, so
+ * only the top rows of each partition flow on. Other conjuncts stay in the filter.
+ */
+export function absorbRankBounds(plan: LogicalPlan): LogicalPlan {
+  if (plan.kind !== 'filter') return plan;
+  // Follow the filtered columns down through projections that pass them on, to a TopN.
+  const chain: Extract<LogicalPlan, { kind: 'project' }>[] = [];
+  let node: LogicalPlan = plan.input;
+  while (node.kind === 'project') {
+    chain.push(node);
+    node = node.input;
+  }
+  if (node.kind !== 'topN' || !node.emitRank || node.from !== 0 || node.to !== null) return plan;
+  const topN = node;
+  // The rank column mapped up through the projections: the outer index whose expression is it.
+  let rank = topN.columns.length - 1;
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const up = (chain[i] as (typeof chain)[number]).exprs.findIndex(
+      (e) => e.kind === 'col' && e.index === rank,
+    );
+    if (up < 0) return plan;
+    rank = up;
+  }
+  const conjuncts = plan.predicate.kind === 'and' ? plan.predicate.args : [plan.predicate];
+  const kept: ScalarExpr[] = [];
+  let from = 0;
+  let to = Infinity;
+  let absorbed = false;
+  for (const c of conjuncts) {
+    const bound = rankBound(c, rank);
+    if (bound === null) {
+      kept.push(c);
+      continue;
+    }
+    absorbed = true;
+    from = Math.max(from, bound.from);
+    to = Math.min(to, bound.to);
+  }
+  if (!absorbed) return plan;
+  let rebuilt: LogicalPlan = { ...topN, from, to: to === Infinity ? null : Math.max(to, from) };
+  for (let i = chain.length - 1; i >= 0; i--)
+    rebuilt = { ...(chain[i] as (typeof chain)[number]), input: rebuilt };
+  if (kept.length === 0) return rebuilt;
+  const predicate: ScalarExpr =
+    kept.length === 1 ? (kept[0] as ScalarExpr) : { kind: 'and', args: kept, type: T.bool };
+  return { kind: 'filter', input: rebuilt, predicate, columns: rebuilt.columns };
+}
+
+const FLIPPED: Readonly<Record<string, string>> = { lt: 'gt', le: 'ge', gt: 'lt', ge: 'le', eq: 'eq' };
+
+/** The kept range (from < rank ≤ to) one conjunct `rank op integer` states, or null. */
+function rankBound(e: ScalarExpr, rank: number): { from: number; to: number } | null {
+  if (e.kind !== 'call' || e.args.length !== 2) return null;
+  const [a, b] = e.args as readonly [ScalarExpr, ScalarExpr];
+  let op = String(e.fn);
+  let value: number | null;
+  if (isColumn(a, rank)) value = integerConst(b);
+  else if (isColumn(b, rank)) {
+    value = integerConst(a);
+    op = FLIPPED[op] ?? '';
+  } else return null;
+  if (value === null) return null;
+  switch (op) {
+    case 'le':
+      return { from: 0, to: value };
+    case 'lt':
+      return { from: 0, to: value - 1 };
+    case 'eq':
+      return { from: value - 1, to: value };
+    case 'ge':
+      return { from: value - 1, to: Infinity };
+    case 'gt':
+      return { from: value, to: Infinity };
+    default:
+      return null;
+  }
+}
+
+function isColumn(e: ScalarExpr, index: number): boolean {
+  const inner = e.kind === 'cast' ? e.operand : e;
+  return inner.kind === 'col' && inner.index === index;
+}
+
+/** A small integer constant (possibly cast), or null. */
+function integerConst(e: ScalarExpr): number | null {
+  const inner = e.kind === 'cast' ? e.operand : e;
+  if (inner.kind !== 'const' || inner.value === null) return null;
+  const v = typeof inner.value === 'bigint' ? Number(inner.value) : inner.value;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) return null;
+  return Math.max(0, Math.min(v, Number.MAX_SAFE_INTEGER));
+}
