@@ -1,6 +1,8 @@
-// Prometheus metrics for one server instance (a registry of its own, so several apps can live in
-// one process): epochs, batch latency, rows in/out, state size, subscribers, errors.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+// Prometheus metrics for one tenant of a server instance (a registry of its own, so several apps and
+// tenants can live in one process, each series labelled with its tenant): epochs, batch latency,
+// rows in/out, state size, subscribers, errors. What is not a tenant's (process metrics, errors of
+// requests without a tenant) is in ServerWideMetrics; metricsText joins registries for one scrape.
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface MetricsSource {
   epoch(): number;
@@ -63,10 +65,9 @@ export class ServerMetrics {
   private readonly checkpointSeconds: Histogram;
   private readonly readRows: Counter<'kind'>;
 
-  constructor(source: MetricsSource, options: { processMetrics: boolean }) {
+  constructor(source: MetricsSource, options: { tenant: string }) {
     const registers = [this.registry];
-    // prom-client's standard names (process_*, nodejs_*), unprefixed: what Node.js dashboards query.
-    if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
+    this.registry.setDefaultLabels({ tenant: options.tenant });
     new Gauge({
       name: 'sluice_epoch',
       help: 'Current epoch (number of batches applied since the data directory was created)',
@@ -350,4 +351,32 @@ export class ServerMetrics {
   slowConsumer(view: string): void {
     this.slowConsumers.inc({ view });
   }
+}
+
+/** What belongs to no tenant: process metrics, and errors answered before a tenant was known. */
+export class ServerWideMetrics {
+  readonly registry = new Registry();
+  private readonly errors: Counter<'code'>;
+
+  constructor(options: { processMetrics: boolean }) {
+    // prom-client's standard names (process_*, nodejs_*), unprefixed: what Node.js dashboards query.
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
+    this.errors = new Counter({
+      name: 'sluice_errors_total',
+      help: 'Errors answered to clients, by code',
+      labelNames: ['code'],
+      registers: [this.registry],
+    });
+  }
+
+  error(code: string): void {
+    this.errors.inc({ code });
+  }
+}
+
+/** One Prometheus text of several registries (series of the same name merged, told apart by labels). */
+export async function metricsText(registries: readonly Registry[]): Promise<string> {
+  if (registries.length === 1) return (registries[0] as Registry).metrics();
+  const merged = AggregatorRegistry.aggregate(await Promise.all(registries.map((r) => r.getMetricsAsJSON())));
+  return merged.metrics();
 }

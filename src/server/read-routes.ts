@@ -7,7 +7,7 @@
 // slices of a few milliseconds, so it never holds the event loop for long. `asOf` undoes the changes
 // on a private fork of that snapshot, which copies only the chunks it changes: it costs the changes
 // since that epoch (at most `scanRows` change rows), never a copy of the view.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
 import { encodeValues, normalizeBigInt } from '../common/values.ts';
@@ -34,7 +34,11 @@ const APPLY_SLICE = 1024;
 
 type Query = Record<string, unknown>;
 
-export function registerReadRoutes(app: FastifyInstance, runtime: SluiceRuntime, limits: ReadLimits): void {
+export function registerReadRoutes(
+  app: FastifyInstance,
+  runtimeOf: (request: FastifyRequest) => SluiceRuntime,
+  limits: ReadLimits,
+): void {
   app.get<{ Params: { name: string }; Querystring: Query }>(
     '/v1/views/:name/rows',
     { schema: S.viewRowsRoute },
@@ -42,6 +46,7 @@ export function registerReadRoutes(app: FastifyInstance, runtime: SluiceRuntime,
       const { asOf, ...query } = request.query;
       const at = epochParam(asOf);
       const name = request.params.name;
+      const runtime = runtimeOf(request);
       const reader = await runtime.viewReader(name);
       const current = at === undefined || at === reader.epoch;
       if (current && !sortsRows(reader, orderParam(query), `view "${name}"`)) {
@@ -64,6 +69,7 @@ export function registerReadRoutes(app: FastifyInstance, runtime: SluiceRuntime,
         });
       }
       const name = request.params.name;
+      const runtime = runtimeOf(request);
       const reader = await tableReader(runtime, name);
       if (!sortsRows(reader, orderParam(request.query), `table "${name}"`)) {
         return pageJson(reader, await page(runtime, name, reader, request.query, limits, 'table'));
@@ -78,6 +84,7 @@ export function registerReadRoutes(app: FastifyInstance, runtime: SluiceRuntime,
     '/v1/views/:name/errors',
     { schema: S.viewErrorsRoute },
     async (request) => {
+      const runtime = runtimeOf(request);
       runtime.flush();
       const limit = request.query.limit ?? limits.defaultRows;
       if (limit > limits.maxRows) {

@@ -9,6 +9,7 @@ import { stringifyWire } from '../common/json-codec.ts';
 import type { QuerySubscriptions } from './query-subscriptions.ts';
 import type { SluiceRuntime } from './runtime.ts';
 import type { SubscribeParams } from './runtime/types.ts';
+import type { Principal } from './auth.ts';
 import { closeCodeOf } from './runtime/subscriptions.ts';
 import * as S from './schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
@@ -21,25 +22,32 @@ export const WEBSOCKET_ROUTES: ReadonlySet<string> = new Set([
 ]);
 
 export interface SubscribeRouteDeps {
-  readonly runtime: SluiceRuntime;
-  readonly queries: QuerySubscriptions;
+  /** The runtime and query subscriptions of a principal's tenant (tenants.ts). */
+  readonly tenantOf: (principal: Principal) => {
+    readonly runtime: SluiceRuntime;
+    readonly queries: QuerySubscriptions;
+  };
   readonly closeGraceMs: number;
-  readonly countError: (code: string) => void;
+  readonly countError: (request: FastifyRequest, code: string) => void;
   readonly sendError: (reply: FastifyReply, error: SluiceError) => FastifyReply;
   readonly toSluiceError: (error: unknown) => SluiceError;
   /** Settles the socket's authentication (auth-routes.ts); null: refused, and closed already. */
-  readonly authorize: (socket: WebSocket, request: FastifyRequest) => Promise<unknown>;
+  readonly authorize: (socket: WebSocket, request: FastifyRequest) => Promise<Principal | null>;
+}
+
+interface TenantParts {
+  readonly runtime: SluiceRuntime;
+  readonly queries: QuerySubscriptions;
 }
 
 type Query = Record<string, string | undefined>;
 
 /** Which view serves a request, once known (a query's may have to be created first). */
-type Target = (params: { name?: string }, query: Query) => Promise<string> | string;
+type Target = (parts: TenantParts, params: { name?: string }, query: Query) => Promise<string> | string;
 
 export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRouteDeps): void {
-  const { runtime, queries } = deps;
-  const view: Target = (params) => params.name as string;
-  const query: Target = (_params, q) => {
+  const view: Target = (_parts, params) => params.name as string;
+  const query: Target = ({ queries }, _params, q) => {
     const sql = q.sql;
     if (sql === undefined || sql.trim() === '') {
       throw new SluiceError('INVALID_REQUEST', 'invalid request: the sql parameter (a SELECT) is required', {
@@ -48,7 +56,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
     }
     return queries.viewFor(sql);
   };
-  const table: Target = (params) => {
+  const table: Target = ({ runtime, queries }, params) => {
     const name = params.name as string;
     const info = runtime.engine.catalog().tables.find((t) => t.name === name);
     if (info === undefined) throw new SluiceError('UNKNOWN_TABLE', `table "${name}" does not exist`);
@@ -87,12 +95,13 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
   for (const route of routes) {
     /** The view to follow and the parameters, checked; throws the client's error. */
     const resolve = async (
+      parts: TenantParts,
       params: { name?: string },
       q: Query,
     ): Promise<{ name: string; params: SubscribeParams }> => {
       const parsed = subscribeParams(q, route.extra);
-      const name = await route.target(params, q);
-      runtime.checkSubscription(name, parsed);
+      const name = await route.target(parts, params, q);
+      parts.runtime.checkSubscription(name, parsed);
       return { name, params: parsed };
     };
 
@@ -111,7 +120,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
       wsHandler: (socket, request) => {
         const transport = new WsTransport(socket, deps.closeGraceMs);
         const fail = (error: SluiceError): void => {
-          deps.countError(error.code);
+          deps.countError(request, error.code);
           socket.send(
             stringifyWire({
               type: 'error',
@@ -127,16 +136,19 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
         // authorize); ignore them (ping/pong is handled by ws).
         socket.on('message', () => undefined);
         void (async () => {
-          if ((await deps.authorize(socket, request)) === null) return;
+          const principal = await deps.authorize(socket, request);
+          if (principal === null) return;
           let target: { name: string; params: SubscribeParams };
+          let parts: TenantParts;
           try {
-            target = await resolve(request.params, request.query);
+            parts = deps.tenantOf(principal);
+            target = await resolve(parts, request.params, request.query);
           } catch (error) {
             fail(deps.toSluiceError(error));
             return;
           }
           // In the block that resolved the target: a temporary view is never dropped in between.
-          await runtime.subscribe(target.name, target.params, transport);
+          await parts.runtime.subscribe(target.name, target.params, transport);
         })();
       },
     });
@@ -145,7 +157,10 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
       route.changesUrl,
       { schema: route.schemas.changes },
       async (request, reply) => {
-        const target = await resolve(request.params, request.query);
+        if (request.principal === null)
+          throw new SluiceError('INTERNAL_ERROR', 'a changelog ran without a principal');
+        const parts = deps.tenantOf(request.principal);
+        const target = await resolve(parts, request.params, request.query);
         reply.hijack();
         const res = reply.raw;
         res.writeHead(200, {
@@ -154,7 +169,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
           'x-content-type-options': 'nosniff',
         });
         const transport = new NdjsonTransport(res, deps.closeGraceMs);
-        await runtime.subscribe(target.name, target.params, transport);
+        await parts.runtime.subscribe(target.name, target.params, transport);
       },
     );
   }
