@@ -88,6 +88,7 @@ export const ErrorCodes = {
   // Tenants and their quotas (docs/security.md).
   TENANT_EXISTS: 'execution',
   QUOTA_EXCEEDED: 'execution',
+  RATE_LIMITED: 'execution',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -178,6 +179,7 @@ export function httpStatusOf(error: SluiceError): number {
   )
     return 403;
   if (error.code === 'UNAUTHENTICATED') return 401;
+  if (error.code === 'RATE_LIMITED') return 429;
   if (error.code === 'REQUEST_TIMEOUT') return 408;
   if (error.code === 'URI_TOO_LONG') return 414;
   if (error.code === 'HEADERS_TOO_LARGE') return 431;

@@ -31,6 +31,14 @@ import { registerConsole } from '../console/plugin.ts';
 import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
 import { ServerMetrics, ServerWideMetrics, metricsText } from './metrics.ts';
 import { TenantRegistry, type Tenant } from './tenants.ts';
+import {
+  IngestLimiter,
+  RateLimitedError,
+  checkScript as checkQuotasOfScript,
+  checkState,
+  checkSubscriber,
+  scriptFootprint,
+} from './quotas.ts';
 import { TenantStore, type TenantRecord } from '../storage/tenant-store.ts';
 import type { SinkReport, SourceReport } from './connectors.ts';
 import {
@@ -259,6 +267,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const rt = (request: FastifyRequest): SluiceRuntime => tenantOf(request).runtime;
   // A keyed ingest request's body hash, taken from the exact bytes as they are parsed.
   const bodyHashes = new WeakMap<FastifyRequest['raw'], string>();
+  // Every body's size in bytes (ingest quotas, metering).
+  const bodyBytes = new WeakMap<FastifyRequest['raw'], number>();
   // Counted once the metrics exist (a client error can only arrive after listen).
   let countError: (code: string) => void = () => undefined;
 
@@ -349,6 +359,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       queries,
       metrics,
       quotas: record.quotas,
+      limiter: new IngestLimiter(),
       createdAt: record.createdAt,
     };
   }
@@ -410,6 +421,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return;
     }
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    bodyBytes.set(request.raw, bytes.length);
     if (request.routeOptions.url === INGEST_URL && request.headers[IDEMPOTENCY_HEADER] !== undefined)
       bodyHashes.set(request.raw, bodyHash(bytes));
     const text = decodeUtf8Strict(bytes);
@@ -472,6 +484,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   ): FastifyReply {
     countErrorOf(reply.request, error.code);
     if (error.code === 'TOO_MANY_SUBSCRIBERS') reply.header('retry-after', '5');
+    if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
     return reply.code(httpStatusOf(error)).send({ error: error.toJSON(), ...extra });
   }
 
@@ -552,7 +565,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       countErrorOf(request, error.code);
       return reply.code(400).send({ error: error.toJSON(), results: [] });
     }
-    const outcome = await rt(request).executeSql(request.body.sql, { reservedPrefix: TEMPORARY_VIEW_PREFIX });
+    const tenant = tenantOf(request);
+    // Size quotas before anything runs: a script that would pass one is refused whole.
+    const footprint = await scriptFootprint(request.body.sql, runtime.engine.limits);
+    const refused = footprint === null ? null : checkQuotasOfScript(tenant.runtime, tenant.quotas, footprint);
+    if (refused !== null) {
+      countErrorOf(request, refused.code);
+      return reply.code(httpStatusOf(refused)).send({ error: refused.toJSON(), results: [] });
+    }
+    const outcome = await tenant.runtime.executeSql(request.body.sql, {
+      reservedPrefix: TEMPORARY_VIEW_PREFIX,
+    });
     if (outcome.error !== undefined) {
       const error = outcome.error instanceof SluiceError ? outcome.error : toSluiceError(outcome.error);
       // API.md: a failed script is a 400 (server-side failures keep their 5xx).
@@ -591,9 +614,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
             ),
     },
     async (request, reply) => {
-      const runtime = rt(request);
+      const tenant = tenantOf(request);
+      const runtime = tenant.runtime;
       const key = idempotencyKeyOf(request.raw.headersDistinct[IDEMPOTENCY_HEADER]);
       const changes = toChanges(request.body);
+      // Quotas at the door: a refused batch costs its tenant no engine work and the others nothing.
+      const overState = (changes.insert?.length ?? 0) > 0 ? checkState(runtime, tenant.quotas) : null;
+      if (overState !== null) throw overState;
+      const rows = (changes.insert?.length ?? 0) + (changes.delete?.length ?? 0);
+      const limited = tenant.limiter.admit(tenant.quotas, rows, bodyBytes.get(request.raw) ?? 0);
+      if (limited !== null) return sendError(reply, limited);
       // Applied at once (a bad batch is rejected here with no effect), answered once the group
       // commit holding it is durable and its epoch was published to every subscriber, so
       // `wait=true` needs nothing more.
@@ -699,12 +729,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   registerSubscribeRoutes(app, {
     tenantOf: (principal) => tenants.of(principal.tenant),
+    admitSubscriber: (tenant) => admitSubscriber(tenant),
+    maxSubscribers: options.maxSubscribers ?? DEFAULTS.maxSubscribers,
+    subscribersInAll: () => tenants.list().reduce((n, t) => n + t.runtime.subscriberMemory().subscribers, 0),
     closeGraceMs,
     countError: (request, code) => countErrorOf(request, code),
     sendError,
     toSluiceError: (error) => toSluiceError(error),
     authorize: (socket, request) => authorizeWebSocket(auth, socket, request, authOptions.wsAuthTimeoutMs),
   });
+
+  /** A tenant's subscriber quota, checked before a subscription starts. */
+  function admitSubscriber(tenant: Tenant): void {
+    const error = checkSubscriber(tenant.runtime.subscriberMemory().subscribers, tenant.quotas);
+    if (error !== null) throw error;
+  }
 
   // ---- tenants and their tokens (auth-routes.ts) -----------------------------------------------
 

@@ -24,6 +24,7 @@ import {
 } from './auth.ts';
 import type { TokenInfo } from '../storage/token-store.ts';
 import type { Tenant, TenantRegistry } from './tenants.ts';
+import { QUOTA_NAMES, type Quotas } from '../storage/tenant-store.ts';
 
 /** The WebSocket close code of a failed authentication (after an `error` message). */
 export const UNAUTHENTICATED_CLOSE = 4401;
@@ -438,6 +439,38 @@ export function registerTokenRoutes(
     async (request) => {
       const name = tenantFor(request, request.params.tenant, 'read the tenant');
       return tenantJson(tenants.of(name));
+    },
+  );
+
+  app.patch<{ Params: { tenant: string }; Body: Partial<Record<keyof Quotas, number | null>> }>(
+    '/v1/tenants/:tenant',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: "Set a tenant's quotas (operator): the fields sent change, null removes a limit",
+        params: tenantParam,
+        body: {
+          ...quotasSchema,
+          additionalProperties: false,
+          minProperties: 1,
+          examples: [{ objects: 100, ingestRowsPerSecond: 5000, subscribers: 50 }],
+        },
+        response: { 200: tenantSchema, 400: errorRef, ...authErrors },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      if (principal.role !== 'operator') throw forbidden(principal, 'set quotas', 'operator');
+      const tenant = tenants.get(request.params.tenant);
+      if (tenant === undefined)
+        throw new SluiceError('NOT_FOUND', `tenant "${request.params.tenant}" does not exist`);
+      const quotas: Record<string, number | null> = { ...tenant.quotas };
+      for (const name of QUOTA_NAMES) {
+        const value = request.body[name];
+        if (value !== undefined) quotas[name] = value;
+      }
+      tenants.setQuotas(tenant, quotas as unknown as Quotas);
+      return tenantJson(tenant);
     },
   );
 

@@ -6,10 +6,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { SluiceError } from '../common/errors.ts';
 import { stringifyWire } from '../common/json-codec.ts';
-import type { QuerySubscriptions } from './query-subscriptions.ts';
-import type { SluiceRuntime } from './runtime.ts';
 import type { SubscribeParams } from './runtime/types.ts';
 import type { Principal } from './auth.ts';
+import type { Tenant } from './tenants.ts';
 import { closeCodeOf } from './runtime/subscriptions.ts';
 import * as S from './schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
@@ -23,10 +22,12 @@ export const WEBSOCKET_ROUTES: ReadonlySet<string> = new Set([
 
 export interface SubscribeRouteDeps {
   /** The runtime and query subscriptions of a principal's tenant (tenants.ts). */
-  readonly tenantOf: (principal: Principal) => {
-    readonly runtime: SluiceRuntime;
-    readonly queries: QuerySubscriptions;
-  };
+  readonly tenantOf: (principal: Principal) => Tenant;
+  /** Throws the tenant's QUOTA_EXCEEDED when it holds its most subscribers. */
+  readonly admitSubscriber: (tenant: Tenant) => void;
+  /** `--max-subscribers`: subscriptions of all tenants and WebSockets still authenticating together. */
+  readonly maxSubscribers: number;
+  readonly subscribersInAll: () => number;
   readonly closeGraceMs: number;
   readonly countError: (request: FastifyRequest, code: string) => void;
   readonly sendError: (reply: FastifyReply, error: SluiceError) => FastifyReply;
@@ -35,10 +36,7 @@ export interface SubscribeRouteDeps {
   readonly authorize: (socket: WebSocket, request: FastifyRequest) => Promise<Principal | null>;
 }
 
-interface TenantParts {
-  readonly runtime: SluiceRuntime;
-  readonly queries: QuerySubscriptions;
-}
+type TenantParts = Pick<Tenant, 'runtime' | 'queries'>;
 
 type Query = Record<string, string | undefined>;
 
@@ -46,6 +44,17 @@ type Query = Record<string, string | undefined>;
 type Target = (parts: TenantParts, params: { name?: string }, query: Query) => Promise<string> | string;
 
 export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRouteDeps): void {
+  // WebSockets open but not yet authenticated (waiting for their `auth` message): they hold a socket
+  // and a timer, so they count against --max-subscribers like subscriptions do.
+  let authenticating = 0;
+  const overServerCap = (): SluiceError | null =>
+    authenticating + deps.subscribersInAll() >= deps.maxSubscribers
+      ? new SluiceError(
+          'TOO_MANY_SUBSCRIBERS',
+          `too many subscribers: the server holds its most (${deps.maxSubscribers}), those authenticating included`,
+          { hint: 'retry later, or raise --max-subscribers' },
+        )
+      : null;
   const view: Target = (_parts, params) => params.name as string;
   const query: Target = ({ queries }, _params, q) => {
     const sql = q.sql;
@@ -136,13 +145,38 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
         // authorize); ignore them (ping/pong is handled by ws).
         socket.on('message', () => undefined);
         void (async () => {
-          const principal = await deps.authorize(socket, request);
+          // One that will wait for its `auth` message is refused up front when the server is full.
+          const waits = request.principal === null && request.wsAuth === null;
+          const full = waits ? overServerCap() : null;
+          if (full !== null) {
+            fail(full);
+            return;
+          }
+          // Counted until it authenticates, fails to, or closes (a closed one never settles).
+          authenticating += 1;
+          let counted = true;
+          const uncount = (): void => {
+            if (counted) authenticating -= 1;
+            counted = false;
+          };
+          socket.once('close', uncount);
+          let principal: Principal | null;
+          try {
+            principal = await deps.authorize(socket, request);
+          } finally {
+            uncount();
+          }
           if (principal === null) return;
           let target: { name: string; params: SubscribeParams };
           let parts: TenantParts;
           try {
-            parts = deps.tenantOf(principal);
+            const tenant = deps.tenantOf(principal);
+            deps.admitSubscriber(tenant);
+            parts = tenant;
             target = await resolve(parts, request.params, request.query);
+            // After the tenant's own caps (per view, per runtime): all tenants together.
+            const over = overServerCap();
+            if (over !== null) throw over;
           } catch (error) {
             fail(deps.toSluiceError(error));
             return;
@@ -160,7 +194,10 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
         if (request.principal === null)
           throw new SluiceError('INTERNAL_ERROR', 'a changelog ran without a principal');
         const parts = deps.tenantOf(request.principal);
+        deps.admitSubscriber(parts);
         const target = await resolve(parts, request.params, request.query);
+        const full = overServerCap();
+        if (full !== null) throw full;
         reply.hijack();
         const res = reply.raw;
         res.writeHead(200, {

@@ -20,6 +20,7 @@ import { crashPoint } from './crash-points.ts';
 import type { QuerySubscriptions } from './query-subscriptions.ts';
 import type { SluiceRuntime } from './runtime.ts';
 import type { ServerMetrics } from './metrics.ts';
+import type { IngestLimiter } from './quotas.ts';
 
 /** What serves one tenant. */
 export interface Tenant {
@@ -29,6 +30,8 @@ export interface Tenant {
   readonly metrics: ServerMetrics;
   /** As stored (PATCH /v1/tenants/{t} changes them). */
   quotas: Quotas;
+  /** Its ingest rate buckets (quotas.ts). */
+  readonly limiter: IngestLimiter;
   readonly createdAt: number;
 }
 

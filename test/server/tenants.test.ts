@@ -221,7 +221,7 @@ test('the same names in two tenants are two objects; another tenant’s object a
             await sqlAs(
               base,
               t,
-              `CREATE SINK spy_sink FROM ${NAME}_v INTO KAFKA (brokers = '127.0.0.1:1', topic = 'x', format = 'json')`,
+              `CREATE SINK spy_sink FROM ${NAME}_v INTO KAFKA (brokers '127.0.0.1:1', topic 'x', format 'changelog')`,
             ),
           ),
       },
