@@ -31,6 +31,7 @@ import { registerConsole } from '../console/plugin.ts';
 import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
 import { ServerMetrics, ServerWideMetrics, metricsText } from './metrics.ts';
 import { TenantRegistry, type Tenant } from './tenants.ts';
+import { TenantUsage } from './usage.ts';
 import {
   IngestLimiter,
   RateLimitedError,
@@ -258,6 +259,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     throw error;
   }
   const runtime = tenants.default.runtime;
+  // State byte-hours accrue while nobody reads them.
+  const sampler = setInterval(() => {
+    for (const t of tenants.list()) t.usage.sample();
+  }, 5000);
+  sampler.unref();
   /** The tenant a request acts for (set by the auth hook on every route that needs one). */
   const tenantOf = (request: FastifyRequest): Tenant => {
     const principal = request.principal;
@@ -303,6 +309,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sendError,
     limits: () => runtime.engine.limits,
   });
+  // Metering: the bytes of each request and answer of a tenant (usage.ts).
+  app.addHook('onSend', async (request, _reply, payload) => {
+    const principal = request.principal;
+    const tenant = principal === null ? undefined : tenants.get(principal.tenant);
+    if (tenant !== undefined) {
+      tenant.usage.bytesIn += bodyBytes.get(request.raw) ?? 0;
+      if (typeof payload === 'string') tenant.usage.bytesOut += Buffer.byteLength(payload);
+      else if (Buffer.isBuffer(payload)) tenant.usage.bytesOut += payload.length;
+    }
+    return payload;
+  });
   // Everything but table ingest first commits the open ingest group of its tenant (runtime/commit.ts),
   // so reads, SQL and subscriptions only ever see durable epochs.
   app.addHook('preHandler', (request, _reply, done) => {
@@ -316,8 +333,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   /** A tenant's metrics (labelled with its name) and the runtime hooks that feed them. */
   function openTenant(record: TenantRecord, tenantRuntime: SluiceRuntime): Tenant {
+    const usage = new TenantUsage(tenantRuntime);
     const metrics = new ServerMetrics(
       {
+        usage: () => usage.report(),
         epoch: () => tenantRuntime.committedEpoch,
         viewStats: () =>
           tenantRuntime.store.db.open
@@ -339,8 +358,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       { tenant: record.name },
     );
     tenantRuntime.hooks = {
-      batchApplied: (table, rows, seconds) => metrics.batchApplied(table, rows, seconds),
-      viewChanges: (view, rows) => metrics.viewChanges(view, rows),
+      batchApplied: (table, rows, seconds) => {
+        usage.rowsIn += rows;
+        metrics.batchApplied(table, rows, seconds);
+      },
+      viewChanges: (view, rows) => {
+        usage.rowsOut += rows;
+        metrics.viewChanges(view, rows);
+      },
+      epochCpu: (micros) => (usage.cpuMicros += micros),
       groupCommitted: (requests) => metrics.groupCommitted(requests),
       subscriberFailed: (view, code) => {
         if (code === 'SLOW_CONSUMER') metrics.slowConsumer(view);
@@ -360,6 +386,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       metrics,
       quotas: record.quotas,
       limiter: new IngestLimiter(),
+      usage,
       createdAt: record.createdAt,
     };
   }
@@ -550,6 +577,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   app.addHook('onClose', async () => {
+    clearInterval(sampler);
     tenants.close();
     tokens.close();
   });

@@ -442,6 +442,38 @@ export function registerTokenRoutes(
     },
   );
 
+  app.get<{ Params: { tenant: string } }>(
+    '/v1/tenants/:tenant/usage',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: "A tenant's metering since the server started (its admin, or the operator)",
+        params: tenantParam,
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              tenant: { type: 'string' },
+              rowsIn: { type: 'integer', description: 'Rows ingested (inserts plus deletes), as applied' },
+              bytesIn: { type: 'integer', description: "Request body bytes of the tenant's requests" },
+              rowsOut: { type: 'integer', description: "Changelog rows the tenant's views emitted" },
+              bytesOut: { type: 'integer', description: "Response body bytes of the tenant's HTTP answers" },
+              stateBytes: { type: 'integer', description: 'State held now (views and shared arrangements)' },
+              stateByteHours: { type: 'number', description: 'State held over time since `since`' },
+              cpuMs: { type: 'number', description: "CPU time of the tenant's ingest epochs" },
+              since: { type: 'string', format: 'date-time' },
+            },
+          },
+          ...authErrors,
+        },
+      },
+    },
+    async (request) => {
+      const name = tenantFor(request, request.params.tenant, 'read usage');
+      return { tenant: name, ...tenants.of(name).usage.report() };
+    },
+  );
+
   app.patch<{ Params: { tenant: string }; Body: Partial<Record<keyof Quotas, number | null>> }>(
     '/v1/tenants/:tenant',
     {

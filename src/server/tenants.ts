@@ -21,6 +21,7 @@ import type { QuerySubscriptions } from './query-subscriptions.ts';
 import type { SluiceRuntime } from './runtime.ts';
 import type { ServerMetrics } from './metrics.ts';
 import type { IngestLimiter } from './quotas.ts';
+import type { TenantUsage } from './usage.ts';
 
 /** What serves one tenant. */
 export interface Tenant {
@@ -32,6 +33,8 @@ export interface Tenant {
   quotas: Quotas;
   /** Its ingest rate buckets (quotas.ts). */
   readonly limiter: IngestLimiter;
+  /** What it used (usage.ts). */
+  readonly usage: TenantUsage;
   readonly createdAt: number;
 }
 
