@@ -49,6 +49,7 @@ Options of sluice start:
   --query-subscription-linger-ms <n>  a query's or table's subscription view (SUBSCRIBE) is dropped this long
                              after its last subscriber left (default ${DEFAULTS.querySubscriptions.lingerMs})
   --max-query-subscriptions <n>  most such views at once (default ${DEFAULTS.querySubscriptions.maxViews})
+  --max-tenants <n>          most tenants at once, default included (default ${DEFAULTS.maxTenants})
   --default-page-rows <n>    rows in a view page without limit= (default ${DEFAULTS.reads.defaultRows})
   --max-result-rows <n>      largest view page and ad-hoc SELECT result, in rows (default ${DEFAULTS.reads.maxRows})
   --max-result-bytes <bytes> the same in bytes of JSON (default ${DEFAULTS.reads.maxBytes})
@@ -154,6 +155,7 @@ async function main(argv: string[]): Promise<void> {
         'max-subscribers-per-view': { type: 'string' },
         'query-subscription-linger-ms': { type: 'string' },
         'max-query-subscriptions': { type: 'string' },
+        'max-tenants': { type: 'string' },
         'default-page-rows': { type: 'string' },
         'max-result-rows': { type: 'string' },
         'max-result-bytes': { type: 'string' },
@@ -325,6 +327,7 @@ async function main(argv: string[]): Promise<void> {
         64 * 1024,
       ),
       maxSubscribers: intOption('max-subscribers', values['max-subscribers'], DEFAULTS.maxSubscribers, 1),
+      maxTenants: intOption('max-tenants', values['max-tenants'], DEFAULTS.maxTenants, 1),
       maxSubscribersPerView: intOption(
         'max-subscribers-per-view',
         values['max-subscribers-per-view'],

@@ -85,6 +85,10 @@ export const ErrorCodes = {
   // Authentication and roles (docs/security.md).
   UNAUTHENTICATED: 'execution',
   FORBIDDEN: 'execution',
+  // Tenants and their quotas (docs/security.md).
+  TENANT_EXISTS: 'execution',
+  QUOTA_EXCEEDED: 'execution',
+  RATE_LIMITED: 'execution',
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -158,13 +162,24 @@ export function httpStatusOf(error: SluiceError): number {
   if (error.code === 'UNKNOWN_TABLE' || error.code === 'UNKNOWN_VIEW' || error.code === 'UNKNOWN_OBJECT') {
     return 404;
   }
-  if (error.code === 'DUPLICATE_OBJECT' || error.code === 'IDEMPOTENCY_KEY_REUSED') return 409;
+  if (
+    error.code === 'DUPLICATE_OBJECT' ||
+    error.code === 'IDEMPOTENCY_KEY_REUSED' ||
+    error.code === 'TENANT_EXISTS'
+  )
+    return 409;
   if (error.code === 'NOT_FOUND') return 404;
   if (error.code === 'PAYLOAD_TOO_LARGE') return 413;
   if (error.code === 'UNSUPPORTED_MEDIA_TYPE') return 415;
-  if (error.code === 'FORBIDDEN_ORIGIN' || error.code === 'FORBIDDEN_HOST' || error.code === 'FORBIDDEN')
+  if (
+    error.code === 'FORBIDDEN_ORIGIN' ||
+    error.code === 'FORBIDDEN_HOST' ||
+    error.code === 'FORBIDDEN' ||
+    error.code === 'QUOTA_EXCEEDED'
+  )
     return 403;
   if (error.code === 'UNAUTHENTICATED') return 401;
+  if (error.code === 'RATE_LIMITED') return 429;
   if (error.code === 'REQUEST_TIMEOUT') return 408;
   if (error.code === 'URI_TOO_LONG') return 414;
   if (error.code === 'HEADERS_TOO_LARGE') return 431;

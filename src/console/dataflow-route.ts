@@ -1,7 +1,7 @@
 // GET /v1/views/{name}/dataflow: a view's DataflowPlan (the JSON lowering made, which the runtime
 // instantiates) as the console's graph, with live per-operator counts. Read-only; one synchronous
 // block, so plan, counts and epoch belong to the same epoch.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { SluiceRuntime } from '../server/runtime.ts';
 import type { AggregateJson, DataflowJson, DataflowNodeJson, NodeCounts } from './shared/dataflow-json.ts';
 import { printScalar } from '../common/scalar-expr.ts';
@@ -320,10 +320,13 @@ export const dataflowRouteSchema = {
   },
 } as const;
 
-export function registerDataflowRoute(app: FastifyInstance, runtime: () => SluiceRuntime): void {
+export function registerDataflowRoute(
+  app: FastifyInstance,
+  runtime: (request: FastifyRequest) => SluiceRuntime,
+): void {
   app.get<{ Params: { name: string } }>(
     '/v1/views/:name/dataflow',
     { schema: dataflowRouteSchema },
-    async (request) => dataflowOf(runtime(), request.params.name),
+    async (request) => dataflowOf(runtime(request), request.params.name),
   );
 }

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifyReply } from 'fastify';
 import type { SluiceRuntime } from '../server/runtime.ts';
 import { registerDataflowRoute } from './dataflow-route.ts';
 import { HISTORY_INTERVAL_MS, MetricsHistory, sampleMetrics } from './metrics-history.ts';
@@ -116,8 +116,12 @@ function noscriptViews(runtime: SluiceRuntime): string {
 }
 
 export interface ConsoleOptions {
-  /** The server's Prometheus text (what GET /metrics serves), sampled for the plots' history. */
-  readonly metricsText?: () => Promise<string>;
+  /** A tenant's Prometheus text (what GET /metrics serves it), sampled for the plots' history. */
+  readonly metricsText?: (tenant: string) => Promise<string>;
+  /** The runtime of the tenant a request acts for (default: the app's one runtime). */
+  readonly runtimeOf?: (request: FastifyRequest) => SluiceRuntime;
+  /** The tenant a request acts for (default: "default"). */
+  readonly tenantOf?: (request: FastifyRequest) => string;
   /**
    * Whether the server requires tokens: the page itself is open (it is the sign-in screen), so it
    * then names no views in its no-JavaScript fallback.
@@ -163,15 +167,29 @@ export function registerConsole(app: FastifyInstance, options: ConsoleOptions = 
     reply.header('content-encoding', 'gzip');
     return send(reply, 'text/javascript; charset=utf-8', js.gzip);
   });
-  const history = new MetricsHistory();
-  if (options.metricsText !== undefined) {
-    const stop = sampleMetrics(history, options.metricsText);
-    app.addHook('onClose', async () => stop());
-  }
-  app.get('/console/metrics-history', hide, async (_req, reply) =>
+  // One history per tenant, sampled from its own metrics from the first time its console asks.
+  const histories = new Map<string, { history: MetricsHistory; stop: () => void }>();
+  const metricsText = options.metricsText;
+  const historyOf = (tenant: string): MetricsHistory => {
+    let entry = histories.get(tenant);
+    if (entry === undefined) {
+      const history = new MetricsHistory();
+      const stop =
+        metricsText === undefined ? () => undefined : sampleMetrics(history, () => metricsText(tenant));
+      histories.set(tenant, (entry = { history, stop }));
+    }
+    return entry.history;
+  };
+  // The default tenant's plots start with the server, as they always did.
+  if (metricsText !== undefined) historyOf('default');
+  app.addHook('onClose', async () => {
+    for (const entry of histories.values()) entry.stop();
+  });
+  const tenantOf = options.tenantOf ?? (() => 'default');
+  app.get('/console/metrics-history', hide, async (req, reply) =>
     reply
       .header('cache-control', 'no-store')
-      .send({ intervalMs: HISTORY_INTERVAL_MS, readings: history.readings() }),
+      .send({ intervalMs: HISTORY_INTERVAL_MS, readings: historyOf(tenantOf(req)).readings() }),
   );
-  registerDataflowRoute(app, runtime);
+  registerDataflowRoute(app, options.runtimeOf ?? (() => runtime()));
 }

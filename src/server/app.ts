@@ -29,7 +29,18 @@ import {
 import type { Row } from '../common/types.ts';
 import { registerConsole } from '../console/plugin.ts';
 import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
-import { ServerMetrics } from './metrics.ts';
+import { ServerMetrics, ServerWideMetrics, metricsText } from './metrics.ts';
+import { TenantRegistry, type Tenant } from './tenants.ts';
+import { TenantUsage } from './usage.ts';
+import {
+  IngestLimiter,
+  RateLimitedError,
+  checkScript as checkQuotasOfScript,
+  checkState,
+  checkSubscriber,
+  scriptFootprint,
+} from './quotas.ts';
+import { TenantStore, type TenantRecord } from '../storage/tenant-store.ts';
 import type { SinkReport, SourceReport } from './connectors.ts';
 import {
   QuerySubscriptions,
@@ -57,7 +68,7 @@ import {
   frameworkError,
   illFormedBodyError,
 } from './http-errors.ts';
-import { Authenticator } from './auth.ts';
+import { Authenticator, type Principal } from './auth.ts';
 import { authorizeWebSocket, registerAuth, registerTokenRoutes } from './auth-routes.ts';
 import { TokenStore, type KdfParams } from '../storage/token-store.ts';
 import {
@@ -121,6 +132,8 @@ export interface AppOptions {
   readonly idempotency?: Partial<IdempotencyLimits>;
   /** Authentication (docs/security.md); default off: loopback clients act as the default tenant's admin. */
   readonly auth?: AuthOptions;
+  /** Most tenants at once, the default one included (default 1000). */
+  readonly maxTenants?: number;
   /** Serve HTTPS and WSS with this certificate chain and private key (PEM); default plain HTTP. */
   readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
 }
@@ -153,7 +166,10 @@ export { DEFAULTS };
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /** The default tenant's runtime. */
     sluice: SluiceRuntime;
+    /** Every tenant's runtime (tenants.ts). */
+    sluiceTenants: TenantRegistry;
     sluiceAuth: {
       readonly authenticator: Authenticator;
       /** A token generated at this start (the first with authentication): shown once, then never. */
@@ -185,42 +201,43 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     );
   }
   const logger = options.logger === undefined || options.logger === false ? undefined : options.logger;
-  const runtime = new SluiceRuntime({
-    dataDir: options.dataDir,
-    retention: { ...DEFAULTS.retention, ...options.retention },
-    limits: { ...DEFAULTS.subscriberLimits, ...options.subscriberLimits },
-    heartbeatMs: options.heartbeatMs ?? DEFAULTS.heartbeatMs,
-    snapshotChunkRows: options.snapshotChunkRows ?? DEFAULTS.snapshotChunkRows,
-    pruneIntervalMs: options.pruneIntervalMs ?? DEFAULTS.pruneIntervalMs,
-    createEngine: options.createEngine ?? (() => new Engine()),
-    logger: logger ?? silentLogger,
-    checkpoint:
-      options.checkpoint === false || options.dataDir === null
-        ? null
-        : { ...DEFAULTS.checkpoint, ...options.checkpoint },
-    ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
-    connectorHosts: options.connectorHosts ?? null,
-    ...(options.connectorConnectTimeoutMs !== undefined
-      ? { connectorConnectTimeoutMs: options.connectorConnectTimeoutMs }
-      : {}),
-    reads: { ...DEFAULTS.reads, ...options.reads },
-    selectLimits: { ...DEFAULTS.selectLimits, ...options.selectLimits },
-    subscriberMemory: options.subscriberMemory ?? DEFAULTS.subscriberMemory,
-    maxSubscribers: options.maxSubscribers ?? DEFAULTS.maxSubscribers,
-    maxSubscribersPerView: options.maxSubscribersPerView ?? DEFAULTS.maxSubscribersPerView,
-    idempotency: { ...DEFAULTS.idempotency, ...options.idempotency },
-  });
+  // One runtime per tenant (tenants.ts), each with these settings and a data directory of its own.
+  const openRuntime = (dataDir: string | null): SluiceRuntime =>
+    new SluiceRuntime({
+      dataDir,
+      retention: { ...DEFAULTS.retention, ...options.retention },
+      limits: { ...DEFAULTS.subscriberLimits, ...options.subscriberLimits },
+      heartbeatMs: options.heartbeatMs ?? DEFAULTS.heartbeatMs,
+      snapshotChunkRows: options.snapshotChunkRows ?? DEFAULTS.snapshotChunkRows,
+      pruneIntervalMs: options.pruneIntervalMs ?? DEFAULTS.pruneIntervalMs,
+      createEngine: options.createEngine ?? (() => new Engine()),
+      logger: logger ?? silentLogger,
+      checkpoint:
+        options.checkpoint === false || options.dataDir === null
+          ? null
+          : { ...DEFAULTS.checkpoint, ...options.checkpoint },
+      ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
+      connectorHosts: options.connectorHosts ?? null,
+      ...(options.connectorConnectTimeoutMs !== undefined
+        ? { connectorConnectTimeoutMs: options.connectorConnectTimeoutMs }
+        : {}),
+      reads: { ...DEFAULTS.reads, ...options.reads },
+      selectLimits: { ...DEFAULTS.selectLimits, ...options.selectLimits },
+      subscriberMemory: options.subscriberMemory ?? DEFAULTS.subscriberMemory,
+      maxSubscribers: options.maxSubscribers ?? DEFAULTS.maxSubscribers,
+      maxSubscribersPerView: options.maxSubscribersPerView ?? DEFAULTS.maxSubscribersPerView,
+      idempotency: { ...DEFAULTS.idempotency, ...options.idempotency },
+    });
   const authOptions = options.auth ?? { enabled: false };
-  let tokens: TokenStore;
+  const tokens = new TokenStore(options.dataDir, authOptions.kdf);
   let generatedToken: string | null = null;
   try {
-    tokens = new TokenStore(options.dataDir, authOptions.kdf);
     if (authOptions.enabled) {
       const stored = await tokens.bootstrap(authOptions.bootstrapToken);
       if (authOptions.bootstrapToken === undefined) generatedToken = stored;
     }
   } catch (error) {
-    runtime.close();
+    tokens.close();
     throw error;
   }
   const auth = new Authenticator(tokens, {
@@ -228,12 +245,36 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(authOptions.cacheTtlMs !== undefined ? { cacheTtlMs: authOptions.cacheTtlMs } : {}),
     ...(authOptions.cacheSize !== undefined ? { cacheSize: authOptions.cacheSize } : {}),
   });
-  const queries = new QuerySubscriptions(runtime, logger ?? silentLogger, {
-    lingerMs: options.querySubscriptions?.lingerMs ?? DEFAULTS.querySubscriptions.lingerMs,
-    maxViews: options.querySubscriptions?.maxViews ?? DEFAULTS.querySubscriptions.maxViews,
-  });
+  const serverMetrics = new ServerWideMetrics({ processMetrics: options.processMetrics ?? false });
+  const tenants = new TenantRegistry(
+    new TenantStore(tokens.db),
+    options.dataDir,
+    (record, dir) => openTenant(record, openRuntime(dir)),
+    options.maxTenants ?? DEFAULTS.maxTenants,
+  );
+  try {
+    tenants.openAll();
+  } catch (error) {
+    tokens.close();
+    throw error;
+  }
+  const runtime = tenants.default.runtime;
+  // State byte-hours accrue while nobody reads them.
+  const sampler = setInterval(() => {
+    for (const t of tenants.list()) t.usage.sample();
+  }, 5000);
+  sampler.unref();
+  /** The tenant a request acts for (set by the auth hook on every route that needs one). */
+  const tenantOf = (request: FastifyRequest): Tenant => {
+    const principal = request.principal;
+    if (principal === null) throw new SluiceError('INTERNAL_ERROR', 'a tenant route ran without a principal');
+    return tenants.of(principal.tenant);
+  };
+  const rt = (request: FastifyRequest): SluiceRuntime => tenantOf(request).runtime;
   // A keyed ingest request's body hash, taken from the exact bytes as they are parsed.
   const bodyHashes = new WeakMap<FastifyRequest['raw'], string>();
+  // Every body's size in bytes (ingest quotas, metering).
+  const bodyBytes = new WeakMap<FastifyRequest['raw'], number>();
   // Counted once the metrics exist (a client error can only arrive after listen).
   let countError: (code: string) => void = () => undefined;
 
@@ -257,6 +298,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   app.decorate('sluice', runtime);
+  app.decorate('sluiceTenants', tenants);
   app.decorate('sluiceAuth', { authenticator: auth, generatedToken });
   // Host, Origin, CORS preflights and stray upgrades, before anything else runs (request-guard.ts);
   // the first hook, so it also covers the routes plugins add.
@@ -267,45 +309,104 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sendError,
     limits: () => runtime.engine.limits,
   });
-  // Everything but table ingest first commits the open ingest group (runtime/commit.ts), so reads, SQL
-  // and subscriptions only ever see durable epochs.
+  // Metering: the bytes of each request and answer of a tenant (usage.ts).
+  app.addHook('onSend', async (request, _reply, payload) => {
+    const principal = request.principal;
+    const tenant = principal === null ? undefined : tenants.get(principal.tenant);
+    if (tenant !== undefined) {
+      tenant.usage.bytesIn += bodyBytes.get(request.raw) ?? 0;
+      if (typeof payload === 'string') tenant.usage.bytesOut += Buffer.byteLength(payload);
+      else if (Buffer.isBuffer(payload)) tenant.usage.bytesOut += payload.length;
+    }
+    return payload;
+  });
+  // Everything but table ingest first commits the open ingest group of its tenant (runtime/commit.ts),
+  // so reads, SQL and subscriptions only ever see durable epochs.
   app.addHook('preHandler', (request, _reply, done) => {
-    if (request.routeOptions.url !== INGEST_URL) runtime.flush();
+    const principal = request.principal;
+    if (request.routeOptions.url !== INGEST_URL && principal !== null)
+      tenants.get(principal.tenant)?.runtime.flush();
     done();
   });
 
-  const metrics = new ServerMetrics(
-    {
-      epoch: () => runtime.committedEpoch,
-      viewStats: () =>
-        runtime.store.db.open
-          ? runtime.engine.catalog().views.map((v) => ({
-              name: v.name,
-              rowCount: v.rowCount,
-              stateBytes: v.stateBytes,
-              subscribers: runtime.subscriberCount(v.name),
-            }))
-          : [],
-      sharedArrangements: () => (runtime.store.db.open ? runtime.engine.sharedArrangements() : []),
-      checkpoint: () => runtime.checkpointStatus(),
-      subscriberMemory: () => runtime.subscriberMemory(),
-      recovery: () => runtime.recovery,
-      sources: () => runtime.sourceReports(),
-      sinks: () => runtime.sinkReports(),
-    },
-    { processMetrics: options.processMetrics ?? false },
-  );
-  countError = (code) => metrics.error(code);
-  runtime.hooks = {
-    batchApplied: (table, rows, seconds) => metrics.batchApplied(table, rows, seconds),
-    viewChanges: (view, rows) => metrics.viewChanges(view, rows),
-    groupCommitted: (requests) => metrics.groupCommitted(requests),
-    subscriberFailed: (view, code) => {
-      if (code === 'SLOW_CONSUMER') metrics.slowConsumer(view);
-    },
-    rowsExamined: (kind, rows) => metrics.rowsExamined(kind, rows),
-    checkpointWritten: (stats) => metrics.checkpointWritten(stats),
-    checkpointFailed: () => metrics.checkpointFailed(),
+  countError = (code) => serverMetrics.error(code);
+
+  /** A tenant's metrics (labelled with its name) and the runtime hooks that feed them. */
+  function openTenant(record: TenantRecord, tenantRuntime: SluiceRuntime): Tenant {
+    const usage = new TenantUsage(tenantRuntime);
+    const metrics = new ServerMetrics(
+      {
+        usage: () => usage.report(),
+        epoch: () => tenantRuntime.committedEpoch,
+        viewStats: () =>
+          tenantRuntime.store.db.open
+            ? tenantRuntime.engine.catalog().views.map((v) => ({
+                name: v.name,
+                rowCount: v.rowCount,
+                stateBytes: v.stateBytes,
+                subscribers: tenantRuntime.subscriberCount(v.name),
+              }))
+            : [],
+        sharedArrangements: () =>
+          tenantRuntime.store.db.open ? tenantRuntime.engine.sharedArrangements() : [],
+        checkpoint: () => tenantRuntime.checkpointStatus(),
+        subscriberMemory: () => tenantRuntime.subscriberMemory(),
+        recovery: () => tenantRuntime.recovery,
+        sources: () => tenantRuntime.sourceReports(),
+        sinks: () => tenantRuntime.sinkReports(),
+      },
+      { tenant: record.name },
+    );
+    tenantRuntime.hooks = {
+      batchApplied: (table, rows, seconds) => {
+        usage.rowsIn += rows;
+        metrics.batchApplied(table, rows, seconds);
+      },
+      viewChanges: (view, rows) => {
+        usage.rowsOut += rows;
+        metrics.viewChanges(view, rows);
+      },
+      epochCpu: (micros) => (usage.cpuMicros += micros),
+      groupCommitted: (requests) => metrics.groupCommitted(requests),
+      subscriberFailed: (view, code) => {
+        if (code === 'SLOW_CONSUMER') metrics.slowConsumer(view);
+      },
+      rowsExamined: (kind, rows) => metrics.rowsExamined(kind, rows),
+      checkpointWritten: (stats) => metrics.checkpointWritten(stats),
+      checkpointFailed: () => metrics.checkpointFailed(),
+    };
+    const queries = new QuerySubscriptions(tenantRuntime, logger ?? silentLogger, {
+      lingerMs: options.querySubscriptions?.lingerMs ?? DEFAULTS.querySubscriptions.lingerMs,
+      maxViews: options.querySubscriptions?.maxViews ?? DEFAULTS.querySubscriptions.maxViews,
+    });
+    return {
+      name: record.name,
+      runtime: tenantRuntime,
+      queries,
+      metrics,
+      quotas: record.quotas,
+      limiter: new IngestLimiter(),
+      usage,
+      createdAt: record.createdAt,
+    };
+  }
+
+  /** Counts an answered error for the tenant of the request, else server-wide. */
+  const countErrorOf = (request: FastifyRequest | undefined, code: string): void => {
+    const principal = request?.principal ?? null;
+    const tenant = principal === null ? undefined : tenants.get(principal.tenant);
+    if (tenant !== undefined) tenant.metrics.error(code);
+    else serverMetrics.error(code);
+  };
+
+  /**
+   * What GET /metrics shows a principal: its tenant's series; the operator (and, without
+   * authentication, the one loopback client) also those of every tenant and of the process.
+   */
+  const metricsFor = (principal: Principal | null): Promise<string> => {
+    if (principal === null || principal.role === 'operator' || !auth.enabled)
+      return metricsText([serverMetrics.registry, ...tenants.list().map((t) => t.metrics.registry)]);
+    return metricsText([tenants.of(principal.tenant).metrics.registry]);
   };
 
   // Validation: bodies strictly (no coercion: "5" is not a number), query strings with coercion.
@@ -347,6 +448,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return;
     }
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    bodyBytes.set(request.raw, bytes.length);
     if (request.routeOptions.url === INGEST_URL && request.headers[IDEMPOTENCY_HEADER] !== undefined)
       bodyHashes.set(request.raw, bodyHash(bytes));
     const text = decodeUtf8Strict(bytes);
@@ -407,8 +509,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     error: SluiceError,
     extra: Record<string, unknown> = {},
   ): FastifyReply {
-    metrics.error(error.code);
+    countErrorOf(reply.request, error.code);
     if (error.code === 'TOO_MANY_SUBSCRIBERS') reply.header('retry-after', '5');
+    if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
     return reply.code(httpStatusOf(error)).send({ error: error.toJSON(), ...extra });
   }
 
@@ -458,7 +561,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(fastifyWebsocket, {
     options: { maxPayload: 64 * 1024 },
     preClose: (done) => {
-      runtime.close();
+      for (const tenant of tenants.list()) tenant.runtime.close();
       // Subscribers were sent an error and a close; cut those that do not answer in time.
       const server = app.websocketServer;
       setTimeout(
@@ -474,8 +577,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   app.addHook('onClose', async () => {
-    queries.close();
-    runtime.close();
+    clearInterval(sampler);
+    tenants.close();
     tokens.close();
   });
 
@@ -487,15 +590,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const error = new SluiceError('NOT_SUPPORTED', 'Idempotency-Key on POST /v1/sql is not supported', {
         hint: 'send the rows through POST /v1/tables/{name}/rows with the key, or drop the header',
       });
-      metrics.error(error.code);
+      countErrorOf(request, error.code);
       return reply.code(400).send({ error: error.toJSON(), results: [] });
     }
-    const outcome = await runtime.executeSql(request.body.sql, { reservedPrefix: TEMPORARY_VIEW_PREFIX });
+    const tenant = tenantOf(request);
+    // Size quotas before anything runs: a script that would pass one is refused whole.
+    const footprint = await scriptFootprint(request.body.sql, runtime.engine.limits);
+    const refused = footprint === null ? null : checkQuotasOfScript(tenant.runtime, tenant.quotas, footprint);
+    if (refused !== null) {
+      countErrorOf(request, refused.code);
+      return reply.code(httpStatusOf(refused)).send({ error: refused.toJSON(), results: [] });
+    }
+    const outcome = await tenant.runtime.executeSql(request.body.sql, {
+      reservedPrefix: TEMPORARY_VIEW_PREFIX,
+    });
     if (outcome.error !== undefined) {
       const error = outcome.error instanceof SluiceError ? outcome.error : toSluiceError(outcome.error);
       // API.md: a failed script is a 400 (server-side failures keep their 5xx).
       const status = httpStatusOf(error) >= 500 ? httpStatusOf(error) : 400;
-      metrics.error(error.code);
+      countErrorOf(request, error.code);
       return reply.code(status).send({ error: error.toJSON(), results: outcome.results });
     }
     return { results: outcome.results };
@@ -503,12 +616,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // ---- tables --------------------------------------------------------------------------------
 
-  app.get('/v1/tables', { schema: S.listTablesRoute }, async () => ({
-    tables: runtime.engine.catalog().tables.map(tableJson),
+  app.get('/v1/tables', { schema: S.listTablesRoute }, async (request) => ({
+    tables: rt(request).engine.catalog().tables.map(tableJson),
   }));
 
   app.get<{ Params: { name: string } }>('/v1/tables/:name', { schema: S.getTableRoute }, async (request) => {
-    const table = runtime.engine.catalog().tables.find((t) => t.name === request.params.name);
+    const table = rt(request)
+      .engine.catalog()
+      .tables.find((t) => t.name === request.params.name);
     if (table === undefined)
       throw new SluiceError('UNKNOWN_TABLE', `table "${request.params.name}" does not exist`);
     return tableJson(table);
@@ -527,8 +642,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
             ),
     },
     async (request, reply) => {
+      const tenant = tenantOf(request);
+      const runtime = tenant.runtime;
       const key = idempotencyKeyOf(request.raw.headersDistinct[IDEMPOTENCY_HEADER]);
       const changes = toChanges(request.body);
+      // Quotas at the door: a refused batch costs its tenant no engine work and the others nothing.
+      const overState = (changes.insert?.length ?? 0) > 0 ? checkState(runtime, tenant.quotas) : null;
+      if (overState !== null) throw overState;
+      const rows = (changes.insert?.length ?? 0) + (changes.delete?.length ?? 0);
+      const limited = tenant.limiter.admit(tenant.quotas, rows, bodyBytes.get(request.raw) ?? 0);
+      if (limited !== null) return sendError(reply, limited);
       // Applied at once (a bad batch is rejected here with no effect), answered once the group
       // commit holding it is durable and its epoch was published to every subscriber, so
       // `wait=true` needs nothing more.
@@ -562,14 +685,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     format: r.format,
     ...r.status,
   });
-  app.get('/v1/sources', { schema: S.listSourcesRoute }, async () => ({
-    sources: runtime.sourceReports().map(sourceJson),
+  app.get('/v1/sources', { schema: S.listSourcesRoute }, async (request) => ({
+    sources: rt(request).sourceReports().map(sourceJson),
   }));
   app.get<{ Params: { name: string } }>(
     '/v1/sources/:name',
     { schema: S.getSourceRoute },
     async (request) => {
-      const report = runtime.sourceReports().find((r) => r.name === request.params.name);
+      const report = rt(request)
+        .sourceReports()
+        .find((r) => r.name === request.params.name);
       if (report === undefined)
         throw new SluiceError('UNKNOWN_TABLE', `source "${request.params.name}" does not exist`);
       return sourceJson(report);
@@ -579,14 +704,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     '/v1/sources/:name/errors',
     { schema: S.sourceErrorsRoute },
     async (request) => ({
-      errors: runtime.skippedRecords(request.params.name, request.query.after, request.query.limit),
+      errors: rt(request).skippedRecords(request.params.name, request.query.after, request.query.limit),
     }),
   );
-  app.get('/v1/sinks', { schema: S.listSinksRoute }, async () => ({
-    sinks: runtime.sinkReports().map(sinkJson),
+  app.get('/v1/sinks', { schema: S.listSinksRoute }, async (request) => ({
+    sinks: rt(request).sinkReports().map(sinkJson),
   }));
   app.get<{ Params: { name: string } }>('/v1/sinks/:name', { schema: S.getSinkRoute }, async (request) => {
-    const report = runtime.sinkReports().find((r) => r.name === request.params.name);
+    const report = rt(request)
+      .sinkReports()
+      .find((r) => r.name === request.params.name);
     if (report === undefined)
       throw new SluiceError('UNKNOWN_TABLE', `sink "${request.params.name}" does not exist`);
     return sinkJson(report);
@@ -594,18 +721,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // ---- views ---------------------------------------------------------------------------------
 
-  app.get('/v1/views', { schema: S.listViewsRoute }, async () => ({
-    views: runtime.engine.catalog().views.map((v) => viewJson(v)),
+  app.get('/v1/views', { schema: S.listViewsRoute }, async (request) => ({
+    views: rt(request)
+      .engine.catalog()
+      .views.map((v) => viewJson(rt(request), v)),
   }));
 
   app.get<{ Params: { name: string } }>('/v1/views/:name', { schema: S.getViewRoute }, async (request) => {
+    const runtime = rt(request);
     const view = runtime.engine.catalog().views.find((v) => v.name === request.params.name);
     if (view === undefined)
       throw new SluiceError('UNKNOWN_VIEW', `view "${request.params.name}" does not exist`);
-    return viewJson(view);
+    return viewJson(runtime, view);
   });
 
-  function viewJson(v: ViewInfo): Record<string, unknown> {
+  function viewJson(runtime: SluiceRuntime, v: ViewInfo): Record<string, unknown> {
     return {
       name: v.name,
       columns: v.columns,
@@ -621,23 +751,31 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
 
   // rows of views (also as of an earlier epoch) and tables, and a view's row errors (read-routes.ts)
-  registerReadRoutes(app, runtime, { ...DEFAULTS.reads, ...options.reads });
+  registerReadRoutes(app, rt, { ...DEFAULTS.reads, ...options.reads });
 
   // ---- changelogs (subscribe-routes.ts) -------------------------------------------------------
 
   registerSubscribeRoutes(app, {
-    runtime,
-    queries,
+    tenantOf: (principal) => tenants.of(principal.tenant),
+    admitSubscriber: (tenant) => admitSubscriber(tenant),
+    maxSubscribers: options.maxSubscribers ?? DEFAULTS.maxSubscribers,
+    subscribersInAll: () => tenants.list().reduce((n, t) => n + t.runtime.subscriberMemory().subscribers, 0),
     closeGraceMs,
-    countError: (code) => metrics.error(code),
+    countError: (request, code) => countErrorOf(request, code),
     sendError,
     toSluiceError: (error) => toSluiceError(error),
     authorize: (socket, request) => authorizeWebSocket(auth, socket, request, authOptions.wsAuthTimeoutMs),
   });
 
+  /** A tenant's subscriber quota, checked before a subscription starts. */
+  function admitSubscriber(tenant: Tenant): void {
+    const error = checkSubscriber(tenant.runtime.subscriberMemory().subscribers, tenant.quotas);
+    if (error !== null) throw error;
+  }
+
   // ---- tenants and their tokens (auth-routes.ts) -----------------------------------------------
 
-  registerTokenRoutes(app, auth);
+  registerTokenRoutes(app, auth, tenants);
 
   // ---- operations ----------------------------------------------------------------------------
 
@@ -646,15 +784,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (runtime.failure !== null)
       return sendError(reply, new SluiceError('UNAVAILABLE', runtime.failure.message));
     if (!runtime.ready) return sendError(reply, new SluiceError('UNAVAILABLE', 'server is shutting down'));
+    // An open route: another tenant's trouble is reported without naming it.
+    if (tenants.list().some((t) => !t.runtime.ready))
+      return sendError(reply, new SluiceError('UNAVAILABLE', "a tenant's store failed; restart the server"));
     return { status: 'ready', epoch: runtime.committedEpoch };
   });
   app.get(
     '/metrics',
     { schema: { tags: ['operations'], summary: 'Prometheus metrics (text format)' } },
-    async (_request, reply) => {
-      const text = await metrics.registry.metrics();
+    async (request, reply) => {
+      const text = await metricsFor(request.principal);
       return reply
-        .type(metrics.registry.contentType)
+        .type(serverMetrics.registry.contentType)
         .serializer((x) => String(x))
         .send(text);
     },
@@ -662,7 +803,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   // the web console at / and GET /v1/views/{name}/dataflow (src/console); it samples the metrics
   // for its plots' recent history
-  registerConsole(app, { metricsText: () => metrics.registry.metrics(), authentication: auth.enabled });
+  registerConsole(app, {
+    metricsText: (tenant) => metricsText([tenants.of(tenant).metrics.registry]),
+    runtimeOf: rt,
+    tenantOf: (request) => tenantOf(request).name,
+    authentication: auth.enabled,
+  });
 
   await app.ready();
   return app;

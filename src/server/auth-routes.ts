@@ -23,6 +23,8 @@ import {
   type Role,
 } from './auth.ts';
 import type { TokenInfo } from '../storage/token-store.ts';
+import type { Tenant, TenantRegistry } from './tenants.ts';
+import { QUOTA_NAMES, type Quotas } from '../storage/tenant-store.ts';
 
 /** The WebSocket close code of a failed authentication (after an `error` message). */
 export const UNAUTHENTICATED_CLOSE = 4401;
@@ -311,6 +313,32 @@ const tokenSchema = {
   },
 } as const;
 const errorRef = { $ref: 'SluiceError#' } as const;
+const quotaValue = { type: 'integer', minimum: 0, nullable: true } as const;
+const quotasSchema = {
+  type: 'object',
+  description: 'Per-tenant limits; null: unlimited',
+  properties: {
+    objects: { ...quotaValue, description: 'Tables, views, sources and sinks together' },
+    stateBytes: { ...quotaValue, description: 'State of its tables and views, in bytes' },
+    ingestRowsPerSecond: { ...quotaValue, description: 'Rows ingested per second (table ingest, DML)' },
+    ingestBytesPerSecond: { ...quotaValue, description: 'Request body bytes ingested per second' },
+    subscribers: { ...quotaValue, description: 'Open subscriptions, those still authenticating included' },
+    connectors: { ...quotaValue, description: 'Kafka sources and sinks together' },
+  },
+} as const;
+const tenantSchema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time', nullable: true },
+    quotas: quotasSchema,
+  },
+} as const;
+const tenantJson = (t: Tenant): Record<string, unknown> => ({
+  name: t.name,
+  createdAt: t.createdAt === 0 ? null : new Date(t.createdAt).toISOString(),
+  quotas: t.quotas,
+});
 const authErrors = {
   401: { ...errorRef, description: 'UNAUTHENTICATED: no token, or an unknown or revoked one' },
   403: { ...errorRef, description: 'FORBIDDEN: the role does not allow it' },
@@ -323,7 +351,11 @@ const tenantParam = {
 } as const;
 
 /** The admin API's routes (after the OpenAPI plugin, so that it documents them). */
-export function registerTokenRoutes(app: FastifyInstance, auth: Authenticator): void {
+export function registerTokenRoutes(
+  app: FastifyInstance,
+  auth: Authenticator,
+  tenants: TenantRegistry,
+): void {
   const principalOf = (request: FastifyRequest): Principal => {
     if (request.principal === null)
       throw new SluiceError('INTERNAL_ERROR', 'a token route ran without a principal');
@@ -333,8 +365,8 @@ export function registerTokenRoutes(app: FastifyInstance, auth: Authenticator): 
   const tenantFor = (request: FastifyRequest, name: string, what: string): string => {
     const principal = principalOf(request);
     if (!roleAtLeast(principal.role, 'admin')) throw forbidden(principal, what, 'admin');
-    // Another tenant is not there for a tenant's admin; only "default" exists for now.
-    if ((name !== principal.tenant && principal.role !== 'operator') || name !== DEFAULT_TENANT)
+    // Another tenant is not there for a tenant's admin: the same answer as a missing one.
+    if ((name !== principal.tenant && principal.role !== 'operator') || tenants.get(name) === undefined)
       throw new SluiceError('NOT_FOUND', `tenant "${name}" does not exist`);
     return name;
   };
@@ -344,14 +376,9 @@ export function registerTokenRoutes(app: FastifyInstance, auth: Authenticator): 
     {
       schema: {
         tags: ['admin'],
-        summary: 'List tenants (operator)',
+        summary: 'List tenants with their quotas (operator)',
         response: {
-          200: {
-            type: 'object',
-            properties: {
-              tenants: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' } } } },
-            },
-          },
+          200: { type: 'object', properties: { tenants: { type: 'array', items: tenantSchema } } },
           ...authErrors,
         },
       },
@@ -359,18 +386,34 @@ export function registerTokenRoutes(app: FastifyInstance, auth: Authenticator): 
     async (request) => {
       const principal = principalOf(request);
       if (principal.role !== 'operator') throw forbidden(principal, 'list tenants', 'operator');
-      return { tenants: [{ name: DEFAULT_TENANT }] };
+      return { tenants: tenants.list().map(tenantJson) };
     },
   );
 
-  app.post(
+  app.post<{ Body: { name: string } }>(
     '/v1/tenants',
     {
       schema: {
         tags: ['admin'],
-        summary: 'Create a tenant (operator) — not supported yet: only "default" exists',
+        summary:
+          'Create a tenant (operator): a namespace of its own for tables, views, sources and sinks, with its own journal, changelogs and checkpoints',
+        body: {
+          type: 'object',
+          required: ['name'],
+          additionalProperties: false,
+          properties: {
+            name: {
+              type: 'string',
+              maxLength: 100,
+              description: '1 to 63 lowercase letters, digits, "_" or "-", starting with a letter',
+            },
+          },
+          examples: [{ name: 'acme' }],
+        },
         response: {
-          501: { ...errorRef, description: 'NOT_SUPPORTED: tenants other than default come later' },
+          201: tenantSchema,
+          400: errorRef,
+          409: { ...errorRef, description: 'TENANT_EXISTS' },
           ...authErrors,
         },
       },
@@ -378,10 +421,88 @@ export function registerTokenRoutes(app: FastifyInstance, auth: Authenticator): 
     async (request, reply) => {
       const principal = principalOf(request);
       if (principal.role !== 'operator') throw forbidden(principal, 'create tenants', 'operator');
-      const error = new SluiceError('NOT_SUPPORTED', 'tenants other than "default" are not supported yet', {
-        hint: 'every token belongs to the tenant "default" for now (docs/security.md)',
-      });
-      return reply.code(501).send({ error: error.toJSON() });
+      const tenant = tenants.create(request.body.name);
+      return reply.code(201).send(tenantJson(tenant));
+    },
+  );
+
+  app.get<{ Params: { tenant: string } }>(
+    '/v1/tenants/:tenant',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'A tenant and its quotas (the operator, or an admin of the tenant)',
+        params: tenantParam,
+        response: { 200: tenantSchema, ...authErrors },
+      },
+    },
+    async (request) => {
+      const name = tenantFor(request, request.params.tenant, 'read the tenant');
+      return tenantJson(tenants.of(name));
+    },
+  );
+
+  app.get<{ Params: { tenant: string } }>(
+    '/v1/tenants/:tenant/usage',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: "A tenant's metering since the server started (its admin, or the operator)",
+        params: tenantParam,
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              tenant: { type: 'string' },
+              rowsIn: { type: 'integer', description: 'Rows ingested (inserts plus deletes), as applied' },
+              bytesIn: { type: 'integer', description: "Request body bytes of the tenant's requests" },
+              rowsOut: { type: 'integer', description: "Changelog rows the tenant's views emitted" },
+              bytesOut: { type: 'integer', description: "Response body bytes of the tenant's HTTP answers" },
+              stateBytes: { type: 'integer', description: 'State held now (views and shared arrangements)' },
+              stateByteHours: { type: 'number', description: 'State held over time since `since`' },
+              cpuMs: { type: 'number', description: "CPU time of the tenant's ingest epochs" },
+              since: { type: 'string', format: 'date-time' },
+            },
+          },
+          ...authErrors,
+        },
+      },
+    },
+    async (request) => {
+      const name = tenantFor(request, request.params.tenant, 'read usage');
+      return { tenant: name, ...tenants.of(name).usage.report() };
+    },
+  );
+
+  app.patch<{ Params: { tenant: string }; Body: Partial<Record<keyof Quotas, number | null>> }>(
+    '/v1/tenants/:tenant',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: "Set a tenant's quotas (operator): the fields sent change, null removes a limit",
+        params: tenantParam,
+        body: {
+          ...quotasSchema,
+          additionalProperties: false,
+          minProperties: 1,
+          examples: [{ objects: 100, ingestRowsPerSecond: 5000, subscribers: 50 }],
+        },
+        response: { 200: tenantSchema, 400: errorRef, ...authErrors },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      if (principal.role !== 'operator') throw forbidden(principal, 'set quotas', 'operator');
+      const tenant = tenants.get(request.params.tenant);
+      if (tenant === undefined)
+        throw new SluiceError('NOT_FOUND', `tenant "${request.params.tenant}" does not exist`);
+      const quotas: Record<string, number | null> = { ...tenant.quotas };
+      for (const name of QUOTA_NAMES) {
+        const value = request.body[name];
+        if (value !== undefined) quotas[name] = value;
+      }
+      tenants.setQuotas(tenant, quotas as unknown as Quotas);
+      return tenantJson(tenant);
     },
   );
 
@@ -420,6 +541,15 @@ export function registerTokenRoutes(app: FastifyInstance, auth: Authenticator): 
       const principal = principalOf(request);
       if (role === 'operator' && principal.role !== 'operator')
         throw forbidden(principal, 'create operator tokens', 'operator');
+      if (role === 'operator' && tenant !== DEFAULT_TENANT) {
+        throw new SluiceError(
+          'INVALID_REQUEST',
+          'invalid request: operator tokens belong to the default tenant',
+          {
+            hint: `create it with POST /v1/tenants/${DEFAULT_TENANT}/tokens`,
+          },
+        );
+      }
       const created = await auth.store.create(tenant, role);
       reply.header('cache-control', 'no-store');
       return reply.code(201).send({ ...tokenJson(created.info), token: created.token });

@@ -16,6 +16,8 @@ export const CRASH_POINTS = [
   'between-checkpoint-slices',
   /** The checkpoint transaction committed. */
   'after-checkpoint',
+  /** A new tenant's directory and runtime exist; the row that lists it is not written yet. */
+  'tenant-before-listed',
 ] as const;
 
 export type CrashPoint = (typeof CRASH_POINTS)[number];

@@ -21,6 +21,8 @@ export const DEFAULTS = {
   // Subscriptions to a query or table (temporary views): how long one stays after its last
   // subscriber left, and how many may exist at once.
   querySubscriptions: { lingerMs: 60_000, maxViews: 100 },
+  /** Most tenants at once, the default one included. */
+  maxTenants: 1000,
   // REST view pages; a filtered page examines at most scanRows rows.
   reads: {
     defaultRows: 1000,

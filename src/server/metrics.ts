@@ -1,8 +1,13 @@
-// Prometheus metrics for one server instance (a registry of its own, so several apps can live in
-// one process): epochs, batch latency, rows in/out, state size, subscribers, errors.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+// Prometheus metrics for one tenant of a server instance (a registry of its own, so several apps and
+// tenants can live in one process, each series labelled with its tenant): epochs, batch latency,
+// rows in/out, state size, subscribers, errors. What is not a tenant's (process metrics, errors of
+// requests without a tenant) is in ServerWideMetrics; metricsText joins registries for one scrape.
+import type { UsageReport } from './usage.ts';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface MetricsSource {
+  /** The tenant's meters (usage.ts). */
+  usage?(): UsageReport;
   epoch(): number;
   viewStats(): readonly { name: string; rowCount: number; stateBytes: number; subscribers: number }[];
   /** Arrangements joins of several views share (their state is in no view's state bytes). */
@@ -63,10 +68,9 @@ export class ServerMetrics {
   private readonly checkpointSeconds: Histogram;
   private readonly readRows: Counter<'kind'>;
 
-  constructor(source: MetricsSource, options: { processMetrics: boolean }) {
+  constructor(source: MetricsSource, options: { tenant: string }) {
     const registers = [this.registry];
-    // prom-client's standard names (process_*, nodejs_*), unprefixed: what Node.js dashboards query.
-    if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
+    this.registry.setDefaultLabels({ tenant: options.tenant });
     new Gauge({
       name: 'sluice_epoch',
       help: 'Current epoch (number of batches applied since the data directory was created)',
@@ -305,6 +309,38 @@ export class ServerMetrics {
       [],
       (set) => set({}, source.subscriberMemory().subscribers),
     );
+    const usage = source.usage;
+    if (usage !== undefined) {
+      const meter = (name: string, help: string, read: (u: UsageReport) => number): void => {
+        new Counter({
+          name,
+          help,
+          registers,
+          collect() {
+            this.reset();
+            this.inc(read(usage()));
+          },
+        });
+      };
+      meter('sluice_tenant_rows_in_total', 'Rows the tenant ingested', (u) => u.rowsIn);
+      meter('sluice_tenant_rows_out_total', "Changelog rows the tenant's views emitted", (u) => u.rowsOut);
+      meter('sluice_tenant_bytes_in_total', "Request body bytes of the tenant's requests", (u) => u.bytesIn);
+      meter(
+        'sluice_tenant_bytes_out_total',
+        "Response body bytes of the tenant's answers",
+        (u) => u.bytesOut,
+      );
+      meter(
+        'sluice_tenant_epoch_cpu_seconds_total',
+        "CPU time of the tenant's ingest epochs",
+        (u) => u.cpuMs / 1000,
+      );
+      meter(
+        'sluice_tenant_state_byte_hours_total',
+        'State held over time, in byte-hours',
+        (u) => u.stateByteHours,
+      );
+    }
     this.readRows = new Counter({
       name: 'sluice_read_rows_examined_total',
       help: 'Rows examined by reads: REST view pages (kind "page"), ad-hoc SELECT inputs (kind "select") and the table rows UPDATE/DELETE look at (kind "dml")',
@@ -350,4 +386,32 @@ export class ServerMetrics {
   slowConsumer(view: string): void {
     this.slowConsumers.inc({ view });
   }
+}
+
+/** What belongs to no tenant: process metrics, and errors answered before a tenant was known. */
+export class ServerWideMetrics {
+  readonly registry = new Registry();
+  private readonly errors: Counter<'code'>;
+
+  constructor(options: { processMetrics: boolean }) {
+    // prom-client's standard names (process_*, nodejs_*), unprefixed: what Node.js dashboards query.
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
+    this.errors = new Counter({
+      name: 'sluice_errors_total',
+      help: 'Errors answered to clients, by code',
+      labelNames: ['code'],
+      registers: [this.registry],
+    });
+  }
+
+  error(code: string): void {
+    this.errors.inc({ code });
+  }
+}
+
+/** One Prometheus text of several registries (series of the same name merged, told apart by labels). */
+export async function metricsText(registries: readonly Registry[]): Promise<string> {
+  if (registries.length === 1) return (registries[0] as Registry).metrics();
+  const merged = AggregatorRegistry.aggregate(await Promise.all(registries.map((r) => r.getMetricsAsJSON())));
+  return merged.metrics();
 }

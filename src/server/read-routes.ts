@@ -8,7 +8,7 @@
 // on a private fork of that snapshot, which copies only the chunks it changes: it costs the changes
 // since that epoch (at most `scanRows` change rows), never a copy of the view.
 import { decimalFromShortest, parseDecimal } from '../common/decimal.ts';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
 import { encodeValues, normalizeBigInt } from '../common/values.ts';
@@ -35,7 +35,11 @@ const APPLY_SLICE = 1024;
 
 type Query = Record<string, unknown>;
 
-export function registerReadRoutes(app: FastifyInstance, runtime: SluiceRuntime, limits: ReadLimits): void {
+export function registerReadRoutes(
+  app: FastifyInstance,
+  runtimeOf: (request: FastifyRequest) => SluiceRuntime,
+  limits: ReadLimits,
+): void {
   app.get<{ Params: { name: string }; Querystring: Query }>(
     '/v1/views/:name/rows',
     { schema: S.viewRowsRoute },
@@ -43,6 +47,7 @@ export function registerReadRoutes(app: FastifyInstance, runtime: SluiceRuntime,
       const { asOf, ...query } = request.query;
       const at = epochParam(asOf);
       const name = request.params.name;
+      const runtime = runtimeOf(request);
       const reader = await runtime.viewReader(name);
       const current = at === undefined || at === reader.epoch;
       if (current && !sortsRows(reader, orderParam(query), `view "${name}"`)) {
@@ -65,6 +70,7 @@ export function registerReadRoutes(app: FastifyInstance, runtime: SluiceRuntime,
         });
       }
       const name = request.params.name;
+      const runtime = runtimeOf(request);
       const reader = await tableReader(runtime, name);
       if (!sortsRows(reader, orderParam(request.query), `table "${name}"`)) {
         return pageJson(reader, await page(runtime, name, reader, request.query, limits, 'table'));
@@ -79,6 +85,7 @@ export function registerReadRoutes(app: FastifyInstance, runtime: SluiceRuntime,
     '/v1/views/:name/errors',
     { schema: S.viewErrorsRoute },
     async (request) => {
+      const runtime = runtimeOf(request);
       runtime.flush();
       const limit = request.query.limit ?? limits.defaultRows;
       if (limit > limits.maxRows) {

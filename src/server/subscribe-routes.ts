@@ -6,9 +6,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { SluiceError } from '../common/errors.ts';
 import { stringifyWire } from '../common/json-codec.ts';
-import type { QuerySubscriptions } from './query-subscriptions.ts';
-import type { SluiceRuntime } from './runtime.ts';
 import type { SubscribeParams } from './runtime/types.ts';
+import type { Principal } from './auth.ts';
+import type { Tenant } from './tenants.ts';
 import { closeCodeOf } from './runtime/subscriptions.ts';
 import * as S from './schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
@@ -21,25 +21,42 @@ export const WEBSOCKET_ROUTES: ReadonlySet<string> = new Set([
 ]);
 
 export interface SubscribeRouteDeps {
-  readonly runtime: SluiceRuntime;
-  readonly queries: QuerySubscriptions;
+  /** The runtime and query subscriptions of a principal's tenant (tenants.ts). */
+  readonly tenantOf: (principal: Principal) => Tenant;
+  /** Throws the tenant's QUOTA_EXCEEDED when it holds its most subscribers. */
+  readonly admitSubscriber: (tenant: Tenant) => void;
+  /** `--max-subscribers`: subscriptions of all tenants and WebSockets still authenticating together. */
+  readonly maxSubscribers: number;
+  readonly subscribersInAll: () => number;
   readonly closeGraceMs: number;
-  readonly countError: (code: string) => void;
+  readonly countError: (request: FastifyRequest, code: string) => void;
   readonly sendError: (reply: FastifyReply, error: SluiceError) => FastifyReply;
   readonly toSluiceError: (error: unknown) => SluiceError;
   /** Settles the socket's authentication (auth-routes.ts); null: refused, and closed already. */
-  readonly authorize: (socket: WebSocket, request: FastifyRequest) => Promise<unknown>;
+  readonly authorize: (socket: WebSocket, request: FastifyRequest) => Promise<Principal | null>;
 }
+
+type TenantParts = Pick<Tenant, 'runtime' | 'queries'>;
 
 type Query = Record<string, string | undefined>;
 
 /** Which view serves a request, once known (a query's may have to be created first). */
-type Target = (params: { name?: string }, query: Query) => Promise<string> | string;
+type Target = (parts: TenantParts, params: { name?: string }, query: Query) => Promise<string> | string;
 
 export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRouteDeps): void {
-  const { runtime, queries } = deps;
-  const view: Target = (params) => params.name as string;
-  const query: Target = (_params, q) => {
+  // WebSockets open but not yet authenticated (waiting for their `auth` message): they hold a socket
+  // and a timer, so they count against --max-subscribers like subscriptions do.
+  let authenticating = 0;
+  const overServerCap = (): SluiceError | null =>
+    authenticating + deps.subscribersInAll() >= deps.maxSubscribers
+      ? new SluiceError(
+          'TOO_MANY_SUBSCRIBERS',
+          `too many subscribers: the server holds its most (${deps.maxSubscribers}), those authenticating included`,
+          { hint: 'retry later, or raise --max-subscribers' },
+        )
+      : null;
+  const view: Target = (_parts, params) => params.name as string;
+  const query: Target = ({ queries }, _params, q) => {
     const sql = q.sql;
     if (sql === undefined || sql.trim() === '') {
       throw new SluiceError('INVALID_REQUEST', 'invalid request: the sql parameter (a SELECT) is required', {
@@ -48,7 +65,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
     }
     return queries.viewFor(sql);
   };
-  const table: Target = (params) => {
+  const table: Target = ({ runtime, queries }, params) => {
     const name = params.name as string;
     const info = runtime.engine.catalog().tables.find((t) => t.name === name);
     if (info === undefined) throw new SluiceError('UNKNOWN_TABLE', `table "${name}" does not exist`);
@@ -87,12 +104,13 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
   for (const route of routes) {
     /** The view to follow and the parameters, checked; throws the client's error. */
     const resolve = async (
+      parts: TenantParts,
       params: { name?: string },
       q: Query,
     ): Promise<{ name: string; params: SubscribeParams }> => {
       const parsed = subscribeParams(q, route.extra);
-      const name = await route.target(params, q);
-      runtime.checkSubscription(name, parsed);
+      const name = await route.target(parts, params, q);
+      parts.runtime.checkSubscription(name, parsed);
       return { name, params: parsed };
     };
 
@@ -111,7 +129,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
       wsHandler: (socket, request) => {
         const transport = new WsTransport(socket, deps.closeGraceMs);
         const fail = (error: SluiceError): void => {
-          deps.countError(error.code);
+          deps.countError(request, error.code);
           socket.send(
             stringifyWire({
               type: 'error',
@@ -127,16 +145,44 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
         // authorize); ignore them (ping/pong is handled by ws).
         socket.on('message', () => undefined);
         void (async () => {
-          if ((await deps.authorize(socket, request)) === null) return;
-          let target: { name: string; params: SubscribeParams };
+          // One that will wait for its `auth` message is refused up front when the server is full.
+          const waits = request.principal === null && request.wsAuth === null;
+          const full = waits ? overServerCap() : null;
+          if (full !== null) {
+            fail(full);
+            return;
+          }
+          // Counted until it authenticates, fails to, or closes (a closed one never settles).
+          authenticating += 1;
+          let counted = true;
+          const uncount = (): void => {
+            if (counted) authenticating -= 1;
+            counted = false;
+          };
+          socket.once('close', uncount);
+          let principal: Principal | null;
           try {
-            target = await resolve(request.params, request.query);
+            principal = await deps.authorize(socket, request);
+          } finally {
+            uncount();
+          }
+          if (principal === null) return;
+          let target: { name: string; params: SubscribeParams };
+          let parts: TenantParts;
+          try {
+            const tenant = deps.tenantOf(principal);
+            deps.admitSubscriber(tenant);
+            parts = tenant;
+            target = await resolve(parts, request.params, request.query);
+            // After the tenant's own caps (per view, per runtime): all tenants together.
+            const over = overServerCap();
+            if (over !== null) throw over;
           } catch (error) {
             fail(deps.toSluiceError(error));
             return;
           }
           // In the block that resolved the target: a temporary view is never dropped in between.
-          await runtime.subscribe(target.name, target.params, transport);
+          await parts.runtime.subscribe(target.name, target.params, transport);
         })();
       },
     });
@@ -145,7 +191,13 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
       route.changesUrl,
       { schema: route.schemas.changes },
       async (request, reply) => {
-        const target = await resolve(request.params, request.query);
+        if (request.principal === null)
+          throw new SluiceError('INTERNAL_ERROR', 'a changelog ran without a principal');
+        const parts = deps.tenantOf(request.principal);
+        deps.admitSubscriber(parts);
+        const target = await resolve(parts, request.params, request.query);
+        const full = overServerCap();
+        if (full !== null) throw full;
         reply.hijack();
         const res = reply.raw;
         res.writeHead(200, {
@@ -154,7 +206,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
           'x-content-type-options': 'nosniff',
         });
         const transport = new NdjsonTransport(res, deps.closeGraceMs);
-        await runtime.subscribe(target.name, target.params, transport);
+        await parts.runtime.subscribe(target.name, target.params, transport);
       },
     );
   }

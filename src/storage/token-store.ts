@@ -9,7 +9,7 @@ import { SqliteStore } from './sqlite-store.ts';
 export const ROLES = ['reader', 'writer', 'admin', 'operator'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** The only tenant there is until tenants' namespaces exist. */
+/** The tenant every server has (its data lives at the top of the data directory). */
 export const DEFAULT_TENANT = 'default';
 
 /** What a stored token says about its holder (never its secret or hash). */
@@ -204,6 +204,11 @@ export class TokenStore {
       throw new Error(`the bootstrap token ${id} was revoked; set SLUICE_BOOTSTRAP_TOKEN to a new token`);
     await this.create(DEFAULT_TENANT, 'operator', secret);
     return secret;
+  }
+
+  /** The auth file's database (the tenant list shares it: src/storage/tenant-store.ts). */
+  get db(): SqliteStore['db'] {
+    return this.file.db;
   }
 
   close(): void {

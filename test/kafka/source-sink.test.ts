@@ -163,8 +163,8 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
     await caughtUp(s.base, 'orders', await topicEnds(kafka, topic));
     await assertViewsMatch(s.base, oracle, 'after a restart and 200 more records');
     const metrics = await request(s.base, 'GET', '/metrics');
-    assert.match(metrics.text, /sluice_source_state\{source="orders",state="running"\} 1/);
-    assert.match(metrics.text, /sluice_source_lag\{source="orders",partition="0"\} 0/);
+    assert.match(metrics.text, /sluice_source_state\{source="orders",state="running",tenant="default"\} 1/);
+    assert.match(metrics.text, /sluice_source_lag\{source="orders",partition="0",tenant="default"\} 0/);
   });
 
   it('debezium: c/u/d envelopes become insertions and retractions', async () => {
@@ -300,7 +300,10 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
     const strict = await restView(s.base, 'strict_count');
     assert.deepEqual(strict.rows, [{ n: 2, ids: 3 }], 'records before the poison one are applied');
     const metrics = await request(s.base, 'GET', '/metrics');
-    assert.match(metrics.text, /sluice_source_state\{source="strict_orders",state="failed"\} 1/);
+    assert.match(
+      metrics.text,
+      /sluice_source_state\{source="strict_orders",state="failed",tenant="default"\} 1/,
+    );
 
     await caughtUp(s.base, 'lenient_orders', new Map([[0, 7]]));
     const lenient = await restView(s.base, 'lenient_count');

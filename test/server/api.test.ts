@@ -450,9 +450,9 @@ describe('the Sluice HTTP and WebSocket API', () => {
     for (const name of [
       'sluice_epoch',
       'sluice_batch_duration_seconds_bucket',
-      'sluice_rows_in_total{table="orders"}',
-      'sluice_view_changes_out_total{view="seller_totals"}',
-      'sluice_view_state_bytes{view="total_histogram"}',
+      'sluice_rows_in_total{table="orders",tenant="default"}',
+      'sluice_view_changes_out_total{view="seller_totals",tenant="default"}',
+      'sluice_view_state_bytes{view="total_histogram",tenant="default"}',
       'sluice_subscribers{view=',
       'sluice_errors_total{code=',
     ]) {
@@ -622,7 +622,10 @@ describe('limits: body size, retention, slow consumers', () => {
       }
       assert.ok(closedServerSide, 'the slow subscriber was cut off');
       const metrics = await request(server.base, 'GET', '/metrics');
-      assert.match(metrics.text, /sluice_slow_consumer_disconnects_total\{view="blob_view"\} 1/);
+      assert.match(
+        metrics.text,
+        /sluice_slow_consumer_disconnects_total\{view="blob_view",tenant="default"\} 1/,
+      );
       slow.resume();
       assert.equal(await slow.waitClosed(30_000), 4429);
       const error = slow.of('error')[0] as Message;

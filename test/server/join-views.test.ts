@@ -104,11 +104,17 @@ test('join views over HTTP and WebSocket, across a restart', { timeout: 60_000 }
     const metrics = (await request(server.base, 'GET', '/metrics')).text;
     assert.match(
       metrics,
-      /^sluice_shared_arrangement_rows\{arrangement="orders\(1\)"\} 3$/m,
+      /^sluice_shared_arrangement_rows\{arrangement="orders\(1\)",tenant="default"\} 3$/m,
       'orders 10, 11, 14',
     );
-    assert.match(metrics, /^sluice_shared_arrangement_rows\{arrangement="customers\(0\)"\} 3$/m);
-    assert.match(metrics, /^sluice_shared_arrangement_users\{arrangement="orders\(1\)"\} 1$/m);
+    assert.match(
+      metrics,
+      /^sluice_shared_arrangement_rows\{arrangement="customers\(0\)",tenant="default"\} 3$/m,
+    );
+    assert.match(
+      metrics,
+      /^sluice_shared_arrangement_users\{arrangement="orders\(1\)",tenant="default"\} 1$/m,
+    );
     const resumed = new WsClient(`${server.wsBase}/v1/views/cust_orders/subscribe?resumeFrom=${moved - 1}`);
     clients.push(resumed);
     await resumed.waitEpoch(lastEpoch);

@@ -80,7 +80,10 @@ async function timingHealth<T>(read: () => Promise<T>): Promise<{ value: T; slow
 
 async function examined(kind: 'page' | 'select'): Promise<number> {
   const text = (await request(server.base, 'GET', '/metrics')).text;
-  const m = new RegExp(`^sluice_read_rows_examined_total\\{kind="${kind}"\\} (\\d+)`, 'm').exec(text);
+  const m = new RegExp(
+    `^sluice_read_rows_examined_total\\{kind="${kind}",tenant="default"\\} (\\d+)`,
+    'm',
+  ).exec(text);
   assert.ok(m !== null, `/metrics has no sluice_read_rows_examined_total{kind="${kind}"}`);
   return Number(m[1]);
 }

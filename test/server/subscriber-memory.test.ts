@@ -65,7 +65,12 @@ after(async () => {
 
 async function metric(name: string, labels = ''): Promise<number> {
   const text = (await request(server.base, 'GET', '/metrics')).text;
-  const escaped = `${name}${labels}`.replace(/[{}]/g, (c) => `\\${c}`);
+  // Every series of a tenant carries its label last (process metrics have none).
+  const esc = (x: string): string => x.replace(/[{}()]/g, (c) => `\\${c}`);
+  const escaped =
+    labels === ''
+      ? `${name}(?:\\{tenant="default"\\})?`
+      : `${esc(name + labels.slice(0, -1))}(?:,tenant="default")?\\}`;
   const m = new RegExp(`^${escaped} (\\d+(?:\\.\\d+)?(?:e\\+\\d+)?)$`, 'm').exec(text);
   assert.ok(m !== null, `/metrics has no ${name}${labels}`);
   return Number(m[1]);

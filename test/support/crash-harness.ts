@@ -93,7 +93,12 @@ export function metricValue(text: string, name: string, labels = ''): number | u
     if (line.startsWith('#')) continue;
     const space = line.lastIndexOf(' ');
     if (space < 0) continue;
-    if (line.slice(0, space) === want) return Number(line.slice(space + 1));
+    // The default tenant's label (every series of a tenant has one) is not part of the match.
+    const series = line
+      .slice(0, space)
+      .replace(/,tenant="default"\}$/, '}')
+      .replace(/\{tenant="default"\}$/, '');
+    if (series === want) return Number(line.slice(space + 1));
   }
   return undefined;
 }

@@ -100,7 +100,9 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
   /** Synchronous ingest: applies and commits at once (commits any open group first). */
   ingest(table: string, changes: TableChanges): { accepted: number; epoch: number } {
     const started = performance.now();
+    const cpu = process.cpuUsage();
     const result = this.write(() => this.engine.applyChanges(table, changes));
+    this.hooks.epochCpu?.(cpuMicros(cpu));
     const rows = (changes.insert?.length ?? 0) + (changes.delete?.length ?? 0);
     this.hooks.batchApplied?.(table, rows, (performance.now() - started) / 1000);
     return result;
@@ -120,9 +122,11 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     if (this.failure !== null) return Promise.reject(this.failure);
     if (this.closing) return Promise.reject(new SluiceError('UNAVAILABLE', 'server is shutting down'));
     const started = performance.now();
+    const cpu = process.cpuUsage();
     let result: { accepted: number; epoch: number };
     try {
       result = this.engine.applyChanges(table, changes);
+      this.hooks.epochCpu?.(cpuMicros(cpu));
     } catch (error) {
       try {
         this.settleFailedCall();
@@ -328,4 +332,10 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
       feed.closeAll('VIEW_DROPPED', CloseCodes.viewDropped, `view "${feed.view}" was dropped`);
     }
   }
+}
+
+/** User and system CPU time since `from`, in microseconds (of the process: epochs run on its one thread). */
+function cpuMicros(from: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(from);
+  return d.user + d.system;
 }

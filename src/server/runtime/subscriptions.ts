@@ -314,6 +314,9 @@ export function closeCodeOf(error: SluiceError): number {
     case 'UNAVAILABLE':
     case 'TOO_MANY_SUBSCRIBERS':
       return CloseCodes.unavailable;
+    case 'QUOTA_EXCEEDED':
+      // The HTTP status (403) in the application range, like the others.
+      return 4403;
     default:
       return error.errorClass === 'internal' || error.errorClass === 'state'
         ? CloseCodes.internal

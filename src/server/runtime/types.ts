@@ -96,6 +96,8 @@ export interface CheckpointStatus {
 
 export interface RuntimeHooks {
   batchApplied?(table: string, rows: number, seconds: number): void;
+  /** CPU time an ingest batch's epoch took to apply (through every view), in microseconds. */
+  epochCpu?(micros: number): void;
   viewChanges?(view: string, rows: number): void;
   /** A group of ingest requests committed together (one fsync). */
   groupCommitted?(requests: number): void;

@@ -1,0 +1,91 @@
+// Metering against the real in-process server: a tenant's usage (rows and bytes in and out, state
+// bytes and byte-hours, CPU of its epochs) equals what the test sent and received, byte for byte,
+// is its own (a neighbour's stays at zero), is readable only by its admin and the operator, and is
+// exported to Prometheus with the tenant's label.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { OPERATOR_TOKEN, call, startAuthServer, type Answer } from './auth-helpers.ts';
+
+test('usage equals what was sent and answered; per tenant; on REST and in /metrics', async () => {
+  const server = await startAuthServer();
+  try {
+    const base = server.base;
+    for (const name of ['acme', 'beta'])
+      assert.equal(
+        (await call(base, 'POST', '/v1/tenants', { token: OPERATOR_TOKEN, body: { name } })).status,
+        201,
+      );
+    const token = async (tenant: string): Promise<string> =>
+      (
+        await call(base, 'POST', `/v1/tenants/${tenant}/tokens`, {
+          token: OPERATOR_TOKEN,
+          body: { role: 'admin' },
+        })
+      ).body.token as string;
+    const acme = await token('acme');
+    const beta = await token('beta');
+
+    // Every request acme makes, with its body and answer counted here.
+    let bytesIn = 0;
+    let bytesOut = 0;
+    const as = async (method: string, path: string, body?: unknown): Promise<Answer> => {
+      if (body !== undefined) bytesIn += Buffer.byteLength(JSON.stringify(body));
+      const r = await call(base, method, path, { token: acme, ...(body !== undefined ? { body } : {}) });
+      bytesOut += Buffer.byteLength(r.text);
+      return r;
+    };
+    assert.equal(
+      (
+        await as('POST', '/v1/sql', {
+          sql: 'CREATE TABLE t (id INT PRIMARY KEY, s TEXT); CREATE MATERIALIZED VIEW v AS SELECT id, s FROM t',
+        })
+      ).status,
+      200,
+    );
+    let rows = 0;
+    for (const n of [1000, 500, 250]) {
+      const batch = Array.from({ length: n }, (_, i) => ({ id: rows + i, s: `row ${rows + i}` }));
+      assert.equal((await as('POST', '/v1/tables/t/rows?wait=true', batch)).status, 200);
+      rows += n;
+    }
+    // A delete is a row in (and a change out) too; a refused batch applies nothing.
+    assert.equal((await as('POST', '/v1/tables/t/rows?wait=true', { delete: [{ id: 0 }] })).status, 200);
+    assert.equal((await as('POST', '/v1/tables/t/rows', [{ id: 'x' }])).status, 400);
+    const view = (await as('GET', '/v1/views/v')).body;
+
+    const usage = (await call(base, 'GET', '/v1/tenants/acme/usage', { token: acme })).body;
+    assert.equal(usage.tenant, 'acme');
+    assert.equal(usage.rowsIn, rows + 1, 'every row ingested and the one delete');
+    assert.equal(usage.rowsOut, rows + 1, "the view's changelog rows: one per insert, one for the delete");
+    assert.equal(usage.bytesIn, bytesIn, 'the request bodies, byte for byte');
+    assert.equal(usage.bytesOut, bytesOut, 'the answers, byte for byte');
+    assert.equal(usage.stateBytes, view.stateBytes);
+    assert.ok((usage.cpuMs as number) > 0, 'the epochs took CPU time');
+    // Byte-hours accrue between readings.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const later = (await call(base, 'GET', '/v1/tenants/acme/usage', { token: OPERATOR_TOKEN })).body;
+    assert.ok((later.stateByteHours as number) > 0);
+    assert.ok((later.stateByteHours as number) >= (usage.stateByteHours as number));
+
+    // The neighbour's meters are its own; another tenant's usage is not there for an admin.
+    const other = (await call(base, 'GET', '/v1/tenants/beta/usage', { token: beta })).body;
+    assert.equal(other.rowsIn, 0);
+    assert.equal(other.bytesIn, 0);
+    assert.equal(other.stateBytes, 0);
+    const refused = await call(base, 'GET', '/v1/tenants/beta/usage', { token: acme });
+    assert.equal(refused.status, 404);
+    assert.equal(refused.body.error?.code, 'NOT_FOUND');
+
+    const metrics = (await call(base, 'GET', '/metrics', { token: OPERATOR_TOKEN })).text;
+    assert.match(metrics, new RegExp(`^sluice_tenant_rows_in_total\\{tenant="acme"\\} ${rows + 1}$`, 'm'));
+    assert.match(metrics, /^sluice_tenant_rows_in_total\{tenant="beta"\} 0$/m);
+    assert.match(metrics, /^sluice_tenant_epoch_cpu_seconds_total\{tenant="acme"\} [0-9.e-]+$/m);
+    assert.doesNotMatch(
+      (await call(base, 'GET', '/metrics', { token: beta })).text,
+      /tenant="acme"/,
+      "a tenant's metrics name no other tenant",
+    );
+  } finally {
+    await server.close();
+  }
+});
