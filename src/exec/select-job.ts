@@ -9,9 +9,9 @@ import type { DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { RowErrorSink } from '../ivm/operator.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import type { RowCapture } from '../ivm/row-capture.ts';
-import { compareValues } from '../common/values.ts';
+import { compareByKeys } from '../common/top-n.ts';
 import type { ZBatch } from '../ivm/zset.ts';
-import type { BoundQuery, OrderKey } from '../planner/bind-select.ts';
+import type { BoundQuery } from '../planner/bind-select.ts';
 import { columnInfos, type ColumnMeta } from '../planner/catalog.ts';
 import type { Row, Value } from '../common/types.ts';
 import type { StatementResult } from './api.ts';
@@ -71,7 +71,7 @@ export class SelectJob {
     this.sources = [...inputs].map(([name, rows]) => ({ name, rows }));
     this.skip = bound.offset ?? 0;
     this.want = bound.limit === undefined ? Infinity : this.skip + bound.limit;
-    this.compare = bound.orderBy.length > 0 ? orderComparator(bound.orderBy) : null;
+    this.compare = bound.orderBy.length > 0 ? compareByKeys(bound.orderBy) : null;
     this.overheads = columnOverheads(bound.columns.map((c) => c.name));
     this.maps = statelessChain(plan);
     this.runtime =
@@ -252,22 +252,6 @@ function statelessChain(plan: DataflowPlan): MapOp[] | null {
     maps.push(new MapOp(m.id, m.filter, m.project, input.columns));
   }
   return maps;
-}
-
-function orderComparator(orderBy: readonly OrderKey[]): (a: readonly Value[], b: readonly Value[]) => number {
-  return (a, b) => {
-    for (const o of orderBy) {
-      const x = a[o.index] as Value;
-      const y = b[o.index] as Value;
-      if (x === null || y === null) {
-        if (x === y) continue;
-        return (x === null) === o.nullsFirst ? -1 : 1;
-      }
-      const c = compareValues(x, y);
-      if (c !== 0) return o.desc ? -c : c;
-    }
-    return 0;
-  };
 }
 
 /** Keeps the `k` smallest items in a max-heap (the largest kept at the root). */

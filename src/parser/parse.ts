@@ -26,6 +26,32 @@ export function parseStatements(sql: string, limits: SqlLimits = DEFAULT_SQL_LIM
 }
 
 /**
+ * `parseStepwise` run to the end in slices of about `sliceMs` of CPU, yielding to the event loop
+ * between them, so a long script never holds it; null when the script does not parse (its error is
+ * the engine's to report when it runs the script).
+ */
+export async function parseInSlices(
+  sql: string,
+  limits: SqlLimits,
+  sliceMs = 10,
+): Promise<Statement[] | null> {
+  try {
+    const steps = parseStepwise(sql, limits);
+    let sliceEnd = performance.now() + sliceMs;
+    for (;;) {
+      const step = steps.next();
+      if (step.done === true) return step.value;
+      if (performance.now() > sliceEnd) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceEnd = performance.now() + sliceMs;
+      }
+    }
+  } catch {
+    return null;
+  }
+}
+
+/**
  * `parseStatements` as steps: it yields after each statement, so a caller can spread a long
  * script's parsing over several turns of the event loop. Same result, same errors.
  */

@@ -10,7 +10,7 @@ import { SluiceError } from '../common/errors.ts';
 import type { SqlLimits } from '../common/limits.ts';
 import { stringifyWire } from '../common/json-codec.ts';
 import type { Statement } from '../parser/ast.ts';
-import { parseStepwise } from '../parser/parse.ts';
+import { parseInSlices } from '../parser/parse.ts';
 import {
   Authenticator,
   DEFAULT_TENANT,
@@ -99,24 +99,8 @@ export function statementAccess(s: Statement): { role: Role; name: string } {
  */
 export async function checkScript(sql: string, role: Role, limits: SqlLimits): Promise<SluiceError | null> {
   if (roleAtLeast(role, 'admin')) return null; // an admin may run every statement
-  let statements: Statement[];
-  try {
-    const steps = parseStepwise(sql, limits);
-    let sliceEnd = performance.now() + 10;
-    for (;;) {
-      const step = steps.next();
-      if (step.done === true) {
-        statements = step.value;
-        break;
-      }
-      if (performance.now() > sliceEnd) {
-        await new Promise((resolve) => setImmediate(resolve));
-        sliceEnd = performance.now() + 10;
-      }
-    }
-  } catch {
-    return null;
-  }
+  const statements = await parseInSlices(sql, limits);
+  if (statements === null) return null;
   for (const s of statements) {
     const needed = statementAccess(s);
     if (!roleAtLeast(role, needed.role)) {

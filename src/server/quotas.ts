@@ -5,8 +5,7 @@
 // limit is refused at the door and takes no engine work from the others.
 import { SluiceError } from '../common/errors.ts';
 import type { SqlLimits } from '../common/limits.ts';
-import type { Statement } from '../parser/ast.ts';
-import { parseStepwise } from '../parser/parse.ts';
+import { parseInSlices } from '../parser/parse.ts';
 import type { Quotas } from '../storage/tenant-store.ts';
 import { isTemporaryView } from './query-subscriptions.ts';
 import type { SluiceRuntime } from './runtime.ts';
@@ -28,24 +27,8 @@ export interface ScriptFootprint {
  * when it does not parse: the engine then refuses it whole with its parse error.
  */
 export async function scriptFootprint(sql: string, limits: SqlLimits): Promise<ScriptFootprint | null> {
-  let statements: Statement[];
-  try {
-    const steps = parseStepwise(sql, limits);
-    let sliceEnd = performance.now() + 10;
-    for (;;) {
-      const step = steps.next();
-      if (step.done === true) {
-        statements = step.value;
-        break;
-      }
-      if (performance.now() > sliceEnd) {
-        await new Promise((resolve) => setImmediate(resolve));
-        sliceEnd = performance.now() + 10;
-      }
-    }
-  } catch {
-    return null;
-  }
+  const statements = await parseInSlices(sql, limits);
+  if (statements === null) return null;
   let creates = 0;
   let connectors = 0;
   let writes = false;
