@@ -246,8 +246,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(authOptions.cacheSize !== undefined ? { cacheSize: authOptions.cacheSize } : {}),
   });
   const serverMetrics = new ServerWideMetrics({ processMetrics: options.processMetrics ?? false });
+  const tenantStore = new TenantStore(tokens.db);
   const tenants = new TenantRegistry(
-    new TenantStore(tokens.db),
+    tenantStore,
     options.dataDir,
     (record, dir) => openTenant(record, openRuntime(dir)),
     options.maxTenants ?? DEFAULTS.maxTenants,
@@ -259,10 +260,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     throw error;
   }
   const runtime = tenants.default.runtime;
-  // State byte-hours accrue while nobody reads them.
-  const sampler = setInterval(() => {
-    for (const t of tenants.list()) t.usage.sample();
-  }, 5000);
+  // State byte-hours accrue while nobody reads them; the meters are stored as they go.
+  const sampler = setInterval(() => tenants.saveUsage(), 5000);
   sampler.unref();
   /** The tenant a request acts for (set by the auth hook on every route that needs one). */
   const tenantOf = (request: FastifyRequest): Tenant => {
@@ -333,7 +332,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   /** A tenant's metrics (labelled with its name) and the runtime hooks that feed them. */
   function openTenant(record: TenantRecord, tenantRuntime: SluiceRuntime): Tenant {
-    const usage = new TenantUsage(tenantRuntime);
+    const usage = new TenantUsage(tenantRuntime, tenantStore.loadUsage(record.name));
     const metrics = new ServerMetrics(
       {
         usage: () => usage.report(),
@@ -367,6 +366,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         metrics.viewChanges(view, rows);
       },
       epochCpu: (micros) => (usage.cpuMicros += micros),
+      rowsWritten: (rows) => (usage.rowsIn += rows),
       groupCommitted: (requests) => metrics.groupCommitted(requests),
       subscriberFailed: (view, code) => {
         if (code === 'SLOW_CONSUMER') metrics.slowConsumer(view);

@@ -68,6 +68,8 @@ export class TenantRegistry {
         }
       }
     }
+    // Meters of a name no row lists (a creation cut short) must not greet a later tenant of that name.
+    this.store.pruneUsage();
     try {
       for (const record of records) this.tenants.set(record.name, this.open(record, this.dirOf(record.name)));
     } catch (error) {
@@ -144,7 +146,17 @@ export class TenantRegistry {
     tenant.quotas = quotas;
   }
 
+  /** Stores every open tenant's meters (usage.ts). */
+  saveUsage(): void {
+    this.store.saveUsage([...this.tenants.values()].map((t) => [t.name, t.usage.stored()] as const));
+  }
+
   close(): void {
+    try {
+      if (this.tenants.size > 0) this.saveUsage();
+    } catch {
+      // The auth file may be closed already; the meters then keep their last stored counts.
+    }
     for (const tenant of this.tenants.values()) {
       tenant.queries.close();
       tenant.runtime.close();

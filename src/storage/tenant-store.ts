@@ -54,7 +54,32 @@ CREATE TABLE IF NOT EXISTS tenants (
   created_at INTEGER NOT NULL,
   quotas TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS tenant_usage (
+  name TEXT PRIMARY KEY,
+  usage TEXT NOT NULL
+);
 `;
+
+/** A tenant's meters as stored: the counters that run from `since` (wall-clock ms). */
+export interface StoredUsage {
+  readonly rowsIn: number;
+  readonly bytesIn: number;
+  readonly rowsOut: number;
+  readonly bytesOut: number;
+  readonly cpuMicros: number;
+  readonly stateByteHours: number;
+  readonly since: number;
+}
+
+const USAGE_FIELDS = [
+  'rowsIn',
+  'bytesIn',
+  'rowsOut',
+  'bytesOut',
+  'cpuMicros',
+  'stateByteHours',
+  'since',
+] as const satisfies readonly (keyof StoredUsage)[];
 
 type Row = { name: string; created_at: number; quotas: string };
 
@@ -98,6 +123,37 @@ export class TenantStore {
         .prepare('INSERT OR IGNORE INTO tenants (name, created_at, quotas) VALUES (?, ?, ?)')
         .run(name, at, JSON.stringify(NO_QUOTAS)).changes === 1
     );
+  }
+
+  /** A tenant's stored meters, or null when none were stored (a new tenant, or one from before). */
+  loadUsage(name: string): StoredUsage | null {
+    const row = this.db.prepare('SELECT usage FROM tenant_usage WHERE name = ?').get(name) as
+      { usage: string } | undefined;
+    if (row === undefined) return null;
+    const parsed = JSON.parse(row.usage) as Partial<Record<keyof StoredUsage, unknown>>;
+    const out: Record<string, number> = {};
+    for (const k of USAGE_FIELDS) {
+      const v = parsed[k];
+      out[k] = typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0;
+    }
+    return out as unknown as StoredUsage;
+  }
+
+  /** Drops the meters of names that are not tenants. */
+  pruneUsage(): void {
+    this.db
+      .prepare('DELETE FROM tenant_usage WHERE name <> ? AND name NOT IN (SELECT name FROM tenants)')
+      .run(DEFAULT_TENANT);
+  }
+
+  /** Stores the meters of several tenants in one transaction. */
+  saveUsage(entries: readonly (readonly [name: string, usage: StoredUsage])[]): void {
+    const put = this.db.prepare(
+      'INSERT INTO tenant_usage (name, usage) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET usage = excluded.usage',
+    );
+    this.db.transaction(() => {
+      for (const [name, usage] of entries) put.run(name, JSON.stringify(usage));
+    })();
   }
 
   /** Stores a tenant's quotas (all of them, as given). */

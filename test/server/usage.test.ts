@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { OPERATOR_TOKEN, call, startAuthServer, type Answer } from './auth-helpers.ts';
+import { removeDir, tempDir } from './helpers.ts';
 
 test('usage equals what was sent and answered; per tenant; on REST and in /metrics', async () => {
   const server = await startAuthServer();
@@ -87,5 +88,57 @@ test('usage equals what was sent and answered; per tenant; on REST and in /metri
     );
   } finally {
     await server.close();
+  }
+});
+
+test('SQL writes are metered, and a restart goes on from the stored meters', async () => {
+  const dir = tempDir();
+  try {
+    let server = await startAuthServer({ dataDir: dir });
+    const base = (): string => server.base;
+    assert.equal(
+      (await call(base(), 'POST', '/v1/tenants', { token: OPERATOR_TOKEN, body: { name: 'acme' } })).status,
+      201,
+    );
+    const acme = (
+      await call(base(), 'POST', '/v1/tenants/acme/tokens', {
+        token: OPERATOR_TOKEN,
+        body: { role: 'admin' },
+      })
+    ).body.token as string;
+    const sql = async (text: string): Promise<Answer> => {
+      const r = await call(base(), 'POST', '/v1/sql', { token: acme, body: { sql: text } });
+      assert.equal(r.status, 200, r.text);
+      return r;
+    };
+    await sql('CREATE TABLE t (id INT PRIMARY KEY, n INT)');
+    // Rows written by SQL count as rows in: 3 inserted, 2 updated, 1 deleted.
+    await sql('INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)');
+    await sql('UPDATE t SET n = n + 1 WHERE id >= 2');
+    await sql('DELETE FROM t WHERE id = 1');
+    assert.equal(
+      (await call(base(), 'POST', '/v1/tables/t/rows?wait=true', { token: acme, body: [{ id: 9, n: 9 }] }))
+        .status,
+      200,
+    );
+    const usage = async (): Promise<Record<string, unknown>> =>
+      (await call(base(), 'GET', '/v1/tenants/acme/usage', { token: OPERATOR_TOKEN })).body;
+    const before = await usage();
+    assert.equal(before.rowsIn, 3 + 2 + 1 + 1);
+    assert.ok((before.cpuMs as number) > 0);
+
+    await server.close();
+    server = await startAuthServer({ dataDir: dir });
+    const after = await usage();
+    for (const k of ['rowsIn', 'rowsOut', 'bytesIn', 'cpuMs', 'since'] as const)
+      assert.equal(after[k], before[k], `${k} kept across the restart`);
+    // Answers sent before the restart are kept too; the usage reading itself was answered after them.
+    assert.ok((after.bytesOut as number) >= (before.bytesOut as number));
+    assert.ok((after.stateByteHours as number) >= (before.stateByteHours as number));
+    await sql('INSERT INTO t VALUES (4, 40)');
+    assert.equal((await usage()).rowsIn, (before.rowsIn as number) + 1, 'and counting goes on from them');
+    await server.close();
+  } finally {
+    removeDir(dir);
   }
 });

@@ -75,8 +75,17 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     const run = this.engine.runScript(sql, options);
     try {
       for (;;) {
-        const result = this.write(() => run.step(performance.now() + SCRIPT_SLICE_MS));
-        if (result !== null) return result;
+        const cpu = process.cpuUsage();
+        let result: ScriptResult | null;
+        try {
+          result = this.write(() => run.step(performance.now() + SCRIPT_SLICE_MS));
+        } finally {
+          this.hooks.epochCpu?.(cpuMicros(cpu));
+        }
+        if (result !== null) {
+          this.meterWrites(result.results);
+          return result;
+        }
         await yieldToLoop();
         if (this.failure !== null) return run.stop(this.failure);
         if (this.closing) {
@@ -94,7 +103,19 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
   }
 
   execute(sql: string): readonly StatementResult[] {
-    return this.write(() => this.engine.execute(sql));
+    const results = this.write(() => this.engine.execute(sql));
+    this.meterWrites(results);
+    return results;
+  }
+
+  /** Counts the rows a script's INSERT/UPDATE/DELETE statements wrote. */
+  private meterWrites(results: readonly StatementResult[]): void {
+    let rows = 0;
+    for (const r of results) {
+      if (r.statement === 'INSERT' || r.statement === 'UPDATE' || r.statement === 'DELETE')
+        rows += r.rowCount ?? 0;
+    }
+    if (rows > 0) this.hooks.rowsWritten?.(rows);
   }
 
   /** Synchronous ingest: applies and commits at once (commits any open group first). */
@@ -335,7 +356,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
 }
 
 /** User and system CPU time since `from`, in microseconds (of the process: epochs run on its one thread). */
-function cpuMicros(from: NodeJS.CpuUsage): number {
+export function cpuMicros(from: NodeJS.CpuUsage): number {
   const d = process.cpuUsage(from);
   return d.user + d.system;
 }

@@ -10,7 +10,7 @@ import type { Row } from '../../common/types.ts';
 import type { Engine } from '../../index.ts';
 import type { SinkInfo } from '../../exec/api.ts';
 import type { SkippedRecordRow } from './types.ts';
-import { RuntimeCommit } from './commit.ts';
+import { RuntimeCommit, cpuMicros } from './commit.ts';
 
 export abstract class RuntimeConnectors extends RuntimeCommit {
   /** Journal offset of the DDL that created each source and sink now in the catalog. */
@@ -62,6 +62,17 @@ export abstract class RuntimeConnectors extends RuntimeCommit {
    * empty batch (only tombstones of unknown keys, only skipped records) still records its positions.
    */
   private applySourceBatch(source: string, incarnation: number, batch: SourceBatch): void {
+    const cpu = process.cpuUsage();
+    try {
+      this.writeSourceBatch(source, incarnation, batch);
+    } finally {
+      this.hooks.epochCpu?.(cpuMicros(cpu));
+    }
+    const rows = batch.upserts.length + batch.deletes.length + batch.skipped.length;
+    if (rows > 0) this.hooks.rowsWritten?.(rows);
+  }
+
+  private writeSourceBatch(source: string, incarnation: number, batch: SourceBatch): void {
     this.write(() => {
       if (this.connectorIncarnations.get(source)?.incarnation !== incarnation) {
         throw new SluiceError('UNKNOWN_TABLE', `source "${source}" was dropped`);

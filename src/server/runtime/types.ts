@@ -96,8 +96,10 @@ export interface CheckpointStatus {
 
 export interface RuntimeHooks {
   batchApplied?(table: string, rows: number, seconds: number): void;
-  /** CPU time an ingest batch's epoch took to apply (through every view), in microseconds. */
+  /** CPU time a write took (an ingest batch's epoch through every view, a slice of a SQL script, a Kafka source batch), in microseconds. */
   epochCpu?(micros: number): void;
+  /** Rows written other than by ingest requests (those come through batchApplied): SQL DML, Kafka sources. */
+  rowsWritten?(rows: number): void;
   viewChanges?(view: string, rows: number): void;
   /** A group of ingest requests committed together (one fsync). */
   groupCommitted?(requests: number): void;
