@@ -158,6 +158,7 @@ export class EngineReads {
         : {}),
       sql: t.sql,
       rowCount: (this.state.tables.get(t.name) as TableStore).rowCount(),
+      stateBytes: (this.state.tables.get(t.name) as TableStore).stateBytes(),
       dependents: this.state.catalog.dependents(t.name).map((d) => d.name),
     };
   }

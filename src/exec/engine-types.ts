@@ -23,6 +23,8 @@ export interface TableInfo {
   readonly unique?: readonly { readonly name: string; readonly columns: readonly string[] }[];
   readonly sql: string;
   readonly rowCount: number;
+  /** Approximate heap bytes of its rows (an estimate from a sample of them). */
+  readonly stateBytes: number;
   readonly dependents: readonly string[];
 }
 

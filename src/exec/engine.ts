@@ -288,6 +288,13 @@ export class Engine {
 
   /** The DataflowPlan an existing view runs (plain JSON: nodes with their inputs, as lowered). */
   /** The arrangements joins of several views share (one per relation and key), with their users and size. */
+  /** Approximate heap bytes the tables' rows hold (TableStore.stateBytes), for tenant quotas. */
+  tableStateBytes(): number {
+    let bytes = 0;
+    for (const t of this.tables.values()) bytes += t.stateBytes();
+    return bytes;
+  }
+
   sharedArrangements(): SharedArrangementInfo[] {
     return this.views.shared.list();
   }

@@ -99,3 +99,15 @@ test('a keyed request resolves deletes and inserts of one key to exact row chang
   t.apply(back);
   assert.deepEqual(t.prepare({ delete: [{ id: 1, v: 10 }] }).deletes, [[1, 10]]);
 });
+
+test("a table's state bytes: rows times the estimated size of a sample, 0 when empty", () => {
+  const t = table([0]);
+  assert.equal(t.stateBytes(), 0);
+  t.apply(t.prepare({ insert: Array.from({ length: 100 }, (_, i) => ({ id: i, v: i + 0.5 })) }));
+  const hundred = t.stateBytes();
+  assert.ok(hundred > 100 * 100, `${hundred} B for 100 rows`);
+  t.apply(t.prepare({ insert: Array.from({ length: 100 }, (_, i) => ({ id: 100 + i, v: i + 0.5 })) }));
+  assert.equal(t.stateBytes(), 2 * hundred, 'rows of one shape: twice the rows, twice the bytes');
+  t.apply(t.prepare({ delete: Array.from({ length: 200 }, (_, i) => ({ id: i })) }));
+  assert.equal(t.stateBytes(), 0);
+});

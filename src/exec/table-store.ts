@@ -11,7 +11,7 @@ import { INVALID_INGEST, castValue, coerceIngest, coerceIngestFast } from '../co
 import { T } from '../common/types.ts';
 import { encodeOne, encodeValues, formatValue, singleKey } from '../common/values.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
-import { CountedArrangement, UniqueArrangement } from '../ivm/arrangement.ts';
+import { CountedArrangement, UniqueArrangement, rowBytes } from '../ivm/arrangement.ts';
 import { CapturedArray, CapturedColumns, type RowCapture } from '../ivm/row-capture.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
@@ -440,6 +440,23 @@ export class TableStore implements Stateful {
       weights.push(n);
     }
     return { rows, weights, consolidated: this.byKey !== null };
+  }
+
+  /**
+   * Approximate heap bytes of the rows (for tenant quotas and metering): the row count times the
+   * average estimated size (see arrangement.ts `rowBytes`) of up to 32 rows, so it costs the same
+   * however large the table is.
+   */
+  stateBytes(): number {
+    const rows = this.rowCount();
+    if (rows === 0) return 0;
+    let sampled = 0;
+    let bytes = 0;
+    for (const [row] of this.entries()) {
+      bytes += rowBytes(row, 0);
+      if (++sampled === 32) break;
+    }
+    return Math.round((bytes / sampled) * rows);
   }
 
   rowCount(): number {

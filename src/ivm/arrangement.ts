@@ -107,7 +107,7 @@ const BUCKET_BYTES = 160;
  * Measured heap growth per arranged row in bench/join.ts is of this order; the figure is an
  * estimate for metrics, not an accounting.
  */
-function rowBytes(row: unknown, rowKey: Value): number {
+export function rowBytes(row: unknown, rowKey: Value): number {
   const keyBytes = typeof rowKey === 'string' ? rowKey.length : 0;
   if (!Array.isArray(row)) return 104 + keyBytes;
   let boxed = 0;

@@ -835,6 +835,7 @@ function tableJson(t: TableInfo): Record<string, unknown> {
     unique: t.unique ?? [],
     sql: t.sql,
     rowCount: t.rowCount,
+    stateBytes: t.stateBytes,
     dependents: t.dependents,
   };
 }

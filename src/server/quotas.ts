@@ -64,7 +64,7 @@ export function stateBytes(runtime: SluiceRuntime): number {
   let bytes = 0;
   for (const v of runtime.engine.catalog().views) bytes += v.stateBytes;
   for (const a of runtime.engine.sharedArrangements()) bytes += a.stateBytes;
-  return bytes;
+  return bytes + runtime.engine.tableStateBytes();
 }
 
 function exceeded(what: string, limit: number, detail: string): SluiceError {

@@ -107,6 +107,10 @@ const tableInfo = {
     },
     sql: { type: 'string' },
     rowCount: { type: 'integer' },
+    stateBytes: {
+      type: 'integer',
+      description: 'Approximate heap bytes of its rows (the row count times the estimated size of a sample)',
+    },
     dependents: {
       type: 'array',
       items: { type: 'string' },

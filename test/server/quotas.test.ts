@@ -209,6 +209,26 @@ test('state bytes: writes are refused once the state reaches the quota; reads go
       (await call(base, 'POST', '/v1/tables/t/rows', { token: acme, body: [{ id: 1000, s: 'y' }] })).status,
       200,
     );
+    // A table no view reads holds state too: it counts against the same quota.
+    assert.equal((await sqlAs(base, acme, 'CREATE TABLE log (id INT, s TEXT)')).status, 200);
+    const total = async (): Promise<number> =>
+      (await call(base, 'GET', '/v1/tenants/acme/usage', { token: OPERATOR_TOKEN })).body
+        .stateBytes as number;
+    assert.equal((await patch(base, 'acme', { stateBytes: (await total()) + 20_000 })).status, 200);
+    const lines = Array.from({ length: 100 }, (_, i) => ({ id: i, s: 'x'.repeat(100) }));
+    let admitted = 0;
+    for (let i = 0; i < 20; i++) {
+      const r = await call(base, 'POST', '/v1/tables/log/rows?wait=true', { token: acme, body: lines });
+      if (r.status !== 200) {
+        assert.equal(r.body.error?.code, 'QUOTA_EXCEEDED');
+        break;
+      }
+      admitted++;
+    }
+    assert.ok(
+      admitted > 0 && admitted < 20,
+      `the table filled up to its quota (${admitted} batches admitted)`,
+    );
   } finally {
     await server.close();
   }
