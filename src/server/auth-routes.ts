@@ -441,7 +441,11 @@ export function registerTokenRoutes(
               rowsIn: { type: 'integer', description: 'Rows ingested (inserts plus deletes), as applied' },
               bytesIn: { type: 'integer', description: "Request body bytes of the tenant's requests" },
               rowsOut: { type: 'integer', description: "Changelog rows the tenant's views emitted" },
-              bytesOut: { type: 'integer', description: "Response body bytes of the tenant's HTTP answers" },
+              bytesOut: {
+                type: 'integer',
+                description:
+                  "Response body bytes of the tenant's HTTP answers and its changelog streams' messages",
+              },
               stateBytes: { type: 'integer', description: 'State held now (views and shared arrangements)' },
               stateByteHours: { type: 'number', description: 'State held over time since `since`' },
               cpuMs: { type: 'number', description: "CPU time of the tenant's ingest epochs" },

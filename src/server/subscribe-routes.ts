@@ -36,7 +36,7 @@ export interface SubscribeRouteDeps {
   readonly authorize: (socket: WebSocket, request: FastifyRequest) => Promise<Principal | null>;
 }
 
-type TenantParts = Pick<Tenant, 'runtime' | 'queries'>;
+type TenantParts = Pick<Tenant, 'runtime' | 'queries' | 'usage'>;
 
 type Query = Record<string, string | undefined>;
 
@@ -182,6 +182,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
             return;
           }
           // In the block that resolved the target: a temporary view is never dropped in between.
+          transport.meterBytes((bytes) => (parts.usage.bytesOut += bytes));
           await parts.runtime.subscribe(target.name, target.params, transport);
         })();
       },
@@ -206,6 +207,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
           'x-content-type-options': 'nosniff',
         });
         const transport = new NdjsonTransport(res, deps.closeGraceMs);
+        transport.meterBytes((bytes) => (parts.usage.bytesOut += bytes));
         await parts.runtime.subscribe(target.name, target.params, transport);
       },
     );

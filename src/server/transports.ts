@@ -12,9 +12,20 @@ abstract class CountingTransport implements SubscriberTransport {
   private waiters: (() => void)[] = [];
   private closeListeners: (() => void)[] = [];
   private readonly unsettled = new Set<() => void>();
+  /** Counts the bytes of each message sent (a tenant's metering); null: not metered. */
+  private meter: ((bytes: number) => void) | null = null;
   closed = false;
 
-  constructor(protected readonly closeGraceMs: number) {}
+  constructor(
+    protected readonly closeGraceMs: number,
+    /** Bytes the transport adds to each message on the wire (NDJSON's newline). */
+    private readonly framingBytes = 0,
+  ) {}
+
+  /** Meters every message sent from now on. */
+  meterBytes(meter: (bytes: number) => void): void {
+    this.meter = meter;
+  }
 
   protected abstract write(text: string, done: () => void): void;
   abstract bufferedBytes(): number;
@@ -26,6 +37,7 @@ abstract class CountingTransport implements SubscriberTransport {
       written?.();
       return;
     }
+    this.meter?.(Buffer.byteLength(text) + this.framingBytes);
     this.pending += 1;
     let settled = false;
     const settle = (): void => {
@@ -127,7 +139,7 @@ export class NdjsonTransport extends CountingTransport {
     private readonly res: ServerResponse,
     closeGraceMs: number,
   ) {
-    super(closeGraceMs);
+    super(closeGraceMs, 1);
     // The peer went away: the response can never finish, so release the socket (a half-open
     // socket with an unfinished response would hold the server's close forever).
     const gone = (): void => {

@@ -14,7 +14,7 @@ export interface UsageReport {
   readonly bytesIn: number;
   /** Changelog rows its views emitted. */
   readonly rowsOut: number;
-  /** Response body bytes of the tenant's HTTP answers. */
+  /** Response body bytes of the tenant's HTTP answers, and the messages of its changelog streams. */
   readonly bytesOut: number;
   readonly stateBytes: number;
   readonly stateByteHours: number;

@@ -148,3 +148,52 @@ test('SQL writes are metered, and a restart goes on from the stored meters', asy
     removeDir(dir);
   }
 });
+
+test('the bytes of changelog streams count as bytes out', async () => {
+  const server = await startAuthServer();
+  try {
+    const base = server.base;
+    await call(base, 'POST', '/v1/tenants', { token: OPERATOR_TOKEN, body: { name: 'acme' } });
+    const acme = (
+      await call(base, 'POST', '/v1/tenants/acme/tokens', { token: OPERATOR_TOKEN, body: { role: 'admin' } })
+    ).body.token as string;
+    const created = await call(base, 'POST', '/v1/sql', {
+      token: acme,
+      body: {
+        sql: 'CREATE TABLE t (id INT PRIMARY KEY, s TEXT); CREATE MATERIALIZED VIEW v AS SELECT id, s FROM t',
+      },
+    });
+    assert.equal(created.status, 200);
+    const rows = Array.from({ length: 500 }, (_, i) => ({ id: i, s: `row number ${i}` }));
+    assert.equal(
+      (await call(base, 'POST', '/v1/tables/t/rows?wait=true', { token: acme, body: rows })).status,
+      200,
+    );
+    // Read by the operator: its answers are the default tenant's, not acme's.
+    const bytesOut = async (): Promise<number> =>
+      (await call(base, 'GET', '/v1/tenants/acme/usage', { token: OPERATOR_TOKEN })).body.bytesOut as number;
+    const before = await bytesOut();
+
+    const controller = new AbortController();
+    const res = await fetch(`${base}/v1/views/v/changes?snapshot=true`, {
+      headers: { authorization: `Bearer ${acme}` },
+      signal: controller.signal,
+    });
+    assert.equal(res.status, 200);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let text = '';
+    while (!text.includes('\n')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += Buffer.from(value).toString('utf8');
+    }
+    // The complete lines received (the snapshot first), newlines included.
+    const received = Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1));
+    assert.ok(received > 500 * 10, `the snapshot arrived (${received} B)`);
+    controller.abort();
+    const delta = (await bytesOut()) - before;
+    assert.ok(delta >= received && delta < 2 * received, `${delta} B metered for ${received} B received`);
+  } finally {
+    await server.close();
+  }
+});
