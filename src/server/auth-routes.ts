@@ -438,7 +438,11 @@ export function registerTokenRoutes(
             type: 'object',
             properties: {
               tenant: { type: 'string' },
-              rowsIn: { type: 'integer', description: 'Rows ingested (inserts plus deletes), as applied' },
+              rowsIn: {
+                type: 'integer',
+                description:
+                  'Rows written, as applied: ingest (inserts plus deletes), SQL DML, Kafka sources',
+              },
               bytesIn: { type: 'integer', description: "Request body bytes of the tenant's requests" },
               rowsOut: { type: 'integer', description: "Changelog rows the tenant's views emitted" },
               bytesOut: {
@@ -446,9 +450,15 @@ export function registerTokenRoutes(
                 description:
                   "Response body bytes of the tenant's HTTP answers and its changelog streams' messages",
               },
-              stateBytes: { type: 'integer', description: 'State held now (views and shared arrangements)' },
+              stateBytes: {
+                type: 'integer',
+                description: 'State held now (tables, views and shared arrangements)',
+              },
               stateByteHours: { type: 'number', description: 'State held over time since `since`' },
-              cpuMs: { type: 'number', description: "CPU time of the tenant's ingest epochs" },
+              cpuMs: {
+                type: 'number',
+                description: "CPU time of the tenant's writes (ingest, SQL scripts, Kafka batches)",
+              },
               since: { type: 'string', format: 'date-time' },
             },
           },
