@@ -26,7 +26,12 @@ test('canonicalValue normalises by the Sluice column type', () => {
   assert.equal(canonicalValue('integer', 3.5), 'float:3.5');
   assert.equal(canonicalValue('double precision', 0.1 + 0.2), canonicalValue('double precision', 0.3));
   assert.notEqual(canonicalValue('double precision', 0.3001), canonicalValue('double precision', 0.3));
-  assert.equal(canonicalValue('numeric', -0), '0');
+  assert.equal(canonicalValue('numeric', -0), 'int:0');
+  // Over HTTP a numeric arrives as its exact decimal string.
+  assert.equal(canonicalValue('numeric', '205'), canonicalValue('numeric', 205));
+  assert.equal(canonicalValue('numeric', '-12.0000000000000000'), canonicalValue('numeric', -12));
+  assert.equal(canonicalValue('numeric', '0.30'), canonicalValue('numeric', 0.3));
+  assert.match(canonicalValue('numeric', 'x1'), /^bad-numeric/);
   assert.equal(canonicalValue('numeric', 5n), canonicalValue('numeric', 5));
   assert.equal(canonicalValue('double precision', 1e-12), '0');
   assert.equal(canonicalValue('text', 'NULL'), '"NULL"');

@@ -85,6 +85,8 @@ export interface SourceInfo {
   readonly primaryKey: readonly string[] | null;
   readonly sql: string;
   readonly rowCount: number;
+  /** Approximate heap bytes of its rows (an estimate from a sample of them). */
+  readonly stateBytes: number;
   /** Views reading it directly. */
   readonly dependents: readonly string[];
   readonly options: KafkaSourceOptions;

@@ -229,6 +229,7 @@ test('catalog lists sources and sinks with their validated options', () => {
       primaryKey: ['order_id'],
       sql: DDL[0],
       rowCount: 0,
+      stateBytes: 0,
       dependents: ['seller_totals'],
       options: {
         connector: 'kafka',

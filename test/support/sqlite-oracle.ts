@@ -30,7 +30,7 @@
 //     character position, 0 when absent); the SELECT text is rewritten for SQLite (`sqliteSql`).
 // Constructs where the two systems differ unavoidably (division by a non-constant or zero, overflow,
 // ROUND of .5 ties, `::`, casts of floats to int or text) are avoided by the generator, not normalised.
-import { Decimal } from '../../src/common/decimal.ts';
+import { Decimal, parseDecimal } from '../../src/common/decimal.ts';
 import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import type { ColumnInfo, Row, Value } from '../../src/common/types.ts';
@@ -102,6 +102,11 @@ export function canonicalNumeric(v: unknown): string {
   if (typeof v === 'number') {
     if (Number.isSafeInteger(v)) return `int:${BigInt(v).toString()}`;
     return canonicalFloat(v);
+  }
+  // Over HTTP a numeric is its exact decimal string ("205", "-12.0000000000000000").
+  if (typeof v === 'string') {
+    const d = /^-?\d+(\.\d+)?$/.test(v) ? parseDecimal(v) : null;
+    if (d !== null) return canonicalNumeric(d);
   }
   return `bad-numeric:${valueKind(v)}:${String(v)}`;
 }
