@@ -107,19 +107,7 @@ export class Decimal {
   /** A Map key: equal values of any scale share it (trailing zeros dropped). */
   key(): string {
     if (this.keyText !== undefined) return this.keyText;
-    let u = this.unscaled;
-    let s = this.scale;
-    if (typeof u === 'number') {
-      while (s > 0 && u % 10 === 0) {
-        u /= 10;
-        s--;
-      }
-    } else {
-      while (s > 0 && u % 10n === 0n) {
-        u /= 10n;
-        s--;
-      }
-    }
+    const { unscaled: u, scale: s } = stripZeros(this);
     this.keyText = `d${u}e${u === 0 ? 0 : s};`;
     return this.keyText;
   }
