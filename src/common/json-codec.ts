@@ -35,25 +35,13 @@ function significantDigits(text: string): number {
 }
 
 /**
- * True when the parsed value holds a number that JSON.parse may have rounded: an integral value
- * beyond ±2^53, or one whose shortest text has 16 or more significant digits (a fraction written
- * with more digits than a double holds, e.g. 12345678901234567.89). Only then is the text parsed
- * again, exactly (a number that comes out the same is simply the same number).
+ * A run of 16 digits and points: the only place a JSON number with more significant digits than
+ * a double keeps can hide. Decided on the text, not on the parsed value, because a rounded value
+ * can look harmless: 3363735970207246.75 parses to 3363735970207247 and 1.00000000000000001 to 1,
+ * integers with few digits. A digit run inside a string is a false alarm that costs one exact
+ * reparse, never a wrong value.
  */
-function mayBeRounded(value: unknown, depth: number): boolean {
-  if (typeof value === 'number') {
-    if (value > Number.MAX_SAFE_INTEGER || value < Number.MIN_SAFE_INTEGER) return true;
-    return !Number.isInteger(value) && significantDigits(String(value)) >= 16;
-  }
-  if (value === null || typeof value !== 'object') return false;
-  if (depth > 64) return true;
-  if (Array.isArray(value)) {
-    for (const v of value) if (mayBeRounded(v, depth + 1)) return true;
-    return false;
-  }
-  for (const key in value) if (mayBeRounded((value as Record<string, unknown>)[key], depth + 1)) return true;
-  return false;
-}
+const LONG_DIGIT_RUN = /\d[\d.]{15}/;
 
 /**
  * Parses request JSON. Integer literals beyond Number.MAX_SAFE_INTEGER become bigints and
@@ -62,7 +50,7 @@ function mayBeRounded(value: unknown, depth: number): boolean {
  */
 export function parseJsonExact(text: string): unknown {
   const fast: unknown = JSON.parse(text);
-  return mayBeRounded(fast, 0) ? losslessParse(text, null, parseNumberExact) : fast;
+  return LONG_DIGIT_RUN.test(text) ? losslessParse(text, null, parseNumberExact) : fast;
 }
 
 // Decimals need no replacer: their toJSON is their exact text.

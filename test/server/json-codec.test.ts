@@ -46,6 +46,19 @@ test('a safe 16-digit integer stays a number; fractions past 15 digits are exact
   assert.equal(parsed.s, '12345678901234567890');
 });
 
+test('a fraction that a double rounds to an integer is still read exactly', () => {
+  // Found by the decimal property test: the doubles of these texts print as short integers.
+  const parsed = parseJsonExact(
+    '{"a": 3363735970207246.750000000000, "b": 1.00000000000000001, "c": -0.99999999999999999}',
+  ) as Record<string, unknown>;
+  assert.ok(parsed.a instanceof Decimal);
+  assert.equal(parsed.a.toString(), '3363735970207246.750000000000');
+  assert.ok(parsed.b instanceof Decimal);
+  assert.equal(parsed.b.toString(), '1.00000000000000001');
+  assert.ok(parsed.c instanceof Decimal);
+  assert.equal(parsed.c.toString(), '-0.99999999999999999');
+});
+
 test('invalid JSON throws on both paths', () => {
   assert.throws(() => parseJsonExact('{"a": 1'));
   assert.throws(() => parseJsonExact('{"a": 12345678901234567890'));
