@@ -111,3 +111,21 @@ test("a table's state bytes: rows times the estimated size of a sample, 0 when e
   t.apply(t.prepare({ delete: Array.from({ length: 200 }, (_, i) => ({ id: i })) }));
   assert.equal(t.stateBytes(), 0);
 });
+
+test('a column named like an Object.prototype member is NULL when a row omits it', () => {
+  const t = new TableStore({
+    kind: 'table',
+    name: 't',
+    columns: [
+      { name: 'a', type: T.int32, nullable: true },
+      { name: 'constructor', type: T.int32, nullable: true },
+      { name: 'toString', type: T.text, nullable: true },
+    ],
+    primaryKey: null,
+    sql: '',
+  });
+  t.apply(t.prepare({ insert: [{ a: 1 }] })); // threw "expected an integer, got undefined" before
+  t.apply(t.prepare({ delete: [{ a: 1 }] }));
+  assert.deepEqual([...t.entries()], []);
+  assert.deepEqual(t.normalizeRowGeneral({ a: 2 }, 'insert', 0), [2, null, null]);
+});

@@ -19,6 +19,7 @@ import type { Row, SqlType, Value } from '../common/types.ts';
 import { typeName } from '../common/types.ts';
 import type { TableChanges } from './api.ts';
 import { UniqueIndex } from './unique-index.ts';
+import { type InsertNormalizer, compileInsertNormalizer } from './row-normalizer.ts';
 import { ReadIndex } from './read-index.ts';
 import type { OrderedIndex } from '../ivm/ordered-index.ts';
 
@@ -55,6 +56,8 @@ export class TableStore implements Stateful {
   private readonly readIndex: ReadIndex;
   /** Positions of the columns the rows are ordered by for reads: the primary key, else all. */
   readonly readOrder: readonly number[];
+  /** The generated fast path of `normalizeRow` for inserts (null: take the general path). */
+  private readonly fastInsert: InsertNormalizer;
 
   constructor(readonly def: TableDef) {
     this.stateId = `table:${def.name}`;
@@ -64,6 +67,7 @@ export class TableStore implements Stateful {
     this.appendOnly = def.primaryKey === null ? new AppendColumns(def.columns.length) : null;
     this.multiset = null;
     this.insertDefaults = def.defaults === undefined ? null : def.defaults.map((d) => d?.value ?? null);
+    this.fastInsert = compileInsertNormalizer(def.columns, this.insertDefaults);
     this.uniqueIndexes = (def.unique ?? []).map((u) => new UniqueIndex(u, this.columnNames));
     this.readOrder =
       def.primaryKey !== null && def.primaryKey.length > 0 ? def.primaryKey : def.columns.map((_, i) => i);
@@ -85,11 +89,20 @@ export class TableStore implements Stateful {
   /** Whether a delete row (already validated) names only primary-key columns. */
   private isKeyOnlyDelete(obj: Record<string, unknown>): boolean {
     const pk = this.def.primaryKey;
-    return pk !== null && this.def.columns.some((c, i) => !pk.includes(i) && !(c.name in obj));
+    return pk !== null && this.def.columns.some((c, i) => !pk.includes(i) && !Object.hasOwn(obj, c.name));
   }
 
   /** Converts a JSON row object into a typed row array, or throws naming the table and column. */
   normalizeRow(input: unknown, what: 'insert' | 'delete', index: number): Value[] {
+    if (what === 'insert') {
+      const row = this.fastInsert(input);
+      if (row !== null) return row;
+    }
+    return this.normalizeRowGeneral(input, what, index);
+  }
+
+  /** `normalizeRow` without the generated fast path: the reference it must agree with. */
+  normalizeRowGeneral(input: unknown, what: 'insert' | 'delete', index: number): Value[] {
     const t = this.def;
     if (input === null || typeof input !== 'object' || Array.isArray(input)) {
       throw new SluiceError(
@@ -108,7 +121,7 @@ export class TableStore implements Stateful {
     const pk = t.primaryKey;
     const keyOnly = what === 'delete' && this.isKeyOnlyDelete(obj);
     if (what === 'delete' && pk !== null) {
-      const missing = pk.map((k) => t.columns[k]?.name ?? '').filter((name) => !(name in obj));
+      const missing = pk.map((k) => t.columns[k]?.name ?? '').filter((name) => !Object.hasOwn(obj, name));
       if (missing.length > 0) {
         throw new SluiceError(
           'INVALID_VALUE',
@@ -126,7 +139,7 @@ export class TableStore implements Stateful {
       let ok = true;
       for (let i = 0; i < columns.length; i++) {
         const c = columns[i] as (typeof columns)[number];
-        const raw = obj[c.name];
+        const raw = ownField(obj, c.name);
         const v =
           raw === undefined && defaults !== null ? (defaults[i] as Value) : coerceIngestFast(raw, c.type);
         if (v === INVALID_INGEST || (v === null && !c.nullable)) {
@@ -138,12 +151,12 @@ export class TableStore implements Stateful {
       if (ok) return row;
     }
     t.columns.forEach((c, i) => {
-      const present = c.name in obj;
+      const present = Object.hasOwn(obj, c.name);
       if (keyOnly && pk !== null && !pk.includes(i)) {
         row[i] = null;
         return;
       }
-      const value = obj[c.name];
+      const value = ownField(obj, c.name);
       const coerced =
         value === undefined && defaults !== null
           ? { ok: true as const, value: defaults[i] as Value }
@@ -500,6 +513,11 @@ function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
 }
 
 /** Column-wise storage of an insert-only multiset of rows. */
+/** A row object's own field: a column named like an Object.prototype member ("constructor") is not inherited. */
+function ownField(obj: Record<string, unknown>, name: string): unknown {
+  return Object.hasOwn(obj, name) ? obj[name] : undefined;
+}
+
 class AppendColumns {
   private readonly columns: Value[][];
   length = 0;

@@ -1,0 +1,164 @@
+// The generated insert normalizer against TableStore's general path: on random columns and random
+// JSON-ish rows it accepts only rows the general path accepts, with the very same values, and it
+// does accept the plain valid rows it exists for.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { T, typeName, type SqlType, type Value } from '../common/types.ts';
+import { TableStore } from './table-store.ts';
+import { compileInsertNormalizer } from './row-normalizer.ts';
+
+const TYPES: readonly SqlType[] = [
+  T.int16,
+  T.int32,
+  T.int64,
+  T.float32,
+  T.float64,
+  T.numeric,
+  T.text,
+  { kind: 'text', maxLength: 3 },
+  T.bool,
+  T.date,
+  T.timestamp,
+];
+const NAMES = ['a', 'b', 'constructor', 'toString', 'x y', '"q"', 'é'];
+
+// Edge values of every type's range and of JSON's kinds.
+const EDGES: readonly unknown[] = [
+  null,
+  undefined,
+  true,
+  false,
+  0,
+  -0,
+  1,
+  -1,
+  1.5,
+  32767,
+  32768,
+  -32768,
+  -32769,
+  2 ** 31 - 1,
+  2 ** 31,
+  -(2 ** 31),
+  -(2 ** 31) - 1,
+  2 ** 53,
+  2 ** 53 - 1,
+  -(2 ** 53) + 1,
+  NaN,
+  Infinity,
+  -Infinity,
+  1e300,
+  5e-324,
+  '',
+  'abcd',
+  'ab',
+  '12',
+  '1.5',
+  '2024-02-29',
+  '2024-02-29 12:00:00',
+  'true',
+  [],
+  {},
+];
+
+const rawValue = fc.oneof(fc.constantFrom(...EDGES), fc.integer(), fc.double(), fc.string({ maxLength: 5 }));
+
+const tableArb = fc.uniqueArray(
+  fc.record({ name: fc.constantFrom(...NAMES), type: fc.constantFrom(...TYPES), nullable: fc.boolean() }),
+  { minLength: 1, maxLength: 4, selector: (c) => c.name },
+);
+
+function rowArb(names: readonly string[]) {
+  return fc.dictionary(fc.constantFrom(...names, 'zz', '__proto__'), rawValue, { maxKeys: 5 });
+}
+
+function same(a: readonly Value[], b: readonly Value[]): boolean {
+  return a.length === b.length && a.every((v, i) => Object.is(v, b[i]) || String(v) === String(b[i]));
+}
+
+test('the generated normalizer accepts only what the general path accepts, with the same values', () => {
+  fc.assert(
+    fc.property(
+      tableArb.chain((cols) =>
+        fc.tuple(
+          fc.constant(cols),
+          fc.boolean(),
+          fc.array(rowArb(cols.map((c) => c.name)), { maxLength: 8 }),
+        ),
+      ),
+      ([cols, withDefaults, rows]) => {
+        const defaults = withDefaults ? cols.map((c) => (c.nullable ? null : defaultFor(c.type))) : null;
+        const store = new TableStore({
+          kind: 'table',
+          name: 't',
+          columns: cols,
+          primaryKey: null,
+          sql: '',
+          ...(defaults === null
+            ? {}
+            : { defaults: defaults.map((value) => (value === null ? null : { sql: String(value), value })) }),
+        });
+        const fast = compileInsertNormalizer(cols, defaults);
+        for (const raw of rows) {
+          const input = JSON.parse(JSON.stringify(raw, (_k, v: unknown) => (typeof v === 'bigint' ? 1 : v)));
+          const got = fast(input);
+          if (got === null) continue;
+          const reference = store.normalizeRowGeneral(input, 'insert', 0); // throws if it refuses
+          assert.ok(same(got, reference), `${JSON.stringify(input)}: ${String(got)} vs ${String(reference)}`);
+        }
+      },
+    ),
+    { numRuns: 400 },
+  );
+});
+
+function defaultFor(type: SqlType): Value {
+  return type.kind === 'text'
+    ? 'd'
+    : type.kind === 'bool'
+      ? false
+      : type.kind === 'int' || type.kind === 'float'
+        ? 7
+        : null;
+}
+
+test('every type and nullability against every edge value: the same answer as the general path', () => {
+  let accepted = 0;
+  for (const type of TYPES)
+    for (const nullable of [true, false]) {
+      const cols = [{ name: 'c', type, nullable }];
+      const store = new TableStore({ kind: 'table', name: 't', columns: cols, primaryKey: null, sql: '' });
+      const fast = compileInsertNormalizer(cols, null);
+      for (const value of EDGES) {
+        const input = value === undefined ? {} : { c: value };
+        const got = fast(input);
+        if (got === null) continue;
+        accepted++;
+        const reference = store.normalizeRowGeneral(input, 'insert', 0);
+        assert.ok(
+          same(got, reference),
+          `${typeName(type)} ${String(value)}: ${String(got)} vs ${String(reference)}`,
+        );
+      }
+    }
+  assert.ok(accepted > 40, `the fast path took ${accepted} edge values`);
+});
+
+test('plain valid rows take the fast path; a prototype member is not a field', () => {
+  const cols = [
+    { name: 'id', type: T.int64, nullable: true },
+    { name: 'seller', type: T.int32, nullable: false },
+    { name: 'price', type: T.float64, nullable: false },
+    { name: 'note', type: T.text, nullable: true },
+    { name: 'constructor', type: T.int16, nullable: true },
+  ];
+  const fast = compileInsertNormalizer(cols, null);
+  assert.deepEqual(fast({ id: 1, seller: 2, price: 0.5, note: 'n', constructor: 3 }), [1, 2, 0.5, 'n', 3]);
+  assert.deepEqual(fast({ seller: -2147483648, price: -0 }), [null, -2147483648, -0, null, null]);
+  assert.equal(fast({ seller: 2147483648, price: 1 }), null, 'int out of range');
+  assert.equal(fast({ seller: 1, price: Infinity }), null, 'not finite');
+  assert.equal(fast({ seller: null, price: 1 }), null, 'NOT NULL');
+  assert.equal(fast({ seller: 1, price: 1, other: 1 }), null, 'unknown field');
+  assert.equal(fast([1, 2]), null, 'not an object');
+});
