@@ -513,6 +513,15 @@ describe('limits on what one script may ask (src/common/limits.ts)', () => {
     assert.equal(parseStatements(creates, { ...DEFAULT_SQL_LIMITS, maxScriptObjects: 3 }).length, 4);
   });
 
+  it('the name __proto__ is reserved wherever it is written (it cannot be a JSON row field)', () => {
+    const message = 'the name "__proto__" is reserved';
+    throwsSluice('CREATE TABLE t (a INT, "__proto__" INT)', 'RESERVED_NAME', message, at(1, 24));
+    throwsSluice('CREATE TABLE t (a INT, __PROTO__ INT)', 'RESERVED_NAME', message, at(1, 24));
+    throwsSluice('SELECT a AS __proto__ FROM t', 'RESERVED_NAME', message, at(1, 13));
+    throwsSluice('CREATE TABLE __proto__ (a INT)', 'RESERVED_NAME', message, at(1, 14));
+    assert.equal(parseStatements('SELECT a AS "__proto" FROM t').length, 1);
+  });
+
   it('identifier length in code points, quoted or not, wherever the identifier is', () => {
     const limits = { maxIdentifierLength: 4 };
     throwsSluice(

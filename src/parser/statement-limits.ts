@@ -51,6 +51,19 @@ function checkIdentifier(token: IToken, max: number): void {
   }
 }
 
+/**
+ * Refuses the name `__proto__`: rows cross the API as JSON objects, where a field of that name sets
+ * the object's prototype instead of holding a value, so such a column would vanish from every row.
+ */
+function checkNotProto(token: IToken): void {
+  if (identName(token) !== '__proto__') return;
+  throw new SluiceError('RESERVED_NAME', 'the name "__proto__" is reserved', {
+    position: posOf(token),
+    detail: 'rows are JSON objects, in which a field named "__proto__" cannot hold a value',
+    hint: 'choose another name',
+  });
+}
+
 /** Words that end a FROM clause (at its own nesting level). */
 const FROM_ENDS = [
   'where',
@@ -130,6 +143,7 @@ export function checkTokens(tokens: readonly IToken[], limits: SqlLimits): void 
     if (token.image.length > limits.maxIdentifierLength && isType(token, Ident)) {
       checkIdentifier(token, limits.maxIdentifierLength);
     }
+    if (token.image.length >= 9 && token.image.length <= 11 && isType(token, Ident)) checkNotProto(token);
     if (level === 0) {
       if (isWordText(token, 'select')) selectItems = 1;
       else if (selectItems > 0 && SELECT_LIST_ENDS.some((w) => isWordText(token, w))) selectItems = 0;
