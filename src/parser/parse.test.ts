@@ -7,7 +7,7 @@ import { parseStatements } from './parse.ts';
 import { adapterDiagnostics } from './select-adapter.ts';
 import { tokenize } from './lexer.ts';
 import { SluiceError, type ErrorCode, type SourcePosition } from '../common/errors.ts';
-import { DEFAULT_SQL_LIMITS, type SqlLimits } from '../common/limits.ts';
+import { DEFAULT_SQL_LIMITS, REPLAY_SQL_LIMITS, type SqlLimits } from '../common/limits.ts';
 import type { BinaryOp, Expr, FromItem, JoinRef, SelectStmt, Statement, TypeName } from './ast.ts';
 
 // ── helpers ──────────────────────────────────────────────────────────────────────────────────────
@@ -520,6 +520,8 @@ describe('limits on what one script may ask (src/common/limits.ts)', () => {
     throwsSluice('SELECT a AS __proto__ FROM t', 'RESERVED_NAME', message, at(1, 13));
     throwsSluice('CREATE TABLE __proto__ (a INT)', 'RESERVED_NAME', message, at(1, 14));
     assert.equal(parseStatements('SELECT a AS "__proto" FROM t').length, 1);
+    // A journal written before the rule replays.
+    assert.equal(parseStatements('CREATE TABLE t (__proto__ INT)', REPLAY_SQL_LIMITS).length, 1);
   });
 
   it('identifier length in code points, quoted or not, wherever the identifier is', () => {

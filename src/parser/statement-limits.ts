@@ -5,7 +5,7 @@
 import type { IToken } from 'chevrotain';
 import type { Expr, FromItem, SelectStmt, Statement } from './ast.ts';
 import { SluiceError, type SourcePosition } from '../common/errors.ts';
-import type { SqlLimits } from '../common/limits.ts';
+import { REPLAY_SQL_LIMITS, type SqlLimits } from '../common/limits.ts';
 import {
   Case,
   Comma,
@@ -143,7 +143,14 @@ export function checkTokens(tokens: readonly IToken[], limits: SqlLimits): void 
     if (token.image.length > limits.maxIdentifierLength && isType(token, Ident)) {
       checkIdentifier(token, limits.maxIdentifierLength);
     }
-    if (token.image.length >= 9 && token.image.length <= 11 && isType(token, Ident)) checkNotProto(token);
+    // A journal replay runs what an older version accepted (REPLAY_SQL_LIMITS), so it must not refuse it.
+    if (
+      token.image.length >= 9 &&
+      token.image.length <= 11 &&
+      isType(token, Ident) &&
+      limits !== REPLAY_SQL_LIMITS
+    )
+      checkNotProto(token);
     if (level === 0) {
       if (isWordText(token, 'select')) selectItems = 1;
       else if (selectItems > 0 && SELECT_LIST_ENDS.some((w) => isWordText(token, w))) selectItems = 0;
