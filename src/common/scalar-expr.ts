@@ -19,6 +19,7 @@ import {
 import { Decimal, add, div as decDiv, mod as decMod, mul, sub } from './decimal.ts';
 import { MAX_NUMERIC_INTEGER_DIGITS, MAX_NUMERIC_SCALE } from './limits.ts';
 import { FUNCTION_FNS, compileFunction, type FunctionFn } from './functions/compile-function.ts';
+import { generateScalar } from './scalar-codegen.ts';
 
 const CORE_FNS = [
   'add',
@@ -355,7 +356,7 @@ export function clampDigits(d: Value): number {
 }
 
 function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
-  const args = e.args.map(compileScalar);
+  const args = e.args.map(compileScalarClosure);
   const fn = e.fn;
   if (!isCoreFn(fn)) {
     return compileFunction(
@@ -569,7 +570,16 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
   }
 }
 
+/**
+ * The expression compiled for evaluation: generated code for its common cases (./scalar-codegen.ts)
+ * over the closures below, which stay the reference for every other case.
+ */
 export function compileScalar(e: ScalarExpr): RowFn {
+  return generateScalar(e, compileScalarClosure) ?? compileScalarClosure(e);
+}
+
+/** The expression as a tree of closures: the reference compiler. */
+export function compileScalarClosure(e: ScalarExpr): RowFn {
   switch (e.kind) {
     case 'const': {
       const v = e.value;
@@ -582,7 +592,7 @@ export function compileScalar(e: ScalarExpr): RowFn {
     case 'call':
       return compileCall(e);
     case 'and': {
-      const args = e.args.map(compileScalar);
+      const args = e.args.map(compileScalarClosure);
       return (row) => {
         let sawNull = false;
         for (const f of args) {
@@ -594,7 +604,7 @@ export function compileScalar(e: ScalarExpr): RowFn {
       };
     }
     case 'or': {
-      const args = e.args.map(compileScalar);
+      const args = e.args.map(compileScalarClosure);
       return (row) => {
         let sawNull = false;
         for (const f of args) {
@@ -606,15 +616,18 @@ export function compileScalar(e: ScalarExpr): RowFn {
       };
     }
     case 'case': {
-      const whens = e.whens.map((w) => ({ when: compileScalar(w.when), then: compileScalar(w.then) }));
-      const otherwise = e.else === null ? null : compileScalar(e.else);
+      const whens = e.whens.map((w) => ({
+        when: compileScalarClosure(w.when),
+        then: compileScalarClosure(w.then),
+      }));
+      const otherwise = e.else === null ? null : compileScalarClosure(e.else);
       return (row) => {
         for (const w of whens) if (w.when(row) === true) return w.then(row);
         return otherwise === null ? null : otherwise(row);
       };
     }
     case 'coalesce': {
-      const args = e.args.map(compileScalar);
+      const args = e.args.map(compileScalarClosure);
       return (row) => {
         for (const f of args) {
           const v = f(row);
@@ -624,7 +637,7 @@ export function compileScalar(e: ScalarExpr): RowFn {
       };
     }
     case 'in': {
-      const operand = compileScalar(e.operand);
+      const operand = compileScalarClosure(e.operand);
       const negated = e.negated;
       if (e.list.every((x) => x.kind === 'const')) {
         // A list of constants is a set: one lookup per row however long the list. Map keys
@@ -642,7 +655,7 @@ export function compileScalar(e: ScalarExpr): RowFn {
           return hasNull ? null : negated;
         };
       }
-      const list = e.list.map(compileScalar);
+      const list = e.list.map(compileScalarClosure);
       return (row) => {
         const v = operand(row);
         if (v === null) return null;
@@ -656,7 +669,7 @@ export function compileScalar(e: ScalarExpr): RowFn {
       };
     }
     case 'cast': {
-      const operand = compileScalar(e.operand);
+      const operand = compileScalarClosure(e.operand);
       const from = e.operand.type;
       const to = e.type;
       if (from.kind === 'int' && to.kind === 'float' && to.bits === 64) {
