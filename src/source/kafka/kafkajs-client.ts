@@ -54,9 +54,16 @@ class GuardedSocket extends Socket {
   }
 }
 
-/** What went wrong on a client's connections lately (a malformed answer), for error messages. */
-class ConnectionProblems {
+/**
+ * A client's broker connections: what went wrong on them lately (a malformed answer), for error
+ * messages, and every socket still open, so that closing the connector ends them all. The client
+ * library's disconnect() can leave a connection open when it races a request or a rejoin in flight
+ * (seen as a test process kept alive until the broker dropped the idle sockets ten minutes later).
+ */
+class ClientConnections {
   private last: { message: string; at: number } | null = null;
+  private readonly open = new Set<Socket>();
+  private closed = false;
 
   record(message: string): void {
     this.last = { message, at: Date.now() };
@@ -78,6 +85,11 @@ class ConnectionProblems {
   socketFactory(allowHost: HostCheck | undefined): ISocketFactory {
     return ({ host, port, onConnect }) => {
       const socket = new GuardedSocket(`${host}:${port}`, (m) => this.record(m));
+      if (this.closed) {
+        // A reconnect after close (a retry still running in the library): never opened.
+        socket.destroy(new Error('the Kafka client was closed'));
+        return socket;
+      }
       if (allowHost !== undefined && !allowHost(host, port)) {
         const message = `broker address ${host}:${port} (advertised by the cluster's metadata) is not an allowed connector host`;
         this.record(message);
@@ -86,17 +98,31 @@ class ConnectionProblems {
         socket.destroy(new Error(message));
         return socket;
       }
+      this.open.add(socket);
+      socket.once('close', () => this.open.delete(socket));
       socket.connect({ host, port }, onConnect);
       socket.setKeepAlive(true, 60_000);
       return socket;
     };
+  }
+
+  /** Ends every connection still open and refuses new ones: the client is closed for good. */
+  closeAll(): void {
+    this.closed = true;
+    for (const socket of this.open) socket.destroy();
+    this.open.clear();
+  }
+
+  /** Connections open now (for tests). */
+  get openCount(): number {
+    return this.open.size;
   }
 }
 
 function client(
   brokers: readonly string[],
   clientId: string,
-  problems: ConnectionProblems,
+  connections: ClientConnections,
   allowHost: HostCheck | undefined,
 ): Kafka {
   return new Kafka({
@@ -107,7 +133,7 @@ function client(
     retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2000 },
     connectionTimeout: 3000,
     requestTimeout: 30000,
-    socketFactory: problems.socketFactory(allowHost),
+    socketFactory: connections.socketFactory(allowHost),
   });
 }
 
@@ -127,18 +153,18 @@ async function withAdmin<T>(kafka: Kafka, call: (admin: Admin) => Promise<T>): P
 
 export class KafkajsReader implements KafkaReader {
   private readonly kafka: Kafka;
-  private readonly problems = new ConnectionProblems();
+  private readonly connections = new ClientConnections();
   private consumer: Consumer | null = null;
   private closed = false;
 
   constructor(private readonly config: KafkaReaderConfig) {
-    this.kafka = client(config.brokers, config.clientId, this.problems, config.allowHost);
+    this.kafka = client(config.brokers, config.clientId, this.connections, config.allowHost);
   }
 
   async watermarks(): Promise<PartitionWatermarks[]> {
     const offsets = await withAdmin(this.kafka, (admin) => admin.fetchTopicOffsets(this.config.topic)).catch(
       (error: unknown) => {
-        throw this.problems.explain(error);
+        throw this.connections.explain(error);
       },
     );
     return offsets
@@ -153,9 +179,14 @@ export class KafkajsReader implements KafkaReader {
     onFetch?: () => void,
   ): Promise<void> {
     try {
-      await this.startConsumer(from, onRecords, (error) => onFailure(this.problems.explain(error)), onFetch);
+      await this.startConsumer(
+        from,
+        onRecords,
+        (error) => onFailure(this.connections.explain(error)),
+        onFetch,
+      );
     } catch (error) {
-      throw this.problems.explain(error);
+      throw this.connections.explain(error);
     }
   }
 
@@ -239,17 +270,23 @@ export class KafkajsReader implements KafkaReader {
     const consumer = this.consumer;
     this.consumer = null;
     await consumer?.disconnect().catch(() => undefined);
+    this.connections.closeAll();
+  }
+
+  /** Broker connections still open (0 once closed). */
+  get openConnections(): number {
+    return this.connections.openCount;
   }
 }
 
 export class KafkajsTransactionalWriter implements KafkaTransactionalWriter {
   private readonly kafka: Kafka;
-  private readonly problems = new ConnectionProblems();
+  private readonly connections = new ClientConnections();
   private producer: Producer | null = null;
   private closed = false;
 
   constructor(private readonly config: KafkaWriterConfig) {
-    this.kafka = client(config.brokers, config.clientId, this.problems, config.allowHost);
+    this.kafka = client(config.brokers, config.clientId, this.connections, config.allowHost);
   }
 
   async connect(): Promise<void> {
@@ -262,7 +299,7 @@ export class KafkajsTransactionalWriter implements KafkaTransactionalWriter {
     // Connecting (InitProducerId) fences an older producer with the same id and aborts its open
     // transaction, so nothing it wrote and did not commit ever becomes visible.
     await producer.connect().catch((error: unknown) => {
-      throw this.problems.explain(error);
+      throw this.connections.explain(error);
     });
     if (this.closed) {
       await producer.disconnect();
@@ -275,7 +312,7 @@ export class KafkajsTransactionalWriter implements KafkaTransactionalWriter {
     const groups = await withAdmin(this.kafka, (admin) =>
       admin.fetchOffsets({ groupId: this.config.progressGroupId, topics: [this.config.topic] }),
     ).catch((error: unknown) => {
-      throw this.problems.explain(error);
+      throw this.connections.explain(error);
     });
     const partition0 = groups[0]?.partitions.find((p) => p.partition === 0);
     if (partition0 === undefined) return null;
@@ -311,6 +348,12 @@ export class KafkajsTransactionalWriter implements KafkaTransactionalWriter {
     const producer = this.producer;
     this.producer = null;
     await producer?.disconnect().catch(() => undefined);
+    this.connections.closeAll();
+  }
+
+  /** Broker connections still open (0 once closed). */
+  get openConnections(): number {
+    return this.connections.openCount;
   }
 
   private required<T>(value: T | null): T {
