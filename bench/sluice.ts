@@ -19,6 +19,7 @@ export interface SluicePipeline {
   readonly groups: () => number;
   /** The engine's own account of what it keeps (rows per table, estimated state bytes per view). */
   readonly describeState: () => string;
+  readonly dropViews: () => void;
 }
 
 function num(v: unknown): number {
@@ -44,6 +45,9 @@ export async function buildSluice(): Promise<SluicePipeline> {
       return h;
     },
     groups: () => engine.viewSnapshot('seller_totals').rows.length,
+    dropViews: () => {
+      engine.execute('DROP MATERIALIZED VIEW total_histogram; DROP MATERIALIZED VIEW seller_totals');
+    },
     describeState: () => {
       const c = engine.catalog();
       return [
