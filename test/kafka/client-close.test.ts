@@ -7,6 +7,8 @@ import type { Kafka, Producer } from 'kafkajs';
 import { createTopic } from '../support/kafka-topics.ts';
 import { kafkaClient, kafkaSuite, sharedBrokers, uniqueName, waitFor } from '../support/kafka.ts';
 import { KafkajsReader, KafkajsTransactionalWriter } from '../../src/source/kafka/kafkajs-client.ts';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -89,5 +91,41 @@ describe('Kafka clients close every connection (real broker)', kafkaSuite('Kafka
     await writer.close();
     assert.equal(writer.openConnections, 0);
     await assert.rejects(writer.committedEpoch(), /closed/);
+  });
+
+  it('a process whose reader (committing progress) and writer are closed exits on its own', async () => {
+    const topic = uniqueName('close-exit');
+    await createTopic(kafka, topic, 1);
+    await producer.send({ topic, messages: [{ value: '1' }] });
+    // The committing reader closes 0, 200, 1,000 and 2,500 ms into its commit: before and during the group join kafkajs runs for it, and while that consumer waits for its fetch.
+    for (const delayMs of [0, 200, 1000, 2500]) {
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          fileURLToPath(new URL('./close-exit-child.ts', import.meta.url)),
+          topic,
+          String(delayMs),
+        ],
+        { env: { ...process.env, SLUICE_TEST_KAFKA_BROKERS: brokers }, stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      // It normally exits within a second or two of closing; a client left restarting or holding a
+      // socket keeps it for minutes or for ever, so 60 s is far above normal and far below that.
+      const code = await new Promise<number | string>((resolve) => {
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          resolve('still running after 60 s');
+        }, 60_000);
+        child.on('exit', (c) => {
+          clearTimeout(timer);
+          resolve(c ?? -1);
+        });
+      });
+      assert.equal(code, 0, `closed ${delayMs} ms into the commit: ${out}`);
+      assert.match(out, /closed after [1-9]\d* records/);
+    }
   });
 });

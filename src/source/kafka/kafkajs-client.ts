@@ -109,7 +109,10 @@ class ClientConnections {
   /** Ends every connection still open and refuses new ones: the client is closed for good. */
   closeAll(): void {
     this.closed = true;
-    for (const socket of this.open) socket.destroy();
+    // With an error, which the library hears: it then fails what is in flight and stops the
+    // connection's timers. A plain destroy() it does not notice, and its request queue's 1 ms
+    // re-check timer runs for ever, keeping the process alive.
+    for (const socket of this.open) socket.destroy(new Error('the Kafka client was closed'));
     this.open.clear();
   }
 
@@ -151,11 +154,27 @@ async function withAdmin<T>(kafka: Kafka, call: (admin: Admin) => Promise<T>): P
   }
 }
 
+/** How long closing a reader waits for a progress commit in flight before cutting its connections. */
+const COMMIT_WAIT_MS = 10_000;
+
+/** Resolves when `p` settles or after `ms`, whichever is first; never rejects. */
+async function withDeadlineOrNot(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    p.catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
 export class KafkajsReader implements KafkaReader {
   private readonly kafka: Kafka;
   private readonly connections = new ClientConnections();
   private consumer: Consumer | null = null;
   private closed = false;
+  private committing: Promise<void> | null = null;
 
   constructor(private readonly config: KafkaReaderConfig) {
     this.kafka = client(config.brokers, config.clientId, this.connections, config.allowHost);
@@ -253,16 +272,21 @@ export class KafkajsReader implements KafkaReader {
   }
 
   async commit(nextOffsets: ReadonlyMap<number, number>): Promise<void> {
-    if (this.closed || nextOffsets.size === 0) return;
+    // One at a time: two group joins of the stable group would see each other as a running member.
+    if (this.closed || nextOffsets.size === 0 || this.committing !== null) return;
     // The stable group has no members, so its offsets can be set directly (lag monitoring tools
     // read them as this source's progress).
-    await withAdmin(this.kafka, (admin) =>
+    const committing = withAdmin(this.kafka, (admin) =>
       admin.setOffsets({
         groupId: this.config.groupId,
         topic: this.config.topic,
         partitions: [...nextOffsets].map(([partition, offset]) => ({ partition, offset: String(offset) })),
       }),
-    );
+    ).finally(() => {
+      this.committing = null;
+    });
+    this.committing = committing;
+    await committing;
   }
 
   async close(): Promise<void> {
@@ -270,6 +294,10 @@ export class KafkajsReader implements KafkaReader {
     const consumer = this.consumer;
     this.consumer = null;
     await consumer?.disconnect().catch(() => undefined);
+    // kafkajs's setOffsets runs a consumer of its own, which restarts for ever when its connection
+    // is cut (it has no retry options to say otherwise): let a commit in flight finish first.
+    const committing = this.committing;
+    if (committing !== null) await withDeadlineOrNot(committing, COMMIT_WAIT_MS);
     this.connections.closeAll();
   }
 
