@@ -66,6 +66,10 @@ export class ReduceOp implements Operator, Stateful {
   private readonly scratch: Value[];
   /** The row a column-wise input batch is read through (its width grows to the widest batch). */
   private readonly inRow: Value[] = [];
+  /** Slots touched by the current step, in first-touch order. */
+  private readonly touched: number[] = [];
+  /** The current input row's aggregate arguments. */
+  private readonly args: Value[];
 
   constructor(node: ReduceNode, inputColumns: readonly ColumnSpec[], fused: FusedMap | null) {
     this.nodeId = node.id;
@@ -81,6 +85,7 @@ export class ReduceOp implements Operator, Stateful {
     this.columns = node.aggregates.map((a, i) => aggregateColumn(a, this.records, bases[i] as number));
     this.keyColumns = node.columns.slice(0, node.keyCount);
     this.scratch = new Array<Value>(node.keyCount + node.aggregates.length);
+    this.args = new Array<Value>(node.aggregates.length).fill(null);
     if (fused === null) {
       this.filter = null;
       this.inputColumns = inputColumns;
@@ -201,8 +206,10 @@ export class ReduceOp implements Operator, Stateful {
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
     const input = inputs[0] as ZBatch;
     const stamp = ++this.stepNo;
-    // Reduce: the batch's rows fold into one partial per touched group.
-    const touched: number[] = [];
+    // Reduce: the batch's rows fold into one partial per touched group. (Scratch lists: step is
+    // synchronous and keeps neither after it returns.)
+    const touched = this.touched;
+    touched.length = 0;
     const index = this.index;
     const keyCount = this.keyCount;
     const keyFns = this.keyFns;
@@ -211,7 +218,7 @@ export class ReduceOp implements Operator, Stateful {
     const filter = this.filter;
     const nAggs = columns.length;
     const stride = this.records.stride;
-    const args: Value[] = new Array<Value>(nAggs);
+    const args = this.args;
     const n = input.weights.length;
     // A batch with its columns (from a Reduce upstream) is read column-wise through one scratch row:
     // its row objects (old output rows among them) are not dereferenced unless a row fails.
