@@ -6,7 +6,7 @@
 // node's closure (`closureOf`, the reference compiler), so results and errors are exactly the
 // closures'. A node that falls back re-evaluates its subtree with closures: expressions are pure.
 import type { RowFn, ScalarExpr } from './scalar-expr.ts';
-import type { Value } from './types.ts';
+import type { SqlType, Value } from './types.ts';
 
 /** Expressions larger than this stay closures: generated text grows with the tree. */
 const MAX_GENERATED_NODES = 200;
@@ -120,7 +120,7 @@ class Generator {
         return `((${this.expr(x as ScalarExpr)}) !== null)`;
       case 'floor':
       case 'ceil': {
-        if (e.type.kind === 'numeric') return this.extern(e);
+        if (e.type.kind === 'numeric' || !isNumberType((x as ScalarExpr).type)) return this.extern(e);
         const a = this.temp();
         const f = e.fn === 'floor' ? 'Math.floor' : 'Math.ceil';
         return `(${a} = ${this.expr(x as ScalarExpr)}, typeof ${a} === 'number' ? ${f}(${a}) : ${a} === null ? null : ${this.extern(e)})`;
@@ -143,20 +143,28 @@ class Generator {
     }
   }
 
-  /** Both operands numbers (not NaN) or both strings: JS's operators are SQL's; else the closure. */
+  /**
+   * Both operands numbers (not NaN) of number types, or both strings of text types: JS's operators
+   * are SQL's there; any other type (a date, a time, a decimal) keeps its own comparison, the closure.
+   */
   private comparison(e: ScalarExpr, x: ScalarExpr, y: ScalarExpr): string {
     if (e.kind !== 'call') return this.extern(e);
+    const numbers = isNumberType(x.type) && isNumberType(y.type);
+    const texts = x.type.kind === 'text' && y.type.kind === 'text';
+    if (!numbers && !texts) return this.extern(e);
     const op = { eq: '===', ne: '!==', lt: '<', le: '<=', gt: '>', ge: '>=' }[e.fn as 'eq'];
     const a = this.temp();
     const b = this.temp();
-    const plain =
-      `(typeof ${a} === 'number' && typeof ${b} === 'number' && ${a} === ${a} && ${b} === ${b}) || ` +
-      `(typeof ${a} === 'string' && typeof ${b} === 'string')`;
+    const plain = numbers
+      ? `typeof ${a} === 'number' && typeof ${b} === 'number' && ${a} === ${a} && ${b} === ${b}`
+      : `typeof ${a} === 'string' && typeof ${b} === 'string'`;
     return `(${a} = ${this.expr(x)}, ${b} = ${this.expr(y)}, ${a} === null || ${b} === null ? null : (${plain}) ? ${a} ${op} ${b} : ${this.extern(e)})`;
   }
 
   private arithmetic(e: Extract<ScalarExpr, { kind: 'call' }>, x: ScalarExpr, y: ScalarExpr): string {
     const type = e.type;
+    // Numbers of number types only: a date or an interval operand has arithmetic of its own.
+    if (!isNumberType(x.type) || !isNumberType(y.type)) return this.extern(e);
     const a = this.temp();
     const b = this.temp();
     const r = this.temp();
@@ -206,6 +214,10 @@ class Generator {
     } else return this.extern(e);
     return `(${a} = ${this.expr(x)}, ${b} = ${this.expr(y)}, ${a} === null || ${b} === null ? null : typeof ${a} === 'number' && typeof ${b} === 'number' && ${ok} ? ${result} : ${this.extern(e)})`;
   }
+}
+
+function isNumberType(type: SqlType): boolean {
+  return type.kind === 'int' || type.kind === 'float';
 }
 
 function countNodes(e: ScalarExpr, limit: number): number {
