@@ -32,9 +32,8 @@ import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
 import { ServerMetrics, ServerWideMetrics, metricsText } from './metrics.ts';
 import { TenantRegistry, type Tenant } from './tenants.ts';
 import { TenantUsage } from './usage.ts';
+import { IngestLimiter, RateLimitedError } from './rate-limits.ts';
 import {
-  IngestLimiter,
-  RateLimitedError,
   checkScript as checkQuotasOfScript,
   checkState,
   checkSubscriber,
@@ -48,6 +47,7 @@ import {
   type QuerySubscriptionOptions,
 } from './query-subscriptions.ts';
 import { SluiceRuntime } from './runtime.ts';
+import { rowsWritten } from './runtime/commit.ts';
 import { WEBSOCKET_ROUTES, registerSubscribeRoutes } from './subscribe-routes.ts';
 import type { CheckpointPolicy } from './runtime/types.ts';
 import * as S from './schemas.ts';
@@ -601,9 +601,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       countErrorOf(request, refused.code);
       return reply.code(httpStatusOf(refused)).send({ error: refused.toJSON(), results: [] });
     }
+    // DML counts against the ingest rates like ingest does: refused whole, before any statement runs.
+    const reservedRows = footprint === null ? 0 : footprint.dmlRows + footprint.dmlUnknown;
+    if (reservedRows > 0 && footprint !== null) {
+      const limited = tenant.limiter.admitScript(tenant.quotas, footprint, bodyBytes.get(request.raw) ?? 0);
+      if (limited !== null) return sendError(reply, limited, { results: [] });
+    }
     const outcome = await tenant.runtime.executeSql(request.body.sql, {
       reservedPrefix: TEMPORARY_VIEW_PREFIX,
     });
+    if (reservedRows > 0) tenant.limiter.settle(tenant.quotas, reservedRows, rowsWritten(outcome.results));
     if (outcome.error !== undefined) {
       const error = outcome.error instanceof SluiceError ? outcome.error : toSluiceError(outcome.error);
       // API.md: a failed script is a 400 (server-side failures keep their 5xx).

@@ -308,6 +308,94 @@ test('ingest rates: beyond the quota 429 RATE_LIMITED with Retry-After and nothi
   }
 });
 
+test('SQL DML counts against the same ingest rates: a script over them is refused whole with 429 and Retry-After', async () => {
+  const server = await startAuthServer();
+  try {
+    const base = server.base;
+    const acme = await tenantWithAdmin(base, 'acme');
+    const beta = await tenantWithAdmin(base, 'beta');
+    for (const t of [acme, beta])
+      assert.equal((await sqlAs(base, t, 'CREATE TABLE t (id INT PRIMARY KEY, v INT)')).status, 200);
+    const RATE = 50;
+    assert.equal((await patch(base, 'acme', { ingestRowsPerSecond: RATE })).status, 200);
+    const insert = (n: number): string =>
+      `INSERT INTO t VALUES ${Array.from({ length: 10 }, (_, i) => `(${n * 10 + i}, 0)`).join(', ')}`;
+    const count = async (token: string): Promise<number> =>
+      (await call(base, 'GET', '/v1/tables/t/rows?limit=1', { token })).body.total as number;
+    const started = Date.now();
+    let accepted = 0;
+    let limited = 0;
+    const SCRIPTS = 40;
+    await Promise.all([
+      (async () => {
+        for (let n = 0; n < SCRIPTS; n++) {
+          // Two statements: the first would fit on its own, so "nothing applied" is tested whole.
+          const r = await sqlAs(base, acme, `INSERT INTO t VALUES (${100_000 + n}, 1); ${insert(n)}`);
+          if (r.status === 200) accepted += 1;
+          else {
+            assert.equal(r.status, 429, r.text);
+            assert.equal(r.body.error?.code, 'RATE_LIMITED');
+            assert.deepEqual(r.body.results, []);
+            assert.ok(Number(r.headers.get('retry-after')) >= 1, 'Retry-After in seconds');
+            limited += 1;
+          }
+        }
+      })(),
+      (async () => {
+        for (let n = 0; n < SCRIPTS; n++) assert.equal((await sqlAs(base, beta, insert(n))).status, 200);
+      })(),
+    ]);
+    const seconds = (Date.now() - started) / 1000;
+    assert.ok(limited > 0, 'acme was limited');
+    assert.ok(
+      accepted * 11 <= RATE * (seconds + 1) + 11,
+      `acme admitted ${accepted * 11} rows in ${seconds} s at ${RATE} rows/s`,
+    );
+    assert.equal(await count(acme), accepted * 11, 'exactly the admitted scripts were applied, each whole');
+    assert.equal(await count(beta), SCRIPTS * 10, 'the neighbour was served every script');
+
+    // An UPDATE's rows are known once it ran: it is admitted from a bucket that is not empty, and
+    // what it wrote beyond it is a debt that refuses the next writes, ingest included (one limiter).
+    assert.equal((await patch(base, 'acme', { ingestRowsPerSecond: null })).status, 200);
+    assert.equal((await sqlAs(base, acme, 'DELETE FROM t')).status, 200);
+    const rows = Array.from({ length: 300 }, (_, i) => ({ id: i, v: 0 }));
+    assert.equal(
+      (await call(base, 'POST', '/v1/tables/t/rows?wait=true', { token: acme, body: rows })).status,
+      200,
+    );
+    assert.equal((await patch(base, 'acme', { ingestRowsPerSecond: RATE })).status, 200);
+    const update = await sqlAs(base, acme, 'UPDATE t SET v = 1');
+    assert.equal(update.status, 200, update.text);
+    const after = await call(base, 'POST', '/v1/tables/t/rows', { token: acme, body: [{ id: 999, v: 0 }] });
+    assert.equal(after.status, 429, 'the UPDATE’s 300 rows are a debt of about 250');
+    assert.ok(
+      Number(after.headers.get('retry-after')) >= 4,
+      `Retry-After ${after.headers.get('retry-after')}`,
+    );
+    const dml = await sqlAs(base, acme, 'DELETE FROM t WHERE id = 1');
+    assert.equal(dml.status, 429);
+    assert.equal(
+      (await sqlAs(base, acme, 'SELECT COUNT(*) AS n FROM t WHERE v = 1')).body.results !== undefined,
+      true,
+      'reads are not rate-limited',
+    );
+    assert.equal(await count(acme), 300, 'the refused DELETE deleted nothing');
+    // The byte rate counts a script's body.
+    assert.equal(
+      (await patch(base, 'acme', { ingestRowsPerSecond: null, ingestBytesPerSecond: 100 })).status,
+      200,
+    );
+    assert.equal((await sqlAs(base, acme, `${insert(500)}; -- ${'x'.repeat(200)}`)).status, 200);
+    const second = await sqlAs(base, acme, 'INSERT INTO t VALUES (7000, 0)');
+    assert.equal(second.status, 429);
+    assert.match(second.body.error?.message ?? '', /100 bytes per second/);
+    // DDL and reads are not ingest: they go on.
+    assert.equal((await sqlAs(base, acme, 'CREATE TABLE u (x INT); SELECT 1 AS one')).status, 200);
+  } finally {
+    await server.close();
+  }
+});
+
 test('subscribers: the tenant quota refuses the next subscription; WebSockets waiting to authenticate count against --max-subscribers', async () => {
   const server = await startAuthServer({
     maxSubscribers: 4,
