@@ -379,7 +379,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       lingerMs: options.querySubscriptions?.lingerMs ?? DEFAULTS.querySubscriptions.lingerMs,
       maxViews: options.querySubscriptions?.maxViews ?? DEFAULTS.querySubscriptions.maxViews,
     });
-    return {
+    const tenant: Tenant = {
       name: record.name,
       runtime: tenantRuntime,
       queries,
@@ -389,6 +389,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       usage,
       createdAt: record.createdAt,
     };
+    // Its Kafka sources share its ingest rates with its requests: paced, never refused (rate-limits.ts).
+    tenantRuntime.hooks.sourcePace = (rows, bytes) => tenant.limiter.sourceWait(tenant.quotas, rows, bytes);
+    tenantRuntime.hooks.sourceBatchBound = () => IngestLimiter.batchBound(tenant.quotas);
+    return tenant;
   }
 
   /** Counts an answered error for the tenant of the request, else server-wide. */

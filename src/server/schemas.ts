@@ -672,6 +672,11 @@ const sourceStatus = {
     batches: { type: 'integer' },
     skipped: { type: 'integer', description: 'Records skipped by on_error = skip since the server started' },
     retries: { type: 'integer' },
+    rateWaits: {
+      type: 'integer',
+      description:
+        "Times a batch waited for the tenant's ingest rate (ingestRowsPerSecond, ingestBytesPerSecond): reading pauses meanwhile, no record is dropped",
+    },
   },
 } as const;
 
