@@ -17,6 +17,7 @@ import { SluiceError, httpStatusOf } from '../common/errors.ts';
 import type { TableChanges } from '../exec/api.ts';
 import type { Retention } from '../storage/changelog-store.ts';
 import { CloseCodes, type SubscriberLimits } from '../sink/subscriber.ts';
+import { SubscriberBudget } from '../sink/subscriber-budget.ts';
 import {
   decodeUtf8Strict,
   findIllFormedText,
@@ -44,6 +45,7 @@ import type { SinkReport, SourceReport } from './connectors.ts';
 import {
   QuerySubscriptions,
   TEMPORARY_VIEW_PREFIX,
+  isTemporaryView,
   type QuerySubscriptionOptions,
 } from './query-subscriptions.ts';
 import { SluiceRuntime } from './runtime.ts';
@@ -122,7 +124,7 @@ export interface AppOptions {
   readonly reads?: Partial<ReadLimits>;
   /** The largest result of an ad-hoc SELECT. */
   readonly selectLimits?: Partial<ResultLimits>;
-  /** One memory budget in bytes for all subscribers' queued messages and open snapshots. */
+  /** One memory budget in bytes for all subscribers' queued messages and open snapshots, of all tenants. */
   readonly subscriberMemory?: number;
   readonly maxSubscribers?: number;
   readonly maxSubscribersPerView?: number;
@@ -201,6 +203,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     );
   }
   const logger = options.logger === undefined || options.logger === false ? undefined : options.logger;
+  // One subscriber memory budget for the whole server: every tenant's runtime holds an account of it,
+  // so N tenants cannot hold N budgets (docs/security.md).
+  const subscriberBudget = new SubscriberBudget(options.subscriberMemory ?? DEFAULTS.subscriberMemory);
   // One runtime per tenant (tenants.ts), each with these settings and a data directory of its own.
   const openRuntime = (dataDir: string | null): SluiceRuntime =>
     new SluiceRuntime({
@@ -223,7 +228,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         : {}),
       reads: { ...DEFAULTS.reads, ...options.reads },
       selectLimits: { ...DEFAULTS.selectLimits, ...options.selectLimits },
-      subscriberMemory: options.subscriberMemory ?? DEFAULTS.subscriberMemory,
+      subscriberBudget,
       maxSubscribers: options.maxSubscribers ?? DEFAULTS.maxSubscribers,
       maxSubscribersPerView: options.maxSubscribersPerView ?? DEFAULTS.maxSubscribersPerView,
       idempotency: { ...DEFAULTS.idempotency, ...options.idempotency },
@@ -245,7 +250,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(authOptions.cacheTtlMs !== undefined ? { cacheTtlMs: authOptions.cacheTtlMs } : {}),
     ...(authOptions.cacheSize !== undefined ? { cacheSize: authOptions.cacheSize } : {}),
   });
-  const serverMetrics = new ServerWideMetrics({ processMetrics: options.processMetrics ?? false });
+  const serverMetrics = new ServerWideMetrics({
+    processMetrics: options.processMetrics ?? false,
+    subscriberBudget,
+  });
   const tenantStore = new TenantStore(tokens.db);
   const tenants = new TenantRegistry(
     tenantStore,
@@ -378,6 +386,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const queries = new QuerySubscriptions(tenantRuntime, logger ?? silentLogger, {
       lingerMs: options.querySubscriptions?.lingerMs ?? DEFAULTS.querySubscriptions.lingerMs,
       maxViews: options.querySubscriptions?.maxViews ?? DEFAULTS.querySubscriptions.maxViews,
+      // A cap for the server, not per tenant: N tenants cannot hold N times the temporary views.
+      heldInAll: () =>
+        tenants
+          .list()
+          .reduce((n, t) => n + t.runtime.viewNames().filter((v) => isTemporaryView(v)).length, 0),
     });
     const tenant: Tenant = {
       name: record.name,

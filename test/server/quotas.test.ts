@@ -468,3 +468,82 @@ test('subscribers: the tenant quota refuses the next subscription; WebSockets wa
     await server.close();
   }
 });
+
+test('subscriber memory: one budget for the whole server, every tenant an account of it (test/server/subscriber.test.ts counts the bytes)', async () => {
+  const BUDGET = 3 * 1024 * 1024;
+  const server = await startAuthServer({ subscriberMemory: BUDGET });
+  try {
+    const base = server.base;
+    const acme = await tenantWithAdmin(base, 'acme');
+    await tenantWithAdmin(base, 'beta');
+    const tenants = server.app.sluiceTenants.list();
+    assert.equal(tenants.length, 3);
+    const shared = tenants[0]?.runtime.subscriberBudget.shared;
+    assert.ok(shared !== undefined && shared.limit === BUDGET);
+    for (const t of tenants)
+      assert.equal(
+        t.runtime.subscriberBudget.shared,
+        shared,
+        `${t.name} accounts against the server's budget`,
+      );
+    // The operator sees the one budget; a tenant sees the limit and its own bytes only.
+    const operator = (await call(base, 'GET', '/metrics', { token: OPERATOR_TOKEN })).text;
+    assert.match(
+      operator,
+      new RegExp(`^sluice_server_subscriber_memory_bytes\\{kind="limit"\\} ${BUDGET}$`, 'm'),
+    );
+    const own = (await call(base, 'GET', '/metrics', { token: acme })).text;
+    assert.doesNotMatch(own, /sluice_server_subscriber_memory_bytes/);
+    assert.match(
+      own,
+      new RegExp(`^sluice_subscriber_memory_bytes\\{kind="limit",tenant="acme"\\} ${BUDGET}$`, 'm'),
+    );
+  } finally {
+    await server.close();
+  }
+});
+
+test('query subscriptions: --max-query-subscriptions bounds the temporary views of all tenants together', async () => {
+  const server = await startAuthServer({ querySubscriptions: { maxViews: 2, lingerMs: 60_000 } });
+  const streams: AbortController[] = [];
+  try {
+    const base = server.base;
+    const acme = await tenantWithAdmin(base, 'acme');
+    const beta = await tenantWithAdmin(base, 'beta');
+    for (const t of [acme, beta])
+      assert.equal((await sqlAs(base, t, 'CREATE TABLE t (id INT PRIMARY KEY, g INT)')).status, 200);
+    const subscribe = async (token: string, sql: string): Promise<Answer | 'streaming'> => {
+      const controller = new AbortController();
+      const res = await fetch(`${base}/v1/changes?sql=${encodeURIComponent(sql)}`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: controller.signal,
+      });
+      if (res.status === 200) {
+        streams.push(controller);
+        return 'streaming';
+      }
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, body: JSON.parse(text) as Answer['body'], text };
+    };
+    assert.equal(await subscribe(acme, 'SELECT id FROM t'), 'streaming');
+    assert.equal(await subscribe(acme, 'SELECT g FROM t'), 'streaming');
+    // Acme holds the server's two; beta's first is refused, though beta holds none.
+    const refused = await subscribe(beta, 'SELECT id FROM t');
+    assert.notEqual(refused, 'streaming');
+    if (refused !== 'streaming') {
+      assert.equal(refused.status, 503, refused.text);
+      assert.equal(refused.body.error?.code, 'TOO_MANY_SUBSCRIBERS');
+    }
+    // Subscribing to a named view is not a query subscription: beta goes on.
+    assert.equal((await sqlAs(base, beta, 'CREATE MATERIALIZED VIEW v AS SELECT id FROM t')).status, 200);
+    const named = await fetch(`${base}/v1/views/v/changes`, {
+      headers: { authorization: `Bearer ${beta}` },
+      signal: AbortSignal.timeout(5000),
+    }).catch(() => null);
+    assert.equal(named?.status, 200);
+    await named?.body?.cancel();
+  } finally {
+    for (const c of streams) c.abort();
+    await server.close();
+  }
+});
