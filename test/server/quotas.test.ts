@@ -391,6 +391,12 @@ test('SQL DML counts against the same ingest rates: a script over them is refuse
     assert.match(second.body.error?.message ?? '', /100 bytes per second/);
     // DDL and reads are not ingest: they go on.
     assert.equal((await sqlAs(base, acme, 'CREATE TABLE u (x INT); SELECT 1 AS one')).status, 200);
+    // The OpenAPI document says so.
+    const doc = (await call(base, 'GET', '/openapi.json', { token: acme })).body as {
+      paths: Record<string, { post: { responses: Record<string, { headers?: object }> } }>;
+    };
+    for (const path of ['/v1/sql', '/v1/tables/{name}/rows'])
+      assert.ok(doc.paths[path]?.post.responses['429']?.headers !== undefined, `${path} documents 429`);
   } finally {
     await server.close();
   }
