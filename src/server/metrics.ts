@@ -32,6 +32,7 @@ export interface MetricsSource {
       readonly recordsIn: number;
       readonly skipped: number;
       readonly recordsPerSecond: number;
+      readonly rateWaits: number;
       readonly partitions: readonly { partition: number; next: number; lag: number | null }[];
     };
   }[];
@@ -210,6 +211,14 @@ export class ServerMetrics {
       ['source'],
       (set) => {
         for (const s of source.sources()) set({ source: s.name }, s.status.skipped);
+      },
+    );
+    gauge(
+      'sluice_source_rate_waits',
+      "Times a Kafka source's batch waited for its tenant's ingest rate since start (reading paused meanwhile)",
+      ['source'],
+      (set) => {
+        for (const s of source.sources()) set({ source: s.name }, s.status.rateWaits);
       },
     );
     gauge(

@@ -264,6 +264,8 @@ describe('Kafka connectors in a tenant', kafkaSuite('Kafka connectors in a tenan
     assert.ok((status.body.rateWaits as number) > 0, `the source waited (${String(status.body.rateWaits)})`);
     assert.equal(status.body.state, 'running');
     assert.equal(status.body.skipped, 0);
+    const metrics = (await call(base, 'GET', '/metrics', { token: beta })).text;
+    assert.match(metrics, /^sluice_source_rate_waits\{source="paced",tenant="beta"\} [1-9]\d*$/m);
     // Nothing lost or doubled: every id once, the sum of its amounts.
     const sum = await sqlAs(
       base,
