@@ -42,13 +42,13 @@ Options of sluice start:
   --retention-seconds <n>    keep changelogs younger than n seconds (default ${DEFAULTS.retention.ms / 1000}; 0 = no limit)
   --heartbeat-ms <n>         progress message interval for idle subscribers (default ${DEFAULTS.heartbeatMs})
   --subscriber-buffer <bytes>  slow-consumer bound per subscriber (default ${DEFAULTS.subscriberLimits.maxBufferedBytes})
-  --subscriber-memory <bytes>  one budget for all subscribers' queued bytes and open snapshots; room is made
+  --subscriber-memory <bytes>  one budget for all tenants' subscribers' queued bytes and open snapshots; room is made
                              by closing the one furthest behind (SLOW_CONSUMER) (default ${DEFAULTS.subscriberMemory})
-  --max-subscribers <n>      most subscribers at once (default ${DEFAULTS.maxSubscribers}; beyond: TOO_MANY_SUBSCRIBERS)
+  --max-subscribers <n>      most subscribers at once, of all tenants (default ${DEFAULTS.maxSubscribers}; beyond: TOO_MANY_SUBSCRIBERS)
   --max-subscribers-per-view <n>  most subscribers of one view (default ${DEFAULTS.maxSubscribersPerView})
   --query-subscription-linger-ms <n>  a query's or table's subscription view (SUBSCRIBE) is dropped this long
                              after its last subscriber left (default ${DEFAULTS.querySubscriptions.lingerMs})
-  --max-query-subscriptions <n>  most such views at once (default ${DEFAULTS.querySubscriptions.maxViews})
+  --max-query-subscriptions <n>  most such views at once, of all tenants (default ${DEFAULTS.querySubscriptions.maxViews})
   --max-tenants <n>          most tenants at once, default included (default ${DEFAULTS.maxTenants})
   --default-page-rows <n>    rows in a view page without limit= (default ${DEFAULTS.reads.defaultRows})
   --max-result-rows <n>      largest view page and ad-hoc SELECT result, in rows (default ${DEFAULTS.reads.maxRows})

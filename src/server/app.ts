@@ -17,6 +17,7 @@ import { SluiceError, httpStatusOf } from '../common/errors.ts';
 import type { TableChanges } from '../exec/api.ts';
 import type { Retention } from '../storage/changelog-store.ts';
 import { CloseCodes, type SubscriberLimits } from '../sink/subscriber.ts';
+import { SubscriberBudget } from '../sink/subscriber-budget.ts';
 import {
   decodeUtf8Strict,
   findIllFormedText,
@@ -32,9 +33,8 @@ import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
 import { ServerMetrics, ServerWideMetrics, metricsText } from './metrics.ts';
 import { TenantRegistry, type Tenant } from './tenants.ts';
 import { TenantUsage } from './usage.ts';
+import { IngestLimiter, RateLimitedError } from './rate-limits.ts';
 import {
-  IngestLimiter,
-  RateLimitedError,
   checkScript as checkQuotasOfScript,
   checkState,
   checkSubscriber,
@@ -45,9 +45,11 @@ import type { SinkReport, SourceReport } from './connectors.ts';
 import {
   QuerySubscriptions,
   TEMPORARY_VIEW_PREFIX,
+  isTemporaryView,
   type QuerySubscriptionOptions,
 } from './query-subscriptions.ts';
 import { SluiceRuntime } from './runtime.ts';
+import { rowsWritten } from './runtime/commit.ts';
 import { WEBSOCKET_ROUTES, registerSubscribeRoutes } from './subscribe-routes.ts';
 import type { CheckpointPolicy } from './runtime/types.ts';
 import * as S from './schemas.ts';
@@ -122,7 +124,7 @@ export interface AppOptions {
   readonly reads?: Partial<ReadLimits>;
   /** The largest result of an ad-hoc SELECT. */
   readonly selectLimits?: Partial<ResultLimits>;
-  /** One memory budget in bytes for all subscribers' queued messages and open snapshots. */
+  /** One memory budget in bytes for all subscribers' queued messages and open snapshots, of all tenants. */
   readonly subscriberMemory?: number;
   readonly maxSubscribers?: number;
   readonly maxSubscribersPerView?: number;
@@ -201,6 +203,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     );
   }
   const logger = options.logger === undefined || options.logger === false ? undefined : options.logger;
+  // One subscriber memory budget for the whole server: every tenant's runtime holds an account of it,
+  // so N tenants cannot hold N budgets (docs/security.md).
+  const subscriberBudget = new SubscriberBudget(options.subscriberMemory ?? DEFAULTS.subscriberMemory);
   // One runtime per tenant (tenants.ts), each with these settings and a data directory of its own.
   const openRuntime = (dataDir: string | null): SluiceRuntime =>
     new SluiceRuntime({
@@ -223,7 +228,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         : {}),
       reads: { ...DEFAULTS.reads, ...options.reads },
       selectLimits: { ...DEFAULTS.selectLimits, ...options.selectLimits },
-      subscriberMemory: options.subscriberMemory ?? DEFAULTS.subscriberMemory,
+      subscriberBudget,
       maxSubscribers: options.maxSubscribers ?? DEFAULTS.maxSubscribers,
       maxSubscribersPerView: options.maxSubscribersPerView ?? DEFAULTS.maxSubscribersPerView,
       idempotency: { ...DEFAULTS.idempotency, ...options.idempotency },
@@ -245,7 +250,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(authOptions.cacheTtlMs !== undefined ? { cacheTtlMs: authOptions.cacheTtlMs } : {}),
     ...(authOptions.cacheSize !== undefined ? { cacheSize: authOptions.cacheSize } : {}),
   });
-  const serverMetrics = new ServerWideMetrics({ processMetrics: options.processMetrics ?? false });
+  const serverMetrics = new ServerWideMetrics({
+    processMetrics: options.processMetrics ?? false,
+    subscriberBudget,
+  });
   const tenantStore = new TenantStore(tokens.db);
   const tenants = new TenantRegistry(
     tenantStore,
@@ -378,8 +386,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const queries = new QuerySubscriptions(tenantRuntime, logger ?? silentLogger, {
       lingerMs: options.querySubscriptions?.lingerMs ?? DEFAULTS.querySubscriptions.lingerMs,
       maxViews: options.querySubscriptions?.maxViews ?? DEFAULTS.querySubscriptions.maxViews,
+      // A cap for the server, not per tenant: N tenants cannot hold N times the temporary views.
+      heldInAll: () =>
+        tenants
+          .list()
+          .reduce((n, t) => n + t.runtime.viewNames().filter((v) => isTemporaryView(v)).length, 0),
     });
-    return {
+    const tenant: Tenant = {
       name: record.name,
       runtime: tenantRuntime,
       queries,
@@ -389,6 +402,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       usage,
       createdAt: record.createdAt,
     };
+    // Its Kafka sources share its ingest rates with its requests: paced, never refused (rate-limits.ts).
+    tenantRuntime.hooks.sourcePace = (rows, bytes) => tenant.limiter.sourceWait(tenant.quotas, rows, bytes);
+    tenantRuntime.hooks.sourceBatchBound = () => IngestLimiter.batchBound(tenant.quotas);
+    return tenant;
   }
 
   /** Counts an answered error for the tenant of the request, else server-wide. */
@@ -601,9 +618,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       countErrorOf(request, refused.code);
       return reply.code(httpStatusOf(refused)).send({ error: refused.toJSON(), results: [] });
     }
+    // DML counts against the ingest rates like ingest does: refused whole, before any statement runs.
+    const reservedRows = footprint === null ? 0 : footprint.dmlRows + footprint.dmlUnknown;
+    if (reservedRows > 0 && footprint !== null) {
+      const limited = tenant.limiter.admitScript(tenant.quotas, footprint, bodyBytes.get(request.raw) ?? 0);
+      if (limited !== null) return sendError(reply, limited, { results: [] });
+    }
     const outcome = await tenant.runtime.executeSql(request.body.sql, {
       reservedPrefix: TEMPORARY_VIEW_PREFIX,
     });
+    if (reservedRows > 0) tenant.limiter.settle(tenant.quotas, reservedRows, rowsWritten(outcome.results));
     if (outcome.error !== undefined) {
       const error = outcome.error instanceof SluiceError ? outcome.error : toSluiceError(outcome.error);
       // API.md: a failed script is a 400 (server-side failures keep their 5xx).

@@ -304,8 +304,14 @@ const quotasSchema = {
   properties: {
     objects: { ...quotaValue, description: 'Tables, views, sources and sinks together' },
     stateBytes: { ...quotaValue, description: 'State of its tables and views, in bytes' },
-    ingestRowsPerSecond: { ...quotaValue, description: 'Rows ingested per second (table ingest, DML)' },
-    ingestBytesPerSecond: { ...quotaValue, description: 'Request body bytes ingested per second' },
+    ingestRowsPerSecond: {
+      ...quotaValue,
+      description: 'Rows written per second: table ingest, SQL INSERT/UPDATE/DELETE, Kafka sources (paced)',
+    },
+    ingestBytesPerSecond: {
+      ...quotaValue,
+      description: 'Bytes written per second: ingest and DML request bodies, Kafka record keys and values',
+    },
     subscribers: { ...quotaValue, description: 'Open subscriptions, those still authenticating included' },
     connectors: { ...quotaValue, description: 'Kafka sources and sinks together' },
   },

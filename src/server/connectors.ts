@@ -8,7 +8,12 @@ import { KafkaSinkRunner, type SinkFeed, type SinkStatus } from '../sink/kafka-s
 import { ConnectorHosts } from '../source/kafka/connector-hosts.ts';
 import type { ConnectorLogger, KafkaReader, KafkaTransactionalWriter } from '../source/kafka/kafka-client.ts';
 import { KafkajsReader, KafkajsTransactionalWriter } from '../source/kafka/kafkajs-client.ts';
-import { KafkaSourceRunner, type SourceBatch, type SourceStatus } from '../source/kafka/kafka-source.ts';
+import {
+  KafkaSourceRunner,
+  type SourceBatch,
+  type SourcePacer,
+  type SourceStatus,
+} from '../source/kafka/kafka-source.ts';
 
 export interface ConnectorHost {
   /** Applies one source batch as one committed epoch, with its positions and skipped records. */
@@ -17,6 +22,8 @@ export interface ConnectorHost {
   storedOffsets(source: string, incarnation: number): Map<number, number>;
   rowCheck(source: string): (row: Record<string, unknown>) => string | null;
   sinkFeed(sink: SinkInfo): SinkFeed;
+  /** Paces every source's batches (the tenant's ingest rates). */
+  readonly pacer: SourcePacer;
 }
 
 interface RunningSource {
@@ -224,6 +231,7 @@ export class ConnectorManager {
       this.host.storedOffsets(info.name, incarnation),
       (batch) => this.host.applySourceBatch(info.name, incarnation, batch),
       this.logger,
+      this.host.pacer,
     );
     this.sources.set(info.name, { sql: info.sql, incarnation, info, runner });
     runner.start();

@@ -3,6 +3,7 @@
 // rows in/out, state size, subscribers, errors. What is not a tenant's (process metrics, errors of
 // requests without a tenant) is in ServerWideMetrics; metricsText joins registries for one scrape.
 import type { UsageReport } from './usage.ts';
+import type { SubscriberBudget } from '../sink/subscriber-budget.ts';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface MetricsSource {
@@ -31,6 +32,7 @@ export interface MetricsSource {
       readonly recordsIn: number;
       readonly skipped: number;
       readonly recordsPerSecond: number;
+      readonly rateWaits: number;
       readonly partitions: readonly { partition: number; next: number; lag: number | null }[];
     };
   }[];
@@ -212,6 +214,14 @@ export class ServerMetrics {
       },
     );
     gauge(
+      'sluice_source_rate_waits',
+      "Times a Kafka source's batch waited for its tenant's ingest rate since start (reading paused meanwhile)",
+      ['source'],
+      (set) => {
+        for (const s of source.sources()) set({ source: s.name }, s.status.rateWaits);
+      },
+    );
+    gauge(
       'sluice_source_next_offset',
       'Next Kafka offset to apply, by partition',
       ['source', 'partition'],
@@ -291,7 +301,7 @@ export class ServerMetrics {
     }
     gauge(
       'sluice_subscriber_memory_bytes',
-      'The subscriber memory budget: its limit, what is accounted against it (used = live + reserved + retained), bytes queued by live subscribers, by subscribers being closed (freed within the close grace), kept alive by open snapshots, and the peak of used',
+      "The tenant's share of the server's subscriber memory budget: the budget's limit (for all tenants together), what the tenant's subscribers hold (used = live + closing + retained), bytes queued by its live subscribers, by its subscribers being closed (freed within the close grace), kept alive by its open snapshots, and the peak of used",
       ['kind'],
       (set) => {
         const m = source.subscriberMemory();
@@ -393,9 +403,23 @@ export class ServerWideMetrics {
   readonly registry = new Registry();
   private readonly errors: Counter<'code'>;
 
-  constructor(options: { processMetrics: boolean }) {
+  constructor(options: { processMetrics: boolean; subscriberBudget?: SubscriberBudget }) {
     // prom-client's standard names (process_*, nodejs_*), unprefixed: what Node.js dashboards query.
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
+    const budget = options.subscriberBudget;
+    if (budget !== undefined) {
+      new Gauge({
+        name: 'sluice_server_subscriber_memory_bytes',
+        help: "The server's one subscriber memory budget, shared by every tenant: its limit, what is accounted against it (queued, reserved and retained bytes of all tenants' subscribers), and the peak of that",
+        labelNames: ['kind'],
+        registers: [this.registry],
+        collect() {
+          this.set({ kind: 'limit' }, budget.limit);
+          this.set({ kind: 'used' }, budget.used());
+          this.set({ kind: 'peak' }, budget.peak);
+        },
+      });
+    }
     this.errors = new Counter({
       name: 'sluice_errors_total',
       help: 'Errors answered to clients, by code',

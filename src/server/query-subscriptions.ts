@@ -14,8 +14,10 @@ export const TEMPORARY_VIEW_PREFIX = 'sluice_sub_';
 export interface QuerySubscriptionOptions {
   /** How long a temporary view stays after its last subscriber left (a client may resume meanwhile). */
   readonly lingerMs: number;
-  /** Most temporary views at once. */
+  /** Most temporary views at once (of all tenants together when `heldInAll` is given). */
   readonly maxViews: number;
+  /** The temporary views of every tenant's runtime (the server's count); absent: this runtime's. */
+  readonly heldInAll?: () => number;
 }
 
 export function isTemporaryView(name: string): boolean {
@@ -82,7 +84,7 @@ export class QuerySubscriptions {
     const body = select.replace(/;\s*$/, '');
     const name = TEMPORARY_VIEW_PREFIX + createHash('sha256').update(body.trim()).digest('hex').slice(0, 20);
     if (!this.runtime.viewNames().includes(name)) {
-      const held = this.runtime.viewNames().filter(isTemporaryView).length;
+      const held = this.options.heldInAll?.() ?? this.runtime.viewNames().filter(isTemporaryView).length;
       if (held >= this.options.maxViews) {
         throw new SluiceError(
           'TOO_MANY_SUBSCRIBERS',

@@ -1,8 +1,7 @@
 // Per-tenant quotas (docs/security.md#quotas), checked before a request does anything, so a refused
 // request has no effect: sizes (objects, connectors, state bytes, subscribers) answer
-// 403 QUOTA_EXCEEDED, rates (ingest rows/s and bytes/s) 429 RATE_LIMITED with Retry-After. Each
-// tenant's rate is a token bucket of its own holding one second of its rate, so a tenant at its
-// limit is refused at the door and takes no engine work from the others.
+// 403 QUOTA_EXCEEDED; the rates (ingest rows/s and bytes/s, 429 RATE_LIMITED) are in rate-limits.ts.
+// A tenant at its limit is refused at the door and takes no engine work from the others.
 import { SluiceError } from '../common/errors.ts';
 import type { SqlLimits } from '../common/limits.ts';
 import { parseInSlices } from '../parser/parse.ts';
@@ -20,6 +19,10 @@ export interface ScriptFootprint {
   readonly writes: boolean;
   /** Any statement that may add state (all writes but DELETE and DROP). */
   readonly grows: boolean;
+  /** Rows its INSERT statements write (rate-limits.ts). */
+  readonly dmlRows: number;
+  /** Its UPDATE and DELETE statements, whose row counts are known only once they ran. */
+  readonly dmlUnknown: number;
 }
 
 /**
@@ -33,7 +36,11 @@ export async function scriptFootprint(sql: string, limits: SqlLimits): Promise<S
   let connectors = 0;
   let writes = false;
   let grows = false;
+  let dmlRows = 0;
+  let dmlUnknown = 0;
   for (const s of statements) {
+    if (s.kind === 'insert') dmlRows += s.rows.length;
+    if (s.kind === 'update' || s.kind === 'delete') dmlUnknown += 1;
     if (s.kind === 'createTable' || s.kind === 'createView') creates += 1;
     if (s.kind === 'createSource' || s.kind === 'createSink') {
       creates += 1;
@@ -44,7 +51,7 @@ export async function scriptFootprint(sql: string, limits: SqlLimits): Promise<S
       if (s.kind !== 'delete' && s.kind !== 'drop') grows = true;
     }
   }
-  return { creates, connectors, writes, grows };
+  return { creates, connectors, writes, grows, dmlRows, dmlUnknown };
 }
 
 /** A tenant's objects now: tables, views (not temporary ones of query subscriptions), sources, sinks. */
@@ -119,73 +126,4 @@ export function checkState(runtime: SluiceRuntime, quotas: Quotas): SluiceError 
 export function checkSubscriber(subscribers: number, quotas: Quotas): SluiceError | null {
   if (quotas.subscribers === null || subscribers < quotas.subscribers) return null;
   return exceeded('subscribers', quotas.subscribers, `the tenant has ${subscribers} open subscriptions`);
-}
-
-/** A token bucket holding at most one second of `rate`; a request may take it into debt once. */
-class Bucket {
-  private tokens: number | null = null;
-  private at = 0;
-
-  /** Seconds to wait before `amount` is admitted, or 0 (then it is taken). */
-  take(rate: number, amount: number, now: number): number {
-    if (this.tokens === null) this.tokens = rate;
-    this.tokens = Math.min(rate, this.tokens + ((now - this.at) / 1000) * rate);
-    this.at = now;
-    // A request larger than the bucket is admitted when it is full, leaving a debt: the rate holds.
-    const needed = Math.min(amount, rate);
-    if (this.tokens >= needed) {
-      this.tokens -= amount;
-      return 0;
-    }
-    return Math.max(1, Math.ceil((needed - this.tokens) / rate));
-  }
-
-  /** Gives back what an admitted request took (it was refused further on and applied nothing). */
-  refund(amount: number): void {
-    if (this.tokens !== null) this.tokens += amount;
-  }
-}
-
-/** RATE_LIMITED with the seconds to wait (sent as Retry-After). */
-export class RateLimitedError extends SluiceError {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super('RATE_LIMITED', message, {
-      detail: `retry after ${retryAfterSeconds} s; nothing was applied`,
-      hint: 'send smaller or fewer batches, or ask the operator to raise the quota',
-    });
-  }
-}
-
-/** A tenant's ingest rates. */
-export class IngestLimiter {
-  private readonly rows = new Bucket();
-  private readonly bytes = new Bucket();
-
-  /** Admits (and takes from the buckets) an ingest of `rows` rows and `bytes` bytes, or refuses it. */
-  admit(quotas: Quotas, rows: number, bytes: number, now = Date.now()): RateLimitedError | null {
-    const rowRate = quotas.ingestRowsPerSecond;
-    const byteRate = quotas.ingestBytesPerSecond;
-    if (rowRate !== null) {
-      const wait = this.rows.take(Math.max(1, rowRate), rows, now);
-      if (wait > 0)
-        return new RateLimitedError(
-          `rate limited: the tenant's ingest quota of ${rowRate} rows per second is used up`,
-          wait,
-        );
-    }
-    if (byteRate !== null) {
-      const wait = this.bytes.take(Math.max(1, byteRate), bytes, now);
-      if (wait > 0) {
-        if (rowRate !== null) this.rows.refund(rows);
-        return new RateLimitedError(
-          `rate limited: the tenant's ingest quota of ${byteRate} bytes per second is used up`,
-          wait,
-        );
-      }
-    }
-    return null;
-  }
 }

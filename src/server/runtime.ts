@@ -8,6 +8,7 @@ import { HighWaterMark } from '../storage/high-water-mark.ts';
 import { ChangelogStore } from '../storage/changelog-store.ts';
 import { CloseCodes } from '../sink/subscriber.ts';
 import { SubscriberBudget } from '../sink/subscriber-budget.ts';
+import { BudgetAccount } from '../sink/budget-account.ts';
 import { SqliteStore } from '../storage/sqlite-store.ts';
 import { TableLog } from '../storage/table-log.ts';
 import { IdempotencyStore } from '../storage/idempotency-store.ts';
@@ -32,17 +33,19 @@ export class SluiceRuntime extends RuntimeRecovery {
   readonly sourceStore: SourceStore;
   readonly connectors: ConnectorManager;
   committedEpoch: number;
-  readonly subscriberBudget: SubscriberBudget;
+  readonly subscriberBudget: BudgetAccount;
   readonly idempotency: IdempotencyWindow;
 
   constructor(options: RuntimeOptions) {
     super(options);
-    this.subscriberBudget = new SubscriberBudget(options.subscriberMemory ?? DEFAULTS.subscriberMemory);
-    this.subscriberBudget.retained = () => {
+    // The server's one budget (shared by every tenant), or one of its own; this runtime's account of it.
+    const shared =
+      options.subscriberBudget ?? new SubscriberBudget(options.subscriberMemory ?? DEFAULTS.subscriberMemory);
+    this.subscriberBudget = new BudgetAccount(shared, () => {
       let bytes = 0;
       for (const index of this.snapshotHolds.keys()) bytes += index.retainedBytes;
       return bytes;
-    };
+    });
     this.store = new SqliteStore({
       dataDir: options.dataDir,
       ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
@@ -160,6 +163,7 @@ export class SluiceRuntime extends RuntimeRecovery {
     for (const sub of this.starting) sub.fail('UNAVAILABLE', CloseCodes.goingAway, message);
     this.starting.clear();
     this.engine.setJournal(null);
+    this.subscriberBudget.close();
     this.store.close();
     this.checkpointFile.close();
     this.highWater?.close();

@@ -158,6 +158,24 @@ const admissionErrors = {
   415: { ...errorResponse, description: 'UNSUPPORTED_MEDIA_TYPE: the body must be sent as application/json' },
 } as const;
 
+/** What authentication and a tenant's quotas answer a write (docs/security.md). */
+const writeAccessErrors = {
+  401: { ...errorResponse, description: 'UNAUTHENTICATED: no token, or an unknown or revoked one' },
+  403: {
+    ...errorResponse,
+    description:
+      'FORBIDDEN (the role may not do it; for a script: a statement above the role, nothing run), QUOTA_EXCEEDED (a size quota of the tenant: objects, connectors, state bytes; nothing applied), FORBIDDEN_ORIGIN (sent by a web page of an origin that is not allowed) or FORBIDDEN_HOST (a Host that is not a name of this server)',
+  },
+  429: {
+    ...errorResponse,
+    description:
+      "RATE_LIMITED: the tenant's ingest rate (ingestRowsPerSecond, ingestBytesPerSecond) is used up; nothing was applied. Ingest, and /v1/sql scripts with INSERT, UPDATE or DELETE (refused whole before any statement runs), share the rate",
+    headers: {
+      'retry-after': { type: 'integer', description: 'Seconds to wait before sending again' },
+    },
+  },
+} as const;
+
 export const sqlRoute = {
   tags: ['statements'],
   summary: 'Run SQL statements in order, stopping at the first error',
@@ -211,7 +229,7 @@ export const sqlRoute = {
         },
       },
     },
-    403: admissionErrors[403],
+    ...writeAccessErrors,
     413: errorResponse,
     415: admissionErrors[415],
     500: errorResponse,
@@ -304,6 +322,7 @@ export const ingestRoute = {
     },
     ...errors,
     ...admissionErrors,
+    ...writeAccessErrors,
     409: {
       ...errorResponse,
       description:
@@ -672,6 +691,11 @@ const sourceStatus = {
     batches: { type: 'integer' },
     skipped: { type: 'integer', description: 'Records skipped by on_error = skip since the server started' },
     retries: { type: 'integer' },
+    rateWaits: {
+      type: 'integer',
+      description:
+        "Times a batch waited for the tenant's ingest rate (ingestRowsPerSecond, ingestBytesPerSecond): reading pauses meanwhile, no record is dropped",
+    },
   },
 } as const;
 

@@ -20,7 +20,7 @@ import { crashPoint } from './crash-points.ts';
 import type { QuerySubscriptions } from './query-subscriptions.ts';
 import type { SluiceRuntime } from './runtime.ts';
 import type { ServerMetrics } from './metrics.ts';
-import type { IngestLimiter } from './quotas.ts';
+import type { IngestLimiter } from './rate-limits.ts';
 import type { TenantUsage } from './usage.ts';
 
 /** What serves one tenant. */

@@ -5,6 +5,8 @@
 // that does not fit is taken later from the stored changelog. Room is made by closing, with
 // SLOW_CONSUMER, the subscriber that holds the most among those that have fallen behind (their queue
 // has not emptied for `lagMs`): a slow client costs itself its stream, never others their memory.
+// The server holds one budget for all its tenants; each tenant's runtime sees it through an account
+// of its own (budget-account.ts), so N tenants cannot hold N budgets.
 
 /** A subscriber as the budget sees it. */
 export interface BudgetMember {
@@ -14,6 +16,19 @@ export interface BudgetMember {
   busySince(): number;
   /** Closes it as a slow consumer (an `error` message, then a 4429 close). */
   evict(): void;
+}
+
+/** What a subscriber uses of a budget: the server's budget itself, or a tenant's account of it. */
+export interface MemoryBudget {
+  join(member: BudgetMember): void;
+  leave(member: BudgetMember): void;
+  addLive(bytes: number): void;
+  addClosing(bytes: number): void;
+  retire(bytes: number): void;
+  hasRoom(bytes: number): boolean;
+  admit(member: BudgetMember, bytes: number): 'ok' | 'evicted' | 'wait';
+  reserve(bytes: number): Reservation;
+  wake(): void;
 }
 
 export interface Reservation {
@@ -29,7 +44,7 @@ interface Waiter {
   granted: boolean;
 }
 
-export class SubscriberBudget {
+export class SubscriberBudget implements MemoryBudget {
   /** Bytes queued by live subscribers. */
   private live = 0;
   /** Bytes still queued by subscribers being closed; freed once their sockets finish or are cut. */
@@ -39,8 +54,8 @@ export class SubscriberBudget {
   private readonly members = new Set<BudgetMember>();
   private waiters: Waiter[] = [];
   private waking = false;
-  /** Bytes open snapshots keep alive (set by the runtime). */
-  retained: () => number = () => 0;
+  /** What keeps snapshots alive: one reader per runtime sharing the budget (addRetainer). */
+  private readonly retainers = new Set<() => number>();
   /** The most `used()` ever was (metrics, tests). */
   peak = 0;
   /** Subscribers closed to make room. */
@@ -55,6 +70,19 @@ export class SubscriberBudget {
     readonly lagMs = 5000,
   ) {
     this.slack = Math.min(limit / 16, 1024 * 1024);
+  }
+
+  /** Counts the bytes `read` says open snapshots keep alive; the returned function stops it. */
+  addRetainer(read: () => number): () => void {
+    this.retainers.add(read);
+    return () => this.retainers.delete(read);
+  }
+
+  /** Bytes open snapshots keep alive, of every runtime sharing the budget. */
+  retained(): number {
+    let bytes = 0;
+    for (const read of this.retainers) bytes += read();
+    return bytes;
   }
 
   /** Everything accounted: live and closing queues, granted reservations, snapshot retention. */

@@ -3,7 +3,7 @@
 // one budget (subscriber-budget.ts): past either bound a subscriber is told SLOW_CONSUMER (with the
 // last epoch it was sent) and closed, never silently dropped. It counts the bytes it queued itself
 // (released by each write's completion callback), so what the socket layer holds is counted too.
-import type { BudgetMember, Reservation, SubscriberBudget } from './subscriber-budget.ts';
+import type { BudgetMember, MemoryBudget, Reservation } from './subscriber-budget.ts';
 
 /** The byte pipe a subscriber writes to; the WebSocket and NDJSON adapters implement it. */
 export interface SubscriberTransport {
@@ -81,7 +81,7 @@ export class Subscriber implements BudgetMember {
     readonly transport: SubscriberTransport,
     readonly limits: SubscriberLimits,
     startEpoch: number,
-    readonly budget: SubscriberBudget | null = null,
+    readonly budget: MemoryBudget | null = null,
   ) {
     this.cursor = startEpoch;
     budget?.join(this);

@@ -1,7 +1,9 @@
 // The token store and the authenticator without a server: what verifies and what does not, how
 // much KDF work a request may cause, and the bootstrap rules.
-import { test } from 'node:test';
+import { mock, test } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
 import { SluiceError } from '../../src/common/errors.ts';
 import { Authenticator } from '../../src/server/auth.ts';
 import { TokenStore, generateToken, tokenId } from '../../src/storage/token-store.ts';
@@ -73,6 +75,42 @@ test('KDF work is bounded: one run per token at a time, and a bounded number in 
     assert.ok((await auth.fromToken('sluice_nothex_abc')) instanceof SluiceError);
     assert.equal(auth.verifications, 3);
   } finally {
+    store.close();
+  }
+});
+
+test('timing-safe comparison: a wrong secret costs one KDF run and one constant-time compare of whole hashes, wherever it differs', async () => {
+  const store = new TokenStore(null, TEST_KDF);
+  // The store imports timingSafeEqual by name: the mock reaches it once the builtin's exports are synced.
+  const compare = mock.method(crypto, 'timingSafeEqual');
+  syncBuiltinESMExports();
+  try {
+    const { token } = await store.create('default', 'reader');
+    const secret = token.slice(24);
+    const flip = (c: string): string => (c === 'A' ? 'B' : 'A');
+    const wrongFirst = `${token.slice(0, 24)}${flip(secret[0] as string)}${secret.slice(1)}`;
+    const wrongLast = `${token.slice(0, -1)}${flip(token.at(-1) as string)}`;
+    const lengths: number[][] = [];
+    for (const candidate of [wrongFirst, wrongLast, token]) {
+      const runs = store.verifications;
+      const calls = compare.mock.callCount();
+      const verified = await store.verify(candidate);
+      assert.equal(verified === null, candidate !== token);
+      // Exactly one KDF run and one constant-time comparison, whether the secret differs in its
+      // first character, its last, or not at all: nothing returns early on a prefix.
+      assert.equal(store.verifications - runs, 1);
+      assert.equal(compare.mock.callCount() - calls, 1);
+      const args = compare.mock.calls.at(-1)?.arguments as [Buffer, Buffer];
+      lengths.push(args.map((b) => b.length));
+    }
+    // Whole KDF outputs are compared (the hashes, never the token text), all of one length.
+    assert.ok(
+      lengths.every(([a, b]) => a === b && (a ?? 0) >= 32),
+      JSON.stringify(lengths),
+    );
+  } finally {
+    compare.mock.restore();
+    syncBuiltinESMExports();
     store.close();
   }
 });

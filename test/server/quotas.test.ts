@@ -308,6 +308,100 @@ test('ingest rates: beyond the quota 429 RATE_LIMITED with Retry-After and nothi
   }
 });
 
+test('SQL DML counts against the same ingest rates: a script over them is refused whole with 429 and Retry-After', async () => {
+  const server = await startAuthServer();
+  try {
+    const base = server.base;
+    const acme = await tenantWithAdmin(base, 'acme');
+    const beta = await tenantWithAdmin(base, 'beta');
+    for (const t of [acme, beta])
+      assert.equal((await sqlAs(base, t, 'CREATE TABLE t (id INT PRIMARY KEY, v INT)')).status, 200);
+    const RATE = 50;
+    assert.equal((await patch(base, 'acme', { ingestRowsPerSecond: RATE })).status, 200);
+    const insert = (n: number): string =>
+      `INSERT INTO t VALUES ${Array.from({ length: 10 }, (_, i) => `(${n * 10 + i}, 0)`).join(', ')}`;
+    const count = async (token: string): Promise<number> =>
+      (await call(base, 'GET', '/v1/tables/t/rows?limit=1', { token })).body.total as number;
+    const started = Date.now();
+    let accepted = 0;
+    let limited = 0;
+    const SCRIPTS = 40;
+    await Promise.all([
+      (async () => {
+        for (let n = 0; n < SCRIPTS; n++) {
+          // Two statements: the first would fit on its own, so "nothing applied" is tested whole.
+          const r = await sqlAs(base, acme, `INSERT INTO t VALUES (${100_000 + n}, 1); ${insert(n)}`);
+          if (r.status === 200) accepted += 1;
+          else {
+            assert.equal(r.status, 429, r.text);
+            assert.equal(r.body.error?.code, 'RATE_LIMITED');
+            assert.deepEqual(r.body.results, []);
+            assert.ok(Number(r.headers.get('retry-after')) >= 1, 'Retry-After in seconds');
+            limited += 1;
+          }
+        }
+      })(),
+      (async () => {
+        for (let n = 0; n < SCRIPTS; n++) assert.equal((await sqlAs(base, beta, insert(n))).status, 200);
+      })(),
+    ]);
+    const seconds = (Date.now() - started) / 1000;
+    assert.ok(limited > 0, 'acme was limited');
+    assert.ok(
+      accepted * 11 <= RATE * (seconds + 1) + 11,
+      `acme admitted ${accepted * 11} rows in ${seconds} s at ${RATE} rows/s`,
+    );
+    assert.equal(await count(acme), accepted * 11, 'exactly the admitted scripts were applied, each whole');
+    assert.equal(await count(beta), SCRIPTS * 10, 'the neighbour was served every script');
+
+    // An UPDATE's rows are known once it ran: it is admitted from a bucket that is not empty, and
+    // what it wrote beyond it is a debt that refuses the next writes, ingest included (one limiter).
+    assert.equal((await patch(base, 'acme', { ingestRowsPerSecond: null })).status, 200);
+    assert.equal((await sqlAs(base, acme, 'DELETE FROM t')).status, 200);
+    const rows = Array.from({ length: 300 }, (_, i) => ({ id: i, v: 0 }));
+    assert.equal(
+      (await call(base, 'POST', '/v1/tables/t/rows?wait=true', { token: acme, body: rows })).status,
+      200,
+    );
+    assert.equal((await patch(base, 'acme', { ingestRowsPerSecond: RATE })).status, 200);
+    const update = await sqlAs(base, acme, 'UPDATE t SET v = 1');
+    assert.equal(update.status, 200, update.text);
+    const after = await call(base, 'POST', '/v1/tables/t/rows', { token: acme, body: [{ id: 999, v: 0 }] });
+    assert.equal(after.status, 429, 'the UPDATE’s 300 rows are a debt of about 250');
+    assert.ok(
+      Number(after.headers.get('retry-after')) >= 4,
+      `Retry-After ${after.headers.get('retry-after')}`,
+    );
+    const dml = await sqlAs(base, acme, 'DELETE FROM t WHERE id = 1');
+    assert.equal(dml.status, 429);
+    assert.equal(
+      (await sqlAs(base, acme, 'SELECT COUNT(*) AS n FROM t WHERE v = 1')).body.results !== undefined,
+      true,
+      'reads are not rate-limited',
+    );
+    assert.equal(await count(acme), 300, 'the refused DELETE deleted nothing');
+    // The byte rate counts a script's body.
+    assert.equal(
+      (await patch(base, 'acme', { ingestRowsPerSecond: null, ingestBytesPerSecond: 100 })).status,
+      200,
+    );
+    assert.equal((await sqlAs(base, acme, `${insert(500)}; -- ${'x'.repeat(200)}`)).status, 200);
+    const second = await sqlAs(base, acme, 'INSERT INTO t VALUES (7000, 0)');
+    assert.equal(second.status, 429);
+    assert.match(second.body.error?.message ?? '', /100 bytes per second/);
+    // DDL and reads are not ingest: they go on.
+    assert.equal((await sqlAs(base, acme, 'CREATE TABLE u (x INT); SELECT 1 AS one')).status, 200);
+    // The OpenAPI document says so.
+    const doc = (await call(base, 'GET', '/openapi.json', { token: acme })).body as {
+      paths: Record<string, { post: { responses: Record<string, { headers?: object }> } }>;
+    };
+    for (const path of ['/v1/sql', '/v1/tables/{name}/rows'])
+      assert.ok(doc.paths[path]?.post.responses['429']?.headers !== undefined, `${path} documents 429`);
+  } finally {
+    await server.close();
+  }
+});
+
 test('subscribers: the tenant quota refuses the next subscription; WebSockets waiting to authenticate count against --max-subscribers', async () => {
   const server = await startAuthServer({
     maxSubscribers: 4,
@@ -377,6 +471,85 @@ test('subscribers: the tenant quota refuses the next subscription; WebSockets wa
   } finally {
     for (const c of open) c.close();
     for (const ws of raw) ws.terminate();
+    await server.close();
+  }
+});
+
+test('subscriber memory: one budget for the whole server, every tenant an account of it (test/server/subscriber.test.ts counts the bytes)', async () => {
+  const BUDGET = 3 * 1024 * 1024;
+  const server = await startAuthServer({ subscriberMemory: BUDGET });
+  try {
+    const base = server.base;
+    const acme = await tenantWithAdmin(base, 'acme');
+    await tenantWithAdmin(base, 'beta');
+    const tenants = server.app.sluiceTenants.list();
+    assert.equal(tenants.length, 3);
+    const shared = tenants[0]?.runtime.subscriberBudget.shared;
+    assert.ok(shared !== undefined && shared.limit === BUDGET);
+    for (const t of tenants)
+      assert.equal(
+        t.runtime.subscriberBudget.shared,
+        shared,
+        `${t.name} accounts against the server's budget`,
+      );
+    // The operator sees the one budget; a tenant sees the limit and its own bytes only.
+    const operator = (await call(base, 'GET', '/metrics', { token: OPERATOR_TOKEN })).text;
+    assert.match(
+      operator,
+      new RegExp(`^sluice_server_subscriber_memory_bytes\\{kind="limit"\\} ${BUDGET}$`, 'm'),
+    );
+    const own = (await call(base, 'GET', '/metrics', { token: acme })).text;
+    assert.doesNotMatch(own, /sluice_server_subscriber_memory_bytes/);
+    assert.match(
+      own,
+      new RegExp(`^sluice_subscriber_memory_bytes\\{kind="limit",tenant="acme"\\} ${BUDGET}$`, 'm'),
+    );
+  } finally {
+    await server.close();
+  }
+});
+
+test('query subscriptions: --max-query-subscriptions bounds the temporary views of all tenants together', async () => {
+  const server = await startAuthServer({ querySubscriptions: { maxViews: 2, lingerMs: 60_000 } });
+  const streams: AbortController[] = [];
+  try {
+    const base = server.base;
+    const acme = await tenantWithAdmin(base, 'acme');
+    const beta = await tenantWithAdmin(base, 'beta');
+    for (const t of [acme, beta])
+      assert.equal((await sqlAs(base, t, 'CREATE TABLE t (id INT PRIMARY KEY, g INT)')).status, 200);
+    const subscribe = async (token: string, sql: string): Promise<Answer | 'streaming'> => {
+      const controller = new AbortController();
+      const res = await fetch(`${base}/v1/changes?sql=${encodeURIComponent(sql)}`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: controller.signal,
+      });
+      if (res.status === 200) {
+        streams.push(controller);
+        return 'streaming';
+      }
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, body: JSON.parse(text) as Answer['body'], text };
+    };
+    assert.equal(await subscribe(acme, 'SELECT id FROM t'), 'streaming');
+    assert.equal(await subscribe(acme, 'SELECT g FROM t'), 'streaming');
+    // Acme holds the server's two; beta's first is refused, though beta holds none.
+    const refused = await subscribe(beta, 'SELECT id FROM t');
+    assert.notEqual(refused, 'streaming');
+    if (refused !== 'streaming') {
+      assert.equal(refused.status, 503, refused.text);
+      assert.equal(refused.body.error?.code, 'TOO_MANY_SUBSCRIBERS');
+    }
+    // Subscribing to a named view is not a query subscription: beta goes on.
+    assert.equal((await sqlAs(base, beta, 'CREATE MATERIALIZED VIEW v AS SELECT id FROM t')).status, 200);
+    const named = await fetch(`${base}/v1/views/v/changes`, {
+      headers: { authorization: `Bearer ${beta}` },
+      signal: AbortSignal.timeout(5000),
+    }).catch(() => null);
+    assert.equal(named?.status, 200);
+    await named?.body?.cancel();
+  } finally {
+    for (const c of streams) c.abort();
     await server.close();
   }
 });

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CloseCodes, Subscriber, ViewFeed, type SubscriberTransport } from '../../src/sink/subscriber.ts';
 import { SubscriberBudget } from '../../src/sink/subscriber-budget.ts';
+import { BudgetAccount } from '../../src/sink/budget-account.ts';
 
 class FakeTransport implements SubscriberTransport {
   sent: string[] = [];
@@ -190,4 +191,35 @@ test('budget: paced streams wait for room in order, and a stream that never read
   // `a` now asks for more room than there is while `b` holds it and never reads: it stalls out.
   assert.equal(await a.send('c'.repeat(3000)), false);
   assert.equal(first.closeCode, CloseCodes.slowConsumer);
+});
+
+test('budget: tenants hold accounts of one budget — all of them together stay within it, each sees its own bytes', () => {
+  const LIMIT = 20_000;
+  const shared = new SubscriberBudget(LIMIT, 0);
+  const tenants = ['acme', 'beta', 'gamma'].map((name) => {
+    const account = new BudgetAccount(shared, () => 0);
+    const feed = new ViewFeed(`${name}_v`, 1);
+    const lagging = [0, 1, 2].map(() => new HeldTransport());
+    for (const t of lagging) feed.add(new Subscriber(`${name}_v`, t, roomy, 0, account));
+    return { name, account, feed, lagging };
+  });
+  let most = 0;
+  for (let e = 1; e <= 10; e++) {
+    for (const t of tenants) t.feed.publish(e, 'z'.repeat(1500));
+    // Bytes held, counted: what every tenant's subscribers hold together never passes the one limit
+    // (with a budget per tenant, three tenants would hold up to three times it).
+    // (A message is accounted with one byte more than its text: the NDJSON newline.)
+    const held = tenants.reduce((n, t) => n + t.lagging.reduce((m, x) => m + x.queuedBytes + x.queued, 0), 0);
+    const accounted = tenants.reduce((n, t) => n + t.account.used(), 0);
+    assert.equal(accounted, held, `epoch ${e}: the accounts count exactly the bytes held`);
+    assert.ok(held <= LIMIT, `epoch ${e}: all tenants hold ${held} bytes, past the one budget of ${LIMIT}`);
+    assert.ok(shared.used() <= LIMIT);
+    most = Math.max(most, held);
+  }
+  assert.ok(most > LIMIT / 2, `the tenants filled the budget (${most} bytes at most)`);
+  assert.ok(tenants.every((t) => t.account.peak > 0 && t.account.peak <= LIMIT));
+  assert.ok(shared.evictions > 0, 'lagging subscribers were closed to make room');
+  // A tenant's account shows its own bytes only; the limit is the server's.
+  for (const t of tenants) assert.equal(t.account.limit, LIMIT);
+  assert.ok(tenants.some((t) => t.account.used() < shared.used()));
 });

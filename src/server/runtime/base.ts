@@ -7,7 +7,7 @@ import type { ConnectorManager } from '../connectors.ts';
 import type { SourceStore } from '../../storage/source-store.ts';
 import type { HighWaterMark } from '../../storage/high-water-mark.ts';
 import type { ChangelogStore } from '../../storage/changelog-store.ts';
-import type { SubscriberBudget } from '../../sink/subscriber-budget.ts';
+import type { BudgetAccount } from '../../sink/budget-account.ts';
 import type { SqliteStore } from '../../storage/sqlite-store.ts';
 import type { TableLog } from '../../storage/table-log.ts';
 import type { Engine } from '../../index.ts';
@@ -29,8 +29,8 @@ export abstract class RuntimeBase {
   abstract readonly connectors: ConnectorManager;
   /** The last epoch whose transaction committed (and was published). */
   abstract committedEpoch: number;
-  /** One memory budget for every subscriber's queued bytes and the snapshots they stream. */
-  abstract readonly subscriberBudget: SubscriberBudget;
+  /** This tenant's account of the server's memory budget for subscribers' queued bytes and snapshots. */
+  abstract readonly subscriberBudget: BudgetAccount;
   hooks: RuntimeHooks = {};
   /** Set when the store failed under us: the process must restart (and replay) to recover. */
   failure: SluiceError | null = null;

@@ -110,11 +110,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
 
   /** Counts the rows a script's INSERT/UPDATE/DELETE statements wrote. */
   private meterWrites(results: readonly StatementResult[]): void {
-    let rows = 0;
-    for (const r of results) {
-      if (r.statement === 'INSERT' || r.statement === 'UPDATE' || r.statement === 'DELETE')
-        rows += r.rowCount ?? 0;
-    }
+    const rows = rowsWritten(results);
     if (rows > 0) this.hooks.rowsWritten?.(rows);
   }
 
@@ -359,4 +355,14 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
 export function cpuMicros(from: NodeJS.CpuUsage): number {
   const d = process.cpuUsage(from);
   return d.user + d.system;
+}
+
+/** The rows a script's INSERT, UPDATE and DELETE statements wrote (metering, ingest rates). */
+export function rowsWritten(results: readonly StatementResult[]): number {
+  let rows = 0;
+  for (const r of results) {
+    if (r.statement === 'INSERT' || r.statement === 'UPDATE' || r.statement === 'DELETE')
+      rows += r.rowCount ?? 0;
+  }
+  return rows;
 }

@@ -54,6 +54,11 @@ export abstract class RuntimeConnectors extends RuntimeCommit {
       storedOffsets: (source: string, incarnation: number) => this.sourceStore.offsets(source, incarnation),
       rowCheck: (source: string) => this.engine.sourceRowCheck(source),
       sinkFeed: (sink: SinkInfo) => this.sinkFeed(sink),
+      // Read at each batch: the hooks are set after the runtime opened (and its sources started).
+      pacer: {
+        wait: (rows: number, bytes: number) => this.hooks.sourcePace?.(rows, bytes) ?? 0,
+        bound: () => this.hooks.sourceBatchBound?.() ?? { rows: null, bytes: null },
+      },
     };
   }
 

@@ -3,6 +3,7 @@ import type { SluiceError } from '../../common/errors.ts';
 import type { CheckpointWriteStats } from '../../storage/checkpoint-store.ts';
 import type { Retention } from '../../storage/changelog-store.ts';
 import type { SubscriberLimits } from '../../sink/subscriber.ts';
+import type { SubscriberBudget } from '../../sink/subscriber-budget.ts';
 import type { Engine } from '../../index.ts';
 import type { ResultLimits } from '../../exec/result-size.ts';
 import type { ReadLimits } from '../view-rows.ts';
@@ -42,8 +43,10 @@ export interface RuntimeOptions {
   readonly reads?: ReadLimits;
   /** The largest result of an ad-hoc SELECT (default DEFAULTS.selectLimits). */
   readonly selectLimits?: ResultLimits;
-  /** Bytes all subscribers together may have queued, open snapshots included. */
+  /** Bytes all subscribers together may have queued, open snapshots included (when no budget is given). */
   readonly subscriberMemory?: number;
+  /** The server's subscriber memory budget, shared with the other tenants' runtimes. */
+  readonly subscriberBudget?: SubscriberBudget;
   /** Most subscribers at once: in all, and per view. */
   readonly maxSubscribers?: number;
   readonly maxSubscribersPerView?: number;
@@ -108,6 +111,13 @@ export interface RuntimeHooks {
   rowsExamined?(kind: 'page' | 'select' | 'dml', rows: number): void;
   checkpointWritten?(stats: CheckpointWriteStats): void;
   checkpointFailed?(error: SluiceError): void;
+  /**
+   * The tenant's ingest rates for its Kafka sources (../rate-limits.ts): 0 when a batch of `rows`
+   * rows and `bytes` bytes may be applied now (it is counted), else the ms the source waits first.
+   */
+  sourcePace?(rows: number, bytes: number): number;
+  /** The largest source batch under those rates (null: no bound). */
+  sourceBatchBound?(): { readonly rows: number | null; readonly bytes: number | null };
 }
 
 export interface SubscribeParams {

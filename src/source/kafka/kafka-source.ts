@@ -3,6 +3,8 @@
 // is handed to `deliver`, which applies and commits it synchronously (one epoch) together with the
 // source's positions. Positions live in Sluice, not in the consumer group: a restart resumes from the
 // delivered positions, so every record is applied exactly once. Poison records follow on_error.
+// A pacer (the tenant's ingest rates) may hold a batch back: the source then reads nothing more until
+// it is delivered — backpressure on the broker, never a dropped or skipped record.
 import { bytesAsText } from '../../common/json-codec.ts';
 import { CONNECT_TIMEOUT_MS, withDeadline } from './deadline.ts';
 import type { ConnectorLogger, KafkaReader, KafkaRecord, PartitionWatermarks } from './kafka-client.ts';
@@ -39,6 +41,14 @@ export interface SkippedRecord {
   readonly offset: number;
   readonly reason: string;
   readonly raw: string | null;
+}
+
+/** Paces a source's batches (the tenant's ingest rates, src/server/rate-limits.ts). */
+export interface SourcePacer {
+  /** 0: a batch of `rows` rows and `bytes` bytes may be delivered now (and is counted); else the ms to wait. */
+  wait(rows: number, bytes: number): number;
+  /** The largest batch to cut (rows, record bytes), so a wait is about a second at most; null: no bound. */
+  bound(): { readonly rows: number | null; readonly bytes: number | null };
 }
 
 export interface SourceBatch {
@@ -84,6 +94,8 @@ export interface SourceStatus {
   readonly skipped: number;
   readonly recordsPerSecond: number;
   readonly retries: number;
+  /** Times a batch waited for the tenant's ingest rate (reading paused meanwhile). */
+  readonly rateWaits: number;
   /** Milliseconds since the broker last answered a fetch (null before the first). */
   readonly lastFetchAgoMs: number | null;
 }
@@ -107,11 +119,17 @@ export class KafkaSourceRunner {
   private pendingAppends: Record<string, unknown>[] = [];
   private pendingSkipped: SkippedRecord[] = [];
   private pendingRecords = 0;
+  /** Key and value bytes of the records of the batch being filled (the byte rate). */
+  private pendingBytes = 0;
   /** Positions moved past records read-committed filtered out (worth recording without rows). */
   private pendingAdvance = false;
   private pendingFrom = new Map<number, number>();
   private readonly pendingNext = new Map<number, number>();
   private batchTimer: NodeJS.Timeout | null = null;
+  /** A batch the pacer held back: reading waits on `held`, `paceTimer` asks again. */
+  private held: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
+  private paceTimer: NodeJS.Timeout | null = null;
+  private rateWaits = 0;
   private generation = 0;
   // Counters.
   private recordsIn = 0;
@@ -129,6 +147,7 @@ export class KafkaSourceRunner {
     stored: ReadonlyMap<number, number>,
     private readonly deliver: (batch: SourceBatch) => void,
     private readonly logger: ConnectorLogger,
+    private readonly pacer: SourcePacer | null = null,
   ) {
     this.decoder = new RecordDecoder(config.decode);
     this.keyed = config.decode.primaryKey !== null && config.decode.primaryKey.length > 0;
@@ -173,6 +192,7 @@ export class KafkaSourceRunner {
       skipped: this.skipped,
       recordsPerSecond: this.currentRate(),
       retries: this.retries,
+      rateWaits: this.rateWaits,
       lastFetchAgoMs: sinceFetch,
     };
   }
@@ -279,9 +299,12 @@ export class KafkaSourceRunner {
     high: number,
     covered: number,
   ): Promise<void> {
+    if (this.held !== null) await this.held.promise;
     if (this.halted(generation)) return;
     this.high.set(partition, high);
     for (const record of records) {
+      // A held batch stops reading (the broker's fetches wait on this handler) until it is delivered.
+      if (this.held !== null) await this.held.promise;
       if (this.halted(generation)) return;
       this.takeRecord(generation, partition, record);
     }
@@ -300,8 +323,8 @@ export class KafkaSourceRunner {
     } catch (error) {
       if (!(error instanceof PoisonRecord)) throw error;
       if (this.config.onError === 'fail') {
-        // Everything before the poison record is applied; the source stops at it.
-        this.flush(generation);
+        // Everything before the poison record is applied (at once, not paced); the source stops at it.
+        this.flush(generation, true);
         this.fail(
           `cannot read record at offset ${record.offset} of partition ${partition}: ${error.message}`,
           {
@@ -324,11 +347,24 @@ export class KafkaSourceRunner {
     }
     for (const op of ops) this.addOp(op);
     this.pendingRecords += 1;
+    this.pendingBytes += (record.key?.length ?? 0) + (record.value?.length ?? 0);
     this.pendingNext.set(partition, Math.max(record.offset + 1, this.pendingNext.get(partition) ?? 0));
-    if (this.pendingOps.size + this.pendingAppends.length >= this.config.maxBatchRows) this.flush(generation);
+    if (this.batchFull()) this.flush(generation);
     else if (this.batchTimer === null) {
       this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
     }
+  }
+
+  /** The batch being filled is as large as max_batch_rows, or as a batch under the pacer's rates. */
+  private batchFull(): boolean {
+    const rows = this.pendingOps.size + this.pendingAppends.length;
+    if (rows >= this.config.maxBatchRows) return true;
+    if (this.pacer === null) return false;
+    const bound = this.pacer.bound();
+    return (
+      (bound.rows !== null && rows + this.pendingSkipped.length >= bound.rows) ||
+      (bound.bytes !== null && this.pendingBytes >= bound.bytes)
+    );
   }
 
   /** This reading attempt was superseded, or the source stopped or failed (flush may fail it). */
@@ -349,8 +385,11 @@ export class KafkaSourceRunner {
     this.pendingOps.set(key, op);
   }
 
-  /** Hands the batch being filled to the engine (synchronously: one committed epoch). */
-  private flush(generation: number): void {
+  /**
+   * Hands the batch being filled to the engine (synchronously: one committed epoch), unless the pacer
+   * holds it back (`unpaced`: a last batch before the source stops).
+   */
+  private flush(generation: number, unpaced = false): void {
     if (this.batchTimer !== null) {
       clearTimeout(this.batchTimer);
       this.batchTimer = null;
@@ -367,6 +406,27 @@ export class KafkaSourceRunner {
         else deletes.push(op.key);
       }
     } else upserts.push(...this.pendingAppends);
+    if (this.pacer !== null && !unpaced) {
+      const wait = this.pacer.wait(
+        upserts.length + deletes.length + this.pendingSkipped.length,
+        this.pendingBytes,
+      );
+      if (wait > 0) {
+        // Held back whole (nothing dropped): asked again after the wait, reading paused meanwhile.
+        this.rateWaits += 1;
+        if (this.held === null) {
+          let resolve: () => void = () => undefined;
+          const promise = new Promise<void>((r) => (resolve = r));
+          this.held = { promise, resolve };
+        }
+        if (this.paceTimer !== null) clearTimeout(this.paceTimer);
+        this.paceTimer = setTimeout(() => {
+          this.paceTimer = null;
+          this.flush(generation);
+        }, wait);
+        return;
+      }
+    }
     const batch: SourceBatch = {
       upserts,
       deletes,
@@ -400,7 +460,15 @@ export class KafkaSourceRunner {
       );
     }
     this.resetPending(this.applied);
+    this.release();
     this.reportProgress();
+  }
+
+  /** Reading goes on (a held batch was delivered, or this reading attempt ended). */
+  private release(): void {
+    const held = this.held;
+    this.held = null;
+    held?.resolve();
   }
 
   /** Group offsets for lag monitoring, at most once a second (a request of its own each time). */
@@ -416,6 +484,7 @@ export class KafkaSourceRunner {
     this.pendingAppends = [];
     this.pendingSkipped = [];
     this.pendingRecords = 0;
+    this.pendingBytes = 0;
     this.pendingAdvance = false;
     this.pendingFrom = new Map(from);
     this.pendingNext.clear();
@@ -467,8 +536,12 @@ export class KafkaSourceRunner {
   private clearTimers(): void {
     if (this.batchTimer !== null) clearTimeout(this.batchTimer);
     if (this.backoffTimer !== null) clearTimeout(this.backoffTimer);
+    if (this.paceTimer !== null) clearTimeout(this.paceTimer);
     this.batchTimer = null;
     this.backoffTimer = null;
+    this.paceTimer = null;
+    // A handler waiting on a held batch returns (its attempt is over; the batch is read again).
+    this.release();
   }
 
   private currentRate(): number {

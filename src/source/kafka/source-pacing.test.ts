@@ -1,0 +1,123 @@
+// A paced source (the tenant's ingest rates) against a scripted reader: a batch the pacer holds back
+// stops reading — the reader's next fetch waits on the handler — until the pacer admits it; then
+// reading resumes, and in the end every record was delivered once, in order. Counted, never timed:
+// the pacer's allowance is raised by the test step by step.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { KafkaReader, KafkaRecord, PartitionWatermarks, RecordHandler } from './kafka-client.ts';
+import { KafkaSourceRunner, type SourceBatch, type SourcePacer } from './kafka-source.ts';
+
+const RECORDS = 200;
+const FETCH = 25;
+
+/** Hands RECORDS records of partition 0 over in fetches of FETCH, each awaited (as kafkajs does). */
+class ScriptedReader implements KafkaReader {
+  fetchesStarted = 0;
+  private closed = false;
+
+  async watermarks(): Promise<PartitionWatermarks[]> {
+    return [{ partition: 0, low: 0, high: RECORDS }];
+  }
+
+  async start(from: ReadonlyMap<number, number>, onRecords: RecordHandler): Promise<void> {
+    const first = from.get(0) ?? 0;
+    void (async () => {
+      for (let offset = first; offset < RECORDS && !this.closed; offset += FETCH) {
+        this.fetchesStarted += 1;
+        const records: KafkaRecord[] = [];
+        for (let o = offset; o < Math.min(RECORDS, offset + FETCH); o++)
+          records.push({ partition: 0, offset: o, key: null, value: Buffer.from(JSON.stringify({ id: o })) });
+        await onRecords(0, records, RECORDS, offset + records.length);
+      }
+    })();
+  }
+
+  async commit(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+/** Admits a batch while the rows delivered stay within `allowance` (raised by the test). */
+class CountingPacer implements SourcePacer {
+  allowance = 0;
+  admitted = 0;
+  refused = 0;
+  constructor(private readonly batchRows: number) {}
+  wait(rows: number): number {
+    if (this.admitted + rows > this.allowance) {
+      this.refused += 1;
+      return 2;
+    }
+    this.admitted += rows;
+    return 0;
+  }
+  bound(): { rows: number | null; bytes: number | null } {
+    return { rows: this.batchRows, bytes: null };
+  }
+}
+
+const until = async (condition: () => boolean, what: string): Promise<void> => {
+  const end = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+};
+
+test('a held batch pauses reading until the pacer admits it; nothing is dropped or skipped', async () => {
+  const reader = new ScriptedReader();
+  const pacer = new CountingPacer(10);
+  const delivered: SourceBatch[] = [];
+  const runner = new KafkaSourceRunner(
+    {
+      name: 's',
+      topic: 't',
+      maxBatchRows: 1000,
+      maxBatchMs: 5,
+      onError: 'fail',
+      start: 'earliest',
+      decode: {
+        format: 'json',
+        columns: ['id'],
+        primaryKey: null,
+        maxMessageBytes: 1000,
+        checkRow: () => null,
+      },
+    },
+    () => reader,
+    new Map(),
+    (batch) => delivered.push(batch),
+    { info: () => undefined, warn: () => undefined, error: () => undefined },
+    pacer,
+  );
+  runner.start();
+  try {
+    const rows = (): number => delivered.reduce((n, b) => n + b.upserts.length, 0);
+    // Nothing admitted: the first batch (cut at the pacer's bound of 10 rows) is held, and the
+    // reader is not asked for a second fetch while it is.
+    await until(() => pacer.refused >= 3, 'the pacer to hold the first batch');
+    assert.equal(rows(), 0);
+    assert.equal(reader.fetchesStarted, 1, 'reading paused while the batch is held');
+    // Raised step by step: what is delivered never passes what was allowed, and reading resumes.
+    for (let allowance = 10; allowance <= RECORDS; allowance += 30) {
+      pacer.allowance = allowance;
+      await until(() => rows() >= allowance - 10 || rows() === RECORDS, `rows up to ${allowance}`);
+      assert.ok(rows() <= allowance, `${rows()} rows delivered with ${allowance} allowed`);
+    }
+    pacer.allowance = Number.MAX_SAFE_INTEGER;
+    await until(() => rows() === RECORDS, 'every record');
+    // Every record once, in offset order, each batch at most the pacer's bound.
+    const ids = delivered.flatMap((b) => b.upserts.map((r) => r.id as number));
+    assert.deepEqual(
+      ids,
+      Array.from({ length: RECORDS }, (_, i) => i),
+    );
+    assert.ok(delivered.every((b) => b.upserts.length <= 10));
+    assert.ok(runner.status().rateWaits > 0);
+    assert.equal(runner.status().partitions[0]?.next, RECORDS);
+  } finally {
+    await runner.stop();
+  }
+});
