@@ -81,7 +81,7 @@ export function joinScalarSubqueries(
   const dependsOn: string[] = [];
   let out = plan;
   for (const node of nodes) {
-    const p = prepareSubquery(node, scope, scope, ctx);
+    const p = prepareSubquery(node, scope, ctx, (e) => bindExpr(e, { scope, aggregateContext: 'WHERE' }));
     const offset = out.columns.length;
     out = attach(out, p);
     values.set(
@@ -98,9 +98,11 @@ const AFTER_BASE = 2 ** 30;
 
 /**
  * The scalar subqueries of a grouped query's select list and HAVING: joined after its Aggregate
- * (whose width is known only once every aggregate is bound), uncorrelated — the outer row is a
- * group there. `intercept` gives a subquery's value with a placeholder index; `join` joins them
- * to the Aggregate and `fix` moves the placeholders onto the joined row.
+ * (whose width is known only once every aggregate is bound). The outer row is a group there, so a
+ * correlation's outer expression is bound as the select list is (`bindOuter`: over the group keys
+ * and aggregates; another column is PostgreSQL's grouping error). `intercept` gives a subquery's
+ * value with a placeholder index; `join` joins them to the Aggregate and `fix` moves the
+ * placeholders onto the joined row.
  */
 export class SubqueriesAfterAggregate {
   private readonly prepared: { node: SubqueryNode; p: PreparedSubquery; offset: number }[] = [];
@@ -111,9 +113,11 @@ export class SubqueriesAfterAggregate {
 
   constructor(
     roots: readonly (Expr | undefined)[],
-    /** The FROM's scope, only to tell a reference to the outer row from an unknown name. */
+    /** The FROM's scope: where a subquery's names that are not its own resolve. */
     private readonly inputScope: Scope | null,
     private readonly ctx: SubqueryContext,
+    /** Binds an outer expression of a correlation over the Aggregate's output. */
+    private readonly bindOuter: (e: Expr) => ScalarExpr,
   ) {
     const found = scalarSubqueries(roots);
     this.above = found.above;
@@ -128,7 +132,7 @@ export class SubqueriesAfterAggregate {
     if (e.kind !== 'subquery' || !this.nodes.has(e)) return undefined;
     let entry = this.prepared.find((x) => x.node === e);
     if (entry === undefined) {
-      const p = prepareSubquery(e, null, this.inputScope, this.ctx);
+      const p = prepareSubquery(e, this.inputScope, this.ctx, this.bindOuter);
       entry = { node: e, p, offset: this.width };
       this.width += p.right.columns.length;
       this.prepared.push(entry);
@@ -246,17 +250,26 @@ const NOT_FOUND = new Set(['UNKNOWN_COLUMN', 'UNKNOWN_TABLE']);
 function prepareSubquery(
   node: SubqueryNode,
   outerScope: Scope | null,
-  messageScope: Scope | null,
   ctx: SubqueryContext,
+  bindOuter: (e: Expr) => ScalarExpr,
 ): PreparedSubquery {
   try {
-    return prepare(node, outerScope, ctx);
+    return prepare(node, outerScope, ctx, bindOuter);
   } catch (error) {
-    throw outerReferenceError(error, node.query, messageScope);
+    throw outerReferenceError(error, node.query, outerScope);
   }
 }
 
-function prepare(node: SubqueryNode, outerScope: Scope | null, ctx: SubqueryContext): PreparedSubquery {
+/**
+ * `outerScope` resolves the names the subquery does not (its correlations); `bindOuter` binds a
+ * correlation's outer expression onto the row the subquery is joined to.
+ */
+function prepare(
+  node: SubqueryNode,
+  outerScope: Scope | null,
+  ctx: SubqueryContext,
+  bindOuter: (e: Expr) => ScalarExpr,
+): PreparedSubquery {
   const q = node.query;
   const split = splitCorrelations(q, outerScope, ctx);
   if (split === undefined || split.correlations.length === 0) {
@@ -375,7 +388,7 @@ function prepare(node: SubqueryNode, outerScope: Scope | null, ctx: SubqueryCont
   const outerKeys: ScalarExpr[] = [];
   const rightKeys: ScalarExpr[] = [];
   correlations.forEach((c, i) => {
-    const o = bindExpr(c.outer, { scope: outerScope, aggregateContext: 'WHERE' });
+    const o = bindOuter(c.outer);
     const k = right.columns[i] as ColumnMeta;
     const t = commonType([o.type, k.type]);
     if (t === null) {
@@ -429,8 +442,8 @@ function emptyGroupValue(
 /**
  * A name a nested query could not resolve that names a column of `scope` (the query around the
  * subquery): a reference to the outer row where Sluice cannot decorrelate it — in a query nested
- * two levels down, in a derived table, or where the outer row is a group — is NOT_SUPPORTED at its
- * position, not an unknown column.
+ * two levels down, in a derived table, in the select list of an uncorrelated subquery — is
+ * NOT_SUPPORTED at its position, not an unknown column.
  */
 export function outerReferenceError(error: unknown, query: SelectStmt, scope: Scope | null): unknown {
   if (!(error instanceof SluiceError) || !NOT_FOUND.has(error.code) || error.position === undefined)
@@ -447,7 +460,7 @@ export function outerReferenceError(error: unknown, query: SelectStmt, scope: Sc
   return notSupported(
     `a reference to column ${name} of an outer query from here`,
     at,
-    'a subquery may read the query around it only by equalities of its own WHERE joined by AND (inner_column = outer_column), not from a query nested in it, nor in a grouped query',
+    'a subquery may read the query around it only by equalities of its own WHERE joined by AND (inner_column = outer_column), not from a query nested in it or a derived table',
   );
 }
 

@@ -635,6 +635,7 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
       [...items.map((i) => i.expr), ...hidden, stmt.having],
       inputScope,
       subContext,
+      (e) => bindExpr(e, { scope: null, intercept }),
     );
     const intercept = (e: Expr): ScalarExpr | undefined => {
       if (isAggregateCall(e) && e.kind === 'function') {

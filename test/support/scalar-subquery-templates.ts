@@ -40,6 +40,8 @@ export const SCALAR_TEMPLATES = [
   'scalar_corr_empty_expr',
   'scalar_two_subqueries',
   'scalar_corr_text',
+  'scalar_grouped_corr',
+  'scalar_having_corr',
 ] as const;
 
 /** Templates whose subqueries switch between 0, 1 and several rows: the view errs while several. */
@@ -116,6 +118,17 @@ export function buildScalarTemplate(
     case 'scalar_corr_text':
       return one(
         `SELECT ${X}.k AS k, (SELECT MAX(${yw}) FROM ${Y} WHERE ${Y}.k + 1 = ${X}.k) AS w FROM ${X}`,
+      );
+    case 'scalar_grouped_corr':
+      // Correlated on a group key: one subquery row per group, COUNT 0 for a key with no Y rows.
+      return one(
+        `SELECT ${X}.k AS k, COUNT(*) AS n, (SELECT COUNT(*) FROM ${Y} WHERE ${Y}.k = ${X}.k) AS yn, ` +
+          `(SELECT MAX(${yv}) FROM ${Y} WHERE ${Y}.k = ${X}.k AND ${Y}.j = ${cj}) AS ym FROM ${X} GROUP BY ${X}.k`,
+      );
+    case 'scalar_having_corr':
+      return one(
+        `SELECT ${X}.k AS k, ${X}.j AS j, SUM(${xv}) AS s FROM ${X} GROUP BY ${X}.k, ${X}.j ` +
+          `HAVING COUNT(*) >= (SELECT COUNT(*) FROM ${Y} WHERE ${Y}.k = ${X}.k AND ${Y}.j = ${X}.j)`,
       );
     case 'scalar_rows_select':
       // Rows of Y with one (k, j): 0, 1 or several over time.
