@@ -10,8 +10,7 @@ import { exprChildren } from '../parser/statement-limits.ts';
 import type { ColumnMeta } from './catalog.ts';
 import type { Scope } from './bind-expr.ts';
 import { bindExpr, coerce, containsAggregate, isAggregateCall } from './bind-expr.ts';
-import { columnRefs, splitCorrelations, type SubqueryContext } from './bind-subquery.ts';
-import { windowCalls } from './bind-window.ts';
+import { columnRefs, refuseAcrossKeys, splitCorrelations, type SubqueryContext } from './bind-subquery.ts';
 import type { AggregateCall, LogicalPlan } from './logical-plan.ts';
 import { commonType } from './types-resolve.ts';
 
@@ -298,10 +297,7 @@ function prepare(
     };
   }
   const { correlations, innerWhere, isOuter } = split;
-  const first = q.orderBy[0]?.pos ?? q.limit?.pos ?? q.offset?.pos ?? q.distinctOn?.[0]?.pos;
-  if (first !== undefined || q.limit !== undefined || q.offset !== undefined) {
-    throw notSupported('ORDER BY, LIMIT, OFFSET or DISTINCT ON in a correlated subquery', first ?? q.pos);
-  }
+  refuseAcrossKeys(q);
   const item = q.items[0];
   if (item === undefined || item.kind === 'star' || q.items.length > 1) {
     if (item?.kind === 'star') throw notSupported('* in a correlated scalar subquery', item.pos);
@@ -309,8 +305,6 @@ function prepare(
       position: node.pos,
     });
   }
-  const window = windowCalls([item.expr])[0];
-  if (window !== undefined) throw notSupported('a window function in a correlated subquery', window.pos);
   const outerRef = columnRefs(item.expr).find(isOuter);
   if (outerRef !== undefined)
     throw notSupported('an outer column in the select list of a subquery', outerRef.pos);

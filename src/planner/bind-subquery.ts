@@ -12,6 +12,7 @@ import type { Scope } from './bind-expr.ts';
 import { bindExpr, coerce, containsAggregate } from './bind-expr.ts';
 import type { BoundRelation } from './bind-from.ts';
 import { commonType } from './types-resolve.ts';
+import { windowCalls } from './bind-window.ts';
 import type { LogicalPlan, SemiJoinMode } from './logical-plan.ts';
 
 /** One predicate subquery of WHERE: a conjunct of the form the semi-join computes. */
@@ -111,6 +112,19 @@ export function columnRefs(e: Expr): Extract<Expr, { kind: 'column' }>[] {
 
 const NOT_FOUND = new Set(['UNKNOWN_COLUMN', 'UNKNOWN_TABLE']);
 
+/**
+ * Refuses what a correlated subquery cannot hold once decorrelated: its correlation keys become
+ * columns of one query over all outer rows, so LIMIT, OFFSET, DISTINCT ON and window functions
+ * would cut or rank the rows of every key together instead of each outer row's own.
+ */
+export function refuseAcrossKeys(q: SelectStmt): void {
+  const first = q.orderBy[0]?.pos ?? q.limit?.pos ?? q.offset?.pos ?? q.distinctOn?.[0]?.pos;
+  if (first !== undefined || q.limit !== undefined || q.offset !== undefined)
+    throw notSupported('ORDER BY, LIMIT, OFFSET or DISTINCT ON in a correlated subquery', first ?? q.pos);
+  const window = windowCalls(q.items.flatMap((i) => (i.kind === 'expr' ? [i.expr] : [])))[0];
+  if (window !== undefined) throw notSupported('a window function in a correlated subquery', window.pos);
+}
+
 /** One correlation of a subquery: `inner = outer` in its WHERE, `outer` reading only the outer row. */
 export interface Correlation {
   readonly outer: Expr;
@@ -199,6 +213,7 @@ export function bindSemiJoin(
     correlations = split.correlations;
     const { innerWhere, isOuter } = split;
     if (correlations.length > 0) {
+      refuseAcrossKeys(q);
       const grouped =
         q.groupBy.length > 0 ||
         q.having !== undefined ||
