@@ -49,6 +49,8 @@ const CORE_FNS = [
   'length',
   'substring',
   'nullif',
+  // A scalar subquery's value from its row count and its value (bind-scalar-subquery.ts).
+  'subquery_value',
 ] as const;
 /** Every function a call node may name: the operators above and the named functions of ./functions. */
 export const SCALAR_FNS = [...CORE_FNS, ...FUNCTION_FNS] as const;
@@ -566,6 +568,19 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
         const a = a0(row);
         const b = a1(row);
         return a !== null && b !== null && valuesEqual(a, b) ? null : a;
+      };
+    case 'subquery_value':
+      // (rows, value): the value of a subquery of at most one row (NULL rows: none, padded); with
+      // more, PostgreSQL's cardinality error, so a view holding such a row refuses reads.
+      return (row) => {
+        const n = a0(row);
+        if (n !== null && Number(n) > 1) {
+          throw new SluiceError(
+            'CARDINALITY_VIOLATION',
+            'more than one row returned by a subquery used as an expression',
+          );
+        }
+        return a1(row);
       };
   }
 }

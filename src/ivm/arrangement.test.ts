@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import type { Value } from '../common/types.ts';
 import { encodeOne, encodeValues } from '../common/values.ts';
 import type { StateDelta } from './state.ts';
+import { parseDecimal, type Decimal } from '../common/decimal.ts';
 import { Arrangement, CountedArrangement, UniqueArrangement, hashRow } from './arrangement.ts';
 
 const ids = (d: StateDelta): string[] => d.upserts.map(([id]) => id).sort();
@@ -186,4 +187,15 @@ test('rows whose hashes collide in one bucket are kept apart, found again, and c
   );
   assert.equal(b.addRow('k', [x], -1, 0), null);
   assert.equal(b.size, 0);
+});
+
+test('a row of equal decimals held in other objects is the same row (a checkpoint decodes new ones)', () => {
+  const a = new Arrangement('decimals', 'L');
+  const stored = parseDecimal('1.5000') as Decimal;
+  const again = parseDecimal('1.5000') as Decimal;
+  assert.notEqual(stored, again);
+  a.addRow('k', [1, stored], 1, 0);
+  // The retraction of the row as another operator instance computes it: no negative multiplicity.
+  assert.equal(a.addRow('k', [1, again], -1, 0), null);
+  assert.equal(a.size, 0);
 });

@@ -281,7 +281,11 @@ export function subqueryHere(sub: Expr): SluiceError {
     sub.kind === 'exists'
       ? 'EXISTS (subquery) other than as a condition of WHERE joined by AND'
       : 'a subquery in this position';
-  return notSupported(what, sub.pos, 'write it as a condition of WHERE, joined to the others by AND');
+  return notSupported(
+    what,
+    sub.pos,
+    'IN (SELECT …) and EXISTS go in WHERE, joined to the other conditions by AND; a scalar (SELECT …) in WHERE, HAVING or the select list',
+  );
 }
 
 function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
@@ -557,6 +561,13 @@ export function defaultColumnName(e: Expr): string {
         : lastTypeWord(e.type.name);
     case 'case':
       return 'case';
+    case 'subquery': {
+      // PostgreSQL names a scalar subquery by its one column (of its first branch, for a set op).
+      let q = e.query;
+      while (q.setOp !== undefined) q = q.setOp.left;
+      const item = q.items[0];
+      return item?.kind === 'expr' ? (item.alias ?? defaultColumnName(item.expr)) : '?column?';
+    }
     default:
       return '?column?';
   }

@@ -17,6 +17,12 @@ import { bindSetOperation } from './bind-set-op.ts';
 import { bindSemiJoin, splitSubqueryPredicates, type SubqueryContext } from './bind-subquery.ts';
 import { filteredAggregate } from './bind-filter.ts';
 import {
+  SubqueriesAfterAggregate,
+  joinScalarSubqueries,
+  outerReferenceError,
+  scalarSubqueries,
+} from './bind-scalar-subquery.ts';
+import {
   absorbRankBounds,
   bindRankCall,
   checkDistinctOnOrder,
@@ -385,7 +391,23 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
     dependsOn.push(...from.dependsOn);
   }
 
-  // WHERE's predicate subqueries are semi-joins over FROM, after the rest of WHERE.
+  // Subqueries (bind-subquery.ts, bind-scalar-subquery.ts) read the FROM's row through `scope`.
+  const subContext: SubqueryContext = {
+    innerScope: (from) => bindFrom(from, catalog, options.viewName, options.maxFromRelations, context).scope,
+    bindQuery: (query) => {
+      try {
+        return bindSubquery(query, catalog, options, 'a subquery');
+      } catch (error) {
+        throw outerReferenceError(error, query, scope);
+      }
+    },
+  };
+  const addDependencies = (names: readonly string[]): void => {
+    for (const d of names) if (!dependsOn.includes(d)) dependsOn.push(d);
+  };
+
+  // WHERE's predicate subqueries are semi-joins over FROM, after the rest of WHERE; its scalar
+  // subqueries are joined to FROM first.
   if (stmt.where !== undefined) refuseWindowIn(stmt.where, 'WHERE');
   const split = stmt.where === undefined ? undefined : splitSubqueryPredicates(stmt.where);
   const where = split?.rest;
@@ -396,7 +418,14 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
         position: agg?.pos ?? where.pos,
       });
     }
-    const predicate = bindExpr(where, { scope, aggregateContext: 'WHERE' });
+    const scalar = joinScalarSubqueries(scalarSubqueries([where]).nodes, plan, scope, subContext);
+    plan = scalar.plan;
+    addDependencies(scalar.dependsOn);
+    const predicate = bindExpr(where, {
+      scope,
+      aggregateContext: 'WHERE',
+      memo: new WeakMap(scalar.values),
+    });
     if (predicate.type.kind !== 'bool' && predicate.type.kind !== 'unknown') {
       throw new SluiceError(
         'TYPE_MISMATCH',
@@ -409,14 +438,9 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
     plan = absorbRankBounds(whereOver(plan, predicate));
   }
   for (const predicate of split?.predicates ?? []) {
-    const subContext: SubqueryContext = {
-      innerScope: (from) =>
-        bindFrom(from, catalog, options.viewName, options.maxFromRelations, context).scope,
-      bindQuery: (query) => bindSubquery(query, catalog, options, 'a subquery'),
-    };
     const semi = bindSemiJoin(predicate, plan, scope, subContext);
     plan = semi.plan;
-    for (const d of semi.dependsOn) if (!dependsOn.includes(d)) dependsOn.push(d);
+    addDependencies(semi.dependsOn);
   }
 
   // Expand the select list. `*` over a USING join stands for merged columns no name can qualify:
@@ -606,6 +630,13 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
     for (const k of groupKeys)
       if (k.kind === 'and' || k.kind === 'or') chainKeys.add(`${k.kind}:${k.args.length}`);
     const chainCounts = new WeakMap<Expr, number>();
+    // Scalar subqueries of the select list and HAVING: joined to the groups (bind-scalar-subquery.ts).
+    const after = new SubqueriesAfterAggregate(
+      [...items.map((i) => i.expr), ...hidden, stmt.having],
+      inputScope,
+      subContext,
+      (e) => bindExpr(e, { scope: null, intercept }),
+    );
     const intercept = (e: Expr): ScalarExpr | undefined => {
       if (isAggregateCall(e) && e.kind === 'function') {
         const call = bindAggregate(e, inputScope);
@@ -618,7 +649,9 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
         }
         return { kind: 'col', index: idx, name: call.column.name, type: call.column.type };
       }
-      if (e.kind === 'literal') return undefined;
+      const sub = after.intercept(e);
+      if (sub !== undefined) return sub;
+      if (e.kind === 'literal' || after.above.has(e)) return undefined;
       if (!hasAggregate(e)) {
         if (e.kind === 'binary' && (e.op === 'and' || e.op === 'or')) {
           const count = flatCount(e, e.op, (x) => bindExpr(x, plain), chainCounts);
@@ -643,13 +676,18 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
       }
       return undefined;
     };
-    const havingBound =
+    const havingGroups =
       stmt.having === undefined ? undefined : bindExpr(stmt.having, { scope: null, intercept });
-    const itemExprs = [...items.map((i) => i.expr), ...hidden].map((x) =>
+    const itemGroups = [...items.map((i) => i.expr), ...hidden].map((x) =>
       bindExpr(x, { scope: null, intercept }),
     );
     const aggColumns = [...keyColumns, ...aggregates.map((a) => a.column)];
     plan = { kind: 'aggregate', input: plan, groupKeys, aggregates, columns: aggColumns };
+    const joined = after.join(plan);
+    plan = joined.plan;
+    addDependencies(joined.dependsOn);
+    const havingBound = havingGroups === undefined ? undefined : after.fix(havingGroups);
+    const itemExprs = itemGroups.map((x) => after.fix(x));
     if (havingBound !== undefined) {
       if (havingBound.type.kind !== 'bool') {
         throw new SluiceError(
@@ -666,6 +704,16 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
   } else {
     // Each window call is one TopN appending its rank (the later ones over the earlier ones' rows).
     for (const call of calls) plan = bindRankCall(call, plan, scope, preBound);
+    // Scalar subqueries of the select list: joined to the rows (bind-scalar-subquery.ts).
+    const scalar = joinScalarSubqueries(
+      scalarSubqueries([...items.map((i) => i.expr), ...hidden]).nodes,
+      plan,
+      scope,
+      subContext,
+    );
+    plan = scalar.plan;
+    addDependencies(scalar.dependsOn);
+    for (const [node, value] of scalar.values) preBound.set(node, value);
     exprs = [...items.map((i) => i.expr), ...hidden].map((x) =>
       bindExpr(x, { scope, aggregateContext: 'this context', memo: preBound }),
     );

@@ -9,9 +9,10 @@ import { typeName } from '../common/types.ts';
 import type { Expr, FromItem, Pos, SelectStmt } from '../parser/ast.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
 import type { Scope } from './bind-expr.ts';
-import { bindExpr, coerce, containsAggregate, subqueryHere } from './bind-expr.ts';
+import { bindExpr, coerce, containsAggregate } from './bind-expr.ts';
 import type { BoundRelation } from './bind-from.ts';
 import { commonType } from './types-resolve.ts';
+import { windowCalls } from './bind-window.ts';
 import type { LogicalPlan, SemiJoinMode } from './logical-plan.ts';
 
 /** One predicate subquery of WHERE: a conjunct of the form the semi-join computes. */
@@ -79,8 +80,7 @@ export function findSubquery(e: Expr): Expr | undefined {
 
 /**
  * WHERE split into what binds as a plain predicate and its predicate subqueries (conjuncts of the
- * top-level AND chain). A subquery anywhere else in WHERE (under OR, inside an expression) is
- * refused with its position.
+ * top-level AND chain).
  */
 export function splitSubqueryPredicates(where: Expr): {
   readonly rest: Expr | undefined;
@@ -94,15 +94,13 @@ export function splitSubqueryPredicates(where: Expr): {
     if (p !== undefined) predicates.push(p);
     else rest.push(c);
   }
-  for (const c of rest) {
-    const sub = findSubquery(c);
-    if (sub !== undefined) throw subqueryHere(sub);
-  }
+  // A scalar subquery in the rest is bound by bind-scalar-subquery.ts; an EXISTS or IN (SELECT …)
+  // under OR or inside an expression is refused with its position when the rest is bound.
   return { rest: andAll(rest), predicates };
 }
 
 /** The column references of `e`, not looking inside nested queries. */
-function columnRefs(e: Expr): Extract<Expr, { kind: 'column' }>[] {
+export function columnRefs(e: Expr): Extract<Expr, { kind: 'column' }>[] {
   const out: Extract<Expr, { kind: 'column' }>[] = [];
   const stack: Expr[] = [e];
   for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
@@ -113,6 +111,88 @@ function columnRefs(e: Expr): Extract<Expr, { kind: 'column' }>[] {
 }
 
 const NOT_FOUND = new Set(['UNKNOWN_COLUMN', 'UNKNOWN_TABLE']);
+
+/**
+ * Refuses what a correlated subquery cannot hold once decorrelated: its correlation keys become
+ * columns of one query over all outer rows, so LIMIT, OFFSET, DISTINCT ON and window functions
+ * would cut or rank the rows of every key together instead of each outer row's own.
+ */
+export function refuseAcrossKeys(q: SelectStmt): void {
+  const first = q.orderBy[0]?.pos ?? q.limit?.pos ?? q.offset?.pos ?? q.distinctOn?.[0]?.pos;
+  if (first !== undefined || q.limit !== undefined || q.offset !== undefined)
+    throw notSupported('ORDER BY, LIMIT, OFFSET or DISTINCT ON in a correlated subquery', first ?? q.pos);
+  const window = windowCalls(q.items.flatMap((i) => (i.kind === 'expr' ? [i.expr] : [])))[0];
+  if (window !== undefined) throw notSupported('a window function in a correlated subquery', window.pos);
+}
+
+/** One correlation of a subquery: `inner = outer` in its WHERE, `outer` reading only the outer row. */
+export interface Correlation {
+  readonly outer: Expr;
+  readonly inner: Expr;
+  readonly pos: Pos;
+}
+
+/**
+ * A subquery's WHERE split into its correlations and the rest (`innerWhere`), with the test of
+ * whether a column reference names the outer query (PostgreSQL's rule: a name resolves in the
+ * subquery's own FROM first, then in the outer query). Undefined for a query that cannot be
+ * correlated here (a set operation, WITH, no FROM). A conjunct reading the outer row that is not
+ * such an equality is refused with NOT_SUPPORTED at its position.
+ */
+export function splitCorrelations(
+  q: SelectStmt,
+  outerScope: Scope | null,
+  ctx: SubqueryContext,
+):
+  | {
+      readonly correlations: readonly Correlation[];
+      readonly innerWhere: Expr | undefined;
+      readonly isOuter: (c: Extract<Expr, { kind: 'column' }>) => boolean;
+    }
+  | undefined {
+  if (q.setOp !== undefined || q.from === undefined || (q.with !== undefined && q.with.length > 0))
+    return undefined;
+  const inner = ctx.innerScope(q.from);
+  const isOuter = (c: Extract<Expr, { kind: 'column' }>): boolean => {
+    try {
+      bindExpr(c, { scope: inner, aggregateContext: 'WHERE' });
+      return false;
+    } catch (error) {
+      if (!(error instanceof SluiceError) || !NOT_FOUND.has(error.code)) throw error;
+      try {
+        bindExpr(c, { scope: outerScope, aggregateContext: 'WHERE' });
+      } catch {
+        throw error;
+      }
+      return true;
+    }
+  };
+  const readsOuter = (e: Expr): boolean => columnRefs(e).some(isOuter);
+  const innerWhere: Expr[] = [];
+  const correlations: Correlation[] = [];
+  for (const c of q.where === undefined ? [] : andConjuncts(q.where)) {
+    if (!readsOuter(c)) {
+      innerWhere.push(c);
+      continue;
+    }
+    const pair =
+      c.kind === 'binary' && c.op === '='
+        ? [
+            { outer: c.left, inner: c.right },
+            { outer: c.right, inner: c.left },
+          ].find((s) => columnRefs(s.outer).every(isOuter) && !readsOuter(s.inner))
+        : undefined;
+    if (pair === undefined) {
+      throw notSupported(
+        'a correlated subquery condition other than an equality of an outer and an inner expression',
+        c.pos,
+        'correlate with conditions like inner_column = outer_column, joined by AND',
+      );
+    }
+    correlations.push({ ...pair, pos: c.pos });
+  }
+  return { correlations, innerWhere: andAll(innerWhere), isOuter };
+}
 
 /**
  * Binds one predicate subquery over `outer` (the FROM of the enclosing query, with its scope): the
@@ -126,49 +206,14 @@ export function bindSemiJoin(
 ): { readonly plan: LogicalPlan; readonly dependsOn: readonly string[] } {
   const q = predicate.query;
   const isIn = predicate.mode === 'in' || predicate.mode === 'notIn';
-  const correlations: { outer: Expr; inner: Expr; pos: Pos }[] = [];
+  let correlations: readonly Correlation[] = [];
   let query = q;
-  if (q.setOp === undefined && q.from !== undefined && (q.with === undefined || q.with.length === 0)) {
-    const inner = ctx.innerScope(q.from);
-    // PostgreSQL's rule: a name resolves in the subquery's own FROM first, then in the outer query.
-    const isOuter = (c: Extract<Expr, { kind: 'column' }>): boolean => {
-      try {
-        bindExpr(c, { scope: inner, aggregateContext: 'WHERE' });
-        return false;
-      } catch (error) {
-        if (!(error instanceof SluiceError) || !NOT_FOUND.has(error.code)) throw error;
-        try {
-          bindExpr(c, { scope: outerScope, aggregateContext: 'WHERE' });
-        } catch {
-          throw error;
-        }
-        return true;
-      }
-    };
-    const readsOuter = (e: Expr): boolean => columnRefs(e).some(isOuter);
-    const innerWhere: Expr[] = [];
-    for (const c of q.where === undefined ? [] : andConjuncts(q.where)) {
-      if (!readsOuter(c)) {
-        innerWhere.push(c);
-        continue;
-      }
-      const pair =
-        c.kind === 'binary' && c.op === '='
-          ? [
-              { outer: c.left, inner: c.right },
-              { outer: c.right, inner: c.left },
-            ].find((s) => columnRefs(s.outer).every(isOuter) && !readsOuter(s.inner))
-          : undefined;
-      if (pair === undefined) {
-        throw notSupported(
-          'a correlated subquery condition other than an equality of an outer and an inner expression',
-          c.pos,
-          'correlate with conditions like inner_column = outer_column, joined by AND',
-        );
-      }
-      correlations.push({ ...pair, pos: c.pos });
-    }
+  const split = splitCorrelations(q, outerScope, ctx);
+  if (split !== undefined) {
+    correlations = split.correlations;
+    const { innerWhere, isOuter } = split;
     if (correlations.length > 0) {
+      refuseAcrossKeys(q);
       const grouped =
         q.groupBy.length > 0 ||
         q.having !== undefined ||
@@ -182,7 +227,7 @@ export function bindSemiJoin(
         if (ref !== undefined)
           throw notSupported('an outer column in the select list of a subquery', ref.pos);
       }
-      const where = andAll(innerWhere);
+      const where = innerWhere;
       const { where: _where, ...rest } = q;
       query = {
         ...rest,

@@ -25,6 +25,12 @@ import type { EngineLike } from './engine-like.ts';
 import { exactRow } from './properties.ts';
 import { Rng, describeBatch, sqlLiteral } from './random-workload.ts';
 import {
+  SCALAR_TEMPLATES,
+  buildScalarTemplate,
+  isScalarTemplate,
+  type ScalarTemplate,
+} from './scalar-subquery-templates.ts';
+import {
   SqliteOracle,
   assertViewMatchesOracle,
   canonicalRows,
@@ -338,6 +344,11 @@ export interface JoinView {
   readonly template: string;
   /** A global aggregate (one row even over no input): not empty after everything is deleted. */
   readonly global?: boolean;
+  /**
+   * A SQLite query of one row whose column `e` is 1 while the view must hold CARDINALITY_VIOLATION
+   * row errors (a scalar subquery returning several rows, where SQLite takes the first).
+   */
+  readonly sqliteError?: string;
 }
 
 export const JOIN_TEMPLATES = [
@@ -468,6 +479,9 @@ export const JOIN_TEMPLATES = [
   'topn_over_agg',
   'topn_cte_join',
   'topn_over_join_view',
+  // Scalar subqueries of at most one row per outer row (support/scalar-subquery-templates.ts; the
+  // ones that can return several rows run in test/scalar-subquery-differential.test.ts).
+  ...SCALAR_TEMPLATES,
 ] as const;
 
 export type JoinTemplate = (typeof JOIN_TEMPLATES)[number];
@@ -491,8 +505,15 @@ function smallOf(rng: Rng, tables: readonly JoinTable[]): JoinTable {
 /** Builds one template's views (a template over a view returns the base view first). */
 type AnyTemplate = JoinTemplate;
 
-function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
+function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinView[] {
   const { rng, schema } = ctx;
+  if (isScalarTemplate(template)) {
+    const d = schema.domains;
+    return buildScalarTemplate(
+      { rng, tables: schema.tables, kMax: d.kMax, jMax: d.jMax, name: () => ctx.name() },
+      template,
+    );
+  }
   const ts = schema.tables;
   const [x, y] = pickTwo(rng, ts);
   const X = x.name;
@@ -1384,6 +1405,8 @@ export interface JoinRunResult {
   readonly scenario: JoinScenario;
   /** Largest view (rows) compared. */
   readonly maxRows: number;
+  /** View checks that found the view rightly in error (a scalar subquery of several rows). */
+  readonly erred: number;
   /** Change sets folded. */
   readonly folds: number;
   readonly templates: readonly string[];
@@ -1407,6 +1430,42 @@ function outsideParentheses(sql: string): string {
     else if (depth === 0) out += ch;
   }
   return out;
+}
+
+/** Whether the oracle says the view must hold row errors now (see JoinView.sqliteError). */
+function expectsRowErrors(oracle: SqliteOracle, v: JoinView): boolean {
+  if (v.sqliteError === undefined) return false;
+  const [row] = oracle.query(v.sqliteError);
+  return Number(row?.['e'] ?? 0) === 1;
+}
+
+/** The view refuses reads with VIEW_ERROR and holds only CARDINALITY_VIOLATION row errors. */
+function assertCardinalityErrors(engine: EngineLike, view: string, ctx: () => string): void {
+  let code = '(none)';
+  try {
+    engine.viewSnapshot(view);
+  } catch (e) {
+    code = e instanceof SluiceError ? e.code : String(e);
+  }
+  const errors = engine.viewErrors(view);
+  const codes = [...new Set(errors.map((e) => e.code))];
+  if (code !== 'VIEW_ERROR' || codes.length !== 1 || codes[0] !== 'CARDINALITY_VIOLATION') {
+    throw new Error(
+      `view ${view} should hold CARDINALITY_VIOLATION errors (its subquery returns several rows): ` +
+        `snapshot gave ${code}, errors ${JSON.stringify(codes)}\n${ctx()}`,
+    );
+  }
+}
+
+function assertAdHocCardinalityError(engine: EngineLike, sql: string, ctx: () => string): void {
+  let code = '(none)';
+  try {
+    engine.execute(sql);
+  } catch (e) {
+    code = e instanceof SluiceError ? e.code : String(e);
+  }
+  if (code !== 'CARDINALITY_VIOLATION')
+    throw new Error(`ad-hoc ${sql} should fail with CARDINALITY_VIOLATION, not ${code}\n${ctx()}`);
 }
 
 export function compareAdHoc(
@@ -1479,6 +1538,7 @@ export function runJoinDifferential(seed: number, options: JoinRunOptions): Join
     throw new Error(`${what} failed: ${detail}\n${context()}`, { cause: e });
   };
   let checks = 0;
+  let erred = 0;
   let adHoc = 0;
   let maxRows = 0;
   try {
@@ -1500,7 +1560,10 @@ export function runJoinDifferential(seed: number, options: JoinRunOptions): Join
     let droppedFolds = 0;
     const watch = (v: JoinView): void => {
       watches.get(v.name)?.unsubscribe();
-      if (options.foldChangelog !== false) watches.set(v.name, new ChangelogWatch(engine, v.name));
+      watches.delete(v.name);
+      // A view in error has no snapshot to follow from: checkAll watches it once it recovers.
+      if (options.foldChangelog !== false && !expectsRowErrors(oracle, v))
+        watches.set(v.name, new ChangelogWatch(engine, v.name));
     };
     const createDue = (epochIndex: number): void => {
       while (created < scenario.views.length && createAt[created]! <= epochIndex) {
@@ -1518,8 +1581,18 @@ export function runJoinDifferential(seed: number, options: JoinRunOptions): Join
       for (let i = 0; i < created; i++) {
         const v = scenario.views[i]!;
         const ctx = (): string => `view ${v.name} (${v.template})\n${context()}`;
+        if (expectsRowErrors(oracle, v)) {
+          // The subquery returns several rows: row errors, reads refused; the changelog is followed
+          // again from a fresh snapshot once the view recovers.
+          assertCardinalityErrors(engine, v.name, ctx);
+          watches.get(v.name)?.unsubscribe();
+          watches.delete(v.name);
+          erred++;
+          continue;
+        }
         assertViewMatchesOracle(engine, oracle, v.name, ctx);
-        watches.get(v.name)?.check(ctx);
+        if (!watches.has(v.name) && v.sqliteError !== undefined) watch(v);
+        else watches.get(v.name)?.check(ctx);
         checks++;
       }
     };
@@ -1570,6 +1643,11 @@ export function runJoinDifferential(seed: number, options: JoinRunOptions): Join
         for (let i = 0; i < created; i++) {
           const v = scenario.views[i]!;
           if (options.sqliteOverride !== undefined) continue;
+          if (expectsRowErrors(oracle, v)) {
+            assertAdHocCardinalityError(engine, v.sql, context);
+            adHoc++;
+            continue;
+          }
           compareAdHoc(
             engine,
             oracle,
@@ -1610,6 +1688,7 @@ export function runJoinDifferential(seed: number, options: JoinRunOptions): Join
       maxRows,
       folds: [...watches.values()].reduce((n, w) => n + w.folds, 0) + droppedFolds,
       templates: scenario.views.map((v) => v.template),
+      erred,
     };
   } finally {
     oracle.close();
