@@ -28,7 +28,7 @@ import type {
   ViewSnapshot,
 } from './api.ts';
 import type { PreparedBatch } from './table-store.ts';
-import { TableStore } from './table-store.ts';
+import { TableStore, insertCount } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
 import type { SharedArrangementInfo } from './shared-arrangements.ts';
@@ -395,7 +395,7 @@ export class Engine {
     const prepared = store.prepare(
       fromSource && options.ignoreMissingDeletes === true ? withoutMissingDeletes(store, changes) : changes,
     );
-    if (prepared.deletes.length === 0 && prepared.inserts.length === 0) {
+    if (prepared.deletes.length === 0 && insertCount(prepared) === 0) {
       return { accepted: prepared.accepted, epoch: this.currentEpoch };
     }
     const epoch = this.currentEpoch + 1;

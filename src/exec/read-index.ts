@@ -65,6 +65,11 @@ export class ReadIndex {
   }
 
   /** One batch's changes (deletes as -1, inserts as +1), once the index exists or is being built. */
+  /** Whether the index exists or is being built: only then does `apply` need the rows. */
+  get active(): boolean {
+    return this.index !== null || this.building !== null;
+  }
+
   apply(rows: readonly (readonly Value[])[], weights: readonly number[]): void {
     if (rows.length === 0) return;
     if (this.index !== null) this.index.apply(rows, weights);

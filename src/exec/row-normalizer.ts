@@ -36,44 +36,45 @@ function directTest(type: SqlType): string | null {
   }
 }
 
-/**
- * Builds the table's insert normalizer. `defaults[i]` is the value an omitted column gets (null
- * when the table has no DEFAULTs: then an omitted column is NULL).
- */
-export function compileInsertNormalizer(
-  columns: readonly ColumnShape[],
-  defaults: readonly Value[] | null,
-): InsertNormalizer {
+/** The generated checks of one row: on success, locals c0..cN hold the typed values. */
+function checkLines(columns: readonly ColumnShape[], defaults: readonly Value[] | null): string[] {
   const names = columns.map((c) => JSON.stringify(c.name));
   const lines: string[] = [
-    `if (input === null || typeof input !== 'object' || isArray(input)) return null;`,
+    `if (input === null || typeof input !== 'object' || isArray(input)) return FAIL;`,
     // Unknown fields: the general path names the first one.
-    `for (const k in input) { switch (k) { ${names.map((n) => `case ${n}:`).join(' ')} break; default: return null; } }`,
+    `for (const k in input) { switch (k) { ${names.map((n) => `case ${n}:`).join(' ')} break; default: return FAIL; } }`,
     `let v;`,
   ];
-  const out: string[] = [];
   columns.forEach((c, i) => {
     const name = names[i] as string;
-    const missing = defaults !== null ? `v = defaults[${i}];` : c.nullable ? `v = null;` : `return null;`;
-    const whenNull = c.nullable ? `v = null;` : `return null;`;
+    const missing = defaults !== null ? `v = defaults[${i}];` : c.nullable ? `v = null;` : `return FAIL;`;
+    const whenNull = c.nullable ? `v = null;` : `return FAIL;`;
     const test = directTest(c.type);
     const check =
       test !== null
-        ? `if (!(${test})) return null;`
-        : `v = coerce(v, types[${i}]); if (v === INVALID${c.nullable ? '' : ' || v === null'}) return null;`;
+        ? `if (!(${test})) return FAIL;`
+        : `v = coerce(v, types[${i}]); if (v === INVALID${c.nullable ? '' : ' || v === null'}) return FAIL;`;
     // A name Object.prototype has ("constructor") must not read the prototype's value.
     const read =
       c.name in Object.prototype ? `hasOwn(input, ${name}) ? input[${name}] : undefined` : `input[${name}]`;
     lines.push(
       `v = ${read};`,
-      `if (v === undefined) { ${missing} ${c.nullable ? '' : 'if (v === null) return null;'} }`,
+      `if (v === undefined) { ${missing} ${c.nullable ? '' : 'if (v === null) return FAIL;'} }`,
       `else if (v === null) { ${whenNull} }`,
       `else { ${check} }`,
       `const c${i} = v;`,
     );
-    out.push(`c${i}`);
   });
-  lines.push(`return [${out.join(', ')}];`);
+  return lines;
+}
+
+function build<T>(
+  name: string,
+  params: string,
+  body: string[],
+  columns: readonly ColumnShape[],
+  defaults: readonly Value[] | null,
+): T {
   // The generated text holds only column positions and JSON-quoted column names.
   const factory = new Function(
     'isArray',
@@ -83,8 +84,8 @@ export function compileInsertNormalizer(
     'INVALID',
     'types',
     'defaults',
-    `return function normalizeInsert(input) {\n${lines.join('\n')}\n};`,
-  ) as (...args: unknown[]) => InsertNormalizer;
+    `return function ${name}(${params}) {\n${body.join('\n')}\n};`,
+  ) as (...args: unknown[]) => T;
   return factory(
     Array.isArray,
     Number.isSafeInteger,
@@ -94,4 +95,34 @@ export function compileInsertNormalizer(
     columns.map((c) => c.type),
     defaults,
   );
+}
+
+/**
+ * Builds the table's insert normalizer. `defaults[i]` is the value an omitted column gets (null
+ * when the table has no DEFAULTs: then an omitted column is NULL).
+ */
+export function compileInsertNormalizer(
+  columns: readonly ColumnShape[],
+  defaults: readonly Value[] | null,
+): InsertNormalizer {
+  const body = checkLines(columns, defaults).map((l) => l.replaceAll('return FAIL', 'return null'));
+  body.push(`return [${columns.map((_, i) => `c${i}`).join(', ')}];`);
+  return build<InsertNormalizer>('normalizeInsert', 'input', body, columns, defaults);
+}
+
+/**
+ * The same checks, writing the row's values at position `at` of one array per column (all of them
+ * or, answering false, none): an insert-only batch is read column by column and never builds a row
+ * array.
+ */
+export type InsertColumnsNormalizer = (input: unknown, columns: Value[][], at: number) => boolean;
+
+export function compileInsertColumnsNormalizer(
+  columns: readonly ColumnShape[],
+  defaults: readonly Value[] | null,
+): InsertColumnsNormalizer {
+  const body = checkLines(columns, defaults).map((l) => l.replaceAll('return FAIL', 'return false'));
+  columns.forEach((_, i) => body.push(`out[${i}][at] = c${i};`));
+  body.push('return true;');
+  return build<InsertColumnsNormalizer>('normalizeInsertColumns', 'input, out, at', body, columns, defaults);
 }

@@ -12,14 +12,20 @@ import { T } from '../common/types.ts';
 import { encodeOne, encodeValues, formatValue, singleKey } from '../common/values.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
 import { CountedArrangement, UniqueArrangement, rowBytes } from '../ivm/arrangement.ts';
-import { CapturedArray, CapturedColumns, type RowCapture } from '../ivm/row-capture.ts';
-import type { ZBatch } from '../ivm/zset.ts';
+import { CapturedArray, type RowCapture } from '../ivm/row-capture.ts';
+import { AppendColumns } from './append-columns.ts';
+import { ColumnBatch, type ZBatch } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
 import type { Row, SqlType, Value } from '../common/types.ts';
 import { typeName } from '../common/types.ts';
 import type { TableChanges } from './api.ts';
 import { UniqueIndex } from './unique-index.ts';
-import { type InsertNormalizer, compileInsertNormalizer } from './row-normalizer.ts';
+import {
+  type InsertColumnsNormalizer,
+  type InsertNormalizer,
+  compileInsertColumnsNormalizer,
+  compileInsertNormalizer,
+} from './row-normalizer.ts';
 import { ReadIndex } from './read-index.ts';
 import type { OrderedIndex } from '../ivm/ordered-index.ts';
 
@@ -27,9 +33,50 @@ export interface PreparedBatch {
   readonly table: string;
   /** Full rows removed (one copy each), including rows replaced by an insert on their key. */
   readonly deletes: readonly (readonly Value[])[];
+  /** Rows inserted (built from `insertColumns` on first read when the batch has them). */
   readonly inserts: readonly (readonly Value[])[];
+  /**
+   * The inserts column by column, for an insert-only batch into a keyless append-only table: they
+   * are appended to the table and handed to the views as columns, with no row array per insert.
+   */
+  readonly insertColumns?: readonly Value[][];
   /** Rows the request listed (its size as the API reports it). */
   readonly accepted: number;
+}
+
+/** How many rows a prepared batch inserts, without building rows from its columns. */
+export function insertCount(batch: {
+  readonly inserts: readonly (readonly Value[])[];
+  readonly insertColumns?: readonly Value[][];
+}): number {
+  const cols = batch.insertColumns;
+  return cols !== undefined ? (cols[0] as Value[]).length : batch.inserts.length;
+}
+
+/** An insert-only batch prepared column by column; its rows are built only if someone asks. */
+function columnarBatch(table: string, columns: Value[][], accepted: number): PreparedBatch {
+  let rows: Value[][] | null = null;
+  return {
+    table,
+    deletes: [],
+    get inserts(): Value[][] {
+      rows ??= rowsOf(columns);
+      return rows;
+    },
+    insertColumns: columns,
+    accepted,
+  };
+}
+
+function rowsOf(columns: readonly (readonly Value[])[]): Value[][] {
+  const n = (columns[0] as readonly Value[]).length;
+  const rows = new Array<Value[]>(n);
+  for (let i = 0; i < n; i++) {
+    const row = new Array<Value>(columns.length);
+    for (let c = 0; c < columns.length; c++) row[c] = (columns[c] as readonly Value[])[i] as Value;
+    rows[i] = row;
+  }
+  return rows;
 }
 
 export class TableStore implements Stateful {
@@ -58,6 +105,8 @@ export class TableStore implements Stateful {
   readonly readOrder: readonly number[];
   /** The generated fast path of `normalizeRow` for inserts (null: take the general path). */
   private readonly fastInsert: InsertNormalizer;
+  /** The same, appending to columns: insert-only batches into an append-only table. */
+  private readonly fastInsertColumns: InsertColumnsNormalizer;
 
   constructor(readonly def: TableDef) {
     this.stateId = `table:${def.name}`;
@@ -68,6 +117,7 @@ export class TableStore implements Stateful {
     this.multiset = null;
     this.insertDefaults = def.defaults === undefined ? null : def.defaults.map((d) => d?.value ?? null);
     this.fastInsert = compileInsertNormalizer(def.columns, this.insertDefaults);
+    this.fastInsertColumns = compileInsertColumnsNormalizer(def.columns, this.insertDefaults);
     this.uniqueIndexes = (def.unique ?? []).map((u) => new UniqueIndex(u, this.columnNames));
     this.readOrder =
       def.primaryKey !== null && def.primaryKey.length > 0 ? def.primaryKey : def.columns.map((_, i) => i);
@@ -208,6 +258,15 @@ export class TableStore implements Stateful {
   prepare(changes: TableChanges): PreparedBatch {
     const deleteRows = changes.delete ?? [];
     const insertRows = changes.insert ?? [];
+    if (
+      this.appendOnly !== null &&
+      deleteRows.length === 0 &&
+      insertRows.length > 0 &&
+      this.uniqueIndexes.length === 0
+    ) {
+      const columnar = this.prepareColumns(insertRows);
+      if (columnar !== null) return columnar;
+    }
     const deletes: (readonly Value[])[] = [];
     const inserts: (readonly Value[])[] = [];
     const describe = (row: readonly Value[]): string =>
@@ -283,11 +342,29 @@ export class TableStore implements Stateful {
     return { table: this.def.name, deletes, inserts, accepted: deleteRows.length + insertRows.length };
   }
 
+  /**
+   * An insert-only batch whose rows all take the generated path, column by column; null when one
+   * does not (the general path then finds and names the problem, or builds the rows).
+   */
+  private prepareColumns(insertRows: readonly unknown[]): PreparedBatch | null {
+    // Sized exactly: a large batch's arrays become the table's own storage (append-columns.ts).
+    const n = insertRows.length;
+    const columns: Value[][] = this.def.columns.map(() => new Array<Value>(n));
+    const fast = this.fastInsertColumns;
+    for (let i = 0; i < n; i++) if (!fast(insertRows[i], columns, i)) return null;
+    return columnarBatch(this.def.name, columns, n);
+  }
+
   /** Commits resolved changes (deletes first). Also the replay path: rows are already validated. */
   apply(batch: {
     readonly deletes: readonly (readonly Value[])[];
     readonly inserts: readonly (readonly Value[])[];
+    readonly insertColumns?: readonly Value[][];
   }): ZBatch {
+    const columns = batch.insertColumns;
+    if (columns !== undefined && this.appendOnly !== null && batch.deletes.length === 0) {
+      return this.applyColumns(columns);
+    }
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
     for (const index of this.uniqueIndexes) {
@@ -354,6 +431,17 @@ export class TableStore implements Stateful {
     }
     this.readIndex.apply(rows, weights);
     return { rows, weights, consolidated };
+  }
+
+  /** Appends an insert-only batch given column by column; the views read it as columns too. */
+  private applyColumns(columns: readonly Value[][]): ZBatch {
+    const n = (columns[0] as Value[]).length;
+    (this.appendOnly as AppendColumns).pushColumns(columns);
+    const weights = new Array<number>(n).fill(1);
+    const out = new ColumnBatch(columns, weights, false);
+    // Only a table someone reads by pages has an index to keep (it needs rows).
+    if (this.readIndex.active) this.readIndex.apply(out.rows, weights);
+    return out;
   }
 
   trackChanges(on: boolean): void {
@@ -516,35 +604,6 @@ function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
 /** A row object's own field: a column named like an Object.prototype member ("constructor") is not inherited. */
 function ownField(obj: Record<string, unknown>, name: string): unknown {
   return Object.hasOwn(obj, name) ? obj[name] : undefined;
-}
-
-class AppendColumns {
-  private readonly columns: Value[][];
-  length = 0;
-
-  constructor(width: number) {
-    this.columns = Array.from({ length: width }, () => []);
-  }
-
-  push(row: readonly Value[]): void {
-    const columns = this.columns;
-    for (let c = 0; c < columns.length; c++) (columns[c] as Value[]).push(row[c] as Value);
-    this.length++;
-  }
-
-  /** The first `length` rows as they are now (they never change: the columns only grow). */
-  capture(): RowCapture {
-    return new CapturedColumns(this.columns, this.length);
-  }
-
-  *rows(): Generator<readonly Value[]> {
-    const columns = this.columns;
-    for (let i = 0; i < this.length; i++) {
-      const row = new Array<Value>(columns.length);
-      for (let c = 0; c < columns.length; c++) row[c] = (columns[c] as Value[])[i] as Value;
-      yield row;
-    }
-  }
 }
 
 /**

@@ -30,23 +30,3 @@ export class CapturedArray implements RowCapture {
     return { rows, weights, consolidated: this.consolidated };
   }
 }
-
-/** Rows kept column-wise, append-only: the first `length` rows never change. */
-export class CapturedColumns implements RowCapture {
-  constructor(
-    private readonly columns: readonly (readonly Value[])[],
-    readonly length: number,
-  ) {}
-
-  slice(from: number, to: number): ZBatch {
-    const end = Math.min(to, this.length);
-    const rows: Value[][] = [];
-    for (let i = from; i < end; i++) {
-      const row = new Array<Value>(this.columns.length);
-      for (let c = 0; c < this.columns.length; c++)
-        row[c] = (this.columns[c] as readonly Value[])[i] as Value;
-      rows.push(row);
-    }
-    return { rows, weights: new Array<number>(rows.length).fill(1), consolidated: false };
-  }
-}

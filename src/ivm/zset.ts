@@ -16,18 +16,18 @@ export interface ZBatch {
 }
 
 /**
- * A consolidated batch built column by column (a Reduce's changes): its row objects are made only
- * when someone reads `rows` (a subscriber's changelog, an ordered index, an operator that is not
- * column-aware), so a view over a view can take its input without one heap row per change. Read
- * `weights.length` for its size.
+ * A batch built column by column (a Reduce's changes, consolidated; an insert-only table batch, not
+ * necessarily): its row objects are made only when someone reads `rows` (a subscriber's changelog,
+ * an ordered index, an operator that is not column-aware), so a view over a view, or a Reduce over
+ * a table, takes its input without one heap row per change. Read `weights.length` for its size.
  */
 export class ColumnBatch implements ZBatch {
-  readonly consolidated = true;
   private built: Value[][] | null = null;
 
   constructor(
     readonly cols: readonly Value[][],
     readonly weights: number[],
+    readonly consolidated = true,
   ) {}
 
   get rows(): Value[][] {
