@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { T, typeName, type SqlType, type Value } from '../common/types.ts';
 import { TableStore } from './table-store.ts';
-import { compileInsertNormalizer } from './row-normalizer.ts';
+import { compileInsertColumnsNormalizer, compileInsertNormalizer } from './row-normalizer.ts';
 
 const TYPES: readonly SqlType[] = [
   T.int16,
@@ -130,10 +130,20 @@ test('every type and nullability against every edge value: the same answer as th
       const cols = [{ name: 'c', type, nullable }];
       const store = new TableStore({ kind: 'table', name: 't', columns: cols, primaryKey: null, sql: '' });
       const fast = compileInsertNormalizer(cols, null);
+      const intoColumns = compileInsertColumnsNormalizer(cols, null);
       for (const value of EDGES) {
         const input = value === undefined ? {} : { c: value };
         const got = fast(input);
+        // The column-writing variant accepts exactly the same rows, with the same values.
+        const column: Value[][] = [[]];
+        assert.equal(intoColumns(input, column, 0), got !== null, `${typeName(type)} ${String(value)}`);
         if (got === null) continue;
+        assert.ok(
+          same(
+            column.map((c) => c[0] as Value),
+            got,
+          ),
+        );
         accepted++;
         const reference = store.normalizeRowGeneral(input, 'insert', 0);
         assert.ok(
