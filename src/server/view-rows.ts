@@ -17,6 +17,7 @@ import type { Row, Value } from '../common/types.ts';
 import { parseDate, parseTimestamp } from '../common/cast.ts';
 import { compareValues } from '../common/values.ts';
 import { Decimal, compareDecimals, parseDecimal } from '../common/decimal.ts';
+import { Interval } from '../common/time/interval.ts';
 
 export interface ReadLimits {
   /** Rows in a page when the request names no `limit`. */
@@ -264,11 +265,20 @@ interface CursorState {
   readonly skip: number;
 }
 
-type CursorValue = null | boolean | number | string | { b: string } | { f: string } | { d: string };
+type CursorValue =
+  | null
+  | boolean
+  | number
+  | string
+  | { b: string }
+  | { f: string }
+  | { d: string }
+  | { v: string };
 
 function cursorValue(v: Value): CursorValue {
   if (typeof v === 'bigint') return { b: v.toString() };
   if (v instanceof Decimal) return { d: v.toString() };
+  if (v instanceof Interval) return { v: v.storageText() };
   if (typeof v === 'number' && !Number.isFinite(v)) return { f: String(v) };
   return v;
 }
@@ -318,6 +328,16 @@ function decodeCursor(text: string, width: number, sortWidth: number | null = nu
       }
       if (dec === null) throw bad();
       return dec;
+    }
+    if (typeof v === 'object' && typeof (v as { v?: unknown }).v === 'string') {
+      let iv: Interval | null = null;
+      try {
+        iv = Interval.fromStorage((v as { v: string }).v);
+      } catch {
+        throw bad();
+      }
+      if (iv === null) throw bad();
+      return iv;
     }
     throw bad();
   };

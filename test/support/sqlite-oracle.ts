@@ -174,6 +174,7 @@ export function multisetDiff(
 function bindValue(v: Value): null | number | bigint | string {
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (v instanceof Decimal) return v.toNumber(); // SQLite has no decimal type
+  if (typeof v === 'object' && v !== null) return v.toString(); // an interval: its text
   return v;
 }
 
