@@ -60,6 +60,7 @@ import {
   True,
 } from './lexer.ts';
 import { buildTypeName, measureTypeName } from './type-name.ts';
+import { atTimeZone, extractCall, intervalLiteral } from './select-adapter/time-syntax.ts';
 import {
   type Node,
   isNode,
@@ -1019,10 +1020,30 @@ class Converter {
       }
       case 'window_func':
         return this.windowCall(node);
-      case 'interval':
-        throw notSupported('INTERVAL', this.here());
-      case 'extract':
-        throw notSupported('EXTRACT', this.here());
+      case 'interval': {
+        const typeToken = this.word('interval');
+        const token = this.expect(StringLit);
+        const unit = text(node, 'unit');
+        if (unit !== undefined && unit !== '') this.word(unit.toLowerCase());
+        return intervalLiteral(stringValue(token), posOf(token), posOf(typeToken), unit);
+      }
+      case 'extract': {
+        const word = this.word('extract');
+        this.expect(LParen);
+        const args = child(node, 'args') ?? this.lost();
+        const fieldToken = this.peek();
+        if (fieldToken === undefined) this.lost();
+        this.index++;
+        this.word('from');
+        const source = child(args, 'source');
+        let operand: Expr;
+        if (text(args, 'cast_type') !== undefined && source?.['type'] === 'single_quote_string') {
+          // EXTRACT(field FROM INTERVAL '…'): node-sql-parser keeps only the literal and its type
+          operand = this.operand({ type: String(text(args, 'cast_type')).toLowerCase(), unit: '' });
+        } else operand = this.expression(source).expr;
+        this.expect(RParen);
+        return extractCall(identName(fieldToken), posOf(fieldToken), operand, posOf(word));
+      }
       case 'expr_list':
         throw notSupported('row constructor', this.here());
       case 'array':
@@ -1043,7 +1064,7 @@ class Converter {
       throw notSupported('schema-qualified name', this.here());
     if (present(node, 'collate')) throw notSupported('COLLATE', this.here());
     if (present(node, 'array_index')) throw notSupported('array subscript', this.here());
-    if (present(node, 'options')) throw notSupported('AT TIME ZONE', this.here());
+    if (present(node, 'options')) return this.atTimeZone({ ...node, options: null });
     const first = this.name();
     const nested = this.derived.get(first);
     if (nested !== undefined && !present(node, 'table'))
@@ -1055,6 +1076,16 @@ class Converter {
     }
     if (niladicTypes.includes(first.tokenType)) return functionCall(identName(first), [], {}, posOf(first));
     return { kind: 'column', name: identName(first), pos: posOf(first) };
+  }
+
+  /** `col AT TIME ZONE zone` (node-sql-parser reads it on a column only). */
+  private atTimeZone(node: Node): Expr {
+    const column = this.columnRef(node);
+    const at = this.word('at');
+    this.word('time');
+    this.word('zone');
+    const zoneToken = this.expect(StringLit);
+    return atTimeZone(column, stringLiteral(stringValue(zoneToken), posOf(zoneToken)), posOf(at));
   }
 
   /**

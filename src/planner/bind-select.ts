@@ -16,6 +16,7 @@ import { bindFrom, whereOver, type BoundRelation, type FromContext } from './bin
 import { bindSetOperation } from './bind-set-op.ts';
 import { bindSemiJoin, splitSubqueryPredicates, type SubqueryContext } from './bind-subquery.ts';
 import { filteredAggregate } from './bind-filter.ts';
+import { refuseNowInView } from './bind-time.ts';
 import {
   absorbRankBounds,
   bindRankCall,
@@ -207,6 +208,7 @@ function constInt(e: Expr, what: string): number {
  */
 export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
   if (options.forView) {
+    refuseNowInView(stmt);
     const first = stmt.orderBy[0];
     if (first !== undefined && !keepsOrdering(stmt))
       throw notSupported(

@@ -92,8 +92,7 @@ export function mulInterval(a: Interval, factor: number): Interval {
   const daysExact = a.days * factor;
   let days = Math.trunc(daysExact);
   const monthRemainderDays = (monthsExact - months) * 30;
-  let secRemainder =
-    (daysExact - days + monthRemainderDays - Math.trunc(monthRemainderDays)) * 86_400;
+  let secRemainder = (daysExact - days + monthRemainderDays - Math.trunc(monthRemainderDays)) * 86_400;
   secRemainder = Math.round(secRemainder * 1e6) / 1e6; // TSROUND: whole microseconds
   if (Math.abs(secRemainder) >= 86_400) {
     const whole = Math.trunc(secRemainder / 86_400);
@@ -258,9 +257,10 @@ function clock(token: string): number | null {
 
 /** ISO 8601 `P…` (format with designators, section 8.5.1.4): null when not of that form. */
 function parseIso(text: string): Fields | null {
-  const m = /^P(?:([-+]?[\d.]+)Y)?(?:([-+]?[\d.]+)M)?(?:([-+]?[\d.]+)W)?(?:([-+]?[\d.]+)D)?(?:T(?:([-+]?[\d.]+)H)?(?:([-+]?[\d.]+)M)?(?:([-+]?[\d.]+)S)?)?$/i.exec(
-    text,
-  );
+  const m =
+    /^P(?:([-+]?[\d.]+)Y)?(?:([-+]?[\d.]+)M)?(?:([-+]?[\d.]+)W)?(?:([-+]?[\d.]+)D)?(?:T(?:([-+]?[\d.]+)H)?(?:([-+]?[\d.]+)M)?(?:([-+]?[\d.]+)S)?)?$/i.exec(
+      text,
+    );
   if (m === null || text.length <= 1 || /T$/i.test(text)) return null;
   const f = new Fields();
   const per = [UNITS.year, UNITS.month, UNITS.week, UNITS.day, UNITS.hour, UNITS.minute, UNITS.second];

@@ -1,0 +1,35 @@
+// The date/time syntax of a SELECT as our AST: `INTERVAL '…' [unit]` (a cast of the string, the unit
+// of Flink's and RisingWave's INTERVAL '10' SECOND folded into the text), `EXTRACT(field FROM x)` (a
+// call of extract('field', x)) and `col AT TIME ZONE zone` (PostgreSQL's timezone(zone, col)).
+import type { Expr, Pos, TypeName } from '../ast.ts';
+import { notSupported } from '../../common/errors.ts';
+import { functionCall, stringLiteral } from '../expr-builder.ts';
+
+const INTERVAL_UNITS = new Set(['year', 'month', 'day', 'hour', 'minute', 'second']);
+
+/**
+ * INTERVAL 'text' [unit]: with a unit, a bare number is that many units (INTERVAL '10' SECOND);
+ * other text with a unit (which PostgreSQL truncates to the unit) is refused.
+ */
+export function intervalLiteral(text: string, textPos: Pos, typePos: Pos, unit: string | undefined): Expr {
+  let value = text;
+  if (unit !== undefined && unit !== '') {
+    const u = unit.toLowerCase();
+    if (!INTERVAL_UNITS.has(u) || !/^\s*[+-]?(\d+\.?\d*|\.\d+)\s*$/.test(text)) {
+      throw notSupported(`INTERVAL '…' ${unit.toUpperCase()} with anything but a number`, textPos);
+    }
+    value = `${text.trim()} ${u}`;
+  }
+  const type: TypeName = { name: 'interval', params: [], pos: typePos };
+  return { kind: 'cast', operand: stringLiteral(value, textPos), type, pos: typePos };
+}
+
+/** EXTRACT(field FROM source) as extract('field', source). */
+export function extractCall(field: string, fieldPos: Pos, source: Expr, pos: Pos): Expr {
+  return functionCall('extract', [stringLiteral(field.toLowerCase(), fieldPos), source], {}, pos);
+}
+
+/** `x AT TIME ZONE zone` as timezone(zone, x). */
+export function atTimeZone(operand: Expr, zone: Expr, pos: Pos): Expr {
+  return functionCall('timezone', [zone, operand], {}, pos);
+}
