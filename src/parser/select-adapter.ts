@@ -1084,6 +1084,13 @@ class Converter {
     const at = this.word('at');
     this.word('time');
     this.word('zone');
+    if (this.peek()?.tokenType !== StringLit) {
+      throw notSupported(
+        'AT TIME ZONE with a zone other than a string',
+        this.here(),
+        'write timezone(zone, x)',
+      );
+    }
     const zoneToken = this.expect(StringLit);
     return atTimeZone(column, stringLiteral(stringValue(zoneToken), posOf(zoneToken)), posOf(at));
   }
