@@ -1644,7 +1644,11 @@ describe('NOT_SUPPORTED constructs', () => {
       'AT TIME ZONE on anything but a column and a string is not supported',
       { line: 1, column: 16 },
     ],
-    ["UPDATE t SET a = INTERVAL '1 day'", 'INTERVAL is not supported', { line: 1, column: 18 }],
+    [
+      "UPDATE t SET a = INTERVAL '1 day' HOUR",
+      "INTERVAL '…' HOUR with anything but a number is not supported",
+      { line: 1, column: 27 },
+    ],
     ['SELECT a IS UNKNOWN FROM t', 'IS UNKNOWN is not supported', { line: 1, column: 13 }],
     ['SELECT a FROM t TABLESAMPLE SYSTEM (10)', 'TABLESAMPLE is not supported', { line: 1, column: 17 }],
   ];

@@ -5,7 +5,8 @@ import type { Expr, Pos, TypeName } from '../ast.ts';
 import { notSupported } from '../../common/errors.ts';
 import { functionCall, stringLiteral } from '../expr-builder.ts';
 
-const INTERVAL_UNITS = new Set(['year', 'month', 'day', 'hour', 'minute', 'second']);
+export const INTERVAL_UNIT_WORDS = ['year', 'month', 'day', 'hour', 'minute', 'second'] as const;
+const INTERVAL_UNITS: ReadonlySet<string> = new Set(INTERVAL_UNIT_WORDS);
 
 /**
  * INTERVAL 'text' [unit]: with a unit, a bare number is that many units (INTERVAL '10' SECOND);

@@ -73,6 +73,7 @@ import {
   With,
 } from '../lexer.ts';
 import { measureTypeName } from '../type-name.ts';
+import { INTERVAL_UNIT_WORDS, intervalLiteral } from '../select-adapter/time-syntax.ts';
 import { NamesGrammar } from './names.ts';
 
 interface CallRest {
@@ -381,10 +382,26 @@ export abstract class ExpressionGrammar extends NamesGrammar {
       {
         GATE: () => isWordText(this.LA(1), 'interval') && this.LA(2).tokenType === StringLit,
         ALT: () => {
+          // INTERVAL '…' [unit], as in a SELECT (see select-adapter/time-syntax.ts)
           const token = this.CONSUME(Ident);
-          return this.ACTION(() => {
-            throw notSupported('INTERVAL', posOf(token));
+          const text = this.CONSUME3(StringLit);
+          let unit: IToken | undefined;
+          this.OPTION({
+            GATE: () => INTERVAL_UNIT_WORDS.some((w) => isWordText(this.LA(1), w)),
+            DEF: () => {
+              unit = this.CONSUME2(Ident);
+            },
           });
+          return this.ACTION(() =>
+            this.located(
+              intervalLiteral(
+                stringValue(text),
+                posOf(text),
+                posOf(token),
+                unit === undefined ? undefined : identName(unit),
+              ),
+            ),
+          );
         },
       },
       {
