@@ -197,6 +197,12 @@ const ARITHMETIC: Partial<Record<string, ScalarFn>> = {
 };
 
 export function unify(args: ScalarExpr[], pos: Pos, what: string): ScalarExpr[] {
+  // String constants take the type of the others when those agree on a non-text one, as PostgreSQL
+  // resolves unknown literals ('1 day' in an IN list of intervals, '2024-01-01' in CASE over dates).
+  const typed = args.filter((a) => !(isConst(a) && a.type.kind === 'text'));
+  const others = commonType(typed.map((a) => a.type));
+  if (typed.length < args.length && others !== null && others.kind !== 'text' && others.kind !== 'unknown')
+    return args.map((a) => coerce(a, others, pos));
   const t = commonType(args.map((a) => a.type));
   if (t === null) {
     const names = [...new Set(args.map((a) => typeName(a.type)).filter((n) => n !== 'unknown'))];

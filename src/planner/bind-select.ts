@@ -935,10 +935,12 @@ function bindAggregateCall(e: Extract<Expr, { kind: 'function' }>, scope: Scope 
   if (arg.type.kind === 'unknown') arg = { ...arg, type: T.text };
   const fn = name as AggregateFn;
   const mismatch = (): SluiceError =>
-    new SluiceError('UNKNOWN_FUNCTION', `function ${name}(${typeName(arg.type)}) does not exist`, {
-      position: e.pos,
-      hint: 'no function matches the given name and argument types; you might need to add explicit type casts',
-    });
+    arg.type.kind === 'interval' && (fn === 'sum' || fn === 'avg')
+      ? notSupported(`${name.toUpperCase()}(interval)`, e.pos, 'sum its seconds: SUM(EXTRACT(EPOCH FROM x))')
+      : new SluiceError('UNKNOWN_FUNCTION', `function ${name}(${typeName(arg.type)}) does not exist`, {
+          position: e.pos,
+          hint: 'no function matches the given name and argument types; you might need to add explicit type casts',
+        });
   switch (fn) {
     case 'count':
       return { fn, distinct: e.distinct, arg, column: { name: 'count', type: T.int64, nullable: false } };
