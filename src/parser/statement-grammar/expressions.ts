@@ -429,7 +429,7 @@ export abstract class ExpressionGrammar extends NamesGrammar {
     if (length === 0 || this.LA(length + 1).tokenType !== StringLit) return false;
     const word = this.LA(1).image.toLowerCase();
     return (
-      this.LA(1).tokenType !== QuotedIdent && (word === 'date' || word === 'time' || word === 'timestamp')
+      this.LA(1).tokenType !== QuotedIdent && ['date', 'time', 'timestamp', 'timestamptz'].includes(word)
     );
   }
 
