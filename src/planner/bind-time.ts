@@ -211,8 +211,10 @@ export function bindTimeFunction(
     case 'extract':
     case 'date_part': {
       if (n !== 2) throw fnMismatch(name, args, pos);
-      // date_part('…', '2024-01-01') reads the literal as a timestamp, as PostgreSQL does.
-      const v = timeArg(args[1] as ScalarExpr, T.timestamp, pos);
+      // date_part('…', '2024-01-01') reads the literal as a timestamp, as PostgreSQL does; date_part
+      // has no date form in PostgreSQL, so a date is read as a timestamptz there (hour 0, not an error).
+      let v = timeArg(args[1] as ScalarExpr, T.timestamp, pos);
+      if (name === 'date_part' && v.type.kind === 'date') v = coerce(v, T.timestamptz, pos);
       if (!isTimeType(v.type)) throw fnMismatch(name, args, pos);
       const kind = v.type.kind as TimeKind;
       const unit = unitArg(args[0] as ScalarExpr, kind, extractUnit, (e.args[0] as Expr).pos, name, args);
