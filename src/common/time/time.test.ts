@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { MAX_DAY, MIN_DAY, addMonths, civil, dayNumber, formatDay, isoWeek } from './calendar.ts';
 import { Interval, compareIntervals, formatInterval, mulInterval, parseInterval } from './interval.ts';
-import { localToUtc, offsetMs, utcToLocal } from './zone.ts';
+import { intlOffsetMs, localToUtc, offsetMs, utcToLocal } from './zone.ts';
 import { parseTimestamptz, timestampDiff } from './datetime.ts';
 import { compareValues, encodeOne, singleKey, valuesEqual } from '../values.ts';
 
@@ -137,6 +137,23 @@ test('zones: offsets across DST, and local times in a gap or an overlap read as 
     { numRuns: 300 },
   );
   assert.throws(() => offsetMs('Mars/Olympus', 0), /time zone "Mars\/Olympus" not recognized/);
+});
+
+test('cached zone offsets agree with Intl at every instant, across transitions too', () => {
+  for (const zone of ['Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'Asia/Kathmandu']) {
+    fc.assert(
+      fc.property(fc.integer({ min: Date.UTC(2023, 0, 1) / 1000, max: Date.UTC(2025, 0, 1) / 1000 }), (s) => {
+        assert.equal(offsetMs(zone, s * 1000), intlOffsetMs(zone, s * 1000), `${zone} at ${s}`);
+      }),
+      { numRuns: 300 },
+    );
+    // seconds around Berlin's 2024 transitions (01:00 UTC on 2024-03-31 and 2024-10-27)
+    for (const t of [Date.UTC(2024, 2, 31, 1), Date.UTC(2024, 9, 27, 1)])
+      for (let d = -2000; d <= 2000; d += 1000)
+        assert.equal(offsetMs(zone, t + d), intlOffsetMs(zone, t + d));
+  }
+  assert.equal(offsetMs('Europe/Berlin', Date.UTC(2024, 2, 31, 0, 59, 59)), 3_600_000);
+  assert.equal(offsetMs('Europe/Berlin', Date.UTC(2024, 2, 31, 1)), 7_200_000);
 });
 
 test('timestamptz input: offsets, Z and zone names become UTC', () => {

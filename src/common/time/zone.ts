@@ -48,8 +48,32 @@ export function checkZone(zone: string): void {
   formatter(zone);
 }
 
-/** The zone's UTC offset in milliseconds at the instant `utcMs`. */
+const BUCKET_MS = 15 * 60_000;
+const MAX_CACHED_OFFSETS = 65_536;
+const offsets = new Map<string, number>();
+
+/**
+ * The zone's UTC offset in milliseconds at the instant `utcMs`. Intl is slow (microseconds a call),
+ * so offsets are cached per 15-minute bucket of UTC time, and only for a bucket whose start and end
+ * have the same offset: no zone changes its offset twice within 15 minutes, so the whole bucket has
+ * it. A bucket holding a transition is computed exactly each time.
+ */
 export function offsetMs(zone: string, utcMs: number): number {
+  if (formatter(zone) === null) return 0;
+  const bucket = Math.floor(utcMs / BUCKET_MS);
+  const key = `${bucket}|${zone}`;
+  const known = offsets.get(key);
+  if (known !== undefined) return known;
+  const start = intlOffsetMs(zone, bucket * BUCKET_MS);
+  const end = intlOffsetMs(zone, (bucket + 1) * BUCKET_MS - 1000);
+  if (start !== end) return intlOffsetMs(zone, utcMs);
+  if (offsets.size >= MAX_CACHED_OFFSETS) offsets.clear();
+  offsets.set(key, start);
+  return start;
+}
+
+/** The offset as Intl computes it (to the second: Intl's formatted parts have no milliseconds). */
+export function intlOffsetMs(zone: string, utcMs: number): number {
   const f = formatter(zone);
   if (f === null) return 0;
   let y = 0;
