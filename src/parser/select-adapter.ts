@@ -60,7 +60,7 @@ import {
   True,
 } from './lexer.ts';
 import { buildTypeName, measureTypeName } from './type-name.ts';
-import { atTimeZone, extractCall, intervalLiteral } from './select-adapter/time-syntax.ts';
+import { extractCall, intervalLiteral } from './select-adapter/time-syntax.ts';
 import {
   type Node,
   isNode,
@@ -763,8 +763,11 @@ class Converter {
     ];
     for (let item = work.pop(); item !== undefined; item = work.pop()) {
       if ('infix' in item) {
-        this.infixOperator(item.node);
-        pieces.push({ kind: 'infix', op: item.infix });
+        // `AT TIME ZONE` is rendered as `||` for node-sql-parser (adapter-tokens.ts)
+        const atTimeZone = isWordText(this.peek(), 'at');
+        if (atTimeZone) for (const word of ['at', 'time', 'zone']) this.word(word);
+        else this.infixOperator(item.node);
+        pieces.push({ kind: 'infix', op: atTimeZone ? 'at time zone' : item.infix });
         continue;
       }
       const node = item.node;
@@ -1064,7 +1067,7 @@ class Converter {
       throw notSupported('schema-qualified name', this.here());
     if (present(node, 'collate')) throw notSupported('COLLATE', this.here());
     if (present(node, 'array_index')) throw notSupported('array subscript', this.here());
-    if (present(node, 'options')) return this.atTimeZone({ ...node, options: null });
+    if (present(node, 'options')) throw notSupported('AT TIME ZONE', this.here());
     const first = this.name();
     const nested = this.derived.get(first);
     if (nested !== undefined && !present(node, 'table'))
@@ -1076,23 +1079,6 @@ class Converter {
     }
     if (niladicTypes.includes(first.tokenType)) return functionCall(identName(first), [], {}, posOf(first));
     return { kind: 'column', name: identName(first), pos: posOf(first) };
-  }
-
-  /** `col AT TIME ZONE zone` (node-sql-parser reads it on a column only). */
-  private atTimeZone(node: Node): Expr {
-    const column = this.columnRef(node);
-    const at = this.word('at');
-    this.word('time');
-    this.word('zone');
-    if (this.peek()?.tokenType !== StringLit) {
-      throw notSupported(
-        'AT TIME ZONE with a zone other than a string',
-        this.here(),
-        'write timezone(zone, x)',
-      );
-    }
-    const zoneToken = this.expect(StringLit);
-    return atTimeZone(column, stringLiteral(stringValue(zoneToken), posOf(zoneToken)), posOf(at));
   }
 
   /**

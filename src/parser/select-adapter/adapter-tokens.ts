@@ -92,6 +92,7 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
   const hidden = new Set<number>();
   const commas = new Set<number>();
   const timestampWords = new Set<number>();
+  const concatWords = new Set<number>();
   for (const [open, close] of lists) {
     for (let i = constantItemEnd(tokens, open + 1); i < close; i++) hidden.add(i);
   }
@@ -138,6 +139,12 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
         .add(i + 2)
         .add(i + 3);
     }
+    // `x AT TIME ZONE z` for any x: node-sql-parser reads it on a column only, so it sees `x || z`
+    // and the converter builds the operator from our tokens, with PostgreSQL's precedence.
+    if (isWordText(token, 'at') && isWordText(next, 'time') && isWordText(tokens[i + 2], 'zone')) {
+      concatWords.add(i);
+      hidden.add(i + 1).add(i + 2);
+    }
     // OFFSET n ROWS (node-sql-parser knows only OFFSET n).
     if ((isWordText(token, 'row') || isWordText(token, 'rows')) && isWordText(tokens[i - 2], 'offset')) {
       if (prev?.tokenType === NumberLit) hidden.add(i);
@@ -148,6 +155,7 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
     let render = tok.image;
     if (hidden.has(i)) render = ' '.repeat(length);
     else if (timestampWords.has(i)) render = 'timestamp'.padEnd(length);
+    else if (concatWords.has(i)) render = '||';
     else if (commas.has(i)) render = ','.padEnd(length);
     else if (tok.tokenType === StringLit) render = `'${'x'.repeat(length - 2)}'`;
     // Quoted identifiers become plain ones: node-sql-parser mishandles `x::int "Alias"` and reads

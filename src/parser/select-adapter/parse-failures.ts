@@ -108,13 +108,6 @@ export function unsupportedConstructUpTo(
     if (word(i, 'filter') && isType(tokens[i + 1]?.tok, LParen)) return filterOnNonAggregate(tokens, i, pos);
     if (word(i, 'interval') && tokens[i + 1]?.tok.tokenType === StringLit)
       return notSupported('INTERVAL with this qualifier', pos, "write INTERVAL '…' or INTERVAL '10' SECOND");
-    if (word(i, 'at') && word(i + 1, 'time') && word(i + 2, 'zone')) {
-      return notSupported(
-        'AT TIME ZONE on anything but a column and a string',
-        pos,
-        "write timezone('Europe/Berlin', expression), which is the same function",
-      );
-    }
     if (word(i, 'array')) return notSupported('ARRAY', pos);
     if (tok.tokenType === LBracket) return notSupported('array subscript', pos);
     if (tok.tokenType === OtherOp && tok.image !== '~' && tok.image !== '!~') {

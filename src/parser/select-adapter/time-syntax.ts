@@ -1,6 +1,6 @@
 // The date/time syntax of a SELECT as our AST: `INTERVAL '…' [unit]` (a cast of the string, the unit
-// of Flink's and RisingWave's INTERVAL '10' SECOND folded into the text), `EXTRACT(field FROM x)` (a
-// call of extract('field', x)) and `col AT TIME ZONE zone` (PostgreSQL's timezone(zone, col)).
+// of Flink's and RisingWave's INTERVAL '10' SECOND folded into the text) and `EXTRACT(field FROM x)`
+// (a call of extract('field', x)). `x AT TIME ZONE zone` is an infix operator (expr-builder.ts).
 import type { Expr, Pos, TypeName } from '../ast.ts';
 import { notSupported } from '../../common/errors.ts';
 import { functionCall, stringLiteral } from '../expr-builder.ts';
@@ -28,9 +28,4 @@ export function intervalLiteral(text: string, textPos: Pos, typePos: Pos, unit: 
 /** EXTRACT(field FROM source) as extract('field', source). */
 export function extractCall(field: string, fieldPos: Pos, source: Expr, pos: Pos): Expr {
   return functionCall('extract', [stringLiteral(field.toLowerCase(), fieldPos), source], {}, pos);
-}
-
-/** `x AT TIME ZONE zone` as timezone(zone, x). */
-export function atTimeZone(operand: Expr, zone: Expr, pos: Pos): Expr {
-  return functionCall('timezone', [zone, operand], {}, pos);
 }

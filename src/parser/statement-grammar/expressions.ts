@@ -228,6 +228,17 @@ export abstract class ExpressionGrammar extends NamesGrammar {
         return this.OR2(this.negatedLikeAlts);
       },
     },
+    {
+      // x AT TIME ZONE zone (the words are plain identifiers to the lexer)
+      GATE: () =>
+        isWordText(this.LA(1), 'at') && isWordText(this.LA(2), 'time') && isWordText(this.LA(3), 'zone'),
+      ALT: () => {
+        this.CONSUME(Ident);
+        this.CONSUME2(Ident);
+        this.CONSUME3(Ident);
+        return 'at time zone';
+      },
+    },
   ];
 
   private readonly negatedLikeAlts: IOrAlt<InfixOp>[] = [
