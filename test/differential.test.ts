@@ -13,7 +13,9 @@ const SEEDS = Number(process.env['SLUICE_SEEDS'] ?? 16);
 const EPOCHS = Number(process.env['SLUICE_EPOCHS'] ?? 250);
 const only = process.env['SLUICE_SEED'];
 // Scenarios whose expressions also use the named functions SQLite shares (REPLACE, TRIM, LTRIM,
-// RTRIM, STRPOS, SIGN, TRUNC); `SLUICE_FN_SEED=<n>` replays one, `SLUICE_FN_SEEDS=<k>` runs k.
+// RTRIM, STRPOS, SIGN, TRUNC, and date_part / date ± integer / date - date / timestamp + INTERVAL,
+// which SQLite computes with its own date functions, see support/sqlite-time.ts); `SLUICE_FN_SEED=<n>`
+// replays one, `SLUICE_FN_SEEDS=<k>` runs k.
 const FN_SEEDS = Number(process.env['SLUICE_FN_SEEDS'] ?? 8);
 const onlyFn = process.env['SLUICE_FN_SEED'];
 const fnSeeds =
@@ -43,6 +45,7 @@ for (const seed of seeds) {
 
 let fnEpochs = 0;
 let fnCalls = 0;
+let timeCalls = 0;
 for (const seed of fnSeeds) {
   test(`differential seed ${seed} with functions`, () => {
     try {
@@ -51,6 +54,7 @@ for (const seed of fnSeeds) {
       fnCalls += r.scenario.views.filter((v) =>
         /\b(REPLACE|TRIM|LTRIM|RTRIM|STRPOS|SIGN|TRUNC)\(/.test(v.select),
       ).length;
+      timeCalls += r.scenario.views.filter((v) => /date_part\(|AS DATE\)/.test(v.select)).length;
       assert.ok(r.checks > 0, 'no view was compared');
     } catch (e) {
       console.error(`\ndifferential failure — replay with:\n  ${replayCommand(seed, true)}\n`);
@@ -61,10 +65,11 @@ for (const seed of fnSeeds) {
 
 test('differential with functions: the functions were generated', () => {
   console.log(
-    `differential with functions: ${fnSeeds.length} seeds, ${fnEpochs} epochs, ${fnCalls} views using them`,
+    `differential with functions: ${fnSeeds.length} seeds, ${fnEpochs} epochs, ${fnCalls} views using them, ${timeCalls} using date/time functions`,
   );
   assert.equal(fnEpochs, fnSeeds.length * EPOCHS);
   if (fnSeeds.length >= 3) assert.ok(fnCalls > 0, 'no generated view used a function');
+  if (fnSeeds.length >= 8) assert.ok(timeCalls > 0, 'no generated view used a date/time function');
 });
 
 test('differential totals', () => {

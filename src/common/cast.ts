@@ -5,6 +5,9 @@ import type { SqlType, Value } from './types.ts';
 import { T, typeName } from './types.ts';
 import { charLength, checkInt, formatValue, leftChars, normalizeBigInt } from './values.ts';
 import { Decimal, decimalFromDouble, fitDecimal, parseDecimal } from './decimal.ts';
+import { Interval, parseInterval } from './time/interval.ts';
+import { parseTime, parseTimestamptz, timestampToInstant } from './time/datetime.ts';
+import { formatTimeOfDay } from './time/calendar.ts';
 
 const INT_TEXT = /^\s*[+-]?\d+\s*$/;
 const FLOAT_TEXT = /^\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)\s*$/;
@@ -174,7 +177,7 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
         if (to.bits === 16) throw invalid(v, to);
         return v ? 1 : 0;
       }
-      if (INT_TEXT.test(v)) return checkInt(BigInt(v.trim()), to.bits);
+      if (typeof v === 'string' && INT_TEXT.test(v)) return checkInt(BigInt(v.trim()), to.bits);
       throw invalid(v, to);
     }
     case 'numeric':
@@ -231,6 +234,37 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
       const t = parseTimestamp(v);
       if (t === null) throw invalid(v, to);
       return t;
+    }
+    case 'timestamptz': {
+      if (typeof v !== 'string') throw invalid(v, to);
+      if (from.kind === 'timestamptz') return v;
+      if (from.kind === 'date' || from.kind === 'timestamp') return timestampToInstant(v);
+      const t = parseTimestamptz(v);
+      if (t === null) throw invalid(v, to);
+      return t;
+    }
+    case 'time': {
+      if (v instanceof Interval) {
+        // interval → time: its time part within a day (PostgreSQL's interval_time)
+        const day = 86_400_000_000;
+        return formatTimeOfDay(((v.micros % day) + day) % day);
+      }
+      if (typeof v !== 'string') throw invalid(v, to);
+      if (from.kind === 'timestamp') return v.length === 10 ? '00:00:00' : v.slice(11);
+      if (from.kind === 'timestamptz') return v.slice(11, -3);
+      if (from.kind === 'date') throw invalid(v, to);
+      const t = parseTime(v);
+      if (t === null) throw invalid(v, to);
+      return t;
+    }
+    case 'interval': {
+      if (v instanceof Interval) return v;
+      if (typeof v !== 'string') throw invalid(v, to);
+      if (from.kind === 'time') return parseInterval(v) ?? invalidThrow(v, to);
+      if (from.kind !== 'text' && from.kind !== 'unknown') throw invalid(v, to);
+      const iv = parseInterval(v);
+      if (iv === null) throw invalid(v, to);
+      return iv;
     }
     case 'unknown':
       return v;
@@ -350,6 +384,22 @@ export function coerceIngest(
       return t === null
         ? { ok: false, expected: "a timestamp 'YYYY-MM-DD HH:MM:SS[.ffffff]'" }
         : { ok: true, value: t };
+    }
+    case 'timestamptz': {
+      const t = typeof v === 'string' ? parseTimestamptz(v) : null;
+      return t === null
+        ? { ok: false, expected: "a timestamp with time zone 'YYYY-MM-DD HH:MM:SS[.ffffff][+HH:MM]'" }
+        : { ok: true, value: t };
+    }
+    case 'time': {
+      const t = typeof v === 'string' ? parseTime(v) : null;
+      return t === null ? { ok: false, expected: "a time 'HH:MM:SS[.ffffff]'" } : { ok: true, value: t };
+    }
+    case 'interval': {
+      const iv = v instanceof Interval ? v : typeof v === 'string' ? parseInterval(v) : null;
+      return iv === null
+        ? { ok: false, expected: "an interval such as '1 day 02:00:00'" }
+        : { ok: true, value: iv };
     }
     case 'unknown':
       return { ok: false, expected: 'a value of a known type' };

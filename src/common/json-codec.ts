@@ -4,6 +4,7 @@
 import { parse as losslessParse } from 'lossless-json';
 import type { Row, Value } from './types.ts';
 import { Decimal, parseDecimal } from './decimal.ts';
+import { Interval } from './time/interval.ts';
 
 const INTEGER_LITERAL = /^-?\d+$/;
 
@@ -90,8 +91,9 @@ function hasNonFinite(value: unknown, depth: number): boolean {
 }
 
 // Storage JSON, the one codec of everything Sluice stores (journal batches, checkpoint state and
-// positions): JSON-able data plus bigints and decimals. Stored exactly: a bigint is {"$i":"123"}, a
-// decimal {"$d":"1.50"} (its scale kept), a non-finite float or -0 is {"$f":"NaN"}, and an object key that starts with "$" gets one more "$"
+// positions): JSON-able data plus bigints, decimals and intervals. Stored exactly: a bigint is
+// {"$i":"123"}, a decimal {"$d":"1.50"} (its scale kept), an interval {"$v":"months,days,micros"}
+// (added with INTERVAL; data stored before holds none, so it reads as before), a non-finite float or -0 is {"$f":"NaN"}, and an object key that starts with "$" gets one more "$"
 // so that no real object can pass for a tag. Plain values take the native JSON fast path.
 
 function needsTags(v: unknown, depth: number): boolean {
@@ -102,7 +104,7 @@ function needsTags(v: unknown, depth: number): boolean {
       return !Number.isFinite(v) || Object.is(v, -0);
     case 'object': {
       if (v === null) return false;
-      if (v instanceof Decimal || depth > 256) return true;
+      if (v instanceof Decimal || v instanceof Interval || depth > 256) return true;
       if (Array.isArray(v)) {
         for (const x of v) if (needsTags(x, depth + 1)) return true;
         return false;
@@ -121,7 +123,8 @@ function tagReplacer(this: unknown, key: string, value: unknown): unknown {
   // JSON.stringify has already called the decimal's toJSON (its text); the holder still has it.
   if (typeof value === 'string') {
     const original = (this as Record<string, unknown>)[key];
-    return original instanceof Decimal ? { $d: value } : value;
+    if (original instanceof Decimal) return { $d: value };
+    return original instanceof Interval ? { $v: original.storageText() } : value;
   }
   if (typeof value === 'number') {
     if (!Number.isFinite(value) || Object.is(value, -0))
@@ -148,6 +151,7 @@ function tagReviver(_key: string, value: unknown): unknown {
     if (keys[0] === '$i' && typeof o.$i === 'string') return BigInt(o.$i);
     if (keys[0] === '$f' && typeof o.$f === 'string') return Number(o.$f);
     if (keys[0] === '$d' && typeof o.$d === 'string') return parseDecimal(o.$d) ?? o;
+    if (keys[0] === '$v' && typeof o.$v === 'string') return Interval.fromStorage(o.$v) ?? o;
   }
   if (!keys.some((k) => k.startsWith('$$'))) return value;
   const out: Record<string, unknown> = {};
@@ -172,7 +176,8 @@ export function isScalar(v: unknown): v is Value {
     typeof v === 'number' ||
     typeof v === 'boolean' ||
     typeof v === 'bigint' ||
-    v instanceof Decimal
+    v instanceof Decimal ||
+    v instanceof Interval
   );
 }
 

@@ -17,6 +17,7 @@ import {
   valuesEqual,
 } from './values.ts';
 import { Decimal, add, div as decDiv, mod as decMod, mul, sub } from './decimal.ts';
+import { Interval } from './time/interval.ts';
 import { MAX_NUMERIC_INTEGER_DIGITS, MAX_NUMERIC_SCALE } from './limits.ts';
 import { FUNCTION_FNS, compileFunction, type FunctionFn } from './functions/compile-function.ts';
 import { generateScalar } from './scalar-codegen.ts';
@@ -96,7 +97,9 @@ export function printScalar(e: ScalarExpr): string {
         ? 'NULL'
         : typeof e.value === 'string'
           ? `'${e.value.replaceAll("'", "''")}'`
-          : formatValue(e.value);
+          : e.value instanceof Interval
+            ? `interval '${e.value.toString()}'`
+            : formatValue(e.value);
     case 'col':
       return `#${e.index}:${e.name}`;
     case 'call':

@@ -1,11 +1,14 @@
 // SQL types and runtime values shared by every layer. Integers are exact 64-bit: a JS number while
 // the value is a safe integer, a bigint beyond that (never rounded). NUMERIC is an exact Decimal
-// (./decimal.ts: unscaled integer and scale, as PostgreSQL keeps it). DATE is 'YYYY-MM-DD', TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.ffffff]' text, so
-// ordering them is ordering strings.
+// (./decimal.ts: unscaled integer and scale, as PostgreSQL keeps it). DATE is 'YYYY-MM-DD', TIMESTAMP
+// 'YYYY-MM-DD HH:MM:SS[.ffffff]', TIMESTAMPTZ the UTC instant 'YYYY-MM-DD HH:MM:SS[.ffffff]+00' and
+// TIME 'HH:MM:SS[.ffffff]' text, so ordering them is ordering strings. INTERVAL is an Interval
+// (./time/interval.ts: months, days, microseconds, as PostgreSQL keeps it).
 
 import type { Decimal } from './decimal.ts';
+import type { Interval } from './time/interval.ts';
 
-export type Value = null | boolean | number | bigint | string | Decimal;
+export type Value = null | boolean | number | bigint | string | Decimal | Interval;
 
 /** A user-facing row: column name → value. */
 export type Row = Record<string, Value>;
@@ -18,6 +21,9 @@ export type SqlType =
   | { readonly kind: 'text'; readonly maxLength?: number; readonly fixed?: boolean }
   | { readonly kind: 'date' }
   | { readonly kind: 'timestamp' }
+  | { readonly kind: 'timestamptz' }
+  | { readonly kind: 'time' }
+  | { readonly kind: 'interval' }
   /** The type of a bare NULL literal before context gives it one. */
   | { readonly kind: 'unknown' };
 
@@ -32,6 +38,9 @@ export const T = {
   text: { kind: 'text' },
   date: { kind: 'date' },
   timestamp: { kind: 'timestamp' },
+  timestamptz: { kind: 'timestamptz' },
+  time: { kind: 'time' },
+  interval: { kind: 'interval' },
   unknown: { kind: 'unknown' },
 } as const satisfies Record<string, SqlType>;
 
@@ -55,6 +64,12 @@ export function typeName(type: SqlType): string {
       return 'date';
     case 'timestamp':
       return 'timestamp';
+    case 'timestamptz':
+      return 'timestamp with time zone';
+    case 'time':
+      return 'time';
+    case 'interval':
+      return 'interval';
     case 'unknown':
       return 'unknown';
   }

@@ -4,6 +4,7 @@
 import { SluiceError } from './errors.ts';
 import type { Value } from './types.ts';
 import { Decimal, compareDecimals } from './decimal.ts';
+import { Interval, compareIntervals } from './time/interval.ts';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -61,7 +62,9 @@ export function compareValues(a: Value, b: Value): number {
     if (Number.isNaN(a)) return Number.isNaN(b) ? 0 : 1; // PostgreSQL: NaN is greater than every number
     if (Number.isNaN(b)) return -1;
   }
-  if (typeof a === 'object') return compareDecimals(a, b as Decimal);
+  if (typeof a === 'object') {
+    return a instanceof Decimal ? compareDecimals(a, b as Decimal) : compareIntervals(a, b as Interval);
+  }
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
@@ -71,6 +74,8 @@ export function valuesEqual(a: Value, b: Value): boolean {
   if (typeof a === 'number' && typeof b === 'number') return Number.isNaN(a) && Number.isNaN(b);
   // Decimals of one value but different scales (1.5, 1.50) are equal.
   if (a instanceof Decimal && b instanceof Decimal) return compareDecimals(a, b) === 0;
+  // Intervals compare by their total ('1 day' = '24 hours', '1 mon' = '30 days'), as PostgreSQL.
+  if (a instanceof Interval && b instanceof Interval) return compareIntervals(a, b) === 0;
   // number/bigint of the same integer never both occur: integers are normalised.
   return false;
 }
@@ -111,7 +116,8 @@ export function encodeOne(v: Value): string {
  * SameValueZero, so -0/0 and NaN/NaN group together like SQL), else its encoding.
  */
 export function singleKey(v: Value): Value {
-  if (typeof v === 'object') return v === null ? v : v.key(); // decimals: one key per value, any scale
+  // decimals: one key per value, any scale; intervals: one key per total ('1 day', '24 hours')
+  if (typeof v === 'object') return v === null ? v : v.key();
   return typeof v === 'bigint' ? `n${v};` : v;
 }
 
@@ -143,7 +149,7 @@ export function leftChars(s: string, n: number): string {
   return s.slice(0, i);
 }
 
-export { Decimal };
+export { Decimal, Interval };
 
 /** Text form of a value, as CAST(x AS TEXT) and error messages show it. */
 export function formatValue(v: Value): string {

@@ -34,6 +34,10 @@ export function rowJsonBytes(values: readonly Value[], overheads: readonly numbe
       case 'boolean':
         n += 5;
         break;
+      case 'object':
+        // a decimal or an interval: written as its text (a decimal may have thousands of digits)
+        n += v === null ? 4 : v.toString().length + 2;
+        break;
       default:
         n += 4;
     }

@@ -110,7 +110,7 @@ function columnDefault(c: ColumnDef, col: ColumnMeta): ColumnDefault | null {
   // to text, date and timestamp to each other; otherwise the default must be cast explicitly.
   const from = expr.kind === 'literal' && expr.literalType === 'string' ? T.unknown : bound.type;
   const numeric = (k: string): boolean => k === 'int' || k === 'float' || k === 'numeric';
-  const dateTime = (k: string): boolean => k === 'date' || k === 'timestamp';
+  const dateTime = (k: string): boolean => k === 'date' || k === 'timestamp' || k === 'timestamptz';
   const assignable =
     from.kind === 'unknown' ||
     from.kind === col.type.kind ||

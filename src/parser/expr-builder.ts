@@ -4,7 +4,15 @@ import type { BinaryOp, Expr, Pos, TypeName } from './ast.ts';
 import { SluiceError } from '../common/errors.ts';
 
 export type InfixOp =
-  BinaryOp | 'like' | 'not like' | 'ilike' | 'not ilike' | 'similar to' | 'not similar to';
+  | BinaryOp
+  | 'like'
+  | 'not like'
+  | 'ilike'
+  | 'not ilike'
+  | 'similar to'
+  | 'not similar to'
+  /** `x AT TIME ZONE zone`, built as PostgreSQL's timezone(zone, x). */
+  | 'at time zone';
 
 export type PostfixOp =
   | {
@@ -64,6 +72,8 @@ const infixPrecedence: Readonly<Record<InfixOp, number>> = {
   '*': 9,
   '/': 9,
   '%': 9,
+  // PostgreSQL: AT binds tighter than * / % and looser than unary minus and ::
+  'at time zone': 10,
 };
 const NOT_PRECEDENCE = 3;
 const SIGN_PRECEDENCE = 11;
@@ -204,6 +214,8 @@ export function makeUnary(op: '-' | '+' | 'not', operand: Expr, pos: Pos): Expr 
 
 function makeInfix(op: InfixOp, left: Expr, right: Expr, pos: Pos): Expr {
   switch (op) {
+    case 'at time zone':
+      return { kind: 'function', name: 'timezone', args: [right, left], distinct: false, star: false, pos };
     case 'like':
     case 'not like':
     case 'ilike':

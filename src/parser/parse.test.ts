@@ -1572,8 +1572,16 @@ describe('NOT_SUPPORTED constructs', () => {
       { line: 1, column: 8 },
     ],
     ["SELECT a LIKE 'x!%' ESCAPE '!' FROM t", 'LIKE ... ESCAPE is not supported', { line: 1, column: 8 }],
-    ["SELECT INTERVAL '1 day'", 'INTERVAL is not supported', { line: 1, column: 8 }],
-    ['SELECT extract(year FROM d) FROM t', 'EXTRACT is not supported', { line: 1, column: 8 }],
+    [
+      "SELECT INTERVAL '1' DAY TO SECOND",
+      'INTERVAL with this qualifier is not supported',
+      { line: 1, column: 8 },
+    ],
+    [
+      "SELECT INTERVAL '1 day' HOUR",
+      "INTERVAL '…' HOUR with anything but a number is not supported",
+      { line: 1, column: 17 },
+    ],
     ['SELECT a[1] FROM t', 'array subscript is not supported', { line: 1, column: 8 }],
     ['SELECT a::int[] FROM t', 'array type is not supported', { line: 1, column: 14 }],
     ['SELECT a @> b FROM t', 'operator @> is not supported', { line: 1, column: 10 }],
@@ -1642,8 +1650,11 @@ describe('NOT_SUPPORTED constructs', () => {
       'IS DISTINCT FROM is not supported',
       { line: 1, column: 25 },
     ],
-    ["SELECT a AT TIME ZONE 'UTC' FROM t", 'AT TIME ZONE is not supported', { line: 1, column: 8 }],
-    ["UPDATE t SET a = INTERVAL '1 day'", 'INTERVAL is not supported', { line: 1, column: 18 }],
+    [
+      "UPDATE t SET a = INTERVAL '1 day' HOUR",
+      "INTERVAL '…' HOUR with anything but a number is not supported",
+      { line: 1, column: 27 },
+    ],
     ['SELECT a IS UNKNOWN FROM t', 'IS UNKNOWN is not supported', { line: 1, column: 13 }],
     ['SELECT a FROM t TABLESAMPLE SYSTEM (10)', 'TABLESAMPLE is not supported', { line: 1, column: 17 }],
   ];

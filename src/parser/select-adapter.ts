@@ -60,6 +60,7 @@ import {
   True,
 } from './lexer.ts';
 import { buildTypeName, measureTypeName } from './type-name.ts';
+import { extractCall, intervalLiteral } from './select-adapter/time-syntax.ts';
 import {
   type Node,
   isNode,
@@ -762,8 +763,11 @@ class Converter {
     ];
     for (let item = work.pop(); item !== undefined; item = work.pop()) {
       if ('infix' in item) {
-        this.infixOperator(item.node);
-        pieces.push({ kind: 'infix', op: item.infix });
+        // `AT TIME ZONE` is rendered as `||` for node-sql-parser (adapter-tokens.ts)
+        const atTimeZone = isWordText(this.peek(), 'at');
+        if (atTimeZone) for (const word of ['at', 'time', 'zone']) this.word(word);
+        else this.infixOperator(item.node);
+        pieces.push({ kind: 'infix', op: atTimeZone ? 'at time zone' : item.infix });
         continue;
       }
       const node = item.node;
@@ -1019,10 +1023,30 @@ class Converter {
       }
       case 'window_func':
         return this.windowCall(node);
-      case 'interval':
-        throw notSupported('INTERVAL', this.here());
-      case 'extract':
-        throw notSupported('EXTRACT', this.here());
+      case 'interval': {
+        const typeToken = this.word('interval');
+        const token = this.expect(StringLit);
+        const unit = text(node, 'unit');
+        if (unit !== undefined && unit !== '') this.word(unit.toLowerCase());
+        return intervalLiteral(stringValue(token), posOf(token), posOf(typeToken), unit);
+      }
+      case 'extract': {
+        const word = this.word('extract');
+        this.expect(LParen);
+        const args = child(node, 'args') ?? this.lost();
+        const fieldToken = this.peek();
+        if (fieldToken === undefined) this.lost();
+        this.index++;
+        this.word('from');
+        const source = child(args, 'source');
+        let operand: Expr;
+        if (text(args, 'cast_type') !== undefined && source?.['type'] === 'single_quote_string') {
+          // EXTRACT(field FROM INTERVAL '…'): node-sql-parser keeps only the literal and its type
+          operand = this.operand({ type: String(text(args, 'cast_type')).toLowerCase(), unit: '' });
+        } else operand = this.expression(source).expr;
+        this.expect(RParen);
+        return extractCall(identName(fieldToken), posOf(fieldToken), operand, posOf(word));
+      }
       case 'expr_list':
         throw notSupported('row constructor', this.here());
       case 'array':

@@ -14,6 +14,7 @@ import { T, isNumeric, typeName } from '../common/types.ts';
 import type { ColumnMeta } from './catalog.ts';
 import { commonType, numericResultType, resolveTypeName } from './types-resolve.ts';
 import { bindFunction } from './bind-functions.ts';
+import { bindTimeArithmetic, bindTimeNegation } from './bind-time.ts';
 
 /** One relation of a FROM with several: its columns sit at `offset` in the joined row. */
 export interface ScopeRelation {
@@ -156,6 +157,10 @@ export function coerce(e: ScalarExpr, to: SqlType, pos: Pos): ScalarExpr {
     return isConst(e) ? fold(cast) : cast;
   }
   if (e.type.kind === 'date' && to.kind === 'timestamp') return { kind: 'cast', operand: e, type: to };
+  if ((e.type.kind === 'date' || e.type.kind === 'timestamp') && to.kind === 'timestamptz') {
+    const cast: ScalarExpr = { kind: 'cast', operand: e, type: to };
+    return isConst(e) ? fold(cast) : cast;
+  }
   throw typeMismatch(`cannot convert ${typeName(e.type)} to ${typeName(to)}`, pos);
 }
 
@@ -192,6 +197,12 @@ const ARITHMETIC: Partial<Record<string, ScalarFn>> = {
 };
 
 export function unify(args: ScalarExpr[], pos: Pos, what: string): ScalarExpr[] {
+  // String constants take the type of the others when those agree on a non-text one, as PostgreSQL
+  // resolves unknown literals ('1 day' in an IN list of intervals, '2024-01-01' in CASE over dates).
+  const typed = args.filter((a) => !(isConst(a) && a.type.kind === 'text'));
+  const others = commonType(typed.map((a) => a.type));
+  if (typed.length < args.length && others !== null && others.kind !== 'text' && others.kind !== 'unknown')
+    return args.map((a) => coerce(a, others, pos));
   const t = commonType(args.map((a) => a.type));
   if (t === null) {
     const names = [...new Set(args.map((a) => typeName(a.type)).filter((n) => n !== 'unknown'))];
@@ -313,6 +324,8 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       }
       const operand = rec(e.operand);
       const o = operand.type.kind === 'unknown' ? coerce(operand, T.int32, e.pos) : operand;
+      const negatedInterval = e.op === '-' ? bindTimeNegation(o) : undefined;
+      if (negatedInterval !== undefined) return negatedInterval;
       if (!isNumeric(o.type))
         throw typeMismatch(`operator does not exist: ${e.op} ${typeName(o.type)}`, e.pos);
       return e.op === '+' ? o : call('neg', [o], o.type);
@@ -340,6 +353,8 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
         return call('concat', [unpadChar(left), unpadChar(right)], T.text);
       }
       const arith = ARITHMETIC[e.op] as ScalarFn;
+      const temporal = bindTimeArithmetic(e.op, left, right, e.pos);
+      if (temporal !== undefined) return temporal;
       let l = left;
       let r = right;
       if (isConst(l) && l.type.kind === 'text' && isNumeric(r.type)) l = coerce(l, r.type, e.pos);

@@ -18,6 +18,7 @@ import {
   type BindContext,
 } from './bind-expr.ts';
 import { commonType, numericResultType } from './types-resolve.ts';
+import { bindTimeFunction } from './bind-time.ts';
 
 function fnMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): SluiceError {
   return new SluiceError(
@@ -215,8 +216,12 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
       return call('nullif', [l, r], l.type);
     }
     default:
-      throw fnMismatch(e.name, args, e.pos);
+      return bindTimeFunction(e, args) ?? throwMismatch(e.name, args, e.pos);
   }
+}
+
+function throwMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): never {
+  throw fnMismatch(name, args, pos);
 }
 
 /**

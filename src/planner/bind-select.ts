@@ -16,6 +16,7 @@ import { bindFrom, whereOver, type BoundRelation, type FromContext } from './bin
 import { bindSetOperation } from './bind-set-op.ts';
 import { bindSemiJoin, splitSubqueryPredicates, type SubqueryContext } from './bind-subquery.ts';
 import { filteredAggregate } from './bind-filter.ts';
+import { refuseNowInView } from './bind-time.ts';
 import {
   SubqueriesAfterAggregate,
   joinScalarSubqueries,
@@ -213,6 +214,7 @@ function constInt(e: Expr, what: string): number {
  */
 export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
   if (options.forView) {
+    refuseNowInView(stmt);
     const first = stmt.orderBy[0];
     if (first !== undefined && !keepsOrdering(stmt))
       throw notSupported(
@@ -981,10 +983,12 @@ function bindAggregateCall(e: Extract<Expr, { kind: 'function' }>, scope: Scope 
   if (arg.type.kind === 'unknown') arg = { ...arg, type: T.text };
   const fn = name as AggregateFn;
   const mismatch = (): SluiceError =>
-    new SluiceError('UNKNOWN_FUNCTION', `function ${name}(${typeName(arg.type)}) does not exist`, {
-      position: e.pos,
-      hint: 'no function matches the given name and argument types; you might need to add explicit type casts',
-    });
+    arg.type.kind === 'interval' && (fn === 'sum' || fn === 'avg')
+      ? notSupported(`${name.toUpperCase()}(interval)`, e.pos, 'sum its seconds: SUM(EXTRACT(EPOCH FROM x))')
+      : new SluiceError('UNKNOWN_FUNCTION', `function ${name}(${typeName(arg.type)}) does not exist`, {
+          position: e.pos,
+          hint: 'no function matches the given name and argument types; you might need to add explicit type casts',
+        });
   switch (fn) {
     case 'count':
       return { fn, distinct: e.distinct, arg, column: { name: 'count', type: T.int64, nullable: false } };

@@ -64,10 +64,24 @@ export function resolveTypeName(t: TypeName): SqlType {
     case 'timestamp without time zone':
     case 'datetime':
       return T.timestamp;
+    case 'timestamptz':
+    case 'timestamp with time zone':
+      return T.timestamptz;
+    case 'time':
+    case 'time without time zone':
+      return T.time;
+    case 'interval':
+      return T.interval;
+    case 'timetz':
+    case 'time with time zone':
+      throw new SluiceError('NOT_SUPPORTED', 'type time with time zone is not supported', {
+        position: t.pos,
+        hint: 'use timestamp with time zone, or time',
+      });
     default:
       throw new SluiceError('UNKNOWN_TYPE', `type "${t.name}" does not exist`, {
         position: t.pos,
-        hint: 'supported types: boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), char(n), date, timestamp',
+        hint: 'supported types: boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), char(n), date, timestamp, timestamp with time zone, time, interval',
       });
   }
 }
@@ -97,6 +111,7 @@ function category(t: SqlType): string {
       return 'numeric';
     case 'date':
     case 'timestamp':
+    case 'timestamptz':
       return 'datetime';
     default:
       return t.kind;
@@ -117,6 +132,8 @@ export function commonType(types: readonly SqlType[]): SqlType | null {
     }
     if (category(result) !== category(t)) return null;
     if (category(t) === 'numeric') result = numericResultType(result, t);
+    // date < timestamp < timestamptz, as PostgreSQL's implicit casts go
+    else if (t.kind === 'timestamptz' || result.kind === 'timestamptz') result = T.timestamptz;
     else if (t.kind === 'timestamp' || result.kind === 'timestamp') result = T.timestamp;
     else if (t.kind === 'text' && result.kind === 'text') {
       result = result.maxLength === t.maxLength && result.fixed === t.fixed ? result : T.text;

@@ -17,6 +17,8 @@ import type { Row, Value } from '../common/types.ts';
 import { parseDate, parseTimestamp } from '../common/cast.ts';
 import { compareValues } from '../common/values.ts';
 import { Decimal, compareDecimals, parseDecimal } from '../common/decimal.ts';
+import { Interval, compareIntervals, parseInterval } from '../common/time/interval.ts';
+import { parseTime, parseTimestamptz } from '../common/time/datetime.ts';
 
 export interface ReadLimits {
   /** Rows in a page when the request names no `limit`. */
@@ -101,6 +103,16 @@ function literalFor(where: string, column: string, type: string, text: string): 
     if (s === 'true' || s === 't') return { value: true, equals: (v) => v === true };
     if (s === 'false' || s === 'f') return { value: false, equals: (v) => v === false };
     throw bad('true or false');
+  }
+  if (t === 'interval') {
+    const iv = parseInterval(text);
+    if (iv === null) throw bad("an interval (such as '1 day 02:00:00')");
+    return { value: iv, equals: (v) => v instanceof Interval && compareIntervals(v, iv) === 0 };
+  }
+  if (t === 'time' || t === 'timestamp with time zone') {
+    const canonical = t === 'time' ? parseTime(text) : parseTimestamptz(text);
+    if (canonical === null) throw bad(t === 'time' ? 'a time (HH:MM:SS)' : 'a timestamp with time zone');
+    return { value: canonical, equals: (v) => v === canonical };
   }
   if (t === 'date' || t.startsWith('timestamp')) {
     const canonical = t === 'date' ? parseDate(text) : parseTimestamp(text);
@@ -264,11 +276,13 @@ interface CursorState {
   readonly skip: number;
 }
 
-type CursorValue = null | boolean | number | string | { b: string } | { f: string } | { d: string };
+type CursorValue =
+  null | boolean | number | string | { b: string } | { f: string } | { d: string } | { v: string };
 
 function cursorValue(v: Value): CursorValue {
   if (typeof v === 'bigint') return { b: v.toString() };
   if (v instanceof Decimal) return { d: v.toString() };
+  if (v instanceof Interval) return { v: v.storageText() };
   if (typeof v === 'number' && !Number.isFinite(v)) return { f: String(v) };
   return v;
 }
@@ -318,6 +332,16 @@ function decodeCursor(text: string, width: number, sortWidth: number | null = nu
       }
       if (dec === null) throw bad();
       return dec;
+    }
+    if (typeof v === 'object' && typeof (v as { v?: unknown }).v === 'string') {
+      let iv: Interval | null = null;
+      try {
+        iv = Interval.fromStorage((v as { v: string }).v);
+      } catch {
+        throw bad();
+      }
+      if (iv === null) throw bad();
+      return iv;
     }
     throw bad();
   };

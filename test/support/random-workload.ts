@@ -313,6 +313,10 @@ class ExprGen {
 
   private intFn(e: GExpr): GExpr {
     const f = this.fns;
+    const dated = f === undefined ? undefined : this.dateInt(f);
+    if (dated !== undefined) {
+      return ex(`(${e.sql} + ${dated})`, 'int', [e], { safe: e.safe });
+    }
     const texts = this.cols((c) => c.kind === 'text');
     if (f === undefined || texts.length === 0 || !f.chance(0.3)) return e;
     const t = f.pick(texts).name;
@@ -320,6 +324,34 @@ class ExprGen {
     return ex(`(${e.sql} + STRPOS(${t}, '${f.pick(['a', 'e', 'ab', '_'])}'))`, 'int', [e], {
       safe: e.safe,
     });
+  }
+
+  /**
+   * Sometimes an integer from date arithmetic and fields: date_part of a date or a timestamp (moved
+   * by an INTERVAL of days or hours), date - date, date + integer. The oracle runs SQLite's date
+   * functions in their place (sqlite-time.ts); the results are small integers.
+   */
+  private dateInt(f: Rng): string | undefined {
+    const stamps = this.cols((c) => c.kind === 'date' || c.kind === 'ts');
+    if (stamps.length === 0 || !f.chance(0.3)) return undefined;
+    const dates = this.cols((c) => c.kind === 'date');
+    const c = f.pick(stamps);
+    const units =
+      c.kind === 'ts'
+        ? ['year', 'month', 'day', 'dow', 'doy', 'hour']
+        : ['year', 'month', 'day', 'dow', 'doy'];
+    const moved =
+      c.kind === 'ts' && f.chance(0.5)
+        ? `(${c.name} + INTERVAL '${f.int(-40, 40)} ${f.pick(['days', 'hours'])}')`
+        : c.name;
+    if (dates.length === 0 || f.chance(0.5))
+      return `CAST(date_part('${f.pick(units)}', ${moved}) AS INTEGER)`;
+    const d = f.pick(dates).name;
+    if (f.chance(0.5)) {
+      const other = f.chance(0.5) ? f.pick(dates).name : `'${randomDate(f)}'`;
+      return `(CAST(${d} AS DATE) - CAST(${other} AS DATE))`;
+    }
+    return `CAST(date_part('${f.pick(['day', 'month', 'dow'])}', (CAST(${d} AS DATE) + ${f.int(-40, 40)})) AS INTEGER)`;
   }
 
   private floatFn(e: GExpr): GExpr {

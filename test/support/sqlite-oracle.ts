@@ -35,6 +35,7 @@ import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import type { ColumnInfo, Row, Value } from '../../src/common/types.ts';
 import type { EngineLike } from './engine-like.ts';
+import { sqliteTimeSql } from './sqlite-time.ts';
 
 export interface ColumnSpec {
   readonly name: string;
@@ -174,6 +175,7 @@ export function multisetDiff(
 function bindValue(v: Value): null | number | bigint | string {
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (v instanceof Decimal) return v.toNumber(); // SQLite has no decimal type
+  if (typeof v === 'object' && v !== null) return v.toString(); // an interval: its text
   return v;
 }
 
@@ -268,7 +270,7 @@ export class SqliteOracle {
 
 /** A generated SELECT as SQLite spells it (difference 8 above; generated literals never hold `STRPOS(`). */
 export function sqliteSql(sql: string): string {
-  return sql.replaceAll('STRPOS(', 'INSTR(');
+  return sqliteTimeSql(sql.replaceAll('STRPOS(', 'INSTR('));
 }
 
 function bigintSafeJson(v: unknown): string {

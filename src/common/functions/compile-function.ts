@@ -11,6 +11,7 @@ import { Decimal, decimalFromDouble } from '../decimal.ts';
 import { regexCompiler } from './regex.ts';
 import * as text from './text.ts';
 import * as math from './math.ts';
+import { TIME_FNS, compileTimeFunction, isTimeFn } from './time.ts';
 
 export const FUNCTION_FNS = [
   'btrim',
@@ -44,6 +45,7 @@ export const FUNCTION_FNS = [
   'sign',
   'trunc',
   'width_bucket',
+  ...TIME_FNS,
 ] as const;
 export type FunctionFn = (typeof FUNCTION_FNS)[number];
 
@@ -98,6 +100,7 @@ function textOf(v: Value, type: SqlType): string {
 }
 
 export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes: readonly SqlType[]): RowFn {
+  if (isTimeFn(fn)) return compileTimeFunction(fn, args, argTypes);
   switch (fn) {
     case 'btrim':
     case 'ltrim':

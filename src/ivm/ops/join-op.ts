@@ -46,7 +46,7 @@ export type KeyFn = (row: readonly Value[]) => JoinKey | null;
  * meets 2**60), else as the bigint (Map compares bigints by value).
  */
 export function keyValue(v: Exclude<Value, null>): JoinKey {
-  if (typeof v === 'object') return v.key(); // a decimal: one key for 1.5 and 1.50
+  if (typeof v === 'object') return v.key(); // a decimal: one key for 1.5 and 1.50; an interval per total
   if (typeof v !== 'bigint') return v;
   const n = Number(v);
   return Number.isFinite(n) && BigInt(n) === v ? n : v;

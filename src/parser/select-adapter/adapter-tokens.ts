@@ -85,11 +85,14 @@ export function constantLists(tokens: readonly IToken[]): Map<number, number> {
 /**
  * The text node-sql-parser parses. Literals and quoted identifiers are masked (their values come
  * from our tokens; quoted identifiers are rendered unquoted), comments become spaces, and a few PostgreSQL forms node-sql-parser rejects are
- * rewritten: `f(DISTINCT x)` for any f, `SELECT ALL`, `SUBSTRING(s FROM a FOR b)`. Offsets are kept.
+ * rewritten: `f(DISTINCT x)` for any f, `SELECT ALL`, `SUBSTRING(s FROM a FOR b)`, `TIMESTAMPTZ '…'`.
+ * Offsets are kept.
  */
 export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<number, number>): AdapterToken[] {
   const hidden = new Set<number>();
   const commas = new Set<number>();
+  const timestampWords = new Set<number>();
+  const concatWords = new Set<number>();
   for (const [open, close] of lists) {
     for (let i = constantItemEnd(tokens, open + 1); i < close; i++) hidden.add(i);
   }
@@ -120,6 +123,28 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
         if (tokens[j]!.tokenType === RParen) break;
       }
     }
+    // Typed literals node-sql-parser lacks: TIMESTAMPTZ '…' is read as TIMESTAMP '…', and
+    // TIMESTAMP/TIME WITH[OUT] TIME ZONE '…' without the zone words; the converter reads the whole
+    // type name from our tokens.
+    if (isWordText(token, 'timestamptz') && isType(next, StringLit)) timestampWords.add(i);
+    if (
+      (isWordText(token, 'timestamp') || isWordText(token, 'time')) &&
+      (isWordText(next, 'with') || isWordText(next, 'without')) &&
+      isWordText(tokens[i + 2], 'time') &&
+      isWordText(tokens[i + 3], 'zone') &&
+      isType(tokens[i + 4], StringLit)
+    ) {
+      hidden
+        .add(i + 1)
+        .add(i + 2)
+        .add(i + 3);
+    }
+    // `x AT TIME ZONE z` for any x: node-sql-parser reads it on a column only, so it sees `x || z`
+    // and the converter builds the operator from our tokens, with PostgreSQL's precedence.
+    if (isWordText(token, 'at') && isWordText(next, 'time') && isWordText(tokens[i + 2], 'zone')) {
+      concatWords.add(i);
+      hidden.add(i + 1).add(i + 2);
+    }
     // OFFSET n ROWS (node-sql-parser knows only OFFSET n).
     if ((isWordText(token, 'row') || isWordText(token, 'rows')) && isWordText(tokens[i - 2], 'offset')) {
       if (prev?.tokenType === NumberLit) hidden.add(i);
@@ -129,6 +154,8 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
     const length = tok.image.length;
     let render = tok.image;
     if (hidden.has(i)) render = ' '.repeat(length);
+    else if (timestampWords.has(i)) render = 'timestamp'.padEnd(length);
+    else if (concatWords.has(i)) render = '||';
     else if (commas.has(i)) render = ','.padEnd(length);
     else if (tok.tokenType === StringLit) render = `'${'x'.repeat(length - 2)}'`;
     // Quoted identifiers become plain ones: node-sql-parser mishandles `x::int "Alias"` and reads

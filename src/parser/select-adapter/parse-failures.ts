@@ -107,7 +107,7 @@ export function unsupportedConstructUpTo(
     if (word(i, 'within') && word(i + 1, 'group')) return notSupported('WITHIN GROUP', pos);
     if (word(i, 'filter') && isType(tokens[i + 1]?.tok, LParen)) return filterOnNonAggregate(tokens, i, pos);
     if (word(i, 'interval') && tokens[i + 1]?.tok.tokenType === StringLit)
-      return notSupported('INTERVAL', pos);
+      return notSupported('INTERVAL with this qualifier', pos, "write INTERVAL '…' or INTERVAL '10' SECOND");
     if (word(i, 'array')) return notSupported('ARRAY', pos);
     if (tok.tokenType === LBracket) return notSupported('array subscript', pos);
     if (tok.tokenType === OtherOp && tok.image !== '~' && tok.image !== '!~') {

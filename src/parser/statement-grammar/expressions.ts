@@ -73,6 +73,7 @@ import {
   With,
 } from '../lexer.ts';
 import { measureTypeName } from '../type-name.ts';
+import { INTERVAL_UNIT_WORDS, intervalLiteral } from '../select-adapter/time-syntax.ts';
 import { NamesGrammar } from './names.ts';
 
 interface CallRest {
@@ -225,6 +226,17 @@ export abstract class ExpressionGrammar extends NamesGrammar {
       ALT: () => {
         this.CONSUME(Not);
         return this.OR2(this.negatedLikeAlts);
+      },
+    },
+    {
+      // x AT TIME ZONE zone (the words are plain identifiers to the lexer)
+      GATE: () =>
+        isWordText(this.LA(1), 'at') && isWordText(this.LA(2), 'time') && isWordText(this.LA(3), 'zone'),
+      ALT: () => {
+        this.CONSUME(Ident);
+        this.CONSUME2(Ident);
+        this.CONSUME3(Ident);
+        return 'at time zone';
       },
     },
   ];
@@ -381,10 +393,26 @@ export abstract class ExpressionGrammar extends NamesGrammar {
       {
         GATE: () => isWordText(this.LA(1), 'interval') && this.LA(2).tokenType === StringLit,
         ALT: () => {
+          // INTERVAL '…' [unit], as in a SELECT (see select-adapter/time-syntax.ts)
           const token = this.CONSUME(Ident);
-          return this.ACTION(() => {
-            throw notSupported('INTERVAL', posOf(token));
+          const text = this.CONSUME3(StringLit);
+          let unit: IToken | undefined;
+          this.OPTION({
+            GATE: () => INTERVAL_UNIT_WORDS.some((w) => isWordText(this.LA(1), w)),
+            DEF: () => {
+              unit = this.CONSUME2(Ident);
+            },
           });
+          return this.ACTION(() =>
+            this.located(
+              intervalLiteral(
+                stringValue(text),
+                posOf(text),
+                posOf(token),
+                unit === undefined ? undefined : identName(unit),
+              ),
+            ),
+          );
         },
       },
       {
@@ -412,7 +440,7 @@ export abstract class ExpressionGrammar extends NamesGrammar {
     if (length === 0 || this.LA(length + 1).tokenType !== StringLit) return false;
     const word = this.LA(1).image.toLowerCase();
     return (
-      this.LA(1).tokenType !== QuotedIdent && (word === 'date' || word === 'time' || word === 'timestamp')
+      this.LA(1).tokenType !== QuotedIdent && ['date', 'time', 'timestamp', 'timestamptz'].includes(word)
     );
   }
 

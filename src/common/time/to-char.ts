@@ -1,0 +1,388 @@
+// to_char(date/time value, pattern) with PostgreSQL's template patterns (its manual, table 9.26 and
+// 9.27): YYYY, YY, MM, Mon, Month, DD, DDD, D, ID, Dy, Day, HH, HH12, HH24, MI, SS, MS, US, SSSS,
+// AM/PM (and a.m./p.m.), Q, WW, IW, IYYY, CC, TZ/OF (the session zone, UTC), the FM prefix and
+// TH suffix, "quoted text" and backslash escapes; other characters are copied.
+import { SluiceError } from '../errors.ts';
+import type { Value } from '../types.ts';
+import { Interval } from './interval.ts';
+import {
+  USECS_PER_HOUR,
+  USECS_PER_MINUTE,
+  USECS_PER_SEC,
+  dayNumber,
+  isoDow,
+  isoWeek,
+  parseTimeOfDay,
+} from './calendar.ts';
+import type { TimeKind } from './fields.ts';
+
+export const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+] as const;
+export const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
+
+/** Pattern keywords, longest first so that `HH24` wins over `HH` and `MONTH` over `MON`. */
+export const KEYWORDS = [
+  'Y,YYY',
+  'MONTH',
+  'Month',
+  'month',
+  'A.M.',
+  'a.m.',
+  'P.M.',
+  'p.m.',
+  'HH24',
+  'HH12',
+  'YYYY',
+  'IYYY',
+  'SSSS',
+  'DAY',
+  'Day',
+  'day',
+  'MON',
+  'Mon',
+  'mon',
+  'YYY',
+  'DDD',
+  'IYY',
+  'HH',
+  'MI',
+  'SS',
+  'MS',
+  'US',
+  'AM',
+  'am',
+  'PM',
+  'pm',
+  'YY',
+  'MM',
+  'DD',
+  'DY',
+  'Dy',
+  'dy',
+  'ID',
+  'IW',
+  'WW',
+  'CC',
+  'TZ',
+  'tz',
+  'OF',
+  'IY',
+  'Y',
+  'D',
+  'Q',
+  'W',
+  'I',
+] as const;
+
+export type PatternPiece =
+  | { readonly kind: 'field'; readonly key: string; readonly fm: boolean; readonly th: 'TH' | 'th' | '' }
+  | { readonly kind: 'text'; readonly text: string };
+
+const compiled = new Map<string, PatternPiece[]>();
+
+/** A pattern as keywords and literal text (cached: patterns are nearly always constants). */
+export function compilePattern(pattern: string): PatternPiece[] {
+  const known = compiled.get(pattern);
+  if (known !== undefined) return known;
+  const out: PatternPiece[] = [];
+  let i = 0;
+  while (i < pattern.length) {
+    const c = pattern[i] as string;
+    if (c === '"') {
+      let j = i + 1;
+      let text = '';
+      while (j < pattern.length && pattern[j] !== '"') {
+        if (pattern[j] === '\\' && j + 1 < pattern.length) j++;
+        text += pattern[j];
+        j++;
+      }
+      out.push({ kind: 'text', text });
+      i = j + 1;
+      continue;
+    }
+    if (c === '\\' && i + 1 < pattern.length) {
+      out.push({ kind: 'text', text: pattern[i + 1] as string });
+      i += 2;
+      continue;
+    }
+    let fm = false;
+    let at = i;
+    if (pattern.startsWith('FM', at) || pattern.startsWith('fm', at)) {
+      fm = true;
+      at += 2;
+    }
+    const key = KEYWORDS.find((k) => pattern.startsWith(k, at));
+    if (key === undefined) {
+      out.push({ kind: 'text', text: fm ? pattern.slice(i, at) : c });
+      i = fm ? at : i + 1;
+      continue;
+    }
+    at += key.length;
+    let th: 'TH' | 'th' | '' = '';
+    if (pattern.startsWith('TH', at) || pattern.startsWith('th', at)) {
+      th = pattern.slice(at, at + 2) as 'TH' | 'th';
+      at += 2;
+    }
+    out.push({ kind: 'field', key, fm, th });
+    i = at;
+  }
+  if (compiled.size > 1000) compiled.clear();
+  compiled.set(pattern, out);
+  return out;
+}
+
+function ordinal(n: number, upper: boolean): string {
+  const mod100 = Math.abs(n) % 100;
+  const mod10 = Math.abs(n) % 10;
+  const s =
+    mod100 >= 11 && mod100 <= 13 ? 'th' : mod10 === 1 ? 'st' : mod10 === 2 ? 'nd' : mod10 === 3 ? 'rd' : 'th';
+  return upper ? s.toUpperCase() : s;
+}
+
+interface Parts {
+  year: number;
+  month: number;
+  day: number;
+  /** Day number (days since 1970-01-01), NaN for a time or an interval. */
+  dayNo: number;
+  micros: number;
+  interval: boolean;
+}
+
+function partsOf(v: Value, kind: TimeKind): Parts {
+  if (kind === 'interval') {
+    const iv = v as Interval;
+    return {
+      year: Math.trunc(iv.months / 12),
+      month: iv.months % 12,
+      day: iv.days,
+      dayNo: NaN,
+      micros: iv.micros,
+      interval: true,
+    };
+  }
+  const s = v as string;
+  if (kind === 'time')
+    return { year: 0, month: 0, day: 0, dayNo: NaN, micros: parseTimeOfDay(s), interval: false };
+  const y = Number(s.slice(0, 4));
+  const m = Number(s.slice(5, 7));
+  const d = Number(s.slice(8, 10));
+  const end = s.endsWith('+00') ? s.length - 3 : s.length;
+  const micros = s.length > 10 ? parseTimeOfDay(s.slice(11, end)) : 0;
+  return { year: y, month: m, day: d, dayNo: dayNumber(y, m, d), micros, interval: false };
+}
+
+function num(n: number, width: number, fm: boolean): string {
+  const neg = n < 0;
+  const digits = String(Math.abs(n));
+  const padded = fm ? digits : digits.padStart(width, '0');
+  return neg ? `-${padded}` : padded;
+}
+
+function name(full: string, key: string, fm: boolean, width: number): string {
+  const text =
+    key === key.toUpperCase()
+      ? full.toUpperCase()
+      : key[0] === key[0]?.toLowerCase()
+        ? full.toLowerCase()
+        : full;
+  return fm ? text : text.padEnd(width, ' ');
+}
+
+/** to_char(value, pattern): the value's fields written as the pattern says. */
+export function toChar(v: Value, kind: TimeKind, pattern: string): string {
+  const p = partsOf(v, kind);
+  const t = p.micros;
+  const abs = Math.abs(t);
+  const hour = p.interval ? Math.trunc(t / USECS_PER_HOUR) : Math.floor(t / USECS_PER_HOUR);
+  const minute = Math.floor((abs % USECS_PER_HOUR) / USECS_PER_MINUTE);
+  const second = Math.floor((abs % USECS_PER_MINUTE) / USECS_PER_SEC);
+  const frac = abs % USECS_PER_SEC;
+  const needDay = (key: string): number => {
+    if (Number.isNaN(p.dayNo)) {
+      throw new SluiceError(
+        'INVALID_VALUE',
+        `"${key}" is not supported for type ${kind === 'time' ? 'time' : 'interval'}`,
+      );
+    }
+    return p.dayNo;
+  };
+  let out = '';
+  for (const piece of compilePattern(pattern)) {
+    if (piece.kind === 'text') {
+      out += piece.text;
+      continue;
+    }
+    const { key, fm } = piece;
+    let value: number | null = null;
+    let text = '';
+    switch (key) {
+      case 'HH':
+      case 'HH12': {
+        const h12 = p.interval ? hour % 12 : hour % 12 === 0 ? 12 : hour % 12;
+        value = h12;
+        text = num(h12, 2, fm);
+        break;
+      }
+      case 'HH24':
+        value = hour;
+        text = num(hour, 2, fm);
+        break;
+      case 'MI':
+        value = minute;
+        text = num(minute, 2, fm);
+        break;
+      case 'SS':
+        value = second;
+        text = num(second, 2, fm);
+        break;
+      case 'MS':
+        value = Math.floor(frac / 1000);
+        text = num(value, 3, fm);
+        break;
+      case 'US':
+        value = frac;
+        text = num(frac, 6, fm);
+        break;
+      case 'SSSS':
+        value = Math.floor(abs / USECS_PER_SEC) % 86_400;
+        text = String(value);
+        break;
+      case 'AM':
+      case 'PM':
+        text = hour % 24 < 12 ? 'AM' : 'PM';
+        break;
+      case 'am':
+      case 'pm':
+        text = hour % 24 < 12 ? 'am' : 'pm';
+        break;
+      case 'A.M.':
+      case 'P.M.':
+        text = hour % 24 < 12 ? 'A.M.' : 'P.M.';
+        break;
+      case 'a.m.':
+      case 'p.m.':
+        text = hour % 24 < 12 ? 'a.m.' : 'p.m.';
+        break;
+      case 'Y,YYY':
+        text = `${Math.floor(p.year / 1000)},${num(p.year % 1000, 3, false)}`;
+        break;
+      case 'YYYY':
+        value = p.year;
+        text = num(p.year, 4, fm);
+        break;
+      case 'YYY':
+        value = p.year % 1000;
+        text = num(value, 3, fm);
+        break;
+      case 'YY':
+        value = p.year % 100;
+        text = num(value, 2, fm);
+        break;
+      case 'Y':
+        value = p.year % 10;
+        text = String(value);
+        break;
+      case 'IYYY':
+      case 'IYY':
+      case 'IY':
+      case 'I': {
+        const iy = isoWeek(needDay(key))[0];
+        const width = key.length;
+        value = width === 4 ? iy : iy % 10 ** width;
+        text = num(value, width, fm);
+        break;
+      }
+      case 'MM':
+        value = p.month;
+        text = num(p.month, 2, fm);
+        break;
+      case 'MONTH':
+      case 'Month':
+      case 'month':
+        text = name(MONTHS[p.month - 1] ?? '', key, fm, 9);
+        break;
+      case 'MON':
+      case 'Mon':
+      case 'mon':
+        text = name((MONTHS[p.month - 1] ?? '').slice(0, 3), key, true, 3);
+        break;
+      case 'DD':
+        value = p.day;
+        text = num(p.day, 2, fm);
+        break;
+      case 'DDD': {
+        const day = needDay(key);
+        value = day - dayNumber(p.year, 1, 1) + 1;
+        text = num(value, 3, fm);
+        break;
+      }
+      case 'D':
+        value = (isoDow(needDay(key)) % 7) + 1;
+        text = String(value);
+        break;
+      case 'ID':
+        value = isoDow(needDay(key));
+        text = String(value);
+        break;
+      case 'DAY':
+      case 'Day':
+      case 'day':
+        text = name(DAYS[isoDow(needDay(key)) % 7] ?? '', key, fm, 9);
+        break;
+      case 'DY':
+      case 'Dy':
+      case 'dy':
+        text = name((DAYS[isoDow(needDay(key)) % 7] ?? '').slice(0, 3), key, true, 3);
+        break;
+      case 'W':
+        value = Math.floor((p.day - 1) / 7) + 1;
+        text = String(value);
+        break;
+      case 'WW': {
+        const doy = needDay(key) - dayNumber(p.year, 1, 1);
+        value = Math.floor(doy / 7) + 1;
+        text = num(value, 2, fm);
+        break;
+      }
+      case 'IW':
+        value = isoWeek(needDay(key))[1];
+        text = num(value, 2, fm);
+        break;
+      case 'Q':
+        value = Math.floor((p.month - 1) / 3) + 1;
+        text = String(value);
+        break;
+      case 'CC':
+        value = p.interval ? Math.trunc(p.year / 100) : Math.floor((p.year + 99) / 100);
+        text = num(value, 2, fm);
+        break;
+      case 'TZ':
+        text = kind === 'timestamptz' ? 'UTC' : '';
+        break;
+      case 'tz':
+        text = kind === 'timestamptz' ? 'utc' : '';
+        break;
+      case 'OF':
+        text = kind === 'timestamptz' ? '+00' : '';
+        break;
+      default:
+        text = key;
+    }
+    if (piece.th !== '' && value !== null) text += ordinal(value, piece.th === 'TH');
+    out += text;
+  }
+  return out;
+}
