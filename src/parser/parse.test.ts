@@ -1531,12 +1531,17 @@ describe('NOT_SUPPORTED constructs', () => {
       'alias for a join in parentheses is not supported',
       { line: 1, column: 34 },
     ],
+    ['SELECT ntile(2) OVER () FROM t', 'window function NTILE is not supported', { line: 1, column: 8 }],
     [
-      'SELECT sum(a) OVER (PARTITION BY b) FROM t',
-      'window function is not supported',
-      { line: 1, column: 8 },
+      'SELECT sum(a) OVER (ORDER BY b ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM t',
+      'window frame bound FOLLOWING is not supported',
+      { line: 1, column: 61 },
     ],
-    ['SELECT lag(a) OVER () FROM t', 'window function LAG is not supported', { line: 1, column: 8 }],
+    [
+      'SELECT lag(a) IGNORE NULLS OVER (ORDER BY b) FROM t',
+      'IGNORE NULLS is not supported',
+      { line: 1, column: 15 },
+    ],
     ['SELECT a FROM LATERAL f(x)', 'LATERAL is not supported', { line: 1, column: 15 }],
     ['SELECT a FROM generate_series(1, 3) g', 'function in FROM is not supported', { line: 1, column: 15 }],
     [

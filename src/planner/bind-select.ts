@@ -18,7 +18,6 @@ import { bindSemiJoin, splitSubqueryPredicates, type SubqueryContext } from './b
 import { filteredAggregate } from './bind-filter.ts';
 import {
   absorbRankBounds,
-  bindRankCall,
   checkDistinctOnOrder,
   distinctOnPlan,
   dropHidden,
@@ -26,6 +25,7 @@ import {
   topNOfOrdering,
   windowCalls,
 } from './bind-window.ts';
+import { bindWindowCalls } from './bind-window-functions.ts';
 import {
   bindExpr,
   containsAggregate,
@@ -152,6 +152,9 @@ function planKeyOf(
     case 'topN':
       // One row per partition (DISTINCT ON): the partition is a key. Else the input's key holds.
       if (plan.rank === 'row_number' && plan.to !== null && plan.to - plan.from <= 1) return plan.partitionBy;
+      return planKey(plan.input, catalog, memo);
+    case 'window':
+      // Every input row once, columns appended: the input's key holds.
       return planKey(plan.input, catalog, memo);
     case 'setOp':
       // The set forms hold each distinct row once; the ALL forms are multisets.
@@ -664,8 +667,8 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
     }
     exprs = itemExprs;
   } else {
-    // Each window call is one TopN appending its rank (the later ones over the earlier ones' rows).
-    for (const call of calls) plan = bindRankCall(call, plan, scope, preBound);
+    // One Window node per distinct window, appending its calls' columns (bind-window-functions.ts).
+    plan = bindWindowCalls(calls, plan, scope, preBound, bindAggregateCall);
     exprs = [...items.map((i) => i.expr), ...hidden].map((x) =>
       bindExpr(x, { scope, aggregateContext: 'this context', memo: preBound }),
     );
