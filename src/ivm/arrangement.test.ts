@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Value } from '../common/types.ts';
+import { Decimal } from '../common/decimal.ts';
 import { encodeOne, encodeValues } from '../common/values.ts';
 import type { StateDelta } from './state.ts';
 import { Arrangement, CountedArrangement, UniqueArrangement, hashRow } from './arrangement.ts';
@@ -186,4 +187,16 @@ test('rows whose hashes collide in one bucket are kept apart, found again, and c
   );
   assert.equal(b.addRow('k', [x], -1, 0), null);
   assert.equal(b.size, 0);
+});
+
+test('indexed mode: a numeric retracted as another object of the same value finds its row', () => {
+  // A Window recomputes an AVG into a new Decimal each time; downstream retracts by value.
+  const a = new Arrangement<Value>('test', 't', (k) => encodeOne(k));
+  const row = (v: Decimal): Value[] => [1, v];
+  a.addRow(1, row(new Decimal(15, 1)), 2, 0);
+  assert.equal(a.addRow(1, row(new Decimal(150, 2)), -1, 0)?.count, 1);
+  assert.equal(a.addRow(1, row(new Decimal(15, 1)), -1, 0), null);
+  assert.equal(a.size, 0);
+  a.addRow(1, row(new Decimal(15, 1)), 1, 0);
+  assert.throws(() => a.addRow(1, row(new Decimal(16, 1)), -1, 0), /negative multiplicity/);
 });

@@ -169,6 +169,8 @@ function sameValue(x: Value, y: Value): boolean {
   if (tx === 'number' && ty === 'number') return x !== x && y !== y;
   if ((tx === 'number' || tx === 'bigint') && (ty === 'number' || ty === 'bigint'))
     return encodeOne(x) === encodeOne(y);
+  // Numerics: two objects of one value (whatever their scales) encode alike, so they are one row.
+  if (tx === 'object' && ty === 'object' && x !== null && y !== null) return encodeOne(x) === encodeOne(y);
   return false;
 }
 
