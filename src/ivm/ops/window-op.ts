@@ -380,7 +380,11 @@ export class WindowOp implements Operator, Stateful {
       const slot = slots[j] as Slot;
       const old = before[j - lo] ?? null;
       const now = slot.values as Value[];
-      if (old !== null && sameValues(old, now)) continue;
+      if (old !== null && sameValues(old, now)) {
+        // Keep the objects emitted: a retraction carries them (and so matches what was emitted).
+        slot.values = old;
+        continue;
+      }
       if (old !== null) {
         rows.push([...slot.row, ...old]);
         weights.push(-1);
@@ -489,18 +493,13 @@ function finish(fn: WindowFn, acc: Acc): Value {
   }
 }
 
-/** Equal as emitted values: numerics of one value but different scales print differently. */
+/** Equal as a Z-set sees them (numerics of one value are one, whatever their scales). */
 function sameValues(a: readonly Value[], b: readonly Value[]): boolean {
   for (let i = 0; i < a.length; i++) {
     const x = a[i] as Value;
     const y = b[i] as Value;
     if (x === y) continue;
-    if (x === null || y === null) return false;
-    if (x instanceof Decimal && y instanceof Decimal) {
-      if (x.scale !== y.scale || !valuesEqual(x, y)) return false;
-      continue;
-    }
-    if (!valuesEqual(x, y)) return false;
+    if (x === null || y === null || !valuesEqual(x, y)) return false;
   }
   return true;
 }
