@@ -168,6 +168,8 @@ export interface SubqueryRef {
   readonly kind: 'subquery';
   readonly query: SelectStmt;
   readonly alias?: string;
+  /** `AS s (a, b)`: names replacing the first columns' names. */
+  readonly columns?: readonly { readonly name: string; readonly pos: Pos }[];
   /** The `(` that opens the subquery. */
   readonly pos: Pos;
 }

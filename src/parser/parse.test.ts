@@ -1519,11 +1519,6 @@ describe('NOT_SUPPORTED constructs', () => {
       'WITH RECURSIVE is not supported',
       { line: 1, column: 6 },
     ],
-    [
-      'SELECT * FROM (SELECT 1) AS s (a)',
-      'column aliases of a derived table is not supported',
-      { line: 1, column: 31 },
-    ],
     ['SELECT a FROM t JOIN LATERAL u ON true', 'LATERAL is not supported', { line: 1, column: 22 }],
     ['SELECT a FROM t JOIN f(1) ON true', 'function in FROM is not supported', { line: 1, column: 22 }],
     [

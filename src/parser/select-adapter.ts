@@ -768,12 +768,14 @@ class Converter {
     if (present(entry, 'tablesample')) throw notSupported('TABLESAMPLE', this.here());
     const subquery = this.derived.get(first);
     if (subquery !== undefined) {
-      if (this.peek()?.tokenType === LParen)
-        throw notSupported('column aliases of a derived table', this.here());
+      // `AS s (a, b)`: names for the derived table's first columns.
+      const columns =
+        alias !== undefined && this.peek()?.tokenType === LParen ? this.columnAliases() : undefined;
       return {
         kind: 'subquery',
         query: subquery,
         ...(alias !== undefined ? { alias } : {}),
+        ...(columns !== undefined ? { columns } : {}),
         pos: posOf(first),
       };
     }
@@ -783,6 +785,19 @@ class Converter {
       ...(alias !== undefined ? { alias } : {}),
       pos: posOf(first),
     };
+  }
+
+  /** `(a, b, …)` after a derived table's alias. */
+  private columnAliases(): { name: string; pos: Pos }[] {
+    this.expect(LParen);
+    const names: { name: string; pos: Pos }[] = [];
+    do {
+      if (names.length > 0) this.expect(Comma);
+      const token = this.name(true);
+      names.push({ name: identName(token), pos: posOf(token) });
+    } while (this.peek()?.tokenType === Comma);
+    this.expect(RParen);
+    return names;
   }
 
   private orderItem(item: unknown): OrderItem {

@@ -482,6 +482,8 @@ export const JOIN_TEMPLATES = [
   'win_filtered_derived',
   'win_over_agg',
   'win_over_join_view',
+  // A derived table's column alias list `AS s (a, b)` (SQLite has none: a WITH query's column list).
+  'derived_alias_list',
 ] as const;
 
 export type JoinTemplate = (typeof JOIN_TEMPLATES)[number];
@@ -1225,6 +1227,15 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
         { name: base, sql: baseSql, sqlite: baseSql, template: `${template}(base)` },
         { name: top, sql: topSql, sqlite: topSql, template },
       ];
+    }
+    case 'derived_alias_list': {
+      // Two of three columns renamed; the third keeps its name.
+      const inner = `SELECT k, SUM(${vCol(x)}), COUNT(*) AS n FROM ${X} GROUP BY k`;
+      const outer = `SELECT kk, total, n, LAG(total) OVER (ORDER BY kk NULLS FIRST) AS prev FROM `;
+      const where = `WHERE n > ${rng.int(0, 2)}`;
+      return one(`${outer}(${inner}) AS g (kk, total) ${where}`, {
+        sqlite: `WITH g (kk, total, n) AS (${inner}) ${outer}g ${where}`,
+      });
     }
     case 'view_over_semi': {
       const base = ctx.name();
