@@ -1177,7 +1177,8 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate): JoinView[] {
       return one(
         `SELECT k, j, ${vCol(x)} AS v, ${wCol(x)} AS w, SUM(${vCol(x)}) OVER (${w} ROWS BETWEEN ${n} PRECEDING AND CURRENT ROW) AS s, ` +
           `MIN(${vCol(x)}) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS mn, ` +
-          `COUNT(${wCol(x)}) OVER (${w} ROWS ${rng.int(1, 4)} PRECEDING) AS cw, AVG(${vCol(x)}) OVER (${w} ROWS UNBOUNDED PRECEDING) AS av FROM ${X}`,
+          `COUNT(${wCol(x)}) OVER (${w} ROWS ${rng.int(1, 4)} PRECEDING) AS cw, AVG(${vCol(x)}) OVER (${w} ROWS UNBOUNDED PRECEDING) AS av, ` +
+          `MAX(${wCol(x)}) OVER (${w} ROWS ${n + 1} PRECEDING) AS mw, AVG(j) OVER (${w} ROWS BETWEEN ${n} PRECEDING AND CURRENT ROW) AS aj FROM ${X}`,
       );
     }
     case 'win_partition_total':

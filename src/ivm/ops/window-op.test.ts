@@ -107,6 +107,19 @@ test('ranks and a running SUM: an insert at position k recomputes the rows from 
   assert.equal(op.slotsComputed - before, 1);
 });
 
+test('ROWS 500 PRECEDING: integer SUM and MIN cost O(1) a slot, not a fold of 500 rows', () => {
+  const op = windowOp([
+    fn({ fn: 'sum', arg: 2, frame: { kind: 'rows', preceding: 500 } }),
+    fn({ fn: 'min', arg: 2, frame: { kind: 'rows', preceding: 500 }, type: T.int32 }),
+  ]);
+  filled(op);
+  const before = op.slotsComputed;
+  op.step([batch([[1, 2005, 7]])]);
+  // The new slot and the 500 after it; no frame folded row by row.
+  assert.equal(op.slotsComputed - before, 501);
+  assert.equal(op.rowsFolded, 0);
+});
+
 test('no ORDER BY: the whole partition is one peer group, every row gets the total', () => {
   const op = windowOp([fn({ fn: 'sum', arg: 2 }), fn({ fn: 'count_star' })], false);
   op.step([
@@ -145,6 +158,10 @@ const ALL: readonly WindowFn[] = [
   fn({ fn: 'min', arg: 2, type: T.int32 }),
   fn({ fn: 'max', arg: 2, frame: { kind: 'rows', preceding: 1 }, type: T.int32 }),
   fn({ fn: 'avg', arg: 2, type: T.numeric }),
+  fn({ fn: 'min', arg: 2, frame: { kind: 'rows', preceding: 2 }, type: T.int32 }),
+  fn({ fn: 'avg', arg: 2, frame: { kind: 'rows', preceding: 1 }, type: T.numeric }),
+  fn({ fn: 'count_star', frame: { kind: 'rows', preceding: 3 } }),
+  fn({ fn: 'sum', arg: 2, frame: { kind: 'rows', preceding: 2 }, type: T.float64 }),
 ];
 
 /** A tiny PRNG, so a failure replays. */

@@ -6,9 +6,10 @@
 // for LAG n and ROWS n PRECEDING, the n before it for LEAD n, its peers for peer-shared values — and
 // only those are recomputed (each from its predecessor's values) and re-emitted if they differ.
 import type { Value } from '../../common/types.ts';
-import { Decimal, add, div } from '../../common/decimal.ts';
+import { Decimal, add, div, sub } from '../../common/decimal.ts';
 import {
   checkInt,
+  normalizeBigInt,
   compareValues,
   encodeOne,
   encodeValues,
@@ -64,6 +65,8 @@ export class WindowOp implements Operator, Stateful {
   private readonly reach: readonly Reach[];
   /** Slots whose window values were computed (tests count the work an epoch does with it). */
   slotsComputed = 0;
+  /** Rows folded into ROWS n PRECEDING frames one by one (float and fractional sums only). */
+  rowsFolded = 0;
 
   constructor(private readonly node: WindowNode) {
     this.stateId = node.stateId;
@@ -286,6 +289,34 @@ export class WindowOp implements Operator, Stateful {
   }
 
   /**
+   * An aggregate over ROWS BETWEEN n PRECEDING AND CURRENT ROW at slot j: COUNT, and SUM/AVG of
+   * integers, as the difference of two running aggregates (O(1)); MIN/MAX from the sliding queue;
+   * SUM/AVG of floats and fractional numerics by folding the frame's rows in order (O(n)), as
+   * PostgreSQL does (a difference of float sums is not the sum, nor of numerics its scale).
+   */
+  private framed(
+    slots: readonly Slot[],
+    j: number,
+    f: number,
+    fn: WindowFn,
+    n: number,
+    running: Acc,
+    window: SlidingExtreme | null | undefined,
+  ): Value {
+    const start = j - n;
+    if (start <= 0) return finish(fn, running);
+    if (window != null) return window.at(j, start);
+    const exact = difference(fn, running, (slots[start - 1] as Slot).acc[f] ?? EMPTY);
+    if (exact !== null) return finish(fn, exact);
+    let frame = EMPTY;
+    for (let k = start; k <= j; k++) {
+      this.rowsFolded++;
+      frame = fold(fn, frame, fn.arg === null ? null : ((slots[k] as Slot).row[fn.arg] as Value));
+    }
+    return finish(fn, frame);
+  }
+
+  /**
    * Recomputes slots lo..hi (whole peer groups when a function shares values among peers), each
    * from its predecessor's values, and emits the slots whose values changed.
    */
@@ -293,6 +324,13 @@ export class WindowOp implements Operator, Stateful {
     const fns = this.functions;
     // The values each slot had (null: a new slot), to emit only what changed.
     const before: (Value[] | null)[] = [];
+    // MIN/MAX over ROWS n PRECEDING slide a monotonic queue over the range (filled with the n slots
+    // before it), so each slot costs O(1) amortized rather than a fold of its n + 1 rows.
+    const windows = fns.map((fn) =>
+      (fn.fn === 'min' || fn.fn === 'max') && fn.frame.kind === 'rows' && fn.frame.preceding !== null
+        ? new SlidingExtreme(fn.fn, Math.max(0, lo - fn.frame.preceding), slots, fn.arg as number)
+        : null,
+    );
     // Forward: ranks, running aggregates (ROWS up to the slot), LAG/LEAD, frames of n rows.
     for (let j = lo; j <= hi; j++) {
       const slot = slots[j] as Slot;
@@ -345,12 +383,7 @@ export class WindowOp implements Operator, Stateful {
             const running = fold(fn, prev === undefined ? EMPTY : (prev.acc[f] ?? EMPTY), arg);
             acc[f] = running;
             if (fn.frame.kind === 'rows' && fn.frame.preceding !== null) {
-              let frame = EMPTY;
-              for (let k = Math.max(0, j - fn.frame.preceding); k < j; k++) {
-                const s = slots[k] as Slot;
-                frame = fold(fn, frame, fn.arg === null ? null : (s.row[fn.arg] as Value));
-              }
-              values[f] = finish(fn, fold(fn, frame, arg));
+              values[f] = this.framed(slots, j, f, fn, fn.frame.preceding, running, windows[f]);
             } else values[f] = finish(fn, running);
           }
         }
@@ -442,6 +475,65 @@ function reachOf(fn: WindowFn): Reach {
 /** A FIRST_VALUE over a frame from the partition's start: a change of the first slot reaches all. */
 function firstValueUnbounded(fn: WindowFn): boolean {
   return fn.fn === 'first_value' && !(fn.frame.kind === 'rows' && fn.frame.preceding !== null);
+}
+
+/**
+ * The aggregate of the rows after `b` up to `a` (both running aggregates of one partition), when
+ * subtracting is exact: counts, integer sums, numeric sums of integers (scale 0); else null.
+ */
+function difference(fn: WindowFn, a: Acc, b: Acc): Acc | null {
+  if (fn.fn === 'count' || fn.fn === 'count_star') return { n: a.n - b.n, v: null };
+  if (fn.fn !== 'sum' && fn.fn !== 'avg') return null;
+  const n = a.n - b.n;
+  if (n === 0) return EMPTY;
+  const x = a.v;
+  const y = b.v;
+  if (y === null) return a;
+  if (x instanceof Decimal && y instanceof Decimal) {
+    return x.scale === 0 && y.scale === 0 ? { n, v: sub(x, y) } : null;
+  }
+  if (fn.type.kind === 'float' || (typeof x === 'number' && !Number.isInteger(x))) return null;
+  if (typeof x === 'number' && typeof y === 'number') return { n, v: x - y };
+  if ((typeof x === 'number' || typeof x === 'bigint') && (typeof y === 'number' || typeof y === 'bigint'))
+    return { n, v: normalizeBigInt(BigInt(x) - BigInt(y)) };
+  return null;
+}
+
+/**
+ * The MIN or MAX of a sliding frame: slot indexes whose values are still candidates, in order, their
+ * values monotonic (each slot enters and leaves once). NULLs never enter.
+ */
+class SlidingExtreme {
+  private readonly queue: number[] = [];
+  private head = 0;
+  private next: number;
+
+  constructor(
+    private readonly kind: 'min' | 'max',
+    from: number,
+    private readonly slots: readonly Slot[],
+    private readonly arg: number,
+  ) {
+    this.next = from;
+  }
+
+  /** The extreme of slots start..j (called with j increasing by one, start ≤ j). */
+  at(j: number, start: number): Value {
+    for (; this.next <= j; this.next++) {
+      const x = (this.slots[this.next] as Slot).row[this.arg] as Value;
+      if (x === null) continue;
+      while (this.queue.length > this.head) {
+        const last = (this.slots[this.queue[this.queue.length - 1] as number] as Slot).row[this.arg] as Value;
+        const c = compareValues(last, x);
+        if (this.kind === 'min' ? c < 0 : c > 0) break;
+        this.queue.pop();
+      }
+      this.queue.push(this.next);
+    }
+    while (this.queue.length > this.head && (this.queue[this.head] as number) < start) this.head++;
+    const best = this.queue[this.head];
+    return best === undefined ? null : ((this.slots[best] as Slot).row[this.arg] as Value);
+  }
 }
 
 /** Adds one input to an aggregate's state (NULL inputs count only for COUNT(*)). */
