@@ -203,5 +203,24 @@ function windowFn(
   const { over: _over, ...plain } = call;
   const agg = bindAggregate(plain, scope);
   const fn = (agg.fn === 'count_star' ? 'count_star' : agg.fn) as WindowFnKind;
+  const argKind = agg.arg?.type.kind;
+  const preceding = frame.kind === 'rows' ? frame.preceding : null;
+  if (
+    (fn === 'sum' || fn === 'avg') &&
+    (argKind === 'float' || argKind === 'numeric') &&
+    preceding !== null &&
+    preceding > MAX_FOLDED_FRAME
+  ) {
+    // Such a frame is folded row by row for every row it moves over (a difference of float sums
+    // is not their sum): bounded, so one change cannot hold the engine for long.
+    throw notSupported(
+      `ROWS ${preceding} PRECEDING (over ${MAX_FOLDED_FRAME}) for ${fn.toUpperCase()} of ${argKind === 'float' ? 'a floating-point' : 'a numeric'} value`,
+      over?.frame?.pos ?? call.pos,
+      'use a smaller frame, ROWS UNBOUNDED PRECEDING, or an integer argument',
+    );
+  }
   return { ...base, fn, arg: agg.arg === undefined ? null : column(agg.arg), type: agg.column.type };
 }
+
+/** The largest ROWS n PRECEDING frame a SUM/AVG of floats or numerics may fold per row. */
+const MAX_FOLDED_FRAME = 1000;
