@@ -139,6 +139,22 @@ test('no ORDER BY: the whole partition is one peer group, every row gets the tot
   ]);
 });
 
+test('no ORDER BY over 20,000 rows: a backfill and a batch of scattered changes walk each slot once', () => {
+  const op = windowOp([fn({ fn: 'last_value', arg: 2, type: T.int32 }), fn({ fn: 'count_star' })], false);
+  const rows: Row[] = [];
+  for (let i = 0; i < 20_000; i++) rows.push([1, i, i % 7]);
+  op.step([batch(rows)]);
+  assert.equal(op.slotsComputed, 20_000);
+  assert.ok(op.slotsWalked <= 20_000, `${op.slotsWalked} slots walked for the backfill`);
+  const computed = op.slotsComputed;
+  const walked = op.slotsWalked;
+  const scattered: Row[] = [];
+  for (let i = 0; i < 50; i++) scattered.push([1, i * 400 + 1, 3]);
+  op.step([batch(scattered)]);
+  assert.equal(op.slotsComputed - computed, 20_050);
+  assert.ok(op.slotsWalked - walked <= 20_050, `${op.slotsWalked - walked} slots walked for 50 changes`);
+});
+
 const ALL: readonly WindowFn[] = [
   fn({ fn: 'row_number' }),
   fn({ fn: 'rank' }),

@@ -65,6 +65,8 @@ export class WindowOp implements Operator, Stateful {
   private readonly reach: readonly Reach[];
   /** Slots whose window values were computed (tests count the work an epoch does with it). */
   slotsComputed = 0;
+  /** Slots stepped over while widening dirty ranges to whole peer groups (counted by tests). */
+  slotsWalked = 0;
   /** Rows folded into ROWS n PRECEDING frames one by one (float and fractional sums only). */
   rowsFolded = 0;
 
@@ -246,44 +248,54 @@ export class WindowOp implements Operator, Stateful {
    */
   private dirty(slots: readonly Slot[], changed: readonly Row[]): [number, number][] {
     const last = slots.length - 1;
+    const shared = this.reach.some((r) => r.peers);
     const ranges: [number, number][] = [];
     for (const row of changed) {
       const p = this.lowerBound(slots, row);
       const q = this.upperBound(slots, row) - 1; // q = p - 1: no copy left, a gap before p
-      let lo = p;
+      // Peers of the changed row share a value: a peer before it starts the range (its whole group
+      // is covered below, where each range is widened to whole groups).
+      let lo = shared && p > 0 && this.peers((slots[p - 1] as Slot).row, row) === 0 ? p - 1 : p;
       let hi = Math.max(p, q);
       if (p === 0 && this.functions.some(firstValueUnbounded)) hi = last;
       for (const r of this.reach) {
         lo = Math.min(lo, p - r.back);
         hi = Math.max(hi, q + r.ahead);
-        if (r.peers) {
-          // Peers of the changed row share its value: all of them, before and after it.
-          let a = p;
-          while (a > 0 && this.peers((slots[a - 1] as Slot).row, row) === 0) a--;
-          let b = Math.max(q, p - 1);
-          while (b < last && this.peers((slots[b + 1] as Slot).row, row) === 0) b++;
-          lo = Math.min(lo, a);
-          hi = Math.max(hi, b);
-        }
       }
       lo = Math.max(lo, 0);
       hi = Math.min(hi, last);
       if (lo <= hi) ranges.push([lo, hi]);
     }
-    ranges.sort((a, b) => a[0] - b[0]);
+    ranges.sort((x, y) => x[0] - y[0]);
+    // Merged in order; with shared values each range widened to whole peer groups, merging again
+    // as it goes, so every slot is walked at most once whatever the number of changes.
     const merged: [number, number][] = [];
-    for (const r of ranges) {
+    for (const [from, to] of ranges) {
+      let lo = from;
+      let hi = to;
       const top = merged[merged.length - 1];
-      if (top !== undefined && r[0] <= top[1] + 1) top[1] = Math.max(top[1], r[1]);
-      else merged.push(r);
-    }
-    // A range touching a peer group computes values shared over the group: widen to whole groups.
-    if (this.reach.some((r) => r.peers)) {
-      for (const r of merged) {
-        while (r[0] > 0 && this.peers((slots[r[0] - 1] as Slot).row, (slots[r[0]] as Slot).row) === 0) r[0]--;
-        while (r[1] < last && this.peers((slots[r[1] + 1] as Slot).row, (slots[r[1]] as Slot).row) === 0)
-          r[1]++;
+      if (top !== undefined && lo <= top[1] + 1) {
+        if (hi <= top[1]) continue;
+        lo = top[0];
+        merged.pop();
+      } else if (shared) {
+        while (lo > 0 && this.peers((slots[lo - 1] as Slot).row, (slots[lo] as Slot).row) === 0) {
+          lo--;
+          this.slotsWalked++;
+        }
+        const before = merged[merged.length - 1];
+        if (before !== undefined && lo <= before[1] + 1) {
+          lo = before[0];
+          merged.pop();
+        }
       }
+      if (shared) {
+        while (hi < last && this.peers((slots[hi + 1] as Slot).row, (slots[hi] as Slot).row) === 0) {
+          hi++;
+          this.slotsWalked++;
+        }
+      }
+      merged.push([lo, hi]);
     }
     return merged;
   }
