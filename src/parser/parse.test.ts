@@ -1528,6 +1528,16 @@ describe('NOT_SUPPORTED constructs', () => {
     ],
     ['SELECT ntile(2) OVER () FROM t', 'window function NTILE is not supported', { line: 1, column: 8 }],
     [
+      'SELECT sum(a) FILTER (WHERE a > 0) OVER (PARTITION BY b) FROM t',
+      'FILTER in a window function is not supported',
+      { line: 1, column: 15 },
+    ],
+    [
+      'SELECT sum(a) OVER (ORDER BY b GROUPS 1 PRECEDING) FROM t',
+      'GROUPS window frame is not supported',
+      { line: 1, column: 32 },
+    ],
+    [
       'SELECT sum(a) OVER (ORDER BY b ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM t',
       'window frame bound FOLLOWING is not supported',
       { line: 1, column: 61 },

@@ -208,6 +208,15 @@ export function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: numbe
  * function is PostgreSQL's error at the function's name; elsewhere it is not SQL we know.
  */
 function filterOnNonAggregate(tokens: readonly AdapterToken[], at: number, pos: SourcePosition): SluiceError {
+  // `agg(...) FILTER (WHERE ...) OVER (...)`, which node-sql-parser does not read: valid SQL.
+  for (let k = at + 1, depth = 0; k < tokens.length; k++) {
+    const t = tokens[k]!.tok;
+    if (isType(t, LParen)) depth++;
+    else if (isType(t, RParen) && --depth === 0) {
+      if (isWordText(tokens[k + 1]?.tok, 'over')) return notSupported('FILTER in a window function', pos);
+      break;
+    }
+  }
   let j = at - 1;
   if (isType(tokens[j]?.tok, RParen)) {
     for (let depth = 0; j >= 0; j--) {
