@@ -362,8 +362,8 @@ export class WindowOp implements Operator, Stateful {
             values[f] = newPeer ? j + 1 : (((prev as Slot).values as Value[])[f] as Value);
             break;
           case 'dense_rank': {
-            const before = prev === undefined ? 0 : (((prev.values as Value[])[f] as number) ?? 0);
-            values[f] = newPeer ? before + 1 : before;
+            const dense = prev === undefined ? 0 : (((prev.values as Value[])[f] as number) ?? 0);
+            values[f] = newPeer ? dense + 1 : dense;
             break;
           }
           case 'lag':
