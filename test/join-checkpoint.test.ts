@@ -167,3 +167,16 @@ test('Top-N, ranking and DISTINCT ON views restore from checkpoints and continue
   for (const seed of seeds) sets += roundTrip(seed, TOP_N);
   console.log(`top-n checkpoints: ${seeds.length} seeds, ${sets} change sets compared after restores`);
 });
+
+// Window functions: the partition → rows arrangement comes from the checkpoint; the order and every
+// slot's window values (and running aggregates) are derived again on load, and the changes after the
+// restore — which rows are retracted and re-emitted with which values — are the uninterrupted
+// engine's, order included.
+const WINDOW = JOIN_TEMPLATES.filter((t) => t.startsWith('win_'));
+
+test('window function views restore from checkpoints and continue alike', () => {
+  assert.ok(WINDOW.length >= 8, `only ${WINDOW.length} window templates`);
+  let sets = 0;
+  for (const seed of seeds) sets += roundTrip(seed, WINDOW);
+  console.log(`window checkpoints: ${seeds.length} seeds, ${sets} change sets compared after restores`);
+});

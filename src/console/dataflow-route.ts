@@ -6,6 +6,7 @@ import type { SluiceRuntime } from '../server/runtime.ts';
 import type { AggregateJson, DataflowJson, DataflowNodeJson, NodeCounts } from './shared/dataflow-json.ts';
 import { printScalar } from '../common/scalar-expr.ts';
 import { printTopN } from '../common/top-n.ts';
+import { printWindow } from '../common/window.ts';
 import type { DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 
 type Stats = ReturnType<SluiceRuntime['engine']['viewNodeStats']>[number];
@@ -21,6 +22,7 @@ const TITLES: Record<DataflowNode['kind'], string> = {
   setop: 'Set operation',
   semijoin: 'Semi-join',
   topn: 'Top-N',
+  window: 'Window',
   output: 'Output',
 };
 
@@ -113,6 +115,14 @@ function nodeJson(
         ...base,
         kind: 'topn',
         text: printTopN(n, byId.get(n.inputs[0])?.columns ?? []),
+        stateful: true,
+        state: n.stateId,
+      };
+    case 'window':
+      return {
+        ...base,
+        kind: 'window',
+        text: printWindow(n, byId.get(n.inputs[0])?.columns ?? []),
         stateful: true,
         state: n.stateId,
       };
@@ -240,6 +250,7 @@ export const dataflowRouteSchema = {
                   'setop',
                   'semijoin',
                   'topn',
+                  'window',
                   'output',
                 ],
               },

@@ -9,6 +9,7 @@ import { isStateful } from '../ivm/state.ts';
 import { DistinctOp } from '../ivm/ops/distinct-op.ts';
 import { SetOpOp } from '../ivm/ops/set-op.ts';
 import { UnionOp } from '../ivm/ops/union-op.ts';
+import { WindowOp } from '../ivm/ops/window-op.ts';
 import { TopNOp } from '../ivm/ops/topn-op.ts';
 import { JoinOp, type JoinBudget } from '../ivm/ops/join-op.ts';
 import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
@@ -130,6 +131,9 @@ export class ViewRuntime implements RowErrorSink {
         }
         case 'topn':
           this.rendered.push({ node, inputs: node.inputs, op: new TopNOp(node) });
+          break;
+        case 'window':
+          this.rendered.push({ node, inputs: node.inputs, op: new WindowOp(node) });
           break;
         case 'join': {
           const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { Value } from '../common/types.ts';
 import { encodeOne, encodeValues } from '../common/values.ts';
 import type { StateDelta } from './state.ts';
-import { parseDecimal, type Decimal } from '../common/decimal.ts';
+import { Decimal, parseDecimal } from '../common/decimal.ts';
 import { Arrangement, CountedArrangement, UniqueArrangement, hashRow } from './arrangement.ts';
 
 const ids = (d: StateDelta): string[] => d.upserts.map(([id]) => id).sort();
@@ -198,4 +198,16 @@ test('a row of equal decimals held in other objects is the same row (a checkpoin
   // The retraction of the row as another operator instance computes it: no negative multiplicity.
   assert.equal(a.addRow('k', [1, again], -1, 0), null);
   assert.equal(a.size, 0);
+});
+
+test('indexed mode: a numeric retracted as another object of the same value finds its row', () => {
+  // A Window recomputes an AVG into a new Decimal each time; downstream retracts by value.
+  const a = new Arrangement<Value>('test', 't', (k) => encodeOne(k));
+  const row = (v: Decimal): Value[] => [1, v];
+  a.addRow(1, row(new Decimal(15, 1)), 2, 0);
+  assert.equal(a.addRow(1, row(new Decimal(150, 2)), -1, 0)?.count, 1);
+  assert.equal(a.addRow(1, row(new Decimal(15, 1)), -1, 0), null);
+  assert.equal(a.size, 0);
+  a.addRow(1, row(new Decimal(15, 1)), 1, 0);
+  assert.throws(() => a.addRow(1, row(new Decimal(16, 1)), -1, 0), /negative multiplicity/);
 });

@@ -170,8 +170,8 @@ function sameValue(x: Value, y: Value): boolean {
   if (tx === 'number' && ty === 'number') return x !== x && y !== y;
   if ((tx === 'number' || tx === 'bigint') && (ty === 'number' || ty === 'bigint'))
     return encodeOne(x) === encodeOne(y);
-  // Two Decimal objects: one value when they encode alike (a row decoded from a checkpoint holds
-  // other objects than the operator that later retracts it).
+  // Numerics: two objects of one value (whatever their scales) encode alike, so they are one row (a
+  // row decoded from a checkpoint, or recomputed by a Window, holds other objects than the one stored).
   if (tx === 'object' && ty === 'object' && x !== null && y !== null) return encodeOne(x) === encodeOne(y);
   return false;
 }

@@ -6,6 +6,7 @@ import { typeName } from '../common/types.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { printScalar } from '../common/scalar-expr.ts';
 import { printTopN, type RankKind, type SortKey } from '../common/top-n.ts';
+import { printWindow, type WindowFn } from '../common/window.ts';
 
 export type AggregateStrategy = 'invertible' | 'multiset';
 
@@ -178,6 +179,21 @@ export type DataflowNode =
       readonly stateId: string;
     }
   /**
+   * Window functions (src/ivm/ops/window-op.ts): every input row arranged by partition and kept in
+   * order with its window values; a change recomputes and re-emits only the rows whose values it
+   * can change (from the change on for ranks and running frames, n rows for LAG/LEAD/ROWS n).
+   */
+  | {
+      readonly id: number;
+      readonly kind: 'window';
+      readonly inputs: readonly [number];
+      readonly partitionBy: readonly number[];
+      readonly orderBy: readonly SortKey[];
+      readonly functions: readonly WindowFn[];
+      readonly columns: readonly ColumnSpec[];
+      readonly stateId: string;
+    }
+  /**
    * Integrates the view's deltas into its arrangement (the view state) and emits its changelog.
    * `sharesStateOf`: the Reduce feeding it, whose groups are the view's keys in order: the output
    * reads that state instead of holding a copy of every row.
@@ -337,6 +353,14 @@ export function printDataflow(plan: DataflowPlan): string {
         const input = byId.get(n.inputs[0]);
         lines.push(
           `${pad}n${n.id} TopN ${printTopN(n, input?.columns ?? [])} state ${n.stateId} (partition → every row, in order) → [${cols(n.columns)}]`,
+        );
+        visit(n.inputs[0], depth + 1);
+        return;
+      }
+      case 'window': {
+        const input = byId.get(n.inputs[0]);
+        lines.push(
+          `${pad}n${n.id} Window ${printWindow(n, input?.columns ?? [])} state ${n.stateId} (partition → every row, in order, with its values) → [${cols(n.columns)}]`,
         );
         visit(n.inputs[0], depth + 1);
         return;

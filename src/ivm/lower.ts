@@ -233,6 +233,19 @@ export function lowerToDataflow(
           stateId: `${view}/topn${id}`,
         }));
       }
+      case 'window': {
+        const input = lower(p.input);
+        return add((id) => ({
+          id,
+          kind: 'window',
+          inputs: [input.id],
+          partitionBy: p.partitionBy,
+          orderBy: p.orderBy,
+          functions: p.functions,
+          columns: specs(p.columns),
+          stateId: `${view}/window${id}`,
+        }));
+      }
       case 'distinct': {
         const input = lower(p.input);
         return add((id) => ({
@@ -280,6 +293,7 @@ function planInputs(p: LogicalPlan): readonly LogicalPlan[] {
     case 'aggregate':
     case 'distinct':
     case 'topN':
+    case 'window':
       return [p.input];
     case 'join':
     case 'setOp':

@@ -117,10 +117,18 @@ export type Expr =
       readonly pos: Pos;
     };
 
-/** `OVER ([PARTITION BY exprs] [ORDER BY items])`; `pos` is that of OVER. */
+/** `OVER ([PARTITION BY exprs] [ORDER BY items] [frame])`; `pos` is that of OVER. */
 export interface WindowSpec {
   readonly partitionBy: readonly Expr[];
   readonly orderBy: readonly OrderItem[];
+  /** Absent: the default frame (RANGE UNBOUNDED PRECEDING, peers included; the whole partition without ORDER BY). */
+  readonly frame?: WindowFrameSpec;
+  readonly pos: Pos;
+}
+
+/** `ROWS BETWEEN n PRECEDING AND CURRENT ROW`: `preceding` null for UNBOUNDED; `pos` of ROWS. */
+export interface WindowFrameSpec {
+  readonly preceding: number | null;
   readonly pos: Pos;
 }
 
@@ -160,6 +168,8 @@ export interface SubqueryRef {
   readonly kind: 'subquery';
   readonly query: SelectStmt;
   readonly alias?: string;
+  /** `AS s (a, b)`: names replacing the first columns' names. */
+  readonly columns?: readonly { readonly name: string; readonly pos: Pos }[];
   /** The `(` that opens the subquery. */
   readonly pos: Pos;
 }

@@ -1530,11 +1530,6 @@ describe('NOT_SUPPORTED constructs', () => {
       'WITH RECURSIVE is not supported',
       { line: 1, column: 6 },
     ],
-    [
-      'SELECT * FROM (SELECT 1) AS s (a)',
-      'column aliases of a derived table is not supported',
-      { line: 1, column: 31 },
-    ],
     ['SELECT a FROM t JOIN LATERAL u ON true', 'LATERAL is not supported', { line: 1, column: 22 }],
     ['SELECT a FROM t JOIN f(1) ON true', 'function in FROM is not supported', { line: 1, column: 22 }],
     [
@@ -1542,12 +1537,27 @@ describe('NOT_SUPPORTED constructs', () => {
       'alias for a join in parentheses is not supported',
       { line: 1, column: 34 },
     ],
+    ['SELECT ntile(2) OVER () FROM t', 'window function NTILE is not supported', { line: 1, column: 8 }],
     [
-      'SELECT sum(a) OVER (PARTITION BY b) FROM t',
-      'window function is not supported',
-      { line: 1, column: 8 },
+      'SELECT sum(a) FILTER (WHERE a > 0) OVER (PARTITION BY b) FROM t',
+      'FILTER in a window function is not supported',
+      { line: 1, column: 15 },
     ],
-    ['SELECT lag(a) OVER () FROM t', 'window function LAG is not supported', { line: 1, column: 8 }],
+    [
+      'SELECT sum(a) OVER (ORDER BY b GROUPS 1 PRECEDING) FROM t',
+      'GROUPS window frame is not supported',
+      { line: 1, column: 32 },
+    ],
+    [
+      'SELECT sum(a) OVER (ORDER BY b ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM t',
+      'window frame bound FOLLOWING is not supported',
+      { line: 1, column: 61 },
+    ],
+    [
+      'SELECT lag(a) IGNORE NULLS OVER (ORDER BY b) FROM t',
+      'IGNORE NULLS is not supported',
+      { line: 1, column: 15 },
+    ],
     ['SELECT a FROM LATERAL f(x)', 'LATERAL is not supported', { line: 1, column: 15 }],
     ['SELECT a FROM generate_series(1, 3) g', 'function in FROM is not supported', { line: 1, column: 15 }],
     [

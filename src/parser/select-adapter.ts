@@ -17,6 +17,8 @@ import type {
   SubqueryRef,
   TableRef,
   TypeName,
+  WindowFrameSpec,
+  WindowSpec,
 } from './ast.ts';
 import { parseQuery } from './select-adapter/query-structure.ts';
 import { notSupported, parseError, SluiceError } from '../common/errors.ts';
@@ -94,6 +96,10 @@ const PARSE_OPTIONS = { database: 'postgresql' } as const;
  * it to tell our own bugs apart from SQL that node-sql-parser rejects outright.
  */
 export const adapterDiagnostics = { divergences: 0 };
+
+/** Window functions (beside the aggregates with OVER) the binder maintains. */
+const WINDOW_FUNCTIONS = ['row_number', 'rank', 'dense_rank', 'lag', 'lead', 'first_value', 'last_value'];
+const AGGREGATE_WINDOW_FUNCTIONS = ['count', 'sum', 'avg', 'min', 'max'];
 
 /** A keyword node-sql-parser leaves among a call's arguments (`BOTH`, `FROM`, `IN`). */
 function isOrigin(arg: unknown): arg is Node {
@@ -470,29 +476,39 @@ class Converter {
   }
 
   /**
-   * A window function call: `ROW_NUMBER() | RANK() | DENSE_RANK() OVER ([PARTITION BY exprs] [ORDER
-   * BY items])`. Other window functions, named windows and frame clauses are NOT_SUPPORTED.
+   * A window function call: `ROW_NUMBER() | RANK() | DENSE_RANK() | LAG/LEAD(x [, n [, default]]) |
+   * FIRST_VALUE(x) | LAST_VALUE(x) OVER (...)` (aggregates with OVER come through aggregateNode).
+   * Other window functions and named windows are NOT_SUPPORTED.
    */
   private windowCall(node: Node): Expr {
     const fn = String(node['name'] ?? '').toLowerCase();
     const nameToken = this.name(true);
     const pos = posOf(nameToken);
-    if (!['row_number', 'rank', 'dense_rank'].includes(fn)) {
+    if (!WINDOW_FUNCTIONS.includes(fn)) {
       throw notSupported(
         `window function ${fn.toUpperCase()}`,
         pos,
-        'the window functions supported are ROW_NUMBER, RANK and DENSE_RANK',
+        'the window functions supported are ROW_NUMBER, RANK, DENSE_RANK, LAG, LEAD, FIRST_VALUE, LAST_VALUE and COUNT, SUM, AVG, MIN, MAX with OVER',
       );
     }
     this.expect(LParen);
-    if (this.peek()?.tokenType !== RParen)
-      throw notSupported(`arguments of ${fn.toUpperCase()}`, this.here());
+    const args = callArguments(child(node, 'args')).map((arg, i) => {
+      if (i > 0) this.comma();
+      return this.expression(arg).expr;
+    });
     this.expect(RParen);
+    if (isWordText(this.peek(), 'ignore') || isWordText(this.peek(), 'respect'))
+      throw notSupported(`${this.peek()!.image.toUpperCase()} NULLS`, this.here());
+    const over = this.windowSpec(node);
+    return { kind: 'function', name: fn, args, distinct: false, star: false, over, pos };
+  }
+
+  /** `OVER ([PARTITION BY exprs] [ORDER BY items] [ROWS frame])` after a call. */
+  private windowSpec(node: Node): WindowSpec {
     const overToken = this.word('over');
     const window = child(node, 'over');
     const spec = child(child(window ?? {}, 'as_window_specification') ?? {}, 'window_specification');
     if (spec === undefined) throw notSupported('named window', this.here());
-    if (present(spec, 'window_frame_clause')) throw notSupported('window frame clause', this.here());
     this.expect(LParen);
     const partitionBy: Expr[] = [];
     const partitions = list(spec, 'partitionby');
@@ -514,9 +530,53 @@ class Converter {
         orderBy.push(this.orderItem(item));
       });
     }
+    const frame = present(spec, 'window_frame_clause') ? this.windowFrame() : undefined;
     this.expect(RParen);
-    const over = { partitionBy, orderBy, pos: posOf(overToken) };
-    return { kind: 'function', name: fn, args: [], distinct: false, star: false, over, pos };
+    return { partitionBy, orderBy, ...(frame !== undefined ? { frame } : {}), pos: posOf(overToken) };
+  }
+
+  /**
+   * `ROWS [BETWEEN] start [AND CURRENT ROW]`, start one of UNBOUNDED PRECEDING, n PRECEDING, CURRENT
+   * ROW (read from our tokens). Frames ending elsewhere, RANGE/GROUPS and EXCLUDE are NOT_SUPPORTED.
+   */
+  private windowFrame(): WindowFrameSpec {
+    const unit = this.peek();
+    const pos = this.here();
+    if (!isWordText(unit, 'rows')) {
+      throw notSupported(
+        `${unit?.image.toUpperCase() ?? ''} window frame`,
+        pos,
+        'write ROWS BETWEEN n PRECEDING AND CURRENT ROW, or no frame (RANGE UNBOUNDED PRECEDING)',
+      );
+    }
+    this.index++;
+    const between = this.optionalWord('between') !== undefined;
+    const start = this.frameBound();
+    if (between) {
+      this.word('and');
+      const endPos = this.here();
+      if (this.frameBound() !== 0) throw notSupported('window frame not ending at CURRENT ROW', endPos);
+    }
+    if (isWordText(this.peek(), 'exclude')) throw notSupported('window frame EXCLUDE', this.here());
+    return { preceding: start, pos };
+  }
+
+  /** One frame bound: null for UNBOUNDED PRECEDING, n for n PRECEDING, 0 for CURRENT ROW. */
+  private frameBound(): number | null {
+    const pos = this.here();
+    if (this.optionalWord('current') !== undefined) {
+      this.word('row');
+      return 0;
+    }
+    let n: number | null = null;
+    if (this.optionalWord('unbounded') === undefined) {
+      const token = this.expect(NumberLit);
+      n = Number(token.image);
+      if (!Number.isSafeInteger(n)) throw notSupported('window frame offset that is not an integer', pos);
+    }
+    if (this.optionalWord('following') !== undefined) throw notSupported('window frame bound FOLLOWING', pos);
+    this.word('preceding');
+    return n;
   }
 
   private selectItem(column: unknown): SelectItem {
@@ -709,12 +769,14 @@ class Converter {
     if (present(entry, 'tablesample')) throw notSupported('TABLESAMPLE', this.here());
     const subquery = this.derived.get(first);
     if (subquery !== undefined) {
-      if (this.peek()?.tokenType === LParen)
-        throw notSupported('column aliases of a derived table', this.here());
+      // `AS s (a, b)`: names for the derived table's first columns.
+      const columns =
+        alias !== undefined && this.peek()?.tokenType === LParen ? this.columnAliases() : undefined;
       return {
         kind: 'subquery',
         query: subquery,
         ...(alias !== undefined ? { alias } : {}),
+        ...(columns !== undefined ? { columns } : {}),
         pos: posOf(first),
       };
     }
@@ -724,6 +786,19 @@ class Converter {
       ...(alias !== undefined ? { alias } : {}),
       pos: posOf(first),
     };
+  }
+
+  /** `(a, b, …)` after a derived table's alias. */
+  private columnAliases(): { name: string; pos: Pos }[] {
+    this.expect(LParen);
+    const names: { name: string; pos: Pos }[] = [];
+    do {
+      if (names.length > 0) this.expect(Comma);
+      const token = this.name(true);
+      names.push({ name: identName(token), pos: posOf(token) });
+    } while (this.peek()?.tokenType === Comma);
+    this.expect(RParen);
+    return names;
   }
 
   private orderItem(item: unknown): OrderItem {
@@ -1118,7 +1193,7 @@ class Converter {
     }
     const nameToken = this.name();
     const pos = posOf(nameToken);
-    if (present(node, 'over')) throw notSupported('window function', pos);
+    if (present(node, 'over')) throw notSupported(`window function ${nameToken.image.toUpperCase()}`, pos);
     if (!present(node, 'args')) {
       // CURRENT_DATE and friends, written without parentheses.
       return functionCall(identName(nameToken), [], {}, pos);
@@ -1205,7 +1280,6 @@ class Converter {
   private aggregateNode(node: Node): Expr {
     const nameToken = this.name();
     const pos = posOf(nameToken);
-    if (present(node, 'over')) throw notSupported('window function', pos);
     const args = child(node, 'args');
     if (args === undefined) this.lost();
     if (present(args, 'orderby')) throw notSupported('ORDER BY inside an aggregate', pos);
@@ -1215,6 +1289,7 @@ class Converter {
       this.expect(Star);
       this.expect(RParen);
       const filter = this.filterClause(node);
+      if (present(node, 'over')) return this.windowAggregate(node, [], false, filter, pos);
       this.rejectCallSuffix({ ...node, filter: null }, pos);
       return withFilter(functionCall(identName(nameToken), [], { star: true }, pos), filter);
     }
@@ -1228,8 +1303,26 @@ class Converter {
     }
     this.expect(RParen);
     const filter = this.filterClause(node);
+    if (present(node, 'over')) return this.windowAggregate(node, values, distinct, filter, pos);
     this.rejectCallSuffix({ ...node, filter: null }, pos);
     return withFilter(functionCall(identName(nameToken), values, { distinct }, pos), filter);
+  }
+
+  /** `agg(x) OVER (...)`: an aggregate as a window function (no DISTINCT, no FILTER). */
+  private windowAggregate(
+    node: Node,
+    args: readonly Expr[],
+    distinct: boolean,
+    filter: Expr | undefined,
+    pos: Pos,
+  ): Expr {
+    const name = String(node['name'] ?? '').toLowerCase();
+    if (distinct) throw notSupported('DISTINCT in a window function', pos);
+    if (filter !== undefined) throw notSupported('FILTER in a window function', pos);
+    if (!AGGREGATE_WINDOW_FUNCTIONS.includes(name))
+      throw notSupported(`window function ${name.toUpperCase()}`, pos);
+    const over = this.windowSpec(node);
+    return { kind: 'function', name, args, distinct: false, star: args.length === 0, over, pos };
   }
 
   /** `FILTER (WHERE cond)` after an aggregate's parentheses: the condition, or undefined. */

@@ -59,8 +59,9 @@ export interface BindContext {
 
 export const AGGREGATE_NAMES = new Set(['count', 'sum', 'avg', 'min', 'max']);
 
+/** An aggregate call (one with OVER is a window function, bound by bind-window-functions.ts). */
 export function isAggregateCall(e: Expr): boolean {
-  return e.kind === 'function' && AGGREGATE_NAMES.has(e.name);
+  return e.kind === 'function' && AGGREGATE_NAMES.has(e.name) && e.over === undefined;
 }
 
 /** The first aggregate call in `e` (pre-order), or undefined. An explicit stack: no recursion. */

@@ -22,6 +22,27 @@ export interface BoundRelation {
   readonly dependsOn: readonly string[];
 }
 
+/** `(SELECT …) AS s (a, b)`: the listed names replace the derived table's first column names. */
+function renamed(bound: BoundRelation, ref: SubqueryRef): BoundRelation {
+  const names = ref.columns;
+  if (names === undefined) return bound;
+  if (names.length > bound.columns.length) {
+    throw new SluiceError(
+      'INVALID_DEFINITION',
+      `table "${ref.alias ?? ''}" has ${bound.columns.length} columns available but ${names.length} columns specified`,
+      { position: names[bound.columns.length]!.pos },
+    );
+  }
+  const columns = bound.columns.map((c, i) => ({ ...c, name: names[i]?.name ?? c.name }));
+  const exprs: ScalarExpr[] = bound.columns.map((c, i) => ({
+    kind: 'col',
+    index: i,
+    name: c.name,
+    type: c.type,
+  }));
+  return { ...bound, plan: { kind: 'project', input: bound.plan, exprs, columns }, columns };
+}
+
 /** What FROM can name besides the catalog: the WITH queries in scope, and how to bind a subquery. */
 export interface FromContext {
   /** Common table expressions by name; each bound once, every reference reads the same plan. */
@@ -86,7 +107,7 @@ export function bindFrom(
   };
   const subquery = (ref: SubqueryRef): Bound => {
     if (context === undefined) throw new SluiceError('INTERNAL_ERROR', 'a subquery reached FROM unbound');
-    return computed(context.bindSubquery(ref.query), ref.alias, ref.pos);
+    return computed(renamed(context.bindSubquery(ref.query), ref), ref.alias, ref.pos);
   };
   const leaf = (ref: TableRef): Bound => {
     const cte = context?.ctes.get(ref.name);

@@ -25,7 +25,6 @@ import {
 } from './bind-scalar-subquery.ts';
 import {
   absorbRankBounds,
-  bindRankCall,
   checkDistinctOnOrder,
   distinctOnPlan,
   dropHidden,
@@ -33,6 +32,7 @@ import {
   topNOfOrdering,
   windowCalls,
 } from './bind-window.ts';
+import { bindWindowCalls } from './bind-window-functions.ts';
 import {
   bindExpr,
   containsAggregate,
@@ -159,6 +159,9 @@ function planKeyOf(
     case 'topN':
       // One row per partition (DISTINCT ON): the partition is a key. Else the input's key holds.
       if (plan.rank === 'row_number' && plan.to !== null && plan.to - plan.from <= 1) return plan.partitionBy;
+      return planKey(plan.input, catalog, memo);
+    case 'window':
+      // Every input row once, columns appended: the input's key holds.
       return planKey(plan.input, catalog, memo);
     case 'setOp':
       // The set forms hold each distinct row once; the ALL forms are multisets.
@@ -704,8 +707,8 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
     }
     exprs = itemExprs;
   } else {
-    // Each window call is one TopN appending its rank (the later ones over the earlier ones' rows).
-    for (const call of calls) plan = bindRankCall(call, plan, scope, preBound);
+    // One Window node per distinct window, appending its calls' columns (bind-window-functions.ts).
+    plan = bindWindowCalls(calls, plan, scope, preBound, bindAggregateCall);
     // Scalar subqueries of the select list: joined to the rows (bind-scalar-subquery.ts).
     const scalar = joinScalarSubqueries(
       scalarSubqueries([...items.map((i) => i.expr), ...hidden]).nodes,

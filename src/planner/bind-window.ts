@@ -1,17 +1,15 @@
-// Top-N, ranking window functions and DISTINCT ON, bound to one LogicalPlan node (`topN`):
-// `ORDER BY … LIMIT n OFFSET m` in a view or a nested query is ROW_NUMBER over one partition kept in
-// (m, m + n]; `ROW_NUMBER()/RANK()/DENSE_RANK() OVER (PARTITION BY … ORDER BY …)` appends the rank to
-// every row, and an enclosing `WHERE rn <= n` (or <, =, >, >=) becomes the node's kept range;
-// `DISTINCT ON (exprs)` is ROW_NUMBER partitioned by those expressions, kept in (0, 1].
+// Top-N and DISTINCT ON, bound to one LogicalPlan node (`topN`): `ORDER BY … LIMIT n OFFSET m` in a
+// view or a nested query is ROW_NUMBER over one partition kept in (m, m + n]; a Window node computing
+// only `ROW_NUMBER()/RANK()/DENSE_RANK() OVER (…)` (bind-window-functions.ts) under an enclosing
+// `WHERE rn <= n` (or <, =, >, >=) becomes a TopN keeping that range; `DISTINCT ON (exprs)` is
+// ROW_NUMBER partitioned by those expressions, kept in (0, 1].
 import { SluiceError } from '../common/errors.ts';
 import type { Expr } from '../parser/ast.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
-import type { RankKind, SortKey } from '../common/top-n.ts';
+import type { SortKey } from '../common/top-n.ts';
 import { T } from '../common/types.ts';
-import type { ColumnMeta } from './catalog.ts';
 import type { LogicalPlan } from './logical-plan.ts';
-import { bindExpr, type Scope } from './bind-expr.ts';
 
 type TopNPlan = Extract<LogicalPlan, { kind: 'topN' }>;
 
@@ -118,64 +116,6 @@ export function refuseWindowIn(e: Expr | undefined, clause: string): void {
 }
 
 /**
- * A ranking window call of a SELECT without GROUP BY: its PARTITION BY and ORDER BY
- * expressions computed as trailing columns (plain columns are used in place), then a TopN appending
- * the rank. `memo` learns that the call is the rank column, so binding the select list reads it.
- */
-export function bindRankCall(
-  call: Extract<Expr, { kind: 'function' }>,
-  plan: LogicalPlan,
-  scope: Scope | null,
-  memo: WeakMap<Expr, ScalarExpr>,
-): LogicalPlan {
-  const over = call.over;
-  if (over === undefined) return plan;
-  const bind = (e: Expr): ScalarExpr => {
-    refuseWindowIn(e, 'window definitions');
-    return bindExpr(e, { scope, aggregateContext: 'window definitions', memo });
-  };
-  const width = plan.columns.length;
-  const extra: ScalarExpr[] = [];
-  const column = (e: ScalarExpr): number => {
-    if (e.kind === 'col') return e.index;
-    extra.push(e);
-    return width + extra.length - 1;
-  };
-  const partitionBy = over.partitionBy.map((e) => column(bind(e)));
-  const orderBy: SortKey[] = over.orderBy.map((o) => ({
-    index: column(bind(o.expr)),
-    desc: o.desc,
-    nullsFirst: o.nulls === undefined ? o.desc : o.nulls === 'first',
-  }));
-  let input = plan;
-  if (extra.length > 0) {
-    const exprs: ScalarExpr[] = [
-      ...plan.columns.map((c, index): ScalarExpr => ({ kind: 'col', index, name: c.name, type: c.type })),
-      ...extra,
-    ];
-    const columns: ColumnMeta[] = [
-      ...plan.columns,
-      ...extra.map((e, k) => ({ name: `?window${k}`, type: e.type, nullable: true })),
-    ];
-    input = { kind: 'project', input: plan, exprs, columns };
-  }
-  const rankColumn: ColumnMeta = { name: call.name, type: T.int64, nullable: false };
-  const topN: TopNPlan = {
-    kind: 'topN',
-    input,
-    partitionBy,
-    orderBy,
-    rank: call.name as RankKind,
-    emitRank: true,
-    from: 0,
-    to: null,
-    columns: [...input.columns, rankColumn],
-  };
-  memo.set(call, { kind: 'col', index: input.columns.length, name: call.name, type: T.int64 });
-  return topN;
-}
-
-/**
  * `WHERE rn <= n` over a query whose column `rn` is an unbounded rank (a derived table or WITH
  * query computing ROW_NUMBER/RANK/DENSE_RANK): the bounds on it become the TopN's kept range, so
  * only the top rows of each partition flow on. Other conjuncts stay in the filter.
@@ -189,8 +129,8 @@ export function absorbRankBounds(plan: LogicalPlan): LogicalPlan {
     chain.push(node);
     node = node.input;
   }
-  if (node.kind !== 'topN' || !node.emitRank || node.from !== 0 || node.to !== null) return plan;
-  const topN = node;
+  const topN = node.kind === 'window' ? rankAsTopN(node) : node;
+  if (topN?.kind !== 'topN' || !topN.emitRank || topN.from !== 0 || topN.to !== null) return plan;
   // The rank column mapped up through the projections: the outer index whose expression is it.
   let rank = topN.columns.length - 1;
   for (let i = chain.length - 1; i >= 0; i--) {
@@ -223,6 +163,27 @@ export function absorbRankBounds(plan: LogicalPlan): LogicalPlan {
   const predicate: ScalarExpr =
     kept.length === 1 ? (kept[0] as ScalarExpr) : { kind: 'and', args: kept, type: T.bool };
   return { kind: 'filter', input: rebuilt, predicate, columns: rebuilt.columns };
+}
+
+/**
+ * A Window node computing only ROW_NUMBER, RANK or DENSE_RANK: the same rows as an unbounded TopN
+ * appending the rank, which an outer bound on the rank can then narrow.
+ */
+function rankAsTopN(node: Extract<LogicalPlan, { kind: 'window' }>): TopNPlan | null {
+  const f = node.functions[0];
+  if (node.functions.length !== 1 || f === undefined) return null;
+  if (f.fn !== 'row_number' && f.fn !== 'rank' && f.fn !== 'dense_rank') return null;
+  return {
+    kind: 'topN',
+    input: node.input,
+    partitionBy: node.partitionBy,
+    orderBy: node.orderBy,
+    rank: f.fn,
+    emitRank: true,
+    from: 0,
+    to: null,
+    columns: node.columns,
+  };
 }
 
 const FLIPPED: Readonly<Record<string, string>> = { lt: 'gt', le: 'ge', gt: 'lt', ge: 'le', eq: 'eq' };

@@ -4,6 +4,7 @@ import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { printScalar } from '../common/scalar-expr.ts';
 import { typeName } from '../common/types.ts';
 import { printTopN, type RankKind, type SortKey } from '../common/top-n.ts';
+import { printWindow, type WindowFn } from '../common/window.ts';
 import type { ColumnMeta } from './catalog.ts';
 
 export type AggregateFn = 'count_star' | 'count' | 'sum' | 'avg' | 'min' | 'max';
@@ -119,6 +120,19 @@ export type LogicalPlan =
       readonly from: number;
       readonly to: number | null;
       readonly columns: readonly ColumnMeta[];
+    }
+  /**
+   * Window functions (src/planner/bind-window-functions.ts): every input row, with one column
+   * appended per function, computed over the rows of its partition sorted by `orderBy` (peers
+   * ordered by the whole row, so ROW_NUMBER and LAG among ties are deterministic).
+   */
+  | {
+      readonly kind: 'window';
+      readonly input: LogicalPlan;
+      readonly partitionBy: readonly number[];
+      readonly orderBy: readonly SortKey[];
+      readonly functions: readonly WindowFn[];
+      readonly columns: readonly ColumnMeta[];
     };
 
 export const SEMI_JOIN_WORDS: Readonly<Record<SemiJoinMode, string>> = {
@@ -183,6 +197,8 @@ export function printLogicalPlan(plan: LogicalPlan, indent = 0, printed = new Se
     }
     case 'topN':
       return `${pad}TopN ${printTopN(plan, plan.input.columns)}\n${printLogicalPlan(plan.input, indent + 1)}`;
+    case 'window':
+      return `${pad}Window ${printWindow(plan, plan.input.columns)}\n${printLogicalPlan(plan.input, indent + 1)}`;
     case 'setOp':
       return `${pad}${plan.op[0]!.toUpperCase()}${plan.op.slice(1)}${plan.all ? ' all' : ''} [${cols(plan.columns)}]\n${printLogicalPlan(plan.left, indent + 1)}\n${printLogicalPlan(plan.right, indent + 1)}`;
   }

@@ -42,7 +42,7 @@ import {
   type TableSpec,
 } from './sqlite-oracle.ts';
 
-export const JOIN_GENERATOR_VERSION = 2;
+export const JOIN_GENERATOR_VERSION = 3;
 
 // ---------------------------------------------------------------------------------------------------
 // Schema
@@ -479,6 +479,22 @@ export const JOIN_TEMPLATES = [
   'topn_over_agg',
   'topn_cte_join',
   'topn_over_join_view',
+  // Window functions in the select list (LAG/LEAD, FIRST/LAST_VALUE, ranks, aggregates OVER with
+  // the default RANGE frame, ROWS frames and no ORDER BY). Where a value depends on the order among
+  // peers (ROW_NUMBER, LAG/LEAD, FIRST/LAST_VALUE, ROWS frames), the window orders by every column
+  // of the table (its id last when keyed), so only identical rows tie — and they get the same
+  // multiset of outputs whichever copy comes first. RANGE frames and ranks are defined among peers.
+  'win_lag_lead',
+  'win_running_range',
+  'win_rows_frame',
+  'win_partition_total',
+  'win_first_last',
+  'win_ranks_mixed',
+  'win_filtered_derived',
+  'win_over_agg',
+  'win_over_join_view',
+  // A derived table's column alias list `AS s (a, b)` (SQLite has none: a WITH query's column list).
+  'derived_alias_list',
   // Scalar subqueries of at most one row per outer row (support/scalar-subquery-templates.ts; the
   // ones that can return several rows run in test/scalar-subquery-differential.test.ts).
   ...SCALAR_TEMPLATES,
@@ -496,6 +512,17 @@ function pickTwo(rng: Rng, tables: readonly JoinTable[]): [JoinTable, JoinTable]
   const a = rng.pick(tables);
   const rest = tables.filter((t) => t !== a);
   return [a, rng.pick(rest)];
+}
+
+/**
+ * An ORDER BY over every column of `t` (its id last when keyed): only identical rows are peers, so a
+ * window value that depends on the order among peers is the same multiset in SQLite and Sluice.
+ */
+function allOrder(t: JoinTable): string {
+  return (
+    `k NULLS FIRST, j DESC NULLS LAST, ${vCol(t)} NULLS LAST, ${wCol(t)} NULLS FIRST` +
+    (t.keyed ? `, ${idCol(t)}` : '')
+  );
 }
 
 function smallOf(rng: Rng, tables: readonly JoinTable[]): JoinTable {
@@ -1150,6 +1177,87 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinVi
         { name: base, sql: baseSql, sqlite: baseSql, template: `${template}(base)` },
         { name: top, sql: topSql, sqlite: topSql, template },
       ];
+    }
+    case 'win_lag_lead': {
+      const w = `PARTITION BY k ORDER BY ${allOrder(x)}`;
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, ${wCol(x)} AS w, LAG(${vCol(x)}) OVER (${w}) AS pv, ` +
+          `LEAD(${wCol(x)}, ${rng.int(1, 3)}, 'none') OVER (${w}) AS nw, LAG(j, ${rng.int(0, 2)}, -1) OVER (${w}) AS pj FROM ${X}`,
+      );
+    }
+    case 'win_running_range':
+      // The default frame: peers (equal ORDER BY keys) share the value, whatever their order.
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, SUM(${vCol(x)}) OVER (PARTITION BY k ORDER BY j NULLS LAST) AS rs, ` +
+          `COUNT(*) OVER (PARTITION BY k ORDER BY j NULLS LAST) AS rc, MAX(${wCol(x)}) OVER (PARTITION BY k ORDER BY j DESC NULLS FIRST) AS mw, ` +
+          `AVG(${vCol(x)}) OVER (PARTITION BY j ORDER BY k NULLS FIRST) AS ra, COUNT(${vCol(x)}) OVER (ORDER BY ${vCol(x)} NULLS FIRST) AS cv FROM ${X}`,
+      );
+    case 'win_rows_frame': {
+      const n = rng.int(0, 3);
+      const w = `PARTITION BY ${rng.pick(['k', 'j'])} ORDER BY ${allOrder(x)}`;
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, ${wCol(x)} AS w, SUM(${vCol(x)}) OVER (${w} ROWS BETWEEN ${n} PRECEDING AND CURRENT ROW) AS s, ` +
+          `MIN(${vCol(x)}) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS mn, ` +
+          `COUNT(${wCol(x)}) OVER (${w} ROWS ${rng.int(1, 4)} PRECEDING) AS cw, AVG(${vCol(x)}) OVER (${w} ROWS UNBOUNDED PRECEDING) AS av, ` +
+          `MAX(${wCol(x)}) OVER (${w} ROWS ${n + 1} PRECEDING) AS mw, AVG(j) OVER (${w} ROWS BETWEEN ${n} PRECEDING AND CURRENT ROW) AS aj FROM ${X}`,
+      );
+    }
+    case 'win_partition_total':
+      // No ORDER BY: the whole partition is every row's frame.
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, SUM(${vCol(x)}) OVER (PARTITION BY k) AS tot, COUNT(*) OVER (PARTITION BY k, j) AS n, ` +
+          `AVG(${vCol(x)}) OVER () AS av, MIN(${wCol(x)}) OVER (PARTITION BY j) AS mw, MAX(${vCol(x)}) OVER () AS mx FROM ${X}`,
+      );
+    case 'win_first_last': {
+      const w = `PARTITION BY k ORDER BY ${allOrder(x)}`;
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, ${wCol(x)} AS w, FIRST_VALUE(${vCol(x)}) OVER (${w}) AS fv, ` +
+          `LAST_VALUE(${wCol(x)}) OVER (${w}) AS lw, FIRST_VALUE(${wCol(x)}) OVER (${w} ROWS BETWEEN ${rng.int(0, 2)} PRECEDING AND CURRENT ROW) AS fw, ` +
+          `LAST_VALUE(j) OVER (PARTITION BY j ORDER BY k NULLS FIRST) AS lj FROM ${X}`,
+      );
+    }
+    case 'win_ranks_mixed': {
+      const w = `PARTITION BY j ORDER BY ${allOrder(x)}`;
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, ${wCol(x)} AS w, ROW_NUMBER() OVER (${w}) AS rn, LAG(k) OVER (${w}) AS pk, ` +
+          `RANK() OVER (PARTITION BY k ORDER BY ${vCol(x)} DESC NULLS LAST) AS rk, DENSE_RANK() OVER (ORDER BY j NULLS FIRST, k NULLS LAST) AS dr, ` +
+          `SUM(k) OVER (PARTITION BY k ORDER BY ${vCol(x)} DESC NULLS LAST) + ${c} AS sk FROM ${X}`,
+      );
+    }
+    case 'win_filtered_derived': {
+      // A window in a derived table, filtered outside on its value (no rank: no Top-N).
+      const w = `PARTITION BY k ORDER BY ${allOrder(x)}`;
+      return one(
+        `SELECT k, v, pv, rs FROM (SELECT k, ${vCol(x)} AS v, LAG(${vCol(x)}) OVER (${w}) AS pv, ` +
+          `SUM(${vCol(x)}) OVER (PARTITION BY k ORDER BY j NULLS LAST) AS rs FROM ${X} WHERE ${vCol(x)} IS NOT NULL) s ` +
+          `WHERE pv IS NULL OR pv ${rng.pick(['<', '>=', '<>'])} v`,
+      );
+    }
+    case 'win_over_agg':
+      return one(
+        `SELECT k, n, SUM(n) OVER (ORDER BY k NULLS FIRST) AS cum, LAG(n, 1, 0) OVER (ORDER BY k NULLS FIRST) AS pn, ` +
+          `RANK() OVER (ORDER BY n DESC) AS rk FROM (SELECT k, COUNT(*) AS n FROM ${X} GROUP BY k) g`,
+      );
+    case 'win_over_join_view': {
+      const base = ctx.name();
+      const baseSql = `SELECT ${X}.k AS k, ${X}.j AS xj, ${Y}.j AS yj, ${vCol(y)} AS yv FROM ${X} JOIN ${Y} ON ${X}.k = ${Y}.k`;
+      const top = ctx.name();
+      const topSql =
+        `SELECT k, xj, yj, yv, SUM(yv) OVER (PARTITION BY k ORDER BY xj NULLS FIRST) AS s, ` +
+        `LEAD(yv) OVER (PARTITION BY k ORDER BY xj NULLS FIRST, yj DESC NULLS LAST, yv NULLS LAST) AS ny FROM ${base}`;
+      return [
+        { name: base, sql: baseSql, sqlite: baseSql, template: `${template}(base)` },
+        { name: top, sql: topSql, sqlite: topSql, template },
+      ];
+    }
+    case 'derived_alias_list': {
+      // Two of three columns renamed; the third keeps its name.
+      const inner = `SELECT k, SUM(${vCol(x)}), COUNT(*) AS n FROM ${X} GROUP BY k`;
+      const outer = `SELECT kk, total, n, LAG(total) OVER (ORDER BY kk NULLS FIRST) AS prev FROM `;
+      const where = `WHERE n > ${rng.int(0, 2)}`;
+      return one(`${outer}(${inner}) AS g (kk, total) ${where}`, {
+        sqlite: `WITH g (kk, total, n) AS (${inner}) ${outer}g ${where}`,
+      });
     }
     case 'view_over_semi': {
       const base = ctx.name();

@@ -31,6 +31,7 @@ const ROLE: Record<DataflowNodeJson['kind'], string> = {
   setop: 'Set operation · row → count per side',
   semijoin: 'Semi-join · left rows by key, match counts',
   topn: 'Top-N · every row, sorted per partition',
+  window: 'Window · every row with its values, sorted per partition',
   output: 'Output · view state + changelog',
 };
 
@@ -80,6 +81,7 @@ function detailOf(n: DataflowNodeJson): Detail {
       break;
 
     case 'topn':
+    case 'window':
       lines.push(n.text);
       break;
     case 'join':

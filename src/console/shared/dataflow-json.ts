@@ -64,6 +64,8 @@ export type DataflowNodeJson =
     })
   /** `text`: the ranking, partition, order and kept range, as EXPLAIN DATAFLOW prints them. */
   | (NodeBase & { readonly kind: 'topn'; readonly text: string })
+  /** `text`: the partition, order and functions, as EXPLAIN DATAFLOW prints them. */
+  | (NodeBase & { readonly kind: 'window'; readonly text: string })
   | (NodeBase & {
       readonly kind: 'semijoin';
       /** `exists`, `not exists`, `in` or `not in`. */

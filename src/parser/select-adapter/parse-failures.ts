@@ -78,6 +78,8 @@ export function unsupportedConstructUpTo(
   limit: number,
 ): SluiceError | undefined {
   const word = (i: number, w: string): boolean => isWordText(tokens[i]?.tok, w);
+  const FRAME_HINT =
+    'write ROWS BETWEEN n PRECEDING AND CURRENT ROW, or no frame (RANGE UNBOUNDED PRECEDING)';
   for (let i = 0; i <= limit && i < tokens.length; i++) {
     const tok = tokens[i]!.tok;
     const pos = posOf(tok);
@@ -95,7 +97,18 @@ export function unsupportedConstructUpTo(
     }
     if (word(i, 'tablesample')) return notSupported('TABLESAMPLE', pos);
     if (word(i, 'lateral')) return notSupported('LATERAL', pos);
-    if (word(i, 'over') && isType(tokens[i - 1]?.tok, RParen)) return notSupported('window function', pos);
+    if (word(i, 'over') && isType(tokens[i - 1]?.tok, RParen)) {
+      // node-sql-parser reads no RANGE/GROUPS frame: name the frame unit the window holds.
+      for (let j = i + 1, depth = 0; j < tokens.length; j++) {
+        const t = tokens[j]!.tok;
+        if (isType(t, LParen)) depth++;
+        else if (isType(t, RParen) && --depth <= 0) break;
+        if (depth === 1 && (word(j, 'range') || word(j, 'groups'))) {
+          return notSupported(`${t.image.toUpperCase()} window frame`, posOf(t), FRAME_HINT);
+        }
+      }
+      return notSupported('window function', pos);
+    }
     if (word(i, 'window')) return notSupported('WINDOW clause', pos);
     if (['union', 'intersect', 'except'].some((w) => word(i, w))) {
       return notSupported(tok.image.toUpperCase(), pos);
@@ -195,6 +208,15 @@ export function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: numbe
  * function is PostgreSQL's error at the function's name; elsewhere it is not SQL we know.
  */
 function filterOnNonAggregate(tokens: readonly AdapterToken[], at: number, pos: SourcePosition): SluiceError {
+  // `agg(...) FILTER (WHERE ...) OVER (...)`, which node-sql-parser does not read: valid SQL.
+  for (let k = at + 1, depth = 0; k < tokens.length; k++) {
+    const t = tokens[k]!.tok;
+    if (isType(t, LParen)) depth++;
+    else if (isType(t, RParen) && --depth === 0) {
+      if (isWordText(tokens[k + 1]?.tok, 'over')) return notSupported('FILTER in a window function', pos);
+      break;
+    }
+  }
   let j = at - 1;
   if (isType(tokens[j]?.tok, RParen)) {
     for (let depth = 0; j >= 0; j--) {

@@ -1,0 +1,226 @@
+// Window functions in a select list bound to `window` LogicalPlan nodes: the calls sharing one
+// PARTITION BY / ORDER BY become one node, their arguments, defaults and keys computed as trailing
+// columns first (plain columns are used in place); `memo` learns each call's result column, so
+// binding the select list reads it. A rank filtered by an outer WHERE becomes a TopN later
+// (absorbRankBounds in bind-window.ts).
+import { SluiceError, notSupported } from '../common/errors.ts';
+import type { Expr } from '../parser/ast.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import { printScalar } from '../common/scalar-expr.ts';
+import type { SortKey } from '../common/top-n.ts';
+import { T } from '../common/types.ts';
+import type { WindowFn, WindowFnKind, WindowFrame } from '../common/window.ts';
+import type { ColumnMeta } from './catalog.ts';
+import type { LogicalPlan } from './logical-plan.ts';
+import { bindExpr, unify, type Scope } from './bind-expr.ts';
+import { refuseWindowIn } from './bind-window.ts';
+
+type Call = Extract<Expr, { kind: 'function' }>;
+
+/** Binds an aggregate call (its argument and PostgreSQL's result type), as GROUP BY would. */
+export type BindAggregate = (
+  e: Call,
+  scope: Scope | null,
+) => { readonly fn: string; readonly arg?: ScalarExpr; readonly column: ColumnMeta };
+
+/**
+ * Adds one Window node per distinct window (PARTITION BY and ORDER BY) of `calls` over `plan`, in
+ * the order the windows first appear; returns the plan with every call's column appended.
+ */
+export function bindWindowCalls(
+  calls: readonly Call[],
+  plan: LogicalPlan,
+  scope: Scope | null,
+  memo: WeakMap<Expr, ScalarExpr>,
+  bindAggregate: BindAggregate,
+): LogicalPlan {
+  const bind = (e: Expr): ScalarExpr => {
+    refuseWindowIn(e, 'window definitions');
+    return bindExpr(e, { scope, aggregateContext: 'window definitions', memo });
+  };
+  // Group the calls by their window, bound once each.
+  const groups = new Map<string, { calls: Call[]; partition: ScalarExpr[]; order: BoundOrder[] }>();
+  for (const call of calls) {
+    const over = call.over;
+    if (over === undefined) continue;
+    const partition = over.partitionBy.map(bind);
+    const order = over.orderBy.map((o) => ({
+      expr: bind(o.expr),
+      desc: o.desc,
+      nullsFirst: o.nulls === undefined ? o.desc : o.nulls === 'first',
+    }));
+    const key =
+      partition.map(printScalar).join(',') +
+      '|' +
+      order.map((o) => `${printScalar(o.expr)} ${o.desc} ${o.nullsFirst}`).join(',');
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, { calls: [call], partition, order });
+    else group.calls.push(call);
+  }
+  for (const group of groups.values()) plan = windowNode(group, plan, scope, memo, bind, bindAggregate);
+  return plan;
+}
+
+interface BoundOrder {
+  readonly expr: ScalarExpr;
+  readonly desc: boolean;
+  readonly nullsFirst: boolean;
+}
+
+function windowNode(
+  group: { readonly calls: readonly Call[]; readonly partition: ScalarExpr[]; readonly order: BoundOrder[] },
+  plan: LogicalPlan,
+  scope: Scope | null,
+  memo: WeakMap<Expr, ScalarExpr>,
+  bind: (e: Expr) => ScalarExpr,
+  bindAggregate: BindAggregate,
+): LogicalPlan {
+  const width = plan.columns.length;
+  const extra: ScalarExpr[] = [];
+  const column = (e: ScalarExpr): number => {
+    if (e.kind === 'col') return e.index;
+    const printed = printScalar(e);
+    const at = extra.findIndex((x) => printScalar(x) === printed);
+    if (at >= 0) return width + at;
+    extra.push(e);
+    return width + extra.length - 1;
+  };
+  const partitionBy = group.partition.map(column);
+  const orderBy: SortKey[] = group.order.map((o) => ({
+    index: column(o.expr),
+    desc: o.desc,
+    nullsFirst: o.nullsFirst,
+  }));
+  const functions: WindowFn[] = [];
+  const names: string[] = [];
+  for (const call of group.calls) {
+    const fn = windowFn(call, scope, bind, bindAggregate, column);
+    functions.push(fn);
+    names.push(call.name);
+  }
+  let input = plan;
+  if (extra.length > 0) {
+    const exprs: ScalarExpr[] = [
+      ...plan.columns.map((c, index): ScalarExpr => ({ kind: 'col', index, name: c.name, type: c.type })),
+      ...extra,
+    ];
+    const columns: ColumnMeta[] = [
+      ...plan.columns,
+      ...extra.map((e, k) => ({ name: `?window${width + k}`, type: e.type, nullable: true })),
+    ];
+    input = { kind: 'project', input: plan, exprs, columns };
+  }
+  const base = input.columns.length;
+  const columns: ColumnMeta[] = [
+    ...input.columns,
+    ...functions.map((f, k) => ({
+      name: names[k] as string,
+      type: f.type,
+      nullable: !(
+        f.fn === 'row_number' ||
+        f.fn === 'rank' ||
+        f.fn === 'dense_rank' ||
+        f.fn.startsWith('count')
+      ),
+    })),
+  ];
+  group.calls.forEach((call, k) => {
+    const f = functions[k] as WindowFn;
+    memo.set(call, { kind: 'col', index: base + k, name: call.name, type: f.type });
+  });
+  return { kind: 'window', input, partitionBy, orderBy, functions, columns };
+}
+
+const RANKS: readonly string[] = ['row_number', 'rank', 'dense_rank'];
+
+function windowFn(
+  call: Call,
+  scope: Scope | null,
+  bind: (e: Expr) => ScalarExpr,
+  bindAggregate: BindAggregate,
+  column: (e: ScalarExpr) => number,
+): WindowFn {
+  const over = call.over;
+  const frame: WindowFrame =
+    over?.frame === undefined ? { kind: 'range' } : { kind: 'rows', preceding: over.frame.preceding };
+  const base = { offset: 0, defaultArg: null, frame };
+  const arity = (lo: number, hi: number): void => {
+    if (call.args.length < lo || call.args.length > hi || call.star) {
+      throw new SluiceError(
+        'UNKNOWN_FUNCTION',
+        `function ${call.name} takes ${lo === hi ? `exactly ${lo}` : `${lo} to ${hi}`} argument${hi === 1 ? '' : 's'}`,
+        { position: call.pos },
+      );
+    }
+  };
+  if (RANKS.includes(call.name)) {
+    arity(0, 0);
+    return { ...base, fn: call.name as WindowFnKind, arg: null, type: T.int64 };
+  }
+  if (call.name === 'first_value' || call.name === 'last_value') {
+    arity(1, 1);
+    let arg = bind(call.args[0] as Expr);
+    if (arg.type.kind === 'unknown') arg = { ...arg, type: T.text };
+    return { ...base, fn: call.name, arg: column(arg), type: arg.type };
+  }
+  if (call.name === 'lag' || call.name === 'lead') {
+    arity(1, 3);
+    let arg = bind(call.args[0] as Expr);
+    const offsetAst = call.args[1];
+    let offset = 1;
+    if (offsetAst !== undefined) {
+      const o = bind(offsetAst);
+      const v = o.kind === 'const' && o.type.kind === 'int' ? Number(o.value) : NaN;
+      if (
+        o.kind !== 'const' ||
+        o.type.kind !== 'int' ||
+        o.value === null ||
+        !Number.isSafeInteger(v) ||
+        v < 0
+      ) {
+        throw notSupported(
+          `${call.name.toUpperCase()} offset that is not a non-negative integer constant`,
+          offsetAst.pos,
+        );
+      }
+      offset = v;
+    }
+    let defaultArg: number | null = null;
+    const defaultAst = call.args[2];
+    if (defaultAst !== undefined) {
+      // PostgreSQL: the value and the default are of one common type.
+      const [a, d] = unify([arg, bind(defaultAst)], defaultAst.pos, call.name.toUpperCase()) as [
+        ScalarExpr,
+        ScalarExpr,
+      ];
+      arg = a;
+      defaultArg = column(d);
+    }
+    if (arg.type.kind === 'unknown') arg = { ...arg, type: T.text };
+    return { ...base, fn: call.name, arg: column(arg), offset, defaultArg, type: arg.type };
+  }
+  // COUNT/SUM/AVG/MIN/MAX: PostgreSQL's argument checks and result types, as for GROUP BY.
+  const { over: _over, ...plain } = call;
+  const agg = bindAggregate(plain, scope);
+  const fn = (agg.fn === 'count_star' ? 'count_star' : agg.fn) as WindowFnKind;
+  const argKind = agg.arg?.type.kind;
+  const preceding = frame.kind === 'rows' ? frame.preceding : null;
+  if (
+    (fn === 'sum' || fn === 'avg') &&
+    (argKind === 'float' || argKind === 'numeric') &&
+    preceding !== null &&
+    preceding > MAX_FOLDED_FRAME
+  ) {
+    // Such a frame is folded row by row for every row it moves over (a difference of float sums
+    // is not their sum): bounded, so one change cannot hold the engine for long.
+    throw notSupported(
+      `ROWS ${preceding} PRECEDING (over ${MAX_FOLDED_FRAME}) for ${fn.toUpperCase()} of ${argKind === 'float' ? 'a floating-point' : 'a numeric'} value`,
+      over?.frame?.pos ?? call.pos,
+      'use a smaller frame, ROWS UNBOUNDED PRECEDING, or an integer argument',
+    );
+  }
+  return { ...base, fn, arg: agg.arg === undefined ? null : column(agg.arg), type: agg.column.type };
+}
+
+/** The largest ROWS n PRECEDING frame a SUM/AVG of floats or numerics may fold per row. */
+const MAX_FOLDED_FRAME = 1000;
