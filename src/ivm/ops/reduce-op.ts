@@ -226,12 +226,14 @@ export class ReduceOp implements Operator, Stateful {
     const width = inCols === undefined ? 0 : inCols.length;
     const inRow = this.inRow;
     for (let i = 0; i < n; i++) {
-      let row: readonly Value[];
-      if (inCols === undefined) row = input.rows[i] as readonly Value[];
-      else {
-        for (let c = 0; c < width; c++) inRow[c] = (inCols[c] as readonly Value[])[i] as Value;
-        row = inRow;
-      }
+      // Every row is read through the one scratch row, whichever form the batch has: the generated
+      // key and argument functions then see a single array shape (a table's batch is columns when
+      // large and rows when small, and mixing them made their loads polymorphic).
+      if (inCols === undefined) {
+        const r = input.rows[i] as readonly Value[];
+        for (let c = 0; c < r.length; c++) inRow[c] = r[c] as Value;
+      } else for (let c = 0; c < width; c++) inRow[c] = (inCols[c] as readonly Value[])[i] as Value;
+      const row: readonly Value[] = inRow;
       const weight = input.weights[i] as number;
       let key: Value[] | null = null;
       let single: Value = null;
