@@ -10,7 +10,19 @@ import { printTopN, type RankKind, type SortKey } from '../common/top-n.ts';
 export type AggregateStrategy = 'invertible' | 'multiset';
 
 export interface AggregateSpec {
-  readonly fn: 'count_star' | 'count' | 'sum' | 'avg' | 'min' | 'max';
+  readonly fn:
+    | 'count_star'
+    | 'count'
+    | 'sum'
+    | 'avg'
+    | 'min'
+    | 'max'
+    | 'bool_and'
+    | 'bool_or'
+    | 'var_pop'
+    | 'var_samp'
+    | 'stddev_pop'
+    | 'stddev_samp';
   readonly distinct: boolean;
   /** Input column holding the argument; null for COUNT(*). */
   readonly argColumn: number | null;
@@ -208,7 +220,13 @@ function cols(columns: readonly ColumnSpec[]): string {
 function printAgg(a: AggregateSpec): string {
   const arg = a.argColumn === null ? '*' : `${a.distinct ? 'distinct ' : ''}#${a.argColumn}`;
   const fn = a.fn === 'count_star' ? 'count' : a.fn;
-  return `${fn}(${arg}) [${a.strategy}${a.strategy === 'multiset' ? ': value→count per group' : ': O(1) per group'}]`;
+  const state =
+    a.strategy === 'multiset'
+      ? 'value→count per group'
+      : a.fn.startsWith('var_') || a.fn.startsWith('stddev_')
+        ? 'exact Σx, Σx² per group'
+        : 'O(1) per group';
+  return `${fn}(${arg}) [${a.strategy}: ${state}]`;
 }
 
 /** A row's output multiplicity from its counts on the left (a) and on the right (b). */

@@ -16,6 +16,7 @@ import { bindFrom, whereOver, type BoundRelation, type FromContext } from './bin
 import { bindSetOperation } from './bind-set-op.ts';
 import { bindSemiJoin, splitSubqueryPredicates, type SubqueryContext } from './bind-subquery.ts';
 import { filteredAggregate } from './bind-filter.ts';
+import { MORE_AGGREGATES, bindMoreAggregate } from './bind-aggregate-more.ts';
 import { refuseNowInView } from './bind-time.ts';
 import {
   SubqueriesAfterAggregate,
@@ -989,6 +990,7 @@ function bindAggregateCall(e: Extract<Expr, { kind: 'function' }>, scope: Scope 
           position: e.pos,
           hint: 'no function matches the given name and argument types; you might need to add explicit type casts',
         });
+  if (MORE_AGGREGATES.has(name)) return bindMoreAggregate(name, arg, e.distinct, e.pos, mismatch);
   switch (fn) {
     case 'count':
       return { fn, distinct: e.distinct, arg, column: { name: 'count', type: T.int64, nullable: false } };

@@ -6,7 +6,19 @@ import { typeName } from '../common/types.ts';
 import { printTopN, type RankKind, type SortKey } from '../common/top-n.ts';
 import type { ColumnMeta } from './catalog.ts';
 
-export type AggregateFn = 'count_star' | 'count' | 'sum' | 'avg' | 'min' | 'max';
+export type AggregateFn =
+  | 'count_star'
+  | 'count'
+  | 'sum'
+  | 'avg'
+  | 'min'
+  | 'max'
+  | 'bool_and'
+  | 'bool_or'
+  | 'var_pop'
+  | 'var_samp'
+  | 'stddev_pop'
+  | 'stddev_samp';
 
 export interface AggregateCall {
   readonly fn: AggregateFn;

@@ -11,6 +11,7 @@ import type { AggregateSpec } from '../dataflow-plan.ts';
 import { checkInt, compareValues, normalizeBigInt, singleKey } from '../../common/values.ts';
 import { Arrangement } from '../arrangement.ts';
 import { DECIMAL_SUM_WIDTH, DecimalSumColumn, usesDecimalSum } from './decimal-sum.ts';
+import { isMoreAggregate, moreAggregateColumn, moreRecordWidth } from './aggregates-more.ts';
 
 export interface AggColumn {
   readonly spec: AggregateSpec;
@@ -459,6 +460,7 @@ function summing(spec: AggregateSpec): boolean {
 
 /** Doubles an aggregate needs in the group record. */
 export function recordWidth(spec: AggregateSpec): number {
+  if (isMoreAggregate(spec)) return moreRecordWidth(spec); // BOOL_AND/OR, variance (aggregates-more.ts)
   if (usesDecimalSum(spec)) return DECIMAL_SUM_WIDTH; // exact numeric sums (decimal-sum.ts)
   if (spec.strategy === 'multiset') return summing(spec) ? InvertibleColumn.width(spec) : 0;
   return InvertibleColumn.width(spec);
@@ -466,6 +468,7 @@ export function recordWidth(spec: AggregateSpec): number {
 
 /** An aggregate's column; sums and counts live at `base` inside the shared group records. */
 export function aggregateColumn(spec: AggregateSpec, record: GroupRecords, base: number): AggColumn {
+  if (isMoreAggregate(spec)) return moreAggregateColumn(spec, record, base);
   // exact numeric sums (decimal-sum.ts)
   if (usesDecimalSum(spec) && spec.strategy !== 'multiset') return new DecimalSumColumn(spec, record, base);
   if (spec.strategy !== 'multiset') return new InvertibleColumn(spec, record, base);
