@@ -167,3 +167,13 @@ test('Top-N, ranking and DISTINCT ON views restore from checkpoints and continue
   for (const seed of seeds) sets += roundTrip(seed, TOP_N);
   console.log(`top-n checkpoints: ${seeds.length} seeds, ${sets} change sets compared after restores`);
 });
+
+// BOOL_AND/BOOL_OR/EVERY and the variance family (their counts and exact Σx, Σx² per group).
+const AGG_MORE = JOIN_TEMPLATES.filter((t) => t.startsWith('agg_more'));
+
+test('BOOL_AND/OR and variance views restore their per-group sums from checkpoints and continue alike', () => {
+  assert.equal(AGG_MORE.length, 3);
+  let sets = 0;
+  for (const seed of seeds) sets += roundTrip(seed, AGG_MORE);
+  console.log(`aggregate checkpoints: ${seeds.length} seeds, ${sets} change sets compared after restores`);
+});
