@@ -23,7 +23,7 @@ const VIEW_NAMES = ['flags', 'ints', 'nums', 'floats', 'overall'];
 
 function randomRow(rng: Rng, id: number): Row {
   const maybe = <T>(v: () => T): T | null => (rng.chance(0.15) ? null : v());
-  const digits = rng.int(0, 6);
+  const digits = rng.chance(0.1) ? rng.int(10, 14) : rng.int(0, 6);
   const n = `${rng.chance(0.3) ? '-' : ''}${rng.int(0, 999)}${digits > 0 ? `.${String(rng.int(0, 10 ** digits - 1)).padStart(digits, '0')}` : ''}`;
   // Rows take the non-finite doubles as text (a JSON number cannot be one).
   const floats = [0.1, 0.25, 1e20, -3.5, 1e-300, 7, 'Infinity', 'NaN', '-Infinity', 123456.789, -0.3];
