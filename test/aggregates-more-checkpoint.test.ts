@@ -1,4 +1,4 @@
-// BOOL_AND/BOOL_OR/EVERY and the variance family under random inserts and deletes of numeric values of
+// BOOL_AND/BOOL_OR/EVERY, the variance family and STRING_AGG under random inserts and deletes of numeric values of
 // every scale, huge bigints and floats (NaN, infinities, 1e20 beside 0.1): a view restored from a
 // checkpoint continues exactly like the uninterrupted engine, and after every batch each view equals,
 // digit for digit, the same view built from scratch over the current rows (retraction leaves no trace).
@@ -17,9 +17,10 @@ const VIEWS = [
   'CREATE MATERIALIZED VIEW ints AS SELECT g, VAR_POP(i) AS vp, VAR_SAMP(i) AS vs, STDDEV_POP(i) AS sp, STDDEV(i) AS sd FROM t GROUP BY g',
   'CREATE MATERIALIZED VIEW nums AS SELECT g, VAR_POP(n) AS vp, VARIANCE(n) AS vs, STDDEV_POP(n) AS sp, STDDEV_SAMP(n) AS sd FROM t GROUP BY g',
   'CREATE MATERIALIZED VIEW floats AS SELECT g, VAR_POP(f) AS vp, VAR_SAMP(f) AS vs, STDDEV_POP(f) AS sp, STDDEV(f) AS sd FROM t GROUP BY g',
+  "CREATE MATERIALIZED VIEW strs AS SELECT g, STRING_AGG(CAST(i AS text), ', ') AS s, STRING_AGG(DISTINCT CAST(b AS text), '|') AS d FROM t GROUP BY g",
   'CREATE MATERIALIZED VIEW overall AS SELECT BOOL_AND(b) AS a, VAR_SAMP(n) AS vn, VAR_POP(f) AS vf, STDDEV(i) AS si FROM t',
 ];
-const VIEW_NAMES = ['flags', 'ints', 'nums', 'floats', 'overall'];
+const VIEW_NAMES = ['flags', 'ints', 'nums', 'floats', 'strs', 'overall'];
 
 function randomRow(rng: Rng, id: number): Row {
   const maybe = <T>(v: () => T): T | null => (rng.chance(0.15) ? null : v());

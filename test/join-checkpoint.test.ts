@@ -168,11 +168,12 @@ test('Top-N, ranking and DISTINCT ON views restore from checkpoints and continue
   console.log(`top-n checkpoints: ${seeds.length} seeds, ${sets} change sets compared after restores`);
 });
 
-// BOOL_AND/BOOL_OR/EVERY and the variance family (their counts and exact Σx, Σx² per group).
-const AGG_MORE = JOIN_TEMPLATES.filter((t) => t.startsWith('agg_more'));
+// BOOL_AND/BOOL_OR/EVERY, the variance family (their counts and exact Σx, Σx² per group) and
+// STRING_AGG (its value → count multiset).
+const AGG_MORE = JOIN_TEMPLATES.filter((t) => t.startsWith('agg_more') || t === 'string_agg');
 
 test('BOOL_AND/OR and variance views restore their per-group sums from checkpoints and continue alike', () => {
-  assert.equal(AGG_MORE.length, 3);
+  assert.equal(AGG_MORE.length, 4);
   let sets = 0;
   for (const seed of seeds) sets += roundTrip(seed, AGG_MORE);
   console.log(`aggregate checkpoints: ${seeds.length} seeds, ${sets} change sets compared after restores`);

@@ -22,12 +22,15 @@ export interface AggregateSpec {
     | 'var_pop'
     | 'var_samp'
     | 'stddev_pop'
-    | 'stddev_samp';
+    | 'stddev_samp'
+    | 'string_agg';
   readonly distinct: boolean;
   /** Input column holding the argument; null for COUNT(*). */
   readonly argColumn: number | null;
   readonly argType: SqlType | null;
   readonly outputType: SqlType;
+  /** STRING_AGG: the delimiter (a constant). */
+  readonly delimiter?: string;
   /** invertible: O(1) state (counts, sums); multiset: a per-group value → count multiset. */
   readonly strategy: AggregateStrategy;
 }
@@ -221,12 +224,15 @@ function printAgg(a: AggregateSpec): string {
   const arg = a.argColumn === null ? '*' : `${a.distinct ? 'distinct ' : ''}#${a.argColumn}`;
   const fn = a.fn === 'count_star' ? 'count' : a.fn;
   const state =
-    a.strategy === 'multiset'
-      ? 'value→count per group'
-      : a.fn.startsWith('var_') || a.fn.startsWith('stddev_')
-        ? 'exact Σx, Σx² per group'
-        : 'O(1) per group';
-  return `${fn}(${arg}) [${a.strategy}: ${state}]`;
+    a.fn === 'string_agg'
+      ? 'value→count per group, result rebuilt per changed group'
+      : a.strategy === 'multiset'
+        ? 'value→count per group'
+        : a.fn.startsWith('var_') || a.fn.startsWith('stddev_')
+          ? 'exact Σx, Σx² per group'
+          : 'O(1) per group';
+  const delimiter = a.delimiter === undefined ? '' : `, ${JSON.stringify(a.delimiter)}`;
+  return `${fn}(${arg}${delimiter}) [${a.strategy}: ${state}]`;
 }
 
 /** A row's output multiplicity from its counts on the left (a) and on the right (b). */

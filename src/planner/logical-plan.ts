@@ -18,7 +18,8 @@ export type AggregateFn =
   | 'var_pop'
   | 'var_samp'
   | 'stddev_pop'
-  | 'stddev_samp';
+  | 'stddev_samp'
+  | 'string_agg';
 
 export interface AggregateCall {
   readonly fn: AggregateFn;
@@ -26,6 +27,8 @@ export interface AggregateCall {
   /** Absent for COUNT(*). */
   readonly arg?: ScalarExpr;
   readonly column: ColumnMeta;
+  /** STRING_AGG: the (constant) delimiter; a NULL delimiter is the empty string. */
+  readonly delimiter?: string;
 }
 
 /**
@@ -150,7 +153,8 @@ function cols(columns: readonly ColumnMeta[]): string {
 
 export function printAggregate(a: AggregateCall): string {
   if (a.fn === 'count_star') return 'count(*)';
-  return `${a.fn}(${a.distinct ? 'distinct ' : ''}${a.arg === undefined ? '' : printScalar(a.arg)})`;
+  const delimiter = a.delimiter === undefined ? '' : `, ${JSON.stringify(a.delimiter)}`;
+  return `${a.fn}(${a.distinct ? 'distinct ' : ''}${a.arg === undefined ? '' : printScalar(a.arg)}${delimiter})`;
 }
 
 /**

@@ -466,6 +466,9 @@ export const JOIN_TEMPLATES = [
   'agg_more',
   'agg_more_join',
   'agg_more_global',
+  // STRING_AGG in Sluice's order (by value; SQLite spells it ORDER BY inside the call, and its
+  // DISTINCT form, which SQLite allows with one argument only, over a correlated SELECT DISTINCT).
+  'string_agg',
   // Top-N, ranking window functions and DISTINCT ON (SQLite has window functions and LIMIT in
   // subqueries; DISTINCT ON is spelled ROW_NUMBER() ... = 1 for it). Every NULL order is written
   // out (SQLite puts NULLs first ascending, PostgreSQL last). Where ROW_NUMBER or LIMIT meets ties,
@@ -1212,6 +1215,16 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinVi
         `SELECT ${keys}MIN(${v} > ${c}) AS ba, MAX(${X}.j = 1) AS bo, MIN(${v} IS NOT NULL) AS ev, ` +
         `${pop} AS vp, ${samp} AS vs, sqrt(${pop}) AS sp, sqrt(${samp}) AS sd, ${samp} / 16 AS vf FROM ${from}${groupBy}`;
       return one(sql, { sqlite, ...(global ? { global: true } : {}) });
+    }
+    case 'string_agg': {
+      const w = wCol(x);
+      const sql =
+        `SELECT ${X}.k AS k, STRING_AGG(${w}, ', ') AS ws, STRING_AGG(DISTINCT ${w}, '|') AS dws, ` +
+        `STRING_AGG(${w}, '-') FILTER (WHERE ${vCol(x)} > ${c}) AS big FROM ${X} GROUP BY ${X}.k`;
+      const sqlite =
+        `SELECT ${X}.k AS k, string_agg(${w}, ', ' ORDER BY ${w}) AS ws, (SELECT string_agg(d.w, '|' ORDER BY d.w) FROM (SELECT DISTINCT i.${w} AS w FROM ${X} i WHERE i.k IS ${X}.k) d) AS dws, ` +
+        `string_agg(${w}, '-' ORDER BY ${w}) FILTER (WHERE ${vCol(x)} > ${c}) AS big FROM ${X} GROUP BY ${X}.k`;
+      return one(sql, { sqlite });
     }
     case 'join_of_views':
     case 'join_of_views_full': {

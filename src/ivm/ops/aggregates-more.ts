@@ -3,6 +3,8 @@
 import { floatOutOfRange } from '../../common/cast.ts';
 import { Decimal, ZERO, div, divScale, pow10 } from '../../common/decimal.ts';
 import type { Value } from '../../common/types.ts';
+import { singleKey } from '../../common/values.ts';
+import type { Arrangement } from '../arrangement.ts';
 import type { AggregateSpec } from '../dataflow-plan.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
 
@@ -332,6 +334,27 @@ export class VarianceColumn implements AggColumn {
     if (m === undefined) return 0;
     return 64 + (bitLength(m.sx) + bitLength(m.sxx)) / 8 + (m.scales?.size ?? 0) * 16;
   }
+}
+
+/**
+ * STRING_AGG's result from the group's multiset (MultisetColumn in aggregates.ts): its distinct
+ * values in ascending order, each repeated as often as the group holds it (once with DISTINCT),
+ * joined by the delimiter. PostgreSQL leaves the order without ORDER BY undefined; this one is
+ * deterministic. Rebuilt for each changed group: O(group size).
+ */
+export function stringAgg(
+  spec: AggregateSpec,
+  sorted: readonly Value[],
+  counts: Arrangement<number, Value, Value>,
+  slot: number,
+): string {
+  const rows = counts.get(slot)?.rows;
+  const parts: string[] = [];
+  for (const v of sorted) {
+    const n = spec.distinct ? 1 : (rows?.get(singleKey(v))?.count ?? 0);
+    for (let i = 0; i < n; i++) parts.push(v as string);
+  }
+  return parts.join(spec.delimiter ?? '');
 }
 
 /** Whether `spec` is computed by a column of this file. */

@@ -11,7 +11,7 @@ import type { AggregateSpec } from '../dataflow-plan.ts';
 import { checkInt, compareValues, normalizeBigInt, singleKey } from '../../common/values.ts';
 import { Arrangement } from '../arrangement.ts';
 import { DECIMAL_SUM_WIDTH, DecimalSumColumn, usesDecimalSum } from './decimal-sum.ts';
-import { isMoreAggregate, moreAggregateColumn, moreRecordWidth } from './aggregates-more.ts';
+import { isMoreAggregate, moreAggregateColumn, moreRecordWidth, stringAgg } from './aggregates-more.ts';
 
 export interface AggColumn {
   readonly spec: AggregateSpec;
@@ -288,8 +288,8 @@ function sortedIndex(sorted: Value[], v: Value): number {
 }
 
 /**
- * MIN, MAX, COUNT DISTINCT: per group, an arrangement of its values with their multiplicities
- * (group slot → value → count), and for MIN/MAX the distinct values kept sorted beside it.
+ * MIN, MAX, COUNT DISTINCT, STRING_AGG: per group, an arrangement of its values with their multiplicities
+ * (group slot → value → count), and for MIN/MAX/STRING_AGG the distinct values kept sorted beside it.
  */
 class MultisetColumn implements AggColumn {
   private readonly counts: Arrangement<number, Value, Value>;
@@ -306,7 +306,7 @@ class MultisetColumn implements AggColumn {
     readonly spec: AggregateSpec,
     private readonly onDistinct?: (slot: number, value: Value, weight: 1 | -1) => void,
   ) {
-    this.ordered = spec.fn === 'min' || spec.fn === 'max';
+    this.ordered = spec.fn === 'min' || spec.fn === 'max' || spec.fn === 'string_agg';
     // Checkpointed by the Reduce, group by group (serialize): its own delta is not used.
     this.counts = new Arrangement(`${spec.fn} state`, '');
   }
@@ -363,6 +363,7 @@ class MultisetColumn implements AggColumn {
     if (this.spec.fn === 'count') return this.counts.get(slot)?.rows.size ?? 0;
     const sorted = this.sorted[slot];
     if (sorted === undefined || sorted.length === 0) return null;
+    if (this.spec.fn === 'string_agg') return stringAgg(this.spec, sorted, this.counts, slot); // aggregates-more.ts
     return (this.spec.fn === 'min' ? sorted[0] : sorted[sorted.length - 1]) as Value;
   }
 
