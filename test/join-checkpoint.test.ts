@@ -180,3 +180,14 @@ test('window function views restore from checkpoints and continue alike', () => 
   for (const seed of seeds) sets += roundTrip(seed, WINDOW);
   console.log(`window checkpoints: ${seeds.length} seeds, ${sets} change sets compared after restores`);
 });
+
+// BOOL_AND/BOOL_OR/EVERY, the variance family (their counts and exact Σx, Σx² per group) and
+// STRING_AGG (its value → count multiset).
+const AGG_MORE = JOIN_TEMPLATES.filter((t) => t.startsWith('agg_more') || t === 'string_agg');
+
+test('BOOL_AND/OR and variance views restore their per-group sums from checkpoints and continue alike', () => {
+  assert.equal(AGG_MORE.length, 4);
+  let sets = 0;
+  for (const seed of seeds) sets += roundTrip(seed, AGG_MORE);
+  console.log(`aggregate checkpoints: ${seeds.length} seeds, ${sets} change sets compared after restores`);
+});

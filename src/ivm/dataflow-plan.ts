@@ -11,12 +11,27 @@ import { printWindow, type WindowFn } from '../common/window.ts';
 export type AggregateStrategy = 'invertible' | 'multiset';
 
 export interface AggregateSpec {
-  readonly fn: 'count_star' | 'count' | 'sum' | 'avg' | 'min' | 'max';
+  readonly fn:
+    | 'count_star'
+    | 'count'
+    | 'sum'
+    | 'avg'
+    | 'min'
+    | 'max'
+    | 'bool_and'
+    | 'bool_or'
+    | 'var_pop'
+    | 'var_samp'
+    | 'stddev_pop'
+    | 'stddev_samp'
+    | 'string_agg';
   readonly distinct: boolean;
   /** Input column holding the argument; null for COUNT(*). */
   readonly argColumn: number | null;
   readonly argType: SqlType | null;
   readonly outputType: SqlType;
+  /** STRING_AGG: the delimiter (a constant). */
+  readonly delimiter?: string;
   /** invertible: O(1) state (counts, sums); multiset: a per-group value → count multiset. */
   readonly strategy: AggregateStrategy;
 }
@@ -224,7 +239,16 @@ function cols(columns: readonly ColumnSpec[]): string {
 function printAgg(a: AggregateSpec): string {
   const arg = a.argColumn === null ? '*' : `${a.distinct ? 'distinct ' : ''}#${a.argColumn}`;
   const fn = a.fn === 'count_star' ? 'count' : a.fn;
-  return `${fn}(${arg}) [${a.strategy}${a.strategy === 'multiset' ? ': value→count per group' : ': O(1) per group'}]`;
+  const state =
+    a.fn === 'string_agg'
+      ? 'value→count per group, result rebuilt per changed group'
+      : a.strategy === 'multiset'
+        ? 'value→count per group'
+        : a.fn.startsWith('var_') || a.fn.startsWith('stddev_')
+          ? 'exact Σx, Σx² per group'
+          : 'O(1) per group';
+  const delimiter = a.delimiter === undefined ? '' : `, ${JSON.stringify(a.delimiter)}`;
+  return `${fn}(${arg}${delimiter}) [${a.strategy}: ${state}]`;
 }
 
 /** A row's output multiplicity from its counts on the left (a) and on the right (b). */

@@ -133,9 +133,10 @@ export function lowerToDataflow(
               project.push(a.arg);
             }
           }
-          const multiset = a.fn === 'min' || a.fn === 'max' || a.distinct;
+          const multiset = a.fn === 'min' || a.fn === 'max' || a.fn === 'string_agg' || a.distinct;
           return {
             fn: a.fn,
+            ...(a.delimiter !== undefined ? { delimiter: a.delimiter } : {}),
             distinct: a.distinct,
             argColumn,
             argType: a.arg?.type ?? null,

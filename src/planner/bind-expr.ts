@@ -15,6 +15,7 @@ import type { ColumnMeta } from './catalog.ts';
 import { commonType, numericResultType, resolveTypeName } from './types-resolve.ts';
 import { bindFunction } from './bind-functions.ts';
 import { bindTimeArithmetic, bindTimeNegation } from './bind-time.ts';
+import { MORE_AGGREGATES } from './bind-aggregate-more.ts';
 
 /** One relation of a FROM with several: its columns sit at `offset` in the joined row. */
 export interface ScopeRelation {
@@ -57,7 +58,7 @@ export interface BindContext {
   readonly memo?: WeakMap<Expr, ScalarExpr>;
 }
 
-export const AGGREGATE_NAMES = new Set(['count', 'sum', 'avg', 'min', 'max']);
+export const AGGREGATE_NAMES = new Set(['count', 'sum', 'avg', 'min', 'max', ...MORE_AGGREGATES.keys()]);
 
 /** An aggregate call (one with OVER is a window function, bound by bind-window-functions.ts). */
 export function isAggregateCall(e: Expr): boolean {

@@ -16,6 +16,7 @@ import { bindFrom, whereOver, type BoundRelation, type FromContext } from './bin
 import { bindSetOperation } from './bind-set-op.ts';
 import { bindSemiJoin, splitSubqueryPredicates, type SubqueryContext } from './bind-subquery.ts';
 import { filteredAggregate } from './bind-filter.ts';
+import { MORE_AGGREGATES, bindMoreAggregate } from './bind-aggregate-more.ts';
 import { refuseNowInView } from './bind-time.ts';
 import {
   SubqueriesAfterAggregate,
@@ -645,7 +646,7 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
     const intercept = (e: Expr): ScalarExpr | undefined => {
       if (isAggregateCall(e) && e.kind === 'function') {
         const call = bindAggregate(e, inputScope);
-        const printed = `${call.fn}:${call.distinct}:${call.arg === undefined ? '' : printScalar(call.arg)}`;
+        const printed = `${call.fn}:${call.distinct}:${call.arg === undefined ? '' : printScalar(call.arg)}${call.delimiter === undefined ? '' : `:${JSON.stringify(call.delimiter)}`}`;
         let idx = aggIndex.get(printed);
         if (idx === undefined) {
           idx = aggOutputIndex();
@@ -971,18 +972,24 @@ function bindAggregateCall(e: Extract<Expr, { kind: 'function' }>, scope: Scope 
       throw new SluiceError('UNKNOWN_FUNCTION', `function ${name}(*) does not exist`, { position: e.pos });
     return { fn: 'count_star', distinct: false, column: { name: 'count', type: T.int64, nullable: false } };
   }
-  if (e.args.length !== 1) {
-    throw new SluiceError('UNKNOWN_FUNCTION', `function ${name} takes exactly one argument`, {
+  // STRING_AGG(value, delimiter) is the one aggregate of two arguments.
+  const arity = name === 'string_agg' ? 2 : 1;
+  if (e.args.length !== arity) {
+    const count = arity === 1 ? 'one argument' : 'two arguments';
+    throw new SluiceError('UNKNOWN_FUNCTION', `function ${name} takes exactly ${count}`, {
       position: e.pos,
     });
   }
-  const argAst = e.args[0] as Expr;
-  if (containsAggregate(argAst)) {
+  const nested = e.args.find(containsAggregate);
+  if (nested !== undefined) {
     throw new SluiceError('INVALID_AGGREGATE', 'aggregate function calls cannot be nested', {
-      position: argAst.pos,
+      position: nested.pos,
     });
   }
+  const argAst = e.args[0] as Expr;
   let arg = bindExpr(argAst, { scope, aggregateContext: 'aggregate arguments' });
+  const second =
+    arity === 2 ? bindExpr(e.args[1] as Expr, { scope, aggregateContext: 'aggregate arguments' }) : undefined;
   if (arg.type.kind === 'unknown') arg = { ...arg, type: T.text };
   const fn = name as AggregateFn;
   const mismatch = (): SluiceError =>
@@ -992,6 +999,7 @@ function bindAggregateCall(e: Extract<Expr, { kind: 'function' }>, scope: Scope 
           position: e.pos,
           hint: 'no function matches the given name and argument types; you might need to add explicit type casts',
         });
+  if (MORE_AGGREGATES.has(name)) return bindMoreAggregate(name, arg, e.distinct, e.pos, mismatch, second);
   switch (fn) {
     case 'count':
       return { fn, distinct: e.distinct, arg, column: { name: 'count', type: T.int64, nullable: false } };

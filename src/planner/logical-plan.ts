@@ -7,7 +7,20 @@ import { printTopN, type RankKind, type SortKey } from '../common/top-n.ts';
 import { printWindow, type WindowFn } from '../common/window.ts';
 import type { ColumnMeta } from './catalog.ts';
 
-export type AggregateFn = 'count_star' | 'count' | 'sum' | 'avg' | 'min' | 'max';
+export type AggregateFn =
+  | 'count_star'
+  | 'count'
+  | 'sum'
+  | 'avg'
+  | 'min'
+  | 'max'
+  | 'bool_and'
+  | 'bool_or'
+  | 'var_pop'
+  | 'var_samp'
+  | 'stddev_pop'
+  | 'stddev_samp'
+  | 'string_agg';
 
 export interface AggregateCall {
   readonly fn: AggregateFn;
@@ -15,6 +28,8 @@ export interface AggregateCall {
   /** Absent for COUNT(*). */
   readonly arg?: ScalarExpr;
   readonly column: ColumnMeta;
+  /** STRING_AGG: the (constant) delimiter; a NULL delimiter is the empty string. */
+  readonly delimiter?: string;
 }
 
 /**
@@ -152,7 +167,8 @@ function cols(columns: readonly ColumnMeta[]): string {
 
 export function printAggregate(a: AggregateCall): string {
   if (a.fn === 'count_star') return 'count(*)';
-  return `${a.fn}(${a.distinct ? 'distinct ' : ''}${a.arg === undefined ? '' : printScalar(a.arg)})`;
+  const delimiter = a.delimiter === undefined ? '' : `, ${JSON.stringify(a.delimiter)}`;
+  return `${a.fn}(${a.distinct ? 'distinct ' : ''}${a.arg === undefined ? '' : printScalar(a.arg)}${delimiter})`;
 }
 
 /**

@@ -461,6 +461,14 @@ export const JOIN_TEMPLATES = [
   'agg_filter',
   'agg_filter_join',
   'agg_filter_global',
+  // BOOL_AND/BOOL_OR/EVERY and the variance family: SQLite gets MIN/MAX of the 0/1 comparison, and
+  // (N·Σx² − (Σx)²) / (N·(N−1)) (or N·N) from exact integer sums (a zero divisor is NULL there).
+  'agg_more',
+  'agg_more_join',
+  'agg_more_global',
+  // STRING_AGG in Sluice's order (by value; SQLite spells it ORDER BY inside the call, and its
+  // DISTINCT form, which SQLite allows with one argument only, over a correlated SELECT DISTINCT).
+  'string_agg',
   // Top-N, ranking window functions and DISTINCT ON (SQLite has window functions and LIMIT in
   // subqueries; DISTINCT ON is spelled ROW_NUMBER() ... = 1 for it). Every NULL order is written
   // out (SQLite puts NULLs first ascending, PostgreSQL last). Where ROW_NUMBER or LIMIT meets ties,
@@ -1293,6 +1301,39 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinVi
           `COUNT(DISTINCT ${X}.k) FILTER (WHERE ${X}.j = 0) AS dk, MAX(${wCol(x)}) FILTER (WHERE ${wCol(x)} <> 'x') AS mw FROM ${X}`,
         { global: true },
       );
+    case 'agg_more':
+    case 'agg_more_join':
+    case 'agg_more_global': {
+      const join = template === 'agg_more_join';
+      const v = join ? vCol(y) : vCol(x);
+      const from = join ? `${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k` : X;
+      const global = template === 'agg_more_global';
+      const keys = global ? '' : `${X}.k AS k, `;
+      const groupBy = global ? '' : ` GROUP BY ${X}.k`;
+      // Sums of squares in SQLite stay exact integers (values are small), the division is a double.
+      const n = `COUNT(${v})`;
+      const num = `(${n} * SUM(${v} * ${v}) - SUM(${v}) * SUM(${v})) * 1.0`;
+      const pop = `${num} / (${n} * ${n})`;
+      const samp = `${num} / (${n} * (${n} - 1))`;
+      const sql =
+        `SELECT ${keys}BOOL_AND(${v} > ${c}) AS ba, BOOL_OR(${X}.j = 1) AS bo, EVERY(${v} IS NOT NULL) AS ev, ` +
+        `VAR_POP(${v}) AS vp, VAR_SAMP(${v}) AS vs, STDDEV_POP(${v}) AS sp, STDDEV(${v}) AS sd, ` +
+        `VARIANCE(CAST(${v} AS double precision) / 4) AS vf FROM ${from}${groupBy}`;
+      const sqlite =
+        `SELECT ${keys}MIN(${v} > ${c}) AS ba, MAX(${X}.j = 1) AS bo, MIN(${v} IS NOT NULL) AS ev, ` +
+        `${pop} AS vp, ${samp} AS vs, sqrt(${pop}) AS sp, sqrt(${samp}) AS sd, ${samp} / 16 AS vf FROM ${from}${groupBy}`;
+      return one(sql, { sqlite, ...(global ? { global: true } : {}) });
+    }
+    case 'string_agg': {
+      const w = wCol(x);
+      const sql =
+        `SELECT ${X}.k AS k, STRING_AGG(${w}, ', ') AS ws, STRING_AGG(DISTINCT ${w}, '|') AS dws, ` +
+        `STRING_AGG(${w}, '-') FILTER (WHERE ${vCol(x)} > ${c}) AS big FROM ${X} GROUP BY ${X}.k`;
+      const sqlite =
+        `SELECT ${X}.k AS k, string_agg(${w}, ', ' ORDER BY ${w}) AS ws, (SELECT string_agg(d.w, '|' ORDER BY d.w) FROM (SELECT DISTINCT i.${w} AS w FROM ${X} i WHERE i.k IS ${X}.k) d) AS dws, ` +
+        `string_agg(${w}, '-' ORDER BY ${w}) FILTER (WHERE ${vCol(x)} > ${c}) AS big FROM ${X} GROUP BY ${X}.k`;
+      return one(sql, { sqlite });
+    }
     case 'join_of_views':
     case 'join_of_views_full': {
       const b1 = ctx.name();

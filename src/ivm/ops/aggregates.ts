@@ -11,6 +11,7 @@ import type { AggregateSpec } from '../dataflow-plan.ts';
 import { checkInt, compareValues, normalizeBigInt, singleKey } from '../../common/values.ts';
 import { Arrangement } from '../arrangement.ts';
 import { DECIMAL_SUM_WIDTH, DecimalSumColumn, usesDecimalSum } from './decimal-sum.ts';
+import { isMoreAggregate, moreAggregateColumn, moreRecordWidth, stringAgg } from './aggregates-more.ts';
 
 export interface AggColumn {
   readonly spec: AggregateSpec;
@@ -287,8 +288,8 @@ function sortedIndex(sorted: Value[], v: Value): number {
 }
 
 /**
- * MIN, MAX, COUNT DISTINCT: per group, an arrangement of its values with their multiplicities
- * (group slot → value → count), and for MIN/MAX the distinct values kept sorted beside it.
+ * MIN, MAX, COUNT DISTINCT, STRING_AGG: per group, an arrangement of its values with their multiplicities
+ * (group slot → value → count), and for MIN/MAX/STRING_AGG the distinct values kept sorted beside it.
  */
 class MultisetColumn implements AggColumn {
   private readonly counts: Arrangement<number, Value, Value>;
@@ -305,7 +306,7 @@ class MultisetColumn implements AggColumn {
     readonly spec: AggregateSpec,
     private readonly onDistinct?: (slot: number, value: Value, weight: 1 | -1) => void,
   ) {
-    this.ordered = spec.fn === 'min' || spec.fn === 'max';
+    this.ordered = spec.fn === 'min' || spec.fn === 'max' || spec.fn === 'string_agg';
     // Checkpointed by the Reduce, group by group (serialize): its own delta is not used.
     this.counts = new Arrangement(`${spec.fn} state`, '');
   }
@@ -362,6 +363,7 @@ class MultisetColumn implements AggColumn {
     if (this.spec.fn === 'count') return this.counts.get(slot)?.rows.size ?? 0;
     const sorted = this.sorted[slot];
     if (sorted === undefined || sorted.length === 0) return null;
+    if (this.spec.fn === 'string_agg') return stringAgg(this.spec, sorted, this.counts, slot); // aggregates-more.ts
     return (this.spec.fn === 'min' ? sorted[0] : sorted[sorted.length - 1]) as Value;
   }
 
@@ -459,6 +461,7 @@ function summing(spec: AggregateSpec): boolean {
 
 /** Doubles an aggregate needs in the group record. */
 export function recordWidth(spec: AggregateSpec): number {
+  if (isMoreAggregate(spec)) return moreRecordWidth(spec); // BOOL_AND/OR, variance (aggregates-more.ts)
   if (usesDecimalSum(spec)) return DECIMAL_SUM_WIDTH; // exact numeric sums (decimal-sum.ts)
   if (spec.strategy === 'multiset') return summing(spec) ? InvertibleColumn.width(spec) : 0;
   return InvertibleColumn.width(spec);
@@ -466,6 +469,7 @@ export function recordWidth(spec: AggregateSpec): number {
 
 /** An aggregate's column; sums and counts live at `base` inside the shared group records. */
 export function aggregateColumn(spec: AggregateSpec, record: GroupRecords, base: number): AggColumn {
+  if (isMoreAggregate(spec)) return moreAggregateColumn(spec, record, base);
   // exact numeric sums (decimal-sum.ts)
   if (usesDecimalSum(spec) && spec.strategy !== 'multiset') return new DecimalSumColumn(spec, record, base);
   if (spec.strategy !== 'multiset') return new InvertibleColumn(spec, record, base);

@@ -203,6 +203,19 @@ export function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: numbe
   return undefined;
 }
 
+/** Aggregates Sluice computes but whose FILTER clause node-sql-parser's grammar does not take. */
+const UNPARSED_FILTER_AGGREGATES: ReadonlySet<string> = new Set([
+  'bool_and',
+  'bool_or',
+  'every',
+  'var_pop',
+  'var_samp',
+  'variance',
+  'stddev_pop',
+  'stddev_samp',
+  'stddev',
+]);
+
 /**
  * `f(...) FILTER (...)`, which node-sql-parser parses only after an aggregate: FILTER on another
  * function is PostgreSQL's error at the function's name; elsewhere it is not SQL we know.
@@ -226,6 +239,16 @@ function filterOnNonAggregate(tokens: readonly AdapterToken[], at: number, pos: 
     }
     const name = tokens[j - 1]?.tok;
     if (name !== undefined && (isType(name, Ident) || name.tokenType === QuotedIdent)) {
+      const fn = identName(name);
+      if (UNPARSED_FILTER_AGGREGATES.has(fn)) {
+        // Aggregates node-sql-parser does not read FILTER after: the rewrite the binder would make.
+        const upper = fn.toUpperCase();
+        return notSupported(
+          `FILTER on ${upper}`,
+          posOf(name),
+          `write ${upper}(CASE WHEN condition THEN argument END), which is what FILTER means`,
+        );
+      }
       return new SluiceError(
         'INVALID_DEFINITION',
         `FILTER specified, but ${identName(name)} is not an aggregate function`,

@@ -1,0 +1,93 @@
+// Binding of the aggregates beyond COUNT/SUM/AVG/MIN/MAX: BOOL_AND, BOOL_OR, EVERY and the variance
+// family (VAR_POP, VAR_SAMP, VARIANCE, STDDEV_POP, STDDEV_SAMP, STDDEV), with PostgreSQL's result types.
+import { SluiceError, type SourcePosition, notSupported } from '../common/errors.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import { T, typeName } from '../common/types.ts';
+import type { AggregateCall, AggregateFn } from './logical-plan.ts';
+
+/** SQL name → the aggregate it computes (EVERY is BOOL_AND; VARIANCE and STDDEV the sample forms). */
+export const MORE_AGGREGATES: ReadonlyMap<string, AggregateFn> = new Map<string, AggregateFn>([
+  ['bool_and', 'bool_and'],
+  ['bool_or', 'bool_or'],
+  ['every', 'bool_and'],
+  ['var_pop', 'var_pop'],
+  ['var_samp', 'var_samp'],
+  ['variance', 'var_samp'],
+  ['stddev_pop', 'stddev_pop'],
+  ['stddev_samp', 'stddev_samp'],
+  ['stddev', 'stddev_samp'],
+  ['string_agg', 'string_agg'],
+]);
+
+/** Whether `fn` is one of the variance family (numeric or double precision result). */
+export function isVarianceFn(fn: string): boolean {
+  return fn === 'var_pop' || fn === 'var_samp' || fn === 'stddev_pop' || fn === 'stddev_samp';
+}
+
+/**
+ * Binds `name(arg)` for a name in MORE_AGGREGATES. `mismatch` is the caller's "function does not
+ * exist" error for an argument type the aggregate does not take.
+ */
+export function bindMoreAggregate(
+  name: string,
+  arg: ScalarExpr,
+  distinct: boolean,
+  pos: SourcePosition | undefined,
+  mismatch: () => SluiceError,
+  second?: ScalarExpr,
+): AggregateCall {
+  const fn = MORE_AGGREGATES.get(name) as AggregateFn;
+  if (fn === 'string_agg') return bindStringAgg(arg, second as ScalarExpr, distinct, pos);
+  if (fn === 'bool_and' || fn === 'bool_or') {
+    if (arg.type.kind !== 'bool') throw mismatch();
+    // DISTINCT cannot change a conjunction or disjunction: the same aggregate.
+    return { fn, distinct: false, arg, column: { name, type: T.bool, nullable: true } };
+  }
+  const k = arg.type.kind;
+  if (k !== 'int' && k !== 'numeric' && k !== 'float') throw mismatch();
+  if (distinct) {
+    throw notSupported(
+      `${name.toUpperCase()}(DISTINCT ...)`,
+      pos,
+      'aggregate over SELECT DISTINCT in a derived table',
+    );
+  }
+  // PostgreSQL: numeric for integer and numeric arguments, double precision for real and double.
+  const type = k === 'float' ? T.float64 : T.numeric;
+  return { fn, distinct: false, arg, column: { name, type, nullable: true } };
+}
+
+/**
+ * STRING_AGG(text, delimiter): the delimiter must be a constant (PostgreSQL lets it vary per row,
+ * each row's delimiter preceding its value; one constant keeps the result a function of the
+ * group's multiset of values). A NULL delimiter joins with nothing, as PostgreSQL.
+ */
+function bindStringAgg(
+  arg: ScalarExpr,
+  delimiter: ScalarExpr,
+  distinct: boolean,
+  pos: SourcePosition | undefined,
+): AggregateCall {
+  const dk = delimiter.type.kind;
+  if (arg.type.kind !== 'text' || (dk !== 'text' && dk !== 'unknown')) {
+    throw new SluiceError(
+      'UNKNOWN_FUNCTION',
+      `function string_agg(${typeName(arg.type)}, ${typeName(delimiter.type)}) does not exist`,
+      {
+        ...(pos !== undefined ? { position: pos } : {}),
+        hint: 'no function matches the given name and argument types; you might need to add explicit type casts',
+      },
+    );
+  }
+  if (delimiter.kind !== 'const') {
+    throw notSupported('STRING_AGG with a delimiter that is not a constant', pos);
+  }
+  const text = delimiter.value === null ? '' : String(delimiter.value);
+  return {
+    fn: 'string_agg',
+    distinct,
+    arg,
+    delimiter: text,
+    column: { name: 'string_agg', type: T.text, nullable: true },
+  };
+}
