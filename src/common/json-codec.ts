@@ -55,6 +55,19 @@ export function parseJsonExact(text: string): unknown {
   return LONG_DIGIT_RUN.test(text) ? losslessParse(text, null, parseNumberExact) : fast;
 }
 
+/**
+ * Parses wire JSON to be written again (a Kafka sink re-reads the changelog's wire text): like
+ * JSON.parse, except that a number a double would not give back as written (a jsonb field's
+ * 123456789012345678901234567890.5) is read as a raw JSON number that stringifyWire writes as is.
+ */
+export function parseWireForRewrite(text: string): unknown {
+  if (!LONG_DIGIT_RUN.test(text)) return JSON.parse(text);
+  return losslessParse(text, null, (t: string) => {
+    const n = Number(t);
+    return String(n) === t ? n : Jsonb.of(parseDecimal(t) as Decimal);
+  });
+}
+
 // Decimals need no replacer: their toJSON is their exact text.
 function wireReplacer(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
