@@ -14,7 +14,7 @@ import { T, isNumeric, typeName } from '../common/types.ts';
 import type { ColumnMeta } from './catalog.ts';
 import { commonType, numericResultType, resolveTypeName } from './types-resolve.ts';
 import { bindFunction } from './bind-functions.ts';
-import { bindJsonbOperator, isJsonbOp } from './bind-jsonb.ts';
+import { bindJsonbOperator, isJsonbOp, refuseJsonbOperator } from './bind-jsonb.ts';
 import { bindTimeArithmetic, bindTimeNegation } from './bind-time.ts';
 
 /** One relation of a FROM with several: its columns sit at `offset` in the joined row. */
@@ -339,6 +339,7 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
         return bindRegexMatch(e.op, left, right, e.right.pos, e.pos);
       }
       if (isJsonbOp(e.op)) return bindJsonbOperator(e.op, left, right, e.pos, e.right.pos);
+      refuseJsonbOperator(e.op, left, right, e.pos);
       const cmp = COMPARISONS[e.op];
       if (cmp !== undefined) return compare(cmp, e.op, left, right, e.pos);
       if (e.op === '||') {

@@ -98,6 +98,20 @@ export function bindJsonbOperator(
   }
 }
 
+/**
+ * PostgreSQL's jsonb `||` (concatenation) and `-` (deletion): valid SQL Sluice does not have yet,
+ * refused rather than reported as a type error.
+ */
+export function refuseJsonbOperator(op: string, left: ScalarExpr, right: ScalarExpr, pos: Pos): void {
+  if ((op === '||' || op === '-') && (left.type.kind === 'jsonb' || right.type.kind === 'jsonb')) {
+    throw new SluiceError(
+      'NOT_SUPPORTED',
+      `operator ${typeName(left.type)} ${op} ${typeName(right.type)} is not supported`,
+      { position: pos },
+    );
+  }
+}
+
 function fnMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): SluiceError {
   return new SluiceError(
     'UNKNOWN_FUNCTION',
@@ -130,6 +144,13 @@ export function bindJsonbFunction(
       return call(name, [j, ...(path as ScalarExpr[])], name === 'jsonb_extract_path' ? T.jsonb : T.text);
     }
     default:
+      // PostgreSQL's other JSON functions are valid SQL Sluice does not have yet
+      if (/^(jsonb?_|to_jsonb?$|row_to_json$|array_to_json$)/.test(e.name)) {
+        throw new SluiceError('NOT_SUPPORTED', `function ${e.name} is not supported`, {
+          position: e.pos,
+          hint: 'supported: -> ->> #> #>> @> <@ ?, jsonb_extract_path(_text), jsonb_typeof, jsonb_array_length',
+        });
+      }
       return undefined;
   }
 }
