@@ -98,6 +98,16 @@ const { json: jsonText } = fc.letrec<{ json: string }>((tie) => ({
 const show = (v: unknown): string =>
   v instanceof Jsonb ? v.text : v === null ? 'NULL' : `not jsonb: ${JSON.stringify(v)}`;
 
+function restParses(d: string): boolean {
+  try {
+    parseJsonExact(d);
+    return true;
+  } catch (error) {
+    assert.match(String(error), /Duplicate key/);
+    return false;
+  }
+}
+
 function snapshot(engine: {
   execute(sql: string): readonly { rows?: readonly Record<string, unknown>[] }[];
 }): string[] {
@@ -113,21 +123,22 @@ test('property: random jsonb values survive journal replay, checkpoint and resta
       try {
         const rt = openRuntime(dir);
         rt.executeScript(SCHEMA);
-        // half through SQL text (exact as written), half as REST-style parsed JSON values
-        const sqlRows = docs.filter((_, i) => i % 2 === 0);
-        sqlRows.forEach((d, k) =>
-          rt.executeScript(`INSERT INTO events VALUES (${k * 2}, '${d.replace(/'/g, "''")}')`),
-        );
+        // half through SQL text (exact as written), half as REST-style parsed JSON values; the REST
+        // codec refuses duplicate keys next to a long number (its exact parser has no last-wins mode)
+        const rest = docs.map((d, i) => i % 2 === 1 && restParses(d));
+        docs.forEach((d, i) => {
+          if (!rest[i]) rt.executeScript(`INSERT INTO events VALUES (${i}, '${d.replace(/'/g, "''")}')`);
+        });
         rt.ingest('events', {
           // as the REST body reaches the engine: parsed JSON, objects and arrays included
-          insert: docs.flatMap((d, i) => (i % 2 === 1 ? [{ id: i, doc: parseJsonExact(d) as Value }] : [])),
+          insert: docs.flatMap((d, i) => (rest[i] ? [{ id: i, doc: parseJsonExact(d) as Value }] : [])),
         });
         if (checkpoint) assert.ok(rt.checkpoint() !== null);
         const before = snapshot(rt.engine);
         const expected = docs
           .map(
             (d, i) =>
-              `${i}|${show(i % 2 === 0 ? parseJsonb(d) : d === 'null' ? null : jsonbFromParsed(parseJsonExact(d)))}`,
+              `${i}|${show(!rest[i] ? parseJsonb(d) : d === 'null' ? null : jsonbFromParsed(parseJsonExact(d)))}`,
           )
           .sort();
         assert.deepEqual(before, expected);
@@ -137,7 +148,7 @@ test('property: random jsonb values survive journal replay, checkpoint and resta
           .sort();
         // a JSON null sent as a column value is SQL NULL (as for every column), not jsonb 'null'
         const groups = new Set(
-          docs.map((d, i) => (i % 2 === 1 && d === 'null' ? 'NULL' : parseJsonb(d).key())),
+          docs.map((d, i) => (rest[i] === true && d === 'null' ? 'NULL' : parseJsonb(d).key())),
         );
         assert.equal(view.length, groups.size, 'one group per value');
         rt.close();
