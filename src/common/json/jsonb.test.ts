@@ -290,4 +290,9 @@ test('withRawJsonb: a string cannot forge a placeholder; nested calls keep their
     '[{"x": [1, 2.50]},"{\\"x\\": [1, 2.50]}"]',
   );
   assert.equal(JSON.stringify(v), JSON.stringify(v.text), 'outside the wire writer: its text');
+  // the writer's slow paths (a bigint retries with a replacer, a null re-checks non-finite floats)
+  assert.equal(
+    stringifyWire({ n: 1n, d: v, z: null, f: NaN }),
+    '{"n":"1","d":{"x": [1, 2.50]},"z":null,"f":"NaN"}',
+  );
 });

@@ -52,9 +52,10 @@ export class Jsonb {
 
   /** Inside stringifyWire: a slot the JSON text replaces (JSON, not a string); elsewhere its text. */
   toJSON(): string {
-    if (rawSlots === null) return this.text;
-    rawSlots.push(this.text);
-    return `${RAW_MARK}${rawSlots.length - 1}`;
+    if (!rawActive) return this.text;
+    const slots = (rawSlots ??= []);
+    slots.push(this.text);
+    return `${RAW_MARK}${slots.length - 1}`;
   }
 }
 
@@ -63,20 +64,28 @@ export class Jsonb {
 const NONCE = Math.random().toString(36).slice(2, 12) + Date.now().toString(36);
 const RAW_MARK = `\u0001jsonb${NONCE}:`;
 const RAW_QUOTED = new RegExp(`"\\\\u0001jsonb${NONCE}:(\\d+)"`, 'g');
+/** Inside withRawJsonb: whether toJSON writes placeholders, and their texts (allocated on first use). */
+let rawActive = false;
 let rawSlots: string[] | null = null;
 
 /** JSON.stringify-like `emit`, with every Jsonb written as its JSON text rather than a string. */
 export function withRawJsonb(emit: () => string): string {
-  const outer = rawSlots;
-  const slots: string[] = [];
-  rawSlots = slots;
+  const outerActive = rawActive;
+  const outerSlots = rawSlots;
+  rawActive = true;
+  rawSlots = null;
   let out: string;
+  let slots: string[] | null;
   try {
     out = emit();
   } finally {
-    rawSlots = outer;
+    slots = rawSlots;
+    rawActive = outerActive;
+    rawSlots = outerSlots;
   }
-  return slots.length === 0 ? out : out.replace(RAW_QUOTED, (_m, i: string) => slots[Number(i)] as string);
+  return slots === null
+    ? out
+    : out.replace(RAW_QUOTED, (_m, i: string) => (slots as string[])[Number(i)] as string);
 }
 
 // ---- canonical order and text -----------------------------------------------------------------
