@@ -8,6 +8,7 @@ import { Decimal, decimalFromDouble, fitDecimal, parseDecimal } from './decimal.
 import { Interval, parseInterval } from './time/interval.ts';
 import { parseTime, parseTimestamptz, timestampToInstant } from './time/datetime.ts';
 import { formatTimeOfDay } from './time/calendar.ts';
+import { Jsonb, jsonbFromParsed, parseJsonb } from './json/jsonb.ts';
 
 const INT_TEXT = /^\s*[+-]?\d+\s*$/;
 const FLOAT_TEXT = /^\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)\s*$/;
@@ -146,6 +147,8 @@ function invalid(v: Value, to: SqlType): SluiceError {
 /** CAST(v AS to). `v` is a non-null value of type `from`. */
 export function castValue(v: Value, from: SqlType, to: SqlType): Value {
   if (v === null) return null;
+  if (v instanceof Jsonb && to.kind !== 'text' && to.kind !== 'jsonb' && to.kind !== 'unknown')
+    return castJsonbScalar(v, to);
   switch (to.kind) {
     case 'bool':
       if (typeof v === 'boolean') return v;
@@ -266,9 +269,40 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
       if (iv === null) throw invalid(v, to);
       return iv;
     }
+    case 'jsonb':
+      if (v instanceof Jsonb) return v;
+      if (typeof v === 'string' && (from.kind === 'text' || from.kind === 'unknown')) return parseJsonb(v);
+      throw new SluiceError('INVALID_CAST', `cannot cast type ${typeName(from)} to jsonb`);
     case 'unknown':
       return v;
   }
+}
+
+/** jsonb → numeric, integer, float or boolean: a JSON number or boolean, as PostgreSQL 11+ casts them. */
+function castJsonbScalar(v: Jsonb, to: SqlType): Value {
+  const n = v.root;
+  const kind =
+    n === null
+      ? 'null'
+      : typeof n === 'string'
+        ? 'string'
+        : typeof n === 'boolean'
+          ? 'boolean'
+          : n instanceof Decimal
+            ? 'numeric'
+            : Array.isArray(n)
+              ? 'array'
+              : 'object';
+  const wanted =
+    to.kind === 'bool'
+      ? 'boolean'
+      : to.kind === 'int' || to.kind === 'float' || to.kind === 'numeric'
+        ? 'numeric'
+        : null;
+  if (wanted === null) throw new SluiceError('INVALID_CAST', `cannot cast type jsonb to ${typeName(to)}`);
+  if (kind !== wanted)
+    throw new SluiceError('INVALID_CAST', `cannot cast jsonb ${kind} to type ${typeName(to)}`);
+  return castValue(n as Decimal | boolean, wanted === 'boolean' ? T.bool : T.numeric, to);
 }
 
 /**
@@ -400,6 +434,10 @@ export function coerceIngest(
       return iv === null
         ? { ok: false, expected: "an interval such as '1 day 02:00:00'" }
         : { ok: true, value: iv };
+    }
+    case 'jsonb': {
+      const j = jsonbFromParsed(v);
+      return j === null ? { ok: false, expected: 'a JSON value' } : { ok: true, value: j };
     }
     case 'unknown':
       return { ok: false, expected: 'a value of a known type' };

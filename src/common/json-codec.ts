@@ -5,6 +5,7 @@ import { parse as losslessParse } from 'lossless-json';
 import type { Row, Value } from './types.ts';
 import { Decimal, parseDecimal } from './decimal.ts';
 import { Interval } from './time/interval.ts';
+import { Jsonb, parseJsonb, withRawJsonb } from './json/jsonb.ts';
 
 const INTEGER_LITERAL = /^-?\d+$/;
 
@@ -54,6 +55,19 @@ export function parseJsonExact(text: string): unknown {
   return LONG_DIGIT_RUN.test(text) ? losslessParse(text, null, parseNumberExact) : fast;
 }
 
+/**
+ * Parses wire JSON to be written again (a Kafka sink re-reads the changelog's wire text): like
+ * JSON.parse, except that a number a double would not give back as written (a jsonb field's
+ * 123456789012345678901234567890.5) is read as a raw JSON number that stringifyWire writes as is.
+ */
+export function parseWireForRewrite(text: string): unknown {
+  if (!LONG_DIGIT_RUN.test(text)) return JSON.parse(text);
+  return losslessParse(text, null, (t: string) => {
+    const n = Number(t);
+    return String(n) === t ? n : Jsonb.of(parseDecimal(t) as Decimal);
+  });
+}
+
 // Decimals need no replacer: their toJSON is their exact text.
 function wireReplacer(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
@@ -67,6 +81,11 @@ function wireReplacer(_key: string, value: unknown): unknown {
  * `null` silently, so a `null` in the output makes us re-check with the replacer).
  */
 export function stringifyWire(value: unknown): string {
+  // A jsonb value is written as its JSON (withRawJsonb), not as a string holding it.
+  return withRawJsonb(() => stringifyWirePlain(value));
+}
+
+function stringifyWirePlain(value: unknown): string {
   let out: string;
   try {
     out = JSON.stringify(value);
@@ -81,7 +100,7 @@ export function stringifyWire(value: unknown): string {
 
 function hasNonFinite(value: unknown, depth: number): boolean {
   if (typeof value === 'number') return !Number.isFinite(value);
-  if (depth > 64 || value === null || typeof value !== 'object') return false;
+  if (depth > 64 || value === null || typeof value !== 'object' || value instanceof Jsonb) return false;
   if (Array.isArray(value)) {
     for (const v of value) if (hasNonFinite(v, depth + 1)) return true;
     return false;
@@ -93,7 +112,8 @@ function hasNonFinite(value: unknown, depth: number): boolean {
 // Storage JSON, the one codec of everything Sluice stores (journal batches, checkpoint state and
 // positions): JSON-able data plus bigints, decimals and intervals. Stored exactly: a bigint is
 // {"$i":"123"}, a decimal {"$d":"1.50"} (its scale kept), an interval {"$v":"months,days,micros"}
-// (added with INTERVAL; data stored before holds none, so it reads as before), a non-finite float or -0 is {"$f":"NaN"}, and an object key that starts with "$" gets one more "$"
+// (added with INTERVAL; data stored before holds none, so it reads as before), a jsonb value
+// {"$j":"its canonical text"} (added with JSONB, likewise), a non-finite float or -0 is {"$f":"NaN"}, and an object key that starts with "$" gets one more "$"
 // so that no real object can pass for a tag. Plain values take the native JSON fast path.
 
 function needsTags(v: unknown, depth: number): boolean {
@@ -104,7 +124,7 @@ function needsTags(v: unknown, depth: number): boolean {
       return !Number.isFinite(v) || Object.is(v, -0);
     case 'object': {
       if (v === null) return false;
-      if (v instanceof Decimal || v instanceof Interval || depth > 256) return true;
+      if (v instanceof Decimal || v instanceof Interval || v instanceof Jsonb || depth > 256) return true;
       if (Array.isArray(v)) {
         for (const x of v) if (needsTags(x, depth + 1)) return true;
         return false;
@@ -124,6 +144,7 @@ function tagReplacer(this: unknown, key: string, value: unknown): unknown {
   if (typeof value === 'string') {
     const original = (this as Record<string, unknown>)[key];
     if (original instanceof Decimal) return { $d: value };
+    if (original instanceof Jsonb) return { $j: original.text };
     return original instanceof Interval ? { $v: original.storageText() } : value;
   }
   if (typeof value === 'number') {
@@ -152,6 +173,7 @@ function tagReviver(_key: string, value: unknown): unknown {
     if (keys[0] === '$f' && typeof o.$f === 'string') return Number(o.$f);
     if (keys[0] === '$d' && typeof o.$d === 'string') return parseDecimal(o.$d) ?? o;
     if (keys[0] === '$v' && typeof o.$v === 'string') return Interval.fromStorage(o.$v) ?? o;
+    if (keys[0] === '$j' && typeof o.$j === 'string') return parseJsonb(o.$j);
   }
   if (!keys.some((k) => k.startsWith('$$'))) return value;
   const out: Record<string, unknown> = {};
@@ -177,14 +199,17 @@ export function isScalar(v: unknown): v is Value {
     typeof v === 'boolean' ||
     typeof v === 'bigint' ||
     v instanceof Decimal ||
-    v instanceof Interval
+    v instanceof Interval ||
+    v instanceof Jsonb
   );
 }
 
+/**
+ * True when `v` is an object of column values: scalars, or objects and arrays (any JSON value,
+ * which only a jsonb column takes; another column's type check refuses it with the column named).
+ */
 export function isRowObject(v: unknown): v is Row {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  for (const x of Object.values(v)) if (!isScalar(x)) return false;
-  return true;
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 // ---- well-formed text ------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import {
 } from './values.ts';
 import { Decimal, add, div as decDiv, mod as decMod, mul, sub } from './decimal.ts';
 import { Interval } from './time/interval.ts';
+import { Jsonb } from './json/jsonb.ts';
 import { MAX_NUMERIC_INTEGER_DIGITS, MAX_NUMERIC_SCALE } from './limits.ts';
 import { FUNCTION_FNS, compileFunction, type FunctionFn } from './functions/compile-function.ts';
 import { generateScalar } from './scalar-codegen.ts';
@@ -99,7 +100,9 @@ export function printScalar(e: ScalarExpr): string {
           ? `'${e.value.replaceAll("'", "''")}'`
           : e.value instanceof Interval
             ? `interval '${e.value.toString()}'`
-            : formatValue(e.value);
+            : e.value instanceof Jsonb
+              ? `'${e.value.text.replaceAll("'", "''")}'::jsonb`
+              : formatValue(e.value);
     case 'col':
       return `#${e.index}:${e.name}`;
     case 'call':

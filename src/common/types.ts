@@ -3,12 +3,14 @@
 // (./decimal.ts: unscaled integer and scale, as PostgreSQL keeps it). DATE is 'YYYY-MM-DD', TIMESTAMP
 // 'YYYY-MM-DD HH:MM:SS[.ffffff]', TIMESTAMPTZ the UTC instant 'YYYY-MM-DD HH:MM:SS[.ffffff]+00' and
 // TIME 'HH:MM:SS[.ffffff]' text, so ordering them is ordering strings. INTERVAL is an Interval
-// (./time/interval.ts: months, days, microseconds, as PostgreSQL keeps it).
+// (./time/interval.ts: months, days, microseconds, as PostgreSQL keeps it). JSONB is a Jsonb
+// (./json/jsonb.ts: the parsed value with exact numbers and its canonical text).
 
 import type { Decimal } from './decimal.ts';
 import type { Interval } from './time/interval.ts';
+import type { Jsonb } from './json/jsonb.ts';
 
-export type Value = null | boolean | number | bigint | string | Decimal | Interval;
+export type Value = null | boolean | number | bigint | string | Decimal | Interval | Jsonb;
 
 /** A user-facing row: column name → value. */
 export type Row = Record<string, Value>;
@@ -24,6 +26,7 @@ export type SqlType =
   | { readonly kind: 'timestamptz' }
   | { readonly kind: 'time' }
   | { readonly kind: 'interval' }
+  | { readonly kind: 'jsonb' }
   /** The type of a bare NULL literal before context gives it one. */
   | { readonly kind: 'unknown' };
 
@@ -41,6 +44,7 @@ export const T = {
   timestamptz: { kind: 'timestamptz' },
   time: { kind: 'time' },
   interval: { kind: 'interval' },
+  jsonb: { kind: 'jsonb' },
   unknown: { kind: 'unknown' },
 } as const satisfies Record<string, SqlType>;
 
@@ -70,6 +74,8 @@ export function typeName(type: SqlType): string {
       return 'time';
     case 'interval':
       return 'interval';
+    case 'jsonb':
+      return 'jsonb';
     case 'unknown':
       return 'unknown';
   }

@@ -5,6 +5,7 @@ import { SluiceError } from './errors.ts';
 import type { Value } from './types.ts';
 import { Decimal, compareDecimals } from './decimal.ts';
 import { Interval, compareIntervals } from './time/interval.ts';
+import { Jsonb, compareJsonb } from './json/jsonb.ts';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -63,7 +64,8 @@ export function compareValues(a: Value, b: Value): number {
     if (Number.isNaN(b)) return -1;
   }
   if (typeof a === 'object') {
-    return a instanceof Decimal ? compareDecimals(a, b as Decimal) : compareIntervals(a, b as Interval);
+    if (a instanceof Decimal) return compareDecimals(a, b as Decimal);
+    return a instanceof Interval ? compareIntervals(a, b as Interval) : compareJsonb(a, b as Jsonb);
   }
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -76,6 +78,8 @@ export function valuesEqual(a: Value, b: Value): boolean {
   if (a instanceof Decimal && b instanceof Decimal) return compareDecimals(a, b) === 0;
   // Intervals compare by their total ('1 day' = '24 hours', '1 mon' = '30 days'), as PostgreSQL.
   if (a instanceof Interval && b instanceof Interval) return compareIntervals(a, b) === 0;
+  // jsonb: equal when PostgreSQL's order says so ('{"a": 1.0}' = '{"a": 1}'); the keys agree
+  if (a instanceof Jsonb && b instanceof Jsonb) return a.key() === b.key();
   // number/bigint of the same integer never both occur: integers are normalised.
   return false;
 }
@@ -149,7 +153,7 @@ export function leftChars(s: string, n: number): string {
   return s.slice(0, i);
 }
 
-export { Decimal, Interval };
+export { Decimal, Interval, Jsonb };
 
 /** Text form of a value, as CAST(x AS TEXT) and error messages show it. */
 export function formatValue(v: Value): string {

@@ -35,7 +35,8 @@ export function rowJsonBytes(values: readonly Value[], overheads: readonly numbe
         n += 5;
         break;
       case 'object':
-        // a decimal or an interval: written as its text (a decimal may have thousands of digits)
+        // a decimal, an interval or a jsonb value: written as its text (a decimal may have thousands
+        // of digits; a jsonb value is its JSON text, a little shorter than the estimate's quotes)
         n += v === null ? 4 : v.toString().length + 2;
         break;
       default:

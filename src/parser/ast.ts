@@ -33,7 +33,15 @@ export type BinaryOp =
   | '~'
   | '~*'
   | '!~'
-  | '!~*';
+  | '!~*'
+  /** jsonb: field or element, as text, at a path, as text at a path, contains, contained, key exists. */
+  | '->'
+  | '->>'
+  | '#>'
+  | '#>>'
+  | '@>'
+  | '<@'
+  | '?';
 
 export type Expr =
   /**

@@ -86,6 +86,13 @@ export const Identifier = createToken({
 function punct(name: string, pattern: RegExp, label: string): TokenType {
   return createToken({ name, pattern, label, categories: [AnyToken] });
 }
+// jsonb's operators (PostgreSQL lexes each as one operator token); before `-`, `<`, `>` and OtherOp.
+export const ArrowText = punct('ArrowText', /->>/, '->>');
+export const Arrow = punct('Arrow', /->/, '->');
+export const HashArrowText = punct('HashArrowText', /#>>/, '#>>');
+export const HashArrow = punct('HashArrow', /#>/, '#>');
+export const AtGt = punct('AtGt', /@>/, '@>');
+export const LtAt = punct('LtAt', /<@/, '<@');
 export const NotEq = punct('NotEq', /<>|!=/, '<>');
 export const LtEq = punct('LtEq', /<=/, '<=');
 export const GtEq = punct('GtEq', />=/, '>=');
@@ -263,6 +270,12 @@ const lexedTypes: TokenType[] = [
   UnterminatedIdent,
   NumberLit,
   Identifier,
+  ArrowText,
+  Arrow,
+  HashArrowText,
+  HashArrow,
+  AtGt,
+  LtAt,
   NotEq,
   LtEq,
   GtEq,

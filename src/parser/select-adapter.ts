@@ -877,7 +877,7 @@ class Converter {
   private infixOperator(node: Node): void {
     const op = (text(node, 'operator') ?? '').toUpperCase();
     const token = INFIX_TOKENS[op]?.[1];
-    if (op.includes('~')) {
+    if (op.includes('~') || op === '?') {
       // Our lexer reads `~*` as the operator `~` and a star, `!~*` as `!~` and a star.
       const head = this.expect(OtherOp);
       if (head.image !== op.replace('*', '')) this.lost();

@@ -14,6 +14,7 @@ import { T, isNumeric, typeName } from '../common/types.ts';
 import type { ColumnMeta } from './catalog.ts';
 import { commonType, numericResultType, resolveTypeName } from './types-resolve.ts';
 import { bindFunction } from './bind-functions.ts';
+import { bindJsonbOperator, isJsonbOp, refuseJsonbOperator } from './bind-jsonb.ts';
 import { bindTimeArithmetic, bindTimeNegation } from './bind-time.ts';
 import { MORE_AGGREGATES } from './bind-aggregate-more.ts';
 
@@ -339,6 +340,8 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       if (e.op === '~' || e.op === '~*' || e.op === '!~' || e.op === '!~*') {
         return bindRegexMatch(e.op, left, right, e.right.pos, e.pos);
       }
+      if (isJsonbOp(e.op)) return bindJsonbOperator(e.op, left, right, e.pos, e.right.pos);
+      refuseJsonbOperator(e.op, left, right, e.pos);
       const cmp = COMPARISONS[e.op];
       if (cmp !== undefined) return compare(cmp, e.op, left, right, e.pos);
       if (e.op === '||') {

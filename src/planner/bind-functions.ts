@@ -19,6 +19,7 @@ import {
 } from './bind-expr.ts';
 import { commonType, numericResultType } from './types-resolve.ts';
 import { bindTimeFunction } from './bind-time.ts';
+import { bindJsonbFunction } from './bind-jsonb.ts';
 
 function fnMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): SluiceError {
   return new SluiceError(
@@ -216,7 +217,7 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
       return call('nullif', [l, r], l.type);
     }
     default:
-      return bindTimeFunction(e, args) ?? throwMismatch(e.name, args, e.pos);
+      return bindTimeFunction(e, args) ?? bindJsonbFunction(e, args) ?? throwMismatch(e.name, args, e.pos);
   }
 }
 

@@ -72,6 +72,10 @@ export function resolveTypeName(t: TypeName): SqlType {
       return T.time;
     case 'interval':
       return T.interval;
+    case 'jsonb':
+    case 'json':
+      // json is read as jsonb: one JSON type, with jsonb's canonical form and operators
+      return T.jsonb;
     case 'timetz':
     case 'time with time zone':
       throw new SluiceError('NOT_SUPPORTED', 'type time with time zone is not supported', {
@@ -81,7 +85,7 @@ export function resolveTypeName(t: TypeName): SqlType {
     default:
       throw new SluiceError('UNKNOWN_TYPE', `type "${t.name}" does not exist`, {
         position: t.pos,
-        hint: 'supported types: boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), char(n), date, timestamp, timestamp with time zone, time, interval',
+        hint: 'supported types: boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), char(n), date, timestamp, timestamp with time zone, time, interval, jsonb',
       });
   }
 }

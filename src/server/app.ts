@@ -864,15 +864,15 @@ function tableJson(t: TableInfo): Record<string, unknown> {
   };
 }
 
-/** The ingest body as engine changes; row values must be scalars. */
+/** The ingest body as engine changes; each row an object (nested values only a jsonb column takes). */
 function toChanges(body: unknown): TableChanges {
   const check = (rows: unknown, what: string): Row[] => {
     if (!Array.isArray(rows))
       throw new SluiceError('INVALID_REQUEST', `invalid request: "${what}" must be an array of rows`);
     rows.forEach((row: unknown, i) => {
       if (!isRowObject(row)) {
-        throw new SluiceError('INVALID_VALUE', `${what} row ${i + 1} is not a flat object of column values`, {
-          hint: 'a value is null, a boolean, a number or a string',
+        throw new SluiceError('INVALID_VALUE', `${what} row ${i + 1} is not an object of column values`, {
+          hint: 'a row is {"column": value, ...}; a value is null, a boolean, a number or a string (any JSON value for a jsonb column)',
         });
       }
     });

@@ -18,6 +18,7 @@ import { parseDate, parseTimestamp } from '../common/cast.ts';
 import { compareValues } from '../common/values.ts';
 import { Decimal, compareDecimals, parseDecimal } from '../common/decimal.ts';
 import { Interval, compareIntervals, parseInterval } from '../common/time/interval.ts';
+import { Jsonb, parseJsonb } from '../common/json/jsonb.ts';
 import { parseTime, parseTimestamptz } from '../common/time/datetime.ts';
 
 export interface ReadLimits {
@@ -108,6 +109,15 @@ function literalFor(where: string, column: string, type: string, text: string): 
     const iv = parseInterval(text);
     if (iv === null) throw bad("an interval (such as '1 day 02:00:00')");
     return { value: iv, equals: (v) => v instanceof Interval && compareIntervals(v, iv) === 0 };
+  }
+  if (t === 'jsonb') {
+    let j: Jsonb;
+    try {
+      j = parseJsonb(text);
+    } catch {
+      throw bad('a JSON value');
+    }
+    return { value: j, equals: (v) => v instanceof Jsonb && v.key() === j.key() };
   }
   if (t === 'time' || t === 'timestamp with time zone') {
     const canonical = t === 'time' ? parseTime(text) : parseTimestamptz(text);
@@ -277,12 +287,21 @@ interface CursorState {
 }
 
 type CursorValue =
-  null | boolean | number | string | { b: string } | { f: string } | { d: string } | { v: string };
+  | null
+  | boolean
+  | number
+  | string
+  | { b: string }
+  | { f: string }
+  | { d: string }
+  | { v: string }
+  | { j: string };
 
 function cursorValue(v: Value): CursorValue {
   if (typeof v === 'bigint') return { b: v.toString() };
   if (v instanceof Decimal) return { d: v.toString() };
   if (v instanceof Interval) return { v: v.storageText() };
+  if (v instanceof Jsonb) return { j: v.text };
   if (typeof v === 'number' && !Number.isFinite(v)) return { f: String(v) };
   return v;
 }
@@ -342,6 +361,13 @@ function decodeCursor(text: string, width: number, sortWidth: number | null = nu
       }
       if (iv === null) throw bad();
       return iv;
+    }
+    if (typeof v === 'object' && typeof (v as { j?: unknown }).j === 'string') {
+      try {
+        return parseJsonb((v as { j: string }).j);
+      } catch {
+        throw bad();
+      }
     }
     throw bad();
   };

@@ -3,6 +3,7 @@
 // holds every epoch exactly once for read-committed consumers. Progress lives in Kafka (committed
 // atomically with the messages); the changelog in Sluice's store is what is replayed from it.
 import { CONNECT_TIMEOUT_MS, withDeadline } from '../source/kafka/deadline.ts';
+import { stringifyWire } from '../common/json-codec.ts';
 import type {
   ConnectorLogger,
   KafkaOutMessage,
@@ -235,7 +236,10 @@ export class KafkaSinkRunner {
   }
 }
 
-/** One epoch's changes as Kafka messages in the sink's format; each carries the epoch in a header. */
+/**
+ * One epoch's changes as Kafka messages in the sink's format; each carries the epoch in a header.
+ * Written by stringifyWire, so a jsonb value is JSON in the message, not a string holding it.
+ */
 export function formatEpoch(
   format: SinkFormat,
   epoch: number,
@@ -244,14 +248,14 @@ export function formatEpoch(
 ): KafkaOutMessage[] {
   const headers = { 'sluice-epoch': String(epoch) };
   const keyOf = (row: Record<string, unknown>): string | null =>
-    key === null ? null : JSON.stringify(Object.fromEntries(key.map((k) => [k, row[k]])));
+    key === null ? null : stringifyWire(Object.fromEntries(key.map((k) => [k, row[k]])));
   const out: KafkaOutMessage[] = [];
   switch (format) {
     case 'changelog':
       for (const c of changes) {
         out.push({
           key: keyOf(c.row),
-          value: JSON.stringify({ epoch, op: c.op, row: c.row, ...(c.n !== undefined ? { n: c.n } : {}) }),
+          value: stringifyWire({ epoch, op: c.op, row: c.row, ...(c.n !== undefined ? { n: c.n } : {}) }),
           headers,
         });
       }
@@ -261,23 +265,23 @@ export function formatEpoch(
       for (const c of changes) {
         // '-U' is followed by the '+U' of the same key in the same epoch: the upsert covers it.
         if (c.op === '-U') continue;
-        out.push({ key: keyOf(c.row), value: c.op === '-D' ? null : JSON.stringify(c.row), headers });
+        out.push({ key: keyOf(c.row), value: c.op === '-D' ? null : stringifyWire(c.row), headers });
       }
       return out;
     case 'debezium': {
       const before = new Map<string, Record<string, unknown>>();
-      for (const c of changes) if (c.op === '-U') before.set(keyOf(c.row) ?? JSON.stringify(c.row), c.row);
+      for (const c of changes) if (c.op === '-U') before.set(keyOf(c.row) ?? stringifyWire(c.row), c.row);
       for (const c of changes) {
         const k = keyOf(c.row);
         const times = c.n ?? 1;
         for (let i = 0; i < Math.abs(times); i++) {
           if (c.op === '+I')
-            out.push({ key: k, value: JSON.stringify({ before: null, after: c.row, op: 'c' }), headers });
+            out.push({ key: k, value: stringifyWire({ before: null, after: c.row, op: 'c' }), headers });
           else if (c.op === '-D')
-            out.push({ key: k, value: JSON.stringify({ before: c.row, after: null, op: 'd' }), headers });
+            out.push({ key: k, value: stringifyWire({ before: c.row, after: null, op: 'd' }), headers });
           else if (c.op === '+U') {
-            const old = before.get(k ?? JSON.stringify(c.row)) ?? null;
-            out.push({ key: k, value: JSON.stringify({ before: old, after: c.row, op: 'u' }), headers });
+            const old = before.get(k ?? stringifyWire(c.row)) ?? null;
+            out.push({ key: k, value: stringifyWire({ before: old, after: c.row, op: 'u' }), headers });
           }
         }
       }

@@ -3,6 +3,7 @@
 // and values into text, so the runner stays a small loop.
 import type { Change, ViewChangeSet, ViewRowError } from '../../src/exec/api.ts';
 import type { ColumnInfo, Row, Value } from '../../src/common/types.ts';
+import { Jsonb } from '../../src/common/json/jsonb.ts';
 
 export type Record_ =
   | {
@@ -194,6 +195,8 @@ export function rowJson(columns: readonly ColumnInfo[] | undefined, row: Row): s
     let s: string;
     if (typeof v === 'bigint') s = v.toString();
     else if (typeof v === 'number' && Object.is(v, -0)) s = '-0';
+    else if (v instanceof Jsonb)
+      s = v.text; // JSON, as the wire shows it
     else s = v === undefined ? '"<missing>"' : JSON.stringify(v);
     return `${JSON.stringify(n)}:${s}`;
   });

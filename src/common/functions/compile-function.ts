@@ -12,6 +12,7 @@ import { regexCompiler } from './regex.ts';
 import * as text from './text.ts';
 import * as math from './math.ts';
 import { TIME_FNS, compileTimeFunction, isTimeFn } from './time.ts';
+import { JSONB_FNS, compileJsonbFunction, isJsonbFn } from './jsonb.ts';
 
 export const FUNCTION_FNS = [
   'btrim',
@@ -46,6 +47,7 @@ export const FUNCTION_FNS = [
   'trunc',
   'width_bucket',
   ...TIME_FNS,
+  ...JSONB_FNS,
 ] as const;
 export type FunctionFn = (typeof FUNCTION_FNS)[number];
 
@@ -101,6 +103,7 @@ function textOf(v: Value, type: SqlType): string {
 
 export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes: readonly SqlType[]): RowFn {
   if (isTimeFn(fn)) return compileTimeFunction(fn, args, argTypes);
+  if (isJsonbFn(fn)) return compileJsonbFunction(fn, args);
   switch (fn) {
     case 'btrim':
     case 'ltrim':

@@ -5,7 +5,14 @@ import type { IToken, TokenType } from 'chevrotain';
 import type { InfixOp } from '../expr-builder.ts';
 import {
   Comma,
+  Arrow,
+  OtherOp,
+  ArrowText,
+  AtGt,
   Concat,
+  HashArrow,
+  HashArrowText,
+  LtAt,
   Dot,
   Eq,
   False,
@@ -320,6 +327,13 @@ export const INFIX_TOKENS: Readonly<Record<string, readonly [InfixOp, TokenType 
   '>': ['>', Gt],
   '>=': ['>=', GtEq],
   '||': ['||', Concat],
+  '->': ['->', Arrow],
+  '->>': ['->>', ArrowText],
+  '#>': ['#>', HashArrow],
+  '#>>': ['#>>', HashArrowText],
+  '@>': ['@>', AtGt],
+  '<@': ['<@', LtAt],
+  '?': ['?', OtherOp],
   AND: ['and', 'and'],
   OR: ['or', 'or'],
 };

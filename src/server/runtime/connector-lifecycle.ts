@@ -5,7 +5,7 @@ import type { SinkReport, SourceReport } from '../connectors.ts';
 import type { SinkFeed, WireChange } from '../../sink/kafka-sink.ts';
 import type { SourceBatch } from '../../source/kafka/kafka-source.ts';
 import { storedToWire } from '../../storage/changelog-codec.ts';
-import { stringifyWire } from '../../common/json-codec.ts';
+import { parseWireForRewrite, stringifyWire } from '../../common/json-codec.ts';
 import type { Row } from '../../common/types.ts';
 import type { Engine } from '../../index.ts';
 import type { SinkInfo } from '../../exec/api.ts';
@@ -124,13 +124,14 @@ export abstract class RuntimeConnectors extends RuntimeCommit {
       read: (after, upTo, limit) =>
         this.changelog.read(view, after, upTo, limit).map((c) => ({
           epoch: c.epoch,
-          changes: (JSON.parse(storedToWire(c.epoch, c.message)) as { changes: WireChange[] }).changes,
+          changes: (parseWireForRewrite(storedToWire(c.epoch, c.message)) as { changes: WireChange[] })
+            .changes,
         })),
       snapshot: () => {
         this.flush();
         const snap = this.engine.viewSnapshot(view);
         // Wire JSON values (bigints as strings), as in the changelog.
-        const rows = JSON.parse(stringifyWire(snap.rows)) as Record<string, unknown>[];
+        const rows = parseWireForRewrite(stringifyWire(snap.rows)) as Record<string, unknown>[];
         return { epoch: snap.epoch, rows };
       },
     };
