@@ -70,3 +70,33 @@ export function printTopN(
     `keep ${keep}${plan.emitRank ? ', rank appended' : ''}`
   );
 }
+
+/**
+ * A sorted partition with new entries merged in: `kept` is in `compare` order by row, `added` is
+ * sorted here; one pass, entries that compare equal keep `kept` first (Top-N and Window share it).
+ */
+export function mergeByRow<T extends { readonly row: readonly Value[] }>(
+  kept: readonly T[],
+  added: T[],
+  compare: (a: readonly Value[], b: readonly Value[]) => number,
+): T[] {
+  added.sort((a, b) => compare(a.row, b.row));
+  const merged: T[] = new Array<T>(kept.length + added.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < kept.length && j < added.length) {
+    const a = kept[i] as T;
+    const b = added[j] as T;
+    if (compare(a.row, b.row) <= 0) {
+      merged[k++] = a;
+      i++;
+    } else {
+      merged[k++] = b;
+      j++;
+    }
+  }
+  while (i < kept.length) merged[k++] = kept[i++] as T;
+  while (j < added.length) merged[k++] = added[j++] as T;
+  return merged;
+}

@@ -110,81 +110,18 @@ function unsupported(unit: string, kind: TimeKind): SluiceError {
   return new SluiceError('INVALID_VALUE', `unit "${unit}" not supported for type ${KIND_NAMES[kind]}`);
 }
 
+// PostgreSQL's EXTRACT fields per type (manual 9.9.1), built from the parts the types share.
+const CLOCK_UNITS = ['microseconds', 'milliseconds', 'second', 'minute', 'hour'];
+const CALENDAR_UNITS = ['day', 'month', 'quarter', 'week', 'dow', 'isodow', 'doy', 'year'];
+const ERA_UNITS = ['decade', 'century', 'millennium'];
+const DATE_UNITS = [...CALENDAR_UNITS, ...ERA_UNITS, 'isoyear', 'epoch'];
+
 const EXTRACT_UNITS: Record<TimeKind, ReadonlySet<string>> = {
-  date: new Set([
-    'day',
-    'month',
-    'quarter',
-    'week',
-    'dow',
-    'isodow',
-    'doy',
-    'year',
-    'decade',
-    'century',
-    'millennium',
-    'isoyear',
-    'epoch',
-  ]),
-  timestamp: new Set([
-    'microseconds',
-    'milliseconds',
-    'second',
-    'minute',
-    'hour',
-    'day',
-    'month',
-    'quarter',
-    'week',
-    'dow',
-    'isodow',
-    'doy',
-    'year',
-    'decade',
-    'century',
-    'millennium',
-    'isoyear',
-    'epoch',
-  ]),
-  timestamptz: new Set([
-    'microseconds',
-    'milliseconds',
-    'second',
-    'minute',
-    'hour',
-    'day',
-    'month',
-    'quarter',
-    'week',
-    'dow',
-    'isodow',
-    'doy',
-    'year',
-    'decade',
-    'century',
-    'millennium',
-    'isoyear',
-    'epoch',
-    'timezone',
-    'timezone_hour',
-    'timezone_minute',
-  ]),
-  time: new Set(['microseconds', 'milliseconds', 'second', 'minute', 'hour', 'epoch']),
-  interval: new Set([
-    'microseconds',
-    'milliseconds',
-    'second',
-    'minute',
-    'hour',
-    'day',
-    'month',
-    'quarter',
-    'year',
-    'decade',
-    'century',
-    'millennium',
-    'epoch',
-  ]),
+  date: new Set(DATE_UNITS),
+  timestamp: new Set([...CLOCK_UNITS, ...DATE_UNITS]),
+  timestamptz: new Set([...CLOCK_UNITS, ...DATE_UNITS, 'timezone', 'timezone_hour', 'timezone_minute']),
+  time: new Set([...CLOCK_UNITS, 'epoch']),
+  interval: new Set([...CLOCK_UNITS, 'day', 'month', 'quarter', 'year', ...ERA_UNITS, 'epoch']),
 };
 
 /** Checks a unit for EXTRACT on a kind, returning its normal name. */

@@ -6,7 +6,7 @@
 // The whole partition is kept, since any retraction inside the top must reveal the next row.
 import type { Value } from '../../common/types.ts';
 import { encodeOne, encodeValues, singleKey } from '../../common/values.ts';
-import { compareByKeys, compareRows } from '../../common/top-n.ts';
+import { compareByKeys, compareRows, mergeByRow } from '../../common/top-n.ts';
 import { Arrangement, type ArrangedRow } from '../arrangement.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
 import type { Operator } from '../operator.ts';
@@ -178,25 +178,7 @@ export class TopNOp implements Operator, Stateful {
       return list;
     }
     const kept = removed.size === 0 ? list : list.filter((e) => !removed.has(e));
-    added.sort((a, b) => this.compare(a.row, b.row));
-    const merged: ArrangedRow[] = new Array<ArrangedRow>(kept.length + added.length);
-    let i = 0;
-    let j = 0;
-    let k = 0;
-    while (i < kept.length && j < added.length) {
-      const a = kept[i] as ArrangedRow;
-      const b = added[j] as ArrangedRow;
-      if (this.compare(a.row, b.row) <= 0) {
-        merged[k++] = a;
-        i++;
-      } else {
-        merged[k++] = b;
-        j++;
-      }
-    }
-    while (i < kept.length) merged[k++] = kept[i++] as ArrangedRow;
-    while (j < added.length) merged[k++] = added[j++] as ArrangedRow;
-    return merged;
+    return mergeByRow(kept, added, this.compare);
   }
 
   /** The first index whose row is not before `row`. */

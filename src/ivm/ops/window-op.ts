@@ -16,7 +16,7 @@ import {
   singleKey,
   valuesEqual,
 } from '../../common/values.ts';
-import { compareByKeys, compareRows } from '../../common/top-n.ts';
+import { compareByKeys, compareRows, mergeByRow } from '../../common/top-n.ts';
 import type { WindowFn } from '../../common/window.ts';
 import { Arrangement } from '../arrangement.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
@@ -197,25 +197,7 @@ export class WindowOp implements Operator, Stateful {
       return list;
     }
     const kept = removed.size === 0 ? list : list.filter((s) => !removed.has(s));
-    added.sort((a, b) => this.compare(a.row, b.row));
-    const merged: Slot[] = new Array<Slot>(kept.length + added.length);
-    let i = 0;
-    let j = 0;
-    let k = 0;
-    while (i < kept.length && j < added.length) {
-      const a = kept[i] as Slot;
-      const b = added[j] as Slot;
-      if (this.compare(a.row, b.row) <= 0) {
-        merged[k++] = a;
-        i++;
-      } else {
-        merged[k++] = b;
-        j++;
-      }
-    }
-    while (i < kept.length) merged[k++] = kept[i++] as Slot;
-    while (j < added.length) merged[k++] = added[j++] as Slot;
-    return merged;
+    return mergeByRow(kept, added, this.compare);
   }
 
   /** The first index whose row is not before `row`. */
