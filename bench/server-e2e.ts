@@ -128,8 +128,9 @@ async function main(): Promise<void> {
   // Ingest requests per durable commit (group commit) so far, from /metrics.
   const groupCommitStats = async (): Promise<number> => {
     const text = await (await fetch(`${base}/metrics`)).text();
+    // Series carry labels since tenants (`name{tenant="default"} 12`).
     const value = (name: string): number =>
-      Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+      Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
     return Number(
       (value('sluice_ingest_committed_requests_total') / value('sluice_ingest_commits_total')).toFixed(2),
     );
@@ -194,10 +195,15 @@ async function main(): Promise<void> {
   while (lastEpochSeen < lastLatencyEpoch && performance.now() < until)
     await new Promise((r) => setTimeout(r, 1));
   const latencies: number[] = [];
+  // When the slowest samples were sent (seconds into the run): periodic stalls show as a pattern.
+  const slow: { at: number; ms: number }[] = [];
   for (const [epoch, sent] of sendTimes) {
     const arrived = arrivals.get(epoch);
-    if (arrived !== undefined) latencies.push(arrived - sent);
+    if (arrived === undefined) continue;
+    latencies.push(arrived - sent);
+    slow.push({ at: (sent - t0) / 1000, ms: arrived - sent });
   }
+  slow.sort((a, b) => b.ms - a.ms);
   latencies.sort((a, b) => a - b);
   const pct = (p: number): number =>
     Number(
@@ -213,6 +219,7 @@ async function main(): Promise<void> {
       p50_ms: pct(50),
       p99_ms: pct(99),
       max_ms: Number((latencies[latencies.length - 1] ?? NaN).toFixed(2)),
+      slowest: slow.slice(0, 12).map((x) => `${x.at.toFixed(2)}s:${x.ms.toFixed(0)}ms`),
     }),
   );
   ws.close();
