@@ -38,6 +38,8 @@ const child = spawn(
     'warn',
     '--heartbeat-ms',
     '1000',
+    // More server flags for an experiment, e.g. BENCH_SERVER_ARGS="--checkpoint-interval-ms 0".
+    ...(process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter((a) => a !== ''),
   ],
   {
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -25,6 +25,7 @@ test('captures and rows() read back the appended rows, across tail and adopted c
         const table = new AppendColumns(2);
         const model: Value[][] = [];
         const captures: { capture: ReturnType<AppendColumns['capture']>; rows: number }[] = [];
+        const entries: { list: readonly (readonly [string, unknown])[]; from: number; rows: number }[] = [];
         let next = 0;
         for (const step of steps) {
           if (step.kind === 'row') {
@@ -41,10 +42,26 @@ test('captures and rows() read back the appended rows, across tail and adopted c
               model.push([next, `r${next}`]);
             }
             table.pushColumns([a, b]);
-          } else captures.push({ capture: table.capture(), rows: model.length });
+          } else {
+            captures.push({ capture: table.capture(), rows: model.length });
+            const from = Math.floor(model.length / 3);
+            entries.push({ list: table.entriesFrom(from), from, rows: model.length });
+          }
         }
         assert.equal(table.length, model.length);
         assert.deepEqual([...table.rows()], model);
+        // Checkpoint entries read later are the rows of their moment, by index, iteration and map.
+        for (const { list, from, rows } of entries) {
+          const expected = model.slice(from, rows).map((row, i) => [`a${from + i}`, row]);
+          assert.equal(list.length, rows - from);
+          assert.deepEqual([...list], expected);
+          assert.deepEqual(
+            list.map(([k]) => k),
+            expected.map(([k]) => k),
+          );
+          if (list.length > 0) assert.deepEqual(list[list.length - 1], expected[expected.length - 1]);
+          assert.equal(list[list.length], undefined);
+        }
         for (const { capture, rows } of captures) {
           assert.equal(capture.length, rows);
           for (const [x, y] of cuts) {

@@ -471,12 +471,8 @@ export class TableStore implements Stateful {
     const replaceAll = full || !this.exported;
     this.exported = true;
     const from = replaceAll ? 0 : this.appendExported;
-    const upserts: (readonly [string, unknown])[] = [];
-    let i = 0;
-    for (const row of append.rows()) {
-      if (i >= from) upserts.push([`a${i}`, row]);
-      i++;
-    }
+    // Built as the checkpoint writer reads them (append-columns.ts), not all at once here.
+    const upserts = append.entriesFrom(from);
     this.appendExported = append.length;
     return { replaceAll, upserts, deletes: [] };
   }

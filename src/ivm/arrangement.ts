@@ -16,6 +16,7 @@ import type { Jsonb } from '../common/json/jsonb.ts';
 import type { Value } from '../common/types.ts';
 import { encodeOne, encodeValues } from '../common/values.ts';
 import type { StateDelta } from './state.ts';
+import { lazyEntries } from './lazy-entries.ts';
 
 type Upserts = (readonly [string, unknown])[];
 
@@ -38,12 +39,23 @@ abstract class ArrangementDelta {
   takeDelta(full: boolean): StateDelta {
     const replaceAll = full || !this.exported;
     this.exported = true;
-    const upserts: Upserts = [];
+    let upserts: readonly (readonly [string, unknown])[];
     const deletes: string[] = [];
-    if (replaceAll) this.exportAll(upserts);
-    else this.exportChanged(upserts, deletes);
+    if (replaceAll) upserts = this.allEntries();
+    else {
+      const changed: Upserts = [];
+      this.exportChanged(changed, deletes);
+      upserts = changed;
+    }
     this.forgetChanges();
     return { replaceAll, upserts, deletes };
+  }
+
+  /** Every entry, for a delta that replaces all (a mode may build them lazily). */
+  protected allEntries(): readonly (readonly [string, unknown])[] {
+    const upserts: Upserts = [];
+    this.exportAll(upserts);
+    return upserts;
   }
 
   /** After a load: the contents are what the checkpoint store holds, not changes to write back. */
@@ -475,6 +487,22 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
 
   protected exportAll(upserts: Upserts): void {
     for (const [k, row] of this.rows) upserts.push([encodeOne(k), row]);
+  }
+
+  /**
+   * A snapshot of the keys and rows (references: rows are never changed in place), encoded as the
+   * checkpoint writer reads them (lazy-entries.ts): a keyed table of a million rows is taken in a
+   * few milliseconds instead of half a second of key encoding in one synchronous call.
+   */
+  protected override allEntries(): readonly (readonly [string, unknown])[] {
+    const keys = new Array<K>(this.rows.size);
+    const rows = new Array<readonly Value[]>(this.rows.size);
+    let i = 0;
+    for (const [k, row] of this.rows) {
+      keys[i] = k;
+      rows[i++] = row;
+    }
+    return lazyEntries(i, (at) => [encodeOne(keys[at] as K), rows[at] as readonly Value[]]);
   }
 
   protected exportChanged(upserts: Upserts, deletes: string[]): void {
