@@ -9,6 +9,7 @@ import { Interval, parseInterval } from './time/interval.ts';
 import { parseTime, parseTimestamptz, timestampToInstant } from './time/datetime.ts';
 import { formatTimeOfDay } from './time/calendar.ts';
 import { Jsonb, jsonbFromParsed, parseJsonb } from './json/jsonb.ts';
+import { castBinary, coerceBinary } from './uuid-bytea-cast.ts';
 
 const INT_TEXT = /^\s*[+-]?\d+\s*$/;
 const FLOAT_TEXT = /^\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)\s*$/;
@@ -149,6 +150,8 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
   if (v === null) return null;
   if (v instanceof Jsonb && to.kind !== 'text' && to.kind !== 'jsonb' && to.kind !== 'unknown')
     return castJsonbScalar(v, to);
+  const binary = castBinary(v, from, to);
+  if (binary !== undefined) return binary;
   switch (to.kind) {
     case 'bool':
       if (typeof v === 'boolean') return v;
@@ -273,8 +276,10 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
       if (v instanceof Jsonb) return v;
       if (typeof v === 'string' && (from.kind === 'text' || from.kind === 'unknown')) return parseJsonb(v);
       throw new SluiceError('INVALID_CAST', `cannot cast type ${typeName(from)} to jsonb`);
+    case 'uuid':
+    case 'bytea':
     case 'unknown':
-      return v;
+      return v; // uuid and bytea were cast by castBinary
   }
 }
 
@@ -439,6 +444,9 @@ export function coerceIngest(
       const j = jsonbFromParsed(v);
       return j === null ? { ok: false, expected: 'a JSON value' } : { ok: true, value: j };
     }
+    case 'uuid':
+    case 'bytea':
+      return coerceBinary(v, type);
     case 'unknown':
       return { ok: false, expected: 'a value of a known type' };
   }

@@ -97,7 +97,7 @@ export function printScalar(e: ScalarExpr): string {
       return e.value === null
         ? 'NULL'
         : typeof e.value === 'string'
-          ? `'${e.value.replaceAll("'", "''")}'`
+          ? `'${e.value.replaceAll("'", "''")}'${e.type.kind === 'uuid' || e.type.kind === 'bytea' ? `::${e.type.kind}` : ''}`
           : e.value instanceof Interval
             ? `interval '${e.value.toString()}'`
             : e.value instanceof Jsonb

@@ -4,7 +4,8 @@
 // 'YYYY-MM-DD HH:MM:SS[.ffffff]', TIMESTAMPTZ the UTC instant 'YYYY-MM-DD HH:MM:SS[.ffffff]+00' and
 // TIME 'HH:MM:SS[.ffffff]' text, so ordering them is ordering strings. INTERVAL is an Interval
 // (./time/interval.ts: months, days, microseconds, as PostgreSQL keeps it). JSONB is a Jsonb
-// (./json/jsonb.ts: the parsed value with exact numbers and its canonical text).
+// (./json/jsonb.ts: the parsed value with exact numbers and its canonical text). UUID and BYTEA are
+// their canonical output text, which orders as their bytes do (./uuid-bytea.ts).
 
 import type { Decimal } from './decimal.ts';
 import type { Interval } from './time/interval.ts';
@@ -27,6 +28,8 @@ export type SqlType =
   | { readonly kind: 'time' }
   | { readonly kind: 'interval' }
   | { readonly kind: 'jsonb' }
+  | { readonly kind: 'uuid' }
+  | { readonly kind: 'bytea' }
   /** The type of a bare NULL literal before context gives it one. */
   | { readonly kind: 'unknown' };
 
@@ -45,6 +48,8 @@ export const T = {
   time: { kind: 'time' },
   interval: { kind: 'interval' },
   jsonb: { kind: 'jsonb' },
+  uuid: { kind: 'uuid' },
+  bytea: { kind: 'bytea' },
   unknown: { kind: 'unknown' },
 } as const satisfies Record<string, SqlType>;
 
@@ -76,6 +81,10 @@ export function typeName(type: SqlType): string {
       return 'interval';
     case 'jsonb':
       return 'jsonb';
+    case 'uuid':
+      return 'uuid';
+    case 'bytea':
+      return 'bytea';
     case 'unknown':
       return 'unknown';
   }

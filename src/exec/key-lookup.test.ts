@@ -140,3 +140,31 @@ test('UPDATE and DELETE by key mean what the scan meant (random statements again
     }
   }
 });
+
+test('a uuid or bytea primary key pinned in any input form examines only its row', () => {
+  const engine = new Engine();
+  engine.execute('CREATE TABLE u (id UUID PRIMARY KEY, v INT); CREATE TABLE b (k BYTEA PRIMARY KEY, v INT)');
+  const uuid = (i: number): string => `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
+  engine.applyChanges('u', { insert: Array.from({ length: 500 }, (_, i) => ({ id: uuid(i), v: 0 })) });
+  engine.applyChanges('b', {
+    insert: Array.from({ length: 500 }, (_, i) => ({ k: `\\x${i.toString(16).padStart(4, '0')}`, v: 0 })),
+  });
+  assert.deepEqual(run(engine, `UPDATE u SET v = 1 WHERE id = '{${uuid(7).toUpperCase()}}'`), {
+    examined: 1,
+    rowCount: 1,
+  });
+  assert.deepEqual(rowsOf(engine, `SELECT v FROM u WHERE id = '${uuid(7)}'`), [{ v: 1 }]);
+  assert.deepEqual(run(engine, `DELETE FROM u WHERE id IN ('${uuid(1)}', '${uuid(2).replace(/-/g, '')}')`), {
+    examined: 2,
+    rowCount: 2,
+  });
+  assert.deepEqual(run(engine, "UPDATE b SET v = 2 WHERE k = '\\X01F3'"), { examined: 1, rowCount: 1 });
+  assert.deepEqual(run(engine, "UPDATE b SET v = 3 WHERE k = decode('01f2', 'hex')"), {
+    examined: 1,
+    rowCount: 1,
+  });
+  assert.deepEqual(run(engine, "UPDATE b SET v = 4 WHERE k || '\\x00'::bytea = '\\x01f000'"), {
+    examined: 500,
+    rowCount: 1,
+  });
+});

@@ -11,13 +11,15 @@ const MAX_PINNED_KEYS = 25_000;
 
 /**
  * Types whose SQL equality is equality of the stored value, so a constant finds its row by key:
- * integers (any width; stored normalised) and text without padding. Others (floats with -0 and
+ * integers (any width; stored normalised), text without padding, uuid and bytea. Others (floats with -0 and
  * NaN, CHAR(n), numerics) scan.
  */
 function keyable(column: SqlType, constant: SqlType): boolean {
   if (column.kind === 'int') return constant.kind === 'int';
   if (column.kind === 'text')
     return constant.kind === 'text' && column.fixed !== true && constant.fixed !== true;
+  // uuid and bytea are their canonical text: equal values are equal strings
+  if (column.kind === 'uuid' || column.kind === 'bytea') return constant.kind === column.kind;
   return false;
 }
 

@@ -100,6 +100,9 @@ function columnDefault(c: ColumnDef, col: ColumnMeta): ColumnDefault | null {
     scope: null,
     aggregateContext: 'DEFAULT expressions',
     intercept: (e) => {
+      // One value for every row (and another at replay) would not be PostgreSQL's per-row default.
+      if (e.kind === 'function' && e.name === 'gen_random_uuid')
+        throw notSupported('GEN_RANDOM_UUID() in a column DEFAULT', e.pos, 'send the uuid with each row');
       if (e.kind !== 'column') return undefined;
       throw new SluiceError('INVALID_DEFINITION', 'cannot use column reference in DEFAULT expression', {
         position: e.pos,

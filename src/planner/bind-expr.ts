@@ -15,6 +15,7 @@ import type { ColumnMeta } from './catalog.ts';
 import { commonType, numericResultType, resolveTypeName } from './types-resolve.ts';
 import { bindFunction } from './bind-functions.ts';
 import { bindJsonbOperator, isJsonbOp, refuseJsonbOperator } from './bind-jsonb.ts';
+import { bindByteaConcat } from './bind-binary.ts';
 import { bindTimeArithmetic, bindTimeNegation } from './bind-time.ts';
 import { MORE_AGGREGATES } from './bind-aggregate-more.ts';
 
@@ -345,6 +346,8 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       const cmp = COMPARISONS[e.op];
       if (cmp !== undefined) return compare(cmp, e.op, left, right, e.pos);
       if (e.op === '||') {
+        const bytes = bindByteaConcat(left, right, e.pos);
+        if (bytes !== undefined) return bytes;
         if (
           left.type.kind !== 'text' &&
           right.type.kind !== 'text' &&

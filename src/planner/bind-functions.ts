@@ -20,6 +20,7 @@ import {
 import { commonType, numericResultType } from './types-resolve.ts';
 import { bindTimeFunction } from './bind-time.ts';
 import { bindJsonbFunction } from './bind-jsonb.ts';
+import { bindBinaryFunction } from './bind-binary.ts';
 
 function fnMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): SluiceError {
   return new SluiceError(
@@ -46,6 +47,8 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
   const args = e.args.map((a) => bindExpr(a, ctx));
   const n = args.length;
   const a0 = args[0];
+  const binary = bindBinaryFunction(e, args);
+  if (binary !== undefined) return binary;
   const numericArg = (a: ScalarExpr): ScalarExpr => {
     if (a.type.kind === 'unknown') return coerce(a, T.float64, e.pos);
     if (isConst(a) && a.type.kind === 'text') return coerce(a, T.float64, e.pos);

@@ -346,6 +346,13 @@ export function refuseNowInView(root: SelectStmt): void {
           'a view must not change without input: the current time comes with event time; select it in an ad-hoc query, or store the time in a column',
         );
       }
+      if (e.kind === 'function' && e.name === 'gen_random_uuid') {
+        throw notSupported(
+          'GEN_RANDOM_UUID() in a materialized view',
+          e.pos,
+          'a view must be deterministic: generate the uuid where the row is produced and store it in a column, or call it in an ad-hoc query',
+        );
+      }
       if (e.kind === 'subquery' || e.kind === 'exists') queries.push(e.query);
       if (e.kind === 'function' && e.over !== undefined) {
         roots.push(...e.over.partitionBy, ...e.over.orderBy.map((o) => o.expr));

@@ -76,6 +76,10 @@ export function resolveTypeName(t: TypeName): SqlType {
     case 'json':
       // json is read as jsonb: one JSON type, with jsonb's canonical form and operators
       return T.jsonb;
+    case 'uuid':
+      return T.uuid;
+    case 'bytea':
+      return T.bytea;
     case 'timetz':
     case 'time with time zone':
       throw new SluiceError('NOT_SUPPORTED', 'type time with time zone is not supported', {
@@ -85,7 +89,7 @@ export function resolveTypeName(t: TypeName): SqlType {
     default:
       throw new SluiceError('UNKNOWN_TYPE', `type "${t.name}" does not exist`, {
         position: t.pos,
-        hint: 'supported types: boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), char(n), date, timestamp, timestamp with time zone, time, interval, jsonb',
+        hint: 'supported types: boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), char(n), date, timestamp, timestamp with time zone, time, interval, jsonb, uuid, bytea',
       });
   }
 }

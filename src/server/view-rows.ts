@@ -19,6 +19,7 @@ import { compareValues } from '../common/values.ts';
 import { Decimal, compareDecimals, parseDecimal } from '../common/decimal.ts';
 import { Interval, compareIntervals, parseInterval } from '../common/time/interval.ts';
 import { Jsonb, parseJsonb } from '../common/json/jsonb.ts';
+import { parseBytea, parseUuid } from '../common/uuid-bytea.ts';
 import { parseTime, parseTimestamptz } from '../common/time/datetime.ts';
 
 export interface ReadLimits {
@@ -118,6 +119,12 @@ function literalFor(where: string, column: string, type: string, text: string): 
       throw bad('a JSON value');
     }
     return { value: j, equals: (v) => v instanceof Jsonb && v.key() === j.key() };
+  }
+  if (t === 'uuid' || t === 'bytea') {
+    // any input form, matched by its canonical text (the stored value)
+    const canonical = canonicalBinary(t, text);
+    if (canonical === null) throw bad(t === 'uuid' ? 'a uuid' : "a bytea (such as '\\x0102ff')");
+    return { value: canonical, equals: (v) => v === canonical };
   }
   if (t === 'time' || t === 'timestamp with time zone') {
     const canonical = t === 'time' ? parseTime(text) : parseTimestamptz(text);
@@ -695,4 +702,14 @@ async function readSortedPage(
   }
   // Every match of the range was examined: the count is exact.
   return { total, rows, next, examined };
+}
+
+/** A uuid or bytea filter value's canonical text, or null when it is not one. */
+function canonicalBinary(type: 'uuid' | 'bytea', text: string): string | null {
+  if (type === 'uuid') return parseUuid(text);
+  try {
+    return parseBytea(text);
+  } catch {
+    return null;
+  }
 }

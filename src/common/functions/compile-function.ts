@@ -13,6 +13,7 @@ import * as text from './text.ts';
 import * as math from './math.ts';
 import { TIME_FNS, compileTimeFunction, isTimeFn } from './time.ts';
 import { JSONB_FNS, compileJsonbFunction, isJsonbFn } from './jsonb.ts';
+import { BINARY_FNS, compileBinaryFunction, isBinaryFn } from './binary.ts';
 
 export const FUNCTION_FNS = [
   'btrim',
@@ -48,6 +49,7 @@ export const FUNCTION_FNS = [
   'width_bucket',
   ...TIME_FNS,
   ...JSONB_FNS,
+  ...BINARY_FNS,
 ] as const;
 export type FunctionFn = (typeof FUNCTION_FNS)[number];
 
@@ -104,6 +106,7 @@ function textOf(v: Value, type: SqlType): string {
 export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes: readonly SqlType[]): RowFn {
   if (isTimeFn(fn)) return compileTimeFunction(fn, args, argTypes);
   if (isJsonbFn(fn)) return compileJsonbFunction(fn, args);
+  if (isBinaryFn(fn)) return compileBinaryFunction(fn, args);
   switch (fn) {
     case 'btrim':
     case 'ltrim':

@@ -449,6 +449,8 @@ function keepsEveryColumn(
       type.kind === 'bool' ||
       type.kind === 'date' ||
       type.kind === 'timestamp' ||
+      type.kind === 'uuid' ||
+      type.kind === 'bytea' ||
       (type.kind === 'text' && type.fixed !== true);
     if (!exact) return false;
     const recoverable = node.leftKey.some((l, k) => {
