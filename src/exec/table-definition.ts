@@ -7,6 +7,7 @@ import type { ColumnDef, Statement } from '../parser/ast.ts';
 import { castValue, fitLength } from '../common/cast.ts';
 import { compileScalar } from '../common/scalar-expr.ts';
 import { bindExpr } from '../planner/bind-expr.ts';
+import { NOW_FUNCTIONS } from '../planner/bind-time.ts';
 import type { ColumnDefault, ColumnMeta, TableDef, UniqueConstraint } from '../planner/catalog.ts';
 import { resolveTypeName } from '../planner/types-resolve.ts';
 import type { Value } from '../common/types.ts';
@@ -90,8 +91,8 @@ export function tableShape(stmt: Extract<Statement, { kind: 'createTable' | 'cre
 /**
  * A column's DEFAULT, bound now: a constant expression (no column reference, no aggregate, as in
  * PostgreSQL) assigned to the column's type, so a type error is reported at CREATE where it is
- * written. Every function Sluice has is immutable, so the value is computed once (and again, the
- * same, when the journal replays the DDL).
+ * written. The value is computed once (and again, the same, when the journal replays the DDL), so
+ * the functions that are not immutable (the clock, gen_random_uuid) are refused here.
  */
 function columnDefault(c: ColumnDef, col: ColumnMeta): ColumnDefault | null {
   if (c.default === undefined) return null;
@@ -103,6 +104,15 @@ function columnDefault(c: ColumnDef, col: ColumnMeta): ColumnDefault | null {
       // One value for every row (and another at replay) would not be PostgreSQL's per-row default.
       if (e.kind === 'function' && e.name === 'gen_random_uuid')
         throw notSupported('GEN_RANDOM_UUID() in a column DEFAULT', e.pos, 'send the uuid with each row');
+      // The same for the clock: PostgreSQL's DEFAULT now() is each insert's time, not CREATE's.
+      if (e.kind === 'function' && NOW_FUNCTIONS.has(e.name)) {
+        const niladic = e.name.startsWith('current_') || e.name.startsWith('local');
+        throw notSupported(
+          `${e.name.toUpperCase()}${niladic ? '' : '()'} in a column DEFAULT`,
+          e.pos,
+          'send the time with each row',
+        );
+      }
       if (e.kind !== 'column') return undefined;
       throw new SluiceError('INVALID_DEFINITION', 'cannot use column reference in DEFAULT expression', {
         position: e.pos,
