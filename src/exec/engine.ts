@@ -241,6 +241,8 @@ export class Engine {
         return this.ddl.createSource(stmt);
       case 'createSink':
         return this.ddl.createSink(stmt);
+      case 'createFunction':
+        return this.ddl.createFunction(stmt);
       case 'drop':
         return this.ddl.drop(stmt);
       case 'show':
