@@ -4,7 +4,12 @@ import { SluiceError } from '../common/errors.ts';
 import { typeName } from '../common/types.ts';
 import type { Statement } from '../parser/ast.ts';
 import type { Catalog, SinkDef, ViewDef } from '../planner/catalog.ts';
-import { defineSqlFunction, signatureOf, type FunctionDef } from '../planner/sql-functions.ts';
+import {
+  defineSqlFunction,
+  recheckSqlFunction,
+  signatureOf,
+  type FunctionDef,
+} from '../planner/sql-functions.ts';
 import { resolveTypeName } from '../planner/types-resolve.ts';
 import type { StatementResult } from './api.ts';
 
@@ -45,24 +50,45 @@ export function createFunction(
       hint: 'Sluice does not overload functions by argument types: drop it first, or choose another name',
     });
   }
-  if (existing !== undefined) {
+  const deps = existing !== undefined ? dependentsOf(ctx.catalog, stmt.name) : null;
+  if (deps !== null && deps.views.length > 0) {
     // Views inlined the old body: replacing it would leave them computing what it no longer says.
-    const deps = dependentsOf(ctx.catalog, stmt.name);
-    if (deps.views.length > 0 || deps.functions.length > 0) {
-      throw new SluiceError(
-        'DEPENDENT_OBJECTS',
-        `cannot replace function "${stmt.name}" because other objects depend on it`,
-        {
-          position: stmt.pos,
-          detail: dependentsDetail(stmt.name, deps),
-          hint: 'drop the dependent objects first',
-        },
-      );
-    }
+    throw new SluiceError(
+      'DEPENDENT_OBJECTS',
+      `cannot replace function "${stmt.name}" because other objects depend on it`,
+      {
+        position: stmt.pos,
+        detail: dependentsDetail(stmt.name, deps),
+        hint: 'drop the dependent objects first',
+      },
+    );
   }
   const def = defineSqlFunction(stmt, ctx.catalog);
+  // Functions calling it inline it afresh at every use: check they still bind over the new body
+  // (this also refuses a cycle through them) and record what they now use, before journaling.
+  let rechecked: FunctionDef[] = [];
+  if (existing !== undefined && deps !== null && deps.functions.length > 0) {
+    ctx.catalog.setFunction(def);
+    try {
+      rechecked = deps.functions.map((f) => {
+        try {
+          return recheckSqlFunction(f, ctx.catalog);
+        } catch (error) {
+          if (!(error instanceof SluiceError)) throw error;
+          throw new SluiceError(
+            'DEPENDENT_OBJECTS',
+            `cannot replace function "${stmt.name}" because function "${f.name}" depends on it`,
+            { position: stmt.pos, detail: `over the new definition, its body fails: ${error.message}` },
+          );
+        }
+      });
+    } finally {
+      ctx.catalog.setFunction(existing);
+    }
+  }
   ctx.journal(stmt.text);
   ctx.catalog.setFunction(def);
+  for (const f of rechecked) ctx.catalog.setFunction(f);
   return { statement: 'CREATE FUNCTION', object: def.name };
 }
 

@@ -106,7 +106,18 @@ export function inlineSqlFunction(
       },
     );
   }
-  return inlineBody(def, args, e.pos);
+  try {
+    return inlineBody(def, args, e.pos);
+  } catch (error) {
+    if (!(error instanceof SluiceError)) throw error;
+    // The body's positions are in its CREATE FUNCTION: point at the call, and say whose body it is.
+    const detail = `in the body of function ${signatureOf(def)}${error.detail !== undefined ? `: ${error.detail}` : ''}`;
+    throw new SluiceError(error.code, error.message, {
+      position: e.pos,
+      detail,
+      ...(error.hint !== undefined ? { hint: error.hint } : {}),
+    });
+  }
 }
 
 /** `name(type, ...)`, as PostgreSQL names a function. */
@@ -218,6 +229,21 @@ export function defineSqlFunction(
   const columns = params.map((p, i): ScalarExpr => ({ kind: 'col', index: i, name: p.name, type: p.type }));
   const { used } = withSqlFunctions(lookup, () => inlineBody(probe, columns, stmt.returnsPos), stmt.name);
   return { ...probe, uses: used };
+}
+
+/**
+ * `def` bound again after a function it calls was replaced: its new list of uses, or the error
+ * its body now gives (the replacement is then refused).
+ */
+export function recheckSqlFunction(def: FunctionDef, lookup: FunctionLookup): FunctionDef {
+  const columns = def.params.map((p, i): ScalarExpr => ({
+    kind: 'col',
+    index: i,
+    name: p.name,
+    type: p.type,
+  }));
+  const { used } = withSqlFunctions(lookup, () => inlineBody(def, columns, def.body.pos), def.name);
+  return { ...def, uses: used };
 }
 
 /** Whether a built-in function takes these argument types (a SQL function may not hide it). */
