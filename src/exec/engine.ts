@@ -525,6 +525,11 @@ export class Engine {
   catalog(): ReturnType<EngineReads['catalog']> {
     return this.reads.catalog();
   }
+
+  /** How many SQL functions the catalog holds (they count against a tenant's object quota). */
+  functionCount(): number {
+    return this.catalogState.functions().length;
+  }
   viewInfo(name: string): ViewInfo | undefined {
     return this.reads.viewInfo(name);
   }

@@ -28,9 +28,20 @@ export interface FunctionLookup {
   getFunction(name: string): FunctionDef | undefined;
 }
 
+/**
+ * Bounds on inlining, so that no statement costs much more than its text: each function may call
+ * others several times, which multiplies (f1(x) = f0(f0(x)), f2(x) = f1(f1(x)), ... doubles at each
+ * level), and nested calls nest the binder's recursion.
+ */
+export const MAX_INLINED_NODES = 20_000;
+export const MAX_INLINE_DEPTH = 32;
+
 interface Active {
   readonly lookup: FunctionLookup;
   readonly used: Set<string>;
+  /** Body nodes inlined so far, and the calls being inlined now. */
+  nodes: number;
+  depth: number;
   /** The function whose body is being checked by CREATE FUNCTION (a call to it is recursion). */
   readonly defining?: string;
 }
@@ -48,7 +59,14 @@ export function withSqlFunctions<R>(
   defining?: string,
 ): { result: R; used: string[] } {
   if (active !== null) return { result: bind(), used: [] };
-  active = { lookup, used: new Set(), ...(defining !== undefined ? { defining } : {}) };
+  active = {
+    lookup,
+    used: new Set(),
+    nodes: 0,
+    // Checking a body at CREATE inlines it as a call would: it counts as the first level.
+    depth: defining !== undefined ? 1 : 0,
+    ...(defining !== undefined ? { defining } : {}),
+  };
   const mine = active;
   try {
     return { result: bind(), used: [...mine.used] };
@@ -90,6 +108,16 @@ export function inlineSqlFunction(
   }
   active.used.add(def.name);
   for (const u of def.uses) active.used.add(u);
+  active.nodes += countNodes(def.body);
+  if (active.nodes > MAX_INLINED_NODES || active.depth >= MAX_INLINE_DEPTH) {
+    throw new SluiceError(
+      'STATEMENT_TOO_LARGE',
+      active.depth >= MAX_INLINE_DEPTH
+        ? `SQL functions nest more than ${MAX_INLINE_DEPTH} calls deep`
+        : `statement is too large once its SQL functions are inlined (more than ${MAX_INLINED_NODES} expression nodes)`,
+      { position: e.pos, hint: 'call fewer functions, or functions that call fewer others' },
+    );
+  }
   const bound = e.args.map((a) => bindExpr(a, ctx));
   let args: ScalarExpr[];
   try {
@@ -106,6 +134,8 @@ export function inlineSqlFunction(
       },
     );
   }
+  const state = active;
+  state.depth++;
   try {
     return inlineBody(def, args, e.pos);
   } catch (error) {
@@ -117,6 +147,8 @@ export function inlineSqlFunction(
       detail,
       ...(error.hint !== undefined ? { hint: error.hint } : {}),
     });
+  } finally {
+    state.depth--;
   }
 }
 
@@ -142,6 +174,17 @@ function inlineBody(def: FunctionDef, args: readonly ScalarExpr[], pos: Pos): Sc
       { position: def.body.pos, detail: `the body's type is ${typeName(body.type)}` },
     );
   }
+}
+
+/** The nodes of an expression tree (an explicit stack: no recursion). */
+function countNodes(body: Expr): number {
+  let n = 0;
+  const stack: Expr[] = [body];
+  for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
+    n++;
+    for (const c of exprChildren(x)) stack.push(c as Expr);
+  }
+  return n;
 }
 
 /** Functions whose value changes from call to call: a maintained view cannot inline them. */
