@@ -9,6 +9,7 @@ import { parseStatements, parseStepwise } from '../parser/parse.ts';
 import { printDataflow, type DataflowPlan } from '../ivm/dataflow-plan.ts';
 import { lowerToDataflow } from '../ivm/lower.ts';
 import type { ZBatch } from '../ivm/zset.ts';
+import { withSqlFunctions } from '../planner/sql-functions.ts';
 import { bindSelect } from '../planner/bind-select.ts';
 import type { TableDef, ViewDef } from '../planner/catalog.ts';
 import { Catalog } from '../planner/catalog.ts';
@@ -249,12 +250,13 @@ export class Engine {
         return this.ddl.show(stmt.objectKind);
       case 'explain':
         return this.explain(stmt.query, stmt.dataflow);
+      // DML expressions may call SQL functions too: they are inlined as in a query.
       case 'insert':
-        return this.dml.insert(stmt);
+        return withSqlFunctions(this.catalogState, () => this.dml.insert(stmt)).result;
       case 'update':
-        return this.dml.update(stmt);
+        return withSqlFunctions(this.catalogState, () => this.dml.update(stmt)).result;
       case 'delete':
-        return this.dml.delete(stmt);
+        return withSqlFunctions(this.catalogState, () => this.dml.delete(stmt)).result;
       case 'select':
         return this.selectStatement(stmt.query);
     }
