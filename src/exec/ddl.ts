@@ -7,11 +7,13 @@ import type { EngineJournal } from '../common/journal.ts';
 import { lowerToDataflow } from '../ivm/lower.ts';
 import type { Statement } from '../parser/ast.ts';
 import { bindSelect } from '../planner/bind-select.ts';
+import { withSqlFunctions } from '../planner/sql-functions.ts';
 import type { Catalog, SinkDef, TableDef, ViewDef } from '../planner/catalog.ts';
 import { kindLabel } from '../planner/catalog.ts';
 import { sinkOptions, sourceOptions } from '../planner/connector-options.ts';
 import type { StatementResult } from './api.ts';
 import type { ConnectorCheck } from './engine-types.ts';
+import { createFunction, dropFunction, showFunctions, type FunctionDdlContext } from './ddl-functions.ts';
 import { sourceErrorsDef, tableShape } from './table-definition.ts';
 import { TableStore } from './table-store.ts';
 import type { ViewGraph } from './view-graph.ts';
@@ -128,13 +130,15 @@ export class DdlStatements {
       if (stmt.ifNotExists) return { statement: 'CREATE MATERIALIZED VIEW', object: stmt.name };
       throw duplicateObject(stmt.name, stmt.pos);
     }
-    const bound = bindSelect(stmt.query, this.state.catalog, {
-      forView: true,
-      maxSelectItems: this.deps.limits().maxSelectItems,
-      maxFromRelations: this.deps.limits().maxFromRelations,
-      viewName: stmt.name,
-      ...(stmt.columnNames !== undefined ? { columnNames: stmt.columnNames } : {}),
-    });
+    const { result: bound, used: functions } = withSqlFunctions(this.state.catalog, () =>
+      bindSelect(stmt.query, this.state.catalog, {
+        forView: true,
+        maxSelectItems: this.deps.limits().maxSelectItems,
+        maxFromRelations: this.deps.limits().maxFromRelations,
+        viewName: stmt.name,
+        ...(stmt.columnNames !== undefined ? { columnNames: stmt.columnNames } : {}),
+      }),
+    );
     const def: ViewDef = {
       kind: 'view',
       name: stmt.name,
@@ -144,6 +148,7 @@ export class DdlStatements {
       query: stmt.query,
       plan: bound.plan,
       dependsOn: bound.dependsOn,
+      ...(functions.length > 0 ? { functions } : {}),
     };
     const dataflow = lowerToDataflow(def.name, bound.plan, bound.key);
     const runtime = this.state.views.build(dataflow, this.deps.epoch());
@@ -154,7 +159,20 @@ export class DdlStatements {
     return { statement: 'CREATE MATERIALIZED VIEW', object: def.name };
   }
 
+  private functionContext(): FunctionDdlContext {
+    return {
+      catalog: this.state.catalog,
+      journal: (sql) => this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql }),
+      removeObject: (name, reason) => this.removeObject(name, reason),
+    };
+  }
+
+  createFunction(stmt: Extract<Statement, { kind: 'createFunction' }>): StatementResult {
+    return createFunction(stmt, this.functionContext());
+  }
+
   drop(stmt: Extract<Statement, { kind: 'drop' }>): StatementResult {
+    if (stmt.objectKind === 'function') return dropFunction(stmt, this.functionContext());
     const kind = objectKindLabels[stmt.objectKind];
     const label = `DROP ${kind.toUpperCase()}`;
     const object = this.state.catalog.get(stmt.name);
@@ -221,10 +239,12 @@ export class DdlStatements {
     this.deps.removed(name, reason);
   }
 
-  show(kind: 'tables' | 'views' | 'sources' | 'sinks'): StatementResult {
+  show(kind: 'tables' | 'views' | 'sources' | 'sinks' | 'functions'): StatementResult {
     const name = { name: 'name', type: 'text', nullable: false } as const;
     const definition = { name: 'definition', type: 'text', nullable: false } as const;
     switch (kind) {
+      case 'functions':
+        return showFunctions(this.state.catalog);
       case 'tables':
         return {
           statement: 'SHOW TABLES',

@@ -9,6 +9,7 @@ import { parseStatements, parseStepwise } from '../parser/parse.ts';
 import { printDataflow, type DataflowPlan } from '../ivm/dataflow-plan.ts';
 import { lowerToDataflow } from '../ivm/lower.ts';
 import type { ZBatch } from '../ivm/zset.ts';
+import { withSqlFunctions } from '../planner/sql-functions.ts';
 import { bindSelect } from '../planner/bind-select.ts';
 import type { TableDef, ViewDef } from '../planner/catalog.ts';
 import { Catalog } from '../planner/catalog.ts';
@@ -241,18 +242,21 @@ export class Engine {
         return this.ddl.createSource(stmt);
       case 'createSink':
         return this.ddl.createSink(stmt);
+      case 'createFunction':
+        return this.ddl.createFunction(stmt);
       case 'drop':
         return this.ddl.drop(stmt);
       case 'show':
         return this.ddl.show(stmt.objectKind);
       case 'explain':
         return this.explain(stmt.query, stmt.dataflow);
+      // DML expressions may call SQL functions too: they are inlined as in a query.
       case 'insert':
-        return this.dml.insert(stmt);
+        return withSqlFunctions(this.catalogState, () => this.dml.insert(stmt)).result;
       case 'update':
-        return this.dml.update(stmt);
+        return withSqlFunctions(this.catalogState, () => this.dml.update(stmt)).result;
       case 'delete':
-        return this.dml.delete(stmt);
+        return withSqlFunctions(this.catalogState, () => this.dml.delete(stmt)).result;
       case 'select':
         return this.selectStatement(stmt.query);
     }
@@ -522,6 +526,11 @@ export class Engine {
   }
   catalog(): ReturnType<EngineReads['catalog']> {
     return this.reads.catalog();
+  }
+
+  /** How many SQL functions the catalog holds (they count against a tenant's object quota). */
+  functionCount(): number {
+    return this.catalogState.functions().length;
   }
   viewInfo(name: string): ViewInfo | undefined {
     return this.reads.viewInfo(name);

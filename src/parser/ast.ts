@@ -284,6 +284,13 @@ export interface ConnectorClause {
   readonly options: readonly ConnectorOption[];
 }
 
+/** A SQL function's parameter: its name (bodies refer to it) and declared type. */
+export interface FunctionParam {
+  readonly name: string;
+  readonly type: TypeName;
+  readonly pos: Pos;
+}
+
 export type Statement =
   | {
       readonly kind: 'createTable';
@@ -333,9 +340,23 @@ export type Statement =
       readonly text: string;
     }
   | {
-      readonly kind: 'drop';
-      readonly objectKind: 'table' | 'view' | 'source' | 'sink';
+      readonly kind: 'createFunction';
       readonly name: string;
+      readonly orReplace: boolean;
+      readonly params: readonly FunctionParam[];
+      readonly returns: TypeName;
+      readonly returnsPos: Pos;
+      /** The body's one expression (`SELECT expr` between `$$`, or `RETURN expr`). */
+      readonly body: Expr;
+      readonly pos: Pos;
+      readonly text: string;
+    }
+  | {
+      readonly kind: 'drop';
+      readonly objectKind: 'table' | 'view' | 'source' | 'sink' | 'function';
+      readonly name: string;
+      /** `DROP FUNCTION f(int)`: the argument types written (checked against the function's). */
+      readonly argTypes?: readonly TypeName[];
       readonly ifExists: boolean;
       readonly cascade: boolean;
       readonly pos: Pos;
@@ -343,7 +364,7 @@ export type Statement =
     }
   | {
       readonly kind: 'show';
-      readonly objectKind: 'tables' | 'views' | 'sources' | 'sinks';
+      readonly objectKind: 'tables' | 'views' | 'sources' | 'sinks' | 'functions';
       readonly pos: Pos;
       readonly text: string;
     }

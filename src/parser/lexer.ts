@@ -114,6 +114,8 @@ export const LBracket = punct('LBracket', /\[/, '[');
 export const RBracket = punct('RBracket', /]/, ']');
 export const Comma = punct('Comma', /,/, ',');
 export const Semicolon = punct('Semicolon', /;/, ';');
+/** `$$`: the quotes of a SQL function's body, whose tokens are parsed in place (see ddl-function.ts). */
+export const DollarQuote = punct('DollarQuote', /\$\$/, '$$');
 export const Dot = punct('Dot', /\./, '.');
 
 // ── Keywords ─────────────────────────────────────────────────────────────────────────────────────
@@ -232,6 +234,13 @@ export const Drop = nonReserved('DROP');
 export const Exists = nonReserved('EXISTS');
 export const Explain = nonReserved('EXPLAIN');
 export const Filter = nonReserved('FILTER');
+export const FunctionKw = nonReserved('FUNCTION');
+export const Functions = nonReserved('FUNCTIONS');
+export const Immutable = nonReserved('IMMUTABLE');
+export const Language = nonReserved('LANGUAGE');
+export const Replace = nonReserved('REPLACE');
+export const Return = nonReserved('RETURN');
+export const Returns = nonReserved('RETURNS');
 export const If = nonReserved('IF');
 export const Insert = nonReserved('INSERT');
 export const Key = nonReserved('KEY');
@@ -296,6 +305,7 @@ const lexedTypes: TokenType[] = [
   RBracket,
   Comma,
   Semicolon,
+  DollarQuote,
   Dot,
 ];
 

@@ -7,6 +7,7 @@ import {
   Dataflow,
   endPosOf,
   Explain,
+  Functions,
   isWordText,
   Materialized,
   OtherOp,
@@ -106,6 +107,12 @@ class StatementParser extends DmlGrammar {
         ALT: () => {
           this.CONSUME(Sinks);
           return 'sinks' as const;
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(Functions);
+          return 'functions' as const;
         },
       },
     ]);

@@ -21,6 +21,7 @@ import { commonType, numericResultType } from './types-resolve.ts';
 import { bindTimeFunction } from './bind-time.ts';
 import { bindJsonbFunction } from './bind-jsonb.ts';
 import { bindBinaryFunction } from './bind-binary.ts';
+import { inlineSqlFunction } from './sql-functions.ts';
 
 function fnMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): SluiceError {
   return new SluiceError(
@@ -34,6 +35,8 @@ function fnMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): Sluice
 }
 
 export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindContext): ScalarExpr {
+  const inlined = inlineSqlFunction(e, ctx);
+  if (inlined !== undefined) return inlined;
   if (AGGREGATE_NAMES.has(e.name)) {
     throw new SluiceError(
       'INVALID_AGGREGATE',

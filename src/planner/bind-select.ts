@@ -9,6 +9,7 @@ import { printScalar } from '../common/scalar-expr.ts';
 import { DEFAULT_SQL_LIMITS } from '../common/limits.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';
+import { withSqlFunctions } from './sql-functions.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
 import type { AggregateCall, AggregateFn, LogicalPlan } from './logical-plan.ts';
 import type { Scope, VisibleColumn } from './bind-expr.ts';
@@ -217,6 +218,10 @@ function constInt(e: Expr, what: string): number {
  * a set operation or a plain SELECT over them.
  */
 export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
+  return withSqlFunctions(catalog, () => bindQuery(stmt, catalog, options)).result;
+}
+
+function bindQuery(stmt: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
   if (options.forView) {
     refuseNowInView(stmt);
     const first = stmt.orderBy[0];

@@ -6,6 +6,7 @@ import type { ColumnInfo, SqlType, Value } from '../common/types.ts';
 import { typeName } from '../common/types.ts';
 import type { KafkaSinkOptions, KafkaSourceOptions } from './connector-options.ts';
 import type { LogicalPlan } from './logical-plan.ts';
+import type { FunctionDef, FunctionLookup } from './sql-functions.ts';
 
 export interface ColumnMeta {
   readonly name: string;
@@ -60,6 +61,8 @@ export interface ViewDef {
   readonly plan: LogicalPlan;
   /** Names of the tables and views this view reads directly. */
   readonly dependsOn: readonly string[];
+  /** The SQL functions its query inlined (DROP FUNCTION needs CASCADE to drop the view). */
+  readonly functions?: readonly string[];
 }
 
 /** A sink: writes one materialized view's changelog to an external system. Holds no state. */
@@ -94,9 +97,11 @@ export function tableColumnInfos(def: TableDef): TableColumnInfo[] {
   });
 }
 
-export class Catalog {
+export class Catalog implements FunctionLookup {
   /** Creation order is kept: an object can only depend on objects created before it. */
   private readonly objects = new Map<string, CatalogObject>();
+  /** SQL functions: a namespace of their own, as in PostgreSQL. */
+  private readonly functionDefs = new Map<string, FunctionDef>();
   /** The views reading each relation directly, in creation order (kept with every add/remove). */
   private readonly readers = new Map<string, ViewDef[]>();
 
@@ -127,6 +132,31 @@ export class Catalog {
       if (list.length > 0) this.readers.set(input, list);
       else this.readers.delete(input);
     }
+  }
+
+  getFunction(name: string): FunctionDef | undefined {
+    return this.functionDefs.get(name);
+  }
+
+  /** Adds or replaces a function (CREATE OR REPLACE keeps its place in the list). */
+  setFunction(def: FunctionDef): void {
+    this.functionDefs.set(def.name, def);
+  }
+
+  removeFunction(name: string): void {
+    this.functionDefs.delete(name);
+  }
+
+  functions(): FunctionDef[] {
+    return [...this.functionDefs.values()];
+  }
+
+  /** The views and functions that inline `name` (directly or through another function). */
+  functionDependents(name: string): { views: ViewDef[]; functions: FunctionDef[] } {
+    return {
+      views: this.views().filter((v) => v.functions?.includes(name) === true),
+      functions: this.functions().filter((f) => f.uses.includes(name)),
+    };
   }
 
   /** Tables and sources: the relations that store rows (and checkpoint them). */

@@ -84,6 +84,8 @@ export function statementAccess(s: Statement): { role: Role; name: string } {
       return { role: 'admin', name: 'CREATE SOURCE' };
     case 'createSink':
       return { role: 'admin', name: 'CREATE SINK' };
+    case 'createFunction':
+      return { role: 'admin', name: 'CREATE FUNCTION' };
     case 'drop':
       return {
         role: 'admin',

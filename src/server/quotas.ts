@@ -41,7 +41,7 @@ export async function scriptFootprint(sql: string, limits: SqlLimits): Promise<S
   for (const s of statements) {
     if (s.kind === 'insert') dmlRows += s.rows.length;
     if (s.kind === 'update' || s.kind === 'delete') dmlUnknown += 1;
-    if (s.kind === 'createTable' || s.kind === 'createView') creates += 1;
+    if (s.kind === 'createTable' || s.kind === 'createView' || s.kind === 'createFunction') creates += 1;
     if (s.kind === 'createSource' || s.kind === 'createSink') {
       creates += 1;
       connectors += 1;
@@ -54,7 +54,7 @@ export async function scriptFootprint(sql: string, limits: SqlLimits): Promise<S
   return { creates, connectors, writes, grows, dmlRows, dmlUnknown };
 }
 
-/** A tenant's objects now: tables, views (not temporary ones of query subscriptions), sources, sinks. */
+/** A tenant's objects now: tables, views (not temporary ones of query subscriptions), sources, sinks, functions. */
 export function objectCounts(runtime: SluiceRuntime): { objects: number; connectors: number } {
   const catalog = runtime.engine.catalog();
   const sources = runtime.sourceReports().length;
@@ -62,7 +62,8 @@ export function objectCounts(runtime: SluiceRuntime): { objects: number; connect
   // Sources are tables only their connector writes: the catalog lists them among the tables.
   const tables = catalog.tables.length;
   const views = catalog.views.filter((v) => !isTemporaryView(v.name)).length;
-  return { objects: tables + views + sinks, connectors: sources + sinks };
+  const functions = runtime.engine.functionCount();
+  return { objects: tables + views + sinks + functions, connectors: sources + sinks };
 }
 
 /** The state a tenant holds, in bytes: its views' and its shared arrangements'. */

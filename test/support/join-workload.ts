@@ -349,6 +349,8 @@ export interface JoinView {
    * row errors (a scalar subquery returning several rows, where SQLite takes the first).
    */
   readonly sqliteError?: string;
+  /** CREATE OR REPLACE FUNCTION statements the view needs, run right before it is created. */
+  readonly functions?: string;
 }
 
 export const JOIN_TEMPLATES = [
@@ -503,6 +505,9 @@ export const JOIN_TEMPLATES = [
   'win_over_join_view',
   // A derived table's column alias list `AS s (a, b)` (SQLite has none: a WITH query's column list).
   'derived_alias_list',
+  // SQL functions (one calling another) inlined into a join's items and WHERE; SQLite gets the
+  // inlined expressions written out.
+  'sql_function',
   // Scalar subqueries of at most one row per outer row (support/scalar-subquery-templates.ts; the
   // ones that can return several rows run in test/scalar-subquery-differential.test.ts).
   ...SCALAR_TEMPLATES,
@@ -1258,6 +1263,31 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinVi
         { name: top, sql: topSql, sqlite: topSql, template },
       ];
     }
+    case 'sql_function': {
+      // Named after the view, so that recreating the view (DROP, then this DDL again) replaces
+      // functions nothing else uses.
+      const name = ctx.name();
+      const f = `f_${name}`;
+      const g = `g_${name}`;
+      const functions =
+        `CREATE OR REPLACE FUNCTION ${f}(a bigint, b integer) RETURNS bigint LANGUAGE SQL IMMUTABLE AS $$ SELECT coalesce(a, 0) * 2 + b $$;\n` +
+        `CREATE OR REPLACE FUNCTION ${g}(s text, n bigint) RETURNS text RETURN ${f}(n, 1) || ':' || coalesce(s, '?')`;
+      const fx = (a: string, b: string): string => `(coalesce(${a}, 0) * 2 + ${b})`;
+      const where = `> ${c}`;
+      return [
+        {
+          name,
+          template,
+          functions,
+          sql:
+            `SELECT ${X}.k AS k, ${f}(${vCol(x)}, ${vCol(y)}) AS s, ${g}(${wCol(y)}, ${X}.j) AS t ` +
+            `FROM ${X} JOIN ${Y} ON ${X}.k = ${Y}.k WHERE ${f}(${Y}.j, ${c}) ${where}`,
+          sqlite:
+            `SELECT ${X}.k AS k, ${fx(vCol(x), vCol(y))} AS s, (${fx(`${X}.j`, '1')} || ':' || coalesce(${wCol(y)}, '?')) AS t ` +
+            `FROM ${X} JOIN ${Y} ON ${X}.k = ${Y}.k WHERE ${fx(`${Y}.j`, String(c))} ${where}`,
+        },
+      ];
+    }
     case 'derived_alias_list': {
       // Two of three columns renamed; the third keeps its name.
       const inner = `SELECT k, SUM(${vCol(x)}), COUNT(*) AS n FROM ${X} GROUP BY k`;
@@ -1388,7 +1418,8 @@ export function randomJoinScenario(
 }
 
 export function joinViewDdl(v: JoinView): string {
-  return `CREATE MATERIALIZED VIEW ${v.name} AS ${v.sql}`;
+  const view = `CREATE MATERIALIZED VIEW ${v.name} AS ${v.sql}`;
+  return v.functions !== undefined ? `${v.functions};\n${view}` : view;
 }
 
 function describeJoinScenario(s: JoinScenario): string {

@@ -1,6 +1,6 @@
 // DDL: CREATE TABLE / SOURCE / SINK / MATERIALIZED VIEW (column definitions and constraints) and DROP.
 import type { IToken } from 'chevrotain';
-import type { ColumnDef, Expr, Pos, Statement, UniqueClause } from '../ast.ts';
+import type { ColumnDef, Expr, Pos, Statement, TypeName, UniqueClause } from '../ast.ts';
 import { notSupported, parseError, SluiceError } from '../../common/errors.ts';
 import {
   As,
@@ -15,6 +15,7 @@ import {
   Exists,
   Foreign,
   From,
+  FunctionKw,
   Ident,
   identName,
   If,
@@ -35,7 +36,7 @@ import {
   Unique,
   View,
 } from '../lexer.ts';
-import { ExpressionGrammar } from './expressions.ts';
+import { FunctionGrammar } from './ddl-function.ts';
 import type { NameRef } from './names.ts';
 
 interface TableElement {
@@ -74,7 +75,7 @@ function columnsAndKey(
   };
 }
 
-export abstract class DdlGrammar extends ExpressionGrammar {
+export abstract class DdlGrammar extends FunctionGrammar {
   /** The table whose columns are being parsed (for messages). */
   private tableName = '';
 
@@ -85,6 +86,7 @@ export abstract class DdlGrammar extends ExpressionGrammar {
       { ALT: () => this.SUBRULE(this.createView) },
       { ALT: () => this.SUBRULE(this.createSource) },
       { ALT: () => this.SUBRULE(this.createSink) },
+      { ALT: () => this.SUBRULE(this.createFunction) },
       {
         ALT: () => {
           const view = this.CONSUME(View);
@@ -347,6 +349,12 @@ export abstract class DdlGrammar extends ExpressionGrammar {
           return 'sink' as const;
         },
       },
+      {
+        ALT: () => {
+          this.CONSUME(FunctionKw);
+          return 'function' as const;
+        },
+      },
     ]);
     let ifExists = false;
     this.OPTION(() => {
@@ -359,6 +367,18 @@ export abstract class DdlGrammar extends ExpressionGrammar {
       const comma = this.CONSUME(Comma);
       this.ACTION(() => {
         throw notSupported('dropping several objects in one statement', posOf(comma));
+      });
+    });
+    // DROP FUNCTION f(int, text): the argument types, checked against the function's
+    let argTypes: TypeName[] | undefined;
+    this.OPTION4(() => {
+      const paren = this.CONSUME(LParen);
+      const types: TypeName[] = [];
+      this.MANY_SEP({ SEP: Comma, DEF: () => types.push(this.SUBRULE(this.typeName)) });
+      this.CONSUME(RParen);
+      this.ACTION(() => {
+        if (objectKind !== 'function') throw parseError('syntax error at or near "("', posOf(paren));
+        argTypes = types;
       });
     });
     let cascade = false;
@@ -377,6 +397,7 @@ export abstract class DdlGrammar extends ExpressionGrammar {
       kind: 'drop',
       objectKind,
       name: name.name,
+      ...(argTypes !== undefined ? { argTypes } : {}),
       ifExists,
       cascade,
       pos: this.statementPos,
