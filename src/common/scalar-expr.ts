@@ -1,25 +1,16 @@
 // Scalar expressions as plain data (part of the DataflowPlan) and their compiler into closures over a
 // row array. Types are resolved by the binder; the compiler picks a specialised implementation per
-// node once, so evaluation does no type dispatch beyond what SQL NULLs require.
+// node once (the arithmetic per type is scalar-arith.ts), so evaluation does no type dispatch beyond
+// what SQL NULLs require.
 import { SluiceError } from './errors.ts';
 import type { SqlType, Value } from './types.ts';
 import { typeName } from './types.ts';
-import { castValue, floatOutOfRange } from './cast.ts';
-import {
-  charLength,
-  checkInt,
-  compareValues,
-  formatValue,
-  isInt64,
-  normalizeBigInt,
-  overflow,
-  singleKey,
-  valuesEqual,
-} from './values.ts';
-import { Decimal, add, div as decDiv, mod as decMod, mul, sub } from './decimal.ts';
+import { castValue } from './cast.ts';
+import { charLength, checkInt, compareValues, formatValue, singleKey, valuesEqual } from './values.ts';
+import { Decimal } from './decimal.ts';
+import { arith, clampDigits, likeToRegExp, roundHalfAway } from './scalar-arith.ts';
 import { Interval } from './time/interval.ts';
 import { Jsonb } from './json/jsonb.ts';
-import { MAX_NUMERIC_INTEGER_DIGITS, MAX_NUMERIC_SCALE } from './limits.ts';
 import { FUNCTION_FNS, compileFunction, type FunctionFn } from './functions/compile-function.ts';
 import { generateScalar } from './scalar-codegen.ts';
 
@@ -177,190 +168,6 @@ export function columnsOf(e: ScalarExpr, out: Set<number> = new Set()): Set<numb
       break;
   }
   return out;
-}
-
-function divisionByZero(): SluiceError {
-  return new SluiceError('DIVISION_BY_ZERO', 'division by zero');
-}
-
-type Num = number | bigint;
-
-function intOp(
-  bits: 16 | 32 | 64,
-  fast: (a: number, b: number) => number,
-  exact: (a: bigint, b: bigint) => bigint,
-) {
-  if (bits !== 64) {
-    return (a: Num, b: Num): Num => checkInt(fast(a as number, b as number), bits);
-  }
-  return (a: Num, b: Num): Num => {
-    if (typeof a === 'number' && typeof b === 'number') {
-      const r = fast(a, b);
-      if (Number.isSafeInteger(r)) return r;
-    }
-    const r = exact(BigInt(a), BigInt(b));
-    if (!isInt64(r)) throw overflow('bigint');
-    return normalizeBigInt(r);
-  };
-}
-
-function intDiv(bits: 16 | 32 | 64) {
-  return (a: Num, b: Num): Num => {
-    if (b === 0 || b === 0n) throw divisionByZero();
-    if (typeof a === 'number' && typeof b === 'number' && Math.abs(a) < 2 ** 52) {
-      return checkInt(Math.trunc(a / b), bits);
-    }
-    const r = BigInt(a) / BigInt(b);
-    return checkInt(normalizeBigInt(r), bits);
-  };
-}
-
-function intMod(a: Num, b: Num): Num {
-  if (b === 0 || b === 0n) throw divisionByZero();
-  if (typeof a === 'number' && typeof b === 'number') {
-    const r = a % b;
-    return r === 0 ? 0 : r; // no -0 for integers
-  }
-  return normalizeBigInt(BigInt(a) % BigInt(b));
-}
-
-/**
- * A float result as PostgreSQL checks it: infinite from finite operands is an overflow, and zero
- * from a product or quotient that cannot be zero is an underflow (both NUMERIC_OVERFLOW, never a
- * silent Infinity or 0). A real's result must also fit a real.
- */
-function checkFloat(
-  r: number,
-  a: number,
-  b: number,
-  bits: 32 | 64,
-  op: 'sum' | 'product' | 'quotient',
-): number {
-  const fits = bits === 64 ? r : Math.fround(r);
-  if (!Number.isFinite(fits) && Number.isFinite(a) && Number.isFinite(b)) throw floatOutOfRange('overflow');
-  if (fits === 0 && a !== 0 && (op === 'product' ? b !== 0 : op === 'quotient' && Number.isFinite(b))) {
-    throw floatOutOfRange('underflow');
-  }
-  return r;
-}
-
-function arith(fn: 'add' | 'sub' | 'mul' | 'div' | 'mod', type: SqlType): (a: Value, b: Value) => Value {
-  if (type.kind === 'int') {
-    const bits = type.bits;
-    let op: (a: Num, b: Num) => Num;
-    switch (fn) {
-      case 'add':
-        op = intOp(
-          bits,
-          (a, b) => a + b,
-          (a, b) => a + b,
-        );
-        break;
-      case 'sub':
-        op = intOp(
-          bits,
-          (a, b) => a - b,
-          (a, b) => a - b,
-        );
-        break;
-      case 'mul':
-        op = intOp(
-          bits,
-          (a, b) => a * b,
-          (a, b) => a * b,
-        );
-        break;
-      case 'div':
-        op = intDiv(bits);
-        break;
-      case 'mod':
-        op = intMod;
-        break;
-    }
-    return (a, b) => (a === null || b === null ? null : op(a as Num, b as Num));
-  }
-  if (type.kind === 'numeric') {
-    // Exact decimals (PostgreSQL's result scales: + - keep the larger scale, * adds them, / by
-    // select_div_scale); the binder has cast both operands to numeric.
-    const op = { add, sub, mul, div: (x: Decimal, y: Decimal) => decDiv(x, y), mod: decMod }[fn];
-    return (a, b) => (a === null || b === null ? null : op(a as Decimal, b as Decimal));
-  }
-  const toNum = (v: Value): number => (typeof v === 'bigint' ? Number(v) : (v as number));
-  const bits = type.kind === 'float' ? type.bits : 64;
-  switch (fn) {
-    case 'add':
-      return (a, b) => {
-        if (a === null || b === null) return null;
-        const x = toNum(a);
-        const y = toNum(b);
-        return checkFloat(x + y, x, y, bits, 'sum');
-      };
-    case 'sub':
-      return (a, b) => {
-        if (a === null || b === null) return null;
-        const x = toNum(a);
-        const y = toNum(b);
-        return checkFloat(x - y, x, y, bits, 'sum');
-      };
-    case 'mul':
-      return (a, b) => {
-        if (a === null || b === null) return null;
-        const x = toNum(a);
-        const y = toNum(b);
-        return checkFloat(x * y, x, y, bits, 'product');
-      };
-    case 'div':
-      return (a, b) => {
-        if (a === null || b === null) return null;
-        const x = toNum(a);
-        const y = toNum(b);
-        if (y === 0) throw divisionByZero();
-        return checkFloat(x / y, x, y, bits, 'quotient');
-      };
-    case 'mod':
-      return (a, b) => {
-        if (a === null || b === null) return null;
-        if (toNum(b) === 0) throw divisionByZero();
-        return toNum(a) % toNum(b);
-      };
-  }
-}
-
-/**
- * LIKE pattern → RegExp, with PostgreSQL's default escape character backslash. Both sides are
- * read as characters (code points, the `u` flag): `_` matches one character, never half of a
- * surrogate pair.
- */
-export function likeToRegExp(pattern: string, caseInsensitive: boolean): RegExp {
-  const chars = Array.from(pattern);
-  let src = '^';
-  for (let i = 0; i < chars.length; i++) {
-    const c = chars[i] as string;
-    if (c === '\\' && i + 1 < chars.length) {
-      src += (chars[++i] as string).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    } else if (c === '%') src += '[\\s\\S]*';
-    else if (c === '_') src += '[\\s\\S]';
-    else src += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`${src}$`, caseInsensitive ? 'isu' : 'su');
-}
-
-function roundHalfAway(x: number, digits: number): number {
-  if (!Number.isFinite(x)) return x;
-  const f = 10 ** digits;
-  if (f === 0) return 0; // rounding at 10^400 and beyond
-  const y = Math.abs(x) * f;
-  // No digits past that place (or too many places to scale by): already rounded. (Was NaN.)
-  if (!Number.isFinite(y) || y >= 2 ** 53) return x;
-  // Nudge by one ulp-ish so 2.675 (stored as 2.67499999...) rounds as written, like numeric does.
-  const r = Math.round(y + y * Number.EPSILON) / f;
-  return x < 0 ? -r : r;
-}
-
-/** A digits argument of round/trunc, within what a numeric can show either side of the point. */
-export function clampDigits(d: Value): number {
-  const n = Number(d);
-  return Math.max(-MAX_NUMERIC_INTEGER_DIGITS, Math.min(MAX_NUMERIC_SCALE, n));
 }
 
 function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
