@@ -11,7 +11,9 @@ import { INVALID_INGEST, castValue, coerceIngest, coerceIngestFast } from '../co
 import { T } from '../common/types.ts';
 import { encodeOne, encodeValues, formatValue, singleKey } from '../common/values.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
-import { CountedArrangement, UniqueArrangement, rowBytes } from '../ivm/arrangement.ts';
+import { rowBytes } from '../ivm/arrangement.ts';
+import { CountedArrangement } from '../ivm/counted-arrangement.ts';
+import { UniqueArrangement } from '../ivm/unique-arrangement.ts';
 import { CapturedArray, type RowCapture } from '../ivm/row-capture.ts';
 import { AppendColumns } from './append-columns.ts';
 import { ColumnBatch, type ZBatch } from '../ivm/zset.ts';

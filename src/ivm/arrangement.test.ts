@@ -7,7 +7,9 @@ import type { Value } from '../common/types.ts';
 import { encodeOne, encodeValues } from '../common/values.ts';
 import type { StateDelta } from './state.ts';
 import { Decimal, parseDecimal } from '../common/decimal.ts';
-import { Arrangement, CountedArrangement, UniqueArrangement, hashRow } from './arrangement.ts';
+import { Arrangement, hashRow } from './arrangement.ts';
+import { CountedArrangement } from './counted-arrangement.ts';
+import { UniqueArrangement } from './unique-arrangement.ts';
 
 const ids = (d: StateDelta): string[] => d.upserts.map(([id]) => id).sort();
 

@@ -5,7 +5,7 @@ import type { Operator } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
 import type { StateDelta, Stateful } from '../state.ts';
-import { CountedArrangement } from '../arrangement.ts';
+import { CountedArrangement } from '../counted-arrangement.ts';
 
 export class DistinctOp implements Operator, Stateful {
   private readonly counts: CountedArrangement;

@@ -12,7 +12,8 @@ import { IndexBuild, OrderedIndex } from '../ordered-index.ts';
 import { CapturedArray, type RowCapture } from '../row-capture.ts';
 import { encodeValues, singleKey } from '../../common/values.ts';
 import type { StateDelta, Stateful } from '../state.ts';
-import { CountedArrangement, UniqueArrangement } from '../arrangement.ts';
+import { CountedArrangement } from '../counted-arrangement.ts';
+import { UniqueArrangement } from '../unique-arrangement.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
 

@@ -5,7 +5,7 @@
 // no zero weights.
 import type { Value } from '../../common/types.ts';
 import { encodeValues } from '../../common/values.ts';
-import { CountedArrangement } from '../arrangement.ts';
+import { CountedArrangement } from '../counted-arrangement.ts';
 import type { SetOpKind } from '../dataflow-plan.ts';
 import type { Operator } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';

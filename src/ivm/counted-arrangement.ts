@@ -1,0 +1,118 @@
+// The counted mode of an arrangement: the key is the whole row, holding its multiplicity (keyless
+// tables and views, Distinct, set operations). See arrangement.ts for the modes.
+import { SluiceError } from '../common/errors.ts';
+import type { Value } from '../common/types.ts';
+import { encodeValues } from '../common/values.ts';
+import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
+
+export interface CountedRow {
+  readonly row: readonly Value[];
+  count: number;
+}
+
+/**
+ * The key is the whole row (its encoding): each distinct row once, with its multiplicity. A
+ * checkpoint entry is `{ r: row, c: count }` under the row's encoding; an operator holding more
+ * than one gives each an `entryPrefix`, which its entry ids start with and its entries carry (`a`).
+ */
+export class CountedArrangement extends ArrangementDelta {
+  private readonly rows = new Map<string, CountedRow>();
+  private rowTotal = 0;
+  private readonly dirty = new Set<string>();
+
+  /** `label` names the arrangement's owner in internal errors. */
+  constructor(
+    private readonly label: string,
+    private readonly entryPrefix: string | null = null,
+  ) {
+    super();
+  }
+
+  /** Whether a stored entry (a value `takeDelta` wrote) belongs to this arrangement. */
+  owns(entry: unknown): boolean {
+    return (entry as { a?: string }).a === (this.entryPrefix ?? undefined);
+  }
+
+  /** Distinct rows held. */
+  get size(): number {
+    return this.rows.size;
+  }
+
+  /** Sum of the multiplicities. */
+  get total(): number {
+    return this.rowTotal;
+  }
+
+  /** The multiplicity of the row encoded as `rowKey` (0 when absent). */
+  count(rowKey: string): number {
+    return this.rows.get(rowKey)?.count ?? 0;
+  }
+
+  /**
+   * Adds `weight` copies of `row`; returns its entry after the change (count 0: the row is gone,
+   * and the entry holds the row that was stored). `count - weight` is the multiplicity before.
+   */
+  add(row: readonly Value[], weight: number, rowKey: string = encodeValues(row)): CountedRow {
+    const entry = this.rows.get(rowKey);
+    const count = (entry?.count ?? 0) + weight;
+    if (count < 0) throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
+    if (this.tracking) this.dirty.add(rowKey);
+    this.rowTotal += weight;
+    if (entry === undefined) {
+      const added: CountedRow = { row, count };
+      if (count > 0) this.rows.set(rowKey, added);
+      return added;
+    }
+    entry.count = count;
+    if (count === 0) this.rows.delete(rowKey);
+    return entry;
+  }
+
+  entries(): IterableIterator<CountedRow> {
+    return this.rows.values();
+  }
+
+  clear(): void {
+    this.rows.clear();
+    this.rowTotal = 0;
+    this.markCleared();
+  }
+
+  /** Replaces the contents with entries written by `takeDelta`. */
+  load(entries: Iterable<unknown>): void {
+    this.rows.clear();
+    this.rowTotal = 0;
+    for (const v of entries) {
+      const e = v as { r: Value[]; c: number };
+      this.rows.set(encodeValues(e.r), { row: e.r, count: e.c });
+      this.rowTotal += e.c;
+    }
+    this.markLoaded();
+  }
+
+  protected exportAll(upserts: Upserts): void {
+    for (const [k, e] of this.rows) upserts.push([this.entryId(k), this.stored(e)]);
+  }
+
+  protected exportChanged(upserts: Upserts, deletes: string[]): void {
+    for (const k of this.dirty) {
+      const e = this.rows.get(k);
+      if (e === undefined) deletes.push(this.entryId(k));
+      else upserts.push([this.entryId(k), this.stored(e)]);
+    }
+  }
+
+  private entryId(rowKey: string): string {
+    return this.entryPrefix === null ? rowKey : `${this.entryPrefix}${rowKey}`;
+  }
+
+  private stored(e: CountedRow): unknown {
+    return this.entryPrefix === null
+      ? { r: e.row, c: e.count }
+      : { a: this.entryPrefix, r: e.row, c: e.count };
+  }
+
+  protected forgetChanges(): void {
+    this.dirty.clear();
+  }
+}
