@@ -1,10 +1,12 @@
-// Ingest's fast path, one function per table: generated from the table's columns, it turns a JSON
-// insert row into a typed row with each column's check written out (no switch over the type per
-// value, no Map lookup per field name), or answers null when anything is off — an unknown field, a
-// value of the wrong type or range, a NULL in a NOT NULL column — and the general path
-// (TableStore.normalizeRow) then finds and names the problem. It never accepts what that path refuses.
-import { INVALID_INGEST, coerceIngestFast } from '../common/cast.ts';
-import type { SqlType, Value } from '../common/types.ts';
+// Ingest rows into typed rows. The fast path, one function per table, is generated from the table's
+// columns: each column's check written out (no switch over the type per value, no Map lookup per
+// field name); it answers null when anything is off — an unknown field, a value of the wrong type
+// or range, a NULL in a NOT NULL column — and the general path at the end of this file then finds
+// and names the problem. The fast path never accepts what the general one refuses.
+import { SluiceError } from '../common/errors.ts';
+import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../common/cast.ts';
+import { typeName, type SqlType, type Value } from '../common/types.ts';
+import type { TableDef } from '../planner/catalog.ts';
 
 export type InsertNormalizer = (input: unknown) => Value[] | null;
 
@@ -126,4 +128,113 @@ export function compileInsertColumnsNormalizer(
   columns.forEach((_, i) => body.push(`out[${i}].push(c${i});`));
   body.push('return true;');
   return build<InsertColumnsNormalizer>('normalizeInsertColumns', 'input, out', body, columns, defaults);
+}
+
+// ---- the general path -------------------------------------------------------------------------
+
+/** Whether a delete row (already validated) names only primary-key columns. */
+export function isKeyOnlyDelete(def: TableDef, obj: Record<string, unknown>): boolean {
+  const pk = def.primaryKey;
+  return pk !== null && def.columns.some((c, i) => !pk.includes(i) && !Object.hasOwn(obj, c.name));
+}
+
+/**
+ * Any JSON row object into a typed row array, checked column by column, or an error naming the
+ * table, the column and the row: the path every row the generated one declines takes, and every
+ * delete. `insertDefaults` as for `compileInsertNormalizer`.
+ */
+export function normalizeRowGeneral(
+  def: TableDef,
+  columnIndex: ReadonlyMap<string, number>,
+  insertDefaults: readonly Value[] | null,
+  input: unknown,
+  what: 'insert' | 'delete',
+  index: number,
+): Value[] {
+  const t = def;
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new SluiceError('INVALID_VALUE', `${what} row ${index + 1} for table "${t.name}" is not an object`);
+  }
+  const obj = input as Record<string, unknown>;
+  for (const name in obj) {
+    if (!columnIndex.has(name)) {
+      throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" of table "${t.name}" does not exist`, {
+        detail: `in ${what} row ${index + 1}`,
+      });
+    }
+  }
+  const pk = t.primaryKey;
+  const keyOnly = what === 'delete' && isKeyOnlyDelete(def, obj);
+  if (what === 'delete' && pk !== null) {
+    const missing = pk.map((k) => t.columns[k]?.name ?? '').filter((name) => !Object.hasOwn(obj, name));
+    if (missing.length > 0) {
+      throw new SluiceError(
+        'INVALID_VALUE',
+        `delete row ${index + 1} for table "${t.name}" must name the primary key column "${missing[0]}"`,
+        {
+          hint: 'name the whole row, or just its primary key columns',
+        },
+      );
+    }
+  }
+  const columns = t.columns;
+  const row = new Array<Value>(columns.length);
+  const defaults = what === 'insert' ? insertDefaults : null;
+  if (!keyOnly) {
+    let ok = true;
+    for (let i = 0; i < columns.length; i++) {
+      const c = columns[i] as (typeof columns)[number];
+      const raw = ownField(obj, c.name);
+      const v =
+        raw === undefined && defaults !== null ? (defaults[i] as Value) : coerceIngestFast(raw, c.type);
+      if (v === INVALID_INGEST || (v === null && !c.nullable)) {
+        ok = false;
+        break;
+      }
+      row[i] = v;
+    }
+    if (ok) return row;
+  }
+  t.columns.forEach((c, i) => {
+    const present = Object.hasOwn(obj, c.name);
+    if (keyOnly && pk !== null && !pk.includes(i)) {
+      row[i] = null;
+      return;
+    }
+    const value = ownField(obj, c.name);
+    const coerced =
+      value === undefined && defaults !== null
+        ? { ok: true as const, value: defaults[i] as Value }
+        : coerceIngest(value, c.type);
+    if (!coerced.ok) {
+      // A JSON number beyond a double (1e400) arrives as Infinity, which JSON would print as null.
+      const problem =
+        typeof value === 'number' && !Number.isFinite(value)
+          ? `number out of range for type ${typeName(c.type)}`
+          : `expected ${coerced.expected}, got ${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`;
+      throw new SluiceError(
+        'INVALID_VALUE',
+        `invalid value for column "${c.name}" of table "${t.name}": ${problem}`,
+        {
+          detail: `in ${what} row ${index + 1}; column type ${typeName(c.type)}`,
+        },
+      );
+    }
+    if (coerced.value === null && !c.nullable) {
+      throw new SluiceError(
+        'NOT_NULL_VIOLATION',
+        `null value in column "${c.name}" of table "${t.name}" violates not-null constraint`,
+        {
+          detail: `in ${what} row ${index + 1}${present ? '' : ' (column missing)'}`,
+        },
+      );
+    }
+    row[i] = coerced.value;
+  });
+  return row;
+}
+
+/** A row object's own field: a column named like an Object.prototype member ("constructor") is not inherited. */
+function ownField(obj: Record<string, unknown>, name: string): unknown {
+  return Object.hasOwn(obj, name) ? obj[name] : undefined;
 }

@@ -7,7 +7,7 @@
 // is checked. Each UNIQUE constraint keeps an index (unique-index.ts) maintained by `apply`; it is
 // not checkpointed but rebuilt from the rows by `loadState` (one pass, like loading the rows).
 import { SluiceError } from '../common/errors.ts';
-import { INVALID_INGEST, castValue, coerceIngest, coerceIngestFast } from '../common/cast.ts';
+import { castValue } from '../common/cast.ts';
 import { T } from '../common/types.ts';
 import { encodeOne, encodeValues, formatValue, singleKey } from '../common/values.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
@@ -19,7 +19,6 @@ import { AppendColumns } from './append-columns.ts';
 import { ColumnBatch, type ZBatch } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
 import type { Row, SqlType, Value } from '../common/types.ts';
-import { typeName } from '../common/types.ts';
 import type { TableChanges } from './api.ts';
 import { UniqueIndex } from './unique-index.ts';
 import {
@@ -27,6 +26,8 @@ import {
   type InsertNormalizer,
   compileInsertColumnsNormalizer,
   compileInsertNormalizer,
+  isKeyOnlyDelete,
+  normalizeRowGeneral,
 } from './row-normalizer.ts';
 import { ReadIndex } from './read-index.ts';
 import type { OrderedIndex } from '../ivm/ordered-index.ts';
@@ -145,12 +146,6 @@ export class TableStore implements Stateful {
     return pk.length === 1 ? singleKey(row[pk[0] as number] as Value) : encodeValues(row, pk);
   }
 
-  /** Whether a delete row (already validated) names only primary-key columns. */
-  private isKeyOnlyDelete(obj: Record<string, unknown>): boolean {
-    const pk = this.def.primaryKey;
-    return pk !== null && this.def.columns.some((c, i) => !pk.includes(i) && !Object.hasOwn(obj, c.name));
-  }
-
   /** Converts a JSON row object into a typed row array, or throws naming the table and column. */
   normalizeRow(input: unknown, what: 'insert' | 'delete', index: number): Value[] {
     if (what === 'insert') {
@@ -162,90 +157,7 @@ export class TableStore implements Stateful {
 
   /** `normalizeRow` without the generated fast path: the reference it must agree with. */
   normalizeRowGeneral(input: unknown, what: 'insert' | 'delete', index: number): Value[] {
-    const t = this.def;
-    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-      throw new SluiceError(
-        'INVALID_VALUE',
-        `${what} row ${index + 1} for table "${t.name}" is not an object`,
-      );
-    }
-    const obj = input as Record<string, unknown>;
-    for (const name in obj) {
-      if (!this.columnIndex.has(name)) {
-        throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" of table "${t.name}" does not exist`, {
-          detail: `in ${what} row ${index + 1}`,
-        });
-      }
-    }
-    const pk = t.primaryKey;
-    const keyOnly = what === 'delete' && this.isKeyOnlyDelete(obj);
-    if (what === 'delete' && pk !== null) {
-      const missing = pk.map((k) => t.columns[k]?.name ?? '').filter((name) => !Object.hasOwn(obj, name));
-      if (missing.length > 0) {
-        throw new SluiceError(
-          'INVALID_VALUE',
-          `delete row ${index + 1} for table "${t.name}" must name the primary key column "${missing[0]}"`,
-          {
-            hint: 'name the whole row, or just its primary key columns',
-          },
-        );
-      }
-    }
-    const columns = t.columns;
-    const row = new Array<Value>(columns.length);
-    const defaults = what === 'insert' ? this.insertDefaults : null;
-    if (!keyOnly) {
-      let ok = true;
-      for (let i = 0; i < columns.length; i++) {
-        const c = columns[i] as (typeof columns)[number];
-        const raw = ownField(obj, c.name);
-        const v =
-          raw === undefined && defaults !== null ? (defaults[i] as Value) : coerceIngestFast(raw, c.type);
-        if (v === INVALID_INGEST || (v === null && !c.nullable)) {
-          ok = false;
-          break;
-        }
-        row[i] = v;
-      }
-      if (ok) return row;
-    }
-    t.columns.forEach((c, i) => {
-      const present = Object.hasOwn(obj, c.name);
-      if (keyOnly && pk !== null && !pk.includes(i)) {
-        row[i] = null;
-        return;
-      }
-      const value = ownField(obj, c.name);
-      const coerced =
-        value === undefined && defaults !== null
-          ? { ok: true as const, value: defaults[i] as Value }
-          : coerceIngest(value, c.type);
-      if (!coerced.ok) {
-        // A JSON number beyond a double (1e400) arrives as Infinity, which JSON would print as null.
-        const problem =
-          typeof value === 'number' && !Number.isFinite(value)
-            ? `number out of range for type ${typeName(c.type)}`
-            : `expected ${coerced.expected}, got ${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`;
-        throw new SluiceError(
-          'INVALID_VALUE',
-          `invalid value for column "${c.name}" of table "${t.name}": ${problem}`,
-          {
-            detail: `in ${what} row ${index + 1}; column type ${typeName(c.type)}`,
-          },
-        );
-      }
-      if (coerced.value === null && !c.nullable) {
-        throw new SluiceError(
-          'NOT_NULL_VIOLATION',
-          `null value in column "${c.name}" of table "${t.name}" violates not-null constraint`,
-          {
-            detail: `in ${what} row ${index + 1}${present ? '' : ' (column missing)'}`,
-          },
-        );
-      }
-      row[i] = coerced.value;
-    });
-    return row;
+    return normalizeRowGeneral(this.def, this.columnIndex, this.insertDefaults, input, what, index);
   }
 
   private ensureMultiset(): CountedArrangement {
@@ -286,7 +198,7 @@ export class TableStore implements Stateful {
       const deletedKeys = new Set<Value>();
       deleteRows.forEach((input, i) => {
         const row = this.normalizeRow(input, 'delete', i);
-        const keyOnly = this.isKeyOnlyDelete(input as Record<string, unknown>);
+        const keyOnly = isKeyOnlyDelete(this.def, input as Record<string, unknown>);
         const k = this.keyOf(row);
         const existing = deletedKeys.has(k) ? null : byKey.get(k);
         if (existing === null || existing === undefined) {
@@ -609,10 +521,6 @@ function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
 }
 
 /** Column-wise storage of an insert-only multiset of rows. */
-/** A row object's own field: a column named like an Object.prototype member ("constructor") is not inherited. */
-function ownField(obj: Record<string, unknown>, name: string): unknown {
-  return Object.hasOwn(obj, name) ? obj[name] : undefined;
-}
 
 /**
  * Rows of a checkpoint written while NUMERIC was a double: each number in a numeric column becomes
