@@ -1,0 +1,766 @@
+// The expression half of the SELECT adapter: node-sql-parser's expression nodes, window calls and
+// ORDER BY items become our typed AST, with every leaf value and position taken from our tokens and
+// precedence re-derived by the shared operator-run builder (expr-builder.ts).
+import type { IToken } from 'chevrotain';
+import type { Expr, OrderItem, Pos, SelectStmt, TypeName, WindowFrameSpec, WindowSpec } from '../ast.ts';
+import { notSupported } from '../../common/errors.ts';
+import {
+  booleanLiteral,
+  buildExpr,
+  functionCall,
+  nullLiteral,
+  numberLiteral,
+  stringLiteral,
+  type InfixOp,
+  type Located,
+  type Piece,
+} from '../expr-builder.ts';
+import {
+  Comma,
+  DoubleColon,
+  Dot,
+  False,
+  identName,
+  isWordText,
+  LBracket,
+  LParen,
+  Minus,
+  niladicTypes,
+  Null,
+  NumberLit,
+  OtherOp,
+  Plus,
+  posOf,
+  RParen,
+  Star,
+  StringLit,
+  stringValue,
+  True,
+} from '../lexer.ts';
+import { buildTypeName, measureTypeName } from '../type-name.ts';
+import { extractCall, intervalLiteral } from './time-syntax.ts';
+import { type Node, isNode, child, list, text, present, callArguments } from './loose-ast.ts';
+import { type AdapterToken, INFIX_TOKENS } from './adapter-tokens.ts';
+import { TokenCursor } from './token-cursor.ts';
+
+/** Window functions (beside the aggregates with OVER) the binder maintains. */
+export const WINDOW_FUNCTIONS = [
+  'row_number',
+  'rank',
+  'dense_rank',
+  'lag',
+  'lead',
+  'first_value',
+  'last_value',
+];
+
+export const AGGREGATE_WINDOW_FUNCTIONS = ['count', 'sum', 'avg', 'min', 'max'];
+
+/** A keyword node-sql-parser leaves among a call's arguments (`BOTH`, `FROM`, `IN`). */
+export function isOrigin(arg: unknown): arg is Node {
+  return isNode(arg) && arg['type'] === 'origin';
+}
+
+/** An aggregate call with its FILTER condition, when it has one. */
+export function withFilter(call: Expr, filter: Expr | undefined): Expr {
+  return filter === undefined || call.kind !== 'function' ? call : { ...call, filter };
+}
+
+/**
+ * Expressions, window calls and ORDER BY items of node-sql-parser's tree, converted to our AST with
+ * our tokens' values and positions; the statement-level converter (select-adapter.ts) extends it.
+ */
+export abstract class ExpressionConverter extends TokenCursor {
+  constructor(
+    tokens: readonly AdapterToken[],
+    /** IN lists of constants node-sql-parser did not see (`(` index → `)` index). */
+    protected readonly constantLists: ReadonlyMap<number, number>,
+    /** Derived tables in FROM: the placeholder token standing for each, and its query. */
+    protected readonly derived: ReadonlyMap<IToken, SelectStmt>,
+  ) {
+    super(tokens);
+  }
+
+  /**
+   * A window function call: `ROW_NUMBER() | RANK() | DENSE_RANK() | LAG/LEAD(x [, n [, default]]) |
+   * FIRST_VALUE(x) | LAST_VALUE(x) OVER (...)` (aggregates with OVER come through aggregateNode).
+   * Other window functions and named windows are NOT_SUPPORTED.
+   */
+  protected windowCall(node: Node): Expr {
+    const fn = String(node['name'] ?? '').toLowerCase();
+    const nameToken = this.name(true);
+    const pos = posOf(nameToken);
+    if (!WINDOW_FUNCTIONS.includes(fn)) {
+      throw notSupported(
+        `window function ${fn.toUpperCase()}`,
+        pos,
+        'the window functions supported are ROW_NUMBER, RANK, DENSE_RANK, LAG, LEAD, FIRST_VALUE, LAST_VALUE and COUNT, SUM, AVG, MIN, MAX with OVER',
+      );
+    }
+    this.expect(LParen);
+    const args = callArguments(child(node, 'args')).map((arg, i) => {
+      if (i > 0) this.comma();
+      return this.expression(arg).expr;
+    });
+    this.expect(RParen);
+    if (isWordText(this.peek(), 'ignore') || isWordText(this.peek(), 'respect'))
+      throw notSupported(`${this.peek()!.image.toUpperCase()} NULLS`, this.here());
+    const over = this.windowSpec(node);
+    return { kind: 'function', name: fn, args, distinct: false, star: false, over, pos };
+  }
+
+  /** `OVER ([PARTITION BY exprs] [ORDER BY items] [ROWS frame])` after a call. */
+  protected windowSpec(node: Node): WindowSpec {
+    const overToken = this.word('over');
+    const window = child(node, 'over');
+    const spec = child(child(window ?? {}, 'as_window_specification') ?? {}, 'window_specification');
+    if (spec === undefined) throw notSupported('named window', this.here());
+    this.expect(LParen);
+    const partitionBy: Expr[] = [];
+    const partitions = list(spec, 'partitionby');
+    if (partitions.length > 0) {
+      this.word('partition');
+      this.word('by');
+      partitions.forEach((p, i) => {
+        if (i > 0) this.expect(Comma);
+        partitionBy.push(this.expression(isNode(p) ? p['expr'] : p).expr);
+      });
+    }
+    const orderBy: OrderItem[] = [];
+    const orders = list(spec, 'orderby');
+    if (orders.length > 0) {
+      this.word('order');
+      this.word('by');
+      orders.forEach((item, i) => {
+        if (i > 0) this.expect(Comma);
+        orderBy.push(this.orderItem(item));
+      });
+    }
+    const frame = present(spec, 'window_frame_clause') ? this.windowFrame() : undefined;
+    this.expect(RParen);
+    return { partitionBy, orderBy, ...(frame !== undefined ? { frame } : {}), pos: posOf(overToken) };
+  }
+
+  /**
+   * `ROWS [BETWEEN] start [AND CURRENT ROW]`, start one of UNBOUNDED PRECEDING, n PRECEDING, CURRENT
+   * ROW (read from our tokens). Frames ending elsewhere, RANGE/GROUPS and EXCLUDE are NOT_SUPPORTED.
+   */
+  protected windowFrame(): WindowFrameSpec {
+    const unit = this.peek();
+    const pos = this.here();
+    if (!isWordText(unit, 'rows')) {
+      throw notSupported(
+        `${unit?.image.toUpperCase() ?? ''} window frame`,
+        pos,
+        'write ROWS BETWEEN n PRECEDING AND CURRENT ROW, or no frame (RANGE UNBOUNDED PRECEDING)',
+      );
+    }
+    this.index++;
+    const between = this.optionalWord('between') !== undefined;
+    const start = this.frameBound();
+    if (between) {
+      this.word('and');
+      const endPos = this.here();
+      if (this.frameBound() !== 0) throw notSupported('window frame not ending at CURRENT ROW', endPos);
+    }
+    if (isWordText(this.peek(), 'exclude')) throw notSupported('window frame EXCLUDE', this.here());
+    return { preceding: start, pos };
+  }
+
+  /** One frame bound: null for UNBOUNDED PRECEDING, n for n PRECEDING, 0 for CURRENT ROW. */
+  protected frameBound(): number | null {
+    const pos = this.here();
+    if (this.optionalWord('current') !== undefined) {
+      this.word('row');
+      return 0;
+    }
+    let n: number | null = null;
+    if (this.optionalWord('unbounded') === undefined) {
+      const token = this.expect(NumberLit);
+      n = Number(token.image);
+      if (!Number.isSafeInteger(n)) throw notSupported('window frame offset that is not an integer', pos);
+    }
+    if (this.optionalWord('following') !== undefined) throw notSupported('window frame bound FOLLOWING', pos);
+    this.word('preceding');
+    return n;
+  }
+
+  protected orderItem(item: unknown): OrderItem {
+    if (!isNode(item)) this.lost();
+    const located = this.expression(item['expr']);
+    let desc = false;
+    if (this.optionalWord('desc')) desc = true;
+    else this.optionalWord('asc');
+    let nulls: 'first' | 'last' | undefined;
+    if (this.optionalWord('nulls')) {
+      if (this.optionalWord('first')) nulls = 'first';
+      else {
+        this.word('last');
+        nulls = 'last';
+      }
+    }
+    return { expr: located.expr, desc, ...(nulls !== undefined ? { nulls } : {}), pos: located.start };
+  }
+
+  /** One complete expression: its operator run, assembled with PostgreSQL's precedence. */
+  protected expression(node: unknown): Located {
+    const pieces: Piece[] = [];
+    this.flatten(node, pieces);
+    return buildExpr(pieces);
+  }
+
+  /**
+   * Appends `root` to the operator run in source order. Unparenthesised operator nodes are taken
+   * apart (their grouping in node-sql-parser's tree is not trusted); everything else is an operand.
+   * Binary chains are walked with an explicit stack: `a = 1 OR a = 2 OR …` can be thousands deep.
+   */
+  protected flatten(root: unknown, pieces: Piece[]): void {
+    const work: ({ readonly node: unknown } | { readonly infix: InfixOp; readonly node: Node })[] = [
+      { node: root },
+    ];
+    for (let item = work.pop(); item !== undefined; item = work.pop()) {
+      if ('infix' in item) {
+        // `AT TIME ZONE` is rendered as `||` for node-sql-parser (adapter-tokens.ts)
+        const atTimeZone = isWordText(this.peek(), 'at');
+        if (atTimeZone) for (const word of ['at', 'time', 'zone']) this.word(word);
+        else this.infixOperator(item.node);
+        pieces.push({ kind: 'infix', op: atTimeZone ? 'at time zone' : item.infix });
+        continue;
+      }
+      const node = item.node;
+      const infix = isNode(node) && node['parentheses'] !== true ? this.infixOf(node) : undefined;
+      if (infix !== undefined && isNode(node)) {
+        work.push({ node: node['right'] }, { infix, node }, { node: node['left'] });
+      } else this.flattenNode(node, pieces);
+    }
+  }
+
+  /** The run operator of an infix binary node (arithmetic, comparison, AND/OR, ||, LIKE). */
+  protected infixOf(node: Node): InfixOp | undefined {
+    if (node['type'] !== 'binary_expr') return undefined;
+    const op = (text(node, 'operator') ?? '').toUpperCase();
+    const infix = INFIX_TOKENS[op];
+    if (infix !== undefined) return infix[0];
+    if (op === 'LIKE' || op === 'NOT LIKE' || op === 'ILIKE' || op === 'NOT ILIKE') {
+      const right = node['right'];
+      if (isNode(right) && present(right, 'escape')) throw notSupported('LIKE ... ESCAPE', this.here());
+      return op.toLowerCase() as InfixOp;
+    }
+    if (op === 'SIMILAR TO' || op === 'NOT SIMILAR TO') {
+      const right = node['right'];
+      if (isNode(right) && present(right, 'escape')) throw notSupported('SIMILAR TO ... ESCAPE', this.here());
+      return op.toLowerCase() as InfixOp;
+    }
+    if (op === '~' || op === '~*' || op === '!~' || op === '!~*') return op;
+    return undefined;
+  }
+
+  /** Consumes the tokens of an infix node's operator. */
+  protected infixOperator(node: Node): void {
+    const op = (text(node, 'operator') ?? '').toUpperCase();
+    const token = INFIX_TOKENS[op]?.[1];
+    if (op.includes('~') || op === '?') {
+      // Our lexer reads `~*` as the operator `~` and a star, `!~*` as `!~` and a star.
+      const head = this.expect(OtherOp);
+      if (head.image !== op.replace('*', '')) this.lost();
+      if (op.endsWith('*')) this.expect(Star);
+    } else if (token === undefined) {
+      for (const word of op.toLowerCase().split(' ')) this.word(word);
+    } else if (typeof token === 'string') this.word(token);
+    else this.expect(token);
+  }
+
+  protected flattenNode(node: unknown, pieces: Piece[]): void {
+    if (!isNode(node)) this.lost();
+    if (present(node, 'ast')) this.subquery();
+    if (node['type'] === 'expr_list') throw notSupported('row constructor', this.here());
+    if (node['parentheses'] === true) {
+      const open = this.peek();
+      if (open?.tokenType !== LParen) this.lost();
+      const count = this.openParens();
+      const inner = this.expression({ ...node, parentheses: false });
+      this.closeParens(count);
+      pieces.push({ kind: 'operand', expr: inner.expr, start: posOf(open) });
+      return;
+    }
+    switch (node['type']) {
+      case 'binary_expr':
+        return this.flattenBinary(node, pieces);
+      case 'unary_expr': {
+        const op = text(node, 'operator')?.toUpperCase();
+        if (op === '-' || op === '+') {
+          const token = this.expect(op === '-' ? Minus : Plus);
+          pieces.push({ kind: 'prefix', op, pos: posOf(token) });
+        } else if (op === 'NOT') {
+          pieces.push({ kind: 'prefix', op: 'not', pos: posOf(this.word('not')) });
+        } else throw notSupported(`operator ${op ?? '?'}`, this.here());
+        return this.flatten(node['expr'], pieces);
+      }
+      case 'number':
+      case 'bigint': {
+        // node-sql-parser folds some signs into the number (and drops unary plus): take them from the text.
+        this.signs(pieces);
+        const token = this.expect(NumberLit);
+        pieces.push({ kind: 'operand', expr: numberLiteral(token.image, posOf(token)), start: posOf(token) });
+        return;
+      }
+      case 'cast':
+        if (node['symbol'] === '::') {
+          this.flatten(node['expr'], pieces);
+          for (const _ of list(node, 'target')) {
+            this.expect(DoubleColon);
+            pieces.push({ kind: 'postfix', op: { kind: 'cast', type: this.typeName() } });
+          }
+          return;
+        }
+        break;
+      case 'function':
+        if (this.functionName(node) === 'not' && isWordText(this.peek(), 'not')) {
+          // node-sql-parser reads `NOT (x)` as a call of a function named "not".
+          pieces.push({ kind: 'prefix', op: 'not', pos: posOf(this.word('not')) });
+          const open = this.expect(LParen);
+          const args = list(child(node, 'args'), 'value');
+          if (args.length !== 1) throw notSupported('row constructor', posOf(open));
+          const inner = this.expression(args[0]);
+          this.expect(RParen);
+          pieces.push({ kind: 'operand', expr: inner.expr, start: posOf(open) });
+          return;
+        }
+        break;
+    }
+    const start = this.here();
+    pieces.push({ kind: 'operand', expr: this.operand(node), start });
+  }
+
+  protected flattenBinary(node: Node, pieces: Piece[]): void {
+    const op = (text(node, 'operator') ?? '').toUpperCase();
+    const right = node['right'];
+    switch (op) {
+      case 'IS':
+      case 'IS NOT': {
+        this.flatten(node['left'], pieces);
+        this.word('is');
+        const negated = op === 'IS NOT';
+        if (negated) this.word('not');
+        const value = this.isValue(right);
+        const valuePos = posOf(this.word(value));
+        pieces.push({ kind: 'postfix', op: { kind: 'is', value, negated, valuePos } });
+        return;
+      }
+      case 'BETWEEN':
+      case 'NOT BETWEEN': {
+        this.flatten(node['left'], pieces);
+        const negated = op === 'NOT BETWEEN';
+        if (negated) this.word('not');
+        this.word('between');
+        const bounds = isNode(right) ? list(right, 'value') : [];
+        if (bounds.length !== 2) this.lost();
+        const low = this.expression(bounds[0]).expr;
+        this.word('and');
+        pieces.push({ kind: 'between', low, negated });
+        // The upper bound stays in the run: node-sql-parser may attach a later `::` to the BETWEEN.
+        this.flatten(bounds[1], pieces);
+        return;
+      }
+      case 'IN':
+      case 'NOT IN': {
+        this.flatten(node['left'], pieces);
+        const negated = op === 'NOT IN';
+        if (negated) this.word('not');
+        this.word('in');
+        if (!isNode(right) || right['type'] !== 'expr_list') this.subquery();
+        this.expect(LParen);
+        const close = this.constantLists.get(this.index - 1);
+        const items =
+          close !== undefined
+            ? this.constants(close)
+            : list(right, 'value').map((item, i) => {
+                if (i > 0) this.expect(Comma);
+                return this.expression(item).expr;
+              });
+        this.expect(RParen);
+        pieces.push({ kind: 'postfix', op: { kind: 'in', list: items, negated } });
+        return;
+      }
+      default:
+        // Point at the operator itself, as the DML grammar does.
+        this.flatten(node['left'], pieces);
+        throw notSupported(`operator ${op.toLowerCase()}`, this.here());
+    }
+  }
+
+  /** The constants of an IN list up to the `)` at `close`, read from our tokens alone. */
+  /** Consumes the `-` and `+` signs before an operand, as prefix pieces. */
+  protected signs(pieces: Piece[]): void {
+    for (
+      let token = this.peek();
+      token?.tokenType === Minus || token?.tokenType === Plus;
+      token = this.peek()
+    ) {
+      this.index++;
+      pieces.push({ kind: 'prefix', op: token.tokenType === Minus ? '-' : '+', pos: posOf(token) });
+    }
+  }
+
+  protected constants(close: number): Expr[] {
+    const items: Expr[] = [];
+    while (this.index < close) {
+      if (items.length > 0) this.expect(Comma);
+      const pieces: Piece[] = [];
+      this.signs(pieces);
+      const token = this.peek()!;
+      this.index++;
+      const pos = posOf(token);
+      const expr =
+        token.tokenType === NumberLit
+          ? numberLiteral(token.image, pos)
+          : token.tokenType === StringLit
+            ? stringLiteral(stringValue(token), pos)
+            : token.tokenType === Null
+              ? nullLiteral(pos)
+              : booleanLiteral(token.tokenType === True, pos);
+      pieces.push({ kind: 'operand', expr, start: pos });
+      items.push(buildExpr(pieces).expr);
+    }
+    return items;
+  }
+
+  /** The right side of IS / IS NOT: NULL, TRUE or FALSE (IS DISTINCT FROM is not supported). */
+  protected isValue(right: unknown): 'null' | 'true' | 'false' {
+    if (isNode(right)) {
+      if (right['type'] === 'null') return 'null';
+      if (right['type'] === 'bool') return right['value'] === true ? 'true' : 'false';
+      const value = right['value'];
+      if (typeof value === 'string' && value.toUpperCase().startsWith('DISTINCT')) {
+        throw notSupported('IS DISTINCT FROM', this.here());
+      }
+    }
+    throw notSupported(`IS ${this.peek()?.image.toUpperCase() ?? ''}`, this.here());
+  }
+
+  /** A node that is a single operand (the cursor is at its first token, no wrapping parentheses). */
+  protected operand(node: Node): Expr {
+    const type = node['type'];
+    switch (type) {
+      case 'single_quote_string': {
+        const token = this.expect(StringLit);
+        return stringLiteral(stringValue(token), posOf(token));
+      }
+      case 'bool': {
+        const token = this.expect(node['value'] === true ? True : False);
+        return booleanLiteral(node['value'] === true, posOf(token));
+      }
+      case 'null':
+        return nullLiteral(posOf(this.expect(Null)));
+      case 'column_ref':
+        return this.columnRef(node);
+      case 'function':
+        return this.functionCallNode(node);
+      case 'aggr_func':
+        return this.aggregateNode(node);
+      case 'case':
+        return this.caseNode(node);
+      case 'cast': {
+        const castToken = this.word('cast');
+        this.expect(LParen);
+        const operand = this.expression(node['expr']).expr;
+        this.word('as');
+        const castType = this.typeName();
+        this.expect(RParen);
+        return { kind: 'cast', operand, type: castType, pos: posOf(castToken) };
+      }
+      case 'date':
+      case 'time':
+      case 'timestamp': {
+        // Typed literal: DATE '2024-01-01' is a cast of the string.
+        const literalType = this.typeName();
+        const token = this.expect(StringLit);
+        const operand = stringLiteral(stringValue(token), posOf(token));
+        return { kind: 'cast', operand, type: literalType, pos: literalType.pos };
+      }
+      case 'window_func':
+        return this.windowCall(node);
+      case 'interval': {
+        const typeToken = this.word('interval');
+        const token = this.expect(StringLit);
+        const unit = text(node, 'unit');
+        if (unit !== undefined && unit !== '') this.word(unit.toLowerCase());
+        return intervalLiteral(stringValue(token), posOf(token), posOf(typeToken), unit);
+      }
+      case 'extract': {
+        const word = this.word('extract');
+        this.expect(LParen);
+        const args = child(node, 'args') ?? this.lost();
+        const fieldToken = this.peek();
+        if (fieldToken === undefined) this.lost();
+        this.index++;
+        this.word('from');
+        const source = child(args, 'source');
+        let operand: Expr;
+        if (text(args, 'cast_type') !== undefined && source?.['type'] === 'single_quote_string') {
+          // EXTRACT(field FROM INTERVAL '…'): node-sql-parser keeps only the literal and its type
+          operand = this.operand({ type: String(text(args, 'cast_type')).toLowerCase(), unit: '' });
+        } else operand = this.expression(source).expr;
+        this.expect(RParen);
+        return extractCall(identName(fieldToken), posOf(fieldToken), operand, posOf(word));
+      }
+      case 'expr_list':
+        throw notSupported('row constructor', this.here());
+      case 'array':
+        throw notSupported('ARRAY', this.here());
+      default: {
+        const token = this.peek();
+        if (/^[eubnx]$/i.test(token?.image ?? '') && this.peek(1)?.tokenType === StringLit) {
+          throw notSupported(`${token!.image.toUpperCase()}'...' string constant`, this.here());
+        }
+        throw notSupported(`the expression at "${token?.image ?? ''}"`, this.here());
+      }
+    }
+  }
+
+  protected columnRef(node: Node): Expr {
+    if (node['column'] === '*') throw notSupported('* in an expression', this.here());
+    if (present(node, 'schema') || present(node, 'db'))
+      throw notSupported('schema-qualified name', this.here());
+    if (present(node, 'collate')) throw notSupported('COLLATE', this.here());
+    if (present(node, 'array_index')) throw notSupported('array subscript', this.here());
+    if (present(node, 'options')) throw notSupported('AT TIME ZONE', this.here());
+    const first = this.name();
+    const nested = this.derived.get(first);
+    if (nested !== undefined && !present(node, 'table'))
+      return { kind: 'subquery', query: nested, pos: posOf(first) };
+    if (present(node, 'table')) {
+      this.expect(Dot);
+      const second = this.name();
+      return { kind: 'column', table: identName(first), name: identName(second), pos: posOf(first) };
+    }
+    if (niladicTypes.includes(first.tokenType)) return functionCall(identName(first), [], {}, posOf(first));
+    return { kind: 'column', name: identName(first), pos: posOf(first) };
+  }
+
+  /**
+   * `EXISTS (SELECT ...)`: the query was parsed on its own and stands here as one placeholder name
+   * (see query-structure.ts), which node-sql-parser read as the argument of a call.
+   */
+  protected existsNode(node: Node): Expr {
+    const word = this.word('exists');
+    this.expect(LParen);
+    const token = this.peek();
+    const query = token === undefined ? undefined : this.derived.get(token);
+    if (callArguments(child(node, 'args')).length !== 1) this.lost();
+    // A query node-sql-parser saw itself (in ON): not a predicate this engine maintains there.
+    if (query === undefined) this.subquery();
+    this.index++;
+    this.expect(RParen);
+    this.rejectCallSuffix(node, posOf(word));
+    return { kind: 'exists', query, pos: posOf(word) };
+  }
+
+  /** The lowercased name of a node-sql-parser function node (schema-qualified names rejected). */
+  protected functionName(node: Node): string {
+    const name = child(node, 'name');
+    const parts = list(name, 'name');
+    if ((name !== undefined && present(name, 'schema')) || parts.length !== 1) {
+      throw notSupported('schema-qualified name', this.here());
+    }
+    const part = parts[0];
+    return isNode(part) && typeof part['value'] === 'string' ? part['value'].toLowerCase() : '';
+  }
+
+  protected functionCallNode(node: Node): Expr {
+    const lower = this.functionName(node);
+    if (lower === 'exists' && isWordText(this.peek(), 'exists')) return this.existsNode(node);
+    if (lower === 'any' || lower === 'some' || lower === 'all') {
+      throw notSupported(`${lower.toUpperCase()} (...)`, this.here());
+    }
+    const nameToken = this.name();
+    const pos = posOf(nameToken);
+    if (present(node, 'over')) throw notSupported(`window function ${nameToken.image.toUpperCase()}`, pos);
+    if (!present(node, 'args')) {
+      // CURRENT_DATE and friends, written without parentheses.
+      return functionCall(identName(nameToken), [], {}, pos);
+    }
+    this.expect(LParen);
+    const rawArgs = callArguments(child(node, 'args'));
+    const only = rawArgs[0];
+    if (rawArgs.length === 1 && isNode(only) && only['column'] === '*' && !present(only, 'table')) {
+      // f(*) for a name node-sql-parser does not know as an aggregate ("count"(*)).
+      this.expect(Star);
+      this.expect(RParen);
+      this.rejectCallSuffix(node, pos);
+      return functionCall(identName(nameToken), [], { star: true }, pos);
+    }
+    if (lower === 'trim' || (lower === 'position' && rawArgs.length === 2)) {
+      const call = lower === 'trim' ? this.trimArguments(rawArgs, pos) : this.positionArguments(rawArgs, pos);
+      this.expect(RParen);
+      this.rejectCallSuffix(node, pos);
+      return call;
+    }
+    const distinct = this.optionalWord('distinct') !== undefined;
+    if (!distinct) this.optionalWord('all');
+    const args = rawArgs.map((arg, i) => {
+      if (i > 0) this.comma();
+      if (isNode(arg) && arg['type'] === 'origin') {
+        throw notSupported(
+          `${nameToken.image.toUpperCase()}(... ${String(arg['value']).toUpperCase()} ...)`,
+          pos,
+        );
+      }
+      return this.expression(arg).expr;
+    });
+    this.expect(RParen);
+    const filter = this.filterClause(node);
+    this.rejectCallSuffix({ ...node, filter: null }, pos);
+    return withFilter(functionCall(identName(nameToken), args, { distinct }, pos), filter);
+  }
+
+  /**
+   * `TRIM([BOTH | LEADING | TRAILING] [chars] FROM s)` and `TRIM([spec] [FROM] s [, chars])` as
+   * btrim / ltrim / rtrim (s [, chars]), the names PostgreSQL gives them.
+   */
+  protected trimArguments(rawArgs: readonly unknown[], pos: Pos): Expr {
+    let name = 'btrim';
+    let i = 0;
+    const first = rawArgs[0];
+    const spec = isOrigin(first) ? String(first['value']).toLowerCase() : '';
+    if (spec === 'both' || spec === 'leading' || spec === 'trailing') {
+      this.word(spec);
+      name = spec === 'both' ? 'btrim' : spec === 'leading' ? 'ltrim' : 'rtrim';
+      i = 1;
+    }
+    const before: Expr[] = [];
+    const after: Expr[] = [];
+    let from = false;
+    for (; i < rawArgs.length; i++) {
+      const arg = rawArgs[i];
+      if (isOrigin(arg)) {
+        if (String(arg['value']).toLowerCase() !== 'from' || from) {
+          throw notSupported(`TRIM(... ${String(arg['value']).toUpperCase()} ...)`, pos);
+        }
+        this.word('from');
+        from = true;
+        continue;
+      }
+      const into = from ? after : before;
+      if (into.length > 0) this.comma();
+      into.push(this.expression(arg).expr);
+    }
+    // With FROM, what comes before it is the characters to remove; without, they come second.
+    const args = from && before.length > 0 ? [...after, ...before] : [...before, ...after];
+    return functionCall(name, args, {}, pos);
+  }
+
+  /** `POSITION(sub IN s)` as PostgreSQL's position(s, sub), the function strpos also is. */
+  protected positionArguments(rawArgs: readonly unknown[], pos: Pos): Expr {
+    const first = this.expression(rawArgs[0]).expr;
+    const written = isWordText(this.peek(), 'in'); // rendered as a comma, see markPosition
+    this.comma();
+    const second = this.expression(rawArgs[1]).expr;
+    return functionCall('position', written ? [second, first] : [first, second], {}, pos);
+  }
+
+  protected aggregateNode(node: Node): Expr {
+    const nameToken = this.name();
+    const pos = posOf(nameToken);
+    const args = child(node, 'args');
+    if (args === undefined) this.lost();
+    if (present(args, 'orderby')) throw notSupported('ORDER BY inside an aggregate', pos);
+    this.expect(LParen);
+    const argument = child(args, 'expr');
+    if (argument?.['type'] === 'star') {
+      this.expect(Star);
+      this.expect(RParen);
+      const filter = this.filterClause(node);
+      if (present(node, 'over')) return this.windowAggregate(node, [], false, filter, pos);
+      this.rejectCallSuffix({ ...node, filter: null }, pos);
+      return withFilter(functionCall(identName(nameToken), [], { star: true }, pos), filter);
+    }
+    const distinct = this.optionalWord('distinct') !== undefined;
+    if (!distinct) this.optionalWord('all');
+    const values: Expr[] = [this.expression(argument).expr];
+    const separator = child(args, 'separator');
+    if (separator !== undefined) {
+      this.comma();
+      values.push(this.expression(separator['delimiter']).expr);
+    }
+    this.expect(RParen);
+    const filter = this.filterClause(node);
+    if (present(node, 'over')) return this.windowAggregate(node, values, distinct, filter, pos);
+    this.rejectCallSuffix({ ...node, filter: null }, pos);
+    return withFilter(functionCall(identName(nameToken), values, { distinct }, pos), filter);
+  }
+
+  /** `agg(x) OVER (...)`: an aggregate as a window function (no DISTINCT, no FILTER). */
+  protected windowAggregate(
+    node: Node,
+    args: readonly Expr[],
+    distinct: boolean,
+    filter: Expr | undefined,
+    pos: Pos,
+  ): Expr {
+    const name = String(node['name'] ?? '').toLowerCase();
+    if (distinct) throw notSupported('DISTINCT in a window function', pos);
+    if (filter !== undefined) throw notSupported('FILTER in a window function', pos);
+    if (!AGGREGATE_WINDOW_FUNCTIONS.includes(name))
+      throw notSupported(`window function ${name.toUpperCase()}`, pos);
+    const over = this.windowSpec(node);
+    return { kind: 'function', name, args, distinct: false, star: args.length === 0, over, pos };
+  }
+
+  /** `FILTER (WHERE cond)` after an aggregate's parentheses: the condition, or undefined. */
+  protected filterClause(node: Node): Expr | undefined {
+    const filter = child(node, 'filter');
+    if (filter === undefined || !present(filter, 'where')) return undefined;
+    this.word('filter');
+    this.expect(LParen);
+    this.word('where');
+    const cond = this.expression(filter['where']).expr;
+    this.expect(RParen);
+    return cond;
+  }
+
+  protected rejectCallSuffix(node: Node, pos: Pos): void {
+    if (present(node, 'filter')) throw notSupported('aggregate FILTER', pos);
+    if (present(node, 'over')) throw notSupported('window function', pos);
+    if (present(node, 'within_group') || isWordText(this.peek(), 'within')) {
+      throw notSupported('WITHIN GROUP', pos);
+    }
+  }
+
+  protected caseNode(node: Node): Expr {
+    const caseToken = this.word('case');
+    const operand = present(node, 'expr') ? this.expression(node['expr']).expr : undefined;
+    const whens: { when: Expr; then: Expr }[] = [];
+    let elseExpr: Expr | undefined;
+    for (const arm of list(node, 'args')) {
+      if (!isNode(arm)) this.lost();
+      if (arm['type'] === 'when') {
+        this.word('when');
+        const when = this.expression(arm['cond']).expr;
+        this.word('then');
+        whens.push({ when, then: this.expression(arm['result']).expr });
+      } else {
+        this.word('else');
+        elseExpr = this.expression(arm['result']).expr;
+      }
+    }
+    this.word('end');
+    return {
+      kind: 'case',
+      ...(operand !== undefined ? { operand } : {}),
+      whens,
+      ...(elseExpr !== undefined ? { else: elseExpr } : {}),
+      pos: posOf(caseToken),
+    };
+  }
+
+  protected typeName(): TypeName {
+    const length = measureTypeName((k) => this.peek(k - 1));
+    if (length === 0) this.lost();
+    const tokens: IToken[] = [];
+    for (let i = 0; i < length; i++) tokens.push(this.peek(i)!);
+    this.index += length;
+    if (this.peek()?.tokenType === LBracket) throw notSupported('array type', this.here());
+    return buildTypeName(tokens);
+  }
+}
