@@ -7,7 +7,7 @@ import { charLength, checkInt, formatValue, leftChars, normalizeBigInt } from '.
 import { Decimal, decimalFromDouble, fitDecimal, parseDecimal } from './decimal.ts';
 import { Interval, parseInterval } from './time/interval.ts';
 import { parseTime, parseTimestamptz, timestampToInstant } from './time/datetime.ts';
-import { formatTimeOfDay } from './time/calendar.ts';
+import { dateTimeFields, formatTimeOfDay, validDate } from './time/calendar.ts';
 import { Jsonb, jsonbFromParsed, parseJsonb } from './json/jsonb.ts';
 import { castBinary, coerceBinary } from './uuid-bytea-cast.ts';
 
@@ -30,25 +30,6 @@ function pad(n: number, width: number): string {
   return String(n).padStart(width, '0');
 }
 
-function validDate(y: number, m: number, d: number): boolean {
-  if (m < 1 || m > 12 || d < 1) return false;
-  const days = [
-    31,
-    y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28,
-    31,
-    30,
-    31,
-    30,
-    31,
-    31,
-    30,
-    31,
-    30,
-    31,
-  ];
-  return d <= (days[m - 1] as number);
-}
-
 /** 'YYYY-MM-DD' or null when `text` is not a valid date. */
 export function parseDate(text: string): string | null {
   const m = DATE_TEXT.exec(text.trim());
@@ -65,16 +46,10 @@ export function parseDate(text: string): string | null {
 /** 'YYYY-MM-DD HH:MM:SS[.f]' (fraction without trailing zeros) or null when invalid. */
 export function parseTimestamp(text: string): string | null {
   const m = TIMESTAMP_TEXT.exec(text.trim());
-  if (m === null) return null;
-  const y = Number(m[1]);
-  const mo = Number(m[2]);
-  const d = Number(m[3]);
-  const h = m[4] === undefined ? 0 : Number(m[4]);
-  const mi = m[5] === undefined ? 0 : Number(m[5]);
-  const s = m[6] === undefined ? 0 : Number(m[6]);
-  if (!validDate(y, mo, d) || h > 23 || mi > 59 || s > 59) return null;
-  const frac = (m[7] ?? '').replace(/0+$/, '');
-  return `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)} ${pad(h, 2)}:${pad(mi, 2)}:${pad(s, 2)}${frac === '' ? '' : `.${frac}`}`;
+  const f = m === null ? null : dateTimeFields(m);
+  if (f === null) return null;
+  const frac = f.frac.replace(/0+$/, '');
+  return `${pad(f.y, 4)}-${pad(f.mo, 2)}-${pad(f.d, 2)} ${pad(f.h, 2)}:${pad(f.mi, 2)}:${pad(f.s, 2)}${frac === '' ? '' : `.${frac}`}`;
 }
 
 /**

@@ -22,6 +22,38 @@ export function daysInMonth(y: number, m: number): number {
   return m === 2 && isLeapYear(y) ? 29 : (MONTH_DAYS[m - 1] as number);
 }
 
+/** Whether year, month and day name a date of the calendar. */
+export function validDate(y: number, m: number, d: number): boolean {
+  return m >= 1 && m <= 12 && d >= 1 && d <= daysInMonth(y, m);
+}
+
+/** The fields of a date-time text: its date, its time of day (0 when absent), its fraction's digits. */
+export interface DateTimeFields {
+  readonly y: number;
+  readonly mo: number;
+  readonly d: number;
+  readonly h: number;
+  readonly mi: number;
+  readonly s: number;
+  readonly frac: string;
+}
+
+/**
+ * The fields of a date-time pattern's match — groups 1–7: year, month, day, then the optional hour,
+ * minute, second and fraction digits — or null when one is out of range (the timestamp and
+ * timestamptz inputs share it).
+ */
+export function dateTimeFields(m: RegExpExecArray): DateTimeFields | null {
+  const y = Number(m[1]);
+  const mo = Number(m[2]);
+  const d = Number(m[3]);
+  const h = m[4] === undefined ? 0 : Number(m[4]);
+  const mi = m[5] === undefined ? 0 : Number(m[5]);
+  const s = m[6] === undefined ? 0 : Number(m[6]);
+  if (!validDate(y, mo, d) || h > 23 || mi > 59 || s > 59) return null;
+  return { y, mo, d, h, mi, s, frac: m[7] ?? '' };
+}
+
 /** Day number of a civil date (Howard Hinnant's days_from_civil). */
 export function dayNumber(y: number, m: number, d: number): number {
   const yy = m <= 2 ? y - 1 : y;

@@ -9,8 +9,8 @@ import {
   USECS_PER_MINUTE,
   USECS_PER_SEC,
   addMonths,
+  dateTimeFields,
   dayNumber,
-  daysInMonth,
   formatDay,
   formatDayTime,
   formatTimeOfDay,
@@ -37,18 +37,15 @@ export function formatInstant(dt: DayTime): string {
  */
 export function parseTimestamptz(text: string): string | null {
   const m = TZ_TEXT.exec(text.trim());
-  if (m === null) return null;
-  const y = Number(m[1]);
-  const mo = Number(m[2]);
-  const d = Number(m[3]);
-  const h = m[4] === undefined ? 0 : Number(m[4]);
-  const mi = m[5] === undefined ? 0 : Number(m[5]);
-  const s = m[6] === undefined ? 0 : Number(m[6]);
-  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || s > 59) return null;
-  const frac = m[7] === undefined ? 0 : Number(m[7].padEnd(6, '0'));
+  const f = m === null ? null : dateTimeFields(m);
+  if (m === null || f === null) return null;
   const local: DayTime = {
-    day: dayNumber(y, mo, d),
-    micros: h * USECS_PER_HOUR + mi * USECS_PER_MINUTE + s * USECS_PER_SEC + frac,
+    day: dayNumber(f.y, f.mo, f.d),
+    micros:
+      f.h * USECS_PER_HOUR +
+      f.mi * USECS_PER_MINUTE +
+      f.s * USECS_PER_SEC +
+      (f.frac === '' ? 0 : Number(f.frac.padEnd(6, '0'))),
   };
   let utc: DayTime = local;
   if (m[9] !== undefined) {
