@@ -5,9 +5,9 @@
 // the difference is emitted, so a row falling out of the top brings its successor in, in one epoch.
 // The whole partition is kept, since any retraction inside the top must reveal the next row.
 import type { Value } from '../../common/types.ts';
-import { encodeOne, encodeValues, singleKey } from '../../common/values.ts';
 import { compareByKeys, compareRows, mergeByRow } from '../../common/top-n.ts';
-import { Arrangement, type ArrangedRow } from '../arrangement.ts';
+import type { Arrangement, ArrangedRow } from '../arrangement.ts';
+import { PartitionedRows, type PartitionKey } from './partitioned-rows.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
 import type { Operator } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
@@ -33,16 +33,16 @@ interface RankChange {
  * A partition's key: '' for none, the value itself for one column (NULL is a partition too),
  * the encoding of the values otherwise.
  */
-type PartitionKey = Value;
 
 /** Changes to one partition up to this many rows go in by binary search; more by sort and merge. */
 const SPLICE_LIMIT = 16;
 
 export class TopNOp implements Operator, Stateful {
   readonly stateId: string;
+  private readonly partitioned: PartitionedRows;
   private readonly arranged: Arrangement<PartitionKey>;
   /** Partition key → its arranged rows in ORDER BY order (derived from `arranged`; never stored). */
-  private readonly sorted = new Map<PartitionKey, ArrangedRow[]>();
+  private sorted = new Map<PartitionKey, ArrangedRow[]>();
   private readonly compare: (a: readonly Value[], b: readonly Value[]) => number;
   private readonly peers: (a: readonly Value[], b: readonly Value[]) => number;
   private readonly to: number;
@@ -58,9 +58,8 @@ export class TopNOp implements Operator, Stateful {
 
   constructor(private readonly node: TopNNode) {
     this.stateId = node.stateId;
-    this.arranged = new Arrangement<PartitionKey>(`top-n n${node.id}`, 't', (key) =>
-      node.partitionBy.length === 1 ? encodeOne(key) : String(key),
-    );
+    this.partitioned = new PartitionedRows(`top-n n${node.id}`, node.partitionBy);
+    this.arranged = this.partitioned.arranged;
     this.compare = compareRows(node.orderBy);
     this.peers = compareByKeys(node.orderBy);
     this.to = node.to ?? Infinity;
@@ -79,22 +78,8 @@ export class TopNOp implements Operator, Stateful {
   }
 
   loadState(values: Iterable<unknown>): void {
-    const keys = new Set<PartitionKey>();
-    this.arranged.load([...values], (row) => {
-      const key = this.partitionOf(row);
-      keys.add(key);
-      return key;
-    });
-    this.sorted.clear();
+    this.sorted = this.partitioned.load(values, this.compare);
     this.boundaries.clear();
-    for (const key of keys) {
-      const bucket = this.arranged.get(key);
-      if (bucket === undefined) continue;
-      this.sorted.set(
-        key,
-        [...bucket.rows.values()].sort((a, b) => this.compare(a.row, b.row)),
-      );
-    }
   }
 
   step(inputs: readonly ZBatch[]): ZBatch {
@@ -102,13 +87,7 @@ export class TopNOp implements Operator, Stateful {
     if (input === undefined || input.rows.length === 0) return { rows: [], weights: [], consolidated: true };
     // Consolidated (each row once): an arranged row then never leaves and comes back in one epoch.
     const batch = input.consolidated ? input : consolidate(input);
-    const byPartition = new Map<PartitionKey, number[]>();
-    for (let i = 0; i < batch.rows.length; i++) {
-      const key = this.partitionOf(batch.rows[i] as readonly Value[]);
-      const at = byPartition.get(key);
-      if (at === undefined) byPartition.set(key, [i]);
-      else at.push(i);
-    }
+    const byPartition = this.partitioned.group(batch.rows);
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
     for (const [key, indexes] of byPartition) {
@@ -143,13 +122,6 @@ export class TopNOp implements Operator, Stateful {
 
   stateSize(): number {
     return this.arranged.stateBytes + 8 * this.arranged.size + 96 * this.sorted.size;
-  }
-
-  private partitionOf(row: readonly Value[]): PartitionKey {
-    const by = this.node.partitionBy;
-    if (by.length === 0) return '';
-    if (by.length === 1) return singleKey(row[by[0] as number] as Value);
-    return encodeValues(row, by);
   }
 
   /** Folds the partition's changes into the arrangement and returns its rows in order again. */

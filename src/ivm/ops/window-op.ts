@@ -7,18 +7,11 @@
 // only those are recomputed (each from its predecessor's values) and re-emitted if they differ.
 import type { Value } from '../../common/types.ts';
 import { Decimal, add, div, sub } from '../../common/decimal.ts';
-import {
-  checkInt,
-  normalizeBigInt,
-  compareValues,
-  encodeOne,
-  encodeValues,
-  singleKey,
-  valuesEqual,
-} from '../../common/values.ts';
+import { checkInt, normalizeBigInt, compareValues, valuesEqual } from '../../common/values.ts';
 import { compareByKeys, compareRows, mergeByRow } from '../../common/top-n.ts';
 import type { WindowFn } from '../../common/window.ts';
-import { Arrangement } from '../arrangement.ts';
+import type { Arrangement } from '../arrangement.ts';
+import { PartitionedRows, type PartitionKey } from './partitioned-rows.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
 import type { Operator } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
@@ -45,7 +38,6 @@ interface Slot {
 }
 
 /** A partition's key: '' for none, the value itself for one column, the encoding otherwise. */
-type PartitionKey = Value;
 
 /** How far a change at a slot reaches, per function. */
 type Reach = { readonly back: number; readonly ahead: number; readonly peers: boolean };
@@ -55,6 +47,7 @@ const SPLICE_LIMIT = 16;
 
 export class WindowOp implements Operator, Stateful {
   readonly stateId: string;
+  private readonly partitioned: PartitionedRows;
   private readonly arranged: Arrangement<PartitionKey>;
   /** Partition key → its slots in order (derived from `arranged`; never stored). */
   private readonly partitions = new Map<PartitionKey, Slot[]>();
@@ -72,9 +65,8 @@ export class WindowOp implements Operator, Stateful {
 
   constructor(private readonly node: WindowNode) {
     this.stateId = node.stateId;
-    this.arranged = new Arrangement<PartitionKey>(`window n${node.id}`, 't', (key) =>
-      node.partitionBy.length === 1 ? encodeOne(key) : String(key),
-    );
+    this.partitioned = new PartitionedRows(`window n${node.id}`, node.partitionBy);
+    this.arranged = this.partitioned.arranged;
     this.compare = compareRows(node.orderBy);
     this.peers = compareByKeys(node.orderBy);
     this.functions = node.functions;
@@ -94,18 +86,9 @@ export class WindowOp implements Operator, Stateful {
   }
 
   loadState(values: Iterable<unknown>): void {
-    const keys = new Set<PartitionKey>();
-    this.arranged.load([...values], (row) => {
-      const key = this.partitionOf(row);
-      keys.add(key);
-      return key;
-    });
     this.partitions.clear();
-    for (const key of keys) {
-      const bucket = this.arranged.get(key);
-      if (bucket === undefined) continue;
+    for (const [key, entries] of this.partitioned.load(values, this.compare)) {
       const slots: Slot[] = [];
-      const entries = [...bucket.rows.values()].sort((a, b) => this.compare(a.row, b.row));
       for (const e of entries) for (let c = 0; c < e.count; c++) slots.push(newSlot(e.row));
       this.partitions.set(key, slots);
       // The values are recomputed, not emitted: the view's state was checkpointed with them.
@@ -117,13 +100,7 @@ export class WindowOp implements Operator, Stateful {
     const input = inputs[0];
     if (input === undefined || input.rows.length === 0) return { rows: [], weights: [], consolidated: true };
     const batch = input.consolidated ? input : consolidate(input);
-    const byPartition = new Map<PartitionKey, number[]>();
-    for (let i = 0; i < batch.rows.length; i++) {
-      const key = this.partitionOf(batch.rows[i] as Row);
-      const at = byPartition.get(key);
-      if (at === undefined) byPartition.set(key, [i]);
-      else at.push(i);
-    }
+    const byPartition = this.partitioned.group(batch.rows);
     const rows: Row[] = [];
     const weights: number[] = [];
     for (const [key, indexes] of byPartition) {
@@ -144,13 +121,6 @@ export class WindowOp implements Operator, Stateful {
     let slots = 0;
     for (const s of this.partitions.values()) slots += s.length;
     return this.arranged.stateBytes + (48 + 16 * this.functions.length) * slots + 96 * this.partitions.size;
-  }
-
-  private partitionOf(row: Row): PartitionKey {
-    const by = this.node.partitionBy;
-    if (by.length === 0) return '';
-    if (by.length === 1) return singleKey(row[by[0] as number] as Value);
-    return encodeValues(row, by);
   }
 
   /**
