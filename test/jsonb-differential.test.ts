@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { Engine } from '../src/index.ts';
 import { Jsonb } from '../src/common/json/jsonb.ts';
 import type { Value } from '../src/common/types.ts';
+import { rowsAsText } from './support/sqlite-oracle.ts';
 
 // Each view: Sluice's SELECT and SQLite's equivalent (same columns, same order).
 const VIEWS: readonly { name: string; sluice: string; sqlite: string }[] = [
@@ -109,13 +110,8 @@ test('jsonb views equal SQLite JSON queries after every batch', () => {
         live.add(r.id);
       }
       for (const v of VIEWS) {
-        const actual = engine
-          .viewSnapshot(v.name)
-          .rows.map((r) => Object.values(r).map(cell).join(' | '))
-          .sort();
-        const expected = (db.prepare(v.sqlite).all() as Record<string, unknown>[])
-          .map((r) => Object.values(r).map(cell).join(' | '))
-          .sort();
+        const actual = rowsAsText(engine.viewSnapshot(v.name).rows, cell);
+        const expected = rowsAsText(db.prepare(v.sqlite).all() as Record<string, unknown>[], cell);
         assert.deepEqual(actual, expected, `seed ${seed}, epoch ${epoch}, view ${v.name}`);
         checks++;
       }

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { Engine } from '../src/index.ts';
 import type { Value } from '../src/common/types.ts';
+import { rowsAsText } from './support/sqlite-oracle.ts';
 
 const UUIDS = [
   '00000000-0000-0000-0000-000000000000',
@@ -128,13 +129,8 @@ test('uuid and bytea views equal SQLite (text uuids, blobs) after every batch', 
         live.add(r.id);
       }
       for (const v of VIEWS) {
-        const actual = engine
-          .viewSnapshot(v.name)
-          .rows.map((r) => Object.values(r).map(cell).join(' | '))
-          .sort();
-        const expected = (db.prepare(v.sqlite).all() as Record<string, unknown>[])
-          .map((r) => Object.values(r).map(cell).join(' | '))
-          .sort();
+        const actual = rowsAsText(engine.viewSnapshot(v.name).rows, cell);
+        const expected = rowsAsText(db.prepare(v.sqlite).all() as Record<string, unknown>[], cell);
         assert.deepEqual(actual, expected, `seed ${seed}, epoch ${epoch}, view ${v.name}`);
         checks++;
       }

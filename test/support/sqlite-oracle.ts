@@ -154,6 +154,14 @@ export function canonicalRows(
     .sort();
 }
 
+/**
+ * Rows as a sorted multiset of text, each row its values in column order made text by `cell`: for
+ * comparisons whose SQLite side is not the same SELECT (a type SQLite spells otherwise).
+ */
+export function rowsAsText(rows: readonly Record<string, unknown>[], cell: (v: unknown) => string): string[] {
+  return rows.map((r) => Object.values(r).map(cell).join(' | ')).sort();
+}
+
 /** Multiset difference of two sorted lists: what `expected` has that `actual` lacks, and the reverse. */
 export function multisetDiff(
   expected: readonly string[],
