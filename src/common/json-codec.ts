@@ -51,8 +51,15 @@ const LONG_DIGIT_RUN = /\d[\d.]{15}/;
  * else is exactly JSON.parse. Throws SyntaxError on invalid JSON.
  */
 export function parseJsonExact(text: string): unknown {
-  const fast: unknown = JSON.parse(text);
-  return LONG_DIGIT_RUN.test(text) ? losslessParse(text, null, parseNumberExact) : fast;
+  if (!LONG_DIGIT_RUN.test(text)) return JSON.parse(text);
+  // One parse, the exact one; JSON.parse runs only to word the error of invalid JSON as the fast
+  // path does (the exact parser also refuses a duplicate key, which JSON.parse takes).
+  try {
+    return losslessParse(text, null, parseNumberExact);
+  } catch (error) {
+    JSON.parse(text);
+    throw error;
+  }
 }
 
 /**
