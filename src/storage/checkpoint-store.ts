@@ -9,11 +9,28 @@
 // corrupted or truncated value, a missing or extra row, or a tampered meta row is detected and
 // reported as STATE_ERROR instead of being loaded as wrong state.
 import type Database from 'better-sqlite3';
-import { createHash } from 'node:crypto';
 import { SluiceError } from '../common/errors.ts';
 import type { SourcePositions } from '../common/changes.ts';
 import type { StateDelta } from '../common/state-delta.ts';
 import { decodeStored as decodeValue, encodeStored as encodeValue } from '../common/json-codec.ts';
+import {
+  LANE,
+  SCHEMA,
+  checkMeta,
+  damaged,
+  entryHash,
+  formatSum,
+  hashEntry,
+  parseObjects,
+  type StoredObject,
+} from './checkpoint-format.ts';
+import {
+  CheckpointStatements,
+  CheckpointTransaction,
+  checkpointWriteError,
+  type CheckpointHeader,
+  type CheckpointTransactionStats,
+} from './checkpoint-transaction.ts';
 
 // The shapes below mirror the engine's EngineCheckpoint / StoredCheckpoint structurally: storage
 // never imports the engine.
@@ -79,51 +96,6 @@ export interface CheckpointVerifyResult extends CheckpointInfo {
   readonly objects: number;
 }
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS checkpoint_meta (
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  seq INTEGER NOT NULL,
-  epoch INTEGER NOT NULL,
-  positions TEXT NOT NULL,
-  journal_offset INTEGER NOT NULL,
-  created_at INTEGER NOT NULL,
-  objects TEXT NOT NULL,
-  entry_count INTEGER NOT NULL,
-  entry_sum TEXT NOT NULL,
-  next_ord INTEGER NOT NULL,
-  checksum TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS checkpoint_state (
-  state_id TEXT NOT NULL,
-  entry_key TEXT NOT NULL,
-  ord INTEGER NOT NULL,
-  value TEXT NOT NULL,
-  h1 INTEGER NOT NULL,
-  h2 INTEGER NOT NULL,
-  PRIMARY KEY (state_id, entry_key)
-) WITHOUT ROWID;
-`;
-
-interface MetaRow {
-  seq: number;
-  epoch: number;
-  positions: string;
-  journal_offset: number;
-  created_at: number;
-  objects: string;
-  entry_count: number;
-  entry_sum: string;
-  next_ord: number;
-  checksum: string;
-}
-
-interface StoredObject {
-  readonly name: string;
-  readonly kind: 'table' | 'view';
-  readonly fingerprint: string;
-  readonly parts: readonly string[];
-}
-
 export interface CheckpointStoreHooks {
   /** Called inside the write transaction once the state entries are written, before the header. */
   beforeHeader?(): void;
@@ -131,17 +103,8 @@ export interface CheckpointStoreHooks {
   betweenSlices?(): void;
 }
 
-const LANE = 4294967296;
-
 export class CheckpointStore {
-  private readonly metaStmt;
-  private readonly metaWriteStmt;
-  private readonly oldHashStmt;
-  private readonly insertNewStmt;
-  private readonly updateStmt;
-  private readonly deleteStmt;
-  private readonly partSumStmt;
-  private readonly partClearStmt;
+  private readonly stmts: CheckpointStatements;
   private readonly scanStmt;
   /** Set after a failed write: the engine's change tracking was consumed, so the next must be full. */
   private needsFullValue = false;
@@ -153,36 +116,7 @@ export class CheckpointStore {
     private readonly hooks: CheckpointStoreHooks = {},
   ) {
     db.exec(SCHEMA);
-    this.metaStmt = db.prepare('SELECT * FROM checkpoint_meta WHERE id = 1');
-    this.metaWriteStmt = db.prepare(
-      `INSERT INTO checkpoint_meta (id, seq, epoch, positions, journal_offset, created_at, objects, entry_count, entry_sum, next_ord, checksum)
-       VALUES (1, @seq, @epoch, @positions, @journal_offset, @created_at, @objects, @entry_count, @entry_sum, @next_ord, @checksum)
-       ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, epoch = excluded.epoch, positions = excluded.positions,
-         journal_offset = excluded.journal_offset, created_at = excluded.created_at, objects = excluded.objects,
-         entry_count = excluded.entry_count, entry_sum = excluded.entry_sum, next_ord = excluded.next_ord,
-         checksum = excluded.checksum`,
-    );
-    this.oldHashStmt = db
-      .prepare('SELECT h1, h2, ord FROM checkpoint_state WHERE state_id = ? AND entry_key = ?')
-      .raw(true);
-    // `ord` is the entry's insertion sequence and an update keeps it, so entries load back in the
-    // order a Map would hold them (an append-only table's rows a0, a1, … stay in sequence).
-    this.insertNewStmt = db.prepare(
-      'INSERT OR IGNORE INTO checkpoint_state (state_id, entry_key, ord, value, h1, h2) VALUES (?, ?, ?, ?, ?, ?)',
-    );
-    this.updateStmt = db.prepare(
-      'UPDATE checkpoint_state SET value = ?, h1 = ?, h2 = ? WHERE state_id = ? AND entry_key = ?',
-    );
-    this.deleteStmt = db
-      .prepare('DELETE FROM checkpoint_state WHERE state_id = ? AND entry_key = ? RETURNING h1, h2')
-      .raw(true);
-    this.partSumStmt = db
-      .prepare(
-        `SELECT COUNT(*), COALESCE(SUM(h1) % ${LANE}, 0), COALESCE(SUM(h2) % ${LANE}, 0)
-         FROM checkpoint_state WHERE state_id = ?`,
-      )
-      .raw(true);
-    this.partClearStmt = db.prepare('DELETE FROM checkpoint_state WHERE state_id = ?');
+    this.stmts = new CheckpointStatements(db);
     this.scanStmt = db
       .prepare('SELECT state_id, entry_key, ord, value, h1, h2 FROM checkpoint_state')
       .raw(true);
@@ -190,7 +124,17 @@ export class CheckpointStore {
 
   /** True when the next checkpoint must be full (`takeCheckpoint(true)`): a previous write failed. */
   get needsFull(): boolean {
-    return this.needsFullValue;
+    return this.needsFullValue || this.stmts.header() === undefined;
+  }
+
+  /** Makes the next checkpoint full: a write elsewhere (the off-thread writer) consumed a delta and failed. */
+  requireFull(): void {
+    this.needsFullValue = true;
+  }
+
+  /** Records that a full checkpoint was written elsewhere (the off-thread writer). */
+  fullWritten(): void {
+    this.needsFullValue = false;
   }
 
   /**
@@ -199,7 +143,7 @@ export class CheckpointStore {
    */
   checkpoint(source: CheckpointSource, journalOffset: number): CheckpointWriteStats {
     this.assertNoTransaction();
-    const full = this.needsFullValue || this.metaStmt.get() === undefined;
+    const full = this.needsFull;
     return this.write(source.takeCheckpoint(full), journalOffset);
   }
 
@@ -255,7 +199,7 @@ export class CheckpointStore {
   ): Promise<CheckpointWriteStats> {
     this.assertNoTransaction();
     const started = performance.now();
-    const full = this.needsFullValue || this.metaStmt.get() === undefined;
+    const full = this.needsFull;
     const cp = source.takeCheckpoint(full);
     this.aborted = false;
     this.inFlight = true;
@@ -316,131 +260,31 @@ export class CheckpointStore {
     cp: CheckpointInput,
     journalOffset: number,
     full: boolean,
-  ): Generator<void, Omit<CheckpointWriteStats, 'ms' | 'busyMs'>> {
-    let count: number;
-    let s1: number;
-    let s2: number;
-    let seq: number;
-    let nextOrd = 0;
-    if (full) {
-      // A full checkpoint trusts nothing stored: it starts from an empty state table.
-      this.db.exec('DELETE FROM checkpoint_state');
-      count = 0;
-      s1 = 0;
-      s2 = 0;
-      const previous = this.metaStmt.get() as MetaRow | undefined;
-      seq = (previous?.seq ?? 0) + 1;
-    } else {
-      const previous = this.metaStmt.get() as MetaRow | undefined;
-      if (previous === undefined) {
-        throw new SluiceError(
-          'STATE_ERROR',
-          `cannot write an incremental checkpoint at epoch ${cp.epoch}: there is no previous checkpoint`,
-          { hint: 'the first checkpoint of a data file must be full' },
-        );
-      }
-      checkMeta(previous);
-      count = previous.entry_count;
-      [s1, s2] = parseSum(previous.entry_sum);
-      seq = previous.seq + 1;
-      nextOrd = previous.next_ord;
-      const live = new Set<string>();
-      for (const o of cp.objects) for (const p of o.parts) live.add(p.stateId);
-      for (const o of parseObjects(previous.objects)) {
-        for (const stateId of o.parts)
-          if (!live.has(stateId)) [count, s1, s2] = this.clearPart(stateId, count, s1, s2);
-      }
-    }
-    let upserts = 0;
-    let deletes = 0;
-    let bytes = 0;
+  ): Generator<void, CheckpointTransactionStats> {
+    const txn = new CheckpointTransaction(this.stmts, checkpointHeader(cp, journalOffset, full));
+    txn.start();
+    let n = 0;
     for (const o of cp.objects) {
       for (const { stateId, delta } of o.parts) {
-        if (delta.replaceAll && !full) [count, s1, s2] = this.clearPart(stateId, count, s1, s2);
+        txn.part(stateId, delta.replaceAll);
         if (!delta.replaceAll) {
           for (const key of delta.deletes) {
-            const old = this.deleteStmt.get(stateId, key) as [number, number] | undefined;
-            if (old === undefined) continue;
-            count--;
-            s1 = (s1 - old[0] + LANE) % LANE;
-            s2 = (s2 - old[1] + LANE) % LANE;
-            deletes++;
-            if ((deletes & 255) === 0) yield;
+            txn.remove(stateId, key);
+            if ((++n & 255) === 0) yield;
           }
         }
         for (const [key, value] of delta.upserts) {
-          const text = encodeValue(value);
-          // Most changed entries of a growing state are new (a source's new rows): try the insert
-          // first, one statement; an existing key falls through to the update path.
-          hashEntry(stateId, key, nextOrd, text);
-          if (this.insertNewStmt.run(stateId, key, nextOrd, text, hashOut1, hashOut2).changes === 1) {
-            nextOrd++;
-            count++;
-          } else {
-            const old = this.oldHashStmt.get(stateId, key) as [number, number, number];
-            hashEntry(stateId, key, old[2], text);
-            this.updateStmt.run(text, hashOut1, hashOut2, stateId, key);
-            s1 = (s1 - old[0] + LANE) % LANE;
-            s2 = (s2 - old[1] + LANE) % LANE;
-          }
-          s1 = (s1 + hashOut1) % LANE;
-          s2 = (s2 + hashOut2) % LANE;
-          upserts++;
-          bytes += key.length + text.length;
-          if ((upserts & 255) === 0) yield;
+          txn.upsert(stateId, key, encodeValue(value));
+          if ((++n & 255) === 0) yield;
         }
       }
     }
-    const objects: StoredObject[] = cp.objects.map((o) => ({
-      name: o.name,
-      kind: o.kind,
-      fingerprint: o.fingerprint,
-      parts: o.parts.map((p) => p.stateId),
-    }));
-    const meta: MetaRow = {
-      seq,
-      epoch: cp.epoch,
-      positions: encodeValue(cp.positions),
-      journal_offset: journalOffset,
-      created_at: Date.now(),
-      objects: JSON.stringify(objects),
-      entry_count: count,
-      entry_sum: formatSum(s1, s2),
-      next_ord: nextOrd,
-      checksum: '',
-    };
-    meta.checksum = metaChecksum(meta);
     this.hooks.beforeHeader?.();
-    this.metaWriteStmt.run(meta);
-    bytes += meta.positions.length + meta.objects.length;
-    return { seq, epoch: cp.epoch, journalOffset, full, upserts, deletes, bytes, entries: count };
-  }
-
-  private clearPart(stateId: string, count: number, s1: number, s2: number): [number, number, number] {
-    const [n, p1, p2] = this.partSumStmt.get(stateId) as [number, number, number];
-    if (n === 0) return [count, s1, s2];
-    this.partClearStmt.run(stateId);
-    return [count - n, (s1 - p1 + LANE) % LANE, (s2 - p2 + LANE) % LANE];
+    return txn.finish();
   }
 
   private wrapWriteError(error: unknown, epoch: number): unknown {
-    if (error instanceof SluiceError) return error;
-    const code = sqliteCode(error);
-    const message = error instanceof Error ? error.message : String(error);
-    const previous = this.safeInfo();
-    const kept =
-      previous === null
-        ? 'no checkpoint was stored before'
-        : `the previous checkpoint (epoch ${previous.epoch}) is intact`;
-    if (code === 'SQLITE_FULL') {
-      return new SluiceError('STATE_ERROR', `disk full: the checkpoint at epoch ${epoch} was not written`, {
-        detail: `${message}; ${kept}`,
-        hint: 'free disk space; the next checkpoint will be a full one',
-      });
-    }
-    return new SluiceError('STATE_ERROR', `the checkpoint at epoch ${epoch} was not written`, {
-      detail: `${code ?? 'error'}: ${message}; ${kept}`,
-    });
+    return checkpointWriteError(error, epoch, this.safeInfo()?.epoch ?? null);
   }
 
   private safeInfo(): CheckpointInfo | null {
@@ -453,7 +297,7 @@ export class CheckpointStore {
 
   /** The stored checkpoint's header, unverified (for logs and metrics); null when none. */
   info(): CheckpointInfo | null {
-    const meta = this.metaStmt.get() as MetaRow | undefined;
+    const meta = this.stmts.header();
     if (meta === undefined) return null;
     return {
       seq: meta.seq,
@@ -507,7 +351,7 @@ export class CheckpointStore {
     info: CheckpointInfo;
     objectCount: number;
   } | null {
-    const meta = this.metaStmt.get() as MetaRow | undefined;
+    const meta = this.stmts.header();
     if (meta === undefined) {
       const stray = this.db.prepare('SELECT COUNT(*) AS n FROM checkpoint_state').get() as { n: number };
       if (stray.n > 0) throw damaged(`has ${stray.n} state entries but no header row`);
@@ -534,7 +378,7 @@ export class CheckpointStore {
     for (const row of this.scanStmt.iterate() as Iterable<[string, string, number, string, number, number]>) {
       const [stateId, key, ord, text, h1, h2] = row;
       hashEntry(stateId, key, ord, text);
-      if (hashOut1 !== h1 || hashOut2 !== h2) {
+      if (entryHash[0] !== h1 || entryHash[1] !== h2) {
         throw damaged(
           `entry "${key}" of state "${stateId}" is corrupted (its hash does not match its value)`,
         );
@@ -594,86 +438,17 @@ export class CheckpointStore {
   }
 }
 
-function damaged(what: string): SluiceError {
-  return new SluiceError('STATE_ERROR', `the stored checkpoint is damaged: it ${what}`, {
-    hint: 'recover by replaying the journal from the start (discard the checkpoint with clear()), or restore the data directory from a backup',
-  });
-}
-
-function sqliteCode(error: unknown): string | undefined {
-  if (error !== null && typeof error === 'object' && 'code' in error) {
-    const code = (error as { code: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return undefined;
-}
-
-// ---- meta ---------------------------------------------------------------------------------------
-
-function metaChecksum(m: MetaRow): string {
-  return createHash('sha256')
-    .update(
-      JSON.stringify([
-        m.seq,
-        m.epoch,
-        m.positions,
-        m.journal_offset,
-        m.created_at,
-        m.objects,
-        m.entry_count,
-        m.entry_sum,
-        m.next_ord,
-      ]),
-    )
-    .digest('hex')
-    .slice(0, 32);
-}
-
-function checkMeta(m: MetaRow): void {
-  if (metaChecksum(m) !== m.checksum) throw damaged('has a header row whose checksum does not match');
-}
-
-function parseObjects(text: string): StoredObject[] {
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    if (!Array.isArray(parsed)) throw new Error('not a list');
-    return parsed as StoredObject[];
-  } catch {
-    throw damaged('has an unreadable object list');
-  }
-}
-
-function formatSum(s1: number, s2: number): string {
-  return s1.toString(16).padStart(8, '0') + s2.toString(16).padStart(8, '0');
-}
-
-function parseSum(text: string): [number, number] {
-  return [parseInt(text.slice(0, 8), 16), parseInt(text.slice(8, 16), 16)];
-}
-
-// ---- entry hash ---------------------------------------------------------------------------------
-
-// Two 32-bit lanes (cyrb53-style mixing) over the insertion sequence and "stateId \x01 key \x01
-// value"; results in hashOut1/2 so the hot path allocates nothing.
-let hashOut1 = 0;
-let hashOut2 = 0;
-
-function hashEntry(stateId: string, key: string, ord: number, value: string): void {
-  let h1 = 0xdeadbeef ^ (ord | 0);
-  let h2 = 0x41c6ce57 ^ ((ord / LANE) | 0);
-  for (const s of [stateId, key, value]) {
-    for (let i = 0; i < s.length; i++) {
-      const ch = s.charCodeAt(i);
-      h1 = Math.imul(h1 ^ ch, 2654435761);
-      h2 = Math.imul(h2 ^ ch, 1597334677);
-    }
-    h1 = Math.imul(h1 ^ 1, 2654435761);
-    h2 = Math.imul(h2 ^ 1, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
-  h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
-  h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  hashOut1 = h1 >>> 0;
-  hashOut2 = h2 >>> 0;
+/** The header of a checkpoint the engine handed out, in the stored encoding. */
+export function checkpointHeader(
+  cp: CheckpointInput,
+  journalOffset: number,
+  full: boolean,
+): CheckpointHeader {
+  const objects: StoredObject[] = cp.objects.map((o) => ({
+    name: o.name,
+    kind: o.kind,
+    fingerprint: o.fingerprint,
+    parts: o.parts.map((p) => p.stateId),
+  }));
+  return { epoch: cp.epoch, full, journalOffset, positions: encodeValue(cp.positions), objects };
 }
