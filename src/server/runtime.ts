@@ -146,10 +146,7 @@ export class SluiceRuntime extends RuntimeRecovery {
     if (this.failure === null && this.store.db.open) {
       this.flush();
       // A sliced checkpoint in progress is abandoned (rolled back) for one written now, whole.
-      if (this.checkpoints.writing) {
-        this.checkpoints.abort();
-        this.checkpointing = false;
-      }
+      if (this.abandonCheckpointWrite()) this.checkpointing = false;
       // A clean stop restarts without replaying anything.
       if (this.changedSinceCheckpoint()) this.checkpoint();
     }
@@ -165,6 +162,7 @@ export class SluiceRuntime extends RuntimeRecovery {
     this.engine.setJournal(null);
     this.subscriberBudget.close();
     this.store.close();
+    this.closeCheckpointWriter();
     this.checkpointFile.close();
     this.highWater?.close();
   }

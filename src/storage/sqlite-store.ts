@@ -52,6 +52,12 @@ export interface StoreOptions {
   readonly file?: string;
   /** Create the journal and changelog tables and the format row (default true: the main file). */
   readonly journal?: boolean;
+  /**
+   * Hold the file's lock for the whole connection (default true): a second server on the same
+   * directory fails at once. False lets a second connection of this process (the checkpoint
+   * writer thread) open it; the main file's lock still keeps other servers out of the directory.
+   */
+  readonly exclusive?: boolean;
 }
 
 export class SqliteStore {
@@ -70,7 +76,7 @@ export class SqliteStore {
       this.db = new Database(this.path, { timeout: 250 });
       // One process owns the data directory: a second server on it fails here instead of
       // interleaving journals.
-      this.db.pragma('locking_mode = EXCLUSIVE');
+      if (options.exclusive !== false) this.db.pragma('locking_mode = EXCLUSIVE');
       this.db.pragma('journal_mode = WAL');
       // FULL: a committed transaction survives power loss, so an acknowledged write is durable.
       this.db.pragma('synchronous = FULL');

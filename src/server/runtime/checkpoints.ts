@@ -6,6 +6,7 @@ import { crashPoint } from '../crash-points.ts';
 import type { CheckpointStatus } from './types.ts';
 import { RuntimeConnectors } from './connector-lifecycle.ts';
 import { errorText } from './base.ts';
+import { OffThreadCheckpointWriter, checkpointWorkerEntry } from './checkpoint-writer.ts';
 
 /** The gap after a checkpoint is at least this many times its duration. */
 const CHECKPOINT_PACING = 10;
@@ -20,6 +21,11 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
   private checkpointFailures = 0;
   private lastCheckpointError: string | null = null;
   private lastCheckpointStats: CheckpointWriteStats | null = null;
+  /**
+   * Writes sliced checkpoints from a worker thread; made at the first one (after recovery); false
+   * when this build has no worker module.
+   */
+  private offThread: OffThreadCheckpointWriter | null | false = null;
 
   /** Takes a checkpoint when the policy says one is due and something changed since the last. */
   protected maybeCheckpoint(): void {
@@ -65,11 +71,12 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
   async checkpointInSlices(): Promise<CheckpointWriteStats | null> {
     if (!this.startCheckpoint()) return null;
     try {
-      const stats = await this.checkpoints.checkpointSliced(
-        this.engine,
-        this.log.lastOffset,
-        this.options.checkpoint?.sliceMs,
-      );
+      const sliceMs = this.options.checkpoint?.sliceMs;
+      const writer = this.offThreadWriter();
+      const stats =
+        writer === null
+          ? await this.checkpoints.checkpointSliced(this.engine, this.log.lastOffset, sliceMs)
+          : await writer.write(this.engine, this.log.lastOffset, sliceMs);
       return this.closing ? null : this.checkpointWritten(stats);
     } catch (error) {
       if (!this.closing) this.checkpointFailed(error);
@@ -77,6 +84,54 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
     } finally {
       this.checkpointing = false;
     }
+  }
+
+  /**
+   * The writer thread's side of this runtime's checkpoint file; null in memory (a second connection
+   * cannot reach an in-memory file), where slices are written on the main thread.
+   */
+  private offThreadWriter(): OffThreadCheckpointWriter | null {
+    if (this.options.dataDir === null || this.offThread === false) return null;
+    if (this.offThread !== null) return this.offThread;
+    const entry = checkpointWorkerEntry();
+    if (entry === null) {
+      this.options.logger.warn(
+        {},
+        'the checkpoint writer thread is not available (its module is missing beside this build): checkpoints are written on the main thread',
+      );
+      this.offThread = false;
+      return null;
+    }
+    this.offThread = new OffThreadCheckpointWriter(
+      entry,
+      this.checkpointFile.path,
+      this.checkpoints,
+      this.options.logger,
+      () => crashPoint('between-checkpoint-slices'),
+    );
+    return this.offThread;
+  }
+
+  /**
+   * Abandons a sliced checkpoint in progress (rolled back; the previous one stays, the next is
+   * full); true when one was running. Blocks until the writer thread has let go of the file.
+   */
+  protected abandonCheckpointWrite(): boolean {
+    if (this.offThread !== false && this.offThread?.writing === true) {
+      this.offThread.abort();
+      return true;
+    }
+    if (this.checkpoints.writing) {
+      this.checkpoints.abort();
+      return true;
+    }
+    return false;
+  }
+
+  /** Lets the writer thread close its connection (at shutdown). */
+  protected closeCheckpointWriter(): void {
+    if (this.offThread !== false) this.offThread?.close();
+    this.offThread = null;
   }
 
   /**

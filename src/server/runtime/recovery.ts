@@ -159,6 +159,8 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
         dataDir: this.options.dataDir,
         file: CHECKPOINT_FILE,
         journal: false,
+        // The checkpoint writer thread opens it too (checkpoint-writer.ts).
+        exclusive: false,
         ...(this.options.verifyOnOpen !== undefined ? { verifyOnOpen: this.options.verifyOnOpen } : {}),
       });
       try {

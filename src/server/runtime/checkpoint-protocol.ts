@@ -1,0 +1,42 @@
+// The messages between the main thread's checkpoint writer (checkpoint-writer.ts) and the writer
+// thread (checkpoint-worker.ts), and the slots of the flags they share.
+import type { CheckpointHeader, CheckpointTransactionStats } from '../../storage/checkpoint-transaction.ts';
+
+/** Slots of a file's shared flags. */
+export const BUSY = 0;
+export const ABORTED_WRITE = 1;
+
+export type ToWorker =
+  | { readonly t: 'open'; readonly file: number; readonly path: string; readonly flags: SharedArrayBuffer }
+  | { readonly t: 'begin'; readonly file: number; readonly write: number; readonly header: CheckpointHeader }
+  | {
+      readonly t: 'batch';
+      readonly file: number;
+      readonly write: number;
+      readonly stateId: string;
+      /** Set on the first batch of a state: its delta replaces what was stored. */
+      readonly replaceAll: boolean | null;
+      readonly removes: readonly string[];
+      readonly keys: readonly string[];
+      readonly texts: readonly string[];
+    }
+  | { readonly t: 'commit'; readonly file: number; readonly write: number }
+  | { readonly t: 'abort'; readonly file: number; readonly write: number }
+  | { readonly t: 'release'; readonly file: number };
+
+export interface WireError {
+  readonly code: string;
+  readonly message: string;
+  readonly detail?: string;
+  readonly hint?: string;
+}
+
+export type FromWorker =
+  | { readonly t: 'ack'; readonly file: number; readonly write: number }
+  | {
+      readonly t: 'done';
+      readonly file: number;
+      readonly write: number;
+      readonly stats: CheckpointTransactionStats;
+    }
+  | { readonly t: 'failed'; readonly file: number; readonly write: number; readonly error: WireError };

@@ -1,0 +1,306 @@
+// Checkpoints written off the main thread: the engine's state is taken at once (one epoch), its
+// values are encoded here in short slices, and a worker thread (checkpoint-worker.ts) writes them
+// to the checkpoint file over a connection of its own and commits. The main thread keeps its own
+// connection for recovery, reads and the synchronous checkpoint at shutdown.
+//
+// Memory is bounded: at most MAX_BATCHES_IN_FLIGHT batches of encoded entries wait for the worker.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { RuntimeLogger } from './types.ts';
+import { SluiceError, type ErrorCode } from '../../common/errors.ts';
+import { encodeStored } from '../../common/json-codec.ts';
+import type { CheckpointTransactionStats } from '../../storage/checkpoint-transaction.ts';
+import {
+  checkpointHeader,
+  type CheckpointSource,
+  type CheckpointStore,
+  type CheckpointWriteStats,
+} from '../../storage/checkpoint-store.ts';
+import {
+  ABORTED_WRITE,
+  BUSY,
+  type FromWorker,
+  type ToWorker,
+  type WireError,
+} from './checkpoint-protocol.ts';
+
+/** Entries per message to the worker. */
+const BATCH_ENTRIES = 2048;
+/** Batches sent and not yet written: bounds the encoded text held between the threads. */
+const MAX_BATCHES_IN_FLIGHT = 4;
+/** How long shutdown waits for the worker to leave an abandoned write. */
+const ABORT_WAIT_MS = 10_000;
+
+type Outcome = { readonly stats: CheckpointTransactionStats } | { readonly error: SluiceError };
+
+interface Pending {
+  readonly write: number;
+  resolveAck: (() => void) | null;
+  readonly settle: (outcome: Outcome) => void;
+  inFlight: number;
+  /** Set when the worker reported a failure or died: the encoding loop stops at its next pause. */
+  failed: SluiceError | null;
+}
+
+/** The process's one writer thread, shared by every runtime's checkpoint file. */
+class SharedWorker {
+  readonly worker: Worker;
+  readonly files = new Map<number, OffThreadCheckpointWriter>();
+
+  constructor(entry: string, onGone: (error: unknown) => void) {
+    this.worker = startWorker(entry);
+    this.worker.unref();
+    this.worker.on('message', (message: FromWorker) => this.files.get(message.file)?.heard(message));
+    this.worker.on('error', onGone);
+    this.worker.on('exit', (code) => onGone(new Error(`the checkpoint writer thread exited (code ${code})`)));
+  }
+
+  post(message: ToWorker): void {
+    this.worker.postMessage(message);
+  }
+}
+
+/**
+ * The worker is this module's sibling: `.js` in the built package (`.mjs` beside a bundle that built
+ * it as a second entry); `.ts` when run from the sources under tsx, whose loader a worker thread
+ * does not inherit on Node 20, so its CommonJS hook is registered in the thread first. Null when
+ * there is none (a bundle without it): checkpoints are then written on the main thread.
+ */
+export function checkpointWorkerEntry(): string | null {
+  const self = import.meta.url;
+  const names = self.endsWith('.ts')
+    ? ['checkpoint-worker.ts']
+    : ['checkpoint-worker.js', 'checkpoint-worker.mjs'];
+  for (const name of names) {
+    const path = fileURLToPath(new URL(`./${name}`, self));
+    if (existsSync(path)) return path;
+  }
+  return null;
+}
+
+function startWorker(entry: string): Worker {
+  if (!entry.endsWith('.ts')) return new Worker(entry);
+  const tsx = createRequire(import.meta.url).resolve('tsx/cjs/api');
+  const boot = `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(entry)});`;
+  return new Worker(boot, { eval: true });
+}
+
+let shared: SharedWorker | null = null;
+let nextFile = 1;
+let nextWrite = 1;
+
+function sharedWorker(entry: string): SharedWorker {
+  if (shared !== null) return shared;
+  const created: SharedWorker = new SharedWorker(entry, (error) => {
+    if (shared === created) shared = null;
+    for (const writer of created.files.values()) writer.lost(error);
+  });
+  shared = created;
+  return created;
+}
+
+export class OffThreadCheckpointWriter {
+  private readonly file = nextFile++;
+  private readonly flags = new Int32Array(new SharedArrayBuffer(8));
+  private worker: SharedWorker | null = null;
+  private pending: Pending | null = null;
+  private aborted = false;
+
+  constructor(
+    private readonly entry: string,
+    private readonly path: string,
+    private readonly store: CheckpointStore,
+    private readonly logger: RuntimeLogger,
+    private readonly betweenSlices: () => void = () => {},
+  ) {}
+
+  /** True while a write is in progress. */
+  get writing(): boolean {
+    return this.pending !== null;
+  }
+
+  /**
+   * Takes a checkpoint from `source` (full when the store needs one) and has the worker write it.
+   * The main thread's share is taking the state and encoding it, in slices of `sliceMs`.
+   */
+  async write(source: CheckpointSource, journalOffset: number, sliceMs = 10): Promise<CheckpointWriteStats> {
+    if (this.pending !== null)
+      throw new SluiceError('INTERNAL_ERROR', 'a checkpoint is already being written');
+    const started = performance.now();
+    const worker = this.attach();
+    const full = this.store.needsFull;
+    const cp = source.takeCheckpoint(full);
+    const write = nextWrite++;
+    this.aborted = false;
+    let settle!: Pending['settle'];
+    const outcome = new Promise<Outcome>((resolve) => {
+      settle = resolve;
+    });
+    const pending: Pending = { write, resolveAck: null, settle, inFlight: 0, failed: null };
+    this.pending = pending;
+    let busyMs = 0;
+    let sliceStart = performance.now();
+    // Between slices and while waiting for the worker the event loop runs.
+    const pause = async (forAck: boolean): Promise<void> => {
+      busyMs += performance.now() - sliceStart;
+      if (forAck) await new Promise<void>((resolve) => (pending.resolveAck = resolve));
+      else await new Promise((resolve) => setImmediate(resolve));
+      if (pending.failed !== null) throw pending.failed;
+      if (this.aborted || this.pending !== pending) {
+        throw new SluiceError('STATE_ERROR', 'the checkpoint was abandoned (shutdown)');
+      }
+      this.betweenSlices();
+      sliceStart = performance.now();
+    };
+    const send = async (
+      stateId: string,
+      replaceAll: boolean | null,
+      removes: readonly string[],
+      keys: readonly string[],
+      texts: readonly string[],
+    ): Promise<void> => {
+      worker.post({ t: 'batch', file: this.file, write, stateId, replaceAll, removes, keys, texts });
+      pending.inFlight++;
+      while (pending.inFlight >= MAX_BATCHES_IN_FLIGHT) await pause(true);
+    };
+    try {
+      // The delta is taken: from here a failure must make the next checkpoint full.
+      worker.post({ t: 'begin', file: this.file, write, header: checkpointHeader(cp, journalOffset, full) });
+      let n = 0;
+      for (const o of cp.objects) {
+        for (const { stateId, delta } of o.parts) {
+          let replaceAll: boolean | null = delta.replaceAll;
+          if (!delta.replaceAll) {
+            for (let i = 0; i < delta.deletes.length; i += BATCH_ENTRIES) {
+              await send(stateId, replaceAll, delta.deletes.slice(i, i + BATCH_ENTRIES), [], []);
+              replaceAll = null;
+            }
+          }
+          let keys: string[] = [];
+          let texts: string[] = [];
+          for (const [key, value] of delta.upserts) {
+            keys.push(key);
+            texts.push(encodeStored(value));
+            if (keys.length === BATCH_ENTRIES) {
+              await send(stateId, replaceAll, [], keys, texts);
+              replaceAll = null;
+              keys = [];
+              texts = [];
+            }
+            if ((++n & 255) === 0 && performance.now() - sliceStart >= sliceMs) await pause(false);
+          }
+          if (replaceAll !== null || keys.length > 0) await send(stateId, replaceAll, [], keys, texts);
+        }
+      }
+      busyMs += performance.now() - sliceStart;
+      worker.post({ t: 'commit', file: this.file, write });
+      const result = await outcome;
+      if ('error' in result) throw result.error;
+      const stats = result.stats;
+      if (stats.full) this.store.fullWritten();
+      return { ...stats, ms: performance.now() - started, busyMs };
+    } catch (error) {
+      this.store.requireFull();
+      if (this.pending === pending) worker.post({ t: 'abort', file: this.file, write });
+      throw error;
+    } finally {
+      if (this.pending === pending) this.pending = null;
+    }
+  }
+
+  /**
+   * Abandons the write in progress and waits (blocking, at most ABORT_WAIT_MS) until the worker has
+   * rolled it back, so the main thread's connection can write a checkpoint of its own.
+   */
+  abort(): void {
+    const pending = this.pending;
+    if (pending === null) return;
+    this.aborted = true;
+    this.store.requireFull();
+    Atomics.store(this.flags, ABORTED_WRITE, pending.write);
+    this.worker?.post({ t: 'abort', file: this.file, write: pending.write });
+    const deadline = performance.now() + ABORT_WAIT_MS;
+    while (Atomics.load(this.flags, BUSY) === 1) {
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        this.logger.error(
+          { waitedMs: ABORT_WAIT_MS },
+          'the checkpoint writer thread did not leave an abandoned write in time',
+        );
+        break;
+      }
+      Atomics.wait(this.flags, BUSY, 1, left);
+    }
+    this.pending = null;
+    this.fail(pending, new SluiceError('STATE_ERROR', 'the checkpoint was abandoned (shutdown)'));
+  }
+
+  /** Lets the worker close its connection to this file (after `abort` when a write was running). */
+  close(): void {
+    this.abort();
+    const worker = this.worker;
+    this.worker = null;
+    if (worker === null) return;
+    worker.files.delete(this.file);
+    worker.post({ t: 'release', file: this.file });
+    if (worker.files.size === 0 && shared === worker) shared = null;
+  }
+
+  /** A message from the worker about this file. */
+  heard(message: FromWorker): void {
+    const pending = this.pending;
+    if (pending === null || message.write !== pending.write) return;
+    if (message.t === 'ack') {
+      pending.inFlight--;
+      const resolve = pending.resolveAck;
+      pending.resolveAck = null;
+      resolve?.();
+    } else if (message.t === 'done') {
+      pending.settle({ stats: message.stats });
+    } else {
+      this.fail(pending, fromWire(message.error));
+    }
+  }
+
+  /** The worker thread died: the write in progress fails, and the next one starts a new thread. */
+  lost(error: unknown): void {
+    this.worker = null;
+    const pending = this.pending;
+    if (pending === null) return;
+    const detail = error instanceof Error ? error.message : String(error);
+    this.fail(pending, new SluiceError('STATE_ERROR', 'the checkpoint writer thread stopped', { detail }));
+  }
+
+  private fail(pending: Pending, error: SluiceError): void {
+    pending.failed = error;
+    pending.settle({ error });
+    const resolve = pending.resolveAck;
+    pending.resolveAck = null;
+    resolve?.();
+  }
+
+  private attach(): SharedWorker {
+    if (this.worker !== null) return this.worker;
+    const worker = sharedWorker(this.entry);
+    worker.files.set(this.file, this);
+    Atomics.store(this.flags, BUSY, 0);
+    Atomics.store(this.flags, ABORTED_WRITE, 0);
+    worker.post({
+      t: 'open',
+      file: this.file,
+      path: this.path,
+      flags: this.flags.buffer as SharedArrayBuffer,
+    });
+    this.worker = worker;
+    return worker;
+  }
+}
+
+function fromWire(error: WireError): SluiceError {
+  return new SluiceError(error.code as ErrorCode, error.message, {
+    ...(error.detail !== undefined ? { detail: error.detail } : {}),
+    ...(error.hint !== undefined ? { hint: error.hint } : {}),
+  });
+}

@@ -1,0 +1,119 @@
+// Checkpoints written by the writer thread: the main thread's connection writes none of the rows
+// (counted by SQLite's own total_changes()), what the thread commits restores exactly, a shutdown
+// in the middle of a write abandons it for one written whole, and an in-memory runtime (which no
+// second connection can reach) still writes its slices on the main thread.
+import assert from 'node:assert/strict';
+import { cpSync } from 'node:fs';
+import { test } from 'node:test';
+import type { CheckpointPolicy } from '../../src/server/runtime/types.ts';
+import type { SluiceRuntime } from '../../src/server/runtime.ts';
+import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
+
+const SCHEMA = `CREATE TABLE orders (id BIGINT NOT NULL, seller INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (id));
+CREATE MATERIALIZED VIEW seller_totals AS SELECT seller, SUM(amount) AS total, COUNT(*) AS n FROM orders GROUP BY seller`;
+
+// Never due by itself: the tests take the checkpoints. Slices of 0 ms yield every few hundred entries.
+const POLICY: CheckpointPolicy = { intervalMs: 1e9, epochs: 1e9, sliceMs: 0 };
+
+function load(rt: SluiceRuntime, rows: number, from = 0): void {
+  for (let start = from; start < from + rows; start += 5000) {
+    const insert = [];
+    for (let id = start; id < Math.min(from + rows, start + 5000); id++) {
+      insert.push({ id, seller: id % 997, amount: (id * 7) % 100 });
+    }
+    rt.ingest('orders', { insert });
+  }
+}
+
+function mainConnectionChanges(rt: SluiceRuntime): number {
+  return rt.checkpointFile.db.prepare('SELECT total_changes()').pluck().get() as number;
+}
+
+test('the writer thread writes a sliced checkpoint: the main connection writes no row of it', async () => {
+  const dir = tempDir();
+  const crashed = tempDir();
+  try {
+    const rt = openRuntime(dir, { checkpoint: POLICY });
+    rt.executeScript(SCHEMA);
+    load(rt, 30_000);
+    const before = mainConnectionChanges(rt);
+    const full = await rt.checkpointInSlices();
+    assert.ok(full !== null && full.full, 'the first checkpoint is full');
+    assert.ok(full.upserts >= 30_000, `${full.upserts} entries written`);
+    assert.equal(mainConnectionChanges(rt), before, 'no row was written through the main connection');
+    assert.equal(
+      rt.checkpoints.info()?.entries,
+      full.entries,
+      'the main connection reads what the thread wrote',
+    );
+
+    load(rt, 2_000, 30_000);
+    const incremental = await rt.checkpointInSlices();
+    assert.ok(incremental !== null && !incremental.full, 'then incremental');
+    assert.equal(mainConnectionChanges(rt), before);
+    assert.equal(
+      rt.checkpoints.verify()?.epoch,
+      rt.committedEpoch,
+      'the stored checkpoint verifies end to end',
+    );
+    const expected = sortedRows(rt.engine.viewSnapshot('seller_totals').rows);
+    const epoch = rt.committedEpoch;
+    // SIGKILL now: the files as they are, with no final checkpoint.
+    rt.flush();
+    cpSync(dir, crashed, { recursive: true });
+    rt.close();
+    const reopened = openRuntime(crashed, { checkpoint: POLICY });
+    try {
+      assert.equal(reopened.recovery.checkpointEpoch, epoch, 'recovered from the thread-written checkpoint');
+      assert.equal(reopened.recovery.fallbackReason, null);
+      assert.deepEqual(sortedRows(reopened.engine.viewSnapshot('seller_totals').rows), expected);
+    } finally {
+      reopened.close();
+    }
+  } finally {
+    removeDir(dir);
+    removeDir(crashed);
+  }
+});
+
+test('a shutdown during a thread-written checkpoint abandons it for one written whole', async () => {
+  const dir = tempDir();
+  try {
+    const rt = openRuntime(dir, { checkpoint: POLICY });
+    rt.executeScript(SCHEMA);
+    load(rt, 40_000);
+    const writing = rt.checkpointInSlices();
+    // Let a few slices go by, then close while the thread is still writing.
+    for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+    const status = rt.checkpointStatus();
+    assert.equal(status.written, 0, 'the sliced checkpoint had not finished');
+    const expected = sortedRows(rt.engine.viewSnapshot('seller_totals').rows);
+    const epoch = rt.committedEpoch;
+    rt.close();
+    assert.equal(await writing, null, 'the abandoned write reports no checkpoint');
+    const reopened = openRuntime(dir, { checkpoint: POLICY });
+    try {
+      assert.equal(reopened.recovery.checkpointEpoch, epoch, 'the shutdown checkpoint covers every epoch');
+      assert.equal(reopened.recovery.replayedEntries, 0, 'nothing to replay');
+      assert.deepEqual(sortedRows(reopened.engine.viewSnapshot('seller_totals').rows), expected);
+    } finally {
+      reopened.close();
+    }
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('in memory, sliced checkpoints are written on the main thread', async () => {
+  const rt = openRuntime(null as unknown as string, { dataDir: null, checkpoint: POLICY });
+  try {
+    rt.executeScript(SCHEMA);
+    load(rt, 3_000);
+    const before = mainConnectionChanges(rt);
+    const stats = await rt.checkpointInSlices();
+    assert.ok(stats !== null && stats.full);
+    assert.ok(mainConnectionChanges(rt) - before >= 3_000, 'the main connection wrote the entries');
+  } finally {
+    rt.close();
+  }
+});
