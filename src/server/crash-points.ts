@@ -2,6 +2,7 @@
 // process kills itself with SIGKILL the n-th time (default: the first) execution passes <name>, so a
 // test can stop the server at an exact moment no outside signal could hit. Unset (production), a
 // pass costs one comparison.
+import { writeSync } from 'node:fs';
 
 export const CRASH_POINTS = [
   /** An engine call updated the state and appended to the journal; nothing is committed yet. */
@@ -10,7 +11,10 @@ export const CRASH_POINTS = [
   'after-commit',
   /** Some subscribers were sent an epoch's changes, others not yet. */
   'while-publishing',
-  /** Inside the checkpoint transaction, after its state entries were written, before its header. */
+  /**
+   * Inside the checkpoint transaction, after its state entries were written, before its header (in
+   * the writer thread for a sliced checkpoint, which counts its own passes).
+   */
   'during-checkpoint',
   /** Between two slices of a checkpoint write (epochs may have run since it was taken). */
   'between-checkpoint-slices',
@@ -39,6 +43,8 @@ export function crashPoint(point: CrashPoint): void {
   if (armed === null || armed.point !== point) return;
   armed.remaining -= 1;
   if (armed.remaining > 0) return;
-  process.stderr.write(`sluice: crash point "${point}" reached; killing the process\n`);
+  // A direct write: from the checkpoint writer thread, process.stderr goes through the main thread,
+  // and the kill would come first.
+  writeSync(2, `sluice: crash point "${point}" reached; killing the process\n`);
   process.kill(process.pid, 'SIGKILL');
 }
