@@ -84,7 +84,8 @@ function readCall(r: WindowCallReader, p: number, close: number, flink: boolean)
   }
   const fn = FUNCTIONS.find((f) => f === name);
   if (fn === undefined || !isType(nameToken, Ident)) {
-    throw notSupported(`${nameToken.image.toUpperCase()} window`, pos, RISINGWAVE_FORM);
+    const what = name === 'cumulate' ? 'CUMULATE window' : `table function ${name}() in FROM`;
+    throw notSupported(what, pos, RISINGWAVE_FORM);
   }
   const args = splitArgs(r, p + 2, close);
   if (args.length < 2) {
