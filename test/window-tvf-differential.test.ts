@@ -10,13 +10,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from '../src/exec/engine.ts';
 import type { Row } from '../src/common/types.ts';
-import { formatEpochMicros } from '../src/common/time/time-window.ts';
 import { Rng, deriveSeed } from './support/random-workload.ts';
 import { SqliteOracle, assertViewMatchesOracle, createTableSql } from './support/sqlite-oracle.ts';
 import { compareAdHoc } from './support/join-workload.ts';
 import {
   WINDOW_TABLES,
   WINDOW_TEMPLATES,
+  WindowWorkload,
   windowView,
   type WindowView,
 } from './support/window-tvf-templates.ts';
@@ -28,24 +28,9 @@ const only = process.env['SLUICE_SEED'];
 const seeds =
   only !== undefined ? [Number(only)] : Array.from({ length: SEEDS }, (_, i) => deriveSeed(BASE_SEED, i));
 
-/** Epoch seconds the timestamps of one seed start from: around 1970, in 2024, at a leap day. */
-const BASES = [-90, 1_704_067_170, 951_782_300];
-
-interface Model {
-  readonly rows: Map<string, Row>;
-  nextId: number;
-}
-
 function runSeed(seed: number): { checks: number; adHoc: number; peakRows: number } {
   const rng = new Rng(seed);
-  const base = rng.pick(BASES);
-  // A share of every seed's times straddles 1970, where floor and truncation toward zero differ.
-  const ts = (): string =>
-    formatEpochMicros(((rng.chance(0.3) ? -120 : base) + rng.int(0, 240)) * 1_000_000, false);
-  const day = (): string | null =>
-    rng.chance(0.1)
-      ? null
-      : formatEpochMicros((base + rng.int(-5, 20) * 86_400) * 1_000_000, false).slice(0, 10);
+  const workload = new WindowWorkload(rng);
   const engine = new Engine();
   const oracle = new SqliteOracle();
   for (const t of WINDOW_TABLES) {
@@ -58,22 +43,6 @@ function runSeed(seed: number): { checks: number; adHoc: number; peakRows: numbe
     engine.execute(`CREATE MATERIALIZED VIEW ${v.name} AS ${v.sql}`);
     oracle.createView(v.name, v.sqlite);
     created.push(v.name);
-  };
-  const models: Record<string, Model> = {
-    bid: { rows: new Map(), nextId: 1 },
-    ask: { rows: new Map(), nextId: 1 },
-    click: { rows: new Map(), nextId: 1 },
-  };
-  const fresh = (table: string, id: number): Row => {
-    const auction = rng.int(1, 4);
-    if (table === 'click') return { auction, ts: ts() };
-    const row: Row = {
-      id,
-      auction,
-      price: rng.int(1, 60),
-      ts: table === 'bid' && rng.chance(0.1) ? null : ts(),
-    };
-    return table === 'bid' ? { ...row, day: day() } : row;
   };
   let checks = 0;
   let adHoc = 0;
@@ -100,40 +69,7 @@ function runSeed(seed: number): { checks: number; adHoc: number; peakRows: numbe
         create(v);
       }
     }
-    const table = rng.pick(['bid', 'bid', 'ask', 'click']);
-    const model = models[table]!;
-    const insert: Row[] = [];
-    const del: Row[] = [];
-    const n = rng.int(1, 12);
-    const keys = [...model.rows.keys()];
-    const touched = new Set<string>();
-    for (let i = 0; i < n; i++) {
-      const r = rng.next();
-      const key = keys.length > 0 ? rng.pick(keys) : undefined;
-      if (key !== undefined && !touched.has(key) && r < 0.25) {
-        touched.add(key);
-        del.push(model.rows.get(key)!);
-        model.rows.delete(key);
-      } else if (key !== undefined && !touched.has(key) && r < 0.5 && table !== 'click') {
-        // A move: the same id with a new time, price or auction (deletes apply first).
-        touched.add(key);
-        const old = model.rows.get(key)!;
-        const moved = { ...fresh(table, old['id'] as number) };
-        del.push(old);
-        insert.push(moved);
-        model.rows.set(key, moved);
-      } else {
-        const id = model.nextId++;
-        const row = fresh(table, id);
-        // The keyless table gets exact duplicates now and then.
-        const present = [...model.rows.values()];
-        const dup = table === 'click' && present.length > 0 && rng.chance(0.2) ? rng.pick(present) : row;
-        const key = String(id);
-        insert.push(dup);
-        model.rows.set(key, dup);
-        touched.add(key);
-      }
-    }
+    const { table, insert, delete: del } = workload.batch();
     apply(table, insert, del);
     checkAll(e);
     peakRows = Math.max(peakRows, ...created.map((v) => engine.viewSnapshot(v).rows.length));
@@ -152,7 +88,7 @@ function runSeed(seed: number): { checks: number; adHoc: number; peakRows: numbe
     }
   }
   // Retraction: deleting every row empties every view.
-  for (const [table, model] of Object.entries(models)) apply(table, [], [...model.rows.values()]);
+  for (const [table, rows] of workload.everything()) apply(table, [], rows);
   checkAll(EPOCHS + 1);
   for (const name of created) {
     assert.equal(engine.viewSnapshot(name).rows.length, 0, `${name} not empty after deleting everything`);

@@ -3,6 +3,8 @@
 // computes it with integer arithmetic on strftime('%s', ts) — its own, independent date code — and
 // datetime(…, 'unixepoch') back to text: window_start = e − ((e − offset) mod size, floored), HOP's
 // windows by a join with the numbers 0…k−1. Whole seconds, so SQLite's seconds are exact.
+import type { Row } from '../../src/common/types.ts';
+import { formatEpochMicros } from '../../src/common/time/time-window.ts';
 import type { Rng } from './random-workload.ts';
 import type { TableSpec } from './sqlite-oracle.ts';
 
@@ -197,5 +199,83 @@ export function windowView(rng: Rng, template: (typeof WINDOW_TEMPLATES)[number]
       const sqlite = `SELECT id, window_start FROM (${sqliteTumble('(SELECT id, ts FROM bid WHERE price % 2 = 0)', 'id', 'ts', size, 0)})`;
       return { name, sql, sqlite, template };
     }
+  }
+}
+
+/** Epoch seconds the timestamps of one seed start from: around 1970, in 2024, at a leap day. */
+const BASES = [-90, 1_704_067_170, 951_782_300];
+
+/**
+ * Random batches over WINDOW_TABLES, each valid for the rows so far: inserts, moves (a keyed row's
+ * time, price or auction replaced in the same batch, so it changes windows) and deletes; the keyless
+ * table gets exact duplicates. Times are whole seconds, a share of them straddling 1970.
+ */
+export class WindowWorkload {
+  private readonly rows = new Map<string, Map<string, Row>>(WINDOW_TABLES.map((t) => [t.name, new Map()]));
+  private nextId = 1;
+  private readonly base: number;
+
+  constructor(private readonly rng: Rng) {
+    this.base = rng.pick(BASES);
+  }
+
+  private ts(): string {
+    const from = this.rng.chance(0.3) ? -120 : this.base;
+    return formatEpochMicros((from + this.rng.int(0, 240)) * 1_000_000, false);
+  }
+
+  private day(): string | null {
+    if (this.rng.chance(0.1)) return null;
+    return formatEpochMicros((this.base + this.rng.int(-5, 20) * 86_400) * 1_000_000, false).slice(0, 10);
+  }
+
+  private fresh(table: string, id: number): Row {
+    const auction = this.rng.int(1, 4);
+    if (table === 'click') return { auction, ts: this.ts() };
+    const ts = table === 'bid' && this.rng.chance(0.1) ? null : this.ts();
+    const row: Row = { id, auction, price: this.rng.int(1, 60), ts };
+    return table === 'bid' ? { ...row, day: this.day() } : row;
+  }
+
+  batch(): { table: string; insert: Row[]; delete: Row[] } {
+    const rng = this.rng;
+    const table = rng.pick(['bid', 'bid', 'ask', 'click']);
+    const model = this.rows.get(table)!;
+    const insert: Row[] = [];
+    const del: Row[] = [];
+    const keys = [...model.keys()];
+    const touched = new Set<string>();
+    for (let i = rng.int(1, 12); i > 0; i--) {
+      const r = rng.next();
+      const key = keys.length > 0 ? rng.pick(keys) : undefined;
+      if (key !== undefined && !touched.has(key) && r < 0.25) {
+        touched.add(key);
+        del.push(model.get(key)!);
+        model.delete(key);
+      } else if (key !== undefined && !touched.has(key) && r < 0.5 && table !== 'click') {
+        touched.add(key);
+        const old = model.get(key)!;
+        const moved = this.fresh(table, old['id'] as number);
+        del.push(old);
+        insert.push(moved);
+        model.set(key, moved);
+      } else {
+        const id = this.nextId++;
+        const present = [...model.values()];
+        const row =
+          table === 'click' && present.length > 0 && rng.chance(0.2)
+            ? rng.pick(present)
+            : this.fresh(table, id);
+        insert.push(row);
+        model.set(String(id), row);
+        touched.add(String(id));
+      }
+    }
+    return { table, insert, delete: del };
+  }
+
+  /** Every table's current rows. */
+  everything(): [string, Row[]][] {
+    return [...this.rows].map(([table, rows]) => [table, [...rows.values()]]);
   }
 }
