@@ -104,7 +104,7 @@ export class ViewRuntime implements RowErrorSink {
           this.rendered.push({
             node,
             inputs: node.inputs,
-            op: new FlatMapOp(node.id, node.generator, input.columns),
+            op: new FlatMapOp(node.id, node.generator, input.columns, joinBudget),
           });
           break;
         }

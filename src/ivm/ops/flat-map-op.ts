@@ -2,11 +2,13 @@
 // (src/common/expand.ts; HOP's windows). Stateless and linear: a retraction yields the same tuples,
 // so it retracts exactly the rows the insertion produced. The output is not consolidated (two input
 // rows may yield one output row).
+import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import { compileExpand, type ExpandFn, type ExpandGenerator } from '../../common/expand.ts';
 import type { ColumnSpec } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
+import type { JoinBudget } from './join-op.ts';
 
 export class FlatMapOp implements Operator {
   private readonly expand: ExpandFn;
@@ -15,6 +17,12 @@ export class FlatMapOp implements Operator {
     readonly nodeId: number,
     generator: ExpandGenerator,
     private readonly inputColumns: readonly ColumnSpec[],
+    /**
+     * An ad-hoc SELECT's row budget, shared with its joins: rows this operator emits count against
+     * it, so a HOP over a large table fails early (RESULT_TOO_LARGE) instead of filling memory.
+     * Views run without.
+     */
+    private readonly budget: JoinBudget | null = null,
   ) {
     this.expand = compileExpand(generator);
   }
@@ -35,12 +43,27 @@ export class FlatMapOp implements Operator {
         errors.report(error, row, this.inputColumns, weight);
         continue;
       }
+      if (this.budget !== null) this.charge(tuples.length);
       for (const tuple of tuples) {
         rows.push([...row, ...tuple]);
         weights.push(weight);
       }
     }
     return { rows, weights, consolidated: false };
+  }
+
+  private charge(rows: number): void {
+    const budget = this.budget as JoinBudget;
+    budget.remaining -= rows;
+    if (budget.remaining < 0) {
+      throw new SluiceError(
+        'RESULT_TOO_LARGE',
+        `the windows of this query produce more than ${budget.limit} rows`,
+        {
+          hint: 'add a narrower WHERE in a subquery as the relation, or create a materialized view and read it by pages',
+        },
+      );
+    }
   }
 
   stateSize(): number {
