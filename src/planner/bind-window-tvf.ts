@@ -1,7 +1,8 @@
-// Binds a window table function of FROM (TUMBLE, HOP) over its bound input relation: the input's
-// columns plus window_start and window_end. TUMBLE is a projection (a stateless Map computing
-// tumble_start); HOP an `expand` (one row per window holding the row, a stateless FlatMap). Sizes,
-// slides and offsets are constant intervals without months, checked here with their positions.
+// Binds a window table function of FROM (TUMBLE, HOP, SESSION) over its bound input relation: the
+// input's columns plus window_start and window_end. TUMBLE is a projection (a stateless Map computing
+// tumble_start); HOP an `expand` (one row per window holding the row, a stateless FlatMap); SESSION
+// window functions over the rows (bind-session-window.ts). Sizes, slides, offsets and gaps are
+// constant intervals without months, checked here with their positions.
 import { notSupported, SluiceError } from '../common/errors.ts';
 import { MAX_EXPAND_ROWS, type HopGenerator } from '../common/expand.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
@@ -9,7 +10,8 @@ import { columnsOf, compileScalar } from '../common/scalar-expr.ts';
 import { hopWindowCount, intervalMicros } from '../common/time/time-window.ts';
 import { Interval } from '../common/time/interval.ts';
 import { T, typeName, type SqlType } from '../common/types.ts';
-import type { Expr, WindowTvfRef } from '../parser/ast.ts';
+import type { Expr, Pos, WindowTvfRef } from '../parser/ast.ts';
+import { bindSessionWindow } from './bind-session-window.ts';
 import type { ColumnMeta } from './catalog.ts';
 import { bindExpr } from './bind-expr.ts';
 import type { LogicalPlan } from './logical-plan.ts';
@@ -40,13 +42,18 @@ export function bindWindowTvf(
   const windowType: SqlType = tz ? T.timestamptz : T.timestamp;
   const time: ScalarExpr = { kind: 'col', index: timeIndex, name: timeMeta.name, type: timeType };
 
-  const counts = ref.fn === 'tumble' ? [1, 2] : [2, 3];
+  const counts = ref.fn === 'tumble' ? [1, 2] : ref.fn === 'hop' ? [2, 3] : [1, 1];
   const [fewest, most] = counts as [number, number];
   if (ref.args.length < fewest || ref.args.length > most) {
-    const what = ref.fn === 'tumble' ? 'a window size' : 'a window slide and a window size';
+    const what =
+      ref.fn === 'tumble'
+        ? 'a time column, a window size and an optional offset'
+        : ref.fn === 'hop'
+          ? 'a time column, a window slide, a window size and an optional offset'
+          : 'a time column and a gap';
     throw new SluiceError(
       'INVALID_DEFINITION',
-      `${name} takes a relation, a time column, ${what} and an optional offset, not ${ref.args.length + 2} arguments`,
+      `${name} takes a relation, ${what}, not ${ref.args.length + 2} arguments`,
       { position: ref.args[most]?.pos ?? ref.pos },
     );
   }
@@ -54,6 +61,13 @@ export function bindWindowTvf(
   const offset = intervals[fewest] ?? new Interval(0, 0, 0);
   const nullable = timeMeta.nullable;
   const windowColumns: ColumnMeta[] = WINDOW_COLUMNS.map((n) => ({ name: n, type: windowType, nullable }));
+
+  if (ref.fn === 'session') {
+    const gap = positive(intervals[0]!, ref.args[0]!, name, 'gap');
+    const partitionBy = (ref.partitionBy ?? []).map((p) => columnIndex(p, input.columns, relation));
+    const sessionColumns = windowColumns.map((c) => ({ ...c, nullable: false }));
+    return bindSessionWindow(input, timeIndex, partitionBy, gap, sessionColumns);
+  }
 
   if (ref.fn === 'tumble') {
     const size = positive(intervals[0]!, ref.args[0]!, name, 'window size');
@@ -104,12 +118,21 @@ export function bindWindowTvf(
 }
 
 function argumentName(fn: WindowTvfRef['fn'], i: number): string {
-  const names = fn === 'tumble' ? ['window size', 'offset'] : ['window slide', 'window size', 'offset'];
+  const names =
+    fn === 'tumble'
+      ? ['window size', 'offset']
+      : fn === 'hop'
+        ? ['window slide', 'window size', 'offset']
+        : ['gap'];
   return names[i] ?? 'argument';
 }
 
-function timeColumnOf(ref: WindowTvfRef, columns: readonly ColumnMeta[], relation: string): number {
-  const { name, pos } = ref.timeColumn;
+/** The column of the relation a name denotes (the time column, a PARTITION BY column). */
+function columnIndex(
+  { name, pos }: { readonly name: string; readonly pos: Pos },
+  columns: readonly ColumnMeta[],
+  relation: string,
+): number {
   const found = columns.flatMap((c, i) => (c.name === name ? [i] : []));
   if (found.length === 0) {
     throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" does not exist in ${relation}`, {
@@ -119,7 +142,12 @@ function timeColumnOf(ref: WindowTvfRef, columns: readonly ColumnMeta[], relatio
   if (found.length > 1) {
     throw new SluiceError('AMBIGUOUS_COLUMN', `column reference "${name}" is ambiguous`, { position: pos });
   }
-  const index = found[0]!;
+  return found[0]!;
+}
+
+function timeColumnOf(ref: WindowTvfRef, columns: readonly ColumnMeta[], relation: string): number {
+  const { name, pos } = ref.timeColumn;
+  const index = columnIndex(ref.timeColumn, columns, relation);
   const type = columns[index]!.type;
   if (type.kind !== 'timestamp' && type.kind !== 'timestamptz' && type.kind !== 'date') {
     throw new SluiceError(

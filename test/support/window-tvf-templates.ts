@@ -62,6 +62,8 @@ export const WINDOW_TEMPLATES = [
   'tumble_over_view',
   'flink_hop',
   'tumble_subquery',
+  'session_agg',
+  'session_rows',
 ] as const;
 
 /** SQLite: seconds since the epoch of a timestamp or date column. */
@@ -82,6 +84,21 @@ function asTs(secs: string): string {
 /** Sluice's interval argument for a number of seconds. */
 function iv(secs: number): string {
   return secs < 0 ? `- INTERVAL '${-secs}' SECOND` : `INTERVAL '${secs}' SECOND`;
+}
+
+/**
+ * SQLite: SESSION's windows with window functions over epoch seconds: a row starts a session when
+ * it follows the previous one (per partition, in time order) by more than the gap; window_start is
+ * the latest start so far (peers share), window_end the session's last time plus the gap.
+ */
+function sqliteSession(table: string, cols: string, partition: string | null, gap: number): string {
+  const by = partition === null ? '' : `PARTITION BY ${partition} `;
+  const bySession = partition === null ? 'PARTITION BY s' : `PARTITION BY ${partition}, s`;
+  const e = `(SELECT *, ${epoch('ts')} AS e FROM ${table} WHERE ts IS NOT NULL)`;
+  const marked = `(SELECT *, CASE WHEN LAG(e) OVER (${by}ORDER BY e) IS NULL OR e - LAG(e) OVER (${by}ORDER BY e) > ${gap} THEN e END AS m FROM ${e})`;
+  const started = `(SELECT *, MAX(m) OVER (${by}ORDER BY e) AS s FROM ${marked})`;
+  const ended = `(SELECT *, MAX(e) OVER (${bySession}) AS l FROM ${started})`;
+  return `SELECT ${cols}, ${asTs('s')} AS window_start, ${asTs(`l + ${gap}`)} AS window_end FROM ${ended}`;
 }
 
 /** The numbers 0…k−1 as a SQLite relation `n(i)`. */
@@ -191,6 +208,18 @@ export function windowView(rng: Rng, template: (typeof WINDOW_TEMPLATES)[number]
       const [slide, size] = pickHop(rng);
       const sql = `SELECT window_start, COUNT(*) AS n FROM TABLE(HOP(TABLE ask, DESCRIPTOR(ts), ${iv(slide)}, ${iv(size)})) GROUP BY window_start`;
       const sqlite = `SELECT window_start, COUNT(*) AS n FROM (${sqliteHop('ask', 'b.id', slide, size, 0)}) GROUP BY window_start`;
+      return { name, sql, sqlite, template };
+    }
+    case 'session_agg': {
+      const gap = rng.pick([1, 5, 10, 30]);
+      const sql = `SELECT auction, window_start, window_end, COUNT(*) AS n, SUM(price) AS total FROM SESSION(bid PARTITION BY auction, ts, ${iv(gap)}) GROUP BY auction, window_start, window_end`;
+      const sqlite = `SELECT auction, window_start, window_end, COUNT(*) AS n, SUM(price) AS total FROM (${sqliteSession('bid', 'auction, price', 'auction', gap)}) GROUP BY auction, window_start, window_end`;
+      return { name, sql, sqlite, template };
+    }
+    case 'session_rows': {
+      const gap = rng.pick([1, 3, 8]);
+      const sql = `SELECT id, window_start, window_end FROM TABLE(SESSION(TABLE ask, DESCRIPTOR(ts), ${iv(gap)}))`;
+      const sqlite = `SELECT id, window_start, window_end FROM (${sqliteSession('ask', 'id', null, gap)})`;
       return { name, sql, sqlite, template };
     }
     case 'tumble_subquery': {

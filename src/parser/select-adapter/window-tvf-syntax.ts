@@ -2,7 +2,7 @@
 // knows no table functions): RisingWave's `TUMBLE(t, ts, size [, offset])` / `HOP(t, ts, slide,
 // size [, offset])` and Flink's `TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size))`. The call becomes one
 // placeholder name in the SELECT handed on; the adapter turns it back into a `windowTvf` FROM item.
-// SESSION and CUMULATE windows are refused here with their position.
+// SESSION takes Flink's `PARTITION BY` after its relation; CUMULATE is refused here with its position.
 import type { IToken } from 'chevrotain';
 import type { Expr, Pos, SelectStmt, SubqueryRef, TableRef, WindowTvfRef } from '../ast.ts';
 import { notSupported, parseError } from '../../common/errors.ts';
@@ -32,11 +32,11 @@ export interface WindowCallReader {
   readonly expressions: (ranges: readonly (readonly [number, number])[]) => Expr[];
 }
 
-const FUNCTIONS = ['tumble', 'hop'] as const;
-const REFUSED = ['session', 'cumulate'];
+const FUNCTIONS = ['tumble', 'hop', 'session'] as const;
+const REFUSED = ['cumulate'];
 
 const RISINGWAVE_FORM =
-  "write TUMBLE(t, ts, INTERVAL '10' SECOND) or HOP(t, ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND)";
+  "write TUMBLE(t, ts, INTERVAL '10' SECOND), HOP(t, ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND) or SESSION(t, ts, INTERVAL '5' MINUTE)";
 
 /**
  * Whether a FROM item starting at `p` is a window table function call: `TUMBLE (`, `HOP (`,
@@ -75,13 +75,6 @@ function readCall(r: WindowCallReader, p: number, close: number, flink: boolean)
   const nameToken = tokens[p]!;
   const pos = posOf(nameToken);
   const name = nameToken.image.toLowerCase();
-  if (name === 'session') {
-    throw notSupported(
-      'SESSION window',
-      pos,
-      'session windows are stateful (a row can merge two sessions); use TUMBLE or HOP windows',
-    );
-  }
   const fn = FUNCTIONS.find((f) => f === name);
   if (fn === undefined || !isType(nameToken, Ident)) {
     const what = name === 'cumulate' ? 'CUMULATE window' : `table function ${name}() in FROM`;
@@ -91,10 +84,65 @@ function readCall(r: WindowCallReader, p: number, close: number, flink: boolean)
   if (args.length < 2) {
     throw parseError(`${fn.toUpperCase()} takes a relation, a time column and interval arguments`, pos);
   }
-  const source = readSource(r, args[0]!, flink);
+  const [lo, hi] = args[0]!;
+  const partition = partitionClause(r, lo, hi);
+  if (partition !== null && fn !== 'session') {
+    throw notSupported(`PARTITION BY in ${fn.toUpperCase()}`, posOf(r.tokens[partition.at]!));
+  }
+  const source = readSource(r, [lo, partition?.at ?? hi], flink);
   const timeColumn = readTimeColumn(r, args[1]!, flink);
   const exprs = r.expressions(args.slice(2));
-  return { kind: 'windowTvf', fn, source, timeColumn, args: exprs, pos };
+  return {
+    kind: 'windowTvf',
+    fn,
+    source,
+    ...(partition !== null ? { partitionBy: partition.columns } : {}),
+    timeColumn,
+    args: exprs,
+    pos,
+  };
+}
+
+/**
+ * `PARTITION BY k` or `PARTITION BY (k1, k2)` ending the relation argument in [lo, hi) (at its top
+ * level), or null: its start and the column names.
+ */
+function partitionClause(
+  r: WindowCallReader,
+  lo: number,
+  hi: number,
+): { at: number; columns: { name: string; pos: Pos }[] } | null {
+  const { tokens } = r;
+  let at = -1;
+  for (let i = lo; i < hi; i++) {
+    const t = tokens[i]!;
+    if (t.tokenType === LParen) {
+      const close = r.closeOf(i);
+      if (close > i) i = close;
+    } else if (isWordText(t, 'partition') && isWordText(tokens[i + 1], 'by')) {
+      at = i;
+      break;
+    }
+  }
+  if (at < 0) return null;
+  let p = at + 2;
+  let end = hi;
+  if (tokens[p]?.tokenType === LParen) {
+    end = r.closeOf(p);
+    if (end + 1 !== hi) throw syntaxErrorAt(tokens[end + 1] ?? tokens[p]!);
+    p++;
+  }
+  const columns: { name: string; pos: Pos }[] = [];
+  for (;;) {
+    const column = tokens[p];
+    if (p >= end || !isType(column, Ident)) throw syntaxErrorAt(column ?? tokens[hi]!);
+    columns.push({ name: identName(column!), pos: posOf(column!) });
+    p++;
+    if (p === end) break;
+    if (tokens[p]?.tokenType !== Comma) throw syntaxErrorAt(tokens[p]!);
+    p++;
+  }
+  return { at, columns };
 }
 
 /** The top-level comma-separated token ranges in [lo, hi). */
