@@ -7,6 +7,7 @@ import type { AggregateJson, DataflowJson, DataflowNodeJson, NodeCounts } from '
 import { printScalar } from '../common/scalar-expr.ts';
 import { printTopN } from '../common/top-n.ts';
 import { printWindow } from '../common/window.ts';
+import { printExpand } from '../common/expand.ts';
 import type { DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 
 type Stats = ReturnType<SluiceRuntime['engine']['viewNodeStats']>[number];
@@ -15,6 +16,7 @@ const TITLES: Record<DataflowNode['kind'], string> = {
   input: 'Input',
   values: 'Values',
   map: 'Map',
+  flatmap: 'FlatMap',
   reduce: 'Reduce+Merge',
   distinct: 'Distinct',
   join: 'Join',
@@ -110,6 +112,8 @@ function nodeJson(
         state: n.stateId,
       };
 
+    case 'flatmap':
+      return { ...base, kind: 'flatmap', text: printExpand(n.generator), stateful: false, state: null };
     case 'topn':
       return {
         ...base,

@@ -15,6 +15,7 @@ import { JoinOp, type JoinBudget } from '../ivm/ops/join-op.ts';
 import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
 import type { Arrangement } from '../ivm/arrangement.ts';
 import type { SharedArrangements } from './shared-arrangements.ts';
+import { FlatMapOp } from '../ivm/ops/flat-map-op.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import { OutputOp } from '../ivm/ops/output-op.ts';
 import { ReduceOp } from '../ivm/ops/reduce-op.ts';
@@ -95,6 +96,15 @@ export class ViewRuntime implements RowErrorSink {
             node,
             inputs: node.inputs,
             op: new MapOp(node.id, node.filter, node.project, input.columns),
+          });
+          break;
+        }
+        case 'flatmap': {
+          const input = byId.get(node.inputs[0]) as DataflowNode;
+          this.rendered.push({
+            node,
+            inputs: node.inputs,
+            op: new FlatMapOp(node.id, node.generator, input.columns, joinBudget),
           });
           break;
         }

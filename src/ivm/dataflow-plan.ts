@@ -7,6 +7,7 @@ import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { printScalar } from '../common/scalar-expr.ts';
 import { printTopN, type RankKind, type SortKey } from '../common/top-n.ts';
 import { printWindow, type WindowFn } from '../common/window.ts';
+import { expandMaxRows, printExpand, type ExpandGenerator } from '../common/expand.ts';
 
 export type AggregateStrategy = 'invertible' | 'multiset';
 
@@ -136,6 +137,18 @@ export type DataflowNode =
         readonly project: readonly ScalarExpr[] | null;
         readonly joined: readonly ColumnSpec[];
       } | null;
+    }
+  /**
+   * FlatMap (src/ivm/ops/flat-map-op.ts): each input row with its weight, once per tuple its
+   * generator yields, the tuple appended (HOP's windows). Stateless: a retraction yields the same
+   * tuples, so it retracts exactly the rows its insertion produced.
+   */
+  | {
+      readonly id: number;
+      readonly kind: 'flatmap';
+      readonly inputs: readonly [number];
+      readonly generator: ExpandGenerator;
+      readonly columns: readonly ColumnSpec[];
     }
   /** UNION ALL: the inputs' deltas concatenated (and consolidated), stateless. */
   | {
@@ -343,6 +356,12 @@ export function printDataflow(plan: DataflowPlan): string {
         visit(n.inputs[1], depth + 1);
         return;
       }
+      case 'flatmap':
+        lines.push(
+          `${pad}n${n.id} FlatMap (stateless, at most ${expandMaxRows(n.generator)} rows per input row) ${printExpand(n.generator)} → [${cols(n.columns)}]`,
+        );
+        visit(n.inputs[0], depth + 1);
+        return;
       case 'union':
         lines.push(
           `${pad}n${n.id} Union all of ${n.inputs.length} inputs (stateless) → [${cols(n.columns)}]`,

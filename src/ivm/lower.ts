@@ -247,6 +247,16 @@ export function lowerToDataflow(
           stateId: `${view}/window${id}`,
         }));
       }
+      case 'expand': {
+        const input = lower(p.input);
+        return add((id) => ({
+          id,
+          kind: 'flatmap',
+          inputs: [input.id],
+          generator: p.generator,
+          columns: specs(p.columns),
+        }));
+      }
       case 'distinct': {
         const input = lower(p.input);
         return add((id) => ({
@@ -295,6 +305,7 @@ function planInputs(p: LogicalPlan): readonly LogicalPlan[] {
     case 'distinct':
     case 'topN':
     case 'window':
+    case 'expand':
       return [p.input];
     case 'join':
     case 'setOp':

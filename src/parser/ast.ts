@@ -182,7 +182,27 @@ export interface SubqueryRef {
   readonly pos: Pos;
 }
 
-export type FromItem = TableRef | JoinRef | SubqueryRef;
+/**
+ * A window table function in FROM: `TUMBLE(t, ts, size [, offset])`, `HOP(t, ts, slide, size
+ * [, offset])`, `SESSION(t [PARTITION BY k], ts, gap)` (RisingWave's form), or Flink's
+ * `TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size))`;
+ * `args` are the interval arguments after the time column, in the order written. The relation is
+ * named by its alias, else by the table's name.
+ */
+export interface WindowTvfRef {
+  readonly kind: 'windowTvf';
+  readonly fn: 'tumble' | 'hop' | 'session';
+  readonly source: TableRef | SubqueryRef;
+  /** SESSION's `PARTITION BY` columns after the relation (Flink's `TABLE t PARTITION BY k`). */
+  readonly partitionBy?: readonly { readonly name: string; readonly pos: Pos }[];
+  readonly timeColumn: { readonly name: string; readonly pos: Pos };
+  readonly args: readonly Expr[];
+  readonly alias?: string;
+  /** The function's name. */
+  readonly pos: Pos;
+}
+
+export type FromItem = TableRef | JoinRef | SubqueryRef | WindowTvfRef;
 
 /**
  * `left UNION|INTERSECT|EXCEPT [ALL] right`, with PostgreSQL's precedence (INTERSECT binds tighter,

@@ -18,7 +18,9 @@ import type {
   SelectStmt,
   SubqueryRef,
   TableRef,
+  WindowTvfRef,
 } from './ast.ts';
+import type { WindowCall } from './select-adapter/window-tvf-syntax.ts';
 import { parseQuery } from './select-adapter/query-structure.ts';
 import { notSupported, parseError, SluiceError } from '../common/errors.ts';
 import {
@@ -62,7 +64,9 @@ export function parseSelect(tokens: readonly IToken[], maxTokens = Infinity): Se
   // One budget for every plain SELECT of the statement: splitting a query into set operation
   // branches and subqueries must not hand node-sql-parser more tokens than one SELECT may.
   const budget = { left: maxTokens };
-  return parseQuery(tokens, (plain, derived) => parsePlainSelect(plain, budget, derived));
+  return parseQuery(tokens, (plain, derived, windows) =>
+    parsePlainSelect(plain, budget, derived, windows ?? new Map()),
+  );
 }
 
 /** One plain SELECT (no WITH, no set operation); `derived` maps placeholder names to subqueries. */
@@ -70,6 +74,7 @@ function parsePlainSelect(
   tokens: readonly IToken[],
   budget: { left: number },
   derived: ReadonlyMap<IToken, SelectStmt>,
+  windows: ReadonlyMap<IToken, WindowCall>,
 ): SelectStmt {
   const lists = constantLists(tokens);
   const adapterTokens = renderTokens(tokens, lists);
@@ -97,7 +102,7 @@ function parsePlainSelect(
   }
   const statement = Array.isArray(ast) && ast.length === 1 ? ast[0] : ast;
   if (!isNode(statement) || statement['type'] !== 'select') throw syntaxErrorAt(tokens[0]!);
-  const converter = new Converter(adapterTokens, lists, conditions, derived);
+  const converter = new Converter(adapterTokens, lists, conditions, derived, windows);
   return converter.selectStatement(statement);
 }
 
@@ -188,6 +193,8 @@ class Converter extends ExpressionConverter {
     /** The conditions of ON, which node-sql-parser did not see in the statement. */
     private readonly conditions: Conditions,
     derived: ReadonlyMap<IToken, SelectStmt>,
+    /** The window table functions of FROM by their placeholder names (window-tvf-syntax.ts). */
+    private readonly windows: ReadonlyMap<IToken, WindowCall>,
   ) {
     super(tokens, constantLists, derived);
   }
@@ -501,7 +508,7 @@ class Converter extends ExpressionConverter {
     return item;
   }
 
-  private tableRef(entry: Node): TableRef | SubqueryRef {
+  private tableRef(entry: Node): TableRef | SubqueryRef | WindowTvfRef {
     if (text(entry, 'prefix')?.toLowerCase() === 'lateral') throw notSupported('LATERAL', this.here());
     const inner = child(entry, 'expr');
     if (present(entry, 'ast') || (inner !== undefined && present(inner, 'ast'))) this.subquery();
@@ -520,6 +527,8 @@ class Converter extends ExpressionConverter {
       alias = identName(this.name(as !== undefined));
     }
     if (present(entry, 'tablesample')) throw notSupported('TABLESAMPLE', this.here());
+    const window = this.windows.get(first);
+    if (window !== undefined) return { ...window, ...(alias !== undefined ? { alias } : {}) };
     const subquery = this.derived.get(first);
     if (subquery !== undefined) {
       // `AS s (a, b)`: names for the derived table's first columns.

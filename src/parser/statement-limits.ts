@@ -282,6 +282,7 @@ function checkSelect(root: SelectStmt, limits: SqlLimits): void {
     for (let item = from.pop(); item !== undefined; item = from.pop()) {
       if (item.kind === 'join') from.push(item.right, item.left);
       else if (item.kind === 'subquery') queries.push(item.query);
+      else if (item.kind === 'windowTvf') from.push(item.source);
     }
   }
 }
@@ -303,6 +304,7 @@ function checkOneSelect(query: SelectStmt, limits: SqlLimits, nested: SelectStmt
   // The conditions of ON, from a join tree that may be thousands deep (a loop, no recursion).
   const from: FromItem[] = query.from !== undefined ? [query.from] : [];
   for (let item = from.pop(); item !== undefined; item = from.pop()) {
+    if (item.kind === 'windowTvf') roots.push(...item.args);
     if (item.kind !== 'join') continue;
     if (item.on !== undefined) roots.push(item.on);
     from.push(item.right, item.left);

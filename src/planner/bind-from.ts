@@ -9,7 +9,17 @@ import { DEFAULT_SQL_LIMITS } from '../common/limits.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { columnsOf, remapColumns } from '../common/scalar-expr.ts';
 import { T, typeName } from '../common/types.ts';
-import type { Expr, FromItem, JoinRef, Pos, SelectStmt, SubqueryRef, TableRef } from '../parser/ast.ts';
+import type {
+  Expr,
+  FromItem,
+  JoinRef,
+  Pos,
+  SelectStmt,
+  SubqueryRef,
+  TableRef,
+  WindowTvfRef,
+} from '../parser/ast.ts';
+import { bindWindowTvf } from './bind-window-tvf.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
 import type { Scope, ScopeRelation, VisibleColumn } from './bind-expr.ts';
 import { bindEquality, bindExpr, containsAggregate, findAggregate } from './bind-expr.ts';
@@ -153,8 +163,29 @@ export function bindFrom(
       visible: source.columns.map((c, i) => ({ name: c.name, expr: col(i, c) })),
     };
   };
+  /** TUMBLE / HOP over a relation: the relation bound under the call's name, window columns appended. */
+  const windowed = (ref: WindowTvfRef): Bound => {
+    const source = ref.source;
+    const inner =
+      source.kind === 'table'
+        ? leaf(ref.alias !== undefined ? { ...source, alias: ref.alias } : source)
+        : subquery(ref.alias !== undefined ? { ...source, alias: ref.alias } : source);
+    const relation = inner.relations[0]!;
+    const bound = bindWindowTvf(ref, { plan: inner.plan, columns: relation.columns }, relation.name);
+    return {
+      plan: bound.plan,
+      relations: [{ ...relation, columns: bound.columns }],
+      visible: bound.columns.map((c, i) => ({ name: c.name, expr: col(i, c) })),
+    };
+  };
   const bind = (from: FromItem): Bound =>
-    from.kind === 'table' ? leaf(from) : from.kind === 'subquery' ? subquery(from) : join(from, bind);
+    from.kind === 'table'
+      ? leaf(from)
+      : from.kind === 'subquery'
+        ? subquery(from)
+        : from.kind === 'windowTvf'
+          ? windowed(from)
+          : join(from, bind);
   if (item.kind === 'table' && context?.ctes.get(item.name) === undefined) {
     const single = leaf(item);
     const source = catalog.get(item.name);

@@ -474,6 +474,10 @@ function columnAt(query: SelectStmt, pos: Pos): Extract<Expr, { kind: 'column' }
         froms.push(f.left, f.right);
         if (f.on !== undefined) exprs.push(f.on);
       } else if (f.kind === 'subquery') queries.push(f.query);
+      else if (f.kind === 'windowTvf') {
+        froms.push(f.source);
+        exprs.push(...f.args);
+      }
     }
   };
   while (queries.length > 0 || exprs.length > 0) {

@@ -336,6 +336,10 @@ export function refuseNowInView(root: SelectStmt): void {
         from.push(item.right, item.left);
         if (item.on !== undefined) roots.push(item.on);
       } else if (item.kind === 'subquery') queries.push(item.query);
+      else if (item.kind === 'windowTvf') {
+        from.push(item.source);
+        roots.push(...item.args);
+      }
     }
     for (let e = roots.pop(); e !== undefined; e = roots.pop()) {
       if (e.kind === 'function' && NOW_FUNCTIONS.has(e.name)) {

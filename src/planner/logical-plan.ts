@@ -5,6 +5,7 @@ import { printScalar } from '../common/scalar-expr.ts';
 import { typeName } from '../common/types.ts';
 import { printTopN, type RankKind, type SortKey } from '../common/top-n.ts';
 import { printWindow, type WindowFn } from '../common/window.ts';
+import { printExpand, type ExpandGenerator } from '../common/expand.ts';
 import type { ColumnMeta } from './catalog.ts';
 
 export type AggregateFn =
@@ -148,6 +149,16 @@ export type LogicalPlan =
       readonly orderBy: readonly SortKey[];
       readonly functions: readonly WindowFn[];
       readonly columns: readonly ColumnMeta[];
+    }
+  /**
+   * One-to-many (src/common/expand.ts): each input row once per tuple its generator yields for it,
+   * the tuple's values appended (HOP: one row per window holding the row's time).
+   */
+  | {
+      readonly kind: 'expand';
+      readonly input: LogicalPlan;
+      readonly generator: ExpandGenerator;
+      readonly columns: readonly ColumnMeta[];
     };
 
 export const SEMI_JOIN_WORDS: Readonly<Record<SemiJoinMode, string>> = {
@@ -215,6 +226,8 @@ export function printLogicalPlan(plan: LogicalPlan, indent = 0, printed = new Se
       return `${pad}TopN ${printTopN(plan, plan.input.columns)}\n${printLogicalPlan(plan.input, indent + 1)}`;
     case 'window':
       return `${pad}Window ${printWindow(plan, plan.input.columns)}\n${printLogicalPlan(plan.input, indent + 1)}`;
+    case 'expand':
+      return `${pad}Expand ${printExpand(plan.generator)} [${cols(plan.columns.slice(plan.input.columns.length))}]\n${printLogicalPlan(plan.input, indent + 1)}`;
     case 'setOp':
       return `${pad}${plan.op[0]!.toUpperCase()}${plan.op.slice(1)}${plan.all ? ' all' : ''} [${cols(plan.columns)}]\n${printLogicalPlan(plan.left, indent + 1)}\n${printLogicalPlan(plan.right, indent + 1)}`;
   }

@@ -5,6 +5,7 @@
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
 import type { LogicalPlan } from './logical-plan.ts';
+import { expandKeyColumns } from '../common/expand.ts';
 
 /**
  * The plan's unique key. Memoized per plan object: a WITH query read twice is one object reached
@@ -64,6 +65,15 @@ function planKeyOf(
     case 'window':
       // Every input row once, columns appended: the input's key holds.
       return planKey(plan.input, catalog, memo);
+    case 'expand': {
+      // Each input row once per generated tuple: the input's key and the tuple's distinguishing
+      // columns (HOP: window_start).
+      const inputKey = planKey(plan.input, catalog, memo);
+      const width = plan.input.columns.length;
+      return inputKey === null
+        ? null
+        : [...inputKey, ...expandKeyColumns(plan.generator).map((k) => width + k)];
+    }
     case 'setOp':
       // The set forms hold each distinct row once; the ALL forms are multisets.
       return plan.all ? null : plan.columns.map((_, i) => i);

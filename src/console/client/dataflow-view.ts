@@ -24,6 +24,7 @@ const ROLE: Record<DataflowNodeJson['kind'], string> = {
   input: 'source',
   values: 'source · one empty row',
   map: 'Map · per row, stateless',
+  flatmap: 'FlatMap · rows per input row, stateless',
   reduce: 'Reduce + Merge · per key',
   distinct: 'Distinct · row → count',
   join: 'Join · both inputs arranged by key',
@@ -82,6 +83,7 @@ function detailOf(n: DataflowNodeJson): Detail {
 
     case 'topn':
     case 'window':
+    case 'flatmap':
       lines.push(n.text);
       break;
     case 'join':

@@ -64,6 +64,8 @@ export type DataflowNodeJson =
     })
   /** `text`: the ranking, partition, order and kept range, as EXPLAIN DATAFLOW prints them. */
   | (NodeBase & { readonly kind: 'topn'; readonly text: string })
+  /** `text`: the generator (HOP's windows), as EXPLAIN DATAFLOW prints it. */
+  | (NodeBase & { readonly kind: 'flatmap'; readonly text: string })
   /** `text`: the partition, order and functions, as EXPLAIN DATAFLOW prints them. */
   | (NodeBase & { readonly kind: 'window'; readonly text: string })
   | (NodeBase & {

@@ -5,7 +5,7 @@
 // derived table replaced by one placeholder name whose token maps to the parsed subquery, so every
 // position in an error is still the one in the submitted text.
 import type { IToken } from 'chevrotain';
-import type { CommonTableExpr, Pos, SelectStmt, SetOperation } from '../ast.ts';
+import type { CommonTableExpr, Expr, Pos, SelectStmt, SetOperation } from '../ast.ts';
 import { notSupported, parseError, SluiceError } from '../../common/errors.ts';
 import {
   Comma,
@@ -23,11 +23,16 @@ import {
   Select,
   syntaxErrorAt,
 } from '../lexer.ts';
+import { readWindowCall, startsWindowCall, type WindowCall } from './window-tvf-syntax.ts';
 
-/** Parses one plain SELECT's tokens; `derived` maps placeholder tokens to their subqueries. */
+/**
+ * Parses one plain SELECT's tokens; `derived` maps placeholder tokens to their subqueries, `windows`
+ * to the window table functions of its FROM.
+ */
 export type SimpleSelectParser = (
   tokens: readonly IToken[],
   derived: ReadonlyMap<IToken, SelectStmt>,
+  windows?: ReadonlyMap<IToken, WindowCall>,
 ) => SelectStmt;
 
 /**
@@ -284,6 +289,7 @@ class QueryReader {
   /** One plain SELECT in [lo, hi), its derived tables parsed and replaced by placeholders. */
   private plainSelect(lo: number, hi: number): SelectStmt {
     const derived = new Map<IToken, SelectStmt>();
+    const windows = new Map<IToken, WindowCall>();
     const out: IToken[] = [];
     let depth = 0;
     for (let p = lo; p < hi; p++) {
@@ -306,11 +312,64 @@ class QueryReader {
           else if (t.tokenType === RParen) d--;
           else if (d === 0 && FROM_ENDS.some((w) => isWordText(t, w))) break;
         }
-        this.fromRegion(p + 1, end, out, derived);
+        this.fromRegion(p + 1, end, out, derived, windows);
         p = end - 1;
       }
     }
-    return this.simple(out, derived);
+    return this.simple(out, derived, windows);
+  }
+
+  /**
+   * A window table function at a FROM item's start (window-tvf-syntax.ts): parsed, and copied as one
+   * placeholder name at the function's name, which the adapter maps back. Returns the index of its
+   * last `)`.
+   */
+  private windowCall(p: number, out: IToken[], windows: Map<IToken, WindowCall>): number {
+    const { call, end } = readWindowCall(
+      {
+        tokens: this.tokens,
+        closeOf: (open) => this.closeOf[open] ?? -1,
+        query: (lo, hi) => this.query(lo, hi),
+        expressions: (ranges) => this.expressionList(ranges),
+      },
+      p,
+    );
+    const first = this.tokens[p]!;
+    const image = `_w${windows.size + 1}`;
+    const placeholder: IToken = {
+      ...first,
+      image,
+      tokenType: Identifier,
+      tokenTypeIdx: Identifier.tokenTypeIdx!,
+      endOffset: first.startOffset + image.length - 1,
+    };
+    windows.set(placeholder, call);
+    out.push(placeholder);
+    return end;
+  }
+
+  /** Token ranges, each one expression (the arguments of a window function), read as `SELECT a, b`. */
+  private expressionList(ranges: readonly (readonly [number, number])[]): Expr[] {
+    if (ranges.length === 0) return [];
+    const lo = ranges[0]![0];
+    const hi = ranges[ranges.length - 1]![1];
+    const first = this.tokens[lo]!;
+    const select: IToken = {
+      ...first,
+      image: 'select',
+      tokenType: Select,
+      tokenTypeIdx: Select.tokenTypeIdx!,
+      startOffset: first.startOffset - 7,
+      endOffset: first.startOffset - 2,
+    };
+    const parsed = this.simple([select, ...this.tokens.slice(lo, hi)], new Map());
+    return ranges.map(([start], i) => {
+      const item = parsed.items[i];
+      if (item?.kind !== 'expr' || item.alias !== undefined || parsed.items.length !== ranges.length) {
+        throw syntaxErrorAt(this.tokens[start]!);
+      }
+      return item.expr;
+    });
   }
 
   /**
@@ -345,9 +404,22 @@ class QueryReader {
    * a comma, or the `(` of a parenthesised join) opens a derived table when what it holds is a query,
    * else a join in parentheses, read the same way. Other parentheses (conditions, calls) are copied.
    */
-  private fromRegion(lo: number, hi: number, out: IToken[], derived: Map<IToken, SelectStmt>): void {
+  private fromRegion(
+    lo: number,
+    hi: number,
+    out: IToken[],
+    derived: Map<IToken, SelectStmt>,
+    windows: Map<IToken, WindowCall>,
+  ): void {
     for (let p = lo; p < hi; p++) {
       const token = this.tokens[p]!;
+      const before = this.tokens[p - 1];
+      const atItem =
+        p === lo || before?.tokenType === Comma || before?.tokenType === LParen || isWordText(before, 'join');
+      if (atItem && startsWindowCall(this.tokens, p)) {
+        p = this.windowCall(p, out, windows);
+        continue;
+      }
       if (token.tokenType !== LParen) {
         out.push(token);
         continue;
@@ -377,7 +449,7 @@ class QueryReader {
         out.push(placeholder);
       } else {
         out.push(token);
-        this.fromRegion(p + 1, close, out, derived);
+        this.fromRegion(p + 1, close, out, derived, windows);
         out.push(this.tokens[close]!);
       }
       p = close;

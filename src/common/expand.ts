@@ -1,0 +1,87 @@
+// The one-to-many stateless step (a FlatMap) shared by the LogicalPlan (`expand`) and the
+// DataflowPlan (`flatmap`): each input row is emitted once per tuple its generator yields, with that
+// tuple's values appended. A generator is plain data (printed, fingerprinted, checkpoint-neutral);
+// HOP's windows are the first kind, a later `unnest` fits the same shape. Every generator has a
+// bounded fan-out (`maxRows`), checked when the plan is bound, so no row can expand without limit.
+import type { SqlType, Value } from './types.ts';
+import type { RowFn, ScalarExpr } from './scalar-expr.ts';
+import { compileScalar, printScalar } from './scalar-expr.ts';
+import type { Interval } from './time/interval.ts';
+import {
+  addMultiple,
+  alignedStart,
+  epochMicrosOf,
+  formatEpochMicros,
+  hopWindowCount,
+  intervalMicros,
+} from './time/time-window.ts';
+
+/**
+ * HOP: the windows of length `size`, starting every `slide` (offset from the epoch by `offset`),
+ * that hold `time`; appends window_start and window_end (timestamptz when `tz`, else timestamp).
+ * A row whose time is NULL yields nothing (RisingWave filters it out under its hop window).
+ */
+export interface HopGenerator {
+  readonly kind: 'hop';
+  readonly time: ScalarExpr;
+  readonly slide: Interval;
+  readonly size: Interval;
+  readonly offset: Interval;
+  readonly tz: boolean;
+}
+
+export type ExpandGenerator = HopGenerator;
+
+/** Most tuples one input row may yield (HOP: size / slide), so an input row's output is bounded. */
+export const MAX_EXPAND_ROWS = 1000;
+
+/** The most tuples `g` yields for one row. */
+export function expandMaxRows(g: ExpandGenerator): number {
+  return hopWindowCount(g.slide, g.size) ?? 0;
+}
+
+/** The types of the columns `g` appends. */
+export function expandTypes(g: ExpandGenerator): SqlType[] {
+  const t: SqlType = g.tz ? { kind: 'timestamptz' } : { kind: 'timestamp' };
+  return [t, t];
+}
+
+/**
+ * The appended columns that, with the input row's key, identify an output row (HOP: window_start,
+ * the first appended column): offsets among the appended columns.
+ */
+export function expandKeyColumns(g: ExpandGenerator): number[] {
+  return g.kind === 'hop' ? [0] : [];
+}
+
+export function printExpand(g: ExpandGenerator): string {
+  return (
+    `hop(${printScalar(g.time)}, slide interval '${g.slide.toString()}', size interval '${g.size.toString()}', ` +
+    `offset interval '${g.offset.toString()}')`
+  );
+}
+
+/** A row → the tuples to append, one output row each (an empty array: no output row). */
+export type ExpandFn = (row: readonly Value[]) => Value[][];
+
+export function compileExpand(g: ExpandGenerator): ExpandFn {
+  const time: RowFn = compileScalar(g.time);
+  const slide = intervalMicros(g.slide);
+  const size = intervalMicros(g.size);
+  const offset = intervalMicros(g.offset);
+  const count = expandMaxRows(g);
+  const tz = g.tz;
+  return (row) => {
+    const v = time(row);
+    if (v === null) return [];
+    // The last window holding t starts at its slide-aligned floor; the earlier ones a slide apart.
+    const last = alignedStart(epochMicrosOf(v as string), slide, offset);
+    const out: Value[][] = [];
+    for (let i = count - 1; i >= 0; i--) {
+      const start = addMultiple(last, -i, slide);
+      const end = addMultiple(start, 1, size);
+      out.push([formatEpochMicros(start, tz), formatEpochMicros(end, tz)]);
+    }
+    return out;
+  };
+}
