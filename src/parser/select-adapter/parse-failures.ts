@@ -107,6 +107,17 @@ export function unsupportedConstructUpTo(
           return notSupported(`${t.image.toUpperCase()} window frame`, posOf(t), FRAME_HINT);
         }
       }
+      // Name the function whose call the OVER follows, as the converter does.
+      for (let j = i - 1, depth = 0; j >= 0; j--) {
+        const t = tokens[j]!.tok;
+        if (isType(t, RParen)) depth++;
+        else if (isType(t, LParen) && --depth === 0) {
+          const name = tokens[j - 1]?.tok;
+          if (name !== undefined && isType(name, Ident))
+            return notSupported(`window function ${name.image.toUpperCase()}`, posOf(name));
+          break;
+        }
+      }
       return notSupported('window function', pos);
     }
     if (word(i, 'window')) return notSupported('WINDOW clause', pos);
