@@ -503,6 +503,11 @@ export const JOIN_TEMPLATES = [
   'win_filtered_derived',
   'win_over_agg',
   'win_over_join_view',
+  // NTILE, PERCENT_RANK, CUME_DIST (the partition's size), NTH_VALUE, and ROWS frames that end
+  // after the current row (n FOLLOWING, UNBOUNDED FOLLOWING), with changes anywhere in a partition.
+  'win_distribution',
+  'win_nth_value',
+  'win_following_frames',
   // A derived table's column alias list `AS s (a, b)` (SQLite has none: a WITH query's column list).
   'derived_alias_list',
   // SQL functions (one calling another) inlined into a join's items and WHERE; SQLite gets the
@@ -1244,6 +1249,39 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinVi
         `SELECT k, v, pv, rs FROM (SELECT k, ${vCol(x)} AS v, LAG(${vCol(x)}) OVER (${w}) AS pv, ` +
           `SUM(${vCol(x)}) OVER (PARTITION BY k ORDER BY j NULLS LAST) AS rs FROM ${X} WHERE ${vCol(x)} IS NOT NULL) s ` +
           `WHERE pv IS NULL OR pv ${rng.pick(['<', '>=', '<>'])} v`,
+      );
+    }
+    case 'win_distribution': {
+      const w = `PARTITION BY k ORDER BY ${allOrder(x)}`;
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, NTILE(${rng.int(1, 4)}) OVER (${w}) AS nt, ` +
+          `PERCENT_RANK() OVER (PARTITION BY k ORDER BY ${vCol(x)} NULLS FIRST) AS pr, ` +
+          `CUME_DIST() OVER (PARTITION BY j ORDER BY k NULLS LAST) AS cd, CUME_DIST() OVER () AS cd_all FROM ${X}`,
+      );
+    }
+    case 'win_nth_value': {
+      const w = `PARTITION BY k ORDER BY ${allOrder(x)}`;
+      const n = rng.int(1, 3);
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, NTH_VALUE(${vCol(x)}, ${n}) OVER (${w}) AS nv, ` +
+          `NTH_VALUE(${wCol(x)}, ${rng.int(1, 3)}) OVER (${w} ROWS BETWEEN ${rng.int(0, 2)} PRECEDING AND ${rng.int(0, 2)} FOLLOWING) AS nw, ` +
+          `NTH_VALUE(j, 2) OVER (PARTITION BY j ORDER BY k NULLS FIRST) AS nj FROM ${X}`,
+      );
+    }
+    case 'win_following_frames': {
+      const w = `PARTITION BY ${rng.pick(['k', 'j'])} ORDER BY ${allOrder(x)}`;
+      const a = rng.int(0, 3);
+      const b = rng.int(1, 3);
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, ${wCol(x)} AS w, SUM(${vCol(x)}) OVER (${w} ROWS BETWEEN ${a} PRECEDING AND ${b} FOLLOWING) AS s, ` +
+          `COUNT(*) OVER (${w} ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS rest, ` +
+          `MIN(${wCol(x)}) OVER (${w} ROWS BETWEEN 1 FOLLOWING AND ${b + 1} FOLLOWING) AS nmin, ` +
+          `MAX(${vCol(x)}) OVER (${w} ROWS BETWEEN ${a} PRECEDING AND UNBOUNDED FOLLOWING) AS mx, ` +
+          `FIRST_VALUE(${wCol(x)}) OVER (${w} ROWS BETWEEN ${b} FOLLOWING AND UNBOUNDED FOLLOWING) AS fw, ` +
+          `LAST_VALUE(${vCol(x)}) OVER (${w} ROWS BETWEEN ${a} PRECEDING AND ${b} FOLLOWING) AS lv, ` +
+          `AVG(${vCol(x)}) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND ${b} FOLLOWING) AS av, ` +
+          `SUM(j) OVER (${w} ROWS BETWEEN ${a} PRECEDING AND UNBOUNDED FOLLOWING) AS sj, ` +
+          `COUNT(${vCol(x)}) OVER (${w} ROWS BETWEEN ${b + 1} PRECEDING AND 1 PRECEDING) AS cb FROM ${X}`,
       );
     }
     case 'win_over_agg':
