@@ -471,6 +471,9 @@ export const JOIN_TEMPLATES = [
   // STRING_AGG in Sluice's order (by value; SQLite spells it ORDER BY inside the call, and its
   // DISTINCT form, which SQLite allows with one argument only, over a correlated SELECT DISTINCT).
   'string_agg',
+  // STRING_AGG(x, d ORDER BY …): orders that tie only on equal values, so the text is defined
+  // (SQLite takes the same ORDER BY inside the call; DISTINCT there only without a delimiter).
+  'string_agg_ordered',
   // Top-N, ranking window functions and DISTINCT ON (SQLite has window functions and LIMIT in
   // subqueries; DISTINCT ON is spelled ROW_NUMBER() ... = 1 for it). Every NULL order is written
   // out (SQLite puts NULLs first ascending, PostgreSQL last). Where ROW_NUMBER or LIMIT meets ties,
@@ -1400,6 +1403,20 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinVi
       const sqlite =
         `SELECT ${X}.k AS k, string_agg(${w}, ', ' ORDER BY ${w}) AS ws, (SELECT string_agg(d.w, '|' ORDER BY d.w) FROM (SELECT DISTINCT i.${w} AS w FROM ${X} i WHERE i.k IS ${X}.k) d) AS dws, ` +
         `string_agg(${w}, '-' ORDER BY ${w}) FILTER (WHERE ${vCol(x)} > ${c}) AS big FROM ${X} GROUP BY ${X}.k`;
+      return one(sql, { sqlite });
+    }
+    case 'string_agg_ordered': {
+      const w = wCol(x);
+      const v = vCol(x);
+      const order = `j DESC NULLS LAST, ${v} NULLS FIRST, ${w}`;
+      const sql =
+        `SELECT ${X}.k AS k, STRING_AGG(${w}, ',' ORDER BY ${order}) AS ow, ` +
+        `STRING_AGG(${w}, '/' ORDER BY ${v} DESC NULLS FIRST, ${w} DESC NULLS LAST) FILTER (WHERE j > 0) AS fo, ` +
+        `STRING_AGG(DISTINCT ${w}, '|' ORDER BY ${w} DESC) AS dd FROM ${X} GROUP BY ${X}.k`;
+      const sqlite =
+        `SELECT ${X}.k AS k, string_agg(${w}, ',' ORDER BY ${order}) AS ow, ` +
+        `string_agg(${w}, '/' ORDER BY ${v} DESC NULLS FIRST, ${w} DESC NULLS LAST) FILTER (WHERE j > 0) AS fo, ` +
+        `(SELECT string_agg(d.w, '|' ORDER BY d.w DESC) FROM (SELECT DISTINCT i.${w} AS w FROM ${X} i WHERE i.k IS ${X}.k) d) AS dd FROM ${X} GROUP BY ${X}.k`;
       return one(sql, { sqlite });
     }
     case 'join_of_views':

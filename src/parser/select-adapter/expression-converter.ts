@@ -695,7 +695,6 @@ export abstract class ExpressionConverter extends TokenCursor {
     const pos = posOf(nameToken);
     const args = child(node, 'args');
     if (args === undefined) this.lost();
-    if (present(args, 'orderby')) throw notSupported('ORDER BY inside an aggregate', pos);
     this.expect(LParen);
     const argument = child(args, 'expr');
     if (argument?.['type'] === 'star') {
@@ -714,11 +713,26 @@ export abstract class ExpressionConverter extends TokenCursor {
       this.comma();
       values.push(this.expression(separator['delimiter']).expr);
     }
+    // `agg(x, … ORDER BY y [DESC] …)`: the binder decides which aggregates take it.
+    const orderBy: OrderItem[] = [];
+    const orders = list(args, 'orderby');
+    if (orders.length > 0) {
+      this.word('order');
+      this.word('by');
+      orders.forEach((item, i) => {
+        if (i > 0) this.expect(Comma);
+        orderBy.push(this.orderItem(item));
+      });
+    }
     this.expect(RParen);
     const filter = this.filterClause(node);
-    if (present(node, 'over')) return this.windowAggregate(node, values, distinct, filter, pos);
+    if (present(node, 'over')) {
+      if (orderBy.length > 0) throw notSupported('ORDER BY inside a window aggregate', orderBy[0]!.pos);
+      return this.windowAggregate(node, values, distinct, filter, pos);
+    }
     this.rejectCallSuffix({ ...node, filter: null }, pos);
-    return withFilter(functionCall(identName(nameToken), values, { distinct }, pos), filter);
+    const call = functionCall(identName(nameToken), values, { distinct }, pos);
+    return withFilter(orderBy.length > 0 && call.kind === 'function' ? { ...call, orderBy } : call, filter);
   }
 
   /** `agg(x) OVER (...)`: an aggregate as a window function (no DISTINCT, no FILTER). */

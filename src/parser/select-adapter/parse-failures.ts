@@ -126,6 +126,19 @@ export function unsupportedConstructUpTo(
       continue;
     }
     if (word(i, 'window')) return notSupported('WINDOW clause', pos);
+    if (word(i, 'order') && word(i + 1, 'by')) {
+      // ORDER BY inside a call's parentheses: an ordered aggregate node-sql-parser does not read.
+      for (let j = i - 1, depth = 0; j >= 0; j--) {
+        const t = tokens[j]!.tok;
+        if (isType(t, RParen)) depth++;
+        else if (isType(t, LParen) && --depth < 0) {
+          const fn = tokens[j - 1]?.tok;
+          if (fn !== undefined && isType(fn, Ident) && !word(j - 1, 'over'))
+            return notSupported(`ORDER BY inside ${identName(fn).toUpperCase()}`, pos);
+          break;
+        }
+      }
+    }
     if (['union', 'intersect', 'except'].some((w) => word(i, w))) {
       return notSupported(tok.image.toUpperCase(), pos);
     }
