@@ -48,6 +48,7 @@ import {
   JOIN_WORDS,
 } from './select-adapter/parse-failures.ts';
 import { ExpressionConverter } from './select-adapter/expression-converter.ts';
+import { expandNamedWindows } from './select-adapter/named-windows.ts';
 import { adapterDiagnostics } from './select-adapter/token-cursor.ts';
 
 export { adapterDiagnostics };
@@ -67,10 +68,12 @@ export function parseSelect(tokens: readonly IToken[], maxTokens = Infinity): Se
 
 /** One plain SELECT (no WITH, no set operation); `derived` maps placeholder names to subqueries. */
 function parsePlainSelect(
-  tokens: readonly IToken[],
+  written: readonly IToken[],
   budget: { left: number },
-  derived: ReadonlyMap<IToken, SelectStmt>,
+  writtenDerived: ReadonlyMap<IToken, SelectStmt>,
 ): SelectStmt {
+  // Named windows resolved on the tokens first (named-windows.ts).
+  const { tokens, derived } = expandNamedWindows(written, writtenDerived, Math.min(budget.left, 1_000_000));
   const lists = constantLists(tokens);
   const adapterTokens = renderTokens(tokens, lists);
   checkParsedTokens(adapterTokens, budget.left);

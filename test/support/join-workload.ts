@@ -511,6 +511,8 @@ export const JOIN_TEMPLATES = [
   'win_distribution',
   'win_nth_value',
   'win_following_frames',
+  // Named windows: WINDOW p AS (…), w AS (p ORDER BY …), OVER w and OVER (w ROWS …).
+  'win_named',
   // A derived table's column alias list `AS s (a, b)` (SQLite has none: a WITH query's column list).
   'derived_alias_list',
   // SQL functions (one calling another) inlined into a join's items and WHERE; SQLite gets the
@@ -1285,6 +1287,15 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinVi
           `AVG(${vCol(x)}) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND ${b} FOLLOWING) AS av, ` +
           `SUM(j) OVER (${w} ROWS BETWEEN ${a} PRECEDING AND UNBOUNDED FOLLOWING) AS sj, ` +
           `COUNT(${vCol(x)}) OVER (${w} ROWS BETWEEN ${b + 1} PRECEDING AND 1 PRECEDING) AS cb FROM ${X}`,
+      );
+    }
+    case 'win_named': {
+      const wv = wCol(x);
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, ${wv} AS w, ROW_NUMBER() OVER w AS rn, ` +
+          `SUM(${vCol(x)}) OVER (w ROWS BETWEEN ${rng.int(0, 2)} PRECEDING AND ${rng.int(0, 2)} FOLLOWING) AS s, ` +
+          `LAG(${wv}) OVER w AS pw, COUNT(*) OVER (p ORDER BY j NULLS FIRST) AS c, MAX(${vCol(x)}) OVER p AS mx ` +
+          `FROM ${X} WINDOW p AS (PARTITION BY k), w AS (p ORDER BY ${allOrder(x)})`,
       );
     }
     case 'win_over_agg':
