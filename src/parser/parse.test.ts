@@ -581,6 +581,22 @@ describe('limits on what one script may ask (src/common/limits.ts)', () => {
     );
   });
 
+  it('named windows: each OVER w counts its definition in the tokens handed to the SQL library', () => {
+    // 50 references to a 600-token window: refused while expanding, not after building 30,000 tokens.
+    const def = 'PARTITION BY ' + Array.from({ length: 300 }, () => 'a').join(', ');
+    const sql =
+      'SELECT ' +
+      Array.from({ length: 50 }, () => 'sum(a) OVER w').join(', ') +
+      ` FROM t WINDOW w AS (${def})`;
+    throwsSluice(
+      sql,
+      'STATEMENT_TOO_LARGE',
+      'query is too large (more than 12000 tokens to parse)',
+      at(1, 1420),
+      {},
+    );
+  });
+
   it('list lengths: IN, VALUES rows, CASE arms, select list, GROUP BY, ORDER BY, columns, arguments', () => {
     const limits = { maxListItems: 3, maxSelectItems: 2, maxColumns: 2, maxFunctionArgs: 2 };
     const tooMany = (sql: string, message: string, position: SourcePosition): void =>

@@ -236,10 +236,6 @@ class Converter extends ExpressionConverter {
       const into = this.findWord('into');
       throw notSupported('SELECT INTO', into !== undefined ? posOf(into) : pos);
     }
-    if (present(ast, 'window')) {
-      const at = this.findWord('window');
-      throw notSupported('WINDOW clause', at !== undefined ? posOf(at) : pos);
-    }
 
     const items = list(ast, 'columns').map((column, i) => {
       if (i > 0) this.expect(Comma);

@@ -125,7 +125,6 @@ export function unsupportedConstructUpTo(
         return notSupported(`window function ${name.toUpperCase()}`, posOf(fn));
       continue;
     }
-    if (word(i, 'window')) return notSupported('WINDOW clause', pos);
     if (word(i, 'order') && word(i + 1, 'by')) {
       // ORDER BY inside a call's parentheses: an ordered aggregate node-sql-parser does not read.
       for (let j = i - 1, depth = 0; j >= 0; j--) {
