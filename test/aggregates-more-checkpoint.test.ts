@@ -1,4 +1,4 @@
-// BOOL_AND/BOOL_OR/EVERY, the variance family and STRING_AGG under random inserts and deletes of numeric values of
+// BOOL_AND/BOOL_OR/EVERY, the variance family and STRING_AGG (also with ORDER BY) under random inserts and deletes of numeric values of
 // every scale, huge bigints and floats (NaN, infinities, 1e20 beside 0.1): a view restored from a
 // checkpoint continues exactly like the uninterrupted engine, and after every batch each view equals,
 // digit for digit, the same view built from scratch over the current rows (retraction leaves no trace).
@@ -18,9 +18,12 @@ const VIEWS = [
   'CREATE MATERIALIZED VIEW nums AS SELECT g, VAR_POP(n) AS vp, VARIANCE(n) AS vs, STDDEV_POP(n) AS sp, STDDEV_SAMP(n) AS sd FROM t GROUP BY g',
   'CREATE MATERIALIZED VIEW floats AS SELECT g, VAR_POP(f) AS vp, VAR_SAMP(f) AS vs, STDDEV_POP(f) AS sp, STDDEV(f) AS sd FROM t GROUP BY g',
   "CREATE MATERIALIZED VIEW strs AS SELECT g, STRING_AGG(CAST(i AS text), ', ') AS s, STRING_AGG(DISTINCT CAST(b AS text), '|') AS d FROM t GROUP BY g",
+  // ORDER BY numerics of every scale, bigints and floats (NaN, infinities) inside STRING_AGG: the
+  // (value, keys) tuples go through the stored codec into each group's multiset and checkpoint.
+  "CREATE MATERIALIZED VIEW ordered AS SELECT g, STRING_AGG(CAST(id AS text), ',' ORDER BY n DESC, f NULLS FIRST, id) AS by_n, STRING_AGG(CAST(n AS text), ';' ORDER BY i, f DESC, n) AS by_i FROM t GROUP BY g",
   'CREATE MATERIALIZED VIEW overall AS SELECT BOOL_AND(b) AS a, VAR_SAMP(n) AS vn, VAR_POP(f) AS vf, STDDEV(i) AS si FROM t',
 ];
-const VIEW_NAMES = ['flags', 'ints', 'nums', 'floats', 'strs', 'overall'];
+const VIEW_NAMES = ['flags', 'ints', 'nums', 'floats', 'strs', 'ordered', 'overall'];
 
 function randomRow(rng: Rng, id: number): Row {
   const maybe = <T>(v: () => T): T | null => (rng.chance(0.15) ? null : v());

@@ -33,6 +33,11 @@ export interface AggregateSpec {
   readonly outputType: SqlType;
   /** STRING_AGG: the delimiter (a constant). */
   readonly delimiter?: string;
+  /**
+   * `agg(x ORDER BY …)`: the order keys, as columns of the Reduce's Map stage (ops/ordered-aggregate.ts:
+   * a multiset of (value, keys) per group kept in this order).
+   */
+  readonly orderBy?: readonly SortKey[];
   /** invertible: O(1) state (counts, sums); multiset: a per-group value → count multiset. */
   readonly strategy: AggregateStrategy;
 }
@@ -253,15 +258,21 @@ function printAgg(a: AggregateSpec): string {
   const arg = a.argColumn === null ? '*' : `${a.distinct ? 'distinct ' : ''}#${a.argColumn}`;
   const fn = a.fn === 'count_star' ? 'count' : a.fn;
   const state =
-    a.fn === 'string_agg'
-      ? 'value→count per group, result rebuilt per changed group'
-      : a.strategy === 'multiset'
-        ? 'value→count per group'
-        : a.fn.startsWith('var_') || a.fn.startsWith('stddev_')
-          ? 'exact Σx, Σx² per group'
-          : 'O(1) per group';
+    a.orderBy !== undefined
+      ? '(value, order keys)→count per group in order, result rebuilt per changed group'
+      : a.fn === 'string_agg'
+        ? 'value→count per group, result rebuilt per changed group'
+        : a.strategy === 'multiset'
+          ? 'value→count per group'
+          : a.fn.startsWith('var_') || a.fn.startsWith('stddev_')
+            ? 'exact Σx, Σx² per group'
+            : 'O(1) per group';
   const delimiter = a.delimiter === undefined ? '' : `, ${JSON.stringify(a.delimiter)}`;
-  return `${fn}(${arg}${delimiter}) [${a.strategy}: ${state}]`;
+  const order =
+    a.orderBy === undefined
+      ? ''
+      : ` order by ${a.orderBy.map((o) => `#${o.index} ${o.desc ? 'desc' : 'asc'} nulls ${o.nullsFirst ? 'first' : 'last'}`).join(', ')}`;
+  return `${fn}(${arg}${delimiter}${order}) [${a.strategy}: ${state}]`;
 }
 
 /** A row's output multiplicity from its counts on the left (a) and on the right (b). */

@@ -121,22 +121,26 @@ export function lowerToDataflow(
         // Map stage: [group keys..., aggregate arguments...] so Reduce reads plain columns.
         const project: ScalarExpr[] = [...p.groupKeys];
         const argIndex = new Map<string, number>();
+        const column = (e: ScalarExpr): number => {
+          const printed = printScalar(e);
+          const existing = argIndex.get(printed);
+          if (existing !== undefined) return existing;
+          argIndex.set(printed, project.length);
+          project.push(e);
+          return project.length - 1;
+        };
         const aggregates: AggregateSpec[] = p.aggregates.map((a) => {
-          let argColumn: number | null = null;
-          if (a.arg !== undefined) {
-            const printed = printScalar(a.arg);
-            const existing = argIndex.get(printed);
-            if (existing !== undefined) argColumn = existing;
-            else {
-              argColumn = project.length;
-              argIndex.set(printed, argColumn);
-              project.push(a.arg);
-            }
-          }
+          const argColumn = a.arg === undefined ? null : column(a.arg);
+          const orderBy = a.orderBy?.map((o) => ({
+            index: column(o.expr),
+            desc: o.desc,
+            nullsFirst: o.nullsFirst,
+          }));
           const multiset = a.fn === 'min' || a.fn === 'max' || a.fn === 'string_agg' || a.distinct;
           return {
             fn: a.fn,
             ...(a.delimiter !== undefined ? { delimiter: a.delimiter } : {}),
+            ...(orderBy !== undefined ? { orderBy } : {}),
             distinct: a.distinct,
             argColumn,
             argType: a.arg?.type ?? null,

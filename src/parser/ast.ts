@@ -122,6 +122,11 @@ export type Expr =
       readonly filter?: Expr;
       /** `OVER (...)`: a window function call (only a select item may be one). */
       readonly over?: WindowSpec;
+      /**
+       * `agg(x, … ORDER BY y [DESC] …)`: the order an aggregate reads its rows in (the binder
+       * refuses it on an aggregate that does not take one).
+       */
+      readonly orderBy?: readonly OrderItem[];
       readonly pos: Pos;
     };
 
@@ -134,9 +139,14 @@ export interface WindowSpec {
   readonly pos: Pos;
 }
 
-/** `ROWS BETWEEN n PRECEDING AND CURRENT ROW`: `preceding` null for UNBOUNDED; `pos` of ROWS. */
+/**
+ * `ROWS BETWEEN start AND end`: each bound an offset from the current row (negative: n PRECEDING,
+ * 0: CURRENT ROW, positive: n FOLLOWING), `start` null for UNBOUNDED PRECEDING and `end` null for
+ * UNBOUNDED FOLLOWING (`ROWS start` alone ends at CURRENT ROW); `pos` of ROWS.
+ */
 export interface WindowFrameSpec {
-  readonly preceding: number | null;
+  readonly start: number | null;
+  readonly end: number | null;
   readonly pos: Pos;
 }
 

@@ -50,6 +50,7 @@ import {
   JOIN_WORDS,
 } from './select-adapter/parse-failures.ts';
 import { ExpressionConverter } from './select-adapter/expression-converter.ts';
+import { expandNamedWindows } from './select-adapter/named-windows.ts';
 import { adapterDiagnostics } from './select-adapter/token-cursor.ts';
 
 export { adapterDiagnostics };
@@ -71,11 +72,17 @@ export function parseSelect(tokens: readonly IToken[], maxTokens = Infinity): Se
 
 /** One plain SELECT (no WITH, no set operation); `derived` maps placeholder names to subqueries. */
 function parsePlainSelect(
-  tokens: readonly IToken[],
+  written: readonly IToken[],
   budget: { left: number },
-  derived: ReadonlyMap<IToken, SelectStmt>,
-  windows: ReadonlyMap<IToken, WindowCall>,
+  writtenDerived: ReadonlyMap<IToken, SelectStmt>,
+  writtenWindows: ReadonlyMap<IToken, WindowCall>,
 ): SelectStmt {
+  // Named windows resolved on the tokens first (named-windows.ts).
+  const {
+    tokens,
+    derived,
+    windowTvfs: windows,
+  } = expandNamedWindows(written, writtenDerived, writtenWindows, Math.min(budget.left, 1_000_000));
   const lists = constantLists(tokens);
   const adapterTokens = renderTokens(tokens, lists);
   checkParsedTokens(adapterTokens, budget.left);
@@ -239,10 +246,6 @@ class Converter extends ExpressionConverter {
     if (text(child(ast, 'into'), 'type') !== undefined || present(child(ast, 'into') ?? {}, 'expr')) {
       const into = this.findWord('into');
       throw notSupported('SELECT INTO', into !== undefined ? posOf(into) : pos);
-    }
-    if (present(ast, 'window')) {
-      const at = this.findWord('window');
-      throw notSupported('WINDOW clause', at !== undefined ? posOf(at) : pos);
     }
 
     const items = list(ast, 'columns').map((column, i) => {

@@ -5,18 +5,19 @@
 import { SluiceError, notSupported } from '../common/errors.ts';
 import type { CommonTableExpr, Expr, OrderItem, Pos, SelectStmt } from '../parser/ast.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
-import { printScalar } from '../common/scalar-expr.ts';
 import { DEFAULT_SQL_LIMITS } from '../common/limits.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';
 import { withSqlFunctions } from './sql-functions.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
 import type { AggregateCall, AggregateFn, LogicalPlan } from './logical-plan.ts';
+import { printAggregate } from './logical-plan.ts';
 import type { Scope, VisibleColumn } from './bind-expr.ts';
 import { bindFrom, whereOver, type BoundRelation, type FromContext } from './bind-from.ts';
 import { bindSetOperation } from './bind-set-op.ts';
 import { bindSemiJoin, splitSubqueryPredicates, type SubqueryContext } from './bind-subquery.ts';
 import { filteredAggregate } from './bind-filter.ts';
+import { bindAggregateOrder } from './bind-aggregate-order.ts';
 import { MORE_AGGREGATES, bindMoreAggregate } from './bind-aggregate-more.ts';
 import { refuseNowInView } from './bind-time.ts';
 import {
@@ -557,7 +558,7 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
     const intercept = (e: Expr): ScalarExpr | undefined => {
       if (isAggregateCall(e) && e.kind === 'function') {
         const call = bindAggregate(e, inputScope);
-        const printed = `${call.fn}:${call.distinct}:${call.arg === undefined ? '' : printScalar(call.arg)}${call.delimiter === undefined ? '' : `:${JSON.stringify(call.delimiter)}`}`;
+        const printed = printAggregate(call);
         let idx = aggIndex.get(printed);
         if (idx === undefined) {
           idx = aggOutputIndex();
@@ -757,7 +758,7 @@ function flatCount(
 }
 
 function bindAggregate(e: Extract<Expr, { kind: 'function' }>, scope: Scope | null): AggregateCall {
-  const call = bindAggregateCall(e, scope);
+  const call = bindAggregateOrder(bindAggregateCall(e, scope), e, scope);
   return e.filter === undefined ? call : filteredAggregate(call, e.filter, scope);
 }
 

@@ -4,7 +4,7 @@
 // binding the select list reads it. A rank filtered by an outer WHERE becomes a TopN later
 // (absorbRankBounds in bind-window.ts).
 import { SluiceError, notSupported } from '../common/errors.ts';
-import type { Expr } from '../parser/ast.ts';
+import type { Expr, Pos } from '../parser/ast.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { printScalar } from '../common/scalar-expr.ts';
 import type { SortKey } from '../common/top-n.ts';
@@ -120,6 +120,9 @@ function windowNode(
         f.fn === 'row_number' ||
         f.fn === 'rank' ||
         f.fn === 'dense_rank' ||
+        f.fn === 'ntile' ||
+        f.fn === 'percent_rank' ||
+        f.fn === 'cume_dist' ||
         f.fn.startsWith('count')
       ),
     })),
@@ -142,7 +145,9 @@ function windowFn(
 ): WindowFn {
   const over = call.over;
   const frame: WindowFrame =
-    over?.frame === undefined ? { kind: 'range' } : { kind: 'rows', preceding: over.frame.preceding };
+    over?.frame === undefined
+      ? { kind: 'range' }
+      : { kind: 'rows', start: over.frame.start, end: over.frame.end };
   const base = { offset: 0, defaultArg: null, frame };
   const arity = (lo: number, hi: number): void => {
     if (call.args.length < lo || call.args.length > hi || call.star) {
@@ -157,11 +162,21 @@ function windowFn(
     arity(0, 0);
     return { ...base, fn: call.name as WindowFnKind, arg: null, type: T.int64 };
   }
-  if (call.name === 'first_value' || call.name === 'last_value') {
+  if (call.name === 'percent_rank' || call.name === 'cume_dist') {
+    arity(0, 0);
+    return { ...base, fn: call.name, arg: null, type: T.float64 };
+  }
+  if (call.name === 'ntile') {
     arity(1, 1);
+    const buckets = positiveConstant(call, call.args[0] as Expr, bind);
+    return { ...base, fn: 'ntile', arg: null, offset: buckets, type: T.int32 };
+  }
+  if (call.name === 'first_value' || call.name === 'last_value' || call.name === 'nth_value') {
+    arity(call.name === 'nth_value' ? 2 : 1, call.name === 'nth_value' ? 2 : 1);
     let arg = bind(call.args[0] as Expr);
     if (arg.type.kind === 'unknown') arg = { ...arg, type: T.text };
-    return { ...base, fn: call.name, arg: column(arg), type: arg.type };
+    const offset = call.name === 'nth_value' ? positiveConstant(call, call.args[1] as Expr, bind) : 0;
+    return { ...base, fn: call.name, arg: column(arg), offset, type: arg.type };
   }
   if (call.name === 'lag' || call.name === 'lead') {
     arity(1, 3);
@@ -203,24 +218,71 @@ function windowFn(
   const { over: _over, ...plain } = call;
   const agg = bindAggregate(plain, scope);
   const fn = (agg.fn === 'count_star' ? 'count_star' : agg.fn) as WindowFnKind;
-  const argKind = agg.arg?.type.kind;
-  const preceding = frame.kind === 'rows' ? frame.preceding : null;
-  if (
-    (fn === 'sum' || fn === 'avg') &&
-    (argKind === 'float' || argKind === 'numeric') &&
-    preceding !== null &&
-    preceding > MAX_FOLDED_FRAME
-  ) {
-    // Such a frame is folded row by row for every row it moves over (a difference of float sums
-    // is not their sum): bounded, so one change cannot hold the engine for long.
-    throw notSupported(
-      `ROWS ${preceding} PRECEDING (over ${MAX_FOLDED_FRAME}) for ${fn.toUpperCase()} of ${argKind === 'float' ? 'a floating-point' : 'a numeric'} value`,
-      over?.frame?.pos ?? call.pos,
-      'use a smaller frame, ROWS UNBOUNDED PRECEDING, or an integer argument',
-    );
-  }
+  refuseUnfoldableFrame(fn, agg.arg?.type.kind, frame, over?.frame?.pos ?? call.pos);
   return { ...base, fn, arg: agg.arg === undefined ? null : column(agg.arg), type: agg.column.type };
 }
 
-/** The largest ROWS n PRECEDING frame a SUM/AVG of floats or numerics may fold per row. */
+/** The largest ROWS frame (in rows) a SUM/AVG of floats or numerics may fold per row. */
 const MAX_FOLDED_FRAME = 1000;
+
+/**
+ * SUM/AVG of floats and numerics cannot take a row out of a frame exactly (a difference of float
+ * sums is not their sum, nor of numerics its scale), so a frame that drops rows at its start is
+ * folded row by row for every row it moves over, as PostgreSQL does: refused where that is not
+ * bounded work — a frame of more than MAX_FOLDED_FRAME rows, or one ending at UNBOUNDED FOLLOWING
+ * for floats (numerics are summed backward from the partition's end, which is exact).
+ */
+function refuseUnfoldableFrame(
+  fn: WindowFnKind,
+  argKind: string | undefined,
+  frame: WindowFrame,
+  pos: Pos,
+): void {
+  if ((fn !== 'sum' && fn !== 'avg') || (argKind !== 'float' && argKind !== 'numeric')) return;
+  if (frame.kind !== 'rows' || frame.start === null) return;
+  const value = argKind === 'float' ? 'a floating-point' : 'a numeric';
+  const name = fn.toUpperCase();
+  if (frame.end === null) {
+    if (argKind === 'numeric') return;
+    throw notSupported(
+      `ROWS frame from ${frame.start === 0 ? 'CURRENT ROW' : frame.start < 0 ? `${-frame.start} PRECEDING` : `${frame.start} FOLLOWING`} to UNBOUNDED FOLLOWING for ${name} of ${value} value`,
+      pos,
+      'start the frame at UNBOUNDED PRECEDING, end it a number of rows after the current one, or cast the argument to numeric',
+    );
+  }
+  const rows = frame.end - frame.start + 1;
+  if (rows <= MAX_FOLDED_FRAME + 1) return;
+  if (frame.end === 0) {
+    throw notSupported(
+      `ROWS ${-frame.start} PRECEDING (over ${MAX_FOLDED_FRAME}) for ${name} of ${value} value`,
+      pos,
+      'use a smaller frame, ROWS UNBOUNDED PRECEDING, or an integer argument',
+    );
+  }
+  throw notSupported(
+    `ROWS frame of ${rows} rows (over ${MAX_FOLDED_FRAME + 1}) for ${name} of ${value} value`,
+    pos,
+    'use a smaller frame, one from UNBOUNDED PRECEDING, or an integer argument',
+  );
+}
+
+/** NTILE's buckets and NTH_VALUE's n: a positive integer constant (PostgreSQL's error when not positive). */
+function positiveConstant(call: Call, e: Expr, bind: (e: Expr) => ScalarExpr): number {
+  const bound = bind(e);
+  const v =
+    bound.kind === 'const' && bound.type.kind === 'int' && bound.value !== null ? Number(bound.value) : NaN;
+  if (
+    bound.kind !== 'const' ||
+    bound.type.kind !== 'int' ||
+    bound.value === null ||
+    !Number.isSafeInteger(v)
+  ) {
+    throw notSupported(`${call.name.toUpperCase()} argument that is not an integer constant`, e.pos);
+  }
+  if (v <= 0) {
+    throw new SluiceError('INVALID_DEFINITION', `argument of ${call.name} must be greater than zero`, {
+      position: e.pos,
+    });
+  }
+  return v;
+}

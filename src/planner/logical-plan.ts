@@ -31,6 +31,18 @@ export interface AggregateCall {
   readonly column: ColumnMeta;
   /** STRING_AGG: the (constant) delimiter; a NULL delimiter is the empty string. */
   readonly delimiter?: string;
+  /**
+   * `agg(x ORDER BY y [DESC] …)` (bind-aggregate-order.ts): the order the aggregate reads its rows
+   * in, over the aggregate's input; rows equal on every key are then ordered by the argument.
+   */
+  readonly orderBy?: readonly AggregateOrder[];
+}
+
+/** One key of an aggregate's ORDER BY. */
+export interface AggregateOrder {
+  readonly expr: ScalarExpr;
+  readonly desc: boolean;
+  readonly nullsFirst: boolean;
 }
 
 /**
@@ -179,7 +191,11 @@ function cols(columns: readonly ColumnMeta[]): string {
 export function printAggregate(a: AggregateCall): string {
   if (a.fn === 'count_star') return 'count(*)';
   const delimiter = a.delimiter === undefined ? '' : `, ${JSON.stringify(a.delimiter)}`;
-  return `${a.fn}(${a.distinct ? 'distinct ' : ''}${a.arg === undefined ? '' : printScalar(a.arg)}${delimiter})`;
+  const order =
+    a.orderBy === undefined
+      ? ''
+      : ` order by ${a.orderBy.map((o) => `${printScalar(o.expr)} ${o.desc ? 'desc' : 'asc'} nulls ${o.nullsFirst ? 'first' : 'last'}`).join(', ')}`;
+  return `${a.fn}(${a.distinct ? 'distinct ' : ''}${a.arg === undefined ? '' : printScalar(a.arg)}${delimiter}${order})`;
 }
 
 /**

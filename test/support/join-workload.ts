@@ -471,6 +471,9 @@ export const JOIN_TEMPLATES = [
   // STRING_AGG in Sluice's order (by value; SQLite spells it ORDER BY inside the call, and its
   // DISTINCT form, which SQLite allows with one argument only, over a correlated SELECT DISTINCT).
   'string_agg',
+  // STRING_AGG(x, d ORDER BY …): orders that tie only on equal values, so the text is defined
+  // (SQLite takes the same ORDER BY inside the call; DISTINCT there only without a delimiter).
+  'string_agg_ordered',
   // Top-N, ranking window functions and DISTINCT ON (SQLite has window functions and LIMIT in
   // subqueries; DISTINCT ON is spelled ROW_NUMBER() ... = 1 for it). Every NULL order is written
   // out (SQLite puts NULLs first ascending, PostgreSQL last). Where ROW_NUMBER or LIMIT meets ties,
@@ -503,6 +506,13 @@ export const JOIN_TEMPLATES = [
   'win_filtered_derived',
   'win_over_agg',
   'win_over_join_view',
+  // NTILE, PERCENT_RANK, CUME_DIST (the partition's size), NTH_VALUE, and ROWS frames that end
+  // after the current row (n FOLLOWING, UNBOUNDED FOLLOWING), with changes anywhere in a partition.
+  'win_distribution',
+  'win_nth_value',
+  'win_following_frames',
+  // Named windows: WINDOW p AS (…), w AS (p ORDER BY …), OVER w and OVER (w ROWS …).
+  'win_named',
   // A derived table's column alias list `AS s (a, b)` (SQLite has none: a WITH query's column list).
   'derived_alias_list',
   // SQL functions (one calling another) inlined into a join's items and WHERE; SQLite gets the
@@ -1246,6 +1256,48 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinVi
           `WHERE pv IS NULL OR pv ${rng.pick(['<', '>=', '<>'])} v`,
       );
     }
+    case 'win_distribution': {
+      const w = `PARTITION BY k ORDER BY ${allOrder(x)}`;
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, NTILE(${rng.int(1, 4)}) OVER (${w}) AS nt, ` +
+          `PERCENT_RANK() OVER (PARTITION BY k ORDER BY ${vCol(x)} NULLS FIRST) AS pr, ` +
+          `CUME_DIST() OVER (PARTITION BY j ORDER BY k NULLS LAST) AS cd, CUME_DIST() OVER () AS cd_all FROM ${X}`,
+      );
+    }
+    case 'win_nth_value': {
+      const w = `PARTITION BY k ORDER BY ${allOrder(x)}`;
+      const n = rng.int(1, 3);
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, NTH_VALUE(${vCol(x)}, ${n}) OVER (${w}) AS nv, ` +
+          `NTH_VALUE(${wCol(x)}, ${rng.int(1, 3)}) OVER (${w} ROWS BETWEEN ${rng.int(0, 2)} PRECEDING AND ${rng.int(0, 2)} FOLLOWING) AS nw, ` +
+          `NTH_VALUE(j, 2) OVER (PARTITION BY j ORDER BY k NULLS FIRST) AS nj FROM ${X}`,
+      );
+    }
+    case 'win_following_frames': {
+      const w = `PARTITION BY ${rng.pick(['k', 'j'])} ORDER BY ${allOrder(x)}`;
+      const a = rng.int(0, 3);
+      const b = rng.int(1, 3);
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, ${wCol(x)} AS w, SUM(${vCol(x)}) OVER (${w} ROWS BETWEEN ${a} PRECEDING AND ${b} FOLLOWING) AS s, ` +
+          `COUNT(*) OVER (${w} ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS rest, ` +
+          `MIN(${wCol(x)}) OVER (${w} ROWS BETWEEN 1 FOLLOWING AND ${b + 1} FOLLOWING) AS nmin, ` +
+          `MAX(${vCol(x)}) OVER (${w} ROWS BETWEEN ${a} PRECEDING AND UNBOUNDED FOLLOWING) AS mx, ` +
+          `FIRST_VALUE(${wCol(x)}) OVER (${w} ROWS BETWEEN ${b} FOLLOWING AND UNBOUNDED FOLLOWING) AS fw, ` +
+          `LAST_VALUE(${vCol(x)}) OVER (${w} ROWS BETWEEN ${a} PRECEDING AND ${b} FOLLOWING) AS lv, ` +
+          `AVG(${vCol(x)}) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND ${b} FOLLOWING) AS av, ` +
+          `SUM(j) OVER (${w} ROWS BETWEEN ${a} PRECEDING AND UNBOUNDED FOLLOWING) AS sj, ` +
+          `COUNT(${vCol(x)}) OVER (${w} ROWS BETWEEN ${b + 1} PRECEDING AND 1 PRECEDING) AS cb FROM ${X}`,
+      );
+    }
+    case 'win_named': {
+      const wv = wCol(x);
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, ${wv} AS w, ROW_NUMBER() OVER w AS rn, ` +
+          `SUM(${vCol(x)}) OVER (w ROWS BETWEEN ${rng.int(0, 2)} PRECEDING AND ${rng.int(0, 2)} FOLLOWING) AS s, ` +
+          `LAG(${wv}) OVER w AS pw, COUNT(*) OVER (p ORDER BY j NULLS FIRST) AS c, MAX(${vCol(x)}) OVER p AS mx ` +
+          `FROM ${X} WINDOW p AS (PARTITION BY k), w AS (p ORDER BY ${allOrder(x)})`,
+      );
+    }
     case 'win_over_agg':
       return one(
         `SELECT k, n, SUM(n) OVER (ORDER BY k NULLS FIRST) AS cum, LAG(n, 1, 0) OVER (ORDER BY k NULLS FIRST) AS pn, ` +
@@ -1362,6 +1414,20 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinVi
       const sqlite =
         `SELECT ${X}.k AS k, string_agg(${w}, ', ' ORDER BY ${w}) AS ws, (SELECT string_agg(d.w, '|' ORDER BY d.w) FROM (SELECT DISTINCT i.${w} AS w FROM ${X} i WHERE i.k IS ${X}.k) d) AS dws, ` +
         `string_agg(${w}, '-' ORDER BY ${w}) FILTER (WHERE ${vCol(x)} > ${c}) AS big FROM ${X} GROUP BY ${X}.k`;
+      return one(sql, { sqlite });
+    }
+    case 'string_agg_ordered': {
+      const w = wCol(x);
+      const v = vCol(x);
+      const order = `j DESC NULLS LAST, ${v} NULLS FIRST, ${w}`;
+      const sql =
+        `SELECT ${X}.k AS k, STRING_AGG(${w}, ',' ORDER BY ${order}) AS ow, ` +
+        `STRING_AGG(${w}, '/' ORDER BY ${v} DESC NULLS FIRST, ${w} DESC NULLS LAST) FILTER (WHERE j > 0) AS fo, ` +
+        `STRING_AGG(DISTINCT ${w}, '|' ORDER BY ${w} DESC) AS dd FROM ${X} GROUP BY ${X}.k`;
+      const sqlite =
+        `SELECT ${X}.k AS k, string_agg(${w}, ',' ORDER BY ${order}) AS ow, ` +
+        `string_agg(${w}, '/' ORDER BY ${v} DESC NULLS FIRST, ${w} DESC NULLS LAST) FILTER (WHERE j > 0) AS fo, ` +
+        `(SELECT string_agg(d.w, '|' ORDER BY d.w DESC) FROM (SELECT DISTINCT i.${w} AS w FROM ${X} i WHERE i.k IS ${X}.k) d) AS dd FROM ${X} GROUP BY ${X}.k`;
       return one(sql, { sqlite });
     }
     case 'join_of_views':

@@ -12,6 +12,7 @@ import { checkInt, compareValues, normalizeBigInt, singleKey } from '../../commo
 import { Arrangement } from '../arrangement.ts';
 import { DECIMAL_SUM_WIDTH, DecimalSumColumn, usesDecimalSum } from './decimal-sum.ts';
 import { isMoreAggregate, moreAggregateColumn, moreRecordWidth, stringAgg } from './aggregates-more.ts';
+import { OrderedAggColumn } from './ordered-aggregate.ts';
 
 export interface AggColumn {
   readonly spec: AggregateSpec;
@@ -469,6 +470,7 @@ export function recordWidth(spec: AggregateSpec): number {
 
 /** An aggregate's column; sums and counts live at `base` inside the shared group records. */
 export function aggregateColumn(spec: AggregateSpec, record: GroupRecords, base: number): AggColumn {
+  if (spec.orderBy !== undefined) return new OrderedAggColumn({ ...spec, orderBy: spec.orderBy }); // ordered-aggregate.ts
   if (isMoreAggregate(spec)) return moreAggregateColumn(spec, record, base);
   // exact numeric sums (decimal-sum.ts)
   if (usesDecimalSum(spec) && spec.strategy !== 'multiset') return new DecimalSumColumn(spec, record, base);

@@ -5,7 +5,7 @@
 // State is column-wise: a group is a slot number; counts and aggregate fields live in typed arrays.
 import { SluiceError, knownErrorCode } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
-import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
+import type { AggregateSpec, ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
 import { compileScalar } from '../../common/scalar-expr.ts';
@@ -15,6 +15,7 @@ import { ColumnBatch, type ZBatch } from '../zset.ts';
 import { GroupIndex, NO_SLOT } from '../group-index.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
 import { aggregateColumn, recordWidth } from './aggregates.ts';
+import { orderedArgument } from './ordered-aggregate.ts';
 
 /** A Map stage fused into the Reduce: evaluated per input row without building projected rows. */
 export interface FusedMap {
@@ -94,13 +95,13 @@ export class ReduceOp implements Operator, Stateful {
         (row) =>
           row[i] as Value;
       this.keyFns = Array.from({ length: node.keyCount }, (_, i) => col(i));
-      this.argFns = node.aggregates.map((a) => (a.argColumn === null ? null : col(a.argColumn)));
+      this.argFns = node.aggregates.map((a) => argFn(a, col));
     } else {
       this.filter = fused.filter === null ? null : compileScalar(fused.filter);
       this.inputColumns = fused.inputColumns;
       const fns = fused.project.map(compileScalar);
       this.keyFns = fns.slice(0, node.keyCount);
-      this.argFns = node.aggregates.map((a) => (a.argColumn === null ? null : (fns[a.argColumn] as RowFn)));
+      this.argFns = node.aggregates.map((a) => argFn(a, (i) => fns[i] as RowFn));
     }
   }
 
@@ -513,4 +514,14 @@ function sameAggregates(a: readonly Value[], b: readonly Value[], keyCount: numb
     if (x === null || y === null || !valuesEqual(x, y)) return false;
   }
   return true;
+}
+
+/** How the Reduce reads an aggregate's argument: its column, or for ORDER BY the value with its keys. */
+function argFn(a: AggregateSpec, column: (i: number) => RowFn): RowFn | null {
+  if (a.argColumn === null) return null;
+  if (a.orderBy === undefined) return column(a.argColumn);
+  return orderedArgument(
+    column(a.argColumn),
+    a.orderBy.map((o) => column(o.index)),
+  );
 }

@@ -1,10 +1,12 @@
 // Window functions: every input row is arranged under its partition key (one indexed Arrangement,
 // checkpointed) and kept in a list per partition sorted by ORDER BY (peers by the whole row), one
-// slot per copy, each slot holding the window values it was last emitted with and, for running
-// aggregates, the aggregate of the rows up to it. A changed row dirties only the slots whose values
-// it can change — from it to the partition's end for ranks and running frames, the n slots after it
-// for LAG n and ROWS n PRECEDING, the n before it for LEAD n, its peers for peer-shared values — and
-// only those are recomputed (each from its predecessor's values) and re-emitted if they differ.
+// slot per copy, each slot holding the window values it was last emitted with and, per aggregate,
+// the state of its frame (RANGE: the rows up to it). A changed row dirties only the slots whose
+// values it can change — the slots whose frame holds it (ROWS n PRECEDING AND m FOLLOWING: n after
+// it and m before it; UNBOUNDED on a side: to that end), from it to the partition's end for ranks
+// and RANGE frames, n after / before it for LAG / LEAD n, its peers for peer-shared values, the whole
+// partition for NTILE, PERCENT_RANK and CUME_DIST (they read its size) — and only those are
+// recomputed (each from its predecessor's values) and re-emitted if they differ.
 import type { Value } from '../../common/types.ts';
 import { Decimal, add, div, sub } from '../../common/decimal.ts';
 import { checkInt, normalizeBigInt, compareValues, valuesEqual } from '../../common/values.ts';
@@ -56,6 +58,8 @@ export class WindowOp implements Operator, Stateful {
   private readonly functions: readonly WindowFn[];
   /** Per function, how far a change reaches (Infinity: to the partition's end). */
   private readonly reach: readonly Reach[];
+  /** Whether a function reads the partition's first or last slot for every slot (`edgeOf`). */
+  private readonly edges: ReadonlySet<'first' | 'last'>;
   /** Slots whose window values were computed (tests count the work an epoch does with it). */
   slotsComputed = 0;
   /** Slots stepped over while widening dirty ranges to whole peer groups (counted by tests). */
@@ -71,6 +75,7 @@ export class WindowOp implements Operator, Stateful {
     this.peers = compareByKeys(node.orderBy);
     this.functions = node.functions;
     this.reach = node.functions.map(reachOf);
+    this.edges = new Set(node.functions.map(edgeOf).filter((e) => e !== null));
   }
 
   get nodeId(): number {
@@ -209,7 +214,9 @@ export class WindowOp implements Operator, Stateful {
       // is covered below, where each range is widened to whole groups).
       let lo = shared && p > 0 && this.peers((slots[p - 1] as Slot).row, row) === 0 ? p - 1 : p;
       let hi = Math.max(p, q);
-      if (p === 0 && this.functions.some(firstValueUnbounded)) hi = last;
+      // A FIRST_VALUE / LAST_VALUE that reads the partition's first / last slot: its change reaches all.
+      if (p === 0 && this.edges.has('first')) hi = last;
+      if (q === last && this.edges.has('last')) lo = 0;
       for (const r of this.reach) {
         lo = Math.min(lo, p - r.back);
         hi = Math.max(hi, q + r.ahead);
@@ -252,32 +259,90 @@ export class WindowOp implements Operator, Stateful {
     return merged;
   }
 
+  /** Folds the argument of slots s..e (in order) into an aggregate's state. */
+  private foldRange(slots: readonly Slot[], fn: WindowFn, s: number, e: number): Acc {
+    let acc = EMPTY;
+    for (let k = s; k <= e; k++) {
+      this.rowsFolded++;
+      acc = fold(fn, acc, fn.arg === null ? null : ((slots[k] as Slot).row[fn.arg] as Value));
+    }
+    return acc;
+  }
+
   /**
-   * An aggregate over ROWS BETWEEN n PRECEDING AND CURRENT ROW at slot j: COUNT, and SUM/AVG of
-   * integers, as the difference of two running aggregates (O(1)); MIN/MAX from the sliding queue;
-   * SUM/AVG of floats and fractional numerics by folding the frame's rows in order (O(n)), as
-   * PostgreSQL does (a difference of float sums is not the sum, nor of numerics its scale).
+   * An aggregate over ROWS BETWEEN start AND end at slot j (frame slots s..e), its state stored in
+   * the slot: from UNBOUNDED PRECEDING, the predecessor's plus the slot entering (PostgreSQL's order,
+   * so floats agree); to UNBOUNDED FOLLOWING, the suffix from the frame's start (filled backward
+   * before, see `suffixes`); else the predecessor's with the entering slot added and the leaving one
+   * taken out when that is exact (counts, integer sums), MIN/MAX from the sliding queue, and floats
+   * and fractional numerics by folding the frame (bounded by the binder), as PostgreSQL does.
    */
   private framed(
     slots: readonly Slot[],
     j: number,
     f: number,
-    fn: WindowFn,
-    n: number,
-    running: Acc,
+    fn: WindowFn & { readonly frame: { readonly kind: 'rows' } },
     window: SlidingExtreme | null | undefined,
-  ): Value {
-    const start = j - n;
-    if (start <= 0) return finish(fn, running);
-    if (window != null) return window.at(j, start);
-    const exact = difference(fn, running, (slots[start - 1] as Slot).acc[f] ?? EMPTY);
-    if (exact !== null) return finish(fn, exact);
-    let frame = EMPTY;
-    for (let k = start; k <= j; k++) {
-      this.rowsFolded++;
-      frame = fold(fn, frame, fn.arg === null ? null : ((slots[k] as Slot).row[fn.arg] as Value));
+  ): { acc: Acc; value: Value } {
+    const last = slots.length - 1;
+    const { start, end } = fn.frame;
+    const prev = j > 0 ? (slots[j - 1] as Slot) : undefined;
+    const argAt = (k: number): Value => (fn.arg === null ? null : ((slots[k] as Slot).row[fn.arg] as Value));
+    if (end === null) {
+      if (start === null) {
+        const acc = prev !== undefined ? (prev.acc[f] ?? EMPTY) : this.foldRange(slots, fn, 0, last);
+        return { acc, value: finish(fn, acc) };
+      }
+      const from = Math.max(0, j + start);
+      const own = (slots[j] as Slot).acc[f] ?? EMPTY; // the suffix, filled by `suffixes`
+      return { acc: own, value: finish(fn, from > last ? EMPTY : ((slots[from] as Slot).acc[f] ?? EMPTY)) };
     }
-    return finish(fn, frame);
+    const e = Math.min(last, j + end);
+    if (start === null) {
+      let acc: Acc;
+      if (prev === undefined) acc = e < 0 ? EMPTY : this.foldRange(slots, fn, 0, e);
+      else {
+        acc = prev.acc[f] ?? EMPTY;
+        if (j + end >= 0 && j + end <= last) acc = fold(fn, acc, argAt(j + end));
+      }
+      return { acc, value: finish(fn, acc) };
+    }
+    const s = Math.max(0, j + start);
+    if (window != null) return { acc: EMPTY, value: window.at(e, s) };
+    if (start > end || s > e) return { acc: EMPTY, value: finish(fn, EMPTY) };
+    let acc: Acc | null = null;
+    if (prev !== undefined) {
+      const enters = j + end >= 0 && j + end <= last;
+      const leaves = j - 1 + start >= 0 && j - 1 + start <= Math.min(last, j - 1 + end);
+      acc = slide(
+        fn,
+        prev.acc[f] ?? EMPTY,
+        enters,
+        enters ? argAt(j + end) : null,
+        leaves,
+        leaves ? argAt(j - 1 + start) : null,
+      );
+    }
+    acc ??= this.foldRange(slots, fn, s, e);
+    return { acc, value: finish(fn, acc) };
+  }
+
+  /**
+   * Frames ending at UNBOUNDED FOLLOWING (not starting at UNBOUNDED PRECEDING): each slot of hi..lo
+   * stores the aggregate of itself and every slot after it, folded backward from hi + 1's (which
+   * no change reached: a change reaches every slot before it, so lo is 0).
+   */
+  private suffixes(slots: readonly Slot[], lo: number, hi: number): void {
+    this.functions.forEach((fn, f) => {
+      if (fn.frame.kind !== 'rows' || fn.frame.end !== null || fn.frame.start === null || !isAggregate(fn))
+        return;
+      let acc = hi + 1 < slots.length ? ((slots[hi + 1] as Slot).acc[f] ?? EMPTY) : EMPTY;
+      for (let j = hi; j >= lo; j--) {
+        const slot = slots[j] as Slot;
+        acc = fold(fn, acc, fn.arg === null ? null : (slot.row[fn.arg] as Value));
+        slot.acc[f] = acc;
+      }
+    });
   }
 
   /**
@@ -286,23 +351,35 @@ export class WindowOp implements Operator, Stateful {
    */
   private recompute(slots: Slot[], lo: number, hi: number, rows: Row[], weights: number[]): void {
     const fns = this.functions;
+    const last = slots.length - 1;
     // The values each slot had (null: a new slot), to emit only what changed.
     const before: (Value[] | null)[] = [];
-    // MIN/MAX over ROWS n PRECEDING slide a monotonic queue over the range (filled with the n slots
-    // before it), so each slot costs O(1) amortized rather than a fold of its n + 1 rows.
+    this.suffixes(slots, lo, hi);
+    // MIN/MAX over frames of n rows slide a monotonic queue over the range (filled from the first
+    // frame's start), so each slot costs O(1) amortized rather than a fold of its frame.
     const windows = fns.map((fn) =>
-      (fn.fn === 'min' || fn.fn === 'max') && fn.frame.kind === 'rows' && fn.frame.preceding !== null
-        ? new SlidingExtreme(fn.fn, Math.max(0, lo - fn.frame.preceding), slots, fn.arg as number)
+      (fn.fn === 'min' || fn.fn === 'max') &&
+      fn.frame.kind === 'rows' &&
+      fn.frame.start !== null &&
+      fn.frame.end !== null
+        ? new SlidingExtreme(fn.fn, Math.max(0, lo + fn.frame.start), slots, fn.arg as number)
         : null,
     );
-    // Forward: ranks, running aggregates (ROWS up to the slot), LAG/LEAD, frames of n rows.
+    // The first slot of the current peer group (PERCENT_RANK is its index over the partition's).
+    let groupStart = lo;
+    while (groupStart > 0 && this.peers((slots[groupStart - 1] as Slot).row, (slots[lo] as Slot).row) === 0) {
+      groupStart--;
+      this.slotsWalked++;
+    }
+    // Forward: ranks, running aggregates, LAG/LEAD, ROWS frames.
     for (let j = lo; j <= hi; j++) {
       const slot = slots[j] as Slot;
       const prev = j > 0 ? (slots[j - 1] as Slot) : undefined;
       const newPeer = prev === undefined || this.peers(prev.row, slot.row) !== 0;
+      if (newPeer) groupStart = j;
       this.slotsComputed++;
       const values: Value[] = new Array<Value>(fns.length);
-      const acc: Acc[] = new Array<Acc>(fns.length);
+      const acc: Acc[] = slot.acc;
       for (let f = 0; f < fns.length; f++) {
         const fn = fns[f] as WindowFn;
         const arg = fn.arg === null ? null : (slot.row[fn.arg] as Value);
@@ -318,6 +395,15 @@ export class WindowOp implements Operator, Stateful {
             values[f] = newPeer ? dense + 1 : dense;
             break;
           }
+          case 'ntile':
+            values[f] = ntile(j, slots.length, fn.offset);
+            break;
+          case 'percent_rank':
+            values[f] = slots.length === 1 ? 0 : groupStart / (slots.length - 1);
+            break;
+          case 'cume_dist':
+            values[f] = null; // the group's end, set below
+            break;
           case 'lag':
           case 'lead': {
             const at = fn.fn === 'lag' ? j - fn.offset : j + fn.offset;
@@ -330,46 +416,54 @@ export class WindowOp implements Operator, Stateful {
                   : (slot.row[fn.defaultArg] as Value);
             break;
           }
-          case 'first_value': {
-            const from =
-              fn.frame.kind === 'rows' && fn.frame.preceding !== null
-                ? Math.max(0, j - fn.frame.preceding)
-                : 0;
-            values[f] = (slots[from] as Slot).row[fn.arg as number] as Value;
+          case 'first_value':
+          case 'last_value':
+          case 'nth_value': {
+            if (fn.frame.kind === 'range') {
+              // FIRST_VALUE: the partition's first slot; the others: at the group's end (below).
+              values[f] =
+                fn.fn === 'first_value' ? ((slots[0] as Slot).row[fn.arg as number] as Value) : null;
+              break;
+            }
+            const s = fn.frame.start === null ? 0 : Math.max(0, j + fn.frame.start);
+            const e = fn.frame.end === null ? last : Math.min(last, j + fn.frame.end);
+            const at = fn.fn === 'first_value' ? s : fn.fn === 'last_value' ? e : s + fn.offset - 1;
+            values[f] = s <= e && at <= e ? ((slots[at] as Slot).row[fn.arg as number] as Value) : null;
             break;
           }
-          case 'last_value':
-            // A ROWS frame ends at the slot; RANGE at its last peer (set below).
-            values[f] = arg;
-            break;
           default: {
-            // Aggregates: the running one (ROWS up to this slot), then the frame's.
-            const running = fold(fn, prev === undefined ? EMPTY : (prev.acc[f] ?? EMPTY), arg);
-            acc[f] = running;
-            if (fn.frame.kind === 'rows' && fn.frame.preceding !== null) {
-              values[f] = this.framed(slots, j, f, fn, fn.frame.preceding, running, windows[f]);
-            } else values[f] = finish(fn, running);
+            if (fn.frame.kind === 'rows') {
+              const r = this.framed(slots, j, f, fn as WindowFn & { frame: { kind: 'rows' } }, windows[f]);
+              acc[f] = r.acc;
+              values[f] = r.value;
+            } else {
+              // RANGE: the running aggregate, read at the peer group's last slot (below).
+              acc[f] = fold(fn, prev === undefined ? EMPTY : (prev.acc[f] ?? EMPTY), arg);
+            }
           }
         }
       }
-      slot.acc = acc;
       // The next slot's rank reads these values: they replace the old ones now.
       before.push(slot.values);
       slot.values = values;
     }
-    // Backward: RANGE frames give every peer the value at its group's last slot.
-    const ranged = fns.some((fn) => fn.frame.kind === 'range' && readsRange(fn));
-    if (ranged) {
+    // Backward: values read at the peer group's last slot (RANGE frames, CUME_DIST).
+    if (fns.some(readsGroupEnd)) {
       let end = hi;
       for (let j = hi; j >= lo; j--) {
         const slot = slots[j] as Slot;
         if (j < hi && this.peers(slot.row, (slots[j + 1] as Slot).row) !== 0) end = j;
-        const last = slots[end] as Slot;
+        const lastPeer = slots[end] as Slot;
         for (let f = 0; f < fns.length; f++) {
           const fn = fns[f] as WindowFn;
-          if (fn.frame.kind !== 'range' || !readsRange(fn)) continue;
-          (slot.values as Value[])[f] =
-            fn.fn === 'last_value' ? (last.row[fn.arg as number] as Value) : finish(fn, last.acc[f] ?? EMPTY);
+          if (!readsGroupEnd(fn)) continue;
+          const values = slot.values as Value[];
+          if (fn.fn === 'cume_dist') values[f] = (end + 1) / slots.length;
+          else if (fn.fn === 'last_value') values[f] = lastPeer.row[fn.arg as number] as Value;
+          else if (fn.fn === 'nth_value')
+            values[f] =
+              fn.offset - 1 <= end ? ((slots[fn.offset - 1] as Slot).row[fn.arg as number] as Value) : null;
+          else values[f] = finish(fn, lastPeer.acc[f] ?? EMPTY);
         }
       }
     }
@@ -396,19 +490,38 @@ function newSlot(row: Row): Slot {
   return { row, values: null, acc: [] };
 }
 
-/** Functions whose RANGE frame makes peers share the value of the group's last slot. */
-function readsRange(fn: WindowFn): boolean {
+function isAggregate(fn: WindowFn): boolean {
   return (
-    fn.fn !== 'row_number' &&
-    fn.fn !== 'rank' &&
-    fn.fn !== 'dense_rank' &&
-    fn.fn !== 'lag' &&
-    fn.fn !== 'lead' &&
-    fn.fn !== 'first_value'
+    fn.fn === 'count' ||
+    fn.fn === 'count_star' ||
+    fn.fn === 'sum' ||
+    fn.fn === 'avg' ||
+    fn.fn === 'min' ||
+    fn.fn === 'max'
   );
 }
 
-/** How far a change at a slot reaches for one function. */
+/** Functions whose value is read at the peer group's last slot: RANGE frames (but FIRST_VALUE), CUME_DIST. */
+function readsGroupEnd(fn: WindowFn): boolean {
+  if (fn.fn === 'cume_dist') return true;
+  if (fn.frame.kind !== 'range') return false;
+  return fn.fn === 'last_value' || fn.fn === 'nth_value' || isAggregate(fn);
+}
+
+/** PostgreSQL's NTILE: the first (size % buckets) buckets hold one row more than the others. */
+function ntile(j: number, size: number, buckets: number): number {
+  const per = Math.floor(size / buckets);
+  const extra = size % buckets;
+  const big = extra * (per + 1);
+  return j < big ? Math.floor(j / (per + 1)) + 1 : Math.floor((j - big) / per) + extra + 1;
+}
+
+/**
+ * How far a change at a slot reaches for one function: the slots whose frame holds it. A ROWS
+ * frame [j + start, j + end] holds slot p for j in [p - end, p - start]; RANGE frames reach to the
+ * partition's end (or only the peers, LAST_VALUE); NTILE, PERCENT_RANK and CUME_DIST read the
+ * partition's size, which an insert or delete changes: they reach the whole partition.
+ */
 function reachOf(fn: WindowFn): Reach {
   const to = Infinity;
   switch (fn.fn) {
@@ -416,51 +529,75 @@ function reachOf(fn: WindowFn): Reach {
     case 'rank':
     case 'dense_rank':
       return { back: 0, ahead: to, peers: false };
+    case 'ntile':
+    case 'percent_rank':
+    case 'cume_dist':
+      return { back: to, ahead: to, peers: false };
     case 'lag':
       return { back: 0, ahead: fn.offset, peers: false };
     case 'lead':
       return { back: fn.offset, ahead: 0, peers: false };
-    case 'first_value':
-      // An unbounded frame starts at the partition's first slot: a change there reaches every slot.
-      if (fn.frame.kind === 'rows' && fn.frame.preceding !== null)
-        return { back: 0, ahead: fn.frame.preceding, peers: false };
-      return { back: 0, ahead: 0, peers: false };
-    case 'last_value':
-      return { back: 0, ahead: 0, peers: fn.frame.kind === 'range' };
     default:
-      if (fn.frame.kind === 'rows') {
-        // Running aggregates: the slots after it carry it; n PRECEDING: the n after it.
-        return { back: 0, ahead: fn.frame.preceding ?? to, peers: false };
-      }
-      return { back: 0, ahead: to, peers: true };
+      break;
   }
-}
-
-/** A FIRST_VALUE over a frame from the partition's start: a change of the first slot reaches all. */
-function firstValueUnbounded(fn: WindowFn): boolean {
-  return fn.fn === 'first_value' && !(fn.frame.kind === 'rows' && fn.frame.preceding !== null);
+  if (fn.frame.kind === 'range') {
+    // FIRST_VALUE reads the partition's first slot (a change there reaches all: `edgeOf`).
+    if (fn.fn === 'first_value') return { back: 0, ahead: 0, peers: false };
+    if (fn.fn === 'last_value') return { back: 0, ahead: 0, peers: true };
+    return { back: 0, ahead: to, peers: true };
+  }
+  if (edgeOf(fn) !== null) return { back: 0, ahead: 0, peers: false };
+  const { start, end } = fn.frame;
+  return { back: end === null ? to : end, ahead: start === null ? to : -start, peers: false };
 }
 
 /**
- * The aggregate of the rows after `b` up to `a` (both running aggregates of one partition), when
- * subtracting is exact: counts, integer sums, numeric sums of integers (scale 0); else null.
+ * A FIRST_VALUE whose frames all start at the partition's first slot, or a LAST_VALUE whose frames
+ * all end at its last: the value is that slot's, so only a change of it reaches (every slot).
  */
-function difference(fn: WindowFn, a: Acc, b: Acc): Acc | null {
-  if (fn.fn === 'count' || fn.fn === 'count_star') return { n: a.n - b.n, v: null };
-  if (fn.fn !== 'sum' && fn.fn !== 'avg') return null;
-  const n = a.n - b.n;
-  if (n === 0) return EMPTY;
-  const x = a.v;
-  const y = b.v;
-  if (y === null) return a;
-  if (x instanceof Decimal && y instanceof Decimal) {
-    return x.scale === 0 && y.scale === 0 ? { n, v: sub(x, y) } : null;
+function edgeOf(fn: WindowFn): 'first' | 'last' | null {
+  if (fn.fn === 'first_value') {
+    if (fn.frame.kind === 'range') return 'first';
+    if (fn.frame.start === null && (fn.frame.end === null || fn.frame.end >= 0)) return 'first';
   }
-  if (fn.type.kind === 'float' || (typeof x === 'number' && !Number.isInteger(x))) return null;
-  if (typeof x === 'number' && typeof y === 'number') return { n, v: x - y };
-  if ((typeof x === 'number' || typeof x === 'bigint') && (typeof y === 'number' || typeof y === 'bigint'))
-    return { n, v: normalizeBigInt(BigInt(x) - BigInt(y)) };
+  if (fn.fn === 'last_value' && fn.frame.kind === 'rows') {
+    if (fn.frame.end === null && (fn.frame.start === null || fn.frame.start <= 0)) return 'last';
+  }
   return null;
+}
+
+/** An exact sum or count: integers, numerics of scale 0 (no float, no fraction); else false. */
+function exact(fn: WindowFn, x: Value): boolean {
+  if (x === null || typeof x === 'bigint') return true;
+  if (x instanceof Decimal) return x.scale === 0;
+  return typeof x === 'number' && fn.type.kind !== 'float' && Number.isInteger(x);
+}
+
+/**
+ * A frame's aggregate moved by one slot: `x` added (when it enters) and `y` taken out (when it
+ * leaves), when subtracting is exact (counts, integer sums, numeric sums of scale 0); else null,
+ * and the frame is folded (a difference of float sums is not their sum, nor of numerics its scale).
+ */
+function slide(fn: WindowFn, acc: Acc, enters: boolean, x: Value, leaves: boolean, y: Value): Acc | null {
+  if (fn.fn === 'count_star' || fn.fn === 'count') {
+    const counts = (v: Value): number => (fn.fn === 'count_star' || v !== null ? 1 : 0);
+    return { n: acc.n + (enters ? counts(x) : 0) - (leaves ? counts(y) : 0), v: null };
+  }
+  if (fn.fn !== 'sum' && fn.fn !== 'avg') return null;
+  if (!exact(fn, acc.v) || (enters && !exact(fn, x)) || (leaves && !exact(fn, y))) return null;
+  let next = acc;
+  if (enters) next = fold(fn, next, x);
+  if (leaves && y !== null) {
+    const n = next.n - 1;
+    if (n === 0) return EMPTY;
+    const s = next.v;
+    if (s instanceof Decimal)
+      next = { n, v: sub(s, y instanceof Decimal ? y : Decimal.fromInt(y as number | bigint)) };
+    else if (typeof s === 'number' && typeof y === 'number' && Number.isSafeInteger(s - y))
+      next = { n, v: s - y };
+    else next = { n, v: normalizeBigInt(BigInt(s as number | bigint) - BigInt(y as number | bigint)) };
+  }
+  return next;
 }
 
 /**
@@ -481,9 +618,9 @@ class SlidingExtreme {
     this.next = from;
   }
 
-  /** The extreme of slots start..j (called with j increasing by one, start ≤ j). */
-  at(j: number, start: number): Value {
-    for (; this.next <= j; this.next++) {
+  /** The extreme of slots start..end (called with both never decreasing; empty: NULL). */
+  at(end: number, start: number): Value {
+    for (; this.next <= end; this.next++) {
       const x = (this.slots[this.next] as Slot).row[this.arg] as Value;
       if (x === null) continue;
       while (this.queue.length > this.head) {

@@ -100,6 +100,7 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
   const commas = new Set<number>();
   const timestampWords = new Set<number>();
   const concatWords = new Set<number>();
+  const renamed = new Map<number, string>();
   for (const [open, close] of lists) {
     for (let i = constantItemEnd(tokens, open + 1); i < close; i++) hidden.add(i);
   }
@@ -152,6 +153,15 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
       concatWords.add(i);
       hidden.add(i + 1).add(i + 2);
     }
+    // A window's frame is read from our tokens only (node-sql-parser knows few of its forms).
+    if (isWordText(token, 'over') && isType(next, LParen)) hideFrame(tokens, i + 1, hidden);
+    // PERCENT_RANK() and CUME_DIST() OVER, which node-sql-parser does not read, as window
+    // functions it does; the converter takes the name from our token.
+    const ranking = RANKING_STAND_INS[token.image.toLowerCase()];
+    if (ranking !== undefined && isType(next, LParen) && isType(tokens[i + 2], RParen)) {
+      if (isWordText(tokens[i + 3], 'over') && isWord(token))
+        renamed.set(i, ranking.padEnd(token.image.length));
+    }
     // OFFSET n ROWS (node-sql-parser knows only OFFSET n).
     if ((isWordText(token, 'row') || isWordText(token, 'rows')) && isWordText(tokens[i - 2], 'offset')) {
       if (prev?.tokenType === NumberLit) hidden.add(i);
@@ -161,6 +171,7 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
     const length = tok.image.length;
     let render = tok.image;
     if (hidden.has(i)) render = ' '.repeat(length);
+    else if (renamed.has(i)) render = renamed.get(i)!;
     else if (timestampWords.has(i)) render = 'timestamp'.padEnd(length);
     else if (concatWords.has(i)) render = '||';
     else if (commas.has(i)) render = ','.padEnd(length);
@@ -171,6 +182,22 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
     else if (tok.tokenType === NumberLit) render = '1'.repeat(length);
     return { tok, render, asComma: commas.has(i) };
   });
+}
+
+/** Window functions node-sql-parser does not read, and the ones (no longer) it is shown instead. */
+const RANKING_STAND_INS: Readonly<Record<string, string>> = { percent_rank: 'row_number', cume_dist: 'rank' };
+
+/** Hides a window's frame clause (`ROWS …` up to the `)` of `OVER (`, at `open`). */
+function hideFrame(tokens: readonly IToken[], open: number, hidden: Set<number>): void {
+  let depth = 0;
+  let frame = false;
+  for (let i = open; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token.tokenType === LParen) depth++;
+    else if (token.tokenType === RParen && --depth === 0) return;
+    if (depth === 1 && ['rows', 'range', 'groups'].some((w) => isWordText(token, w))) frame = true;
+    if (frame) hidden.add(i);
+  }
 }
 
 export const NATURAL_FOLLOWERS = ['join', 'inner', 'left', 'right', 'full'];

@@ -3,7 +3,7 @@
 // precedence re-derived by the shared operator-run builder (expr-builder.ts).
 import type { IToken } from 'chevrotain';
 import type { Expr, OrderItem, Pos, SelectStmt, TypeName, WindowFrameSpec, WindowSpec } from '../ast.ts';
-import { notSupported } from '../../common/errors.ts';
+import { notSupported, SluiceError } from '../../common/errors.ts';
 import {
   booleanLiteral,
   buildExpr,
@@ -48,10 +48,14 @@ export const WINDOW_FUNCTIONS = [
   'row_number',
   'rank',
   'dense_rank',
+  'percent_rank',
+  'cume_dist',
+  'ntile',
   'lag',
   'lead',
   'first_value',
   'last_value',
+  'nth_value',
 ];
 
 export const AGGREGATE_WINDOW_FUNCTIONS = ['count', 'sum', 'avg', 'min', 'max'];
@@ -82,19 +86,21 @@ export abstract class ExpressionConverter extends TokenCursor {
   }
 
   /**
-   * A window function call: `ROW_NUMBER() | RANK() | DENSE_RANK() | LAG/LEAD(x [, n [, default]]) |
-   * FIRST_VALUE(x) | LAST_VALUE(x) OVER (...)` (aggregates with OVER come through aggregateNode).
-   * Other window functions and named windows are NOT_SUPPORTED.
+   * A window function call: `ROW_NUMBER() | RANK() | DENSE_RANK() | PERCENT_RANK() | CUME_DIST() |
+   * NTILE(n) | LAG/LEAD(x [, n [, default]]) | FIRST_VALUE(x) | LAST_VALUE(x) | NTH_VALUE(x, n)
+   * OVER (...)` (aggregates with OVER come through aggregateNode); the name is our token's (see
+   * renderTokens: node-sql-parser reads PERCENT_RANK and CUME_DIST as other names). Other window
+   * functions are NOT_SUPPORTED.
    */
   protected windowCall(node: Node): Expr {
-    const fn = String(node['name'] ?? '').toLowerCase();
     const nameToken = this.name(true);
+    const fn = identName(nameToken);
     const pos = posOf(nameToken);
     if (!WINDOW_FUNCTIONS.includes(fn)) {
       throw notSupported(
         `window function ${fn.toUpperCase()}`,
         pos,
-        'the window functions supported are ROW_NUMBER, RANK, DENSE_RANK, LAG, LEAD, FIRST_VALUE, LAST_VALUE and COUNT, SUM, AVG, MIN, MAX with OVER',
+        'the window functions supported are ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE and COUNT, SUM, AVG, MIN, MAX with OVER',
       );
     }
     this.expect(LParen);
@@ -105,6 +111,11 @@ export abstract class ExpressionConverter extends TokenCursor {
     this.expect(RParen);
     if (isWordText(this.peek(), 'ignore') || isWordText(this.peek(), 'respect'))
       throw notSupported(`${this.peek()!.image.toUpperCase()} NULLS`, this.here());
+    if (isWordText(this.peek(), 'from'))
+      throw notSupported(
+        `${fn.toUpperCase()} ... FROM ${this.peek(1)?.image.toUpperCase() ?? ''}`,
+        this.here(),
+      );
     const over = this.windowSpec(node);
     return { kind: 'function', name: fn, args, distinct: false, star: false, over, pos };
   }
@@ -136,14 +147,18 @@ export abstract class ExpressionConverter extends TokenCursor {
         orderBy.push(this.orderItem(item));
       });
     }
-    const frame = present(spec, 'window_frame_clause') ? this.windowFrame() : undefined;
+    // The frame is read from our tokens only (renderTokens hides it from node-sql-parser).
+    const frame = ['rows', 'range', 'groups'].some((w) => isWordText(this.peek(), w))
+      ? this.windowFrame()
+      : undefined;
     this.expect(RParen);
     return { partitionBy, orderBy, ...(frame !== undefined ? { frame } : {}), pos: posOf(overToken) };
   }
 
   /**
-   * `ROWS [BETWEEN] start [AND CURRENT ROW]`, start one of UNBOUNDED PRECEDING, n PRECEDING, CURRENT
-   * ROW (read from our tokens). Frames ending elsewhere, RANGE/GROUPS and EXCLUDE are NOT_SUPPORTED.
+   * `ROWS start` or `ROWS BETWEEN start AND end` (read from our tokens), each bound UNBOUNDED
+   * PRECEDING, n PRECEDING, CURRENT ROW, n FOLLOWING or UNBOUNDED FOLLOWING, with PostgreSQL's
+   * checks of their order. RANGE/GROUPS frames and EXCLUDE are NOT_SUPPORTED.
    */
   protected windowFrame(): WindowFrameSpec {
     const unit = this.peek();
@@ -152,37 +167,52 @@ export abstract class ExpressionConverter extends TokenCursor {
       throw notSupported(
         `${unit?.image.toUpperCase() ?? ''} window frame`,
         pos,
-        'write ROWS BETWEEN n PRECEDING AND CURRENT ROW, or no frame (RANGE UNBOUNDED PRECEDING)',
+        'write ROWS BETWEEN … AND …, or no frame (RANGE UNBOUNDED PRECEDING)',
       );
     }
     this.index++;
     const between = this.optionalWord('between') !== undefined;
     const start = this.frameBound();
-    if (between) {
-      this.word('and');
-      const endPos = this.here();
-      if (this.frameBound() !== 0) throw notSupported('window frame not ending at CURRENT ROW', endPos);
-    }
+    const end = between
+      ? (this.word('and'), this.frameBound())
+      : { offset: 0, unbounded: false, pos: start.pos };
+    const invalid = (message: string, at: Pos): SluiceError =>
+      new SluiceError('INVALID_DEFINITION', message, { position: at });
+    if (start.unbounded && start.offset !== null && start.offset > 0)
+      throw invalid('frame start cannot be UNBOUNDED FOLLOWING', start.pos);
+    if (end.unbounded && end.offset !== null && end.offset < 0)
+      throw invalid('frame end cannot be UNBOUNDED PRECEDING', end.pos);
+    const s = start.unbounded ? null : start.offset;
+    const e = end.unbounded ? null : end.offset;
+    if (!between && s !== null && s > 0)
+      throw invalid('frame starting from following row cannot end with current row', start.pos);
+    if (s === 0 && e !== null && e < 0)
+      throw invalid('frame starting from current row cannot have preceding rows', end.pos);
+    if (s !== null && s > 0 && e !== null && e <= 0)
+      throw invalid('frame starting from following row cannot have preceding rows', end.pos);
     if (isWordText(this.peek(), 'exclude')) throw notSupported('window frame EXCLUDE', this.here());
-    return { preceding: start, pos };
+    return { start: s, end: e, pos };
   }
 
-  /** One frame bound: null for UNBOUNDED PRECEDING, n for n PRECEDING, 0 for CURRENT ROW. */
-  protected frameBound(): number | null {
+  /**
+   * One frame bound as an offset from the current row (negative: PRECEDING, 0: CURRENT ROW); an
+   * UNBOUNDED bound has `unbounded` set and the offset's sign (-1 PRECEDING, 1 FOLLOWING).
+   */
+  protected frameBound(): { offset: number | null; unbounded: boolean; pos: Pos } {
     const pos = this.here();
     if (this.optionalWord('current') !== undefined) {
       this.word('row');
-      return 0;
+      return { offset: 0, unbounded: false, pos };
     }
-    let n: number | null = null;
-    if (this.optionalWord('unbounded') === undefined) {
+    let n = 1;
+    const unbounded = this.optionalWord('unbounded') !== undefined;
+    if (!unbounded) {
       const token = this.expect(NumberLit);
       n = Number(token.image);
       if (!Number.isSafeInteger(n)) throw notSupported('window frame offset that is not an integer', pos);
     }
-    if (this.optionalWord('following') !== undefined) throw notSupported('window frame bound FOLLOWING', pos);
-    this.word('preceding');
-    return n;
+    const sign = this.optionalWord('following') !== undefined ? 1 : (this.word('preceding'), -1);
+    return { offset: sign * n || 0, unbounded, pos };
   }
 
   protected orderItem(item: unknown): OrderItem {
@@ -573,6 +603,7 @@ export abstract class ExpressionConverter extends TokenCursor {
     if (lower === 'any' || lower === 'some' || lower === 'all') {
       throw notSupported(`${lower.toUpperCase()} (...)`, this.here());
     }
+    if (present(node, 'over') && WINDOW_FUNCTIONS.includes(lower)) return this.windowCall(node);
     const nameToken = this.name();
     const pos = posOf(nameToken);
     if (present(node, 'over')) throw notSupported(`window function ${nameToken.image.toUpperCase()}`, pos);
@@ -664,7 +695,6 @@ export abstract class ExpressionConverter extends TokenCursor {
     const pos = posOf(nameToken);
     const args = child(node, 'args');
     if (args === undefined) this.lost();
-    if (present(args, 'orderby')) throw notSupported('ORDER BY inside an aggregate', pos);
     this.expect(LParen);
     const argument = child(args, 'expr');
     if (argument?.['type'] === 'star') {
@@ -683,11 +713,26 @@ export abstract class ExpressionConverter extends TokenCursor {
       this.comma();
       values.push(this.expression(separator['delimiter']).expr);
     }
+    // `agg(x, … ORDER BY y [DESC] …)`: the binder decides which aggregates take it.
+    const orderBy: OrderItem[] = [];
+    const orders = list(args, 'orderby');
+    if (orders.length > 0) {
+      this.word('order');
+      this.word('by');
+      orders.forEach((item, i) => {
+        if (i > 0) this.expect(Comma);
+        orderBy.push(this.orderItem(item));
+      });
+    }
     this.expect(RParen);
     const filter = this.filterClause(node);
-    if (present(node, 'over')) return this.windowAggregate(node, values, distinct, filter, pos);
+    if (present(node, 'over')) {
+      if (orderBy.length > 0) throw notSupported('ORDER BY inside a window aggregate', orderBy[0]!.pos);
+      return this.windowAggregate(node, values, distinct, filter, pos);
+    }
     this.rejectCallSuffix({ ...node, filter: null }, pos);
-    return withFilter(functionCall(identName(nameToken), values, { distinct }, pos), filter);
+    const call = functionCall(identName(nameToken), values, { distinct }, pos);
+    return withFilter(orderBy.length > 0 && call.kind === 'function' ? { ...call, orderBy } : call, filter);
   }
 
   /** `agg(x) OVER (...)`: an aggregate as a window function (no DISTINCT, no FILTER). */

@@ -24,6 +24,7 @@ import {
   syntaxErrorAt,
 } from '../lexer.ts';
 import { isNode, child } from './loose-ast.ts';
+import { AGGREGATE_WINDOW_FUNCTIONS, WINDOW_FUNCTIONS } from './expression-converter.ts';
 import { type AdapterToken, INFIX_TYPES, isStarOperand, followsJoin } from './adapter-tokens.ts';
 
 /**
@@ -107,9 +108,36 @@ export function unsupportedConstructUpTo(
           return notSupported(`${t.image.toUpperCase()} window frame`, posOf(t), FRAME_HINT);
         }
       }
-      return notSupported('window function', pos);
+      // Name the function whose call the OVER follows, as the converter does; one Sluice computes
+      // is not why the text failed to parse.
+      let fn: IToken | undefined;
+      for (let j = i - 1, depth = 0; j >= 0; j--) {
+        const t = tokens[j]!.tok;
+        if (isType(t, RParen)) depth++;
+        else if (isType(t, LParen) && --depth === 0) {
+          fn = tokens[j - 1]?.tok;
+          break;
+        }
+      }
+      if (fn === undefined || !isType(fn, Ident)) return notSupported('window function', pos);
+      const name = identName(fn);
+      if (!WINDOW_FUNCTIONS.includes(name) && !AGGREGATE_WINDOW_FUNCTIONS.includes(name))
+        return notSupported(`window function ${name.toUpperCase()}`, posOf(fn));
+      continue;
     }
-    if (word(i, 'window')) return notSupported('WINDOW clause', pos);
+    if (word(i, 'order') && word(i + 1, 'by')) {
+      // ORDER BY inside a call's parentheses: an ordered aggregate node-sql-parser does not read.
+      for (let j = i - 1, depth = 0; j >= 0; j--) {
+        const t = tokens[j]!.tok;
+        if (isType(t, RParen)) depth++;
+        else if (isType(t, LParen) && --depth < 0) {
+          const fn = tokens[j - 1]?.tok;
+          if (fn !== undefined && isType(fn, Ident) && !word(j - 1, 'over'))
+            return notSupported(`ORDER BY inside ${identName(fn).toUpperCase()}`, pos);
+          break;
+        }
+      }
+    }
     if (['union', 'intersect', 'except'].some((w) => word(i, w))) {
       return notSupported(tok.image.toUpperCase(), pos);
     }
