@@ -7,6 +7,7 @@ import type { AggregateJson, DataflowJson, DataflowNodeJson, NodeCounts } from '
 import { printScalar } from '../common/scalar-expr.ts';
 import { printTopN } from '../common/top-n.ts';
 import { printWindow } from '../common/window.ts';
+import { printTemporalBound } from '../common/temporal-bound.ts';
 import type { DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 
 type Stats = ReturnType<SluiceRuntime['engine']['viewNodeStats']>[number];
@@ -23,6 +24,7 @@ const TITLES: Record<DataflowNode['kind'], string> = {
   semijoin: 'Semi-join',
   topn: 'Top-N',
   window: 'Window',
+  temporalFilter: 'Temporal filter',
   output: 'Output',
 };
 
@@ -115,6 +117,14 @@ function nodeJson(
         ...base,
         kind: 'topn',
         text: printTopN(n, byId.get(n.inputs[0])?.columns ?? []),
+        stateful: true,
+        state: n.stateId,
+      };
+    case 'temporalFilter':
+      return {
+        ...base,
+        kind: 'temporalFilter',
+        text: n.bounds.map(printTemporalBound).join(' AND '),
         stateful: true,
         state: n.stateId,
       };

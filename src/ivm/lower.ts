@@ -247,6 +247,17 @@ export function lowerToDataflow(
           stateId: `${view}/window${id}`,
         }));
       }
+      case 'temporalFilter': {
+        const input = lower(p.input);
+        return add((id) => ({
+          id,
+          kind: 'temporalFilter',
+          inputs: [input.id],
+          bounds: p.bounds,
+          columns: specs(p.columns),
+          stateId: `${view}/temporal${id}`,
+        }));
+      }
       case 'distinct': {
         const input = lower(p.input);
         return add((id) => ({
@@ -290,6 +301,7 @@ function planInputs(p: LogicalPlan): readonly LogicalPlan[] {
     case 'values':
       return [];
     case 'filter':
+    case 'temporalFilter':
     case 'project':
     case 'aggregate':
     case 'distinct':

@@ -19,6 +19,7 @@ import { bindSemiJoin, splitSubqueryPredicates, type SubqueryContext } from './b
 import { filteredAggregate } from './bind-filter.ts';
 import { MORE_AGGREGATES, bindMoreAggregate } from './bind-aggregate-more.ts';
 import { refuseNowInView } from './bind-time.ts';
+import { bindTemporalFilter, splitTemporal } from './bind-temporal.ts';
 import {
   SubqueriesAfterAggregate,
   joinScalarSubqueries,
@@ -127,8 +128,12 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
   return withSqlFunctions(catalog, () => bindQuery(stmt, catalog, options)).result;
 }
 
-function bindQuery(stmt: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
+function bindQuery(query: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
+  let stmt = query;
+  // A view's temporal filters (bind-temporal.ts) leave WHERE; any other clock call is refused.
+  let temporal: readonly Expr[] = [];
   if (options.forView) {
+    ({ stmt, temporal } = splitTemporal(query));
     refuseNowInView(stmt);
     const first = stmt.orderBy[0];
     if (first !== undefined && !keepsOrdering(stmt))
@@ -151,7 +156,7 @@ function bindQuery(stmt: SelectStmt, catalog: Catalog, options: BindOptions): Bo
   const bound =
     stmt.setOp !== undefined
       ? bindSetQuery(stmt, catalog, scoped, (q) => bindSubquery(q, catalog, scoped, 'a set operation'))
-      : bindPlainSelect(stmt, catalog, scoped);
+      : bindPlainSelect(stmt, catalog, scoped, temporal);
   if (!options.forView && options.nested !== true) return bound;
   // A view or nested query keeps its ORDER BY … LIMIT as a TopN (bind-window.ts).
   const plan =
@@ -281,7 +286,12 @@ function bindSetQuery(
   };
 }
 
-function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
+function bindPlainSelect(
+  stmt: SelectStmt,
+  catalog: Catalog,
+  options: BindOptions,
+  temporal: readonly Expr[] = [],
+): BoundQuery {
   if (options.forView && stmt.from === undefined) {
     throw notSupported('a materialized view without FROM', stmt.pos);
   }
@@ -359,6 +369,8 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
     plan = semi.plan;
     addDependencies(semi.dependsOn);
   }
+  // The clock's conjuncts last: a TemporalFilter over everything else WHERE keeps.
+  plan = bindTemporalFilter(temporal, plan, scope);
 
   // Expand the select list. `*` over a USING join stands for merged columns no name can qualify:
   // their expansion is bound here, and every later binding of the select list sees it (memo).

@@ -14,6 +14,7 @@ import { SluiceError } from '../common/errors.ts';
 import type { SourcePositions } from '../common/changes.ts';
 import type { StateDelta } from '../common/state-delta.ts';
 import { decodeStored as decodeValue, encodeStored as encodeValue } from '../common/json-codec.ts';
+import { addColumnIfMissing } from './sqlite-store.ts';
 
 // The shapes below mirror the engine's EngineCheckpoint / StoredCheckpoint structurally: storage
 // never imports the engine.
@@ -30,6 +31,8 @@ export interface CheckpointObjectInput {
 export interface CheckpointInput {
   readonly epoch: number;
   readonly positions: SourcePositions;
+  /** The epoch's logical clock (µs). */
+  readonly clock?: number;
   readonly objects: readonly CheckpointObjectInput[];
 }
 
@@ -37,6 +40,7 @@ export interface CheckpointInput {
 export interface StoredCheckpointData {
   readonly epoch: number;
   readonly positions: SourcePositions;
+  readonly clock?: number;
   readonly objects: ReadonlyMap<
     string,
     { readonly fingerprint: string; readonly parts: ReadonlyMap<string, readonly unknown[]> }
@@ -115,6 +119,8 @@ interface MetaRow {
   entry_sum: string;
   next_ord: number;
   checksum: string;
+  /** The logical clock (µs); NULL in a checkpoint written before the clock existed. */
+  clock: number | null;
 }
 
 interface StoredObject {
@@ -153,14 +159,15 @@ export class CheckpointStore {
     private readonly hooks: CheckpointStoreHooks = {},
   ) {
     db.exec(SCHEMA);
+    addColumnIfMissing(db, 'checkpoint_meta', 'clock', 'INTEGER');
     this.metaStmt = db.prepare('SELECT * FROM checkpoint_meta WHERE id = 1');
     this.metaWriteStmt = db.prepare(
-      `INSERT INTO checkpoint_meta (id, seq, epoch, positions, journal_offset, created_at, objects, entry_count, entry_sum, next_ord, checksum)
-       VALUES (1, @seq, @epoch, @positions, @journal_offset, @created_at, @objects, @entry_count, @entry_sum, @next_ord, @checksum)
+      `INSERT INTO checkpoint_meta (id, seq, epoch, positions, journal_offset, created_at, objects, entry_count, entry_sum, next_ord, checksum, clock)
+       VALUES (1, @seq, @epoch, @positions, @journal_offset, @created_at, @objects, @entry_count, @entry_sum, @next_ord, @checksum, @clock)
        ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, epoch = excluded.epoch, positions = excluded.positions,
          journal_offset = excluded.journal_offset, created_at = excluded.created_at, objects = excluded.objects,
          entry_count = excluded.entry_count, entry_sum = excluded.entry_sum, next_ord = excluded.next_ord,
-         checksum = excluded.checksum`,
+         checksum = excluded.checksum, clock = excluded.clock`,
     );
     this.oldHashStmt = db
       .prepare('SELECT h1, h2, ord FROM checkpoint_state WHERE state_id = ? AND entry_key = ?')
@@ -408,6 +415,7 @@ export class CheckpointStore {
       entry_sum: formatSum(s1, s2),
       next_ord: nextOrd,
       checksum: '',
+      clock: cp.clock ?? null,
     };
     meta.checksum = metaChecksum(meta);
     this.hooks.beforeHeader?.();
@@ -581,7 +589,12 @@ export class CheckpointStore {
       throw damaged('its source positions cannot be decoded');
     }
     return {
-      checkpoint: { epoch: meta.epoch, positions, objects },
+      checkpoint: {
+        epoch: meta.epoch,
+        positions,
+        objects,
+        ...(meta.clock !== null ? { clock: meta.clock } : {}),
+      },
       info: {
         seq: meta.seq,
         epoch: meta.epoch,
@@ -623,6 +636,8 @@ function metaChecksum(m: MetaRow): string {
         m.entry_count,
         m.entry_sum,
         m.next_ord,
+        // Only a checkpoint with a clock checksums it, so older headers still verify.
+        ...(m.clock === null || m.clock === undefined ? [] : [m.clock]),
       ]),
     )
     .digest('hex')

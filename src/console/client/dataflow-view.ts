@@ -82,6 +82,7 @@ function detailOf(n: DataflowNodeJson): Detail {
 
     case 'topn':
     case 'window':
+    case 'temporalFilter':
       lines.push(n.text);
       break;
     case 'join':
