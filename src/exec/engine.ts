@@ -328,11 +328,22 @@ export class Engine {
   }
 
   private explain(query: SelectStmt, dataflow: boolean): StatementResult {
-    const bound = bindSelect(query, this.catalogState, {
-      forView: false,
-      maxSelectItems: this.callLimits.maxSelectItems,
-      maxFromRelations: this.callLimits.maxFromRelations,
-    });
+    const bind = (temporalFilters: boolean): ReturnType<typeof bindSelect> =>
+      bindSelect(query, this.catalogState, {
+        forView: false,
+        temporalFilters,
+        maxSelectItems: this.callLimits.maxSelectItems,
+        maxFromRelations: this.callLimits.maxFromRelations,
+      });
+    // The clock conditions a view would run as a TemporalFilter show as one; any other use of the
+    // clock (which a view refuses) is explained as the ad-hoc query runs it: the statement's time.
+    let bound: ReturnType<typeof bindSelect>;
+    try {
+      bound = bind(true);
+    } catch (error) {
+      if (!(error instanceof SluiceError) || error.code !== 'NOT_SUPPORTED') throw error;
+      bound = bind(false);
+    }
     const plan = dataflow
       ? printDataflow(lowerToDataflow('query', bound.plan, bound.key))
       : printLogicalPlan(bound.plan);

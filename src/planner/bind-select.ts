@@ -66,6 +66,11 @@ export interface BoundQuery {
 export interface BindOptions {
   /** Binding a materialized view: ORDER BY … LIMIT / OFFSET become a TopN, ORDER BY alone is rejected. */
   readonly forView: boolean;
+  /**
+   * EXPLAIN: a top-level WHERE's clock conditions become the TemporalFilter a view would run
+   * (forView does this too), instead of comparisons with the time of the statement.
+   */
+  readonly temporalFilters?: boolean;
   /** CREATE MATERIALIZED VIEW v (a, b, ...) column names. */
   readonly columnNames?: readonly string[];
   readonly viewName?: string;
@@ -132,8 +137,8 @@ function bindQuery(query: SelectStmt, catalog: Catalog, options: BindOptions): B
   let stmt = query;
   // A view's temporal filters (bind-temporal.ts) leave WHERE; any other clock call is refused.
   let temporal: readonly Expr[] = [];
+  if (options.forView || options.temporalFilters === true) ({ stmt, temporal } = splitTemporal(query));
   if (options.forView) {
-    ({ stmt, temporal } = splitTemporal(query));
     refuseNowInView(stmt);
     const first = stmt.orderBy[0];
     if (first !== undefined && !keepsOrdering(stmt))
@@ -184,7 +189,7 @@ export function bindSubquery(
   const first = query.orderBy[0];
   if (first !== undefined && !keepsOrdering(query))
     throw notSupported(`ORDER BY without LIMIT in ${what}`, first.pos, 'order the outer query');
-  const { columnNames: _names, ...rest } = options;
+  const { columnNames: _names, temporalFilters: _temporal, ...rest } = options;
   const inView = options.forView || options.inView === true;
   const bound = bindSelect(query, catalog, { ...rest, forView: false, inView, nested: true });
   return { plan: bound.plan, columns: bound.columns, dependsOn: bound.dependsOn };
