@@ -32,7 +32,8 @@ import type { PreparedBatch } from './table-store.ts';
 import { TableStore, insertCount } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
-import { REAL_CLOCK, type ClockSource } from './logical-clock.ts';
+import { REAL_CLOCK, type ClockSource, type ManualClock } from './logical-clock.ts';
+import { clockValue, showClock } from './clock-statements.ts';
 import type { SharedArrangementInfo } from './shared-arrangements.ts';
 import { asSluiceError } from './table-definition.ts';
 
@@ -306,7 +307,15 @@ export class Engine {
       case 'drop':
         return this.ddl.drop(stmt);
       case 'show':
-        return this.ddl.show(stmt.objectKind);
+        return stmt.objectKind === 'clock'
+          ? showClock(this.clockSource, this.currentClock)
+          : this.ddl.show(stmt.objectKind);
+      case 'setClock': {
+        const micros = clockValue(this.clockSource, stmt.value, stmt.valuePos, stmt.pos, this.currentClock);
+        (this.clockSource as ManualClock).set(micros);
+        // An epoch only when a temporal filter's bound is crossed; `epoch` is the latest either way.
+        return { statement: 'SET CLOCK', epoch: this.tick().epoch };
+      }
       case 'explain':
         return this.explain(stmt.query, stmt.dataflow);
       // DML expressions may call SQL functions too: they are inlined as in a query.
