@@ -165,6 +165,11 @@ export class Engine {
     return this.views.hasTemporal();
   }
 
+  /** Whether a tick now would be an epoch (the clock source has reached some temporal bound). */
+  tickDue(): boolean {
+    return this.views.nextDue() <= this.nextClock();
+  }
+
   /** The earliest clock value at which a view's temporal filter changes (Infinity: none). */
   nextClockDue(): number {
     return this.views.nextDue();
