@@ -7,9 +7,15 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { Engine } from '../../src/exec/engine.ts';
+import { ManualClock } from '../../src/exec/logical-clock.ts';
+import { formatMicros } from '../../src/common/time/instant-micros.ts';
+import { SqliteStore } from '../../src/storage/sqlite-store.ts';
+import { TableLog } from '../../src/storage/table-log.ts';
 import {
   type ChildServer,
   WsClient,
+  openRuntime,
   removeDir,
   spawnServer,
   sql,
@@ -154,3 +160,38 @@ test(
     }
   },
 );
+
+test('a journal from before the clock loads: a batch without one reads as the time it was journaled', () => {
+  const dir = tempDir();
+  try {
+    const store = new SqliteStore({ dataDir: dir });
+    const log = new TableLog(store, { beforeAppend: () => undefined, afterDdl: () => undefined });
+    log.appendDdl({ epoch: 0, sql: 'CREATE TABLE t (id integer PRIMARY KEY, ts timestamptz)' });
+    // As an older server wrote it: no "c" in the payload.
+    log.appendBatch({
+      epoch: 1,
+      table: 't',
+      columns: ['id', 'ts'],
+      inserts: [[1, '2024-01-01 00:00:00+00']],
+      deletes: [],
+    });
+    store.commit();
+    const at = (store.db.prepare('SELECT at FROM journal WHERE log_offset = 2').get() as { at: number }).at;
+    assert.doesNotMatch(
+      (store.db.prepare('SELECT payload FROM journal WHERE log_offset = 2').get() as { payload: string })
+        .payload,
+      /"c"/,
+    );
+    store.close();
+    const clock = new ManualClock();
+    const runtime = openRuntime(dir, { checkpoint: null, createEngine: () => new Engine({ clock }) });
+    try {
+      assert.equal(runtime.engine.epoch, 1);
+      assert.equal(formatMicros(runtime.engine.clock), formatMicros(at * 1000));
+    } finally {
+      runtime.close();
+    }
+  } finally {
+    removeDir(dir);
+  }
+});
