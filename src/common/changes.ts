@@ -36,8 +36,6 @@ export interface ViewChangeSet {
   readonly view: string;
   readonly epoch: number;
   readonly positions: SourcePositions;
-  /** The epoch's logical clock (µs since the Unix epoch), live; a changelog read back has none. */
-  readonly clock?: number;
   readonly changes: readonly Change[];
   /** Row errors appearing (+E) or retracted (-E) in this epoch; absent when none. */
   readonly errors?: readonly ErrorChange[];

@@ -549,7 +549,6 @@ export class Engine {
         view: cs.name,
         epoch,
         positions,
-        clock: this.currentClock,
         changes,
         ...(errors.length > 0 ? { errors } : {}),
       };
