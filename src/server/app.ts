@@ -31,6 +31,7 @@ import type { Row } from '../common/types.ts';
 import { registerConsole } from '../console/plugin.ts';
 import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
 import { ManualClock } from '../exec/logical-clock.ts';
+import { formatMicros } from '../common/time/instant-micros.ts';
 import { ServerMetrics, ServerWideMetrics, metricsText } from './metrics.ts';
 import { TenantRegistry, type Tenant } from './tenants.ts';
 import { TenantUsage } from './usage.ts';
@@ -774,6 +775,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       key: v.key,
       sql: v.sql,
       epoch: runtime.committedEpoch,
+      clock: formatMicros(runtime.committedClock),
       rowCount: v.rowCount,
       stateBytes: v.stateBytes,
       dependsOn: v.dependsOn,

@@ -81,6 +81,7 @@ export class SluiceRuntime extends RuntimeRecovery {
       this.recovery = this.recover(checkpoints.damage);
       this.engine.selectLimits = options.selectLimits ?? DEFAULTS.selectLimits;
       this.committedEpoch = this.engine.epoch;
+      this.committedClock = this.engine.clock;
       this.highWater?.record(this.log.lastOffset, this.engine.epoch);
       this.engine.setJournal(this.log);
       // Judged from here on only: a replayed CREATE SOURCE/SINK was allowed when it ran.
