@@ -59,9 +59,9 @@ test(
         Date.parse((row?.['clock'] as string).replace(' ', 'T').replace('+00', 'Z')) >= Date.parse(expires),
       );
       // The view's REST description carries the clock of the epoch it is read at.
-    const info = await request(server.base, 'GET', '/v1/views/live');
-    assert.equal(info.body['clock'], row?.['clock']);
-    const refused = await sql(server.base, "SET CLOCK TO '2030-01-01'");
+      const info = await request(server.base, 'GET', '/v1/views/live');
+      assert.equal(info.body['clock'], row?.['clock']);
+      const refused = await sql(server.base, "SET CLOCK TO '2030-01-01'");
       assert.equal(refused.status, 400);
       assert.equal(refused.body.error?.code, 'NOT_SUPPORTED');
     } finally {
