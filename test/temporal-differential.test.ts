@@ -56,11 +56,19 @@ const VIEWS: readonly { name: string; sluice: string; sqlite: string }[] = [
     sqlite:
       "SELECT e.id, k.label FROM events e JOIN kinds k ON e.kind = k.kind WHERE e.ts > :now - 2700000000 AND k.label <> 'x'",
   },
+  {
+    name: 'active_groups',
+    sluice: "SELECT grp, latest FROM last_seen WHERE latest > now() - interval '20 minutes'",
+    sqlite:
+      'SELECT grp, latest FROM (SELECT grp, max(ts) AS latest FROM events GROUP BY grp) WHERE latest > :now - 1200000000',
+  },
 ];
 
 const SCHEMA = [
   'CREATE TABLE events (id integer PRIMARY KEY, ts timestamptz, kind text, grp integer)',
   'CREATE TABLE kinds (kind text PRIMARY KEY, label text)',
+  // A temporal filter over a view: its input changes as batches move a group's latest time.
+  'CREATE MATERIALIZED VIEW last_seen AS SELECT grp, max(ts) AS latest FROM events GROUP BY grp',
 ];
 
 function sluiceEngine(clock: ManualClock): Engine {
