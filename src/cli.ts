@@ -41,6 +41,10 @@ Options of sluice start:
   --retention-epochs <n>     keep changelogs of the last n epochs (default ${DEFAULTS.retention.epochs}; 0 = no limit)
   --retention-seconds <n>    keep changelogs younger than n seconds (default ${DEFAULTS.retention.ms / 1000}; 0 = no limit)
   --heartbeat-ms <n>         progress message interval for idle subscribers (default ${DEFAULTS.heartbeatMs})
+  --clock <real|manual>      where epochs read the logical clock NOW() of temporal filters: the machine's clock,
+                             or a manual one moved only by SET CLOCK (tests, back-fills) (default real)
+  --clock-tick-ms <n>        how often the clock ticks for views with temporal filters (default ${DEFAULTS.clockTickMs};
+                             0 = no ticks: the clock moves with data only)
   --subscriber-buffer <bytes>  slow-consumer bound per subscriber (default ${DEFAULTS.subscriberLimits.maxBufferedBytes})
   --subscriber-memory <bytes>  one budget for all tenants' subscribers' queued bytes and open snapshots; room is made
                              by closing the one furthest behind (SLOW_CONSUMER) (default ${DEFAULTS.subscriberMemory})
@@ -72,6 +76,12 @@ Options of sluice start:
 function fail(message: string): never {
   process.stderr.write(`sluice: ${message}\n\n${USAGE}`);
   process.exit(2);
+}
+
+function clockMode(raw: string | undefined): 'real' | 'manual' {
+  if (raw === undefined || raw === 'real') return 'real';
+  if (raw === 'manual') return 'manual';
+  fail(`--clock must be real or manual, not "${raw}"`);
 }
 
 function intOption(name: string, raw: string | undefined, fallback: number, min = 0): number {
@@ -149,6 +159,8 @@ async function main(argv: string[]): Promise<void> {
         'retention-epochs': { type: 'string' },
         'retention-seconds': { type: 'string' },
         'heartbeat-ms': { type: 'string' },
+        clock: { type: 'string' },
+        'clock-tick-ms': { type: 'string' },
         'subscriber-buffer': { type: 'string' },
         'subscriber-memory': { type: 'string' },
         'max-subscribers': { type: 'string' },
@@ -308,6 +320,10 @@ async function main(argv: string[]): Promise<void> {
         ms: retentionSeconds === 0 ? null : retentionSeconds * 1000,
       },
       heartbeatMs: intOption('heartbeat-ms', values['heartbeat-ms'], DEFAULTS.heartbeatMs, 10),
+      clock: {
+        mode: clockMode(values.clock),
+        tickMs: intOption('clock-tick-ms', values['clock-tick-ms'], DEFAULTS.clockTickMs),
+      },
       checkpoint:
         checkpointIntervalMs === 0
           ? false

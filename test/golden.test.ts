@@ -20,6 +20,9 @@
 //   errors VIEW                              ---- the view's row errors, sorted; `(none)` if none
 //   explain | explain dataflow               SELECT lines; ---- the plan text verbatim
 //   epoch N                                  asserts the engine's current epoch
+//   clock TIMESTAMPTZ                        sets the engine's manual clock (it starts at 1970-01-01
+//                                            00:00 UTC) and ticks: an epoch when a temporal filter's
+//                                            bound is crossed
 //   halt                                     stops the file here (debugging)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,6 +30,9 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Engine, SluiceError } from '../src/index.ts';
+import { ManualClock } from '../src/exec/logical-clock.ts';
+import { parseTimestamptz } from '../src/common/time/datetime.ts';
+import { instantMicros } from '../src/common/time/instant-micros.ts';
 import type { ViewChangeSet } from '../src/exec/api.ts';
 import type { ColumnInfo, Row } from '../src/common/types.ts';
 import type { EngineLike } from './support/engine-like.ts';
@@ -55,7 +61,9 @@ interface Watched {
 }
 
 class GoldenRun {
-  readonly engine: EngineLike = new Engine();
+  /** Every file runs on a manual clock: temporal filters move only at `clock` records. */
+  readonly clock = new ManualClock();
+  readonly engine: EngineLike & Pick<Engine, 'tick'> = new Engine({ clock: this.clock });
   readonly watched = new Map<string, Watched>();
   readonly rewrites: { block: Block; text: string }[] = [];
 
@@ -211,6 +219,13 @@ class GoldenRun {
       case 'epoch':
         assert.equal(e.epoch, r.expected, 'epoch');
         return;
+      case 'clock': {
+        const text = parseTimestamptz(r.time);
+        if (text === null) throw new Error(`line ${r.line}: not a timestamptz: ${r.time}`);
+        this.clock.set(instantMicros(text));
+        this.engine.tick();
+        return;
+      }
       case 'halt':
         return;
     }

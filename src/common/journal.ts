@@ -18,6 +18,11 @@ export interface JournalBatch {
    * hand them back on replay as `{ fromSource: true, positions }`; its return value is then unused.
    */
   readonly positions?: SourcePositions;
+  /**
+   * The epoch's logical clock (µs since the Unix epoch): replay hands it back as `clock`. The
+   * engine always sets it; an entry journaled before the clock existed has none.
+   */
+  readonly clock?: number;
 }
 
 /**
@@ -30,4 +35,9 @@ export interface EngineJournal {
   /** Returns a table batch's positions (ignored for a source batch, which carries its own). */
   appendBatch(entry: JournalBatch): SourcePositions;
   appendDdl(entry: { epoch: number; sql: string }): void;
+  /**
+   * A clock tick that is an epoch of its own (a temporal filter's bound was crossed, or a view with
+   * one was created after the clock moved): replayed as `Engine.tick({ clock })`.
+   */
+  appendTick(entry: { epoch: number; clock: number }): void;
 }

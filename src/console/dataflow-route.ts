@@ -8,6 +8,7 @@ import { printScalar } from '../common/scalar-expr.ts';
 import { printTopN } from '../common/top-n.ts';
 import { printWindow } from '../common/window.ts';
 import { printExpand } from '../common/expand.ts';
+import { printTemporalBound } from '../common/temporal-bound.ts';
 import type { DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 
 type Stats = ReturnType<SluiceRuntime['engine']['viewNodeStats']>[number];
@@ -25,6 +26,7 @@ const TITLES: Record<DataflowNode['kind'], string> = {
   semijoin: 'Semi-join',
   topn: 'Top-N',
   window: 'Window',
+  temporalFilter: 'Temporal filter',
   output: 'Output',
 };
 
@@ -119,6 +121,14 @@ function nodeJson(
         ...base,
         kind: 'topn',
         text: printTopN(n, byId.get(n.inputs[0])?.columns ?? []),
+        stateful: true,
+        state: n.stateId,
+      };
+    case 'temporalFilter':
+      return {
+        ...base,
+        kind: 'temporalFilter',
+        text: n.bounds.map(printTemporalBound).join(' AND '),
         stateful: true,
         state: n.stateId,
       };

@@ -28,6 +28,10 @@ export interface SchemaState {
 export interface DdlContext {
   journal(): EngineJournal | null;
   epoch(): number;
+  /** The logical clock of the latest epoch (µs). */
+  clock(): number;
+  /** Before a view with a temporal filter is built: a tick epoch when the clock source moved on. */
+  beforeTemporalView(): void;
   /** Whether new state starts tracking its changes (incremental checkpoints are on). */
   stateTracking(): boolean;
   /** The limits of the script being run. */
@@ -151,7 +155,8 @@ export class DdlStatements {
       ...(functions.length > 0 ? { functions } : {}),
     };
     const dataflow = lowerToDataflow(def.name, bound.plan, bound.key);
-    const runtime = this.state.views.build(dataflow, this.deps.epoch());
+    if (dataflow.nodes.some((n) => n.kind === 'temporalFilter')) this.deps.beforeTemporalView();
+    const runtime = this.state.views.build(dataflow, this.deps.epoch(), this.deps.clock());
     this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql: stmt.text });
     this.state.catalog.add(def);
     for (const part of runtime.statefulParts()) part.trackChanges(this.deps.stateTracking());

@@ -53,6 +53,7 @@ export function takeCheckpoint(
   state: CheckpointedState,
   epoch: number,
   positions: SourcePositions,
+  clock: number,
   full: boolean,
 ): EngineCheckpoint {
   const objects: ObjectCheckpoint[] = [];
@@ -80,7 +81,7 @@ export function takeCheckpoint(
       ],
     });
   }
-  return { epoch, positions, objects };
+  return { epoch, positions, clock, objects };
 }
 
 /**
@@ -93,6 +94,7 @@ export function loadCheckpoint(
   state: CheckpointedState,
   checkpoint: StoredCheckpoint,
   stateTracking: boolean,
+  clock: number,
 ): { rebuilt: string[] } {
   for (const def of state.catalog.storedRelations()) {
     const stored = checkpoint.objects.get(def.name);
@@ -120,7 +122,7 @@ export function loadCheckpoint(
       for (const p of parts) p.loadState(stored.parts.get(p.stateId) ?? []);
       continue;
     }
-    const fresh = state.views.build(runtime.plan, checkpoint.epoch);
+    const fresh = state.views.build(runtime.plan, checkpoint.epoch, clock);
     for (const part of fresh.statefulParts()) part.trackChanges(stateTracking);
     state.views.replace(def.name, fresh);
     rebuilt.push(def.name);

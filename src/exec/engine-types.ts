@@ -6,6 +6,7 @@ import type { ColumnInfo } from '../common/types.ts';
 import type { StateDelta } from '../ivm/state.ts';
 import type { TableColumnInfo } from '../planner/catalog.ts';
 import type { ScriptResult, SourcePositions } from './api.ts';
+import type { ClockSource } from './logical-clock.ts';
 
 /**
  * Connector hook (set by the server): judges a new source's or sink's `brokers` when its CREATE is
@@ -60,6 +61,11 @@ export interface ApplyOptions {
    * message per key first (deletes apply before inserts).
    */
   readonly ignoreMissingDeletes?: boolean;
+  /**
+   * Replay: the epoch's logical clock as journaled (µs). Without it the epoch reads the engine's
+   * clock source; either way an epoch's clock is never below the one before.
+   */
+  readonly clock?: number;
 }
 
 /** One object's state in a checkpoint: the parts that changed since the last checkpoint. */
@@ -74,6 +80,8 @@ export interface ObjectCheckpoint {
 export interface EngineCheckpoint {
   readonly epoch: number;
   readonly positions: SourcePositions;
+  /** The logical clock of `epoch` (µs). */
+  readonly clock: number;
   readonly objects: readonly ObjectCheckpoint[];
 }
 
@@ -81,6 +89,8 @@ export interface EngineCheckpoint {
 export interface StoredCheckpoint {
   readonly epoch: number;
   readonly positions: SourcePositions;
+  /** The logical clock of `epoch` (µs); absent in a checkpoint from before the clock existed. */
+  readonly clock?: number;
   readonly objects: ReadonlyMap<
     string,
     { readonly fingerprint: string; readonly parts: ReadonlyMap<string, readonly unknown[]> }
@@ -90,6 +100,8 @@ export interface StoredCheckpoint {
 export interface EngineOptions {
   /** Limits on SQL text (src/common/limits.ts); each one left out keeps its default. */
   readonly limits?: Partial<SqlLimits>;
+  /** Where epochs read their logical clock (src/exec/logical-clock.ts); the real clock by default. */
+  readonly clock?: ClockSource;
 }
 
 export interface ExecuteOptions {

@@ -32,6 +32,8 @@ import type { PreparedBatch } from './table-store.ts';
 import { TableStore, insertCount } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
+import { REAL_CLOCK, type ClockSource, type ManualClock } from './logical-clock.ts';
+import { clockValue, showClock } from './clock-statements.ts';
 import type { SharedArrangementInfo } from './shared-arrangements.ts';
 import { asSluiceError } from './table-definition.ts';
 
@@ -96,6 +98,9 @@ export class Engine {
   private readonly ddl = new DdlStatements(this.state, {
     journal: () => this.journal,
     epoch: () => this.currentEpoch,
+    clock: () => this.currentClock,
+    // A view that reads the clock is built at the clock's current time: a tick epoch first.
+    beforeTemporalView: () => this.tick({ force: true }),
     stateTracking: () => this.stateTracking,
     limits: () => this.callLimits,
     connectorCheck: () => this.connectorCheck,
@@ -111,6 +116,11 @@ export class Engine {
   private stateTracking = false;
   private currentEpoch = 0;
   private lastPositions: SourcePositions = {};
+  /** The logical clock of the latest epoch (µs since the Unix epoch; 0 before the first). */
+  private currentClock = 0;
+  private readonly clockSource: ClockSource;
+  /** While replaying a journal, the clock stands still between the journaled clocks. */
+  private clockFrozen = false;
   /** What one script may ask of the SQL front end. */
   readonly limits: SqlLimits;
   /** The limits of the script being run (the engine's, or the call's own). */
@@ -119,6 +129,7 @@ export class Engine {
   constructor(options: EngineOptions = {}) {
     this.limits = resolveSqlLimits(options.limits);
     this.callLimits = this.limits;
+    this.clockSource = options.clock ?? REAL_CLOCK;
   }
   /** Bounds of an ad-hoc SELECT's result (the server sets them; unlimited by default). */
   selectLimits: ResultLimits = { maxRows: Infinity, maxBytes: Infinity };
@@ -129,6 +140,60 @@ export class Engine {
 
   get positions(): SourcePositions {
     return this.lastPositions;
+  }
+
+  /** The logical clock of the latest epoch (µs): what NOW() is in every view's temporal filters. */
+  get clock(): number {
+    return this.currentClock;
+  }
+
+  /**
+   * Freezes the clock source (journal replay: epochs take their journaled clocks, and creating a
+   * view with a temporal filter does not tick on its own, because the journal holds that tick).
+   */
+  setClockFrozen(on: boolean): void {
+    this.clockFrozen = on;
+  }
+
+  /** The clock for a new epoch: the source's time, never below the latest epoch's. */
+  private nextClock(): number {
+    return this.clockFrozen ? this.currentClock : Math.max(this.currentClock, this.clockSource.now());
+  }
+
+  /** Whether some view has a temporal filter (only then do clock ticks matter). */
+  hasTemporalViews(): boolean {
+    return this.views.hasTemporal();
+  }
+
+  /** Whether a tick now would be an epoch (the clock source has reached some temporal bound). */
+  tickDue(): boolean {
+    return this.views.nextDue() <= this.nextClock();
+  }
+
+  /** The earliest clock value at which a view's temporal filter changes (Infinity: none). */
+  nextClockDue(): number {
+    return this.views.nextDue();
+  }
+
+  /**
+   * A clock tick: when the clock source has reached a bound of some temporal filter, an epoch of
+   * its own at the source's time, journaled (`appendTick`) and run through the views it changes;
+   * otherwise nothing (a tick that changes no view is neither an epoch nor journaled). `clock`:
+   * replay of a journaled tick (always an epoch); `force`: an epoch whenever the clock moved.
+   */
+  tick(options: { readonly clock?: number; readonly force?: boolean } = {}): {
+    readonly epoch: number;
+    readonly ticked: boolean;
+  } {
+    const clock = options.clock ?? this.nextClock();
+    const due =
+      options.clock !== undefined ||
+      (options.force === true ? clock > this.currentClock : this.views.nextDue() <= clock);
+    if (!due) return { epoch: this.currentEpoch, ticked: false };
+    const epoch = this.currentEpoch + 1;
+    this.journal?.appendTick({ epoch, clock });
+    this.runEpoch(null, null, epoch, {}, clock);
+    return { epoch, ticked: true };
   }
 
   setJournal(journal: EngineJournal | null): void {
@@ -247,7 +312,15 @@ export class Engine {
       case 'drop':
         return this.ddl.drop(stmt);
       case 'show':
-        return this.ddl.show(stmt.objectKind);
+        return stmt.objectKind === 'clock'
+          ? showClock(this.clockSource, this.currentClock)
+          : this.ddl.show(stmt.objectKind);
+      case 'setClock': {
+        const micros = clockValue(this.clockSource, stmt.value, stmt.valuePos, stmt.pos, this.currentClock);
+        (this.clockSource as ManualClock).set(micros);
+        // An epoch only when a temporal filter's bound is crossed; `epoch` is the latest either way.
+        return { statement: 'SET CLOCK', epoch: this.tick().epoch };
+      }
       case 'explain':
         return this.explain(stmt.query, stmt.dataflow);
       // DML expressions may call SQL functions too: they are inlined as in a query.
@@ -269,11 +342,22 @@ export class Engine {
   }
 
   private explain(query: SelectStmt, dataflow: boolean): StatementResult {
-    const bound = bindSelect(query, this.catalogState, {
-      forView: false,
-      maxSelectItems: this.callLimits.maxSelectItems,
-      maxFromRelations: this.callLimits.maxFromRelations,
-    });
+    const bind = (temporalFilters: boolean): ReturnType<typeof bindSelect> =>
+      bindSelect(query, this.catalogState, {
+        forView: false,
+        temporalFilters,
+        maxSelectItems: this.callLimits.maxSelectItems,
+        maxFromRelations: this.callLimits.maxFromRelations,
+      });
+    // The clock conditions a view would run as a TemporalFilter show as one; any other use of the
+    // clock (which a view refuses) is explained as the ad-hoc query runs it: the statement's time.
+    let bound: ReturnType<typeof bindSelect>;
+    try {
+      bound = bind(true);
+    } catch (error) {
+      if (!(error instanceof SluiceError) || error.code !== 'NOT_SUPPORTED') throw error;
+      bound = bind(false);
+    }
     const plan = dataflow
       ? printDataflow(lowerToDataflow('query', bound.plan, bound.key))
       : printLogicalPlan(bound.plan);
@@ -403,6 +487,7 @@ export class Engine {
       return { accepted: prepared.accepted, epoch: this.currentEpoch };
     }
     const epoch = this.currentEpoch + 1;
+    const clock = options.clock ?? this.nextClock();
     let positions: SourcePositions;
     if (fromSource) {
       // The connector's positions are the epoch's, live and in replay alike; the journal records
@@ -415,6 +500,7 @@ export class Engine {
         inserts: prepared.inserts,
         deletes: prepared.deletes,
         positions,
+        clock,
       });
     } else if (options.positions !== undefined) positions = options.positions;
     else if (this.journal !== null) {
@@ -424,23 +510,27 @@ export class Engine {
         columns: store.columnNames,
         inserts: prepared.inserts,
         deletes: prepared.deletes,
+        clock,
       });
     } else positions = { [table]: { epoch } };
-    this.runEpoch(store, prepared, epoch, positions);
+    this.runEpoch(store, prepared, epoch, positions, clock);
     return { accepted: prepared.accepted, epoch };
   }
 
+  /** One epoch at `clock`: a table batch (`store` and `prepared`), or a clock tick (both null). */
   private runEpoch(
-    store: TableStore,
-    prepared: PreparedBatch,
+    store: TableStore | null,
+    prepared: PreparedBatch | null,
     epoch: number,
     positions: SourcePositions,
+    clock: number,
   ): void {
     this.currentEpoch = epoch;
     this.lastPositions = positions;
+    this.currentClock = Math.max(this.currentClock, clock);
     const deltas = new Map<string, ZBatch>();
-    deltas.set(store.def.name, store.apply(prepared));
-    const stepped = this.views.runEpoch(deltas, epoch);
+    if (store !== null && prepared !== null) deltas.set(store.def.name, store.apply(prepared));
+    const stepped = this.views.runEpoch(deltas, epoch, this.currentClock);
     // Subscribers hear about the epoch only once every view has it.
     for (const cs of stepped) {
       const errors = cs.runtime.takeErrorChanges();
@@ -481,7 +571,7 @@ export class Engine {
    * entry list per state id. The caller stores it atomically with the epoch and positions.
    */
   takeCheckpoint(full = false): EngineCheckpoint {
-    return takeCheckpoint(this.state, this.currentEpoch, this.lastPositions, full);
+    return takeCheckpoint(this.state, this.currentEpoch, this.lastPositions, this.currentClock, full);
   }
 
   /**
@@ -489,9 +579,12 @@ export class Engine {
    * checkpoint's; returns the views rebuilt from their inputs instead of restored.
    */
   loadCheckpoint(checkpoint: StoredCheckpoint): { rebuilt: string[] } {
-    const result = loadCheckpoint(this.state, checkpoint, this.stateTracking);
+    // An older checkpoint has no clock: its views hold no temporal filter, and the next epoch reads the source.
+    const clock = checkpoint.clock ?? 0;
+    const result = loadCheckpoint(this.state, checkpoint, this.stateTracking, clock);
     this.currentEpoch = checkpoint.epoch;
     this.lastPositions = checkpoint.positions;
+    this.currentClock = clock;
     return result;
   }
 

@@ -134,7 +134,8 @@ export class SelectJob {
   private step(name: string, batch: ZBatch): void {
     const runtime = this.runtime as ViewRuntime;
     this.stepped = true;
-    runtime.step(new Map([[name, batch]]), this.epoch);
+    // An ad-hoc query reads the clock as a constant (NOW() is bound to one): no temporal filter.
+    runtime.step(new Map([[name, batch]]), this.epoch, 0);
     if (runtime.errorCount() > 0) {
       const first = runtime.currentErrors()[0];
       if (first !== undefined) throw rowError(first.code, first.message, first.row);

@@ -35,6 +35,7 @@ function throwsCode(fn: () => unknown, code: ErrorCode): SluiceError {
 class RecordingJournal implements EngineJournal {
   readonly batches: JournalBatch[] = [];
   readonly ddl: string[] = [];
+  appendTick(): void {}
   appendBatch(entry: JournalBatch): SourcePositions {
     this.batches.push(entry);
     return { [entry.table]: { offset: this.batches.length } };

@@ -39,13 +39,13 @@ export class ViewGraph {
    * the one backfill path (CREATE MATERIALIZED VIEW over existing data, and a view rebuilt because
    * its checkpointed state does not fit its plan). Not yet part of the graph.
    */
-  build(plan: DataflowPlan, epoch: number): ViewRuntime {
+  build(plan: DataflowPlan, epoch: number, clock: number): ViewRuntime {
     const runtime = new ViewRuntime(plan, null, { registry: this.shared, epoch });
     const inputs = new Map<string, ZBatch>();
     for (const source of runtime.sources()) inputs.set(source, this.contentsOf(source));
     try {
       // The shared arrangements already hold these rows: the joins take them as their new state.
-      runtime.step(inputs, epoch);
+      runtime.step(inputs, epoch, clock);
     } catch (error) {
       this.release(runtime);
       throw error;
@@ -99,19 +99,34 @@ export class ViewGraph {
     return this.order.map((v) => v.runtime).values();
   }
 
+  /** The earliest clock value at which some view's temporal filter changes (Infinity: none). */
+  nextDue(): number {
+    let due = Infinity;
+    for (const v of this.order) if (v.runtime.temporal.length > 0) due = Math.min(due, v.runtime.nextDue());
+    return due;
+  }
+
+  /** Whether some view has a temporal filter (only then do clock ticks matter). */
+  hasTemporal(): boolean {
+    return this.order.some((v) => v.runtime.temporal.length > 0);
+  }
+
   /**
-   * Runs one epoch: `deltas` holds the changed tables' deltas and receives every stepped view's
-   * delta. Returns the views that stepped, in order (their changes are ready to read).
+   * Runs one epoch at logical clock `clock`: `deltas` holds the changed tables' deltas and receives
+   * every stepped view's delta. A view steps when it reads a change or its temporal filter is due.
+   * Returns the views that stepped, in order (their changes are ready to read).
    */
-  runEpoch(deltas: Map<string, ZBatch>, epoch: number): readonly GraphView[] {
+  runEpoch(deltas: Map<string, ZBatch>, epoch: number, clock: number): readonly GraphView[] {
     // Allocates only the list it returns: at batch size 1 this loop runs once per event.
     const stepped: GraphView[] = [];
     const order = this.order;
     for (let v = 0; v < order.length; v++) {
       const view = order[v] as GraphView;
-      if (!readsAChange(view.reads, deltas)) continue;
-      this.shared.advance(view.runtime.sharedArrangements, deltas, epoch);
-      const delta = view.runtime.step(deltas, epoch);
+      const runtime = view.runtime;
+      if (!readsAChange(view.reads, deltas) && (runtime.temporal.length === 0 || runtime.nextDue() > clock))
+        continue;
+      this.shared.advance(runtime.sharedArrangements, deltas, epoch);
+      const delta = runtime.step(deltas, epoch, clock);
       if (!isEmpty(delta)) deltas.set(view.name, delta);
       stepped.push(view);
     }

@@ -7,6 +7,7 @@ import type { Operator, RowErrorSink } from '../ivm/operator.ts';
 import type { Stateful } from '../ivm/state.ts';
 import { isStateful } from '../ivm/state.ts';
 import { DistinctOp } from '../ivm/ops/distinct-op.ts';
+import { TemporalFilterOp } from '../ivm/ops/temporal-filter-op.ts';
 import { SetOpOp } from '../ivm/ops/set-op.ts';
 import { UnionOp } from '../ivm/ops/union-op.ts';
 import { WindowOp } from '../ivm/ops/window-op.ts';
@@ -68,6 +69,9 @@ export class ViewRuntime implements RowErrorSink {
   private readonly inputScratch: ZBatch[][];
   private readonly statsByIndex: NodeStats[];
 
+  /** The view's temporal filters: they change at clock values as well as with input. */
+  readonly temporal: TemporalFilterOp[] = [];
+
   /** Shared arrangements this runtime's joins probe (released when the view goes). */
   readonly sharedArrangements: string[] = [];
 
@@ -124,6 +128,13 @@ export class ViewRuntime implements RowErrorSink {
         case 'distinct':
           this.rendered.push({ node, inputs: node.inputs, op: new DistinctOp(node.id, node.stateId) });
           break;
+        case 'temporalFilter': {
+          const input = byId.get(node.inputs[0]) as DataflowNode;
+          const op = new TemporalFilterOp(node.id, node.stateId, node.bounds, input.columns);
+          this.temporal.push(op);
+          this.rendered.push({ node, inputs: node.inputs, op });
+          break;
+        }
         case 'union':
           this.rendered.push({ node, inputs: node.inputs, op: new UnionOp(node.id) });
           break;
@@ -201,11 +212,20 @@ export class ViewRuntime implements RowErrorSink {
     return this.plan.nodes.some((n) => n.kind === 'values');
   }
 
+  /** The earliest clock value at which a temporal filter changes without input (Infinity: never). */
+  nextDue(): number {
+    let due = Infinity;
+    for (const op of this.temporal) due = Math.min(due, op.nextDue());
+    return due;
+  }
+
   /**
-   * Runs one epoch: `inputs` maps a source name to its delta. Returns the view's consolidated delta.
+   * Runs one epoch at logical clock `clock` (µs; temporal filters read it): `inputs` maps a source
+   * name to its delta. Returns the view's consolidated delta.
    */
-  step(inputs: ReadonlyMap<string, ZBatch>, epoch: number): ZBatch {
+  step(inputs: ReadonlyMap<string, ZBatch>, epoch: number, clock: number): ZBatch {
     this.epoch = epoch;
+    for (const op of this.temporal) op.setClock(clock);
     // Per-epoch scratch kept between steps: an epoch of one row should not pay for allocations.
     const outputs = this.outputsScratch;
     for (let i = 0; i < this.rendered.length; i++) {

@@ -8,6 +8,7 @@ import { printScalar } from '../common/scalar-expr.ts';
 import { printTopN, type RankKind, type SortKey } from '../common/top-n.ts';
 import { printWindow, type WindowFn } from '../common/window.ts';
 import { expandMaxRows, printExpand, type ExpandGenerator } from '../common/expand.ts';
+import { printTemporalBound, type TemporalBound } from '../common/temporal-bound.ts';
 
 export type AggregateStrategy = 'invertible' | 'multiset';
 
@@ -154,6 +155,19 @@ export type DataflowNode =
       readonly inputs: readonly [number];
       readonly generator: ExpandGenerator;
       readonly columns: readonly ColumnSpec[];
+    }
+  /**
+   * A temporal filter: an input row passes while the epoch's clock is inside every bound (an
+   * interval [enter, leave) per row); rows waiting to enter or to leave are kept by row, indexed by
+   * the clock value at which they next change, so a tick touches only the rows whose bound it crosses.
+   */
+  | {
+      readonly id: number;
+      readonly kind: 'temporalFilter';
+      readonly inputs: readonly [number];
+      readonly bounds: readonly TemporalBound[];
+      readonly columns: readonly ColumnSpec[];
+      readonly stateId: string;
     }
   /** UNION ALL: the inputs' deltas concatenated (and consolidated), stateless. */
   | {
@@ -338,6 +352,12 @@ export function printDataflow(plan: DataflowPlan): string {
         visit(n.inputs[0], depth + 1);
         return;
       }
+      case 'temporalFilter':
+        lines.push(
+          `${pad}n${n.id} TemporalFilter ${n.bounds.map(printTemporalBound).join(' AND ')} state ${n.stateId} (rows waiting to enter or leave, by clock) → [${cols(n.columns)}]`,
+        );
+        visit(n.inputs[0], depth + 1);
+        return;
       case 'distinct':
         lines.push(`${pad}n${n.id} Distinct state ${n.stateId} (row → count)`);
         visit(n.inputs[0], depth + 1);

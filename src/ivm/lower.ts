@@ -261,6 +261,17 @@ export function lowerToDataflow(
           columns: specs(p.columns),
         }));
       }
+      case 'temporalFilter': {
+        const input = lower(p.input);
+        return add((id) => ({
+          id,
+          kind: 'temporalFilter',
+          inputs: [input.id],
+          bounds: p.bounds,
+          columns: specs(p.columns),
+          stateId: `${view}/temporal${id}`,
+        }));
+      }
       case 'distinct': {
         const input = lower(p.input);
         return add((id) => ({
@@ -304,6 +315,7 @@ function planInputs(p: LogicalPlan): readonly LogicalPlan[] {
     case 'values':
       return [];
     case 'filter':
+    case 'temporalFilter':
     case 'project':
     case 'aggregate':
     case 'distinct':

@@ -394,7 +394,15 @@ export type Statement =
     }
   | {
       readonly kind: 'show';
-      readonly objectKind: 'tables' | 'views' | 'sources' | 'sinks' | 'functions';
+      readonly objectKind: 'tables' | 'views' | 'sources' | 'sinks' | 'functions' | 'clock';
+      readonly pos: Pos;
+      readonly text: string;
+    }
+  /** SET CLOCK TO 'timestamptz': moves a manual logical clock (docs/server.md). */
+  | {
+      readonly kind: 'setClock';
+      readonly value: string;
+      readonly valuePos: Pos;
       readonly pos: Pos;
       readonly text: string;
     }

@@ -227,6 +227,7 @@ for (const word of [
 }
 
 export const Cascade = nonReserved('CASCADE');
+export const Clock = nonReserved('CLOCK');
 export const Conflict = nonReserved('CONFLICT');
 export const Dataflow = nonReserved('DATAFLOW');
 export const Delete = nonReserved('DELETE');

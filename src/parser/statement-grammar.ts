@@ -4,7 +4,13 @@ import { EOF, type IToken } from 'chevrotain';
 import type { Statement } from './ast.ts';
 import { notSupported, parseError } from '../common/errors.ts';
 import {
+  Clock,
   Dataflow,
+  Eq,
+  SetKw,
+  StringLit,
+  stringValue,
+  Word,
   endPosOf,
   Explain,
   Functions,
@@ -57,6 +63,7 @@ class StatementParser extends DmlGrammar {
       { ALT: () => this.SUBRULE(this.createStatement) },
       { ALT: () => this.SUBRULE(this.dropStatement) },
       { ALT: () => this.SUBRULE(this.showStatement) },
+      { ALT: () => this.SUBRULE(this.setClockStatement) },
       { ALT: () => this.SUBRULE(this.explainStatement) },
       { ALT: () => this.SUBRULE(this.insertStatement) },
       { ALT: () => this.SUBRULE(this.updateStatement) },
@@ -115,10 +122,34 @@ class StatementParser extends DmlGrammar {
           return 'functions' as const;
         },
       },
+      {
+        ALT: () => {
+          this.CONSUME(Clock);
+          return 'clock' as const;
+        },
+      },
     ]);
     return this.ACTION((): Statement => ({
       kind: 'show',
       objectKind,
+      pos: this.statementPos,
+      text: this.statementText,
+    }));
+  });
+
+  /** SET CLOCK { TO | = } 'timestamptz' */
+  private readonly setClockStatement = this.RULE('setClockStatement', (): Statement => {
+    this.CONSUME(SetKw);
+    this.CONSUME(Clock);
+    this.OR([
+      { ALT: () => this.CONSUME(Eq) },
+      { GATE: () => isWordText(this.LA(1), 'to'), ALT: () => this.CONSUME(Word) },
+    ]);
+    const value = this.CONSUME(StringLit);
+    return this.ACTION((): Statement => ({
+      kind: 'setClock',
+      value: stringValue(value),
+      valuePos: posOf(value),
       pos: this.statementPos,
       text: this.statementText,
     }));

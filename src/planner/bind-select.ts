@@ -20,6 +20,7 @@ import { filteredAggregate } from './bind-filter.ts';
 import { bindAggregateOrder } from './bind-aggregate-order.ts';
 import { MORE_AGGREGATES, bindMoreAggregate } from './bind-aggregate-more.ts';
 import { refuseNowInView } from './bind-time.ts';
+import { bindTemporalFilter, splitTemporal } from './bind-temporal.ts';
 import {
   SubqueriesAfterAggregate,
   joinScalarSubqueries,
@@ -66,6 +67,11 @@ export interface BoundQuery {
 export interface BindOptions {
   /** Binding a materialized view: ORDER BY … LIMIT / OFFSET become a TopN, ORDER BY alone is rejected. */
   readonly forView: boolean;
+  /**
+   * EXPLAIN: a top-level WHERE's clock conditions become the TemporalFilter a view would run
+   * (forView does this too), instead of comparisons with the time of the statement.
+   */
+  readonly temporalFilters?: boolean;
   /** CREATE MATERIALIZED VIEW v (a, b, ...) column names. */
   readonly columnNames?: readonly string[];
   readonly viewName?: string;
@@ -128,7 +134,11 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
   return withSqlFunctions(catalog, () => bindQuery(stmt, catalog, options)).result;
 }
 
-function bindQuery(stmt: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
+function bindQuery(query: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
+  let stmt = query;
+  // A view's temporal filters (bind-temporal.ts) leave WHERE; any other clock call is refused.
+  let temporal: readonly Expr[] = [];
+  if (options.forView || options.temporalFilters === true) ({ stmt, temporal } = splitTemporal(query));
   if (options.forView) {
     refuseNowInView(stmt);
     const first = stmt.orderBy[0];
@@ -152,7 +162,7 @@ function bindQuery(stmt: SelectStmt, catalog: Catalog, options: BindOptions): Bo
   const bound =
     stmt.setOp !== undefined
       ? bindSetQuery(stmt, catalog, scoped, (q) => bindSubquery(q, catalog, scoped, 'a set operation'))
-      : bindPlainSelect(stmt, catalog, scoped);
+      : bindPlainSelect(stmt, catalog, scoped, temporal);
   if (!options.forView && options.nested !== true) return bound;
   // A view or nested query keeps its ORDER BY … LIMIT as a TopN (bind-window.ts).
   const plan =
@@ -180,7 +190,7 @@ export function bindSubquery(
   const first = query.orderBy[0];
   if (first !== undefined && !keepsOrdering(query))
     throw notSupported(`ORDER BY without LIMIT in ${what}`, first.pos, 'order the outer query');
-  const { columnNames: _names, ...rest } = options;
+  const { columnNames: _names, temporalFilters: _temporal, ...rest } = options;
   const inView = options.forView || options.inView === true;
   const bound = bindSelect(query, catalog, { ...rest, forView: false, inView, nested: true });
   return { plan: bound.plan, columns: bound.columns, dependsOn: bound.dependsOn };
@@ -282,7 +292,12 @@ function bindSetQuery(
   };
 }
 
-function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
+function bindPlainSelect(
+  stmt: SelectStmt,
+  catalog: Catalog,
+  options: BindOptions,
+  temporal: readonly Expr[] = [],
+): BoundQuery {
   if (options.forView && stmt.from === undefined) {
     throw notSupported('a materialized view without FROM', stmt.pos);
   }
@@ -360,6 +375,8 @@ function bindPlainSelect(stmt: SelectStmt, catalog: Catalog, options: BindOption
     plan = semi.plan;
     addDependencies(semi.dependsOn);
   }
+  // The clock's conjuncts last: a TemporalFilter over everything else WHERE keeps.
+  plan = bindTemporalFilter(temporal, plan, scope);
 
   // Expand the select list. `*` over a USING join stands for merged columns no name can qualify:
   // their expansion is bound here, and every later binding of the select list sees it (memo).

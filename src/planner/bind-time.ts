@@ -124,7 +124,13 @@ export const NOW_FUNCTIONS = new Set([
   'statement_timestamp',
   'clock_timestamp',
   'timeofday',
+  // Materialize's name for the logical clock a view's temporal filter reads (bind-temporal.ts).
+  'mz_now',
 ]);
+
+/** What a view that reads the clock elsewhere is told (bind-temporal.ts takes the filters out). */
+export const TEMPORAL_HINT =
+  "a view may read the clock only in a temporal filter: a top-level WHERE condition comparing a row's time with NOW() plus or minus a constant interval, e.g. ts > now() - interval '1 hour'";
 
 /** The current time as the value of one of NOW_FUNCTIONS (session time zone UTC). */
 function nowConst(name: string, pos: Pos): ScalarExpr {
@@ -318,8 +324,9 @@ export function bindTimeFunction(
 }
 
 /**
- * NOW() and the other clock functions in a materialized view: refused, because a view must stay
- * equal to its SELECT over the data at every step, and a clock would change it without any input.
+ * NOW() and the other clock functions in a materialized view outside a temporal filter (which
+ * bind-temporal.ts takes out of WHERE first): refused, because anything else reading the clock
+ * would change the view without an epoch saying so.
  */
 export function refuseNowInView(root: SelectStmt): void {
   const queries: SelectStmt[] = [root];
@@ -347,7 +354,7 @@ export function refuseNowInView(root: SelectStmt): void {
         throw notSupported(
           `${e.name.toUpperCase()}${niladic ? '' : '()'} in a materialized view`,
           e.pos,
-          'a view must not change without input: the current time comes with event time; select it in an ad-hoc query, or store the time in a column',
+          TEMPORAL_HINT,
         );
       }
       if (e.kind === 'function' && e.name === 'gen_random_uuid') {

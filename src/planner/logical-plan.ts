@@ -7,6 +7,7 @@ import { printTopN, type RankKind, type SortKey } from '../common/top-n.ts';
 import { printWindow, type WindowFn } from '../common/window.ts';
 import { printExpand, type ExpandGenerator } from '../common/expand.ts';
 import type { ColumnMeta } from './catalog.ts';
+import { printTemporalBound, type TemporalBound } from '../common/temporal-bound.ts';
 
 export type AggregateFn =
   | 'count_star'
@@ -94,6 +95,16 @@ export type LogicalPlan =
       readonly leftKeys: readonly ScalarExpr[];
       readonly rightKeys: readonly ScalarExpr[];
       readonly residual: ScalarExpr | null;
+      readonly columns: readonly ColumnMeta[];
+    }
+  /**
+   * A temporal filter: the input's rows while the epoch's clock satisfies every bound (each row's
+   * rows enter and leave as the clock crosses its bounds; bind-temporal.ts).
+   */
+  | {
+      readonly kind: 'temporalFilter';
+      readonly input: LogicalPlan;
+      readonly bounds: readonly TemporalBound[];
       readonly columns: readonly ColumnMeta[];
     }
   /** UNION ALL: every input's rows (inputs of one column layout, already cast to the output types). */
@@ -214,6 +225,8 @@ export function printLogicalPlan(plan: LogicalPlan, indent = 0, printed = new Se
       return `${pad}Values (one row)`;
     case 'filter':
       return `${pad}Filter ${printScalar(plan.predicate)}\n${printLogicalPlan(plan.input, indent + 1)}`;
+    case 'temporalFilter':
+      return `${pad}TemporalFilter ${plan.bounds.map(printTemporalBound).join(' AND ')}\n${printLogicalPlan(plan.input, indent + 1)}`;
     case 'project':
       return `${pad}Project ${plan.exprs.map((e, i) => `${plan.columns[i]?.name ?? '?'} := ${printScalar(e)}`).join(', ')}\n${printLogicalPlan(plan.input, indent + 1)}`;
     case 'aggregate':

@@ -37,6 +37,7 @@ function planKeyOf(
     case 'values':
       return [];
     case 'filter':
+    case 'temporalFilter':
     case 'semiJoin':
       return planKey(plan.input, catalog, memo);
     case 'project': {

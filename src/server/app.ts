@@ -30,6 +30,8 @@ import {
 import type { Row } from '../common/types.ts';
 import { registerConsole } from '../console/plugin.ts';
 import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
+import { ManualClock } from '../exec/logical-clock.ts';
+import { formatMicros } from '../common/time/instant-micros.ts';
 import { ServerMetrics, ServerWideMetrics, metricsText } from './metrics.ts';
 import { TenantRegistry, type Tenant } from './tenants.ts';
 import { TenantUsage } from './usage.ts';
@@ -91,6 +93,12 @@ export interface AppOptions {
   readonly subscriberLimits?: Partial<SubscriberLimits>;
   /** Idle time after which a subscriber gets a progress message (default 3000 ms). */
   readonly heartbeatMs?: number;
+  /**
+   * The logical clock of temporal filters (docs/server.md): `real` (default) or `manual` (each
+   * tenant's clock stands at 1970-01-01 until SET CLOCK moves it), and how often it ticks
+   * (default 1000 ms; 0: never). `manual` applies to the engines the server creates itself.
+   */
+  readonly clock?: { readonly mode?: 'real' | 'manual'; readonly tickMs?: number };
   readonly snapshotChunkRows?: number;
   readonly pruneIntervalMs?: number;
   /** How long a closing subscriber may take to accept the close before it is cut (default 2000 ms). */
@@ -215,7 +223,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       heartbeatMs: options.heartbeatMs ?? DEFAULTS.heartbeatMs,
       snapshotChunkRows: options.snapshotChunkRows ?? DEFAULTS.snapshotChunkRows,
       pruneIntervalMs: options.pruneIntervalMs ?? DEFAULTS.pruneIntervalMs,
-      createEngine: options.createEngine ?? (() => new Engine()),
+      createEngine: options.createEngine ?? engineWithClock(options.clock?.mode ?? 'real'),
+      clockTickMs: options.clock?.tickMs ?? DEFAULTS.clockTickMs,
       logger: logger ?? silentLogger,
       checkpoint:
         options.checkpoint === false || options.dataDir === null
@@ -766,6 +775,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       key: v.key,
       sql: v.sql,
       epoch: runtime.committedEpoch,
+      clock: formatMicros(runtime.committedClock),
       rowCount: v.rowCount,
       stateBytes: v.stateBytes,
       dependsOn: v.dependsOn,
@@ -839,6 +849,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 }
 
 /** Node server settings for the timeouts (the same for http and https). */
+/**
+ * A runtime's engine factory on the real or a manual clock: one manual clock per runtime (tenant),
+ * kept by the engines that runtime creates (a recovery that falls back creates a second one).
+ */
+function engineWithClock(mode: 'real' | 'manual'): () => Engine {
+  if (mode === 'real') return () => new Engine();
+  const clock = new ManualClock();
+  return () => new Engine({ clock });
+}
+
 function httpTimeouts(timeouts: HttpTimeouts): {
   headersTimeout: number;
   requestTimeout: number;

@@ -68,6 +68,8 @@ export function statementAccess(s: Statement): { role: Role; name: string } {
       return { role: 'reader', name: 'SELECT' };
     case 'explain':
       return { role: 'reader', name: 'EXPLAIN' };
+    case 'setClock':
+      return { role: 'admin', name: 'SET CLOCK' };
     case 'show':
       return { role: 'reader', name: 'SHOW' };
     case 'insert':

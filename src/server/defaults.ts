@@ -33,6 +33,9 @@ export const DEFAULTS = {
   // The largest result of an ad-hoc SELECT (POST /v1/sql).
   selectLimits: { maxRows: 10_000, maxBytes: 8 * 1024 * 1024 } satisfies ResultLimits,
   heartbeatMs: 3000,
+  // How often the real clock is read for temporal filters: a row leaves a view at the first tick at or
+  // after its bound (a tick crossing no bound is neither an epoch nor journaled). 0: no ticks.
+  clockTickMs: 1000,
   snapshotChunkRows: 1000,
   pruneIntervalMs: 1000,
   closeGraceMs: 2000,

@@ -81,6 +81,7 @@ export class SluiceRuntime extends RuntimeRecovery {
       this.recovery = this.recover(checkpoints.damage);
       this.engine.selectLimits = options.selectLimits ?? DEFAULTS.selectLimits;
       this.committedEpoch = this.engine.epoch;
+      this.committedClock = this.engine.clock;
       this.highWater?.record(this.log.lastOffset, this.engine.epoch);
       this.engine.setJournal(this.log);
       // Judged from here on only: a replayed CREATE SOURCE/SINK was allowed when it ran.
@@ -107,6 +108,13 @@ export class SluiceRuntime extends RuntimeRecovery {
     prune.unref();
     budget.unref();
     this.timers.push(heartbeat, prune, budget);
+    const tickMs = options.clockTickMs ?? DEFAULTS.clockTickMs;
+    if (tickMs > 0) {
+      // Temporal filters change as time passes: each tick that crosses a bound is an epoch.
+      const clock = setInterval(() => this.clockTick(), tickMs);
+      clock.unref();
+      this.timers.push(clock);
+    }
     if (options.checkpoint !== null) {
       // Also when no request arrives: an idle server's last writes reach a checkpoint in time.
       const tick = setInterval(
@@ -115,6 +123,19 @@ export class SluiceRuntime extends RuntimeRecovery {
       );
       tick.unref();
       this.timers.push(tick);
+    }
+  }
+
+  /**
+   * One clock tick: when some view's temporal filter has a bound the clock has reached, an epoch
+   * (journaled and committed like a write); otherwise nothing is written. Cheap when no view has one.
+   */
+  clockTick(): void {
+    if (this.closing || this.failure !== null || !this.engine.tickDue()) return;
+    try {
+      this.write(() => this.engine.tick());
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'a clock tick failed');
     }
   }
 

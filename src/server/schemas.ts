@@ -128,6 +128,10 @@ const viewInfo = {
     key: keyColumns,
     sql: { type: 'string', description: 'The definition' },
     epoch: { type: 'integer', description: 'The epoch the figures are taken at' },
+    clock: {
+      type: 'string',
+      description: "That epoch's logical clock, the now() of temporal filters (a timestamptz)",
+    },
     rowCount: { type: 'integer' },
     stateBytes: { type: 'integer', description: 'Approximate operator state size' },
     dependsOn: { type: 'array', items: { type: 'string' } },

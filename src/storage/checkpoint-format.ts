@@ -40,6 +40,8 @@ export interface MetaRow {
   entry_sum: string;
   next_ord: number;
   checksum: string;
+  /** The logical clock (µs); NULL in a checkpoint written before the clock existed. */
+  clock: number | null;
 }
 
 export interface StoredObject {
@@ -80,6 +82,8 @@ export function metaChecksum(m: MetaRow): string {
         m.entry_count,
         m.entry_sum,
         m.next_ord,
+        // Only a checkpoint with a clock checksums it, so older headers still verify.
+        ...(m.clock === null || m.clock === undefined ? [] : [m.clock]),
       ]),
     )
     .digest('hex')

@@ -31,6 +31,7 @@ import {
   type CheckpointHeader,
   type CheckpointTransactionStats,
 } from './checkpoint-transaction.ts';
+import { addColumnIfMissing } from './sqlite-store.ts';
 
 // The shapes below mirror the engine's EngineCheckpoint / StoredCheckpoint structurally: storage
 // never imports the engine.
@@ -47,6 +48,8 @@ export interface CheckpointObjectInput {
 export interface CheckpointInput {
   readonly epoch: number;
   readonly positions: SourcePositions;
+  /** The epoch's logical clock (µs). */
+  readonly clock?: number;
   readonly objects: readonly CheckpointObjectInput[];
 }
 
@@ -54,6 +57,7 @@ export interface CheckpointInput {
 export interface StoredCheckpointData {
   readonly epoch: number;
   readonly positions: SourcePositions;
+  readonly clock?: number;
   readonly objects: ReadonlyMap<
     string,
     { readonly fingerprint: string; readonly parts: ReadonlyMap<string, readonly unknown[]> }
@@ -116,6 +120,7 @@ export class CheckpointStore {
     private readonly hooks: CheckpointStoreHooks = {},
   ) {
     db.exec(SCHEMA);
+    addColumnIfMissing(db, 'checkpoint_meta', 'clock', 'INTEGER');
     this.stmts = new CheckpointStatements(db);
     this.scanStmt = db
       .prepare('SELECT state_id, entry_key, ord, value, h1, h2 FROM checkpoint_state')
@@ -425,7 +430,12 @@ export class CheckpointStore {
       throw damaged('its source positions cannot be decoded');
     }
     return {
-      checkpoint: { epoch: meta.epoch, positions, objects },
+      checkpoint: {
+        epoch: meta.epoch,
+        positions,
+        objects,
+        ...(meta.clock !== null ? { clock: meta.clock } : {}),
+      },
       info: {
         seq: meta.seq,
         epoch: meta.epoch,
@@ -450,5 +460,12 @@ export function checkpointHeader(
     fingerprint: o.fingerprint,
     parts: o.parts.map((p) => p.stateId),
   }));
-  return { epoch: cp.epoch, full, journalOffset, positions: encodeValue(cp.positions), objects };
+  return {
+    epoch: cp.epoch,
+    full,
+    journalOffset,
+    positions: encodeValue(cp.positions),
+    clock: cp.clock ?? null,
+    objects,
+  };
 }

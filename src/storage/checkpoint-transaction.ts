@@ -25,6 +25,8 @@ export interface CheckpointHeader {
   readonly journalOffset: number;
   /** The source positions, already in the stored encoding. */
   readonly positions: string;
+  /** The epoch's logical clock (µs); null when the engine gave none. */
+  readonly clock: number | null;
   /** Every object and its state ids: a stored state no object lists any more is removed. */
   readonly objects: readonly StoredObject[];
 }
@@ -55,12 +57,12 @@ export class CheckpointStatements {
   constructor(readonly db: Database.Database) {
     this.meta = db.prepare('SELECT * FROM checkpoint_meta WHERE id = 1');
     this.metaWrite = db.prepare(
-      `INSERT INTO checkpoint_meta (id, seq, epoch, positions, journal_offset, created_at, objects, entry_count, entry_sum, next_ord, checksum)
-       VALUES (1, @seq, @epoch, @positions, @journal_offset, @created_at, @objects, @entry_count, @entry_sum, @next_ord, @checksum)
+      `INSERT INTO checkpoint_meta (id, seq, epoch, positions, journal_offset, created_at, objects, entry_count, entry_sum, next_ord, checksum, clock)
+       VALUES (1, @seq, @epoch, @positions, @journal_offset, @created_at, @objects, @entry_count, @entry_sum, @next_ord, @checksum, @clock)
        ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, epoch = excluded.epoch, positions = excluded.positions,
          journal_offset = excluded.journal_offset, created_at = excluded.created_at, objects = excluded.objects,
          entry_count = excluded.entry_count, entry_sum = excluded.entry_sum, next_ord = excluded.next_ord,
-         checksum = excluded.checksum`,
+         checksum = excluded.checksum, clock = excluded.clock`,
     );
     this.oldHash = db
       .prepare('SELECT h1, h2, ord FROM checkpoint_state WHERE state_id = ? AND entry_key = ?')
@@ -194,6 +196,7 @@ export class CheckpointTransaction {
       entry_sum: formatSum(this.s1, this.s2),
       next_ord: this.nextOrd,
       checksum: '',
+      clock: h.clock,
     };
     meta.checksum = metaChecksum(meta);
     this.stmts.metaWrite.run(meta);

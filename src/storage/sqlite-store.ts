@@ -194,7 +194,7 @@ export class SqliteStore {
   }
 }
 
-function addColumnIfMissing(db: Database.Database, table: string, column: string, type: string): void {
+export function addColumnIfMissing(db: Database.Database, table: string, column: string, type: string): void {
   const columns = db.pragma(`table_info(${table})`) as { name: string }[];
   if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
 }

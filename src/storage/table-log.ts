@@ -33,6 +33,19 @@ export type LoggedEntry =
       readonly inserts: Row[];
       readonly deletes: Row[];
       readonly positions: SourcePositions;
+      /** The epoch's logical clock; absent in an entry from before the clock existed. */
+      readonly clock?: number;
+    }
+  /**
+   * A clock tick that is an epoch of its own. Stored as a batch of no table (target NULL, payload
+   * `{"c": clock}`): the journal's kinds are fixed by its CHECK constraint, and older files stay valid.
+   */
+  | {
+      readonly kind: 'tick';
+      readonly offset: number;
+      readonly epoch: number;
+      readonly at: number;
+      readonly clock: number;
     };
 
 interface JournalRow {
@@ -99,7 +112,7 @@ export class TableLog implements EngineJournal {
     // A source batch carries its connector's positions (its Kafka offset ranges); a table batch's
     // position is its journal offset.
     const positions: SourcePositions = entry.positions ?? { [entry.table]: { offset } };
-    const payload = encodeBatchPayload(entry.columns, entry.inserts, entry.deletes);
+    const payload = encodeBatchPayload(entry.columns, entry.inserts, entry.deletes, entry.clock);
     const positionsText = JSON.stringify(positions);
     refuseIllFormed(payload, `a batch for "${entry.table}"`);
     refuseIllFormed(positionsText, `the positions of a batch for "${entry.table}"`);
@@ -136,6 +149,24 @@ export class TableLog implements EngineJournal {
     this.lastOffsetValue = offset;
     this.lastDdlOffset = offset;
     this.hooks.afterDdl();
+  }
+
+  appendTick(entry: { epoch: number; clock: number }): void {
+    this.hooks.beforeAppend();
+    this.store.begin();
+    const offset = this.lastOffsetValue + 1;
+    const payload = encodeStored({ c: entry.clock });
+    this.insertStmt.run(
+      offset,
+      'batch',
+      entry.epoch,
+      null,
+      payload,
+      '{}',
+      Date.now(),
+      entryChecksum(offset, 'batch', entry.epoch, null, payload, '{}'),
+    );
+    this.lastOffsetValue = offset;
   }
 
   /** Takes back the last batch: its apply failed after it was logged (inside the open transaction). */
@@ -239,6 +270,10 @@ function decodeEntry(row: JournalRow): LoggedEntry {
   if (row.kind === 'ddl') {
     return { kind: 'ddl', offset: row.log_offset, epoch: row.epoch, at: row.at, sql: row.payload };
   }
+  if (row.target === null) {
+    const tick = decodeStored(row.payload) as { c: number };
+    return { kind: 'tick', offset: row.log_offset, epoch: row.epoch, at: row.at, clock: tick.c };
+  }
   const payload = decodeBatchPayload(row.payload);
   return {
     kind: 'batch',
@@ -249,6 +284,7 @@ function decodeEntry(row: JournalRow): LoggedEntry {
     inserts: payload.insert,
     deletes: payload.delete,
     positions: JSON.parse(row.positions ?? '{}') as SourcePositions,
+    ...(payload.clock !== undefined ? { clock: payload.clock } : {}),
   };
 }
 
@@ -261,8 +297,11 @@ export function encodeBatchPayload(
   columns: readonly string[],
   inserts: readonly (readonly Value[])[],
   deletes: readonly (readonly Value[])[],
+  clock?: number,
 ): string {
-  return encodeStored({ k: columns, i: inserts.flat(), d: deletes.flat() });
+  const body = { k: columns, i: inserts.flat(), d: deletes.flat() };
+  // The epoch's logical clock ("c"); a payload without one predates the clock.
+  return encodeStored(clock === undefined ? body : { ...body, c: clock });
 }
 
 function unflatten(values: readonly unknown[], keys: readonly string[]): Row[] {
@@ -275,10 +314,14 @@ function unflatten(values: readonly unknown[], keys: readonly string[]): Row[] {
   return rows;
 }
 
-export function decodeBatchPayload(text: string): { insert: Row[]; delete: Row[] } {
+export function decodeBatchPayload(text: string): { insert: Row[]; delete: Row[]; clock?: number } {
   const payload = decodeStored(text) as
-    { k: string[]; i: unknown[]; d: unknown[] } | { insert: Row[]; delete: Row[] };
+    { k: string[]; i: unknown[]; d: unknown[]; c?: number } | { insert: Row[]; delete: Row[] };
   if ('k' in payload)
-    return { insert: unflatten(payload.i, payload.k), delete: unflatten(payload.d, payload.k) };
+    return {
+      insert: unflatten(payload.i, payload.k),
+      delete: unflatten(payload.d, payload.k),
+      ...(payload.c !== undefined ? { clock: payload.c } : {}),
+    };
   return payload;
 }

@@ -8,6 +8,7 @@ import { decodeStored as decodeValue, encodeStored as encodeValue } from '../../
 export class MemoryCheckpointStore {
   private epoch = 0;
   private positions = {};
+  private clock: number | undefined;
   private readonly objects = new Map<
     string,
     { fingerprint: string; parts: Map<string, Map<string, string>> }
@@ -34,12 +35,14 @@ export class MemoryCheckpointStore {
     }
     this.epoch = cp.epoch;
     this.positions = cp.positions;
+    this.clock = cp.clock;
   }
 
   read(): StoredCheckpoint {
     return {
       epoch: this.epoch,
       positions: this.positions,
+      ...(this.clock !== undefined ? { clock: this.clock } : {}),
       objects: new Map(
         [...this.objects].map(([name, o]) => [
           name,

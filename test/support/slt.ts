@@ -35,6 +35,8 @@ export type Record_ =
       readonly block: Block;
     }
   | { readonly verb: 'epoch'; readonly line: number; readonly expected: number }
+  /** Sets the engine's manual clock to a timestamptz and ticks (an epoch when a bound is crossed). */
+  | { readonly verb: 'clock'; readonly line: number; readonly time: string }
   | { readonly verb: 'halt'; readonly line: number };
 
 /** Expected output: the lines after `----`, as [start, end) 0-based line indexes into the file. */
@@ -138,6 +140,12 @@ export function parseSlt(text: string): Record_[] {
         const n = Number(words[1]);
         if (!Number.isInteger(n)) throw new SltSyntaxError(`line ${line}: epoch N`);
         records.push({ verb: 'epoch', line, expected: n });
+        break;
+      }
+      case 'clock': {
+        const time = head.trim().slice('clock'.length).trim();
+        if (time === '') throw new SltSyntaxError(`line ${line}: clock TIMESTAMPTZ`);
+        records.push({ verb: 'clock', line, time });
         break;
       }
       case 'halt':

@@ -33,6 +33,7 @@ const ROLE: Record<DataflowNodeJson['kind'], string> = {
   semijoin: 'Semi-join · left rows by key, match counts',
   topn: 'Top-N · every row, sorted per partition',
   window: 'Window · every row with its values, sorted per partition',
+  temporalFilter: 'Temporal filter · rows waiting on the clock, by time',
   output: 'Output · view state + changelog',
 };
 
@@ -84,6 +85,7 @@ function detailOf(n: DataflowNodeJson): Detail {
     case 'topn':
     case 'window':
     case 'flatmap':
+    case 'temporalFilter':
       lines.push(n.text);
       break;
     case 'join':

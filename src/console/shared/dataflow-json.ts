@@ -68,6 +68,8 @@ export type DataflowNodeJson =
   | (NodeBase & { readonly kind: 'flatmap'; readonly text: string })
   /** `text`: the partition, order and functions, as EXPLAIN DATAFLOW prints them. */
   | (NodeBase & { readonly kind: 'window'; readonly text: string })
+  /** `text`: the bounds, as EXPLAIN DATAFLOW prints them. */
+  | (NodeBase & { readonly kind: 'temporalFilter'; readonly text: string })
   | (NodeBase & {
       readonly kind: 'semijoin';
       /** `exists`, `not exists`, `in` or `not in`. */

@@ -29,6 +29,8 @@ export abstract class RuntimeBase {
   abstract readonly connectors: ConnectorManager;
   /** The last epoch whose transaction committed (and was published). */
   abstract committedEpoch: number;
+  /** The logical clock of `committedEpoch` (µs). */
+  committedClock = 0;
   /** This tenant's account of the server's memory budget for subscribers' queued bytes and snapshots. */
   abstract readonly subscriberBudget: BudgetAccount;
   hooks: RuntimeHooks = {};

@@ -247,6 +247,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     }
     crashPoint('after-commit');
     this.committedEpoch = this.engine.epoch;
+    this.committedClock = this.engine.clock;
     this.publish();
     if (group.length > 0) {
       this.groupCommits += 1;
@@ -307,6 +308,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     }
     crashPoint('after-commit');
     this.committedEpoch = this.engine.epoch;
+    this.committedClock = this.engine.clock;
     this.publish();
     this.syncConnectors();
     this.maybeCheckpoint();

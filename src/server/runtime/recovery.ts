@@ -223,6 +223,8 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
   private replay(entries: Iterable<LoggedEntry>): number {
     this.replaying = true;
     this.engine.setJournal(null);
+    // Epochs take their journaled clocks; nothing in replay reads the time.
+    this.engine.setClockFrozen(true);
     let applied = 0;
     try {
       for (const entry of entries) {
@@ -235,13 +237,23 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
             // Accepted once, so replayed whatever today's limits say (an older data file may exceed them).
             this.engine.execute(entry.sql, { limits: REPLAY_SQL_LIMITS });
             this.ddlSinceSync = true;
+          } else if (entry.kind === 'tick') {
+            if (this.ddlSinceSync) this.syncCatalog();
+            const result = this.engine.tick({ clock: entry.clock });
+            if (result.epoch !== entry.epoch) {
+              throw new SluiceError(
+                'STATE_ERROR',
+                `replay diverged: log offset ${entry.offset} (a clock tick) produced epoch ${result.epoch}, logged as ${entry.epoch}`,
+              );
+            }
           } else {
             if (this.ddlSinceSync) this.syncCatalog();
             const fromSource = this.engine.writtenByConnector(entry.table);
             const result = this.engine.applyChanges(
               entry.table,
               { insert: entry.inserts, delete: entry.deletes },
-              { positions: entry.positions, fromSource },
+              // A batch from before the clock existed reads as the wall-clock time it was journaled at.
+              { positions: entry.positions, fromSource, clock: entry.clock ?? entry.at * 1000 },
             );
             if (result.epoch !== entry.epoch) {
               throw new SluiceError(
@@ -266,6 +278,7 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
       throw error;
     } finally {
       this.replaying = false;
+      this.engine.setClockFrozen(false);
     }
     return applied;
   }

@@ -27,6 +27,8 @@ export interface RuntimeOptions {
   /** How often retention is applied to stored changelogs. */
   readonly pruneIntervalMs: number;
   readonly createEngine: () => Engine;
+  /** How often the clock ticks for views with temporal filters (0: never; default DEFAULTS.clockTickMs). */
+  readonly clockTickMs?: number;
   readonly logger: RuntimeLogger;
   /** When checkpoints are taken; null: never (recovery then replays the whole journal). */
   readonly checkpoint: CheckpointPolicy | null;
