@@ -29,9 +29,8 @@ import {
 } from '../common/json-codec.ts';
 import type { Row } from '../common/types.ts';
 import { registerConsole } from '../console/plugin.ts';
-import { Engine, type TableInfo, type ViewInfo } from '../index.ts';
+import { Engine } from '../index.ts';
 import { ManualClock } from '../exec/logical-clock.ts';
-import { formatMicros } from '../common/time/instant-micros.ts';
 import { ServerMetrics, ServerWideMetrics, metricsText } from './metrics.ts';
 import { TenantRegistry, type Tenant } from './tenants.ts';
 import { TenantUsage } from './usage.ts';
@@ -43,7 +42,6 @@ import {
   scriptFootprint,
 } from './quotas.ts';
 import { TenantStore, type TenantRecord } from '../storage/tenant-store.ts';
-import type { SinkReport, SourceReport } from './connectors.ts';
 import {
   QuerySubscriptions,
   TEMPORARY_VIEW_PREFIX,
@@ -56,6 +54,7 @@ import { WEBSOCKET_ROUTES, registerSubscribeRoutes } from './subscribe-routes.ts
 import type { CheckpointPolicy } from './runtime/types.ts';
 import * as S from './schemas.ts';
 import { registerReadRoutes } from './read-routes.ts';
+import { registerCatalogRoutes } from './catalog-routes.ts';
 import type { ReadLimits } from './view-rows.ts';
 import type { ResultLimits } from '../exec/result-size.ts';
 import { DEFAULTS } from './defaults.ts';
@@ -647,20 +646,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return { results: outcome.results };
   });
 
-  // ---- tables --------------------------------------------------------------------------------
+  // ---- tables (the catalog's listings: catalog-routes.ts), ingest ---------------------------
 
-  app.get('/v1/tables', { schema: S.listTablesRoute }, async (request) => ({
-    tables: rt(request).engine.catalog().tables.map(tableJson),
-  }));
-
-  app.get<{ Params: { name: string } }>('/v1/tables/:name', { schema: S.getTableRoute }, async (request) => {
-    const table = rt(request)
-      .engine.catalog()
-      .tables.find((t) => t.name === request.params.name);
-    if (table === undefined)
-      throw new SluiceError('UNKNOWN_TABLE', `table "${request.params.name}" does not exist`);
-    return tableJson(table);
-  });
+  registerCatalogRoutes(app, rt);
 
   app.post<{ Params: { name: string }; Body: unknown; Querystring: { wait?: boolean } }>(
     INGEST_URL,
@@ -701,88 +689,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return outcome.answer;
     },
   );
-
-  // ---- Kafka sources and sinks -----------------------------------------------------------------
-
-  const sourceJson = (r: SourceReport): Record<string, unknown> => ({
-    name: r.name,
-    topic: r.topic,
-    format: r.format,
-    onError: r.onError,
-    ...r.status,
-  });
-  const sinkJson = (r: SinkReport): Record<string, unknown> => ({
-    name: r.name,
-    view: r.view,
-    topic: r.topic,
-    format: r.format,
-    ...r.status,
-  });
-  app.get('/v1/sources', { schema: S.listSourcesRoute }, async (request) => ({
-    sources: rt(request).sourceReports().map(sourceJson),
-  }));
-  app.get<{ Params: { name: string } }>(
-    '/v1/sources/:name',
-    { schema: S.getSourceRoute },
-    async (request) => {
-      const report = rt(request)
-        .sourceReports()
-        .find((r) => r.name === request.params.name);
-      if (report === undefined)
-        throw new SluiceError('UNKNOWN_TABLE', `source "${request.params.name}" does not exist`);
-      return sourceJson(report);
-    },
-  );
-  app.get<{ Params: { name: string }; Querystring: { after: number; limit: number } }>(
-    '/v1/sources/:name/errors',
-    { schema: S.sourceErrorsRoute },
-    async (request) => ({
-      errors: rt(request).skippedRecords(request.params.name, request.query.after, request.query.limit),
-    }),
-  );
-  app.get('/v1/sinks', { schema: S.listSinksRoute }, async (request) => ({
-    sinks: rt(request).sinkReports().map(sinkJson),
-  }));
-  app.get<{ Params: { name: string } }>('/v1/sinks/:name', { schema: S.getSinkRoute }, async (request) => {
-    const report = rt(request)
-      .sinkReports()
-      .find((r) => r.name === request.params.name);
-    if (report === undefined)
-      throw new SluiceError('UNKNOWN_TABLE', `sink "${request.params.name}" does not exist`);
-    return sinkJson(report);
-  });
-
-  // ---- views ---------------------------------------------------------------------------------
-
-  app.get('/v1/views', { schema: S.listViewsRoute }, async (request) => ({
-    views: rt(request)
-      .engine.catalog()
-      .views.map((v) => viewJson(rt(request), v)),
-  }));
-
-  app.get<{ Params: { name: string } }>('/v1/views/:name', { schema: S.getViewRoute }, async (request) => {
-    const runtime = rt(request);
-    const view = runtime.engine.catalog().views.find((v) => v.name === request.params.name);
-    if (view === undefined)
-      throw new SluiceError('UNKNOWN_VIEW', `view "${request.params.name}" does not exist`);
-    return viewJson(runtime, view);
-  });
-
-  function viewJson(runtime: SluiceRuntime, v: ViewInfo): Record<string, unknown> {
-    return {
-      name: v.name,
-      columns: v.columns,
-      key: v.key,
-      sql: v.sql,
-      epoch: runtime.committedEpoch,
-      clock: formatMicros(runtime.committedClock),
-      rowCount: v.rowCount,
-      stateBytes: v.stateBytes,
-      dependsOn: v.dependsOn,
-      subscribers: runtime.subscriberCount(v.name),
-      errors: v.errorCount,
-    };
-  }
 
   // rows of views (also as of an earlier epoch) and tables, and a view's row errors (read-routes.ts)
   registerReadRoutes(app, rt, { ...DEFAULTS.reads, ...options.reads });
@@ -868,19 +774,6 @@ function httpTimeouts(timeouts: HttpTimeouts): {
     headersTimeout: timeouts.headersMs,
     requestTimeout: timeouts.requestMs,
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersMs / 4))),
-  };
-}
-
-function tableJson(t: TableInfo): Record<string, unknown> {
-  return {
-    name: t.name,
-    columns: t.columns,
-    key: t.primaryKey,
-    unique: t.unique ?? [],
-    sql: t.sql,
-    rowCount: t.rowCount,
-    stateBytes: t.stateBytes,
-    dependents: t.dependents,
   };
 }
 

@@ -1,0 +1,122 @@
+// The catalog's listings over REST: tables, Kafka sources and sinks, and views, each as a list and
+// one by name (rows and changelogs are read-routes.ts and subscribe-routes.ts).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { SluiceError } from '../common/errors.ts';
+import { formatMicros } from '../common/time/instant-micros.ts';
+import type { TableInfo, ViewInfo } from '../index.ts';
+import type { SluiceRuntime } from './runtime.ts';
+import type { SinkReport, SourceReport } from './connectors.ts';
+import * as S from './schemas.ts';
+
+export function registerCatalogRoutes(
+  app: FastifyInstance,
+  rt: (request: FastifyRequest) => SluiceRuntime,
+): void {
+  app.get('/v1/tables', { schema: S.listTablesRoute }, async (request) => ({
+    tables: rt(request).engine.catalog().tables.map(tableJson),
+  }));
+
+  app.get<{ Params: { name: string } }>('/v1/tables/:name', { schema: S.getTableRoute }, async (request) => {
+    const table = rt(request)
+      .engine.catalog()
+      .tables.find((t) => t.name === request.params.name);
+    if (table === undefined)
+      throw new SluiceError('UNKNOWN_TABLE', `table "${request.params.name}" does not exist`);
+    return tableJson(table);
+  });
+
+  // ---- Kafka sources and sinks -----------------------------------------------------------------
+
+  const sourceJson = (r: SourceReport): Record<string, unknown> => ({
+    name: r.name,
+    topic: r.topic,
+    format: r.format,
+    onError: r.onError,
+    ...r.status,
+  });
+  const sinkJson = (r: SinkReport): Record<string, unknown> => ({
+    name: r.name,
+    view: r.view,
+    topic: r.topic,
+    format: r.format,
+    ...r.status,
+  });
+  app.get('/v1/sources', { schema: S.listSourcesRoute }, async (request) => ({
+    sources: rt(request).sourceReports().map(sourceJson),
+  }));
+  app.get<{ Params: { name: string } }>(
+    '/v1/sources/:name',
+    { schema: S.getSourceRoute },
+    async (request) => {
+      const report = rt(request)
+        .sourceReports()
+        .find((r) => r.name === request.params.name);
+      if (report === undefined)
+        throw new SluiceError('UNKNOWN_TABLE', `source "${request.params.name}" does not exist`);
+      return sourceJson(report);
+    },
+  );
+  app.get<{ Params: { name: string }; Querystring: { after: number; limit: number } }>(
+    '/v1/sources/:name/errors',
+    { schema: S.sourceErrorsRoute },
+    async (request) => ({
+      errors: rt(request).skippedRecords(request.params.name, request.query.after, request.query.limit),
+    }),
+  );
+  app.get('/v1/sinks', { schema: S.listSinksRoute }, async (request) => ({
+    sinks: rt(request).sinkReports().map(sinkJson),
+  }));
+  app.get<{ Params: { name: string } }>('/v1/sinks/:name', { schema: S.getSinkRoute }, async (request) => {
+    const report = rt(request)
+      .sinkReports()
+      .find((r) => r.name === request.params.name);
+    if (report === undefined)
+      throw new SluiceError('UNKNOWN_TABLE', `sink "${request.params.name}" does not exist`);
+    return sinkJson(report);
+  });
+
+  // ---- views ---------------------------------------------------------------------------------
+
+  app.get('/v1/views', { schema: S.listViewsRoute }, async (request) => ({
+    views: rt(request)
+      .engine.catalog()
+      .views.map((v) => viewJson(rt(request), v)),
+  }));
+
+  app.get<{ Params: { name: string } }>('/v1/views/:name', { schema: S.getViewRoute }, async (request) => {
+    const runtime = rt(request);
+    const view = runtime.engine.catalog().views.find((v) => v.name === request.params.name);
+    if (view === undefined)
+      throw new SluiceError('UNKNOWN_VIEW', `view "${request.params.name}" does not exist`);
+    return viewJson(runtime, view);
+  });
+
+  function viewJson(runtime: SluiceRuntime, v: ViewInfo): Record<string, unknown> {
+    return {
+      name: v.name,
+      columns: v.columns,
+      key: v.key,
+      sql: v.sql,
+      epoch: runtime.committedEpoch,
+      clock: formatMicros(runtime.committedClock),
+      rowCount: v.rowCount,
+      stateBytes: v.stateBytes,
+      dependsOn: v.dependsOn,
+      subscribers: runtime.subscriberCount(v.name),
+      errors: v.errorCount,
+    };
+  }
+}
+
+function tableJson(t: TableInfo): Record<string, unknown> {
+  return {
+    name: t.name,
+    columns: t.columns,
+    key: t.primaryKey,
+    unique: t.unique ?? [],
+    sql: t.sql,
+    rowCount: t.rowCount,
+    stateBytes: t.stateBytes,
+    dependents: t.dependents,
+  };
+}
