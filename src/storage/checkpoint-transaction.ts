@@ -45,14 +45,14 @@ export interface CheckpointTransactionStats {
 
 /** The prepared statements of one connection to a checkpoint file. */
 export class CheckpointStatements {
-  readonly meta;
-  readonly metaWrite;
-  readonly oldHash;
-  readonly insertNew;
-  readonly update;
-  readonly delete;
-  readonly partSum;
-  readonly partClear;
+  readonly meta: Database.Statement;
+  readonly metaWrite: Database.Statement;
+  readonly oldHash: Database.Statement;
+  readonly insertNew: Database.Statement;
+  readonly update: Database.Statement;
+  readonly delete: Database.Statement;
+  readonly partSum: Database.Statement;
+  readonly partClear: Database.Statement;
 
   constructor(readonly db: Database.Database) {
     this.meta = db.prepare('SELECT * FROM checkpoint_meta WHERE id = 1');
