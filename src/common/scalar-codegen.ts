@@ -5,7 +5,7 @@
 // Every other case — bigints, decimals, overflow, division by zero, NaN, text functions — runs the
 // node's closure (`closureOf`, the reference compiler), so results and errors are exactly the
 // closures'. A node that falls back re-evaluates its subtree with closures: expressions are pure.
-import type { RowFn, ScalarExpr } from './scalar-expr.ts';
+import { scalarChildren, type RowFn, type ScalarExpr } from './scalar-expr.ts';
 import type { SqlType, Value } from './types.ts';
 
 /** Expressions larger than this stay closures: generated text grows with the tree. */
@@ -226,26 +226,7 @@ function countNodes(e: ScalarExpr, limit: number): number {
   while (stack.length > 0 && n <= limit) {
     const x = stack.pop() as ScalarExpr;
     n++;
-    switch (x.kind) {
-      case 'call':
-      case 'and':
-      case 'or':
-      case 'coalesce':
-        stack.push(...x.args);
-        break;
-      case 'case':
-        for (const w of x.whens) stack.push(w.when, w.then);
-        if (x.else !== null) stack.push(x.else);
-        break;
-      case 'in':
-        stack.push(x.operand, ...x.list);
-        break;
-      case 'cast':
-        stack.push(x.operand);
-        break;
-      default:
-        break;
-    }
+    stack.push(...scalarChildren(x));
   }
   return n;
 }

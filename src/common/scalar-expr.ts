@@ -516,3 +516,27 @@ export function compileScalarClosure(e: ScalarExpr): RowFn {
     }
   }
 }
+
+/** The operands of one expression node, in order (for walks over a tree). */
+export function scalarChildren(e: ScalarExpr): readonly ScalarExpr[] {
+  switch (e.kind) {
+    case 'const':
+    case 'col':
+      return [];
+    case 'call':
+    case 'and':
+    case 'or':
+    case 'coalesce':
+      return e.args;
+    case 'case': {
+      const out: ScalarExpr[] = [];
+      for (const w of e.whens) out.push(w.when, w.then);
+      if (e.else !== null) out.push(e.else);
+      return out;
+    }
+    case 'in':
+      return [e.operand, ...e.list];
+    case 'cast':
+      return [e.operand];
+  }
+}

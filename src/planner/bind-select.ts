@@ -38,7 +38,8 @@ import {
 } from './bind-window.ts';
 import { bindWindowCalls } from './bind-window-functions.ts';
 import { planKey } from './plan-key.ts';
-import { TreeIds, astLabel, scalarChildren, scalarLabel } from './tree-ids.ts';
+import { TreeIds, astLabel, scalarLabel } from './tree-ids.ts';
+import { scalarChildren } from '../common/scalar-expr.ts';
 import {
   bindExpr,
   containsAggregate,

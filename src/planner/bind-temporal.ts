@@ -3,7 +3,7 @@
 // become one TemporalFilter node, whose rows enter and leave as the epochs' logical clock crosses
 // their bounds (src/ivm/ops/temporal-filter-op.ts). Any other use of the clock in a view is refused.
 import { notSupported } from '../common/errors.ts';
-import type { ScalarExpr } from '../common/scalar-expr.ts';
+import { scalarChildren, type ScalarExpr } from '../common/scalar-expr.ts';
 import type { TemporalBound, TemporalOp } from '../common/temporal-bound.ts';
 import { T } from '../common/types.ts';
 import { USECS_PER_DAY } from '../common/time/calendar.ts';
@@ -79,26 +79,7 @@ function readsClock(s: ScalarExpr): boolean {
   const stack: ScalarExpr[] = [s];
   for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
     if (x === CLOCK) return true;
-    switch (x.kind) {
-      case 'call':
-      case 'and':
-      case 'or':
-      case 'coalesce':
-        stack.push(...x.args);
-        break;
-      case 'case':
-        for (const w of x.whens) stack.push(w.when, w.then);
-        if (x.else !== null) stack.push(x.else);
-        break;
-      case 'in':
-        stack.push(x.operand, ...x.list);
-        break;
-      case 'cast':
-        stack.push(x.operand);
-        break;
-      default:
-        break;
-    }
+    stack.push(...scalarChildren(x));
   }
   return false;
 }

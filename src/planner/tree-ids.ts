@@ -97,26 +97,3 @@ export function scalarLabel(e: ScalarExpr): string {
       return `cast:${typeName(e.type)}`;
   }
 }
-
-export function scalarChildren(e: ScalarExpr): readonly ScalarExpr[] {
-  switch (e.kind) {
-    case 'const':
-    case 'col':
-      return [];
-    case 'call':
-    case 'and':
-    case 'or':
-    case 'coalesce':
-      return e.args;
-    case 'case': {
-      const out: ScalarExpr[] = [];
-      for (const w of e.whens) out.push(w.when, w.then);
-      if (e.else !== null) out.push(e.else);
-      return out;
-    }
-    case 'in':
-      return [e.operand, ...e.list];
-    case 'cast':
-      return [e.operand];
-  }
-}
