@@ -20,6 +20,8 @@ export type BinaryOp =
   | '*'
   | '/'
   | '%'
+  /** Exponentiation (PostgreSQL's `^`: power). */
+  | '^'
   | '='
   | '<>'
   | '<'

@@ -106,6 +106,8 @@ export const Minus = punct('Minus', /-/, '-');
 export const Star = punct('Star', /\*/, '*');
 export const Slash = punct('Slash', /\//, '/');
 export const Percent = punct('Percent', /%/, '%');
+/** `^`, PostgreSQL's exponentiation, when it is an operator of its own (not part of a longer one). */
+export const Caret = punct('Caret', /\^(?![~!@#^&|`?:])/, '^');
 /** Any other PostgreSQL operator characters: lexed so that the error can name the operator. */
 export const OtherOp = punct('OtherOp', /[~!@#^&|`?:]+/, 'operator');
 export const LParen = punct('LParen', /\(/, '(');
@@ -298,6 +300,7 @@ const lexedTypes: TokenType[] = [
   Star,
   Slash,
   Percent,
+  Caret,
   OtherOp,
   LParen,
   RParen,

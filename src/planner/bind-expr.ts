@@ -376,6 +376,11 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
           'no operator matches the given name and argument types; you might need to add explicit type casts',
         );
       }
+      // PostgreSQL's `^` is power: numeric ^ numeric, else double precision (2 ^ 3 is a double)
+      if (e.op === '^') {
+        const p = lt.kind === 'numeric' || rt.kind === 'numeric' ? T.numeric : T.float64;
+        return call('power', [coerce(l, p, e.pos), coerce(r, p, e.pos)], p);
+      }
       const t = numericResultType(lt, rt);
       return call(arith, [coerce(l, t, e.pos), coerce(r, t, e.pos)], t);
     }

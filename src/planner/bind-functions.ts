@@ -202,6 +202,14 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
     case 'sign':
     case 'trunc':
     case 'width_bucket':
+    case 'cbrt':
+    case 'pi':
+    case 'div':
+    case 'gcd':
+    case 'lcm':
+    case 'scale':
+    case 'min_scale':
+    case 'trim_scale':
       return bindMath(e, args);
     case 'regexp_match':
     case 'regexp_matches':
@@ -249,6 +257,14 @@ function bindMath(e: Extract<Expr, { kind: 'function' }>, raw: readonly ScalarEx
     sign: [1],
     trunc: [1, 2],
     width_bucket: [4],
+    cbrt: [1],
+    pi: [0],
+    div: [2],
+    gcd: [2],
+    lcm: [2],
+    scale: [1],
+    min_scale: [1],
+    trim_scale: [1],
   };
   if (!(arity[name] ?? []).includes(n)) throw fnMismatch(e.name, raw, e.pos);
   const numericArg = (a: ScalarExpr): ScalarExpr => {
@@ -269,6 +285,38 @@ function bindMath(e: Extract<Expr, { kind: 'function' }>, raw: readonly ScalarEx
       'width_bucket',
       [...xs.map((x) => coerce(x, t, e.pos)), intArg(raw[3] as ScalarExpr)],
       T.int32,
+    );
+  }
+  if (name === 'pi') return call('pi', [], T.float64);
+  if (name === 'cbrt')
+    return call('cbrt', [coerce(numericArg(raw[0] as ScalarExpr), T.float64, e.pos)], T.float64);
+  // div, scale, min_scale and trim_scale exist for numeric only (an integer becomes numeric; a double
+  // does not, as in PostgreSQL, where float8 to numeric is not an implicit cast)
+  const exactArg = (a: ScalarExpr): ScalarExpr => {
+    if (a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text'))
+      return coerce(a, T.numeric, e.pos);
+    if (a.type.kind !== 'int' && a.type.kind !== 'numeric') throw fnMismatch(e.name, raw, e.pos);
+    return coerce(a, T.numeric, e.pos);
+  };
+  if (name === 'div') return call('div_trunc', raw.map(exactArg), T.numeric);
+  if (name === 'scale' || name === 'min_scale') return call(name, [exactArg(raw[0] as ScalarExpr)], T.int32);
+  if (name === 'trim_scale') return call('trim_scale', [exactArg(raw[0] as ScalarExpr)], T.numeric);
+  if (name === 'gcd' || name === 'lcm') {
+    // integer, bigint or numeric, as the arguments' common type (smallint widens to integer)
+    const xs = raw.map((a) =>
+      a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text') ? coerce(a, T.int32, e.pos) : a,
+    );
+    if (xs.some((x) => x.type.kind !== 'int' && x.type.kind !== 'numeric'))
+      throw fnMismatch(e.name, raw, e.pos);
+    const t = xs.some((x) => x.type.kind === 'numeric')
+      ? T.numeric
+      : xs.some((x) => x.type.kind === 'int' && x.type.bits === 64)
+        ? T.int64
+        : T.int32;
+    return call(
+      name,
+      xs.map((x) => coerce(x, t, e.pos)),
+      t,
     );
   }
   if (name === 'trunc' && n === 2) {

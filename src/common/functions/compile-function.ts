@@ -6,11 +6,12 @@ import { SluiceError } from '../errors.ts';
 import type { SqlType, Value } from '../types.ts';
 import { T } from '../types.ts';
 import { castValue } from '../cast.ts';
-import { compareValues } from '../values.ts';
-import { Decimal, decimalFromDouble } from '../decimal.ts';
+import { checkInt, compareValues } from '../values.ts';
+import { Decimal } from '../decimal.ts';
 import { regexCompiler } from './regex.ts';
 import * as text from './text.ts';
 import * as math from './math.ts';
+import * as nmath from './numeric-math.ts';
 import { TIME_FNS, compileTimeFunction, isTimeFn } from './time.ts';
 import { JSONB_FNS, compileJsonbFunction, isJsonbFn } from './jsonb.ts';
 import { BINARY_FNS, compileBinaryFunction, isBinaryFn } from './binary.ts';
@@ -47,6 +48,14 @@ export const FUNCTION_FNS = [
   'sign',
   'trunc',
   'width_bucket',
+  'cbrt',
+  'pi',
+  'div_trunc',
+  'gcd',
+  'lcm',
+  'scale',
+  'min_scale',
+  'trim_scale',
   ...TIME_FNS,
   ...JSONB_FNS,
   ...BINARY_FNS,
@@ -57,14 +66,6 @@ type RowFn = (row: readonly Value[]) => Value;
 
 const num = (v: Value): number =>
   typeof v === 'bigint' ? Number(v) : v instanceof Decimal ? v.toNumber() : (v as number);
-
-/**
- * A numeric result of a function PostgreSQL computes on numeric but Sluice in double precision
- * (power, sqrt, exp, ln, log): the double cast to numeric (15 significant digits).
- */
-function viaDouble(f: (...values: Value[]) => number): (...values: Value[]) => Value {
-  return (...values) => decimalFromDouble(f(...values), 15);
-}
 
 /** A strict function of one to four arguments: NULL if any argument is NULL. */
 function strict(args: readonly RowFn[], f: (...values: Value[]) => Value): RowFn {
@@ -202,9 +203,31 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
     case 'ln':
     case 'log10':
     case 'log': {
-      const f = floatMath(fn);
-      return strict(args, argTypes[0]?.kind === 'numeric' ? viaDouble(f) : f);
+      return strict(args, argTypes[0]?.kind === 'numeric' ? numericMath(fn) : floatMath(fn));
     }
+    case 'cbrt':
+      return strict(args, (x) => Math.cbrt(num(x)));
+    case 'pi':
+      return () => Math.PI;
+    case 'div_trunc':
+      return strict(args, (y, x) => nmath.numericDiv(y as Decimal, x as Decimal));
+    case 'gcd':
+    case 'lcm': {
+      const kind = argTypes[0];
+      if (kind?.kind === 'numeric') {
+        const f = fn === 'gcd' ? nmath.numericGcd : nmath.numericLcm;
+        return strict(args, (a, b) => f(a as Decimal, b as Decimal));
+      }
+      const bits = kind?.kind === 'int' && kind.bits === 64 ? 64 : 32;
+      const big = (v: Value): bigint => (typeof v === 'bigint' ? v : BigInt(v as number));
+      return strict(args, (a, b) => checkInt(nmath.intGcdLcm(fn, big(a), big(b)), bits));
+    }
+    case 'scale':
+      return strict(args, (x) => nmath.numericScale(x as Decimal));
+    case 'min_scale':
+      return strict(args, (x) => nmath.numericMinScale(x as Decimal));
+    case 'trim_scale':
+      return strict(args, (x) => nmath.numericTrimScale(x as Decimal));
     case 'sign':
       if (argTypes[0]?.kind === 'numeric') return strict(args, (x) => new Decimal((x as Decimal).sign(), 0));
       return strict(args, (x) => math.sign(num(x)));
@@ -217,6 +240,25 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
       return strict(args, (x, d) => math.trunc(num(x), num(d)));
     case 'width_bucket':
       return strict(args, (x, lo, hi, n) => math.widthBucket(num(x), num(lo), num(hi), num(n)));
+  }
+}
+
+/** The exact numeric forms (numeric-math.ts): PostgreSQL's digits and result scales. */
+function numericMath(fn: 'power' | 'sqrt' | 'exp' | 'ln' | 'log10' | 'log'): (...values: Value[]) => Value {
+  const TEN = new Decimal(10, 0);
+  switch (fn) {
+    case 'power':
+      return (x, y) => nmath.numericPower(x as Decimal, y as Decimal);
+    case 'sqrt':
+      return (x) => nmath.numericSqrt(x as Decimal);
+    case 'exp':
+      return (x) => nmath.numericExp(x as Decimal);
+    case 'ln':
+      return (x) => nmath.numericLn(x as Decimal);
+    case 'log10':
+      return (x) => nmath.numericLog(TEN, x as Decimal);
+    case 'log':
+      return (b, x) => nmath.numericLog(b as Decimal, x as Decimal);
   }
 }
 

@@ -4,6 +4,7 @@
 import type { IToken, TokenType } from 'chevrotain';
 import type { InfixOp } from '../expr-builder.ts';
 import {
+  Caret,
   Comma,
   Arrow,
   OtherOp,
@@ -163,6 +164,9 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
     if (hidden.has(i)) render = ' '.repeat(length);
     else if (timestampWords.has(i)) render = 'timestamp'.padEnd(length);
     else if (concatWords.has(i)) render = '||';
+    // `a ^ b`: node-sql-parser has no `^`; it sees `a * b` and the converter builds the power from
+    // our token, with PostgreSQL's precedence (expr-builder.ts)
+    else if (tok.tokenType === Caret) render = '*';
     else if (commas.has(i)) render = ','.padEnd(length);
     else if (tok.tokenType === StringLit) render = `'${'x'.repeat(length - 2)}'`;
     // Quoted identifiers become plain ones: node-sql-parser mishandles `x::int "Alias"` and reads

@@ -64,6 +64,7 @@ import {
   Or,
   Over,
   Percent,
+  Caret,
   Plus,
   posOf,
   QuotedIdent,
@@ -218,6 +219,7 @@ export abstract class ExpressionGrammar extends NamesGrammar {
     this.tokenAlt(Star, '*'),
     this.tokenAlt(Slash, '/'),
     this.tokenAlt(Percent, '%'),
+    this.tokenAlt(Caret, '^'),
   ];
 
   private readonly infixOp = this.RULE('infixOp', (): InfixOp => this.OR(this.infixAlts));
