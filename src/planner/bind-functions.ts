@@ -2,7 +2,7 @@
 // them (argument coercion, result types), the math functions, and the refusal of aggregates where
 // a scalar is expected. Operators and the rest of an expression are bound in bind-expr.ts.
 import { SluiceError } from '../common/errors.ts';
-import { checkRegexFlags } from '../common/functions/compile-function.ts';
+import { checkRegexFlags, checkSearchFlags } from '../common/functions/compile-function.ts';
 import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
@@ -111,9 +111,23 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
       if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
       return call('length', [textArg(a0)], T.int32);
     case 'substring':
-    case 'substr':
+    case 'substr': {
       if (n < 2 || n > 3 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      const a1 = args[1] as ScalarExpr;
+      if (e.name === 'substring' && (a1.type.kind === 'text' || a1.type.kind === 'unknown')) {
+        // substring(s FROM pattern): PostgreSQL's substring(text, text), a POSIX regular expression
+        if (n === 3) {
+          throw new SluiceError('NOT_SUPPORTED', 'SUBSTRING(s SIMILAR pattern ESCAPE e) is not supported', {
+            position: e.pos,
+            hint: 'substring(s FROM pattern) takes a POSIX regular expression',
+          });
+        }
+        const pattern = textArg(a1);
+        checkPattern(pattern, false, false, (e.args[1] as Expr).pos);
+        return call('substring_regex', [textArg(a0), pattern], T.text);
+      }
       return call('substring', [textArg(a0), ...args.slice(1).map(intArg)], T.text);
+    }
     case 'btrim':
     case 'ltrim':
     case 'rtrim':
@@ -184,6 +198,33 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
         [source, pattern, replacement, ...(flags === undefined ? [] : [flags])],
         T.text,
       );
+    }
+    case 'regexp_like':
+    case 'regexp_count':
+    case 'regexp_substr': {
+      // regexp_like(s, p [, flags]); regexp_count(s, p [, start [, flags]]);
+      // regexp_substr(s, p [, start [, n [, flags [, subexpr]]]])
+      const shapes = {
+        regexp_like: ['t', 't', 'f'],
+        regexp_count: ['t', 't', 'i', 'f'],
+        regexp_substr: ['t', 't', 'i', 'i', 'f', 'i'],
+      } as const;
+      const shape = shapes[e.name];
+      if (n < 2 || n > shape.length) throw fnMismatch(e.name, args, e.pos);
+      const bound = args.map((a, i) => (shape[i] === 'i' ? intArg(a) : textArg(a)));
+      const flagsAt = shape.indexOf('f');
+      const flags = bound[flagsAt];
+      if (flags !== undefined && isConst(flags) && typeof flags.value === 'string') {
+        try {
+          checkSearchFlags(e.name, flags.value);
+        } catch (err) {
+          throw err instanceof SluiceError ? err.at((e.args[flagsAt] as Expr).pos) : err;
+        }
+      }
+      const insensitive = flags !== undefined && isConst(flags) && /i[^c]*$/.test(String(flags.value));
+      checkPattern(bound[1] as ScalarExpr, false, insensitive, (e.args[1] as Expr).pos);
+      const type = e.name === 'regexp_like' ? T.bool : e.name === 'regexp_count' ? T.int32 : T.text;
+      return call(e.name, bound, type);
     }
     case 'greatest':
     case 'least': {

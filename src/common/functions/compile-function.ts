@@ -8,7 +8,7 @@ import { T } from '../types.ts';
 import { castValue } from '../cast.ts';
 import { checkInt, compareValues } from '../values.ts';
 import { Decimal } from '../decimal.ts';
-import { regexCompiler } from './regex.ts';
+import { offsetOfChar, regexCompiler, type SqlRegex } from './regex.ts';
 import * as text from './text.ts';
 import * as math from './math.ts';
 import * as nmath from './numeric-math.ts';
@@ -37,6 +37,10 @@ export const FUNCTION_FNS = [
   'regex_imatch',
   'similar_to',
   'regexp_replace',
+  'regexp_like',
+  'regexp_count',
+  'regexp_substr',
+  'substring_regex',
   'greatest',
   'least',
   'power',
@@ -185,6 +189,19 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
         return re.replace(s as string, r as string, global);
       });
     }
+    case 'regexp_like':
+    case 'regexp_count':
+    case 'regexp_substr':
+      return compileRegexSearch(fn, args);
+    case 'substring_regex': {
+      // substring(s FROM pattern): the first parenthesised group's text when there is one, else the match
+      const compile = regexCompiler(false, false);
+      return strict(args, (s, p) => {
+        const m = compile(p as string).nth(s as string, 0, 1);
+        if (m === null) return null;
+        return m.groups.length > 0 ? (m.groups[0] ?? null) : m.match;
+      });
+    }
     case 'greatest':
     case 'least': {
       const want = fn === 'greatest' ? 1 : -1;
@@ -277,6 +294,79 @@ function floatMath(fn: 'power' | 'sqrt' | 'exp' | 'ln' | 'log10' | 'log'): (...v
     case 'log':
       return (b, x) => math.logBase(num(b as Value), num(x as Value));
   }
+}
+
+/**
+ * regexp_like(s, p [, flags]), regexp_count(s, p [, start [, flags]]) and
+ * regexp_substr(s, p [, start [, n [, flags [, subexpr]]]]) (PostgreSQL 15): positions count
+ * characters; the flags are i and c (g is refused, as PostgreSQL does for these).
+ */
+function compileRegexSearch(
+  fn: 'regexp_like' | 'regexp_count' | 'regexp_substr',
+  args: readonly RowFn[],
+): RowFn {
+  const plain = regexCompiler(false, false);
+  const insensitive = regexCompiler(true, false);
+  const regex = (p: Value, flags: Value | undefined): SqlRegex => {
+    let caseInsensitive = false;
+    for (const f of (flags ?? '') as string) {
+      if (f === 'i') caseInsensitive = true;
+      else if (f === 'c') caseInsensitive = false;
+      else if (f === 'g') throw globalOptionError(fn);
+      else throw regexOptionError(f);
+    }
+    return (caseInsensitive ? insensitive : plain)(p as string);
+  };
+  const position = (name: string, v: Value | undefined, min: number): number => {
+    if (v === undefined) return min === 0 ? 0 : 1;
+    const n = num(v);
+    if (n < min) throw new SluiceError('INVALID_VALUE', `invalid value for parameter "${name}": ${n}`);
+    return n;
+  };
+  switch (fn) {
+    case 'regexp_like':
+      return strict(args, (s, p, flags) => regex(p as Value, flags).count(s as string, 0) > 0);
+    case 'regexp_count': {
+      return strictAll(args, ([s, p, start, flags]) => {
+        const from = offsetOfChar(s as string, position('start', start, 1));
+        return regex(p as Value, flags).count(s as string, from);
+      });
+    }
+    case 'regexp_substr':
+      return strictAll(args, ([s, p, start, n, flags, subexpr]) => {
+        const from = offsetOfChar(s as string, position('start', start, 1));
+        const m = regex(p as Value, flags).nth(s as string, from, position('n', n, 1));
+        if (m === null) return null;
+        const g = position('subexpr', subexpr, 0);
+        if (g === 0) return m.match;
+        return m.groups[g - 1] ?? null;
+      });
+  }
+}
+
+/** A strict function of any number of arguments, given as one array. */
+function strictAll(args: readonly RowFn[], f: (values: readonly (Value | undefined)[]) => Value): RowFn {
+  return (row) => {
+    const values: Value[] = [];
+    for (const g of args) {
+      const v = g(row);
+      if (v === null) return null;
+      values.push(v);
+    }
+    return f(values);
+  };
+}
+
+/** Validates the flags of regexp_like/count/substr when they are a constant. */
+export function checkSearchFlags(fn: string, flags: string): void {
+  for (const f of flags) {
+    if (f === 'g') throw globalOptionError(fn);
+    if (f !== 'i' && f !== 'c') throw regexOptionError(f);
+  }
+}
+
+function globalOptionError(fn: string): SluiceError {
+  return new SluiceError('INVALID_VALUE', `${fn}() does not support the "global" option`);
 }
 
 /** Validates regexp_replace's flags when they are a constant (the binder points the error at them). */
