@@ -13,6 +13,7 @@ const MAX_DISPLAY_SCALE = 1000;
 const MAX_RESULT_SCALE = 2000;
 /** Extra digits carried through a computation so the one final rounding is correct. */
 const GUARD = 12;
+const LOG10_2 = Math.log10(2);
 
 function invalidArgument(message: string): SluiceError {
   return new SluiceError('INVALID_VALUE', message);
@@ -310,8 +311,10 @@ function powerInt(base: Decimal, n: number, expScale: number): Decimal {
   let e10 = 0;
   let bm = absBig(base.big());
   let be = -base.scale;
+  // decimal digits from the hex length (linear, unlike decimal toString): at most one too many,
+  // which the guard digits absorb
   const trim = (v: bigint, e: number): [bigint, number] => {
-    const extra = digitsOf(v) - sig;
+    const extra = Math.ceil(v.toString(16).length * 4 * LOG10_2) - sig;
     return extra > 0 ? [v / pow10(extra), e + extra] : [v, e];
   };
   [bm, be] = trim(bm, be);
