@@ -201,13 +201,15 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
     }
     case 'regexp_like':
     case 'regexp_count':
-    case 'regexp_substr': {
+    case 'regexp_substr':
+    case 'regexp_instr': {
       // regexp_like(s, p [, flags]); regexp_count(s, p [, start [, flags]]);
       // regexp_substr(s, p [, start [, n [, flags [, subexpr]]]])
       const shapes = {
         regexp_like: ['t', 't', 'f'],
         regexp_count: ['t', 't', 'i', 'f'],
         regexp_substr: ['t', 't', 'i', 'i', 'f', 'i'],
+        regexp_instr: ['t', 't', 'i', 'i', 'i', 'f', 'i'],
       } as const;
       const shape = shapes[e.name];
       if (n < 2 || n > shape.length) throw fnMismatch(e.name, args, e.pos);
@@ -223,7 +225,7 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
       }
       const insensitive = flags !== undefined && isConst(flags) && /i[^c]*$/.test(String(flags.value));
       checkPattern(bound[1] as ScalarExpr, false, insensitive, (e.args[1] as Expr).pos);
-      const type = e.name === 'regexp_like' ? T.bool : e.name === 'regexp_count' ? T.int32 : T.text;
+      const type = e.name === 'regexp_like' ? T.bool : e.name === 'regexp_substr' ? T.text : T.int32;
       return call(e.name, bound, type);
     }
     case 'greatest':

@@ -8,7 +8,7 @@ import { T } from '../types.ts';
 import { castValue } from '../cast.ts';
 import { checkInt, compareValues } from '../values.ts';
 import { Decimal } from '../decimal.ts';
-import { offsetOfChar, regexCompiler, type SqlRegex } from './regex.ts';
+import { charOfOffset, offsetOfChar, regexCompiler, type SqlRegex } from './regex.ts';
 import * as text from './text.ts';
 import * as math from './math.ts';
 import * as nmath from './numeric-math.ts';
@@ -40,6 +40,7 @@ export const FUNCTION_FNS = [
   'regexp_like',
   'regexp_count',
   'regexp_substr',
+  'regexp_instr',
   'substring_regex',
   'greatest',
   'least',
@@ -192,6 +193,7 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
     case 'regexp_like':
     case 'regexp_count':
     case 'regexp_substr':
+    case 'regexp_instr':
       return compileRegexSearch(fn, args);
     case 'substring_regex': {
       // substring(s FROM pattern): the first parenthesised group's text when there is one, else the match
@@ -302,7 +304,7 @@ function floatMath(fn: 'power' | 'sqrt' | 'exp' | 'ln' | 'log10' | 'log'): (...v
  * characters; the flags are i and c (g is refused, as PostgreSQL does for these).
  */
 function compileRegexSearch(
-  fn: 'regexp_like' | 'regexp_count' | 'regexp_substr',
+  fn: 'regexp_like' | 'regexp_count' | 'regexp_substr' | 'regexp_instr',
   args: readonly RowFn[],
 ): RowFn {
   const plain = regexCompiler(false, false);
@@ -340,6 +342,19 @@ function compileRegexSearch(
         const g = position('subexpr', subexpr, 0);
         if (g === 0) return m.match;
         return m.groups[g - 1] ?? null;
+      });
+    case 'regexp_instr':
+      // regexp_instr(s, p [, start [, n [, endoption [, flags [, subexpr]]]]]): 0 when there is no match
+      return strictAll(args, ([s, p, start, n, endoption, flags, subexpr]) => {
+        const text = s as string;
+        const from = offsetOfChar(text, position('start', start, 1));
+        const end = position('endoption', endoption, 0);
+        if (end > 1)
+          throw new SluiceError('INVALID_VALUE', `invalid value for parameter "endoption": ${end}`);
+        const m = regex(p as Value, flags).nth(text, from, position('n', n, 1));
+        const span = m?.spans[position('subexpr', subexpr, 0)];
+        if (span === undefined || span[0] < 0) return 0;
+        return charOfOffset(text, end === 1 ? span[1] : span[0]);
       });
   }
 }

@@ -35,10 +35,25 @@ export interface SqlRegex {
   nth(s: string, from: number, n: number): RegexMatch | null;
 }
 
-/** One match: its text and its capture groups' texts (null for a group that took no part). */
+/**
+ * One match: its text and its capture groups' texts (null for a group that took no part), with
+ * their UTF-16 [start, end) offsets in `spans` (index 0 the whole match; -1 for a group not taken).
+ */
 export interface RegexMatch {
   readonly match: string;
   readonly groups: readonly (string | null)[];
+  readonly spans: readonly (readonly [number, number])[];
+}
+
+/** The 1-based character (code point) position of UTF-16 offset `offset` in `s`. */
+export function charOfOffset(s: string, offset: number): number {
+  let chars = 1;
+  for (let i = 0; i < offset; i++) {
+    const code = s.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < offset) i++;
+    chars++;
+  }
+  return chars;
 }
 
 /** The UTF-16 offset of the 1-based character (code point) position `start`; s.length when beyond. */
@@ -245,8 +260,12 @@ export function compileRegex(pattern: string, caseInsensitive: boolean): SqlRege
       for (let found = m.find(from); found; found = m.find()) {
         if (++k < n) continue;
         const groups: (string | null)[] = [];
-        for (let g = 1; g <= m.groupCount(); g++) groups.push(m.group(g) ?? null);
-        return { match: m.group() ?? '', groups };
+        const spans: [number, number][] = [[m.start(), m.end()]];
+        for (let g = 1; g <= m.groupCount(); g++) {
+          groups.push(m.group(g) ?? null);
+          spans.push([m.start(g), m.end(g)]);
+        }
+        return { match: m.group() ?? '', groups, spans };
       }
       return null;
     },
