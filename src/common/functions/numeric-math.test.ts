@@ -3,6 +3,7 @@
 // at the edges of its estimates, and the largest inputs finishing with the right digit counts.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { Decimal, parseDecimal } from '../decimal.ts';
 import { SluiceError } from '../errors.ts';
 import { numericExp, numericLn, numericLog, numericPower, numericSqrt } from './numeric-math.ts';
@@ -67,6 +68,32 @@ describe('numeric exp, ln, log, power', () => {
     assert.equal(numericPower(d('2'), d('100000')).integerDigits(), 30_103);
     // 1.0000001 ^ (2^31 - 1): no exact product (15 billion digits), 7 decimals as the base shows
     assert.equal(numericPower(d('1.0000001'), d('2147483647')).scale, 7);
+  });
+
+  it('an integer power equals the exact rational b^n rounded half away from zero at its scale', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: -99_999n, max: 99_999n }),
+        fc.integer({ min: 0, max: 4 }),
+        fc.integer({ min: -6, max: 9 }),
+        (u, scale, n) => {
+          fc.pre(u !== 0n || n >= 0);
+          const b = new Decimal(u, scale);
+          const r = numericPower(b, new Decimal(n, 0));
+          // exact: u^n / 10^(scale·n) at r.scale, as num / den
+          let num = u ** BigInt(Math.abs(n));
+          let den = 10n ** BigInt(scale * Math.abs(n));
+          if (n < 0) [num, den] = [den, num];
+          if (den < 0n) [num, den] = [-num, -den];
+          const scaled = num * 10n ** BigInt(r.scale);
+          let q = scaled / den;
+          const rem = scaled - q * den;
+          if ((rem < 0n ? -rem : rem) * 2n >= den) q += scaled < 0n ? -1n : 1n;
+          assert.equal(r.big(), q, `power(${b.toString()}, ${n}) = ${r.toString()}`);
+        },
+      ),
+      { seed: 14, numRuns: 500 },
+    );
   });
 
   it('a non-integer power goes through exp(y · ln x), with its scale from a rough ln', () => {
