@@ -260,7 +260,10 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
       throw new SluiceError(
         'NOT_SUPPORTED',
         `${e.name} is not supported: it returns an array, and arrays are not supported yet`,
-        { position: e.pos, hint: 'test a match with ~ or rewrite it with regexp_replace' },
+        {
+          position: e.pos,
+          hint: "(regexp_match(s, p))[n] is regexp_substr(s, p, 1, 1, '', n); test a match with ~ or regexp_like",
+        },
       );
     case 'coalesce': {
       if (n < 1) throw fnMismatch(e.name, args, e.pos);
