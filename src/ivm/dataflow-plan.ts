@@ -24,7 +24,8 @@ export interface AggregateSpec {
     | 'var_samp'
     | 'stddev_pop'
     | 'stddev_samp'
-    | 'string_agg';
+    | 'string_agg'
+    | 'jsonb_agg';
   readonly distinct: boolean;
   /** Input column holding the argument; null for COUNT(*). */
   readonly argColumn: number | null;
@@ -240,7 +241,7 @@ function printAgg(a: AggregateSpec): string {
   const arg = a.argColumn === null ? '*' : `${a.distinct ? 'distinct ' : ''}#${a.argColumn}`;
   const fn = a.fn === 'count_star' ? 'count' : a.fn;
   const state =
-    a.fn === 'string_agg'
+    a.fn === 'string_agg' || a.fn === 'jsonb_agg'
       ? 'value→count per group, result rebuilt per changed group'
       : a.strategy === 'multiset'
         ? 'value→count per group'

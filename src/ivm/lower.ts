@@ -133,7 +133,8 @@ export function lowerToDataflow(
               project.push(a.arg);
             }
           }
-          const multiset = a.fn === 'min' || a.fn === 'max' || a.fn === 'string_agg' || a.distinct;
+          const multiset =
+            a.fn === 'min' || a.fn === 'max' || a.fn === 'string_agg' || a.fn === 'jsonb_agg' || a.distinct;
           return {
             fn: a.fn,
             ...(a.delimiter !== undefined ? { delimiter: a.delimiter } : {}),

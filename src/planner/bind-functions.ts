@@ -22,6 +22,7 @@ import { bindTimeFunction } from './bind-time.ts';
 import { bindJsonbFunction } from './bind-jsonb.ts';
 import { bindBinaryFunction } from './bind-binary.ts';
 import { inlineSqlFunction } from './sql-functions.ts';
+import { hasJsonbForm } from '../common/json/to-jsonb.ts';
 
 function fnMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): SluiceError {
   return new SluiceError(
@@ -265,6 +266,18 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
           hint: "(regexp_match(s, p))[n] is regexp_substr(s, p, 1, 1, '', n); test a match with ~ or regexp_like",
         },
       );
+    case 'to_jsonb':
+    case 'to_json': {
+      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      const x = a0.type.kind === 'unknown' ? coerce(a0, T.text, e.pos) : a0;
+      if (!hasJsonbForm(x.type)) {
+        throw new SluiceError('NOT_SUPPORTED', `${e.name}(${typeName(x.type)}) is not supported`, {
+          position: e.pos,
+          hint: 'cast the value to text first',
+        });
+      }
+      return call('to_jsonb', [x], T.jsonb);
+    }
     case 'coalesce': {
       if (n < 1) throw fnMismatch(e.name, args, e.pos);
       const unified = unify(args, e.pos, 'COALESCE');

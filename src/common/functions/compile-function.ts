@@ -12,6 +12,8 @@ import { charOfOffset, offsetOfChar, regexCompiler, type SqlRegex } from './rege
 import * as text from './text.ts';
 import * as math from './math.ts';
 import * as nmath from './numeric-math.ts';
+import { Jsonb } from '../json/jsonb.ts';
+import { jsonbNodeOf } from '../json/to-jsonb.ts';
 import { TIME_FNS, compileTimeFunction, isTimeFn } from './time.ts';
 import { JSONB_FNS, compileJsonbFunction, isJsonbFn } from './jsonb.ts';
 import { BINARY_FNS, compileBinaryFunction, isBinaryFn } from './binary.ts';
@@ -61,6 +63,8 @@ export const FUNCTION_FNS = [
   'scale',
   'min_scale',
   'trim_scale',
+  'to_jsonb',
+  'jsonb_agg_elem',
   ...TIME_FNS,
   ...JSONB_FNS,
   ...BINARY_FNS,
@@ -240,6 +244,14 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
       const bits = kind?.kind === 'int' && kind.bits === 64 ? 64 : 32;
       const big = (v: Value): bigint => (typeof v === 'bigint' ? v : BigInt(v as number));
       return strict(args, (a, b) => checkInt(nmath.intGcdLcm(fn, big(a), big(b)), bits));
+    }
+    case 'to_jsonb':
+    case 'jsonb_agg_elem': {
+      // JSONB_AGG's element: a SQL NULL is a JSON null there (to_jsonb itself is strict)
+      const type = argTypes[0] ?? T.unknown;
+      const arg = args[0] as RowFn;
+      if (fn === 'to_jsonb') return strict(args, (v) => Jsonb.of(jsonbNodeOf(v, type)));
+      return (row) => Jsonb.of(jsonbNodeOf(arg(row), type));
     }
     case 'scale':
       return strict(args, (x) => nmath.numericScale(x as Decimal));
