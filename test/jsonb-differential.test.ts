@@ -38,6 +38,13 @@ const VIEWS: readonly { name: string; sluice: string; sqlite: string }[] = [
       "SELECT id, json_array_length(doc, '$.o') AS len FROM ev WHERE json_type(doc) = 'object' AND json_type(doc, '$.k') = 'text' AND doc ->> '$.k' = 'a' AND json_type(doc, '$.o') = 'array'",
   },
   {
+    // jsonb - key on objects is SQLite's json_remove
+    name: 'minus_k',
+    sluice: "SELECT id, doc - 'k' AS d, (doc - 'n') - 'zz' AS e FROM ev WHERE jsonb_typeof(doc) = 'object'",
+    sqlite:
+      "SELECT id, json_remove(doc, '$.k') AS d, json_remove(doc, '$.n', '$.zz') AS e FROM ev WHERE json_type(doc) = 'object'",
+  },
+  {
     // JSONB_AGG in Sluice's order (jsonb's: JSON null first, then by value) is SQLite's
     // json_group_array with that ORDER BY (NULLs first ascending, text by code unit)
     name: 'aggs',
@@ -83,8 +90,20 @@ function randomDoc(rng: Rng): unknown {
   return Object.fromEntries(pairs);
 }
 
-// JSON arrays compared as values: jsonb prints `[1, 2]`, SQLite's json_group_array `[1,2]`
-const jsonArray = (text: string): string => (text.startsWith('[') ? JSON.stringify(JSON.parse(text)) : text);
+// JSON arrays and objects compared as values: jsonb prints `[1, 2]` and sorts keys, SQLite's
+// json_group_array writes `[1,2]` and json_remove keeps the input's key order
+const sortKeys = (v: unknown): unknown =>
+  Array.isArray(v)
+    ? v.map(sortKeys)
+    : v !== null && typeof v === 'object'
+      ? Object.fromEntries(
+          Object.entries(v)
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+            .map(([k, x]) => [k, sortKeys(x)]),
+        )
+      : v;
+const jsonArray = (text: string): string =>
+  text.startsWith('[') || text.startsWith('{') ? JSON.stringify(sortKeys(JSON.parse(text))) : text;
 const cell = (v: unknown): string =>
   v instanceof Jsonb ? jsonArray(v.text) : v === null || v === undefined ? 'NULL' : jsonArray(String(v));
 

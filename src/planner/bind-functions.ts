@@ -266,6 +266,28 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
           hint: "(regexp_match(s, p))[n] is regexp_substr(s, p, 1, 1, '', n); test a match with ~ or regexp_like",
         },
       );
+    case 'jsonb_build_array':
+    case 'json_build_array':
+    case 'jsonb_build_object':
+    case 'json_build_object': {
+      // any arguments of a type with a JSON form; an object's keys are their text (not NULL)
+      const xs = args.map((a) => (a.type.kind === 'unknown' ? coerce(a, T.text, e.pos) : a));
+      const bad = xs.find((x) => !hasJsonbForm(x.type));
+      if (bad !== undefined) {
+        throw new SluiceError('NOT_SUPPORTED', `${e.name} of type ${typeName(bad.type)} is not supported`, {
+          position: e.pos,
+          hint: 'cast the value to text first',
+        });
+      }
+      const object = e.name.endsWith('object');
+      if (object && xs.length % 2 !== 0) {
+        throw new SluiceError('INVALID_VALUE', 'argument list must have even number of elements', {
+          position: e.pos,
+          hint: `The arguments of ${e.name}() must consist of alternating keys and values.`,
+        });
+      }
+      return call(object ? 'jsonb_build_object' : 'jsonb_build_array', xs, T.jsonb);
+    }
     case 'to_jsonb':
     case 'to_json': {
       if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);

@@ -99,17 +99,35 @@ export function bindJsonbOperator(
 }
 
 /**
- * PostgreSQL's jsonb `||` (concatenation) and `-` (deletion): valid SQL Sluice does not have yet,
- * refused rather than reported as a type error.
+ * `jsonb || jsonb` (a string literal on either side is jsonb), `jsonb - text` and `jsonb - integer`;
+ * undefined when neither side is jsonb. Other mixes with jsonb (`jsonb || text` column, which
+ * PostgreSQL reads as text concatenation, `jsonb - text[]`) are NOT_SUPPORTED.
  */
-export function refuseJsonbOperator(op: string, left: ScalarExpr, right: ScalarExpr, pos: Pos): void {
-  if ((op === '||' || op === '-') && (left.type.kind === 'jsonb' || right.type.kind === 'jsonb')) {
-    throw new SluiceError(
-      'NOT_SUPPORTED',
-      `operator ${typeName(left.type)} ${op} ${typeName(right.type)} is not supported`,
-      { position: pos },
-    );
+export function bindJsonbEditOperator(
+  op: string,
+  left: ScalarExpr,
+  right: ScalarExpr,
+  pos: Pos,
+): ScalarExpr | undefined {
+  if ((op !== '||' && op !== '-') || (left.type.kind !== 'jsonb' && right.type.kind !== 'jsonb'))
+    return undefined;
+  const literal = (a: ScalarExpr): boolean =>
+    a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text');
+  if (op === '||') {
+    const l = left.type.kind === 'jsonb' || literal(left) ? jsonbOperand(left, pos) : undefined;
+    const r = right.type.kind === 'jsonb' || literal(right) ? jsonbOperand(right, pos) : undefined;
+    if (l !== undefined && r !== undefined) return call('jsonb_concat', [l, r], T.jsonb);
+  } else if (left.type.kind === 'jsonb') {
+    if (right.type.kind === 'int') return call('jsonb_delete_index', [left, right], T.jsonb);
+    if (right.type.kind === 'text' || right.type.kind === 'unknown') {
+      return call('jsonb_delete_key', [left, coerce(unpadChar(right), T.text, pos)], T.jsonb);
+    }
   }
+  throw new SluiceError(
+    'NOT_SUPPORTED',
+    `operator ${typeName(left.type)} ${op} ${typeName(right.type)} is not supported`,
+    { position: pos },
+  );
 }
 
 function fnMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): SluiceError {

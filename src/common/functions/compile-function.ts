@@ -12,7 +12,7 @@ import { charOfOffset, offsetOfChar, regexCompiler, type SqlRegex } from './rege
 import * as text from './text.ts';
 import * as math from './math.ts';
 import * as nmath from './numeric-math.ts';
-import { Jsonb } from '../json/jsonb.ts';
+import { Jsonb, makeObject, type JsonNode } from '../json/jsonb.ts';
 import { jsonbNodeOf } from '../json/to-jsonb.ts';
 import { TIME_FNS, compileTimeFunction, isTimeFn } from './time.ts';
 import { JSONB_FNS, compileJsonbFunction, isJsonbFn } from './jsonb.ts';
@@ -65,6 +65,8 @@ export const FUNCTION_FNS = [
   'trim_scale',
   'to_jsonb',
   'jsonb_agg_elem',
+  'jsonb_build_array',
+  'jsonb_build_object',
   ...TIME_FNS,
   ...JSONB_FNS,
   ...BINARY_FNS,
@@ -253,6 +255,26 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
       if (fn === 'to_jsonb') return strict(args, (v) => Jsonb.of(jsonbNodeOf(v, type)));
       return (row) => Jsonb.of(jsonbNodeOf(arg(row), type));
     }
+    case 'jsonb_build_array':
+      return (row) => Jsonb.of(args.map((g, i) => jsonbNodeOf(g(row), argTypes[i] ?? T.unknown)));
+    case 'jsonb_build_object':
+      return (row) => {
+        const pairs: [string, JsonNode][] = [];
+        for (let i = 0; i + 1 < args.length; i += 2) {
+          const k = (args[i] as RowFn)(row);
+          if (k === null) {
+            throw new SluiceError('INVALID_VALUE', `argument ${i + 1}: key must not be null`);
+          }
+          if (k instanceof Jsonb) {
+            throw new SluiceError('INVALID_VALUE', 'key value must be scalar, not array, composite, or json');
+          }
+          const v = (args[i + 1] as RowFn)(row);
+          // a key is its value's text, a boolean's spelled out as in JSON (PostgreSQL's key_scalar)
+          const key = typeof k === 'boolean' ? String(k) : textOf(k, argTypes[i] ?? T.text);
+          pairs.push([key, jsonbNodeOf(v, argTypes[i + 1] ?? T.unknown)]);
+        }
+        return Jsonb.of(makeObject(pairs));
+      };
     case 'scale':
       return strict(args, (x) => nmath.numericScale(x as Decimal));
     case 'min_scale':

@@ -3,6 +3,7 @@
 // jsonb_typeof, jsonb_array_length. All strict: NULL in, NULL out (a NULL path element finds nothing).
 import type { Value } from '../types.ts';
 import { Jsonb } from '../json/jsonb.ts';
+import { jsonbConcat, jsonbDeleteIndex, jsonbDeleteKey } from '../json/jsonb-edit.ts';
 import {
   jsonbArrayLength,
   jsonbContains,
@@ -26,6 +27,9 @@ export const JSONB_FNS = [
   'jsonb_array_length',
   'jsonb_extract_path',
   'jsonb_extract_path_text',
+  'jsonb_concat',
+  'jsonb_delete_key',
+  'jsonb_delete_index',
 ] as const;
 export type JsonbFn = (typeof JSONB_FNS)[number];
 
@@ -80,6 +84,12 @@ export function compileJsonbFunction(fn: JsonbFn, args: readonly RowFn[]): RowFn
     }
     case 'jsonb_contains':
       return binary((j, other) => jsonbContains(j, other as Jsonb));
+    case 'jsonb_concat':
+      return binary((j, other) => jsonbConcat(j, other as Jsonb));
+    case 'jsonb_delete_key':
+      return binary((j, k) => jsonbDeleteKey(j, k as string));
+    case 'jsonb_delete_index':
+      return binary((j, i) => jsonbDeleteIndex(j, Number(i)));
     case 'jsonb_exists':
       return binary((j, k) => jsonbExists(j, k as string));
     case 'jsonb_typeof':
