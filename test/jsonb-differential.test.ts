@@ -45,6 +45,14 @@ const VIEWS: readonly { name: string; sluice: string; sqlite: string }[] = [
       "SELECT id, json_remove(doc, '$.k') AS d, json_remove(doc, '$.n', '$.zz') AS e FROM ev WHERE json_type(doc) = 'object'",
   },
   {
+    // jsonb_set of a top-level key and #- of a nested one are SQLite's json_set / json_remove
+    name: 'set_del',
+    sluice:
+      "SELECT id, jsonb_set(doc, '{k}', '\"z\"') AS s, doc #- '{o,x}' AS r FROM ev WHERE jsonb_typeof(doc) = 'object' AND (doc->'o' IS NULL OR jsonb_typeof(doc->'o') = 'object')",
+    sqlite:
+      "SELECT id, json_set(doc, '$.k', 'z') AS s, json_remove(doc, '$.o.x') AS r FROM ev WHERE json_type(doc) = 'object' AND (json_type(doc, '$.o') IS NULL OR json_type(doc, '$.o') = 'object')",
+  },
+  {
     // JSONB_AGG in Sluice's order (jsonb's: JSON null first, then by value) is SQLite's
     // json_group_array with that ORDER BY (NULLs first ascending, text by code unit)
     name: 'aggs',

@@ -41,6 +41,8 @@ export type BinaryOp =
   | '->>'
   | '#>'
   | '#>>'
+  /** jsonb: delete at a path. */
+  | '#-'
   | '@>'
   | '<@'
   | '?';

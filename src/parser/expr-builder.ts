@@ -71,6 +71,7 @@ const infixPrecedence: Readonly<Record<InfixOp, number>> = {
   '->>': 7,
   '#>': 7,
   '#>>': 7,
+  '#-': 7,
   '@>': 7,
   '<@': 7,
   '?': 7,

@@ -91,6 +91,7 @@ export const ArrowText = punct('ArrowText', /->>/, '->>');
 export const Arrow = punct('Arrow', /->/, '->');
 export const HashArrowText = punct('HashArrowText', /#>>/, '#>>');
 export const HashArrow = punct('HashArrow', /#>/, '#>');
+export const HashMinus = punct('HashMinus', /#-/, '#-');
 export const AtGt = punct('AtGt', /@>/, '@>');
 export const LtAt = punct('LtAt', /<@/, '<@');
 export const NotEq = punct('NotEq', /<>|!=/, '<>');
@@ -285,6 +286,7 @@ const lexedTypes: TokenType[] = [
   Arrow,
   HashArrowText,
   HashArrow,
+  HashMinus,
   AtGt,
   LtAt,
   NotEq,
