@@ -1,4 +1,4 @@
-// BOOL_AND/BOOL_OR/EVERY, the variance family and STRING_AGG (also with ORDER BY) under random inserts and deletes of numeric values of
+// BOOL_AND/BOOL_OR/EVERY, the variance family, STRING_AGG (also with ORDER BY) and JSONB_AGG under random inserts and deletes of numeric values of
 // every scale, huge bigints and floats (NaN, infinities, 1e20 beside 0.1): a view restored from a
 // checkpoint continues exactly like the uninterrupted engine, and after every batch each view equals,
 // digit for digit, the same view built from scratch over the current rows (retraction leaves no trace).
@@ -21,14 +21,19 @@ const VIEWS = [
   // ORDER BY numerics of every scale, bigints and floats (NaN, infinities) inside STRING_AGG: the
   // (value, keys) tuples go through the stored codec into each group's multiset and checkpoint.
   "CREATE MATERIALIZED VIEW ordered AS SELECT g, STRING_AGG(CAST(id AS text), ',' ORDER BY n DESC, f NULLS FIRST, id) AS by_n, STRING_AGG(CAST(n AS text), ';' ORDER BY i, f DESC, n) AS by_i FROM t GROUP BY g",
+  // JSONB_AGG keeps each element's text (1.5 and 1.50 both), in one order whatever the history
+  'CREATE MATERIALIZED VIEW jsons AS SELECT g, JSONB_AGG(n) AS jn, JSONB_AGG(DISTINCT b) AS jb, JSONB_AGG(f) AS jf, JSONB_AGG(i) AS ji FROM t GROUP BY g',
   'CREATE MATERIALIZED VIEW overall AS SELECT BOOL_AND(b) AS a, VAR_SAMP(n) AS vn, VAR_POP(f) AS vf, STDDEV(i) AS si FROM t',
 ];
-const VIEW_NAMES = ['flags', 'ints', 'nums', 'floats', 'strs', 'ordered', 'overall'];
+const VIEW_NAMES = ['flags', 'ints', 'nums', 'floats', 'strs', 'ordered', 'jsons', 'overall'];
 
 function randomRow(rng: Rng, id: number): Row {
   const maybe = <T>(v: () => T): T | null => (rng.chance(0.15) ? null : v());
   const digits = rng.chance(0.1) ? rng.int(10, 14) : rng.int(0, 6);
-  const n = `${rng.chance(0.3) ? '-' : ''}${rng.int(0, 999)}${digits > 0 ? `.${String(rng.int(0, 10 ** digits - 1)).padStart(digits, '0')}` : ''}`;
+  // equal values of other scales (1.5, 1.50) now and then: JSONB_AGG shows each as written
+  const n = rng.chance(0.15)
+    ? rng.pick(['1.5', '1.50', '1.500', '-2', '-2.0'])
+    : `${rng.chance(0.3) ? '-' : ''}${rng.int(0, 999)}${digits > 0 ? `.${String(rng.int(0, 10 ** digits - 1)).padStart(digits, '0')}` : ''}`;
   // Rows take the non-finite doubles as text (a JSON number cannot be one).
   const floats = [0.1, 0.25, 1e20, -3.5, 1e-300, 7, 'Infinity', 'NaN', '-Infinity', 123456.789, -0.3];
   const ints = [0n, 1n, -7n, 9223372036854775807n, -9223372036854775808n, 42n, 1000000007n];

@@ -136,7 +136,8 @@ export function lowerToDataflow(
             desc: o.desc,
             nullsFirst: o.nullsFirst,
           }));
-          const multiset = a.fn === 'min' || a.fn === 'max' || a.fn === 'string_agg' || a.distinct;
+          const multiset =
+            a.fn === 'min' || a.fn === 'max' || a.fn === 'string_agg' || a.fn === 'jsonb_agg' || a.distinct;
           return {
             fn: a.fn,
             ...(a.delimiter !== undefined ? { delimiter: a.delimiter } : {}),

@@ -20,6 +20,8 @@ export type BinaryOp =
   | '*'
   | '/'
   | '%'
+  /** Exponentiation (PostgreSQL's `^`: power). */
+  | '^'
   | '='
   | '<>'
   | '<'
@@ -39,6 +41,8 @@ export type BinaryOp =
   | '->>'
   | '#>'
   | '#>>'
+  /** jsonb: delete at a path. */
+  | '#-'
   | '@>'
   | '<@'
   | '?';

@@ -71,6 +71,7 @@ const infixPrecedence: Readonly<Record<InfixOp, number>> = {
   '->>': 7,
   '#>': 7,
   '#>>': 7,
+  '#-': 7,
   '@>': 7,
   '<@': 7,
   '?': 7,
@@ -79,11 +80,13 @@ const infixPrecedence: Readonly<Record<InfixOp, number>> = {
   '*': 9,
   '/': 9,
   '%': 9,
-  // PostgreSQL: AT binds tighter than * / % and looser than unary minus and ::
-  'at time zone': 10,
+  // PostgreSQL: ^ binds tighter than * / %, and (left-associative like every other) looser than AT
+  '^': 10,
+  // PostgreSQL: AT binds tighter than ^ and looser than unary minus and ::
+  'at time zone': 11,
 };
 const NOT_PRECEDENCE = 3;
-const SIGN_PRECEDENCE = 11;
+const SIGN_PRECEDENCE = 12;
 
 function postfixPrecedence(op: PostfixOp): number {
   switch (op.kind) {
@@ -92,7 +95,7 @@ function postfixPrecedence(op: PostfixOp): number {
     case 'in':
       return 6;
     case 'cast':
-      return 12;
+      return 13;
   }
 }
 

@@ -91,6 +91,7 @@ export const ArrowText = punct('ArrowText', /->>/, '->>');
 export const Arrow = punct('Arrow', /->/, '->');
 export const HashArrowText = punct('HashArrowText', /#>>/, '#>>');
 export const HashArrow = punct('HashArrow', /#>/, '#>');
+export const HashMinus = punct('HashMinus', /#-/, '#-');
 export const AtGt = punct('AtGt', /@>/, '@>');
 export const LtAt = punct('LtAt', /<@/, '<@');
 export const NotEq = punct('NotEq', /<>|!=/, '<>');
@@ -106,6 +107,8 @@ export const Minus = punct('Minus', /-/, '-');
 export const Star = punct('Star', /\*/, '*');
 export const Slash = punct('Slash', /\//, '/');
 export const Percent = punct('Percent', /%/, '%');
+/** `^`, PostgreSQL's exponentiation, when it is an operator of its own (not part of a longer one). */
+export const Caret = punct('Caret', /\^(?![~!@#^&|`?:])/, '^');
 /** Any other PostgreSQL operator characters: lexed so that the error can name the operator. */
 export const OtherOp = punct('OtherOp', /[~!@#^&|`?:]+/, 'operator');
 export const LParen = punct('LParen', /\(/, '(');
@@ -284,6 +287,7 @@ const lexedTypes: TokenType[] = [
   Arrow,
   HashArrowText,
   HashArrow,
+  HashMinus,
   AtGt,
   LtAt,
   NotEq,
@@ -299,6 +303,7 @@ const lexedTypes: TokenType[] = [
   Star,
   Slash,
   Percent,
+  Caret,
   OtherOp,
   LParen,
   RParen,

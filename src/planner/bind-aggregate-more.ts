@@ -4,6 +4,7 @@ import { SluiceError, type SourcePosition, notSupported } from '../common/errors
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { T, typeName } from '../common/types.ts';
 import type { AggregateCall, AggregateFn } from './logical-plan.ts';
+import { hasJsonbForm } from '../common/json/to-jsonb.ts';
 
 /** SQL name → the aggregate it computes (EVERY is BOOL_AND; VARIANCE and STDDEV the sample forms). */
 export const MORE_AGGREGATES: ReadonlyMap<string, AggregateFn> = new Map<string, AggregateFn>([
@@ -17,6 +18,9 @@ export const MORE_AGGREGATES: ReadonlyMap<string, AggregateFn> = new Map<string,
   ['stddev_samp', 'stddev_samp'],
   ['stddev', 'stddev_samp'],
   ['string_agg', 'string_agg'],
+  ['jsonb_agg', 'jsonb_agg'],
+  // Sluice's one JSON type is jsonb (docs/sql.md): json_agg is jsonb_agg
+  ['json_agg', 'jsonb_agg'],
 ]);
 
 /** Whether `fn` is one of the variance family (numeric or double precision result). */
@@ -38,6 +42,7 @@ export function bindMoreAggregate(
 ): AggregateCall {
   const fn = MORE_AGGREGATES.get(name) as AggregateFn;
   if (fn === 'string_agg') return bindStringAgg(arg, second as ScalarExpr, distinct, pos);
+  if (fn === 'jsonb_agg') return bindJsonbAgg(name, arg, distinct, pos);
   if (fn === 'bool_and' || fn === 'bool_or') {
     if (arg.type.kind !== 'bool') throw mismatch();
     // DISTINCT cannot change a conjunction or disjunction: the same aggregate.
@@ -90,4 +95,22 @@ function bindStringAgg(
     delimiter: text,
     column: { name: 'string_agg', type: T.text, nullable: true },
   };
+}
+
+/**
+ * JSONB_AGG(x): the argument becomes its jsonb element (a SQL NULL a JSON null, which PostgreSQL
+ * keeps in the array), so the group's multiset holds jsonb values and the array lists them in
+ * jsonb's order. Types whose JSON form is not their text output (timestamps, intervals) are refused.
+ */
+function bindJsonbAgg(
+  name: string,
+  arg: ScalarExpr,
+  distinct: boolean,
+  pos: SourcePosition | undefined,
+): AggregateCall {
+  if (!hasJsonbForm(arg.type)) {
+    throw notSupported(`${name.toUpperCase()}(${typeName(arg.type)})`, pos, 'cast the value to text first');
+  }
+  const element: ScalarExpr = { kind: 'call', fn: 'jsonb_agg_elem', args: [arg], type: T.jsonb };
+  return { fn: 'jsonb_agg', distinct, arg: element, column: { name, type: T.jsonb, nullable: true } };
 }

@@ -14,7 +14,7 @@ import { T, isNumeric, typeName } from '../common/types.ts';
 import type { ColumnMeta } from './catalog.ts';
 import { commonType, numericResultType, resolveTypeName } from './types-resolve.ts';
 import { bindFunction } from './bind-functions.ts';
-import { bindJsonbOperator, isJsonbOp, refuseJsonbOperator } from './bind-jsonb.ts';
+import { bindJsonbEditOperator, bindJsonbOperator, isJsonbOp } from './bind-jsonb.ts';
 import { bindByteaConcat } from './bind-binary.ts';
 import { bindTimeArithmetic, bindTimeNegation } from './bind-time.ts';
 import { MORE_AGGREGATES } from './bind-aggregate-more.ts';
@@ -342,7 +342,8 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
         return bindRegexMatch(e.op, left, right, e.right.pos, e.pos);
       }
       if (isJsonbOp(e.op)) return bindJsonbOperator(e.op, left, right, e.pos, e.right.pos);
-      refuseJsonbOperator(e.op, left, right, e.pos);
+      const edited = bindJsonbEditOperator(e.op, left, right, e.pos);
+      if (edited !== undefined) return edited;
       const cmp = COMPARISONS[e.op];
       if (cmp !== undefined) return compare(cmp, e.op, left, right, e.pos);
       if (e.op === '||') {
@@ -375,6 +376,11 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
           e.pos,
           'no operator matches the given name and argument types; you might need to add explicit type casts',
         );
+      }
+      // PostgreSQL's `^` is power: numeric ^ numeric, else double precision (2 ^ 3 is a double)
+      if (e.op === '^') {
+        const p = lt.kind === 'numeric' || rt.kind === 'numeric' ? T.numeric : T.float64;
+        return call('power', [coerce(l, p, e.pos), coerce(r, p, e.pos)], p);
       }
       const t = numericResultType(lt, rt);
       return call(arith, [coerce(l, t, e.pos), coerce(r, t, e.pos)], t);

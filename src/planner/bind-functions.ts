@@ -2,7 +2,7 @@
 // them (argument coercion, result types), the math functions, and the refusal of aggregates where
 // a scalar is expected. Operators and the rest of an expression are bound in bind-expr.ts.
 import { SluiceError } from '../common/errors.ts';
-import { checkRegexFlags } from '../common/functions/compile-function.ts';
+import { checkRegexFlags, checkSearchFlags } from '../common/functions/compile-function.ts';
 import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
@@ -22,6 +22,7 @@ import { bindTimeFunction } from './bind-time.ts';
 import { bindJsonbFunction } from './bind-jsonb.ts';
 import { bindBinaryFunction } from './bind-binary.ts';
 import { inlineSqlFunction } from './sql-functions.ts';
+import { hasJsonbForm } from '../common/json/to-jsonb.ts';
 
 function fnMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): SluiceError {
   return new SluiceError(
@@ -111,9 +112,23 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
       if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
       return call('length', [textArg(a0)], T.int32);
     case 'substring':
-    case 'substr':
+    case 'substr': {
       if (n < 2 || n > 3 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      const a1 = args[1] as ScalarExpr;
+      if (e.name === 'substring' && (a1.type.kind === 'text' || a1.type.kind === 'unknown')) {
+        // substring(s FROM pattern): PostgreSQL's substring(text, text), a POSIX regular expression
+        if (n === 3) {
+          throw new SluiceError('NOT_SUPPORTED', 'SUBSTRING(s SIMILAR pattern ESCAPE e) is not supported', {
+            position: e.pos,
+            hint: 'substring(s FROM pattern) takes a POSIX regular expression',
+          });
+        }
+        const pattern = textArg(a1);
+        checkPattern(pattern, false, false, (e.args[1] as Expr).pos);
+        return call('substring_regex', [textArg(a0), pattern], T.text);
+      }
       return call('substring', [textArg(a0), ...args.slice(1).map(intArg)], T.text);
+    }
     case 'btrim':
     case 'ltrim':
     case 'rtrim':
@@ -185,6 +200,35 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
         T.text,
       );
     }
+    case 'regexp_like':
+    case 'regexp_count':
+    case 'regexp_substr':
+    case 'regexp_instr': {
+      // regexp_like(s, p [, flags]); regexp_count(s, p [, start [, flags]]);
+      // regexp_substr(s, p [, start [, n [, flags [, subexpr]]]])
+      const shapes = {
+        regexp_like: ['t', 't', 'f'],
+        regexp_count: ['t', 't', 'i', 'f'],
+        regexp_substr: ['t', 't', 'i', 'i', 'f', 'i'],
+        regexp_instr: ['t', 't', 'i', 'i', 'i', 'f', 'i'],
+      } as const;
+      const shape = shapes[e.name];
+      if (n < 2 || n > shape.length) throw fnMismatch(e.name, args, e.pos);
+      const bound = args.map((a, i) => (shape[i] === 'i' ? intArg(a) : textArg(a)));
+      const flagsAt = shape.indexOf('f');
+      const flags = bound[flagsAt];
+      if (flags !== undefined && isConst(flags) && typeof flags.value === 'string') {
+        try {
+          checkSearchFlags(e.name, flags.value);
+        } catch (err) {
+          throw err instanceof SluiceError ? err.at((e.args[flagsAt] as Expr).pos) : err;
+        }
+      }
+      const insensitive = flags !== undefined && isConst(flags) && /i[^c]*$/.test(String(flags.value));
+      checkPattern(bound[1] as ScalarExpr, false, insensitive, (e.args[1] as Expr).pos);
+      const type = e.name === 'regexp_like' ? T.bool : e.name === 'regexp_substr' ? T.text : T.int32;
+      return call(e.name, bound, type);
+    }
     case 'greatest':
     case 'least': {
       if (n < 1) throw fnMismatch(e.name, args, e.pos);
@@ -202,6 +246,14 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
     case 'sign':
     case 'trunc':
     case 'width_bucket':
+    case 'cbrt':
+    case 'pi':
+    case 'div':
+    case 'gcd':
+    case 'lcm':
+    case 'scale':
+    case 'min_scale':
+    case 'trim_scale':
       return bindMath(e, args);
     case 'regexp_match':
     case 'regexp_matches':
@@ -209,8 +261,45 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
       throw new SluiceError(
         'NOT_SUPPORTED',
         `${e.name} is not supported: it returns an array, and arrays are not supported yet`,
-        { position: e.pos, hint: 'test a match with ~ or rewrite it with regexp_replace' },
+        {
+          position: e.pos,
+          hint: "(regexp_match(s, p))[n] is regexp_substr(s, p, 1, 1, '', n); test a match with ~ or regexp_like",
+        },
       );
+    case 'jsonb_build_array':
+    case 'json_build_array':
+    case 'jsonb_build_object':
+    case 'json_build_object': {
+      // any arguments of a type with a JSON form; an object's keys are their text (not NULL)
+      const xs = args.map((a) => (a.type.kind === 'unknown' ? coerce(a, T.text, e.pos) : a));
+      const bad = xs.find((x) => !hasJsonbForm(x.type));
+      if (bad !== undefined) {
+        throw new SluiceError('NOT_SUPPORTED', `${e.name} of type ${typeName(bad.type)} is not supported`, {
+          position: e.pos,
+          hint: 'cast the value to text first',
+        });
+      }
+      const object = e.name.endsWith('object');
+      if (object && xs.length % 2 !== 0) {
+        throw new SluiceError('INVALID_VALUE', 'argument list must have even number of elements', {
+          position: e.pos,
+          hint: `The arguments of ${e.name}() must consist of alternating keys and values.`,
+        });
+      }
+      return call(object ? 'jsonb_build_object' : 'jsonb_build_array', xs, T.jsonb);
+    }
+    case 'to_jsonb':
+    case 'to_json': {
+      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      const x = a0.type.kind === 'unknown' ? coerce(a0, T.text, e.pos) : a0;
+      if (!hasJsonbForm(x.type)) {
+        throw new SluiceError('NOT_SUPPORTED', `${e.name}(${typeName(x.type)}) is not supported`, {
+          position: e.pos,
+          hint: 'cast the value to text first',
+        });
+      }
+      return call('to_jsonb', [x], T.jsonb);
+    }
     case 'coalesce': {
       if (n < 1) throw fnMismatch(e.name, args, e.pos);
       const unified = unify(args, e.pos, 'COALESCE');
@@ -249,6 +338,14 @@ function bindMath(e: Extract<Expr, { kind: 'function' }>, raw: readonly ScalarEx
     sign: [1],
     trunc: [1, 2],
     width_bucket: [4],
+    cbrt: [1],
+    pi: [0],
+    div: [2],
+    gcd: [2],
+    lcm: [2],
+    scale: [1],
+    min_scale: [1],
+    trim_scale: [1],
   };
   if (!(arity[name] ?? []).includes(n)) throw fnMismatch(e.name, raw, e.pos);
   const numericArg = (a: ScalarExpr): ScalarExpr => {
@@ -269,6 +366,38 @@ function bindMath(e: Extract<Expr, { kind: 'function' }>, raw: readonly ScalarEx
       'width_bucket',
       [...xs.map((x) => coerce(x, t, e.pos)), intArg(raw[3] as ScalarExpr)],
       T.int32,
+    );
+  }
+  if (name === 'pi') return call('pi', [], T.float64);
+  if (name === 'cbrt')
+    return call('cbrt', [coerce(numericArg(raw[0] as ScalarExpr), T.float64, e.pos)], T.float64);
+  // div, scale, min_scale and trim_scale exist for numeric only (an integer becomes numeric; a double
+  // does not, as in PostgreSQL, where float8 to numeric is not an implicit cast)
+  const exactArg = (a: ScalarExpr): ScalarExpr => {
+    if (a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text'))
+      return coerce(a, T.numeric, e.pos);
+    if (a.type.kind !== 'int' && a.type.kind !== 'numeric') throw fnMismatch(e.name, raw, e.pos);
+    return coerce(a, T.numeric, e.pos);
+  };
+  if (name === 'div') return call('div_trunc', raw.map(exactArg), T.numeric);
+  if (name === 'scale' || name === 'min_scale') return call(name, [exactArg(raw[0] as ScalarExpr)], T.int32);
+  if (name === 'trim_scale') return call('trim_scale', [exactArg(raw[0] as ScalarExpr)], T.numeric);
+  if (name === 'gcd' || name === 'lcm') {
+    // integer, bigint or numeric, as the arguments' common type (smallint widens to integer)
+    const xs = raw.map((a) =>
+      a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text') ? coerce(a, T.int32, e.pos) : a,
+    );
+    if (xs.some((x) => x.type.kind !== 'int' && x.type.kind !== 'numeric'))
+      throw fnMismatch(e.name, raw, e.pos);
+    const t = xs.some((x) => x.type.kind === 'numeric')
+      ? T.numeric
+      : xs.some((x) => x.type.kind === 'int' && x.type.bits === 64)
+        ? T.int64
+        : T.int32;
+    return call(
+      name,
+      xs.map((x) => coerce(x, t, e.pos)),
+      t,
     );
   }
   if (name === 'trunc' && n === 2) {

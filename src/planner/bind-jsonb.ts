@@ -8,11 +8,18 @@ import { T, typeName } from '../common/types.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
 import { call, coerce, isConst, unpadChar } from './bind-expr.ts';
 
-export type JsonbOp = '->' | '->>' | '#>' | '#>>' | '@>' | '<@' | '?';
+export type JsonbOp = '->' | '->>' | '#>' | '#>>' | '#-' | '@>' | '<@' | '?';
 
 export function isJsonbOp(op: string): op is JsonbOp {
   return (
-    op === '->' || op === '->>' || op === '#>' || op === '#>>' || op === '@>' || op === '<@' || op === '?'
+    op === '->' ||
+    op === '->>' ||
+    op === '#>' ||
+    op === '#>>' ||
+    op === '#-' ||
+    op === '@>' ||
+    op === '<@' ||
+    op === '?'
   );
 }
 
@@ -41,8 +48,8 @@ function textOperand(e: ScalarExpr, pos: Pos): ScalarExpr | undefined {
   return undefined;
 }
 
-/** The path of #> / #>>: a text[] literal, refused at its position when it is not one. */
-function pathOperand(e: ScalarExpr, pos: Pos): ScalarExpr | undefined {
+/** The path of #> / #>> / #- / jsonb_set: a text[] literal, refused at its position when it is not one. */
+function pathOperand(e: ScalarExpr, pos: Pos, what = '#> or #>>'): ScalarExpr | undefined {
   const t = textOperand(e, pos);
   if (t === undefined) return undefined;
   if (isConst(t) && typeof t.value === 'string') {
@@ -52,7 +59,7 @@ function pathOperand(e: ScalarExpr, pos: Pos): ScalarExpr | undefined {
       throw err instanceof SluiceError ? err.at(pos) : err;
     }
   } else if (!isConst(t)) {
-    throw new SluiceError('NOT_SUPPORTED', 'a path of #> or #>> that is not a constant is not supported', {
+    throw new SluiceError('NOT_SUPPORTED', `a path of ${what} that is not a constant is not supported`, {
       position: pos,
       hint: "write the path as a literal such as '{a,b,0}', or use jsonb_extract_path_text(x, a, b)",
     });
@@ -83,6 +90,11 @@ export function bindJsonbOperator(
       if (r === undefined) throw noOperator(op, left, right, pos);
       return call(op === '#>' ? 'jsonb_path' : 'jsonb_path_text', [l, r], op === '#>' ? T.jsonb : T.text);
     }
+    case '#-': {
+      const r = pathOperand(right, rightPos, '#-');
+      if (r === undefined) throw noOperator(op, left, right, pos);
+      return call('jsonb_delete_path', [l, r], T.jsonb);
+    }
     case '@>':
     case '<@': {
       const r = jsonbOperand(right, rightPos);
@@ -99,17 +111,35 @@ export function bindJsonbOperator(
 }
 
 /**
- * PostgreSQL's jsonb `||` (concatenation) and `-` (deletion): valid SQL Sluice does not have yet,
- * refused rather than reported as a type error.
+ * `jsonb || jsonb` (a string literal on either side is jsonb), `jsonb - text` and `jsonb - integer`;
+ * undefined when neither side is jsonb. Other mixes with jsonb (`jsonb || text` column, which
+ * PostgreSQL reads as text concatenation, `jsonb - text[]`) are NOT_SUPPORTED.
  */
-export function refuseJsonbOperator(op: string, left: ScalarExpr, right: ScalarExpr, pos: Pos): void {
-  if ((op === '||' || op === '-') && (left.type.kind === 'jsonb' || right.type.kind === 'jsonb')) {
-    throw new SluiceError(
-      'NOT_SUPPORTED',
-      `operator ${typeName(left.type)} ${op} ${typeName(right.type)} is not supported`,
-      { position: pos },
-    );
+export function bindJsonbEditOperator(
+  op: string,
+  left: ScalarExpr,
+  right: ScalarExpr,
+  pos: Pos,
+): ScalarExpr | undefined {
+  if ((op !== '||' && op !== '-') || (left.type.kind !== 'jsonb' && right.type.kind !== 'jsonb'))
+    return undefined;
+  const literal = (a: ScalarExpr): boolean =>
+    a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text');
+  if (op === '||') {
+    const l = left.type.kind === 'jsonb' || literal(left) ? jsonbOperand(left, pos) : undefined;
+    const r = right.type.kind === 'jsonb' || literal(right) ? jsonbOperand(right, pos) : undefined;
+    if (l !== undefined && r !== undefined) return call('jsonb_concat', [l, r], T.jsonb);
+  } else if (left.type.kind === 'jsonb') {
+    if (right.type.kind === 'int') return call('jsonb_delete_index', [left, right], T.jsonb);
+    if (right.type.kind === 'text' || right.type.kind === 'unknown') {
+      return call('jsonb_delete_key', [left, coerce(unpadChar(right), T.text, pos)], T.jsonb);
+    }
   }
+  throw new SluiceError(
+    'NOT_SUPPORTED',
+    `operator ${typeName(left.type)} ${op} ${typeName(right.type)} is not supported`,
+    { position: pos },
+  );
 }
 
 function fnMismatch(name: string, args: readonly ScalarExpr[], pos: Pos): SluiceError {
@@ -130,6 +160,29 @@ export function bindJsonbFunction(
 ): ScalarExpr | undefined {
   const name = e.name.replace(/^json_/, 'jsonb_'); // json is jsonb in Sluice
   switch (name) {
+    case 'jsonb_set': {
+      // jsonb_set(target, path, new_value [, create_if_missing]), strict like PostgreSQL's
+      if (args.length < 3 || args.length > 4) throw fnMismatch(e.name, args, e.pos);
+      const target = jsonbOperand(args[0] as ScalarExpr, e.pos);
+      const path = pathOperand(args[1] as ScalarExpr, (e.args[1] as Expr).pos, 'jsonb_set');
+      const value = jsonbOperand(args[2] as ScalarExpr, e.pos);
+      const create = args[3];
+      if (
+        target === undefined ||
+        path === undefined ||
+        value === undefined ||
+        (create !== undefined && create.type.kind !== 'bool' && create.type.kind !== 'unknown')
+      ) {
+        throw fnMismatch(e.name, args, e.pos);
+      }
+      const c = create === undefined ? [] : [coerce(create, T.bool, e.pos)];
+      return call('jsonb_set', [target, path, value, ...c], T.jsonb);
+    }
+    case 'jsonb_strip_nulls': {
+      const j = args.length === 1 ? jsonbOperand(args[0] as ScalarExpr, e.pos) : undefined;
+      if (j === undefined) throw fnMismatch(e.name, args, e.pos);
+      return call('jsonb_strip_nulls', [j], T.jsonb);
+    }
     case 'jsonb_typeof':
     case 'jsonb_array_length': {
       const j = args.length === 1 ? jsonbOperand(args[0] as ScalarExpr, e.pos) : undefined;
@@ -148,7 +201,7 @@ export function bindJsonbFunction(
       if (/^(jsonb?_|to_jsonb?$|row_to_json$|array_to_json$)/.test(e.name)) {
         throw new SluiceError('NOT_SUPPORTED', `function ${e.name} is not supported`, {
           position: e.pos,
-          hint: 'supported: -> ->> #> #>> @> <@ ?, jsonb_extract_path(_text), jsonb_typeof, jsonb_array_length',
+          hint: 'supported: -> ->> #> #>> #- @> <@ ? || -, jsonb_extract_path(_text), jsonb_typeof, jsonb_array_length, jsonb_set, jsonb_strip_nulls, jsonb_build_array, jsonb_build_object, to_jsonb, jsonb_agg',
         });
       }
       return undefined;

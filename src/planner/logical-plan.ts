@@ -22,7 +22,8 @@ export type AggregateFn =
   | 'var_samp'
   | 'stddev_pop'
   | 'stddev_samp'
-  | 'string_agg';
+  | 'string_agg'
+  | 'jsonb_agg';
 
 export interface AggregateCall {
   readonly fn: AggregateFn;

@@ -518,6 +518,11 @@ export const JOIN_TEMPLATES = [
   // SQL functions (one calling another) inlined into a join's items and WHERE; SQLite gets the
   // inlined expressions written out.
   'sql_function',
+  // Math functions over a LEFT JOIN's NULL-padded values: numeric ones compared as doubles to 10
+  // digits (exact when integral), gcd against 12 as SQLite's divisibility CASE, cbrt as pow.
+  'math_fns',
+  // Regular expressions over text values (SQLite: JavaScript RegExp functions the oracle registers).
+  'regex_fns',
   // Scalar subqueries of at most one row per outer row (support/scalar-subquery-templates.ts; the
   // ones that can return several rows run in test/scalar-subquery-differential.test.ts).
   ...SCALAR_TEMPLATES,
@@ -1428,6 +1433,38 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinVi
         `SELECT ${X}.k AS k, string_agg(${w}, ',' ORDER BY ${order}) AS ow, ` +
         `string_agg(${w}, '/' ORDER BY ${v} DESC NULLS FIRST, ${w} DESC NULLS LAST) FILTER (WHERE j > 0) AS fo, ` +
         `(SELECT string_agg(d.w, '|' ORDER BY d.w DESC) FROM (SELECT DISTINCT i.${w} AS w FROM ${X} i WHERE i.k IS ${X}.k) d) AS dd FROM ${X} GROUP BY ${X}.k`;
+      return one(sql, { sqlite });
+    }
+    case 'math_fns': {
+      const v = vCol(y);
+      const sql =
+        `SELECT ${X}.k AS k, ${v}, sqrt(abs(${v})) AS sq, sqrt(abs(${v}) * 1.0) AS sqn, cbrt(${v}) AS cb, ` +
+        `power(abs(${v}) + 1, 0.5) AS pw, (abs(${v}) + 1) ^ 2 AS p2, (${v} * 0.5) ^ 2 AS p2n, ` +
+        `exp(${v} / 10.0) AS ex, ln(abs(${v}) + 1.0) AS lnv, log(abs(${v}) + 1) AS lg, div(${v}, 3) AS dq, ` +
+        `gcd(${v}, 12) AS g, sign(${v}) AS sg, pi() * 0 + ${v} AS pv FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k`;
+      const gcd12 =
+        `CASE WHEN ${v} IS NULL THEN NULL WHEN ${v} % 12 = 0 THEN 12 WHEN ${v} % 6 = 0 THEN 6 ` +
+        `WHEN ${v} % 4 = 0 THEN 4 WHEN ${v} % 3 = 0 THEN 3 WHEN ${v} % 2 = 0 THEN 2 ELSE 1 END`;
+      const sqlite =
+        `SELECT ${X}.k AS k, ${v}, sqrt(abs(${v})) AS sq, sqrt(abs(${v}) * 1.0) AS sqn, ` +
+        `CASE WHEN ${v} < 0 THEN -pow(-${v}, 1.0 / 3) ELSE pow(${v}, 1.0 / 3) END AS cb, ` +
+        `pow(abs(${v}) + 1, 0.5) AS pw, pow(abs(${v}) + 1, 2) AS p2, pow(${v} * 0.5, 2) AS p2n, ` +
+        `exp(${v} / 10.0) AS ex, ln(abs(${v}) + 1.0) AS lnv, log10(abs(${v}) + 1) AS lg, ${v} / 3 AS dq, ` +
+        `${gcd12} AS g, sign(${v}) AS sg, pi() * 0 + ${v} AS pv FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k`;
+      return one(sql, { sqlite });
+    }
+    case 'regex_fns': {
+      const w = wCol(y);
+      const sql =
+        `SELECT ${X}.k AS k, ${w}, ${w} ~ 'q$' AS a, ${w} ~* '^P' AS b, ${w} !~ 'r' AS c, ` +
+        `regexp_like(${w}, 'p|x') AS d, regexp_count(${w}, '[pq]') AS n, ` +
+        `regexp_replace(${w}, 'q', 'Q', 'g') AS rep, substring(${w} from '(.)q') AS sub, ` +
+        `substring(${w} from 'r.*') AS tail FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k WHERE ${w} ~ '^[pqx]' OR ${w} IS NULL`;
+      const sqlite =
+        `SELECT ${X}.k AS k, ${w}, ${w} REGEXP 'q$' AS a, ${w} REGEXP '^[Pp]' AS b, NOT (${w} REGEXP 'r') AS c, ` +
+        `${w} REGEXP 'p|x' AS d, regexp_count_js(${w}, '[pq]') AS n, ` +
+        `replace(${w}, 'q', 'Q') AS rep, regexp_group_js(${w}, '(.)q') AS sub, ` +
+        `regexp_group_js(${w}, 'r.*') AS tail FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k WHERE ${w} REGEXP '^[pqx]' OR ${w} IS NULL`;
       return one(sql, { sqlite });
     }
     case 'join_of_views':

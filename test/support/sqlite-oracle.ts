@@ -28,6 +28,8 @@
 //  7. DATE / TIMESTAMP are ISO text in both, so comparisons and MIN/MAX agree.
 //  8. Function names: PostgreSQL's STRPOS(s, sub) is SQLite's INSTR(s, sub) (the same 1-based
 //     character position, 0 when absent); the SELECT text is rewritten for SQLite (`sqliteSql`).
+//  9. Regular expressions: SQLite has none; the oracle registers JavaScript RegExp functions
+//     (`registerRegexFunctions`), another engine than Sluice's RE2, for the generators' patterns.
 // Constructs where the two systems differ unavoidably (division by a non-constant or zero, overflow,
 // ROUND of .5 ties, `::`, casts of floats to int or text) are avoided by the generator, not normalised.
 import { Decimal, parseDecimal } from '../../src/common/decimal.ts';
@@ -196,6 +198,7 @@ export class SqliteOracle {
     // Exact integers beyond 2^53 come back as bigint.
     this.db.defaultSafeIntegers(true);
     this.db.pragma('case_sensitive_like = ON');
+    registerRegexFunctions(this.db);
   }
 
   createTable(spec: TableSpec): void {
@@ -340,4 +343,36 @@ export function assertViewMatchesOracle(
       `  missing from sluice (${missing.length}):\n${show(missing)}\n` +
       `  extra in sluice (${extra.length}):\n${show(extra)}\n${ctx()}`,
   });
+}
+
+/**
+ * Regular expressions for the oracle (note 9): SQLite has none built in, so `s REGEXP p`,
+ * regexp_count_js(s, p) and regexp_group_js(s, p) run JavaScript's backtracking RegExp — another
+ * engine than Sluice's RE2, over the generators' few fixed patterns (plain syntax both agree on;
+ * `s` flag: PostgreSQL's `.` matches a newline).
+ */
+function registerRegexFunctions(db: Database.Database): void {
+  const strict =
+    <T>(f: (s: string, p: string) => T) =>
+    (s: unknown, p: unknown): T | null =>
+      typeof s === 'string' && typeof p === 'string' ? f(s, p) : null;
+  // SQLite calls regexp(pattern, subject) for `subject REGEXP pattern`
+  db.function('regexp', { deterministic: true }, (p: unknown, s: unknown) =>
+    strict((x, q) => (new RegExp(q, 's').test(x) ? 1 : 0))(s, p),
+  );
+  db.function(
+    'regexp_count_js',
+    { deterministic: true },
+    strict((s, p) => [...s.matchAll(new RegExp(p, 'gs'))].length),
+  );
+  // the first match's first group, or the whole match (substring(s FROM p)); NULL without a match
+  db.function(
+    'regexp_group_js',
+    { deterministic: true },
+    strict((s, p) => {
+      const m = new RegExp(p, 's').exec(s);
+      if (m === null) return null;
+      return m.length > 1 ? (m[1] ?? null) : m[0];
+    }),
+  );
 }

@@ -6,11 +6,14 @@ import { SluiceError } from '../errors.ts';
 import type { SqlType, Value } from '../types.ts';
 import { T } from '../types.ts';
 import { castValue } from '../cast.ts';
-import { compareValues } from '../values.ts';
-import { Decimal, decimalFromDouble } from '../decimal.ts';
-import { regexCompiler } from './regex.ts';
+import { checkInt, compareValues } from '../values.ts';
+import { Decimal } from '../decimal.ts';
+import { charOfOffset, offsetOfChar, regexCompiler, type SqlRegex } from './regex.ts';
 import * as text from './text.ts';
 import * as math from './math.ts';
+import * as nmath from './numeric-math.ts';
+import { Jsonb, makeObject, type JsonNode } from '../json/jsonb.ts';
+import { jsonbNodeOf } from '../json/to-jsonb.ts';
 import { TIME_FNS, compileTimeFunction, isTimeFn } from './time.ts';
 import { JSONB_FNS, compileJsonbFunction, isJsonbFn } from './jsonb.ts';
 import { BINARY_FNS, compileBinaryFunction, isBinaryFn } from './binary.ts';
@@ -36,6 +39,11 @@ export const FUNCTION_FNS = [
   'regex_imatch',
   'similar_to',
   'regexp_replace',
+  'regexp_like',
+  'regexp_count',
+  'regexp_substr',
+  'regexp_instr',
+  'substring_regex',
   'greatest',
   'least',
   'power',
@@ -47,6 +55,18 @@ export const FUNCTION_FNS = [
   'sign',
   'trunc',
   'width_bucket',
+  'cbrt',
+  'pi',
+  'div_trunc',
+  'gcd',
+  'lcm',
+  'scale',
+  'min_scale',
+  'trim_scale',
+  'to_jsonb',
+  'jsonb_agg_elem',
+  'jsonb_build_array',
+  'jsonb_build_object',
   ...TIME_FNS,
   ...JSONB_FNS,
   ...BINARY_FNS,
@@ -57,14 +77,6 @@ type RowFn = (row: readonly Value[]) => Value;
 
 const num = (v: Value): number =>
   typeof v === 'bigint' ? Number(v) : v instanceof Decimal ? v.toNumber() : (v as number);
-
-/**
- * A numeric result of a function PostgreSQL computes on numeric but Sluice in double precision
- * (power, sqrt, exp, ln, log): the double cast to numeric (15 significant digits).
- */
-function viaDouble(f: (...values: Value[]) => number): (...values: Value[]) => Value {
-  return (...values) => decimalFromDouble(f(...values), 15);
-}
 
 /** A strict function of one to four arguments: NULL if any argument is NULL. */
 function strict(args: readonly RowFn[], f: (...values: Value[]) => Value): RowFn {
@@ -184,6 +196,20 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
         return re.replace(s as string, r as string, global);
       });
     }
+    case 'regexp_like':
+    case 'regexp_count':
+    case 'regexp_substr':
+    case 'regexp_instr':
+      return compileRegexSearch(fn, args);
+    case 'substring_regex': {
+      // substring(s FROM pattern): the first parenthesised group's text when there is one, else the match
+      const compile = regexCompiler(false, false);
+      return strict(args, (s, p) => {
+        const m = compile(p as string).nth(s as string, 0, 1);
+        if (m === null) return null;
+        return m.groups.length > 0 ? (m.groups[0] ?? null) : m.match;
+      });
+    }
     case 'greatest':
     case 'least': {
       const want = fn === 'greatest' ? 1 : -1;
@@ -202,9 +228,59 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
     case 'ln':
     case 'log10':
     case 'log': {
-      const f = floatMath(fn);
-      return strict(args, argTypes[0]?.kind === 'numeric' ? viaDouble(f) : f);
+      return strict(args, argTypes[0]?.kind === 'numeric' ? numericMath(fn) : floatMath(fn));
     }
+    case 'cbrt':
+      return strict(args, (x) => Math.cbrt(num(x)));
+    case 'pi':
+      return () => Math.PI;
+    case 'div_trunc':
+      return strict(args, (y, x) => nmath.numericDiv(y as Decimal, x as Decimal));
+    case 'gcd':
+    case 'lcm': {
+      const kind = argTypes[0];
+      if (kind?.kind === 'numeric') {
+        const f = fn === 'gcd' ? nmath.numericGcd : nmath.numericLcm;
+        return strict(args, (a, b) => f(a as Decimal, b as Decimal));
+      }
+      const bits = kind?.kind === 'int' && kind.bits === 64 ? 64 : 32;
+      const big = (v: Value): bigint => (typeof v === 'bigint' ? v : BigInt(v as number));
+      return strict(args, (a, b) => checkInt(nmath.intGcdLcm(fn, big(a), big(b)), bits));
+    }
+    case 'to_jsonb':
+    case 'jsonb_agg_elem': {
+      // JSONB_AGG's element: a SQL NULL is a JSON null there (to_jsonb itself is strict)
+      const type = argTypes[0] ?? T.unknown;
+      const arg = args[0] as RowFn;
+      if (fn === 'to_jsonb') return strict(args, (v) => Jsonb.of(jsonbNodeOf(v, type)));
+      return (row) => Jsonb.of(jsonbNodeOf(arg(row), type));
+    }
+    case 'jsonb_build_array':
+      return (row) => Jsonb.of(args.map((g, i) => jsonbNodeOf(g(row), argTypes[i] ?? T.unknown)));
+    case 'jsonb_build_object':
+      return (row) => {
+        const pairs: [string, JsonNode][] = [];
+        for (let i = 0; i + 1 < args.length; i += 2) {
+          const k = (args[i] as RowFn)(row);
+          if (k === null) {
+            throw new SluiceError('INVALID_VALUE', `argument ${i + 1}: key must not be null`);
+          }
+          if (k instanceof Jsonb) {
+            throw new SluiceError('INVALID_VALUE', 'key value must be scalar, not array, composite, or json');
+          }
+          const v = (args[i + 1] as RowFn)(row);
+          // a key is its value's text, a boolean's spelled out as in JSON (PostgreSQL's key_scalar)
+          const key = typeof k === 'boolean' ? String(k) : textOf(k, argTypes[i] ?? T.text);
+          pairs.push([key, jsonbNodeOf(v, argTypes[i + 1] ?? T.unknown)]);
+        }
+        return Jsonb.of(makeObject(pairs));
+      };
+    case 'scale':
+      return strict(args, (x) => nmath.numericScale(x as Decimal));
+    case 'min_scale':
+      return strict(args, (x) => nmath.numericMinScale(x as Decimal));
+    case 'trim_scale':
+      return strict(args, (x) => nmath.numericTrimScale(x as Decimal));
     case 'sign':
       if (argTypes[0]?.kind === 'numeric') return strict(args, (x) => new Decimal((x as Decimal).sign(), 0));
       return strict(args, (x) => math.sign(num(x)));
@@ -217,6 +293,25 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
       return strict(args, (x, d) => math.trunc(num(x), num(d)));
     case 'width_bucket':
       return strict(args, (x, lo, hi, n) => math.widthBucket(num(x), num(lo), num(hi), num(n)));
+  }
+}
+
+/** The exact numeric forms (numeric-math.ts): PostgreSQL's digits and result scales. */
+function numericMath(fn: 'power' | 'sqrt' | 'exp' | 'ln' | 'log10' | 'log'): (...values: Value[]) => Value {
+  const TEN = new Decimal(10, 0);
+  switch (fn) {
+    case 'power':
+      return (x, y) => nmath.numericPower(x as Decimal, y as Decimal);
+    case 'sqrt':
+      return (x) => nmath.numericSqrt(x as Decimal);
+    case 'exp':
+      return (x) => nmath.numericExp(x as Decimal);
+    case 'ln':
+      return (x) => nmath.numericLn(x as Decimal);
+    case 'log10':
+      return (x) => nmath.numericLog(TEN, x as Decimal);
+    case 'log':
+      return (b, x) => nmath.numericLog(b as Decimal, x as Decimal);
   }
 }
 
@@ -235,6 +330,92 @@ function floatMath(fn: 'power' | 'sqrt' | 'exp' | 'ln' | 'log10' | 'log'): (...v
     case 'log':
       return (b, x) => math.logBase(num(b as Value), num(x as Value));
   }
+}
+
+/**
+ * regexp_like(s, p [, flags]), regexp_count(s, p [, start [, flags]]) and
+ * regexp_substr(s, p [, start [, n [, flags [, subexpr]]]]) (PostgreSQL 15): positions count
+ * characters; the flags are i and c (g is refused, as PostgreSQL does for these).
+ */
+function compileRegexSearch(
+  fn: 'regexp_like' | 'regexp_count' | 'regexp_substr' | 'regexp_instr',
+  args: readonly RowFn[],
+): RowFn {
+  const plain = regexCompiler(false, false);
+  const insensitive = regexCompiler(true, false);
+  const regex = (p: Value, flags: Value | undefined): SqlRegex => {
+    let caseInsensitive = false;
+    for (const f of (flags ?? '') as string) {
+      if (f === 'i') caseInsensitive = true;
+      else if (f === 'c') caseInsensitive = false;
+      else if (f === 'g') throw globalOptionError(fn);
+      else throw regexOptionError(f);
+    }
+    return (caseInsensitive ? insensitive : plain)(p as string);
+  };
+  const position = (name: string, v: Value | undefined, min: number): number => {
+    if (v === undefined) return min === 0 ? 0 : 1;
+    const n = num(v);
+    if (n < min) throw new SluiceError('INVALID_VALUE', `invalid value for parameter "${name}": ${n}`);
+    return n;
+  };
+  switch (fn) {
+    case 'regexp_like':
+      return strict(args, (s, p, flags) => regex(p as Value, flags).count(s as string, 0) > 0);
+    case 'regexp_count': {
+      return strictAll(args, ([s, p, start, flags]) => {
+        const from = offsetOfChar(s as string, position('start', start, 1));
+        return regex(p as Value, flags).count(s as string, from);
+      });
+    }
+    case 'regexp_substr':
+      return strictAll(args, ([s, p, start, n, flags, subexpr]) => {
+        const from = offsetOfChar(s as string, position('start', start, 1));
+        const m = regex(p as Value, flags).nth(s as string, from, position('n', n, 1));
+        if (m === null) return null;
+        const g = position('subexpr', subexpr, 0);
+        if (g === 0) return m.match;
+        return m.groups[g - 1] ?? null;
+      });
+    case 'regexp_instr':
+      // regexp_instr(s, p [, start [, n [, endoption [, flags [, subexpr]]]]]): 0 when there is no match
+      return strictAll(args, ([s, p, start, n, endoption, flags, subexpr]) => {
+        const text = s as string;
+        const from = offsetOfChar(text, position('start', start, 1));
+        const end = position('endoption', endoption, 0);
+        if (end > 1)
+          throw new SluiceError('INVALID_VALUE', `invalid value for parameter "endoption": ${end}`);
+        const m = regex(p as Value, flags).nth(text, from, position('n', n, 1));
+        const span = m?.spans[position('subexpr', subexpr, 0)];
+        if (span === undefined || span[0] < 0) return 0;
+        return charOfOffset(text, end === 1 ? span[1] : span[0]);
+      });
+  }
+}
+
+/** A strict function of any number of arguments, given as one array. */
+function strictAll(args: readonly RowFn[], f: (values: readonly (Value | undefined)[]) => Value): RowFn {
+  return (row) => {
+    const values: Value[] = [];
+    for (const g of args) {
+      const v = g(row);
+      if (v === null) return null;
+      values.push(v);
+    }
+    return f(values);
+  };
+}
+
+/** Validates the flags of regexp_like/count/substr when they are a constant. */
+export function checkSearchFlags(fn: string, flags: string): void {
+  for (const f of flags) {
+    if (f === 'g') throw globalOptionError(fn);
+    if (f !== 'i' && f !== 'c') throw regexOptionError(f);
+  }
+}
+
+function globalOptionError(fn: string): SluiceError {
+  return new SluiceError('INVALID_VALUE', `${fn}() does not support the "global" option`);
 }
 
 /** Validates regexp_replace's flags when they are a constant (the binder points the error at them). */

@@ -4,6 +4,14 @@
 import type { Value } from '../types.ts';
 import { Jsonb } from '../json/jsonb.ts';
 import {
+  jsonbConcat,
+  jsonbDeleteIndex,
+  jsonbDeleteKey,
+  jsonbDeletePath,
+  jsonbSet,
+  jsonbStripNulls,
+} from '../json/jsonb-edit.ts';
+import {
   jsonbArrayLength,
   jsonbContains,
   jsonbExists,
@@ -26,6 +34,12 @@ export const JSONB_FNS = [
   'jsonb_array_length',
   'jsonb_extract_path',
   'jsonb_extract_path_text',
+  'jsonb_concat',
+  'jsonb_delete_key',
+  'jsonb_delete_index',
+  'jsonb_delete_path',
+  'jsonb_set',
+  'jsonb_strip_nulls',
 ] as const;
 export type JsonbFn = (typeof JSONB_FNS)[number];
 
@@ -80,6 +94,30 @@ export function compileJsonbFunction(fn: JsonbFn, args: readonly RowFn[]): RowFn
     }
     case 'jsonb_contains':
       return binary((j, other) => jsonbContains(j, other as Jsonb));
+    case 'jsonb_concat':
+      return binary((j, other) => jsonbConcat(j, other as Jsonb));
+    case 'jsonb_delete_key':
+      return binary((j, k) => jsonbDeleteKey(j, k as string));
+    case 'jsonb_delete_index':
+      return binary((j, i) => jsonbDeleteIndex(j, Number(i)));
+    case 'jsonb_delete_path': {
+      const read = pathReader();
+      return binary((j, p) => jsonbDeletePath(j, read(p as string)));
+    }
+    case 'jsonb_set': {
+      const read = pathReader();
+      return (row) => {
+        const values = args.map((g) => g(row));
+        if (values.some((v) => v === null)) return null;
+        const [j, p, v, create] = values as [Jsonb, string, Jsonb, boolean | undefined];
+        return jsonbSet(j, read(p), v, create ?? true);
+      };
+    }
+    case 'jsonb_strip_nulls':
+      return (row) => {
+        const x = a(row);
+        return x === null ? null : jsonbStripNulls(x as Jsonb);
+      };
     case 'jsonb_exists':
       return binary((j, k) => jsonbExists(j, k as string));
     case 'jsonb_typeof':

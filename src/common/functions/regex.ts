@@ -29,6 +29,41 @@ export interface SqlRegex {
   test(s: string): boolean;
   /** `s` with the first (or every) match replaced, PostgreSQL's `\1`…`\9`, `\&` in `replacement`. */
   replace(s: string, replacement: string, global: boolean): string;
+  /** Non-overlapping matches in `s` from UTF-16 offset `from` (an empty match advances one place). */
+  count(s: string, from: number): number;
+  /** The `n`-th (1-based) match from UTF-16 offset `from`: the whole match and its groups. */
+  nth(s: string, from: number, n: number): RegexMatch | null;
+}
+
+/**
+ * One match: its text and its capture groups' texts (null for a group that took no part), with
+ * their UTF-16 [start, end) offsets in `spans` (index 0 the whole match; -1 for a group not taken).
+ */
+export interface RegexMatch {
+  readonly match: string;
+  readonly groups: readonly (string | null)[];
+  readonly spans: readonly (readonly [number, number])[];
+}
+
+/** The 1-based character (code point) position of UTF-16 offset `offset` in `s`. */
+export function charOfOffset(s: string, offset: number): number {
+  let chars = 1;
+  for (let i = 0; i < offset; i++) {
+    const code = s.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < offset) i++;
+    chars++;
+  }
+  return chars;
+}
+
+/** The UTF-16 offset of the 1-based character (code point) position `start`; s.length when beyond. */
+export function offsetOfChar(s: string, start: number): number {
+  let offset = 0;
+  for (let c = 1; c < start && offset < s.length; c++) {
+    const code = s.charCodeAt(offset);
+    offset += code >= 0xd800 && code <= 0xdbff && offset + 1 < s.length ? 2 : 1;
+  }
+  return offset;
 }
 
 function isHex(c: string | undefined): boolean {
@@ -212,6 +247,27 @@ export function compileRegex(pattern: string, caseInsensitive: boolean): SqlRege
         if (!global) break;
       }
       return last === 0 && out === '' ? s : out + s.slice(last);
+    },
+    count: (s, from) => {
+      const m = re.matcher(s);
+      let n = 0;
+      for (let found = m.find(from); found; found = m.find()) n++;
+      return n;
+    },
+    nth: (s, from, n) => {
+      const m = re.matcher(s);
+      let k = 0;
+      for (let found = m.find(from); found; found = m.find()) {
+        if (++k < n) continue;
+        const groups: (string | null)[] = [];
+        const spans: [number, number][] = [[m.start(), m.end()]];
+        for (let g = 1; g <= m.groupCount(); g++) {
+          groups.push(m.group(g) ?? null);
+          spans.push([m.start(g), m.end(g)]);
+        }
+        return { match: m.group() ?? '', groups, spans };
+      }
+      return null;
     },
   };
 }

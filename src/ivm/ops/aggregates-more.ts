@@ -3,7 +3,8 @@
 import { floatOutOfRange } from '../../common/cast.ts';
 import { Decimal, ZERO, div, divScale, pow10 } from '../../common/decimal.ts';
 import type { Value } from '../../common/types.ts';
-import { singleKey } from '../../common/values.ts';
+import { compareValues, singleKey } from '../../common/values.ts';
+import { Jsonb, type JsonNode } from '../../common/json/jsonb.ts';
 import type { Arrangement } from '../arrangement.ts';
 import type { AggregateSpec } from '../dataflow-plan.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
@@ -355,6 +356,49 @@ export function stringAgg(
     for (let i = 0; i < n; i++) parts.push(v as string);
   }
   return parts.join(spec.delimiter ?? '');
+}
+
+/**
+ * A JSONB_AGG element's multiset key: its exact text, not jsonb's equality — 1.5 and 1.50 are equal
+ * jsonb numbers but each row's element shows as written, whichever rows come and go.
+ */
+export function jsonbElementKey(v: Value): Value {
+  return `x${(v as Jsonb).text}`;
+}
+
+/** jsonb's order, equal elements by their text: one order, whatever the history of the group. */
+export function compareJsonbElements(a: Value, b: Value): number {
+  const c = compareValues(a, b);
+  if (c !== 0) return c;
+  const x = (a as Jsonb).text;
+  const y = (b as Jsonb).text;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/**
+ * JSONB_AGG: the group's jsonb elements (SQL NULLs already JSON nulls, see the binder) as one array,
+ * in jsonb's order, an element held n times repeated n times; with DISTINCT one of equal elements
+ * (1.5 and 1.50: the first in text order).
+ */
+export function jsonbAgg(
+  spec: AggregateSpec,
+  sorted: readonly Value[],
+  counts: Arrangement<number, Value, Value>,
+  slot: number,
+): Jsonb {
+  const rows = counts.get(slot)?.rows;
+  const elements: JsonNode[] = [];
+  let previous: Value | undefined;
+  for (const v of sorted) {
+    if (spec.distinct) {
+      if (previous === undefined || compareValues(previous, v) !== 0) elements.push((v as Jsonb).root);
+      previous = v;
+      continue;
+    }
+    const n = rows?.get(jsonbElementKey(v))?.count ?? 0;
+    for (let i = 0; i < n; i++) elements.push((v as Jsonb).root);
+  }
+  return Jsonb.of(elements);
 }
 
 /** Whether `spec` is computed by a column of this file. */

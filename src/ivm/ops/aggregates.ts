@@ -11,7 +11,15 @@ import type { AggregateSpec } from '../dataflow-plan.ts';
 import { checkInt, compareValues, normalizeBigInt, singleKey } from '../../common/values.ts';
 import { Arrangement } from '../arrangement.ts';
 import { DECIMAL_SUM_WIDTH, DecimalSumColumn, usesDecimalSum } from './decimal-sum.ts';
-import { isMoreAggregate, moreAggregateColumn, moreRecordWidth, stringAgg } from './aggregates-more.ts';
+import {
+  compareJsonbElements,
+  isMoreAggregate,
+  jsonbAgg,
+  jsonbElementKey,
+  moreAggregateColumn,
+  moreRecordWidth,
+  stringAgg,
+} from './aggregates-more.ts';
 import { OrderedAggColumn } from './ordered-aggregate.ts';
 
 export interface AggColumn {
@@ -277,12 +285,12 @@ export interface GroupRecords {
 
 type ValueCounts = Map<Value, [Value, number]>;
 
-function sortedIndex(sorted: Value[], v: Value): number {
+function sortedIndex(sorted: Value[], v: Value, cmp: (a: Value, b: Value) => number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (compareValues(sorted[mid] as Value, v) < 0) lo = mid + 1;
+    if (cmp(sorted[mid] as Value, v) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -298,6 +306,9 @@ class MultisetColumn implements AggColumn {
   /** A batch's values per touched group, summed before they fold into the arrangement. */
   private readonly partial = new Map<number, ValueCounts>();
   private readonly ordered: boolean;
+  /** Multiset keys and sort order: JSONB_AGG's elements keep their text (1.5 and 1.50 both show). */
+  private readonly keyOf: (v: Value) => Value;
+  private readonly cmp: (a: Value, b: Value) => number;
 
   /**
    * `onDistinct` hears each value that appears in (+1) or leaves (-1) a group's multiset during
@@ -307,7 +318,10 @@ class MultisetColumn implements AggColumn {
     readonly spec: AggregateSpec,
     private readonly onDistinct?: (slot: number, value: Value, weight: 1 | -1) => void,
   ) {
-    this.ordered = spec.fn === 'min' || spec.fn === 'max' || spec.fn === 'string_agg';
+    this.ordered =
+      spec.fn === 'min' || spec.fn === 'max' || spec.fn === 'string_agg' || spec.fn === 'jsonb_agg';
+    this.keyOf = spec.fn === 'jsonb_agg' ? jsonbElementKey : singleKey;
+    this.cmp = spec.fn === 'jsonb_agg' ? compareJsonbElements : compareValues;
     // Checkpointed by the Reduce, group by group (serialize): its own delta is not used.
     this.counts = new Arrangement(`${spec.fn} state`, '');
   }
@@ -328,7 +342,7 @@ class MultisetColumn implements AggColumn {
       p = new Map();
       this.partial.set(slot, p);
     }
-    const k = singleKey(value);
+    const k = this.keyOf(value);
     const entry = p.get(k);
     if (entry === undefined) p.set(k, [value, weight]);
     else entry[1] += weight;
@@ -349,12 +363,12 @@ class MultisetColumn implements AggColumn {
       if (entry === null) {
         this.onDistinct?.(slot, value, -1);
         if (sorted !== undefined) {
-          const i = sortedIndex(sorted, value);
-          if (i < sorted.length && compareValues(sorted[i] as Value, value) === 0) sorted.splice(i, 1);
+          const i = sortedIndex(sorted, value, this.cmp);
+          if (i < sorted.length && this.cmp(sorted[i] as Value, value) === 0) sorted.splice(i, 1);
         }
       } else if (entry.count === delta) {
         // New in the group.
-        if (sorted !== undefined) sorted.splice(sortedIndex(sorted, value), 0, value);
+        if (sorted !== undefined) sorted.splice(sortedIndex(sorted, value, this.cmp), 0, value);
         this.onDistinct?.(slot, value, 1);
       }
     }
@@ -365,6 +379,7 @@ class MultisetColumn implements AggColumn {
     const sorted = this.sorted[slot];
     if (sorted === undefined || sorted.length === 0) return null;
     if (this.spec.fn === 'string_agg') return stringAgg(this.spec, sorted, this.counts, slot); // aggregates-more.ts
+    if (this.spec.fn === 'jsonb_agg') return jsonbAgg(this.spec, sorted, this.counts, slot); // aggregates-more.ts
     return (this.spec.fn === 'min' ? sorted[0] : sorted[sorted.length - 1]) as Value;
   }
 
@@ -382,12 +397,12 @@ class MultisetColumn implements AggColumn {
   deserialize(slot: number, data: unknown): void {
     const d = data as SerializedAgg;
     this.counts.deleteKey(slot);
-    for (const [value, count] of d.v ?? []) this.counts.add(slot, singleKey(value), value, count, 0);
+    for (const [value, count] of d.v ?? []) this.counts.add(slot, this.keyOf(value), value, count, 0);
     const bucket = this.counts.get(slot);
     this.sorted[slot] = this.ordered
       ? bucket === undefined
         ? []
-        : Array.from(bucket.rows.values(), (e) => e.row).sort(compareValues)
+        : Array.from(bucket.rows.values(), (e) => e.row).sort(this.cmp)
       : undefined;
   }
 

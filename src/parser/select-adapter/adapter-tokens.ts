@@ -4,6 +4,7 @@
 import type { IToken, TokenType } from 'chevrotain';
 import type { InfixOp } from '../expr-builder.ts';
 import {
+  Caret,
   Comma,
   Arrow,
   OtherOp,
@@ -12,6 +13,7 @@ import {
   Concat,
   HashArrow,
   HashArrowText,
+  HashMinus,
   LtAt,
   Dot,
   Eq,
@@ -174,6 +176,9 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
     else if (renamed.has(i)) render = renamed.get(i)!;
     else if (timestampWords.has(i)) render = 'timestamp'.padEnd(length);
     else if (concatWords.has(i)) render = '||';
+    // `a ^ b`: node-sql-parser has no `^`; it sees `a * b` and the converter builds the power from
+    // our token, with PostgreSQL's precedence (expr-builder.ts)
+    else if (tok.tokenType === Caret) render = '*';
     else if (commas.has(i)) render = ','.padEnd(length);
     else if (tok.tokenType === StringLit) render = `'${'x'.repeat(length - 2)}'`;
     // Quoted identifiers become plain ones: node-sql-parser mishandles `x::int "Alias"` and reads
@@ -358,6 +363,7 @@ export const INFIX_TOKENS: Readonly<Record<string, readonly [InfixOp, TokenType 
   '->>': ['->>', ArrowText],
   '#>': ['#>', HashArrow],
   '#>>': ['#>>', HashArrowText],
+  '#-': ['#-', HashMinus],
   '@>': ['@>', AtGt],
   '<@': ['<@', LtAt],
   '?': ['?', OtherOp],

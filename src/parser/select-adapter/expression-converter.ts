@@ -16,6 +16,7 @@ import {
   type Piece,
 } from '../expr-builder.ts';
 import {
+  Caret,
   Comma,
   DoubleColon,
   Dot,
@@ -252,9 +253,12 @@ export abstract class ExpressionConverter extends TokenCursor {
       if ('infix' in item) {
         // `AT TIME ZONE` is rendered as `||` for node-sql-parser (adapter-tokens.ts)
         const atTimeZone = isWordText(this.peek(), 'at');
+        // `^` is rendered as `*` (adapter-tokens.ts)
+        const caret = item.infix === '*' && this.peek()?.tokenType === Caret;
         if (atTimeZone) for (const word of ['at', 'time', 'zone']) this.word(word);
+        else if (caret) this.expect(Caret);
         else this.infixOperator(item.node);
-        pieces.push({ kind: 'infix', op: atTimeZone ? 'at time zone' : item.infix });
+        pieces.push({ kind: 'infix', op: atTimeZone ? 'at time zone' : caret ? '^' : item.infix });
         continue;
       }
       const node = item.node;

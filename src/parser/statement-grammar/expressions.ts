@@ -26,6 +26,7 @@ import {
   Arrow,
   ArrowText,
   HashArrow,
+  HashMinus,
   HashArrowText,
   AtGt,
   LtAt,
@@ -64,6 +65,7 @@ import {
   Or,
   Over,
   Percent,
+  Caret,
   Plus,
   posOf,
   QuotedIdent,
@@ -211,6 +213,7 @@ export abstract class ExpressionGrammar extends NamesGrammar {
     this.tokenAlt(Arrow, '->'),
     this.tokenAlt(HashArrowText, '#>>'),
     this.tokenAlt(HashArrow, '#>'),
+    this.tokenAlt(HashMinus, '#-'),
     this.tokenAlt(AtGt, '@>'),
     this.tokenAlt(LtAt, '<@'),
     this.tokenAlt(Plus, '+'),
@@ -218,6 +221,7 @@ export abstract class ExpressionGrammar extends NamesGrammar {
     this.tokenAlt(Star, '*'),
     this.tokenAlt(Slash, '/'),
     this.tokenAlt(Percent, '%'),
+    this.tokenAlt(Caret, '^'),
   ];
 
   private readonly infixOp = this.RULE('infixOp', (): InfixOp => this.OR(this.infixAlts));
