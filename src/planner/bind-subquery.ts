@@ -43,7 +43,8 @@ export function andConjuncts(e: Expr): Expr[] {
   return out;
 }
 
-function andAll(parts: readonly Expr[]): Expr | undefined {
+/** The parts joined by AND, left-deep (undefined for none). */
+export function andAll(parts: readonly Expr[]): Expr | undefined {
   let out: Expr | undefined;
   for (const p of parts)
     out = out === undefined ? p : { kind: 'binary', op: 'and', left: out, right: p, pos: p.pos };

@@ -2,6 +2,7 @@
 // `ts > now() - interval '1 hour'`, `now() < valid_until`, `ts + interval '5' minute >= mz_now()` —
 // become one TemporalFilter node, whose rows enter and leave as the epochs' logical clock crosses
 // their bounds (src/ivm/ops/temporal-filter-op.ts). Any other use of the clock in a view is refused.
+import { andAll, andConjuncts } from './bind-subquery.ts';
 import { notSupported } from '../common/errors.ts';
 import { scalarChildren, type ScalarExpr } from '../common/scalar-expr.ts';
 import type { TemporalBound, TemporalOp } from '../common/temporal-bound.ts';
@@ -37,23 +38,6 @@ export function findClockCall(e: Expr): Expr | undefined {
   return undefined;
 }
 
-function conjunctsOf(e: Expr): Expr[] {
-  const out: Expr[] = [];
-  const stack: Expr[] = [e];
-  for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
-    if (x.kind === 'binary' && x.op === 'and') stack.push(x.right, x.left);
-    else out.push(x);
-  }
-  return out;
-}
-
-function andOf(parts: readonly Expr[]): Expr | undefined {
-  let out: Expr | undefined;
-  for (const p of parts)
-    out = out === undefined ? p : { kind: 'binary', op: 'and', left: out, right: p, pos: p.pos };
-  return out;
-}
-
 /**
  * A view's plain SELECT split into its WHERE without the conjuncts that read the clock, and those
  * conjuncts (bound later by `bindTemporalFilter`). A set operation's or nested query's clock is
@@ -64,10 +48,10 @@ export function splitTemporal(stmt: SelectStmt): {
   readonly temporal: readonly Expr[];
 } {
   if (stmt.setOp !== undefined || stmt.where === undefined) return { stmt, temporal: [] };
-  const parts = conjunctsOf(stmt.where);
+  const parts = andConjuncts(stmt.where);
   const temporal = parts.filter((p) => findClockCall(p) !== undefined);
   if (temporal.length === 0) return { stmt, temporal: [] };
-  const rest = andOf(parts.filter((p) => !temporal.includes(p)));
+  const rest = andAll(parts.filter((p) => !temporal.includes(p)));
   const { where: _where, ...others } = stmt;
   return { stmt: rest === undefined ? others : { ...others, where: rest }, temporal };
 }
