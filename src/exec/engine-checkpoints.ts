@@ -29,8 +29,10 @@ function tableFingerprint(def: TableDef): string {
   // UNIQUE constraints only when there are some, so older tables keep their fingerprints.
   const unique =
     def.unique !== undefined ? `|unique=${def.unique.map((u) => u.columns.join(',')).join(';')}` : '';
+  // The same for a watermark: which rows are late depends on its column and delay.
+  const wm = def.watermark !== undefined ? `|wm=${def.watermark.column}:${def.watermark.delayMicros}` : '';
   return createHash('sha256')
-    .update(`${shape}|pk=${def.primaryKey?.join(',') ?? ''}${source}${unique}`)
+    .update(`${shape}|pk=${def.primaryKey?.join(',') ?? ''}${source}${unique}${wm}`)
     .digest('hex')
     .slice(0, 16);
 }
@@ -65,6 +67,9 @@ export function takeCheckpoint(
       fingerprint: tableFingerprint(def),
       parts: [
         { stateId: store.stateId, delta: store.takeStateDelta(full) },
+        ...(store.watermark !== null
+          ? [{ stateId: store.watermark.stateId, delta: store.watermark.takeStateDelta(full) }]
+          : []),
         ...sharedParts(state, def.name, full),
       ],
     });
@@ -105,6 +110,7 @@ export function loadCheckpoint(
       });
     }
     store.loadState(stored.parts.get(store.stateId) ?? []);
+    store.watermark?.loadState(stored.parts.get(store.watermark.stateId) ?? []);
   }
   const rebuilt: string[] = [];
   // Shared arrangements are stored with their relations; one the checkpoint lacks is refilled from

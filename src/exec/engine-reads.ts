@@ -8,6 +8,7 @@ import { columnInfos, kindLabel, tableColumnInfos } from '../planner/catalog.ts'
 import type { SinkInfo, SourceInfo, ViewReader, ViewRowError, ViewSnapshot } from './api.ts';
 import type { CheckpointedState } from './engine-checkpoints.ts';
 import type { TableInfo, ViewInfo } from './engine-types.ts';
+import { watermarkInfo } from './watermark-statements.ts';
 import type { TableStore } from './table-store.ts';
 import type { NodeStats, ViewRuntime } from './view-runtime.ts';
 
@@ -144,6 +145,7 @@ export class EngineReads {
   }
 
   private tableInfo(t: TableDef): TableInfo {
+    const watermark = watermarkInfo(t, this.state.tables.get(t.name) as TableStore);
     return {
       name: t.name,
       columns: tableColumnInfos(t),
@@ -156,6 +158,7 @@ export class EngineReads {
             })),
           }
         : {}),
+      ...(watermark !== null ? { watermark } : {}),
       sql: t.sql,
       rowCount: (this.state.tables.get(t.name) as TableStore).rowCount(),
       stateBytes: (this.state.tables.get(t.name) as TableStore).stateBytes(),

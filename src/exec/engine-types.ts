@@ -7,6 +7,7 @@ import type { StateDelta } from '../ivm/state.ts';
 import type { TableColumnInfo } from '../planner/catalog.ts';
 import type { ScriptResult, SourcePositions } from './api.ts';
 import type { ClockSource } from './logical-clock.ts';
+import type { WatermarkInfo } from './watermark-statements.ts';
 
 /**
  * Connector hook (set by the server): judges a new source's or sink's `brokers` when its CREATE is
@@ -22,6 +23,8 @@ export interface TableInfo {
   readonly primaryKey: readonly string[] | null;
   /** UNIQUE constraints besides the primary key, name and columns; absent when there are none. */
   readonly unique?: readonly { readonly name: string; readonly columns: readonly string[] }[];
+  /** Its watermark and late-row count, when it declares one (table-watermark.ts). */
+  readonly watermark?: WatermarkInfo;
   readonly sql: string;
   readonly rowCount: number;
   /** Approximate heap bytes of its rows (an estimate from a sample of them). */

@@ -34,6 +34,7 @@ import type { NodeStats } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
 import { REAL_CLOCK, type ClockSource, type ManualClock } from './logical-clock.ts';
 import { clockValue, showClock } from './clock-statements.ts';
+import { showWatermarks } from './watermark-statements.ts';
 import type { SharedArrangementInfo } from './shared-arrangements.ts';
 import { asSluiceError } from './table-definition.ts';
 
@@ -312,6 +313,8 @@ export class Engine {
       case 'drop':
         return this.ddl.drop(stmt);
       case 'show':
+        if (stmt.objectKind === 'watermarks')
+          return showWatermarks(this.catalogState.storedRelations(), this.tables);
         return stmt.objectKind === 'clock'
           ? showClock(this.clockSource, this.currentClock)
           : this.ddl.show(stmt.objectKind);
@@ -381,6 +384,14 @@ export class Engine {
     let bytes = 0;
     for (const t of this.tables.values()) bytes += t.stateBytes();
     return bytes;
+  }
+
+  /** Per table or source with a watermark, the inserted rows it dropped as late (for metrics). */
+  lateRows(): { table: string; lateRows: number }[] {
+    const out: { table: string; lateRows: number }[] = [];
+    for (const [table, store] of this.tables)
+      if (store.watermark !== null) out.push({ table, lateRows: store.watermark.lateRows });
+    return out;
   }
 
   sharedArrangements(): SharedArrangementInfo[] {

@@ -8,7 +8,14 @@ import { castValue, fitLength } from '../common/cast.ts';
 import { compileScalar } from '../common/scalar-expr.ts';
 import { bindExpr } from '../planner/bind-expr.ts';
 import { NOW_FUNCTIONS } from '../planner/bind-time.ts';
-import type { ColumnDefault, ColumnMeta, TableDef, UniqueConstraint } from '../planner/catalog.ts';
+import type {
+  ColumnDefault,
+  ColumnMeta,
+  TableDef,
+  UniqueConstraint,
+  WatermarkDef,
+} from '../planner/catalog.ts';
+import { watermarkDef } from './table-watermark.ts';
 import { resolveTypeName } from '../planner/types-resolve.ts';
 import type { Value } from '../common/types.ts';
 import { T, typeName } from '../common/types.ts';
@@ -19,6 +26,7 @@ export function tableShape(stmt: Extract<Statement, { kind: 'createTable' | 'cre
   primaryKey: number[] | null;
   defaults?: (ColumnDefault | null)[];
   unique?: UniqueConstraint[];
+  watermark?: WatermarkDef;
 } {
   const kind = stmt.kind === 'createTable' ? 'table' : 'source';
   if (kind === 'source') {
@@ -80,11 +88,13 @@ export function tableShape(stmt: Extract<Statement, { kind: 'createTable' | 'cre
     ? stmt.columns.map((c, i) => columnDefault(c, columns[i] as ColumnMeta))
     : undefined;
   const unique = uniqueConstraints(stmt, pk);
+  const watermark = stmt.watermark === undefined ? undefined : watermarkDef(stmt.watermark, columns);
   return {
     columns,
     primaryKey: pk.length > 0 ? pk : null,
     ...(defaults !== undefined ? { defaults } : {}),
     ...(unique.length > 0 ? { unique } : {}),
+    ...(watermark !== undefined ? { watermark } : {}),
   };
 }
 

@@ -30,6 +30,7 @@ import {
   normalizeRowGeneral,
 } from './row-normalizer.ts';
 import { ReadIndex } from './read-index.ts';
+import { TableWatermark } from './table-watermark.ts';
 import type { OrderedIndex } from '../ivm/ordered-index.ts';
 
 export interface PreparedBatch {
@@ -117,8 +118,11 @@ export class TableStore implements Stateful {
   private readonly fastInsert: InsertNormalizer;
   /** The same, appending to columns: insert-only batches into an append-only table. */
   private readonly fastInsertColumns: InsertColumnsNormalizer;
+  /** The table's watermark and late rows, when it declares one (checkpointed as a part of its own). */
+  readonly watermark: TableWatermark | null;
 
   constructor(readonly def: TableDef) {
+    this.watermark = def.watermark === undefined ? null : new TableWatermark(def.name, def.watermark);
     this.stateId = `table:${def.name}`;
     this.columnIndex = new Map(def.columns.map((c, i) => [c.name, i]));
     this.columnNames = def.columns.map((c) => c.name);
@@ -276,12 +280,19 @@ export class TableStore implements Stateful {
     return columnarBatch(this.def.name, columns, n);
   }
 
-  /** Commits resolved changes (deletes first). Also the replay path: rows are already validated. */
-  apply(batch: {
+  /**
+   * Commits resolved changes (deletes first). Also the replay path: rows are already validated.
+   * Late inserts are dropped here, after the journal has the batch, so replay drops the same ones.
+   */
+  apply(given: {
     readonly deletes: readonly (readonly Value[])[];
     readonly inserts: readonly (readonly Value[])[];
     readonly insertColumns?: readonly Value[][];
   }): ZBatch {
+    const batch =
+      this.watermark === null
+        ? given
+        : this.watermark.admit(given, this.byKey === null ? null : (row) => this.keyOf(row));
     const columns = batch.insertColumns;
     if (columns !== undefined && this.appendOnly !== null && batch.deletes.length === 0) {
       return this.applyColumns(columns);

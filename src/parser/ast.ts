@@ -310,6 +310,17 @@ export interface ConnectorOption {
   readonly valuePos: Pos;
 }
 
+/** `WATERMARK FOR column AS expr` in CREATE TABLE / CREATE SOURCE (RisingWave's syntax). */
+export interface WatermarkClause {
+  readonly column: string;
+  readonly columnPos: Pos;
+  readonly expr: Expr;
+  /** The expression as written (what the catalog shows). */
+  readonly text: string;
+  /** The word WATERMARK. */
+  readonly pos: Pos;
+}
+
 /** `KAFKA (option value, ...)` after CREATE SOURCE ... FROM or CREATE SINK ... INTO. */
 export interface ConnectorClause {
   /** lowercased connector name (only `kafka` is known; the planner rejects others). */
@@ -335,6 +346,7 @@ export type Statement =
       readonly primaryKey?: readonly string[];
       /** `UNIQUE (a, b)` table constraints, in order; absent when there are none. */
       readonly unique?: readonly UniqueClause[];
+      readonly watermark?: WatermarkClause;
       readonly pos: Pos;
       readonly text: string;
     }
@@ -347,6 +359,7 @@ export type Statement =
       readonly primaryKey?: readonly string[];
       /** `UNIQUE (a, b)` table constraints, in order (refused for a source by the engine). */
       readonly unique?: readonly UniqueClause[];
+      readonly watermark?: WatermarkClause;
       readonly connector: ConnectorClause;
       readonly pos: Pos;
       readonly text: string;
@@ -398,7 +411,7 @@ export type Statement =
     }
   | {
       readonly kind: 'show';
-      readonly objectKind: 'tables' | 'views' | 'sources' | 'sinks' | 'functions' | 'clock';
+      readonly objectKind: 'tables' | 'views' | 'sources' | 'sinks' | 'functions' | 'clock' | 'watermarks';
       readonly pos: Pos;
       readonly text: string;
     }

@@ -261,6 +261,8 @@ export const Tables = nonReserved('TABLES');
 export const Update = nonReserved('UPDATE');
 export const Values = nonReserved('VALUES');
 export const View = nonReserved('VIEW');
+export const Watermark = nonReserved('WATERMARK');
+export const Watermarks = nonReserved('WATERMARKS');
 export const Views = nonReserved('VIEWS');
 
 /** Words that are niladic functions in PostgreSQL (CURRENT_DATE and friends). */

@@ -818,6 +818,52 @@ describe('positions', () => {
   });
 });
 
+describe('WATERMARK FOR', () => {
+  it('parses in CREATE TABLE and CREATE SOURCE, with its text and positions', () => {
+    const table = stmt(
+      one("CREATE TABLE t (id int, ts timestamp,\n  WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)"),
+      'createTable',
+    );
+    assert.equal(table.columns.length, 2);
+    assert.equal(table.watermark?.column, 'ts');
+    assert.equal(table.watermark?.text, "ts - INTERVAL '5' SECOND");
+    assert.deepEqual(table.watermark?.pos, { line: 2, column: 3 });
+    assert.deepEqual(table.watermark?.columnPos, { line: 2, column: 17 });
+    assert.equal(table.watermark?.expr.kind, 'binary');
+    const source = stmt(
+      one("CREATE SOURCE s (at timestamptz, WATERMARK FOR at AS at) FROM KAFKA (brokers 'h:1', topic 't')"),
+      'createSource',
+    );
+    assert.equal(source.watermark?.text, 'at');
+  });
+
+  it('leaves watermark usable as a name, and refuses two watermarks', () => {
+    const table = stmt(
+      one('CREATE TABLE watermark (watermark timestamp, WATERMARK FOR watermark AS watermark)'),
+      'createTable',
+    );
+    assert.deepEqual(
+      table.columns.map((c) => c.name),
+      ['watermark'],
+    );
+    assert.throws(
+      () => one('CREATE TABLE t (ts timestamp, WATERMARK FOR ts AS ts, WATERMARK FOR ts AS ts)'),
+      (e: unknown) => e instanceof SluiceError && e.code === 'INVALID_DEFINITION',
+    );
+  });
+
+  it('SHOW WATERMARKS', () => {
+    assert.equal(stmt(one('show watermarks'), 'show').objectKind, 'watermarks');
+  });
+
+  it('names EMIT ON WINDOW CLOSE as not supported', () => {
+    assert.throws(
+      () => one('CREATE MATERIALIZED VIEW v AS SELECT a FROM t GROUP BY a EMIT ON WINDOW CLOSE'),
+      (e: unknown) => e instanceof SluiceError && e.code === 'NOT_SUPPORTED' && e.position?.column === 58,
+    );
+  });
+});
+
 // ── identifiers and literals ─────────────────────────────────────────────────────────────────────
 
 describe('identifiers and literals', () => {

@@ -22,6 +22,7 @@ import {
   Sinks,
   Sources,
   Tables,
+  Watermarks,
   Views,
 } from './lexer.ts';
 import { DmlGrammar } from './statement-grammar/dml.ts';
@@ -126,6 +127,12 @@ class StatementParser extends DmlGrammar {
         ALT: () => {
           this.CONSUME(Clock);
           return 'clock' as const;
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(Watermarks);
+          return 'watermarks' as const;
         },
       },
     ]);

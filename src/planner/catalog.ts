@@ -30,6 +30,20 @@ export interface UniqueConstraint {
   readonly columns: readonly number[];
 }
 
+/**
+ * A table's `WATERMARK FOR column AS column - INTERVAL '…'`: after each epoch the watermark is the
+ * largest time inserted so far minus `delayMicros` (never lower than before); an inserted row whose
+ * time is below the watermark at the start of its epoch is late (src/exec/table-watermark.ts).
+ */
+export interface WatermarkDef {
+  /** Index of the time column (timestamp, timestamptz or date). */
+  readonly column: number;
+  /** The constant delay in µs (≥ 0). */
+  readonly delayMicros: number;
+  /** The expression as written (what the catalog shows). */
+  readonly sql: string;
+}
+
 export interface TableDef {
   readonly kind: 'table';
   readonly name: string;
@@ -40,6 +54,8 @@ export interface TableDef {
   readonly defaults?: readonly (ColumnDefault | null)[];
   /** UNIQUE constraints, in the order written; absent when there are none. */
   readonly unique?: readonly UniqueConstraint[];
+  /** The watermark, when the table declares one. */
+  readonly watermark?: WatermarkDef;
   readonly sql: string;
   /** Set for a source: its rows come only from this connector. */
   readonly source?: KafkaSourceOptions;

@@ -364,6 +364,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
             : [],
         sharedArrangements: () =>
           tenantRuntime.store.db.open ? tenantRuntime.engine.sharedArrangements() : [],
+        lateRows: () => (tenantRuntime.store.db.open ? tenantRuntime.engine.lateRows() : []),
         checkpoint: () => tenantRuntime.checkpointStatus(),
         subscriberMemory: () => tenantRuntime.subscriberMemory(),
         recovery: () => tenantRuntime.recovery,

@@ -114,6 +114,7 @@ function tableJson(t: TableInfo): Record<string, unknown> {
     columns: t.columns,
     key: t.primaryKey,
     unique: t.unique ?? [],
+    ...(t.watermark !== undefined ? { watermark: t.watermark } : {}),
     sql: t.sql,
     rowCount: t.rowCount,
     stateBytes: t.stateBytes,

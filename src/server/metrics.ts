@@ -13,6 +13,8 @@ export interface MetricsSource {
   viewStats(): readonly { name: string; rowCount: number; stateBytes: number; subscribers: number }[];
   /** Arrangements joins of several views share (their state is in no view's state bytes). */
   sharedArrangements(): readonly { name: string; users: number; rows: number; stateBytes: number }[];
+  /** Inserted rows each watermarked table dropped as late (table-watermark.ts). */
+  lateRows?(): readonly { table: string; lateRows: number }[];
   checkpoint(): { readonly epoch: number | null };
   /** The subscriber memory budget's account (bytes) and the subscriber count. */
   subscriberMemory(): {
@@ -296,6 +298,19 @@ export class ServerMetrics {
         collect() {
           this.reset();
           for (const a of source.sharedArrangements()) this.set({ arrangement: a.name }, a[pick]);
+        },
+      });
+    }
+    const lateRows = source.lateRows;
+    if (lateRows !== undefined) {
+      new Counter({
+        name: 'sluice_table_late_rows_total',
+        help: 'Inserted rows dropped because their time was below the table watermark, by table',
+        labelNames: ['table'],
+        registers,
+        collect() {
+          this.reset();
+          for (const t of lateRows()) this.inc({ table: t.table }, t.lateRows);
         },
       });
     }

@@ -105,6 +105,21 @@ const tableInfo = {
         },
       },
     },
+    watermark: {
+      type: 'object',
+      description:
+        "The table's watermark (WATERMARK FOR … AS …): the latest time inserted minus the delay, never going back; rows inserted below it are late, dropped and counted",
+      required: ['column', 'expression', 'watermark', 'lateRows'],
+      properties: {
+        column: { type: 'string' },
+        expression: { type: 'string', description: 'e.g. "ts - INTERVAL \'5\' SECOND"' },
+        watermark: {
+          type: ['string', 'null'],
+          description: "In the column's type; null before the first row",
+        },
+        lateRows: { type: 'integer', description: 'Inserted rows dropped as late' },
+      },
+    },
     sql: { type: 'string' },
     rowCount: { type: 'integer' },
     stateBytes: {

@@ -1,6 +1,6 @@
 // DDL: CREATE TABLE / SOURCE / SINK / MATERIALIZED VIEW (column definitions and constraints) and DROP.
 import type { IToken } from 'chevrotain';
-import type { ColumnDef, Expr, Pos, Statement, TypeName, UniqueClause } from '../ast.ts';
+import type { ColumnDef, Expr, Pos, Statement, TypeName, UniqueClause, WatermarkClause } from '../ast.ts';
 import { notSupported, parseError, SluiceError } from '../../common/errors.ts';
 import {
   As,
@@ -13,6 +13,7 @@ import {
   Default,
   Drop,
   Exists,
+  For,
   Foreign,
   From,
   FunctionKw,
@@ -35,6 +36,7 @@ import {
   Table,
   Unique,
   View,
+  Watermark,
 } from '../lexer.ts';
 import { FunctionGrammar } from './ddl-function.ts';
 import type { NameRef } from './names.ts';
@@ -43,6 +45,7 @@ interface TableElement {
   readonly column?: ColumnDef;
   readonly primaryKey?: readonly string[];
   readonly unique?: UniqueClause;
+  readonly watermark?: WatermarkClause;
   readonly pos: Pos;
 }
 
@@ -50,12 +53,31 @@ interface TableElement {
 function columnsAndKey(
   tableName: string,
   elements: readonly TableElement[],
-): { columns: ColumnDef[]; primaryKey?: readonly string[]; unique?: UniqueClause[] } {
+): {
+  columns: ColumnDef[];
+  primaryKey?: readonly string[];
+  unique?: UniqueClause[];
+  watermark?: WatermarkClause;
+} {
   const columns: ColumnDef[] = [];
   const unique: UniqueClause[] = [];
   let primaryKey: readonly string[] | undefined;
+  let watermark: WatermarkClause | undefined;
   for (const element of elements) {
     if (element.column !== undefined) columns.push(element.column);
+    if (element.watermark !== undefined) {
+      // RisingWave allows one watermark per table: the time its rows are late against.
+      if (watermark !== undefined) {
+        throw new SluiceError(
+          'INVALID_DEFINITION',
+          `multiple watermarks for table "${tableName}" are not allowed`,
+          {
+            position: element.pos,
+          },
+        );
+      }
+      watermark = element.watermark;
+    }
     if (element.unique !== undefined) unique.push(element.unique);
     if (element.primaryKey !== undefined) {
       if (primaryKey !== undefined) {
@@ -72,6 +94,7 @@ function columnsAndKey(
     columns,
     ...(primaryKey !== undefined ? { primaryKey } : {}),
     ...(unique.length > 0 ? { unique } : {}),
+    ...(watermark !== undefined ? { watermark } : {}),
   };
 }
 
@@ -184,6 +207,7 @@ export abstract class DdlGrammar extends FunctionGrammar {
         },
       },
       { ALT: () => this.SUBRULE(this.unsupportedConstraint) },
+      { ALT: () => this.SUBRULE(this.watermarkClause) },
       {
         ALT: () => {
           const column = this.SUBRULE(this.columnDef);
@@ -192,6 +216,28 @@ export abstract class DdlGrammar extends FunctionGrammar {
       },
     ]),
   );
+
+  /** `WATERMARK FOR column AS expr`: checked against the columns by the engine (table-watermark.ts). */
+  private readonly watermarkClause = this.RULE('watermarkClause', (): TableElement => {
+    const token = this.CONSUME(Watermark);
+    this.CONSUME(For);
+    const column = this.CONSUME(Ident);
+    this.CONSUME(As);
+    let first: IToken | undefined;
+    this.ACTION(() => {
+      first = this.LA(1);
+    });
+    const value = this.SUBRULE(this.boundExpr);
+    return this.ACTION((): TableElement => {
+      const last = this.LA(0);
+      const text = this.source.slice((first as IToken).startOffset, (last.endOffset ?? last.startOffset) + 1);
+      const pos = posOf(token);
+      return {
+        watermark: { column: identName(column), columnPos: posOf(column), expr: value.expr, text, pos },
+        pos,
+      };
+    });
+  });
 
   private readonly columnDef = this.RULE('columnDef', (): ColumnDef => {
     const nameToken = this.CONSUME(Ident);
