@@ -69,22 +69,10 @@ export interface CheckpointSource {
   takeCheckpoint(full?: boolean): CheckpointInput;
 }
 
-export interface CheckpointWriteStats {
-  /** Checkpoints written into this file so far, this one included. */
-  readonly seq: number;
-  readonly epoch: number;
-  readonly journalOffset: number;
-  /** True when the whole state was rewritten (a full checkpoint). */
-  readonly full: boolean;
-  readonly upserts: number;
-  readonly deletes: number;
-  /** Characters of keys and values written (≈ bytes for ASCII state). */
-  readonly bytes: number;
-  /** Entries held after the write. */
-  readonly entries: number;
+export interface CheckpointWriteStats extends CheckpointTransactionStats {
   /** Wall time from taking the state to the commit. */
   readonly ms: number;
-  /** Time spent writing (a sliced write lets epochs run between its slices). */
+  /** Time the server's thread spent on it (a sliced write lets epochs run between its slices). */
   readonly busyMs: number;
 }
 

@@ -33,13 +33,17 @@ export interface CheckpointHeader {
 
 /** What a written checkpoint reports (the caller adds its timings). */
 export interface CheckpointTransactionStats {
+  /** Checkpoints written into this file so far, this one included. */
   readonly seq: number;
   readonly epoch: number;
   readonly journalOffset: number;
+  /** True when the whole state was rewritten (a full checkpoint). */
   readonly full: boolean;
   readonly upserts: number;
   readonly deletes: number;
+  /** Characters of keys and values written (≈ bytes for ASCII state). */
   readonly bytes: number;
+  /** Entries held after the write. */
   readonly entries: number;
 }
 
