@@ -41,6 +41,21 @@ function splitPart(s: unknown, delimiter: unknown, n: unknown): string | null {
   return parts[Number(n) - 1] ?? '';
 }
 
+/** SQLite's `x REGEXP p` (which calls regexp(p, x)), by JavaScript's RegExp. */
+function sqliteRegexp(pattern: unknown, value: unknown): number | null {
+  if (pattern === null || value === null) return null;
+  return new RegExp(String(pattern)).test(String(value)) ? 1 : 0;
+}
+
+/** PostgreSQL's regexp_replace(s, p, r) without flags: the first match, `\n` for group n. */
+function regexpReplace(s: unknown, pattern: unknown, replacement: unknown): string | null {
+  if (s === null || pattern === null || replacement === null) return null;
+  const r = String(replacement)
+    .replace(/\$/g, '$$$$')
+    .replace(/\\(\d)/g, '$$$1');
+  return String(s).replace(new RegExp(String(pattern)), r);
+}
+
 interface SeedResult {
   epochs: number;
   checks: number;
@@ -56,6 +71,8 @@ function runSeed(seed: number, index: number): SeedResult {
   const engine = new Engine();
   const oracle = new SqliteOracle();
   oracle.db.function('split_part', { deterministic: true }, splitPart);
+  oracle.db.function('regexp', { deterministic: true }, sqliteRegexp);
+  oracle.db.function('regexp_replace', { deterministic: true }, regexpReplace);
   for (const t of [...NEXMARK_TABLES, SIDE_INPUT_TABLE]) {
     engine.execute(createTableSql(t));
     oracle.createTable(t);

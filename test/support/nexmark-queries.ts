@@ -141,6 +141,16 @@ const q14 = (hour: string, countChar: string, alias: string): string =>
   `WHEN ${hour} <= 6 OR ${hour} >= 20 THEN 'nightTime' ELSE 'otherTime' END AS ${alias}, ` +
   `date_time, ${countChar} AS c_counts FROM bid WHERE 0.908 * price > 1000000 AND 0.908 * price < 50000000`;
 
+/** q21 with `regexp_match(url, p)[2]` as `CASE WHEN url ~ p THEN regexp_replace(…) END`. */
+const q21 = (matches: string): string => {
+  const group2 = `CASE WHEN ${matches} THEN regexp_replace(url, '^.*?(&|^)channel_id=([^&]*).*$', '\\2') END`;
+  return (
+    `SELECT auction, bidder, price, channel, CASE WHEN LOWER(channel) = 'apple' THEN '0' WHEN LOWER(channel) = 'google' THEN '1' ` +
+    `WHEN LOWER(channel) = 'facebook' THEN '2' WHEN LOWER(channel) = 'baidu' THEN '3' ELSE ${group2} END AS channel_id ` +
+    `FROM bid WHERE ${group2} is not null or LOWER(channel) in ('apple', 'google', 'facebook', 'baidu')`
+  );
+};
+
 const same = (name: string, sql: string, changed = ''): NexmarkQuery => ({ name, sql, sqlite: sql, changed });
 
 /** count_char, RisingWave's JavaScript UDF in q14, as a Sluice SQL function (created by the suite). */
@@ -253,6 +263,15 @@ export const NEXMARK_QUERIES: readonly NexmarkQuery[] = [
     // SQLite has no split_part: the suite registers one (PostgreSQL's: 1-based, '' past the end).
     sqlite: `SELECT auction, bidder, price, channel, split_part(url, '/', 4) as dir1, split_part(url, '/', 5) as dir2, split_part(url, '/', 6) as dir3 FROM bid`,
     changed: '',
+  },
+  {
+    // q21 without arrays: regexp_match(…)[2] (refused, see NEXMARK_REFUSED) as regexp_replace of the
+    // whole url by its second group, where the pattern matches.
+    name: 'q21_no_array',
+    sql: q21(`url ~ '(&|^)channel_id=([^&]*)'`),
+    sqlite: q21(`url REGEXP '(&|^)channel_id=([^&]*)'`),
+    changed:
+      'regexp_match(url, p)[2] (arrays: refused) written CASE WHEN url ~ p THEN regexp_replace(url, ^.*?p.*$, \\2) END; SQLite’s REGEXP and regexp_replace are registered by the suite',
   },
   // Flink's forms of the windowed queries (TABLE(…(TABLE t, DESCRIPTOR(ts), …)), window_end grouped too).
   {

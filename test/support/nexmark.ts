@@ -234,8 +234,11 @@ export class NexmarkGenerator {
     const rng = this.rng;
     const channel = rng.chance(0.5) ? rng.pick(HOT_CHANNELS) : `channel-${rng.int(0, 9)}`;
     const dirs = `${this.word(rng.int(1, 5))}/${this.word(rng.int(1, 5))}/${this.word(rng.int(1, 5))}`;
+    // q21 reads channel_id after '&' or at the start: some urls lack it, some have it after '?'.
     const query = channel.startsWith('channel-')
-      ? `query=1&channel_id=${channel.slice(8)}`
+      ? rng.chance(0.8)
+        ? `query=1&channel_id=${channel.slice(8)}`
+        : 'query=1'
       : rng.chance(0.3)
         ? `channel_id=${rng.int(0, 99)}&query=1`
         : 'query=1';
