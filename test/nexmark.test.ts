@@ -3,7 +3,9 @@
 // deletes and late event times; after EVERY epoch every query's view is compared with SQLite computing
 // the same query over the same current rows, and every 10 steps each query also runs ad hoc. Half the
 // views exist from the start, the rest are created over existing data (backfill). Then everything is
-// deleted and every view must be empty. The queries Sluice refuses are asserted with their exact error.
+// deleted and every view must be empty. Two thirds in, the engine restarts from a checkpoint (every
+// view restored, none rebuilt) and the comparisons go on. The queries Sluice refuses are asserted
+// with their exact error.
 // SLUICE_SEED=<n> replays one seed, SLUICE_SEEDS=<k> runs k, SLUICE_STEPS=<s> steps per seed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +14,7 @@ import { SluiceError } from '../src/common/errors.ts';
 import { deriveSeed } from './support/random-workload.ts';
 import { SqliteOracle, assertViewMatchesOracle, createTableSql } from './support/sqlite-oracle.ts';
 import { compareAdHoc } from './support/join-workload.ts';
+import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
 import {
   NEXMARK_TABLES,
   NexmarkGenerator,
@@ -63,21 +66,29 @@ interface SeedResult {
   /** Largest row count each view reached (a view that stays empty proves nothing). */
   peak: Map<string, number>;
   late: number;
+  restarts: number;
 }
 
 function runSeed(seed: number, index: number): SeedResult {
   const startMs = START_TIMES[index % START_TIMES.length] ?? TEST_OPTIONS.startMs;
   const gen = new NexmarkGenerator(seed, { ...TEST_OPTIONS, startMs });
-  const engine = new Engine();
+  let engine = new Engine();
+  engine.setStateTracking(true);
+  // Every DDL in order, to rebuild the catalog of the engine restored from a checkpoint.
+  const ddl: string[] = [];
+  const execute = (sql: string): void => {
+    engine.execute(sql);
+    ddl.push(sql);
+  };
   const oracle = new SqliteOracle();
   oracle.db.function('split_part', { deterministic: true }, splitPart);
   oracle.db.function('regexp', { deterministic: true }, sqliteRegexp);
   oracle.db.function('regexp_replace', { deterministic: true }, regexpReplace);
   for (const t of [...NEXMARK_TABLES, SIDE_INPUT_TABLE]) {
-    engine.execute(createTableSql(t));
+    execute(createTableSql(t));
     oracle.createTable(t);
   }
-  engine.execute(COUNT_CHAR_FUNCTION);
+  execute(COUNT_CHAR_FUNCTION);
   const side = Array.from({ length: 80 }, (_, i) => ({ key: 1000 + i * 2, value: `side-${i}` }));
   engine.applyChanges('side_input', { insert: side });
   oracle.apply('side_input', { insert: side });
@@ -87,6 +98,7 @@ function runSeed(seed: number, index: number): SeedResult {
   let checks = 0;
   let adHoc = 0;
   let late = 0;
+  let restarts = 0;
   const context = (step: number): string =>
     `seed ${seed} step ${step} epoch ${engine.epoch}; replay: SLUICE_SEED=${seed} SLUICE_STEPS=${STEPS} node --import tsx --test test/nexmark.test.ts`;
   const checkAll = (step: number): void => {
@@ -106,7 +118,7 @@ function runSeed(seed: number, index: number): SeedResult {
     if (step === 1 || step === Math.floor(STEPS / 3)) {
       for (const [i, q] of NEXMARK_QUERIES.entries()) {
         if (i % 2 !== (step === 1 ? 0 : 1)) continue;
-        engine.execute(`CREATE MATERIALIZED VIEW ${q.name} AS ${q.sql}`);
+        execute(`CREATE MATERIALIZED VIEW ${q.name} AS ${q.sql}`);
         oracle.createView(q.name, q.sqlite);
         created.push(q.name);
       }
@@ -134,6 +146,21 @@ function runSeed(seed: number, index: number): SeedResult {
       oracle.apply('side_input', change);
       checkAll(step);
     }
+    if (step === Math.floor((2 * STEPS) / 3)) {
+      // A restart: a fresh engine given the same DDL and the last checkpoint takes over, with every
+      // view restored (none rebuilt from the tables) and still equal to SQLite from then on.
+      const store = new MemoryCheckpointStore();
+      store.write(engine.takeCheckpoint());
+      const restored = new Engine();
+      restored.setStateTracking(true);
+      for (const sql of ddl) restored.execute(sql);
+      const { rebuilt } = restored.loadCheckpoint(store.read());
+      assert.deepEqual(rebuilt, [], `views rebuilt instead of restored\n${context(step)}`);
+      assert.equal(restored.epoch, engine.epoch);
+      engine = restored;
+      restarts++;
+      checkAll(step);
+    }
     if (step % 10 === 0) {
       for (const q of NEXMARK_QUERIES) {
         compareAdHoc(engine, oracle, q.sql, () => `ad-hoc ${q.name}\n${context(step)}`, q.sqlite);
@@ -146,7 +173,7 @@ function runSeed(seed: number, index: number): SeedResult {
     assert.equal(engine.viewSnapshot(name).rows.length, 0, `${name} not empty after deleting everything`);
   }
   oracle.close();
-  return { epochs: engine.epoch, checks, adHoc, peak, late };
+  return { epochs: engine.epoch, checks, adHoc, peak, late, restarts };
 }
 
 const totals = { seeds: 0, epochs: 0, checks: 0 };
@@ -157,10 +184,11 @@ for (const [i, seed] of seeds.entries()) {
     totals.epochs += r.epochs;
     totals.checks += r.checks;
     console.log(
-      `seed ${seed}: ${r.epochs} epochs, ${r.checks} view comparisons, ${r.adHoc} ad hoc, ${r.late} late rows; ` +
+      `seed ${seed}: ${r.epochs} epochs, ${r.checks} view comparisons, ${r.adHoc} ad hoc, ${r.late} late rows, ${r.restarts} restart; ` +
         `largest: ${[...r.peak].map(([n, k]) => `${n}=${k}`).join(' ')}`,
     );
     assert.ok(r.late > 0, 'no late rows were generated');
+    assert.equal(r.restarts, 1);
     for (const q of NEXMARK_QUERIES) {
       assert.ok((r.peak.get(q.name) ?? 0) > 0, `${q.name} stayed empty: its comparison means nothing`);
     }
