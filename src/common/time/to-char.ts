@@ -1,7 +1,9 @@
 // to_char(date/time value, pattern) with PostgreSQL's template patterns (its manual, table 9.26 and
 // 9.27): YYYY, YY, MM, Mon, Month, DD, DDD, D, ID, Dy, Day, HH, HH12, HH24, MI, SS, MS, US, SSSS,
 // AM/PM (and a.m./p.m.), Q, WW, IW, IYYY, CC, TZ/OF (the session zone, UTC), the FM prefix and
-// TH suffix, "quoted text" and backslash escapes; other characters are copied.
+// TH suffix, "quoted text" and backslash escapes; other characters are copied. As in PostgreSQL's
+// keyword table, the numeric fields may be written in lowercase too (`yyyy-mm-dd hh24:mi`: `mm` is
+// the month, as `MM`); only the names (Month, Day, Mon, Dy, AM, TZ) take their case from the pattern.
 import { SluiceError } from '../errors.ts';
 import type { Value } from '../types.ts';
 import { Interval } from './interval.ts';
@@ -31,6 +33,40 @@ export const MONTHS = [
   'December',
 ] as const;
 export const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
+
+/**
+ * The lowercase spellings PostgreSQL accepts for numeric fields (formatting.c's DCH_keywords), each
+ * meaning its uppercase field.
+ */
+const LOWER_NUMERIC = [
+  'y,yyy',
+  'hh24',
+  'hh12',
+  'yyyy',
+  'iyyy',
+  'ssss',
+  'yyy',
+  'ddd',
+  'iyy',
+  'hh',
+  'mi',
+  'ss',
+  'ms',
+  'us',
+  'yy',
+  'mm',
+  'dd',
+  'id',
+  'iw',
+  'ww',
+  'cc',
+  'iy',
+  'y',
+  'd',
+  'q',
+  'w',
+  'i',
+] as const;
 
 /** Pattern keywords, longest first so that `HH24` wins over `HH` and `MONTH` over `MON`. */
 export const KEYWORDS = [
@@ -84,12 +120,18 @@ export const KEYWORDS = [
   'Q',
   'W',
   'I',
-] as const;
+  ...LOWER_NUMERIC,
+]
+  // Longest first across both spellings (`month` before `mm`, `dd` before `d`).
+  .map((k, i) => [k, i] as const)
+  .sort((a, b) => b[0].length - a[0].length || a[1] - b[1])
+  .map(([k]) => k);
 
 export type PatternPiece =
   | { readonly kind: 'field'; readonly key: string; readonly fm: boolean; readonly th: 'TH' | 'th' | '' }
   | { readonly kind: 'text'; readonly text: string };
 
+const lowerNumeric: ReadonlySet<string> = new Set(LOWER_NUMERIC);
 const compiled = new Map<string, PatternPiece[]>();
 
 /** A pattern as keywords and literal text (cached: patterns are nearly always constants). */
@@ -135,7 +177,7 @@ export function compilePattern(pattern: string): PatternPiece[] {
       th = pattern.slice(at, at + 2) as 'TH' | 'th';
       at += 2;
     }
-    out.push({ kind: 'field', key, fm, th });
+    out.push({ kind: 'field', key: lowerNumeric.has(key) ? key.toUpperCase() : key, fm, th });
     i = at;
   }
   if (compiled.size > 1000) compiled.clear();
