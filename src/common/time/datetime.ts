@@ -63,7 +63,10 @@ export function parseTimestamptz(text: string): string | null {
     }
   }
   try {
-    return formatInstant(utc);
+    // The input as it came when it is canonical already: a table keeps one flat string a row, not
+    // the concatenation tree the formatter builds (see parseTimestamp).
+    const canonical = formatInstant(utc);
+    return canonical === text ? text : canonical;
   } catch {
     return null;
   }
