@@ -153,7 +153,7 @@ export function identicalValues(a: Value, b: Value): boolean {
  */
 export function compareExact(a: Value, b: Value): number {
   const c = compareValues(a, b);
-  if (c !== 0 || a === b) return c;
+  if (c !== 0) return c;
   if (a instanceof Decimal) return a.scale - (b as Decimal).scale;
   if (typeof a === 'number') return Object.is(a, -0) ? (Object.is(b, -0) ? 0 : -1) : Object.is(b, -0) ? 1 : 0;
   if (typeof a !== 'object' || a === null) return 0;
