@@ -157,9 +157,13 @@ export function compareExact(a: Value, b: Value): number {
   if (a instanceof Decimal) return a.scale - (b as Decimal).scale;
   if (typeof a === 'number') return Object.is(a, -0) ? (Object.is(b, -0) ? 0 : -1) : Object.is(b, -0) ? 1 : 0;
   if (typeof a !== 'object' || a === null) return 0;
+  // by text; texts alike (never for PostgreSQL's output, but cheap to rule out): by exact key
   const x = a.toString();
   const y = String(b);
-  return x < y ? -1 : x > y ? 1 : 0;
+  if (x !== y) return x < y ? -1 : 1;
+  const kx = exactKey(a) as string;
+  const ky = exactKey(b) as string;
+  return kx < ky ? -1 : kx > ky ? 1 : 0;
 }
 
 /**
