@@ -1,4 +1,4 @@
-// BOOL_AND/BOOL_OR/EVERY, the variance family, STRING_AGG (also with ORDER BY) and JSONB_AGG under random inserts and deletes of numeric values of
+// BOOL_AND/BOOL_OR/EVERY, the variance family, STRING_AGG (also with ORDER BY), JSONB_AGG and MIN/MAX under random inserts and deletes of numeric values of
 // every scale, huge bigints and floats (NaN, infinities, 1e20 beside 0.1): a view restored from a
 // checkpoint continues exactly like the uninterrupted engine, and after every batch each view equals,
 // digit for digit, the same view built from scratch over the current rows (retraction leaves no trace).
@@ -23,9 +23,12 @@ const VIEWS = [
   "CREATE MATERIALIZED VIEW ordered AS SELECT g, STRING_AGG(CAST(id AS text), ',' ORDER BY n DESC, f NULLS FIRST, id) AS by_n, STRING_AGG(CAST(n AS text), ';' ORDER BY i, f DESC, n) AS by_i FROM t GROUP BY g",
   // JSONB_AGG keeps each element's text (1.5 and 1.50 both), in one order whatever the history
   'CREATE MATERIALIZED VIEW jsons AS SELECT g, JSONB_AGG(n) AS jn, JSONB_AGG(DISTINCT b) AS jb, JSONB_AGG(f) AS jf, JSONB_AGG(i) AS ji FROM t GROUP BY g',
+  // MIN/MAX and SUM(DISTINCT) among equal values of other scales (-2, -2.0; 1.5, 1.50, 1.500): the
+  // value shown is one a current row holds, the smallest scale, whatever the history
+  'CREATE MATERIALIZED VIEW extremes AS SELECT g, MIN(n) AS lo, MAX(n) AS hi, SUM(DISTINCT n) AS sd, COUNT(DISTINCT n) AS cd FROM t WHERE n BETWEEN -2 AND 1.5 GROUP BY g',
   'CREATE MATERIALIZED VIEW overall AS SELECT BOOL_AND(b) AS a, VAR_SAMP(n) AS vn, VAR_POP(f) AS vf, STDDEV(i) AS si FROM t',
 ];
-const VIEW_NAMES = ['flags', 'ints', 'nums', 'floats', 'strs', 'ordered', 'jsons', 'overall'];
+const VIEW_NAMES = ['flags', 'ints', 'nums', 'floats', 'strs', 'ordered', 'jsons', 'extremes', 'overall'];
 
 function randomRow(rng: Rng, id: number): Row {
   const maybe = <T>(v: () => T): T | null => (rng.chance(0.15) ? null : v());

@@ -126,6 +126,47 @@ export function singleKey(v: Value): Value {
 }
 
 /**
+ * A Map key that, unlike singleKey, tells apart equal values that print differently: numerics of
+ * one value and other scales (1.5, 1.50), intervals of one total ('1 day', '24 hours'), jsonb of
+ * equal numbers (1.0, 1), -0 and 0 — for state that must show a value one of its rows holds.
+ */
+export function exactKey(v: Value): Value {
+  if (v instanceof Decimal) return `d${v.toString()}`;
+  if (v instanceof Interval) return `i${v.months},${v.days},${v.micros}`;
+  if (v instanceof Jsonb) return `x${v.text}`;
+  return Object.is(v, -0) ? 'f-0' : singleKey(v);
+}
+
+/** Whether two values are equal and print alike (1.5 and 1.50 are equal, not identical; so are -0, 0). */
+export function identicalValues(a: Value, b: Value): boolean {
+  if (typeof a === 'number') return Object.is(a, b);
+  if (a === b) return true;
+  return (
+    typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && exactKey(a) === exactKey(b)
+  );
+}
+
+/**
+ * compareValues, with equal values that print differently in their text's order: for numerics the
+ * smallest scale first (1.5 before 1.50, the texts differ only by trailing zeros), -0 before 0,
+ * '1 day' before '24:00:00', {"a": 1} before {"a": 1.0}. One order whatever the state's history.
+ */
+export function compareExact(a: Value, b: Value): number {
+  const c = compareValues(a, b);
+  if (c !== 0) return c;
+  if (a instanceof Decimal) return a.scale - (b as Decimal).scale;
+  if (typeof a === 'number') return Object.is(a, -0) ? (Object.is(b, -0) ? 0 : -1) : Object.is(b, -0) ? 1 : 0;
+  if (typeof a !== 'object' || a === null) return 0;
+  // by text; texts alike (never for PostgreSQL's output, but cheap to rule out): by exact key
+  const x = a.toString();
+  const y = String(b);
+  if (x !== y) return x < y ? -1 : 1;
+  const kx = exactKey(a) as string;
+  const ky = exactKey(b) as string;
+  return kx < ky ? -1 : kx > ky ? 1 : 0;
+}
+
+/**
  * Characters of a text as PostgreSQL counts them: code points, so a surrogate pair is one
  * character (`length('😀')` is 1). Text reaching the engine is well-formed (SQL text and ingested
  * values are checked at the door), so no function may split a pair.

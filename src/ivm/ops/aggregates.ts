@@ -8,7 +8,14 @@ import { SluiceError } from '../../common/errors.ts';
 import { floatOutOfRange } from '../../common/cast.ts';
 import type { Value } from '../../common/types.ts';
 import type { AggregateSpec } from '../dataflow-plan.ts';
-import { checkInt, compareValues, normalizeBigInt, singleKey } from '../../common/values.ts';
+import {
+  checkInt,
+  compareExact,
+  compareValues,
+  exactKey,
+  normalizeBigInt,
+  singleKey,
+} from '../../common/values.ts';
 import { Arrangement } from '../arrangement.ts';
 import { DECIMAL_SUM_WIDTH, DecimalSumColumn, usesDecimalSum } from './decimal-sum.ts';
 import {
@@ -285,7 +292,7 @@ export interface GroupRecords {
 
 type ValueCounts = Map<Value, [Value, number]>;
 
-function sortedIndex(sorted: Value[], v: Value, cmp: (a: Value, b: Value) => number): number {
+function sortedIndex(sorted: readonly Value[], v: Value, cmp: (a: Value, b: Value) => number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
@@ -296,9 +303,30 @@ function sortedIndex(sorted: Value[], v: Value, cmp: (a: Value, b: Value) => num
   return lo;
 }
 
+/** The first of the values equal to `v` in a group's exactly sorted values (undefined: none). */
+function representative(sorted: readonly Value[], v: Value): Value | undefined {
+  const i = sortedIndex(sorted, v, compareValues);
+  return i < sorted.length && compareValues(sorted[i] as Value, v) === 0 ? sorted[i] : undefined;
+}
+
+/** For each value a batch touches (one per equal set): its representative before the batch. */
+function representativesOf(p: ValueCounts, sorted: readonly Value[]): Map<Value, [Value, Value | undefined]> {
+  const out = new Map<Value, [Value, Value | undefined]>();
+  for (const [value] of p.values()) {
+    const k = singleKey(value);
+    if (!out.has(k)) out.set(k, [value, representative(sorted, value)]);
+  }
+  return out;
+}
+
 /**
  * MIN, MAX, COUNT DISTINCT, STRING_AGG: per group, an arrangement of its values with their multiplicities
  * (group slot → value → count), and for MIN/MAX/STRING_AGG the distinct values kept sorted beside it.
+ *
+ * MIN/MAX and SUM/AVG(DISTINCT) of numerics key their values exactly (exactKey: 1.5 and
+ * 1.50 are two entries), so the value shown is always one a current row holds; of equal values that
+ * print differently, the first in compareExact's order (the smallest scale) — one answer whatever
+ * order rows came and left in (PostgreSQL keeps the later of equal arguments: scan order).
  */
 class MultisetColumn implements AggColumn {
   private readonly counts: Arrangement<number, Value, Value>;
@@ -309,6 +337,8 @@ class MultisetColumn implements AggColumn {
   /** Multiset keys and sort order: JSONB_AGG's elements keep their text (1.5 and 1.50 both show). */
   private readonly keyOf: (v: Value) => Value;
   private readonly cmp: (a: Value, b: Value) => number;
+  /** SUM/AVG(DISTINCT) over exact keys: tells the sum when a value's representative changes. */
+  private readonly representatives: boolean;
 
   /**
    * `onDistinct` hears each value that appears in (+1) or leaves (-1) a group's multiset during
@@ -318,10 +348,11 @@ class MultisetColumn implements AggColumn {
     readonly spec: AggregateSpec,
     private readonly onDistinct?: (slot: number, value: Value, weight: 1 | -1) => void,
   ) {
-    this.ordered =
-      spec.fn === 'min' || spec.fn === 'max' || spec.fn === 'string_agg' || spec.fn === 'jsonb_agg';
-    this.keyOf = spec.fn === 'jsonb_agg' ? jsonbElementKey : singleKey;
-    this.cmp = spec.fn === 'jsonb_agg' ? compareJsonbElements : compareValues;
+    this.representatives = onDistinct !== undefined && spec.argType?.kind === 'numeric';
+    const exact = spec.fn === 'min' || spec.fn === 'max' || this.representatives;
+    this.ordered = exact || spec.fn === 'string_agg' || spec.fn === 'jsonb_agg';
+    this.keyOf = spec.fn === 'jsonb_agg' ? jsonbElementKey : exact ? exactKey : singleKey;
+    this.cmp = spec.fn === 'jsonb_agg' ? compareJsonbElements : exact ? compareExact : compareValues;
     // Checkpointed by the Reduce, group by group (serialize): its own delta is not used.
     this.counts = new Arrangement(`${spec.fn} state`, '');
   }
@@ -357,11 +388,14 @@ class MultisetColumn implements AggColumn {
       sorted = [];
       this.sorted[slot] = sorted;
     }
+    // SUM/AVG(DISTINCT) of exact keys: each touched value's representative before the batch
+    const before = this.representatives ? representativesOf(p, sorted as Value[]) : undefined;
+    const onDistinct = this.representatives ? undefined : this.onDistinct;
     for (const [k, [value, delta]] of p) {
       if (delta === 0) continue;
       const entry = this.counts.add(slot, k, value, delta, 0);
       if (entry === null) {
-        this.onDistinct?.(slot, value, -1);
+        onDistinct?.(slot, value, -1);
         if (sorted !== undefined) {
           const i = sortedIndex(sorted, value, this.cmp);
           if (i < sorted.length && this.cmp(sorted[i] as Value, value) === 0) sorted.splice(i, 1);
@@ -369,8 +403,15 @@ class MultisetColumn implements AggColumn {
       } else if (entry.count === delta) {
         // New in the group.
         if (sorted !== undefined) sorted.splice(sortedIndex(sorted, value, this.cmp), 0, value);
-        this.onDistinct?.(slot, value, 1);
+        onDistinct?.(slot, value, 1);
       }
+    }
+    if (before === undefined) return;
+    for (const [value, old] of before.values()) {
+      const now = representative(sorted as Value[], value);
+      if (now === old) continue;
+      if (old !== undefined) this.onDistinct?.(slot, old, -1);
+      if (now !== undefined) this.onDistinct?.(slot, now, 1);
     }
   }
 
@@ -380,7 +421,9 @@ class MultisetColumn implements AggColumn {
     if (sorted === undefined || sorted.length === 0) return null;
     if (this.spec.fn === 'string_agg') return stringAgg(this.spec, sorted, this.counts, slot); // aggregates-more.ts
     if (this.spec.fn === 'jsonb_agg') return jsonbAgg(this.spec, sorted, this.counts, slot); // aggregates-more.ts
-    return (this.spec.fn === 'min' ? sorted[0] : sorted[sorted.length - 1]) as Value;
+    if (this.spec.fn === 'min') return sorted[0] as Value;
+    // MAX: the first of the largest equal values, as MIN shows the first of the smallest
+    return representative(sorted, sorted[sorted.length - 1] as Value) as Value;
   }
 
   serialize(slot: number): unknown {

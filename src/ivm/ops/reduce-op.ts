@@ -10,7 +10,7 @@ import type { Operator, RowErrorSink } from '../operator.ts';
 import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
 import { compileScalar } from '../../common/scalar-expr.ts';
 import type { StateDelta, Stateful } from '../state.ts';
-import { encodeValues, singleKey, valuesEqual } from '../../common/values.ts';
+import { encodeValues, identicalValues, singleKey } from '../../common/values.ts';
 import { ColumnBatch, type ZBatch } from '../zset.ts';
 import { GroupIndex, NO_SLOT } from '../group-index.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
@@ -492,8 +492,8 @@ function sameAsRecord(data: Float64Array, from: number, b: readonly Value[], key
   for (let i = b.length - 1; i >= keyCount; i--) {
     const x = data[from + i - keyCount] as number;
     const y = b[i] as Value;
-    if (x === y) continue;
-    if (y === null || !valuesEqual(x, y)) return false;
+    // identical, not equal: a MIN of -0 after 0 must show (so must 1.5 after 1.50, in sameAggregates)
+    if (!identicalValues(x, y)) return false;
   }
   return true;
 }
@@ -510,8 +510,7 @@ function sameAggregates(a: readonly Value[], b: readonly Value[], keyCount: numb
   for (let i = a.length - 1; i >= keyCount; i--) {
     const x = a[i] as Value;
     const y = b[i] as Value;
-    if (x === y) continue;
-    if (x === null || y === null || !valuesEqual(x, y)) return false;
+    if (!identicalValues(x, y)) return false;
   }
   return true;
 }
