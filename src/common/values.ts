@@ -141,9 +141,9 @@ export function exactKey(v: Value): Value {
 export function identicalValues(a: Value, b: Value): boolean {
   if (typeof a === 'number') return Object.is(a, b);
   if (a === b) return true;
-  return (
-    typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && exactKey(a) === exactKey(b)
-  );
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return false;
+  // Texts only for equal values: unequal ones (most changed sums) need no string built.
+  return valuesEqual(a, b) && exactKey(a) === exactKey(b);
 }
 
 /**
