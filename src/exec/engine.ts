@@ -88,7 +88,10 @@ export class Engine {
   });
   private readonly tables = new Map<string, TableStore>();
   /** Every view's dataflow, in one graph fed by the tables. */
-  private readonly views = new ViewGraph((name) => this.tables.get(name)?.contents() ?? null);
+  private readonly views = new ViewGraph(
+    (name) => this.tables.get(name)?.contents() ?? null,
+    (name) => this.tables.get(name)?.watermark?.value ?? null,
+  );
   /** What checkpoints and reads see of the engine. */
   private readonly state: CheckpointedState & SchemaState = {
     catalog: this.catalogState,
