@@ -8,6 +8,7 @@ import { SluiceError } from '../common/errors.ts';
 import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { isEmpty } from '../ivm/zset.ts';
+import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
 import { ViewRuntime } from './view-runtime.ts';
 
@@ -97,6 +98,13 @@ export class ViewGraph {
 
   has(name: string): boolean {
     return this.byName.has(name);
+  }
+
+  /** EMIT ON WINDOW CLOSE views, in creation order, with their window-close Reduces. */
+  closingViews(): { readonly name: string; readonly ops: readonly WindowCloseOp[] }[] {
+    return this.order
+      .filter((v) => v.runtime.closing.length > 0)
+      .map((v) => ({ name: v.name, ops: v.runtime.closing }));
   }
 
   /** Runtimes in graph (creation) order. */

@@ -81,6 +81,16 @@ export class WindowCloseOp implements Operator, Stateful {
     return this.ignored;
   }
 
+  /** Windows ending at or before this (µs) were emitted; null before the first close. */
+  get closedThrough(): number | null {
+    return this.closedUpTo === -Infinity ? null : this.closedUpTo;
+  }
+
+  /** Whether window_end is a timestamptz (how SHOW WATERMARKS prints `closedThrough`). */
+  get zoned(): boolean {
+    return this.node.columns[this.node.emitOnClose?.keyIndex ?? 0]?.type.kind === 'timestamptz';
+  }
+
   /** Input rows held for open windows (the whole state but one entry). */
   get heldRows(): number {
     let n = 0;
