@@ -37,6 +37,9 @@ export function bindWindowClose(plan: LogicalPlan, catalog: Catalog, pos: Pos): 
       return { table: found.scan.source, keyIndex: k };
     }
   }
+  if (readsJoin(agg.input)) {
+    throw notSupported('EMIT ON WINDOW CLOSE over a join', pos, HINT);
+  }
   if (viewRead !== null) {
     throw notSupported(`EMIT ON WINDOW CLOSE over view "${viewRead}"`, pos, HINT);
   }
@@ -80,5 +83,14 @@ function windowEndSource(p: LogicalPlan, index: number): { scan: Scan; timeColum
       return { scan: p.input, timeColumn: time.index };
     }
     return null;
+  }
+}
+
+/** Whether a join feeds `p` through row-wise nodes (the window-close check then names it). */
+function readsJoin(p: LogicalPlan): boolean {
+  for (;;) {
+    if (p.kind === 'join' || p.kind === 'semiJoin') return true;
+    if (p.kind === 'filter' || p.kind === 'project' || p.kind === 'expand') p = p.input;
+    else return false;
   }
 }
