@@ -170,12 +170,19 @@ test('checkpoint round trip: same rows and the same appends afterwards', () => {
   assert.deepEqual(logs[1], logs[0]);
 });
 
-test('EXPLAIN DATAFLOW shows the window-close Reduce', () => {
+test('EXPLAIN DATAFLOW shows the window-close Reduce (TUMBLE, and HOP under a WHERE)', () => {
   const e = new Engine();
   e.execute(DDL);
   e.execute(VIEW);
-  assert.match(
+  e.execute(
+    "CREATE MATERIALIZED VIEW h AS SELECT window_end, COUNT(*) AS n FROM HOP(t, ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND) WHERE v > 0 GROUP BY window_end EMIT ON WINDOW CLOSE",
+  );
+  assert.equal(
     e.explainView('w'),
-    /WindowClose \(input rows held by #0:window_end, reduced once when the watermark of "t" reaches it\) Reduce\+Merge/,
+    "Dataflow for w (fingerprint bcf834966601735f)\n  n3 Output w key [window_end, k] state w/output [window_end:timestamp, k:integer, n:bigint, s:bigint]\n    n2 WindowClose (input rows held by #0:window_end, reduced once when the watermark of \"t\" reaches it) Reduce+Merge key [#0:window_end, #1:k] aggregates [count(*) [invertible: O(1) per group], sum(#2) [invertible: O(1) per group]] (fused Map, no projected rows: keys [#5:window_end, #1:k]; arguments [#2:v]) state w/reduce2 \u2192 [window_end:timestamp, k:integer, n:bigint, s:bigint]\n      n1 Map (stateless) project [#0:id, #1:k, #2:v, #3:ts, tumble_start(#3:ts, interval '00:00:10', interval '00:00:00'), time_add(tumble_start(#3:ts, interval '00:00:10', interval '00:00:00'), interval '00:00:10')] \u2192 [id:integer, k:integer, v:integer, ts:timestamp, window_start:timestamp, window_end:timestamp]\n        n0 Input table t [id:integer, k:integer, v:integer, ts:timestamp]",
+  );
+  assert.equal(
+    e.explainView('h'),
+    "Dataflow for h (fingerprint 6e31fb9b3a4a59e7)\n  n3 Output h key [window_end] state h/output [window_end:timestamp, n:bigint]\n    n2 WindowClose (input rows held by #0:window_end, reduced once when the watermark of \"t\" reaches it) Reduce+Merge key [#0:window_end] aggregates [count(*) [invertible: O(1) per group]] (fused Map, no projected rows: filter gt(#2:v, 0); keys [#5:window_end]) state h/reduce2 \u2192 [window_end:timestamp, n:bigint]\n      n1 FlatMap (stateless, at most 2 rows per input row) hop(#3:ts, slide interval '00:00:05', size interval '00:00:10', offset interval '00:00:00') \u2192 [id:integer, k:integer, v:integer, ts:timestamp, window_start:timestamp, window_end:timestamp]\n        n0 Input table t [id:integer, k:integer, v:integer, ts:timestamp]",
   );
 });
