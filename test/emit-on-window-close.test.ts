@@ -13,6 +13,8 @@ const BASE = Date.UTC(2024, 0, 1);
 const DELAY = 5;
 const SIZE = 10;
 const DDL = `CREATE TABLE t (id INT PRIMARY KEY, k INT, v INT, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '${DELAY}' SECOND)`;
+const SLIDE = 5;
+const HOP_VIEW = `CREATE MATERIALIZED VIEW hw AS SELECT window_end, MAX(v) AS top, COUNT(*) AS n FROM HOP(t, ts, INTERVAL '${SLIDE}' SECOND, INTERVAL '${SIZE}' SECOND) GROUP BY window_end EMIT ON WINDOW CLOSE`;
 const VIEW = `CREATE MATERIALIZED VIEW w AS SELECT window_end, k, COUNT(*) AS n, SUM(v) AS s FROM TUMBLE(t, ts, INTERVAL '${SIZE}' SECOND) GROUP BY window_end, k EMIT ON WINDOW CLOSE`;
 
 function stamp(sec: number): string {
@@ -41,7 +43,8 @@ function workload(seed: number, length: number): { batches: Batch[]; marks: numb
     const insert: Batch['insert'] = [];
     const del: Batch['delete'] = [];
     for (const [id, ts] of rows) {
-      const end = ts - (ts % SIZE) + SIZE;
+      // The earliest end among the row's TUMBLE and HOP windows: only rows of open windows are deleted.
+      const end = ts - (ts % SLIDE) + SLIDE;
       if (mark !== null && end > mark && rng.chance(0.1)) del.push({ id });
     }
     for (const d of del) rows.delete(d.id);
@@ -72,6 +75,7 @@ test('EMIT ON WINDOW CLOSE equals SQLite over exactly the windows the watermark 
     const e = new Engine();
     e.execute(DDL);
     e.execute(VIEW);
+    e.execute(HOP_VIEW);
     const db = new Database(':memory:');
     db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, k INTEGER, v INTEGER, ts INTEGER)');
     const ins = db.prepare('INSERT INTO t VALUES (?, ?, ?, ?)');
@@ -79,6 +83,13 @@ test('EMIT ON WINDOW CLOSE equals SQLite over exactly the windows the watermark 
     const q = db.prepare(
       `SELECT ts - ts % ${SIZE} + ${SIZE} AS we, k, COUNT(*) AS n, SUM(v) AS s FROM t
        WHERE ts - ts % ${SIZE} + ${SIZE} <= ? GROUP BY we, k ORDER BY we, k`,
+    );
+    // HOP(slide 5, size 10): a row is in the windows ending at its next multiple of 5 and 5 s later.
+    const hq = db.prepare(
+      `SELECT we, MAX(v) AS top, COUNT(*) AS n FROM (
+         SELECT ts - ts % ${SLIDE} + ${SLIDE} AS we, v FROM t
+         UNION ALL SELECT ts - ts % ${SLIDE} + ${2 * SLIDE} AS we, v FROM t)
+       WHERE we <= ? GROUP BY we ORDER BY we`,
     );
     let mark: number | null = null;
     const appended: string[] = [];
@@ -104,7 +115,15 @@ test('EMIT ON WINDOW CLOSE equals SQLite over exactly the windows the watermark 
         .rows.map((r) => JSON.stringify(r))
         .sort();
       assert.deepEqual(got, [...want].sort(), `seed ${seed}, batch ${i}, watermark ${mark}`);
-      compared += want.length;
+      const hopWant = (mark === null ? [] : (hq.all(mark) as { we: number; top: number; n: number }[])).map(
+        (r) => JSON.stringify({ window_end: stamp(r.we), top: r.top, n: r.n }),
+      );
+      const hopGot = e
+        .viewSnapshot('hw')
+        .rows.map((r) => JSON.stringify(r))
+        .sort();
+      assert.deepEqual(hopGot, [...hopWant].sort(), `seed ${seed}, batch ${i}, watermark ${mark} (HOP)`);
+      compared += want.length + hopWant.length;
     });
     assert.equal(appended.length, e.viewSnapshot('w').rows.length, `seed ${seed}: each row appended once`);
   }
