@@ -110,7 +110,7 @@ export type DataflowNode =
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
       /**
-       * EMIT ON WINDOW CLOSE: input rows are held by their window end (group key `keyIndex`) and
+       * EMIT ON WINDOW CLOSE: input rows (as [keys..., arguments...]) are held by their window end (group key `keyIndex`) and
        * reduced once, when `table`'s watermark reaches it (ops/window-close-op.ts); no group state.
        */
       readonly emitOnClose?: WindowClose;
@@ -360,7 +360,7 @@ export function printDataflow(plan: DataflowPlan): string {
         const close =
           n.emitOnClose === undefined
             ? ''
-            : `WindowClose (input rows held by #${n.emitOnClose.keyIndex}:${n.columns[n.emitOnClose.keyIndex]?.name ?? '?'}, ` +
+            : `WindowClose (rows [keys, arguments] held by #${n.emitOnClose.keyIndex}:${n.columns[n.emitOnClose.keyIndex]?.name ?? '?'}, ` +
               `reduced once when the watermark of "${n.emitOnClose.table}" reaches it) `;
         lines.push(
           `${pad}n${n.id} ${close}Reduce+Merge key [${by}] ` +

@@ -1,9 +1,10 @@
-// EMIT ON WINDOW CLOSE: a Reduce whose groups are windows, run once per window when it closes. The
-// input rows of each open window are held (row → count) by its end; when the table's watermark
-// reaches a window's end, its rows go through a fresh Reduce (whose groups are then all new, so its
-// output is inserts only: the final rows, never -U/+U) and are freed. Holding rows before the Reduce
-// rather than groups after it frees a window with one delete and needs no eviction inside the Reduce.
-// A change to a window already closed (a DELETE or UPDATE of an old row) is not applied: it is counted.
+// EMIT ON WINDOW CLOSE: a Reduce whose groups are windows, run once per window when it closes. Each
+// input row passing the view's WHERE is held as its group keys and aggregate arguments (row → count)
+// by its window end; when the table's watermark reaches a window's end, its rows go through a fresh
+// Reduce (whose groups are then all new, so its output is inserts only: the final rows, never
+// -U/+U) and are freed. Holding rows before the Reduce rather than groups after it frees a window
+// with one delete and needs no eviction inside the Reduce. A change to a window already closed (a
+// DELETE or UPDATE of an old row) is not applied: it is counted.
 import type { Value } from '../../common/types.ts';
 import { compileScalar, type RowFn } from '../../common/scalar-expr.ts';
 import { encodeValues } from '../../common/values.ts';
@@ -36,8 +37,13 @@ export class WindowCloseOp implements Operator, Stateful {
   readonly stateId: string;
   /** The table whose watermark closes windows. */
   readonly table: string;
-  private readonly windowEnd: RowFn;
-  /** Open windows by end (µs): their held input rows by encoding. */
+  /** The view's WHERE and the Map computing [keys..., arguments...] (null: input rows are those). */
+  private readonly filter: RowFn | null;
+  private readonly project: readonly RowFn[] | null;
+  private readonly keyIndex: number;
+  /** The columns of a held row, which the Reduce run at close reads as they are. */
+  private readonly heldColumns: readonly ColumnSpec[];
+  /** Open windows by end (µs): their held [keys..., arguments...] rows by encoding. */
   private readonly open = new Map<number, Map<string, HeldRow>>();
   /** Windows ending at or before this have been emitted (−∞: none yet). */
   private closedUpTo = -Infinity;
@@ -53,15 +59,17 @@ export class WindowCloseOp implements Operator, Stateful {
   constructor(
     private readonly node: ReduceNode,
     private readonly inputColumns: readonly ColumnSpec[],
-    private readonly fused: FusedMap | null,
+    fused: FusedMap | null,
   ) {
     const close = node.emitOnClose;
     if (close === undefined) throw new Error('WindowCloseOp needs a reduce node with emitOnClose');
     this.nodeId = node.id;
     this.stateId = node.stateId;
     this.table = close.table;
-    const k = close.keyIndex;
-    this.windowEnd = fused === null ? (row) => row[k] as Value : compileScalar(fused.project[k]!);
+    this.keyIndex = close.keyIndex;
+    this.filter = fused === null || fused.filter === null ? null : compileScalar(fused.filter);
+    this.project = fused === null ? null : fused.project.map(compileScalar);
+    this.heldColumns = fused === null ? inputColumns : (node.fused?.columns ?? inputColumns);
   }
 
   /** The table's watermark (µs, null before any row) the next step closes windows at. */
@@ -109,13 +117,15 @@ export class WindowCloseOp implements Operator, Stateful {
     for (let i = 0; i < n; i++) {
       const row = input.rows[i] as readonly Value[];
       const w = input.weights[i] as number;
-      let end: Value;
+      let held: readonly Value[] = row;
       try {
-        end = this.windowEnd(row);
+        if (this.filter !== null && this.filter(row) !== true) continue;
+        if (this.project !== null) held = this.project.map((f) => f(row));
       } catch (error) {
         errors.report(error, row, this.inputColumns, w);
         continue;
       }
+      const end = held[this.keyIndex] ?? null;
       if (end === null || typeof end !== 'string') {
         this.ignore(w);
         continue;
@@ -125,7 +135,7 @@ export class WindowCloseOp implements Operator, Stateful {
         this.ignore(w);
         continue;
       }
-      this.hold(e, row, w);
+      this.hold(e, held, w);
     }
     return this.close(errors);
   }
@@ -172,11 +182,7 @@ export class WindowCloseOp implements Operator, Stateful {
         if (this.tracking) this.dirty.add(`${end}|${key}`);
       }
       // A fresh Reduce per window: every group in it is new, so it emits one insert per group.
-      const out = new ReduceOp(
-        this.node,
-        this.fused === null ? this.inputColumns : this.node.fused!.columns,
-        this.fused,
-      ).step([batch], errors);
+      const out = new ReduceOp(this.node, this.heldColumns, null).step([batch], errors);
       for (let i = 0; i < out.weights.length; i++) {
         rows.push(out.rows[i] as readonly Value[]);
         weights.push(out.weights[i] as number);
