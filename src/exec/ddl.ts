@@ -1,6 +1,7 @@
 // DDL: CREATE TABLE / SOURCE / SINK / MATERIALIZED VIEW, DROP and SHOW. Each statement is checked
 // whole before it is journaled, and journaled before it changes the catalog, the table stores or the
 // view graph, so a refused statement leaves nothing behind and a replayed one does the same again.
+import { bindWindowClose } from '../planner/bind-window-close.ts';
 import { SluiceError } from '../common/errors.ts';
 import type { SqlLimits } from '../common/limits.ts';
 import type { EngineJournal } from '../common/journal.ts';
@@ -154,7 +155,11 @@ export class DdlStatements {
       dependsOn: bound.dependsOn,
       ...(functions.length > 0 ? { functions } : {}),
     };
-    const dataflow = lowerToDataflow(def.name, bound.plan, bound.key);
+    const close =
+      stmt.emitOnWindowClose === undefined
+        ? null
+        : bindWindowClose(bound.plan, this.state.catalog, stmt.emitOnWindowClose);
+    const dataflow = lowerToDataflow(def.name, bound.plan, bound.key, close);
     if (dataflow.nodes.some((n) => n.kind === 'temporalFilter')) this.deps.beforeTemporalView();
     const runtime = this.state.views.build(dataflow, this.deps.epoch(), this.deps.clock());
     this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql: stmt.text });

@@ -34,7 +34,7 @@ import type { NodeStats } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
 import { REAL_CLOCK, type ClockSource, type ManualClock } from './logical-clock.ts';
 import { clockValue, showClock } from './clock-statements.ts';
-import { showWatermarks } from './watermark-statements.ts';
+import { showWatermarks, type ClosingView } from './watermark-statements.ts';
 import type { SharedArrangementInfo } from './shared-arrangements.ts';
 import { asSluiceError } from './table-definition.ts';
 
@@ -88,7 +88,10 @@ export class Engine {
   });
   private readonly tables = new Map<string, TableStore>();
   /** Every view's dataflow, in one graph fed by the tables. */
-  private readonly views = new ViewGraph((name) => this.tables.get(name)?.contents() ?? null);
+  private readonly views = new ViewGraph(
+    (name) => this.tables.get(name)?.contents() ?? null,
+    (name) => this.tables.get(name)?.watermark?.value ?? null,
+  );
   /** What checkpoints and reads see of the engine. */
   private readonly state: CheckpointedState & SchemaState = {
     catalog: this.catalogState,
@@ -314,7 +317,7 @@ export class Engine {
         return this.ddl.drop(stmt);
       case 'show':
         if (stmt.objectKind === 'watermarks')
-          return showWatermarks(this.catalogState.storedRelations(), this.tables);
+          return showWatermarks(this.catalogState.storedRelations(), this.tables, this.closingViews());
         return stmt.objectKind === 'clock'
           ? showClock(this.clockSource, this.currentClock)
           : this.ddl.show(stmt.objectKind);
@@ -384,6 +387,18 @@ export class Engine {
     let bytes = 0;
     for (const t of this.tables.values()) bytes += t.stateBytes();
     return bytes;
+  }
+
+  /** EMIT ON WINDOW CLOSE views: how far their windows closed and the changes to closed ones not applied. */
+  closingViews(): ClosingView[] {
+    return this.views.closingViews().flatMap((v) =>
+      v.ops.map((op) => ({
+        name: v.name,
+        closedThrough: op.closedThrough,
+        zoned: op.zoned,
+        ignored: op.ignoredChanges,
+      })),
+    );
   }
 
   /** Per table or source with a watermark, the inserted rows it dropped as late (for metrics). */

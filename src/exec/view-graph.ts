@@ -8,6 +8,7 @@ import { SluiceError } from '../common/errors.ts';
 import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { isEmpty } from '../ivm/zset.ts';
+import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
 import { ViewRuntime } from './view-runtime.ts';
 
@@ -30,7 +31,11 @@ export class ViewGraph {
   readonly shared: SharedArrangements;
 
   /** `tableContents`: the current rows of a table (as one insert-only batch), or null for a non-table. */
-  constructor(private readonly tableContents: (name: string) => ZBatch | null) {
+  /** `watermarkOf`: a table's watermark in µs (null: none yet, or no watermark), for EMIT ON WINDOW CLOSE. */
+  constructor(
+    private readonly tableContents: (name: string) => ZBatch | null,
+    private readonly watermarkOf: (table: string) => number | null = () => null,
+  ) {
     this.shared = new SharedArrangements((relation) => this.contentsOf(relation));
   }
 
@@ -43,6 +48,7 @@ export class ViewGraph {
     const runtime = new ViewRuntime(plan, null, { registry: this.shared, epoch });
     const inputs = new Map<string, ZBatch>();
     for (const source of runtime.sources()) inputs.set(source, this.contentsOf(source));
+    runtime.setWatermarks(this.watermarkOf);
     try {
       // The shared arrangements already hold these rows: the joins take them as their new state.
       runtime.step(inputs, epoch, clock);
@@ -94,6 +100,13 @@ export class ViewGraph {
     return this.byName.has(name);
   }
 
+  /** EMIT ON WINDOW CLOSE views, in creation order, with their window-close Reduces. */
+  closingViews(): { readonly name: string; readonly ops: readonly WindowCloseOp[] }[] {
+    return this.order
+      .filter((v) => v.runtime.closing.length > 0)
+      .map((v) => ({ name: v.name, ops: v.runtime.closing }));
+  }
+
   /** Runtimes in graph (creation) order. */
   runtimes(): IterableIterator<ViewRuntime> {
     return this.order.map((v) => v.runtime).values();
@@ -123,7 +136,13 @@ export class ViewGraph {
     for (let v = 0; v < order.length; v++) {
       const view = order[v] as GraphView;
       const runtime = view.runtime;
-      if (!readsAChange(view.reads, deltas) && (runtime.temporal.length === 0 || runtime.nextDue() > clock))
+      // A window-close view also steps when its table's watermark reaches an open window's end.
+      const closes = runtime.closing.length > 0 && runtime.setWatermarks(this.watermarkOf);
+      if (
+        !closes &&
+        !readsAChange(view.reads, deltas) &&
+        (runtime.temporal.length === 0 || runtime.nextDue() > clock)
+      )
         continue;
       this.shared.advance(runtime.sharedArrangements, deltas, epoch);
       const delta = runtime.step(deltas, epoch, clock);

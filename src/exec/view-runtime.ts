@@ -8,6 +8,7 @@ import type { Stateful } from '../ivm/state.ts';
 import { isStateful } from '../ivm/state.ts';
 import { DistinctOp } from '../ivm/ops/distinct-op.ts';
 import { TemporalFilterOp } from '../ivm/ops/temporal-filter-op.ts';
+import { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SetOpOp } from '../ivm/ops/set-op.ts';
 import { UnionOp } from '../ivm/ops/union-op.ts';
 import { WindowOp } from '../ivm/ops/window-op.ts';
@@ -72,6 +73,9 @@ export class ViewRuntime implements RowErrorSink {
   /** The view's temporal filters: they change at clock values as well as with input. */
   readonly temporal: TemporalFilterOp[] = [];
 
+  /** The view's EMIT ON WINDOW CLOSE Reduces: they emit when a table's watermark moves. */
+  readonly closing: WindowCloseOp[] = [];
+
   /** Shared arrangements this runtime's joins probe (released when the view goes). */
   readonly sharedArrangements: string[] = [];
 
@@ -114,6 +118,13 @@ export class ViewRuntime implements RowErrorSink {
         }
         case 'reduce': {
           const input = byId.get(node.inputs[0]) as DataflowNode;
+          if (node.emitOnClose !== undefined) {
+            const fused = node.fused === null ? null : { ...node.fused, inputColumns: input.columns };
+            const closing = new WindowCloseOp(node, input.columns, fused);
+            this.closing.push(closing);
+            this.rendered.push({ node, inputs: node.inputs, op: closing });
+            break;
+          }
           const op =
             node.fused === null
               ? new ReduceOp(node, input.columns, null)
@@ -216,6 +227,17 @@ export class ViewRuntime implements RowErrorSink {
   nextDue(): number {
     let due = Infinity;
     for (const op of this.temporal) due = Math.min(due, op.nextDue());
+    return due;
+  }
+
+  /** Hands each window-close Reduce its table's watermark; true when one of them would emit. */
+  setWatermarks(watermarkOf: (table: string) => number | null): boolean {
+    let due = false;
+    for (const op of this.closing) {
+      const mark = watermarkOf(op.table);
+      if (op.closeDue(mark)) due = true;
+      op.setWatermark(mark);
+    }
     return due;
   }
 

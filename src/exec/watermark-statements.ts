@@ -27,10 +27,25 @@ export function watermarkInfo(def: TableDef, store: TableStore): WatermarkInfo |
   return { column: column?.name ?? '', expression: def.watermark.sql, watermark: text, lateRows: w.lateRows };
 }
 
-/** SHOW WATERMARKS: one row per table or source with a watermark, in creation order. */
+/** An EMIT ON WINDOW CLOSE view as SHOW WATERMARKS lists it. */
+export interface ClosingView {
+  readonly name: string;
+  /** The watermark the view's windows are closed through (µs), null before the first close. */
+  readonly closedThrough: number | null;
+  readonly zoned: boolean;
+  /** Changes to windows already closed (and rows with a NULL time), not applied. */
+  readonly ignored: number;
+}
+
+/**
+ * SHOW WATERMARKS: one row per table or source with a watermark, in creation order, then one per
+ * EMIT ON WINDOW CLOSE view: the watermark its windows are closed through and, as its late rows,
+ * the changes to closed windows it did not apply (docs/sql.md "Watermarks").
+ */
 export function showWatermarks(
   relations: readonly TableDef[],
   tables: ReadonlyMap<string, TableStore>,
+  closing: readonly ClosingView[] = [],
 ): StatementResult {
   const rows = relations.flatMap((def) => {
     const store = tables.get(def.name);
@@ -47,6 +62,16 @@ export function showWatermarks(
           },
         ];
   });
+  for (const v of closing) {
+    const mark = v.closedThrough;
+    rows.push({
+      name: v.name,
+      column: 'window_end',
+      expression: 'EMIT ON WINDOW CLOSE',
+      watermark: mark === null ? null : v.zoned ? formatMicros(mark) : formatMicrosLocal(mark),
+      late_rows: v.ignored,
+    });
+  }
   return {
     statement: 'SHOW WATERMARKS',
     columns: [

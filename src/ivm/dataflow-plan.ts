@@ -60,6 +60,12 @@ const SEMI_JOIN_RULES: Readonly<Record<SemiJoinMode, string>> = {
     'NOT IN: a left row passes while its subquery rows are none, or hold no NULL and not its value (a NULL value: only while none)',
 };
 
+/** Which watermark closes which group key (a window_end) of an EMIT ON WINDOW CLOSE Reduce. */
+export interface WindowClose {
+  readonly table: string;
+  readonly keyIndex: number;
+}
+
 export interface ColumnSpec {
   readonly name: string;
   readonly type: SqlType;
@@ -103,6 +109,11 @@ export type DataflowNode =
       readonly aggregates: readonly AggregateSpec[];
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
+      /**
+       * EMIT ON WINDOW CLOSE: input rows (as [keys..., arguments...]) are held by their window end (group key `keyIndex`) and
+       * reduced once, when `table`'s watermark reaches it (ops/window-close-op.ts); no group state.
+       */
+      readonly emitOnClose?: WindowClose;
     }
   | {
       readonly id: number;
@@ -346,8 +357,13 @@ export function printDataflow(plan: DataflowPlan): string {
           n.fused === null
             ? ''
             : ` (fused Map, no projected rows${fused.length > 0 ? `: ${fused.join('; ')}` : ''})`;
+        const close =
+          n.emitOnClose === undefined
+            ? ''
+            : `WindowClose (rows [keys, arguments] held by #${n.emitOnClose.keyIndex}:${n.columns[n.emitOnClose.keyIndex]?.name ?? '?'}, ` +
+              `reduced once when the watermark of "${n.emitOnClose.table}" reaches it) `;
         lines.push(
-          `${pad}n${n.id} Reduce+Merge key [${by}] ` +
+          `${pad}n${n.id} ${close}Reduce+Merge key [${by}] ` +
             `aggregates [${n.aggregates.map(printAgg).join(', ')}]${map} state ${n.stateId} → [${cols(n.columns)}]`,
         );
         visit(n.inputs[0], depth + 1);

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { LogicalPlan } from '../planner/logical-plan.ts';
 import type { ColumnMeta } from '../planner/catalog.ts';
-import type { AggregateSpec, ColumnSpec, DataflowNode, DataflowPlan } from './dataflow-plan.ts';
+import type { AggregateSpec, ColumnSpec, DataflowNode, DataflowPlan, WindowClose } from './dataflow-plan.ts';
 import { printDataflow } from './dataflow-plan.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { printScalar } from '../common/scalar-expr.ts';
@@ -19,6 +19,7 @@ export function lowerToDataflow(
   view: string,
   plan: LogicalPlan,
   key: readonly number[] | null,
+  windowClose: WindowClose | null = null,
 ): DataflowPlan {
   const nodes: DataflowNode[] = [];
   const add = <N extends DataflowNode>(make: (id: number) => N): N => {
@@ -172,6 +173,10 @@ export function lowerToDataflow(
           aggregates,
           columns: specs(p.columns),
           stateId: `${view}/reduce${id}`,
+          // The view's aggregate (bind-window-close.ts found its window_end key).
+          ...(windowClose !== null && (p === plan || (plan.kind === 'project' && plan.input === p))
+            ? { emitOnClose: windowClose }
+            : {}),
         }));
       }
       case 'join': {
@@ -287,8 +292,13 @@ export function lowerToDataflow(
   };
   const top = lower(plan);
   // A Reduce whose groups are the view's keys, in order, already holds one row per key.
+  // (A window-close Reduce keeps no groups: its output keeps its own rows.)
   const shares =
-    top.kind === 'reduce' && key !== null && key.length === top.keyCount && key.every((k, i) => k === i);
+    top.kind === 'reduce' &&
+    top.emitOnClose === undefined &&
+    key !== null &&
+    key.length === top.keyCount &&
+    key.every((k, i) => k === i);
   const output = add((id) => ({
     id,
     kind: 'output',

@@ -383,6 +383,8 @@ export type Statement =
       readonly query: SelectStmt;
       /** The SELECT text exactly as written, for the catalog. */
       readonly queryText: string;
+      /** Where `EMIT ON WINDOW CLOSE` starts, when the view has it (docs/sql.md "Watermarks"). */
+      readonly emitOnWindowClose?: Pos;
       readonly pos: Pos;
       readonly text: string;
     }

@@ -856,11 +856,30 @@ describe('WATERMARK FOR', () => {
     assert.equal(stmt(one('show watermarks'), 'show').objectKind, 'watermarks');
   });
 
-  it('names EMIT ON WINDOW CLOSE as not supported', () => {
-    assert.throws(
-      () => one('CREATE MATERIALIZED VIEW v AS SELECT a FROM t GROUP BY a EMIT ON WINDOW CLOSE'),
-      (e: unknown) => e instanceof SluiceError && e.code === 'NOT_SUPPORTED' && e.position?.column === 58,
+  it("takes EMIT ON WINDOW CLOSE off a view's query, with its position", () => {
+    const v = stmt(
+      one('CREATE MATERIALIZED VIEW v AS SELECT a FROM t GROUP BY a EMIT ON WINDOW CLOSE'),
+      'createView',
     );
+    assert.deepEqual(v.emitOnWindowClose, { line: 1, column: 58 });
+    assert.equal(v.queryText, 'SELECT a FROM t GROUP BY a');
+    assert.equal(
+      stmt(one('CREATE MATERIALIZED VIEW v AS SELECT a FROM t'), 'createView').emitOnWindowClose,
+      undefined,
+    );
+  });
+
+  it('names EMIT ON WINDOW CLOSE in a query or EXPLAIN as not supported', () => {
+    for (const [sql, column] of [
+      ['SELECT a FROM t GROUP BY a EMIT ON WINDOW CLOSE', 28],
+      ['EXPLAIN SELECT a FROM t GROUP BY a EMIT ON WINDOW CLOSE', 36],
+    ] as const) {
+      assert.throws(
+        () => one(sql),
+        (e: unknown) =>
+          e instanceof SluiceError && e.code === 'NOT_SUPPORTED' && e.position?.column === column,
+      );
+    }
   });
 });
 

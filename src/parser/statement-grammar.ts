@@ -72,6 +72,7 @@ class StatementParser extends DmlGrammar {
       {
         ALT: () => {
           const body = this.SUBRULE(this.selectBody);
+          this.ACTION(() => this.refuseEmitOnClose(body));
           return this.ACTION((): Statement => ({
             kind: 'select',
             query: body.query,
@@ -170,6 +171,7 @@ class StatementParser extends DmlGrammar {
       dataflow = true;
     });
     const body = this.SUBRULE(this.selectBody);
+    this.ACTION(() => this.refuseEmitOnClose(body));
     return this.ACTION((): Statement => ({
       kind: 'explain',
       dataflow,

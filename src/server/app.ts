@@ -365,6 +365,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         sharedArrangements: () =>
           tenantRuntime.store.db.open ? tenantRuntime.engine.sharedArrangements() : [],
         lateRows: () => (tenantRuntime.store.db.open ? tenantRuntime.engine.lateRows() : []),
+        closingViews: () => (tenantRuntime.store.db.open ? tenantRuntime.engine.closingViews() : []),
         checkpoint: () => tenantRuntime.checkpointStatus(),
         subscriberMemory: () => tenantRuntime.subscriberMemory(),
         recovery: () => tenantRuntime.recovery,

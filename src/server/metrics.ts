@@ -15,6 +15,8 @@ export interface MetricsSource {
   sharedArrangements(): readonly { name: string; users: number; rows: number; stateBytes: number }[];
   /** Inserted rows each watermarked table dropped as late (table-watermark.ts). */
   lateRows?(): readonly { table: string; lateRows: number }[];
+  /** EMIT ON WINDOW CLOSE views and the changes to their closed windows they did not apply. */
+  closingViews?(): readonly { name: string; ignored: number }[];
   checkpoint(): { readonly epoch: number | null };
   /** The subscriber memory budget's account (bytes) and the subscriber count. */
   subscriberMemory(): {
@@ -311,6 +313,19 @@ export class ServerMetrics {
         collect() {
           this.reset();
           for (const t of lateRows()) this.inc({ table: t.table }, t.lateRows);
+        },
+      });
+    }
+    const closingViews = source.closingViews;
+    if (closingViews !== undefined) {
+      new Counter({
+        name: 'sluice_view_closed_window_changes_total',
+        help: 'Changes to windows an EMIT ON WINDOW CLOSE view had already emitted (not applied), by view',
+        labelNames: ['view'],
+        registers,
+        collect() {
+          this.reset();
+          for (const v of closingViews()) this.inc({ view: v.name }, v.ignored);
         },
       });
     }

@@ -41,6 +41,43 @@ test('REST, SHOW WATERMARKS and metrics show the watermark and the late rows', a
   }
 });
 
+test('an EMIT ON WINDOW CLOSE view shows in SHOW WATERMARKS and counts changes to closed windows in /metrics', async () => {
+  const server = await startServer();
+  try {
+    await sqlOk(
+      server.base,
+      `CREATE TABLE bids (id integer PRIMARY KEY, ts timestamp, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND);
+       CREATE MATERIALIZED VIEW per10 AS SELECT window_end, count(*) AS n FROM TUMBLE(bids, ts, INTERVAL '10' SECOND)
+         GROUP BY window_end EMIT ON WINDOW CLOSE;
+       INSERT INTO bids VALUES (1, '${at(1)}'), (2, '${at(3)}');
+       INSERT INTO bids VALUES (3, '${at(16)}');
+       DELETE FROM bids WHERE id = 1`,
+    );
+    const rows = await sqlOk(server.base, 'SELECT * FROM per10');
+    assert.deepEqual((rows.body['results'] as { rows: unknown[] }[])[0]?.rows, [
+      { window_end: at(10), n: 2 },
+    ]);
+    const show = await sqlOk(server.base, 'SHOW WATERMARKS');
+    assert.deepEqual((show.body['results'] as { rows: unknown[] }[])[0]?.rows, [
+      { name: 'bids', column: 'ts', expression: "ts - INTERVAL '5' SECOND", watermark: at(11), late_rows: 0 },
+      {
+        name: 'per10',
+        column: 'window_end',
+        expression: 'EMIT ON WINDOW CLOSE',
+        watermark: at(11),
+        late_rows: 1,
+      },
+    ]);
+    const metrics = await request(server.base, 'GET', '/metrics');
+    assert.match(
+      metrics.text,
+      /sluice_view_closed_window_changes_total\{view="per10",tenant="default"\} 1\n/,
+    );
+  } finally {
+    await server.close();
+  }
+});
+
 const SCHEMA = `CREATE TABLE bids (id integer PRIMARY KEY, auction integer, ts timestamp,
   WATERMARK FOR ts AS ts - INTERVAL '10' SECOND);
 CREATE MATERIALIZED VIEW per_window AS

@@ -10,6 +10,8 @@ import { parseSelect } from '../select-adapter.ts';
 export interface SelectBody {
   readonly query: SelectStmt;
   readonly text: string;
+  /** Where a trailing `EMIT ON WINDOW CLOSE` starts (only CREATE MATERIALIZED VIEW accepts it). */
+  readonly emitOnWindowClose: Pos | null;
 }
 
 export abstract class GrammarBase extends EmbeddedActionsParser {
@@ -43,23 +45,32 @@ export abstract class GrammarBase extends EmbeddedActionsParser {
     this.MANY(() => tokens.push(this.CONSUME(AnyToken)));
     return this.ACTION(() => {
       const first = tokens[0]!;
-      const last = tokens[tokens.length - 1]!;
-      // RisingWave's EMIT ON WINDOW CLOSE needs views to see watermarks (docs/sql.md "Watermarks"):
-      // named here, not left to read as a syntax error at CLOSE.
+      // RisingWave's EMIT ON WINDOW CLOSE is not SELECT syntax: taken off here, judged by the caller.
       const tail = tokens.slice(-4);
-      if (tail.map((t) => t.image.toLowerCase()).join(' ') === 'emit on window close') {
-        throw notSupported(
-          'EMIT ON WINDOW CLOSE',
-          posOf(tail[0]!),
-          'drop the clause: the view then changes as each window does; late rows are dropped by the table watermark',
-        );
+      let emitOnWindowClose: Pos | null = null;
+      if (tokens.length > 4 && tail.map((t) => t.image.toLowerCase()).join(' ') === 'emit on window close') {
+        emitOnWindowClose = posOf(tail[0]!);
+        tokens.length -= 4;
       }
+      const last = tokens[tokens.length - 1]!;
       return {
         query: parseSelect(tokens, this.selectTokenLimit),
         text: this.source.slice(first.startOffset, (last.endOffset ?? last.startOffset) + 1),
+        emitOnWindowClose,
       };
     });
   });
+
+  /** Refuses EMIT ON WINDOW CLOSE where only a materialized view can take it (a query, EXPLAIN). */
+  protected refuseEmitOnClose(body: SelectBody): void {
+    if (body.emitOnWindowClose !== null) {
+      throw notSupported(
+        'EMIT ON WINDOW CLOSE outside CREATE MATERIALIZED VIEW',
+        body.emitOnWindowClose,
+        'a query reads the current rows: drop the clause',
+      );
+    }
+  }
 
   // chevrotain computes every expected token path to word its messages, which can take seconds
   // on this grammar; Sluice's messages only need the offending token, so skip that work.

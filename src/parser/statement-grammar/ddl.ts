@@ -356,6 +356,7 @@ export abstract class DdlGrammar extends FunctionGrammar {
       ...(columnNames !== undefined ? { columnNames: columnNames.map((n) => n.name) } : {}),
       query: body.query,
       queryText: body.text,
+      ...(body.emitOnWindowClose !== null ? { emitOnWindowClose: body.emitOnWindowClose } : {}),
       pos: this.statementPos,
       text: this.statementText,
     }));

@@ -1,0 +1,96 @@
+// EMIT ON WINDOW CLOSE: finds which GROUP BY key of a view is the window_end of TUMBLE or HOP over a
+// table's watermark column, so the runtime can hold each window until the watermark passes its end.
+// Anything else (joins, views, SESSION, a window_end computed some other way) is refused here.
+import { notSupported } from '../common/errors.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import type { Pos } from '../parser/ast.ts';
+import type { Catalog } from './catalog.ts';
+import type { LogicalPlan } from './logical-plan.ts';
+
+/** What the view closes on: `table`'s watermark against group key number `keyIndex` (a window_end). */
+export interface WindowCloseSpec {
+  readonly table: string;
+  readonly keyIndex: number;
+}
+
+const HINT =
+  'group by window_end of TUMBLE(t, ts, ...) or HOP(t, ts, ...) where t is a table declaring WATERMARK FOR ts';
+
+export function bindWindowClose(plan: LogicalPlan, catalog: Catalog, pos: Pos): WindowCloseSpec {
+  const agg = plan.kind === 'project' ? plan.input : plan;
+  if (agg.kind !== 'aggregate') {
+    throw notSupported('EMIT ON WINDOW CLOSE without GROUP BY window_end', pos, HINT);
+  }
+  let viewRead: string | null = null;
+  for (let k = 0; k < agg.groupKeys.length; k++) {
+    const key = agg.groupKeys[k] as ScalarExpr;
+    if (key.kind !== 'col') continue;
+    const found = windowEndSource(agg.input, key.index);
+    if (found === null) continue;
+    if (found.scan.sourceKind === 'view') {
+      viewRead = found.scan.source;
+      continue;
+    }
+    const table = catalog.get(found.scan.source);
+    const watermark = table?.kind === 'table' ? table.watermark : undefined;
+    if (watermark !== undefined && watermark.column === found.timeColumn) {
+      return { table: found.scan.source, keyIndex: k };
+    }
+  }
+  if (readsJoin(agg.input)) {
+    throw notSupported('EMIT ON WINDOW CLOSE over a join', pos, HINT);
+  }
+  if (viewRead !== null) {
+    throw notSupported(`EMIT ON WINDOW CLOSE over view "${viewRead}"`, pos, HINT);
+  }
+  throw notSupported(
+    "EMIT ON WINDOW CLOSE without a GROUP BY window_end over a table's watermark column",
+    pos,
+    HINT,
+  );
+}
+
+type Scan = Extract<LogicalPlan, { kind: 'scan' }>;
+
+/**
+ * Follows column `index` of `p` down through filters and column projections to the TUMBLE or HOP
+ * that computes it as window_end; returns the scanned relation and its time column, or null.
+ */
+function windowEndSource(p: LogicalPlan, index: number): { scan: Scan; timeColumn: number } | null {
+  for (;;) {
+    if (p.kind === 'filter') {
+      p = p.input;
+      continue;
+    }
+    if (p.kind === 'project') {
+      const e = p.exprs[index];
+      if (e === undefined) return null;
+      if (e.kind === 'col') {
+        index = e.index;
+        p = p.input;
+        continue;
+      }
+      // TUMBLE's window_end: time_add(tumble_start(ts, size, offset), size) (bind-window-tvf.ts).
+      const start = e.kind === 'call' && e.fn === 'time_add' ? e.args[0] : undefined;
+      const time = start?.kind === 'call' && start.fn === 'tumble_start' ? start.args[0] : undefined;
+      if (time?.kind !== 'col' || p.input.kind !== 'scan') return null;
+      return { scan: p.input, timeColumn: time.index };
+    }
+    if (p.kind === 'expand') {
+      // HOP appends window_start, window_end: the last column.
+      const time = p.generator.time;
+      if (index !== p.columns.length - 1 || time.kind !== 'col' || p.input.kind !== 'scan') return null;
+      return { scan: p.input, timeColumn: time.index };
+    }
+    return null;
+  }
+}
+
+/** Whether a join feeds `p` through row-wise nodes (the window-close check then names it). */
+function readsJoin(p: LogicalPlan): boolean {
+  for (;;) {
+    if (p.kind === 'join' || p.kind === 'semiJoin') return true;
+    if (p.kind === 'filter' || p.kind === 'project' || p.kind === 'expand') p = p.input;
+    else return false;
+  }
+}
