@@ -138,16 +138,7 @@ export abstract class ExpressionConverter extends TokenCursor {
         partitionBy.push(this.expression(isNode(p) ? p['expr'] : p).expr);
       });
     }
-    const orderBy: OrderItem[] = [];
-    const orders = list(spec, 'orderby');
-    if (orders.length > 0) {
-      this.word('order');
-      this.word('by');
-      orders.forEach((item, i) => {
-        if (i > 0) this.expect(Comma);
-        orderBy.push(this.orderItem(item));
-      });
-    }
+    const orderBy = this.orderByList(spec);
     // The frame is read from our tokens only (renderTokens hides it from node-sql-parser).
     const frame = ['rows', 'range', 'groups'].some((w) => isWordText(this.peek(), w))
       ? this.windowFrame()
@@ -214,6 +205,20 @@ export abstract class ExpressionConverter extends TokenCursor {
     }
     const sign = this.optionalWord('following') !== undefined ? 1 : (this.word('preceding'), -1);
     return { offset: sign * n || 0, unbounded, pos };
+  }
+
+  /** An `ORDER BY a, b DESC …` list of a window or an aggregate call; empty when there is none. */
+  private orderByList(node: Node | undefined): OrderItem[] {
+    const orderBy: OrderItem[] = [];
+    const orders = list(node, 'orderby');
+    if (orders.length === 0) return orderBy;
+    this.word('order');
+    this.word('by');
+    orders.forEach((item, i) => {
+      if (i > 0) this.expect(Comma);
+      orderBy.push(this.orderItem(item));
+    });
+    return orderBy;
   }
 
   protected orderItem(item: unknown): OrderItem {
@@ -718,16 +723,7 @@ export abstract class ExpressionConverter extends TokenCursor {
       values.push(this.expression(separator['delimiter']).expr);
     }
     // `agg(x, … ORDER BY y [DESC] …)`: the binder decides which aggregates take it.
-    const orderBy: OrderItem[] = [];
-    const orders = list(args, 'orderby');
-    if (orders.length > 0) {
-      this.word('order');
-      this.word('by');
-      orders.forEach((item, i) => {
-        if (i > 0) this.expect(Comma);
-        orderBy.push(this.orderItem(item));
-      });
-    }
+    const orderBy = this.orderByList(args);
     this.expect(RParen);
     const filter = this.filterClause(node);
     if (present(node, 'over')) {

@@ -336,13 +336,7 @@ class QueryReader {
     );
     const first = this.tokens[p]!;
     const image = `_w${windows.size + 1}`;
-    const placeholder: IToken = {
-      ...first,
-      image,
-      tokenType: Identifier,
-      tokenTypeIdx: Identifier.tokenTypeIdx!,
-      endOffset: first.startOffset + image.length - 1,
-    };
+    const placeholder = placeholderToken(first, image);
     windows.set(placeholder, call);
     out.push(placeholder);
     return end;
@@ -387,13 +381,7 @@ class QueryReader {
     const query = this.query(open + 1, close);
     const first = this.tokens[open + 1]!;
     const image = `_s${derived.size + 1}`;
-    const placeholder: IToken = {
-      ...first,
-      image,
-      tokenType: Identifier,
-      tokenTypeIdx: Identifier.tokenTypeIdx!,
-      endOffset: first.startOffset + image.length - 1,
-    };
+    const placeholder = placeholderToken(first, image);
     derived.set(placeholder, query);
     out.push(this.tokens[open]!, placeholder, this.tokens[close]!);
     return close;
@@ -438,13 +426,7 @@ class QueryReader {
       if (this.holdsQuery(p, close)) {
         const query = this.query(p + 1, close);
         const image = `_q${derived.size + 1}`;
-        const placeholder: IToken = {
-          ...token,
-          image,
-          tokenType: Identifier,
-          tokenTypeIdx: Identifier.tokenTypeIdx!,
-          endOffset: token.startOffset + image.length - 1,
-        };
+        const placeholder = placeholderToken(token, image);
         derived.set(placeholder, query);
         out.push(placeholder);
       } else {
@@ -491,5 +473,19 @@ function combine(
     orderBy: [],
     setOp: { op: o.op, all: o.all, left, right, pos: o.pos },
     pos: left.pos,
+  };
+}
+
+/**
+ * A name token standing in the SELECT's text for something read from the tokens (a derived table,
+ * a scalar subquery, a window table function), at the position of `first`.
+ */
+function placeholderToken(first: IToken, image: string): IToken {
+  return {
+    ...first,
+    image,
+    tokenType: Identifier,
+    tokenTypeIdx: Identifier.tokenTypeIdx!,
+    endOffset: first.startOffset + image.length - 1,
   };
 }
