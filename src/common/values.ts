@@ -131,10 +131,13 @@ export function singleKey(v: Value): Value {
  * equal numbers (1.0, 1), -0 and 0 — for state that must show a value one of its rows holds.
  */
 export function exactKey(v: Value): Value {
+  // Numbers, text and NULL first: the MIN/MAX multisets key every input value through here.
+  if (typeof v === 'number') return Object.is(v, -0) ? 'f-0' : v;
+  if (typeof v !== 'object' || v === null) return singleKey(v);
   if (v instanceof Decimal) return `d${v.toString()}`;
   if (v instanceof Interval) return `i${v.months},${v.days},${v.micros}`;
   if (v instanceof Jsonb) return `x${v.text}`;
-  return Object.is(v, -0) ? 'f-0' : singleKey(v);
+  return singleKey(v);
 }
 
 /** Whether two values are equal and print alike (1.5 and 1.50 are equal, not identical; so are -0, 0). */
