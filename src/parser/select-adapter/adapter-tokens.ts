@@ -103,6 +103,7 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
   const timestampWords = new Set<number>();
   const concatWords = new Set<number>();
   const renamed = new Map<number, string>();
+  const fillerNames = new Set<number>();
   for (const [open, close] of lists) {
     for (let i = constantItemEnd(tokens, open + 1); i < close; i++) hidden.add(i);
   }
@@ -155,6 +156,15 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
       concatWords.add(i);
       hidden.add(i + 1).add(i + 2);
     }
+    // PostgreSQL's non-reserved words node-sql-parser will not read as a name (`SELECT at, by FROM
+    // t`): where one is a name it is shown a filler name, as a quoted identifier is, and the
+    // converter reads the name from our token.
+    if (
+      isWord(token) &&
+      !isWordText(prev, '.') &&
+      wordIsName(token.image.toLowerCase(), prev, next, tokens[i + 2])
+    )
+      fillerNames.add(i);
     // A window's frame is read from our tokens only (node-sql-parser knows few of its forms).
     if (isWordText(token, 'over') && isType(next, LParen)) hideFrame(tokens, i + 1, hidden);
     // PERCENT_RANK() and CUME_DIST() OVER, which node-sql-parser does not read, as window
@@ -183,10 +193,42 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
     else if (tok.tokenType === StringLit) render = `'${'x'.repeat(length - 2)}'`;
     // Quoted identifiers become plain ones: node-sql-parser mishandles `x::int "Alias"` and reads
     // `LIKE "col"` as a string. The filler is never a keyword.
-    else if (tok.tokenType === QuotedIdent) render = `q${'_'.repeat(length - 2)}q`;
+    else if (tok.tokenType === QuotedIdent || fillerNames.has(i)) render = `q${'_'.repeat(length - 2)}q`;
     else if (tok.tokenType === NumberLit) render = '1'.repeat(length);
     return { tok, render, asComma: commas.has(i) };
   });
+}
+
+/**
+ * Whether `word` (PostgreSQL non-reserved) is a name here rather than the keyword it also is:
+ * `at` but for AT TIME ZONE, `by` but after GROUP/ORDER/PARTITION, `partition` but before BY,
+ * `recursive` but after WITH, `session` but before `(` (the window
+ * table function); `global`, `set` and `show` are never keywords in a query.
+ */
+function wordIsName(
+  word: string,
+  prev: IToken | undefined,
+  next: IToken | undefined,
+  after: IToken | undefined,
+): boolean {
+  switch (word) {
+    case 'at':
+      return !(isWordText(next, 'time') && isWordText(after, 'zone'));
+    case 'by':
+      return !['group', 'order', 'partition'].some((w) => isWordText(prev, w));
+    case 'partition':
+      return !isWordText(next, 'by');
+    case 'recursive':
+      return !isWordText(prev, 'with');
+    case 'session':
+      return !isType(next, LParen);
+    case 'global':
+    case 'set':
+    case 'show':
+      return true;
+    default:
+      return false;
+  }
 }
 
 /** Window functions node-sql-parser does not read, and the ones (no longer) it is shown instead. */
