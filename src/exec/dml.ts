@@ -61,8 +61,12 @@ export class DmlStatements {
         const index = targets[k] as number;
         const col = def.columns[index] as ColumnMeta;
         let value: Value;
-        if (expr.kind === 'default') value = def.defaults?.[index]?.value ?? null;
-        else {
+        if (expr.kind === 'default') {
+          const d = def.defaults?.[index] ?? null;
+          // The table computes a clock default at the batch's epoch clock.
+          if (d?.atClock !== undefined) return;
+          value = d?.value ?? null;
+        } else {
           const bound = bindExpr(expr, { scope: null, aggregateContext: 'VALUES' });
           try {
             value = assignCast(compileScalar(bound)([]), bound.type, col);
@@ -77,7 +81,7 @@ export class DmlStatements {
       def.columns.forEach((col, i) => {
         if (col.name in row) return;
         const d = def.defaults?.[i] ?? null;
-        if (d !== null) row[col.name] = d.value;
+        if (d !== null && d.atClock === undefined) row[col.name] = d.value;
         if (!col.nullable && (d === null || d.value === null)) {
           const why = d === null ? 'it is not in the column list' : 'its default is NULL';
           throw notNullViolation(def, col, r, values[0]?.pos ?? stmt.pos, why);

@@ -506,14 +506,16 @@ export class Engine {
     if (fromSource && options.positions === undefined) {
       throw new SluiceError('INTERNAL_ERROR', `a batch for source "${table}" must carry its positions`);
     }
+    // The epoch's clock is read first: a DEFAULT now() column takes it.
+    const clock = options.clock ?? this.nextClock();
     const prepared = store.prepare(
       fromSource && options.ignoreMissingDeletes === true ? withoutMissingDeletes(store, changes) : changes,
+      clock,
     );
     if (prepared.deletes.length === 0 && insertCount(prepared) === 0) {
       return { accepted: prepared.accepted, epoch: this.currentEpoch };
     }
     const epoch = this.currentEpoch + 1;
-    const clock = options.clock ?? this.nextClock();
     let positions: SourcePositions;
     if (fromSource) {
       // The connector's positions are the epoch's, live and in replay alike; the journal records

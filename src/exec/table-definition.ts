@@ -7,7 +7,7 @@ import type { ColumnDef, Statement } from '../parser/ast.ts';
 import { castValue, fitLength } from '../common/cast.ts';
 import { compileScalar } from '../common/scalar-expr.ts';
 import { bindExpr } from '../planner/bind-expr.ts';
-import { NOW_FUNCTIONS } from '../planner/bind-time.ts';
+import { NOW_FUNCTIONS, clockFunctionType, clockValueAs } from '../planner/bind-time.ts';
 import type {
   ColumnDefault,
   ColumnMeta,
@@ -18,7 +18,7 @@ import type {
 import { watermarkDef } from './table-watermark.ts';
 import { resolveTypeName } from '../planner/types-resolve.ts';
 import type { Value } from '../common/types.ts';
-import { T, typeName } from '../common/types.ts';
+import { T, typeName, type SqlType } from '../common/types.ts';
 
 /** Columns, primary key, DEFAULTs and UNIQUE constraints of CREATE TABLE / CREATE SOURCE, validated. */
 export function tableShape(stmt: Extract<Statement, { kind: 'createTable' | 'createSource' }>): {
@@ -99,14 +99,18 @@ export function tableShape(stmt: Extract<Statement, { kind: 'createTable' | 'cre
 }
 
 /**
- * A column's DEFAULT, bound now: a constant expression (no column reference, no aggregate, as in
+ * A column's DEFAULT, bound now: an expression without column references or aggregates (as in
  * PostgreSQL) assigned to the column's type, so a type error is reported at CREATE where it is
- * written. The value is computed once (and again, the same, when the journal replays the DDL), so
- * the functions that are not immutable (the clock, gen_random_uuid) are refused here.
+ * written. A constant one is computed once (and again, the same, when the journal replays the DDL).
+ * One that reads the clock (`DEFAULT now()`) is computed for each batch at its epoch's logical
+ * clock, as PostgreSQL takes each transaction's time; the journal keeps the rows with the values
+ * filled in, so replay gives the same rows. gen_random_uuid would need a value per row: refused.
  */
 function columnDefault(c: ColumnDef, col: ColumnMeta): ColumnDefault | null {
   if (c.default === undefined) return null;
   const { expr, text } = c.default;
+  // The clock readings the expression makes, as columns of a row of them (one per type).
+  const clockTypes: SqlType[] = [];
   const bound = bindExpr(expr, {
     scope: null,
     aggregateContext: 'DEFAULT expressions',
@@ -114,14 +118,13 @@ function columnDefault(c: ColumnDef, col: ColumnMeta): ColumnDefault | null {
       // One value for every row (and another at replay) would not be PostgreSQL's per-row default.
       if (e.kind === 'function' && e.name === 'gen_random_uuid')
         throw notSupported('GEN_RANDOM_UUID() in a column DEFAULT', e.pos, 'send the uuid with each row');
-      // The same for the clock: PostgreSQL's DEFAULT now() is each insert's time, not CREATE's.
-      if (e.kind === 'function' && NOW_FUNCTIONS.has(e.name)) {
-        const niladic = e.name.startsWith('current_') || e.name.startsWith('local');
-        throw notSupported(
-          `${e.name.toUpperCase()}${niladic ? '' : '()'} in a column DEFAULT`,
-          e.pos,
-          'send the time with each row',
-        );
+      if (e.kind === 'function' && NOW_FUNCTIONS.has(e.name) && e.over === undefined) {
+        if (e.name === 'mz_now') throw notSupported('MZ_NOW() in a column DEFAULT', e.pos, 'use now()');
+        if (e.args.length !== 0) return undefined; // the binder reports the mismatch
+        const type = clockFunctionType(e.name, e.pos);
+        let index = clockTypes.findIndex((t) => t.kind === type.kind);
+        if (index < 0) index = clockTypes.push(type) - 1;
+        return { kind: 'col', index, name: e.name, type };
       }
       if (e.kind !== 'column') return undefined;
       throw new SluiceError('INVALID_DEFINITION', 'cannot use column reference in DEFAULT expression', {
@@ -147,11 +150,17 @@ function columnDefault(c: ColumnDef, col: ColumnMeta): ColumnDefault | null {
       { position: expr.pos, hint: 'you will need to rewrite or cast the expression' },
     );
   }
-  try {
-    return { sql: text, value: assignCast(compileScalar(bound)([]), bound.type, col) };
-  } catch (error) {
-    throw asSluiceError(error).at(expr.pos);
-  }
+  const compute = compileScalar(bound);
+  const at = (micros: number): Value => {
+    try {
+      return assignCast(compute(clockTypes.map((t) => clockValueAs(t, micros))), bound.type, col);
+    } catch (error) {
+      throw asSluiceError(error).at(expr.pos);
+    }
+  };
+  // A clock default is tried once at CREATE (at the Unix epoch) so that an error shows there.
+  const value = at(0);
+  return clockTypes.length === 0 ? { sql: text, value } : { sql: text, value, atClock: at };
 }
 
 /**

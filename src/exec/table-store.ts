@@ -107,8 +107,17 @@ export class TableStore implements Stateful {
   private multiset: CountedArrangement | null;
   private readonly columnIndex: Map<string, number>;
   readonly columnNames: readonly string[];
-  /** Per column, the value an insert row that omits it gets; null when no column has a DEFAULT. */
-  private readonly insertDefaults: readonly Value[] | null;
+  /**
+   * Per column, the value an insert row that omits it gets; null when no column has a DEFAULT. The
+   * entries of `clockDefaults` are set to each batch's epoch clock before its rows are read.
+   */
+  private readonly insertDefaults: Value[] | null;
+  private readonly clockDefaults: readonly {
+    readonly index: number;
+    readonly at: (micros: number) => Value;
+  }[];
+  /** The clock `insertDefaults` holds the clock defaults at (NaN: none yet). */
+  private defaultsClock = NaN;
   private readonly uniqueIndexes: readonly UniqueIndex[];
   /** The ordered index REST pages read; exists once the table is read that way (read-index.ts). */
   private readonly readIndex: ReadIndex;
@@ -130,6 +139,9 @@ export class TableStore implements Stateful {
     this.appendOnly = def.primaryKey === null ? new AppendColumns(def.columns.length) : null;
     this.multiset = null;
     this.insertDefaults = def.defaults === undefined ? null : def.defaults.map((d) => d?.value ?? null);
+    this.clockDefaults = (def.defaults ?? []).flatMap((d, index) =>
+      d?.atClock === undefined ? [] : [{ index, at: d.atClock }],
+    );
     this.fastInsert = compileInsertNormalizer(def.columns, this.insertDefaults);
     this.fastInsertColumns = compileInsertColumnsNormalizer(def.columns, this.insertDefaults);
     this.uniqueIndexes = (def.unique ?? []).map((u) => new UniqueIndex(u, this.columnNames));
@@ -164,6 +176,20 @@ export class TableStore implements Stateful {
     return normalizeRowGeneral(this.def, this.columnIndex, this.insertDefaults, input, what, index);
   }
 
+  /** Computes the clock defaults (`DEFAULT now()`) at the batch's epoch clock. */
+  private setDefaultsClock(clock: number | undefined): void {
+    if (clock === undefined) {
+      throw new SluiceError(
+        'INTERNAL_ERROR',
+        `a batch for table "${this.def.name}" must carry its epoch's clock`,
+      );
+    }
+    if (clock === this.defaultsClock) return;
+    const defaults = this.insertDefaults as Value[];
+    for (const { index, at } of this.clockDefaults) defaults[index] = at(clock);
+    this.defaultsClock = clock;
+  }
+
   private ensureMultiset(): CountedArrangement {
     if (this.multiset === null) {
       const ms = this.newMultiset();
@@ -180,7 +206,8 @@ export class TableStore implements Stateful {
   }
 
   /** Validates a request as a whole and resolves it to exact row changes; changes nothing. */
-  prepare(changes: TableChanges): PreparedBatch {
+  prepare(changes: TableChanges, clock?: number): PreparedBatch {
+    if (this.clockDefaults.length > 0 && (changes.insert?.length ?? 0) > 0) this.setDefaultsClock(clock);
     const deleteRows = changes.delete ?? [];
     const insertRows = changes.insert ?? [];
     if (

@@ -4,13 +4,13 @@
 // time in an ad-hoc SELECT, refused in a view (see refuseNowInView).
 import { SluiceError, notSupported } from '../common/errors.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
-import type { SqlType } from '../common/types.ts';
+import type { SqlType, Value } from '../common/types.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';
 import type { Expr, FromItem, Pos, SelectStmt } from '../parser/ast.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
 import { extractUnit, truncUnit, type TimeKind } from '../common/time/fields.ts';
 import { checkZone } from '../common/time/zone.ts';
-import { formatInstant } from '../common/time/datetime.ts';
+import { formatMicros } from '../common/time/instant-micros.ts';
 import { call, coerce, isConst } from './bind-expr.ts';
 
 const TIME_KINDS = new Set(['date', 'timestamp', 'timestamptz', 'time', 'interval']);
@@ -134,21 +134,39 @@ export const TEMPORAL_HINT =
 
 /** The current time as the value of one of NOW_FUNCTIONS (session time zone UTC). */
 function nowConst(name: string, pos: Pos): ScalarExpr {
-  const ms = Date.now();
-  const day = Math.floor(ms / 86_400_000);
-  const instant = formatInstant({ day, micros: (ms - day * 86_400_000) * 1000 });
+  const type = clockFunctionType(name, pos);
+  return { kind: 'const', value: clockValueAs(type, Date.now() * 1000), type };
+}
+
+/** The type one of NOW_FUNCTIONS returns (the ones with a time zone of their own are refused). */
+export function clockFunctionType(name: string, pos: Pos): SqlType {
   switch (name) {
     case 'current_date':
-      return { kind: 'const', value: instant.slice(0, 10), type: T.date };
+      return T.date;
     case 'localtimestamp':
-      return { kind: 'const', value: instant.slice(0, -3), type: T.timestamp };
+      return T.timestamp;
     case 'localtime':
-      return { kind: 'const', value: instant.slice(11, -3), type: T.time };
+      return T.time;
     case 'current_time':
     case 'timeofday':
       throw notSupported(name, pos, name === 'current_time' ? 'use localtime or now()' : 'use now()');
     default:
-      return { kind: 'const', value: instant, type: T.timestamptz };
+      return T.timestamptz;
+  }
+}
+
+/** A clock reading (µs since the Unix epoch) as a value of `type`, one of clockFunctionType's. */
+export function clockValueAs(type: SqlType, micros: number): Value {
+  const instant = formatMicros(micros);
+  switch (type.kind) {
+    case 'date':
+      return instant.slice(0, 10);
+    case 'timestamp':
+      return instant.slice(0, -3);
+    case 'time':
+      return instant.slice(11, -3);
+    default:
+      return instant;
   }
 }
 

@@ -14,12 +14,14 @@ export interface ColumnMeta {
   readonly nullable: boolean;
 }
 
-/** A column's DEFAULT: a constant expression, typed and cast to the column's type at CREATE. */
+/** A column's DEFAULT: an expression typed and cast to the column's type at CREATE. */
 export interface ColumnDefault {
   /** The expression as written (what the catalog shows). */
   readonly sql: string;
-  /** Its value in the column's type; NULL is a value too (`DEFAULT NULL`). */
+  /** Its value in the column's type; NULL is a value too (`DEFAULT NULL`). With `atClock`, its value at time 0. */
   readonly value: Value;
+  /** For a default that reads the clock (`DEFAULT now()`): its value at an epoch's clock (µs). */
+  readonly atClock?: (micros: number) => Value;
 }
 
 /** A UNIQUE constraint besides the primary key: no two live rows share non-NULL values of it. */

@@ -2,7 +2,8 @@
 // its bound with no data arriving (ticks every 50 ms, a lifetime of 2 s); on the manual clock, a
 // kill -9 in the middle of a workload — recovered by replaying the whole journal, or from a
 // checkpoint and the journal after it — leaves the same changelog, byte for byte, as a run without
-// the crash, and a journal holding only the ticks that changed something.
+// the crash (rows stamped by DEFAULT now() included), and a journal holding only the ticks that
+// changed something.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -74,7 +75,9 @@ test(
 const SCHEMA = `CREATE TABLE events (id integer PRIMARY KEY, ts timestamptz NOT NULL, kind text);
 CREATE MATERIALIZED VIEW last_hour AS
   SELECT id, kind FROM events WHERE ts > now() - interval '1 hour' AND ts <= now();
-CREATE MATERIALIZED VIEW per_kind AS SELECT kind, count(*) AS n FROM last_hour GROUP BY kind`;
+CREATE MATERIALIZED VIEW per_kind AS SELECT kind, count(*) AS n FROM last_hour GROUP BY kind;
+CREATE TABLE visits (id integer PRIMARY KEY, seen timestamptz NOT NULL DEFAULT now(), day date DEFAULT current_date);
+CREATE MATERIALIZED VIEW recent_visits AS SELECT id, seen, day FROM visits WHERE seen > now() - interval '20 minutes'`;
 
 /** The workload: SQL steps, the clock moving in between (some ticks cross bounds, some do not). */
 function steps(): string[] {
@@ -84,6 +87,8 @@ function steps(): string[] {
     const at = (m: number): string =>
       `2024-01-01 ${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}:00+00`;
     out.push(`INSERT INTO events VALUES (${i}, '${at(minute + 7)}', 'k${i % 3}')`);
+    // Stamped with the epoch's clock (DEFAULT now()): replay must give the same times.
+    if (i % 3 === 0) out.push(`INSERT INTO visits (id) VALUES (${i})`);
     if (i % 4 === 1) out.push(`DELETE FROM events WHERE id = ${i - 1}`);
     if (i % 5 === 2) out.push(`UPDATE events SET ts = '${at(minute + 20)}' WHERE id = ${i}`);
     out.push(`SET CLOCK TO '${at(minute + 5)}'`);
@@ -147,6 +152,12 @@ test(
       await run(checkpointed, crashAt, ['--checkpoint-epochs', '3']);
       const expected = stored(plain);
       assert.ok(expected.changelog.split('\n').length > 20, 'the workload changes the views');
+      // Visit 3 is inserted after the clock was set to 00:15, its day from the same clock.
+      assert.match(
+        expected.changelog,
+        /"view":"recent_visits".*\\"\+I\\",3,\\"2024-01-01 00:15:00\+00\\",\\"2024-01-01\\"/,
+        'a DEFAULT now() row is stamped with its epoch clock',
+      );
       assert.match(expected.journal, /"target":null,"payload":"\{\\"c\\":/, 'ticks are journaled');
       const ticks = expected.journal.split('\n').filter((l) => l.includes('"target":null')).length;
       const clockSets = steps().filter((s) => s.startsWith('SET CLOCK')).length;
