@@ -29,6 +29,7 @@ import {
 } from './bind-scalar-subquery.ts';
 import {
   absorbRankBounds,
+  dropUnusedRank,
   checkDistinctOnOrder,
   distinctOnPlan,
   dropHidden,
@@ -694,7 +695,7 @@ function bindPlainSelect(
   }));
   const identity =
     exprs.length === inputCols.length && exprs.every((e, i) => e.kind === 'col' && e.index === i);
-  if (!identity) plan = { kind: 'project', input: plan, exprs, columns };
+  if (!identity) plan = dropUnusedRank({ kind: 'project', input: plan, exprs, columns });
   else plan = { ...plan, columns } as LogicalPlan;
 
   if (stmt.distinct) plan = { kind: 'distinct', input: plan, columns: plan.columns };

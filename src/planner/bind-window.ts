@@ -6,7 +6,7 @@
 import { SluiceError } from '../common/errors.ts';
 import type { Expr } from '../parser/ast.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
-import type { ScalarExpr } from '../common/scalar-expr.ts';
+import { scalarChildren, type ScalarExpr } from '../common/scalar-expr.ts';
 import type { SortKey } from '../common/top-n.ts';
 import { T } from '../common/types.ts';
 import type { LogicalPlan } from './logical-plan.ts';
@@ -163,6 +163,62 @@ export function absorbRankBounds(plan: LogicalPlan): LogicalPlan {
   const predicate: ScalarExpr =
     kept.length === 1 ? (kept[0] as ScalarExpr) : { kind: 'and', args: kept, type: T.bool };
   return { kind: 'filter', input: rebuilt, predicate, columns: rebuilt.columns };
+}
+
+/**
+ * A rank a TopN appends that nothing above reads (`WHERE rn <= 10` absorbed into the TopN, `rn` not
+ * selected): the TopN stops appending it, so it emits only the rows entering and leaving its kept
+ * range instead of every row whose rank shifted. Follows the projections and filters from `plan`
+ * down to the TopN; every column of `plan` counts as read. An expression of a projection that read
+ * the rank is read by nobody, and becomes NULL (the columns keep their positions).
+ */
+export function dropUnusedRank(plan: LogicalPlan): LogicalPlan {
+  const chain: Extract<LogicalPlan, { kind: 'project' | 'filter' }>[] = [];
+  let node: LogicalPlan = plan;
+  while (node.kind === 'project' || node.kind === 'filter') {
+    chain.push(node);
+    node = node.input;
+  }
+  if (node.kind !== 'topN' || !node.emitRank || chain.length === 0) return plan;
+  let read = new Set(plan.columns.map((_, i) => i));
+  for (const level of chain) {
+    const below = new Set<number>();
+    if (level.kind === 'project') for (const i of read) readColumns(level.exprs[i] as ScalarExpr, below);
+    else {
+      for (const i of read) below.add(i);
+      readColumns(level.predicate, below);
+    }
+    read = below;
+  }
+  const rank = node.columns.length - 1;
+  if (read.has(rank)) return plan;
+  let rebuilt: LogicalPlan = { ...node, emitRank: false, columns: node.columns.slice(0, rank) };
+  // Levels under the first projection see the TopN's columns; above it, positions are unchanged.
+  let underProjection = true;
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const level = chain[i] as (typeof chain)[number];
+    if (level.kind === 'filter') {
+      rebuilt = { ...level, input: rebuilt, columns: underProjection ? rebuilt.columns : level.columns };
+      continue;
+    }
+    const exprs = underProjection
+      ? level.exprs.map((e): ScalarExpr =>
+          readsColumn(e, rank) ? { kind: 'const', value: null, type: e.type } : e,
+        )
+      : level.exprs;
+    rebuilt = { ...level, input: rebuilt, exprs };
+    underProjection = false;
+  }
+  return rebuilt;
+}
+
+function readColumns(e: ScalarExpr, into: Set<number>): void {
+  if (e.kind === 'col') into.add(e.index);
+  for (const c of scalarChildren(e)) readColumns(c, into);
+}
+
+function readsColumn(e: ScalarExpr, index: number): boolean {
+  return (e.kind === 'col' && e.index === index) || scalarChildren(e).some((c) => readsColumn(c, index));
 }
 
 /**
