@@ -12,20 +12,33 @@ export interface SortKey {
 
 export type RankKind = 'row_number' | 'rank' | 'dense_rank';
 
+/**
+ * compareValues for two values that differ (`x !== y`) and are not NULL: numbers, text and bigints
+ * by `<` inline (sorting calls this for every comparison), objects and NaN by compareValues.
+ */
+function compareUnequal(x: Value, y: Value): number {
+  if (typeof x === 'object' || x !== x || y !== y) return compareValues(x, y);
+  return (x as number | string | bigint) < (y as number | string | bigint) ? -1 : 1;
+}
+
 /** Compares two rows by `keys` only (peers compare 0). */
 export function compareByKeys(
   keys: readonly SortKey[],
 ): (a: readonly Value[], b: readonly Value[]) => number {
+  const n = keys.length;
+  const indexes = keys.map((k) => k.index);
+  const signs = keys.map((k) => (k.desc ? -1 : 1));
+  const nullFirst = keys.map((k) => (k.nullsFirst ? -1 : 1));
   return (a, b) => {
-    for (const o of keys) {
-      const x = a[o.index] as Value;
-      const y = b[o.index] as Value;
-      if (x === null || y === null) {
-        if (x === y) continue;
-        return (x === null) === o.nullsFirst ? -1 : 1;
-      }
-      const c = compareValues(x, y);
-      if (c !== 0) return o.desc ? -c : c;
+    for (let k = 0; k < n; k++) {
+      const i = indexes[k] as number;
+      const x = a[i] as Value;
+      const y = b[i] as Value;
+      if (x === y) continue;
+      if (x === null) return nullFirst[k] as number;
+      if (y === null) return -(nullFirst[k] as number);
+      const c = compareUnequal(x, y);
+      if (c !== 0) return c * (signs[k] as number);
     }
     return 0;
   };
@@ -41,7 +54,12 @@ export function compareRows(keys: readonly SortKey[]): (a: readonly Value[], b: 
     const c = byKeys(a, b);
     if (c !== 0) return c;
     for (let i = 0; i < a.length; i++) {
-      const d = compareValues(a[i] as Value, b[i] as Value);
+      const x = a[i] as Value;
+      const y = b[i] as Value;
+      if (x === y) continue;
+      if (x === null) return 1;
+      if (y === null) return -1;
+      const d = compareUnequal(x, y);
       if (d !== 0) return d;
     }
     return 0;
