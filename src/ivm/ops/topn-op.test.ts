@@ -93,3 +93,60 @@ test('duplicates of one row take consecutive ROW_NUMBERs, and one copy leaving r
   const once: ZBatch = { rows: [[1, 9, 1]], weights: [-1], consolidated: true };
   assert.deepEqual(changes(op.step([once])), ['+1,8,2,2', '-1,8,2,3', '-1,9,1,2']);
 });
+
+test('single-row changes (the direct path) give the same top rows as a recomputation, duplicates included', () => {
+  // Seeded: 3 partitions, scores with ties, some rows inserted twice (two copies: the direct path
+  // must step aside while a copy is within the top n + 1), deletes inside and outside the top.
+  let seed = 42;
+  const rnd = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const op = topN(3, false);
+  const live = new Map<string, { row: readonly Value[]; count: number }>();
+  const shown = new Map<string, number>();
+  for (let step = 0; step < 3_000; step++) {
+    const existing = [...live.values()];
+    const remove = existing.length > 0 && rnd(100) < 45;
+    const row: readonly Value[] = remove
+      ? (existing[rnd(existing.length)] as { row: readonly Value[] }).row
+      : [rnd(3), rnd(20), rnd(30)];
+    const key = row.join(',');
+    const weight = remove ? -1 : 1;
+    const at = live.get(key);
+    const count = (at?.count ?? 0) + weight;
+    if (count === 0) live.delete(key);
+    else live.set(key, { row, count });
+    const out = op.step([batch([row], weight)]);
+    out.rows.forEach((r, i) => {
+      const k = r.join(',');
+      const n = (shown.get(k) ?? 0) + (out.weights[i] as number);
+      if (n === 0) shown.delete(k);
+      else shown.set(k, n);
+    });
+    // The top 3 copies of each partition by score descending, then id.
+    const expected = new Map<string, number>();
+    for (let p = 0; p < 3; p++) {
+      const rows = [...live.values()]
+        .filter((e) => e.row[0] === p)
+        .sort(
+          (a, b) =>
+            (b.row[1] as number) - (a.row[1] as number) || (a.row[2] as number) - (b.row[2] as number),
+        );
+      let left = 3;
+      for (const e of rows) {
+        if (left === 0) break;
+        const n = Math.min(left, e.count);
+        expected.set(e.row.join(','), n);
+        left -= n;
+      }
+    }
+    assert.deepEqual(
+      [...shown].sort(),
+      [...expected].sort(),
+      `step ${step}: ${remove ? 'delete' : 'insert'} ${key}`,
+    );
+  }
+  assert.ok(op.singleChanges > 1_000, `only ${op.singleChanges} changes took the direct path`);
+  assert.ok(op.singleChanges < 3_000, 'duplicates must take the general path');
+});

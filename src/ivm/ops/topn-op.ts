@@ -34,6 +34,9 @@ interface RankChange {
  * the encoding of the values otherwise.
  */
 
+/** The largest n of a Top-N whose single-row changes take the direct path (it checks n rows). */
+const FAST_TOP_LIMIT = 64;
+
 /** Changes to one partition up to this many rows go in by binary search; more by sort and merge. */
 const SPLICE_LIMIT = 16;
 
@@ -48,6 +51,8 @@ export class TopNOp implements Operator, Stateful {
   private readonly to: number;
   /** Rows whose rank was computed so far (tests count the work an epoch does with it). */
   rowsRanked = 0;
+  /** Partition changes that took the direct single-row path (`singleChange`; tests count them). */
+  singleChanges = 0;
   /**
    * Set by `ranked`: the first index of the list from which a change cannot alter the kept range
    * (every row there ranks past `to`, and so would a row inserted there); Infinity if none.
@@ -91,6 +96,8 @@ export class TopNOp implements Operator, Stateful {
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
     for (const [key, indexes] of byPartition) {
+      if (indexes.length === 1 && this.singleChange(key, batch, indexes[0] as number, rows, weights))
+        continue;
       const list = this.sorted.get(key) ?? [];
       // Changes that all sort after the kept range leave it as it is: no walk, no output. The
       // partition's boundary stays valid across such changes (none lands before it).
@@ -118,6 +125,73 @@ export class TopNOp implements Operator, Stateful {
       if (after.length > 0) this.boundaries.set(key, this.unaffectedFrom);
     }
     return { rows, weights, consolidated: true };
+  }
+
+  /**
+   * The common case of a Top-N (ROW_NUMBER ≤ n, the rank not shown): one new row, or one row
+   * deleted, in a partition whose first n + 1 rows are single copies, so a row's rank is its index.
+   * An insert ranked inside the top n pushes out the n-th row; a delete inside it brings in the
+   * (n+1)-th. One binary search and one splice, nothing ranked or diffed. False: not this case
+   * (nothing changed), the general path runs.
+   */
+  private singleChange(
+    key: PartitionKey,
+    batch: ZBatch,
+    index: number,
+    rows: (readonly Value[])[],
+    weights: number[],
+  ): boolean {
+    const { rank, emitRank, from } = this.node;
+    const to = this.to;
+    if (rank !== 'row_number' || emitRank || from !== 0 || to > FAST_TOP_LIMIT) return false;
+    const w = batch.weights[index] as number;
+    if (w !== 1 && w !== -1) return false;
+    const row = batch.rows[index] as readonly Value[];
+    const list = this.sorted.get(key);
+    if (list === undefined) {
+      if (w === -1) return false;
+      const entry = this.arranged.addRow(key, row, 1, 0) as ArrangedRow;
+      this.sorted.set(key, [entry]);
+      this.boundaries.delete(key);
+      rows.push(entry.row);
+      weights.push(1);
+      return true;
+    }
+    const scan = Math.min(list.length, to + 1);
+    for (let i = 0; i < scan; i++) if ((list[i] as ArrangedRow).count !== 1) return false;
+    const at = this.lowerBound(list, row);
+    const there = list[at];
+    const present = there !== undefined && this.compare(there.row, row) === 0;
+    if (w === 1) {
+      if (present) return false;
+      const entry = this.arranged.addRow(key, row, 1, 0) as ArrangedRow;
+      if (at < to) {
+        rows.push(entry.row);
+        weights.push(1);
+        if (list.length >= to) {
+          rows.push((list[to - 1] as ArrangedRow).row);
+          weights.push(-1);
+        }
+      }
+      list.splice(at, 0, entry);
+    } else {
+      if (!present || there.count !== 1) return false;
+      this.arranged.addRow(key, row, -1, 0);
+      if (at < to) {
+        rows.push(there.row);
+        weights.push(-1);
+        if (list.length > to) {
+          rows.push((list[to] as ArrangedRow).row);
+          weights.push(1);
+        }
+      }
+      list.splice(at, 1);
+      if (list.length === 0) this.sorted.delete(key);
+    }
+    this.rowsRanked += Math.min(at, to);
+    this.singleChanges++;
+    this.boundaries.delete(key);
+    return true;
   }
 
   stateSize(): number {
