@@ -189,11 +189,22 @@ export class SemiJoinOp implements Operator, Stateful {
       }
     }
 
+    // Rows of the right delta's flips are L_old's; a row of the left delta may be one of them, so
+    // the output is consolidated only when nothing flipped (the left delta passes each row once).
+    const flipped = rows.length > 0;
     // The left delta, by the right side as it is now.
     const leftDelta = consolidate(inputs[0] as ZBatch);
     for (let i = 0; i < leftDelta.rows.length; i++) {
       const row = leftDelta.rows[i] as readonly Value[];
       const w = leftDelta.weights[i] as number;
+      if (this.mode !== 'notIn') {
+        // EXISTS, NOT EXISTS, IN: a row is static or keyed; nothing is allocated per row.
+        if (this.passesLeft(row, w, errors)) {
+          rows.push(row);
+          weights.push(w);
+        }
+        continue;
+      }
       let placed: Placement;
       try {
         placed = this.place(row);
@@ -216,7 +227,29 @@ export class SemiJoinOp implements Operator, Stateful {
         weights.push(w);
       }
     }
-    return { rows, weights, consolidated: false };
+    return { rows, weights, consolidated: !flipped };
+  }
+
+  /**
+   * A left row of EXISTS, NOT EXISTS or IN (`place` without a Placement): arranged under its key
+   * unless static; whether it passes by the right side as it is now.
+   */
+  private passesLeft(row: readonly Value[], w: number, errors: RowErrorSink): boolean {
+    let key: JoinKey | null;
+    try {
+      if (this.isIn) {
+        // A NULL correlation key or value meets no subquery row: IN is false.
+        if (this.leftGroup(row) === null || (this.leftValue as RowFn)(row) === null) return false;
+      }
+      key = this.leftKey(row);
+    } catch (error) {
+      errors.report(error, row, this.leftColumns, w);
+      return false;
+    }
+    if (key === null) return this.mode === 'notExists';
+    const pass = this.passes(this.matches(key), 0, 0);
+    this.left.addRow(key, row, w, 0);
+    return pass;
   }
 
   /**

@@ -1,0 +1,85 @@
+// Unit tests of the SemiJoin operator without SQL: what its output batch promises. A step whose left
+// delta alone passes rows says they are consolidated (each row once, so Output need not consolidate
+// them again); a step in which the right side flips a key emits that key's held rows too, and a left
+// row deleted in the same step may then come out twice, so it must not say so.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Value } from '../../common/types.ts';
+import { T } from '../../common/types.ts';
+import type { DataflowNode } from '../dataflow-plan.ts';
+import type { RowErrorSink } from '../operator.ts';
+import { consolidate, type ZBatch } from '../zset.ts';
+import { SemiJoinOp } from './semi-join-op.ts';
+
+const COLUMNS = [
+  { name: 'id', type: T.int32 },
+  { name: 'k', type: T.int32 },
+];
+
+/** `SELECT id, k FROM l WHERE k IN (SELECT k FROM r)`: left rows [id, k], right rows [k]. */
+function semiJoin(): SemiJoinOp {
+  const node: Extract<DataflowNode, { kind: 'semijoin' }> = {
+    id: 2,
+    kind: 'semijoin',
+    inputs: [0, 1],
+    mode: 'in',
+    leftKey: [{ kind: 'col', index: 1, name: 'k', type: T.int32 }],
+    correlated: 0,
+    columns: COLUMNS,
+    stateId: 'v/semijoin2',
+  };
+  return new SemiJoinOp(node, COLUMNS);
+}
+
+const NO_ERRORS: RowErrorSink = {
+  report: (error) => {
+    throw error;
+  },
+};
+
+function batch(rows: (readonly Value[])[], weights: number[]): ZBatch {
+  return { rows, weights, consolidated: true };
+}
+
+const EMPTY = batch([], []);
+
+function net(out: ZBatch): string[] {
+  const c = consolidate(out);
+  return c.rows.map((r, i) => `${(c.weights[i] ?? 0) > 0 ? '+' : '-'}${r.join(',')}`).sort();
+}
+
+test('a left delta alone passes each row once and says so; a flip of the right side does not', () => {
+  const op = semiJoin();
+  // k = 1 exists on the right; rows of k = 1 pass, of k = 2 and NULL do not.
+  assert.deepEqual(net(op.step([EMPTY, batch([[1]], [1])], NO_ERRORS)), []);
+  const passed = op.step(
+    [
+      batch(
+        [
+          [10, 1],
+          [11, 1],
+          [12, 2],
+          [13, null],
+        ],
+        [1, 1, 1, 1],
+      ),
+      EMPTY,
+    ],
+    NO_ERRORS,
+  );
+  assert.equal(passed.consolidated, true);
+  assert.deepEqual(passed.rows, [
+    [10, 1],
+    [11, 1],
+  ]);
+  // k = 2 arrives on the right (row 12 comes in) while row 12 is deleted: +12 by the flip, -12 by
+  // the left delta. The batch holds the row twice, so it must not claim to be consolidated.
+  const flipped = op.step([batch([[12, 2]], [-1]), batch([[2]], [1])], NO_ERRORS);
+  assert.equal(flipped.consolidated, false);
+  assert.equal(flipped.rows.length, 2);
+  assert.deepEqual(net(flipped), []);
+  // k = 1 leaves the right: rows 10 and 11 go.
+  const left = op.step([EMPTY, batch([[1]], [-1])], NO_ERRORS);
+  assert.equal(left.consolidated, false);
+  assert.deepEqual(net(left), ['-10,1', '-11,1']);
+});
