@@ -14,7 +14,6 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { SluiceError, httpStatusOf } from '../common/errors.ts';
-import type { TableChanges } from '../exec/api.ts';
 import type { Retention } from '../storage/changelog-store.ts';
 import { CloseCodes, type SubscriberLimits } from '../sink/subscriber.ts';
 import { SubscriberBudget } from '../sink/subscriber-budget.ts';
@@ -22,12 +21,10 @@ import {
   decodeUtf8Strict,
   findIllFormedText,
   invalidUtf8Offset,
-  isRowObject,
   mayHoldLoneSurrogate,
   parseJsonExact,
   stringifyWire,
 } from '../common/json-codec.ts';
-import type { Row } from '../common/types.ts';
 import { registerConsole } from '../console/plugin.ts';
 import { Engine } from '../index.ts';
 import { ManualClock } from '../exec/logical-clock.ts';
@@ -35,36 +32,20 @@ import { ServerMetrics, ServerWideMetrics, metricsText } from './metrics.ts';
 import { TenantRegistry, type Tenant } from './tenants.ts';
 import { TenantUsage } from './usage.ts';
 import { IngestLimiter, RateLimitedError } from './rate-limits.ts';
-import {
-  checkScript as checkQuotasOfScript,
-  checkState,
-  checkSubscriber,
-  scriptFootprint,
-} from './quotas.ts';
+import { checkSubscriber } from './quotas.ts';
 import { TenantStore, type TenantRecord } from '../storage/tenant-store.ts';
-import {
-  QuerySubscriptions,
-  TEMPORARY_VIEW_PREFIX,
-  isTemporaryView,
-  type QuerySubscriptionOptions,
-} from './query-subscriptions.ts';
+import { QuerySubscriptions, isTemporaryView, type QuerySubscriptionOptions } from './query-subscriptions.ts';
 import { SluiceRuntime } from './runtime.ts';
-import { rowsWritten } from './runtime/commit.ts';
 import { WEBSOCKET_ROUTES, registerSubscribeRoutes } from './subscribe-routes.ts';
 import type { CheckpointPolicy } from './runtime/types.ts';
 import * as S from './schemas.ts';
 import { registerReadRoutes } from './read-routes.ts';
 import { registerCatalogRoutes } from './catalog-routes.ts';
+import { IDEMPOTENCY_HEADER, INGEST_URL, SQL_URL, registerWriteRoutes } from './write-routes.ts';
 import type { ReadLimits } from './view-rows.ts';
 import type { ResultLimits } from '../exec/result-size.ts';
 import { DEFAULTS } from './defaults.ts';
-import {
-  bodyHash,
-  idempotencyKeyOf,
-  invalidKey,
-  requestFingerprint,
-  type IdempotencyLimits,
-} from './idempotency-window.ts';
+import { bodyHash, type IdempotencyLimits } from './idempotency-window.ts';
 import {
   MAX_URL_PARAM_LENGTH,
   answerClientError,
@@ -186,10 +167,6 @@ declare module 'fastify' {
     };
   }
 }
-
-const INGEST_URL = '/v1/tables/:name/rows';
-const SQL_URL = '/v1/sql';
-const IDEMPOTENCY_HEADER = 'idempotency-key';
 
 const silentLogger = {
   info: () => undefined,
@@ -609,88 +586,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     tokens.close();
   });
 
-  // ---- statements ----------------------------------------------------------------------------
+  // ---- statements and ingest (write-routes.ts); the catalog's listings (catalog-routes.ts) -----
 
-  app.post<{ Body: { sql: string } }>(SQL_URL, { schema: S.sqlRoute }, async (request, reply) => {
-    if (request.headers[IDEMPOTENCY_HEADER] !== undefined) {
-      // A script commits slice by slice, so no one transaction could hold its key (docs/server.md).
-      const error = new SluiceError('NOT_SUPPORTED', 'Idempotency-Key on POST /v1/sql is not supported', {
-        hint: 'send the rows through POST /v1/tables/{name}/rows with the key, or drop the header',
-      });
-      countErrorOf(request, error.code);
-      return reply.code(400).send({ error: error.toJSON(), results: [] });
-    }
-    const tenant = tenantOf(request);
-    // Size quotas before anything runs: a script that would pass one is refused whole.
-    const footprint = await scriptFootprint(request.body.sql, runtime.engine.limits);
-    const refused = footprint === null ? null : checkQuotasOfScript(tenant.runtime, tenant.quotas, footprint);
-    if (refused !== null) {
-      countErrorOf(request, refused.code);
-      return reply.code(httpStatusOf(refused)).send({ error: refused.toJSON(), results: [] });
-    }
-    // DML counts against the ingest rates like ingest does: refused whole, before any statement runs.
-    const reservedRows = footprint === null ? 0 : footprint.dmlRows + footprint.dmlUnknown;
-    if (reservedRows > 0 && footprint !== null) {
-      const limited = tenant.limiter.admitScript(tenant.quotas, footprint, bodyBytes.get(request.raw) ?? 0);
-      if (limited !== null) return sendError(reply, limited, { results: [] });
-    }
-    const outcome = await tenant.runtime.executeSql(request.body.sql, {
-      reservedPrefix: TEMPORARY_VIEW_PREFIX,
-    });
-    if (reservedRows > 0) tenant.limiter.settle(tenant.quotas, reservedRows, rowsWritten(outcome.results));
-    if (outcome.error !== undefined) {
-      const error = outcome.error instanceof SluiceError ? outcome.error : toSluiceError(outcome.error);
-      // API.md: a failed script is a 400 (server-side failures keep their 5xx).
-      const status = httpStatusOf(error) >= 500 ? httpStatusOf(error) : 400;
-      countErrorOf(request, error.code);
-      return reply.code(status).send({ error: error.toJSON(), results: outcome.results });
-    }
-    return { results: outcome.results };
+  registerWriteRoutes(app, {
+    tenantOf,
+    limits: () => runtime.engine.limits,
+    bodyBytes: (request) => bodyBytes.get(request.raw) ?? 0,
+    bodyHash: (request) => bodyHashes.get(request.raw),
+    countError: countErrorOf,
+    sendError,
+    toSluiceError: (error) => toSluiceError(error),
   });
-
-  // ---- tables (the catalog's listings: catalog-routes.ts), ingest ---------------------------
-
   registerCatalogRoutes(app, rt);
-
-  app.post<{ Params: { name: string }; Body: unknown; Querystring: { wait?: boolean } }>(
-    INGEST_URL,
-    {
-      schema: S.ingestRoute,
-      schemaErrorFormatter: (_errors, dataVar) =>
-        dataVar === 'headers'
-          ? invalidKey('it is empty, too long or holds a character that is not printable ASCII')
-          : new SluiceError(
-              'INVALID_REQUEST',
-              'invalid request: the body must be an array of row objects or {"insert": [rows], "delete": [rows]}',
-            ),
-    },
-    async (request, reply) => {
-      const tenant = tenantOf(request);
-      const runtime = tenant.runtime;
-      const key = idempotencyKeyOf(request.raw.headersDistinct[IDEMPOTENCY_HEADER]);
-      const changes = toChanges(request.body);
-      // Quotas at the door: a refused batch costs its tenant no engine work and the others nothing.
-      const overState = (changes.insert?.length ?? 0) > 0 ? checkState(runtime, tenant.quotas) : null;
-      if (overState !== null) throw overState;
-      const rows = (changes.insert?.length ?? 0) + (changes.delete?.length ?? 0);
-      const limited = tenant.limiter.admit(tenant.quotas, rows, bodyBytes.get(request.raw) ?? 0);
-      if (limited !== null) return sendError(reply, limited);
-      // Applied at once (a bad batch is rejected here with no effect), answered once the group
-      // commit holding it is durable and its epoch was published to every subscriber, so
-      // `wait=true` needs nothing more.
-      if (key === null) return runtime.ingestGrouped(request.params.name, changes);
-      const hash = bodyHashes.get(request.raw);
-      if (hash === undefined)
-        throw new SluiceError('INTERNAL_ERROR', 'the body of a keyed request was not hashed');
-      // A known key answers as it did the first time and applies nothing (docs/server.md).
-      const outcome = await runtime.ingestIdempotent(request.params.name, changes, {
-        key,
-        fingerprint: requestFingerprint(request.params.name, hash),
-      });
-      if (outcome.replayed) reply.header('idempotent-replayed', 'true');
-      return outcome.answer;
-    },
-  );
 
   // rows of views (also as of an earlier epoch) and tables, and a view's row errors (read-routes.ts)
   registerReadRoutes(app, rt, { ...DEFAULTS.reads, ...options.reads });
@@ -776,28 +683,6 @@ function httpTimeouts(timeouts: HttpTimeouts): {
     headersTimeout: timeouts.headersMs,
     requestTimeout: timeouts.requestMs,
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersMs / 4))),
-  };
-}
-
-/** The ingest body as engine changes; each row an object (nested values only a jsonb column takes). */
-function toChanges(body: unknown): TableChanges {
-  const check = (rows: unknown, what: string): Row[] => {
-    if (!Array.isArray(rows))
-      throw new SluiceError('INVALID_REQUEST', `invalid request: "${what}" must be an array of rows`);
-    rows.forEach((row: unknown, i) => {
-      if (!isRowObject(row)) {
-        throw new SluiceError('INVALID_VALUE', `${what} row ${i + 1} is not an object of column values`, {
-          hint: 'a row is {"column": value, ...}; a value is null, a boolean, a number or a string (any JSON value for a jsonb column)',
-        });
-      }
-    });
-    return rows as Row[];
-  };
-  if (Array.isArray(body)) return { insert: check(body, 'insert') };
-  const obj = body as { insert?: unknown; delete?: unknown };
-  return {
-    ...(obj.insert !== undefined ? { insert: check(obj.insert, 'insert') } : {}),
-    ...(obj.delete !== undefined ? { delete: check(obj.delete, 'delete') } : {}),
   };
 }
 
