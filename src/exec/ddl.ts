@@ -10,6 +10,8 @@ import type { Statement } from '../parser/ast.ts';
 import { bindSelect } from '../planner/bind-select.ts';
 import { withSqlFunctions } from '../planner/sql-functions.ts';
 import type { Catalog, SinkDef, TableDef, ViewDef } from '../planner/catalog.ts';
+import type { LogicalPlan } from '../planner/logical-plan.ts';
+import { planKey } from '../planner/plan-key.ts';
 import { kindLabel } from '../planner/catalog.ts';
 import { sinkOptions, sourceOptions } from '../planner/connector-options.ts';
 import type { StatementResult } from './api.ts';
@@ -159,7 +161,10 @@ export class DdlStatements {
       stmt.emitOnWindowClose === undefined
         ? null
         : bindWindowClose(bound.plan, this.state.catalog, stmt.emitOnWindowClose);
-    const dataflow = lowerToDataflow(def.name, bound.plan, bound.key, close);
+    const keys = new Map<LogicalPlan, readonly number[] | null>();
+    const dataflow = lowerToDataflow(def.name, bound.plan, bound.key, close, (p) =>
+      planKey(p, this.state.catalog, keys),
+    );
     if (dataflow.nodes.some((n) => n.kind === 'temporalFilter')) this.deps.beforeTemporalView();
     const runtime = this.state.views.build(dataflow, this.deps.epoch(), this.deps.clock());
     this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql: stmt.text });

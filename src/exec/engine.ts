@@ -14,6 +14,7 @@ import { bindSelect } from '../planner/bind-select.ts';
 import type { TableDef, ViewDef } from '../planner/catalog.ts';
 import { Catalog } from '../planner/catalog.ts';
 import { printLogicalPlan } from '../planner/logical-plan.ts';
+import { planKey } from '../planner/plan-key.ts';
 import type { Row } from '../common/types.ts';
 import type {
   Change,
@@ -365,7 +366,9 @@ export class Engine {
       bound = bind(false);
     }
     const plan = dataflow
-      ? printDataflow(lowerToDataflow('query', bound.plan, bound.key))
+      ? printDataflow(
+          lowerToDataflow('query', bound.plan, bound.key, null, (p) => planKey(p, this.catalogState)),
+        )
       : printLogicalPlan(bound.plan);
     return {
       statement: dataflow ? 'EXPLAIN DATAFLOW' : 'EXPLAIN',

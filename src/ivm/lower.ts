@@ -11,6 +11,12 @@ import { printDataflow } from './dataflow-plan.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { printScalar } from '../common/scalar-expr.ts';
 
+/** Whether a projection passes every column of the input's unique key on unchanged. */
+function projectionKeepsKey(exprs: readonly ScalarExpr[], key: readonly number[] | null): boolean {
+  if (key === null || key.length === 0) return false;
+  return key.every((k) => exprs.some((e) => e.kind === 'col' && e.index === k));
+}
+
 function specs(columns: readonly ColumnMeta[]): ColumnSpec[] {
   return columns.map((c) => ({ name: c.name, type: c.type }));
 }
@@ -20,6 +26,7 @@ export function lowerToDataflow(
   plan: LogicalPlan,
   key: readonly number[] | null,
   windowClose: WindowClose | null = null,
+  keyOf: (plan: LogicalPlan) => readonly number[] | null = () => null,
 ): DataflowPlan {
   const nodes: DataflowNode[] = [];
   const add = <N extends DataflowNode>(make: (id: number) => N): N => {
@@ -96,6 +103,7 @@ export function lowerToDataflow(
             columns: specs(p.columns),
           }));
         }
+        const keepsKey = projectionKeepsKey(p.exprs, keyOf(p.input)) ? { keepsKey: true as const } : {};
         // Fuse with a preceding filter-only Map: one pass per row.
         if (input.kind === 'map' && input.project === null && fusable(input)) {
           nodes.pop();
@@ -106,6 +114,7 @@ export function lowerToDataflow(
             filter: input.filter,
             project: p.exprs,
             columns: specs(p.columns),
+            ...keepsKey,
           }));
         }
         return add((id) => ({
@@ -115,6 +124,7 @@ export function lowerToDataflow(
           filter: null,
           project: p.exprs,
           columns: specs(p.columns),
+          ...keepsKey,
         }));
       }
       case 'aggregate': {

@@ -1,5 +1,6 @@
 // Map stage: per-row filter and projection. Stateless and linear, so it maps weights through
-// unchanged; the output is not consolidated (two rows may project to one).
+// unchanged; a projection's output is not consolidated (two rows may project to one), unless it
+// keeps the input's key and the batch only inserts or only deletes.
 import type { Value } from '../../common/types.ts';
 import type { ColumnSpec } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
@@ -37,6 +38,7 @@ export class MapOp implements Operator {
     filter: ScalarExpr | null,
     project: readonly ScalarExpr[] | null,
     private readonly inputColumns: readonly ColumnSpec[],
+    private readonly keepsKey = false,
   ) {
     this.filter = filter === null ? null : compileScalar(filter);
     this.project = project === null ? null : compileProjection(project);
@@ -59,10 +61,25 @@ export class MapOp implements Operator {
         errors.report(error, row, this.inputColumns, input.weights[i] as number);
       }
     }
-    return { rows, weights, consolidated: project === null && input.consolidated };
+    const consolidated =
+      input.consolidated && (project === null || (this.keepsKey && oneSign(input.weights)));
+    return { rows, weights, consolidated };
   }
 
   stateSize(): number {
     return 0;
   }
+}
+
+/**
+ * Whether every weight has one sign: a keyed relation's batch of only inserts (or only deletes)
+ * holds each key once, so a projection that keeps the key keeps its rows distinct. (An update is a
+ * delete and an insert of one key: projected without the changed column they would be one row.)
+ */
+function oneSign(weights: readonly number[]): boolean {
+  const n = weights.length;
+  if (n === 0) return true;
+  const positive = (weights[0] as number) > 0;
+  for (let i = 1; i < n; i++) if ((weights[i] as number) > 0 !== positive) return false;
+  return true;
 }
