@@ -34,7 +34,13 @@ import type { NodeStats } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
 import { REAL_CLOCK, type ClockSource, type ManualClock } from './logical-clock.ts';
 import { clockValue, showClock } from './clock-statements.ts';
-import { showWatermarks, type ClosingView } from './watermark-statements.ts';
+import {
+  showWatermarks,
+  watermarkedInputs,
+  watermarkText,
+  type ClosingView,
+} from './watermark-statements.ts';
+import { formatMicros } from '../common/time/instant-micros.ts';
 import type { SharedArrangementInfo } from './shared-arrangements.ts';
 import { asSluiceError } from './table-definition.ts';
 
@@ -115,6 +121,8 @@ export class Engine {
     },
   });
   private readonly subscribers = new Map<string, Set<Subscription>>();
+  /** Per view, the watermarked tables it reads (fixed for the view's life: its inputs outlive it). */
+  private readonly watermarkInputs = new WeakMap<ViewDef, readonly TableDef[]>();
   private journal: EngineJournal | null = null;
   private connectorCheck: ConnectorCheck | null = null;
   private stateTracking = false;
@@ -171,12 +179,20 @@ export class Engine {
 
   /** Whether a tick now would be an epoch (the clock source has reached some temporal bound). */
   tickDue(): boolean {
-    return this.views.nextDue() <= this.nextClock();
+    return this.nextClockDue() <= this.nextClock();
   }
 
-  /** The earliest clock value at which a view's temporal filter changes (Infinity: none). */
+  /**
+   * The earliest clock value at which a view's temporal filter changes, or a source's watermark
+   * rises because a partition goes idle (Infinity: none).
+   */
   nextClockDue(): number {
-    return this.views.nextDue();
+    let due = this.views.nextDue();
+    for (const store of this.tables.values()) {
+      const w = store.watermark;
+      if (w !== null) due = Math.min(due, w.nextChangeAt(this.currentClock));
+    }
+    return due;
   }
 
   /**
@@ -192,7 +208,7 @@ export class Engine {
     const clock = options.clock ?? this.nextClock();
     const due =
       options.clock !== undefined ||
-      (options.force === true ? clock > this.currentClock : this.views.nextDue() <= clock);
+      (options.force === true ? clock > this.currentClock : this.nextClockDue() <= clock);
     if (!due) return { epoch: this.currentEpoch, ticked: false };
     const epoch = this.currentEpoch + 1;
     this.journal?.appendTick({ epoch, clock });
@@ -555,8 +571,18 @@ export class Engine {
     this.lastPositions = positions;
     this.currentClock = Math.max(this.currentClock, clock);
     const deltas = new Map<string, ZBatch>();
-    if (store !== null && prepared !== null) deltas.set(store.def.name, store.apply(prepared));
+    // Partitions idle by this epoch's clock stop holding their source's watermark back (before the
+    // batch's late rows are judged, and in a tick, so windows close while no data arrives).
+    for (const t of this.tables.values()) t.watermark?.startEpoch(this.currentClock);
+    if (store !== null && prepared !== null) {
+      const source =
+        store.def.source !== undefined
+          ? { positions: positions[store.def.name], clock: this.currentClock }
+          : undefined;
+      deltas.set(store.def.name, store.apply(prepared, source));
+    }
     const stepped = this.views.runEpoch(deltas, epoch, this.currentClock);
+    let clockText: string | undefined;
     // Subscribers hear about the epoch only once every view has it.
     for (const cs of stepped) {
       const errors = cs.runtime.takeErrorChanges();
@@ -571,15 +597,37 @@ export class Engine {
             : { op: c.op, row: toRow(c.row, columns), n: c.n },
         );
       if (changes.length === 0 && errors.length === 0) continue;
+      clockText ??= formatMicros(this.currentClock);
+      const watermarks = this.viewWatermarks(cs.name);
       const set: ViewChangeSet = {
         view: cs.name,
         epoch,
         positions,
+        clock: clockText,
+        ...(watermarks !== null ? { watermarks } : {}),
         changes,
         ...(errors.length > 0 ? { errors } : {}),
       };
       for (const s of [...subs]) s.listener(set);
     }
+  }
+
+  /**
+   * The current watermark of each table or source with a WATERMARK that view `name` reads (directly
+   * or through views); null when it reads none. What its changelog messages and reads carry.
+   */
+  viewWatermarks(name: string): Record<string, string | null> | null {
+    const def = this.catalogState.get(name);
+    if (def?.kind !== 'view') return null;
+    let inputs = this.watermarkInputs.get(def);
+    if (inputs === undefined) {
+      inputs = watermarkedInputs(this.catalogState, def);
+      this.watermarkInputs.set(def, inputs);
+    }
+    if (inputs.length === 0) return null;
+    const out: Record<string, string | null> = {};
+    for (const t of inputs) out[t.name] = watermarkText(t, this.tables.get(t.name)?.watermark?.value ?? null);
+    return out;
   }
 
   // ---- checkpoints --------------------------------------------------------------------------
@@ -617,7 +665,13 @@ export class Engine {
   // ---- reads (src/exec/engine-reads.ts) ----------------------------------------------------
 
   viewReader(name: string, deadline: number): ViewReader {
-    return this.reads.viewReader(name, deadline);
+    const reader = this.reads.viewReader(name, deadline);
+    const watermarks = this.viewWatermarks(name);
+    return {
+      ...reader,
+      clock: formatMicros(this.currentClock),
+      ...(watermarks !== null ? { watermarks } : {}),
+    };
   }
   viewSnapshot(name: string): ViewSnapshot {
     return this.reads.viewSnapshot(name);
@@ -642,6 +696,9 @@ export class Engine {
   }
   sourceRowCheck(source: string): (row: Record<string, unknown>) => string | null {
     return this.reads.sourceRowCheck(source);
+  }
+  sourceEventTime(source: string): ((row: Record<string, unknown>) => number | null) | null {
+    return this.reads.sourceEventTime(source);
   }
   catalog(): ReturnType<EngineReads['catalog']> {
     return this.reads.catalog();
