@@ -32,7 +32,7 @@ import type { PreparedBatch } from './table-store.ts';
 import { TableStore, insertCount } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
-import { REAL_CLOCK, type ClockSource, type ManualClock } from './logical-clock.ts';
+import { REAL_CLOCK, type ClockSource, ManualClock } from './logical-clock.ts';
 import { clockValue, showClock } from './clock-statements.ts';
 import {
   showWatermarks,
@@ -216,6 +216,15 @@ export class Engine {
     return { epoch, ticked: true };
   }
 
+  /**
+   * Replay of a journaled SET CLOCK that made no epoch (and recovery from a checkpoint, with the
+   * last clock setting before it): a manual clock moves to `clock` if it is behind; no epoch.
+   */
+  restoreClockSetting(clock: number): void {
+    const source = this.clockSource;
+    if (source instanceof ManualClock && clock > source.now()) source.set(clock);
+  }
+
   setJournal(journal: EngineJournal | null): void {
     this.journal = journal;
   }
@@ -339,9 +348,15 @@ export class Engine {
           : this.ddl.show(stmt.objectKind);
       case 'setClock': {
         const micros = clockValue(this.clockSource, stmt.value, stmt.valuePos, stmt.pos, this.currentClock);
-        (this.clockSource as ManualClock).set(micros);
+        const manual = this.clockSource as ManualClock;
+        const moved = micros > manual.now();
+        manual.set(micros);
         // An epoch only when a temporal filter's bound is crossed; `epoch` is the latest either way.
-        return { statement: 'SET CLOCK', epoch: this.tick().epoch };
+        const tick = this.tick();
+        // Without an epoch the setting is journaled on its own, so a restart does not lose it.
+        if (!tick.ticked && moved)
+          this.journal?.appendClockSet?.({ epoch: this.currentEpoch, clock: micros });
+        return { statement: 'SET CLOCK', epoch: tick.epoch };
       }
       case 'explain':
         return this.explain(stmt.query, stmt.dataflow);
