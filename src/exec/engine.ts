@@ -597,7 +597,6 @@ export class Engine {
       deltas.set(store.def.name, store.apply(prepared, source));
     }
     const stepped = this.views.runEpoch(deltas, epoch, this.currentClock);
-    let clockText: string | undefined;
     // Subscribers hear about the epoch only once every view has it.
     for (const cs of stepped) {
       const errors = cs.runtime.takeErrorChanges();
@@ -612,14 +611,10 @@ export class Engine {
             : { op: c.op, row: toRow(c.row, columns), n: c.n },
         );
       if (changes.length === 0 && errors.length === 0) continue;
-      clockText ??= formatMicros(this.currentClock);
-      const watermarks = this.viewWatermarks(cs.name);
       const set: ViewChangeSet = {
         view: cs.name,
         epoch,
         positions,
-        clock: clockText,
-        ...(watermarks !== null ? { watermarks } : {}),
         changes,
         ...(errors.length > 0 ? { errors } : {}),
       };

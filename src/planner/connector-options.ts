@@ -37,9 +37,10 @@ export interface KafkaSourceOptions {
   readonly maxMessageBytes?: number;
   /**
    * With a WATERMARK: a partition that delivered no message for this long (µs of the logical clock)
-   * stops holding the source's watermark back until it delivers again. Default 30 s.
+   * stops holding the source's watermark back until it delivers again. Default 30 s; set only on
+   * a source with a WATERMARK.
    */
-  readonly idleTimeoutMicros: number;
+  readonly idleTimeoutMicros?: number;
 }
 
 /** The default of a source's `idle_timeout`: 30 seconds. */
@@ -256,7 +257,9 @@ export function sourceOptions(
     onError: (onError?.value.toLowerCase() ?? 'fail') as 'fail' | 'skip',
     ...(groupId !== undefined ? { groupId: groupId.value } : {}),
     ...(maxBytes !== undefined ? { maxMessageBytes: positiveInt(maxBytes) } : {}),
-    idleTimeoutMicros: idle !== undefined ? idleTimeoutOf(idle) : DEFAULT_IDLE_TIMEOUT_MICROS,
+    ...(hasWatermark
+      ? { idleTimeoutMicros: idle !== undefined ? idleTimeoutOf(idle) : DEFAULT_IDLE_TIMEOUT_MICROS }
+      : {}),
   };
 }
 
