@@ -37,8 +37,9 @@ export interface ViewChangeSet {
   readonly epoch: number;
   readonly positions: SourcePositions;
   /**
-   * The epoch's logical clock, as a timestamptz text (`2024-01-01 10:00:00+00`). Absent in an entry
-   * stored before it was recorded.
+   * The epoch's logical clock, as a timestamptz text (`2024-01-01 10:00:00+00`). Set by the server
+   * on the changelog it stores and sends (not by an engine listener's change set); absent in an
+   * entry stored before it was recorded.
    */
   readonly clock?: string;
   /**
