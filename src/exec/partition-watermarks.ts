@@ -92,13 +92,30 @@ export class PartitionWatermarks {
    * (Infinity: none will), so a clock tick can close windows while no data arrives.
    */
   nextChangeAt(current: number | null, clock: number): number {
-    const deadlines = [...this.parts.values()]
-      .map((s) => s.seen + this.idleMicros)
-      .filter((d) => d > clock)
-      .sort((a, b) => a - b);
-    for (const d of deadlines) {
-      const v = this.value(d);
-      if (v !== null && (current === null || v > current)) return d;
+    // Partitions by the clock at which they go idle; at deadline k the ones after it are active.
+    // Suffix minima make this O(P log P) for P partitions (it runs at every tick check).
+    const parts = [...this.parts.values()]
+      .map((s) => ({ at: s.seen + this.idleMicros, max: s.max }))
+      .sort((a, b) => a.at - b.at);
+    const n = parts.length;
+    const least: (number | null)[] = new Array<number | null>(n + 1).fill(null);
+    const held: boolean[] = new Array<boolean>(n + 1).fill(false);
+    let largest: number | null = null;
+    for (let i = n - 1; i >= 0; i--) {
+      const max = (parts[i] as { max: number | null }).max;
+      held[i] = (held[i + 1] as boolean) || max === null;
+      const below = least[i + 1] ?? null;
+      least[i] = max === null ? below : below === null ? max : Math.min(below, max);
+      if (max !== null && (largest === null || max > largest)) largest = max;
+    }
+    for (let i = 0; i < n; i++) {
+      const at = (parts[i] as { at: number }).at;
+      // Partitions going idle at the same clock go together: look from the last of them.
+      if (at <= clock || (i + 1 < n && (parts[i + 1] as { at: number }).at === at)) continue;
+      const mark = i + 1 < n ? (held[i + 1] === true ? null : (least[i + 1] ?? null)) : largest;
+      if (mark === null) continue;
+      const v = mark - this.delayMicros;
+      if (current === null || v > current) return at;
     }
     return Infinity;
   }
