@@ -419,16 +419,20 @@ async function main(): Promise<void> {
     batch: o.batch,
     ...Object.fromEntries(o.peers.map((p) => [`${p}_ev_per_cpu_s`, total(p)])),
     ...Object.fromEntries(o.peers.map((p) => [`${p}_view_bytes_per_group`, runs.get(p)?.perGroup ?? 0])),
-    ratio_tumble_to_canonical: Number((total('tumble') / total('canonical')).toFixed(3)),
-    ratio_hop_to_canonical: Number((total('hop') / total('canonical')).toFixed(3)),
-    ratio_tumble_eowc_to_canonical: Number((total('tumble_eowc') / total('canonical')).toFixed(3)),
-    ratio_hop_eowc_to_canonical: Number((total('hop_eowc') / total('canonical')).toFixed(3)),
+    // Each window peer run beside the reference: its throughput as a fraction of the reference's.
+    ...Object.fromEntries(
+      o.peers
+        .filter((p) => p !== 'canonical' && runs.has('canonical'))
+        .map((p) => [`ratio_${p}_to_canonical`, Number((total(p) / total('canonical')).toFixed(3))]),
+    ),
     // The open-window state of the EOWC peers at each point: flat when windows close and are freed.
     ...Object.fromEntries(
-      (['tumble_eowc', 'hop_eowc'] as const).map((p) => [
-        `${p}_operator_state_by_point`,
-        runs.get(p)?.points.map((x) => x.operator_state_estimate) ?? [],
-      ]),
+      o.peers
+        .filter(closing)
+        .map((p) => [
+          `${p}_operator_state_by_point`,
+          runs.get(p)?.points.map((x) => x.operator_state_estimate) ?? [],
+        ]),
     ),
     loadavg_start: start,
     loadavg_end: end,
