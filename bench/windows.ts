@@ -1,6 +1,7 @@
 // The window bench: 1,000,000 generated Nexmark bids through TUMBLE 10 s and HOP 2 s / 10 s
-// aggregates per auction (COUNT and SUM), beside the canonical pipeline (a GROUP BY and a view over
-// it, the "Double 11" shape of canonical.ts) over the same bids as the reference. Each peer runs in
+// aggregates per auction (COUNT and SUM) — plain, and EMIT ON WINDOW CLOSE over a table with a
+// watermark (whose open-window state must stay flat) — beside the canonical pipeline (a GROUP BY and
+// a view over it, the "Double 11" shape of canonical.ts) over the same bids as the reference. Each peer runs in
 // a fresh child (--expose-gc), one after the other in the same run; at a few points of the run each
 // child prints events per CPU second of the segment, its heap and its views' state as the engine
 // estimates it; at the end it checks its views against a direct computation (exit code 1 if wrong)
@@ -17,7 +18,7 @@ import type { Row } from '../src/common/types.ts';
 import { formatEpochMicros } from '../src/common/time/time-window.ts';
 import { sfc32 } from './workload.ts';
 
-const PEERS = ['canonical', 'tumble', 'hop'] as const;
+const PEERS = ['canonical', 'tumble', 'hop', 'tumble_eowc', 'hop_eowc'] as const;
 type Peer = (typeof PEERS)[number];
 
 interface Options {
@@ -29,6 +30,8 @@ interface Options {
   /** A child stops after this many bids (then measures what dropping its views frees). */
   stop: number;
   child: Peer | null;
+  /** The peers to run (`--peers canonical,tumble_eowc`): all by default. */
+  peers: readonly Peer[];
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -40,6 +43,7 @@ function parseArgs(argv: readonly string[]): Options {
     seed: 20261202,
     stop: 0,
     child: null,
+    peers: PEERS,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
@@ -52,7 +56,13 @@ function parseArgs(argv: readonly string[]): Options {
     else if (a === '--seed') o.seed = next();
     else if (a === '--stop') o.stop = next();
     else if (a === '--child') o.child = argv[++i] as Peer;
-    else throw new Error(`bench: unknown flag ${a}`);
+    else if (a === '--peers') {
+      const list = (argv[++i] ?? '').split(',');
+      const unknown = list.find((p) => !(PEERS as readonly string[]).includes(p));
+      if (unknown !== undefined)
+        throw new Error(`bench: unknown peer ${unknown} (peers: ${PEERS.join(', ')})`);
+      o.peers = list as Peer[];
+    } else throw new Error(`bench: unknown flag ${a}`);
   }
   return o;
 }
@@ -96,23 +106,66 @@ const SQL: Record<Peer, string[]> = {
     `CREATE MATERIALIZED VIEW hop_2s_10s AS SELECT auction, window_start, window_end, COUNT(*) AS n, SUM(price) AS total ` +
       `FROM HOP(bid, date_time, INTERVAL '2' SECOND, INTERVAL '10' SECOND) GROUP BY auction, window_start, window_end`,
   ],
+  tumble_eowc: [
+    `CREATE MATERIALIZED VIEW tumble_10s_closed AS SELECT auction, window_start, window_end, COUNT(*) AS n, SUM(price) AS total ` +
+      `FROM TUMBLE(bid, date_time, INTERVAL '10' SECOND) GROUP BY auction, window_start, window_end EMIT ON WINDOW CLOSE`,
+  ],
+  hop_eowc: [
+    `CREATE MATERIALIZED VIEW hop_2s_10s_closed AS SELECT auction, window_start, window_end, COUNT(*) AS n, SUM(price) AS total ` +
+      `FROM HOP(bid, date_time, INTERVAL '2' SECOND, INTERVAL '10' SECOND) GROUP BY auction, window_start, window_end EMIT ON WINDOW CLOSE`,
+  ],
 };
 
+/** The EMIT ON WINDOW CLOSE peers read a table with a watermark 5 s behind (the bids' lateness). */
+const WATERMARK_DELAY_MS = 5_000;
+const closing = (peer: Peer): boolean => peer === 'tumble_eowc' || peer === 'hop_eowc';
+
+function tableSql(peer: Peer): string {
+  const watermark = closing(peer)
+    ? `, WATERMARK FOR date_time AS date_time - INTERVAL '${WATERMARK_DELAY_MS / 1000}' SECOND`
+    : '';
+  return `CREATE TABLE bid (auction BIGINT, bidder BIGINT, price BIGINT, date_time TIMESTAMP${watermark})`;
+}
+
+/**
+ * What an EMIT ON WINDOW CLOSE peer's table keeps of `bids` in batches of `batch` (a bid below the
+ * watermark at the start of its batch is late and dropped), and the watermark at the end.
+ */
+function admitted(bids: readonly Bid[], batch: number): { kept: Bid[]; watermark: number } {
+  const kept: Bid[] = [];
+  let mark = -Infinity;
+  for (let i = 0; i < bids.length; i += batch) {
+    let max = -Infinity;
+    for (const b of bids.slice(i, i + batch)) {
+      if (b.ms < mark) continue;
+      kept.push(b);
+      max = Math.max(max, b.ms);
+    }
+    mark = Math.max(mark, max - WATERMARK_DELAY_MS);
+  }
+  return { kept, watermark: mark };
+}
+
 /** The groups each peer's (last) view must hold: key → [count, sum], computed directly. */
-function expected(peer: Peer, bids: readonly Bid[]): Map<string, [number, number]> {
+function expected(peer: Peer, given: readonly Bid[], batch: number): Map<string, [number, number]> {
   const out = new Map<string, [number, number]>();
-  const add = (k: string, price: number): void => {
+  // EMIT ON WINDOW CLOSE: only the windows the watermark closed (end ≤ watermark), of the bids kept.
+  const { kept, watermark } = closing(peer) ? admitted(given, batch) : { kept: given, watermark: Infinity };
+  const add = (k: string, end: number, price: number): void => {
+    if (end > watermark) return;
     const g = out.get(k) ?? [0, 0];
     g[0]++;
     g[1] += price;
     out.set(k, g);
   };
-  for (const b of bids) {
-    if (peer === 'tumble') add(`${b.auction}|${b.ms - (b.ms % 10_000)}`, b.price);
-    else if (peer === 'hop') {
+  for (const b of kept) {
+    if (peer === 'tumble' || peer === 'tumble_eowc') {
+      const start = b.ms - (b.ms % 10_000);
+      add(`${b.auction}|${start}`, start + 10_000, b.price);
+    } else if (peer === 'hop' || peer === 'hop_eowc') {
       const last = b.ms - (b.ms % 2_000);
-      for (let s = last; s > b.ms - 10_000; s -= 2_000) add(`${b.auction}|${s}`, b.price);
-    } else add(String(b.auction), b.price);
+      for (let s = last; s > b.ms - 10_000; s -= 2_000) add(`${b.auction}|${s}`, s + 10_000, b.price);
+    } else add(String(b.auction), 0, b.price);
   }
   if (peer !== 'canonical') return out;
   const hist = new Map<string, [number, number]>();
@@ -128,6 +181,8 @@ const VIEWS: Record<Peer, readonly string[]> = {
   canonical: ['auction_totals', 'total_histogram'],
   tumble: ['tumble_10s'],
   hop: ['hop_2s_10s'],
+  tumble_eowc: ['tumble_10s_closed'],
+  hop_eowc: ['hop_2s_10s_closed'],
 };
 
 function actual(engine: Engine, peer: Peer): Map<string, [number, number]> {
@@ -180,7 +235,7 @@ function child(o: Options, peer: Peer): void {
   const warm = new Engine();
   const engine = new Engine();
   for (const e of [warm, engine]) {
-    e.execute(`CREATE TABLE bid (auction BIGINT, bidder BIGINT, price BIGINT, date_time TIMESTAMP)`);
+    e.execute(tableSql(peer));
     for (const s of SQL[peer]) e.execute(s);
   }
   // Warm-up on a throwaway engine (other auctions), so the timed run sees optimised code.
@@ -211,6 +266,12 @@ function child(o: Options, peer: Peer): void {
       (n, v) => n + engine.viewNodeStats(v).reduce((m, st) => m + st.stateBytes, 0),
       0,
     );
+    // The operators' part of it (the view's rows aside): for EMIT ON WINDOW CLOSE, the open windows.
+    const operators = views.reduce(
+      (n, v) =>
+        n + engine.viewNodeStats(v).reduce((m, st) => m + (st.kind === 'output' ? 0 : st.stateBytes), 0),
+      0,
+    );
     console.log(
       JSON.stringify({
         peer,
@@ -219,11 +280,12 @@ function child(o: Options, peer: Peer): void {
         ev_per_s: Math.round((to - from) / wall),
         heap_bytes: heap() - base,
         view_state_estimate: estimate,
+        operator_state_estimate: operators,
         groups: engine.viewSnapshot(views[0] as string).rows.length,
       }),
     );
   }
-  const want = expected(peer, bids.slice(0, end));
+  const want = expected(peer, bids.slice(0, end), o.batch);
   const got = actual(engine, peer);
   const correct =
     want.size === got.size &&
@@ -253,6 +315,7 @@ interface Point {
   ev_per_s: number;
   heap_bytes: number;
   view_state_estimate: number;
+  operator_state_estimate: number;
   groups: number;
 }
 
@@ -309,7 +372,7 @@ async function main(): Promise<void> {
   const runs = new Map<Peer, Run>();
   const dropped = new Map<Peer, { stop: number; bytes: number; perGroup: number }[]>();
   const stops = Array.from({ length: o.points }, (_, k) => Math.min(o.bids, pointStep(o) * (k + 1)));
-  for (const peer of PEERS) {
+  for (const peer of o.peers) {
     const list: { stop: number; bytes: number; perGroup: number }[] = [];
     for (const stop of stops) {
       const r = await runChild(o, peer, stop);
@@ -324,20 +387,21 @@ async function main(): Promise<void> {
     dropped.get(peer)?.find((d) => d.stop === stop);
   console.log(`load average at start ${start}, at end ${end}`);
   console.log(
-    'peer           bids   ev/cpu-s  ev/s (wall)   groups   heap bytes  view state (est.)  view bytes (drop)  B/group',
+    'peer             bids   ev/cpu-s  ev/s (wall)   groups   heap bytes  view state (est.)  operators (est.)  view bytes (drop)  B/group',
   );
-  for (const peer of PEERS) {
+  for (const peer of o.peers) {
     const r = runs.get(peer) as Run;
     for (const p of r.points) {
       console.log(
         [
-          peer.padEnd(9),
+          peer.padEnd(11),
           fmt(p.point).padStart(10),
           fmt(p.ev_per_cpu_s).padStart(10),
           fmt(p.ev_per_s).padStart(12),
           fmt(p.groups).padStart(8),
           fmt(p.heap_bytes).padStart(12),
           fmt(p.view_state_estimate).padStart(18),
+          fmt(p.operator_state_estimate).padStart(17),
           fmt(drop(peer, p.point)?.bytes ?? NaN).padStart(18),
           fmt(drop(peer, p.point)?.perGroup ?? NaN).padStart(8),
         ].join(' '),
@@ -353,10 +417,23 @@ async function main(): Promise<void> {
     bids: o.bids,
     auctions: o.auctions,
     batch: o.batch,
-    ...Object.fromEntries(PEERS.map((p) => [`${p}_ev_per_cpu_s`, total(p)])),
-    ...Object.fromEntries(PEERS.map((p) => [`${p}_view_bytes_per_group`, runs.get(p)?.perGroup ?? 0])),
-    ratio_tumble_to_canonical: Number((total('tumble') / total('canonical')).toFixed(3)),
-    ratio_hop_to_canonical: Number((total('hop') / total('canonical')).toFixed(3)),
+    ...Object.fromEntries(o.peers.map((p) => [`${p}_ev_per_cpu_s`, total(p)])),
+    ...Object.fromEntries(o.peers.map((p) => [`${p}_view_bytes_per_group`, runs.get(p)?.perGroup ?? 0])),
+    // Each window peer run beside the reference: its throughput as a fraction of the reference's.
+    ...Object.fromEntries(
+      o.peers
+        .filter((p) => p !== 'canonical' && runs.has('canonical'))
+        .map((p) => [`ratio_${p}_to_canonical`, Number((total(p) / total('canonical')).toFixed(3))]),
+    ),
+    // The open-window state of the EOWC peers at each point: flat when windows close and are freed.
+    ...Object.fromEntries(
+      o.peers
+        .filter(closing)
+        .map((p) => [
+          `${p}_operator_state_by_point`,
+          runs.get(p)?.points.map((x) => x.operator_state_estimate) ?? [],
+        ]),
+    ),
     loadavg_start: start,
     loadavg_end: end,
   };

@@ -36,6 +36,18 @@ export interface ViewChangeSet {
   readonly view: string;
   readonly epoch: number;
   readonly positions: SourcePositions;
+  /**
+   * The epoch's logical clock, as a timestamptz text (`2024-01-01 10:00:00+00`). Set by the server
+   * on the changelog it stores and sends (not by an engine listener's change set); absent in an
+   * entry stored before it was recorded.
+   */
+  readonly clock?: string;
+  /**
+   * The watermark after this epoch of each table or source with a WATERMARK the view reads (directly
+   * or through other views), in its time column's type; null before its first row. Absent when the
+   * view reads none.
+   */
+  readonly watermarks?: Readonly<Record<string, string | null>>;
   readonly changes: readonly Change[];
   /** Row errors appearing (+E) or retracted (-E) in this epoch; absent when none. */
   readonly errors?: readonly ErrorChange[];

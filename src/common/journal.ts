@@ -40,4 +40,9 @@ export interface EngineJournal {
    * one was created after the clock moved): replayed as `Engine.tick({ clock })`.
    */
   appendTick(entry: { epoch: number; clock: number }): void;
+  /**
+   * SET CLOCK moved a manual clock and no epoch was due (`epoch` is the current one): recorded so a
+   * restart does not lose the setting — replayed as `Engine.restoreClockSetting(clock)`, no epoch.
+   */
+  appendClockSet?(entry: { epoch: number; clock: number }): void;
 }

@@ -67,6 +67,10 @@ export interface ViewSnapshot {
  */
 export interface ViewReader {
   readonly epoch: number;
+  /** A view's: the logical clock of `epoch` (a timestamptz text). */
+  readonly clock?: string;
+  /** A view's: the watermarks after `epoch` of the watermarked tables and sources it reads. */
+  readonly watermarks?: Readonly<Record<string, string | null>>;
   readonly columns: readonly ColumnInfo[];
   readonly key: readonly string[] | null;
   /** Positions of the columns the rows are ordered by. */

@@ -85,7 +85,12 @@ export class DdlStatements {
       throw duplicateObject(stmt.name, stmt.pos);
     }
     const shape = tableShape(stmt);
-    const source = sourceOptions(stmt.connector, stmt.name, shape.primaryKey !== null);
+    const source = sourceOptions(
+      stmt.connector,
+      stmt.name,
+      shape.primaryKey !== null,
+      shape.watermark !== undefined,
+    );
     this.checkConnector(stmt, source.brokers);
     const def: TableDef = { kind: 'table', name: stmt.name, ...shape, sql: stmt.text, source };
     const errors = source.onError === 'skip' ? sourceErrorsDef(stmt.name) : null;

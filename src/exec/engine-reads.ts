@@ -9,6 +9,7 @@ import type { SinkInfo, SourceInfo, ViewReader, ViewRowError, ViewSnapshot } fro
 import type { CheckpointedState } from './engine-checkpoints.ts';
 import type { TableInfo, ViewInfo } from './engine-types.ts';
 import { watermarkInfo } from './watermark-statements.ts';
+import { instantMicros } from '../common/time/instant-micros.ts';
 import type { TableStore } from './table-store.ts';
 import type { NodeStats, ViewRuntime } from './view-runtime.ts';
 
@@ -181,6 +182,25 @@ export class EngineReads {
         return null;
       } catch (error) {
         if (error instanceof SluiceError) return error.message;
+        throw error;
+      }
+    };
+  }
+
+  /**
+   * A source with a WATERMARK: a decoded row's event time in µs (its watermark column, as the
+   * source stores it; null when NULL or invalid), for its per-partition watermarks. Null otherwise.
+   */
+  sourceEventTime(source: string): ((row: Record<string, unknown>) => number | null) | null {
+    const store = this.state.tables.get(source);
+    const wm = store?.def.watermark;
+    if (store === undefined || store.def.source === undefined || wm === undefined) return null;
+    return (row) => {
+      try {
+        const v = store.normalizeRow(row, 'insert', 0)[wm.column];
+        return typeof v === 'string' ? instantMicros(v) : null;
+      } catch (error) {
+        if (error instanceof SluiceError) return null;
         throw error;
       }
     };

@@ -33,9 +33,15 @@ import type { PreparedBatch } from './table-store.ts';
 import { TableStore, insertCount } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
-import { REAL_CLOCK, type ClockSource, type ManualClock } from './logical-clock.ts';
+import { REAL_CLOCK, type ClockSource, ManualClock } from './logical-clock.ts';
 import { clockValue, showClock } from './clock-statements.ts';
-import { showWatermarks, type ClosingView } from './watermark-statements.ts';
+import {
+  showWatermarks,
+  watermarkedInputs,
+  watermarkText,
+  type ClosingView,
+} from './watermark-statements.ts';
+import { formatMicros } from '../common/time/instant-micros.ts';
 import type { SharedArrangementInfo } from './shared-arrangements.ts';
 import { asSluiceError } from './table-definition.ts';
 
@@ -116,6 +122,8 @@ export class Engine {
     },
   });
   private readonly subscribers = new Map<string, Set<Subscription>>();
+  /** Per view, the watermarked tables it reads (fixed for the view's life: its inputs outlive it). */
+  private readonly watermarkInputs = new WeakMap<ViewDef, readonly TableDef[]>();
   private journal: EngineJournal | null = null;
   private connectorCheck: ConnectorCheck | null = null;
   private stateTracking = false;
@@ -172,12 +180,20 @@ export class Engine {
 
   /** Whether a tick now would be an epoch (the clock source has reached some temporal bound). */
   tickDue(): boolean {
-    return this.views.nextDue() <= this.nextClock();
+    return this.nextClockDue() <= this.nextClock();
   }
 
-  /** The earliest clock value at which a view's temporal filter changes (Infinity: none). */
+  /**
+   * The earliest clock value at which a view's temporal filter changes, or a source's watermark
+   * rises because a partition goes idle (Infinity: none).
+   */
   nextClockDue(): number {
-    return this.views.nextDue();
+    let due = this.views.nextDue();
+    for (const store of this.tables.values()) {
+      const w = store.watermark;
+      if (w !== null) due = Math.min(due, w.nextChangeAt(this.currentClock));
+    }
+    return due;
   }
 
   /**
@@ -193,12 +209,21 @@ export class Engine {
     const clock = options.clock ?? this.nextClock();
     const due =
       options.clock !== undefined ||
-      (options.force === true ? clock > this.currentClock : this.views.nextDue() <= clock);
+      (options.force === true ? clock > this.currentClock : this.nextClockDue() <= clock);
     if (!due) return { epoch: this.currentEpoch, ticked: false };
     const epoch = this.currentEpoch + 1;
     this.journal?.appendTick({ epoch, clock });
     this.runEpoch(null, null, epoch, {}, clock);
     return { epoch, ticked: true };
+  }
+
+  /**
+   * Replay of a journaled SET CLOCK that made no epoch (and recovery from a checkpoint, with the
+   * last clock setting before it): a manual clock moves to `clock` if it is behind; no epoch.
+   */
+  restoreClockSetting(clock: number): void {
+    const source = this.clockSource;
+    if (source instanceof ManualClock && clock > source.now()) source.set(clock);
   }
 
   setJournal(journal: EngineJournal | null): void {
@@ -324,9 +349,15 @@ export class Engine {
           : this.ddl.show(stmt.objectKind);
       case 'setClock': {
         const micros = clockValue(this.clockSource, stmt.value, stmt.valuePos, stmt.pos, this.currentClock);
-        (this.clockSource as ManualClock).set(micros);
+        const manual = this.clockSource as ManualClock;
+        const moved = micros > manual.now();
+        manual.set(micros);
         // An epoch only when a temporal filter's bound is crossed; `epoch` is the latest either way.
-        return { statement: 'SET CLOCK', epoch: this.tick().epoch };
+        const tick = this.tick();
+        // Without an epoch the setting is journaled on its own, so a restart does not lose it.
+        if (!tick.ticked && moved)
+          this.journal?.appendClockSet?.({ epoch: this.currentEpoch, clock: micros });
+        return { statement: 'SET CLOCK', epoch: tick.epoch };
       }
       case 'explain':
         return this.explain(stmt.query, stmt.dataflow);
@@ -560,7 +591,16 @@ export class Engine {
     this.lastPositions = positions;
     this.currentClock = Math.max(this.currentClock, clock);
     const deltas = new Map<string, ZBatch>();
-    if (store !== null && prepared !== null) deltas.set(store.def.name, store.apply(prepared));
+    // Partitions idle by this epoch's clock stop holding their source's watermark back (before the
+    // batch's late rows are judged, and in a tick, so windows close while no data arrives).
+    for (const t of this.tables.values()) t.watermark?.startEpoch(this.currentClock);
+    if (store !== null && prepared !== null) {
+      const source =
+        store.def.source !== undefined
+          ? { positions: positions[store.def.name], clock: this.currentClock }
+          : undefined;
+      deltas.set(store.def.name, store.apply(prepared, source));
+    }
     const stepped = this.views.runEpoch(deltas, epoch, this.currentClock);
     // Subscribers hear about the epoch only once every view has it.
     for (const cs of stepped) {
@@ -585,6 +625,24 @@ export class Engine {
       };
       for (const s of [...subs]) s.listener(set);
     }
+  }
+
+  /**
+   * The current watermark of each table or source with a WATERMARK that view `name` reads (directly
+   * or through views); null when it reads none. What its changelog messages and reads carry.
+   */
+  viewWatermarks(name: string): Record<string, string | null> | null {
+    const def = this.catalogState.get(name);
+    if (def?.kind !== 'view') return null;
+    let inputs = this.watermarkInputs.get(def);
+    if (inputs === undefined) {
+      inputs = watermarkedInputs(this.catalogState, def);
+      this.watermarkInputs.set(def, inputs);
+    }
+    if (inputs.length === 0) return null;
+    const out: Record<string, string | null> = {};
+    for (const t of inputs) out[t.name] = watermarkText(t, this.tables.get(t.name)?.watermark?.value ?? null);
+    return out;
   }
 
   // ---- checkpoints --------------------------------------------------------------------------
@@ -622,7 +680,13 @@ export class Engine {
   // ---- reads (src/exec/engine-reads.ts) ----------------------------------------------------
 
   viewReader(name: string, deadline: number): ViewReader {
-    return this.reads.viewReader(name, deadline);
+    const reader = this.reads.viewReader(name, deadline);
+    const watermarks = this.viewWatermarks(name);
+    return {
+      ...reader,
+      clock: formatMicros(this.currentClock),
+      ...(watermarks !== null ? { watermarks } : {}),
+    };
   }
   viewSnapshot(name: string): ViewSnapshot {
     return this.reads.viewSnapshot(name);
@@ -647,6 +711,9 @@ export class Engine {
   }
   sourceRowCheck(source: string): (row: Record<string, unknown>) => string | null {
     return this.reads.sourceRowCheck(source);
+  }
+  sourceEventTime(source: string): ((row: Record<string, unknown>) => number | null) | null {
+    return this.reads.sourceEventTime(source);
   }
   catalog(): ReturnType<EngineReads['catalog']> {
     return this.reads.catalog();

@@ -131,7 +131,10 @@ export class TableStore implements Stateful {
   readonly watermark: TableWatermark | null;
 
   constructor(readonly def: TableDef) {
-    this.watermark = def.watermark === undefined ? null : new TableWatermark(def.name, def.watermark);
+    this.watermark =
+      def.watermark === undefined
+        ? null
+        : new TableWatermark(def.name, def.watermark, def.source?.idleTimeoutMicros ?? null);
     this.stateId = `table:${def.name}`;
     this.columnIndex = new Map(def.columns.map((c, i) => [c.name, i]));
     this.columnNames = def.columns.map((c) => c.name);
@@ -311,15 +314,24 @@ export class TableStore implements Stateful {
    * Commits resolved changes (deletes first). Also the replay path: rows are already validated.
    * Late inserts are dropped here, after the journal has the batch, so replay drops the same ones.
    */
-  apply(given: {
-    readonly deletes: readonly (readonly Value[])[];
-    readonly inserts: readonly (readonly Value[])[];
-    readonly insertColumns?: readonly Value[][];
-  }): ZBatch {
+  apply(
+    given: {
+      readonly deletes: readonly (readonly Value[])[];
+      readonly inserts: readonly (readonly Value[])[];
+      readonly insertColumns?: readonly Value[][];
+    },
+    /** A source epoch: its connector's positions (the partitions' event times) and its clock. */
+    source?: { readonly positions: unknown; readonly clock: number },
+  ): ZBatch {
     const batch =
       this.watermark === null
         ? given
-        : this.watermark.admit(given, this.byKey === null ? null : (row) => this.keyOf(row));
+        : this.watermark.admit(
+            given,
+            this.byKey === null ? null : (row) => this.keyOf(row),
+            source?.positions,
+            source?.clock,
+          );
     const columns = batch.insertColumns;
     if (columns !== undefined && this.appendOnly !== null && batch.deletes.length === 0) {
       return this.applyColumns(columns);

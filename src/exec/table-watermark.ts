@@ -1,5 +1,6 @@
-// A table's watermark and its late rows. The watermark is derived from the data only — after each
-// epoch, max(previous watermark, largest inserted time − delay) — so replaying the journal from a
+// A table's watermark and its late rows. The watermark is derived from the journaled epochs only —
+// after each epoch, max(previous watermark, largest inserted time − delay); for a Kafka source, the
+// least over its active partitions (partition-watermarks.ts) — so replaying the journal from a
 // checkpoint (which stores it with the table) reproduces it exactly, and the same rows are late.
 import { notSupported, SluiceError } from '../common/errors.ts';
 import { USECS_PER_DAY } from '../common/time/calendar.ts';
@@ -12,6 +13,7 @@ import type { StateDelta, Stateful } from '../ivm/state.ts';
 import type { Expr, WatermarkClause } from '../parser/ast.ts';
 import { bindExpr } from '../planner/bind-expr.ts';
 import type { ColumnMeta, WatermarkDef } from '../planner/catalog.ts';
+import { PartitionWatermarks, partitionSteps } from './partition-watermarks.ts';
 
 /**
  * `WATERMARK FOR ts AS ts [- INTERVAL '…']`, checked against the table's columns: the column is a
@@ -99,12 +101,38 @@ export class TableWatermark implements Stateful {
   private mark: number | null = null;
   private late = 0;
   private changed = true;
+  /** A Kafka source's per-partition watermarks (null for a table). */
+  private readonly partitions: PartitionWatermarks | null;
 
+  /** `idleMicros`: a source's idle timeout (its partitions then count separately); null for a table. */
   constructor(
     table: string,
     readonly def: WatermarkDef,
+    idleMicros: number | null = null,
   ) {
     this.stateId = `watermark:${table}`;
+    this.partitions = idleMicros === null ? null : new PartitionWatermarks(def.delayMicros, idleMicros);
+  }
+
+  /**
+   * At the start of an epoch at `clock`: partitions idle by now no longer hold the watermark back.
+   * True when it moved.
+   */
+  startEpoch(clock: number): boolean {
+    if (this.partitions === null || this.partitions.size === 0) return false;
+    return this.raise(this.partitions.value(clock));
+  }
+
+  /** The earliest clock after `clock` at which idleness alone raises the watermark (Infinity: never). */
+  nextChangeAt(clock: number): number {
+    return this.partitions === null ? Infinity : this.partitions.nextChangeAt(this.mark, clock);
+  }
+
+  private raise(next: number | null): boolean {
+    if (next === null || (this.mark !== null && next <= this.mark)) return false;
+    this.mark = next;
+    this.changed = true;
+    return true;
   }
 
   /** The watermark in µs; null until a row with a time was inserted. */
@@ -126,6 +154,8 @@ export class TableWatermark implements Stateful {
   admit<B extends AdmittedBatch>(
     batch: B,
     keyOf: ((row: readonly Value[]) => Value) | null,
+    positions?: unknown,
+    clock = 0,
   ): AdmittedBatch | B {
     const start = this.mark;
     const col = this.def.column;
@@ -176,13 +206,13 @@ export class TableWatermark implements Stateful {
       if (kept !== null) out = { deletes: batch.deletes, inserts: kept };
     }
     if (out !== batch) this.changed = true;
-    if (max !== null) {
-      const next = (max as number) - this.def.delayMicros;
-      if (this.mark === null || next > this.mark) {
-        this.mark = next;
-        this.changed = true;
-      }
-    }
+    // A source's partitions carry their own largest times (every record read, late or replaced).
+    const steps = this.partitions === null ? null : partitionSteps(positions);
+    if (steps !== null && this.partitions !== null) {
+      this.partitions.observe(steps, clock);
+      this.changed = true;
+      this.raise(this.partitions.value(clock));
+    } else if (max !== null) this.raise((max as number) - this.def.delayMicros);
     return out;
   }
 
@@ -193,16 +223,22 @@ export class TableWatermark implements Stateful {
   takeStateDelta(full: boolean): StateDelta {
     if (!full && !this.changed) return { replaceAll: false, upserts: [], deletes: [] };
     this.changed = false;
-    return { replaceAll: true, upserts: [['watermark', { mark: this.mark, late: this.late }]], deletes: [] };
+    const entry =
+      this.partitions === null
+        ? { mark: this.mark, late: this.late }
+        : { mark: this.mark, late: this.late, parts: this.partitions.entries() };
+    return { replaceAll: true, upserts: [['watermark', entry]], deletes: [] };
   }
 
   loadState(values: Iterable<unknown>): void {
     this.mark = null;
     this.late = 0;
+    this.partitions?.load([]);
     for (const v of values) {
-      const entry = v as { mark: number | null; late: number };
+      const entry = v as { mark: number | null; late: number; parts?: [string, number | null, number][] };
       this.mark = entry.mark;
       this.late = entry.late;
+      if (entry.parts !== undefined) this.partitions?.load(entry.parts);
     }
     this.changed = false;
   }

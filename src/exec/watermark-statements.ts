@@ -1,7 +1,7 @@
 // SHOW WATERMARKS and the REST view of a table's watermark: each watermarked table or source, its
 // time column and expression, the watermark now (in the column's type) and the late rows it dropped.
 import { formatMicros, formatMicrosLocal } from '../common/time/instant-micros.ts';
-import type { TableDef } from '../planner/catalog.ts';
+import type { Catalog, TableDef, ViewDef } from '../planner/catalog.ts';
 import type { StatementResult } from './api.ts';
 import type { TableStore } from './table-store.ts';
 
@@ -20,11 +20,35 @@ export function watermarkInfo(def: TableDef, store: TableStore): WatermarkInfo |
   const w = store.watermark;
   if (def.watermark === undefined || w === null) return null;
   const column = def.columns[def.watermark.column];
-  const mark = w.value;
-  let text: string | null = null;
-  if (mark !== null)
-    text = column?.type.kind === 'timestamptz' ? formatMicros(mark) : formatMicrosLocal(mark);
+  const text = watermarkText(def, w.value);
   return { column: column?.name ?? '', expression: def.watermark.sql, watermark: text, lateRows: w.lateRows };
+}
+
+/** A watermark (µs, or null before any row) as text of its column's type, as reads show it. */
+export function watermarkText(def: TableDef, mark: number | null): string | null {
+  if (mark === null || def.watermark === undefined) return null;
+  const column = def.columns[def.watermark.column];
+  return column?.type.kind === 'timestamptz' ? formatMicros(mark) : formatMicrosLocal(mark);
+}
+
+/**
+ * The tables and sources with a WATERMARK a view reads, directly or through other views, in the
+ * order first reached: the watermarks its changelog messages and reads carry.
+ */
+export function watermarkedInputs(catalog: Catalog, view: ViewDef): TableDef[] {
+  const out: TableDef[] = [];
+  const seen = new Set<string>();
+  const visit = (names: readonly string[]): void => {
+    for (const name of names) {
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const def = catalog.get(name);
+      if (def?.kind === 'table' && def.watermark !== undefined) out.push(def);
+      else if (def?.kind === 'view') visit(def.dependsOn);
+    }
+  };
+  visit(view.dependsOn);
+  return out;
 }
 
 /** An EMIT ON WINDOW CLOSE view as SHOW WATERMARKS lists it. */

@@ -2,6 +2,8 @@
 // into typed, defaulted settings kept in the catalog. Every error points at the offending token.
 import type { ConnectorClause, ConnectorOption, Pos } from '../parser/ast.ts';
 import { notSupported, SluiceError } from '../common/errors.ts';
+import { parseInterval } from '../common/time/interval.ts';
+import { USECS_PER_DAY } from '../common/time/calendar.ts';
 
 export type KafkaSourceFormat = 'json' | 'upsert' | 'debezium';
 export type KafkaSinkFormat = 'upsert' | 'debezium' | 'changelog';
@@ -33,7 +35,16 @@ export interface KafkaSourceOptions {
   readonly groupId?: string;
   /** Largest message accepted; absent: the connector's default. */
   readonly maxMessageBytes?: number;
+  /**
+   * With a WATERMARK: a partition that delivered no message for this long (µs of the logical clock)
+   * stops holding the source's watermark back until it delivers again. Default 30 s; set only on
+   * a source with a WATERMARK.
+   */
+  readonly idleTimeoutMicros?: number;
 }
+
+/** The default of a source's `idle_timeout`: 30 seconds. */
+export const DEFAULT_IDLE_TIMEOUT_MICROS = 30_000_000;
 
 /** A Kafka sink's validated options. */
 export interface KafkaSinkOptions {
@@ -62,6 +73,7 @@ const sourceSpecs: Readonly<Record<string, OptionSpec>> = {
   on_error: { kind: 'string', values: ['fail', 'skip'] },
   group_id: { kind: 'string' },
   max_message_bytes: { kind: 'integer' },
+  idle_timeout: { kind: 'string' },
 };
 
 const sinkSpecs: Readonly<Record<string, OptionSpec>> = {
@@ -182,11 +194,29 @@ function startOf(option: ConnectorOption): KafkaStart {
   return out;
 }
 
-/** Validates CREATE SOURCE's connector clause; `hasPrimaryKey` gates the keyed formats. */
+/** `idle_timeout '30 seconds'`: a positive interval of days and time, in µs. */
+function idleTimeoutOf(option: ConnectorOption): number {
+  const value = parseInterval(option.value);
+  const hint = "write an interval such as '30 seconds' or '2 minutes'";
+  if (value === null || value.months !== 0) {
+    throw invalid(`invalid value '${option.value}' for option "idle_timeout"`, option.valuePos, hint);
+  }
+  const micros = value.days * USECS_PER_DAY + value.micros;
+  if (!Number.isSafeInteger(micros) || micros <= 0) {
+    throw invalid('option "idle_timeout" must be a positive interval', option.valuePos, hint);
+  }
+  return micros;
+}
+
+/**
+ * Validates CREATE SOURCE's connector clause; `hasPrimaryKey` gates the keyed formats,
+ * `hasWatermark` the idle timeout (which only a watermark reads).
+ */
 export function sourceOptions(
   clause: ConnectorClause,
   sourceName: string,
   hasPrimaryKey: boolean,
+  hasWatermark = false,
 ): KafkaSourceOptions {
   const o = collect(clause, sourceSpecs, 'source');
   const format = (o.get('format')?.value.toLowerCase() ?? 'json') as KafkaSourceFormat;
@@ -205,6 +235,14 @@ export function sourceOptions(
   const onError = get('on_error');
   const groupId = get('group_id');
   const maxBytes = get('max_message_bytes');
+  const idle = get('idle_timeout');
+  if (idle !== undefined && !hasWatermark) {
+    throw invalid(
+      `option "idle_timeout" needs a WATERMARK on source "${sourceName}"`,
+      idle.valuePos,
+      "the idle timeout says when a quiet partition stops holding the watermark back: declare WATERMARK FOR ts AS ts - INTERVAL '...'",
+    );
+  }
   if (groupId !== undefined && groupId.value === '') {
     throw invalid('option "group_id" must not be empty', groupId.valuePos);
   }
@@ -219,6 +257,9 @@ export function sourceOptions(
     onError: (onError?.value.toLowerCase() ?? 'fail') as 'fail' | 'skip',
     ...(groupId !== undefined ? { groupId: groupId.value } : {}),
     ...(maxBytes !== undefined ? { maxMessageBytes: positiveInt(maxBytes) } : {}),
+    ...(hasWatermark
+      ? { idleTimeoutMicros: idle !== undefined ? idleTimeoutOf(idle) : DEFAULT_IDLE_TIMEOUT_MICROS }
+      : {}),
   };
 }
 

@@ -77,14 +77,16 @@ export function registerCatalogRoutes(
 
   // ---- views ---------------------------------------------------------------------------------
 
-  app.get('/v1/views', { schema: S.listViewsRoute }, async (request) => ({
-    views: rt(request)
-      .engine.catalog()
-      .views.map((v) => viewJson(rt(request), v)),
-  }));
+  // Epochs applied but not yet committed are committed first, so the figures are of `epoch`.
+  app.get('/v1/views', { schema: S.listViewsRoute }, async (request) => {
+    const runtime = rt(request);
+    runtime.flush();
+    return { views: runtime.engine.catalog().views.map((v) => viewJson(runtime, v)) };
+  });
 
   app.get<{ Params: { name: string } }>('/v1/views/:name', { schema: S.getViewRoute }, async (request) => {
     const runtime = rt(request);
+    runtime.flush();
     const view = runtime.engine.catalog().views.find((v) => v.name === request.params.name);
     if (view === undefined)
       throw new SluiceError('UNKNOWN_VIEW', `view "${request.params.name}" does not exist`);
@@ -92,6 +94,7 @@ export function registerCatalogRoutes(
   });
 
   function viewJson(runtime: SluiceRuntime, v: ViewInfo): Record<string, unknown> {
+    const watermarks = runtime.engine.viewWatermarks(v.name);
     return {
       name: v.name,
       columns: v.columns,
@@ -99,6 +102,7 @@ export function registerCatalogRoutes(
       sql: v.sql,
       epoch: runtime.committedEpoch,
       clock: formatMicros(runtime.committedClock),
+      ...(watermarks !== null ? { watermarks } : {}),
       rowCount: v.rowCount,
       stateBytes: v.stateBytes,
       dependsOn: v.dependsOn,

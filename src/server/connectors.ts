@@ -21,6 +21,8 @@ export interface ConnectorHost {
   /** The source's delivered positions (partition → next offset) for this incarnation. */
   storedOffsets(source: string, incarnation: number): Map<number, number>;
   rowCheck(source: string): (row: Record<string, unknown>) => string | null;
+  /** A source with a WATERMARK: a row's event time in µs (null: none); null for other sources. */
+  eventTime(source: string): ((row: Record<string, unknown>) => number | null) | null;
   sinkFeed(sink: SinkInfo): SinkFeed;
   /** Paces every source's batches (the tenant's ingest rates). */
   readonly pacer: SourcePacer;
@@ -209,6 +211,7 @@ export class ConnectorManager {
         start: o.start,
         brokers: o.brokers,
         ...(this.connectTimeoutMs !== undefined ? { connectTimeoutMs: this.connectTimeoutMs } : {}),
+        eventTime: this.host.eventTime(info.name),
         decode: {
           format: o.format,
           columns: info.columns.map((c) => c.name),

@@ -149,6 +149,8 @@ async function page(
 function pageJson(reader: ViewReader, page: Page): Record<string, unknown> {
   return {
     epoch: reader.epoch,
+    ...(reader.clock !== undefined ? { clock: reader.clock } : {}),
+    ...(reader.watermarks !== undefined ? { watermarks: reader.watermarks } : {}),
     columns: reader.columns,
     key: reader.key,
     total: page.total,
@@ -279,7 +281,9 @@ async function viewAsOf(
       },
     );
   }
-  return { ...snapshot, epoch: asOf, index: fork };
+  // The clock and watermarks of `asOf` are in its `changes` message, not known here: left out.
+  const { clock: _clock, watermarks: _watermarks, ...earlier } = snapshot;
+  return { ...earlier, epoch: asOf, index: fork };
 }
 
 type Decoder = (wire: unknown) => Value;

@@ -147,6 +147,12 @@ const viewInfo = {
       type: 'string',
       description: "That epoch's logical clock, the now() of temporal filters (a timestamptz)",
     },
+    watermarks: {
+      type: 'object',
+      additionalProperties: { type: 'string', nullable: true },
+      description:
+        "The watermark after that epoch of each table or source with a WATERMARK the view reads (directly or through views), in its time column's type; null before its first row. Absent when it reads none",
+    },
     rowCount: { type: 'integer' },
     stateBytes: { type: 'integer', description: 'Approximate operator state size' },
     dependsOn: { type: 'array', items: { type: 'string' } },
@@ -410,6 +416,17 @@ export const rowPage = {
   required: ['epoch', 'columns', 'rows', 'next'],
   properties: {
     epoch: { type: 'integer', description: 'The epoch the page is consistent at (`asOf` when given)' },
+    clock: {
+      type: 'string',
+      description:
+        "A view's page without `asOf`: that epoch's logical clock, the now() of temporal filters (a timestamptz)",
+    },
+    watermarks: {
+      type: 'object',
+      additionalProperties: { type: 'string', nullable: true },
+      description:
+        "A view's page without `asOf`: the watermark after that epoch of each table or source with a WATERMARK the view reads (directly or through views), in its time column's type (null before its first row); absent when it reads none",
+    },
     columns,
     key: keyColumns,
     total: {
@@ -570,7 +587,7 @@ const subscribeQuery = {
 const subscribeDescription = `Messages (one per WebSocket frame / NDJSON line):
 - {"type":"subscribed","view","epoch","snapshot","columns","key"}
 - {"type":"snapshot","epoch","rows":[...],"more":bool} … {"type":"snapshot_end","epoch","rows":n}
-- {"type":"changes","epoch","positions",changes:[{"op":"+I"|"-D"|"-U"|"+U","row":{...},"n"?:k}],"errors"?:[{"op":"+E"|"-E","error":{code,message,row,epoch,count}}]} — one per epoch that changed the view
+- {"type":"changes","epoch","positions","clock","watermarks"?,changes:[{"op":"+I"|"-D"|"-U"|"+U","row":{...},"n"?:k}],"errors"?:[{"op":"+E"|"-E","error":{code,message,row,epoch,count}}]} — one per epoch that changed the view; "clock" is the epoch's logical clock (a timestamptz), "watermarks" the watermark after it of each table or source with a WATERMARK the view reads, in its time column's type (null before its first row; absent when it reads none; a resumed changelog replays the same values)
 - {"type":"progress","epoch"} — while idle; every epoch up to it has been delivered
 - {"type":"error","code","message","epoch"?} then close (4400 invalid request, 4404 unknown view, 4409 RESUME_TOO_OLD, 4410 VIEW_DROPPED, 4429 SLOW_CONSUMER with "epoch" = last epoch delivered, 4503 TOO_MANY_SUBSCRIBERS, 4500 internal, 1001 shutting down)
 Snapshots are streamed from a frozen version of the view's index as the client takes them; all subscribers share one memory budget (--subscriber-memory): past it, the subscriber furthest behind is closed with SLOW_CONSUMER. Subscriber counts are capped (--max-subscribers, --max-subscribers-per-view).`;

@@ -2,9 +2,10 @@
 // stored form (one per view per epoch, in the changelog table) is a compact positional form of the
 // same values:
 //
-//   {"k":["col",...],"p":{positions},"c":[op,v1,...,vk, op,v1,...,vk, ...],"n":[i,n,...],"x":[errors]}
+//   {"k":["col",...],"p":{positions},"t":"clock","w":{watermarks},"c":[op,v1,...,vk, ...],"n":[i,n,...],"x":[errors]}
 //
-// `c` is flat (stride k+1); `n` lists the change indexes whose multiplicity is not 1 (absent when
+// `t` is the epoch's logical clock and `w` the watermarks the view reads (each absent when the change
+// set has none: entries stored before they were recorded). `c` is flat (stride k+1); `n` lists the change indexes whose multiplicity is not 1 (absent when
 // none); `x` is the wire JSON of the row errors (absent when none). Every value is stored as its
 // wire JSON (bigints and non-finite floats as strings), so turning a stored entry back into the
 // wire message is a pure text transformation that yields exactly the message sent live.
@@ -57,9 +58,19 @@ export function wireMessageGeneric(cs: ViewChangeSet): string {
     type: 'changes',
     epoch: cs.epoch,
     positions: cs.positions,
+    ...(cs.clock !== undefined ? { clock: cs.clock } : {}),
+    ...(cs.watermarks !== undefined ? { watermarks: cs.watermarks } : {}),
     changes: cs.changes,
     ...(cs.errors !== undefined && cs.errors.length > 0 ? { errors: cs.errors } : {}),
   });
+}
+
+/** `,"clock":…,"watermarks":…` of the wire message (`"t"`/`"w"` of the stored form), each when present. */
+function timePart(cs: ViewChangeSet, clockKey: string, watermarksKey: string): string {
+  let s = '';
+  if (cs.clock !== undefined) s += `,"${clockKey}":${JSON.stringify(cs.clock)}`;
+  if (cs.watermarks !== undefined) s += `,"${watermarksKey}":${JSON.stringify(cs.watermarks)}`;
+  return s;
 }
 
 function errorsPart(cs: ViewChangeSet): string {
@@ -71,7 +82,7 @@ export function encodeChangesWire(cs: ViewChangeSet): string {
   const changes = cs.changes;
   const keys = keysOf(changes);
   const prefixes = keys.map((k, i) => `${i === 0 ? '' : ','}${JSON.stringify(k)}:`);
-  let s = `{"type":"changes","epoch":${cs.epoch},"positions":${stringifyWire(cs.positions)},"changes":[`;
+  let s = `{"type":"changes","epoch":${cs.epoch},"positions":${stringifyWire(cs.positions)}${timePart(cs, 'clock', 'watermarks')},"changes":[`;
   for (let i = 0; i < changes.length; i++) {
     const c = changes[i] as Change;
     const row = c.row as Record<string, unknown>;
@@ -142,7 +153,7 @@ export function encodeChangesStored(cs: ViewChangeSet): string {
       (multiplicities ??= []).push(i, c.n);
     }
   }
-  let s = `{"k":${JSON.stringify(keys)},"p":${stringifyWire(cs.positions)},"c":${JSON.stringify(flat)}`;
+  let s = `{"k":${JSON.stringify(keys)},"p":${stringifyWire(cs.positions)}${timePart(cs, 't', 'w')},"c":${JSON.stringify(flat)}`;
   if (multiplicities !== undefined) s += `,"n":${JSON.stringify(multiplicities)}`;
   if (cs.errors !== undefined && cs.errors.length > 0) s += `,"x":${stringifyWire(cs.errors)}`;
   return `${s}}`;
@@ -159,6 +170,8 @@ function encodeStoredGeneric(cs: ViewChangeSet): string {
 interface StoredForm {
   k: string[];
   p: unknown;
+  t?: string;
+  w?: unknown;
   c: unknown[];
   n?: number[];
   x?: unknown;
@@ -179,7 +192,10 @@ export function storedToWire(epoch: number, stored: string): string {
     for (let i = 0; i + 1 < form.n.length; i += 2)
       multiplicity.set(form.n[i] as number, form.n[i + 1] as number);
   const values = form.c;
-  let s = `{"type":"changes","epoch":${epoch},"positions":${JSON.stringify(form.p)},"changes":[`;
+  let s = `{"type":"changes","epoch":${epoch},"positions":${JSON.stringify(form.p)}`;
+  if (form.t !== undefined) s += `,"clock":${JSON.stringify(form.t)}`;
+  if (form.w !== undefined) s += `,"watermarks":${JSON.stringify(form.w)}`;
+  s += ',"changes":[';
   for (let i = 0, at = 0; at < values.length; i++, at += stride) {
     s += i === 0 ? `{"op":"${String(values[at])}","row":{` : `,{"op":"${String(values[at])}","row":{`;
     for (let k = 0; k < keys.length; k++) {
@@ -196,19 +212,28 @@ export function storedToWire(epoch: number, stored: string): string {
 
 /**
  * Whether two stored entries of one epoch carry the same changes: the same text, or the same
- * positions, changes and errors in another order (a restored state may iterate differently).
+ * positions, clock and watermarks, and the same changes and errors in another order (a restored state may iterate differently).
  */
 export function sameStoredChanges(epoch: number, a: string, b: string): boolean {
   if (a === b) return true;
-  const canonical = (stored: string): string => {
-    const m = JSON.parse(storedToWire(epoch, stored)) as {
-      positions: unknown;
-      changes: unknown[];
-      errors?: unknown[];
-    };
+  interface Parsed {
+    positions: unknown;
+    clock?: string;
+    watermarks?: unknown;
+    changes: unknown[];
+    errors?: unknown[];
+  }
+  const [x, y] = [a, b].map((stored) => JSON.parse(storedToWire(epoch, stored)) as Parsed) as [
+    Parsed,
+    Parsed,
+  ];
+  // An entry stored before clocks and watermarks were recorded is compared without them.
+  const timed = x.clock !== undefined && y.clock !== undefined;
+  const canonical = (m: Parsed): string => {
     const sorted = (list: unknown[] | undefined): string[] =>
-      (list ?? []).map((x) => JSON.stringify(x)).sort();
-    return JSON.stringify([m.positions, sorted(m.changes), sorted(m.errors)]);
+      (list ?? []).map((v) => JSON.stringify(v)).sort();
+    const time = timed ? [m.clock, m.watermarks ?? null] : [];
+    return JSON.stringify([m.positions, ...time, sorted(m.changes), sorted(m.errors)]);
   };
-  return canonical(a) === canonical(b);
+  return canonical(x) === canonical(y);
 }

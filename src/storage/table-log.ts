@@ -46,6 +46,17 @@ export type LoggedEntry =
       readonly epoch: number;
       readonly at: number;
       readonly clock: number;
+    }
+  /**
+   * SET CLOCK moved a manual clock without an epoch (no bound was due): stored like a tick with
+   * payload `{"c": clock, "s": 1}` and the current epoch; replay sets the clock, making no epoch.
+   */
+  | {
+      readonly kind: 'clock';
+      readonly offset: number;
+      readonly epoch: number;
+      readonly at: number;
+      readonly clock: number;
     };
 
 interface JournalRow {
@@ -79,6 +90,7 @@ export class TableLog implements EngineJournal {
   private readonly pageStmt;
   private readonly ddlStmt;
   private readonly deleteStmt;
+  private readonly lastClockStmt;
 
   /** Entries from this offset on must carry a checksum (older ones predate checksums). */
   private readonly checkedFrom: number;
@@ -99,6 +111,9 @@ export class TableLog implements EngineJournal {
       "SELECT * FROM journal WHERE kind = 'ddl' AND log_offset <= ? ORDER BY log_offset",
     );
     this.deleteStmt = db.prepare('DELETE FROM journal WHERE log_offset = ?');
+    this.lastClockStmt = db.prepare(
+      "SELECT * FROM journal WHERE kind = 'batch' AND target IS NULL AND log_offset <= ? ORDER BY log_offset DESC LIMIT 1",
+    );
   }
 
   get lastOffset(): number {
@@ -152,19 +167,35 @@ export class TableLog implements EngineJournal {
   }
 
   appendTick(entry: { epoch: number; clock: number }): void {
+    this.appendClockEntry(entry.epoch, { c: entry.clock });
+  }
+
+  appendClockSet(entry: { epoch: number; clock: number }): void {
+    this.appendClockEntry(entry.epoch, { c: entry.clock, s: 1 });
+  }
+
+  /** The clock a restart must not lose: the last tick's or SET CLOCK's at or before `offset` (null: none). */
+  lastClockSetting(offset: number): number | null {
+    const row = this.lastClockStmt.get(offset) as JournalRow | undefined;
+    if (row === undefined) return null;
+    const entry = decodeEntry(row);
+    return entry.kind === 'tick' || entry.kind === 'clock' ? entry.clock : null;
+  }
+
+  private appendClockEntry(epoch: number, body: { c: number; s?: 1 }): void {
     this.hooks.beforeAppend();
     this.store.begin();
     const offset = this.lastOffsetValue + 1;
-    const payload = encodeStored({ c: entry.clock });
+    const payload = encodeStored(body);
     this.insertStmt.run(
       offset,
       'batch',
-      entry.epoch,
+      epoch,
       null,
       payload,
       '{}',
       Date.now(),
-      entryChecksum(offset, 'batch', entry.epoch, null, payload, '{}'),
+      entryChecksum(offset, 'batch', epoch, null, payload, '{}'),
     );
     this.lastOffsetValue = offset;
   }
@@ -271,8 +302,9 @@ function decodeEntry(row: JournalRow): LoggedEntry {
     return { kind: 'ddl', offset: row.log_offset, epoch: row.epoch, at: row.at, sql: row.payload };
   }
   if (row.target === null) {
-    const tick = decodeStored(row.payload) as { c: number };
-    return { kind: 'tick', offset: row.log_offset, epoch: row.epoch, at: row.at, clock: tick.c };
+    const tick = decodeStored(row.payload) as { c: number; s?: number };
+    const kind = tick.s === 1 ? 'clock' : 'tick';
+    return { kind, offset: row.log_offset, epoch: row.epoch, at: row.at, clock: tick.c };
   }
   const payload = decodeBatchPayload(row.payload);
   return {

@@ -155,6 +155,25 @@ test('changelog encodings: wire and stored-then-wire equal the generic message f
         { op: '+I', row: { a: 1 } },
       ],
     },
+    // The epoch's clock and the view's watermarks ("t" and "w" stored), on both paths.
+    {
+      view: 'v',
+      epoch: 12,
+      positions: { t: { offset: 5 } },
+      clock: '2024-06-01 00:00:00+00',
+      watermarks: { bids: '2024-01-01 10:00:07', asks: null },
+      changes: [{ op: '+I', row: { a: 1 } }],
+    },
+    {
+      view: 'v',
+      epoch: 13,
+      positions: {},
+      clock: '2024-06-01 00:00:01+00',
+      changes: [
+        { op: '+I', row: { a: 1 } },
+        { op: '+I', row: { b: 2 } },
+      ],
+    },
   ];
   for (const cs of sets) {
     const expected = wireMessageGeneric(cs);

@@ -53,6 +53,7 @@ export abstract class RuntimeConnectors extends RuntimeCommit {
         this.applySourceBatch(source, incarnation, batch),
       storedOffsets: (source: string, incarnation: number) => this.sourceStore.offsets(source, incarnation),
       rowCheck: (source: string) => this.engine.sourceRowCheck(source),
+      eventTime: (source: string) => this.engine.sourceEventTime(source),
       sinkFeed: (sink: SinkInfo) => this.sinkFeed(sink),
       // Read at each batch: the hooks are set after the runtime opened (and its sources started).
       pacer: {

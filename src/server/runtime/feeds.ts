@@ -6,6 +6,7 @@ import { type Subscriber, ViewFeed } from '../../sink/subscriber.ts';
 import { encodeChangesStored, sameStoredChanges } from '../../storage/changelog-codec.ts';
 import type { ColumnInfo } from '../../common/types.ts';
 import type { Engine, ViewInfo } from '../../index.ts';
+import { formatMicros } from '../../common/time/instant-micros.ts';
 import { RuntimeBase } from './base.ts';
 
 export interface FeedEntry {
@@ -32,6 +33,8 @@ export abstract class RuntimeFeeds extends RuntimeBase {
   protected replayAt = 0;
   /** While the journal after a checkpoint is replayed: stored changelog entries matched, per view. */
   protected replayCheck: Map<string, number> | null = null;
+  /** The latest epoch's clock as text, formatted once for all the views that changed in it. */
+  private clockText: { readonly epoch: number; readonly text: string } | null = null;
   // Provided by connector-lifecycle.ts and subscriptions.ts.
   protected abstract trackConnectors(catalog: ReturnType<Engine['catalogDefinitions']>): void;
   protected abstract follow(sub: Subscriber, feed: ViewFeed, view: string): Promise<void>;
@@ -89,8 +92,24 @@ export abstract class RuntimeFeeds extends RuntimeBase {
     if (!this.replaying) this.pendingDrops.push(entry.feed);
   }
 
-  private onChanges(feed: ViewFeed, writable: boolean, changes: ViewChangeSet): void {
+  /**
+   * The change set with its epoch's logical clock and the view's watermarks after it (called while
+   * the engine is at that epoch: a listener runs inside it), as the changelog stores and sends it.
+   */
+  private withTime(view: string, changes: ViewChangeSet): ViewChangeSet {
+    if (this.clockText === null || this.clockText.epoch !== changes.epoch)
+      this.clockText = { epoch: changes.epoch, text: formatMicros(this.engine.clock) };
+    const watermarks = this.engine.viewWatermarks(view);
+    return {
+      ...changes,
+      clock: this.clockText.text,
+      ...(watermarks !== null ? { watermarks } : {}),
+    };
+  }
+
+  private onChanges(feed: ViewFeed, writable: boolean, given: ViewChangeSet): void {
     if (!writable) return;
+    const changes = this.withTime(feed.view, given);
     // Stored compactly (changelog-codec.ts); the wire message is written at publication, if needed.
     if (this.replaying) {
       const info = this.changelog.info(feed.view);

@@ -110,6 +110,9 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
   ): RecoveryReport {
     this.replay(this.log.ddlEntries(journalOffset));
     const rebuiltViews = this.engine.loadCheckpoint(checkpoint).rebuilt;
+    // A SET CLOCK before the checkpoint that made no epoch is in no checkpoint: set it again.
+    const clockSetting = this.log.lastClockSetting(journalOffset);
+    if (clockSetting !== null) this.engine.restoreClockSetting(clockSetting);
     if (rebuiltViews.length > 0) {
       this.options.logger.warn(
         { views: rebuiltViews },
@@ -237,6 +240,8 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
             // Accepted once, so replayed whatever today's limits say (an older data file may exceed them).
             this.engine.execute(entry.sql, { limits: REPLAY_SQL_LIMITS });
             this.ddlSinceSync = true;
+          } else if (entry.kind === 'clock') {
+            this.engine.restoreClockSetting(entry.clock);
           } else if (entry.kind === 'tick') {
             if (this.ddlSinceSync) this.syncCatalog();
             const result = this.engine.tick({ clock: entry.clock });
@@ -280,6 +285,8 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
       this.replaying = false;
       this.engine.setClockFrozen(false);
     }
+    // A manual clock stands where the replayed epochs left it (SHOW CLOCK's source), never behind.
+    this.engine.restoreClockSetting(this.engine.clock);
     return applied;
   }
 }

@@ -27,12 +27,29 @@ export interface KafkaSourceConfig {
   readonly connectTimeoutMs?: number;
   /** The bootstrap brokers, for messages. */
   readonly brokers?: readonly string[];
+  /**
+   * A source with a WATERMARK: a row's event time in µs (null: none). Each batch's positions then
+   * carry every partition's largest event time read (`maxTime`), from which the engine derives the
+   * per-partition watermarks — journaled with the positions, so replay derives the same ones.
+   */
+  readonly eventTime?: ((row: Record<string, unknown>) => number | null) | null;
+}
+
+/** One partition's part of a batch: the offset range [from, next) it covers. */
+export interface PartitionRange {
+  readonly from: number;
+  readonly next: number;
+  /**
+   * Sources with a WATERMARK only: the largest event time (µs) of the records read in this range,
+   * null when none had one.
+   */
+  readonly maxTime?: number | null;
 }
 
 /** An epoch's positions for one source: each partition's offset range [from, next). */
 export interface KafkaPositions {
   readonly topic: string;
-  readonly partitions: Readonly<Record<string, { readonly from: number; readonly next: number }>>;
+  readonly partitions: Readonly<Record<string, PartitionRange>>;
 }
 
 export interface SkippedRecord {
@@ -125,6 +142,8 @@ export class KafkaSourceRunner {
   private pendingAdvance = false;
   private pendingFrom = new Map<number, number>();
   private readonly pendingNext = new Map<number, number>();
+  /** Per partition, the largest event time of the batch being filled (sources with a watermark). */
+  private readonly pendingTimes = new Map<number, number>();
   private batchTimer: NodeJS.Timeout | null = null;
   /** A batch the pacer held back: reading waits on `held`, `paceTimer` asks again. */
   private held: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
@@ -346,12 +365,28 @@ export class KafkaSourceRunner {
       ops = [];
     }
     for (const op of ops) this.addOp(op);
+    const eventTime = this.config.eventTime;
+    if (eventTime !== undefined && eventTime !== null) this.noteTimes(partition, ops, eventTime);
     this.pendingRecords += 1;
     this.pendingBytes += (record.key?.length ?? 0) + (record.value?.length ?? 0);
     this.pendingNext.set(partition, Math.max(record.offset + 1, this.pendingNext.get(partition) ?? 0));
     if (this.batchFull()) this.flush(generation);
     else if (this.batchTimer === null) {
       this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
+    }
+  }
+
+  /** Raises the partition's largest event time by the upserted rows' (every record counts, even one a later one replaces). */
+  private noteTimes(
+    partition: number,
+    ops: readonly RowOp[],
+    eventTime: (row: Record<string, unknown>) => number | null,
+  ): void {
+    for (const op of ops) {
+      if (op.kind !== 'upsert') continue;
+      const t = eventTime(op.row);
+      const max = this.pendingTimes.get(partition);
+      if (t !== null && (max === undefined || t > max)) this.pendingTimes.set(partition, t);
     }
   }
 
@@ -395,9 +430,14 @@ export class KafkaSourceRunner {
       this.batchTimer = null;
     }
     if (generation !== this.generation || (this.pendingRecords === 0 && !this.pendingAdvance)) return;
-    const partitions: Record<string, { from: number; next: number }> = {};
-    for (const [p, from] of this.pendingFrom)
-      partitions[String(p)] = { from, next: this.pendingNext.get(p) ?? from };
+    const partitions: Record<string, PartitionRange> = {};
+    const timed = this.config.eventTime !== undefined && this.config.eventTime !== null;
+    for (const [p, from] of this.pendingFrom) {
+      const next = this.pendingNext.get(p) ?? from;
+      partitions[String(p)] = timed
+        ? { from, next, maxTime: this.pendingTimes.get(p) ?? null }
+        : { from, next };
+    }
     const upserts: Record<string, unknown>[] = [];
     const deletes: Record<string, unknown>[] = [];
     if (this.keyed) {
@@ -488,6 +528,7 @@ export class KafkaSourceRunner {
     this.pendingAdvance = false;
     this.pendingFrom = new Map(from);
     this.pendingNext.clear();
+    this.pendingTimes.clear();
     for (const [p, o] of from) this.pendingNext.set(p, o);
   }
 
