@@ -41,6 +41,11 @@ function mutate(
   }
 }
 
+/** Keys changed since the last delta (the arrangement's private set, read for the test). */
+function countDirty(a: UniqueArrangement<number>): number {
+  return (a as unknown as { dirty: Set<number> }).dirty.size;
+}
+
 /** Keys of a snapshot deleted while it was read and not put back (the case its last pass reads). */
 let stayedDeleted = 0;
 
@@ -78,11 +83,29 @@ for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
     assert.ok(read <= expected.size + deleted.length + 300, 'duplicates are few');
     assert.equal(a.snapshotChangedKeys, 0, 'a snapshot read to its end keeps no before-images');
 
-    // The changes made while it was read are the next (incremental) delta.
+    // Enough changes for an incremental delta read through a snapshot of its changed keys, read
+    // with changes between its entries too: stored + delta = the state when it was taken.
+    const model = new Map(got);
+    while (a.snapshotChangedKeys === 0 && countDirty(a) < 2500) mutate(a, rnd, deleted, next);
+    const atIncremental = new Map<string, unknown>();
+    for (const row of a.values()) atIncremental.set(encodeOne(row[0] as Value), row);
+    const incremental = a.takeDelta(false);
+    assert.equal(incremental.replaceAll, false);
+    for (const k of incremental.deletes) model.delete(k);
+    let n = 0;
+    for (const [k, v] of incremental.upserts) {
+      model.set(k, v);
+      if (++n < incremental.upserts.length - 40)
+        for (let c = Math.floor(rnd() * 4); c > 0; c--) mutate(a, rnd, deleted, next);
+    }
+    assert.equal(n, incremental.upserts.length);
+    assert.deepEqual(new Map([...model].sort()), new Map([...atIncremental].sort()));
+    assert.equal(a.snapshotChangedKeys, 0);
+
+    // The changes made while it was read are the next delta.
     const current = new Map<string, unknown>();
     for (const row of a.values()) current.set(encodeOne(row[0] as Value), row);
     const after = a.takeDelta(false);
-    const model = new Map(got);
     for (const k of after.deletes) model.delete(k);
     for (const [k, v] of after.upserts) model.set(k, v);
     assert.deepEqual(new Map([...model].sort()), new Map([...current].sort()));

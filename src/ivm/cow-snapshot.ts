@@ -8,7 +8,7 @@
 // and a re-inserted key comes again at the end): a key without a before-image is unchanged and is
 // read as it is now, a key with one is read as its before-image (once), a key inserted after the
 // snapshot is skipped. After the walk, the before-images of keys no longer in the Map (deleted) are
-// read. A key read unchanged and deleted later can be read twice, with the same value both times:
+// read. An incremental checkpoint reads only its changed keys the same way, from a set handed over. A key read unchanged and deleted later can be read twice, with the same value both times:
 // writing a checkpoint entry twice with one value is idempotent (the store upserts by key).
 import type { Value } from '../common/types.ts';
 import { SluiceError } from '../common/errors.ts';
@@ -31,11 +31,16 @@ export class CowSnapshot<K> {
 
   constructor(
     private readonly map: ReadonlyMap<K, Row>,
-    /** Entries at the snapshot (the Map's size then). */
+    /** Entries at the snapshot: the Map's size then, or the keys of `only` present then. */
     readonly size: number,
     private readonly encode: (key: K) => string,
     /** Called once the snapshot needs no more notifications (read to its end, closed or superseded). */
     private readonly release: (snapshot: CowSnapshot<K>) => void,
+    /**
+     * Read only these keys (an incremental checkpoint's changed keys; the owner hands the set over
+     * and never changes it), skipping those absent at the snapshot; null reads the whole Map.
+     */
+    private readonly only: ReadonlySet<K> | null = null,
   ) {}
 
   /** Before-images kept so far (bounded by the keys changed while the snapshot is read). */
@@ -66,6 +71,10 @@ export class CowSnapshot<K> {
   *entries(): Generator<Entry, void, undefined> {
     if (this.started) throw new SluiceError('INTERNAL_ERROR', 'a checkpoint snapshot is read only once');
     this.started = true;
+    if (this.only !== null) {
+      yield* this.keyEntries(this.only);
+      return;
+    }
     try {
       for (const [key, row] of this.map) {
         this.check();
@@ -90,6 +99,22 @@ export class CowSnapshot<K> {
       for (const [key, row] of deleted) {
         this.check();
         yield [this.encode(key), row];
+      }
+    } finally {
+      this.recording = false;
+      this.before.clear();
+      this.release(this);
+    }
+  }
+
+  /** The entries of a fixed set of keys at the snapshot (each key once: the set does not change). */
+  private *keyEntries(keys: ReadonlySet<K>): Generator<Entry, void, undefined> {
+    try {
+      for (const key of keys) {
+        this.check();
+        const b = this.before.get(key);
+        const row = b === undefined ? this.map.get(key) : b.row;
+        if (row !== undefined) yield [this.encode(key), row];
       }
     } finally {
       this.recording = false;
@@ -129,8 +154,9 @@ export function snapshotEntries<K>(snapshot: CowSnapshot<K>): readonly Entry[] {
     iterated = true;
     return snapshot.entries();
   };
+  // An empty target whose `length` the traps report: setting a million-element length on an array
+  // allocates its whole (holey) backing store, 8 bytes an element.
   const target: Entry[] = [];
-  target.length = snapshot.size;
   return new Proxy(target, {
     get: (t, prop, receiver): unknown => {
       if (prop === Symbol.iterator) return iterate;
@@ -154,7 +180,8 @@ export function snapshotEntries<K>(snapshot: CowSnapshot<K>): readonly Entry[] {
           ? { value: list[i], writable: false, enumerable: true, configurable: true }
           : undefined;
       }
-      return Reflect.getOwnPropertyDescriptor(t, prop);
+      const own = Reflect.getOwnPropertyDescriptor(t, prop);
+      return prop === 'length' && own !== undefined ? { ...own, value: snapshot.size } : own;
     },
     ownKeys: (t): (string | symbol)[] => [
       ...Array.from({ length: materialize().length }, (_, i) => String(i)),
