@@ -87,7 +87,13 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
    * keys are found now (tens of thousands of changed rows had cost ~40 ms in one synchronous call).
    */
   protected override changedEntries(deletes: string[]): readonly (readonly [string, unknown])[] {
-    if (this.dirty.size < LAZY_CHANGED_MIN) return super.changedEntries(deletes);
+    if (this.dirty.size < LAZY_CHANGED_MIN) {
+      // A snapshot still open is of an older delta, which must have been read by now: stop its
+      // before-images from growing.
+      this.snapshot?.supersede();
+      this.snapshot = null;
+      return super.changedEntries(deletes);
+    }
     const keys = this.dirty;
     this.dirty = new Set();
     for (const k of keys) if (!this.rows.has(k)) deletes.push(encodeOne(k));
