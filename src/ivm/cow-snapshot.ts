@@ -8,8 +8,9 @@
 // and a re-inserted key comes again at the end): a key without a before-image is unchanged and is
 // read as it is now, a key with one is read as its before-image (once), a key inserted after the
 // snapshot is skipped. After the walk, the before-images of keys no longer in the Map (deleted) are
-// read. An incremental checkpoint reads only its changed keys the same way, from a set handed over. A key read unchanged and deleted later can be read twice, with the same value both times:
-// writing a checkpoint entry twice with one value is idempotent (the store upserts by key).
+// read. A key read unchanged and deleted later can be read twice, with the same value both times:
+// writing a checkpoint entry twice with one value is idempotent (the store upserts by key). An
+// incremental checkpoint reads only its changed keys the same way, from a set handed over to it.
 import type { Value } from '../common/types.ts';
 import { SluiceError } from '../common/errors.ts';
 
