@@ -17,14 +17,14 @@ import { SluiceError } from '../common/errors.ts';
 type Row = readonly Value[];
 type Entry = readonly [string, unknown];
 
-interface BeforeImage {
-  /** The key's row at the snapshot; undefined when the key was inserted after it. */
-  readonly row: Row | undefined;
-  emitted: boolean;
-}
-
 export class CowSnapshot<K> {
-  private readonly before = new Map<K, BeforeImage>();
+  /**
+   * Before-images: the key's row at the snapshot, undefined when it was inserted after it. No
+   * object per key: while a checkpoint is read every key ingest inserts gets one of these.
+   */
+  private readonly before = new Map<K, Row | undefined>();
+  /** Keys whose before-image the walk read (the others are read after it, if deleted). */
+  private readonly emitted = new Set<K>();
   /** Recording before-images: from the snapshot until the walk of the live Map is over. */
   private recording = true;
   private superseded = false;
@@ -51,7 +51,7 @@ export class CowSnapshot<K> {
 
   /** Called by the owner before it sets or deletes `key` in the Map; `current` is its row now. */
   beforeChange(key: K, current: Row | undefined): void {
-    if (this.recording && !this.before.has(key)) this.before.set(key, { row: current, emitted: false });
+    if (this.recording && !this.before.has(key)) this.before.set(key, current);
   }
 
   /**
@@ -79,11 +79,13 @@ export class CowSnapshot<K> {
     try {
       for (const [key, row] of this.map) {
         this.check();
-        const b = this.before.get(key);
-        if (b === undefined) yield [this.encode(key), row];
-        else if (b.row !== undefined && !b.emitted) {
-          b.emitted = true;
-          yield [this.encode(key), b.row];
+        if (!this.before.has(key)) yield [this.encode(key), row];
+        else {
+          const old = this.before.get(key);
+          if (old !== undefined && !this.emitted.has(key)) {
+            this.emitted.add(key);
+            yield [this.encode(key), old];
+          }
         }
       }
       this.check();
@@ -93,10 +95,11 @@ export class CowSnapshot<K> {
       this.recording = false;
       this.release(this);
       const deleted: [K, Row][] = [];
-      for (const [key, b] of this.before) {
-        if (b.row !== undefined && !b.emitted && !this.map.has(key)) deleted.push([key, b.row]);
+      for (const [key, old] of this.before) {
+        if (old !== undefined && !this.emitted.has(key) && !this.map.has(key)) deleted.push([key, old]);
       }
       this.before.clear();
+      this.emitted.clear();
       for (const [key, row] of deleted) {
         this.check();
         yield [this.encode(key), row];
@@ -104,6 +107,7 @@ export class CowSnapshot<K> {
     } finally {
       this.recording = false;
       this.before.clear();
+      this.emitted.clear();
       this.release(this);
     }
   }
@@ -113,8 +117,7 @@ export class CowSnapshot<K> {
     try {
       for (const key of keys) {
         this.check();
-        const b = this.before.get(key);
-        const row = b === undefined ? this.map.get(key) : b.row;
+        const row = this.before.has(key) ? this.before.get(key) : this.map.get(key);
         if (row !== undefined) yield [this.encode(key), row];
       }
     } finally {
