@@ -3,14 +3,16 @@
 // rows, whose allocation set off ~100 ms scavenges and mark-compacts on a 1M-row table).
 //
 // The owner calls `beforeChange(key, current)` before every set or delete while the snapshot is
-// open; the first call for a key keeps its before-image (undefined: the key was inserted after the
-// snapshot). The reader walks the live Map (a Map iterator sees later inserts, skips deleted keys,
-// and a re-inserted key comes again at the end): a key without a before-image is unchanged and is
-// read as it is now, a key with one is read as its before-image (once), a key inserted after the
-// snapshot is skipped. After the walk, the before-images of keys no longer in the Map (deleted) are
-// read. A key read unchanged and deleted later can be read twice, with the same value both times:
-// writing a checkpoint entry twice with one value is idempotent (the store upserts by key). An
-// incremental checkpoint reads only its changed keys the same way, from a set handed over to it.
+// open: the first change of a key present at the snapshot keeps its row (its before-image); a key
+// absent then is remembered as inserted after it. The reader walks the live Map in its insertion
+// order (a Map iterator skips deleted keys; a key deleted and set again comes again at the end): an
+// unchanged key is read as it is now, a changed one as its before-image (once). Every key the Map
+// gains after the snapshot comes after all the snapshot's keys that stayed in place, so the walk
+// stops at the first inserted key: it never chases ingest through the new keys. Then the
+// before-images not read yet are read: keys deleted (or deleted and set again) before the walk
+// reached them. A key read unchanged and changed later can be read twice, with the same value both
+// times: writing a checkpoint entry twice with one value is idempotent (the store upserts by key).
+// An incremental checkpoint reads only its changed keys the same way, from a set handed over to it.
 import type { Value } from '../common/types.ts';
 import { SluiceError } from '../common/errors.ts';
 
@@ -18,14 +20,13 @@ type Row = readonly Value[];
 type Entry = readonly [string, unknown];
 
 export class CowSnapshot<K> {
-  /**
-   * Before-images: the key's row at the snapshot, undefined when it was inserted after it. No
-   * object per key: while a checkpoint is read every key ingest inserts gets one of these.
-   */
-  private readonly before = new Map<K, Row | undefined>();
-  /** Keys whose before-image the walk read (the others are read after it, if deleted). */
+  /** Keys present at the snapshot and changed since: their rows then. */
+  private readonly before = new Map<K, Row>();
+  /** Keys absent at the snapshot and set since (skipped; the first one ends the walk). */
+  private readonly inserted = new Set<K>();
+  /** Keys whose before-image the walk read. */
   private readonly emitted = new Set<K>();
-  /** Recording before-images: from the snapshot until the walk of the live Map is over. */
+  /** Recording changes: from the snapshot until the walk of the live Map is over. */
   private recording = true;
   private superseded = false;
   private started = false;
@@ -44,14 +45,16 @@ export class CowSnapshot<K> {
     private readonly only: ReadonlySet<K> | null = null,
   ) {}
 
-  /** Before-images kept so far (bounded by the keys changed while the snapshot is read). */
+  /** Changes recorded so far (bounded by the keys changed while the snapshot is read). */
   get changedKeys(): number {
-    return this.before.size;
+    return this.before.size + this.inserted.size;
   }
 
   /** Called by the owner before it sets or deletes `key` in the Map; `current` is its row now. */
   beforeChange(key: K, current: Row | undefined): void {
-    if (this.recording && !this.before.has(key)) this.before.set(key, current);
+    if (!this.recording || this.before.has(key) || this.inserted.has(key)) return;
+    if (current === undefined) this.inserted.add(key);
+    else this.before.set(key, current);
   }
 
   /**
@@ -72,58 +75,54 @@ export class CowSnapshot<K> {
   *entries(): Generator<Entry, void, undefined> {
     if (this.started) throw new SluiceError('INTERNAL_ERROR', 'a checkpoint snapshot is read only once');
     this.started = true;
-    if (this.only !== null) {
-      yield* this.keyEntries(this.only);
-      return;
-    }
     try {
-      for (const [key, row] of this.map) {
-        this.check();
-        if (!this.before.has(key)) yield [this.encode(key), row];
-        else {
-          const old = this.before.get(key);
-          if (old !== undefined && !this.emitted.has(key)) {
-            this.emitted.add(key);
-            yield [this.encode(key), old];
-          }
-        }
-      }
-      this.check();
-      // The walk is over: every key of the snapshot was read or has a before-image. Keys still in
-      // the Map were read by the walk (with their before-image, or unchanged before their change);
-      // the others were deleted before the walk reached them.
-      this.recording = false;
-      this.release(this);
-      const deleted: [K, Row][] = [];
-      for (const [key, old] of this.before) {
-        if (old !== undefined && !this.emitted.has(key) && !this.map.has(key)) deleted.push([key, old]);
-      }
-      this.before.clear();
-      this.emitted.clear();
-      for (const [key, row] of deleted) {
-        this.check();
-        yield [this.encode(key), row];
-      }
+      if (this.only !== null) yield* this.keyEntries(this.only);
+      else yield* this.walk();
     } finally {
       this.recording = false;
       this.before.clear();
+      this.inserted.clear();
       this.emitted.clear();
       this.release(this);
     }
   }
 
+  private *walk(): Generator<Entry, void, undefined> {
+    let stopped = false;
+    for (const [key, row] of this.map) {
+      this.check();
+      if (this.inserted.has(key)) {
+        stopped = true;
+        break;
+      }
+      const old = this.before.get(key);
+      if (old === undefined) yield [this.encode(key), row];
+      else if (!this.emitted.has(key)) {
+        this.emitted.add(key);
+        yield [this.encode(key), old];
+      }
+    }
+    this.check();
+    // Every key of the snapshot was read or has a before-image: nothing more to record. A walk
+    // that reached the Map's end read every key still in it; one that stopped early did not read
+    // the keys deleted and set again since, so it reads every before-image not read yet.
+    this.recording = false;
+    this.release(this);
+    this.inserted.clear();
+    for (const [key, old] of this.before) {
+      if (this.emitted.has(key) || (!stopped && this.map.has(key))) continue;
+      this.check();
+      yield [this.encode(key), old];
+    }
+  }
+
   /** The entries of a fixed set of keys at the snapshot (each key once: the set does not change). */
   private *keyEntries(keys: ReadonlySet<K>): Generator<Entry, void, undefined> {
-    try {
-      for (const key of keys) {
-        this.check();
-        const row = this.before.has(key) ? this.before.get(key) : this.map.get(key);
-        if (row !== undefined) yield [this.encode(key), row];
-      }
-    } finally {
-      this.recording = false;
-      this.before.clear();
-      this.release(this);
+    for (const key of keys) {
+      this.check();
+      if (this.inserted.has(key)) continue;
+      const row = this.before.get(key) ?? this.map.get(key);
+      if (row !== undefined) yield [this.encode(key), row];
     }
   }
 
