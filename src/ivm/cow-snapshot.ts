@@ -24,6 +24,13 @@ export class CowSnapshot<K> {
   private readonly before = new Map<K, Row>();
   /** Keys absent at the snapshot and set since (skipped; the first one ends the walk). */
   private readonly inserted = new Set<K>();
+  /**
+   * The first key inserted after the snapshot, where the walk stops: compared by identity, so the
+   * walk need not look every key up in `inserted` (a set that grows with ingest). Once that key is
+   * changed itself (it may move or go), the walk looks keys up in `inserted` instead.
+   */
+  private firstInserted: { readonly key: K } | null = null;
+  private firstInsertedMoved = false;
   /** Keys whose before-image the walk read. */
   private readonly emitted = new Set<K>();
   /** Recording changes: from the snapshot until the walk of the live Map is over. */
@@ -52,9 +59,21 @@ export class CowSnapshot<K> {
 
   /** Called by the owner before it sets or deletes `key` in the Map; `current` is its row now. */
   beforeChange(key: K, current: Row | undefined): void {
-    if (!this.recording || this.before.has(key) || this.inserted.has(key)) return;
-    if (current === undefined) this.inserted.add(key);
-    else this.before.set(key, current);
+    if (!this.recording) return;
+    if (this.firstInserted !== null && sameKey(key, this.firstInserted.key)) this.firstInsertedMoved = true;
+    if (this.before.has(key) || this.inserted.has(key)) return;
+    if (current !== undefined) this.before.set(key, current);
+    else {
+      this.inserted.add(key);
+      this.firstInserted ??= { key };
+    }
+  }
+
+  /** Whether the walk has come to the keys inserted after the snapshot. */
+  private isInserted(key: K): boolean {
+    const first = this.firstInserted;
+    if (first === null) return false;
+    return this.firstInsertedMoved ? this.inserted.has(key) : sameKey(key, first.key);
   }
 
   /**
@@ -91,7 +110,7 @@ export class CowSnapshot<K> {
     let stopped = false;
     for (const [key, row] of this.map) {
       this.check();
-      if (this.inserted.has(key)) {
+      if (this.isInserted(key)) {
         stopped = true;
         break;
       }
@@ -191,6 +210,11 @@ export function snapshotEntries<K>(snapshot: CowSnapshot<K>): readonly Entry[] {
       ...Reflect.ownKeys(t),
     ],
   });
+}
+
+/** Map key equality (SameValueZero): NaN is one key. */
+function sameKey(a: unknown, b: unknown): boolean {
+  return a === b || (a !== a && b !== b);
 }
 
 function isIndex(prop: string): boolean {
