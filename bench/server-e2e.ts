@@ -34,8 +34,9 @@ const child = spawn(
     '0',
     '--data-dir',
     dataDir,
+    // info: the server logs each checkpoint it writes (its busy time, snapshot time, longest slice).
     '--log-level',
-    'warn',
+    'info',
     '--heartbeat-ms',
     '1000',
     // More server flags for an experiment, e.g. BENCH_SERVER_ARGS="--checkpoint-interval-ms 0".
@@ -58,6 +59,29 @@ function serverCpuSeconds(): number {
 }
 // BENCH_SERVER_STDOUT=1 shows the server's stdout (e.g. with BENCH_SERVER_NODE_ARGS=--trace-gc).
 if (process.env.BENCH_SERVER_STDOUT === '1') child.stdout.pipe(process.stderr);
+
+/** A checkpoint the server logged: when it started (Date.now() clock) and what it cost. */
+interface CheckpointLog {
+  readonly startedAt: number;
+  readonly full: boolean;
+  readonly entries: number;
+  readonly upserts: number;
+  readonly ms: number;
+  readonly busyMs: number;
+  readonly takeMs?: number;
+  readonly longestSliceMs?: number;
+}
+const checkpointLogs: CheckpointLog[] = [];
+let stdoutRest = '';
+child.stdout.on('data', (d: Buffer) => {
+  const lines = (stdoutRest + d.toString()).split('\n');
+  stdoutRest = lines.pop() ?? '';
+  for (const line of lines) {
+    if (!line.includes('"checkpoint written"')) continue;
+    const c = JSON.parse(line) as Omit<CheckpointLog, 'startedAt'> & { time: number };
+    checkpointLogs.push({ ...c, startedAt: c.time - c.ms });
+  }
+});
 const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
 async function main(): Promise<void> {
@@ -180,6 +204,7 @@ async function main(): Promise<void> {
   );
 
   // ---- latency at 1,000 events/s: 10 rows every 10 ms ----
+  const latencyStarted = Date.now();
   const sendTimes = new Map<number, number>();
   const pending: Promise<void>[] = [];
   const t0 = performance.now();
@@ -222,6 +247,24 @@ async function main(): Promise<void> {
       p99_ms: pct(99),
       max_ms: Number((latencies[latencies.length - 1] ?? NaN).toFixed(2)),
       slowest: slow.slice(0, 12).map((x) => `${x.at.toFixed(2)}s:${x.ms.toFixed(0)}ms`),
+    }),
+  );
+  // The checkpoints written so far: the server-thread time each cost (busy), of which taking the
+  // state (take) and the longest slice between two epochs; `at` is seconds into the latency run.
+  const r = (x: number | undefined): number | null => (x === undefined ? null : Number(x.toFixed(1)));
+  console.log(
+    JSON.stringify({
+      bench: 'server-e2e',
+      metric: 'checkpoints',
+      checkpoints: checkpointLogs.map((c) => ({
+        at_s: Number(((c.startedAt - latencyStarted) / 1000).toFixed(2)),
+        full: c.full,
+        entries: c.full ? c.entries : c.upserts,
+        ms: r(c.ms),
+        busy_ms: r(c.busyMs),
+        take_ms: r(c.takeMs),
+        longest_slice_ms: r(c.longestSliceMs),
+      })),
     }),
   );
   ws.close();

@@ -29,11 +29,7 @@ export abstract class ArrangementDelta {
     let upserts: readonly (readonly [string, unknown])[];
     const deletes: string[] = [];
     if (replaceAll) upserts = this.allEntries();
-    else {
-      const changed: Upserts = [];
-      this.exportChanged(changed, deletes);
-      upserts = changed;
-    }
+    else upserts = this.changedEntries(deletes);
     this.forgetChanges();
     return { replaceAll, upserts, deletes };
   }
@@ -43,6 +39,13 @@ export abstract class ArrangementDelta {
     const upserts: Upserts = [];
     this.exportAll(upserts);
     return upserts;
+  }
+
+  /** The changed entries, their deletes pushed to `deletes` (a mode may build the entries lazily). */
+  protected changedEntries(deletes: string[]): readonly (readonly [string, unknown])[] {
+    const changed: Upserts = [];
+    this.exportChanged(changed, deletes);
+    return changed;
   }
 
   /** After a load: the contents are what the checkpoint store holds, not changes to write back. */

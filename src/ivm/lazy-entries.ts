@@ -8,8 +8,9 @@ export function lazyEntries(
   length: number,
   entry: (i: number) => readonly [string, unknown],
 ): readonly (readonly [string, unknown])[] {
+  // An empty target whose `length` the traps report: setting a million-element length on an array
+  // allocates its whole (holey) backing store, 8 bytes an element.
   const target: (readonly [string, unknown])[] = [];
-  target.length = length;
   const index = (prop: string | symbol): number => {
     if (typeof prop !== 'string') return -1;
     const i = arrayIndex(prop);
@@ -19,13 +20,17 @@ export function lazyEntries(
   // and for descriptors, not only `get`); nothing is stored.
   return new Proxy(target, {
     get: (t, prop, receiver): unknown => {
+      if (prop === 'length') return length;
       const i = index(prop);
       return i === -1 ? Reflect.get(t, prop, receiver) : entry(i);
     },
     has: (t, prop): boolean => index(prop) !== -1 || Reflect.has(t, prop),
     getOwnPropertyDescriptor: (t, prop): PropertyDescriptor | undefined => {
       const i = index(prop);
-      if (i === -1) return Reflect.getOwnPropertyDescriptor(t, prop);
+      if (i === -1) {
+        const own = Reflect.getOwnPropertyDescriptor(t, prop);
+        return prop === 'length' && own !== undefined ? { ...own, value: length } : own;
+      }
       return { value: entry(i), writable: false, enumerable: true, configurable: true };
     },
     ownKeys: (t): (string | symbol)[] => [

@@ -14,7 +14,9 @@ export interface Stateful {
    * Entries changed since the last call (everything if `full` or never exported), then forgets them.
    * The delta is a value: the operator never mutates an object it put into it afterwards (copy what
    * the next epoch updates in place), because a checkpoint is written in slices while epochs go on
-   * and must hold the state of the epoch it was taken at.
+   * and must hold the state of the epoch it was taken at. A large keyed state's entries may be a
+   * copy-on-write snapshot (cow-snapshot.ts) instead of a copy: read them once, as they come (or
+   * index them, which reads them whole into an array), before the next delta of the state is taken.
    */
   takeStateDelta(full: boolean): StateDelta;
   /** Replaces the whole state with these entry values. */

@@ -17,7 +17,7 @@ export interface MetricsSource {
   lateRows?(): readonly { table: string; lateRows: number }[];
   /** EMIT ON WINDOW CLOSE views and the changes to their closed windows they did not apply. */
   closingViews?(): readonly { name: string; ignored: number }[];
-  checkpoint(): { readonly epoch: number | null };
+  checkpoint(): { readonly epoch: number | null; readonly writerFallback?: string | null };
   /** The subscriber memory budget's account (bytes) and the subscriber count. */
   subscriberMemory(): {
     readonly limit: number;
@@ -159,6 +159,14 @@ export class ServerMetrics {
       registers,
       collect() {
         this.set(source.checkpoint().epoch ?? -1);
+      },
+    });
+    new Gauge({
+      name: 'sluice_checkpoint_writer_fallback',
+      help: 'Whether checkpoints are written on the main thread because the writer thread kept dying (1) or by the writer thread (0)',
+      registers,
+      collect() {
+        this.set(source.checkpoint().writerFallback == null ? 0 : 1);
       },
     });
     new Gauge({

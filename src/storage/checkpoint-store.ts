@@ -74,6 +74,9 @@ export interface CheckpointWriteStats extends CheckpointTransactionStats {
   readonly ms: number;
   /** Time the server's thread spent on it (a sliced write lets epochs run between its slices). */
   readonly busyMs: number;
+  /** Of `busyMs`: taking the state (the snapshot), and the longest slice (the worst stall it caused). */
+  readonly takeMs?: number;
+  readonly longestSliceMs?: number;
 }
 
 export interface CheckpointInfo {

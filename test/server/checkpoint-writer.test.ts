@@ -1,10 +1,13 @@
 // Checkpoints written by the writer thread: the main thread's connection writes none of the rows
 // (counted by SQLite's own total_changes()), what the thread commits restores exactly, a shutdown
-// in the middle of a write abandons it for one written whole, and an in-memory runtime (which no
-// second connection can reach) still writes its slices on the main thread.
+// in the middle of a write abandons it for one written whole, a thread that keeps dying makes the
+// runtime write on the main thread, and an in-memory runtime (which no second connection can reach)
+// still writes its slices on the main thread.
 import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
 import { test } from 'node:test';
+import { failWriterThreadForTests } from '../../src/server/runtime/checkpoint-writer.ts';
+import { MAX_WRITER_THREAD_DEATHS } from '../../src/server/runtime/checkpoints.ts';
 import type { CheckpointPolicy } from '../../src/server/runtime/types.ts';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
 import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
@@ -115,5 +118,56 @@ test('in memory, sliced checkpoints are written on the main thread', async () =>
     assert.ok(mainConnectionChanges(rt) - before >= 3_000, 'the main connection wrote the entries');
   } finally {
     rt.close();
+  }
+});
+
+test('a writer thread that dies again and again: checkpoints go on, written on the main thread', async () => {
+  const dir = tempDir();
+  const crashed = tempDir();
+  // The writer thread does not keep the process alive (unref'd); a server's sockets do, this here.
+  const keepAlive = setInterval(() => {}, 1000);
+  try {
+    const rt = openRuntime(dir, { checkpoint: POLICY });
+    rt.executeScript(SCHEMA);
+    load(rt, 3_000);
+    // Deaths with a completed write between them do not add up.
+    failWriterThreadForTests(MAX_WRITER_THREAD_DEATHS - 1);
+    for (let i = 0; i < MAX_WRITER_THREAD_DEATHS - 1; i++) assert.equal(await rt.checkpointInSlices(), null);
+    const before = mainConnectionChanges(rt);
+    const ok = await rt.checkpointInSlices();
+    assert.ok(ok !== null && ok.full, 'a new thread wrote a full checkpoint');
+    assert.equal(mainConnectionChanges(rt), before, 'the thread wrote it');
+    load(rt, 1_000, 3_000);
+    failWriterThreadForTests(MAX_WRITER_THREAD_DEATHS);
+    for (let i = 1; i <= MAX_WRITER_THREAD_DEATHS; i++) {
+      assert.equal(await rt.checkpointInSlices(), null, `write ${i} fails: its thread died`);
+      assert.equal(rt.checkpointStatus().writerFallback === null, i < MAX_WRITER_THREAD_DEATHS);
+    }
+    assert.equal(rt.checkpointStatus().failures, 2 + MAX_WRITER_THREAD_DEATHS);
+    assert.match(rt.checkpointStatus().writerFallback ?? '', /died 3 times in a row/);
+    failWriterThreadForTests(0);
+    const fallback = await rt.checkpointInSlices();
+    assert.ok(
+      fallback !== null && fallback.full,
+      'the next checkpoint is written (full: the failed ones took deltas)',
+    );
+    assert.ok(mainConnectionChanges(rt) - before >= 4_000, 'by the main connection');
+    const expected = sortedRows(rt.engine.viewSnapshot('seller_totals').rows);
+    const epoch = rt.committedEpoch;
+    rt.flush();
+    cpSync(dir, crashed, { recursive: true });
+    rt.close();
+    const reopened = openRuntime(crashed, { checkpoint: POLICY });
+    try {
+      assert.equal(reopened.recovery.checkpointEpoch, epoch, 'recovered from the main-thread checkpoint');
+      assert.deepEqual(sortedRows(reopened.engine.viewSnapshot('seller_totals').rows), expected);
+    } finally {
+      reopened.close();
+    }
+  } finally {
+    clearInterval(keepAlive);
+    failWriterThreadForTests(0);
+    removeDir(dir);
+    removeDir(crashed);
   }
 });

@@ -22,7 +22,9 @@ export type ToWorker =
     }
   | { readonly t: 'commit'; readonly file: number; readonly write: number }
   | { readonly t: 'abort'; readonly file: number; readonly write: number }
-  | { readonly t: 'release'; readonly file: number };
+  | { readonly t: 'release'; readonly file: number }
+  /** Test hook (`failWriterThreadForTests`): the thread exits at once, as if it had crashed. */
+  | { readonly t: 'exit-for-test' };
 
 export interface WireError {
   readonly code: string;

@@ -34,6 +34,8 @@ const port = parentPort;
 if (port === null) throw new Error('checkpoint-worker.ts runs as a worker thread');
 
 port.on('message', (message: ToWorker) => {
+  // In a worker thread process.exit ends the thread only: the main thread sees it die.
+  if (message.t === 'exit-for-test') process.exit(70);
   if (message.t === 'open') {
     // The main thread verified and recovered the file; this connection only writes to it.
     const db = new Database(message.path, { timeout: 5000 });

@@ -49,12 +49,20 @@ class SharedWorker {
   readonly worker: Worker;
   readonly files = new Map<number, OffThreadCheckpointWriter>();
 
+  private gone = false;
+
   constructor(entry: string, onGone: (error: unknown) => void) {
     this.worker = startWorker(entry);
     this.worker.unref();
     this.worker.on('message', (message: FromWorker) => this.files.get(message.file)?.heard(message));
-    this.worker.on('error', onGone);
-    this.worker.on('exit', (code) => onGone(new Error(`the checkpoint writer thread exited (code ${code})`)));
+    // A crash emits 'error' and then 'exit': the files hear of one death.
+    const gone = (error: unknown): void => {
+      if (this.gone) return;
+      this.gone = true;
+      onGone(error);
+    };
+    this.worker.on('error', gone);
+    this.worker.on('exit', (code) => gone(new Error(`the checkpoint writer thread exited (code ${code})`)));
   }
 
   post(message: ToWorker): void {
@@ -90,6 +98,16 @@ function startWorker(entry: string): Worker {
 let shared: SharedWorker | null = null;
 let nextFile = 1;
 let nextWrite = 1;
+/** Writes whose thread is to die right after their start (`failWriterThreadForTests`). */
+let threadDeathsForTests = 0;
+
+/**
+ * Test hook: the writer thread of each of the next `writes` checkpoint writes exits as soon as the
+ * write begins, as a crashed thread would (a real thread death, not a stand-in for SQLite).
+ */
+export function failWriterThreadForTests(writes: number): void {
+  threadDeathsForTests = writes;
+}
 
 function sharedWorker(entry: string): SharedWorker {
   if (shared !== null) return shared;
@@ -107,6 +125,7 @@ export class OffThreadCheckpointWriter {
   private worker: SharedWorker | null = null;
   private pending: Pending | null = null;
   private aborted = false;
+  private deaths = 0;
 
   constructor(
     private readonly entry: string,
@@ -121,6 +140,11 @@ export class OffThreadCheckpointWriter {
     return this.pending !== null;
   }
 
+  /** Times the writer thread died since the last write it completed. */
+  get consecutiveThreadDeaths(): number {
+    return this.deaths;
+  }
+
   /**
    * Takes a checkpoint from `source` (full when the store needs one) and has the worker write it.
    * The main thread's share is taking the state and encoding it, in slices of `sliceMs`.
@@ -132,6 +156,7 @@ export class OffThreadCheckpointWriter {
     const worker = this.attach();
     const full = this.store.needsFull;
     const cp = source.takeCheckpoint(full);
+    const takeMs = performance.now() - started;
     const write = nextWrite++;
     this.aborted = false;
     let settle!: Pending['settle'];
@@ -141,10 +166,17 @@ export class OffThreadCheckpointWriter {
     const pending: Pending = { write, resolveAck: null, settle, inFlight: 0, failed: null };
     this.pending = pending;
     let busyMs = 0;
-    let sliceStart = performance.now();
+    let longestSliceMs = 0;
+    // The first slice includes taking the state.
+    let sliceStart = started;
+    const endSlice = (): void => {
+      const ms = performance.now() - sliceStart;
+      busyMs += ms;
+      if (ms > longestSliceMs) longestSliceMs = ms;
+    };
     // Between slices and while waiting for the worker the event loop runs.
     const pause = async (forAck: boolean): Promise<void> => {
-      busyMs += performance.now() - sliceStart;
+      endSlice();
       if (forAck) await new Promise<void>((resolve) => (pending.resolveAck = resolve));
       else await new Promise((resolve) => setImmediate(resolve));
       if (pending.failed !== null) throw pending.failed;
@@ -168,6 +200,10 @@ export class OffThreadCheckpointWriter {
     try {
       // The delta is taken: from here a failure must make the next checkpoint full.
       worker.post({ t: 'begin', file: this.file, write, header: checkpointHeader(cp, journalOffset, full) });
+      if (threadDeathsForTests > 0) {
+        threadDeathsForTests--;
+        worker.post({ t: 'exit-for-test' });
+      }
       let n = 0;
       for (const o of cp.objects) {
         for (const { stateId, delta } of o.parts) {
@@ -194,13 +230,14 @@ export class OffThreadCheckpointWriter {
           if (replaceAll !== null || keys.length > 0) await send(stateId, replaceAll, [], keys, texts);
         }
       }
-      busyMs += performance.now() - sliceStart;
+      endSlice();
       worker.post({ t: 'commit', file: this.file, write });
       const result = await outcome;
       if ('error' in result) throw result.error;
       const stats = result.stats;
+      this.deaths = 0;
       if (stats.full) this.store.fullWritten();
-      return { ...stats, ms: performance.now() - started, busyMs };
+      return { ...stats, ms: performance.now() - started, busyMs, takeMs, longestSliceMs };
     } catch (error) {
       this.store.requireFull();
       if (this.pending === pending) worker.post({ t: 'abort', file: this.file, write });
@@ -267,6 +304,7 @@ export class OffThreadCheckpointWriter {
   /** The worker thread died: the write in progress fails, and the next one starts a new thread. */
   lost(error: unknown): void {
     this.worker = null;
+    this.deaths++;
     const pending = this.pending;
     if (pending === null) return;
     const detail = error instanceof Error ? error.message : String(error);

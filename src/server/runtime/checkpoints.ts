@@ -10,6 +10,12 @@ import { OffThreadCheckpointWriter, checkpointWorkerEntry } from './checkpoint-w
 
 /** The gap after a checkpoint is at least this many times its duration. */
 const CHECKPOINT_PACING = 10;
+/**
+ * After this many deaths of the writer thread in a row (no write completed between them), the
+ * runtime stops starting new threads and writes its checkpoints on the main thread, slower but
+ * durable, logged as an error and shown by `sluice_checkpoint_writer_fallback`.
+ */
+export const MAX_WRITER_THREAD_DEATHS = 3;
 
 export abstract class RuntimeCheckpoints extends RuntimeConnectors {
   // Checkpoint bookkeeping: what the stored checkpoint covers, and when the last attempt was.
@@ -26,6 +32,8 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
    * when this build has no worker module.
    */
   private offThread: OffThreadCheckpointWriter | null | false = null;
+  /** Why checkpoints are written on the main thread although the writer thread exists; null if not. */
+  private writerFallback: string | null = null;
 
   /** Takes a checkpoint when the policy says one is due and something changed since the last. */
   protected maybeCheckpoint(): void {
@@ -79,7 +87,10 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
           : await writer.write(this.engine, this.log.lastOffset, sliceMs);
       return this.closing ? null : this.checkpointWritten(stats);
     } catch (error) {
-      if (!this.closing) this.checkpointFailed(error);
+      if (!this.closing) {
+        this.checkpointFailed(error);
+        this.maybeFallBackToMainThread();
+      }
       return null;
     } finally {
       this.checkpointing = false;
@@ -128,6 +139,25 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
     return false;
   }
 
+  /**
+   * After MAX_WRITER_THREAD_DEATHS deaths of the writer thread in a row, checkpoints are written on
+   * the main thread from now on: a thread that keeps dying (out of memory, a native crash) must not
+   * leave the server without checkpoints, so the journal would grow and recovery slow down
+   * unnoticed. Each sliced write on the main thread costs the event loop its SQLite work too.
+   */
+  private maybeFallBackToMainThread(): void {
+    const writer = this.offThread;
+    if (writer === null || writer === false || writer.consecutiveThreadDeaths < MAX_WRITER_THREAD_DEATHS)
+      return;
+    writer.close();
+    this.offThread = false;
+    this.writerFallback = `the checkpoint writer thread died ${writer.consecutiveThreadDeaths} times in a row`;
+    this.options.logger.error(
+      { threadDeaths: writer.consecutiveThreadDeaths },
+      `${this.writerFallback}: checkpoints are written on the main thread from now on (slower, they pause request handling); restart the server to try the thread again`,
+    );
+  }
+
   /** Lets the writer thread close its connection (at shutdown). */
   protected closeCheckpointWriter(): void {
     if (this.offThread !== false) this.offThread?.close();
@@ -158,6 +188,7 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
     this.checkpointsWritten += 1;
     this.lastCheckpointStats = stats;
     this.lastCheckpointError = null;
+    this.options.logger.info({ ...stats }, 'checkpoint written');
     this.hooks.checkpointWritten?.(stats);
     return stats;
   }
@@ -182,6 +213,7 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
       failures: this.checkpointFailures,
       lastError: this.lastCheckpointError,
       last: this.lastCheckpointStats,
+      writerFallback: this.writerFallback,
     };
   }
 }

@@ -97,6 +97,11 @@ export interface CheckpointStatus {
   readonly failures: number;
   readonly lastError: string | null;
   readonly last: CheckpointWriteStats | null;
+  /**
+   * Set when checkpoints are written on the main thread because the writer thread kept dying
+   * (checkpoints.ts, MAX_WRITER_THREAD_DEATHS): why; null while the thread writes them.
+   */
+  readonly writerFallback: string | null;
 }
 
 export interface RuntimeHooks {
