@@ -9,6 +9,8 @@ export type Pos = SourcePosition;
 export interface TypeName {
   readonly name: string;
   readonly params: readonly number[];
+  /** `int[]`, `int ARRAY`: how many array dimensions were written (absent: not an array). */
+  readonly arrayDims?: number;
   readonly pos: Pos;
 }
 
@@ -45,7 +47,12 @@ export type BinaryOp =
   | '#-'
   | '@>'
   | '<@'
-  | '?';
+  | '?'
+  /** jsonb: any / all of the text[] keys exist. */
+  | '?|'
+  | '?&'
+  /** arrays: overlap (and @> <@ containment). */
+  | '&&';
 
 export type Expr =
   /**

@@ -19,6 +19,8 @@ import { compareValues } from '../common/values.ts';
 import { Decimal, compareDecimals, parseDecimal } from '../common/decimal.ts';
 import { Interval, compareIntervals, parseInterval } from '../common/time/interval.ts';
 import { Jsonb, parseJsonb } from '../common/json/jsonb.ts';
+import { SqlArray } from '../common/array/sql-array.ts';
+import { decodeStored, encodeStored } from '../common/json-codec.ts';
 import { parseBytea, parseUuid } from '../common/uuid-bytea.ts';
 import { parseTime, parseTimestamptz } from '../common/time/datetime.ts';
 
@@ -302,13 +304,15 @@ type CursorValue =
   | { f: string }
   | { d: string }
   | { v: string }
-  | { j: string };
+  | { j: string }
+  | { a: string };
 
 function cursorValue(v: Value): CursorValue {
   if (typeof v === 'bigint') return { b: v.toString() };
   if (v instanceof Decimal) return { d: v.toString() };
   if (v instanceof Interval) return { v: v.storageText() };
   if (v instanceof Jsonb) return { j: v.text };
+  if (v instanceof SqlArray) return { a: encodeStored(v) };
   if (typeof v === 'number' && !Number.isFinite(v)) return { f: String(v) };
   return v;
 }
@@ -368,6 +372,16 @@ function decodeCursor(text: string, width: number, sortWidth: number | null = nu
       }
       if (iv === null) throw bad();
       return iv;
+    }
+    if (typeof v === 'object' && typeof (v as { a?: unknown }).a === 'string') {
+      let array: unknown;
+      try {
+        array = decodeStored((v as { a: string }).a);
+      } catch {
+        throw bad();
+      }
+      if (!(array instanceof SqlArray)) throw bad();
+      return array;
     }
     if (typeof v === 'object' && typeof (v as { j?: unknown }).j === 'string') {
       try {

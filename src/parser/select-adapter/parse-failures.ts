@@ -150,7 +150,7 @@ export function unsupportedConstructUpTo(
     if (word(i, 'interval') && tokens[i + 1]?.tok.tokenType === StringLit)
       return notSupported('INTERVAL with this qualifier', pos, "write INTERVAL '…' or INTERVAL '10' SECOND");
     if (word(i, 'array')) return notSupported('ARRAY', pos);
-    if (tok.tokenType === LBracket) return notSupported('array subscript', pos);
+    if (tok.tokenType === LBracket) return notSupported('array slice', pos);
     if (tok.tokenType === OtherOp && tok.image !== '~' && tok.image !== '!~') {
       return notSupported(`operator ${tok.image}`, pos);
     }
