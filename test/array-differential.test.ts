@@ -55,6 +55,20 @@ const VIEWS: readonly { name: string; sluice: string; sqlite: string }[] = [
       'CASE WHEN xs IS NOT NULL THEN (SELECT min(key) + 1 FROM json_each(xs) WHERE value IS v) END AS pos FROM t',
   },
   {
+    // unnest in FROM: json_each, one row per element (key is its 0-based position)
+    name: 'unnested',
+    sluice:
+      'SELECT x, COUNT(*) AS c, SUM(n) AS sn FROM t, unnest(t.xs) WITH ORDINALITY AS u(x, n) GROUP BY x',
+    sqlite:
+      'SELECT j.value AS x, COUNT(*) AS c, SUM(j.key + 1) AS sn FROM t, json_each(t.xs) j GROUP BY j.value',
+  },
+  {
+    name: 'pairs',
+    sluice:
+      'SELECT t.id, u.x FROM t CROSS JOIN LATERAL unnest(t.xs) AS u(x) WHERE u.x IS NOT NULL AND t.v < 3',
+    sqlite: 'SELECT t.id, j.value AS x FROM t, json_each(t.xs) j WHERE j.value IS NOT NULL AND t.v < 3',
+  },
+  {
     // grouping by an array: SQLite groups the JSON text (one spelling per array here)
     name: 'by_xs',
     sluice: 'SELECT xs, COUNT(*) AS c, SUM(v) AS sv FROM t GROUP BY xs',

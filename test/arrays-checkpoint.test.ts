@@ -21,9 +21,12 @@ const VIEWS = [
   // that came, as GROUP BY numeric does today; the exact row identity is another change's)
   'CREATE MATERIALIZED VIEW by_ts AS SELECT ts, COUNT(*) AS c, ARRAY_AGG(DISTINCT v) AS vs FROM t GROUP BY ts',
   "CREATE MATERIALIZED VIEW picks AS SELECT id, xs[1] AS first, cardinality(ts) AS k, ts @> ARRAY['a'] AS has_a, v = ANY (xs) AS v_in, array_to_string(ns, ';') AS ns_text FROM t",
+  // unnest in FROM (a FlatMap) feeding a GROUP BY and a keyed view WITH ORDINALITY
+  'CREATE MATERIALIZED VIEW elements AS SELECT x, COUNT(*) AS c, ARRAY_AGG(t.id ORDER BY t.id) AS ids FROM t, unnest(t.xs) AS u(x) GROUP BY x',
+  'CREATE MATERIALIZED VIEW positions AS SELECT id, x, pos FROM t CROSS JOIN unnest(ts) WITH ORDINALITY AS u(x, pos) WHERE pos > 1',
   'CREATE MATERIALIZED VIEW everything AS SELECT ARRAY_AGG(xs[2] ORDER BY id DESC) AS seconds, ARRAY_AGG(DISTINCT g) AS gs FROM t',
 ];
-const VIEW_NAMES = ['plain', 'ordered', 'by_xs', 'by_ts', 'picks', 'everything'];
+const VIEW_NAMES = ['plain', 'ordered', 'by_xs', 'by_ts', 'picks', 'elements', 'positions', 'everything'];
 
 function randomRow(rng: Rng, id: number): Row {
   const maybe = <T>(v: () => T): T | null => (rng.chance(0.15) ? null : v());

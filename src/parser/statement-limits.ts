@@ -305,6 +305,7 @@ function checkOneSelect(query: SelectStmt, limits: SqlLimits, nested: SelectStmt
   const from: FromItem[] = query.from !== undefined ? [query.from] : [];
   for (let item = from.pop(); item !== undefined; item = from.pop()) {
     if (item.kind === 'windowTvf') roots.push(...item.args);
+    if (item.kind === 'unnest') roots.push(item.array);
     if (item.kind !== 'join') continue;
     if (item.on !== undefined) roots.push(item.on);
     from.push(item.right, item.left);

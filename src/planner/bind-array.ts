@@ -134,6 +134,11 @@ export function bindArrayFunction(e: FunctionExpr, args: ScalarExpr[]): ScalarEx
         `${e.name === ARRAY_ANY ? 'ANY' : 'ALL'} (array) must follow a comparison operator`,
         { position: pos, hint: 'write x = ANY (array) or x <> ALL (array)' },
       );
+    case 'unnest':
+      throw new SluiceError('NOT_SUPPORTED', 'unnest in the select list is not supported', {
+        position: pos,
+        hint: 'unnest in FROM: SELECT t.id, u.x FROM t, unnest(t.a) AS u(x)',
+      });
     case 'cardinality':
       if (n !== 1) throw mismatch(e.name, args, pos);
       return call('cardinality', [arrayArg(e.name, a0, args, pos)], T.int32);
