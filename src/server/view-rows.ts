@@ -19,7 +19,7 @@ import { compareValues } from '../common/values.ts';
 import { Decimal, compareDecimals, parseDecimal } from '../common/decimal.ts';
 import { Interval, compareIntervals, parseInterval } from '../common/time/interval.ts';
 import { Jsonb, parseJsonb } from '../common/json/jsonb.ts';
-import { SqlArray } from '../common/array/sql-array.ts';
+import { SqlArray, parseArrayText } from '../common/array/sql-array.ts';
 import { decodeStored, encodeStored } from '../common/json-codec.ts';
 import { parseBytea, parseUuid } from '../common/uuid-bytea.ts';
 import { parseTime, parseTimestamptz } from '../common/time/datetime.ts';
@@ -79,6 +79,19 @@ function literalFor(where: string, column: string, type: string, text: string): 
       { hint: 'to match a value that looks like an operator (gt.1, in.(…)), write it as eq.<value>' },
     );
   const t = type.toLowerCase();
+  if (t.endsWith('[]')) {
+    // an array in PostgreSQL's text form ({1,2,NULL}), each element read as its column's element type
+    let items: (string | null)[];
+    try {
+      items = parseArrayText(text);
+    } catch {
+      throw bad(`an array such as {1,2,NULL} of ${t.slice(0, -2)} values`);
+    }
+    const array = new SqlArray(
+      items.map((x) => (x === null ? null : literalFor(where, column, t.slice(0, -2), x).value)),
+    );
+    return { value: array, equals: (v) => v instanceof SqlArray && v.key() === array.key() };
+  }
   if (t === 'smallint' || t === 'integer' || t === 'bigint') {
     if (!/^\s*[+-]?\d+\s*$/.test(text)) throw bad('an integer');
     const big = BigInt(text.trim());

@@ -64,6 +64,19 @@ test('arrays are JSON arrays on REST and WebSocket; ingest takes JSON arrays and
       "SELECT tags[1] AS t1, scores || 5::bigint AS more, array_to_string(prices, ';') AS p FROM posts WHERE id = 2",
     );
     assert.match(select.text, /"t1":"a b","more":\[1,2,5\],"p":"3.10"/);
+    // a REST filter on an array column reads PostgreSQL's text form, element by element
+    const filtered = await request(
+      server.base,
+      'GET',
+      `/v1/tables/posts/rows?prices=${encodeURIComponent('{3.1,NULL}')}`,
+    );
+    assert.equal(filtered.status, 200, filtered.text);
+    assert.deepEqual(
+      (filtered.body as { rows: { id: number }[] }).rows.map((r) => r.id),
+      [2],
+    );
+    const badFilter = await request(server.base, 'GET', '/v1/tables/posts/rows?scores=1,2');
+    assert.equal(badFilter.status, 400, badFilter.text);
     const change = await sub.waitFor((m) => m.type === 'changes');
     assert.match(JSON.stringify(change), /"ids":\[2,1\]/);
   } finally {
