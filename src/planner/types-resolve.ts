@@ -102,7 +102,7 @@ export function resolveTypeName(t: TypeName): SqlType {
     default:
       throw new SluiceError('UNKNOWN_TYPE', `type "${t.name}" does not exist`, {
         position: t.pos,
-        hint: 'supported types: boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), char(n), date, timestamp, timestamp with time zone, time, interval, jsonb, uuid, bytea',
+        hint: 'supported types: boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), char(n), date, timestamp, timestamp with time zone, time, interval, jsonb, uuid, bytea, and arrays of them (integer[])',
       });
   }
 }

@@ -6,7 +6,8 @@ import { SluiceError } from '../errors.ts';
 import type { Value } from '../types.ts';
 import { MAX_ARRAY_LENGTH } from '../limits.ts';
 import { SqlArray, arrayTooLarge } from '../array/sql-array.ts';
-import { compareValues, formatValue, valuesEqual } from '../values.ts';
+import { charLength, compareValues, formatValue, valuesEqual } from '../values.ts';
+import { checkLength } from './text.ts';
 import { regexCompiler, type SqlRegex } from './regex.ts';
 import type { Jsonb } from '../json/jsonb.ts';
 import { jsonbExists } from '../json/jsonb-ops.ts';
@@ -121,6 +122,14 @@ function splitByRegex(s: string, re: SqlRegex): SqlArray {
   return build(out);
 }
 
+/** ARRAY_TOO_LARGE when `s` split at `sep` would have more than MAX_ARRAY_LENGTH pieces. */
+function checkPieces(s: string, sep: string): void {
+  let pieces = 1;
+  for (let i = s.indexOf(sep); i >= 0; i = s.indexOf(sep, i + sep.length)) {
+    if (++pieces > MAX_ARRAY_LENGTH) throw arrayTooLarge(pieces);
+  }
+}
+
 /** One character's UTF-16 length at `i` (an empty match moves on by a whole code point). */
 function stepAt(s: string, i: number): number {
   const c = s.charCodeAt(i);
@@ -186,9 +195,14 @@ export function compileArrayFunction(fn: ArrayFn, args: readonly RowFn[]): RowFn
         if (arr === null || sep === null) return null;
         const nullText = c === undefined ? null : c(row);
         const parts: string[] = [];
+        let length = 0;
         for (const v of arr.items) {
-          if (v !== null) parts.push(elementText(v));
-          else if (nullText !== null) parts.push(nullText as string);
+          const part = v !== null ? elementText(v) : (nullText as string | null);
+          if (part === null) continue;
+          // an ARRAY_AGG's array is not bounded: the text is, before it is built
+          length += part.length + (parts.length > 0 ? (sep as string).length : 0);
+          checkLength(length);
+          parts.push(part);
         }
         return parts.join(sep as string);
       };
@@ -201,6 +215,9 @@ export function compileArrayFunction(fn: ArrayFn, args: readonly RowFn[]): RowFn
         const sep = (b as RowFn)(row) as string | null;
         const nullText = c === undefined ? null : (c(row) as string | null);
         if (s === '') return new SqlArray([]);
+        // bounded before the pieces are built (a long text splits into many)
+        if (sep === null && charLength(s) > MAX_ARRAY_LENGTH) throw arrayTooLarge(charLength(s));
+        if (sep !== null && sep !== '') checkPieces(s, sep);
         const parts = sep === null ? Array.from(s) : sep === '' ? [s] : s.split(sep);
         return build(parts.map((p) => (nullText !== null && p === nullText ? null : p)));
       };
