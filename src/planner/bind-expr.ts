@@ -163,6 +163,12 @@ export function coerce(e: ScalarExpr, to: SqlType, pos: Pos): ScalarExpr {
     return isConst(e) ? fold(cast) : cast;
   }
   if (e.type.kind === 'date' && to.kind === 'timestamp') return { kind: 'cast', operand: e, type: to };
+  // int[] → bigint[] and the like: element by element, where the elements coerce (commonType chose `to`)
+  const widened = e.type.kind === 'array' && to.kind === 'array' ? commonType([e.type, to]) : null;
+  if (widened !== null && typeName(widened) === typeName(to)) {
+    const cast: ScalarExpr = { kind: 'cast', operand: e, type: to };
+    return isConst(e) ? fold(cast) : cast;
+  }
   if ((e.type.kind === 'date' || e.type.kind === 'timestamp') && to.kind === 'timestamptz') {
     const cast: ScalarExpr = { kind: 'cast', operand: e, type: to };
     return isConst(e) ? fold(cast) : cast;
