@@ -474,6 +474,10 @@ export const JOIN_TEMPLATES = [
   // STRING_AGG(x, d ORDER BY …): orders that tie only on equal values, so the text is defined
   // (SQLite takes the same ORDER BY inside the call; DISTINCT there only without a delimiter).
   'string_agg_ordered',
+  // ARRAY_AGG (with and without ORDER BY, DISTINCT) and array functions over it, read as text and
+  // numbers (SQLite has no arrays: string_agg / count / a LIMIT 1 subquery in the same order), and
+  // unnest in FROM as SQLite's json_each over json_array(...).
+  'array_agg',
   // Top-N, ranking window functions and DISTINCT ON (SQLite has window functions and LIMIT in
   // subqueries; DISTINCT ON is spelled ROW_NUMBER() ... = 1 for it). Every NULL order is written
   // out (SQLite puts NULLs first ascending, PostgreSQL last). Where ROW_NUMBER or LIMIT meets ties,
@@ -1433,6 +1437,23 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinVi
         `SELECT ${X}.k AS k, string_agg(${w}, ',' ORDER BY ${order}) AS ow, ` +
         `string_agg(${w}, '/' ORDER BY ${v} DESC NULLS FIRST, ${w} DESC NULLS LAST) FILTER (WHERE j > 0) AS fo, ` +
         `(SELECT string_agg(d.w, '|' ORDER BY d.w DESC) FROM (SELECT DISTINCT i.${w} AS w FROM ${X} i WHERE i.k IS ${X}.k) d) AS dd FROM ${X} GROUP BY ${X}.k`;
+      return one(sql, { sqlite });
+    }
+    case 'array_agg': {
+      const w = wCol(x);
+      const v = vCol(x);
+      // ties only on equal values; NULLs placed explicitly (SQLite puts them first ascending)
+      const order = `${v} NULLS FIRST, ${w} NULLS LAST`;
+      const sql =
+        `SELECT ${X}.k AS k, array_to_string(ARRAY_AGG(${w} ORDER BY ${order}), ',', '~') AS aw, ` +
+        `cardinality(ARRAY_AGG(${v})) AS n, (ARRAY_AGG(${w} ORDER BY j DESC NULLS LAST, ${w} NULLS LAST))[1] AS first_w, ` +
+        `array_to_string(ARRAY_AGG(DISTINCT ${w}), '|') AS dw, array_position(ARRAY_AGG(${v}), ${c}) IS NOT NULL AS has_c ` +
+        `FROM ${X} GROUP BY ${X}.k`;
+      const sqlite =
+        `SELECT ${X}.k AS k, string_agg(coalesce(${w}, '~'), ',' ORDER BY ${order}) AS aw, count(*) AS n, ` +
+        `(SELECT i.${w} FROM ${X} i WHERE i.k IS ${X}.k ORDER BY i.j DESC NULLS LAST, i.${w} NULLS LAST LIMIT 1) AS first_w, ` +
+        `coalesce((SELECT string_agg(d.w, '|' ORDER BY d.w) FROM (SELECT DISTINCT i.${w} AS w FROM ${X} i WHERE i.k IS ${X}.k AND i.${w} IS NOT NULL) d), '') AS dw, ` +
+        `max(${v} = ${c}) IS NOT NULL AND max(${v} = ${c}) = 1 AS has_c FROM ${X} GROUP BY ${X}.k`;
       return one(sql, { sqlite });
     }
     case 'math_fns': {
