@@ -615,6 +615,9 @@ describe('limits on what one script may ask (src/common/limits.ts)', () => {
     tooMany('SELECT 1 FROM t ORDER BY a, b DESC, c', 'ORDER BY has more than 2 items', at(1, 37));
     tooMany('CREATE TABLE t (a INT, b INT, c INT)', 'tables can have at most 2 columns', at(1, 31));
     tooMany('SELECT coalesce(a, b, c) FROM t', 'cannot pass more than 2 arguments to a function', at(1, 23));
+    // ARRAY[...] is a list (3 here), not a call's arguments (2)
+    tooMany('SELECT ARRAY[1, 2, 3, 4]', 'ARRAY[...] has more than 3 elements', at(1, 23));
+    tooMany('INSERT INTO t VALUES (ARRAY[1, 2, 3, 4])', 'ARRAY[...] has more than 3 elements', at(1, 38));
     tooMany(
       'UPDATE t SET a = coalesce(a, b, c)',
       'cannot pass more than 2 arguments to a function',
