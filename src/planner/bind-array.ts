@@ -65,14 +65,14 @@ function intArg(name: string, a: ScalarExpr | undefined, args: readonly ScalarEx
   throw mismatch(name, args, pos);
 }
 
-/** An element for an array of `element`: literals adapt; other types must meet it. */
+/**
+ * An element for an array of `element`: literals adapt, a narrower type widens (an integer into a
+ * bigint[]); another type is `fail` (PostgreSQL would widen the array instead: cast it first).
+ */
 function elementArg(a: ScalarExpr, element: SqlType, pos: Pos, fail: () => SluiceError): ScalarExpr {
+  if (a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text')) return coerce(a, element, pos);
   const t = commonType([a.type, element]);
-  if (t === null || typeName(t) !== typeName(element)) {
-    if (a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text')) return coerce(a, element, pos);
-    // an element of a narrower type (int into bigint[]) widens; a wider one does not fit
-    if (t === null) throw fail();
-  }
+  if (t === null || typeName(t) !== typeName(element)) throw fail();
   return coerce(a, element, pos);
 }
 

@@ -5,7 +5,7 @@ import { SluiceError } from '../errors.ts';
 import type { SqlType, Value } from '../types.ts';
 import { T, typeName } from '../types.ts';
 import { MAX_ARRAY_LENGTH } from '../limits.ts';
-import { SqlArray, arrayTooLarge, parseArrayText } from './sql-array.ts';
+import { SqlArray, parseArrayText } from './sql-array.ts';
 
 type CastFn = (v: Value, from: SqlType, to: SqlType) => Value;
 type Coerced = { ok: true; value: Value } | { ok: false; expected: string };
@@ -85,5 +85,3 @@ function coerceText(x: string, type: Extract<SqlType, { kind: 'array' }>, coerce
     return coerce(/^(t|true)$/i.test(x) ? true : /^(f|false)$/i.test(x) ? false : x, type.element);
   return coerce(x, type.element);
 }
-
-export { arrayTooLarge };
