@@ -357,11 +357,12 @@ const ERRORS: readonly (readonly [string, string, string, number])[] = [
   ["sqrt('x')", 'INVALID_CAST', 'invalid input syntax for type double precision: "x"', 8],
   ["1 ~ 'a'", 'TYPE_MISMATCH', 'operator does not exist: integer ~ text', 8],
   [
-    "regexp_match('a', 'a')",
+    "regexp_matches('a', 'a')",
     'NOT_SUPPORTED',
-    'regexp_match is not supported: it returns an array, and arrays are not supported yet',
+    'regexp_matches is not supported: it returns a set of rows',
     8,
   ],
+  ["regexp_match('a', 'a', 'g')", 'INVALID_VALUE', 'regexp_match() does not support the "global" option', 31],
   ['greatest(1, true)', 'TYPE_MISMATCH', 'GREATEST types integer and boolean cannot be matched', 8],
 ];
 

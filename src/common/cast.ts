@@ -10,6 +10,7 @@ import { parseTime, parseTimestamptz, timestampToInstant } from './time/datetime
 import { dateTimeFields, formatTimeOfDay, validDate } from './time/calendar.ts';
 import { Jsonb, jsonbFromParsed, parseJsonb } from './json/jsonb.ts';
 import { castBinary, coerceBinary } from './uuid-bytea-cast.ts';
+import { castArray, coerceArray } from './array/array-cast.ts';
 
 const INT_TEXT = /^\s*[+-]?\d+\s*$/;
 const FLOAT_TEXT = /^\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)\s*$/;
@@ -132,6 +133,8 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
     return castJsonbScalar(v, to);
   const binary = castBinary(v, from, to);
   if (binary !== undefined) return binary;
+  const array = castArray(v, from, to, castValue);
+  if (array !== undefined) return array;
   switch (to.kind) {
     case 'bool':
       if (typeof v === 'boolean') return v;
@@ -258,8 +261,9 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
       throw new SluiceError('INVALID_CAST', `cannot cast type ${typeName(from)} to jsonb`);
     case 'uuid':
     case 'bytea':
+    case 'array':
     case 'unknown':
-      return v; // uuid and bytea were cast by castBinary
+      return v; // uuid and bytea were cast by castBinary, arrays by castArray
   }
 }
 
@@ -427,6 +431,8 @@ export function coerceIngest(
     case 'uuid':
     case 'bytea':
       return coerceBinary(v, type);
+    case 'array':
+      return coerceArray(v, type, coerceIngest);
     case 'unknown':
       return { ok: false, expected: 'a value of a known type' };
   }

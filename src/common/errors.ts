@@ -53,6 +53,7 @@ export const ErrorCodes = {
   NUMERIC_OVERFLOW: 'execution',
   INVALID_CAST: 'execution',
   STRING_TOO_LONG: 'execution',
+  ARRAY_TOO_LARGE: 'execution',
   INVALID_REGEX: 'execution',
   VIEW_ERROR: 'execution',
   CARDINALITY_VIOLATION: 'execution',

@@ -1,9 +1,13 @@
 // The one-to-many stateless step (a FlatMap) shared by the LogicalPlan (`expand`) and the
 // DataflowPlan (`flatmap`): each input row is emitted once per tuple its generator yields, with that
 // tuple's values appended. A generator is plain data (printed, fingerprinted, checkpoint-neutral);
-// HOP's windows are the first kind, a later `unnest` fits the same shape. Every generator has a
-// bounded fan-out (`maxRows`), checked when the plan is bound, so no row can expand without limit.
+// HOP's windows are the first kind, `unnest` the second. Every generator has a bounded fan-out
+// (`maxRows`), so no row can expand without limit (unnest: an array's length, which MAX_ARRAY_LENGTH
+// bounds for arrays from input; an ARRAY_AGG's is the size of its group, held in state already).
 import type { SqlType, Value } from './types.ts';
+import { T } from './types.ts';
+import type { SqlArray } from './array/sql-array.ts';
+import { MAX_ARRAY_LENGTH } from './limits.ts';
 import type { RowFn, ScalarExpr } from './scalar-expr.ts';
 import { compileScalar, printScalar } from './scalar-expr.ts';
 import type { Interval } from './time/interval.ts';
@@ -30,31 +34,49 @@ export interface HopGenerator {
   readonly tz: boolean;
 }
 
-export type ExpandGenerator = HopGenerator;
+/**
+ * unnest(array) [WITH ORDINALITY]: one tuple per element (the element, and its 1-based position as
+ * a bigint with ordinality); a NULL or empty array yields nothing, as PostgreSQL's.
+ */
+export interface UnnestGenerator {
+  readonly kind: 'unnest';
+  readonly array: ScalarExpr;
+  readonly ordinality: boolean;
+}
+
+export type ExpandGenerator = HopGenerator | UnnestGenerator;
 
 /** Most tuples one input row may yield (HOP: size / slide), so an input row's output is bounded. */
 export const MAX_EXPAND_ROWS = 1000;
 
 /** The most tuples `g` yields for one row. */
 export function expandMaxRows(g: ExpandGenerator): number {
+  if (g.kind === 'unnest') return MAX_ARRAY_LENGTH;
   return hopWindowCount(g.slide, g.size) ?? 0;
 }
 
 /** The types of the columns `g` appends. */
 export function expandTypes(g: ExpandGenerator): SqlType[] {
+  if (g.kind === 'unnest') {
+    const element = g.array.type.kind === 'array' ? g.array.type.element : T.unknown;
+    return g.ordinality ? [element, T.int64] : [element];
+  }
   const t: SqlType = g.tz ? { kind: 'timestamptz' } : { kind: 'timestamp' };
   return [t, t];
 }
 
 /**
  * The appended columns that, with the input row's key, identify an output row (HOP: window_start,
- * the first appended column): offsets among the appended columns.
+ * the first appended column; unnest WITH ORDINALITY: the ordinal): offsets among the appended
+ * columns, or null when none does (unnest's equal elements are rows alike).
  */
-export function expandKeyColumns(g: ExpandGenerator): number[] {
-  return g.kind === 'hop' ? [0] : [];
+export function expandKeyColumns(g: ExpandGenerator): number[] | null {
+  if (g.kind === 'unnest') return g.ordinality ? [1] : null;
+  return [0];
 }
 
 export function printExpand(g: ExpandGenerator): string {
+  if (g.kind === 'unnest') return `unnest(${printScalar(g.array)})${g.ordinality ? ' with ordinality' : ''}`;
   return (
     `hop(${printScalar(g.time)}, slide interval '${g.slide.toString()}', size interval '${g.size.toString()}', ` +
     `offset interval '${g.offset.toString()}')`
@@ -65,6 +87,15 @@ export function printExpand(g: ExpandGenerator): string {
 export type ExpandFn = (row: readonly Value[]) => Value[][];
 
 export function compileExpand(g: ExpandGenerator): ExpandFn {
+  if (g.kind === 'unnest') {
+    const array = compileScalar(g.array);
+    const ordinality = g.ordinality;
+    return (row) => {
+      const a = array(row) as SqlArray | null;
+      if (a === null) return [];
+      return a.items.map((x, i) => (ordinality ? [x, i + 1] : [x]));
+    };
+  }
   const time: RowFn = compileScalar(g.time);
   const slide = intervalMicros(g.slide);
   const size = intervalMicros(g.size);

@@ -6,6 +6,7 @@ import type { Row, Value } from './types.ts';
 import { Decimal, parseDecimal } from './decimal.ts';
 import { Interval } from './time/interval.ts';
 import { Jsonb, parseJsonb, withRawJsonb } from './json/jsonb.ts';
+import { SqlArray } from './array/sql-array.ts';
 
 const INTEGER_LITERAL = /^-?\d+$/;
 
@@ -120,7 +121,8 @@ function hasNonFinite(value: unknown, depth: number): boolean {
 // positions): JSON-able data plus bigints, decimals and intervals. Stored exactly: a bigint is
 // {"$i":"123"}, a decimal {"$d":"1.50"} (its scale kept), an interval {"$v":"months,days,micros"}
 // (added with INTERVAL; data stored before holds none, so it reads as before), a jsonb value
-// {"$j":"its canonical text"} (added with JSONB, likewise), a non-finite float or -0 is {"$f":"NaN"}, and an object key that starts with "$" gets one more "$"
+// {"$j":"its canonical text"} (added with JSONB, likewise), an array {"$a":[elements...]} (added with
+// arrays, likewise; its elements tagged in turn), a non-finite float or -0 is {"$f":"NaN"}, and an object key that starts with "$" gets one more "$"
 // so that no real object can pass for a tag. Plain values take the native JSON fast path.
 
 function needsTags(v: unknown, depth: number): boolean {
@@ -131,7 +133,14 @@ function needsTags(v: unknown, depth: number): boolean {
       return !Number.isFinite(v) || Object.is(v, -0);
     case 'object': {
       if (v === null) return false;
-      if (v instanceof Decimal || v instanceof Interval || v instanceof Jsonb || depth > 256) return true;
+      if (
+        v instanceof Decimal ||
+        v instanceof Interval ||
+        v instanceof Jsonb ||
+        v instanceof SqlArray ||
+        depth > 256
+      )
+        return true;
       if (Array.isArray(v)) {
         for (const x of v) if (needsTags(x, depth + 1)) return true;
         return false;
@@ -159,7 +168,11 @@ function tagReplacer(this: unknown, key: string, value: unknown): unknown {
       return { $f: Object.is(value, -0) ? '-0' : String(value) };
     return value;
   }
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+  if (Array.isArray(value)) {
+    // JSON.stringify has called the array value's toJSON (its elements); tag it apart from a list
+    return (this as Record<string, unknown>)[key] instanceof SqlArray ? { $a: value } : value;
+  }
+  if (value !== null && typeof value === 'object') {
     const o = value as Record<string, unknown>;
     let escape = false;
     for (const k in o) if (k.charCodeAt(0) === 36) escape = true;
@@ -181,6 +194,7 @@ function tagReviver(_key: string, value: unknown): unknown {
     if (keys[0] === '$d' && typeof o.$d === 'string') return parseDecimal(o.$d) ?? o;
     if (keys[0] === '$v' && typeof o.$v === 'string') return Interval.fromStorage(o.$v) ?? o;
     if (keys[0] === '$j' && typeof o.$j === 'string') return parseJsonb(o.$j);
+    if (keys[0] === '$a' && Array.isArray(o.$a)) return new SqlArray(o.$a as Value[]);
   }
   if (!keys.some((k) => k.startsWith('$$'))) return value;
   const out: Record<string, unknown> = {};
@@ -207,7 +221,8 @@ export function isScalar(v: unknown): v is Value {
     typeof v === 'bigint' ||
     v instanceof Decimal ||
     v instanceof Interval ||
-    v instanceof Jsonb
+    v instanceof Jsonb ||
+    v instanceof SqlArray
   );
 }
 

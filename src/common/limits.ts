@@ -128,3 +128,11 @@ export const MAX_NUMERIC_INTEGER_DIGITS = 131_072;
 export const MAX_NUMERIC_SCALE = 16_383;
 /** Characters of a numeric text read at all (digits of both parts, sign, point, exponent, blanks). */
 export const MAX_NUMERIC_TEXT_LENGTH = MAX_NUMERIC_INTEGER_DIGITS + MAX_NUMERIC_SCALE + 64;
+
+/**
+ * Elements of one array value built from input or by a function (an ARRAY[...] constructor, a
+ * '{...}' literal or cast, an ingested JSON array, array_append/array_cat/string_to_array/
+ * regexp_split_to_array): a larger one is ARRAY_TOO_LARGE, raised before it is built. ARRAY_AGG's
+ * result is not bounded here: it holds the group's rows, which the state holds anyway.
+ */
+export const MAX_ARRAY_LENGTH = 100_000;

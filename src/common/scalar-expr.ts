@@ -11,6 +11,7 @@ import { Decimal } from './decimal.ts';
 import { arith, clampDigits, likeToRegExp, roundHalfAway } from './scalar-arith.ts';
 import { Interval } from './time/interval.ts';
 import { Jsonb } from './json/jsonb.ts';
+import { SqlArray } from './array/sql-array.ts';
 import { FUNCTION_FNS, compileFunction, type FunctionFn } from './functions/compile-function.ts';
 import { generateScalar } from './scalar-codegen.ts';
 
@@ -93,7 +94,9 @@ export function printScalar(e: ScalarExpr): string {
             ? `interval '${e.value.toString()}'`
             : e.value instanceof Jsonb
               ? `'${e.value.text.replaceAll("'", "''")}'::jsonb`
-              : formatValue(e.value);
+              : e.value instanceof SqlArray
+                ? `'${String(e.value).replaceAll("'", "''")}'::${typeName(e.type)}`
+                : formatValue(e.value);
     case 'col':
       return `#${e.index}:${e.name}`;
     case 'call':

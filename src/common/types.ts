@@ -5,13 +5,15 @@
 // TIME 'HH:MM:SS[.ffffff]' text, so ordering them is ordering strings. INTERVAL is an Interval
 // (./time/interval.ts: months, days, microseconds, as PostgreSQL keeps it). JSONB is a Jsonb
 // (./json/jsonb.ts: the parsed value with exact numbers and its canonical text). UUID and BYTEA are
-// their canonical output text, which orders as their bytes do (./uuid-bytea.ts).
+// their canonical output text, which orders as their bytes do (./uuid-bytea.ts). Arrays are a
+// SqlArray (./array/sql-array.ts).
 
 import type { Decimal } from './decimal.ts';
 import type { Interval } from './time/interval.ts';
 import type { Jsonb } from './json/jsonb.ts';
+import type { SqlArray } from './array/sql-array.ts';
 
-export type Value = null | boolean | number | bigint | string | Decimal | Interval | Jsonb;
+export type Value = null | boolean | number | bigint | string | Decimal | Interval | Jsonb | SqlArray;
 
 /** A user-facing row: column name → value. */
 export type Row = Record<string, Value>;
@@ -30,6 +32,8 @@ export type SqlType =
   | { readonly kind: 'jsonb' }
   | { readonly kind: 'uuid' }
   | { readonly kind: 'bytea' }
+  /** A one-dimensional array of a scalar type (never of an array or of unknown). */
+  | { readonly kind: 'array'; readonly element: SqlType }
   /** The type of a bare NULL literal before context gives it one. */
   | { readonly kind: 'unknown' };
 
@@ -85,9 +89,16 @@ export function typeName(type: SqlType): string {
       return 'uuid';
     case 'bytea':
       return 'bytea';
+    case 'array':
+      return `${typeName(type.element)}[]`;
     case 'unknown':
       return 'unknown';
   }
+}
+
+/** The array type of elements of `element`. */
+export function arrayOf(element: SqlType): SqlType {
+  return { kind: 'array', element };
 }
 
 export function isNumeric(type: SqlType): boolean {

@@ -6,6 +6,7 @@ import type { Value } from './types.ts';
 import { Decimal, compareDecimals } from './decimal.ts';
 import { Interval, compareIntervals } from './time/interval.ts';
 import { Jsonb, compareJsonb } from './json/jsonb.ts';
+import { SqlArray } from './array/sql-array.ts';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -65,6 +66,7 @@ export function compareValues(a: Value, b: Value): number {
   }
   if (typeof a === 'object') {
     if (a instanceof Decimal) return compareDecimals(a, b as Decimal);
+    if (a instanceof SqlArray) return compareArrays(a, b as SqlArray);
     return a instanceof Interval ? compareIntervals(a, b as Interval) : compareJsonb(a, b as Jsonb);
   }
   return a < b ? -1 : a > b ? 1 : 0;
@@ -80,6 +82,8 @@ export function valuesEqual(a: Value, b: Value): boolean {
   if (a instanceof Interval && b instanceof Interval) return compareIntervals(a, b) === 0;
   // jsonb: equal when PostgreSQL's order says so ('{"a": 1.0}' = '{"a": 1}'); the keys agree
   if (a instanceof Jsonb && b instanceof Jsonb) return a.key() === b.key();
+  // arrays: element-wise, NULL elements equal to each other (PostgreSQL's array_eq)
+  if (a instanceof SqlArray && b instanceof SqlArray) return a.key() === b.key();
   // number/bigint of the same integer never both occur: integers are normalised.
   return false;
 }
@@ -137,6 +141,14 @@ export function exactKey(v: Value): Value {
   if (v instanceof Decimal) return `d${v.toString()}`;
   if (v instanceof Interval) return `i${v.months},${v.days},${v.micros}`;
   if (v instanceof Jsonb) return `x${v.text}`;
+  if (v instanceof SqlArray) {
+    let out = `A${v.length}[`;
+    for (const x of v.items) {
+      const k = exactKey(x);
+      out += typeof k === 'string' ? `s${k.length}:${k}` : encodeOne(k);
+    }
+    return `${out}]`;
+  }
   return singleKey(v);
 }
 
@@ -197,7 +209,20 @@ export function leftChars(s: string, n: number): string {
   return s.slice(0, i);
 }
 
-export { Decimal, Interval, Jsonb };
+/**
+ * PostgreSQL's array order (btarraycmp): element by element, a NULL element after every value and
+ * equal to another NULL, then the shorter array first.
+ */
+export function compareArrays(a: SqlArray, b: SqlArray): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const c = compareValues(a.items[i] as Value, b.items[i] as Value);
+    if (c !== 0) return c;
+  }
+  return a.length - b.length;
+}
+
+export { Decimal, Interval, Jsonb, SqlArray };
 
 /** Text form of a value, as CAST(x AS TEXT) and error messages show it. */
 export function formatValue(v: Value): string {

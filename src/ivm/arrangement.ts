@@ -11,6 +11,7 @@ import { SluiceError } from '../common/errors.ts';
 import type { Decimal } from '../common/decimal.ts';
 import type { Interval } from '../common/time/interval.ts';
 import type { Jsonb } from '../common/json/jsonb.ts';
+import type { SqlArray } from '../common/array/sql-array.ts';
 import type { Value } from '../common/types.ts';
 import { encodeOne, encodeValues } from '../common/values.ts';
 import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
@@ -75,8 +76,8 @@ function keyBytes(key: Value): number {
 }
 
 /** A bucket's key: any value but NULL (a NULL key matches nothing and is never arranged). */
-/** Never a Decimal, Interval or Jsonb: its key is its `key()` string (singleKey), so 1.5 and 1.50 meet. */
-export type ArrangementKey = Exclude<Value, null | Decimal | Interval | Jsonb>;
+/** Never a Decimal, Interval, Jsonb or array: its key is its `key()` string (singleKey), so 1.5 and 1.50 meet. */
+export type ArrangementKey = Exclude<Value, null | Decimal | Interval | Jsonb | SqlArray>;
 
 /** How a bucket keys a row of a row arrangement: its hash, or (when that is taken) its encoding. */
 export type RowKey = number | string;

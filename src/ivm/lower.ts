@@ -148,7 +148,12 @@ export function lowerToDataflow(
             nullsFirst: o.nullsFirst,
           }));
           const multiset =
-            a.fn === 'min' || a.fn === 'max' || a.fn === 'string_agg' || a.fn === 'jsonb_agg' || a.distinct;
+            a.fn === 'min' ||
+            a.fn === 'max' ||
+            a.fn === 'string_agg' ||
+            a.fn === 'jsonb_agg' ||
+            a.fn === 'array_agg' ||
+            a.distinct;
           return {
             fn: a.fn,
             ...(a.delimiter !== undefined ? { delimiter: a.delimiter } : {}),

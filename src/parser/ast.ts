@@ -9,6 +9,8 @@ export type Pos = SourcePosition;
 export interface TypeName {
   readonly name: string;
   readonly params: readonly number[];
+  /** `int[]`, `int ARRAY`: how many array dimensions were written (absent: not an array). */
+  readonly arrayDims?: number;
   readonly pos: Pos;
 }
 
@@ -45,7 +47,12 @@ export type BinaryOp =
   | '#-'
   | '@>'
   | '<@'
-  | '?';
+  | '?'
+  /** jsonb: any / all of the text[] keys exist. */
+  | '?|'
+  | '?&'
+  /** arrays: overlap (and @> <@ containment). */
+  | '&&';
 
 export type Expr =
   /**
@@ -216,7 +223,22 @@ export interface WindowTvfRef {
   readonly pos: Pos;
 }
 
-export type FromItem = TableRef | JoinRef | SubqueryRef | WindowTvfRef;
+/**
+ * `unnest(array) [WITH ORDINALITY] [AS] [alias [(x [, n])]]` in FROM, after a relation it reads
+ * (`FROM t, unnest(t.a)`, `t CROSS JOIN [LATERAL] unnest(t.a)`): one row per element.
+ */
+export interface UnnestRef {
+  readonly kind: 'unnest';
+  readonly array: Expr;
+  readonly ordinality: boolean;
+  readonly alias?: string;
+  /** `AS u (x [, n])`: the element's (and the ordinal's) column names. */
+  readonly columns?: readonly { readonly name: string; readonly pos: Pos }[];
+  /** The word unnest. */
+  readonly pos: Pos;
+}
+
+export type FromItem = TableRef | JoinRef | SubqueryRef | WindowTvfRef | UnnestRef;
 
 /**
  * `left UNION|INTERSECT|EXCEPT [ALL] right`, with PostgreSQL's precedence (INTERSECT binds tighter,

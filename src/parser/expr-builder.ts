@@ -23,7 +23,9 @@ export type PostfixOp =
       readonly valuePos: Pos;
     }
   | { readonly kind: 'in'; readonly list: readonly Expr[]; readonly negated: boolean }
-  | { readonly kind: 'cast'; readonly type: TypeName };
+  | { readonly kind: 'cast'; readonly type: TypeName }
+  /** `x[i]` (the statement grammar's; the SELECT adapter builds the call itself). */
+  | { readonly kind: 'subscript'; readonly index: Expr; readonly pos: Pos };
 
 /**
  * One element of an operator run. `start` of an operand is its first token including any
@@ -75,6 +77,9 @@ const infixPrecedence: Readonly<Record<InfixOp, number>> = {
   '@>': 7,
   '<@': 7,
   '?': 7,
+  '?|': 7,
+  '?&': 7,
+  '&&': 7,
   '+': 8,
   '-': 8,
   '*': 9,
@@ -96,6 +101,8 @@ function postfixPrecedence(op: PostfixOp): number {
       return 6;
     case 'cast':
       return 13;
+    case 'subscript':
+      return 14;
   }
 }
 
@@ -275,6 +282,8 @@ function makePostfix(op: PostfixOp, operand: Expr, pos: Pos): Expr {
       return { kind: 'inList', operand, list: op.list, negated: op.negated, pos };
     case 'cast':
       return { kind: 'cast', operand, type: op.type, pos };
+    case 'subscript':
+      return functionCall(ARRAY_SUBSCRIPT, [operand, op.index], {}, op.pos);
   }
 }
 
@@ -309,6 +318,16 @@ export function booleanLiteral(value: boolean, pos: Pos): Expr {
 export function nullLiteral(pos: Pos): Expr {
   return { kind: 'literal', value: null, literalType: 'null', pos };
 }
+
+/**
+ * Names of the calls `ARRAY[a, b]` and `x[i]` parse to: brackets, so no unquoted identifier spells
+ * them (a quoted "[subscript]"(a, 1) means a[1], which is harmless).
+ */
+export const ARRAY_CONSTRUCTOR = '[array]';
+export const ARRAY_SUBSCRIPT = '[subscript]';
+/** `x op ANY (a)` / `x op ALL (a)`: the right side of the comparison. */
+export const ARRAY_ANY = '[any]';
+export const ARRAY_ALL = '[all]';
 
 export function functionCall(
   name: string,

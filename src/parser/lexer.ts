@@ -140,6 +140,8 @@ const reserved = (word: string): TokenType => keyword(word, true);
 const nonReserved = (word: string): TokenType => keyword(word, false);
 
 export const All = reserved('ALL');
+/** ARRAY, of `ARRAY[...]` (the statement grammar reads the constructor; a type suffix reads its text). */
+export const ArrayKw = reserved('ARRAY');
 export const And = reserved('AND');
 export const As = reserved('AS');
 export const Between = reserved('BETWEEN');
@@ -189,7 +191,6 @@ for (const word of [
   'analyse',
   'analyze',
   'any',
-  'array',
   'asc',
   'asymmetric',
   'both',

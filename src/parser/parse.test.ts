@@ -615,6 +615,9 @@ describe('limits on what one script may ask (src/common/limits.ts)', () => {
     tooMany('SELECT 1 FROM t ORDER BY a, b DESC, c', 'ORDER BY has more than 2 items', at(1, 37));
     tooMany('CREATE TABLE t (a INT, b INT, c INT)', 'tables can have at most 2 columns', at(1, 31));
     tooMany('SELECT coalesce(a, b, c) FROM t', 'cannot pass more than 2 arguments to a function', at(1, 23));
+    // ARRAY[...] is a list (3 here), not a call's arguments (2)
+    tooMany('SELECT ARRAY[1, 2, 3, 4]', 'ARRAY[...] has more than 3 elements', at(1, 23));
+    tooMany('INSERT INTO t VALUES (ARRAY[1, 2, 3, 4])', 'ARRAY[...] has more than 3 elements', at(1, 38));
     tooMany(
       'UPDATE t SET a = coalesce(a, b, c)',
       'cannot pass more than 2 arguments to a function',
@@ -1669,8 +1672,8 @@ describe('NOT_SUPPORTED constructs', () => {
       "INTERVAL '…' HOUR with anything but a number is not supported",
       { line: 1, column: 17 },
     ],
-    ['SELECT a[1] FROM t', 'array subscript is not supported', { line: 1, column: 8 }],
-    ['SELECT a::int[] FROM t', 'array type is not supported', { line: 1, column: 14 }],
+    ['SELECT a[1:2] FROM t', 'array slice is not supported', { line: 1, column: 9 }],
+    ['SELECT ARRAY[ARRAY[1]]', 'multidimensional ARRAY[...] is not supported', { line: 1, column: 14 }],
     // @> is jsonb containment now; @? (a jsonpath match) is not
     ['SELECT a @? b FROM t', 'operator @? is not supported', { line: 1, column: 10 }],
     ['SELECT (a, b) FROM t', 'row constructor is not supported', { line: 1, column: 8 }],
@@ -1700,7 +1703,6 @@ describe('NOT_SUPPORTED constructs', () => {
       'named CONSTRAINT is not supported',
       { line: 1, column: 24 },
     ],
-    ['CREATE TABLE t (a int[])', 'array type is not supported', { line: 1, column: 22 }],
     ['CREATE TABLE s.t (a int)', 'schema-qualified name is not supported', { line: 1, column: 14 }],
     [
       'DROP TABLE a, b',
@@ -1730,7 +1732,11 @@ describe('NOT_SUPPORTED constructs', () => {
     ['DELETE FROM t USING u', 'DELETE ... USING is not supported', { line: 1, column: 15 }],
     ['DELETE FROM t WHERE EXISTS (SELECT 1)', 'subquery is not supported', { line: 1, column: 29 }],
     ['VALUES (1)', 'VALUES as a query is not supported', { line: 1, column: 1 }],
-    ['SELECT a FROM t WHERE a = ANY (ARRAY[1])', 'ANY (...) is not supported', { line: 1, column: 27 }],
+    [
+      'SELECT a FROM t WHERE a = ANY (1, 2)',
+      'ANY (...) with a list is not supported',
+      { line: 1, column: 27 },
+    ],
     ["SELECT E'x'", "E'...' string constant is not supported", { line: 1, column: 8 }],
     ['SELECT a ISNULL FROM t', 'ISNULL is not supported', { line: 1, column: 10 }],
     ['UPDATE t SET a = b NOTNULL', 'NOTNULL is not supported', { line: 1, column: 20 }],
@@ -2561,5 +2567,65 @@ describe('properties', () => {
       { numRuns: Math.ceil(RUNS / 2) },
     );
     assert.ok(rejected < runs * 0.15, `node-sql-parser rejected ${rejected} of ${runs} statements`);
+  });
+});
+
+// ── arrays ───────────────────────────────────────────────────────────────────────────────────────
+
+describe('arrays', () => {
+  const items = (sql: string): unknown =>
+    (parseStatements(sql)[0] as Extract<Statement, { kind: 'select' }>).query.items.map((i) =>
+      i.kind === 'expr' ? strip(i.expr) : i.kind,
+    );
+  /** The expression without positions, as a compact nested list. */
+  const strip = (e: Expr): unknown =>
+    e.kind === 'function'
+      ? [e.name, ...e.args.map(strip)]
+      : e.kind === 'literal'
+        ? e.value
+        : e.kind === 'column'
+          ? e.name
+          : e.kind === 'cast'
+            ? ['cast', strip(e.operand), e.type.name, e.type.arrayDims ?? 0]
+            : e.kind === 'binary'
+              ? [e.op, strip(e.left), strip(e.right)]
+              : e.kind;
+  it('reads ARRAY[...], subscripts of columns and of parenthesised calls, ANY/ALL and array types', () => {
+    assert.deepEqual(items("SELECT ARRAY[1, 2], a[1], (regexp_match(u, 'x'))[2], a[1][2] FROM t"), [
+      ['[array]', 1, 2],
+      ['[subscript]', 'a', 1],
+      ['[subscript]', ['regexp_match', 'u', 'x'], 2],
+      ['[subscript]', ['[subscript]', 'a', 1], 2],
+    ]);
+    assert.deepEqual(items('SELECT x = ANY (a), x <> ALL (a), a && b FROM t'), [
+      ['=', 'x', ['[any]', 'a']],
+      ['<>', 'x', ['[all]', 'a']],
+      ['&&', 'a', 'b'],
+    ]);
+    assert.deepEqual(items("SELECT '{1}'::int[], CAST(a AS integer ARRAY), a::text[][] FROM t"), [
+      ['cast', '{1}', 'int', 1],
+      ['cast', 'a', 'integer', 1],
+      ['cast', 'a', 'text', 2],
+    ]);
+  });
+  it('reads array column types and ARRAY[...] / subscripts in INSERT, UPDATE and DELETE', () => {
+    const create = parseStatements('CREATE TABLE t (a int[], b text ARRAY[3], c bigint[4])')[0];
+    assert.ok(create?.kind === 'createTable');
+    assert.deepEqual(
+      create.columns.map((c) => [c.type.name, c.type.arrayDims]),
+      [
+        ['int', 1],
+        ['text', 1],
+        ['bigint', 1],
+      ],
+    );
+    const del = parseStatements('DELETE FROM t WHERE a[1] = 2')[0];
+    assert.ok(del?.kind === 'delete' && del.where !== undefined);
+    assert.deepEqual(strip(del.where), ['=', ['[subscript]', 'a', 1], 2]);
+    const insert = parseStatements('INSERT INTO t VALUES (ARRAY[1, NULL])')[0];
+    assert.ok(insert?.kind === 'insert');
+    const first = insert.rows[0]?.[0];
+    assert.ok(first !== undefined && first.kind !== 'default');
+    assert.deepEqual(strip(first), ['[array]', 1, null]);
   });
 });

@@ -19,8 +19,9 @@ import type {
   SubqueryRef,
   TableRef,
   WindowTvfRef,
+  UnnestRef,
 } from './ast.ts';
-import type { WindowCall } from './select-adapter/window-tvf-syntax.ts';
+import type { FromCall } from './select-adapter/window-tvf-syntax.ts';
 import { parseQuery } from './select-adapter/query-structure.ts';
 import { notSupported, parseError, SluiceError } from '../common/errors.ts';
 import {
@@ -75,7 +76,7 @@ function parsePlainSelect(
   written: readonly IToken[],
   budget: { left: number },
   writtenDerived: ReadonlyMap<IToken, SelectStmt>,
-  writtenWindows: ReadonlyMap<IToken, WindowCall>,
+  writtenWindows: ReadonlyMap<IToken, FromCall>,
 ): SelectStmt {
   // Named windows resolved on the tokens first (named-windows.ts).
   const {
@@ -201,7 +202,7 @@ class Converter extends ExpressionConverter {
     private readonly conditions: Conditions,
     derived: ReadonlyMap<IToken, SelectStmt>,
     /** The window table functions of FROM by their placeholder names (window-tvf-syntax.ts). */
-    private readonly windows: ReadonlyMap<IToken, WindowCall>,
+    private readonly windows: ReadonlyMap<IToken, FromCall>,
   ) {
     super(tokens, constantLists, derived);
   }
@@ -511,7 +512,7 @@ class Converter extends ExpressionConverter {
     return item;
   }
 
-  private tableRef(entry: Node): TableRef | SubqueryRef | WindowTvfRef {
+  private tableRef(entry: Node): TableRef | SubqueryRef | WindowTvfRef | UnnestRef {
     if (text(entry, 'prefix')?.toLowerCase() === 'lateral') throw notSupported('LATERAL', this.here());
     const inner = child(entry, 'expr');
     if (present(entry, 'ast') || (inner !== undefined && present(inner, 'ast'))) this.subquery();
@@ -531,6 +532,16 @@ class Converter extends ExpressionConverter {
     }
     if (present(entry, 'tablesample')) throw notSupported('TABLESAMPLE', this.here());
     const window = this.windows.get(first);
+    if (window?.kind === 'unnest') {
+      // `AS u (x [, n])`: the element's (and the ordinal's) names
+      const columns =
+        alias !== undefined && this.peek()?.tokenType === LParen ? this.columnAliases() : undefined;
+      return {
+        ...window,
+        ...(alias !== undefined ? { alias } : {}),
+        ...(columns !== undefined ? { columns } : {}),
+      };
+    }
     if (window !== undefined) return { ...window, ...(alias !== undefined ? { alias } : {}) };
     const subquery = this.derived.get(first);
     if (subquery !== undefined) {

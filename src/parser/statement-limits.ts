@@ -4,6 +4,7 @@
 // points at the construct that crosses the limit.
 import type { IToken } from 'chevrotain';
 import type { Expr, FromItem, SelectStmt, Statement } from './ast.ts';
+import { ARRAY_CONSTRUCTOR } from './expr-builder.ts';
 import { SluiceError, type SourcePosition } from '../common/errors.ts';
 import { REPLAY_SQL_LIMITS, type SqlLimits } from '../common/limits.ts';
 import {
@@ -16,6 +17,7 @@ import {
   isType,
   isWordText,
   LParen,
+  LBracket,
   Minus,
   niladicTypes,
   Not,
@@ -164,12 +166,13 @@ export function checkTokens(tokens: readonly IToken[], limits: SqlLimits): void 
         );
       }
     }
-    if (type === LParen || type === Case) {
+    // brackets (ARRAY[...], x[i]) nest as parentheses do: their commas are not the select list's
+    if (type === LParen || type === Case || type === LBracket) {
       opened.push(level);
       level += prefixes + 1;
       prefixes = 0;
       if (level > max) throw tooDeep(max, posOf(token));
-    } else if (type === RParen || type === End) {
+    } else if (type === RParen || type === End || type === RBracket) {
       level = opened.pop() ?? 0;
       prefixes = 0;
     } else if (type === Not || ((type === Minus || type === Plus) && !endsOperand(tokens[i - 1]))) {
@@ -259,7 +262,15 @@ function checkExprs(roots: readonly Expr[], limits: SqlLimits, nested: SelectStm
         expr.whens[limits.maxListItems]!.when.pos,
       );
     }
-    if (expr.kind === 'function' && expr.args.length > limits.maxFunctionArgs) {
+    // ARRAY[...] is a list, bounded like an IN list (not like a call's arguments)
+    if (expr.kind === 'function' && expr.name === ARRAY_CONSTRUCTOR) {
+      if (expr.args.length > limits.maxListItems) {
+        throw tooManyItems(
+          `ARRAY[...] has more than ${limits.maxListItems} elements`,
+          expr.args[limits.maxListItems]!.pos,
+        );
+      }
+    } else if (expr.kind === 'function' && expr.args.length > limits.maxFunctionArgs) {
       throw tooManyItems(
         `cannot pass more than ${limits.maxFunctionArgs} arguments to a function`,
         expr.args[limits.maxFunctionArgs]!.pos,
@@ -305,6 +316,7 @@ function checkOneSelect(query: SelectStmt, limits: SqlLimits, nested: SelectStmt
   const from: FromItem[] = query.from !== undefined ? [query.from] : [];
   for (let item = from.pop(); item !== undefined; item = from.pop()) {
     if (item.kind === 'windowTvf') roots.push(...item.args);
+    if (item.kind === 'unnest') roots.push(item.array);
     if (item.kind !== 'join') continue;
     if (item.on !== undefined) roots.push(item.on);
     from.push(item.right, item.left);

@@ -13,6 +13,8 @@ import {
   posOf,
   QuotedIdent,
   RParen,
+  LBracket,
+  RBracket,
 } from './lexer.ts';
 
 /** Looks `k` tokens ahead (1-based, like chevrotain's LA); undefined or EOF past the end. */
@@ -59,6 +61,17 @@ export function measureTypeName(peek: Peek): number {
   ) {
     n += 3;
   }
+  // array suffixes: `[]`, `[n]` (each one dimension) or `ARRAY`, `ARRAY[n]` (SQL's form, one)
+  for (;;) {
+    if (isType(peek(n + 1), LBracket)) {
+      if (isType(peek(n + 2), RBracket)) n += 2;
+      else if (isInteger(peek(n + 2)) && isType(peek(n + 3), RBracket)) n += 3;
+      else break;
+    } else if (isWordText(peek(n + 1), 'array') && peek(n + 1)?.tokenType !== QuotedIdent) {
+      n += 1;
+      if (isType(peek(n + 1), LBracket) && isInteger(peek(n + 2)) && isType(peek(n + 3), RBracket)) n += 3;
+    } else break;
+  }
   return n;
 }
 
@@ -66,11 +79,21 @@ export function measureTypeName(peek: Peek): number {
 export function buildTypeName(tokens: readonly IToken[]): TypeName {
   const words: string[] = [];
   const params: number[] = [];
-  for (const token of tokens) {
-    if (token.tokenType === NumberLit) params.push(Number(token.image));
+  let arrayDims = 0;
+  let inBrackets = false;
+  for (const [i, token] of tokens.entries()) {
+    if (token.tokenType === LBracket) {
+      // `ARRAY[n]` is one dimension, as is `[n]`
+      if (!isWordText(tokens[i - 1], 'array')) arrayDims++;
+      inBrackets = true;
+    } else if (token.tokenType === RBracket) inBrackets = false;
+    else if (inBrackets)
+      continue; // a declared array size: ignored, as PostgreSQL does
+    else if (i > 0 && token.tokenType !== QuotedIdent && isWordText(token, 'array')) arrayDims++;
+    else if (token.tokenType === NumberLit) params.push(Number(token.image));
     else if (token.tokenType !== LParen && token.tokenType !== RParen && token.tokenType !== Comma) {
       words.push(identName(token));
     }
   }
-  return { name: words.join(' '), params, pos: posOf(tokens[0]!) };
+  return { name: words.join(' '), params, ...(arrayDims > 0 ? { arrayDims } : {}), pos: posOf(tokens[0]!) };
 }

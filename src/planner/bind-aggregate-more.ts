@@ -1,8 +1,9 @@
 // Binding of the aggregates beyond COUNT/SUM/AVG/MIN/MAX: BOOL_AND, BOOL_OR, EVERY and the variance
-// family (VAR_POP, VAR_SAMP, VARIANCE, STDDEV_POP, STDDEV_SAMP, STDDEV), with PostgreSQL's result types.
+// family (VAR_POP, VAR_SAMP, VARIANCE, STDDEV_POP, STDDEV_SAMP, STDDEV), STRING_AGG, JSONB_AGG and
+// ARRAY_AGG, with PostgreSQL's result types.
 import { SluiceError, type SourcePosition, notSupported } from '../common/errors.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
-import { T, typeName } from '../common/types.ts';
+import { T, arrayOf, typeName } from '../common/types.ts';
 import type { AggregateCall, AggregateFn } from './logical-plan.ts';
 import { hasJsonbForm } from '../common/json/to-jsonb.ts';
 
@@ -21,6 +22,7 @@ export const MORE_AGGREGATES: ReadonlyMap<string, AggregateFn> = new Map<string,
   ['jsonb_agg', 'jsonb_agg'],
   // Sluice's one JSON type is jsonb (docs/sql.md): json_agg is jsonb_agg
   ['json_agg', 'jsonb_agg'],
+  ['array_agg', 'array_agg'],
 ]);
 
 /** Whether `fn` is one of the variance family (numeric or double precision result). */
@@ -43,6 +45,7 @@ export function bindMoreAggregate(
   const fn = MORE_AGGREGATES.get(name) as AggregateFn;
   if (fn === 'string_agg') return bindStringAgg(arg, second as ScalarExpr, distinct, pos);
   if (fn === 'jsonb_agg') return bindJsonbAgg(name, arg, distinct, pos);
+  if (fn === 'array_agg') return bindArrayAgg(arg, distinct, pos);
   if (fn === 'bool_and' || fn === 'bool_or') {
     if (arg.type.kind !== 'bool') throw mismatch();
     // DISTINCT cannot change a conjunction or disjunction: the same aggregate.
@@ -113,4 +116,17 @@ function bindJsonbAgg(
   }
   const element: ScalarExpr = { kind: 'call', fn: 'jsonb_agg_elem', args: [arg], type: T.jsonb };
   return { fn: 'jsonb_agg', distinct, arg: element, column: { name, type: T.jsonb, nullable: true } };
+}
+
+/**
+ * ARRAY_AGG(x): each row's value wrapped as a one-element array, so a NULL (which ARRAY_AGG keeps)
+ * is a value of the group's multiset like any other; the result lists them in the element type's
+ * order (NULLs last), or in the ORDER BY written inside the call.
+ */
+function bindArrayAgg(arg: ScalarExpr, distinct: boolean, pos: SourcePosition | undefined): AggregateCall {
+  if (arg.type.kind === 'array') throw notSupported('ARRAY_AGG of an array (a multidimensional array)', pos);
+  if (arg.type.kind === 'jsonb') throw notSupported('ARRAY_AGG(jsonb)', pos, 'use JSONB_AGG');
+  const type = arrayOf(arg.type);
+  const element: ScalarExpr = { kind: 'call', fn: 'array_make', args: [arg], type };
+  return { fn: 'array_agg', distinct, arg: element, column: { name: 'array_agg', type, nullable: true } };
 }

@@ -6,8 +6,8 @@ import type { Expr } from '../parser/ast.ts';
 import type { AggregateCall, AggregateFn, AggregateOrder } from './logical-plan.ts';
 import { bindExpr, containsAggregate, type Scope } from './bind-expr.ts';
 
-/** The aggregates whose result depends on the order of their rows (ARRAY_AGG joins them later). */
-export const ORDERED_AGGREGATES: ReadonlySet<AggregateFn> = new Set<AggregateFn>(['string_agg']);
+/** The aggregates whose result depends on the order of their rows. */
+export const ORDERED_AGGREGATES: ReadonlySet<AggregateFn> = new Set<AggregateFn>(['string_agg', 'array_agg']);
 
 type Call = Extract<Expr, { kind: 'function' }>;
 
@@ -20,7 +20,7 @@ export function bindAggregateOrder(call: AggregateCall, e: Call, scope: Scope | 
     throw notSupported(
       `ORDER BY inside ${e.name.toUpperCase()}`,
       first.pos,
-      'only STRING_AGG reads its rows in an order',
+      'only STRING_AGG and ARRAY_AGG read their rows in an order',
     );
   }
   const orderBy: AggregateOrder[] = items.map((o) => {
@@ -31,7 +31,9 @@ export function bindAggregateOrder(call: AggregateCall, e: Call, scope: Scope | 
     }
     const expr = bindExpr(o.expr, { scope, aggregateContext: 'aggregate arguments' });
     // PostgreSQL: with DISTINCT, the order must be one of the argument's (else it is not defined).
-    if (call.distinct && (call.arg === undefined || printScalar(expr) !== printScalar(call.arg))) {
+    // ARRAY_AGG's argument is its value wrapped as an element (bind-aggregate-more.ts)
+    const arg = call.fn === 'array_agg' && call.arg?.kind === 'call' ? call.arg.args[0] : call.arg;
+    if (call.distinct && (arg === undefined || printScalar(expr) !== printScalar(arg))) {
       throw new SluiceError(
         'INVALID_DEFINITION',
         'in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list',

@@ -16,6 +16,8 @@ import { commonType, numericResultType, resolveTypeName } from './types-resolve.
 import { bindFunction } from './bind-functions.ts';
 import { bindJsonbEditOperator, bindJsonbOperator, isJsonbOp } from './bind-jsonb.ts';
 import { bindByteaConcat } from './bind-binary.ts';
+import { bindArrayConstructor, bindArrayOperator, bindQuantified, isQuantified } from './bind-array.ts';
+import { ARRAY_CONSTRUCTOR, ARRAY_SUBSCRIPT } from '../parser/expr-builder.ts';
 import { bindTimeArithmetic, bindTimeNegation } from './bind-time.ts';
 import { MORE_AGGREGATES } from './bind-aggregate-more.ts';
 
@@ -161,6 +163,12 @@ export function coerce(e: ScalarExpr, to: SqlType, pos: Pos): ScalarExpr {
     return isConst(e) ? fold(cast) : cast;
   }
   if (e.type.kind === 'date' && to.kind === 'timestamp') return { kind: 'cast', operand: e, type: to };
+  // int[] → bigint[] and the like: element by element, where the elements coerce (commonType chose `to`)
+  const widened = e.type.kind === 'array' && to.kind === 'array' ? commonType([e.type, to]) : null;
+  if (widened !== null && typeName(widened) === typeName(to)) {
+    const cast: ScalarExpr = { kind: 'cast', operand: e, type: to };
+    return isConst(e) ? fold(cast) : cast;
+  }
   if ((e.type.kind === 'date' || e.type.kind === 'timestamp') && to.kind === 'timestamptz') {
     const cast: ScalarExpr = { kind: 'cast', operand: e, type: to };
     return isConst(e) ? fold(cast) : cast;
@@ -337,10 +345,17 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
     case 'binary': {
       if (e.op === 'and' || e.op === 'or') return bindChain(e, e.op, ctx);
       const left = rec(e.left);
+      if (isQuantified(e.right)) {
+        const quantified = e.right.args[0] as Expr;
+        const array = quantified.kind === 'subquery' ? left : rec(quantified);
+        return bindQuantified(e.op, left, e.right, array, e.pos);
+      }
       const right = rec(e.right);
       if (e.op === '~' || e.op === '~*' || e.op === '!~' || e.op === '!~*') {
         return bindRegexMatch(e.op, left, right, e.right.pos, e.pos);
       }
+      const arrayOp = bindArrayOperator(e.op, left, right, e.pos);
+      if (arrayOp !== undefined) return arrayOp;
       if (isJsonbOp(e.op)) return bindJsonbOperator(e.op, left, right, e.pos, e.right.pos);
       const edited = bindJsonbEditOperator(e.op, left, right, e.pos);
       if (edited !== undefined) return edited;
@@ -437,8 +452,11 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       };
     }
     case 'cast': {
-      const operand = rec(e.operand);
       const to = resolveTypeName(e.type);
+      // ARRAY[] takes its type from the cast around it
+      const emptyArray =
+        e.operand.kind === 'function' && e.operand.name === ARRAY_CONSTRUCTOR && e.operand.args.length === 0;
+      const operand = emptyArray ? bindArrayConstructor([], e.operand.pos, to) : rec(e.operand);
       const c: ScalarExpr = { kind: 'cast', operand, type: to };
       if (isConst(operand)) {
         try {
@@ -583,6 +601,9 @@ export function defaultColumnName(e: Expr): string {
     case 'column':
       return e.name;
     case 'function':
+      // PostgreSQL: ARRAY[...] is "array", x[i] is named as x is
+      if (e.name === ARRAY_CONSTRUCTOR) return 'array';
+      if (e.name === ARRAY_SUBSCRIPT) return defaultColumnName(e.args[0] as Expr);
       return e.name === 'ceiling' ? 'ceiling' : e.name;
     case 'cast':
       return e.operand.kind === 'column' || e.operand.kind === 'function' || e.operand.kind === 'cast'
@@ -617,6 +638,16 @@ function lastTypeWord(name: string): string {
   return map[name] ?? name;
 }
 
+/** Functions that yield NULL from non-null arguments (an index out of range, no match, a NULL element). */
+const MAY_BE_NULL: ReadonlySet<ScalarFn> = new Set<ScalarFn>([
+  'array_subscript',
+  'array_length',
+  'array_position',
+  'array_any',
+  'array_all',
+  'regexp_match',
+]);
+
 /** Whether an expression can yield NULL (conservative). */
 export function nullable(e: ScalarExpr, columns: readonly ColumnMeta[]): boolean {
   switch (e.kind) {
@@ -626,7 +657,7 @@ export function nullable(e: ScalarExpr, columns: readonly ColumnMeta[]): boolean
       return columns[e.index]?.nullable ?? true;
     case 'call':
       if (e.fn === 'is_null' || e.fn === 'is_not_null') return false;
-      if (e.fn === 'nullif') return true;
+      if (e.fn === 'nullif' || MAY_BE_NULL.has(e.fn)) return true;
       return e.args.some((a) => nullable(a, columns));
     case 'and':
     case 'or':

@@ -21,6 +21,7 @@ import { commonType, numericResultType } from './types-resolve.ts';
 import { bindTimeFunction } from './bind-time.ts';
 import { bindJsonbFunction } from './bind-jsonb.ts';
 import { bindBinaryFunction } from './bind-binary.ts';
+import { bindArrayFunction } from './bind-array.ts';
 import { inlineSqlFunction } from './sql-functions.ts';
 import { hasJsonbForm } from '../common/json/to-jsonb.ts';
 
@@ -53,6 +54,8 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
   const a0 = args[0];
   const binary = bindBinaryFunction(e, args);
   if (binary !== undefined) return binary;
+  const array = bindArrayFunction(e, args);
+  if (array !== undefined) return array;
   const numericArg = (a: ScalarExpr): ScalarExpr => {
     if (a.type.kind === 'unknown') return coerce(a, T.float64, e.pos);
     if (isConst(a) && a.type.kind === 'text') return coerce(a, T.float64, e.pos);
@@ -255,17 +258,11 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
     case 'min_scale':
     case 'trim_scale':
       return bindMath(e, args);
-    case 'regexp_match':
     case 'regexp_matches':
-    case 'regexp_split_to_array':
-      throw new SluiceError(
-        'NOT_SUPPORTED',
-        `${e.name} is not supported: it returns an array, and arrays are not supported yet`,
-        {
-          position: e.pos,
-          hint: "(regexp_match(s, p))[n] is regexp_substr(s, p, 1, 1, '', n); test a match with ~ or regexp_like",
-        },
-      );
+      throw new SluiceError('NOT_SUPPORTED', 'regexp_matches is not supported: it returns a set of rows', {
+        position: e.pos,
+        hint: 'regexp_match(s, p) returns the first match as text[]',
+      });
     case 'jsonb_build_array':
     case 'json_build_array':
     case 'jsonb_build_object':

@@ -477,7 +477,7 @@ function columnAt(query: SelectStmt, pos: Pos): Extract<Expr, { kind: 'column' }
       else if (f.kind === 'windowTvf') {
         froms.push(f.source);
         exprs.push(...f.args);
-      }
+      } else if (f.kind === 'unnest') exprs.push(f.array);
     }
   };
   while (queries.length > 0 || exprs.length > 0) {

@@ -76,7 +76,7 @@ function windowEndSource(p: LogicalPlan, index: number): { scan: Scan; timeColum
       if (time?.kind !== 'col' || p.input.kind !== 'scan') return null;
       return { scan: p.input, timeColumn: time.index };
     }
-    if (p.kind === 'expand') {
+    if (p.kind === 'expand' && p.generator.kind === 'hop') {
       // HOP appends window_start, window_end: the last column.
       const time = p.generator.time;
       if (index !== p.columns.length - 1 || time.kind !== 'col' || p.input.kind !== 'scan') return null;

@@ -23,7 +23,8 @@ export type AggregateFn =
   | 'stddev_pop'
   | 'stddev_samp'
   | 'string_agg'
-  | 'jsonb_agg';
+  | 'jsonb_agg'
+  | 'array_agg';
 
 export interface AggregateCall {
   readonly fn: AggregateFn;

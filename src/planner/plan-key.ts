@@ -71,9 +71,8 @@ function planKeyOf(
       // columns (HOP: window_start).
       const inputKey = planKey(plan.input, catalog, memo);
       const width = plan.input.columns.length;
-      return inputKey === null
-        ? null
-        : [...inputKey, ...expandKeyColumns(plan.generator).map((k) => width + k)];
+      const appended = expandKeyColumns(plan.generator);
+      return inputKey === null || appended === null ? null : [...inputKey, ...appended.map((k) => width + k)];
     }
     case 'setOp':
       // The set forms hold each distinct row once; the ALL forms are multisets.

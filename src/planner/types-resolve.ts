@@ -3,9 +3,22 @@
 import { SluiceError } from '../common/errors.ts';
 import type { TypeName } from '../parser/ast.ts';
 import type { SqlType } from '../common/types.ts';
-import { T, typeName } from '../common/types.ts';
+import { T, arrayOf, typeName } from '../common/types.ts';
 
 export function resolveTypeName(t: TypeName): SqlType {
+  if (t.arrayDims !== undefined) {
+    if (t.arrayDims > 1)
+      throw new SluiceError('NOT_SUPPORTED', 'multidimensional arrays are not supported', {
+        position: t.pos,
+        hint: 'declare a one-dimensional array such as integer[]',
+      });
+    const element = resolveTypeName({ name: t.name, params: t.params, pos: t.pos });
+    if (element.kind === 'jsonb' || element.kind === 'array')
+      throw new SluiceError('NOT_SUPPORTED', `arrays of type ${typeName(element)} are not supported`, {
+        position: t.pos,
+      });
+    return arrayOf(element);
+  }
   const n = t.name.replace(/\s+/g, ' ').trim();
   const p0 = t.params[0];
   const p1 = t.params[1];
@@ -89,7 +102,7 @@ export function resolveTypeName(t: TypeName): SqlType {
     default:
       throw new SluiceError('UNKNOWN_TYPE', `type "${t.name}" does not exist`, {
         position: t.pos,
-        hint: 'supported types: boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), char(n), date, timestamp, timestamp with time zone, time, interval, jsonb, uuid, bytea',
+        hint: 'supported types: boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), char(n), date, timestamp, timestamp with time zone, time, interval, jsonb, uuid, bytea, and arrays of them (integer[])',
       });
   }
 }
@@ -139,7 +152,12 @@ export function commonType(types: readonly SqlType[]): SqlType | null {
       continue;
     }
     if (category(result) !== category(t)) return null;
-    if (category(t) === 'numeric') result = numericResultType(result, t);
+    if (result.kind === 'array' && t.kind === 'array') {
+      // arrays coerce as their elements do (PostgreSQL's array coercion): int[] and bigint[] meet
+      const element = commonType([result.element, t.element]);
+      if (element === null) return null;
+      result = arrayOf(element);
+    } else if (category(t) === 'numeric') result = numericResultType(result, t);
     // date < timestamp < timestamptz, as PostgreSQL's implicit casts go
     else if (t.kind === 'timestamptz' || result.kind === 'timestamptz') result = T.timestamptz;
     else if (t.kind === 'timestamp' || result.kind === 'timestamp') result = T.timestamp;

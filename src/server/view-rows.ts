@@ -19,6 +19,8 @@ import { compareValues } from '../common/values.ts';
 import { Decimal, compareDecimals, parseDecimal } from '../common/decimal.ts';
 import { Interval, compareIntervals, parseInterval } from '../common/time/interval.ts';
 import { Jsonb, parseJsonb } from '../common/json/jsonb.ts';
+import { SqlArray, parseArrayText } from '../common/array/sql-array.ts';
+import { decodeStored, encodeStored } from '../common/json-codec.ts';
 import { parseBytea, parseUuid } from '../common/uuid-bytea.ts';
 import { parseTime, parseTimestamptz } from '../common/time/datetime.ts';
 
@@ -77,6 +79,19 @@ function literalFor(where: string, column: string, type: string, text: string): 
       { hint: 'to match a value that looks like an operator (gt.1, in.(…)), write it as eq.<value>' },
     );
   const t = type.toLowerCase();
+  if (t.endsWith('[]')) {
+    // an array in PostgreSQL's text form ({1,2,NULL}), each element read as its column's element type
+    let items: (string | null)[];
+    try {
+      items = parseArrayText(text);
+    } catch {
+      throw bad(`an array such as {1,2,NULL} of ${t.slice(0, -2)} values`);
+    }
+    const array = new SqlArray(
+      items.map((x) => (x === null ? null : literalFor(where, column, t.slice(0, -2), x).value)),
+    );
+    return { value: array, equals: (v) => v instanceof SqlArray && v.key() === array.key() };
+  }
   if (t === 'smallint' || t === 'integer' || t === 'bigint') {
     if (!/^\s*[+-]?\d+\s*$/.test(text)) throw bad('an integer');
     const big = BigInt(text.trim());
@@ -302,13 +317,15 @@ type CursorValue =
   | { f: string }
   | { d: string }
   | { v: string }
-  | { j: string };
+  | { j: string }
+  | { a: string };
 
 function cursorValue(v: Value): CursorValue {
   if (typeof v === 'bigint') return { b: v.toString() };
   if (v instanceof Decimal) return { d: v.toString() };
   if (v instanceof Interval) return { v: v.storageText() };
   if (v instanceof Jsonb) return { j: v.text };
+  if (v instanceof SqlArray) return { a: encodeStored(v) };
   if (typeof v === 'number' && !Number.isFinite(v)) return { f: String(v) };
   return v;
 }
@@ -368,6 +385,16 @@ function decodeCursor(text: string, width: number, sortWidth: number | null = nu
       }
       if (iv === null) throw bad();
       return iv;
+    }
+    if (typeof v === 'object' && typeof (v as { a?: unknown }).a === 'string') {
+      let array: unknown;
+      try {
+        array = decodeStored((v as { a: string }).a);
+      } catch {
+        throw bad();
+      }
+      if (!(array instanceof SqlArray)) throw bad();
+      return array;
     }
     if (typeof v === 'object' && typeof (v as { j?: unknown }).j === 'string') {
       try {

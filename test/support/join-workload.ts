@@ -474,6 +474,11 @@ export const JOIN_TEMPLATES = [
   // STRING_AGG(x, d ORDER BY …): orders that tie only on equal values, so the text is defined
   // (SQLite takes the same ORDER BY inside the call; DISTINCT there only without a delimiter).
   'string_agg_ordered',
+  // ARRAY_AGG (with and without ORDER BY, DISTINCT) and array functions over it, read as text and
+  // numbers (SQLite has no arrays: string_agg / count / a LIMIT 1 subquery in the same order), and
+  // unnest in FROM as SQLite's json_each over json_array(...).
+  'array_agg',
+  'unnest_from',
   // Top-N, ranking window functions and DISTINCT ON (SQLite has window functions and LIMIT in
   // subqueries; DISTINCT ON is spelled ROW_NUMBER() ... = 1 for it). Every NULL order is written
   // out (SQLite puts NULLs first ascending, PostgreSQL last). Where ROW_NUMBER or LIMIT meets ties,
@@ -1433,6 +1438,34 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinVi
         `SELECT ${X}.k AS k, string_agg(${w}, ',' ORDER BY ${order}) AS ow, ` +
         `string_agg(${w}, '/' ORDER BY ${v} DESC NULLS FIRST, ${w} DESC NULLS LAST) FILTER (WHERE j > 0) AS fo, ` +
         `(SELECT string_agg(d.w, '|' ORDER BY d.w DESC) FROM (SELECT DISTINCT i.${w} AS w FROM ${X} i WHERE i.k IS ${X}.k) d) AS dd FROM ${X} GROUP BY ${X}.k`;
+      return one(sql, { sqlite });
+    }
+    case 'array_agg': {
+      const w = wCol(x);
+      const v = vCol(x);
+      // ties only on equal values; NULLs placed explicitly (SQLite puts them first ascending)
+      const order = `${v} NULLS FIRST, ${w} NULLS LAST`;
+      const sql =
+        `SELECT ${X}.k AS k, array_to_string(ARRAY_AGG(${w} ORDER BY ${order}), ',', '~') AS aw, ` +
+        `cardinality(ARRAY_AGG(${v})) AS n, (ARRAY_AGG(${w} ORDER BY j DESC NULLS LAST, ${w} NULLS LAST))[1] AS first_w, ` +
+        `array_to_string(ARRAY_AGG(DISTINCT ${w}), '|') AS dw, array_position(ARRAY_AGG(${v}), ${c}) IS NOT NULL AS has_c ` +
+        `FROM ${X} GROUP BY ${X}.k`;
+      const sqlite =
+        `SELECT ${X}.k AS k, string_agg(coalesce(${w}, '~'), ',' ORDER BY ${order}) AS aw, count(*) AS n, ` +
+        `(SELECT i.${w} FROM ${X} i WHERE i.k IS ${X}.k ORDER BY i.j DESC NULLS LAST, i.${w} NULLS LAST LIMIT 1) AS first_w, ` +
+        `coalesce((SELECT string_agg(d.w, '|' ORDER BY d.w) FROM (SELECT DISTINCT i.${w} AS w FROM ${X} i WHERE i.k IS ${X}.k AND i.${w} IS NOT NULL) d), '') AS dw, ` +
+        `max(${v} = ${c}) IS NOT NULL AND max(${v} = ${c}) = 1 AS has_c FROM ${X} GROUP BY ${X}.k`;
+      return one(sql, { sqlite });
+    }
+    case 'unnest_from': {
+      // unnest of a per-row array in FROM (with ORDINALITY), grouped and joined on
+      const v = vCol(x);
+      const sql =
+        `SELECT u.e AS e, u.n AS n, COUNT(*) AS c, SUM(${X}.j) AS sj FROM ${X}, ` +
+        `unnest(ARRAY[${v}, ${X}.j, ${c}]) WITH ORDINALITY AS u(e, n) WHERE u.e IS NOT NULL GROUP BY u.e, u.n`;
+      const sqlite =
+        `SELECT je.value AS e, je.key + 1 AS n, COUNT(*) AS c, SUM(${X}.j) AS sj FROM ${X}, ` +
+        `json_each(json_array(${v}, ${X}.j, ${c})) je WHERE je.value IS NOT NULL GROUP BY je.value, je.key`;
       return one(sql, { sqlite });
     }
     case 'math_fns': {

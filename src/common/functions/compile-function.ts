@@ -17,6 +17,7 @@ import { jsonbNodeOf } from '../json/to-jsonb.ts';
 import { TIME_FNS, compileTimeFunction, isTimeFn } from './time.ts';
 import { JSONB_FNS, compileJsonbFunction, isJsonbFn } from './jsonb.ts';
 import { BINARY_FNS, compileBinaryFunction, isBinaryFn } from './binary.ts';
+import { ARRAY_FNS, compileArrayFunction, isArrayFn } from './array.ts';
 
 export const FUNCTION_FNS = [
   'btrim',
@@ -70,6 +71,7 @@ export const FUNCTION_FNS = [
   ...TIME_FNS,
   ...JSONB_FNS,
   ...BINARY_FNS,
+  ...ARRAY_FNS,
 ] as const;
 export type FunctionFn = (typeof FUNCTION_FNS)[number];
 
@@ -118,6 +120,7 @@ function textOf(v: Value, type: SqlType): string {
 export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes: readonly SqlType[]): RowFn {
   if (isTimeFn(fn)) return compileTimeFunction(fn, args, argTypes);
   if (isJsonbFn(fn)) return compileJsonbFunction(fn, args);
+  if (isArrayFn(fn)) return compileArrayFunction(fn, args);
   if (isBinaryFn(fn)) return compileBinaryFunction(fn, args);
   switch (fn) {
     case 'btrim':

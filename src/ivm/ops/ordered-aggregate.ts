@@ -5,9 +5,10 @@ import { decodeStored, encodeStored } from '../../common/json-codec.ts';
 import type { RowFn } from '../../common/scalar-expr.ts';
 import { compareByKeys, type SortKey } from '../../common/top-n.ts';
 import type { Value } from '../../common/types.ts';
-import { compareValues } from '../../common/values.ts';
+import { compareExact } from '../../common/values.ts';
 import type { AggregateSpec } from '../dataflow-plan.ts';
 import type { AggColumn } from './aggregates.ts';
+import { orderedArrayAgg } from './array-agg.ts';
 
 /**
  * The Reduce's argument of an ordered aggregate: the value and its order keys as one stored text
@@ -41,10 +42,11 @@ export class OrderedAggColumn implements AggColumn {
   private readonly compare: (a: Entry, b: Entry) => number;
 
   constructor(readonly spec: AggregateSpec & { readonly orderBy: readonly SortKey[] }) {
-    // The keys sit after the value in a tuple; equal keys: by the value, so the result is defined.
+    // The keys sit after the value in a tuple; equal keys: by the value (equal values that print
+    // differently, 1.5 and 1.50, by their text), so the result is one whatever the arrival order.
     const byKeys = compareByKeys(spec.orderBy.map((k, i) => ({ ...k, index: i + 1 })));
     this.compare = (a, b) =>
-      byKeys(a.tuple, b.tuple) || compareValues(a.tuple[0] as Value, b.tuple[0] as Value);
+      byKeys(a.tuple, b.tuple) || compareExact(a.tuple[0] as Value, b.tuple[0] as Value);
   }
 
   clear(slot: number): void {
@@ -118,6 +120,7 @@ export class OrderedAggColumn implements AggColumn {
   result(slot: number): Value {
     const sorted = this.sorted[slot];
     if (sorted === undefined || sorted.length === 0) return null;
+    if (this.spec.fn === 'array_agg') return orderedArrayAgg(sorted, this.spec.distinct); // array-agg.ts
     const parts: string[] = [];
     for (const e of sorted) {
       const n = this.spec.distinct ? 1 : e.count;

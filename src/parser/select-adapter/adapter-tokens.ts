@@ -409,6 +409,9 @@ export const INFIX_TOKENS: Readonly<Record<string, readonly [InfixOp, TokenType 
   '@>': ['@>', AtGt],
   '<@': ['<@', LtAt],
   '?': ['?', OtherOp],
+  '?|': ['?|', OtherOp],
+  '?&': ['?&', OtherOp],
+  '&&': ['&&', OtherOp],
   AND: ['and', 'and'],
   OR: ['or', 'or'],
 };

@@ -5,6 +5,10 @@ import type { IToken } from 'chevrotain';
 import type { Expr, OrderItem, Pos, SelectStmt, TypeName, WindowFrameSpec, WindowSpec } from '../ast.ts';
 import { notSupported, SluiceError } from '../../common/errors.ts';
 import {
+  ARRAY_CONSTRUCTOR,
+  ARRAY_SUBSCRIPT,
+  ARRAY_ANY,
+  ARRAY_ALL,
   booleanLiteral,
   buildExpr,
   functionCall,
@@ -24,6 +28,7 @@ import {
   identName,
   isWordText,
   LBracket,
+  RBracket,
   LParen,
   Minus,
   niladicTypes,
@@ -298,7 +303,7 @@ export abstract class ExpressionConverter extends TokenCursor {
   protected infixOperator(node: Node): void {
     const op = (text(node, 'operator') ?? '').toUpperCase();
     const token = INFIX_TOKENS[op]?.[1];
-    if (op.includes('~') || op === '?') {
+    if (op.includes('~') || op === '?' || op === '?|' || op === '?&' || op === '&&') {
       // Our lexer reads `~*` as the operator `~` and a star, `!~*` as `!~` and a star.
       const head = this.expect(OtherOp);
       if (head.image !== op.replace('*', '')) this.lost();
@@ -311,6 +316,7 @@ export abstract class ExpressionConverter extends TokenCursor {
 
   protected flattenNode(node: unknown, pieces: Piece[]): void {
     if (!isNode(node)) this.lost();
+    if (present(node, 'array_index')) return this.subscripted(node, pieces);
     if (present(node, 'ast')) this.subquery();
     if (node['type'] === 'expr_list') throw notSupported('row constructor', this.here());
     if (node['parentheses'] === true) {
@@ -546,7 +552,7 @@ export abstract class ExpressionConverter extends TokenCursor {
       case 'expr_list':
         throw notSupported('row constructor', this.here());
       case 'array':
-        throw notSupported('ARRAY', this.here());
+        return this.arrayConstructor(node);
       default: {
         const token = this.peek();
         if (/^[eubnx]$/i.test(token?.image ?? '') && this.peek(1)?.tokenType === StringLit) {
@@ -557,12 +563,55 @@ export abstract class ExpressionConverter extends TokenCursor {
     }
   }
 
+  /** `ANY (array)` / `SOME` / `ALL` on the right of a comparison: a call the binder pairs with it. */
+  protected quantifier(node: Node, lower: string): Expr {
+    const word = this.peek();
+    if (word === undefined) this.lost();
+    this.index++;
+    this.expect(LParen);
+    const args = callArguments(child(node, 'args'));
+    if (args.length !== 1) throw notSupported(`${lower.toUpperCase()} (...) with a list`, posOf(word));
+    const array = this.expression(args[0]).expr;
+    this.expect(RParen);
+    return functionCall(lower === 'all' ? ARRAY_ALL : ARRAY_ANY, [array], {}, posOf(word));
+  }
+
+  /** `ARRAY[a, b, …]` as the call the binder types (PostgreSQL's element type unification). */
+  protected arrayConstructor(node: Node): Expr {
+    const word = this.word('array');
+    if (this.peek()?.tokenType !== LBracket) throw notSupported('ARRAY(subquery)', posOf(word));
+    this.expect(LBracket);
+    const items = list(child(node, 'expr_list'), 'value').map((item, i) => {
+      if (i > 0) this.expect(Comma);
+      if (isNode(item) && item['type'] === 'array')
+        throw notSupported('multidimensional ARRAY[...]', this.here());
+      return this.expression(item).expr;
+    });
+    this.expect(RBracket);
+    return functionCall(ARRAY_CONSTRUCTOR, items, {}, posOf(word));
+  }
+
+  /** `x[i]` (and `(f(…))[i]`): the operand, then each subscript; slices `x[a:b]` are refused. */
+  protected subscripted(node: Node, pieces: Piece[]): void {
+    const start = this.here();
+    const base: Piece[] = [];
+    this.flattenNode({ ...node, array_index: null }, base);
+    let expr = buildExpr(base).expr;
+    for (const item of list(node, 'array_index')) {
+      const open = this.expect(LBracket);
+      const index = this.expression(isNode(item) ? item['index'] : undefined).expr;
+      if (this.peek()?.tokenType !== RBracket) throw notSupported('array slice', this.here());
+      this.expect(RBracket);
+      expr = functionCall(ARRAY_SUBSCRIPT, [expr, index], {}, posOf(open));
+    }
+    pieces.push({ kind: 'operand', expr, start });
+  }
+
   protected columnRef(node: Node): Expr {
     if (node['column'] === '*') throw notSupported('* in an expression', this.here());
     if (present(node, 'schema') || present(node, 'db'))
       throw notSupported('schema-qualified name', this.here());
     if (present(node, 'collate')) throw notSupported('COLLATE', this.here());
-    if (present(node, 'array_index')) throw notSupported('array subscript', this.here());
     if (present(node, 'options')) throw notSupported('AT TIME ZONE', this.here());
     const first = this.name();
     const nested = this.derived.get(first);
@@ -609,9 +658,7 @@ export abstract class ExpressionConverter extends TokenCursor {
   protected functionCallNode(node: Node): Expr {
     const lower = this.functionName(node);
     if (lower === 'exists' && isWordText(this.peek(), 'exists')) return this.existsNode(node);
-    if (lower === 'any' || lower === 'some' || lower === 'all') {
-      throw notSupported(`${lower.toUpperCase()} (...)`, this.here());
-    }
+    if (lower === 'any' || lower === 'some' || lower === 'all') return this.quantifier(node, lower);
     if (present(node, 'over') && WINDOW_FUNCTIONS.includes(lower)) return this.windowCall(node);
     const nameToken = this.name();
     const pos = posOf(nameToken);
@@ -805,7 +852,6 @@ export abstract class ExpressionConverter extends TokenCursor {
     const tokens: IToken[] = [];
     for (let i = 0; i < length; i++) tokens.push(this.peek(i)!);
     this.index += length;
-    if (this.peek()?.tokenType === LBracket) throw notSupported('array type', this.here());
     return buildTypeName(tokens);
   }
 }

@@ -18,7 +18,7 @@ import {
   syntaxErrorAt,
 } from '../lexer.ts';
 import type { SelectStmt } from '../ast.ts';
-import type { WindowCall } from './window-tvf-syntax.ts';
+import type { FromCall } from './window-tvf-syntax.ts';
 
 /** Words that open a window specification's parts (anything else first is a window's name). */
 const SPEC_WORDS = ['partition', 'order', 'rows', 'range', 'groups'];
@@ -113,12 +113,12 @@ function paren(type: typeof LParen, image: string, at: IToken): IToken {
 export function expandNamedWindows(
   tokens: readonly IToken[],
   derived: ReadonlyMap<IToken, SelectStmt>,
-  windowTvfs: ReadonlyMap<IToken, WindowCall>,
+  windowTvfs: ReadonlyMap<IToken, FromCall>,
   maxTokens: number,
 ): {
   tokens: readonly IToken[];
   derived: ReadonlyMap<IToken, SelectStmt>;
-  windowTvfs: ReadonlyMap<IToken, WindowCall>;
+  windowTvfs: ReadonlyMap<IToken, FromCall>;
 } {
   // The WINDOW clause at the SELECT's own level, and whether any OVER names a window.
   let clause = -1;

@@ -12,6 +12,7 @@ import {
   isType,
   isWordText,
   LBracket,
+  RBracket,
   LParen,
   Minus,
   OtherOp,
@@ -149,8 +150,8 @@ export function unsupportedConstructUpTo(
     if (word(i, 'filter') && isType(tokens[i + 1]?.tok, LParen)) return filterOnNonAggregate(tokens, i, pos);
     if (word(i, 'interval') && tokens[i + 1]?.tok.tokenType === StringLit)
       return notSupported('INTERVAL with this qualifier', pos, "write INTERVAL '…' or INTERVAL '10' SECOND");
-    if (word(i, 'array')) return notSupported('ARRAY', pos);
-    if (tok.tokenType === LBracket) return notSupported('array subscript', pos);
+    if (word(i, 'array') && isType(tokens[i + 1]?.tok, LParen)) return notSupported('ARRAY(subquery)', pos);
+    if (tok.tokenType === LBracket && isSlice(tokens, i)) return notSupported('array slice', pos);
     if (tok.tokenType === OtherOp && tok.image !== '~' && tok.image !== '!~') {
       return notSupported(`operator ${tok.image}`, pos);
     }
@@ -287,4 +288,18 @@ function filterOnNonAggregate(tokens: readonly AdapterToken[], at: number, pos: 
     }
   }
   return notSupported('FILTER here', pos);
+}
+
+/** Whether the `[` at `at` holds a `:` at its own level (`a[1:2]`, a slice). */
+function isSlice(tokens: readonly AdapterToken[], at: number): boolean {
+  let depth = 0;
+  for (let i = at + 1; i < tokens.length; i++) {
+    const t = tokens[i]!.tok;
+    if (t.tokenType === LBracket) depth++;
+    else if (t.tokenType === RBracket) {
+      if (depth === 0) return false;
+      depth--;
+    } else if (depth === 0 && t.tokenType === OtherOp && t.image.startsWith(':')) return true;
+  }
+  return false;
 }

@@ -23,7 +23,8 @@ import {
   Select,
   syntaxErrorAt,
 } from '../lexer.ts';
-import { readWindowCall, startsWindowCall, type WindowCall } from './window-tvf-syntax.ts';
+import { readWindowCall, startsWindowCall, type FromCall } from './window-tvf-syntax.ts';
+import { readUnnestCall, startsUnnestCall } from './unnest-syntax.ts';
 
 /**
  * Parses one plain SELECT's tokens; `derived` maps placeholder tokens to their subqueries, `windows`
@@ -32,7 +33,7 @@ import { readWindowCall, startsWindowCall, type WindowCall } from './window-tvf-
 export type SimpleSelectParser = (
   tokens: readonly IToken[],
   derived: ReadonlyMap<IToken, SelectStmt>,
-  windows?: ReadonlyMap<IToken, WindowCall>,
+  windows?: ReadonlyMap<IToken, FromCall>,
 ) => SelectStmt;
 
 /**
@@ -289,7 +290,7 @@ class QueryReader {
   /** One plain SELECT in [lo, hi), its derived tables parsed and replaced by placeholders. */
   private plainSelect(lo: number, hi: number): SelectStmt {
     const derived = new Map<IToken, SelectStmt>();
-    const windows = new Map<IToken, WindowCall>();
+    const windows = new Map<IToken, FromCall>();
     const out: IToken[] = [];
     let depth = 0;
     for (let p = lo; p < hi; p++) {
@@ -324,7 +325,7 @@ class QueryReader {
    * placeholder name at the function's name, which the adapter maps back. Returns the index of its
    * last `)`.
    */
-  private windowCall(p: number, out: IToken[], windows: Map<IToken, WindowCall>): number {
+  private windowCall(p: number, out: IToken[], windows: Map<IToken, FromCall>): number {
     const { call, end } = readWindowCall(
       {
         tokens: this.tokens,
@@ -337,6 +338,22 @@ class QueryReader {
     const first = this.tokens[p]!;
     const image = `_w${windows.size + 1}`;
     const placeholder = placeholderToken(first, image);
+    windows.set(placeholder, call);
+    out.push(placeholder);
+    return end;
+  }
+
+  /** `unnest(a) [WITH ORDINALITY]` at a FROM item's start (unnest-syntax.ts), as windowCall does. */
+  private unnestCall(p: number, out: IToken[], windows: Map<IToken, FromCall>): number {
+    const { call, end } = readUnnestCall(
+      {
+        tokens: this.tokens,
+        closeOf: (open) => this.closeOf[open] ?? -1,
+        expressions: (ranges) => this.expressionList(ranges),
+      },
+      p,
+    );
+    const placeholder = placeholderToken(this.tokens[p]!, `_u${windows.size + 1}`);
     windows.set(placeholder, call);
     out.push(placeholder);
     return end;
@@ -397,13 +414,22 @@ class QueryReader {
     hi: number,
     out: IToken[],
     derived: Map<IToken, SelectStmt>,
-    windows: Map<IToken, WindowCall>,
+    windows: Map<IToken, FromCall>,
   ): void {
     for (let p = lo; p < hi; p++) {
       const token = this.tokens[p]!;
       const before = this.tokens[p - 1];
       const atItem =
         p === lo || before?.tokenType === Comma || before?.tokenType === LParen || isWordText(before, 'join');
+      // LATERAL before unnest: unnest in FROM reads the relations before it anyway (PostgreSQL)
+      if (atItem && isWordText(token, 'lateral') && startsUnnestCall(this.tokens, p + 1)) {
+        p = this.unnestCall(p + 1, out, windows);
+        continue;
+      }
+      if (atItem && startsUnnestCall(this.tokens, p)) {
+        p = this.unnestCall(p, out, windows);
+        continue;
+      }
       if (atItem && startsWindowCall(this.tokens, p)) {
         p = this.windowCall(p, out, windows);
         continue;

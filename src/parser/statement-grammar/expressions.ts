@@ -4,6 +4,7 @@ import type { IOrAlt, IToken, OrMethodOpts, TokenType } from 'chevrotain';
 import type { Expr, Pos } from '../ast.ts';
 import { notSupported } from '../../common/errors.ts';
 import {
+  ARRAY_CONSTRUCTOR,
   booleanLiteral,
   buildExpr,
   functionCall,
@@ -16,6 +17,9 @@ import {
 } from '../expr-builder.ts';
 import {
   All,
+  ArrayKw,
+  LBracket,
+  RBracket,
   And,
   As,
   Between,
@@ -318,6 +322,17 @@ export abstract class ExpressionGrammar extends NamesGrammar {
         return this.ACTION((): Piece[] => [{ kind: 'postfix', op: { kind: 'cast', type } }]);
       },
     },
+    {
+      // x[i]: slices (x[a:b]) are a syntax error here, NOT_SUPPORTED in a SELECT
+      ALT: () => {
+        const open = this.CONSUME(LBracket);
+        const index = this.SUBRULE(this.expr);
+        this.CONSUME(RBracket);
+        return this.ACTION((): Piece[] => [
+          { kind: 'postfix', op: { kind: 'subscript', index: index.expr, pos: posOf(open) } },
+        ]);
+      },
+    },
   ];
 
   private readonly isValueAlts: IOrAlt<readonly [IToken, 'null' | 'true' | 'false']>[] = [
@@ -403,6 +418,23 @@ export abstract class ExpressionGrammar extends NamesGrammar {
         },
       },
       { ALT: () => this.SUBRULE(this.niladicCall) },
+      {
+        // ARRAY[a, b, …], as in a SELECT (see select-adapter/expression-converter.ts)
+        ALT: () => {
+          const word = this.CONSUME(ArrayKw);
+          this.CONSUME(LBracket);
+          const items: Expr[] = [];
+          this.MANY_SEP({
+            SEP: Comma,
+            DEF: () => {
+              const item = this.SUBRULE5(this.expr);
+              this.ACTION(() => items.push(item.expr));
+            },
+          });
+          this.CONSUME(RBracket);
+          return this.ACTION(() => this.located(functionCall(ARRAY_CONSTRUCTOR, items, {}, posOf(word))));
+        },
+      },
       { ALT: () => this.SUBRULE(this.caseExpr) },
       { ALT: () => this.SUBRULE(this.castExpr) },
       { ALT: () => this.SUBRULE(this.parenExpr) },

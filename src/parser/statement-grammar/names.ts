@@ -10,7 +10,6 @@ import {
   Ident,
   identName,
   If,
-  LBracket,
   LParen,
   Minus,
   Not,
@@ -83,8 +82,6 @@ export abstract class NamesGrammar extends GrammarBase {
       },
     });
     return this.ACTION(() => {
-      const next = this.LA(1);
-      if (next.tokenType === LBracket) throw notSupported('array type', posOf(next));
       return buildTypeName(tokens);
     });
   });

@@ -1,0 +1,51 @@
+// `unnest(array) [WITH ORDINALITY]` in FROM, read from our tokens before node-sql-parser sees the
+// SELECT (as the window table functions are, window-tvf-syntax.ts): the call becomes one placeholder
+// name, which the adapter turns back into an `unnest` FROM item with the alias that follows it.
+import type { IToken } from 'chevrotain';
+import type { Expr, UnnestRef } from '../ast.ts';
+import { notSupported } from '../../common/errors.ts';
+import { Comma, isWordText, LBracket, LParen, posOf, RBracket, syntaxErrorAt } from '../lexer.ts';
+
+/** An unnest call as parsed, before the alias that may follow it. */
+export type UnnestCall = Omit<UnnestRef, 'alias' | 'columns'>;
+
+export interface UnnestCallReader {
+  readonly tokens: readonly IToken[];
+  /** The `)` closing the `(` at an index, or -1. */
+  readonly closeOf: (open: number) => number;
+  /** Parses each token range as one expression. */
+  readonly expressions: (ranges: readonly (readonly [number, number])[]) => Expr[];
+}
+
+/** Whether a FROM item starting at `p` is `unnest (`. */
+export function startsUnnestCall(tokens: readonly IToken[], p: number): boolean {
+  return isWordText(tokens[p], 'unnest') && tokens[p + 1]?.tokenType === LParen;
+}
+
+/** Reads the call at `p` (see startsUnnestCall) and a WITH ORDINALITY after it; returns its last index. */
+export function readUnnestCall(r: UnnestCallReader, p: number): { call: UnnestCall; end: number } {
+  const { tokens } = r;
+  const word = tokens[p]!;
+  const close = r.closeOf(p + 1);
+  if (close < 0) throw syntaxErrorAt(tokens[tokens.length - 1]!);
+  if (close === p + 2) throw syntaxErrorAt(tokens[close]!);
+  for (let i = p + 2, depth = 0; i < close; i++) {
+    const t = tokens[i]!;
+    if (t.tokenType === LParen) {
+      const c = r.closeOf(i);
+      if (c > i) i = c;
+    } else if (t.tokenType === LBracket) depth++;
+    else if (t.tokenType === RBracket) depth--;
+    else if (t.tokenType === Comma && depth === 0) {
+      throw notSupported('unnest of several arrays', posOf(word), 'unnest one array per FROM item');
+    }
+  }
+  const [array] = r.expressions([[p + 2, close]]) as [Expr];
+  let end = close;
+  let ordinality = false;
+  if (isWordText(tokens[close + 1], 'with') && isWordText(tokens[close + 2], 'ordinality')) {
+    ordinality = true;
+    end = close + 2;
+  }
+  return { call: { kind: 'unnest', array, ordinality, pos: posOf(word) }, end };
+}

@@ -1,0 +1,135 @@
+// ARRAY_AGG (with and without ORDER BY, DISTINCT) and views over an int[]/text[]/numeric[] table
+// (grouped by an array, subscripts, containment) under random inserts and deletes: a view restored
+// from a checkpoint continues exactly like the uninterrupted engine, and after every batch each view
+// equals the same view built from scratch over the current rows (arrival order leaves no trace).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Engine } from '../src/exec/engine.ts';
+import type { ViewChangeSet } from '../src/exec/api.ts';
+import type { Row, Value } from '../src/common/types.ts';
+import { stringifyWire } from '../src/common/json-codec.ts';
+import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
+import { Rng, deriveSeed } from './support/random-workload.ts';
+
+const TABLE =
+  'CREATE TABLE t (id integer PRIMARY KEY, g integer, v integer, n numeric, s text, xs integer[], ns numeric[], ts text[])';
+const VIEWS = [
+  'CREATE MATERIALIZED VIEW plain AS SELECT g, ARRAY_AGG(v) AS av, ARRAY_AGG(DISTINCT v) AS dv, ARRAY_AGG(n) AS an, ARRAY_AGG(s) AS as_ FROM t GROUP BY g',
+  'CREATE MATERIALIZED VIEW ordered AS SELECT g, ARRAY_AGG(v ORDER BY n DESC, id) AS by_n, ARRAY_AGG(n ORDER BY v NULLS FIRST) AS by_v, ARRAY_AGG(DISTINCT s ORDER BY s DESC) AS ds FROM t GROUP BY g',
+  'CREATE MATERIALIZED VIEW by_xs AS SELECT xs, COUNT(*) AS c, ARRAY_AGG(id ORDER BY id) AS ids FROM t GROUP BY xs',
+  // (grouping by numeric[] is left out: a group of equal values of other scales shows the first
+  // that came, as GROUP BY numeric does today; the exact row identity is another change's)
+  'CREATE MATERIALIZED VIEW by_ts AS SELECT ts, COUNT(*) AS c, ARRAY_AGG(DISTINCT v) AS vs FROM t GROUP BY ts',
+  "CREATE MATERIALIZED VIEW picks AS SELECT id, xs[1] AS first, cardinality(ts) AS k, ts @> ARRAY['a'] AS has_a, v = ANY (xs) AS v_in, array_to_string(ns, ';') AS ns_text FROM t",
+  // unnest in FROM (a FlatMap) feeding a GROUP BY and a keyed view WITH ORDINALITY
+  'CREATE MATERIALIZED VIEW elements AS SELECT x, COUNT(*) AS c, ARRAY_AGG(t.id ORDER BY t.id) AS ids FROM t, unnest(t.xs) AS u(x) GROUP BY x',
+  'CREATE MATERIALIZED VIEW positions AS SELECT id, x, pos FROM t CROSS JOIN unnest(ts) WITH ORDINALITY AS u(x, pos) WHERE pos > 1',
+  'CREATE MATERIALIZED VIEW everything AS SELECT ARRAY_AGG(xs[2] ORDER BY id DESC) AS seconds, ARRAY_AGG(DISTINCT g) AS gs FROM t',
+];
+const VIEW_NAMES = ['plain', 'ordered', 'by_xs', 'by_ts', 'picks', 'elements', 'positions', 'everything'];
+
+function randomRow(rng: Rng, id: number): Row {
+  const maybe = <T>(v: () => T): T | null => (rng.chance(0.15) ? null : v());
+  // equal numerics of other scales (1.5, 1.50): each row's element shows as written
+  const num = (): string => rng.pick(['1.5', '1.50', '-2', '-2.0', '0.001', '12345678901234567890.5', '7']);
+  const small = (): (number | null)[] =>
+    Array.from({ length: rng.int(0, 3) }, () => (rng.chance(0.15) ? null : rng.int(0, 3)));
+  return {
+    id,
+    g: rng.int(0, 3),
+    v: maybe(() => rng.int(-2, 4)),
+    n: maybe(num),
+    s: maybe(() => rng.pick(['a', 'b', 'a b', '', 'NULL', 'x"y', 'é'])),
+    // arrays as an ingest body carries them: JSON arrays, which the column's type reads
+    xs: maybe(small) as Value,
+    ns: maybe(() => Array.from({ length: rng.int(0, 2) }, () => (rng.chance(0.2) ? null : num()))) as Value,
+    ts: maybe(() =>
+      Array.from({ length: rng.int(0, 3) }, () => rng.pick(['a', 'b', 'c d', '', null])),
+    ) as Value,
+  };
+}
+
+function snapshot(e: Engine): string {
+  return VIEW_NAMES.map(
+    (v) =>
+      `${v}: ${e
+        .viewSnapshot(v)
+        .rows.map((r) => stringifyWire(r))
+        .sort()
+        .join(' ')}`,
+  ).join('\n');
+}
+
+function engine(): Engine {
+  const e = new Engine();
+  e.setStateTracking(true);
+  e.execute(TABLE);
+  for (const v of VIEWS) e.execute(v);
+  return e;
+}
+
+/** The same views computed from scratch over `rows`, inserted in another order. */
+function fromScratch(rows: readonly Row[]): string {
+  const e = engine();
+  const all = [...rows].reverse();
+  if (all.length > 0) e.applyChanges('t', { insert: all });
+  return snapshot(e);
+}
+
+function run(seed: number): number {
+  const rng = new Rng(seed);
+  const live = new Map<number, Row>();
+  let nextId = 0;
+  const batches = Array.from({ length: 50 }, () => {
+    const insert: Row[] = [];
+    const del: Row[] = [];
+    const before = [...live.keys()];
+    for (let k = rng.int(1, 8); k > 0; k--) {
+      if (before.length > 0 && rng.chance(0.45)) {
+        const id = rng.pick(before);
+        if (!live.has(id)) continue;
+        del.push({ id });
+        live.delete(id);
+      } else {
+        const row = randomRow(rng, nextId++);
+        insert.push(row);
+        live.set(row['id'] as number, row);
+      }
+    }
+    return { changes: { insert, delete: del }, rows: [...live.values()] };
+  });
+  const original = engine();
+  const store = new MemoryCheckpointStore();
+  const restoreAt = rng.int(10, 35);
+  for (let i = 0; i < restoreAt; i++) {
+    original.applyChanges('t', batches[i]!.changes);
+    if (rng.chance(0.3)) store.write(original.takeCheckpoint(rng.chance(0.1)));
+  }
+  store.write(original.takeCheckpoint());
+  const restored = engine();
+  const { rebuilt } = restored.loadCheckpoint(store.read());
+  assert.deepEqual(rebuilt, [], `seed ${seed}: views rebuilt instead of restored`);
+  assert.equal(snapshot(restored), snapshot(original), `seed ${seed}: right after the restore`);
+  const logs: [ViewChangeSet[], ViewChangeSet[]] = [[], []];
+  [original, restored].forEach((e, i) => {
+    for (const v of VIEW_NAMES) e.subscribe(v, (c) => logs[i]!.push(c));
+  });
+  for (let i = restoreAt; i < batches.length; i++) {
+    original.applyChanges('t', batches[i]!.changes);
+    restored.applyChanges('t', batches[i]!.changes);
+    if (i % 7 === 0) store.write(restored.takeCheckpoint());
+    const now = snapshot(original);
+    assert.equal(snapshot(restored), now, `seed ${seed}: after batch ${i} (restored at ${restoreAt})`);
+    assert.equal(now, fromScratch(batches[i]!.rows), `seed ${seed}: batch ${i} differs from a rebuild`);
+  }
+  assert.equal(stringifyWire(logs[1]), stringifyWire(logs[0]), `seed ${seed}: change sets`);
+  return logs[0].length;
+}
+
+test('ARRAY_AGG and array-column views restore from checkpoints and always equal a rebuild', () => {
+  let sets = 0;
+  const seeds = [0, 1, 2, 3].map((i) => deriveSeed(1919, i));
+  for (const seed of seeds) sets += run(seed);
+  assert.ok(sets > 100, `only ${sets} change sets`);
+  console.log(`arrays checkpoints: ${seeds.length} seeds, ${sets} change sets compared after restores`);
+});
