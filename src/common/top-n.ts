@@ -1,7 +1,7 @@
 // The vocabulary of Top-N and ranking shared by the LogicalPlan and the DataflowPlan: an ORDER BY
 // key over a row's columns, the rank function, the row order they define and their printed form.
 import type { Value } from './types.ts';
-import { compareValues } from './values.ts';
+import { compareExact, compareValues } from './values.ts';
 
 /** One ORDER BY key over a row's columns: PostgreSQL's order (NULLS LAST ascending by default). */
 export interface SortKey {
@@ -33,7 +33,9 @@ export function compareByKeys(
 
 /**
  * A total order of distinct rows: by `keys`, then (among peers, whose order SQL leaves undefined)
- * by every column ascending, NULLs last — so ROW_NUMBER among ties is deterministic.
+ * by every column ascending, NULLs last — so ROW_NUMBER among ties is deterministic. Equal values of
+ * other texts are distinct rows, in compareExact's order (1.5 before 1.50): DISTINCT ON shows the
+ * smallest scale, whatever order the rows came in.
  */
 export function compareRows(keys: readonly SortKey[]): (a: readonly Value[], b: readonly Value[]) => number {
   const byKeys = compareByKeys(keys);
@@ -41,7 +43,7 @@ export function compareRows(keys: readonly SortKey[]): (a: readonly Value[], b: 
     const c = byKeys(a, b);
     if (c !== 0) return c;
     for (let i = 0; i < a.length; i++) {
-      const d = compareValues(a[i] as Value, b[i] as Value);
+      const d = compareExact(a[i] as Value, b[i] as Value);
       if (d !== 0) return d;
     }
     return 0;
