@@ -139,7 +139,7 @@ export function encodeExactOne(v: Value): string {
       return v ? 't' : 'f';
     case 'object': {
       if (v === null) return '_';
-      if (v instanceof Decimal) return `d${v.toString()};`;
+      if (v instanceof Decimal) return `d${v.unscaled}e${v.scale};`; // its text, without building it
       if (v instanceof Interval) return `i${v.months},${v.days},${v.micros};`;
       // jsonb, and any other object kind: its type's one output text (length-prefixed)
       const text = v instanceof Jsonb ? v.text : String(v);
@@ -180,6 +180,8 @@ export function identicalValues(a: Value, b: Value): boolean {
   if (typeof a === 'number') return Object.is(a, b);
   if (a === b) return true;
   if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return false;
+  // A numeric's text is its unscaled digits and scale (both normalized): no string built.
+  if (a instanceof Decimal) return b instanceof Decimal && a.scale === b.scale && a.unscaled === b.unscaled;
   // Texts only for equal values: unequal ones (most changed sums) need no string built.
   return valuesEqual(a, b) && exactKey(a) === exactKey(b);
 }

@@ -271,7 +271,10 @@ export class ReduceOp implements Operator, Stateful {
       }
       let slot = index.get(id);
       if (slot === NO_SLOT) slot = this.allocate(id, key ?? (keyCount === 1 ? [single] : []));
-      if (this.keyTexts !== null) this.keyTexts.add(slot, key ?? [single], weight);
+      if (this.keyTexts !== null) {
+        if (key === null) this.keyTexts.addOne(slot, single, weight);
+        else this.keyTexts.add(slot, key, weight);
+      }
       const data = this.records.data;
       const at = slot * stride;
       if (data[at + 2] !== stamp) {
