@@ -139,7 +139,7 @@ export function encodeExactOne(v: Value): string {
       return v ? 't' : 'f';
     case 'object': {
       if (v === null) return '_';
-      if (v instanceof Decimal) return `d${v.unscaled}e${v.scale};`; // its text, without building it
+      if (v instanceof Decimal) return v.exactKey();
       if (v instanceof Interval) return `i${v.months},${v.days},${v.micros};`;
       // jsonb, and any other object kind: its type's one output text (length-prefixed)
       const text = v instanceof Jsonb ? v.text : String(v);

@@ -184,7 +184,8 @@ export class TableStore implements Stateful {
 
   private newMultiset(): CountedArrangement {
     // Grouped by value when equal values may print differently: a delete naming 1.5 finds a 1.50.
-    return new CountedArrangement(`table "${this.def.name}"`, null, hasInexactColumns(this.def));
+    // Rows grouped by value only once a delete names a text no row holds (equalRows builds it then).
+    return new CountedArrangement(`table "${this.def.name}"`);
   }
 
   /** Validates a request as a whole and resolves it to exact row changes; changes nothing. */
@@ -258,7 +259,7 @@ export class TableStore implements Stateful {
           let row = this.normalizeRow(input, 'delete', i);
           let k = encodeExactValues(row);
           let have = ms.count(k) - (used.get(k) ?? 0);
-          if (have <= 0) {
+          if (have <= 0 && hasInexactColumns(this.def)) {
             // No row of this text left: a row of an equal value and another text (1.50 for 1.5), as
             // DELETE … WHERE x = 1.5 would; the one whose text sorts first, so replay picks the same.
             const equal = [...ms.equalRows(encodeValues(row))].sort((a, b) => compareExactRows(a.row, b.row));

@@ -24,32 +24,44 @@ export class CountedArrangement extends ArrangementDelta {
   private rowTotal = 0;
   private readonly dirty = new Set<string>();
   /**
-   * With `byValue`: SQL encoding (encodeValues) → the rows held of that value, each of another text
-   * (derived, never checkpointed; almost always one row).
+   * SQL encoding (encodeValues) → the rows held of that value, each of another text (derived, never
+   * checkpointed; almost always one row). Built on first use (`byValue` owners use it every step; a
+   * keyless table only when a delete names a text no row holds), then kept up to date.
    */
-  private readonly groups: Map<string, CountedRow[]> | null;
+  private groups: Map<string, CountedRow[]> | null = null;
 
-  /** `label` names the arrangement's owner in internal errors. */
+  /**
+   * `label` names the arrangement's owner in internal errors; `byValue`: the owner asks for equal
+   * rows at every step, so the index is kept from the start.
+   */
   constructor(
     private readonly label: string,
     private readonly entryPrefix: string | null = null,
     byValue = false,
   ) {
     super();
-    this.groups = byValue ? new Map() : null;
+    if (byValue) this.groups = new Map();
+  }
+
+  private grouped(): Map<string, CountedRow[]> {
+    if (this.groups === null) {
+      this.groups = new Map();
+      for (const entry of this.rows.values()) this.group(entry, true, undefined);
+    }
+    return this.groups;
   }
 
   /**
    * The rows held that are SQL-equal to the row encoded (by encodeValues) as `valueKey`, in no
-   * particular order; empty when none (needs `byValue`).
+   * particular order; empty when none.
    */
   equalRows(valueKey: string): readonly CountedRow[] {
-    return this.groups?.get(valueKey) ?? NO_ROWS;
+    return this.grouped().get(valueKey) ?? NO_ROWS;
   }
 
   /** Of the rows SQL-equal to `valueKey`, the one whose text sorts first (compareExactRows), or null. */
   representative(valueKey: string): CountedRow | null {
-    const rows = this.groups?.get(valueKey);
+    const rows = this.grouped().get(valueKey);
     if (rows === undefined) return null;
     let best = rows[0] as CountedRow;
     for (let i = 1; i < rows.length; i++) {
