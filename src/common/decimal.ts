@@ -56,6 +56,7 @@ export class Decimal {
   /** Digits after the point that the value shows (0 ≤ scale ≤ MAX_NUMERIC_SCALE). */
   readonly scale: number;
   private keyText: string | undefined;
+  private exactText: string | undefined;
 
   constructor(unscaled: Unscaled, scale: number) {
     this.unscaled = typeof unscaled === 'bigint' ? norm(unscaled) : unscaled === 0 ? 0 : unscaled;
@@ -102,6 +103,12 @@ export class Decimal {
     }
     const r = Number(this.toString());
     return r === 0 ? 0 : r;
+  }
+
+  /** A Map key that tells scales apart (1.5 and 1.50: two keys): a row's identity (encodeExactValues). */
+  exactKey(): string {
+    if (this.exactText === undefined) this.exactText = `d${this.unscaled}e${this.scale};`;
+    return this.exactText;
   }
 
   /** A Map key: equal values of any scale share it (trailing zeros dropped). */

@@ -1,7 +1,7 @@
 // The vocabulary of Top-N and ranking shared by the LogicalPlan and the DataflowPlan: an ORDER BY
 // key over a row's columns, the rank function, the row order they define and their printed form.
 import type { Value } from './types.ts';
-import { compareValues } from './values.ts';
+import { compareExact, compareValues } from './values.ts';
 
 /** One ORDER BY key over a row's columns: PostgreSQL's order (NULLS LAST ascending by default). */
 export interface SortKey {
@@ -46,7 +46,9 @@ export function compareByKeys(
 
 /**
  * A total order of distinct rows: by `keys`, then (among peers, whose order SQL leaves undefined)
- * by every column ascending, NULLs last — so ROW_NUMBER among ties is deterministic.
+ * by every column ascending, NULLs last — so ROW_NUMBER among ties is deterministic. Equal values of
+ * other texts are distinct rows, in compareExact's order (1.5 before 1.50): DISTINCT ON shows the
+ * smallest scale, whatever order the rows came in.
  */
 export function compareRows(keys: readonly SortKey[]): (a: readonly Value[], b: readonly Value[]) => number {
   const byKeys = compareByKeys(keys);
@@ -56,10 +58,14 @@ export function compareRows(keys: readonly SortKey[]): (a: readonly Value[], b: 
     for (let i = 0; i < a.length; i++) {
       const x = a[i] as Value;
       const y = b[i] as Value;
-      if (x === y) continue;
-      if (x === null) return 1;
-      if (y === null) return -1;
-      const d = compareUnequal(x, y);
+      if (x === null || y === null) {
+        if (x === y) continue;
+        return x === null ? 1 : -1;
+      }
+      // Unequal numbers and text inline; equal values (0 and -0, 1.5 and 1.50) by their text.
+      if (typeof x !== 'object' && x !== y && x === x && y === y)
+        return (x as number | string | bigint) < (y as number | string | bigint) ? -1 : 1;
+      const d = compareExact(x, y);
       if (d !== 0) return d;
     }
     return 0;

@@ -120,6 +120,41 @@ export function encodeOne(v: Value): string {
 }
 
 /**
+ * encodeValues for row identity: two rows encode alike only when every value prints alike, so equal
+ * values of other texts (numeric 1.5 and 1.50, interval '1 day' and '24:00:00', jsonb 1 and 1.0, -0
+ * and 0) are two rows — a change from one to the other is a change. Numbers, text, booleans and
+ * NULL encode as in encodeValues (their encoding is already exact but for -0); only objects cost more.
+ */
+export function encodeExactValues(values: readonly Value[]): string {
+  let out = '';
+  for (let k = 0; k < values.length; k++) out += encodeExactOne(values[k] as Value);
+  return out;
+}
+
+export function encodeExactOne(v: Value): string {
+  switch (typeof v) {
+    case 'number':
+      return v === 0 ? (Object.is(v, -0) ? 'n-0;' : 'n0;') : `n${v};`;
+    case 'string':
+      return `s${v.length}:${v}`;
+    case 'bigint':
+      return `n${v};`;
+    case 'boolean':
+      return v ? 't' : 'f';
+    case 'object': {
+      if (v === null) return '_';
+      if (v instanceof Decimal) return v.exactKey();
+      if (v instanceof Interval) return `i${v.months},${v.days},${v.micros};`;
+      // jsonb, and any other object kind: its type's one output text (length-prefixed)
+      const text = v instanceof Jsonb ? v.text : String(v);
+      return `x${text.length}:${text}`;
+    }
+    default:
+      return '_';
+  }
+}
+
+/**
  * A Map key for a single value: the value itself when a JS Map can key on it exactly (numbers use
  * SameValueZero, so -0/0 and NaN/NaN group together like SQL), else its encoding.
  */
@@ -157,6 +192,8 @@ export function identicalValues(a: Value, b: Value): boolean {
   if (typeof a === 'number') return Object.is(a, b);
   if (a === b) return true;
   if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return false;
+  // A numeric's text is its unscaled digits and scale (both normalized): no string built.
+  if (a instanceof Decimal) return b instanceof Decimal && a.scale === b.scale && a.unscaled === b.unscaled;
   // Texts only for equal values: unequal ones (most changed sums) need no string built.
   return valuesEqual(a, b) && exactKey(a) === exactKey(b);
 }

@@ -41,11 +41,15 @@ test('a keyed table marks its change consolidated unless a row is put back as it
   );
   assert.equal(update.consolidated, true);
   assert.deepEqual(consolidate({ ...update, consolidated: false }).rows.length, update.rows.length);
-  // -0 encodes as 0: replacing v=0 by v=-0 nets to nothing, so it is not consolidated.
+  // Putting back the same row nets to nothing, so it is not consolidated.
   t.apply(t.prepare({ insert: [{ id: 2, v: 0 }] }));
-  const same = t.apply(t.prepare({ insert: [{ id: 2, v: -0 }] }));
+  const same = t.apply(t.prepare({ insert: [{ id: 2, v: 0 }] }));
   assert.equal(same.consolidated, false);
   assert.equal(consolidate(same).rows.length, 0);
+  // -0 is not 0 to a Z-set (row identity is exact): replacing one by the other is a change.
+  const signed = t.apply(t.prepare({ insert: [{ id: 2, v: -0 }] }));
+  assert.equal(signed.consolidated, true);
+  assert.equal(consolidate(signed).rows.length, 2);
 });
 
 test('a keyless table leaves its change to be consolidated', () => {

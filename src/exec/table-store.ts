@@ -9,7 +9,14 @@
 import { SluiceError } from '../common/errors.ts';
 import { castValue } from '../common/cast.ts';
 import { T } from '../common/types.ts';
-import { encodeOne, encodeValues, formatValue, singleKey } from '../common/values.ts';
+import {
+  encodeExactValues,
+  encodeValues,
+  formatValue,
+  identicalValues,
+  singleKey,
+} from '../common/values.ts';
+import { compareExactRows } from '../ivm/exact-rows.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
 import { rowBytes } from '../ivm/arrangement.ts';
 import { CountedArrangement } from '../ivm/counted-arrangement.ts';
@@ -205,6 +212,8 @@ export class TableStore implements Stateful {
   }
 
   private newMultiset(): CountedArrangement {
+    // Grouped by value when equal values may print differently: a delete naming 1.5 finds a 1.50.
+    // Rows grouped by value only once a delete names a text no row holds (equalRows builds it then).
     return new CountedArrangement(`table "${this.def.name}"`);
   }
 
@@ -277,9 +286,23 @@ export class TableStore implements Stateful {
         const ms = this.ensureMultiset();
         const used = new Map<string, number>();
         deleteRows.forEach((input, i) => {
-          const row = this.normalizeRow(input, 'delete', i);
-          const k = encodeValues(row);
-          const have = ms.count(k) - (used.get(k) ?? 0);
+          let row = this.normalizeRow(input, 'delete', i);
+          let k = encodeExactValues(row);
+          let have = ms.count(k) - (used.get(k) ?? 0);
+          if (have <= 0 && hasInexactColumns(this.def)) {
+            // No row of this text left: a row of an equal value and another text (1.50 for 1.5), as
+            // DELETE … WHERE x = 1.5 would; the one whose text sorts first, so replay picks the same.
+            const equal = [...ms.equalRows(encodeValues(row))].sort((a, b) => compareExactRows(a.row, b.row));
+            for (const e of equal) {
+              const ek = encodeExactValues(e.row);
+              if (e.count - (used.get(ek) ?? 0) > 0) {
+                row = e.row as Value[];
+                k = ek;
+                have = 1;
+                break;
+              }
+            }
+          }
           if (have <= 0) {
             throw new SluiceError(
               'ROW_NOT_FOUND',
@@ -374,7 +397,7 @@ export class TableStore implements Stateful {
       if (batch.deletes.length > 0) {
         const ms = this.ensureMultiset();
         for (const row of batch.deletes) {
-          const k = encodeValues(row);
+          const k = encodeExactValues(row);
           if (ms.count(k) === 0)
             throw new SluiceError(
               'STATE_ERROR',
@@ -561,13 +584,29 @@ export class TableStore implements Stateful {
 }
 
 /** Whether two rows are one row of a Z-set (`consolidate` compares their encodings). */
+/** Whether two rows are one row to a Z-set: every value prints alike (1.5 and 1.50 do not). */
 function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] as Value;
-    const y = b[i] as Value;
-    if (x !== y && encodeOne(x) !== encodeOne(y)) return false;
-  }
+  for (let i = 0; i < a.length; i++) if (!identicalValues(a[i] as Value, b[i] as Value)) return false;
   return true;
+}
+
+/** Column types whose equal values always print alike (no SQL-equal rows of other texts). */
+const ALWAYS_IDENTICAL: ReadonlySet<string> = new Set([
+  'bool',
+  'int',
+  'text',
+  'date',
+  'timestamp',
+  'timestamptz',
+  'time',
+  'uuid',
+  'bytea',
+  'unknown',
+]);
+
+/** Whether a column of the table may hold equal values that print differently (1.5 and 1.50). */
+export function hasInexactColumns(def: TableDef): boolean {
+  return def.columns.some((c) => !ALWAYS_IDENTICAL.has(c.type.kind));
 }
 
 /** Column-wise storage of an insert-only multiset of rows. */

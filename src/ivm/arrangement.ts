@@ -13,7 +13,7 @@ import type { Interval } from '../common/time/interval.ts';
 import type { Jsonb } from '../common/json/jsonb.ts';
 import type { SqlArray } from '../common/array/sql-array.ts';
 import type { Value } from '../common/types.ts';
-import { encodeOne, encodeValues } from '../common/values.ts';
+import { encodeExactOne, encodeExactValues, identicalValues } from '../common/values.ts';
 import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
 
 // ---- indexed: key → bucket of counted rows --------------------------------------------------------
@@ -116,18 +116,19 @@ export function hashRow(row: readonly Value[]): number {
   return h ^ (h >>> 15);
 }
 
-/** Whether two values are one in a Z-set (their encodings are equal). */
+/**
+ * Whether two values are one in a Z-set: they print alike (their exact encodings are equal), so
+ * 1.5 and 1.50 are two rows of a bucket, each shown as it came.
+ */
 function sameValue(x: Value, y: Value): boolean {
-  if (x === y) return true;
   const tx = typeof x;
-  const ty = typeof y;
-  if (tx === 'number' && ty === 'number') return x !== x && y !== y;
-  if ((tx === 'number' || tx === 'bigint') && (ty === 'number' || ty === 'bigint'))
-    return encodeOne(x) === encodeOne(y);
-  // Numerics: two objects of one value (whatever their scales) encode alike, so they are one row (a
-  // row decoded from a checkpoint, or recomputed by a Window, holds other objects than the one stored).
-  if (tx === 'object' && ty === 'object' && x !== null && y !== null) return encodeOne(x) === encodeOne(y);
-  return false;
+  // Object.is: 0 and -0 are two rows (=== says one), NaN is NaN
+  if (tx === 'number' && typeof y === 'number') return Object.is(x, y);
+  if (x === y) return true;
+  if (tx === 'bigint' || typeof y === 'bigint') return encodeExactOne(x) === encodeExactOne(y);
+  // Objects: two of one text (a row decoded from a checkpoint, or recomputed by a Window, holds
+  // other objects than the one stored) are one row.
+  return identicalValues(x, y);
 }
 
 function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
@@ -137,9 +138,9 @@ function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
   return true;
 }
 
-/** A checkpoint entry's row part: the row's encoding (a scalar's for a scalar arrangement). */
+/** A checkpoint entry's row part: the row's exact encoding (a scalar's for a scalar arrangement). */
 function rowId(row: unknown): string {
-  return Array.isArray(row) ? encodeValues(row as readonly Value[]) : encodeOne(row as Value);
+  return Array.isArray(row) ? encodeExactValues(row as readonly Value[]) : encodeExactOne(row as Value);
 }
 
 /**
@@ -219,7 +220,7 @@ export class Arrangement<
     if (atHash === undefined && this.encodedRows === 0)
       return this.update(key, bucket, hash, undefined, row, weight, matches);
     // The hash is another row's, or this row may have been stored under its encoding earlier.
-    const encoded = encodeValues(row);
+    const encoded = encodeExactValues(row);
     const atEncoding = bucket.rows.get(encoded);
     if (atEncoding !== undefined || atHash !== undefined)
       return this.update(key, bucket, encoded, atEncoding, row, weight, matches);
@@ -252,7 +253,10 @@ export class Arrangement<
       this.buckets.set(key, bucket);
       this.bytes += BUCKET_BYTES + keyBytes(key);
     }
-    if (this.tracking) this.dirty.set(this.entryId(key, row), { key, rowKey, row });
+    // The stored row names the entry: a caller-keyed entry (`add`) may be given an equal row of
+    // another text than the one it holds.
+    const stored = entry === undefined ? row : entry.row;
+    if (this.tracking) this.dirty.set(this.entryId(key, stored), { key, rowKey, row: stored });
     bucket.total += weight;
     if (count === 0) {
       if (entry !== undefined) {

@@ -327,13 +327,20 @@ export function lowerToDataflow(
   const printed = printDataflow(draft);
   // Numerics became exact decimals (they were doubles): a plan that carries one gets a new
   // fingerprint, so its checkpointed state (holding doubles) is rebuilt from its inputs, not loaded.
-  const salt = printed.includes(':numeric') ? 'exact numeric\n' : '';
+  let salt = printed.includes(':numeric') ? 'exact numeric\n' : '';
+  // Rows became keyed by their exact text (1.5 and 1.50 two rows; exact-rows.ts): a plan that may
+  // carry such values gets a new fingerprint, so state stored under the old entry ids (and holding
+  // one text for equal rows) is rebuilt from its inputs, not loaded.
+  if (INEXACT_TYPES.test(printed)) salt += 'exact rows\n';
   const fingerprint = createHash('sha256')
     .update(salt + printed)
     .digest('hex')
     .slice(0, 16);
   return { ...draft, fingerprint };
 }
+
+/** Types with equal values of other texts (1.5, 1.50; -0, 0; '1 day', '24:00:00'; arrays of them). */
+const INEXACT_TYPES = /numeric|double precision|real|interval|jsonb|\[\]/;
 
 function planInputs(p: LogicalPlan): readonly LogicalPlan[] {
   switch (p.kind) {

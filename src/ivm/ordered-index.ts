@@ -3,9 +3,12 @@
 // O(n/B + log B) and then walks; a change costs O(log n + B). Snapshots are copy-on-write: `freeze`
 // shares every chunk with the live index, which copies a chunk before it changes one a snapshot may
 // still read, so a snapshot stays at its epoch, with no copy of the rows, while the live index moves on.
+// A counted index (a view without a unique key) holds equal rows of other texts (1.5, 1.50) as
+// distinct rows: it is sorted, and a row found, by compareExact, a refinement of SQL order, so a
+// seek by value (a filter) still finds the first of the equal rows.
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
-import { compareValues } from '../common/values.ts';
+import { compareExact, compareValues } from '../common/values.ts';
 
 /** Rows per chunk when built; a chunk splits beyond twice this, and merges when much smaller. */
 const CHUNK_ROWS = 512;
@@ -28,10 +31,11 @@ export interface Chunk {
 /** Approximate bytes a chunk slot costs (a reference, and its count). */
 const SLOT_BYTES = 16;
 
-function compareKeyOf(order: readonly number[]): KeyCompare {
+function compareKeyOf(order: readonly number[], exact = false): KeyCompare {
+  const compare = exact ? compareExact : compareValues;
   return (row, key, width) => {
     for (let i = 0; i < width; i++) {
-      const c = compareValues(row[order[i] as number] as Value, key[i] as Value);
+      const c = compare(row[order[i] as number] as Value, key[i] as Value);
       if (c !== 0) return c;
     }
     return 0;
@@ -102,7 +106,10 @@ export class IndexCursor {
 /** Read access shared by the live index and its frozen snapshots. */
 export abstract class IndexView {
   abstract readonly order: readonly number[];
+  /** SQL order: a seek by value (a filter) finds every row of that value. */
   protected abstract readonly compareKey: KeyCompare;
+  /** The order the rows are kept in and a row is found by (compareExact when counted). */
+  protected abstract readonly compareRow: KeyCompare;
   protected abstract chunkList(): readonly Chunk[];
   /** Rows, counted with their multiplicity. */
   abstract readonly size: number;
@@ -135,10 +142,9 @@ export abstract class IndexView {
   /**
    * The first position whose row's first `key.length` order columns are ≥ `key` (`strict`: > key).
    */
-  seek(key: readonly Value[], strict = false): IndexCursor {
+  seek(key: readonly Value[], strict = false, cmp: KeyCompare = this.compareKey): IndexCursor {
     const chunks = this.chunkList();
     const width = key.length;
-    const cmp = this.compareKey;
     const before = (row: readonly Value[]): boolean => {
       const c = cmp(row, key, width);
       return strict ? c <= 0 : c < 0;
@@ -169,8 +175,8 @@ export abstract class IndexView {
    * ended inside a row's copies continues with the next copy); after every copy when it is gone.
    */
   cursorAfter(key: readonly Value[], dup: number): IndexCursor {
-    const cursor = this.seek(key);
-    if (!cursor.done && this.compareKey(cursor.row, key, key.length) === 0) {
+    const cursor = this.seek(key, false, this.compareRow);
+    if (!cursor.done && this.compareRow(cursor.row, key, key.length) === 0) {
       if (dup < cursor.count) cursor.dup = Math.max(0, dup);
       else cursor.nextRow();
     }
@@ -194,6 +200,7 @@ export abstract class IndexView {
 /** The live index of one arrangement. */
 export class OrderedIndex extends IndexView {
   readonly compareKey: KeyCompare;
+  readonly compareRow: KeyCompare;
   private chunks: Chunk[] = [];
   private total = 0;
   /** The generation new chunks get; bumped by every freeze. */
@@ -214,6 +221,7 @@ export class OrderedIndex extends IndexView {
   ) {
     super();
     this.compareKey = compareKeyOf(order);
+    this.compareRow = counted ? compareKeyOf(order, true) : this.compareKey;
   }
 
   get size(): number {
@@ -264,7 +272,7 @@ export class OrderedIndex extends IndexView {
     const chunk = this.writable(c);
     const at = cursor.chunkIndex > c ? chunk.rows.length : cursor.rowIndex;
     const existing = chunk.rows[at];
-    if (existing !== undefined && this.compareKey(existing, key, width) === 0) {
+    if (existing !== undefined && this.compareRow(existing, key, width) === 0) {
       if (chunk.counts === null)
         throw new SluiceError('INTERNAL_ERROR', 'ordered index: two rows for one key');
       chunk.counts[at] = (chunk.counts[at] as number) + n;
@@ -283,7 +291,7 @@ export class OrderedIndex extends IndexView {
     const cursor = this.locate(key);
     const c = cursor.chunkIndex;
     const found = this.chunks[c]?.rows[cursor.rowIndex];
-    if (found === undefined || this.compareKey(found, key, key.length) !== 0) {
+    if (found === undefined || this.compareRow(found, key, key.length) !== 0) {
       throw new SluiceError('INTERNAL_ERROR', 'ordered index: retraction of an absent row');
     }
     const chunk = this.writable(c);
@@ -380,7 +388,7 @@ export class OrderedIndex extends IndexView {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const rows = (chunks[mid] as Chunk).rows;
-      if (this.compareKey(rows[rows.length - 1] as readonly Value[], key, width) < 0) lo = mid + 1;
+      if (this.compareRow(rows[rows.length - 1] as readonly Value[], key, width) < 0) lo = mid + 1;
       else hi = mid;
     }
     if (lo === chunks.length) return { chunkIndex: lo, rowIndex: 0 };
@@ -389,7 +397,7 @@ export class OrderedIndex extends IndexView {
     let b = rows.length;
     while (a < b) {
       const mid = (a + b) >>> 1;
-      if (this.compareKey(rows[mid] as readonly Value[], key, width) < 0) a = mid + 1;
+      if (this.compareRow(rows[mid] as readonly Value[], key, width) < 0) a = mid + 1;
       else b = mid;
     }
     return { chunkIndex: lo, rowIndex: a };
@@ -437,6 +445,7 @@ export class OrderedIndex extends IndexView {
 export class FrozenIndex extends IndexView {
   readonly order: readonly number[];
   protected readonly compareKey: KeyCompare;
+  protected readonly compareRow: KeyCompare;
   private refs = 1;
 
   constructor(
@@ -449,6 +458,7 @@ export class FrozenIndex extends IndexView {
     super();
     this.order = source.order;
     this.compareKey = source.compareKey;
+    this.compareRow = source.compareRow;
   }
 
   protected chunkList(): readonly Chunk[] {
@@ -499,7 +509,7 @@ export class IndexBuild {
     counts: readonly number[] | null,
   ) {
     this.index = new OrderedIndex(order, counts !== null, rowBytes);
-    const cmp = compareRowsOf(order);
+    const cmp = compareRowsOf(order, counts !== null);
     if (counts === null) this.sort = new SlicedSort(rows, cmp);
     else {
       const items = rows.map((row, r): CountedRow => ({ row, count: counts[r] as number }));
@@ -523,7 +533,7 @@ export class IndexBuild {
       const items = (this.sort as SlicedSort<CountedRow>).result();
       const rows: (readonly Value[])[] = [];
       const counts: number[] = [];
-      const cmp = compareRowsOf(this.index.order);
+      const cmp = compareRowsOf(this.index.order, true);
       for (const e of items) {
         const last = rows.length - 1;
         if (last >= 0 && cmp(rows[last] as readonly Value[], e.row) === 0)
@@ -544,12 +554,16 @@ interface CountedRow {
   readonly count: number;
 }
 
-function compareRowsOf(order: readonly number[]): (a: readonly Value[], b: readonly Value[]) => number {
+function compareRowsOf(
+  order: readonly number[],
+  exact: boolean,
+): (a: readonly Value[], b: readonly Value[]) => number {
   const n = order.length;
+  const compare = exact ? compareExact : compareValues;
   return (a, b) => {
     for (let i = 0; i < n; i++) {
       const col = order[i] as number;
-      const c = compareValues(a[col] as Value, b[col] as Value);
+      const c = compare(a[col] as Value, b[col] as Value);
       if (c !== 0) return c;
     }
     return 0;

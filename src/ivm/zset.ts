@@ -2,7 +2,7 @@
 // parallel arrays (no per-row wrapper objects); `consolidated` says each row occurs at most once
 // and no weight is zero, which stateful operators and outputs rely on or establish.
 import type { Value } from '../common/types.ts';
-import { encodeValues } from '../common/values.ts';
+import { encodeExactValues } from '../common/values.ts';
 
 export interface ZBatch {
   readonly rows: (readonly Value[])[];
@@ -53,7 +53,10 @@ export function isEmpty(batch: ZBatch | null | undefined): boolean {
   return batch === null || batch === undefined || batch.weights.length === 0;
 }
 
-/** Sums the weights of equal rows and drops rows whose weight nets to zero (keeps first-seen order). */
+/**
+ * Sums the weights of identical rows and drops rows whose weight nets to zero (keeps first-seen
+ * order). Identical, not SQL-equal: -[1.50] and +[1.5] are a change of text, not nothing.
+ */
 export function consolidate(batch: ZBatch): ZBatch {
   if (batch.consolidated || batch.weights.length === 0) return batch;
   if (batch.weights.length === 1) {
@@ -66,7 +69,7 @@ export function consolidate(batch: ZBatch): ZBatch {
   const weights: number[] = [];
   for (let i = 0; i < batch.rows.length; i++) {
     const row = batch.rows[i] as readonly Value[];
-    const key = encodeValues(row);
+    const key = encodeExactValues(row);
     const at = index.get(key);
     if (at === undefined) {
       index.set(key, rows.length);

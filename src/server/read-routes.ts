@@ -11,7 +11,7 @@ import { decimalFromShortest, parseDecimal } from '../common/decimal.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
-import { encodeValues, normalizeBigInt } from '../common/values.ts';
+import { encodeExactValues, normalizeBigInt } from '../common/values.ts';
 import type { ViewReader } from '../exec/api.ts';
 import type { FrozenIndex, OrderedIndex } from '../ivm/ordered-index.ts';
 import type { SluiceRuntime } from './runtime.ts';
@@ -241,7 +241,7 @@ async function viewAsOf(
         }
         // Undoing: what was added since asOf goes, what was removed comes back.
         const w = op === '+I' || op === '+U' ? -n : n;
-        const k = encodeValues(row);
+        const k = encodeExactValues(row);
         const e = undo.get(k);
         if (e === undefined) undo.set(k, { row, weight: w });
         else e.weight += w;

@@ -240,3 +240,33 @@ test('asOf and sorted reads work on a snapshot: batches arriving meanwhile chang
     await server.close();
   }
 });
+
+test('asOf shows the text a row had then: an update from 1.50 to 1.5 is undone to 1.50', async () => {
+  const server = await startServer();
+  try {
+    await sqlOk(
+      server.base,
+      `CREATE TABLE n (id INT PRIMARY KEY, x NUMERIC);
+       CREATE MATERIALIZED VIEW nv AS SELECT id, x FROM n;
+       CREATE MATERIALIZED VIEW nx AS SELECT x FROM n`,
+    );
+    const first = await request(server.base, 'POST', '/v1/tables/n/rows', [
+      { id: 1, x: '1.50' },
+      { id: 2, x: '2.0' },
+    ]);
+    await request(server.base, 'POST', '/v1/tables/n/rows', [
+      { id: 1, x: '1.5' },
+      { id: 2, x: '2' },
+    ]);
+    const at = first.body.epoch as number;
+    for (const view of ['nv', 'nx']) {
+      const then = await request(server.base, 'GET', `/v1/views/${view}/rows?asOf=${at}`);
+      assert.equal(then.status, 200, then.text);
+      assert.deepEqual((then.body.rows as { x: string }[]).map((r) => r.x).sort(), ['1.50', '2.0'], view);
+      const now = await request(server.base, 'GET', `/v1/views/${view}/rows`);
+      assert.deepEqual((now.body.rows as { x: string }[]).map((r) => r.x).sort(), ['1.5', '2'], view);
+    }
+  } finally {
+    await server.close();
+  }
+});

@@ -1,6 +1,10 @@
-// DISTINCT: keeps each row's multiplicity in a counted arrangement and emits +1 when a row first
-// appears, -1 when its last copy goes. Output is consolidated with weights ±1.
+// DISTINCT: keeps each row's multiplicity in a counted arrangement and shows one row per group of
+// SQL-equal rows (1.5 and 1.50 are one): the one whose text sorts first (compareExactRows: the
+// smallest scale) among those present, so the row shown changes when the present texts do, and does
+// not depend on arrival order. Output is consolidated with weights ±1.
 import type { Value } from '../../common/types.ts';
+import { encodeExactValues, encodeValues } from '../../common/values.ts';
+import { identicalRows } from '../exact-rows.ts';
 import type { Operator } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
@@ -14,7 +18,7 @@ export class DistinctOp implements Operator, Stateful {
     readonly nodeId: number,
     readonly stateId: string,
   ) {
-    this.counts = new CountedArrangement(`distinct n${nodeId}`);
+    this.counts = new CountedArrangement(`distinct n${nodeId}`, null, true);
   }
 
   trackChanges(on: boolean): void {
@@ -31,19 +35,27 @@ export class DistinctOp implements Operator, Stateful {
 
   step(inputs: readonly ZBatch[]): ZBatch {
     const input = consolidate(inputs[0] as ZBatch);
+    const counts = this.counts;
+    // Each touched group's row shown before the batch (null: none).
+    const touched = new Map<string, readonly Value[] | null>();
+    for (let i = 0; i < input.rows.length; i++) {
+      const row = input.rows[i] as readonly Value[];
+      const valueKey = encodeValues(row);
+      if (!touched.has(valueKey)) touched.set(valueKey, counts.representative(valueKey)?.row ?? null);
+      counts.add(row, input.weights[i] as number, encodeExactValues(row), valueKey);
+    }
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
-    for (let i = 0; i < input.rows.length; i++) {
-      const w = input.weights[i] as number;
-      const entry = this.counts.add(input.rows[i] as readonly Value[], w);
-      const after = entry.count;
-      const before = after - w;
-      if (before === 0 && after > 0) {
-        rows.push(entry.row);
-        weights.push(1);
-      } else if (before > 0 && after === 0) {
-        rows.push(entry.row);
+    for (const [valueKey, before] of touched) {
+      const after = counts.representative(valueKey)?.row ?? null;
+      if (before === after || (before !== null && after !== null && identicalRows(before, after))) continue;
+      if (before !== null) {
+        rows.push(before);
         weights.push(-1);
+      }
+      if (after !== null) {
+        rows.push(after);
+        weights.push(1);
       }
     }
     return { rows, weights, consolidated: true };

@@ -3,6 +3,8 @@
 // and the operator emits -old/+new only when the group's output row actually changed. Groups whose
 // row count reaches zero disappear; the global group (no keys) always keeps its one row.
 // State is column-wise: a group is a slot number; counts and aggregate fields live in typed arrays.
+// A group key of equal values that print differently (1.5 and 1.50 are one group) shows the text of
+// one of the group's current rows, the first in compareExact's order (group-key-texts.ts).
 import { SluiceError, knownErrorCode } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import type { AggregateSpec, ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
@@ -16,6 +18,8 @@ import { GroupIndex, NO_SLOT } from '../group-index.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
 import { aggregateColumn, recordWidth } from './aggregates.ts';
 import { orderedArgument } from './ordered-aggregate.ts';
+import { GroupKeyTexts, keyTextsNeeded } from './group-key-texts.ts';
+import { identicalRows } from '../exact-rows.ts';
 
 /** A Map stage fused into the Reduce: evaluated per input row without building projected rows. */
 export interface FusedMap {
@@ -32,6 +36,8 @@ interface SerializedGroup {
   readonly a: unknown[];
   readonly o: Value[] | null;
   readonly e: { code: string; message: string } | null;
+  /** The group's key texts with their row counts (only for keys that may print differently). */
+  readonly t?: [Value[], number][];
 }
 
 export class ReduceOp implements Operator, Stateful {
@@ -71,6 +77,8 @@ export class ReduceOp implements Operator, Stateful {
   private readonly touched: number[] = [];
   /** The current input row's aggregate arguments. */
   private readonly args: Value[];
+  /** Per group, its rows' key texts (null: the key's values always print alike). */
+  private readonly keyTexts: GroupKeyTexts | null;
 
   constructor(node: ReduceNode, inputColumns: readonly ColumnSpec[], fused: FusedMap | null) {
     this.nodeId = node.id;
@@ -85,6 +93,7 @@ export class ReduceOp implements Operator, Stateful {
     this.records = { data: new Float64Array(16 * stride), stride };
     this.columns = node.aggregates.map((a, i) => aggregateColumn(a, this.records, bases[i] as number));
     this.keyColumns = node.columns.slice(0, node.keyCount);
+    this.keyTexts = keyTextsNeeded(this.keyColumns) ? new GroupKeyTexts() : null;
     this.scratch = new Array<Value>(node.keyCount + node.aggregates.length);
     this.args = new Array<Value>(node.aggregates.length).fill(null);
     if (fused === null) {
@@ -153,6 +162,7 @@ export class ReduceOp implements Operator, Stateful {
     this.keys[slot] = undefined;
     this.outs[slot] = null;
     this.errorsBySlot.delete(slot);
+    this.keyTexts?.release(slot);
     this.free.push(slot);
   }
 
@@ -261,6 +271,10 @@ export class ReduceOp implements Operator, Stateful {
       }
       let slot = index.get(id);
       if (slot === NO_SLOT) slot = this.allocate(id, key ?? (keyCount === 1 ? [single] : []));
+      if (this.keyTexts !== null) {
+        if (key === null) this.keyTexts.addOne(slot, single, weight);
+        else this.keyTexts.add(slot, key, weight);
+      }
       const data = this.records.data;
       const at = slot * stride;
       if (data[at + 2] !== stamp) {
@@ -318,11 +332,13 @@ export class ReduceOp implements Operator, Stateful {
         this.release(slot);
         continue;
       }
+      // The key shown: the group's first key text among its current rows, when that changed.
+      const keyChanged = this.keyTexts !== null && this.updateKeyText(slot);
       let error: unknown;
       try {
         if ((flags & KEY_IN_RECORD) !== 0) scratch[0] = data[at + F_KEY] as number;
         else {
-          const key = this.keyOf(slot, old);
+          const key = keyChanged ? this.keyAt(slot) : this.keyOf(slot, old);
           for (let k = 0; k < keyCount; k++) scratch[k] = key[k] as Value;
         }
         for (let a = 0; a < nAggs; a++) scratch[keyCount + a] = (columns[a] as AggColumn).result(slot, count);
@@ -346,9 +362,10 @@ export class ReduceOp implements Operator, Stateful {
       }
       if (hasOld) {
         if (
-          (flags & OUT_IN_RECORD) !== 0
+          !keyChanged &&
+          ((flags & OUT_IN_RECORD) !== 0
             ? sameAsRecord(data, at + F_OUT, scratch, keyCount)
-            : sameAggregates(old as Value[], scratch, keyCount)
+            : sameAggregates(old as Value[], scratch, keyCount))
         )
           continue;
         this.retract(slot, old, flags, weights, cols);
@@ -358,6 +375,20 @@ export class ReduceOp implements Operator, Stateful {
       this.setOut(slot, scratch);
     }
     return new ColumnBatch(cols, weights);
+  }
+
+  /**
+   * Sets the group's key to its representative text (GroupKeyTexts); whether it changed. A group
+   * being released (no rows) keeps its key.
+   */
+  private updateKeyText(slot: number): boolean {
+    const rep = (this.keyTexts as GroupKeyTexts).settle(slot);
+    const current = this.keys[slot];
+    if (rep === null || rep === current || current === RECORD_KEY) return false;
+    // Another array of the same texts (the first batch, a load): adopt it, so the next is by reference.
+    const changed = current === undefined || !identicalRows(rep, current);
+    this.keys[slot] = rep;
+    return changed;
   }
 
   /** The group's key: from its old output row when there is one (read anyway), else its key array. */
@@ -402,6 +433,7 @@ export class ReduceOp implements Operator, Stateful {
       c: this.records.data[slot * this.records.stride] as number,
       a: this.columns.map((c) => c.serialize(slot)),
       o: this.outRow(slot),
+      ...(this.keyTexts !== null ? { t: this.keyTexts.entries(slot) } : {}),
       e:
         error === undefined
           ? null
@@ -434,6 +466,7 @@ export class ReduceOp implements Operator, Stateful {
       const d = v as SerializedGroup;
       const slot = this.allocate(this.idOf(d.k), d.k);
       this.records.data[slot * this.records.stride] = d.c;
+      this.keyTexts?.load(slot, d.t ?? [[d.k, d.c]]);
       d.a.forEach((a, i) => (this.columns[i] as AggColumn).deserialize(slot, a));
       this.setOut(slot, d.o);
       if (d.e !== null) {

@@ -6,7 +6,7 @@
 // judges the input delta at the new clock. A row past its window is freed; one inside an endless
 // window is emitted and not kept (its retraction comes as input and is judged the same way).
 import type { Value } from '../../common/types.ts';
-import { encodeValues } from '../../common/values.ts';
+import { encodeExactValues } from '../../common/values.ts';
 import { compileScalar, type RowFn } from '../../common/scalar-expr.ts';
 import { boundWindow, type TemporalBound, type TemporalOp } from '../../common/temporal-bound.ts';
 import { instantMicros } from '../../common/time/instant-micros.ts';
@@ -149,7 +149,7 @@ export class TemporalFilterOp implements Operator, Stateful {
   }
 
   private hold(row: readonly Value[], w: number, enter: number, leave: number, now: number): void {
-    const key = encodeValues(row);
+    const key = encodeExactValues(row);
     const h = this.held.get(key);
     this.markDirty(key);
     if (h === undefined) {
@@ -271,8 +271,8 @@ export class TemporalFilterOp implements Operator, Stateful {
       // Held rows' windows were computed before: evaluating them again cannot fail.
       const [enter, leave] = this.window(s.r) as readonly [number, number];
       const added: Held = { row: s.r, count: s.c, enter, leave, due: enter > this.clock ? enter : leave };
-      this.held.set(encodeValues(s.r), added);
-      this.index(encodeValues(s.r), added.due);
+      this.held.set(encodeExactValues(s.r), added);
+      this.index(encodeExactValues(s.r), added.due);
     }
     this.exported = true;
     this.dirty.clear();

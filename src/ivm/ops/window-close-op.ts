@@ -7,7 +7,7 @@
 // DELETE or UPDATE of an old row) is not applied: it is counted.
 import type { Value } from '../../common/types.ts';
 import { compileScalar, type RowFn } from '../../common/scalar-expr.ts';
-import { encodeValues } from '../../common/values.ts';
+import { encodeExactValues } from '../../common/values.ts';
 import { instantMicros } from '../../common/time/instant-micros.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
@@ -151,7 +151,7 @@ export class WindowCloseOp implements Operator, Stateful {
       rows = new Map();
       this.open.set(end, rows);
     }
-    const key = encodeValues(row);
+    const key = encodeExactValues(row);
     const h = rows.get(key);
     if (this.tracking) this.dirty.add(`${end}|${key}`);
     if (h === undefined) {
@@ -252,7 +252,7 @@ export class WindowCloseOp implements Operator, Stateful {
           rows = new Map();
           this.open.set(s.e, rows);
         }
-        rows.set(encodeValues(s.r), { row: s.r, count: s.c });
+        rows.set(encodeExactValues(s.r), { row: s.r, count: s.c });
       }
     }
     this.exported = true;

@@ -9,7 +9,13 @@
 // recomputed (each from its predecessor's values) and re-emitted if they differ.
 import type { Value } from '../../common/types.ts';
 import { Decimal, add, div, sub } from '../../common/decimal.ts';
-import { checkInt, normalizeBigInt, compareValues, valuesEqual } from '../../common/values.ts';
+import {
+  checkInt,
+  normalizeBigInt,
+  compareExact,
+  compareValues,
+  identicalValues,
+} from '../../common/values.ts';
 import { compareByKeys, compareRows, mergeByRow } from '../../common/top-n.ts';
 import type { WindowFn } from '../../common/window.ts';
 import type { Arrangement } from '../arrangement.ts';
@@ -625,8 +631,7 @@ class SlidingExtreme {
       if (x === null) continue;
       while (this.queue.length > this.head) {
         const last = (this.slots[this.queue[this.queue.length - 1] as number] as Slot).row[this.arg] as Value;
-        const c = compareValues(last, x);
-        if (this.kind === 'min' ? c < 0 : c > 0) break;
+        if (extremeOrder(this.kind, last, x) < 0) break;
         this.queue.pop();
       }
       this.queue.push(this.next);
@@ -637,6 +642,16 @@ class SlidingExtreme {
   }
 }
 
+/**
+ * MIN's or MAX's order of preference, the winner first: by value, and among equal values of other
+ * texts the first in compareExact's order (1.5 before 1.50), as the MIN/MAX aggregates show.
+ */
+function extremeOrder(kind: 'min' | 'max', a: Value, b: Value): number {
+  if (kind === 'min') return compareExact(a, b);
+  const c = compareValues(b, a);
+  return c !== 0 ? c : compareExact(a, b);
+}
+
 /** Adds one input to an aggregate's state (NULL inputs count only for COUNT(*)). */
 function fold(fn: WindowFn, acc: Acc, x: Value): Acc {
   if (fn.fn === 'count_star') return { n: acc.n + 1, v: null };
@@ -645,9 +660,8 @@ function fold(fn: WindowFn, acc: Acc, x: Value): Acc {
     case 'count':
       return { n: acc.n + 1, v: null };
     case 'min':
-      return { n: acc.n + 1, v: acc.v === null || compareValues(x, acc.v) < 0 ? x : acc.v };
     case 'max':
-      return { n: acc.n + 1, v: acc.v === null || compareValues(x, acc.v) > 0 ? x : acc.v };
+      return { n: acc.n + 1, v: acc.v === null || extremeOrder(fn.fn, x, acc.v) < 0 ? x : acc.v };
     default:
       return { n: acc.n + 1, v: acc.v === null ? start(fn, x) : plus(fn, acc.v, x) };
   }
@@ -686,13 +700,13 @@ function finish(fn: WindowFn, acc: Acc): Value {
   }
 }
 
-/** Equal as a Z-set sees them (numerics of one value are one, whatever their scales). */
+/** Equal as a Z-set sees them: printing alike (a window value from 1.50 to 1.5 is a change). */
 function sameValues(a: readonly Value[], b: readonly Value[]): boolean {
   for (let i = 0; i < a.length; i++) {
     const x = a[i] as Value;
     const y = b[i] as Value;
     if (x === y) continue;
-    if (x === null || y === null || !valuesEqual(x, y)) return false;
+    if (x === null || y === null || !identicalValues(x, y)) return false;
   }
   return true;
 }
