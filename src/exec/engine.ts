@@ -433,6 +433,7 @@ export class Engine {
         closedThrough: op.closedThrough,
         zoned: op.zoned,
         ignored: op.ignoredChanges,
+        allowedLateness: op.allowedLateness,
       })),
     );
   }
