@@ -165,7 +165,7 @@ export class DdlStatements {
     const close =
       stmt.emitOnWindowClose === undefined
         ? null
-        : bindWindowClose(bound.plan, this.state.catalog, stmt.emitOnWindowClose);
+        : bindWindowClose(bound.plan, this.state.catalog, stmt.emitOnWindowClose, stmt.allowedLateness);
     const keys = new Map<LogicalPlan, readonly number[] | null>();
     const dataflow = lowerToDataflow(def.name, bound.plan, bound.key, close, (p) =>
       planKey(p, this.state.catalog, keys),

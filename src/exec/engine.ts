@@ -122,6 +122,8 @@ export class Engine {
     },
   });
   private readonly subscribers = new Map<string, Set<Subscription>>();
+  /** Told of every epoch once its views ran (the server records each epoch's time for past reads). */
+  private readonly epochListeners = new Set<(epoch: number) => void>();
   /** Per view, the watermarked tables it reads (fixed for the view's life: its inputs outlive it). */
   private readonly watermarkInputs = new WeakMap<ViewDef, readonly TableDef[]>();
   private journal: EngineJournal | null = null;
@@ -431,6 +433,7 @@ export class Engine {
         closedThrough: op.closedThrough,
         zoned: op.zoned,
         ignored: op.ignoredChanges,
+        allowedLateness: op.allowedLateness,
       })),
     );
   }
@@ -625,6 +628,29 @@ export class Engine {
       };
       for (const s of [...subs]) s.listener(set);
     }
+    for (const listener of this.epochListeners) listener(epoch);
+  }
+
+  /** Listens to every epoch, after its views ran and their listeners heard of it. */
+  onEpoch(listener: (epoch: number) => void): () => void {
+    this.epochListeners.add(listener);
+    return () => {
+      this.epochListeners.delete(listener);
+    };
+  }
+
+  /**
+   * The current watermark of every table or source with a WATERMARK, by name, as reads show it
+   * (what the server records per epoch, so a past epoch's reads carry that epoch's watermarks).
+   */
+  tableWatermarks(): Record<string, string | null> {
+    const out: Record<string, string | null> = {};
+    for (const [name, store] of this.tables) {
+      const def = this.catalogState.get(name);
+      if (store.watermark === null || def?.kind !== 'table') continue;
+      out[name] = watermarkText(def, store.watermark.value);
+    }
+    return out;
   }
 
   /**

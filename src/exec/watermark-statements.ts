@@ -1,6 +1,7 @@
-// SHOW WATERMARKS and the REST view of a table's watermark: each watermarked table or source, its
-// time column and expression, the watermark now (in the column's type) and the late rows it dropped.
+// SHOW WATERMARKS and the REST view of a table's watermark: each watermarked table or source (its watermark,
+// late rows dropped), then each EMIT ON WINDOW CLOSE view (its clause with its lateness, changes ignored).
 import { formatMicros, formatMicrosLocal } from '../common/time/instant-micros.ts';
+import { formatInterval, Interval } from '../common/time/interval.ts';
 import type { Catalog, TableDef, ViewDef } from '../planner/catalog.ts';
 import type { StatementResult } from './api.ts';
 import type { TableStore } from './table-store.ts';
@@ -59,6 +60,15 @@ export interface ClosingView {
   readonly zoned: boolean;
   /** Changes to windows already closed (and rows with a NULL time), not applied. */
   readonly ignored: number;
+  /** µs a window stays open after the watermark reaches its end (its late-change policy). */
+  readonly allowedLateness: number;
+}
+
+/** An EOWC view's policy as SHOW WATERMARKS prints it in `expression`: its clause, lateness included. */
+export function closingExpression(allowedLateness: number): string {
+  return allowedLateness > 0
+    ? `EMIT ON WINDOW CLOSE ALLOWED LATENESS INTERVAL '${formatInterval(Interval.of(0, 0, allowedLateness))}'`
+    : 'EMIT ON WINDOW CLOSE';
 }
 
 /**
@@ -91,7 +101,7 @@ export function showWatermarks(
     rows.push({
       name: v.name,
       column: 'window_end',
-      expression: 'EMIT ON WINDOW CLOSE',
+      expression: closingExpression(v.allowedLateness),
       watermark: mark === null ? null : v.zoned ? formatMicros(mark) : formatMicrosLocal(mark),
       late_rows: v.ignored,
     });

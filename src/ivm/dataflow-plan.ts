@@ -9,6 +9,7 @@ import { printTopN, type RankKind, type SortKey } from '../common/top-n.ts';
 import { printWindow, type WindowFn } from '../common/window.ts';
 import { expandMaxRows, printExpand, type ExpandGenerator } from '../common/expand.ts';
 import { printTemporalBound, type TemporalBound } from '../common/temporal-bound.ts';
+import { formatInterval, Interval } from '../common/time/interval.ts';
 
 export type AggregateStrategy = 'invertible' | 'multiset';
 
@@ -65,6 +66,8 @@ const SEMI_JOIN_RULES: Readonly<Record<SemiJoinMode, string>> = {
 export interface WindowClose {
   readonly table: string;
   readonly keyIndex: number;
+  /** µs a window stays open after the watermark reaches its end (ALLOWED LATENESS; absent: 0). */
+  readonly allowedLateness?: number;
 }
 
 export interface ColumnSpec {
@@ -368,7 +371,7 @@ export function printDataflow(plan: DataflowPlan): string {
           n.emitOnClose === undefined
             ? ''
             : `WindowClose (rows [keys, arguments] held by #${n.emitOnClose.keyIndex}:${n.columns[n.emitOnClose.keyIndex]?.name ?? '?'}, ` +
-              `reduced once when the watermark of "${n.emitOnClose.table}" reaches it) `;
+              `reduced once when the watermark of "${n.emitOnClose.table}" reaches it${latenessText(n.emitOnClose)}) `;
         lines.push(
           `${pad}n${n.id} ${close}Reduce+Merge key [${by}] ` +
             `aggregates [${n.aggregates.map(printAgg).join(', ')}]${map} state ${n.stateId} → [${cols(n.columns)}]`,
@@ -473,4 +476,10 @@ export function printDataflow(plan: DataflowPlan): string {
   };
   visit(plan.output, 0);
   return lines.join('\n');
+}
+
+/** How EXPLAIN DATAFLOW (and so the plan fingerprint) shows a window's allowed lateness, if any. */
+function latenessText(close: WindowClose): string {
+  const micros = close.allowedLateness ?? 0;
+  return micros > 0 ? ` plus ${formatInterval(Interval.of(0, 0, micros))} allowed lateness` : '';
 }

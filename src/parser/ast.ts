@@ -407,6 +407,8 @@ export type Statement =
       readonly queryText: string;
       /** Where `EMIT ON WINDOW CLOSE` starts, when the view has it (docs/sql.md "Watermarks"). */
       readonly emitOnWindowClose?: Pos;
+      /** `EMIT ON WINDOW CLOSE ALLOWED LATENESS INTERVAL '…' [unit]`: how long a window stays open past the watermark. */
+      readonly allowedLateness?: AllowedLatenessClause;
       readonly pos: Pos;
       readonly text: string;
     }
@@ -479,3 +481,11 @@ export type Statement =
       readonly text: string;
     }
   | { readonly kind: 'select'; readonly query: SelectStmt; readonly pos: Pos; readonly text: string };
+
+/** An EMIT ON WINDOW CLOSE view's `ALLOWED LATENESS INTERVAL 'text' [unit]`, checked by the planner. */
+export interface AllowedLatenessClause {
+  /** The interval literal's text and its unit (lowercase), if one follows it. */
+  readonly text: string;
+  readonly unit?: string;
+  readonly pos: Pos;
+}

@@ -872,6 +872,24 @@ describe('WATERMARK FOR', () => {
     );
   });
 
+  it('takes ALLOWED LATENESS after EMIT ON WINDOW CLOSE, with the interval and its position', () => {
+    const v = stmt(
+      one(
+        "CREATE MATERIALIZED VIEW v AS SELECT a FROM t GROUP BY a EMIT ON WINDOW CLOSE ALLOWED LATENESS INTERVAL '10' SECOND",
+      ),
+      'createView',
+    );
+    assert.deepEqual(v.allowedLateness, { text: '10', unit: 'second', pos: { line: 1, column: 96 } });
+    assert.equal(v.queryText, 'SELECT a FROM t GROUP BY a');
+    const words = stmt(
+      one(
+        "CREATE MATERIALIZED VIEW v AS SELECT a FROM t GROUP BY a EMIT ON WINDOW CLOSE ALLOWED LATENESS INTERVAL '1 minute'",
+      ),
+      'createView',
+    );
+    assert.deepEqual(words.allowedLateness, { text: '1 minute', pos: { line: 1, column: 96 } });
+  });
+
   it('names EMIT ON WINDOW CLOSE in a query or EXPLAIN as not supported', () => {
     for (const [sql, column] of [
       ['SELECT a FROM t GROUP BY a EMIT ON WINDOW CLOSE', 28],

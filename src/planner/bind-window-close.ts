@@ -1,9 +1,11 @@
 // EMIT ON WINDOW CLOSE: finds which GROUP BY key of a view is the window_end of TUMBLE or HOP over a
 // table's watermark column, so the runtime can hold each window until the watermark passes its end.
 // Anything else (joins, views, SESSION, a window_end computed some other way) is refused here.
-import { notSupported } from '../common/errors.ts';
+import { notSupported, SluiceError } from '../common/errors.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
-import type { Pos } from '../parser/ast.ts';
+import { USECS_PER_DAY } from '../common/time/calendar.ts';
+import { parseInterval } from '../common/time/interval.ts';
+import type { AllowedLatenessClause, Pos } from '../parser/ast.ts';
 import type { Catalog } from './catalog.ts';
 import type { LogicalPlan } from './logical-plan.ts';
 
@@ -11,12 +13,52 @@ import type { LogicalPlan } from './logical-plan.ts';
 export interface WindowCloseSpec {
   readonly table: string;
   readonly keyIndex: number;
+  /** µs a window stays open past the watermark reaching its end (absent: 0, closed at once). */
+  readonly allowedLateness?: number;
 }
 
 const HINT =
   'group by window_end of TUMBLE(t, ts, ...) or HOP(t, ts, ...) where t is a table declaring WATERMARK FOR ts';
 
-export function bindWindowClose(plan: LogicalPlan, catalog: Catalog, pos: Pos): WindowCloseSpec {
+export function bindWindowClose(
+  plan: LogicalPlan,
+  catalog: Catalog,
+  pos: Pos,
+  lateness?: AllowedLatenessClause,
+): WindowCloseSpec {
+  const micros = lateness === undefined ? 0 : allowedLateness(lateness);
+  const spec = bindCloseKey(plan, catalog, pos);
+  // 0 is left out, so a view without the option keeps its plan (and checkpoint) fingerprint.
+  return micros > 0 ? { ...spec, allowedLateness: micros } : spec;
+}
+
+/** `ALLOWED LATENESS INTERVAL '…'`: a constant interval of days and time, in µs, not negative. */
+function allowedLateness(clause: AllowedLatenessClause): number {
+  const value = parseInterval(clause.text, clause.unit);
+  if (value === null) {
+    throw new SluiceError(
+      'INVALID_DEFINITION',
+      `invalid allowed lateness: "${clause.text.slice(0, 40)}" is not an interval`,
+      { position: clause.pos, hint: "write ALLOWED LATENESS INTERVAL '10' SECOND" },
+    );
+  }
+  if (value.months !== 0) {
+    throw notSupported(
+      'an allowed lateness in months or years',
+      clause.pos,
+      'a month has no fixed length: write days',
+    );
+  }
+  const micros = value.days * USECS_PER_DAY + value.micros;
+  if (micros < 0) {
+    throw new SluiceError('INVALID_DEFINITION', 'an allowed lateness must not be negative', {
+      position: clause.pos,
+    });
+  }
+  return micros;
+}
+
+function bindCloseKey(plan: LogicalPlan, catalog: Catalog, pos: Pos): WindowCloseSpec {
   const agg = plan.kind === 'project' ? plan.input : plan;
   if (agg.kind !== 'aggregate') {
     throw notSupported('EMIT ON WINDOW CLOSE without GROUP BY window_end', pos, HINT);

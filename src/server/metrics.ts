@@ -16,7 +16,7 @@ export interface MetricsSource {
   /** Inserted rows each watermarked table dropped as late (table-watermark.ts). */
   lateRows?(): readonly { table: string; lateRows: number }[];
   /** EMIT ON WINDOW CLOSE views and the changes to their closed windows they did not apply. */
-  closingViews?(): readonly { name: string; ignored: number }[];
+  closingViews?(): readonly { name: string; ignored: number; allowedLateness: number }[];
   checkpoint(): { readonly epoch: number | null; readonly writerFallback?: string | null };
   /** The subscriber memory budget's account (bytes) and the subscriber count. */
   subscriberMemory(): {
@@ -334,6 +334,16 @@ export class ServerMetrics {
         collect() {
           this.reset();
           for (const v of closingViews()) this.inc({ view: v.name }, v.ignored);
+        },
+      });
+      new Gauge({
+        name: 'sluice_view_allowed_lateness_seconds',
+        help: 'How long an EMIT ON WINDOW CLOSE view keeps a window open after the watermark reaches its end (ALLOWED LATENESS), by view',
+        labelNames: ['view'],
+        registers,
+        collect() {
+          this.reset();
+          for (const v of closingViews()) this.set({ view: v.name }, v.allowedLateness / 1_000_000);
         },
       });
     }

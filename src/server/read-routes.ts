@@ -281,9 +281,10 @@ async function viewAsOf(
       },
     );
   }
-  // The clock and watermarks of `asOf` are in its `changes` message, not known here: left out.
+  // The clock and watermarks of `asOf` itself, never the current epoch's (left out if not known).
   const { clock: _clock, watermarks: _watermarks, ...earlier } = snapshot;
-  return { ...earlier, epoch: asOf, index: fork };
+  const time = runtime.timeAt(view, asOf);
+  return { ...earlier, ...time, epoch: asOf, index: fork };
 }
 
 type Decoder = (wire: unknown) => Value;

@@ -6,6 +6,7 @@ import { ConnectorManager, connectorHostError, connectorHostsAfterRecovery } fro
 import { SourceStore } from '../storage/source-store.ts';
 import { HighWaterMark } from '../storage/high-water-mark.ts';
 import { ChangelogStore } from '../storage/changelog-store.ts';
+import { EpochTimeStore } from '../storage/epoch-time-store.ts';
 import { CloseCodes } from '../sink/subscriber.ts';
 import { SubscriberBudget } from '../sink/subscriber-budget.ts';
 import { BudgetAccount } from '../sink/budget-account.ts';
@@ -27,6 +28,7 @@ export class SluiceRuntime extends RuntimeRecovery {
   readonly store: SqliteStore;
   readonly log: TableLog;
   readonly changelog: ChangelogStore;
+  readonly epochTimes: EpochTimeStore;
   checkpoints: CheckpointStore;
   checkpointFile: SqliteStore;
   protected readonly highWater: HighWaterMark | null;
@@ -54,6 +56,7 @@ export class SluiceRuntime extends RuntimeRecovery {
     const opened: { close(): void }[] = [this.store];
     try {
       this.changelog = new ChangelogStore(this.store.db, this.store.checksummedFrom.changelog);
+      this.epochTimes = new EpochTimeStore(this.store.db);
       this.log = new TableLog(this.store, {
         beforeAppend: () => {
           if (this.ddlSinceSync) this.syncCatalog();
@@ -78,6 +81,7 @@ export class SluiceRuntime extends RuntimeRecovery {
       this.checkpoints = checkpoints.store;
       opened.push(this.checkpointFile);
       this.engine = options.createEngine();
+      this.watchEpochs();
       this.recovery = this.recover(checkpoints.damage);
       this.engine.selectLimits = options.selectLimits ?? DEFAULTS.selectLimits;
       this.committedEpoch = this.engine.epoch;
@@ -145,14 +149,20 @@ export class SluiceRuntime extends RuntimeRecovery {
     try {
       this.store.begin();
       const now = Date.now();
+      // The time of epochs is kept as far back as some view's changelog reaches.
+      let oldest = this.committedEpoch;
       for (const name of this.feeds.keys())
-        this.changelog.prune(
-          name,
-          this.committedEpoch,
-          now,
-          this.options.retention,
-          this.connectors.sinkFloor(name),
+        oldest = Math.min(
+          oldest,
+          this.changelog.prune(
+            name,
+            this.committedEpoch,
+            now,
+            this.options.retention,
+            this.connectors.sinkFloor(name),
+          ),
         );
+      this.epochTimes.prune(oldest);
       this.idempotency.prune();
       this.store.commit();
     } catch (error) {

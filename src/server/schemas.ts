@@ -419,13 +419,13 @@ export const rowPage = {
     clock: {
       type: 'string',
       description:
-        "A view's page without `asOf`: that epoch's logical clock, the now() of temporal filters (a timestamptz)",
+        "A view's page: its epoch's logical clock, the now() of temporal filters (a timestamptz); with `asOf`, that past epoch's (absent only when a data file from before it was recorded no longer knows it)",
     },
     watermarks: {
       type: 'object',
       additionalProperties: { type: 'string', nullable: true },
       description:
-        "A view's page without `asOf`: the watermark after that epoch of each table or source with a WATERMARK the view reads (directly or through views), in its time column's type (null before its first row); absent when it reads none",
+        "A view's page: the watermark after its epoch (with `asOf`, that past epoch) of each table or source with a WATERMARK the view reads (directly or through views), in its time column's type (null before its first row); absent when it reads none",
     },
     columns,
     key: keyColumns,
@@ -585,8 +585,8 @@ const subscribeQuery = {
 } as const;
 
 const subscribeDescription = `Messages (one per WebSocket frame / NDJSON line):
-- {"type":"subscribed","view","epoch","snapshot","columns","key"}
-- {"type":"snapshot","epoch","rows":[...],"more":bool} … {"type":"snapshot_end","epoch","rows":n}
+- {"type":"subscribed","view","epoch","clock","watermarks"?,"snapshot","columns","key"} — "epoch" is the epoch the stream continues from (resumeFrom, or the snapshot's epoch); "clock" and "watermarks" are that epoch's, as in its changes message
+- {"type":"snapshot","epoch","clock","watermarks"?,"rows":[...],"more":bool} … {"type":"snapshot_end","epoch","rows":n}
 - {"type":"changes","epoch","positions","clock","watermarks"?,changes:[{"op":"+I"|"-D"|"-U"|"+U","row":{...},"n"?:k}],"errors"?:[{"op":"+E"|"-E","error":{code,message,row,epoch,count}}]} — one per epoch that changed the view; "clock" is the epoch's logical clock (a timestamptz), "watermarks" the watermark after it of each table or source with a WATERMARK the view reads, in its time column's type (null before its first row; absent when it reads none; a resumed changelog replays the same values)
 - {"type":"progress","epoch"} — while idle; every epoch up to it has been delivered
 - {"type":"error","code","message","epoch"?} then close (4400 invalid request, 4404 unknown view, 4409 RESUME_TOO_OLD, 4410 VIEW_DROPPED, 4429 SLOW_CONSUMER with "epoch" = last epoch delivered, 4503 TOO_MANY_SUBSCRIBERS, 4500 internal, 1001 shutting down)

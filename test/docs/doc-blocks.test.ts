@@ -233,7 +233,7 @@ describe('doc-block harness self-test', { concurrency: true }, () => {
     '```sh',
     "npx --yes wscat -c 'ws://localhost:8080/v1/views/s/subscribe?snapshot=true'",
     '# {"type":"subscribed","view":"s","epoch":0,...}',
-    '# {"type":"snapshot","epoch":0,"rows":[],"more":false}',
+    '# {"type":"snapshot","epoch":0,"clock":"1970-01-01 00:00:00+00","rows":[],"more":false}',
     '# {"type":"snapshot_end","epoch":0,"rows":0}',
     '```',
     '',

@@ -114,3 +114,95 @@ test('changes messages and REST reads carry the clock and watermarks of their ep
     removeDir(dir);
   }
 });
+
+test('asOf pages, subscribed and snapshot messages carry the clock and watermarks of their own epoch', async () => {
+  const dir = tempDir();
+  let server: TestServer | null = null;
+  const subs: WsClient[] = [];
+  const ws = (base: string, path: string): WsClient => {
+    const c = new WsClient(base.replace('http', 'ws') + path);
+    subs.push(c);
+    return c;
+  };
+  try {
+    const start = async (): Promise<TestServer> =>
+      (server = await startServer({ dataDir: dir, clock: { mode: 'manual', tickMs: 0 } }));
+    let s = await start();
+    await sqlOk(
+      s.base,
+      `CREATE TABLE bids (id integer PRIMARY KEY, ts timestamp, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND);
+       CREATE TABLE notes (id integer PRIMARY KEY, body text);
+       CREATE MATERIALIZED VIEW per10 AS SELECT window_end, count(*) AS n
+         FROM TUMBLE(bids, ts, INTERVAL '10' SECOND) GROUP BY window_end;
+       CREATE MATERIALIZED VIEW note_count AS SELECT count(*) AS n FROM notes`,
+    );
+    const e0 = (await request(s.base, 'GET', '/v1/views/per10')).body['epoch'] as number;
+    const wm = (sec: number): Record<string, string> => ({ bids: at(sec) });
+    await sqlOk(s.base, `SET CLOCK TO '${clock(1)}'; INSERT INTO bids VALUES (1, '${at(12)}')`); // e0+1
+    // The clock moves in an epoch that does not change per10 (nor its watermark).
+    await sqlOk(s.base, `SET CLOCK TO '${clock(2)}'; INSERT INTO notes VALUES (1, 'x')`); // e0+2
+    // The watermark moves while the clock stands still.
+    await sqlOk(s.base, `INSERT INTO bids VALUES (2, '${at(31)}')`); // e0+3
+    await sqlOk(s.base, `SET CLOCK TO '${clock(4)}'; INSERT INTO notes VALUES (2, 'y')`); // e0+4
+    const last = e0 + 4;
+    // What each epoch was: [epoch, clock, watermarks of per10, per10's rows].
+    const expected: [number, string | undefined, unknown][] = [
+      [e0, undefined, { bids: null }],
+      [e0 + 1, clock(1), wm(7)],
+      [e0 + 2, clock(2), wm(7)],
+      [e0 + 3, clock(2), wm(26)],
+      [e0 + 4, clock(4), wm(26)],
+    ];
+    const pageTimes = async (base: string): Promise<unknown[]> => {
+      const out: unknown[] = [];
+      for (const [e] of expected) {
+        const page = await request(base, 'GET', `/v1/views/per10/rows?asOf=${e}`);
+        assert.equal(page.status, 200, JSON.stringify(page.body));
+        out.push([page.body['epoch'], page.body['clock'], page.body['watermarks']]);
+      }
+      return out;
+    };
+    // The epoch the view was created at had no SET CLOCK yet: the clock stood at 1970.
+    const want = expected.map(([e, c, w]) => [e, c ?? '1970-01-01 00:00:00+00', w]);
+    assert.deepEqual(await pageTimes(s.base), want);
+    // A view reading no watermarked table: the clock only, also at a past epoch.
+    const notes = await request(s.base, 'GET', `/v1/views/note_count/rows?asOf=${e0 + 2}`);
+    assert.deepEqual([notes.body['clock'], 'watermarks' in notes.body], [clock(2), false]);
+
+    // subscribed: the epoch the stream continues from, with that epoch's time; snapshot chunks too.
+    const snap = ws(s.base, '/v1/views/per10/subscribe?snapshot=true');
+    await snap.waitFor((m) => m.type === 'snapshot_end');
+    const hello = snap.of('subscribed')[0] as Message;
+    assert.deepEqual(timeOf(hello), [last, clock(4), wm(26)]);
+    const chunks = snap.of('snapshot');
+    assert.ok(chunks.length > 0);
+    for (const c of chunks) assert.deepEqual(timeOf(c), [last, clock(4), wm(26)]);
+    const live = ws(s.base, '/v1/views/per10/subscribe?snapshot=false');
+    assert.deepEqual(timeOf(await live.waitFor((m) => m.type === 'subscribed')), [last, clock(4), wm(26)]);
+    for (const [e, , w] of expected.slice(1)) {
+      const resumed = ws(s.base, `/v1/views/per10/subscribe?resumeFrom=${e}`);
+      const m = await resumed.waitFor((x) => x.type === 'subscribed');
+      assert.deepEqual(timeOf(m), [e, want[e - e0]?.[1], w]);
+    }
+
+    // After a restart (from the data directory's checkpoint and journal): the same times.
+    for (const c of subs) c.close();
+    await s.close();
+    server = null;
+    s = await start();
+    assert.deepEqual(await pageTimes(s.base), want);
+    const again = ws(s.base, `/v1/views/per10/subscribe?resumeFrom=${e0 + 2}`);
+    assert.deepEqual(timeOf(await again.waitFor((m) => m.type === 'subscribed')), [e0 + 2, clock(2), wm(7)]);
+    // NDJSON says the same as the WebSocket.
+    const nd = await fetch(`${s.base}/v1/views/per10/changes?resumeFrom=${e0 + 1}`);
+    const reader = (nd.body as ReadableStream<Uint8Array>).getReader();
+    const { value } = await reader.read();
+    await reader.cancel();
+    const first = JSON.parse(new TextDecoder().decode(value).split('\n')[0] as string) as Message;
+    assert.deepEqual([first.type, ...timeOf(first)], ['subscribed', e0 + 1, clock(1), wm(7)]);
+  } finally {
+    for (const c of subs) c.close();
+    await (server as TestServer | null)?.close();
+    removeDir(dir);
+  }
+});

@@ -1,13 +1,14 @@
 // Crash equivalence of windowed views, part of the crash-equivalence suite (crash-equivalence.test.ts
 // is the relational half): on the manual clock, a seeded workload of SET CLOCK steps and inserts,
 // updates and deletes (some rows late) over a table with a WATERMARK feeds a TUMBLE GROUP BY view, a
-// HOP view, an EMIT ON WINDOW CLOSE view, a SESSION view and a temporal-filter view. It runs once
-// without a crash (the reference), then again while the server is killed at every named crash point
-// (SLUICE_CRASH_POINT, varying counts) and from outside, restarting on the same data directory and
-// checkpointing every few epochs. Each step is one statement, so the one in flight when the server
-// died is resolved by the (epoch, clock) the restarted server reports. At the end the stored
-// changelog (clock and watermarks included), the journal and SHOW WATERMARKS equal the reference's
-// byte for byte, and subscribers resuming after every restart received the reference's messages.
+// HOP view, EMIT ON WINDOW CLOSE views (one with an ALLOWED LATENESS), a SESSION view and a
+// temporal-filter view. It runs once without a crash (the reference), then again while the server is
+// killed at every named crash point (SLUICE_CRASH_POINT, varying counts) and from outside, restarting
+// on the same data directory and checkpointing every few epochs. Each step is one statement, so the
+// one in flight when the server died is resolved by the (epoch, clock) the restarted server reports.
+// At the end the stored changelog (clock and watermarks included), the journal, the recorded time of
+// every epoch and SHOW WATERMARKS equal the reference's byte for byte, and subscribers resuming after
+// every restart received the reference's messages.
 //
 //   SLUICE_SEED=<n>  replay one run
 import assert from 'node:assert/strict';
@@ -38,7 +39,7 @@ const SERVER_ARGS = [
 const POINTS = ['before-commit', 'after-commit', 'while-publishing', 'during-checkpoint', 'after-checkpoint'];
 const BASE = Date.UTC(2024, 0, 1, 10) / 1000;
 
-const VIEWS = ['per_window', 'hopping', 'closed', 'sessions', 'recent'];
+const VIEWS = ['per_window', 'hopping', 'closed', 'closed_late', 'sessions', 'recent'];
 const DDL = `CREATE TABLE bids (id integer PRIMARY KEY, auction integer NOT NULL, price integer NOT NULL,
     ts timestamptz, WATERMARK FOR ts AS ts - INTERVAL '4' SECOND);
   CREATE MATERIALIZED VIEW per_window AS SELECT window_start, auction, count(*) AS n, sum(price) AS total
@@ -47,6 +48,9 @@ const DDL = `CREATE TABLE bids (id integer PRIMARY KEY, auction integer NOT NULL
     FROM HOP(bids, ts, INTERVAL '5' SECOND, INTERVAL '15' SECOND) GROUP BY window_start, window_end;
   CREATE MATERIALIZED VIEW closed AS SELECT window_end, auction, count(*) AS n, sum(price) AS total
     FROM TUMBLE(bids, ts, INTERVAL '10' SECOND) GROUP BY window_end, auction EMIT ON WINDOW CLOSE;
+  CREATE MATERIALIZED VIEW closed_late AS SELECT window_end, count(*) AS n, sum(price) AS total
+    FROM TUMBLE(bids, ts, INTERVAL '10' SECOND) GROUP BY window_end
+    EMIT ON WINDOW CLOSE ALLOWED LATENESS INTERVAL '6' SECOND;
   CREATE MATERIALIZED VIEW sessions AS SELECT auction, window_start, window_end, count(*) AS n
     FROM SESSION(bids PARTITION BY auction, ts, INTERVAL '5' SECOND) GROUP BY auction, window_start, window_end;
   CREATE MATERIALIZED VIEW recent AS SELECT id, auction, price FROM bids WHERE ts > now() - INTERVAL '20' SECOND`;
@@ -90,8 +94,11 @@ function steps(rnd: () => number, count: number): string[] {
   return out;
 }
 
-/** What a data directory holds once its server is gone: changelog and journal (without times). */
-function stored(dir: string): { changelog: string; journal: string } {
+/**
+ * What a data directory holds once its server is gone: changelog, journal (without times) and each
+ * epoch's recorded clock and watermarks (what asOf pages and resumed subscriptions say).
+ */
+function stored(dir: string): { changelog: string; journal: string; epochTimes: string } {
   const db = new Database(join(dir, 'sluice.db'), { readonly: true });
   try {
     const all = (q: string): string =>
@@ -105,6 +112,7 @@ function stored(dir: string): { changelog: string; journal: string } {
       journal: all(
         'SELECT log_offset, kind, epoch, target, payload, positions FROM journal ORDER BY log_offset',
       ),
+      epochTimes: all('SELECT epoch, clock, watermarks FROM epoch_times ORDER BY epoch'),
     };
   } finally {
     db.close();
@@ -278,6 +286,8 @@ test(
       assert.equal(JSON.stringify(watermarks.body['results']), JSON.stringify(refWatermarks.body['results']));
       assert.equal(got.journal, expected.journal, 'the same journal');
       assert.equal(got.changelog, expected.changelog, 'the same changelog, clocks and watermarks included');
+      assert.ok(expected.epochTimes.split('\n').length > 10, 'epoch times recorded');
+      assert.equal(got.epochTimes, expected.epochTimes, 'the same recorded time of every epoch');
       const want = messages(refSubs);
       messages(subs).forEach((m, i) =>
         assert.equal(m, want[i], `${VIEWS[i]}: the resumed subscriber's messages`),

@@ -1,7 +1,8 @@
 // Restart of a durable runtime holding EMIT ON WINDOW CLOSE views: reopened from the checkpoint plus
 // the journal after it (as if killed), the views hold the same closed windows, the same open ones
 // (held rows), the same counts of changes to closed windows, and go on exactly like an engine that
-// never stopped — the same windows close at the same epochs.
+// never stopped — the same windows close at the same epochs (also with an ALLOWED LATENESS, which the
+// catalog's DDL keeps across the restart).
 import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
 import { test } from 'node:test';
@@ -11,8 +12,9 @@ import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
 
 const SCHEMA = `CREATE TABLE t (id integer PRIMARY KEY, k integer, ts timestamp, WATERMARK FOR ts AS ts - INTERVAL '4' SECOND);
 CREATE MATERIALIZED VIEW tumbling AS SELECT window_end, k, COUNT(*) AS n FROM TUMBLE(t, ts, INTERVAL '10' SECOND) GROUP BY window_end, k EMIT ON WINDOW CLOSE;
-CREATE MATERIALIZED VIEW hopping AS SELECT window_start, window_end, MAX(k) AS top FROM HOP(t, ts, INTERVAL '5' SECOND, INTERVAL '15' SECOND) GROUP BY window_start, window_end EMIT ON WINDOW CLOSE`;
-const VIEWS = ['tumbling', 'hopping'];
+CREATE MATERIALIZED VIEW hopping AS SELECT window_start, window_end, MAX(k) AS top FROM HOP(t, ts, INTERVAL '5' SECOND, INTERVAL '15' SECOND) GROUP BY window_start, window_end EMIT ON WINDOW CLOSE;
+CREATE MATERIALIZED VIEW lated AS SELECT window_end, COUNT(*) AS n, SUM(k) AS s FROM TUMBLE(t, ts, INTERVAL '10' SECOND) GROUP BY window_end EMIT ON WINDOW CLOSE ALLOWED LATENESS INTERVAL '6' SECOND`;
+const VIEWS = ['tumbling', 'hopping', 'lated'];
 
 type Row = { id: number; k: number; ts: string };
 

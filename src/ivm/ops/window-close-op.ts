@@ -4,7 +4,8 @@
 // Reduce (whose groups are then all new, so its output is inserts only: the final rows, never
 // -U/+U) and are freed. Holding rows before the Reduce rather than groups after it frees a window
 // with one delete and needs no eviction inside the Reduce. A change to a window already closed (a
-// DELETE or UPDATE of an old row) is not applied: it is counted.
+// DELETE or UPDATE of an old row) is not applied: it is counted. With an allowed lateness L (Flink's),
+// a window closes only once the watermark reaches its end plus L, so changes in that time still apply.
 import type { Value } from '../../common/types.ts';
 import { compileScalar, type RowFn } from '../../common/scalar-expr.ts';
 import { encodeExactValues } from '../../common/values.ts';
@@ -37,6 +38,8 @@ export class WindowCloseOp implements Operator, Stateful {
   readonly stateId: string;
   /** The table whose watermark closes windows. */
   readonly table: string;
+  /** µs a window stays open after the watermark reaches its end. */
+  readonly allowedLateness: number;
   /** The view's WHERE and the Map computing [keys..., arguments...] (null: input rows are those). */
   private readonly filter: RowFn | null;
   private readonly project: readonly RowFn[] | null;
@@ -67,6 +70,7 @@ export class WindowCloseOp implements Operator, Stateful {
     this.stateId = node.stateId;
     this.table = close.table;
     this.keyIndex = close.keyIndex;
+    this.allowedLateness = close.allowedLateness ?? 0;
     this.filter = fused === null || fused.filter === null ? null : compileScalar(fused.filter);
     this.project = fused === null ? null : fused.project.map(compileScalar);
     this.heldColumns = fused === null ? inputColumns : (node.fused?.columns ?? inputColumns);
@@ -78,8 +82,10 @@ export class WindowCloseOp implements Operator, Stateful {
   }
 
   /** Whether the watermark set reaches the end of some open window (so a step would emit). */
-  closeDue(mark: number | null): boolean {
-    if (mark === null || mark <= this.closedUpTo) return false;
+  closeDue(watermark: number | null): boolean {
+    if (watermark === null) return false;
+    const mark = watermark - this.allowedLateness;
+    if (mark <= this.closedUpTo) return false;
     for (const end of this.open.keys()) if (end <= mark) return true;
     return false;
   }
@@ -165,9 +171,9 @@ export class WindowCloseOp implements Operator, Stateful {
     }
   }
 
-  /** Emits and frees every open window whose end the watermark reached, earliest first. */
+  /** Emits and frees every open window whose end plus the allowed lateness the watermark reached, earliest first. */
   private close(errors: RowErrorSink): ZBatch {
-    const mark = this.watermark;
+    const mark = this.watermark - this.allowedLateness;
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
     if (mark <= this.closedUpTo) return { rows, weights, consolidated: true };

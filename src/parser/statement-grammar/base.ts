@@ -2,9 +2,10 @@
 // SELECT hand-off to the node-sql-parser adapter. The grammar is one chevrotain parser built up by
 // inheritance: base → names → expressions → ddl → dml → StatementParser (../statement-grammar.ts).
 import { EarlyExitException, EmbeddedActionsParser, NoViableAltException, type IToken } from 'chevrotain';
-import type { Pos, SelectStmt } from '../ast.ts';
+import type { AllowedLatenessClause, Pos, SelectStmt } from '../ast.ts';
 import { notSupported } from '../../common/errors.ts';
 import { allTokenTypes, AnyToken, LParen, posOf, Select, Values, With } from '../lexer.ts';
+import { emitOnCloseTail } from './emit-on-close.ts';
 import { parseSelect } from '../select-adapter.ts';
 
 export interface SelectBody {
@@ -12,6 +13,8 @@ export interface SelectBody {
   readonly text: string;
   /** Where a trailing `EMIT ON WINDOW CLOSE` starts (only CREATE MATERIALIZED VIEW accepts it). */
   readonly emitOnWindowClose: Pos | null;
+  /** Its `ALLOWED LATENESS INTERVAL '…' [unit]`, when written. */
+  readonly allowedLateness: AllowedLatenessClause | null;
 }
 
 export abstract class GrammarBase extends EmbeddedActionsParser {
@@ -46,17 +49,14 @@ export abstract class GrammarBase extends EmbeddedActionsParser {
     return this.ACTION(() => {
       const first = tokens[0]!;
       // RisingWave's EMIT ON WINDOW CLOSE is not SELECT syntax: taken off here, judged by the caller.
-      const tail = tokens.slice(-4);
-      let emitOnWindowClose: Pos | null = null;
-      if (tokens.length > 4 && tail.map((t) => t.image.toLowerCase()).join(' ') === 'emit on window close') {
-        emitOnWindowClose = posOf(tail[0]!);
-        tokens.length -= 4;
-      }
+      const tail = emitOnCloseTail(tokens);
+      if (tail !== null) tokens.length = tail.start;
       const last = tokens[tokens.length - 1]!;
       return {
         query: parseSelect(tokens, this.selectTokenLimit),
         text: this.source.slice(first.startOffset, (last.endOffset ?? last.startOffset) + 1),
-        emitOnWindowClose,
+        emitOnWindowClose: tail?.pos ?? null,
+        allowedLateness: tail?.allowedLateness ?? null,
       };
     });
   });

@@ -357,6 +357,7 @@ export abstract class DdlGrammar extends FunctionGrammar {
       query: body.query,
       queryText: body.text,
       ...(body.emitOnWindowClose !== null ? { emitOnWindowClose: body.emitOnWindowClose } : {}),
+      ...(body.allowedLateness !== null ? { allowedLateness: body.allowedLateness } : {}),
       pos: this.statementPos,
       text: this.statementText,
     }));

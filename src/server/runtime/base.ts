@@ -7,6 +7,7 @@ import type { ConnectorManager } from '../connectors.ts';
 import type { SourceStore } from '../../storage/source-store.ts';
 import type { HighWaterMark } from '../../storage/high-water-mark.ts';
 import type { ChangelogStore } from '../../storage/changelog-store.ts';
+import type { EpochTimeStore } from '../../storage/epoch-time-store.ts';
 import type { BudgetAccount } from '../../sink/budget-account.ts';
 import type { SqliteStore } from '../../storage/sqlite-store.ts';
 import type { TableLog } from '../../storage/table-log.ts';
@@ -19,6 +20,8 @@ export abstract class RuntimeBase {
   abstract readonly store: SqliteStore;
   abstract readonly log: TableLog;
   abstract readonly changelog: ChangelogStore;
+  /** Each epoch's clock and watermarks, for reads and resumed streams at a past epoch. */
+  abstract readonly epochTimes: EpochTimeStore;
   /** Replaced only at start, when the checkpoint file is found damaged (set aside, started anew). */
   abstract checkpoints: CheckpointStore;
   /** Checkpoints live in a file of their own, so one can be written in slices between epochs. */

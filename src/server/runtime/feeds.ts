@@ -19,6 +19,12 @@ export interface FeedEntry {
   readonly unsubscribe: () => void;
 }
 
+/** What a message or page at an epoch says of its time (docs/server.md, "Time of an epoch"). */
+export interface EpochTimeFields {
+  readonly clock: string;
+  readonly watermarks?: Readonly<Record<string, string | null>>;
+}
+
 export interface PendingChange {
   readonly feed: ViewFeed;
   readonly changes: ViewChangeSet;
@@ -135,6 +141,35 @@ export abstract class RuntimeFeeds extends RuntimeBase {
     this.changelog.append(feed.view, changes.epoch, Date.now(), encodeChangesStored(changes));
     this.pending.push({ feed, changes });
     this.hooks.viewChanges?.(feed.view, changes.changes.length);
+  }
+
+  /** Records every epoch of the engine's time (called for each engine the runtime creates). */
+  protected watchEpochs(): void {
+    const engine = this.engine;
+    engine.onEpoch((epoch) => this.epochTimes.record(epoch, engine.clock, engine.tableWatermarks()));
+  }
+
+  /**
+   * The clock and the view's watermarks of epoch `epoch` (at most the committed one), as its
+   * `changes` message says them: the engine's own for the committed epoch, else the stored time of
+   * that epoch; null when that is no longer known (a data file from before it was recorded).
+   */
+  timeAt(view: string, epoch: number): EpochTimeFields | null {
+    const current = this.engine.viewWatermarks(view);
+    if (epoch === this.engine.epoch) {
+      return {
+        clock: formatMicros(this.engine.clock),
+        ...(current !== null ? { watermarks: current } : {}),
+      };
+    }
+    // Before the first epoch the clock stood at 0 and no table had a row (so no watermark).
+    const stored = epoch === 0 ? { clock: 0, watermarks: {} } : this.epochTimes.at(epoch);
+    if (stored === undefined) return null;
+    if (current === null) return { clock: formatMicros(stored.clock) };
+    // The view reads the same tables as then (its inputs outlive it); one not yet recorded had none.
+    const watermarks: Record<string, string | null> = {};
+    for (const table of Object.keys(current)) watermarks[table] = stored.watermarks[table] ?? null;
+    return { clock: formatMicros(stored.clock), watermarks };
   }
 
   viewNames(): string[] {

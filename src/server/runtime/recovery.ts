@@ -219,6 +219,8 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
     this.feeds.clear();
     this.ddlSinceSync = false;
     this.engine = this.options.createEngine();
+    this.epochTimes.reset();
+    this.watchEpochs();
     this.engine.setStateTracking(true);
   }
 

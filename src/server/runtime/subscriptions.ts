@@ -146,8 +146,17 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
       this.countSubscriber(view, -1);
     });
     try {
+      // The epoch the stream continues from, with its clock and watermarks (a resumed one's are stored).
       const hello = (epoch: number, snapshot: boolean, columns: unknown, key: unknown): string =>
-        stringifyWire({ type: 'subscribed', view, epoch, snapshot, columns, key });
+        stringifyWire({
+          type: 'subscribed',
+          view,
+          epoch,
+          ...this.timeAt(view, epoch),
+          snapshot,
+          columns,
+          key,
+        });
       // Every message waits for room in the shared budget (send); only live epochs are offered.
       if (params.resumeFrom !== undefined) {
         sub.cursor = params.resumeFrom;
@@ -252,6 +261,7 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
     this.holdSnapshot(frozen, 1);
     try {
       const epoch = reader.epoch;
+      const time = this.timeAt(view, epoch);
       sub.cursor = epoch;
       if (!(await sub.send(hello(epoch, true, reader.columns, reader.key)))) return false;
       const chunkRows = Math.max(1, this.options.snapshotChunkRows);
@@ -276,6 +286,7 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
         const text = stringifyWire({
           type: 'snapshot',
           epoch,
+          ...time,
           rows: values.map((v) => reader.toRow(v)),
           more: !cursor.done,
         });
