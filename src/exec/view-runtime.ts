@@ -15,6 +15,7 @@ import { WindowOp } from '../ivm/ops/window-op.ts';
 import { TopNOp } from '../ivm/ops/topn-op.ts';
 import { JoinOp, type JoinBudget } from '../ivm/ops/join-op.ts';
 import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
+import { TemporalJoinOp } from '../ivm/ops/temporal-join-op.ts';
 import type { Arrangement } from '../ivm/arrangement.ts';
 import type { SharedArrangements } from './shared-arrangements.ts';
 import { FlatMapOp } from '../ivm/ops/flat-map-op.ts';
@@ -180,6 +181,15 @@ export class ViewRuntime implements RowErrorSink {
             node,
             inputs: node.inputs,
             op: new JoinOp(node, left as ColumnSpec[], right as ColumnSpec[], joinBudget, arrangement),
+          });
+          break;
+        }
+        case 'temporalJoin': {
+          const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);
+          this.rendered.push({
+            node,
+            inputs: node.inputs,
+            op: new TemporalJoinOp(node, left as ColumnSpec[], right as ColumnSpec[], joinBudget),
           });
           break;
         }
