@@ -186,11 +186,19 @@ export class ViewRuntime implements RowErrorSink {
         }
         case 'temporalJoin': {
           const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);
-          this.rendered.push({
-            node,
-            inputs: node.inputs,
-            op: new TemporalJoinOp(node, left as ColumnSpec[], right as ColumnSpec[], joinBudget),
-          });
+          // A one-off evaluation (an ad-hoc SELECT: the one with a budget) reads every input at one
+          // epoch, where each left row meets the right side as it is then: a plain join, which does
+          // not depend on the order its inputs' slices are fed in.
+          const op =
+            joinBudget !== null
+              ? new JoinOp(
+                  { ...node, kind: 'join', shared: null, fused: null },
+                  left as ColumnSpec[],
+                  right as ColumnSpec[],
+                  joinBudget,
+                )
+              : new TemporalJoinOp(node, left as ColumnSpec[], right as ColumnSpec[]);
+          this.rendered.push({ node, inputs: node.inputs, op });
           break;
         }
         case 'output': {

@@ -16,7 +16,7 @@ import type { Operator, RowErrorSink } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
-import { compileKey, keyEntryId, type JoinBudget, type JoinKey, type KeyFn } from './join-op.ts';
+import { compileKey, keyEntryId, type JoinKey, type KeyFn } from './join-op.ts';
 import { TemporalJoinArrivals, type Met } from './temporal-join-arrivals.ts';
 
 type TemporalJoinNode = Extract<DataflowNode, { kind: 'temporalJoin' }>;
@@ -35,13 +35,11 @@ export class TemporalJoinOp implements Operator, Stateful {
   private readonly rightWidth: number;
   private readonly joinedColumns: readonly ColumnSpec[];
   private exported = false;
-  private produced = 0;
 
   constructor(
     node: TemporalJoinNode,
     private readonly leftColumns: readonly ColumnSpec[],
     private readonly rightColumns: readonly ColumnSpec[],
-    private readonly budget: JoinBudget | null = null,
   ) {
     this.nodeId = node.id;
     this.stateId = node.stateId;
@@ -61,7 +59,6 @@ export class TemporalJoinOp implements Operator, Stateful {
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
-    this.produced = 0;
     // The right side first: a left row arriving in this epoch meets the right side as the epoch
     // leaves it (so a view created over existing rows joins them with the right side's contents).
     const right = consolidate(inputs[1] as ZBatch);
@@ -100,9 +97,7 @@ export class TemporalJoinOp implements Operator, Stateful {
         for (const taken of this.arrivals.take(exact, -w))
           this.emit(taken.row, taken.met, -taken.count, rows, weights, errors);
       }
-      if (this.budget !== null && this.produced > this.budget.remaining) this.charge();
     }
-    if (this.budget !== null) this.charge();
     return { rows, weights, consolidated: false };
   }
 
@@ -131,28 +126,11 @@ export class TemporalJoinOp implements Operator, Stateful {
       rows.push(joined);
       weights.push(w * count);
       matched += count;
-      this.produced++;
     }
     if (this.pad && matched === 0) {
       const padded = concatRows(row, new Array<Value>(this.rightWidth).fill(null));
       rows.push(padded);
       weights.push(w);
-      this.produced++;
-    }
-  }
-
-  private charge(): void {
-    const budget = this.budget as JoinBudget;
-    budget.remaining -= this.produced;
-    this.produced = 0;
-    if (budget.remaining < 0) {
-      throw new SluiceError(
-        'RESULT_TOO_LARGE',
-        `the joins of this query produce more than ${budget.limit} rows`,
-        {
-          hint: 'add join conditions or a narrower WHERE, or create a materialized view over the join and read it by pages',
-        },
-      );
     }
   }
 
