@@ -43,10 +43,10 @@ function rowBytes(row: readonly Value[]): number {
 export class TemporalJoinArrivals extends ArrangementDelta {
   /** Each present row's arrivals, oldest first, by the row's exact encoding. */
   private readonly byRow = new Map<string, Arrival[]>();
-  private readonly bySeq = new Map<number, Arrival>();
-  private readonly keyOf = new Map<number, string>();
-  private readonly dirty = new Set<number>();
+  /** Arrivals changed since the last delta (one whose count reached 0 is gone). */
+  private readonly dirty = new Map<number, Arrival>();
   private nextSeq = 0;
+  private count = 0;
   private bytes = 0;
 
   constructor(private readonly label: string) {
@@ -55,7 +55,7 @@ export class TemporalJoinArrivals extends ArrangementDelta {
 
   /** Arrivals held (each of one or more copies of a row). */
   get size(): number {
-    return this.bySeq.size;
+    return this.count;
   }
 
   get stateBytes(): number {
@@ -66,7 +66,7 @@ export class TemporalJoinArrivals extends ArrangementDelta {
   add(key: string, row: readonly Value[], count: number, met: readonly Met[]): void {
     const arrival: Arrival = { seq: this.nextSeq++, row, count, met };
     this.insert(key, arrival);
-    if (this.tracking) this.dirty.add(arrival.seq);
+    if (this.tracking) this.dirty.set(arrival.seq, arrival);
   }
 
   /** Takes the oldest `count` copies of the row with exact encoding `key`; what they met with them. */
@@ -83,11 +83,10 @@ export class TemporalJoinArrivals extends ArrangementDelta {
       taken.push({ row: first.row, count: k, met: first.met });
       first.count -= k;
       left -= k;
-      if (this.tracking) this.dirty.add(first.seq);
+      if (this.tracking) this.dirty.set(first.seq, first);
       if (first.count === 0) {
         list.shift();
-        this.bySeq.delete(first.seq);
-        this.keyOf.delete(first.seq);
+        this.count -= 1;
         this.bytes -= arrivalBytes(first);
       }
     }
@@ -98,8 +97,7 @@ export class TemporalJoinArrivals extends ArrangementDelta {
   /** Replaces the contents with entries `takeDelta` wrote (see `owns`); `encode` keys a row. */
   load(entries: readonly unknown[], encode: (row: readonly Value[]) => string): void {
     this.byRow.clear();
-    this.bySeq.clear();
-    this.keyOf.clear();
+    this.count = 0;
     this.bytes = 0;
     const sorted = (entries as StoredArrival[]).slice().sort((a, b) => a.s - b.s);
     for (const e of sorted) this.insert(encode(e.r), { seq: e.s, row: e.r, count: e.c, met: e.m });
@@ -119,19 +117,17 @@ export class TemporalJoinArrivals extends ArrangementDelta {
       this.byRow.set(key, list);
     }
     list.push(arrival);
-    this.bySeq.set(arrival.seq, arrival);
-    this.keyOf.set(arrival.seq, key);
+    this.count += 1;
     this.bytes += arrivalBytes(arrival);
   }
 
   protected exportAll(upserts: Upserts): void {
-    for (const a of this.bySeq.values()) upserts.push([entryId(a.seq), stored(a)]);
+    for (const list of this.byRow.values()) for (const a of list) upserts.push([entryId(a.seq), stored(a)]);
   }
 
   protected exportChanged(upserts: Upserts, deletes: string[]): void {
-    for (const seq of this.dirty) {
-      const a = this.bySeq.get(seq);
-      if (a === undefined) deletes.push(entryId(seq));
+    for (const [seq, a] of this.dirty) {
+      if (a.count === 0) deletes.push(entryId(seq));
       else upserts.push([entryId(seq), stored(a)]);
     }
   }
