@@ -9,7 +9,6 @@ import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import type { RowFn } from '../../common/scalar-expr.ts';
 import { compileScalar } from '../../common/scalar-expr.ts';
-import { encodeExactValues } from '../../common/values.ts';
 import { Arrangement } from '../arrangement.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
@@ -17,11 +16,11 @@ import type { StateDelta, Stateful } from '../state.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
 import { compileKey, keyEntryId, type JoinKey, type KeyFn } from './join-op.ts';
-import { TemporalJoinArrivals, type Met } from './temporal-join-arrivals.ts';
+import { TemporalJoinArrivals } from './temporal-join-arrivals.ts';
 
 type TemporalJoinNode = Extract<DataflowNode, { kind: 'temporalJoin' }>;
 
-const NONE: readonly Met[] = [];
+const NONE: readonly (readonly Value[])[] = [];
 
 export class TemporalJoinOp implements Operator, Stateful {
   readonly nodeId: number;
@@ -86,32 +85,43 @@ export class TemporalJoinOp implements Operator, Stateful {
         errors.report(error, row, this.leftColumns, w);
         continue;
       }
-      const exact = encodeExactValues(row);
       if (w > 0) {
         const bucket = key === null ? undefined : this.right.get(key);
-        const met: Met[] = [];
-        if (bucket !== undefined) for (const e of bucket.rows.values()) met.push([e.row, e.count]);
-        this.arrivals.add(exact, row, w, met.length === 0 ? NONE : met);
-        this.emit(row, met, w, rows, weights, errors);
+        let met = NONE;
+        let counts: number[] | null = null;
+        if (bucket !== undefined) {
+          const rowsMet: (readonly Value[])[] = [];
+          for (const e of bucket.rows.values()) {
+            if (e.count !== 1 && counts === null) counts = rowsMet.map(() => 1);
+            rowsMet.push(e.row);
+            counts?.push(e.count);
+          }
+          met = rowsMet;
+        }
+        this.arrivals.add(row, w, met, counts);
+        this.emit(row, met, counts, w, rows, weights, errors);
       } else {
-        for (const taken of this.arrivals.take(exact, -w))
-          this.emit(taken.row, taken.met, -taken.count, rows, weights, errors);
+        for (const taken of this.arrivals.take(row, -w))
+          this.emit(taken.row, taken.met, taken.counts, -taken.count, rows, weights, errors);
       }
     }
     return { rows, weights, consolidated: false };
   }
 
-  /** The rows a left row gives with the right rows it met (each with its count), times `w`. */
+  /** The rows a left row gives with the right rows it met (with their counts), times `w`. */
   private emit(
     row: readonly Value[],
-    met: readonly Met[],
+    met: readonly (readonly Value[])[],
+    counts: readonly number[] | null,
     w: number,
     rows: (readonly Value[])[],
     weights: number[],
     errors: RowErrorSink,
   ): void {
     let matched = 0;
-    for (const [other, count] of met) {
+    for (let i = 0; i < met.length; i++) {
+      const other = met[i] as readonly Value[];
+      const count = counts === null ? 1 : (counts[i] as number);
       const joined = concatRows(row, other);
       if (this.residual !== null) {
         let ok: boolean;
@@ -160,7 +170,7 @@ export class TemporalJoinOp implements Operator, Stateful {
     }
     const keyOf = this.rightKey;
     this.right.load(right, (row) => keyOf(row) as JoinKey);
-    this.arrivals.load(arrivals, encodeExactValues);
+    this.arrivals.load(arrivals);
     this.exported = true;
   }
 
