@@ -26,7 +26,7 @@ interface ViewCase {
   readonly name: string;
   readonly sql: string;
   readonly left: 'lk' | 'lm';
-  readonly right: 'rt' | 'rv';
+  readonly right: 'rt' | 'rv' | 'lk';
   readonly lookup: LookupFn;
   /** The view's rows from the join's model rows (an aggregate over them), else the rows as they are. */
   readonly finish?: (rows: readonly Row[]) => Row[];
@@ -128,11 +128,22 @@ const VIEWS: readonly ViewCase[] = [
         .map((r) => ({ id: col(l, 'id'), top: col(r, 'top'), n: col(r, 'n') })),
     late: false,
   },
+  {
+    // A self-join: the left and the right side change in one epoch, and a row meets the right side
+    // as the epoch leaves it (itself included).
+    name: 'tj_self',
+    sql: `SELECT l.id, r.id AS rid FROM lk l JOIN lk ${AS_OF} r ON l.k = r.k`,
+    left: 'lk',
+    right: 'lk',
+    lookup: (l, right) => matches(l, right).map((r) => ({ id: col(l, 'id'), rid: col(r, 'id') })),
+    late: false,
+  },
 ];
 
 /** The right side's rows as the model sees them: rt, or rv computed from it. */
-function rightRows(rt: ReadonlyMap<number, Row>, which: 'rt' | 'rv'): Row[] {
-  const rows = [...rt.values()];
+function rightRows(work: Workload, which: 'rt' | 'rv' | 'lk'): Row[] {
+  if (which === 'lk') return [...work.lk.values()];
+  const rows = [...work.rt.values()];
   if (which === 'rt') return rows;
   const groups = new Map<number | null, { top: number; n: number }>();
   for (const r of rows) {
@@ -255,7 +266,7 @@ function runSeed(seed: number, steps: number, restartAt: number | null = null): 
     createView(engine, v);
     if (twin !== null) createView(twin, v);
     const model = new TemporalJoinModel(v.lookup);
-    model.apply(work.leftRows(v.left), [], rightRows(work.rt, v.right));
+    model.apply(work.leftRows(v.left), [], rightRows(work, v.right));
     models.set(v.name, model);
     created.push(v);
   };
@@ -268,7 +279,7 @@ function runSeed(seed: number, steps: number, restartAt: number | null = null): 
     twin?.applyChanges(b.table, { insert: b.insert, delete: b.delete });
     for (const v of created) {
       if (v.left === b.table) {
-        (models.get(v.name) as TemporalJoinModel).apply(b.insert, b.delete, rightRows(work.rt, v.right));
+        (models.get(v.name) as TemporalJoinModel).apply(b.insert, b.delete, rightRows(work, v.right));
       }
     }
     for (const v of created) {
@@ -281,7 +292,7 @@ function runSeed(seed: number, steps: number, restartAt: number | null = null): 
       peak.set(v.name, Math.max(peak.get(v.name) ?? 0, expected.length));
       if (v.name === 'tj_inner') {
         const now = new Set(
-          multiset(work.leftRows('lk').flatMap((l) => v.lookup(l, rightRows(work.rt, 'rt')))).map(String),
+          multiset(work.leftRows('lk').flatMap((l) => v.lookup(l, rightRows(work, 'rt')))).map(String),
         );
         frozen += joined.filter((r) => !now.has(rowText(r))).length;
       }
