@@ -27,6 +27,7 @@ const TITLES: Record<DataflowNode['kind'], string> = {
   topn: 'Top-N',
   window: 'Window',
   temporalFilter: 'Temporal filter',
+  temporalJoin: 'Temporal join',
   output: 'Output',
 };
 
@@ -160,6 +161,20 @@ function nodeJson(
         stateful: true,
         state: n.stateId,
       };
+    case 'temporalJoin': {
+      const on = n.leftKey.map((k, i) => {
+        const right = n.rightKey[i];
+        return `${printScalar(k)} = right.${right === undefined ? '?' : printScalar(right)}`;
+      });
+      const residual = n.residual === null ? '' : `; residual ${printScalar(n.residual)}`;
+      return {
+        ...base,
+        kind: 'temporalJoin',
+        text: `${n.joinKind} join, right as of each left row's arrival; on ${on.join(', ')}${residual}`,
+        stateful: true,
+        state: n.stateId,
+      };
+    }
     case 'output': {
       const shares = n.sharesStateOf;
       return {

@@ -15,6 +15,7 @@ import { WindowOp } from '../ivm/ops/window-op.ts';
 import { TopNOp } from '../ivm/ops/topn-op.ts';
 import { JoinOp, type JoinBudget } from '../ivm/ops/join-op.ts';
 import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
+import { TemporalJoinOp } from '../ivm/ops/temporal-join-op.ts';
 import type { Arrangement } from '../ivm/arrangement.ts';
 import type { SharedArrangements } from './shared-arrangements.ts';
 import { FlatMapOp } from '../ivm/ops/flat-map-op.ts';
@@ -181,6 +182,23 @@ export class ViewRuntime implements RowErrorSink {
             inputs: node.inputs,
             op: new JoinOp(node, left as ColumnSpec[], right as ColumnSpec[], joinBudget, arrangement),
           });
+          break;
+        }
+        case 'temporalJoin': {
+          const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);
+          // A one-off evaluation (an ad-hoc SELECT: the one with a budget) reads every input at one
+          // epoch, where each left row meets the right side as it is then: a plain join, which does
+          // not depend on the order its inputs' slices are fed in.
+          const op =
+            joinBudget !== null
+              ? new JoinOp(
+                  { ...node, kind: 'join', shared: null, fused: null },
+                  left as ColumnSpec[],
+                  right as ColumnSpec[],
+                  joinBudget,
+                )
+              : new TemporalJoinOp(node, left as ColumnSpec[], right as ColumnSpec[]);
+          this.rendered.push({ node, inputs: node.inputs, op });
           break;
         }
         case 'output': {

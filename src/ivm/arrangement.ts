@@ -131,7 +131,8 @@ function sameValue(x: Value, y: Value): boolean {
   return identicalValues(x, y);
 }
 
-function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
+/** Whether two rows are one row of a Z-set (every value prints alike; see `sameValue`). */
+export function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
   if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (!sameValue(a[i] as Value, b[i] as Value)) return false;

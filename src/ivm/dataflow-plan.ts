@@ -166,6 +166,24 @@ export type DataflowNode =
       } | null;
     }
   /**
+   * A processing-time temporal join (`JOIN r FOR SYSTEM_TIME AS OF PROCTIME()`,
+   * ops/temporal-join-op.ts): the right input arranged by `rightKey`; each left row, as it arrives,
+   * is joined with the right rows then present (after the epoch's right changes) and kept with the
+   * rows it met, so its retraction retracts exactly what it produced; right changes emit nothing.
+   * `residual` is over the joined row (left columns, then right), as for Join.
+   */
+  | {
+      readonly id: number;
+      readonly kind: 'temporalJoin';
+      readonly inputs: readonly [number, number];
+      readonly joinKind: 'inner' | 'left';
+      readonly leftKey: readonly ScalarExpr[];
+      readonly rightKey: readonly ScalarExpr[];
+      readonly residual: ScalarExpr | null;
+      readonly columns: readonly ColumnSpec[];
+      readonly stateId: string;
+    }
+  /**
    * FlatMap (src/ivm/ops/flat-map-op.ts): each input row with its weight, once per tuple its
    * generator yields, the tuple appended (HOP's windows). Stateless: a retraction yields the same
    * tuples, so it retracts exactly the rows its insertion produced.
@@ -409,6 +427,19 @@ export function printDataflow(plan: DataflowPlan): string {
           fused.length === 0 ? '' : ` (fused Map, applied as rows are emitted: ${fused.join('; ')})`;
         lines.push(
           `${pad}n${n.id} Join ${n.joinKind} ${how}${residual}${map} state ${n.stateId} (${arranged}) → [${cols(n.columns)}]`,
+        );
+        visit(n.inputs[0], depth + 1);
+        visit(n.inputs[1], depth + 1);
+        return;
+      }
+      case 'temporalJoin': {
+        const on = n.leftKey.map(
+          (k, i) => `${printScalar(k)} = right.${printScalar(n.rightKey[i] as ScalarExpr)}`,
+        );
+        const residual = n.residual === null ? '' : `; residual ${printScalar(n.residual)}`;
+        lines.push(
+          `${pad}n${n.id} TemporalJoin ${n.joinKind} key [${on.join(', ')}]${residual} (each left row meets the right rows present when it arrives; right changes emit nothing) ` +
+            `state ${n.stateId} (right input arranged by key; each left row with the right rows it met) → [${cols(n.columns)}]`,
         );
         visit(n.inputs[0], depth + 1);
         visit(n.inputs[1], depth + 1);

@@ -10,6 +10,7 @@ import type { AggregateSpec, ColumnSpec, DataflowNode, DataflowPlan, WindowClose
 import { printDataflow } from './dataflow-plan.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { printScalar } from '../common/scalar-expr.ts';
+import { SluiceError } from '../common/errors.ts';
 
 /** Whether a projection passes every column of the input's unique key on unchanged. */
 function projectionKeepsKey(exprs: readonly ScalarExpr[], key: readonly number[] | null): boolean {
@@ -197,6 +198,23 @@ export function lowerToDataflow(
       case 'join': {
         const left = lower(p.left);
         const right = lower(p.right);
+        if (p.temporal === true) {
+          if (p.joinKind !== 'inner' && p.joinKind !== 'left') {
+            throw new SluiceError('INTERNAL_ERROR', `a temporal ${p.joinKind} join reached lowering`);
+          }
+          const joinKind = p.joinKind;
+          return add((id) => ({
+            id,
+            kind: 'temporalJoin',
+            inputs: [left.id, right.id],
+            joinKind,
+            leftKey: p.leftKeys,
+            rightKey: p.rightKeys,
+            residual: p.residual,
+            columns: specs(p.columns),
+            stateId: `${view}/temporaljoin${id}`,
+          }));
+        }
         return add((id) => ({
           id,
           kind: 'join',

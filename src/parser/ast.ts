@@ -169,6 +169,11 @@ export interface TableRef {
   readonly kind: 'table';
   readonly name: string;
   readonly alias?: string;
+  /**
+   * `name FOR SYSTEM_TIME AS OF PROCTIME()` (the only AS OF accepted; temporal-join-syntax.ts): the
+   * relation is the lookup side of a processing-time temporal join; the position of FOR.
+   */
+  readonly asOfProctime?: Pos;
   readonly pos: Pos;
 }
 

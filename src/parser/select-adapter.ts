@@ -542,6 +542,15 @@ class Converter extends ExpressionConverter {
         ...(columns !== undefined ? { columns } : {}),
       };
     }
+    if (window?.kind === 'temporalTable') {
+      return {
+        kind: 'table',
+        name: window.name,
+        ...(alias !== undefined ? { alias } : {}),
+        asOfProctime: window.asOf,
+        pos: window.pos,
+      };
+    }
     if (window !== undefined) return { ...window, ...(alias !== undefined ? { alias } : {}) };
     const subquery = this.derived.get(first);
     if (subquery !== undefined) {

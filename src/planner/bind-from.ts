@@ -22,6 +22,7 @@ import type {
 } from '../parser/ast.ts';
 import { expandTypes, type UnnestGenerator } from '../common/expand.ts';
 import { bindWindowTvf } from './bind-window-tvf.ts';
+import { checkTemporalJoinKind, misplacedAsOf, temporalJoin, temporalSide } from './bind-temporal-join.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
 import type { Scope, ScopeRelation, VisibleColumn } from './bind-expr.ts';
 import { bindEquality, bindExpr, containsAggregate, findAggregate } from './bind-expr.ts';
@@ -122,6 +123,7 @@ export function bindFrom(
     return computed(renamed(context.bindSubquery(ref.query), ref), ref.alias, ref.pos);
   };
   const leaf = (ref: TableRef): Bound => {
+    if (ref.asOfProctime !== undefined) throw misplacedAsOf(ref.asOfProctime);
     const cte = context?.ctes.get(ref.name);
     if (cte !== undefined) {
       // Conditions are pushed into joins; a WITH query's join is read by others too, so it is
@@ -333,8 +335,11 @@ function lateralUnnest(ref: JoinRef, right: UnnestRef, left: Bound): Bound {
 
 function join(ref: JoinRef, bind: (from: FromItem) => Bound): Bound {
   if (ref.right.kind === 'unnest') return lateralUnnest(ref, ref.right, bind(ref.left));
+  // `JOIN r FOR SYSTEM_TIME AS OF PROCTIME()`: r bound as any relation, the join marked temporal.
+  const asOf = temporalSide(ref);
+  if (asOf !== null) checkTemporalJoinKind(ref, asOf);
   const left = bind(ref.left);
-  const right = bind(ref.right);
+  const right = bind(asOf !== null ? { ...asOf, asOfProctime: undefined } : ref.right);
   const width = left.plan.columns.length;
   const joinKind = ref.joinKind === 'cross' ? 'inner' : ref.joinKind;
   const nullableLeft = joinKind === 'right' || joinKind === 'full';
@@ -410,7 +415,8 @@ function join(ref: JoinRef, bind: (from: FromItem) => Bound): Bound {
     };
     conditions.push(bindCondition(ref.on, scope));
   }
-  const plan = makeJoin(joinKind, left.plan, right.plan, columns, conditions.flatMap(conjuncts));
+  const joined = makeJoin(joinKind, left.plan, right.plan, columns, conditions.flatMap(conjuncts));
+  const plan = asOf !== null ? temporalJoin(joined, ref) : joined;
   return { plan, relations, visible };
 }
 
@@ -579,7 +585,9 @@ function pushIntoJoin(plan: JoinPlan, parts: readonly ScalarExpr[]): LogicalPlan
     ),
   );
   if (plan.residual !== null) existing.push(...conjuncts(plan.residual));
-  return makeJoin('inner', plan.left, plan.right, plan.columns, [...existing, ...parts]);
+  const rebuilt = makeJoin('inner', plan.left, plan.right, plan.columns, [...existing, ...parts]);
+  // A WHERE conjunct over a temporal join's output is one over the rows each left row met.
+  return plan.temporal === true ? { ...(rebuilt as JoinPlan), temporal: true } : rebuilt;
 }
 
 /** An equi key pair back as its (already typed) equality condition. */

@@ -98,6 +98,12 @@ export type LogicalPlan =
       readonly rightKeys: readonly ScalarExpr[];
       readonly residual: ScalarExpr | null;
       readonly columns: readonly ColumnMeta[];
+      /**
+       * `right FOR SYSTEM_TIME AS OF PROCTIME()` (bind-temporal-join.ts): each left row meets the
+       * right rows present when it arrives, and later right changes leave its output alone. Only
+       * INNER and LEFT, with an equi key.
+       */
+      readonly temporal?: true;
     }
   /**
    * A temporal filter: the input's rows while the epoch's clock satisfies every bound (each row's
@@ -241,7 +247,8 @@ export function printLogicalPlan(plan: LogicalPlan, indent = 0, printed = new Se
       );
       const on = keys.length === 0 ? 'no equi key (every pair)' : `keys [${keys.join(', ')}]`;
       const residual = plan.residual === null ? '' : ` residual ${printScalar(plan.residual)}`;
-      return `${pad}Join ${plan.joinKind} ${on}${residual}\n${printLogicalPlan(plan.left, indent + 1)}\n${printLogicalPlan(plan.right, indent + 1)}`;
+      const temporal = plan.temporal === true ? ' temporal (right side as of each left row arrival)' : '';
+      return `${pad}Join ${plan.joinKind}${temporal} ${on}${residual}\n${printLogicalPlan(plan.left, indent + 1)}\n${printLogicalPlan(plan.right, indent + 1)}`;
     }
     case 'union':
       return [

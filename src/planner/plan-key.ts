@@ -108,6 +108,9 @@ function joinKey(
     return neverNull(left, plan.left.columns) || neverNull(right, plan.right.columns) ? both : null;
   }
   if (rightUnique && plan.joinKind !== 'right') return left;
+  // A temporal join's output keeps the right rows each left row met on arrival: two left rows may
+  // have met two versions of one right row, so the right key alone is no key of it.
+  if (plan.temporal === true) return both;
   if (leftUnique && plan.joinKind !== 'left') return right.map((k) => k + width);
   return both;
 }

@@ -82,6 +82,30 @@ describe('LiveRows', () => {
 });
 
 describe('the dataflow JSON of a plan', () => {
+  test('a temporal join: its own kind and title, its state, its key as text', () => {
+    const engine = new Engine();
+    engine.execute(`CREATE TABLE bid (id INTEGER PRIMARY KEY, auction INTEGER NOT NULL);
+      CREATE TABLE side_input (key INTEGER PRIMARY KEY, value TEXT);
+      CREATE MATERIALIZED VIEW q13 AS SELECT B.id, S.value FROM bid B
+        LEFT JOIN side_input FOR SYSTEM_TIME AS OF PROCTIME() S ON mod(B.auction, 10) = S.key;`);
+    const flow = dataflowJson(
+      engine.viewPlan('q13'),
+      engine.viewNodeStats('q13'),
+      engine.explainView('q13'),
+      1,
+    );
+    const join = flow.nodes.find((n) => n.kind === 'temporalJoin');
+    assert.ok(join?.kind === 'temporalJoin');
+    assert.deepEqual(
+      [join.title, join.inputs, join.stateful, join.state],
+      ['Temporal join', [0, 1], true, 'q13/temporaljoin2'],
+    );
+    assert.equal(
+      join.text,
+      "left join, right as of each left row's arrival; on mod(#1:auction, 10) = right.#0:key",
+    );
+  });
+
   test('an aggregate view: the Reduce carries its fused Map, the Output reads its state', () => {
     const engine = new Engine();
     engine.execute(`CREATE TABLE orders (order_id BIGINT NOT NULL, seller_id INTEGER NOT NULL, amount INTEGER NOT NULL, region TEXT, PRIMARY KEY (order_id));

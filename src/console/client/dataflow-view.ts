@@ -34,6 +34,7 @@ const ROLE: Record<DataflowNodeJson['kind'], string> = {
   topn: 'Top-N · every row, sorted per partition',
   window: 'Window · every row with its values, sorted per partition',
   temporalFilter: 'Temporal filter · rows waiting on the clock, by time',
+  temporalJoin: 'Temporal join · right by key, left rows with what they met',
   output: 'Output · view state + changelog',
 };
 
@@ -86,6 +87,7 @@ function detailOf(n: DataflowNodeJson): Detail {
     case 'window':
     case 'flatmap':
     case 'temporalFilter':
+    case 'temporalJoin':
       lines.push(n.text);
       break;
     case 'join':

@@ -70,6 +70,8 @@ export type DataflowNodeJson =
   | (NodeBase & { readonly kind: 'window'; readonly text: string })
   /** `text`: the bounds, as EXPLAIN DATAFLOW prints them. */
   | (NodeBase & { readonly kind: 'temporalFilter'; readonly text: string })
+  /** `text`: the join kind, key and residual of a temporal (lookup) join. */
+  | (NodeBase & { readonly kind: 'temporalJoin'; readonly text: string })
   | (NodeBase & {
       readonly kind: 'semijoin';
       /** `exists`, `not exists`, `in` or `not in`. */

@@ -25,6 +25,7 @@ import {
 } from '../lexer.ts';
 import { readWindowCall, startsWindowCall, type FromCall } from './window-tvf-syntax.ts';
 import { readUnnestCall, startsUnnestCall } from './unnest-syntax.ts';
+import { readTemporalTable, startsSystemTime, startsTemporalTable } from './temporal-join-syntax.ts';
 
 /**
  * Parses one plain SELECT's tokens; `derived` maps placeholder tokens to their subqueries, `windows`
@@ -311,7 +312,8 @@ class QueryReader {
           const t = this.tokens[end]!;
           if (t.tokenType === LParen) d++;
           else if (t.tokenType === RParen) d--;
-          else if (d === 0 && FROM_ENDS.some((w) => isWordText(t, w))) break;
+          else if (d === 0 && FROM_ENDS.some((w) => isWordText(t, w)) && !startsSystemTime(this.tokens, end))
+            break;
         }
         this.fromRegion(p + 1, end, out, derived, windows);
         p = end - 1;
@@ -432,6 +434,15 @@ class QueryReader {
       }
       if (atItem && startsWindowCall(this.tokens, p)) {
         p = this.windowCall(p, out, windows);
+        continue;
+      }
+      if (atItem && startsTemporalTable(this.tokens, p)) {
+        // `t FOR SYSTEM_TIME AS OF PROCTIME()`: the name as a placeholder, the clause dropped.
+        const { call, end } = readTemporalTable(this.tokens, p);
+        const placeholder = placeholderToken(token, `_t${windows.size + 1}`);
+        windows.set(placeholder, call);
+        out.push(placeholder);
+        p = end;
         continue;
       }
       if (token.tokenType !== LParen) {

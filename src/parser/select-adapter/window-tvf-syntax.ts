@@ -7,6 +7,7 @@ import type { IToken } from 'chevrotain';
 import type { Expr, Pos, SelectStmt, SubqueryRef, TableRef, WindowTvfRef } from '../ast.ts';
 import { notSupported, parseError } from '../../common/errors.ts';
 import type { UnnestCall } from './unnest-syntax.ts';
+import type { TemporalTableCall } from './temporal-join-syntax.ts';
 import {
   Comma,
   Dot,
@@ -23,8 +24,11 @@ import {
 /** A window table function as parsed, before the alias that may follow it. */
 export type WindowCall = Omit<WindowTvfRef, 'alias'>;
 
-/** A call in FROM that stands as one placeholder name: a window table function or unnest. */
-export type FromCall = WindowCall | UnnestCall;
+/**
+ * A FROM item that stands as one placeholder name: a window table function, unnest, or a table
+ * read `FOR SYSTEM_TIME AS OF PROCTIME()`.
+ */
+export type FromCall = WindowCall | UnnestCall | TemporalTableCall;
 
 export interface WindowCallReader {
   readonly tokens: readonly IToken[];
