@@ -4,10 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { Decimal, div, divScale, fitDecimal, parseDecimal } from './decimal.ts';
+import { Decimal, div, divFloorCeil, divScale, fitDecimal, parseDecimal } from './decimal.ts';
 import { shortestAtScale, shortestDecimal } from './decimal-of-double.ts';
 import { INVALID_INGEST, coerceIngest, coerceIngestFast } from './cast.ts';
-import { T, type SqlType } from './types.ts';
+import { T, type SqlType, type Value } from './types.ts';
+import { compileScalar, type ScalarExpr } from './scalar-expr.ts';
 
 const SEED = 1414;
 const RUNS = { seed: SEED, numRuns: 3000 };
@@ -256,4 +257,113 @@ test('property: ingest of a JSON number into numeric(p,s) is the same value or t
   assert.ok(big instanceof Decimal);
   assert.equal(big.toString(), '1000000000000000000000');
   assert.equal(typeof big.unscaled, 'bigint');
+});
+
+test('property: FLOOR and CEIL of a / b without the quotient equal div then floor/ceil', () => {
+  let fused = 0;
+  const operand = fc.oneof(
+    decimalArb,
+    // Near-integer and near-carry quotients: multiples of b, give or take a unit.
+    fc
+      .tuple(fc.integer({ min: -1_000_000, max: 1_000_000 }), fc.integer({ min: 0, max: 4 }))
+      .map(([u, s]) => new Decimal(u, s)),
+  );
+  fc.assert(
+    fc.property(operand, operand, fc.integer({ min: -2, max: 2 }), (a, b, nudge) => {
+      fc.pre(b.sign() !== 0);
+      // a = k·b + nudge units: quotients at, just below and just above integers.
+      const k = BigInt(Math.trunc(a.toNumber()));
+      const near = new Decimal(k * b.big() + BigInt(nudge), b.scale);
+      for (const x of [a, near]) {
+        const q = div(x, b);
+        for (const up of [false, true]) {
+          const f = divFloorCeil(x, b, up);
+          if (f === null) continue;
+          fused++;
+          const want = up ? q.ceil() : q.floor();
+          assert.equal(
+            f.toString(),
+            want.toString(),
+            `${up ? 'ceil' : 'floor'}(${x.toString()} / ${b.toString()})`,
+          );
+          assert.equal(f.scale, 0);
+        }
+      }
+    }),
+    RUNS,
+  );
+  assert.ok(fused > 1000, `the fused path ran (${fused} times)`);
+});
+
+test('FLOOR/CEIL of a division: exact multiples, signs, and operands left to div', () => {
+  const dd = (t: string): Decimal => parseDecimal(t) as Decimal;
+  const check = (x: string, y: string, fused: boolean): void => {
+    const q = div(dd(x), dd(y));
+    for (const up of [false, true]) {
+      const f = divFloorCeil(dd(x), dd(y), up);
+      assert.equal(f !== null, fused, `${x} / ${y} fused`);
+      if (f !== null) assert.equal(f.toString(), (up ? q.ceil() : q.floor()).toString(), `${x} / ${y}`);
+    }
+  };
+  for (const [x, y] of [
+    ['5000.00', '10'],
+    ['5123.45', '10'],
+    ['-5123.45', '10'],
+    ['-5000.00', '10'],
+    ['8999999999999999', '9'],
+    ['99999999.9', '0.9999999'],
+    ['-99999999.9', '0.9999999'],
+    ['1', '3'],
+    ['-1', '3'],
+    ['0', '-3'],
+    ['2', '0.5'],
+    ['-7.5', '-2.5'],
+  ] as const)
+    check(x, y, true);
+  // b's 16 digits after the point, or a value past 2^53: the composed path.
+  check('999999999999999', '1.0000000000000001', false);
+  check('9007199254740993', '10', false);
+  check('99999999999999.9', '0.99999999999999', false);
+  assert.equal(divFloorCeil(dd('1'), dd('0'), false), null, "division by zero is div's to report");
+});
+
+test('compiled FLOOR/CEIL(x / y) over numeric columns: the same values, NULLs and errors', () => {
+  const col = (index: number): ScalarExpr => ({ kind: 'col', index, name: `c${index}`, type: T.numeric });
+  const quotient: ScalarExpr = { kind: 'call', fn: 'div', args: [col(0), col(1)], type: T.numeric };
+  const values: Value[] = [
+    null,
+    Decimal.fromInt(0),
+    Decimal.fromInt(10),
+    Decimal.fromInt(-3),
+    parseDecimal('5123.45') as Decimal,
+    parseDecimal('-5000.00') as Decimal,
+    parseDecimal('0.0001') as Decimal,
+    new Decimal(2n ** 60n, 2),
+  ];
+  for (const fn of ['floor', 'ceil'] as const) {
+    const fused = compileScalar({ kind: 'call', fn, args: [quotient], type: T.numeric });
+    const q = compileScalar(quotient);
+    for (const x of values)
+      for (const y of values) {
+        const row = [x, y];
+        let want: string;
+        try {
+          const v = q(row);
+          want =
+            v === null
+              ? 'NULL'
+              : (fn === 'floor' ? (v as Decimal).floor() : (v as Decimal).ceil()).toString();
+        } catch (e) {
+          want = `error ${(e as Error).message}`;
+        }
+        let got: string;
+        try {
+          const v = fused(row);
+          got = v === null ? 'NULL' : (v as Decimal).toString();
+        } catch (e) {
+          got = `error ${(e as Error).message}`;
+        }
+        assert.equal(got, want, `${fn}(${String(x)} / ${String(y)})`);
+      }
+  }
 });

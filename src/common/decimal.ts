@@ -534,6 +534,54 @@ function divSafe(a: Decimal, b: Decimal, scale: number): Decimal | null {
   return new Decimal(neg ? -q : q, scale);
 }
 
+/**
+ * FLOOR(a / b) (or CEIL) exactly as div(a, b).floor() — the quotient rounded half away from zero
+ * at select_div_scale, then floored — without the quotient's digits (a bucket's FLOOR(x / width)
+ * would build a bigint per row only to cut it). With |a / b| = n / d (safe integers), i its
+ * integer part and rem = n − i·d, the quotient at scale s is i + 1 exactly when its rounding
+ * carries, (d − rem)·2·10^s ≤ d, and shows no digits after the point when rem·2·10^s < d; both
+ * are tested as integer bounds (g·m ≤ d ⟺ g ≤ ⌊d / m⌋). Null when the operands are not safe
+ * integers at a common scale (or b is 0): the caller composes div and floor then.
+ */
+export function divFloorCeil(a: Decimal, b: Decimal, up: boolean): Decimal | null {
+  const ua = a.unscaled;
+  const ub = b.unscaled;
+  if (typeof ua !== 'number' || typeof ub !== 'number' || ub === 0) return null;
+  let n = ua < 0 ? -ua : ua;
+  let d = ub < 0 ? -ub : ub;
+  const shift = b.scale - a.scale; // |a / b| = (n × 10^shift) / d
+  if (shift > 0) {
+    if (shift > 15) return null;
+    n *= POW10_NUMBERS[shift] as number;
+    if (n > Number.MAX_SAFE_INTEGER) return null; // (exact below: the true product is then safe)
+  } else if (shift < 0) {
+    if (shift < -15) return null;
+    d *= POW10_NUMBERS[-shift] as number;
+    if (d > Number.MAX_SAFE_INTEGER) return null;
+  }
+  const i = Math.floor(n / d); // exact: n < 2^53 (see divSafe)
+  if (i >= Number.MAX_SAFE_INTEGER - 1) return null;
+  const rem = n - i * d;
+  const s = divScale(a, b);
+  let carry: boolean;
+  let whole: boolean;
+  if (s > 15) {
+    // 2·10^s > 2^53 > d: no carry (d − rem ≥ 1), and digits show unless rem is 0.
+    carry = false;
+    whole = rem === 0;
+  } else {
+    const m = 2 * (POW10_NUMBERS[s] as number);
+    carry = d - rem <= Math.floor(d / m);
+    whole = carry || rem <= Math.floor((d - 1) / m);
+  }
+  const t = carry ? i + 1 : i; // the rounded quotient's integer part, in magnitude
+  const neg = ua < 0 !== ub < 0;
+  let r: number;
+  if (up) r = neg ? -t : whole ? t : t + 1;
+  else r = neg ? (whole ? -t : -(t + 1)) : t;
+  return new Decimal(r, 0);
+}
+
 /** a % b, with the sign of a, at the larger scale (PostgreSQL's numeric_mod). */
 export function mod(a: Decimal, b: Decimal): Decimal {
   if (b.sign() === 0) throw divisionByZero();
