@@ -536,12 +536,16 @@ function divSafe(a: Decimal, b: Decimal, scale: number): Decimal | null {
 
 /**
  * FLOOR(a / b) (or CEIL) exactly as div(a, b).floor() — the quotient rounded half away from zero
- * at select_div_scale, then floored — without the quotient's digits (a bucket's FLOOR(x / width)
- * would build a bigint per row only to cut it). With |a / b| = n / d (safe integers), i its
- * integer part and rem = n − i·d, the quotient at scale s is i + 1 exactly when its rounding
- * carries, (d − rem)·2·10^s ≤ d, and shows no digits after the point when rem·2·10^s < d; both
- * are tested as integer bounds (g·m ≤ d ⟺ g ≤ ⌊d / m⌋). Null when the operands are not safe
- * integers at a common scale (or b is 0): the caller composes div and floor then.
+ * at select_div_scale s, then floored — without the quotient's digits (a bucket's FLOOR(x / width)
+ * would build a bigint per row only to cut it). With |a / b| = X = n / d (safe integers), i its
+ * integer part and rem = n − i·d, the rounded quotient would carry into i + 1 only when
+ * (d − rem)·2·10^s ≤ d, and would show no digits after the point with rem ≠ 0 only when
+ * rem·2·10^s < d: either needs d ≥ 2·10^s. But select_div_scale keeps 16 significant digits:
+ * with qweight the quotient's NBASE weight, X ≥ 10^(4·qweight) and s ≥ 16 − 4·qweight, so
+ * X·10^s ≥ 10^16 and then n = X·d ≥ 2·10^16 > 2^53 — never for safe n. So here the rounded
+ * quotient's integer part is i, and it is an integer exactly when rem is 0 (no scale needed).
+ * Null when the operands are not safe integers at a common scale (or b is 0): the caller composes
+ * div and floor then.
  */
 export function divFloorCeil(a: Decimal, b: Decimal, up: boolean): Decimal | null {
   const ua = a.unscaled;
@@ -549,7 +553,7 @@ export function divFloorCeil(a: Decimal, b: Decimal, up: boolean): Decimal | nul
   if (typeof ua !== 'number' || typeof ub !== 'number' || ub === 0) return null;
   let n = ua < 0 ? -ua : ua;
   let d = ub < 0 ? -ub : ub;
-  const shift = b.scale - a.scale; // |a / b| = (n × 10^shift) / d
+  const shift = b.scale - a.scale; // X = (n × 10^shift) / d
   if (shift > 0) {
     if (shift > 15) return null;
     n *= POW10_NUMBERS[shift] as number;
@@ -559,26 +563,12 @@ export function divFloorCeil(a: Decimal, b: Decimal, up: boolean): Decimal | nul
     d *= POW10_NUMBERS[-shift] as number;
     if (d > Number.MAX_SAFE_INTEGER) return null;
   }
-  const i = Math.floor(n / d); // exact: n < 2^53 (see divSafe)
-  if (i >= Number.MAX_SAFE_INTEGER - 1) return null;
-  const rem = n - i * d;
-  const s = divScale(a, b);
-  let carry: boolean;
-  let whole: boolean;
-  if (s > 15) {
-    // 2·10^s > 2^53 > d: no carry (d − rem ≥ 1), and digits show unless rem is 0.
-    carry = false;
-    whole = rem === 0;
-  } else {
-    const m = 2 * (POW10_NUMBERS[s] as number);
-    carry = d - rem <= Math.floor(d / m);
-    whole = carry || rem <= Math.floor((d - 1) / m);
-  }
-  const t = carry ? i + 1 : i; // the rounded quotient's integer part, in magnitude
+  const i = Math.floor(n / d); // exact: n < 2^53 (see divSafe); i + 1 below needs d ≥ 2, so i < 2^52
+  const whole = n - i * d === 0;
   const neg = ua < 0 !== ub < 0;
   let r: number;
-  if (up) r = neg ? -t : whole ? t : t + 1;
-  else r = neg ? (whole ? -t : -(t + 1)) : t;
+  if (up) r = neg ? -i : whole ? i : i + 1;
+  else r = neg ? (whole ? -i : -(i + 1)) : i;
   return new Decimal(r, 0);
 }
 
