@@ -5,6 +5,7 @@ import type { SqlType, Value } from './types.ts';
 import { T, typeName } from './types.ts';
 import { charLength, checkInt, formatValue, leftChars, normalizeBigInt } from './values.ts';
 import { Decimal, decimalFromDouble, fitDecimal, parseDecimal } from './decimal.ts';
+import { shortestAtScale, shortestDecimal } from './decimal-of-double.ts';
 import { Interval, parseInterval } from './time/interval.ts';
 import { parseTime, parseTimestamptz, timestampToInstant } from './time/datetime.ts';
 import { dateTimeFields, formatTimeOfDay, validDate } from './time/calendar.ts';
@@ -107,8 +108,9 @@ function toNumeric(v: Value, from: SqlType, to: Extract<SqlType, { kind: 'numeri
       if (!Number.isFinite(v))
         throw new SluiceError('INVALID_CAST', `cannot convert ${formatValue(v)} to numeric`);
       d = decimalFromDouble(v, from.bits === 32 ? 6 : 15);
-    } else if (Number.isInteger(v)) d = Decimal.fromInt(v);
-    else d = parseDecimal(String(v)) ?? invalidThrow(v, to);
+    } else if (Number.isSafeInteger(v)) d = Decimal.fromInt(v);
+    // A JSON number: its shortest text (1e21 too, whose digits String() shows with an exponent).
+    else d = shortestDecimal(v) ?? parseDecimal(String(v)) ?? invalidThrow(v, to);
   } else if (typeof v === 'bigint') d = Decimal.fromInt(v);
   else if (typeof v === 'string') d = parseDecimal(v) ?? invalidThrow(v, to);
   else throw invalid(v, to);
@@ -335,6 +337,13 @@ export function coerceIngestFast(v: unknown, type: SqlType): Value | typeof INVA
       break;
     case 'bool':
       if (typeof v === 'boolean') return v;
+      break;
+    case 'numeric':
+      // A JSON number of money-like digits, exactly as coerceIngest would read its text.
+      if (typeof v === 'number' && type.precision !== undefined) {
+        const d = shortestAtScale(v, type.scale ?? 0, type.precision);
+        if (d !== null) return d;
+      }
       break;
     default:
       break;

@@ -7,7 +7,7 @@ import type { SqlType, Value } from './types.ts';
 import { typeName } from './types.ts';
 import { castValue } from './cast.ts';
 import { charLength, checkInt, compareValues, formatValue, singleKey, valuesEqual } from './values.ts';
-import { Decimal } from './decimal.ts';
+import { Decimal, div, divFloorCeil } from './decimal.ts';
 import { arith, clampDigits, likeToRegExp, roundHalfAway } from './scalar-arith.ts';
 import { Interval } from './time/interval.ts';
 import { Jsonb } from './json/jsonb.ts';
@@ -309,6 +309,21 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
     case 'ceil': {
       if (e.type.kind === 'numeric') {
         const up = fn === 'ceil';
+        const inner = e.args[0] as ScalarExpr;
+        if (inner.kind === 'call' && inner.fn === 'div' && inner.type.kind === 'numeric') {
+          // FLOOR(x / width): the bucket without the quotient's digits, the same value (decimal.ts).
+          const x = compileScalarClosure(inner.args[0] as ScalarExpr);
+          const y = compileScalarClosure(inner.args[1] as ScalarExpr);
+          return (row) => {
+            const a = x(row);
+            const b = y(row); // both evaluated, as the division would (an error in either shows)
+            if (a === null || b === null) return null;
+            const fused = divFloorCeil(a as Decimal, b as Decimal, up);
+            if (fused !== null) return fused;
+            const q = div(a as Decimal, b as Decimal);
+            return up ? q.ceil() : q.floor();
+          };
+        }
         return (row) => {
           const v = a0(row);
           return v === null ? null : up ? (v as Decimal).ceil() : (v as Decimal).floor();

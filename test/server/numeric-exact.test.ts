@@ -185,6 +185,22 @@ test('property: decimal values survive the codecs exactly', () => {
   );
 });
 
+test('JSON numbers with an exponent past 2^53 arrive with all their digits', () => {
+  // Few significant digits, so the JSON parser hands over a double; String(1e21) is '1e+21'.
+  for (const [json, want] of [
+    ['1e21', '1000000000000000000000'],
+    ['1.5e20', '150000000000000000000'],
+    ['-2E+22', '-20000000000000000000000'],
+    ['9007199254740993', '9007199254740993'],
+  ] as const) {
+    const parsed = parseJsonExact(`{"v":${json}}`) as { v: unknown };
+    const n = coerceIngest(parsed.v, T.numeric);
+    assert.ok(n.ok);
+    assert.equal((n.value as Decimal).toString(), want, json);
+    assert.equal(typeof (n.value as Decimal).unscaled, 'bigint', `${json}: a bigint past 2^53`);
+  }
+});
+
 /** A decimal text as an integer count of 10^-12, by string work alone (the model of the sums). */
 function at12(text: string): bigint {
   const [whole = '0', fraction = ''] = text.split('.');

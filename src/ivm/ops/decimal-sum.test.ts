@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { T, type SqlType, type Value } from '../../common/types.ts';
 import { Decimal } from '../../common/decimal.ts';
+import { decodeStored, encodeStored } from '../../common/json-codec.ts';
 import type { AggregateSpec } from '../dataflow-plan.ts';
 import { DecimalSumColumn, usesDecimalSum } from './decimal-sum.ts';
 import type { GroupRecords } from './aggregates.ts';
@@ -144,5 +145,99 @@ test('property: random NUMERIC(12,2) inserts and deletes sum exactly (BigInt mod
         }
       },
     ),
+  );
+});
+
+/** PostgreSQL's select_div_scale on digit text, and a / n at it, on bigints: AVG's reference. */
+function refAvg(sum: bigint, scale: number, n: number): { unscaled: bigint; scale: number } {
+  const lead = (u: bigint, s: number): [number, number] => {
+    if (u === 0n) return [0, 0];
+    const digits = (u < 0n ? -u : u).toString();
+    const e10 = digits.length - s - 1;
+    const weight = Math.floor(e10 / 4);
+    const count = e10 - weight * 4 + 1;
+    return [weight, Number(digits.slice(0, count).padEnd(count, '0'))];
+  };
+  const [w1, f1] = lead(sum, scale);
+  const [w2, f2] = lead(BigInt(n), 0);
+  const qweight = w1 - w2 - (f1 <= f2 ? 1 : 0);
+  const rscale = Math.min(Math.max(16 - qweight * 4, scale, 0), 1000);
+  const num = sum * 10n ** BigInt(rscale - scale);
+  const den = BigInt(n);
+  let q = num / den;
+  const rem = num - q * den;
+  if (2n * (rem < 0n ? -rem : rem) >= (den < 0n ? -den : den)) q += num < 0n === den < 0n ? 1n : -1n;
+  return { unscaled: q, scale: rscale };
+}
+
+test('property: free-scale SUM/AVG across 2^53, mixed scales and signs, back to zero and NULL (seeded)', () => {
+  // Unscaled values up to 10^15 at scales 0..6: the working-scale sum passes 2^53 and comes back.
+  const valueArb = fc.tuple(
+    fc.oneof(
+      fc.bigInt({ min: -(10n ** 15n), max: 10n ** 15n }),
+      fc.bigInt({ min: -1000n, max: 1000n }),
+      fc.constantFrom(9007199254740991n, -9007199254740991n, 4503599627370496n),
+    ),
+    fc.integer({ min: 0, max: 6 }),
+  );
+  // Each step inserts a value or deletes one present (by index): sums go up and back down to zero.
+  const stepArb = fc.oneof(
+    valueArb.map(([u, s]) => ({ insert: [u, s] as const })),
+    fc.nat().map((i) => ({ remove: i })),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(fc.array(stepArb, { maxLength: 12 }), { maxLength: 12 }),
+      fc.nat({ max: 11 }),
+      (batches, checkpointAt) => {
+        let sum = column('sum', T.numeric);
+        let avg = column('avg', T.numeric);
+        const present: (readonly [bigint, number])[] = [];
+        batches.forEach((batch, bi) => {
+          const values: [Value, number][] = [];
+          for (const step of batch) {
+            if ('insert' in step) {
+              present.push(step.insert);
+              values.push([new Decimal(step.insert[0], step.insert[1]), 1]);
+            } else if (present.length > 0) {
+              const [gone] = present.splice(step.remove % present.length, 1);
+              const [u, s] = gone as readonly [bigint, number];
+              values.push([new Decimal(u, s), -1]);
+            }
+          }
+          apply(sum, values);
+          apply(avg, values);
+          if (bi === checkpointAt) {
+            // A checkpoint and restart in the middle keeps the exact state (the stored codec).
+            const s2 = column('sum', T.numeric);
+            s2.deserialize(0, decodeStored(encodeStored(sum.serialize(0))));
+            const a2 = column('avg', T.numeric);
+            a2.deserialize(0, decodeStored(encodeStored(avg.serialize(0))));
+            sum = s2;
+            avg = a2;
+          }
+          if (present.length === 0) {
+            assert.equal(sum.result(0), null, 'no rows: SUM is NULL');
+            assert.equal(avg.result(0), null, 'no rows: AVG is NULL');
+            return;
+          }
+          const scale = Math.max(...present.map(([, s]) => s));
+          let total = 0n;
+          for (const [u, s] of present) total += u * 10n ** BigInt(scale - s);
+          const got = sum.result(0) as Decimal;
+          assert.equal(got.big(), total);
+          assert.equal(got.scale, scale, 'the largest scale among the rows present');
+          assert.equal(
+            typeof got.unscaled === 'number',
+            total <= 9007199254740991n && total >= -9007199254740991n,
+          );
+          const want = refAvg(total, scale, present.length);
+          const a = avg.result(0) as Decimal;
+          assert.equal(a.scale, want.scale);
+          assert.equal(a.big(), want.unscaled);
+        });
+      },
+    ),
+    { seed: 53, numRuns: 400 },
   );
 });
