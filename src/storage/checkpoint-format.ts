@@ -5,9 +5,10 @@
 // Rows of `checkpoint_state` (one table, primary key (state_id, entry_key)):
 //  - BASE BLOCKS: a state written whole (a full checkpoint, or a replacing delta) is stored as rows
 //    under `<stateId>\0b` (BLOCK_SUFFIX), entry_key the block number (zero-padded, so key order is
-//    block order), ord the number of entries in the block, value `[k1,v1,k2,v2,…]` (keys as JSON
-//    strings, values as their stored JSON) in the state's insertion order. Loading a block is one
-//    SQLite row and one JSON.parse for up to BLOCK_ENTRIES entries instead of one row each.
+//    block order), ord the number of entries in the block, value `["k1","k2",…]\n[v1,v2,…]` (the keys,
+//    a newline, the values as their stored JSON) in the state's insertion order. Loading a block is
+//    one SQLite row and one JSON.parse of its values for up to BLOCK_ENTRIES entries instead of a
+//    row each; its keys are parsed only when the state has override rows to apply.
 //  - OVERRIDE rows under `<stateId>`, one per key changed by an incremental checkpoint since the
 //    state's base was written, told apart by `kind`:
 //      'v' an upsert: replaces the base entry of its key in place (an update keeps its position),

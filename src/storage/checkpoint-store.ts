@@ -403,14 +403,14 @@ export class CheckpointStore {
         if (!owner.has(stateId)) throw damaged(`holds entries of state "${stateId}", which no object owns`);
         last = pending.get(stateId);
         if (last === undefined) {
-          last = { keys: [], values: [], overrides: [] };
+          last = { stateId, blocks: [], overrides: [] };
           pending.set(stateId, last);
         }
         lastId = stateId;
       }
       if (!decode) continue;
       if (isBlock) {
-        readBlock(stateId, key, ord, text, last);
+        last.blocks.push({ key, n: ord, text });
       } else {
         let value: unknown = undefined;
         if (kind !== 't') {
@@ -459,31 +459,31 @@ export class CheckpointStore {
   }
 }
 
-/** One state's rows as read: its base entries in block order, and its override rows. */
+/** One state's rows as read: its base blocks in order (decoded at the end), and its override rows. */
 interface PendingState {
-  readonly keys: string[];
-  readonly values: unknown[];
+  readonly stateId: string;
+  readonly blocks: { readonly key: string; readonly n: number; readonly text: string }[];
   readonly overrides: { key: string; ord: number; kind: RowKind; value: unknown }[];
 }
 
-/** Appends one base block's entries (`[k1, v1, k2, v2, …]`, `n` of them) to its state. */
-function readBlock(stateId: string, blockKey: string, n: number, text: string, into: PendingState): void {
+/** Decodes one part of a base block (`keys \n values`): a JSON array of `n` items. */
+function blockPart(state: PendingState, block: PendingState['blocks'][number], keys: boolean): unknown[] {
+  const cut = block.text.indexOf('\n');
   let list: unknown;
   try {
-    list = decodeValue(text);
+    if (cut < 0) throw new Error('no key list');
+    list = keys ? JSON.parse(block.text.slice(0, cut)) : decodeValue(block.text.slice(cut + 1));
   } catch (error) {
     throw damaged(
-      `block "${blockKey}" of state "${stateId}" cannot be decoded: ${error instanceof Error ? error.message : String(error)}`,
+      `block "${block.key}" of state "${state.stateId}" cannot be decoded: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  if (!Array.isArray(list) || list.length !== 2 * n) {
-    throw damaged(`block "${blockKey}" of state "${stateId}" does not hold the ${n} entries it records`);
+  if (!Array.isArray(list) || list.length !== block.n) {
+    throw damaged(
+      `block "${block.key}" of state "${state.stateId}" does not hold the ${block.n} entries it records`,
+    );
   }
-  const { keys, values } = into;
-  for (let i = 0; i < list.length; i += 2) {
-    keys.push(list[i] as string);
-    values.push(list[i + 1]);
-  }
+  return list;
 }
 
 /**
@@ -491,22 +491,27 @@ function readBlock(stateId: string, blockKey: string, n: number, text: string, i
  * of a base key replaces it in place, a tombstone or a moved upsert removes it — then the other
  * upserts and the moved ones appended in `ord` order. This is the order the per-entry layout gave
  * (ord order, an update keeping its ord): every override's ord is above every base entry's.
+ * Keys are decoded only for a state that has overrides.
  */
 function assemble(state: PendingState, out: unknown[]): void {
-  const { keys, values, overrides } = state;
+  const { blocks, overrides } = state;
   if (overrides.length === 0) {
-    for (const v of values) out.push(v);
+    for (const block of blocks) for (const v of blockPart(state, block, false)) out.push(v);
     return;
   }
   const byKey = new Map<string, PendingState['overrides'][number]>();
   for (const o of overrides) byKey.set(o.key, o);
   const placed = new Set<string>();
-  for (let i = 0; i < keys.length; i++) {
-    const o = byKey.get(keys[i] as string);
-    if (o === undefined) out.push(values[i]);
-    else if (o.kind === 'v') {
-      out.push(o.value);
-      placed.add(o.key);
+  for (const block of blocks) {
+    const keys = blockPart(state, block, true);
+    const values = blockPart(state, block, false);
+    for (let i = 0; i < keys.length; i++) {
+      const o = byKey.get(keys[i] as string);
+      if (o === undefined) out.push(values[i]);
+      else if (o.kind === 'v') {
+        out.push(o.value);
+        placed.add(o.key);
+      }
     }
   }
   const appended = overrides.filter((o) => o.kind !== 't' && !placed.has(o.key));

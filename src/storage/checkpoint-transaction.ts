@@ -139,6 +139,7 @@ export class CheckpointTransaction {
   private partHasBase = false;
   /** The base block being filled: its text so far, entries, and the state's next block number. */
   private blockId = '';
+  private blockKeys = '';
   private blockText = '';
   private blockEntries = 0;
   private blockNumber = 0;
@@ -293,14 +294,17 @@ export class CheckpointTransaction {
   }
 
   private appendToBlock(key: string, text: string): void {
-    this.blockText += (this.blockEntries === 0 ? '[' : ',') + JSON.stringify(key) + ',' + text;
+    const first = this.blockEntries === 0;
+    this.blockKeys += (first ? '[' : ',') + JSON.stringify(key);
+    this.blockText += (first ? '[' : ',') + text;
     this.blockEntries++;
     if (this.blockEntries >= BLOCK_ENTRIES || this.blockText.length >= BLOCK_CHARS) this.flushBlock();
   }
 
   private flushBlock(): void {
     if (this.blockEntries === 0) return;
-    const text = this.blockText + ']';
+    // Keys, a newline (JSON text holds none), values: a load parses the keys only when it needs them.
+    const text = this.blockKeys + ']\n' + this.blockText + ']';
     const key = String(this.blockNumber++).padStart(10, '0');
     // A block's ord is its number of entries (the reader checks it, compaction sums it).
     hashEntry(this.blockId, key, this.blockEntries, text);
@@ -308,6 +312,7 @@ export class CheckpointTransaction {
     this.add(entryHash[0] as number, entryHash[1] as number);
     this.count++;
     this.baseEntries += this.blockEntries;
+    this.blockKeys = '';
     this.blockText = '';
     this.blockEntries = 0;
   }
