@@ -5,14 +5,20 @@
 //   (b) recovery time after kill -9 versus rows ingested: checkpoints at default settings, every
 //       second, and off (`--checkpoint-interval-ms 0`, full journal replay) side by side — time from
 //       spawn to /readyz ok and the server's own sluice_recovery_seconds,
-//   (c) ingest throughput with checkpointing every second vs off (events/s over the same workload).
+//   (c) ingest throughput with checkpointing every second vs off (events/s over the same workload),
+//   (d) mode `last`: no checkpoint while ingesting, then a clean stop (SIGTERM: one full checkpoint
+//       at the last epoch; its time is `stop ms`) and a restart that loads it with nothing to replay —
+//       against `off`, the same data replayed from the whole journal; and the CPU time of
+//       CheckpointStore.read() alone on the file each mode left (`read cpu`, best of 3).
 //
-//   node --import tsx bench/recovery.ts [--rows 100000,300000,1000000] [--modes default,1s,off]
-//                                       [--dirty-rounds 5]
+//   node --import tsx bench/recovery.ts [--rows 100000,300000,1000000] [--modes default,1s,off,last]
+//                                       [--dirty-rounds 5] [--root <checkout>]
+// `--root` runs another checkout's server and CheckpointStore (before/after figures).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({
@@ -20,8 +26,10 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '100000' },
     modes: { type: 'string', default: 'default,1s,off' },
     'dirty-rounds': { type: 'string', default: '5' },
+    root: { type: 'string' },
   },
 });
+const ROOT = values.root === undefined ? new URL('..', import.meta.url).pathname : resolve(values.root);
 const ROWS = String(values.rows)
   .split(',')
   .map((x) => Number(x));
@@ -34,11 +42,13 @@ const MODE_ARGS: Record<string, string[]> = {
   default: [],
   '1s': ['--checkpoint-interval-ms', '1000'],
   off: ['--checkpoint-interval-ms', '0'],
+  // No checkpoint while ingesting (interval 0 would turn off the clean stop's one too).
+  last: ['--checkpoint-interval-ms', '86400000', '--checkpoint-epochs', '100000000'],
 };
 const DDL = `CREATE TABLE orders (order_id BIGINT NOT NULL, seller_id INTEGER NOT NULL, amount DOUBLE PRECISION NOT NULL, PRIMARY KEY (order_id));
 CREATE MATERIALIZED VIEW seller_totals AS SELECT seller_id, SUM(amount) AS total, COUNT(*) AS n FROM orders GROUP BY seller_id;
 CREATE MATERIALIZED VIEW total_histogram AS SELECT FLOOR(total / 100) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 100)`;
-const CLI = new URL('../src/cli.ts', import.meta.url).pathname;
+const CLI = join(ROOT, 'src/cli.ts');
 
 let seed = 20111111;
 function rnd(): number {
@@ -111,7 +121,8 @@ async function metrics(base: string): Promise<Map<string, number>> {
   for (const line of text.split('\n')) {
     if (line.startsWith('#') || line === '') continue;
     const i = line.lastIndexOf(' ');
-    out.set(line.slice(0, i), Number(line.slice(i + 1)));
+    // The default tenant's series under their bare names.
+    out.set(line.slice(0, i).replace('{tenant="default"}', ''), Number(line.slice(i + 1)));
   }
   return out;
 }
@@ -185,7 +196,34 @@ interface ModeResult {
   recoverySecondsServer: number;
   replayedEntries: number;
   firstStartReadyMs: number;
+  /** Mode `last`: SIGTERM to exit, the clean stop's full checkpoint included. */
+  stopMs?: number;
+  /** CPU ms of CheckpointStore.read() on the file the run left (best of 3); null when none. */
+  readCpuMs: number | null;
+  checkpointRows: number | null;
   incremental?: Record<string, number>[];
+}
+
+/** CPU time of reading (and verifying) the stored checkpoint, with the checkout's own store. */
+async function readCpuMs(dir: string): Promise<{ ms: number | null; rows: number | null }> {
+  const mod = (await import(join(ROOT, 'src/storage/checkpoint-store.ts'))) as {
+    CheckpointStore: new (db: Database.Database) => { read(): unknown; info(): { entries: number } | null };
+  };
+  const db = new Database(join(dir, 'checkpoint.db'));
+  try {
+    const store = new mod.CheckpointStore(db);
+    if (store.info() === null) return { ms: null, rows: null };
+    let best = Infinity;
+    for (let i = 0; i < 3; i++) {
+      const c0 = process.cpuUsage();
+      if (store.read() === null) return { ms: null, rows: null };
+      const c = process.cpuUsage(c0);
+      best = Math.min(best, (c.user + c.system) / 1000);
+    }
+    return { ms: best, rows: store.info()?.entries ?? null };
+  } finally {
+    db.close();
+  }
 }
 
 async function runMode(rows: number, mode: string): Promise<ModeResult> {
@@ -200,12 +238,21 @@ async function runMode(rows: number, mode: string): Promise<ModeResult> {
     const incremental = mode === '1s' ? await checkpointCost(server.base, rows) : undefined;
     const m = await metrics(server.base);
     const ready = (await (await fetch(`${server.base}/readyz`)).json()) as { epoch: number };
-    server.kill('SIGKILL');
-    await server.exited;
+    let stopMs: number | undefined;
+    if (mode === 'last') {
+      const t0 = performance.now();
+      server.kill('SIGTERM');
+      await server.exited;
+      stopMs = performance.now() - t0;
+    } else {
+      server.kill('SIGKILL');
+      await server.exited;
+    }
     const { server: again, readyMs } = await startServer(dir, args);
     const m2 = await metrics(again.base);
     again.kill('SIGKILL');
     await again.exited;
+    const read = await readCpuMs(dir);
     let checkpoints = 0;
     for (const [k, v] of m) if (k.startsWith('sluice_checkpoints_total')) checkpoints += v;
     return {
@@ -221,6 +268,9 @@ async function runMode(rows: number, mode: string): Promise<ModeResult> {
       recoverySecondsServer: m2.get('sluice_recovery_seconds') ?? NaN,
       replayedEntries: m2.get('sluice_recovery_replayed_entries') ?? NaN,
       firstStartReadyMs,
+      ...(stopMs !== undefined ? { stopMs } : {}),
+      readCpuMs: read.ms,
+      checkpointRows: read.rows,
       ...(incremental !== undefined ? { incremental } : {}),
     };
   } finally {
@@ -239,14 +289,15 @@ for (const rows of ROWS) {
 }
 const loadAfter = readFileSync('/proc/loadavg', 'utf8').trim();
 console.log(`RESULT ${JSON.stringify({ loadavgBefore: loadBefore, loadavgAfter: loadAfter, results })}`);
+console.log(`root: ${ROOT}`);
 console.log(`loadavg before: ${loadBefore}; after: ${loadAfter}`);
 const pad = (s: string | number, n: number): string => String(s).padStart(n);
 console.log(
-  `${pad('rows', 9)} ${pad('mode', 8)} ${pad('events/s', 10)} ${pad('srv cpu s', 9)} ${pad('ckpts', 6)} ${pad('ckpt ep', 8)} ${pad('epoch', 6)} ${pad('ready ms', 9)} ${pad('recov s', 8)} ${pad('replayed', 9)}`,
+  `${pad('rows', 9)} ${pad('mode', 8)} ${pad('events/s', 10)} ${pad('srv cpu s', 9)} ${pad('ckpts', 6)} ${pad('ckpt ep', 8)} ${pad('epoch', 6)} ${pad('ready ms', 9)} ${pad('recov s', 8)} ${pad('replayed', 9)} ${pad('stop ms', 8)} ${pad('read cpu', 9)} ${pad('ck rows', 8)}`,
 );
 for (const r of results) {
   console.log(
-    `${pad(r.rows, 9)} ${pad(r.mode, 8)} ${pad(Math.round(r.eventsPerSec), 10)} ${pad(r.serverCpuSeconds.toFixed(1), 9)} ${pad(r.checkpointsBeforeKill, 6)} ${pad(r.checkpointEpoch, 8)} ${pad(r.epochAtKill, 6)} ${pad(Math.round(r.recoveryReadyMs), 9)} ${pad(r.recoverySecondsServer.toFixed(3), 8)} ${pad(r.replayedEntries, 9)}`,
+    `${pad(r.rows, 9)} ${pad(r.mode, 8)} ${pad(Math.round(r.eventsPerSec), 10)} ${pad(r.serverCpuSeconds.toFixed(1), 9)} ${pad(r.checkpointsBeforeKill, 6)} ${pad(r.checkpointEpoch, 8)} ${pad(r.epochAtKill, 6)} ${pad(Math.round(r.recoveryReadyMs), 9)} ${pad(r.recoverySecondsServer.toFixed(3), 8)} ${pad(r.replayedEntries, 9)} ${pad(r.stopMs === undefined ? '-' : Math.round(r.stopMs), 8)} ${pad(r.readCpuMs === null ? '-' : Math.round(r.readCpuMs), 9)} ${pad(r.checkpointRows ?? '-', 8)}`,
   );
 }
 for (const r of results) {

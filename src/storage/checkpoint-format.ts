@@ -1,7 +1,30 @@
 // The checkpoint file's format, shared by the store that reads and writes it on the main thread and
 // the worker that writes it off the main thread: the schema, the header row and its checksum, and
-// the per-entry hash that makes a damaged or tampered checkpoint detectable.
+// the per-row hash that makes a damaged or tampered checkpoint detectable.
+//
+// Rows of `checkpoint_state` (one table, primary key (state_id, entry_key)):
+//  - BASE BLOCKS: a state written whole (a full checkpoint, or a replacing delta) is stored as rows
+//    under `<stateId>\0b` (BLOCK_SUFFIX), entry_key the block number (zero-padded, so key order is
+//    block order), ord the number of entries in the block, value `["k1","k2",…]\n[v1,v2,…]` (the keys,
+//    a newline, the values as their stored JSON) in the state's insertion order. Loading a block is
+//    one SQLite row and one JSON.parse of its values for up to BLOCK_ENTRIES entries instead of a
+//    row each; its keys are parsed only when the state has override rows to apply.
+//  - OVERRIDE rows under `<stateId>`, one per key changed by an incremental checkpoint since the
+//    state's base was written, told apart by `kind`:
+//      'v' an upsert: replaces the base entry of its key in place (an update keeps its position),
+//          else is appended, in `ord` (insertion sequence) order;
+//      't' a tombstone: the key was deleted (it may be in a base block), value '' and ord 0;
+//      'm' a moved upsert: the key was deleted at an earlier checkpoint and inserted again, so it
+//          leaves its base position and is appended in `ord` order, as a re-inserted Map key is.
+//    A file written before blocks existed holds 'v' rows only and loads exactly as it always did.
+// Hashes: a 'v' row and a block row hash (state id, key, ord, value) as entries always did; a 't'
+// or 'm' row hashes with `<stateId>\0t` / `<stateId>\0m` as its state id, so changing a row's kind
+// is detected. The header keeps the row count and the multiset sum of all row hashes, plus (new)
+// the base entries and override rows, from which the store decides to compact (needsFull).
+// An older Sluice opening a new file refuses it as damaged (STATE_ERROR → journal replay): its
+// checksum of the header does not cover the new columns, and block rows belong to no state it knows.
 import { createHash } from 'node:crypto';
+import type Database from 'better-sqlite3';
 import { SluiceError } from '../common/errors.ts';
 
 export const SCHEMA = `
@@ -16,7 +39,10 @@ CREATE TABLE IF NOT EXISTS checkpoint_meta (
   entry_count INTEGER NOT NULL,
   entry_sum TEXT NOT NULL,
   next_ord INTEGER NOT NULL,
-  checksum TEXT NOT NULL
+  checksum TEXT NOT NULL,
+  clock INTEGER,
+  base_entries INTEGER,
+  override_rows INTEGER
 );
 CREATE TABLE IF NOT EXISTS checkpoint_state (
   state_id TEXT NOT NULL,
@@ -25,9 +51,50 @@ CREATE TABLE IF NOT EXISTS checkpoint_state (
   value TEXT NOT NULL,
   h1 INTEGER NOT NULL,
   h2 INTEGER NOT NULL,
+  kind TEXT NOT NULL DEFAULT 'v',
   PRIMARY KEY (state_id, entry_key)
 ) WITHOUT ROWID;
 `;
+
+/** Creates the tables, and adds the columns a file written by an older Sluice lacks. */
+export function openSchema(db: Database.Database): void {
+  db.exec(SCHEMA);
+  addColumn(db, 'checkpoint_meta', 'clock', 'INTEGER');
+  addColumn(db, 'checkpoint_meta', 'base_entries', 'INTEGER');
+  addColumn(db, 'checkpoint_meta', 'override_rows', 'INTEGER');
+  addColumn(db, 'checkpoint_state', 'kind', "TEXT NOT NULL DEFAULT 'v'");
+}
+
+function addColumn(db: Database.Database, table: string, column: string, type: string): void {
+  const columns = db.pragma(`table_info(${table})`) as { name: string }[];
+  if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+}
+
+/** The state id suffix of a state's base blocks. */
+export const BLOCK_SUFFIX = '\u0000b';
+/** A base block holds at most this many entries, or about BLOCK_CHARS characters. */
+export const BLOCK_ENTRIES = 2048;
+export const BLOCK_CHARS = 64 * 1024;
+/**
+ * Compaction: the next checkpoint is full once override rows exceed this fraction of the base
+ * entries (and COMPACT_MIN_ROWS), so loads stay block-fast and the file does not grow without bound.
+ */
+export const COMPACT_FRACTION = 0.25;
+export const COMPACT_MIN_ROWS = 4096;
+
+/** True when the stored layout calls for a full checkpoint (compaction). */
+export function wantsCompaction(m: MetaRow): boolean {
+  const base = m.base_entries ?? 0;
+  const overrides = m.override_rows ?? m.entry_count; // an old file: every row is per-entry
+  return overrides > COMPACT_MIN_ROWS && overrides > base * COMPACT_FRACTION;
+}
+
+export type RowKind = 'v' | 't' | 'm';
+
+/** The hash of one override row (a 'v' row hashes as entries always did). */
+export function hashRow(stateId: string, kind: string, key: string, ord: number, value: string): void {
+  hashEntry(kind === 'v' ? stateId : `${stateId}\u0000${kind}`, key, ord, value);
+}
 
 export interface MetaRow {
   seq: number;
@@ -42,6 +109,9 @@ export interface MetaRow {
   checksum: string;
   /** The logical clock (µs); NULL in a checkpoint written before the clock existed. */
   clock: number | null;
+  /** Entries in base blocks and override rows; NULL in a file written before blocks existed. */
+  base_entries: number | null;
+  override_rows: number | null;
 }
 
 export interface StoredObject {
@@ -84,6 +154,8 @@ export function metaChecksum(m: MetaRow): string {
         m.next_ord,
         // Only a checkpoint with a clock checksums it, so older headers still verify.
         ...(m.clock === null || m.clock === undefined ? [] : [m.clock]),
+        // Likewise the block layout's counts (an older reader's checksum then fails: it refuses).
+        ...(m.base_entries === null || m.base_entries === undefined ? [] : [m.base_entries, m.override_rows]),
       ]),
     )
     .digest('hex')

@@ -2,11 +2,17 @@
 // and plan fingerprints, kept in the server's SQLite file and updated incrementally — one checkpoint
 // is one transaction, so a crash (or a full disk) leaves the previous checkpoint whole.
 //
-// Integrity: every state entry carries a 64-bit hash (two 32-bit lanes) of (state id, key, insertion
-// sequence, value); the meta row keeps the entry count and the lane-wise sum of all entry hashes (a
-// multiset hash, maintained incrementally: an overwrite subtracts the old entry's hash and adds the
-// new one), and a SHA-256 checksum over itself. A read recomputes every entry's hash from its stored text, so a
-// corrupted or truncated value, a missing or extra row, or a tampered meta row is detected and
+// Layout (checkpoint-format.ts): a state written whole is stored as base blocks of up to 2,048
+// entries a row, later incremental changes as per-key override rows (upserts, tombstones, moved
+// upserts); a load reads the blocks in order and applies the overrides, giving the entries in the
+// order a Map would hold them. When overrides outgrow a quarter of the base, the next checkpoint is
+// full (needsFull), which rewrites everything as blocks.
+//
+// Integrity: every row carries a 64-bit hash (two 32-bit lanes) of (state id, key, insertion
+// sequence, value); the meta row keeps the row count and the lane-wise sum of all row hashes (a
+// multiset hash, maintained incrementally: an overwrite subtracts the old row's hash and adds the
+// new one), and a SHA-256 checksum over itself. A read recomputes every row's hash from its stored text, so a
+// corrupted or truncated value or block, a missing or extra row, or a tampered meta row is detected and
 // reported as STATE_ERROR instead of being loaded as wrong state.
 import type Database from 'better-sqlite3';
 import { SluiceError } from '../common/errors.ts';
@@ -14,14 +20,17 @@ import type { SourcePositions } from '../common/changes.ts';
 import type { StateDelta } from '../common/state-delta.ts';
 import { decodeStored as decodeValue, encodeStored as encodeValue } from '../common/json-codec.ts';
 import {
+  BLOCK_SUFFIX,
   LANE,
-  SCHEMA,
   checkMeta,
   damaged,
   entryHash,
   formatSum,
-  hashEntry,
+  hashRow,
+  openSchema,
   parseObjects,
+  wantsCompaction,
+  type RowKind,
   type StoredObject,
 } from './checkpoint-format.ts';
 import {
@@ -31,7 +40,6 @@ import {
   type CheckpointHeader,
   type CheckpointTransactionStats,
 } from './checkpoint-transaction.ts';
-import { addColumnIfMissing } from './sqlite-store.ts';
 
 // The shapes below mirror the engine's EngineCheckpoint / StoredCheckpoint structurally: storage
 // never imports the engine.
@@ -110,17 +118,21 @@ export class CheckpointStore {
     private readonly db: Database.Database,
     private readonly hooks: CheckpointStoreHooks = {},
   ) {
-    db.exec(SCHEMA);
-    addColumnIfMissing(db, 'checkpoint_meta', 'clock', 'INTEGER');
+    openSchema(db);
     this.stmts = new CheckpointStatements(db);
     this.scanStmt = db
-      .prepare('SELECT state_id, entry_key, ord, value, h1, h2 FROM checkpoint_state')
+      .prepare('SELECT state_id, entry_key, ord, value, h1, h2, kind FROM checkpoint_state')
       .raw(true);
   }
 
-  /** True when the next checkpoint must be full (`takeCheckpoint(true)`): a previous write failed. */
+  /**
+   * True when the next checkpoint must be full (`takeCheckpoint(true)`): none was written, a
+   * previous write failed, or the override rows outgrew the base blocks (compaction).
+   */
   get needsFull(): boolean {
-    return this.needsFullValue || this.stmts.header() === undefined;
+    if (this.needsFullValue) return true;
+    const header = this.stmts.header();
+    return header === undefined || wantsCompaction(header);
   }
 
   /** Makes the next checkpoint full: a write elsewhere (the off-thread writer) consumed a delta and failed. */
@@ -356,7 +368,7 @@ export class CheckpointStore {
     checkMeta(meta);
     const stored = parseObjects(meta.objects);
     const owner = new Map<string, Map<string, unknown[]>>();
-    const pending = new Map<string, { ords: number[]; values: unknown[] }>();
+    const pending = new Map<string, PendingState>();
     const objects = new Map<string, { fingerprint: string; parts: Map<string, unknown[]> }>();
     for (const o of stored) {
       const parts = new Map<string, unknown[]>();
@@ -370,36 +382,47 @@ export class CheckpointStore {
     let s1 = 0;
     let s2 = 0;
     let lastId = '';
-    let lastList: { ords: number[]; values: unknown[] } | undefined;
-    for (const row of this.scanStmt.iterate() as Iterable<[string, string, number, string, number, number]>) {
-      const [stateId, key, ord, text, h1, h2] = row;
-      hashEntry(stateId, key, ord, text);
+    let last: PendingState | undefined;
+    for (const row of this.scanStmt.iterate() as Iterable<
+      [string, string, number, string, number, number, string]
+    >) {
+      const [rowId, key, ord, text, h1, h2, kind] = row;
+      const isBlock = rowId.endsWith(BLOCK_SUFFIX);
+      if (kind !== 'v' && (isBlock || (kind !== 't' && kind !== 'm'))) {
+        throw damaged(`entry "${key}" of state "${rowId}" has an unknown kind "${kind}"`);
+      }
+      hashRow(rowId, kind, key, ord, text);
       if (entryHash[0] !== h1 || entryHash[1] !== h2) {
-        throw damaged(
-          `entry "${key}" of state "${stateId}" is corrupted (its hash does not match its value)`,
-        );
+        throw damaged(`entry "${key}" of state "${rowId}" is corrupted (its hash does not match its value)`);
       }
       count++;
       s1 = (s1 + h1) % LANE;
       s2 = (s2 + h2) % LANE;
-      if (stateId !== lastId || lastList === undefined) {
+      const stateId = isBlock ? rowId.slice(0, -BLOCK_SUFFIX.length) : rowId;
+      if (stateId !== lastId || last === undefined) {
         if (!owner.has(stateId)) throw damaged(`holds entries of state "${stateId}", which no object owns`);
-        lastList = pending.get(stateId);
-        if (lastList === undefined) {
-          lastList = { ords: [], values: [] };
-          pending.set(stateId, lastList);
+        last = pending.get(stateId);
+        if (last === undefined) {
+          last = { stateId, blocks: [], overrides: [] };
+          pending.set(stateId, last);
         }
         lastId = stateId;
       }
-      if (decode) {
-        try {
-          lastList.ords.push(ord);
-          lastList.values.push(decodeValue(text));
-        } catch (error) {
-          throw damaged(
-            `entry "${key}" of state "${stateId}" cannot be decoded: ${error instanceof Error ? error.message : String(error)}`,
-          );
+      if (!decode) continue;
+      if (isBlock) {
+        last.blocks.push({ key, n: ord, text });
+      } else {
+        let value: unknown = undefined;
+        if (kind !== 't') {
+          try {
+            value = decodeValue(text);
+          } catch (error) {
+            throw damaged(
+              `entry "${key}" of state "${stateId}" cannot be decoded: ${error instanceof Error ? error.message : String(error)}`,
+            );
+          }
         }
+        last.overrides.push({ key, ord, kind: kind as RowKind, value });
       }
     }
     if (count !== meta.entry_count) {
@@ -408,11 +431,8 @@ export class CheckpointStore {
     if (formatSum(s1, s2) !== meta.entry_sum) {
       throw damaged('state entries do not match the header (an entry was lost, added or altered)');
     }
-    // Rows were read in key order; entries go back in insertion order.
-    for (const [stateId, { ords, values }] of pending) {
-      const order = ords.map((_, i) => i).sort((a, b) => (ords[a] as number) - (ords[b] as number));
-      const list = owner.get(stateId)?.get(stateId) as unknown[];
-      for (const i of order) list.push(values[i]);
+    for (const [stateId, state] of pending) {
+      assemble(state, owner.get(stateId)?.get(stateId) as unknown[]);
     }
     let positions: SourcePositions;
     try {
@@ -437,6 +457,66 @@ export class CheckpointStore {
       objectCount: stored.length,
     };
   }
+}
+
+/** One state's rows as read: its base blocks in order (decoded at the end), and its override rows. */
+interface PendingState {
+  readonly stateId: string;
+  readonly blocks: { readonly key: string; readonly n: number; readonly text: string }[];
+  readonly overrides: { key: string; ord: number; kind: RowKind; value: unknown }[];
+}
+
+/** Decodes one part of a base block (`keys \n values`): a JSON array of `n` items. */
+function blockPart(state: PendingState, block: PendingState['blocks'][number], keys: boolean): unknown[] {
+  const cut = block.text.indexOf('\n');
+  let list: unknown;
+  try {
+    if (cut < 0) throw new Error('no key list');
+    list = keys ? JSON.parse(block.text.slice(0, cut)) : decodeValue(block.text.slice(cut + 1));
+  } catch (error) {
+    throw damaged(
+      `block "${block.key}" of state "${state.stateId}" cannot be decoded: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  if (!Array.isArray(list) || list.length !== block.n) {
+    throw damaged(
+      `block "${block.key}" of state "${state.stateId}" does not hold the ${block.n} entries it records`,
+    );
+  }
+  return list;
+}
+
+/**
+ * One state's entries in insertion order: the base entries with the overrides applied — an upsert
+ * of a base key replaces it in place, a tombstone or a moved upsert removes it — then the other
+ * upserts and the moved ones appended in `ord` order. This is the order the per-entry layout gave
+ * (ord order, an update keeping its ord): every override's ord is above every base entry's.
+ * Keys are decoded only for a state that has overrides.
+ */
+function assemble(state: PendingState, out: unknown[]): void {
+  const { blocks, overrides } = state;
+  if (overrides.length === 0) {
+    for (const block of blocks) for (const v of blockPart(state, block, false)) out.push(v);
+    return;
+  }
+  const byKey = new Map<string, PendingState['overrides'][number]>();
+  for (const o of overrides) byKey.set(o.key, o);
+  const placed = new Set<string>();
+  for (const block of blocks) {
+    const keys = blockPart(state, block, true);
+    const values = blockPart(state, block, false);
+    for (let i = 0; i < keys.length; i++) {
+      const o = byKey.get(keys[i] as string);
+      if (o === undefined) out.push(values[i]);
+      else if (o.kind === 'v') {
+        out.push(o.value);
+        placed.add(o.key);
+      }
+    }
+  }
+  const appended = overrides.filter((o) => o.kind !== 't' && !placed.has(o.key));
+  appended.sort((a, b) => a.ord - b.ord);
+  for (const o of appended) out.push(o.value);
 }
 
 /** The header of a checkpoint the engine handed out, in the stored encoding. */

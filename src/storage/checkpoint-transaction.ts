@@ -1,14 +1,19 @@
 // One checkpoint write inside an open transaction, over entries already encoded as text: the part
 // the main thread's store and the off-thread writer share. The caller opens and commits the
-// transaction; this keeps the entry count and the multiset hash of the header in step with the rows.
+// transaction; this keeps the row count and the multiset hash of the header in step with the rows,
+// and writes replaced states as base blocks, other changes as override rows (checkpoint-format.ts).
 import type Database from 'better-sqlite3';
 import { SluiceError } from '../common/errors.ts';
 import {
+  BLOCK_CHARS,
+  BLOCK_ENTRIES,
+  BLOCK_SUFFIX,
   LANE,
   checkMeta,
   entryHash,
   formatSum,
   hashEntry,
+  hashRow,
   metaChecksum,
   parseObjects,
   parseSum,
@@ -43,33 +48,40 @@ export interface CheckpointTransactionStats {
   readonly deletes: number;
   /** Characters of keys and values written (≈ bytes for ASCII state). */
   readonly bytes: number;
-  /** Entries held after the write. */
+  /** Rows held after the write (base blocks and per-key rows). */
   readonly entries: number;
+  /** Entries held in base blocks, and per-key rows (overrides, tombstones) after the write. */
+  readonly baseEntries: number;
+  readonly overrideRows: number;
 }
 
 /** The prepared statements of one connection to a checkpoint file. */
 export class CheckpointStatements {
   readonly meta: Database.Statement;
   readonly metaWrite: Database.Statement;
-  readonly oldHash: Database.Statement;
+  readonly oldRow: Database.Statement;
   readonly insertNew: Database.Statement;
   readonly update: Database.Statement;
+  readonly rewrite: Database.Statement;
+  readonly insertRow: Database.Statement;
   readonly delete: Database.Statement;
+  readonly hasRows: Database.Statement;
   readonly partSum: Database.Statement;
   readonly partClear: Database.Statement;
 
   constructor(readonly db: Database.Database) {
     this.meta = db.prepare('SELECT * FROM checkpoint_meta WHERE id = 1');
     this.metaWrite = db.prepare(
-      `INSERT INTO checkpoint_meta (id, seq, epoch, positions, journal_offset, created_at, objects, entry_count, entry_sum, next_ord, checksum, clock)
-       VALUES (1, @seq, @epoch, @positions, @journal_offset, @created_at, @objects, @entry_count, @entry_sum, @next_ord, @checksum, @clock)
+      `INSERT INTO checkpoint_meta (id, seq, epoch, positions, journal_offset, created_at, objects, entry_count, entry_sum, next_ord, checksum, clock, base_entries, override_rows)
+       VALUES (1, @seq, @epoch, @positions, @journal_offset, @created_at, @objects, @entry_count, @entry_sum, @next_ord, @checksum, @clock, @base_entries, @override_rows)
        ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, epoch = excluded.epoch, positions = excluded.positions,
          journal_offset = excluded.journal_offset, created_at = excluded.created_at, objects = excluded.objects,
          entry_count = excluded.entry_count, entry_sum = excluded.entry_sum, next_ord = excluded.next_ord,
-         checksum = excluded.checksum, clock = excluded.clock`,
+         checksum = excluded.checksum, clock = excluded.clock, base_entries = excluded.base_entries,
+         override_rows = excluded.override_rows`,
     );
-    this.oldHash = db
-      .prepare('SELECT h1, h2, ord FROM checkpoint_state WHERE state_id = ? AND entry_key = ?')
+    this.oldRow = db
+      .prepare('SELECT h1, h2, ord, kind FROM checkpoint_state WHERE state_id = ? AND entry_key = ?')
       .raw(true);
     // `ord` is the entry's insertion sequence and an update keeps it, so entries load back in the
     // order a Map would hold them (an append-only table's rows a0, a1, … stay in sequence).
@@ -79,12 +91,19 @@ export class CheckpointStatements {
     this.update = db.prepare(
       'UPDATE checkpoint_state SET value = ?, h1 = ?, h2 = ? WHERE state_id = ? AND entry_key = ?',
     );
+    this.rewrite = db.prepare(
+      'UPDATE checkpoint_state SET value = ?, ord = ?, kind = ?, h1 = ?, h2 = ? WHERE state_id = ? AND entry_key = ?',
+    );
+    this.insertRow = db.prepare(
+      'INSERT INTO checkpoint_state (state_id, entry_key, ord, value, h1, h2, kind) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
     this.delete = db
       .prepare('DELETE FROM checkpoint_state WHERE state_id = ? AND entry_key = ? RETURNING h1, h2')
       .raw(true);
+    this.hasRows = db.prepare('SELECT 1 FROM checkpoint_state WHERE state_id = ? LIMIT 1').raw(true);
     this.partSum = db
       .prepare(
-        `SELECT COUNT(*), COALESCE(SUM(h1) % ${LANE}, 0), COALESCE(SUM(h2) % ${LANE}, 0)
+        `SELECT COUNT(*), COALESCE(SUM(h1) % ${LANE}, 0), COALESCE(SUM(h2) % ${LANE}, 0), COALESCE(SUM(ord), 0)
          FROM checkpoint_state WHERE state_id = ?`,
       )
       .raw(true);
@@ -100,6 +119,9 @@ export class CheckpointStatements {
 /**
  * One checkpoint being written: `start`, then per state `part` followed by its `remove`s and
  * `upsert`s, then `finish`. All of it must run inside one transaction the caller opened.
+ * A replacing part (every part of a full checkpoint) is written as base blocks; the other parts as
+ * override rows (see checkpoint-format.ts). The keys of a replacing part are distinct (the engine
+ * hands out a Map's entries).
  */
 export class CheckpointTransaction {
   private count = 0;
@@ -110,7 +132,17 @@ export class CheckpointTransaction {
   private upserts = 0;
   private deletes = 0;
   private bytes = 0;
+  private baseEntries = 0;
+  private overrideRows = 0;
   private partReplaced = false;
+  /** The current (non-replacing) part has base blocks: its deletes must leave tombstones. */
+  private partHasBase = false;
+  /** The base block being filled: its text so far, entries, and the state's next block number. */
+  private blockId = '';
+  private blockKeys = '';
+  private blockText = '';
+  private blockEntries = 0;
+  private blockNumber = 0;
 
   constructor(
     private readonly stmts: CheckpointStatements,
@@ -138,6 +170,9 @@ export class CheckpointTransaction {
     [this.s1, this.s2] = parseSum(previous.entry_sum);
     this.seq = previous.seq + 1;
     this.nextOrd = previous.next_ord;
+    // A file written before blocks: every row is a per-entry ('v') row.
+    this.baseEntries = previous.base_entries ?? 0;
+    this.overrideRows = previous.override_rows ?? previous.entry_count;
     const live = new Set<string>();
     for (const o of this.header.objects) for (const id of o.parts) live.add(id);
     for (const o of parseObjects(previous.objects)) {
@@ -147,23 +182,55 @@ export class CheckpointTransaction {
 
   /** Starts one state's delta; a replacing delta clears what was stored for it. */
   part(stateId: string, replaceAll: boolean): void {
+    this.flushBlock();
     this.partReplaced = replaceAll;
-    if (replaceAll && !this.header.full) this.clearPart(stateId);
+    this.partHasBase = false;
+    if (replaceAll) {
+      if (!this.header.full) this.clearPart(stateId);
+      this.blockId = stateId + BLOCK_SUFFIX;
+      this.blockNumber = 0;
+    } else {
+      this.partHasBase = this.stmts.hasRows.get(stateId + BLOCK_SUFFIX) !== undefined;
+    }
   }
 
   /** Removes one entry of the current state (nothing to do when the state was replaced). */
   remove(stateId: string, key: string): void {
     if (this.partReplaced) return;
-    const old = this.stmts.delete.get(stateId, key) as [number, number] | undefined;
-    if (old === undefined) return;
-    this.count--;
-    this.s1 = (this.s1 - old[0] + LANE) % LANE;
-    this.s2 = (this.s2 - old[1] + LANE) % LANE;
+    if (!this.partHasBase) {
+      // No base block can hold the key: its row (if any) is all there is, as before blocks.
+      const old = this.stmts.delete.get(stateId, key) as [number, number] | undefined;
+      if (old === undefined) return;
+      this.count--;
+      this.overrideRows--;
+      this.sub(old[0], old[1]);
+      this.deletes++;
+      return;
+    }
+    // The key may be in a base block: a tombstone hides it there.
+    const old = this.stmts.oldRow.get(stateId, key) as [number, number, number, string] | undefined;
+    if (old !== undefined && old[3] === 't') return;
+    hashRow(stateId, 't', key, 0, '');
+    if (old === undefined) {
+      this.stmts.insertRow.run(stateId, key, 0, '', entryHash[0], entryHash[1], 't');
+      this.count++;
+      this.overrideRows++;
+    } else {
+      this.stmts.rewrite.run('', 0, 't', entryHash[0], entryHash[1], stateId, key);
+      this.sub(old[0], old[1]);
+    }
+    this.add(entryHash[0] as number, entryHash[1] as number);
     this.deletes++;
   }
 
   /** Writes one entry, its value already encoded. */
   upsert(stateId: string, key: string, text: string): void {
+    this.upserts++;
+    this.bytes += key.length + text.length;
+    if (this.partReplaced) {
+      this.appendToBlock(key, text);
+      return;
+    }
     // Most changed entries of a growing state are new (a source's new rows): try the insert first,
     // one statement; an existing key falls through to the update path.
     hashEntry(stateId, key, this.nextOrd, text);
@@ -172,21 +239,27 @@ export class CheckpointTransaction {
     ) {
       this.nextOrd++;
       this.count++;
+      this.overrideRows++;
     } else {
-      const old = this.stmts.oldHash.get(stateId, key) as [number, number, number];
-      hashEntry(stateId, key, old[2], text);
-      this.stmts.update.run(text, entryHash[0], entryHash[1], stateId, key);
-      this.s1 = (this.s1 - old[0] + LANE) % LANE;
-      this.s2 = (this.s2 - old[1] + LANE) % LANE;
+      const old = this.stmts.oldRow.get(stateId, key) as [number, number, number, string];
+      if (old[3] === 't') {
+        // Deleted at an earlier checkpoint, inserted again: it goes to the end, as in a Map.
+        hashRow(stateId, 'm', key, this.nextOrd, text);
+        this.stmts.rewrite.run(text, this.nextOrd, 'm', entryHash[0], entryHash[1], stateId, key);
+        this.nextOrd++;
+      } else {
+        // An update keeps the entry's place (its ord, and its kind).
+        hashRow(stateId, old[3], key, old[2], text);
+        this.stmts.update.run(text, entryHash[0], entryHash[1], stateId, key);
+      }
+      this.sub(old[0], old[1]);
     }
-    this.s1 = (this.s1 + (entryHash[0] as number)) % LANE;
-    this.s2 = (this.s2 + (entryHash[1] as number)) % LANE;
-    this.upserts++;
-    this.bytes += key.length + text.length;
+    this.add(entryHash[0] as number, entryHash[1] as number);
   }
 
   /** Writes the header; the caller commits. */
   finish(): CheckpointTransactionStats {
+    this.flushBlock();
     const h = this.header;
     const objects = JSON.stringify(h.objects);
     const meta: MetaRow = {
@@ -201,6 +274,8 @@ export class CheckpointTransaction {
       next_ord: this.nextOrd,
       checksum: '',
       clock: h.clock,
+      base_entries: this.baseEntries,
+      override_rows: this.overrideRows,
     };
     meta.checksum = metaChecksum(meta);
     this.stmts.metaWrite.run(meta);
@@ -213,16 +288,55 @@ export class CheckpointTransaction {
       deletes: this.deletes,
       bytes: this.bytes + h.positions.length + objects.length,
       entries: this.count,
+      baseEntries: this.baseEntries,
+      overrideRows: this.overrideRows,
     };
   }
 
+  private appendToBlock(key: string, text: string): void {
+    const first = this.blockEntries === 0;
+    this.blockKeys += (first ? '[' : ',') + JSON.stringify(key);
+    this.blockText += (first ? '[' : ',') + text;
+    this.blockEntries++;
+    if (this.blockEntries >= BLOCK_ENTRIES || this.blockText.length >= BLOCK_CHARS) this.flushBlock();
+  }
+
+  private flushBlock(): void {
+    if (this.blockEntries === 0) return;
+    // Keys, a newline (JSON text holds none), values: a load parses the keys only when it needs them.
+    const text = this.blockKeys + ']\n' + this.blockText + ']';
+    const key = String(this.blockNumber++).padStart(10, '0');
+    // A block's ord is its number of entries (the reader checks it, compaction sums it).
+    hashEntry(this.blockId, key, this.blockEntries, text);
+    this.stmts.insertRow.run(this.blockId, key, this.blockEntries, text, entryHash[0], entryHash[1], 'v');
+    this.add(entryHash[0] as number, entryHash[1] as number);
+    this.count++;
+    this.baseEntries += this.blockEntries;
+    this.blockKeys = '';
+    this.blockText = '';
+    this.blockEntries = 0;
+  }
+
+  private add(h1: number, h2: number): void {
+    this.s1 = (this.s1 + h1) % LANE;
+    this.s2 = (this.s2 + h2) % LANE;
+  }
+
+  private sub(h1: number, h2: number): void {
+    this.s1 = (this.s1 - h1 + LANE) % LANE;
+    this.s2 = (this.s2 - h2 + LANE) % LANE;
+  }
+
   private clearPart(stateId: string): void {
-    const [n, p1, p2] = this.stmts.partSum.get(stateId) as [number, number, number];
-    if (n === 0) return;
-    this.stmts.partClear.run(stateId);
-    this.count -= n;
-    this.s1 = (this.s1 - p1 + LANE) % LANE;
-    this.s2 = (this.s2 - p2 + LANE) % LANE;
+    for (const id of [stateId, stateId + BLOCK_SUFFIX]) {
+      const [n, p1, p2, ords] = this.stmts.partSum.get(id) as [number, number, number, number];
+      if (n === 0) continue;
+      this.stmts.partClear.run(id);
+      this.count -= n;
+      this.sub(p1, p2);
+      if (id === stateId) this.overrideRows -= n;
+      else this.baseEntries -= ords;
+    }
   }
 }
 

@@ -115,7 +115,8 @@ test('in memory, sliced checkpoints are written on the main thread', async () =>
     const before = mainConnectionChanges(rt);
     const stats = await rt.checkpointInSlices();
     assert.ok(stats !== null && stats.full);
-    assert.ok(mainConnectionChanges(rt) - before >= 3_000, 'the main connection wrote the entries');
+    // Blocks of entries: a few rows for 3,000 entries, all written by the main connection.
+    assert.ok(mainConnectionChanges(rt) - before > 0, 'the main connection wrote the entries');
   } finally {
     rt.close();
   }
@@ -151,7 +152,7 @@ test('a writer thread that dies again and again: checkpoints go on, written on t
       fallback !== null && fallback.full,
       'the next checkpoint is written (full: the failed ones took deltas)',
     );
-    assert.ok(mainConnectionChanges(rt) - before >= 4_000, 'by the main connection');
+    assert.ok(mainConnectionChanges(rt) - before > 0, 'by the main connection');
     const expected = sortedRows(rt.engine.viewSnapshot('seller_totals').rows);
     const epoch = rt.committedEpoch;
     rt.flush();

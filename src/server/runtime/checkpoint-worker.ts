@@ -5,7 +5,7 @@
 import Database from 'better-sqlite3';
 import { parentPort } from 'node:worker_threads';
 import { SluiceError } from '../../common/errors.ts';
-import { SCHEMA } from '../../storage/checkpoint-format.ts';
+import { openSchema } from '../../storage/checkpoint-format.ts';
 import {
   CheckpointStatements,
   CheckpointTransaction,
@@ -41,7 +41,7 @@ port.on('message', (message: ToWorker) => {
     const db = new Database(message.path, { timeout: 5000 });
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
-    db.exec(SCHEMA);
+    openSchema(db);
     const flags = new Int32Array(message.flags);
     files.set(message.file, {
       db,
