@@ -44,7 +44,9 @@ export function tempDir(prefix = 'sluice-test-'): string {
 }
 
 export function removeDir(dir: string | null): void {
-  if (dir !== null) rmSync(dir, { recursive: true, force: true });
+  // The checkpoint writer thread closes its connection after `close()` returns (it is told to by a
+  // message), and SQLite may create or drop a -wal/-shm file then: retry an ENOTEMPTY.
+  if (dir !== null) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
 }
 
 export async function startServer(options: Partial<AppOptions> = {}): Promise<TestServer> {
