@@ -10,6 +10,7 @@ import type { AggregateSpec, ColumnSpec, DataflowNode, DataflowPlan, WindowClose
 import { printDataflow } from './dataflow-plan.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { printScalar } from '../common/scalar-expr.ts';
+import { lowerHopPanes } from './lower-hop-panes.ts';
 
 /** Whether a projection passes every column of the input's unique key on unchanged. */
 function projectionKeepsKey(exprs: readonly ScalarExpr[], key: readonly number[] | null): boolean {
@@ -128,6 +129,11 @@ export function lowerToDataflow(
         }));
       }
       case 'aggregate': {
+        // HOP's windows over shared panes (lower-hop-panes.ts); not yet under EMIT ON WINDOW CLOSE.
+        if (windowClose === null) {
+          const panes = lowerHopPanes(p, { view, lower, add, isShared: (q) => shared.has(q) });
+          if (panes !== null) return panes;
+        }
         let input = lower(p.input);
         // Map stage: [group keys..., aggregate arguments...] so Reduce reads plain columns.
         const project: ScalarExpr[] = [...p.groupKeys];
