@@ -2,13 +2,15 @@
 // window_start/window_end as keys and whose aggregates combine exactly is lowered as a Reduce per
 // (keys, pane of width slide) computing partial aggregates, a FlatMap of each pane's partial row into
 // the size/slide windows holding the pane, and a second Reduce per (keys, window) combining them —
-// so a row is folded once, and the windows see one change per pane and batch, not one per row.
+// so a row is folded once, and the windows see one change per pane and batch, not one per row. Under
+// EMIT ON WINDOW CLOSE the windows hold pane partials (not rows) and a pane is freed with its last window.
 import type { AggregateCall, LogicalPlan } from '../planner/logical-plan.ts';
 import type { HopGenerator } from '../common/expand.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { columnsOf, printScalar } from '../common/scalar-expr.ts';
 import { T, type SqlType } from '../common/types.ts';
-import type { AggregateSpec, ColumnSpec, DataflowNode } from './dataflow-plan.ts';
+import { intervalMicros } from '../common/time/time-window.ts';
+import type { AggregateSpec, ColumnSpec, DataflowNode, WindowClose } from './dataflow-plan.ts';
 
 type Aggregate = Extract<LogicalPlan, { kind: 'aggregate' }>;
 type Expand = Extract<LogicalPlan, { kind: 'expand' }>;
@@ -91,7 +93,11 @@ function sumOf(column: number, argType: SqlType, outputType: SqlType): Aggregate
  * computed from a window column, a window column read by an argument, an aggregate that does not
  * combine exactly, or a HOP reached twice).
  */
-export function lowerHopPanes(p: Aggregate, ctx: PaneLowering): DataflowNode | null {
+export function lowerHopPanes(
+  p: Aggregate,
+  ctx: PaneLowering,
+  close: WindowClose | null,
+): DataflowNode | null {
   const found = hopUnder(p);
   if (found === null) return null;
   const { expand, filter } = found;
@@ -104,6 +110,11 @@ export function lowerHopPanes(p: Aggregate, ctx: PaneLowering): DataflowNode | n
   if (!p.groupKeys.some((k) => windowKey(k) !== null)) return null;
   if (p.groupKeys.some((k) => windowKey(k) === null && readsFrom(k, width))) return null;
   if (!p.aggregates.every((a) => shareable(a, width))) return null;
+
+  const slideMicros = intervalMicros(g.slide);
+  const sizeMicros = intervalMicros(g.size);
+  // Pane close points are doubles of µs: windows of centuries keep the one-row-per-window plan.
+  if (close !== null && (typeof slideMicros !== 'number' || typeof sizeMicros !== 'number')) return null;
 
   const input = ctx.lower(expand.input);
   const windowType: SqlType = g.tz ? T.timestamptz : T.timestamp;
@@ -212,6 +223,17 @@ export function lowerHopPanes(p: Aggregate, ctx: PaneLowering): DataflowNode | n
     aggregates: partials,
     columns: paneColumns,
     stateId: `${ctx.view}/reduce${id}`,
+    // EMIT ON WINDOW CLOSE: a pane is dropped once its last window closed (ops/pane-close-op.ts).
+    ...(close === null
+      ? {}
+      : {
+          closePanes: {
+            table: close.table,
+            keyIndex: rowKeys.length,
+            slideMicros: slideMicros as number,
+            sizeMicros: sizeMicros as number,
+          },
+        }),
   }));
 
   // Level 2: each pane's partial row into the windows holding the pane.
@@ -266,6 +288,8 @@ export function lowerHopPanes(p: Aggregate, ctx: PaneLowering): DataflowNode | n
     aggregates: combineSpecs,
     columns: combineColumns,
     stateId: `${ctx.view}/reduce${id}`,
+    // EMIT ON WINDOW CLOSE: the partial rows held per window, combined once when it closes.
+    ...(close === null ? {} : { emitOnClose: close }),
   }));
   if (!hasAvg) return reduce;
 

@@ -129,11 +129,15 @@ export function lowerToDataflow(
         }));
       }
       case 'aggregate': {
-        // HOP's windows over shared panes (lower-hop-panes.ts); not yet under EMIT ON WINDOW CLOSE.
-        if (windowClose === null) {
-          const panes = lowerHopPanes(p, { view, lower, add, isShared: (q) => shared.has(q) });
-          if (panes !== null) return panes;
-        }
+        // The view's aggregate (bind-window-close.ts found its window_end key).
+        const closes = windowClose !== null && (p === plan || (plan.kind === 'project' && plan.input === p));
+        // HOP's windows over shared panes (lower-hop-panes.ts).
+        const panes = lowerHopPanes(
+          p,
+          { view, lower, add, isShared: (q) => shared.has(q) },
+          closes ? windowClose : null,
+        );
+        if (panes !== null) return panes;
         let input = lower(p.input);
         // Map stage: [group keys..., aggregate arguments...] so Reduce reads plain columns.
         const project: ScalarExpr[] = [...p.groupKeys];
@@ -194,10 +198,7 @@ export function lowerToDataflow(
           aggregates,
           columns: specs(p.columns),
           stateId: `${view}/reduce${id}`,
-          // The view's aggregate (bind-window-close.ts found its window_end key).
-          ...(windowClose !== null && (p === plan || (plan.kind === 'project' && plan.input === p))
-            ? { emitOnClose: windowClose }
-            : {}),
+          ...(closes && windowClose !== null ? { emitOnClose: windowClose } : {}),
         }));
       }
       case 'join': {
