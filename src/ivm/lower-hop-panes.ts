@@ -9,7 +9,7 @@ import type { HopGenerator } from '../common/expand.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { columnsOf, printScalar } from '../common/scalar-expr.ts';
 import { T, type SqlType } from '../common/types.ts';
-import { intervalMicros } from '../common/time/time-window.ts';
+import { hopWindowCount, intervalMicros } from '../common/time/time-window.ts';
 import type { AggregateSpec, ColumnSpec, DataflowNode, WindowClose } from './dataflow-plan.ts';
 
 type Aggregate = Extract<LogicalPlan, { kind: 'aggregate' }>;
@@ -89,7 +89,8 @@ function sumOf(column: number, argType: SqlType, outputType: SqlType): Aggregate
 }
 
 /**
- * Lowers `p` with pane sharing, or returns null when it does not apply (no HOP under it, a group key
+ * Lowers `p` with pane sharing, or returns null when it does not apply (no HOP under it, a HOP of one
+ * window per row, a group key
  * computed from a window column, a window column read by an argument, an aggregate that does not
  * combine exactly, or a HOP reached twice).
  */
@@ -103,6 +104,8 @@ export function lowerHopPanes(
   const { expand, filter } = found;
   if (ctx.isShared(expand) || (p.input !== expand && ctx.isShared(p.input))) return null;
   const g = expand.generator as HopGenerator;
+  // size = slide: one window per pane, nothing to share (the panes would only add a level).
+  if ((hopWindowCount(g.slide, g.size) ?? 1) <= 1) return null;
   const width = expand.input.columns.length;
   // Group keys: window_start (#width), window_end (#width+1), or expressions of the input row.
   const windowKey = (e: ScalarExpr): 0 | 1 | null =>

@@ -156,10 +156,10 @@ function pickOffset(rng: Rng, size: number): number {
   return rng.chance(0.5) ? 0 : rng.int(-size * 2, size * 2);
 }
 
-/** A hop: slide, a size k·slide (k ≤ 4), an offset. */
-function pickHop(rng: Rng): [number, number, number] {
+/** A hop: slide, a size k·slide (fewest ≤ k ≤ 4), an offset. */
+function pickHop(rng: Rng, fewest = 1): [number, number, number] {
   const slide = rng.pick([1, 5, 10, 30]);
-  const size = slide * rng.int(1, 4);
+  const size = slide * rng.int(fewest, 4);
   return [slide, size, pickOffset(rng, slide)];
 }
 
@@ -182,7 +182,7 @@ export function windowView(rng: Rng, template: (typeof WINDOW_TEMPLATES)[number]
       const [slide, size, offset] = pickHop(rng);
       const sql = `SELECT window_start, window_end, auction, COUNT(*) AS n, MAX(price) AS top FROM HOP(bid, ts, ${iv(slide)}, ${iv(size)}, ${iv(offset)}) GROUP BY window_start, window_end, auction`;
       const sqlite = `SELECT window_start, window_end, auction, COUNT(*) AS n, MAX(price) AS top FROM (${sqliteHop('bid', 'b.auction, b.price', slide, size, offset)}) GROUP BY window_start, window_end, auction`;
-      return { name, sql, sqlite, template, unshared: unsharedForm(sql) };
+      return { name, sql, sqlite, template, ...(size > slide ? { unshared: unsharedForm(sql) } : {}) };
     }
     case 'hop_keyless': {
       const [slide, size, offset] = pickHop(rng);
@@ -235,12 +235,12 @@ export function windowView(rng: Rng, template: (typeof WINDOW_TEMPLATES)[number]
       const [slide, size] = pickHop(rng);
       const sql = `SELECT window_start, COUNT(*) AS n FROM TABLE(HOP(TABLE ask, DESCRIPTOR(ts), ${iv(slide)}, ${iv(size)})) GROUP BY window_start`;
       const sqlite = `SELECT window_start, COUNT(*) AS n FROM (${sqliteHop('ask', 'b.id', slide, size, 0)}) GROUP BY window_start`;
-      return { name, sql, sqlite, template, unshared: unsharedForm(sql) };
+      return { name, sql, sqlite, template, ...(size > slide ? { unshared: unsharedForm(sql) } : {}) };
     }
     case 'hop_shared': {
       // Every shareable aggregate: COUNT(*), COUNT(v), SUM, AVG of an int with NULLs (v), MIN/MAX
       // (retracted as rows move and leave), FILTER on COUNT(*) and MAX.
-      const [slide, size, offset] = pickHop(rng);
+      const [slide, size, offset] = pickHop(rng, 2);
       const v = 'CASE WHEN price % 4 = 0 THEN NULL ELSE price END';
       const aggs =
         `COUNT(*) AS n, COUNT(${v}) AS nv, SUM(${v}) AS s, AVG(${v}) AS a, MIN(${v}) AS lo, ` +
@@ -252,7 +252,7 @@ export function windowView(rng: Rng, template: (typeof WINDOW_TEMPLATES)[number]
     case 'hop_shared_exact': {
       // Numeric and bigint sums and averages (exact decimals, their scales), grouped by window_start
       // alone; SUM of no non-NULL value is NULL (FILTER).
-      const [slide, size, offset] = pickHop(rng);
+      const [slide, size, offset] = pickHop(rng, 2);
       const sql =
         `SELECT window_start, SUM(price * 0.25) AS q, AVG(price * 0.25) AS aq, SUM(CAST(price AS bigint)) AS sb, ` +
         `AVG(CAST(price AS bigint)) AS ab, SUM(price) FILTER (WHERE price > 55) AS top, AVG(price) FILTER (WHERE price > 55) AS atop ` +
@@ -265,7 +265,7 @@ export function windowView(rng: Rng, template: (typeof WINDOW_TEMPLATES)[number]
     }
     case 'hop_shared_end': {
       // window_end alone, a WHERE on the row under the panes, a keyless table (duplicates counted).
-      const [slide, size, offset] = pickHop(rng);
+      const [slide, size, offset] = pickHop(rng, 2);
       const sql = `SELECT window_end, COUNT(*) AS n, MIN(auction) AS lo, MAX(auction) AS hi, SUM(auction) AS s FROM HOP(click, ts, ${iv(slide)}, ${iv(size)}, ${iv(offset)}) WHERE auction <> 2 GROUP BY window_end`;
       const sqlite = `SELECT window_end, COUNT(*) AS n, MIN(auction) AS lo, MAX(auction) AS hi, SUM(auction) AS s FROM (${sqliteHop('click', 'b.auction', slide, size, offset)}) WHERE auction <> 2 GROUP BY window_end`;
       return { name, sql, sqlite, template, unshared: unsharedForm(sql) };
