@@ -37,16 +37,16 @@ const layers = [
   },
   {
     files: ['src/ivm/**/*.ts'],
-    ignores: ['src/ivm/lower.ts'],
+    ignores: ['src/ivm/lower.ts', 'src/ivm/lower-hop-panes.ts'],
     folder: 'ivm',
     may: ['common'],
     why: 'operators never import the planner or the runtime',
   },
   // A real dependency, kept: lowering (LogicalPlan → DataflowPlan) lives in src/ivm and reads the
   // planner's LogicalPlan and ColumnMeta types, so this one file may import src/planner (types only
-  // today). Moving lowering out of src/ivm would end the exception.
+  // today; lower-hop-panes.ts is part of lowering). Moving lowering out of src/ivm would end the exception.
   {
-    files: ['src/ivm/lower.ts'],
+    files: ['src/ivm/lower.ts', 'src/ivm/lower-hop-panes.ts'],
     folder: 'ivm',
     may: ['common', 'planner'],
     why: 'only lowering reads the planner',

@@ -190,7 +190,7 @@ test('checkpoint round trip: same rows and the same appends afterwards', () => {
   assert.deepEqual(logs[1], logs[0]);
 });
 
-test('EXPLAIN DATAFLOW shows the window-close Reduce (TUMBLE, and HOP under a WHERE)', () => {
+test('EXPLAIN DATAFLOW shows the window-close Reduce (TUMBLE, and HOP over closing panes under a WHERE)', () => {
   const e = new Engine();
   e.execute(DDL);
   e.execute(VIEW);
@@ -203,6 +203,6 @@ test('EXPLAIN DATAFLOW shows the window-close Reduce (TUMBLE, and HOP under a WH
   );
   assert.equal(
     e.explainView('h'),
-    "Dataflow for h (fingerprint a4d857baf9208b5a)\n  n3 Output h key [window_end] state h/output [window_end:timestamp, n:bigint]\n    n2 WindowClose (rows [keys, arguments] held by #0:window_end, reduced once when the watermark of \"t\" reaches it) Reduce+Merge key [#0:window_end] aggregates [count(*) [invertible: O(1) per group]] (fused Map, no projected rows: filter gt(#2:v, 0); keys [#5:window_end]) state h/reduce2 \u2192 [window_end:timestamp, n:bigint]\n      n1 FlatMap (stateless, at most 2 rows per input row) hop(#3:ts, slide interval '00:00:05', size interval '00:00:10', offset interval '00:00:00') \u2192 [id:integer, k:integer, v:integer, ts:timestamp, window_start:timestamp, window_end:timestamp]\n        n0 Input table t [id:integer, k:integer, v:integer, ts:timestamp]",
+    "Dataflow for h (fingerprint 2e2ac7e2efa2bdd5)\n  n4 Output h key [window_end] state h/output [window_end:timestamp, n:bigint]\n    n3 WindowClose (rows [keys, arguments] held by #0:window_end, reduced once when the watermark of \"t\" reaches it) Reduce+Merge key [#0:window_end] aggregates [sum(#1) [invertible: O(1) per group]] (fused Map, no projected rows: keys [#3:window_end]; arguments [#1:count_0]) state h/reduce3 \u2192 [window_end:timestamp, n:bigint]\n      n2 FlatMap (stateless, at most 2 rows per input row) hop(#0:pane_start, slide interval '00:00:05', size interval '00:00:10', offset interval '00:00:00') \u2192 [pane_start:timestamp, count_0:bigint, window_start:timestamp, window_end:timestamp]\n        n1 PaneClose (a group dropped when the watermark of \"t\" reaches #0:pane_start + 10 s, the end of its last window) Reduce+Merge key [#0:pane_start] aggregates [count(*) [invertible: O(1) per group]] (fused Map, no projected rows: filter and(gt(#2:v, 0), is_not_null(#3:ts)); keys [tumble_start(#3:ts, interval '00:00:05', interval '00:00:00')]) state h/reduce1 \u2192 [pane_start:timestamp, count_0:bigint]\n          n0 Input table t [id:integer, k:integer, v:integer, ts:timestamp]",
   );
 });

@@ -9,6 +9,7 @@ import { isStateful } from '../ivm/state.ts';
 import { DistinctOp } from '../ivm/ops/distinct-op.ts';
 import { TemporalFilterOp } from '../ivm/ops/temporal-filter-op.ts';
 import { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
+import { PaneCloseOp } from '../ivm/ops/pane-close-op.ts';
 import { SetOpOp } from '../ivm/ops/set-op.ts';
 import { UnionOp } from '../ivm/ops/union-op.ts';
 import { WindowOp } from '../ivm/ops/window-op.ts';
@@ -77,6 +78,9 @@ export class ViewRuntime implements RowErrorSink {
   /** The view's EMIT ON WINDOW CLOSE Reduces: they emit when a table's watermark moves. */
   readonly closing: WindowCloseOp[] = [];
 
+  /** HOP's pane Reduces under EMIT ON WINDOW CLOSE: they free a pane when its last window closes. */
+  readonly panes: PaneCloseOp[] = [];
+
   /** Shared arrangements this runtime's joins probe (released when the view goes). */
   readonly sharedArrangements: string[] = [];
 
@@ -119,6 +123,12 @@ export class ViewRuntime implements RowErrorSink {
         }
         case 'reduce': {
           const input = byId.get(node.inputs[0]) as DataflowNode;
+          if (node.closePanes !== undefined) {
+            const op = new PaneCloseOp(node, input.columns);
+            this.panes.push(op);
+            this.rendered.push({ node, inputs: node.inputs, op });
+            break;
+          }
           if (node.emitOnClose !== undefined) {
             const fused = node.fused === null ? null : { ...node.fused, inputColumns: input.columns };
             const closing = new WindowCloseOp(node, input.columns, fused);
@@ -226,6 +236,8 @@ export class ViewRuntime implements RowErrorSink {
     }
     if (output === null)
       throw new SluiceError('INTERNAL_ERROR', `dataflow of "${plan.view}" has no output node`);
+    // Changes to closed windows are counted where they are dropped: at the panes, when there are some.
+    for (const op of this.closing) for (const panes of this.panes) op.countIgnoredOf(panes);
     this.output = output;
     this.outputsScratch = new Array<ZBatch | undefined>(plan.nodes.length);
     this.inputScratch = this.rendered.map((r) => r.inputs.map(() => EMPTY));
@@ -256,6 +268,7 @@ export class ViewRuntime implements RowErrorSink {
       if (op.closeDue(mark)) due = true;
       op.setWatermark(mark);
     }
+    for (const op of this.panes) op.setWatermark(watermarkOf(op.table));
     return due;
   }
 

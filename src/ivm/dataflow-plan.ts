@@ -70,6 +70,15 @@ export interface WindowClose {
   readonly allowedLateness?: number;
 }
 
+export interface PaneClose {
+  readonly table: string;
+  readonly keyIndex: number;
+  readonly slideMicros: number;
+  readonly sizeMicros: number;
+  /** The windows' ALLOWED LATENESS (µs; absent: 0): a pane outlives its last window's end by it. */
+  readonly allowedLateness?: number;
+}
+
 export interface ColumnSpec {
   readonly name: string;
   readonly type: SqlType;
@@ -123,6 +132,12 @@ export type DataflowNode =
        * reduced once, when `table`'s watermark reaches it (ops/window-close-op.ts); no group state.
        */
       readonly emitOnClose?: WindowClose;
+      /**
+       * HOP's panes under EMIT ON WINDOW CLOSE (lower-hop-panes.ts): group key `keyIndex` is a pane's
+       * start; once `table`'s watermark reaches start + `sizeMicros` (its last window's end) the group
+       * is dropped, and a change to a pane whose windows all closed is not applied (ops/pane-close-op.ts).
+       */
+      readonly closePanes?: PaneClose;
     }
   | {
       readonly id: number;
@@ -390,8 +405,13 @@ export function printDataflow(plan: DataflowPlan): string {
             ? ''
             : `WindowClose (rows [keys, arguments] held by #${n.emitOnClose.keyIndex}:${n.columns[n.emitOnClose.keyIndex]?.name ?? '?'}, ` +
               `reduced once when the watermark of "${n.emitOnClose.table}" reaches it${latenessText(n.emitOnClose)}) `;
+        const panes =
+          n.closePanes === undefined
+            ? ''
+            : `PaneClose (a group dropped when the watermark of "${n.closePanes.table}" reaches ` +
+              `#${n.closePanes.keyIndex}:${n.columns[n.closePanes.keyIndex]?.name ?? '?'} + ${n.closePanes.sizeMicros / 1e6} s, the end of its last window${latenessText(n.closePanes)}) `;
         lines.push(
-          `${pad}n${n.id} ${close}Reduce+Merge key [${by}] ` +
+          `${pad}n${n.id} ${close}${panes}Reduce+Merge key [${by}] ` +
             `aggregates [${n.aggregates.map(printAgg).join(', ')}]${map} state ${n.stateId} → [${cols(n.columns)}]`,
         );
         visit(n.inputs[0], depth + 1);
@@ -510,7 +530,7 @@ export function printDataflow(plan: DataflowPlan): string {
 }
 
 /** How EXPLAIN DATAFLOW (and so the plan fingerprint) shows a window's allowed lateness, if any. */
-function latenessText(close: WindowClose): string {
+function latenessText(close: WindowClose | PaneClose): string {
   const micros = close.allowedLateness ?? 0;
   return micros > 0 ? ` plus ${formatInterval(Interval.of(0, 0, micros))} allowed lateness` : '';
 }

@@ -11,6 +11,7 @@ import { printDataflow } from './dataflow-plan.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { printScalar } from '../common/scalar-expr.ts';
 import { SluiceError } from '../common/errors.ts';
+import { lowerHopPanes } from './lower-hop-panes.ts';
 
 /** Whether a projection passes every column of the input's unique key on unchanged. */
 function projectionKeepsKey(exprs: readonly ScalarExpr[], key: readonly number[] | null): boolean {
@@ -129,6 +130,15 @@ export function lowerToDataflow(
         }));
       }
       case 'aggregate': {
+        // The view's aggregate (bind-window-close.ts found its window_end key).
+        const closes = windowClose !== null && (p === plan || (plan.kind === 'project' && plan.input === p));
+        // HOP's windows over shared panes (lower-hop-panes.ts).
+        const panes = lowerHopPanes(
+          p,
+          { view, lower, add, isShared: (q) => shared.has(q) },
+          closes ? windowClose : null,
+        );
+        if (panes !== null) return panes;
         let input = lower(p.input);
         // Map stage: [group keys..., aggregate arguments...] so Reduce reads plain columns.
         const project: ScalarExpr[] = [...p.groupKeys];
@@ -189,10 +199,7 @@ export function lowerToDataflow(
           aggregates,
           columns: specs(p.columns),
           stateId: `${view}/reduce${id}`,
-          // The view's aggregate (bind-window-close.ts found its window_end key).
-          ...(windowClose !== null && (p === plan || (plan.kind === 'project' && plan.input === p))
-            ? { emitOnClose: windowClose }
-            : {}),
+          ...(closes && windowClose !== null ? { emitOnClose: windowClose } : {}),
         }));
       }
       case 'join': {

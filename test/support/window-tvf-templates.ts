@@ -48,6 +48,11 @@ export interface WindowView {
   readonly template: string;
   /** A view this one reads, created first. */
   readonly base?: { readonly name: string; readonly sql: string; readonly sqlite: string };
+  /**
+   * HOP's shared panes (src/ivm/lower-hop-panes.ts): the same query in a form lowered the old way
+   * (one row per window, then GROUP BY), whose rows must be this view's exactly, value texts and all.
+   */
+  readonly unshared?: string;
 }
 
 export const WINDOW_TEMPLATES = [
@@ -64,7 +69,29 @@ export const WINDOW_TEMPLATES = [
   'tumble_subquery',
   'session_agg',
   'session_rows',
+  'hop_shared',
+  'hop_shared_exact',
+  'hop_shared_end',
 ] as const;
+
+/** Templates whose views run over shared panes (their `unshared` twin is the old plan). */
+export const PANE_TEMPLATES: readonly string[] = [
+  'hop_agg',
+  'flink_hop',
+  'hop_shared',
+  'hop_shared_exact',
+  'hop_shared_end',
+];
+
+/**
+ * `sql` (a GROUP BY over one HOP, with or without WHERE) in the form lowered one row per window: a
+ * WHERE reading window_end (never NULL) keeps the HOP's rows apart from the GROUP BY.
+ */
+function unsharedForm(sql: string): string {
+  return sql.includes(' WHERE ')
+    ? sql.replace(' WHERE ', ' WHERE window_end IS NOT NULL AND ')
+    : sql.replace(' GROUP BY ', ' WHERE window_end IS NOT NULL GROUP BY ');
+}
 
 /** SQLite: seconds since the epoch of a timestamp or date column. */
 function epoch(col: string): string {
@@ -129,10 +156,10 @@ function pickOffset(rng: Rng, size: number): number {
   return rng.chance(0.5) ? 0 : rng.int(-size * 2, size * 2);
 }
 
-/** A hop: slide, a size k·slide (k ≤ 4), an offset. */
-function pickHop(rng: Rng): [number, number, number] {
+/** A hop: slide, a size k·slide (fewest ≤ k ≤ 4), an offset. */
+function pickHop(rng: Rng, fewest = 1): [number, number, number] {
   const slide = rng.pick([1, 5, 10, 30]);
-  const size = slide * rng.int(1, 4);
+  const size = slide * rng.int(fewest, 4);
   return [slide, size, pickOffset(rng, slide)];
 }
 
@@ -155,7 +182,7 @@ export function windowView(rng: Rng, template: (typeof WINDOW_TEMPLATES)[number]
       const [slide, size, offset] = pickHop(rng);
       const sql = `SELECT window_start, window_end, auction, COUNT(*) AS n, MAX(price) AS top FROM HOP(bid, ts, ${iv(slide)}, ${iv(size)}, ${iv(offset)}) GROUP BY window_start, window_end, auction`;
       const sqlite = `SELECT window_start, window_end, auction, COUNT(*) AS n, MAX(price) AS top FROM (${sqliteHop('bid', 'b.auction, b.price', slide, size, offset)}) GROUP BY window_start, window_end, auction`;
-      return { name, sql, sqlite, template };
+      return { name, sql, sqlite, template, ...(size > slide ? { unshared: unsharedForm(sql) } : {}) };
     }
     case 'hop_keyless': {
       const [slide, size, offset] = pickHop(rng);
@@ -208,7 +235,40 @@ export function windowView(rng: Rng, template: (typeof WINDOW_TEMPLATES)[number]
       const [slide, size] = pickHop(rng);
       const sql = `SELECT window_start, COUNT(*) AS n FROM TABLE(HOP(TABLE ask, DESCRIPTOR(ts), ${iv(slide)}, ${iv(size)})) GROUP BY window_start`;
       const sqlite = `SELECT window_start, COUNT(*) AS n FROM (${sqliteHop('ask', 'b.id', slide, size, 0)}) GROUP BY window_start`;
-      return { name, sql, sqlite, template };
+      return { name, sql, sqlite, template, ...(size > slide ? { unshared: unsharedForm(sql) } : {}) };
+    }
+    case 'hop_shared': {
+      // Every shareable aggregate: COUNT(*), COUNT(v), SUM, AVG of an int with NULLs (v), MIN/MAX
+      // (retracted as rows move and leave), FILTER on COUNT(*) and MAX.
+      const [slide, size, offset] = pickHop(rng, 2);
+      const v = 'CASE WHEN price % 4 = 0 THEN NULL ELSE price END';
+      const aggs =
+        `COUNT(*) AS n, COUNT(${v}) AS nv, SUM(${v}) AS s, AVG(${v}) AS a, MIN(${v}) AS lo, ` +
+        `MAX(price) FILTER (WHERE price < 40) AS hi, COUNT(*) FILTER (WHERE price > 30) AS nf`;
+      const sql = `SELECT window_start, window_end, auction, ${aggs} FROM HOP(bid, ts, ${iv(slide)}, ${iv(size)}, ${iv(offset)}) GROUP BY window_start, window_end, auction`;
+      const sqlite = `SELECT window_start, window_end, auction, ${aggs} FROM (${sqliteHop('bid', 'b.auction, b.price', slide, size, offset)}) GROUP BY window_start, window_end, auction`;
+      return { name, sql, sqlite, template, unshared: unsharedForm(sql) };
+    }
+    case 'hop_shared_exact': {
+      // Numeric and bigint sums and averages (exact decimals, their scales), grouped by window_start
+      // alone; SUM of no non-NULL value is NULL (FILTER).
+      const [slide, size, offset] = pickHop(rng, 2);
+      const sql =
+        `SELECT window_start, SUM(price * 0.25) AS q, AVG(price * 0.25) AS aq, SUM(CAST(price AS bigint)) AS sb, ` +
+        `AVG(CAST(price AS bigint)) AS ab, SUM(price) FILTER (WHERE price > 55) AS top, AVG(price) FILTER (WHERE price > 55) AS atop ` +
+        `FROM HOP(bid, ts, ${iv(slide)}, ${iv(size)}, ${iv(offset)}) GROUP BY window_start`;
+      const sqlite =
+        `SELECT window_start, SUM(price * 0.25) AS q, AVG(price * 0.25) AS aq, SUM(price) AS sb, AVG(price) AS ab, ` +
+        `SUM(price) FILTER (WHERE price > 55) AS top, AVG(price) FILTER (WHERE price > 55) AS atop ` +
+        `FROM (${sqliteHop('bid', 'b.price', slide, size, offset)}) GROUP BY window_start`;
+      return { name, sql, sqlite, template, unshared: unsharedForm(sql) };
+    }
+    case 'hop_shared_end': {
+      // window_end alone, a WHERE on the row under the panes, a keyless table (duplicates counted).
+      const [slide, size, offset] = pickHop(rng, 2);
+      const sql = `SELECT window_end, COUNT(*) AS n, MIN(auction) AS lo, MAX(auction) AS hi, SUM(auction) AS s FROM HOP(click, ts, ${iv(slide)}, ${iv(size)}, ${iv(offset)}) WHERE auction <> 2 GROUP BY window_end`;
+      const sqlite = `SELECT window_end, COUNT(*) AS n, MIN(auction) AS lo, MAX(auction) AS hi, SUM(auction) AS s FROM (${sqliteHop('click', 'b.auction', slide, size, offset)}) WHERE auction <> 2 GROUP BY window_end`;
+      return { name, sql, sqlite, template, unshared: unsharedForm(sql) };
     }
     case 'session_agg': {
       const gap = rng.pick([1, 5, 10, 30]);

@@ -13,7 +13,8 @@ export function usesDecimalSum(spec: AggregateSpec): boolean {
   const t = spec.argType;
   if (t === null) return false;
   if (t.kind === 'numeric') return true;
-  return t.kind === 'int' && (spec.fn === 'avg' || t.bits === 64);
+  // A bigint SUM typed bigint (HOP panes' counts, lower-hop-panes.ts) stays an exact integer sum.
+  return t.kind === 'int' && (spec.fn === 'avg' || (t.bits === 64 && spec.outputType.kind === 'numeric'));
 }
 
 /** Doubles of the group record it uses: count, sum, and their partials. */

@@ -1,5 +1,5 @@
 // Unit tests of Reduce+Merge without SQL: multiset MIN/MAX under deletes, COUNT DISTINCT, group
-// disappearance, the global group, one net change per epoch, and errors on overflow.
+// disappearance, eviction (HOP panes), the global group, one net change per epoch, and errors on overflow.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Value } from '../../common/types.ts';
@@ -276,4 +276,30 @@ test('groups kept in their records survive a checkpoint and retract exactly afte
     `-[3,"${big}n",1]`,
     `+[3,"${2n * big}n",2]`,
   ]);
+});
+
+test('evict drops groups without output; the checkpoint delta deletes them; a later row starts fresh', () => {
+  const r = reduce(1, [agg('count_star', null, 'invertible'), agg('max', 1, 'multiset')]);
+  r.trackChanges(true);
+  r.step(
+    [
+      batch([
+        [[1, 5], 1],
+        [[1, 7], 1],
+        [[2, 3], 1],
+      ]),
+    ],
+    sink,
+  );
+  r.takeStateDelta(true);
+  assert.equal(
+    r.evict((key) => key[0] === 1),
+    1,
+  );
+  assert.equal(r.groupCount(), 1);
+  const delta = r.takeStateDelta(false);
+  assert.deepEqual(delta.upserts, []);
+  assert.equal(delta.deletes.length, 1);
+  // The evicted group's multiset is gone: a new row for key 1 is a new group (an insert only).
+  assert.deepEqual(changes(r.step([batch([[[1, 2], 1]])], sink)), ['+[1,1,2]']);
 });

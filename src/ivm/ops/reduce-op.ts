@@ -421,6 +421,23 @@ export class ReduceOp implements Operator, Stateful {
         (cols[keyCount + a] as Value[]).push((old as Value[])[keyCount + a] as Value);
   }
 
+  /**
+   * Drops every group whose key `expired` selects, emitting nothing: their rows have left with the
+   * windows they fed (HOP's panes under EMIT ON WINDOW CLOSE, pane-close-op.ts). Returns how many.
+   */
+  evict(expired: (key: readonly Value[]) => boolean): number {
+    let n = 0;
+    for (const slot of [...this.slots()]) {
+      const key = this.keyAt(slot);
+      if (!expired(key)) continue;
+      if (this.tracking) this.dirty.set(encodeValues(key), key);
+      for (const c of this.columns) c.clear(slot);
+      this.release(slot);
+      n++;
+    }
+    return n;
+  }
+
   trackChanges(on: boolean): void {
     this.tracking = on;
     if (!on) this.dirty.clear();

@@ -54,6 +54,7 @@ export class WindowCloseOp implements Operator, Stateful {
   private watermark = -Infinity;
   /** Changes not applied: to a closed window, or to a row whose time is NULL (in no window). */
   private ignored = 0;
+  private readonly upstream: { readonly ignoredChanges: number }[] = [];
   private tracking = false;
   private exported = false;
   private readonly dirty = new Set<string>();
@@ -92,7 +93,17 @@ export class WindowCloseOp implements Operator, Stateful {
 
   /** Changes to closed windows (or NULL times) not applied, since the view was created. */
   get ignoredChanges(): number {
-    return this.ignored;
+    let n = this.ignored;
+    for (const op of this.upstream) n += op.ignoredChanges;
+    return n;
+  }
+
+  /**
+   * Counts the changes `op` (HOP's panes, pane-close-op.ts) did not apply as this view's; the pane
+   * partials reaching closed windows here are then not counted again.
+   */
+  countIgnoredOf(op: { readonly ignoredChanges: number }): void {
+    this.upstream.push(op);
   }
 
   /** Windows ending at or before this (µs) were emitted; null before the first close. */
@@ -147,6 +158,7 @@ export class WindowCloseOp implements Operator, Stateful {
   }
 
   private ignore(w: number): void {
+    if (this.upstream.length > 0) return;
     this.ignored += Math.abs(w);
     this.closedDirty = true;
   }
