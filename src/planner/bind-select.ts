@@ -788,8 +788,8 @@ function bindAggregateCall(e: Extract<Expr, { kind: 'function' }>, scope: Scope 
       throw new SluiceError('UNKNOWN_FUNCTION', `function ${name}(*) does not exist`, { position: e.pos });
     return { fn: 'count_star', distinct: false, column: { name: 'count', type: T.int64, nullable: false } };
   }
-  // STRING_AGG(value, delimiter) is the one aggregate of two arguments.
-  const arity = name === 'string_agg' ? 2 : 1;
+  // STRING_AGG(value, delimiter) and JSONB_OBJECT_AGG(key, value) take two arguments.
+  const arity = name === 'string_agg' || name === 'jsonb_object_agg' ? 2 : 1;
   if (e.args.length !== arity) {
     const count = arity === 1 ? 'one argument' : 'two arguments';
     throw new SluiceError('UNKNOWN_FUNCTION', `function ${name} takes exactly ${count}`, {
