@@ -174,6 +174,14 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
       if (isWordText(tokens[i + 3], 'over') && isWord(token))
         renamed.set(i, ranking.padEnd(token.image.length));
     }
+    // Named arguments `f(a => 1, b := 2)`, which node-sql-parser does not read: it sees
+    // `f(     1,      2)` and the converter reads each name from our tokens (functionCallNode).
+    if ((isType(prev, LParen) || isType(prev, Comma)) && namedArgumentAt(tokens, i)) {
+      hidden
+        .add(i)
+        .add(i + 1)
+        .add(i + 2);
+    }
     // OFFSET n ROWS (node-sql-parser knows only OFFSET n).
     if ((isWordText(token, 'row') || isWordText(token, 'rows')) && isWordText(tokens[i - 2], 'offset')) {
       if (prev?.tokenType === NumberLit) hidden.add(i);
@@ -427,4 +435,23 @@ export function isStarOperand(before: IToken | undefined): boolean {
   if (before === undefined) return false;
   if (before.tokenType === Comma || before.tokenType === Dot || before.tokenType === LParen) return false;
   return !isWordText(before, 'select') && !isWordText(before, 'distinct') && !isWordText(before, 'all');
+}
+
+/**
+ * Whether a named argument's `name =>` (or the older `name :=`) starts at `i`. Our lexer reads `=>`
+ * as `=` `>` and `:=` as `:` `=`; PostgreSQL lexes each as one operator, so the two must touch.
+ */
+export function namedArgumentAt(tokens: readonly IToken[], i: number): boolean {
+  return isNamedArgument(tokens[i], tokens[i + 1], tokens[i + 2]);
+}
+
+/** Whether the three tokens `name`, `a`, `b` are a named argument's `name =>` or `name :=`. */
+export function isNamedArgument(
+  name: IToken | undefined,
+  a: IToken | undefined,
+  b: IToken | undefined,
+): boolean {
+  if (!(isWord(name) || name?.tokenType === QuotedIdent) || a === undefined || b === undefined) return false;
+  if (b.startOffset !== a.startOffset + a.image.length) return false;
+  return (isType(a, Eq) && isType(b, Gt)) || (a.tokenType === OtherOp && a.image === ':' && isType(b, Eq));
 }
