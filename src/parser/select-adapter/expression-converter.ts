@@ -715,7 +715,7 @@ export abstract class ExpressionConverter extends TokenCursor {
       return this.expression(arg).expr;
     });
     this.expect(RParen);
-    const filter = this.filterClause(node);
+    const filter = this.filterClause(node) ?? this.hiddenFilter();
     this.rejectCallSuffix({ ...node, filter: null }, pos);
     const call = functionCall(identName(nameToken), args, { distinct }, pos);
     const named = names.some((n) => n !== undefined) && call.kind === 'function';
@@ -826,6 +826,11 @@ export abstract class ExpressionConverter extends TokenCursor {
       throw notSupported(`window function ${name.toUpperCase()}`, pos);
     const over = this.windowSpec(node);
     return { kind: 'function', name, args, distinct: false, star: args.length === 0, over, pos };
+  }
+
+  /** A FILTER clause node-sql-parser did not see (select-adapter.ts reads it): its condition. */
+  protected hiddenFilter(): Expr | undefined {
+    return undefined;
   }
 
   /** `FILTER (WHERE cond)` after an aggregate's parentheses: the condition, or undefined. */
