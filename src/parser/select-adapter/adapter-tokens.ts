@@ -482,7 +482,8 @@ export function hiddenFilterConditions(tokens: readonly IToken[]): Map<number, n
     if (!isWordText(tokens[i + 2], 'where')) continue;
     const callOpen = openOf.get(i - 1);
     const name = callOpen === undefined ? undefined : tokens[callOpen - 1];
-    if (name === undefined || !isWord(name) || !HIDDEN_FILTER_AGGREGATES.has(name.image.toLowerCase())) continue;
+    if (name === undefined || !isWord(name) || !HIDDEN_FILTER_AGGREGATES.has(name.image.toLowerCase()))
+      continue;
     const close = closeOf.get(i + 1);
     if (close === undefined || close <= i + 3 || isWordText(tokens[close + 1], 'over')) continue;
     found.set(i + 2, close);
