@@ -47,7 +47,7 @@ export function bindMoreAggregate(
   if (fn === 'string_agg') return bindStringAgg(arg, second as ScalarExpr, distinct, pos);
   if (fn === 'jsonb_agg') return bindJsonbAgg(name, arg, distinct, pos);
   if (fn === 'array_agg') return bindArrayAgg(arg, distinct, pos);
-  if (fn === 'jsonb_object_agg') return bindJsonbObjectAgg(arg, second as ScalarExpr, distinct, pos);
+  if (fn === 'jsonb_object_agg') return bindJsonbObjectAgg(arg, second as ScalarExpr);
   if (fn === 'bool_and' || fn === 'bool_or') {
     if (arg.type.kind !== 'bool') throw mismatch();
     // DISTINCT cannot change a conjunction or disjunction: the same aggregate.
@@ -105,7 +105,7 @@ function bindStringAgg(
 /**
  * JSONB_AGG(x): the argument becomes its jsonb element (a SQL NULL a JSON null, which PostgreSQL
  * keeps in the array), so the group's multiset holds jsonb values and the array lists them in
- * jsonb's order. Types whose JSON form is not their text output (timestamps, intervals) are refused.
+ * jsonb's order.
  */
 function bindJsonbAgg(
   name: string,
@@ -139,18 +139,7 @@ function bindArrayAgg(arg: ScalarExpr, distinct: boolean, pos: SourcePosition | 
  * like JSONB_AGG's elements and a delete retracts its pair. JSON_OBJECT_AGG is not this: json keeps
  * duplicate keys and input order, and Sluice has no json type.
  */
-function bindJsonbObjectAgg(
-  key: ScalarExpr,
-  value: ScalarExpr,
-  distinct: boolean,
-  pos: SourcePosition | undefined,
-): AggregateCall {
-  for (const x of [key, value]) {
-    if (!hasJsonbForm(x.type)) {
-      const what = `JSONB_OBJECT_AGG with a ${x === key ? 'key' : 'value'} of type ${typeName(x.type)}`;
-      throw notSupported(what, pos, 'cast it to text first');
-    }
-  }
+function bindJsonbObjectAgg(key: ScalarExpr, value: ScalarExpr): AggregateCall {
   const k: ScalarExpr = key.type.kind === 'unknown' ? { ...key, type: T.text } : key;
   const v: ScalarExpr = value.type.kind === 'unknown' ? { ...value, type: T.text } : value;
   const pair: ScalarExpr = { kind: 'call', fn: 'jsonb_object_agg_pair', args: [k, v], type: T.jsonb };

@@ -14,7 +14,7 @@ import * as math from './math.ts';
 import * as nmath from './numeric-math.ts';
 import { Jsonb, makeObject, type JsonNode } from '../json/jsonb.ts';
 import { jsonbNodeOf } from '../json/to-jsonb.ts';
-import { objectAggPair } from '../json/object-agg-pair.ts';
+import { objectAggPair, objectKeyText } from '../json/object-agg-pair.ts';
 import { TIME_FNS, compileTimeFunction, isTimeFn } from './time.ts';
 import { JSONB_FNS, compileJsonbFunction, isJsonbFn } from './jsonb.ts';
 import { BINARY_FNS, compileBinaryFunction, isBinaryFn } from './binary.ts';
@@ -277,12 +277,10 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
           if (k === null) {
             throw new SluiceError('INVALID_VALUE', `argument ${i + 1}: key must not be null`);
           }
-          if (k instanceof Jsonb) {
-            throw new SluiceError('INVALID_VALUE', 'key value must be scalar, not array, composite, or json');
-          }
+          // a key is its value's text, a boolean's spelled out and a timestamp's as in JSON, never
+          // jsonb or an array (PostgreSQL's key_scalar: object-agg-pair.ts)
+          const key = objectKeyText(k, argTypes[i] ?? T.text);
           const v = (args[i + 1] as RowFn)(row);
-          // a key is its value's text, a boolean's spelled out as in JSON (PostgreSQL's key_scalar)
-          const key = typeof k === 'boolean' ? String(k) : textOf(k, argTypes[i] ?? T.text);
           pairs.push([key, jsonbNodeOf(v, argTypes[i + 1] ?? T.unknown)]);
         }
         return Jsonb.of(makeObject(pairs));

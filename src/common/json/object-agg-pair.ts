@@ -1,7 +1,8 @@
 // JSONB_OBJECT_AGG's per-row element: the pair (key, value) as a two-element jsonb array [key text,
 // value], so the Reduce keeps the group's pairs as a multiset of jsonb values like JSONB_AGG's.
 // The key follows PostgreSQL's key_scalar rules (jsonb.c): NULL is an error, jsonb and arrays are
-// refused, a boolean is spelled `true`/`false`, every other value is its text output.
+// refused, a boolean is spelled `true`/`false`, a timestamp written as in JSON, every other value
+// is its text output.
 import { SluiceError } from '../errors.ts';
 import { castValue } from '../cast.ts';
 import type { SqlType, Value } from '../types.ts';
@@ -17,6 +18,8 @@ export function objectKeyText(k: Value, type: SqlType): string {
     throw new SluiceError('INVALID_VALUE', 'key value must be scalar, not array, composite, or json');
   }
   if (typeof k === 'boolean') return k ? 'true' : 'false';
+  // timestamps as in JSON (`2024-01-01T10:00:00`), as PostgreSQL's key_scalar writes them
+  if (type.kind === 'timestamp' || type.kind === 'timestamptz') return jsonbNodeOf(k, type) as string;
   if (typeof k === 'string') return k;
   return castValue(k, type, T.text) as string;
 }
