@@ -183,10 +183,13 @@ test('window function views restore from checkpoints and continue alike', () => 
 
 // BOOL_AND/BOOL_OR/EVERY, the variance family (their counts and exact Σx, Σx² per group) and
 // STRING_AGG (its value → count multiset; with ORDER BY, its (value, keys) → count multiset).
-const AGG_MORE = JOIN_TEMPLATES.filter((t) => t.startsWith('agg_more') || t.startsWith('string_agg'));
+// JSONB_OBJECT_AGG: its [key, value] pair → count multiset.
+const AGG_MORE = JOIN_TEMPLATES.filter(
+  (t) => t.startsWith('agg_more') || t.startsWith('string_agg') || t === 'jsonb_object_agg',
+);
 
 test('BOOL_AND/OR and variance views restore their per-group sums from checkpoints and continue alike', () => {
-  assert.equal(AGG_MORE.length, 5);
+  assert.equal(AGG_MORE.length, 6);
   let sets = 0;
   for (const seed of seeds) sets += roundTrip(seed, AGG_MORE);
   console.log(`aggregate checkpoints: ${seeds.length} seeds, ${sets} change sets compared after restores`);

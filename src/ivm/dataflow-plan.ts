@@ -29,6 +29,7 @@ export interface AggregateSpec {
     | 'stddev_samp'
     | 'string_agg'
     | 'jsonb_agg'
+    | 'jsonb_object_agg'
     | 'array_agg';
   readonly distinct: boolean;
   /** Input column holding the argument; null for COUNT(*). */
@@ -328,7 +329,7 @@ function printAgg(a: AggregateSpec): string {
   const state =
     a.orderBy !== undefined
       ? '(value, order keys)→count per group in order, result rebuilt per changed group'
-      : a.fn === 'string_agg' || a.fn === 'jsonb_agg' || a.fn === 'array_agg'
+      : a.fn === 'string_agg' || a.fn === 'jsonb_agg' || a.fn === 'jsonb_object_agg' || a.fn === 'array_agg'
         ? 'value→count per group, result rebuilt per changed group'
         : a.strategy === 'multiset'
           ? 'value→count per group'

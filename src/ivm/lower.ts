@@ -163,6 +163,7 @@ export function lowerToDataflow(
             a.fn === 'max' ||
             a.fn === 'string_agg' ||
             a.fn === 'jsonb_agg' ||
+            a.fn === 'jsonb_object_agg' ||
             a.fn === 'array_agg' ||
             a.distinct;
           return {

@@ -131,6 +131,11 @@ export type Expr =
       readonly star: boolean;
       /** `agg(...) FILTER (WHERE cond)`: the condition (the binder refuses it on a non-aggregate). */
       readonly filter?: Expr;
+      /**
+       * `f(1, b => 2)`: each argument's name where it was written with one (named arguments follow
+       * the positional ones); absent when none was.
+       */
+      readonly argNames?: readonly (ArgName | undefined)[];
       /** `OVER (...)`: a window function call (only a select item may be one). */
       readonly over?: WindowSpec;
       /**
@@ -492,5 +497,12 @@ export interface AllowedLatenessClause {
   /** The interval literal's text and its unit (lowercase), if one follows it. */
   readonly text: string;
   readonly unit?: string;
+  readonly pos: Pos;
+}
+
+/** The name of a named argument (`days` in `make_interval(days => 3)`), as written, and where. */
+export interface ArgName {
+  /** lowercased unless quoted */
+  readonly name: string;
   readonly pos: Pos;
 }

@@ -5,9 +5,10 @@
 // nesting before parsing, expression depth and list lengths before anything binds the result.
 import type { IToken } from 'chevrotain';
 import type { Statement } from './ast.ts';
-import { SluiceError } from '../common/errors.ts';
+import { SluiceError, notSupported } from '../common/errors.ts';
 import { DEFAULT_SQL_LIMITS, type SqlLimits } from '../common/limits.ts';
-import { posOf, tokenize } from './lexer.ts';
+import { Comma, LParen, isType, posOf, tokenize } from './lexer.ts';
+import { isNamedArgument } from './select-adapter/adapter-tokens.ts';
 import { illFormedAt, PositionCursor, skipTrivia, splitScript } from './script.ts';
 import { checkStatement, checkTokens } from './statement-limits.ts';
 import { statementParser } from './statement-grammar.ts';
@@ -135,7 +136,7 @@ function parseOne(tokens: IToken[], sql: string, limits: SqlLimits): Statement {
   try {
     return statementParser.parseStatement(tokens, sql, limits.maxSelectTokens);
   } catch (error) {
-    if (error instanceof SluiceError) throw error;
+    if (error instanceof SluiceError) throw namedArgumentRefusal(tokens, error) ?? error;
     // The nesting limit keeps both parser libraries far from the end of the stack; should one
     // still get there, the statement is too deep for it, which is a limit and not a crash.
     if (error instanceof RangeError && /call stack/i.test(error.message)) {
@@ -147,4 +148,33 @@ function parseOne(tokens: IToken[], sql: string, limits: SqlLimits): Statement {
       position: posOf(tokens[0]!),
     });
   }
+}
+
+/**
+ * The statement grammar (INSERT/UPDATE/DELETE expressions) does not read named arguments
+ * (`make_interval(days => 3)`; SELECT does): its error at the `=>` or `:=` (a syntax error, or `:`
+ * as an operator it does not have) is valid SQL
+ * Sluice does not take there, refused at the argument's name.
+ */
+function namedArgumentRefusal(tokens: readonly IToken[], error: SluiceError): SluiceError | undefined {
+  const at = error.position;
+  if ((error.code !== 'SYNTAX_ERROR' && error.code !== 'NOT_SUPPORTED') || at === undefined) return undefined;
+  for (let i = 1; i + 2 < tokens.length; i++) {
+    const prev = tokens[i - 1]!;
+    if (
+      !(isType(prev, LParen) || isType(prev, Comma)) ||
+      !isNamedArgument(tokens[i], tokens[i + 1], tokens[i + 2])
+    )
+      continue;
+    const hit = [tokens[i + 1]!, tokens[i + 2]!].some(
+      (t) => posOf(t).line === at.line && posOf(t).column === at.column,
+    );
+    if (hit)
+      return notSupported(
+        'named arguments in INSERT, UPDATE and DELETE',
+        posOf(tokens[i]!),
+        'write the arguments by position',
+      );
+  }
+  return undefined;
 }

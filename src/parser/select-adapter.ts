@@ -43,6 +43,7 @@ import {
   constantLists,
   renderTokens,
   onConditions,
+  hiddenFilterConditions,
 } from './select-adapter/adapter-tokens.ts';
 import {
   checkParsedTokens,
@@ -94,10 +95,16 @@ function parsePlainSelect(
   for (const { tok, render } of adapterTokens) {
     for (let i = 0; i < render.length; i++) chars[tok.startOffset - base + i] = render[i]!;
   }
-  const conditions = new Conditions(adapterTokens, base, chars.join(''), onConditions(tokens));
+  // FILTER (WHERE cond) of the aggregates node-sql-parser does not read it after: the condition is
+  // parsed with the ON conditions, the clause `FILTER (WHERE … )` hidden from the statement
+  const filters = hiddenFilterConditions(tokens);
+  const ends = new Map([...onConditions(tokens), ...filters]);
+  const conditions = new Conditions(adapterTokens, base, chars.join(''), ends);
   for (const [on, end] of conditions.ends) {
-    const last = tokens[end - 1]!;
-    chars.fill(' ', tokens[on]!.startOffset - base, (last.endOffset ?? last.startOffset) + 1 - base);
+    const filter = filters.has(on);
+    const first = tokens[filter ? on - 2 : on]!;
+    const last = tokens[filter ? end : end - 1]!;
+    chars.fill(' ', first.startOffset - base, (last.endOffset ?? last.startOffset) + 1 - base);
   }
   const rendered = chars.join('');
 
@@ -472,6 +479,18 @@ class Converter extends ExpressionConverter {
     }
     this.expect(RParen);
     return { using };
+  }
+
+  /** `FILTER (WHERE cond)` hidden from node-sql-parser (hiddenFilterConditions): the condition. */
+  protected override hiddenFilter(): Expr | undefined {
+    if (!isWordText(this.peek(), 'filter') || !this.conditions.ends.has(this.index + 2)) return undefined;
+    this.index += 2;
+    this.word('where');
+    const end = this.conditions.ends.get(this.index - 1) as number;
+    const condition = this.onCondition(this.index - 1);
+    if (this.index !== end) this.lost();
+    this.expect(RParen);
+    return condition;
   }
 
   /** The condition after the ON at tokens[on] (see `onConditions`). */

@@ -1,6 +1,6 @@
 // Binding of the aggregates beyond COUNT/SUM/AVG/MIN/MAX: BOOL_AND, BOOL_OR, EVERY and the variance
 // family (VAR_POP, VAR_SAMP, VARIANCE, STDDEV_POP, STDDEV_SAMP, STDDEV), STRING_AGG, JSONB_AGG and
-// ARRAY_AGG, with PostgreSQL's result types.
+// ARRAY_AGG and JSONB_OBJECT_AGG, with PostgreSQL's result types.
 import { SluiceError, type SourcePosition, notSupported } from '../common/errors.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { T, arrayOf, typeName } from '../common/types.ts';
@@ -23,6 +23,7 @@ export const MORE_AGGREGATES: ReadonlyMap<string, AggregateFn> = new Map<string,
   // Sluice's one JSON type is jsonb (docs/sql.md): json_agg is jsonb_agg
   ['json_agg', 'jsonb_agg'],
   ['array_agg', 'array_agg'],
+  ['jsonb_object_agg', 'jsonb_object_agg'],
 ]);
 
 /** Whether `fn` is one of the variance family (numeric or double precision result). */
@@ -46,6 +47,7 @@ export function bindMoreAggregate(
   if (fn === 'string_agg') return bindStringAgg(arg, second as ScalarExpr, distinct, pos);
   if (fn === 'jsonb_agg') return bindJsonbAgg(name, arg, distinct, pos);
   if (fn === 'array_agg') return bindArrayAgg(arg, distinct, pos);
+  if (fn === 'jsonb_object_agg') return bindJsonbObjectAgg(arg, second as ScalarExpr);
   if (fn === 'bool_and' || fn === 'bool_or') {
     if (arg.type.kind !== 'bool') throw mismatch();
     // DISTINCT cannot change a conjunction or disjunction: the same aggregate.
@@ -103,7 +105,7 @@ function bindStringAgg(
 /**
  * JSONB_AGG(x): the argument becomes its jsonb element (a SQL NULL a JSON null, which PostgreSQL
  * keeps in the array), so the group's multiset holds jsonb values and the array lists them in
- * jsonb's order. Types whose JSON form is not their text output (timestamps, intervals) are refused.
+ * jsonb's order.
  */
 function bindJsonbAgg(
   name: string,
@@ -129,4 +131,23 @@ function bindArrayAgg(arg: ScalarExpr, distinct: boolean, pos: SourcePosition | 
   const type = arrayOf(arg.type);
   const element: ScalarExpr = { kind: 'call', fn: 'array_make', args: [arg], type };
   return { fn: 'array_agg', distinct, arg: element, column: { name: 'array_agg', type, nullable: true } };
+}
+
+/**
+ * JSONB_OBJECT_AGG(key, value): each row's pair as one jsonb element [key text, value]
+ * (object-agg-pair.ts; a NULL key is the row's error there), so the group keeps a multiset of pairs
+ * like JSONB_AGG's elements and a delete retracts its pair. JSON_OBJECT_AGG is not this: json keeps
+ * duplicate keys and input order, and Sluice has no json type.
+ */
+function bindJsonbObjectAgg(key: ScalarExpr, value: ScalarExpr): AggregateCall {
+  const k: ScalarExpr = key.type.kind === 'unknown' ? { ...key, type: T.text } : key;
+  const v: ScalarExpr = value.type.kind === 'unknown' ? { ...value, type: T.text } : value;
+  const pair: ScalarExpr = { kind: 'call', fn: 'jsonb_object_agg_pair', args: [k, v], type: T.jsonb };
+  // DISTINCT cannot change the object: each key keeps one value whatever the multiplicities
+  return {
+    fn: 'jsonb_object_agg',
+    distinct: false,
+    arg: pair,
+    column: { name: 'jsonb_object_agg', type: T.jsonb, nullable: true },
+  };
 }

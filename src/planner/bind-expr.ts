@@ -20,6 +20,7 @@ import { bindArrayConstructor, bindArrayOperator, bindQuantified, isQuantified }
 import { ARRAY_CONSTRUCTOR, ARRAY_SUBSCRIPT } from '../parser/expr-builder.ts';
 import { bindTimeArithmetic, bindTimeNegation } from './bind-time.ts';
 import { MORE_AGGREGATES } from './bind-aggregate-more.ts';
+import { positionalCall } from './bind-named-args.ts';
 
 /** One relation of a FROM with several: its columns sit at `offset` in the joined row. */
 export interface ScopeRelation {
@@ -468,6 +469,7 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       return c;
     }
     case 'function':
+      if (e.argNames !== undefined) return bindExpr(positionalCall(e, ctx), ctx); // bind-named-args.ts
       if (e.filter !== undefined && !AGGREGATE_NAMES.has(e.name)) {
         throw new SluiceError(
           'INVALID_DEFINITION',

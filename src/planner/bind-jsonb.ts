@@ -201,7 +201,7 @@ export function bindJsonbFunction(
       if (/^(jsonb?_|to_jsonb?$|row_to_json$|array_to_json$)/.test(e.name)) {
         throw new SluiceError('NOT_SUPPORTED', `function ${e.name} is not supported`, {
           position: e.pos,
-          hint: 'supported: -> ->> #> #>> #- @> <@ ? || -, jsonb_extract_path(_text), jsonb_typeof, jsonb_array_length, jsonb_set, jsonb_strip_nulls, jsonb_build_array, jsonb_build_object, to_jsonb, jsonb_agg',
+          hint: 'supported: -> ->> #> #>> #- @> <@ ? || -, jsonb_extract_path(_text), jsonb_typeof, jsonb_array_length, jsonb_set, jsonb_strip_nulls, jsonb_build_array, jsonb_build_object, to_jsonb, jsonb_agg, jsonb_object_agg',
         });
       }
       return undefined;

@@ -19,6 +19,7 @@ import { bindSemiJoin, splitSubqueryPredicates, type SubqueryContext } from './b
 import { filteredAggregate } from './bind-filter.ts';
 import { bindAggregateOrder } from './bind-aggregate-order.ts';
 import { MORE_AGGREGATES, bindMoreAggregate } from './bind-aggregate-more.ts';
+import { positionalCall } from './bind-named-args.ts';
 import { refuseNowInView } from './bind-time.ts';
 import { bindTemporalFilter, splitTemporal } from './bind-temporal.ts';
 import {
@@ -788,8 +789,10 @@ function bindAggregateCall(e: Extract<Expr, { kind: 'function' }>, scope: Scope 
       throw new SluiceError('UNKNOWN_FUNCTION', `function ${name}(*) does not exist`, { position: e.pos });
     return { fn: 'count_star', distinct: false, column: { name: 'count', type: T.int64, nullable: false } };
   }
-  // STRING_AGG(value, delimiter) is the one aggregate of two arguments.
-  const arity = name === 'string_agg' ? 2 : 1;
+  // no aggregate here has named parameters: "function f(x => …) does not exist" (bind-named-args.ts)
+  if (e.argNames !== undefined) positionalCall(e, { scope, aggregateContext: 'aggregate arguments' });
+  // STRING_AGG(value, delimiter) and JSONB_OBJECT_AGG(key, value) take two arguments.
+  const arity = name === 'string_agg' || name === 'jsonb_object_agg' ? 2 : 1;
   if (e.args.length !== arity) {
     const count = arity === 1 ? 'one argument' : 'two arguments';
     throw new SluiceError('UNKNOWN_FUNCTION', `function ${name} takes exactly ${count}`, {

@@ -24,6 +24,7 @@ export type AggregateFn =
   | 'stddev_samp'
   | 'string_agg'
   | 'jsonb_agg'
+  | 'jsonb_object_agg'
   | 'array_agg';
 
 export interface AggregateCall {

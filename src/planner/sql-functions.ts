@@ -307,3 +307,8 @@ function shadowsBuiltin(name: string, types: readonly SqlType[]): boolean {
     return false;
   }
 }
+
+/** The parameter names of the SQL function `name` callable now (named arguments), or undefined. */
+export function sqlFunctionParams(name: string): readonly string[] | undefined {
+  return active?.lookup.getFunction(name)?.params.map((p) => p.name);
+}

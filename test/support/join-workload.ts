@@ -474,6 +474,10 @@ export const JOIN_TEMPLATES = [
   // STRING_AGG(x, d ORDER BY …): orders that tie only on equal values, so the text is defined
   // (SQLite takes the same ORDER BY inside the call; DISTINCT there only without a delimiter).
   'string_agg_ordered',
+  // JSONB_OBJECT_AGG over a keyed table's ids (unique keys: SQLite's json_group_object keeps
+  // duplicates), with FILTER; SQLite orders its pairs as jsonb sorts keys (length, then bytes), and
+  // Sluice's text drops the blanks after ':' and ',' (no key or value here holds either).
+  'jsonb_object_agg',
   // ARRAY_AGG (with and without ORDER BY, DISTINCT) and array functions over it, read as text and
   // numbers (SQLite has no arrays: string_agg / count / a LIMIT 1 subquery in the same order), and
   // unnest in FROM as SQLite's json_each over json_array(...).
@@ -1438,6 +1442,24 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinVi
         `SELECT ${X}.k AS k, string_agg(${w}, ',' ORDER BY ${order}) AS ow, ` +
         `string_agg(${w}, '/' ORDER BY ${v} DESC NULLS FIRST, ${w} DESC NULLS LAST) FILTER (WHERE j > 0) AS fo, ` +
         `(SELECT string_agg(d.w, '|' ORDER BY d.w DESC) FROM (SELECT DISTINCT i.${w} AS w FROM ${X} i WHERE i.k IS ${X}.k) d) AS dd FROM ${X} GROUP BY ${X}.k`;
+      return one(sql, { sqlite });
+    }
+    case 'jsonb_object_agg': {
+      const t = ts.find((u) => u.keyed) as JoinTable; // every schema has one
+      const T = t.name;
+      const id = `${T}.${idCol(t)}`;
+      const v = `${T}.${vCol(t)}`;
+      const w = `${T}.${wCol(t)}`;
+      const compact = (e: string): string => `replace(replace((${e})::text, ': ', ':'), ', ', ',')`;
+      const sql =
+        `SELECT ${T}.k AS k, ${compact(`jsonb_object_agg(${id}, ${v})`)} AS o, ` +
+        `${compact(`jsonb_object_agg('w' || ${id}, ${w}) FILTER (WHERE ${v} > ${c})`)} AS f FROM ${T} GROUP BY ${T}.k`;
+      const key = `CAST(${id} AS TEXT)`;
+      const wkey = `('w' || ${id})`;
+      const sqlite =
+        `SELECT ${T}.k AS k, json_group_object(${key}, ${v} ORDER BY length(${key}), ${key}) AS o, ` +
+        `NULLIF(json_group_object(${wkey}, ${w} ORDER BY length(${wkey}), ${wkey}) FILTER (WHERE ${v} > ${c}), '{}') AS f ` +
+        `FROM ${T} GROUP BY ${T}.k`;
       return one(sql, { sqlite });
     }
     case 'array_agg': {

@@ -14,6 +14,7 @@ import * as math from './math.ts';
 import * as nmath from './numeric-math.ts';
 import { Jsonb, makeObject, type JsonNode } from '../json/jsonb.ts';
 import { jsonbNodeOf } from '../json/to-jsonb.ts';
+import { objectAggPair, objectKeyText } from '../json/object-agg-pair.ts';
 import { TIME_FNS, compileTimeFunction, isTimeFn } from './time.ts';
 import { JSONB_FNS, compileJsonbFunction, isJsonbFn } from './jsonb.ts';
 import { BINARY_FNS, compileBinaryFunction, isBinaryFn } from './binary.ts';
@@ -66,6 +67,7 @@ export const FUNCTION_FNS = [
   'trim_scale',
   'to_jsonb',
   'jsonb_agg_elem',
+  'jsonb_object_agg_pair',
   'jsonb_build_array',
   'jsonb_build_object',
   ...TIME_FNS,
@@ -258,6 +260,13 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
       if (fn === 'to_jsonb') return strict(args, (v) => Jsonb.of(jsonbNodeOf(v, type)));
       return (row) => Jsonb.of(jsonbNodeOf(arg(row), type));
     }
+    case 'jsonb_object_agg_pair': {
+      // JSONB_OBJECT_AGG's element [key, value] (object-agg-pair.ts): a NULL key is an error
+      const [k, v] = args as [RowFn, RowFn];
+      const kt = argTypes[0] ?? T.text;
+      const vt = argTypes[1] ?? T.unknown;
+      return (row) => objectAggPair(k(row), kt, v(row), vt);
+    }
     case 'jsonb_build_array':
       return (row) => Jsonb.of(args.map((g, i) => jsonbNodeOf(g(row), argTypes[i] ?? T.unknown)));
     case 'jsonb_build_object':
@@ -268,12 +277,10 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
           if (k === null) {
             throw new SluiceError('INVALID_VALUE', `argument ${i + 1}: key must not be null`);
           }
-          if (k instanceof Jsonb) {
-            throw new SluiceError('INVALID_VALUE', 'key value must be scalar, not array, composite, or json');
-          }
+          // a key is its value's text, a boolean's spelled out and a timestamp's as in JSON, never
+          // jsonb or an array (PostgreSQL's key_scalar: object-agg-pair.ts)
+          const key = objectKeyText(k, argTypes[i] ?? T.text);
           const v = (args[i + 1] as RowFn)(row);
-          // a key is its value's text, a boolean's spelled out as in JSON (PostgreSQL's key_scalar)
-          const key = typeof k === 'boolean' ? String(k) : textOf(k, argTypes[i] ?? T.text);
           pairs.push([key, jsonbNodeOf(v, argTypes[i + 1] ?? T.unknown)]);
         }
         return Jsonb.of(makeObject(pairs));

@@ -29,6 +29,7 @@ import {
 } from './aggregates-more.ts';
 import { OrderedAggColumn } from './ordered-aggregate.ts';
 import { arrayAgg } from './array-agg.ts';
+import { jsonbObjectAgg } from './jsonb-object-agg.ts';
 
 export interface AggColumn {
   readonly spec: AggregateSpec;
@@ -353,9 +354,11 @@ class MultisetColumn implements AggColumn {
     const exact = spec.fn === 'min' || spec.fn === 'max' || this.representatives;
     // ARRAY_AGG keys and orders its values exactly too: each row's element shows as written
     const exactValues = exact || spec.fn === 'array_agg';
-    this.ordered = exactValues || spec.fn === 'string_agg' || spec.fn === 'jsonb_agg';
-    this.keyOf = spec.fn === 'jsonb_agg' ? jsonbElementKey : exactValues ? exactKey : singleKey;
-    this.cmp = spec.fn === 'jsonb_agg' ? compareJsonbElements : exactValues ? compareExact : compareValues;
+    // JSONB_OBJECT_AGG's [key, value] pairs are jsonb elements too (jsonb-object-agg.ts)
+    const jsonb = spec.fn === 'jsonb_agg' || spec.fn === 'jsonb_object_agg';
+    this.ordered = exactValues || spec.fn === 'string_agg' || jsonb;
+    this.keyOf = jsonb ? jsonbElementKey : exactValues ? exactKey : singleKey;
+    this.cmp = jsonb ? compareJsonbElements : exactValues ? compareExact : compareValues;
     // Checkpointed by the Reduce, group by group (serialize): its own delta is not used.
     this.counts = new Arrangement(`${spec.fn} state`, '');
   }
@@ -425,6 +428,7 @@ class MultisetColumn implements AggColumn {
     if (this.spec.fn === 'string_agg') return stringAgg(this.spec, sorted, this.counts, slot); // aggregates-more.ts
     if (this.spec.fn === 'jsonb_agg') return jsonbAgg(this.spec, sorted, this.counts, slot); // aggregates-more.ts
     if (this.spec.fn === 'array_agg') return arrayAgg(this.spec, sorted, this.counts, slot); // array-agg.ts
+    if (this.spec.fn === 'jsonb_object_agg') return jsonbObjectAgg(sorted); // jsonb-object-agg.ts
     if (this.spec.fn === 'min') return sorted[0] as Value;
     // MAX: the first of the largest equal values, as MIN shows the first of the smallest
     return representative(sorted, sorted[sorted.length - 1] as Value) as Value;

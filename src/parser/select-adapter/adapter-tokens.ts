@@ -174,6 +174,14 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
       if (isWordText(tokens[i + 3], 'over') && isWord(token))
         renamed.set(i, ranking.padEnd(token.image.length));
     }
+    // Named arguments `f(a => 1, b := 2)`, which node-sql-parser does not read: it sees
+    // `f(     1,      2)` and the converter reads each name from our tokens (functionCallNode).
+    if ((isType(prev, LParen) || isType(prev, Comma)) && namedArgumentAt(tokens, i)) {
+      hidden
+        .add(i)
+        .add(i + 1)
+        .add(i + 2);
+    }
     // OFFSET n ROWS (node-sql-parser knows only OFFSET n).
     if ((isWordText(token, 'row') || isWordText(token, 'rows')) && isWordText(tokens[i - 2], 'offset')) {
       if (prev?.tokenType === NumberLit) hidden.add(i);
@@ -427,4 +435,58 @@ export function isStarOperand(before: IToken | undefined): boolean {
   if (before === undefined) return false;
   if (before.tokenType === Comma || before.tokenType === Dot || before.tokenType === LParen) return false;
   return !isWordText(before, 'select') && !isWordText(before, 'distinct') && !isWordText(before, 'all');
+}
+
+/**
+ * Whether a named argument's `name =>` (or the older `name :=`) starts at `i`. Our lexer reads `=>`
+ * as `=` `>` and `:=` as `:` `=`; PostgreSQL lexes each as one operator, so the two must touch.
+ */
+export function namedArgumentAt(tokens: readonly IToken[], i: number): boolean {
+  return isNamedArgument(tokens[i], tokens[i + 1], tokens[i + 2]);
+}
+
+/** Whether the three tokens `name`, `a`, `b` are a named argument's `name =>` or `name :=`. */
+export function isNamedArgument(
+  name: IToken | undefined,
+  a: IToken | undefined,
+  b: IToken | undefined,
+): boolean {
+  if (!(isWord(name) || name?.tokenType === QuotedIdent) || a === undefined || b === undefined) return false;
+  if (b.startOffset !== a.startOffset + a.image.length) return false;
+  return (isType(a, Eq) && isType(b, Gt)) || (a.tokenType === OtherOp && a.image === ':' && isType(b, Eq));
+}
+
+/** Aggregates Sluice computes whose FILTER clause node-sql-parser's grammar does not read. */
+const HIDDEN_FILTER_AGGREGATES: ReadonlySet<string> = new Set(['jsonb_object_agg', 'jsonb_agg', 'json_agg']);
+
+/**
+ * `agg(...) FILTER (WHERE cond)` for the aggregates above (not followed by OVER): the WHERE's index
+ * → the index of the FILTER's `)`. The clause is hidden from node-sql-parser and its condition
+ * parsed on its own, as ON conditions are (select-adapter.ts).
+ */
+export function hiddenFilterConditions(tokens: readonly IToken[]): Map<number, number> {
+  const found = new Map<number, number>();
+  const opens: number[] = [];
+  const openOf = new Map<number, number>();
+  tokens.forEach((tok, i) => {
+    if (tok.tokenType === LParen) opens.push(i);
+    else if (tok.tokenType === RParen) {
+      const open = opens.pop();
+      if (open !== undefined) openOf.set(i, open);
+    }
+  });
+  const closeOf = new Map<number, number>();
+  for (const [close, open] of openOf) closeOf.set(open, close);
+  for (let i = 1; i + 2 < tokens.length; i++) {
+    if (!isWordText(tokens[i], 'filter') || !isType(tokens[i + 1], LParen)) continue;
+    if (!isWordText(tokens[i + 2], 'where')) continue;
+    const callOpen = openOf.get(i - 1);
+    const name = callOpen === undefined ? undefined : tokens[callOpen - 1];
+    if (name === undefined || !isWord(name) || !HIDDEN_FILTER_AGGREGATES.has(name.image.toLowerCase()))
+      continue;
+    const close = closeOf.get(i + 1);
+    if (close === undefined || close <= i + 3 || isWordText(tokens[close + 1], 'over')) continue;
+    found.set(i + 2, close);
+  }
+  return found;
 }

@@ -2,8 +2,17 @@
 // ORDER BY items become our typed AST, with every leaf value and position taken from our tokens and
 // precedence re-derived by the shared operator-run builder (expr-builder.ts).
 import type { IToken } from 'chevrotain';
-import type { Expr, OrderItem, Pos, SelectStmt, TypeName, WindowFrameSpec, WindowSpec } from '../ast.ts';
-import { notSupported, SluiceError } from '../../common/errors.ts';
+import type {
+  ArgName,
+  Expr,
+  OrderItem,
+  Pos,
+  SelectStmt,
+  TypeName,
+  WindowFrameSpec,
+  WindowSpec,
+} from '../ast.ts';
+import { notSupported, parseError, SluiceError } from '../../common/errors.ts';
 import {
   ARRAY_CONSTRUCTOR,
   ARRAY_SUBSCRIPT,
@@ -46,7 +55,7 @@ import {
 import { buildTypeName, measureTypeName } from '../type-name.ts';
 import { extractCall, intervalLiteral } from './time-syntax.ts';
 import { type Node, isNode, child, list, text, present, callArguments } from './loose-ast.ts';
-import { type AdapterToken, INFIX_TOKENS } from './adapter-tokens.ts';
+import { type AdapterToken, INFIX_TOKENS, isNamedArgument } from './adapter-tokens.ts';
 import { TokenCursor } from './token-cursor.ts';
 
 /** Window functions (beside the aggregates with OVER) the binder maintains. */
@@ -685,6 +694,7 @@ export abstract class ExpressionConverter extends TokenCursor {
     }
     const distinct = this.optionalWord('distinct') !== undefined;
     if (!distinct) this.optionalWord('all');
+    const names: (ArgName | undefined)[] = [];
     const args = rawArgs.map((arg, i) => {
       if (i > 0) this.comma();
       if (isNode(arg) && arg['type'] === 'origin') {
@@ -693,12 +703,31 @@ export abstract class ExpressionConverter extends TokenCursor {
           pos,
         );
       }
+      const named = this.argumentName();
+      if (named === undefined && names.some((n) => n !== undefined)) {
+        // PostgreSQL's grammar: positional arguments come first
+        throw parseError('positional argument cannot follow named argument', this.here());
+      }
+      if (named !== undefined && names.some((n) => n?.name === named.name)) {
+        throw parseError(`argument name "${named.name}" used more than once`, named.pos);
+      }
+      names.push(named);
       return this.expression(arg).expr;
     });
     this.expect(RParen);
-    const filter = this.filterClause(node);
+    const filter = this.filterClause(node) ?? this.hiddenFilter();
     this.rejectCallSuffix({ ...node, filter: null }, pos);
-    return withFilter(functionCall(identName(nameToken), args, { distinct }, pos), filter);
+    const call = functionCall(identName(nameToken), args, { distinct }, pos);
+    const named = names.some((n) => n !== undefined) && call.kind === 'function';
+    return withFilter(named ? { ...call, argNames: names } : call, filter);
+  }
+
+  /** `name =>` or `name :=` before an argument (hidden from node-sql-parser, see renderTokens). */
+  private argumentName(): ArgName | undefined {
+    if (!isNamedArgument(this.peek(), this.peek(1), this.peek(2))) return undefined;
+    const token = this.peek() as IToken;
+    this.index += 3;
+    return { name: identName(token), pos: posOf(token) };
   }
 
   /**
@@ -797,6 +826,11 @@ export abstract class ExpressionConverter extends TokenCursor {
       throw notSupported(`window function ${name.toUpperCase()}`, pos);
     const over = this.windowSpec(node);
     return { kind: 'function', name, args, distinct: false, star: args.length === 0, over, pos };
+  }
+
+  /** A FILTER clause node-sql-parser did not see (select-adapter.ts reads it): its condition. */
+  protected hiddenFilter(): Expr | undefined {
+    return undefined;
   }
 
   /** `FILTER (WHERE cond)` after an aggregate's parentheses: the condition, or undefined. */

@@ -26,7 +26,13 @@ import {
 } from '../lexer.ts';
 import { isNode, child } from './loose-ast.ts';
 import { AGGREGATE_WINDOW_FUNCTIONS, WINDOW_FUNCTIONS } from './expression-converter.ts';
-import { type AdapterToken, INFIX_TYPES, isStarOperand, followsJoin } from './adapter-tokens.ts';
+import {
+  type AdapterToken,
+  INFIX_TYPES,
+  isStarOperand,
+  followsJoin,
+  hiddenFilterConditions,
+} from './adapter-tokens.ts';
 
 /**
  * node-sql-parser takes tens of µs per token, so the tokens it is handed are what bound the time
@@ -147,7 +153,11 @@ export function unsupportedConstructUpTo(
       return notSupported('IS DISTINCT FROM', pos);
     }
     if (word(i, 'within') && word(i + 1, 'group')) return notSupported('WITHIN GROUP', pos);
-    if (word(i, 'filter') && isType(tokens[i + 1]?.tok, LParen)) return filterOnNonAggregate(tokens, i, pos);
+    if (word(i, 'filter') && isType(tokens[i + 1]?.tok, LParen)) {
+      // a FILTER node-sql-parser did not see (hiddenFilterConditions): what failed is its condition
+      if (hiddenFilterConditions(tokens.map((t) => t.tok)).has(i + 2)) continue;
+      return filterOnNonAggregate(tokens, i, pos);
+    }
     if (word(i, 'interval') && tokens[i + 1]?.tok.tokenType === StringLit)
       return notSupported('INTERVAL with this qualifier', pos, "write INTERVAL '…' or INTERVAL '10' SECOND");
     if (word(i, 'array') && isType(tokens[i + 1]?.tok, LParen)) return notSupported('ARRAY(subquery)', pos);
@@ -206,9 +216,11 @@ export function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: numbe
     if (inFrom && isWordText(prev, 'as') && JOIN_WORDS.some((w) => isWordText(tok, w))) return tok;
     // ON only ever follows `JOIN relation`.
     if (inFrom && isWordText(tok, 'on') && !followsJoin(plain(), i)) return tok;
+    // `FILTER (WHERE`: the clause's own WHERE
+    const filterWhere = isWordText(tok, 'where') && isWordText(tokens[i - 2]?.tok, 'filter');
     const expectsValue =
       prev.tokenType === Comma ||
-      prev.tokenType === LParen ||
+      (prev.tokenType === LParen && !filterWhere) ||
       // A select-list `*` is no operator: `SELECT * FROM` is fine.
       (INFIX_TYPES.has(prev.tokenType) && (prev.tokenType !== Star || isStarOperand(tokens[i - 2]?.tok))) ||
       ['select', 'where', 'having', 'by', 'and', 'or', 'not', 'when', 'then', 'else'].some((w) =>
