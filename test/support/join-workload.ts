@@ -1414,10 +1414,17 @@ function buildTemplate(ctx: Ctx, template: AnyTemplate | ScalarTemplate): JoinVi
       const sql =
         `SELECT ${keys}BOOL_AND(${v} > ${c}) AS ba, BOOL_OR(${X}.j = 1) AS bo, EVERY(${v} IS NOT NULL) AS ev, ` +
         `VAR_POP(${v}) AS vp, VAR_SAMP(${v}) AS vs, STDDEV_POP(${v}) AS sp, STDDEV(${v}) AS sd, ` +
-        `VARIANCE(CAST(${v} AS double precision) / 4) AS vf FROM ${from}${groupBy}`;
+        `VARIANCE(CAST(${v} AS double precision) / 4) AS vf, ` +
+        `BOOL_OR(${X}.j = 1) FILTER (WHERE ${v} > ${c}) AS bof, VAR_SAMP(${v}) FILTER (WHERE ${X}.j > 0) AS vsf ` +
+        `FROM ${from}${groupBy}`;
+      // FILTER on these: SQLite's own FILTER on each aggregate of the formula.
+      const f = ` FILTER (WHERE ${X}.j > 0)`;
+      const nf = `COUNT(${v})${f}`;
+      const sampFiltered = `(${nf} * SUM(${v} * ${v})${f} - SUM(${v})${f} * SUM(${v})${f}) * 1.0 / (${nf} * (${nf} - 1))`;
       const sqlite =
         `SELECT ${keys}MIN(${v} > ${c}) AS ba, MAX(${X}.j = 1) AS bo, MIN(${v} IS NOT NULL) AS ev, ` +
-        `${pop} AS vp, ${samp} AS vs, sqrt(${pop}) AS sp, sqrt(${samp}) AS sd, ${samp} / 16 AS vf FROM ${from}${groupBy}`;
+        `${pop} AS vp, ${samp} AS vs, sqrt(${pop}) AS sp, sqrt(${samp}) AS sd, ${samp} / 16 AS vf, ` +
+        `MAX(${X}.j = 1) FILTER (WHERE ${v} > ${c}) AS bof, ${sampFiltered} AS vsf FROM ${from}${groupBy}`;
       return one(sql, { sqlite, ...(global ? { global: true } : {}) });
     }
     case 'string_agg': {

@@ -457,7 +457,20 @@ export function isNamedArgument(
 }
 
 /** Aggregates Sluice computes whose FILTER clause node-sql-parser's grammar does not read. */
-const HIDDEN_FILTER_AGGREGATES: ReadonlySet<string> = new Set(['jsonb_object_agg', 'jsonb_agg', 'json_agg']);
+const HIDDEN_FILTER_AGGREGATES: ReadonlySet<string> = new Set([
+  'jsonb_object_agg',
+  'jsonb_agg',
+  'json_agg',
+  'bool_and',
+  'bool_or',
+  'every',
+  'var_pop',
+  'var_samp',
+  'variance',
+  'stddev_pop',
+  'stddev_samp',
+  'stddev',
+]);
 
 /**
  * `agg(...) FILTER (WHERE cond)` for the aggregates above (not followed by OVER): the WHERE's index

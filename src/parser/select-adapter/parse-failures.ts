@@ -156,6 +156,8 @@ export function unsupportedConstructUpTo(
     if (word(i, 'filter') && isType(tokens[i + 1]?.tok, LParen)) {
       // a FILTER node-sql-parser did not see (hiddenFilterConditions): what failed is its condition
       if (hiddenFilterConditions(tokens.map((t) => t.tok)).has(i + 2)) continue;
+      // after an aggregate node-sql-parser reads FILTER for (not before OVER): the condition failed
+      if (filteredAggregateName(tokens, i) !== null && !filterBeforeOver(tokens, i)) continue;
       return filterOnNonAggregate(tokens, i, pos);
     }
     if (word(i, 'interval') && tokens[i + 1]?.tok.tokenType === StringLit)
@@ -244,18 +246,41 @@ export function misplacedTokenUpTo(tokens: readonly AdapterToken[], limit: numbe
   return undefined;
 }
 
-/** Aggregates Sluice computes but whose FILTER clause node-sql-parser's grammar does not take. */
-const UNPARSED_FILTER_AGGREGATES: ReadonlySet<string> = new Set([
-  'bool_and',
-  'bool_or',
-  'every',
-  'var_pop',
-  'var_samp',
-  'variance',
-  'stddev_pop',
-  'stddev_samp',
-  'stddev',
+/** Aggregates node-sql-parser reads `FILTER (WHERE …)` after (the others: hiddenFilterConditions). */
+const PARSED_FILTER_AGGREGATES: ReadonlySet<string> = new Set([
+  'count',
+  'sum',
+  'avg',
+  'min',
+  'max',
+  'string_agg',
+  'array_agg',
 ]);
+
+/** The name of the aggregate `agg(...)` right before the FILTER at `at`, when the parser reads its FILTER. */
+function filteredAggregateName(tokens: readonly AdapterToken[], at: number): string | null {
+  let j = at - 1;
+  if (!isType(tokens[j]?.tok, RParen)) return null;
+  for (let depth = 0; j >= 0; j--) {
+    const t = tokens[j]!.tok;
+    if (isType(t, RParen)) depth++;
+    else if (isType(t, LParen) && --depth === 0) break;
+  }
+  const name = tokens[j - 1]?.tok;
+  if (name === undefined || !isType(name, Ident)) return null;
+  const fn = identName(name);
+  return PARSED_FILTER_AGGREGATES.has(fn) ? fn : null;
+}
+
+/** Whether the FILTER (…) at `at` is followed by OVER (a window function). */
+function filterBeforeOver(tokens: readonly AdapterToken[], at: number): boolean {
+  for (let k = at + 1, depth = 0; k < tokens.length; k++) {
+    const t = tokens[k]!.tok;
+    if (isType(t, LParen)) depth++;
+    else if (isType(t, RParen) && --depth === 0) return isWordText(tokens[k + 1]?.tok, 'over');
+  }
+  return false;
+}
 
 /**
  * `f(...) FILTER (...)`, which node-sql-parser parses only after an aggregate: FILTER on another
@@ -263,14 +288,7 @@ const UNPARSED_FILTER_AGGREGATES: ReadonlySet<string> = new Set([
  */
 function filterOnNonAggregate(tokens: readonly AdapterToken[], at: number, pos: SourcePosition): SluiceError {
   // `agg(...) FILTER (WHERE ...) OVER (...)`, which node-sql-parser does not read: valid SQL.
-  for (let k = at + 1, depth = 0; k < tokens.length; k++) {
-    const t = tokens[k]!.tok;
-    if (isType(t, LParen)) depth++;
-    else if (isType(t, RParen) && --depth === 0) {
-      if (isWordText(tokens[k + 1]?.tok, 'over')) return notSupported('FILTER in a window function', pos);
-      break;
-    }
-  }
+  if (filterBeforeOver(tokens, at)) return notSupported('FILTER in a window function', pos);
   let j = at - 1;
   if (isType(tokens[j]?.tok, RParen)) {
     for (let depth = 0; j >= 0; j--) {
@@ -280,16 +298,6 @@ function filterOnNonAggregate(tokens: readonly AdapterToken[], at: number, pos: 
     }
     const name = tokens[j - 1]?.tok;
     if (name !== undefined && (isType(name, Ident) || name.tokenType === QuotedIdent)) {
-      const fn = identName(name);
-      if (UNPARSED_FILTER_AGGREGATES.has(fn)) {
-        // Aggregates node-sql-parser does not read FILTER after: the rewrite the binder would make.
-        const upper = fn.toUpperCase();
-        return notSupported(
-          `FILTER on ${upper}`,
-          posOf(name),
-          `write ${upper}(CASE WHEN condition THEN argument END), which is what FILTER means`,
-        );
-      }
       return new SluiceError(
         'INVALID_DEFINITION',
         `FILTER specified, but ${identName(name)} is not an aggregate function`,
