@@ -1,6 +1,8 @@
 // EMIT ON WINDOW CLOSE: finds which GROUP BY key of a view is the window_end of TUMBLE or HOP over a
 // table's watermark column, so the runtime can hold each window until the watermark passes its end.
-// Anything else (joins, views, SESSION, a window_end computed some other way) is refused here.
+// The window_end may reach the view through views that pass it unchanged (projections, filters);
+// anything else (joins, aggregates in between, SESSION, a window_end computed some other way) is
+// refused here.
 import { notSupported, SluiceError } from '../common/errors.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { USECS_PER_DAY } from '../common/time/calendar.ts';
@@ -67,8 +69,12 @@ function bindCloseKey(plan: LogicalPlan, catalog: Catalog, pos: Pos): WindowClos
   for (let k = 0; k < agg.groupKeys.length; k++) {
     const key = agg.groupKeys[k] as ScalarExpr;
     if (key.kind !== 'col') continue;
-    const found = windowEndSource(agg.input, key.index);
-    if (found === null) continue;
+    const entered: string[] = [];
+    const found = windowEndSource(agg.input, key.index, catalog, entered);
+    if (found === null) {
+      viewRead ??= entered[0] ?? null;
+      continue;
+    }
     if (found.scan.sourceKind === 'view') {
       viewRead = found.scan.source;
       continue;
@@ -96,12 +102,28 @@ type Scan = Extract<LogicalPlan, { kind: 'scan' }>;
 
 /**
  * Follows column `index` of `p` down through filters and column projections to the TUMBLE or HOP
- * that computes it as window_end; returns the scanned relation and its time column, or null.
+ * that computes it as window_end; returns the scanned relation and its time column, or null. A scan
+ * of a view is followed into the view's own plan (its output columns are the view's, in order), so
+ * a window_end computed in a view and passed on unchanged keeps its lineage; `entered` collects the
+ * views walked into, outermost first, for the refusal's message.
  */
-function windowEndSource(p: LogicalPlan, index: number): { scan: Scan; timeColumn: number } | null {
+function windowEndSource(
+  p: LogicalPlan,
+  index: number,
+  catalog: Catalog,
+  entered: string[],
+): { scan: Scan; timeColumn: number } | null {
   for (;;) {
     if (p.kind === 'filter') {
       p = p.input;
+      continue;
+    }
+    if (p.kind === 'scan') {
+      // A view's rows are its plan's rows as they change, so its column has the plan's lineage.
+      const def = p.sourceKind === 'view' ? catalog.get(p.source) : undefined;
+      if (def?.kind !== 'view') return null;
+      entered.push(def.name);
+      p = def.plan;
       continue;
     }
     if (p.kind === 'project') {
