@@ -194,7 +194,10 @@ export class WindowCloseOp implements Operator, Stateful {
       const held = this.open.get(end) as Map<string, HeldRow>;
       this.open.delete(end);
       const batch: ZBatch = { rows: [], weights: [], consolidated: true };
-      for (const [key, h] of held) {
+      // In key order, not the Map's: a restored window holds its rows in the checkpoint's order,
+      // and the emitted changes must come out byte for byte as in a run that never restarted.
+      const ordered = [...held].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      for (const [key, h] of ordered) {
         batch.rows.push(h.row);
         batch.weights.push(h.count);
         if (this.tracking) this.dirty.add(`${end}|${key}`);
