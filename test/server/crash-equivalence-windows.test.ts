@@ -54,6 +54,13 @@ const DDL = `CREATE TABLE bids (id integer PRIMARY KEY, auction integer NOT NULL
   CREATE MATERIALIZED VIEW sessions AS SELECT auction, window_start, window_end, count(*) AS n
     FROM SESSION(bids PARTITION BY auction, ts, INTERVAL '5' SECOND) GROUP BY auction, window_start, window_end;
   CREATE MATERIALIZED VIEW recent AS SELECT id, auction, price FROM bids WHERE ts > now() - INTERVAL '20' SECOND`;
+/**
+ * One step per statement: a kill can land between two statements of a script, and a DDL statement
+ * changes neither the epoch nor the clock, so only the catalog (stateOf) tells whether it applied.
+ */
+const DDL_STATEMENTS = DDL.split(/;\s*\n/).map((sql) => sql.trim());
+/** Steps before the views exist: the clock, then the DDL. */
+const SETUP_STEPS = 1 + DDL_STATEMENTS.length;
 
 function stamp(sec: number): string {
   return `${new Date((BASE + sec) * 1000).toISOString().replace('T', ' ').replace('.000Z', '')}+00`;
@@ -62,7 +69,7 @@ function stamp(sec: number): string {
 /** The statements: one each, the clock moving forward by 1–3 s, bids mostly near it (some late). */
 function steps(rnd: () => number, count: number): string[] {
   const int = (n: number): number => Math.floor(rnd() * n);
-  const out = [`SET CLOCK TO '${stamp(0)}'`, DDL];
+  const out = [`SET CLOCK TO '${stamp(0)}'`, ...DDL_STATEMENTS];
   const live: number[] = [];
   let clock = 0;
   let next = 1;
@@ -119,13 +126,16 @@ function stored(dir: string): { changelog: string; journal: string; epochTimes: 
   }
 }
 
-/** The server's (epoch, manual clock): which steps it has applied. */
+/** The server's (epoch, manual clock, relations): which steps it has applied. */
 async function stateOf(base: string): Promise<string> {
   const r = await request(base, 'POST', '/v1/sql', { sql: 'SHOW CLOCK' });
   assert.equal(r.status, 200, r.text);
   const results = r.body['results'] as { rows: { source: string }[] }[];
   const ready = await request(base, 'GET', '/readyz');
-  return `${String(ready.body['epoch'])} ${results[0]?.rows[0]?.source ?? ''}`;
+  const tables = await request(base, 'GET', '/v1/tables');
+  const views = await request(base, 'GET', '/v1/views');
+  const relations = (tables.body['tables'] as unknown[]).length + (views.body['views'] as unknown[]).length;
+  return `${String(ready.body['epoch'])} ${results[0]?.rows[0]?.source ?? ''} ${relations}`;
 }
 
 async function runStep(base: string, sql: string): Promise<void> {
@@ -188,7 +198,7 @@ test(
       const states: string[] = [];
       for (let i = 0; i < all.length; i++) {
         await runStep(reference.base, all[i] as string);
-        if (i === 1) for (const s of refSubs) await s.connect(reference.wsBase);
+        if (i === SETUP_STEPS - 1) for (const s of refSubs) await s.connect(reference.wsBase);
         states.push(await stateOf(reference.base));
       }
       await caughtUp(refSubs, reference.base);
@@ -248,7 +258,7 @@ test(
           if (done < all.length && state === states[done]) done += 1;
           else if (done > 0)
             assert.equal(state, states[done - 1], `the state after a restart (step ${done})`);
-          if (done >= 2) {
+          if (done >= SETUP_STEPS) {
             for (const s of subs) await alive(() => s.connect(live.wsBase));
             await alive(() => caughtUp(subs, live.base));
           }
@@ -260,7 +270,7 @@ test(
             }
             await alive(() => runStep(live.base, all[done] as string));
             done += 1;
-            if (done === 2) for (const s of subs) await alive(() => s.connect(live.wsBase));
+            if (done === SETUP_STEPS) for (const s of subs) await alive(() => s.connect(live.wsBase));
           }
         } catch (error) {
           if (!(error instanceof ServerDied)) throw error;
