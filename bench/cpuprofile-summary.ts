@@ -1,11 +1,14 @@
 // Summarises V8 .cpuprofile files (from `node --cpu-prof`): top functions by self time.
-//   node --import tsx bench/cpuprofile-summary.ts [--top N] file.cpuprofile...
+//   node --import tsx bench/cpuprofile-summary.ts [--top N] [--under <function>] file.cpuprofile...
+// `--under recover` keeps only the samples with that function on the stack, plus the garbage
+// collector's samples between its first and last one (a server start: recovery without module loading).
 import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
+  children?: number[];
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -15,9 +18,11 @@ interface Profile {
 
 const args = process.argv.slice(2);
 let top = 15;
+let under: string | null = null;
 const files: string[] = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--top') top = Number(args[++i]);
+  else if (args[i] === '--under') under = args[++i] ?? null;
   else files.push(args[i]!);
 }
 
@@ -28,8 +33,10 @@ for (const file of files) {
   const selfUs = new Map<number, number>();
   const samples = prof.samples ?? [];
   const deltas = prof.timeDeltas ?? [];
+  const keep = underFilter(prof, byId, samples);
   for (let i = 0; i < samples.length; i++) {
     const id = samples[i]!;
+    if (!keep(i)) continue;
     selfUs.set(id, (selfUs.get(id) ?? 0) + Math.max(0, deltas[i + 1] ?? deltas[i] ?? 0));
   }
   const byFn = new Map<string, number>();
@@ -43,10 +50,40 @@ for (const file of files) {
     byFn.set(name, (byFn.get(name) ?? 0) + us);
     total += us;
   }
-  console.log(`${file}: ${(total / 1e3).toFixed(0)} ms sampled`);
+  console.log(`${file}: ${(total / 1e3).toFixed(0)} ms sampled${under === null ? '' : ` under ${under}`}`);
   const rows = [...byFn.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
   for (const [name, us] of rows)
     console.log(
       `  ${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1e3).toFixed(0).padStart(6)} ms  ${name}`,
     );
+}
+
+/** Which samples count: all, or (--under) those under the function and GC inside its window. */
+function underFilter(
+  prof: Profile,
+  byId: Map<number, ProfileNode>,
+  samples: number[],
+): (i: number) => boolean {
+  if (under === null) return () => true;
+  const parent = new Map<number, number>();
+  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const memo = new Map<number, boolean>();
+  const isUnder = (id: number): boolean => {
+    const known = memo.get(id);
+    if (known !== undefined) return known;
+    const up = parent.get(id);
+    const r = byId.get(id)?.callFrame.functionName === under || (up !== undefined && isUnder(up));
+    memo.set(id, r);
+    return r;
+  };
+  let first = -1;
+  let last = -1;
+  for (let i = 0; i < samples.length; i++) {
+    if (!isUnder(samples[i]!)) continue;
+    if (first < 0) first = i;
+    last = i;
+  }
+  return (i) =>
+    isUnder(samples[i]!) ||
+    (i >= first && i <= last && byId.get(samples[i]!)?.callFrame.functionName === '(garbage collector)');
 }

@@ -12,10 +12,10 @@
 //       CheckpointStore.read() alone on the file each mode left (`read cpu`, best of 3).
 //
 //   node --import tsx bench/recovery.ts [--rows 100000,300000,1000000] [--modes default,1s,off,last]
-//                                       [--dirty-rounds 5] [--root <checkout>]
+//                                       [--dirty-rounds 5] [--root <checkout>] [--keep <dir>]
 // `--root` runs another checkout's server and CheckpointStore (before/after figures).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -27,6 +27,7 @@ const { values } = parseArgs({
     modes: { type: 'string', default: 'default,1s,off' },
     'dirty-rounds': { type: 'string', default: '5' },
     root: { type: 'string' },
+    keep: { type: 'string' },
   },
 });
 const ROOT = values.root === undefined ? new URL('..', import.meta.url).pathname : resolve(values.root);
@@ -274,6 +275,8 @@ async function runMode(rows: number, mode: string): Promise<ModeResult> {
       ...(incremental !== undefined ? { incremental } : {}),
     };
   } finally {
+    // `--keep <dir>`: the data directory as the restart left it, to profile a start on it.
+    if (values.keep !== undefined) cpSync(dir, join(values.keep, `${rows}-${mode}`), { recursive: true });
     rmSync(dir, { recursive: true, force: true });
   }
 }

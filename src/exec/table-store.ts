@@ -475,7 +475,8 @@ export class TableStore implements Stateful {
 
   private loadRows(values: Iterable<unknown>): void {
     this.exported = true;
-    const list = [...values];
+    // The checkpoint hands over a list already (read, not kept): no copy of a million rows.
+    const list: unknown[] = Array.isArray(values) ? values : [...values];
     this.upgraded = upgradeNumerics(list, this.def.columns);
     if (this.byKey !== null) {
       this.byKey.load(list, (row) => this.keyOf(row));

@@ -121,7 +121,11 @@ export class CheckpointStore {
     openSchema(db);
     this.stmts = new CheckpointStatements(db);
     this.scanStmt = db
-      .prepare('SELECT state_id, entry_key, ord, value, h1, h2, kind FROM checkpoint_state')
+      // In key order (the primary key's b-tree, no sort): a state's override rows (`<stateId>`) come
+      // before its base blocks (`<stateId>\0b`), which come in block order — the load relies on both.
+      .prepare(
+        'SELECT state_id, entry_key, ord, value, h1, h2, kind FROM checkpoint_state ORDER BY state_id, entry_key',
+      )
       .raw(true);
   }
 
@@ -403,15 +407,30 @@ export class CheckpointStore {
         if (!owner.has(stateId)) throw damaged(`holds entries of state "${stateId}", which no object owns`);
         last = pending.get(stateId);
         if (last === undefined) {
-          last = { stateId, blocks: [], overrides: [] };
+          last = {
+            stateId,
+            blocks: [],
+            overrides: [],
+            out: owner.get(stateId)?.get(stateId) as unknown[],
+            eager: 0,
+          };
           pending.set(stateId, last);
         }
         lastId = stateId;
       }
       if (!decode) continue;
       if (isBlock) {
-        last.blocks.push({ key, n: ord, text });
+        const block = { key, n: ord, text };
+        if (last.overrides.length > 0) last.blocks.push(block);
+        else {
+          // No override applies to this state (they would have come first): its values go straight
+          // to the state's list, and the block's text dies young instead of being kept (and copied
+          // by the young-generation GC) until the end of the scan.
+          appendBlock(last, block);
+        }
       } else {
+        if (last.eager > 0)
+          throw damaged(`holds an override row of state "${stateId}" after its base blocks`);
         let value: unknown = undefined;
         if (kind !== 't') {
           try {
@@ -431,9 +450,7 @@ export class CheckpointStore {
     if (formatSum(s1, s2) !== meta.entry_sum) {
       throw damaged('state entries do not match the header (an entry was lost, added or altered)');
     }
-    for (const [stateId, state] of pending) {
-      assemble(state, owner.get(stateId)?.get(stateId) as unknown[]);
-    }
+    for (const state of pending.values()) assemble(state);
     let positions: SourcePositions;
     try {
       positions = decodeValue(meta.positions) as SourcePositions;
@@ -464,6 +481,10 @@ interface PendingState {
   readonly stateId: string;
   readonly blocks: { readonly key: string; readonly n: number; readonly text: string }[];
   readonly overrides: { key: string; ord: number; kind: RowKind; value: unknown }[];
+  /** The state's entries, as Engine.loadCheckpoint receives them. */
+  readonly out: unknown[];
+  /** Blocks already decoded into `out` (a state without overrides: `blocks` stays empty). */
+  eager: number;
 }
 
 /** Decodes one part of a base block (`keys \n values`): a JSON array of `n` items. */
@@ -486,6 +507,14 @@ function blockPart(state: PendingState, block: PendingState['blocks'][number], k
   return list;
 }
 
+/** Decodes a block of a state without overrides straight into its entries. */
+function appendBlock(state: PendingState, block: PendingState['blocks'][number]): void {
+  const values = blockPart(state, block, false);
+  const out = state.out;
+  for (let i = 0; i < values.length; i++) out.push(values[i]);
+  state.eager++;
+}
+
 /**
  * One state's entries in insertion order: the base entries with the overrides applied — an upsert
  * of a base key replaces it in place, a tombstone or a moved upsert removes it — then the other
@@ -493,12 +522,9 @@ function blockPart(state: PendingState, block: PendingState['blocks'][number], k
  * (ord order, an update keeping its ord): every override's ord is above every base entry's.
  * Keys are decoded only for a state that has overrides.
  */
-function assemble(state: PendingState, out: unknown[]): void {
-  const { blocks, overrides } = state;
-  if (overrides.length === 0) {
-    for (const block of blocks) for (const v of blockPart(state, block, false)) out.push(v);
-    return;
-  }
+function assemble(state: PendingState): void {
+  const { blocks, overrides, out } = state;
+  if (overrides.length === 0) return; // its blocks were decoded as they were read
   const byKey = new Map<string, PendingState['overrides'][number]>();
   for (const o of overrides) byKey.set(o.key, o);
   const placed = new Set<string>();
