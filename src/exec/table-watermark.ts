@@ -3,7 +3,7 @@
 // least over its active partitions (partition-watermarks.ts) — so replaying the journal from a
 // checkpoint (which stores it with the table) reproduces it exactly, and the same rows are late.
 import { notSupported, SluiceError } from '../common/errors.ts';
-import { USECS_PER_DAY } from '../common/time/calendar.ts';
+import { fixedDelayMicros } from '../common/time/fixed-delay.ts';
 import { Interval } from '../common/time/interval.ts';
 import { instantMicros } from '../common/time/instant-micros.ts';
 import { compileScalar } from '../common/scalar-expr.ts';
@@ -67,20 +67,7 @@ function intervalDelay(e: Expr): number {
   if (!(value instanceof Interval)) {
     throw notSupported('a watermark delay that is not a constant interval', e.pos);
   }
-  if (value.months !== 0) {
-    throw notSupported(
-      'a watermark delay in months or years',
-      e.pos,
-      'a month has no fixed length: write days',
-    );
-  }
-  const micros = value.days * USECS_PER_DAY + value.micros;
-  if (micros < 0) {
-    throw new SluiceError('INVALID_DEFINITION', 'a watermark delay must not be negative', {
-      position: e.pos,
-    });
-  }
-  return micros;
+  return fixedDelayMicros(value, 'a watermark delay', e.pos);
 }
 
 /** What `admit` lets through: the batch without its late inserts. */

@@ -7,10 +7,11 @@
 import type { AggregateCall, LogicalPlan } from '../planner/logical-plan.ts';
 import type { HopGenerator } from '../common/expand.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
-import { columnsOf, printScalar } from '../common/scalar-expr.ts';
+import { columnsOf } from '../common/scalar-expr.ts';
 import { T, type SqlType } from '../common/types.ts';
 import { hopWindowCount, intervalMicros } from '../common/time/time-window.ts';
 import type { AggregateSpec, ColumnSpec, DataflowNode, WindowClose } from './dataflow-plan.ts';
+import { columnAppender } from './projection-columns.ts';
 
 type Aggregate = Extract<LogicalPlan, { kind: 'aggregate' }>;
 type Expand = Extract<LogicalPlan, { kind: 'expand' }>;
@@ -139,15 +140,7 @@ export function lowerHopPanes(
   const paneFilter: ScalarExpr =
     filter === null ? timeKnown : { kind: 'and', args: [filter, timeKnown], type: T.bool };
   const project: ScalarExpr[] = [...rowKeys, paneStart];
-  const argIndex = new Map<string, number>();
-  const column = (e: ScalarExpr): number => {
-    const printed = printScalar(e);
-    const existing = argIndex.get(printed);
-    if (existing !== undefined) return existing;
-    argIndex.set(printed, project.length);
-    project.push(e);
-    return project.length - 1;
-  };
+  const column = columnAppender(project);
   const paneKeys = rowKeys.length + 1;
   const partials: AggregateSpec[] = [];
   const partialNames: string[] = [];

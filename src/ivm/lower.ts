@@ -9,9 +9,9 @@ import type { ColumnMeta } from '../planner/catalog.ts';
 import type { AggregateSpec, ColumnSpec, DataflowNode, DataflowPlan, WindowClose } from './dataflow-plan.ts';
 import { printDataflow } from './dataflow-plan.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
-import { printScalar } from '../common/scalar-expr.ts';
 import { SluiceError } from '../common/errors.ts';
 import { lowerHopPanes } from './lower-hop-panes.ts';
+import { columnAppender } from './projection-columns.ts';
 
 /** Whether a projection passes every column of the input's unique key on unchanged. */
 function projectionKeepsKey(exprs: readonly ScalarExpr[], key: readonly number[] | null): boolean {
@@ -142,15 +142,7 @@ export function lowerToDataflow(
         let input = lower(p.input);
         // Map stage: [group keys..., aggregate arguments...] so Reduce reads plain columns.
         const project: ScalarExpr[] = [...p.groupKeys];
-        const argIndex = new Map<string, number>();
-        const column = (e: ScalarExpr): number => {
-          const printed = printScalar(e);
-          const existing = argIndex.get(printed);
-          if (existing !== undefined) return existing;
-          argIndex.set(printed, project.length);
-          project.push(e);
-          return project.length - 1;
-        };
+        const column = columnAppender(project);
         const aggregates: AggregateSpec[] = p.aggregates.map((a) => {
           const argColumn = a.arg === undefined ? null : column(a.arg);
           const orderBy = a.orderBy?.map((o) => ({

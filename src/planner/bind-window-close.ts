@@ -5,7 +5,7 @@
 // refused here.
 import { notSupported, SluiceError } from '../common/errors.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
-import { USECS_PER_DAY } from '../common/time/calendar.ts';
+import { fixedDelayMicros } from '../common/time/fixed-delay.ts';
 import { parseInterval } from '../common/time/interval.ts';
 import type { AllowedLatenessClause, Pos } from '../parser/ast.ts';
 import type { Catalog } from './catalog.ts';
@@ -44,20 +44,7 @@ function allowedLateness(clause: AllowedLatenessClause): number {
       { position: clause.pos, hint: "write ALLOWED LATENESS INTERVAL '10' SECOND" },
     );
   }
-  if (value.months !== 0) {
-    throw notSupported(
-      'an allowed lateness in months or years',
-      clause.pos,
-      'a month has no fixed length: write days',
-    );
-  }
-  const micros = value.days * USECS_PER_DAY + value.micros;
-  if (micros < 0) {
-    throw new SluiceError('INVALID_DEFINITION', 'an allowed lateness must not be negative', {
-      position: clause.pos,
-    });
-  }
-  return micros;
+  return fixedDelayMicros(value, 'an allowed lateness', clause.pos);
 }
 
 function bindCloseKey(plan: LogicalPlan, catalog: Catalog, pos: Pos): WindowCloseSpec {
