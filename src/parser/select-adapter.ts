@@ -51,7 +51,7 @@ import {
   unsupportedConstructUpTo,
   JOIN_WORDS,
 } from './select-adapter/parse-failures.ts';
-import { ExpressionConverter } from './select-adapter/expression-converter.ts';
+import { CallConverter } from './select-adapter/call-converter.ts';
 import { expandNamedWindows } from './select-adapter/named-windows.ts';
 import { adapterDiagnostics } from './select-adapter/token-cursor.ts';
 
@@ -201,7 +201,7 @@ function crossJoin(left: FromItem, right: FromItem, pos: Pos): JoinRef {
 }
 
 /** Walks node-sql-parser's tree in source order while consuming our tokens one by one. */
-class Converter extends ExpressionConverter {
+class Converter extends CallConverter {
   constructor(
     tokens: readonly AdapterToken[],
     constantLists: ReadonlyMap<number, number>,

@@ -25,7 +25,7 @@ import {
   syntaxErrorAt,
 } from '../lexer.ts';
 import { isNode, child } from './loose-ast.ts';
-import { AGGREGATE_WINDOW_FUNCTIONS, WINDOW_FUNCTIONS } from './expression-converter.ts';
+import { AGGREGATE_WINDOW_FUNCTIONS, WINDOW_FUNCTIONS } from './call-converter.ts';
 import {
   type AdapterToken,
   INFIX_TYPES,
