@@ -50,6 +50,11 @@ export interface Scope {
   readonly visible?: readonly VisibleColumn[];
 }
 
+/** The columns `*` stands for (and unqualified names can reach). */
+export function starColumns(scope: Scope): readonly { readonly name: string }[] {
+  return scope.visible ?? scope.columns;
+}
+
 export interface BindContext {
   readonly scope: Scope | null;
   /** Called on every node first; returning an expression replaces binding that node. */
