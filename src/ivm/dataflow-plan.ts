@@ -7,6 +7,7 @@ import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { printScalar } from '../common/scalar-expr.ts';
 import { printTopN, type RankKind, type SortKey } from '../common/top-n.ts';
 import { printWindow, type WindowFn } from '../common/window.ts';
+import type { AggregateFn } from '../common/aggregate-fn.ts';
 import { expandMaxRows, printExpand, type ExpandGenerator } from '../common/expand.ts';
 import { printTemporalBound, type TemporalBound } from '../common/temporal-bound.ts';
 import { formatInterval, Interval } from '../common/time/interval.ts';
@@ -14,23 +15,7 @@ import { formatInterval, Interval } from '../common/time/interval.ts';
 export type AggregateStrategy = 'invertible' | 'multiset';
 
 export interface AggregateSpec {
-  readonly fn:
-    | 'count_star'
-    | 'count'
-    | 'sum'
-    | 'avg'
-    | 'min'
-    | 'max'
-    | 'bool_and'
-    | 'bool_or'
-    | 'var_pop'
-    | 'var_samp'
-    | 'stddev_pop'
-    | 'stddev_samp'
-    | 'string_agg'
-    | 'jsonb_agg'
-    | 'jsonb_object_agg'
-    | 'array_agg';
+  readonly fn: AggregateFn;
   readonly distinct: boolean;
   /** Input column holding the argument; null for COUNT(*). */
   readonly argColumn: number | null;

@@ -4,7 +4,8 @@
 import { SluiceError, type SourcePosition, notSupported } from '../common/errors.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { T, arrayOf, typeName } from '../common/types.ts';
-import type { AggregateCall, AggregateFn } from './logical-plan.ts';
+import type { AggregateCall } from './logical-plan.ts';
+import type { AggregateFn } from '../common/aggregate-fn.ts';
 import { hasJsonbForm } from '../common/json/to-jsonb.ts';
 
 /** SQL name → the aggregate it computes (EVERY is BOOL_AND; VARIANCE and STDDEV the sample forms). */

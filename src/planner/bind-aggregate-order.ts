@@ -3,7 +3,8 @@
 import { SluiceError, notSupported } from '../common/errors.ts';
 import { printScalar } from '../common/scalar-expr.ts';
 import type { Expr } from '../parser/ast.ts';
-import type { AggregateCall, AggregateFn, AggregateOrder } from './logical-plan.ts';
+import type { AggregateCall, AggregateOrder } from './logical-plan.ts';
+import type { AggregateFn } from '../common/aggregate-fn.ts';
 import { bindExpr, containsAggregate, type Scope } from './bind-expr.ts';
 
 /** The aggregates whose result depends on the order of their rows. */

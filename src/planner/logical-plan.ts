@@ -8,24 +8,7 @@ import { printWindow, type WindowFn } from '../common/window.ts';
 import { printExpand, type ExpandGenerator } from '../common/expand.ts';
 import type { ColumnMeta } from './catalog.ts';
 import { printTemporalBound, type TemporalBound } from '../common/temporal-bound.ts';
-
-export type AggregateFn =
-  | 'count_star'
-  | 'count'
-  | 'sum'
-  | 'avg'
-  | 'min'
-  | 'max'
-  | 'bool_and'
-  | 'bool_or'
-  | 'var_pop'
-  | 'var_samp'
-  | 'stddev_pop'
-  | 'stddev_samp'
-  | 'string_agg'
-  | 'jsonb_agg'
-  | 'jsonb_object_agg'
-  | 'array_agg';
+import type { AggregateFn } from '../common/aggregate-fn.ts';
 
 export interface AggregateCall {
   readonly fn: AggregateFn;

@@ -94,9 +94,13 @@ function malformedArray(text: string, detail: string): SluiceError {
 /**
  * A one-dimensional array literal as PostgreSQL reads it: `{a,b,0}`, `{"a b","x\"y"}`, `{}`; an
  * unquoted NULL is a null element. INVALID_CAST otherwise; a nested `{` (a multi-dimensional
- * array) is refused by name.
+ * array) is refused by name, or with `nested: 'malformed'` is malformed like any other `{` (a
+ * jsonb path, jsonb-ops.ts).
  */
-export function parseArrayText(text: string): (string | null)[] {
+export function parseArrayText(
+  text: string,
+  nested: 'not-supported' | 'malformed' = 'not-supported',
+): (string | null)[] {
   const s = text.trim();
   if (!s.startsWith('{') || !s.endsWith('}')) throw malformedArray(text, 'array value must start with "{"');
   const body = s.slice(1, -1);
@@ -107,7 +111,7 @@ export function parseArrayText(text: string): (string | null)[] {
     while (body[i] === ' ' || body[i] === '\t' || body[i] === '\n') i++;
     let item = '';
     let quoted = false;
-    if (body[i] === '{') {
+    if (body[i] === '{' && nested === 'not-supported') {
       throw new SluiceError('NOT_SUPPORTED', 'multidimensional arrays are not supported', {
         detail: `in the array literal ${JSON.stringify(text)}`,
       });

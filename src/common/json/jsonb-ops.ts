@@ -2,6 +2,7 @@
 // @> <@ (containment, section 8.14.3), ? (key exists), jsonb_typeof, jsonb_array_length, and the
 // text[] path literal ('{a,b,0}') that #> and #>> take.
 import { SluiceError } from '../errors.ts';
+import { parseArrayText } from '../array/sql-array.ts';
 import { Decimal, compareDecimals } from '../decimal.ts';
 import { JsonObject, Jsonb, jsonNodeText, type JsonNode } from './jsonb.ts';
 
@@ -137,50 +138,10 @@ export function jsonbArrayLength(j: Jsonb): number {
 
 // ---- text[] literals --------------------------------------------------------------------------
 
-function malformedArray(text: string, detail: string): SluiceError {
-  return new SluiceError('INVALID_CAST', `malformed array literal: ${JSON.stringify(text)}`, { detail });
-}
-
 /**
  * A one-dimensional text[] literal as PostgreSQL reads it: `{a,b,0}`, `{"a b","x\"y"}`, `{}`;
  * an unquoted NULL is a null element. INVALID_CAST otherwise (nested arrays included).
  */
 export function parseTextArray(text: string): (string | null)[] {
-  const s = text.trim();
-  if (!s.startsWith('{') || !s.endsWith('}')) throw malformedArray(text, 'array value must start with "{"');
-  const body = s.slice(1, -1);
-  if (body.trim() === '') return [];
-  const out: (string | null)[] = [];
-  let i = 0;
-  for (;;) {
-    while (body[i] === ' ' || body[i] === '\t' || body[i] === '\n') i++;
-    let item = '';
-    let quoted = false;
-    if (body[i] === '"') {
-      quoted = true;
-      i++;
-      while (i < body.length && body[i] !== '"') {
-        if (body[i] === '\\') i++;
-        item += body[i] ?? '';
-        i++;
-      }
-      if (body[i] !== '"') throw malformedArray(text, 'unexpected end of input');
-      i++;
-      while (body[i] === ' ') i++;
-    } else {
-      while (i < body.length && body[i] !== ',') {
-        const c = body[i] as string;
-        if (c === '{' || c === '}' || c === '"') throw malformedArray(text, `unexpected "${c}" character`);
-        if (c === '\\') i++;
-        item += body[i] ?? '';
-        i++;
-      }
-      item = item.trim();
-      if (item === '') throw malformedArray(text, 'unexpected "," character');
-    }
-    out.push(!quoted && item.toLowerCase() === 'null' ? null : item);
-    if (i >= body.length) return out;
-    if (body[i] !== ',') throw malformedArray(text, 'junk after closing right brace');
-    i++;
-  }
+  return parseArrayText(text, 'malformed');
 }
