@@ -5,11 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from '../src/exec/engine.ts';
-import type { ViewChangeSet } from '../src/exec/api.ts';
 import type { Row, Value } from '../src/common/types.ts';
 import { stringifyWire } from '../src/common/json-codec.ts';
-import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
 import { Rng, deriveSeed } from './support/random-workload.ts';
+import { keyedBatches, restoreRoundTrip } from './support/restore-equivalence.ts';
 
 const TABLE =
   'CREATE TABLE t (id integer PRIMARY KEY, g integer, v integer, n numeric, s text, xs integer[], ns numeric[], ts text[])';
@@ -78,52 +77,23 @@ function fromScratch(rows: readonly Row[]): string {
 
 function run(seed: number): number {
   const rng = new Rng(seed);
-  const live = new Map<number, Row>();
-  let nextId = 0;
-  const batches = Array.from({ length: 50 }, () => {
-    const insert: Row[] = [];
-    const del: Row[] = [];
-    const before = [...live.keys()];
-    for (let k = rng.int(1, 8); k > 0; k--) {
-      if (before.length > 0 && rng.chance(0.45)) {
-        const id = rng.pick(before);
-        if (!live.has(id)) continue;
-        del.push({ id });
-        live.delete(id);
-      } else {
-        const row = randomRow(rng, nextId++);
-        insert.push(row);
-        live.set(row['id'] as number, row);
-      }
-    }
-    return { changes: { insert, delete: del }, rows: [...live.values()] };
+  const batches = keyedBatches(rng, 50, randomRow);
+  return restoreRoundTrip({
+    rng,
+    where: `seed ${seed}`,
+    engine,
+    batches,
+    apply: (e, b) => e.applyChanges('t', b.changes),
+    restoreAt: rng.int(10, 35),
+    checkpointChance: 0.3,
+    checkpointEvery: 7,
+    views: VIEW_NAMES,
+    snapshot,
+    encode: (sets) => stringifyWire(sets),
+    everyBatch: true,
+    afterBatch: (i, now) =>
+      assert.equal(now, fromScratch(batches[i]!.rows), `seed ${seed}: batch ${i} differs from a rebuild`),
   });
-  const original = engine();
-  const store = new MemoryCheckpointStore();
-  const restoreAt = rng.int(10, 35);
-  for (let i = 0; i < restoreAt; i++) {
-    original.applyChanges('t', batches[i]!.changes);
-    if (rng.chance(0.3)) store.write(original.takeCheckpoint(rng.chance(0.1)));
-  }
-  store.write(original.takeCheckpoint());
-  const restored = engine();
-  const { rebuilt } = restored.loadCheckpoint(store.read());
-  assert.deepEqual(rebuilt, [], `seed ${seed}: views rebuilt instead of restored`);
-  assert.equal(snapshot(restored), snapshot(original), `seed ${seed}: right after the restore`);
-  const logs: [ViewChangeSet[], ViewChangeSet[]] = [[], []];
-  [original, restored].forEach((e, i) => {
-    for (const v of VIEW_NAMES) e.subscribe(v, (c) => logs[i]!.push(c));
-  });
-  for (let i = restoreAt; i < batches.length; i++) {
-    original.applyChanges('t', batches[i]!.changes);
-    restored.applyChanges('t', batches[i]!.changes);
-    if (i % 7 === 0) store.write(restored.takeCheckpoint());
-    const now = snapshot(original);
-    assert.equal(snapshot(restored), now, `seed ${seed}: after batch ${i} (restored at ${restoreAt})`);
-    assert.equal(now, fromScratch(batches[i]!.rows), `seed ${seed}: batch ${i} differs from a rebuild`);
-  }
-  assert.equal(stringifyWire(logs[1]), stringifyWire(logs[0]), `seed ${seed}: change sets`);
-  return logs[0].length;
 }
 
 test('ARRAY_AGG and array-column views restore from checkpoints and always equal a rebuild', () => {

@@ -7,9 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from '../src/exec/engine.ts';
-import type { ViewChangeSet } from '../src/exec/api.ts';
 import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
 import { Rng, deriveSeed } from './support/random-workload.ts';
+import { restoreRoundTrip } from './support/restore-equivalence.ts';
 import { createTableSql } from './support/sqlite-oracle.ts';
 import {
   WINDOW_TABLES,
@@ -53,40 +53,27 @@ function roundTrip(seed: number): number {
       .join('\n');
   const workload = new WindowWorkload(rng);
   const batches = Array.from({ length: 80 }, () => workload.batch());
-  const where = `seed ${seed}\n${ddl.map((s) => `  ${s};`).join('\n')}`;
-  const original = setup();
-  const store = new MemoryCheckpointStore();
-  const restoreAt = rng.int(20, 50);
-  for (let i = 0; i < restoreAt; i++) {
-    const b = batches[i]!;
-    original.applyChanges(b.table, { insert: b.insert, delete: b.delete });
-    if (rng.chance(0.2)) store.write(original.takeCheckpoint(rng.chance(0.1)));
-  }
-  store.write(original.takeCheckpoint());
-  const restored = setup();
-  const { rebuilt } = restored.loadCheckpoint(store.read());
-  assert.deepEqual(rebuilt, [], `${where}\nviews rebuilt instead of restored`);
-  assert.equal(restored.epoch, original.epoch);
-  assert.equal(snapshots(restored), snapshots(original), `${where}\nright after the restore`);
-  assert.ok(
-    names.some((n) => original.viewSnapshot(n).rows.length > 0),
-    `${where}\nevery view empty at the restore: the round trip checks nothing`,
-  );
-  const logs: [ViewChangeSet[], ViewChangeSet[]] = [[], []];
-  [original, restored].forEach((e, i) => {
-    for (const n of names) e.subscribe(n, (c) => logs[i]!.push(c));
+  return restoreRoundTrip({
+    rng,
+    where: `seed ${seed}\n${ddl.map((s) => `  ${s};`).join('\n')}\n`,
+    engine: setup,
+    batches,
+    apply: (e, b) => e.applyChanges(b.table, { insert: b.insert, delete: b.delete }),
+    restoreAt: rng.int(20, 50),
+    checkpointChance: 0.2,
+    checkpointEvery: 13,
+    views: names,
+    snapshot: snapshots,
+    encode: (sets) => JSON.stringify(sets, big),
+    everyBatch: false,
+    atRestore: (original, restored) => {
+      assert.equal(restored.epoch, original.epoch);
+      assert.ok(
+        names.some((n) => original.viewSnapshot(n).rows.length > 0),
+        `seed ${seed}: every view empty at the restore: the round trip checks nothing`,
+      );
+    },
   });
-  for (let i = restoreAt; i < batches.length; i++) {
-    const b = batches[i]!;
-    for (const e of [original, restored]) e.applyChanges(b.table, { insert: b.insert, delete: b.delete });
-    if (i % 13 === 0) store.write(restored.takeCheckpoint());
-  }
-  assert.equal(snapshots(restored), snapshots(original), `${where}\nat the end`);
-  assert.equal(logs[1].length, logs[0].length, `${where}\nnumber of change sets after the restore`);
-  logs[0].forEach((cs, i) => {
-    assert.equal(JSON.stringify(logs[1][i], big), JSON.stringify(cs, big), `${where}\nchange set ${i}`);
-  });
-  return logs[0].length;
 }
 
 const only = process.env['SLUICE_SEED'];
