@@ -8,11 +8,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from '../src/exec/engine.ts';
 import type { ViewChangeSet } from '../src/exec/api.ts';
-import { formatValue } from '../src/common/values.ts';
 import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
 import { Rng, deriveSeed } from './support/random-workload.ts';
+import { exactRows, ignored, lateBatches, type LateBatchOptions } from './support/late-workload.ts';
 
-const BASE = Date.UTC(2024, 0, 1);
+/** An update always changes v, so it changes the windowing views' rows too. */
+const CHANGES: LateBatchOptions = {
+  changeRate: 0.12,
+  updatedValue: (rng, v) => 1 + ((v + rng.int(0, 7)) % 9),
+};
 const DDL = `CREATE TABLE t (id INT PRIMARY KEY, k INT, v INT, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '3' SECOND)`;
 const AGGS = `COUNT(*) AS n, SUM(v) AS s, AVG(v) AS a, MIN(v) AS lo, MAX(v) FILTER (WHERE v < 8) AS hi`;
 const TUMBLE = `TUMBLE(t, ts, INTERVAL '5' SECOND)`;
@@ -64,63 +68,6 @@ function create(e: Engine, suffix = ''): string[] {
   return names;
 }
 
-function stamp(sec: number): string {
-  return new Date(BASE + sec * 1000).toISOString().replace('T', ' ').slice(0, 19);
-}
-
-type Row = { id: number; k: number; v: number; ts: string };
-
-/**
- * Batches around a moving time: inserts (some late), deletes and updates of any row present (an
- * update always changes v, so it changes the windowing views' rows too). It mirrors the table's
- * watermark rule (3 s behind the largest time; an insert older is dropped).
- */
-function* batches(rng: Rng, length: number): Generator<{ insert: Row[]; delete: Row[] }> {
-  const rows = new Map<number, Row & { sec: number }>();
-  let now = 0;
-  let next = 1;
-  let mark = -Infinity;
-  for (let b = 0; b < length; b++) {
-    now += rng.int(0, 3);
-    const insert: Row[] = [];
-    const del: Row[] = [];
-    let max = -Infinity;
-    const add = (id: number, k: number, v: number, sec: number): void => {
-      const row = { id, k, v, ts: stamp(sec) };
-      insert.push(row);
-      if (sec < mark) return; // late: the table drops it
-      rows.set(id, { ...row, sec });
-      max = Math.max(max, sec);
-    };
-    for (const [id, row] of [...rows]) {
-      const r = rng.next();
-      if (r >= 0.12) continue;
-      const { sec: _, ...stored } = row;
-      del.push(stored);
-      rows.delete(id);
-      // An update: its old windows may have closed, its new ones be open (or late).
-      if (r >= 0.06) add(id, row.k, 1 + ((row.v + rng.int(0, 7)) % 9), Math.max(0, now - rng.int(0, 10)));
-    }
-    for (let i = rng.int(1, 5); i > 0; i--)
-      add(next++, rng.int(1, 3), rng.int(1, 9), Math.max(0, now - rng.int(0, 8)));
-    if (max - 3 > mark) mark = max - 3;
-    yield { insert, delete: del };
-  }
-}
-
-function exactRows(e: Engine, view: string): string[] {
-  const snap = e.viewSnapshot(view);
-  const names = snap.columns.map((c) => c.name);
-  return snap.rows.map((r) => names.map((n) => formatValue(r[n] ?? null)).join('|')).sort();
-}
-
-function ignored(e: Engine, view: string): number {
-  return e
-    .closingViews()
-    .filter((v) => v.name === view)
-    .reduce((n, v) => n + v.ignored, 0);
-}
-
 function setup(): Engine {
   const e = new Engine();
   e.execute(DDL);
@@ -140,7 +87,7 @@ test('an EOWC view over a windowing view equals its twin over the table', () => 
     const e = setup();
     const names = create(e);
     let i = 0;
-    for (const b of batches(rng, 150)) {
+    for (const b of lateBatches(rng, 150, CHANGES)) {
       // Views created over existing rows start with the windows already closed, as their twins do.
       if (i === 60) names.push(...create(e, '_later'));
       e.applyChanges('t', b);
@@ -161,7 +108,7 @@ test('an EOWC view over a windowing view equals its twin over the table', () => 
 });
 
 test('checkpoint round trip of EOWC views over views: same rows, appends and counts afterwards', () => {
-  const all = [...batches(new Rng(deriveSeed(1548, 99)), 120)];
+  const all = [...lateBatches(new Rng(deriveSeed(1548, 99)), 120, CHANGES)];
   const make = (): Engine => {
     const e = setup();
     e.setStateTracking(true);

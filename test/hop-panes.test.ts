@@ -7,11 +7,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from '../src/exec/engine.ts';
 import type { ViewChangeSet } from '../src/exec/api.ts';
-import { formatValue } from '../src/common/values.ts';
 import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
 import { Rng, deriveSeed } from './support/random-workload.ts';
+import { exactRows, ignored, lateBatches, stamp, type LateBatchOptions } from './support/late-workload.ts';
 
-const BASE = Date.UTC(2024, 0, 1);
+/** A tenth of the present rows change in a batch; an update takes any v. */
+const CHANGES: LateBatchOptions = { changeRate: 0.1, updatedValue: (rng) => rng.int(1, 9) };
 const DDL = `CREATE TABLE t (id INT PRIMARY KEY, k INT, v INT, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '3' SECOND)`;
 const AGGS =
   `COUNT(*) AS n, COUNT(NULLIF(v, 4)) AS nv, SUM(NULLIF(v, 4)) AS s, AVG(v) AS a, AVG(v * 0.5) AS ah, ` +
@@ -28,62 +29,6 @@ function views(name: string, lateness = ''): [string, string] {
     `CREATE MATERIALIZED VIEW ${name} AS SELECT window_end, k, ${AGGS} FROM ${hop} WHERE v > 1 GROUP BY window_end, k ${emit}`,
     `CREATE MATERIALIZED VIEW ${name}_old AS SELECT window_end, k, ${AGGS} FROM ${hop} WHERE v > 1 AND window_end IS NOT NULL GROUP BY window_end, k ${emit}`,
   ];
-}
-
-function stamp(sec: number): string {
-  return new Date(BASE + sec * 1000).toISOString().replace('T', ' ').slice(0, 19);
-}
-
-type Row = { id: number; k: number; v: number; ts: string };
-
-/**
- * Batches around a moving time: inserts (some late), deletes and updates of any row present. It
- * mirrors the table's watermark rule (3 s behind the largest time; an insert older is dropped).
- */
-function* batches(rng: Rng, length: number): Generator<{ insert: Row[]; delete: Row[] }> {
-  const rows = new Map<number, Row & { sec: number }>();
-  let now = 0;
-  let next = 1;
-  let mark = -Infinity;
-  for (let b = 0; b < length; b++) {
-    now += rng.int(0, 3);
-    const insert: Row[] = [];
-    const del: Row[] = [];
-    let max = -Infinity;
-    const add = (id: number, k: number, v: number, sec: number): void => {
-      const row = { id, k, v, ts: stamp(sec) };
-      insert.push(row);
-      if (sec < mark) return; // late: the table drops it
-      rows.set(id, { ...row, sec });
-      max = Math.max(max, sec);
-    };
-    for (const [id, row] of [...rows]) {
-      const r = rng.next();
-      if (r >= 0.1) continue;
-      const { sec: _, ...stored } = row;
-      del.push(stored);
-      rows.delete(id);
-      // An update: its old windows may have closed, its new ones be open (or late).
-      if (r >= 0.06) add(id, row.k, rng.int(1, 9), Math.max(0, now - rng.int(0, 10)));
-    }
-    for (let i = rng.int(1, 5); i > 0; i--)
-      add(next++, rng.int(1, 3), rng.int(1, 9), Math.max(0, now - rng.int(0, 8)));
-    if (max - 3 > mark) mark = max - 3;
-    yield { insert, delete: del };
-  }
-}
-
-function exactRows(e: Engine, view: string): string[] {
-  const snap = e.viewSnapshot(view);
-  const names = snap.columns.map((c) => c.name);
-  return snap.rows.map((r) => names.map((n) => formatValue(r[n] ?? null)).join('|')).sort();
-}
-
-function ignored(e: Engine, view: string): number {
-  return e
-    .closingViews()
-    .filter((v) => v.name === view)
-    .reduce((n, v) => n + v.ignored, 0);
 }
 
 test('HOP panes under EMIT ON WINDOW CLOSE equal the one-row-per-window plan', () => {
@@ -104,7 +49,7 @@ test('HOP panes under EMIT ON WINDOW CLOSE equal the one-row-per-window plan', (
     assert.match(e.explainView('hl'), /PaneClose.*plus 00:00:03/);
     assert.doesNotMatch(e.explainView('h_old'), /PaneClose|pane_start/);
     let i = 0;
-    for (const b of batches(rng, 150)) {
+    for (const b of lateBatches(rng, 150, CHANGES)) {
       e.applyChanges('t', b);
       const where = `seed ${seed}, batch ${i++}; replay: SLUICE_SEED=${seed}`;
       for (const v of ['h', 'hl']) {
@@ -151,7 +96,7 @@ test('panes are freed with their last window: state stays flat over a long run',
 
 test('checkpoint round trip of the panes: same rows, appends and counts afterwards', () => {
   const rng = new Rng(deriveSeed(2027, 99));
-  const all = [...batches(rng, 120)];
+  const all = [...lateBatches(rng, 120, CHANGES)];
   const setup = (): Engine => {
     const e = new Engine();
     e.setStateTracking(true);
