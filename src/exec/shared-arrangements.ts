@@ -9,7 +9,7 @@ import type { StateDelta } from '../common/state-delta.ts';
 import type { Value } from '../common/types.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { compileKey, keyEntryId, type JoinKey, type KeyFn } from '../ivm/ops/join-op.ts';
-import { Arrangement } from '../ivm/arrangement.ts';
+import { JoinArrangement } from '../ivm/join-arrangement.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { consolidate } from '../ivm/zset.ts';
 
@@ -18,7 +18,7 @@ interface Entry {
   readonly relation: string;
   /** The key of a row, as the joins probing it compute theirs (plain columns: it never fails). */
   readonly keyOf: KeyFn;
-  readonly arrangement: Arrangement<JoinKey>;
+  readonly arrangement: JoinArrangement;
   /** The epoch whose delta was folded in last. */
   epoch: number;
   users: number;
@@ -45,16 +45,14 @@ export class SharedArrangements {
   constructor(private readonly contentsOf: (relation: string) => ZBatch) {}
 
   /** The arrangement `name` of `relation` by `key`, filled from the relation's rows if new. */
-  acquire(name: string, relation: string, key: readonly ScalarExpr[], epoch: number): Arrangement<JoinKey> {
+  acquire(name: string, relation: string, key: readonly ScalarExpr[], epoch: number): JoinArrangement {
     let entry = this.byName.get(name);
     if (entry === undefined) {
       entry = {
         name,
         relation,
         keyOf: compileKey(key),
-        arrangement: new Arrangement<JoinKey>(`shared arrangement ${name}`, 'S', (k) =>
-          keyEntryId(k, key.length),
-        ),
+        arrangement: new JoinArrangement(`shared arrangement ${name}`, 'S', (k) => keyEntryId(k, key.length)),
         epoch,
         users: 0,
         stale: true,
@@ -155,7 +153,7 @@ export class SharedArrangements {
       const key = entry.keyOf(row);
       // NULL keys never match: such rows are not arranged (as in a join's own arrangement).
       if (key === null) continue;
-      entry.arrangement.addRow(key, row, batch.weights[i] as number, 0);
+      entry.arrangement.add(key, row, batch.weights[i] as number, 0);
     }
   }
 }

@@ -17,7 +17,7 @@ import { TopNOp } from '../ivm/ops/topn-op.ts';
 import { JoinOp, type JoinBudget } from '../ivm/ops/join-op.ts';
 import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
 import { TemporalJoinOp } from '../ivm/ops/temporal-join-op.ts';
-import type { Arrangement } from '../ivm/arrangement.ts';
+import type { JoinArrangement } from '../ivm/join-arrangement.ts';
 import type { SharedArrangements } from './shared-arrangements.ts';
 import { FlatMapOp } from '../ivm/ops/flat-map-op.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
@@ -180,7 +180,7 @@ export class ViewRuntime implements RowErrorSink {
           break;
         case 'join': {
           const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);
-          let arrangement: Arrangement | null = null;
+          let arrangement: JoinArrangement | null = null;
           if (shared !== null && node.shared !== null) {
             const input = byId.get(node.inputs[node.shared.side]) as Extract<DataflowNode, { kind: 'input' }>;
             const keys = node.shared.side === 0 ? node.leftKey : node.rightKey;

@@ -1,7 +1,8 @@
 // Arrangements: all keyed state — tables, view outputs, Distinct, multiset aggregates and joins —
 // is an indexed Z-set (key → counted rows) in one of three modes, each stored without paying for
-// the others' generality: `Arrangement` (key → bucket of distinct rows with multiplicities: join
-// inputs, shared arrangements, the per-group value counts of MIN/MAX/COUNT DISTINCT),
+// the others' generality: `Arrangement` (key → bucket of distinct rows with multiplicities: the
+// per-group value counts of MIN/MAX/COUNT DISTINCT; join inputs, shared arrangements and semi-joins
+// use its join form, `join-arrangement.ts`, which writes the same checkpoint entries),
 // `UniqueArrangement` (a key holds at most one row, kept as the Map's value: keyed tables and
 // views) and `CountedArrangement` (the key is the whole row: keyless tables and views, Distinct).
 // This file is the indexed mode; `unique-arrangement.ts` and `counted-arrangement.ts` the others, and

@@ -16,7 +16,8 @@ import { compileScalar } from '../../common/scalar-expr.ts';
 import type { RowProjector } from './map-op.ts';
 import { compileProjection } from './map-op.ts';
 import { encodeOne } from '../../common/values.ts';
-import { Arrangement } from '../arrangement.ts';
+import { JoinArrangement, NO_ROW } from '../join-arrangement.ts';
+import { NO_SLOT } from '../group-index.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
@@ -100,7 +101,7 @@ export interface JoinBudget {
 export class JoinOp implements Operator, Stateful {
   readonly nodeId: number;
   readonly stateId: string;
-  private readonly arranged: readonly [Arrangement<JoinKey>, Arrangement<JoinKey>];
+  private readonly arranged: readonly [JoinArrangement, JoinArrangement];
   /** The side whose arrangement is shared (kept up to date by its owner, not by this join). */
   private readonly sharedSide: Side | null;
   private readonly keys: readonly [KeyFn, KeyFn];
@@ -132,16 +133,16 @@ export class JoinOp implements Operator, Stateful {
     left: readonly ColumnSpec[],
     right: readonly ColumnSpec[],
     private readonly budget: JoinBudget | null = null,
-    shared: Arrangement<JoinKey> | null = null,
+    shared: JoinArrangement | null = null,
   ) {
     this.nodeId = node.id;
     this.stateId = node.stateId;
     this.sharedSide = shared === null || node.shared === null ? null : node.shared.side;
     const width = node.leftKey.length;
-    const own = (side: Side): Arrangement<JoinKey> =>
+    const own = (side: Side): JoinArrangement =>
       side === this.sharedSide
-        ? (shared as Arrangement<JoinKey>)
-        : new Arrangement<JoinKey>(
+        ? (shared as JoinArrangement)
+        : new JoinArrangement(
             `join n${node.id} ${side === LEFT ? 'left' : 'right'} arrangement`,
             side === LEFT ? 'L' : 'R',
             (key) => keyEntryId(key, width),
@@ -235,33 +236,34 @@ export class JoinOp implements Operator, Stateful {
         if (padMine) this.emit(this.padded(side, row), w, rows, weights, errors);
         continue;
       }
-      const bucket = theirs.get(key);
+      const slot = theirs.slotOf(key);
       let matched = 0;
-      if (bucket !== undefined) {
+      if (slot !== NO_SLOT) {
         if (residual === null) {
           if (this.pick !== null && this.filter === null) {
-            for (const e of bucket.rows.values()) {
-              rows.push(this.picked(side, row, e.row));
-              weights.push(w * e.count);
+            for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
+              rows.push(this.picked(side, row, theirs.row(id)));
+              weights.push(w * theirs.count(id));
+              this.produced++;
             }
-            this.produced += bucket.rows.size;
           } else {
-            for (const e of bucket.rows.values())
-              this.emit(this.combine(side, row, e.row), w * e.count, rows, weights, errors);
+            for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id))
+              this.emit(this.combine(side, row, theirs.row(id)), w * theirs.count(id), rows, weights, errors);
           }
           if (this.budget !== null && this.produced > this.budget.remaining) this.charge(this.produced);
-          matched = bucket.total;
+          matched = theirs.total(slot);
           if (padTheirs) {
             // Their rows are padded while this side has nothing under the key.
-            const held = mine.get(key)?.total ?? 0;
+            const mineSlot = mine.slotOf(key);
+            const held = mineSlot === NO_SLOT ? 0 : mine.total(mineSlot);
             const before = pending === null ? held : held - (pending.get(key) ?? 0);
             const after = before + w;
             if (pending !== null) pending.set(key, (pending.get(key) ?? 0) - w);
             if ((before === 0) !== (after === 0)) {
-              for (const e of bucket.rows.values())
+              for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id))
                 this.emit(
-                  this.padded(otherSide, e.row),
-                  before === 0 ? -e.count : e.count,
+                  this.padded(otherSide, theirs.row(id)),
+                  before === 0 ? -theirs.count(id) : theirs.count(id),
                   rows,
                   weights,
                   errors,
@@ -269,27 +271,28 @@ export class JoinOp implements Operator, Stateful {
             }
           }
         } else {
-          for (const [rowKey, e] of bucket.rows) {
-            const joined = this.combine(side, row, e.row);
+          for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
+            const other = theirs.row(id);
+            const count = theirs.count(id);
+            const joined = this.combine(side, row, other);
             let ok: boolean;
             try {
               ok = residual(joined) === true;
             } catch (error) {
-              errors.report(error, joined, this.joinedColumns, w * e.count);
+              errors.report(error, joined, this.joinedColumns, w * count);
               ok = false;
             }
             if (!ok) continue;
-            this.emit(joined, w * e.count, rows, weights, errors);
-            matched += e.count;
+            this.emit(joined, w * count, rows, weights, errors);
+            matched += count;
             if (this.budget !== null && this.produced > this.budget.remaining) this.charge(this.produced);
             if (this.countMatches) {
-              const before = e.matches;
-              e.matches += w;
-              theirs.touched(key, rowKey, e.row);
-              if (padTheirs && (before === 0) !== (e.matches === 0))
+              const after = theirs.addMatches(id, w);
+              const before = after - w;
+              if (padTheirs && (before === 0) !== (after === 0))
                 this.emit(
-                  this.padded(otherSide, e.row),
-                  before === 0 ? -e.count : e.count,
+                  this.padded(otherSide, other),
+                  before === 0 ? -count : count,
                   rows,
                   weights,
                   errors,
@@ -299,7 +302,7 @@ export class JoinOp implements Operator, Stateful {
         }
       }
       if (padMine && matched === 0) this.emit(this.padded(side, row), w, rows, weights, errors);
-      if (pending === null) mine.addRow(key, row, w, this.countMatches ? matched : 0);
+      if (pending === null) mine.add(key, row, w, this.countMatches ? matched : 0);
     }
   }
 
@@ -370,7 +373,7 @@ export class JoinOp implements Operator, Stateful {
   }
 
   /** The arrangements this join owns (a shared one is checkpointed and sized by its owner). */
-  private owned(): Arrangement<JoinKey>[] {
+  private owned(): JoinArrangement[] {
     return this.arranged.filter((_, side) => side !== this.sharedSide);
   }
 

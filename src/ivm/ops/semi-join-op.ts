@@ -11,6 +11,8 @@ import type { Value } from '../../common/types.ts';
 import type { RowFn } from '../../common/scalar-expr.ts';
 import { compileScalar } from '../../common/scalar-expr.ts';
 import { Arrangement } from '../arrangement.ts';
+import { JoinArrangement, NO_ROW } from '../join-arrangement.ts';
+import { NO_SLOT } from '../group-index.ts';
 import type { ColumnSpec, DataflowNode, SemiJoinMode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
@@ -33,15 +35,18 @@ type Placement =
   | { readonly kind: 'keyed'; readonly key: JoinKey; readonly group: JoinKey }
   | { readonly kind: 'nullValue'; readonly group: JoinKey };
 
+/** What the operator does with each of its arrangements alike (checkpoints and sizes). */
+type Part = Pick<Arrangement<JoinKey, number>, 'trackChanges' | 'takeDelta' | 'owns' | 'stateBytes'>;
+
 export class SemiJoinOp implements Operator, Stateful {
   readonly nodeId: number;
   readonly stateId: string;
   private readonly mode: SemiJoinMode;
   private readonly isIn: boolean;
   /** Left rows by probe key (correlation keys, then for IN the value). */
-  private readonly left: Arrangement<JoinKey>;
+  private readonly left: JoinArrangement;
   /** NOT IN: left rows whose value is NULL, by correlation group. */
-  private readonly leftNull: Arrangement<JoinKey>;
+  private readonly leftNull: JoinArrangement;
   /** Right rows per probe key (one entry, its count). */
   private readonly right: Counts;
   /** NOT IN: per correlation group, its right rows and its NULL values. */
@@ -71,10 +76,8 @@ export class SemiJoinOp implements Operator, Stateful {
     const label = (what: string): string => `semi-join n${node.id} ${what}`;
     const width = this.width;
     const groupWidth = this.correlated;
-    this.left = new Arrangement<JoinKey>(label('left arrangement'), 'L', (k) => keyEntryId(k, width));
-    this.leftNull = new Arrangement<JoinKey>(label('left NULL values'), 'N', (k) =>
-      keyEntryId(k, groupWidth),
-    );
+    this.left = new JoinArrangement(label('left arrangement'), 'L', (k) => keyEntryId(k, width));
+    this.leftNull = new JoinArrangement(label('left NULL values'), 'N', (k) => keyEntryId(k, groupWidth));
     this.right = new Arrangement<JoinKey, number, readonly Value[]>(label('match counts'), 'R', (k) =>
       keyEntryId(k, width),
     );
@@ -135,11 +138,12 @@ export class SemiJoinOp implements Operator, Stateful {
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
-    const emitBucket = (bucket: ReturnType<Arrangement<JoinKey>['get']>, sign: number): void => {
-      if (bucket === undefined) return;
-      for (const e of bucket.rows.values()) {
-        rows.push(e.row);
-        weights.push(sign * e.count);
+    const emitBucket = (arranged: JoinArrangement, key: JoinKey, sign: number): void => {
+      const slot = arranged.slotOf(key);
+      if (slot === NO_SLOT) return;
+      for (let id = arranged.head(slot); id !== NO_ROW; id = arranged.next(id)) {
+        rows.push(arranged.row(id));
+        weights.push(sign * arranged.count(id));
       }
     };
 
@@ -170,14 +174,14 @@ export class SemiJoinOp implements Operator, Stateful {
         const [rows1, nulls1] = this.groupCounts(group);
         if ((rows0 === 0) === (rows1 === 0) && (nulls0 === 0) === (nulls1 === 0)) continue;
         // The group's status changed: every left row of the group is evaluated again.
-        if ((rows0 === 0) !== (rows1 === 0)) emitBucket(this.leftNull.get(group), rows1 === 0 ? 1 : -1);
+        if ((rows0 === 0) !== (rows1 === 0)) emitBucket(this.leftNull, group, rows1 === 0 ? 1 : -1);
         for (const key of this.inArrivalOrder(this.byGroup.get(group))) {
           done.add(key);
           const now = this.matches(key);
           const before = touchedKeys.get(key)?.before ?? now;
           const was = this.passes(before, rows0, nulls0);
           const is = this.passes(now, rows1, nulls1);
-          if (was !== is) emitBucket(this.left.get(key), is ? 1 : -1);
+          if (was !== is) emitBucket(this.left, key, is ? 1 : -1);
         }
       }
       for (const [key, { before, group }] of touchedKeys) {
@@ -185,7 +189,7 @@ export class SemiJoinOp implements Operator, Stateful {
         const [groupRows, nulls] = this.mode === 'notIn' ? this.groupCounts(group) : [0, 0];
         const was = this.passes(before, groupRows, nulls);
         const is = this.passes(this.matches(key), groupRows, nulls);
-        if (was !== is) emitBucket(this.left.get(key), is ? 1 : -1);
+        if (was !== is) emitBucket(this.left, key, is ? 1 : -1);
       }
     }
 
@@ -216,7 +220,7 @@ export class SemiJoinOp implements Operator, Stateful {
       if (placed.kind === 'static') pass = placed.pass;
       else if (placed.kind === 'nullValue') {
         pass = this.groupCounts(placed.group)[0] === 0;
-        this.leftNull.addRow(placed.group, row, w, 0);
+        this.leftNull.add(placed.group, row, w, 0);
       } else {
         const [groupRows, nulls] = this.mode === 'notIn' ? this.groupCounts(placed.group) : [0, 0];
         pass = this.passes(this.matches(placed.key), groupRows, nulls);
@@ -248,7 +252,7 @@ export class SemiJoinOp implements Operator, Stateful {
     }
     if (key === null) return this.mode === 'notExists';
     const pass = this.passes(this.matches(key), 0, 0);
-    this.left.addRow(key, row, w, 0);
+    this.left.add(key, row, w, 0);
     return pass;
   }
 
@@ -259,7 +263,10 @@ export class SemiJoinOp implements Operator, Stateful {
    */
   private inArrivalOrder(keys: ReadonlySet<JoinKey> | undefined): JoinKey[] {
     if (keys === undefined) return [];
-    const firstSeq = (key: JoinKey): number => this.left.get(key)?.rows.values().next().value?.seq ?? 0;
+    const firstSeq = (key: JoinKey): number => {
+      const slot = this.left.slotOf(key);
+      return slot === NO_SLOT ? 0 : this.left.seq(this.left.head(slot));
+    };
     return [...keys]
       .map((key) => ({ key, seq: firstSeq(key) }))
       .sort((a, b) => a.seq - b.seq)
@@ -267,10 +274,10 @@ export class SemiJoinOp implements Operator, Stateful {
   }
 
   private addLeft(key: JoinKey, group: JoinKey, row: readonly Value[], w: number): void {
-    const had = this.left.get(key) !== undefined;
-    this.left.addRow(key, row, w, 0);
+    const had = this.left.slotOf(key) !== NO_SLOT;
+    this.left.add(key, row, w, 0);
     if (this.mode !== 'notIn') return;
-    const has = this.left.get(key) !== undefined;
+    const has = this.left.slotOf(key) !== NO_SLOT;
     if (had === has) return;
     let keys = this.byGroup.get(group);
     if (has) {
@@ -282,9 +289,9 @@ export class SemiJoinOp implements Operator, Stateful {
     }
   }
 
-  private parts(): Arrangement<JoinKey, number | string, readonly Value[]>[] {
-    const all = [this.left, this.right] as Arrangement<JoinKey, number | string, readonly Value[]>[];
-    if (this.mode === 'notIn') all.push(this.leftNull, this.groups as Arrangement<JoinKey, number | string>);
+  private parts(): Part[] {
+    const all: Part[] = [this.left, this.right];
+    if (this.mode === 'notIn') all.push(this.leftNull, this.groups);
     return all;
   }
 
@@ -327,10 +334,9 @@ export class SemiJoinOp implements Operator, Stateful {
         (row) => this.rightGroup(row) as JoinKey,
         (row) => row[this.correlated] as number,
       );
-      for (const [key, bucket] of this.left.entries()) {
-        const first = bucket.rows.values().next().value;
-        if (first === undefined) continue;
-        const group = this.leftGroup(first.row) as JoinKey;
+      for (const key of this.left.keys()) {
+        const first = this.left.row(this.left.head(this.left.slotOf(key)));
+        const group = this.leftGroup(first) as JoinKey;
         let keys = this.byGroup.get(group);
         if (keys === undefined) this.byGroup.set(group, (keys = new Set()));
         keys.add(key);

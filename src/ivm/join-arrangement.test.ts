@@ -1,0 +1,194 @@
+// JoinArrangement against a simple model (key → rows in arrival order, found by sameRow) under random
+// adds and retractions: every key's rows, counts, order, totals and match sums must agree, and its
+// checkpoint deltas, replayed into a store, must reload (into it and into an `Arrangement`) as the same.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Value } from '../common/types.ts';
+import { Arrangement, sameRow } from './arrangement.ts';
+import { JoinArrangement, NO_ROW } from './join-arrangement.ts';
+import { NO_SLOT } from './group-index.ts';
+import { keyEntryId, type JoinKey } from './ops/join-op.ts';
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+interface ModelRow {
+  row: readonly Value[];
+  count: number;
+  matches: number;
+}
+
+type Model = Map<JoinKey, ModelRow[]>;
+
+/** Keys of every kind the index handles: dense ints, sparse and negative ints, -0, others. */
+const KEYS: JoinKey[] = [
+  0,
+  -0,
+  1,
+  2,
+  3,
+  7,
+  40,
+  1000,
+  -5,
+  2 ** 31 - 1,
+  2 ** 40,
+  1.5,
+  NaN,
+  'a',
+  '',
+  'b;',
+  true,
+  10n ** 20n,
+];
+/** Values of rows: 0 and -0 are two rows of one hash; 1 and 1n one row (they print alike). */
+const VALUES: Value[] = [0, -0, 1, 1n, 2, 'x', 'y', null, 2.5, true];
+
+/** Every row under every key, in the arrangement's order, as [key, row, count, matches, seq]. */
+function contents(
+  a: JoinArrangement,
+  keys: readonly JoinKey[],
+): [JoinKey, readonly Value[], number, number][] {
+  const out: [JoinKey, readonly Value[], number, number][] = [];
+  for (const key of keys) {
+    const slot = a.slotOf(key);
+    if (slot === NO_SLOT) continue;
+    for (let id = a.head(slot); id !== NO_ROW; id = a.next(id))
+      out.push([key, a.row(id), a.count(id), a.matches(id)]);
+  }
+  return out;
+}
+
+function modelContents(
+  model: Model,
+  keys: readonly JoinKey[],
+): [JoinKey, readonly Value[], number, number][] {
+  const out: [JoinKey, readonly Value[], number, number][] = [];
+  for (const key of keys) for (const r of model.get(key) ?? []) out.push([key, r.row, r.count, r.matches]);
+  return out;
+}
+
+/** The distinct keys of KEYS as a Map sees them (0 and -0 are one key, as in the arrangement). */
+const DISTINCT_KEYS = [...new Map(KEYS.map((k) => [k, k])).keys()];
+
+function check(a: JoinArrangement, model: Model, step: number): void {
+  assert.deepEqual(
+    contents(a, DISTINCT_KEYS),
+    modelContents(model, DISTINCT_KEYS),
+    `contents at step ${step}`,
+  );
+  let rows = 0;
+  for (const [key, list] of model) {
+    const slot = a.slotOf(key);
+    assert.notEqual(slot, NO_SLOT, `key ${String(key)} held at step ${step}`);
+    assert.equal(
+      a.total(slot),
+      list.reduce((t, r) => t + r.count, 0),
+      `total of ${String(key)}`,
+    );
+    assert.equal(a.rowsUnder(key), list.length);
+    rows += list.length;
+  }
+  for (const key of DISTINCT_KEYS) if (!model.has(key)) assert.equal(a.slotOf(key), NO_SLOT);
+  assert.equal(a.size, rows, `size at step ${step}`);
+  assert.equal(a.keyCount, model.size, `keys at step ${step}`);
+}
+
+test('agrees with a model under random adds, retractions and match updates, and its deltas reload', () => {
+  const random = rng(11);
+  const keyId = (k: JoinKey): string => keyEntryId(k, 1);
+  const a = new JoinArrangement('test arrangement', 'S', keyId);
+  a.trackChanges(true);
+  const model: Model = new Map();
+  const store = new Map<string, unknown>();
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
+  for (let step = 0; step < 20_000; step++) {
+    const key = pick(KEYS);
+    const list = model.get(key) ?? [];
+    const held = list.length > 0 && random() < 0.5 ? pick(list) : null;
+    const row = held?.row ?? [pick(VALUES), pick(VALUES)];
+    // A copy of a held row (another array, and 1 for 1n): found by value, not by identity.
+    const given = held !== null && random() < 0.5 ? row.map((v) => (v === 1n ? 1 : v)) : row;
+    const at = list.findIndex((r) => sameRow(r.row, given));
+    const current = at < 0 ? 0 : (list[at] as ModelRow).count;
+    if (held !== null && at >= 0 && random() < 0.1) {
+      // Matches of an arranged row (outer joins with a residual).
+      let id = NO_ROW;
+      for (let i = a.head(a.slotOf(key)); i !== NO_ROW; i = a.next(i)) if (sameRow(a.row(i), given)) id = i;
+      const w = random() < 0.5 ? 1 : -1;
+      assert.equal(a.addMatches(id, w), (list[at] as ModelRow).matches + w);
+      (list[at] as ModelRow).matches += w;
+    } else {
+      const w =
+        current > 0 && random() < 0.6 ? -(1 + Math.floor(random() * current)) : 1 + Math.floor(random() * 3);
+      const matches = Math.floor(random() * 3);
+      a.add(key, given, w, matches);
+      if (at < 0) list.push({ row: given, count: w, matches });
+      else if (current + w === 0) list.splice(at, 1);
+      else (list[at] as ModelRow).count = current + w;
+      if (list.length === 0) model.delete(key);
+      else model.set(key, list);
+    }
+    if (step % 53 === 0) check(a, model, step);
+    if (step % 401 === 0) {
+      const delta = a.takeDelta(random() < 0.1);
+      if (delta.replaceAll) store.clear();
+      for (const id of delta.deletes) store.delete(id);
+      for (const [id, v] of delta.upserts) store.set(id, v);
+      const restored = new JoinArrangement('restored', 'S', keyId);
+      const keyOf = (r: readonly Value[]): JoinKey => r[0] as JoinKey;
+      // The stored rows carry their key only as text: reload through a side map from row to key.
+      const keys = new Map<readonly Value[], JoinKey>();
+      for (const [k, rows] of model) for (const r of rows) keys.set(r.row, k);
+      const entries = [...store.values()];
+      restored.load(entries, (r) => keys.get(r) ?? keyOf(r));
+      check(restored, model, step);
+      const old = new Arrangement<JoinKey>('old', 'S', keyId);
+      old.load(entries, (r) => keys.get(r) ?? keyOf(r));
+      const oldContents: [JoinKey, readonly Value[], number, number][] = [];
+      for (const key of DISTINCT_KEYS)
+        for (const e of old.get(key)?.rows.values() ?? []) oldContents.push([key, e.row, e.count, e.matches]);
+      assert.deepEqual(
+        oldContents,
+        modelContents(model, DISTINCT_KEYS),
+        `an Arrangement reads the entries at ${step}`,
+      );
+    }
+  }
+  check(a, model, -1);
+});
+
+test('a negative multiplicity is an internal error naming the arrangement', () => {
+  const a = new JoinArrangement('join n3 left arrangement', 'L', String);
+  a.add(1, [1, 'a'], 1, 0);
+  assert.throws(() => a.add(1, [1, 'a'], -2, 0), /join n3 left arrangement saw a negative multiplicity/);
+  assert.throws(() => a.add(2, [2, 'a'], -1, 0), /join n3 left arrangement saw a negative multiplicity/);
+  assert.equal(a.size, 1);
+});
+
+test('many rows under one key and many keys of one row each stay found after growth and churn', () => {
+  const a = new JoinArrangement('t', 'S', String);
+  for (let i = 0; i < 5000; i++) a.add(i % 3, [i, i % 3], 1, 0);
+  for (let i = 0; i < 5000; i += 2) a.add(i % 3, [i, i % 3], -1, 0);
+  assert.equal(a.size, 2500);
+  const seen: number[] = [];
+  for (let id = a.head(a.slotOf(1)); id !== NO_ROW; id = a.next(id)) seen.push(a.row(id)[0] as number);
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 5000 }, (_, i) => i).filter((i) => i % 3 === 1 && i % 2 === 1),
+  );
+  for (let i = 0; i < 5000; i++) a.add(i % 3, [i, i % 3], i % 2 === 0 ? 1 : -1, 0);
+  // The rows under a key are listed in the order they (last) came.
+  seen.length = 0;
+  for (let id = a.head(a.slotOf(0)); id !== NO_ROW; id = a.next(id)) seen.push(a.row(id)[0] as number);
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 5000 }, (_, i) => i).filter((i) => i % 3 === 0 && i % 2 === 0),
+  );
+  assert.equal(a.keyCount, 3);
+});

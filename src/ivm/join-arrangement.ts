@@ -1,0 +1,438 @@
+// A join side's rows by join key (a join's own arrangements and the shared ones), laid out for the
+// join's two hot paths without a Map per key or an object per row: keys are interned to dense slots
+// (GroupIndex: int keys in typed arrays), rows live in parallel arrays by row id, chained per slot in
+// arrival order, and are found by value through one open-addressing table over (slot, row hash).
+// Checkpoint entries are exactly those of the indexed `Arrangement` (same ids, same stored form).
+import { SluiceError } from '../common/errors.ts';
+import type { Value } from '../common/types.ts';
+import { encodeExactValues } from '../common/values.ts';
+import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
+import { hashRow, sameRow } from './arrangement.ts';
+import { GroupIndex, NO_SLOT } from './group-index.ts';
+import type { JoinKey } from './ops/join-op.ts';
+
+/** "No row" in the per-slot chains and in `head`/`next`. */
+export const NO_ROW = -1;
+
+/** The stored form of one arranged row (as `Arrangement` writes it, so checkpoints stay readable). */
+interface StoredRow {
+  readonly a: string;
+  readonly k: string;
+  readonly r: readonly Value[];
+  readonly c: number;
+  readonly m: number;
+  readonly s: number;
+}
+
+/**
+ * Estimated heap bytes of one key: its slot in the index and the five per-slot arrays, and the key
+ * itself when a string. An estimate for metrics, like `rowBytes` in arrangement.ts.
+ */
+function keyBytes(key: JoinKey): number {
+  return 48 + (typeof key === 'string' ? key.length : 0);
+}
+
+/**
+ * One arranged row: its cells in the per-row arrays (~48 B) and the lookup table (~16 B at half
+ * load), plus the row array itself (~32 B + 8 B a slot; values other than small integers boxed at
+ * ~16 B more). The row array is shared with the batch that brought it, so this over-counts a little.
+ */
+function rowBytes(row: readonly Value[]): number {
+  let boxed = 0;
+  for (const v of row)
+    if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) >= 2 ** 30) boxed += 16;
+  return 96 + 8 * row.length + boxed;
+}
+
+/** A row's place in the lookup table: its hash mixed with its slot's. */
+function mix(slot: number, rowHash: number): number {
+  let h = Math.imul(rowHash ^ Math.imul(slot + 1, 0x85ebca6b), 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h;
+}
+
+function grownF64(a: Float64Array<ArrayBuffer>, min: number): Float64Array<ArrayBuffer> {
+  const out = new Float64Array(Math.max(min, a.length * 2));
+  out.set(a);
+  return out;
+}
+
+function grownI32(a: Int32Array<ArrayBuffer>, min: number): Int32Array<ArrayBuffer> {
+  const out = new Int32Array(Math.max(min, a.length * 2));
+  out.set(a);
+  return out;
+}
+
+/**
+ * Key → the rows under it, each with its multiplicity, arrival order (`seq`, kept by checkpoints so a
+ * restored bucket lists its rows in the original order) and, for outer joins with a residual, its
+ * summed matches. Iterate a key's rows as
+ * `for (let id = a.head(slot); id !== NO_ROW; id = a.next(id))` with `slot = a.slotOf(key)`; ids and
+ * slots are valid until the next change to the arrangement. A multiplicity never goes negative.
+ */
+export class JoinArrangement extends ArrangementDelta {
+  private readonly index = new GroupIndex();
+  // Per slot.
+  private slotKeys: (JoinKey | undefined)[] = [];
+  private heads = new Int32Array(16).fill(NO_ROW);
+  private tails = new Int32Array(16).fill(NO_ROW);
+  private totals = new Float64Array(16);
+  private slotSizes = new Int32Array(16);
+  private freeSlots: number[] = [];
+  // Per row id.
+  private rowArrays: (readonly Value[] | null)[] = [];
+  private counts = new Float64Array(16);
+  private seqs = new Float64Array(16);
+  private matchCounts = new Float64Array(16);
+  private nexts = new Int32Array(16);
+  private prevs = new Int32Array(16);
+  private rowSlots = new Int32Array(16);
+  private mixed = new Int32Array(16);
+  private freeRows: number[] = [];
+  /** [mix, id + 1] pairs; id + 1 === 0 marks an empty cell. */
+  private table = new Int32Array(32);
+  private mask = 15;
+  private rowCount = 0;
+  private bytes = 0;
+  private nextSeq = 0;
+  private readonly dirty = new Map<string, { readonly key: JoinKey; readonly row: readonly Value[] }>();
+
+  /**
+   * `label` names the arrangement in internal errors; `entryPrefix` keeps its checkpoint entries
+   * apart; `keyId` writes a key in entry ids and stored entries.
+   */
+  constructor(
+    private readonly label: string,
+    private readonly entryPrefix: string,
+    private readonly keyId: (key: JoinKey) => string,
+  ) {
+    super();
+  }
+
+  /** Distinct rows arranged. */
+  get size(): number {
+    return this.rowCount;
+  }
+
+  /** Keys held. */
+  get keyCount(): number {
+    return this.index.size;
+  }
+
+  /** Approximate heap bytes held, for state metrics. */
+  get stateBytes(): number {
+    return this.bytes;
+  }
+
+  /** The slot of `key`, or NO_SLOT (-1) when no row is under it. */
+  slotOf(key: JoinKey): number {
+    return this.index.get(key);
+  }
+
+  /** Sum of the multiplicities under the slot. */
+  total(slot: number): number {
+    return this.totals[slot] as number;
+  }
+
+  /** The slot's first row (in arrival order), or NO_ROW. */
+  head(slot: number): number {
+    return this.heads[slot] as number;
+  }
+
+  next(id: number): number {
+    return this.nexts[id] as number;
+  }
+
+  row(id: number): readonly Value[] {
+    return this.rowArrays[id] as readonly Value[];
+  }
+
+  count(id: number): number {
+    return this.counts[id] as number;
+  }
+
+  seq(id: number): number {
+    return this.seqs[id] as number;
+  }
+
+  matches(id: number): number {
+    return this.matchCounts[id] as number;
+  }
+
+  /** Adds `w` to the row's matches (marking it for the next checkpoint delta); returns the new sum. */
+  addMatches(id: number, w: number): number {
+    const m = (this.matchCounts[id] as number) + w;
+    this.matchCounts[id] = m;
+    if (this.tracking) this.mark(this.slotKeys[this.rowSlots[id] as number] as JoinKey, this.row(id));
+    return m;
+  }
+
+  /** Every key held, in slot order (for an operator rebuilding a derived index after a load). */
+  *keys(): IterableIterator<JoinKey> {
+    for (const key of this.slotKeys) if (key !== undefined) yield key;
+  }
+
+  /** Distinct rows under `key` (0 when none), for tests. */
+  rowsUnder(key: JoinKey): number {
+    const slot = this.index.get(key);
+    return slot === NO_SLOT ? 0 : (this.slotSizes[slot] as number);
+  }
+
+  /**
+   * Adds `weight` copies of `row` under `key` (found by value: a row equal to one held adds to its
+   * count); `matches` is a new row's initial match sum.
+   */
+  add(key: JoinKey, row: readonly Value[], weight: number, matches: number): void {
+    if (weight === 0) return;
+    const hash = hashRow(row);
+    let slot = this.index.get(key);
+    let id = slot === NO_SLOT ? NO_ROW : this.find(slot, row, hash);
+    const count = (id === NO_ROW ? 0 : (this.counts[id] as number)) + weight;
+    if (count < 0) throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
+    if (this.tracking) this.mark(key, id === NO_ROW ? row : this.row(id));
+    if (slot === NO_SLOT) slot = this.newSlot(key);
+    this.totals[slot] = (this.totals[slot] as number) + weight;
+    if (id === NO_ROW) {
+      id = this.newRow(slot, row, hash, count, matches);
+      return;
+    }
+    if (count === 0) {
+      this.removeRow(id, slot);
+      if (this.slotSizes[slot] === 0) this.freeSlot(slot, key);
+    } else this.counts[id] = count;
+  }
+
+  /** Empties the arrangement; the next delta replaces every stored entry. */
+  clear(): void {
+    this.reset();
+    this.markCleared();
+  }
+
+  /** Replaces the contents with entries written by `takeDelta` (of this or an `Arrangement`). */
+  load(entries: readonly unknown[], keyOf: (row: readonly Value[]) => JoinKey): void {
+    this.reset();
+    const sorted = (entries as StoredRow[]).slice().sort((a, b) => a.s - b.s);
+    for (const e of sorted) {
+      this.nextSeq = e.s;
+      this.add(keyOf(e.r), e.r, e.c, e.m);
+    }
+    this.nextSeq = sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as StoredRow).s + 1;
+    this.markLoaded();
+  }
+
+  /** Whether a stored entry (a value `takeDelta` wrote) belongs to this arrangement. */
+  owns(entry: unknown): boolean {
+    return (entry as StoredRow).a === this.entryPrefix;
+  }
+
+  protected exportAll(upserts: Upserts): void {
+    const keys = this.slotKeys;
+    for (let slot = 0; slot < keys.length; slot++) {
+      const key = keys[slot];
+      if (key === undefined) continue;
+      for (let id = this.heads[slot] as number; id !== NO_ROW; id = this.nexts[id] as number)
+        upserts.push([this.entryId(key, this.row(id)), this.stored(key, id)]);
+    }
+  }
+
+  protected exportChanged(upserts: Upserts, deletes: string[]): void {
+    for (const [entry, { key, row }] of this.dirty) {
+      const slot = this.index.get(key);
+      const id = slot === NO_SLOT ? NO_ROW : this.find(slot, row, hashRow(row));
+      if (id === NO_ROW) deletes.push(entry);
+      else upserts.push([entry, this.stored(key, id)]);
+    }
+  }
+
+  protected forgetChanges(): void {
+    this.dirty.clear();
+  }
+
+  private mark(key: JoinKey, row: readonly Value[]): void {
+    this.dirty.set(this.entryId(key, row), { key, row });
+  }
+
+  private stored(key: JoinKey, id: number): StoredRow {
+    return {
+      a: this.entryPrefix,
+      k: this.keyId(key),
+      r: this.row(id),
+      c: this.counts[id] as number,
+      m: this.matchCounts[id] as number,
+      s: this.seqs[id] as number,
+    };
+  }
+
+  private entryId(key: JoinKey, row: readonly Value[]): string {
+    const k = this.keyId(key);
+    return `${this.entryPrefix}${k.length}:${k}${encodeExactValues(row)}`;
+  }
+
+  /** The id of the row equal to `row` under `slot` (`hash`: its hashRow), or NO_ROW. */
+  private find(slot: number, row: readonly Value[], hash: number): number {
+    const h = mix(slot, hash);
+    const t = this.table;
+    const mask = this.mask;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const s = t[2 * i + 1] as number;
+      if (s === 0) return NO_ROW;
+      if (t[2 * i] === h) {
+        const id = s - 1;
+        if (this.rowSlots[id] === slot && sameRow(this.rowArrays[id] as readonly Value[], row)) return id;
+      }
+    }
+  }
+
+  private newSlot(key: JoinKey): number {
+    let slot = this.freeSlots.pop();
+    if (slot === undefined) {
+      slot = this.slotKeys.length;
+      this.slotKeys.push(key);
+      if (slot >= this.heads.length) {
+        const n = this.heads.length * 2;
+        const heads = new Int32Array(n).fill(NO_ROW);
+        heads.set(this.heads);
+        this.heads = heads;
+        const tails = new Int32Array(n).fill(NO_ROW);
+        tails.set(this.tails);
+        this.tails = tails;
+        this.totals = grownF64(this.totals, n);
+        this.slotSizes = grownI32(this.slotSizes, n);
+      }
+    } else this.slotKeys[slot] = key;
+    this.index.set(key, slot);
+    this.heads[slot] = NO_ROW;
+    this.tails[slot] = NO_ROW;
+    this.totals[slot] = 0;
+    this.slotSizes[slot] = 0;
+    this.bytes += keyBytes(key);
+    return slot;
+  }
+
+  private freeSlot(slot: number, key: JoinKey): void {
+    this.index.delete(key);
+    this.slotKeys[slot] = undefined;
+    this.freeSlots.push(slot);
+    this.bytes -= keyBytes(key);
+  }
+
+  private newRow(slot: number, row: readonly Value[], hash: number, count: number, matches: number): number {
+    let id = this.freeRows.pop();
+    if (id === undefined) {
+      id = this.rowArrays.length;
+      this.rowArrays.push(row);
+      if (id >= this.counts.length) this.growRows(id + 1);
+    } else this.rowArrays[id] = row;
+    if (2 * (this.rowCount + 1) > this.mask + 1) this.growTable();
+    const h = mix(slot, hash);
+    this.counts[id] = count;
+    this.seqs[id] = this.nextSeq++;
+    this.matchCounts[id] = matches;
+    this.rowSlots[id] = slot;
+    this.mixed[id] = h;
+    // Appended to the slot's chain: its rows are listed in arrival order.
+    const tail = this.tails[slot] as number;
+    this.prevs[id] = tail;
+    this.nexts[id] = NO_ROW;
+    if (tail === NO_ROW) this.heads[slot] = id;
+    else this.nexts[tail] = id;
+    this.tails[slot] = id;
+    this.slotSizes[slot] = (this.slotSizes[slot] as number) + 1;
+    this.insert(h, id);
+    this.rowCount++;
+    this.bytes += rowBytes(row);
+    return id;
+  }
+
+  private removeRow(id: number, slot: number): void {
+    const prev = this.prevs[id] as number;
+    const next = this.nexts[id] as number;
+    if (prev === NO_ROW) this.heads[slot] = next;
+    else this.nexts[prev] = next;
+    if (next === NO_ROW) this.tails[slot] = prev;
+    else this.prevs[next] = prev;
+    this.slotSizes[slot] = (this.slotSizes[slot] as number) - 1;
+    this.unindex(id);
+    this.bytes -= rowBytes(this.row(id));
+    this.rowArrays[id] = null;
+    this.freeRows.push(id);
+    this.rowCount--;
+  }
+
+  private growRows(min: number): void {
+    this.counts = grownF64(this.counts, min);
+    this.seqs = grownF64(this.seqs, min);
+    this.matchCounts = grownF64(this.matchCounts, min);
+    this.nexts = grownI32(this.nexts, min);
+    this.prevs = grownI32(this.prevs, min);
+    this.rowSlots = grownI32(this.rowSlots, min);
+    this.mixed = grownI32(this.mixed, min);
+  }
+
+  private insert(h: number, id: number): void {
+    const t = this.table;
+    const mask = this.mask;
+    let i = h & mask;
+    while (t[2 * i + 1] !== 0) i = (i + 1) & mask;
+    t[2 * i] = h;
+    t[2 * i + 1] = id + 1;
+  }
+
+  /** Removes the row's cell from the lookup table (backward-shift deletion: no tombstones). */
+  private unindex(id: number): void {
+    const t = this.table;
+    const mask = this.mask;
+    let i = (this.mixed[id] as number) & mask;
+    while (t[2 * i + 1] !== id + 1) i = (i + 1) & mask;
+    let hole = i;
+    let j = i;
+    for (;;) {
+      j = (j + 1) & mask;
+      const s = t[2 * j + 1] as number;
+      if (s === 0) break;
+      const home = (t[2 * j] as number) & mask;
+      // Move j into the hole unless its home lies cyclically in (hole, j].
+      if (hole <= j ? home <= hole || home > j : home <= hole && home > j) {
+        t[2 * hole] = t[2 * j] as number;
+        t[2 * hole + 1] = s;
+        hole = j;
+      }
+    }
+    t[2 * hole] = 0;
+    t[2 * hole + 1] = 0;
+  }
+
+  private growTable(): void {
+    const old = this.table;
+    this.table = new Int32Array(old.length * 2);
+    this.mask = old.length - 1;
+    for (let i = 0; i < old.length; i += 2) {
+      const s = old[i + 1] as number;
+      if (s !== 0) this.insert(old[i] as number, s - 1);
+    }
+  }
+
+  private reset(): void {
+    this.index.clear();
+    this.slotKeys = [];
+    this.heads = new Int32Array(16).fill(NO_ROW);
+    this.tails = new Int32Array(16).fill(NO_ROW);
+    this.totals = new Float64Array(16);
+    this.slotSizes = new Int32Array(16);
+    this.freeSlots = [];
+    this.rowArrays = [];
+    this.counts = new Float64Array(16);
+    this.seqs = new Float64Array(16);
+    this.matchCounts = new Float64Array(16);
+    this.nexts = new Int32Array(16);
+    this.prevs = new Int32Array(16);
+    this.rowSlots = new Int32Array(16);
+    this.mixed = new Int32Array(16);
+    this.freeRows = [];
+    this.table = new Int32Array(32);
+    this.mask = 15;
+    this.rowCount = 0;
+    this.bytes = 0;
+    this.nextSeq = 0;
+  }
+}
