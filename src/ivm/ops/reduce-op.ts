@@ -67,6 +67,9 @@ export class ReduceOp implements Operator, Stateful {
   private rowTouches = new Int32Array(64);
   /** Per input row of the step, its aggregate arguments (row i's at i × aggregates). */
   private readonly rowArgs: Value[] = [];
+  /** Per input row of the step, its group id and its key (the value of a single key, else the array). */
+  private readonly rowIds: Value[] = [];
+  private readonly rowKeys: (Value | Value[])[] = [];
   private outs: (Value[] | null)[] = [];
   private readonly errorsBySlot = new Map<number, unknown>();
   private readonly free: number[] = [];
@@ -270,11 +273,14 @@ export class ReduceOp implements Operator, Stateful {
     const rowSlots = this.rowSlots;
     const rowTouches = this.rowTouches;
     const rowArgs = this.rowArgs;
-    // Reduce, in three passes over the batch: (1) each row's key, arguments and group slot; (2) each
-    // row's touch index, from its group's record — a tight loop, so the cache misses of many rows
-    // (the records of a large group set are far apart) are in flight at once instead of one after
-    // the other between the expression calls; (3) the rows fold into their group's partial, dense
-    // by touch index. Touch order — the order of the changes out — is first appearance, as before.
+    const rowIds = this.rowIds;
+    const rowKeys = this.rowKeys;
+    // Reduce, in passes over the batch: (1) each row's key and arguments; (2) its group's slot, and
+    // (3) its touch index from the group's record — tight loops, so the cache misses of many rows
+    // (the index cells and records of a large group set are far apart) are in flight at once
+    // instead of one after the other between the expression calls; (4) the rows fold into their
+    // group's partial, dense by touch index. Groups are allocated and touched in first-appearance
+    // order, as in one pass: touch order is the order of the changes out.
     // A batch with its columns (from a Reduce upstream) is read column-wise through one scratch row:
     // its row objects (old output rows among them) are not dereferenced unless a row fails.
     const inCols = input.cols;
@@ -330,12 +336,23 @@ export class ReduceOp implements Operator, Stateful {
         );
         continue;
       }
+      rowIds[i] = id;
+      rowKeys[i] = key ?? single;
+      rowSlots[i] = 0;
+    }
+    const keyTexts = this.keyTexts;
+    for (let i = 0; i < n; i++) {
+      if (rowSlots[i] === NO_SLOT) continue;
+      const id = rowIds[i] as Value;
       let slot = index.get(id);
-      if (slot === NO_SLOT) slot = this.allocate(id, key ?? (keyCount === 1 ? [single] : []));
-      if (this.keyTexts !== null) {
+      if (slot === NO_SLOT) {
+        const key = rowKeys[i] as Value | Value[];
+        slot = this.allocate(id, keyCount === 1 ? [key as Value] : keyCount === 0 ? [] : (key as Value[]));
+      }
+      if (keyTexts !== null) {
         const weight = input.weights[i] as number;
-        if (key === null) this.keyTexts.addOne(slot, single, weight);
-        else this.keyTexts.add(slot, key, weight);
+        if (keyCount > 1) keyTexts.add(slot, rowKeys[i] as Value[], weight);
+        else keyTexts.addOne(slot, rowKeys[i] as Value, weight);
       }
       rowSlots[i] = slot;
     }
@@ -381,6 +398,10 @@ export class ReduceOp implements Operator, Stateful {
       }
     }
     if (rowArgs.length > MAX_KEPT_ARGS) rowArgs.length = 0;
+    if (rowIds.length > MAX_KEPT_ARGS) {
+      rowIds.length = 0;
+      rowKeys.length = 0;
+    } else if (keyCount !== 1 || typeof rowKeys[0] !== 'number') rowKeys.fill(null, 0, n); // no key arrays kept
 
     // Merge: fold each partial into its group and emit the change of the group's row, with the
     // batch's columns beside its rows for a Reduce downstream.
@@ -397,7 +418,11 @@ export class ReduceOp implements Operator, Stateful {
         // work between two groups would otherwise serialise them.
         const d = this.records.data;
         const end = Math.min(touched.length, t + MERGE_AHEAD);
-        for (let u = t; u < end; u++) sink += d[(touched[u] as number) * stride] as number;
+        for (let u = t; u < end; u++) {
+          const at = (touched[u] as number) * stride;
+          // both ends: a record can straddle two cache lines
+          sink += (d[at] as number) + (d[at + stride - 1] as number);
+        }
       }
       if (this.tracking) {
         const key = this.keyAt(slot);
