@@ -275,11 +275,11 @@ export class ReduceOp implements Operator, Stateful {
     const rowArgs = this.rowArgs;
     const rowIds = this.rowIds;
     const rowKeys = this.rowKeys;
-    // Reduce, in passes over the batch: (1) each row's key and arguments; (2) its group's slot, and
-    // (3) its touch index from the group's record — tight loops, so the cache misses of many rows
-    // (the index cells and records of a large group set are far apart) are in flight at once
-    // instead of one after the other between the expression calls; (4) the rows fold into their
-    // group's partial, dense by touch index. Groups are allocated and touched in first-appearance
+    // Reduce, in passes over the batch: (1) each row's key and arguments; (2) its group's slot and
+    // its touch index from the group's record — a tight loop, so the cache misses of many rows (the
+    // index cells and records of a large group set are far apart) are in flight at once instead of
+    // one after the other between the expression calls; (3) the rows fold into their group's
+    // partial, dense by touch index. Groups are allocated and touched in first-appearance
     // order, as in one pass: touch order is the order of the changes out.
     // A batch with its columns (from a Reduce upstream) is read column-wise through one scratch row:
     // its row objects (old output rows among them) are not dereferenced unless a row fails.
@@ -341,6 +341,7 @@ export class ReduceOp implements Operator, Stateful {
       rowSlots[i] = 0;
     }
     const keyTexts = this.keyTexts;
+    let data = this.records.data;
     for (let i = 0; i < n; i++) {
       if (rowSlots[i] === NO_SLOT) continue;
       const id = rowIds[i] as Value;
@@ -348,6 +349,7 @@ export class ReduceOp implements Operator, Stateful {
       if (slot === NO_SLOT) {
         const key = rowKeys[i] as Value | Value[];
         slot = this.allocate(id, keyCount === 1 ? [key as Value] : keyCount === 0 ? [] : (key as Value[]));
+        data = this.records.data;
       }
       if (keyTexts !== null) {
         const weight = input.weights[i] as number;
@@ -355,11 +357,6 @@ export class ReduceOp implements Operator, Stateful {
         else keyTexts.addOne(slot, rowKeys[i] as Value, weight);
       }
       rowSlots[i] = slot;
-    }
-    const data = this.records.data;
-    for (let i = 0; i < n; i++) {
-      const slot = rowSlots[i] as number;
-      if (slot === NO_SLOT) continue;
       const at = slot * stride + F_TOUCH;
       let t = data[at] as number;
       if (t === 0) {
