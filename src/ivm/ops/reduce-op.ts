@@ -211,7 +211,8 @@ export class ReduceOp implements Operator, Stateful {
   private setOut(slot: number, row: readonly Value[] | null): void {
     const data = this.records.data;
     const at = slot * this.records.stride;
-    let flags = (data[at + F_FLAGS] as number) & KEY_IN_RECORD;
+    const before = data[at + F_FLAGS] as number;
+    let flags = before & KEY_IN_RECORD;
     if (row !== null) {
       flags |= HAS_OUT;
       const keyCount = this.keyCount;
@@ -227,8 +228,11 @@ export class ReduceOp implements Operator, Stateful {
       if (numeric) flags |= OUT_IN_RECORD;
     }
     data[at + F_FLAGS] = flags;
-    // `row` may be the scratch row: a kept row is a copy.
-    this.outs[slot] = row === null || (flags & IN_RECORD) === IN_RECORD ? null : row.slice();
+    // `row` may be the scratch row: a kept row is a copy. `outs[slot]` is non-null exactly while the
+    // group has a row its record does not hold, so a record-held group never touches `outs` (a
+    // random access into an array as long as the group count, one more cache miss per change).
+    if (row !== null && (flags & IN_RECORD) !== IN_RECORD) this.outs[slot] = row.slice();
+    else if ((before & HAS_OUT) !== 0 && (before & IN_RECORD) !== IN_RECORD) this.outs[slot] = null;
   }
 
   /** The group's current output row, or null (rebuilt from the record when it holds all of it). */
