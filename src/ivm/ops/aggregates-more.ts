@@ -11,13 +11,15 @@ import type { AggColumn, GroupRecords } from './aggregates.ts';
 
 /** BOOL_AND / BOOL_OR: per group the non-null inputs and the true ones, in the group record. */
 export class BoolColumn implements AggColumn {
-  /** Doubles of the group record: non-null count, true count, and their partials. */
-  static readonly WIDTH = 4;
+  /** Doubles of the group record (non-null count, true count), and as many in the batch's partials. */
+  static readonly WIDTH = 2;
 
   constructor(
     readonly spec: AggregateSpec,
     private readonly record: GroupRecords,
     private readonly base: number,
+    private readonly partials: GroupRecords,
+    private readonly pbase: number,
   ) {}
 
   private at(slot: number): number {
@@ -30,25 +32,32 @@ export class BoolColumn implements AggColumn {
     this.record.data[at + 1] = 0;
   }
 
-  resetPartial(slot: number): void {
-    const at = this.at(slot);
-    this.record.data[at + 2] = 0;
-    this.record.data[at + 3] = 0;
+  /** Where touch index `p`'s partial starts in the batch's partials. */
+  private pat(p: number): number {
+    return p * this.partials.stride + this.pbase;
   }
 
-  accumulate(slot: number, value: Value, weight: number): void {
+  resetPartial(_slot: number, p: number): void {
+    const at = this.pat(p);
+    this.partials.data[at] = 0;
+    this.partials.data[at + 1] = 0;
+  }
+
+  accumulate(_slot: number, value: Value, weight: number, p: number): void {
     if (value === null) return;
-    const d = this.record.data;
-    const at = this.at(slot);
-    d[at + 2] = (d[at + 2] as number) + weight;
-    if (value === true) d[at + 3] = (d[at + 3] as number) + weight;
+    const d = this.partials.data;
+    const at = this.pat(p);
+    d[at] = (d[at] as number) + weight;
+    if (value === true) d[at + 1] = (d[at + 1] as number) + weight;
   }
 
-  merge(slot: number): void {
+  merge(slot: number, p: number): void {
     const d = this.record.data;
     const at = this.at(slot);
-    d[at] = (d[at] as number) + (d[at + 2] as number);
-    d[at + 1] = (d[at + 1] as number) + (d[at + 3] as number);
+    const pd = this.partials.data;
+    const pat = this.pat(p);
+    d[at] = (d[at] as number) + (pd[pat] as number);
+    d[at + 1] = (d[at + 1] as number) + (pd[pat + 1] as number);
   }
 
   result(slot: number): Value {
@@ -416,6 +425,12 @@ export function moreRecordWidth(spec: AggregateSpec): number {
   return isVariance(spec) ? 0 : BoolColumn.WIDTH;
 }
 
-export function moreAggregateColumn(spec: AggregateSpec, record: GroupRecords, base: number): AggColumn {
-  return isVariance(spec) ? new VarianceColumn(spec) : new BoolColumn(spec, record, base);
+export function moreAggregateColumn(
+  spec: AggregateSpec,
+  record: GroupRecords,
+  base: number,
+  partials: GroupRecords,
+  pbase: number,
+): AggColumn {
+  return isVariance(spec) ? new VarianceColumn(spec) : new BoolColumn(spec, record, base, partials, pbase);
 }

@@ -21,14 +21,20 @@ function column(fn: AggregateSpec['fn'], argType: SqlType = T.numeric, distinct 
     outputType: argType,
     strategy: 'multiset',
   };
-  return aggregateColumn(spec, { data: new Float64Array(16), stride: 8 }, 0);
+  return aggregateColumn(
+    spec,
+    { data: new Float64Array(16), stride: 8 },
+    0,
+    { data: new Float64Array(16), stride: 8 },
+    0,
+  );
 }
 
 /** One batch into slot 0: values with weights; the result's text, given the group's row count. */
 function step(c: AggColumn, changes: [Value, number][], rows: number): string {
-  c.resetPartial(0);
-  for (const [v, w] of changes) c.accumulate(0, v, w);
-  c.merge(0);
+  c.resetPartial(0, 0);
+  for (const [v, w] of changes) c.accumulate(0, v, w, 0);
+  c.merge(0, 0);
   return String(c.result(0, rows));
 }
 

@@ -35,12 +35,17 @@ export interface AggColumn {
   readonly spec: AggregateSpec;
   /** Empties a slot's state (a new group). */
   clear(slot: number): void;
-  /** Empties a slot's partial before the Reduce stage first touches it in a batch. */
-  resetPartial(slot: number): void;
-  /** Reduce stage: adds one input value with a weight into the slot's partial. */
-  accumulate(slot: number, value: Value, weight: number): void;
-  /** Merge stage: folds the slot's partial into its state. */
-  merge(slot: number): void;
+  /**
+   * Empties a group's partial before the Reduce stage first touches it in a batch. `p` is the
+   * group's touch index in the batch: partials kept in the Reduce's dense per-batch array (rather
+   * than beside the state in the group record) live at `p`; columns keeping partials elsewhere
+   * key them by `slot`.
+   */
+  resetPartial(slot: number, p: number): void;
+  /** Reduce stage: adds one input value with a weight into the group's partial. */
+  accumulate(slot: number, value: Value, weight: number, p: number): void;
+  /** Merge stage: folds the group's partial (touch index `p`) into its state. */
+  merge(slot: number, p: number): void;
   /** The aggregate's value for a group holding `groupCount` rows. Throws on overflow. */
   result(slot: number, groupCount: number): Value;
   serialize(slot: number): unknown;
@@ -66,9 +71,10 @@ function nonFiniteIndex(v: number): 0 | 1 | 2 {
 }
 
 /**
- * Invertible aggregates keep their numbers (n, sum, partial n, partial sum; for float sums also the
- * fractional parts' sum and its partial) inside the Reduce's per-group record (a stride of a shared
- * Float64Array), so touching a group's state is one or two cache lines, not one per field.
+ * Invertible aggregates keep their numbers (n, sum; for float sums also the fractional parts' sum)
+ * inside the Reduce's per-group record (a stride of a shared Float64Array), so touching a group's
+ * state is one cache line, not one per field; the batch's partials (partial n, partial sum, partial
+ * fractions) live in the Reduce's dense per-batch array at the group's touch index.
  *
  * Sums must survive retraction exactly: a double running sum does not (1e20 + 1 - 1e20 is 0, and
  * once 1e308 + 1e308 overflows to Infinity no delete brings it back). So a sum keeps the integer
@@ -79,103 +85,108 @@ function nonFiniteIndex(v: number): 0 | 1 | 2 {
  */
 class InvertibleColumn implements AggColumn {
   private big = new Map<number, bigint>();
+  /** Partials beyond the safe-integer range and partial non-finite counts, by touch index. */
   private pbig = new Map<number, bigint>();
   private nonFinite = new Map<number, NonFinite>();
   private pNonFinite = new Map<number, NonFinite>();
   private readonly exactInt: boolean;
   private readonly summing: boolean;
-  /** A float (or numeric) sum: keeps the fractional parts at `base + 4` (state) and `+ 5` (partial). */
+  /** A float (or numeric) sum: keeps the fractional parts at `base + 2` (state) and `pbase + 2` (partial). */
   private readonly fractional: boolean;
 
   constructor(
     readonly spec: AggregateSpec,
     private readonly record: GroupRecords,
     private readonly base: number,
+    private readonly partials: GroupRecords,
+    private readonly pbase: number,
   ) {
     this.exactInt = spec.argType?.kind === 'int';
     this.summing = spec.fn === 'sum' || spec.fn === 'avg';
     this.fractional = this.summing && !this.exactInt;
   }
 
-  /** Doubles this column needs in the group record. */
+  /** Doubles this column needs in the group record (n, sum, fractions), and as much for the partial. */
   static width(spec: AggregateSpec): number {
     const summing = spec.fn === 'sum' || spec.fn === 'avg';
-    return summing && spec.argType?.kind !== 'int' ? 6 : 4;
+    return summing ? (spec.argType?.kind !== 'int' ? 3 : 2) : 1;
   }
 
   clear(slot: number): void {
     const d = this.record.data;
     const at = slot * this.record.stride + this.base;
     d[at] = 0;
-    d[at + 1] = 0;
-    if (this.fractional) d[at + 4] = 0;
+    if (this.summing) d[at + 1] = 0;
+    if (this.fractional) d[at + 2] = 0;
     if (this.big.size > 0) this.big.delete(slot);
     if (this.nonFinite.size > 0) this.nonFinite.delete(slot);
   }
 
-  resetPartial(slot: number): void {
-    const d = this.record.data;
-    const at = slot * this.record.stride + this.base;
-    d[at + 2] = 0;
-    d[at + 3] = 0;
-    if (this.fractional) d[at + 5] = 0;
-    if (this.pbig.size > 0) this.pbig.delete(slot);
-    if (this.pNonFinite.size > 0) this.pNonFinite.delete(slot);
+  resetPartial(_slot: number, p: number): void {
+    const d = this.partials.data;
+    const at = p * this.partials.stride + this.pbase;
+    d[at] = 0;
+    if (this.summing) d[at + 1] = 0;
+    if (this.fractional) d[at + 2] = 0;
+    if (this.pbig.size > 0) this.pbig.delete(p);
+    if (this.pNonFinite.size > 0) this.pNonFinite.delete(p);
   }
 
-  accumulate(slot: number, value: Value, weight: number): void {
+  accumulate(_slot: number, value: Value, weight: number, p: number): void {
     if (value === null) return;
-    const d = this.record.data;
-    const at = slot * this.record.stride + this.base;
-    d[at + 2] = (d[at + 2] as number) + weight;
+    const d = this.partials.data;
+    const at = p * this.partials.stride + this.pbase;
+    d[at] = (d[at] as number) + weight;
     if (!this.summing) return;
     let whole: number | bigint;
     if (this.fractional) {
       const v = typeof value === 'bigint' ? Number(value) : (value as number);
       if (!Number.isFinite(v)) {
-        let counts = this.pNonFinite.get(slot);
+        let counts = this.pNonFinite.get(p);
         if (counts === undefined) {
           counts = [0, 0, 0];
-          this.pNonFinite.set(slot, counts);
+          this.pNonFinite.set(p, counts);
         }
         counts[nonFiniteIndex(v)] += weight;
         return;
       }
       whole = Math.trunc(v);
       // Exact: a double minus its integer part is representable.
-      d[at + 5] = (d[at + 5] as number) + (v - whole) * weight;
+      d[at + 2] = (d[at + 2] as number) + (v - whole) * weight;
     } else whole = value as number | bigint;
-    if (typeof whole === 'number' && (this.pbig.size === 0 || !this.pbig.has(slot))) {
-      const r = (d[at + 3] as number) + whole * weight;
-      if (Number.isSafeInteger(r)) {
-        d[at + 3] = r;
-        return;
-      }
-    }
-    const prior = this.pbig.get(slot) ?? BigInt(d[at + 3] as number);
-    this.pbig.set(slot, prior + BigInt(whole) * BigInt(weight));
-  }
-
-  merge(slot: number): void {
-    const d = this.record.data;
-    const at = slot * this.record.stride + this.base;
-    d[at] = (d[at] as number) + (d[at + 2] as number);
-    if (!this.summing) return;
-    if (this.fractional) {
-      d[at + 4] = (d[at + 4] as number) + (d[at + 5] as number);
-      const partial = this.pNonFinite.size > 0 ? this.pNonFinite.get(slot) : undefined;
-      if (partial !== undefined) this.mergeNonFinite(slot, partial);
-    }
-    const pb = this.pbig.size > 0 ? this.pbig.get(slot) : undefined;
-    const b = this.big.size > 0 ? this.big.get(slot) : undefined;
-    if (pb === undefined && b === undefined) {
-      const r = (d[at + 1] as number) + (d[at + 3] as number);
+    if (typeof whole === 'number' && (this.pbig.size === 0 || !this.pbig.has(p))) {
+      const r = (d[at + 1] as number) + whole * weight;
       if (Number.isSafeInteger(r)) {
         d[at + 1] = r;
         return;
       }
     }
-    const exact = (b ?? BigInt(d[at + 1] as number)) + (pb ?? BigInt(d[at + 3] as number));
+    const prior = this.pbig.get(p) ?? BigInt(d[at + 1] as number);
+    this.pbig.set(p, prior + BigInt(whole) * BigInt(weight));
+  }
+
+  merge(slot: number, p: number): void {
+    const d = this.record.data;
+    const at = slot * this.record.stride + this.base;
+    const pd = this.partials.data;
+    const pat = p * this.partials.stride + this.pbase;
+    d[at] = (d[at] as number) + (pd[pat] as number);
+    if (!this.summing) return;
+    if (this.fractional) {
+      d[at + 2] = (d[at + 2] as number) + (pd[pat + 2] as number);
+      const partial = this.pNonFinite.size > 0 ? this.pNonFinite.get(p) : undefined;
+      if (partial !== undefined) this.mergeNonFinite(slot, partial);
+    }
+    const pb = this.pbig.size > 0 ? this.pbig.get(p) : undefined;
+    const b = this.big.size > 0 ? this.big.get(slot) : undefined;
+    if (pb === undefined && b === undefined) {
+      const r = (d[at + 1] as number) + (pd[pat + 1] as number);
+      if (Number.isSafeInteger(r)) {
+        d[at + 1] = r;
+        return;
+      }
+    }
+    const exact = (b ?? BigInt(d[at + 1] as number)) + (pb ?? BigInt(pd[pat + 1] as number));
     const norm = normalizeBigInt(exact);
     if (typeof norm === 'number') {
       d[at + 1] = norm;
@@ -207,7 +218,7 @@ class InvertibleColumn implements AggColumn {
     const whole = this.exactSum(slot);
     const sum =
       (typeof whole === 'bigint' ? Number(whole) : whole) +
-      (this.record.data[slot * this.record.stride + this.base + 4] as number);
+      (this.record.data[slot * this.record.stride + this.base + 2] as number);
     if (!Number.isFinite(sum)) throw floatOutOfRange('overflow');
     return sum;
   }
@@ -239,7 +250,7 @@ class InvertibleColumn implements AggColumn {
 
   serialize(slot: number): unknown {
     if (!this.fractional) return { n: this.n(slot), s: this.exactSum(slot) };
-    const f = this.record.data[slot * this.record.stride + this.base + 4] as number;
+    const f = this.record.data[slot * this.record.stride + this.base + 2] as number;
     const counts = this.nonFinite.get(slot);
     return {
       n: this.n(slot),
@@ -271,7 +282,7 @@ class InvertibleColumn implements AggColumn {
       fraction = whole - t;
       whole = Number.isSafeInteger(t) ? t : BigInt(t);
     }
-    if (this.fractional) this.record.data[at + 4] = fraction;
+    if (this.fractional) this.record.data[at + 2] = fraction;
     if (typeof whole === 'bigint') {
       this.record.data[at + 1] = 0;
       this.big.set(slot, whole);
@@ -286,7 +297,10 @@ class InvertibleColumn implements AggColumn {
   }
 }
 
-/** The Reduce's per-group numeric records: `stride` doubles per slot, row-major. */
+/**
+ * The Reduce's per-group numeric records: `stride` doubles per slot, row-major. The same shape holds
+ * a batch's partials, `stride` doubles per touch index.
+ */
 export interface GroupRecords {
   data: Float64Array;
   readonly stride: number;
@@ -348,7 +362,7 @@ class MultisetColumn implements AggColumn {
    */
   constructor(
     readonly spec: AggregateSpec,
-    private readonly onDistinct?: (slot: number, value: Value, weight: 1 | -1) => void,
+    private readonly onDistinct?: (slot: number, value: Value, weight: 1 | -1, p: number) => void,
   ) {
     this.representatives = onDistinct !== undefined && spec.argType?.kind === 'numeric';
     const exact = spec.fn === 'min' || spec.fn === 'max' || this.representatives;
@@ -385,7 +399,7 @@ class MultisetColumn implements AggColumn {
     else entry[1] += weight;
   }
 
-  merge(slot: number): void {
+  merge(slot: number, touch: number): void {
     const p = this.partial.get(slot);
     if (p === undefined) return;
     this.partial.delete(slot);
@@ -401,7 +415,7 @@ class MultisetColumn implements AggColumn {
       if (delta === 0) continue;
       const entry = this.counts.add(slot, k, value, delta, 0);
       if (entry === null) {
-        onDistinct?.(slot, value, -1);
+        onDistinct?.(slot, value, -1, touch);
         if (sorted !== undefined) {
           const i = sortedIndex(sorted, value, this.cmp);
           if (i < sorted.length && this.cmp(sorted[i] as Value, value) === 0) sorted.splice(i, 1);
@@ -409,15 +423,15 @@ class MultisetColumn implements AggColumn {
       } else if (entry.count === delta) {
         // New in the group.
         if (sorted !== undefined) sorted.splice(sortedIndex(sorted, value, this.cmp), 0, value);
-        onDistinct?.(slot, value, 1);
+        onDistinct?.(slot, value, 1, touch);
       }
     }
     if (before === undefined) return;
     for (const [value, old] of before.values()) {
       const now = representative(sorted as Value[], value);
       if (now === old) continue;
-      if (old !== undefined) this.onDistinct?.(slot, old, -1);
-      if (now !== undefined) this.onDistinct?.(slot, now, 1);
+      if (old !== undefined) this.onDistinct?.(slot, old, -1, touch);
+      if (now !== undefined) this.onDistinct?.(slot, now, 1, touch);
     }
   }
 
@@ -476,12 +490,16 @@ class DistinctSumColumn implements AggColumn {
     readonly spec: AggregateSpec,
     record: GroupRecords,
     base: number,
+    partials: GroupRecords,
+    pbase: number,
   ) {
     // exact numeric sums (decimal-sum.ts)
     this.sum = usesDecimalSum(spec)
-      ? new DecimalSumColumn(spec, record, base)
-      : new InvertibleColumn(spec, record, base);
-    this.values = new MultisetColumn(spec, (slot, value, weight) => this.sum.accumulate(slot, value, weight));
+      ? new DecimalSumColumn(spec, record, base, partials, pbase)
+      : new InvertibleColumn(spec, record, base, partials, pbase);
+    this.values = new MultisetColumn(spec, (slot, value, weight, p) =>
+      this.sum.accumulate(slot, value, weight, p),
+    );
   }
 
   clear(slot: number): void {
@@ -489,18 +507,18 @@ class DistinctSumColumn implements AggColumn {
     this.sum.clear(slot);
   }
 
-  resetPartial(slot: number): void {
+  resetPartial(slot: number, p: number): void {
     this.values.resetPartial(slot);
-    this.sum.resetPartial(slot);
+    this.sum.resetPartial(slot, p);
   }
 
   accumulate(slot: number, value: Value, weight: number): void {
     this.values.accumulate(slot, value, weight);
   }
 
-  merge(slot: number): void {
-    this.values.merge(slot);
-    this.sum.merge(slot);
+  merge(slot: number, p: number): void {
+    this.values.merge(slot, p);
+    this.sum.merge(slot, p);
   }
 
   result(slot: number, groupCount: number): Value {
@@ -526,20 +544,36 @@ function summing(spec: AggregateSpec): boolean {
   return spec.fn === 'sum' || spec.fn === 'avg';
 }
 
-/** Doubles an aggregate needs in the group record. */
+/**
+ * Doubles an aggregate needs in the group record, and (the same number) in the batch's partials:
+ * every aggregate kept in the records stages its partial field for field beside its state.
+ */
 export function recordWidth(spec: AggregateSpec): number {
+  if (spec.orderBy !== undefined) return 0;
   if (isMoreAggregate(spec)) return moreRecordWidth(spec); // BOOL_AND/OR, variance (aggregates-more.ts)
   if (usesDecimalSum(spec)) return DECIMAL_SUM_WIDTH; // exact numeric sums (decimal-sum.ts)
   if (spec.strategy === 'multiset') return summing(spec) ? InvertibleColumn.width(spec) : 0;
   return InvertibleColumn.width(spec);
 }
 
-/** An aggregate's column; sums and counts live at `base` inside the shared group records. */
-export function aggregateColumn(spec: AggregateSpec, record: GroupRecords, base: number): AggColumn {
+/**
+ * An aggregate's column; sums and counts live at `base` inside the shared group records, and their
+ * batch partials at `pbase` inside the partials (indexed by touch order).
+ */
+export function aggregateColumn(
+  spec: AggregateSpec,
+  record: GroupRecords,
+  base: number,
+  partials: GroupRecords,
+  pbase: number,
+): AggColumn {
   if (spec.orderBy !== undefined) return new OrderedAggColumn({ ...spec, orderBy: spec.orderBy }); // ordered-aggregate.ts
-  if (isMoreAggregate(spec)) return moreAggregateColumn(spec, record, base);
+  if (isMoreAggregate(spec)) return moreAggregateColumn(spec, record, base, partials, pbase);
   // exact numeric sums (decimal-sum.ts)
-  if (usesDecimalSum(spec) && spec.strategy !== 'multiset') return new DecimalSumColumn(spec, record, base);
-  if (spec.strategy !== 'multiset') return new InvertibleColumn(spec, record, base);
-  return summing(spec) ? new DistinctSumColumn(spec, record, base) : new MultisetColumn(spec);
+  if (usesDecimalSum(spec) && spec.strategy !== 'multiset')
+    return new DecimalSumColumn(spec, record, base, partials, pbase);
+  if (spec.strategy !== 'multiset') return new InvertibleColumn(spec, record, base, partials, pbase);
+  return summing(spec)
+    ? new DistinctSumColumn(spec, record, base, partials, pbase)
+    : new MultisetColumn(spec);
 }

@@ -22,15 +22,16 @@ function column(fn: 'sum' | 'avg', argType: SqlType): DecimalSumColumn {
   };
   assert.ok(usesDecimalSum(spec));
   const records: GroupRecords = { data: new Float64Array(8), stride: 4 };
-  const c = new DecimalSumColumn(spec, records, 0);
+  const partials: GroupRecords = { data: new Float64Array(8), stride: 4 };
+  const c = new DecimalSumColumn(spec, records, 0, partials, 0);
   c.clear(0);
   return c;
 }
 
 function apply(c: DecimalSumColumn, values: [Value, number][]): void {
-  c.resetPartial(0);
-  for (const [v, w] of values) c.accumulate(0, v, w);
-  c.merge(0);
+  c.resetPartial(0, 0);
+  for (const [v, w] of values) c.accumulate(0, v, w, 0);
+  c.merge(0, 0);
 }
 
 const text = (v: Value): string => (v instanceof Decimal ? v.toString() : String(v));

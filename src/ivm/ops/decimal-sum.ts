@@ -17,8 +17,8 @@ export function usesDecimalSum(spec: AggregateSpec): boolean {
   return t.kind === 'int' && (spec.fn === 'avg' || (t.bits === 64 && spec.outputType.kind === 'numeric'));
 }
 
-/** Doubles of the group record it uses: count, sum, and their partials. */
-export const DECIMAL_SUM_WIDTH = 4;
+/** Doubles of the group record it uses (count, sum), and as many in the batch's partials. */
+export const DECIMAL_SUM_WIDTH = 2;
 
 type Exact = number | bigint;
 
@@ -56,12 +56,13 @@ function scaleUp(v: Exact, k: number): Exact {
 
 export class DecimalSumColumn implements AggColumn {
   private readonly big = new Map<number, bigint>();
+  /** Partial sums beyond the safe-integer range, by touch index. */
   private readonly pbig = new Map<number, bigint>();
   /** The declared scale of the argument (numeric(p,s), or 0 for integers); null when free. */
   private readonly fixedScale: number | null;
   /** Free scales only: each group's working scale (the largest it has seen; absent is 0). */
   private readonly working = new Map<number, number>();
-  /** Free scales only: inputs per scale, in the state and in the batch's partial. */
+  /** Free scales only: inputs per scale, in the state (by slot) and in the batch's partial (by touch index). */
   private readonly scales = new Map<number, Map<number, number>>();
   private readonly pScales = new Map<number, Map<number, number>>();
 
@@ -69,6 +70,8 @@ export class DecimalSumColumn implements AggColumn {
     readonly spec: AggregateSpec,
     private readonly record: GroupRecords,
     private readonly base: number,
+    private readonly partials: GroupRecords,
+    private readonly pbase: number,
   ) {
     const t = spec.argType;
     this.fixedScale =
@@ -79,21 +82,29 @@ export class DecimalSumColumn implements AggColumn {
     return slot * this.record.stride + this.base;
   }
 
-  private get(slot: number, partial: boolean): Exact {
-    const side = partial ? this.pbig : this.big;
-    const b = side.size > 0 ? side.get(slot) : undefined;
-    return b ?? (this.record.data[this.at(slot) + (partial ? 3 : 1)] as number);
+  private pat(p: number): number {
+    return p * this.partials.stride + this.pbase;
   }
 
-  private set(slot: number, partial: boolean, v: Exact): void {
+  /** The group's sum (`partial` false, `i` its slot) or its batch partial (`i` its touch index). */
+  private get(i: number, partial: boolean): Exact {
     const side = partial ? this.pbig : this.big;
-    const at = this.at(slot) + (partial ? 3 : 1);
+    const b = side.size > 0 ? side.get(i) : undefined;
+    return (
+      b ?? ((partial ? this.partials.data[this.pat(i) + 1] : this.record.data[this.at(i) + 1]) as number)
+    );
+  }
+
+  private set(i: number, partial: boolean, v: Exact): void {
+    const side = partial ? this.pbig : this.big;
+    const d = partial ? this.partials.data : this.record.data;
+    const at = (partial ? this.pat(i) : this.at(i)) + 1;
     if (typeof v === 'number') {
-      this.record.data[at] = v;
-      if (side.size > 0) side.delete(slot);
+      d[at] = v;
+      if (side.size > 0) side.delete(i);
     } else {
-      this.record.data[at] = 0;
-      side.set(slot, v);
+      d[at] = 0;
+      side.set(i, v);
     }
   }
 
@@ -108,19 +119,19 @@ export class DecimalSumColumn implements AggColumn {
     }
   }
 
-  resetPartial(slot: number): void {
-    const at = this.at(slot);
-    this.record.data[at + 2] = 0;
-    this.record.data[at + 3] = 0;
-    if (this.pbig.size > 0) this.pbig.delete(slot);
-    if (this.fixedScale === null) this.pScales.delete(slot);
+  resetPartial(_slot: number, p: number): void {
+    const at = this.pat(p);
+    this.partials.data[at] = 0;
+    this.partials.data[at + 1] = 0;
+    if (this.pbig.size > 0) this.pbig.delete(p);
+    if (this.fixedScale === null) this.pScales.delete(p);
   }
 
-  accumulate(slot: number, value: Value, weight: number): void {
+  accumulate(slot: number, value: Value, weight: number, p: number): void {
     if (value === null) return;
-    const d = this.record.data;
-    const at = this.at(slot);
-    d[at + 2] = (d[at + 2] as number) + weight;
+    const d = this.partials.data;
+    const at = this.pat(p);
+    d[at] = (d[at] as number) + weight;
     let u: Exact;
     let s: number;
     if (value instanceof Decimal) {
@@ -135,41 +146,41 @@ export class DecimalSumColumn implements AggColumn {
     else {
       ws = this.working.get(slot) ?? 0;
       if (s > ws) {
-        this.rescale(slot, ws, s);
+        this.rescale(slot, p, ws, s);
         ws = s;
       }
-      let counts = this.pScales.get(slot);
+      let counts = this.pScales.get(p);
       if (counts === undefined) {
         counts = new Map();
-        this.pScales.set(slot, counts);
+        this.pScales.set(p, counts);
       }
       counts.set(s, (counts.get(s) ?? 0) + weight);
     }
     if (s !== ws) u = scaleUp(u, ws - s);
-    if (typeof u === 'number' && (this.pbig.size === 0 || !this.pbig.has(slot))) {
-      const r = (d[at + 3] as number) + u * weight;
+    if (typeof u === 'number' && (this.pbig.size === 0 || !this.pbig.has(p))) {
+      const r = (d[at + 1] as number) + u * weight;
       if (Number.isSafeInteger(r)) {
-        d[at + 3] = r;
+        d[at + 1] = r;
         return;
       }
     }
-    this.set(slot, true, normalize(BigInt(this.get(slot, true)) + BigInt(u) * BigInt(weight)));
+    this.set(p, true, normalize(BigInt(this.get(p, true)) + BigInt(u) * BigInt(weight)));
   }
 
-  /** Free scales: the group's sums move from working scale `from` to `to` (exactly). */
-  private rescale(slot: number, from: number, to: number): void {
+  /** Free scales: the group's sums (state and partial) move from working scale `from` to `to` (exactly). */
+  private rescale(slot: number, p: number, from: number, to: number): void {
     this.set(slot, false, scaleUp(this.get(slot, false), to - from));
-    this.set(slot, true, scaleUp(this.get(slot, true), to - from));
+    this.set(p, true, scaleUp(this.get(p, true), to - from));
     this.working.set(slot, to);
   }
 
-  merge(slot: number): void {
+  merge(slot: number, p: number): void {
     const d = this.record.data;
     const at = this.at(slot);
-    d[at] = (d[at] as number) + (d[at + 2] as number);
-    this.set(slot, false, addExact(this.get(slot, false), this.get(slot, true)));
+    d[at] = (d[at] as number) + (this.partials.data[this.pat(p)] as number);
+    this.set(slot, false, addExact(this.get(slot, false), this.get(p, true)));
     if (this.fixedScale === null) {
-      const partial = this.pScales.get(slot);
+      const partial = this.pScales.get(p);
       if (partial === undefined) return;
       const counts = this.scales.get(slot) ?? new Map<number, number>();
       for (const [s, n] of partial) {

@@ -19,15 +19,21 @@ function column(): AggColumn {
     outputType: T.jsonb,
     strategy: 'multiset',
   };
-  return aggregateColumn(spec, { data: new Float64Array(16), stride: 8 }, 0);
+  return aggregateColumn(
+    spec,
+    { data: new Float64Array(16), stride: 8 },
+    0,
+    { data: new Float64Array(16), stride: 8 },
+    0,
+  );
 }
 
 const pair = (k: string, json: string): Value => objectAggPair(k, T.text, parseJsonb(json), T.jsonb);
 
 function step(c: AggColumn, changes: readonly [Value, number][]): string {
-  c.resetPartial(0);
-  for (const [v, w] of changes) c.accumulate(0, v, w);
-  c.merge(0);
+  c.resetPartial(0, 0);
+  for (const [v, w] of changes) c.accumulate(0, v, w, 0);
+  c.merge(0, 0);
   return String(c.result(0, 1));
 }
 

@@ -303,3 +303,71 @@ test('evict drops groups without output; the checkpoint delta deletes them; a la
   // The evicted group's multiset is gone: a new row for key 1 is a new group (an insert only).
   assert.deepEqual(changes(r.step([batch([[[1, 2], 1]])], sink)), ['+[1,1,2]']);
 });
+
+test('partials are kept by touch order: each step touches groups in its own order, changes leave in it', () => {
+  const op = reduce(1, [agg('sum', 1, 'invertible'), agg('count', 1, 'invertible')]);
+  op.step(
+    [
+      batch([
+        [[1, 10], 1],
+        [[2, 20], 1],
+        [[3, 30], 1],
+      ]),
+    ],
+    sink,
+  );
+  // group 3 first, then 1 (two rows, the second after group 2's), then 2; group 2 nets to nothing
+  const out = op.step(
+    [
+      batch([
+        [[3, 1], 1],
+        [[1, 2], 1],
+        [[2, 5], 1],
+        [[1, 4], 1],
+        [[2, 5], -1],
+      ]),
+    ],
+    sink,
+  );
+  assert.deepEqual(changes(out), ['-[3,30,1]', '+[3,31,2]', '-[1,10,1]', '+[1,16,3]']);
+  // the next step's touch indexes start again at 0, whatever groups were touched before
+  assert.deepEqual(changes(op.step([batch([[[2, -20], 1]])], sink)), ['-[2,20,1]', '+[2,0,2]']);
+});
+
+test('a step that throws in its merge leaves no group marked as touched in the next one', () => {
+  const op = reduce(1, [agg('sum', 1, 'invertible')]);
+  op.step(
+    [
+      batch([
+        [[1, 1], 1],
+        [[2, 2], 1],
+      ]),
+    ],
+    sink,
+  );
+  // group 1 merges, group 2 goes negative and throws: group 2's (and any later group's) mark stays
+  assert.throws(
+    () =>
+      op.step(
+        [
+          batch([
+            [[1, 1], 1],
+            [[2, 2], -2],
+          ]),
+        ],
+        sink,
+      ),
+    /negative row count/,
+  );
+  // group 2 touched again: a stale mark would put its partial at the previous step's index
+  const out = op.step(
+    [
+      batch([
+        [[1, 1], 1],
+        [[2, 2], 3],
+      ]),
+    ],
+    sink,
+  );
+  assert.deepEqual(changes(out), ['-[1,2]', '+[1,3]', '-[2,2]', '+[2,4]']);
+});

@@ -10,7 +10,7 @@ import type { Value } from '../../common/types.ts';
 import type { AggregateSpec, ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
-import { compileScalar } from '../../common/scalar-expr.ts';
+import { columnsOf, compileScalar } from '../../common/scalar-expr.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { encodeValues, identicalValues, singleKey } from '../../common/values.ts';
 import { ColumnBatch, type ZBatch } from '../zset.ts';
@@ -47,13 +47,29 @@ export class ReduceOp implements Operator, Stateful {
   private readonly index = new GroupIndex();
   private keys: (readonly Value[] | undefined)[] = [];
   /**
-   * Per-group record: [count, partial count, stamp, key, flags, ...emitted values, ...invertible
-   * aggregate fields]. `key` holds a single numeric key and `emitted` the last output row's aggregate
+   * Per-group record: [count, touch, key, flags, ...emitted values, ...invertible aggregate fields].
+   * `touch` is the group's touch index in the current step plus one (0: not touched; the merge sets it
+   * back to 0). `key` holds a single numeric key and `emitted` the last output row's aggregate
    * values when they are all numbers (flags KEY_IN_RECORD, OUT_IN_RECORD): then the merge builds the
    * group's change from this one record without reading the key array or the old row, which sit
-   * elsewhere in the heap (a cache and TLB miss each on this memory-bound path).
+   * elsewhere in the heap (a cache and TLB miss each on this memory-bound path). The batch's
+   * partials are not in the record (so a SUM group's record is 7 doubles, within a cache line's 8).
    */
   private readonly records: GroupRecords;
+  /**
+   * The step's partials, dense by touch index: [partial count, ...aggregate partials]. Written in
+   * touch order and read back in the same order by the merge, so they stay in the cache, and the
+   * record is read once per batch by the touch pass and once by the merge.
+   */
+  private readonly partials: GroupRecords;
+  /** Per input row of the step: its group's slot (NO_SLOT: filtered out or failed), then its touch index. */
+  private rowSlots = new Int32Array(64);
+  private rowTouches = new Int32Array(64);
+  /** Per input row of the step, its aggregate arguments (row i's at i × aggregates). */
+  private readonly rowArgs: Value[] = [];
+  /** Per input row of the step, its group id and its key (the value of a single key, else the array). */
+  private readonly rowIds: Value[] = [];
+  private readonly rowKeys: (Value | Value[])[] = [];
   private outs: (Value[] | null)[] = [];
   private readonly errorsBySlot = new Map<number, unknown>();
   private readonly free: number[] = [];
@@ -73,10 +89,15 @@ export class ReduceOp implements Operator, Stateful {
   private readonly scratch: Value[];
   /** The row a column-wise input batch is read through (its width grows to the widest batch). */
   private readonly inRow: Value[] = [];
+  /**
+   * The input columns the filter, keys and arguments read, ascending: only they are copied into
+   * `inRow` (the canonical pipeline's Reduces read two of three and one of two).
+   */
+  private readonly usedColumns: Int32Array;
+  /** Sum of the merge's early record reads (kept so the reads are not dead code). */
+  private touchSink = 0;
   /** Slots touched by the current step, in first-touch order. */
   private readonly touched: number[] = [];
-  /** The current input row's aggregate arguments. */
-  private readonly args: Value[];
   /** Per group, its rows' key texts (null: the key's values always print alike). */
   private readonly keyTexts: GroupKeyTexts | null;
 
@@ -85,17 +106,23 @@ export class ReduceOp implements Operator, Stateful {
     this.stateId = node.stateId;
     this.keyCount = node.keyCount;
     let stride = F_OUT + node.aggregates.length;
+    let pstride = 1;
     const bases = node.aggregates.map((a) => {
       const base = stride;
-      stride += recordWidth(a);
-      return base;
+      const width = recordWidth(a);
+      stride += width;
+      pstride += width;
+      return [base, pstride - width] as const;
     });
     this.records = { data: new Float64Array(16 * stride), stride };
-    this.columns = node.aggregates.map((a, i) => aggregateColumn(a, this.records, bases[i] as number));
+    this.partials = { data: new Float64Array(16 * pstride), stride: pstride };
+    this.columns = node.aggregates.map((a, i) => {
+      const [base, pbase] = bases[i] as readonly [number, number];
+      return aggregateColumn(a, this.records, base, this.partials, pbase);
+    });
     this.keyColumns = node.columns.slice(0, node.keyCount);
     this.keyTexts = keyTextsNeeded(this.keyColumns) ? new GroupKeyTexts() : null;
     this.scratch = new Array<Value>(node.keyCount + node.aggregates.length);
-    this.args = new Array<Value>(node.aggregates.length).fill(null);
     if (fused === null) {
       this.filter = null;
       this.inputColumns = inputColumns;
@@ -105,10 +132,20 @@ export class ReduceOp implements Operator, Stateful {
           row[i] as Value;
       this.keyFns = Array.from({ length: node.keyCount }, (_, i) => col(i));
       this.argFns = node.aggregates.map((a) => argFn(a, col));
+      const used = new Set<number>(Array.from({ length: node.keyCount }, (_, i) => i));
+      for (const a of node.aggregates) {
+        if (a.argColumn !== null) used.add(a.argColumn);
+        for (const o of a.orderBy ?? []) used.add(o.index);
+      }
+      this.usedColumns = Int32Array.from([...used].sort((x, y) => x - y));
     } else {
       this.filter = fused.filter === null ? null : compileScalar(fused.filter);
       this.inputColumns = fused.inputColumns;
       const fns = fused.project.map(compileScalar);
+      const used = new Set<number>();
+      if (fused.filter !== null) columnsOf(fused.filter, used);
+      for (const e of fused.project) columnsOf(e, used);
+      this.usedColumns = Int32Array.from([...used].sort((x, y) => x - y));
       this.keyFns = fns.slice(0, node.keyCount);
       this.argFns = node.aggregates.map((a) => argFn(a, (i) => fns[i] as RowFn));
     }
@@ -132,7 +169,7 @@ export class ReduceOp implements Operator, Stateful {
     const at = slot * this.records.stride;
     const data = this.records.data;
     data[at] = 0;
-    data[at + 2] = 0;
+    data[at + F_TOUCH] = 0;
     const k0 = key[0];
     if (this.keyCount === 1 && typeof k0 === 'number') {
       // The key lives in the record only: no key array per group.
@@ -174,7 +211,8 @@ export class ReduceOp implements Operator, Stateful {
   private setOut(slot: number, row: readonly Value[] | null): void {
     const data = this.records.data;
     const at = slot * this.records.stride;
-    let flags = (data[at + F_FLAGS] as number) & KEY_IN_RECORD;
+    const before = data[at + F_FLAGS] as number;
+    let flags = before & KEY_IN_RECORD;
     if (row !== null) {
       flags |= HAS_OUT;
       const keyCount = this.keyCount;
@@ -190,8 +228,11 @@ export class ReduceOp implements Operator, Stateful {
       if (numeric) flags |= OUT_IN_RECORD;
     }
     data[at + F_FLAGS] = flags;
-    // `row` may be the scratch row: a kept row is a copy.
-    this.outs[slot] = row === null || (flags & IN_RECORD) === IN_RECORD ? null : row.slice();
+    // `row` may be the scratch row: a kept row is a copy. `outs[slot]` is non-null exactly while the
+    // group has a row its record does not hold, so a record-held group never touches `outs` (a
+    // random access into an array as long as the group count, one more cache miss per change).
+    if (row !== null && (flags & IN_RECORD) !== IN_RECORD) this.outs[slot] = row.slice();
+    else if ((before & HAS_OUT) !== 0 && (before & IN_RECORD) !== IN_RECORD) this.outs[slot] = null;
   }
 
   /** The group's current output row, or null (rebuilt from the record when it holds all of it). */
@@ -216,11 +257,9 @@ export class ReduceOp implements Operator, Stateful {
 
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
     const input = inputs[0] as ZBatch;
-    const stamp = ++this.stepNo;
-    // Reduce: the batch's rows fold into one partial per touched group. (Scratch lists: step is
-    // synchronous and keeps neither after it returns.)
+    // Scratch lists: step is synchronous and keeps none of them after it returns.
     const touched = this.touched;
-    touched.length = 0;
+    if (touched.length > 0) this.untouch();
     const index = this.index;
     const keyCount = this.keyCount;
     const keyFns = this.keyFns;
@@ -229,23 +268,50 @@ export class ReduceOp implements Operator, Stateful {
     const filter = this.filter;
     const nAggs = columns.length;
     const stride = this.records.stride;
-    const args = this.args;
     const n = input.weights.length;
+    if (this.rowSlots.length < n) {
+      const len = Math.max(n, 2 * this.rowSlots.length);
+      this.rowSlots = new Int32Array(len);
+      this.rowTouches = new Int32Array(len);
+    }
+    const rowSlots = this.rowSlots;
+    const rowTouches = this.rowTouches;
+    const rowArgs = this.rowArgs;
+    const rowIds = this.rowIds;
+    const rowKeys = this.rowKeys;
+    // Reduce, in passes over the batch: (1) each row's key and arguments; (2) its group's slot and
+    // its touch index from the group's record — a tight loop, so the cache misses of many rows (the
+    // index cells and records of a large group set are far apart) are in flight at once instead of
+    // one after the other between the expression calls; (3) the rows fold into their group's
+    // partial, dense by touch index. Groups are allocated and touched in first-appearance
+    // order, as in one pass: touch order is the order of the changes out.
     // A batch with its columns (from a Reduce upstream) is read column-wise through one scratch row:
     // its row objects (old output rows among them) are not dereferenced unless a row fails.
     const inCols = input.cols;
-    const width = inCols === undefined ? 0 : inCols.length;
     const inRow = this.inRow;
+    const used = this.usedColumns;
+    const nUsed = used.length;
+    // The scratch row's width is that of the batch (its other cells are never read).
+    const width =
+      inCols === undefined ? (n === 0 ? 0 : (input.rows[0] as readonly Value[]).length) : inCols.length;
+    while (inRow.length < width) inRow.push(null);
     for (let i = 0; i < n; i++) {
       // Every row is read through the one scratch row, whichever form the batch has: the generated
       // key and argument functions then see a single array shape (a table's batch is columns when
       // large and rows when small, and mixing them made their loads polymorphic).
       if (inCols === undefined) {
         const r = input.rows[i] as readonly Value[];
-        for (let c = 0; c < r.length; c++) inRow[c] = r[c] as Value;
-      } else for (let c = 0; c < width; c++) inRow[c] = (inCols[c] as readonly Value[])[i] as Value;
+        for (let u = 0; u < nUsed; u++) {
+          const c = used[u] as number;
+          inRow[c] = r[c] as Value;
+        }
+      } else
+        for (let u = 0; u < nUsed; u++) {
+          const c = used[u] as number;
+          inRow[c] = (inCols[c] as readonly Value[])[i] as Value;
+        }
       const row: readonly Value[] = inRow;
-      const weight = input.weights[i] as number;
+      rowSlots[i] = NO_SLOT;
       let key: Value[] | null = null;
       let single: Value = null;
       let id: Value;
@@ -263,43 +329,80 @@ export class ReduceOp implements Operator, Stateful {
         }
         for (let a = 0; a < nAggs; a++) {
           const f = argFns[a];
-          args[a] = f === null || f === undefined ? null : f(row);
+          rowArgs[i * nAggs + a] = f === null || f === undefined ? null : f(row);
         }
       } catch (error) {
-        errors.report(error, input.rows[i] as readonly Value[], this.inputColumns, weight);
+        errors.report(
+          error,
+          input.rows[i] as readonly Value[],
+          this.inputColumns,
+          input.weights[i] as number,
+        );
         continue;
       }
+      rowIds[i] = id;
+      rowKeys[i] = key ?? single;
+      rowSlots[i] = 0;
+    }
+    const keyTexts = this.keyTexts;
+    let data = this.records.data;
+    for (let i = 0; i < n; i++) {
+      if (rowSlots[i] === NO_SLOT) continue;
+      const id = rowIds[i] as Value;
       let slot = index.get(id);
-      if (slot === NO_SLOT) slot = this.allocate(id, key ?? (keyCount === 1 ? [single] : []));
-      if (this.keyTexts !== null) {
-        if (key === null) this.keyTexts.addOne(slot, single, weight);
-        else this.keyTexts.add(slot, key, weight);
+      if (slot === NO_SLOT) {
+        const key = rowKeys[i] as Value | Value[];
+        slot = this.allocate(id, keyCount === 1 ? [key as Value] : keyCount === 0 ? [] : (key as Value[]));
+        data = this.records.data;
       }
-      const data = this.records.data;
-      const at = slot * stride;
-      if (data[at + 2] !== stamp) {
-        data[at + 2] = stamp;
-        data[at + 1] = 0;
-        for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(slot);
-        touched.push(slot);
+      if (keyTexts !== null) {
+        const weight = input.weights[i] as number;
+        if (keyCount > 1) keyTexts.add(slot, rowKeys[i] as Value[], weight);
+        else keyTexts.addOne(slot, rowKeys[i] as Value, weight);
       }
-      data[at + 1] = (data[at + 1] as number) + weight;
-      for (let a = 0; a < nAggs; a++) {
-        if (argFns[a] !== null) (columns[a] as AggColumn).accumulate(slot, args[a] as Value, weight);
+      rowSlots[i] = slot;
+      const at = slot * stride + F_TOUCH;
+      let t = data[at] as number;
+      if (t === 0) {
+        t = touched.push(slot);
+        data[at] = t;
       }
+      rowTouches[i] = t - 1;
     }
     if (keyCount === 0 && !this.globalEmitted) {
       let slot = index.get('');
       if (slot === NO_SLOT) slot = this.allocate('', []);
-      const data = this.records.data;
-      if (data[slot * stride + 2] !== stamp) {
-        data[slot * stride + 2] = stamp;
-        data[slot * stride + 1] = 0;
-        for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(slot);
-        touched.push(slot);
-      }
+      const d = this.records.data;
+      if (d[slot * stride + F_TOUCH] === 0) d[slot * stride + F_TOUCH] = touched.push(slot);
     }
     this.globalEmitted = true;
+    const pstride = this.partials.stride;
+    if (touched.length * pstride > this.partials.data.length) {
+      this.partials.data = new Float64Array(
+        Math.max(touched.length * pstride, 2 * this.partials.data.length),
+      );
+    }
+    const pd = this.partials.data;
+    for (let t = 0; t < touched.length; t++) {
+      pd[t * pstride] = 0;
+      for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(touched[t] as number, t);
+    }
+    for (let i = 0; i < n; i++) {
+      const slot = rowSlots[i] as number;
+      if (slot === NO_SLOT) continue;
+      const p = rowTouches[i] as number;
+      const weight = input.weights[i] as number;
+      pd[p * pstride] = (pd[p * pstride] as number) + weight;
+      for (let a = 0; a < nAggs; a++) {
+        if (argFns[a] !== null)
+          (columns[a] as AggColumn).accumulate(slot, rowArgs[i * nAggs + a] as Value, weight, p);
+      }
+    }
+    if (rowArgs.length > MAX_KEPT_ARGS) rowArgs.length = 0;
+    if (rowIds.length > MAX_KEPT_ARGS) {
+      rowIds.length = 0;
+      rowKeys.length = 0;
+    } else if (keyCount !== 1 || typeof rowKeys[0] !== 'number') rowKeys.fill(null, 0, n); // no key arrays kept
 
     // Merge: fold each partial into its group and emit the change of the group's row, with the
     // batch's columns beside its rows for a Reduce downstream.
@@ -308,17 +411,30 @@ export class ReduceOp implements Operator, Stateful {
     const cols: Value[][] = new Array<Value[]>(outWidth);
     for (let c = 0; c < outWidth; c++) cols[c] = [];
     const scratch = this.scratch;
+    let sink = 0;
     for (let t = 0; t < touched.length; t++) {
       const slot = touched[t] as number;
+      if ((t & (MERGE_AHEAD - 1)) === 0) {
+        // Read the next records in a tight loop first: their cache misses overlap, where the merge's
+        // work between two groups would otherwise serialise them.
+        const d = this.records.data;
+        const end = Math.min(touched.length, t + MERGE_AHEAD);
+        for (let u = t; u < end; u++) {
+          const at = (touched[u] as number) * stride;
+          // both ends: a record can straddle two cache lines
+          sink += (d[at] as number) + (d[at + stride - 1] as number);
+        }
+      }
       if (this.tracking) {
         const key = this.keyAt(slot);
         this.dirty.set(encodeValues(key), key);
       }
       const data = this.records.data;
       const at = slot * stride;
-      const count = (data[at] as number) + (data[at + 1] as number);
+      data[at + F_TOUCH] = 0;
+      const count = (data[at] as number) + (pd[t * pstride] as number);
       data[at] = count;
-      for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).merge(slot);
+      for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).merge(slot, t);
       if (count < 0)
         throw new SluiceError('INTERNAL_ERROR', `group of reduce n${this.nodeId} has a negative row count`);
       const flags = data[at + F_FLAGS] as number;
@@ -374,7 +490,17 @@ export class ReduceOp implements Operator, Stateful {
       for (let c = 0; c < outWidth; c++) (cols[c] as Value[]).push(scratch[c] as Value);
       this.setOut(slot, scratch);
     }
+    touched.length = 0;
+    this.touchSink = sink;
     return new ColumnBatch(cols, weights);
+  }
+
+  /** Clears the touch marks a step that threw left in its groups' records. */
+  private untouch(): void {
+    const data = this.records.data;
+    const stride = this.records.stride;
+    for (const slot of this.touched) if (slot < this.slotCount) data[slot * stride + F_TOUCH] = 0;
+    this.touched.length = 0;
   }
 
   /**
@@ -526,10 +652,15 @@ export class ReduceOp implements Operator, Stateful {
 /** `keys[slot]` of a group whose (single, numeric) key is held in its record. */
 const RECORD_KEY: readonly Value[] = Object.freeze([]);
 
-/** Record fields after [count, partial count, stamp]: a single numeric key, flags, emitted values. */
-const F_KEY = 3;
-const F_FLAGS = 4;
-const F_OUT = 5;
+/** Record fields after the count: touch index + 1, a single numeric key, flags, emitted values. */
+const F_TOUCH = 1;
+const F_KEY = 2;
+const F_FLAGS = 3;
+const F_OUT = 4;
+/** Groups whose records the merge reads ahead at a time (a power of two). */
+const MERGE_AHEAD = 64;
+/** Argument scratch kept between steps, in values (a larger batch's is dropped after its step). */
+const MAX_KEPT_ARGS = 1 << 16;
 /** Flags: the key is at F_KEY; the output row's aggregate values are at F_OUT.. */
 const KEY_IN_RECORD = 1;
 const OUT_IN_RECORD = 2;

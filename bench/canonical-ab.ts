@@ -1,0 +1,83 @@
+// Interleaved A/B of the canonical pipeline: this tree's Engine and another checkout's in one process,
+// fed the same batches alternately (which one goes first alternates too), CPU time summed per side.
+// On a machine shared with other work, paired runs in separate processes drift apart with the load;
+// here both sides see the same load, batch by batch, so their ratio is the steadier figure.
+//   node --import tsx bench/canonical-ab.ts --base /work/wt/base [--dist uniform|zipf] [--batch 10000]
+//        [--events 1000000] [--rounds 4]
+// Each round builds a fresh engine on each side (after one untimed warm-up round of 100,000 other
+// events) and prints both sides' events per CPU second and base ÷ this tree's CPU time (> 1: faster).
+// Both engines share one heap, so a GC may be charged to either side: read several rounds.
+import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { CANONICAL_SQL } from './sluice.ts';
+import { cut, generateRows, type Dist } from './workload.ts';
+
+interface Side {
+  applyChanges(table: string, changes: { insert: unknown[] }): unknown;
+  execute(sql: string): unknown;
+}
+type EngineClass = new () => Side;
+
+const args = process.argv.slice(2);
+const flag = (name: string, fallback: string): string => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? (args[i + 1] as string) : fallback;
+};
+const baseDir = flag('base', '');
+if (baseDir === '') throw new Error('canonical-ab: --base <checkout> is required');
+const dist = flag('dist', 'uniform') as Dist;
+const batch = Number(flag('batch', '10000'));
+const events = Number(flag('events', '1000000'));
+const rounds = Number(flag('rounds', '4'));
+
+const load = async (dir: string): Promise<EngineClass> =>
+  ((await import(pathToFileURL(resolve(dir, 'src/index.ts')).href)) as { Engine: EngineClass }).Engine;
+const Base = await load(baseDir);
+const Mine = await load(fileURLToPath(new URL('..', import.meta.url)));
+
+const rows = generateRows({ dist, sellers: 100_000, events, seed: 20111111, zipfS: 1.1 });
+const warm = generateRows({ dist, sellers: 100_000, events: 100_000, seed: 7, zipfS: 1.1 });
+const cpu = (): number => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+const timed = (e: Side, b: unknown[]): number => {
+  const t = cpu();
+  e.applyChanges('orders', { insert: b });
+  return cpu() - t;
+};
+
+console.log(`canonical-ab: ${dist}, batch ${batch}, ${events} events a round, base ${baseDir}`);
+for (let r = 0; r <= rounds; r++) {
+  const base = new Base();
+  const mine = new Mine();
+  base.execute(CANONICAL_SQL);
+  mine.execute(CANONICAL_SQL);
+  const batches = cut(r === 0 ? warm : rows, 0, r === 0 ? warm.length : rows.length, batch);
+  let tb = 0;
+  let tm = 0;
+  batches.forEach((b, i) => {
+    if (i % 2 === 0) {
+      tb += timed(base, b);
+      tm += timed(mine, b);
+    } else {
+      tm += timed(mine, b);
+      tb += timed(base, b);
+    }
+  });
+  if (r === 0) continue;
+  const rate = (us: number): number => Math.round(events / (us / 1e6));
+  console.log(
+    JSON.stringify({
+      bench: 'canonical-ab',
+      dist,
+      batch,
+      round: r,
+      base_events_per_cpu_s: rate(tb),
+      events_per_cpu_s: rate(tm),
+      ratio: Number((tb / tm).toFixed(3)),
+      loadavg: loadavg()[0],
+    }),
+  );
+}
