@@ -160,6 +160,8 @@ export class KafkaSourceRunner {
   private held: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
   private paceTimer: NodeJS.Timeout | null = null;
   private rateWaits = 0;
+  /** The pacer's batch bound, asked once per fetched chunk rather than once per record. */
+  private bound: { readonly rows: number | null; readonly bytes: number | null } | null = null;
   private generation = 0;
   // Counters.
   private recordsIn = 0;
@@ -334,6 +336,7 @@ export class KafkaSourceRunner {
     if (this.held !== null) await this.held.promise;
     if (this.halted(generation)) return;
     this.high.set(partition, high);
+    this.bound = this.pacer === null ? null : this.pacer.bound();
     for (const record of records) {
       // A held batch stops reading (the broker's fetches wait on this handler) until it is delivered.
       if (this.held !== null) await this.held.promise;
@@ -418,7 +421,7 @@ export class KafkaSourceRunner {
     const rows = this.pendingOps.size + this.pendingAppends.length + this.pendingTyped.length;
     if (rows >= this.config.maxBatchRows) return true;
     if (this.pacer === null) return false;
-    const bound = this.pacer.bound();
+    const bound = this.bound ?? this.pacer.bound();
     return (
       (bound.rows !== null && rows + this.pendingSkipped.length >= bound.rows) ||
       (bound.bytes !== null && this.pendingBytes >= bound.bytes)
