@@ -38,6 +38,8 @@ interface Flags {
   /** Another checkout's root: its server catches up alternately with this one's (paired A/B, no latency). */
   ab: string | null;
   abRounds: number;
+  /** Extra node flags for this checkout's servers in an A/B run (e.g. `--max-semi-space-size=64`). */
+  aNodeFlags: string[];
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -55,6 +57,7 @@ function parseFlags(argv: string[]): Flags {
     rawRounds: 2,
     ab: null,
     abRounds: 2,
+    aNodeFlags: [],
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -73,10 +76,11 @@ function parseFlags(argv: string[]): Flags {
     else if (a === '--raw-rounds' && v) f.rawRounds = num();
     else if (a === '--ab' && v) f.ab = v;
     else if (a === '--ab-rounds' && v) f.abRounds = num();
+    else if (a === '--a-node-flags' && v) f.aNodeFlags = v.split(' ').filter((x) => x !== '');
     else
       throw new Error(
         `unknown flag ${a} (--orders N, --partitions N, --max-batch-rows N, --dist uniform|zipf, --sellers N, ` +
-          `--pk on|off, --produce-batch N, --latency-rate N, --latency-seconds N, --cpu-profile DIR, --raw-rounds N, --ab DIR, --ab-rounds N)`,
+          `--pk on|off, --produce-batch N, --latency-rate N, --latency-seconds N, --cpu-profile DIR, --raw-rounds N, --ab DIR, --ab-rounds N, --a-node-flags "FLAGS")`,
       );
     i++;
   }
@@ -236,13 +240,30 @@ interface Server {
 const ownRoot = new URL('..', import.meta.url).pathname;
 
 /** A server of the checkout at `root` (this one by default; `--ab` names another). */
-async function startServer(profileDir: string | null, root: string = ownRoot): Promise<Server> {
+async function startServer(
+  profileDir: string | null,
+  root: string = ownRoot,
+  nodeFlags: readonly string[] = [],
+): Promise<Server> {
   const cli = join(root, 'src/cli.ts');
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-kafka-e2e-'));
   const prof = profileDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir];
   const child = spawn(
     process.execPath,
-    [...prof, '--import', 'tsx', cli, 'start', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'],
+    [
+      ...nodeFlags,
+      ...prof,
+      '--import',
+      'tsx',
+      cli,
+      'start',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--log-level',
+      'warn',
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -755,8 +776,11 @@ async function main(): Promise<void> {
     const abRuns =
       f.ab === null ? [] : Array.from({ length: f.abRounds }, () => [ownRoot, f.ab as string]).flat();
     for (const [i, root] of abRuns.entries()) {
-      const tree = root === ownRoot ? 'A (this tree)' : `B (${root})`;
-      const s = await startServer(i === 0 ? profileDir : null, root);
+      const own = i % 2 === 0;
+      const tree = own
+        ? `A (this tree${f.aNodeFlags.length > 0 ? ` ${f.aNodeFlags.join(' ')}` : ''})`
+        : `B (${root})`;
+      const s = await startServer(i === 0 ? profileDir : null, root, own ? f.aNodeFlags : []);
       servers.push(s);
       const c = await catchUp(s, broker.brokers, f, null, ends);
       const verified = await verify(s, exp);
