@@ -53,6 +53,7 @@ export class PoisonRecord extends Error {
 }
 
 const DEBEZIUM_OPS = new Set(['c', 'u', 'd', 'r']);
+const BACKSLASH = 0x5c;
 
 export class RecordDecoder {
   private readonly columnSet: ReadonlySet<string>;
@@ -218,7 +219,10 @@ function parse(bytes: Buffer, what: string): unknown {
       `${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  const found = mayHoldLoneSurrogate(text) ? findIllFormedText(value) : null;
+  // A lone surrogate can only come from a `\u` escape (strict UTF-8 refuses encoded surrogates):
+  // without a backslash byte (a native scan) the text cannot hold one.
+  const found =
+    bytes.indexOf(BACKSLASH) !== -1 && mayHoldLoneSurrogate(text) ? findIllFormedText(value) : null;
   if (found !== null) {
     throw new PoisonRecord(
       `${what} holds text that is not well-formed Unicode: lone surrogate ${describeLoneSurrogate(found.text, found.index)} in ${found.inKey ? 'the key ' : ''}${describeJsonPath(found.path)}`,
