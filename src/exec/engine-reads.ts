@@ -7,7 +7,7 @@ import type { ColumnMeta, TableDef, ViewDef } from '../planner/catalog.ts';
 import { columnInfos, kindLabel, tableColumnInfos } from '../planner/catalog.ts';
 import type { SinkInfo, SourceInfo, ViewReader, ViewRowError, ViewSnapshot } from './api.ts';
 import type { CheckpointedState } from './engine-checkpoints.ts';
-import type { TableInfo, ViewInfo } from './engine-types.ts';
+import type { SourceRowTyping, TableInfo, ViewInfo } from './engine-types.ts';
 import { watermarkInfo } from './watermark-statements.ts';
 import { instantMicros } from '../common/time/instant-micros.ts';
 import type { TableStore } from './table-store.ts';
@@ -203,6 +203,30 @@ export class EngineReads {
         if (error instanceof SluiceError) return null;
         throw error;
       }
+    };
+  }
+
+  /**
+   * A source's rows typed by its connector, handed back as `typedInserts` so that each row is
+   * validated once. Null when a row's values depend on its batch (a DEFAULT now() column takes the
+   * epoch's clock, known only when the batch is applied): the connector then hands rows as objects.
+   */
+  sourceRowTyping(source: string): SourceRowTyping | null {
+    const store = this.state.tables.get(source);
+    if (store === undefined || store.def.source === undefined) {
+      throw new SluiceError('UNKNOWN_TABLE', `source "${source}" does not exist`);
+    }
+    if ((store.def.defaults ?? []).some((d) => d?.atClock !== undefined)) return null;
+    const wm = store.def.watermark;
+    return {
+      typed: (row) => store.normalizeRow(row, 'insert', 0),
+      eventTime:
+        wm === undefined
+          ? null
+          : (row) => {
+              const v = row[wm.column];
+              return typeof v === 'string' ? instantMicros(v) : null;
+            },
     };
   }
 

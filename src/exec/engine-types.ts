@@ -2,7 +2,7 @@
 // exchange with an Engine, kept apart from the class so reading one does not mean reading the other.
 import type { SluiceError } from '../common/errors.ts';
 import type { SqlLimits } from '../common/limits.ts';
-import type { ColumnInfo } from '../common/types.ts';
+import type { ColumnInfo, Value } from '../common/types.ts';
 import type { StateDelta } from '../ivm/state.ts';
 import type { TableColumnInfo } from '../planner/catalog.ts';
 import type { ScriptResult, SourcePositions } from './api.ts';
@@ -64,6 +64,11 @@ export interface ApplyOptions {
    * message per key first (deletes apply before inserts).
    */
   readonly ignoreMissingDeletes?: boolean;
+  /**
+   * With `fromSource`: rows to insert that the source's `sourceRowTyping` already validated and
+   * typed (the decoder judged each record with it), in place of `changes.insert`: not validated again.
+   */
+  readonly typedInserts?: readonly (readonly Value[])[];
   /**
    * Replay: the epoch's logical clock as journaled (µs). Without it the epoch reads the engine's
    * clock source; either way an epoch's clock is never below the one before.
@@ -133,4 +138,12 @@ export interface ScriptRun {
   rowsRead: number;
   /** Table rows its UPDATE and DELETE statements have examined so far (by key or by scan). */
   dmlRowsRead: number;
+}
+
+/** How a source's connector validates and types a decoded row itself (engine-reads.ts). */
+export interface SourceRowTyping {
+  /** The row as the source stores it (validated, typed); throws a SluiceError naming what is wrong. */
+  readonly typed: (row: Record<string, unknown>) => readonly Value[];
+  /** A source with a WATERMARK: a typed row's event time in µs (null: none); null for other sources. */
+  readonly eventTime: ((row: readonly Value[]) => number | null) | null;
 }

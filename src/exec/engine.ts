@@ -65,6 +65,7 @@ export type {
   ExecuteOptions,
   ObjectCheckpoint,
   ScriptRun,
+  SourceRowTyping,
   StoredCheckpoint,
   TableInfo,
   ViewInfo,
@@ -76,6 +77,7 @@ import type {
   EngineOptions,
   ExecuteOptions,
   ScriptRun,
+  SourceRowTyping,
   StoredCheckpoint,
   ViewInfo,
 } from './engine-types.ts';
@@ -545,9 +547,13 @@ export class Engine {
     }
     // The epoch's clock is read first: a DEFAULT now() column takes it.
     const clock = options.clock ?? this.nextClock();
+    if (options.typedInserts !== undefined && (!fromSource || (changes.insert?.length ?? 0) > 0)) {
+      throw new SluiceError('INTERNAL_ERROR', `typed inserts come from a source's connector alone`);
+    }
     const prepared = store.prepare(
       fromSource && options.ignoreMissingDeletes === true ? withoutMissingDeletes(store, changes) : changes,
       clock,
+      options.typedInserts,
     );
     if (prepared.deletes.length === 0 && insertCount(prepared) === 0) {
       return { accepted: prepared.accepted, epoch: this.currentEpoch };
@@ -740,6 +746,9 @@ export class Engine {
   }
   sourceEventTime(source: string): ((row: Record<string, unknown>) => number | null) | null {
     return this.reads.sourceEventTime(source);
+  }
+  sourceRowTyping(source: string): SourceRowTyping | null {
+    return this.reads.sourceRowTyping(source);
   }
   catalog(): ReturnType<EngineReads['catalog']> {
     return this.reads.catalog();

@@ -293,3 +293,41 @@ test('a source checkpoints like a table; its fingerprint covers topic and format
   other.execute(DDL.join(';').replace("format 'upsert')", "format 'debezium')"));
   throwsCode(() => other.loadCheckpoint(stored), 'STATE_ERROR');
 });
+
+test('rows typed by the source (typedInserts) apply as the same rows given as objects would', () => {
+  const objects = [
+    { order_id: 1, seller_id: 7, amount: 5 },
+    { order_id: 2, seller_id: 7, amount: 10 },
+    { order_id: 1, seller_id: 8, amount: 3 },
+  ];
+  const plain = new Engine();
+  plain.execute(DDL.join(';'));
+  plain.applyChanges('orders', { insert: objects }, { fromSource: true, positions: at(0, 0, 3) });
+  const typedEngine = new Engine();
+  typedEngine.execute(DDL.join(';'));
+  const typing = typedEngine.sourceRowTyping('orders');
+  assert.ok(typing !== null);
+  assert.equal(typing.eventTime, null);
+  typedEngine.applyChanges(
+    'orders',
+    {},
+    { fromSource: true, positions: at(0, 0, 3), typedInserts: objects.map((o) => typing.typed(o)) },
+  );
+  // The last row of a key wins, as with objects.
+  assert.deepEqual(typedEngine.tableRows('orders'), plain.tableRows('orders'));
+  assert.deepEqual(typedEngine.viewSnapshot('seller_totals').rows, plain.viewSnapshot('seller_totals').rows);
+  // A row that does not fit is refused by the typing, as the connector's check would say.
+  throwsCode(() => typing.typed({ order_id: 3, seller_id: 'x', amount: 1 }), 'INVALID_VALUE');
+  // Typed rows come from a connector only, and not together with object inserts.
+  const row = typing.typed({ order_id: 9, seller_id: 1, amount: 1 });
+  throwsCode(() => typedEngine.applyChanges('orders', {}, { typedInserts: [row] }), 'WRONG_OBJECT_KIND');
+  throwsCode(
+    () =>
+      typedEngine.applyChanges(
+        'orders',
+        { insert: objects },
+        { fromSource: true, positions: at(0, 3, 4), typedInserts: [row] },
+      ),
+    'INTERNAL_ERROR',
+  );
+});

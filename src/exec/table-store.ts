@@ -86,6 +86,17 @@ function columnarBatch(table: string, columns: Value[][], accepted: number): Pre
   };
 }
 
+/** Rows as columns (rows of `width` values). */
+function columnsOf(rows: readonly (readonly Value[])[], width: number): Value[][] {
+  const columns: Value[][] = [];
+  for (let c = 0; c < width; c++) {
+    const column: Value[] = [];
+    for (const row of rows) column.push(row[c] as Value);
+    columns.push(column);
+  }
+  return columns;
+}
+
 function rowsOf(columns: readonly (readonly Value[])[]): Value[][] {
   const n = (columns[0] as readonly Value[]).length;
   const rows = new Array<Value[]>(n);
@@ -218,19 +229,31 @@ export class TableStore implements Stateful {
   }
 
   /** Validates a request as a whole and resolves it to exact row changes; changes nothing. */
-  prepare(changes: TableChanges, clock?: number): PreparedBatch {
+  prepare(
+    changes: TableChanges,
+    clock?: number,
+    /** Rows to insert already typed by `normalizeRow` (a source's decoder), in place of `changes.insert`. */
+    typed?: readonly (readonly Value[])[],
+  ): PreparedBatch {
     if (this.clockDefaults.length > 0 && (changes.insert?.length ?? 0) > 0) this.setDefaultsClock(clock);
     const deleteRows = changes.delete ?? [];
-    const insertRows = changes.insert ?? [];
+    const insertRows: readonly unknown[] = typed ?? changes.insert ?? [];
     if (
       this.appendOnly !== null &&
       deleteRows.length === 0 &&
       insertRows.length >= COLUMNAR_MIN_ROWS &&
       this.uniqueIndexes.length === 0
     ) {
-      const columnar = this.prepareColumns(insertRows);
+      const columnar =
+        typed !== undefined
+          ? columnarBatch(this.def.name, columnsOf(typed, this.def.columns.length), typed.length)
+          : this.prepareColumns(insertRows);
       if (columnar !== null) return columnar;
     }
+    const normalizeInsert =
+      typed !== undefined
+        ? (input: unknown): Value[] => input as Value[]
+        : (input: unknown, i: number): Value[] => this.normalizeRow(input, 'insert', i);
     const deletes: (readonly Value[])[] = [];
     const inserts: (readonly Value[])[] = [];
     const describe = (row: readonly Value[]): string =>
@@ -268,7 +291,7 @@ export class TableStore implements Stateful {
       });
       const insertedAt = new Map<Value, number>();
       insertRows.forEach((input, i) => {
-        const row = this.normalizeRow(input, 'insert', i);
+        const row = normalizeInsert(input, i);
         const k = this.keyOf(row);
         const earlier = insertedAt.get(k);
         if (earlier !== undefined) {
@@ -314,7 +337,7 @@ export class TableStore implements Stateful {
           deletes.push(row);
         });
       }
-      for (let i = 0; i < insertRows.length; i++) inserts.push(this.normalizeRow(insertRows[i], 'insert', i));
+      for (let i = 0; i < insertRows.length; i++) inserts.push(normalizeInsert(insertRows[i], i));
     }
     for (const index of this.uniqueIndexes) index.check(this.def.name, deletes, inserts);
     return { table: this.def.name, deletes, inserts, accepted: deleteRows.length + insertRows.length };

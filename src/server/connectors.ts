@@ -4,6 +4,7 @@
 // a sink reads the view's stored changelog. Status and errors are kept here for REST and metrics.
 import { SluiceError } from '../common/errors.ts';
 import type { SinkInfo, SourceInfo } from '../exec/api.ts';
+import type { SourceRowTyping } from '../exec/engine-types.ts';
 import { KafkaSinkRunner, type SinkFeed, type SinkStatus } from '../sink/kafka-sink.ts';
 import { ConnectorHosts } from '../source/kafka/connector-hosts.ts';
 import type { ConnectorLogger, KafkaReader, KafkaTransactionalWriter } from '../source/kafka/kafka-client.ts';
@@ -21,6 +22,8 @@ export interface ConnectorHost {
   /** The source's delivered positions (partition → next offset) for this incarnation. */
   storedOffsets(source: string, incarnation: number): Map<number, number>;
   rowCheck(source: string): (row: Record<string, unknown>) => string | null;
+  /** The source's typing of decoded rows (validated once, by the decoder); null: rows go as objects. */
+  rowTyping(source: string): SourceRowTyping | null;
   /** A source with a WATERMARK: a row's event time in µs (null: none); null for other sources. */
   eventTime(source: string): ((row: Record<string, unknown>) => number | null) | null;
   sinkFeed(sink: SinkInfo): SinkFeed;
@@ -218,6 +221,7 @@ export class ConnectorManager {
           primaryKey: info.primaryKey,
           maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
           checkRow: this.host.rowCheck(info.name),
+          typing: o.format === 'json' ? this.host.rowTyping(info.name) : null,
         },
       },
       () => {

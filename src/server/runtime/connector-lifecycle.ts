@@ -53,6 +53,7 @@ export abstract class RuntimeConnectors extends RuntimeCommit {
         this.applySourceBatch(source, incarnation, batch),
       storedOffsets: (source: string, incarnation: number) => this.sourceStore.offsets(source, incarnation),
       rowCheck: (source: string) => this.engine.sourceRowCheck(source),
+      rowTyping: (source: string) => this.engine.sourceRowTyping(source),
       eventTime: (source: string) => this.engine.sourceEventTime(source),
       sinkFeed: (sink: SinkInfo) => this.sinkFeed(sink),
       // Read at each batch: the hooks are set after the runtime opened (and its sources started).
@@ -74,7 +75,8 @@ export abstract class RuntimeConnectors extends RuntimeCommit {
     } finally {
       this.hooks.epochCpu?.(cpuMicros(cpu));
     }
-    const rows = batch.upserts.length + batch.deletes.length + batch.skipped.length;
+    const rows =
+      batch.upserts.length + (batch.typedUpserts?.length ?? 0) + batch.deletes.length + batch.skipped.length;
     if (rows > 0) this.hooks.rowsWritten?.(rows);
   }
 
@@ -83,7 +85,20 @@ export abstract class RuntimeConnectors extends RuntimeCommit {
       if (this.connectorIncarnations.get(source)?.incarnation !== incarnation) {
         throw new SluiceError('UNKNOWN_TABLE', `source "${source}" was dropped`);
       }
-      if (batch.upserts.length > 0 || batch.deletes.length > 0) {
+      const typed = batch.typedUpserts;
+      if (typed !== undefined && (typed.length > 0 || batch.deletes.length > 0)) {
+        // The decoder typed each row with the source's own typing: the engine takes them as they are.
+        this.engine.applyChanges(
+          source,
+          { delete: batch.deletes as Row[] },
+          {
+            fromSource: true,
+            positions: { [source]: batch.positions },
+            ignoreMissingDeletes: true,
+            typedInserts: typed,
+          },
+        );
+      } else if (batch.upserts.length > 0 || batch.deletes.length > 0) {
         this.engine.applyChanges(
           source,
           // Each row was checked by the decoder with the source's own validation; the engine checks again.

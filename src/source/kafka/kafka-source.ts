@@ -6,6 +6,7 @@
 // A pacer (the tenant's ingest rates) may hold a batch back: the source then reads nothing more until
 // it is delivered — backpressure on the broker, never a dropped or skipped record.
 import { bytesAsText } from '../../common/json-codec.ts';
+import type { Value } from '../../common/types.ts';
 import { CONNECT_TIMEOUT_MS, withDeadline } from './deadline.ts';
 import type { ConnectorLogger, KafkaReader, KafkaRecord, PartitionWatermarks } from './kafka-client.ts';
 import { PoisonRecord, RecordDecoder, type DecodeSpec, type RowOp } from './record-decoder.ts';
@@ -71,6 +72,11 @@ export interface SourcePacer {
 export interface SourceBatch {
   /** Rows to insert; for a keyed source each replaces the row with its key. */
   readonly upserts: Record<string, unknown>[];
+  /**
+   * A `json` source with row typing (`decode.typing`): its rows to insert, already validated and
+   * typed (`upserts` is then empty), in record order — for a keyed source the last row of a key wins.
+   */
+  readonly typedUpserts?: readonly (readonly Value[])[];
   /** Primary keys to delete (a key that is not there is not an error: Kafka repeats tombstones). */
   readonly deletes: Record<string, unknown>[];
   readonly positions: KafkaPositions;
@@ -118,6 +124,7 @@ export interface SourceStatus {
 }
 
 const MAX_BACKOFF_MS = 30_000;
+const NO_OPS: RowOp[] = [];
 
 export class KafkaSourceRunner {
   private readonly decoder: RecordDecoder;
@@ -134,6 +141,10 @@ export class KafkaSourceRunner {
   private readonly keyed: boolean;
   private pendingOps = new Map<string, RowOp>();
   private pendingAppends: Record<string, unknown>[] = [];
+  /** Rows of a typed `json` source (every record's row, in order; the engine keeps a key's last). */
+  private pendingTyped: (readonly Value[])[] = [];
+  /** A `json` source whose decoder types rows itself (one validation per row, none in the engine). */
+  private readonly typed: boolean;
   private pendingSkipped: SkippedRecord[] = [];
   private pendingRecords = 0;
   /** Key and value bytes of the records of the batch being filled (the byte rate). */
@@ -149,6 +160,8 @@ export class KafkaSourceRunner {
   private held: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
   private paceTimer: NodeJS.Timeout | null = null;
   private rateWaits = 0;
+  /** The pacer's batch bound, asked once per fetched chunk rather than once per record. */
+  private bound: { readonly rows: number | null; readonly bytes: number | null } | null = null;
   private generation = 0;
   // Counters.
   private recordsIn = 0;
@@ -170,6 +183,8 @@ export class KafkaSourceRunner {
   ) {
     this.decoder = new RecordDecoder(config.decode);
     this.keyed = config.decode.primaryKey !== null && config.decode.primaryKey.length > 0;
+    this.typed =
+      config.decode.format === 'json' && config.decode.typing !== undefined && config.decode.typing !== null;
     this.applied = new Map(stored);
   }
 
@@ -321,6 +336,7 @@ export class KafkaSourceRunner {
     if (this.held !== null) await this.held.promise;
     if (this.halted(generation)) return;
     this.high.set(partition, high);
+    this.bound = this.pacer === null ? null : this.pacer.bound();
     for (const record of records) {
       // A held batch stops reading (the broker's fetches wait on this handler) until it is delivered.
       if (this.held !== null) await this.held.promise;
@@ -336,9 +352,10 @@ export class KafkaSourceRunner {
   }
 
   private takeRecord(generation: number, partition: number, record: KafkaRecord): void {
-    let ops: RowOp[];
+    let ops: RowOp[] = NO_OPS;
     try {
-      ops = this.decoder.decode(record);
+      if (this.typed) this.takeTyped(partition, this.decoder.decodeTyped(record));
+      else ops = this.decoder.decode(record);
     } catch (error) {
       if (!(error instanceof PoisonRecord)) throw error;
       if (this.config.onError === 'fail') {
@@ -376,6 +393,15 @@ export class KafkaSourceRunner {
     }
   }
 
+  private takeTyped(partition: number, row: readonly Value[]): void {
+    this.pendingTyped.push(row);
+    const eventTime = this.config.decode.typing?.eventTime;
+    if (eventTime === undefined || eventTime === null) return;
+    const t = eventTime(row);
+    const max = this.pendingTimes.get(partition);
+    if (t !== null && (max === undefined || t > max)) this.pendingTimes.set(partition, t);
+  }
+
   /** Raises the partition's largest event time by the upserted rows' (every record counts, even one a later one replaces). */
   private noteTimes(
     partition: number,
@@ -392,10 +418,10 @@ export class KafkaSourceRunner {
 
   /** The batch being filled is as large as max_batch_rows, or as a batch under the pacer's rates. */
   private batchFull(): boolean {
-    const rows = this.pendingOps.size + this.pendingAppends.length;
+    const rows = this.pendingOps.size + this.pendingAppends.length + this.pendingTyped.length;
     if (rows >= this.config.maxBatchRows) return true;
     if (this.pacer === null) return false;
-    const bound = this.pacer.bound();
+    const bound = this.bound ?? this.pacer.bound();
     return (
       (bound.rows !== null && rows + this.pendingSkipped.length >= bound.rows) ||
       (bound.bytes !== null && this.pendingBytes >= bound.bytes)
@@ -448,7 +474,7 @@ export class KafkaSourceRunner {
     } else upserts.push(...this.pendingAppends);
     if (this.pacer !== null && !unpaced) {
       const wait = this.pacer.wait(
-        upserts.length + deletes.length + this.pendingSkipped.length,
+        upserts.length + this.pendingTyped.length + deletes.length + this.pendingSkipped.length,
         this.pendingBytes,
       );
       if (wait > 0) {
@@ -469,6 +495,7 @@ export class KafkaSourceRunner {
     }
     const batch: SourceBatch = {
       upserts,
+      ...(this.typed ? { typedUpserts: this.pendingTyped } : {}),
       deletes,
       positions: { topic: this.config.topic, partitions },
       skipped: this.pendingSkipped,
@@ -522,6 +549,7 @@ export class KafkaSourceRunner {
   private resetPending(from: ReadonlyMap<number, number>): void {
     this.pendingOps = new Map();
     this.pendingAppends = [];
+    this.pendingTyped = [];
     this.pendingSkipped = [];
     this.pendingRecords = 0;
     this.pendingBytes = 0;

@@ -1,6 +1,8 @@
 // Decoding of Kafka records by format, and the reasons given for records that cannot be read.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { SluiceError } from '../../common/errors.ts';
+import type { Value } from '../../common/types.ts';
 import type { KafkaRecord } from './kafka-client.ts';
 import { PoisonRecord, RecordDecoder, type DecodeSpec } from './record-decoder.ts';
 
@@ -15,7 +17,11 @@ function spec(format: DecodeSpec['format'], primaryKey: string[] | null = ['id']
 
 function rec(value: unknown, key?: unknown): KafkaRecord {
   const buf = (v: unknown): Buffer | null =>
-    v === null || v === undefined ? null : Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
+    v === null || v === undefined
+      ? null
+      : Buffer.isBuffer(v)
+        ? v
+        : Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
   return { partition: 0, offset: 7, key: buf(key), value: buf(value) };
 }
 
@@ -114,4 +120,38 @@ test('text that is not well-formed Unicode is poison, in values and keys, with a
   assert.deepEqual(json.decode(rec(String.raw`{"id": 1, "seller": "\ud83d\ude00"}`)), [
     { kind: 'upsert', row: { id: 1, seller: '😀' } },
   ]);
+});
+
+test('json with the source typing: decodeTyped hands the typed row on; the same records are poison', () => {
+  // A stand-in for the source's normalizeRow: an array in column order, a SluiceError on a bad value.
+  const typed = (row: Record<string, unknown>): Value[] => {
+    if (row.amount !== undefined && row.amount !== null && typeof row.amount !== 'number') {
+      throw new SluiceError(
+        'INVALID_VALUE',
+        `column "amount" expects a number, got ${JSON.stringify(row.amount)}`,
+      );
+    }
+    return [(row.id ?? null) as Value, (row.seller ?? null) as Value, (row.amount ?? null) as Value];
+  };
+  const d = new RecordDecoder({ ...spec('json', ['id']), typing: { typed, eventTime: null } });
+  assert.deepEqual(d.decodeTyped(rec({ id: 1, seller: 2, amount: 3.5 })), [1, 2, 3.5]);
+  assert.deepEqual(d.decodeTyped(rec('{"id":9223372036854775807}')), [9223372036854775807n, null, null]);
+  const typedReason = (record: KafkaRecord): string => {
+    try {
+      d.decodeTyped(record);
+    } catch (error) {
+      assert.ok(error instanceof PoisonRecord);
+      return error.message;
+    }
+    assert.fail('expected a poison record');
+  };
+  assert.match(typedReason(rec('{"id":')), /^value is not valid JSON/);
+  assert.match(typedReason(rec(Buffer.from([0x7b, 0xff, 0x7d]))), /^value is not valid UTF-8/);
+  assert.equal(typedReason(rec({ id: 1, colour: 'red' })), 'value has unknown column "colour"');
+  assert.equal(typedReason(rec({ id: 1, amount: 'x' })), 'column "amount" expects a number, got "x"');
+  assert.equal(typedReason(rec([1, 2])), 'value is not a JSON object');
+  assert.equal(typedReason(rec(null)), 'message has no value');
+  assert.match(typedReason(rec({ id: 1, seller: 'y'.repeat(300) })), /exceeds max_message_bytes 200/);
+  // Only a json decoder with a typing decodes this way.
+  assert.throws(() => new RecordDecoder(spec('upsert')).decodeTyped(rec({ id: 1 }, 1)), /typed decoding/);
 });

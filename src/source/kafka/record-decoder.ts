@@ -11,9 +11,19 @@ import {
   mayHoldLoneSurrogate,
   parseJsonExact,
 } from '../../common/json-codec.ts';
+import { SluiceError } from '../../common/errors.ts';
+import type { Value } from '../../common/types.ts';
 import type { KafkaRecord } from './kafka-client.ts';
 
 export type SourceFormat = 'json' | 'upsert' | 'debezium';
+
+/** A source's own typing of decoded rows (the engine's `sourceRowTyping`). */
+export interface RowTyping {
+  /** The row as the source stores it (validated, typed); throws a SluiceError naming what is wrong. */
+  readonly typed: (row: Record<string, unknown>) => readonly Value[];
+  /** A source with a WATERMARK: a typed row's event time in µs (null: none); null for other sources. */
+  readonly eventTime: ((row: readonly Value[]) => number | null) | null;
+}
 
 export interface DecodeSpec {
   readonly format: SourceFormat;
@@ -23,6 +33,11 @@ export interface DecodeSpec {
   readonly maxMessageBytes: number;
   /** The source's own row validation (types, NOT NULL, key present): the reason, or null if fine. */
   readonly checkRow: (row: Record<string, unknown>) => string | null;
+  /**
+   * The source's own typing of a row (`json` format): `decodeTyped` hands its result on, so that the
+   * engine need not validate the row again. Absent or null: rows stay objects (`decode`).
+   */
+  readonly typing?: RowTyping | null;
 }
 
 /** A row to insert (replacing the row with its key, if keyed), or a key to delete. */
@@ -38,6 +53,7 @@ export class PoisonRecord extends Error {
 }
 
 const DEBEZIUM_OPS = new Set(['c', 'u', 'd', 'r']);
+const BACKSLASH = 0x5c;
 
 export class RecordDecoder {
   private readonly columnSet: ReadonlySet<string>;
@@ -64,6 +80,33 @@ export class RecordDecoder {
         return this.decodeUpsert(record);
       case 'debezium':
         return this.decodeDebezium(record);
+    }
+  }
+
+  /**
+   * A `json` record's row, validated and typed by the source's typing (`spec.typing`): checked as
+   * `decode` checks it, with no row operation around it. Throws PoisonRecord.
+   */
+  decodeTyped(record: KafkaRecord): readonly Value[] {
+    const typing = this.spec.typing;
+    if (this.spec.format !== 'json' || typing === undefined || typing === null) {
+      throw new Error(`typed decoding needs format 'json' and the source's row typing`);
+    }
+    const value = record.value;
+    if (value === null) throw new PoisonRecord('message has no value');
+    const size = value.length + (record.key?.length ?? 0);
+    if (size > this.spec.maxMessageBytes) {
+      throw new PoisonRecord(
+        `message of ${size} bytes exceeds max_message_bytes ${this.spec.maxMessageBytes}`,
+      );
+    }
+    const row = parse(value, 'value');
+    this.checkColumns(row, 'value');
+    try {
+      return typing.typed(row);
+    } catch (error) {
+      if (error instanceof SluiceError) throw new PoisonRecord(error.message);
+      throw error;
     }
   }
 
@@ -125,13 +168,18 @@ export class RecordDecoder {
 
   /** The source's columns from a JSON object; unknown fields are an error, missing ones NULL. */
   private rowOf(value: unknown, what: string): Record<string, unknown> {
-    if (!isObject(value)) throw new PoisonRecord(`${what} is not a JSON object`);
-    for (const name of Object.keys(value)) {
-      if (!this.columnSet.has(name)) throw new PoisonRecord(`${what} has unknown column "${name}"`);
-    }
+    this.checkColumns(value, what);
     const reason = this.spec.checkRow(value);
     if (reason !== null) throw new PoisonRecord(reason);
     return value;
+  }
+
+  /** A JSON object naming only the source's columns. */
+  private checkColumns(value: unknown, what: string): asserts value is Record<string, unknown> {
+    if (!isObject(value)) throw new PoisonRecord(`${what} is not a JSON object`);
+    for (const name in value) {
+      if (!this.columnSet.has(name)) throw new PoisonRecord(`${what} has unknown column "${name}"`);
+    }
   }
 
   /** The primary key columns from a key JSON (an object, or a bare scalar for a one-column key). */
@@ -171,7 +219,10 @@ function parse(bytes: Buffer, what: string): unknown {
       `${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  const found = mayHoldLoneSurrogate(text) ? findIllFormedText(value) : null;
+  // A lone surrogate can only come from a `\u` escape (strict UTF-8 refuses encoded surrogates):
+  // without a backslash byte (a native scan) the text cannot hold one.
+  const found =
+    bytes.indexOf(BACKSLASH) !== -1 && mayHoldLoneSurrogate(text) ? findIllFormedText(value) : null;
   if (found !== null) {
     throw new PoisonRecord(
       `${what} holds text that is not well-formed Unicode: lone surrogate ${describeLoneSurrogate(found.text, found.index)} in ${found.inKey ? 'the key ' : ''}${describeJsonPath(found.path)}`,
