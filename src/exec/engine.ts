@@ -19,6 +19,7 @@ import type { Row } from '../common/types.ts';
 import type {
   Change,
   EngineJournal,
+  ErrorChange,
   ScriptResult,
   SourcePositions,
   StatementResult,
@@ -32,7 +33,7 @@ import type {
 import type { PreparedBatch } from './table-store.ts';
 import { TableStore, insertCount } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
-import { ViewGraph } from './view-graph.ts';
+import { ViewGraph, type GraphView } from './view-graph.ts';
 import { REAL_CLOCK, type ClockSource, ManualClock } from './logical-clock.ts';
 import { clockValue, showClock } from './clock-statements.ts';
 import {
@@ -130,7 +131,13 @@ export class Engine {
   private connectorCheck: ConnectorCheck | null = null;
   private stateTracking = false;
   private currentEpoch = 0;
-  private lastPositions: SourcePositions = {};
+  /**
+   * The latest epoch's positions; null when they are a plain table write's, `{ [table]: { epoch } }`,
+   * which is built only if someone reads them (most single-row epochs have no reader).
+   */
+  private lastPositions: SourcePositions | null = {};
+  /** The table the latest epoch wrote (what null `lastPositions` stand for). */
+  private lastTable = '';
   /** The logical clock of the latest epoch (µs since the Unix epoch; 0 before the first). */
   private currentClock = 0;
   private readonly clockSource: ClockSource;
@@ -154,6 +161,12 @@ export class Engine {
   }
 
   get positions(): SourcePositions {
+    return this.epochPositions();
+  }
+
+  /** The latest epoch's positions, built now when they are a plain table write's. */
+  private epochPositions(): SourcePositions {
+    this.lastPositions ??= { [this.lastTable]: { epoch: this.currentEpoch } };
     return this.lastPositions;
   }
 
@@ -553,7 +566,8 @@ export class Engine {
       return { accepted: prepared.accepted, epoch: this.currentEpoch };
     }
     const epoch = this.currentEpoch + 1;
-    let positions: SourcePositions;
+    // null: the plain write's own positions, built only when read (epochPositions).
+    let positions: SourcePositions | null = null;
     if (fromSource) {
       // The connector's positions are the epoch's, live and in replay alike; the journal records
       // them with the batch so that replay passes them back unchanged.
@@ -577,7 +591,7 @@ export class Engine {
         deletes: prepared.deletes,
         clock,
       });
-    } else positions = { [table]: { epoch } };
+    }
     this.runEpoch(store, prepared, epoch, positions, clock);
     return { accepted: prepared.accepted, epoch };
   }
@@ -587,12 +601,15 @@ export class Engine {
     store: TableStore | null,
     prepared: PreparedBatch | null,
     epoch: number,
-    positions: SourcePositions,
+    positions: SourcePositions | null,
     clock: number,
   ): void {
     this.currentEpoch = epoch;
     this.lastPositions = positions;
+    if (store !== null) this.lastTable = store.def.name;
     this.currentClock = Math.max(this.currentClock, clock);
+    // A new map each epoch: one map cleared and reused kept its old tables alive past the young
+    // generation (Map.prototype.clear links them), tripling the scavenger's work at batch size 1.
     const deltas = new Map<string, ZBatch>();
     // Partitions idle by this epoch's clock stop holding their source's watermark back (before the
     // batch's late rows are judged, and in a tick, so windows close while no data arrives).
@@ -600,14 +617,18 @@ export class Engine {
     if (store !== null && prepared !== null) {
       const source =
         store.def.source !== undefined
-          ? { positions: positions[store.def.name], clock: this.currentClock }
+          ? { positions: (positions as SourcePositions)[store.def.name], clock: this.currentClock }
           : undefined;
       deltas.set(store.def.name, store.apply(prepared, source));
     }
-    const stepped = this.views.runEpoch(deltas, epoch, this.currentClock);
+    let stepped = this.views.runEpoch(deltas, epoch, this.currentClock);
+    // A listener may write (a nested epoch reuses the graph's list): the stepped views are copied first.
+    if (this.subscribers.size > 0 && stepped.length > 0) stepped = stepped.slice();
     // Subscribers hear about the epoch only once every view has it.
-    for (const cs of stepped) {
-      const errors = cs.runtime.takeErrorChanges();
+    for (let i = 0; i < stepped.length; i++) {
+      const cs = stepped[i] as GraphView;
+      const errors: ErrorChange[] = cs.runtime.hasErrorChanges() ? cs.runtime.takeErrorChanges() : [];
+      if (this.subscribers.size === 0) continue;
       const subs = this.subscribers.get(cs.name);
       if (subs === undefined || subs.size === 0) continue;
       const columns = (this.catalogState.get(cs.name) as ViewDef).columns;
@@ -622,7 +643,7 @@ export class Engine {
       const set: ViewChangeSet = {
         view: cs.name,
         epoch,
-        positions,
+        positions: this.epochPositions(),
         changes,
         ...(errors.length > 0 ? { errors } : {}),
       };
@@ -686,7 +707,7 @@ export class Engine {
    * entry list per state id. The caller stores it atomically with the epoch and positions.
    */
   takeCheckpoint(full = false): EngineCheckpoint {
-    return takeCheckpoint(this.state, this.currentEpoch, this.lastPositions, this.currentClock, full);
+    return takeCheckpoint(this.state, this.currentEpoch, this.epochPositions(), this.currentClock, full);
   }
 
   /**

@@ -330,6 +330,11 @@ export class ViewRuntime implements RowErrorSink {
     if (entry.count === 0) this.errors.delete(key);
   }
 
+  /** Whether errors appeared or were retracted since the last `takeErrorChanges`. */
+  hasErrorChanges(): boolean {
+    return this.touchedErrors.size > 0;
+  }
+
   /** Error appearances/retractions since the last call. */
   takeErrorChanges(): ErrorChange[] {
     if (this.touchedErrors.size === 0) return [];
