@@ -532,7 +532,7 @@ export class Engine {
   applyChanges(
     table: string,
     changes: TableChanges,
-    options: ApplyOptions = {},
+    options?: ApplyOptions,
   ): { accepted: number; epoch: number } {
     const store = this.tables.get(table);
     if (store === undefined) {
@@ -542,7 +542,8 @@ export class Engine {
         throw new SluiceError('WRONG_OBJECT_KIND', `cannot write to sink "${table}"`);
       throw new SluiceError('UNKNOWN_TABLE', `table "${table}" does not exist`);
     }
-    const fromSource = options.fromSource === true;
+    // No default `{}` for `options`: an object per call when the caller passes none (every bench event).
+    const fromSource = options?.fromSource === true;
     if (store.def.source !== undefined && !fromSource) throw sourceWriteError(store.def);
     if (store.def.errorsOf !== undefined && !fromSource) {
       throw new SluiceError(
@@ -553,13 +554,13 @@ export class Engine {
     if (store.def.source === undefined && store.def.errorsOf === undefined && fromSource) {
       throw new SluiceError('WRONG_OBJECT_KIND', `"${table}" is a table, not a source`);
     }
-    if (fromSource && options.positions === undefined) {
+    if (fromSource && options?.positions === undefined) {
       throw new SluiceError('INTERNAL_ERROR', `a batch for source "${table}" must carry its positions`);
     }
     // The epoch's clock is read first: a DEFAULT now() column takes it.
-    const clock = options.clock ?? this.nextClock();
+    const clock = options?.clock ?? this.nextClock();
     const prepared = store.prepare(
-      fromSource && options.ignoreMissingDeletes === true ? withoutMissingDeletes(store, changes) : changes,
+      fromSource && options?.ignoreMissingDeletes === true ? withoutMissingDeletes(store, changes) : changes,
       clock,
     );
     if (prepared.deletes.length === 0 && insertCount(prepared) === 0) {
@@ -571,7 +572,7 @@ export class Engine {
     if (fromSource) {
       // The connector's positions are the epoch's, live and in replay alike; the journal records
       // them with the batch so that replay passes them back unchanged.
-      positions = options.positions as SourcePositions;
+      positions = options?.positions as SourcePositions;
       this.journal?.appendBatch({
         epoch,
         table,
@@ -581,7 +582,7 @@ export class Engine {
         positions,
         clock,
       });
-    } else if (options.positions !== undefined) positions = options.positions;
+    } else if (options?.positions !== undefined) positions = options.positions;
     else if (this.journal !== null) {
       positions = this.journal.appendBatch({
         epoch,

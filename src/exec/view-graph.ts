@@ -155,7 +155,7 @@ export class ViewGraph {
       if (!isEmpty(delta)) deltas.set(view.name, delta);
       stepped[count++] = view;
     }
-    stepped.length = count;
+    if (stepped.length !== count) stepped.length = count; // even an unchanged length is a runtime call
     return stepped;
   }
 
