@@ -65,6 +65,9 @@ const COLUMNAR_MIN_ROWS = 64;
 /** The rows of a batch that has none of a kind (shared: a prepared batch is never changed). */
 const NO_ROWS: readonly (readonly Value[])[] = [];
 
+/** A request's absent list of rows. */
+const NO_INPUT: readonly unknown[] = [];
+
 /** How many rows a prepared batch inserts, without building rows from its columns. */
 export function insertCount(batch: {
   readonly inserts: readonly (readonly Value[])[];
@@ -223,8 +226,9 @@ export class TableStore implements Stateful {
   /** Validates a request as a whole and resolves it to exact row changes; changes nothing. */
   prepare(changes: TableChanges, clock?: number): PreparedBatch {
     if (this.clockDefaults.length > 0 && (changes.insert?.length ?? 0) > 0) this.setDefaultsClock(clock);
-    const deleteRows = changes.delete ?? [];
-    const insertRows = changes.insert ?? [];
+    // A request without one of the lists reads a shared empty one (not a new [] per call).
+    const deleteRows = changes.delete ?? NO_INPUT;
+    const insertRows = changes.insert ?? NO_INPUT;
     if (
       this.appendOnly !== null &&
       deleteRows.length === 0 &&
