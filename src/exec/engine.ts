@@ -650,7 +650,7 @@ export class Engine {
       };
       for (const s of [...subs]) s.listener(set);
     }
-    for (const listener of this.epochListeners) listener(epoch);
+    if (this.epochListeners.size > 0) for (const listener of this.epochListeners) listener(epoch);
   }
 
   /** Listens to every epoch, after its views ran and their listeners heard of it. */
