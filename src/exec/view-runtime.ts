@@ -314,6 +314,8 @@ export class ViewRuntime implements RowErrorSink {
           stats.rowsIn += b.weights.length;
         }
         out = op.step(ins, this);
+        // The scratch holds no batch past its step (no retention across epochs, no second loop).
+        for (let k = 0; k < from.length; k++) ins[k] = EMPTY;
       }
       stats.rowsOut += out.weights.length;
       outputs[this.stepIds[i] as number] = out;
@@ -321,11 +323,6 @@ export class ViewRuntime implements RowErrorSink {
     const result = outputs[this.plan.output] ?? EMPTY;
     // Plain loops: at batch size 1, Array.prototype.fill on these few slots was a third of this method.
     for (let i = 0; i < outputs.length; i++) outputs[i] = undefined;
-    const scratch = this.inputScratch;
-    for (let i = 0; i < scratch.length; i++) {
-      const ins = scratch[i] as ZBatch[];
-      for (let k = 0; k < ins.length; k++) ins[k] = EMPTY;
-    }
     return result;
   }
 
