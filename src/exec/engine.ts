@@ -19,6 +19,7 @@ import type { Row } from '../common/types.ts';
 import type {
   Change,
   EngineJournal,
+  ErrorChange,
   ScriptResult,
   SourcePositions,
   StatementResult,
@@ -32,7 +33,7 @@ import type {
 import type { PreparedBatch } from './table-store.ts';
 import { TableStore, insertCount } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
-import { ViewGraph } from './view-graph.ts';
+import { ViewGraph, type GraphView } from './view-graph.ts';
 import { REAL_CLOCK, type ClockSource, ManualClock } from './logical-clock.ts';
 import { clockValue, showClock } from './clock-statements.ts';
 import {
@@ -132,7 +133,13 @@ export class Engine {
   private connectorCheck: ConnectorCheck | null = null;
   private stateTracking = false;
   private currentEpoch = 0;
-  private lastPositions: SourcePositions = {};
+  /**
+   * The latest epoch's positions; null when they are a plain table write's, `{ [table]: { epoch } }`,
+   * which is built only if someone reads them (most single-row epochs have no reader).
+   */
+  private lastPositions: SourcePositions | null = {};
+  /** The table the latest epoch wrote (what null `lastPositions` stand for). */
+  private lastTable = '';
   /** The logical clock of the latest epoch (µs since the Unix epoch; 0 before the first). */
   private currentClock = 0;
   private readonly clockSource: ClockSource;
@@ -156,6 +163,12 @@ export class Engine {
   }
 
   get positions(): SourcePositions {
+    return this.epochPositions();
+  }
+
+  /** The latest epoch's positions, built now when they are a plain table write's. */
+  private epochPositions(): SourcePositions {
+    this.lastPositions ??= { [this.lastTable]: { epoch: this.currentEpoch } };
     return this.lastPositions;
   }
 
@@ -521,7 +534,7 @@ export class Engine {
   applyChanges(
     table: string,
     changes: TableChanges,
-    options: ApplyOptions = {},
+    options?: ApplyOptions,
   ): { accepted: number; epoch: number } {
     const store = this.tables.get(table);
     if (store === undefined) {
@@ -531,7 +544,8 @@ export class Engine {
         throw new SluiceError('WRONG_OBJECT_KIND', `cannot write to sink "${table}"`);
       throw new SluiceError('UNKNOWN_TABLE', `table "${table}" does not exist`);
     }
-    const fromSource = options.fromSource === true;
+    // No default `{}` for `options`: an object per call when the caller passes none (every bench event).
+    const fromSource = options?.fromSource === true;
     if (store.def.source !== undefined && !fromSource) throw sourceWriteError(store.def);
     if (store.def.errorsOf !== undefined && !fromSource) {
       throw new SluiceError(
@@ -542,28 +556,30 @@ export class Engine {
     if (store.def.source === undefined && store.def.errorsOf === undefined && fromSource) {
       throw new SluiceError('WRONG_OBJECT_KIND', `"${table}" is a table, not a source`);
     }
-    if (fromSource && options.positions === undefined) {
+    if (fromSource && options?.positions === undefined) {
       throw new SluiceError('INTERNAL_ERROR', `a batch for source "${table}" must carry its positions`);
     }
     // The epoch's clock is read first: a DEFAULT now() column takes it.
-    const clock = options.clock ?? this.nextClock();
-    if (options.typedInserts !== undefined && (!fromSource || (changes.insert?.length ?? 0) > 0)) {
+    const clock = options?.clock ?? this.nextClock();
+    const typedInserts = options?.typedInserts;
+    if (typedInserts !== undefined && (!fromSource || (changes.insert?.length ?? 0) > 0)) {
       throw new SluiceError('INTERNAL_ERROR', `typed inserts come from a source's connector alone`);
     }
     const prepared = store.prepare(
-      fromSource && options.ignoreMissingDeletes === true ? withoutMissingDeletes(store, changes) : changes,
+      fromSource && options?.ignoreMissingDeletes === true ? withoutMissingDeletes(store, changes) : changes,
       clock,
-      options.typedInserts,
+      typedInserts,
     );
     if (prepared.deletes.length === 0 && insertCount(prepared) === 0) {
       return { accepted: prepared.accepted, epoch: this.currentEpoch };
     }
     const epoch = this.currentEpoch + 1;
-    let positions: SourcePositions;
+    // null: the plain write's own positions, built only when read (epochPositions).
+    let positions: SourcePositions | null = null;
     if (fromSource) {
       // The connector's positions are the epoch's, live and in replay alike; the journal records
       // them with the batch so that replay passes them back unchanged.
-      positions = options.positions as SourcePositions;
+      positions = options?.positions as SourcePositions;
       this.journal?.appendBatch({
         epoch,
         table,
@@ -573,7 +589,7 @@ export class Engine {
         positions,
         clock,
       });
-    } else if (options.positions !== undefined) positions = options.positions;
+    } else if (options?.positions !== undefined) positions = options.positions;
     else if (this.journal !== null) {
       positions = this.journal.appendBatch({
         epoch,
@@ -583,7 +599,7 @@ export class Engine {
         deletes: prepared.deletes,
         clock,
       });
-    } else positions = { [table]: { epoch } };
+    }
     this.runEpoch(store, prepared, epoch, positions, clock);
     return { accepted: prepared.accepted, epoch };
   }
@@ -593,12 +609,15 @@ export class Engine {
     store: TableStore | null,
     prepared: PreparedBatch | null,
     epoch: number,
-    positions: SourcePositions,
+    positions: SourcePositions | null,
     clock: number,
   ): void {
     this.currentEpoch = epoch;
     this.lastPositions = positions;
+    if (store !== null) this.lastTable = store.def.name;
     this.currentClock = Math.max(this.currentClock, clock);
+    // A new map each epoch: one map cleared and reused kept its old tables alive past the young
+    // generation (Map.prototype.clear links them), tripling the scavenger's work at batch size 1.
     const deltas = new Map<string, ZBatch>();
     // Partitions idle by this epoch's clock stop holding their source's watermark back (before the
     // batch's late rows are judged, and in a tick, so windows close while no data arrives).
@@ -606,14 +625,18 @@ export class Engine {
     if (store !== null && prepared !== null) {
       const source =
         store.def.source !== undefined
-          ? { positions: positions[store.def.name], clock: this.currentClock }
+          ? { positions: (positions as SourcePositions)[store.def.name], clock: this.currentClock }
           : undefined;
       deltas.set(store.def.name, store.apply(prepared, source));
     }
-    const stepped = this.views.runEpoch(deltas, epoch, this.currentClock);
+    let stepped = this.views.runEpoch(deltas, epoch, this.currentClock);
+    // A listener may write (a nested epoch reuses the graph's list): the stepped views are copied first.
+    if (this.subscribers.size > 0 && stepped.length > 0) stepped = stepped.slice();
     // Subscribers hear about the epoch only once every view has it.
-    for (const cs of stepped) {
-      const errors = cs.runtime.takeErrorChanges();
+    for (let i = 0; i < stepped.length; i++) {
+      const cs = stepped[i] as GraphView;
+      const errors: ErrorChange[] = cs.runtime.hasErrorChanges() ? cs.runtime.takeErrorChanges() : [];
+      if (this.subscribers.size === 0) continue;
       const subs = this.subscribers.get(cs.name);
       if (subs === undefined || subs.size === 0) continue;
       const columns = (this.catalogState.get(cs.name) as ViewDef).columns;
@@ -628,13 +651,13 @@ export class Engine {
       const set: ViewChangeSet = {
         view: cs.name,
         epoch,
-        positions,
+        positions: this.epochPositions(),
         changes,
         ...(errors.length > 0 ? { errors } : {}),
       };
       for (const s of [...subs]) s.listener(set);
     }
-    for (const listener of this.epochListeners) listener(epoch);
+    if (this.epochListeners.size > 0) for (const listener of this.epochListeners) listener(epoch);
   }
 
   /** Listens to every epoch, after its views ran and their listeners heard of it. */
@@ -692,7 +715,7 @@ export class Engine {
    * entry list per state id. The caller stores it atomically with the epoch and positions.
    */
   takeCheckpoint(full = false): EngineCheckpoint {
-    return takeCheckpoint(this.state, this.currentEpoch, this.lastPositions, this.currentClock, full);
+    return takeCheckpoint(this.state, this.currentEpoch, this.epochPositions(), this.currentClock, full);
   }
 
   /**

@@ -62,6 +62,12 @@ export interface PreparedBatch {
  */
 const COLUMNAR_MIN_ROWS = 64;
 
+/** The rows of a batch that has none of a kind (shared: a prepared batch is never changed). */
+const NO_ROWS: readonly (readonly Value[])[] = [];
+
+/** A request's absent list of rows. */
+const NO_INPUT: readonly unknown[] = [];
+
 /** How many rows a prepared batch inserts, without building rows from its columns. */
 export function insertCount(batch: {
   readonly inserts: readonly (readonly Value[])[];
@@ -236,8 +242,9 @@ export class TableStore implements Stateful {
     typed?: readonly (readonly Value[])[],
   ): PreparedBatch {
     if (this.clockDefaults.length > 0 && (changes.insert?.length ?? 0) > 0) this.setDefaultsClock(clock);
-    const deleteRows = changes.delete ?? [];
-    const insertRows: readonly unknown[] = typed ?? changes.insert ?? [];
+    // A request without one of the lists reads a shared empty one (not a new [] per call).
+    const deleteRows = changes.delete ?? NO_INPUT;
+    const insertRows: readonly unknown[] = typed ?? changes.insert ?? NO_INPUT;
     if (
       this.appendOnly !== null &&
       deleteRows.length === 0 &&
@@ -250,14 +257,22 @@ export class TableStore implements Stateful {
           : this.prepareColumns(insertRows);
       if (columnar !== null) return columnar;
     }
+    if (
+      insertRows.length === 1 &&
+      deleteRows.length === 0 &&
+      this.byKey === null &&
+      this.uniqueIndexes.length === 0
+    ) {
+      // One row into a keyless table (an epoch per event): arrays of exactly one row, no scratch.
+      const row = typed !== undefined ? (typed[0] as Value[]) : this.normalizeRow(insertRows[0], 'insert', 0);
+      return { table: this.def.name, deletes: NO_ROWS, inserts: [row], accepted: 1 };
+    }
     const normalizeInsert =
       typed !== undefined
         ? (input: unknown): Value[] => input as Value[]
         : (input: unknown, i: number): Value[] => this.normalizeRow(input, 'insert', i);
     const deletes: (readonly Value[])[] = [];
     const inserts: (readonly Value[])[] = [];
-    const describe = (row: readonly Value[]): string =>
-      `(${this.def.columns.map((c, i) => `${c.name}=${formatValue(row[i] as Value)}`).join(', ')})`;
     if (this.byKey !== null) {
       const byKey = this.byKey;
       // Keys this request deletes (deletes come first, so a later insert of one adds it back).
@@ -272,7 +287,7 @@ export class TableStore implements Stateful {
             'ROW_NOT_FOUND',
             `delete row ${i + 1}: no row with this primary key in table "${this.def.name}"`,
             {
-              detail: describe(row),
+              detail: this.describeRow(row),
             },
           );
         }
@@ -281,7 +296,7 @@ export class TableStore implements Stateful {
             'ROW_NOT_FOUND',
             `delete row ${i + 1}: the row in table "${this.def.name}" differs from the one to delete`,
             {
-              detail: `stored ${describe(existing)}, given ${describe(row)}`,
+              detail: `stored ${this.describeRow(existing)}, given ${this.describeRow(row)}`,
               hint: 'delete by primary key only to remove the row whatever its other values',
             },
           );
@@ -330,7 +345,7 @@ export class TableStore implements Stateful {
             throw new SluiceError(
               'ROW_NOT_FOUND',
               `delete row ${i + 1}: no such row in table "${this.def.name}"`,
-              { detail: describe(row) },
+              { detail: this.describeRow(row) },
             );
           }
           used.set(k, (used.get(k) ?? 0) + 1);
@@ -341,6 +356,11 @@ export class TableStore implements Stateful {
     }
     for (const index of this.uniqueIndexes) index.check(this.def.name, deletes, inserts);
     return { table: this.def.name, deletes, inserts, accepted: deleteRows.length + insertRows.length };
+  }
+
+  /** A row as an error's detail shows it: `(a=1, b='x')`. */
+  private describeRow(row: readonly Value[]): string {
+    return `(${this.def.columns.map((c, i) => `${c.name}=${formatValue(row[i] as Value)}`).join(', ')})`;
   }
 
   /**
@@ -381,6 +401,9 @@ export class TableStore implements Stateful {
     const columns = batch.insertColumns;
     if (columns !== undefined && this.appendOnly !== null && batch.deletes.length === 0) {
       return this.applyColumns(columns);
+    }
+    if (batch.inserts.length === 1 && batch.deletes.length === 0 && this.appendOnly !== null) {
+      if (this.uniqueIndexes.length === 0) return this.applyOne(batch.inserts[0] as readonly Value[]);
     }
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
@@ -448,6 +471,18 @@ export class TableStore implements Stateful {
     }
     this.readIndex.apply(rows, weights);
     return { rows, weights, consolidated };
+  }
+
+  /**
+   * Appends one row to an insert-only keyless table: the epoch of a single event. Its change is
+   * built as arrays of exactly one element (pushing onto empty arrays allocates room for 16).
+   */
+  private applyOne(row: readonly Value[]): ZBatch {
+    (this.appendOnly as AppendColumns).push(row);
+    const rows = [row];
+    const weights = [1];
+    this.readIndex.apply(rows, weights);
+    return { rows, weights, consolidated: false };
   }
 
   /** Appends an insert-only batch given column by column; the views read it as columns too. */

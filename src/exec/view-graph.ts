@@ -27,6 +27,8 @@ export interface GraphView {
 export class ViewGraph {
   private readonly byName = new Map<string, GraphView>();
   private order: GraphView[] = [];
+  /** The views the last epoch stepped (runEpoch's result, reused). */
+  private readonly stepped: GraphView[] = [];
   /** Arrangements of relations by key that joins of every view probe (shared-arrangements.ts). */
   readonly shared: SharedArrangements;
 
@@ -127,11 +129,15 @@ export class ViewGraph {
   /**
    * Runs one epoch at logical clock `clock`: `deltas` holds the changed tables' deltas and receives
    * every stepped view's delta. A view steps when it reads a change or its temporal filter is due.
-   * Returns the views that stepped, in order (their changes are ready to read).
+   * Returns the views that stepped, in order (their changes are ready to read): one list reused by
+   * every epoch, valid until the next call.
    */
   runEpoch(deltas: Map<string, ZBatch>, epoch: number, clock: number): readonly GraphView[] {
-    // Allocates only the list it returns: at batch size 1 this loop runs once per event.
-    const stepped: GraphView[] = [];
+    // Allocates nothing of its own: at batch size 1 this loop runs once per event.
+    const stepped = this.stepped;
+    // Written by index and cut once at the end: `length = 0` first would free the slots, and the
+    // next store would allocate them again.
+    let count = 0;
     const order = this.order;
     for (let v = 0; v < order.length; v++) {
       const view = order[v] as GraphView;
@@ -147,8 +153,9 @@ export class ViewGraph {
       this.shared.advance(runtime.sharedArrangements, deltas, epoch);
       const delta = runtime.step(deltas, epoch, clock);
       if (!isEmpty(delta)) deltas.set(view.name, delta);
-      stepped.push(view);
+      stepped[count++] = view;
     }
+    if (stepped.length !== count) stepped.length = count; // even an unchanged length is a runtime call
     return stepped;
   }
 

@@ -71,6 +71,15 @@ export class ViewRuntime implements RowErrorSink {
   private readonly outputsScratch: (ZBatch | undefined)[];
   private readonly inputScratch: ZBatch[][];
   private readonly statsByIndex: NodeStats[];
+  /**
+   * `rendered` unpacked for `step`, by position: the operator (null for an input or values node),
+   * the source an input node reads (null otherwise), the node's id and its inputs' ids. At batch
+   * size 1 the step runs once per event, and reading these flat saves loads through the plan.
+   */
+  private readonly stepOps: (Operator | null)[];
+  private readonly stepSources: (string | null)[];
+  private readonly stepIds: number[];
+  private readonly stepInputs: (readonly number[])[];
 
   /** The view's temporal filters: they change at clock values as well as with input. */
   readonly temporal: TemporalFilterOp[] = [];
@@ -242,6 +251,10 @@ export class ViewRuntime implements RowErrorSink {
     this.outputsScratch = new Array<ZBatch | undefined>(plan.nodes.length);
     this.inputScratch = this.rendered.map((r) => r.inputs.map(() => EMPTY));
     this.statsByIndex = this.rendered.map((r) => this.stats.get(r.node.id) as NodeStats);
+    this.stepOps = this.rendered.map((r) => r.op);
+    this.stepSources = this.rendered.map((r) => (r.node.kind === 'input' ? r.node.source : null));
+    this.stepIds = this.rendered.map((r) => r.node.id);
+    this.stepInputs = this.rendered.map((r) => r.inputs);
   }
 
   /** Sources (tables or views) this view reads. */
@@ -281,33 +294,35 @@ export class ViewRuntime implements RowErrorSink {
     for (const op of this.temporal) op.setClock(clock);
     // Per-epoch scratch kept between steps: an epoch of one row should not pay for allocations.
     const outputs = this.outputsScratch;
-    for (let i = 0; i < this.rendered.length; i++) {
-      const r = this.rendered[i] as RenderedNode;
+    const ops = this.stepOps;
+    const n = ops.length;
+    for (let i = 0; i < n; i++) {
+      const op = ops[i] as Operator | null;
       const stats = this.statsByIndex[i] as NodeStats;
       let out: ZBatch;
-      if (r.node.kind === 'input') out = inputs.get(r.node.source) ?? EMPTY;
-      else if (r.node.kind === 'values')
-        out = inputs.has('$values') ? { rows: [[]], weights: [1], consolidated: true } : EMPTY;
-      else {
+      if (op === null) {
+        // An input node (a source's delta), or the one-row VALUES of a query without FROM.
+        const source = this.stepSources[i] as string | null;
+        if (source !== null) out = inputs.get(source) ?? EMPTY;
+        else out = inputs.has('$values') ? { rows: [[]], weights: [1], consolidated: true } : EMPTY;
+      } else {
         const ins = this.inputScratch[i] as ZBatch[];
-        for (let k = 0; k < r.inputs.length; k++) {
-          const b = outputs[r.inputs[k] as number] ?? EMPTY;
+        const from = this.stepInputs[i] as readonly number[];
+        for (let k = 0; k < from.length; k++) {
+          const b = outputs[from[k] as number] ?? EMPTY;
           ins[k] = b;
           stats.rowsIn += b.weights.length;
         }
-        out = (r.op as Operator).step(ins, this);
+        out = op.step(ins, this);
+        // The scratch holds no batch past its step (no retention across epochs, no second loop).
+        for (let k = 0; k < from.length; k++) ins[k] = EMPTY;
       }
       stats.rowsOut += out.weights.length;
-      outputs[r.node.id] = out;
+      outputs[this.stepIds[i] as number] = out;
     }
     const result = outputs[this.plan.output] ?? EMPTY;
     // Plain loops: at batch size 1, Array.prototype.fill on these few slots was a third of this method.
     for (let i = 0; i < outputs.length; i++) outputs[i] = undefined;
-    const scratch = this.inputScratch;
-    for (let i = 0; i < scratch.length; i++) {
-      const ins = scratch[i] as ZBatch[];
-      for (let k = 0; k < ins.length; k++) ins[k] = EMPTY;
-    }
     return result;
   }
 
@@ -328,6 +343,11 @@ export class ViewRuntime implements RowErrorSink {
     }
     entry.count += weight;
     if (entry.count === 0) this.errors.delete(key);
+  }
+
+  /** Whether errors appeared or were retracted since the last `takeErrorChanges`. */
+  hasErrorChanges(): boolean {
+    return this.touchedErrors.size > 0;
   }
 
   /** Error appearances/retractions since the last call. */

@@ -1,0 +1,91 @@
+// The per-epoch path at batch size 1 (engine.ts, view-graph.ts, table-store.ts): a plain write's
+// positions are built only when read but read the same, the graph's reused list of stepped views
+// survives a listener that writes, and one-row epochs give the same views and changes as batches.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Engine } from './engine.ts';
+import type { ViewChangeSet } from './api.ts';
+
+const DDL = `
+CREATE TABLE orders (order_id BIGINT, seller_id INT NOT NULL, amount INT NOT NULL);
+CREATE MATERIALIZED VIEW seller_totals AS
+  SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
+CREATE MATERIALIZED VIEW total_histogram AS
+  SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10);
+CREATE TABLE audit (epoch INT NOT NULL);
+`;
+
+function rowsOf(engine: Engine, view: string): string[] {
+  return engine
+    .viewSnapshot(view)
+    .rows.map((r) => JSON.stringify(r))
+    .sort();
+}
+
+test('a plain write reports its table and epoch as the positions, however they are read', () => {
+  const engine = new Engine();
+  engine.execute(DDL);
+  const seen: ViewChangeSet[] = [];
+  engine.applyChanges('orders', { insert: [{ order_id: 1, seller_id: 1, amount: 5 }] });
+  assert.deepEqual(engine.positions, { orders: { epoch: 1 } });
+  engine.subscribe('seller_totals', (c) => seen.push(c));
+  engine.applyChanges('orders', { insert: [{ order_id: 2, seller_id: 1, amount: 7 }] });
+  engine.applyChanges('audit', { insert: [{ epoch: 3 }] });
+  assert.deepEqual(engine.positions, { audit: { epoch: 3 } });
+  assert.deepEqual(
+    seen.map((c) => [c.epoch, c.positions]),
+    [[2, { orders: { epoch: 2 } }]],
+  );
+  assert.deepEqual(engine.takeCheckpoint(true).positions, { audit: { epoch: 3 } });
+});
+
+test('a listener that writes during an epoch does not disturb the views the epoch stepped', () => {
+  const engine = new Engine();
+  engine.execute(DDL);
+  engine.execute('CREATE MATERIALIZED VIEW audits AS SELECT COUNT(*) AS n FROM audit');
+  const seen: [string, number][] = [];
+  // The first view's listener runs a nested epoch that steps another view only, while the outer
+  // epoch still has a view to report.
+  engine.subscribe('seller_totals', (c) => {
+    seen.push(['seller_totals', c.epoch]);
+    if (c.epoch === 1) engine.applyChanges('audit', { insert: [{ epoch: 1 }] });
+  });
+  engine.subscribe('total_histogram', (c) => seen.push(['total_histogram', c.epoch]));
+  engine.subscribe('audits', (c) => seen.push(['audits', c.epoch]));
+  engine.applyChanges('orders', { insert: [{ order_id: 1, seller_id: 1, amount: 5 }] });
+  assert.deepEqual(seen, [
+    ['seller_totals', 1],
+    ['audits', 2],
+    ['total_histogram', 1],
+  ]);
+});
+
+test('one-row epochs end in the same views as one batch of the same rows', () => {
+  const rows = Array.from({ length: 500 }, (_, i) => ({
+    order_id: i + 1,
+    seller_id: (i * 7919) % 37,
+    amount: 1 + ((i * 104729) % 100),
+  }));
+  const single = new Engine();
+  single.execute(DDL);
+  for (const r of rows) single.applyChanges('orders', { insert: [r] });
+  const whole = new Engine();
+  whole.execute(DDL);
+  whole.applyChanges('orders', { insert: rows });
+  assert.equal(single.epoch, 500);
+  for (const view of ['seller_totals', 'total_histogram'])
+    assert.deepEqual(rowsOf(single, view), rowsOf(whole, view), view);
+  assert.deepEqual(single.tableRows('orders'), whole.tableRows('orders'));
+});
+
+test('a one-row insert that breaks a constraint is refused and changes nothing', () => {
+  const engine = new Engine();
+  engine.execute(DDL);
+  assert.throws(
+    () => engine.applyChanges('orders', { insert: [{ order_id: 1, seller_id: null, amount: 1 }] }),
+    /seller_id/,
+  );
+  assert.equal(engine.epoch, 0);
+  assert.deepEqual(engine.tableRows('orders'), []);
+  assert.deepEqual(rowsOf(engine, 'seller_totals'), []);
+});
