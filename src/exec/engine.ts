@@ -88,6 +88,11 @@ interface Subscription {
   readonly onClose: ((reason: string) => void) | undefined;
 }
 
+/** What an epoch tells its listeners: a view's change set to its subscribers, or the epoch's end. */
+type Delivery =
+  | { readonly subs: Set<Subscription>; readonly set: ViewChangeSet }
+  | { readonly subs: null; readonly epoch: number };
+
 export class Engine {
   private readonly catalogState = new Catalog();
   /** INSERT/UPDATE/DELETE; it counts the table rows UPDATE and DELETE examine (ScriptRun counts its own). */
@@ -127,6 +132,12 @@ export class Engine {
   private readonly subscribers = new Map<string, Set<Subscription>>();
   /** Told of every epoch once its views ran (the server records each epoch's time for past reads). */
   private readonly epochListeners = new Set<(epoch: number) => void>();
+  /**
+   * Deliveries not yet made, in epoch order. A listener may write, which runs a nested epoch at
+   * once; its deliveries wait here until the outer epoch's are made (see deliver).
+   */
+  private readonly deliveries: Delivery[] = [];
+  private delivering = false;
   /** Per view, the watermarked tables it reads (fixed for the view's life: its inputs outlive it). */
   private readonly watermarkInputs = new WeakMap<ViewDef, readonly TableDef[]>();
   private journal: EngineJournal | null = null;
@@ -629,10 +640,9 @@ export class Engine {
           : undefined;
       deltas.set(store.def.name, store.apply(prepared, source));
     }
-    let stepped = this.views.runEpoch(deltas, epoch, this.currentClock);
-    // A listener may write (a nested epoch reuses the graph's list): the stepped views are copied first.
-    if (this.subscribers.size > 0 && stepped.length > 0) stepped = stepped.slice();
-    // Subscribers hear about the epoch only once every view has it.
+    const stepped = this.views.runEpoch(deltas, epoch, this.currentClock);
+    // Every view's change set is built before any listener runs: a listener that writes runs a
+    // nested epoch, which steps the views again (and reuses the graph's list of stepped views).
     for (let i = 0; i < stepped.length; i++) {
       const cs = stepped[i] as GraphView;
       const errors: ErrorChange[] = cs.runtime.hasErrorChanges() ? cs.runtime.takeErrorChanges() : [];
@@ -655,9 +665,31 @@ export class Engine {
         changes,
         ...(errors.length > 0 ? { errors } : {}),
       };
-      for (const s of [...subs]) s.listener(set);
+      this.deliveries.push({ subs, set });
     }
-    if (this.epochListeners.size > 0) for (const listener of this.epochListeners) listener(epoch);
+    if (this.epochListeners.size > 0) this.deliveries.push({ subs: null, epoch });
+    if (this.deliveries.length > 0) this.deliver();
+  }
+
+  /**
+   * Makes the pending deliveries in order. Called inside a delivery (a listener wrote), it returns
+   * at once: the outer call makes the nested epoch's deliveries after the outer epoch's, so every
+   * subscriber hears of epochs in order. A listener that throws ends the round; what was still
+   * pending is dropped (the caller of the write sees the error).
+   */
+  private deliver(): void {
+    if (this.delivering) return;
+    this.delivering = true;
+    try {
+      for (let i = 0; i < this.deliveries.length; i++) {
+        const d = this.deliveries[i] as Delivery;
+        if (d.subs === null) for (const listener of this.epochListeners) listener(d.epoch);
+        else for (const s of [...d.subs]) s.listener(d.set);
+      }
+    } finally {
+      this.deliveries.length = 0;
+      this.delivering = false;
+    }
   }
 
   /** Listens to every epoch, after its views ran and their listeners heard of it. */

@@ -53,11 +53,38 @@ test('a listener that writes during an epoch does not disturb the views the epoc
   engine.subscribe('total_histogram', (c) => seen.push(['total_histogram', c.epoch]));
   engine.subscribe('audits', (c) => seen.push(['audits', c.epoch]));
   engine.applyChanges('orders', { insert: [{ order_id: 1, seller_id: 1, amount: 5 }] });
+  // The nested epoch's change sets come after the outer epoch's.
   assert.deepEqual(seen, [
     ['seller_totals', 1],
-    ['audits', 2],
     ['total_histogram', 1],
+    ['audits', 2],
   ]);
+});
+
+test('a listener that writes to the same table: every view hears each epoch, in order, with its own changes', () => {
+  const first = { order_id: 1, seller_id: 1, amount: 5 };
+  const second = { order_id: 2, seller_id: 1, amount: 20 };
+  const heard = (nested: boolean): string[] => {
+    const engine = new Engine();
+    engine.execute(DDL);
+    const log: string[] = [];
+    let epochs = 0;
+    engine.onEpoch((epoch) => log.push(`epoch ${epoch} ended`));
+    engine.subscribe('seller_totals', (c) => {
+      log.push(`seller_totals ${c.epoch} ${JSON.stringify(c.changes)} ${JSON.stringify(c.positions)}`);
+      // The second write from inside the first epoch's delivery.
+      if (nested && epochs++ === 0) engine.applyChanges('orders', { insert: [second] });
+    });
+    engine.subscribe('total_histogram', (c) =>
+      log.push(`total_histogram ${c.epoch} ${JSON.stringify(c.changes)} ${JSON.stringify(c.positions)}`),
+    );
+    engine.applyChanges('orders', { insert: [first] });
+    if (!nested) engine.applyChanges('orders', { insert: [second] });
+    return log;
+  };
+  const sequential = heard(false);
+  assert.equal(sequential.length, 6);
+  assert.deepEqual(heard(true), sequential);
 });
 
 test('one-row epochs end in the same views as one batch of the same rows', () => {
