@@ -11,6 +11,10 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 
 const THROUGHPUT_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+// A fixed amount of work instead (BENCH_BATCHES batches, however long they take): on a shared
+// machine two versions then do the same work into a table of the same size, and their server CPU
+// seconds compare directly.
+const FIXED_BATCHES = process.env.BENCH_BATCHES === undefined ? null : Number(process.env.BENCH_BATCHES);
 const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const BATCH_ROWS = 1000;
@@ -20,7 +24,8 @@ const DOUBLE_11 = `CREATE TABLE orders (order_id BIGINT NOT NULL, seller_id INTE
 CREATE MATERIALIZED VIEW seller_totals AS SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
 CREATE MATERIALIZED VIEW total_histogram AS SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10)`;
 
-const cli = new URL('../src/cli.ts', import.meta.url).pathname;
+// BENCH_SERVER_CLI runs another checkout's server with this load generator (paired A/B runs).
+const cli = process.env.BENCH_SERVER_CLI ?? new URL('../src/cli.ts', import.meta.url).pathname;
 const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
 const child = spawn(
   process.execPath,
@@ -171,9 +176,12 @@ async function main(): Promise<void> {
   const cpuBefore = serverCpuSeconds();
   const started = performance.now();
   const deadline = started + THROUGHPUT_SECONDS * 1000;
+  let claimed = 0;
+  const more = (): boolean =>
+    FIXED_BATCHES === null ? performance.now() < deadline : claimed++ < FIXED_BATCHES;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (performance.now() < deadline) {
+      while (more()) {
         const epoch = await post(pool.pop() ?? body(BATCH_ROWS));
         batches++;
         if (epoch > maxEpoch) maxEpoch = epoch;
@@ -181,7 +189,8 @@ async function main(): Promise<void> {
     }),
   );
   // Sustained means delivered: wait until the subscriber has seen the last epoch (or a progress past it).
-  while (lastEpochSeen < maxEpoch && performance.now() - started < (THROUGHPUT_SECONDS + 30) * 1000) {
+  const allSent = performance.now();
+  while (lastEpochSeen < maxEpoch && performance.now() - allSent < 30_000) {
     await new Promise((r) => setTimeout(r, 1));
   }
   const elapsed = (performance.now() - started) / 1000;

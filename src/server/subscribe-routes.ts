@@ -127,7 +127,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
           ),
         ),
       wsHandler: (socket, request) => {
-        const transport = new WsTransport(socket, deps.closeGraceMs);
+        const transport = new WsTransport(socket, deps.closeGraceMs, request.raw.socket);
         const fail = (error: SluiceError): void => {
           deps.countError(request, error.code);
           socket.send(

@@ -97,10 +97,21 @@ abstract class CountingTransport implements SubscriberTransport {
   }
 }
 
+/** The TCP socket under a WebSocket: its writes can be held back and sent together. */
+export interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
 export class WsTransport extends CountingTransport {
+  /** True while the socket is corked until the end of the current tick. */
+  private corked = false;
+
   constructor(
     private readonly socket: WebSocket,
     closeGraceMs: number,
+    /** The connection's TCP socket (ws writes its frames there), or null to send each frame at once. */
+    private readonly raw: Corkable | null = null,
   ) {
     super(closeGraceMs);
     socket.on('close', () => {
@@ -117,6 +128,18 @@ export class WsTransport extends CountingTransport {
       done();
       this.markClosed();
       return;
+    }
+    // Frames sent in one tick (the epochs of one group commit are published together) leave in one
+    // write: a write to the socket cost about 0.5 ms of the server's thread per frame in the server
+    // bench. ws corks around each frame itself; corks nest, so its uncork no longer flushes alone.
+    if (this.raw !== null && !this.corked) {
+      const raw = this.raw;
+      this.corked = true;
+      raw.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        raw.uncork();
+      });
     }
     this.socket.send(text, () => done());
   }

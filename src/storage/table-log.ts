@@ -331,9 +331,19 @@ export function encodeBatchPayload(
   deletes: readonly (readonly Value[])[],
   clock?: number,
 ): string {
-  const body = { k: columns, i: inserts.flat(), d: deletes.flat() };
+  const body = { k: columns, i: flatten(inserts), d: flatten(deletes) };
   // The epoch's logical clock ("c"); a payload without one predates the clock.
   return encodeStored(clock === undefined ? body : { ...body, c: clock });
+}
+
+/** The rows' values in one array, row after row (Array.prototype.flat is several times slower). */
+function flatten(rows: readonly (readonly Value[])[]): Value[] {
+  const out: Value[] = [];
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r] as readonly Value[];
+    for (let c = 0; c < row.length; c++) out.push(row[c] as Value);
+  }
+  return out;
 }
 
 function unflatten(values: readonly unknown[], keys: readonly string[]): Row[] {

@@ -8,6 +8,7 @@ import WebSocket from 'ws';
 import { SluiceError } from '../../src/common/errors.ts';
 import type { ViewChangeSet } from '../../src/exec/api.ts';
 import {
+  encodeChanges,
   encodeChangesStored,
   encodeChangesWire,
   storedToWire,
@@ -195,6 +196,80 @@ test('changelog encodings: wire and stored-then-wire equal the generic message f
   assert.ok(encodeChangesStored(big).length * 2 < encodeChangesWire(big).length);
   // Entries stored as wire messages (earlier versions) are read back unchanged.
   assert.equal(storedToWire(1, '{"type":"changes","epoch":1}'), '{"type":"changes","epoch":1}');
+});
+
+/** The stored form as the encoder before the one-pass generated one wrote it (the on-disk reference). */
+function storedReference(cs: ViewChangeSet): string {
+  const keys = cs.changes.length === 0 ? [] : Object.keys(cs.changes[0]!.row);
+  const flat: unknown[] = [];
+  let n: number[] | undefined;
+  cs.changes.forEach((c, i) => {
+    flat.push(c.op);
+    for (const k of keys) {
+      const v = (c.row as Record<string, unknown>)[k];
+      flat.push(typeof v === 'bigint' || (typeof v === 'number' && !Number.isFinite(v)) ? String(v) : v);
+    }
+    if (c.n !== undefined) (n ??= []).push(i, c.n);
+  });
+  let s = `{"k":${JSON.stringify(keys)},"p":${JSON.stringify(cs.positions)}`;
+  if (cs.clock !== undefined) s += `,"t":${JSON.stringify(cs.clock)}`;
+  if (cs.watermarks !== undefined) s += `,"w":${JSON.stringify(cs.watermarks)}`;
+  s += `,"c":${JSON.stringify(flat)}`;
+  if (n !== undefined) s += `,"n":${JSON.stringify(n)}`;
+  return `${s}}`;
+}
+
+test('changelog encodings: one pass gives the stored text written before and the generic wire message', () => {
+  let seed = 11;
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  const values: unknown[] = [
+    0,
+    -0,
+    1.5,
+    -7,
+    1e21,
+    2 ** 53,
+    NaN,
+    Infinity,
+    -Infinity,
+    'a',
+    'q"\\\n',
+    '\u2028ü',
+    '',
+    null,
+    true,
+    false,
+    2n ** 70n,
+  ];
+  const ops = ['+I', '-D', '-U', '+U'] as const;
+  const columnSets = [
+    ['seller_id', 'total'],
+    ['a"b', '__x', 'ü', '1'],
+    ['bucket', 'sellers', 'x'],
+  ];
+  for (let round = 0; round < 300; round++) {
+    const keys = columnSets[rand(columnSets.length)]!;
+    const changes = Array.from({ length: rand(20) }, () => {
+      const row: Record<string, unknown> = {};
+      for (const k of keys) row[k] = values[rand(values.length)];
+      return rand(4) === 0 ? { op: ops[rand(4)]!, row, n: 1 + rand(5) } : { op: ops[rand(4)]!, row };
+    });
+    const cs = {
+      view: 'v',
+      epoch: round,
+      positions: { t: { offset: round } },
+      ...(rand(2) === 0 ? { clock: '2024-06-01 00:00:00+00' } : {}),
+      changes,
+    } as unknown as ViewChangeSet;
+    const both = encodeChanges(cs, true);
+    assert.equal(both.stored, storedReference(cs));
+    assert.equal(both.wire, wireMessageGeneric(cs));
+    assert.equal(encodeChanges(cs, false).wire, null);
+    assert.equal(storedToWire(cs.epoch, both.stored), both.wire);
+  }
 });
 
 test('journal batch payloads are column-positional, exact, and the earlier row-object form still reads', () => {

@@ -12,6 +12,7 @@ import {
   describeJsonPath,
   encodeStored,
   findIllFormedText,
+  hasLongDigitRun,
   invalidUtf8Offset,
   isRowObject,
   loneSurrogateIndex,
@@ -158,4 +159,31 @@ test('UTF-8: strict decoding refuses what is not UTF-8; bytesAsText shows it as 
   assert.equal(bytesAsText(Buffer.from([0xe5, 0xa5, 0xbd, 0xff])), '好\\xFF');
   assert.equal(bytesAsText(Buffer.from('ok')), 'ok');
   assert.equal(loneSurrogateIndex(bytesAsText(Buffer.from([0xed, 0xbf, 0xbf]))), -1);
+});
+
+test('the digit-run probe finds exactly what /\\d[\\d.]{15}/ finds', () => {
+  const reference = /\d[\d.]{15}/;
+  const cases = [
+    '',
+    '1234567890123456',
+    '123456789012345',
+    '.123456789012345',
+    '.1234567890123456',
+    '1.00000000000000001',
+    '[{"a":1,"b":3363735970207246.75}]',
+    `${'x'.repeat(31)}1234567890123456`,
+    `${'x'.repeat(17)}123456789012345,1234567890123456`,
+  ];
+  let seed = 7;
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  for (let k = 0; k < 20_000; k++) {
+    let s = '';
+    const alphabet = rand(2) === 0 ? '0123456789.' : '0123456789.a,"';
+    for (let j = rand(60); j > 0; j--) s += alphabet[rand(alphabet.length)];
+    cases.push(s);
+  }
+  for (const s of cases) assert.equal(hasLongDigitRun(s), reference.test(s), s);
 });

@@ -337,10 +337,11 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
   private publish(): void {
     const pending = this.pending;
     this.pending = [];
-    // The wire message is written once per epoch and view, and only for a view someone listens to.
+    // The wire message is written once per epoch and view, and only for a view someone listens to
+    // (with the stored form, feeds.ts, or here for a view whose first subscriber came since).
     for (const p of pending) {
       if (p.feed.subscribers.size > 0) {
-        p.feed.publish(p.changes.epoch, encodeChangesWire(p.changes));
+        p.feed.publish(p.changes.epoch, p.wire ?? encodeChangesWire(p.changes));
         crashPoint('while-publishing');
       }
     }

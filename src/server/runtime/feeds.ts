@@ -3,7 +3,7 @@
 import { SluiceError } from '../../common/errors.ts';
 import type { ViewChangeSet } from '../../exec/api.ts';
 import { type Subscriber, ViewFeed } from '../../sink/subscriber.ts';
-import { encodeChangesStored, sameStoredChanges } from '../../storage/changelog-codec.ts';
+import { encodeChanges, encodeChangesStored, sameStoredChanges } from '../../storage/changelog-codec.ts';
 import type { ColumnInfo } from '../../common/types.ts';
 import type { Engine, ViewInfo } from '../../index.ts';
 import { formatMicros } from '../../common/time/instant-micros.ts';
@@ -28,6 +28,8 @@ export interface EpochTimeFields {
 export interface PendingChange {
   readonly feed: ViewFeed;
   readonly changes: ViewChangeSet;
+  /** The wire message, written with the stored form when the view had subscribers (else null). */
+  readonly wire: string | null;
 }
 
 export abstract class RuntimeFeeds extends RuntimeBase {
@@ -116,7 +118,7 @@ export abstract class RuntimeFeeds extends RuntimeBase {
   private onChanges(feed: ViewFeed, writable: boolean, given: ViewChangeSet): void {
     if (!writable) return;
     const changes = this.withTime(feed.view, given);
-    // Stored compactly (changelog-codec.ts); the wire message is written at publication, if needed.
+    // Stored compactly (changelog-codec.ts); the wire message only for a view with subscribers.
     if (this.replaying) {
       const info = this.changelog.info(feed.view);
       if (info === undefined || changes.epoch <= info.horizon) return;
@@ -138,8 +140,10 @@ export abstract class RuntimeFeeds extends RuntimeBase {
       verify.set(feed.view, (verify.get(feed.view) ?? 0) + 1);
       return;
     }
-    this.changelog.append(feed.view, changes.epoch, Date.now(), encodeChangesStored(changes));
-    this.pending.push({ feed, changes });
+    // A view someone listens to gets its wire message in the same pass (published after the commit).
+    const encoded = encodeChanges(changes, feed.subscribers.size > 0);
+    this.changelog.append(feed.view, changes.epoch, Date.now(), encoded.stored);
+    this.pending.push({ feed, changes, wire: encoded.wire });
     this.hooks.viewChanges?.(feed.view, changes.changes.length);
   }
 
