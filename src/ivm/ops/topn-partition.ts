@@ -1,0 +1,270 @@
+// One partition of a Top-N, sorted and columnar: its distinct rows in ORDER BY order (peers by the
+// whole row), the first sort key's numeric image in a Float64Array and multiplicities only once a row
+// has two copies. A binary search compares doubles in one array instead of reaching into a row per step.
+import { Decimal } from '../../common/decimal.ts';
+import { SluiceError } from '../../common/errors.ts';
+import type { SortKey } from '../../common/top-n.ts';
+import type { Value } from '../../common/types.ts';
+
+export type RowCompare = (a: readonly Value[], b: readonly Value[]) => number;
+
+/** A row's image: a double, or NaN when its first sort key has none. */
+export type KeyImage = (row: readonly Value[]) => number;
+
+/** 2^16 and 2^32: a text's first three UTF-16 units, as digits of one double (exact below 2^53). */
+const U16 = 65536;
+const U32 = U16 * U16;
+
+/**
+ * A monotone image of the first ORDER BY key (a row sorted before another never has a larger image),
+ * with DESC and NULLS FIRST/LAST applied: rows of different images are in image order, rows of one
+ * image are told apart by the full compare. Numbers (NaN after every number, as PostgreSQL), bigints
+ * and numerics by their nearest double (rounding keeps order, not distinctness), text by its first
+ * three UTF-16 units (JavaScript's `<`, as compareValues), booleans as 0 and 1; intervals, jsonb and
+ * arrays have none (NaN: the partition is searched by the full compare). No ORDER BY: no image.
+ */
+export function keyImage(orderBy: readonly SortKey[]): KeyImage {
+  const first = orderBy[0];
+  if (first === undefined) return () => NaN;
+  const { index, desc } = first;
+  const nullImage = first.nullsFirst ? -Infinity : Infinity;
+  return (row) => {
+    const v = row[index] as Value;
+    let x: number;
+    switch (typeof v) {
+      case 'number':
+        x = v === v ? v : Infinity;
+        break;
+      case 'string':
+        x =
+          v.length === 0 ? 0 : v.charCodeAt(0) * U32 + (v.charCodeAt(1) || 0) * U16 + (v.charCodeAt(2) || 0);
+        break;
+      case 'bigint':
+        x = Number(v);
+        break;
+      case 'boolean':
+        x = v ? 1 : 0;
+        break;
+      default:
+        if (v === null) return nullImage;
+        if (v instanceof Decimal) x = v.toNumber();
+        else return NaN;
+    }
+    return desc ? -x : x;
+  };
+}
+
+/** Initial slots of a partition's image array; it doubles when full and halves when a quarter used. */
+const MIN_CAPACITY = 4;
+
+/**
+ * A partition's rows, sorted by `compare` (a total order of distinct rows), each with its multiplicity.
+ * `keys[i]` is the image of `rows[i]` (the first `rows.length` slots are in use), or `keys` is null
+ * once a row had no image: then every search compares rows.
+ */
+export class SortedPartition {
+  readonly rows: (readonly Value[])[] = [];
+  keys: Float64Array | null;
+  /** Multiplicities, parallel to `rows`; null while every row is there once. */
+  counts: number[] | null = null;
+  /** Rows with more than one copy (at 0, `counts` is dropped). */
+  private multi = 0;
+  /**
+   * The first index from which a change cannot alter the kept range, as of the end of the last epoch
+   * that touched the partition (Infinity: none; -1: unknown). Derived, never stored.
+   */
+  boundary = -1;
+  /** The epoch that last grouped changes here, and this epoch's first and last change (TopNOp.step). */
+  stamp = 0;
+  head = -1;
+  tail = -1;
+
+  constructor(withImages: boolean) {
+    this.keys = withImages ? new Float64Array(MIN_CAPACITY) : null;
+  }
+
+  get length(): number {
+    return this.rows.length;
+  }
+
+  count(i: number): number {
+    return this.counts === null ? 1 : (this.counts[i] as number);
+  }
+
+  /** Whether the first `n` rows are single copies (so a row's rank is its index). */
+  singleCopiesUpTo(n: number): boolean {
+    const counts = this.counts;
+    if (counts === null) return true;
+    const end = Math.min(n, counts.length);
+    for (let i = 0; i < end; i++) if (counts[i] !== 1) return false;
+    return true;
+  }
+
+  /** Stops using images (a row without one arrived): searches compare rows from now on. */
+  dropImages(): void {
+    this.keys = null;
+  }
+
+  /**
+   * The first index whose row is not before `row` (`image`: its image, ignored without images).
+   * Doubles decide unless images tie; only rows of `row`'s image are compared in full.
+   */
+  search(row: readonly Value[], image: number, compare: RowCompare): number {
+    const rows = this.rows;
+    const n = rows.length;
+    const keys = this.keys;
+    if (keys === null) return searchRows(rows, 0, n, row, compare);
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((keys[mid] as number) < image) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === n || keys[lo] !== image) return lo;
+    // Rows of the same image from `lo`: find where they end, then compare rows among them only.
+    let end = n;
+    let a = lo + 1;
+    while (a < end) {
+      const mid = (a + end) >>> 1;
+      if ((keys[mid] as number) <= image) a = mid + 1;
+      else end = mid;
+    }
+    return searchRows(rows, lo, end, row, compare);
+  }
+
+  /**
+   * Whether `rows[at]` is `row` (`at`: a search's result, the row if it is there). A row of another
+   * image is another row: the row itself is read only when the images tie.
+   */
+  holds(at: number, row: readonly Value[], image: number, compare: RowCompare): boolean {
+    const there = this.rows[at];
+    if (there === undefined) return false;
+    if (there === row) return true;
+    const keys = this.keys;
+    return (keys === null || keys[at] === image) && compare(there, row) === 0;
+  }
+
+  /** Inserts `count` copies of a new distinct row at `at` (where `search` put it). */
+  insertAt(at: number, row: readonly Value[], image: number, count: number): void {
+    const rows = this.rows;
+    const n = rows.length;
+    // Shifted by hand: splice allocates the array of what it removed, on every call.
+    const keys = this.keys;
+    if (keys !== null) {
+      let k = keys;
+      if (n === k.length) {
+        k = new Float64Array(2 * n);
+        k.set(keys);
+        this.keys = k;
+      }
+      for (let j = n; j > at; j--) k[j] = k[j - 1] as number;
+      k[at] = image;
+    }
+    rows.push(row);
+    for (let j = n; j > at; j--) rows[j] = rows[j - 1] as readonly Value[];
+    rows[at] = row;
+    if (this.counts !== null) this.counts.splice(at, 0, count);
+    else if (count !== 1) {
+      this.counts = new Array<number>(n + 1).fill(1);
+      this.counts[at] = count;
+    }
+    if (count !== 1) this.multi++;
+  }
+
+  /** Removes the row at `at` (all its copies). */
+  removeAt(at: number): void {
+    const rows = this.rows;
+    const n = rows.length;
+    const keys = this.keys;
+    if (keys !== null) {
+      for (let j = at + 1; j < n; j++) keys[j - 1] = keys[j] as number;
+      if (keys.length > MIN_CAPACITY && n - 1 <= keys.length >>> 2)
+        this.keys = keys.slice(0, Math.max(MIN_CAPACITY, keys.length >>> 1));
+    }
+    for (let j = at + 1; j < n; j++) rows[j - 1] = rows[j] as readonly Value[];
+    rows.pop();
+    if (this.counts !== null) {
+      const [c] = this.counts.splice(at, 1);
+      if (c !== 1) this.dropMulti();
+    }
+  }
+
+  /** Adds `w` copies to the row at `at`; returns its multiplicity, 0 when it left (removed here). */
+  addCopies(at: number, w: number): number {
+    const before = this.count(at);
+    const after = before + w;
+    if (after < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a negative multiplicity');
+    if (after === 0) {
+      this.removeAt(at);
+      return 0;
+    }
+    if (after === before) return after;
+    if (this.counts === null) this.counts = new Array<number>(this.rows.length).fill(1);
+    this.counts[at] = after;
+    if (before === 1) this.multi++;
+    else if (after === 1) this.dropMulti();
+    return after;
+  }
+
+  /**
+   * Replaces the contents with rows already sorted (distinct) and their multiplicities, and their
+   * images (`image` NaN for a row: no images).
+   */
+  fill(rows: readonly (readonly Value[])[], counts: readonly number[], image: KeyImage | null): void {
+    const n = rows.length;
+    this.rows.length = 0;
+    for (let i = 0; i < n; i++) this.rows.push(rows[i] as readonly Value[]);
+    this.multi = 0;
+    for (const c of counts) if (c !== 1) this.multi++;
+    this.counts = this.multi === 0 ? null : counts.slice();
+    if (image === null) {
+      this.keys = null;
+      return;
+    }
+    let capacity = MIN_CAPACITY;
+    while (capacity < n) capacity *= 2;
+    const keys = new Float64Array(capacity);
+    for (let i = 0; i < n; i++) {
+      const f = image(rows[i] as readonly Value[]);
+      if (f !== f) {
+        this.keys = null;
+        return;
+      }
+      keys[i] = f;
+    }
+    this.keys = keys;
+  }
+
+  /** Approximate heap bytes of the structure, not of the rows (callers count those). */
+  bytes(): number {
+    return (
+      160 +
+      8 * this.rows.length +
+      (this.keys === null ? 0 : 8 * this.keys.length) +
+      (this.counts === null ? 0 : 8 * this.counts.length)
+    );
+  }
+
+  private dropMulti(): void {
+    this.multi--;
+    if (this.multi === 0) this.counts = null;
+  }
+}
+
+/** The first index in [lo, hi) whose row is not before `row`. */
+function searchRows(
+  rows: readonly (readonly Value[])[],
+  lo: number,
+  hi: number,
+  row: readonly Value[],
+  compare: RowCompare,
+): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const there = rows[mid] as readonly Value[];
+    if (there !== row && compare(there, row) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
