@@ -1,7 +1,7 @@
 // Top-N per partition, and the ranking window functions: every input row is kept once, in its
 // partition's SortedPartition (columnar: the rows in ORDER BY order, ties among peers broken by the
-// whole row, the first key's image in a typed array; topn-partition.ts), checkpointed as one entry
-// per distinct row (topn-rows.ts). For each partition an epoch touches, the rows ranked inside the
+// whole row, the first key's image in an array of doubles; topn-partition.ts), checkpointed as one
+// entry per distinct row (topn-rows.ts). For each partition an epoch touches, the rows ranked inside the
 // kept range (from < rank ≤ to) before and after the epoch are compared and only the difference is
 // emitted, so a row falling out of the top brings its successor in, in one epoch. The whole partition
 // is kept, since any retraction inside the top must reveal the next row.

@@ -1,6 +1,6 @@
 // One partition of a Top-N, sorted and columnar: its distinct rows in ORDER BY order (peers by the
-// whole row), the first sort key's numeric image in a Float64Array and multiplicities only once a row
-// has two copies. A binary search compares doubles in one array instead of reaching into a row per step.
+// whole row), the first sort key's numeric image in an array of doubles, multiplicities only once a
+// row has two copies. A binary search compares doubles in one array instead of reading a row a step.
 import { Decimal } from '../../common/decimal.ts';
 import { SluiceError } from '../../common/errors.ts';
 import type { SortKey } from '../../common/top-n.ts';
@@ -54,17 +54,16 @@ export function keyImage(orderBy: readonly SortKey[]): KeyImage {
   };
 }
 
-/** Initial slots of a partition's image array; it doubles when full and halves when a quarter used. */
-const MIN_CAPACITY = 4;
-
 /**
  * A partition's rows, sorted by `compare` (a total order of distinct rows), each with its multiplicity.
- * `keys[i]` is the image of `rows[i]` (the first `rows.length` slots are in use), or `keys` is null
- * once a row had no image: then every search compares rows.
+ * `keys[i]` is the image of `rows[i]`, or `keys` is null once a row had no image: then every search
+ * compares rows. The images are a plain array of doubles (unboxed, on the heap), not a Float64Array:
+ * a typed array's store lies outside the heap (its growth is external memory, which triggers
+ * collections) and costs an ArrayBuffer per partition; measured, the typed array was slower here.
  */
 export class SortedPartition {
   readonly rows: (readonly Value[])[] = [];
-  keys: Float64Array | null;
+  keys: number[] | null;
   /** Multiplicities, parallel to `rows`; null while every row is there once. */
   counts: number[] | null = null;
   /** Rows with more than one copy (at 0, `counts` is dropped). */
@@ -80,7 +79,7 @@ export class SortedPartition {
   tail = -1;
 
   constructor(withImages: boolean) {
-    this.keys = withImages ? new Float64Array(MIN_CAPACITY) : null;
+    this.keys = withImages ? [] : null;
   }
 
   get length(): number {
@@ -138,11 +137,11 @@ export class SortedPartition {
    * image is another row: the row itself is read only when the images tie.
    */
   holds(at: number, row: readonly Value[], image: number, compare: RowCompare): boolean {
-    const there = this.rows[at];
-    if (there === undefined) return false;
-    if (there === row) return true;
     const keys = this.keys;
-    return (keys === null || keys[at] === image) && compare(there, row) === 0;
+    // Images first: an insert below every row of its image reads no row at all.
+    if (keys !== null && keys[at] !== image) return false;
+    const there = this.rows[at];
+    return there !== undefined && (there === row || compare(there, row) === 0);
   }
 
   /** Inserts `count` copies of a new distinct row at `at` (where `search` put it). */
@@ -152,14 +151,9 @@ export class SortedPartition {
     // Shifted by hand: splice allocates the array of what it removed, on every call.
     const keys = this.keys;
     if (keys !== null) {
-      let k = keys;
-      if (n === k.length) {
-        k = new Float64Array(2 * n);
-        k.set(keys);
-        this.keys = k;
-      }
-      for (let j = n; j > at; j--) k[j] = k[j - 1] as number;
-      k[at] = image;
+      keys.push(image);
+      for (let j = n; j > at; j--) keys[j] = keys[j - 1] as number;
+      keys[at] = image;
     }
     rows.push(row);
     for (let j = n; j > at; j--) rows[j] = rows[j - 1] as readonly Value[];
@@ -179,8 +173,7 @@ export class SortedPartition {
     const keys = this.keys;
     if (keys !== null) {
       for (let j = at + 1; j < n; j++) keys[j - 1] = keys[j] as number;
-      if (keys.length > MIN_CAPACITY && n - 1 <= keys.length >>> 2)
-        this.keys = keys.slice(0, Math.max(MIN_CAPACITY, keys.length >>> 1));
+      keys.pop();
     }
     for (let j = at + 1; j < n; j++) rows[j - 1] = rows[j] as readonly Value[];
     rows.pop();
@@ -222,16 +215,14 @@ export class SortedPartition {
       this.keys = null;
       return;
     }
-    let capacity = MIN_CAPACITY;
-    while (capacity < n) capacity *= 2;
-    const keys = new Float64Array(capacity);
+    const keys: number[] = [];
     for (let i = 0; i < n; i++) {
       const f = image(rows[i] as readonly Value[]);
       if (f !== f) {
         this.keys = null;
         return;
       }
-      keys[i] = f;
+      keys.push(f);
     }
     this.keys = keys;
   }
