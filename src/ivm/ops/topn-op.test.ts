@@ -150,6 +150,7 @@ test('single-row changes (the direct path) give the same top rows as a recomputa
     );
   }
   assert.ok(op.singleChanges > 1_000, `only ${op.singleChanges} changes took the direct path`);
+  assert.ok(op.tailChanges > 50, `only ${op.tailChanges} changes went to a partition's tail`);
   assert.ok(op.singleChanges < 3_000, 'duplicates must take the general path');
 });
 
@@ -205,6 +206,7 @@ test('random batches of every Top-N form equal a plain sort, across checkpoints 
     { rank: 'dense_rank', emitRank: false, from: 1, to: 3 },
   ];
   let checked = 0;
+  let tail = 0;
   let restarts = 0;
   let forced = 0;
   forms.forEach((form, f) => {
@@ -229,8 +231,9 @@ test('random batches of every Top-N form equal a plain sort, across checkpoints 
       let seed = 1 + f * 100 + p;
       const rnd = (n: number): number => {
         seed = (seed * 1103515245 + 12345) % 2147483648;
-        return seed % n;
+        return Math.floor((seed / 2147483648) * n); // the high bits: an LCG's low bits cycle
       };
+      const ids = f === 0 ? 60 : 4;
       let op = new TopNOp(node);
       op.trackChanges(true);
       const store = new Map<string, unknown>();
@@ -246,12 +249,14 @@ test('random batches of every Top-N form equal a plain sort, across checkpoints 
         // A consolidated batch: 1 to 40 changes over 3 partitions, never below zero copies.
         const changes = new Map<string, { row: readonly Value[]; w: number }>();
         const size = rnd(4) === 0 ? 20 + rnd(21) : 1 + rnd(3);
+        // The direct path's form gets distinct rows (long partitions, a tail); the others copies too.
         for (let c = 0; c < size; c++) {
           const existing = [...live.values()];
           const pick = existing.length > 0 && rnd(100) < 45 ? existing[rnd(existing.length)] : undefined;
-          const row = pick !== undefined ? [...pick.row] : [rnd(3), pool[rnd(pool.length)] as Value, rnd(4)];
+          const row =
+            pick !== undefined ? [...pick.row] : [rnd(3), pool[rnd(pool.length)] as Value, rnd(ids)];
           const k = keyOf(row);
-          const w = pick !== undefined ? -1 : rnd(8) === 0 ? 2 : 1;
+          const w = pick !== undefined ? -1 : rnd(8) === 0 && f !== 0 ? 2 : 1;
           const pending = changes.get(k)?.w ?? 0;
           if ((live.get(k)?.count ?? 0) + pending + w < 0) continue;
           if (pending + w === 0) changes.delete(k);
@@ -263,9 +268,11 @@ test('random batches of every Top-N form equal a plain sort, across checkpoints 
           else live.set(k, { row: live.get(k)?.row ?? row, count });
         }
         const list = [...changes.values()];
+        const tailBefore = op.tailChanges;
         const out = op.step([
           { rows: list.map((e) => e.row), weights: list.map((e) => e.w), consolidated: true },
         ]);
+        tail += op.tailChanges - tailBefore;
         out.rows.forEach((r, i) => {
           const k = keyOf(r);
           const n = (shown.get(k) ?? 0) + (out.weights[i] as number);
@@ -300,4 +307,28 @@ test('random batches of every Top-N form equal a plain sort, across checkpoints 
     });
   });
   assert.ok(checked === 5 * 3 * 160 && restarts > 50 && forced > 20, `${checked} ${restarts} ${forced}`);
+  assert.ok(tail > 100, `only ${tail} changes went to a partition's tail`);
+});
+
+test('deleting the top row again and again brings in each successor from the unordered tail', () => {
+  const op = topN(3, false);
+  // 100 rows inserted one at a time in a scrambled order: past the first 8, they go to the tail.
+  for (let i = 0; i < 100; i++) op.step([batch([[1, (i * 37) % 100, i]])]);
+  assert.ok(op.tailChanges > 50, `only ${op.tailChanges} rows went to the tail`);
+  const live = new Set<number>();
+  for (let s = 0; s < 100; s++) live.add(s);
+  for (let k = 0; k < 96; k++) {
+    const best = Math.max(...live);
+    live.delete(best);
+    const successor = [...live].sort((a, b) => b - a)[2] as number;
+    const idOf = (score: number): number => {
+      for (let i = 0; i < 100; i++) if ((i * 37) % 100 === score) return i;
+      return -1;
+    };
+    assert.deepEqual(
+      changes(op.step([batch([[1, best, idOf(best)]], -1)])),
+      [`+1,${successor},${idOf(successor)}`, `-1,${best},${idOf(best)}`],
+      `delete ${k}`,
+    );
+  }
 });

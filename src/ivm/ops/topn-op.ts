@@ -50,11 +50,15 @@ export class TopNOp implements Operator, Stateful {
   rowsRanked = 0;
   /** Partition changes that took the direct single-row path (`singleChange`; tests count them). */
   singleChanges = 0;
+  /** Of those, the changes to a partition's unordered tail (tests count them). */
+  tailChanges = 0;
   /**
    * Set by `ranked`: the first index of the partition from which a change cannot alter the kept range
    * (every row there ranks past `to`, and so would a row inserted there); Infinity if none.
    */
   private unaffectedFrom = Infinity;
+  /** The direct path keeps this many rows of a partition sorted; the rest go to its tail. */
+  private readonly tailFrom: number;
   /** Epochs stepped: the stamp that groups an epoch's changes by partition. */
   private epochs = 0;
 
@@ -65,6 +69,7 @@ export class TopNOp implements Operator, Stateful {
     this.image = keyImage(node.orderBy);
     this.state = new TopNRows(node.partitionBy, this.compare, this.image, node.orderBy.length > 0);
     this.to = node.to ?? Infinity;
+    this.tailFrom = Math.max(8, 2 * (this.to + 1));
     this.direct =
       node.rank === 'row_number' && !node.emitRank && node.from === 0 && this.to <= FAST_TOP_LIMIT;
   }
@@ -111,15 +116,21 @@ export class TopNOp implements Operator, Stateful {
     }
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
+    let consolidated = true;
     for (let s = 0; s < touched.length; s++) {
       const part = touched[s] as SortedPartition;
       const key = touchedKeys[s] as PartitionKey;
-      const head = part.head;
-      if (next[head] === -1 && this.direct && this.singleChange(key, part, batch, head, rows, weights))
-        continue;
-      this.changePartition(key, part, batch, head, next, rows, weights);
+      let at = part.head;
+      if (this.direct) {
+        // One change after another while each takes the direct path; the rest (if any) together.
+        // Two direct changes to one partition may emit one row twice (+1 then -1): not consolidated.
+        if (next[at] !== -1) consolidated = false;
+        while (at !== -1 && this.singleChange(key, part, batch, at, rows, weights)) at = next[at] as number;
+      }
+      if (at !== -1) this.changePartition(key, part, batch, at, next, rows, weights);
+      this.state.dropIfEmpty(key, part);
     }
-    return { rows, weights, consolidated: true };
+    return { rows, weights, consolidated };
   }
 
   stateSize(): number {
@@ -136,6 +147,7 @@ export class TopNOp implements Operator, Stateful {
     rows: (readonly Value[])[],
     weights: number[],
   ): void {
+    part.settle(this.compare);
     // Changes that all sort after the kept range leave it as it is: no walk, no output. The
     // partition's boundary stays valid across such changes (none lands before it).
     let before: Ranked[] | null = null;
@@ -163,8 +175,10 @@ export class TopNOp implements Operator, Stateful {
    * The common case of a Top-N (ROW_NUMBER ≤ n, the rank not shown): one new row, or one row
    * deleted, in a partition whose first n + 1 rows are single copies, so a row's rank is its index.
    * An insert ranked inside the top n pushes out the n-th row; a delete inside it brings in the
-   * (n+1)-th. One binary search over the partition's images and one splice, nothing ranked or
-   * diffed, nothing allocated. False: not this case (nothing changed), the general path runs.
+   * (n+1)-th. Rows past the first 2(n + 1) go to the partition's unordered tail: such a change is an
+   * append or a swap with the last, found by a scan of the tail's images. Otherwise one binary search
+   * over the partition's images and one shift. Nothing ranked or diffed, nothing allocated. False:
+   * not this case (nothing changed), the general path runs.
    */
   private singleChange(
     key: PartitionKey,
@@ -180,15 +194,42 @@ export class TopNOp implements Operator, Stateful {
     const row = batch.rows[index] as readonly Value[];
     if (!part.singleCopiesUpTo(to + 1)) return false;
     const image = this.imageIn(part, row);
-    const at = part.search(row, image, this.compare);
-    const present = part.holds(at, row, image, this.compare);
+    const compare = this.compare;
+    const sorted = part.rows;
+    const cap = this.tailFrom;
+    if (
+      part.keys !== null &&
+      sorted.length > to &&
+      (part.tailRows.length > 0 || sorted.length >= cap) &&
+      part.afterSorted(row, image, compare)
+    ) {
+      // After more than n sorted rows: ranked past the top before and after, nothing to emit.
+      const i = part.tailIndex(row, image, compare);
+      if (w === 1) {
+        if (i >= 0) return false;
+        part.tailRows.push(row);
+        part.tailKeys.push(image);
+        this.state.changed(key, row, 1);
+      } else {
+        if (i < 0) return false;
+        const there = part.tailRows[i] as readonly Value[];
+        part.removeTail(i);
+        this.state.changed(key, there, -1);
+      }
+      this.singleChanges++;
+      this.tailChanges++;
+      part.boundary = -1;
+      return true;
+    }
+    const at = part.search(row, image, compare);
+    const present = part.holds(at, row, image, compare);
     if (w === 1) {
       if (present) return false;
       if (at < to) {
         rows.push(row);
         weights.push(1);
-        if (part.length >= to) {
-          rows.push(part.rows[to - 1] as readonly Value[]);
+        if (sorted.length >= to) {
+          rows.push(sorted[to - 1] as readonly Value[]);
           weights.push(-1);
         }
       }
@@ -196,19 +237,23 @@ export class TopNOp implements Operator, Stateful {
       this.state.changed(key, row, 1);
     } else {
       if (!present || part.count(at) !== 1) return false;
-      const there = part.rows[at] as readonly Value[];
+      const there = sorted[at] as readonly Value[];
+      // With a tail, the sorted rows are more than n: the (n+1)-th is among them.
       if (at < to) {
         rows.push(there);
         weights.push(-1);
-        if (part.length > to) {
-          rows.push(part.rows[to] as readonly Value[]);
+        if (sorted.length > to) {
+          rows.push(sorted[to] as readonly Value[]);
           weights.push(1);
         }
       }
       part.removeAt(at);
       this.state.changed(key, there, -1);
-      this.state.dropIfEmpty(key, part);
+      if (part.tailRows.length > 0 && sorted.length <= to) part.refill(cap, compare);
     }
+    // A partition sorted in full (loaded, or changed by the general path) moves its rows past the
+    // first 2(n + 1) to the tail once.
+    if (part.keys !== null) part.spill(cap);
     this.rowsRanked += Math.min(at, to);
     this.singleChanges++;
     part.boundary = -1;
@@ -218,7 +263,7 @@ export class TopNOp implements Operator, Stateful {
   /** A row's image; a row without one turns the partition's images off first. */
   private imageIn(part: SortedPartition, row: readonly Value[]): number {
     const image = this.image(row);
-    if (image !== image && part.keys !== null) part.dropImages();
+    if (image !== image && part.keys !== null) part.dropImages(this.compare);
     return image;
   }
 

@@ -94,7 +94,7 @@ function apply(
   image: (row: readonly Value[]) => number,
 ): void {
   let f = image(row);
-  if (f !== f) part.dropImages();
+  if (f !== f) part.dropImages(compare);
   if (part.keys === null) f = NaN;
   const at = part.search(row, f, compare);
   if (part.holds(at, row, f, compare)) part.addCopies(at, w);

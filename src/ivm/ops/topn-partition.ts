@@ -61,6 +61,9 @@ export function keyImage(orderBy: readonly SortKey[]): KeyImage {
  * a typed array's store lies outside the heap (its growth is external memory, which triggers
  * collections) and costs an ArrayBuffer per partition; measured, the typed array was slower here.
  */
+/** The most rows a partition's unordered tail holds. */
+const TAIL_ROWS = 128;
+
 export class SortedPartition {
   readonly rows: (readonly Value[])[] = [];
   keys: number[] | null;
@@ -78,12 +81,22 @@ export class SortedPartition {
   head = -1;
   tail = -1;
 
+  /**
+   * Rows after every row of `rows`, in no order, one copy each, and their images: where a small
+   * Top-N's direct path puts what ranks well past the top (TopNOp.singleChange), so that most changes
+   * need neither a search nor a shift. Only while images are kept; `settle` sorts them into `rows`,
+   * and everything but the direct path settles first.
+   */
+  readonly tailRows: (readonly Value[])[] = [];
+  readonly tailKeys: number[] = [];
+
   constructor(withImages: boolean) {
     this.keys = withImages ? [] : null;
   }
 
+  /** Distinct rows, sorted and in the tail. */
   get length(): number {
-    return this.rows.length;
+    return this.rows.length + this.tailRows.length;
   }
 
   count(i: number): number {
@@ -100,8 +113,98 @@ export class SortedPartition {
   }
 
   /** Stops using images (a row without one arrived): searches compare rows from now on. */
-  dropImages(): void {
+  dropImages(compare: RowCompare): void {
+    this.settle(compare);
     this.keys = null;
+  }
+
+  /** Sorts the tail into `rows` (it sorts after all of them): the partition is one sorted array again. */
+  settle(compare: RowCompare): void {
+    const tail = this.tailRows;
+    const tk = this.tailKeys;
+    if (tail.length === 0) return;
+    const order = tail.map((_, i) => i);
+    order.sort((a, b) => {
+      const ka = tk[a] as number;
+      const kb = tk[b] as number;
+      return ka < kb ? -1 : ka > kb ? 1 : compare(tail[a] as readonly Value[], tail[b] as readonly Value[]);
+    });
+    const keys = this.keys as number[];
+    for (const i of order) {
+      this.rows.push(tail[i] as readonly Value[]);
+      keys.push(tk[i] as number);
+      this.counts?.push(1);
+    }
+    tail.length = 0;
+    tk.length = 0;
+  }
+
+  /**
+   * Whether `row` sorts after every row of `rows` (with images, and rows not empty): where it would go
+   * in the tail, or is in it.
+   */
+  afterSorted(row: readonly Value[], image: number, compare: RowCompare): boolean {
+    const n = this.rows.length;
+    const last = (this.keys as number[])[n - 1] as number;
+    return image > last || (image === last && compare(row, this.rows[n - 1] as readonly Value[]) > 0);
+  }
+
+  /** The index of `row` in the tail, or -1 (a scan of the images; rows read only where one is equal). */
+  tailIndex(row: readonly Value[], image: number, compare: RowCompare): number {
+    const tk = this.tailKeys;
+    for (let i = 0; i < tk.length; i++) {
+      if (tk[i] !== image) continue;
+      const there = this.tailRows[i] as readonly Value[];
+      if (there === row || compare(there, row) === 0) return i;
+    }
+    return -1;
+  }
+
+  /** Removes the tail's row `i` (the last takes its place). */
+  removeTail(i: number): void {
+    const last = this.tailRows.length - 1;
+    this.tailRows[i] = this.tailRows[last] as readonly Value[];
+    this.tailKeys[i] = this.tailKeys[last] as number;
+    this.tailRows.pop();
+    this.tailKeys.pop();
+  }
+
+  /**
+   * Moves the last sorted rows to the tail while there are more than `cap` and the tail has fewer
+   * than TAIL_ROWS (stopping at a row with copies): a scan of the tail, and the sort that settles it,
+   * stay small however long the partition.
+   */
+  spill(cap: number): void {
+    const keys = this.keys as number[];
+    while (
+      this.rows.length > cap &&
+      this.tailRows.length < TAIL_ROWS &&
+      this.count(this.rows.length - 1) === 1
+    ) {
+      this.tailRows.push(this.rows.pop() as readonly Value[]);
+      this.tailKeys.push(keys.pop() as number);
+      this.counts?.pop();
+    }
+  }
+
+  /** Moves the tail's first rows, in order, to the end of `rows` until it has `cap` (or the tail is empty). */
+  refill(cap: number, compare: RowCompare): void {
+    const tail = this.tailRows;
+    const tk = this.tailKeys;
+    const keys = this.keys as number[];
+    while (this.rows.length < cap && tail.length > 0) {
+      let best = 0;
+      for (let i = 1; i < tail.length; i++) {
+        const k = tk[i] as number;
+        const b = tk[best] as number;
+        if (k < b || (k === b && compare(tail[i] as readonly Value[], tail[best] as readonly Value[]) < 0))
+          best = i;
+      }
+      this.rows.push(tail[best] as readonly Value[]);
+      keys.push(tk[best] as number);
+      this.counts?.push(1);
+      this.removeTail(best);
+    }
   }
 
   /**
@@ -206,6 +309,8 @@ export class SortedPartition {
    */
   fill(rows: readonly (readonly Value[])[], counts: readonly number[], image: KeyImage | null): void {
     const n = rows.length;
+    this.tailRows.length = 0;
+    this.tailKeys.length = 0;
     this.rows.length = 0;
     for (let i = 0; i < n; i++) this.rows.push(rows[i] as readonly Value[]);
     this.multi = 0;
@@ -233,6 +338,7 @@ export class SortedPartition {
       160 +
       8 * this.rows.length +
       (this.keys === null ? 0 : 8 * this.keys.length) +
+      16 * this.tailRows.length +
       (this.counts === null ? 0 : 8 * this.counts.length)
     );
   }

@@ -118,6 +118,7 @@ export class TopNRows extends ArrangementDelta {
 
   protected exportAll(upserts: Upserts): void {
     for (const [key, part] of this.partitions) {
+      part.settle(this.compare);
       const k = this.keyId(key);
       for (let i = 0; i < part.length; i++) {
         const row = part.rows[i] as readonly Value[];
@@ -129,6 +130,7 @@ export class TopNRows extends ArrangementDelta {
   protected exportChanged(upserts: Upserts, deletes: string[]): void {
     for (const [id, { key, row }] of this.dirty) {
       const part = this.partitions.get(key);
+      part?.settle(this.compare);
       const f = part?.keys === null ? NaN : this.image(row);
       const at = part === undefined ? -1 : part.search(row, f, this.compare);
       if (part === undefined || !part.holds(at, row, f, this.compare)) deletes.push(id);
