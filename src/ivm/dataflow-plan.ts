@@ -247,8 +247,8 @@ export type DataflowNode =
       readonly stateId: string;
     }
   /**
-   * Top-N per partition (src/ivm/ops/topn-op.ts): every input row arranged by its partition key and
-   * kept in ORDER BY order; emits the change of the rows whose rank r has from < r ≤ to (and, with
+   * Top-N per partition (src/ivm/ops/topn-op.ts): every input row kept once, in its partition's
+   * rows in ORDER BY order; emits the change of the rows whose rank r has from < r ≤ to (and, with
    * `emitRank`, the rank as a last column). Holds every row of a partition, since a retraction
    * inside the top brings in the next row.
    */

@@ -3,6 +3,8 @@
 // (only the rows whose rank changes are emitted; the walk covers the touched partition only).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Decimal } from '../../common/decimal.ts';
+import { compareByKeys, compareRows } from '../../common/top-n.ts';
 import type { Value } from '../../common/types.ts';
 import { T } from '../../common/types.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
@@ -148,5 +150,185 @@ test('single-row changes (the direct path) give the same top rows as a recomputa
     );
   }
   assert.ok(op.singleChanges > 1_000, `only ${op.singleChanges} changes took the direct path`);
+  assert.ok(op.tailChanges > 50, `only ${op.tailChanges} changes went to a partition's tail`);
   assert.ok(op.singleChanges < 3_000, 'duplicates must take the general path');
+});
+
+/** The kept rows of one partition by a plain sort: row (+ rank when shown) → copies. */
+function expectedKept(
+  node: Extract<DataflowNode, { kind: 'topn' }>,
+  rows: readonly { row: readonly Value[]; count: number }[],
+  key: (row: readonly Value[]) => string,
+): Map<string, number> {
+  const compare = compareRows(node.orderBy);
+  const peers = compareByKeys(node.orderBy);
+  const sorted = rows.slice().sort((a, b) => compare(a.row, b.row));
+  const to = node.to ?? Infinity;
+  const out = new Map<string, number>();
+  const add = (row: readonly Value[], rank: number, n: number): void => {
+    const k = key(node.emitRank ? [...row, rank] : row);
+    out.set(k, (out.get(k) ?? 0) + n);
+  };
+  let position = 0;
+  let rank = 0;
+  let dense = 0;
+  sorted.forEach((e, i) => {
+    if (i === 0 || peers((sorted[i - 1] as { row: readonly Value[] }).row, e.row) !== 0) {
+      rank = position + 1;
+      dense++;
+    }
+    for (let c = 1; c <= e.count; c++) {
+      const r = node.rank === 'row_number' ? position + c : node.rank === 'rank' ? rank : dense;
+      if (r > node.from && r <= to) add(e.row, r, 1);
+    }
+    position += e.count;
+  });
+  return out;
+}
+
+test('random batches of every Top-N form equal a plain sort, across checkpoints and restarts', () => {
+  const keyOf = (row: readonly Value[]): string =>
+    row
+      .map((v) =>
+        typeof v === 'object' && v !== null ? `o${v.toString()}` : Object.is(v, -0) ? '-0' : String(v),
+      )
+      .join('|');
+  const pools: readonly (readonly Value[])[] = [
+    [null, 1, 2, 2, 3, 5, 8, -0, 0, NaN],
+    [null, '', 'a', 'ab', 'abc', 'abd', 'b', 'abc\u0000'],
+    [null, new Decimal(15, 1), new Decimal(150, 2), new Decimal(2, 0), new Decimal(-1n, 20)],
+  ];
+  const forms: Partial<Extract<DataflowNode, { kind: 'topn' }>>[] = [
+    { rank: 'row_number', emitRank: false, from: 0, to: 3 },
+    { rank: 'row_number', emitRank: false, from: 2, to: 5 },
+    { rank: 'row_number', emitRank: true, from: 0, to: null },
+    { rank: 'rank', emitRank: true, from: 0, to: 3 },
+    { rank: 'dense_rank', emitRank: false, from: 1, to: 3 },
+  ];
+  let checked = 0;
+  let tail = 0;
+  let restarts = 0;
+  let forced = 0;
+  forms.forEach((form, f) => {
+    pools.forEach((pool, p) => {
+      const node: Extract<DataflowNode, { kind: 'topn' }> = {
+        id: 1,
+        kind: 'topn',
+        inputs: [0],
+        partitionBy: [0],
+        orderBy: [
+          { index: 1, desc: (f + p) % 2 === 0, nullsFirst: p !== 1 },
+          { index: 2, desc: false, nullsFirst: false },
+        ],
+        rank: 'row_number',
+        emitRank: false,
+        from: 0,
+        to: null,
+        columns: [],
+        stateId: 'v/topn1',
+        ...form,
+      };
+      let seed = 1 + f * 100 + p;
+      const rnd = (n: number): number => {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        return Math.floor((seed / 2147483648) * n); // the high bits: an LCG's low bits cycle
+      };
+      const ids = f === 0 ? 60 : 4;
+      let op = new TopNOp(node);
+      op.trackChanges(true);
+      const store = new Map<string, unknown>();
+      const checkpoint = (): void => {
+        const delta = op.takeStateDelta(false);
+        if (delta.replaceAll) store.clear();
+        for (const id of delta.deletes) store.delete(id);
+        for (const [id, value] of delta.upserts) store.set(id, value);
+      };
+      const live = new Map<string, { row: readonly Value[]; count: number }>();
+      const shown = new Map<string, number>();
+      for (let step = 0; step < 160; step++) {
+        // A consolidated batch: 1 to 40 changes over 3 partitions, never below zero copies.
+        const changes = new Map<string, { row: readonly Value[]; w: number }>();
+        const size = rnd(4) === 0 ? 20 + rnd(21) : 1 + rnd(3);
+        // The direct path's form gets distinct rows (long partitions, a tail); the others copies too.
+        for (let c = 0; c < size; c++) {
+          const existing = [...live.values()];
+          const pick = existing.length > 0 && rnd(100) < 45 ? existing[rnd(existing.length)] : undefined;
+          const row =
+            pick !== undefined ? [...pick.row] : [rnd(3), pool[rnd(pool.length)] as Value, rnd(ids)];
+          const k = keyOf(row);
+          const w = pick !== undefined ? -1 : rnd(8) === 0 && f !== 0 ? 2 : 1;
+          const pending = changes.get(k)?.w ?? 0;
+          if ((live.get(k)?.count ?? 0) + pending + w < 0) continue;
+          if (pending + w === 0) changes.delete(k);
+          else changes.set(k, { row, w: pending + w });
+        }
+        for (const [k, { row, w }] of changes) {
+          const count = (live.get(k)?.count ?? 0) + w;
+          if (count === 0) live.delete(k);
+          else live.set(k, { row: live.get(k)?.row ?? row, count });
+        }
+        const list = [...changes.values()];
+        const tailBefore = op.tailChanges;
+        const out = op.step([
+          { rows: list.map((e) => e.row), weights: list.map((e) => e.w), consolidated: true },
+        ]);
+        tail += op.tailChanges - tailBefore;
+        out.rows.forEach((r, i) => {
+          const k = keyOf(r);
+          const n = (shown.get(k) ?? 0) + (out.weights[i] as number);
+          if (n === 0) shown.delete(k);
+          else shown.set(k, n);
+        });
+        const expected = new Map<string, number>();
+        for (let part = 0; part < 3; part++)
+          for (const [k, n] of expectedKept(
+            node,
+            [...live.values()].filter((e) => e.row[0] === part),
+            keyOf,
+          ))
+            expected.set(k, n);
+        assert.deepEqual([...shown].sort(), [...expected].sort(), `form ${f} pool ${p} step ${step}`);
+        checked++;
+        if (step % 10 === 9) checkpoint();
+        if (step % 40 === 39) {
+          // Restart from the store (full delta now and then), and go on with the restored operator.
+          if (step % 80 === 79) {
+            const full = op.takeStateDelta(true);
+            store.clear();
+            for (const [id, value] of full.upserts) store.set(id, value);
+            forced++;
+          }
+          op = new TopNOp(node);
+          op.loadState(store.values());
+          op.trackChanges(true);
+          restarts++;
+        }
+      }
+    });
+  });
+  assert.ok(checked === 5 * 3 * 160 && restarts > 50 && forced > 20, `${checked} ${restarts} ${forced}`);
+  assert.ok(tail > 100, `only ${tail} changes went to a partition's tail`);
+});
+
+test('deleting the top row again and again brings in each successor from the unordered tail', () => {
+  const op = topN(3, false);
+  // 100 rows inserted one at a time in a scrambled order: past the first 8, they go to the tail.
+  for (let i = 0; i < 100; i++) op.step([batch([[1, (i * 37) % 100, i]])]);
+  assert.ok(op.tailChanges > 50, `only ${op.tailChanges} rows went to the tail`);
+  const live = new Set<number>();
+  for (let s = 0; s < 100; s++) live.add(s);
+  for (let k = 0; k < 96; k++) {
+    const best = Math.max(...live);
+    live.delete(best);
+    const successor = [...live].sort((a, b) => b - a)[2] as number;
+    const idOf = (score: number): number => {
+      for (let i = 0; i < 100; i++) if ((i * 37) % 100 === score) return i;
+      return -1;
+    };
+    assert.deepEqual(
+      changes(op.step([batch([[1, best, idOf(best)]], -1)])),
+      [`+1,${successor},${idOf(successor)}`, `-1,${best},${idOf(best)}`],
+      `delete ${k}`,
+    );
+  }
 });

@@ -1,38 +1,35 @@
-// Top-N per partition, and the ranking window functions: every input row is arranged under its
-// partition key (one indexed Arrangement, checkpointed) and kept in an array per partition sorted by
-// ORDER BY, ties among peers broken by the whole row. For each partition an epoch touches, the rows
-// ranked inside the kept range (from < rank ≤ to) before and after the epoch are compared and only
-// the difference is emitted, so a row falling out of the top brings its successor in, in one epoch.
-// The whole partition is kept, since any retraction inside the top must reveal the next row.
+// Top-N per partition, and the ranking window functions: every input row is kept once, in its
+// partition's SortedPartition (columnar: the rows in ORDER BY order, ties among peers broken by the
+// whole row, the first key's image in an array of doubles; topn-partition.ts), checkpointed as one
+// entry per distinct row (topn-rows.ts). For each partition an epoch touches, the rows ranked inside the
+// kept range (from < rank ≤ to) before and after the epoch are compared and only the difference is
+// emitted, so a row falling out of the top brings its successor in, in one epoch. The whole partition
+// is kept, since any retraction inside the top must reveal the next row.
+import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
-import { compareByKeys, compareRows, mergeByRow } from '../../common/top-n.ts';
-import type { Arrangement, ArrangedRow } from '../arrangement.ts';
-import { PartitionedRows, type PartitionKey } from './partitioned-rows.ts';
+import { compareByKeys, compareRows } from '../../common/top-n.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
 import type { Operator } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { consolidate, type ZBatch } from '../zset.ts';
+import { keyImage, type KeyImage, type SortedPartition } from './topn-partition.ts';
+import { TopNRows, type PartitionKey } from './topn-rows.ts';
 
 type TopNNode = Extract<DataflowNode, { kind: 'topn' }>;
 
-/** One row of the kept range: an arranged row, its rank, and how many of its copies are in range. */
+/** One row of the kept range: a kept row (the partition's own array), its rank, its copies in range. */
 interface Ranked {
-  readonly entry: ArrangedRow;
+  readonly row: readonly Value[];
   readonly rank: number;
   readonly weight: number;
 }
 
-/** An arranged row's change of output weight at one rank (`next`: its other ranks, rare). */
+/** A kept row's change of output weight at one rank (`next`: its other ranks, rare). */
 interface RankChange {
   readonly rank: number;
   weight: number;
   next: RankChange | null;
 }
-
-/**
- * A partition's key: '' for none, the value itself for one column (NULL is a partition too),
- * the encoding of the values otherwise.
- */
 
 /** The largest n of a Top-N whose single-row changes take the direct path (it checks n rows). */
 const FAST_TOP_LIMIT = 64;
@@ -42,32 +39,39 @@ const SPLICE_LIMIT = 16;
 
 export class TopNOp implements Operator, Stateful {
   readonly stateId: string;
-  private readonly partitioned: PartitionedRows;
-  private readonly arranged: Arrangement<PartitionKey>;
-  /** Partition key → its arranged rows in ORDER BY order (derived from `arranged`; never stored). */
-  private sorted = new Map<PartitionKey, ArrangedRow[]>();
+  private readonly state: TopNRows;
   private readonly compare: (a: readonly Value[], b: readonly Value[]) => number;
   private readonly peers: (a: readonly Value[], b: readonly Value[]) => number;
+  private readonly image: KeyImage;
   private readonly to: number;
+  /** Whether single-row changes may take the direct path (ROW_NUMBER ≤ n, n small, rank not shown). */
+  private readonly direct: boolean;
   /** Rows whose rank was computed so far (tests count the work an epoch does with it). */
   rowsRanked = 0;
   /** Partition changes that took the direct single-row path (`singleChange`; tests count them). */
   singleChanges = 0;
+  /** Of those, the changes to a partition's unordered tail (tests count them). */
+  tailChanges = 0;
   /**
-   * Set by `ranked`: the first index of the list from which a change cannot alter the kept range
+   * Set by `ranked`: the first index of the partition from which a change cannot alter the kept range
    * (every row there ranks past `to`, and so would a row inserted there); Infinity if none.
    */
   private unaffectedFrom = Infinity;
-  /** Partition → its `unaffectedFrom` as of the end of the last epoch that touched it (derived). */
-  private readonly boundaries = new Map<PartitionKey, number>();
+  /** The direct path keeps this many rows of a partition sorted; the rest go to its tail. */
+  private readonly tailFrom: number;
+  /** Epochs stepped: the stamp that groups an epoch's changes by partition. */
+  private epochs = 0;
 
   constructor(private readonly node: TopNNode) {
     this.stateId = node.stateId;
-    this.partitioned = new PartitionedRows(`top-n n${node.id}`, node.partitionBy);
-    this.arranged = this.partitioned.arranged;
     this.compare = compareRows(node.orderBy);
     this.peers = compareByKeys(node.orderBy);
+    this.image = keyImage(node.orderBy);
+    this.state = new TopNRows(node.partitionBy, this.compare, this.image, node.orderBy.length > 0);
     this.to = node.to ?? Infinity;
+    this.tailFrom = Math.max(8, 2 * (this.to + 1));
+    this.direct =
+      node.rank === 'row_number' && !node.emitRank && node.from === 0 && this.to <= FAST_TOP_LIMIT;
   }
 
   get nodeId(): number {
@@ -75,200 +79,302 @@ export class TopNOp implements Operator, Stateful {
   }
 
   trackChanges(on: boolean): void {
-    this.arranged.trackChanges(on);
+    this.state.trackChanges(on);
   }
 
   takeStateDelta(full: boolean): StateDelta {
-    return this.arranged.takeDelta(full);
+    return this.state.takeDelta(full);
   }
 
   loadState(values: Iterable<unknown>): void {
-    this.sorted = this.partitioned.load(values, this.compare);
-    this.boundaries.clear();
+    this.state.load(values);
   }
 
   step(inputs: readonly ZBatch[]): ZBatch {
     const input = inputs[0];
     if (input === undefined || input.rows.length === 0) return { rows: [], weights: [], consolidated: true };
-    // Consolidated (each row once): an arranged row then never leaves and comes back in one epoch.
+    // Consolidated (each row once): a kept row then never leaves and comes back in one epoch.
     const batch = input.consolidated ? input : consolidate(input);
-    const byPartition = this.partitioned.group(batch.rows);
+    // The changes grouped by partition, partitions in the order they first occur, without a Map or
+    // an array per partition: each partition (created if new) notes its first and last change of
+    // this epoch, and each change the next one of its partition (-1: none).
+    const n = batch.rows.length;
+    const stamp = ++this.epochs;
+    const touched: SortedPartition[] = [];
+    const touchedKeys: PartitionKey[] = [];
+    const next = new Int32Array(n).fill(-1);
+    for (let i = 0; i < n; i++) {
+      const key = this.state.partitionOf(batch.rows[i] as readonly Value[]);
+      const part = this.state.partition(key);
+      if (part.stamp !== stamp) {
+        part.stamp = stamp;
+        part.head = i;
+        touched.push(part);
+        touchedKeys.push(key);
+      } else next[part.tail] = i;
+      part.tail = i;
+    }
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
-    for (const [key, indexes] of byPartition) {
-      if (indexes.length === 1 && this.singleChange(key, batch, indexes[0] as number, rows, weights))
-        continue;
-      const list = this.sorted.get(key) ?? [];
-      // Changes that all sort after the kept range leave it as it is: no walk, no output. The
-      // partition's boundary stays valid across such changes (none lands before it).
-      let from = this.boundaries.get(key);
-      let before: Ranked[] | null = null;
-      if (from === undefined) {
-        before = this.ranked(list);
-        from = this.unaffectedFrom;
+    let consolidated = true;
+    for (let s = 0; s < touched.length; s++) {
+      const part = touched[s] as SortedPartition;
+      const key = touchedKeys[s] as PartitionKey;
+      let at = part.head;
+      if (this.direct) {
+        // One change after another while each takes the direct path; the rest (if any) together.
+        // Two direct changes to one partition may emit one row twice (+1 then -1): not consolidated.
+        if (next[at] !== -1) consolidated = false;
+        while (at !== -1 && this.singleChange(key, part, batch, at, rows, weights)) at = next[at] as number;
       }
-      const limit = from;
-      const unaffected =
-        limit !== Infinity &&
-        indexes.every((i) => this.lowerBound(list, batch.rows[i] as readonly Value[]) >= limit);
-      if (!unaffected) before ??= this.ranked(list);
-      const after = this.apply(key, list, batch, indexes);
-      if (after.length === 0) {
-        this.sorted.delete(key);
-        this.boundaries.delete(key);
-      } else this.sorted.set(key, after);
-      if (unaffected) {
-        this.boundaries.set(key, limit);
-        continue;
-      }
-      this.emitDifference(before as Ranked[], this.ranked(after), rows, weights);
-      if (after.length > 0) this.boundaries.set(key, this.unaffectedFrom);
+      if (at !== -1) this.changePartition(key, part, batch, at, next, rows, weights);
+      this.state.dropIfEmpty(key, part);
     }
-    return { rows, weights, consolidated: true };
+    return { rows, weights, consolidated };
+  }
+
+  stateSize(): number {
+    return this.state.stateBytes();
+  }
+
+  /** The general path: a partition's changes applied, the kept range ranked before and after, diffed. */
+  private changePartition(
+    key: PartitionKey,
+    part: SortedPartition,
+    batch: ZBatch,
+    head: number,
+    next: Int32Array,
+    rows: (readonly Value[])[],
+    weights: number[],
+  ): void {
+    part.settle(this.compare);
+    // Changes that all sort after the kept range leave it as it is: no walk, no output. The
+    // partition's boundary stays valid across such changes (none lands before it).
+    let before: Ranked[] | null = null;
+    let limit = part.boundary;
+    if (limit < 0) {
+      before = this.ranked(part);
+      limit = this.unaffectedFrom;
+    }
+    let unaffected = limit !== Infinity;
+    for (let i = head; unaffected && i !== -1; i = next[i] as number) {
+      const row = batch.rows[i] as readonly Value[];
+      if (part.search(row, this.imageIn(part, row), this.compare) < limit) unaffected = false;
+    }
+    if (!unaffected) before ??= this.ranked(part);
+    this.apply(key, part, batch, head, next);
+    if (unaffected) {
+      part.boundary = limit;
+      return;
+    }
+    this.emitDifference(before as Ranked[], this.ranked(part), rows, weights);
+    part.boundary = this.unaffectedFrom;
   }
 
   /**
    * The common case of a Top-N (ROW_NUMBER ≤ n, the rank not shown): one new row, or one row
    * deleted, in a partition whose first n + 1 rows are single copies, so a row's rank is its index.
    * An insert ranked inside the top n pushes out the n-th row; a delete inside it brings in the
-   * (n+1)-th. One binary search and one splice, nothing ranked or diffed. False: not this case
-   * (nothing changed), the general path runs.
+   * (n+1)-th. Rows past the first 2(n + 1) go to the partition's unordered tail: such a change is an
+   * append or a swap with the last, found by a scan of the tail's images. Otherwise one binary search
+   * over the partition's images and one shift. Nothing ranked or diffed, nothing allocated. False:
+   * not this case (nothing changed), the general path runs.
    */
   private singleChange(
     key: PartitionKey,
+    part: SortedPartition,
     batch: ZBatch,
     index: number,
     rows: (readonly Value[])[],
     weights: number[],
   ): boolean {
-    const { rank, emitRank, from } = this.node;
     const to = this.to;
-    if (rank !== 'row_number' || emitRank || from !== 0 || to > FAST_TOP_LIMIT) return false;
     const w = batch.weights[index] as number;
     if (w !== 1 && w !== -1) return false;
     const row = batch.rows[index] as readonly Value[];
-    const list = this.sorted.get(key);
-    if (list === undefined) {
-      if (w === -1) return false;
-      const entry = this.arranged.addRow(key, row, 1, 0) as ArrangedRow;
-      this.sorted.set(key, [entry]);
-      this.boundaries.delete(key);
-      rows.push(entry.row);
-      weights.push(1);
+    if (!part.singleCopiesUpTo(to + 1)) return false;
+    const image = this.imageIn(part, row);
+    const compare = this.compare;
+    const sorted = part.rows;
+    const cap = this.tailFrom;
+    if (
+      part.keys !== null &&
+      sorted.length > to &&
+      (part.tailRows.length > 0 || sorted.length >= cap) &&
+      part.afterSorted(row, image, compare)
+    ) {
+      // After more than n sorted rows: ranked past the top before and after, nothing to emit.
+      const i = part.tailIndex(row, image, compare);
+      if (w === 1) {
+        if (i >= 0) return false;
+        part.tailRows.push(row);
+        part.tailKeys.push(image);
+        this.state.changed(key, row, 1);
+      } else {
+        if (i < 0) return false;
+        const there = part.tailRows[i] as readonly Value[];
+        part.removeTail(i);
+        this.state.changed(key, there, -1);
+      }
+      this.singleChanges++;
+      this.tailChanges++;
+      part.boundary = -1;
       return true;
     }
-    const scan = Math.min(list.length, to + 1);
-    for (let i = 0; i < scan; i++) if ((list[i] as ArrangedRow).count !== 1) return false;
-    const at = this.lowerBound(list, row);
-    const there = list[at];
-    const present = there !== undefined && this.compare(there.row, row) === 0;
+    const at = part.search(row, image, compare);
+    const present = part.holds(at, row, image, compare);
     if (w === 1) {
       if (present) return false;
-      const entry = this.arranged.addRow(key, row, 1, 0) as ArrangedRow;
       if (at < to) {
-        rows.push(entry.row);
+        rows.push(row);
         weights.push(1);
-        if (list.length >= to) {
-          rows.push((list[to - 1] as ArrangedRow).row);
+        if (sorted.length >= to) {
+          rows.push(sorted[to - 1] as readonly Value[]);
           weights.push(-1);
         }
       }
-      list.splice(at, 0, entry);
+      part.insertAt(at, row, image, 1);
+      this.state.changed(key, row, 1);
     } else {
-      if (!present || there.count !== 1) return false;
-      this.arranged.addRow(key, row, -1, 0);
+      if (!present || part.count(at) !== 1) return false;
+      const there = sorted[at] as readonly Value[];
+      // With a tail, the sorted rows are more than n: the (n+1)-th is among them.
       if (at < to) {
-        rows.push(there.row);
+        rows.push(there);
         weights.push(-1);
-        if (list.length > to) {
-          rows.push((list[to] as ArrangedRow).row);
+        if (sorted.length > to) {
+          rows.push(sorted[to] as readonly Value[]);
           weights.push(1);
         }
       }
-      list.splice(at, 1);
-      if (list.length === 0) this.sorted.delete(key);
+      part.removeAt(at);
+      this.state.changed(key, there, -1);
+      if (part.tailRows.length > 0 && sorted.length <= to) part.refill(cap, compare);
     }
+    // A partition sorted in full (loaded, or changed by the general path) moves its rows past the
+    // first 2(n + 1) to the tail once.
+    if (part.keys !== null) part.spill(cap);
     this.rowsRanked += Math.min(at, to);
     this.singleChanges++;
-    this.boundaries.delete(key);
+    part.boundary = -1;
     return true;
   }
 
-  stateSize(): number {
-    return this.arranged.stateBytes + 8 * this.arranged.size + 96 * this.sorted.size;
+  /** A row's image; a row without one turns the partition's images off first. */
+  private imageIn(part: SortedPartition, row: readonly Value[]): number {
+    const image = this.image(row);
+    if (image !== image && part.keys !== null) part.dropImages(this.compare);
+    return image;
   }
 
-  /** Folds the partition's changes into the arrangement and returns its rows in order again. */
+  /** Folds the partition's changes (the chain from `head`) into it. */
   private apply(
     key: PartitionKey,
-    list: ArrangedRow[],
+    part: SortedPartition,
     batch: ZBatch,
-    indexes: readonly number[],
-  ): ArrangedRow[] {
-    const added: ArrangedRow[] = [];
-    const removed = new Set<ArrangedRow>();
-    for (const i of indexes) {
+    head: number,
+    next: Int32Array,
+  ): void {
+    const compare = this.compare;
+    let changes = 0;
+    for (let i = head; i !== -1 && changes <= SPLICE_LIMIT; i = next[i] as number) changes++;
+    if (changes <= SPLICE_LIMIT) {
+      for (let i = head; i !== -1; i = next[i] as number) {
+        const row = batch.rows[i] as readonly Value[];
+        const w = batch.weights[i] as number;
+        const image = this.imageIn(part, row);
+        const at = part.search(row, image, compare);
+        if (part.holds(at, row, image, compare)) {
+          const there = part.rows[at] as readonly Value[];
+          this.state.changed(key, there, part.addCopies(at, w) === 0 ? -1 : 0);
+        } else {
+          if (w < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a retraction of an absent row');
+          part.insertAt(at, row, image, w);
+          this.state.changed(key, row, 1);
+        }
+      }
+      this.state.dropIfEmpty(key, part);
+      return;
+    }
+    // Many changes (a partition's first load, a bulk delete): counts changed in place, new rows
+    // sorted, then one merge.
+    const counts: number[] = new Array<number>(part.length);
+    for (let j = 0; j < part.length; j++) counts[j] = part.count(j);
+    const added: { row: readonly Value[]; count: number }[] = [];
+    for (let i = head; i !== -1; i = next[i] as number) {
       const row = batch.rows[i] as readonly Value[];
       const w = batch.weights[i] as number;
-      if (w < 0) {
-        const at = this.find(list, row);
-        const existing = at < 0 ? undefined : list[at];
-        if (existing !== undefined && existing.count + w === 0) removed.add(existing);
+      const image = this.imageIn(part, row);
+      const at = part.search(row, image, compare);
+      if (part.holds(at, row, image, compare)) {
+        const c = (counts[at] as number) + w;
+        if (c < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a negative multiplicity');
+        counts[at] = c;
+        this.state.changed(key, part.rows[at] as readonly Value[], c === 0 ? -1 : 0);
+      } else {
+        if (w < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a retraction of an absent row');
+        added.push({ row, count: w });
       }
-      const entry = this.arranged.addRow(key, row, w, 0);
-      if (entry !== null && entry.count === w) added.push(entry); // it was not arranged before
     }
-    if (added.length + removed.size <= SPLICE_LIMIT) {
-      for (const entry of removed) list.splice(this.find(list, entry.row), 1);
-      for (const entry of added) list.splice(this.lowerBound(list, entry.row), 0, entry);
-      return list;
+    added.sort((a, b) => compare(a.row, b.row));
+    const mergedRows: (readonly Value[])[] = [];
+    const mergedCounts: number[] = [];
+    let j = 0;
+    const take = (row: readonly Value[], count: number): void => {
+      const last = mergedRows.length - 1;
+      // A batch consolidated by another identity may hold one row twice: one entry.
+      if (last >= 0 && compare(mergedRows[last] as readonly Value[], row) === 0)
+        mergedCounts[last] = (mergedCounts[last] as number) + count;
+      else {
+        mergedRows.push(row);
+        mergedCounts.push(count);
+        this.state.changed(key, row, 1);
+      }
+    };
+    for (let k = 0; k < part.length; k++) {
+      const row = part.rows[k] as readonly Value[];
+      while (j < added.length && compare((added[j] as { row: readonly Value[] }).row, row) < 0) {
+        const a = added[j++] as { row: readonly Value[]; count: number };
+        take(a.row, a.count);
+      }
+      const c = counts[k] as number;
+      if (c > 0) {
+        mergedRows.push(row);
+        mergedCounts.push(c);
+      }
     }
-    const kept = removed.size === 0 ? list : list.filter((e) => !removed.has(e));
-    return mergeByRow(kept, added, this.compare);
-  }
-
-  /** The first index whose row is not before `row`. */
-  private lowerBound(list: readonly ArrangedRow[], row: readonly Value[]): number {
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.compare((list[mid] as ArrangedRow).row, row) < 0) lo = mid + 1;
-      else hi = mid;
+    for (; j < added.length; j++) {
+      const a = added[j] as { row: readonly Value[]; count: number };
+      take(a.row, a.count);
     }
-    return lo;
-  }
-
-  /** The index of `row` in the list, or -1. */
-  private find(list: readonly ArrangedRow[], row: readonly Value[]): number {
-    const at = this.lowerBound(list, row);
-    const e = list[at];
-    return e !== undefined && this.compare(e.row, row) === 0 ? at : -1;
+    part.fill(mergedRows, mergedCounts, this.node.orderBy.length > 0 ? this.image : null);
+    this.state.dropIfEmpty(key, part);
   }
 
   /**
    * The rows ranked inside the kept range, walking the partition from its first row and stopping
    * past `to`: O(to) rows for a Top-N, the whole partition for an unbounded ranking.
    */
-  private ranked(list: readonly ArrangedRow[]): Ranked[] {
+  private ranked(part: SortedPartition): Ranked[] {
     const { rank: kind, emitRank, from } = this.node;
     const to = this.to;
     const out: Ranked[] = [];
     let position = 0; // copies before this row
     let rank = 0;
     let dense = 0;
-    let previous: ArrangedRow | undefined;
+    let previous: readonly Value[] | undefined;
     this.unaffectedFrom = Infinity;
+    const list = part.rows;
     for (let index = 0; index < list.length; index++) {
-      const entry = list[index] as ArrangedRow;
+      const row = list[index] as readonly Value[];
       this.rowsRanked++;
-      const copies = entry.count;
+      const copies = part.count(index);
       if (kind === 'row_number') {
         const lo = Math.max(position + 1, from + 1);
         const hi = Math.min(position + copies, to);
         if (lo <= hi) {
-          if (emitRank) for (let r = lo; r <= hi; r++) out.push({ entry, rank: r, weight: 1 });
-          else out.push({ entry, rank: 0, weight: hi - lo + 1 });
+          if (emitRank) for (let r = lo; r <= hi; r++) out.push({ row, rank: r, weight: 1 });
+          else out.push({ row, rank: 0, weight: hi - lo + 1 });
         }
         position += copies;
         if (position >= to) {
@@ -278,7 +384,7 @@ export class TopNOp implements Operator, Stateful {
         }
         continue;
       }
-      if (previous === undefined || this.peers(previous.row, entry.row) !== 0) {
+      if (previous === undefined || this.peers(previous, row) !== 0) {
         rank = position + 1;
         dense++;
       }
@@ -288,36 +394,36 @@ export class TopNOp implements Operator, Stateful {
         this.unaffectedFrom = index + 1;
         break;
       }
-      if (r > from) out.push({ entry, rank: emitRank ? r : 0, weight: copies });
+      if (r > from) out.push({ row, rank: emitRank ? r : 0, weight: copies });
       position += copies;
-      previous = entry;
+      previous = row;
     }
     return out;
   }
 
-  /** Appends what changed between the kept rows before and after (an arranged row is one record). */
+  /** Appends what changed between the kept rows before and after (a kept row is one record). */
   private emitDifference(
     before: readonly Ranked[],
     after: readonly Ranked[],
     rows: (readonly Value[])[],
     weights: number[],
   ): void {
-    const change = new Map<ArrangedRow, RankChange>();
+    const change = new Map<readonly Value[], RankChange>();
     const fold = (items: readonly Ranked[], sign: number): void => {
       for (const item of items) {
-        const first = change.get(item.entry) ?? null;
+        const first = change.get(item.row) ?? null;
         let at = first;
         while (at !== null && at.rank !== item.rank) at = at.next;
         if (at !== null) at.weight += sign * item.weight;
-        else change.set(item.entry, { rank: item.rank, weight: sign * item.weight, next: first });
+        else change.set(item.row, { rank: item.rank, weight: sign * item.weight, next: first });
       }
     };
     fold(before, -1);
     fold(after, 1);
-    for (const [entry, first] of change) {
+    for (const [row, first] of change) {
       for (let at: RankChange | null = first; at !== null; at = at.next) {
         if (at.weight === 0) continue;
-        rows.push(this.node.emitRank ? [...entry.row, at.rank] : entry.row);
+        rows.push(this.node.emitRank ? [...row, at.rank] : row);
         weights.push(at.weight);
       }
     }

@@ -1,0 +1,367 @@
+// One partition of a Top-N, sorted and columnar: its distinct rows in ORDER BY order (peers by the
+// whole row), the first sort key's numeric image in an array of doubles, multiplicities only once a
+// row has two copies. A binary search compares doubles in one array instead of reading a row a step.
+import { Decimal } from '../../common/decimal.ts';
+import { SluiceError } from '../../common/errors.ts';
+import type { SortKey } from '../../common/top-n.ts';
+import type { Value } from '../../common/types.ts';
+
+export type RowCompare = (a: readonly Value[], b: readonly Value[]) => number;
+
+/** A row's image: a double, or NaN when its first sort key has none. */
+export type KeyImage = (row: readonly Value[]) => number;
+
+/** 2^16 and 2^32: a text's first three UTF-16 units, as digits of one double (exact below 2^53). */
+const U16 = 65536;
+const U32 = U16 * U16;
+
+/**
+ * A monotone image of the first ORDER BY key (a row sorted before another never has a larger image),
+ * with DESC and NULLS FIRST/LAST applied: rows of different images are in image order, rows of one
+ * image are told apart by the full compare. Numbers (NaN after every number, as PostgreSQL), bigints
+ * and numerics by their nearest double (rounding keeps order, not distinctness), text by its first
+ * three UTF-16 units (JavaScript's `<`, as compareValues), booleans as 0 and 1; intervals, jsonb and
+ * arrays have none (NaN: the partition is searched by the full compare). No ORDER BY: no image.
+ */
+export function keyImage(orderBy: readonly SortKey[]): KeyImage {
+  const first = orderBy[0];
+  if (first === undefined) return () => NaN;
+  const { index, desc } = first;
+  const nullImage = first.nullsFirst ? -Infinity : Infinity;
+  return (row) => {
+    const v = row[index] as Value;
+    let x: number;
+    switch (typeof v) {
+      case 'number':
+        x = v === v ? v : Infinity;
+        break;
+      case 'string':
+        x =
+          v.length === 0 ? 0 : v.charCodeAt(0) * U32 + (v.charCodeAt(1) || 0) * U16 + (v.charCodeAt(2) || 0);
+        break;
+      case 'bigint':
+        x = Number(v);
+        break;
+      case 'boolean':
+        x = v ? 1 : 0;
+        break;
+      default:
+        if (v === null) return nullImage;
+        if (v instanceof Decimal) x = v.toNumber();
+        else return NaN;
+    }
+    return desc ? -x : x;
+  };
+}
+
+/**
+ * A partition's rows, sorted by `compare` (a total order of distinct rows), each with its multiplicity.
+ * `keys[i]` is the image of `rows[i]`, or `keys` is null once a row had no image: then every search
+ * compares rows. The images are a plain array of doubles (unboxed, on the heap), not a Float64Array:
+ * a typed array's store lies outside the heap (its growth is external memory, which triggers
+ * collections) and costs an ArrayBuffer per partition; measured, the typed array was slower here.
+ */
+/** The most rows a partition's unordered tail holds. */
+const TAIL_ROWS = 128;
+
+export class SortedPartition {
+  readonly rows: (readonly Value[])[] = [];
+  keys: number[] | null;
+  /** Multiplicities, parallel to `rows`; null while every row is there once. */
+  counts: number[] | null = null;
+  /** Rows with more than one copy (at 0, `counts` is dropped). */
+  private multi = 0;
+  /**
+   * The first index from which a change cannot alter the kept range, as of the end of the last epoch
+   * that touched the partition (Infinity: none; -1: unknown). Derived, never stored.
+   */
+  boundary = -1;
+  /** The epoch that last grouped changes here, and this epoch's first and last change (TopNOp.step). */
+  stamp = 0;
+  head = -1;
+  tail = -1;
+
+  /**
+   * Rows after every row of `rows`, in no order, one copy each, and their images: where a small
+   * Top-N's direct path puts what ranks well past the top (TopNOp.singleChange), so that most changes
+   * need neither a search nor a shift. Only while images are kept; `settle` sorts them into `rows`,
+   * and everything but the direct path settles first.
+   */
+  readonly tailRows: (readonly Value[])[] = [];
+  readonly tailKeys: number[] = [];
+
+  constructor(withImages: boolean) {
+    this.keys = withImages ? [] : null;
+  }
+
+  /** Distinct rows, sorted and in the tail. */
+  get length(): number {
+    return this.rows.length + this.tailRows.length;
+  }
+
+  count(i: number): number {
+    return this.counts === null ? 1 : (this.counts[i] as number);
+  }
+
+  /** Whether the first `n` rows are single copies (so a row's rank is its index). */
+  singleCopiesUpTo(n: number): boolean {
+    const counts = this.counts;
+    if (counts === null) return true;
+    const end = Math.min(n, counts.length);
+    for (let i = 0; i < end; i++) if (counts[i] !== 1) return false;
+    return true;
+  }
+
+  /** Stops using images (a row without one arrived): searches compare rows from now on. */
+  dropImages(compare: RowCompare): void {
+    this.settle(compare);
+    this.keys = null;
+  }
+
+  /** Sorts the tail into `rows` (it sorts after all of them): the partition is one sorted array again. */
+  settle(compare: RowCompare): void {
+    const tail = this.tailRows;
+    const tk = this.tailKeys;
+    if (tail.length === 0) return;
+    const order = tail.map((_, i) => i);
+    order.sort((a, b) => {
+      const ka = tk[a] as number;
+      const kb = tk[b] as number;
+      return ka < kb ? -1 : ka > kb ? 1 : compare(tail[a] as readonly Value[], tail[b] as readonly Value[]);
+    });
+    const keys = this.keys as number[];
+    for (const i of order) {
+      this.rows.push(tail[i] as readonly Value[]);
+      keys.push(tk[i] as number);
+      this.counts?.push(1);
+    }
+    tail.length = 0;
+    tk.length = 0;
+  }
+
+  /**
+   * Whether `row` sorts after every row of `rows` (with images, and rows not empty): where it would go
+   * in the tail, or is in it.
+   */
+  afterSorted(row: readonly Value[], image: number, compare: RowCompare): boolean {
+    const n = this.rows.length;
+    const last = (this.keys as number[])[n - 1] as number;
+    return image > last || (image === last && compare(row, this.rows[n - 1] as readonly Value[]) > 0);
+  }
+
+  /** The index of `row` in the tail, or -1 (a scan of the images; rows read only where one is equal). */
+  tailIndex(row: readonly Value[], image: number, compare: RowCompare): number {
+    const tk = this.tailKeys;
+    for (let i = 0; i < tk.length; i++) {
+      if (tk[i] !== image) continue;
+      const there = this.tailRows[i] as readonly Value[];
+      if (there === row || compare(there, row) === 0) return i;
+    }
+    return -1;
+  }
+
+  /** Removes the tail's row `i` (the last takes its place). */
+  removeTail(i: number): void {
+    const last = this.tailRows.length - 1;
+    this.tailRows[i] = this.tailRows[last] as readonly Value[];
+    this.tailKeys[i] = this.tailKeys[last] as number;
+    this.tailRows.pop();
+    this.tailKeys.pop();
+  }
+
+  /**
+   * Moves the last sorted rows to the tail while there are more than `cap` and the tail has fewer
+   * than TAIL_ROWS (stopping at a row with copies): a scan of the tail, and the sort that settles it,
+   * stay small however long the partition.
+   */
+  spill(cap: number): void {
+    const keys = this.keys as number[];
+    while (
+      this.rows.length > cap &&
+      this.tailRows.length < TAIL_ROWS &&
+      this.count(this.rows.length - 1) === 1
+    ) {
+      this.tailRows.push(this.rows.pop() as readonly Value[]);
+      this.tailKeys.push(keys.pop() as number);
+      this.counts?.pop();
+    }
+  }
+
+  /** Moves the tail's first rows, in order, to the end of `rows` until it has `cap` (or the tail is empty). */
+  refill(cap: number, compare: RowCompare): void {
+    const tail = this.tailRows;
+    const tk = this.tailKeys;
+    const keys = this.keys as number[];
+    while (this.rows.length < cap && tail.length > 0) {
+      let best = 0;
+      for (let i = 1; i < tail.length; i++) {
+        const k = tk[i] as number;
+        const b = tk[best] as number;
+        if (k < b || (k === b && compare(tail[i] as readonly Value[], tail[best] as readonly Value[]) < 0))
+          best = i;
+      }
+      this.rows.push(tail[best] as readonly Value[]);
+      keys.push(tk[best] as number);
+      this.counts?.push(1);
+      this.removeTail(best);
+    }
+  }
+
+  /**
+   * The first index whose row is not before `row` (`image`: its image, ignored without images).
+   * Doubles decide unless images tie; only rows of `row`'s image are compared in full.
+   */
+  search(row: readonly Value[], image: number, compare: RowCompare): number {
+    const rows = this.rows;
+    const n = rows.length;
+    const keys = this.keys;
+    if (keys === null) return searchRows(rows, 0, n, row, compare);
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((keys[mid] as number) < image) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === n || keys[lo] !== image) return lo;
+    // Rows of the same image from `lo`: find where they end, then compare rows among them only.
+    let end = n;
+    let a = lo + 1;
+    while (a < end) {
+      const mid = (a + end) >>> 1;
+      if ((keys[mid] as number) <= image) a = mid + 1;
+      else end = mid;
+    }
+    return searchRows(rows, lo, end, row, compare);
+  }
+
+  /**
+   * Whether `rows[at]` is `row` (`at`: a search's result, the row if it is there). A row of another
+   * image is another row: the row itself is read only when the images tie.
+   */
+  holds(at: number, row: readonly Value[], image: number, compare: RowCompare): boolean {
+    const keys = this.keys;
+    // Images first: an insert below every row of its image reads no row at all.
+    if (keys !== null && keys[at] !== image) return false;
+    const there = this.rows[at];
+    return there !== undefined && (there === row || compare(there, row) === 0);
+  }
+
+  /** Inserts `count` copies of a new distinct row at `at` (where `search` put it). */
+  insertAt(at: number, row: readonly Value[], image: number, count: number): void {
+    const rows = this.rows;
+    const n = rows.length;
+    // Shifted by hand: splice allocates the array of what it removed, on every call.
+    const keys = this.keys;
+    if (keys !== null) {
+      keys.push(image);
+      for (let j = n; j > at; j--) keys[j] = keys[j - 1] as number;
+      keys[at] = image;
+    }
+    rows.push(row);
+    for (let j = n; j > at; j--) rows[j] = rows[j - 1] as readonly Value[];
+    rows[at] = row;
+    if (this.counts !== null) this.counts.splice(at, 0, count);
+    else if (count !== 1) {
+      this.counts = new Array<number>(n + 1).fill(1);
+      this.counts[at] = count;
+    }
+    if (count !== 1) this.multi++;
+  }
+
+  /** Removes the row at `at` (all its copies). */
+  removeAt(at: number): void {
+    const rows = this.rows;
+    const n = rows.length;
+    const keys = this.keys;
+    if (keys !== null) {
+      for (let j = at + 1; j < n; j++) keys[j - 1] = keys[j] as number;
+      keys.pop();
+    }
+    for (let j = at + 1; j < n; j++) rows[j - 1] = rows[j] as readonly Value[];
+    rows.pop();
+    if (this.counts !== null) {
+      const [c] = this.counts.splice(at, 1);
+      if (c !== 1) this.dropMulti();
+    }
+  }
+
+  /** Adds `w` copies to the row at `at`; returns its multiplicity, 0 when it left (removed here). */
+  addCopies(at: number, w: number): number {
+    const before = this.count(at);
+    const after = before + w;
+    if (after < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a negative multiplicity');
+    if (after === 0) {
+      this.removeAt(at);
+      return 0;
+    }
+    if (after === before) return after;
+    if (this.counts === null) this.counts = new Array<number>(this.rows.length).fill(1);
+    this.counts[at] = after;
+    if (before === 1) this.multi++;
+    else if (after === 1) this.dropMulti();
+    return after;
+  }
+
+  /**
+   * Replaces the contents with rows already sorted (distinct) and their multiplicities, and their
+   * images (`image` NaN for a row: no images).
+   */
+  fill(rows: readonly (readonly Value[])[], counts: readonly number[], image: KeyImage | null): void {
+    const n = rows.length;
+    this.tailRows.length = 0;
+    this.tailKeys.length = 0;
+    this.rows.length = 0;
+    for (let i = 0; i < n; i++) this.rows.push(rows[i] as readonly Value[]);
+    this.multi = 0;
+    for (const c of counts) if (c !== 1) this.multi++;
+    this.counts = this.multi === 0 ? null : counts.slice();
+    if (image === null) {
+      this.keys = null;
+      return;
+    }
+    const keys: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const f = image(rows[i] as readonly Value[]);
+      if (f !== f) {
+        this.keys = null;
+        return;
+      }
+      keys.push(f);
+    }
+    this.keys = keys;
+  }
+
+  /** Approximate heap bytes of the structure, not of the rows (callers count those). */
+  bytes(): number {
+    return (
+      160 +
+      8 * this.rows.length +
+      (this.keys === null ? 0 : 8 * this.keys.length) +
+      16 * this.tailRows.length +
+      (this.counts === null ? 0 : 8 * this.counts.length)
+    );
+  }
+
+  private dropMulti(): void {
+    this.multi--;
+    if (this.multi === 0) this.counts = null;
+  }
+}
+
+/** The first index in [lo, hi) whose row is not before `row`. */
+function searchRows(
+  rows: readonly (readonly Value[])[],
+  lo: number,
+  hi: number,
+  row: readonly Value[],
+  compare: RowCompare,
+): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const there = rows[mid] as readonly Value[];
+    if (there !== row && compare(there, row) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
