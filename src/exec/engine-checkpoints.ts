@@ -119,7 +119,10 @@ export function loadCheckpoint(
   const rebuilt: string[] = [];
   // Shared arrangements are stored with their relations; one the checkpoint lacks is refilled from
   // its relation's loaded rows (by a view rebuilt below that needs it first, else at the end).
-  state.views.shared.load((relation, stateId) => checkpoint.objects.get(relation)?.parts.get(stateId));
+  state.views.shared.load((relation, stateId) => {
+    const entries = checkpoint.objects.get(relation)?.parts.get(stateId);
+    return entries === undefined || Array.isArray(entries) ? entries : [...entries];
+  });
   for (const def of state.catalog.views()) {
     const runtime = state.views.get(def.name) as ViewRuntime;
     const stored = checkpoint.objects.get(def.name);
