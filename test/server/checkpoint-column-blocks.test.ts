@@ -139,13 +139,13 @@ test('every column type round-trips through column blocks; a restored engine wri
   const stored = store.read() ?? assert.fail('stored');
   const restored = fresh();
   assert.deepEqual(restored.loadCheckpoint(stored.checkpoint).rebuilt, []);
-  for (const table of ['t', 'k']) assert.deepEqual(tableText(restored, table), tableText(original, table));
-  assert.deepEqual(viewText(restored, 'by_ok'), viewText(original, 'by_ok'));
-
-  // A full checkpoint of the restored engine is the same file content (rows kept in their order).
+  // A full checkpoint of the restored engine (its keyed rows not built yet) is the same file
+  // content: rows kept in their order.
   const again = new Database(':memory:');
   new CheckpointStore(again).checkpoint(restored, 1);
   assert.deepEqual(stateRows(again), stateRows(db));
+  for (const table of ['t', 'k']) assert.deepEqual(tableText(restored, table), tableText(original, table));
+  assert.deepEqual(viewText(restored, 'by_ok'), viewText(original, 'by_ok'));
 
   // And the restored engine goes on like the original: updates, deletes and inserts by key.
   for (const e of [original, restored]) {
