@@ -42,6 +42,25 @@ export class ColumnRows implements Iterable<unknown[]> {
     }
   }
 
+  /** Calls `each` with rows [from, to) in order, each built once. */
+  forEachRowBetween(from: number, to: number, each: (row: unknown[]) => void): void {
+    const width = this.width;
+    let start = 0;
+    for (const block of this.blocks) {
+      const end = start + block.n;
+      if (end > from && start < to) {
+        const cols = block.columns;
+        for (let i = Math.max(from, start) - start; i < Math.min(to, end) - start; i++) {
+          const row = new Array<unknown>(width);
+          for (let c = 0; c < width; c++) row[c] = columnValue(cols[c] as RowColumn, i);
+          each(row);
+        }
+      }
+      start = end;
+      if (start >= to) break;
+    }
+  }
+
   *[Symbol.iterator](): Iterator<unknown[]> {
     const width = this.width;
     for (const block of this.blocks) {

@@ -143,3 +143,18 @@ export function loadCheckpoint(
   state.views.shared.refillStale(checkpoint.epoch);
   return { rebuilt };
 }
+
+/**
+ * Builds up to `maxRows` rows that tables loaded from a checkpoint deferred (TableStore's column
+ * rows, keyed on first use); true when no table has any left. Called in slices while idle.
+ */
+export function buildDeferredRows(tables: ReadonlyMap<string, TableStore>, maxRows: number): boolean {
+  let sliced = false;
+  for (const store of tables.values()) {
+    if (!store.hasDeferredRows) continue;
+    if (sliced) return false; // one table's slice per call
+    sliced = true;
+    if (!store.buildDeferredSlice(maxRows)) return false;
+  }
+  return true;
+}

@@ -113,6 +113,8 @@ export class TableStore implements Stateful {
    * keyed: a restart loads a million rows as a few typed arrays, and the first use builds them.
    */
   private deferred: ColumnRows | null = null;
+  /** Rows of `deferred` already keyed (an idle build goes slice by slice: buildDeferredSlice). */
+  private deferredBuilt = 0;
   /**
    * Insert-only keyless tables keep their rows column-wise: no per-row object survives the epoch,
    * which keeps garbage collection cheap on the ingest path. Rows are rebuilt only when read whole.
@@ -458,8 +460,34 @@ export class TableStore implements Stateful {
   buildDeferred(): void {
     const rows = this.deferred;
     if (rows === null) return;
+    if (this.deferredBuilt === 0) {
+      this.deferred = null;
+      (this.keyed as UniqueArrangement).load(rows, (row) => this.keyOf(row));
+      return;
+    }
+    this.buildDeferredSlice(rows.length);
+  }
+
+  /**
+   * Builds up to `maxRows` more of the deferred rows (the server does this while idle after a
+   * restart, so the first request does not pay for all of them); true when none is left.
+   */
+  buildDeferredSlice(maxRows: number): boolean {
+    const rows = this.deferred;
+    if (rows === null) return true;
+    const keyed = this.keyed as UniqueArrangement;
+    const to = Math.min(rows.length, this.deferredBuilt + maxRows);
+    // Not a change to checkpoint: the store holds these rows already.
+    keyed.trackChanges(false);
+    rows.forEachRowBetween(this.deferredBuilt, to, (row) =>
+      keyed.set(this.keyOf(row as Value[]), row as Value[]),
+    );
+    keyed.trackChanges(this.tracking);
+    this.deferredBuilt = to;
+    if (to < rows.length) return false;
     this.deferred = null;
-    (this.keyed as UniqueArrangement).load(rows, (row) => this.keyOf(row));
+    this.deferredBuilt = 0;
+    return true;
   }
 
   /** Whether loaded rows wait to be built (tests and the server's idle build). */
@@ -505,6 +533,7 @@ export class TableStore implements Stateful {
   private loadRows(values: Iterable<unknown>): void {
     this.exported = true;
     this.deferred = null;
+    this.deferredBuilt = 0;
     if (values instanceof ColumnRows && !this.needsUpgrade(values)) {
       if (this.keyed !== null) {
         // Emptied (and marked as what the store holds) now; the rows are built on first use.

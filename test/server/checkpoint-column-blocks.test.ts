@@ -287,3 +287,36 @@ test('a damaged column block is refused: an altered byte, a bad layout under a g
   restore();
   check();
 });
+
+test('deferred rows built slice by slice while idle equal a build at once, and a change mid-way finishes it', () => {
+  const original = engineWith(5_000);
+  const db = new Database(':memory:');
+  new CheckpointStore(db).checkpoint(original, 1);
+  const stored = new CheckpointStore(db).read() ?? assert.fail('stored');
+
+  const sliced = fresh();
+  sliced.loadCheckpoint(stored.checkpoint);
+  let calls = 1;
+  while (!sliced.buildDeferredRows(1_000)) calls++;
+  assert.equal(calls, 5, 'the keyed table 5,000 rows in slices of 1,000 (the keyless one was not deferred)');
+  const untouched = sliced.takeCheckpoint(false).objects.find((o) => o.name === 't');
+  const part = untouched?.parts.find((p) => p.stateId === 'table:t') ?? assert.fail('table part');
+  assert.deepEqual(
+    [part.delta.replaceAll, part.delta.upserts.length, part.delta.deletes.length],
+    [false, 0, 0],
+  );
+  assert.deepEqual(tableText(sliced, 't'), tableText(original, 't'));
+  const again = new Database(':memory:');
+  new CheckpointStore(again).checkpoint(sliced, 1);
+  assert.deepEqual(stateRows(again), stateRows(db));
+
+  const midway = fresh();
+  midway.loadCheckpoint(stored.checkpoint);
+  assert.equal(midway.buildDeferredRows(1_500), false);
+  const change = { insert: [{ id: 3 * 4_000 - 1_000, s: 'replaced' }] as Row[], delete: [{ id: 2 }] };
+  midway.applyChanges('t', change);
+  original.applyChanges('t', change);
+  assert.equal(midway.buildDeferredRows(1_000), true, 'the change built the rest');
+  assert.deepEqual(tableText(midway, 't'), tableText(original, 't'));
+  assert.deepEqual(viewText(midway, 'by_ok'), viewText(original, 'by_ok'));
+});
