@@ -9,6 +9,11 @@
 //    a newline, the values as their stored JSON) in the state's insertion order. Loading a block is
 //    one SQLite row and one JSON.parse of its values for up to BLOCK_ENTRIES entries instead of a
 //    row each; its keys are parsed only when the state has override rows to apply.
+//  - COLUMN BLOCKS: a table's base block (state `table:<name>`) whose entries are rows of one width
+//    is stored the same way but as kind 'c', its value binary (column-block.ts): numbers as float64,
+//    other columns as the stored JSON of their values, and the keys' JSON list. Its hash (hashBlock)
+//    covers `<stateId>\0c`, the key, the entry count and the bytes. Both writers derive it from the
+//    entries' stored JSON, so the file is the same whichever thread wrote it.
 //  - OVERRIDE rows under `<stateId>`, one per key changed by an incremental checkpoint since the
 //    state's base was written, told apart by `kind`:
 //      'v' an upsert: replaces the base entry of its key in place (an update keeps its position),
@@ -21,6 +26,7 @@
 // or 'm' row hashes with `<stateId>\0t` / `<stateId>\0m` as its state id, so changing a row's kind
 // is detected. The header keeps the row count and the multiset sum of all row hashes, plus (new)
 // the base entries and override rows, from which the store decides to compact (needsFull).
+// An older Sluice refuses a kind 'c' row as damaged (an unknown kind), so it replays the journal.
 // An older Sluice opening a new file refuses it as damaged (STATE_ERROR → journal replay): its
 // checksum of the header does not cover the new columns, and block rows belong to no state it knows.
 import { createHash } from 'node:crypto';
