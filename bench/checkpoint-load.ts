@@ -2,7 +2,9 @@
 // key → seller_totals over 100,000 sellers → a histogram) over BENCH_ROWS rows (default 1,000,000),
 // one full checkpoint written to a temporary file, then per round the CPU time of
 // CheckpointStore.read() (SQLite rows, hash checks, decoding) and of Engine.loadCheckpoint into a
-// fresh engine. Prints one JSON line per round. `--root <checkout>` measures another checkout.
+// fresh engine, then (`deferredBuildCpuMs`) of building the table rows that load left as columns
+// (Engine.buildDeferredRows: what the server does in idle slices after a restart; 0 on a checkout
+// without it). Prints one JSON line per round. `--root <checkout>` measures another checkout.
 //
 //   node --import tsx bench/checkpoint-load.ts [--root <checkout>]      (BENCH_ROWS, BENCH_ROUNDS)
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,6 +26,7 @@ interface EngineLike {
   execute(sql: string): unknown;
   applyChanges(table: string, changes: { insert: Record<string, unknown>[] }): unknown;
   loadCheckpoint(cp: unknown): unknown;
+  buildDeferredRows?(maxRows: number): boolean;
 }
 interface StoreLike {
   checkpoint(source: unknown, journalOffset: number): { ms: number; entries: number };
@@ -75,11 +78,15 @@ try {
     const c2 = process.cpuUsage();
     fresh.loadCheckpoint(stored?.checkpoint);
     const c3 = process.cpuUsage(c2);
+    const c4 = process.cpuUsage();
+    fresh.buildDeferredRows?.(Infinity);
+    const c5 = process.cpuUsage(c4);
     console.log(
       JSON.stringify({
         round,
         readCpuMs: Math.round((c1.user + c1.system) / 1000),
         loadCheckpointCpuMs: Math.round((c3.user + c3.system) / 1000),
+        deferredBuildCpuMs: Math.round((c5.user + c5.system) / 1000),
       }),
     );
   }

@@ -67,7 +67,10 @@ interface Server {
   kill(signal: NodeJS.Signals): void;
 }
 
-async function startServer(dir: string, args: string[]): Promise<{ server: Server; readyMs: number }> {
+async function startServer(
+  dir: string,
+  args: string[],
+): Promise<{ server: Server; readyMs: number; readyCpuMs: number; log: () => string }> {
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
@@ -102,6 +105,8 @@ async function startServer(dir: string, args: string[]): Promise<{ server: Serve
   return {
     server: { base, pid: child.pid as number, exited, kill: (s) => child.kill(s) },
     readyMs: performance.now() - t0,
+    readyCpuMs: cpuSeconds(child.pid as number) * 1000,
+    log: () => out,
   };
 }
 
@@ -195,6 +200,13 @@ interface ModeResult {
   epochAtKill: number;
   recoveryReadyMs: number;
   recoverySecondsServer: number;
+  /** CPU ms of the server's recovery (its log line's `cpuMs`; all threads): steadier than wall time. */
+  recoveryCpuMs: number;
+  /**
+   * Server CPU from spawn to ready, the restart's minus the first (empty) start's: recovery's CPU
+   * with the module loading both pay taken out (any checkout; /proc, 10 ms ticks).
+   */
+  readyCpuDeltaMs: number;
   replayedEntries: number;
   firstStartReadyMs: number;
   /** Mode `last`: SIGTERM to exit, the clean stop's full checkpoint included. */
@@ -231,7 +243,7 @@ async function runMode(rows: number, mode: string): Promise<ModeResult> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-recovery-'));
   const args = MODE_ARGS[mode] ?? [];
   try {
-    const { server, readyMs: firstStartReadyMs } = await startServer(dir, args);
+    const { server, readyMs: firstStartReadyMs, readyCpuMs: firstCpu } = await startServer(dir, args);
     await post(server.base, '/v1/sql', { sql: DDL });
     const cpu0 = cpuSeconds(server.pid);
     const { seconds, eventsPerSec } = await ingest(server.base, rows);
@@ -249,7 +261,13 @@ async function runMode(rows: number, mode: string): Promise<ModeResult> {
       server.kill('SIGKILL');
       await server.exited;
     }
-    const { server: again, readyMs } = await startServer(dir, args);
+    // At info level the recovery's log line carries its CPU time (an older checkout's may not).
+    const {
+      server: again,
+      readyMs,
+      readyCpuMs,
+      log,
+    } = await startServer(dir, [...args, '--log-level', 'info']);
     const m2 = await metrics(again.base);
     again.kill('SIGKILL');
     await again.exited;
@@ -267,6 +285,8 @@ async function runMode(rows: number, mode: string): Promise<ModeResult> {
       epochAtKill: ready.epoch,
       recoveryReadyMs: readyMs,
       recoverySecondsServer: m2.get('sluice_recovery_seconds') ?? NaN,
+      recoveryCpuMs: Number(/"cpuMs":(\d+)/.exec(log())?.[1] ?? NaN),
+      readyCpuDeltaMs: readyCpuMs - firstCpu,
       replayedEntries: m2.get('sluice_recovery_replayed_entries') ?? NaN,
       firstStartReadyMs,
       ...(stopMs !== undefined ? { stopMs } : {}),
@@ -296,11 +316,11 @@ console.log(`root: ${ROOT}`);
 console.log(`loadavg before: ${loadBefore}; after: ${loadAfter}`);
 const pad = (s: string | number, n: number): string => String(s).padStart(n);
 console.log(
-  `${pad('rows', 9)} ${pad('mode', 8)} ${pad('events/s', 10)} ${pad('srv cpu s', 9)} ${pad('ckpts', 6)} ${pad('ckpt ep', 8)} ${pad('epoch', 6)} ${pad('ready ms', 9)} ${pad('recov s', 8)} ${pad('replayed', 9)} ${pad('stop ms', 8)} ${pad('read cpu', 9)} ${pad('ck rows', 8)}`,
+  `${pad('rows', 9)} ${pad('mode', 8)} ${pad('events/s', 10)} ${pad('srv cpu s', 9)} ${pad('ckpts', 6)} ${pad('ckpt ep', 8)} ${pad('epoch', 6)} ${pad('ready ms', 9)} ${pad('recov s', 8)} ${pad('recov cpu', 9)} ${pad('ready cpu', 9)} ${pad('replayed', 9)} ${pad('stop ms', 8)} ${pad('read cpu', 9)} ${pad('ck rows', 8)}`,
 );
 for (const r of results) {
   console.log(
-    `${pad(r.rows, 9)} ${pad(r.mode, 8)} ${pad(Math.round(r.eventsPerSec), 10)} ${pad(r.serverCpuSeconds.toFixed(1), 9)} ${pad(r.checkpointsBeforeKill, 6)} ${pad(r.checkpointEpoch, 8)} ${pad(r.epochAtKill, 6)} ${pad(Math.round(r.recoveryReadyMs), 9)} ${pad(r.recoverySecondsServer.toFixed(3), 8)} ${pad(r.replayedEntries, 9)} ${pad(r.stopMs === undefined ? '-' : Math.round(r.stopMs), 8)} ${pad(r.readCpuMs === null ? '-' : Math.round(r.readCpuMs), 9)} ${pad(r.checkpointRows ?? '-', 8)}`,
+    `${pad(r.rows, 9)} ${pad(r.mode, 8)} ${pad(Math.round(r.eventsPerSec), 10)} ${pad(r.serverCpuSeconds.toFixed(1), 9)} ${pad(r.checkpointsBeforeKill, 6)} ${pad(r.checkpointEpoch, 8)} ${pad(r.epochAtKill, 6)} ${pad(Math.round(r.recoveryReadyMs), 9)} ${pad(r.recoverySecondsServer.toFixed(3), 8)} ${pad(r.recoveryCpuMs, 9)} ${pad(Math.round(r.readyCpuDeltaMs), 9)} ${pad(r.replayedEntries, 9)} ${pad(r.stopMs === undefined ? '-' : Math.round(r.stopMs), 8)} ${pad(r.readCpuMs === null ? '-' : Math.round(r.readCpuMs), 9)} ${pad(r.checkpointRows ?? '-', 8)}`,
   );
 }
 for (const r of results) {

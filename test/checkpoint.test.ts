@@ -158,7 +158,7 @@ test('float sums restore exactly: integer parts beyond 2^53, fractions, infiniti
         name,
         {
           ...o,
-          parts: new Map([...o.parts].map(([id, entries]) => [id, entries.map(toLegacy)])),
+          parts: new Map([...o.parts].map(([id, entries]) => [id, [...entries].map(toLegacy)])),
         },
       ]),
     ),

@@ -119,7 +119,10 @@ export function loadCheckpoint(
   const rebuilt: string[] = [];
   // Shared arrangements are stored with their relations; one the checkpoint lacks is refilled from
   // its relation's loaded rows (by a view rebuilt below that needs it first, else at the end).
-  state.views.shared.load((relation, stateId) => checkpoint.objects.get(relation)?.parts.get(stateId));
+  state.views.shared.load((relation, stateId) => {
+    const entries = checkpoint.objects.get(relation)?.parts.get(stateId);
+    return entries === undefined || Array.isArray(entries) ? entries : [...entries];
+  });
   for (const def of state.catalog.views()) {
     const runtime = state.views.get(def.name) as ViewRuntime;
     const stored = checkpoint.objects.get(def.name);
@@ -139,4 +142,19 @@ export function loadCheckpoint(
   }
   state.views.shared.refillStale(checkpoint.epoch);
   return { rebuilt };
+}
+
+/**
+ * Builds up to `maxRows` rows that tables loaded from a checkpoint deferred (TableStore's column
+ * rows, keyed on first use); true when no table has any left. Called in slices while idle.
+ */
+export function buildDeferredRows(tables: ReadonlyMap<string, TableStore>, maxRows: number): boolean {
+  let sliced = false;
+  for (const store of tables.values()) {
+    if (!store.hasDeferredRows) continue;
+    if (sliced) return false; // one table's slice per call
+    sliced = true;
+    if (!store.buildDeferredSlice(maxRows)) return false;
+  }
+  return true;
 }

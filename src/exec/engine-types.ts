@@ -101,7 +101,9 @@ export interface StoredCheckpoint {
   readonly clock?: number;
   readonly objects: ReadonlyMap<
     string,
-    { readonly fingerprint: string; readonly parts: ReadonlyMap<string, readonly unknown[]> }
+    // A state's entries: a list, or for a table's rows stored column-wise a ColumnRows
+    // (common/column-rows.ts) the table keeps as columns until first used.
+    { readonly fingerprint: string; readonly parts: ReadonlyMap<string, Iterable<unknown>> }
   >;
 }
 

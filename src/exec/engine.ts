@@ -54,7 +54,12 @@ import { SelectJob } from './select-job.ts';
 import { DmlStatements } from './dml.ts';
 import { DdlStatements, type SchemaState } from './ddl.ts';
 import { EngineReads, toRow } from './engine-reads.ts';
-import { loadCheckpoint, takeCheckpoint, type CheckpointedState } from './engine-checkpoints.ts';
+import {
+  buildDeferredRows,
+  loadCheckpoint,
+  takeCheckpoint,
+  type CheckpointedState,
+} from './engine-checkpoints.ts';
 
 export type { EngineJournal } from './api.ts';
 
@@ -762,6 +767,14 @@ export class Engine {
     this.lastPositions = checkpoint.positions;
     this.currentClock = clock;
     return result;
+  }
+
+  /**
+   * Builds up to `maxRows` of the table rows a checkpoint load left as columns (they are built on
+   * first use otherwise); true when none is left. The server calls it in slices while idle.
+   */
+  buildDeferredRows(maxRows: number): boolean {
+    return buildDeferredRows(this.state.tables, maxRows);
   }
 
   // ---- reads (src/exec/engine-reads.ts) ----------------------------------------------------

@@ -23,6 +23,7 @@ import { CountedArrangement } from '../ivm/counted-arrangement.ts';
 import { UniqueArrangement } from '../ivm/unique-arrangement.ts';
 import { CapturedArray, type RowCapture } from '../ivm/row-capture.ts';
 import { AppendColumns } from './append-columns.ts';
+import { ColumnRows } from '../common/column-rows.ts';
 import { ColumnBatch, type ZBatch } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
 import type { Row, SqlType, Value } from '../common/types.ts';
@@ -122,7 +123,15 @@ export class TableStore implements Stateful {
   /** Loaded numerics that were doubles (upgradeNumerics): the next checkpoint delta is full. */
   private upgraded = false;
   private appendExported = 0;
-  private readonly byKey: UniqueArrangement | null;
+  /** A keyed table's rows by key; read through `byKey`, which first builds rows a load deferred. */
+  private readonly keyed: UniqueArrangement | null;
+  /**
+   * A keyed table's rows as a checkpoint's column blocks loaded them, not yet built into rows and
+   * keyed: a restart loads a million rows as a few typed arrays, and the first use builds them.
+   */
+  private deferred: ColumnRows | null = null;
+  /** Rows of `deferred` already keyed (an idle build goes slice by slice: buildDeferredSlice). */
+  private deferredBuilt = 0;
   /**
    * Insert-only keyless tables keep their rows column-wise: no per-row object survives the epoch,
    * which keeps garbage collection cheap on the ingest path. Rows are rebuilt only when read whole.
@@ -162,7 +171,7 @@ export class TableStore implements Stateful {
     this.stateId = `table:${def.name}`;
     this.columnIndex = new Map(def.columns.map((c, i) => [c.name, i]));
     this.columnNames = def.columns.map((c) => c.name);
-    this.byKey = def.primaryKey === null ? null : new UniqueArrangement();
+    this.keyed = def.primaryKey === null ? null : new UniqueArrangement();
     this.appendOnly = def.primaryKey === null ? new AppendColumns(def.columns.length) : null;
     this.multiset = null;
     this.insertDefaults = def.defaults === undefined ? null : def.defaults.map((d) => d?.value ?? null);
@@ -499,9 +508,55 @@ export class TableStore implements Stateful {
     return out;
   }
 
+  /** The keyed rows, built first if a load deferred them. */
+  private get byKey(): UniqueArrangement | null {
+    if (this.deferred !== null) this.buildDeferred();
+    return this.keyed;
+  }
+
+  /** Builds the rows and key index a checkpoint load deferred (done once, on first use). */
+  buildDeferred(): void {
+    const rows = this.deferred;
+    if (rows === null) return;
+    if (this.deferredBuilt === 0) {
+      this.deferred = null;
+      (this.keyed as UniqueArrangement).load(rows, (row) => this.keyOf(row));
+      return;
+    }
+    this.buildDeferredSlice(rows.length);
+  }
+
+  /**
+   * Builds up to `maxRows` more of the deferred rows (the server does this while idle after a
+   * restart, so the first request does not pay for all of them); true when none is left.
+   */
+  buildDeferredSlice(maxRows: number): boolean {
+    const rows = this.deferred;
+    if (rows === null) return true;
+    const keyed = this.keyed as UniqueArrangement;
+    const to = Math.min(rows.length, this.deferredBuilt + maxRows);
+    // Not a change to checkpoint: the store holds these rows already.
+    keyed.trackChanges(false);
+    rows.forEachRowBetween(this.deferredBuilt, to, (row) =>
+      keyed.set(this.keyOf(row as Value[]), row as Value[]),
+    );
+    keyed.trackChanges(this.tracking);
+    this.deferredBuilt = to;
+    if (to < rows.length) return false;
+    this.deferred = null;
+    this.deferredBuilt = 0;
+    return true;
+  }
+
+  /** Whether loaded rows wait to be built (tests and the server's idle build). */
+  get hasDeferredRows(): boolean {
+    return this.deferred !== null;
+  }
+
   trackChanges(on: boolean): void {
     this.tracking = on;
-    this.byKey?.trackChanges(on);
+    // The flag only: contents a load deferred stay deferred.
+    this.keyed?.trackChanges(on);
     this.multiset?.trackChanges(on);
   }
 
@@ -509,6 +564,8 @@ export class TableStore implements Stateful {
     // State loaded from the double era is rewritten whole once: its entry ids (keys) have changed.
     const full = fullAsked || this.upgraded;
     this.upgraded = false;
+    // Unchanged since a deferred load: the store holds exactly these rows, nothing to write.
+    if (this.deferred !== null && !full) return { replaceAll: false, upserts: [], deletes: [] };
     if (this.byKey !== null) return this.byKey.takeDelta(full);
     // Once the append list became a multiset, that arrangement's first delta replaces everything.
     if (this.multiset !== null) return this.multiset.takeDelta(full);
@@ -533,6 +590,24 @@ export class TableStore implements Stateful {
 
   private loadRows(values: Iterable<unknown>): void {
     this.exported = true;
+    this.deferred = null;
+    this.deferredBuilt = 0;
+    if (values instanceof ColumnRows && !this.needsUpgrade(values)) {
+      if (this.keyed !== null) {
+        // Emptied (and marked as what the store holds) now; the rows are built on first use.
+        this.keyed.load([], (row) => this.keyOf(row));
+        this.upgraded = false;
+        this.deferred = values.length > 0 ? values : null;
+        return;
+      }
+      this.multiset = null;
+      this.upgraded = false;
+      const append = new AppendColumns(this.def.columns.length);
+      values.forEachRow((row) => append.push(row as Value[]));
+      this.appendOnly = append;
+      this.appendExported = append.length;
+      return;
+    }
     // The checkpoint hands over a list already (read, not kept): no copy of a million rows.
     const list: unknown[] = Array.isArray(values) ? values : [...values];
     this.upgraded = upgradeNumerics(list, this.def.columns);
@@ -551,6 +626,14 @@ export class TableStore implements Stateful {
     this.appendOnly = new AppendColumns(this.def.columns.length);
     for (const v of list) this.appendOnly.push(v as Value[]);
     this.appendExported = this.appendOnly.length;
+  }
+
+  /** Whether column-wise loaded rows hold double-era numerics (loaded as rows, then upgraded). */
+  private needsUpgrade(rows: ColumnRows): boolean {
+    const numeric = numericColumns(this.def.columns);
+    return (
+      numeric.length > 0 && rows.someValue(numeric, (v) => typeof v === 'number' || typeof v === 'bigint')
+    );
   }
 
   /** Current rows with multiplicities. */
@@ -605,14 +688,17 @@ export class TableStore implements Stateful {
     if (rows === 0) return 0;
     let sampled = 0;
     let bytes = 0;
-    for (const [row] of this.entries()) {
-      bytes += rowBytes(row, 0);
+    // Rows a load deferred are sampled without building the others.
+    const sample = this.deferred ?? entryRows(this.entries());
+    for (const row of sample) {
+      bytes += rowBytes(row as readonly Value[], 0);
       if (++sampled === 32) break;
     }
     return Math.round((bytes / sampled) * rows);
   }
 
   rowCount(): number {
+    if (this.deferred !== null) return this.deferred.length;
     if (this.byKey !== null) return this.byKey.size;
     if (this.appendOnly !== null) return this.appendOnly.length;
     return (this.multiset as CountedArrangement).total;
@@ -670,12 +756,21 @@ export function hasInexactColumns(def: TableDef): boolean {
 
 /** Column-wise storage of an insert-only multiset of rows. */
 
+function* entryRows(entries: Iterable<readonly [readonly Value[], number]>): Generator<readonly Value[]> {
+  for (const [row] of entries) yield row;
+}
+
+/** Numeric columns of the table (a number there is from the double era: upgradeNumerics). */
+function numericColumns(columns: readonly { readonly type: SqlType }[]): number[] {
+  return columns.flatMap((c, i) => (c.type.kind === 'numeric' ? [i] : []));
+}
+
 /**
  * Rows of a checkpoint written while NUMERIC was a double: each number in a numeric column becomes
  * the decimal of its shortest text (in place; entries are rows, or {r, c} for keyless tables).
  */
 function upgradeNumerics(list: unknown[], columns: readonly { readonly type: SqlType }[]): boolean {
-  const numeric = columns.flatMap((c, i) => (c.type.kind === 'numeric' ? [i] : []));
+  const numeric = numericColumns(columns);
   if (numeric.length === 0) return false;
   let upgraded = false;
   for (const entry of list) {

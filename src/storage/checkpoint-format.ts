@@ -9,6 +9,11 @@
 //    a newline, the values as their stored JSON) in the state's insertion order. Loading a block is
 //    one SQLite row and one JSON.parse of its values for up to BLOCK_ENTRIES entries instead of a
 //    row each; its keys are parsed only when the state has override rows to apply.
+//  - COLUMN BLOCKS: a table's base block (state `table:<name>`) whose entries are rows of one width
+//    is stored the same way but as kind 'c', its value binary (column-block.ts): numbers as float64,
+//    other columns as the stored JSON of their values, and the keys' JSON list. Its hash (hashBlock)
+//    covers `<stateId>\0c`, the key, the entry count and the bytes. Both writers derive it from the
+//    entries' stored JSON, so the file is the same whichever thread wrote it.
 //  - OVERRIDE rows under `<stateId>`, one per key changed by an incremental checkpoint since the
 //    state's base was written, told apart by `kind`:
 //      'v' an upsert: replaces the base entry of its key in place (an update keeps its position),
@@ -21,6 +26,7 @@
 // or 'm' row hashes with `<stateId>\0t` / `<stateId>\0m` as its state id, so changing a row's kind
 // is detected. The header keeps the row count and the multiset sum of all row hashes, plus (new)
 // the base entries and override rows, from which the store decides to compact (needsFull).
+// An older Sluice refuses a kind 'c' row as damaged (an unknown kind), so it replays the journal.
 // An older Sluice opening a new file refuses it as damaged (STATE_ERROR → journal replay): its
 // checksum of the header does not cover the new columns, and block rows belong to no state it knows.
 import { createHash } from 'node:crypto';
@@ -209,3 +215,50 @@ export function hashEntry(stateId: string, key: string, ord: number, value: stri
   entryHash[0] = h1 >>> 0;
   entryHash[1] = h2 >>> 0;
 }
+
+/**
+ * The hash of a column block ('c' row): like `hashEntry` over `<stateId>\0c`, the key and the block
+ * number of entries, then the bytes four at a time (a million rows' numbers hash in a few ms).
+ */
+export function hashBlock(stateId: string, key: string, ord: number, bytes: Uint8Array): void {
+  let h1 = 0xdeadbeef ^ (ord | 0);
+  let h2 = 0x41c6ce57 ^ ((ord / LANE) | 0);
+  for (const s of [stateId, COLUMN_BLOCK_TAG, key]) {
+    for (let i = 0; i < s.length; i++) {
+      const ch = s.charCodeAt(i);
+      h1 = Math.imul(h1 ^ ch, 2654435761);
+      h2 = Math.imul(h2 ^ ch, 1597334677);
+    }
+    h1 = Math.imul(h1 ^ 1, 2654435761);
+    h2 = Math.imul(h2 ^ 1, 1597334677);
+  }
+  const words = bytes.length >> 2;
+  // An aligned view reads the words in place; a stored blob that is not aligned is read byte-wise.
+  const aligned = bytes.byteOffset % 4 === 0 ? new Int32Array(bytes.buffer, bytes.byteOffset, words) : null;
+  for (let w = 0; w < words; w++) {
+    const x =
+      aligned !== null
+        ? (aligned[w] as number)
+        : (bytes[w * 4] as number) |
+          ((bytes[w * 4 + 1] as number) << 8) |
+          ((bytes[w * 4 + 2] as number) << 16) |
+          ((bytes[w * 4 + 3] as number) << 24);
+    h1 = Math.imul(h1 ^ x, 2654435761);
+    h2 = Math.imul(h2 ^ x, 1597334677);
+  }
+  for (let i = words * 4; i < bytes.length; i++) {
+    const x = bytes[i] as number;
+    h1 = Math.imul(h1 ^ x, 2654435761);
+    h2 = Math.imul(h2 ^ x, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ bytes.length, 2654435761);
+  h2 = Math.imul(h2 ^ bytes.length, 1597334677);
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
+  h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
+  h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  entryHash[0] = h1 >>> 0;
+  entryHash[1] = h2 >>> 0;
+}
+
+const COLUMN_BLOCK_TAG = '\u0000c';

@@ -26,6 +26,7 @@ import {
   damaged,
   entryHash,
   formatSum,
+  hashBlock,
   hashRow,
   openSchema,
   parseObjects,
@@ -40,6 +41,7 @@ import {
   type CheckpointHeader,
   type CheckpointTransactionStats,
 } from './checkpoint-transaction.ts';
+import { columnRows, decodeColumnBlock, type DecodedColumnBlock } from './column-block.ts';
 
 // The shapes below mirror the engine's EngineCheckpoint / StoredCheckpoint structurally: storage
 // never imports the engine.
@@ -68,7 +70,8 @@ export interface StoredCheckpointData {
   readonly clock?: number;
   readonly objects: ReadonlyMap<
     string,
-    { readonly fingerprint: string; readonly parts: ReadonlyMap<string, readonly unknown[]> }
+    // A table's rows loaded from column blocks are a ColumnRows (common/column-rows.ts).
+    { readonly fingerprint: string; readonly parts: ReadonlyMap<string, Iterable<unknown>> }
   >;
 }
 
@@ -371,11 +374,11 @@ export class CheckpointStore {
     }
     checkMeta(meta);
     const stored = parseObjects(meta.objects);
-    const owner = new Map<string, Map<string, unknown[]>>();
+    const owner = new Map<string, Map<string, Iterable<unknown>>>();
     const pending = new Map<string, PendingState>();
-    const objects = new Map<string, { fingerprint: string; parts: Map<string, unknown[]> }>();
+    const objects = new Map<string, { fingerprint: string; parts: Map<string, Iterable<unknown>> }>();
     for (const o of stored) {
-      const parts = new Map<string, unknown[]>();
+      const parts = new Map<string, Iterable<unknown>>();
       for (const id of o.parts) {
         parts.set(id, []);
         owner.set(id, parts);
@@ -388,14 +391,27 @@ export class CheckpointStore {
     let lastId = '';
     let last: PendingState | undefined;
     for (const row of this.scanStmt.iterate() as Iterable<
-      [string, string, number, string, number, number, string]
+      [string, string, number, string | Uint8Array, number, number, string]
     >) {
-      const [rowId, key, ord, text, h1, h2, kind] = row;
+      const [rowId, key, ord, value, h1, h2, kind] = row;
       const isBlock = rowId.endsWith(BLOCK_SUFFIX);
-      if (kind !== 'v' && (isBlock || (kind !== 't' && kind !== 'm'))) {
-        throw damaged(`entry "${key}" of state "${rowId}" has an unknown kind "${kind}"`);
+      let text = '';
+      let bytes: Uint8Array | null = null;
+      if (kind === 'c') {
+        // A column block (column-block.ts): binary, a base block only.
+        if (!isBlock || typeof value === 'string') {
+          throw damaged(`entry "${key}" of state "${rowId}" is not the column block its kind says`);
+        }
+        bytes = value;
+        hashBlock(rowId, key, ord, bytes);
+      } else {
+        if (kind !== 'v' && (isBlock || (kind !== 't' && kind !== 'm'))) {
+          throw damaged(`entry "${key}" of state "${rowId}" has an unknown kind "${kind}"`);
+        }
+        if (typeof value !== 'string') throw damaged(`entry "${key}" of state "${rowId}" is not text`);
+        text = value;
+        hashRow(rowId, kind, key, ord, text);
       }
-      hashRow(rowId, kind, key, ord, text);
       if (entryHash[0] !== h1 || entryHash[1] !== h2) {
         throw damaged(`entry "${key}" of state "${rowId}" is corrupted (its hash does not match its value)`);
       }
@@ -407,11 +423,14 @@ export class CheckpointStore {
         if (!owner.has(stateId)) throw damaged(`holds entries of state "${stateId}", which no object owns`);
         last = pending.get(stateId);
         if (last === undefined) {
+          const parts = owner.get(stateId) as Map<string, Iterable<unknown>>;
           last = {
             stateId,
             blocks: [],
             overrides: [],
-            out: owner.get(stateId)?.get(stateId) as unknown[],
+            parts,
+            out: parts.get(stateId) as unknown[],
+            columns: [],
             eager: 0,
           };
           pending.set(stateId, last);
@@ -420,7 +439,7 @@ export class CheckpointStore {
       }
       if (!decode) continue;
       if (isBlock) {
-        const block = { key, n: ord, text };
+        const block = { key, n: ord, text, bytes };
         if (last.overrides.length > 0) last.blocks.push(block);
         else {
           // No override applies to this state (they would have come first): its values go straight
@@ -479,21 +498,57 @@ export class CheckpointStore {
 /** One state's rows as read: its base blocks in order (decoded at the end), and its override rows. */
 interface PendingState {
   readonly stateId: string;
-  readonly blocks: { readonly key: string; readonly n: number; readonly text: string }[];
+  readonly blocks: StoredBlock[];
   readonly overrides: { key: string; ord: number; kind: RowKind; value: unknown }[];
+  /** The parts of the state's object (the state's entries are set there). */
+  readonly parts: Map<string, Iterable<unknown>>;
   /** The state's entries, as Engine.loadCheckpoint receives them. */
   readonly out: unknown[];
+  /**
+   * Leading column blocks of a state without overrides, not yet turned into rows: when the state
+   * has nothing else, they are handed over as they are (a ColumnRows), built into rows by its user.
+   */
+  readonly columns: DecodedColumnBlock[];
   /** Blocks already decoded into `out` (a state without overrides: `blocks` stays empty). */
   eager: number;
 }
 
-/** Decodes one part of a base block (`keys \n values`): a JSON array of `n` items. */
-function blockPart(state: PendingState, block: PendingState['blocks'][number], keys: boolean): unknown[] {
+/** A base block as read: JSON text (`keys \n values`), or a column block's bytes. */
+interface StoredBlock {
+  readonly key: string;
+  readonly n: number;
+  readonly text: string;
+  readonly bytes: Uint8Array | null;
+}
+
+function columnBlock(state: PendingState, block: StoredBlock): DecodedColumnBlock {
+  try {
+    return decodeColumnBlock(block.bytes as Uint8Array, block.n);
+  } catch (error) {
+    throw damaged(
+      `block "${block.key}" of state "${state.stateId}" cannot be decoded: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
+/** Decodes one part of a base block (`keys \n values`, or a column block): a list of `n` items. */
+function blockPart(state: PendingState, block: StoredBlock, keys: boolean): unknown[] {
+  if (block.bytes !== null) {
+    const decoded = columnBlock(state, block);
+    if (!keys) return [...columnRows([decoded])];
+    return blockList(state, block, () => JSON.parse(decoded.keysJson()) as unknown);
+  }
   const cut = block.text.indexOf('\n');
+  return blockList(state, block, () => {
+    if (cut < 0) throw new Error('no key list');
+    return keys ? (JSON.parse(block.text.slice(0, cut)) as unknown) : decodeValue(block.text.slice(cut + 1));
+  });
+}
+
+function blockList(state: PendingState, block: StoredBlock, parse: () => unknown): unknown[] {
   let list: unknown;
   try {
-    if (cut < 0) throw new Error('no key list');
-    list = keys ? JSON.parse(block.text.slice(0, cut)) : decodeValue(block.text.slice(cut + 1));
+    list = parse();
   } catch (error) {
     throw damaged(
       `block "${block.key}" of state "${state.stateId}" cannot be decoded: ${error instanceof Error ? error.message : String(error)}`,
@@ -508,11 +563,31 @@ function blockPart(state: PendingState, block: PendingState['blocks'][number], k
 }
 
 /** Decodes a block of a state without overrides straight into its entries. */
-function appendBlock(state: PendingState, block: PendingState['blocks'][number]): void {
+function appendBlock(state: PendingState, block: StoredBlock): void {
+  state.eager++;
+  if (block.bytes !== null) {
+    const decoded = columnBlock(state, block);
+    const first = state.columns[0];
+    // Column blocks stay columns while all the state has are column blocks of one width.
+    if (state.out.length === 0 && (first === undefined || first.width === decoded.width)) {
+      state.columns.push(decoded);
+      return;
+    }
+    flushColumns(state);
+    columnRows([decoded]).forEachRow((row) => state.out.push(row));
+    return;
+  }
+  flushColumns(state);
   const values = blockPart(state, block, false);
   const out = state.out;
   for (let i = 0; i < values.length; i++) out.push(values[i]);
-  state.eager++;
+}
+
+/** Turns the state's pending column blocks into rows of its entry list (a JSON block follows them). */
+function flushColumns(state: PendingState): void {
+  if (state.columns.length === 0) return;
+  columnRows(state.columns).forEachRow((row) => state.out.push(row));
+  state.columns.length = 0;
 }
 
 /**
@@ -524,7 +599,11 @@ function appendBlock(state: PendingState, block: PendingState['blocks'][number])
  */
 function assemble(state: PendingState): void {
   const { blocks, overrides, out } = state;
-  if (overrides.length === 0) return; // its blocks were decoded as they were read
+  if (overrides.length === 0) {
+    // Its blocks were decoded as they were read; column blocks alone are handed over as they are.
+    if (state.columns.length > 0) state.parts.set(state.stateId, columnRows(state.columns));
+    return;
+  }
   const byKey = new Map<string, PendingState['overrides'][number]>();
   for (const o of overrides) byKey.set(o.key, o);
   const placed = new Set<string>();

@@ -12,6 +12,7 @@ import {
   checkMeta,
   entryHash,
   formatSum,
+  hashBlock,
   hashEntry,
   hashRow,
   metaChecksum,
@@ -21,6 +22,11 @@ import {
   type MetaRow,
   type StoredObject,
 } from './checkpoint-format.ts';
+import { decodeStored } from '../common/json-codec.ts';
+import { encodeColumnBlock } from './column-block.ts';
+
+/** The state ids of tables' rows (TableStore's `table:<name>`): their base blocks go column-wise. */
+const TABLE_STATE = 'table:';
 
 /** What a checkpoint records besides its entries. */
 export interface CheckpointHeader {
@@ -304,11 +310,22 @@ export class CheckpointTransaction {
   private flushBlock(): void {
     if (this.blockEntries === 0) return;
     // Keys, a newline (JSON text holds none), values: a load parses the keys only when it needs them.
-    const text = this.blockKeys + ']\n' + this.blockText + ']';
     const key = String(this.blockNumber++).padStart(10, '0');
-    // A block's ord is its number of entries (the reader checks it, compaction sums it).
-    hashEntry(this.blockId, key, this.blockEntries, text);
-    this.stmts.insertRow.run(this.blockId, key, this.blockEntries, text, entryHash[0], entryHash[1], 'v');
+    // A table's rows go column by column in binary (column-block.ts), decoded from their stored
+    // JSON here so that both writers (this thread's and the worker's) write the same bytes.
+    const columns = this.blockId.startsWith(TABLE_STATE)
+      ? encodeColumnBlock(this.blockKeys + ']', decodeStored(this.blockText + ']') as unknown[])
+      : null;
+    if (columns !== null) {
+      const bytes = Buffer.from(columns.buffer, columns.byteOffset, columns.length);
+      hashBlock(this.blockId, key, this.blockEntries, bytes);
+      this.stmts.insertRow.run(this.blockId, key, this.blockEntries, bytes, entryHash[0], entryHash[1], 'c');
+    } else {
+      const text = this.blockKeys + ']\n' + this.blockText + ']';
+      // A block's ord is its number of entries (the reader checks it, compaction sums it).
+      hashEntry(this.blockId, key, this.blockEntries, text);
+      this.stmts.insertRow.run(this.blockId, key, this.blockEntries, text, entryHash[0], entryHash[1], 'v');
+    }
     this.add(entryHash[0] as number, entryHash[1] as number);
     this.count++;
     this.baseEntries += this.blockEntries;
