@@ -42,8 +42,11 @@ export interface Bucket<RK extends Value = string, R = readonly Value[]> {
   total: number;
 }
 
-/** The stored form of one arranged row. */
-interface StoredRow<K, R> {
+/**
+ * The stored form of one arranged row: the checkpoint entry of an Arrangement, and of the structures
+ * that write its format so that checkpoints stay readable (join-arrangement.ts, ops/topn-rows.ts).
+ */
+export interface StoredRow<K, R> {
   /** The arrangement's entry prefix: which arrangement of an operator the entry belongs to. */
   readonly a: string;
   readonly k: K;

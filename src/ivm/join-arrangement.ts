@@ -3,6 +3,7 @@
 // (GroupIndex: int keys in typed arrays), rows live in parallel arrays by row id, chained per slot in
 // arrival order, and are found by value through one open-addressing table over (slot, row hash).
 // Checkpoint entries are exactly those of the indexed `Arrangement` (same ids, same stored form).
+import type { StoredRow as StoredArrangedRow } from './arrangement.ts';
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
 import { encodeExactValues } from '../common/values.ts';
@@ -14,15 +15,8 @@ import type { JoinKey } from './ops/join-op.ts';
 /** "No row" in the per-slot chains and in `head`/`next`. */
 export const NO_ROW = -1;
 
-/** The stored form of one arranged row (as `Arrangement` writes it, so checkpoints stay readable). */
-interface StoredRow {
-  readonly a: string;
-  readonly k: string;
-  readonly r: readonly Value[];
-  readonly c: number;
-  readonly m: number;
-  readonly s: number;
-}
+/** The entry format of an Arrangement, keyed by its key text. */
+type StoredRow = StoredArrangedRow<string, readonly Value[]>;
 
 /**
  * Estimated heap bytes of one key: its slot in the index and the five per-slot arrays, and the key

@@ -1,6 +1,7 @@
 // The state of a Top-N: partition key → its SortedPartition, each input row held once (a reference
 // to the row, its image and, when it has copies, its multiplicity), and the checkpoint delta of it,
 // written in the entry format of the arrangement it replaces (one entry per distinct row).
+import type { StoredRow as StoredArrangedRow } from '../arrangement.ts';
 import type { Value } from '../../common/types.ts';
 import { encodeExactValues, encodeOne, encodeValues, singleKey } from '../../common/values.ts';
 import { ArrangementDelta, type Upserts } from '../arrangement-delta.ts';
@@ -9,15 +10,8 @@ import { SortedPartition, type KeyImage, type RowCompare } from './topn-partitio
 /** A partition's key: '' without PARTITION BY, one column's key, or the columns' encoding. */
 export type PartitionKey = Value;
 
-/** The stored form of one row (an Arrangement's: the order is derived, so `m` and `s` are 0). */
-interface StoredRow {
-  readonly a: string;
-  readonly k: string;
-  readonly r: readonly Value[];
-  readonly c: number;
-  readonly m: number;
-  readonly s: number;
-}
+/** The entry format of an Arrangement, keyed by its key text. */
+type StoredRow = StoredArrangedRow<string, readonly Value[]>;
 
 const ENTRY_PREFIX = 't';
 
