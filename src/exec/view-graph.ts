@@ -87,6 +87,8 @@ export class ViewGraph {
     this.byName.delete(name);
     this.release(view.runtime);
     this.order = this.order.filter((v) => v.name !== name);
+    // The last epoch's list would keep the dropped view's state alive until the next epoch.
+    this.stepped.length = 0;
   }
 
   /** Gives back the shared arrangements a runtime probes (the last user's goes with it). */
