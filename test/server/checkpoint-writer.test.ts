@@ -4,7 +4,7 @@
 // runtime write on the main thread, and an in-memory runtime (which no second connection can reach)
 // still writes its slices on the main thread.
 import assert from 'node:assert/strict';
-import { cpSync } from 'node:fs';
+import { cpSync, readdirSync, rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { failWriterThreadForTests } from '../../src/server/runtime/checkpoint-writer.ts';
 import { MAX_WRITER_THREAD_DEATHS } from '../../src/server/runtime/checkpoints.ts';
@@ -170,5 +170,24 @@ test('a writer thread that dies again and again: checkpoints go on, written on t
     failWriterThreadForTests(0);
     removeDir(dir);
     removeDir(crashed);
+  }
+});
+
+test('close() returns once the writer thread has closed its connection: the directory can go at once', async () => {
+  const dir = tempDir();
+  try {
+    for (let round = 0; round < 3; round++) {
+      const rt = openRuntime(dir, { checkpoint: POLICY });
+      if (round === 0) rt.executeScript(SCHEMA);
+      load(rt, 2_000, round * 2_000);
+      assert.ok((await rt.checkpointInSlices()) !== null, 'the thread wrote a checkpoint');
+      rt.close();
+      // The last connection to a WAL database removes its -wal and -shm files as it closes.
+      const left = readdirSync(dir).filter((f) => f.startsWith('checkpoint') && /-(wal|shm)$/.test(f));
+      assert.deepEqual(left, [], `round ${round}: the thread still had the checkpoint file open`);
+    }
+    rmSync(dir, { recursive: true });
+  } finally {
+    removeDir(dir);
   }
 });

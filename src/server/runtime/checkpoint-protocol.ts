@@ -5,6 +5,10 @@ import type { CheckpointHeader, CheckpointTransactionStats } from '../../storage
 /** Slots of a file's shared flags. */
 export const BUSY = 0;
 export const ABORTED_WRITE = 1;
+/** Set by the thread once it has closed its connection to the file (after `release`). */
+export const RELEASED = 2;
+/** Bytes of a file's shared flags. */
+export const FLAG_BYTES = 12;
 
 export type ToWorker =
   | { readonly t: 'open'; readonly file: number; readonly path: string; readonly flags: SharedArrayBuffer }

@@ -15,6 +15,7 @@ import { crashPoint } from '../crash-points.ts';
 import {
   ABORTED_WRITE,
   BUSY,
+  RELEASED,
   type FromWorker,
   type ToWorker,
   type WireError,
@@ -59,6 +60,9 @@ port.on('message', (message: ToWorker) => {
     rollback(file);
     file.db.close();
     files.delete(message.file);
+    // The main thread's close() waits for this: the file's -wal and -shm are gone or settled.
+    Atomics.store(file.flags, RELEASED, 1);
+    Atomics.notify(file.flags, RELEASED);
     if (files.size === 0) port.close();
     return;
   }

@@ -21,6 +21,8 @@ import {
 import {
   ABORTED_WRITE,
   BUSY,
+  FLAG_BYTES,
+  RELEASED,
   type FromWorker,
   type ToWorker,
   type WireError,
@@ -121,7 +123,7 @@ function sharedWorker(entry: string): SharedWorker {
 
 export class OffThreadCheckpointWriter {
   private readonly file = nextFile++;
-  private readonly flags = new Int32Array(new SharedArrayBuffer(8));
+  private readonly flags = new Int32Array(new SharedArrayBuffer(FLAG_BYTES));
   private worker: SharedWorker | null = null;
   private pending: Pending | null = null;
   private aborted = false;
@@ -274,7 +276,11 @@ export class OffThreadCheckpointWriter {
     this.fail(pending, new SluiceError('STATE_ERROR', 'the checkpoint was abandoned (shutdown)'));
   }
 
-  /** Lets the worker close its connection to this file (after `abort` when a write was running). */
+  /**
+   * Has the worker close its connection to this file (after `abort` when a write was running) and
+   * waits (blocking, at most ABORT_WAIT_MS) until it has: whoever closes the runtime may then move or
+   * delete the data directory.
+   */
   close(): void {
     this.abort();
     const worker = this.worker;
@@ -283,6 +289,18 @@ export class OffThreadCheckpointWriter {
     worker.files.delete(this.file);
     worker.post({ t: 'release', file: this.file });
     if (worker.files.size === 0 && shared === worker) shared = null;
+    const deadline = performance.now() + ABORT_WAIT_MS;
+    while (Atomics.load(this.flags, RELEASED) === 0) {
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        this.logger.error(
+          { waitedMs: ABORT_WAIT_MS },
+          'the checkpoint writer thread did not close its connection in time',
+        );
+        break;
+      }
+      Atomics.wait(this.flags, RELEASED, 0, left);
+    }
   }
 
   /** A message from the worker about this file. */
@@ -325,6 +343,7 @@ export class OffThreadCheckpointWriter {
     worker.files.set(this.file, this);
     Atomics.store(this.flags, BUSY, 0);
     Atomics.store(this.flags, ABORTED_WRITE, 0);
+    Atomics.store(this.flags, RELEASED, 0);
     worker.post({
       t: 'open',
       file: this.file,
