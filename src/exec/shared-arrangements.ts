@@ -8,7 +8,7 @@
 import type { StateDelta } from '../common/state-delta.ts';
 import type { Value } from '../common/types.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
-import { compileKey, keyEntryId, type JoinKey, type KeyFn } from '../ivm/ops/join-op.ts';
+import { compileKey, keyEntryId, type JoinKey, type KeyFn } from '../ivm/join-key.ts';
 import { JoinArrangement } from '../ivm/join-arrangement.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { consolidate } from '../ivm/zset.ts';

@@ -7,7 +7,7 @@ import type { Value } from '../common/types.ts';
 import { Arrangement, sameRow } from './arrangement.ts';
 import { JoinArrangement, NO_ROW } from './join-arrangement.ts';
 import { NO_SLOT } from './group-index.ts';
-import { keyEntryId, type JoinKey } from './ops/join-op.ts';
+import { keyEntryId, type JoinKey } from './join-key.ts';
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;

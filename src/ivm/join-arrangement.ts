@@ -10,7 +10,7 @@ import { encodeExactValues } from '../common/values.ts';
 import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
 import { hashRow, sameRow } from './arrangement.ts';
 import { GroupIndex, NO_SLOT } from './group-index.ts';
-import type { JoinKey } from './ops/join-op.ts';
+import type { JoinKey } from './join-key.ts';
 
 /** "No row" in the per-slot chains and in `head`/`next`. */
 export const NO_ROW = -1;

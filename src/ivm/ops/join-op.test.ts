@@ -10,7 +10,8 @@ import type { ColumnSpec, DataflowNode, JoinKind } from '../dataflow-plan.ts';
 import type { RowErrorSink } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
-import { JoinOp, keyValue, type JoinBudget } from './join-op.ts';
+import { JoinOp, type JoinBudget } from './join-op.ts';
+import { keyValue } from '../join-key.ts';
 
 // Both inputs are [k, v]; the output row is [lk, lv, rk, rv].
 const COLS = [

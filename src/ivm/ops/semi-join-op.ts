@@ -18,7 +18,7 @@ import type { Operator, RowErrorSink } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
-import { compileKey, keyEntryId, type JoinKey, type KeyFn } from './join-op.ts';
+import { compileKey, keyEntryId, type JoinKey, type KeyFn } from '../join-key.ts';
 
 type SemiJoinNode = Extract<DataflowNode, { kind: 'semijoin' }>;
 
