@@ -71,6 +71,36 @@ export function closingExpression(allowedLateness: number): string {
     : 'EMIT ON WINDOW CLOSE';
 }
 
+/** An EMIT ON WINDOW CLOSE view's policy and progress, as a view's catalog entry shows them. */
+export interface WindowCloseInfo {
+  /** How long a window stays open after the watermark reaches its end (an interval's text). */
+  readonly allowedLateness: string;
+  /** The watermark its windows are closed through (null before the first); the least of its closings. */
+  readonly closedThrough: string | null;
+  /** Changes to windows it had closed, which it did not apply. */
+  readonly ignoredChanges: number;
+}
+
+/** The window-close entry of view `name`, or null when it does not EMIT ON WINDOW CLOSE. */
+export function windowCloseInfo(closing: readonly ClosingView[], name: string): WindowCloseInfo | null {
+  const own = closing.filter((v) => v.name === name);
+  const first = own[0];
+  if (first === undefined) return null;
+  let through: number | null = null;
+  let ignored = 0;
+  for (const v of own) {
+    ignored += v.ignored;
+    if (v.closedThrough !== null && (through === null || v.closedThrough < through))
+      through = v.closedThrough;
+  }
+  if (own.some((v) => v.closedThrough === null)) through = null;
+  return {
+    allowedLateness: formatInterval(Interval.of(0, 0, first.allowedLateness)),
+    closedThrough: through === null ? null : first.zoned ? formatMicros(through) : formatMicrosLocal(through),
+    ignoredChanges: ignored,
+  };
+}
+
 /**
  * SHOW WATERMARKS: one row per table or source with a watermark, in creation order, then one per
  * EMIT ON WINDOW CLOSE view: the watermark its windows are closed through and, as its late rows,

@@ -5,6 +5,7 @@ import { SluiceError } from '../common/errors.ts';
 import { formatMicros } from '../common/time/instant-micros.ts';
 import type { TableInfo, ViewInfo } from '../index.ts';
 import type { SluiceRuntime } from './runtime.ts';
+import { windowCloseInfo } from '../exec/watermark-statements.ts';
 import type { SinkReport, SourceReport } from './connectors.ts';
 import * as S from './schemas.ts';
 
@@ -95,6 +96,7 @@ export function registerCatalogRoutes(
 
   function viewJson(runtime: SluiceRuntime, v: ViewInfo): Record<string, unknown> {
     const watermarks = runtime.engine.viewWatermarks(v.name);
+    const windowClose = windowCloseInfo(runtime.engine.closingViews(), v.name);
     return {
       name: v.name,
       columns: v.columns,
@@ -103,6 +105,7 @@ export function registerCatalogRoutes(
       epoch: runtime.committedEpoch,
       clock: formatMicros(runtime.committedClock),
       ...(watermarks !== null ? { watermarks } : {}),
+      ...(windowClose !== null ? { windowClose } : {}),
       rowCount: v.rowCount,
       stateBytes: v.stateBytes,
       dependsOn: v.dependsOn,

@@ -153,6 +153,24 @@ const viewInfo = {
       description:
         "The watermark after that epoch of each table or source with a WATERMARK the view reads (directly or through views), in its time column's type; null before its first row. Absent when it reads none",
     },
+    windowClose: {
+      type: 'object',
+      required: ['allowedLateness', 'closedThrough', 'ignoredChanges'],
+      properties: {
+        allowedLateness: {
+          type: 'string',
+          description: 'ALLOWED LATENESS: how long a window stays open after the watermark reaches its end',
+        },
+        closedThrough: {
+          type: 'string',
+          nullable: true,
+          description:
+            'The watermark its windows are closed through, in the time column type; null before the first',
+        },
+        ignoredChanges: { type: 'integer', description: 'Changes to windows it had closed, not applied' },
+      },
+      description: 'Only for an EMIT ON WINDOW CLOSE view: its late-change policy and how far it has closed',
+    },
     rowCount: { type: 'integer' },
     stateBytes: { type: 'integer', description: 'Approximate operator state size' },
     dependsOn: { type: 'array', items: { type: 'string' } },

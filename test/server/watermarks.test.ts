@@ -73,6 +73,29 @@ test('an EMIT ON WINDOW CLOSE view shows in SHOW WATERMARKS and counts changes t
       metrics.text,
       /sluice_view_closed_window_changes_total\{view="per10",tenant="default"\} 1\n/,
     );
+    // The view's catalog entry states its policy and progress; a view without the clause has none.
+    const view = await request(server.base, 'GET', '/v1/views/per10');
+    assert.deepEqual(view.body['windowClose'], {
+      allowedLateness: '00:00:00',
+      closedThrough: at(11),
+      ignoredChanges: 1,
+    });
+    await sqlOk(
+      server.base,
+      `CREATE MATERIALIZED VIEW late AS SELECT window_end, count(*) AS n FROM TUMBLE(bids, ts, INTERVAL '10' SECOND)
+         GROUP BY window_end EMIT ON WINDOW CLOSE ALLOWED LATENESS INTERVAL '90' SECOND;
+       CREATE MATERIALIZED VIEW plain AS SELECT count(*) AS n FROM bids`,
+    );
+    const late = await request(server.base, 'GET', '/v1/views/late');
+    assert.deepEqual(late.body['windowClose'], {
+      allowedLateness: '00:01:30',
+      // windows close 90 s behind the watermark
+      closedThrough: '2024-01-01 09:58:41',
+      ignoredChanges: 0,
+    });
+    const plain = await request(server.base, 'GET', '/v1/views/plain');
+    assert.equal(plain.status, 200);
+    assert.equal('windowClose' in plain.body, false);
   } finally {
     await server.close();
   }
