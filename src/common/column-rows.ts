@@ -31,30 +31,17 @@ export class ColumnRows implements Iterable<unknown[]> {
 
   /** Calls `each` with every row in order, built once. */
   forEachRow(each: (row: unknown[]) => void): void {
-    const width = this.width;
-    for (const block of this.blocks) {
-      const cols = block.columns;
-      for (let i = 0; i < block.n; i++) {
-        const row = new Array<unknown>(width);
-        for (let c = 0; c < width; c++) row[c] = columnValue(cols[c] as RowColumn, i);
-        each(row);
-      }
-    }
+    this.forEachRowBetween(0, this.length, each);
   }
 
   /** Calls `each` with rows [from, to) in order, each built once. */
   forEachRowBetween(from: number, to: number, each: (row: unknown[]) => void): void {
-    const width = this.width;
     let start = 0;
     for (const block of this.blocks) {
       const end = start + block.n;
       if (end > from && start < to) {
-        const cols = block.columns;
-        for (let i = Math.max(from, start) - start; i < Math.min(to, end) - start; i++) {
-          const row = new Array<unknown>(width);
-          for (let c = 0; c < width; c++) row[c] = columnValue(cols[c] as RowColumn, i);
-          each(row);
-        }
+        for (let i = Math.max(from, start) - start; i < Math.min(to, end) - start; i++)
+          each(rowAt(block.columns, this.width, i));
       }
       start = end;
       if (start >= to) break;
@@ -62,14 +49,8 @@ export class ColumnRows implements Iterable<unknown[]> {
   }
 
   *[Symbol.iterator](): Iterator<unknown[]> {
-    const width = this.width;
     for (const block of this.blocks) {
-      const cols = block.columns;
-      for (let i = 0; i < block.n; i++) {
-        const row = new Array<unknown>(width);
-        for (let c = 0; c < width; c++) row[c] = columnValue(cols[c] as RowColumn, i);
-        yield row;
-      }
+      for (let i = 0; i < block.n; i++) yield rowAt(block.columns, this.width, i);
     }
   }
 
@@ -86,6 +67,13 @@ export class ColumnRows implements Iterable<unknown[]> {
     }
     return false;
   }
+}
+
+/** Row `i` of a block, as a fresh array. */
+function rowAt(cols: readonly RowColumn[], width: number, i: number): unknown[] {
+  const row = new Array<unknown>(width);
+  for (let c = 0; c < width; c++) row[c] = columnValue(cols[c] as RowColumn, i);
+  return row;
 }
 
 function columnValue(col: RowColumn, i: number): unknown {
