@@ -2,31 +2,24 @@
 // request and resolves it to exact row changes without touching state (so a rejected request has no
 // effect); `apply` then commits the resolved changes. Keyless tables are multisets; until the first
 // delete they are kept as a plain append list (no per-row key encoding on the insert-only path),
-// then as a counted arrangement; keyed tables are a unique-key arrangement (src/ivm/arrangement.ts).
+// then as a counted arrangement; keyed tables are a unique-key arrangement (table-keyed-rows.ts).
 // An insert row that omits a column gets the column's DEFAULT (NULL without one), before NOT NULL
 // is checked. Each UNIQUE constraint keeps an index (unique-index.ts) maintained by `apply`; it is
 // not checkpointed but rebuilt from the rows by `loadState` (one pass, like loading the rows).
+// Beside it: the prepared batch (table-batch.ts), resolving a request's rows (table-resolve.ts) and
+// column value facts (table-values.ts).
 import { SluiceError } from '../common/errors.ts';
-import { castValue } from '../common/cast.ts';
-import { T } from '../common/types.ts';
-import {
-  encodeExactValues,
-  encodeValues,
-  formatValue,
-  identicalValues,
-  singleKey,
-} from '../common/values.ts';
-import { compareExactRows } from '../ivm/exact-rows.ts';
+import { encodeExactValues, encodeValues, singleKey } from '../common/values.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
 import { rowBytes } from '../ivm/arrangement.ts';
 import { CountedArrangement } from '../ivm/counted-arrangement.ts';
-import { UniqueArrangement } from '../ivm/unique-arrangement.ts';
+import type { UniqueArrangement } from '../ivm/unique-arrangement.ts';
 import { CapturedArray, type RowCapture } from '../ivm/row-capture.ts';
 import { AppendColumns } from './append-columns.ts';
 import { ColumnRows } from '../common/column-rows.ts';
 import { ColumnBatch, type ZBatch } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
-import type { Row, SqlType, Value } from '../common/types.ts';
+import type { Row, Value } from '../common/types.ts';
 import type { TableChanges } from './api.ts';
 import { UniqueIndex } from './unique-index.ts';
 import {
@@ -34,86 +27,21 @@ import {
   type InsertNormalizer,
   compileInsertColumnsNormalizer,
   compileInsertNormalizer,
-  isKeyOnlyDelete,
   normalizeRowGeneral,
 } from './row-normalizer.ts';
 import { ReadIndex } from './read-index.ts';
 import { TableWatermark } from './table-watermark.ts';
 import type { OrderedIndex } from '../ivm/ordered-index.ts';
+import { KeyedRows } from './table-keyed-rows.ts';
+import { COLUMNAR_MIN_ROWS, NO_ROWS, type PreparedBatch, columnarBatch, columnsOf } from './table-batch.ts';
+import { numericColumns, sameRow, upgradeNumerics } from './table-values.ts';
+import { resolveKeyed, resolveKeylessDeletes } from './table-resolve.ts';
 
-export interface PreparedBatch {
-  readonly table: string;
-  /** Full rows removed (one copy each), including rows replaced by an insert on their key. */
-  readonly deletes: readonly (readonly Value[])[];
-  /** Rows inserted (built from `insertColumns` on first read when the batch has them). */
-  readonly inserts: readonly (readonly Value[])[];
-  /**
-   * The inserts column by column, for an insert-only batch into a keyless append-only table: they
-   * are appended to the table and handed to the views as columns, with no row array per insert.
-   */
-  readonly insertColumns?: readonly Value[][];
-  /** Rows the request listed (its size as the API reports it). */
-  readonly accepted: number;
-}
-
-/**
- * Insert-only batches from this size on go column by column. Below it the row path is cheaper: at
- * batch size 1 the columns, the batch object and the column batch cost more than the one row array
- * they save (the canonical bench at batch 1 lost a quarter of its events per CPU-second).
- */
-const COLUMNAR_MIN_ROWS = 64;
-
-/** The rows of a batch that has none of a kind (shared: a prepared batch is never changed). */
-const NO_ROWS: readonly (readonly Value[])[] = [];
+export { type PreparedBatch, insertCount } from './table-batch.ts';
+export { hasInexactColumns } from './table-values.ts';
 
 /** A request's absent list of rows. */
 const NO_INPUT: readonly unknown[] = [];
-
-/** How many rows a prepared batch inserts, without building rows from its columns. */
-export function insertCount(batch: {
-  readonly inserts: readonly (readonly Value[])[];
-  readonly insertColumns?: readonly Value[][];
-}): number {
-  const cols = batch.insertColumns;
-  return cols !== undefined ? (cols[0] as Value[]).length : batch.inserts.length;
-}
-
-/** An insert-only batch prepared column by column; its rows are built only if someone asks. */
-function columnarBatch(table: string, columns: Value[][], accepted: number): PreparedBatch {
-  let rows: Value[][] | null = null;
-  return {
-    table,
-    deletes: [],
-    get inserts(): Value[][] {
-      rows ??= rowsOf(columns);
-      return rows;
-    },
-    insertColumns: columns,
-    accepted,
-  };
-}
-
-/** Rows as columns (rows of `width` values). */
-function columnsOf(rows: readonly (readonly Value[])[], width: number): Value[][] {
-  const columns: Value[][] = [];
-  for (let c = 0; c < width; c++) {
-    const column: Value[] = [];
-    for (const row of rows) column.push(row[c] as Value);
-    columns.push(column);
-  }
-  return columns;
-}
-
-function rowsOf(columns: readonly (readonly Value[])[]): Value[][] {
-  const n = (columns[0] as readonly Value[]).length;
-  const rows = new Array<Value[]>(n);
-  for (let i = 0; i < n; i++) {
-    const row = new Array<Value>(columns.length);
-    for (let c = 0; c < columns.length; c++) row[c] = (columns[c] as readonly Value[])[i] as Value;
-    rows[i] = row;
-  }
-  return rows;
-}
 
 export class TableStore implements Stateful {
   readonly stateId: string;
@@ -123,15 +51,8 @@ export class TableStore implements Stateful {
   /** Loaded numerics that were doubles (upgradeNumerics): the next checkpoint delta is full. */
   private upgraded = false;
   private appendExported = 0;
-  /** A keyed table's rows by key; read through `byKey`, which first builds rows a load deferred. */
-  private readonly keyed: UniqueArrangement | null;
-  /**
-   * A keyed table's rows as a checkpoint's column blocks loaded them, not yet built into rows and
-   * keyed: a restart loads a million rows as a few typed arrays, and the first use builds them.
-   */
-  private deferred: ColumnRows | null = null;
-  /** Rows of `deferred` already keyed (an idle build goes slice by slice: buildDeferredSlice). */
-  private deferredBuilt = 0;
+  /** A keyed table's rows by key, with rows a checkpoint load deferred (table-keyed-rows.ts). */
+  private readonly keyed: KeyedRows | null;
   /**
    * Insert-only keyless tables keep their rows column-wise: no per-row object survives the epoch,
    * which keeps garbage collection cheap on the ingest path. Rows are rebuilt only when read whole.
@@ -171,7 +92,7 @@ export class TableStore implements Stateful {
     this.stateId = `table:${def.name}`;
     this.columnIndex = new Map(def.columns.map((c, i) => [c.name, i]));
     this.columnNames = def.columns.map((c) => c.name);
-    this.keyed = def.primaryKey === null ? null : new UniqueArrangement();
+    this.keyed = def.primaryKey === null ? null : new KeyedRows((row) => this.keyOf(row));
     this.appendOnly = def.primaryKey === null ? new AppendColumns(def.columns.length) : null;
     this.multiset = null;
     this.insertDefaults = def.defaults === undefined ? null : def.defaults.map((d) => d?.value ?? null);
@@ -282,94 +203,14 @@ export class TableStore implements Stateful {
         : (input: unknown, i: number): Value[] => this.normalizeRow(input, 'insert', i);
     const deletes: (readonly Value[])[] = [];
     const inserts: (readonly Value[])[] = [];
-    if (this.byKey !== null) {
-      const byKey = this.byKey;
-      // Keys this request deletes (deletes come first, so a later insert of one adds it back).
-      const deletedKeys = new Set<Value>();
-      deleteRows.forEach((input, i) => {
-        const row = this.normalizeRow(input, 'delete', i);
-        const keyOnly = isKeyOnlyDelete(this.def, input as Record<string, unknown>);
-        const k = this.keyOf(row);
-        const existing = deletedKeys.has(k) ? null : byKey.get(k);
-        if (existing === null || existing === undefined) {
-          throw new SluiceError(
-            'ROW_NOT_FOUND',
-            `delete row ${i + 1}: no row with this primary key in table "${this.def.name}"`,
-            {
-              detail: this.describeRow(row),
-            },
-          );
-        }
-        if (!keyOnly && encodeValues(existing) !== encodeValues(row)) {
-          throw new SluiceError(
-            'ROW_NOT_FOUND',
-            `delete row ${i + 1}: the row in table "${this.def.name}" differs from the one to delete`,
-            {
-              detail: `stored ${this.describeRow(existing)}, given ${this.describeRow(row)}`,
-              hint: 'delete by primary key only to remove the row whatever its other values',
-            },
-          );
-        }
-        deletedKeys.add(k);
-        deletes.push(existing);
-      });
-      const insertedAt = new Map<Value, number>();
-      insertRows.forEach((input, i) => {
-        const row = normalizeInsert(input, i);
-        const k = this.keyOf(row);
-        const earlier = insertedAt.get(k);
-        if (earlier !== undefined) {
-          inserts[earlier] = row; // a later insert of the same key in one request wins
-          return;
-        }
-        // A stored row under the key is replaced, unless this request already deleted it.
-        const existing = deletedKeys.size > 0 && deletedKeys.has(k) ? undefined : byKey.get(k);
-        if (existing !== undefined) deletes.push(existing);
-        insertedAt.set(k, inserts.length);
-        inserts.push(row);
-      });
-    } else {
-      if (deleteRows.length > 0) {
-        const ms = this.ensureMultiset();
-        const used = new Map<string, number>();
-        deleteRows.forEach((input, i) => {
-          let row = this.normalizeRow(input, 'delete', i);
-          let k = encodeExactValues(row);
-          let have = ms.count(k) - (used.get(k) ?? 0);
-          if (have <= 0 && hasInexactColumns(this.def)) {
-            // No row of this text left: a row of an equal value and another text (1.50 for 1.5), as
-            // DELETE … WHERE x = 1.5 would; the one whose text sorts first, so replay picks the same.
-            const equal = [...ms.equalRows(encodeValues(row))].sort((a, b) => compareExactRows(a.row, b.row));
-            for (const e of equal) {
-              const ek = encodeExactValues(e.row);
-              if (e.count - (used.get(ek) ?? 0) > 0) {
-                row = e.row as Value[];
-                k = ek;
-                have = 1;
-                break;
-              }
-            }
-          }
-          if (have <= 0) {
-            throw new SluiceError(
-              'ROW_NOT_FOUND',
-              `delete row ${i + 1}: no such row in table "${this.def.name}"`,
-              { detail: this.describeRow(row) },
-            );
-          }
-          used.set(k, (used.get(k) ?? 0) + 1);
-          deletes.push(row);
-        });
-      }
+    if (this.byKey !== null)
+      resolveKeyed(this, this.byKey, deleteRows, insertRows, normalizeInsert, deletes, inserts);
+    else {
+      if (deleteRows.length > 0) resolveKeylessDeletes(this, this.ensureMultiset(), deleteRows, deletes);
       for (let i = 0; i < insertRows.length; i++) inserts.push(normalizeInsert(insertRows[i], i));
     }
     for (const index of this.uniqueIndexes) index.check(this.def.name, deletes, inserts);
     return { table: this.def.name, deletes, inserts, accepted: deleteRows.length + insertRows.length };
-  }
-
-  /** A row as an error's detail shows it: `(a=1, b='x')`. */
-  private describeRow(row: readonly Value[]): string {
-    return `(${this.def.columns.map((c, i) => `${c.name}=${formatValue(row[i] as Value)}`).join(', ')})`;
   }
 
   /**
@@ -510,20 +351,12 @@ export class TableStore implements Stateful {
 
   /** The keyed rows, built first if a load deferred them. */
   private get byKey(): UniqueArrangement | null {
-    if (this.deferred !== null) this.buildDeferred();
-    return this.keyed;
+    return this.keyed === null ? null : this.keyed.rows;
   }
 
   /** Builds the rows and key index a checkpoint load deferred (done once, on first use). */
   buildDeferred(): void {
-    const rows = this.deferred;
-    if (rows === null) return;
-    if (this.deferredBuilt === 0) {
-      this.deferred = null;
-      (this.keyed as UniqueArrangement).load(rows, (row) => this.keyOf(row));
-      return;
-    }
-    this.buildDeferredSlice(rows.length);
+    this.keyed?.buildDeferred();
   }
 
   /**
@@ -531,26 +364,12 @@ export class TableStore implements Stateful {
    * restart, so the first request does not pay for all of them); true when none is left.
    */
   buildDeferredSlice(maxRows: number): boolean {
-    const rows = this.deferred;
-    if (rows === null) return true;
-    const keyed = this.keyed as UniqueArrangement;
-    const to = Math.min(rows.length, this.deferredBuilt + maxRows);
-    // Not a change to checkpoint: the store holds these rows already.
-    keyed.trackChanges(false);
-    rows.forEachRowBetween(this.deferredBuilt, to, (row) =>
-      keyed.set(this.keyOf(row as Value[]), row as Value[]),
-    );
-    keyed.trackChanges(this.tracking);
-    this.deferredBuilt = to;
-    if (to < rows.length) return false;
-    this.deferred = null;
-    this.deferredBuilt = 0;
-    return true;
+    return this.keyed === null || this.keyed.buildDeferredSlice(maxRows);
   }
 
   /** Whether loaded rows wait to be built (tests and the server's idle build). */
   get hasDeferredRows(): boolean {
-    return this.deferred !== null;
+    return this.keyed?.hasDeferred ?? false;
   }
 
   trackChanges(on: boolean): void {
@@ -565,7 +384,7 @@ export class TableStore implements Stateful {
     const full = fullAsked || this.upgraded;
     this.upgraded = false;
     // Unchanged since a deferred load: the store holds exactly these rows, nothing to write.
-    if (this.deferred !== null && !full) return { replaceAll: false, upserts: [], deletes: [] };
+    if (this.hasDeferredRows && !full) return { replaceAll: false, upserts: [], deletes: [] };
     if (this.byKey !== null) return this.byKey.takeDelta(full);
     // Once the append list became a multiset, that arrangement's first delta replaces everything.
     if (this.multiset !== null) return this.multiset.takeDelta(full);
@@ -590,14 +409,11 @@ export class TableStore implements Stateful {
 
   private loadRows(values: Iterable<unknown>): void {
     this.exported = true;
-    this.deferred = null;
-    this.deferredBuilt = 0;
     if (values instanceof ColumnRows && !this.needsUpgrade(values)) {
       if (this.keyed !== null) {
-        // Emptied (and marked as what the store holds) now; the rows are built on first use.
-        this.keyed.load([], (row) => this.keyOf(row));
+        // The rows are built on first use (table-keyed-rows.ts).
+        this.keyed.loadDeferred(values);
         this.upgraded = false;
-        this.deferred = values.length > 0 ? values : null;
         return;
       }
       this.multiset = null;
@@ -611,8 +427,8 @@ export class TableStore implements Stateful {
     // The checkpoint hands over a list already (read, not kept): no copy of a million rows.
     const list: unknown[] = Array.isArray(values) ? values : [...values];
     this.upgraded = upgradeNumerics(list, this.def.columns);
-    if (this.byKey !== null) {
-      this.byKey.load(list, (row) => this.keyOf(row));
+    if (this.keyed !== null) {
+      this.keyed.load(list);
       return;
     }
     if (list.some((v) => !Array.isArray(v))) {
@@ -689,7 +505,7 @@ export class TableStore implements Stateful {
     let sampled = 0;
     let bytes = 0;
     // Rows a load deferred are sampled without building the others.
-    const sample = this.deferred ?? entryRows(this.entries());
+    const sample = this.keyed?.deferredRows ?? entryRows(this.entries());
     for (const row of sample) {
       bytes += rowBytes(row as readonly Value[], 0);
       if (++sampled === 32) break;
@@ -698,7 +514,8 @@ export class TableStore implements Stateful {
   }
 
   rowCount(): number {
-    if (this.deferred !== null) return this.deferred.length;
+    const deferred = this.keyed?.deferredRows ?? null;
+    if (deferred !== null) return deferred.length;
     if (this.byKey !== null) return this.byKey.size;
     if (this.appendOnly !== null) return this.appendOnly.length;
     return (this.multiset as CountedArrangement).total;
@@ -728,62 +545,6 @@ export class TableStore implements Stateful {
   }
 }
 
-/** Whether two rows are one row of a Z-set (`consolidate` compares their encodings). */
-/** Whether two rows are one row to a Z-set: every value prints alike (1.5 and 1.50 do not). */
-function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
-  for (let i = 0; i < a.length; i++) if (!identicalValues(a[i] as Value, b[i] as Value)) return false;
-  return true;
-}
-
-/** Column types whose equal values always print alike (no SQL-equal rows of other texts). */
-const ALWAYS_IDENTICAL: ReadonlySet<string> = new Set([
-  'bool',
-  'int',
-  'text',
-  'date',
-  'timestamp',
-  'timestamptz',
-  'time',
-  'uuid',
-  'bytea',
-  'unknown',
-]);
-
-/** Whether a column of the table may hold equal values that print differently (1.5 and 1.50). */
-export function hasInexactColumns(def: TableDef): boolean {
-  return def.columns.some((c) => !ALWAYS_IDENTICAL.has(c.type.kind));
-}
-
-/** Column-wise storage of an insert-only multiset of rows. */
-
 function* entryRows(entries: Iterable<readonly [readonly Value[], number]>): Generator<readonly Value[]> {
   for (const [row] of entries) yield row;
-}
-
-/** Numeric columns of the table (a number there is from the double era: upgradeNumerics). */
-function numericColumns(columns: readonly { readonly type: SqlType }[]): number[] {
-  return columns.flatMap((c, i) => (c.type.kind === 'numeric' ? [i] : []));
-}
-
-/**
- * Rows of a checkpoint written while NUMERIC was a double: each number in a numeric column becomes
- * the decimal of its shortest text (in place; entries are rows, or {r, c} for keyless tables).
- */
-function upgradeNumerics(list: unknown[], columns: readonly { readonly type: SqlType }[]): boolean {
-  const numeric = numericColumns(columns);
-  if (numeric.length === 0) return false;
-  let upgraded = false;
-  for (const entry of list) {
-    const row = (Array.isArray(entry) ? entry : (entry as { r?: unknown }).r) as Value[] | undefined;
-    if (!Array.isArray(row)) continue;
-    for (const i of numeric) {
-      const v = row[i];
-      // a number is read as its shortest text, then takes the column's scale (0.1 → 0.10)
-      if (typeof v === 'number' || typeof v === 'bigint') {
-        row[i] = castValue(v, T.numeric, (columns[i] as { readonly type: SqlType }).type);
-        upgraded = true;
-      }
-    }
-  }
-  return upgraded;
 }

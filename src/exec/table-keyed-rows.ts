@@ -1,0 +1,89 @@
+// A keyed table's rows by primary key, with the rows a checkpoint load deferred: a table restored from
+// column blocks keeps the loaded columns and builds its rows and key map on first use, or in slices
+// (the server builds them while idle after a restart, so the first request does not pay for all).
+import type { Value } from '../common/types.ts';
+import { ColumnRows } from '../common/column-rows.ts';
+import { UniqueArrangement } from '../ivm/unique-arrangement.ts';
+
+export class KeyedRows {
+  /** The rows by key; read through `rows`, which first builds rows a load deferred. */
+  private readonly keyed = new UniqueArrangement();
+  /**
+   * The rows as a checkpoint's column blocks loaded them, not yet built into rows and keyed: a
+   * restart loads a million rows as a few typed arrays, and the first use builds them.
+   */
+  private deferred: ColumnRows | null = null;
+  /** Rows of `deferred` already keyed (an idle build goes slice by slice: buildDeferredSlice). */
+  private deferredBuilt = 0;
+  private tracking = false;
+
+  constructor(private readonly keyOf: (row: readonly Value[]) => Value) {}
+
+  /** The keyed rows, built first if a load deferred them. */
+  get rows(): UniqueArrangement {
+    if (this.deferred !== null) this.buildDeferred();
+    return this.keyed;
+  }
+
+  /** Builds the rows and key index a checkpoint load deferred (done once, on first use). */
+  buildDeferred(): void {
+    const rows = this.deferred;
+    if (rows === null) return;
+    if (this.deferredBuilt === 0) {
+      this.deferred = null;
+      this.keyed.load(rows, this.keyOf);
+      return;
+    }
+    this.buildDeferredSlice(rows.length);
+  }
+
+  /** Builds up to `maxRows` more of the deferred rows; true when none is left. */
+  buildDeferredSlice(maxRows: number): boolean {
+    const rows = this.deferred;
+    if (rows === null) return true;
+    const keyed = this.keyed;
+    const to = Math.min(rows.length, this.deferredBuilt + maxRows);
+    // Not a change to checkpoint: the store holds these rows already.
+    keyed.trackChanges(false);
+    rows.forEachRowBetween(this.deferredBuilt, to, (row) =>
+      keyed.set(this.keyOf(row as Value[]), row as Value[]),
+    );
+    keyed.trackChanges(this.tracking);
+    this.deferredBuilt = to;
+    if (to < rows.length) return false;
+    this.deferred = null;
+    this.deferredBuilt = 0;
+    return true;
+  }
+
+  /** Whether loaded rows wait to be built. */
+  get hasDeferred(): boolean {
+    return this.deferred !== null;
+  }
+
+  /** The rows a load deferred, not built yet (null when none): sampled and counted as they are. */
+  get deferredRows(): ColumnRows | null {
+    return this.deferred;
+  }
+
+  trackChanges(on: boolean): void {
+    this.tracking = on;
+    // The flag only: contents a load deferred stay deferred.
+    this.keyed.trackChanges(on);
+  }
+
+  /** Takes column-wise loaded rows as they are; they are built into rows and keyed on first use. */
+  loadDeferred(values: ColumnRows): void {
+    // Emptied (and marked as what the store holds) now.
+    this.keyed.load([], this.keyOf);
+    this.deferred = values.length > 0 ? values : null;
+    this.deferredBuilt = 0;
+  }
+
+  /** Replaces the rows with a checkpoint's list of rows. */
+  load(list: Iterable<unknown>): void {
+    this.deferred = null;
+    this.deferredBuilt = 0;
+    this.keyed.load(list, this.keyOf);
+  }
+}

@@ -1,0 +1,125 @@
+// Resolving a request's rows to the exact row changes against a table's current rows (the part of
+// `TableStore.prepare` that reads them): a keyed table's deletes and upserts by primary key, a keyless
+// table's deletes by value. Nothing here changes the table; a bad row throws ROW_NOT_FOUND.
+import { SluiceError } from '../common/errors.ts';
+import { encodeExactValues, encodeValues, formatValue } from '../common/values.ts';
+import { compareExactRows } from '../ivm/exact-rows.ts';
+import type { CountedArrangement } from '../ivm/counted-arrangement.ts';
+import type { TableDef } from '../planner/catalog.ts';
+import type { Value } from '../common/types.ts';
+import { isKeyOnlyDelete } from './row-normalizer.ts';
+import { hasInexactColumns } from './table-values.ts';
+
+/** The table a request is resolved against. */
+export interface ResolveTable {
+  readonly def: TableDef;
+  normalizeRow(input: unknown, what: 'insert' | 'delete', index: number): Value[];
+  keyOf(row: readonly Value[]): Value;
+}
+
+/** A keyed table's current rows by key. */
+export interface RowsByKey {
+  get(key: Value): readonly Value[] | undefined;
+}
+
+/** A row as an error's detail shows it: `(a=1, b='x')`. */
+export function describeRow(def: TableDef, row: readonly Value[]): string {
+  return `(${def.columns.map((c, i) => `${c.name}=${formatValue(row[i] as Value)}`).join(', ')})`;
+}
+
+/**
+ * A keyed table's request: deletes name stored rows (by key, or by the whole row), inserts replace
+ * the row stored under their key; pushes the rows removed to `deletes` and the rows added to `inserts`.
+ */
+export function resolveKeyed(
+  table: ResolveTable,
+  byKey: RowsByKey,
+  deleteRows: readonly unknown[],
+  insertRows: readonly unknown[],
+  normalizeInsert: (input: unknown, i: number) => Value[],
+  deletes: (readonly Value[])[],
+  inserts: (readonly Value[])[],
+): void {
+  const def = table.def;
+  // Keys this request deletes (deletes come first, so a later insert of one adds it back).
+  const deletedKeys = new Set<Value>();
+  deleteRows.forEach((input, i) => {
+    const row = table.normalizeRow(input, 'delete', i);
+    const keyOnly = isKeyOnlyDelete(def, input as Record<string, unknown>);
+    const k = table.keyOf(row);
+    const existing = deletedKeys.has(k) ? null : byKey.get(k);
+    if (existing === null || existing === undefined) {
+      throw new SluiceError(
+        'ROW_NOT_FOUND',
+        `delete row ${i + 1}: no row with this primary key in table "${def.name}"`,
+        {
+          detail: describeRow(def, row),
+        },
+      );
+    }
+    if (!keyOnly && encodeValues(existing) !== encodeValues(row)) {
+      throw new SluiceError(
+        'ROW_NOT_FOUND',
+        `delete row ${i + 1}: the row in table "${def.name}" differs from the one to delete`,
+        {
+          detail: `stored ${describeRow(def, existing)}, given ${describeRow(def, row)}`,
+          hint: 'delete by primary key only to remove the row whatever its other values',
+        },
+      );
+    }
+    deletedKeys.add(k);
+    deletes.push(existing);
+  });
+  const insertedAt = new Map<Value, number>();
+  insertRows.forEach((input, i) => {
+    const row = normalizeInsert(input, i);
+    const k = table.keyOf(row);
+    const earlier = insertedAt.get(k);
+    if (earlier !== undefined) {
+      inserts[earlier] = row; // a later insert of the same key in one request wins
+      return;
+    }
+    // A stored row under the key is replaced, unless this request already deleted it.
+    const existing = deletedKeys.size > 0 && deletedKeys.has(k) ? undefined : byKey.get(k);
+    if (existing !== undefined) deletes.push(existing);
+    insertedAt.set(k, inserts.length);
+    inserts.push(row);
+  });
+}
+
+/** A keyless table's deletes: each names one copy of a stored row; pushes the rows to `deletes`. */
+export function resolveKeylessDeletes(
+  table: ResolveTable,
+  ms: CountedArrangement,
+  deleteRows: readonly unknown[],
+  deletes: (readonly Value[])[],
+): void {
+  const def = table.def;
+  const used = new Map<string, number>();
+  deleteRows.forEach((input, i) => {
+    let row = table.normalizeRow(input, 'delete', i);
+    let k = encodeExactValues(row);
+    let have = ms.count(k) - (used.get(k) ?? 0);
+    if (have <= 0 && hasInexactColumns(def)) {
+      // No row of this text left: a row of an equal value and another text (1.50 for 1.5), as
+      // DELETE … WHERE x = 1.5 would; the one whose text sorts first, so replay picks the same.
+      const equal = [...ms.equalRows(encodeValues(row))].sort((a, b) => compareExactRows(a.row, b.row));
+      for (const e of equal) {
+        const ek = encodeExactValues(e.row);
+        if (e.count - (used.get(ek) ?? 0) > 0) {
+          row = e.row as Value[];
+          k = ek;
+          have = 1;
+          break;
+        }
+      }
+    }
+    if (have <= 0) {
+      throw new SluiceError('ROW_NOT_FOUND', `delete row ${i + 1}: no such row in table "${def.name}"`, {
+        detail: describeRow(def, row),
+      });
+    }
+    used.set(k, (used.get(k) ?? 0) + 1);
+    deletes.push(row);
+  });
+}
