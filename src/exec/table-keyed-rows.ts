@@ -4,10 +4,14 @@
 import type { Value } from '../common/types.ts';
 import { ColumnRows } from '../common/column-rows.ts';
 import { UniqueArrangement } from '../ivm/unique-arrangement.ts';
+import { SlotRowMap } from '../ivm/slot-row-map.ts';
 
 export class KeyedRows {
-  /** The rows by key; read through `rows`, which first builds rows a load deferred. */
-  private readonly keyed = new UniqueArrangement();
+  /**
+   * The rows by key; read through `rows`, which first builds rows a load deferred. Slots, not a
+   * Map: a serial key's lookup is one typed-array read (slot-row-map.ts), in a Map's order.
+   */
+  private readonly keyed = new UniqueArrangement<Value>(() => new SlotRowMap<Value>());
   /**
    * The rows as a checkpoint's column blocks loaded them, not yet built into rows and keyed: a
    * restart loads a million rows as a few typed arrays, and the first use builds them.

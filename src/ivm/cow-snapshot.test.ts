@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import type { Value } from '../common/types.ts';
 import { encodeOne } from '../common/values.ts';
 import { UniqueArrangement } from './unique-arrangement.ts';
+import { SlotRowMap } from './slot-row-map.ts';
 
 function rng(seed: number): () => number {
   let a = seed >>> 0;
@@ -49,10 +50,17 @@ function countDirty(a: UniqueArrangement<number>): number {
 /** Keys of a snapshot deleted while it was read and not put back (the case its last pass reads). */
 let stayedDeleted = 0;
 
-for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
-  test(`a snapshot read between changes yields the entries at the snapshot (seed ${seed})`, () => {
+// Over a Map, and over a slot map that compacts early (a keyed table's rows: slot-row-map.ts).
+for (const [seed, kind] of [1, 2, 3, 4, 5, 6, 7, 8].flatMap((s) => [
+  [s, 'Map'] as const,
+  [s, 'slots'] as const,
+])) {
+  test(`a snapshot read between changes yields the entries at the snapshot (seed ${seed}, ${kind})`, () => {
     const rnd = rng(seed);
-    const a = new UniqueArrangement<number>();
+    const a =
+      kind === 'Map'
+        ? new UniqueArrangement<number>()
+        : new UniqueArrangement<number>(() => new SlotRowMap<number>(8, 0));
     a.trackChanges(true);
     const next = { id: 0 };
     const deleted: number[] = [];

@@ -19,6 +19,12 @@ import { SluiceError } from '../common/errors.ts';
 type Row = readonly Value[];
 type Entry = readonly [string, unknown];
 
+/** The Map a snapshot reads: a `Map`, or a SlotRowMap (slot-row-map.ts) iterating like one. */
+export interface SnapshotMap<K> extends Iterable<readonly [K, Row]> {
+  get(key: K): Row | undefined;
+  has(key: K): boolean;
+}
+
 export class CowSnapshot<K> {
   /** Keys present at the snapshot and changed since: their rows then. */
   private readonly before = new Map<K, Row>();
@@ -39,7 +45,7 @@ export class CowSnapshot<K> {
   private started = false;
 
   constructor(
-    private readonly map: ReadonlyMap<K, Row>,
+    private readonly map: SnapshotMap<K>,
     /** Entries at the snapshot: the Map's size then, or the keys of `only` present then. */
     readonly size: number,
     private readonly encode: (key: K) => string,

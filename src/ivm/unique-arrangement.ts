@@ -4,6 +4,7 @@ import type { Value } from '../common/types.ts';
 import { encodeOne } from '../common/values.ts';
 import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
 import { CowSnapshot, snapshotEntries } from './cow-snapshot.ts';
+import type { RowMap } from './slot-row-map.ts';
 
 /** Incremental deltas of at least this many changed keys are read through a snapshot. */
 const LAZY_CHANGED_MIN = 2048;
@@ -11,14 +12,20 @@ const LAZY_CHANGED_MIN = 2048;
 /**
  * A key holds at most one row, stored as the Map's value (no bucket, no count). Keys are Map keys
  * as `singleKey` or `encodeValues` make them; a checkpoint entry is the row under the key's encoding.
+ * The Map is a `Map`, or what `newRows` makes: a keyed table's rows are a SlotRowMap (slot-row-map.ts).
  */
 export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta {
   /** Replaced (not cleared) by `clear` and `load`, so an open snapshot keeps reading the old Map. */
-  private rows = new Map<K, readonly Value[]>();
+  private rows: RowMap<K>;
   /** Keys changed since the last delta (handed over whole to a large delta's snapshot). */
   private dirty = new Set<K>();
   /** The snapshot a full checkpoint is reading, while it needs before-images (cow-snapshot.ts). */
   private snapshot: CowSnapshot<K> | null = null;
+
+  constructor(private readonly newRows: () => RowMap<K> = () => new Map<K, readonly Value[]>()) {
+    super();
+    this.rows = newRows();
+  }
 
   get size(): number {
     return this.rows.size;
@@ -46,6 +53,8 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
     if (this.snapshot !== null) this.snapshot.beforeChange(key, row);
     this.rows.delete(key);
     if (this.tracking) this.dirty.add(key);
+    // Renumbering slots would derail an open snapshot's walk of them: squeezed once it is over.
+    if (this.snapshot === null && this.rows.wantsCompaction === true) this.rows.compact?.();
     return row;
   }
 
@@ -129,7 +138,7 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
     }
     this.snapshot.detach();
     this.snapshot = null;
-    this.rows = new Map();
+    this.rows = this.newRows();
   }
 
   protected exportChanged(upserts: Upserts, deletes: string[]): void {

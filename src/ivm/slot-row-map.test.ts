@@ -1,0 +1,87 @@
+// The slot map against a Map under seeded random sets, deletes and re-inserts: the same rows, the same
+// iteration order (also after compaction), and iterators opened mid-way that see later changes as a
+// Map's iterator does.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Value } from '../common/types.ts';
+import { SlotRowMap } from './slot-row-map.ts';
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Keys of every kind a table key can be: small and large ints, -0, doubles, text, bigint text. */
+function randomKey(rnd: () => number): Value {
+  const r = rnd();
+  const n = Math.floor(rnd() * 200);
+  if (r < 0.4) return n;
+  if (r < 0.5) return n * 1_000_003; // hashed ints (beyond the dense direct table)
+  if (r < 0.55) return n === 0 ? -0 : -n;
+  if (r < 0.65) return n + 0.5;
+  if (r < 0.7) return 2 ** 40 + n; // beyond int32
+  return `s${n}`;
+}
+
+type Op = (m: Map<Value, readonly Value[]> | SlotRowMap<Value>, k: Value, v: number) => unknown;
+const set: Op = (m, k, v) => m.set(k, [k, v]);
+const del: Op = (m, k) => m.delete(k);
+
+for (const seed of [1, 2, 3, 4, 5]) {
+  test(`a slot map holds and orders rows as a Map does (seed ${seed})`, () => {
+    const rnd = rng(seed);
+    const map = new Map<Value, readonly Value[]>();
+    const slots = new SlotRowMap<Value>(16);
+    // An iterator of each, opened part-way and advanced one step after every change.
+    let mapIt: Iterator<[Value, readonly Value[]]> | null = null;
+    let slotIt: Iterator<[Value, readonly Value[]]> | null = null;
+    let compactions = 0;
+    for (let i = 0; i < 5000; i++) {
+      const k = randomKey(rnd);
+      const op = rnd() < 0.55 ? set : del;
+      assert.equal(op(slots, k, i) === slots, op(map, k, i) === map);
+      assert.equal(slots.size, map.size);
+      assert.deepEqual(slots.get(k), map.get(k));
+      assert.equal(slots.has(k), map.has(k));
+      if (mapIt === null && i % 500 === 100) {
+        mapIt = map[Symbol.iterator]();
+        slotIt = slots[Symbol.iterator]();
+      }
+      if (mapIt !== null && slotIt !== null) {
+        const x: IteratorResult<[Value, readonly Value[]]> = mapIt.next();
+        const y: IteratorResult<[Value, readonly Value[]]> = slotIt.next();
+        assert.deepEqual(y, x);
+        if (x.done === true) mapIt = slotIt = null;
+      } else if (slots.wantsCompaction) {
+        // Only with no iterator open, as the arrangement does it.
+        slots.compact();
+        compactions++;
+      }
+      if (i % 250 === 0) {
+        assert.deepEqual([...slots], [...map]);
+        assert.deepEqual([...slots.values()], [...map.values()]);
+      }
+    }
+    assert.deepEqual([...slots], [...map]);
+    assert.ok(compactions > 0, 'the schedule compacts');
+    slots.clear();
+    assert.equal(slots.size, 0);
+    assert.deepEqual([...slots], []);
+  });
+}
+
+test('-0 and 0 are one key, NaN is one key', () => {
+  const slots = new SlotRowMap<Value>();
+  slots.set(0, [0]);
+  slots.set(-0, [1]);
+  slots.set(NaN, [2]);
+  slots.set(NaN, [3]);
+  assert.equal(slots.size, 2);
+  assert.deepEqual([...slots.values()], [[1], [3]]);
+});

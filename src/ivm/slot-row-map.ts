@@ -1,0 +1,131 @@
+// A Map of key → row for large keyed state (a keyed table's rows): keys are interned into slots by a
+// GroupIndex (int32 keys in typed arrays, so a lookup of a serial id is one array read instead of a
+// Map's hash bucket and entry), and the keys and rows sit in two arrays by slot. It keeps a Map's
+// iteration order exactly: a new key takes the next slot, setting a present key keeps its slot, and a
+// deleted key's slot stays empty (a key deleted and set again comes at the end). An iterator walks
+// the slots as they are when it reaches them, so like a Map's it sees keys added after it started
+// and skips keys deleted since. Empty slots are squeezed out by `compact`, which the owner calls only
+// while no iterator is open (it renumbers the slots an open iterator is walking).
+import type { Value } from '../common/types.ts';
+import { GroupIndex } from './group-index.ts';
+
+type Row = readonly Value[];
+
+/** What a unique arrangement needs of its rows: a subset of `Map`, which also satisfies it. */
+export interface RowMap<K> extends Iterable<[K, Row]> {
+  readonly size: number;
+  get(key: K): Row | undefined;
+  has(key: K): boolean;
+  set(key: K, row: Row): unknown;
+  delete(key: K): boolean;
+  values(): IterableIterator<Row>;
+  clear(): void;
+  /** Whether `compact` is worth its pass (a Map has neither). */
+  readonly wantsCompaction?: boolean;
+  /** Squeezes out deleted entries' room; called only while no iterator is open. */
+  compact?(): void;
+}
+
+/** Empty slots are squeezed out once there are this many and more than live ones (by default). */
+const COMPACT_MIN = 4096;
+
+export class SlotRowMap<K extends Value> implements RowMap<K> {
+  private index = new GroupIndex();
+  /** Key by slot (undefined in an empty slot). */
+  private keys: (K | undefined)[] = [];
+  /** Row by slot (undefined in an empty slot). */
+  private rows: (Row | undefined)[] = [];
+  private live = 0;
+
+  /**
+   * Empty slots are squeezed out once there are `compactMin` of them and more than `compactRatio`
+   * times the live ones (tests compact early to exercise it).
+   */
+  constructor(
+    private readonly compactMin = COMPACT_MIN,
+    private readonly compactRatio = 1,
+  ) {}
+
+  get size(): number {
+    return this.live;
+  }
+
+  get(key: K): Row | undefined {
+    const slot = this.index.get(key);
+    return slot < 0 ? undefined : this.rows[slot];
+  }
+
+  has(key: K): boolean {
+    return this.index.get(key) >= 0;
+  }
+
+  set(key: K, row: Row): this {
+    const slot = this.index.get(key);
+    if (slot >= 0) {
+      this.rows[slot] = row;
+      return this;
+    }
+    this.index.set(key, this.rows.length);
+    // A Map keeps -0 as 0.
+    this.keys.push(key === 0 ? (0 as K) : key);
+    this.rows.push(row);
+    this.live++;
+    return this;
+  }
+
+  delete(key: K): boolean {
+    const slot = this.index.get(key);
+    if (slot < 0) return false;
+    this.index.delete(key);
+    this.keys[slot] = undefined;
+    this.rows[slot] = undefined;
+    this.live--;
+    return true;
+  }
+
+  clear(): void {
+    this.index.clear();
+    this.keys = [];
+    this.rows = [];
+    this.live = 0;
+  }
+
+  /** Whether `compact` would squeeze out enough empty slots to be worth its pass. */
+  get wantsCompaction(): boolean {
+    const empty = this.rows.length - this.live;
+    return empty >= this.compactMin && empty > this.live * this.compactRatio;
+  }
+
+  /** Squeezes out the empty slots, keeping the order (no iterator may be open: slots renumber). */
+  compact(): void {
+    const keys: (K | undefined)[] = [];
+    const rows: (Row | undefined)[] = [];
+    const index = new GroupIndex();
+    for (let i = 0; i < this.rows.length; i++) {
+      const row = this.rows[i];
+      if (row === undefined) continue;
+      const key = this.keys[i] as K;
+      index.set(key, rows.length);
+      keys.push(key);
+      rows.push(row);
+    }
+    this.index = index;
+    this.keys = keys;
+    this.rows = rows;
+  }
+
+  *[Symbol.iterator](): IterableIterator<[K, Row]> {
+    // The arrays are read afresh each step: `set` may have grown them (a new array after `clear`).
+    for (let i = 0; i < this.rows.length; i++) {
+      const row = this.rows[i];
+      if (row !== undefined) yield [this.keys[i] as K, row];
+    }
+  }
+
+  *values(): IterableIterator<Row> {
+    for (let i = 0; i < this.rows.length; i++) {
+      const row = this.rows[i];
+      if (row !== undefined) yield row;
+    }
+  }
+}
