@@ -9,6 +9,7 @@ import type { TableDef } from '../planner/catalog.ts';
 import type { Value } from '../common/types.ts';
 import { isKeyOnlyDelete } from './row-normalizer.ts';
 import { hasInexactColumns } from './table-values.ts';
+import { ABSENT, type RequestKeys } from './table-request-keys.ts';
 
 /** The table a request is resolved against. */
 export interface ResolveTable {
@@ -39,15 +40,18 @@ export function resolveKeyed(
   normalizeInsert: (input: unknown, i: number) => Value[],
   deletes: (readonly Value[])[],
   inserts: (readonly Value[])[],
+  /** The store's scratch tables (table-request-keys.ts), begun here. */
+  scratch: { readonly deleted: RequestKeys; readonly inserted: RequestKeys },
 ): void {
   const def = table.def;
   // Keys this request deletes (deletes come first, so a later insert of one adds it back).
-  const deletedKeys = new Set<Value>();
+  const deletedKeys = scratch.deleted;
+  deletedKeys.begin();
   deleteRows.forEach((input, i) => {
     const row = table.normalizeRow(input, 'delete', i);
     const keyOnly = isKeyOnlyDelete(def, input as Record<string, unknown>);
     const k = table.keyOf(row);
-    const existing = deletedKeys.has(k) ? null : byKey.get(k);
+    const existing = deletedKeys.get(k) !== ABSENT ? null : byKey.get(k);
     if (existing === null || existing === undefined) {
       throw new SluiceError(
         'ROW_NOT_FOUND',
@@ -67,20 +71,23 @@ export function resolveKeyed(
         },
       );
     }
-    deletedKeys.add(k);
+    deletedKeys.set(k, 0);
     deletes.push(existing);
   });
-  const insertedAt = new Map<Value, number>();
+  const anyDeleted = deleteRows.length > 0;
+  // Where each key's insert is (a Map's set and get per insert showed in profiles).
+  const insertedAt = scratch.inserted;
+  insertedAt.begin();
   insertRows.forEach((input, i) => {
     const row = normalizeInsert(input, i);
     const k = table.keyOf(row);
     const earlier = insertedAt.get(k);
-    if (earlier !== undefined) {
+    if (earlier !== ABSENT) {
       inserts[earlier] = row; // a later insert of the same key in one request wins
       return;
     }
     // A stored row under the key is replaced, unless this request already deleted it.
-    const existing = deletedKeys.size > 0 && deletedKeys.has(k) ? undefined : byKey.get(k);
+    const existing = anyDeleted && deletedKeys.get(k) !== ABSENT ? undefined : byKey.get(k);
     if (existing !== undefined) deletes.push(existing);
     insertedAt.set(k, inserts.length);
     inserts.push(row);

@@ -36,6 +36,7 @@ import { KeyedRows } from './table-keyed-rows.ts';
 import { COLUMNAR_MIN_ROWS, NO_ROWS, type PreparedBatch, columnarBatch, columnsOf } from './table-batch.ts';
 import { numericColumns, sameRow, upgradeNumerics } from './table-values.ts';
 import { resolveKeyed, resolveKeylessDeletes } from './table-resolve.ts';
+import { RequestKeys } from './table-request-keys.ts';
 
 export { type PreparedBatch, insertCount } from './table-batch.ts';
 export { hasInexactColumns } from './table-values.ts';
@@ -51,6 +52,8 @@ export class TableStore implements Stateful {
   /** Loaded numerics that were doubles (upgradeNumerics): the next checkpoint delta is full. */
   private upgraded = false;
   private appendExported = 0;
+  /** A keyed table's scratch tables of the keys a request names (made on its first request). */
+  private requestKeys: { readonly deleted: RequestKeys; readonly inserted: RequestKeys } | null = null;
   /** A keyed table's rows by key, with rows a checkpoint load deferred (table-keyed-rows.ts). */
   private readonly keyed: KeyedRows | null;
   /**
@@ -203,9 +206,19 @@ export class TableStore implements Stateful {
         : (input: unknown, i: number): Value[] => this.normalizeRow(input, 'insert', i);
     const deletes: (readonly Value[])[] = [];
     const inserts: (readonly Value[])[] = [];
-    if (this.byKey !== null)
-      resolveKeyed(this, this.byKey, deleteRows, insertRows, normalizeInsert, deletes, inserts);
-    else {
+    if (this.byKey !== null) {
+      this.requestKeys ??= { deleted: new RequestKeys(), inserted: new RequestKeys() };
+      resolveKeyed(
+        this,
+        this.byKey,
+        deleteRows,
+        insertRows,
+        normalizeInsert,
+        deletes,
+        inserts,
+        this.requestKeys,
+      );
+    } else {
       if (deleteRows.length > 0) resolveKeylessDeletes(this, this.ensureMultiset(), deleteRows, deletes);
       for (let i = 0; i < insertRows.length; i++) inserts.push(normalizeInsert(insertRows[i], i));
     }
@@ -265,27 +278,32 @@ export class TableStore implements Stateful {
     // most once a batch) unless an insert puts back exactly the row deleted under its key.
     let consolidated = this.byKey !== null;
     if (this.byKey !== null) {
-      const deleted =
-        batch.deletes.length > 0 && batch.inserts.length > 0 ? new Map<Value, readonly Value[]>() : null;
+      const byKey = this.byKey;
+      if (batch.deletes.length > 0) {
+        // A key inserted while stored is one this batch deletes first (prepare pairs them): its row
+        // is read before the deletes, not kept from them in a Map (a set and get per row).
+        for (const row of batch.inserts) {
+          const old = byKey.get(this.keyOf(row));
+          if (old !== undefined && sameRow(old, row)) {
+            consolidated = false;
+            break;
+          }
+        }
+      }
       for (const row of batch.deletes) {
         const k = this.keyOf(row);
-        const existing = this.byKey.delete(k);
+        const existing = byKey.delete(k);
         if (existing === undefined)
           throw new SluiceError(
             'STATE_ERROR',
             `replayed delete of an absent row in table "${this.def.name}"`,
           );
-        deleted?.set(k, existing);
         rows.push(existing);
         weights.push(-1);
       }
       for (const row of batch.inserts) {
         const k = this.keyOf(row);
-        if (deleted !== null && consolidated) {
-          const old = deleted.get(k);
-          if (old !== undefined && sameRow(old, row)) consolidated = false;
-        }
-        this.byKey.set(k, row);
+        byKey.set(k, row);
         rows.push(row);
         weights.push(1);
       }
