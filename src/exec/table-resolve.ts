@@ -28,6 +28,13 @@ export function describeRow(def: TableDef, row: readonly Value[]): string {
   return `(${def.columns.map((c, i) => `${c.name}=${formatValue(row[i] as Value)}`).join(', ')})`;
 }
 
+/** Whether two rows' values encode alike: each value the same one, else compared by encoding. */
+function sameValues(a: readonly Value[], b: readonly Value[]): boolean {
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  return i === a.length || encodeValues(a) === encodeValues(b);
+}
+
 /**
  * A keyed table's request: deletes name stored rows (by key, or by the whole row), inserts replace
  * the row stored under their key; pushes the rows removed to `deletes` and the rows added to `inserts`.
@@ -61,7 +68,7 @@ export function resolveKeyed(
         },
       );
     }
-    if (!keyOnly && encodeValues(existing) !== encodeValues(row)) {
+    if (!keyOnly && !sameValues(existing, row)) {
       throw new SluiceError(
         'ROW_NOT_FOUND',
         `delete row ${i + 1}: the row in table "${def.name}" differs from the one to delete`,

@@ -102,6 +102,27 @@ test('a keyed request resolves deletes and inserts of one key to exact row chang
   assert.throws(() => t.prepare({ delete: [{ id: 9 }] }), { code: 'ROW_NOT_FOUND' });
   t.apply(back);
   assert.deepEqual(t.prepare({ delete: [{ id: 1, v: 10 }] }).deletes, [[1, 10]]);
+  // A whole row to delete must be the stored one.
+  assert.throws(() => t.prepare({ delete: [{ id: 1, v: 11 }] }), /differs from the one to delete/);
+  assert.throws(() => t.prepare({ delete: [{ id: 1, v: null }] }), /differs from the one to delete/);
+});
+
+test('a whole row to delete matches the stored one by value, not by object', () => {
+  const t = new TableStore({
+    kind: 'table',
+    name: 'n',
+    columns: [
+      { name: 'id', type: T.int32, nullable: false },
+      { name: 'x', type: T.numeric, nullable: true },
+    ],
+    primaryKey: [0],
+    sql: '',
+  });
+  t.apply(t.prepare({ insert: [{ id: 1, x: 1.5 }] }));
+  // Each normalized row holds its own decimal object: equal by value, not the same object.
+  const del = t.prepare({ delete: [{ id: 1, x: 1.5 }] });
+  assert.equal(del.deletes.length, 1);
+  assert.throws(() => t.prepare({ delete: [{ id: 1, x: 2.5 }] }), /differs from the one to delete/);
 });
 
 test("a table's state bytes: rows times the estimated size of a sample, 0 when empty", () => {
