@@ -25,9 +25,11 @@ export type ToWorker =
   | {
       readonly t: 'step';
       readonly h: number;
-      /** By input column: the columns the Reduce reads, null for the others. */
+      /** By input column: the columns the Reduce reads, null for the others (the whole batch). */
       readonly cols: readonly (WireColumn | null)[];
       readonly weights: Float64Array;
+      /** The batch indexes of this partition's rows, ascending. */
+      readonly rows: Int32Array;
     }
   | { readonly t: 'track'; readonly h: number; readonly on: boolean }
   | { readonly t: 'take'; readonly h: number; readonly full: boolean }

@@ -12,9 +12,8 @@ import type { RowErrorSink } from '../../ivm/operator.ts';
 import { ReduceOp } from '../../ivm/ops/reduce-op.ts';
 import { ColumnBatch } from '../../ivm/zset.ts';
 import type { PartitionLayout } from './partition-eligibility.ts';
-import { groupId, hashGroupId } from './partition-hash.ts';
+import { groupId } from './partition-hash.ts';
 import {
-  columnValue,
   encodeColumn,
   transferables,
   type FromWorker,
@@ -84,7 +83,7 @@ function handle(message: ToWorker): void {
       return;
     }
     case 'step': {
-      const step = stepPartition(hostedOf(message.h), message.cols, message.weights);
+      const step = stepPartition(hostedOf(message.h), message.cols, message.weights, message.rows);
       answer({ ok: true, step }, transferables(step.cols));
       return;
     }
@@ -117,38 +116,50 @@ function handle(message: ToWorker): void {
 }
 
 /**
- * Steps the partition on the batch's rows whose group it owns, and tags each change with the batch
- * index of its group's first row: the single Reduce emits its changes in that order, so the main
- * thread merges the partitions' changes by it.
+ * Steps the partition on its rows of the batch (`rows`, batch indexes the main thread routed to it by
+ * the hash of their group id), and tags each change with the batch index of its group's first row:
+ * the single Reduce emits its changes in that order, so the main thread merges the partitions'
+ * changes by it.
  */
-function stepPartition(x: Hosted, wire: readonly (WireColumn | null)[], weights: Float64Array): StepReply {
-  const n = weights.length;
+function stepPartition(
+  x: Hosted,
+  wire: readonly (WireColumn | null)[],
+  weights: Float64Array,
+  rows: Int32Array,
+): StepReply {
+  const m = rows.length;
   const { keyColumns, usedColumns } = x.layout;
   const keyCount = x.keyCount;
-  const cols: Value[][] = [];
-  for (let c = 0; c < x.width; c++) cols.push([]);
-  const localWeights: number[] = [];
+  // The partition's rows, gathered column by column: numbers into a Float64Array (the Reduce reads
+  // a column by index, and a typed one makes no garbage), anything else into an array.
+  const cols: (Value[] | Float64Array)[] = [];
+  for (let c = 0; c < x.width; c++) cols.push(EMPTY);
+  for (let u = 0; u < usedColumns.length; u++) {
+    const c = usedColumns[u] as number;
+    cols[c] = gather(wire[c] as WireColumn, rows);
+  }
+  const localWeights = new Array<number>(m);
+  for (let j = 0; j < m; j++) localWeights[j] = weights[rows[j] as number] as number;
+  // Each group's first row in the batch (rows ascend, so the first seen is the first).
   const first = new Map<Value, number>();
   const key = new Array<Value>(keyCount);
-  const keyCol0 = wire[keyColumns[0] as number] as WireColumn;
-  for (let i = 0; i < n; i++) {
-    let id: Value;
-    if (keyCount === 1) id = singleKey(columnValue(keyCol0, i));
-    else {
-      for (let k = 0; k < keyCount; k++) key[k] = columnValue(wire[keyColumns[k] as number] as WireColumn, i);
-      id = groupId(key);
+  if (keyCount === 1) {
+    const col = cols[keyColumns[0] as number] as Value[] | Float64Array;
+    for (let j = 0; j < m; j++) {
+      const id = singleKey(col[j] as Value);
+      if (!first.has(id)) first.set(id, rows[j] as number);
     }
-    if (hashGroupId(id) % x.partitions !== x.partition) continue;
-    if (!first.has(id)) first.set(id, i);
-    for (let u = 0; u < usedColumns.length; u++) {
-      const c = usedColumns[u] as number;
-      (cols[c] as Value[]).push(columnValue(wire[c] as WireColumn, i));
+  } else {
+    for (let j = 0; j < m; j++) {
+      for (let k = 0; k < keyCount; k++)
+        key[k] = (cols[keyColumns[k] as number] as Value[] | Float64Array)[j] as Value;
+      const id = groupId(key);
+      if (!first.has(id)) first.set(id, rows[j] as number);
     }
-    localWeights.push(weights[i] as number);
   }
   const errors: WireRowError[] = [];
   const touchOf = (row: readonly Value[]): number => {
-    const t = first.get(groupId(row.slice(0, keyCount)));
+    const t = first.get(keyCount === 1 ? singleKey(row[0] as Value) : groupId(row.slice(0, keyCount)));
     if (t === undefined)
       throw new SluiceError('INTERNAL_ERROR', 'a partition changed a group it was not given');
     return t;
@@ -164,16 +175,54 @@ function stepPartition(x: Hosted, wire: readonly (WireColumn | null)[], weights:
       });
     },
   };
-  const out = x.op.step([new ColumnBatch(cols, localWeights)], sink) as ColumnBatch;
-  const m = out.weights.length;
-  const touch = new Int32Array(m);
-  const outKey = new Array<Value>(keyCount);
-  for (let j = 0; j < m; j++) {
-    for (let k = 0; k < keyCount; k++) outKey[k] = (out.cols[k] as Value[])[j] as Value;
-    touch[j] = touchOf(outKey);
+  // The Reduce reads its input columns by index only: a typed column stands in for an array.
+  const batch = new ColumnBatch(cols as Value[][], localWeights);
+  const out = x.op.step([batch], sink) as ColumnBatch;
+  const n = out.weights.length;
+  const touch = new Int32Array(n);
+  const outCols = out.cols;
+  if (keyCount === 1) {
+    const k0 = outCols[0] as Value[];
+    for (let j = 0; j < n; j++) {
+      const t = first.get(singleKey(k0[j] as Value));
+      if (t === undefined)
+        throw new SluiceError('INTERNAL_ERROR', 'a partition changed a group it was not given');
+      touch[j] = t;
+    }
+  } else {
+    const outKey = new Array<Value>(keyCount);
+    for (let j = 0; j < n; j++) {
+      for (let k = 0; k < keyCount; k++) outKey[k] = (outCols[k] as Value[])[j] as Value;
+      touch[j] = touchOf(outKey);
+    }
   }
-  const outWeights = new Float64Array(m);
-  for (let j = 0; j < m; j++) outWeights[j] = out.weights[j] as number;
-  const outCols = out.cols.map((col) => encodeColumn(m, (j) => col[j] as Value, false));
-  return { weights: outWeights, touch, cols: outCols, errors };
+  const outWeights = new Float64Array(n);
+  for (let j = 0; j < n; j++) outWeights[j] = out.weights[j] as number;
+  const encoded = outCols.map((col) => encodeColumn(n, (j) => col[j] as Value, false));
+  return { weights: outWeights, touch, cols: encoded, errors };
+}
+
+const EMPTY: Value[] = [];
+
+/** The values of `rows` of a wire column. */
+function gather(col: WireColumn, rows: Int32Array): Value[] | Float64Array {
+  const m = rows.length;
+  if ('values' in col) {
+    const out = new Array<Value>(m);
+    for (let j = 0; j < m; j++) out[j] = col.values[rows[j] as number] as Value;
+    return out;
+  }
+  const f64 = col.f64;
+  const nulls = col.nulls;
+  if (nulls === null) {
+    const out = new Float64Array(m);
+    for (let j = 0; j < m; j++) out[j] = f64[rows[j] as number] as number;
+    return out;
+  }
+  const out = new Array<Value>(m);
+  for (let j = 0; j < m; j++) {
+    const i = rows[j] as number;
+    out[j] = nulls[i] === 1 ? null : (f64[i] as number);
+  }
+  return out;
 }

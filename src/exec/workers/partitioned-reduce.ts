@@ -8,6 +8,7 @@
 // routed to the owning partition on load: a restart with another worker count re-partitions them.
 import { SluiceError, knownErrorCode } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
+import { singleKey } from '../../common/values.ts';
 import type { ColumnSpec } from '../../ivm/dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../../ivm/operator.ts';
 import type { StateDelta, Stateful } from '../../ivm/state.ts';
@@ -76,11 +77,47 @@ export class PartitionedReduce implements Operator, Stateful {
     }
     const weights = new Float64Array(new SharedArrayBuffer(8 * n));
     for (let i = 0; i < n; i++) weights[i] = input.weights[i] as number;
-    const message: ToWorker = { t: 'step', h: this.handle, cols, weights };
+    // Each row goes to the partition of its group, hashed here once (the threads read only theirs).
+    const P = this.pool.partitions;
+    const part = this.rowPartitions(n, cols);
+    const counts = new Int32Array(P);
+    for (let i = 0; i < n; i++) counts[part[i] as number]!++;
+    const rows = Array.from(
+      { length: P },
+      (_, p) => new Int32Array(new SharedArrayBuffer(4 * (counts[p] as number))),
+    );
+    const fill = new Int32Array(P);
+    for (let i = 0; i < n; i++) {
+      const p = part[i] as number;
+      (rows[p] as Int32Array)[fill[p]!++] = i;
+    }
+    const h = this.handle;
+    const messages = rows.map((r): ToWorker | null =>
+      r.length === 0 ? null : { t: 'step', h, cols, weights, rows: r },
+    );
     const replies = this.pool
-      .callAll(message)
-      .map((a) => (a as Extract<FromWorker, { step: StepReply }>).step);
+      .callEach(messages)
+      .map((a) => (a === null ? NO_CHANGES : (a as Extract<FromWorker, { step: StepReply }>).step));
     return this.merge(replies, errors);
+  }
+
+  /** The partition of each row's group. */
+  private rowPartitions(n: number, cols: readonly (WireColumn | null)[]): Uint8Array | Uint16Array {
+    const P = this.pool.partitions;
+    const part = P <= 256 ? new Uint8Array(n) : new Uint16Array(n);
+    const keyColumns = this.layout.keyColumns;
+    if (this.keyCount === 1) {
+      const col = cols[keyColumns[0] as number] as WireColumn;
+      for (let i = 0; i < n; i++) part[i] = partitionOf(singleKey(columnValue(col, i)), P);
+    } else {
+      const key = new Array<Value>(this.keyCount);
+      for (let i = 0; i < n; i++) {
+        for (let k = 0; k < key.length; k++)
+          key[k] = columnValue(cols[keyColumns[k] as number] as WireColumn, i);
+        part[i] = partitionOf(groupId(key), P);
+      }
+    }
+    return part;
   }
 
   /**
@@ -183,6 +220,14 @@ export class PartitionedReduce implements Operator, Stateful {
     }
   }
 }
+
+/** The answer of a partition that had no rows: no changes. */
+const NO_CHANGES: StepReply = {
+  weights: new Float64Array(0),
+  touch: new Int32Array(0),
+  cols: [],
+  errors: [],
+};
 
 function emptyColumns(width: number): Value[][] {
   return Array.from({ length: width }, () => []);
