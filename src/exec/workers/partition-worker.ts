@@ -140,54 +140,63 @@ function stepPartition(
   }
   const localWeights = new Array<number>(m);
   for (let j = 0; j < m; j++) localWeights[j] = weights[rows[j] as number] as number;
-  // Each group's first row in the batch (rows ascend, so the first seen is the first).
-  const first = new Map<Value, number>();
-  const key = new Array<Value>(keyCount);
-  if (keyCount === 1) {
-    const col = cols[keyColumns[0] as number] as Value[] | Float64Array;
-    for (let j = 0; j < m; j++) {
-      const id = singleKey(col[j] as Value);
-      if (!first.has(id)) first.set(id, rows[j] as number);
-    }
-  } else {
+  // Each group's first row in the batch, by id (rows ascend, so the first seen is the first): built
+  // only when needed — several keys, or row errors to place.
+  let firstMap: Map<Value, number> | null = null;
+  const firstRows = (): Map<Value, number> => {
+    if (firstMap !== null) return firstMap;
+    firstMap = new Map<Value, number>();
+    const key = new Array<Value>(keyCount);
     for (let j = 0; j < m; j++) {
       for (let k = 0; k < keyCount; k++)
         key[k] = (cols[keyColumns[k] as number] as Value[] | Float64Array)[j] as Value;
       const id = groupId(key);
-      if (!first.has(id)) first.set(id, rows[j] as number);
+      if (!firstMap.has(id)) firstMap.set(id, rows[j] as number);
     }
-  }
-  const errors: WireRowError[] = [];
+    return firstMap;
+  };
   const touchOf = (row: readonly Value[]): number => {
-    const t = first.get(keyCount === 1 ? singleKey(row[0] as Value) : groupId(row.slice(0, keyCount)));
-    if (t === undefined)
-      throw new SluiceError('INTERNAL_ERROR', 'a partition changed a group it was not given');
+    const t = firstRows().get(groupId(row.slice(0, keyCount)));
+    if (t === undefined) throw notGiven();
     return t;
   };
+  const errors: WireRowError[] = [];
+  const reports: { error: unknown; row: readonly Value[]; weight: number }[] = [];
   const sink: RowErrorSink = {
     report(error: unknown, row: readonly Value[], _columns: readonly ColumnSpec[], weight: number): void {
-      errors.push({
-        code: error instanceof SluiceError ? error.code : 'INTERNAL_ERROR',
-        message: error instanceof Error ? error.message : String(error),
-        row: [...row],
-        weight,
-        touch: touchOf(row),
-      });
+      reports.push({ error, row: [...row], weight });
     },
   };
   // The Reduce reads its input columns by index only: a typed column stands in for an array.
   const batch = new ColumnBatch(cols as Value[][], localWeights);
   const out = x.op.step([batch], sink) as ColumnBatch;
+  for (const r of reports)
+    errors.push({
+      code: r.error instanceof SluiceError ? r.error.code : 'INTERNAL_ERROR',
+      message: r.error instanceof Error ? r.error.message : String(r.error),
+      row: r.row,
+      weight: r.weight,
+      touch: touchOf(r.row),
+    });
   const n = out.weights.length;
   const touch = new Int32Array(n);
   const outCols = out.cols;
   if (keyCount === 1) {
+    // The changes come in the order of their groups' first rows: each group's first row is the next
+    // row of its id after the previous group's, so one forward walk over the rows finds them all.
     const k0 = outCols[0] as Value[];
+    const col = cols[keyColumns[0] as number] as Value[] | Float64Array;
+    let q = -1;
+    let prev: Value = null;
     for (let j = 0; j < n; j++) {
-      const t = first.get(singleKey(k0[j] as Value));
-      if (t === undefined)
-        throw new SluiceError('INTERNAL_ERROR', 'a partition changed a group it was not given');
-      touch[j] = t;
+      const id = singleKey(k0[j] as Value);
+      if (j === 0 || !sameId(id, prev)) {
+        q++;
+        while (q < m && !sameId(singleKey(col[q] as Value), id)) q++;
+        if (q === m) throw notGiven();
+        prev = id;
+      }
+      touch[j] = rows[q] as number;
     }
   } else {
     const outKey = new Array<Value>(keyCount);
@@ -203,6 +212,15 @@ function stepPartition(
 }
 
 const EMPTY: Value[] = [];
+
+/** Group ids as a Map compares them (SameValueZero: 0 and -0 one id, NaN one id). */
+function sameId(a: Value, b: Value): boolean {
+  return a === b || (a !== a && b !== b);
+}
+
+function notGiven(): SluiceError {
+  return new SluiceError('INTERNAL_ERROR', 'a partition changed a group it was not given');
+}
 
 /** The values of `rows` of a wire column. */
 function gather(col: WireColumn, rows: Int32Array): Value[] | Float64Array {
