@@ -284,3 +284,36 @@ test('a partitioned view dropped and created again is built afresh; snapshots an
     e.close();
   }
 });
+
+test('row errors of a partitioned Reduce (a float SUM out of range) are the single Reduce’s', () => {
+  const run = (workers: number): string => {
+    const e = new Engine({ workers });
+    try {
+      e.execute(
+        'CREATE TABLE m (id INT PRIMARY KEY, g INT NOT NULL, v DOUBLE PRECISION); ' +
+          'CREATE MATERIALIZED VIEW sums AS SELECT g, SUM(v) AS s, COUNT(*) AS n FROM m GROUP BY g',
+      );
+      assert.match(e.explainView('sums'), workers > 1 ? /runs in \d hash partitions/ : /^Dataflow/);
+      const log: string[] = [];
+      e.subscribe('sums', (c) => log.push(JSON.stringify(c, big)));
+      const rows = Array.from({ length: 12 }, (_, i) => ({ id: i, g: i % 6, v: i % 3 === 0 ? 1e308 : i }));
+      e.applyChanges('m', { insert: rows });
+      // two groups overflow (1e308 twice), then one of them recovers
+      e.applyChanges('m', {
+        insert: [
+          { id: 20, g: 0, v: 1e308 },
+          { id: 21, g: 3, v: 1e308 },
+        ],
+      });
+      const errors = JSON.stringify(e.viewErrors('sums'), big);
+      e.applyChanges('m', { delete: [{ id: 20 }] });
+      return [...log, errors, JSON.stringify(e.viewErrors('sums'), big)].join('\n');
+    } finally {
+      e.close();
+    }
+  };
+  const one = run(1);
+  assert.match(one, /out of range/);
+  assert.equal(run(2), one);
+  assert.equal(run(4), one);
+});
