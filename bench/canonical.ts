@@ -7,6 +7,7 @@
 //   npm run bench -- --quick           # a tenth of the events
 //   npm run bench -- --impl sluice --dist zipf --batch 10000 --events 1000000
 //   npm run bench -- --numeric          # NUMERIC(12,2) SUM/AVG next to INT (bench/numeric.ts)
+//   npm run bench -- --impl sluice --workers 1,2   # Sluice with 1 and 2 worker threads (src/exec/workers)
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -55,6 +56,8 @@ interface Options {
   repeat: number;
   cpuProfile: string | null;
   child: boolean;
+  /** Sluice's `workers` setting, each run in turn (db-ivm runs once, with 1). */
+  workers: number[];
 }
 
 function parseArgs(argv: string[]): Options {
@@ -73,6 +76,7 @@ function parseArgs(argv: string[]): Options {
     repeat: 1,
     cpuProfile: null,
     child: false,
+    workers: [1],
   };
   const list = (v: string): string[] => v.split(',').filter((s) => s !== '');
   const int = (flag: string, v: string): number => {
@@ -131,6 +135,10 @@ function parseArgs(argv: string[]): Options {
       case '--repeat':
         o.repeat = Math.max(1, int('--repeat', value()));
         break;
+      case '--workers':
+        o.workers = list(value()).map((v) => int('--workers', v));
+        if (o.workers.some((w) => w < 1)) throw new Error('bench: --workers must be ≥ 1');
+        break;
       case '--cpu-profile':
         o.cpuProfile = value();
         break;
@@ -148,7 +156,7 @@ function parseArgs(argv: string[]): Options {
         console.log(
           'usage: npm run bench -- [--quick] [--events N] [--preload N] [--impl sluice|db-ivm|both] [--dist uniform|zipf|both]\n' +
             '       [--batch 1,100,10000] [--sellers N] [--seed N] [--zipf-s S] [--warmup N] [--repeat N] [--cpu-profile PREFIX]\n' +
-            '       [--dbivm-variant reduce|groupby]',
+            '       [--dbivm-variant reduce|groupby] [--workers 1,2]',
         );
         process.exit(0);
         break;
@@ -181,6 +189,7 @@ interface ChildResult {
   impl: Impl;
   dist: Dist;
   batch: number;
+  workers: number;
   events: number;
   preload: number;
   events_per_s: number;
@@ -220,12 +229,14 @@ interface Pipeline {
   describeState?: () => string;
   /** Drops the views, keeping the table: what that frees is the views' own state. */
   dropViews?: () => void;
+  /** Ends the engine's worker threads. */
+  close?: () => void;
 }
 
-async function buildPipeline(impl: Impl, variant: DbIvmVariant): Promise<Pipeline> {
+async function buildPipeline(impl: Impl, variant: DbIvmVariant, workers: number): Promise<Pipeline> {
   if (impl === 'sluice') {
     const { buildSluice } = await import('./sluice.ts');
-    return buildSluice();
+    return buildSluice(workers);
   }
   const { buildDbIvm } = await import('./dbivm.ts');
   const p = buildDbIvm(variant);
@@ -248,6 +259,7 @@ async function runChild(o: Options): Promise<void> {
   const impl = o.impls[0]!;
   const dist = o.dists[0]!;
   const batch = o.batches[0]!;
+  const workers = o.workers[0] ?? 1;
   const events = eventsFor(o, batch);
   const preload = preloadFor(o, batch);
   const gc = getGc();
@@ -262,13 +274,16 @@ async function runChild(o: Options): Promise<void> {
   // Warm-up on a throwaway instance with different rows, so the timed run sees optimised code.
   const warmEvents = o.warmup ?? Math.min(Math.max(Math.ceil(events / 10), 2 * batch), 100_000);
   if (warmEvents > 0) {
-    const warm = await buildPipeline(impl, o.variant);
+    const warm = await buildPipeline(impl, o.variant, workers);
     const rows = generateRows({ ...spec, events: warmEvents, seed: o.seed + 1 });
     for (const b of cut(rows, 0, rows.length, batch)) warm.apply(warm.prepare(b));
+    warm.close?.();
   }
 
   // The measured instance, and everything the timed loop needs, exist before the baseline.
-  const p = await buildPipeline(impl, o.variant);
+  // (Worker threads are the engine's own: the warm-up's threads are not these. With --workers > 1,
+  // give both sides the same --preload so the threads' code is optimised before the timed loop.)
+  const p = await buildPipeline(impl, o.variant, workers);
   const nBatches = Math.ceil(events / batch);
   const lat = new Float64Array(nBatches);
   const baseline = settledMemory(gc);
@@ -325,12 +340,14 @@ async function runChild(o: Options): Promise<void> {
     p.dropViews();
     viewBytes = Math.round((after - settledMemory(gc)) / groups);
   }
+  p.close?.();
   lat.sort();
   const result: ChildResult = {
     child: true,
     impl,
     dist,
     batch,
+    workers,
     events,
     preload,
     events_per_s: Math.round(events / (wallNs / 1e9)),
@@ -350,7 +367,7 @@ async function runChild(o: Options): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Parent: orchestrate children, print the table, JSON lines and ratios.
 
-function childArgs(o: Options, impl: Impl, dist: Dist, batch: number): string[] {
+function childArgs(o: Options, impl: Impl, dist: Dist, batch: number, workers: number): string[] {
   const exec = [...process.execArgv];
   if (!exec.some((a) => a.includes('expose-gc'))) exec.push('--expose-gc');
   if (!exec.some((a, i) => a === 'tsx' && exec[i - 1] === '--import') && !exec.includes('--import=tsx'))
@@ -376,10 +393,15 @@ function childArgs(o: Options, impl: Impl, dist: Dist, batch: number): string[] 
     String(o.zipfS),
     '--dbivm-variant',
     o.variant,
+    '--workers',
+    String(workers),
   ];
   if (o.warmup !== null) args.push('--warmup', String(o.warmup));
   if (o.cpuProfile !== null)
-    args.push('--cpu-profile', `${o.cpuProfile}.${impl}-${dist}-${batch}.cpuprofile`);
+    args.push(
+      '--cpu-profile',
+      `${o.cpuProfile}.${impl}-${dist}-${batch}${workers > 1 ? `-w${workers}` : ''}.cpuprofile`,
+    );
   return [...exec, ...args];
 }
 
@@ -432,16 +454,33 @@ async function runParent(o: Options): Promise<number> {
   const failures: string[] = [];
   for (const dist of o.dists) {
     for (const batch of o.batches) {
-      for (const impl of o.impls) {
+      for (const [impl, workers] of o.impls.flatMap((i) =>
+        (i === 'sluice' ? o.workers : [1]).map((w) => [i, w] as const),
+      )) {
+        const label = workers > 1 ? `${impl} w${workers}` : impl;
         // With --repeat N, the run with the highest events/s is kept (every run must pass its checks).
         let r: ChildResult | null = null;
         for (let rep = 0; rep < o.repeat; rep++) {
-          const { code, stdout } = await spawnChild(childArgs(o, impl, dist, batch));
+          const { code, stdout } = await spawnChild(childArgs(o, impl, dist, batch, workers));
           const line = stdout.split('\n').find((l) => l.startsWith('{"child":true'));
           if (code !== 0 || line === undefined) {
-            failures.push(`${impl} ${dist} batch ${batch}: child exited with ${code}`);
+            failures.push(`${label} ${dist} batch ${batch}: child exited with ${code}`);
             console.log(
-              row([impl, dist, String(batch), '', 'FAILED', '', '', '', '', '', '', '', `exit code ${code}`]),
+              row([
+                label,
+                dist,
+                String(batch),
+                '',
+                'FAILED',
+                '',
+                '',
+                '',
+                '',
+                '',
+                '',
+                '',
+                `exit code ${code}`,
+              ]),
             );
             r = null;
             break;
@@ -450,13 +489,13 @@ async function runParent(o: Options): Promise<number> {
           if (r === null || run.events_per_s > r.events_per_s) r = run;
         }
         if (r === null) continue;
-        results.set(`${impl}|${dist}|${batch}`, r);
+        results.set(`${workers > 1 ? label : impl}|${dist}|${batch}`, r);
         let target = '';
         if (impl === 'sluice' && batch === 10_000)
           target = `≥${fmt(TARGET_EVENTS_PER_S)}: ${r.events_per_s >= TARGET_EVENTS_PER_S ? 'PASS' : 'MISS'}`;
         console.log(
           row([
-            impl,
+            label,
             dist,
             fmt(batch),
             fmt(r.preload),
@@ -478,6 +517,7 @@ async function runParent(o: Options): Promise<number> {
             impl,
             dist,
             batch,
+            ...(impl === 'sluice' ? { workers } : {}),
             events: r.events,
             events_per_s: r.events_per_s,
             p50_us: r.p50_us,

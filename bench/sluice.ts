@@ -20,6 +20,7 @@ export interface SluicePipeline {
   /** The engine's own account of what it keeps (rows per table, estimated state bytes per view). */
   readonly describeState: () => string;
   readonly dropViews: () => void;
+  readonly close: () => void;
 }
 
 function num(v: unknown): number {
@@ -29,9 +30,10 @@ function num(v: unknown): number {
   throw new Error(`bench: unexpected value ${String(v)} in a view row`);
 }
 
-export async function buildSluice(): Promise<SluicePipeline> {
+/** `workers`: the engine's worker threads for partitioned Reduces (src/exec/workers; 1: none). */
+export async function buildSluice(workers = 1): Promise<SluicePipeline> {
   const { Engine } = await import('../src/index.ts');
-  const engine = new Engine();
+  const engine = new Engine({ workers });
   engine.execute(CANONICAL_SQL); // throws on error
   return {
     entry: 'applyChanges',
@@ -45,6 +47,7 @@ export async function buildSluice(): Promise<SluicePipeline> {
       return h;
     },
     groups: () => engine.viewSnapshot('seller_totals').rows.length,
+    close: () => engine.close(),
     dropViews: () => {
       engine.execute('DROP MATERIALIZED VIEW total_histogram; DROP MATERIALIZED VIEW seller_totals');
     },

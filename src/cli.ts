@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { SluiceError } from './common/errors.ts';
 import { DEFAULTS } from './server/defaults.ts';
+import { MAX_WORKERS } from './exec/workers/partition-pool.ts';
 import { isLoopbackAddress, parseAllowedHosts, parseAllowedOrigins } from './server/request-guard.ts';
 import { parseConnectorHosts } from './source/kafka/connector-hosts.ts';
 import type { AuthOptions } from './server/app.ts';
@@ -45,6 +46,8 @@ Options of sluice start:
                              or a manual one moved only by SET CLOCK (tests, back-fills) (default real)
   --clock-tick-ms <n>        how often the clock ticks for views with temporal filters (default ${DEFAULTS.clockTickMs};
                              0 = no ticks: the clock moves with data only)
+  --workers <n>              threads for the GROUP BYs that run in hash partitions (env SLUICE_WORKERS; default 1,
+                             1..64; EXPLAIN DATAFLOW shows which do); results are the same for every value
   --subscriber-buffer <bytes>  slow-consumer bound per subscriber (default ${DEFAULTS.subscriberLimits.maxBufferedBytes})
   --subscriber-memory <bytes>  one budget for all tenants' subscribers' queued bytes and open snapshots; room is made
                              by closing the one furthest behind (SLOW_CONSUMER) (default ${DEFAULTS.subscriberMemory})
@@ -89,6 +92,13 @@ function intOption(name: string, raw: string | undefined, fallback: number, min 
   if (!/^\d+$/.test(raw.trim())) fail(`--${name} must be a non-negative integer, not "${raw}"`);
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n < min) fail(`--${name} must be an integer ≥ ${min}, not "${raw}"`);
+  return n;
+}
+
+/** `--workers` / SLUICE_WORKERS: 1..MAX_WORKERS threads for partitioned Reduces. */
+function workersOption(raw: string | undefined): number {
+  const n = intOption('workers', raw, 1, 1);
+  if (n > MAX_WORKERS) fail(`--workers must be an integer from 1 to ${MAX_WORKERS}, not "${raw ?? ''}"`);
   return n;
 }
 
@@ -161,6 +171,7 @@ async function main(argv: string[]): Promise<void> {
         'heartbeat-ms': { type: 'string' },
         clock: { type: 'string' },
         'clock-tick-ms': { type: 'string' },
+        workers: { type: 'string' },
         'subscriber-buffer': { type: 'string' },
         'subscriber-memory': { type: 'string' },
         'max-subscribers': { type: 'string' },
@@ -324,6 +335,7 @@ async function main(argv: string[]): Promise<void> {
         mode: clockMode(values.clock),
         tickMs: intOption('clock-tick-ms', values['clock-tick-ms'], DEFAULTS.clockTickMs),
       },
+      workers: workersOption(values.workers ?? process.env.SLUICE_WORKERS),
       checkpoint:
         checkpointIntervalMs === 0
           ? false

@@ -112,6 +112,12 @@ export interface EngineOptions {
   readonly limits?: Partial<SqlLimits>;
   /** Where epochs read their logical clock (src/exec/logical-clock.ts); the real clock by default. */
   readonly clock?: ClockSource;
+  /**
+   * Worker threads for the Reduces that can run in hash partitions (src/exec/workers/): 1 (the
+   * default) runs everything on the calling thread; 2..64 partitions those Reduces' groups over that
+   * many threads. Results, changelogs and checkpoints are the same for every value.
+   */
+  readonly workers?: number;
 }
 
 export interface ExecuteOptions {

@@ -7,6 +7,7 @@ import { resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
 import type { SelectStmt, Statement } from '../parser/ast.ts';
 import { parseStatements, parseStepwise } from '../parser/parse.ts';
 import { printDataflow, type DataflowPlan } from '../ivm/dataflow-plan.ts';
+import { partitionNotes } from './workers/partition-notes.ts';
 import { lowerToDataflow } from '../ivm/lower.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { withSqlFunctions } from '../planner/sql-functions.ts';
@@ -170,6 +171,12 @@ export class Engine {
     this.limits = resolveSqlLimits(options.limits);
     this.callLimits = this.limits;
     this.clockSource = options.clock ?? REAL_CLOCK;
+    if (options.workers !== undefined) this.views.setWorkers(options.workers);
+  }
+
+  /** Ends the engine's worker threads (the `workers` option); the engine is not used after. */
+  close(): void {
+    this.views.close();
   }
   /** Bounds of an ad-hoc SELECT's result (the server sets them; unlimited by default). */
   selectLimits: ResultLimits = { maxRows: Infinity, maxBytes: Infinity };
@@ -429,11 +436,13 @@ export class Engine {
       if (!(error instanceof SluiceError) || error.code !== 'NOT_SUPPORTED') throw error;
       bound = bind(false);
     }
-    const plan = dataflow
-      ? printDataflow(
-          lowerToDataflow('query', bound.plan, bound.key, null, (p) => planKey(p, this.catalogState)),
-        )
-      : printLogicalPlan(bound.plan);
+    const lowered = dataflow
+      ? lowerToDataflow('query', bound.plan, bound.key, null, (p) => planKey(p, this.catalogState))
+      : null;
+    const plan =
+      lowered !== null
+        ? [printDataflow(lowered), ...partitionNotes(lowered, this.views.workers)].join('\n')
+        : printLogicalPlan(bound.plan);
     return {
       statement: dataflow ? 'EXPLAIN DATAFLOW' : 'EXPLAIN',
       plan,
@@ -444,7 +453,8 @@ export class Engine {
 
   /** EXPLAIN DATAFLOW of an existing view. */
   explainView(name: string): string {
-    return printDataflow(this.reads.viewRuntime(name).plan);
+    const plan = this.reads.viewRuntime(name).plan;
+    return [printDataflow(plan), ...partitionNotes(plan, this.views.workers)].join('\n');
   }
 
   /** The DataflowPlan an existing view runs (plain JSON: nodes with their inputs, as lowered). */

@@ -11,6 +11,7 @@ import { isEmpty } from '../ivm/zset.ts';
 import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
 import { ViewRuntime } from './view-runtime.ts';
+import { PartitionPool, validWorkers } from './workers/partition-pool.ts';
 
 function readsAChange(reads: readonly string[], deltas: Map<string, ZBatch>): boolean {
   for (let i = 0; i < reads.length; i++) if (!isEmpty(deltas.get(reads[i] as string))) return true;
@@ -31,6 +32,8 @@ export class ViewGraph {
   private readonly stepped: GraphView[] = [];
   /** Arrangements of relations by key that joins of every view probe (shared-arrangements.ts). */
   readonly shared: SharedArrangements;
+  /** The worker threads of partitioned Reduces (null: one worker, everything on this thread). */
+  private pool: PartitionPool | null = null;
 
   /** `tableContents`: the current rows of a table (as one insert-only batch), or null for a non-table. */
   /** `watermarkOf`: a table's watermark in µs (null: none yet, or no watermark), for EMIT ON WINDOW CLOSE. */
@@ -47,7 +50,7 @@ export class ViewGraph {
    * its checkpointed state does not fit its plan). Not yet part of the graph.
    */
   build(plan: DataflowPlan, epoch: number, clock: number): ViewRuntime {
-    const runtime = new ViewRuntime(plan, null, { registry: this.shared, epoch });
+    const runtime = new ViewRuntime(plan, null, { registry: this.shared, epoch }, this.pool);
     const inputs = new Map<string, ZBatch>();
     for (const source of runtime.sources()) inputs.set(source, this.contentsOf(source));
     runtime.setWatermarks(this.watermarkOf);
@@ -91,9 +94,38 @@ export class ViewGraph {
     this.stepped.length = 0;
   }
 
-  /** Gives back the shared arrangements a runtime probes (the last user's goes with it). */
+  /**
+   * Gives back the shared arrangements a runtime probes (the last user's goes with it) and its
+   * partitions in the worker threads.
+   */
   private release(runtime: ViewRuntime): void {
     for (const name of runtime.sharedArrangements) this.shared.release(name);
+    runtime.close();
+  }
+
+  /**
+   * The `workers` setting (1 by default): with more, the Reduces that can be partitioned run in that
+   * many hash partitions on worker threads (workers/). Set before the first view is built: views
+   * already built keep the form they were built in.
+   */
+  setWorkers(workers: number): void {
+    const n = validWorkers(workers);
+    if (n === (this.pool?.partitions ?? 1)) return;
+    if (this.order.length > 0)
+      throw new SluiceError('INTERNAL_ERROR', 'the worker count is set before the first view is built');
+    this.pool?.close();
+    this.pool = n === 1 ? null : new PartitionPool(n);
+  }
+
+  /** How many workers run the partitioned Reduces (1: none, all on this thread). */
+  get workers(): number {
+    return this.pool?.partitions ?? 1;
+  }
+
+  /** Ends the worker threads (the engine is closed); the graph is not used after. */
+  close(): void {
+    for (const view of this.order) view.runtime.close();
+    this.pool?.close();
   }
 
   get(name: string): ViewRuntime | undefined {

@@ -23,6 +23,9 @@ import { FlatMapOp } from '../ivm/ops/flat-map-op.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import { OutputOp } from '../ivm/ops/output-op.ts';
 import { ReduceOp } from '../ivm/ops/reduce-op.ts';
+import { PartitionedReduce } from './workers/partitioned-reduce.ts';
+import { partitioningOf } from './workers/partition-eligibility.ts';
+import type { PartitionPool } from './workers/partition-pool.ts';
 import { encodeValues } from '../common/values.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { emptyBatch } from '../ivm/zset.ts';
@@ -96,12 +99,14 @@ export class ViewRuntime implements RowErrorSink {
   /**
    * `joinBudget`: rows all joins of this runtime may produce, for one-off evaluations (see
    * JoinBudget). `shared`: the views' shared arrangements, for joins whose plan names one (a
-   * one-off evaluation passes none: its joins arrange both sides themselves).
+   * one-off evaluation passes none: its joins arrange both sides themselves). `partitions`: the
+   * engine's worker threads, which run the Reduces that can be partitioned (workers/).
    */
   constructor(
     readonly plan: DataflowPlan,
     joinBudget: JoinBudget | null = null,
     shared: { readonly registry: SharedArrangements; readonly epoch: number } | null = null,
+    partitions: PartitionPool | null = null,
   ) {
     const byId = new Map(plan.nodes.map((n) => [n.id, n]));
     let output: OutputOp | null = null;
@@ -145,14 +150,17 @@ export class ViewRuntime implements RowErrorSink {
             this.rendered.push({ node, inputs: node.inputs, op: closing });
             break;
           }
+          const partitioning = partitions === null ? null : partitioningOf(node, input.columns);
           const op =
-            node.fused === null
-              ? new ReduceOp(node, input.columns, null)
-              : new ReduceOp(node, node.fused.columns, {
-                  filter: node.fused.filter,
-                  project: node.fused.project,
-                  inputColumns: input.columns,
-                });
+            partitioning?.partitioned === true && partitions !== null
+              ? new PartitionedReduce(node, input.columns, partitioning.layout, partitions)
+              : node.fused === null
+                ? new ReduceOp(node, input.columns, null)
+                : new ReduceOp(node, node.fused.columns, {
+                    filter: node.fused.filter,
+                    project: node.fused.project,
+                    inputColumns: input.columns,
+                  });
           this.rendered.push({ node, inputs: node.inputs, op });
           break;
         }
@@ -225,19 +233,14 @@ export class ViewRuntime implements RowErrorSink {
             node.sharesStateOf === null
               ? null
               : this.rendered.find((r) => r.node.id === node.sharesStateOf)?.op;
-          if (node.sharesStateOf !== null && !(shared instanceof ReduceOp)) {
+          const reduce = shared instanceof ReduceOp || shared instanceof PartitionedReduce ? shared : null;
+          if (node.sharesStateOf !== null && reduce === null) {
             throw new SluiceError(
               'INTERNAL_ERROR',
               `output of "${plan.view}" shares the state of a node that is no Reduce`,
             );
           }
-          output = new OutputOp(
-            node.id,
-            node.stateId,
-            node.key,
-            node.columns.length,
-            shared instanceof ReduceOp ? shared : null,
-          );
+          output = new OutputOp(node.id, node.stateId, node.key, node.columns.length, reduce);
           this.rendered.push({ node, inputs: node.inputs, op: output });
           break;
         }
@@ -421,6 +424,11 @@ export class ViewRuntime implements RowErrorSink {
       if (s !== undefined && r.op !== null) s.stateBytes = r.op.stateSize();
     }
     return [...this.stats.values()];
+  }
+
+  /** Frees what the runtime holds outside its own objects: its partitions in the worker threads. */
+  close(): void {
+    for (const op of this.stepOps) if (op instanceof PartitionedReduce) op.close();
   }
 
   stateBytes(): number {

@@ -79,6 +79,11 @@ export interface AppOptions {
    * (default 1000 ms; 0: never). `manual` applies to the engines the server creates itself.
    */
   readonly clock?: { readonly mode?: 'real' | 'manual'; readonly tickMs?: number };
+  /**
+   * Threads for the Reduces that run in hash partitions (EngineOptions.workers; 1 by default: all on
+   * the server's thread). Results, changelogs and checkpoints are the same for every value.
+   */
+  readonly workers?: number;
   readonly snapshotChunkRows?: number;
   readonly pruneIntervalMs?: number;
   /** How long a closing subscriber may take to accept the close before it is cut (default 2000 ms). */
@@ -199,7 +204,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       heartbeatMs: options.heartbeatMs ?? DEFAULTS.heartbeatMs,
       snapshotChunkRows: options.snapshotChunkRows ?? DEFAULTS.snapshotChunkRows,
       pruneIntervalMs: options.pruneIntervalMs ?? DEFAULTS.pruneIntervalMs,
-      createEngine: options.createEngine ?? engineWithClock(options.clock?.mode ?? 'real'),
+      createEngine:
+        options.createEngine ?? engineWithClock(options.clock?.mode ?? 'real', options.workers ?? 1),
       clockTickMs: options.clock?.tickMs ?? DEFAULTS.clockTickMs,
       logger: logger ?? silentLogger,
       checkpoint:
@@ -668,10 +674,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
  * A runtime's engine factory on the real or a manual clock: one manual clock per runtime (tenant),
  * kept by the engines that runtime creates (a recovery that falls back creates a second one).
  */
-function engineWithClock(mode: 'real' | 'manual'): () => Engine {
-  if (mode === 'real') return () => new Engine();
+function engineWithClock(mode: 'real' | 'manual', workers: number): () => Engine {
+  if (mode === 'real') return () => new Engine({ workers });
   const clock = new ManualClock();
-  return () => new Engine({ clock });
+  return () => new Engine({ clock, workers });
 }
 
 function httpTimeouts(timeouts: HttpTimeouts): {

@@ -191,6 +191,7 @@ export class SluiceRuntime extends RuntimeRecovery {
     for (const sub of this.starting) sub.fail('UNAVAILABLE', CloseCodes.goingAway, message);
     this.starting.clear();
     this.engine.setJournal(null);
+    this.engine.close(); // its worker threads, if any
     this.subscriberBudget.close();
     this.store.close();
     this.closeCheckpointWriter();

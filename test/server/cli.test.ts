@@ -32,6 +32,8 @@ test('--help, --version and argument errors', () => {
     ['start', '--allowed-origins', 'evil.example'],
     ['start', '--allowed-hosts', 'a b'],
     ['start', '--headers-timeout-ms', '5000', '--request-timeout-ms', '1000'],
+    ['start', '--workers', '0'],
+    ['start', '--workers', '65'],
   ]) {
     const r = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { encoding: 'utf8' });
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
@@ -46,7 +48,7 @@ test(
     const dir = tempDir();
     const dataDir = join(dir, 'nested', 'data');
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'start', '--log-level', 'silent'], {
-      env: { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir },
+      env: { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir, SLUICE_WORKERS: '2' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -61,6 +63,15 @@ test(
       assert.ok(existsSync(join(dataDir, 'sluice.db')));
       const port = Number(/127\.0\.0\.1:(\d+)/.exec(out)?.[1]);
       assert.equal((await request(`http://127.0.0.1:${port}`, 'GET', '/healthz')).status, 200);
+      // SLUICE_WORKERS: the GROUP BY runs on two worker threads, which end with the server.
+      const sql = (text: string) => request(`http://127.0.0.1:${port}`, 'POST', '/v1/sql', { sql: text });
+      const made = await sql(
+        'CREATE TABLE t (k INT, v INT); CREATE MATERIALIZED VIEW s AS SELECT k, SUM(v) AS n FROM t GROUP BY k; ' +
+          'INSERT INTO t VALUES (1, 2), (1, 3), (2, 5)',
+      );
+      assert.equal(made.status, 200, JSON.stringify(made.body));
+      const plan = await sql('EXPLAIN DATAFLOW SELECT k, SUM(v) AS n FROM t GROUP BY k');
+      assert.match(JSON.stringify(plan.body), /runs in 2 hash partitions/);
       child.kill('SIGTERM');
       assert.equal(await exited, 0);
     } finally {

@@ -249,6 +249,8 @@ class InvertibleColumn implements AggColumn {
   }
 
   serialize(slot: number): unknown {
+    // A COUNT's record is its count alone: the field after it belongs to the next column or group.
+    if (!this.summing) return { n: this.n(slot), s: 0 };
     if (!this.fractional) return { n: this.n(slot), s: this.exactSum(slot) };
     const f = this.record.data[slot * this.record.stride + this.base + 2] as number;
     const counts = this.nonFinite.get(slot);
@@ -264,6 +266,7 @@ class InvertibleColumn implements AggColumn {
     const d = data as SerializedAgg;
     const at = slot * this.record.stride + this.base;
     this.record.data[at] = d.n;
+    if (!this.summing) return;
     let whole = d.s;
     let fraction = d.f ?? 0;
     this.nonFinite.delete(slot);

@@ -1,0 +1,165 @@
+// The worker threads of an engine's partitioned Reduces (the `workers` setting): one thread per
+// partition, started on first use, each hosting that partition of every partitioned Reduce. Calls
+// are synchronous — an epoch is — : the main thread posts to the threads it needs, then blocks on
+// each thread's flag (Atomics.wait) and reads the answer off its reply port (receiveMessageOnPort),
+// so the threads work in parallel while the epoch waits. The threads are unref'd: an engine that is
+// never closed does not keep the process alive; `close` ends them.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
+import { SluiceError, knownErrorCode } from '../../common/errors.ts';
+import type { FromWorker, ToWorker } from './partition-protocol.ts';
+
+/** The most workers the setting allows. */
+export const MAX_WORKERS = 64;
+/** How long a call waits for a thread before the epoch fails (a thread that died never answers). */
+const ANSWER_TIMEOUT_MS = 120_000;
+
+interface Thread {
+  readonly worker: Worker;
+  readonly port: MessagePort;
+}
+
+/** The number of workers a setting asks for, validated: an integer 1..MAX_WORKERS. */
+export function validWorkers(value: unknown, what = 'workers'): number {
+  const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_WORKERS)
+    throw new SluiceError(
+      'INVALID_OPTION',
+      `${what} must be an integer from 1 to ${MAX_WORKERS}, not ${JSON.stringify(value) ?? String(value)}`,
+    );
+  return n;
+}
+
+export class PartitionPool {
+  private threads: Thread[] | null = null;
+  private readonly flags: Int32Array;
+  private nextHandle = 1;
+  private closed = false;
+
+  constructor(readonly partitions: number) {
+    this.flags = new Int32Array(new SharedArrayBuffer(4 * partitions));
+  }
+
+  /** A new handle for a partitioned Reduce (its id in every thread). */
+  handle(): number {
+    return this.nextHandle++;
+  }
+
+  private started(): Thread[] {
+    if (this.closed) throw new SluiceError('INTERNAL_ERROR', 'the engine is closed: its workers have ended');
+    if (this.threads !== null) return this.threads;
+    const entry = partitionWorkerEntry();
+    const threads: Thread[] = [];
+    for (let slot = 0; slot < this.partitions; slot++) {
+      const { port1, port2 } = new MessageChannel();
+      const data = { reply: port2, flags: this.flags, slot };
+      const worker = startWorker(entry, data, [port2]);
+      worker.unref();
+      port1.unref();
+      // A thread's death is noticed by the call waiting for it (ANSWER_TIMEOUT_MS): no listener here
+      // would run while the main thread blocks anyway. An unhandled 'error' must not crash the process.
+      worker.on('error', () => {});
+      threads.push({ worker, port: port1 });
+    }
+    this.threads = threads;
+    return threads;
+  }
+
+  /** Posts `messages[p]` to partition p's thread (null: none), then waits for every answer. */
+  callEach(
+    messages: readonly (ToWorker | null)[],
+    transfer: readonly (readonly ArrayBuffer[])[] = [],
+  ): (FromWorker | null)[] {
+    const threads = this.started();
+    for (let p = 0; p < messages.length; p++) {
+      const m = messages[p];
+      if (m === null || m === undefined) continue;
+      Atomics.store(this.flags, p, 0);
+      (threads[p] as Thread).worker.postMessage(m, [...(transfer[p] ?? [])]);
+    }
+    const answers: (FromWorker | null)[] = [];
+    for (let p = 0; p < messages.length; p++) {
+      if (messages[p] === null || messages[p] === undefined) {
+        answers.push(null);
+        continue;
+      }
+      answers.push(this.await(p, threads[p] as Thread));
+    }
+    // Every answer read before the first failure is raised: the next call starts from clean flags.
+    for (const a of answers)
+      if (a !== null && !a.ok) throw new SluiceError(knownErrorCode(a.code), a.message);
+    return answers;
+  }
+
+  /** The same message to every partition. */
+  callAll(message: ToWorker): FromWorker[] {
+    return this.callEach(Array.from({ length: this.partitions }, () => message)) as FromWorker[];
+  }
+
+  private await(p: number, thread: Thread): FromWorker {
+    const deadline = Date.now() + ANSWER_TIMEOUT_MS;
+    while (Atomics.load(this.flags, p) === 0) {
+      const left = deadline - Date.now();
+      if (left <= 0)
+        throw new SluiceError(
+          'INTERNAL_ERROR',
+          `partition worker ${p} did not answer within ${ANSWER_TIMEOUT_MS} ms`,
+        );
+      Atomics.wait(this.flags, p, 0, Math.min(left, 1000));
+    }
+    const got = receiveMessageOnPort(thread.port);
+    if (got === undefined)
+      throw new SluiceError('INTERNAL_ERROR', `partition worker ${p} raised its flag without an answer`);
+    return got.message as FromWorker;
+  }
+
+  /** Ends the threads (idempotent). */
+  close(): void {
+    this.closed = true;
+    const threads = this.threads;
+    this.threads = null;
+    if (threads === null) return;
+    for (const t of threads) {
+      t.port.close();
+      void t.worker.terminate();
+    }
+  }
+
+  /** Whether the threads were started (for tests: they start on first use). */
+  get running(): boolean {
+    return this.threads !== null;
+  }
+}
+
+/**
+ * The worker is this module's sibling: `.js` in the built package, `.ts` from the sources under
+ * tsx, whose loader a worker thread does not inherit on Node 20 (registered in the thread first).
+ */
+function partitionWorkerEntry(): string {
+  const self = import.meta.url;
+  const names = self.endsWith('.ts')
+    ? ['partition-worker.ts']
+    : ['partition-worker.js', 'partition-worker.mjs'];
+  for (const name of names) {
+    const path = fileURLToPath(new URL(`./${name}`, self));
+    if (existsSync(path)) return path;
+  }
+  throw new SluiceError('INTERNAL_ERROR', 'the partition worker module is missing beside partition-pool');
+}
+
+function startWorker(entry: string, workerData: unknown, transferList: MessagePort[]): Worker {
+  if (!entry.endsWith('.ts')) return new Worker(entry, { workerData, transferList });
+  // tsx's ES module loader (its CommonJS hook cannot load the ESM-only packages the Reduce's modules
+  // import), registered in the thread before the entry is imported.
+  const api = createRequire(import.meta.url)
+    .resolve('tsx/esm/api')
+    .replace(/\.cjs$/, '.mjs');
+  const boot =
+    `import(${JSON.stringify(pathToFileURL(api).href)})` +
+    `.then((tsx) => tsx.register())` +
+    `.then(() => import(${JSON.stringify(pathToFileURL(entry).href)}));`;
+  return new Worker(boot, { eval: true, workerData, transferList });
+}

@@ -1,0 +1,106 @@
+// The messages between the main thread's partition pool (partition-pool.ts) and a partition worker
+// (partition-worker.ts), and how a column of values crosses: numbers as a Float64Array over shared
+// or transferred memory (a copy-free hand-over), anything else as a plain array of primitives.
+import type { Value } from '../../common/types.ts';
+import type { ColumnSpec, DataflowNode } from '../../ivm/dataflow-plan.ts';
+import type { StateDelta } from '../../ivm/state.ts';
+import type { PartitionLayout } from './partition-eligibility.ts';
+
+export type ReduceNode = Extract<DataflowNode, { kind: 'reduce' }>;
+
+/** One column of a batch: numbers with a null mask, or the values themselves (primitives only). */
+export type WireColumn =
+  { readonly f64: Float64Array; readonly nulls: Uint8Array | null } | { readonly values: readonly Value[] };
+
+export type ToWorker =
+  | {
+      readonly t: 'open';
+      readonly h: number;
+      readonly node: ReduceNode;
+      readonly input: readonly ColumnSpec[];
+      readonly layout: PartitionLayout;
+      readonly partition: number;
+      readonly partitions: number;
+    }
+  | {
+      readonly t: 'step';
+      readonly h: number;
+      /** By input column: the columns the Reduce reads, null for the others (the whole batch). */
+      readonly cols: readonly (WireColumn | null)[];
+      readonly weights: Float64Array;
+      /** The batch indexes of this partition's rows, ascending. */
+      readonly rows: Int32Array;
+    }
+  | { readonly t: 'track'; readonly h: number; readonly on: boolean }
+  | { readonly t: 'take'; readonly h: number; readonly full: boolean }
+  | { readonly t: 'load'; readonly h: number; readonly values: readonly unknown[] }
+  | { readonly t: 'rows'; readonly h: number }
+  | { readonly t: 'size'; readonly h: number }
+  | { readonly t: 'close'; readonly h: number };
+
+/** A row error the partition's Reduce reported, with its group's first row in the batch. */
+export interface WireRowError {
+  readonly code: string;
+  readonly message: string;
+  readonly row: readonly Value[];
+  readonly weight: number;
+  readonly touch: number;
+}
+
+/** A partition's step: its changes, each with the batch index of its group's first row. */
+export interface StepReply {
+  readonly weights: Float64Array;
+  readonly touch: Int32Array;
+  readonly cols: readonly WireColumn[];
+  readonly errors: readonly WireRowError[];
+}
+
+export type FromWorker =
+  | { readonly ok: true; readonly step: StepReply }
+  | { readonly ok: true; readonly delta: StateDelta }
+  | { readonly ok: true; readonly rows: readonly (readonly Value[])[] }
+  | { readonly ok: true; readonly size: { readonly bytes: number; readonly groups: number } }
+  | { readonly ok: true; readonly done: true }
+  | { readonly ok: false; readonly code: string; readonly message: string };
+
+/**
+ * Encodes `n` values (`get(i)`): a Float64Array (and a null mask when a value is null) when every
+ * value is a number or null, else the values. `shared`: over a SharedArrayBuffer, which every worker
+ * reads without a copy (an input batch); else over an ArrayBuffer to transfer (a reply).
+ */
+export function encodeColumn(n: number, get: (i: number) => Value, shared: boolean): WireColumn {
+  const buffer = (bytes: number): ArrayBufferLike =>
+    shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
+  const f64 = new Float64Array(buffer(8 * n));
+  let nulls: Uint8Array | null = null;
+  for (let i = 0; i < n; i++) {
+    const v = get(i);
+    if (typeof v === 'number') f64[i] = v;
+    else if (v === null) {
+      nulls ??= new Uint8Array(buffer(n));
+      nulls[i] = 1;
+    } else {
+      const values = new Array<Value>(n);
+      for (let j = 0; j < n; j++) values[j] = get(j);
+      return { values };
+    }
+  }
+  return { f64, nulls };
+}
+
+/** The value at `i` of a wire column. */
+export function columnValue(col: WireColumn, i: number): Value {
+  if ('values' in col) return col.values[i] as Value;
+  return col.nulls !== null && col.nulls[i] === 1 ? null : (col.f64[i] as number);
+}
+
+/** The buffers to transfer with a reply's columns. */
+export function transferables(cols: readonly WireColumn[]): ArrayBuffer[] {
+  const out: ArrayBuffer[] = [];
+  for (const c of cols) {
+    if ('values' in c) continue;
+    if (c.f64.buffer instanceof ArrayBuffer) out.push(c.f64.buffer);
+    if (c.nulls !== null && c.nulls.buffer instanceof ArrayBuffer) out.push(c.nulls.buffer);
+  }
+  return out;
+}

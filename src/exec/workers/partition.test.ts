@@ -1,0 +1,120 @@
+// Unit tests of the partitioned Reduce's pieces: the partition of a group id, which Reduces may be
+// partitioned, and how a column crosses to a worker.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { T, type Value } from '../../common/types.ts';
+import type { DataflowNode } from '../../ivm/dataflow-plan.ts';
+import { groupId, hashGroupId, partitionOf } from './partition-hash.ts';
+import { partitioningOf } from './partition-eligibility.ts';
+import { columnValue, encodeColumn } from './partition-protocol.ts';
+import { validWorkers } from './partition-pool.ts';
+
+type ReduceNode = Extract<DataflowNode, { kind: 'reduce' }>;
+
+test('values one group holds land in one partition', () => {
+  assert.equal(hashGroupId(groupId([0])), hashGroupId(groupId([-0])));
+  assert.equal(hashGroupId(groupId([NaN])), hashGroupId(groupId([0 / 0])));
+  assert.equal(hashGroupId(groupId(['a', 1])), hashGroupId(groupId(['a', 1])));
+  assert.equal(partitionOf(groupId([null]), 4), partitionOf(groupId([null]), 4));
+});
+
+test('consecutive ids spread over the partitions', () => {
+  for (const partitions of [2, 4]) {
+    const counts = new Array<number>(partitions).fill(0);
+    for (let i = 0; i < 10_000; i++) counts[partitionOf(groupId([i]), partitions)]! += 1;
+    for (const c of counts) assert.ok(c > 10_000 / partitions / 1.2, `${counts.join(',')}`);
+    const text = new Array<number>(partitions).fill(0);
+    for (let i = 0; i < 10_000; i++) text[partitionOf(groupId([`seller-${i}`, i % 3]), partitions)]! += 1;
+    for (const c of text) assert.ok(c > 10_000 / partitions / 1.2, `${text.join(',')}`);
+  }
+});
+
+function reduceNode(over: Partial<ReduceNode> = {}): ReduceNode {
+  const node: ReduceNode = {
+    id: 1,
+    kind: 'reduce',
+    inputs: [0],
+    fused: {
+      filter: null,
+      project: [
+        { kind: 'col', index: 1, name: 'k', type: T.int32 },
+        { kind: 'col', index: 2, name: 'v', type: T.int32 },
+      ],
+      columns: [
+        { name: 'k', type: T.int32 },
+        { name: 'arg0', type: T.int32 },
+      ],
+    },
+    keyCount: 1,
+    aggregates: [
+      {
+        fn: 'sum',
+        distinct: false,
+        argColumn: 1,
+        argType: T.int32,
+        outputType: T.int64,
+        strategy: 'invertible',
+      },
+    ],
+    columns: [
+      { name: 'k', type: T.int32 },
+      { name: 's', type: T.int64 },
+    ],
+    stateId: 'v/reduce1',
+  };
+  return { ...node, ...over };
+}
+
+const INPUT = [
+  { name: 'id', type: T.int64 },
+  { name: 'k', type: T.int32 },
+  { name: 'v', type: T.int32 },
+];
+
+test('a plain GROUP BY of columns with COUNT/SUM/AVG is partitioned; the rest say why not', () => {
+  assert.deepEqual(partitioningOf(reduceNode(), INPUT), {
+    partitioned: true,
+    layout: { keyColumns: [1], usedColumns: [1, 2] },
+  });
+  const reason = (node: ReduceNode): string => {
+    const p = partitioningOf(node, INPUT);
+    return p.partitioned ? 'partitioned' : p.reason;
+  };
+  assert.match(reason(reduceNode({ keyCount: 0 })), /global aggregate/);
+  const agg = reduceNode().aggregates[0]!;
+  assert.match(reason(reduceNode({ aggregates: [{ ...agg, fn: 'max', strategy: 'multiset' }] })), /MAX/);
+  assert.match(reason(reduceNode({ aggregates: [{ ...agg, distinct: true }] })), /DISTINCT/);
+  const fused = reduceNode().fused!;
+  const filtered = { ...fused, filter: { kind: 'col' as const, index: 0, name: 'b', type: T.bool } };
+  assert.match(reason(reduceNode({ fused: filtered })), /filter/);
+  const numeric = [
+    { name: 'k', type: T.int32 },
+    { name: 's', type: T.numeric },
+  ];
+  assert.match(reason(reduceNode({ columns: numeric })), /numeric/);
+});
+
+test('a column crosses as doubles with a null mask, or as its values', () => {
+  const values: Value[] = [1, null, -0, 2.5, NaN];
+  const numeric = encodeColumn(values.length, (i) => values[i] as Value, true);
+  assert.ok('f64' in numeric && numeric.f64.buffer instanceof SharedArrayBuffer);
+  assert.deepEqual(
+    values.map((_, i) => columnValue(numeric, i)),
+    values,
+  );
+  assert.ok(Object.is(columnValue(numeric, 2), -0));
+  const mixed: Value[] = [1, 'a', null, 2n];
+  const plain = encodeColumn(mixed.length, (i) => mixed[i] as Value, false);
+  assert.ok('values' in plain);
+  assert.deepEqual(
+    mixed.map((_, i) => columnValue(plain, i)),
+    mixed,
+  );
+});
+
+test('the worker count is an integer from 1 to 64', () => {
+  assert.equal(validWorkers(2), 2);
+  assert.equal(validWorkers('4'), 4);
+  for (const bad of [0, 65, 1.5, 'two', null])
+    assert.throws(() => validWorkers(bad), /workers must be an integer from 1 to 64/);
+});

@@ -1,0 +1,256 @@
+// A Reduce run in hash partitions on the engine's worker threads (partition-pool.ts), standing in for
+// the ReduceOp of the same node: each thread holds the groups whose id hashes to its partition. A
+// step hands every thread the batch's key and argument columns (shared memory, no copy); each steps
+// its partition on its own rows and tags each change with the batch index of its group's first row;
+// the changes are merged by that index — the order the single Reduce emits them in (first touch) — so
+// downstream operators, the changelog and checkpoints are the same for any number of partitions.
+// Its checkpoint entries are the single Reduce's (same state id, one entry per group, same form),
+// routed to the owning partition on load: a restart with another worker count re-partitions them.
+import { SluiceError, knownErrorCode } from '../../common/errors.ts';
+import type { Value } from '../../common/types.ts';
+import { singleKey } from '../../common/values.ts';
+import type { ColumnSpec } from '../../ivm/dataflow-plan.ts';
+import type { Operator, RowErrorSink } from '../../ivm/operator.ts';
+import type { StateDelta, Stateful } from '../../ivm/state.ts';
+import { ColumnBatch, type ZBatch } from '../../ivm/zset.ts';
+import type { PartitionLayout } from './partition-eligibility.ts';
+import { groupId, partitionOf } from './partition-hash.ts';
+import type { PartitionPool } from './partition-pool.ts';
+import {
+  columnValue,
+  encodeColumn,
+  type FromWorker,
+  type ReduceNode,
+  type StepReply,
+  type ToWorker,
+  type WireColumn,
+} from './partition-protocol.ts';
+
+export class PartitionedReduce implements Operator, Stateful {
+  readonly nodeId: number;
+  readonly stateId: string;
+  private readonly handle: number;
+  private readonly keyCount: number;
+  private readonly keyColumns: readonly ColumnSpec[];
+  private readonly width: number;
+  private closed = false;
+
+  constructor(
+    node: ReduceNode,
+    input: readonly ColumnSpec[],
+    private readonly layout: PartitionLayout,
+    private readonly pool: PartitionPool,
+  ) {
+    this.nodeId = node.id;
+    this.stateId = node.stateId;
+    this.keyCount = node.keyCount;
+    this.keyColumns = node.columns.slice(0, node.keyCount);
+    this.width = node.columns.length;
+    this.handle = pool.handle();
+    const h = this.handle;
+    pool.callEach(
+      Array.from({ length: pool.partitions }, (_, partition) => ({
+        t: 'open' as const,
+        h,
+        node,
+        input,
+        layout,
+        partition,
+        partitions: pool.partitions,
+      })),
+    );
+  }
+
+  step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
+    const input = inputs[0] as ZBatch;
+    const n = input.weights.length;
+    if (n === 0) return new ColumnBatch(emptyColumns(this.width), []);
+    const cols: (WireColumn | null)[] = [];
+    const inCols = input.cols;
+    for (const c of this.layout.usedColumns) {
+      while (cols.length < c) cols.push(null);
+      const get =
+        inCols !== undefined
+          ? (i: number): Value => (inCols[c] as readonly Value[])[i] as Value
+          : (i: number): Value => (input.rows[i] as readonly Value[])[c] as Value;
+      cols.push(encodeColumn(n, get, true));
+    }
+    const weights = new Float64Array(new SharedArrayBuffer(8 * n));
+    for (let i = 0; i < n; i++) weights[i] = input.weights[i] as number;
+    // Each row goes to the partition of its group, hashed here once (the threads read only theirs).
+    const P = this.pool.partitions;
+    const part = this.rowPartitions(n, cols);
+    const counts = new Int32Array(P);
+    for (let i = 0; i < n; i++) counts[part[i] as number]!++;
+    const rows = Array.from(
+      { length: P },
+      (_, p) => new Int32Array(new SharedArrayBuffer(4 * (counts[p] as number))),
+    );
+    const fill = new Int32Array(P);
+    for (let i = 0; i < n; i++) {
+      const p = part[i] as number;
+      (rows[p] as Int32Array)[fill[p]!++] = i;
+    }
+    const h = this.handle;
+    const messages = rows.map((r): ToWorker | null =>
+      r.length === 0 ? null : { t: 'step', h, cols, weights, rows: r },
+    );
+    const replies = this.pool
+      .callEach(messages)
+      .map((a) => (a === null ? NO_CHANGES : (a as Extract<FromWorker, { step: StepReply }>).step));
+    return this.merge(replies, errors);
+  }
+
+  /** The partition of each row's group. */
+  private rowPartitions(n: number, cols: readonly (WireColumn | null)[]): Uint8Array | Uint16Array {
+    const P = this.pool.partitions;
+    const part = P <= 256 ? new Uint8Array(n) : new Uint16Array(n);
+    const keyColumns = this.layout.keyColumns;
+    if (this.keyCount === 1) {
+      const col = cols[keyColumns[0] as number] as WireColumn;
+      for (let i = 0; i < n; i++) part[i] = partitionOf(singleKey(columnValue(col, i)), P);
+    } else {
+      const key = new Array<Value>(this.keyCount);
+      for (let i = 0; i < n; i++) {
+        for (let k = 0; k < key.length; k++)
+          key[k] = columnValue(cols[keyColumns[k] as number] as WireColumn, i);
+        part[i] = partitionOf(groupId(key), P);
+      }
+    }
+    return part;
+  }
+
+  /**
+   * The partitions' changes in one batch, ordered by their groups' first rows (each partition's
+   * already is), then their row errors in the same order, reported as the single Reduce reports them.
+   */
+  private merge(replies: readonly StepReply[], errors: RowErrorSink): ZBatch {
+    const width = this.width;
+    let total = 0;
+    for (const r of replies) total += r.touch.length;
+    // The merged order first (partition and index of each change), then each column copied in it
+    // with a loop per column form (no per-cell dispatch on the form).
+    const fromPart = new Uint16Array(total);
+    const fromIndex = new Int32Array(total);
+    const at = new Int32Array(replies.length);
+    let k = 0;
+    while (k < total) {
+      let best = -1;
+      let bestTouch = Infinity;
+      for (let p = 0; p < replies.length; p++) {
+        const r = replies[p] as StepReply;
+        const i = at[p] as number;
+        if (i < r.touch.length && (r.touch[i] as number) < bestTouch) {
+          bestTouch = r.touch[i] as number;
+          best = p;
+        }
+      }
+      // Every change of that group (its -old and +new) comes from that partition, in its order.
+      const touch = (replies[best] as StepReply).touch;
+      let i = at[best] as number;
+      for (; i < touch.length && touch[i] === bestTouch; i++) {
+        fromPart[k] = best;
+        fromIndex[k++] = i;
+      }
+      at[best] = i;
+    }
+    const weights: number[] = [];
+    for (let j = 0; j < total; j++)
+      weights.push((replies[fromPart[j] as number] as StepReply).weights[fromIndex[j] as number] as number);
+    const cols: Value[][] = [];
+    for (let c = 0; c < width; c++) {
+      const forms = replies.map((r) => r.cols[c]);
+      const out: Value[] = [];
+      if (forms.every((f) => f === undefined || ('f64' in f && f.nulls === null))) {
+        const f64s = forms.map((f) => (f === undefined ? EMPTY_F64 : (f as { f64: Float64Array }).f64));
+        for (let j = 0; j < total; j++)
+          out.push((f64s[fromPart[j] as number] as Float64Array)[fromIndex[j] as number] as number);
+      } else
+        for (let j = 0; j < total; j++)
+          out.push(columnValue(forms[fromPart[j] as number] as WireColumn, fromIndex[j] as number));
+      cols.push(out);
+    }
+    const reported = replies.flatMap((r) => r.errors);
+    if (reported.length > 0) {
+      // Stable: one group's reports keep their order (they all come from one partition).
+      reported.sort((a, b) => a.touch - b.touch);
+      for (const e of reported)
+        errors.report(new SluiceError(knownErrorCode(e.code), e.message), e.row, this.keyColumns, e.weight);
+    }
+    return new ColumnBatch(cols, weights);
+  }
+
+  trackChanges(on: boolean): void {
+    this.pool.callAll({ t: 'track', h: this.handle, on });
+  }
+
+  takeStateDelta(full: boolean): StateDelta {
+    const deltas = this.pool
+      .callAll({ t: 'take', h: this.handle, full })
+      .map((a) => (a as Extract<FromWorker, { delta: StateDelta }>).delta);
+    return {
+      replaceAll: deltas.some((d) => d.replaceAll),
+      upserts: deltas.flatMap((d) => [...d.upserts]),
+      deletes: deltas.flatMap((d) => [...d.deletes]),
+    };
+  }
+
+  loadState(values: Iterable<unknown>): void {
+    const parts: unknown[][] = Array.from({ length: this.pool.partitions }, () => []);
+    for (const v of values) {
+      const key = (v as { readonly k: readonly Value[] }).k;
+      (parts[partitionOf(groupId(key), this.pool.partitions)] as unknown[]).push(v);
+    }
+    this.pool.callEach(parts.map((values) => ({ t: 'load' as const, h: this.handle, values })));
+  }
+
+  /** Current output rows, for a view whose arrangement is this Reduce's state (read off the threads). */
+  *outputRows(): Generator<readonly Value[]> {
+    const answers = this.pool.callAll({ t: 'rows', h: this.handle });
+    for (const a of answers) yield* (a as Extract<FromWorker, { rows: unknown }>).rows;
+  }
+
+  private sizes(): { bytes: number; groups: number } {
+    let bytes = 0;
+    let groups = 0;
+    for (const a of this.pool.callAll({ t: 'size', h: this.handle })) {
+      const s = (a as Extract<FromWorker, { size: unknown }>).size;
+      bytes += s.bytes;
+      groups += s.groups;
+    }
+    return { bytes, groups };
+  }
+
+  stateSize(): number {
+    return this.closed ? 0 : this.sizes().bytes;
+  }
+
+  groupCount(): number {
+    return this.sizes().groups;
+  }
+
+  /** Frees the partitions' state in the threads (the view is dropped or replaced). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      this.pool.callAll({ t: 'close', h: this.handle });
+    } catch {
+      // The engine is closing: its threads end with their state.
+    }
+  }
+}
+
+const EMPTY_F64 = new Float64Array(0);
+
+/** The answer of a partition that had no rows: no changes. */
+const NO_CHANGES: StepReply = {
+  weights: new Float64Array(0),
+  touch: new Int32Array(0),
+  cols: [],
+  errors: [],
+};
+
+function emptyColumns(width: number): Value[][] {
+  return Array.from({ length: width }, () => []);
+}
