@@ -20,6 +20,7 @@ import { aggregateColumn, recordWidth } from './aggregates.ts';
 import { GroupKeyTexts, keyTextsNeeded } from './group-key-texts.ts';
 import { identicalRows } from '../exact-rows.ts';
 import { InterpretedRowPass, type FusedMap, type RowPass } from './reduce-row-pass.ts';
+import { GeneratedRowPass } from './reduce-kernel.ts';
 import { lookupAndMark, type GroupLookup, type StepRows } from './reduce-lookup.ts';
 import { changeColumns, pushInsert, pushRetraction } from './reduce-changes.ts';
 import {
@@ -140,7 +141,17 @@ export class ReduceOp implements Operator, Stateful {
       touched: this.touched,
       allocate: (id, key) => this.allocate(id, key),
     };
-    this.rowPass = new InterpretedRowPass(node.keyCount, node.aggregates, inputColumns, fused);
+    const pass = this.partials.stride;
+    this.rowPass =
+      node.kernel === 'generated' && fused !== null
+        ? new GeneratedRowPass({
+            keyCount: node.keyCount,
+            fused,
+            argColumns: node.aggregates.map((a) => a.argColumn),
+            columns: this.columns,
+            pstride: pass,
+          })
+        : new InterpretedRowPass(node.keyCount, node.aggregates, inputColumns, fused, this.columns, pass);
   }
 
   private idOf(key: readonly Value[]): Value {
@@ -264,8 +275,6 @@ export class ReduceOp implements Operator, Stateful {
       stepRows.rowSlots = new Int32Array(len);
       stepRows.rowTouches = new Int32Array(len);
     }
-    const rowSlots = stepRows.rowSlots;
-    const rowTouches = stepRows.rowTouches;
     const rowArgs = this.rowArgs;
     const rowIds = this.rowIds;
     const rowKeys = this.rowKeys;
@@ -277,7 +286,6 @@ export class ReduceOp implements Operator, Stateful {
     // order, as in one pass: touch order is the order of the changes out.
     stepRows.n = n;
     stepRows.weights = input.weights;
-    const hasArg = this.rowPass.hasArg;
     this.rowPass.evaluate(input, stepRows, rowArgs, errors);
     lookupAndMark(this.lookup, stepRows);
     if (keyCount === 0 && !this.globalEmitted) {
@@ -298,17 +306,7 @@ export class ReduceOp implements Operator, Stateful {
       pd[t * pstride] = 0;
       for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(touched[t] as number, t);
     }
-    for (let i = 0; i < n; i++) {
-      const slot = rowSlots[i] as number;
-      if (slot === NO_SLOT) continue;
-      const p = rowTouches[i] as number;
-      const weight = input.weights[i] as number;
-      pd[p * pstride] = (pd[p * pstride] as number) + weight;
-      for (let a = 0; a < nAggs; a++) {
-        if (hasArg[a] === true)
-          (columns[a] as AggColumn).accumulate(slot, rowArgs[i * nAggs + a] as Value, weight, p);
-      }
-    }
+    this.rowPass.accumulate(stepRows, rowArgs, pd);
     if (rowArgs.length > MAX_KEPT_ARGS) rowArgs.length = 0;
     if (rowIds.length > MAX_KEPT_ARGS) {
       rowIds.length = 0;

@@ -1,6 +1,7 @@
 // The Reduce's first pass, interpreted: each input row's filter, group key and aggregate arguments,
 // through the compiled expressions of the fused Map stage (or the plain columns of an unfused input).
-// A generated kernel (reduce-kernel.ts) replaces it for the Reduces it covers.
+// A generated kernel (reduce-kernel.ts) replaces it for the Reduces it covers; this one runs the
+// others (ORDER BY arguments, unfused inputs) and the operator tests' direct constructions.
 import type { Value } from '../../common/types.ts';
 import type { AggregateSpec, ColumnSpec } from '../dataflow-plan.ts';
 import type { RowErrorSink } from '../operator.ts';
@@ -11,6 +12,7 @@ import type { ZBatch } from '../zset.ts';
 import { NO_SLOT } from '../group-index.ts';
 import { orderedArgument } from './ordered-aggregate.ts';
 import type { StepRows } from './reduce-lookup.ts';
+import type { AggColumn } from './aggregates.ts';
 
 /** A Map stage fused into the Reduce: evaluated per input row without building projected rows. */
 export interface FusedMap {
@@ -31,6 +33,11 @@ export interface RowPass {
    * rowArgs[i × aggregates ..] set.
    */
   evaluate(input: ZBatch, rows: StepRows, rowArgs: Value[], errors: RowErrorSink): void;
+  /**
+   * Pass 3: folds each kept row (its slot and touch index from the lookup pass) and its arguments
+   * into its group's partial in `pd` (the partials, `pstride` doubles per touch index).
+   */
+  accumulate(rows: StepRows, rowArgs: readonly Value[], pd: Float64Array): void;
 }
 
 export class InterpretedRowPass implements RowPass {
@@ -53,6 +60,8 @@ export class InterpretedRowPass implements RowPass {
     aggregates: readonly AggregateSpec[],
     inputColumns: readonly ColumnSpec[],
     fused: FusedMap | null,
+    private readonly columns: readonly AggColumn[],
+    private readonly pstride: number,
   ) {
     this.keyCount = keyCount;
     if (fused === null) {
@@ -150,6 +159,25 @@ export class InterpretedRowPass implements RowPass {
       rowIds[i] = id;
       rowKeys[i] = key ?? single;
       rowSlots[i] = 0;
+    }
+  }
+
+  accumulate(rows: StepRows, rowArgs: readonly Value[], pd: Float64Array): void {
+    const { n, rowSlots, rowTouches, weights } = rows;
+    const columns = this.columns;
+    const hasArg = this.hasArg;
+    const nAggs = columns.length;
+    const pstride = this.pstride;
+    for (let i = 0; i < n; i++) {
+      const slot = rowSlots[i] as number;
+      if (slot === NO_SLOT) continue;
+      const p = rowTouches[i] as number;
+      const weight = weights[i] as number;
+      pd[p * pstride] = (pd[p * pstride] as number) + weight;
+      for (let a = 0; a < nAggs; a++) {
+        if (hasArg[a] === true)
+          (columns[a] as AggColumn).accumulate(slot, rowArgs[i * nAggs + a] as Value, weight, p);
+      }
     }
   }
 }
