@@ -205,7 +205,9 @@ class InvertibleColumn implements AggColumn {
   }
 
   private exactSum(slot: number): number | bigint {
-    return this.big.get(slot) ?? (this.record.data[slot * this.record.stride + this.base + 1] as number);
+    // No lookup while no group's sum is a bigint (the usual case): a Map probe per changed group.
+    const big = this.big.size > 0 ? this.big.get(slot) : undefined;
+    return big ?? (this.record.data[slot * this.record.stride + this.base + 1] as number);
   }
 
   /** A float sum as a double: NaN or an infinity if the group holds such inputs, else the exact parts. */

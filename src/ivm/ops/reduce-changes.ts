@@ -1,45 +1,76 @@
 // The Reduce's output-column builder: a step's changes leave column by column (a ColumnBatch of
-// `cols` and `weights`), each group's -old taken from its record where the record mirrors it, else
-// from its old row object.
+// columns and weights), each group's -old taken from its record where the record mirrors it, else
+// from its old row object. The changes are written into scratch columns kept between steps and
+// copied out at exactly their length: a one-row step no longer allocates a 16-slot array per column
+// (grown by a first push), most of the garbage of an epoch at batch 1.
 import type { Value } from '../../common/types.ts';
+import { ColumnBatch } from '../zset.ts';
 import type { GroupRecords } from './aggregates.ts';
 import { F_KEY, F_OUT, KEY_IN_RECORD, OUT_IN_RECORD } from './reduce-record.ts';
 
-/** Empty output columns for rows `width` wide. */
-export function changeColumns(width: number): Value[][] {
-  const cols: Value[][] = new Array<Value[]>(width);
-  for (let c = 0; c < width; c++) cols[c] = [];
-  return cols;
-}
+/** Scratch kept between steps, in changes (a larger step's is dropped after it). */
+const MAX_KEPT_CHANGES = 1 << 16;
 
-/** +row: the group's new row (`row` may be a scratch row: its values are copied). */
-export function pushInsert(weights: number[], cols: Value[][], row: readonly Value[]): void {
-  weights.push(1);
-  for (let c = 0; c < cols.length; c++) (cols[c] as Value[]).push(row[c] as Value);
-}
+export class ChangeBuffer {
+  private readonly weights: number[] = [];
+  private readonly cols: Value[][];
+  private n = 0;
 
-/**
- * -old (`old` null: the record holds the whole row), its columns from the group's record where they
- * are mirrored there.
- */
-export function pushRetraction(
-  records: GroupRecords,
-  slot: number,
-  old: readonly Value[] | null,
-  flags: number,
-  keyCount: number,
-  weights: number[],
-  cols: Value[][],
-): void {
-  weights.push(-1);
-  const data = records.data;
-  const at = slot * records.stride;
-  if ((flags & KEY_IN_RECORD) !== 0) (cols[0] as Value[]).push(data[at + F_KEY] as number);
-  else for (let k = 0; k < keyCount; k++) (cols[k] as Value[]).push((old as Value[])[k] as Value);
-  const nAggs = cols.length - keyCount;
-  if ((flags & OUT_IN_RECORD) !== 0)
-    for (let a = 0; a < nAggs; a++) (cols[keyCount + a] as Value[]).push(data[at + F_OUT + a] as number);
-  else
-    for (let a = 0; a < nAggs; a++)
-      (cols[keyCount + a] as Value[]).push((old as Value[])[keyCount + a] as Value);
+  constructor(private readonly width: number) {
+    this.cols = Array.from({ length: width }, () => []);
+  }
+
+  /** +row: the group's new row (`row` may be a scratch row: its values are copied). */
+  insert(row: readonly Value[]): void {
+    const i = this.n++;
+    this.weights[i] = 1;
+    const cols = this.cols;
+    for (let c = 0; c < cols.length; c++) (cols[c] as Value[])[i] = row[c] as Value;
+  }
+
+  /**
+   * -old (`old` null: the record holds the whole row), its columns from the group's record where
+   * they are mirrored there.
+   */
+  retract(
+    records: GroupRecords,
+    slot: number,
+    old: readonly Value[] | null,
+    flags: number,
+    keyCount: number,
+  ): void {
+    const i = this.n++;
+    this.weights[i] = -1;
+    const cols = this.cols;
+    const data = records.data;
+    const at = slot * records.stride;
+    if ((flags & KEY_IN_RECORD) !== 0) (cols[0] as Value[])[i] = data[at + F_KEY] as number;
+    else for (let k = 0; k < keyCount; k++) (cols[k] as Value[])[i] = (old as Value[])[k] as Value;
+    const nAggs = cols.length - keyCount;
+    if ((flags & OUT_IN_RECORD) !== 0)
+      for (let a = 0; a < nAggs; a++) (cols[keyCount + a] as Value[])[i] = data[at + F_OUT + a] as number;
+    else
+      for (let a = 0; a < nAggs; a++)
+        (cols[keyCount + a] as Value[])[i] = (old as Value[])[keyCount + a] as Value;
+  }
+
+  /** The changes written since the last take, as a batch of their own arrays; the buffer empties. */
+  take(): ColumnBatch {
+    const n = this.n;
+    this.n = 0;
+    const width = this.width;
+    const cols = new Array<Value[]>(width);
+    for (let c = 0; c < width; c++) cols[c] = (this.cols[c] as Value[]).slice(0, n);
+    const weights = this.weights.slice(0, n);
+    if (n > MAX_KEPT_CHANGES) {
+      this.weights.length = 0;
+      for (const col of this.cols) col.length = 0;
+    }
+    return new ColumnBatch(cols, weights);
+  }
+
+  /** Drops the changes of a step that threw. */
+  clear(): void {
+    this.n = 0;
+  }
 }

@@ -30,8 +30,12 @@ export interface GroupLookup {
   readonly records: GroupRecords;
   readonly keyCount: number;
   readonly keyTexts: GroupKeyTexts | null;
-  /** Slots touched by the step, in first-touch order (the pass appends). */
+  /**
+   * Slots touched by the step, in first-touch order: the first `count` (the pass appends). A count
+   * rather than the array's length, so a step ends without a `length = 0` (a runtime call).
+   */
   readonly touched: number[];
+  count: number;
   /** A new group's slot (may grow `records.data`). */
   readonly allocate: (id: Value, key: readonly Value[]) => number;
 }
@@ -59,7 +63,9 @@ export function lookupAndMark(g: GroupLookup, s: StepRows): void {
     const at = slot * stride + F_TOUCH;
     let t = data[at] as number;
     if (t === 0) {
-      t = touched.push(slot);
+      t = g.count + 1;
+      touched[t - 1] = slot;
+      g.count = t;
       data[at] = t;
     }
     rowTouches[i] = t - 1;

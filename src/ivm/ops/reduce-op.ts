@@ -13,7 +13,7 @@ import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { encodeValues, singleKey } from '../../common/values.ts';
-import { ColumnBatch, type ZBatch } from '../zset.ts';
+import type { ZBatch } from '../zset.ts';
 import { GroupIndex, NO_SLOT } from '../group-index.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
 import { aggregateColumn, recordWidth } from './aggregates.ts';
@@ -22,7 +22,7 @@ import { identicalRows } from '../exact-rows.ts';
 import { InterpretedRowPass, type FusedMap, type RowPass } from './reduce-row-pass.ts';
 import { GeneratedRowPass } from './reduce-kernel.ts';
 import { lookupAndMark, type GroupLookup, type StepRows } from './reduce-lookup.ts';
-import { changeColumns, pushInsert, pushRetraction } from './reduce-changes.ts';
+import { ChangeBuffer } from './reduce-changes.ts';
 import {
   F_FLAGS,
   F_KEY,
@@ -104,7 +104,9 @@ export class ReduceOp implements Operator, Stateful {
   private readonly scratch: Value[];
   /** Sum of the merge's early record reads (kept so the reads are not dead code). */
   private touchSink = 0;
-  /** Slots touched by the current step, in first-touch order. */
+  /** The step's changes out (reduce-changes.ts). */
+  private readonly changes: ChangeBuffer;
+  /** Slots touched by the current step, in first-touch order: the first `lookup.count`. */
   private readonly touched: number[] = [];
   /** Per group, its rows' key texts (null: the key's values always print alike). */
   private readonly keyTexts: GroupKeyTexts | null;
@@ -133,12 +135,14 @@ export class ReduceOp implements Operator, Stateful {
     this.keyColumns = node.columns.slice(0, node.keyCount);
     this.keyTexts = keyTextsNeeded(this.keyColumns) ? new GroupKeyTexts() : null;
     this.scratch = new Array<Value>(node.keyCount + node.aggregates.length);
+    this.changes = new ChangeBuffer(node.keyCount + node.aggregates.length);
     this.lookup = {
       index: this.index,
       records: this.records,
       keyCount: this.keyCount,
       keyTexts: this.keyTexts,
       touched: this.touched,
+      count: 0,
       allocate: (id, key) => this.allocate(id, key),
     };
     const pass = this.partials.stride;
@@ -262,7 +266,8 @@ export class ReduceOp implements Operator, Stateful {
     const input = inputs[0] as ZBatch;
     // Scratch lists: step is synchronous and keeps none of them after it returns.
     const touched = this.touched;
-    if (touched.length > 0) this.untouch();
+    const lookup = this.lookup;
+    if (lookup.count > 0) this.untouch();
     const index = this.index;
     const keyCount = this.keyCount;
     const columns = this.columns;
@@ -292,17 +297,19 @@ export class ReduceOp implements Operator, Stateful {
       let slot = index.get('');
       if (slot === NO_SLOT) slot = this.allocate('', []);
       const d = this.records.data;
-      if (d[slot * stride + F_TOUCH] === 0) d[slot * stride + F_TOUCH] = touched.push(slot);
+      if (d[slot * stride + F_TOUCH] === 0) {
+        touched[lookup.count] = slot;
+        d[slot * stride + F_TOUCH] = ++lookup.count;
+      }
     }
     this.globalEmitted = true;
+    const nTouched = lookup.count;
     const pstride = this.partials.stride;
-    if (touched.length * pstride > this.partials.data.length) {
-      this.partials.data = new Float64Array(
-        Math.max(touched.length * pstride, 2 * this.partials.data.length),
-      );
+    if (nTouched * pstride > this.partials.data.length) {
+      this.partials.data = new Float64Array(Math.max(nTouched * pstride, 2 * this.partials.data.length));
     }
     const pd = this.partials.data;
-    for (let t = 0; t < touched.length; t++) {
+    for (let t = 0; t < nTouched; t++) {
       pd[t * pstride] = 0;
       for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(touched[t] as number, t);
     }
@@ -315,18 +322,17 @@ export class ReduceOp implements Operator, Stateful {
 
     // Merge: fold each partial into its group and emit the change of the group's row, with the
     // batch's columns beside its rows for a Reduce downstream.
-    const weights: number[] = [];
-    const outWidth = keyCount + nAggs;
-    const cols = changeColumns(outWidth);
+    const changes = this.changes;
+    changes.clear();
     const scratch = this.scratch;
     let sink = 0;
-    for (let t = 0; t < touched.length; t++) {
+    for (let t = 0; t < nTouched; t++) {
       const slot = touched[t] as number;
       if ((t & (MERGE_AHEAD - 1)) === 0) {
         // Read the next records in a tight loop first: their cache misses overlap, where the merge's
         // work between two groups would otherwise serialise them.
         const d = this.records.data;
-        const end = Math.min(touched.length, t + MERGE_AHEAD);
+        const end = Math.min(nTouched, t + MERGE_AHEAD);
         for (let u = t; u < end; u++) {
           const at = (touched[u] as number) * stride;
           // both ends: a record can straddle two cache lines
@@ -351,7 +357,7 @@ export class ReduceOp implements Operator, Stateful {
       const old = hasOld && (flags & IN_RECORD) !== IN_RECORD ? (this.outs[slot] as Value[]) : null;
       const oldError = this.errorsBySlot.size === 0 ? undefined : this.errorsBySlot.get(slot);
       if (count === 0 && keyCount > 0) {
-        if (hasOld) pushRetraction(this.records, slot, old, flags, keyCount, weights, cols);
+        if (hasOld) changes.retract(this.records, slot, old, flags, keyCount);
         if (oldError !== undefined) errors.report(oldError, this.keyOf(slot, old), this.keyColumns, -1);
         this.release(slot);
         continue;
@@ -379,7 +385,7 @@ export class ReduceOp implements Operator, Stateful {
           this.errorsBySlot.set(slot, error);
         }
         if (hasOld) {
-          pushRetraction(this.records, slot, old, flags, keyCount, weights, cols);
+          changes.retract(this.records, slot, old, flags, keyCount);
           this.setOut(slot, null);
         }
         continue;
@@ -392,22 +398,25 @@ export class ReduceOp implements Operator, Stateful {
             : sameAggregates(old as Value[], scratch, keyCount))
         )
           continue;
-        pushRetraction(this.records, slot, old, flags, keyCount, weights, cols);
+        changes.retract(this.records, slot, old, flags, keyCount);
       }
-      pushInsert(weights, cols, scratch);
+      changes.insert(scratch);
       this.setOut(slot, scratch);
     }
-    touched.length = 0;
+    lookup.count = 0;
     this.touchSink = sink;
-    return new ColumnBatch(cols, weights);
+    return changes.take();
   }
 
   /** Clears the touch marks a step that threw left in its groups' records. */
   private untouch(): void {
     const data = this.records.data;
     const stride = this.records.stride;
-    for (const slot of this.touched) if (slot < this.slotCount) data[slot * stride + F_TOUCH] = 0;
-    this.touched.length = 0;
+    for (let t = 0; t < this.lookup.count; t++) {
+      const slot = this.touched[t] as number;
+      if (slot < this.slotCount) data[slot * stride + F_TOUCH] = 0;
+    }
+    this.lookup.count = 0;
   }
 
   /**
