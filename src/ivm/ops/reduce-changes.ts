@@ -60,8 +60,8 @@ export class ChangeBuffer {
     this.n = 0;
     const width = this.width;
     const cols = new Array<Value[]>(width);
-    for (let c = 0; c < width; c++) cols[c] = (this.cols[c] as Value[]).slice(0, n);
-    const weights = this.weights.slice(0, n);
+    for (let c = 0; c < width; c++) cols[c] = copy(this.cols[c] as Value[], n);
+    const weights = copy(this.weights, n);
     if (n > MAX_KEPT_CHANGES) {
       this.weights.length = 0;
       for (const col of this.cols) col.length = 0;
@@ -73,4 +73,15 @@ export class ChangeBuffer {
   clear(): void {
     this.n = 0;
   }
+}
+
+/**
+ * The first n values of `from`, as an array of exactly that length. One or two changes (a step of
+ * batch 1: a group's -old/+new) are array literals, allocated inline, where `slice` is a call into
+ * the runtime that cost more than the copy.
+ */
+function copy<V>(from: readonly V[], n: number): V[] {
+  if (n === 2) return [from[0] as V, from[1] as V];
+  if (n === 1) return [from[0] as V];
+  return from.slice(0, n);
 }
