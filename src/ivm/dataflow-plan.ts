@@ -116,7 +116,7 @@ export type DataflowNode =
       /**
        * 'generated': the fused Map stage and the fold into the partials run as code generated for this
        * node (ops/reduce-kernel.ts) rather than interpreted; results are the same either way, so the
-       * plan's fingerprint leaves it out. Absent: interpreted (ORDER BY arguments, windows).
+       * plan's fingerprint leaves it out. Absent: interpreted (ORDER BY arguments, window close, HOP panes).
        */
       readonly kernel?: 'generated';
       /**
