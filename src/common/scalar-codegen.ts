@@ -17,7 +17,26 @@ const INT_RANGE = {
   64: [-9007199254740991, 9007199254740991],
 };
 
-class Generator {
+/**
+ * How generated code reads the row: `col(i)` is the code for column i's value, `row` the code for a
+ * row array holding at least the expression's columns (passed to the closures of the cases not
+ * inlined). A standalone function reads its parameter `row`; a Reduce kernel (reduce-kernel.ts)
+ * reads its columns into locals and fills a scratch row only when a closure needs one.
+ */
+export interface RowRefs {
+  readonly col: (index: number) => string;
+  readonly row: string;
+  /** Strings are passed in as parameters rather than written as JSON-quoted literals. */
+  readonly bindStrings?: boolean;
+}
+
+const PARAMETER_ROW: RowRefs = { col: (i) => `row[${i}]`, row: 'row' };
+
+/**
+ * Writes JavaScript for scalar expressions. One generator can write several expressions into one
+ * function body: their temporaries (`t0`, `t1`, …) and bound values (`p0`, `p1`, …) share its names.
+ */
+export class ScalarCodegen {
   private temps = 0;
   readonly params: string[] = [];
   readonly args: unknown[] = [];
@@ -25,7 +44,10 @@ class Generator {
   externs = 0;
   nodes = 0;
 
-  constructor(private readonly closureOf: (e: ScalarExpr) => RowFn) {}
+  constructor(
+    private readonly closureOf: (e: ScalarExpr) => RowFn,
+    private readonly refs: RowRefs = PARAMETER_ROW,
+  ) {}
 
   temp(): string {
     return `t${this.temps++}`;
@@ -35,7 +57,8 @@ class Generator {
     return Array.from({ length: this.temps }, (_, i) => `t${i}`);
   }
 
-  private bind(value: unknown): string {
+  /** A value passed into the generated function as a parameter: its name in the code. */
+  bind(value: unknown): string {
     const name = `p${this.params.length}`;
     this.params.push(name);
     this.args.push(value);
@@ -45,7 +68,13 @@ class Generator {
   /** The node evaluated by its closure (the exact reference behaviour). */
   extern(e: ScalarExpr): string {
     this.externs++;
-    return `${this.bind(this.closureOf(e))}(row)`;
+    return `${this.bind(this.closureOf(e))}(${this.refs.row})`;
+  }
+
+  /** The expression's code; a tree too large to write out is one closure call. */
+  expression(e: ScalarExpr): string {
+    if (countNodes(e, MAX_GENERATED_NODES) > MAX_GENERATED_NODES) return this.extern(e);
+    return this.expr(e);
   }
 
   expr(e: ScalarExpr): string {
@@ -54,7 +83,7 @@ class Generator {
       case 'const':
         return this.constant(e.value);
       case 'col':
-        return `row[${e.index}]`;
+        return this.refs.col(e.index);
       case 'and':
       case 'or':
         return this.logic(e.kind, e.args);
@@ -90,7 +119,7 @@ class Generator {
     if (v === null) return 'null';
     if (typeof v === 'boolean') return v ? 'true' : 'false';
     if (typeof v === 'number' && Number.isFinite(v) && !Object.is(v, -0)) return `(${String(v)})`;
-    if (typeof v === 'string') return JSON.stringify(v);
+    if (typeof v === 'string' && this.refs.bindStrings !== true) return JSON.stringify(v);
     return this.bind(v);
   }
 
@@ -237,7 +266,7 @@ function countNodes(e: ScalarExpr, limit: number): number {
  */
 export function generateScalar(e: ScalarExpr, closureOf: (e: ScalarExpr) => RowFn): RowFn | null {
   if (countNodes(e, MAX_GENERATED_NODES) > MAX_GENERATED_NODES) return null;
-  const g = new Generator(closureOf);
+  const g = new ScalarCodegen(closureOf);
   const body = g.expr(e);
   if (g.externs === 1 && g.nodes === 1) return null;
   const temps = g.tempNames;

@@ -114,6 +114,12 @@ export type DataflowNode =
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
       /**
+       * 'generated': the fused Map stage and the fold into the partials run as code generated for this
+       * node (ops/reduce-kernel.ts) rather than interpreted; results are the same either way, so the
+       * plan's fingerprint leaves it out. Absent: interpreted (ORDER BY arguments, window close, HOP panes).
+       */
+      readonly kernel?: 'generated';
+      /**
        * EMIT ON WINDOW CLOSE: input rows (as [keys..., arguments...]) are held by their window end (group key `keyIndex`) and
        * reduced once, when `table`'s watermark reaches it (ops/window-close-op.ts); no group state.
        */
@@ -339,7 +345,10 @@ const SET_RULES: Readonly<Record<string, string>> = {
 };
 
 /** Deterministic print, outermost node first, for EXPLAIN DATAFLOW and golden tests. */
-export function printDataflow(plan: DataflowPlan): string {
+export function printDataflow(
+  plan: DataflowPlan,
+  options: { readonly kernels: boolean } = { kernels: true },
+): string {
   const byId = new Map(plan.nodes.map((n) => [n.id, n]));
   const lines: string[] = [`Dataflow for ${plan.view} (fingerprint ${plan.fingerprint})`];
   const printed = new Set<number>();
@@ -396,9 +405,10 @@ export function printDataflow(plan: DataflowPlan): string {
             ? ''
             : `PaneClose (a group dropped when the watermark of "${n.closePanes.table}" reaches ` +
               `#${n.closePanes.keyIndex}:${n.columns[n.closePanes.keyIndex]?.name ?? '?'} + ${n.closePanes.sizeMicros / 1e6} s, the end of its last window${latenessText(n.closePanes)}) `;
+        const kernel = options.kernels && n.kernel === 'generated' ? ' generated kernel' : '';
         lines.push(
           `${pad}n${n.id} ${close}${panes}Reduce+Merge key [${by}] ` +
-            `aggregates [${n.aggregates.map(printAgg).join(', ')}]${map} state ${n.stateId} → [${cols(n.columns)}]`,
+            `aggregates [${n.aggregates.map(printAgg).join(', ')}]${map}${kernel} state ${n.stateId} → [${cols(n.columns)}]`,
         );
         visit(n.inputs[0], depth + 1);
         return;

@@ -183,6 +183,11 @@ export function lowerToDataflow(
           input = nodes.find((n) => n.id === mapInput) as DataflowNode;
         }
         const from = input.id;
+        const onClose = closes && windowClose !== null;
+        // A generated kernel (ops/reduce-kernel.ts) runs the fused Map stage and the fold into the
+        // partials; ORDER BY arguments (values with their sort keys) and window-close Reduces (no
+        // group state) stay interpreted.
+        const generated = !onClose && aggregates.every((a) => a.orderBy === undefined);
         return add((id) => ({
           id,
           kind: 'reduce',
@@ -192,7 +197,8 @@ export function lowerToDataflow(
           aggregates,
           columns: specs(p.columns),
           stateId: `${view}/reduce${id}`,
-          ...(closes && windowClose !== null ? { emitOnClose: windowClose } : {}),
+          ...(generated ? { kernel: 'generated' as const } : {}),
+          ...(onClose ? { emitOnClose: windowClose } : {}),
         }));
       }
       case 'join': {
@@ -342,7 +348,8 @@ export function lowerToDataflow(
     stateId: `${view}/output`,
   }));
   const draft: DataflowPlan = { view, nodes, output: output.id, fingerprint: '' };
-  const printed = printDataflow(draft);
+  // The print without execution details (a Reduce's generated kernel): they change no state.
+  const printed = printDataflow(draft, { kernels: false });
   // Numerics became exact decimals (they were doubles): a plan that carries one gets a new
   // fingerprint, so its checkpointed state (holding doubles) is rebuilt from its inputs, not loaded.
   let salt = printed.includes(':numeric') ? 'exact numeric\n' : '';

@@ -86,7 +86,7 @@ function nonFiniteIndex(v: number): 0 | 1 | 2 {
 class InvertibleColumn implements AggColumn {
   private big = new Map<number, bigint>();
   /** Partials beyond the safe-integer range and partial non-finite counts, by touch index. */
-  private pbig = new Map<number, bigint>();
+  private readonly pbig = new Map<number, bigint>();
   private nonFinite = new Map<number, NonFinite>();
   private pNonFinite = new Map<number, NonFinite>();
   private readonly exactInt: boolean;
@@ -205,7 +205,9 @@ class InvertibleColumn implements AggColumn {
   }
 
   private exactSum(slot: number): number | bigint {
-    return this.big.get(slot) ?? (this.record.data[slot * this.record.stride + this.base + 1] as number);
+    // No lookup while no group's sum is a bigint (the usual case): a Map probe per changed group.
+    const big = this.big.size > 0 ? this.big.get(slot) : undefined;
+    return big ?? (this.record.data[slot * this.record.stride + this.base + 1] as number);
   }
 
   /** A float sum as a double: NaN or an infinity if the group holds such inputs, else the exact parts. */
@@ -298,6 +300,31 @@ class InvertibleColumn implements AggColumn {
   bytes(): number {
     return this.fractional ? 48 : 32;
   }
+
+  /**
+   * How a generated kernel may add a row into the partial itself (reduce-kernel.ts): COUNT adds the
+   * weight to n; an integer SUM/AVG adds the weight to n and value × weight to the sum while the
+   * value is a number, no partial of the batch is a bigint and the sum stays a safe integer — the
+   * fast path of `accumulate`, which the kernel calls for everything else. Null: float sums.
+   */
+  inlinePartial(): InlinePartial | null {
+    if (this.fractional) return null;
+    return { sums: this.summing, pbase: this.pbase, partialBigs: this.pbig };
+  }
+}
+
+/** See InvertibleColumn.inlinePartial. */
+export interface InlinePartial {
+  /** Whether the partial has a sum at `pbase + 1` beside the count at `pbase`. */
+  readonly sums: boolean;
+  readonly pbase: number;
+  /** The batch's partial sums beyond the safe-integer range, by touch index (empty: none). */
+  readonly partialBigs: ReadonlyMap<number, bigint>;
+}
+
+/** The inline form of a column's partial, if it has one (InvertibleColumn.inlinePartial). */
+export function inlinePartial(column: AggColumn): InlinePartial | null {
+  return column instanceof InvertibleColumn ? column.inlinePartial() : null;
 }
 
 /**

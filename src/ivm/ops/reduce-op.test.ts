@@ -341,11 +341,12 @@ test('a step that throws in its merge leaves no group marked as touched in the n
       batch([
         [[1, 1], 1],
         [[2, 2], 1],
+        [[3, 3], 1],
       ]),
     ],
     sink,
   );
-  // group 1 merges, group 2 goes negative and throws: group 2's (and any later group's) mark stays
+  // group 1 merges, group 2 goes negative and throws: group 3 (after it) keeps its mark
   assert.throws(
     () =>
       op.step(
@@ -353,21 +354,24 @@ test('a step that throws in its merge leaves no group marked as touched in the n
           batch([
             [[1, 1], 1],
             [[2, 2], -2],
+            [[3, 3], 1],
           ]),
         ],
         sink,
       ),
     /negative row count/,
   );
-  // group 2 touched again: a stale mark would put its partial at the previous step's index
+  // groups 2 and 3 touched again: a stale mark would put group 3's partial at the previous step's
+  // index, past this step's touched groups, and its change would be lost
   const out = op.step(
     [
       batch([
         [[1, 1], 1],
         [[2, 2], 3],
+        [[3, 3], 1],
       ]),
     ],
     sink,
   );
-  assert.deepEqual(changes(out), ['-[1,2]', '+[1,3]', '-[2,2]', '+[2,4]']);
+  assert.deepEqual(changes(out), ['-[1,2]', '+[1,3]', '-[2,2]', '+[2,4]', '-[3,3]', '+[3,6]']);
 });

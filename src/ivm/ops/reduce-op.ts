@@ -5,28 +5,39 @@
 // State is column-wise: a group is a slot number; counts and aggregate fields live in typed arrays.
 // A group key of equal values that print differently (1.5 and 1.50 are one group) shows the text of
 // one of the group's current rows, the first in compareExact's order (group-key-texts.ts).
+// Its parts: the per-row pass (reduce-row-pass.ts), the lookup-and-mark pass (reduce-lookup.ts), the
+// record layout (reduce-record.ts) and the output columns (reduce-changes.ts).
 import { SluiceError, knownErrorCode } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
-import type { AggregateSpec, ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
+import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
-import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
-import { columnsOf, compileScalar } from '../../common/scalar-expr.ts';
 import type { StateDelta, Stateful } from '../state.ts';
-import { encodeValues, identicalValues, singleKey } from '../../common/values.ts';
-import { ColumnBatch, type ZBatch } from '../zset.ts';
+import { encodeValues, singleKey } from '../../common/values.ts';
+import type { ZBatch } from '../zset.ts';
 import { GroupIndex, NO_SLOT } from '../group-index.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
 import { aggregateColumn, recordWidth } from './aggregates.ts';
-import { orderedArgument } from './ordered-aggregate.ts';
 import { GroupKeyTexts, keyTextsNeeded } from './group-key-texts.ts';
 import { identicalRows } from '../exact-rows.ts';
+import { InterpretedRowPass, type FusedMap, type RowPass } from './reduce-row-pass.ts';
+import { GeneratedRowPass } from './reduce-kernel.ts';
+import { lookupAndMark, type GroupLookup, type StepRows } from './reduce-lookup.ts';
+import { ChangeBuffer } from './reduce-changes.ts';
+import {
+  F_FLAGS,
+  F_KEY,
+  F_OUT,
+  F_TOUCH,
+  HAS_OUT,
+  IN_RECORD,
+  KEY_IN_RECORD,
+  OUT_IN_RECORD,
+  RECORD_KEY,
+  sameAggregates,
+  sameAsRecord,
+} from './reduce-record.ts';
 
-/** A Map stage fused into the Reduce: evaluated per input row without building projected rows. */
-export interface FusedMap {
-  readonly filter: ScalarExpr | null;
-  readonly project: readonly ScalarExpr[];
-  readonly inputColumns: readonly ColumnSpec[];
-}
+export type { FusedMap } from './reduce-row-pass.ts';
 
 type ReduceNode = Extract<DataflowNode, { kind: 'reduce' }>;
 
@@ -62,14 +73,20 @@ export class ReduceOp implements Operator, Stateful {
    * record is read once per batch by the touch pass and once by the merge.
    */
   private readonly partials: GroupRecords;
-  /** Per input row of the step: its group's slot (NO_SLOT: filtered out or failed), then its touch index. */
-  private rowSlots = new Int32Array(64);
-  private rowTouches = new Int32Array(64);
-  /** Per input row of the step, its aggregate arguments (row i's at i × aggregates). */
-  private readonly rowArgs: Value[] = [];
   /** Per input row of the step, its group id and its key (the value of a single key, else the array). */
   private readonly rowIds: Value[] = [];
   private readonly rowKeys: (Value | Value[])[] = [];
+  /** The step's per-row scratch: each row's group slot (NO_SLOT: filtered out or failed), touch index. */
+  private readonly stepRows: StepRows = {
+    n: 0,
+    weights: [],
+    rowSlots: new Int32Array(64),
+    rowTouches: new Int32Array(64),
+    rowIds: this.rowIds,
+    rowKeys: this.rowKeys,
+  };
+  /** Per input row of the step, its aggregate arguments (row i's at i × aggregates). */
+  private readonly rowArgs: Value[] = [];
   private outs: (Value[] | null)[] = [];
   private readonly errorsBySlot = new Map<number, unknown>();
   private readonly free: number[] = [];
@@ -77,29 +94,24 @@ export class ReduceOp implements Operator, Stateful {
   private stepNo = 0;
   private readonly columns: AggColumn[];
   private readonly keyCount: number;
-  private readonly keyFns: RowFn[];
-  private readonly argFns: (RowFn | null)[];
-  private readonly filter: RowFn | null;
-  private readonly inputColumns: readonly ColumnSpec[];
+  /** Pass 1: each input row's key and arguments (reduce-row-pass.ts). */
+  private readonly rowPass: RowPass;
   private readonly keyColumns: readonly ColumnSpec[];
   private globalEmitted = false;
   private tracking = false;
   private exported = false;
   private readonly dirty = new Map<string, readonly Value[]>();
   private readonly scratch: Value[];
-  /** The row a column-wise input batch is read through (its width grows to the widest batch). */
-  private readonly inRow: Value[] = [];
-  /**
-   * The input columns the filter, keys and arguments read, ascending: only they are copied into
-   * `inRow` (the canonical pipeline's Reduces read two of three and one of two).
-   */
-  private readonly usedColumns: Int32Array;
   /** Sum of the merge's early record reads (kept so the reads are not dead code). */
   private touchSink = 0;
-  /** Slots touched by the current step, in first-touch order. */
+  /** The step's changes out (reduce-changes.ts). */
+  private readonly changes: ChangeBuffer;
+  /** Slots touched by the current step, in first-touch order: the first `lookup.count`. */
   private readonly touched: number[] = [];
   /** Per group, its rows' key texts (null: the key's values always print alike). */
   private readonly keyTexts: GroupKeyTexts | null;
+  /** What the lookup-and-mark pass (reduce-lookup.ts) reads and extends. */
+  private readonly lookup: GroupLookup;
 
   constructor(node: ReduceNode, inputColumns: readonly ColumnSpec[], fused: FusedMap | null) {
     this.nodeId = node.id;
@@ -123,32 +135,27 @@ export class ReduceOp implements Operator, Stateful {
     this.keyColumns = node.columns.slice(0, node.keyCount);
     this.keyTexts = keyTextsNeeded(this.keyColumns) ? new GroupKeyTexts() : null;
     this.scratch = new Array<Value>(node.keyCount + node.aggregates.length);
-    if (fused === null) {
-      this.filter = null;
-      this.inputColumns = inputColumns;
-      const col =
-        (i: number): RowFn =>
-        (row) =>
-          row[i] as Value;
-      this.keyFns = Array.from({ length: node.keyCount }, (_, i) => col(i));
-      this.argFns = node.aggregates.map((a) => argFn(a, col));
-      const used = new Set<number>(Array.from({ length: node.keyCount }, (_, i) => i));
-      for (const a of node.aggregates) {
-        if (a.argColumn !== null) used.add(a.argColumn);
-        for (const o of a.orderBy ?? []) used.add(o.index);
-      }
-      this.usedColumns = Int32Array.from([...used].sort((x, y) => x - y));
-    } else {
-      this.filter = fused.filter === null ? null : compileScalar(fused.filter);
-      this.inputColumns = fused.inputColumns;
-      const fns = fused.project.map(compileScalar);
-      const used = new Set<number>();
-      if (fused.filter !== null) columnsOf(fused.filter, used);
-      for (const e of fused.project) columnsOf(e, used);
-      this.usedColumns = Int32Array.from([...used].sort((x, y) => x - y));
-      this.keyFns = fns.slice(0, node.keyCount);
-      this.argFns = node.aggregates.map((a) => argFn(a, (i) => fns[i] as RowFn));
-    }
+    this.changes = new ChangeBuffer(node.keyCount + node.aggregates.length);
+    this.lookup = {
+      index: this.index,
+      records: this.records,
+      keyCount: this.keyCount,
+      keyTexts: this.keyTexts,
+      touched: this.touched,
+      count: 0,
+      allocate: (id, key) => this.allocate(id, key),
+    };
+    const pass = this.partials.stride;
+    this.rowPass =
+      node.kernel === 'generated' && fused !== null
+        ? new GeneratedRowPass({
+            keyCount: node.keyCount,
+            fused,
+            argColumns: node.aggregates.map((a) => a.argColumn),
+            columns: this.columns,
+            pstride: pass,
+          })
+        : new InterpretedRowPass(node.keyCount, node.aggregates, inputColumns, fused, this.columns, pass);
   }
 
   private idOf(key: readonly Value[]): Value {
@@ -259,23 +266,20 @@ export class ReduceOp implements Operator, Stateful {
     const input = inputs[0] as ZBatch;
     // Scratch lists: step is synchronous and keeps none of them after it returns.
     const touched = this.touched;
-    if (touched.length > 0) this.untouch();
+    const lookup = this.lookup;
+    if (lookup.count > 0) this.untouch();
     const index = this.index;
     const keyCount = this.keyCount;
-    const keyFns = this.keyFns;
-    const argFns = this.argFns;
     const columns = this.columns;
-    const filter = this.filter;
     const nAggs = columns.length;
     const stride = this.records.stride;
     const n = input.weights.length;
-    if (this.rowSlots.length < n) {
-      const len = Math.max(n, 2 * this.rowSlots.length);
-      this.rowSlots = new Int32Array(len);
-      this.rowTouches = new Int32Array(len);
+    const stepRows = this.stepRows;
+    if (stepRows.rowSlots.length < n) {
+      const len = Math.max(n, 2 * stepRows.rowSlots.length);
+      stepRows.rowSlots = new Int32Array(len);
+      stepRows.rowTouches = new Int32Array(len);
     }
-    const rowSlots = this.rowSlots;
-    const rowTouches = this.rowTouches;
     const rowArgs = this.rowArgs;
     const rowIds = this.rowIds;
     const rowKeys = this.rowKeys;
@@ -285,119 +289,31 @@ export class ReduceOp implements Operator, Stateful {
     // one after the other between the expression calls; (3) the rows fold into their group's
     // partial, dense by touch index. Groups are allocated and touched in first-appearance
     // order, as in one pass: touch order is the order of the changes out.
-    // A batch with its columns (from a Reduce upstream) is read column-wise through one scratch row:
-    // its row objects (old output rows among them) are not dereferenced unless a row fails.
-    const inCols = input.cols;
-    const inRow = this.inRow;
-    const used = this.usedColumns;
-    const nUsed = used.length;
-    // The scratch row's width is that of the batch (its other cells are never read).
-    const width =
-      inCols === undefined ? (n === 0 ? 0 : (input.rows[0] as readonly Value[]).length) : inCols.length;
-    while (inRow.length < width) inRow.push(null);
-    for (let i = 0; i < n; i++) {
-      // Every row is read through the one scratch row, whichever form the batch has: the generated
-      // key and argument functions then see a single array shape (a table's batch is columns when
-      // large and rows when small, and mixing them made their loads polymorphic).
-      if (inCols === undefined) {
-        const r = input.rows[i] as readonly Value[];
-        for (let u = 0; u < nUsed; u++) {
-          const c = used[u] as number;
-          inRow[c] = r[c] as Value;
-        }
-      } else
-        for (let u = 0; u < nUsed; u++) {
-          const c = used[u] as number;
-          inRow[c] = (inCols[c] as readonly Value[])[i] as Value;
-        }
-      const row: readonly Value[] = inRow;
-      rowSlots[i] = NO_SLOT;
-      let key: Value[] | null = null;
-      let single: Value = null;
-      let id: Value;
-      try {
-        if (filter !== null && filter(row) !== true) continue;
-        if (keyCount === 0) {
-          id = '';
-        } else if (keyCount === 1) {
-          single = (keyFns[0] as RowFn)(row);
-          id = singleKey(single);
-        } else {
-          key = new Array<Value>(keyCount);
-          for (let k = 0; k < keyCount; k++) key[k] = (keyFns[k] as RowFn)(row);
-          id = encodeValues(key);
-        }
-        for (let a = 0; a < nAggs; a++) {
-          const f = argFns[a];
-          rowArgs[i * nAggs + a] = f === null || f === undefined ? null : f(row);
-        }
-      } catch (error) {
-        errors.report(
-          error,
-          input.rows[i] as readonly Value[],
-          this.inputColumns,
-          input.weights[i] as number,
-        );
-        continue;
-      }
-      rowIds[i] = id;
-      rowKeys[i] = key ?? single;
-      rowSlots[i] = 0;
-    }
-    const keyTexts = this.keyTexts;
-    let data = this.records.data;
-    for (let i = 0; i < n; i++) {
-      if (rowSlots[i] === NO_SLOT) continue;
-      const id = rowIds[i] as Value;
-      let slot = index.get(id);
-      if (slot === NO_SLOT) {
-        const key = rowKeys[i] as Value | Value[];
-        slot = this.allocate(id, keyCount === 1 ? [key as Value] : keyCount === 0 ? [] : (key as Value[]));
-        data = this.records.data;
-      }
-      if (keyTexts !== null) {
-        const weight = input.weights[i] as number;
-        if (keyCount > 1) keyTexts.add(slot, rowKeys[i] as Value[], weight);
-        else keyTexts.addOne(slot, rowKeys[i] as Value, weight);
-      }
-      rowSlots[i] = slot;
-      const at = slot * stride + F_TOUCH;
-      let t = data[at] as number;
-      if (t === 0) {
-        t = touched.push(slot);
-        data[at] = t;
-      }
-      rowTouches[i] = t - 1;
-    }
+    stepRows.n = n;
+    stepRows.weights = input.weights;
+    this.rowPass.evaluate(input, stepRows, rowArgs, errors);
+    lookupAndMark(this.lookup, stepRows);
     if (keyCount === 0 && !this.globalEmitted) {
       let slot = index.get('');
       if (slot === NO_SLOT) slot = this.allocate('', []);
       const d = this.records.data;
-      if (d[slot * stride + F_TOUCH] === 0) d[slot * stride + F_TOUCH] = touched.push(slot);
+      if (d[slot * stride + F_TOUCH] === 0) {
+        touched[lookup.count] = slot;
+        d[slot * stride + F_TOUCH] = ++lookup.count;
+      }
     }
     this.globalEmitted = true;
+    const nTouched = lookup.count;
     const pstride = this.partials.stride;
-    if (touched.length * pstride > this.partials.data.length) {
-      this.partials.data = new Float64Array(
-        Math.max(touched.length * pstride, 2 * this.partials.data.length),
-      );
+    if (nTouched * pstride > this.partials.data.length) {
+      this.partials.data = new Float64Array(Math.max(nTouched * pstride, 2 * this.partials.data.length));
     }
     const pd = this.partials.data;
-    for (let t = 0; t < touched.length; t++) {
+    for (let t = 0; t < nTouched; t++) {
       pd[t * pstride] = 0;
       for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(touched[t] as number, t);
     }
-    for (let i = 0; i < n; i++) {
-      const slot = rowSlots[i] as number;
-      if (slot === NO_SLOT) continue;
-      const p = rowTouches[i] as number;
-      const weight = input.weights[i] as number;
-      pd[p * pstride] = (pd[p * pstride] as number) + weight;
-      for (let a = 0; a < nAggs; a++) {
-        if (argFns[a] !== null)
-          (columns[a] as AggColumn).accumulate(slot, rowArgs[i * nAggs + a] as Value, weight, p);
-      }
-    }
+    this.rowPass.accumulate(stepRows, rowArgs, pd);
     if (rowArgs.length > MAX_KEPT_ARGS) rowArgs.length = 0;
     if (rowIds.length > MAX_KEPT_ARGS) {
       rowIds.length = 0;
@@ -406,19 +322,17 @@ export class ReduceOp implements Operator, Stateful {
 
     // Merge: fold each partial into its group and emit the change of the group's row, with the
     // batch's columns beside its rows for a Reduce downstream.
-    const weights: number[] = [];
-    const outWidth = keyCount + nAggs;
-    const cols: Value[][] = new Array<Value[]>(outWidth);
-    for (let c = 0; c < outWidth; c++) cols[c] = [];
+    const changes = this.changes;
+    changes.clear();
     const scratch = this.scratch;
     let sink = 0;
-    for (let t = 0; t < touched.length; t++) {
+    for (let t = 0; t < nTouched; t++) {
       const slot = touched[t] as number;
       if ((t & (MERGE_AHEAD - 1)) === 0) {
         // Read the next records in a tight loop first: their cache misses overlap, where the merge's
         // work between two groups would otherwise serialise them.
         const d = this.records.data;
-        const end = Math.min(touched.length, t + MERGE_AHEAD);
+        const end = Math.min(nTouched, t + MERGE_AHEAD);
         for (let u = t; u < end; u++) {
           const at = (touched[u] as number) * stride;
           // both ends: a record can straddle two cache lines
@@ -443,7 +357,7 @@ export class ReduceOp implements Operator, Stateful {
       const old = hasOld && (flags & IN_RECORD) !== IN_RECORD ? (this.outs[slot] as Value[]) : null;
       const oldError = this.errorsBySlot.size === 0 ? undefined : this.errorsBySlot.get(slot);
       if (count === 0 && keyCount > 0) {
-        if (hasOld) this.retract(slot, old, flags, weights, cols);
+        if (hasOld) changes.retract(this.records, slot, old, flags, keyCount);
         if (oldError !== undefined) errors.report(oldError, this.keyOf(slot, old), this.keyColumns, -1);
         this.release(slot);
         continue;
@@ -471,7 +385,7 @@ export class ReduceOp implements Operator, Stateful {
           this.errorsBySlot.set(slot, error);
         }
         if (hasOld) {
-          this.retract(slot, old, flags, weights, cols);
+          changes.retract(this.records, slot, old, flags, keyCount);
           this.setOut(slot, null);
         }
         continue;
@@ -484,23 +398,25 @@ export class ReduceOp implements Operator, Stateful {
             : sameAggregates(old as Value[], scratch, keyCount))
         )
           continue;
-        this.retract(slot, old, flags, weights, cols);
+        changes.retract(this.records, slot, old, flags, keyCount);
       }
-      weights.push(1);
-      for (let c = 0; c < outWidth; c++) (cols[c] as Value[]).push(scratch[c] as Value);
+      changes.insert(scratch);
       this.setOut(slot, scratch);
     }
-    touched.length = 0;
+    lookup.count = 0;
     this.touchSink = sink;
-    return new ColumnBatch(cols, weights);
+    return changes.take();
   }
 
   /** Clears the touch marks a step that threw left in its groups' records. */
   private untouch(): void {
     const data = this.records.data;
     const stride = this.records.stride;
-    for (const slot of this.touched) if (slot < this.slotCount) data[slot * stride + F_TOUCH] = 0;
-    this.touched.length = 0;
+    for (let t = 0; t < this.lookup.count; t++) {
+      const slot = this.touched[t] as number;
+      if (slot < this.slotCount) data[slot * stride + F_TOUCH] = 0;
+    }
+    this.lookup.count = 0;
   }
 
   /**
@@ -520,31 +436,6 @@ export class ReduceOp implements Operator, Stateful {
   /** The group's key: from its old output row when there is one (read anyway), else its key array. */
   private keyOf(slot: number, old: readonly Value[] | null): readonly Value[] {
     return old ?? this.keyAt(slot);
-  }
-
-  /**
-   * Emits -old (`old` null: the record holds the whole row), its columns from the group's record
-   * where they are mirrored there.
-   */
-  private retract(
-    slot: number,
-    old: readonly Value[] | null,
-    flags: number,
-    weights: number[],
-    cols: Value[][],
-  ): void {
-    weights.push(-1);
-    const keyCount = this.keyCount;
-    const data = this.records.data;
-    const at = slot * this.records.stride;
-    if ((flags & KEY_IN_RECORD) !== 0) (cols[0] as Value[]).push(data[at + F_KEY] as number);
-    else for (let k = 0; k < keyCount; k++) (cols[k] as Value[]).push((old as Value[])[k] as Value);
-    const nAggs = this.columns.length;
-    if ((flags & OUT_IN_RECORD) !== 0)
-      for (let a = 0; a < nAggs; a++) (cols[keyCount + a] as Value[]).push(data[at + F_OUT + a] as number);
-    else
-      for (let a = 0; a < nAggs; a++)
-        (cols[keyCount + a] as Value[]).push((old as Value[])[keyCount + a] as Value);
   }
 
   /**
@@ -649,59 +540,13 @@ export class ReduceOp implements Operator, Stateful {
   }
 }
 
-/** `keys[slot]` of a group whose (single, numeric) key is held in its record. */
-const RECORD_KEY: readonly Value[] = Object.freeze([]);
-
-/** Record fields after the count: touch index + 1, a single numeric key, flags, emitted values. */
-const F_TOUCH = 1;
-const F_KEY = 2;
-const F_FLAGS = 3;
-const F_OUT = 4;
 /** Groups whose records the merge reads ahead at a time (a power of two). */
 const MERGE_AHEAD = 64;
 /** Argument scratch kept between steps, in values (a larger batch's is dropped after its step). */
 const MAX_KEPT_ARGS = 1 << 16;
-/** Flags: the key is at F_KEY; the output row's aggregate values are at F_OUT.. */
-const KEY_IN_RECORD = 1;
-const OUT_IN_RECORD = 2;
-const IN_RECORD = KEY_IN_RECORD | OUT_IN_RECORD;
-/** The group has an output row (in `outs`, or rebuilt from the record when IN_RECORD). */
-const HAS_OUT = 4;
-
-/** Whether the group's new aggregate values equal those mirrored in its record. */
-function sameAsRecord(data: Float64Array, from: number, b: readonly Value[], keyCount: number): boolean {
-  for (let i = b.length - 1; i >= keyCount; i--) {
-    const x = data[from + i - keyCount] as number;
-    const y = b[i] as Value;
-    // identical, not equal: a MIN of -0 after 0 must show (so must 1.5 after 1.50, in sameAggregates)
-    if (!identicalValues(x, y)) return false;
-  }
-  return true;
-}
-
 /** Groups measured for `stateSize` before it extrapolates. */
 const STATE_SAMPLE = 4096;
 
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-/** Whether a group's new row equals its old one; the key columns are equal by construction. */
-function sameAggregates(a: readonly Value[], b: readonly Value[], keyCount: number): boolean {
-  for (let i = a.length - 1; i >= keyCount; i--) {
-    const x = a[i] as Value;
-    const y = b[i] as Value;
-    if (!identicalValues(x, y)) return false;
-  }
-  return true;
-}
-
-/** How the Reduce reads an aggregate's argument: its column, or for ORDER BY the value with its keys. */
-function argFn(a: AggregateSpec, column: (i: number) => RowFn): RowFn | null {
-  if (a.argColumn === null) return null;
-  if (a.orderBy === undefined) return column(a.argColumn);
-  return orderedArgument(
-    column(a.argColumn),
-    a.orderBy.map((o) => column(o.index)),
-  );
 }

@@ -1,0 +1,162 @@
+// The generated Reduce kernel against the interpreted passes: the same changes and row errors for
+// the same batches (rows and columns, nulls, bigints, sums leaving the safe-integer range, failing
+// rows), and no user text (column names, string constants) in the generated code.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Value } from '../../common/types.ts';
+import { T } from '../../common/types.ts';
+import type { ScalarExpr } from '../../common/scalar-expr.ts';
+import type { AggregateSpec, ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
+import type { RowErrorSink } from '../operator.ts';
+import { ColumnBatch, type ZBatch } from '../zset.ts';
+import { ReduceOp } from './reduce-op.ts';
+import { GeneratedRowPass } from './reduce-kernel.ts';
+import { aggregateColumn } from './aggregates.ts';
+
+const HOSTILE = 'x\u2028\'); globalThis.__kernelPwned = 1; ("`${1}`\\';
+const inputColumns: ColumnSpec[] = [
+  { name: "k'); globalThis.__kernelPwned = 1; //", type: T.int64 },
+  { name: 'x"]; throw 1; //', type: T.int32 },
+  { name: '`${process.exit(1)}`', type: T.text },
+];
+const col = (index: number): ScalarExpr => ({
+  kind: 'col',
+  index,
+  name: inputColumns[index]?.name as string,
+  type: inputColumns[index]?.type as ColumnSpec['type'],
+});
+const int = (value: number): ScalarExpr => ({ kind: 'const', value, type: T.int64 });
+const call = (fn: string, type: ColumnSpec['type'], ...args: ScalarExpr[]): ScalarExpr =>
+  ({ kind: 'call', fn, args, type }) as ScalarExpr;
+// WHERE s <> HOSTILE OR x < 0 (NULL for a NULL s and x >= 0: the row is dropped), GROUP BY k / 3, SUM(x), COUNT(x), COUNT(*), SUM(100 / x), AVG(x)
+const filter: ScalarExpr = {
+  kind: 'or',
+  args: [
+    call('ne', T.bool, col(2), { kind: 'const', value: HOSTILE, type: T.text }),
+    call('lt', T.bool, col(1), int(0)),
+  ],
+  type: T.bool,
+};
+const project: ScalarExpr[] = [
+  call('div', T.int64, col(0), int(3)),
+  col(1),
+  call('div', T.int64, int(100), col(1)),
+];
+const agg = (fn: AggregateSpec['fn'], argColumn: number | null): AggregateSpec => ({
+  fn,
+  distinct: false,
+  argColumn,
+  argType: argColumn === null ? null : T.int32,
+  outputType: T.int64,
+  strategy: 'invertible',
+});
+const aggregates = [agg('sum', 1), agg('count', 1), agg('count_star', null), agg('sum', 2), agg('avg', 1)];
+
+function reduce(kernel: boolean): ReduceOp {
+  const node: Extract<DataflowNode, { kind: 'reduce' }> = {
+    id: 1,
+    kind: 'reduce',
+    inputs: [0],
+    fused: { filter, project, columns: project.map((e, i) => ({ name: `m${i}`, type: e.type })) },
+    keyCount: 1,
+    aggregates,
+    columns: ['g', 'sx', 'cx', 'n', 'q', 'ax'].map((name) => ({ name, type: T.int64 })),
+    stateId: 'v/reduce1',
+    ...(kernel ? { kernel: 'generated' as const } : {}),
+  };
+  const columns = node.fused?.columns as ColumnSpec[];
+  return new ReduceOp(node, columns, { filter, project, inputColumns });
+}
+
+function sink(log: string[]): RowErrorSink {
+  return {
+    report(error, row, columns, weight) {
+      const message = error instanceof Error ? error.message : String(error);
+      log.push(`${message} ${show(row)} ${columns.length} ${weight}`);
+    },
+  };
+}
+
+const show = (v: unknown): string =>
+  JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x));
+
+function changes(out: ZBatch): string[] {
+  return out.rows.map((r, i) => `${out.weights[i] as number} ${show(r)}`);
+}
+
+/** A seeded PRNG (mulberry32): the test is the same on every run. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+test('the generated kernel makes the same changes and errors as the interpreted passes', () => {
+  const rnd = random(42);
+  const pick = <V>(xs: readonly V[]): V => xs[Math.floor(rnd() * xs.length)] as V;
+  const generated = reduce(true);
+  const interpreted = reduce(false);
+  const live: Value[][] = [];
+  let errorsSeen = 0;
+  for (let step = 0; step < 300; step++) {
+    const rows: Value[][] = [];
+    const weights: number[] = [];
+    const size = pick([1, 2, 5, 40, 200]);
+    for (let i = 0; i < size; i++) {
+      if (live.length > 0 && rnd() < 0.3) {
+        rows.push(live.splice(Math.floor(rnd() * live.length), 1)[0] as Value[]);
+        weights.push(-1);
+        continue;
+      }
+      const row: Value[] = [
+        pick<Value>([0, 1, 2, 7, 8, -4, null, 9007199254740993n, 2 ** 53 - 1]),
+        pick<Value>([1, 5, -3, 0, null, 2 ** 52, -(2 ** 52), 123456789]),
+        pick<Value>(['a', null, HOSTILE, 'b']),
+      ];
+      live.push(row);
+      rows.push(row);
+      weights.push(1);
+    }
+    const asColumns = rnd() < 0.5;
+    const batch = (): ZBatch =>
+      asColumns
+        ? new ColumnBatch(
+            [0, 1, 2].map((c) => rows.map((r) => r[c] as Value)),
+            [...weights],
+            false,
+          )
+        : { rows, weights: [...weights], consolidated: false };
+    const genErrors: string[] = [];
+    const intErrors: string[] = [];
+    const a = changes(generated.step([batch()], sink(genErrors)));
+    const b = changes(interpreted.step([batch()], sink(intErrors)));
+    assert.deepEqual(a, b, `step ${step}`);
+    assert.deepEqual(genErrors, intErrors, `errors of step ${step}`);
+    errorsSeen += genErrors.length;
+  }
+  assert.ok(errorsSeen > 0, 'the workload has failing rows (division by zero)');
+  assert.deepEqual([...generated.outputRows()].map(show), [...interpreted.outputRows()].map(show));
+  assert.equal((globalThis as { __kernelPwned?: unknown }).__kernelPwned, undefined);
+});
+
+test('the generated code holds no column name and no string constant', () => {
+  const stride = 4 + 16;
+  const records = { data: new Float64Array(stride * 4), stride };
+  const partials = { data: new Float64Array(64), stride: 16 };
+  const columns = aggregates.map((a, i) => aggregateColumn(a, records, 4 + 3 * i, partials, 1 + 3 * i));
+  const pass = new GeneratedRowPass({
+    keyCount: 1,
+    fused: { filter, project, inputColumns },
+    argColumns: aggregates.map((a) => a.argColumn),
+    columns,
+    pstride: 16,
+  });
+  for (const c of inputColumns) assert.ok(!pass.source.includes(c.name), c.name);
+  assert.ok(!pass.source.includes('kernelPwned'));
+  assert.ok(!pass.source.includes('\u2028'));
+  assert.match(pass.source, /generatedReduceRows/);
+});

@@ -1,0 +1,73 @@
+// The Reduce's lookup-and-mark pass: each kept input row finds (or allocates) its group's slot and
+// marks the group touched, in first-appearance order. One tight loop over the batch, so the cache
+// misses of many rows (the index cells and records of a large group set are far apart) are in
+// flight at once instead of one after the other between the expression calls.
+import type { Value } from '../../common/types.ts';
+import { type GroupIndex, NO_SLOT } from '../group-index.ts';
+import type { GroupRecords } from './aggregates.ts';
+import type { GroupKeyTexts } from './group-key-texts.ts';
+import { F_TOUCH } from './reduce-record.ts';
+
+/**
+ * The step's per-row scratch the pass reads (ids, keys, weights) and writes (slots, touch indexes):
+ * one object per Reduce, reused by every step.
+ */
+export interface StepRows {
+  n: number;
+  weights: readonly number[];
+  /** In: NO_SLOT for a row filtered out or failed; out: the row's group slot. */
+  rowSlots: Int32Array;
+  /** Out: the row's group's touch index in the step. */
+  rowTouches: Int32Array;
+  readonly rowIds: Value[];
+  /** A single key's value, else the key array. */
+  readonly rowKeys: (Value | Value[])[];
+}
+
+/** The Reduce's group state the pass reads and extends. */
+export interface GroupLookup {
+  readonly index: GroupIndex;
+  readonly records: GroupRecords;
+  readonly keyCount: number;
+  readonly keyTexts: GroupKeyTexts | null;
+  /**
+   * Slots touched by the step, in first-touch order: the first `count` (the pass appends). A count
+   * rather than the array's length, so a step ends without a `length = 0` (a runtime call).
+   */
+  readonly touched: number[];
+  count: number;
+  /** A new group's slot (may grow `records.data`). */
+  readonly allocate: (id: Value, key: readonly Value[]) => number;
+}
+
+export function lookupAndMark(g: GroupLookup, s: StepRows): void {
+  const { index, records, keyCount, keyTexts, touched } = g;
+  const { n, weights, rowSlots, rowTouches, rowIds, rowKeys } = s;
+  const stride = records.stride;
+  let data = records.data;
+  for (let i = 0; i < n; i++) {
+    if (rowSlots[i] === NO_SLOT) continue;
+    const id = rowIds[i] as Value;
+    let slot = index.get(id);
+    if (slot === NO_SLOT) {
+      const key = rowKeys[i] as Value | Value[];
+      slot = g.allocate(id, keyCount === 1 ? [key as Value] : keyCount === 0 ? [] : (key as Value[]));
+      data = records.data;
+    }
+    if (keyTexts !== null) {
+      const weight = weights[i] as number;
+      if (keyCount > 1) keyTexts.add(slot, rowKeys[i] as Value[], weight);
+      else keyTexts.addOne(slot, rowKeys[i] as Value, weight);
+    }
+    rowSlots[i] = slot;
+    const at = slot * stride + F_TOUCH;
+    let t = data[at] as number;
+    if (t === 0) {
+      t = g.count + 1;
+      touched[t - 1] = slot;
+      g.count = t;
+      data[at] = t;
+    }
+    rowTouches[i] = t - 1;
+  }
+}
