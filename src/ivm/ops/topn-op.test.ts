@@ -273,6 +273,9 @@ test('random batches of every Top-N form equal a plain sort, across checkpoints 
           { rows: list.map((e) => e.row), weights: list.map((e) => e.w), consolidated: true },
         ]);
         tail += op.tailChanges - tailBefore;
+        // Consolidated: each output row once, no zero weight (netted when a partition changed twice).
+        assert.ok(out.consolidated && out.weights.every((w) => w !== 0), `zero weight at step ${step}`);
+        assert.equal(new Set(out.rows.map(keyOf)).size, out.rows.length, `a row twice at step ${step}`);
         out.rows.forEach((r, i) => {
           const k = keyOf(r);
           const n = (shown.get(k) ?? 0) + (out.weights[i] as number);

@@ -116,21 +116,29 @@ export class TopNOp implements Operator, Stateful {
     }
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
-    let consolidated = true;
     for (let s = 0; s < touched.length; s++) {
       const part = touched[s] as SortedPartition;
       const key = touchedKeys[s] as PartitionKey;
+      const start = rows.length;
       let at = part.head;
+      let passes = 0;
       if (this.direct) {
         // One change after another while each takes the direct path; the rest (if any) together.
-        // Two direct changes to one partition may emit one row twice (+1 then -1): not consolidated.
-        if (next[at] !== -1) consolidated = false;
-        while (at !== -1 && this.singleChange(key, part, batch, at, rows, weights)) at = next[at] as number;
+        while (at !== -1 && this.singleChange(key, part, batch, at, rows, weights)) {
+          at = next[at] as number;
+          passes++;
+        }
       }
-      if (at !== -1) this.changePartition(key, part, batch, at, next, rows, weights);
+      if (at !== -1) {
+        this.changePartition(key, part, batch, at, next, rows, weights);
+        passes++;
+      }
+      // Two passes over one partition may emit one kept row twice (+1, then -1 when pushed out
+      // again): netted here, so the batch leaves consolidated and no consumer encodes its rows.
+      if (passes > 1 && rows.length - start > 2) netKeptRows(rows, weights, start);
       this.state.dropIfEmpty(key, part);
     }
-    return { rows, weights, consolidated };
+    return { rows, weights, consolidated: true };
   }
 
   stateSize(): number {
@@ -428,4 +436,44 @@ export class TopNOp implements Operator, Stateful {
       }
     }
   }
+}
+
+/**
+ * Nets the weights of one partition's output from `start` on and drops those that cancel. Every
+ * row emitted for a partition is its kept row object (never a copy: the direct path does not append
+ * ranks), so one row is one reference, and rows of other partitions never meet.
+ */
+function netKeptRows(rows: (readonly Value[])[], weights: number[], start: number): void {
+  const end = rows.length;
+  if (end - start <= 32) {
+    for (let i = start; i < end; i++) {
+      if (weights[i] === 0) continue;
+      const row = rows[i];
+      for (let j = i + 1; j < end; j++) {
+        if (rows[j] !== row || weights[j] === 0) continue;
+        weights[i] = (weights[i] as number) + (weights[j] as number);
+        weights[j] = 0;
+      }
+    }
+  } else {
+    const first = new Map<readonly Value[], number>();
+    for (let i = start; i < end; i++) {
+      const row = rows[i] as readonly Value[];
+      const at = first.get(row);
+      if (at === undefined) first.set(row, i);
+      else {
+        weights[at] = (weights[at] as number) + (weights[i] as number);
+        weights[i] = 0;
+      }
+    }
+  }
+  let out = start;
+  for (let i = start; i < end; i++) {
+    const w = weights[i] as number;
+    if (w === 0) continue;
+    rows[out] = rows[i] as readonly Value[];
+    weights[out++] = w;
+  }
+  rows.length = out;
+  weights.length = out;
 }
