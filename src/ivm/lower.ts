@@ -19,6 +19,30 @@ function projectionKeepsKey(exprs: readonly ScalarExpr[], key: readonly number[]
   return key.every((k) => exprs.some((e) => e.kind === 'col' && e.index === k));
 }
 
+/**
+ * `outer` (plain columns only) applied after `inner`, as one projection; null when that would change
+ * what is evaluated: an inner expression it drops might fail on a row (its error must still be
+ * reported), one it repeats would be computed twice, and ones it reorders could fail in another order.
+ */
+function composeProjections(
+  outer: readonly ScalarExpr[],
+  inner: readonly ScalarExpr[] | null,
+): ScalarExpr[] | null {
+  if (inner === null) return null;
+  const plain = (e: ScalarExpr): boolean => e.kind === 'col' || e.kind === 'const';
+  const uses = new Array<number>(inner.length).fill(0);
+  let last = -1;
+  for (const e of outer) {
+    if (e.kind !== 'col' || e.index >= inner.length) return null;
+    uses[e.index] = (uses[e.index] as number) + 1;
+    if (plain(inner[e.index] as ScalarExpr)) continue;
+    if (e.index < last) return null;
+    last = e.index;
+  }
+  if (inner.some((e, i) => !plain(e) && uses[i] !== 1)) return null;
+  return outer.map((e) => inner[(e as Extract<ScalarExpr, { kind: 'col' }>).index] as ScalarExpr);
+}
+
 function specs(columns: readonly ColumnMeta[]): ColumnSpec[] {
   return columns.map((c) => ({ name: c.name, type: c.type }));
 }
@@ -106,6 +130,22 @@ export function lowerToDataflow(
           }));
         }
         const keepsKey = projectionKeepsKey(p.exprs, keyOf(p.input)) ? { keepsKey: true as const } : {};
+        // A column selection over a projecting Map (the rank column a Top-N leaves, dropped): one
+        // Map, one row built per change instead of two.
+        const composed =
+          input.kind === 'map' && fusable(input) ? composeProjections(p.exprs, input.project) : null;
+        if (input.kind === 'map' && composed !== null) {
+          nodes.pop();
+          return add((id) => ({
+            id,
+            kind: 'map',
+            inputs: input.inputs,
+            filter: input.filter,
+            project: composed,
+            columns: specs(p.columns),
+            ...(input.keepsKey !== undefined ? keepsKey : {}),
+          }));
+        }
         // Fuse with a preceding filter-only Map: one pass per row.
         if (input.kind === 'map' && input.project === null && fusable(input)) {
           nodes.pop();
