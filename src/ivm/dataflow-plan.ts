@@ -89,10 +89,11 @@ export type DataflowNode =
       readonly project: readonly ScalarExpr[] | null;
       readonly columns: readonly ColumnSpec[];
       /**
-       * The projection keeps the input's unique key (as plain columns): a consolidated batch of
-       * only inserts or only deletes then projects to distinct rows, still consolidated.
+       * The projection keeps the input's unique key (as plain columns), at these output positions: a
+       * consolidated batch where no key is both deleted and inserted then projects to distinct rows,
+       * still consolidated.
        */
-      readonly keepsKey?: true;
+      readonly keepsKey?: readonly number[];
     }
   /**
    * Reduce + Merge over rows whose first `keyCount` columns are the group key and the rest the
@@ -364,7 +365,7 @@ export function printDataflow(plan: DataflowPlan): string {
         const parts: string[] = [];
         if (n.filter !== null) parts.push(`filter ${printScalar(n.filter)}`);
         if (n.project !== null) parts.push(`project [${n.project.map(printScalar).join(', ')}]`);
-        if (n.keepsKey === true) parts.push('keeps the key');
+        if (n.keepsKey !== undefined) parts.push('keeps the key');
         lines.push(`${pad}n${n.id} Map (stateless) ${parts.join('; ')} → [${cols(n.columns)}]`);
         visit(n.inputs[0], depth + 1);
         return;

@@ -13,10 +13,11 @@ import { SluiceError } from '../common/errors.ts';
 import { lowerHopPanes } from './lower-hop-panes.ts';
 import { columnAppender } from './projection-columns.ts';
 
-/** Whether a projection passes every column of the input's unique key on unchanged. */
-function projectionKeepsKey(exprs: readonly ScalarExpr[], key: readonly number[] | null): boolean {
-  if (key === null || key.length === 0) return false;
-  return key.every((k) => exprs.some((e) => e.kind === 'col' && e.index === k));
+/** Where a projection passes every column of the input's unique key on unchanged; null if it does not. */
+function projectionKeepsKey(exprs: readonly ScalarExpr[], key: readonly number[] | null): number[] | null {
+  if (key === null || key.length === 0) return null;
+  const at = key.map((k) => exprs.findIndex((e) => e.kind === 'col' && e.index === k));
+  return at.every((i) => i >= 0) ? at : null;
 }
 
 /**
@@ -129,7 +130,8 @@ export function lowerToDataflow(
             columns: specs(p.columns),
           }));
         }
-        const keepsKey = projectionKeepsKey(p.exprs, keyOf(p.input)) ? { keepsKey: true as const } : {};
+        const kept = projectionKeepsKey(p.exprs, keyOf(p.input));
+        const keepsKey = kept !== null ? { keepsKey: kept } : {};
         // A column selection over a projecting Map (the rank column a Top-N leaves, dropped): one
         // Map, one row built per change instead of two.
         const composed =
