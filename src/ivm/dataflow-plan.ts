@@ -265,6 +265,11 @@ export type DataflowNode =
       readonly to: number | null;
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
+      /**
+       * The input has a unique key, so it never holds one row twice: an insert needs no look for a
+       * copy of itself (a row past the top goes straight to its partition's unordered tail).
+       */
+      readonly distinctRows?: true;
     }
   /**
    * Window functions (src/ivm/ops/window-op.ts): every input row arranged by partition and kept in
@@ -491,7 +496,7 @@ export function printDataflow(plan: DataflowPlan): string {
       case 'topn': {
         const input = byId.get(n.inputs[0]);
         lines.push(
-          `${pad}n${n.id} TopN ${printTopN(n, input?.columns ?? [])} state ${n.stateId} (partition → every row, in order) → [${cols(n.columns)}]`,
+          `${pad}n${n.id} TopN ${printTopN(n, input?.columns ?? [])} state ${n.stateId} (partition → every row, in order${n.distinctRows === true ? '; rows distinct by the input key' : ''}) → [${cols(n.columns)}]`,
         );
         visit(n.inputs[0], depth + 1);
         return;

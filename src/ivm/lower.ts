@@ -305,6 +305,7 @@ export function lowerToDataflow(
 
       case 'topN': {
         const input = lower(p.input);
+        const key = keyOf(p.input);
         return add((id) => ({
           id,
           kind: 'topn',
@@ -317,6 +318,7 @@ export function lowerToDataflow(
           to: p.to,
           columns: specs(p.columns),
           stateId: `${view}/topn${id}`,
+          ...(key !== null && key.length > 0 ? { distinctRows: true as const } : {}),
         }));
       }
       case 'window': {

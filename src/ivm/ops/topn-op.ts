@@ -46,12 +46,16 @@ export class TopNOp implements Operator, Stateful {
   private readonly to: number;
   /** Whether single-row changes may take the direct path (ROW_NUMBER ≤ n, n small, rank not shown). */
   private readonly direct: boolean;
+  /** The input has a unique key: an inserted row is never already held. */
+  private readonly distinctRows: boolean;
   /** Rows whose rank was computed so far (tests count the work an epoch does with it). */
   rowsRanked = 0;
   /** Partition changes that took the direct single-row path (`singleChange`; tests count them). */
   singleChanges = 0;
   /** Of those, the changes to a partition's unordered tail (tests count them). */
   tailChanges = 0;
+  /** Scans of a partition's tail for a row (tests count them). */
+  tailSearches = 0;
   /**
    * Set by `ranked`: the first index of the partition from which a change cannot alter the kept range
    * (every row there ranks past `to`, and so would a row inserted there); Infinity if none.
@@ -70,6 +74,7 @@ export class TopNOp implements Operator, Stateful {
     this.state = new TopNRows(node.partitionBy, this.compare, this.image, node.orderBy.length > 0);
     this.to = node.to ?? Infinity;
     this.tailFrom = Math.max(8, 2 * (this.to + 1));
+    this.distinctRows = node.distinctRows === true;
     this.direct =
       node.rank === 'row_number' && !node.emitRank && node.from === 0 && this.to <= FAST_TOP_LIMIT;
   }
@@ -211,14 +216,15 @@ export class TopNOp implements Operator, Stateful {
       (part.tailRows.length > 0 || sorted.length >= cap) &&
       part.afterSorted(row, image, compare)
     ) {
-      // After more than n sorted rows: ranked past the top before and after, nothing to emit.
-      const i = part.tailIndex(row, image, compare);
+      // After more than n sorted rows: ranked past the top before and after, nothing to emit. A
+      // row of a keyed input is never there twice: its insert is an append, nothing searched.
       if (w === 1) {
-        if (i >= 0) return false;
+        if (!this.distinctRows && this.tailIndex(part, row, image) >= 0) return false;
         part.tailRows.push(row);
         part.tailKeys.push(image);
         this.state.changed(key, row, 1);
       } else {
+        const i = this.tailIndex(part, row, image);
         if (i < 0) return false;
         const there = part.tailRows[i] as readonly Value[];
         part.removeTail(i);
@@ -266,6 +272,12 @@ export class TopNOp implements Operator, Stateful {
     this.singleChanges++;
     part.boundary = -1;
     return true;
+  }
+
+  /** Where `row` is in the partition's tail (-1: not there), counted. */
+  private tailIndex(part: SortedPartition, row: readonly Value[], image: number): number {
+    this.tailSearches++;
+    return part.tailIndex(row, image, this.compare);
   }
 
   /** A row's image; a row without one turns the partition's images off first. */
