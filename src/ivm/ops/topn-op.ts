@@ -4,7 +4,8 @@
 // entry per distinct row (topn-rows.ts). For each partition an epoch touches, the rows ranked inside the
 // kept range (from < rank ≤ to) before and after the epoch are compared and only the difference is
 // emitted, so a row falling out of the top brings its successor in, in one epoch. The whole partition
-// is kept, since any retraction inside the top must reveal the next row.
+// is kept, since any retraction inside the top must reveal the next row (and no input is known to be
+// append-only: no table or source is declared insert-only, so no row can be forgotten).
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import { compareByKeys, compareRows } from '../../common/top-n.ts';
@@ -287,7 +288,11 @@ export class TopNOp implements Operator, Stateful {
     return image;
   }
 
-  /** Folds the partition's changes (the chain from `head`) into it. */
+  /**
+   * Folds the partition's changes (the chain from `head`) into it. Few changes go in one by one (a
+   * search and a shift each); many (a partition's first load, a bulk delete) change the counts of a
+   * copy, collect the new rows, and merge once: one loop either way, only the writes differ.
+   */
   private apply(
     key: PartitionKey,
     part: SortedPartition,
@@ -298,28 +303,11 @@ export class TopNOp implements Operator, Stateful {
     const compare = this.compare;
     let changes = 0;
     for (let i = head; i !== -1 && changes <= SPLICE_LIMIT; i = next[i] as number) changes++;
-    if (changes <= SPLICE_LIMIT) {
-      for (let i = head; i !== -1; i = next[i] as number) {
-        const row = batch.rows[i] as readonly Value[];
-        const w = batch.weights[i] as number;
-        const image = this.imageIn(part, row);
-        const at = part.search(row, image, compare);
-        if (part.holds(at, row, image, compare)) {
-          const there = part.rows[at] as readonly Value[];
-          this.state.changed(key, there, part.addCopies(at, w) === 0 ? -1 : 0);
-        } else {
-          if (w < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a retraction of an absent row');
-          part.insertAt(at, row, image, w);
-          this.state.changed(key, row, 1);
-        }
-      }
-      this.state.dropIfEmpty(key, part);
-      return;
+    let counts: number[] | null = null;
+    if (changes > SPLICE_LIMIT) {
+      counts = new Array<number>(part.length);
+      for (let j = 0; j < part.length; j++) counts[j] = part.count(j);
     }
-    // Many changes (a partition's first load, a bulk delete): counts changed in place, new rows
-    // sorted, then one merge.
-    const counts: number[] = new Array<number>(part.length);
-    for (let j = 0; j < part.length; j++) counts[j] = part.count(j);
     const added: { row: readonly Value[]; count: number }[] = [];
     for (let i = head; i !== -1; i = next[i] as number) {
       const row = batch.rows[i] as readonly Value[];
@@ -327,15 +315,36 @@ export class TopNOp implements Operator, Stateful {
       const image = this.imageIn(part, row);
       const at = part.search(row, image, compare);
       if (part.holds(at, row, image, compare)) {
-        const c = (counts[at] as number) + w;
-        if (c < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a negative multiplicity');
-        counts[at] = c;
-        this.state.changed(key, part.rows[at] as readonly Value[], c === 0 ? -1 : 0);
-      } else {
-        if (w < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a retraction of an absent row');
-        added.push({ row, count: w });
+        const there = part.rows[at] as readonly Value[];
+        let left: number;
+        if (counts === null) left = part.addCopies(at, w);
+        else {
+          left = (counts[at] as number) + w;
+          if (left < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a negative multiplicity');
+          counts[at] = left;
+        }
+        this.state.changed(key, there, left === 0 ? -1 : 0);
+        continue;
+      }
+      if (w < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a retraction of an absent row');
+      if (counts !== null) added.push({ row, count: w });
+      else {
+        part.insertAt(at, row, image, w);
+        this.state.changed(key, row, 1);
       }
     }
+    if (counts !== null) this.merge(key, part, counts, added);
+    this.state.dropIfEmpty(key, part);
+  }
+
+  /** Refills the partition with its rows of nonzero `counts` and the `added` rows, in order. */
+  private merge(
+    key: PartitionKey,
+    part: SortedPartition,
+    counts: readonly number[],
+    added: { row: readonly Value[]; count: number }[],
+  ): void {
+    const compare = this.compare;
     added.sort((a, b) => compare(a.row, b.row));
     const mergedRows: (readonly Value[])[] = [];
     const mergedCounts: number[] = [];
@@ -368,7 +377,6 @@ export class TopNOp implements Operator, Stateful {
       take(a.row, a.count);
     }
     part.fill(mergedRows, mergedCounts, this.node.orderBy.length > 0 ? this.image : null);
-    this.state.dropIfEmpty(key, part);
   }
 
   /**
