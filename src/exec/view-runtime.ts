@@ -122,7 +122,7 @@ export class ViewRuntime implements RowErrorSink {
           this.rendered.push({
             node,
             inputs: node.inputs,
-            op: new MapOp(node.id, node.filter, node.project, input.columns, node.keepsKey === true),
+            op: new MapOp(node.id, node.filter, node.project, input.columns, node.keepsKey ?? null),
           });
           break;
         }

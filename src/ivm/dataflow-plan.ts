@@ -89,10 +89,11 @@ export type DataflowNode =
       readonly project: readonly ScalarExpr[] | null;
       readonly columns: readonly ColumnSpec[];
       /**
-       * The projection keeps the input's unique key (as plain columns): a consolidated batch of
-       * only inserts or only deletes then projects to distinct rows, still consolidated.
+       * The projection keeps the input's unique key (as plain columns), at these output positions: a
+       * consolidated batch where no key is both deleted and inserted then projects to distinct rows,
+       * still consolidated.
        */
-      readonly keepsKey?: true;
+      readonly keepsKey?: readonly number[];
     }
   /**
    * Reduce + Merge over rows whose first `keyCount` columns are the group key and the rest the
@@ -270,6 +271,11 @@ export type DataflowNode =
       readonly to: number | null;
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
+      /**
+       * The input has a unique key, so it never holds one row twice: an insert needs no look for a
+       * copy of itself (a row past the top goes straight to its partition's unordered tail).
+       */
+      readonly distinctRows?: true;
     }
   /**
    * Window functions (src/ivm/ops/window-op.ts): every input row arranged by partition and kept in
@@ -373,7 +379,7 @@ export function printDataflow(
         const parts: string[] = [];
         if (n.filter !== null) parts.push(`filter ${printScalar(n.filter)}`);
         if (n.project !== null) parts.push(`project [${n.project.map(printScalar).join(', ')}]`);
-        if (n.keepsKey === true) parts.push('keeps the key');
+        if (n.keepsKey !== undefined) parts.push('keeps the key');
         lines.push(`${pad}n${n.id} Map (stateless) ${parts.join('; ')} → [${cols(n.columns)}]`);
         visit(n.inputs[0], depth + 1);
         return;
@@ -500,7 +506,7 @@ export function printDataflow(
       case 'topn': {
         const input = byId.get(n.inputs[0]);
         lines.push(
-          `${pad}n${n.id} TopN ${printTopN(n, input?.columns ?? [])} state ${n.stateId} (partition → every row, in order) → [${cols(n.columns)}]`,
+          `${pad}n${n.id} TopN ${printTopN(n, input?.columns ?? [])} state ${n.stateId} (partition → every row, in order${n.distinctRows === true ? '; rows distinct by the input key' : ''}) → [${cols(n.columns)}]`,
         );
         visit(n.inputs[0], depth + 1);
         return;

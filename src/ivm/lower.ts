@@ -13,10 +13,35 @@ import { SluiceError } from '../common/errors.ts';
 import { lowerHopPanes } from './lower-hop-panes.ts';
 import { columnAppender } from './projection-columns.ts';
 
-/** Whether a projection passes every column of the input's unique key on unchanged. */
-function projectionKeepsKey(exprs: readonly ScalarExpr[], key: readonly number[] | null): boolean {
-  if (key === null || key.length === 0) return false;
-  return key.every((k) => exprs.some((e) => e.kind === 'col' && e.index === k));
+/** Where a projection passes every column of the input's unique key on unchanged; null if it does not. */
+function projectionKeepsKey(exprs: readonly ScalarExpr[], key: readonly number[] | null): number[] | null {
+  if (key === null || key.length === 0) return null;
+  const at = key.map((k) => exprs.findIndex((e) => e.kind === 'col' && e.index === k));
+  return at.every((i) => i >= 0) ? at : null;
+}
+
+/**
+ * `outer` (plain columns only) applied after `inner`, as one projection; null when that would change
+ * what is evaluated: an inner expression it drops might fail on a row (its error must still be
+ * reported), one it repeats would be computed twice, and ones it reorders could fail in another order.
+ */
+function composeProjections(
+  outer: readonly ScalarExpr[],
+  inner: readonly ScalarExpr[] | null,
+): ScalarExpr[] | null {
+  if (inner === null) return null;
+  const plain = (e: ScalarExpr): boolean => e.kind === 'col' || e.kind === 'const';
+  const uses = new Array<number>(inner.length).fill(0);
+  let last = -1;
+  for (const e of outer) {
+    if (e.kind !== 'col' || e.index >= inner.length) return null;
+    uses[e.index] = (uses[e.index] as number) + 1;
+    if (plain(inner[e.index] as ScalarExpr)) continue;
+    if (e.index < last) return null;
+    last = e.index;
+  }
+  if (inner.some((e, i) => !plain(e) && uses[i] !== 1)) return null;
+  return outer.map((e) => inner[(e as Extract<ScalarExpr, { kind: 'col' }>).index] as ScalarExpr);
 }
 
 function specs(columns: readonly ColumnMeta[]): ColumnSpec[] {
@@ -105,7 +130,24 @@ export function lowerToDataflow(
             columns: specs(p.columns),
           }));
         }
-        const keepsKey = projectionKeepsKey(p.exprs, keyOf(p.input)) ? { keepsKey: true as const } : {};
+        const kept = projectionKeepsKey(p.exprs, keyOf(p.input));
+        const keepsKey = kept !== null ? { keepsKey: kept } : {};
+        // A column selection over a projecting Map (the rank column a Top-N leaves, dropped): one
+        // Map, one row built per change instead of two.
+        const composed =
+          input.kind === 'map' && fusable(input) ? composeProjections(p.exprs, input.project) : null;
+        if (input.kind === 'map' && composed !== null) {
+          nodes.pop();
+          return add((id) => ({
+            id,
+            kind: 'map',
+            inputs: input.inputs,
+            filter: input.filter,
+            project: composed,
+            columns: specs(p.columns),
+            ...(input.keepsKey !== undefined ? keepsKey : {}),
+          }));
+        }
         // Fuse with a preceding filter-only Map: one pass per row.
         if (input.kind === 'map' && input.project === null && fusable(input)) {
           nodes.pop();
@@ -269,6 +311,7 @@ export function lowerToDataflow(
 
       case 'topN': {
         const input = lower(p.input);
+        const key = keyOf(p.input);
         return add((id) => ({
           id,
           kind: 'topn',
@@ -281,6 +324,7 @@ export function lowerToDataflow(
           to: p.to,
           columns: specs(p.columns),
           stateId: `${view}/topn${id}`,
+          ...(key !== null && key.length > 0 ? { distinctRows: true as const } : {}),
         }));
       }
       case 'window': {

@@ -1,6 +1,6 @@
 // Unit tests of the Map operator's promise about its output: a projection that keeps the input's
-// key passes a batch of only inserts (or only deletes) on as consolidated; an update (a delete and
-// an insert of one key) projected without its changed column is one row twice, so it must not.
+// key passes a batch on as consolidated unless a key is both deleted and inserted; an update (a
+// delete and an insert of one key) projected without its changed column is one row twice.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Value } from '../../common/types.ts';
@@ -29,14 +29,14 @@ const keepsKey = new MapOp(
     { kind: 'col', index: 1, name: 'a', type: T.int32 },
   ],
   COLUMNS,
-  true,
+  [0],
 );
 
 function batch(rows: (readonly Value[])[], weights: number[]): ZBatch {
   return { rows, weights, consolidated: true };
 }
 
-test('a projection keeping the key passes one-sign batches on consolidated, updates not', () => {
+test('a projection keeping the key passes batches on consolidated, updates not', () => {
   const inserts = keepsKey.step(
     [
       batch(
@@ -66,6 +66,20 @@ test('a projection keeping the key passes one-sign batches on consolidated, upda
   );
   assert.equal(update.consolidated, false);
   assert.equal(consolidate(update).rows.length, 0);
+  // A delete of one key and an insert of another (a Top-N's row pushed out by a new one): distinct.
+  const swap = keepsKey.step(
+    [
+      batch(
+        [
+          [1, 10, 100],
+          [2, 10, 100],
+        ],
+        [-1, 1],
+      ),
+    ],
+    NO_ERRORS,
+  );
+  assert.equal(swap.consolidated, true);
   // Without the key the same projection never claims it.
   const noKey = new MapOp(1, null, [{ kind: 'col', index: 1, name: 'a', type: T.int32 }], COLUMNS);
   assert.equal(noKey.step([batch([[1, 10, 100]], [1])], NO_ERRORS).consolidated, false);

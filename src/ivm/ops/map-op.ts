@@ -1,12 +1,13 @@
 // Map stage: per-row filter and projection. Stateless and linear, so it maps weights through
 // unchanged; a projection's output is not consolidated (two rows may project to one), unless it
-// keeps the input's key and the batch only inserts or only deletes.
+// keeps the input's key and no key is both deleted and inserted in the batch.
 import type { Value } from '../../common/types.ts';
 import type { ColumnSpec } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
 import { compileScalar } from '../../common/scalar-expr.ts';
 import type { ZBatch } from '../zset.ts';
+import { encodeValues, singleKey } from '../../common/values.ts';
 
 export type RowProjector = (row: readonly Value[]) => Value[];
 
@@ -38,7 +39,8 @@ export class MapOp implements Operator {
     filter: ScalarExpr | null,
     project: readonly ScalarExpr[] | null,
     private readonly inputColumns: readonly ColumnSpec[],
-    private readonly keepsKey = false,
+    /** Where the projection puts the input's unique key (lowering found it kept), else null. */
+    private readonly key: readonly number[] | null = null,
   ) {
     this.filter = filter === null ? null : compileScalar(filter);
     this.project = project === null ? null : compileProjection(project);
@@ -61,8 +63,10 @@ export class MapOp implements Operator {
         errors.report(error, row, this.inputColumns, input.weights[i] as number);
       }
     }
+    const key = this.key;
     const consolidated =
-      input.consolidated && (project === null || (this.keepsKey && oneSign(input.weights)));
+      input.consolidated &&
+      (project === null || (key !== null && (oneSign(weights) || noKeyBothWays(rows, weights, key))));
     return { rows, weights, consolidated };
   }
 
@@ -81,5 +85,26 @@ function oneSign(weights: readonly number[]): boolean {
   if (n === 0) return true;
   const positive = (weights[0] as number) > 0;
   for (let i = 1; i < n; i++) if ((weights[i] as number) > 0 !== positive) return false;
+  return true;
+}
+
+/**
+ * Whether no key is both retracted and inserted: a consolidated keyed batch holds each key at most
+ * once a sign, so its projected rows (which keep the key) are then distinct. Keys compare as SQL
+ * values (1.5 and 1.50 alike), so a doubt counts as a collision.
+ */
+function noKeyBothWays(
+  rows: readonly (readonly Value[])[],
+  weights: readonly number[],
+  key: readonly number[],
+): boolean {
+  const one = key.length === 1 ? (key[0] as number) : -1;
+  const keyOf = (row: readonly Value[]): Value =>
+    one >= 0 ? singleKey(row[one] as Value) : encodeValues(row, key);
+  const retracted = new Set<Value>();
+  for (let i = 0; i < rows.length; i++)
+    if ((weights[i] as number) < 0) retracted.add(keyOf(rows[i] as readonly Value[]));
+  for (let i = 0; i < rows.length; i++)
+    if ((weights[i] as number) > 0 && retracted.has(keyOf(rows[i] as readonly Value[]))) return false;
   return true;
 }

@@ -12,7 +12,7 @@ import type { ZBatch } from '../zset.ts';
 import { TopNOp } from './topn-op.ts';
 
 /** Rows [partition, score, id]; ranked by score descending, then id. */
-function topN(to: number | null, emitRank: boolean): TopNOp {
+function topN(to: number | null, emitRank: boolean, distinctRows = false): TopNOp {
   const node: Extract<DataflowNode, { kind: 'topn' }> = {
     id: 1,
     kind: 'topn',
@@ -33,6 +33,7 @@ function topN(to: number | null, emitRank: boolean): TopNOp {
       ...(emitRank ? [{ name: 'rn', type: T.int64 }] : []),
     ],
     stateId: 'v/topn1',
+    ...(distinctRows ? { distinctRows: true as const } : {}),
   };
   return new TopNOp(node);
 }
@@ -273,6 +274,9 @@ test('random batches of every Top-N form equal a plain sort, across checkpoints 
           { rows: list.map((e) => e.row), weights: list.map((e) => e.w), consolidated: true },
         ]);
         tail += op.tailChanges - tailBefore;
+        // Consolidated: each output row once, no zero weight (netted when a partition changed twice).
+        assert.ok(out.consolidated && out.weights.every((w) => w !== 0), `zero weight at step ${step}`);
+        assert.equal(new Set(out.rows.map(keyOf)).size, out.rows.length, `a row twice at step ${step}`);
         out.rows.forEach((r, i) => {
           const k = keyOf(r);
           const n = (shown.get(k) ?? 0) + (out.weights[i] as number);
@@ -331,4 +335,21 @@ test('deleting the top row again and again brings in each successor from the uno
       `delete ${k}`,
     );
   }
+});
+
+test('over a keyed input, a row past the top goes to the tail unsearched, with the same results', () => {
+  const keyed = topN(3, false, true);
+  const plain = topN(3, false);
+  // 200 distinct rows one at a time in a scrambled order, then every third deleted again.
+  const rows: (readonly Value[])[] = [];
+  for (let i = 0; i < 200; i++) rows.push([1, (i * 73) % 200, i]);
+  const emitted = (op: TopNOp): string[] => [
+    ...rows.flatMap((r) => changes(op.step([batch([r])]))),
+    ...rows.filter((_, i) => i % 3 === 0).flatMap((r) => changes(op.step([batch([r], -1)]))),
+  ];
+  assert.deepEqual(emitted(keyed), emitted(plain));
+  assert.ok(keyed.tailChanges > 100, `only ${keyed.tailChanges} changes went to the tail`);
+  // Only the deletes from the tail search it; without the key every insert there does too.
+  assert.ok(keyed.tailSearches < 67, `${keyed.tailSearches} tail searches`);
+  assert.ok(plain.tailSearches > keyed.tailSearches + 100, `${plain.tailSearches} tail searches`);
 });

@@ -4,7 +4,8 @@
 // entry per distinct row (topn-rows.ts). For each partition an epoch touches, the rows ranked inside the
 // kept range (from < rank ≤ to) before and after the epoch are compared and only the difference is
 // emitted, so a row falling out of the top brings its successor in, in one epoch. The whole partition
-// is kept, since any retraction inside the top must reveal the next row.
+// is kept, since any retraction inside the top must reveal the next row (and no input is known to be
+// append-only: no table or source is declared insert-only, so no row can be forgotten).
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import { compareByKeys, compareRows } from '../../common/top-n.ts';
@@ -46,12 +47,16 @@ export class TopNOp implements Operator, Stateful {
   private readonly to: number;
   /** Whether single-row changes may take the direct path (ROW_NUMBER ≤ n, n small, rank not shown). */
   private readonly direct: boolean;
+  /** The input has a unique key: an inserted row is never already held. */
+  private readonly distinctRows: boolean;
   /** Rows whose rank was computed so far (tests count the work an epoch does with it). */
   rowsRanked = 0;
   /** Partition changes that took the direct single-row path (`singleChange`; tests count them). */
   singleChanges = 0;
   /** Of those, the changes to a partition's unordered tail (tests count them). */
   tailChanges = 0;
+  /** Scans of a partition's tail for a row (tests count them). */
+  tailSearches = 0;
   /**
    * Set by `ranked`: the first index of the partition from which a change cannot alter the kept range
    * (every row there ranks past `to`, and so would a row inserted there); Infinity if none.
@@ -70,6 +75,7 @@ export class TopNOp implements Operator, Stateful {
     this.state = new TopNRows(node.partitionBy, this.compare, this.image, node.orderBy.length > 0);
     this.to = node.to ?? Infinity;
     this.tailFrom = Math.max(8, 2 * (this.to + 1));
+    this.distinctRows = node.distinctRows === true;
     this.direct =
       node.rank === 'row_number' && !node.emitRank && node.from === 0 && this.to <= FAST_TOP_LIMIT;
   }
@@ -116,21 +122,29 @@ export class TopNOp implements Operator, Stateful {
     }
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
-    let consolidated = true;
     for (let s = 0; s < touched.length; s++) {
       const part = touched[s] as SortedPartition;
       const key = touchedKeys[s] as PartitionKey;
+      const start = rows.length;
       let at = part.head;
+      let passes = 0;
       if (this.direct) {
         // One change after another while each takes the direct path; the rest (if any) together.
-        // Two direct changes to one partition may emit one row twice (+1 then -1): not consolidated.
-        if (next[at] !== -1) consolidated = false;
-        while (at !== -1 && this.singleChange(key, part, batch, at, rows, weights)) at = next[at] as number;
+        while (at !== -1 && this.singleChange(key, part, batch, at, rows, weights)) {
+          at = next[at] as number;
+          passes++;
+        }
       }
-      if (at !== -1) this.changePartition(key, part, batch, at, next, rows, weights);
+      if (at !== -1) {
+        this.changePartition(key, part, batch, at, next, rows, weights);
+        passes++;
+      }
+      // Two passes over one partition may emit one kept row twice (+1, then -1 when pushed out
+      // again): netted here, so the batch leaves consolidated and no consumer encodes its rows.
+      if (passes > 1 && rows.length - start > 2) netKeptRows(rows, weights, start);
       this.state.dropIfEmpty(key, part);
     }
-    return { rows, weights, consolidated };
+    return { rows, weights, consolidated: true };
   }
 
   stateSize(): number {
@@ -203,14 +217,15 @@ export class TopNOp implements Operator, Stateful {
       (part.tailRows.length > 0 || sorted.length >= cap) &&
       part.afterSorted(row, image, compare)
     ) {
-      // After more than n sorted rows: ranked past the top before and after, nothing to emit.
-      const i = part.tailIndex(row, image, compare);
+      // After more than n sorted rows: ranked past the top before and after, nothing to emit. A
+      // row of a keyed input is never there twice: its insert is an append, nothing searched.
       if (w === 1) {
-        if (i >= 0) return false;
+        if (!this.distinctRows && this.tailIndex(part, row, image) >= 0) return false;
         part.tailRows.push(row);
         part.tailKeys.push(image);
         this.state.changed(key, row, 1);
       } else {
+        const i = this.tailIndex(part, row, image);
         if (i < 0) return false;
         const there = part.tailRows[i] as readonly Value[];
         part.removeTail(i);
@@ -260,6 +275,12 @@ export class TopNOp implements Operator, Stateful {
     return true;
   }
 
+  /** Where `row` is in the partition's tail (-1: not there), counted. */
+  private tailIndex(part: SortedPartition, row: readonly Value[], image: number): number {
+    this.tailSearches++;
+    return part.tailIndex(row, image, this.compare);
+  }
+
   /** A row's image; a row without one turns the partition's images off first. */
   private imageIn(part: SortedPartition, row: readonly Value[]): number {
     const image = this.image(row);
@@ -267,7 +288,11 @@ export class TopNOp implements Operator, Stateful {
     return image;
   }
 
-  /** Folds the partition's changes (the chain from `head`) into it. */
+  /**
+   * Folds the partition's changes (the chain from `head`) into it. Few changes go in one by one (a
+   * search and a shift each); many (a partition's first load, a bulk delete) change the counts of a
+   * copy, collect the new rows, and merge once: one loop either way, only the writes differ.
+   */
   private apply(
     key: PartitionKey,
     part: SortedPartition,
@@ -278,28 +303,11 @@ export class TopNOp implements Operator, Stateful {
     const compare = this.compare;
     let changes = 0;
     for (let i = head; i !== -1 && changes <= SPLICE_LIMIT; i = next[i] as number) changes++;
-    if (changes <= SPLICE_LIMIT) {
-      for (let i = head; i !== -1; i = next[i] as number) {
-        const row = batch.rows[i] as readonly Value[];
-        const w = batch.weights[i] as number;
-        const image = this.imageIn(part, row);
-        const at = part.search(row, image, compare);
-        if (part.holds(at, row, image, compare)) {
-          const there = part.rows[at] as readonly Value[];
-          this.state.changed(key, there, part.addCopies(at, w) === 0 ? -1 : 0);
-        } else {
-          if (w < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a retraction of an absent row');
-          part.insertAt(at, row, image, w);
-          this.state.changed(key, row, 1);
-        }
-      }
-      this.state.dropIfEmpty(key, part);
-      return;
+    let counts: number[] | null = null;
+    if (changes > SPLICE_LIMIT) {
+      counts = new Array<number>(part.length);
+      for (let j = 0; j < part.length; j++) counts[j] = part.count(j);
     }
-    // Many changes (a partition's first load, a bulk delete): counts changed in place, new rows
-    // sorted, then one merge.
-    const counts: number[] = new Array<number>(part.length);
-    for (let j = 0; j < part.length; j++) counts[j] = part.count(j);
     const added: { row: readonly Value[]; count: number }[] = [];
     for (let i = head; i !== -1; i = next[i] as number) {
       const row = batch.rows[i] as readonly Value[];
@@ -307,15 +315,36 @@ export class TopNOp implements Operator, Stateful {
       const image = this.imageIn(part, row);
       const at = part.search(row, image, compare);
       if (part.holds(at, row, image, compare)) {
-        const c = (counts[at] as number) + w;
-        if (c < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a negative multiplicity');
-        counts[at] = c;
-        this.state.changed(key, part.rows[at] as readonly Value[], c === 0 ? -1 : 0);
-      } else {
-        if (w < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a retraction of an absent row');
-        added.push({ row, count: w });
+        const there = part.rows[at] as readonly Value[];
+        let left: number;
+        if (counts === null) left = part.addCopies(at, w);
+        else {
+          left = (counts[at] as number) + w;
+          if (left < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a negative multiplicity');
+          counts[at] = left;
+        }
+        this.state.changed(key, there, left === 0 ? -1 : 0);
+        continue;
+      }
+      if (w < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a retraction of an absent row');
+      if (counts !== null) added.push({ row, count: w });
+      else {
+        part.insertAt(at, row, image, w);
+        this.state.changed(key, row, 1);
       }
     }
+    if (counts !== null) this.merge(key, part, counts, added);
+    this.state.dropIfEmpty(key, part);
+  }
+
+  /** Refills the partition with its rows of nonzero `counts` and the `added` rows, in order. */
+  private merge(
+    key: PartitionKey,
+    part: SortedPartition,
+    counts: readonly number[],
+    added: { row: readonly Value[]; count: number }[],
+  ): void {
+    const compare = this.compare;
     added.sort((a, b) => compare(a.row, b.row));
     const mergedRows: (readonly Value[])[] = [];
     const mergedCounts: number[] = [];
@@ -348,7 +377,6 @@ export class TopNOp implements Operator, Stateful {
       take(a.row, a.count);
     }
     part.fill(mergedRows, mergedCounts, this.node.orderBy.length > 0 ? this.image : null);
-    this.state.dropIfEmpty(key, part);
   }
 
   /**
@@ -428,4 +456,44 @@ export class TopNOp implements Operator, Stateful {
       }
     }
   }
+}
+
+/**
+ * Nets the weights of one partition's output from `start` on and drops those that cancel. Every
+ * row emitted for a partition is its kept row object (never a copy: the direct path does not append
+ * ranks), so one row is one reference, and rows of other partitions never meet.
+ */
+function netKeptRows(rows: (readonly Value[])[], weights: number[], start: number): void {
+  const end = rows.length;
+  if (end - start <= 32) {
+    for (let i = start; i < end; i++) {
+      if (weights[i] === 0) continue;
+      const row = rows[i];
+      for (let j = i + 1; j < end; j++) {
+        if (rows[j] !== row || weights[j] === 0) continue;
+        weights[i] = (weights[i] as number) + (weights[j] as number);
+        weights[j] = 0;
+      }
+    }
+  } else {
+    const first = new Map<readonly Value[], number>();
+    for (let i = start; i < end; i++) {
+      const row = rows[i] as readonly Value[];
+      const at = first.get(row);
+      if (at === undefined) first.set(row, i);
+      else {
+        weights[at] = (weights[at] as number) + (weights[i] as number);
+        weights[i] = 0;
+      }
+    }
+  }
+  let out = start;
+  for (let i = start; i < end; i++) {
+    const w = weights[i] as number;
+    if (w === 0) continue;
+    rows[out] = rows[i] as readonly Value[];
+    weights[out++] = w;
+  }
+  rows.length = out;
+  weights.length = out;
 }

@@ -89,6 +89,11 @@ export class SortedPartition {
    */
   readonly tailRows: (readonly Value[])[] = [];
   readonly tailKeys: number[] = [];
+  /**
+   * The image of the last sorted row (NaN: no images, or no rows), kept beside the other fields: most
+   * changes of a long partition go to the tail, decided by this alone, without reading `keys`.
+   */
+  private lastKey = NaN;
 
   constructor(withImages: boolean) {
     this.keys = withImages ? [] : null;
@@ -116,6 +121,7 @@ export class SortedPartition {
   dropImages(compare: RowCompare): void {
     this.settle(compare);
     this.keys = null;
+    this.lastKey = NaN;
   }
 
   /** Sorts the tail into `rows` (it sorts after all of them): the partition is one sorted array again. */
@@ -137,6 +143,7 @@ export class SortedPartition {
     }
     tail.length = 0;
     tk.length = 0;
+    this.syncLast();
   }
 
   /**
@@ -144,9 +151,16 @@ export class SortedPartition {
    * in the tail, or is in it.
    */
   afterSorted(row: readonly Value[], image: number, compare: RowCompare): boolean {
+    const last = this.lastKey;
+    if (image !== last) return image > last;
+    return compare(row, this.rows[this.rows.length - 1] as readonly Value[]) > 0;
+  }
+
+  /** Notes the last sorted row's image after `rows` changed at its end. */
+  private syncLast(): void {
+    const keys = this.keys;
     const n = this.rows.length;
-    const last = (this.keys as number[])[n - 1] as number;
-    return image > last || (image === last && compare(row, this.rows[n - 1] as readonly Value[]) > 0);
+    this.lastKey = keys === null || n === 0 ? NaN : (keys[n - 1] as number);
   }
 
   /** The index of `row` in the tail, or -1 (a scan of the images; rows read only where one is equal). */
@@ -185,6 +199,7 @@ export class SortedPartition {
       this.tailKeys.push(keys.pop() as number);
       this.counts?.pop();
     }
+    this.syncLast();
   }
 
   /** Moves the tail's first rows, in order, to the end of `rows` until it has `cap` (or the tail is empty). */
@@ -205,6 +220,7 @@ export class SortedPartition {
       this.counts?.push(1);
       this.removeTail(best);
     }
+    this.syncLast();
   }
 
   /**
@@ -267,6 +283,7 @@ export class SortedPartition {
       this.counts[at] = count;
     }
     if (count !== 1) this.multi++;
+    if (at === n) this.syncLast();
   }
 
   /** Removes the row at `at` (all its copies). */
@@ -284,6 +301,7 @@ export class SortedPartition {
       const [c] = this.counts.splice(at, 1);
       if (c !== 1) this.dropMulti();
     }
+    if (at === n - 1) this.syncLast();
   }
 
   /** Adds `w` copies to the row at `at`; returns its multiplicity, 0 when it left (removed here). */
@@ -318,6 +336,7 @@ export class SortedPartition {
     this.counts = this.multi === 0 ? null : counts.slice();
     if (image === null) {
       this.keys = null;
+      this.lastKey = NaN;
       return;
     }
     const keys: number[] = [];
@@ -325,11 +344,13 @@ export class SortedPartition {
       const f = image(rows[i] as readonly Value[]);
       if (f !== f) {
         this.keys = null;
+        this.lastKey = NaN;
         return;
       }
       keys.push(f);
     }
     this.keys = keys;
+    this.syncLast();
   }
 
   /** Approximate heap bytes of the structure, not of the rows (callers count those). */
