@@ -18,7 +18,6 @@ import { printLogicalPlan } from '../planner/logical-plan.ts';
 import { planKey } from '../planner/plan-key.ts';
 import type { Row } from '../common/types.ts';
 import type {
-  Change,
   EngineJournal,
   ErrorChange,
   ScriptResult,
@@ -49,12 +48,13 @@ import { asSluiceError } from './table-definition.ts';
 
 export { sourceErrorsDef } from './table-definition.ts';
 import type { RowCapture } from '../ivm/row-capture.ts';
+import { lazyChangeSet } from '../common/raw-changes.ts';
 import { CapturedArray } from '../ivm/row-capture.ts';
 import type { ResultLimits } from './result-size.ts';
 import { SelectJob } from './select-job.ts';
 import { DmlStatements } from './dml.ts';
 import { DdlStatements, type SchemaState } from './ddl.ts';
-import { EngineReads, toRow } from './engine-reads.ts';
+import { EngineReads } from './engine-reads.ts';
 import {
   buildDeferredRows,
   loadCheckpoint,
@@ -664,22 +664,11 @@ export class Engine {
       if (this.subscribers.size === 0) continue;
       const subs = this.subscribers.get(cs.name);
       if (subs === undefined || subs.size === 0) continue;
-      const columns = (this.catalogState.get(cs.name) as ViewDef).columns;
-      const changes: Change[] = cs.runtime.output
-        .lastChanges()
-        .map((c) =>
-          c.n === 1
-            ? { op: c.op, row: toRow(c.row, columns) }
-            : { op: c.op, row: toRow(c.row, columns), n: c.n },
-        );
-      if (changes.length === 0 && errors.length === 0) continue;
-      const set: ViewChangeSet = {
-        view: cs.name,
-        epoch,
-        positions: this.epochPositions(),
-        changes,
-        ...(errors.length > 0 ? { errors } : {}),
-      };
+      const rows = cs.runtime.output.lastChanges();
+      if (rows.length === 0 && errors.length === 0) continue;
+      // Row objects only for a listener that reads `changes` (the server encodes the value arrays).
+      const columns = (this.catalogState.get(cs.name) as ViewDef).columns.map((c) => c.name);
+      const set = lazyChangeSet(cs.name, epoch, this.epochPositions(), { columns, rows }, errors);
       this.deliveries.push({ subs, set });
     }
     if (this.epochListeners.size > 0) this.deliveries.push({ subs: null, epoch });

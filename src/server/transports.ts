@@ -6,6 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import type { WebSocket } from 'ws';
 import type { SubscriberTransport } from '../sink/subscriber.ts';
+import { utf8Bytes, utf8Length } from '../sink/utf8-text.ts';
 
 abstract class CountingTransport implements SubscriberTransport {
   private pending = 0;
@@ -37,7 +38,7 @@ abstract class CountingTransport implements SubscriberTransport {
       written?.();
       return;
     }
-    this.meter?.(Buffer.byteLength(text) + this.framingBytes);
+    this.meter?.(utf8Length(text) + this.framingBytes);
     this.pending += 1;
     let settled = false;
     const settle = (): void => {
@@ -141,7 +142,8 @@ export class WsTransport extends CountingTransport {
         raw.uncork();
       });
     }
-    this.socket.send(text, () => done());
+    // The bytes encoded once for every subscriber of the epoch (sent as a text frame all the same).
+    this.socket.send(utf8Bytes(text), { binary: false }, () => done());
   }
 
   bufferedBytes(): number {

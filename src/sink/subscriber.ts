@@ -4,6 +4,7 @@
 // last epoch it was sent) and closed, never silently dropped. It counts the bytes it queued itself
 // (released by each write's completion callback), so what the socket layer holds is counted too.
 import type { BudgetMember, MemoryBudget, Reservation } from './subscriber-budget.ts';
+import { utf8Length } from './utf8-text.ts';
 
 /** The byte pipe a subscriber writes to; the WebSocket and NDJSON adapters implement it. */
 export interface SubscriberTransport {
@@ -124,7 +125,7 @@ export class Subscriber implements BudgetMember {
    */
   write(text: string): void {
     if (this.closed) return;
-    const bytes = Buffer.byteLength(text) + 1;
+    const bytes = utf8Length(text) + 1;
     if (this.queued === 0) this.busyFrom = Date.now();
     this.queued += bytes;
     const retired = this.retired;
@@ -150,7 +151,7 @@ export class Subscriber implements BudgetMember {
    * room reserved by `paced`, waits for room for all of it first. False when the subscriber failed.
    */
   async send(text: string): Promise<boolean> {
-    const bytes = Buffer.byteLength(text) + 1;
+    const bytes = utf8Length(text) + 1;
     if (this.budget !== null && (this.reservation?.bytes ?? 0) < bytes) {
       if (!(await this.paced(bytes))) return false;
     }
@@ -164,7 +165,7 @@ export class Subscriber implements BudgetMember {
    */
   tryWrite(text: string): boolean {
     if (this.closed) return false;
-    const bytes = Buffer.byteLength(text) + 1;
+    const bytes = utf8Length(text) + 1;
     const reserved = this.reservation?.bytes ?? 0;
     if (reserved < bytes) {
       if (this.transport.bufferedBytes() >= this.limits.maxBufferedBytes / 2) return false;
@@ -219,7 +220,7 @@ export class Subscriber implements BudgetMember {
       return 'skipped';
     }
     if (this.budget !== null) {
-      const outcome = this.budget.admit(this, Buffer.byteLength(text) + 1);
+      const outcome = this.budget.admit(this, utf8Length(text) + 1);
       if (outcome === 'evicted') return 'skipped';
       if (outcome === 'wait') return 'behind';
     }

@@ -17,6 +17,7 @@
 // stringifyWire would have produced.
 import type { Change, ViewChangeSet } from '../common/changes.ts';
 import { stringifyWire } from '../common/json-codec.ts';
+import { rawChangesOf, type RawChange } from '../common/raw-changes.ts';
 
 /** A scalar's wire JSON, or undefined for anything else (the caller falls back). */
 function wireValue(v: unknown): string | undefined {
@@ -68,8 +69,7 @@ function errorsPart(cs: ViewChangeSet): string {
 
 /** The wire `changes` message of one epoch (API.md). */
 export function encodeChangesWire(cs: ViewChangeSet): string {
-  const body = encoderFor(keysOf(cs.changes))(cs.changes, false, true, wireValue, wireJsonValue);
-  return body === null ? wireMessageGeneric(cs) : wireOf(cs, body.w);
+  return encodeChangesPart(cs, false, true).wire as string;
 }
 
 /** The stored (compact) form of one epoch's changes; see the header. */
@@ -86,19 +86,58 @@ export function encodeChanges(
   cs: ViewChangeSet,
   withWire: boolean,
 ): { readonly stored: string; readonly wire: string | null } {
-  const changes = cs.changes;
-  const keys = keysOf(changes);
-  const body = encoderFor(keys)(changes, true, withWire, wireValue, wireJsonValue);
-  if (body === null) {
-    const wire = wireMessageGeneric(cs);
-    return { stored: encodeStoredGeneric(cs), wire: withWire ? wire : null };
+  return encodeChangesPart(cs, true, withWire) as { stored: string; wire: string | null };
+}
+
+/**
+ * The stored form and/or the wire message of a change set. A lazy change set (raw-changes.ts) is
+ * read as its value arrays, by column position, with no row object made; any other through its rows.
+ */
+function encodeChangesPart(
+  cs: ViewChangeSet,
+  withStored: boolean,
+  withWire: boolean,
+): { readonly stored: string | null; readonly wire: string | null } {
+  const raw = rawChangesOf(cs);
+  let keys: readonly string[];
+  let body: EncodedBody | null = null;
+  if (raw !== undefined && rowKeysInColumnOrder(raw.columns)) {
+    keys = raw.rows.length === 0 ? [] : raw.columns;
+    body = rawEncoderFor(keys)(raw.rows, withStored, withWire, wireValue, wireJsonValue);
+  } else {
+    keys = keysOf(cs.changes);
+    body = encoderFor(keys)(cs.changes, withStored, withWire, wireValue, wireJsonValue);
   }
-  let stored = `{"k":${JSON.stringify(keys)},"p":${stringifyWire(cs.positions)}${timePart(cs, 't', 'w')},"c":${JSON.stringify(body.c)}`;
-  if (body.n !== null) stored += `,"n":${JSON.stringify(body.n)}`;
-  if (cs.errors !== undefined && cs.errors.length > 0) stored += `,"x":${stringifyWire(cs.errors)}`;
-  stored += '}';
+  if (body === null) {
+    return {
+      stored: withStored ? encodeStoredGeneric(cs) : null,
+      wire: withWire ? wireMessageGeneric(cs) : null,
+    };
+  }
+  let stored: string | null = null;
+  if (withStored) {
+    stored = `{"k":${JSON.stringify(keys)},"p":${stringifyWire(cs.positions)}${timePart(cs, 't', 'w')},"c":${JSON.stringify(body.c)}`;
+    if (body.n !== null) stored += `,"n":${JSON.stringify(body.n)}`;
+    if (cs.errors !== undefined && cs.errors.length > 0) stored += `,"x":${stringifyWire(cs.errors)}`;
+    stored += '}';
+  }
   return { stored, wire: withWire ? wireOf(cs, body.w) : null };
 }
+
+/**
+ * Whether a row object built from these columns lists its keys in column order (what the row
+ * encoder writes, from Object.keys): names all distinct, none an array index (which an object lists
+ * first, in numeric order). Other column lists take the row path, so the bytes never differ.
+ */
+function rowKeysInColumnOrder(columns: readonly string[]): boolean {
+  let known = plainColumnLists.get(columns);
+  if (known === undefined) {
+    known = new Set(columns).size === columns.length && !columns.some((c) => /^(0|[1-9][0-9]*)$/.test(c));
+    plainColumnLists.set(columns, known);
+  }
+  return known;
+}
+const plainColumnLists = new WeakMap<readonly string[], boolean>();
 
 /** The wire message around its change list `w` (written by an encoder). */
 function wireOf(cs: ViewChangeSet, w: string): string {
@@ -110,13 +149,26 @@ function wireOf(cs: ViewChangeSet, w: string): string {
  * message's change list `w` (both without brackets), and the multiplicities `n`; null
  * when a change is not of the expected shape (the generic writers then take it).
  */
+interface EncodedBody {
+  readonly c: unknown[];
+  readonly w: string;
+  readonly n: number[] | null;
+}
 type ChangesEncoder = (
   changes: readonly Change[],
   withStored: boolean,
   withWire: boolean,
   wireValue: (v: unknown) => string | undefined,
   wireJsonValue: (v: unknown) => unknown,
-) => { c: unknown[]; w: string; n: number[] | null } | null;
+) => EncodedBody | null;
+/** The same over value arrays (raw-changes.ts): column k is value k; multiplicity 1 is written as none. */
+type RawChangesEncoder = (
+  changes: readonly RawChange[],
+  withStored: boolean,
+  withWire: boolean,
+  wireValue: (v: unknown) => string | undefined,
+  wireJsonValue: (v: unknown) => unknown,
+) => EncodedBody | null;
 
 /** Encoders by column list (a view's columns rarely change: the cache stays small; bounded anyway). */
 const encoders = new Map<string, ChangesEncoder>();
@@ -127,8 +179,21 @@ function encoderFor(keys: readonly string[]): ChangesEncoder {
   let encoder = encoders.get(id);
   if (encoder === undefined) {
     if (encoders.size >= MAX_ENCODERS) encoders.clear();
-    encoder = compileEncoder(keys);
+    encoder = compileEncoder(keys, false) as ChangesEncoder;
     encoders.set(id, encoder);
+  }
+  return encoder;
+}
+
+const rawEncoders = new Map<string, RawChangesEncoder>();
+
+function rawEncoderFor(keys: readonly string[]): RawChangesEncoder {
+  const id = JSON.stringify(keys);
+  let encoder = rawEncoders.get(id);
+  if (encoder === undefined) {
+    if (rawEncoders.size >= MAX_ENCODERS) rawEncoders.clear();
+    encoder = compileEncoder(keys, true) as RawChangesEncoder;
+    rawEncoders.set(id, encoder);
   }
   return encoder;
 }
@@ -140,7 +205,7 @@ function encoderFor(keys: readonly string[]): ChangesEncoder {
  * at once: text concatenated piece by piece costs more when SQLite and the checksum flatten it). The
  * generated text holds only JSON-quoted names.
  */
-function compileEncoder(keys: readonly string[]): ChangesEncoder {
+function compileEncoder(keys: readonly string[], raw: boolean): ChangesEncoder | RawChangesEncoder {
   const lines: string[] = [
     'const c = [];',
     'let w = "";',
@@ -150,16 +215,20 @@ function compileEncoder(keys: readonly string[]): ChangesEncoder {
     '  const op = change.op;',
     '  if (op !== "+I" && op !== "-D" && op !== "-U" && op !== "+U") return null;',
     '  const row = change.row;',
-    // Rows of one view share their columns; the count catches any other shape (with the
-    // undefined check on every value).
-    '  let count = 0;',
-    '  for (const _ in row) count++;',
-    `  if (count !== ${keys.length}) return null;`,
-    '  if (withStored) c.push(op);',
   ];
+  // Rows of one view share their columns; the count catches any other shape (with the undefined
+  // check on every value). A value array is read by position: its row object would hold its first
+  // keys.length values under these names.
+  if (!raw)
+    lines.push(
+      '  let count = 0;',
+      '  for (const _ in row) count++;',
+      `  if (count !== ${keys.length}) return null;`,
+    );
+  lines.push('  if (withStored) c.push(op);');
   keys.forEach((key, k) => {
     lines.push(
-      `  const v${k} = row[${JSON.stringify(key)}];`,
+      `  const v${k} = row[${raw ? String(k) : JSON.stringify(key)}];`,
       `  let t${k} = "";`,
       `  if (typeof v${k} === "number" && Number.isFinite(v${k})) {`,
       `    if (withStored) c.push(v${k});`,
@@ -178,21 +247,16 @@ function compileEncoder(keys: readonly string[]): ChangesEncoder {
   lines.push(
     `  if (withWire) w += (i === 0 ? '{"op":"' : ',{"op":"') + op + '","row":{'${fields};`,
     '  const m = change.n;',
-    '  if (m === undefined) { if (withWire) w += "}}"; continue; }',
+    // A value-array change carries n = 1 where its row object would carry no n.
+    `  if (m === ${raw ? '1' : 'undefined'}) { if (withWire) w += "}}"; continue; }`,
     '  if (typeof m !== "number" || !Number.isFinite(m)) return null;',
     '  (n ??= []).push(i, m);',
     '  if (withWire) w += \'},"n":\' + m + "}";',
     '}',
     'return { c, w, n };',
   );
-  return new Function(
-    'changes',
-    'withStored',
-    'withWire',
-    'wireValue',
-    'wireJsonValue',
-    lines.join('\n'),
-  ) as ChangesEncoder;
+  return new Function('changes', 'withStored', 'withWire', 'wireValue', 'wireJsonValue', lines.join('\n')) as
+    ChangesEncoder | RawChangesEncoder;
 }
 
 /**

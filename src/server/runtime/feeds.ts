@@ -5,6 +5,7 @@ import type { ViewChangeSet } from '../../exec/api.ts';
 import { type Subscriber, ViewFeed } from '../../sink/subscriber.ts';
 import { encodeChanges, encodeChangesStored, sameStoredChanges } from '../../storage/changelog-codec.ts';
 import type { ColumnInfo } from '../../common/types.ts';
+import { rawChangesOf, withTimeFields } from '../../common/raw-changes.ts';
 import type { Engine, ViewInfo } from '../../index.ts';
 import { formatMicros } from '../../common/time/instant-micros.ts';
 import { RuntimeBase } from './base.ts';
@@ -107,12 +108,8 @@ export abstract class RuntimeFeeds extends RuntimeBase {
   private withTime(view: string, changes: ViewChangeSet): ViewChangeSet {
     if (this.clockText === null || this.clockText.epoch !== changes.epoch)
       this.clockText = { epoch: changes.epoch, text: formatMicros(this.engine.clock) };
-    const watermarks = this.engine.viewWatermarks(view);
-    return {
-      ...changes,
-      clock: this.clockText.text,
-      ...(watermarks !== null ? { watermarks } : {}),
-    };
+    // Not a spread: that would build the lazy set's row objects (raw-changes.ts).
+    return withTimeFields(changes, this.clockText.text, this.engine.viewWatermarks(view));
   }
 
   private onChanges(feed: ViewFeed, writable: boolean, given: ViewChangeSet): void {
@@ -144,7 +141,7 @@ export abstract class RuntimeFeeds extends RuntimeBase {
     const encoded = encodeChanges(changes, feed.subscribers.size > 0);
     this.changelog.append(feed.view, changes.epoch, Date.now(), encoded.stored);
     this.pending.push({ feed, changes, wire: encoded.wire });
-    this.hooks.viewChanges?.(feed.view, changes.changes.length);
+    this.hooks.viewChanges?.(feed.view, (rawChangesOf(changes)?.rows ?? changes.changes).length);
   }
 
   /** Records every epoch of the engine's time (called for each engine the runtime creates). */
