@@ -40,6 +40,7 @@ import {
   showWatermarks,
   watermarkedInputs,
   watermarkText,
+  windowEndColumn,
   type ClosingView,
 } from './watermark-statements.ts';
 import { formatMicros } from '../common/time/instant-micros.ts';
@@ -458,15 +459,22 @@ export class Engine {
 
   /** EMIT ON WINDOW CLOSE views: how far their windows closed and the changes to closed ones not applied. */
   closingViews(): ClosingView[] {
-    return this.views.closingViews().flatMap((v) =>
-      v.ops.map((op) => ({
-        name: v.name,
-        closedThrough: op.closedThrough,
-        zoned: op.zoned,
-        ignored: op.ignoredChanges,
-        allowedLateness: op.allowedLateness,
-      })),
-    );
+    return this.views.closingViews().flatMap((v) => {
+      const def = this.catalogState.get(v.name) as ViewDef;
+      const nodes = this.reads.viewRuntime(v.name).plan.nodes;
+      return v.ops.map((op) => {
+        const node = nodes.find((n) => n.id === op.nodeId);
+        const keyIndex = node?.kind === 'reduce' ? node.emitOnClose?.keyIndex : undefined;
+        return {
+          name: v.name,
+          column: keyIndex === undefined ? 'window_end' : windowEndColumn(def, keyIndex),
+          closedThrough: op.closedThrough,
+          zoned: op.zoned,
+          ignored: op.ignoredChanges,
+          allowedLateness: op.allowedLateness,
+        };
+      });
+    });
   }
 
   /** Per table or source with a watermark, the inserted rows it dropped as late (for metrics). */
