@@ -17,14 +17,11 @@ import { printLogicalPlan } from '../planner/logical-plan.ts';
 import { planKey } from '../planner/plan-key.ts';
 import type { Row } from '../common/types.ts';
 import type {
-  Change,
   EngineJournal,
-  ErrorChange,
   ScriptResult,
   SourcePositions,
   StatementResult,
   TableChanges,
-  ViewChangeSet,
   ViewListener,
   ViewReader,
   ViewRowError,
@@ -33,7 +30,7 @@ import type {
 import type { PreparedBatch } from './table-store.ts';
 import { TableStore, insertCount } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
-import { ViewGraph, type GraphView } from './view-graph.ts';
+import { ViewGraph } from './view-graph.ts';
 import { REAL_CLOCK, type ClockSource, ManualClock } from './logical-clock.ts';
 import { clockValue, showClock } from './clock-statements.ts';
 import {
@@ -54,7 +51,8 @@ import type { ResultLimits } from './result-size.ts';
 import { SelectJob } from './select-job.ts';
 import { DmlStatements } from './dml.ts';
 import { DdlStatements, type SchemaState } from './ddl.ts';
-import { EngineReads, toRow } from './engine-reads.ts';
+import { EngineReads } from './engine-reads.ts';
+import { EpochDeliveries } from './engine-deliveries.ts';
 import {
   buildDeferredRows,
   loadCheckpoint,
@@ -89,16 +87,6 @@ import type {
   ViewInfo,
 } from './engine-types.ts';
 
-interface Subscription {
-  readonly listener: ViewListener;
-  readonly onClose: ((reason: string) => void) | undefined;
-}
-
-/** What an epoch tells its listeners: a view's change set to its subscribers, or the epoch's end. */
-type Delivery =
-  | { readonly subs: Set<Subscription>; readonly set: ViewChangeSet }
-  | { readonly subs: null; readonly epoch: number };
-
 export class Engine {
   private readonly catalogState = new Catalog();
   /** INSERT/UPDATE/DELETE; it counts the table rows UPDATE and DELETE examine (ScriptRun counts its own). */
@@ -129,21 +117,10 @@ export class Engine {
     stateTracking: () => this.stateTracking,
     limits: () => this.callLimits,
     connectorCheck: () => this.connectorCheck,
-    removed: (name, reason) => {
-      const subs = this.subscribers.get(name);
-      this.subscribers.delete(name);
-      for (const s of subs ?? []) s.onClose?.(`materialized view "${name}" was ${reason}`);
-    },
+    removed: (name, reason) => this.deliveries.close(name, reason),
   });
-  private readonly subscribers = new Map<string, Set<Subscription>>();
-  /** Told of every epoch once its views ran (the server records each epoch's time for past reads). */
-  private readonly epochListeners = new Set<(epoch: number) => void>();
-  /**
-   * Deliveries not yet made, in epoch order. A listener may write, which runs a nested epoch at
-   * once; its deliveries wait here until the outer epoch's are made (see deliver).
-   */
-  private readonly deliveries: Delivery[] = [];
-  private delivering = false;
+  /** Subscribers and epoch listeners, and the queue that tells them of each epoch in order. */
+  private readonly deliveries = new EpochDeliveries(this.catalogState, () => this.epochPositions());
   /** Per view, the watermarked tables it reads (fixed for the view's life: its inputs outlive it). */
   private readonly watermarkInputs = new WeakMap<ViewDef, readonly TableDef[]>();
   private journal: EngineJournal | null = null;
@@ -653,64 +630,12 @@ export class Engine {
           : undefined;
       deltas.set(store.def.name, store.apply(prepared, source));
     }
-    const stepped = this.views.runEpoch(deltas, epoch, this.currentClock);
-    // Every view's change set is built before any listener runs: a listener that writes runs a
-    // nested epoch, which steps the views again (and reuses the graph's list of stepped views).
-    for (let i = 0; i < stepped.length; i++) {
-      const cs = stepped[i] as GraphView;
-      const errors: ErrorChange[] = cs.runtime.hasErrorChanges() ? cs.runtime.takeErrorChanges() : [];
-      if (this.subscribers.size === 0) continue;
-      const subs = this.subscribers.get(cs.name);
-      if (subs === undefined || subs.size === 0) continue;
-      const columns = (this.catalogState.get(cs.name) as ViewDef).columns;
-      const changes: Change[] = cs.runtime.output
-        .lastChanges()
-        .map((c) =>
-          c.n === 1
-            ? { op: c.op, row: toRow(c.row, columns) }
-            : { op: c.op, row: toRow(c.row, columns), n: c.n },
-        );
-      if (changes.length === 0 && errors.length === 0) continue;
-      const set: ViewChangeSet = {
-        view: cs.name,
-        epoch,
-        positions: this.epochPositions(),
-        changes,
-        ...(errors.length > 0 ? { errors } : {}),
-      };
-      this.deliveries.push({ subs, set });
-    }
-    if (this.epochListeners.size > 0) this.deliveries.push({ subs: null, epoch });
-    if (this.deliveries.length > 0) this.deliver();
-  }
-
-  /**
-   * Makes the pending deliveries in order. Called inside a delivery (a listener wrote), it returns
-   * at once: the outer call makes the nested epoch's deliveries after the outer epoch's, so every
-   * subscriber hears of epochs in order. A listener that throws ends the round; what was still
-   * pending is dropped (the caller of the write sees the error).
-   */
-  private deliver(): void {
-    if (this.delivering) return;
-    this.delivering = true;
-    try {
-      for (let i = 0; i < this.deliveries.length; i++) {
-        const d = this.deliveries[i] as Delivery;
-        if (d.subs === null) for (const listener of this.epochListeners) listener(d.epoch);
-        else for (const s of [...d.subs]) s.listener(d.set);
-      }
-    } finally {
-      this.deliveries.length = 0;
-      this.delivering = false;
-    }
+    this.deliveries.epochRan(this.views.runEpoch(deltas, epoch, this.currentClock), epoch);
   }
 
   /** Listens to every epoch, after its views ran and their listeners heard of it. */
   onEpoch(listener: (epoch: number) => void): () => void {
-    this.epochListeners.add(listener);
-    return () => {
-      this.epochListeners.delete(listener);
-    };
+    return this.deliveries.onEpoch(listener);
   }
 
   /**
@@ -843,16 +768,7 @@ export class Engine {
   /** Listens to a view's per-epoch changes; `onClose` is told if the view is dropped. */
   subscribe(view: string, listener: ViewListener, onClose?: (reason: string) => void): () => void {
     this.reads.viewRuntime(view);
-    let subs = this.subscribers.get(view);
-    if (subs === undefined) {
-      subs = new Set();
-      this.subscribers.set(view, subs);
-    }
-    const s: Subscription = { listener, onClose };
-    subs.add(s);
-    return () => {
-      this.subscribers.get(view)?.delete(s);
-    };
+    return this.deliveries.subscribe(view, listener, onClose);
   }
 }
 
