@@ -11,7 +11,6 @@ import { lowerToDataflow } from '../ivm/lower.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { withSqlFunctions } from '../planner/sql-functions.ts';
 import { bindSelect } from '../planner/bind-select.ts';
-import type { TableDef, ViewDef } from '../planner/catalog.ts';
 import { Catalog } from '../planner/catalog.ts';
 import { printLogicalPlan } from '../planner/logical-plan.ts';
 import { planKey } from '../planner/plan-key.ts';
@@ -33,13 +32,9 @@ import type { NodeStats } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
 import { REAL_CLOCK, type ClockSource, ManualClock } from './logical-clock.ts';
 import { clockValue, showClock } from './clock-statements.ts';
-import {
-  showWatermarks,
-  watermarkedInputs,
-  watermarkText,
-  windowEndColumn,
-  type ClosingView,
-} from './watermark-statements.ts';
+import { showWatermarks, type ClosingView } from './watermark-statements.ts';
+import { EngineWatermarks } from './engine-watermarks.ts';
+import { batchStore, tableForWrite, withoutMissingDeletes } from './engine-writes.ts';
 import { formatMicros } from '../common/time/instant-micros.ts';
 import type { SharedArrangementInfo } from './shared-arrangements.ts';
 import { asSluiceError } from './table-definition.ts';
@@ -91,7 +86,7 @@ export class Engine {
   private readonly catalogState = new Catalog();
   /** INSERT/UPDATE/DELETE; it counts the table rows UPDATE and DELETE examine (ScriptRun counts its own). */
   private readonly dml = new DmlStatements({
-    tableForWrite: (name, pos) => this.tableForWrite(name, pos),
+    tableForWrite: (name, pos) => tableForWrite(this.state, name, pos),
     applyChanges: (table, changes) => this.applyChanges(table, changes),
     currentEpoch: () => this.currentEpoch,
   });
@@ -121,8 +116,8 @@ export class Engine {
   });
   /** Subscribers and epoch listeners, and the queue that tells them of each epoch in order. */
   private readonly deliveries = new EpochDeliveries(this.catalogState, () => this.epochPositions());
-  /** Per view, the watermarked tables it reads (fixed for the view's life: its inputs outlive it). */
-  private readonly watermarkInputs = new WeakMap<ViewDef, readonly TableDef[]>();
+  /** Watermark reads: tables', a view's inputs', window-close progress. */
+  private readonly watermarks = new EngineWatermarks(this.state);
   private journal: EngineJournal | null = null;
   private connectorCheck: ConnectorCheck | null = null;
   private stateTracking = false;
@@ -425,8 +420,6 @@ export class Engine {
     return printDataflow(this.reads.viewRuntime(name).plan);
   }
 
-  /** The DataflowPlan an existing view runs (plain JSON: nodes with their inputs, as lowered). */
-  /** The arrangements joins of several views share (one per relation and key), with their users and size. */
   /** Approximate heap bytes the tables' rows hold (TableStore.stateBytes), for tenant quotas. */
   tableStateBytes(): number {
     let bytes = 0;
@@ -436,60 +429,22 @@ export class Engine {
 
   /** EMIT ON WINDOW CLOSE views: how far their windows closed and the changes to closed ones not applied. */
   closingViews(): ClosingView[] {
-    return this.views.closingViews().flatMap((v) => {
-      const def = this.catalogState.get(v.name) as ViewDef;
-      const nodes = this.reads.viewRuntime(v.name).plan.nodes;
-      return v.ops.map((op) => {
-        const node = nodes.find((n) => n.id === op.nodeId);
-        const keyIndex = node?.kind === 'reduce' ? node.emitOnClose?.keyIndex : undefined;
-        return {
-          name: v.name,
-          column: keyIndex === undefined ? 'window_end' : windowEndColumn(def, keyIndex),
-          closedThrough: op.closedThrough,
-          zoned: op.zoned,
-          ignored: op.ignoredChanges,
-          allowedLateness: op.allowedLateness,
-        };
-      });
-    });
+    return this.watermarks.closingViews();
   }
 
   /** Per table or source with a watermark, the inserted rows it dropped as late (for metrics). */
   lateRows(): { table: string; lateRows: number }[] {
-    const out: { table: string; lateRows: number }[] = [];
-    for (const [table, store] of this.tables)
-      if (store.watermark !== null) out.push({ table, lateRows: store.watermark.lateRows });
-    return out;
+    return this.watermarks.lateRows();
   }
 
+  /** The arrangements joins of several views share (one per relation and key), with their users and size. */
   sharedArrangements(): SharedArrangementInfo[] {
     return this.views.shared.list();
   }
 
+  /** The DataflowPlan an existing view runs (plain JSON: nodes with their inputs, as lowered). */
   viewPlan(name: string): DataflowPlan {
     return this.reads.viewRuntime(name).plan;
-  }
-
-  private tableForWrite(name: string, pos: { line: number; column: number }): TableStore {
-    const table = this.tables.get(name);
-    if (table !== undefined) {
-      if (table.def.source !== undefined) throw sourceWriteError(table.def).at(pos);
-      return table;
-    }
-    const sink = this.catalogState.get(name);
-    if (sink?.kind === 'sink') {
-      throw new SluiceError('WRONG_OBJECT_KIND', `cannot change sink "${name}"`, {
-        position: pos,
-        hint: `a sink writes materialized view "${sink.view}" to Kafka; it holds no rows`,
-      });
-    }
-    if (this.views.has(name)) {
-      throw new SluiceError('WRONG_OBJECT_KIND', `cannot change materialized view "${name}"`, {
-        position: pos,
-        hint: 'write to the tables the view reads',
-      });
-    }
-    throw new SluiceError('UNKNOWN_TABLE', `relation "${name}" does not exist`, { position: pos });
   }
 
   private selectStatement(query: SelectStmt): StatementResult {
@@ -537,29 +492,9 @@ export class Engine {
     changes: TableChanges,
     options?: ApplyOptions,
   ): { accepted: number; epoch: number } {
-    const store = this.tables.get(table);
-    if (store === undefined) {
-      if (this.views.has(table))
-        throw new SluiceError('WRONG_OBJECT_KIND', `cannot write to materialized view "${table}"`);
-      if (this.catalogState.get(table)?.kind === 'sink')
-        throw new SluiceError('WRONG_OBJECT_KIND', `cannot write to sink "${table}"`);
-      throw new SluiceError('UNKNOWN_TABLE', `table "${table}" does not exist`);
-    }
+    const store = batchStore(this.state, table, options);
     // No default `{}` for `options`: an object per call when the caller passes none (every bench event).
     const fromSource = options?.fromSource === true;
-    if (store.def.source !== undefined && !fromSource) throw sourceWriteError(store.def);
-    if (store.def.errorsOf !== undefined && !fromSource) {
-      throw new SluiceError(
-        'WRONG_OBJECT_KIND',
-        `"${table}" is the errors relation of source "${store.def.errorsOf}"; only its connector writes it`,
-      );
-    }
-    if (store.def.source === undefined && store.def.errorsOf === undefined && fromSource) {
-      throw new SluiceError('WRONG_OBJECT_KIND', `"${table}" is a table, not a source`);
-    }
-    if (fromSource && options?.positions === undefined) {
-      throw new SluiceError('INTERNAL_ERROR', `a batch for source "${table}" must carry its positions`);
-    }
     // The epoch's clock is read first: a DEFAULT now() column takes it.
     const clock = options?.clock ?? this.nextClock();
     const typedInserts = options?.typedInserts;
@@ -643,13 +578,7 @@ export class Engine {
    * (what the server records per epoch, so a past epoch's reads carry that epoch's watermarks).
    */
   tableWatermarks(): Record<string, string | null> {
-    const out: Record<string, string | null> = {};
-    for (const [name, store] of this.tables) {
-      const def = this.catalogState.get(name);
-      if (store.watermark === null || def?.kind !== 'table') continue;
-      out[name] = watermarkText(def, store.watermark.value);
-    }
-    return out;
+    return this.watermarks.tableWatermarks();
   }
 
   /**
@@ -657,17 +586,7 @@ export class Engine {
    * or through views); null when it reads none. What its changelog messages and reads carry.
    */
   viewWatermarks(name: string): Record<string, string | null> | null {
-    const def = this.catalogState.get(name);
-    if (def?.kind !== 'view') return null;
-    let inputs = this.watermarkInputs.get(def);
-    if (inputs === undefined) {
-      inputs = watermarkedInputs(this.catalogState, def);
-      this.watermarkInputs.set(def, inputs);
-    }
-    if (inputs.length === 0) return null;
-    const out: Record<string, string | null> = {};
-    for (const t of inputs) out[t.name] = watermarkText(t, this.tables.get(t.name)?.watermark?.value ?? null);
-    return out;
+    return this.watermarks.viewWatermarks(name);
   }
 
   // ---- checkpoints --------------------------------------------------------------------------
@@ -788,24 +707,3 @@ function refuseReserved(stmt: Statement, prefix: string): void {
     hint: 'choose another name',
   });
 }
-
-/** `changes` without the deletes of keys `store` does not hold (a keyless store keeps them all). */
-function withoutMissingDeletes(store: TableStore, changes: TableChanges): TableChanges {
-  const deletes = changes.delete;
-  if (deletes === undefined || store.def.primaryKey === null) return changes;
-  const kept = deletes.filter((row, i) => store.hasKeyOf(store.normalizeRow(row, 'delete', i)));
-  return kept.length === deletes.length ? changes : { ...changes, delete: kept };
-}
-
-/** A write to a source that does not come from its connector. */
-function sourceWriteError(def: TableDef): SluiceError {
-  return new SluiceError(
-    'WRONG_OBJECT_KIND',
-    `"${def.name}" is a source; its rows come from Kafka topic "${def.source?.topic ?? ''}"`,
-    {
-      hint: "only the source's connector writes its rows; to write rows yourself, create a table",
-    },
-  );
-}
-
-/** PostgreSQL's assignment cast: a value of `from` stored into a column. */
