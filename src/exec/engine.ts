@@ -5,15 +5,10 @@
 import { SluiceError } from '../common/errors.ts';
 import { resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
 import type { SelectStmt, Statement } from '../parser/ast.ts';
-import { parseStatements, parseStepwise } from '../parser/parse.ts';
 import { printDataflow, type DataflowPlan } from '../ivm/dataflow-plan.ts';
-import { lowerToDataflow } from '../ivm/lower.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { withSqlFunctions } from '../planner/sql-functions.ts';
-import { bindSelect } from '../planner/bind-select.ts';
 import { Catalog } from '../planner/catalog.ts';
-import { printLogicalPlan } from '../planner/logical-plan.ts';
-import { planKey } from '../planner/plan-key.ts';
 import type { Row } from '../common/types.ts';
 import type {
   EngineJournal,
@@ -37,17 +32,16 @@ import { EngineWatermarks } from './engine-watermarks.ts';
 import { batchStore, tableForWrite, withoutMissingDeletes } from './engine-writes.ts';
 import { formatMicros } from '../common/time/instant-micros.ts';
 import type { SharedArrangementInfo } from './shared-arrangements.ts';
-import { asSluiceError } from './table-definition.ts';
 
 export { sourceErrorsDef } from './table-definition.ts';
-import type { RowCapture } from '../ivm/row-capture.ts';
-import { CapturedArray } from '../ivm/row-capture.ts';
 import type { ResultLimits } from './result-size.ts';
-import { SelectJob } from './select-job.ts';
+import type { SelectJob } from './select-job.ts';
 import { DmlStatements } from './dml.ts';
 import { DdlStatements, type SchemaState } from './ddl.ts';
 import { EngineReads } from './engine-reads.ts';
 import { EpochDeliveries } from './engine-deliveries.ts';
+import { checkSingleSelect, runScript, type ScriptHost } from './engine-scripts.ts';
+import { explainStatement, prepareSelect } from './engine-queries.ts';
 import {
   buildDeferredRows,
   loadCheckpoint,
@@ -138,6 +132,15 @@ export class Engine {
   readonly limits: SqlLimits;
   /** The limits of the script being run (the engine's, or the call's own). */
   private callLimits: SqlLimits;
+  /** What a script (engine-scripts.ts) runs its statements with. */
+  private readonly scriptHost: ScriptHost = {
+    setCallLimits: (limits) => {
+      this.callLimits = limits ?? this.limits;
+    },
+    prepareSelect: (query) => this.prepareSelect(query),
+    executeStatement: (stmt) => this.executeStatement(stmt),
+    dmlRowsExamined: () => this.dml.rowsExamined,
+  };
 
   constructor(options: EngineOptions = {}) {
     this.limits = resolveSqlLimits(options.limits);
@@ -259,18 +262,7 @@ export class Engine {
    * INVALID_REQUEST naming what else the text holds. Binding is left to the statement it goes into.
    */
   checkSingleSelect(text: string): void {
-    const statements = parseStatements(text, this.limits);
-    const first = statements[0];
-    if (statements.length === 1 && first?.kind === 'select') return;
-    throw new SluiceError(
-      'INVALID_REQUEST',
-      statements.length === 0
-        ? 'the query is empty: expected one SELECT statement'
-        : statements.length > 1
-          ? `expected one SELECT statement, not ${statements.length} statements`
-          : 'expected a SELECT statement: a subscription takes a query, not other statements',
-      first !== undefined && first.kind !== 'select' && 'pos' in first ? { position: first.pos } : {},
-    );
+    checkSingleSelect(text, this.limits);
   }
 
   /**
@@ -280,57 +272,7 @@ export class Engine {
    * the catalog and data as they are when it runs (a SELECT: when it starts).
    */
   runScript(sql: string, options: ExecuteOptions = {}): ScriptRun {
-    const limits = options.limits ?? this.limits;
-    const results: StatementResult[] = [];
-    const parsing = parseStepwise(sql, limits);
-    let statements: Statement[] | null = null;
-    let next = 0;
-    let select: SelectJob | null = null;
-    let ended: ScriptResult | null = null;
-    const run: ScriptRun = {
-      rowsRead: 0,
-      dmlRowsRead: 0,
-      step: (deadline) => {
-        if (ended !== null) return ended;
-        this.callLimits = limits;
-        try {
-          do {
-            if (statements === null) {
-              const parsed = parsing.next();
-              if (parsed.done === true) statements = parsed.value;
-            } else if (select !== null) {
-              const before = select.rowsRead;
-              const ready = select.work(deadline);
-              run.rowsRead += select.rowsRead - before;
-              if (ready) {
-                results.push(select.result());
-                select = null;
-              }
-            } else {
-              const stmt = statements[next++];
-              if (stmt === undefined) return (ended = { results });
-              if (stmt.kind === 'select') select = this.prepareSelect(stmt.query);
-              else {
-                if (options.reservedPrefix !== undefined) refuseReserved(stmt, options.reservedPrefix);
-                const before = this.dml.rowsExamined;
-                try {
-                  results.push(this.executeStatement(stmt));
-                } finally {
-                  run.dmlRowsRead += this.dml.rowsExamined - before;
-                }
-              }
-            }
-          } while (performance.now() < deadline);
-          return null;
-        } catch (error) {
-          return (ended = { results, error: asSluiceError(error) });
-        } finally {
-          this.callLimits = this.limits;
-        }
-      },
-      stop: (error) => (ended ??= { results, error }),
-    };
-    return run;
+    return runScript(this.scriptHost, sql, options, this.limits);
   }
 
   private executeStatement(stmt: Statement): StatementResult {
@@ -366,7 +308,7 @@ export class Engine {
         return { statement: 'SET CLOCK', epoch: tick.epoch };
       }
       case 'explain':
-        return this.explain(stmt.query, stmt.dataflow);
+        return explainStatement(this.catalogState, stmt.query, stmt.dataflow, this.callLimits);
       // DML expressions may call SQL functions too: they are inlined as in a query.
       case 'insert':
         return withSqlFunctions(this.catalogState, () => this.dml.insert(stmt)).result;
@@ -383,36 +325,6 @@ export class Engine {
   writtenByConnector(name: string): boolean {
     const def = this.tables.get(name)?.def;
     return def !== undefined && (def.source !== undefined || def.errorsOf !== undefined);
-  }
-
-  private explain(query: SelectStmt, dataflow: boolean): StatementResult {
-    const bind = (temporalFilters: boolean): ReturnType<typeof bindSelect> =>
-      bindSelect(query, this.catalogState, {
-        forView: false,
-        temporalFilters,
-        maxSelectItems: this.callLimits.maxSelectItems,
-        maxFromRelations: this.callLimits.maxFromRelations,
-      });
-    // The clock conditions a view would run as a TemporalFilter show as one; any other use of the
-    // clock (which a view refuses) is explained as the ad-hoc query runs it: the statement's time.
-    let bound: ReturnType<typeof bindSelect>;
-    try {
-      bound = bind(true);
-    } catch (error) {
-      if (!(error instanceof SluiceError) || error.code !== 'NOT_SUPPORTED') throw error;
-      bound = bind(false);
-    }
-    const plan = dataflow
-      ? printDataflow(
-          lowerToDataflow('query', bound.plan, bound.key, null, (p) => planKey(p, this.catalogState)),
-        )
-      : printLogicalPlan(bound.plan);
-    return {
-      statement: dataflow ? 'EXPLAIN DATAFLOW' : 'EXPLAIN',
-      plan,
-      columns: [{ name: 'plan', type: 'text', nullable: false }],
-      rows: plan.split('\n').map((line) => ({ plan: line })),
-    };
   }
 
   /** EXPLAIN DATAFLOW of an existing view. */
@@ -458,27 +370,14 @@ export class Engine {
    * in slices (`job.work(deadline)`) while later epochs apply; bounded by `selectLimits`.
    */
   prepareSelect(query: SelectStmt): SelectJob {
-    const bound = bindSelect(query, this.catalogState, {
-      forView: false,
-      maxSelectItems: this.callLimits.maxSelectItems,
-      maxFromRelations: this.callLimits.maxFromRelations,
-    });
-    for (const source of bound.dependsOn) this.reads.assertNoErrors(source);
-    const plan = lowerToDataflow('query', bound.plan, null);
-    const inputs = new Map<string, RowCapture>();
-    for (const node of plan.nodes) {
-      if (node.kind === 'input') inputs.set(node.source, this.captureOf(node.source));
-      else if (node.kind === 'values') inputs.set('$values', new CapturedArray([[]], null, true));
-    }
-    return new SelectJob(bound, plan, inputs, this.currentEpoch, this.selectLimits);
-  }
-
-  private captureOf(name: string): RowCapture {
-    const table = this.tables.get(name);
-    if (table !== undefined) return table.capture();
-    const view = this.views.get(name);
-    if (view !== undefined) return view.output.capture();
-    throw new SluiceError('UNKNOWN_TABLE', `relation "${name}" does not exist`);
+    return prepareSelect(
+      this.state,
+      this.reads,
+      query,
+      this.callLimits,
+      this.currentEpoch,
+      this.selectLimits,
+    );
   }
 
   // ---- batches ------------------------------------------------------------------------------
@@ -689,21 +588,4 @@ export class Engine {
     this.reads.viewRuntime(view);
     return this.deliveries.subscribe(view, listener, onClose);
   }
-}
-
-/** CREATE of an object whose name starts with `prefix`: RESERVED_NAME. */
-function refuseReserved(stmt: Statement, prefix: string): void {
-  if (
-    stmt.kind !== 'createTable' &&
-    stmt.kind !== 'createView' &&
-    stmt.kind !== 'createSource' &&
-    stmt.kind !== 'createSink'
-  )
-    return;
-  if (!stmt.name.startsWith(prefix)) return;
-  throw new SluiceError('RESERVED_NAME', `names starting with "${prefix}" are reserved`, {
-    position: stmt.pos,
-    detail: `"${stmt.name}" would look like one of the server's own views`,
-    hint: 'choose another name',
-  });
 }
