@@ -24,8 +24,9 @@ import { expandTypes, type UnnestGenerator } from '../common/expand.ts';
 import { bindWindowTvf } from './bind-window-tvf.ts';
 import { checkTemporalJoinKind, misplacedAsOf, temporalJoin, temporalSide } from './bind-temporal-join.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
-import type { Scope, ScopeRelation, VisibleColumn } from './bind-expr.ts';
-import { bindEquality, bindExpr, containsAggregate, findAggregate } from './bind-expr.ts';
+import type { Scope, ScopeRelation, VisibleColumn } from './bind-scope.ts';
+import { bindEquality } from './bind-coerce.ts';
+import { bindExpr, containsAggregate, findAggregate } from './bind-expr.ts';
 import type { LogicalPlan } from './logical-plan.ts';
 
 /** A relation a query computes: a derived table's or a common table expression's result. */
