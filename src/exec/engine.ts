@@ -5,26 +5,18 @@
 import { SluiceError } from '../common/errors.ts';
 import { resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
 import type { SelectStmt, Statement } from '../parser/ast.ts';
-import { parseStatements, parseStepwise } from '../parser/parse.ts';
 import { printDataflow, type DataflowPlan } from '../ivm/dataflow-plan.ts';
 import { partitionNotes } from './workers/partition-notes.ts';
-import { lowerToDataflow } from '../ivm/lower.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { withSqlFunctions } from '../planner/sql-functions.ts';
-import { bindSelect } from '../planner/bind-select.ts';
-import type { TableDef, ViewDef } from '../planner/catalog.ts';
 import { Catalog } from '../planner/catalog.ts';
-import { printLogicalPlan } from '../planner/logical-plan.ts';
-import { planKey } from '../planner/plan-key.ts';
 import type { Row } from '../common/types.ts';
 import type {
   EngineJournal,
-  ErrorChange,
   ScriptResult,
   SourcePositions,
   StatementResult,
   TableChanges,
-  ViewChangeSet,
   ViewListener,
   ViewReader,
   ViewRowError,
@@ -33,28 +25,24 @@ import type {
 import type { PreparedBatch } from './table-store.ts';
 import { TableStore, insertCount } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
-import { ViewGraph, type GraphView } from './view-graph.ts';
+import { ViewGraph } from './view-graph.ts';
 import { REAL_CLOCK, type ClockSource, ManualClock } from './logical-clock.ts';
 import { clockValue, showClock } from './clock-statements.ts';
-import {
-  showWatermarks,
-  watermarkedInputs,
-  watermarkText,
-  type ClosingView,
-} from './watermark-statements.ts';
+import { showWatermarks, type ClosingView } from './watermark-statements.ts';
+import { EngineWatermarks } from './engine-watermarks.ts';
+import { batchStore, tableForWrite, withoutMissingDeletes } from './engine-writes.ts';
 import { formatMicros } from '../common/time/instant-micros.ts';
 import type { SharedArrangementInfo } from './shared-arrangements.ts';
-import { asSluiceError } from './table-definition.ts';
 
 export { sourceErrorsDef } from './table-definition.ts';
-import type { RowCapture } from '../ivm/row-capture.ts';
-import { lazyChangeSet } from '../common/raw-changes.ts';
-import { CapturedArray } from '../ivm/row-capture.ts';
 import type { ResultLimits } from './result-size.ts';
-import { SelectJob } from './select-job.ts';
+import type { SelectJob } from './select-job.ts';
 import { DmlStatements } from './dml.ts';
 import { DdlStatements, type SchemaState } from './ddl.ts';
 import { EngineReads } from './engine-reads.ts';
+import { EpochDeliveries } from './engine-deliveries.ts';
+import { checkSingleSelect, runScript, type ScriptHost } from './engine-scripts.ts';
+import { explainStatement, prepareSelect } from './engine-queries.ts';
 import {
   buildDeferredRows,
   loadCheckpoint,
@@ -89,21 +77,11 @@ import type {
   ViewInfo,
 } from './engine-types.ts';
 
-interface Subscription {
-  readonly listener: ViewListener;
-  readonly onClose: ((reason: string) => void) | undefined;
-}
-
-/** What an epoch tells its listeners: a view's change set to its subscribers, or the epoch's end. */
-type Delivery =
-  | { readonly subs: Set<Subscription>; readonly set: ViewChangeSet }
-  | { readonly subs: null; readonly epoch: number };
-
 export class Engine {
   private readonly catalogState = new Catalog();
   /** INSERT/UPDATE/DELETE; it counts the table rows UPDATE and DELETE examine (ScriptRun counts its own). */
   private readonly dml = new DmlStatements({
-    tableForWrite: (name, pos) => this.tableForWrite(name, pos),
+    tableForWrite: (name, pos) => tableForWrite(this.state, name, pos),
     applyChanges: (table, changes) => this.applyChanges(table, changes),
     currentEpoch: () => this.currentEpoch,
   });
@@ -129,23 +107,12 @@ export class Engine {
     stateTracking: () => this.stateTracking,
     limits: () => this.callLimits,
     connectorCheck: () => this.connectorCheck,
-    removed: (name, reason) => {
-      const subs = this.subscribers.get(name);
-      this.subscribers.delete(name);
-      for (const s of subs ?? []) s.onClose?.(`materialized view "${name}" was ${reason}`);
-    },
+    removed: (name, reason) => this.deliveries.close(name, reason),
   });
-  private readonly subscribers = new Map<string, Set<Subscription>>();
-  /** Told of every epoch once its views ran (the server records each epoch's time for past reads). */
-  private readonly epochListeners = new Set<(epoch: number) => void>();
-  /**
-   * Deliveries not yet made, in epoch order. A listener may write, which runs a nested epoch at
-   * once; its deliveries wait here until the outer epoch's are made (see deliver).
-   */
-  private readonly deliveries: Delivery[] = [];
-  private delivering = false;
-  /** Per view, the watermarked tables it reads (fixed for the view's life: its inputs outlive it). */
-  private readonly watermarkInputs = new WeakMap<ViewDef, readonly TableDef[]>();
+  /** Subscribers and epoch listeners, and the queue that tells them of each epoch in order. */
+  private readonly deliveries = new EpochDeliveries(this.catalogState, () => this.epochPositions());
+  /** Watermark reads: tables', a view's inputs', window-close progress. */
+  private readonly watermarks = new EngineWatermarks(this.state);
   private journal: EngineJournal | null = null;
   private connectorCheck: ConnectorCheck | null = null;
   private stateTracking = false;
@@ -166,6 +133,15 @@ export class Engine {
   readonly limits: SqlLimits;
   /** The limits of the script being run (the engine's, or the call's own). */
   private callLimits: SqlLimits;
+  /** What a script (engine-scripts.ts) runs its statements with. */
+  private readonly scriptHost: ScriptHost = {
+    setCallLimits: (limits) => {
+      this.callLimits = limits ?? this.limits;
+    },
+    prepareSelect: (query) => this.prepareSelect(query),
+    executeStatement: (stmt) => this.executeStatement(stmt),
+    dmlRowsExamined: () => this.dml.rowsExamined,
+  };
 
   constructor(options: EngineOptions = {}) {
     this.limits = resolveSqlLimits(options.limits);
@@ -293,18 +269,7 @@ export class Engine {
    * INVALID_REQUEST naming what else the text holds. Binding is left to the statement it goes into.
    */
   checkSingleSelect(text: string): void {
-    const statements = parseStatements(text, this.limits);
-    const first = statements[0];
-    if (statements.length === 1 && first?.kind === 'select') return;
-    throw new SluiceError(
-      'INVALID_REQUEST',
-      statements.length === 0
-        ? 'the query is empty: expected one SELECT statement'
-        : statements.length > 1
-          ? `expected one SELECT statement, not ${statements.length} statements`
-          : 'expected a SELECT statement: a subscription takes a query, not other statements',
-      first !== undefined && first.kind !== 'select' && 'pos' in first ? { position: first.pos } : {},
-    );
+    checkSingleSelect(text, this.limits);
   }
 
   /**
@@ -314,57 +279,7 @@ export class Engine {
    * the catalog and data as they are when it runs (a SELECT: when it starts).
    */
   runScript(sql: string, options: ExecuteOptions = {}): ScriptRun {
-    const limits = options.limits ?? this.limits;
-    const results: StatementResult[] = [];
-    const parsing = parseStepwise(sql, limits);
-    let statements: Statement[] | null = null;
-    let next = 0;
-    let select: SelectJob | null = null;
-    let ended: ScriptResult | null = null;
-    const run: ScriptRun = {
-      rowsRead: 0,
-      dmlRowsRead: 0,
-      step: (deadline) => {
-        if (ended !== null) return ended;
-        this.callLimits = limits;
-        try {
-          do {
-            if (statements === null) {
-              const parsed = parsing.next();
-              if (parsed.done === true) statements = parsed.value;
-            } else if (select !== null) {
-              const before = select.rowsRead;
-              const ready = select.work(deadline);
-              run.rowsRead += select.rowsRead - before;
-              if (ready) {
-                results.push(select.result());
-                select = null;
-              }
-            } else {
-              const stmt = statements[next++];
-              if (stmt === undefined) return (ended = { results });
-              if (stmt.kind === 'select') select = this.prepareSelect(stmt.query);
-              else {
-                if (options.reservedPrefix !== undefined) refuseReserved(stmt, options.reservedPrefix);
-                const before = this.dml.rowsExamined;
-                try {
-                  results.push(this.executeStatement(stmt));
-                } finally {
-                  run.dmlRowsRead += this.dml.rowsExamined - before;
-                }
-              }
-            }
-          } while (performance.now() < deadline);
-          return null;
-        } catch (error) {
-          return (ended = { results, error: asSluiceError(error) });
-        } finally {
-          this.callLimits = this.limits;
-        }
-      },
-      stop: (error) => (ended ??= { results, error }),
-    };
-    return run;
+    return runScript(this.scriptHost, sql, options, this.limits);
   }
 
   private executeStatement(stmt: Statement): StatementResult {
@@ -400,7 +315,13 @@ export class Engine {
         return { statement: 'SET CLOCK', epoch: tick.epoch };
       }
       case 'explain':
-        return this.explain(stmt.query, stmt.dataflow);
+        return explainStatement(
+          this.catalogState,
+          stmt.query,
+          stmt.dataflow,
+          this.callLimits,
+          this.views.workers,
+        );
       // DML expressions may call SQL functions too: they are inlined as in a query.
       case 'insert':
         return withSqlFunctions(this.catalogState, () => this.dml.insert(stmt)).result;
@@ -419,46 +340,12 @@ export class Engine {
     return def !== undefined && (def.source !== undefined || def.errorsOf !== undefined);
   }
 
-  private explain(query: SelectStmt, dataflow: boolean): StatementResult {
-    const bind = (temporalFilters: boolean): ReturnType<typeof bindSelect> =>
-      bindSelect(query, this.catalogState, {
-        forView: false,
-        temporalFilters,
-        maxSelectItems: this.callLimits.maxSelectItems,
-        maxFromRelations: this.callLimits.maxFromRelations,
-      });
-    // The clock conditions a view would run as a TemporalFilter show as one; any other use of the
-    // clock (which a view refuses) is explained as the ad-hoc query runs it: the statement's time.
-    let bound: ReturnType<typeof bindSelect>;
-    try {
-      bound = bind(true);
-    } catch (error) {
-      if (!(error instanceof SluiceError) || error.code !== 'NOT_SUPPORTED') throw error;
-      bound = bind(false);
-    }
-    const lowered = dataflow
-      ? lowerToDataflow('query', bound.plan, bound.key, null, (p) => planKey(p, this.catalogState))
-      : null;
-    const plan =
-      lowered !== null
-        ? [printDataflow(lowered), ...partitionNotes(lowered, this.views.workers)].join('\n')
-        : printLogicalPlan(bound.plan);
-    return {
-      statement: dataflow ? 'EXPLAIN DATAFLOW' : 'EXPLAIN',
-      plan,
-      columns: [{ name: 'plan', type: 'text', nullable: false }],
-      rows: plan.split('\n').map((line) => ({ plan: line })),
-    };
-  }
-
   /** EXPLAIN DATAFLOW of an existing view. */
   explainView(name: string): string {
     const plan = this.reads.viewRuntime(name).plan;
     return [printDataflow(plan), ...partitionNotes(plan, this.views.workers)].join('\n');
   }
 
-  /** The DataflowPlan an existing view runs (plain JSON: nodes with their inputs, as lowered). */
-  /** The arrangements joins of several views share (one per relation and key), with their users and size. */
   /** Approximate heap bytes the tables' rows hold (TableStore.stateBytes), for tenant quotas. */
   tableStateBytes(): number {
     let bytes = 0;
@@ -468,53 +355,22 @@ export class Engine {
 
   /** EMIT ON WINDOW CLOSE views: how far their windows closed and the changes to closed ones not applied. */
   closingViews(): ClosingView[] {
-    return this.views.closingViews().flatMap((v) =>
-      v.ops.map((op) => ({
-        name: v.name,
-        closedThrough: op.closedThrough,
-        zoned: op.zoned,
-        ignored: op.ignoredChanges,
-        allowedLateness: op.allowedLateness,
-      })),
-    );
+    return this.watermarks.closingViews();
   }
 
   /** Per table or source with a watermark, the inserted rows it dropped as late (for metrics). */
   lateRows(): { table: string; lateRows: number }[] {
-    const out: { table: string; lateRows: number }[] = [];
-    for (const [table, store] of this.tables)
-      if (store.watermark !== null) out.push({ table, lateRows: store.watermark.lateRows });
-    return out;
+    return this.watermarks.lateRows();
   }
 
+  /** The arrangements joins of several views share (one per relation and key), with their users and size. */
   sharedArrangements(): SharedArrangementInfo[] {
     return this.views.shared.list();
   }
 
+  /** The DataflowPlan an existing view runs (plain JSON: nodes with their inputs, as lowered). */
   viewPlan(name: string): DataflowPlan {
     return this.reads.viewRuntime(name).plan;
-  }
-
-  private tableForWrite(name: string, pos: { line: number; column: number }): TableStore {
-    const table = this.tables.get(name);
-    if (table !== undefined) {
-      if (table.def.source !== undefined) throw sourceWriteError(table.def).at(pos);
-      return table;
-    }
-    const sink = this.catalogState.get(name);
-    if (sink?.kind === 'sink') {
-      throw new SluiceError('WRONG_OBJECT_KIND', `cannot change sink "${name}"`, {
-        position: pos,
-        hint: `a sink writes materialized view "${sink.view}" to Kafka; it holds no rows`,
-      });
-    }
-    if (this.views.has(name)) {
-      throw new SluiceError('WRONG_OBJECT_KIND', `cannot change materialized view "${name}"`, {
-        position: pos,
-        hint: 'write to the tables the view reads',
-      });
-    }
-    throw new SluiceError('UNKNOWN_TABLE', `relation "${name}" does not exist`, { position: pos });
   }
 
   private selectStatement(query: SelectStmt): StatementResult {
@@ -528,27 +384,14 @@ export class Engine {
    * in slices (`job.work(deadline)`) while later epochs apply; bounded by `selectLimits`.
    */
   prepareSelect(query: SelectStmt): SelectJob {
-    const bound = bindSelect(query, this.catalogState, {
-      forView: false,
-      maxSelectItems: this.callLimits.maxSelectItems,
-      maxFromRelations: this.callLimits.maxFromRelations,
-    });
-    for (const source of bound.dependsOn) this.reads.assertNoErrors(source);
-    const plan = lowerToDataflow('query', bound.plan, null);
-    const inputs = new Map<string, RowCapture>();
-    for (const node of plan.nodes) {
-      if (node.kind === 'input') inputs.set(node.source, this.captureOf(node.source));
-      else if (node.kind === 'values') inputs.set('$values', new CapturedArray([[]], null, true));
-    }
-    return new SelectJob(bound, plan, inputs, this.currentEpoch, this.selectLimits);
-  }
-
-  private captureOf(name: string): RowCapture {
-    const table = this.tables.get(name);
-    if (table !== undefined) return table.capture();
-    const view = this.views.get(name);
-    if (view !== undefined) return view.output.capture();
-    throw new SluiceError('UNKNOWN_TABLE', `relation "${name}" does not exist`);
+    return prepareSelect(
+      this.state,
+      this.reads,
+      query,
+      this.callLimits,
+      this.currentEpoch,
+      this.selectLimits,
+    );
   }
 
   // ---- batches ------------------------------------------------------------------------------
@@ -562,29 +405,9 @@ export class Engine {
     changes: TableChanges,
     options?: ApplyOptions,
   ): { accepted: number; epoch: number } {
-    const store = this.tables.get(table);
-    if (store === undefined) {
-      if (this.views.has(table))
-        throw new SluiceError('WRONG_OBJECT_KIND', `cannot write to materialized view "${table}"`);
-      if (this.catalogState.get(table)?.kind === 'sink')
-        throw new SluiceError('WRONG_OBJECT_KIND', `cannot write to sink "${table}"`);
-      throw new SluiceError('UNKNOWN_TABLE', `table "${table}" does not exist`);
-    }
+    const store = batchStore(this.state, table, options);
     // No default `{}` for `options`: an object per call when the caller passes none (every bench event).
     const fromSource = options?.fromSource === true;
-    if (store.def.source !== undefined && !fromSource) throw sourceWriteError(store.def);
-    if (store.def.errorsOf !== undefined && !fromSource) {
-      throw new SluiceError(
-        'WRONG_OBJECT_KIND',
-        `"${table}" is the errors relation of source "${store.def.errorsOf}"; only its connector writes it`,
-      );
-    }
-    if (store.def.source === undefined && store.def.errorsOf === undefined && fromSource) {
-      throw new SluiceError('WRONG_OBJECT_KIND', `"${table}" is a table, not a source`);
-    }
-    if (fromSource && options?.positions === undefined) {
-      throw new SluiceError('INTERNAL_ERROR', `a batch for source "${table}" must carry its positions`);
-    }
     // The epoch's clock is read first: a DEFAULT now() column takes it.
     const clock = options?.clock ?? this.nextClock();
     const typedInserts = options?.typedInserts;
@@ -655,53 +478,12 @@ export class Engine {
           : undefined;
       deltas.set(store.def.name, store.apply(prepared, source));
     }
-    const stepped = this.views.runEpoch(deltas, epoch, this.currentClock);
-    // Every view's change set is built before any listener runs: a listener that writes runs a
-    // nested epoch, which steps the views again (and reuses the graph's list of stepped views).
-    for (let i = 0; i < stepped.length; i++) {
-      const cs = stepped[i] as GraphView;
-      const errors: ErrorChange[] = cs.runtime.hasErrorChanges() ? cs.runtime.takeErrorChanges() : [];
-      if (this.subscribers.size === 0) continue;
-      const subs = this.subscribers.get(cs.name);
-      if (subs === undefined || subs.size === 0) continue;
-      const rows = cs.runtime.output.lastChanges();
-      if (rows.length === 0 && errors.length === 0) continue;
-      // Row objects only for a listener that reads `changes` (the server encodes the value arrays).
-      const columns = (this.catalogState.get(cs.name) as ViewDef).columns.map((c) => c.name);
-      const set = lazyChangeSet(cs.name, epoch, this.epochPositions(), { columns, rows }, errors);
-      this.deliveries.push({ subs, set });
-    }
-    if (this.epochListeners.size > 0) this.deliveries.push({ subs: null, epoch });
-    if (this.deliveries.length > 0) this.deliver();
-  }
-
-  /**
-   * Makes the pending deliveries in order. Called inside a delivery (a listener wrote), it returns
-   * at once: the outer call makes the nested epoch's deliveries after the outer epoch's, so every
-   * subscriber hears of epochs in order. A listener that throws ends the round; what was still
-   * pending is dropped (the caller of the write sees the error).
-   */
-  private deliver(): void {
-    if (this.delivering) return;
-    this.delivering = true;
-    try {
-      for (let i = 0; i < this.deliveries.length; i++) {
-        const d = this.deliveries[i] as Delivery;
-        if (d.subs === null) for (const listener of this.epochListeners) listener(d.epoch);
-        else for (const s of [...d.subs]) s.listener(d.set);
-      }
-    } finally {
-      this.deliveries.length = 0;
-      this.delivering = false;
-    }
+    this.deliveries.epochRan(this.views.runEpoch(deltas, epoch, this.currentClock), epoch);
   }
 
   /** Listens to every epoch, after its views ran and their listeners heard of it. */
   onEpoch(listener: (epoch: number) => void): () => void {
-    this.epochListeners.add(listener);
-    return () => {
-      this.epochListeners.delete(listener);
-    };
+    return this.deliveries.onEpoch(listener);
   }
 
   /**
@@ -709,13 +491,7 @@ export class Engine {
    * (what the server records per epoch, so a past epoch's reads carry that epoch's watermarks).
    */
   tableWatermarks(): Record<string, string | null> {
-    const out: Record<string, string | null> = {};
-    for (const [name, store] of this.tables) {
-      const def = this.catalogState.get(name);
-      if (store.watermark === null || def?.kind !== 'table') continue;
-      out[name] = watermarkText(def, store.watermark.value);
-    }
-    return out;
+    return this.watermarks.tableWatermarks();
   }
 
   /**
@@ -723,17 +499,7 @@ export class Engine {
    * or through views); null when it reads none. What its changelog messages and reads carry.
    */
   viewWatermarks(name: string): Record<string, string | null> | null {
-    const def = this.catalogState.get(name);
-    if (def?.kind !== 'view') return null;
-    let inputs = this.watermarkInputs.get(def);
-    if (inputs === undefined) {
-      inputs = watermarkedInputs(this.catalogState, def);
-      this.watermarkInputs.set(def, inputs);
-    }
-    if (inputs.length === 0) return null;
-    const out: Record<string, string | null> = {};
-    for (const t of inputs) out[t.name] = watermarkText(t, this.tables.get(t.name)?.watermark?.value ?? null);
-    return out;
+    return this.watermarks.viewWatermarks(name);
   }
 
   // ---- checkpoints --------------------------------------------------------------------------
@@ -834,53 +600,6 @@ export class Engine {
   /** Listens to a view's per-epoch changes; `onClose` is told if the view is dropped. */
   subscribe(view: string, listener: ViewListener, onClose?: (reason: string) => void): () => void {
     this.reads.viewRuntime(view);
-    let subs = this.subscribers.get(view);
-    if (subs === undefined) {
-      subs = new Set();
-      this.subscribers.set(view, subs);
-    }
-    const s: Subscription = { listener, onClose };
-    subs.add(s);
-    return () => {
-      this.subscribers.get(view)?.delete(s);
-    };
+    return this.deliveries.subscribe(view, listener, onClose);
   }
 }
-
-/** CREATE of an object whose name starts with `prefix`: RESERVED_NAME. */
-function refuseReserved(stmt: Statement, prefix: string): void {
-  if (
-    stmt.kind !== 'createTable' &&
-    stmt.kind !== 'createView' &&
-    stmt.kind !== 'createSource' &&
-    stmt.kind !== 'createSink'
-  )
-    return;
-  if (!stmt.name.startsWith(prefix)) return;
-  throw new SluiceError('RESERVED_NAME', `names starting with "${prefix}" are reserved`, {
-    position: stmt.pos,
-    detail: `"${stmt.name}" would look like one of the server's own views`,
-    hint: 'choose another name',
-  });
-}
-
-/** `changes` without the deletes of keys `store` does not hold (a keyless store keeps them all). */
-function withoutMissingDeletes(store: TableStore, changes: TableChanges): TableChanges {
-  const deletes = changes.delete;
-  if (deletes === undefined || store.def.primaryKey === null) return changes;
-  const kept = deletes.filter((row, i) => store.hasKeyOf(store.normalizeRow(row, 'delete', i)));
-  return kept.length === deletes.length ? changes : { ...changes, delete: kept };
-}
-
-/** A write to a source that does not come from its connector. */
-function sourceWriteError(def: TableDef): SluiceError {
-  return new SluiceError(
-    'WRONG_OBJECT_KIND',
-    `"${def.name}" is a source; its rows come from Kafka topic "${def.source?.topic ?? ''}"`,
-    {
-      hint: "only the source's connector writes its rows; to write rows yourself, create a table",
-    },
-  );
-}
-
-/** PostgreSQL's assignment cast: a value of `from` stored into a column. */

@@ -55,6 +55,8 @@ export function watermarkedInputs(catalog: Catalog, view: ViewDef): TableDef[] {
 /** An EMIT ON WINDOW CLOSE view as SHOW WATERMARKS lists it. */
 export interface ClosingView {
   readonly name: string;
+  /** The view's window end column, as the view names it (windowEndColumn). */
+  readonly column: string;
   /** The watermark the view's windows are closed through (µs), null before the first close. */
   readonly closedThrough: number | null;
   readonly zoned: boolean;
@@ -62,6 +64,20 @@ export interface ClosingView {
   readonly ignored: number;
   /** µs a window stays open after the watermark reaches its end (its late-change policy). */
   readonly allowedLateness: number;
+}
+
+/**
+ * The name view `def` gives the window end it closes on, its aggregate's group key `keyIndex`: the
+ * view's column that passes that key on (a select list may rename it, `window_end AS we`), or
+ * `window_end` when the select list leaves it out.
+ */
+export function windowEndColumn(def: ViewDef, keyIndex: number): string {
+  const plan = def.plan;
+  let column = -1;
+  if (plan.kind === 'aggregate') column = keyIndex;
+  else if (plan.kind === 'project')
+    column = plan.exprs.findIndex((e) => e.kind === 'col' && e.index === keyIndex);
+  return def.columns[column]?.name ?? 'window_end';
 }
 
 /** An EOWC view's policy as SHOW WATERMARKS prints it in `expression`: its clause, lateness included. */
@@ -130,7 +146,7 @@ export function showWatermarks(
     const mark = v.closedThrough;
     rows.push({
       name: v.name,
-      column: 'window_end',
+      column: v.column,
       expression: closingExpression(v.allowedLateness),
       watermark: mark === null ? null : v.zoned ? formatMicros(mark) : formatMicrosLocal(mark),
       late_rows: v.ignored,

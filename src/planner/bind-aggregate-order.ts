@@ -5,7 +5,8 @@ import { printScalar } from '../common/scalar-expr.ts';
 import type { Expr } from '../parser/ast.ts';
 import type { AggregateCall, AggregateOrder } from './logical-plan.ts';
 import type { AggregateFn } from '../common/aggregate-fn.ts';
-import { bindExpr, containsAggregate, type Scope } from './bind-expr.ts';
+import { bindExpr, containsAggregate } from './bind-expr.ts';
+import type { Scope } from './bind-scope.ts';
 
 /** The aggregates whose result depends on the order of their rows. */
 export const ORDERED_AGGREGATES: ReadonlySet<AggregateFn> = new Set<AggregateFn>(['string_agg', 'array_agg']);

@@ -10,7 +10,7 @@ import type { QuantifiedOp } from '../common/functions/array.ts';
 import { checkSearchFlags } from '../common/functions/compile-function.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
 import { ARRAY_ALL, ARRAY_ANY, ARRAY_CONSTRUCTOR, ARRAY_SUBSCRIPT } from '../parser/expr-builder.ts';
-import { call, checkPattern, coerce, isConst, unify, unpadChar } from './bind-expr.ts';
+import { call, checkPattern, coerce, isConst, unify, unpadChar } from './bind-coerce.ts';
 import { commonType } from './types-resolve.ts';
 
 type FunctionExpr = Extract<Expr, { kind: 'function' }>;

@@ -4,7 +4,7 @@
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { T } from '../common/types.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
-import { call, coerce, isConst } from './bind-expr.ts';
+import { call, coerce, isConst } from './bind-coerce.ts';
 
 const isBytea = (a: ScalarExpr | undefined): boolean => a?.type.kind === 'bytea';
 /** A string literal or NULL: PostgreSQL's unknown-type literal, which takes the other side's type. */

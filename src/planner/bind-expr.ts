@@ -1,59 +1,36 @@
-// Binds AST expressions to typed ScalarExprs: resolves column names against a scope, checks and
-// coerces types (PostgreSQL's rules, simplified), folds constants and names output columns.
+// Binds AST expressions to typed ScalarExprs, node by node: operators, CASE, casts, LIKE, IN, calls
+// (typing rules in bind-coerce.ts, column names through bind-scope.ts, output columns in bind-column-meta.ts).
 import { SluiceError, notSupported } from '../common/errors.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
-import { castValue } from '../common/cast.ts';
 import { normalizeBigInt } from '../common/values.ts';
-import { Decimal, decimalFromShortest, parseDecimal } from '../common/decimal.ts';
+import { Decimal } from '../common/decimal.ts';
 import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
-import { compileScalar } from '../common/scalar-expr.ts';
-import { compileRegex, similarToRegex } from '../common/functions/regex.ts';
-import type { SqlType, Value } from '../common/types.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';
-import type { ColumnMeta } from './catalog.ts';
 import { commonType, numericResultType, resolveTypeName } from './types-resolve.ts';
 import { bindFunction } from './bind-functions.ts';
 import { bindJsonbEditOperator, bindJsonbOperator, isJsonbOp } from './bind-jsonb.ts';
 import { bindByteaConcat } from './bind-binary.ts';
 import { bindArrayConstructor, bindArrayOperator, bindQuantified, isQuantified } from './bind-array.ts';
-import { ARRAY_CONSTRUCTOR, ARRAY_SUBSCRIPT } from '../parser/expr-builder.ts';
+import { ARRAY_CONSTRUCTOR } from '../parser/expr-builder.ts';
 import { bindTimeArithmetic, bindTimeNegation } from './bind-time.ts';
 import { MORE_AGGREGATES } from './bind-aggregate-more.ts';
 import { positionalCall } from './bind-named-args.ts';
-
-/** One relation of a FROM with several: its columns sit at `offset` in the joined row. */
-export interface ScopeRelation {
-  /** What qualifies its columns: the alias, else the relation's name. */
-  readonly name: string;
-  readonly offset: number;
-  readonly columns: readonly ColumnMeta[];
-}
-
-/** A column as an unqualified name or `*` sees it: a USING column merged from both sides is one. */
-export interface VisibleColumn {
-  readonly name: string;
-  readonly expr: ScalarExpr;
-}
-
-export interface Scope {
-  /** The relation's name and alias as a query may qualify columns with. */
-  readonly relationNames: readonly string[];
-  readonly relationLabel: string;
-  /** The columns of the row expressions are bound over. */
-  readonly columns: readonly ColumnMeta[];
-  /**
-   * A FROM with joins: qualified names resolve in `relations`, unqualified names and `*` in
-   * `visible` (PostgreSQL's join column list: USING columns once, then each side's other columns).
-   */
-  readonly relations?: readonly ScopeRelation[];
-  readonly visible?: readonly VisibleColumn[];
-}
-
-/** The columns `*` stands for (and unqualified names can reach). */
-export function starColumns(scope: Scope): readonly { readonly name: string }[] {
-  return scope.visible ?? scope.columns;
-}
+import {
+  call,
+  checkPattern,
+  coerce,
+  compare,
+  fold,
+  isConst,
+  literalConst,
+  literalType,
+  requireType,
+  typeMismatch,
+  unify,
+  unpadChar,
+} from './bind-coerce.ts';
+import { resolveColumn, type Scope } from './bind-scope.ts';
 
 export interface BindContext {
   readonly scope: Scope | null;
@@ -92,168 +69,6 @@ export function containsAggregate(e: Expr): boolean {
 
 /** The direct subexpressions of an expression. */
 export const childrenOf = exprChildren;
-
-function typeMismatch(message: string, pos: Pos, hint?: string): SluiceError {
-  return new SluiceError('TYPE_MISMATCH', message, {
-    position: pos,
-    ...(hint !== undefined ? { hint } : {}),
-  });
-}
-
-function literalType(value: Value, kind: string): SqlType {
-  switch (kind) {
-    case 'null':
-      return T.unknown;
-    case 'boolean':
-      return T.bool;
-    case 'string':
-      return T.text;
-    case 'numeric':
-      return T.numeric;
-    default: {
-      const v = value as number | bigint;
-      if (typeof v === 'number' && v >= -2147483648 && v <= 2147483647) return T.int32;
-      if (v >= -(2n ** 63n) && v <= 2n ** 63n - 1n) return T.int64;
-      return T.numeric;
-    }
-  }
-}
-
-/**
- * A literal's constant: a numeric one (with a point or exponent, or an integer beyond bigint) is the
- * exact decimal of its source text, as PostgreSQL reads it.
- */
-function literalConst(e: Extract<Expr, { kind: 'literal' }>): Extract<ScalarExpr, { kind: 'const' }> {
-  const type = literalType(e.value, e.literalType);
-  if (type.kind !== 'numeric') return { kind: 'const', value: e.value, type };
-  let value: Decimal | null;
-  try {
-    value = typeof e.value === 'bigint' ? Decimal.fromInt(e.value) : parseDecimal(e.text ?? String(e.value));
-  } catch (err) {
-    throw err instanceof SluiceError ? err.at(e.pos) : err;
-  }
-  return { kind: 'const', value: value ?? decimalFromShortest(e.value as number), type };
-}
-
-export function isConst(e: ScalarExpr): e is Extract<ScalarExpr, { kind: 'const' }> {
-  return e.kind === 'const';
-}
-
-/** Folds an expression whose inputs are all constants; errors stay runtime errors (raised now). */
-function fold(e: ScalarExpr): ScalarExpr {
-  return { kind: 'const', value: compileScalar(e)([]), type: e.type };
-}
-
-function allConst(args: readonly ScalarExpr[]): boolean {
-  return args.every(isConst);
-}
-
-/** Implicit coercion of `e` to `to`: string literals adapt to any type; numbers widen. */
-export function coerce(e: ScalarExpr, to: SqlType, pos: Pos): ScalarExpr {
-  if (to.kind === 'unknown' || typeName(e.type) === typeName(to)) return e;
-  if (e.type.kind === 'unknown')
-    return isConst(e) ? { kind: 'const', value: null, type: to } : { ...e, type: to };
-  if (isConst(e) && e.type.kind === 'text' && to.kind !== 'text') {
-    try {
-      return { kind: 'const', value: castValue(e.value, e.type, to), type: to };
-    } catch (err) {
-      throw err instanceof SluiceError ? err.at(pos) : err;
-    }
-  }
-  if (to.kind === 'text' && e.type.kind === 'text') return e; // varchar/char → text keeps the value
-  if (isNumeric(e.type) && isNumeric(to)) {
-    if (to.kind === 'int' && e.type.kind !== 'int') {
-      throw typeMismatch(`cannot implicitly convert ${typeName(e.type)} to ${typeName(to)}`, pos);
-    }
-    const cast: ScalarExpr = { kind: 'cast', operand: e, type: to };
-    return isConst(e) ? fold(cast) : cast;
-  }
-  if (e.type.kind === 'date' && to.kind === 'timestamp') return { kind: 'cast', operand: e, type: to };
-  // int[] → bigint[] and the like: element by element, where the elements coerce (commonType chose `to`)
-  const widened = e.type.kind === 'array' && to.kind === 'array' ? commonType([e.type, to]) : null;
-  if (widened !== null && typeName(widened) === typeName(to)) {
-    const cast: ScalarExpr = { kind: 'cast', operand: e, type: to };
-    return isConst(e) ? fold(cast) : cast;
-  }
-  if ((e.type.kind === 'date' || e.type.kind === 'timestamp') && to.kind === 'timestamptz') {
-    const cast: ScalarExpr = { kind: 'cast', operand: e, type: to };
-    return isConst(e) ? fold(cast) : cast;
-  }
-  throw typeMismatch(`cannot convert ${typeName(e.type)} to ${typeName(to)}`, pos);
-}
-
-function requireType(e: ScalarExpr, kind: SqlType['kind'], what: string, pos: Pos): ScalarExpr {
-  if (e.type.kind === kind) return e;
-  if (e.type.kind === 'unknown' || (isConst(e) && e.type.kind === 'text')) {
-    return coerce(e, kind === 'bool' ? T.bool : kind === 'text' ? T.text : e.type, pos);
-  }
-  throw typeMismatch(
-    `${what} must be type ${kind === 'bool' ? 'boolean' : kind}, not type ${typeName(e.type)}`,
-    pos,
-  );
-}
-
-export function call(fn: ScalarFn, args: ScalarExpr[], type: SqlType): ScalarExpr {
-  const e: ScalarExpr = { kind: 'call', fn, args, type };
-  return allConst(args) ? fold(e) : e;
-}
-
-const COMPARISONS: Partial<Record<string, ScalarFn>> = {
-  '=': 'eq',
-  '<>': 'ne',
-  '<': 'lt',
-  '<=': 'le',
-  '>': 'gt',
-  '>=': 'ge',
-};
-const ARITHMETIC: Partial<Record<string, ScalarFn>> = {
-  '+': 'add',
-  '-': 'sub',
-  '*': 'mul',
-  '/': 'div',
-  '%': 'mod',
-};
-
-export function unify(args: ScalarExpr[], pos: Pos, what: string): ScalarExpr[] {
-  // String constants take the type of the others when those agree on a non-text one, as PostgreSQL
-  // resolves unknown literals ('1 day' in an IN list of intervals, '2024-01-01' in CASE over dates).
-  const typed = args.filter((a) => !(isConst(a) && a.type.kind === 'text'));
-  const others = commonType(typed.map((a) => a.type));
-  if (typed.length < args.length && others !== null && others.kind !== 'text' && others.kind !== 'unknown')
-    return args.map((a) => coerce(a, others, pos));
-  const t = commonType(args.map((a) => a.type));
-  if (t === null) {
-    const names = [...new Set(args.map((a) => typeName(a.type)).filter((n) => n !== 'unknown'))];
-    throw typeMismatch(`${what} types ${names.join(' and ')} cannot be matched`, pos);
-  }
-  // string literals compared with non-text adapt to the other side's type
-  return args.map((a) => coerce(a, t, pos));
-}
-
-/** char(n) as text: PostgreSQL's bpchar semantics, trailing blanks are insignificant. */
-export function unpadChar(e: ScalarExpr): ScalarExpr {
-  if (e.type.kind !== 'text' || e.type.fixed !== true) return e;
-  const c: ScalarExpr = { kind: 'cast', operand: e, type: T.text };
-  return isConst(e) ? fold(c) : c;
-}
-
-function compare(fn: ScalarFn, opText: string, left: ScalarExpr, right: ScalarExpr, pos: Pos): ScalarExpr {
-  let l = left.type.kind === 'text' && right.type.kind === 'text' ? unpadChar(left) : left;
-  let r = left.type.kind === 'text' && right.type.kind === 'text' ? unpadChar(right) : right;
-  if (isConst(l) && l.type.kind === 'text' && r.type.kind !== 'text' && r.type.kind !== 'unknown')
-    l = coerce(l, r.type, pos);
-  if (isConst(r) && r.type.kind === 'text' && l.type.kind !== 'text' && l.type.kind !== 'unknown')
-    r = coerce(r, l.type, pos);
-  const t = commonType([l.type, r.type]);
-  if (t === null) {
-    throw typeMismatch(
-      `operator does not exist: ${typeName(l.type)} ${opText} ${typeName(r.type)}`,
-      pos,
-      'no operator matches the given name and argument types; you might need to add explicit type casts',
-    );
-  }
-  return call(fn, [coerce(l, t, pos), coerce(r, t, pos)], T.bool);
-}
 
 /** Binds an expression. */
 export function bindExpr(e: Expr, ctx: BindContext): ScalarExpr {
@@ -316,6 +131,22 @@ export function subqueryHere(sub: Expr): SluiceError {
     'IN (SELECT …) and EXISTS go in WHERE, joined to the other conditions by AND; a scalar (SELECT …) in WHERE, HAVING or the select list',
   );
 }
+
+const COMPARISONS: Partial<Record<string, ScalarFn>> = {
+  '=': 'eq',
+  '<>': 'ne',
+  '<': 'lt',
+  '<=': 'le',
+  '>': 'gt',
+  '>=': 'ge',
+};
+const ARITHMETIC: Partial<Record<string, ScalarFn>> = {
+  '+': 'add',
+  '-': 'sub',
+  '*': 'mul',
+  '/': 'div',
+  '%': 'mod',
+};
 
 function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
   const intercepted = ctx.intercept?.(e);
@@ -488,21 +319,6 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
   }
 }
 
-/** A constant pattern is compiled while binding, so a malformed one is an error at its position. */
-export function checkPattern(
-  pattern: ScalarExpr,
-  similar: boolean,
-  caseInsensitive: boolean,
-  pos: Pos,
-): void {
-  if (!isConst(pattern) || typeof pattern.value !== 'string') return;
-  try {
-    compileRegex(similar ? similarToRegex(pattern.value) : pattern.value, caseInsensitive);
-  } catch (err) {
-    throw err instanceof SluiceError ? err.at(pos) : err;
-  }
-}
-
 function bindRegexMatch(
   op: '~' | '~*' | '!~' | '!~*',
   left: ScalarExpr,
@@ -524,158 +340,4 @@ function bindRegexMatch(
   checkPattern(r, false, insensitive, patternPos);
   const match = call(insensitive ? 'regex_imatch' : 'regex_match', [l, r], T.bool);
   return op.startsWith('!') ? call('not', [match], T.bool) : match;
-}
-
-export function resolveColumn(
-  name: string,
-  table: string | undefined,
-  scope: Scope | null,
-  pos: Pos,
-): ScalarExpr {
-  if (scope === null) {
-    throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" does not exist`, {
-      position: pos,
-      hint: 'the query has no FROM clause',
-    });
-  }
-  if (scope.relations !== undefined && scope.visible !== undefined)
-    return resolveJoinColumn(name, table, scope.relations, scope.visible, pos);
-  if (table !== undefined && !scope.relationNames.includes(table)) {
-    throw new SluiceError('UNKNOWN_TABLE', `missing FROM-clause entry for table "${table}"`, {
-      position: pos,
-    });
-  }
-  const matches: number[] = [];
-  scope.columns.forEach((c, i) => {
-    if (c.name === name) matches.push(i);
-  });
-  if (matches.length > 1) {
-    throw new SluiceError('AMBIGUOUS_COLUMN', `column reference "${name}" is ambiguous`, { position: pos });
-  }
-  const index = matches[0];
-  if (index === undefined) {
-    throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" does not exist in ${scope.relationLabel}`, {
-      position: pos,
-    });
-  }
-  const c = scope.columns[index] as ColumnMeta;
-  return { kind: 'col', index, name: c.name, type: c.type };
-}
-
-function resolveJoinColumn(
-  name: string,
-  table: string | undefined,
-  relations: readonly ScopeRelation[],
-  visible: readonly VisibleColumn[],
-  pos: Pos,
-): ScalarExpr {
-  if (table !== undefined) {
-    const relation = relations.find((r) => r.name === table);
-    if (relation === undefined) {
-      throw new SluiceError('UNKNOWN_TABLE', `missing FROM-clause entry for table "${table}"`, {
-        position: pos,
-      });
-    }
-    const i = relation.columns.findIndex((c) => c.name === name);
-    if (i < 0) {
-      throw new SluiceError('UNKNOWN_COLUMN', `column ${table}.${name} does not exist`, { position: pos });
-    }
-    const c = relation.columns[i] as ColumnMeta;
-    return { kind: 'col', index: relation.offset + i, name: c.name, type: c.type };
-  }
-  let found: ScalarExpr | undefined;
-  for (const v of visible) {
-    if (v.name !== name) continue;
-    if (found !== undefined) {
-      throw new SluiceError('AMBIGUOUS_COLUMN', `column reference "${name}" is ambiguous`, { position: pos });
-    }
-    found = v.expr;
-  }
-  if (found === undefined) {
-    throw new SluiceError('UNKNOWN_COLUMN', `column "${name}" does not exist`, { position: pos });
-  }
-  return found;
-}
-
-/** `left = right` typed as SQL compares them (both sides coerced to their common type). */
-export function bindEquality(left: ScalarExpr, right: ScalarExpr, pos: Pos): ScalarExpr {
-  return compare('eq', '=', left, right, pos);
-}
-
-/** PostgreSQL's default output column name for a select-list expression. */
-export function defaultColumnName(e: Expr): string {
-  switch (e.kind) {
-    case 'column':
-      return e.name;
-    case 'function':
-      // PostgreSQL: ARRAY[...] is "array", x[i] is named as x is
-      if (e.name === ARRAY_CONSTRUCTOR) return 'array';
-      if (e.name === ARRAY_SUBSCRIPT) return defaultColumnName(e.args[0] as Expr);
-      return e.name === 'ceiling' ? 'ceiling' : e.name;
-    case 'cast':
-      return e.operand.kind === 'column' || e.operand.kind === 'function' || e.operand.kind === 'cast'
-        ? defaultColumnName(e.operand)
-        : lastTypeWord(e.type.name);
-    case 'case':
-      return 'case';
-    case 'subquery': {
-      // PostgreSQL names a scalar subquery by its one column (of its first branch, for a set op).
-      let q = e.query;
-      while (q.setOp !== undefined) q = q.setOp.left;
-      const item = q.items[0];
-      return item?.kind === 'expr' ? (item.alias ?? defaultColumnName(item.expr)) : '?column?';
-    }
-    default:
-      return '?column?';
-  }
-}
-
-function lastTypeWord(name: string): string {
-  const map: Record<string, string> = {
-    integer: 'int4',
-    int: 'int4',
-    bigint: 'int8',
-    smallint: 'int2',
-    'double precision': 'float8',
-    real: 'float4',
-    boolean: 'bool',
-    'character varying': 'varchar',
-    varchar: 'varchar',
-  };
-  return map[name] ?? name;
-}
-
-/** Functions that yield NULL from non-null arguments (an index out of range, no match, a NULL element). */
-const MAY_BE_NULL: ReadonlySet<ScalarFn> = new Set<ScalarFn>([
-  'array_subscript',
-  'array_length',
-  'array_position',
-  'array_any',
-  'array_all',
-  'regexp_match',
-]);
-
-/** Whether an expression can yield NULL (conservative). */
-export function nullable(e: ScalarExpr, columns: readonly ColumnMeta[]): boolean {
-  switch (e.kind) {
-    case 'const':
-      return e.value === null;
-    case 'col':
-      return columns[e.index]?.nullable ?? true;
-    case 'call':
-      if (e.fn === 'is_null' || e.fn === 'is_not_null') return false;
-      if (e.fn === 'nullif' || MAY_BE_NULL.has(e.fn)) return true;
-      return e.args.some((a) => nullable(a, columns));
-    case 'and':
-    case 'or':
-      return e.args.some((a) => nullable(a, columns));
-    case 'coalesce':
-      return e.args.every((a) => nullable(a, columns));
-    case 'case':
-      return e.else === null || nullable(e.else, columns) || e.whens.some((w) => nullable(w.then, columns));
-    case 'in':
-      return nullable(e.operand, columns) || e.list.some((a) => nullable(a, columns));
-    case 'cast':
-      return nullable(e.operand, columns);
-  }
 }

@@ -6,7 +6,7 @@ import { SluiceError } from '../common/errors.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { T, typeName } from '../common/types.ts';
 import type { Expr } from '../parser/ast.ts';
-import type { Scope } from './bind-expr.ts';
+import type { Scope } from './bind-scope.ts';
 import { bindExpr, findAggregate } from './bind-expr.ts';
 import type { AggregateCall } from './logical-plan.ts';
 

@@ -6,17 +6,8 @@ import { checkRegexFlags, checkSearchFlags } from '../common/functions/compile-f
 import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
-import {
-  AGGREGATE_NAMES,
-  bindExpr,
-  call,
-  checkPattern,
-  coerce,
-  isConst,
-  unify,
-  unpadChar,
-  type BindContext,
-} from './bind-expr.ts';
+import { AGGREGATE_NAMES, bindExpr, type BindContext } from './bind-expr.ts';
+import { call, checkPattern, coerce, isConst, unify, unpadChar } from './bind-coerce.ts';
 import { commonType, numericResultType } from './types-resolve.ts';
 import { bindTimeFunction } from './bind-time.ts';
 import { bindJsonbFunction } from './bind-jsonb.ts';

@@ -6,7 +6,7 @@ import { parseTextArray } from '../common/json/jsonb-ops.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { T, typeName } from '../common/types.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
-import { call, coerce, isConst, unpadChar } from './bind-expr.ts';
+import { call, coerce, isConst, unpadChar } from './bind-coerce.ts';
 
 export type JsonbOp = '->' | '->>' | '#>' | '#>>' | '#-' | '@>' | '<@' | '?';
 

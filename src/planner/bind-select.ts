@@ -11,8 +11,9 @@ import { T, typeName } from '../common/types.ts';
 import { withSqlFunctions } from './sql-functions.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
 import type { LogicalPlan } from './logical-plan.ts';
-import type { Scope, VisibleColumn } from './bind-expr.ts';
-import { bindFrom, whereOver, type BoundRelation, type FromContext } from './bind-from.ts';
+import type { Scope, VisibleColumn } from './bind-scope.ts';
+import { bindFrom, type BoundRelation, type FromContext } from './bind-from.ts';
+import { whereOver } from './join-conditions.ts';
 import { bindSetOperation } from './bind-set-op.ts';
 import { bindSemiJoin, splitSubqueryPredicates, type SubqueryContext } from './bind-subquery.ts';
 import { refuseNowInView } from './bind-time.ts';
@@ -31,14 +32,9 @@ import {
 import { bindWindowCalls } from './bind-window-functions.ts';
 import { planKey } from './plan-key.ts';
 import { TreeIds, astLabel } from './tree-ids.ts';
-import {
-  bindExpr,
-  containsAggregate,
-  defaultColumnName,
-  findAggregate,
-  nullable,
-  starColumns,
-} from './bind-expr.ts';
+import { bindExpr, containsAggregate, findAggregate } from './bind-expr.ts';
+import { defaultColumnName, nullable } from './bind-column-meta.ts';
+import { starColumns } from './bind-scope.ts';
 import { bindAggregateCall, bindGroupBy, type SelectItem } from './bind-group-by.ts';
 
 export interface OrderKey {

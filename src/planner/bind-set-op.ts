@@ -6,7 +6,7 @@ import { SluiceError } from '../common/errors.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { T, typeName, type SqlType } from '../common/types.ts';
 import type { Pos, SelectStmt, SetOperation } from '../parser/ast.ts';
-import { coerce } from './bind-expr.ts';
+import { coerce } from './bind-coerce.ts';
 import type { BoundRelation } from './bind-from.ts';
 import type { ColumnMeta } from './catalog.ts';
 import type { LogicalPlan } from './logical-plan.ts';

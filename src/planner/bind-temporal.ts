@@ -11,7 +11,8 @@ import { USECS_PER_DAY } from '../common/time/calendar.ts';
 import { Interval } from '../common/time/interval.ts';
 import type { Expr, SelectStmt } from '../parser/ast.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
-import { bindExpr, type Scope } from './bind-expr.ts';
+import { bindExpr } from './bind-expr.ts';
+import type { Scope } from './bind-scope.ts';
 import { NOW_FUNCTIONS, TEMPORAL_HINT } from './bind-time.ts';
 import type { LogicalPlan } from './logical-plan.ts';
 

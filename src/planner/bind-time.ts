@@ -11,7 +11,7 @@ import { exprChildren } from '../parser/statement-limits.ts';
 import { extractUnit, truncUnit, type TimeKind } from '../common/time/fields.ts';
 import { checkZone } from '../common/time/zone.ts';
 import { formatMicros } from '../common/time/instant-micros.ts';
-import { call, coerce, isConst } from './bind-expr.ts';
+import { call, coerce, isConst } from './bind-coerce.ts';
 
 const TIME_KINDS = new Set(['date', 'timestamp', 'timestamptz', 'time', 'interval']);
 

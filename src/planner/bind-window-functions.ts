@@ -12,7 +12,9 @@ import { T } from '../common/types.ts';
 import type { WindowFn, WindowFnKind, WindowFrame } from '../common/window.ts';
 import type { ColumnMeta } from './catalog.ts';
 import type { LogicalPlan } from './logical-plan.ts';
-import { bindExpr, unify, type Scope } from './bind-expr.ts';
+import { bindExpr } from './bind-expr.ts';
+import { unify } from './bind-coerce.ts';
+import type { Scope } from './bind-scope.ts';
 import { refuseWindowIn } from './bind-window.ts';
 
 type Call = Extract<Expr, { kind: 'function' }>;

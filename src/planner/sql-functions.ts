@@ -8,7 +8,8 @@ import type { SqlType } from '../common/types.ts';
 import { typeName } from '../common/types.ts';
 import type { Expr, Pos, Statement } from '../parser/ast.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
-import { AGGREGATE_NAMES, bindExpr, coerce, type BindContext } from './bind-expr.ts';
+import { AGGREGATE_NAMES, bindExpr, type BindContext } from './bind-expr.ts';
+import { coerce } from './bind-coerce.ts';
 import { resolveTypeName } from './types-resolve.ts';
 
 /** A SQL function in the catalog. */

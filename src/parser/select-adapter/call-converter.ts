@@ -323,7 +323,7 @@ export abstract class CallConverter extends ExpressionConverter {
     return { kind: 'function', name, args, distinct: false, star: args.length === 0, over, pos };
   }
 
-  /** A FILTER clause node-sql-parser did not see (select-adapter.ts reads it): its condition. */
+  /** A FILTER clause node-sql-parser did not see (from-converter.ts reads it): its condition. */
   protected hiddenFilter(): Expr | undefined {
     return undefined;
   }

@@ -51,8 +51,8 @@ import { TokenCursor } from './token-cursor.ts';
 
 /**
  * Expressions and ORDER BY items of node-sql-parser's tree, converted to our AST with our tokens'
- * values and positions; call-converter.ts extends it with calls, and the statement-level converter
- * (select-adapter.ts) extends that.
+ * values and positions; call-converter.ts extends it with calls, from-converter.ts that with FROM,
+ * and the statement-level converter (select-adapter.ts) extends that.
  */
 export abstract class ExpressionConverter extends TokenCursor {
   constructor(

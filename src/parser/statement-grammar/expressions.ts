@@ -1,7 +1,8 @@
 // The expressions of DML and column DEFAULTs, parsed as flat operator runs and assembled by
-// buildExpr (expr-builder.ts), the code that also assembles the SELECT adapter's runs.
-import type { IOrAlt, IToken, OrMethodOpts, TokenType } from 'chevrotain';
-import type { Expr, Pos } from '../ast.ts';
+// buildExpr (expr-builder.ts), the code that also assembles the SELECT adapter's runs; names and
+// calls among their operands are the layer below (calls.ts).
+import type { IOrAlt, IToken, OrMethodOpts } from 'chevrotain';
+import type { Expr } from '../ast.ts';
 import { notSupported } from '../../common/errors.ts';
 import {
   ARRAY_CONSTRUCTOR,
@@ -16,7 +17,6 @@ import {
   type Piece,
 } from '../expr-builder.ts';
 import {
-  All,
   ArrayKw,
   LBracket,
   RBracket,
@@ -34,19 +34,12 @@ import {
   HashArrowText,
   AtGt,
   LtAt,
-  CurrentDate,
-  CurrentTime,
-  CurrentTimestamp,
   Distinct,
-  Dot,
   DoubleColon,
   Else,
   End,
   Eq,
   False,
-  Filter,
-  For,
-  From,
   Gt,
   GtEq,
   Ident,
@@ -56,8 +49,6 @@ import {
   Is,
   isWordText,
   Like,
-  LocalTime,
-  LocalTimestamp,
   LParen,
   Lt,
   LtEq,
@@ -67,7 +58,6 @@ import {
   Null,
   NumberLit,
   Or,
-  Over,
   Percent,
   Caret,
   Plus,
@@ -86,24 +76,13 @@ import {
 } from '../lexer.ts';
 import { measureTypeName } from '../type-name.ts';
 import { INTERVAL_UNIT_WORDS, intervalLiteral } from '../select-adapter/time-syntax.ts';
-import { NamesGrammar } from './names.ts';
-
-interface CallRest {
-  readonly kind: 'call';
-  readonly args: readonly Expr[];
-  readonly distinct: boolean;
-  readonly star: boolean;
-}
-
-/** What follows a name in an expression. */
-type NameRest =
-  CallRest | { readonly kind: 'qualified'; readonly name: IToken } | { readonly kind: 'column' };
+import { CallGrammar } from './calls.ts';
 
 function appendAll(target: Piece[], pieces: readonly Piece[]): void {
   for (const piece of pieces) target.push(piece);
 }
 
-export abstract class ExpressionGrammar extends NamesGrammar {
+export abstract class ExpressionGrammar extends CallGrammar {
   // ── expressions ────────────────────────────────────────────────────────────────────────────────
   // An expression is parsed as a flat run (prefix* operand ((infix | between) prefix* operand |
   // postfix)*) and assembled by buildExpr, the code that also assembles the SELECT adapter's runs.
@@ -196,17 +175,6 @@ export abstract class ExpressionGrammar extends NamesGrammar {
 
   private prefix(token: IToken, op: '-' | '+' | 'not'): Piece {
     return { kind: 'prefix', op, pos: posOf(token) };
-  }
-
-  /** An alternative consuming one token of `type` and yielding `value`. */
-  private tokenAlt<T>(type: TokenType, value: T, occurrence = 0): IOrAlt<T> {
-    return {
-      ALT: () => {
-        if (occurrence === 0) this.CONSUME(type);
-        else this.CONSUME2(type);
-        return value;
-      },
-    };
   }
 
   private readonly arithmeticOp = this.RULE('arithmeticOp', (): InfixOp => this.OR(this.arithmeticAlts));
@@ -368,7 +336,7 @@ export abstract class ExpressionGrammar extends NamesGrammar {
   });
 
   /** SELECT/WITH where a value is expected: a subquery, which Sluice does not support. */
-  private readonly subquery = this.RULE('subquery', (): never => {
+  protected readonly subquery = this.RULE('subquery', (): never => {
     const token = this.OR(this.queryStartAlts);
     return this.ACTION(() => {
       throw notSupported('subquery', posOf(token));
@@ -492,32 +460,6 @@ export abstract class ExpressionGrammar extends NamesGrammar {
     );
   }
 
-  private located(expr: Expr): Located {
-    return { expr, start: expr.pos };
-  }
-
-  private readonly niladicCall = this.RULE('niladicCall', (): Located => {
-    const token = this.OR(this.niladicAlts);
-    let precision: IToken | undefined;
-    this.OPTION(() => {
-      this.CONSUME(LParen);
-      precision = this.CONSUME(NumberLit);
-      this.CONSUME(RParen);
-    });
-    return this.ACTION(() => {
-      const args = precision !== undefined ? [numberLiteral(precision.image, posOf(precision))] : [];
-      return this.located(functionCall(identName(token), args, {}, posOf(token)));
-    });
-  });
-
-  private readonly niladicAlts: IOrAlt<IToken>[] = [
-    { ALT: () => this.CONSUME(CurrentDate) },
-    { ALT: () => this.CONSUME(CurrentTime) },
-    { ALT: () => this.CONSUME(CurrentTimestamp) },
-    { ALT: () => this.CONSUME(LocalTime) },
-    { ALT: () => this.CONSUME(LocalTimestamp) },
-  ];
-
   private readonly caseExpr = this.RULE('caseExpr', (): Located => {
     const caseToken = this.CONSUME(Case);
     let operand: Located | undefined;
@@ -578,162 +520,4 @@ export abstract class ExpressionGrammar extends NamesGrammar {
     { ALT: () => this.SUBRULE(this.subquery) },
     { ALT: () => this.SUBRULE(this.expr) },
   ];
-
-  /** A column reference (`c`, `t.c`) or a function call (`f(...)`). */
-  private readonly nameExpr = this.RULE('nameExpr', (): Located => {
-    const first = this.CONSUME(Ident);
-    this.ACTION(() => this.callNames.push(first));
-    const rest = this.OR(this.nameRestAlts);
-    return this.ACTION(() => {
-      this.callNames.pop();
-      if (rest.kind === 'call')
-        return this.located(functionCall(identName(first), rest.args, rest, posOf(first)));
-      const column: Expr =
-        rest.kind === 'qualified'
-          ? { kind: 'column', table: identName(first), name: identName(rest.name), pos: posOf(first) }
-          : { kind: 'column', name: identName(first), pos: posOf(first) };
-      return this.located(column);
-    });
-  });
-
-  /** Names whose call arguments are being parsed (innermost last); SUBSTRING's FROM depends on it. */
-  protected readonly callNames: IToken[] = [];
-
-  private readonly nameRestAlts: IOrAlt<NameRest>[] = [
-    { ALT: () => this.SUBRULE(this.callArguments) },
-    {
-      ALT: () => {
-        this.CONSUME(Dot);
-        return this.OR2(this.qualifiedAlts);
-      },
-    },
-    { ALT: () => ({ kind: 'column' }) as const },
-  ];
-
-  private readonly qualifiedAlts: IOrAlt<NameRest>[] = [
-    {
-      ALT: () => {
-        const second = this.CONSUME2(Ident);
-        this.OPTION(() => {
-          this.OR3(this.tooQualifiedAlts);
-          this.ACTION(() => {
-            throw notSupported('schema-qualified name', this.here(this.callNames));
-          });
-        });
-        return { kind: 'qualified', name: second } as const;
-      },
-    },
-    {
-      ALT: () => {
-        const star = this.CONSUME(Star);
-        return this.ACTION(() => {
-          throw notSupported('* in an expression', posOf(star));
-        });
-      },
-    },
-  ];
-
-  private readonly tooQualifiedAlts: IOrAlt<IToken>[] = [
-    { ALT: () => this.CONSUME2(Dot) },
-    { ALT: () => this.CONSUME(LParen) },
-  ];
-
-  private here(names: readonly IToken[]): Pos {
-    const name = names[names.length - 1];
-    return name !== undefined ? posOf(name) : this.statementPos;
-  }
-
-  /** `( [*] | [DISTINCT|ALL] args )` after a function name; SUBSTRING also takes FROM/FOR. */
-  private readonly callArguments = this.RULE('callArguments', (): NameRest => {
-    const name = this.callNames[this.callNames.length - 1];
-    const call = { kind: 'call' as const, args: [] as Expr[], distinct: false, star: false };
-    this.CONSUME(LParen);
-    this.OPTION(() => {
-      const parsed = this.OR(this.callBodyAlts);
-      this.ACTION(() => Object.assign(call, parsed));
-    });
-    this.CONSUME(RParen);
-    this.OPTION2(() => {
-      const filter = this.CONSUME(Filter);
-      this.ACTION(() => {
-        throw notSupported('aggregate FILTER', posOf(filter));
-      });
-    });
-    this.OPTION3(() => {
-      this.CONSUME(Over);
-      this.ACTION(() => {
-        throw notSupported('window function', name !== undefined ? posOf(name) : this.statementPos);
-      });
-    });
-    return call;
-  });
-
-  private readonly callBodyAlts: IOrAlt<Partial<CallRest>>[] = [
-    {
-      ALT: () => {
-        this.CONSUME(Star);
-        return { star: true };
-      },
-    },
-    { ALT: () => this.SUBRULE(this.subquery) },
-    {
-      ALT: () => {
-        let distinct = false;
-        this.OPTION4(() => {
-          distinct = this.OR2(this.quantifierAlts);
-        });
-        const first = this.SUBRULE(this.expr);
-        const more = this.OR3(this.moreArgumentAlts);
-        return this.ACTION(() => ({ distinct, args: [first.expr, ...more] }));
-      },
-    },
-  ];
-
-  private readonly quantifierAlts: IOrAlt<boolean>[] = [
-    this.tokenAlt(Distinct, true),
-    this.tokenAlt(All, false),
-  ];
-
-  private readonly moreArgumentAlts: IOrAlt<Expr[]>[] = [
-    {
-      // SUBSTRING(s FROM start [FOR count])
-      GATE: () => this.callNameIs('substring'),
-      ALT: () => {
-        this.CONSUME(From);
-        const start = this.SUBRULE4(this.expr);
-        let count: Located | undefined;
-        this.OPTION5(() => {
-          this.CONSUME(For);
-          count = this.SUBRULE2(this.expr);
-        });
-        return this.ACTION(() => (count !== undefined ? [start.expr, count.expr] : [start.expr]));
-      },
-    },
-    {
-      ALT: () => {
-        const from = this.CONSUME2(From);
-        return this.ACTION(() => {
-          const name = this.callNames[this.callNames.length - 1];
-          if (name !== undefined && identName(name) === 'extract') throw notSupported('EXTRACT', posOf(name));
-          throw notSupported(`${name?.image.toUpperCase() ?? 'function'}(... FROM ...)`, posOf(from));
-        });
-      },
-    },
-    {
-      ALT: () => {
-        const args: Expr[] = [];
-        this.MANY(() => {
-          this.CONSUME(Comma);
-          const arg = this.SUBRULE3(this.expr);
-          this.ACTION(() => args.push(arg.expr));
-        });
-        return args;
-      },
-    },
-  ];
-
-  private callNameIs(lower: string): boolean {
-    const name = this.callNames[this.callNames.length - 1];
-    return name !== undefined && name.tokenType !== QuotedIdent && name.image.toLowerCase() === lower;
-  }
 }

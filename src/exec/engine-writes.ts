@@ -1,0 +1,88 @@
+// Which table a write may change: INSERT/UPDATE/DELETE and the ingest API write tables; a source or a
+// source's errors relation is written by its connector alone; views and sinks hold no writable rows.
+import { SluiceError } from '../common/errors.ts';
+import type { TableDef } from '../planner/catalog.ts';
+import type { TableChanges } from './api.ts';
+import type { CheckpointedState } from './engine-checkpoints.ts';
+import type { ApplyOptions } from './engine-types.ts';
+import type { TableStore } from './table-store.ts';
+
+/** The table an INSERT/UPDATE/DELETE at `pos` changes, or the error naming why `name` is not one. */
+export function tableForWrite(
+  state: CheckpointedState,
+  name: string,
+  pos: { line: number; column: number },
+): TableStore {
+  const table = state.tables.get(name);
+  if (table !== undefined) {
+    if (table.def.source !== undefined) throw sourceWriteError(table.def).at(pos);
+    return table;
+  }
+  const sink = state.catalog.get(name);
+  if (sink?.kind === 'sink') {
+    throw new SluiceError('WRONG_OBJECT_KIND', `cannot change sink "${name}"`, {
+      position: pos,
+      hint: `a sink writes materialized view "${sink.view}" to Kafka; it holds no rows`,
+    });
+  }
+  if (state.views.has(name)) {
+    throw new SluiceError('WRONG_OBJECT_KIND', `cannot change materialized view "${name}"`, {
+      position: pos,
+      hint: 'write to the tables the view reads',
+    });
+  }
+  throw new SluiceError('UNKNOWN_TABLE', `relation "${name}" does not exist`, { position: pos });
+}
+
+/**
+ * The store a batch (Engine.applyChanges) for `table` goes to: a table's from anyone but a
+ * connector, a source's or an errors relation's from its connector (with its positions) alone.
+ */
+export function batchStore(
+  state: CheckpointedState,
+  table: string,
+  options: ApplyOptions | undefined,
+): TableStore {
+  const store = state.tables.get(table);
+  if (store === undefined) {
+    if (state.views.has(table))
+      throw new SluiceError('WRONG_OBJECT_KIND', `cannot write to materialized view "${table}"`);
+    if (state.catalog.get(table)?.kind === 'sink')
+      throw new SluiceError('WRONG_OBJECT_KIND', `cannot write to sink "${table}"`);
+    throw new SluiceError('UNKNOWN_TABLE', `table "${table}" does not exist`);
+  }
+  const fromSource = options?.fromSource === true;
+  if (store.def.source !== undefined && !fromSource) throw sourceWriteError(store.def);
+  if (store.def.errorsOf !== undefined && !fromSource) {
+    throw new SluiceError(
+      'WRONG_OBJECT_KIND',
+      `"${table}" is the errors relation of source "${store.def.errorsOf}"; only its connector writes it`,
+    );
+  }
+  if (store.def.source === undefined && store.def.errorsOf === undefined && fromSource) {
+    throw new SluiceError('WRONG_OBJECT_KIND', `"${table}" is a table, not a source`);
+  }
+  if (fromSource && options?.positions === undefined) {
+    throw new SluiceError('INTERNAL_ERROR', `a batch for source "${table}" must carry its positions`);
+  }
+  return store;
+}
+
+/** `changes` without the deletes of keys `store` does not hold (a keyless store keeps them all). */
+export function withoutMissingDeletes(store: TableStore, changes: TableChanges): TableChanges {
+  const deletes = changes.delete;
+  if (deletes === undefined || store.def.primaryKey === null) return changes;
+  const kept = deletes.filter((row, i) => store.hasKeyOf(store.normalizeRow(row, 'delete', i)));
+  return kept.length === deletes.length ? changes : { ...changes, delete: kept };
+}
+
+/** A write to a source that does not come from its connector. */
+function sourceWriteError(def: TableDef): SluiceError {
+  return new SluiceError(
+    'WRONG_OBJECT_KIND',
+    `"${def.name}" is a source; its rows come from Kafka topic "${def.source?.topic ?? ''}"`,
+    {
+      hint: "only the source's connector writes its rows; to write rows yourself, create a table",
+    },
+  );
+}

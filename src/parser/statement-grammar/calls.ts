@@ -1,0 +1,243 @@
+// Names and calls in DML and DEFAULT expressions: a column reference (`c`, `t.c`), a function call
+// with its arguments (`*`, DISTINCT/ALL, SUBSTRING's FROM/FOR) and CURRENT_DATE and its kin.
+import type { IOrAlt, IToken, ParserMethod, TokenType } from 'chevrotain';
+import type { Expr, Pos } from '../ast.ts';
+import { notSupported } from '../../common/errors.ts';
+import { functionCall, numberLiteral, type Located } from '../expr-builder.ts';
+import {
+  All,
+  Comma,
+  CurrentDate,
+  CurrentTime,
+  CurrentTimestamp,
+  Distinct,
+  Dot,
+  Filter,
+  For,
+  From,
+  Ident,
+  identName,
+  LocalTime,
+  LocalTimestamp,
+  LParen,
+  NumberLit,
+  Over,
+  posOf,
+  QuotedIdent,
+  RParen,
+  Star,
+} from '../lexer.ts';
+import { NamesGrammar } from './names.ts';
+
+interface CallRest {
+  readonly kind: 'call';
+  readonly args: readonly Expr[];
+  readonly distinct: boolean;
+  readonly star: boolean;
+}
+
+/** What follows a name in an expression. */
+type NameRest =
+  CallRest | { readonly kind: 'qualified'; readonly name: IToken } | { readonly kind: 'column' };
+
+export abstract class CallGrammar extends NamesGrammar {
+  /** A whole expression (expressions.ts): what a call's arguments are. */
+  protected abstract readonly expr: ParserMethod<[], Located>;
+  /** A parenthesised SELECT (refused where it appears, expressions.ts). */
+  protected abstract readonly subquery: ParserMethod<[], never>;
+
+  /** An alternative consuming one token of `type` and yielding `value`. */
+  protected tokenAlt<T>(type: TokenType, value: T, occurrence = 0): IOrAlt<T> {
+    return {
+      ALT: () => {
+        if (occurrence === 0) this.CONSUME(type);
+        else this.CONSUME2(type);
+        return value;
+      },
+    };
+  }
+
+  protected located(expr: Expr): Located {
+    return { expr, start: expr.pos };
+  }
+
+  protected readonly niladicCall = this.RULE('niladicCall', (): Located => {
+    const token = this.OR(this.niladicAlts);
+    let precision: IToken | undefined;
+    this.OPTION(() => {
+      this.CONSUME(LParen);
+      precision = this.CONSUME(NumberLit);
+      this.CONSUME(RParen);
+    });
+    return this.ACTION(() => {
+      const args = precision !== undefined ? [numberLiteral(precision.image, posOf(precision))] : [];
+      return this.located(functionCall(identName(token), args, {}, posOf(token)));
+    });
+  });
+
+  private readonly niladicAlts: IOrAlt<IToken>[] = [
+    { ALT: () => this.CONSUME(CurrentDate) },
+    { ALT: () => this.CONSUME(CurrentTime) },
+    { ALT: () => this.CONSUME(CurrentTimestamp) },
+    { ALT: () => this.CONSUME(LocalTime) },
+    { ALT: () => this.CONSUME(LocalTimestamp) },
+  ];
+
+  /** A column reference (`c`, `t.c`) or a function call (`f(...)`). */
+  protected readonly nameExpr = this.RULE('nameExpr', (): Located => {
+    const first = this.CONSUME(Ident);
+    this.ACTION(() => this.callNames.push(first));
+    const rest = this.OR(this.nameRestAlts);
+    return this.ACTION(() => {
+      this.callNames.pop();
+      if (rest.kind === 'call')
+        return this.located(functionCall(identName(first), rest.args, rest, posOf(first)));
+      const column: Expr =
+        rest.kind === 'qualified'
+          ? { kind: 'column', table: identName(first), name: identName(rest.name), pos: posOf(first) }
+          : { kind: 'column', name: identName(first), pos: posOf(first) };
+      return this.located(column);
+    });
+  });
+
+  /** Names whose call arguments are being parsed (innermost last); SUBSTRING's FROM depends on it. */
+  protected readonly callNames: IToken[] = [];
+
+  private readonly nameRestAlts: IOrAlt<NameRest>[] = [
+    { ALT: () => this.SUBRULE(this.callArguments) },
+    {
+      ALT: () => {
+        this.CONSUME(Dot);
+        return this.OR2(this.qualifiedAlts);
+      },
+    },
+    { ALT: () => ({ kind: 'column' }) as const },
+  ];
+
+  private readonly qualifiedAlts: IOrAlt<NameRest>[] = [
+    {
+      ALT: () => {
+        const second = this.CONSUME2(Ident);
+        this.OPTION(() => {
+          this.OR3(this.tooQualifiedAlts);
+          this.ACTION(() => {
+            throw notSupported('schema-qualified name', this.here(this.callNames));
+          });
+        });
+        return { kind: 'qualified', name: second } as const;
+      },
+    },
+    {
+      ALT: () => {
+        const star = this.CONSUME(Star);
+        return this.ACTION(() => {
+          throw notSupported('* in an expression', posOf(star));
+        });
+      },
+    },
+  ];
+
+  private readonly tooQualifiedAlts: IOrAlt<IToken>[] = [
+    { ALT: () => this.CONSUME2(Dot) },
+    { ALT: () => this.CONSUME(LParen) },
+  ];
+
+  private here(names: readonly IToken[]): Pos {
+    const name = names[names.length - 1];
+    return name !== undefined ? posOf(name) : this.statementPos;
+  }
+
+  /** `( [*] | [DISTINCT|ALL] args )` after a function name; SUBSTRING also takes FROM/FOR. */
+  private readonly callArguments = this.RULE('callArguments', (): NameRest => {
+    const name = this.callNames[this.callNames.length - 1];
+    const call = { kind: 'call' as const, args: [] as Expr[], distinct: false, star: false };
+    this.CONSUME(LParen);
+    this.OPTION(() => {
+      const parsed = this.OR(this.callBodyAlts);
+      this.ACTION(() => Object.assign(call, parsed));
+    });
+    this.CONSUME(RParen);
+    this.OPTION2(() => {
+      const filter = this.CONSUME(Filter);
+      this.ACTION(() => {
+        throw notSupported('aggregate FILTER', posOf(filter));
+      });
+    });
+    this.OPTION3(() => {
+      this.CONSUME(Over);
+      this.ACTION(() => {
+        throw notSupported('window function', name !== undefined ? posOf(name) : this.statementPos);
+      });
+    });
+    return call;
+  });
+
+  private readonly callBodyAlts: IOrAlt<Partial<CallRest>>[] = [
+    {
+      ALT: () => {
+        this.CONSUME(Star);
+        return { star: true };
+      },
+    },
+    { ALT: () => this.SUBRULE(this.subquery) },
+    {
+      ALT: () => {
+        let distinct = false;
+        this.OPTION4(() => {
+          distinct = this.OR2(this.quantifierAlts);
+        });
+        const first = this.SUBRULE(this.expr);
+        const more = this.OR3(this.moreArgumentAlts);
+        return this.ACTION(() => ({ distinct, args: [first.expr, ...more] }));
+      },
+    },
+  ];
+
+  private readonly quantifierAlts: IOrAlt<boolean>[] = [
+    this.tokenAlt(Distinct, true),
+    this.tokenAlt(All, false),
+  ];
+
+  private readonly moreArgumentAlts: IOrAlt<Expr[]>[] = [
+    {
+      // SUBSTRING(s FROM start [FOR count])
+      GATE: () => this.callNameIs('substring'),
+      ALT: () => {
+        this.CONSUME(From);
+        const start = this.SUBRULE4(this.expr);
+        let count: Located | undefined;
+        this.OPTION5(() => {
+          this.CONSUME(For);
+          count = this.SUBRULE2(this.expr);
+        });
+        return this.ACTION(() => (count !== undefined ? [start.expr, count.expr] : [start.expr]));
+      },
+    },
+    {
+      ALT: () => {
+        const from = this.CONSUME2(From);
+        return this.ACTION(() => {
+          const name = this.callNames[this.callNames.length - 1];
+          if (name !== undefined && identName(name) === 'extract') throw notSupported('EXTRACT', posOf(name));
+          throw notSupported(`${name?.image.toUpperCase() ?? 'function'}(... FROM ...)`, posOf(from));
+        });
+      },
+    },
+    {
+      ALT: () => {
+        const args: Expr[] = [];
+        this.MANY(() => {
+          this.CONSUME(Comma);
+          const arg = this.SUBRULE3(this.expr);
+          this.ACTION(() => args.push(arg.expr));
+        });
+        return args;
+      },
+    },
+  ];
+
+  private callNameIs(lower: string): boolean {
+    const name = this.callNames[this.callNames.length - 1];
+    return name !== undefined && name.tokenType !== QuotedIdent && name.image.toLowerCase() === lower;
+  }
+}

@@ -1,0 +1,184 @@
+// The typing rules binding applies to operands: literals as constants, constant calls folded,
+// PostgreSQL's implicit coercions (string literals adapt, numbers widen) and the comparison of two types.
+import { SluiceError } from '../common/errors.ts';
+import type { Expr, Pos } from '../parser/ast.ts';
+import { castValue } from '../common/cast.ts';
+import { Decimal, decimalFromShortest, parseDecimal } from '../common/decimal.ts';
+import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
+import { compileScalar } from '../common/scalar-expr.ts';
+import { compileRegex, similarToRegex } from '../common/functions/regex.ts';
+import type { SqlType, Value } from '../common/types.ts';
+import { T, isNumeric, typeName } from '../common/types.ts';
+import { commonType } from './types-resolve.ts';
+
+export function typeMismatch(message: string, pos: Pos, hint?: string): SluiceError {
+  return new SluiceError('TYPE_MISMATCH', message, {
+    position: pos,
+    ...(hint !== undefined ? { hint } : {}),
+  });
+}
+
+export function literalType(value: Value, kind: string): SqlType {
+  switch (kind) {
+    case 'null':
+      return T.unknown;
+    case 'boolean':
+      return T.bool;
+    case 'string':
+      return T.text;
+    case 'numeric':
+      return T.numeric;
+    default: {
+      const v = value as number | bigint;
+      if (typeof v === 'number' && v >= -2147483648 && v <= 2147483647) return T.int32;
+      if (v >= -(2n ** 63n) && v <= 2n ** 63n - 1n) return T.int64;
+      return T.numeric;
+    }
+  }
+}
+
+/**
+ * A literal's constant: a numeric one (with a point or exponent, or an integer beyond bigint) is the
+ * exact decimal of its source text, as PostgreSQL reads it.
+ */
+export function literalConst(e: Extract<Expr, { kind: 'literal' }>): Extract<ScalarExpr, { kind: 'const' }> {
+  const type = literalType(e.value, e.literalType);
+  if (type.kind !== 'numeric') return { kind: 'const', value: e.value, type };
+  let value: Decimal | null;
+  try {
+    value = typeof e.value === 'bigint' ? Decimal.fromInt(e.value) : parseDecimal(e.text ?? String(e.value));
+  } catch (err) {
+    throw err instanceof SluiceError ? err.at(e.pos) : err;
+  }
+  return { kind: 'const', value: value ?? decimalFromShortest(e.value as number), type };
+}
+
+export function isConst(e: ScalarExpr): e is Extract<ScalarExpr, { kind: 'const' }> {
+  return e.kind === 'const';
+}
+
+/** Folds an expression whose inputs are all constants; errors stay runtime errors (raised now). */
+export function fold(e: ScalarExpr): ScalarExpr {
+  return { kind: 'const', value: compileScalar(e)([]), type: e.type };
+}
+
+function allConst(args: readonly ScalarExpr[]): boolean {
+  return args.every(isConst);
+}
+
+/** Implicit coercion of `e` to `to`: string literals adapt to any type; numbers widen. */
+export function coerce(e: ScalarExpr, to: SqlType, pos: Pos): ScalarExpr {
+  if (to.kind === 'unknown' || typeName(e.type) === typeName(to)) return e;
+  if (e.type.kind === 'unknown')
+    return isConst(e) ? { kind: 'const', value: null, type: to } : { ...e, type: to };
+  if (isConst(e) && e.type.kind === 'text' && to.kind !== 'text') {
+    try {
+      return { kind: 'const', value: castValue(e.value, e.type, to), type: to };
+    } catch (err) {
+      throw err instanceof SluiceError ? err.at(pos) : err;
+    }
+  }
+  if (to.kind === 'text' && e.type.kind === 'text') return e; // varchar/char → text keeps the value
+  if (isNumeric(e.type) && isNumeric(to)) {
+    if (to.kind === 'int' && e.type.kind !== 'int') {
+      throw typeMismatch(`cannot implicitly convert ${typeName(e.type)} to ${typeName(to)}`, pos);
+    }
+    const cast: ScalarExpr = { kind: 'cast', operand: e, type: to };
+    return isConst(e) ? fold(cast) : cast;
+  }
+  if (e.type.kind === 'date' && to.kind === 'timestamp') return { kind: 'cast', operand: e, type: to };
+  // int[] → bigint[] and the like: element by element, where the elements coerce (commonType chose `to`)
+  const widened = e.type.kind === 'array' && to.kind === 'array' ? commonType([e.type, to]) : null;
+  if (widened !== null && typeName(widened) === typeName(to)) {
+    const cast: ScalarExpr = { kind: 'cast', operand: e, type: to };
+    return isConst(e) ? fold(cast) : cast;
+  }
+  if ((e.type.kind === 'date' || e.type.kind === 'timestamp') && to.kind === 'timestamptz') {
+    const cast: ScalarExpr = { kind: 'cast', operand: e, type: to };
+    return isConst(e) ? fold(cast) : cast;
+  }
+  throw typeMismatch(`cannot convert ${typeName(e.type)} to ${typeName(to)}`, pos);
+}
+
+export function requireType(e: ScalarExpr, kind: SqlType['kind'], what: string, pos: Pos): ScalarExpr {
+  if (e.type.kind === kind) return e;
+  if (e.type.kind === 'unknown' || (isConst(e) && e.type.kind === 'text')) {
+    return coerce(e, kind === 'bool' ? T.bool : kind === 'text' ? T.text : e.type, pos);
+  }
+  throw typeMismatch(
+    `${what} must be type ${kind === 'bool' ? 'boolean' : kind}, not type ${typeName(e.type)}`,
+    pos,
+  );
+}
+
+export function call(fn: ScalarFn, args: ScalarExpr[], type: SqlType): ScalarExpr {
+  const e: ScalarExpr = { kind: 'call', fn, args, type };
+  return allConst(args) ? fold(e) : e;
+}
+
+export function unify(args: ScalarExpr[], pos: Pos, what: string): ScalarExpr[] {
+  // String constants take the type of the others when those agree on a non-text one, as PostgreSQL
+  // resolves unknown literals ('1 day' in an IN list of intervals, '2024-01-01' in CASE over dates).
+  const typed = args.filter((a) => !(isConst(a) && a.type.kind === 'text'));
+  const others = commonType(typed.map((a) => a.type));
+  if (typed.length < args.length && others !== null && others.kind !== 'text' && others.kind !== 'unknown')
+    return args.map((a) => coerce(a, others, pos));
+  const t = commonType(args.map((a) => a.type));
+  if (t === null) {
+    const names = [...new Set(args.map((a) => typeName(a.type)).filter((n) => n !== 'unknown'))];
+    throw typeMismatch(`${what} types ${names.join(' and ')} cannot be matched`, pos);
+  }
+  // string literals compared with non-text adapt to the other side's type
+  return args.map((a) => coerce(a, t, pos));
+}
+
+/** char(n) as text: PostgreSQL's bpchar semantics, trailing blanks are insignificant. */
+export function unpadChar(e: ScalarExpr): ScalarExpr {
+  if (e.type.kind !== 'text' || e.type.fixed !== true) return e;
+  const c: ScalarExpr = { kind: 'cast', operand: e, type: T.text };
+  return isConst(e) ? fold(c) : c;
+}
+
+export function compare(
+  fn: ScalarFn,
+  opText: string,
+  left: ScalarExpr,
+  right: ScalarExpr,
+  pos: Pos,
+): ScalarExpr {
+  let l = left.type.kind === 'text' && right.type.kind === 'text' ? unpadChar(left) : left;
+  let r = left.type.kind === 'text' && right.type.kind === 'text' ? unpadChar(right) : right;
+  if (isConst(l) && l.type.kind === 'text' && r.type.kind !== 'text' && r.type.kind !== 'unknown')
+    l = coerce(l, r.type, pos);
+  if (isConst(r) && r.type.kind === 'text' && l.type.kind !== 'text' && l.type.kind !== 'unknown')
+    r = coerce(r, l.type, pos);
+  const t = commonType([l.type, r.type]);
+  if (t === null) {
+    throw typeMismatch(
+      `operator does not exist: ${typeName(l.type)} ${opText} ${typeName(r.type)}`,
+      pos,
+      'no operator matches the given name and argument types; you might need to add explicit type casts',
+    );
+  }
+  return call(fn, [coerce(l, t, pos), coerce(r, t, pos)], T.bool);
+}
+
+/** A constant pattern is compiled while binding, so a malformed one is an error at its position. */
+export function checkPattern(
+  pattern: ScalarExpr,
+  similar: boolean,
+  caseInsensitive: boolean,
+  pos: Pos,
+): void {
+  if (!isConst(pattern) || typeof pattern.value !== 'string') return;
+  try {
+    compileRegex(similar ? similarToRegex(pattern.value) : pattern.value, caseInsensitive);
+  } catch (err) {
+    throw err instanceof SluiceError ? err.at(pos) : err;
+  }
+}
+
+/** `left = right` typed as SQL compares them (both sides coerced to their common type). */
+export function bindEquality(left: ScalarExpr, right: ScalarExpr, pos: Pos): ScalarExpr {
+  return compare('eq', '=', left, right, pos);
+}

@@ -1,0 +1,145 @@
+// Join conditions as a join's plan: ON conjuncts split into equi keys (what the join arranges its
+// inputs by) and a residual, and conjuncts of ON and WHERE that read one side pushed into that side.
+import type { ScalarExpr } from '../common/scalar-expr.ts';
+import { columnsOf, remapColumns } from '../common/scalar-expr.ts';
+import { T } from '../common/types.ts';
+import type { ColumnMeta } from './catalog.ts';
+import type { LogicalPlan } from './logical-plan.ts';
+
+type JoinPlan = Extract<LogicalPlan, { kind: 'join' }>;
+
+/** The operands of a top-level AND (a condition that is no AND is its own only conjunct). */
+export function conjuncts(e: ScalarExpr): ScalarExpr[] {
+  if (e.kind === 'and') return e.args.flatMap(conjuncts);
+  return [e];
+}
+
+function andOf(parts: readonly ScalarExpr[]): ScalarExpr | null {
+  if (parts.length === 0) return null;
+  if (parts.length === 1) return parts[0] as ScalarExpr;
+  return { kind: 'and', args: parts, type: T.bool };
+}
+
+function filterOver(plan: LogicalPlan, parts: readonly ScalarExpr[]): LogicalPlan {
+  const predicate = andOf(parts);
+  if (predicate === null) return plan;
+  if (plan.kind === 'join') return pushIntoJoin(plan, parts);
+  return { kind: 'filter', input: plan, predicate, columns: plan.columns };
+}
+
+/** Which side(s) of a row of `width` left columns a condition reads. */
+function sideOf(e: ScalarExpr, width: number): 'none' | 'left' | 'right' | 'both' {
+  let left = false;
+  let right = false;
+  for (const i of columnsOf(e)) {
+    if (i < width) left = true;
+    else right = true;
+  }
+  return left ? (right ? 'both' : 'left') : right ? 'right' : 'none';
+}
+
+/**
+ * Builds a join from its ON conjuncts (over the joined row): an equality of a left-only and a
+ * right-only expression becomes an equi key; a conjunct reading one side is pushed into that side
+ * where that keeps the result (either side of an inner join; the padded side of an outer join); the
+ * rest is the residual. `ON true` is dropped.
+ */
+export function makeJoin(
+  joinKind: JoinPlan['joinKind'],
+  left: LogicalPlan,
+  right: LogicalPlan,
+  columns: readonly ColumnMeta[],
+  parts: readonly ScalarExpr[],
+): LogicalPlan {
+  const width = left.columns.length;
+  const toRight = (e: ScalarExpr): ScalarExpr => remapColumns(e, (i) => i - width);
+  const leftKeys: ScalarExpr[] = [];
+  const rightKeys: ScalarExpr[] = [];
+  const residual: ScalarExpr[] = [];
+  const leftOnly: ScalarExpr[] = [];
+  const rightOnly: ScalarExpr[] = [];
+  for (const c of parts) {
+    if (c.kind === 'const' && c.value === true) continue;
+    if (c.kind === 'call' && c.fn === 'eq') {
+      const [a, b] = c.args as [ScalarExpr, ScalarExpr];
+      const sa = sideOf(a, width);
+      const sb = sideOf(b, width);
+      if (sa === 'left' && sb === 'right') {
+        leftKeys.push(a);
+        rightKeys.push(toRight(b));
+        continue;
+      }
+      if (sa === 'right' && sb === 'left') {
+        leftKeys.push(b);
+        rightKeys.push(toRight(a));
+        continue;
+      }
+    }
+    const side = sideOf(c, width);
+    if (side === 'left' && (joinKind === 'inner' || joinKind === 'right')) leftOnly.push(c);
+    else if (side === 'right' && (joinKind === 'inner' || joinKind === 'left')) rightOnly.push(toRight(c));
+    else residual.push(c);
+  }
+  return {
+    kind: 'join',
+    joinKind,
+    left: filterOver(left, leftOnly),
+    right: filterOver(right, rightOnly),
+    leftKeys,
+    rightKeys,
+    residual: andOf(residual),
+    columns,
+  };
+}
+
+/** Adds ON conjuncts to an inner join already built (WHERE pushed into it): rebuilds it with them. */
+function pushIntoJoin(plan: JoinPlan, parts: readonly ScalarExpr[]): LogicalPlan {
+  const width = plan.left.columns.length;
+  if (plan.joinKind !== 'inner') {
+    // WHERE conjuncts on the preserved side of an outer join filter the rows it contributes.
+    const preserved: ScalarExpr[] = [];
+    const above: ScalarExpr[] = [];
+    for (const c of parts) {
+      const side = sideOf(c, width);
+      if (side === 'left' && plan.joinKind === 'left') preserved.push(c);
+      else if (side === 'right' && plan.joinKind === 'right') preserved.push(c);
+      else above.push(c);
+    }
+    let joined: LogicalPlan = plan;
+    if (preserved.length > 0) {
+      joined =
+        plan.joinKind === 'left'
+          ? { ...plan, left: filterOver(plan.left, preserved) }
+          : {
+              ...plan,
+              right: filterOver(
+                plan.right,
+                preserved.map((c) => remapColumns(c, (i) => i - width)),
+              ),
+            };
+    }
+    const predicate = andOf(above);
+    return predicate === null ? joined : { kind: 'filter', input: joined, predicate, columns: plan.columns };
+  }
+  const existing: ScalarExpr[] = plan.leftKeys.map((k, i) =>
+    bindEqualityTyped(
+      k,
+      remapColumns(plan.rightKeys[i] as ScalarExpr, (x) => x + width),
+    ),
+  );
+  if (plan.residual !== null) existing.push(...conjuncts(plan.residual));
+  const rebuilt = makeJoin('inner', plan.left, plan.right, plan.columns, [...existing, ...parts]);
+  // A WHERE conjunct over a temporal join's output is one over the rows each left row met.
+  return plan.temporal === true ? { ...(rebuilt as JoinPlan), temporal: true } : rebuilt;
+}
+
+/** An equi key pair back as its (already typed) equality condition. */
+function bindEqualityTyped(left: ScalarExpr, right: ScalarExpr): ScalarExpr {
+  return { kind: 'call', fn: 'eq', args: [left, right], type: T.bool };
+}
+
+/** WHERE over a FROM: pushed into its joins where it can be (see `makeJoin`), else a Filter above. */
+export function whereOver(plan: LogicalPlan, predicate: ScalarExpr): LogicalPlan {
+  if (plan.kind !== 'join') return { kind: 'filter', input: plan, predicate, columns: plan.columns };
+  return filterOver(plan, conjuncts(predicate));
+}
