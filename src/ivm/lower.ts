@@ -11,6 +11,7 @@ import { printDataflow } from './dataflow-plan.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { SluiceError } from '../common/errors.ts';
 import { lowerHopPanes } from './lower-hop-panes.ts';
+import { narrowJoinOutputs } from './lower-join-columns.ts';
 import { columnAppender } from './projection-columns.ts';
 
 /** Whether a projection passes every column of the input's unique key on unchanged. */
@@ -341,6 +342,7 @@ export function lowerToDataflow(
     columns: specs(plan.columns),
     stateId: `${view}/output`,
   }));
+  narrowJoinOutputs(nodes);
   const draft: DataflowPlan = { view, nodes, output: output.id, fingerprint: '' };
   const printed = printDataflow(draft);
   // Numerics became exact decimals (they were doubles): a plan that carries one gets a new
