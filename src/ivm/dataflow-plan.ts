@@ -165,8 +165,9 @@ export type DataflowNode =
         readonly project: readonly ScalarExpr[] | null;
         readonly joined: readonly ColumnSpec[];
         /**
-         * The rows go out column by column (a batch of value arrays, no array per row): set when the
-         * only consumer is a Reduce, which reads its input by column (lower-join-columns.ts).
+         * The rows go out column by column (a batch of value arrays, no array per row; a step of a
+         * few input rows still emits rows): set when the only consumer is a Reduce, which reads its
+         * input by column (lower-join-columns.ts).
          */
         readonly byColumn?: true;
       } | null;

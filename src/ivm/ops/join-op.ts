@@ -41,6 +41,22 @@ const RIGHT = 1;
 type Side = typeof LEFT | typeof RIGHT;
 
 /**
+ * Input rows from which a step emits by column (`fused.byColumn`): a step of a few rows emits rows,
+ * since a column array per output column costs more there than the rows do (as a table's batch
+ * is rows when small, columns when large).
+ */
+const MIN_COLUMN_BATCH = 64;
+
+/** The pending delta of a shared side when the other side does not pad: never read nor written. */
+const NO_PENDING = new Map<JoinKey, number>();
+
+function inputSize(inputs: readonly ZBatch[]): number {
+  let n = 0;
+  for (const b of inputs) n += b.weights.length;
+  return n;
+}
+
+/**
  * Rows the joins of one evaluation may still produce (shared by its join operators): an ad-hoc
  * SELECT runs with one, so a join that multiplies its inputs fails early instead of filling memory
  * and holding the event loop. Views run without (what a view holds is what its SQL asks).
@@ -150,7 +166,7 @@ export class JoinOp implements Operator, Stateful {
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
     this.produced = 0;
-    const cols = this.byColumn ? Array.from({ length: this.outWidth }, (): Value[] => []) : null;
+    const cols = this.byColumn && inputSize(inputs) >= MIN_COLUMN_BATCH ? this.newColumns() : null;
     this.cols = cols;
     const oneSided = (inputs[0] as ZBatch).weights.length === 0 || (inputs[1] as ZBatch).weights.length === 0;
     if (this.sharedSide === null) {
@@ -169,13 +185,20 @@ export class JoinOp implements Operator, Stateful {
     return cols === null ? { rows, weights, consolidated } : new ColumnBatch(cols, weights, consolidated);
   }
 
+  private newColumns(): Value[][] {
+    const cols = new Array<Value[]>(this.outWidth);
+    for (let c = 0; c < cols.length; c++) cols[c] = [];
+    return cols;
+  }
+
   /**
    * A shared side's delta summed per key: its arrangement already holds the delta, so the total a
    * key had before a delta row is the current total less what of the delta is still to come.
    */
   private pendingByKey(side: Side, delta: ZBatch): Map<JoinKey, number> {
+    // Read only where the other side pads: otherwise no key is ever looked up.
+    if (!this.pad[side === LEFT ? RIGHT : LEFT]) return NO_PENDING;
     const pending = new Map<JoinKey, number>();
-    if (!this.pad[side === LEFT ? RIGHT : LEFT]) return pending;
     const keyOf = this.keys[side];
     for (let i = 0; i < delta.rows.length; i++) {
       const key = keyOf(delta.rows[i] as readonly Value[]);
