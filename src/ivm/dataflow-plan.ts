@@ -171,6 +171,12 @@ export type DataflowNode =
         readonly filter: ScalarExpr | null;
         readonly project: readonly ScalarExpr[] | null;
         readonly joined: readonly ColumnSpec[];
+        /**
+         * The rows go out column by column (a batch of value arrays, no array per row; a step of a
+         * few input rows still emits rows): set when the only consumer is a Reduce, which reads its
+         * input by column (lower-join-columns.ts).
+         */
+        readonly byColumn?: true;
       } | null;
     }
   /**
@@ -446,7 +452,8 @@ export function printDataflow(
         if (n.fused?.filter != null) fused.push(`filter ${printScalar(n.fused.filter)}`);
         if (n.fused?.project != null) fused.push(`project [${n.fused.project.map(printScalar).join(', ')}]`);
         const map =
-          fused.length === 0 ? '' : ` (fused Map, applied as rows are emitted: ${fused.join('; ')})`;
+          (fused.length === 0 ? '' : ` (fused Map, applied as rows are emitted: ${fused.join('; ')})`) +
+          (n.fused?.byColumn === true ? ' (rows emitted by column)' : '');
         lines.push(
           `${pad}n${n.id} Join ${n.joinKind} ${how}${residual}${map} state ${n.stateId} (${arranged}) → [${cols(n.columns)}]`,
         );

@@ -11,6 +11,7 @@ import { printDataflow } from './dataflow-plan.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { SluiceError } from '../common/errors.ts';
 import { lowerHopPanes } from './lower-hop-panes.ts';
+import { narrowJoinOutputs } from './lower-join-columns.ts';
 import { columnAppender } from './projection-columns.ts';
 
 /** Where a projection passes every column of the input's unique key on unchanged; null if it does not. */
@@ -391,6 +392,7 @@ export function lowerToDataflow(
     columns: specs(plan.columns),
     stateId: `${view}/output`,
   }));
+  narrowJoinOutputs(nodes);
   const draft: DataflowPlan = { view, nodes, output: output.id, fingerprint: '' };
   // The print without execution details (a Reduce's generated kernel): they change no state.
   const printed = printDataflow(draft, { kernels: false });

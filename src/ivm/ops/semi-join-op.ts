@@ -19,6 +19,7 @@ import type { StateDelta, Stateful } from '../state.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
 import { compileKey, keyEntryId, type JoinKey, type KeyFn } from '../join-key.ts';
+import { KeyTotals } from '../key-totals.ts';
 
 type SemiJoinNode = Extract<DataflowNode, { kind: 'semijoin' }>;
 
@@ -49,6 +50,8 @@ export class SemiJoinOp implements Operator, Stateful {
   private readonly leftNull: JoinArrangement;
   /** Right rows per probe key (one entry, its count). */
   private readonly right: Counts;
+  /** `right`'s totals by key, in typed arrays: what each left row's probe reads (derived, not stored). */
+  private readonly rightTotals = new KeyTotals();
   /** NOT IN: per correlation group, its right rows and its NULL values. */
   private readonly groups: Counts;
   /** NOT IN: the probe keys of the left rows of each group (derived from `left`, never stored). */
@@ -112,7 +115,7 @@ export class SemiJoinOp implements Operator, Stateful {
   }
 
   private matches(key: JoinKey): number {
-    return this.right.get(key)?.total ?? 0;
+    return this.rightTotals.get(key);
   }
 
   private groupCounts(group: JoinKey): readonly [number, number] {
@@ -168,6 +171,7 @@ export class SemiJoinOp implements Operator, Stateful {
         const key = this.rightKey(row) as JoinKey;
         if (!touchedKeys.has(key)) touchedKeys.set(key, { before: this.matches(key), group });
         this.right.add(key, 0, row.slice(0, this.width), w, 0);
+        this.rightTotals.add(key, w);
       }
       const done = new Set<JoinKey>();
       for (const [group, [rows0, nulls0]] of touchedGroups) {
@@ -326,6 +330,8 @@ export class SemiJoinOp implements Operator, Stateful {
       (row) => this.rightKey(row) as JoinKey,
       () => 0,
     );
+    this.rightTotals.clear();
+    for (const [key, bucket] of this.right.entries()) this.rightTotals.add(key, bucket.total);
     this.byGroup.clear();
     if (this.mode === 'notIn') {
       this.leftNull.load(nullEntries, (row) => this.leftGroup(row) as JoinKey);
@@ -346,6 +352,6 @@ export class SemiJoinOp implements Operator, Stateful {
   }
 
   stateSize(): number {
-    return this.parts().reduce((bytes, a) => bytes + a.stateBytes, 0);
+    return this.parts().reduce((bytes, a) => bytes + a.stateBytes, this.rightTotals.stateBytes);
   }
 }
