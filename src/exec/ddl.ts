@@ -172,7 +172,13 @@ export class DdlStatements {
     );
     if (dataflow.nodes.some((n) => n.kind === 'temporalFilter')) this.deps.beforeTemporalView();
     const runtime = this.state.views.build(dataflow, this.deps.epoch(), this.deps.clock());
-    this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql: stmt.text });
+    try {
+      this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql: stmt.text });
+    } catch (error) {
+      // Not journaled, so not created: nothing of it may stay (shared arrangements, worker state).
+      this.state.views.discard(runtime);
+      throw error;
+    }
     this.state.catalog.add(def);
     for (const part of runtime.statefulParts()) part.trackChanges(this.deps.stateTracking());
     this.state.views.add(def.name, runtime);

@@ -94,6 +94,11 @@ export class ViewGraph {
     this.stepped.length = 0;
   }
 
+  /** Gives back what a built runtime that will not join the graph holds (its statement failed). */
+  discard(runtime: ViewRuntime): void {
+    this.release(runtime);
+  }
+
   /**
    * Gives back the shared arrangements a runtime probes (the last user's goes with it) and its
    * partitions in the worker threads.
