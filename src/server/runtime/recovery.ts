@@ -241,6 +241,7 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
     for (const entry of this.feeds.values()) entry.unsubscribe();
     this.feeds.clear();
     this.ddlSinceSync = false;
+    this.engine.close(); // its worker threads, if any: the replacement starts its own
     this.engine = this.options.createEngine();
     this.epochTimes.reset();
     this.watchEpochs();
