@@ -84,7 +84,7 @@ function nonFiniteIndex(v: number): 0 | 1 | 2 {
  * "value out of range: overflow" for the group, and comes back when the rows that made it leave.
  */
 class InvertibleColumn implements AggColumn {
-  private big = new Map<number, bigint>();
+  private readonly big = new Map<number, bigint>();
   /** Partials beyond the safe-integer range and partial non-finite counts, by touch index. */
   private readonly pbig = new Map<number, bigint>();
   private nonFinite = new Map<number, NonFinite>();
@@ -305,21 +305,35 @@ class InvertibleColumn implements AggColumn {
    * How a generated kernel may add a row into the partial itself (reduce-kernel.ts): COUNT adds the
    * weight to n; an integer SUM/AVG adds the weight to n and value × weight to the sum while the
    * value is a number, no partial of the batch is a bigint and the sum stays a safe integer — the
-   * fast path of `accumulate`, which the kernel calls for everything else. Null: float sums.
+   * fast path of `accumulate`, which the kernel calls for everything else. Null: float sums. The
+   * generated merge (reduce-merge-kernel.ts) folds the partial into the record the same way while
+   * neither map holds a bigint and the sum stays a safe integer, and calls `merge` otherwise.
    */
   inlinePartial(): InlinePartial | null {
     if (this.fractional) return null;
-    return { sums: this.summing, pbase: this.pbase, partialBigs: this.pbig };
+    return {
+      fn: this.spec.fn as InlinePartial['fn'],
+      sums: this.summing,
+      base: this.base,
+      pbase: this.pbase,
+      partialBigs: this.pbig,
+      bigs: this.big,
+    };
   }
 }
 
 /** See InvertibleColumn.inlinePartial. */
 export interface InlinePartial {
+  readonly fn: 'count' | 'count_star' | 'sum' | 'avg';
   /** Whether the partial has a sum at `pbase + 1` beside the count at `pbase`. */
   readonly sums: boolean;
+  /** The state's count (and sum after it) in the group's record. */
+  readonly base: number;
   readonly pbase: number;
   /** The batch's partial sums beyond the safe-integer range, by touch index (empty: none). */
   readonly partialBigs: ReadonlyMap<number, bigint>;
+  /** The groups' sums beyond the safe-integer range, by slot (empty: none). */
+  readonly bigs: ReadonlyMap<number, bigint>;
 }
 
 /** The inline form of a column's partial, if it has one (InvertibleColumn.inlinePartial). */

@@ -12,6 +12,8 @@ import { ColumnBatch, type ZBatch } from '../zset.ts';
 import { ReduceOp } from './reduce-op.ts';
 import { GeneratedRowPass } from './reduce-kernel.ts';
 import { aggregateColumn } from './aggregates.ts';
+import { ChangeBuffer } from './reduce-changes.ts';
+import { mergeKernel } from './reduce-merge-kernel.ts';
 
 const HOSTILE = 'x\u2028\'); globalThis.__kernelPwned = 1; ("`${1}`\\';
 const inputColumns: ColumnSpec[] = [
@@ -51,8 +53,10 @@ const agg = (fn: AggregateSpec['fn'], argColumn: number | null): AggregateSpec =
   strategy: 'invertible',
 });
 const aggregates = [agg('sum', 1), agg('count', 1), agg('count_star', null), agg('sum', 2), agg('avg', 1)];
+/** COUNT and integer SUM only: the merge is generated too (reduce-merge-kernel.ts). */
+const counts = aggregates.filter((a) => a.fn !== 'avg');
 
-function reduce(kernel: boolean): ReduceOp {
+function reduce(kernel: boolean, aggregates: readonly AggregateSpec[]): ReduceOp {
   const node: Extract<DataflowNode, { kind: 'reduce' }> = {
     id: 1,
     kind: 'reduce',
@@ -60,7 +64,9 @@ function reduce(kernel: boolean): ReduceOp {
     fused: { filter, project, columns: project.map((e, i) => ({ name: `m${i}`, type: e.type })) },
     keyCount: 1,
     aggregates,
-    columns: ['g', 'sx', 'cx', 'n', 'q', 'ax'].map((name) => ({ name, type: T.int64 })),
+    columns: ['g', 'sx', 'cx', 'n', 'q', 'ax']
+      .slice(0, 1 + aggregates.length)
+      .map((name) => ({ name, type: T.int64 })),
     stateId: 'v/reduce1',
     ...(kernel ? { kernel: 'generated' as const } : {}),
   };
@@ -95,26 +101,50 @@ function random(seed: number): () => number {
   };
 }
 
-test('the generated kernel makes the same changes and errors as the interpreted passes', () => {
+for (const [what, aggs, wide] of [
+  ['kernel', aggregates, false],
+  ['kernel and merge', counts, false],
+  ['kernel and merge', counts, true],
+  ['kernel and merge', [agg('count_star', null)], true],
+  ['kernel and merge', [agg('count', 1), agg('count_star', null)], false],
+] as const) {
+  const names = aggs.map((a) => a.fn).join(', ');
+  test(`the generated ${what} makes the same changes and errors as the interpreted passes: ${names}${wide ? ', 30 groups' : ''}`, () => {
+    compare(aggs, wide);
+  });
+}
+
+function compare(aggs: readonly AggregateSpec[], wide: boolean): void {
   const rnd = random(42);
   const pick = <V>(xs: readonly V[]): V => xs[Math.floor(rnd() * xs.length)] as V;
-  const generated = reduce(true);
-  const interpreted = reduce(false);
+  const generated = reduce(true, aggs);
+  const interpreted = reduce(false, aggs);
   const live: Value[][] = [];
   let errorsSeen = 0;
+  let groupErrors = 0;
+  let groupsGone = 0;
+  let groups = 0;
   for (let step = 0; step < 300; step++) {
     const rows: Value[][] = [];
     const weights: number[] = [];
     const size = pick([1, 2, 5, 40, 200]);
     for (let i = 0; i < size; i++) {
-      if (live.length > 0 && rnd() < 0.3) {
+      // phases of mostly deletes: groups retract to zero rows and go
+      if (live.length > 0 && rnd() < (step % 60 < 40 ? 0.3 : 0.9)) {
         rows.push(live.splice(Math.floor(rnd() * live.length), 1)[0] as Value[]);
         weights.push(-1);
         continue;
       }
+      // wide: 30 numeric groups (each touched now and then, so most on the generated merge's path)
       const row: Value[] = [
-        pick<Value>([0, 1, 2, 7, 8, -4, null, 9007199254740993n, 2 ** 53 - 1]),
-        pick<Value>([1, 5, -3, 0, null, 2 ** 52, -(2 ** 52), 123456789]),
+        wide && rnd() < 0.9
+          ? Math.floor(rnd() * 90)
+          : pick<Value>([0, 1, 2, 7, 8, -4, null, 9007199254740993n, 2 ** 53 - 1]),
+        // 2^52: sums past 2^53 (bigints, then back by retraction); 2^62, rarer: SUM past int64 (a
+        // group's error, gone when a row leaves)
+        rnd() < (wide ? 0.02 : 0.03)
+          ? 4611686018427387904n
+          : pick<Value>([1, 5, -3, 0, null, 2 ** 52, -(2 ** 52), 123456789]),
         pick<Value>(['a', null, HOSTILE, 'b']),
       ];
       live.push(row);
@@ -137,11 +167,19 @@ test('the generated kernel makes the same changes and errors as the interpreted 
     assert.deepEqual(a, b, `step ${step}`);
     assert.deepEqual(genErrors, intErrors, `errors of step ${step}`);
     errorsSeen += genErrors.length;
+    groupErrors += genErrors.filter((e) => e.includes('out of range')).length;
+    if (interpreted.groupCount() < groups) groupsGone++;
+    groups = interpreted.groupCount();
+    assert.equal(generated.groupCount(), groups);
   }
-  assert.ok(errorsSeen > 0, 'the workload has failing rows (division by zero)');
+  if (aggs.some((a) => a.argColumn === 2))
+    assert.ok(errorsSeen > 0, 'the workload has failing rows (division by zero)');
+  if (aggs.some((a) => a.fn === 'sum'))
+    assert.ok(groupErrors > 0, 'the workload has groups whose SUM leaves int64');
+  assert.ok(groupsGone > 0, 'the workload retracts groups to zero rows');
   assert.deepEqual([...generated.outputRows()].map(show), [...interpreted.outputRows()].map(show));
   assert.equal((globalThis as { __kernelPwned?: unknown }).__kernelPwned, undefined);
-});
+}
 
 test('the generated code holds no column name and no string constant', () => {
   const stride = 4 + 16;
@@ -159,4 +197,49 @@ test('the generated code holds no column name and no string constant', () => {
   assert.ok(!pass.source.includes('kernelPwned'));
   assert.ok(!pass.source.includes('\u2028'));
   assert.match(pass.source, /generatedReduceRows/);
+});
+
+test('the merge is generated for COUNT and integer SUM only, with no name in its code', () => {
+  const spec = (aggs: readonly AggregateSpec[], keyCount = 1) => {
+    const stride = 4 + 16;
+    const records = { data: new Float64Array(stride * 4), stride };
+    const partials = { data: new Float64Array(64), stride: 16 };
+    const columns = aggs.map((a, i) => aggregateColumn(a, records, 4 + 3 * i, partials, 1 + 3 * i));
+    return { keyCount, columns, records, pstride: 16, changes: new ChangeBuffer(1 + aggs.length), ahead: 64 };
+  };
+  const merge = mergeKernel(spec(counts));
+  assert.ok(merge !== null);
+  assert.match(merge.source, /generatedReduceMerge/);
+  for (const c of inputColumns) assert.ok(!merge.source.includes(c.name), c.name);
+  // AVG of an integer is numeric (decimal-sum.ts); two keys: no key in the record
+  assert.equal(mergeKernel(spec(aggregates)), null);
+  assert.equal(mergeKernel(spec(counts, 2)), null);
+  assert.equal(mergeKernel(spec([{ ...agg('sum', 1), argType: T.float64, outputType: T.float64 }])), null);
+});
+
+test("a delete of an absent group's row fails alike with the generated merge", () => {
+  const failure = (kernel: boolean): string => {
+    const op = reduce(kernel, counts);
+    op.step([{ rows: [[3, 1, 'a']], weights: [1], consolidated: false }], sink([]));
+    try {
+      op.step(
+        [
+          {
+            rows: [
+              [30, 1, 'a'],
+              [4, 2, 'a'],
+            ],
+            weights: [-1, 1],
+            consolidated: false,
+          },
+        ],
+        sink([]),
+      );
+    } catch (e) {
+      return e instanceof Error ? e.message : String(e);
+    }
+    return 'no error';
+  };
+  assert.match(failure(true), /negative row count/);
+  assert.equal(failure(true), failure(false));
 });

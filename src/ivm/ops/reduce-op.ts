@@ -6,7 +6,8 @@
 // A group key of equal values that print differently (1.5 and 1.50 are one group) shows the text of
 // one of the group's current rows, the first in compareExact's order (group-key-texts.ts).
 // Its parts: the per-row pass (reduce-row-pass.ts), the lookup-and-mark pass (reduce-lookup.ts), the
-// record layout (reduce-record.ts) and the output columns (reduce-changes.ts).
+// record layout (reduce-record.ts), the output columns (reduce-changes.ts) and the generated merge
+// of COUNT / integer SUM / AVG Reduces (reduce-merge-kernel.ts).
 import { SluiceError, knownErrorCode } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
@@ -23,6 +24,7 @@ import { InterpretedRowPass, type FusedMap, type RowPass } from './reduce-row-pa
 import { GeneratedRowPass } from './reduce-kernel.ts';
 import { lookupAndMark, type GroupLookup, type StepRows } from './reduce-lookup.ts';
 import { ChangeBuffer } from './reduce-changes.ts';
+import { mergeKernel, type MergeFn } from './reduce-merge-kernel.ts';
 import {
   F_FLAGS,
   F_KEY,
@@ -112,6 +114,16 @@ export class ReduceOp implements Operator, Stateful {
   private readonly keyTexts: GroupKeyTexts | null;
   /** What the lookup-and-mark pass (reduce-lookup.ts) reads and extends. */
   private readonly lookup: GroupLookup;
+  /** The generated merge (reduce-merge-kernel.ts), null: the interpreted `mergeGroup` for all. */
+  private readonly mergeFn: MergeFn | null;
+  /** The current step's row-error sink, for `mergeGroup`. */
+  private stepErrors: RowErrorSink = NO_ERRORS;
+  /** The generated merge's calls back: a group it leaves to `mergeGroup`, a group to checkpoint. */
+  private readonly slowMerge = (t: number): void => this.mergeGroup(t);
+  private readonly track = (slot: number): void => {
+    const key = this.keyAt(slot);
+    this.dirty.set(encodeValues(key), key);
+  };
 
   constructor(node: ReduceNode, inputColumns: readonly ColumnSpec[], fused: FusedMap | null) {
     this.nodeId = node.id;
@@ -156,6 +168,17 @@ export class ReduceOp implements Operator, Stateful {
             pstride: pass,
           })
         : new InterpretedRowPass(node.keyCount, node.aggregates, inputColumns, fused, this.columns, pass);
+    this.mergeFn =
+      node.kernel === 'generated' && this.keyTexts === null
+        ? (mergeKernel({
+            keyCount: node.keyCount,
+            columns: this.columns,
+            records: this.records,
+            pstride: pass,
+            changes: this.changes,
+            ahead: MERGE_AHEAD,
+          })?.fn ?? null)
+        : null;
   }
 
   private idOf(key: readonly Value[]): Value {
@@ -324,88 +347,117 @@ export class ReduceOp implements Operator, Stateful {
     // batch's columns beside its rows for a Reduce downstream.
     const changes = this.changes;
     changes.clear();
-    const scratch = this.scratch;
+    this.stepErrors = errors;
     let sink = 0;
-    for (let t = 0; t < nTouched; t++) {
-      const slot = touched[t] as number;
-      if ((t & (MERGE_AHEAD - 1)) === 0) {
-        // Read the next records in a tight loop first: their cache misses overlap, where the merge's
-        // work between two groups would otherwise serialise them.
-        const d = this.records.data;
-        const end = Math.min(nTouched, t + MERGE_AHEAD);
-        for (let u = t; u < end; u++) {
-          const at = (touched[u] as number) * stride;
-          // both ends: a record can straddle two cache lines
-          sink += (d[at] as number) + (d[at + stride - 1] as number);
+    const merge = this.mergeFn;
+    if (merge !== null) {
+      sink = merge(
+        touched,
+        nTouched,
+        this.records.data,
+        pd,
+        this.scratch,
+        this.errorsBySlot,
+        this.tracking ? this.track : null,
+        this.slowMerge,
+      );
+    } else {
+      for (let t = 0; t < nTouched; t++) {
+        if ((t & (MERGE_AHEAD - 1)) === 0) {
+          // Read the next records in a tight loop first: their cache misses overlap, where the merge's
+          // work between two groups would otherwise serialise them.
+          const d = this.records.data;
+          const end = Math.min(nTouched, t + MERGE_AHEAD);
+          for (let u = t; u < end; u++) {
+            const at = (touched[u] as number) * stride;
+            // both ends: a record can straddle two cache lines
+            sink += (d[at] as number) + (d[at + stride - 1] as number);
+          }
         }
+        this.mergeGroup(t);
       }
-      if (this.tracking) {
-        const key = this.keyAt(slot);
-        this.dirty.set(encodeValues(key), key);
-      }
-      const data = this.records.data;
-      const at = slot * stride;
-      data[at + F_TOUCH] = 0;
-      const count = (data[at] as number) + (pd[t * pstride] as number);
-      data[at] = count;
-      for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).merge(slot, t);
-      if (count < 0)
-        throw new SluiceError('INTERNAL_ERROR', `group of reduce n${this.nodeId} has a negative row count`);
-      const flags = data[at + F_FLAGS] as number;
-      const hasOld = (flags & HAS_OUT) !== 0;
-      // The old row object exists only for groups the record does not hold entirely.
-      const old = hasOld && (flags & IN_RECORD) !== IN_RECORD ? (this.outs[slot] as Value[]) : null;
-      const oldError = this.errorsBySlot.size === 0 ? undefined : this.errorsBySlot.get(slot);
-      if (count === 0 && keyCount > 0) {
-        if (hasOld) changes.retract(this.records, slot, old, flags, keyCount);
-        if (oldError !== undefined) errors.report(oldError, this.keyOf(slot, old), this.keyColumns, -1);
-        this.release(slot);
-        continue;
-      }
-      // The key shown: the group's first key text among its current rows, when that changed.
-      const keyChanged = this.keyTexts !== null && this.updateKeyText(slot);
-      let error: unknown;
-      try {
-        if ((flags & KEY_IN_RECORD) !== 0) scratch[0] = data[at + F_KEY] as number;
-        else {
-          const key = keyChanged ? this.keyAt(slot) : this.keyOf(slot, old);
-          for (let k = 0; k < keyCount; k++) scratch[k] = key[k] as Value;
-        }
-        for (let a = 0; a < nAggs; a++) scratch[keyCount + a] = (columns[a] as AggColumn).result(slot, count);
-      } catch (e) {
-        error = e;
-      }
-      if (oldError !== undefined && (error === undefined || errorText(error) !== errorText(oldError))) {
-        errors.report(oldError, this.keyOf(slot, old), this.keyColumns, -1);
-        this.errorsBySlot.delete(slot);
-      }
-      if (error !== undefined) {
-        if (!this.errorsBySlot.has(slot)) {
-          errors.report(error, this.keyOf(slot, old), this.keyColumns, 1);
-          this.errorsBySlot.set(slot, error);
-        }
-        if (hasOld) {
-          changes.retract(this.records, slot, old, flags, keyCount);
-          this.setOut(slot, null);
-        }
-        continue;
-      }
-      if (hasOld) {
-        if (
-          !keyChanged &&
-          ((flags & OUT_IN_RECORD) !== 0
-            ? sameAsRecord(data, at + F_OUT, scratch, keyCount)
-            : sameAggregates(old as Value[], scratch, keyCount))
-        )
-          continue;
-        changes.retract(this.records, slot, old, flags, keyCount);
-      }
-      changes.insert(scratch);
-      this.setOut(slot, scratch);
     }
+    this.stepErrors = NO_ERRORS;
     lookup.count = 0;
     this.touchSink = sink;
     return changes.take();
+  }
+
+  /** The interpreted merge of the step's t-th touched group (every case; the generated merge's rest). */
+  private mergeGroup(t: number): void {
+    const slot = this.touched[t] as number;
+    const keyCount = this.keyCount;
+    const columns = this.columns;
+    const nAggs = columns.length;
+    const stride = this.records.stride;
+    const pd = this.partials.data;
+    const pstride = this.partials.stride;
+    const changes = this.changes;
+    const scratch = this.scratch;
+    const errors = this.stepErrors;
+    if (this.tracking) {
+      const key = this.keyAt(slot);
+      this.dirty.set(encodeValues(key), key);
+    }
+    const data = this.records.data;
+    const at = slot * stride;
+    data[at + F_TOUCH] = 0;
+    const count = (data[at] as number) + (pd[t * pstride] as number);
+    data[at] = count;
+    for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).merge(slot, t);
+    if (count < 0)
+      throw new SluiceError('INTERNAL_ERROR', `group of reduce n${this.nodeId} has a negative row count`);
+    const flags = data[at + F_FLAGS] as number;
+    const hasOld = (flags & HAS_OUT) !== 0;
+    // The old row object exists only for groups the record does not hold entirely.
+    const old = hasOld && (flags & IN_RECORD) !== IN_RECORD ? (this.outs[slot] as Value[]) : null;
+    const oldError = this.errorsBySlot.size === 0 ? undefined : this.errorsBySlot.get(slot);
+    if (count === 0 && keyCount > 0) {
+      if (hasOld) changes.retract(this.records, slot, old, flags, keyCount);
+      if (oldError !== undefined) errors.report(oldError, this.keyOf(slot, old), this.keyColumns, -1);
+      this.release(slot);
+      return;
+    }
+    // The key shown: the group's first key text among its current rows, when that changed.
+    const keyChanged = this.keyTexts !== null && this.updateKeyText(slot);
+    let error: unknown;
+    try {
+      if ((flags & KEY_IN_RECORD) !== 0) scratch[0] = data[at + F_KEY] as number;
+      else {
+        const key = keyChanged ? this.keyAt(slot) : this.keyOf(slot, old);
+        for (let k = 0; k < keyCount; k++) scratch[k] = key[k] as Value;
+      }
+      for (let a = 0; a < nAggs; a++) scratch[keyCount + a] = (columns[a] as AggColumn).result(slot, count);
+    } catch (e) {
+      error = e;
+    }
+    if (oldError !== undefined && (error === undefined || errorText(error) !== errorText(oldError))) {
+      errors.report(oldError, this.keyOf(slot, old), this.keyColumns, -1);
+      this.errorsBySlot.delete(slot);
+    }
+    if (error !== undefined) {
+      if (!this.errorsBySlot.has(slot)) {
+        errors.report(error, this.keyOf(slot, old), this.keyColumns, 1);
+        this.errorsBySlot.set(slot, error);
+      }
+      if (hasOld) {
+        changes.retract(this.records, slot, old, flags, keyCount);
+        this.setOut(slot, null);
+      }
+      return;
+    }
+    if (hasOld) {
+      if (
+        !keyChanged &&
+        ((flags & OUT_IN_RECORD) !== 0
+          ? sameAsRecord(data, at + F_OUT, scratch, keyCount)
+          : sameAggregates(old as Value[], scratch, keyCount))
+      )
+        return;
+      changes.retract(this.records, slot, old, flags, keyCount);
+    }
+    changes.insert(scratch);
+    this.setOut(slot, scratch);
   }
 
   /** Clears the touch marks a step that threw left in its groups' records. */
@@ -544,6 +596,12 @@ export class ReduceOp implements Operator, Stateful {
 const MERGE_AHEAD = 64;
 /** Argument scratch kept between steps, in values (a larger batch's is dropped after its step). */
 const MAX_KEPT_ARGS = 1 << 16;
+/** The row-error sink between steps (`mergeGroup` runs only inside one). */
+const NO_ERRORS: RowErrorSink = {
+  report(): void {
+    throw new SluiceError('INTERNAL_ERROR', 'reduce merge outside a step');
+  },
+};
 /** Groups measured for `stateSize` before it extrapolates. */
 const STATE_SAMPLE = 4096;
 

@@ -1,0 +1,142 @@
+// A Reduce's generated merge: for a Reduce with one key whose aggregates are all COUNT, COUNT(*) and
+// integer SUM (an integer AVG is numeric, decimal-sum.ts: interpreted), the fold of each touched
+// group's partial into its record, its new values, their comparison with the values the record
+// mirrors and the group's change, written out as one function for this Reduce (no calls through
+// shared aggregate objects, no checkInt, no scratch-row compare).
+// It takes only the common case — a numeric key and emitted row held in the record, no bigint sum,
+// a safe-integer result, the group still has rows and every value is non-null, no row error kept —
+// and hands any other group, before it has written anything, to the interpreted merge (`slow`).
+// Only positions and numbers are written into the code; the maps and the change buffer are parameters.
+import type { Value } from '../../common/types.ts';
+import { inlinePartial, type AggColumn, type GroupRecords, type InlinePartial } from './aggregates.ts';
+import type { ChangeBuffer } from './reduce-changes.ts';
+import { F_FLAGS, F_KEY, F_OUT, F_TOUCH, HAS_OUT, KEY_IN_RECORD, OUT_IN_RECORD } from './reduce-record.ts';
+
+/** Merges the step's touched groups; returns the sum of its read-ahead (kept so it is not dead code). */
+export type MergeFn = (
+  touched: readonly number[],
+  nTouched: number,
+  data: Float64Array,
+  pd: Float64Array,
+  scratch: Value[],
+  errorsBySlot: ReadonlyMap<number, unknown>,
+  track: ((slot: number) => void) | null,
+  slow: (t: number) => void,
+) => number;
+
+export interface MergeKernelSpec {
+  readonly keyCount: number;
+  readonly columns: readonly AggColumn[];
+  readonly records: GroupRecords;
+  readonly pstride: number;
+  readonly changes: ChangeBuffer;
+  /** Groups whose records are read ahead at a time (a power of two). */
+  readonly ahead: number;
+}
+
+export interface MergeKernel {
+  readonly fn: MergeFn;
+  /** The generated code (for tests and debugging). */
+  readonly source: string;
+}
+
+/** The generated merge for this Reduce, or null when its key or aggregates are not the common case. */
+export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
+  if (spec.keyCount !== 1 || spec.columns.length === 0) return null;
+  const inline: InlinePartial[] = [];
+  for (const c of spec.columns) {
+    const p = inlinePartial(c);
+    if (p === null) return null;
+    if (p.sums ? p.fn !== 'sum' : p.fn !== 'count' && p.fn !== 'count_star') return null;
+    if (c.spec.argType !== null && c.spec.argType?.kind !== 'int') return null;
+    inline.push(p);
+  }
+  const stride = spec.records.stride;
+  const params: string[] = ['records', 'changes'];
+  const args: unknown[] = [spec.records, spec.changes];
+  const bind = (value: unknown): string => {
+    params.push(`q${params.length}`);
+    args.push(value);
+    return params[params.length - 1] as string;
+  };
+  // Conditions for the common case, checked before anything is written.
+  // Per group, so one group's bigint sum or error leaves the others on the generated path; a map's
+  // probe only while it holds something. (A group whose sum is a bigint has a bigint in its row, not
+  // held in the record, or an error: the guards overlap, on purpose.)
+  const holds = (map: ReadonlyMap<number, bigint>, key: string): string => {
+    const name = bind(map);
+    return `(${name}.size !== 0 && ${name}.has(${key}))`;
+  };
+  const bigs = inline
+    .filter((p) => p.sums)
+    .flatMap((p) => [holds(p.bigs, 'slot'), holds(p.partialBigs, 't')]);
+  const guard = [
+    `(flags & ${KEY_IN_RECORD}) === 0`,
+    `(flags & ${HAS_OUT | OUT_IN_RECORD}) === ${HAS_OUT}`,
+    '(errorsBySlot.size !== 0 && errorsBySlot.has(slot))',
+    ...bigs,
+  ].join(' || ');
+  const fold: string[] = [];
+  const commit: string[] = [];
+  const result: string[] = [];
+  inline.forEach((p, a) => {
+    fold.push(`const n${a} = data[at + ${p.base}] + pd[pat + ${p.pbase}];`);
+    commit.push(`data[at + ${p.base}] = n${a};`);
+    if (!p.sums) {
+      result.push(`const r${a} = ${p.fn === 'count_star' ? 'count' : `n${a}`};`);
+      return;
+    }
+    fold.push(
+      `const s${a} = data[at + ${p.base + 1}] + pd[pat + ${p.pbase + 1}];`,
+      // n = 0: the result is NULL (not held in the record); beyond 2^53: a bigint (checkInt's rules)
+      `if (n${a} === 0 || !Number.isSafeInteger(s${a})) { slow(t); continue; }`,
+    );
+    commit.push(`data[at + ${p.base + 1}] = s${a};`);
+    result.push(`const r${a} = s${a};`);
+  });
+  const nAggs = inline.length;
+  const aggs = [...Array(nAggs).keys()];
+  // identical, not equal (sameAsRecord): a value of -0 after 0 is a change
+  const same = aggs.map((a) => `Object.is(data[at + ${F_OUT + a}], r${a})`).join(' && ');
+  const source = [
+    'return function generatedReduceMerge(touched, nTouched, data, pd, scratch, errorsBySlot, track, slow) {',
+    '  let sink = 0;',
+    '  for (let t = 0; t < nTouched; t++) {',
+    `    if ((t & ${spec.ahead - 1}) === 0) {`,
+    // the next records' cache misses overlap, as in the interpreted merge
+    `      const end = Math.min(nTouched, t + ${spec.ahead});`,
+    '      for (let u = t; u < end; u++) {',
+    `        const x = touched[u] * ${stride};`,
+    `        sink += data[x] + data[x + ${stride - 1}];`,
+    '      }',
+    '    }',
+    '    const slot = touched[t];',
+    `    const at = slot * ${stride};`,
+    `    const flags = data[at + ${F_FLAGS}];`,
+    `    if (${guard}) { slow(t); continue; }`,
+    `    const pat = t * ${spec.pstride};`,
+    '    const count = data[at] + pd[pat];',
+    // no rows left (the group goes), or a negative count (an internal error): the interpreted merge
+    '    if (!(count > 0)) { slow(t); continue; }',
+    ...fold.map((l) => `    ${l}`),
+    ...result.map((l) => `    ${l}`),
+    '    if (track !== null) track(slot);',
+    `    data[at + ${F_TOUCH}] = 0;`,
+    '    data[at] = count;',
+    ...commit.map((l) => `    ${l}`),
+    `    if ((flags & ${HAS_OUT}) !== 0) {`,
+    `      if (${same}) continue;`,
+    '      changes.retract(records, slot, null, flags, 1);',
+    '    }',
+    `    scratch[0] = data[at + ${F_KEY}];`,
+    ...aggs.map((a) => `    scratch[${1 + a}] = r${a};`),
+    '    changes.insert(scratch);',
+    ...aggs.map((a) => `    data[at + ${F_OUT + a}] = r${a};`),
+    `    data[at + ${F_FLAGS}] = ${KEY_IN_RECORD | OUT_IN_RECORD | HAS_OUT};`,
+    '  }',
+    '  return sink;',
+    '};',
+  ].join('\n');
+  const factory = new Function(...params, source) as (...a: unknown[]) => MergeFn;
+  return { fn: factory(...args), source };
+}
