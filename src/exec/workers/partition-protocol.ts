@@ -12,6 +12,22 @@ export type ReduceNode = Extract<DataflowNode, { kind: 'reduce' }>;
 export type WireColumn =
   { readonly f64: Float64Array; readonly nulls: Uint8Array | null } | { readonly values: readonly Value[] };
 
+/**
+ * A partitioned Reduce's input buffers, shared with every thread and kept between steps (grown when a
+ * batch outgrows them): one allocation and one hand-over per growth, not per step.
+ */
+export interface StepBuffers {
+  /** By input column: its numbers and null mask (null for the columns the Reduce ignores). */
+  readonly f64: readonly (Float64Array | null)[];
+  readonly nulls: readonly (Uint8Array | null)[];
+  readonly weights: Float64Array;
+  /** The batch indexes of each partition's rows, ascending, partition after partition. */
+  readonly rows: Int32Array;
+}
+
+/** A column of a step: in the shared buffers (with or without its null mask), or its values. */
+export type StepColumn = { readonly nulls: boolean } | { readonly values: readonly Value[] };
+
 export type ToWorker =
   | {
       readonly t: 'open';
@@ -25,11 +41,13 @@ export type ToWorker =
   | {
       readonly t: 'step';
       readonly h: number;
-      /** By input column: the columns the Reduce reads, null for the others (the whole batch). */
-      readonly cols: readonly (WireColumn | null)[];
-      readonly weights: Float64Array;
-      /** The batch indexes of this partition's rows, ascending. */
-      readonly rows: Int32Array;
+      /** The Reduce's input buffers when they were (re)allocated since its last step, else null. */
+      readonly bufs: StepBuffers | null;
+      /** By input column: how the batch's column is held (null for the columns the Reduce ignores). */
+      readonly cols: readonly (StepColumn | null)[];
+      /** This partition's rows: `bufs.rows[start .. start + count)`. */
+      readonly start: number;
+      readonly count: number;
     }
   | { readonly t: 'track'; readonly h: number; readonly on: boolean }
   | { readonly t: 'take'; readonly h: number; readonly full: boolean }

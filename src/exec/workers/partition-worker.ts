@@ -17,6 +17,7 @@ import {
   encodeColumn,
   transferables,
   type FromWorker,
+  type StepBuffers,
   type StepReply,
   type ToWorker,
   type WireColumn,
@@ -30,6 +31,8 @@ interface Hosted {
   readonly width: number;
   readonly partition: number;
   readonly partitions: number;
+  /** The Reduce's shared input buffers, as last handed over. */
+  bufs: StepBuffers | null;
 }
 
 const port = parentPort;
@@ -78,12 +81,25 @@ function handle(message: ToWorker): void {
         width: input.length,
         partition: message.partition,
         partitions: message.partitions,
+        bufs: null,
       });
       answer({ ok: true, done: true });
       return;
     }
     case 'step': {
-      const step = stepPartition(hostedOf(message.h), message.cols, message.weights, message.rows);
+      const x = hostedOf(message.h);
+      if (message.bufs !== null) x.bufs = message.bufs;
+      const bufs = x.bufs;
+      if (bufs === null) throw new SluiceError('INTERNAL_ERROR', 'a partition step came before its buffers');
+      const cols = message.cols.map((c, i): WireColumn | null =>
+        c === null
+          ? null
+          : 'values' in c
+            ? c
+            : { f64: bufs.f64[i] as Float64Array, nulls: c.nulls ? (bufs.nulls[i] as Uint8Array) : null },
+      );
+      const rows = bufs.rows.subarray(message.start, message.start + message.count);
+      const step = stepPartition(x, cols, bufs.weights, rows);
       answer({ ok: true, step }, transferables(step.cols));
       return;
     }
