@@ -54,7 +54,47 @@ export type ToWorker =
   | { readonly t: 'load'; readonly h: number; readonly values: readonly unknown[] }
   | { readonly t: 'rows'; readonly h: number }
   | { readonly t: 'size'; readonly h: number }
-  | { readonly t: 'close'; readonly h: number };
+  | { readonly t: 'close'; readonly h: number }
+  /** For tests: the thread ends, as one that crashed would. */
+  | { readonly t: 'exit' };
+
+/**
+ * A step written into the thread's request words instead of posted (the common case: every column
+ * the Reduce reads is numbers in the shared buffers the thread already holds). `nullMask` bit c: input
+ * column c has NULLs (its null mask is read). Columns 0..30 only; the others go as a message.
+ */
+export interface SharedStep {
+  readonly t: 'shared-step';
+  readonly h: number;
+  readonly start: number;
+  readonly count: number;
+  readonly nullMask: number;
+}
+
+/** A request: posted, or in the request words. */
+export type Request = ToWorker | SharedStep;
+
+/**
+ * The request words of one thread (REQ_WIDTH Int32 slots each, in one shared array): the main thread
+ * writes a request's fields, then bumps REQ_SEQ and notifies; the thread waits on REQ_SEQ. REQ_KIND:
+ * KIND_MESSAGE (read the posted message off the request port) or KIND_STEP (a SharedStep's fields).
+ */
+export const REQ_WIDTH = 8;
+export const REQ_SEQ = 0;
+export const REQ_KIND = 1;
+export const REQ_H = 2;
+export const REQ_START = 3;
+export const REQ_COUNT = 4;
+export const REQ_NULLS = 5;
+export const KIND_MESSAGE = 0;
+export const KIND_STEP = 1;
+/** The highest input column index a SharedStep can describe (its null mask is one Int32). */
+export const SHARED_STEP_MAX_COLUMN = 30;
+
+/** A thread's flag: 0 while a request is out, ANSWERED when its answer is on the reply port, ENDED
+ * once the thread has ended (set by its exit handler: no answer will come). */
+export const ANSWERED = 1;
+export const ENDED = 2;
 
 /** A row error the partition's Reduce reported, with its group's first row in the batch. */
 export interface WireRowError {

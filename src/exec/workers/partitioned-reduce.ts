@@ -18,12 +18,13 @@ import { groupId, partitionOf } from './partition-hash.ts';
 import type { PartitionPool } from './partition-pool.ts';
 import {
   columnValue,
+  SHARED_STEP_MAX_COLUMN,
   type FromWorker,
   type ReduceNode,
+  type Request,
   type StepBuffers,
   type StepColumn,
   type StepReply,
-  type ToWorker,
   type WireColumn,
 } from './partition-protocol.ts';
 
@@ -111,17 +112,31 @@ export class PartitionedReduce implements Operator, Stateful {
     const rows = bufs.rows;
     for (let i = 0; i < n; i++) rows[fill[part[i] as number]!++] = i;
     const h = this.handle;
-    const messages: (ToWorker | null)[] = [];
+    // The columns' null flags as a mask (-1: a column of values, or past what a mask holds).
+    let nullMask = 0;
+    for (let c = 0; c < cols.length; c++) {
+      const col = cols[c];
+      if (col === null || col === undefined) continue;
+      if ('values' in col || c > SHARED_STEP_MAX_COLUMN) nullMask = -1;
+      else if (col.nulls && nullMask >= 0) nullMask |= 1 << c;
+    }
+    const messages: (Request | null)[] = [];
     for (let p = 0; p < P; p++) {
       const count = counts[p] as number;
       if (count === 0) {
         messages.push(null);
         continue;
       }
-      // A thread that has not seen the current buffers gets them with this step (once per growth).
+      // A thread that has not seen the current buffers gets them with this step (once per growth), as
+      // a message; else, when every column is in the buffers, the step goes in its request words.
       const fresh = this.sentGeneration[p] !== this.generation;
       this.sentGeneration[p] = this.generation;
-      messages.push({ t: 'step', h, bufs: fresh ? bufs : null, cols, start: starts[p] as number, count });
+      const start = starts[p] as number;
+      messages.push(
+        !fresh && nullMask >= 0
+          ? { t: 'shared-step', h, start, count, nullMask }
+          : { t: 'step', h, bufs: fresh ? bufs : null, cols, start, count },
+      );
     }
     const replies = this.pool
       .callEach(messages)
