@@ -317,3 +317,38 @@ test('row errors of a partitioned Reduce (a float SUM out of range) are the sing
   assert.equal(run(2), one);
   assert.equal(run(4), one);
 });
+
+test('batches that outgrow the shared input buffers (several times, some while a partition idles) give the same changes', () => {
+  // The buffers start at 64 rows and double: a 1-row batch, 3,000 rows of one group (one partition
+  // busy: the idle one must be handed the regrown buffers with its next rows, the 40-row batch's),
+  // 20,000 rows over many groups (text and NULLs: the value and null-mask forms), then smaller ones.
+  const batches: Batch[] = [];
+  let id = 1;
+  const rows = (n: number, seller: (i: number) => number): Row[] =>
+    Array.from({ length: n }, (_, i) => ({
+      id: id++,
+      seller_id: seller(i),
+      region: i % 7 === 0 ? null : `r${i % 3}`,
+      amount: i % 11 === 0 ? null : i % 100,
+      price: i % 13 === 0 ? null : (i % 40) / 4,
+    }));
+  batches.push({ insert: rows(1, () => 5), delete: [] });
+  batches.push({ insert: rows(3000, () => 5), delete: [] });
+  batches.push({ insert: rows(40, (i) => i), delete: [] });
+  batches.push({ insert: rows(20_000, (i) => (i * 7919) % 997), delete: [] });
+  batches.push({ insert: rows(3, (i) => i), delete: [] });
+  batches.push({ insert: rows(5000, (i) => i % 50), delete: batches[1]!.insert.slice(0, 100) });
+  const logs = [1, 2].map((workers) => {
+    const engine = engineWith(workers);
+    try {
+      createViews(engine);
+      const changes = recordChanges(engine);
+      for (const b of batches) engine.applyChanges('orders', b);
+      return changelogText(changes);
+    } finally {
+      engine.close();
+    }
+  });
+  assert.ok((logs[0] as string).includes('"seller_id":996'), 'the large batch reaches the views');
+  assert.equal(logs[1], logs[0], 'the changelog with 2 workers differs from 1 worker’s');
+});

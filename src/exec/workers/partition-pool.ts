@@ -1,16 +1,33 @@
 // The worker threads of an engine's partitioned Reduces (the `workers` setting): one thread per
 // partition, started on first use, each hosting that partition of every partitioned Reduce. Calls
-// are synchronous — an epoch is — : the main thread posts to the threads it needs, then blocks on
-// each thread's flag (Atomics.wait) and reads the answer off its reply port (receiveMessageOnPort),
-// so the threads work in parallel while the epoch waits. The threads are unref'd: an engine that is
-// never closed does not keep the process alive; `close` ends them.
+// are synchronous — an epoch is — : the main thread hands a request to each thread it needs (a step
+// written into the thread's shared request words, anything else posted on its request port, then the
+// words' sequence number bumped and notified: the thread waits on it with Atomics.wait, outside its
+// event loop), then blocks on each thread's flag and reads the answer off its reply port
+// (receiveMessageOnPort), so the threads work in parallel while the epoch waits. The threads are
+// unref'd: an engine that is never closed does not keep the process alive; `close` ends them.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { SluiceError, knownErrorCode } from '../../common/errors.ts';
-import type { FromWorker, ToWorker } from './partition-protocol.ts';
+import {
+  ANSWERED,
+  ENDED,
+  KIND_MESSAGE,
+  KIND_STEP,
+  REQ_COUNT,
+  REQ_H,
+  REQ_KIND,
+  REQ_NULLS,
+  REQ_SEQ,
+  REQ_START,
+  REQ_WIDTH,
+  type FromWorker,
+  type Request,
+  type ToWorker,
+} from './partition-protocol.ts';
 
 /** The most workers the setting allows. */
 export const MAX_WORKERS = 64;
@@ -19,7 +36,10 @@ const ANSWER_TIMEOUT_MS = 120_000;
 
 interface Thread {
   readonly worker: Worker;
+  /** The answers' port (this end). */
   readonly port: MessagePort;
+  /** The requests' port (this end). */
+  readonly requests: MessagePort;
 }
 
 /** The number of workers a setting asks for, validated: an integer 1..MAX_WORKERS. */
@@ -36,11 +56,13 @@ export function validWorkers(value: unknown, what = 'workers'): number {
 export class PartitionPool {
   private threads: Thread[] | null = null;
   private readonly flags: Int32Array;
+  private readonly requestWords: Int32Array;
   private nextHandle = 1;
   private closed = false;
 
   constructor(readonly partitions: number) {
     this.flags = new Int32Array(new SharedArrayBuffer(4 * partitions));
+    this.requestWords = new Int32Array(new SharedArrayBuffer(4 * REQ_WIDTH * partitions));
   }
 
   /** A new handle for a partitioned Reduce (its id in every thread). */
@@ -55,30 +77,50 @@ export class PartitionPool {
     const threads: Thread[] = [];
     for (let slot = 0; slot < this.partitions; slot++) {
       const { port1, port2 } = new MessageChannel();
-      const data = { reply: port2, flags: this.flags, slot };
-      const worker = startWorker(entry, data, [port2]);
+      const requests = new MessageChannel();
+      const data = {
+        reply: port2,
+        requests: requests.port2,
+        flags: this.flags,
+        words: this.requestWords,
+        slot,
+      };
+      const worker = startWorker(entry, data, [port2, requests.port2]);
       worker.unref();
       port1.unref();
+      requests.port1.unref();
       // A thread's death is noticed by the call waiting for it (ANSWER_TIMEOUT_MS): no listener here
       // would run while the main thread blocks anyway. An unhandled 'error' must not crash the process.
       worker.on('error', () => {});
-      threads.push({ worker, port: port1 });
+      threads.push({ worker, port: port1, requests: requests.port1 });
     }
     this.threads = threads;
     return threads;
   }
 
-  /** Posts `messages[p]` to partition p's thread (null: none), then waits for every answer. */
-  callEach(
-    messages: readonly (ToWorker | null)[],
-    transfer: readonly (readonly ArrayBuffer[])[] = [],
-  ): (FromWorker | null)[] {
+  /** Hands `messages[p]` to partition p's thread (null: none), then waits for every answer. */
+  callEach(messages: readonly (Request | null)[]): (FromWorker | null)[] {
     const threads = this.started();
+    const words = this.requestWords;
     for (let p = 0; p < messages.length; p++) {
       const m = messages[p];
       if (m === null || m === undefined) continue;
-      Atomics.store(this.flags, p, 0);
-      (threads[p] as Thread).worker.postMessage(m, [...(transfer[p] ?? [])]);
+      // Answered → out (a thread that ended keeps ENDED: the exchange leaves it for the wait below).
+      Atomics.compareExchange(this.flags, p, ANSWERED, 0);
+      const base = p * REQ_WIDTH;
+      if (m.t === 'shared-step') {
+        words[base + REQ_KIND] = KIND_STEP;
+        words[base + REQ_H] = m.h;
+        words[base + REQ_START] = m.start;
+        words[base + REQ_COUNT] = m.count;
+        words[base + REQ_NULLS] = m.nullMask;
+      } else {
+        words[base + REQ_KIND] = KIND_MESSAGE;
+        (threads[p] as Thread).requests.postMessage(m);
+      }
+      // The bump publishes the fields above (Atomics order the plain writes before it).
+      Atomics.add(words, base + REQ_SEQ, 1);
+      Atomics.notify(words, base + REQ_SEQ);
     }
     const answers: (FromWorker | null)[] = [];
     for (let p = 0; p < messages.length; p++) {
@@ -101,7 +143,8 @@ export class PartitionPool {
 
   private await(p: number, thread: Thread): FromWorker {
     const deadline = Date.now() + ANSWER_TIMEOUT_MS;
-    while (Atomics.load(this.flags, p) === 0) {
+    let flag: number;
+    while ((flag = Atomics.load(this.flags, p)) === 0) {
       const left = deadline - Date.now();
       if (left <= 0)
         throw new SluiceError(
@@ -110,6 +153,11 @@ export class PartitionPool {
         );
       Atomics.wait(this.flags, p, 0, Math.min(left, 1000));
     }
+    if (flag === ENDED)
+      throw new SluiceError(
+        'INTERNAL_ERROR',
+        `partition worker ${p} has ended: its partition's state is lost`,
+      );
     const got = receiveMessageOnPort(thread.port);
     if (got === undefined)
       throw new SluiceError('INTERNAL_ERROR', `partition worker ${p} raised its flag without an answer`);
@@ -124,6 +172,7 @@ export class PartitionPool {
     if (threads === null) return;
     for (const t of threads) {
       t.port.close();
+      t.requests.close();
       void t.worker.terminate();
     }
   }

@@ -12,6 +12,22 @@ export type ReduceNode = Extract<DataflowNode, { kind: 'reduce' }>;
 export type WireColumn =
   { readonly f64: Float64Array; readonly nulls: Uint8Array | null } | { readonly values: readonly Value[] };
 
+/**
+ * A partitioned Reduce's input buffers, shared with every thread and kept between steps (grown when a
+ * batch outgrows them): one allocation and one hand-over per growth, not per step.
+ */
+export interface StepBuffers {
+  /** By input column: its numbers and null mask (null for the columns the Reduce ignores). */
+  readonly f64: readonly (Float64Array | null)[];
+  readonly nulls: readonly (Uint8Array | null)[];
+  readonly weights: Float64Array;
+  /** The batch indexes of each partition's rows, ascending, partition after partition. */
+  readonly rows: Int32Array;
+}
+
+/** A column of a step: in the shared buffers (with or without its null mask), or its values. */
+export type StepColumn = { readonly nulls: boolean } | { readonly values: readonly Value[] };
+
 export type ToWorker =
   | {
       readonly t: 'open';
@@ -25,18 +41,60 @@ export type ToWorker =
   | {
       readonly t: 'step';
       readonly h: number;
-      /** By input column: the columns the Reduce reads, null for the others (the whole batch). */
-      readonly cols: readonly (WireColumn | null)[];
-      readonly weights: Float64Array;
-      /** The batch indexes of this partition's rows, ascending. */
-      readonly rows: Int32Array;
+      /** The Reduce's input buffers when they were (re)allocated since its last step, else null. */
+      readonly bufs: StepBuffers | null;
+      /** By input column: how the batch's column is held (null for the columns the Reduce ignores). */
+      readonly cols: readonly (StepColumn | null)[];
+      /** This partition's rows: `bufs.rows[start .. start + count)`. */
+      readonly start: number;
+      readonly count: number;
     }
   | { readonly t: 'track'; readonly h: number; readonly on: boolean }
   | { readonly t: 'take'; readonly h: number; readonly full: boolean }
   | { readonly t: 'load'; readonly h: number; readonly values: readonly unknown[] }
   | { readonly t: 'rows'; readonly h: number }
   | { readonly t: 'size'; readonly h: number }
-  | { readonly t: 'close'; readonly h: number };
+  | { readonly t: 'close'; readonly h: number }
+  /** For tests: the thread ends, as one that crashed would. */
+  | { readonly t: 'exit' };
+
+/**
+ * A step written into the thread's request words instead of posted (the common case: every column
+ * the Reduce reads is numbers in the shared buffers the thread already holds). `nullMask` bit c: input
+ * column c has NULLs (its null mask is read). Columns 0..30 only; the others go as a message.
+ */
+export interface SharedStep {
+  readonly t: 'shared-step';
+  readonly h: number;
+  readonly start: number;
+  readonly count: number;
+  readonly nullMask: number;
+}
+
+/** A request: posted, or in the request words. */
+export type Request = ToWorker | SharedStep;
+
+/**
+ * The request words of one thread (REQ_WIDTH Int32 slots each, in one shared array): the main thread
+ * writes a request's fields, then bumps REQ_SEQ and notifies; the thread waits on REQ_SEQ. REQ_KIND:
+ * KIND_MESSAGE (read the posted message off the request port) or KIND_STEP (a SharedStep's fields).
+ */
+export const REQ_WIDTH = 8;
+export const REQ_SEQ = 0;
+export const REQ_KIND = 1;
+export const REQ_H = 2;
+export const REQ_START = 3;
+export const REQ_COUNT = 4;
+export const REQ_NULLS = 5;
+export const KIND_MESSAGE = 0;
+export const KIND_STEP = 1;
+/** The highest input column index a SharedStep can describe (its null mask is one Int32). */
+export const SHARED_STEP_MAX_COLUMN = 30;
+
+/** A thread's flag: 0 while a request is out, ANSWERED when its answer is on the reply port, ENDED
+ * once the thread has ended (set by its exit handler: no answer will come). */
+export const ANSWERED = 1;
+export const ENDED = 2;
 
 /** A row error the partition's Reduce reported, with its group's first row in the batch. */
 export interface WireRowError {

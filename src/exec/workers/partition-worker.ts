@@ -1,8 +1,10 @@
 // A partition worker thread: it hosts one partition of each partitioned Reduce (partitioned-reduce.ts)
 // — a plain ReduceOp holding the groups whose id hashes to its partition — and steps it on the rows
-// of each batch that belong to it. Every request is answered on the reply port, then the thread's
-// flag is raised, so the main thread can wait for it synchronously (partition-pool.ts).
-import { parentPort, workerData } from 'node:worker_threads';
+// of each batch that belong to it. It waits for requests on its shared request words (Atomics.wait,
+// never returning to its event loop: no message dispatch per step); every request is answered on the
+// reply port, then the thread's flag is raised, so the main thread can wait for it synchronously
+// (partition-pool.ts).
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
@@ -14,9 +16,20 @@ import { ColumnBatch } from '../../ivm/zset.ts';
 import type { PartitionLayout } from './partition-eligibility.ts';
 import { groupId } from './partition-hash.ts';
 import {
+  ANSWERED,
+  ENDED,
+  KIND_STEP,
+  REQ_COUNT,
+  REQ_H,
+  REQ_KIND,
+  REQ_NULLS,
+  REQ_SEQ,
+  REQ_START,
+  REQ_WIDTH,
   encodeColumn,
   transferables,
   type FromWorker,
+  type StepBuffers,
   type StepReply,
   type ToWorker,
   type WireColumn,
@@ -30,30 +43,88 @@ interface Hosted {
   readonly width: number;
   readonly partition: number;
   readonly partitions: number;
+  /** The Reduce's shared input buffers, as last handed over. */
+  bufs: StepBuffers | null;
 }
 
-const port = parentPort;
-if (port === null) throw new Error('partition-worker.ts runs as a worker thread');
-const { reply, flags, slot } = workerData as { reply: MessagePort; flags: Int32Array; slot: number };
+if (parentPort === null) throw new Error('partition-worker.ts runs as a worker thread');
+const { reply, requests, flags, words, slot } = workerData as {
+  reply: MessagePort;
+  requests: MessagePort;
+  flags: Int32Array;
+  words: Int32Array;
+  slot: number;
+};
 const hosted = new Map<number, Hosted>();
 
 function answer(message: FromWorker, transfer: ArrayBuffer[] = []): void {
   reply.postMessage(message, transfer);
-  Atomics.store(flags, slot, 1);
+  Atomics.store(flags, slot, ANSWERED);
   Atomics.notify(flags, slot);
 }
 
-port.on('message', (message: ToWorker) => {
-  try {
-    handle(message);
-  } catch (error) {
-    answer({
-      ok: false,
-      code: error instanceof SluiceError ? error.code : 'INTERNAL_ERROR',
-      message: error instanceof Error ? error.message : String(error),
+/** How long one wait lasts before it is renewed (a thread being terminated stops between waits). */
+const WAIT_MS = 250;
+
+/** Serves requests until the thread is terminated: one outstanding at a time (the main thread waits). */
+function serve(): void {
+  const base = slot * REQ_WIDTH;
+  let seen = 0;
+  for (;;) {
+    Atomics.wait(words, base + REQ_SEQ, seen, WAIT_MS);
+    const now = Atomics.load(words, base + REQ_SEQ);
+    if (now === seen) continue;
+    seen = now;
+    try {
+      if (words[base + REQ_KIND] === KIND_STEP)
+        sharedStep(
+          words[base + REQ_H] as number,
+          words[base + REQ_START] as number,
+          words[base + REQ_COUNT] as number,
+          words[base + REQ_NULLS] as number,
+        );
+      else {
+        const got = receiveMessageOnPort(requests);
+        if (got === undefined)
+          throw new SluiceError('INTERNAL_ERROR', 'a partition request came without its message');
+        handle(got.message as ToWorker);
+      }
+    } catch (error) {
+      answer({
+        ok: false,
+        code: error instanceof SluiceError ? error.code : 'INTERNAL_ERROR',
+        message: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+}
+
+// A thread that ends (process.exit, an error outside a request) says so on its flag, so the main
+// thread, blocked waiting for it, fails the call at once instead of at its timeout.
+process.on('exit', () => {
+  Atomics.store(flags, slot, ENDED);
+  Atomics.notify(flags, slot);
+});
+
+// After this module's evaluation (the thread's loader finishes first), never to return.
+setImmediate(serve);
+
+/** A step whose fields came in the request words: every column read is in the shared buffers. */
+function sharedStep(h: number, start: number, count: number, nullMask: number): void {
+  const x = hostedOf(h);
+  const bufs = x.bufs;
+  if (bufs === null) throw new SluiceError('INTERNAL_ERROR', 'a partition step came before its buffers');
+  const cols: (WireColumn | null)[] = [];
+  for (const c of x.layout.usedColumns) {
+    while (cols.length < c) cols.push(null);
+    cols.push({
+      f64: bufs.f64[c] as Float64Array,
+      nulls: (nullMask & (1 << c)) !== 0 ? (bufs.nulls[c] as Uint8Array) : null,
     });
   }
-});
+  const step = stepPartition(x, cols, bufs.weights, bufs.rows.subarray(start, start + count));
+  answer({ ok: true, step }, transferables(step.cols));
+}
 
 function hostedOf(h: number): Hosted {
   const x = hosted.get(h);
@@ -78,12 +149,25 @@ function handle(message: ToWorker): void {
         width: input.length,
         partition: message.partition,
         partitions: message.partitions,
+        bufs: null,
       });
       answer({ ok: true, done: true });
       return;
     }
     case 'step': {
-      const step = stepPartition(hostedOf(message.h), message.cols, message.weights, message.rows);
+      const x = hostedOf(message.h);
+      if (message.bufs !== null) x.bufs = message.bufs;
+      const bufs = x.bufs;
+      if (bufs === null) throw new SluiceError('INTERNAL_ERROR', 'a partition step came before its buffers');
+      const cols = message.cols.map((c, i): WireColumn | null =>
+        c === null
+          ? null
+          : 'values' in c
+            ? c
+            : { f64: bufs.f64[i] as Float64Array, nulls: c.nulls ? (bufs.nulls[i] as Uint8Array) : null },
+      );
+      const rows = bufs.rows.subarray(message.start, message.start + message.count);
+      const step = stepPartition(x, cols, bufs.weights, rows);
       answer({ ok: true, step }, transferables(step.cols));
       return;
     }
@@ -112,6 +196,8 @@ function handle(message: ToWorker): void {
       hosted.delete(message.h);
       answer({ ok: true, done: true });
       return;
+    case 'exit':
+      process.exit(1);
   }
 }
 

@@ -7,7 +7,7 @@ import type { DataflowNode } from '../../ivm/dataflow-plan.ts';
 import { groupId, hashGroupId, partitionOf } from './partition-hash.ts';
 import { partitioningOf } from './partition-eligibility.ts';
 import { columnValue, encodeColumn } from './partition-protocol.ts';
-import { validWorkers } from './partition-pool.ts';
+import { PartitionPool, validWorkers } from './partition-pool.ts';
 
 type ReduceNode = Extract<DataflowNode, { kind: 'reduce' }>;
 
@@ -118,3 +118,25 @@ test('the worker count is an integer from 1 to 64', () => {
   for (const bad of [0, 65, 1.5, 'two', null])
     assert.throws(() => validWorkers(bad), /workers must be an integer from 1 to 64/);
 });
+
+test(
+  'a thread that ends fails the call waiting for it, and every later call, with a clear error',
+  { timeout: 60_000 },
+  () => {
+    const pool = new PartitionPool(2);
+    try {
+      // A request for a Reduce the threads do not hold: answered (an error), so the threads are serving.
+      assert.throws(() => pool.callAll({ t: 'size', h: 99 }), /partition worker holds no reduce 99/);
+      // Thread 1 ends while the main thread waits for it (its exit handler raises the flag; without it
+      // the call would wait out its 120 s timeout, past this test's).
+      assert.throws(
+        () => pool.callEach([{ t: 'size', h: 99 }, { t: 'exit' }]),
+        /partition worker 1 has ended: its partition's state is lost/,
+      );
+      assert.throws(() => pool.callAll({ t: 'size', h: 99 }), /partition worker 1 has ended/);
+      assert.throws(() => pool.callEach([null, { t: 'size', h: 1 }]), /partition worker 1 has ended/);
+    } finally {
+      pool.close();
+    }
+  },
+);

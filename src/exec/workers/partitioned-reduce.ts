@@ -18,11 +18,13 @@ import { groupId, partitionOf } from './partition-hash.ts';
 import type { PartitionPool } from './partition-pool.ts';
 import {
   columnValue,
-  encodeColumn,
+  SHARED_STEP_MAX_COLUMN,
   type FromWorker,
   type ReduceNode,
+  type Request,
+  type StepBuffers,
+  type StepColumn,
   type StepReply,
-  type ToWorker,
   type WireColumn,
 } from './partition-protocol.ts';
 
@@ -34,6 +36,12 @@ export class PartitionedReduce implements Operator, Stateful {
   private readonly keyColumns: readonly ColumnSpec[];
   private readonly width: number;
   private closed = false;
+  /** The shared input buffers (allocated on the first step), their capacity in rows, and which
+   * allocation (generation) each thread was last handed. */
+  private buffers: StepBuffers | null = null;
+  private capacity = 0;
+  private generation = 0;
+  private readonly sentGeneration: Int32Array;
 
   constructor(
     node: ReduceNode,
@@ -47,6 +55,7 @@ export class PartitionedReduce implements Operator, Stateful {
     this.keyColumns = node.columns.slice(0, node.keyCount);
     this.width = node.columns.length;
     this.handle = pool.handle();
+    this.sentGeneration = new Int32Array(pool.partitions);
     const h = this.handle;
     pool.callEach(
       Array.from({ length: pool.partitions }, (_, partition) => ({
@@ -65,40 +74,105 @@ export class PartitionedReduce implements Operator, Stateful {
     const input = inputs[0] as ZBatch;
     const n = input.weights.length;
     if (n === 0) return new ColumnBatch(emptyColumns(this.width), []);
-    const cols: (WireColumn | null)[] = [];
+    const bufs = this.buffersFor(n);
+    const cols: (StepColumn | null)[] = [];
+    const wire: (WireColumn | null)[] = [];
     const inCols = input.cols;
     for (const c of this.layout.usedColumns) {
-      while (cols.length < c) cols.push(null);
-      const get =
-        inCols !== undefined
-          ? (i: number): Value => (inCols[c] as readonly Value[])[i] as Value
-          : (i: number): Value => (input.rows[i] as readonly Value[])[c] as Value;
-      cols.push(encodeColumn(n, get, true));
+      while (cols.length < c) {
+        cols.push(null);
+        wire.push(null);
+      }
+      const col = fillColumn(
+        n,
+        inCols !== undefined ? (inCols[c] as readonly Value[]) : null,
+        input.rows,
+        c,
+        bufs.f64[c] as Float64Array,
+        bufs.nulls[c] as Uint8Array,
+      );
+      cols.push(col);
+      wire.push(
+        'values' in col
+          ? col
+          : { f64: bufs.f64[c] as Float64Array, nulls: col.nulls ? (bufs.nulls[c] as Uint8Array) : null },
+      );
     }
-    const weights = new Float64Array(new SharedArrayBuffer(8 * n));
+    const weights = bufs.weights;
     for (let i = 0; i < n; i++) weights[i] = input.weights[i] as number;
-    // Each row goes to the partition of its group, hashed here once (the threads read only theirs).
+    // Each row goes to the partition of its group, hashed here once (the threads read only theirs),
+    // into one shared list: partition 0's rows, then partition 1's, ...
     const P = this.pool.partitions;
-    const part = this.rowPartitions(n, cols);
+    const part = this.rowPartitions(n, wire);
     const counts = new Int32Array(P);
     for (let i = 0; i < n; i++) counts[part[i] as number]!++;
-    const rows = Array.from(
-      { length: P },
-      (_, p) => new Int32Array(new SharedArrayBuffer(4 * (counts[p] as number))),
-    );
     const fill = new Int32Array(P);
-    for (let i = 0; i < n; i++) {
-      const p = part[i] as number;
-      (rows[p] as Int32Array)[fill[p]!++] = i;
-    }
+    for (let p = 1; p < P; p++) fill[p] = (fill[p - 1] as number) + (counts[p - 1] as number);
+    const starts = fill.slice();
+    const rows = bufs.rows;
+    for (let i = 0; i < n; i++) rows[fill[part[i] as number]!++] = i;
     const h = this.handle;
-    const messages = rows.map((r): ToWorker | null =>
-      r.length === 0 ? null : { t: 'step', h, cols, weights, rows: r },
-    );
+    // The columns' null flags as a mask (-1: a column of values, or past what a mask holds).
+    let nullMask = 0;
+    for (let c = 0; c < cols.length; c++) {
+      const col = cols[c];
+      if (col === null || col === undefined) continue;
+      if ('values' in col || c > SHARED_STEP_MAX_COLUMN) nullMask = -1;
+      else if (col.nulls && nullMask >= 0) nullMask |= 1 << c;
+    }
+    const messages: (Request | null)[] = [];
+    for (let p = 0; p < P; p++) {
+      const count = counts[p] as number;
+      if (count === 0) {
+        messages.push(null);
+        continue;
+      }
+      // A thread that has not seen the current buffers gets them with this step (once per growth), as
+      // a message; else, when every column is in the buffers, the step goes in its request words.
+      const fresh = this.sentGeneration[p] !== this.generation;
+      this.sentGeneration[p] = this.generation;
+      const start = starts[p] as number;
+      messages.push(
+        !fresh && nullMask >= 0
+          ? { t: 'shared-step', h, start, count, nullMask }
+          : { t: 'step', h, bufs: fresh ? bufs : null, cols, start, count },
+      );
+    }
     const replies = this.pool
       .callEach(messages)
       .map((a) => (a === null ? NO_CHANGES : (a as Extract<FromWorker, { step: StepReply }>).step));
     return this.merge(replies, errors);
+  }
+
+  /** The shared input buffers, reallocated (doubled past `n`) when a batch of `n` rows outgrows them. */
+  private buffersFor(n: number): StepBuffers {
+    if (this.buffers !== null && this.capacity >= n) return this.buffers;
+    let capacity = Math.max(this.capacity, INITIAL_CAPACITY);
+    while (capacity < n) capacity *= 2;
+    const f64: (Float64Array | null)[] = [];
+    const nulls: (Uint8Array | null)[] = [];
+    for (const c of this.layout.usedColumns) {
+      while (f64.length < c) {
+        f64.push(null);
+        nulls.push(null);
+      }
+      f64.push(new Float64Array(new SharedArrayBuffer(8 * capacity)));
+      nulls.push(new Uint8Array(new SharedArrayBuffer(capacity)));
+    }
+    this.buffers = {
+      f64,
+      nulls,
+      weights: new Float64Array(new SharedArrayBuffer(8 * capacity)),
+      rows: new Int32Array(new SharedArrayBuffer(4 * capacity)),
+    };
+    this.capacity = capacity;
+    this.generation++;
+    return this.buffers;
+  }
+
+  /** The buffers' row capacity (for tests: they grow with the largest batch). */
+  get bufferCapacity(): number {
+    return this.capacity;
   }
 
   /** The partition of each row's group. */
@@ -242,6 +316,40 @@ export class PartitionedReduce implements Operator, Stateful {
 }
 
 const EMPTY_F64 = new Float64Array(0);
+
+/** The first capacity of a Reduce's shared input buffers, in rows (doubled as batches need). */
+const INITIAL_CAPACITY = 64;
+
+/**
+ * Writes column `c` of a batch (`col` when the batch is columnar, else `rows[i][c]`) into the shared
+ * buffers when every value is a number or null, marking each row's null flag; else its values.
+ */
+function fillColumn(
+  n: number,
+  col: readonly Value[] | null,
+  rows: readonly (readonly Value[])[],
+  c: number,
+  f64: Float64Array,
+  nulls: Uint8Array,
+): StepColumn {
+  let hasNull = false;
+  for (let i = 0; i < n; i++) {
+    const v = col !== null ? (col[i] as Value) : ((rows[i] as readonly Value[])[c] as Value);
+    if (typeof v === 'number') {
+      f64[i] = v;
+      nulls[i] = 0;
+    } else if (v === null) {
+      nulls[i] = 1;
+      hasNull = true;
+    } else {
+      const values = new Array<Value>(n);
+      for (let j = 0; j < n; j++)
+        values[j] = col !== null ? (col[j] as Value) : ((rows[j] as readonly Value[])[c] as Value);
+      return { values };
+    }
+  }
+  return { nulls: hasNull };
+}
 
 /** The answer of a partition that had no rows: no changes. */
 const NO_CHANGES: StepReply = {
