@@ -15,6 +15,8 @@ import { ABSENT, type RequestKeys } from './table-request-keys.ts';
 export interface ResolveTable {
   readonly def: TableDef;
   normalizeRow(input: unknown, what: 'insert' | 'delete', index: number): Value[];
+  /** A delete naming only the primary key, typed fast; null for any other (row-normalizer.ts). */
+  normalizeKeyDelete(input: unknown): Value[] | null;
   keyOf(row: readonly Value[]): Value;
 }
 
@@ -55,8 +57,10 @@ export function resolveKeyed(
   const deletedKeys = scratch.deleted;
   deletedKeys.begin();
   deleteRows.forEach((input, i) => {
-    const row = table.normalizeRow(input, 'delete', i);
-    const keyOnly = isKeyOnlyDelete(def, input as Record<string, unknown>);
+    // `{"id": 7}`, the common delete, skips the general path (the row it would build, key-only).
+    const keyRow = table.normalizeKeyDelete(input);
+    const row = keyRow ?? table.normalizeRow(input, 'delete', i);
+    const keyOnly = keyRow !== null || isKeyOnlyDelete(def, input as Record<string, unknown>);
     const k = table.keyOf(row);
     // Recorded as deleted in the same probe that finds an earlier delete of the key (a request that
     // throws leaves the mark behind: the next request's `begin` forgets it).
