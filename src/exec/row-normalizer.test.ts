@@ -6,7 +6,12 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { T, typeName, type SqlType, type Value } from '../common/types.ts';
 import { TableStore } from './table-store.ts';
-import { compileInsertColumnsNormalizer, compileInsertNormalizer } from './row-normalizer.ts';
+import {
+  compileInsertColumnsNormalizer,
+  compileInsertNormalizer,
+  isKeyOnlyDelete,
+  keyDeleteNormalizer,
+} from './row-normalizer.ts';
 
 const TYPES: readonly SqlType[] = [
   T.int16,
@@ -111,6 +116,62 @@ test('the generated normalizer accepts only what the general path accepts, with 
     ),
     { numRuns: 400 },
   );
+});
+
+test('the key-only delete fast path builds exactly the general key-only delete row, or declines', () => {
+  let accepted = 0;
+  fc.assert(
+    fc.property(
+      tableArb
+        .chain((cols) =>
+          fc.tuple(
+            fc.constant(cols),
+            fc.subarray(
+              cols.map((_, i) => i),
+              { minLength: 1 },
+            ),
+          ),
+        )
+        .chain(([cols, pk]) => {
+          const pkNames = pk.map((i) => (cols[i] as { name: string }).name);
+          // Exactly the key's fields, with values often valid for their type, else any row.
+          const plain = fc.oneof(
+            fc.integer({ min: -100, max: 100 }),
+            fc.string({ maxLength: 2 }),
+            fc.boolean(),
+          );
+          const keyRow = fc
+            .array(fc.oneof(plain, rawValue), { minLength: pkNames.length, maxLength: pkNames.length })
+            .map((vs) => Object.fromEntries(pkNames.map((n, i) => [n, vs[i]])));
+          const rows = fc.oneof(keyRow, keyRow, rowArb(pkNames), rowArb(cols.map((c) => c.name)));
+          return fc.tuple(fc.constant(cols), fc.constant(pk), fc.array(rows, { maxLength: 8 }));
+        }),
+      ([cols, pk, rows]) => {
+        const def = { kind: 'table' as const, name: 't', columns: cols, primaryKey: pk, sql: '' };
+        const store = new TableStore(def);
+        const fast = keyDeleteNormalizer(cols, pk);
+        for (const raw of rows) {
+          const input = JSON.parse(JSON.stringify(raw)) as Record<string, unknown>;
+          const got = fast(input);
+          if (got === null) continue;
+          accepted++;
+          const reference = store.normalizeRowGeneral(input, 'delete', 0); // throws if it refuses
+          assert.ok(same(got, reference), `${JSON.stringify(input)}: ${String(got)} vs ${String(reference)}`);
+          assert.ok(isKeyOnlyDelete(def, input), `${JSON.stringify(input)} is a key-only delete`);
+        }
+      },
+    ),
+    { numRuns: 400 },
+  );
+  assert.ok(accepted > 50, `the fast path took ${accepted} deletes`);
+  // The delete it exists for.
+  const cols = [
+    { name: 'id', type: T.int32, nullable: false },
+    { name: 'v', type: T.text, nullable: true },
+  ];
+  assert.deepEqual(keyDeleteNormalizer(cols, [0])({ id: 7 }), [7, null]);
+  assert.equal(keyDeleteNormalizer(cols, [0])({ id: 7, v: 'x' }), null);
+  assert.equal(keyDeleteNormalizer(cols, [0, 1])({ id: 7, v: 'x' }), null);
 });
 
 function defaultFor(type: SqlType): Value {

@@ -130,6 +130,43 @@ export function compileInsertColumnsNormalizer(
   return build<InsertColumnsNormalizer>('normalizeInsertColumns', 'input, out', body, columns, defaults);
 }
 
+/**
+ * A delete naming only its row's primary key (`{"id": 7}`, the common delete) typed without the
+ * general path's checks and allocations: the key columns' values, NULL elsewhere, exactly the row
+ * `normalizeRowGeneral` builds for it. Null when the row is anything else (another field, a value
+ * the fast coercion declines, NULL in the key): the general path then builds it or names the problem.
+ * Null for every row of a table whose columns are all key columns (such a delete is not key-only).
+ */
+export type KeyDeleteNormalizer = (input: unknown) => Value[] | null;
+
+export function keyDeleteNormalizer(
+  columns: readonly ColumnShape[],
+  primaryKey: readonly number[] | null,
+): KeyDeleteNormalizer {
+  const pk = primaryKey ?? [];
+  if (pk.length === 0 || pk.length >= columns.length) return () => null;
+  const names = pk.map((i) => (columns[i] as ColumnShape).name);
+  const types = pk.map((i) => (columns[i] as ColumnShape).type);
+  const width = columns.length;
+  return (input) => {
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) return null;
+    const obj = input as Record<string, unknown>;
+    // Every field a key column (the general path refuses unknown ones, and any other column makes
+    // the delete a whole-row one).
+    for (const name in obj) if (!names.includes(name)) return null;
+    const row = new Array<Value>(width);
+    for (let c = 0; c < width; c++) row[c] = null;
+    for (let j = 0; j < names.length; j++) {
+      const name = names[j] as string;
+      if (!Object.hasOwn(obj, name)) return null;
+      const v = coerceIngestFast(obj[name], types[j] as SqlType);
+      if (v === INVALID_INGEST || v === null) return null;
+      row[pk[j] as number] = v;
+    }
+    return row;
+  };
+}
+
 // ---- the general path -------------------------------------------------------------------------
 
 /** Whether a delete row (already validated) names only primary-key columns. */

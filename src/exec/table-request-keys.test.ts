@@ -38,8 +38,14 @@ test('a request sees exactly the keys it set, whatever earlier requests set', ()
     for (let i = 0; i < size; i++) {
       const k = randomKey(rnd, 4 * size + 1);
       assert.equal(keys.get(k), model.get(k) ?? ABSENT);
-      keys.set(k, i);
-      model.set(k, i);
+      if (rnd() < 0.5) {
+        keys.set(k, i);
+        model.set(k, i);
+      } else {
+        // claim: the earlier value stays; an absent key takes this one.
+        assert.equal(keys.claim(k, i), model.get(k) ?? ABSENT);
+        if (!model.has(k)) model.set(k, i);
+      }
     }
     for (let i = 0; i < 50; i++) {
       const k = randomKey(rnd, 4 * size + 1);
@@ -53,6 +59,7 @@ test('-0 is the key 0', () => {
   keys.begin();
   keys.set(-0, 3);
   assert.equal(keys.get(0), 3);
+  assert.equal(keys.claim(0, 4), 3);
   keys.begin();
   assert.equal(keys.get(0), ABSENT);
 });

@@ -51,6 +51,32 @@ export class RequestKeys {
     if (this.put(key | 0, value)) this.count++;
   }
 
+  /**
+   * The value set for `key` in this request if any (it stays); else sets `value` and returns ABSENT.
+   * One probe where `get` then `set` took two (every insert of a keyed table asks this).
+   */
+  claim(key: Value, value: number): number {
+    if (!(typeof key === 'number' && (key | 0) === key)) {
+      const had = this.other.get(key);
+      if (had !== undefined) return had;
+      this.other.set(key, value);
+      return ABSENT;
+    }
+    // Grown first (as `set` does), so the probe below finds the cell to fill.
+    if (2 * (this.count + 1) > this.mask + 1) this.grow();
+    const g = this.generation;
+    let i = hash(key) & this.mask;
+    while (this.stamps[i] === g) {
+      if (this.keys[i] === key) return this.values[i] as number;
+      i = (i + 1) & this.mask;
+    }
+    this.stamps[i] = g;
+    this.keys[i] = key;
+    this.values[i] = value;
+    this.count++;
+    return ABSENT;
+  }
+
   /** Puts `key` in its cell; true when the key is new. */
   private put(key: number, value: number): boolean {
     const g = this.generation;

@@ -15,6 +15,8 @@ import { ABSENT, type RequestKeys } from './table-request-keys.ts';
 export interface ResolveTable {
   readonly def: TableDef;
   normalizeRow(input: unknown, what: 'insert' | 'delete', index: number): Value[];
+  /** A delete naming only the primary key, typed fast; null for any other (row-normalizer.ts). */
+  normalizeKeyDelete(input: unknown): Value[] | null;
   keyOf(row: readonly Value[]): Value;
 }
 
@@ -55,10 +57,14 @@ export function resolveKeyed(
   const deletedKeys = scratch.deleted;
   deletedKeys.begin();
   deleteRows.forEach((input, i) => {
-    const row = table.normalizeRow(input, 'delete', i);
-    const keyOnly = isKeyOnlyDelete(def, input as Record<string, unknown>);
+    // `{"id": 7}`, the common delete, skips the general path (the row it would build, key-only).
+    const keyRow = table.normalizeKeyDelete(input);
+    const row = keyRow ?? table.normalizeRow(input, 'delete', i);
+    const keyOnly = keyRow !== null || isKeyOnlyDelete(def, input as Record<string, unknown>);
     const k = table.keyOf(row);
-    const existing = deletedKeys.get(k) !== ABSENT ? null : byKey.get(k);
+    // Recorded as deleted in the same probe that finds an earlier delete of the key (a request that
+    // throws leaves the mark behind: the next request's `begin` forgets it).
+    const existing = deletedKeys.claim(k, 0) !== ABSENT ? null : byKey.get(k);
     if (existing === null || existing === undefined) {
       throw new SluiceError(
         'ROW_NOT_FOUND',
@@ -78,7 +84,6 @@ export function resolveKeyed(
         },
       );
     }
-    deletedKeys.set(k, 0);
     deletes.push(existing);
   });
   const anyDeleted = deleteRows.length > 0;
@@ -88,7 +93,8 @@ export function resolveKeyed(
   insertRows.forEach((input, i) => {
     const row = normalizeInsert(input, i);
     const k = table.keyOf(row);
-    const earlier = insertedAt.get(k);
+    // Where the key's insert goes, found and (when new) recorded in one probe.
+    const earlier = insertedAt.claim(k, inserts.length);
     if (earlier !== ABSENT) {
       inserts[earlier] = row; // a later insert of the same key in one request wins
       return;
@@ -96,7 +102,6 @@ export function resolveKeyed(
     // A stored row under the key is replaced, unless this request already deleted it.
     const existing = anyDeleted && deletedKeys.get(k) !== ABSENT ? undefined : byKey.get(k);
     if (existing !== undefined) deletes.push(existing);
-    insertedAt.set(k, inserts.length);
     inserts.push(row);
   });
 }

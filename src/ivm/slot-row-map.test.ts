@@ -30,8 +30,18 @@ function randomKey(rnd: () => number): Value {
 }
 
 type Op = (m: Map<Value, readonly Value[]> | SlotRowMap<Value>, k: Value, v: number) => unknown;
-const set: Op = (m, k, v) => m.set(k, [k, v]);
+const set: Op = (m, k, v) => m.set(k, [k, v]) === m;
 const del: Op = (m, k) => m.delete(k);
+/** `add` (set only an absent key) and `take` (delete, returning the row): a Map's has+set, get+delete. */
+const add: Op = (m, k, v) =>
+  m instanceof SlotRowMap ? m.add(k, [k, v]) : !m.has(k) && m.set(k, [k, v]) === m;
+const take: Op = (m, k) => {
+  if (m instanceof SlotRowMap) return m.take(k);
+  const row = m.get(k);
+  m.delete(k);
+  return row;
+};
+const OPS: readonly Op[] = [set, set, add, del, take];
 
 for (const seed of [1, 2, 3, 4, 5]) {
   test(`a slot map holds and orders rows as a Map does (seed ${seed})`, () => {
@@ -44,8 +54,8 @@ for (const seed of [1, 2, 3, 4, 5]) {
     let compactions = 0;
     for (let i = 0; i < 5000; i++) {
       const k = randomKey(rnd);
-      const op = rnd() < 0.55 ? set : del;
-      assert.equal(op(slots, k, i) === slots, op(map, k, i) === map);
+      const op = OPS[Math.floor(rnd() * OPS.length)] as Op;
+      assert.deepEqual(op(slots, k, i), op(map, k, i));
       assert.equal(slots.size, map.size);
       assert.deepEqual(slots.get(k), map.get(k));
       assert.equal(slots.has(k), map.has(k));

@@ -20,6 +20,10 @@ export interface RowMap<K> extends Iterable<[K, Row]> {
   delete(key: K): boolean;
   values(): IterableIterator<Row>;
   clear(): void;
+  /** Sets `key`'s row only if it has none; false (nothing changed) when it has one (a Map has not). */
+  add?(key: K, row: Row): boolean;
+  /** Deletes `key` and returns its row, or undefined when absent (a Map has not). */
+  take?(key: K): Row | undefined;
   /** Whether `compact` is worth its pass (a Map has neither). */
   readonly wantsCompaction?: boolean;
   /** Squeezes out deleted entries' room; called only while no iterator is open. */
@@ -61,26 +65,41 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
 
   set(key: K, row: Row): this {
     const slot = this.index.get(key);
-    if (slot >= 0) {
-      this.rows[slot] = row;
-      return this;
-    }
+    if (slot >= 0) this.rows[slot] = row;
+    else this.append(key, row);
+    return this;
+  }
+
+  add(key: K, row: Row): boolean {
+    // One lookup where `has` then `set` took two.
+    if (this.index.get(key) >= 0) return false;
+    this.append(key, row);
+    return true;
+  }
+
+  /** Puts an absent key in the next slot. */
+  private append(key: K, row: Row): void {
     this.index.set(key, this.rows.length);
     // A Map keeps -0 as 0.
     this.keys.push(key === 0 ? (0 as K) : key);
     this.rows.push(row);
     this.live++;
-    return this;
   }
 
   delete(key: K): boolean {
+    return this.take(key) !== undefined;
+  }
+
+  take(key: K): Row | undefined {
+    // One lookup where `get` then `delete` took two.
     const slot = this.index.get(key);
-    if (slot < 0) return false;
+    if (slot < 0) return undefined;
+    const row = this.rows[slot];
     this.index.delete(key);
     this.keys[slot] = undefined;
     this.rows[slot] = undefined;
     this.live--;
-    return true;
+    return row;
   }
 
   clear(): void {

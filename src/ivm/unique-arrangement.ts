@@ -46,12 +46,37 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
     if (this.tracking) this.dirty.add(key);
   }
 
+  /**
+   * Stores `row` as the key's row if it has none; false (nothing changed) when it has one. One
+   * lookup of the rows where `has` then `set` took two, unless a snapshot needs the before-image.
+   */
+  add(key: K, row: readonly Value[]): boolean {
+    const rows = this.rows;
+    if (this.snapshot === null && rows.add !== undefined) {
+      if (!rows.add(key, row)) return false;
+    } else {
+      if (rows.has(key)) return false;
+      this.snapshot?.beforeChange(key, undefined);
+      rows.set(key, row);
+    }
+    if (this.tracking) this.dirty.add(key);
+    return true;
+  }
+
   /** Removes the key's row; returns it (undefined if there was none). */
   delete(key: K): readonly Value[] | undefined {
-    const row = this.rows.get(key);
-    if (row === undefined) return undefined;
-    if (this.snapshot !== null) this.snapshot.beforeChange(key, row);
-    this.rows.delete(key);
+    const rows = this.rows;
+    let row: readonly Value[] | undefined;
+    if (this.snapshot === null && rows.take !== undefined) {
+      // One lookup where `get` then `delete` took two.
+      row = rows.take(key);
+      if (row === undefined) return undefined;
+    } else {
+      row = rows.get(key);
+      if (row === undefined) return undefined;
+      this.snapshot?.beforeChange(key, row);
+      rows.delete(key);
+    }
     if (this.tracking) this.dirty.add(key);
     // Renumbering slots would derail an open snapshot's walk of them: squeezed once it is over.
     if (this.snapshot === null && this.rows.wantsCompaction === true) this.rows.compact?.();

@@ -50,6 +50,8 @@ export class OutputOp implements Operator, Stateful {
     private readonly width: number,
     private readonly shared: { outputRows(): Iterable<readonly Value[]> } | null = null,
   ) {
+    // A Map, not a SlotRowMap: in the Top-N bench (ids up to 1M, ~100k live keys, heavy churn) the
+    // slots measured no faster (bench/README.md).
     this.keyed = key === null || shared !== null ? null : new UniqueArrangement();
     this.multiset = key === null ? new CountedArrangement(`view arrangement n${nodeId}`) : null;
   }
@@ -73,12 +75,12 @@ export class OutputOp implements Operator, Stateful {
         const w = delta.weights[i] as number;
         if (w > 0) continue;
         const k = this.keyOf(delta.rows[i] as readonly Value[]);
-        if (w !== -1 || !keyed.has(k))
+        // One lookup: the delete finds (and takes) the row or tells it was absent.
+        if (w !== -1 || keyed.delete(k) === undefined)
           throw new SluiceError(
             'INTERNAL_ERROR',
             `view arrangement n${this.nodeId}: retraction of an absent key`,
           );
-        keyed.delete(k);
         this.rowCount--;
       }
       for (let i = 0; i < delta.rows.length; i++) {
@@ -86,9 +88,8 @@ export class OutputOp implements Operator, Stateful {
         if (w < 0) continue;
         const row = delta.rows[i] as readonly Value[];
         const k = this.keyOf(row);
-        if (w !== 1 || keyed.has(k))
+        if (w !== 1 || !keyed.add(k, row))
           throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: two rows for one key`);
-        keyed.set(k, row);
         this.rowCount++;
       }
     } else {
