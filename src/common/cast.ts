@@ -73,8 +73,9 @@ export function shortestFloat32(x: number): number {
   return f;
 }
 
+/** An integer's value of a double: + 0 because an integer has no -0 (-0.2 rounds to 0, not -0). */
 function roundHalfAwayFromZero(x: number): number {
-  return x < 0 ? -Math.round(-x) : Math.round(x);
+  return (x < 0 ? -Math.round(-x) : Math.round(x)) + 0;
 }
 
 /** PostgreSQL's "value out of range: overflow" / "underflow" for float arithmetic and casts. */
@@ -324,9 +325,10 @@ export function coerceIngestFast(v: unknown, type: SqlType): Value | typeof INVA
   switch (type.kind) {
     case 'int':
       if (typeof v === 'number' && Number.isSafeInteger(v)) {
-        if (type.bits === 64) return v;
+        // + 0: an integer has no -0 (JSON's -0 parses to it), so it groups and matches as 0.
+        if (type.bits === 64) return v + 0;
         const range = type.bits === 16 ? 32767 : 2147483647;
-        if (v <= range && v >= -range - 1) return v;
+        if (v <= range && v >= -range - 1) return v + 0;
       }
       break;
     case 'float':
@@ -367,7 +369,7 @@ export function coerceIngest(
         if (!Number.isInteger(v)) return { ok: false, expected: `an integer (${typeName(type)})` };
         if (!Number.isSafeInteger(v))
           return { ok: false, expected: 'an exact integer (send large integers as strings)' };
-        n = v;
+        n = v + 0;
       } else if (typeof v === 'bigint') n = normalizeBigInt(v);
       else if (typeof v === 'string' && INT_TEXT.test(v)) n = normalizeBigInt(BigInt(v.trim()));
       else return { ok: false, expected: `an integer (${typeName(type)})` };

@@ -38,7 +38,7 @@ function intDiv(bits: 16 | 32 | 64) {
   return (a: Num, b: Num): Num => {
     if (b === 0 || b === 0n) throw divisionByZero();
     if (typeof a === 'number' && typeof b === 'number' && Math.abs(a) < 2 ** 52) {
-      return checkInt(Math.trunc(a / b), bits);
+      return checkInt(Math.trunc(a / b) + 0, bits); // no -0 for integers (-1 / 2)
     }
     const r = BigInt(a) / BigInt(b);
     return checkInt(normalizeBigInt(r), bits);
@@ -99,7 +99,7 @@ export function arith(
       case 'mul':
         op = intOp(
           bits,
-          (a, b) => a * b,
+          (a, b) => a * b + 0, // no -0 for integers (-1 * 0 is -0 in JS)
           (a, b) => a * b,
         );
         break;

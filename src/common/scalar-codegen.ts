@@ -210,10 +210,10 @@ export class ScalarCodegen {
           ok = `(${r} = ${a} - ${b}, ${inRange})`;
           break;
         case 'mul':
-          ok = `(${r} = ${a} * ${b}, ${inRange})`;
+          ok = `(${r} = ${a} * ${b} + 0, ${inRange})`; // + 0: no -0 for integers
           break;
         case 'div':
-          ok = `${b} !== 0 && ${a} < 4503599627370496 && ${a} > -4503599627370496 && (${r} = Math.trunc(${a} / ${b}), ${inRange})`;
+          ok = `${b} !== 0 && ${a} < 4503599627370496 && ${a} > -4503599627370496 && (${r} = Math.trunc(${a} / ${b}) + 0, ${inRange})`;
           break;
         case 'mod':
           ok = `${b} !== 0 && (${r} = ${a} % ${b}, true)`;

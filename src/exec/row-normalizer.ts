@@ -52,9 +52,10 @@ function checkLines(columns: readonly ColumnShape[], defaults: readonly Value[] 
     const missing = defaults !== null ? `v = defaults[${i}];` : c.nullable ? `v = null;` : `return FAIL;`;
     const whenNull = c.nullable ? `v = null;` : `return FAIL;`;
     const test = directTest(c.type);
+    // An integer has no -0 (JSON's -0 parses to it): + 0 makes it 0, so it groups and matches as 0.
     const check =
       test !== null
-        ? `if (!(${test})) return FAIL;`
+        ? `if (!(${test})) return FAIL;${c.type.kind === 'int' ? ' v = v + 0;' : ''}`
         : `v = coerce(v, types[${i}]); if (v === INVALID${c.nullable ? '' : ' || v === null'}) return FAIL;`;
     // A name Object.prototype has ("constructor") must not read the prototype's value.
     const read =
