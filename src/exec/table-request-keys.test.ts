@@ -3,19 +3,9 @@
 // -0, large, fractional and text keys.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mulberry32 } from '../../test/support/checkpoint-workload.ts';
 import type { Value } from '../common/types.ts';
 import { ABSENT, RequestKeys } from './table-request-keys.ts';
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomKey(rnd: () => number, spread: number): Value {
   const r = rnd();
@@ -29,7 +19,7 @@ function randomKey(rnd: () => number, spread: number): Value {
 }
 
 test('a request sees exactly the keys it set, whatever earlier requests set', () => {
-  const rnd = rng(7);
+  const rnd = mulberry32(7);
   const keys = new RequestKeys();
   for (let request = 0; request < 300; request++) {
     keys.begin();

@@ -4,21 +4,11 @@
 // snapshot or a clear leaves the older one correct or failing loudly, never wrong.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mulberry32 } from '../../test/support/checkpoint-workload.ts';
 import type { Value } from '../common/types.ts';
 import { encodeOne } from '../common/values.ts';
 import { UniqueArrangement } from './unique-arrangement.ts';
 import { SlotRowMap } from './slot-row-map.ts';
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** One random change: update, delete, re-insert a deleted key, or insert a new one. */
 function mutate(
@@ -56,7 +46,7 @@ for (const [seed, kind] of [1, 2, 3, 4, 5, 6, 7, 8].flatMap((s) => [
   [s, 'slots'] as const,
 ])) {
   test(`a snapshot read between changes yields the entries at the snapshot (seed ${seed}, ${kind})`, () => {
-    const rnd = rng(seed);
+    const rnd = mulberry32(seed);
     const a =
       kind === 'Map'
         ? new UniqueArrangement<number>()

@@ -3,19 +3,9 @@
 // Map's iterator does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mulberry32 } from '../../test/support/checkpoint-workload.ts';
 import type { Value } from '../common/types.ts';
 import { SlotRowMap } from './slot-row-map.ts';
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Keys of every kind a table key can be: small and large ints, -0, doubles, text, bigint text. */
 function randomKey(rnd: () => number): Value {
@@ -45,7 +35,7 @@ const OPS: readonly Op[] = [set, set, add, del, take];
 
 for (const seed of [1, 2, 3, 4, 5]) {
   test(`a slot map holds and orders rows as a Map does (seed ${seed})`, () => {
-    const rnd = rng(seed);
+    const rnd = mulberry32(seed);
     const map = new Map<Value, readonly Value[]>();
     const slots = new SlotRowMap<Value>(16);
     // An iterator of each, opened part-way and advanced one step after every change.
