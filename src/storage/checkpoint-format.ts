@@ -196,18 +196,31 @@ export function parseSum(text: string): [number, number] {
 // value"; results in `entryHash[0]`, `entryHash[1]` so the hot path allocates nothing.
 export const entryHash = new Uint32Array(2);
 
-export function hashEntry(stateId: string, key: string, ord: number, value: string): void {
-  let h1 = 0xdeadbeef ^ (ord | 0);
-  let h2 = 0x41c6ce57 ^ ((ord / LANE) | 0);
-  for (const s of [stateId, key, value]) {
-    for (let i = 0; i < s.length; i++) {
-      const ch = s.charCodeAt(i);
-      h1 = Math.imul(h1 ^ ch, 2654435761);
-      h2 = Math.imul(h2 ^ ch, 1597334677);
-    }
-    h1 = Math.imul(h1 ^ 1, 2654435761);
-    h2 = Math.imul(h2 ^ 1, 1597334677);
+/** The two lanes while a hash is taken (int32, as Math.imul leaves them). */
+const lanes = new Int32Array(2);
+
+function startLanes(ord: number): void {
+  lanes[0] = 0xdeadbeef ^ (ord | 0);
+  lanes[1] = 0x41c6ce57 ^ ((ord / LANE) | 0);
+}
+
+/** Mixes a string's UTF-16 code units into the lanes, then a separator. */
+function mixText(s: string): void {
+  let h1 = lanes[0] as number;
+  let h2 = lanes[1] as number;
+  for (let i = 0; i < s.length; i++) {
+    const ch = s.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
   }
+  lanes[0] = Math.imul(h1 ^ 1, 2654435761);
+  lanes[1] = Math.imul(h2 ^ 1, 1597334677);
+}
+
+/** The final avalanche of the lanes into `entryHash`. */
+function finishLanes(): void {
+  let h1 = lanes[0] as number;
+  let h2 = lanes[1] as number;
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
   h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
@@ -216,22 +229,25 @@ export function hashEntry(stateId: string, key: string, ord: number, value: stri
   entryHash[1] = h2 >>> 0;
 }
 
+export function hashEntry(stateId: string, key: string, ord: number, value: string): void {
+  startLanes(ord);
+  mixText(stateId);
+  mixText(key);
+  mixText(value);
+  finishLanes();
+}
+
 /**
  * The hash of a column block ('c' row): like `hashEntry` over `<stateId>\0c`, the key and the block
  * number of entries, then the bytes four at a time (a million rows' numbers hash in a few ms).
  */
 export function hashBlock(stateId: string, key: string, ord: number, bytes: Uint8Array): void {
-  let h1 = 0xdeadbeef ^ (ord | 0);
-  let h2 = 0x41c6ce57 ^ ((ord / LANE) | 0);
-  for (const s of [stateId, COLUMN_BLOCK_TAG, key]) {
-    for (let i = 0; i < s.length; i++) {
-      const ch = s.charCodeAt(i);
-      h1 = Math.imul(h1 ^ ch, 2654435761);
-      h2 = Math.imul(h2 ^ ch, 1597334677);
-    }
-    h1 = Math.imul(h1 ^ 1, 2654435761);
-    h2 = Math.imul(h2 ^ 1, 1597334677);
-  }
+  startLanes(ord);
+  mixText(stateId);
+  mixText(COLUMN_BLOCK_TAG);
+  mixText(key);
+  let h1 = lanes[0] as number;
+  let h2 = lanes[1] as number;
   const words = bytes.length >> 2;
   // An aligned view reads the words in place; a stored blob that is not aligned is read byte-wise.
   const aligned = bytes.byteOffset % 4 === 0 ? new Int32Array(bytes.buffer, bytes.byteOffset, words) : null;
@@ -251,14 +267,9 @@ export function hashBlock(stateId: string, key: string, ord: number, bytes: Uint
     h1 = Math.imul(h1 ^ x, 2654435761);
     h2 = Math.imul(h2 ^ x, 1597334677);
   }
-  h1 = Math.imul(h1 ^ bytes.length, 2654435761);
-  h2 = Math.imul(h2 ^ bytes.length, 1597334677);
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
-  h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
-  h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  entryHash[0] = h1 >>> 0;
-  entryHash[1] = h2 >>> 0;
+  lanes[0] = Math.imul(h1 ^ bytes.length, 2654435761);
+  lanes[1] = Math.imul(h2 ^ bytes.length, 1597334677);
+  finishLanes();
 }
 
 const COLUMN_BLOCK_TAG = '\u0000c';
