@@ -36,7 +36,8 @@ import { TableWatermark } from './table-watermark.ts';
 import type { OrderedIndex } from '../ivm/ordered-index.ts';
 import { KeyedRows } from './table-keyed-rows.ts';
 import { COLUMNAR_MIN_ROWS, NO_ROWS, type PreparedBatch, columnarBatch, columnsOf } from './table-batch.ts';
-import { numericColumns, sameRow, upgradeNumerics } from './table-values.ts';
+import { numericColumns, upgradeNumerics } from './table-values.ts';
+import { identicalRows } from '../ivm/exact-rows.ts';
 import { resolveKeyed, resolveKeylessDeletes } from './table-resolve.ts';
 import { RequestKeys } from './table-request-keys.ts';
 
@@ -289,7 +290,7 @@ export class TableStore implements Stateful {
         // is read before the deletes, not kept from them in a Map (a set and get per row).
         for (const row of batch.inserts) {
           const old = byKey.get(this.keyOf(row));
-          if (old !== undefined && sameRow(old, row)) {
+          if (old !== undefined && identicalRows(old, row)) {
             consolidated = false;
             break;
           }

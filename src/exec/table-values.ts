@@ -2,15 +2,8 @@
 // print differently (1.5 and 1.50), and the upgrade of checkpoints written while NUMERIC was a double.
 import { castValue } from '../common/cast.ts';
 import { T } from '../common/types.ts';
-import { identicalValues } from '../common/values.ts';
 import type { TableDef } from '../planner/catalog.ts';
 import type { SqlType, Value } from '../common/types.ts';
-
-/** Whether two rows are one row to a Z-set: every value prints alike (1.5 and 1.50 do not). */
-export function sameRow(a: readonly Value[], b: readonly Value[]): boolean {
-  for (let i = 0; i < a.length; i++) if (!identicalValues(a[i] as Value, b[i] as Value)) return false;
-  return true;
-}
 
 /** Column types whose equal values always print alike (no SQL-equal rows of other texts). */
 const ALWAYS_IDENTICAL: ReadonlySet<string> = new Set([
