@@ -73,9 +73,16 @@ export function shortestFloat32(x: number): number {
   return f;
 }
 
-/** An integer's value of a double: + 0 because an integer has no -0 (-0.2 rounds to 0, not -0). */
-function roundHalfAwayFromZero(x: number): number {
-  return (x < 0 ? -Math.round(-x) : Math.round(x)) + 0;
+/**
+ * An integer's value of a double, as PostgreSQL's float-to-integer casts (`rint`): to the nearest,
+ * a tie to the even neighbour (2.5 → 2, 3.5 → 4, -2.5 → -2). A numeric rounds ties away from zero;
+ * a double does not. + 0 because an integer has no -0 (-0.2 rounds to 0, not -0).
+ */
+function roundHalfToEven(x: number): number {
+  const floor = Math.floor(x);
+  const diff = x - floor;
+  const r = diff > 0.5 ? floor + 1 : diff < 0.5 ? floor : floor % 2 === 0 ? floor : floor + 1;
+  return r + 0;
 }
 
 /** PostgreSQL's "value out of range: overflow" / "underflow" for float arithmetic and casts. */
@@ -161,7 +168,7 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
       if (typeof v === 'number') {
         if (from.kind === 'int') return checkInt(v, to.bits);
         if (!Number.isFinite(v)) throw new SluiceError('NUMERIC_OVERFLOW', `${typeName(to)} out of range`);
-        const r = roundHalfAwayFromZero(v);
+        const r = roundHalfToEven(v);
         return Number.isSafeInteger(r) ? checkInt(r, to.bits) : checkInt(BigInt(r), to.bits);
       }
       if (typeof v === 'bigint') return checkInt(v, to.bits);
