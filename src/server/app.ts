@@ -53,7 +53,8 @@ import {
   illFormedBodyError,
 } from './http-errors.ts';
 import { Authenticator, type Principal } from './auth.ts';
-import { authorizeWebSocket, registerAuth, registerTokenRoutes } from './auth-routes.ts';
+import { authorizeWebSocket, registerAuth } from './auth-routes.ts';
+import { registerTokenRoutes } from './token-routes.ts';
 import { TokenStore, type KdfParams } from '../storage/token-store.ts';
 import {
   RequestGuard,
