@@ -1,5 +1,5 @@
 // The admin API (docs/security.md): tenants with their quotas, and their tokens — create, list, revoke.
-// Who may call it is decided by the auth hook of auth-routes.ts; each route checks the tenant it names.
+// The auth hook (auth-routes.ts) only asks for a token here: each route checks its tenant and role.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SluiceError } from '../common/errors.ts';
 import {
