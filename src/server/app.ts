@@ -629,7 +629,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (error !== null) throw error;
   }
 
-  // ---- tenants and their tokens (auth-routes.ts) -----------------------------------------------
+  // ---- tenants and their tokens (token-routes.ts) ----------------------------------------------
 
   registerTokenRoutes(app, auth, tenants);
 
