@@ -53,7 +53,8 @@ import {
   illFormedBodyError,
 } from './http-errors.ts';
 import { Authenticator, type Principal } from './auth.ts';
-import { authorizeWebSocket, registerAuth, registerTokenRoutes } from './auth-routes.ts';
+import { authorizeWebSocket, registerAuth } from './auth-routes.ts';
+import { registerTokenRoutes } from './token-routes.ts';
 import { TokenStore, type KdfParams } from '../storage/token-store.ts';
 import {
   RequestGuard,
@@ -628,7 +629,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (error !== null) throw error;
   }
 
-  // ---- tenants and their tokens (auth-routes.ts) -----------------------------------------------
+  // ---- tenants and their tokens (token-routes.ts) ----------------------------------------------
 
   registerTokenRoutes(app, auth, tenants);
 

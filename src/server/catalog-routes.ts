@@ -7,6 +7,7 @@ import type { TableInfo, ViewInfo } from '../index.ts';
 import type { SluiceRuntime } from './runtime.ts';
 import { windowCloseInfo } from '../exec/watermark-statements.ts';
 import type { SinkReport, SourceReport } from './connectors.ts';
+import * as C from './connector-schemas.ts';
 import * as S from './schemas.ts';
 
 export function registerCatalogRoutes(
@@ -42,12 +43,12 @@ export function registerCatalogRoutes(
     format: r.format,
     ...r.status,
   });
-  app.get('/v1/sources', { schema: S.listSourcesRoute }, async (request) => ({
+  app.get('/v1/sources', { schema: C.listSourcesRoute }, async (request) => ({
     sources: rt(request).sourceReports().map(sourceJson),
   }));
   app.get<{ Params: { name: string } }>(
     '/v1/sources/:name',
-    { schema: S.getSourceRoute },
+    { schema: C.getSourceRoute },
     async (request) => {
       const report = rt(request)
         .sourceReports()
@@ -59,15 +60,15 @@ export function registerCatalogRoutes(
   );
   app.get<{ Params: { name: string }; Querystring: { after: number; limit: number } }>(
     '/v1/sources/:name/errors',
-    { schema: S.sourceErrorsRoute },
+    { schema: C.sourceErrorsRoute },
     async (request) => ({
       errors: rt(request).skippedRecords(request.params.name, request.query.after, request.query.limit),
     }),
   );
-  app.get('/v1/sinks', { schema: S.listSinksRoute }, async (request) => ({
+  app.get('/v1/sinks', { schema: C.listSinksRoute }, async (request) => ({
     sinks: rt(request).sinkReports().map(sinkJson),
   }));
-  app.get<{ Params: { name: string } }>('/v1/sinks/:name', { schema: S.getSinkRoute }, async (request) => {
+  app.get<{ Params: { name: string } }>('/v1/sinks/:name', { schema: C.getSinkRoute }, async (request) => {
     const report = rt(request)
       .sinkReports()
       .find((r) => r.name === request.params.name);

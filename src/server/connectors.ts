@@ -9,12 +9,8 @@ import { KafkaSinkRunner, type SinkFeed, type SinkStatus } from '../sink/kafka-s
 import { ConnectorHosts } from '../source/kafka/connector-hosts.ts';
 import type { ConnectorLogger, KafkaReader, KafkaTransactionalWriter } from '../source/kafka/kafka-client.ts';
 import { KafkajsReader, KafkajsTransactionalWriter } from '../source/kafka/kafkajs-client.ts';
-import {
-  KafkaSourceRunner,
-  type SourceBatch,
-  type SourcePacer,
-  type SourceStatus,
-} from '../source/kafka/kafka-source.ts';
+import { KafkaSourceRunner } from '../source/kafka/kafka-source.ts';
+import type { SourceBatch, SourcePacer, SourceStatus } from '../source/kafka/kafka-source-types.ts';
 
 export interface ConnectorHost {
   /** Applies one source batch as one committed epoch, with its positions and skipped records. */

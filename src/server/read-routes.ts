@@ -16,7 +16,7 @@ import type { ViewReader } from '../exec/api.ts';
 import type { FrozenIndex, OrderedIndex } from '../ivm/ordered-index.ts';
 import type { SluiceRuntime } from './runtime.ts';
 import { yieldToLoop } from './runtime/base.ts';
-import * as S from './schemas.ts';
+import * as S from './row-read-schemas.ts';
 import {
   readPage,
   sortsRows,

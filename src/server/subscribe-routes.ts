@@ -10,7 +10,7 @@ import type { SubscribeParams } from './runtime/types.ts';
 import type { Principal } from './auth.ts';
 import type { Tenant } from './tenants.ts';
 import { closeCodeOf } from './runtime/subscriptions.ts';
-import * as S from './schemas.ts';
+import * as S from './changelog-schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
 
 /** Routes that take a WebSocket upgrade (the request guard lets upgrades through on these only). */

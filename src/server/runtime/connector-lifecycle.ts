@@ -3,7 +3,7 @@
 import { SluiceError } from '../../common/errors.ts';
 import type { SinkReport, SourceReport } from '../connectors.ts';
 import type { SinkFeed, WireChange } from '../../sink/kafka-sink.ts';
-import type { SourceBatch } from '../../source/kafka/kafka-source.ts';
+import type { SourceBatch } from '../../source/kafka/kafka-source-types.ts';
 import { storedToWire } from '../../storage/changelog-codec.ts';
 import { parseWireForRewrite, stringifyWire } from '../../common/json-codec.ts';
 import type { Row } from '../../common/types.ts';

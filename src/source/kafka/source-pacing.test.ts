@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KafkaReader, KafkaRecord, PartitionWatermarks, RecordHandler } from './kafka-client.ts';
-import { KafkaSourceRunner, type SourceBatch, type SourcePacer } from './kafka-source.ts';
+import { KafkaSourceRunner } from './kafka-source.ts';
+import type { SourceBatch, SourcePacer } from './kafka-source-types.ts';
 
 const RECORDS = 200;
 const FETCH = 25;
