@@ -1,17 +1,19 @@
-// The worker threads of an engine's partitioned Reduces (the `workers` setting): one thread per
-// partition, started on first use, each hosting that partition of every partitioned Reduce. Calls
-// are synchronous — an epoch is — : the main thread hands a request to each thread it needs (a step
-// written into the thread's shared request words, anything else posted on its request port, then the
-// words' sequence number bumped and notified: the thread waits on it with Atomics.wait, outside its
-// event loop), then blocks on each thread's flag and reads the answer off its reply port
-// (receiveMessageOnPort), so the threads work in parallel while the epoch waits. The threads are
-// unref'd: an engine that is never closed does not keep the process alive; `close` ends them.
+// The partitions of an engine's partitioned Reduces (the `workers` setting): partition 0 on the main
+// thread itself, each other one on a worker thread (started on first use) hosting that partition of
+// every partitioned Reduce — so N workers keep N cores busy, not N threads and an idle main thread.
+// Calls are synchronous — an epoch is — : the main thread hands a request to each thread it needs (a
+// step written into the thread's shared request words, anything else posted on its request port,
+// then the words' sequence number bumped and notified: the thread waits on it with Atomics.wait,
+// outside its event loop), serves partition 0's request itself, then blocks on each thread's flag and
+// reads the answer off its reply port (receiveMessageOnPort). The threads are unref'd: an engine that
+// is never closed does not keep the process alive; `close` ends them.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { SluiceError, knownErrorCode } from '../../common/errors.ts';
+import { PartitionHost } from './partition-host.ts';
 import {
   ANSWERED,
   ENDED,
@@ -53,8 +55,15 @@ export function validWorkers(value: unknown, what = 'workers'): number {
   return n;
 }
 
+/** The partition the main thread hosts. */
+const LOCAL = 0;
+
 export class PartitionPool {
-  private threads: Thread[] | null = null;
+  /** By partition: the thread hosting it (none at LOCAL). */
+  private threads: (Thread | null)[] | null = null;
+  private readonly local = new PartitionHost(() => {
+    throw new SluiceError('INTERNAL_ERROR', "the main thread's partition cannot end");
+  });
   private readonly flags: Int32Array;
   private readonly requestWords: Int32Array;
   private nextHandle = 1;
@@ -70,12 +79,12 @@ export class PartitionPool {
     return this.nextHandle++;
   }
 
-  private started(): Thread[] {
+  private started(): (Thread | null)[] {
     if (this.closed) throw new SluiceError('INTERNAL_ERROR', 'the engine is closed: its workers have ended');
     if (this.threads !== null) return this.threads;
     const entry = partitionWorkerEntry();
-    const threads: Thread[] = [];
-    for (let slot = 0; slot < this.partitions; slot++) {
+    const threads: (Thread | null)[] = [null];
+    for (let slot = LOCAL + 1; slot < this.partitions; slot++) {
       const { port1, port2 } = new MessageChannel();
       const requests = new MessageChannel();
       const data = {
@@ -98,11 +107,14 @@ export class PartitionPool {
     return threads;
   }
 
-  /** Hands `messages[p]` to partition p's thread (null: none), then waits for every answer. */
+  /**
+   * Hands `messages[p]` to partition p's thread (null: none), serves partition 0's on this thread,
+   * then waits for every answer.
+   */
   callEach(messages: readonly (Request | null)[]): (FromWorker | null)[] {
     const threads = this.started();
     const words = this.requestWords;
-    for (let p = 0; p < messages.length; p++) {
+    for (let p = LOCAL + 1; p < messages.length; p++) {
       const m = messages[p];
       if (m === null || m === undefined) continue;
       // Answered → out (a thread that ended keeps ENDED: the exchange leaves it for the wait below).
@@ -122,8 +134,8 @@ export class PartitionPool {
       Atomics.add(words, base + REQ_SEQ, 1);
       Atomics.notify(words, base + REQ_SEQ);
     }
-    const answers: (FromWorker | null)[] = [];
-    for (let p = 0; p < messages.length; p++) {
+    const answers: (FromWorker | null)[] = [this.serveLocal(messages[LOCAL] ?? null)];
+    for (let p = LOCAL + 1; p < messages.length; p++) {
       if (messages[p] === null || messages[p] === undefined) {
         answers.push(null);
         continue;
@@ -139,6 +151,24 @@ export class PartitionPool {
   /** The same message to every partition. */
   callAll(message: ToWorker): FromWorker[] {
     return this.callEach(Array.from({ length: this.partitions }, () => message)) as FromWorker[];
+  }
+
+  /** Partition 0's answer, served on this thread while the others work on theirs. */
+  private serveLocal(m: Request | null): FromWorker | null {
+    if (m === null) return null;
+    try {
+      return (
+        m.t === 'shared-step'
+          ? this.local.sharedStep(m.h, m.start, m.count, m.nullMask)
+          : this.local.handle(m)
+      ).message;
+    } catch (error) {
+      return {
+        ok: false,
+        code: error instanceof SluiceError ? error.code : 'INTERNAL_ERROR',
+        message: error instanceof Error ? error.message : String(error),
+      };
+    }
   }
 
   private await(p: number, thread: Thread): FromWorker {
@@ -171,6 +201,7 @@ export class PartitionPool {
     this.threads = null;
     if (threads === null) return;
     for (const t of threads) {
+      if (t === null) continue;
       t.port.close();
       t.requests.close();
       void t.worker.terminate();
