@@ -83,10 +83,11 @@ export class PartitionedReduce implements Operator, Stateful {
         cols.push(null);
         wire.push(null);
       }
+      // A columnar batch's `rows` is built on first read: read only when it has no columns.
       const col = fillColumn(
         n,
         inCols !== undefined ? (inCols[c] as readonly Value[]) : null,
-        input.rows,
+        inCols !== undefined ? NO_ROWS : input.rows,
         c,
         bufs.f64[c] as Float64Array,
         bufs.nulls[c] as Uint8Array,
@@ -316,6 +317,7 @@ export class PartitionedReduce implements Operator, Stateful {
 }
 
 const EMPTY_F64 = new Float64Array(0);
+const NO_ROWS: readonly (readonly Value[])[] = [];
 
 /** The first capacity of a Reduce's shared input buffers, in rows (doubled as batches need). */
 const INITIAL_CAPACITY = 64;
