@@ -12,6 +12,7 @@ import { ColumnBatch } from '../../ivm/zset.ts';
 import type { PartitionLayout } from './partition-eligibility.ts';
 import { groupId } from './partition-hash.ts';
 import {
+  SHARED_REPLY_MAX_COLUMNS,
   encodeColumn,
   transferables,
   type FromWorker,
@@ -27,6 +28,7 @@ interface Hosted {
   readonly layout: PartitionLayout;
   readonly keyCount: number;
   readonly width: number;
+  readonly partition: number;
   /** The Reduce's shared input buffers, as last handed over. */
   bufs: StepBuffers | null;
 }
@@ -35,6 +37,16 @@ interface Hosted {
 export interface Answer {
   readonly message: FromWorker;
   readonly transfer: ArrayBuffer[];
+}
+
+/** A partition's step before it is answered: the Reduce's changes, each tagged with its group's first
+ * row in the batch (`touch`), and its row errors. */
+export interface RawStep {
+  readonly x: Hosted;
+  readonly cols: readonly (readonly Value[])[];
+  readonly weights: readonly number[];
+  readonly touch: Int32Array;
+  readonly errors: readonly WireRowError[];
 }
 
 const DONE: Answer = { message: { ok: true, done: true }, transfer: [] };
@@ -49,7 +61,7 @@ export class PartitionHost {
   constructor(private readonly onExit: () => never) {}
 
   /** A step whose fields came in the request words: every column read is in the shared buffers. */
-  sharedStep(h: number, start: number, count: number, nullMask: number): Answer {
+  sharedStep(h: number, start: number, count: number, nullMask: number): RawStep {
     const x = this.hostedOf(h);
     const bufs = x.bufs;
     if (bufs === null) throw new SluiceError('INTERNAL_ERROR', 'a partition step came before its buffers');
@@ -61,8 +73,24 @@ export class PartitionHost {
         nulls: (nullMask & (1 << c)) !== 0 ? (bufs.nulls[c] as Uint8Array) : null,
       });
     }
-    const step = stepPartition(x, cols, bufs.weights, bufs.rows.subarray(start, start + count));
-    return { message: { ok: true, step }, transfer: transferables(step.cols) };
+    return stepPartition(x, cols, bufs.weights, bufs.rows.subarray(start, start + count));
+  }
+
+  /** A step that came as a message (new buffers, or a column of values). */
+  step(message: Extract<ToWorker, { t: 'step' }>): RawStep {
+    const x = this.hostedOf(message.h);
+    if (message.bufs !== null) x.bufs = message.bufs;
+    const bufs = x.bufs;
+    if (bufs === null) throw new SluiceError('INTERNAL_ERROR', 'a partition step came before its buffers');
+    const cols = message.cols.map((c, i): WireColumn | null =>
+      c === null
+        ? null
+        : 'values' in c
+          ? c
+          : { f64: bufs.f64[i] as Float64Array, nulls: c.nulls ? (bufs.nulls[i] as Uint8Array) : null },
+    );
+    const rows = bufs.rows.subarray(message.start, message.start + message.count);
+    return stepPartition(x, cols, bufs.weights, rows);
   }
 
   private hostedOf(h: number): Hosted {
@@ -87,27 +115,13 @@ export class PartitionHost {
           layout,
           keyCount: node.keyCount,
           width: input.length,
+          partition: message.partition,
           bufs: null,
         });
         return DONE;
       }
-      case 'step': {
-        const x = this.hostedOf(message.h);
-        if (message.bufs !== null) x.bufs = message.bufs;
-        const bufs = x.bufs;
-        if (bufs === null)
-          throw new SluiceError('INTERNAL_ERROR', 'a partition step came before its buffers');
-        const cols = message.cols.map((c, i): WireColumn | null =>
-          c === null
-            ? null
-            : 'values' in c
-              ? c
-              : { f64: bufs.f64[i] as Float64Array, nulls: c.nulls ? (bufs.nulls[i] as Uint8Array) : null },
-        );
-        const rows = bufs.rows.subarray(message.start, message.start + message.count);
-        const step = stepPartition(x, cols, bufs.weights, rows);
-        return { message: { ok: true, step }, transfer: transferables(step.cols) };
-      }
+      case 'step':
+        return answerStep(this.step(message));
       case 'track':
         this.hostedOf(message.h).op.trackChanges(message.on);
         return DONE;
@@ -147,7 +161,7 @@ function stepPartition(
   wire: readonly (WireColumn | null)[],
   weights: Float64Array,
   rows: Int32Array,
-): StepReply {
+): RawStep {
   const m = rows.length;
   const { keyColumns, usedColumns } = x.layout;
   const keyCount = x.keyCount;
@@ -191,6 +205,7 @@ function stepPartition(
   // The Reduce reads its input columns by index only: a typed column stands in for an array.
   const batch = new ColumnBatch(cols as Value[][], localWeights);
   const out = x.op.step([batch], sink) as ColumnBatch;
+  const outCols = out.cols as readonly (readonly Value[])[];
   for (const r of reports)
     errors.push({
       code: r.error instanceof SluiceError ? r.error.code : 'INTERNAL_ERROR',
@@ -201,7 +216,6 @@ function stepPartition(
     });
   const n = out.weights.length;
   const touch = new Int32Array(n);
-  const outCols = out.cols;
   if (keyCount === 1) {
     // The changes come in the order of their groups' first rows: each group's first row is the next
     // row of its id after the previous group's, so one forward walk over the rows finds them all.
@@ -226,10 +240,52 @@ function stepPartition(
       touch[j] = touchOf(outKey);
     }
   }
-  const outWeights = new Float64Array(n);
-  for (let j = 0; j < n; j++) outWeights[j] = out.weights[j] as number;
-  const encoded = outCols.map((col) => encodeColumn(n, (j) => col[j] as Value, false));
-  return { weights: outWeights, touch, cols: encoded, errors };
+  return { x, cols: outCols, weights: out.weights, touch, errors };
+}
+
+/** A step's answer as a message (its columns transferred). */
+export function answerStep(raw: RawStep): Answer {
+  const n = raw.weights.length;
+  const weights = new Float64Array(n);
+  for (let j = 0; j < n; j++) weights[j] = raw.weights[j] as number;
+  const cols = raw.cols.map((col) => encodeColumn(n, (j) => col[j] as Value, false));
+  const step: StepReply = { weights, touch: raw.touch, cols, errors: raw.errors };
+  return { message: { ok: true, step }, transfer: transferables(cols) };
+}
+
+/**
+ * Writes a step's changes into the partition's reply buffers when they fit (every value a number or
+ * NULL, no row error, room enough): their count and null mask, else null (answer with a message).
+ */
+export function writeReply(raw: RawStep): { count: number; nullMask: number } | null {
+  const bufs = raw.x.bufs;
+  const reply = bufs?.replies[raw.x.partition];
+  const n = raw.weights.length;
+  if (reply === undefined || raw.errors.length > 0 || n > reply.weights.length) return null;
+  if (raw.cols.length > SHARED_REPLY_MAX_COLUMNS || raw.cols.length > reply.f64.length) return null;
+  let nullMask = 0;
+  for (let c = 0; c < raw.cols.length; c++) {
+    const col = raw.cols[c] as readonly Value[];
+    const f64 = reply.f64[c] as Float64Array;
+    const nulls = reply.nulls[c] as Uint8Array;
+    let hasNull = false;
+    for (let j = 0; j < n; j++) {
+      const v = col[j] as Value;
+      if (typeof v === 'number') f64[j] = v;
+      else if (v === null) {
+        if (!hasNull) {
+          nulls.fill(0, 0, n);
+          hasNull = true;
+        }
+        nulls[j] = 1;
+      } else return null;
+    }
+    if (hasNull) nullMask |= 1 << c;
+  }
+  const weights = reply.weights;
+  for (let j = 0; j < n; j++) weights[j] = raw.weights[j] as number;
+  reply.touch.set(raw.touch);
+  return { count: n, nullMask };
 }
 
 const EMPTY: Value[] = [];

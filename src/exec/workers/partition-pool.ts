@@ -13,12 +13,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { SluiceError, knownErrorCode } from '../../common/errors.ts';
-import { PartitionHost } from './partition-host.ts';
+import { PartitionHost, type RawStep } from './partition-host.ts';
 import {
   ANSWERED,
   ENDED,
   KIND_MESSAGE,
   KIND_STEP,
+  LOCAL_PARTITION,
   REQ_COUNT,
   REQ_H,
   REQ_KIND,
@@ -26,6 +27,9 @@ import {
   REQ_SEQ,
   REQ_START,
   REQ_WIDTH,
+  REP_COUNT,
+  REP_NULLS,
+  SHARED_ANSWER,
   type FromWorker,
   type Request,
   type ToWorker,
@@ -55,11 +59,8 @@ export function validWorkers(value: unknown, what = 'workers'): number {
   return n;
 }
 
-/** The partition the main thread hosts. */
-const LOCAL = 0;
-
 export class PartitionPool {
-  /** By partition: the thread hosting it (none at LOCAL). */
+  /** By partition: the thread hosting it (none at LOCAL_PARTITION). */
   private threads: (Thread | null)[] | null = null;
   private readonly local = new PartitionHost(() => {
     throw new SluiceError('INTERNAL_ERROR', "the main thread's partition cannot end");
@@ -84,7 +85,7 @@ export class PartitionPool {
     if (this.threads !== null) return this.threads;
     const entry = partitionWorkerEntry();
     const threads: (Thread | null)[] = [null];
-    for (let slot = LOCAL + 1; slot < this.partitions; slot++) {
+    for (let slot = LOCAL_PARTITION + 1; slot < this.partitions; slot++) {
       const { port1, port2 } = new MessageChannel();
       const requests = new MessageChannel();
       const data = {
@@ -114,11 +115,12 @@ export class PartitionPool {
   callEach(messages: readonly (Request | null)[]): (FromWorker | null)[] {
     const threads = this.started();
     const words = this.requestWords;
-    for (let p = LOCAL + 1; p < messages.length; p++) {
+    for (let p = LOCAL_PARTITION + 1; p < messages.length; p++) {
       const m = messages[p];
       if (m === null || m === undefined) continue;
-      // Answered → out (a thread that ended keeps ENDED: the exchange leaves it for the wait below).
+      // Answered → out (a thread that ended keeps ENDED: the exchanges leave it for the wait below).
       Atomics.compareExchange(this.flags, p, ANSWERED, 0);
+      Atomics.compareExchange(this.flags, p, SHARED_ANSWER, 0);
       const base = p * REQ_WIDTH;
       if (m.t === 'shared-step') {
         words[base + REQ_KIND] = KIND_STEP;
@@ -134,8 +136,8 @@ export class PartitionPool {
       Atomics.add(words, base + REQ_SEQ, 1);
       Atomics.notify(words, base + REQ_SEQ);
     }
-    const answers: (FromWorker | null)[] = [this.serveLocal(messages[LOCAL] ?? null)];
-    for (let p = LOCAL + 1; p < messages.length; p++) {
+    const answers: (FromWorker | null)[] = [this.serveLocal(messages[LOCAL_PARTITION] ?? null)];
+    for (let p = LOCAL_PARTITION + 1; p < messages.length; p++) {
       if (messages[p] === null || messages[p] === undefined) {
         answers.push(null);
         continue;
@@ -157,11 +159,10 @@ export class PartitionPool {
   private serveLocal(m: Request | null): FromWorker | null {
     if (m === null) return null;
     try {
-      return (
-        m.t === 'shared-step'
-          ? this.local.sharedStep(m.h, m.start, m.count, m.nullMask)
-          : this.local.handle(m)
-      ).message;
+      if (m.t === 'shared-step')
+        return localChanges(this.local.sharedStep(m.h, m.start, m.count, m.nullMask));
+      if (m.t === 'step') return localChanges(this.local.step(m));
+      return this.local.handle(m).message;
     } catch (error) {
       return {
         ok: false,
@@ -188,6 +189,16 @@ export class PartitionPool {
         'INTERNAL_ERROR',
         `partition worker ${p} has ended: its partition's state is lost`,
       );
+    if (flag === SHARED_ANSWER) {
+      const base = p * REQ_WIDTH;
+      return {
+        ok: true,
+        shared: {
+          count: this.requestWords[base + REP_COUNT] as number,
+          nullMask: this.requestWords[base + REP_NULLS] as number,
+        },
+      };
+    }
     const got = receiveMessageOnPort(thread.port);
     if (got === undefined)
       throw new SluiceError('INTERNAL_ERROR', `partition worker ${p} raised its flag without an answer`);
@@ -212,6 +223,21 @@ export class PartitionPool {
   get running(): boolean {
     return this.threads !== null;
   }
+}
+
+/** The main thread's partition's step as the merge reads it: its own columns, no copy. */
+function localChanges(raw: RawStep): FromWorker {
+  return {
+    ok: true,
+    local: {
+      count: raw.weights.length,
+      weights: raw.weights,
+      touch: raw.touch,
+      cols: raw.cols,
+      nulls: raw.cols.map(() => null),
+      errors: raw.errors,
+    },
+  };
 }
 
 /**

@@ -6,7 +6,7 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { SluiceError } from '../../common/errors.ts';
-import { PartitionHost, type Answer } from './partition-host.ts';
+import { PartitionHost, answerStep, writeReply, type Answer, type RawStep } from './partition-host.ts';
 import {
   ANSWERED,
   ENDED,
@@ -18,6 +18,9 @@ import {
   REQ_SEQ,
   REQ_START,
   REQ_WIDTH,
+  REP_COUNT,
+  REP_NULLS,
+  SHARED_ANSWER,
   type ToWorker,
 } from './partition-protocol.ts';
 
@@ -38,6 +41,21 @@ function answer({ message, transfer }: Answer): void {
   Atomics.notify(flags, slot);
 }
 
+/** A step's answer: in the reply buffers when its changes fit there, else a message. */
+function answerRaw(raw: RawStep): void {
+  const shared = writeReply(raw);
+  if (shared === null) {
+    answer(answerStep(raw));
+    return;
+  }
+  const base = slot * REQ_WIDTH;
+  words[base + REP_COUNT] = shared.count;
+  words[base + REP_NULLS] = shared.nullMask;
+  // The flag's store publishes the words and the buffers written before it.
+  Atomics.store(flags, slot, SHARED_ANSWER);
+  Atomics.notify(flags, slot);
+}
+
 /** How long one wait lasts before it is renewed (a thread being terminated stops between waits). */
 const WAIT_MS = 250;
 
@@ -52,7 +70,7 @@ function serve(): void {
     seen = now;
     try {
       if (words[base + REQ_KIND] === KIND_STEP)
-        answer(
+        answerRaw(
           host.sharedStep(
             words[base + REQ_H] as number,
             words[base + REQ_START] as number,
@@ -64,7 +82,9 @@ function serve(): void {
         const got = receiveMessageOnPort(requests);
         if (got === undefined)
           throw new SluiceError('INTERNAL_ERROR', 'a partition request came without its message');
-        answer(host.handle(got.message as ToWorker));
+        const message = got.message as ToWorker;
+        if (message.t === 'step') answerRaw(host.step(message));
+        else answer(host.handle(message));
       }
     } catch (error) {
       answer({

@@ -18,9 +18,12 @@ import { groupId, partitionOf } from './partition-hash.ts';
 import type { PartitionPool } from './partition-pool.ts';
 import {
   columnValue,
+  LOCAL_PARTITION,
   SHARED_STEP_MAX_COLUMN,
   type FromWorker,
+  type PartChanges,
   type ReduceNode,
+  type ReplyBuffers,
   type Request,
   type StepBuffers,
   type StepColumn,
@@ -42,6 +45,10 @@ export class PartitionedReduce implements Operator, Stateful {
   private capacity = 0;
   private generation = 0;
   private readonly sentGeneration: Int32Array;
+  /** The merge's scratch: each merged change's partition and index there, and each partition's next. */
+  private fromPart = new Uint16Array(0);
+  private fromIndex = new Int32Array(0);
+  private readonly at: Int32Array;
 
   constructor(
     node: ReduceNode,
@@ -56,6 +63,7 @@ export class PartitionedReduce implements Operator, Stateful {
     this.width = node.columns.length;
     this.handle = pool.handle();
     this.sentGeneration = new Int32Array(pool.partitions);
+    this.at = new Int32Array(pool.partitions);
     const h = this.handle;
     pool.callEach(
       Array.from({ length: pool.partitions }, (_, partition) => ({
@@ -139,10 +147,10 @@ export class PartitionedReduce implements Operator, Stateful {
           : { t: 'step', h, bufs: fresh ? bufs : null, cols, start, count },
       );
     }
-    const replies = this.pool
-      .callEach(messages)
-      .map((a) => (a === null ? NO_CHANGES : (a as Extract<FromWorker, { step: StepReply }>).step));
-    return this.merge(replies, errors);
+    const answers = this.pool.callEach(messages);
+    const parts: PartChanges[] = [];
+    for (let p = 0; p < P; p++) parts.push(partChanges(answers[p] ?? null, bufs.replies[p] as ReplyBuffers));
+    return this.merge(parts, errors);
   }
 
   /** The shared input buffers, reallocated (doubled past `n`) when a batch of `n` rows outgrows them. */
@@ -160,11 +168,23 @@ export class PartitionedReduce implements Operator, Stateful {
       f64.push(new Float64Array(new SharedArrayBuffer(8 * capacity)));
       nulls.push(new Uint8Array(new SharedArrayBuffer(capacity)));
     }
+    // A partition's step changes at most two rows a group (its old and new row), one group a row.
+    const replies: ReplyBuffers[] = [];
+    for (let p = 0; p < this.pool.partitions; p++) {
+      const room = p === LOCAL_PARTITION ? 0 : 2 * capacity; // the main thread's changes stay its own
+      replies.push({
+        weights: new Float64Array(new SharedArrayBuffer(8 * room)),
+        touch: new Int32Array(new SharedArrayBuffer(4 * room)),
+        f64: Array.from({ length: this.width }, () => new Float64Array(new SharedArrayBuffer(8 * room))),
+        nulls: Array.from({ length: this.width }, () => new Uint8Array(new SharedArrayBuffer(room))),
+      });
+    }
     this.buffers = {
       f64,
       nulls,
       weights: new Float64Array(new SharedArrayBuffer(8 * capacity)),
       rows: new Int32Array(new SharedArrayBuffer(4 * capacity)),
+      replies,
     };
     this.capacity = capacity;
     this.generation++;
@@ -199,53 +219,68 @@ export class PartitionedReduce implements Operator, Stateful {
    * The partitions' changes in one batch, ordered by their groups' first rows (each partition's
    * already is), then their row errors in the same order, reported as the single Reduce reports them.
    */
-  private merge(replies: readonly StepReply[], errors: RowErrorSink): ZBatch {
+  private merge(parts: readonly PartChanges[], errors: RowErrorSink): ZBatch {
     const width = this.width;
     let total = 0;
-    for (const r of replies) total += r.touch.length;
-    // The merged order first (partition and index of each change), then each column copied in it
-    // with a loop per column form (no per-cell dispatch on the form).
-    const fromPart = new Uint16Array(total);
-    const fromIndex = new Int32Array(total);
-    const at = new Int32Array(replies.length);
+    for (const r of parts) total += r.count;
+    // The merged order first (partition and index of each change, in scratch kept between steps),
+    // then each column copied in it.
+    if (this.fromIndex.length < total) {
+      this.fromPart = new Uint16Array(2 * total);
+      this.fromIndex = new Int32Array(2 * total);
+    }
+    const fromPart = this.fromPart;
+    const fromIndex = this.fromIndex;
+    const P = parts.length;
+    const at = this.at;
+    at.fill(0);
     let k = 0;
     while (k < total) {
       let best = -1;
       let bestTouch = Infinity;
-      for (let p = 0; p < replies.length; p++) {
-        const r = replies[p] as StepReply;
+      for (let p = 0; p < P; p++) {
+        const r = parts[p] as PartChanges;
         const i = at[p] as number;
-        if (i < r.touch.length && (r.touch[i] as number) < bestTouch) {
+        if (i < r.count && (r.touch[i] as number) < bestTouch) {
           bestTouch = r.touch[i] as number;
           best = p;
         }
       }
       // Every change of that group (its -old and +new) comes from that partition, in its order.
-      const touch = (replies[best] as StepReply).touch;
+      const r = parts[best] as PartChanges;
+      const touch = r.touch;
       let i = at[best] as number;
-      for (; i < touch.length && touch[i] === bestTouch; i++) {
+      for (; i < r.count && touch[i] === bestTouch; i++) {
         fromPart[k] = best;
         fromIndex[k++] = i;
       }
       at[best] = i;
     }
-    const weights: number[] = [];
+    const weights = new Array<number>(total);
+    const partWeights = parts.map((r) => r.weights);
     for (let j = 0; j < total; j++)
-      weights.push((replies[fromPart[j] as number] as StepReply).weights[fromIndex[j] as number] as number);
+      weights[j] = (partWeights[fromPart[j] as number] as ArrayLike<number>)[
+        fromIndex[j] as number
+      ] as number;
     const cols: Value[][] = [];
     for (let c = 0; c < width; c++) {
-      const forms = replies.map((r) => r.cols[c]);
-      const out: Value[] = [];
-      if (forms.every((f) => f === undefined || ('f64' in f && f.nulls === null))) {
-        const f64s = forms.map((f) => (f === undefined ? EMPTY_F64 : (f as { f64: Float64Array }).f64));
+      const out = new Array<Value>(total);
+      const from = parts.map((r) => r.cols[c] ?? EMPTY_F64);
+      const nulls = parts.map((r) => r.nulls[c] ?? null);
+      if (nulls.every((n) => n === null))
         for (let j = 0; j < total; j++)
-          out.push((f64s[fromPart[j] as number] as Float64Array)[fromIndex[j] as number] as number);
-      } else
-        for (let j = 0; j < total; j++)
-          out.push(columnValue(forms[fromPart[j] as number] as WireColumn, fromIndex[j] as number));
+          out[j] = (from[fromPart[j] as number] as ArrayLike<Value>)[fromIndex[j] as number] as Value;
+      else
+        for (let j = 0; j < total; j++) {
+          const p = fromPart[j] as number;
+          const i = fromIndex[j] as number;
+          const n = nulls[p];
+          out[j] =
+            n !== null && n !== undefined && n[i] === 1 ? null : ((from[p] as ArrayLike<Value>)[i] as Value);
+        }
       cols.push(out);
     }
-    const reported = replies.flatMap((r) => r.errors);
+    const reported = parts.flatMap((r) => r.errors);
     if (reported.length > 0) {
       // Stable: one group's reports keep their order (they all come from one partition).
       reported.sort((a, b) => a.touch - b.touch);
@@ -353,13 +388,41 @@ function fillColumn(
   return { nulls: hasNull };
 }
 
-/** The answer of a partition that had no rows: no changes. */
-const NO_CHANGES: StepReply = {
+/** The changes of a partition that had no rows. */
+const NO_CHANGES: PartChanges = {
+  count: 0,
   weights: new Float64Array(0),
   touch: new Int32Array(0),
   cols: [],
+  nulls: [],
   errors: [],
 };
+
+/** A partition's answer to a step as the merge reads it: its own, in its reply buffers, or a message. */
+function partChanges(a: FromWorker | null, reply: ReplyBuffers): PartChanges {
+  if (a === null) return NO_CHANGES;
+  if ('local' in a) return a.local;
+  if ('shared' in a) {
+    const { count, nullMask } = a.shared;
+    return {
+      count,
+      weights: reply.weights,
+      touch: reply.touch,
+      cols: reply.f64,
+      nulls: reply.f64.map((_, c) => ((nullMask & (1 << c)) !== 0 ? (reply.nulls[c] as Uint8Array) : null)),
+      errors: [],
+    };
+  }
+  const step = (a as Extract<FromWorker, { step: StepReply }>).step;
+  return {
+    count: step.touch.length,
+    weights: step.weights,
+    touch: step.touch,
+    cols: step.cols.map((w) => ('values' in w ? w.values : w.f64)),
+    nulls: step.cols.map((w) => ('values' in w ? null : w.nulls)),
+    errors: step.errors,
+  };
+}
 
 function emptyColumns(width: number): Value[][] {
   return Array.from({ length: width }, () => []);
