@@ -14,7 +14,7 @@ import type { Operator, RowErrorSink } from '../../ivm/operator.ts';
 import type { StateDelta, Stateful } from '../../ivm/state.ts';
 import { ColumnBatch, type ZBatch } from '../../ivm/zset.ts';
 import type { PartitionLayout } from './partition-eligibility.ts';
-import { groupId, partitionOf } from './partition-hash.ts';
+import { groupId, hashNumber, partitionOf } from './partition-hash.ts';
 import type { PartitionPool } from './partition-pool.ts';
 import {
   columnValue,
@@ -49,6 +49,8 @@ export class PartitionedReduce implements Operator, Stateful {
   private fromPart = new Uint16Array(0);
   private fromIndex = new Int32Array(0);
   private readonly at: Int32Array;
+  /** Each row's partition (MAX_WORKERS fits a byte). */
+  private part = new Uint8Array(0);
 
   constructor(
     node: ReduceNode,
@@ -196,14 +198,19 @@ export class PartitionedReduce implements Operator, Stateful {
     return this.capacity;
   }
 
-  /** The partition of each row's group. */
-  private rowPartitions(n: number, cols: readonly (WireColumn | null)[]): Uint8Array | Uint16Array {
+  /** The partition of each row's group (in scratch kept between steps). */
+  private rowPartitions(n: number, cols: readonly (WireColumn | null)[]): Uint8Array {
     const P = this.pool.partitions;
-    const part = P <= 256 ? new Uint8Array(n) : new Uint16Array(n);
+    if (this.part.length < n) this.part = new Uint8Array(this.bufferCapacity);
+    const part = this.part;
     const keyColumns = this.layout.keyColumns;
-    if (this.keyCount === 1) {
-      const col = cols[keyColumns[0] as number] as WireColumn;
-      for (let i = 0; i < n; i++) part[i] = partitionOf(singleKey(columnValue(col, i)), P);
+    const key0 = cols[keyColumns[0] as number] as WireColumn;
+    if (this.keyCount === 1 && 'f64' in key0 && key0.nulls === null) {
+      // The common case, one pass over a typed column: a number is its own group id.
+      const f64 = key0.f64;
+      for (let i = 0; i < n; i++) part[i] = hashNumber(f64[i] as number) % P;
+    } else if (this.keyCount === 1) {
+      for (let i = 0; i < n; i++) part[i] = partitionOf(singleKey(columnValue(key0, i)), P);
     } else {
       const key = new Array<Value>(this.keyCount);
       for (let i = 0; i < n; i++) {
@@ -369,21 +376,21 @@ function fillColumn(
   f64: Float64Array,
   nulls: Uint8Array,
 ): StepColumn {
+  if (col === null) {
+    const values = new Array<Value>(n);
+    for (let i = 0; i < n; i++) values[i] = (rows[i] as readonly Value[])[c] as Value;
+    col = values;
+  }
   let hasNull = false;
   for (let i = 0; i < n; i++) {
-    const v = col !== null ? (col[i] as Value) : ((rows[i] as readonly Value[])[c] as Value);
+    const v = col[i] as Value;
     if (typeof v === 'number') {
       f64[i] = v;
       nulls[i] = 0;
     } else if (v === null) {
       nulls[i] = 1;
       hasNull = true;
-    } else {
-      const values = new Array<Value>(n);
-      for (let j = 0; j < n; j++)
-        values[j] = col !== null ? (col[j] as Value) : ((rows[j] as readonly Value[])[c] as Value);
-      return { values };
-    }
+    } else return { values: col.slice(0, n) };
   }
   return { nulls: hasNull };
 }
