@@ -68,6 +68,8 @@ export class PartitionPool {
   private readonly flags: Int32Array;
   private readonly requestWords: Int32Array;
   private nextHandle = 1;
+  /** How many step answers came in the shared reply buffers, and how many as messages (for tests). */
+  readonly answers = { inBuffers: 0, asMessages: 0 };
   private closed = false;
 
   constructor(readonly partitions: number) {
@@ -190,6 +192,7 @@ export class PartitionPool {
         `partition worker ${p} has ended: its partition's state is lost`,
       );
     if (flag === SHARED_ANSWER) {
+      this.answers.inBuffers++;
       const base = p * REQ_WIDTH;
       return {
         ok: true,
@@ -202,7 +205,9 @@ export class PartitionPool {
     const got = receiveMessageOnPort(thread.port);
     if (got === undefined)
       throw new SluiceError('INTERNAL_ERROR', `partition worker ${p} raised its flag without an answer`);
-    return got.message as FromWorker;
+    const answer = got.message as FromWorker;
+    if ('step' in answer) this.answers.asMessages++;
+    return answer;
   }
 
   /** Ends the threads (idempotent). */
