@@ -31,6 +31,8 @@ interface Hosted {
   readonly partition: number;
   /** The Reduce's shared input buffers, as last handed over. */
   bufs: StepBuffers | null;
+  /** By input column (then the weights): where a step gathers the partition's rows. */
+  readonly scratch: (Float64Array | undefined)[];
 }
 
 /** An answer and the buffers to transfer with it (a thread's reply; the main thread ignores them). */
@@ -117,6 +119,7 @@ export class PartitionHost {
           width: input.length,
           partition: message.partition,
           bufs: null,
+          scratch: [],
         });
         return DONE;
       }
@@ -171,9 +174,9 @@ function stepPartition(
   for (let c = 0; c < x.width; c++) cols.push(EMPTY);
   for (let u = 0; u < usedColumns.length; u++) {
     const c = usedColumns[u] as number;
-    cols[c] = gather(wire[c] as WireColumn, rows);
+    cols[c] = gather(wire[c] as WireColumn, rows, scratchOf(x, c, m));
   }
-  const localWeights = new Array<number>(m);
+  const localWeights = scratchOf(x, x.width, m).subarray(0, m);
   for (let j = 0; j < m; j++) localWeights[j] = weights[rows[j] as number] as number;
   // Each group's first row in the batch, by id (rows ascend, so the first seen is the first): built
   // only when needed — several keys, or row errors to place.
@@ -203,7 +206,7 @@ function stepPartition(
     },
   };
   // The Reduce reads its input columns by index only: a typed column stands in for an array.
-  const batch = new ColumnBatch(cols as Value[][], localWeights);
+  const batch = new ColumnBatch(cols as Value[][], localWeights as unknown as number[]);
   const out = x.op.step([batch], sink) as ColumnBatch;
   const outCols = out.cols as readonly (readonly Value[])[];
   for (const r of reports)
@@ -300,7 +303,19 @@ function notGiven(): SluiceError {
 }
 
 /** The values of `rows` of a wire column. */
-function gather(col: WireColumn, rows: Int32Array): Value[] | Float64Array {
+/**
+ * Column c's gather scratch (c = width: the weights), grown to hold `m` rows: the Reduce reads its
+ * input only while it steps, so the partition's rows go into the same memory every step (no garbage).
+ */
+function scratchOf(x: Hosted, c: number, m: number): Float64Array {
+  const s = x.scratch[c];
+  if (s !== undefined && s.length >= m) return s;
+  const grown = new Float64Array(Math.max(m, 2 * (s?.length ?? 0), 64));
+  x.scratch[c] = grown;
+  return grown;
+}
+
+function gather(col: WireColumn, rows: Int32Array, scratch: Float64Array): Value[] | Float64Array {
   const m = rows.length;
   if ('values' in col) {
     const out = new Array<Value>(m);
@@ -310,7 +325,7 @@ function gather(col: WireColumn, rows: Int32Array): Value[] | Float64Array {
   const f64 = col.f64;
   const nulls = col.nulls;
   if (nulls === null) {
-    const out = new Float64Array(m);
+    const out = scratch.subarray(0, m);
     for (let j = 0; j < m; j++) out[j] = f64[rows[j] as number] as number;
     return out;
   }
