@@ -45,9 +45,8 @@ export class PartitionedReduce implements Operator, Stateful {
   private capacity = 0;
   private generation = 0;
   private readonly sentGeneration: Int32Array;
-  /** The merge's scratch: each merged change's partition and index there, and each partition's next. */
-  private fromPart = new Uint16Array(0);
-  private fromIndex = new Int32Array(0);
+  /** The merge's scratch: by partition, each change's place in the merged order, and its next change. */
+  private readonly places: Int32Array[];
   private readonly at: Int32Array;
   /** Each row's partition (MAX_WORKERS fits a byte). */
   private part = new Uint8Array(0);
@@ -66,6 +65,7 @@ export class PartitionedReduce implements Operator, Stateful {
     this.handle = pool.handle();
     this.sentGeneration = new Int32Array(pool.partitions);
     this.at = new Int32Array(pool.partitions);
+    this.places = Array.from({ length: pool.partitions }, () => new Int32Array(0));
     const h = this.handle;
     pool.callEach(
       Array.from({ length: pool.partitions }, (_, partition) => ({
@@ -228,17 +228,17 @@ export class PartitionedReduce implements Operator, Stateful {
    */
   private merge(parts: readonly PartChanges[], errors: RowErrorSink): ZBatch {
     const width = this.width;
+    const P = parts.length;
     let total = 0;
     for (const r of parts) total += r.count;
-    // The merged order first (partition and index of each change, in scratch kept between steps),
-    // then each column copied in it.
-    if (this.fromIndex.length < total) {
-      this.fromPart = new Uint16Array(2 * total);
-      this.fromIndex = new Int32Array(2 * total);
+    // Each change's place in the merged order, by partition (scratch kept between steps); then each
+    // partition's column is scattered to those places by a loop for its form (typed or values), so
+    // every loop reads one kind of array.
+    const places = this.places;
+    for (let p = 0; p < P; p++) {
+      const count = (parts[p] as PartChanges).count;
+      if ((places[p] as Int32Array).length < count) places[p] = new Int32Array(2 * count);
     }
-    const fromPart = this.fromPart;
-    const fromIndex = this.fromIndex;
-    const P = parts.length;
     const at = this.at;
     at.fill(0);
     let k = 0;
@@ -256,35 +256,29 @@ export class PartitionedReduce implements Operator, Stateful {
       // Every change of that group (its -old and +new) comes from that partition, in its order.
       const r = parts[best] as PartChanges;
       const touch = r.touch;
+      const place = places[best] as Int32Array;
       let i = at[best] as number;
-      for (; i < r.count && touch[i] === bestTouch; i++) {
-        fromPart[k] = best;
-        fromIndex[k++] = i;
-      }
+      for (; i < r.count && touch[i] === bestTouch; i++) place[i] = k++;
       at[best] = i;
     }
     const weights = new Array<number>(total);
-    const partWeights = parts.map((r) => r.weights);
-    for (let j = 0; j < total; j++)
-      weights[j] = (partWeights[fromPart[j] as number] as ArrayLike<number>)[
-        fromIndex[j] as number
-      ] as number;
+    for (let p = 0; p < P; p++) {
+      const r = parts[p] as PartChanges;
+      const place = places[p] as Int32Array;
+      if (r.weights instanceof Float64Array) scatterF64(weights as Value[], r.weights, null, place, r.count);
+      else scatter(weights as Value[], r.weights as ArrayLike<Value>, null, place, r.count);
+    }
     const cols: Value[][] = [];
     for (let c = 0; c < width; c++) {
       const out = new Array<Value>(total);
-      const from = parts.map((r) => r.cols[c] ?? EMPTY_F64);
-      const nulls = parts.map((r) => r.nulls[c] ?? null);
-      if (nulls.every((n) => n === null))
-        for (let j = 0; j < total; j++)
-          out[j] = (from[fromPart[j] as number] as ArrayLike<Value>)[fromIndex[j] as number] as Value;
-      else
-        for (let j = 0; j < total; j++) {
-          const p = fromPart[j] as number;
-          const i = fromIndex[j] as number;
-          const n = nulls[p];
-          out[j] =
-            n !== null && n !== undefined && n[i] === 1 ? null : ((from[p] as ArrayLike<Value>)[i] as Value);
-        }
+      for (let p = 0; p < P; p++) {
+        const r = parts[p] as PartChanges;
+        const from = r.cols[c];
+        if (from === undefined || r.count === 0) continue;
+        const place = places[p] as Int32Array;
+        if (from instanceof Float64Array) scatterF64(out, from, r.nulls[c] ?? null, place, r.count);
+        else scatter(out, from, r.nulls[c] ?? null, place, r.count);
+      }
       cols.push(out);
     }
     const reported = parts.flatMap((r) => r.errors);
@@ -358,7 +352,29 @@ export class PartitionedReduce implements Operator, Stateful {
   }
 }
 
-const EMPTY_F64 = new Float64Array(0);
+/** `out[place[i]] = from[i]` (NULL where `nulls[i]` is 1) for the `count` changes of a partition. */
+function scatterF64(
+  out: Value[],
+  from: Float64Array,
+  nulls: Uint8Array | null,
+  place: Int32Array,
+  count: number,
+): void {
+  if (nulls === null) for (let i = 0; i < count; i++) out[place[i] as number] = from[i] as number;
+  else for (let i = 0; i < count; i++) out[place[i] as number] = nulls[i] === 1 ? null : (from[i] as number);
+}
+
+/** scatterF64 for a column of values (a separate function: each loop sees one kind of array). */
+function scatter(
+  out: Value[],
+  from: ArrayLike<Value>,
+  nulls: Uint8Array | null,
+  place: Int32Array,
+  count: number,
+): void {
+  if (nulls === null) for (let i = 0; i < count; i++) out[place[i] as number] = from[i] as Value;
+  else for (let i = 0; i < count; i++) out[place[i] as number] = nulls[i] === 1 ? null : (from[i] as Value);
+}
 const NO_ROWS: readonly (readonly Value[])[] = [];
 
 /** The first capacity of a Reduce's shared input buffers, in rows (doubled as batches need). */
