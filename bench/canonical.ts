@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 import type { DbIvmVariant } from './dbivm.ts';
+import { cpuSplit, threadTicks, type CpuSplit } from './thread-cpu.ts';
 import {
   cut,
   generateRows,
@@ -195,6 +196,8 @@ interface ChildResult {
   events_per_s: number;
   /** Timed events ÷ CPU time (user + system, all threads) of the timed loop: less sensitive to load. */
   events_per_cpu_s: number;
+  /** The timed loop's CPU time by thread (Linux): the main thread, the busiest other (a worker). */
+  cpu_split: CpuSplit | null;
   p50_us: number;
   p99_us: number;
   bytes_per_group: number;
@@ -306,6 +309,7 @@ async function runChild(o: Options): Promise<void> {
     await session.post('Profiler.start');
   }
 
+  const ticks0 = workers > 1 ? threadTicks() : null;
   const cpu0 = process.cpuUsage();
   const start = process.hrtime.bigint();
   for (let i = 0; i < nBatches; i++) {
@@ -315,6 +319,7 @@ async function runChild(o: Options): Promise<void> {
   }
   const wallNs = Number(process.hrtime.bigint() - start);
   const cpu = process.cpuUsage(cpu0);
+  const split = ticks0 === null ? null : cpuSplit(ticks0, threadTicks());
   const cpuUs = cpu.user + cpu.system;
   if (session !== null && o.cpuProfile !== null) {
     const { profile } = await session.post('Profiler.stop');
@@ -352,6 +357,7 @@ async function runChild(o: Options): Promise<void> {
     preload,
     events_per_s: Math.round(events / (wallNs / 1e9)),
     events_per_cpu_s: Math.round(events / (cpuUs / 1e6)),
+    cpu_split: split,
     p50_us: Math.round(percentile(lat, 0.5) / 10) / 100,
     p99_us: Math.round(percentile(lat, 0.99) / 10) / 100,
     bytes_per_group: Math.round((after - baseline) / groups),
@@ -525,6 +531,7 @@ async function runParent(o: Options): Promise<number> {
             bytes_per_group: r.bytes_per_group,
             ...(r.view_bytes_per_group === null ? {} : { view_bytes_per_group: r.view_bytes_per_group }),
             events_per_cpu_s: r.events_per_cpu_s,
+            ...(r.cpu_split === null ? {} : { cpu_split: r.cpu_split }),
           }),
         );
       }

@@ -23,15 +23,18 @@ function hashString(s: string): number {
   return mix(h);
 }
 
+/** The hash of a number's group id (the number itself). */
+export function hashNumber(id: number): number {
+  // 0 and -0 are one group (a Map's key equality), and so is every NaN.
+  if ((id | 0) === id) return mix(id | 0);
+  if (id !== id) return mix(0x7ff80000);
+  f64[0] = id;
+  return mix((u32[0] as number) ^ Math.imul(u32[1] as number, 0x9e3779b1));
+}
+
 /** The hash of a group id (what `groupId` returns). */
 export function hashGroupId(id: Value): number {
-  if (typeof id === 'number') {
-    // 0 and -0 are one group (a Map's key equality), and so is every NaN.
-    if ((id | 0) === id) return mix(id | 0);
-    if (id !== id) return mix(0x7ff80000);
-    f64[0] = id;
-    return mix((u32[0] as number) ^ Math.imul(u32[1] as number, 0x9e3779b1));
-  }
+  if (typeof id === 'number') return hashNumber(id);
   if (typeof id === 'string') return hashString(id);
   if (id === null) return 0x5bd1e995;
   if (typeof id === 'boolean') return id ? 0x27d4eb2f : 0x165667b1;

@@ -1,22 +1,25 @@
-// The worker threads of an engine's partitioned Reduces (the `workers` setting): one thread per
-// partition, started on first use, each hosting that partition of every partitioned Reduce. Calls
-// are synchronous — an epoch is — : the main thread hands a request to each thread it needs (a step
-// written into the thread's shared request words, anything else posted on its request port, then the
-// words' sequence number bumped and notified: the thread waits on it with Atomics.wait, outside its
-// event loop), then blocks on each thread's flag and reads the answer off its reply port
-// (receiveMessageOnPort), so the threads work in parallel while the epoch waits. The threads are
-// unref'd: an engine that is never closed does not keep the process alive; `close` ends them.
+// The partitions of an engine's partitioned Reduces (the `workers` setting): partition 0 on the main
+// thread itself, each other one on a worker thread (started on first use) hosting that partition of
+// every partitioned Reduce — so N workers keep N cores busy, not N threads and an idle main thread.
+// Calls are synchronous — an epoch is — : the main thread hands a request to each thread it needs (a
+// step written into the thread's shared request words, anything else posted on its request port,
+// then the words' sequence number bumped and notified: the thread waits on it with Atomics.wait,
+// outside its event loop), serves partition 0's request itself, then blocks on each thread's flag and
+// reads the answer off its reply port (receiveMessageOnPort). The threads are unref'd: an engine that
+// is never closed does not keep the process alive; `close` ends them.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { SluiceError, knownErrorCode } from '../../common/errors.ts';
+import { PartitionHost, type RawStep } from './partition-host.ts';
 import {
   ANSWERED,
   ENDED,
   KIND_MESSAGE,
   KIND_STEP,
+  LOCAL_PARTITION,
   REQ_COUNT,
   REQ_H,
   REQ_KIND,
@@ -24,6 +27,9 @@ import {
   REQ_SEQ,
   REQ_START,
   REQ_WIDTH,
+  REP_COUNT,
+  REP_NULLS,
+  SHARED_ANSWER,
   type FromWorker,
   type Request,
   type ToWorker,
@@ -54,10 +60,16 @@ export function validWorkers(value: unknown, what = 'workers'): number {
 }
 
 export class PartitionPool {
-  private threads: Thread[] | null = null;
+  /** By partition: the thread hosting it (none at LOCAL_PARTITION). */
+  private threads: (Thread | null)[] | null = null;
+  private readonly local = new PartitionHost(() => {
+    throw new SluiceError('INTERNAL_ERROR', "the main thread's partition cannot end");
+  });
   private readonly flags: Int32Array;
   private readonly requestWords: Int32Array;
   private nextHandle = 1;
+  /** How many step answers came in the shared reply buffers, and how many as messages (for tests). */
+  readonly answers = { inBuffers: 0, asMessages: 0 };
   private closed = false;
 
   constructor(readonly partitions: number) {
@@ -70,12 +82,12 @@ export class PartitionPool {
     return this.nextHandle++;
   }
 
-  private started(): Thread[] {
+  private started(): (Thread | null)[] {
     if (this.closed) throw new SluiceError('INTERNAL_ERROR', 'the engine is closed: its workers have ended');
     if (this.threads !== null) return this.threads;
     const entry = partitionWorkerEntry();
-    const threads: Thread[] = [];
-    for (let slot = 0; slot < this.partitions; slot++) {
+    const threads: (Thread | null)[] = [null];
+    for (let slot = LOCAL_PARTITION + 1; slot < this.partitions; slot++) {
       const { port1, port2 } = new MessageChannel();
       const requests = new MessageChannel();
       const data = {
@@ -98,15 +110,19 @@ export class PartitionPool {
     return threads;
   }
 
-  /** Hands `messages[p]` to partition p's thread (null: none), then waits for every answer. */
+  /**
+   * Hands `messages[p]` to partition p's thread (null: none), serves partition 0's on this thread,
+   * then waits for every answer.
+   */
   callEach(messages: readonly (Request | null)[]): (FromWorker | null)[] {
     const threads = this.started();
     const words = this.requestWords;
-    for (let p = 0; p < messages.length; p++) {
+    for (let p = LOCAL_PARTITION + 1; p < messages.length; p++) {
       const m = messages[p];
       if (m === null || m === undefined) continue;
-      // Answered → out (a thread that ended keeps ENDED: the exchange leaves it for the wait below).
+      // Answered → out (a thread that ended keeps ENDED: the exchanges leave it for the wait below).
       Atomics.compareExchange(this.flags, p, ANSWERED, 0);
+      Atomics.compareExchange(this.flags, p, SHARED_ANSWER, 0);
       const base = p * REQ_WIDTH;
       if (m.t === 'shared-step') {
         words[base + REQ_KIND] = KIND_STEP;
@@ -122,8 +138,8 @@ export class PartitionPool {
       Atomics.add(words, base + REQ_SEQ, 1);
       Atomics.notify(words, base + REQ_SEQ);
     }
-    const answers: (FromWorker | null)[] = [];
-    for (let p = 0; p < messages.length; p++) {
+    const answers: (FromWorker | null)[] = [this.serveLocal(messages[LOCAL_PARTITION] ?? null)];
+    for (let p = LOCAL_PARTITION + 1; p < messages.length; p++) {
       if (messages[p] === null || messages[p] === undefined) {
         answers.push(null);
         continue;
@@ -139,6 +155,23 @@ export class PartitionPool {
   /** The same message to every partition. */
   callAll(message: ToWorker): FromWorker[] {
     return this.callEach(Array.from({ length: this.partitions }, () => message)) as FromWorker[];
+  }
+
+  /** Partition 0's answer, served on this thread while the others work on theirs. */
+  private serveLocal(m: Request | null): FromWorker | null {
+    if (m === null) return null;
+    try {
+      if (m.t === 'shared-step')
+        return localChanges(this.local.sharedStep(m.h, m.start, m.count, m.nullMask));
+      if (m.t === 'step') return localChanges(this.local.step(m));
+      return this.local.handle(m).message;
+    } catch (error) {
+      return {
+        ok: false,
+        code: error instanceof SluiceError ? error.code : 'INTERNAL_ERROR',
+        message: error instanceof Error ? error.message : String(error),
+      };
+    }
   }
 
   private await(p: number, thread: Thread): FromWorker {
@@ -158,10 +191,23 @@ export class PartitionPool {
         'INTERNAL_ERROR',
         `partition worker ${p} has ended: its partition's state is lost`,
       );
+    if (flag === SHARED_ANSWER) {
+      this.answers.inBuffers++;
+      const base = p * REQ_WIDTH;
+      return {
+        ok: true,
+        shared: {
+          count: this.requestWords[base + REP_COUNT] as number,
+          nullMask: this.requestWords[base + REP_NULLS] as number,
+        },
+      };
+    }
     const got = receiveMessageOnPort(thread.port);
     if (got === undefined)
       throw new SluiceError('INTERNAL_ERROR', `partition worker ${p} raised its flag without an answer`);
-    return got.message as FromWorker;
+    const answer = got.message as FromWorker;
+    if ('step' in answer) this.answers.asMessages++;
+    return answer;
   }
 
   /** Ends the threads (idempotent). */
@@ -171,6 +217,7 @@ export class PartitionPool {
     this.threads = null;
     if (threads === null) return;
     for (const t of threads) {
+      if (t === null) continue;
       t.port.close();
       t.requests.close();
       void t.worker.terminate();
@@ -181,6 +228,21 @@ export class PartitionPool {
   get running(): boolean {
     return this.threads !== null;
   }
+}
+
+/** The main thread's partition's step as the merge reads it: its own columns, no copy. */
+function localChanges(raw: RawStep): FromWorker {
+  return {
+    ok: true,
+    local: {
+      count: raw.weights.length,
+      weights: raw.weights,
+      touch: raw.touch,
+      cols: raw.cols,
+      nulls: raw.cols.map(() => null),
+      errors: raw.errors,
+    },
+  };
 }
 
 /**

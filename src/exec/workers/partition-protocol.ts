@@ -23,6 +23,22 @@ export interface StepBuffers {
   readonly weights: Float64Array;
   /** The batch indexes of each partition's rows, ascending, partition after partition. */
   readonly rows: Int32Array;
+  /** By partition: where its thread writes a step's changes (room for two per input row). */
+  readonly replies: readonly ReplyBuffers[];
+}
+
+/**
+ * Where a thread writes a step's changes, shared with the main thread (which merges them from there):
+ * no message, no copy out of the thread, no garbage. A step whose changes do not fit (a value that is
+ * not a number or NULL, a row error) is answered with a message instead.
+ */
+export interface ReplyBuffers {
+  readonly weights: Float64Array;
+  /** The batch index of each change's group's first row. */
+  readonly touch: Int32Array;
+  /** By output column: its numbers and null flags. */
+  readonly f64: readonly Float64Array[];
+  readonly nulls: readonly Uint8Array[];
 }
 
 /** A column of a step: in the shared buffers (with or without its null mask), or its values. */
@@ -86,15 +102,26 @@ export const REQ_H = 2;
 export const REQ_START = 3;
 export const REQ_COUNT = 4;
 export const REQ_NULLS = 5;
+/** A step answered in the reply buffers (flag SHARED_ANSWER): its number of changes, and bit c set
+ * when output column c has NULLs. */
+export const REP_COUNT = 6;
+export const REP_NULLS = 7;
 export const KIND_MESSAGE = 0;
 export const KIND_STEP = 1;
 /** The highest input column index a SharedStep can describe (its null mask is one Int32). */
 export const SHARED_STEP_MAX_COLUMN = 30;
 
+/** The partition the main thread serves itself (partition-pool.ts): it has no thread. */
+export const LOCAL_PARTITION = 0;
+
 /** A thread's flag: 0 while a request is out, ANSWERED when its answer is on the reply port, ENDED
  * once the thread has ended (set by its exit handler: no answer will come). */
 export const ANSWERED = 1;
 export const ENDED = 2;
+/** The step's changes are in the thread's reply buffers (REP_COUNT, REP_NULLS), nothing on the port. */
+export const SHARED_ANSWER = 3;
+/** The most output columns a reply in the shared buffers can have (its null mask is one Int32). */
+export const SHARED_REPLY_MAX_COLUMNS = 31;
 
 /** A row error the partition's Reduce reported, with its group's first row in the batch. */
 export interface WireRowError {
@@ -113,8 +140,23 @@ export interface StepReply {
   readonly errors: readonly WireRowError[];
 }
 
+/** A partition's step in the form the merge reads: columns of numbers or values, maybe null flags. */
+export interface PartChanges {
+  readonly count: number;
+  readonly weights: ArrayLike<number>;
+  readonly touch: Int32Array;
+  readonly cols: readonly (Float64Array | readonly Value[])[];
+  /** By column: its null flags (1: NULL), or null when the column holds none (or holds values). */
+  readonly nulls: readonly (Uint8Array | null)[];
+  readonly errors: readonly WireRowError[];
+}
+
 export type FromWorker =
   | { readonly ok: true; readonly step: StepReply }
+  /** A step answered in the reply buffers. */
+  | { readonly ok: true; readonly shared: { readonly count: number; readonly nullMask: number } }
+  /** The main thread's own partition's step (never crosses a thread). */
+  | { readonly ok: true; readonly local: PartChanges }
   | { readonly ok: true; readonly delta: StateDelta }
   | { readonly ok: true; readonly rows: readonly (readonly Value[])[] }
   | { readonly ok: true; readonly size: { readonly bytes: number; readonly groups: number } }

@@ -1,5 +1,5 @@
 // Unit tests of the partitioned Reduce's pieces: the partition of a group id, which Reduces may be
-// partitioned, and how a column crosses to a worker.
+// partitioned, how a column crosses to a worker, and how a step's changes come back.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { T, type Value } from '../../common/types.ts';
@@ -8,6 +8,10 @@ import { groupId, hashGroupId, partitionOf } from './partition-hash.ts';
 import { partitioningOf } from './partition-eligibility.ts';
 import { columnValue, encodeColumn } from './partition-protocol.ts';
 import { PartitionPool, validWorkers } from './partition-pool.ts';
+import { PartitionedReduce } from './partitioned-reduce.ts';
+import { ReduceOp } from '../../ivm/ops/reduce-op.ts';
+import type { RowErrorSink } from '../../ivm/operator.ts';
+import { ColumnBatch } from '../../ivm/zset.ts';
 
 type ReduceNode = Extract<DataflowNode, { kind: 'reduce' }>;
 
@@ -135,6 +139,84 @@ test(
       );
       assert.throws(() => pool.callAll({ t: 'size', h: 99 }), /partition worker 1 has ended/);
       assert.throws(() => pool.callEach([null, { t: 'size', h: 1 }]), /partition worker 1 has ended/);
+    } finally {
+      pool.close();
+    }
+  },
+);
+
+test(
+  'a partitioned step gives the single Reduce’s changes; a thread answers numbers in its reply buffers, text as a message',
+  { timeout: 60_000 },
+  () => {
+    const text = reduceNode({
+      fused: {
+        filter: null,
+        project: [
+          { kind: 'col', index: 3, name: 'r', type: T.text },
+          { kind: 'col', index: 2, name: 'v', type: T.int32 },
+        ],
+        columns: [
+          { name: 'r', type: T.text },
+          { name: 'arg0', type: T.int32 },
+        ],
+      },
+      columns: [
+        { name: 'r', type: T.text },
+        { name: 's', type: T.int64 },
+      ],
+      stateId: 'v/reduce2',
+    });
+    const input = [...INPUT, { name: 'r', type: T.text }];
+    const pool = new PartitionPool(2);
+    try {
+      for (const [node, viaBuffers] of [
+        [reduceNode(), true],
+        [text, false],
+      ] as const) {
+        const layout = partitioningOf(node, input);
+        assert.ok(layout.partitioned);
+        const fused = node.fused!;
+        const single = new ReduceOp(node, fused.columns, {
+          filter: fused.filter,
+          project: fused.project,
+          inputColumns: input,
+        });
+        const parted = new PartitionedReduce(node, input, layout.layout, pool);
+        const sink: RowErrorSink = { report: () => assert.fail('no row errors') };
+        const before = { ...pool.answers };
+        for (let b = 0; b < 4; b++) {
+          // 200 rows over 50 keys (some NULL amounts): both partitions get rows and change groups.
+          const ids: Value[] = [];
+          const keys: Value[] = [];
+          const amounts: Value[] = [];
+          const regions: Value[] = [];
+          for (let i = 0; i < 200; i++) {
+            ids.push(b * 1000 + i);
+            keys.push((i * 7 + b) % 50);
+            amounts.push(i % 13 === 0 ? null : i - b);
+            regions.push(`r${(i * 7 + b) % 50}`);
+          }
+          const batch = (): ColumnBatch =>
+            new ColumnBatch([ids, keys, amounts, regions], new Array<number>(200).fill(b === 3 ? -1 : 1));
+          const want = single.step([batch()], sink);
+          const got = parted.step([batch()], sink);
+          assert.ok(want.weights.length > 0);
+          assert.deepEqual(
+            { cols: got.cols, weights: got.weights },
+            { cols: want.cols, weights: want.weights },
+          );
+        }
+        const inBuffers = pool.answers.inBuffers - before.inBuffers;
+        const asMessages = pool.answers.asMessages - before.asMessages;
+        // Every step of the numeric Reduce (the first one too, which hands the thread its buffers in a
+        // message) is answered in the reply buffers; the text key's come as messages.
+        assert.deepEqual(
+          { inBuffers, asMessages },
+          viaBuffers ? { inBuffers: 4, asMessages: 0 } : { inBuffers: 0, asMessages: 4 },
+        );
+        parted.close();
+      }
     } finally {
       pool.close();
     }

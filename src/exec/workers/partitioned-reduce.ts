@@ -14,13 +14,16 @@ import type { Operator, RowErrorSink } from '../../ivm/operator.ts';
 import type { StateDelta, Stateful } from '../../ivm/state.ts';
 import { ColumnBatch, type ZBatch } from '../../ivm/zset.ts';
 import type { PartitionLayout } from './partition-eligibility.ts';
-import { groupId, partitionOf } from './partition-hash.ts';
+import { groupId, hashNumber, partitionOf } from './partition-hash.ts';
 import type { PartitionPool } from './partition-pool.ts';
 import {
   columnValue,
+  LOCAL_PARTITION,
   SHARED_STEP_MAX_COLUMN,
   type FromWorker,
+  type PartChanges,
   type ReduceNode,
+  type ReplyBuffers,
   type Request,
   type StepBuffers,
   type StepColumn,
@@ -42,6 +45,11 @@ export class PartitionedReduce implements Operator, Stateful {
   private capacity = 0;
   private generation = 0;
   private readonly sentGeneration: Int32Array;
+  /** The merge's scratch: by partition, each change's place in the merged order, and its next change. */
+  private readonly places: Int32Array[];
+  private readonly at: Int32Array;
+  /** Each row's partition (MAX_WORKERS fits a byte). */
+  private part = new Uint8Array(0);
 
   constructor(
     node: ReduceNode,
@@ -56,6 +64,8 @@ export class PartitionedReduce implements Operator, Stateful {
     this.width = node.columns.length;
     this.handle = pool.handle();
     this.sentGeneration = new Int32Array(pool.partitions);
+    this.at = new Int32Array(pool.partitions);
+    this.places = Array.from({ length: pool.partitions }, () => new Int32Array(0));
     const h = this.handle;
     pool.callEach(
       Array.from({ length: pool.partitions }, (_, partition) => ({
@@ -83,10 +93,11 @@ export class PartitionedReduce implements Operator, Stateful {
         cols.push(null);
         wire.push(null);
       }
+      // A columnar batch's `rows` is built on first read: read only when it has no columns.
       const col = fillColumn(
         n,
         inCols !== undefined ? (inCols[c] as readonly Value[]) : null,
-        input.rows,
+        inCols !== undefined ? NO_ROWS : input.rows,
         c,
         bufs.f64[c] as Float64Array,
         bufs.nulls[c] as Uint8Array,
@@ -138,10 +149,10 @@ export class PartitionedReduce implements Operator, Stateful {
           : { t: 'step', h, bufs: fresh ? bufs : null, cols, start, count },
       );
     }
-    const replies = this.pool
-      .callEach(messages)
-      .map((a) => (a === null ? NO_CHANGES : (a as Extract<FromWorker, { step: StepReply }>).step));
-    return this.merge(replies, errors);
+    const answers = this.pool.callEach(messages);
+    const parts: PartChanges[] = [];
+    for (let p = 0; p < P; p++) parts.push(partChanges(answers[p] ?? null, bufs.replies[p] as ReplyBuffers));
+    return this.merge(parts, errors);
   }
 
   /** The shared input buffers, reallocated (doubled past `n`) when a batch of `n` rows outgrows them. */
@@ -159,11 +170,23 @@ export class PartitionedReduce implements Operator, Stateful {
       f64.push(new Float64Array(new SharedArrayBuffer(8 * capacity)));
       nulls.push(new Uint8Array(new SharedArrayBuffer(capacity)));
     }
+    // A partition's step changes at most two rows a group (its old and new row), one group a row.
+    const replies: ReplyBuffers[] = [];
+    for (let p = 0; p < this.pool.partitions; p++) {
+      const room = p === LOCAL_PARTITION ? 0 : 2 * capacity; // the main thread's changes stay its own
+      replies.push({
+        weights: new Float64Array(new SharedArrayBuffer(8 * room)),
+        touch: new Int32Array(new SharedArrayBuffer(4 * room)),
+        f64: Array.from({ length: this.width }, () => new Float64Array(new SharedArrayBuffer(8 * room))),
+        nulls: Array.from({ length: this.width }, () => new Uint8Array(new SharedArrayBuffer(room))),
+      });
+    }
     this.buffers = {
       f64,
       nulls,
       weights: new Float64Array(new SharedArrayBuffer(8 * capacity)),
       rows: new Int32Array(new SharedArrayBuffer(4 * capacity)),
+      replies,
     };
     this.capacity = capacity;
     this.generation++;
@@ -175,14 +198,19 @@ export class PartitionedReduce implements Operator, Stateful {
     return this.capacity;
   }
 
-  /** The partition of each row's group. */
-  private rowPartitions(n: number, cols: readonly (WireColumn | null)[]): Uint8Array | Uint16Array {
+  /** The partition of each row's group (in scratch kept between steps). */
+  private rowPartitions(n: number, cols: readonly (WireColumn | null)[]): Uint8Array {
     const P = this.pool.partitions;
-    const part = P <= 256 ? new Uint8Array(n) : new Uint16Array(n);
+    if (this.part.length < n) this.part = new Uint8Array(this.bufferCapacity);
+    const part = this.part;
     const keyColumns = this.layout.keyColumns;
-    if (this.keyCount === 1) {
-      const col = cols[keyColumns[0] as number] as WireColumn;
-      for (let i = 0; i < n; i++) part[i] = partitionOf(singleKey(columnValue(col, i)), P);
+    const key0 = cols[keyColumns[0] as number] as WireColumn;
+    if (this.keyCount === 1 && 'f64' in key0 && key0.nulls === null) {
+      // The common case, one pass over a typed column: a number is its own group id.
+      const f64 = key0.f64;
+      for (let i = 0; i < n; i++) part[i] = hashNumber(f64[i] as number) % P;
+    } else if (this.keyCount === 1) {
+      for (let i = 0; i < n; i++) part[i] = partitionOf(singleKey(columnValue(key0, i)), P);
     } else {
       const key = new Array<Value>(this.keyCount);
       for (let i = 0; i < n; i++) {
@@ -198,53 +226,62 @@ export class PartitionedReduce implements Operator, Stateful {
    * The partitions' changes in one batch, ordered by their groups' first rows (each partition's
    * already is), then their row errors in the same order, reported as the single Reduce reports them.
    */
-  private merge(replies: readonly StepReply[], errors: RowErrorSink): ZBatch {
+  private merge(parts: readonly PartChanges[], errors: RowErrorSink): ZBatch {
     const width = this.width;
+    const P = parts.length;
     let total = 0;
-    for (const r of replies) total += r.touch.length;
-    // The merged order first (partition and index of each change), then each column copied in it
-    // with a loop per column form (no per-cell dispatch on the form).
-    const fromPart = new Uint16Array(total);
-    const fromIndex = new Int32Array(total);
-    const at = new Int32Array(replies.length);
+    for (const r of parts) total += r.count;
+    // Each change's place in the merged order, by partition (scratch kept between steps); then each
+    // partition's column is scattered to those places by a loop for its form (typed or values), so
+    // every loop reads one kind of array.
+    const places = this.places;
+    for (let p = 0; p < P; p++) {
+      const count = (parts[p] as PartChanges).count;
+      if ((places[p] as Int32Array).length < count) places[p] = new Int32Array(2 * count);
+    }
+    const at = this.at;
+    at.fill(0);
     let k = 0;
     while (k < total) {
       let best = -1;
       let bestTouch = Infinity;
-      for (let p = 0; p < replies.length; p++) {
-        const r = replies[p] as StepReply;
+      for (let p = 0; p < P; p++) {
+        const r = parts[p] as PartChanges;
         const i = at[p] as number;
-        if (i < r.touch.length && (r.touch[i] as number) < bestTouch) {
+        if (i < r.count && (r.touch[i] as number) < bestTouch) {
           bestTouch = r.touch[i] as number;
           best = p;
         }
       }
       // Every change of that group (its -old and +new) comes from that partition, in its order.
-      const touch = (replies[best] as StepReply).touch;
+      const r = parts[best] as PartChanges;
+      const touch = r.touch;
+      const place = places[best] as Int32Array;
       let i = at[best] as number;
-      for (; i < touch.length && touch[i] === bestTouch; i++) {
-        fromPart[k] = best;
-        fromIndex[k++] = i;
-      }
+      for (; i < r.count && touch[i] === bestTouch; i++) place[i] = k++;
       at[best] = i;
     }
-    const weights: number[] = [];
-    for (let j = 0; j < total; j++)
-      weights.push((replies[fromPart[j] as number] as StepReply).weights[fromIndex[j] as number] as number);
+    const weights = new Array<number>(total);
+    for (let p = 0; p < P; p++) {
+      const r = parts[p] as PartChanges;
+      const place = places[p] as Int32Array;
+      if (r.weights instanceof Float64Array) scatterF64(weights as Value[], r.weights, null, place, r.count);
+      else scatter(weights as Value[], r.weights as ArrayLike<Value>, null, place, r.count);
+    }
     const cols: Value[][] = [];
     for (let c = 0; c < width; c++) {
-      const forms = replies.map((r) => r.cols[c]);
-      const out: Value[] = [];
-      if (forms.every((f) => f === undefined || ('f64' in f && f.nulls === null))) {
-        const f64s = forms.map((f) => (f === undefined ? EMPTY_F64 : (f as { f64: Float64Array }).f64));
-        for (let j = 0; j < total; j++)
-          out.push((f64s[fromPart[j] as number] as Float64Array)[fromIndex[j] as number] as number);
-      } else
-        for (let j = 0; j < total; j++)
-          out.push(columnValue(forms[fromPart[j] as number] as WireColumn, fromIndex[j] as number));
+      const out = new Array<Value>(total);
+      for (let p = 0; p < P; p++) {
+        const r = parts[p] as PartChanges;
+        const from = r.cols[c];
+        if (from === undefined || r.count === 0) continue;
+        const place = places[p] as Int32Array;
+        if (from instanceof Float64Array) scatterF64(out, from, r.nulls[c] ?? null, place, r.count);
+        else scatter(out, from, r.nulls[c] ?? null, place, r.count);
+      }
       cols.push(out);
     }
-    const reported = replies.flatMap((r) => r.errors);
+    const reported = parts.flatMap((r) => r.errors);
     if (reported.length > 0) {
       // Stable: one group's reports keep their order (they all come from one partition).
       reported.sort((a, b) => a.touch - b.touch);
@@ -315,7 +352,30 @@ export class PartitionedReduce implements Operator, Stateful {
   }
 }
 
-const EMPTY_F64 = new Float64Array(0);
+/** `out[place[i]] = from[i]` (NULL where `nulls[i]` is 1) for the `count` changes of a partition. */
+function scatterF64(
+  out: Value[],
+  from: Float64Array,
+  nulls: Uint8Array | null,
+  place: Int32Array,
+  count: number,
+): void {
+  if (nulls === null) for (let i = 0; i < count; i++) out[place[i] as number] = from[i] as number;
+  else for (let i = 0; i < count; i++) out[place[i] as number] = nulls[i] === 1 ? null : (from[i] as number);
+}
+
+/** scatterF64 for a column of values (a separate function: each loop sees one kind of array). */
+function scatter(
+  out: Value[],
+  from: ArrayLike<Value>,
+  nulls: Uint8Array | null,
+  place: Int32Array,
+  count: number,
+): void {
+  if (nulls === null) for (let i = 0; i < count; i++) out[place[i] as number] = from[i] as Value;
+  else for (let i = 0; i < count; i++) out[place[i] as number] = nulls[i] === 1 ? null : (from[i] as Value);
+}
+const NO_ROWS: readonly (readonly Value[])[] = [];
 
 /** The first capacity of a Reduce's shared input buffers, in rows (doubled as batches need). */
 const INITIAL_CAPACITY = 64;
@@ -332,32 +392,60 @@ function fillColumn(
   f64: Float64Array,
   nulls: Uint8Array,
 ): StepColumn {
+  if (col === null) {
+    const values = new Array<Value>(n);
+    for (let i = 0; i < n; i++) values[i] = (rows[i] as readonly Value[])[c] as Value;
+    col = values;
+  }
   let hasNull = false;
   for (let i = 0; i < n; i++) {
-    const v = col !== null ? (col[i] as Value) : ((rows[i] as readonly Value[])[c] as Value);
+    const v = col[i] as Value;
     if (typeof v === 'number') {
       f64[i] = v;
       nulls[i] = 0;
     } else if (v === null) {
       nulls[i] = 1;
       hasNull = true;
-    } else {
-      const values = new Array<Value>(n);
-      for (let j = 0; j < n; j++)
-        values[j] = col !== null ? (col[j] as Value) : ((rows[j] as readonly Value[])[c] as Value);
-      return { values };
-    }
+    } else return { values: col.slice(0, n) };
   }
   return { nulls: hasNull };
 }
 
-/** The answer of a partition that had no rows: no changes. */
-const NO_CHANGES: StepReply = {
+/** The changes of a partition that had no rows. */
+const NO_CHANGES: PartChanges = {
+  count: 0,
   weights: new Float64Array(0),
   touch: new Int32Array(0),
   cols: [],
+  nulls: [],
   errors: [],
 };
+
+/** A partition's answer to a step as the merge reads it: its own, in its reply buffers, or a message. */
+function partChanges(a: FromWorker | null, reply: ReplyBuffers): PartChanges {
+  if (a === null) return NO_CHANGES;
+  if ('local' in a) return a.local;
+  if ('shared' in a) {
+    const { count, nullMask } = a.shared;
+    return {
+      count,
+      weights: reply.weights,
+      touch: reply.touch,
+      cols: reply.f64,
+      nulls: reply.f64.map((_, c) => ((nullMask & (1 << c)) !== 0 ? (reply.nulls[c] as Uint8Array) : null)),
+      errors: [],
+    };
+  }
+  const step = (a as Extract<FromWorker, { step: StepReply }>).step;
+  return {
+    count: step.touch.length,
+    weights: step.weights,
+    touch: step.touch,
+    cols: step.cols.map((w) => ('values' in w ? w.values : w.f64)),
+    nulls: step.cols.map((w) => ('values' in w ? null : w.nulls)),
+    errors: step.errors,
+  };
+}
 
 function emptyColumns(width: number): Value[][] {
   return Array.from({ length: width }, () => []);
