@@ -209,25 +209,23 @@ export class TopNOp implements Operator, Stateful {
     if (!part.singleCopiesUpTo(to + 1)) return false;
     const image = this.imageIn(part, row);
     const compare = this.compare;
-    const sorted = part.rows;
     const cap = this.tailFrom;
     if (
       part.keys !== null &&
-      sorted.length > to &&
-      (part.tailRows.length > 0 || sorted.length >= cap) &&
+      part.sorted > to &&
+      (part.sorted < part.rows.length || part.sorted >= cap) &&
       part.afterSorted(row, image, compare)
     ) {
       // After more than n sorted rows: ranked past the top before and after, nothing to emit. A
       // row of a keyed input is never there twice: its insert is an append, nothing searched.
       if (w === 1) {
         if (!this.distinctRows && this.tailIndex(part, row, image) >= 0) return false;
-        part.tailRows.push(row);
-        part.tailKeys.push(image);
+        part.pushTail(row, image);
         this.state.changed(key, row, 1);
       } else {
         const i = this.tailIndex(part, row, image);
         if (i < 0) return false;
-        const there = part.tailRows[i] as readonly Value[];
+        const there = part.rows[i] as readonly Value[];
         part.removeTail(i);
         this.state.changed(key, there, -1);
       }
@@ -238,13 +236,14 @@ export class TopNOp implements Operator, Stateful {
     }
     const at = part.search(row, image, compare);
     const present = part.holds(at, row, image, compare);
+    const rowsOf = part.rows;
     if (w === 1) {
       if (present) return false;
       if (at < to) {
         rows.push(row);
         weights.push(1);
-        if (sorted.length >= to) {
-          rows.push(sorted[to - 1] as readonly Value[]);
+        if (part.sorted >= to) {
+          rows.push(rowsOf[to - 1] as readonly Value[]);
           weights.push(-1);
         }
       }
@@ -252,19 +251,19 @@ export class TopNOp implements Operator, Stateful {
       this.state.changed(key, row, 1);
     } else {
       if (!present || part.count(at) !== 1) return false;
-      const there = sorted[at] as readonly Value[];
+      const there = rowsOf[at] as readonly Value[];
       // With a tail, the sorted rows are more than n: the (n+1)-th is among them.
       if (at < to) {
         rows.push(there);
         weights.push(-1);
-        if (sorted.length > to) {
-          rows.push(sorted[to] as readonly Value[]);
+        if (part.sorted > to) {
+          rows.push(rowsOf[to] as readonly Value[]);
           weights.push(1);
         }
       }
       part.removeAt(at);
       this.state.changed(key, there, -1);
-      if (part.tailRows.length > 0 && sorted.length <= to) part.refill(cap, compare);
+      if (part.sorted <= to && part.sorted < rowsOf.length) part.refill(cap, compare);
     }
     // A partition sorted in full (loaded, or changed by the general path) moves its rows past the
     // first 2(n + 1) to the tail once.
