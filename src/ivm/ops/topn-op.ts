@@ -62,7 +62,11 @@ export class TopNOp implements Operator, Stateful {
    * (every row there ranks past `to`, and so would a row inserted there); Infinity if none.
    */
   private unaffectedFrom = Infinity;
-  /** The direct path keeps this many rows of a partition sorted; the rest go to its tail. */
+  /**
+   * The direct path keeps this many rows of a partition sorted; the rest go to its tail. n + 2: an
+   * insert ranked past it is an append, and a delete inside the top takes the next row from the
+   * tail (a scan) only every second time; each row refilled costs one scan whatever this is.
+   */
   private readonly tailFrom: number;
   /** Epochs stepped: the stamp that groups an epoch's changes by partition. */
   private epochs = 0;
@@ -74,7 +78,7 @@ export class TopNOp implements Operator, Stateful {
     this.image = keyImage(node.orderBy);
     this.state = new TopNRows(node.partitionBy, this.compare, this.image, node.orderBy.length > 0);
     this.to = node.to ?? Infinity;
-    this.tailFrom = Math.max(8, 2 * (this.to + 1));
+    this.tailFrom = Math.max(8, this.to + 2);
     this.distinctRows = node.distinctRows === true;
     this.direct =
       node.rank === 'row_number' && !node.emitRank && node.from === 0 && this.to <= FAST_TOP_LIMIT;
@@ -189,7 +193,7 @@ export class TopNOp implements Operator, Stateful {
    * The common case of a Top-N (ROW_NUMBER ≤ n, the rank not shown): one new row, or one row
    * deleted, in a partition whose first n + 1 rows are single copies, so a row's rank is its index.
    * An insert ranked inside the top n pushes out the n-th row; a delete inside it brings in the
-   * (n+1)-th. Rows past the first 2(n + 1) go to the partition's unordered tail: such a change is an
+   * (n+1)-th. Rows past the first n + 2 (at least 8) go to the partition's unordered tail: such a change is an
    * append or a swap with the last, found by a scan of the tail's images. Otherwise one binary search
    * over the partition's images and one shift. Nothing ranked or diffed, nothing allocated. False:
    * not this case (nothing changed), the general path runs.
@@ -266,7 +270,7 @@ export class TopNOp implements Operator, Stateful {
       if (part.sorted <= to && part.sorted < rowsOf.length) part.refill(cap, compare);
     }
     // A partition sorted in full (loaded, or changed by the general path) moves its rows past the
-    // first 2(n + 1) to the tail once.
+    // first n + 2 to the tail once.
     if (part.keys !== null) part.spill(cap);
     this.rowsRanked += Math.min(at, to);
     this.singleChanges++;
