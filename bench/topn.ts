@@ -11,8 +11,11 @@
 //   node --import tsx bench/topn.ts                  # 1M bids, 10,000 auctions, batch 1,000, 2 pairs
 //   node --import tsx bench/topn.ts --quick          # a tenth of the rows, one pair
 //   node --import tsx bench/topn.ts --batch 100 --pairs 3
+//   node --expose-gc --import tsx bench/topn.ts --child sluice --profile DIR   # insert/delete.cpuprofile
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { D2, MultiSet, groupedTopKWithFractionalIndex, output } from '@tanstack/db-ivm';
 import { Engine } from '../src/exec/engine.ts';
@@ -29,6 +32,8 @@ interface Options {
   pairs: number;
   seed: number;
   child: Impl | null;
+  /** A child writes a CPU profile of each timed phase here (insert.cpuprofile, delete.cpuprofile). */
+  profile: string | null;
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -40,6 +45,7 @@ function parseArgs(argv: readonly string[]): Options {
     pairs: 2,
     seed: 20261202,
     child: null,
+    profile: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
@@ -56,6 +62,7 @@ function parseArgs(argv: readonly string[]): Options {
     else if (a === '--pairs') o.pairs = next();
     else if (a === '--seed') o.seed = next();
     else if (a === '--child') o.child = argv[++i] as Impl;
+    else if (a === '--profile') o.profile = argv[++i] ?? null;
     else throw new Error(`bench: unknown flag ${a}`);
   }
   return o;
@@ -184,6 +191,35 @@ function heap(): number {
   return m.heapUsed + m.external;
 }
 
+/** Posts an inspector command and waits for its reply (the session answers synchronously in-thread). */
+function post(session: Session, method: string): unknown {
+  let result: unknown;
+  let error: Error | null = null;
+  session.post(method, (err, res) => {
+    error = err;
+    result = res;
+  });
+  if (error !== null) throw error;
+  return result;
+}
+
+/**
+ * Profiles one phase into `dir/<name>.cpuprofile` when `dir` is set: a profile per phase, so the
+ * insert and the delete path are read apart (`node --cpu-prof` would mix them in one file).
+ */
+function profiled(dir: string | null, name: string, run: () => number): number {
+  if (dir === null) return run();
+  const session = new Session();
+  session.connect();
+  post(session, 'Profiler.enable');
+  post(session, 'Profiler.start');
+  const rate = run();
+  const { profile } = post(session, 'Profiler.stop') as { profile: unknown };
+  writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+  session.disconnect();
+  return rate;
+}
+
 function child(o: Options, impl: Impl): void {
   const { bids, deleted } = workload(o);
   const byId = new Map(bids.map((b) => [b.id, b]));
@@ -196,8 +232,8 @@ function child(o: Options, impl: Impl): void {
     const cpu = process.cpuUsage(cpu0);
     return rows.length / ((cpu.user + cpu.system) / 1e6);
   };
-  const insertRate = timed(bids, (b) => runner.insert(b));
-  const deleteRate = timed(removed, (b) => runner.remove(b));
+  const insertRate = profiled(o.profile, 'insert', () => timed(bids, (b) => runner.insert(b)));
+  const deleteRate = profiled(o.profile, 'delete', () => timed(removed, (b) => runner.remove(b)));
   const top = runner.top();
   const bytes = heap() - base;
   const ok = digest(top) === expected(bids, deleted);

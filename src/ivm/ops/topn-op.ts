@@ -62,7 +62,11 @@ export class TopNOp implements Operator, Stateful {
    * (every row there ranks past `to`, and so would a row inserted there); Infinity if none.
    */
   private unaffectedFrom = Infinity;
-  /** The direct path keeps this many rows of a partition sorted; the rest go to its tail. */
+  /**
+   * The direct path keeps this many rows of a partition sorted; the rest go to its tail. n + 2: an
+   * insert ranked past it is an append, and a delete inside the top takes the next row from the
+   * tail (a scan) only every second time; each row refilled costs one scan whatever this is.
+   */
   private readonly tailFrom: number;
   /** Epochs stepped: the stamp that groups an epoch's changes by partition. */
   private epochs = 0;
@@ -74,7 +78,7 @@ export class TopNOp implements Operator, Stateful {
     this.image = keyImage(node.orderBy);
     this.state = new TopNRows(node.partitionBy, this.compare, this.image, node.orderBy.length > 0);
     this.to = node.to ?? Infinity;
-    this.tailFrom = Math.max(8, 2 * (this.to + 1));
+    this.tailFrom = Math.max(8, this.to + 2);
     this.distinctRows = node.distinctRows === true;
     this.direct =
       node.rank === 'row_number' && !node.emitRank && node.from === 0 && this.to <= FAST_TOP_LIMIT;
@@ -189,7 +193,7 @@ export class TopNOp implements Operator, Stateful {
    * The common case of a Top-N (ROW_NUMBER ≤ n, the rank not shown): one new row, or one row
    * deleted, in a partition whose first n + 1 rows are single copies, so a row's rank is its index.
    * An insert ranked inside the top n pushes out the n-th row; a delete inside it brings in the
-   * (n+1)-th. Rows past the first 2(n + 1) go to the partition's unordered tail: such a change is an
+   * (n+1)-th. Rows past the first n + 2 (at least 8) go to the partition's unordered tail: such a change is an
    * append or a swap with the last, found by a scan of the tail's images. Otherwise one binary search
    * over the partition's images and one shift. Nothing ranked or diffed, nothing allocated. False:
    * not this case (nothing changed), the general path runs.
@@ -209,25 +213,23 @@ export class TopNOp implements Operator, Stateful {
     if (!part.singleCopiesUpTo(to + 1)) return false;
     const image = this.imageIn(part, row);
     const compare = this.compare;
-    const sorted = part.rows;
     const cap = this.tailFrom;
     if (
       part.keys !== null &&
-      sorted.length > to &&
-      (part.tailRows.length > 0 || sorted.length >= cap) &&
+      part.sorted > to &&
+      (part.sorted < part.rows.length || part.sorted >= cap) &&
       part.afterSorted(row, image, compare)
     ) {
       // After more than n sorted rows: ranked past the top before and after, nothing to emit. A
       // row of a keyed input is never there twice: its insert is an append, nothing searched.
       if (w === 1) {
         if (!this.distinctRows && this.tailIndex(part, row, image) >= 0) return false;
-        part.tailRows.push(row);
-        part.tailKeys.push(image);
+        part.pushTail(row, image);
         this.state.changed(key, row, 1);
       } else {
         const i = this.tailIndex(part, row, image);
         if (i < 0) return false;
-        const there = part.tailRows[i] as readonly Value[];
+        const there = part.rows[i] as readonly Value[];
         part.removeTail(i);
         this.state.changed(key, there, -1);
       }
@@ -238,13 +240,14 @@ export class TopNOp implements Operator, Stateful {
     }
     const at = part.search(row, image, compare);
     const present = part.holds(at, row, image, compare);
+    const rowsOf = part.rows;
     if (w === 1) {
       if (present) return false;
       if (at < to) {
         rows.push(row);
         weights.push(1);
-        if (sorted.length >= to) {
-          rows.push(sorted[to - 1] as readonly Value[]);
+        if (part.sorted >= to) {
+          rows.push(rowsOf[to - 1] as readonly Value[]);
           weights.push(-1);
         }
       }
@@ -252,22 +255,22 @@ export class TopNOp implements Operator, Stateful {
       this.state.changed(key, row, 1);
     } else {
       if (!present || part.count(at) !== 1) return false;
-      const there = sorted[at] as readonly Value[];
+      const there = rowsOf[at] as readonly Value[];
       // With a tail, the sorted rows are more than n: the (n+1)-th is among them.
       if (at < to) {
         rows.push(there);
         weights.push(-1);
-        if (sorted.length > to) {
-          rows.push(sorted[to] as readonly Value[]);
+        if (part.sorted > to) {
+          rows.push(rowsOf[to] as readonly Value[]);
           weights.push(1);
         }
       }
       part.removeAt(at);
       this.state.changed(key, there, -1);
-      if (part.tailRows.length > 0 && sorted.length <= to) part.refill(cap, compare);
+      if (part.sorted <= to && part.sorted < rowsOf.length) part.refill(cap, compare);
     }
     // A partition sorted in full (loaded, or changed by the general path) moves its rows past the
-    // first 2(n + 1) to the tail once.
+    // first n + 2 to the tail once.
     if (part.keys !== null) part.spill(cap);
     this.rowsRanked += Math.min(at, to);
     this.singleChanges++;

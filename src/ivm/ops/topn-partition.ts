@@ -54,21 +54,29 @@ export function keyImage(orderBy: readonly SortKey[]): KeyImage {
   };
 }
 
-/**
- * A partition's rows, sorted by `compare` (a total order of distinct rows), each with its multiplicity.
- * `keys[i]` is the image of `rows[i]`, or `keys` is null once a row had no image: then every search
- * compares rows. The images are a plain array of doubles (unboxed, on the heap), not a Float64Array:
- * a typed array's store lies outside the heap (its growth is external memory, which triggers
- * collections) and costs an ArrayBuffer per partition; measured, the typed array was slower here.
- */
 /** The most rows a partition's unordered tail holds. */
 const TAIL_ROWS = 128;
 
+/**
+ * A partition's rows: `rows[0, sorted)` sorted by `compare` (a total order of distinct rows), each
+ * with its multiplicity, then `rows[sorted, length)` an unordered tail of rows after all of them, one
+ * copy each. `keys[i]` is the image of `rows[i]`, or `keys` is null once a row had no image: then
+ * every search compares rows, and there is no tail. The sorted rows and the tail share one array of
+ * rows and one of images (the tail is where the direct path of TopNOp.singleChange puts what ranks
+ * well past the top, so that most changes need neither a search nor a shift): fewer objects per
+ * partition, so a change to a cold partition misses the cache fewer times, and moving the last
+ * sorted row to the tail is a change of `sorted` alone. The images are a plain array of doubles
+ * (unboxed, on the heap), not a Float64Array: a typed array's store lies outside the heap (its growth
+ * is external memory, which triggers collections) and costs an ArrayBuffer per partition; measured,
+ * the typed array was slower here.
+ */
 export class SortedPartition {
   readonly rows: (readonly Value[])[] = [];
   keys: number[] | null;
-  /** Multiplicities, parallel to `rows`; null while every row is there once. */
+  /** Multiplicities of the sorted rows, parallel to them; null while every row is there once. */
   counts: number[] | null = null;
+  /** Rows of `rows` that are sorted (the rest are the tail). */
+  sorted = 0;
   /** Rows with more than one copy (at 0, `counts` is dropped). */
   private multi = 0;
   /**
@@ -80,15 +88,6 @@ export class SortedPartition {
   stamp = 0;
   head = -1;
   tail = -1;
-
-  /**
-   * Rows after every row of `rows`, in no order, one copy each, and their images: where a small
-   * Top-N's direct path puts what ranks well past the top (TopNOp.singleChange), so that most changes
-   * need neither a search nor a shift. Only while images are kept; `settle` sorts them into `rows`,
-   * and everything but the direct path settles first.
-   */
-  readonly tailRows: (readonly Value[])[] = [];
-  readonly tailKeys: number[] = [];
   /**
    * The image of the last sorted row (NaN: no images, or no rows), kept beside the other fields: most
    * changes of a long partition go to the tail, decided by this alone, without reading `keys`.
@@ -101,9 +100,15 @@ export class SortedPartition {
 
   /** Distinct rows, sorted and in the tail. */
   get length(): number {
-    return this.rows.length + this.tailRows.length;
+    return this.rows.length;
   }
 
+  /** Rows in the unordered tail. */
+  get tailLength(): number {
+    return this.rows.length - this.sorted;
+  }
+
+  /** Copies of sorted row `i`. */
   count(i: number): number {
     return this.counts === null ? 1 : (this.counts[i] as number);
   }
@@ -124,112 +129,130 @@ export class SortedPartition {
     this.lastKey = NaN;
   }
 
-  /** Sorts the tail into `rows` (it sorts after all of them): the partition is one sorted array again. */
+  /** Sorts the tail (it sorts after every sorted row) into place: the partition is sorted in full again. */
   settle(compare: RowCompare): void {
-    const tail = this.tailRows;
-    const tk = this.tailKeys;
-    if (tail.length === 0) return;
+    const rows = this.rows;
+    const from = this.sorted;
+    const n = rows.length;
+    if (from === n) return;
+    const keys = this.keys as number[];
+    const tail = rows.slice(from);
+    const tk = keys.slice(from);
     const order = tail.map((_, i) => i);
     order.sort((a, b) => {
       const ka = tk[a] as number;
       const kb = tk[b] as number;
       return ka < kb ? -1 : ka > kb ? 1 : compare(tail[a] as readonly Value[], tail[b] as readonly Value[]);
     });
-    const keys = this.keys as number[];
-    for (const i of order) {
-      this.rows.push(tail[i] as readonly Value[]);
-      keys.push(tk[i] as number);
+    for (let i = 0; i < order.length; i++) {
+      const j = order[i] as number;
+      rows[from + i] = tail[j] as readonly Value[];
+      keys[from + i] = tk[j] as number;
       this.counts?.push(1);
     }
-    tail.length = 0;
-    tk.length = 0;
+    this.sorted = n;
     this.syncLast();
   }
 
   /**
-   * Whether `row` sorts after every row of `rows` (with images, and rows not empty): where it would go
-   * in the tail, or is in it.
+   * Whether `row` sorts after every sorted row (with images, and sorted rows not empty): where it
+   * would go in the tail, or is in it.
    */
   afterSorted(row: readonly Value[], image: number, compare: RowCompare): boolean {
     const last = this.lastKey;
     if (image !== last) return image > last;
-    return compare(row, this.rows[this.rows.length - 1] as readonly Value[]) > 0;
+    return compare(row, this.rows[this.sorted - 1] as readonly Value[]) > 0;
   }
 
-  /** Notes the last sorted row's image after `rows` changed at its end. */
+  /** Notes the last sorted row's image after the sorted rows changed at their end. */
   private syncLast(): void {
     const keys = this.keys;
-    const n = this.rows.length;
+    const n = this.sorted;
     this.lastKey = keys === null || n === 0 ? NaN : (keys[n - 1] as number);
   }
 
-  /** The index of `row` in the tail, or -1 (a scan of the images; rows read only where one is equal). */
+  /** Adds a row to the tail (one copy, after every sorted row). */
+  pushTail(row: readonly Value[], image: number): void {
+    this.rows.push(row);
+    (this.keys as number[]).push(image);
+  }
+
+  /**
+   * The index of `row` in the tail (≥ `sorted`), or -1 (a scan of the images; rows read only where
+   * one is equal).
+   */
   tailIndex(row: readonly Value[], image: number, compare: RowCompare): number {
-    const tk = this.tailKeys;
-    for (let i = 0; i < tk.length; i++) {
-      if (tk[i] !== image) continue;
-      const there = this.tailRows[i] as readonly Value[];
+    const keys = this.keys;
+    if (keys === null) return -1;
+    for (let i = this.sorted; i < keys.length; i++) {
+      if (keys[i] !== image) continue;
+      const there = this.rows[i] as readonly Value[];
       if (there === row || compare(there, row) === 0) return i;
     }
     return -1;
   }
 
-  /** Removes the tail's row `i` (the last takes its place). */
+  /** Removes the tail's row at index `i` (the last row takes its place). */
   removeTail(i: number): void {
-    const last = this.tailRows.length - 1;
-    this.tailRows[i] = this.tailRows[last] as readonly Value[];
-    this.tailKeys[i] = this.tailKeys[last] as number;
-    this.tailRows.pop();
-    this.tailKeys.pop();
+    const rows = this.rows;
+    const keys = this.keys as number[];
+    const last = rows.length - 1;
+    rows[i] = rows[last] as readonly Value[];
+    keys[i] = keys[last] as number;
+    rows.pop();
+    keys.pop();
   }
 
   /**
    * Moves the last sorted rows to the tail while there are more than `cap` and the tail has fewer
    * than TAIL_ROWS (stopping at a row with copies): a scan of the tail, and the sort that settles it,
-   * stay small however long the partition.
+   * stay small however long the partition. Nothing moves: the boundary does.
    */
   spill(cap: number): void {
-    const keys = this.keys as number[];
+    const counts = this.counts;
     while (
-      this.rows.length > cap &&
-      this.tailRows.length < TAIL_ROWS &&
-      this.count(this.rows.length - 1) === 1
+      this.sorted > cap &&
+      this.rows.length - this.sorted < TAIL_ROWS &&
+      (counts === null || counts[this.sorted - 1] === 1)
     ) {
-      this.tailRows.push(this.rows.pop() as readonly Value[]);
-      this.tailKeys.push(keys.pop() as number);
-      this.counts?.pop();
+      this.sorted--;
+      counts?.pop();
     }
     this.syncLast();
   }
 
-  /** Moves the tail's first rows, in order, to the end of `rows` until it has `cap` (or the tail is empty). */
+  /** Moves the tail's first rows, in order, to the end of the sorted rows until there are `cap`. */
   refill(cap: number, compare: RowCompare): void {
-    const tail = this.tailRows;
-    const tk = this.tailKeys;
+    const rows = this.rows;
     const keys = this.keys as number[];
-    while (this.rows.length < cap && tail.length > 0) {
-      let best = 0;
-      for (let i = 1; i < tail.length; i++) {
-        const k = tk[i] as number;
-        const b = tk[best] as number;
-        if (k < b || (k === b && compare(tail[i] as readonly Value[], tail[best] as readonly Value[]) < 0))
+    while (this.sorted < cap && this.sorted < rows.length) {
+      const from = this.sorted;
+      let best = from;
+      for (let i = from + 1; i < rows.length; i++) {
+        const k = keys[i] as number;
+        const b = keys[best] as number;
+        if (k < b || (k === b && compare(rows[i] as readonly Value[], rows[best] as readonly Value[]) < 0))
           best = i;
       }
-      this.rows.push(tail[best] as readonly Value[]);
-      keys.push(tk[best] as number);
+      const row = rows[best] as readonly Value[];
+      const key = keys[best] as number;
+      rows[best] = rows[from] as readonly Value[];
+      keys[best] = keys[from] as number;
+      rows[from] = row;
+      keys[from] = key;
+      this.sorted++;
       this.counts?.push(1);
-      this.removeTail(best);
     }
     this.syncLast();
   }
 
   /**
-   * The first index whose row is not before `row` (`image`: its image, ignored without images).
-   * Doubles decide unless images tie; only rows of `row`'s image are compared in full.
+   * The first index of the sorted rows whose row is not before `row` (`image`: its image, ignored
+   * without images). Doubles decide unless images tie; only rows of `row`'s image are compared in full.
    */
   search(row: readonly Value[], image: number, compare: RowCompare): number {
     const rows = this.rows;
-    const n = rows.length;
+    const n = this.sorted;
     const keys = this.keys;
     if (keys === null) return searchRows(rows, 0, n, row, compare);
     let lo = 0;
@@ -252,31 +275,34 @@ export class SortedPartition {
   }
 
   /**
-   * Whether `rows[at]` is `row` (`at`: a search's result, the row if it is there). A row of another
-   * image is another row: the row itself is read only when the images tie.
+   * Whether sorted row `at` is `row` (`at`: a search's result, the row if it is there). A row of
+   * another image is another row: the row itself is read only when the images tie.
    */
   holds(at: number, row: readonly Value[], image: number, compare: RowCompare): boolean {
+    if (at >= this.sorted) return false;
     const keys = this.keys;
     // Images first: an insert below every row of its image reads no row at all.
     if (keys !== null && keys[at] !== image) return false;
-    const there = this.rows[at];
-    return there !== undefined && (there === row || compare(there, row) === 0);
+    const there = this.rows[at] as readonly Value[];
+    return there === row || compare(there, row) === 0;
   }
 
-  /** Inserts `count` copies of a new distinct row at `at` (where `search` put it). */
+  /** Inserts `count` copies of a new distinct row at sorted index `at` (where `search` put it). */
   insertAt(at: number, row: readonly Value[], image: number, count: number): void {
     const rows = this.rows;
-    const n = rows.length;
-    // Shifted by hand: splice allocates the array of what it removed, on every call.
+    const n = this.sorted;
     const keys = this.keys;
+    // The tail's first row moves to the end to make room; shifted by hand, since splice allocates
+    // the array of what it removed, on every call.
     if (keys !== null) {
-      keys.push(image);
+      keys.push(n < keys.length ? (keys[n] as number) : image);
       for (let j = n; j > at; j--) keys[j] = keys[j - 1] as number;
       keys[at] = image;
     }
-    rows.push(row);
+    rows.push(n < rows.length ? (rows[n] as readonly Value[]) : row);
     for (let j = n; j > at; j--) rows[j] = rows[j - 1] as readonly Value[];
     rows[at] = row;
+    this.sorted = n + 1;
     if (this.counts !== null) this.counts.splice(at, 0, count);
     else if (count !== 1) {
       this.counts = new Array<number>(n + 1).fill(1);
@@ -286,17 +312,22 @@ export class SortedPartition {
     if (at === n) this.syncLast();
   }
 
-  /** Removes the row at `at` (all its copies). */
+  /** Removes the sorted row at `at` (all its copies). */
   removeAt(at: number): void {
     const rows = this.rows;
-    const n = rows.length;
+    const n = this.sorted;
+    const last = rows.length - 1;
     const keys = this.keys;
+    // The sorted rows after `at` shift down; the tail's last row fills the slot they leave.
     if (keys !== null) {
       for (let j = at + 1; j < n; j++) keys[j - 1] = keys[j] as number;
+      if (last >= n) keys[n - 1] = keys[last] as number;
       keys.pop();
     }
     for (let j = at + 1; j < n; j++) rows[j - 1] = rows[j] as readonly Value[];
+    if (last >= n) rows[n - 1] = rows[last] as readonly Value[];
     rows.pop();
+    this.sorted = n - 1;
     if (this.counts !== null) {
       const [c] = this.counts.splice(at, 1);
       if (c !== 1) this.dropMulti();
@@ -304,7 +335,7 @@ export class SortedPartition {
     if (at === n - 1) this.syncLast();
   }
 
-  /** Adds `w` copies to the row at `at`; returns its multiplicity, 0 when it left (removed here). */
+  /** Adds `w` copies to the sorted row at `at`; returns its multiplicity, 0 when it left (removed here). */
   addCopies(at: number, w: number): number {
     const before = this.count(at);
     const after = before + w;
@@ -314,7 +345,7 @@ export class SortedPartition {
       return 0;
     }
     if (after === before) return after;
-    if (this.counts === null) this.counts = new Array<number>(this.rows.length).fill(1);
+    if (this.counts === null) this.counts = new Array<number>(this.sorted).fill(1);
     this.counts[at] = after;
     if (before === 1) this.multi++;
     else if (after === 1) this.dropMulti();
@@ -327,10 +358,9 @@ export class SortedPartition {
    */
   fill(rows: readonly (readonly Value[])[], counts: readonly number[], image: KeyImage | null): void {
     const n = rows.length;
-    this.tailRows.length = 0;
-    this.tailKeys.length = 0;
     this.rows.length = 0;
     for (let i = 0; i < n; i++) this.rows.push(rows[i] as readonly Value[]);
+    this.sorted = n;
     this.multi = 0;
     for (const c of counts) if (c !== 1) this.multi++;
     this.counts = this.multi === 0 ? null : counts.slice();
@@ -359,7 +389,6 @@ export class SortedPartition {
       160 +
       8 * this.rows.length +
       (this.keys === null ? 0 : 8 * this.keys.length) +
-      16 * this.tailRows.length +
       (this.counts === null ? 0 : 8 * this.counts.length)
     );
   }

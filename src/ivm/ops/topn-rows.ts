@@ -5,6 +5,7 @@ import type { StoredRow as StoredArrangedRow } from '../arrangement.ts';
 import type { Value } from '../../common/types.ts';
 import { encodeExactValues, encodeOne, encodeValues, singleKey } from '../../common/values.ts';
 import { ArrangementDelta, type Upserts } from '../arrangement-delta.ts';
+import { PartitionTable } from './topn-partition-table.ts';
 import { SortedPartition, type KeyImage, type RowCompare } from './topn-partition.ts';
 
 /** A partition's key: '' without PARTITION BY, one column's key, or the columns' encoding. */
@@ -16,7 +17,7 @@ type StoredRow = StoredArrangedRow<string, readonly Value[]>;
 const ENTRY_PREFIX = 't';
 
 export class TopNRows extends ArrangementDelta {
-  readonly partitions = new Map<PartitionKey, SortedPartition>();
+  readonly partitions = new PartitionTable();
   /** Distinct rows held, and their approximate bytes (the row arrays, often shared with the input). */
   private rowCount = 0;
   private rowBytes = 0;
@@ -111,7 +112,7 @@ export class TopNRows extends ArrangementDelta {
   }
 
   protected exportAll(upserts: Upserts): void {
-    for (const [key, part] of this.partitions) {
+    for (const [key, part] of this.partitions.entries()) {
       part.settle(this.compare);
       const k = this.keyId(key);
       for (let i = 0; i < part.length; i++) {
