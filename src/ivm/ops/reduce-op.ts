@@ -29,7 +29,6 @@ import {
   F_FLAGS,
   F_KEY,
   F_OUT,
-  F_TOUCH,
   HAS_OUT,
   IN_RECORD,
   KEY_IN_RECORD,
@@ -60,19 +59,18 @@ export class ReduceOp implements Operator, Stateful {
   private readonly index = new GroupIndex();
   private keys: (readonly Value[] | undefined)[] = [];
   /**
-   * Per-group record: [count, touch, key, flags, ...emitted values, ...invertible aggregate fields].
-   * `touch` is the group's touch index in the current step plus one (0: not touched; the merge sets it
-   * back to 0). `key` holds a single numeric key and `emitted` the last output row's aggregate
+   * Per-group record: [count, key, flags, ...emitted values, ...invertible aggregate fields].
+   * (The group's touch mark is in `lookup.touches`, by slot.) `key` holds a single numeric key and `emitted` the last output row's aggregate
    * values when they are all numbers (flags KEY_IN_RECORD, OUT_IN_RECORD): then the merge builds the
    * group's change from this one record without reading the key array or the old row, which sit
    * elsewhere in the heap (a cache and TLB miss each on this memory-bound path). The batch's
-   * partials are not in the record (so a SUM group's record is 7 doubles, within a cache line's 8).
+   * partials are not in the record (so a SUM group's record is 6 doubles, within a cache line's 8).
    */
   private readonly records: GroupRecords;
   /**
    * The step's partials, dense by touch index: [partial count, ...aggregate partials]. Written in
    * touch order and read back in the same order by the merge, so they stay in the cache, and the
-   * record is read once per batch by the touch pass and once by the merge.
+   * record is read once per batch, by the merge.
    */
   private readonly partials: GroupRecords;
   /** Per input row of the step, its group id and its key (the value of a single key, else the array). */
@@ -150,11 +148,11 @@ export class ReduceOp implements Operator, Stateful {
     this.changes = new ChangeBuffer(node.keyCount + node.aggregates.length);
     this.lookup = {
       index: this.index,
-      records: this.records,
       keyCount: this.keyCount,
       keyTexts: this.keyTexts,
       touched: this.touched,
       count: 0,
+      touches: new Int32Array(16),
       allocate: (id, key) => this.allocate(id, key),
     };
     const pass = this.partials.stride;
@@ -195,11 +193,17 @@ export class ReduceOp implements Operator, Stateful {
         data.set(r.data);
         r.data = data;
       }
+      const lookup = this.lookup;
+      if (slot >= lookup.touches.length) {
+        const touches = new Int32Array(2 * lookup.touches.length);
+        touches.set(lookup.touches);
+        lookup.touches = touches;
+      }
     }
     const at = slot * this.records.stride;
     const data = this.records.data;
     data[at] = 0;
-    data[at + F_TOUCH] = 0;
+    this.lookup.touches[slot] = 0;
     const k0 = key[0];
     if (this.keyCount === 1 && typeof k0 === 'number') {
       // The key lives in the record only: no key array per group.
@@ -319,14 +323,16 @@ export class ReduceOp implements Operator, Stateful {
     if (keyCount === 0 && !this.globalEmitted) {
       let slot = index.get('');
       if (slot === NO_SLOT) slot = this.allocate('', []);
-      const d = this.records.data;
-      if (d[slot * stride + F_TOUCH] === 0) {
+      if (lookup.touches[slot] === 0) {
         touched[lookup.count] = slot;
-        d[slot * stride + F_TOUCH] = ++lookup.count;
+        lookup.touches[slot] = ++lookup.count;
       }
     }
     this.globalEmitted = true;
     const nTouched = lookup.count;
+    // The marks are done with (the merge goes by touch index): cleared here, in the small array.
+    const touches = lookup.touches;
+    for (let t = 0; t < nTouched; t++) touches[touched[t] as number] = 0;
     const pstride = this.partials.stride;
     if (nTouched * pstride > this.partials.data.length) {
       this.partials.data = new Float64Array(Math.max(nTouched * pstride, 2 * this.partials.data.length));
@@ -401,7 +407,6 @@ export class ReduceOp implements Operator, Stateful {
     }
     const data = this.records.data;
     const at = slot * stride;
-    data[at + F_TOUCH] = 0;
     const count = (data[at] as number) + (pd[t * pstride] as number);
     data[at] = count;
     for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).merge(slot, t);
@@ -460,13 +465,12 @@ export class ReduceOp implements Operator, Stateful {
     this.setOut(slot, scratch);
   }
 
-  /** Clears the touch marks a step that threw left in its groups' records. */
+  /** Clears the touch marks a step that threw left. */
   private untouch(): void {
-    const data = this.records.data;
-    const stride = this.records.stride;
+    const touches = this.lookup.touches;
     for (let t = 0; t < this.lookup.count; t++) {
       const slot = this.touched[t] as number;
-      if (slot < this.slotCount) data[slot * stride + F_TOUCH] = 0;
+      if (slot < this.slotCount) touches[slot] = 0;
     }
     this.lookup.count = 0;
   }
