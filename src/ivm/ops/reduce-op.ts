@@ -7,8 +7,8 @@
 // one of the group's current rows, the first in compareExact's order (group-key-texts.ts).
 // Its parts: the per-row pass (reduce-row-pass.ts), the lookup-and-mark pass (reduce-lookup.ts), the
 // record layout (reduce-record.ts), the output columns (reduce-changes.ts) and the generated merge
-// of COUNT / integer SUM / AVG Reduces (reduce-merge-kernel.ts).
-import { SluiceError, knownErrorCode } from '../../common/errors.ts';
+// of COUNT / integer SUM / AVG Reduces (reduce-merge-kernel.ts), its checkpoint (reduce-checkpoint.ts).
+import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
@@ -25,6 +25,7 @@ import { GeneratedRowPass } from './reduce-kernel.ts';
 import { lookupAndMark, type GroupLookup, type StepRows } from './reduce-lookup.ts';
 import { ChangeBuffer } from './reduce-changes.ts';
 import { mergeKernel, type MergeFn } from './reduce-merge-kernel.ts';
+import { errorText, groupsDelta, loadGroups, type CheckpointGroups } from './reduce-checkpoint.ts';
 import {
   F_FLAGS,
   F_KEY,
@@ -41,16 +42,6 @@ import {
 export type { FusedMap } from './reduce-row-pass.ts';
 
 type ReduceNode = Extract<DataflowNode, { kind: 'reduce' }>;
-
-interface SerializedGroup {
-  readonly k: Value[];
-  readonly c: number;
-  readonly a: unknown[];
-  readonly o: Value[] | null;
-  readonly e: { code: string; message: string } | null;
-  /** The group's key texts with their row counts (only for keys that may print differently). */
-  readonly t?: [Value[], number][];
-}
 
 export class ReduceOp implements Operator, Stateful {
   readonly nodeId: number;
@@ -516,53 +507,33 @@ export class ReduceOp implements Operator, Stateful {
     if (!on) this.dirty.clear();
   }
 
-  private serialize(slot: number): SerializedGroup {
-    const error = this.errorsBySlot.get(slot);
+  /** The groups as the checkpoint (reduce-checkpoint.ts) sees them. */
+  private checkpointGroups(): CheckpointGroups {
     return {
-      k: [...this.keyAt(slot)],
-      c: this.records.data[slot * this.records.stride] as number,
-      a: this.columns.map((c) => c.serialize(slot)),
-      o: this.outRow(slot),
-      ...(this.keyTexts !== null ? { t: this.keyTexts.entries(slot) } : {}),
-      e:
-        error === undefined
-          ? null
-          : { code: error instanceof SluiceError ? error.code : 'INTERNAL_ERROR', message: errorText(error) },
+      records: this.records,
+      columns: this.columns,
+      keyTexts: this.keyTexts,
+      errorsBySlot: this.errorsBySlot,
+      keyAt: (slot) => this.keyAt(slot),
+      outRow: (slot) => this.outRow(slot),
+      slots: () => this.slots(),
+      slotOf: (key) => this.index.get(this.idOf(key)),
+      allocate: (key) => this.allocate(this.idOf(key), key),
+      release: (slot) => this.release(slot),
+      setOut: (slot, row) => this.setOut(slot, row),
     };
   }
 
   takeStateDelta(full: boolean): StateDelta {
-    const replaceAll = full || !this.exported;
-    const upserts: (readonly [string, unknown])[] = [];
-    const deletes: string[] = [];
-    if (replaceAll) {
-      for (const slot of this.slots()) upserts.push([encodeValues(this.keyAt(slot)), this.serialize(slot)]);
-    } else {
-      for (const [k, key] of this.dirty) {
-        const slot = this.index.get(this.idOf(key));
-        if (slot === NO_SLOT) deletes.push(k);
-        else upserts.push([k, this.serialize(slot)]);
-      }
-    }
+    const delta = groupsDelta(this.checkpointGroups(), full || !this.exported, this.dirty);
     this.dirty.clear();
     this.exported = true;
-    return { replaceAll, upserts, deletes };
+    return delta;
   }
 
   loadState(values: Iterable<unknown>): void {
-    for (const slot of [...this.slots()]) this.release(slot);
     this.dirty.clear();
-    for (const v of values) {
-      const d = v as SerializedGroup;
-      const slot = this.allocate(this.idOf(d.k), d.k);
-      this.records.data[slot * this.records.stride] = d.c;
-      this.keyTexts?.load(slot, d.t ?? [[d.k, d.c]]);
-      d.a.forEach((a, i) => (this.columns[i] as AggColumn).deserialize(slot, a));
-      this.setOut(slot, d.o);
-      if (d.e !== null) {
-        this.errorsBySlot.set(slot, new SluiceError(knownErrorCode(d.e.code), d.e.message));
-      }
-    }
+    loadGroups(this.checkpointGroups(), values);
     this.globalEmitted = this.keyCount > 0 || this.index.has('');
     this.exported = true;
   }
@@ -608,7 +579,3 @@ const NO_ERRORS: RowErrorSink = {
 };
 /** Groups measured for `stateSize` before it extrapolates. */
 const STATE_SAMPLE = 4096;
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
