@@ -76,6 +76,15 @@ export class InvertibleColumn implements AggColumn {
     if (this.pNonFinite.size > 0) this.pNonFinite.delete(p);
   }
 
+  /**
+   * The side maps' part of emptying every partial of the batch: the caller zeroes the partials'
+   * doubles (all of this column's partial is in them, besides these maps).
+   */
+  resetSidePartials(): void {
+    if (this.pbig.size > 0) this.pbig.clear();
+    if (this.pNonFinite.size > 0) this.pNonFinite.clear();
+  }
+
   accumulate(_slot: number, value: Value, weight: number, p: number): void {
     if (value === null) return;
     const d = this.partials.data;

@@ -18,6 +18,7 @@ import type { ZBatch } from '../zset.ts';
 import { GroupIndex, NO_SLOT } from '../group-index.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
 import { aggregateColumn, recordWidth } from './aggregates.ts';
+import { InvertibleColumn } from './invertible-aggregate.ts';
 import { GroupKeyTexts, keyTextsNeeded } from './group-key-texts.ts';
 import { identicalRows } from '../exact-rows.ts';
 import { InterpretedRowPass, type FusedMap, type RowPass } from './reduce-row-pass.ts';
@@ -84,6 +85,8 @@ export class ReduceOp implements Operator, Stateful {
   private slotCount = 0;
   private stepNo = 0;
   private readonly columns: AggColumn[];
+  /** The columns when all are invertible (their partials all in `partials`), else null. */
+  private readonly invertible: InvertibleColumn[] | null;
   private readonly keyCount: number;
   /** Pass 1: each input row's key and arguments (reduce-row-pass.ts). */
   private readonly rowPass: RowPass;
@@ -133,6 +136,9 @@ export class ReduceOp implements Operator, Stateful {
       const [base, pbase] = bases[i] as readonly [number, number];
       return aggregateColumn(a, this.records, base, this.partials, pbase);
     });
+    this.invertible = this.columns.every((c) => c instanceof InvertibleColumn)
+      ? (this.columns as InvertibleColumn[])
+      : null;
     this.keyColumns = node.columns.slice(0, node.keyCount);
     this.keyTexts = keyTextsNeeded(this.keyColumns) ? new GroupKeyTexts() : null;
     this.scratch = new Array<Value>(node.keyCount + node.aggregates.length);
@@ -329,9 +335,16 @@ export class ReduceOp implements Operator, Stateful {
       this.partials.data = new Float64Array(Math.max(nTouched * pstride, 2 * this.partials.data.length));
     }
     const pd = this.partials.data;
-    for (let t = 0; t < nTouched; t++) {
-      pd[t * pstride] = 0;
-      for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(touched[t] as number, t);
+    const invertible = this.invertible;
+    if (invertible !== null) {
+      // one fill, not a call per group and aggregate: every partial is in `pd` (or a side map)
+      pd.fill(0, 0, nTouched * pstride);
+      for (let a = 0; a < invertible.length; a++) (invertible[a] as InvertibleColumn).resetSidePartials();
+    } else {
+      for (let t = 0; t < nTouched; t++) {
+        pd[t * pstride] = 0;
+        for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(touched[t] as number, t);
+      }
     }
     this.rowPass.accumulate(stepRows, rowArgs, pd);
     if (rowArgs.length > MAX_KEPT_ARGS) rowArgs.length = 0;
