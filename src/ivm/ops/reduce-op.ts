@@ -337,8 +337,11 @@ export class ReduceOp implements Operator, Stateful {
     const pd = this.partials.data;
     const invertible = this.invertible;
     if (invertible !== null) {
-      // one fill, not a call per group and aggregate: every partial is in `pd` (or a side map)
-      pd.fill(0, 0, nTouched * pstride);
+      // one fill, not a call per group and aggregate: every partial is in `pd` (or a side map);
+      // a small one by a loop (`fill` is a call into the runtime, most of a batch-1 step's cost)
+      const end = nTouched * pstride;
+      if (end > 64) pd.fill(0, 0, end);
+      else for (let i = 0; i < end; i++) pd[i] = 0;
       for (let a = 0; a < invertible.length; a++) (invertible[a] as InvertibleColumn).resetSidePartials();
     } else {
       for (let t = 0; t < nTouched; t++) {
