@@ -10,7 +10,7 @@
 import type { Value } from '../../common/types.ts';
 import { inlinePartial, type AggColumn, type GroupRecords, type InlinePartial } from './aggregates.ts';
 import type { ChangeBuffer } from './reduce-changes.ts';
-import { F_FLAGS, F_KEY, F_OUT, F_TOUCH, HAS_OUT, KEY_IN_RECORD, OUT_IN_RECORD } from './reduce-record.ts';
+import { F_FLAGS, F_KEY, F_OUT, HAS_OUT, KEY_IN_RECORD, OUT_IN_RECORD } from './reduce-record.ts';
 
 /** Merges the step's touched groups; returns the sum of its read-ahead (kept so it is not dead code). */
 export type MergeFn = (
@@ -121,7 +121,6 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     ...fold.map((l) => `    ${l}`),
     ...result.map((l) => `    ${l}`),
     '    if (track !== null) track(slot);',
-    `    data[at + ${F_TOUCH}] = 0;`,
     '    data[at] = count;',
     ...commit.map((l) => `    ${l}`),
     `    if ((flags & ${HAS_OUT}) !== 0) {`,

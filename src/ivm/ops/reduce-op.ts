@@ -7,8 +7,8 @@
 // one of the group's current rows, the first in compareExact's order (group-key-texts.ts).
 // Its parts: the per-row pass (reduce-row-pass.ts), the lookup-and-mark pass (reduce-lookup.ts), the
 // record layout (reduce-record.ts), the output columns (reduce-changes.ts) and the generated merge
-// of COUNT / integer SUM / AVG Reduces (reduce-merge-kernel.ts).
-import { SluiceError, knownErrorCode } from '../../common/errors.ts';
+// of COUNT / integer SUM / AVG Reduces (reduce-merge-kernel.ts), its checkpoint (reduce-checkpoint.ts).
+import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
@@ -18,6 +18,7 @@ import type { ZBatch } from '../zset.ts';
 import { GroupIndex, NO_SLOT } from '../group-index.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
 import { aggregateColumn, recordWidth } from './aggregates.ts';
+import { InvertibleColumn } from './invertible-aggregate.ts';
 import { GroupKeyTexts, keyTextsNeeded } from './group-key-texts.ts';
 import { identicalRows } from '../exact-rows.ts';
 import { InterpretedRowPass, type FusedMap, type RowPass } from './reduce-row-pass.ts';
@@ -25,11 +26,11 @@ import { GeneratedRowPass } from './reduce-kernel.ts';
 import { lookupAndMark, type GroupLookup, type StepRows } from './reduce-lookup.ts';
 import { ChangeBuffer } from './reduce-changes.ts';
 import { mergeKernel, type MergeFn } from './reduce-merge-kernel.ts';
+import { errorText, groupsDelta, loadGroups, type CheckpointGroups } from './reduce-checkpoint.ts';
 import {
   F_FLAGS,
   F_KEY,
   F_OUT,
-  F_TOUCH,
   HAS_OUT,
   IN_RECORD,
   KEY_IN_RECORD,
@@ -43,16 +44,6 @@ export type { FusedMap } from './reduce-row-pass.ts';
 
 type ReduceNode = Extract<DataflowNode, { kind: 'reduce' }>;
 
-interface SerializedGroup {
-  readonly k: Value[];
-  readonly c: number;
-  readonly a: unknown[];
-  readonly o: Value[] | null;
-  readonly e: { code: string; message: string } | null;
-  /** The group's key texts with their row counts (only for keys that may print differently). */
-  readonly t?: [Value[], number][];
-}
-
 export class ReduceOp implements Operator, Stateful {
   readonly nodeId: number;
   readonly stateId: string;
@@ -60,19 +51,18 @@ export class ReduceOp implements Operator, Stateful {
   private readonly index = new GroupIndex();
   private keys: (readonly Value[] | undefined)[] = [];
   /**
-   * Per-group record: [count, touch, key, flags, ...emitted values, ...invertible aggregate fields].
-   * `touch` is the group's touch index in the current step plus one (0: not touched; the merge sets it
-   * back to 0). `key` holds a single numeric key and `emitted` the last output row's aggregate
+   * Per-group record: [count, key, flags, ...emitted values, ...invertible aggregate fields].
+   * (The group's touch mark is in `lookup.touches`, by slot.) `key` holds a single numeric key and `emitted` the last output row's aggregate
    * values when they are all numbers (flags KEY_IN_RECORD, OUT_IN_RECORD): then the merge builds the
    * group's change from this one record without reading the key array or the old row, which sit
    * elsewhere in the heap (a cache and TLB miss each on this memory-bound path). The batch's
-   * partials are not in the record (so a SUM group's record is 7 doubles, within a cache line's 8).
+   * partials are not in the record (so a SUM group's record is 6 doubles, within a cache line's 8).
    */
   private readonly records: GroupRecords;
   /**
    * The step's partials, dense by touch index: [partial count, ...aggregate partials]. Written in
    * touch order and read back in the same order by the merge, so they stay in the cache, and the
-   * record is read once per batch by the touch pass and once by the merge.
+   * record is read once per batch, by the merge.
    */
   private readonly partials: GroupRecords;
   /** Per input row of the step, its group id and its key (the value of a single key, else the array). */
@@ -95,6 +85,8 @@ export class ReduceOp implements Operator, Stateful {
   private slotCount = 0;
   private stepNo = 0;
   private readonly columns: AggColumn[];
+  /** The columns when all are invertible (their partials all in `partials`), else null. */
+  private readonly invertible: InvertibleColumn[] | null;
   private readonly keyCount: number;
   /** Pass 1: each input row's key and arguments (reduce-row-pass.ts). */
   private readonly rowPass: RowPass;
@@ -144,17 +136,20 @@ export class ReduceOp implements Operator, Stateful {
       const [base, pbase] = bases[i] as readonly [number, number];
       return aggregateColumn(a, this.records, base, this.partials, pbase);
     });
+    this.invertible = this.columns.every((c) => c instanceof InvertibleColumn)
+      ? (this.columns as InvertibleColumn[])
+      : null;
     this.keyColumns = node.columns.slice(0, node.keyCount);
     this.keyTexts = keyTextsNeeded(this.keyColumns) ? new GroupKeyTexts() : null;
     this.scratch = new Array<Value>(node.keyCount + node.aggregates.length);
     this.changes = new ChangeBuffer(node.keyCount + node.aggregates.length);
     this.lookup = {
       index: this.index,
-      records: this.records,
       keyCount: this.keyCount,
       keyTexts: this.keyTexts,
       touched: this.touched,
       count: 0,
+      touches: new Int32Array(16),
       allocate: (id, key) => this.allocate(id, key),
     };
     const pass = this.partials.stride;
@@ -195,11 +190,17 @@ export class ReduceOp implements Operator, Stateful {
         data.set(r.data);
         r.data = data;
       }
+      const lookup = this.lookup;
+      if (slot >= lookup.touches.length) {
+        const touches = new Int32Array(2 * lookup.touches.length);
+        touches.set(lookup.touches);
+        lookup.touches = touches;
+      }
     }
     const at = slot * this.records.stride;
     const data = this.records.data;
     data[at] = 0;
-    data[at + F_TOUCH] = 0;
+    this.lookup.touches[slot] = 0;
     const k0 = key[0];
     if (this.keyCount === 1 && typeof k0 === 'number') {
       // The key lives in the record only: no key array per group.
@@ -319,22 +320,34 @@ export class ReduceOp implements Operator, Stateful {
     if (keyCount === 0 && !this.globalEmitted) {
       let slot = index.get('');
       if (slot === NO_SLOT) slot = this.allocate('', []);
-      const d = this.records.data;
-      if (d[slot * stride + F_TOUCH] === 0) {
+      if (lookup.touches[slot] === 0) {
         touched[lookup.count] = slot;
-        d[slot * stride + F_TOUCH] = ++lookup.count;
+        lookup.touches[slot] = ++lookup.count;
       }
     }
     this.globalEmitted = true;
     const nTouched = lookup.count;
+    // The marks are done with (the merge goes by touch index): cleared here, in the small array.
+    const touches = lookup.touches;
+    for (let t = 0; t < nTouched; t++) touches[touched[t] as number] = 0;
     const pstride = this.partials.stride;
     if (nTouched * pstride > this.partials.data.length) {
       this.partials.data = new Float64Array(Math.max(nTouched * pstride, 2 * this.partials.data.length));
     }
     const pd = this.partials.data;
-    for (let t = 0; t < nTouched; t++) {
-      pd[t * pstride] = 0;
-      for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(touched[t] as number, t);
+    const invertible = this.invertible;
+    if (invertible !== null) {
+      // one fill, not a call per group and aggregate: every partial is in `pd` (or a side map);
+      // a small one by a loop (`fill` is a call into the runtime, most of a batch-1 step's cost)
+      const end = nTouched * pstride;
+      if (end > 64) pd.fill(0, 0, end);
+      else for (let i = 0; i < end; i++) pd[i] = 0;
+      for (let a = 0; a < invertible.length; a++) (invertible[a] as InvertibleColumn).resetSidePartials();
+    } else {
+      for (let t = 0; t < nTouched; t++) {
+        pd[t * pstride] = 0;
+        for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(touched[t] as number, t);
+      }
     }
     this.rowPass.accumulate(stepRows, rowArgs, pd);
     if (rowArgs.length > MAX_KEPT_ARGS) rowArgs.length = 0;
@@ -401,7 +414,6 @@ export class ReduceOp implements Operator, Stateful {
     }
     const data = this.records.data;
     const at = slot * stride;
-    data[at + F_TOUCH] = 0;
     const count = (data[at] as number) + (pd[t * pstride] as number);
     data[at] = count;
     for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).merge(slot, t);
@@ -460,13 +472,12 @@ export class ReduceOp implements Operator, Stateful {
     this.setOut(slot, scratch);
   }
 
-  /** Clears the touch marks a step that threw left in its groups' records. */
+  /** Clears the touch marks a step that threw left. */
   private untouch(): void {
-    const data = this.records.data;
-    const stride = this.records.stride;
+    const touches = this.lookup.touches;
     for (let t = 0; t < this.lookup.count; t++) {
       const slot = this.touched[t] as number;
-      if (slot < this.slotCount) data[slot * stride + F_TOUCH] = 0;
+      if (slot < this.slotCount) touches[slot] = 0;
     }
     this.lookup.count = 0;
   }
@@ -512,53 +523,33 @@ export class ReduceOp implements Operator, Stateful {
     if (!on) this.dirty.clear();
   }
 
-  private serialize(slot: number): SerializedGroup {
-    const error = this.errorsBySlot.get(slot);
+  /** The groups as the checkpoint (reduce-checkpoint.ts) sees them. */
+  private checkpointGroups(): CheckpointGroups {
     return {
-      k: [...this.keyAt(slot)],
-      c: this.records.data[slot * this.records.stride] as number,
-      a: this.columns.map((c) => c.serialize(slot)),
-      o: this.outRow(slot),
-      ...(this.keyTexts !== null ? { t: this.keyTexts.entries(slot) } : {}),
-      e:
-        error === undefined
-          ? null
-          : { code: error instanceof SluiceError ? error.code : 'INTERNAL_ERROR', message: errorText(error) },
+      records: this.records,
+      columns: this.columns,
+      keyTexts: this.keyTexts,
+      errorsBySlot: this.errorsBySlot,
+      keyAt: (slot) => this.keyAt(slot),
+      outRow: (slot) => this.outRow(slot),
+      slots: () => this.slots(),
+      slotOf: (key) => this.index.get(this.idOf(key)),
+      allocate: (key) => this.allocate(this.idOf(key), key),
+      release: (slot) => this.release(slot),
+      setOut: (slot, row) => this.setOut(slot, row),
     };
   }
 
   takeStateDelta(full: boolean): StateDelta {
-    const replaceAll = full || !this.exported;
-    const upserts: (readonly [string, unknown])[] = [];
-    const deletes: string[] = [];
-    if (replaceAll) {
-      for (const slot of this.slots()) upserts.push([encodeValues(this.keyAt(slot)), this.serialize(slot)]);
-    } else {
-      for (const [k, key] of this.dirty) {
-        const slot = this.index.get(this.idOf(key));
-        if (slot === NO_SLOT) deletes.push(k);
-        else upserts.push([k, this.serialize(slot)]);
-      }
-    }
+    const delta = groupsDelta(this.checkpointGroups(), full || !this.exported, this.dirty);
     this.dirty.clear();
     this.exported = true;
-    return { replaceAll, upserts, deletes };
+    return delta;
   }
 
   loadState(values: Iterable<unknown>): void {
-    for (const slot of [...this.slots()]) this.release(slot);
     this.dirty.clear();
-    for (const v of values) {
-      const d = v as SerializedGroup;
-      const slot = this.allocate(this.idOf(d.k), d.k);
-      this.records.data[slot * this.records.stride] = d.c;
-      this.keyTexts?.load(slot, d.t ?? [[d.k, d.c]]);
-      d.a.forEach((a, i) => (this.columns[i] as AggColumn).deserialize(slot, a));
-      this.setOut(slot, d.o);
-      if (d.e !== null) {
-        this.errorsBySlot.set(slot, new SluiceError(knownErrorCode(d.e.code), d.e.message));
-      }
-    }
+    loadGroups(this.checkpointGroups(), values);
     this.globalEmitted = this.keyCount > 0 || this.index.has('');
     this.exported = true;
   }
@@ -592,8 +583,12 @@ export class ReduceOp implements Operator, Stateful {
   }
 }
 
-/** Groups whose records the merge reads ahead at a time (a power of two). */
-const MERGE_AHEAD = 64;
+/**
+ * Groups whose records the merge reads ahead at a time (a power of two). 128 records are at most 256
+ * cache lines (16 KB), within L1d, so they are still there when their group's turn comes; 1024 was
+ * slower (their lines evicted before use).
+ */
+const MERGE_AHEAD = 128;
 /** Argument scratch kept between steps, in values (a larger batch's is dropped after its step). */
 const MAX_KEPT_ARGS = 1 << 16;
 /** The row-error sink between steps (`mergeGroup` runs only inside one). */
@@ -604,7 +599,3 @@ const NO_ERRORS: RowErrorSink = {
 };
 /** Groups measured for `stateSize` before it extrapolates. */
 const STATE_SAMPLE = 4096;
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}

@@ -7,11 +7,13 @@ import { identicalValues } from '../../common/values.ts';
 /** `keys[slot]` of a group whose (single, numeric) key is held in its record. */
 export const RECORD_KEY: readonly Value[] = Object.freeze([]);
 
-/** Record fields after the count: touch index + 1, a single numeric key, flags, emitted values. */
-export const F_TOUCH = 1;
-export const F_KEY = 2;
-export const F_FLAGS = 3;
-export const F_OUT = 4;
+/**
+ * Record fields after the count: a single numeric key, flags, emitted values. (A group's touch mark
+ * is not in its record but in the Reduce's `touches`, by slot: see reduce-lookup.ts.)
+ */
+export const F_KEY = 1;
+export const F_FLAGS = 2;
+export const F_OUT = 3;
 /** Flags: the key is at F_KEY; the output row's aggregate values are at F_OUT.. */
 export const KEY_IN_RECORD = 1;
 export const OUT_IN_RECORD = 2;
