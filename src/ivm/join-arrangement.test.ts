@@ -76,6 +76,27 @@ function modelContents(
 /** The distinct keys of KEYS as a Map sees them (0 and -0 are one key, as in the arrangement). */
 const DISTINCT_KEYS = [...new Map(KEYS.map((k) => [k, k])).keys()];
 
+/** Kept columns (`keepColumns`, at `at` in `keptColumns`) agree with every held row's values. */
+function checkKept(
+  a: JoinArrangement,
+  columns: readonly number[],
+  at: readonly number[],
+  step: number,
+): void {
+  for (const key of DISTINCT_KEYS) {
+    const slot = a.slotOf(key);
+    if (slot === NO_SLOT) continue;
+    for (let id = a.head(slot); id !== NO_ROW; id = a.next(id))
+      columns.forEach((c, i) =>
+        assert.equal(
+          a.keptColumns[at[i] as number]?.[id],
+          a.row(id)[c],
+          `kept column ${c} of row ${id} at step ${step}`,
+        ),
+      );
+  }
+}
+
 function check(a: JoinArrangement, model: Model, step: number): void {
   assert.deepEqual(
     contents(a, DISTINCT_KEYS),
@@ -107,7 +128,11 @@ test('agrees with a model under random adds, retractions and match updates, and 
   const model: Model = new Map();
   const store = new Map<string, unknown>();
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
+  let keptAt: number[] = [];
   for (let step = 0; step < 20_000; step++) {
+    // Columns kept by column from the middle on (filled from the rows held then), kept again idempotently.
+    if (step === 5_000) keptAt = a.keepColumns([1, 0]) ?? assert.fail('two columns can be kept');
+    if (step === 6_000) assert.deepEqual(a.keepColumns([0]), [keptAt[1]]);
     const key = pick(KEYS);
     const list = model.get(key) ?? [];
     const held = list.length > 0 && random() < 0.5 ? pick(list) : null;
@@ -134,7 +159,10 @@ test('agrees with a model under random adds, retractions and match updates, and 
       if (list.length === 0) model.delete(key);
       else model.set(key, list);
     }
-    if (step % 53 === 0) check(a, model, step);
+    if (step % 53 === 0) {
+      check(a, model, step);
+      if (keptAt.length > 0) checkKept(a, [1, 0], keptAt, step);
+    }
     if (step % 401 === 0) {
       const delta = a.takeDelta(random() < 0.1);
       if (delta.replaceAll) store.clear();
@@ -146,8 +174,10 @@ test('agrees with a model under random adds, retractions and match updates, and 
       const keys = new Map<readonly Value[], JoinKey>();
       for (const [k, rows] of model) for (const r of rows) keys.set(r.row, k);
       const entries = [...store.values()];
+      if (random() < 0.5) restored.keepColumns([1]);
       restored.load(entries, (r) => keys.get(r) ?? keyOf(r));
       check(restored, model, step);
+      checkKept(restored, [1], restored.keepColumns([1]) ?? [], step);
       const old = new Arrangement<JoinKey>('old', 'S', keyId);
       old.load(entries, (r) => keys.get(r) ?? keyOf(r));
       const oldContents: [JoinKey, readonly Value[], number, number][] = [];
@@ -161,6 +191,20 @@ test('agrees with a model under random adds, retractions and match updates, and 
     }
   }
   check(a, model, -1);
+  checkKept(a, [1, 0], keptAt, -1);
+});
+
+test('keeps at most MAX_KEPT_COLUMNS columns, all asked or none', () => {
+  const a = new JoinArrangement('test arrangement', 'S', String);
+  a.add(1, [1, 2, 3, 4, 5, 6], 1, 0);
+  assert.deepEqual(a.keepColumns([0, 1, 2]), [0, 1, 2]);
+  assert.equal(a.keepColumns([3, 4]), null);
+  assert.deepEqual(a.keepColumns([3, 1]), [3, 1]);
+  assert.equal(a.keepColumns([5]), null);
+  assert.deepEqual(
+    a.keptColumns.map((c) => c[0]),
+    [1, 2, 3, 4],
+  );
 });
 
 test('a negative multiplicity is an internal error naming the arrangement', () => {

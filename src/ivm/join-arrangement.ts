@@ -15,6 +15,12 @@ import type { JoinKey } from './join-key.ts';
 /** "No row" in the per-slot chains and in `head`/`next`. */
 export const NO_ROW = -1;
 
+/**
+ * Columns an arrangement keeps by column at most (`keepColumn`): each costs 8 B per arranged row, and
+ * a probe reading more of a row than this reads the row itself.
+ */
+export const MAX_KEPT_COLUMNS = 4;
+
 /** The entry format of an Arrangement, keyed by its key text. */
 type StoredRow = StoredArrangedRow<string, readonly Value[]>;
 
@@ -83,6 +89,13 @@ export class JoinArrangement extends ArrangementDelta {
   private rowSlots = new Int32Array(16);
   private mixed = new Int32Array(16);
   private freeRows: number[] = [];
+  /**
+   * Columns kept by column (`keepColumn`): `kept[k][id]` is the value of column `keptAt[k]` of row
+   * `id` (null for a free id), so a probe that emits a column or two of many arranged rows reads one
+   * array cell per value instead of the row array and its elements, two dependent cache misses.
+   */
+  private readonly keptAt: number[] = [];
+  private readonly kept: Value[][] = [];
   /** [mix, id + 1] pairs; id + 1 === 0 marks an empty cell. */
   private table = new Int32Array(32);
   private mask = 15;
@@ -159,6 +172,30 @@ export class JoinArrangement extends ArrangementDelta {
     this.matchCounts[id] = m;
     if (this.tracking) this.mark(this.slotKeys[this.rowSlots[id] as number] as JoinKey, this.row(id));
     return m;
+  }
+
+  /**
+   * Keeps `columns` of every row by column from now on (filled from the rows held); returns each
+   * one's index in `keptColumns`, or null (keeping none) when that would keep more than
+   * MAX_KEPT_COLUMNS. A column stays kept for the arrangement's life (a shared one outlives the join
+   * that asked).
+   */
+  keepColumns(columns: readonly number[]): number[] | null {
+    const added = new Set(columns.filter((c) => !this.keptAt.includes(c)));
+    if (this.keptAt.length + added.size > MAX_KEPT_COLUMNS) return null;
+    for (const column of added) {
+      const values: Value[] = [];
+      for (const row of this.rowArrays) values.push(row === null ? null : (row[column] as Value));
+      this.keptAt.push(column);
+      this.kept.push(values);
+      this.bytes += 8 * this.rowCount;
+    }
+    return columns.map((c) => this.keptAt.indexOf(c));
+  }
+
+  /** The kept columns (`keepColumn`), each by row id; valid until the next change. */
+  get keptColumns(): readonly (readonly Value[])[] {
+    return this.kept;
   }
 
   /** Every key held, in slot order (for an operator rebuilding a derived index after a load). */
@@ -312,11 +349,18 @@ export class JoinArrangement extends ArrangementDelta {
 
   private newRow(slot: number, row: readonly Value[], hash: number, count: number, matches: number): number {
     let id = this.freeRows.pop();
+    const keptAt = this.keptAt;
     if (id === undefined) {
       id = this.rowArrays.length;
       this.rowArrays.push(row);
+      for (let k = 0; k < keptAt.length; k++)
+        (this.kept[k] as Value[]).push(row[keptAt[k] as number] as Value);
       if (id >= this.counts.length) this.growRows(id + 1);
-    } else this.rowArrays[id] = row;
+    } else {
+      this.rowArrays[id] = row;
+      for (let k = 0; k < keptAt.length; k++)
+        (this.kept[k] as Value[])[id] = row[keptAt[k] as number] as Value;
+    }
     if (2 * (this.rowCount + 1) > this.mask + 1) this.growTable();
     const h = mix(slot, hash);
     this.counts[id] = count;
@@ -334,7 +378,7 @@ export class JoinArrangement extends ArrangementDelta {
     this.slotSizes[slot] = (this.slotSizes[slot] as number) + 1;
     this.insert(h, id);
     this.rowCount++;
-    this.bytes += rowBytes(row);
+    this.bytes += rowBytes(row) + 8 * keptAt.length;
     return id;
   }
 
@@ -347,8 +391,9 @@ export class JoinArrangement extends ArrangementDelta {
     else this.prevs[next] = prev;
     this.slotSizes[slot] = (this.slotSizes[slot] as number) - 1;
     this.unindex(id);
-    this.bytes -= rowBytes(this.row(id));
+    this.bytes -= rowBytes(this.row(id)) + 8 * this.keptAt.length;
     this.rowArrays[id] = null;
+    for (let k = 0; k < this.kept.length; k++) (this.kept[k] as Value[])[id] = null;
     this.freeRows.push(id);
     this.rowCount--;
   }
@@ -423,6 +468,7 @@ export class JoinArrangement extends ArrangementDelta {
     this.rowSlots = new Int32Array(16);
     this.mixed = new Int32Array(16);
     this.freeRows = [];
+    for (let k = 0; k < this.kept.length; k++) this.kept[k] = [];
     this.table = new Int32Array(32);
     this.mask = 15;
     this.rowCount = 0;
