@@ -1,7 +1,9 @@
 // A join side's rows by join key (a join's own arrangements and the shared ones), laid out for the
 // join's two hot paths without a Map per key or an object per row: keys are interned to dense slots
 // (GroupIndex: int keys in typed arrays), rows live in parallel arrays by row id, chained per slot in
-// arrival order, and are found by value through one open-addressing table over (slot, row hash).
+// arrival order, and are found by value through one open-addressing table over (slot, row hash) —
+// or, while no two rows share a first-column value (a relation's primary key, usually), through an
+// index of that value, which a serial id fills in order (see `byFirst`).
 // Checkpoint entries are exactly those of the indexed `Arrangement` (same ids, same stored form).
 import type { StoredRow as StoredArrangedRow } from './arrangement.ts';
 import { SluiceError } from '../common/errors.ts';
@@ -96,6 +98,14 @@ export class JoinArrangement extends ArrangementDelta {
    */
   private readonly keptAt: number[] = [];
   private readonly kept: Value[][] = [];
+  /**
+   * While non-null, the lookup table is not kept: every row held has its own first-column value (a
+   * number or a string: values a GroupIndex, like a Z-set, tells apart and equates), and a row is
+   * found through this index of that value — a direct table for serial ids, written in order
+   * instead of at a random cell of the table. The first row that breaks this (a value held by
+   * another row, or of another type) switches to the table for good (until a reset).
+   */
+  private byFirst: GroupIndex | null = new GroupIndex();
   /** [mix, id + 1] pairs; id + 1 === 0 marks an empty cell. */
   private table = new Int32Array(32);
   private mask = 15;
@@ -119,6 +129,11 @@ export class JoinArrangement extends ArrangementDelta {
   /** Distinct rows arranged. */
   get size(): number {
     return this.rowCount;
+  }
+
+  /** Whether rows are found by their first column's value (`byFirst`), not by the lookup table. */
+  get findsByFirstColumn(): boolean {
+    return this.byFirst !== null;
   }
 
   /** Keys held. */
@@ -215,7 +230,15 @@ export class JoinArrangement extends ArrangementDelta {
    */
   add(key: JoinKey, row: readonly Value[], weight: number, matches: number): void {
     if (weight === 0) return;
-    const hash = hashRow(row);
+    const byFirst = this.byFirst;
+    if (byFirst !== null) {
+      const first = row[0];
+      const held = typeof first === 'number' || typeof first === 'string' ? byFirst.get(first) : NO_ROW - 1;
+      // Another row with this value (or a value the index cannot hold): the table from now on. A
+      // retraction of a row not held needs no table: it fails below either way.
+      if (held < NO_ROW || (held !== NO_ROW && weight > 0 && !sameRow(this.row(held), row))) this.useTable();
+    }
+    const hash = this.byFirst === null ? hashRow(row) : 0;
     let slot = this.index.get(key);
     let id = slot === NO_SLOT ? NO_ROW : this.find(slot, row, hash);
     const count = (id === NO_ROW ? 0 : (this.counts[id] as number)) + weight;
@@ -269,7 +292,7 @@ export class JoinArrangement extends ArrangementDelta {
   protected exportChanged(upserts: Upserts, deletes: string[]): void {
     for (const [entry, { key, row }] of this.dirty) {
       const slot = this.index.get(key);
-      const id = slot === NO_SLOT ? NO_ROW : this.find(slot, row, hashRow(row));
+      const id = slot === NO_SLOT ? NO_ROW : this.find(slot, row, this.byFirst === null ? hashRow(row) : 0);
       if (id === NO_ROW) deletes.push(entry);
       else upserts.push([entry, this.stored(key, id)]);
     }
@@ -299,8 +322,15 @@ export class JoinArrangement extends ArrangementDelta {
     return `${this.entryPrefix}${k.length}:${k}${encodeExactValues(row)}`;
   }
 
-  /** The id of the row equal to `row` under `slot` (`hash`: its hashRow), or NO_ROW. */
+  /** The id of the row equal to `row` under `slot` (`hash`: its hashRow, or 0 by `byFirst`), or NO_ROW. */
   private find(slot: number, row: readonly Value[], hash: number): number {
+    const byFirst = this.byFirst;
+    if (byFirst !== null) {
+      const first = row[0];
+      if (typeof first !== 'number' && typeof first !== 'string') return NO_ROW;
+      const id = byFirst.get(first);
+      return id !== NO_ROW && this.rowSlots[id] === slot && sameRow(this.row(id), row) ? id : NO_ROW;
+    }
     const h = mix(slot, hash);
     const t = this.table;
     const mask = this.mask;
@@ -361,7 +391,8 @@ export class JoinArrangement extends ArrangementDelta {
       for (let k = 0; k < keptAt.length; k++)
         (this.kept[k] as Value[])[id] = row[keptAt[k] as number] as Value;
     }
-    if (2 * (this.rowCount + 1) > this.mask + 1) this.growTable();
+    const byFirst = this.byFirst;
+    if (byFirst === null && 2 * (this.rowCount + 1) > this.mask + 1) this.growTable();
     const h = mix(slot, hash);
     this.counts[id] = count;
     this.seqs[id] = this.nextSeq++;
@@ -376,7 +407,8 @@ export class JoinArrangement extends ArrangementDelta {
     else this.nexts[tail] = id;
     this.tails[slot] = id;
     this.slotSizes[slot] = (this.slotSizes[slot] as number) + 1;
-    this.insert(h, id);
+    if (byFirst === null) this.insert(h, id);
+    else byFirst.set(row[0] as Value, id);
     this.rowCount++;
     this.bytes += rowBytes(row) + 8 * keptAt.length;
     return id;
@@ -390,7 +422,8 @@ export class JoinArrangement extends ArrangementDelta {
     if (next === NO_ROW) this.tails[slot] = prev;
     else this.prevs[next] = prev;
     this.slotSizes[slot] = (this.slotSizes[slot] as number) - 1;
-    this.unindex(id);
+    if (this.byFirst === null) this.unindex(id);
+    else this.byFirst.delete(this.row(id)[0] as Value);
     this.bytes -= rowBytes(this.row(id)) + 8 * this.keptAt.length;
     this.rowArrays[id] = null;
     for (let k = 0; k < this.kept.length; k++) (this.kept[k] as Value[])[id] = null;
@@ -441,6 +474,22 @@ export class JoinArrangement extends ArrangementDelta {
     t[2 * hole + 1] = 0;
   }
 
+  /** Leaves `byFirst` for the lookup table, indexing every row held. */
+  private useTable(): void {
+    this.byFirst = null;
+    let cells = 32;
+    while (cells < 4 * (this.rowCount + 1)) cells *= 2;
+    this.table = new Int32Array(cells);
+    this.mask = cells / 2 - 1;
+    for (let id = 0; id < this.rowArrays.length; id++) {
+      const row = this.rowArrays[id];
+      if (row === null || row === undefined) continue;
+      const h = mix(this.rowSlots[id] as number, hashRow(row));
+      this.mixed[id] = h;
+      this.insert(h, id);
+    }
+  }
+
   private growTable(): void {
     const old = this.table;
     this.table = new Int32Array(old.length * 2);
@@ -471,6 +520,7 @@ export class JoinArrangement extends ArrangementDelta {
     for (let k = 0; k < this.kept.length; k++) this.kept[k] = [];
     this.table = new Int32Array(32);
     this.mask = 15;
+    this.byFirst = new GroupIndex();
     this.rowCount = 0;
     this.bytes = 0;
     this.nextSeq = 0;
