@@ -36,8 +36,9 @@ function keyBytes(key: JoinKey): number {
 
 /**
  * One arranged row: its cells in the per-row arrays (~48 B) and the lookup table (~16 B at half
- * load), plus the row array itself (~32 B + 8 B a slot; values other than small integers boxed at
- * ~16 B more). The row array is shared with the batch that brought it, so this over-counts a little.
+ * load; the first-column index that stands in for it is smaller), plus the row array itself (~32 B
+ * + 8 B a slot; values other than small integers boxed at ~16 B more). The row array is shared with
+ * the batch that brought it, so this over-counts a little. Kept columns add 8 B each.
  */
 function rowBytes(row: readonly Value[]): number {
   let boxed = 0;
