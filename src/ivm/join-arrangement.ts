@@ -231,17 +231,24 @@ export class JoinArrangement extends ArrangementDelta {
    */
   add(key: JoinKey, row: readonly Value[], weight: number, matches: number): void {
     if (weight === 0) return;
+    // The row held equal to `row`, found once: through the first-column index while it stands.
+    let id = NO_ROW;
+    let hash = 0;
+    let slot = this.index.get(key);
     const byFirst = this.byFirst;
     if (byFirst !== null) {
       const first = row[0];
       const held = typeof first === 'number' || typeof first === 'string' ? byFirst.get(first) : NO_ROW - 1;
+      const same = held >= 0 && this.rowSlots[held] === slot && sameRow(this.row(held), row);
       // Another row with this value (or a value the index cannot hold): the table from now on. A
       // retraction of a row not held needs no table: it fails below either way.
-      if (held < NO_ROW || (held !== NO_ROW && weight > 0 && !sameRow(this.row(held), row))) this.useTable();
+      if (held < NO_ROW || (held !== NO_ROW && weight > 0 && !same)) this.useTable();
+      else if (same) id = held;
     }
-    const hash = this.byFirst === null ? hashRow(row) : 0;
-    let slot = this.index.get(key);
-    let id = slot === NO_SLOT ? NO_ROW : this.find(slot, row, hash);
+    if (this.byFirst === null) {
+      hash = hashRow(row);
+      if (slot !== NO_SLOT) id = this.find(slot, row, hash);
+    }
     const count = (id === NO_ROW ? 0 : (this.counts[id] as number)) + weight;
     if (count < 0) throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
     if (this.tracking) this.mark(key, id === NO_ROW ? row : this.row(id));
