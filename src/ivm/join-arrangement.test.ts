@@ -76,6 +76,27 @@ function modelContents(
 /** The distinct keys of KEYS as a Map sees them (0 and -0 are one key, as in the arrangement). */
 const DISTINCT_KEYS = [...new Map(KEYS.map((k) => [k, k])).keys()];
 
+/** Kept columns (`keepColumns`, at `at` in `keptColumns`) agree with every held row's values. */
+function checkKept(
+  a: JoinArrangement,
+  columns: readonly number[],
+  at: readonly number[],
+  step: number,
+): void {
+  for (const key of DISTINCT_KEYS) {
+    const slot = a.slotOf(key);
+    if (slot === NO_SLOT) continue;
+    for (let id = a.head(slot); id !== NO_ROW; id = a.next(id))
+      columns.forEach((c, i) =>
+        assert.equal(
+          a.keptColumns[at[i] as number]?.[id],
+          a.row(id)[c],
+          `kept column ${c} of row ${id} at step ${step}`,
+        ),
+      );
+  }
+}
+
 function check(a: JoinArrangement, model: Model, step: number): void {
   assert.deepEqual(
     contents(a, DISTINCT_KEYS),
@@ -107,7 +128,11 @@ test('agrees with a model under random adds, retractions and match updates, and 
   const model: Model = new Map();
   const store = new Map<string, unknown>();
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
+  let keptAt: number[] = [];
   for (let step = 0; step < 20_000; step++) {
+    // Columns kept by column from the middle on (filled from the rows held then), kept again idempotently.
+    if (step === 5_000) keptAt = a.keepColumns([1, 0]) ?? assert.fail('two columns can be kept');
+    if (step === 6_000) assert.deepEqual(a.keepColumns([0]), [keptAt[1]]);
     const key = pick(KEYS);
     const list = model.get(key) ?? [];
     const held = list.length > 0 && random() < 0.5 ? pick(list) : null;
@@ -134,7 +159,10 @@ test('agrees with a model under random adds, retractions and match updates, and 
       if (list.length === 0) model.delete(key);
       else model.set(key, list);
     }
-    if (step % 53 === 0) check(a, model, step);
+    if (step % 53 === 0) {
+      check(a, model, step);
+      if (keptAt.length > 0) checkKept(a, [1, 0], keptAt, step);
+    }
     if (step % 401 === 0) {
       const delta = a.takeDelta(random() < 0.1);
       if (delta.replaceAll) store.clear();
@@ -146,8 +174,10 @@ test('agrees with a model under random adds, retractions and match updates, and 
       const keys = new Map<readonly Value[], JoinKey>();
       for (const [k, rows] of model) for (const r of rows) keys.set(r.row, k);
       const entries = [...store.values()];
+      if (random() < 0.5) restored.keepColumns([1]);
       restored.load(entries, (r) => keys.get(r) ?? keyOf(r));
       check(restored, model, step);
+      checkKept(restored, [1], restored.keepColumns([1]) ?? [], step);
       const old = new Arrangement<JoinKey>('old', 'S', keyId);
       old.load(entries, (r) => keys.get(r) ?? keyOf(r));
       const oldContents: [JoinKey, readonly Value[], number, number][] = [];
@@ -161,6 +191,20 @@ test('agrees with a model under random adds, retractions and match updates, and 
     }
   }
   check(a, model, -1);
+  checkKept(a, [1, 0], keptAt, -1);
+});
+
+test('keeps at most MAX_KEPT_COLUMNS columns, all asked or none', () => {
+  const a = new JoinArrangement('test arrangement', 'S', String);
+  a.add(1, [1, 2, 3, 4, 5, 6], 1, 0);
+  assert.deepEqual(a.keepColumns([0, 1, 2]), [0, 1, 2]);
+  assert.equal(a.keepColumns([3, 4]), null);
+  assert.deepEqual(a.keepColumns([3, 1]), [3, 1]);
+  assert.equal(a.keepColumns([5]), null);
+  assert.deepEqual(
+    a.keptColumns.map((c) => c[0]),
+    [1, 2, 3, 4],
+  );
 });
 
 test('a negative multiplicity is an internal error naming the arrangement', () => {
@@ -191,4 +235,87 @@ test('many rows under one key and many keys of one row each stay found after gro
     Array.from({ length: 5000 }, (_, i) => i).filter((i) => i % 3 === 0 && i % 2 === 0),
   );
   assert.equal(a.keyCount, 3);
+});
+
+test('rows found by a unique first column agree with a model, and a shared or odd first value moves them to the table', () => {
+  const random = rng(5);
+  const keyId = (k: JoinKey): string => keyEntryId(k, 1);
+  // Each run leaves the first-column index at another point: a first value held by another row, a
+  // -0 beside 0, a bigint, an object; and one run never leaves it.
+  type Held = { key: JoinKey; row: readonly Value[] }[];
+  const breakers: (((held: Held) => Value[][]) | null)[] = [
+    (held) => [[(held[0] as Held[number]).row[0] as Value, 'dup']],
+    (held) => (held.some((h) => Object.is(h.row[0], 0)) ? [] : [[0, 'zero']]).concat([[-0, 'neg']]),
+    () => [[7n, 'big']],
+    () => [[true, 'bool']],
+    null,
+  ];
+  for (const breaker of breakers) {
+    const a = new JoinArrangement('test arrangement', 'S', keyId);
+    const model: Model = new Map();
+    const held: Held = [];
+    let next = 0;
+    for (let step = 0; step < 6_000; step++) {
+      if (step === 3_000 && breaker !== null) {
+        for (const row of breaker(held)) {
+          a.add(1, row, 1, 0);
+          held.push({ key: 1, row });
+          const list = model.get(1) ?? [];
+          list.push({ row, count: 1, matches: 0 });
+          model.set(1, list);
+        }
+        assert.equal(a.findsByFirstColumn, false, 'the index is left');
+      }
+      const key = Math.floor(random() * 40);
+      if (held.length > 0 && random() < 0.4) {
+        // A retraction: of a held row (as another array, with 1n for a key column of 1).
+        const [gone] = held.splice(Math.floor(random() * held.length), 1) as [{ key: JoinKey; row: Value[] }];
+        const given = gone.row.map((v, c) => (c === 1 && v === 1 ? 1n : v));
+        a.add(gone.key, given, -1, 0);
+        const list = model.get(gone.key) as ModelRow[];
+        list.splice(
+          list.findIndex((r) => r.row === gone.row),
+          1,
+        );
+        if (list.length === 0) model.delete(gone.key);
+      } else if (held.length > 0 && random() < 0.1) {
+        // A held row again: its count grows, in either mode.
+        const again = held[Math.floor(random() * held.length)] as { key: JoinKey; row: Value[] };
+        a.add(again.key, again.row.slice(), 1, 0);
+        held.push(again);
+        const list = model.get(again.key) as ModelRow[];
+        const at = list.findIndex((r) => r.row === again.row);
+        (list[at] as ModelRow).count += 1;
+        held.pop();
+        a.add(again.key, again.row, -1, 0);
+        (list[at] as ModelRow).count -= 1;
+      } else {
+        const first = random() < 0.2 ? `s${next++}` : next++;
+        const row: Value[] = [first, key];
+        a.add(key, row, 1, 0);
+        held.push({ key, row });
+        const list = model.get(key) ?? [];
+        list.push({ row, count: 1, matches: 0 });
+        model.set(key, list);
+      }
+      // Retracting a row not held fails in either mode, whatever row holds its first value.
+      if (step % 500 === 0 && held.length > 0) {
+        const some = (held[0] as { key: JoinKey; row: Value[] }).row;
+        assert.throws(() => a.add(0, [some[0] as Value, 'other'], -1, 0), /negative multiplicity/);
+      }
+      if (step % 97 === 0) {
+        const keys = [...model.keys()];
+        assert.deepEqual(contents(a, keys), modelContents(model, keys), `contents at ${step}`);
+        assert.equal(a.size, held.length);
+      }
+    }
+    assert.equal(a.findsByFirstColumn, breaker === null);
+    // A retraction naming a held first value 5 as 5n (one row, by value) finds it through the table.
+    const five = held.find((h) => h.row[0] === 5);
+    if (five !== undefined) {
+      a.add(five.key, [5n, five.row[1] as Value], -1, 0);
+      assert.equal(a.findsByFirstColumn, false);
+      assert.equal(a.size, held.length - 1);
+    }
+  }
 });

@@ -1,7 +1,9 @@
 // A join side's rows by join key (a join's own arrangements and the shared ones), laid out for the
 // join's two hot paths without a Map per key or an object per row: keys are interned to dense slots
 // (GroupIndex: int keys in typed arrays), rows live in parallel arrays by row id, chained per slot in
-// arrival order, and are found by value through one open-addressing table over (slot, row hash).
+// arrival order, and are found by value through one open-addressing table over (slot, row hash) —
+// or, while no two rows share a first-column value (a relation's primary key, usually), through an
+// index of that value, which a serial id fills in order (see `byFirst`).
 // Checkpoint entries are exactly those of the indexed `Arrangement` (same ids, same stored form).
 import type { StoredRow as StoredArrangedRow } from './arrangement.ts';
 import { SluiceError } from '../common/errors.ts';
@@ -14,6 +16,12 @@ import type { JoinKey } from './join-key.ts';
 
 /** "No row" in the per-slot chains and in `head`/`next`. */
 export const NO_ROW = -1;
+
+/**
+ * Columns an arrangement keeps by column at most (`keepColumn`): each costs 8 B per arranged row, and
+ * a probe reading more of a row than this reads the row itself.
+ */
+export const MAX_KEPT_COLUMNS = 4;
 
 /** The entry format of an Arrangement, keyed by its key text. */
 type StoredRow = StoredArrangedRow<string, readonly Value[]>;
@@ -28,8 +36,9 @@ function keyBytes(key: JoinKey): number {
 
 /**
  * One arranged row: its cells in the per-row arrays (~48 B) and the lookup table (~16 B at half
- * load), plus the row array itself (~32 B + 8 B a slot; values other than small integers boxed at
- * ~16 B more). The row array is shared with the batch that brought it, so this over-counts a little.
+ * load; the first-column index that stands in for it is smaller), plus the row array itself (~32 B
+ * + 8 B a slot; values other than small integers boxed at ~16 B more). The row array is shared with
+ * the batch that brought it, so this over-counts a little. Kept columns add 8 B each.
  */
 function rowBytes(row: readonly Value[]): number {
   let boxed = 0;
@@ -83,6 +92,21 @@ export class JoinArrangement extends ArrangementDelta {
   private rowSlots = new Int32Array(16);
   private mixed = new Int32Array(16);
   private freeRows: number[] = [];
+  /**
+   * Columns kept by column (`keepColumn`): `kept[k][id]` is the value of column `keptAt[k]` of row
+   * `id` (null for a free id), so a probe that emits a column or two of many arranged rows reads one
+   * array cell per value instead of the row array and its elements, two dependent cache misses.
+   */
+  private readonly keptAt: number[] = [];
+  private readonly kept: Value[][] = [];
+  /**
+   * While non-null, the lookup table is not kept: every row held has its own first-column value (a
+   * number or a string: values a GroupIndex, like a Z-set, tells apart and equates), and a row is
+   * found through this index of that value — a direct table for serial ids, written in order
+   * instead of at a random cell of the table. The first row that breaks this (a value held by
+   * another row, or of another type) switches to the table for good (until a reset).
+   */
+  private byFirst: GroupIndex | null = new GroupIndex();
   /** [mix, id + 1] pairs; id + 1 === 0 marks an empty cell. */
   private table = new Int32Array(32);
   private mask = 15;
@@ -106,6 +130,11 @@ export class JoinArrangement extends ArrangementDelta {
   /** Distinct rows arranged. */
   get size(): number {
     return this.rowCount;
+  }
+
+  /** Whether rows are found by their first column's value (`byFirst`), not by the lookup table. */
+  get findsByFirstColumn(): boolean {
+    return this.byFirst !== null;
   }
 
   /** Keys held. */
@@ -161,6 +190,30 @@ export class JoinArrangement extends ArrangementDelta {
     return m;
   }
 
+  /**
+   * Keeps `columns` of every row by column from now on (filled from the rows held); returns each
+   * one's index in `keptColumns`, or null (keeping none) when that would keep more than
+   * MAX_KEPT_COLUMNS. A column stays kept for the arrangement's life (a shared one outlives the join
+   * that asked).
+   */
+  keepColumns(columns: readonly number[]): number[] | null {
+    const added = new Set(columns.filter((c) => !this.keptAt.includes(c)));
+    if (this.keptAt.length + added.size > MAX_KEPT_COLUMNS) return null;
+    for (const column of added) {
+      const values: Value[] = [];
+      for (const row of this.rowArrays) values.push(row === null ? null : (row[column] as Value));
+      this.keptAt.push(column);
+      this.kept.push(values);
+      this.bytes += 8 * this.rowCount;
+    }
+    return columns.map((c) => this.keptAt.indexOf(c));
+  }
+
+  /** The kept columns (`keepColumn`), each by row id; valid until the next change. */
+  get keptColumns(): readonly (readonly Value[])[] {
+    return this.kept;
+  }
+
   /** Every key held, in slot order (for an operator rebuilding a derived index after a load). */
   *keys(): IterableIterator<JoinKey> {
     for (const key of this.slotKeys) if (key !== undefined) yield key;
@@ -178,9 +231,24 @@ export class JoinArrangement extends ArrangementDelta {
    */
   add(key: JoinKey, row: readonly Value[], weight: number, matches: number): void {
     if (weight === 0) return;
-    const hash = hashRow(row);
+    // The row held equal to `row`, found once: through the first-column index while it stands.
+    let id = NO_ROW;
+    let hash = 0;
     let slot = this.index.get(key);
-    let id = slot === NO_SLOT ? NO_ROW : this.find(slot, row, hash);
+    const byFirst = this.byFirst;
+    if (byFirst !== null) {
+      const first = row[0];
+      const held = typeof first === 'number' || typeof first === 'string' ? byFirst.get(first) : NO_ROW - 1;
+      const same = held >= 0 && this.rowSlots[held] === slot && sameRow(this.row(held), row);
+      // Another row with this value (or a value the index cannot hold): the table from now on. A
+      // retraction of a row not held needs no table: it fails below either way.
+      if (held < NO_ROW || (held !== NO_ROW && weight > 0 && !same)) this.useTable();
+      else if (same) id = held;
+    }
+    if (this.byFirst === null) {
+      hash = hashRow(row);
+      if (slot !== NO_SLOT) id = this.find(slot, row, hash);
+    }
     const count = (id === NO_ROW ? 0 : (this.counts[id] as number)) + weight;
     if (count < 0) throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
     if (this.tracking) this.mark(key, id === NO_ROW ? row : this.row(id));
@@ -232,7 +300,7 @@ export class JoinArrangement extends ArrangementDelta {
   protected exportChanged(upserts: Upserts, deletes: string[]): void {
     for (const [entry, { key, row }] of this.dirty) {
       const slot = this.index.get(key);
-      const id = slot === NO_SLOT ? NO_ROW : this.find(slot, row, hashRow(row));
+      const id = slot === NO_SLOT ? NO_ROW : this.find(slot, row, this.byFirst === null ? hashRow(row) : 0);
       if (id === NO_ROW) deletes.push(entry);
       else upserts.push([entry, this.stored(key, id)]);
     }
@@ -262,8 +330,15 @@ export class JoinArrangement extends ArrangementDelta {
     return `${this.entryPrefix}${k.length}:${k}${encodeExactValues(row)}`;
   }
 
-  /** The id of the row equal to `row` under `slot` (`hash`: its hashRow), or NO_ROW. */
+  /** The id of the row equal to `row` under `slot` (`hash`: its hashRow, or 0 by `byFirst`), or NO_ROW. */
   private find(slot: number, row: readonly Value[], hash: number): number {
+    const byFirst = this.byFirst;
+    if (byFirst !== null) {
+      const first = row[0];
+      if (typeof first !== 'number' && typeof first !== 'string') return NO_ROW;
+      const id = byFirst.get(first);
+      return id !== NO_ROW && this.rowSlots[id] === slot && sameRow(this.row(id), row) ? id : NO_ROW;
+    }
     const h = mix(slot, hash);
     const t = this.table;
     const mask = this.mask;
@@ -312,12 +387,20 @@ export class JoinArrangement extends ArrangementDelta {
 
   private newRow(slot: number, row: readonly Value[], hash: number, count: number, matches: number): number {
     let id = this.freeRows.pop();
+    const keptAt = this.keptAt;
     if (id === undefined) {
       id = this.rowArrays.length;
       this.rowArrays.push(row);
+      for (let k = 0; k < keptAt.length; k++)
+        (this.kept[k] as Value[]).push(row[keptAt[k] as number] as Value);
       if (id >= this.counts.length) this.growRows(id + 1);
-    } else this.rowArrays[id] = row;
-    if (2 * (this.rowCount + 1) > this.mask + 1) this.growTable();
+    } else {
+      this.rowArrays[id] = row;
+      for (let k = 0; k < keptAt.length; k++)
+        (this.kept[k] as Value[])[id] = row[keptAt[k] as number] as Value;
+    }
+    const byFirst = this.byFirst;
+    if (byFirst === null && 2 * (this.rowCount + 1) > this.mask + 1) this.growTable();
     const h = mix(slot, hash);
     this.counts[id] = count;
     this.seqs[id] = this.nextSeq++;
@@ -332,9 +415,10 @@ export class JoinArrangement extends ArrangementDelta {
     else this.nexts[tail] = id;
     this.tails[slot] = id;
     this.slotSizes[slot] = (this.slotSizes[slot] as number) + 1;
-    this.insert(h, id);
+    if (byFirst === null) this.insert(h, id);
+    else byFirst.set(row[0] as Value, id);
     this.rowCount++;
-    this.bytes += rowBytes(row);
+    this.bytes += rowBytes(row) + 8 * keptAt.length;
     return id;
   }
 
@@ -346,9 +430,11 @@ export class JoinArrangement extends ArrangementDelta {
     if (next === NO_ROW) this.tails[slot] = prev;
     else this.prevs[next] = prev;
     this.slotSizes[slot] = (this.slotSizes[slot] as number) - 1;
-    this.unindex(id);
-    this.bytes -= rowBytes(this.row(id));
+    if (this.byFirst === null) this.unindex(id);
+    else this.byFirst.delete(this.row(id)[0] as Value);
+    this.bytes -= rowBytes(this.row(id)) + 8 * this.keptAt.length;
     this.rowArrays[id] = null;
+    for (let k = 0; k < this.kept.length; k++) (this.kept[k] as Value[])[id] = null;
     this.freeRows.push(id);
     this.rowCount--;
   }
@@ -396,6 +482,22 @@ export class JoinArrangement extends ArrangementDelta {
     t[2 * hole + 1] = 0;
   }
 
+  /** Leaves `byFirst` for the lookup table, indexing every row held. */
+  private useTable(): void {
+    this.byFirst = null;
+    let cells = 32;
+    while (cells < 4 * (this.rowCount + 1)) cells *= 2;
+    this.table = new Int32Array(cells);
+    this.mask = cells / 2 - 1;
+    for (let id = 0; id < this.rowArrays.length; id++) {
+      const row = this.rowArrays[id];
+      if (row === null || row === undefined) continue;
+      const h = mix(this.rowSlots[id] as number, hashRow(row));
+      this.mixed[id] = h;
+      this.insert(h, id);
+    }
+  }
+
   private growTable(): void {
     const old = this.table;
     this.table = new Int32Array(old.length * 2);
@@ -423,8 +525,10 @@ export class JoinArrangement extends ArrangementDelta {
     this.rowSlots = new Int32Array(16);
     this.mixed = new Int32Array(16);
     this.freeRows = [];
+    for (let k = 0; k < this.kept.length; k++) this.kept[k] = [];
     this.table = new Int32Array(32);
     this.mask = 15;
+    this.byFirst = new GroupIndex();
     this.rowCount = 0;
     this.bytes = 0;
     this.nextSeq = 0;

@@ -22,8 +22,10 @@ import {
   type PairColumns,
   type RowPicker,
   appendRow,
+  type PairKeptColumns,
   pairColumns,
   pairJoiner,
+  pairKeptColumns,
   pairPicker,
   rowPicker,
 } from './join-rows.ts';
@@ -95,6 +97,11 @@ export class JoinOp implements Operator, Stateful {
    */
   private readonly outWidth: number;
   private readonly pickColumns: readonly [PairColumns, PairColumns] | null;
+  /**
+   * `pickColumns` reading the arranged side's picked values from its arrangement's kept columns, by
+   * delta side (null where they are not kept: more than the arrangement keeps).
+   */
+  private readonly keptColumns: readonly [PairKeptColumns | null, PairKeptColumns | null];
   /** This step's output columns, while emitting by column. */
   private cols: Value[][] | null = null;
   /**
@@ -157,6 +164,13 @@ export class JoinOp implements Operator, Stateful {
         ? null
         : [pairColumns(colPicks, left.length, true), pairColumns(colPicks, left.length, false)];
     this.byColumn = byColumn;
+    const kept = (deltaLeft: boolean): PairKeptColumns | null =>
+      !byColumn || colPicks === null || this.residual !== null || this.filter !== null
+        ? null
+        : pairKeptColumns(colPicks, left.length, deltaLeft, (columns) =>
+            this.arranged[deltaLeft ? RIGHT : LEFT].keepColumns(columns),
+          );
+    this.keptColumns = [kept(true), kept(false)];
     this.distinctWhenOneSided =
       node.joinKind === 'inner' &&
       (project === null || (picks !== null && keepsEveryColumn(picks, node, left, right)));
@@ -246,7 +260,16 @@ export class JoinOp implements Operator, Stateful {
       let matched = 0;
       if (slot !== NO_SLOT) {
         if (residual === null) {
-          if (this.cols !== null && this.pickColumns !== null && this.filter === null) {
+          const keptAppend = this.cols === null ? null : this.keptColumns[side];
+          if (keptAppend !== null) {
+            const kept = theirs.keptColumns;
+            const cols = this.cols as Value[][];
+            for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
+              keptAppend(row, id, kept, cols);
+              weights.push(w * theirs.count(id));
+              this.produced++;
+            }
+          } else if (this.cols !== null && this.pickColumns !== null && this.filter === null) {
             const append = this.pickColumns[side];
             const cols = this.cols;
             for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {

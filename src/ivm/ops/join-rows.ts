@@ -10,6 +10,14 @@ export type RowPicker = (row: readonly Value[]) => Value[];
 /** Appends the picked columns of a pair to the output's column arrays (no row array is built). */
 export type PairColumns = (row: readonly Value[], other: readonly Value[], cols: Value[][]) => void;
 
+/** `PairColumns` with the arranged row given by its id in an arrangement's kept columns. */
+export type PairKeptColumns = (
+  row: readonly Value[],
+  id: number,
+  kept: readonly (readonly Value[])[],
+  cols: Value[][],
+) => void;
+
 /** Longer rows are built by a loop (a literal of hundreds of elements gains nothing). */
 const MAX_GENERATED = 64;
 
@@ -52,6 +60,33 @@ export function pairColumns(pick: Int32Array, leftWidth: number, deltaLeft: bool
   );
   // The text holds only the parameter names and integer positions.
   return new Function('row', 'other', 'cols', body.join('\n')) as PairColumns;
+}
+
+/**
+ * `pairColumns` reading the arranged side's values from its arrangement's kept columns (`kept[k][id]`)
+ * instead of from its row: `row` is the delta row, `id` the arranged row's id. `keep` is given the
+ * arranged side's picked columns and returns each one's k, or null when they cannot be kept; then
+ * (or when too wide) this returns null.
+ */
+export function pairKeptColumns(
+  pick: Int32Array,
+  leftWidth: number,
+  deltaLeft: boolean,
+  keep: (columns: readonly number[]) => readonly number[] | null,
+): PairKeptColumns | null {
+  if (pick.length > MAX_GENERATED) return null;
+  const theirs = (j: number): boolean => j < leftWidth !== deltaLeft;
+  const at = (j: number): number => (j < leftWidth ? j : j - leftWidth);
+  const arranged = Array.from(pick).filter(theirs).map(at);
+  const ks = arranged.length === 0 ? [] : keep(arranged);
+  if (ks === null) return null;
+  let n = 0;
+  const body = Array.from(
+    pick,
+    (j, i) => `cols[${i}].push(${theirs(j) ? `kept[${ks[n++] as number}][id]` : `row[${at(j)}]`});`,
+  );
+  // The text holds only the parameter names and integer positions.
+  return new Function('row', 'id', 'kept', 'cols', body.join('\n')) as PairKeptColumns;
 }
 
 /** Appends a row's values to column arrays (one per value). */
