@@ -7,7 +7,7 @@ import { resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
 import type { SelectStmt, Statement } from '../parser/ast.ts';
 import { printDataflow, type DataflowPlan } from '../ivm/dataflow-plan.ts';
 import { partitionNotes } from './workers/partition-notes.ts';
-import type { ZBatch } from '../ivm/zset.ts';
+import { EpochDeltas } from './epoch-deltas.ts';
 import { withSqlFunctions } from '../planner/sql-functions.ts';
 import { Catalog } from '../planner/catalog.ts';
 import type { Row } from '../common/types.ts';
@@ -87,6 +87,8 @@ export class Engine {
     currentEpoch: () => this.currentEpoch,
   });
   private readonly tables = new Map<string, TableStore>();
+  /** The running epoch's deltas by relation (empty between epochs). */
+  private readonly deltas = new EpochDeltas();
   /** Every view's dataflow, in one graph fed by the tables. */
   private readonly views = new ViewGraph(
     (name) => this.tables.get(name)?.contents() ?? null,
@@ -451,9 +453,9 @@ export class Engine {
     if (store !== null) this.lastTable = store.def.name;
     this.epochClock.advance(clock);
     const now = this.epochClock.current;
-    // A new map each epoch: one map cleared and reused kept its old tables alive past the young
-    // generation (Map.prototype.clear links them), tripling the scavenger's work at batch size 1.
-    const deltas = new Map<string, ZBatch>();
+    // One set of deltas per engine, emptied before (an epoch that threw may have left some) and after.
+    const deltas = this.deltas;
+    deltas.clear();
     // Partitions idle by this epoch's clock stop holding their source's watermark back (before the
     // batch's late rows are judged, and in a tick, so windows close while no data arrives).
     for (const t of this.tables.values()) t.watermark?.startEpoch(now);
@@ -464,7 +466,10 @@ export class Engine {
           : undefined;
       deltas.set(store.def.name, store.apply(prepared, source));
     }
-    this.deliveries.epochRan(this.views.runEpoch(deltas, epoch, now), epoch);
+    const stepped = this.views.runEpoch(deltas, epoch, now);
+    // Emptied before the listeners run: one that writes runs a nested epoch, which fills it again.
+    deltas.clear();
+    this.deliveries.epochRan(stepped, epoch);
   }
 
   /** Listens to every epoch, after its views ran and their listeners heard of it. */

@@ -8,12 +8,13 @@ import { SluiceError } from '../common/errors.ts';
 import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { isEmpty } from '../ivm/zset.ts';
+import { EpochDeltas, type DeltaReader } from './epoch-deltas.ts';
 import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
 import { ViewRuntime } from './view-runtime.ts';
 import { PartitionPool, validWorkers } from './workers/partition-pool.ts';
 
-function readsAChange(reads: readonly string[], deltas: Map<string, ZBatch>): boolean {
+function readsAChange(reads: readonly string[], deltas: DeltaReader): boolean {
   for (let i = 0; i < reads.length; i++) if (!isEmpty(deltas.get(reads[i] as string))) return true;
   return false;
 }
@@ -51,7 +52,7 @@ export class ViewGraph {
    */
   build(plan: DataflowPlan, epoch: number, clock: number): ViewRuntime {
     const runtime = new ViewRuntime(plan, null, { registry: this.shared, epoch }, this.pool);
-    const inputs = new Map<string, ZBatch>();
+    const inputs = new EpochDeltas();
     for (const source of runtime.sources()) inputs.set(source, this.contentsOf(source));
     runtime.setWatermarks(this.watermarkOf);
     try {
@@ -171,7 +172,7 @@ export class ViewGraph {
    * Returns the views that stepped, in order (their changes are ready to read): one list reused by
    * every epoch, valid until the next call.
    */
-  runEpoch(deltas: Map<string, ZBatch>, epoch: number, clock: number): readonly GraphView[] {
+  runEpoch(deltas: EpochDeltas, epoch: number, clock: number): readonly GraphView[] {
     // Allocates nothing of its own: at batch size 1 this loop runs once per event.
     const stepped = this.stepped;
     // Written by index and cut once at the end: `length = 0` first would free the slots, and the
@@ -189,7 +190,8 @@ export class ViewGraph {
         (runtime.temporal.length === 0 || runtime.nextDue() > clock)
       )
         continue;
-      this.shared.advance(runtime.sharedArrangements, deltas, epoch);
+      if (runtime.sharedArrangements.length > 0)
+        this.shared.advance(runtime.sharedArrangements, deltas, epoch);
       const delta = runtime.step(deltas, epoch, clock);
       if (!isEmpty(delta)) deltas.set(view.name, delta);
       stepped[count++] = view;
