@@ -116,3 +116,32 @@ test('a one-row insert that breaks a constraint is refused and changes nothing',
   assert.deepEqual(engine.tableRows('orders'), []);
   assert.deepEqual(rowsOf(engine, 'seller_totals'), []);
 });
+
+test('views whose steps chain several operators, or join two branches, match the rows they are over', () => {
+  // A longer chain (filter and group, HAVING, top-N) steps operator to operator without the
+  // outputs scratch; a UNION ALL's two branches meet at the union (the scratch path).
+  const engine = new Engine();
+  engine.execute(`
+    CREATE TABLE t (k INT NOT NULL, v INT NOT NULL);
+    CREATE MATERIALIZED VIEW top3 AS
+      SELECT k, SUM(v) AS s FROM t WHERE v > 2 GROUP BY k HAVING SUM(v) > 10 ORDER BY s DESC, k LIMIT 3;
+    CREATE MATERIALIZED VIEW both_ends AS
+      SELECT k, v FROM t WHERE v > 12 UNION ALL SELECT k, v FROM t WHERE v < 3;
+  `);
+  const rows = Array.from({ length: 300 }, (_, i) => ({ k: (i * 7) % 11, v: (i * 13) % 17 }));
+  for (const r of rows) engine.applyChanges('t', { insert: [r] });
+  const sums = new Map<number, number>();
+  for (const r of rows) if (r.v > 2) sums.set(r.k, (sums.get(r.k) ?? 0) + r.v);
+  const top = [...sums]
+    .filter(([, s]) => s > 10)
+    .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+    .slice(0, 3)
+    .map(([k, s]) => JSON.stringify({ k, s }))
+    .sort();
+  assert.deepEqual(rowsOf(engine, 'top3'), top);
+  const ends = rows
+    .filter((r) => r.v > 12 || r.v < 3)
+    .map((r) => JSON.stringify({ k: r.k, v: r.v }))
+    .sort();
+  assert.deepEqual(rowsOf(engine, 'both_ends'), ends);
+});

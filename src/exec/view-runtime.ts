@@ -86,6 +86,10 @@ export class ViewRuntime implements RowErrorSink {
   private readonly stepSources: (string | null)[];
   private readonly stepInputs: (readonly number[])[];
   private readonly outputPosition: number;
+  /** By position: the node's one input is the node before it, which nobody else reads. */
+  private readonly stepChained: boolean[];
+  /** By position: the node's output goes into the outputs (some other node, or the result, reads it). */
+  private readonly stepKept: boolean[];
 
   /** The view's temporal filters: they change at clock values as well as with input. */
   readonly temporal: TemporalFilterOp[] = [];
@@ -266,6 +270,17 @@ export class ViewRuntime implements RowErrorSink {
     };
     this.stepInputs = this.rendered.map((r) => r.inputs.map(positionOf));
     this.outputPosition = positionOf(plan.output);
+    const readers = new Array<number>(n + 1).fill(0);
+    for (const from of this.stepInputs) for (const p of from) readers[p] = (readers[p] ?? 0) + 1;
+    this.stepChained = this.stepInputs.map(
+      (from, i) =>
+        from.length === 1 && from[0] === i - 1 && readers[i - 1] === 1 && i - 1 !== this.outputPosition,
+    );
+    this.stepKept = this.rendered.map(
+      (_, i) =>
+        (i === this.outputPosition && i !== n - 1) ||
+        (readers[i] ?? 0) > (this.stepChained[i + 1] === true ? 1 : 0),
+    );
   }
 
   /** Sources (tables or views) this view reads. */
@@ -308,6 +323,9 @@ export class ViewRuntime implements RowErrorSink {
     const outputs = this.outputsScratch;
     const ops = this.stepOps;
     const n = ops.length;
+    // The batch the node before produced: a chained node reads it here, not from the outputs.
+    let prev: ZBatch = EMPTY;
+    let kept = false;
     for (let i = 0; i < n; i++) {
       const op = ops[i] as Operator | null;
       const stats = this.statsByIndex[i] as NodeStats;
@@ -317,6 +335,12 @@ export class ViewRuntime implements RowErrorSink {
         const source = this.stepSources[i] as string | null;
         if (source !== null) out = inputs.get(source) ?? EMPTY;
         else out = inputs.has('$values') ? { rows: [[]], weights: [1], consolidated: true } : EMPTY;
+      } else if (this.stepChained[i] === true) {
+        const ins = this.inputScratch[i] as ZBatch[];
+        ins[0] = prev;
+        stats.rowsIn += prev.weights.length;
+        out = op.step(ins, this);
+        ins[0] = EMPTY;
       } else {
         const ins = this.inputScratch[i] as ZBatch[];
         const from = this.stepInputs[i] as readonly number[];
@@ -332,10 +356,14 @@ export class ViewRuntime implements RowErrorSink {
         for (let k = 0; k < from.length; k++) ins[k] = EMPTY;
       }
       stats.rowsOut += out.weights.length;
-      outputs[i] = out;
+      if (this.stepKept[i] === true) {
+        outputs[i] = out;
+        kept = true;
+      }
+      prev = out;
     }
-    const result = outputs[this.outputPosition] as ZBatch;
-    for (let i = 0; i < n; i++) outputs[i] = EMPTY;
+    const result = this.outputPosition === n - 1 ? prev : (outputs[this.outputPosition] as ZBatch);
+    if (kept) for (let i = 0; i < n; i++) outputs[i] = EMPTY;
     return result;
   }
 
