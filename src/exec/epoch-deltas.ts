@@ -28,6 +28,11 @@ export class EpochDeltas implements DeltaReader {
     return this.count;
   }
 
+  /** The name of the `i`th entry set this epoch (0 ≤ i < size). */
+  nameAt(i: number): string {
+    return this.names[i] as string;
+  }
+
   get(name: string): ZBatch | undefined {
     if (this.index !== null) return this.index.get(name);
     const names = this.names;
