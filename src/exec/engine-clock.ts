@@ -3,6 +3,12 @@
 import type { CheckpointedState } from './engine-checkpoints.ts';
 import { type ClockSource, ManualClock } from './logical-clock.ts';
 
+/** A tick's options (Engine.tick): `clock`, a journaled tick replayed; `force`, tick if the clock moved. */
+export interface TickOptions {
+  readonly clock?: number;
+  readonly force?: boolean;
+}
+
 export class EpochClock {
   /** The logical clock of the latest epoch (µs since the Unix epoch; 0 before the first). */
   current = 0;
@@ -19,9 +25,10 @@ export class EpochClock {
     return this.frozen ? this.current : Math.max(this.current, this.source.now());
   }
 
-  /** The latest epoch ran at `clock`: the clock moves there, never back. */
-  advance(clock: number): void {
+  /** The latest epoch ran at `clock`: the clock moves there, never back; returns the clock. */
+  advance(clock: number): number {
     this.current = Math.max(this.current, clock);
+    return this.current;
   }
 
   /** Whether a tick now would be an epoch (the clock source has reached some temporal bound). */
@@ -46,7 +53,7 @@ export class EpochClock {
    * The clock of a tick epoch, or null when the tick is no epoch (see Engine.tick): `clock`, replay
    * of a journaled tick (always an epoch); `force`, an epoch whenever the clock moved.
    */
-  tickClock(options: { readonly clock?: number; readonly force?: boolean }): number | null {
+  tickClock(options: TickOptions): number | null {
     const clock = options.clock ?? this.next();
     const due =
       options.clock !== undefined ||

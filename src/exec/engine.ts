@@ -27,7 +27,7 @@ import { TableStore, insertCount } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
 import { REAL_CLOCK, type ManualClock } from './logical-clock.ts';
-import { EpochClock } from './engine-clock.ts';
+import { EpochClock, type TickOptions } from './engine-clock.ts';
 import { clockValue, showClock } from './clock-statements.ts';
 import { showWatermarks, type ClosingView } from './watermark-statements.ts';
 import { EngineWatermarks } from './engine-watermarks.ts';
@@ -208,10 +208,7 @@ export class Engine {
    * otherwise nothing (a tick that changes no view is neither an epoch nor journaled). `clock`:
    * replay of a journaled tick (always an epoch); `force`: an epoch whenever the clock moved.
    */
-  tick(options: { readonly clock?: number; readonly force?: boolean } = {}): {
-    readonly epoch: number;
-    readonly ticked: boolean;
-  } {
+  tick(options: TickOptions = {}): { readonly epoch: number; readonly ticked: boolean } {
     const clock = this.epochClock.tickClock(options);
     if (clock === null) return { epoch: this.currentEpoch, ticked: false };
     const epoch = this.currentEpoch + 1;
@@ -451,9 +448,9 @@ export class Engine {
     this.currentEpoch = epoch;
     this.lastPositions = positions;
     if (store !== null) this.lastTable = store.def.name;
-    this.epochClock.advance(clock);
-    const now = this.epochClock.current;
-    // One set of deltas per engine, emptied before (an epoch that threw may have left some) and after.
+    const now = this.epochClock.advance(clock);
+    // The engine's one set of deltas, emptied before (an epoch that threw may have left some) and after
+    // the views ran (before the listeners: one that writes runs a nested epoch, which fills it again).
     const deltas = this.deltas;
     deltas.clear();
     // Partitions idle by this epoch's clock stop holding their source's watermark back (before the
@@ -467,7 +464,6 @@ export class Engine {
       deltas.set(store.def.name, store.apply(prepared, source));
     }
     const stepped = this.views.runEpoch(deltas, epoch, now);
-    // Emptied before the listeners run: one that writes runs a nested epoch, which fills it again.
     deltas.clear();
     this.deliveries.epochRan(stepped, epoch);
   }
