@@ -5,6 +5,9 @@ import { lazyChangeSet } from '../common/raw-changes.ts';
 import type { ErrorChange, SourcePositions, ViewChangeSet, ViewListener } from './api.ts';
 import type { GraphView } from './view-graph.ts';
 
+/** A stepped view's error changes when it has none (shared: nobody changes a change set's errors). */
+const NO_ERRORS: readonly ErrorChange[] = [];
+
 interface Subscription {
   readonly listener: ViewListener;
   readonly onClose: ((reason: string) => void) | undefined;
@@ -41,7 +44,10 @@ export class EpochDeliveries {
     // nested epoch, which steps the views again (and reuses the graph's list of stepped views).
     for (let i = 0; i < stepped.length; i++) {
       const cs = stepped[i] as GraphView;
-      const errors: ErrorChange[] = cs.runtime.hasErrorChanges() ? cs.runtime.takeErrorChanges() : [];
+      // Taken every epoch (the view forgets them), listened to or not; no empty list per view.
+      const errors: readonly ErrorChange[] = cs.runtime.hasErrorChanges()
+        ? cs.runtime.takeErrorChanges()
+        : NO_ERRORS;
       if (this.subscribers.size === 0) continue;
       const subs = this.subscribers.get(cs.name);
       if (subs === undefined || subs.size === 0) continue;

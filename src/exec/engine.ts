@@ -7,7 +7,7 @@ import { resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
 import type { SelectStmt, Statement } from '../parser/ast.ts';
 import { printDataflow, type DataflowPlan } from '../ivm/dataflow-plan.ts';
 import { partitionNotes } from './workers/partition-notes.ts';
-import type { ZBatch } from '../ivm/zset.ts';
+import { EpochDeltas } from './epoch-deltas.ts';
 import { withSqlFunctions } from '../planner/sql-functions.ts';
 import { Catalog } from '../planner/catalog.ts';
 import type { Row } from '../common/types.ts';
@@ -26,7 +26,8 @@ import type { PreparedBatch } from './table-store.ts';
 import { TableStore, insertCount } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
-import { REAL_CLOCK, type ClockSource, ManualClock } from './logical-clock.ts';
+import { REAL_CLOCK, type ManualClock } from './logical-clock.ts';
+import { EpochClock, type TickOptions } from './engine-clock.ts';
 import { clockValue, showClock } from './clock-statements.ts';
 import { showWatermarks, type ClosingView } from './watermark-statements.ts';
 import { EngineWatermarks } from './engine-watermarks.ts';
@@ -86,6 +87,8 @@ export class Engine {
     currentEpoch: () => this.currentEpoch,
   });
   private readonly tables = new Map<string, TableStore>();
+  /** The running epoch's deltas by relation (empty between epochs). */
+  private readonly deltas = new EpochDeltas();
   /** Every view's dataflow, in one graph fed by the tables. */
   private readonly views = new ViewGraph(
     (name) => this.tables.get(name)?.contents() ?? null,
@@ -101,7 +104,7 @@ export class Engine {
   private readonly ddl = new DdlStatements(this.state, {
     journal: () => this.journal,
     epoch: () => this.currentEpoch,
-    clock: () => this.currentClock,
+    clock: () => this.epochClock.current,
     // A view that reads the clock is built at the clock's current time: a tick epoch first.
     beforeTemporalView: () => this.tick({ force: true }),
     stateTracking: () => this.stateTracking,
@@ -124,11 +127,8 @@ export class Engine {
   private lastPositions: SourcePositions | null = {};
   /** The table the latest epoch wrote (what null `lastPositions` stand for). */
   private lastTable = '';
-  /** The logical clock of the latest epoch (µs since the Unix epoch; 0 before the first). */
-  private currentClock = 0;
-  private readonly clockSource: ClockSource;
-  /** While replaying a journal, the clock stands still between the journaled clocks. */
-  private clockFrozen = false;
+  /** Each epoch's logical clock, and when a clock tick is due (engine-clock.ts). */
+  private readonly epochClock: EpochClock;
   /** What one script may ask of the SQL front end. */
   readonly limits: SqlLimits;
   /** The limits of the script being run (the engine's, or the call's own). */
@@ -146,7 +146,7 @@ export class Engine {
   constructor(options: EngineOptions = {}) {
     this.limits = resolveSqlLimits(options.limits);
     this.callLimits = this.limits;
-    this.clockSource = options.clock ?? REAL_CLOCK;
+    this.epochClock = new EpochClock(options.clock ?? REAL_CLOCK, this.state);
     if (options.workers !== undefined) this.views.setWorkers(options.workers);
   }
 
@@ -173,7 +173,7 @@ export class Engine {
 
   /** The logical clock of the latest epoch (µs): what NOW() is in every view's temporal filters. */
   get clock(): number {
-    return this.currentClock;
+    return this.epochClock.current;
   }
 
   /**
@@ -181,12 +181,7 @@ export class Engine {
    * view with a temporal filter does not tick on its own, because the journal holds that tick).
    */
   setClockFrozen(on: boolean): void {
-    this.clockFrozen = on;
-  }
-
-  /** The clock for a new epoch: the source's time, never below the latest epoch's. */
-  private nextClock(): number {
-    return this.clockFrozen ? this.currentClock : Math.max(this.currentClock, this.clockSource.now());
+    this.epochClock.frozen = on;
   }
 
   /** Whether some view has a temporal filter (only then do clock ticks matter). */
@@ -196,7 +191,7 @@ export class Engine {
 
   /** Whether a tick now would be an epoch (the clock source has reached some temporal bound). */
   tickDue(): boolean {
-    return this.nextClockDue() <= this.nextClock();
+    return this.epochClock.tickDue();
   }
 
   /**
@@ -204,12 +199,7 @@ export class Engine {
    * rises because a partition goes idle (Infinity: none).
    */
   nextClockDue(): number {
-    let due = this.views.nextDue();
-    for (const store of this.tables.values()) {
-      const w = store.watermark;
-      if (w !== null) due = Math.min(due, w.nextChangeAt(this.currentClock));
-    }
-    return due;
+    return this.epochClock.nextDue();
   }
 
   /**
@@ -218,15 +208,9 @@ export class Engine {
    * otherwise nothing (a tick that changes no view is neither an epoch nor journaled). `clock`:
    * replay of a journaled tick (always an epoch); `force`: an epoch whenever the clock moved.
    */
-  tick(options: { readonly clock?: number; readonly force?: boolean } = {}): {
-    readonly epoch: number;
-    readonly ticked: boolean;
-  } {
-    const clock = options.clock ?? this.nextClock();
-    const due =
-      options.clock !== undefined ||
-      (options.force === true ? clock > this.currentClock : this.nextClockDue() <= clock);
-    if (!due) return { epoch: this.currentEpoch, ticked: false };
+  tick(options: TickOptions = {}): { readonly epoch: number; readonly ticked: boolean } {
+    const clock = this.epochClock.tickClock(options);
+    if (clock === null) return { epoch: this.currentEpoch, ticked: false };
     const epoch = this.currentEpoch + 1;
     this.journal?.appendTick({ epoch, clock });
     this.runEpoch(null, null, epoch, {}, clock);
@@ -238,8 +222,7 @@ export class Engine {
    * last clock setting before it): a manual clock moves to `clock` if it is behind; no epoch.
    */
   restoreClockSetting(clock: number): void {
-    const source = this.clockSource;
-    if (source instanceof ManualClock && clock > source.now()) source.set(clock);
+    this.epochClock.restoreSetting(clock);
   }
 
   setJournal(journal: EngineJournal | null): void {
@@ -300,11 +283,12 @@ export class Engine {
         if (stmt.objectKind === 'watermarks')
           return showWatermarks(this.catalogState.storedRelations(), this.tables, this.closingViews());
         return stmt.objectKind === 'clock'
-          ? showClock(this.clockSource, this.currentClock)
+          ? showClock(this.epochClock.source, this.epochClock.current)
           : this.ddl.show(stmt.objectKind);
       case 'setClock': {
-        const micros = clockValue(this.clockSource, stmt.value, stmt.valuePos, stmt.pos, this.currentClock);
-        const manual = this.clockSource as ManualClock;
+        const clock = this.epochClock;
+        const micros = clockValue(clock.source, stmt.value, stmt.valuePos, stmt.pos, clock.current);
+        const manual = clock.source as ManualClock;
         const moved = micros > manual.now();
         manual.set(micros);
         // An epoch only when a temporal filter's bound is crossed; `epoch` is the latest either way.
@@ -409,7 +393,7 @@ export class Engine {
     // No default `{}` for `options`: an object per call when the caller passes none (every bench event).
     const fromSource = options?.fromSource === true;
     // The epoch's clock is read first: a DEFAULT now() column takes it.
-    const clock = options?.clock ?? this.nextClock();
+    const clock = options?.clock ?? this.epochClock.next();
     const typedInserts = options?.typedInserts;
     if (typedInserts !== undefined && (!fromSource || (changes.insert?.length ?? 0) > 0)) {
       throw new SluiceError('INTERNAL_ERROR', `typed inserts come from a source's connector alone`);
@@ -464,21 +448,24 @@ export class Engine {
     this.currentEpoch = epoch;
     this.lastPositions = positions;
     if (store !== null) this.lastTable = store.def.name;
-    this.currentClock = Math.max(this.currentClock, clock);
-    // A new map each epoch: one map cleared and reused kept its old tables alive past the young
-    // generation (Map.prototype.clear links them), tripling the scavenger's work at batch size 1.
-    const deltas = new Map<string, ZBatch>();
+    const now = this.epochClock.advance(clock);
+    // The engine's one set of deltas, emptied before (an epoch that threw may have left some) and after
+    // the views ran (before the listeners: one that writes runs a nested epoch, which fills it again).
+    const deltas = this.deltas;
+    deltas.clear();
     // Partitions idle by this epoch's clock stop holding their source's watermark back (before the
     // batch's late rows are judged, and in a tick, so windows close while no data arrives).
-    for (const t of this.tables.values()) t.watermark?.startEpoch(this.currentClock);
+    for (const t of this.tables.values()) t.watermark?.startEpoch(now);
     if (store !== null && prepared !== null) {
       const source =
         store.def.source !== undefined
-          ? { positions: (positions as SourcePositions)[store.def.name], clock: this.currentClock }
+          ? { positions: (positions as SourcePositions)[store.def.name], clock: now }
           : undefined;
       deltas.set(store.def.name, store.apply(prepared, source));
     }
-    this.deliveries.epochRan(this.views.runEpoch(deltas, epoch, this.currentClock), epoch);
+    const stepped = this.views.runEpoch(deltas, epoch, now);
+    deltas.clear();
+    this.deliveries.epochRan(stepped, epoch);
   }
 
   /** Listens to every epoch, after its views ran and their listeners heard of it. */
@@ -517,7 +504,13 @@ export class Engine {
    * entry list per state id. The caller stores it atomically with the epoch and positions.
    */
   takeCheckpoint(full = false): EngineCheckpoint {
-    return takeCheckpoint(this.state, this.currentEpoch, this.epochPositions(), this.currentClock, full);
+    return takeCheckpoint(
+      this.state,
+      this.currentEpoch,
+      this.epochPositions(),
+      this.epochClock.current,
+      full,
+    );
   }
 
   /**
@@ -530,7 +523,7 @@ export class Engine {
     const result = loadCheckpoint(this.state, checkpoint, this.stateTracking, clock);
     this.currentEpoch = checkpoint.epoch;
     this.lastPositions = checkpoint.positions;
-    this.currentClock = clock;
+    this.epochClock.current = clock;
     return result;
   }
 
@@ -549,7 +542,7 @@ export class Engine {
     const watermarks = this.viewWatermarks(name);
     return {
       ...reader,
-      clock: formatMicros(this.currentClock),
+      clock: formatMicros(this.epochClock.current),
       ...(watermarks !== null ? { watermarks } : {}),
     };
   }

@@ -12,6 +12,7 @@ import { compileKey, keyEntryId, type JoinKey, type KeyFn } from '../ivm/join-ke
 import { JoinArrangement } from '../ivm/join-arrangement.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { consolidate } from '../ivm/zset.ts';
+import type { DeltaReader } from './epoch-deltas.ts';
 
 interface Entry {
   readonly name: string;
@@ -76,7 +77,7 @@ export class SharedArrangements {
    * Brings the arrangements a view probes to `epoch` before it steps: folds each relation's delta
    * of this epoch in, once (`deltas` holds the epoch's deltas of tables and of the views stepped).
    */
-  advance(names: readonly string[], deltas: ReadonlyMap<string, ZBatch>, epoch: number): void {
+  advance(names: readonly string[], deltas: DeltaReader, epoch: number): void {
     for (const name of names) {
       const entry = this.byName.get(name);
       if (entry === undefined || entry.epoch >= epoch) continue;

@@ -272,7 +272,7 @@ export class TableStore implements Stateful {
       return this.applyColumns(columns);
     }
     if (batch.inserts.length === 1 && batch.deletes.length === 0 && this.appendOnly !== null) {
-      if (this.uniqueIndexes.length === 0) return this.applyOne(batch.inserts[0] as readonly Value[]);
+      if (this.uniqueIndexes.length === 0) return this.applyOne(batch.inserts);
     }
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
@@ -348,12 +348,13 @@ export class TableStore implements Stateful {
   }
 
   /**
-   * Appends one row to an insert-only keyless table: the epoch of a single event. Its change is
-   * built as arrays of exactly one element (pushing onto empty arrays allocates room for 16).
+   * Appends one row to an insert-only keyless table: the epoch of a single event. Its change reads
+   * the batch's own one-row list (nobody changes a batch's rows) and a weights array of exactly one
+   * element (pushing onto an empty array allocates room for 16).
    */
-  private applyOne(row: readonly Value[]): ZBatch {
-    (this.appendOnly as AppendColumns).push(row);
-    const rows = [row];
+  private applyOne(inserts: readonly (readonly Value[])[]): ZBatch {
+    (this.appendOnly as AppendColumns).push(inserts[0] as readonly Value[]);
+    const rows = inserts as (readonly Value[])[];
     const weights = [1];
     this.readIndex.apply(rows, weights);
     return { rows, weights, consolidated: false };

@@ -8,12 +8,13 @@ import { SluiceError } from '../common/errors.ts';
 import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { isEmpty } from '../ivm/zset.ts';
+import { EpochDeltas, type DeltaReader } from './epoch-deltas.ts';
 import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
 import { ViewRuntime } from './view-runtime.ts';
 import { PartitionPool, validWorkers } from './workers/partition-pool.ts';
 
-function readsAChange(reads: readonly string[], deltas: Map<string, ZBatch>): boolean {
+function readsAChange(reads: readonly string[], deltas: DeltaReader): boolean {
   for (let i = 0; i < reads.length; i++) if (!isEmpty(deltas.get(reads[i] as string))) return true;
   return false;
 }
@@ -25,9 +26,32 @@ export interface GraphView {
   readonly reads: readonly string[];
 }
 
+/**
+ * Which views an epoch must look at: by relation, the positions (in creation order) of the views
+ * that read it; and the views looked at every epoch (window-close and temporal ones, which step on
+ * the clock or a watermark as well as on input).
+ */
+interface WakeIndex {
+  readonly readers: ReadonlyMap<string, readonly number[]>;
+  /** By position: the readers of that view's output. */
+  readonly readersOfView: readonly (readonly number[])[];
+  /** By position: 1 when the view is looked at every epoch. */
+  readonly always: Uint8Array;
+}
+
+function wakeAll(positions: readonly number[] | undefined, wake: Int32Array, stamp: number): void {
+  if (positions !== undefined)
+    for (let i = 0; i < positions.length; i++) wake[positions[i] as number] = stamp;
+}
+
 export class ViewGraph {
   private readonly byName = new Map<string, GraphView>();
   private order: GraphView[] = [];
+  /** Built at the first epoch after the views changed (null until then). */
+  private wakeIndex: WakeIndex | null = null;
+  /** By position: the epoch stamp at which something the view reads changed. */
+  private wake = new Int32Array(0);
+  private stamp = 0;
   /** The views the last epoch stepped (runEpoch's result, reused). */
   private readonly stepped: GraphView[] = [];
   /** Arrangements of relations by key that joins of every view probe (shared-arrangements.ts). */
@@ -51,7 +75,7 @@ export class ViewGraph {
    */
   build(plan: DataflowPlan, epoch: number, clock: number): ViewRuntime {
     const runtime = new ViewRuntime(plan, null, { registry: this.shared, epoch }, this.pool);
-    const inputs = new Map<string, ZBatch>();
+    const inputs = new EpochDeltas();
     for (const source of runtime.sources()) inputs.set(source, this.contentsOf(source));
     runtime.setWatermarks(this.watermarkOf);
     try {
@@ -71,6 +95,7 @@ export class ViewGraph {
     const view: GraphView = { name, runtime, reads: [...new Set(runtime.sources())] };
     this.byName.set(name, view);
     this.order.push(view);
+    this.wakeIndex = null;
   }
 
   /** Swaps a view's runtime in place (same position in the graph). */
@@ -82,6 +107,7 @@ export class ViewGraph {
     this.byName.set(name, view);
     if (at >= 0) this.order[at] = view;
     else this.order.push(view);
+    this.wakeIndex = null;
   }
 
   remove(name: string): void {
@@ -90,6 +116,7 @@ export class ViewGraph {
     this.byName.delete(name);
     this.release(view.runtime);
     this.order = this.order.filter((v) => v.name !== name);
+    this.wakeIndex = null;
     // The last epoch's list would keep the dropped view's state alive until the next epoch.
     this.stepped.length = 0;
   }
@@ -171,14 +198,25 @@ export class ViewGraph {
    * Returns the views that stepped, in order (their changes are ready to read): one list reused by
    * every epoch, valid until the next call.
    */
-  runEpoch(deltas: Map<string, ZBatch>, epoch: number, clock: number): readonly GraphView[] {
+  runEpoch(deltas: EpochDeltas, epoch: number, clock: number): readonly GraphView[] {
     // Allocates nothing of its own: at batch size 1 this loop runs once per event.
     const stepped = this.stepped;
     // Written by index and cut once at the end: `length = 0` first would free the slots, and the
     // next store would allocate them again.
     let count = 0;
     const order = this.order;
+    // A view none of whose inputs changed, with no clock or watermark to wait for, is passed over
+    // on one load: with many views, most have nothing to do in a small epoch.
+    const index = this.wakeIndex ?? this.buildWakeIndex();
+    if (++this.stamp > 0x3fffffff) {
+      this.wake.fill(0);
+      this.stamp = 1;
+    }
+    const stamp = this.stamp;
+    const wake = this.wake;
+    for (let i = 0; i < deltas.size; i++) wakeAll(index.readers.get(deltas.nameAt(i)), wake, stamp);
     for (let v = 0; v < order.length; v++) {
+      if (wake[v] !== stamp && index.always[v] === 0) continue;
       const view = order[v] as GraphView;
       const runtime = view.runtime;
       // A window-close view also steps when its table's watermark reaches an open window's end.
@@ -189,13 +227,39 @@ export class ViewGraph {
         (runtime.temporal.length === 0 || runtime.nextDue() > clock)
       )
         continue;
-      this.shared.advance(runtime.sharedArrangements, deltas, epoch);
+      if (runtime.sharedArrangements.length > 0)
+        this.shared.advance(runtime.sharedArrangements, deltas, epoch);
       const delta = runtime.step(deltas, epoch, clock);
-      if (!isEmpty(delta)) deltas.set(view.name, delta);
+      if (!isEmpty(delta)) {
+        deltas.set(view.name, delta);
+        wakeAll(index.readersOfView[v], wake, stamp);
+      }
       stepped[count++] = view;
     }
     if (stepped.length !== count) stepped.length = count; // even an unchanged length is a runtime call
     return stepped;
+  }
+
+  private buildWakeIndex(): WakeIndex {
+    const readers = new Map<string, number[]>();
+    const always = new Uint8Array(this.order.length);
+    this.order.forEach((view, v) => {
+      for (const name of view.reads) {
+        const list = readers.get(name);
+        if (list === undefined) readers.set(name, [v]);
+        else list.push(v);
+      }
+      if (view.runtime.closing.length > 0 || view.runtime.temporal.length > 0) always[v] = 1;
+    });
+    const index: WakeIndex = {
+      readers,
+      readersOfView: this.order.map((view) => readers.get(view.name) ?? []),
+      always,
+    };
+    this.wakeIndex = index;
+    this.wake = new Int32Array(this.order.length);
+    this.stamp = 0;
+    return index;
   }
 
   /** The current rows of a table or view, as one batch. */

@@ -29,6 +29,7 @@ import type { PartitionPool } from './workers/partition-pool.ts';
 import { encodeValues } from '../common/values.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { emptyBatch } from '../ivm/zset.ts';
+import type { DeltaReader } from './epoch-deltas.ts';
 
 /** The empty delta, shared: operators never mutate their inputs. */
 const EMPTY: ZBatch = emptyBatch();
@@ -71,18 +72,24 @@ export class ViewRuntime implements RowErrorSink {
   private touchedErrors = new Map<string, { before: ErrorEntry | null }>();
   private epoch = 0;
   readonly stats = new Map<number, NodeStats>();
-  private readonly outputsScratch: (ZBatch | undefined)[];
+  /** Each node's output in the running step, by position; EMPTY between steps (and in the last slot). */
+  private readonly outputsScratch: ZBatch[];
   private readonly inputScratch: ZBatch[][];
   private readonly statsByIndex: NodeStats[];
   /**
    * `rendered` unpacked for `step`, by position: the operator (null for an input or values node),
-   * the source an input node reads (null otherwise), the node's id and its inputs' ids. At batch
-   * size 1 the step runs once per event, and reading these flat saves loads through the plan.
+   * the source an input node reads (null otherwise) and its inputs' positions (an id no node has:
+   * the last slot of the outputs, always empty), and the output node's position. At batch size 1
+   * the step runs once per event, and reading these flat saves loads through the plan.
    */
   private readonly stepOps: (Operator | null)[];
   private readonly stepSources: (string | null)[];
-  private readonly stepIds: number[];
   private readonly stepInputs: (readonly number[])[];
+  private readonly outputPosition: number;
+  /** By position: the node's one input is the node before it, which nobody else reads. */
+  private readonly stepChained: boolean[];
+  /** By position: the node's output goes into the outputs (some other node, or the result, reads it). */
+  private readonly stepKept: boolean[];
 
   /** The view's temporal filters: they change at clock values as well as with input. */
   readonly temporal: TemporalFilterOp[] = [];
@@ -251,13 +258,29 @@ export class ViewRuntime implements RowErrorSink {
     // Changes to closed windows are counted where they are dropped: at the panes, when there are some.
     for (const op of this.closing) for (const panes of this.panes) op.countIgnoredOf(panes);
     this.output = output;
-    this.outputsScratch = new Array<ZBatch | undefined>(plan.nodes.length);
+    const n = this.rendered.length;
+    this.outputsScratch = Array.from({ length: n + 1 }, () => EMPTY);
     this.inputScratch = this.rendered.map((r) => r.inputs.map(() => EMPTY));
     this.statsByIndex = this.rendered.map((r) => this.stats.get(r.node.id) as NodeStats);
     this.stepOps = this.rendered.map((r) => r.op);
     this.stepSources = this.rendered.map((r) => (r.node.kind === 'input' ? r.node.source : null));
-    this.stepIds = this.rendered.map((r) => r.node.id);
-    this.stepInputs = this.rendered.map((r) => r.inputs);
+    const positionOf = (id: number): number => {
+      const at = this.rendered.findIndex((r) => r.node.id === id);
+      return at < 0 ? n : at;
+    };
+    this.stepInputs = this.rendered.map((r) => r.inputs.map(positionOf));
+    this.outputPosition = positionOf(plan.output);
+    const readers = new Array<number>(n + 1).fill(0);
+    for (const from of this.stepInputs) for (const p of from) readers[p] = (readers[p] ?? 0) + 1;
+    this.stepChained = this.stepInputs.map(
+      (from, i) =>
+        from.length === 1 && from[0] === i - 1 && readers[i - 1] === 1 && i - 1 !== this.outputPosition,
+    );
+    this.stepKept = this.rendered.map(
+      (_, i) =>
+        (i === this.outputPosition && i !== n - 1) ||
+        (readers[i] ?? 0) > (this.stepChained[i + 1] === true ? 1 : 0),
+    );
   }
 
   /** Sources (tables or views) this view reads. */
@@ -292,13 +315,17 @@ export class ViewRuntime implements RowErrorSink {
    * Runs one epoch at logical clock `clock` (µs; temporal filters read it): `inputs` maps a source
    * name to its delta. Returns the view's consolidated delta.
    */
-  step(inputs: ReadonlyMap<string, ZBatch>, epoch: number, clock: number): ZBatch {
+  step(inputs: DeltaReader, epoch: number, clock: number): ZBatch {
     this.epoch = epoch;
     for (const op of this.temporal) op.setClock(clock);
     // Per-epoch scratch kept between steps: an epoch of one row should not pay for allocations.
+    // Outputs by position (not id): a packed array of batches, read and emptied over `n` slots.
     const outputs = this.outputsScratch;
     const ops = this.stepOps;
     const n = ops.length;
+    // The batch the node before produced: a chained node reads it here, not from the outputs.
+    let prev: ZBatch = EMPTY;
+    let kept = false;
     for (let i = 0; i < n; i++) {
       const op = ops[i] as Operator | null;
       const stats = this.statsByIndex[i] as NodeStats;
@@ -308,24 +335,35 @@ export class ViewRuntime implements RowErrorSink {
         const source = this.stepSources[i] as string | null;
         if (source !== null) out = inputs.get(source) ?? EMPTY;
         else out = inputs.has('$values') ? { rows: [[]], weights: [1], consolidated: true } : EMPTY;
+      } else if (this.stepChained[i] === true) {
+        const ins = this.inputScratch[i] as ZBatch[];
+        ins[0] = prev;
+        stats.rowsIn += prev.weights.length;
+        out = op.step(ins, this);
+        ins[0] = EMPTY;
       } else {
         const ins = this.inputScratch[i] as ZBatch[];
         const from = this.stepInputs[i] as readonly number[];
+        let rowsIn = 0;
         for (let k = 0; k < from.length; k++) {
-          const b = outputs[from[k] as number] ?? EMPTY;
+          const b = outputs[from[k] as number] as ZBatch;
           ins[k] = b;
-          stats.rowsIn += b.weights.length;
+          rowsIn += b.weights.length;
         }
+        stats.rowsIn += rowsIn;
         out = op.step(ins, this);
         // The scratch holds no batch past its step (no retention across epochs, no second loop).
         for (let k = 0; k < from.length; k++) ins[k] = EMPTY;
       }
       stats.rowsOut += out.weights.length;
-      outputs[this.stepIds[i] as number] = out;
+      if (this.stepKept[i] === true) {
+        outputs[i] = out;
+        kept = true;
+      }
+      prev = out;
     }
-    const result = outputs[this.plan.output] ?? EMPTY;
-    // Plain loops: at batch size 1, Array.prototype.fill on these few slots was a third of this method.
-    for (let i = 0; i < outputs.length; i++) outputs[i] = undefined;
+    const result = this.outputPosition === n - 1 ? prev : (outputs[this.outputPosition] as ZBatch);
+    if (kept) for (let i = 0; i < n; i++) outputs[i] = EMPTY;
     return result;
   }
 
