@@ -10,7 +10,7 @@ import type { Row } from '../../common/types.ts';
 import type { Engine } from '../../index.ts';
 import type { SinkInfo } from '../../exec/api.ts';
 import type { SkippedRecordRow } from './types.ts';
-import { RuntimeCommit, cpuMicros } from './commit.ts';
+import { RuntimeCommit, busyMicros } from './commit.ts';
 
 export abstract class RuntimeConnectors extends RuntimeCommit {
   /** Journal offset of the DDL that created each source and sink now in the catalog. */
@@ -69,11 +69,11 @@ export abstract class RuntimeConnectors extends RuntimeCommit {
    * empty batch (only tombstones of unknown keys, only skipped records) still records its positions.
    */
   private applySourceBatch(source: string, incarnation: number, batch: SourceBatch): void {
-    const cpu = process.cpuUsage();
+    const started = performance.now();
     try {
       this.writeSourceBatch(source, incarnation, batch);
     } finally {
-      this.hooks.epochCpu?.(cpuMicros(cpu));
+      this.hooks.epochCpu?.(busyMicros(started));
     }
     const rows =
       batch.upserts.length + (batch.typedUpserts?.length ?? 0) + batch.deletes.length + batch.skipped.length;

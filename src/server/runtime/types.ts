@@ -106,7 +106,10 @@ export interface CheckpointStatus {
 
 export interface RuntimeHooks {
   batchApplied?(table: string, rows: number, seconds: number): void;
-  /** CPU time a write took (an ingest batch's epoch through every view, a slice of a SQL script, a Kafka source batch), in microseconds. */
+  /**
+   * Thread time a write took (an ingest batch's epoch through every view, a slice of a SQL script, a
+   * Kafka source batch), in microseconds: its CPU time unless the machine took the core away meanwhile.
+   */
   epochCpu?(micros: number): void;
   /** Rows written other than by ingest requests (those come through batchApplied): SQL DML, Kafka sources. */
   rowsWritten?(rows: number): void;
