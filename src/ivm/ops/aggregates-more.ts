@@ -7,7 +7,7 @@ import { compareValues, singleKey } from '../../common/values.ts';
 import { Jsonb, type JsonNode } from '../../common/json/jsonb.ts';
 import type { Arrangement } from '../arrangement.ts';
 import type { AggregateSpec } from '../dataflow-plan.ts';
-import type { AggColumn, GroupRecords } from './aggregates.ts';
+import type { AggColumn, GroupRecords } from './aggregate-column.ts';
 
 /** BOOL_AND / BOOL_OR: per group the non-null inputs and the true ones, in the group record. */
 export class BoolColumn implements AggColumn {
@@ -347,7 +347,7 @@ export class VarianceColumn implements AggColumn {
 }
 
 /**
- * STRING_AGG's result from the group's multiset (MultisetColumn in aggregates.ts): its distinct
+ * STRING_AGG's result from the group's multiset (MultisetColumn in multiset-aggregate.ts): its distinct
  * values in ascending order, each repeated as often as the group holds it (once with DISTINCT),
  * joined by the delimiter. PostgreSQL leaves the order without ORDER BY undefined; this one is
  * deterministic. Rebuilt for each changed group: O(group size).

@@ -5,7 +5,7 @@
 import type { Value } from '../../common/types.ts';
 import type { AggregateSpec } from '../dataflow-plan.ts';
 import { Decimal, decimalFromShortest, div, pow10 } from '../../common/decimal.ts';
-import type { AggColumn, GroupRecords } from './aggregates.ts';
+import type { AggColumn, GroupRecords } from './aggregate-column.ts';
 
 /** True for the sums and averages this column computes (their result is numeric). */
 export function usesDecimalSum(spec: AggregateSpec): boolean {

@@ -7,7 +7,7 @@ import { compareByKeys, type SortKey } from '../../common/top-n.ts';
 import type { Value } from '../../common/types.ts';
 import { compareExact } from '../../common/values.ts';
 import type { AggregateSpec } from '../dataflow-plan.ts';
-import type { AggColumn } from './aggregates.ts';
+import type { AggColumn } from './aggregate-column.ts';
 import { orderedArrayAgg } from './array-agg.ts';
 
 /**
