@@ -185,7 +185,7 @@ test('a partition with far rows settles in full order (a row without an image, a
     rows.map(() => 1),
     image,
   );
-  part.spill(12);
+  part.spill(12, compare);
   assert.ok(part.far !== null && part.far.size > 2000, 'the sorted end moved to the far rows');
   const rand = rng(3);
   const model = [...rows];

@@ -270,7 +270,7 @@ export class TopNOp implements Operator, Stateful {
     }
     // A partition sorted in full (loaded, or changed by the general path) moves its rows past the
     // first n + 2 to the tail once.
-    if (part.keys !== null) part.spill(cap);
+    if (part.keys !== null) part.spill(cap, compare);
     this.rowsRanked += Math.min(at, to);
     this.singleChanges++;
     part.boundary = -1;

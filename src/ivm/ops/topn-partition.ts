@@ -272,11 +272,11 @@ export class SortedPartition {
   }
 
   /**
-   * Moves the last sorted rows to the tail while there are more than `cap` and the tail has fewer
-   * than TAIL_ROWS (stopping at a row with copies): a scan of the tail, and the sort that settles it,
-   * stay small however long the partition. Nothing moves: the boundary does.
+   * Moves the last sorted rows to the tail while there are more than `cap` (stopping at a row with
+   * copies): to the unordered tail while it has fewer than TAIL_ROWS (nothing moves: the boundary
+   * does), then to the far rows, so the sorted part stays short however long the partition.
    */
-  spill(cap: number): void {
+  spill(cap: number, compare: RowCompare): void {
     const counts = this.counts;
     // A partition sorted in full (settled, loaded) and long: its single copies past `cap` go to the
     // far rows at once (O(n), as the settle or load was), so that no later change shifts them.
@@ -292,13 +292,19 @@ export class SortedPartition {
         this.sorted = from;
       }
     }
-    while (
-      this.sorted > cap &&
-      this.rows.length - this.sorted < TAIL_ROWS &&
-      (counts === null || counts[this.sorted - 1] === 1)
-    ) {
-      this.sorted--;
+    const rows = this.rows;
+    while (this.sorted > cap && (counts === null || counts[this.sorted - 1] === 1)) {
+      const at = this.sorted - 1;
+      this.sorted = at;
       counts?.pop();
+      if (rows.length - at <= TAIL_ROWS) continue;
+      // The unordered tail is long already: the row goes to the far rows (else the sorted part would
+      // grow with every insert ranked inside it, and every change shift it).
+      const keys = this.keys as number[];
+      const row = rows[at] as readonly Value[];
+      const key = keys[at] as number;
+      this.removeTail(at);
+      (this.far ??= new FarRows()).insert(row, key, compare);
     }
     this.syncLast();
   }
@@ -426,6 +432,7 @@ export class SortedPartition {
       for (let j = n; j > at; j--) keys[j] = keys[j - 1] as number;
       keys[at] = image;
     }
+    topNWork.visited += n - at;
     rows.push(n < rows.length ? (rows[n] as readonly Value[]) : row);
     for (let j = n; j > at; j--) rows[j] = rows[j - 1] as readonly Value[];
     rows[at] = row;
@@ -451,6 +458,7 @@ export class SortedPartition {
       if (last >= n) keys[n - 1] = keys[last] as number;
       keys.pop();
     }
+    topNWork.visited += n - at;
     for (let j = at + 1; j < n; j++) rows[j - 1] = rows[j] as readonly Value[];
     if (last >= n) rows[n - 1] = rows[last] as readonly Value[];
     rows.pop();
