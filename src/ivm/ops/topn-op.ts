@@ -217,20 +217,19 @@ export class TopNOp implements Operator, Stateful {
     if (
       part.keys !== null &&
       part.sorted > to &&
-      (part.sorted < part.rows.length || part.sorted >= cap) &&
+      (part.sorted < part.length || part.sorted >= cap) &&
       part.afterSorted(row, image, compare)
     ) {
       // After more than n sorted rows: ranked past the top before and after, nothing to emit. A
       // row of a keyed input is never there twice: its insert is an append, nothing searched.
       if (w === 1) {
-        if (!this.distinctRows && this.tailIndex(part, row, image) >= 0) return false;
-        part.pushTail(row, image);
+        if (!this.distinctRows && this.tailHolds(part, row, image)) return false;
+        part.pushTail(row, image, compare);
         this.state.changed(key, row, 1);
       } else {
-        const i = this.tailIndex(part, row, image);
-        if (i < 0) return false;
-        const there = part.rows[i] as readonly Value[];
-        part.removeTail(i);
+        this.tailSearches++;
+        const there = part.takeTail(row, image, compare);
+        if (there === null) return false;
         this.state.changed(key, there, -1);
       }
       this.singleChanges++;
@@ -267,21 +266,21 @@ export class TopNOp implements Operator, Stateful {
       }
       part.removeAt(at);
       this.state.changed(key, there, -1);
-      if (part.sorted <= to && part.sorted < rowsOf.length) part.refill(cap, compare);
+      if (part.sorted <= to && part.sorted < part.length) part.refill(cap, compare);
     }
     // A partition sorted in full (loaded, or changed by the general path) moves its rows past the
     // first n + 2 to the tail once.
-    if (part.keys !== null) part.spill(cap);
+    if (part.keys !== null) part.spill(cap, compare);
     this.rowsRanked += Math.min(at, to);
     this.singleChanges++;
     part.boundary = -1;
     return true;
   }
 
-  /** Where `row` is in the partition's tail (-1: not there), counted. */
-  private tailIndex(part: SortedPartition, row: readonly Value[], image: number): number {
+  /** Whether the partition's tail holds `row`, counted. */
+  private tailHolds(part: SortedPartition, row: readonly Value[], image: number): boolean {
     this.tailSearches++;
-    return part.tailIndex(row, image, this.compare);
+    return part.tailHolds(row, image, this.compare);
   }
 
   /** A row's image; a row without one turns the partition's images off first. */

@@ -5,6 +5,7 @@ import { Decimal } from '../../common/decimal.ts';
 import { SluiceError } from '../../common/errors.ts';
 import type { SortKey } from '../../common/top-n.ts';
 import type { Value } from '../../common/types.ts';
+import { FarRows, topNWork } from './topn-far-rows.ts';
 
 export type RowCompare = (a: readonly Value[], b: readonly Value[]) => number;
 
@@ -54,8 +55,15 @@ export function keyImage(orderBy: readonly SortKey[]): KeyImage {
   };
 }
 
-/** The most rows a partition's unordered tail holds. */
+/** The most rows `spill` moves to a partition's unordered tail. */
 const TAIL_ROWS = 128;
+/**
+ * The most rows the unordered tail holds: past it, rows go to the partition's far rows (sorted, in
+ * chunks), so a scan of the tail (a delete there, a refill) visits at most this many images.
+ */
+export const TAIL_LIMIT = 512;
+/** A sorted part longer than the kept rows by more than this moves its end to the far rows at once. */
+const FAR_ROWS = 2 * TAIL_LIMIT;
 
 /**
  * A partition's rows: `rows[0, sorted)` sorted by `compare` (a total order of distinct rows), each
@@ -80,6 +88,12 @@ export class SortedPartition {
   /** Rows with more than one copy (at 0, `counts` is dropped). */
   private multi = 0;
   /**
+   * Rows after the sorted ones that did not fit the unordered tail (TAIL_LIMIT), one copy each,
+   * sorted in chunks; null until a partition first grows that long. With `rows[sorted, length)` they
+   * make the partition's tail: two sets of rows after every sorted row, in no order between them.
+   */
+  far: FarRows | null = null;
+  /**
    * The first index from which a change cannot alter the kept range, as of the end of the last epoch
    * that touched the partition (Infinity: none; -1: unknown). Derived, never stored.
    */
@@ -98,14 +112,15 @@ export class SortedPartition {
     this.keys = withImages ? [] : null;
   }
 
-  /** Distinct rows, sorted and in the tail. */
+  /** Distinct rows, sorted, in the tail and far. */
   get length(): number {
-    return this.rows.length;
+    const far = this.far;
+    return far === null ? this.rows.length : this.rows.length + far.size;
   }
 
-  /** Rows in the unordered tail. */
+  /** Rows in the tail (unordered and far). */
   get tailLength(): number {
-    return this.rows.length - this.sorted;
+    return this.length - this.sorted;
   }
 
   /** Copies of sorted row `i`. */
@@ -134,7 +149,8 @@ export class SortedPartition {
     const rows = this.rows;
     const from = this.sorted;
     const n = rows.length;
-    if (from === n) return;
+    const far = this.far;
+    if (from === n && (far === null || far.size === 0)) return;
     const keys = this.keys as number[];
     const tail = rows.slice(from);
     const tk = keys.slice(from);
@@ -144,13 +160,43 @@ export class SortedPartition {
       const kb = tk[b] as number;
       return ka < kb ? -1 : ka > kb ? 1 : compare(tail[a] as readonly Value[], tail[b] as readonly Value[]);
     });
-    for (let i = 0; i < order.length; i++) {
-      const j = order[i] as number;
-      rows[from + i] = tail[j] as readonly Value[];
-      keys[from + i] = tk[j] as number;
-      this.counts?.push(1);
+    topNWork.visited += tail.length;
+    rows.length = from;
+    keys.length = from;
+    if (far === null || far.size === 0) {
+      for (let i = 0; i < order.length; i++) {
+        const j = order[i] as number;
+        rows.push(tail[j] as readonly Value[]);
+        keys.push(tk[j] as number);
+      }
+    } else {
+      // The far rows are sorted already: merged with the sorted tail.
+      const farRows: (readonly Value[])[] = [];
+      const farKeys: number[] = [];
+      far.drainInto(farRows, farKeys);
+      let i = 0;
+      let f = 0;
+      while (i < order.length || f < farRows.length) {
+        const j = order[i] as number;
+        const takeFar =
+          i === order.length ||
+          (f < farRows.length &&
+            ((farKeys[f] as number) < (tk[j] as number) ||
+              (farKeys[f] === tk[j] &&
+                compare(farRows[f] as readonly Value[], tail[j] as readonly Value[]) < 0)));
+        if (takeFar) {
+          rows.push(farRows[f] as readonly Value[]);
+          keys.push(farKeys[f++] as number);
+        } else {
+          rows.push(tail[j] as readonly Value[]);
+          keys.push(tk[j] as number);
+          i++;
+        }
+      }
+      this.far = null;
     }
-    this.sorted = n;
+    if (this.counts !== null) while (this.counts.length < rows.length) this.counts.push(1);
+    this.sorted = rows.length;
     this.syncLast();
   }
 
@@ -171,19 +217,41 @@ export class SortedPartition {
     this.lastKey = keys === null || n === 0 ? NaN : (keys[n - 1] as number);
   }
 
-  /** Adds a row to the tail (one copy, after every sorted row). */
-  pushTail(row: readonly Value[], image: number): void {
-    this.rows.push(row);
-    (this.keys as number[]).push(image);
+  /** Adds a row to the tail (one copy, after every sorted row): unordered, or far once that is full. */
+  pushTail(row: readonly Value[], image: number, compare: RowCompare): void {
+    if (this.rows.length - this.sorted < TAIL_LIMIT) {
+      this.rows.push(row);
+      (this.keys as number[]).push(image);
+      return;
+    }
+    (this.far ??= new FarRows()).insert(row, image, compare);
+  }
+
+  /** Whether the tail (unordered or far) holds `row`. */
+  tailHolds(row: readonly Value[], image: number, compare: RowCompare): boolean {
+    if (this.tailIndex(row, image, compare) >= 0) return true;
+    return this.far !== null && this.far.find(row, image, compare) !== null;
+  }
+
+  /** Removes `row` from the tail (unordered or far); returns the row held, or null (not there). */
+  takeTail(row: readonly Value[], image: number, compare: RowCompare): readonly Value[] | null {
+    const i = this.tailIndex(row, image, compare);
+    if (i >= 0) {
+      const there = this.rows[i] as readonly Value[];
+      this.removeTail(i);
+      return there;
+    }
+    return this.far === null ? null : this.far.remove(row, image, compare);
   }
 
   /**
-   * The index of `row` in the tail (≥ `sorted`), or -1 (a scan of the images; rows read only where
-   * one is equal).
+   * The index of `row` in the unordered tail (≥ `sorted`), or -1 (a scan of at most TAIL_LIMIT
+   * images; rows read only where one is equal).
    */
   tailIndex(row: readonly Value[], image: number, compare: RowCompare): number {
     const keys = this.keys;
     if (keys === null) return -1;
+    topNWork.visited += keys.length - this.sorted;
     for (let i = this.sorted; i < keys.length; i++) {
       if (keys[i] !== image) continue;
       const there = this.rows[i] as readonly Value[];
@@ -204,19 +272,39 @@ export class SortedPartition {
   }
 
   /**
-   * Moves the last sorted rows to the tail while there are more than `cap` and the tail has fewer
-   * than TAIL_ROWS (stopping at a row with copies): a scan of the tail, and the sort that settles it,
-   * stay small however long the partition. Nothing moves: the boundary does.
+   * Moves the last sorted rows to the tail while there are more than `cap` (stopping at a row with
+   * copies): to the unordered tail while it has fewer than TAIL_ROWS (nothing moves: the boundary
+   * does), then to the far rows, so the sorted part stays short however long the partition.
    */
-  spill(cap: number): void {
+  spill(cap: number, compare: RowCompare): void {
     const counts = this.counts;
-    while (
-      this.sorted > cap &&
-      this.rows.length - this.sorted < TAIL_ROWS &&
-      (counts === null || counts[this.sorted - 1] === 1)
-    ) {
-      this.sorted--;
+    // A partition sorted in full (settled, loaded) and long: its single copies past `cap` go to the
+    // far rows at once (O(n), as the settle or load was), so that no later change shifts them.
+    if (this.sorted === this.rows.length && this.sorted > cap + FAR_ROWS && (this.far?.size ?? 0) === 0) {
+      let from = this.sorted;
+      while (from > cap && (counts === null || counts[from - 1] === 1)) from--;
+      if (this.sorted - from > FAR_ROWS) {
+        const keys = this.keys as number[];
+        (this.far ??= new FarRows()).load(this.rows, keys, from, this.sorted);
+        this.rows.length = from;
+        keys.length = from;
+        if (counts !== null) counts.length = from;
+        this.sorted = from;
+      }
+    }
+    const rows = this.rows;
+    while (this.sorted > cap && (counts === null || counts[this.sorted - 1] === 1)) {
+      const at = this.sorted - 1;
+      this.sorted = at;
       counts?.pop();
+      if (rows.length - at <= TAIL_ROWS) continue;
+      // The unordered tail is long already: the row goes to the far rows (else the sorted part would
+      // grow with every insert ranked inside it, and every change shift it).
+      const keys = this.keys as number[];
+      const row = rows[at] as readonly Value[];
+      const key = keys[at] as number;
+      this.removeTail(at);
+      (this.far ??= new FarRows()).insert(row, key, compare);
     }
     this.syncLast();
   }
@@ -225,14 +313,41 @@ export class SortedPartition {
   refill(cap: number, compare: RowCompare): void {
     const rows = this.rows;
     const keys = this.keys as number[];
-    while (this.sorted < cap && this.sorted < rows.length) {
+    const far = this.far;
+    while (this.sorted < cap && this.sorted < this.length) {
       const from = this.sorted;
       let best = from;
+      topNWork.visited += rows.length - from;
       for (let i = from + 1; i < rows.length; i++) {
         const k = keys[i] as number;
         const b = keys[best] as number;
         if (k < b || (k === b && compare(rows[i] as readonly Value[], rows[best] as readonly Value[]) < 0))
           best = i;
+      }
+      if (far !== null && far.size > 0) {
+        const fk = far.firstKey();
+        const fr = far.firstRow();
+        const bk = keys[best] as number;
+        if (
+          best === rows.length ||
+          fk < bk ||
+          (fk === bk && compare(fr, rows[best] as readonly Value[]) < 0)
+        ) {
+          // The far rows' first comes next: the unordered tail's first row moves to the end.
+          far.shift();
+          if (from < rows.length) {
+            rows.push(rows[from] as readonly Value[]);
+            keys.push(keys[from] as number);
+            rows[from] = fr;
+            keys[from] = fk;
+          } else {
+            rows.push(fr);
+            keys.push(fk);
+          }
+          this.sorted++;
+          this.counts?.push(1);
+          continue;
+        }
       }
       const row = rows[best] as readonly Value[];
       const key = keys[best] as number;
@@ -275,6 +390,24 @@ export class SortedPartition {
   }
 
   /**
+   * The held row equal to `row` and its copies, wherever it is (sorted, unordered tail, far), or null;
+   * nothing moves (a checkpoint's delta reads rows this way without settling a long tail).
+   */
+  find(
+    row: readonly Value[],
+    image: number,
+    compare: RowCompare,
+  ): { row: readonly Value[]; count: number } | null {
+    const at = this.search(row, image, compare);
+    if (this.holds(at, row, image, compare))
+      return { row: this.rows[at] as readonly Value[], count: this.count(at) };
+    const i = this.tailIndex(row, image, compare);
+    if (i >= 0) return { row: this.rows[i] as readonly Value[], count: 1 };
+    const there = this.far === null ? null : this.far.find(row, image, compare);
+    return there === null ? null : { row: there, count: 1 };
+  }
+
+  /**
    * Whether sorted row `at` is `row` (`at`: a search's result, the row if it is there). A row of
    * another image is another row: the row itself is read only when the images tie.
    */
@@ -299,6 +432,7 @@ export class SortedPartition {
       for (let j = n; j > at; j--) keys[j] = keys[j - 1] as number;
       keys[at] = image;
     }
+    topNWork.visited += n - at;
     rows.push(n < rows.length ? (rows[n] as readonly Value[]) : row);
     for (let j = n; j > at; j--) rows[j] = rows[j - 1] as readonly Value[];
     rows[at] = row;
@@ -324,6 +458,7 @@ export class SortedPartition {
       if (last >= n) keys[n - 1] = keys[last] as number;
       keys.pop();
     }
+    topNWork.visited += n - at;
     for (let j = at + 1; j < n; j++) rows[j - 1] = rows[j] as readonly Value[];
     if (last >= n) rows[n - 1] = rows[last] as readonly Value[];
     rows.pop();
@@ -359,6 +494,7 @@ export class SortedPartition {
   fill(rows: readonly (readonly Value[])[], counts: readonly number[], image: KeyImage | null): void {
     const n = rows.length;
     this.rows.length = 0;
+    this.far = null;
     for (let i = 0; i < n; i++) this.rows.push(rows[i] as readonly Value[]);
     this.sorted = n;
     this.multi = 0;
@@ -389,7 +525,8 @@ export class SortedPartition {
       160 +
       8 * this.rows.length +
       (this.keys === null ? 0 : 8 * this.keys.length) +
-      (this.counts === null ? 0 : 8 * this.counts.length)
+      (this.counts === null ? 0 : 8 * this.counts.length) +
+      (this.far === null ? 0 : this.far.bytes())
     );
   }
 

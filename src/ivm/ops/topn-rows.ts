@@ -125,11 +125,10 @@ export class TopNRows extends ArrangementDelta {
   protected exportChanged(upserts: Upserts, deletes: string[]): void {
     for (const [id, { key, row }] of this.dirty) {
       const part = this.partitions.get(key);
-      part?.settle(this.compare);
       const f = part?.keys === null ? NaN : this.image(row);
-      const at = part === undefined ? -1 : part.search(row, f, this.compare);
-      if (part === undefined || !part.holds(at, row, f, this.compare)) deletes.push(id);
-      else upserts.push([id, stored(this.keyId(key), part.rows[at] as readonly Value[], part.count(at))]);
+      const held = part === undefined ? null : part.find(row, f, this.compare);
+      if (held === null) deletes.push(id);
+      else upserts.push([id, stored(this.keyId(key), held.row, held.count)]);
     }
   }
 
