@@ -39,6 +39,7 @@ import {
   sameAggregates,
   sameAsRecord,
 } from './reduce-record.ts';
+import { sampledSize } from './sampled-size.ts';
 
 export type { FusedMap } from './reduce-row-pass.ts';
 
@@ -562,20 +563,14 @@ export class ReduceOp implements Operator, Stateful {
     }
   }
 
-  /**
-   * Approximate bytes of state. Read by every catalog listing and metrics scrape, so it must not
-   * walk a million groups: past STATE_SAMPLE groups it measures the first ones and scales.
-   */
+  /** Approximate bytes of state, sampled (sampled-size.ts). */
   stateSize(): number {
-    let bytes = 0;
-    let measured = 0;
-    for (const slot of this.slots()) {
+    return sampledSize(this.slots(), this.index.size, (slot) => {
       const keyBytes = this.keys[slot] === RECORD_KEY ? 0 : 32 + this.keyCount * 16;
-      bytes += 48 + keyBytes + (this.outs[slot]?.length ?? 0) * 16 + 24 + this.records.stride * 8;
+      let bytes = 48 + keyBytes + (this.outs[slot]?.length ?? 0) * 16 + 24 + this.records.stride * 8;
       for (const c of this.columns) bytes += c.bytes(slot);
-      if (++measured === STATE_SAMPLE) break;
-    }
-    return measured === 0 ? 0 : Math.round((bytes / measured) * this.index.size);
+      return bytes;
+    });
   }
 
   groupCount(): number {
@@ -597,5 +592,3 @@ const NO_ERRORS: RowErrorSink = {
     throw new SluiceError('INTERNAL_ERROR', 'reduce merge outside a step');
   },
 };
-/** Groups measured for `stateSize` before it extrapolates. */
-const STATE_SAMPLE = 4096;

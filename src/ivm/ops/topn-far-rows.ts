@@ -94,23 +94,17 @@ export class FarRows {
   /** The held row equal to `row`, or null. */
   find(row: readonly Value[], image: number, compare: RowCompare): readonly Value[] | null {
     const c = this.chunkOf(row, image, compare);
-    const chunk = this.chunks[c];
-    if (chunk === undefined) return null;
-    const at = this.indexIn(chunk, row, image, compare);
-    const there = chunk.rows[at];
-    if (there === undefined || chunk.keys[at] !== image) return null;
-    return there === row || compare(there, row) === 0 ? there : null;
+    const at = this.equalAt(c, row, image, compare);
+    return at < 0 ? null : ((this.chunks[c] as FarChunk).rows[at] as readonly Value[]);
   }
 
   /** Removes the row equal to `row`; returns the row it held, or null (not there). */
   remove(row: readonly Value[], image: number, compare: RowCompare): readonly Value[] | null {
     const c = this.chunkOf(row, image, compare);
-    const chunk = this.chunks[c];
-    if (chunk === undefined) return null;
-    const at = this.indexIn(chunk, row, image, compare);
-    const there = chunk.rows[at];
-    if (there === undefined || chunk.keys[at] !== image) return null;
-    if (there !== row && compare(there, row) !== 0) return null;
+    const at = this.equalAt(c, row, image, compare);
+    if (at < 0) return null;
+    const chunk = this.chunks[c] as FarChunk;
+    const there = chunk.rows[at] as readonly Value[];
     chunk.rows.splice(at, 1);
     chunk.keys.splice(at, 1);
     topNWork.visited += chunk.rows.length;
@@ -120,6 +114,16 @@ export class FarRows {
       topNWork.visited += this.chunks.length;
     }
     return there;
+  }
+
+  /** Where chunk `c` holds a row equal to `row` (of image `image`), or -1. */
+  private equalAt(c: number, row: readonly Value[], image: number, compare: RowCompare): number {
+    const chunk = this.chunks[c];
+    if (chunk === undefined) return -1;
+    const at = this.indexIn(chunk, row, image, compare);
+    const there = chunk.rows[at];
+    if (there === undefined || chunk.keys[at] !== image) return -1;
+    return there === row || compare(there, row) === 0 ? at : -1;
   }
 
   /** Approximate heap bytes of the structure, not of the rows. */
