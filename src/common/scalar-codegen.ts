@@ -5,7 +5,7 @@
 // Every other case — bigints, decimals, overflow, division by zero, NaN, text functions — runs the
 // node's closure (`closureOf`, the reference compiler), so results and errors are exactly the
 // closures'. A node that falls back re-evaluates its subtree with closures: expressions are pure.
-import { scalarChildren, type RowFn, type ScalarExpr } from './scalar-expr.ts';
+import { scalarChildren, type RowFn, type ScalarExpr } from './scalar-tree.ts';
 import type { SqlType, Value } from './types.ts';
 
 /** Expressions larger than this stay closures: generated text grows with the tree. */

@@ -1,9 +1,9 @@
-// Scalar expressions as plain data (part of the DataflowPlan) and their compiler into closures over a
-// row array. Types are resolved by the binder; the compiler picks a specialised implementation per
+// Scalar expressions (the data: ./scalar-tree.ts): their printer and their compiler into closures over
+// a row array. Types are resolved by the binder; the compiler picks a specialised implementation per
 // node once (the arithmetic per type is scalar-arith.ts), so evaluation does no type dispatch beyond
 // what SQL NULLs require.
 import { SluiceError } from './errors.ts';
-import type { SqlType, Value } from './types.ts';
+import type { Value } from './types.ts';
 import { typeName } from './types.ts';
 import { castValue } from './cast.ts';
 import { charLength, checkInt, compareValues, formatValue, singleKey, valuesEqual } from './values.ts';
@@ -12,75 +12,11 @@ import { arith, clampDigits, likeToRegExp, roundHalfAway } from './scalar-arith.
 import { Interval } from './time/interval.ts';
 import { Jsonb } from './json/jsonb.ts';
 import { SqlArray } from './array/sql-array.ts';
-import { FUNCTION_FNS, compileFunction, type FunctionFn } from './functions/compile-function.ts';
+import { compileFunction } from './functions/compile-function.ts';
+import { isCoreFn, type RowFn, type ScalarExpr } from './scalar-tree.ts';
 import { generateScalar } from './scalar-codegen.ts';
 
-const CORE_FNS = [
-  'add',
-  'sub',
-  'mul',
-  'div',
-  'mod',
-  'neg',
-  'eq',
-  'ne',
-  'lt',
-  'le',
-  'gt',
-  'ge',
-  'not',
-  'is_null',
-  'is_not_null',
-  'like',
-  'ilike',
-  'concat',
-  'abs',
-  'floor',
-  'ceil',
-  'round',
-  'lower',
-  'upper',
-  'length',
-  'substring',
-  'nullif',
-  // A scalar subquery's value from its row count and its value (bind-scalar-subquery.ts).
-  'subquery_value',
-] as const;
-/** Every function a call node may name: the operators above and the named functions of ./functions. */
-export const SCALAR_FNS = [...CORE_FNS, ...FUNCTION_FNS] as const;
-export type ScalarFn = (typeof CORE_FNS)[number] | FunctionFn;
-
-function isCoreFn(fn: ScalarFn): fn is (typeof CORE_FNS)[number] {
-  return (CORE_FNS as readonly string[]).includes(fn);
-}
-
-export type ScalarExpr =
-  | { readonly kind: 'const'; readonly value: Value; readonly type: SqlType }
-  | { readonly kind: 'col'; readonly index: number; readonly name: string; readonly type: SqlType }
-  | {
-      readonly kind: 'call';
-      readonly fn: ScalarFn;
-      readonly args: readonly ScalarExpr[];
-      readonly type: SqlType;
-    }
-  | { readonly kind: 'and' | 'or'; readonly args: readonly ScalarExpr[]; readonly type: SqlType }
-  | {
-      readonly kind: 'case';
-      readonly whens: readonly { readonly when: ScalarExpr; readonly then: ScalarExpr }[];
-      readonly else: ScalarExpr | null;
-      readonly type: SqlType;
-    }
-  | { readonly kind: 'coalesce'; readonly args: readonly ScalarExpr[]; readonly type: SqlType }
-  | {
-      readonly kind: 'in';
-      readonly operand: ScalarExpr;
-      readonly list: readonly ScalarExpr[];
-      readonly negated: boolean;
-      readonly type: SqlType;
-    }
-  | { readonly kind: 'cast'; readonly operand: ScalarExpr; readonly type: SqlType };
-
-export type RowFn = (row: readonly Value[]) => Value;
+export { SCALAR_FNS, scalarChildren, type RowFn, type ScalarExpr, type ScalarFn } from './scalar-tree.ts';
 
 /** Deterministic text of an expression, for EXPLAIN and for structural equality in the binder. */
 export function printScalar(e: ScalarExpr): string {
@@ -532,29 +468,5 @@ export function compileScalarClosure(e: ScalarExpr): RowFn {
       }
       return (row) => castValue(operand(row), from, to);
     }
-  }
-}
-
-/** The operands of one expression node, in order (for walks over a tree). */
-export function scalarChildren(e: ScalarExpr): readonly ScalarExpr[] {
-  switch (e.kind) {
-    case 'const':
-    case 'col':
-      return [];
-    case 'call':
-    case 'and':
-    case 'or':
-    case 'coalesce':
-      return e.args;
-    case 'case': {
-      const out: ScalarExpr[] = [];
-      for (const w of e.whens) out.push(w.when, w.then);
-      if (e.else !== null) out.push(e.else);
-      return out;
-    }
-    case 'in':
-      return [e.operand, ...e.list];
-    case 'cast':
-      return [e.operand];
   }
 }
