@@ -13,6 +13,8 @@ import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
 import { ViewRuntime } from './view-runtime.ts';
 import { PartitionPool, validWorkers } from './workers/partition-pool.ts';
+import type { PartitionedReduce } from './workers/partitioned-reduce.ts';
+import type { FoldSpec } from './workers/partition-protocol.ts';
 
 function readsAChange(reads: readonly string[], deltas: DeltaReader): boolean {
   for (let i = 0; i < reads.length; i++) if (!isEmpty(deltas.get(reads[i] as string))) return true;
@@ -96,6 +98,7 @@ export class ViewGraph {
     this.byName.set(name, view);
     this.order.push(view);
     this.wakeIndex = null;
+    this.linkFolds();
   }
 
   /** Swaps a view's runtime in place (same position in the graph). */
@@ -108,6 +111,7 @@ export class ViewGraph {
     if (at >= 0) this.order[at] = view;
     else this.order.push(view);
     this.wakeIndex = null;
+    this.linkFolds();
   }
 
   remove(name: string): void {
@@ -119,6 +123,31 @@ export class ViewGraph {
     this.wakeIndex = null;
     // The last epoch's list would keep the dropped view's state alive until the next epoch.
     this.stepped.length = 0;
+    this.linkFolds();
+  }
+
+  /**
+   * With workers: links each COUNT(*) Reduce over a view to the partitioned Reduce whose output is
+   * that view's delta, which then folds its changes for it in the partitions (workers/folding-reduce.ts).
+   */
+  private linkFolds(): void {
+    if (this.pool === null) return;
+    const folds = new Map<PartitionedReduce, FoldSpec[]>();
+    for (const view of this.order) {
+      const upstream = view.runtime.partitionedOutput();
+      if (upstream !== null && !folds.has(upstream)) folds.set(upstream, []);
+      for (const folding of view.runtime.folding) {
+        const from = this.byName.get(folding.source)?.runtime.partitionedOutput() ?? null;
+        const specs = from === null ? undefined : folds.get(from);
+        if (from === null || specs === undefined) {
+          folding.link(null, -1);
+          continue;
+        }
+        folding.link(from, specs.length);
+        specs.push(folding.spec);
+      }
+    }
+    for (const [upstream, specs] of folds) upstream.setFolds(specs);
   }
 
   /** Gives back what a built runtime that will not join the graph holds (its statement failed). */

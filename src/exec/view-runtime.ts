@@ -24,7 +24,8 @@ import { MapOp } from '../ivm/ops/map-op.ts';
 import { OutputOp } from '../ivm/ops/output-op.ts';
 import { ReduceOp } from '../ivm/ops/reduce-op.ts';
 import { PartitionedReduce } from './workers/partitioned-reduce.ts';
-import { partitioningOf } from './workers/partition-eligibility.ts';
+import { FoldingReduce } from './workers/folding-reduce.ts';
+import { foldOf, partitioningOf } from './workers/partition-eligibility.ts';
 import type { PartitionPool } from './workers/partition-pool.ts';
 import { encodeValues } from '../common/values.ts';
 import type { ZBatch } from '../ivm/zset.ts';
@@ -103,6 +104,9 @@ export class ViewRuntime implements RowErrorSink {
   /** Shared arrangements this runtime's joins probe (released when the view goes). */
   readonly sharedArrangements: string[] = [];
 
+  /** COUNT(*) Reduces over a relation, which read a partitioned Reduce's folds (workers/). */
+  readonly folding: FoldingReduce[] = [];
+
   /**
    * `joinBudget`: rows all joins of this runtime may produce, for one-off evaluations (see
    * JoinBudget). `shared`: the views' shared arrangements, for joins whose plan names one (a
@@ -158,7 +162,7 @@ export class ViewRuntime implements RowErrorSink {
             break;
           }
           const partitioning = partitions === null ? null : partitioningOf(node, input.columns);
-          const op =
+          let op: ReduceOp | PartitionedReduce | FoldingReduce =
             partitioning?.partitioned === true && partitions !== null
               ? new PartitionedReduce(node, input.columns, partitioning.layout, partitions)
               : node.fused === null
@@ -168,6 +172,12 @@ export class ViewRuntime implements RowErrorSink {
                     project: node.fused.project,
                     inputColumns: input.columns,
                   });
+          // With workers, a COUNT(*) Reduce over a relation may read a partitioned Reduce's folds.
+          const fold = partitions !== null && op instanceof ReduceOp ? foldOf(node) : null;
+          if (fold !== null && input.kind === 'input') {
+            op = new FoldingReduce(op as ReduceOp, input.source, fold);
+            this.folding.push(op);
+          }
           this.rendered.push({ node, inputs: node.inputs, op });
           break;
         }
@@ -240,7 +250,12 @@ export class ViewRuntime implements RowErrorSink {
             node.sharesStateOf === null
               ? null
               : this.rendered.find((r) => r.node.id === node.sharesStateOf)?.op;
-          const reduce = shared instanceof ReduceOp || shared instanceof PartitionedReduce ? shared : null;
+          const reduce =
+            shared instanceof ReduceOp ||
+            shared instanceof PartitionedReduce ||
+            shared instanceof FoldingReduce
+              ? shared
+              : null;
           if (node.sharesStateOf !== null && reduce === null) {
             throw new SluiceError(
               'INTERNAL_ERROR',
@@ -462,6 +477,17 @@ export class ViewRuntime implements RowErrorSink {
       if (s !== undefined && r.op !== null) s.stateBytes = r.op.stateSize();
     }
     return [...this.stats.values()];
+  }
+
+  /**
+   * The partitioned Reduce whose output is this view's delta (the Output reads it and nothing
+   * else), or null: a COUNT(*) Reduce over this view can read its folds (workers/folding-reduce.ts).
+   */
+  partitionedOutput(): PartitionedReduce | null {
+    const from = this.stepInputs[this.outputPosition];
+    if (from === undefined || from.length !== 1) return null;
+    const op = this.stepOps[from[0] as number];
+    return op instanceof PartitionedReduce ? op : null;
   }
 
   /** Frees what the runtime holds outside its own objects: its partitions in the worker threads. */

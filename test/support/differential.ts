@@ -68,7 +68,10 @@ export function runDifferential(seed: number, options: DifferentialOptions): Dif
   const rng = new Rng(seed);
   const functions = options.functions === true;
   const scenario = randomScenario(rng, functions ? { functions: functionsRng(seed) } : {});
-  const engine: EngineLike = options.engine?.() ?? new Engine();
+  // SLUICE_WORKERS=<n>: the engine runs its partitionable Reduces on n workers (src/exec/workers/).
+  const workers = Number(process.env['SLUICE_WORKERS'] ?? 1);
+  const own = options.engine === undefined ? new Engine({ workers }) : null;
+  const engine: EngineLike = options.engine?.() ?? (own as Engine);
   const oracle = new SqliteOracle();
   let lastBatch = '(none)';
   let created = 0;
@@ -197,5 +200,6 @@ export function runDifferential(seed: number, options: DifferentialOptions): Dif
     return { epochs: options.epochs, checks, scenario };
   } finally {
     oracle.close();
+    own?.close();
   }
 }

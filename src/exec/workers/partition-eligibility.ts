@@ -3,6 +3,7 @@
 // main thread as before; `partitioningOf` says why, for EXPLAIN DATAFLOW.
 import type { SqlType } from '../../common/types.ts';
 import type { ColumnSpec, DataflowNode } from '../../ivm/dataflow-plan.ts';
+import type { FoldSpec } from './partition-protocol.ts';
 
 type ReduceNode = Extract<DataflowNode, { kind: 'reduce' }>;
 
@@ -63,4 +64,17 @@ export function partitioningOf(node: ReduceNode, input: readonly ColumnSpec[]): 
     partitioned: true,
     layout: { keyColumns: columns.slice(0, node.keyCount), usedColumns: used },
   };
+}
+
+/**
+ * The fold a Reduce reads when its input comes from a partitioned Reduce (folding-reduce.ts): a plain
+ * GROUP BY with at least one key, a fused Map stage without a filter, and every aggregate COUNT(*)
+ * (it reads only each group's net weight). Null when it reads every change.
+ */
+export function foldOf(node: ReduceNode): FoldSpec | null {
+  if (node.emitOnClose !== undefined || node.closePanes !== undefined) return null;
+  if (node.keyCount === 0 || node.fused === null || node.fused.filter !== null) return null;
+  if (node.aggregates.length === 0) return null;
+  for (const a of node.aggregates) if (a.fn !== 'count_star' || a.distinct) return null;
+  return { keys: node.fused.project.slice(0, node.keyCount) };
 }

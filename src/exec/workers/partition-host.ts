@@ -10,11 +10,13 @@ import type { RowErrorSink } from '../../ivm/operator.ts';
 import { ReduceOp } from '../../ivm/ops/reduce-op.ts';
 import { ColumnBatch } from '../../ivm/zset.ts';
 import type { PartitionLayout } from './partition-eligibility.ts';
+import { PartitionFolds } from './partition-fold.ts';
 import { groupId } from './partition-hash.ts';
 import {
   SHARED_REPLY_MAX_COLUMNS,
   encodeColumn,
   transferables,
+  type FoldEntries,
   type FromWorker,
   type StepBuffers,
   type StepReply,
@@ -33,6 +35,8 @@ interface Hosted {
   bufs: StepBuffers | null;
   /** By input column (then the weights): where a step gathers the partition's rows. */
   readonly scratch: (Float64Array | undefined)[];
+  /** The downstream COUNT(*) Reduces its changes are folded for (partition-fold.ts). */
+  readonly folds: PartitionFolds;
 }
 
 /** An answer and the buffers to transfer with it (a thread's reply; the main thread ignores them). */
@@ -49,6 +53,7 @@ export interface RawStep {
   readonly weights: readonly number[];
   readonly touch: Int32Array;
   readonly errors: readonly WireRowError[];
+  readonly folds: FoldEntries;
 }
 
 const DONE: Answer = { message: { ok: true, done: true }, transfer: [] };
@@ -120,9 +125,13 @@ export class PartitionHost {
           partition: message.partition,
           bufs: null,
           scratch: [],
+          folds: new PartitionFolds(),
         });
         return DONE;
       }
+      case 'folds':
+        this.hostedOf(message.h).folds.set(message.folds);
+        return DONE;
       case 'step':
         return answerStep(this.step(message));
       case 'track':
@@ -243,7 +252,8 @@ function stepPartition(
       touch[j] = touchOf(outKey);
     }
   }
-  return { x, cols: outCols, weights: out.weights, touch, errors };
+  const folds = x.folds.fold(outCols, out.weights, n);
+  return { x, cols: outCols, weights: out.weights, touch, errors, folds };
 }
 
 /** A step's answer as a message (its columns transferred). */
@@ -252,7 +262,13 @@ export function answerStep(raw: RawStep): Answer {
   const weights = new Float64Array(n);
   for (let j = 0; j < n; j++) weights[j] = raw.weights[j] as number;
   const cols = raw.cols.map((col) => encodeColumn(n, (j) => col[j] as Value, false));
-  const step: StepReply = { weights, touch: raw.touch, cols, errors: raw.errors };
+  const { count, at, weights: foldWeights } = raw.folds;
+  const folds: FoldEntries = {
+    count,
+    at: Array.from({ length: 2 * count }, (_, i) => at[i] as number),
+    weights: Array.from({ length: count }, (_, i) => foldWeights[i] as number),
+  };
+  const step: StepReply = { weights, touch: raw.touch, cols, errors: raw.errors, folds };
   return { message: { ok: true, step }, transfer: transferables(cols) };
 }
 
@@ -260,11 +276,13 @@ export function answerStep(raw: RawStep): Answer {
  * Writes a step's changes into the partition's reply buffers when they fit (every value a number or
  * NULL, no row error, room enough): their count and null mask, else null (answer with a message).
  */
-export function writeReply(raw: RawStep): { count: number; nullMask: number } | null {
+export function writeReply(raw: RawStep): { count: number; nullMask: number; folds: number } | null {
   const bufs = raw.x.bufs;
   const reply = bufs?.replies[raw.x.partition];
   const n = raw.weights.length;
   if (reply === undefined || raw.errors.length > 0 || n > reply.weights.length) return null;
+  const folds = raw.folds;
+  if (folds.count > reply.foldWeights.length) return null;
   if (raw.cols.length > SHARED_REPLY_MAX_COLUMNS || raw.cols.length > reply.f64.length) return null;
   let nullMask = 0;
   for (let c = 0; c < raw.cols.length; c++) {
@@ -288,7 +306,9 @@ export function writeReply(raw: RawStep): { count: number; nullMask: number } | 
   const weights = reply.weights;
   for (let j = 0; j < n; j++) weights[j] = raw.weights[j] as number;
   reply.touch.set(raw.touch);
-  return { count: n, nullMask };
+  for (let e = 0; e < 2 * folds.count; e++) reply.foldAt[e] = folds.at[e] as number;
+  for (let e = 0; e < folds.count; e++) reply.foldWeights[e] = folds.weights[e] as number;
+  return { count: n, nullMask, folds: folds.count };
 }
 
 const EMPTY: Value[] = [];

@@ -28,6 +28,7 @@ import {
   REQ_START,
   REQ_WIDTH,
   REP_COUNT,
+  REP_FOLDS,
   REP_NULLS,
   SHARED_ANSWER,
   type FromWorker,
@@ -199,6 +200,7 @@ export class PartitionPool {
         shared: {
           count: this.requestWords[base + REP_COUNT] as number,
           nullMask: this.requestWords[base + REP_NULLS] as number,
+          folds: this.requestWords[base + REP_FOLDS] as number,
         },
       };
     }
@@ -241,6 +243,7 @@ function localChanges(raw: RawStep): FromWorker {
       cols: raw.cols,
       nulls: raw.cols.map(() => null),
       errors: raw.errors,
+      folds: raw.folds,
     },
   };
 }

@@ -1,6 +1,7 @@
 // The messages between the main thread's partition pool (partition-pool.ts) and a partition worker
 // (partition-worker.ts), and how a column of values crosses: numbers as a Float64Array over shared
 // or transferred memory (a copy-free hand-over), anything else as a plain array of primitives.
+import type { ScalarExpr } from '../../common/scalar-expr.ts';
 import type { Value } from '../../common/types.ts';
 import type { ColumnSpec, DataflowNode } from '../../ivm/dataflow-plan.ts';
 import type { StateDelta } from '../../ivm/state.ts';
@@ -39,6 +40,31 @@ export interface ReplyBuffers {
   /** By output column: its numbers and null flags. */
   readonly f64: readonly Float64Array[];
   readonly nulls: readonly Uint8Array[];
+  /** The step's fold entries (see FoldEntries): their folds and rows, and their net weights. */
+  readonly foldAt: Int32Array;
+  readonly foldWeights: Float64Array;
+}
+
+/**
+ * A downstream Reduce whose aggregates are all COUNT(*) reads only each of its groups' net weight:
+ * its group key, evaluated per change of this Reduce (`keys`, over this Reduce's output columns).
+ * Each partition folds its changes by that key (partition-fold.ts), so the main thread steps the
+ * downstream Reduce on one row per touched group instead of on every change.
+ */
+export interface FoldSpec {
+  readonly keys: readonly ScalarExpr[];
+}
+
+/**
+ * A partition's fold entries for one step, fold after fold: entry e is fold `at[2e]`'s group whose
+ * first change (in this partition's order) is change `at[2e + 1]`, and `weights[e]` the net weight
+ * of that group's changes. A fold whose key failed on some change (a row error) has one entry with
+ * row -1: that fold is not available for the step (the downstream Reduce reads every change).
+ */
+export interface FoldEntries {
+  readonly count: number;
+  readonly at: ArrayLike<number>;
+  readonly weights: ArrayLike<number>;
 }
 
 /** A column of a step: in the shared buffers (with or without its null mask), or its values. */
@@ -65,6 +91,7 @@ export type ToWorker =
       readonly start: number;
       readonly count: number;
     }
+  | { readonly t: 'folds'; readonly h: number; readonly folds: readonly FoldSpec[] }
   | { readonly t: 'track'; readonly h: number; readonly on: boolean }
   | { readonly t: 'take'; readonly h: number; readonly full: boolean }
   | { readonly t: 'load'; readonly h: number; readonly values: readonly unknown[] }
@@ -95,7 +122,7 @@ export type Request = ToWorker | SharedStep;
  * writes a request's fields, then bumps REQ_SEQ and notifies; the thread waits on REQ_SEQ. REQ_KIND:
  * KIND_MESSAGE (read the posted message off the request port) or KIND_STEP (a SharedStep's fields).
  */
-export const REQ_WIDTH = 8;
+export const REQ_WIDTH = 9;
 export const REQ_SEQ = 0;
 export const REQ_KIND = 1;
 export const REQ_H = 2;
@@ -106,6 +133,8 @@ export const REQ_NULLS = 5;
  * when output column c has NULLs. */
 export const REP_COUNT = 6;
 export const REP_NULLS = 7;
+/** A step answered in the reply buffers: its number of fold entries. */
+export const REP_FOLDS = 8;
 export const KIND_MESSAGE = 0;
 export const KIND_STEP = 1;
 /** The highest input column index a SharedStep can describe (its null mask is one Int32). */
@@ -138,6 +167,7 @@ export interface StepReply {
   readonly touch: Int32Array;
   readonly cols: readonly WireColumn[];
   readonly errors: readonly WireRowError[];
+  readonly folds: FoldEntries;
 }
 
 /** A partition's step in the form the merge reads: columns of numbers or values, maybe null flags. */
@@ -149,12 +179,16 @@ export interface PartChanges {
   /** By column: its null flags (1: NULL), or null when the column holds none (or holds values). */
   readonly nulls: readonly (Uint8Array | null)[];
   readonly errors: readonly WireRowError[];
+  readonly folds: FoldEntries;
 }
 
 export type FromWorker =
   | { readonly ok: true; readonly step: StepReply }
   /** A step answered in the reply buffers. */
-  | { readonly ok: true; readonly shared: { readonly count: number; readonly nullMask: number } }
+  | {
+      readonly ok: true;
+      readonly shared: { readonly count: number; readonly nullMask: number; readonly folds: number };
+    }
   /** The main thread's own partition's step (never crosses a thread). */
   | { readonly ok: true; readonly local: PartChanges }
   | { readonly ok: true; readonly delta: StateDelta }

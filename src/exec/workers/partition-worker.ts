@@ -19,6 +19,7 @@ import {
   REQ_START,
   REQ_WIDTH,
   REP_COUNT,
+  REP_FOLDS,
   REP_NULLS,
   SHARED_ANSWER,
   type ToWorker,
@@ -51,6 +52,7 @@ function answerRaw(raw: RawStep): void {
   const base = slot * REQ_WIDTH;
   words[base + REP_COUNT] = shared.count;
   words[base + REP_NULLS] = shared.nullMask;
+  words[base + REP_FOLDS] = shared.folds;
   // The flag's store publishes the words and the buffers written before it.
   Atomics.store(flags, slot, SHARED_ANSWER);
   Atomics.notify(flags, slot);

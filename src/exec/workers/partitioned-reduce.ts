@@ -13,12 +13,14 @@ import type { ColumnSpec } from '../../ivm/dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../../ivm/operator.ts';
 import type { StateDelta, Stateful } from '../../ivm/state.ts';
 import { ColumnBatch, type ZBatch } from '../../ivm/zset.ts';
+import { PartitionBatch } from './partition-batch.ts';
 import type { PartitionLayout } from './partition-eligibility.ts';
 import { groupId, hashNumber, partitionOf } from './partition-hash.ts';
 import type { PartitionPool } from './partition-pool.ts';
 import {
   columnValue,
   LOCAL_PARTITION,
+  type FoldSpec,
   SHARED_STEP_MAX_COLUMN,
   type FromWorker,
   type PartChanges,
@@ -50,6 +52,11 @@ export class PartitionedReduce implements Operator, Stateful {
   private readonly at: Int32Array;
   /** Each row's partition (MAX_WORKERS fits a byte). */
   private part = new Uint8Array(0);
+  /** The downstream COUNT(*) Reduces each partition folds its changes for (setFolds). */
+  private folds: readonly FoldSpec[] = [];
+  private foldsText = '[]';
+  /** The last step's output: its columns are read from buffers the next step overwrites. */
+  private last: PartitionBatch | null = null;
 
   constructor(
     node: ReduceNode,
@@ -80,7 +87,23 @@ export class PartitionedReduce implements Operator, Stateful {
     );
   }
 
+  /**
+   * The downstream COUNT(*) Reduces (their group keys over this Reduce's output columns) whose input
+   * the partitions fold (partition-fold.ts); fold f of a step is read by `PartitionBatch.fold(f)`.
+   */
+  setFolds(folds: readonly FoldSpec[]): void {
+    const text = JSON.stringify(folds);
+    if (this.closed || text === this.foldsText) return;
+    this.foldsText = text;
+    this.folds = folds;
+    this.pool.callAll({ t: 'folds', h: this.handle, folds });
+    // The reply buffers get room for the fold entries: reallocated (and handed over) at the next step.
+    this.buffers = null;
+  }
+
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
+    this.last?.expire();
+    this.last = null;
     const input = inputs[0] as ZBatch;
     const n = input.weights.length;
     if (n === 0) return new ColumnBatch(emptyColumns(this.width), []);
@@ -179,6 +202,9 @@ export class PartitionedReduce implements Operator, Stateful {
         touch: new Int32Array(new SharedArrayBuffer(4 * room)),
         f64: Array.from({ length: this.width }, () => new Float64Array(new SharedArrayBuffer(8 * room))),
         nulls: Array.from({ length: this.width }, () => new Uint8Array(new SharedArrayBuffer(room))),
+        // A fold has at most one entry per change.
+        foldAt: new Int32Array(new SharedArrayBuffer(8 * room * this.folds.length)),
+        foldWeights: new Float64Array(new SharedArrayBuffer(8 * room * this.folds.length)),
       });
     }
     this.buffers = {
@@ -225,15 +251,16 @@ export class PartitionedReduce implements Operator, Stateful {
   /**
    * The partitions' changes in one batch, ordered by their groups' first rows (each partition's
    * already is), then their row errors in the same order, reported as the single Reduce reports them.
+   * Each change's place and the weights are merged here, the columns when they are read.
    */
   private merge(parts: readonly PartChanges[], errors: RowErrorSink): ZBatch {
     const width = this.width;
     const P = parts.length;
     let total = 0;
     for (const r of parts) total += r.count;
-    // Each change's place in the merged order, by partition (scratch kept between steps); then each
-    // partition's column is scattered to those places by a loop for its form (typed or values), so
-    // every loop reads one kind of array.
+    // Each change's place in the merged order, by partition (scratch kept between steps: the batch
+    // reads it until this Reduce's next step); then each partition's column is scattered to those
+    // places by a loop for its form (typed or values), so every loop reads one kind of array.
     const places = this.places;
     for (let p = 0; p < P; p++) {
       const count = (parts[p] as PartChanges).count;
@@ -268,19 +295,6 @@ export class PartitionedReduce implements Operator, Stateful {
       if (r.weights instanceof Float64Array) scatterF64(weights as Value[], r.weights, null, place, r.count);
       else scatter(weights as Value[], r.weights as ArrayLike<Value>, null, place, r.count);
     }
-    const cols: Value[][] = [];
-    for (let c = 0; c < width; c++) {
-      const out = new Array<Value>(total);
-      for (let p = 0; p < P; p++) {
-        const r = parts[p] as PartChanges;
-        const from = r.cols[c];
-        if (from === undefined || r.count === 0) continue;
-        const place = places[p] as Int32Array;
-        if (from instanceof Float64Array) scatterF64(out, from, r.nulls[c] ?? null, place, r.count);
-        else scatter(out, from, r.nulls[c] ?? null, place, r.count);
-      }
-      cols.push(out);
-    }
     const reported = parts.flatMap((r) => r.errors);
     if (reported.length > 0) {
       // Stable: one group's reports keep their order (they all come from one partition).
@@ -288,7 +302,9 @@ export class PartitionedReduce implements Operator, Stateful {
       for (const e of reported)
         errors.report(new SluiceError(knownErrorCode(e.code), e.message), e.row, this.keyColumns, e.weight);
     }
-    return new ColumnBatch(cols, weights);
+    // The columns are scattered to their places when read (partition-batch.ts).
+    this.last = new PartitionBatch(this, parts, places.slice(), width, weights);
+    return this.last;
   }
 
   trackChanges(on: boolean): void {
@@ -419,6 +435,7 @@ const NO_CHANGES: PartChanges = {
   cols: [],
   nulls: [],
   errors: [],
+  folds: { count: 0, at: [], weights: [] },
 };
 
 /** A partition's answer to a step as the merge reads it: its own, in its reply buffers, or a message. */
@@ -426,7 +443,7 @@ function partChanges(a: FromWorker | null, reply: ReplyBuffers): PartChanges {
   if (a === null) return NO_CHANGES;
   if ('local' in a) return a.local;
   if ('shared' in a) {
-    const { count, nullMask } = a.shared;
+    const { count, nullMask, folds } = a.shared;
     return {
       count,
       weights: reply.weights,
@@ -434,6 +451,7 @@ function partChanges(a: FromWorker | null, reply: ReplyBuffers): PartChanges {
       cols: reply.f64,
       nulls: reply.f64.map((_, c) => ((nullMask & (1 << c)) !== 0 ? (reply.nulls[c] as Uint8Array) : null)),
       errors: [],
+      folds: { count: folds, at: reply.foldAt, weights: reply.foldWeights },
     };
   }
   const step = (a as Extract<FromWorker, { step: StepReply }>).step;
@@ -444,6 +462,7 @@ function partChanges(a: FromWorker | null, reply: ReplyBuffers): PartChanges {
     cols: step.cols.map((w) => ('values' in w ? w.values : w.f64)),
     nulls: step.cols.map((w) => ('values' in w ? null : w.nulls)),
     errors: step.errors,
+    folds: step.folds,
   };
 }
 

@@ -1,0 +1,72 @@
+// A partition's folds (FoldSpec): for each downstream COUNT(*) Reduce fed by this partitioned Reduce,
+// its step's changes grouped by the downstream group key — one entry per downstream group, with the
+// group's first change and the net weight of its changes. The main thread adds the partitions'
+// entries up per group (partition-batch.ts) and steps the downstream Reduce on one row per group,
+// instead of stepping it on every change (two per touched upstream group) on the main thread.
+import { compileScalar, type RowFn } from '../../common/scalar-expr.ts';
+import type { Value } from '../../common/types.ts';
+import { groupId } from './partition-hash.ts';
+import type { FoldEntries, FoldSpec } from './partition-protocol.ts';
+
+const NONE: FoldEntries = { count: 0, at: [], weights: [] };
+
+export class PartitionFolds {
+  /** By fold: its group key's expressions, compiled. */
+  private keys: RowFn[][] = [];
+  /** By fold: group id → its entry in this step (cleared every step). */
+  private entryOf: Map<Value, number>[] = [];
+  /** This step's entries (kept between steps: read before the next step). */
+  private readonly at: number[] = [];
+  private readonly weights: number[] = [];
+
+  set(folds: readonly FoldSpec[]): void {
+    this.keys = folds.map((f) => f.keys.map(compileScalar));
+    this.entryOf = folds.map(() => new Map<Value, number>());
+  }
+
+  get count(): number {
+    return this.keys.length;
+  }
+
+  /**
+   * The fold entries of a step's `n` changes (`cols[c][j]`, `weights[j]`), fold after fold. A fold
+   * whose key fails on a change (a row error) gives one entry with row -1: the main thread then
+   * steps that downstream Reduce on every change, and reports the error as it always did.
+   */
+  fold(cols: readonly ArrayLike<Value>[], weights: ArrayLike<number>, n: number): FoldEntries {
+    if (this.keys.length === 0) return NONE;
+    const at = this.at;
+    const out = this.weights;
+    let e = 0;
+    const row = new Array<Value>(cols.length);
+    for (let f = 0; f < this.keys.length; f++) {
+      const fns = this.keys[f] as RowFn[];
+      const entryOf = this.entryOf[f] as Map<Value, number>;
+      entryOf.clear();
+      const first = e;
+      const key = new Array<Value>(fns.length);
+      try {
+        for (let j = 0; j < n; j++) {
+          for (let c = 0; c < cols.length; c++) row[c] = (cols[c] as ArrayLike<Value>)[j] as Value;
+          for (let k = 0; k < fns.length; k++) key[k] = (fns[k] as RowFn)(row);
+          const id = groupId(key);
+          const w = weights[j] as number;
+          const entry = entryOf.get(id);
+          if (entry === undefined) {
+            entryOf.set(id, e);
+            at[2 * e] = f;
+            at[2 * e + 1] = j;
+            out[e++] = w;
+          } else out[entry] = (out[entry] as number) + w;
+        }
+      } catch {
+        // The fold is not available this step: its downstream Reduce reads every change.
+        e = first;
+        at[2 * e] = f;
+        at[2 * e + 1] = -1;
+        out[e++] = 0;
+      }
+    }
+    return { count: e, at, weights: out };
+  }
+}
