@@ -45,7 +45,10 @@ export interface GroupLookup {
 export function lookupAndMark(g: GroupLookup, s: StepRows): void {
   const { index, keyCount, keyTexts, touched } = g;
   const { n, weights, rowSlots, rowTouches, rowIds, rowKeys } = s;
-  let touches = g.touches;
+  // Two loops, not one: each row's slot, then each row's touch mark. The mark's load depends on the
+  // slot's, so in one loop every row waited for two misses one after the other; in two short loops
+  // the loads of many rows are independent and in flight together. Groups are still allocated, and
+  // touched, in first-appearance order.
   for (let i = 0; i < n; i++) {
     if (rowSlots[i] === NO_SLOT) continue;
     const id = rowIds[i] as Value;
@@ -53,21 +56,30 @@ export function lookupAndMark(g: GroupLookup, s: StepRows): void {
     if (slot === NO_SLOT) {
       const key = rowKeys[i] as Value | Value[];
       slot = g.allocate(id, keyCount === 1 ? [key as Value] : keyCount === 0 ? [] : (key as Value[]));
-      touches = g.touches;
     }
-    if (keyTexts !== null) {
+    rowSlots[i] = slot;
+  }
+  if (keyTexts !== null) {
+    for (let i = 0; i < n; i++) {
+      const slot = rowSlots[i] as number;
+      if (slot === NO_SLOT) continue;
       const weight = weights[i] as number;
       if (keyCount > 1) keyTexts.add(slot, rowKeys[i] as Value[], weight);
       else keyTexts.addOne(slot, rowKeys[i] as Value, weight);
     }
-    rowSlots[i] = slot;
+  }
+  const touches = g.touches;
+  let count = g.count;
+  for (let i = 0; i < n; i++) {
+    const slot = rowSlots[i] as number;
+    if (slot === NO_SLOT) continue;
     let t = touches[slot] as number;
     if (t === 0) {
-      t = g.count + 1;
+      t = ++count;
       touched[t - 1] = slot;
-      g.count = t;
       touches[slot] = t;
     }
     rowTouches[i] = t - 1;
   }
+  g.count = count;
 }
