@@ -1,6 +1,7 @@
 // Z-sets: rows with signed integer weights, the one currency between operators. A batch is two
 // parallel arrays (no per-row wrapper objects); `consolidated` says each row occurs at most once
 // and no weight is zero, which stateful operators and outputs rely on or establish.
+import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
 import { encodeExactValues } from '../common/values.ts';
 
@@ -24,11 +25,26 @@ export interface ZBatch {
 export class ColumnBatch implements ZBatch {
   private built: Value[][] | null = null;
 
+  /**
+   * `cols` and `weights` are fields, not getters (the hot loops read them), and writable only for
+   * `expire`: nobody else assigns them.
+   */
   constructor(
-    readonly cols: readonly Value[][],
-    readonly weights: number[],
+    public cols: readonly Value[][],
+    public weights: number[],
     readonly consolidated = true,
   ) {}
+
+  /**
+   * The batch's arrays are about to be reused by their producer (a Reduce lends its change columns
+   * for the length of an epoch, reduce-changes.ts): from here on its columns and weights throw when
+   * read, so a holder that kept the batch past its epoch fails loudly instead of reading another
+   * step's changes. Rows built before stay readable (they are arrays of their own).
+   */
+  expire(): void {
+    this.cols = EXPIRED as unknown as Value[][];
+    this.weights = EXPIRED as unknown as number[];
+  }
 
   get rows(): Value[][] {
     if (this.built !== null) return this.built;
@@ -44,6 +60,13 @@ export class ColumnBatch implements ZBatch {
     return rows;
   }
 }
+
+/** What an expired batch's columns and weights are: any read of them is an internal error. */
+const EXPIRED: object = new Proxy([], {
+  get(): never {
+    throw new SluiceError('INTERNAL_ERROR', 'a change batch was read after its producer reused it');
+  },
+});
 
 export function emptyBatch(): ZBatch {
   return { rows: [], weights: [], consolidated: true };

@@ -42,10 +42,20 @@ export interface GroupLookup {
   readonly allocate: (id: Value, key: readonly Value[]) => number;
 }
 
+/** Below this many rows a step looks up and marks in one loop (no misses to overlap, less setup). */
+const SPLIT_FROM = 64;
+
 export function lookupAndMark(g: GroupLookup, s: StepRows): void {
+  if (s.n < SPLIT_FROM) {
+    lookupAndMarkSmall(g, s);
+    return;
+  }
   const { index, keyCount, keyTexts, touched } = g;
   const { n, weights, rowSlots, rowTouches, rowIds, rowKeys } = s;
-  let touches = g.touches;
+  // Two loops, not one: each row's slot, then each row's touch mark. The mark's load depends on the
+  // slot's, so in one loop every row waited for two misses one after the other; in two short loops
+  // the loads of many rows are independent and in flight together. Groups are still allocated, and
+  // touched, in first-appearance order.
   for (let i = 0; i < n; i++) {
     if (rowSlots[i] === NO_SLOT) continue;
     const id = rowIds[i] as Value;
@@ -53,7 +63,45 @@ export function lookupAndMark(g: GroupLookup, s: StepRows): void {
     if (slot === NO_SLOT) {
       const key = rowKeys[i] as Value | Value[];
       slot = g.allocate(id, keyCount === 1 ? [key as Value] : keyCount === 0 ? [] : (key as Value[]));
-      touches = g.touches;
+    }
+    rowSlots[i] = slot;
+  }
+  if (keyTexts !== null) {
+    for (let i = 0; i < n; i++) {
+      const slot = rowSlots[i] as number;
+      if (slot === NO_SLOT) continue;
+      const weight = weights[i] as number;
+      if (keyCount > 1) keyTexts.add(slot, rowKeys[i] as Value[], weight);
+      else keyTexts.addOne(slot, rowKeys[i] as Value, weight);
+    }
+  }
+  const touches = g.touches;
+  let count = g.count;
+  for (let i = 0; i < n; i++) {
+    const slot = rowSlots[i] as number;
+    if (slot === NO_SLOT) continue;
+    let t = touches[slot] as number;
+    if (t === 0) {
+      t = ++count;
+      touched[t - 1] = slot;
+      touches[slot] = t;
+    }
+    rowTouches[i] = t - 1;
+  }
+  g.count = count;
+}
+
+/** A small step's lookup and marks, one row at a time (the same allocations and touch order). */
+function lookupAndMarkSmall(g: GroupLookup, s: StepRows): void {
+  const { index, keyCount, keyTexts, touched } = g;
+  const { n, weights, rowSlots, rowTouches, rowIds, rowKeys } = s;
+  for (let i = 0; i < n; i++) {
+    if (rowSlots[i] === NO_SLOT) continue;
+    const id = rowIds[i] as Value;
+    let slot = index.get(id);
+    if (slot === NO_SLOT) {
+      const key = rowKeys[i] as Value | Value[];
+      slot = g.allocate(id, keyCount === 1 ? [key as Value] : keyCount === 0 ? [] : (key as Value[]));
     }
     if (keyTexts !== null) {
       const weight = weights[i] as number;
@@ -61,6 +109,7 @@ export function lookupAndMark(g: GroupLookup, s: StepRows): void {
       else keyTexts.addOne(slot, rowKeys[i] as Value, weight);
     }
     rowSlots[i] = slot;
+    const touches = g.touches;
     let t = touches[slot] as number;
     if (t === 0) {
       t = g.count + 1;

@@ -375,3 +375,27 @@ test('a step that throws in its merge leaves no group marked as touched in the n
   );
   assert.deepEqual(changes(out), ['-[1,2]', '+[1,3]', '-[2,2]', '+[2,4]', '-[3,3]', '+[3,6]']);
 });
+
+test('a large step lends its change columns to its batch until the next step writes a change', () => {
+  const op = reduce(1, [agg('sum', 1, 'invertible')]);
+  const groups = 2000; // at least the buffer's LEND_FROM changes
+  const rows = (x: number): ZBatch =>
+    batch(Array.from({ length: groups }, (_, k): [Value[], number] => [[k, x], 1]));
+  const first = op.step([rows(1)], sink);
+  assert.equal(first.weights.length, groups);
+  const keys = (first.cols as readonly (readonly Value[])[])[0];
+  const firstRows = first.rows; // built before the next step: arrays of their own
+  const second = op.step([rows(2)], sink);
+  // -old/+new per group, written into the same memory: no array of the step's size allocated
+  assert.equal(second.weights.length, 2 * groups);
+  assert.equal((second.cols as readonly (readonly Value[])[])[0], keys);
+  assert.deepEqual(changes(second).slice(0, 2), ['-[0,1]', '+[0,3]']);
+  // the first batch expired: a read of its columns throws instead of showing the second's changes
+  assert.throws(() => first.weights.length, /read after its producer reused it/);
+  assert.throws(() => (first.cols as readonly (readonly Value[])[])[0], /read after its producer reused it/);
+  assert.deepEqual(firstRows[groups - 1], [groups - 1, 1]);
+  // a small step's batch is a copy, not expired by the next step
+  const small = op.step([batch([[[0, 1], 1]])], sink);
+  op.step([batch([[[0, 1], 1]])], sink);
+  assert.deepEqual(changes(small), ['-[0,3]', '+[0,4]']);
+});
