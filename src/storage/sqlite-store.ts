@@ -2,9 +2,16 @@
 // (DDL + table batches in one ordered sequence) and the view changelogs. A transaction is opened on
 // the first write of an engine call and committed once the call has fully applied
 // (src/server/runtime/commit.ts).
+//
+// Deferred sync (group-committed ingest only): a transaction begun while `deferSync` is set runs at
+// synchronous=NORMAL, so its COMMIT writes the WAL frames without waiting for the disk; the caller
+// then makes them durable with an fdatasync of the WAL file, on the libuv pool (`syncAsync`), or at
+// once (`commit`), before anything acknowledges the transaction. That is what synchronous=FULL does
+// inside COMMIT, moved off the server's thread. Every other transaction, and every statement
+// outside one, runs at FULL as before.
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SluiceError } from '../common/errors.ts';
 
@@ -63,6 +70,18 @@ export interface StoreOptions {
 export class SqliteStore {
   readonly db: Database.Database;
   readonly path: string;
+  /** Transactions begun while this is set commit without waiting for the disk (see the header). */
+  deferSync = false;
+  /** The WAL file, for its fdatasync (opened at the first deferred transaction); null: none yet. */
+  private walFd: number | null = null;
+  /** False once the WAL could not be opened (in memory, or a file without one): no deferral. */
+  private walUsable: boolean;
+  /** The open transaction runs at synchronous=NORMAL: its COMMIT leaves a sync owed. */
+  private openDeferred = false;
+  /** Deferred commits made, and how many of them (the first n) a WAL sync has made durable. */
+  private deferredCommits = 0;
+  private syncedCommits = 0;
+  private syncsInFlight = 0;
 
   constructor(options: StoreOptions) {
     if (options.dataDir === null) {
@@ -88,6 +107,7 @@ export class SqliteStore {
         addColumnIfMissing(this.db, 'changelog', 'checksum', 'TEXT');
         this.db.exec('COMMIT');
       }
+      this.walUsable = this.path !== ':memory:' && options.journal !== false;
     } catch (error) {
       throw new SluiceError('STATE_ERROR', `cannot open data file "${this.path}"`, {
         detail: error instanceof Error ? error.message : String(error),
@@ -176,21 +196,117 @@ export class SqliteStore {
 
   /** Opens the write transaction of the current engine call unless one is open already. */
   begin(): void {
-    if (!this.db.inTransaction) this.db.exec('BEGIN IMMEDIATE');
+    if (this.db.inTransaction) return;
+    // The level can only change outside a transaction (SQLite refuses it inside one).
+    const deferred = this.deferSync && this.openWal();
+    if (deferred) this.db.pragma('synchronous = NORMAL');
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      if (deferred) this.db.pragma('synchronous = FULL');
+      throw error;
+    }
+    this.openDeferred = deferred;
   }
 
+  /** Commits durably: the open transaction, and any deferred commit not yet synced. */
   commit(): void {
-    if (this.db.inTransaction) this.db.exec('COMMIT');
+    this.commitUnsynced();
+    if (this.syncOwed) {
+      fdatasyncSync(this.walFd as number);
+      this.syncedCommits = this.deferredCommits;
+    }
+  }
+
+  /**
+   * Commits the open transaction; true when that (or an earlier deferred commit) is not yet known
+   * durable: the caller acknowledges it only after `syncAsync` or `commit` has synced.
+   */
+  commitUnsynced(): boolean {
+    if (this.db.inTransaction) {
+      this.db.exec('COMMIT');
+      if (this.openDeferred) {
+        this.openDeferred = false;
+        this.deferredCommits += 1;
+        this.db.pragma('synchronous = FULL');
+      }
+    }
+    return this.syncOwed;
+  }
+
+  /** Whether a deferred commit waits for its WAL sync. */
+  get syncOwed(): boolean {
+    return this.syncedCommits < this.deferredCommits;
+  }
+
+  /**
+   * Makes every deferred commit made so far durable (an fdatasync of the WAL file on the libuv
+   * pool), then calls `done`; the error when the sync failed (nothing made since may be trusted).
+   */
+  syncAsync(done: (error: Error | null) => void): void {
+    const through = this.deferredCommits;
+    const fd = this.walFd;
+    if (fd === null || !this.syncOwed) {
+      setImmediate(() => done(null));
+      return;
+    }
+    this.syncsInFlight += 1;
+    fdatasync(fd, (error) => {
+      this.syncsInFlight -= 1;
+      if (error === null && through > this.syncedCommits) this.syncedCommits = through;
+      if (!this.db.open) this.closeWal();
+      done(error);
+    });
   }
 
   rollback(): void {
     if (this.db.inTransaction) this.db.exec('ROLLBACK');
+    if (this.openDeferred) {
+      this.openDeferred = false;
+      this.db.pragma('synchronous = FULL');
+    }
   }
 
   close(): void {
     if (!this.db.open) return;
     this.rollback();
+    // A deferred commit not yet synced is synced now, as a commit at FULL would have been.
+    if (this.syncOwed) {
+      fdatasyncSync(this.walFd as number);
+      this.syncedCommits = this.deferredCommits;
+    }
     this.db.close();
+    this.closeWal();
+  }
+
+  /**
+   * Opens the WAL file for its syncs; false where there is none to open (in memory). It is the
+   * file SQLite writes: in WAL mode the one connection keeps it (truncated at most, never replaced)
+   * until it closes, and the inode is checked against the path once here.
+   */
+  private openWal(): boolean {
+    if (this.walFd !== null) return true;
+    if (!this.walUsable) return false;
+    const walPath = `${this.path}-wal`;
+    try {
+      const fd = openSync(walPath, 'r+');
+      if (fstatSync(fd).ino !== statSync(walPath).ino) {
+        closeSync(fd);
+        this.walUsable = false;
+        return false;
+      }
+      this.walFd = fd;
+      return true;
+    } catch {
+      this.walUsable = false;
+      return false;
+    }
+  }
+
+  private closeWal(): void {
+    if (this.walFd === null || this.syncsInFlight > 0) return;
+    closeSync(this.walFd);
+    this.walFd = null;
   }
 }
 

@@ -4,10 +4,10 @@ import { SluiceError } from '../../common/errors.ts';
 import { crashPoint } from '../crash-points.ts';
 import type { ScriptResult, StatementResult, TableChanges } from '../../exec/api.ts';
 import type { ExecuteOptions } from '../../exec/engine.ts';
-import { CloseCodes } from '../../sink/subscriber.ts';
+import { CloseCodes, type ViewFeed } from '../../sink/subscriber.ts';
 import { encodeChangesWire } from '../../storage/changelog-codec.ts';
 import type { IdempotencyWindow, IdempotentRequest, IngestAnswer } from '../idempotency-window.ts';
-import { RuntimeFeeds } from './feeds.ts';
+import { type PendingChange, RuntimeFeeds } from './feeds.ts';
 import { yieldToLoop } from './base.ts';
 
 /** How long one slice of a client's SQL script (statements, or a SELECT's input) may hold the event loop. */
@@ -27,11 +27,28 @@ interface GroupWaiter {
   readonly started: number;
 }
 
+/** A group whose COMMIT is written but not yet synced: completed (published, answered) once it is. */
+interface UnsyncedGroup {
+  readonly waiters: GroupWaiter[];
+  readonly pending: PendingChange[];
+  readonly drops: ViewFeed[];
+  readonly epoch: number;
+  readonly clock: number;
+  readonly offset: number;
+}
+
 // Group commit: ingest requests are applied at once, each as its own epoch, into one open SQLite
 // transaction; the transaction commits once the event loop has gone a turn without new ingest work
 // (so requests that arrive together share one fsync), and only then are their answers resolved and
 // their epochs published. Everything else — SQL scripts, reads, snapshots, subscriptions — first
 // commits the open group (flush), so it only ever sees committed epochs.
+//
+// The group's fsync runs off the server's thread (sqlite-store.ts, "Deferred sync"): its COMMIT
+// writes the WAL, an fdatasync of the WAL runs on the libuv pool, and the group is completed — its
+// high-water mark recorded, epochs published, answers resolved — when that returns. Meanwhile the
+// thread applies the next requests into the next transaction, which commits when the sync is back
+// (one sync in flight at a time). A flush while a sync is in flight commits and syncs at once on
+// this thread and completes everything, so whatever reads or writes next sees durable epochs only.
 
 export abstract class RuntimeCommit extends RuntimeFeeds {
   /** Clients' scripts run one at a time: the last one queued settles this. */
@@ -43,6 +60,11 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
   private groupHops = 0;
   /** Tells a stale loop-turn callback (its group was committed early by a flush) to stop. */
   private groupGeneration = 0;
+  /** Groups committed whose WAL sync is in flight, oldest first. */
+  private unsynced: UnsyncedGroup[] = [];
+  private syncing = false;
+  /** The open group's commit waits for the sync in flight. */
+  private commitWhenSynced = false;
   /** Commits of ingest groups and the requests they carried (metrics, tests). */
   groupCommits = 0;
   groupedRequests = 0;
@@ -139,10 +161,13 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     if (this.closing) return Promise.reject(new SluiceError('UNAVAILABLE', 'server is shutting down'));
     const started = performance.now();
     let result: { accepted: number; epoch: number };
+    // The group's transaction (if this request opens it) commits without waiting for the disk.
+    this.store.deferSync = true;
     try {
       result = this.engine.applyChanges(table, changes);
       this.hooks.epochCpu?.(busyMicros(started));
     } catch (error) {
+      this.store.deferSync = false;
       try {
         this.settleFailedCall();
       } catch (e) {
@@ -165,11 +190,13 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
         this.store.begin();
         this.idempotency.record(idempotent, table, result, done);
       } catch (e) {
+        this.store.deferSync = false;
         this.fail(e);
         this.rejectGroup(this.failure);
         return done;
       }
     }
+    this.store.deferSync = false;
     if (this.group.length >= GROUP_MAX_REQUESTS) this.flush();
     else this.scheduleGroup();
     return done;
@@ -217,7 +244,109 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
       setImmediate(() => this.groupTick(generation));
       return;
     }
-    this.flush();
+    this.commitGroup();
+  }
+
+  /**
+   * Commits the open group and starts its WAL sync off the thread; with a sync in flight, the commit
+   * waits for it (the requests arriving meanwhile join the group). A group whose transaction was not
+   * deferred (in memory) is complete at once, as flush() completes it.
+   */
+  private commitGroup(): void {
+    this.groupScheduled = false;
+    if (this.syncing) {
+      this.commitWhenSynced = true;
+      return;
+    }
+    if (this.group.length === 0 && this.pending.length === 0 && !this.store.inTransaction) return;
+    if (this.failure !== null) {
+      this.rejectGroup(this.failure);
+      return;
+    }
+    const waiters = this.group;
+    this.group = [];
+    let owed: boolean;
+    try {
+      if (this.ddlSinceSync) this.syncCatalog();
+      if (this.store.inTransaction) crashPoint('before-commit');
+      owed = this.store.commitUnsynced();
+    } catch (e) {
+      this.fail(e);
+      for (const w of waiters) w.reject(this.failure);
+      this.rejectGroup(this.failure);
+      return;
+    }
+    crashPoint('after-commit');
+    const committed = this.takeCommitted(waiters);
+    if (!owed) {
+      this.complete([committed]);
+      this.maybeCheckpoint();
+      return;
+    }
+    this.unsynced.push(committed);
+    this.syncing = true;
+    this.store.syncAsync((error) => this.synced(error));
+  }
+
+  /** The WAL sync returned: the groups committed before it are durable. */
+  private synced(error: Error | null): void {
+    this.syncing = false;
+    if (this.closing) return;
+    if (error !== null && this.failure === null) this.fail(error);
+    if (this.failure !== null) {
+      this.rejectGroup(this.failure);
+      return;
+    }
+    const groups = this.unsynced;
+    this.unsynced = [];
+    this.complete(groups);
+    if (this.commitWhenSynced) {
+      this.commitWhenSynced = false;
+      this.commitGroup();
+    }
+    this.maybeCheckpoint();
+  }
+
+  /** The epochs and answers of the open transaction's group, as its COMMIT left them. */
+  private takeCommitted(waiters: GroupWaiter[]): UnsyncedGroup {
+    const committed: UnsyncedGroup = {
+      waiters,
+      pending: this.pending,
+      drops: this.pendingDrops,
+      epoch: this.engine.epoch,
+      clock: this.engine.clock,
+      offset: this.log.lastOffset,
+    };
+    this.pending = [];
+    this.pendingDrops = [];
+    return committed;
+  }
+
+  /** Durable groups, oldest first: their mark recorded, epochs published, answers resolved. */
+  private complete(groups: readonly UnsyncedGroup[]): void {
+    for (const g of groups) {
+      try {
+        this.highWater?.record(g.offset, g.epoch);
+      } catch (e) {
+        this.fail(e);
+        for (const w of g.waiters) w.reject(this.failure);
+        continue;
+      }
+      this.committedEpoch = g.epoch;
+      this.committedClock = g.clock;
+      this.publish(g.pending, g.drops);
+      if (g.waiters.length > 0) {
+        this.groupCommits += 1;
+        this.groupedRequests += g.waiters.length;
+        this.hooks.groupCommitted?.(g.waiters.length);
+      }
+      const now = performance.now();
+      for (const w of g.waiters) {
+        // Batch time as before: from the request's apply to its durable commit and publication.
+        this.hooks.batchApplied?.(w.table, w.rows, (now - w.started) / 1000);
+        w.resolve(w.result);
+      }
+    }
   }
 
   /**
@@ -226,8 +355,15 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
    */
   flush(): void {
     this.groupScheduled = false;
+    this.commitWhenSynced = false;
     const group = this.group;
-    if (group.length === 0 && this.pending.length === 0 && !this.store.inTransaction) return;
+    if (
+      group.length === 0 &&
+      this.pending.length === 0 &&
+      !this.store.inTransaction &&
+      this.unsynced.length === 0
+    )
+      return;
     if (this.failure !== null) {
       this.rejectGroup(this.failure);
       return;
@@ -236,36 +372,31 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     try {
       if (this.ddlSinceSync) this.syncCatalog();
       if (this.store.inTransaction) crashPoint('before-commit');
+      // Durable at once, with any group whose sync is still in flight.
       this.store.commit();
-      this.highWater?.record(this.log.lastOffset, this.engine.epoch);
     } catch (e) {
       this.fail(e);
       for (const w of group) w.reject(this.failure);
+      this.rejectGroup(this.failure);
       return;
     }
     crashPoint('after-commit');
-    this.committedEpoch = this.engine.epoch;
-    this.committedClock = this.engine.clock;
-    this.publish();
-    if (group.length > 0) {
-      this.groupCommits += 1;
-      this.groupedRequests += group.length;
-      this.hooks.groupCommitted?.(group.length);
-    }
-    const now = performance.now();
-    for (const w of group) {
-      // Batch time as before: from the request's apply to its durable commit and publication.
-      this.hooks.batchApplied?.(w.table, w.rows, (now - w.started) / 1000);
-      w.resolve(w.result);
-    }
+    const earlier = this.unsynced;
+    this.unsynced = [];
+    this.complete([...earlier, this.takeCommitted(group)]);
     this.maybeCheckpoint();
   }
 
   private rejectGroup(error: unknown): void {
     const group = this.group;
+    const unsynced = this.unsynced;
     this.group = [];
+    this.unsynced = [];
     this.groupScheduled = false;
+    this.commitWhenSynced = false;
     this.pending = [];
+    this.pendingDrops = [];
+    for (const g of unsynced) for (const w of g.waiters) w.reject(error);
     for (const w of group) w.reject(error);
   }
 
@@ -307,7 +438,9 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     crashPoint('after-commit');
     this.committedEpoch = this.engine.epoch;
     this.committedClock = this.engine.clock;
-    this.publish();
+    this.publish(this.pending, this.pendingDrops);
+    this.pending = [];
+    this.pendingDrops = [];
     this.syncConnectors();
     this.maybeCheckpoint();
     if (threw) throw error;
@@ -332,9 +465,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     }
   }
 
-  private publish(): void {
-    const pending = this.pending;
-    this.pending = [];
+  private publish(pending: readonly PendingChange[], drops: readonly ViewFeed[]): void {
     // The wire message is written once per epoch and view, and only for a view someone listens to
     // (with the stored form, feeds.ts, or here for a view whose first subscriber came since).
     for (const p of pending) {
@@ -344,8 +475,6 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
       }
     }
     if (pending.length > 0) this.connectors?.committed();
-    const drops = this.pendingDrops;
-    this.pendingDrops = [];
     for (const feed of drops) {
       feed.closeAll('VIEW_DROPPED', CloseCodes.viewDropped, `view "${feed.view}" was dropped`);
     }
