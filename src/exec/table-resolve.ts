@@ -42,13 +42,12 @@ export interface KeyedResolution {
   readonly deletes: (readonly Value[])[];
   readonly inserts: (readonly Value[])[];
   readonly deleteKeys: Value[];
-  readonly insertKeys: Value[];
 }
 
 /**
  * A keyed table's request: deletes name stored rows (by key, or by the whole row), inserts replace
- * the row stored under their key; pushes the rows removed to `out.deletes` and the rows added to
- * `out.inserts`, each with its key. Answers whether an insert puts back exactly the row deleted
+ * the row stored under their key; pushes the rows removed to `out.deletes` (their keys to
+ * `out.deleteKeys`) and the rows added to `out.inserts`. Answers whether an insert puts back exactly the row deleted
  * under its key (null: not known, when a request inserts a key twice).
  */
 export function resolveKeyed(
@@ -61,7 +60,7 @@ export function resolveKeyed(
   /** The store's scratch tables (table-request-keys.ts), begun here. */
   scratch: { readonly deleted: RequestKeys; readonly inserted: RequestKeys },
 ): boolean | null {
-  const { deletes, inserts, deleteKeys, insertKeys } = out;
+  const { deletes, inserts, deleteKeys } = out;
   const def = table.def;
   // Keys this request deletes (deletes come first, so a later insert of one adds it back).
   const deletedKeys = scratch.deleted;
@@ -126,7 +125,6 @@ export function resolveKeyed(
     }
     if (old !== undefined && putsBack === false && identicalRows(old, row)) putsBack = true;
     inserts.push(row);
-    insertKeys.push(k);
   });
   return putsBack;
 }

@@ -222,7 +222,7 @@ export class TableStore implements Stateful {
     const accepted = deleteRows.length + insertRows.length;
     if (this.byKey !== null) {
       this.requestKeys ??= { deleted: new RequestKeys(), inserted: new RequestKeys() };
-      const out = { deletes, inserts, deleteKeys: [], insertKeys: [] };
+      const out = { deletes, inserts, deleteKeys: [] };
       const putsBack = resolveKeyed(
         this,
         this.byKey,
@@ -233,7 +233,7 @@ export class TableStore implements Stateful {
         this.requestKeys,
       );
       for (const index of this.uniqueIndexes) index.check(this.def.name, deletes, inserts);
-      const keyed: KeyedFacts = { deleteKeys: out.deleteKeys, insertKeys: out.insertKeys, putsBack };
+      const keyed: KeyedFacts = { deleteKeys: out.deleteKeys, putsBack };
       return { table: this.def.name, deletes, inserts, accepted, keyed };
     }
     if (deleteRows.length > 0) resolveKeylessDeletes(this, this.ensureMultiset(), deleteRows, deletes);
@@ -323,11 +323,8 @@ export class TableStore implements Stateful {
         rows.push(existing);
         weights.push(-1);
       }
-      const inserts = batch.inserts;
-      const insertKeys = facts?.insertKeys;
-      for (let i = 0; i < inserts.length; i++) {
-        const row = inserts[i] as readonly Value[];
-        byKey.set(insertKeys !== undefined ? (insertKeys[i] as Value) : this.keyOf(row), row);
+      for (const row of batch.inserts) {
+        byKey.set(this.keyOf(row), row);
         rows.push(row);
         weights.push(1);
       }
