@@ -197,7 +197,7 @@ test('every type and nullability against every edge value: the same answer as th
         const got = fast(input);
         // The column-writing variant accepts exactly the same rows, with the same values.
         const column: Value[][] = [[]];
-        assert.equal(intoColumns(input, column), got !== null, `${typeName(type)} ${String(value)}`);
+        assert.equal(intoColumns([input], column), got !== null, `${typeName(type)} ${String(value)}`);
         if (got === null) continue;
         assert.ok(
           same(
@@ -232,4 +232,22 @@ test('plain valid rows take the fast path; a prototype member is not a field', (
   assert.equal(fast({ seller: null, price: 1 }), null, 'NOT NULL');
   assert.equal(fast({ seller: 1, price: 1, other: 1 }), null, 'unknown field');
   assert.equal(fast([1, 2]), null, 'not an object');
+});
+
+test('the column-writing normalizer takes a whole batch, and refuses it at the first bad row', () => {
+  const cols = [
+    { name: 'id', type: T.int32, nullable: false },
+    { name: 'note', type: T.text, nullable: true },
+  ];
+  const intoColumns = compileInsertColumnsNormalizer(cols, [null, 'none']);
+  const columns: Value[][] = [[], []];
+  assert.equal(intoColumns([{ id: 1, note: 'a' }, { id: 2 }, { id: 3, note: null }], columns), true);
+  assert.deepEqual(columns, [
+    [1, 2, 3],
+    ['a', 'none', null],
+  ]);
+  // A row the fast path declines anywhere in the batch declines the batch (the general path names it).
+  assert.equal(intoColumns([{ id: 4 }, { id: 'x' }, { id: 5 }], [[], []]), false);
+  assert.equal(intoColumns([{ id: 4 }, { id: 5, extra: 1 }], [[], []]), false);
+  assert.equal(intoColumns([{ id: 4 }, { note: 'no id' }], [[], []]), false);
 });

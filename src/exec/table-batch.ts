@@ -15,6 +15,22 @@ export interface PreparedBatch {
   readonly insertColumns?: readonly Value[][];
   /** Rows the request listed (its size as the API reports it). */
   readonly accepted: number;
+  /** What resolving a keyed table's request found out, so `apply` need not find it again. */
+  readonly keyed?: KeyedFacts;
+}
+
+/**
+ * Facts of a keyed table's resolved batch that depend on its rows alone (not on the table), so they
+ * stay true whatever happens between `prepare` and `apply`: each deleted row's primary key (`apply`
+ * then never reads a deleted row, a cache miss per delete on a large table; an inserted row was just
+ * built, so its key is read again for less than keeping it costs) and whether an insert puts back
+ * exactly the row deleted under its key (the batch is then not consolidated).
+ */
+export interface KeyedFacts {
+  /** The key of `deletes[i]`. */
+  readonly deleteKeys: readonly Value[];
+  /** Whether some insert is identical to the row deleted under its key; null: not known. */
+  readonly putsBack: boolean | null;
 }
 
 /**

@@ -3,7 +3,7 @@
 // table's deletes by value. Nothing here changes the table; a bad row throws ROW_NOT_FOUND.
 import { SluiceError } from '../common/errors.ts';
 import { encodeExactValues, encodeValues, formatValue } from '../common/values.ts';
-import { compareExactRows } from '../ivm/exact-rows.ts';
+import { compareExactRows, identicalRows } from '../ivm/exact-rows.ts';
 import type { CountedArrangement } from '../ivm/counted-arrangement.ts';
 import type { TableDef } from '../planner/catalog.ts';
 import type { Value } from '../common/types.ts';
@@ -37,9 +37,18 @@ function sameValues(a: readonly Value[], b: readonly Value[]): boolean {
   return i === a.length || encodeValues(a) === encodeValues(b);
 }
 
+/** A keyed batch's rows being resolved, with their keys (table-batch.ts `KeyedFacts`). */
+export interface KeyedResolution {
+  readonly deletes: (readonly Value[])[];
+  readonly inserts: (readonly Value[])[];
+  readonly deleteKeys: Value[];
+}
+
 /**
  * A keyed table's request: deletes name stored rows (by key, or by the whole row), inserts replace
- * the row stored under their key; pushes the rows removed to `deletes` and the rows added to `inserts`.
+ * the row stored under their key; pushes the rows removed to `out.deletes` (their keys to
+ * `out.deleteKeys`) and the rows added to `out.inserts`. Answers whether an insert puts back exactly the row deleted
+ * under its key (null: not known, when a request inserts a key twice).
  */
 export function resolveKeyed(
   table: ResolveTable,
@@ -47,11 +56,11 @@ export function resolveKeyed(
   deleteRows: readonly unknown[],
   insertRows: readonly unknown[],
   normalizeInsert: (input: unknown, i: number) => Value[],
-  deletes: (readonly Value[])[],
-  inserts: (readonly Value[])[],
+  out: KeyedResolution,
   /** The store's scratch tables (table-request-keys.ts), begun here. */
   scratch: { readonly deleted: RequestKeys; readonly inserted: RequestKeys },
-): void {
+): boolean | null {
+  const { deletes, inserts, deleteKeys } = out;
   const def = table.def;
   // Keys this request deletes (deletes come first, so a later insert of one adds it back).
   const deletedKeys = scratch.deleted;
@@ -62,9 +71,9 @@ export function resolveKeyed(
     const row = keyRow ?? table.normalizeRow(input, 'delete', i);
     const keyOnly = keyRow !== null || isKeyOnlyDelete(def, input as Record<string, unknown>);
     const k = table.keyOf(row);
-    // Recorded as deleted in the same probe that finds an earlier delete of the key (a request that
-    // throws leaves the mark behind: the next request's `begin` forgets it).
-    const existing = deletedKeys.claim(k, 0) !== ABSENT ? null : byKey.get(k);
+    // Recorded as deleted (where its row goes in `deletes`) in the same probe that finds an earlier
+    // delete of the key (a request that throws leaves the mark behind: `begin` forgets it).
+    const existing = deletedKeys.claim(k, deletes.length) !== ABSENT ? null : byKey.get(k);
     if (existing === null || existing === undefined) {
       throw new SluiceError(
         'ROW_NOT_FOUND',
@@ -85,8 +94,10 @@ export function resolveKeyed(
       );
     }
     deletes.push(existing);
+    deleteKeys.push(k);
   });
   const anyDeleted = deleteRows.length > 0;
+  let putsBack: boolean | null = false;
   // Where each key's insert is (a Map's set and get per insert showed in profiles).
   const insertedAt = scratch.inserted;
   insertedAt.begin();
@@ -97,13 +108,25 @@ export function resolveKeyed(
     const earlier = insertedAt.claim(k, inserts.length);
     if (earlier !== ABSENT) {
       inserts[earlier] = row; // a later insert of the same key in one request wins
+      // Whether the row it replaced was put back was judged on the earlier one: not known now.
+      putsBack = null;
       return;
     }
     // A stored row under the key is replaced, unless this request already deleted it.
-    const existing = anyDeleted && deletedKeys.get(k) !== ABSENT ? undefined : byKey.get(k);
-    if (existing !== undefined) deletes.push(existing);
+    const deletedAt = anyDeleted ? deletedKeys.get(k) : ABSENT;
+    let old: readonly Value[] | undefined;
+    if (deletedAt !== ABSENT) old = deletes[deletedAt];
+    else {
+      old = byKey.get(k);
+      if (old !== undefined) {
+        deletes.push(old);
+        deleteKeys.push(k);
+      }
+    }
+    if (old !== undefined && putsBack === false && identicalRows(old, row)) putsBack = true;
     inserts.push(row);
   });
+  return putsBack;
 }
 
 /** A keyless table's deletes: each names one copy of a stored row; pushes the rows to `deletes`. */

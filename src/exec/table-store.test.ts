@@ -2,9 +2,10 @@
 // consolidated by construction unless an insert puts back the very row it deletes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { T } from '../common/types.ts';
+import { T, type Row, type Value } from '../common/types.ts';
 import { consolidate } from '../ivm/zset.ts';
 import { TableStore } from './table-store.ts';
+import { mulberry32 } from '../../test/support/checkpoint-workload.ts';
 
 function table(primaryKey: number[] | null): TableStore {
   return new TableStore({
@@ -153,4 +154,50 @@ test('a column named like an Object.prototype member is NULL when a row omits it
   t.apply(t.prepare({ delete: [{ a: 1 }] }));
   assert.deepEqual([...t.entries()], []);
   assert.deepEqual(t.normalizeRowGeneral({ a: 2 }, 'insert', 0), [2, null, null]);
+});
+
+test("apply reads the keys prepare found, never a deleted row's key; same change as without them", () => {
+  const rnd = mulberry32(11);
+  const withFacts = table([0]);
+  const without = table([0]);
+  const values: (number | null)[] = [1, 2, -0, 0, null, 0.5];
+  let keyReads = 0;
+  const keyOf = withFacts.keyOf.bind(withFacts);
+  withFacts.keyOf = (row) => {
+    keyReads++;
+    return keyOf(row);
+  };
+  let putBack = 0;
+  for (let request = 0; request < 400; request++) {
+    const stored = [...withFacts.entries()].map(([row]) => row);
+    const deleted = new Set<number>();
+    const del: Row[] = [];
+    for (const row of stored) {
+      if (rnd() > 0.3) continue;
+      deleted.add(row[0] as number);
+      // By key, or by the whole stored row.
+      const [id, v] = row as [Value, Value];
+      del.push(rnd() < 0.7 ? { id } : { id, v });
+    }
+    const ins: Row[] = [];
+    const n = Math.floor(rnd() * 6);
+    for (let i = 0; i < n; i++) {
+      // A stored row put back as it was, now and then; a key twice in one request, now and then.
+      const again = stored[Math.floor(rnd() * stored.length)];
+      if (again !== undefined && rnd() < 0.2) ins.push({ id: again[0] as Value, v: again[1] as Value });
+      else ins.push({ id: Math.floor(rnd() * 12), v: values[Math.floor(rnd() * values.length)] as Value });
+    }
+    const prepared = withFacts.prepare({ delete: del, insert: ins });
+    assert.ok(prepared.keyed !== undefined);
+    if (prepared.keyed.putsBack === true) putBack++;
+    keyReads = 0;
+    const a = withFacts.apply(prepared);
+    // Only the inserted rows' keys are read (each row just built); never a deleted row's.
+    if (prepared.keyed.putsBack !== null) assert.equal(keyReads, prepared.inserts.length, 'apply read a key');
+    // The same rows without the facts: what a batch another way built would give.
+    const b = without.apply({ deletes: prepared.deletes, inserts: prepared.inserts });
+    assert.deepEqual([a.rows, a.weights, a.consolidated], [b.rows, b.weights, b.consolidated]);
+    assert.deepEqual([...withFacts.entries()], [...without.entries()]);
+  }
+  assert.ok(putBack > 10, `${putBack} requests put a row back`);
 });

@@ -35,7 +35,14 @@ import { ReadIndex } from './read-index.ts';
 import { TableWatermark } from './table-watermark.ts';
 import type { OrderedIndex } from '../ivm/ordered-index.ts';
 import { KeyedRows } from './table-keyed-rows.ts';
-import { COLUMNAR_MIN_ROWS, NO_ROWS, type PreparedBatch, columnarBatch, columnsOf } from './table-batch.ts';
+import {
+  COLUMNAR_MIN_ROWS,
+  NO_ROWS,
+  type KeyedFacts,
+  type PreparedBatch,
+  columnarBatch,
+  columnsOf,
+} from './table-batch.ts';
 import { numericColumns, upgradeNumerics } from './table-values.ts';
 import { identicalRows } from '../ivm/exact-rows.ts';
 import { resolveKeyed, resolveKeylessDeletes } from './table-resolve.ts';
@@ -212,24 +219,27 @@ export class TableStore implements Stateful {
         : (input: unknown, i: number): Value[] => this.normalizeRow(input, 'insert', i);
     const deletes: (readonly Value[])[] = [];
     const inserts: (readonly Value[])[] = [];
+    const accepted = deleteRows.length + insertRows.length;
     if (this.byKey !== null) {
       this.requestKeys ??= { deleted: new RequestKeys(), inserted: new RequestKeys() };
-      resolveKeyed(
+      const out = { deletes, inserts, deleteKeys: [] };
+      const putsBack = resolveKeyed(
         this,
         this.byKey,
         deleteRows,
         insertRows,
         normalizeInsert,
-        deletes,
-        inserts,
+        out,
         this.requestKeys,
       );
-    } else {
-      if (deleteRows.length > 0) resolveKeylessDeletes(this, this.ensureMultiset(), deleteRows, deletes);
-      for (let i = 0; i < insertRows.length; i++) inserts.push(normalizeInsert(insertRows[i], i));
+      for (const index of this.uniqueIndexes) index.check(this.def.name, deletes, inserts);
+      const keyed: KeyedFacts = { deleteKeys: out.deleteKeys, putsBack };
+      return { table: this.def.name, deletes, inserts, accepted, keyed };
     }
+    if (deleteRows.length > 0) resolveKeylessDeletes(this, this.ensureMultiset(), deleteRows, deletes);
+    for (let i = 0; i < insertRows.length; i++) inserts.push(normalizeInsert(insertRows[i], i));
     for (const index of this.uniqueIndexes) index.check(this.def.name, deletes, inserts);
-    return { table: this.def.name, deletes, inserts, accepted: deleteRows.length + insertRows.length };
+    return { table: this.def.name, deletes, inserts, accepted };
   }
 
   /**
@@ -238,11 +248,9 @@ export class TableStore implements Stateful {
    */
   private prepareColumns(insertRows: readonly unknown[]): PreparedBatch | null {
     // A large batch's arrays become the table's own storage (append-columns.ts).
-    const n = insertRows.length;
     const columns: Value[][] = this.def.columns.map(() => []);
-    const fast = this.fastInsertColumns;
-    for (let i = 0; i < n; i++) if (!fast(insertRows[i], columns)) return null;
-    return columnarBatch(this.def.name, columns, n);
+    if (!this.fastInsertColumns(insertRows, columns)) return null;
+    return columnarBatch(this.def.name, columns, insertRows.length);
   }
 
   /**
@@ -254,6 +262,8 @@ export class TableStore implements Stateful {
       readonly deletes: readonly (readonly Value[])[];
       readonly inserts: readonly (readonly Value[])[];
       readonly insertColumns?: readonly Value[][];
+      /** Keys and facts `prepare` found (read only while the batch is the one it resolved). */
+      readonly keyed?: KeyedFacts;
     },
     /** A source epoch: its connector's positions (the partitions' event times) and its clock. */
     source?: { readonly positions: unknown; readonly clock: number },
@@ -285,7 +295,11 @@ export class TableStore implements Stateful {
     let consolidated = this.byKey !== null;
     if (this.byKey !== null) {
       const byKey = this.byKey;
-      if (batch.deletes.length > 0) {
+      // The keys `prepare` found, when the batch is still its own (a watermark may drop late rows).
+      const facts = batch === given ? given.keyed : undefined;
+      const putsBack = facts?.putsBack ?? null;
+      if (putsBack !== null) consolidated = !putsBack;
+      else if (batch.deletes.length > 0) {
         // A key inserted while stored is one this batch deletes first (prepare pairs them): its row
         // is read before the deletes, not kept from them in a Map (a set and get per row).
         for (const row of batch.inserts) {
@@ -296,8 +310,10 @@ export class TableStore implements Stateful {
           }
         }
       }
-      for (const row of batch.deletes) {
-        const k = this.keyOf(row);
+      const deletes = batch.deletes;
+      const deleteKeys = facts?.deleteKeys;
+      for (let i = 0; i < deletes.length; i++) {
+        const k = deleteKeys !== undefined ? (deleteKeys[i] as Value) : this.keyOf(deletes[i] as Value[]);
         const existing = byKey.delete(k);
         if (existing === undefined)
           throw new SluiceError(
@@ -308,8 +324,7 @@ export class TableStore implements Stateful {
         weights.push(-1);
       }
       for (const row of batch.inserts) {
-        const k = this.keyOf(row);
-        byKey.set(k, row);
+        byKey.set(this.keyOf(row), row);
         rows.push(row);
         weights.push(1);
       }
