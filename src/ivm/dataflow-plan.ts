@@ -282,11 +282,6 @@ export type DataflowNode =
        * copy of itself (a row past the top goes straight to its partition's unordered tail).
        */
       readonly distinctRows?: true;
-      /**
-       * The input's unique key (its columns), when it has one: with one column, a delete past the top
-       * finds its row's slot in the partition by that key instead of a scan (topn-tail-hints.ts).
-       */
-      readonly uniqueKey?: readonly number[];
     }
   /**
    * Window functions (src/ivm/ops/window-op.ts): every input row arranged by partition and kept in

@@ -325,7 +325,7 @@ export function lowerToDataflow(
           to: p.to,
           columns: specs(p.columns),
           stateId: `${view}/topn${id}`,
-          ...(key !== null && key.length > 0 ? { distinctRows: true as const, uniqueKey: key } : {}),
+          ...(key !== null && key.length > 0 ? { distinctRows: true as const } : {}),
         }));
       }
       case 'window': {

@@ -9,16 +9,10 @@ import type { Value } from '../../common/types.ts';
 import { T } from '../../common/types.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
 import type { ZBatch } from '../zset.ts';
-import { topNWork } from './topn-far-rows.ts';
 import { TopNOp } from './topn-op.ts';
 
 /** Rows [partition, score, id]; ranked by score descending, then id. */
-function topN(
-  to: number | null,
-  emitRank: boolean,
-  distinctRows = false,
-  uniqueKey: readonly number[] | null = null,
-): TopNOp {
+function topN(to: number | null, emitRank: boolean, distinctRows = false): TopNOp {
   const node: Extract<DataflowNode, { kind: 'topn' }> = {
     id: 1,
     kind: 'topn',
@@ -40,7 +34,6 @@ function topN(
     ],
     stateId: 'v/topn1',
     ...(distinctRows ? { distinctRows: true as const } : {}),
-    ...(uniqueKey !== null ? { uniqueKey } : {}),
   };
   return new TopNOp(node);
 }
@@ -359,77 +352,4 @@ test('over a keyed input, a row past the top goes to the tail unsearched, with t
   // Only the deletes from the tail search it; without the key every insert there does too.
   assert.ok(keyed.tailSearches < 67, `${keyed.tailSearches} tail searches`);
   assert.ok(plain.tailSearches > keyed.tailSearches + 100, `${plain.tailSearches} tail searches`);
-});
-
-test('over a unique INT key, a delete past the top finds its row by the key, never scanning the tail', () => {
-  const hinted = topN(3, false, true, [2]);
-  const plain = topN(3, false, true);
-  // 700 rows of one partition (more than the unordered tail holds: the rest are far rows), then
-  // every row deleted in a scrambled order, the top ones among them.
-  const rows: (readonly Value[])[] = [];
-  for (let i = 0; i < 700; i++) rows.push([1, (i * 373) % 700, i]);
-  const deleted = rows.map((_, i) => rows[(i * 241) % 700] as readonly Value[]);
-  const emitted = (op: TopNOp): { out: string[]; scans: number } => {
-    const out = rows.flatMap((r) => changes(op.step([batch([r])])));
-    const scans = topNWork.tailScans;
-    out.push(...deleted.flatMap((r) => changes(op.step([batch([[...r]], -1)]))));
-    return { out, scans: topNWork.tailScans - scans };
-  };
-  const withHints = emitted(hinted);
-  const without = emitted(plain);
-  assert.deepEqual(withHints.out, without.out);
-  assert.ok(hinted.tailSearches > 400, `only ${hinted.tailSearches} deletes past the top`);
-  assert.equal(withHints.scans, 0);
-  assert.ok(without.scans >= plain.tailSearches / 2, `${without.scans} scans without the key`);
-});
-
-test('a key reused in one epoch (a row moved to another partition or score) leaves a stale hint, still right', () => {
-  // Rows [partition, score, id], unique by id; each epoch moves some ids (delete + insert of the
-  // same id), so a hint may name the new row's slot while the old row is deleted.
-  let seed = 7;
-  const rnd = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return seed % n;
-  };
-  const hinted = topN(3, false, true, [2]);
-  const live = new Map<number, readonly Value[]>();
-  const shown = new Map<string, number>();
-  let nextId = 0;
-  for (let epoch = 0; epoch < 400; epoch++) {
-    const rows: (readonly Value[])[] = [];
-    const weights: number[] = [];
-    for (let k = 0; k < 1 + rnd(6); k++) {
-      const ids = [...live.keys()];
-      if (ids.length > 20 && rnd(2) === 0) {
-        const id = ids[rnd(ids.length)] as number;
-        if (rows.some((r) => r[2] === id)) continue;
-        rows.push([...(live.get(id) as readonly Value[])]);
-        weights.push(-1);
-        const moved: readonly Value[] = [rnd(2), rnd(500), id];
-        rows.push(moved);
-        weights.push(1);
-        live.set(id, moved);
-      } else {
-        const row: readonly Value[] = [rnd(2), rnd(500), nextId++];
-        rows.push(row);
-        weights.push(1);
-        live.set(row[2] as number, row);
-      }
-    }
-    const out = hinted.step([{ rows, weights, consolidated: true }]);
-    out.rows.forEach((r, i) => {
-      const k = r.join(',');
-      const n = (shown.get(k) ?? 0) + (out.weights[i] as number);
-      if (n === 0) shown.delete(k);
-      else shown.set(k, n);
-    });
-    const expected = [0, 1].flatMap((p) =>
-      [...live.values()]
-        .filter((r) => r[0] === p)
-        .sort((a, b) => (b[1] as number) - (a[1] as number) || (a[2] as number) - (b[2] as number))
-        .slice(0, 3)
-        .map((r) => r.join(',')),
-    );
-    assert.deepEqual([...shown.keys()].sort(), expected.sort(), `epoch ${epoch}`);
-  }
 });

@@ -76,13 +76,7 @@ export class TopNOp implements Operator, Stateful {
     this.compare = compareRows(node.orderBy);
     this.peers = compareByKeys(node.orderBy);
     this.image = keyImage(node.orderBy);
-    this.state = new TopNRows(
-      node.partitionBy,
-      this.compare,
-      this.image,
-      node.orderBy.length > 0,
-      node.uniqueKey ?? null,
-    );
+    this.state = new TopNRows(node.partitionBy, this.compare, this.image, node.orderBy.length > 0);
     this.to = node.to ?? Infinity;
     this.tailFrom = Math.max(8, this.to + 2);
     this.distinctRows = node.distinctRows === true;

@@ -6,7 +6,6 @@ import { SluiceError } from '../../common/errors.ts';
 import type { SortKey } from '../../common/top-n.ts';
 import type { Value } from '../../common/types.ts';
 import { FarRows, topNWork } from './topn-far-rows.ts';
-import type { TailHints } from './topn-tail-hints.ts';
 
 export type RowCompare = (a: readonly Value[], b: readonly Value[]) => number;
 
@@ -109,14 +108,7 @@ export class SortedPartition {
    */
   private lastKey = NaN;
 
-  /**
-   * @param hints where the operator notes each row's slot in an unordered tail (by the input's unique
-   *   key), so a delete there finds its row without a scan; null: no unique key, deletes scan.
-   */
-  constructor(
-    withImages: boolean,
-    private readonly hints: TailHints | null = null,
-  ) {
+  constructor(withImages: boolean) {
     this.keys = withImages ? [] : null;
   }
 
@@ -228,7 +220,6 @@ export class SortedPartition {
   /** Adds a row to the tail (one copy, after every sorted row): unordered, or far once that is full. */
   pushTail(row: readonly Value[], image: number, compare: RowCompare): void {
     if (this.rows.length - this.sorted < TAIL_LIMIT) {
-      this.hints?.note(row, this.rows.length);
       this.rows.push(row);
       (this.keys as number[]).push(image);
       return;
@@ -242,33 +233,15 @@ export class SortedPartition {
     return this.far !== null && this.far.find(row, image, compare) !== null;
   }
 
-  /**
-   * Removes `row` from the tail (unordered or far); returns the row held, or null (not there). The
-   * slot its hint names first, then the far rows (a search), then a scan of the unordered tail: with
-   * hints the scan runs only for a row whose hint is stale (its key was reused in this epoch).
-   */
+  /** Removes `row` from the tail (unordered or far); returns the row held, or null (not there). */
   takeTail(row: readonly Value[], image: number, compare: RowCompare): readonly Value[] | null {
-    let i = this.hintedIndex(row, image, compare);
-    if (i < 0) {
-      const there = this.far === null ? null : this.far.remove(row, image, compare);
-      if (there !== null) return there;
-      i = this.tailIndex(row, image, compare);
-      if (i < 0) return null;
+    const i = this.tailIndex(row, image, compare);
+    if (i >= 0) {
+      const there = this.rows[i] as readonly Value[];
+      this.removeTail(i);
+      return there;
     }
-    const there = this.rows[i] as readonly Value[];
-    this.removeTail(i);
-    return there;
-  }
-
-  /** The unordered tail's slot that `row`'s hint names if it holds the row, else -1. */
-  private hintedIndex(row: readonly Value[], image: number, compare: RowCompare): number {
-    const hints = this.hints;
-    const keys = this.keys;
-    if (hints === null || keys === null) return -1;
-    const h = hints.find(row);
-    if (h < this.sorted || h >= keys.length || keys[h] !== image) return -1;
-    const there = this.rows[h] as readonly Value[];
-    return there === row || compare(there, row) === 0 ? h : -1;
+    return this.far === null ? null : this.far.remove(row, image, compare);
   }
 
   /**
@@ -278,7 +251,6 @@ export class SortedPartition {
   tailIndex(row: readonly Value[], image: number, compare: RowCompare): number {
     const keys = this.keys;
     if (keys === null) return -1;
-    topNWork.tailScans++;
     topNWork.visited += keys.length - this.sorted;
     for (let i = this.sorted; i < keys.length; i++) {
       if (keys[i] !== image) continue;
@@ -293,10 +265,8 @@ export class SortedPartition {
     const rows = this.rows;
     const keys = this.keys as number[];
     const last = rows.length - 1;
-    const moved = rows[last] as readonly Value[];
-    rows[i] = moved;
+    rows[i] = rows[last] as readonly Value[];
     keys[i] = keys[last] as number;
-    if (i !== last) this.hints?.note(moved, i);
     rows.pop();
     keys.pop();
   }
@@ -327,11 +297,7 @@ export class SortedPartition {
       const at = this.sorted - 1;
       this.sorted = at;
       counts?.pop();
-      if (rows.length - at <= TAIL_ROWS) {
-        // The last sorted row is now the tail's first, where it stands.
-        this.hints?.note(rows[at] as readonly Value[], at);
-        continue;
-      }
+      if (rows.length - at <= TAIL_ROWS) continue;
       // The unordered tail is long already: the row goes to the far rows (else the sorted part would
       // grow with every insert ranked inside it, and every change shift it).
       const keys = this.keys as number[];
@@ -370,7 +336,6 @@ export class SortedPartition {
           // The far rows' first comes next: the unordered tail's first row moves to the end.
           far.shift();
           if (from < rows.length) {
-            this.hints?.note(rows[from] as readonly Value[], rows.length);
             rows.push(rows[from] as readonly Value[]);
             keys.push(keys[from] as number);
             rows[from] = fr;
@@ -388,7 +353,6 @@ export class SortedPartition {
       const key = keys[best] as number;
       rows[best] = rows[from] as readonly Value[];
       keys[best] = keys[from] as number;
-      if (best !== from) this.hints?.note(rows[best] as readonly Value[], best);
       rows[from] = row;
       keys[from] = key;
       this.sorted++;
@@ -469,8 +433,6 @@ export class SortedPartition {
       keys[at] = image;
     }
     topNWork.visited += n - at;
-    // The tail's first row moves to the end.
-    if (n < rows.length) this.hints?.note(rows[n] as readonly Value[], rows.length);
     rows.push(n < rows.length ? (rows[n] as readonly Value[]) : row);
     for (let j = n; j > at; j--) rows[j] = rows[j - 1] as readonly Value[];
     rows[at] = row;
@@ -498,11 +460,7 @@ export class SortedPartition {
     }
     topNWork.visited += n - at;
     for (let j = at + 1; j < n; j++) rows[j - 1] = rows[j] as readonly Value[];
-    if (last >= n) {
-      // The tail's last row fills the slot: the tail's first now.
-      rows[n - 1] = rows[last] as readonly Value[];
-      this.hints?.note(rows[n - 1] as readonly Value[], n - 1);
-    }
+    if (last >= n) rows[n - 1] = rows[last] as readonly Value[];
     rows.pop();
     this.sorted = n - 1;
     if (this.counts !== null) {

@@ -7,7 +7,6 @@ import { encodeExactValues, encodeOne, encodeValues, singleKey } from '../../com
 import { ArrangementDelta, type Upserts } from '../arrangement-delta.ts';
 import { PartitionTable } from './topn-partition-table.ts';
 import { SortedPartition, type KeyImage, type RowCompare } from './topn-partition.ts';
-import { TailHints } from './topn-tail-hints.ts';
 
 /** A partition's key: '' without PARTITION BY, one column's key, or the columns' encoding. */
 export type PartitionKey = Value;
@@ -26,19 +25,15 @@ export class TopNRows extends ArrangementDelta {
   private readonly dirty = new Map<string, { readonly key: PartitionKey; readonly row: readonly Value[] }>();
   /** Whether new partitions keep images (false: the ORDER BY has no first key). */
   private readonly withImages: boolean;
-  /** Tail slots by the input's unique key (one column), shared by the partitions; null: none. */
-  private readonly hints: TailHints | null;
 
   constructor(
     private readonly partitionBy: readonly number[],
     private readonly compare: RowCompare,
     private readonly image: KeyImage,
     hasOrder: boolean,
-    uniqueKey: readonly number[] | null = null,
   ) {
     super();
     this.withImages = hasOrder;
-    this.hints = uniqueKey !== null && uniqueKey.length === 1 ? new TailHints(uniqueKey[0] as number) : null;
   }
 
   partitionOf(row: readonly Value[]): PartitionKey {
@@ -52,7 +47,7 @@ export class TopNRows extends ArrangementDelta {
   partition(key: PartitionKey): SortedPartition {
     let part = this.partitions.get(key);
     if (part === undefined) {
-      part = new SortedPartition(this.withImages, this.hints);
+      part = new SortedPartition(this.withImages);
       this.partitions.set(key, part);
     }
     return part;
@@ -65,7 +60,6 @@ export class TopNRows extends ArrangementDelta {
   changed(key: PartitionKey, row: readonly Value[], distinct: number): void {
     if (distinct !== 0) {
       this.rowCount += distinct;
-      if (this.hints !== null) this.hints.held = this.rowCount;
       this.rowBytes += distinct * (32 + 8 * row.length);
     }
     if (this.tracking) this.dirty.set(this.entryId(this.keyId(key), row), { key, row });
@@ -81,9 +75,9 @@ export class TopNRows extends ArrangementDelta {
     return this.rowCount;
   }
 
-  /** Approximate bytes: the partitions' arrays, the map, the rows and the tail hints. */
+  /** Approximate heap bytes: the partitions' arrays, the map and the rows. */
   stateBytes(): number {
-    let bytes = this.rowBytes + 48 * this.partitions.size + (this.hints?.bytes() ?? 0);
+    let bytes = this.rowBytes + 48 * this.partitions.size;
     for (const part of this.partitions.values()) bytes += part.bytes();
     return bytes;
   }
@@ -103,11 +97,10 @@ export class TopNRows extends ArrangementDelta {
       this.rowCount += 1;
       this.rowBytes += 32 + 8 * e.r.length;
     }
-    if (this.hints !== null) this.hints.held = this.rowCount;
     const compare = this.compare;
     for (const [key, list] of byKey) {
       list.sort((a, b) => compare(a.row, b.row));
-      const part = new SortedPartition(this.withImages, this.hints);
+      const part = new SortedPartition(this.withImages);
       part.fill(
         list.map((e) => e.row),
         list.map((e) => e.count),
