@@ -235,6 +235,8 @@ interface Server {
   port: number;
   dataDir: string;
   exited: Promise<void>;
+  /** The end of what the server wrote to stdout (its log). */
+  output: () => string;
 }
 
 const ownRoot = new URL('..', import.meta.url).pathname;
@@ -266,9 +268,16 @@ async function startServer(
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let out = '';
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      // An exit the bench did not ask for (a crash) is otherwise only a connection reset: say why.
+      if (!child.killed)
+        console.error(`server ${child.pid} exited (code ${code}, signal ${signal}): ${out.slice(-4000)}`);
+      resolve();
+    }),
+  );
   const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
@@ -277,7 +286,7 @@ async function startServer(
     });
     child.once('exit', () => reject(new Error(`server exited: ${out}`)));
   });
-  return { child, base: `http://127.0.0.1:${port}`, port, dataDir, exited };
+  return { child, base: `http://127.0.0.1:${port}`, port, dataDir, exited, output: () => out.slice(-4000) };
 }
 
 async function stopServer(s: Server): Promise<void> {
@@ -361,8 +370,17 @@ interface SourceJson {
 }
 
 async function sourceStatus(s: Server): Promise<SourceJson> {
-  const r = await fetch(`${s.base}/v1/sources/orders`);
-  return (await r.json()) as SourceJson;
+  try {
+    const r = await fetch(`${s.base}/v1/sources/orders`);
+    return (await r.json()) as SourceJson;
+  } catch (error) {
+    // A reset connection is usually the server gone: wait for its exit and show its last log lines.
+    await Promise.race([s.exited, new Promise((resolve) => setTimeout(resolve, 3000))]);
+    const code = s.child.exitCode ?? s.child.signalCode ?? 'still running';
+    throw new Error(`status of server ${s.child.pid} failed (exit: ${code}); its log ends: ${s.output()}`, {
+      cause: error,
+    });
+  }
 }
 
 function caughtUp(st: SourceJson, ends: ReadonlyMap<number, number>): boolean {
