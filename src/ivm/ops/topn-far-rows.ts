@@ -1,7 +1,9 @@
 // The far rows of a large Top-N partition: rows ranked past its sorted part and its small unordered
 // tail, held sorted in chunks so an insert, a delete or taking the first row costs O(log n + B).
 import type { Value } from '../../common/types.ts';
-import type { RowCompare } from './topn-partition.ts';
+
+/** The full order of a Top-N's rows (the ORDER BY, then the rest of the row). */
+export type RowCompare = (a: readonly Value[], b: readonly Value[]) => number;
 
 /** Rows a chunk gets when split or loaded; a chunk splits past twice this. */
 const CHUNK_ROWS = 512;

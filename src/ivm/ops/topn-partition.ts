@@ -5,9 +5,9 @@ import { Decimal } from '../../common/decimal.ts';
 import { SluiceError } from '../../common/errors.ts';
 import type { SortKey } from '../../common/top-n.ts';
 import type { Value } from '../../common/types.ts';
-import { FarRows, topNWork } from './topn-far-rows.ts';
+import { FarRows, topNWork, type RowCompare } from './topn-far-rows.ts';
 
-export type RowCompare = (a: readonly Value[], b: readonly Value[]) => number;
+export type { RowCompare };
 
 /** A row's image: a double, or NaN when its first sort key has none. */
 export type KeyImage = (row: readonly Value[]) => number;
