@@ -3,9 +3,19 @@
 // main thread as before; `partitioningOf` says why, for EXPLAIN DATAFLOW.
 import type { SqlType } from '../../common/types.ts';
 import type { ColumnSpec, DataflowNode } from '../../ivm/dataflow-plan.ts';
-import type { FoldSpec } from './partition-protocol.ts';
+import type { ScalarExpr } from '../../common/scalar-expr.ts';
 
 type ReduceNode = Extract<DataflowNode, { kind: 'reduce' }>;
+
+/**
+ * A downstream Reduce whose aggregates are all COUNT(*) reads only each of its groups' net weight:
+ * its group key, evaluated per change of this Reduce (`keys`, over this Reduce's output columns).
+ * Each partition folds its changes by that key (partition-fold.ts), so the main thread steps the
+ * downstream Reduce on one row per touched group instead of on every change.
+ */
+export interface FoldSpec {
+  readonly keys: readonly ScalarExpr[];
+}
 
 /** How a partitioned Reduce reads its input: the input columns of its keys and of its arguments. */
 export interface PartitionLayout {

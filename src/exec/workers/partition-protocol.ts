@@ -1,11 +1,12 @@
 // The messages between the main thread's partition pool (partition-pool.ts) and a partition worker
 // (partition-worker.ts), and how a column of values crosses: numbers as a Float64Array over shared
 // or transferred memory (a copy-free hand-over), anything else as a plain array of primitives.
-import type { ScalarExpr } from '../../common/scalar-expr.ts';
 import type { Value } from '../../common/types.ts';
 import type { ColumnSpec, DataflowNode } from '../../ivm/dataflow-plan.ts';
 import type { StateDelta } from '../../ivm/state.ts';
-import type { PartitionLayout } from './partition-eligibility.ts';
+import type { FoldSpec, PartitionLayout } from './partition-eligibility.ts';
+
+export type { FoldSpec };
 
 export type ReduceNode = Extract<DataflowNode, { kind: 'reduce' }>;
 
@@ -43,16 +44,6 @@ export interface ReplyBuffers {
   /** The step's fold entries (see FoldEntries): their folds and rows, and their net weights. */
   readonly foldAt: Int32Array;
   readonly foldWeights: Float64Array;
-}
-
-/**
- * A downstream Reduce whose aggregates are all COUNT(*) reads only each of its groups' net weight:
- * its group key, evaluated per change of this Reduce (`keys`, over this Reduce's output columns).
- * Each partition folds its changes by that key (partition-fold.ts), so the main thread steps the
- * downstream Reduce on one row per touched group instead of on every change.
- */
-export interface FoldSpec {
-  readonly keys: readonly ScalarExpr[];
 }
 
 /**
