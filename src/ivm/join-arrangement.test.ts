@@ -113,6 +113,7 @@ function check(a: JoinArrangement, model: Model, step: number): void {
       `total of ${String(key)}`,
     );
     assert.equal(a.rowsUnder(key), list.length);
+    assert.equal(a.rowsAt(slot), list.length, `rows at the slot of ${String(key)}`);
     rows += list.length;
   }
   for (const key of DISTINCT_KEYS) if (!model.has(key)) assert.equal(a.slotOf(key), NO_SLOT);

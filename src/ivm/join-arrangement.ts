@@ -27,25 +27,31 @@ export const MAX_KEPT_COLUMNS = 4;
 type StoredRow = StoredArrangedRow<string, readonly Value[]>;
 
 /**
- * Estimated heap bytes of one key: its slot in the index and the five per-slot arrays, and the key
- * itself when a string. An estimate for metrics, like `rowBytes` in arrangement.ts.
+ * Estimated heap bytes of one key: its slot in the index, its record in `slots` and its key cell,
+ * and the key itself when a string. An estimate for metrics, like `rowBytes` in arrangement.ts.
  */
 function keyBytes(key: JoinKey): number {
   return 48 + (typeof key === 'string' ? key.length : 0);
 }
 
 /**
- * One arranged row: its cells in the per-row arrays (~48 B) and the lookup table (~16 B at half
- * load; the first-column index that stands in for it is smaller), plus the row array itself (~32 B
- * + 8 B a slot; values other than small integers boxed at ~16 B more). The row array is shared with
- * the batch that brought it, so this over-counts a little. Kept columns add 8 B each.
+ * One arranged row: its cells in the per-row arrays (~36 B) and its entry in the first-column index
+ * (~8 B), plus the row array itself (~32 B + 8 B a slot; values other than small integers boxed at
+ * ~16 B more). The row array is shared with the batch that brought it, so this over-counts a
+ * little. Kept columns add 8 B each; rows found by the lookup table, TABLE_ROW_BYTES more.
  */
 function rowBytes(row: readonly Value[]): number {
   let boxed = 0;
   for (const v of row)
     if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) >= 2 ** 30) boxed += 16;
-  return 96 + 8 * row.length + boxed;
+  return 76 + 8 * row.length + boxed;
 }
+
+/**
+ * What a row found by the lookup table holds beyond `rowBytes`: its cell in the table (~16 B at half
+ * load), its `mixed` cell and its match sum, less the first-column index entry it no longer has.
+ */
+const TABLE_ROW_BYTES = 20;
 
 /** A row's place in the lookup table: its hash mixed with its slot's. */
 function mix(slot: number, rowHash: number): number {
@@ -58,6 +64,17 @@ function grownF64(a: Float64Array<ArrayBuffer>, min: number): Float64Array<Array
   const out = new Float64Array(Math.max(min, a.length * 2));
   out.set(a);
   return out;
+}
+
+/** Doubles per slot in `slots`, and each number's place in them. */
+const SLOT_STRIDE = 4;
+const HEAD = 0;
+const TAIL = 1;
+const SIZE = 2;
+const TOTAL = 3;
+
+function newSlots(n: number): Float64Array<ArrayBuffer> {
+  return new Float64Array(n * SLOT_STRIDE);
 }
 
 function grownI32(a: Int32Array<ArrayBuffer>, min: number): Int32Array<ArrayBuffer> {
@@ -77,20 +94,24 @@ export class JoinArrangement extends ArrangementDelta {
   private readonly index = new GroupIndex();
   // Per slot.
   private slotKeys: (JoinKey | undefined)[] = [];
-  private heads = new Int32Array(16).fill(NO_ROW);
-  private tails = new Int32Array(16).fill(NO_ROW);
-  private totals = new Float64Array(16);
-  private slotSizes = new Int32Array(16);
+  /**
+   * A slot's numbers side by side (SLOT_STRIDE doubles: head, tail, size, total), so an append
+   * touches one cache line of them, not one in each of four arrays (a miss each once the keys
+   * outgrow the cache).
+   */
+  private slots = newSlots(16);
   private freeSlots: number[] = [];
   // Per row id.
   private rowArrays: (readonly Value[] | null)[] = [];
   private counts = new Float64Array(16);
   private seqs = new Float64Array(16);
-  private matchCounts = new Float64Array(16);
+  /** Only as long as the last id with a non-zero sum (outer joins with a residual): 0 past it. */
+  private matchCounts = new Float64Array(0);
   private nexts = new Int32Array(16);
   private prevs = new Int32Array(16);
   private rowSlots = new Int32Array(16);
-  private mixed = new Int32Array(16);
+  /** Kept only while rows are found by the lookup table (`byFirst` null). */
+  private mixed = new Int32Array(0);
   private freeRows: number[] = [];
   /**
    * Columns kept by column (`keepColumn`): `kept[k][id]` is the value of column `keptAt[k]` of row
@@ -154,12 +175,21 @@ export class JoinArrangement extends ArrangementDelta {
 
   /** Sum of the multiplicities under the slot. */
   total(slot: number): number {
-    return this.totals[slot] as number;
+    return this.slots[slot * SLOT_STRIDE + TOTAL] as number;
+  }
+
+  /**
+   * Distinct rows under the slot. With one (a key unique on this side), that row's count is the
+   * slot's total: a probe reads neither its `next` nor its `count`, two cache misses once the rows
+   * outgrow the cache.
+   */
+  rowsAt(slot: number): number {
+    return this.slots[slot * SLOT_STRIDE + SIZE] as number;
   }
 
   /** The slot's first row (in arrival order), or NO_ROW. */
   head(slot: number): number {
-    return this.heads[slot] as number;
+    return this.slots[slot * SLOT_STRIDE + HEAD] as number;
   }
 
   next(id: number): number {
@@ -179,13 +209,13 @@ export class JoinArrangement extends ArrangementDelta {
   }
 
   matches(id: number): number {
-    return this.matchCounts[id] as number;
+    return this.matchCounts[id] ?? 0;
   }
 
   /** Adds `w` to the row's matches (marking it for the next checkpoint delta); returns the new sum. */
   addMatches(id: number, w: number): number {
-    const m = (this.matchCounts[id] as number) + w;
-    this.matchCounts[id] = m;
+    const m = this.matches(id) + w;
+    this.setMatches(id, m);
     if (this.tracking) this.mark(this.slotKeys[this.rowSlots[id] as number] as JoinKey, this.row(id));
     return m;
   }
@@ -222,7 +252,7 @@ export class JoinArrangement extends ArrangementDelta {
   /** Distinct rows under `key` (0 when none), for tests. */
   rowsUnder(key: JoinKey): number {
     const slot = this.index.get(key);
-    return slot === NO_SLOT ? 0 : (this.slotSizes[slot] as number);
+    return slot === NO_SLOT ? 0 : (this.slots[slot * SLOT_STRIDE + SIZE] as number);
   }
 
   /**
@@ -253,14 +283,15 @@ export class JoinArrangement extends ArrangementDelta {
     if (count < 0) throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
     if (this.tracking) this.mark(key, id === NO_ROW ? row : this.row(id));
     if (slot === NO_SLOT) slot = this.newSlot(key);
-    this.totals[slot] = (this.totals[slot] as number) + weight;
+    const slots = this.slots;
+    slots[slot * SLOT_STRIDE + TOTAL] = (slots[slot * SLOT_STRIDE + TOTAL] as number) + weight;
     if (id === NO_ROW) {
       id = this.newRow(slot, row, hash, count, matches);
       return;
     }
     if (count === 0) {
       this.removeRow(id, slot);
-      if (this.slotSizes[slot] === 0) this.freeSlot(slot, key);
+      if (this.slots[slot * SLOT_STRIDE + SIZE] === 0) this.freeSlot(slot, key);
     } else this.counts[id] = count;
   }
 
@@ -292,7 +323,11 @@ export class JoinArrangement extends ArrangementDelta {
     for (let slot = 0; slot < keys.length; slot++) {
       const key = keys[slot];
       if (key === undefined) continue;
-      for (let id = this.heads[slot] as number; id !== NO_ROW; id = this.nexts[id] as number)
+      for (
+        let id = this.slots[slot * SLOT_STRIDE + HEAD] as number;
+        id !== NO_ROW;
+        id = this.nexts[id] as number
+      )
         upserts.push([this.entryId(key, this.row(id)), this.stored(key, id)]);
     }
   }
@@ -320,7 +355,7 @@ export class JoinArrangement extends ArrangementDelta {
       k: this.keyId(key),
       r: this.row(id),
       c: this.counts[id] as number,
-      m: this.matchCounts[id] as number,
+      m: this.matches(id),
       s: this.seqs[id] as number,
     };
   }
@@ -357,23 +392,14 @@ export class JoinArrangement extends ArrangementDelta {
     if (slot === undefined) {
       slot = this.slotKeys.length;
       this.slotKeys.push(key);
-      if (slot >= this.heads.length) {
-        const n = this.heads.length * 2;
-        const heads = new Int32Array(n).fill(NO_ROW);
-        heads.set(this.heads);
-        this.heads = heads;
-        const tails = new Int32Array(n).fill(NO_ROW);
-        tails.set(this.tails);
-        this.tails = tails;
-        this.totals = grownF64(this.totals, n);
-        this.slotSizes = grownI32(this.slotSizes, n);
-      }
+      if (slot * SLOT_STRIDE >= this.slots.length) this.slots = grownF64(this.slots, 0);
     } else this.slotKeys[slot] = key;
     this.index.set(key, slot);
-    this.heads[slot] = NO_ROW;
-    this.tails[slot] = NO_ROW;
-    this.totals[slot] = 0;
-    this.slotSizes[slot] = 0;
+    const at = slot * SLOT_STRIDE;
+    this.slots[at + HEAD] = NO_ROW;
+    this.slots[at + TAIL] = NO_ROW;
+    this.slots[at + SIZE] = 0;
+    this.slots[at + TOTAL] = 0;
     this.bytes += keyBytes(key);
     return slot;
   }
@@ -401,52 +427,65 @@ export class JoinArrangement extends ArrangementDelta {
     }
     const byFirst = this.byFirst;
     if (byFirst === null && 2 * (this.rowCount + 1) > this.mask + 1) this.growTable();
-    const h = mix(slot, hash);
+    const h = byFirst === null ? mix(slot, hash) : 0;
     this.counts[id] = count;
     this.seqs[id] = this.nextSeq++;
-    this.matchCounts[id] = matches;
+    this.setMatches(id, matches);
     this.rowSlots[id] = slot;
-    this.mixed[id] = h;
+    // Read only by the lookup table (`useTable` fills it for every row when it starts).
+    if (byFirst === null) this.mixed[id] = h;
     // Appended to the slot's chain: its rows are listed in arrival order.
-    const tail = this.tails[slot] as number;
+    const slots = this.slots;
+    const at = slot * SLOT_STRIDE;
+    const tail = slots[at + TAIL] as number;
     this.prevs[id] = tail;
     this.nexts[id] = NO_ROW;
-    if (tail === NO_ROW) this.heads[slot] = id;
+    if (tail === NO_ROW) slots[at + HEAD] = id;
     else this.nexts[tail] = id;
-    this.tails[slot] = id;
-    this.slotSizes[slot] = (this.slotSizes[slot] as number) + 1;
+    slots[at + TAIL] = id;
+    slots[at + SIZE] = (slots[at + SIZE] as number) + 1;
     if (byFirst === null) this.insert(h, id);
     else byFirst.set(row[0] as Value, id);
     this.rowCount++;
-    this.bytes += rowBytes(row) + 8 * keptAt.length;
+    this.bytes += rowBytes(row) + 8 * keptAt.length + (byFirst === null ? TABLE_ROW_BYTES : 0);
     return id;
   }
 
   private removeRow(id: number, slot: number): void {
     const prev = this.prevs[id] as number;
     const next = this.nexts[id] as number;
-    if (prev === NO_ROW) this.heads[slot] = next;
+    const slots = this.slots;
+    const at = slot * SLOT_STRIDE;
+    if (prev === NO_ROW) slots[at + HEAD] = next;
     else this.nexts[prev] = next;
-    if (next === NO_ROW) this.tails[slot] = prev;
+    if (next === NO_ROW) slots[at + TAIL] = prev;
     else this.prevs[next] = prev;
-    this.slotSizes[slot] = (this.slotSizes[slot] as number) - 1;
+    slots[at + SIZE] = (slots[at + SIZE] as number) - 1;
     if (this.byFirst === null) this.unindex(id);
     else this.byFirst.delete(this.row(id)[0] as Value);
-    this.bytes -= rowBytes(this.row(id)) + 8 * this.keptAt.length;
+    this.bytes -=
+      rowBytes(this.row(id)) + 8 * this.keptAt.length + (this.byFirst === null ? TABLE_ROW_BYTES : 0);
     this.rowArrays[id] = null;
     for (let k = 0; k < this.kept.length; k++) (this.kept[k] as Value[])[id] = null;
     this.freeRows.push(id);
     this.rowCount--;
   }
 
+  private setMatches(id: number, m: number): void {
+    if (id >= this.matchCounts.length) {
+      if (m === 0) return;
+      this.matchCounts = grownF64(this.matchCounts, this.counts.length);
+    }
+    this.matchCounts[id] = m;
+  }
+
   private growRows(min: number): void {
     this.counts = grownF64(this.counts, min);
     this.seqs = grownF64(this.seqs, min);
-    this.matchCounts = grownF64(this.matchCounts, min);
     this.nexts = grownI32(this.nexts, min);
     this.prevs = grownI32(this.prevs, min);
     this.rowSlots = grownI32(this.rowSlots, min);
-    this.mixed = grownI32(this.mixed, min);
+    if (this.byFirst === null) this.mixed = grownI32(this.mixed, min);
   }
 
   private insert(h: number, id: number): void {
@@ -485,6 +524,8 @@ export class JoinArrangement extends ArrangementDelta {
   /** Leaves `byFirst` for the lookup table, indexing every row held. */
   private useTable(): void {
     this.byFirst = null;
+    this.mixed = new Int32Array(this.counts.length);
+    this.bytes += TABLE_ROW_BYTES * this.rowCount;
     let cells = 32;
     while (cells < 4 * (this.rowCount + 1)) cells *= 2;
     this.table = new Int32Array(cells);
@@ -511,19 +552,16 @@ export class JoinArrangement extends ArrangementDelta {
   private reset(): void {
     this.index.clear();
     this.slotKeys = [];
-    this.heads = new Int32Array(16).fill(NO_ROW);
-    this.tails = new Int32Array(16).fill(NO_ROW);
-    this.totals = new Float64Array(16);
-    this.slotSizes = new Int32Array(16);
+    this.slots = newSlots(16);
     this.freeSlots = [];
     this.rowArrays = [];
     this.counts = new Float64Array(16);
     this.seqs = new Float64Array(16);
-    this.matchCounts = new Float64Array(16);
+    this.matchCounts = new Float64Array(0);
     this.nexts = new Int32Array(16);
     this.prevs = new Int32Array(16);
     this.rowSlots = new Int32Array(16);
-    this.mixed = new Int32Array(16);
+    this.mixed = new Int32Array(0);
     this.freeRows = [];
     for (let k = 0; k < this.kept.length; k++) this.kept[k] = [];
     this.table = new Int32Array(32);

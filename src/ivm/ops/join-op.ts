@@ -264,11 +264,17 @@ export class JoinOp implements Operator, Stateful {
           if (keptAppend !== null) {
             const kept = theirs.keptColumns;
             const cols = this.cols as Value[][];
-            for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
-              keptAppend(row, id, kept, cols);
-              weights.push(w * theirs.count(id));
+            if (theirs.rowsAt(slot) === 1) {
+              // One row under the key (their key is unique): its count is the slot's total.
+              keptAppend(row, theirs.head(slot), kept, cols);
+              weights.push(w * theirs.total(slot));
               this.produced++;
-            }
+            } else
+              for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
+                keptAppend(row, id, kept, cols);
+                weights.push(w * theirs.count(id));
+                this.produced++;
+              }
           } else if (this.cols !== null && this.pickColumns !== null && this.filter === null) {
             const append = this.pickColumns[side];
             const cols = this.cols;
