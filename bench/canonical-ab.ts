@@ -2,7 +2,7 @@
 // fed the same batches alternately (which one goes first alternates too), CPU time summed per side.
 // On a machine shared with other work, paired runs in separate processes drift apart with the load;
 // here both sides see the same load, batch by batch, so their ratio is the steadier figure.
-//   node --import tsx bench/canonical-ab.ts --base /work/wt/base [--dist uniform|zipf] [--batch 10000]
+//   node --import tsx bench/canonical-ab.ts --base ../sluice-base [--dist uniform|zipf] [--batch 10000]
 //        [--events 1000000] [--rounds 4]
 // Each round builds a fresh engine on each side (after one untimed warm-up round of 100,000 other
 // events) and prints both sides' events per CPU second and base ÷ this tree's CPU time (> 1: faster).

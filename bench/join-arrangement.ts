@@ -4,7 +4,7 @@
 // epoch: what is left is the arrangements' own work, whose cost grows with state (cache misses), so
 // full size and quarter size differ more here than in join.ts.
 //   node --expose-gc --import tsx bench/join-arrangement.ts [--auctions 100000] [--bids 1000000]
-//     [--runs 4] [--tree /work/wt/base]      (--tree: the worktree whose arrangement is measured)
+//     [--runs 4] [--tree ../sluice-base]      (--tree: the worktree whose arrangement is measured)
 // Prints one JSON line: fold and probe CPU ms per run, and bids per CPU second of the best run after
 // the first (the first warms the JIT).
 import { parseArgs } from 'node:util';

@@ -4,7 +4,7 @@
 // `sourceRowTyping`, i.e. its normalizeRow). Prints CPU ns per record per round and the median, and
 // how many records the flat reader read and left to the general path. See bench/README.md.
 //
-//   node --import tsx bench/kafka-decode.ts [--records 200000] [--rounds 8] [--root /work/wt/base]
+//   node --import tsx bench/kafka-decode.ts [--records 200000] [--rounds 8] [--root ../sluice-base]
 // `--root DIR` decodes with another checkout's src/ (paired A/B: run both, alternating).
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -4,7 +4,7 @@
 // table's part of the Top-N and join benchmarks: inserts of new serial ids, deletes naming only the
 // key (random ids), and mixed batches of updates (an insert of a stored key replaces its row) and
 // key-only deletes on distinct random keys.
-//   node --import tsx bench/table-ab.ts --base /work/wt/base [--rows 1000000] [--batch 1000]
+//   node --import tsx bench/table-ab.ts --base ../sluice-base [--rows 1000000] [--batch 1000]
 //        [--changes 100000] [--rounds 3] [--mine DIR]
 // Both engines share one heap, so a GC may be charged to either side: read several rounds.
 import { loadavg } from 'node:os';

@@ -8,11 +8,11 @@
 //               from the tail and the far rows)
 // Figures: events per CPU second of each phase (process.cpuUsage of the timed loop), and whether
 // the final top 10 equals a direct computation (exit code 1 otherwise). One process per run; for a
-// paired A/B, `--engine DIR` loads the engine from another checkout (e.g. /work/wt/base) and the
+// paired A/B, `--engine DIR` loads the engine from another checkout (e.g. ../sluice-base) and the
 // runs alternate.
 //
 //   node --import tsx bench/topn-long.ts
-//   node --import tsx bench/topn-long.ts --engine /work/wt/base
+//   node --import tsx bench/topn-long.ts --engine ../sluice-base
 //   node --import tsx bench/topn-long.ts --bids 200000 --deletes 20000 --top-rounds 2
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
