@@ -113,7 +113,7 @@ function valueAt(r: PartChanges, c: number, j: number): Value {
 }
 
 /** `out[place[i]] = from[i]` (NULL where `nulls[i]` is 1) for the `count` changes of a partition. */
-function scatterF64(
+export function scatterF64(
   out: Value[],
   from: Float64Array,
   nulls: Uint8Array | null,
@@ -125,7 +125,7 @@ function scatterF64(
 }
 
 /** scatterF64 for a column of values (a separate function: each loop sees one kind of array). */
-function scatter(
+export function scatter(
   out: Value[],
   from: ArrayLike<Value>,
   nulls: Uint8Array | null,

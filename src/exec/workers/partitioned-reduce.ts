@@ -13,7 +13,7 @@ import type { ColumnSpec } from '../../ivm/dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../../ivm/operator.ts';
 import type { StateDelta, Stateful } from '../../ivm/state.ts';
 import { ColumnBatch, type ZBatch } from '../../ivm/zset.ts';
-import { PartitionBatch } from './partition-batch.ts';
+import { PartitionBatch, scatter, scatterF64 } from './partition-batch.ts';
 import type { PartitionLayout } from './partition-eligibility.ts';
 import { groupId, hashNumber, partitionOf } from './partition-hash.ts';
 import type { PartitionPool } from './partition-pool.ts';
@@ -368,29 +368,6 @@ export class PartitionedReduce implements Operator, Stateful {
   }
 }
 
-/** `out[place[i]] = from[i]` (NULL where `nulls[i]` is 1) for the `count` changes of a partition. */
-function scatterF64(
-  out: Value[],
-  from: Float64Array,
-  nulls: Uint8Array | null,
-  place: Int32Array,
-  count: number,
-): void {
-  if (nulls === null) for (let i = 0; i < count; i++) out[place[i] as number] = from[i] as number;
-  else for (let i = 0; i < count; i++) out[place[i] as number] = nulls[i] === 1 ? null : (from[i] as number);
-}
-
-/** scatterF64 for a column of values (a separate function: each loop sees one kind of array). */
-function scatter(
-  out: Value[],
-  from: ArrayLike<Value>,
-  nulls: Uint8Array | null,
-  place: Int32Array,
-  count: number,
-): void {
-  if (nulls === null) for (let i = 0; i < count; i++) out[place[i] as number] = from[i] as Value;
-  else for (let i = 0; i < count; i++) out[place[i] as number] = nulls[i] === 1 ? null : (from[i] as Value);
-}
 const NO_ROWS: readonly (readonly Value[])[] = [];
 
 /** The first capacity of a Reduce's shared input buffers, in rows (doubled as batches need). */
