@@ -1,13 +1,14 @@
 // The canonical Sluice benchmark: orders → seller_totals (SUM per seller) → total_histogram (COUNT of
 // sellers per FLOOR(total / 10)), a view over a view with retraction, fed append-only batches.
-// Sluice and the peer, @tanstack/db-ivm, run the same rows; each (impl, dist, batch) runs in a fresh
-// child process so heaps and JIT state do not interfere. See bench/README.md.
+// Sluice, the peer @tanstack/db-ivm and a plain-`Map` reference (bench/plain-map.ts) run the same
+// rows; each (impl, dist, batch, workers) runs in a fresh child process so heaps and JIT state do not
+// interfere. See bench/README.md.
 //
-//   npm run bench                      # the full matrix
+//   npm run bench                      # the full matrix: 3 impls, both dists, 3 batch sizes, 1 and 2 workers
 //   npm run bench -- --quick           # a tenth of the events
 //   npm run bench -- --impl sluice --dist zipf --batch 10000 --events 1000000
 //   npm run bench -- --numeric          # NUMERIC(12,2) SUM/AVG next to INT (bench/numeric.ts)
-//   npm run bench -- --impl sluice --workers 1,2   # Sluice with 1 and 2 worker threads (src/exec/workers)
+//   npm run bench -- --impl sluice --workers 1     # Sluice alone, without worker threads
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -27,10 +28,12 @@ import {
   type WorkloadSpec,
 } from './workload.ts';
 
-type Impl = 'sluice' | 'db-ivm';
+type Impl = 'sluice' | 'db-ivm' | 'map';
+const IMPLS: readonly Impl[] = ['sluice', 'db-ivm', 'map'];
 
 const TARGET_EVENTS_PER_S = 3_000_000; // Sluice, one core, batch 10,000 (issue: memory speed on every core)
 const TARGET_RATIO = 15; // Sluice / db-ivm events/s, every batch size
+const TARGET_WORKER_SPEEDUP = 1.7; // Sluice with 2 workers / with 1, events/s
 
 /**
  * Every run processes the same TOTAL_EVENTS rows: an untimed preload (in batches of PRELOAD_BATCH)
@@ -57,13 +60,13 @@ interface Options {
   repeat: number;
   cpuProfile: string | null;
   child: boolean;
-  /** Sluice's `workers` setting, each run in turn (db-ivm runs once, with 1). */
+  /** Sluice's `workers` setting, each run in turn (db-ivm and the plain Map run once, with 1). */
   workers: number[];
 }
 
 function parseArgs(argv: string[]): Options {
   const o: Options = {
-    impls: ['sluice', 'db-ivm'],
+    impls: [...IMPLS],
     dists: ['uniform', 'zipf'],
     batches: [1, 100, 10_000],
     events: null,
@@ -77,7 +80,7 @@ function parseArgs(argv: string[]): Options {
     repeat: 1,
     cpuProfile: null,
     child: false,
-    workers: [1],
+    workers: [1, 2],
   };
   const list = (v: string): string[] => v.split(',').filter((s) => s !== '');
   const int = (flag: string, v: string): number => {
@@ -102,9 +105,8 @@ function parseArgs(argv: string[]): Options {
         break;
       case '--impl': {
         const v = value();
-        o.impls = v === 'both' || v === 'all' ? ['sluice', 'db-ivm'] : (list(v) as Impl[]);
-        for (const x of o.impls)
-          if (x !== 'sluice' && x !== 'db-ivm') throw new Error(`bench: unknown impl ${x}`);
+        o.impls = v === 'both' ? ['sluice', 'db-ivm'] : v === 'all' ? [...IMPLS] : (list(v) as Impl[]);
+        for (const x of o.impls) if (!IMPLS.includes(x)) throw new Error(`bench: unknown impl ${x}`);
         break;
       }
       case '--dist': {
@@ -155,7 +157,7 @@ function parseArgs(argv: string[]): Options {
       case '--help':
       case '-h':
         console.log(
-          'usage: npm run bench -- [--quick] [--events N] [--preload N] [--impl sluice|db-ivm|both] [--dist uniform|zipf|both]\n' +
+          'usage: npm run bench -- [--quick] [--events N] [--preload N] [--impl sluice|db-ivm|map|both|all] [--dist uniform|zipf|both]\n' +
             '       [--batch 1,100,10000] [--sellers N] [--seed N] [--zipf-s S] [--warmup N] [--repeat N] [--cpu-profile PREFIX]\n' +
             '       [--dbivm-variant reduce|groupby] [--workers 1,2]',
         );
@@ -240,6 +242,10 @@ async function buildPipeline(impl: Impl, variant: DbIvmVariant, workers: number)
   if (impl === 'sluice') {
     const { buildSluice } = await import('./sluice.ts');
     return buildSluice(workers);
+  }
+  if (impl === 'map') {
+    const { buildPlainMap } = await import('./plain-map.ts');
+    return buildPlainMap();
   }
   const { buildDbIvm } = await import('./dbivm.ts');
   const p = buildDbIvm(variant);
@@ -535,46 +541,49 @@ async function runParent(o: Options): Promise<number> {
           }),
         );
       }
-      // Both implementations must end with the same histogram (each already matched the reference).
-      const s = results.get(`sluice|${dist}|${batch}`);
-      const d = results.get(`db-ivm|${dist}|${batch}`);
-      if (s !== undefined && d !== undefined && JSON.stringify(s.histogram) !== JSON.stringify(d.histogram)) {
-        const msg = `MISMATCH: sluice and db-ivm histograms differ (${dist}, batch ${batch})`;
+      // Every run must end with the same histogram (each already matched the reference).
+      const runs = [...results.entries()].filter(([k]) => k.endsWith(`|${dist}|${batch}`));
+      const [firstKey, first] = runs[0] ?? [];
+      for (const [key, r] of runs.slice(1)) {
+        if (first === undefined || JSON.stringify(r.histogram) === JSON.stringify(first.histogram)) continue;
+        const [a, b] = [String(firstKey).split('|')[0], key.split('|')[0]];
+        const msg = `MISMATCH: ${a} and ${b} histograms differ (${dist}, batch ${batch})`;
         failures.push(msg);
         console.log(
-          `!!! ${msg}\n  sluice ${JSON.stringify(s.histogram)}\n  db-ivm ${JSON.stringify(d.histogram)}`,
+          `!!! ${msg}\n  ${a} ${JSON.stringify(first.histogram)}\n  ${b} ${JSON.stringify(r.histogram)}`,
         );
       }
     }
   }
 
-  const ratios: string[] = [];
-  for (const dist of o.dists)
-    for (const batch of o.batches) {
-      const s = results.get(`sluice|${dist}|${batch}`);
-      const d = results.get(`db-ivm|${dist}|${batch}`);
-      if (s === undefined || d === undefined) continue;
-      const value = Math.round((s.events_per_s / d.events_per_s) * 100) / 100;
-      const cpuValue = Math.round((s.events_per_cpu_s / d.events_per_cpu_s) * 100) / 100;
-      ratios.push(
-        `  ${dist.padEnd(8)} batch ${fmt(batch).padStart(6)}: ${fmt(value, 2).padStart(8)}×  ` +
-          `(target ≥${TARGET_RATIO}×: ${value >= TARGET_RATIO ? 'PASS' : 'MISS'}; by CPU time ${fmt(cpuValue, 2)}×)`,
-      );
-      ratios.push(
-        JSON.stringify({
-          bench: 'canonical',
-          ratio: 'sluice/db-ivm',
-          dist,
-          batch,
-          value,
-          value_cpu: cpuValue,
-        }),
-      );
-    }
-  if (ratios.length > 0) {
-    console.log('\nsluice/db-ivm events/s:');
-    for (const l of ratios) console.log(l);
-  }
+  // Ratios of events/s (and of events per CPU-second) between two runs of the same dist and batch.
+  const compare = (title: string, over: string, under: string, target: number | null): void => {
+    const lines: string[] = [];
+    for (const dist of o.dists)
+      for (const batch of o.batches) {
+        const a = results.get(`${over}|${dist}|${batch}`);
+        const b = results.get(`${under}|${dist}|${batch}`);
+        if (a === undefined || b === undefined) continue;
+        const value = Math.round((a.events_per_s / b.events_per_s) * 100) / 100;
+        const cpuValue = Math.round((a.events_per_cpu_s / b.events_per_cpu_s) * 100) / 100;
+        const verdict = target === null ? '' : `target ≥${target}×: ${value >= target ? 'PASS' : 'MISS'}; `;
+        lines.push(
+          `  ${dist.padEnd(8)} batch ${fmt(batch).padStart(6)}: ${fmt(value, 2).padStart(8)}×  ` +
+            `(${verdict}by CPU time ${fmt(cpuValue, 2)}×)`,
+        );
+        lines.push(
+          JSON.stringify({ bench: 'canonical', ratio: title, dist, batch, value, value_cpu: cpuValue }),
+        );
+      }
+    if (lines.length === 0) return;
+    console.log(`\n${title} events/s:`);
+    for (const l of lines) console.log(l);
+  };
+  compare('sluice/db-ivm', 'sluice', 'db-ivm', TARGET_RATIO);
+  compare('sluice/map', 'sluice', 'map', null);
+  for (const w of o.workers)
+    if (w > 1)
+      compare(`sluice w${w}/sluice`, `sluice w${w}`, 'sluice', w === 2 ? TARGET_WORKER_SPEEDUP : null);
   if (failures.length > 0) {
     console.log(`\nFAILED:\n  ${failures.join('\n  ')}`);
     return 1;
