@@ -458,6 +458,19 @@ describe('the Sluice HTTP and WebSocket API', () => {
     ]) {
       assert.ok(metrics.text.includes(name), `metrics include ${name}`);
     }
+    // A checkpoint's cost, three ways: wall time, the server thread's share, its longest slice.
+    const count = (text: string, name: string): number =>
+      Number(new RegExp(`^${name}_count\\{tenant="default"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const series = [
+      'sluice_checkpoint_duration_seconds',
+      'sluice_checkpoint_thread_busy_seconds',
+      'sluice_checkpoint_longest_slice_seconds',
+    ];
+    const before = series.map((name) => count(metrics.text, name));
+    assert.ok((await server.app.sluice.checkpointInSlices()) !== null, 'a sliced checkpoint');
+    assert.ok(server.app.sluice.checkpoint() !== null, 'a checkpoint written at once');
+    const after = (await request(base, 'GET', '/metrics')).text;
+    series.forEach((name, i) => assert.equal(count(after, name), before[i]! + 2, `${name} counts both`));
     const openapi = await request(base, 'GET', '/openapi.json');
     const paths = Object.keys(openapi.body.paths as Record<string, unknown>);
     for (const p of [
