@@ -1,0 +1,215 @@
+// The faster record reading of kafkajs-fast-records.ts against kafkajs's own: record batches encoded
+// by kafkajs's encoder (plain, with headers, compressed, offsets past 2^53, log-append time, control
+// and transactional batches) decode to the same messages, field for field, and the plain ones with
+// no Long conversion at all; the consumer Batch filters and answers as kafkajs's does.
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { test } from 'node:test';
+import {
+  fastRecordCounts,
+  fastRecordsInstalled,
+  kafkajsOriginals,
+  loadKafkajs,
+} from './kafkajs-fast-records.ts';
+
+// Before anything else in this process touches kafkajs: the replacements go in.
+loadKafkajs();
+const requireHere = createRequire(import.meta.url);
+const kafkajsModule = <T>(path: string): T => requireHere(`kafkajs/src/${path}`) as T;
+
+interface Decoder {
+  offset: number;
+}
+type DecoderClass = new (buffer: Buffer) => Decoder;
+type BatchDecode = (decoder: Decoder) => Promise<unknown>;
+interface LongLike {
+  toString(): string;
+}
+interface LongStatic {
+  fromValue(value: unknown): LongLike;
+}
+interface RecordSpec {
+  offsetDelta: number;
+  timestampDelta: number | LongLike;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers?: Record<string, string | string[]>;
+}
+
+const Decoder = kafkajsModule<DecoderClass>('protocol/decoder.js');
+const Long = kafkajsModule<LongStatic>('utils/long.js');
+const encodeRecord = kafkajsModule<(r: RecordSpec) => unknown>('protocol/recordBatch/record/v0/index.js');
+const { RecordBatch: encodeBatch } = kafkajsModule<{
+  RecordBatch: (spec: Record<string, unknown>) => Promise<{ buffer: Buffer }>;
+}>('protocol/recordBatch/v0/index.js');
+const fastDecode = kafkajsModule<BatchDecode>('protocol/recordBatch/v0/decoder.js');
+const { Types: Compression } = kafkajsModule<{ Types: { None: number; GZIP: number } }>(
+  'protocol/message/compression/index.js',
+);
+
+/** A deterministic pseudo-random source (mulberry32). */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function records(next: () => number, count: number, withHeaders: boolean): RecordSpec[] {
+  const out: RecordSpec[] = [];
+  for (let i = 0; i < count; i++) {
+    const pick = next();
+    const wide = next() < 0.2;
+    out.push({
+      offsetDelta: i,
+      // Small deltas, negative ones, and some past 32 bits (a varlong of 5–7 bytes) or past 49 bits.
+      timestampDelta: wide
+        ? Long.fromValue(String(Math.floor((next() - 0.5) * 2 ** (next() < 0.5 ? 40 : 60))))
+        : Math.floor((next() - 0.3) * 5000),
+      key: pick < 0.3 ? null : Buffer.from(`k${Math.floor(next() * 1e6)}`),
+      value: pick > 0.9 ? null : Buffer.from(JSON.stringify({ order_id: i, amount: next() * 100 })),
+      ...(withHeaders && next() < 0.5 ? { headers: { a: 'x', b: ['y', 'z'] } } : {}),
+    });
+  }
+  return out;
+}
+
+async function batchBytes(
+  specs: RecordSpec[],
+  options: { firstOffset?: string; firstTimestamp?: number; compression?: number; transactional?: boolean },
+): Promise<Buffer> {
+  const encoded = await encodeBatch({
+    compression: options.compression ?? Compression.None,
+    firstOffset: Long.fromValue(options.firstOffset ?? '1000'),
+    firstTimestamp: options.firstTimestamp ?? 1_764_000_000_000,
+    maxTimestamp: (options.firstTimestamp ?? 1_764_000_000_000) + 5_000,
+    lastOffsetDelta: specs.length - 1,
+    transactional: options.transactional ?? false,
+    records: specs.map(encodeRecord),
+  });
+  return encoded.buffer;
+}
+
+/** Sets attribute bits of an encoded batch (byte 22 holds the low byte of its attributes). */
+function withAttributeBits(bytes: Buffer, bits: number): Buffer {
+  const copy = Buffer.from(bytes);
+  copy[22] = (copy[22] as number) | bits;
+  return copy;
+}
+
+async function decodeBoth(bytes: Buffer): Promise<{ fast: unknown; original: unknown }> {
+  const original = kafkajsOriginals.recordBatchDecoder;
+  assert.ok(original !== null);
+  const a = new Decoder(bytes);
+  const b = new Decoder(bytes);
+  const fast = await fastDecode(a);
+  const slow = await original(b as never);
+  assert.equal(a.offset, b.offset, 'both read the whole batch');
+  return { fast, original: slow };
+}
+
+test('kafkajs loads with the faster record reading in place', () => {
+  assert.deepEqual(fastRecordsInstalled, { recordBatchDecoder: true, batch: true });
+  assert.notEqual(fastDecode, kafkajsOriginals.recordBatchDecoder);
+});
+
+test('record batches decode to the same messages as kafkajs decodes them', async () => {
+  const next = random(20261203);
+  for (let round = 0; round < 40; round++) {
+    const specs = records(next, 1 + Math.floor(next() * 40), round % 3 === 0);
+    const options = {
+      firstOffset: round % 5 === 1 ? String(2n ** 60n + BigInt(round)) : String(Math.floor(next() * 1e9)),
+      firstTimestamp: round % 7 === 2 ? -1 : 1_764_000_000_000 + round,
+      compression: round % 4 === 3 ? Compression.GZIP : Compression.None,
+      transactional: round % 6 === 4,
+    };
+    const bytes = await batchBytes(specs, options);
+    const variants = [bytes, withAttributeBits(bytes, 0x08), withAttributeBits(bytes, 0x20)];
+    for (const variant of variants) {
+      const { fast, original } = await decodeBoth(variant);
+      assert.deepStrictEqual(fast, original, `round ${round}`);
+    }
+  }
+});
+
+test('plain records are read without a single Long conversion; kafkajs converts two per record', async () => {
+  const specs = records(random(7), 200, false).map((r, i) => ({ ...r, timestampDelta: i * 3 }));
+  const bytes = await batchBytes(specs, { firstOffset: '123456789' });
+  const longClass = Long as unknown as { fromValue: (value: unknown) => LongLike };
+  const fromValue = longClass.fromValue;
+  let conversions = 0;
+  longClass.fromValue = function counted(this: unknown, value: unknown): LongLike {
+    conversions += 1;
+    return fromValue.call(this, value);
+  };
+  try {
+    const before = { ...fastRecordCounts };
+    const fast = (await fastDecode(new Decoder(bytes))) as { records: { offset: string }[] };
+    assert.equal(conversions, 0);
+    assert.equal(fastRecordCounts.fast - before.fast, 200);
+    assert.equal(fastRecordCounts.fallback - before.fallback, 0);
+    assert.equal(fast.records[199]?.offset, String(123456789 + 199));
+    const original = kafkajsOriginals.recordBatchDecoder;
+    assert.ok(original !== null);
+    await original(new Decoder(bytes) as never);
+    assert.ok(conversions >= 400, `kafkajs's own decoder converted ${conversions} times`);
+  } finally {
+    longClass.fromValue = fromValue;
+  }
+});
+
+test('the consumer Batch keeps, filters and reports as kafkajs Batch does', async () => {
+  interface BatchView {
+    messages: { offset: string }[];
+    messagesWithinOffset: unknown[];
+    isEmpty(): boolean;
+    isEmptyControlRecord(): boolean;
+    firstOffset(): string | null;
+    lastOffset(): string;
+    offsetLag(): string;
+    offsetLagLow(): string;
+  }
+  type BatchClass = new (topic: string, fetched: unknown, data: unknown) => BatchView;
+  const FastBatch = kafkajsModule<BatchClass>('consumer/batch.js');
+  const OriginalBatch = kafkajsOriginals.batch as unknown as BatchClass;
+  assert.notEqual(FastBatch, OriginalBatch);
+  const plain = (await fastDecode(new Decoder(await batchBytes(records(random(3), 30, true), {})))) as {
+    records: unknown[];
+  };
+  const control = (await fastDecode(
+    new Decoder(
+      withAttributeBits(await batchBytes(records(random(4), 3, false), { firstOffset: '1030' }), 0x20),
+    ),
+  )) as { records: unknown[] };
+  const messages = [...plain.records, ...control.records];
+  const summary = (b: BatchView): unknown => ({
+    messages: b.messages,
+    within: b.messagesWithinOffset,
+    isEmpty: b.isEmpty(),
+    isEmptyControlRecord: b.isEmptyControlRecord(),
+    first: b.firstOffset(),
+    last: b.lastOffset(),
+    lag: b.offsetLag(),
+    lagLow: b.offsetLagLow(),
+  });
+  const cases: [unknown, unknown[]][] = [
+    ['1000', messages],
+    ['1017', messages],
+    ['1031', messages],
+    ['5000', messages],
+    [Long.fromValue('1010'), messages],
+    ['1030', control.records],
+  ];
+  for (const [fetched, list] of cases) {
+    const data = { partition: 2, highWatermark: '1040', abortedTransactions: [], messages: list };
+    assert.deepStrictEqual(
+      summary(new FastBatch('t', fetched, data)),
+      summary(new OriginalBatch('t', fetched, data)),
+      `fetched ${String(fetched)}`,
+    );
+  }
+});
