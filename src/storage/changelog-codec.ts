@@ -18,6 +18,7 @@
 import type { Change, ViewChangeSet } from '../common/changes.ts';
 import { stringifyWire } from '../common/json-codec.ts';
 import { rawChangesOf, type RawChange } from '../common/raw-changes.ts';
+import { storedValuesOf } from './ascii-json.ts';
 
 /** A scalar's wire JSON, or undefined for anything else (the caller falls back). */
 function wireValue(v: unknown): string | undefined {
@@ -103,6 +104,9 @@ function encodeChangesPart(
   let body: EncodedBody | null = null;
   if (raw !== undefined && rowKeysInColumnOrder(raw.columns)) {
     keys = raw.rows.length === 0 ? [] : raw.columns;
+    // The stored form alone (a view nobody listens to): its values written once, as bytes.
+    const values = withStored && !withWire ? storedValuesOf(raw.rows, keys.length) : null;
+    if (values !== null) return { stored: storedText(cs, keys, values.c, values.n), wire: null };
     body = rawEncoderFor(keys)(raw.rows, withStored, withWire, wireValue, wireJsonValue);
   } else {
     keys = keysOf(cs.changes);
@@ -114,14 +118,16 @@ function encodeChangesPart(
       wire: withWire ? wireMessageGeneric(cs) : null,
     };
   }
-  let stored: string | null = null;
-  if (withStored) {
-    stored = `{"k":${JSON.stringify(keys)},"p":${stringifyWire(cs.positions)}${timePart(cs, 't', 'w')},"c":${JSON.stringify(body.c)}`;
-    if (body.n !== null) stored += `,"n":${JSON.stringify(body.n)}`;
-    if (cs.errors !== undefined && cs.errors.length > 0) stored += `,"x":${stringifyWire(cs.errors)}`;
-    stored += '}';
-  }
+  const stored = withStored ? storedText(cs, keys, JSON.stringify(body.c), body.n) : null;
   return { stored, wire: withWire ? wireOf(cs, body.w) : null };
+}
+
+/** The stored entry around its value list `c` (JSON text) and multiplicities `n`; see the header. */
+function storedText(cs: ViewChangeSet, keys: readonly string[], c: string, n: number[] | null): string {
+  let stored = `{"k":${JSON.stringify(keys)},"p":${stringifyWire(cs.positions)}${timePart(cs, 't', 'w')},"c":${c}`;
+  if (n !== null) stored += `,"n":${JSON.stringify(n)}`;
+  if (cs.errors !== undefined && cs.errors.length > 0) stored += `,"x":${stringifyWire(cs.errors)}`;
+  return `${stored}}`;
 }
 
 /**

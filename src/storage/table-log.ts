@@ -7,6 +7,7 @@ import type { EngineJournal, JournalBatch } from '../common/journal.ts';
 import type { Row, Value } from '../common/types.ts';
 import { decodeStored, encodeStored } from '../common/json-codec.ts';
 import type { SqliteStore } from './sqlite-store.ts';
+import { flatValuesText } from './ascii-json.ts';
 
 /** What the engine hands the journal for one batch (fully resolved rows, as value arrays). */
 export type BatchEntry = JournalBatch;
@@ -331,6 +332,16 @@ export function encodeBatchPayload(
   deletes: readonly (readonly Value[])[],
   clock?: number,
 ): string {
+  // Plain values (the usual batch) are written straight as text (ascii-json.ts): the same bytes
+  // encodeStored gives, since none needs a tag.
+  const insertsText = flatValuesText(inserts);
+  const deletesText = insertsText === null ? null : flatValuesText(deletes);
+  // A clock of -0 or beyond the safe integers is left to the tagged encoder too.
+  const plainClock = clock === undefined || (Number.isSafeInteger(clock) && !Object.is(clock, -0));
+  if (deletesText !== null && plainClock) {
+    const clockPart = clock === undefined ? '' : `,"c":${String(clock)}`;
+    return `{"k":${JSON.stringify(columns)},"i":${insertsText},"d":${deletesText}${clockPart}}`;
+  }
   const body = { k: columns, i: flatten(inserts), d: flatten(deletes) };
   // The epoch's logical clock ("c"); a payload without one predates the clock.
   return encodeStored(clock === undefined ? body : { ...body, c: clock });

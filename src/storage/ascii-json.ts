@@ -1,0 +1,191 @@
+// Flat JSON value lists written as ASCII bytes into one reused buffer and read back as one flat
+// string: the stored changelog form's value list `c` (changelog-codec.ts) of a view nobody
+// subscribes to, and a journal batch's row values (table-log.ts). The profile of the HTTP ingest
+// benchmark put both among the largest costs of the server's thread outside the engine: each
+// built an array of every value (~3,000 per journal batch, ~5,700 per `seller_totals` epoch), walked
+// it for values that need tags, then ran JSON.stringify over it. Here each value is written once,
+// as its digits, with nothing allocated per value.
+//
+// The text is byte for byte what JSON.stringify of the value list gives: safe integers by a
+// digit loop, every other finite number as String(v) (JSON.stringify's own number form), strings
+// as JSON.stringify's text. The changelog writes bigints and non-finite numbers as the quoted
+// strings of their wire form; the journal leaves them, and -0, to its tagged encoder. Anything else
+// (a value that is not a scalar, a string with a character beyond ASCII, an unknown op) answers
+// null, and the caller takes its array path, which handles everything.
+import type { RawChange } from '../common/raw-changes.ts';
+import type { Value } from '../common/types.ts';
+
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const MINUS = 0x2d;
+const ZERO = 0x30;
+
+/** The longest text an integer, boolean or null takes here, with its comma ("-9007199254740991"...). */
+const MAX_SCALAR_BYTES = 32;
+
+/** The stored value list `[op,v1,...,vk, ...]` and the multiplicities list (null when every n is 1). */
+export interface StoredValues {
+  readonly c: string;
+  readonly n: number[] | null;
+}
+
+/** Reused between calls (the writer is synchronous and never re-entered); grows by doubling. */
+let shared: Buffer = Buffer.allocUnsafe(1 << 16);
+
+/** `buf` with room for `bytes` more after `at` (the same buffer, or a copy twice as large). */
+function withRoom(buf: Buffer, at: number, bytes: number): Buffer {
+  if (at + bytes <= buf.length) return buf;
+  let size = buf.length * 2;
+  while (size < at + bytes) size *= 2;
+  const bigger = Buffer.allocUnsafe(size);
+  buf.copy(bigger, 0, 0, at);
+  shared = bigger;
+  return bigger;
+}
+
+/** Writes a 31-bit integer's digits at `at` (room checked by the caller); returns the end. */
+function writeInt(buf: Buffer, at: number, v: number): number {
+  let x = v;
+  if (x < 0) {
+    buf[at++] = MINUS;
+    x = -x; // 2147483648 still divides exactly below
+  }
+  let digits = 1;
+  for (let t = x; t >= 10; t = (t / 10) | 0) digits++;
+  const end = at + digits;
+  for (let d = end - 1; d >= at; d--) {
+    const q = (x / 10) | 0;
+    buf[d] = ZERO + (x - q * 10);
+    x = q;
+  }
+  return end;
+}
+
+/**
+ * Writes a safe integer's digits (beyond 31 bits: a BIGINT key or a timestamp), by exact double
+ * arithmetic (every quotient and remainder of a safe integer by 10 is exact).
+ */
+function writeSafeInt(buf: Buffer, at: number, v: number): number {
+  let x = v;
+  if (x < 0) {
+    buf[at++] = MINUS;
+    x = -x;
+  }
+  let digits = 1;
+  for (let t = x; t >= 10; t = Math.floor(t / 10)) digits++;
+  const end = at + digits;
+  for (let d = end - 1; d >= at; d--) {
+    const q = Math.floor(x / 10);
+    buf[d] = ZERO + (x - q * 10);
+    x = q;
+  }
+  return end;
+}
+
+/**
+ * The text of a value other than a 31-bit integer, as JSON.stringify writes its wire JSON value
+ * (ASCII), or null when this path does not take it.
+ */
+function otherValueText(v: unknown): string | null {
+  switch (typeof v) {
+    case 'number':
+      return Number.isFinite(v) ? String(v) : `"${String(v)}"`;
+    case 'string': {
+      const text = JSON.stringify(v);
+      // One byte per character in UTF-8 only when every character is ASCII.
+      return Buffer.byteLength(text, 'utf8') === text.length ? text : null;
+    }
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'bigint':
+      return `"${v.toString()}"`;
+    case 'object':
+      return v === null ? 'null' : null;
+    default:
+      return null; // undefined (a row shorter than its columns) or not a value
+  }
+}
+
+/**
+ * The stored form's `c` (with its brackets) and `n` of value-array changes whose rows have `width`
+ * values each, or null when a change is not for this path (see the header).
+ */
+export function storedValuesOf(rows: readonly RawChange[], width: number): StoredValues | null {
+  let buf: Buffer = shared;
+  let at = 0;
+  let n: number[] | null = null;
+  buf[at++] = 0x5b; // [
+  for (let i = 0; i < rows.length; i++) {
+    const change = rows[i] as RawChange;
+    const op = change.op;
+    if (op !== '+I' && op !== '-D' && op !== '-U' && op !== '+U') return null;
+    buf = withRoom(buf, at, 6 + width * MAX_SCALAR_BYTES);
+    if (i > 0) buf[at++] = COMMA;
+    buf[at++] = QUOTE;
+    buf[at++] = op.charCodeAt(0);
+    buf[at++] = op.charCodeAt(1);
+    buf[at++] = QUOTE;
+    const row = change.row;
+    for (let k = 0; k < width; k++) {
+      buf[at++] = COMMA;
+      const v = row[k];
+      // A 31-bit integer's digits (-0 writes as 0, as JSON.stringify writes it).
+      if (typeof v === 'number' && (v | 0) === v) {
+        at = writeInt(buf, at, v);
+        continue;
+      }
+      if (Number.isSafeInteger(v)) {
+        at = writeSafeInt(buf, at, v as number);
+        continue;
+      }
+      const text = otherValueText(v);
+      if (text === null) return null;
+      // Room for this text and for the scalars after it.
+      buf = withRoom(buf, at, text.length + (width - k) * MAX_SCALAR_BYTES);
+      at += buf.write(text, at, 'latin1');
+    }
+    const m = change.n;
+    if (m === 1) continue;
+    if (typeof m !== 'number' || !Number.isFinite(m)) return null;
+    (n ??= []).push(i, m);
+  }
+  buf = withRoom(buf, at, 1);
+  buf[at++] = 0x5d; // ]
+  return { c: buf.toString('latin1', 0, at), n };
+}
+
+/**
+ * JSON.stringify of the rows' values in one flat list, row after row (a journal batch's `i` or
+ * `d`), or null when a value needs the journal's tags (bigint, -0, a non-finite number, a decimal
+ * or any other object) or is not ASCII text: the caller then takes encodeStored.
+ */
+export function flatValuesText(rows: readonly (readonly Value[])[]): string | null {
+  let buf: Buffer = shared;
+  let at = 0;
+  buf[at++] = 0x5b; // [
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r] as readonly Value[];
+    buf = withRoom(buf, at, row.length * MAX_SCALAR_BYTES);
+    for (let k = 0; k < row.length; k++) {
+      if (r > 0 || k > 0) buf[at++] = COMMA;
+      const v = row[k];
+      if (typeof v === 'number' && (v | 0) === v) {
+        if (v === 0 && 1 / v < 0) return null; // -0: tagged
+        at = writeInt(buf, at, v);
+        continue;
+      }
+      if (Number.isSafeInteger(v)) {
+        at = writeSafeInt(buf, at, v as number);
+        continue;
+      }
+      if (typeof v === 'bigint' || (typeof v === 'number' && !Number.isFinite(v))) return null;
+      const text = otherValueText(v);
+      if (text === null) return null;
+      buf = withRoom(buf, at, text.length + (row.length - k) * MAX_SCALAR_BYTES);
+      at += buf.write(text, at, 'latin1');
+    }
+  }
+  buf = withRoom(buf, at, 1);
+  buf[at++] = 0x5d; // ]
+  return buf.toString('latin1', 0, at);
+}

@@ -1,0 +1,152 @@
+// The byte writers of flat value lists (src/storage/ascii-json.ts) give exactly the text of the
+// array paths they stand in for — JSON.stringify of the changelog's wire values, encodeStored of a
+// journal batch — and decline (null) whatever those paths must handle themselves.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ChangeOp } from '../../src/common/changes.ts';
+import type { Value } from '../../src/common/types.ts';
+import { Decimal } from '../../src/common/decimal.ts';
+import { encodeStored } from '../../src/common/json-codec.ts';
+import { lazyChangeSet, type RawChange } from '../../src/common/raw-changes.ts';
+import { flatValuesText, storedValuesOf } from '../../src/storage/ascii-json.ts';
+import { encodeChanges } from '../../src/storage/changelog-codec.ts';
+import { decodeBatchPayload, encodeBatchPayload } from '../../src/storage/table-log.ts';
+
+const PLAIN: Value[] = [
+  0,
+  7,
+  -7,
+  9,
+  10,
+  -10,
+  99,
+  100,
+  123456,
+  2147483647,
+  -2147483647,
+  -2147483648,
+  2147483648,
+  -2147483649,
+  2 ** 53 - 1,
+  -(2 ** 53 - 1),
+  2 ** 53,
+  1e21,
+  -1e21,
+  1.5,
+  -0.25,
+  1e-7,
+  123.456,
+  'a',
+  '',
+  'q"\\\n\t\u0001',
+  '9007199254740993',
+  true,
+  false,
+  null,
+];
+/** Values the journal writes with tags, or that are not ASCII text. */
+const TAGGED: Value[] = [-0, NaN, Infinity, -Infinity, 2n ** 70n, 5n, Decimal.fromInt(3)];
+const NON_ASCII: Value[] = ['ü', '\u2028', '\ud800'];
+/** Membership by Object.is: `includes` takes -0 for 0. */
+const isIn = (list: readonly Value[], v: Value): boolean => list.some((x) => Object.is(x, v));
+
+function random(seed: number): (n: number) => number {
+  let s = seed;
+  return (n) => {
+    s = (s * 1103515245 + 12345) & 0x7fffffff;
+    return s % n;
+  };
+}
+
+/** The stored changelog's value list as the array path writes it (wire JSON values). */
+function wireValueList(rows: readonly RawChange[], width: number): string {
+  const c: unknown[] = [];
+  for (const change of rows) {
+    c.push(change.op);
+    for (let k = 0; k < width; k++) {
+      const v = change.row[k];
+      if (typeof v === 'bigint') c.push(v.toString());
+      else if (typeof v === 'number' && !Number.isFinite(v)) c.push(String(v));
+      else c.push(v);
+    }
+  }
+  return JSON.stringify(c);
+}
+
+test('a journal batch of plain values is written as encodeStored writes it', () => {
+  const rand = random(11);
+  let written = 0;
+  for (let round = 0; round < 400; round++) {
+    const width = 1 + rand(4);
+    const pool = rand(4) === 0 ? [...PLAIN, ...TAGGED, ...NON_ASCII] : PLAIN;
+    const rows = Array.from({ length: rand(6) }, () =>
+      Array.from({ length: width }, () => pool[rand(pool.length)] as Value),
+    );
+    const flat = rows.flat();
+    const text = flatValuesText(rows);
+    const needsOther = flat.some((v) => isIn(TAGGED, v) || isIn(NON_ASCII, v));
+    if (needsOther) {
+      assert.equal(
+        text,
+        null,
+        JSON.stringify(flat, (_k, v: unknown) => String(v)),
+      );
+    } else {
+      assert.equal(text, JSON.stringify(flat));
+      written++;
+    }
+    // The payload is the same text either way, and reads back as the rows.
+    const columns = Array.from({ length: width }, (_, k) => `c${k}`);
+    const clock = rand(3) === 0 ? undefined : rand(2) === 0 ? 1_764_000_000_000_000 + rand(1000) : -0;
+    const reference = encodeStored({
+      k: columns,
+      i: flat,
+      d: flat.slice(0, width),
+      ...(clock !== undefined ? { c: clock } : {}),
+    });
+    const payload = encodeBatchPayload(columns, rows, rows.slice(0, 1), clock);
+    assert.equal(payload, reference);
+    const decoded = decodeBatchPayload(payload);
+    assert.equal(decoded.insert.length, rows.length);
+  }
+  assert.ok(written > 200, `only ${written} batches took the byte writer`);
+});
+
+test("a view's stored value list is written as the array path writes it", () => {
+  const rand = random(5);
+  const ops: ChangeOp[] = ['+I', '-D', '-U', '+U'];
+  let written = 0;
+  for (let round = 0; round < 400; round++) {
+    const width = 1 + rand(3);
+    const pool = rand(3) === 0 ? [...PLAIN, ...TAGGED, ...NON_ASCII] : [...PLAIN, -0, NaN, 5n];
+    const rows: RawChange[] = Array.from({ length: rand(8) }, () => ({
+      op: ops[rand(4)] as ChangeOp,
+      row: Array.from({ length: width }, () => pool[rand(pool.length)] as Value),
+      n: rand(5) === 0 ? 2 + rand(3) : 1,
+    }));
+    const values = storedValuesOf(rows, width);
+    const declined = rows.some((r) => r.row.some((v) => v instanceof Decimal || isIn(NON_ASCII, v)));
+    if (declined) {
+      assert.equal(values, null);
+    } else {
+      assert.ok(values !== null);
+      assert.equal(values.c, wireValueList(rows, width));
+      const n = rows.flatMap((r, i) => (r.n === 1 ? [] : [i, r.n]));
+      assert.deepEqual(values.n, n.length === 0 ? null : n);
+      written++;
+    }
+    // The whole entry: the same bytes as the one-pass encoder's (which also writes the wire form).
+    const columns = Array.from({ length: width }, (_, k) => `col${k}`);
+    const cs = lazyChangeSet('v', round + 1, { t: { offset: round } }, { columns, rows }, []);
+    assert.equal(encodeChanges(cs, false).stored, encodeChanges(cs, true).stored);
+  }
+  assert.ok(written > 200, `only ${written} change sets took the byte writer`);
+});
+
+test('a list larger than the buffer grows it', () => {
+  const long = 'x'.repeat(70_000);
+  const rows: Value[][] = [[1, long, 2], [long]];
+  assert.ok(flatValuesText(rows) === JSON.stringify(rows.flat()));
+  const many = Array.from({ length: 20_000 }, (_, i) => [i * 1000, -i - 1]);
+  assert.ok(flatValuesText(many) === JSON.stringify(many.flat()));
+});
