@@ -12,6 +12,7 @@ import type { RowFn } from '../../common/scalar-expr.ts';
 import { compileScalar } from '../../common/scalar-expr.ts';
 import { Arrangement } from '../arrangement.ts';
 import { JoinArrangement, NO_ROW } from '../join-arrangement.ts';
+import { MatchCounts } from './semi-join-counts.ts';
 import { NO_SLOT } from '../group-index.ts';
 import type { ColumnSpec, DataflowNode, SemiJoinMode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
@@ -19,11 +20,10 @@ import type { StateDelta, Stateful } from '../state.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
 import { compileKey, keyEntryId, type JoinKey, type KeyFn } from '../join-key.ts';
-import { KeyTotals } from '../key-totals.ts';
 
 type SemiJoinNode = Extract<DataflowNode, { kind: 'semijoin' }>;
 
-/** A right-side count arrangement: per key, entries keyed by a small tag (the row is the key's values). */
+/** NOT IN's group counts: per correlation group, entries keyed by a small tag (ROWS, NULLS). */
 type Counts = Arrangement<JoinKey, number, readonly Value[]>;
 
 /** Tags of a NOT IN group's two counts. */
@@ -48,10 +48,8 @@ export class SemiJoinOp implements Operator, Stateful {
   private readonly left: JoinArrangement;
   /** NOT IN: left rows whose value is NULL, by correlation group. */
   private readonly leftNull: JoinArrangement;
-  /** Right rows per probe key (one entry, its count). */
-  private readonly right: Counts;
-  /** `right`'s totals by key, in typed arrays: what each left row's probe reads (derived, not stored). */
-  private readonly rightTotals = new KeyTotals();
+  /** Right rows per probe key, counted in typed arrays: what each left row's probe reads. */
+  private readonly right: MatchCounts;
   /** NOT IN: per correlation group, its right rows and its NULL values. */
   private readonly groups: Counts;
   /** NOT IN: the probe keys of the left rows of each group (derived from `left`, never stored). */
@@ -81,9 +79,7 @@ export class SemiJoinOp implements Operator, Stateful {
     const groupWidth = this.correlated;
     this.left = new JoinArrangement(label('left arrangement'), 'L', (k) => keyEntryId(k, width));
     this.leftNull = new JoinArrangement(label('left NULL values'), 'N', (k) => keyEntryId(k, groupWidth));
-    this.right = new Arrangement<JoinKey, number, readonly Value[]>(label('match counts'), 'R', (k) =>
-      keyEntryId(k, width),
-    );
+    this.right = new MatchCounts(label('match counts'), 'R', (k) => keyEntryId(k, width), width);
     this.groups = new Arrangement<JoinKey, number, readonly Value[]>(label('group counts'), 'G', (k) =>
       keyEntryId(k, groupWidth),
     );
@@ -115,7 +111,7 @@ export class SemiJoinOp implements Operator, Stateful {
   }
 
   private matches(key: JoinKey): number {
-    return this.rightTotals.get(key);
+    return this.right.total(key);
   }
 
   private groupCounts(group: JoinKey): readonly [number, number] {
@@ -153,48 +149,8 @@ export class SemiJoinOp implements Operator, Stateful {
     // The right delta, against the left rows held before this epoch.
     const rightDelta = consolidate(inputs[1] as ZBatch);
     if (rightDelta.rows.length > 0) {
-      const touchedKeys = new Map<JoinKey, { before: number; group: JoinKey }>();
-      const touchedGroups = new Map<JoinKey, readonly [number, number]>();
-      for (let i = 0; i < rightDelta.rows.length; i++) {
-        const row = rightDelta.rows[i] as readonly Value[];
-        const w = rightDelta.weights[i] as number;
-        const group = this.rightGroup(row);
-        if (group === null) continue;
-        const isNull = this.isIn && row[this.correlated] === null;
-        if (this.mode === 'notIn') {
-          if (!touchedGroups.has(group)) touchedGroups.set(group, this.groupCounts(group));
-          const groupRow = row.slice(0, this.correlated);
-          this.groups.add(group, ROWS, [...groupRow, ROWS], w, 0);
-          if (isNull) this.groups.add(group, NULLS, [...groupRow, NULLS], w, 0);
-        }
-        if (isNull) continue;
-        const key = this.rightKey(row) as JoinKey;
-        if (!touchedKeys.has(key)) touchedKeys.set(key, { before: this.matches(key), group });
-        this.right.add(key, 0, row.slice(0, this.width), w, 0);
-        this.rightTotals.add(key, w);
-      }
-      const done = new Set<JoinKey>();
-      for (const [group, [rows0, nulls0]] of touchedGroups) {
-        const [rows1, nulls1] = this.groupCounts(group);
-        if ((rows0 === 0) === (rows1 === 0) && (nulls0 === 0) === (nulls1 === 0)) continue;
-        // The group's status changed: every left row of the group is evaluated again.
-        if ((rows0 === 0) !== (rows1 === 0)) emitBucket(this.leftNull, group, rows1 === 0 ? 1 : -1);
-        for (const key of this.inArrivalOrder(this.byGroup.get(group))) {
-          done.add(key);
-          const now = this.matches(key);
-          const before = touchedKeys.get(key)?.before ?? now;
-          const was = this.passes(before, rows0, nulls0);
-          const is = this.passes(now, rows1, nulls1);
-          if (was !== is) emitBucket(this.left, key, is ? 1 : -1);
-        }
-      }
-      for (const [key, { before, group }] of touchedKeys) {
-        if (done.has(key)) continue;
-        const [groupRows, nulls] = this.mode === 'notIn' ? this.groupCounts(group) : [0, 0];
-        const was = this.passes(before, groupRows, nulls);
-        const is = this.passes(this.matches(key), groupRows, nulls);
-        if (was !== is) emitBucket(this.left, key, is ? 1 : -1);
-      }
+      if (this.mode === 'notIn') this.foldRightNotIn(rightDelta, emitBucket);
+      else this.foldRight(rightDelta, emitBucket);
     }
 
     // Rows of the right delta's flips are L_old's; a row of the left delta may be one of them, so
@@ -239,16 +195,94 @@ export class SemiJoinOp implements Operator, Stateful {
   }
 
   /**
+   * EXISTS, NOT EXISTS, IN: the right delta counted by key (nothing allocated but a new key's stored
+   * row), then the held left rows of each key whose match count crossed zero flip, keys in the order
+   * the delta first touched them.
+   */
+  private foldRight(
+    delta: ZBatch,
+    emitBucket: (arranged: JoinArrangement, key: JoinKey, sign: number) => void,
+  ): void {
+    const right = this.right;
+    right.beginFold();
+    for (let i = 0; i < delta.rows.length; i++) {
+      const row = delta.rows[i] as readonly Value[];
+      // A NULL in the key (correlation or, for IN, the value) meets no left row.
+      const key = this.rightKey(row);
+      if (key === null) continue;
+      right.add(key, row, delta.weights[i] as number);
+    }
+    for (let i = 0; i < right.touchedCount; i++) {
+      const was = this.passes(right.totalBefore(i), 0, 0);
+      const is = this.passes(right.totalNow(i), 0, 0);
+      if (was !== is) emitBucket(this.left, right.touchedKey(i), is ? 1 : -1);
+    }
+    right.endFold();
+  }
+
+  /**
+   * NOT IN: the right delta counted by key and by correlation group (its rows, its NULL values);
+   * a group whose rows or NULLs crossed zero re-evaluates all its left rows, other touched keys
+   * only theirs.
+   */
+  private foldRightNotIn(
+    delta: ZBatch,
+    emitBucket: (arranged: JoinArrangement, key: JoinKey, sign: number) => void,
+  ): void {
+    const touchedKeys = new Map<JoinKey, { before: number; group: JoinKey }>();
+    const touchedGroups = new Map<JoinKey, readonly [number, number]>();
+    this.right.beginFold();
+    for (let i = 0; i < delta.rows.length; i++) {
+      const row = delta.rows[i] as readonly Value[];
+      const w = delta.weights[i] as number;
+      const group = this.rightGroup(row);
+      if (group === null) continue;
+      const isNull = row[this.correlated] === null;
+      if (!touchedGroups.has(group)) touchedGroups.set(group, this.groupCounts(group));
+      const groupRow = row.slice(0, this.correlated);
+      this.groups.add(group, ROWS, [...groupRow, ROWS], w, 0);
+      if (isNull) {
+        this.groups.add(group, NULLS, [...groupRow, NULLS], w, 0);
+        continue;
+      }
+      const key = this.rightKey(row) as JoinKey;
+      if (!touchedKeys.has(key)) touchedKeys.set(key, { before: this.matches(key), group });
+      this.right.add(key, row, w);
+    }
+    const done = new Set<JoinKey>();
+    for (const [group, [rows0, nulls0]] of touchedGroups) {
+      const [rows1, nulls1] = this.groupCounts(group);
+      if ((rows0 === 0) === (rows1 === 0) && (nulls0 === 0) === (nulls1 === 0)) continue;
+      // The group's status changed: every left row of the group is evaluated again.
+      if ((rows0 === 0) !== (rows1 === 0)) emitBucket(this.leftNull, group, rows1 === 0 ? 1 : -1);
+      for (const key of this.inArrivalOrder(this.byGroup.get(group))) {
+        done.add(key);
+        const now = this.matches(key);
+        const before = touchedKeys.get(key)?.before ?? now;
+        const was = this.passes(before, rows0, nulls0);
+        const is = this.passes(now, rows1, nulls1);
+        if (was !== is) emitBucket(this.left, key, is ? 1 : -1);
+      }
+    }
+    for (const [key, { before, group }] of touchedKeys) {
+      if (done.has(key)) continue;
+      const [groupRows, nulls] = this.groupCounts(group);
+      const was = this.passes(before, groupRows, nulls);
+      const is = this.passes(this.matches(key), groupRows, nulls);
+      if (was !== is) emitBucket(this.left, key, is ? 1 : -1);
+    }
+    this.right.endFold();
+  }
+
+  /**
    * A left row of EXISTS, NOT EXISTS or IN (`place` without a Placement): arranged under its key
    * unless static; whether it passes by the right side as it is now.
    */
   private passesLeft(row: readonly Value[], w: number, errors: RowErrorSink): boolean {
     let key: JoinKey | null;
     try {
-      if (this.isIn) {
-        // A NULL correlation key or value meets no subquery row: IN is false.
-        if (this.leftGroup(row) === null || (this.leftValue as RowFn)(row) === null) return false;
-      }
+      // The key is the correlation keys and, for IN, the value: null when any is NULL, which meets
+      // no subquery row (IN and EXISTS false, NOT EXISTS true). One evaluation of each expression.
       key = this.leftKey(row);
     } catch (error) {
       errors.report(error, row, this.leftColumns, w);
@@ -325,13 +359,7 @@ export class SemiJoinOp implements Operator, Stateful {
     }
     const [leftEntries = [], rightEntries = [], nullEntries = [], groupEntries = []] = entries;
     this.left.load(leftEntries, (row) => this.leftKey(row) as JoinKey);
-    this.right.load(
-      rightEntries,
-      (row) => this.rightKey(row) as JoinKey,
-      () => 0,
-    );
-    this.rightTotals.clear();
-    for (const [key, bucket] of this.right.entries()) this.rightTotals.add(key, bucket.total);
+    this.right.load(rightEntries, (row) => this.rightKey(row) as JoinKey);
     this.byGroup.clear();
     if (this.mode === 'notIn') {
       this.leftNull.load(nullEntries, (row) => this.leftGroup(row) as JoinKey);
@@ -352,6 +380,6 @@ export class SemiJoinOp implements Operator, Stateful {
   }
 
   stateSize(): number {
-    return this.parts().reduce((bytes, a) => bytes + a.stateBytes, this.rightTotals.stateBytes);
+    return this.parts().reduce((bytes, a) => bytes + a.stateBytes, 0);
   }
 }

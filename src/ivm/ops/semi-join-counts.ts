@@ -1,0 +1,261 @@
+// A semi-join's right side: per probe key, how many subquery rows carry it. The counts live in typed
+// arrays by slot (keys interned through a GroupIndex: an INT key is one Int32Array cell), so a
+// left row's probe is a typed-array read and a right row's fold allocates nothing unless its key is
+// new — where the general Arrangement it replaces paid a bucket object, a Map per key and an entry
+// object, and a second lookup table (KeyTotals) mirrored its totals for the probe. Checkpoint
+// entries are exactly the Arrangement's (same ids, same stored form), so checkpoints written before
+// load unchanged.
+//
+// A fold (`beginFold` … `endFold`) also lists the slots it touched, each with its total as of the
+// fold's start, in the order first touched: the operator re-evaluates exactly those keys, without a
+// Map of them. A key whose total reaches 0 keeps its slot until `endFold`, so a key that leaves and
+// comes back within one fold is one slot, touched once.
+import type { StoredRow as StoredArrangedRow } from '../arrangement.ts';
+import { sameRow } from '../arrangement.ts';
+import { ArrangementDelta, type Upserts } from '../arrangement-delta.ts';
+import { SluiceError } from '../../common/errors.ts';
+import type { Value } from '../../common/types.ts';
+import { encodeExactValues } from '../../common/values.ts';
+import { GroupIndex, NO_SLOT } from '../group-index.ts';
+import type { JoinKey } from '../join-key.ts';
+
+/** The entry format of an Arrangement, keyed by its key text. */
+type StoredRow = StoredArrangedRow<string, readonly Value[]>;
+
+/**
+ * Estimated heap bytes of one key held: its index cell, total, seq and stamp, the stored row (the
+ * key's values) and its key text when a string. An estimate for metrics.
+ */
+function keyBytes(key: JoinKey, row: readonly Value[]): number {
+  let boxed = 0;
+  for (const v of row)
+    if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) >= 2 ** 30) boxed += 16;
+  return 64 + 8 * row.length + boxed + (typeof key === 'string' ? key.length : 0);
+}
+
+function grown(a: Float64Array<ArrayBuffer>, min: number): Float64Array<ArrayBuffer> {
+  const out = new Float64Array(Math.max(min, a.length * 2));
+  out.set(a);
+  return out;
+}
+
+export class MatchCounts extends ArrangementDelta {
+  private readonly index = new GroupIndex();
+  // Per slot.
+  private totals = new Float64Array(16);
+  /** The entry's arrival number (a checkpoint keeps it, as the Arrangement's entries did). */
+  private seqs = new Float64Array(16);
+  /** The fold that last touched the slot. */
+  private stamps = new Float64Array(16);
+  /** The stored row (the key's values, as first seen while the key is held); null: free slot. */
+  private rows: (readonly Value[] | null)[] = [];
+  private keys: (JoinKey | null)[] = [];
+  private freeSlots: number[] = [];
+  private nextSeq = 0;
+  private held = 0;
+  private bytes = 0;
+  // The current fold.
+  private fold = 0;
+  private readonly touched: number[] = [];
+  private readonly touchedBefore: number[] = [];
+  private readonly dirty = new Map<string, { readonly key: JoinKey; readonly row: readonly Value[] }>();
+
+  /**
+   * `label` names it in internal errors; `entryPrefix` keeps its checkpoint entries apart from the
+   * operator's other arrangements; `keyId` writes a key in entry ids (a one-column key is the raw
+   * value in memory, written as its encoding); `width` is how many leading columns of a right row
+   * are the key's values (what an entry stores).
+   */
+  constructor(
+    private readonly label: string,
+    private readonly entryPrefix: string,
+    private readonly keyId: (key: JoinKey) => string,
+    private readonly width: number,
+  ) {
+    super();
+  }
+
+  /** Keys held (total > 0). */
+  get size(): number {
+    return this.held;
+  }
+
+  /** Approximate heap bytes held, for state metrics. */
+  get stateBytes(): number {
+    return this.bytes;
+  }
+
+  /** The key's total (0 when it has none). */
+  total(key: JoinKey): number {
+    const slot = this.index.get(key);
+    return slot === NO_SLOT ? 0 : (this.totals[slot] as number);
+  }
+
+  /** Starts a fold: the touched list is emptied. */
+  beginFold(): void {
+    this.fold++;
+    this.touched.length = 0;
+    this.touchedBefore.length = 0;
+  }
+
+  /** Slots touched by this fold, in the order first touched. */
+  get touchedCount(): number {
+    return this.touched.length;
+  }
+
+  /** The `i`-th touched key. */
+  touchedKey(i: number): JoinKey {
+    return this.keys[this.touched[i] as number] as JoinKey;
+  }
+
+  /** The `i`-th touched key's total before the fold. */
+  totalBefore(i: number): number {
+    return this.touchedBefore[i] as number;
+  }
+
+  /** The `i`-th touched key's total now. */
+  totalNow(i: number): number {
+    return this.totals[this.touched[i] as number] as number;
+  }
+
+  /** Adds `w` copies of a right row (`row`: its first `width` values are the key's) under `key`. */
+  add(key: JoinKey, row: readonly Value[], w: number): void {
+    if (w === 0) return;
+    let slot = this.index.get(key);
+    if (slot === NO_SLOT) {
+      if (w < 0) throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
+      slot = this.newSlot(key);
+    }
+    const before = this.totals[slot] as number;
+    if (this.stamps[slot] !== this.fold) {
+      this.stamps[slot] = this.fold;
+      this.touched.push(slot);
+      this.touchedBefore.push(before);
+    }
+    const after = before + w;
+    if (after < 0) throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
+    if (before === 0) {
+      // A new entry (or one that left earlier in this fold): it stores this row, numbered afresh.
+      const stored = this.width === row.length ? row : row.slice(0, this.width);
+      this.rows[slot] = stored;
+      this.seqs[slot] = this.nextSeq++;
+      this.held++;
+      this.bytes += keyBytes(key, stored);
+    } else if (after === 0) {
+      this.held--;
+      this.bytes -= keyBytes(key, this.rows[slot] as readonly Value[]);
+    }
+    this.totals[slot] = after;
+    if (this.tracking) {
+      const stored = this.rows[slot] as readonly Value[];
+      this.dirty.set(this.entryId(key, stored), { key, row: stored });
+    }
+  }
+
+  /** Ends a fold: keys left at 0 give up their slots. */
+  endFold(): void {
+    const touched = this.touched;
+    for (let i = 0; i < touched.length; i++) {
+      const slot = touched[i] as number;
+      if (this.totals[slot] !== 0 || this.rows[slot] === null) continue;
+      this.index.delete(this.keys[slot] as JoinKey);
+      this.rows[slot] = null;
+      this.keys[slot] = null;
+      this.freeSlots.push(slot);
+    }
+  }
+
+  private newSlot(key: JoinKey): number {
+    let slot = this.freeSlots.pop();
+    if (slot === undefined) {
+      slot = this.rows.length;
+      this.rows.push(null);
+      this.keys.push(null);
+      if (slot >= this.totals.length) {
+        this.totals = grown(this.totals, slot + 1);
+        this.seqs = grown(this.seqs, slot + 1);
+        this.stamps = grown(this.stamps, slot + 1);
+      }
+    }
+    this.keys[slot] = key;
+    this.totals[slot] = 0;
+    this.stamps[slot] = 0;
+    this.index.set(key, slot);
+    return slot;
+  }
+
+  /** Empties it; the next delta replaces every stored entry. */
+  clear(): void {
+    this.index.clear();
+    this.totals = new Float64Array(16);
+    this.seqs = new Float64Array(16);
+    this.stamps = new Float64Array(16);
+    this.rows = [];
+    this.keys = [];
+    this.freeSlots = [];
+    this.nextSeq = 0;
+    this.held = 0;
+    this.bytes = 0;
+    this.touched.length = 0;
+    this.touchedBefore.length = 0;
+    this.markCleared();
+  }
+
+  /** Replaces the contents with entries `takeDelta` wrote (see `owns`); `keyOf` keys a stored row. */
+  load(entries: readonly unknown[], keyOf: (row: readonly Value[]) => JoinKey): void {
+    this.clear();
+    const sorted = (entries as StoredRow[]).slice().sort((a, b) => a.s - b.s);
+    this.beginFold();
+    for (const e of sorted) {
+      this.nextSeq = e.s;
+      this.add(keyOf(e.r), e.r, e.c);
+    }
+    this.endFold();
+    this.nextSeq = sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as StoredRow).s + 1;
+    this.markLoaded();
+  }
+
+  /** Whether a stored entry (a value `takeDelta` wrote) belongs to this structure. */
+  owns(entry: unknown): boolean {
+    return (entry as StoredRow).a === this.entryPrefix;
+  }
+
+  protected exportAll(upserts: Upserts): void {
+    for (let slot = 0; slot < this.rows.length; slot++) {
+      const row = this.rows[slot];
+      if (row === null || row === undefined || this.totals[slot] === 0) continue;
+      const key = this.keys[slot] as JoinKey;
+      upserts.push([this.entryId(key, row), this.stored(key, slot)]);
+    }
+  }
+
+  protected exportChanged(upserts: Upserts, deletes: string[]): void {
+    for (const [id, { key, row }] of this.dirty) {
+      // The key's entry may since be another row's (the key left and came back as another text).
+      const slot = this.index.get(key);
+      const held = slot === NO_SLOT || this.totals[slot] === 0 ? null : (this.rows[slot] as readonly Value[]);
+      if (held === null || !sameRow(held, row)) deletes.push(id);
+      else upserts.push([id, this.stored(key, slot)]);
+    }
+  }
+
+  protected forgetChanges(): void {
+    this.dirty.clear();
+  }
+
+  private stored(key: JoinKey, slot: number): StoredRow {
+    return {
+      a: this.entryPrefix,
+      k: this.keyId(key),
+      r: this.rows[slot] as readonly Value[],
+      c: this.totals[slot] as number,
+      m: 0,
+      s: this.seqs[slot] as number,
+    };
+  }
+
+  private entryId(key: JoinKey, row: readonly Value[]): string {
+    const k = this.keyId(key);
+    return `${this.entryPrefix}${k.length}:${k}${encodeExactValues(row)}`;
+  }
+}
