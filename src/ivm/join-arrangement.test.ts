@@ -216,6 +216,28 @@ test('a negative multiplicity is an internal error naming the arrangement', () =
   assert.equal(a.size, 1);
 });
 
+test('a key total past the int32 range is kept exactly, and comes back into the record', () => {
+  const a = new JoinArrangement('t', 'S', String);
+  const big = 2 ** 31 + 5;
+  a.add(1, [1, 'a'], big, 0);
+  a.add(1, [2, 'b'], 3, 0);
+  a.add(2, [3, 'c'], 2 ** 31 - 1, 0);
+  a.add(2, [4, 'd'], 1, 0);
+  assert.equal(a.total(a.slotOf(1)), big + 3);
+  assert.equal(a.total(a.slotOf(2)), 2 ** 31);
+  // -2 ** 31 itself marks a wide total in the record: a total of that value is wide too.
+  a.add(3, [5, 'e'], 2 ** 31, 0);
+  assert.equal(a.total(a.slotOf(3)), 2 ** 31);
+  a.add(1, [1, 'a'], -big, 0);
+  assert.equal(a.total(a.slotOf(1)), 3);
+  a.add(1, [2, 'b'], -3, 0);
+  assert.equal(a.slotOf(1), NO_SLOT);
+  // The freed slot, reused by a new key, starts from zero.
+  a.add(4, [6, 'f'], 7, 0);
+  assert.equal(a.total(a.slotOf(4)), 7);
+  assert.equal(a.total(a.slotOf(2)), 2 ** 31);
+});
+
 test('many rows under one key and many keys of one row each stay found after growth and churn', () => {
   const a = new JoinArrangement('t', 'S', String);
   for (let i = 0; i < 5000; i++) a.add(i % 3, [i, i % 3], 1, 0);

@@ -30,6 +30,7 @@ import {
   rowPicker,
 } from './join-rows.ts';
 import { NO_SLOT } from '../group-index.ts';
+import { StagedProbe } from './join-staged-probe.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
@@ -111,6 +112,8 @@ export class JoinOp implements Operator, Stateful {
    * pad and unpad, so their rows may cancel.
    */
   private readonly distinctWhenOneSided: boolean;
+  /** The by-column probe in passes (`applyDelta`), with its per-row scratch arrays. */
+  private readonly staged = new StagedProbe();
   /** Rows built in this step (the budget counts work, whatever a fused filter keeps). */
   private produced = 0;
   private exported = false;
@@ -242,6 +245,28 @@ export class JoinOp implements Operator, Stateful {
     const padMine = this.pad[side];
     const padTheirs = this.pad[otherSide];
     const residual = this.residual;
+    const keptAppend = this.cols === null ? null : this.keptColumns[side];
+    if (keptAppend !== null && residual === null && !padMine && !padTheirs && this.budget === null) {
+      // Nothing to pad, no pair to test, no budget to check per row: probe in passes.
+      const staged = this.staged;
+      this.produced += staged.probe(
+        delta,
+        keyOf,
+        theirs,
+        keptAppend,
+        this.cols as Value[][],
+        weights,
+        (e, r, w) => errors.report(e, r, this.inputColumns[side], w),
+      );
+      const keys = staged.keys;
+      if (pending === null)
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i] as JoinKey | null;
+          if (key !== null) mine.add(key, delta.rows[i] as readonly Value[], delta.weights[i] as number, 0);
+        }
+      keys.length = 0;
+      return;
+    }
     for (let i = 0; i < delta.rows.length; i++) {
       const row = delta.rows[i] as readonly Value[];
       const w = delta.weights[i] as number;

@@ -1,0 +1,89 @@
+// A join step's by-column probe of the other side's arrangement in passes over the whole delta,
+// not row by row: first every delta row's key and slot, then every slot's record, then the
+// emission. Each probe is a chain of dependent cache misses once the arrangement outgrows the
+// cache (the key index, the slot's record, the kept column of its row); done row by row, the next
+// row's misses wait for this row's. In passes, a pass's loads do not depend on each other, so the
+// core has many of them in flight at once. Same rows, same order as the row-by-row loop.
+import type { Value } from '../../common/types.ts';
+import type { JoinArrangement } from '../join-arrangement.ts';
+import { NO_ROW } from '../join-arrangement.ts';
+import type { JoinKey, KeyFn } from '../join-key.ts';
+import type { ZBatch } from '../zset.ts';
+import type { PairKeptColumns } from './join-rows.ts';
+
+/** A delta row with no slot to probe (a NULL key, or one whose key failed). */
+const NO_KEY = -2;
+/** A slot with more than one row: its chain is walked when emitting. */
+const MANY = -3;
+
+export class StagedProbe {
+  /** Per delta row: its slot in the probed arrangement, NO_SLOT (-1) or NO_KEY. */
+  private slots = new Int32Array(0);
+  /** Per delta row: the slot's only row, MANY, or NO_ROW when the slot is absent. */
+  private heads = new Int32Array(0);
+  /** Per delta row: its key (null: none), for the fold that follows the probe. */
+  readonly keys: (JoinKey | null)[] = [];
+
+  /**
+   * Probes `theirs` with every row of `delta`, appending each match's picked columns (`append`) to
+   * `cols` and its weight to `weights`; returns the matches emitted. Rows whose key fails go to
+   * `reportKeyError` and, like NULL keys, get a null in `keys`.
+   */
+  probe(
+    delta: ZBatch,
+    keyOf: KeyFn,
+    theirs: JoinArrangement,
+    append: PairKeptColumns,
+    cols: Value[][],
+    weights: number[],
+    reportKeyError: (error: unknown, row: readonly Value[], weight: number) => void,
+  ): number {
+    const rows = delta.rows;
+    const n = rows.length;
+    if (this.slots.length < n) {
+      this.slots = new Int32Array(n);
+      this.heads = new Int32Array(n);
+    }
+    const slots = this.slots;
+    const heads = this.heads;
+    const keys = this.keys;
+    keys.length = n;
+    for (let i = 0; i < n; i++) {
+      let key: JoinKey | null;
+      try {
+        key = keyOf(rows[i] as readonly Value[]);
+      } catch (error) {
+        reportKeyError(error, rows[i] as readonly Value[], delta.weights[i] as number);
+        key = null;
+      }
+      keys[i] = key;
+      slots[i] = key === null ? NO_KEY : theirs.slotOf(key);
+    }
+    for (let i = 0; i < n; i++) {
+      const slot = slots[i] as number;
+      heads[i] = slot < 0 ? NO_ROW : theirs.rowsAt(slot) === 1 ? theirs.head(slot) : MANY;
+    }
+    const kept = theirs.keptColumns;
+    let produced = 0;
+    for (let i = 0; i < n; i++) {
+      const head = heads[i] as number;
+      if (head === NO_ROW) continue;
+      const row = rows[i] as readonly Value[];
+      const w = delta.weights[i] as number;
+      const slot = slots[i] as number;
+      if (head !== MANY) {
+        // One row under the key (their key is unique): its count is the slot's total.
+        append(row, head, kept, cols);
+        weights.push(w * theirs.total(slot));
+        produced++;
+        continue;
+      }
+      for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
+        append(row, id, kept, cols);
+        weights.push(w * theirs.count(id));
+        produced++;
+      }
+    }
+    return produced;
+  }
+}
