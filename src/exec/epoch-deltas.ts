@@ -33,6 +33,11 @@ export class EpochDeltas implements DeltaReader {
     return this.names[i] as string;
   }
 
+  /** The delta of the `i`th entry set this epoch (0 ≤ i < size). */
+  batchAt(i: number): ZBatch {
+    return this.batches[i] as ZBatch;
+  }
+
   get(name: string): ZBatch | undefined {
     if (this.index !== null) return this.index.get(name);
     const names = this.names;

@@ -8,18 +8,13 @@ import { SluiceError } from '../common/errors.ts';
 import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { isEmpty } from '../ivm/zset.ts';
-import { EpochDeltas, type DeltaReader } from './epoch-deltas.ts';
+import { EpochDeltas } from './epoch-deltas.ts';
 import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
 import { ViewRuntime } from './view-runtime.ts';
 import { PartitionPool, validWorkers } from './workers/partition-pool.ts';
 import type { PartitionedReduce } from './workers/partitioned-reduce.ts';
 import type { FoldSpec } from './workers/partition-protocol.ts';
-
-function readsAChange(reads: readonly string[], deltas: DeltaReader): boolean {
-  for (let i = 0; i < reads.length; i++) if (!isEmpty(deltas.get(reads[i] as string))) return true;
-  return false;
-}
 
 export interface GraphView {
   readonly name: string;
@@ -243,19 +238,19 @@ export class ViewGraph {
     }
     const stamp = this.stamp;
     const wake = this.wake;
-    for (let i = 0; i < deltas.size; i++) wakeAll(index.readers.get(deltas.nameAt(i)), wake, stamp);
+    // Only the readers of a delta with rows are stamped (a table's may be empty: its late rows
+    // dropped), and a view's delta joins `deltas` only when it has rows: so a view is stamped
+    // exactly when it reads a change, and that needs no look through the deltas by name.
+    for (let i = 0; i < deltas.size; i++)
+      if (!isEmpty(deltas.batchAt(i))) wakeAll(index.readers.get(deltas.nameAt(i)), wake, stamp);
     for (let v = 0; v < order.length; v++) {
-      if (wake[v] !== stamp && index.always[v] === 0) continue;
+      const changed = wake[v] === stamp;
+      if (!changed && index.always[v] === 0) continue;
       const view = order[v] as GraphView;
       const runtime = view.runtime;
       // A window-close view also steps when its table's watermark reaches an open window's end.
       const closes = runtime.closing.length > 0 && runtime.setWatermarks(this.watermarkOf);
-      if (
-        !closes &&
-        !readsAChange(view.reads, deltas) &&
-        (runtime.temporal.length === 0 || runtime.nextDue() > clock)
-      )
-        continue;
+      if (!closes && !changed && (runtime.temporal.length === 0 || runtime.nextDue() > clock)) continue;
       if (runtime.sharedArrangements.length > 0)
         this.shared.advance(runtime.sharedArrangements, deltas, epoch);
       const delta = runtime.step(deltas, epoch, clock);

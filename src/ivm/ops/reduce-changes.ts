@@ -1,11 +1,12 @@
 // The Reduce's output-column builder: a step's changes leave column by column (a ColumnBatch of
 // columns and weights), each group's -old taken from its record where the record mirrors it, else
-// from its old row object. The changes are written into scratch columns kept between steps. A small
-// step's are copied out at exactly their length (a one-row step allocates no 16-slot array per
-// column). A large step's scratch columns are lent to the batch itself, trimmed to its length: a
-// step of 10,000 orders makes ≈ 19,000 changes, and a copy of that many values is a large object
-// (beyond 128 KB), mapped and faulted in afresh each step and a good part of the GC. A lent batch
-// is valid until this Reduce's next step writes a change (its epoch is over by then): the buffer
+// from its old row object. The changes are written into scratch columns kept between steps. A
+// step of a few changes (an epoch of one event) is copied into columns of exactly its length kept
+// for that length, lent to its batch; a middling step's are copied out at exactly their length (no
+// 16-slot array per column). A large step's scratch columns are lent to the batch itself, trimmed
+// to its length: a step of 10,000 orders makes ≈ 19,000 changes, and a copy of that many values is
+// a large object (beyond 128 KB), mapped and faulted in afresh each step and a good part of the GC.
+// A lent batch is valid until this Reduce's next step (its epoch is over by then): the buffer
 // expires it, so any read after that throws instead of seeing the next step's changes.
 import type { Value } from '../../common/types.ts';
 import { ColumnBatch } from '../zset.ts';
@@ -19,6 +20,12 @@ const MAX_KEPT_CHANGES = 1 << 16;
  * object, cheap to allocate and to drop, and the batch's arrays stay packed.
  */
 const LEND_FROM = 1024;
+/**
+ * Up to this many changes (a one-row step: a group's -old/+new, a downstream bucket's two) a step's
+ * changes go into columns of exactly their length kept for that length, lent like a large step's:
+ * the step allocates its batch object alone, not an array per column and the weights besides.
+ */
+const EXACT_UP_TO = 4;
 
 export class ChangeBuffer {
   private weights: number[] = [];
@@ -26,6 +33,8 @@ export class ChangeBuffer {
   private n = 0;
   /** The batch the scratch columns are lent to, until the next change is written. */
   private lent: ColumnBatch | null = null;
+  /** By length n ≤ EXACT_UP_TO: columns and weights of exactly n values (made at first use). */
+  private readonly exact: ({ readonly cols: Value[][]; readonly weights: number[] } | undefined)[] = [];
 
   constructor(private readonly width: number) {
     this.cols = Array.from({ length: width }, () => []);
@@ -76,6 +85,7 @@ export class ChangeBuffer {
     const n = this.n;
     this.n = 0;
     const width = this.width;
+    if (n <= EXACT_UP_TO) return this.lendExact(n);
     if (n < LEND_FROM) {
       const cols = new Array<Value[]>(width);
       for (let c = 0; c < width; c++) cols[c] = copy(this.cols[c] as Value[], n);
@@ -92,6 +102,40 @@ export class ChangeBuffer {
       this.weights = [];
       this.cols = Array.from({ length: width }, () => []);
     } else this.lent = batch;
+    return batch;
+  }
+
+  /**
+   * A small step's changes copied into the columns kept for their length, lent to the batch. The
+   * batch lent before expires here if no change expired it (a step of no changes writes none).
+   */
+  private lendExact(n: number): ColumnBatch {
+    if (this.lent !== null) this.reclaim();
+    let exact = this.exact[n];
+    if (exact === undefined) {
+      // Pushed, so packed (a `new Array(n)` is holey, a different kind for the loads downstream).
+      const cols: Value[][] = [];
+      const weights: number[] = [];
+      for (let c = 0; c < this.width; c++) {
+        const col: Value[] = [];
+        for (let i = 0; i < n; i++) col.push(null);
+        cols.push(col);
+      }
+      for (let i = 0; i < n; i++) weights.push(0);
+      exact = { cols, weights };
+      this.exact[n] = exact;
+    }
+    const cols = exact.cols;
+    for (let c = 0; c < cols.length; c++) {
+      const to = cols[c] as Value[];
+      const from = this.cols[c] as Value[];
+      for (let i = 0; i < n; i++) to[i] = from[i] as Value;
+    }
+    const weights = exact.weights;
+    for (let i = 0; i < n; i++) weights[i] = this.weights[i] as number;
+    // The outer array too is shared: expiring a batch replaces its fields, not the arrays they held.
+    const batch = new ColumnBatch(cols, weights);
+    this.lent = batch;
     return batch;
   }
 

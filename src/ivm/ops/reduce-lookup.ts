@@ -45,10 +45,19 @@ export interface GroupLookup {
 /** Below this many rows a step looks up and marks in one loop (no misses to overlap, less setup). */
 const SPLIT_FROM = 64;
 
-export function lookupAndMark(g: GroupLookup, s: StepRows): void {
+/**
+ * Finds each kept row's slot and touches its group; returns whether it set touch marks (the caller
+ * clears them after the step). A keyed step of one row sets none: one row touches one group once,
+ * and the mark's load (a cache miss per event in a large group set) is all it would cost.
+ */
+export function lookupAndMark(g: GroupLookup, s: StepRows): boolean {
+  if (s.n === 1 && g.keyCount > 0 && g.count === 0) {
+    lookupOne(g, s);
+    return false;
+  }
   if (s.n < SPLIT_FROM) {
     lookupAndMarkSmall(g, s);
-    return;
+    return true;
   }
   const { index, keyCount, keyTexts, touched } = g;
   const { n, weights, rowSlots, rowTouches, rowIds, rowKeys } = s;
@@ -89,6 +98,27 @@ export function lookupAndMark(g: GroupLookup, s: StepRows): void {
     rowTouches[i] = t - 1;
   }
   g.count = count;
+  return true;
+}
+
+/** A keyed step's one row: its slot, touched first, with no touch mark (see lookupAndMark). */
+function lookupOne(g: GroupLookup, s: StepRows): void {
+  if (s.rowSlots[0] === NO_SLOT) return;
+  const id = s.rowIds[0] as Value;
+  let slot = g.index.get(id);
+  if (slot === NO_SLOT) {
+    const key = s.rowKeys[0] as Value | Value[];
+    slot = g.allocate(id, g.keyCount === 1 ? [key as Value] : (key as Value[]));
+  }
+  const keyTexts = g.keyTexts;
+  if (keyTexts !== null) {
+    if (g.keyCount > 1) keyTexts.add(slot, s.rowKeys[0] as Value[], s.weights[0] as number);
+    else keyTexts.addOne(slot, s.rowKeys[0] as Value, s.weights[0] as number);
+  }
+  s.rowSlots[0] = slot;
+  g.touched[0] = slot;
+  g.count = 1;
+  s.rowTouches[0] = 0;
 }
 
 /** A small step's lookup and marks, one row at a time (the same allocations and touch order). */

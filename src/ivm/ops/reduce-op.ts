@@ -317,7 +317,7 @@ export class ReduceOp implements Operator, Stateful {
     stepRows.n = n;
     stepRows.weights = input.weights;
     this.rowPass.evaluate(input, stepRows, rowArgs, errors);
-    lookupAndMark(this.lookup, stepRows);
+    const marked = lookupAndMark(this.lookup, stepRows);
     if (keyCount === 0 && !this.globalEmitted) {
       let slot = index.get('');
       if (slot === NO_SLOT) slot = this.allocate('', []);
@@ -329,8 +329,10 @@ export class ReduceOp implements Operator, Stateful {
     this.globalEmitted = true;
     const nTouched = lookup.count;
     // The marks are done with (the merge goes by touch index): cleared here, in the small array.
-    const touches = lookup.touches;
-    for (let t = 0; t < nTouched; t++) touches[touched[t] as number] = 0;
+    if (marked) {
+      const touches = lookup.touches;
+      for (let t = 0; t < nTouched; t++) touches[touched[t] as number] = 0;
+    }
     const pstride = this.partials.stride;
     if (nTouched * pstride > this.partials.data.length) {
       this.partials.data = new Float64Array(Math.max(nTouched * pstride, 2 * this.partials.data.length));
