@@ -9,18 +9,7 @@ import { Arrangement } from '../arrangement.ts';
 import { keyEntryId, type JoinKey } from '../join-key.ts';
 import type { StateDelta } from '../state.ts';
 import { MatchCounts } from './semi-join-counts.ts';
-
-/** A seeded generator (mulberry32), so a failure repeats. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as random } from '../../../test/support/checkpoint-workload.ts';
 
 /** A delta with its upserts sorted by id (the two structures may list them in other orders). */
 function sorted(delta: StateDelta): StateDelta {

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
+import { mulberry32 as random } from '../../../test/support/checkpoint-workload.ts';
 import {
   fastRecordCounts,
   fastRecordsInstalled,
@@ -46,18 +47,6 @@ const fastDecode = kafkajsModule<BatchDecode>('protocol/recordBatch/v0/decoder.j
 const { Types: Compression } = kafkajsModule<{ Types: { None: number; GZIP: number } }>(
   'protocol/message/compression/index.js',
 );
-
-/** A deterministic pseudo-random source (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function records(next: () => number, count: number, withHeaders: boolean): RecordSpec[] {
   const out: RecordSpec[] = [];
