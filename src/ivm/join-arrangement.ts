@@ -13,6 +13,7 @@ import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
 import { hashRow, sameRow } from './arrangement.ts';
 import { GroupIndex, NO_SLOT } from './group-index.ts';
 import type { JoinKey } from './join-key.ts';
+import { grownF64, grownI32 } from './typed-growth.ts';
 
 /** "No row" in the per-slot chains and in `head`/`next`. */
 export const NO_ROW = -1;
@@ -60,12 +61,6 @@ function mix(slot: number, rowHash: number): number {
   return h;
 }
 
-function grownF64(a: Float64Array<ArrayBuffer>, min: number): Float64Array<ArrayBuffer> {
-  const out = new Float64Array(Math.max(min, a.length * 2));
-  out.set(a);
-  return out;
-}
-
 /** Int32 cells per slot in `slots` (16 B: four records to a cache line), and each number's place. */
 const SLOT_STRIDE = 4;
 const HEAD = 0;
@@ -80,12 +75,6 @@ const WIDE_TOTAL = -0x80000000;
 
 function newSlots(n: number): Int32Array<ArrayBuffer> {
   return new Int32Array(n * SLOT_STRIDE);
-}
-
-function grownI32(a: Int32Array<ArrayBuffer>, min: number): Int32Array<ArrayBuffer> {
-  const out = new Int32Array(Math.max(min, a.length * 2));
-  out.set(a);
-  return out;
 }
 
 /**

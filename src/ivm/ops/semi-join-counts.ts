@@ -18,6 +18,7 @@ import type { Value } from '../../common/types.ts';
 import { encodeExactValues } from '../../common/values.ts';
 import { GroupIndex, NO_SLOT } from '../group-index.ts';
 import type { JoinKey } from '../join-key.ts';
+import { grownF64 } from '../typed-growth.ts';
 
 /** The entry format of an Arrangement, keyed by its key text. */
 type StoredRow = StoredArrangedRow<string, readonly Value[]>;
@@ -31,12 +32,6 @@ function keyBytes(key: JoinKey, row: readonly Value[]): number {
   for (const v of row)
     if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) >= 2 ** 30) boxed += 16;
   return 64 + 8 * row.length + boxed + (typeof key === 'string' ? key.length : 0);
-}
-
-function grown(a: Float64Array<ArrayBuffer>, min: number): Float64Array<ArrayBuffer> {
-  const out = new Float64Array(Math.max(min, a.length * 2));
-  out.set(a);
-  return out;
 }
 
 export class MatchCounts extends ArrangementDelta {
@@ -172,9 +167,9 @@ export class MatchCounts extends ArrangementDelta {
       this.rows.push(null);
       this.keys.push(null);
       if (slot >= this.totals.length) {
-        this.totals = grown(this.totals, slot + 1);
-        this.seqs = grown(this.seqs, slot + 1);
-        this.stamps = grown(this.stamps, slot + 1);
+        this.totals = grownF64(this.totals, slot + 1);
+        this.seqs = grownF64(this.seqs, slot + 1);
+        this.stamps = grownF64(this.stamps, slot + 1);
       }
     }
     this.keys[slot] = key;
