@@ -7,6 +7,7 @@ import { Decimal, compareDecimals } from './decimal.ts';
 import { Interval, compareIntervals } from './time/interval.ts';
 import { Jsonb, compareJsonb } from './json/jsonb.ts';
 import { SqlArray } from './array/sql-array.ts';
+import { encodeOne } from './value-key.ts';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -100,23 +101,6 @@ export function encodeValues(values: readonly Value[], indexes?: readonly number
     out += encodeOne(v);
   }
   return out;
-}
-
-export function encodeOne(v: Value): string {
-  switch (typeof v) {
-    case 'number':
-      return v === 0 ? 'n0;' : `n${v};`;
-    case 'string':
-      return `s${v.length}:${v}`;
-    case 'bigint':
-      return `n${v};`;
-    case 'boolean':
-      return v ? 't' : 'f';
-    case 'object':
-      return v === null ? '_' : v.key();
-    default:
-      return '_';
-  }
 }
 
 /**
@@ -271,7 +255,7 @@ export function compareArrays(a: SqlArray, b: SqlArray): number {
   return a.length - b.length;
 }
 
-export { Decimal, Interval, Jsonb, SqlArray };
+export { Decimal, Interval, Jsonb, SqlArray, encodeOne };
 
 /** Text form of a value, as CAST(x AS TEXT) and error messages show it. */
 export function formatValue(v: Value): string {

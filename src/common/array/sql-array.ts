@@ -4,7 +4,7 @@
 import { SluiceError } from '../errors.ts';
 import type { Value } from '../types.ts';
 import { MAX_ARRAY_LENGTH } from '../limits.ts';
-import { encodeOne } from '../values.ts';
+import { encodeOne } from '../value-key.ts';
 
 /** One array value. `items` is never mutated (functions build new arrays). */
 export class SqlArray {
@@ -45,7 +45,6 @@ export class SqlArray {
   }
 }
 
-// values.ts imports this file too: the cycle is safe, both use each other only when called.
 function elementKey(v: Value): string {
   return encodeOne(v);
 }
