@@ -83,3 +83,42 @@ test('a left delta alone passes each row once and says so; a flip of the right s
   assert.equal(left.consolidated, false);
   assert.deepEqual(net(left), ['-10,1', '-11,1']);
 });
+
+test('a right delta folded while no left row is held evaluates no key for a flip', () => {
+  const op = semiJoin();
+  // 100 subquery keys before any left row: nothing to flip, nothing looked up on the left.
+  const keys = Array.from({ length: 100 }, (_, i) => [i]);
+  const out = op.step(
+    [
+      EMPTY,
+      batch(
+        keys,
+        keys.map(() => 1),
+      ),
+    ],
+    NO_ERRORS,
+  );
+  assert.deepEqual(out.rows, []);
+  assert.equal(op.keysEvaluated, 0);
+  // Left rows pass by those keys; then key 7 leaves and key 100 arrives: both evaluated, 7's row goes.
+  assert.deepEqual(
+    net(
+      op.step(
+        [
+          batch(
+            [
+              [1, 7],
+              [2, 100],
+            ],
+            [1, 1],
+          ),
+          EMPTY,
+        ],
+        NO_ERRORS,
+      ),
+    ),
+    ['+1,7'],
+  );
+  assert.deepEqual(net(op.step([EMPTY, batch([[7], [100]], [-1, 1])], NO_ERRORS)), ['+2,100', '-1,7']);
+  assert.equal(op.keysEvaluated, 2);
+});

@@ -63,6 +63,8 @@ export class SemiJoinOp implements Operator, Stateful {
   private readonly correlated: number;
   private readonly width: number;
   private exported = false;
+  /** Keys of a right delta evaluated for a flip (EXISTS, NOT EXISTS, IN; tests count them). */
+  keysEvaluated = 0;
 
   constructor(
     node: SemiJoinNode,
@@ -212,11 +214,15 @@ export class SemiJoinOp implements Operator, Stateful {
       if (key === null) continue;
       right.add(key, row, delta.weights[i] as number);
     }
-    for (let i = 0; i < right.touchedCount; i++) {
-      const was = this.passes(right.totalBefore(i), 0, 0);
-      const is = this.passes(right.totalNow(i), 0, 0);
-      if (was !== is) emitBucket(this.left, right.touchedKey(i), is ? 1 : -1);
-    }
+    // With no left row held a flip has nothing to emit: the touched keys are not evaluated (the
+    // subquery side loaded before the rows that probe it, as a dimension table usually is).
+    if (this.left.keyCount > 0)
+      for (let i = 0; i < right.touchedCount; i++) {
+        this.keysEvaluated++;
+        const was = this.passes(right.totalBefore(i), 0, 0);
+        const is = this.passes(right.totalNow(i), 0, 0);
+        if (was !== is) emitBucket(this.left, right.touchedKey(i), is ? 1 : -1);
+      }
     right.endFold();
   }
 
