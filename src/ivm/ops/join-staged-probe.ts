@@ -1,5 +1,6 @@
 // A join step's by-column probe of the other side's arrangement in passes over the whole delta,
-// not row by row: first every delta row's key and slot, then every slot's record, then the
+// not row by row: first every delta row's key and slot, then every slot's record (taking a one-row
+// slot's total with it), then the first kept column's cell of each such slot's row, then the
 // emission. Each probe is a chain of dependent cache misses once the arrangement outgrows the
 // cache (the key index, the slot's record, the kept column of its row); done row by row, the next
 // row's misses wait for this row's. In passes, a pass's loads do not depend on each other, so the
@@ -21,6 +22,10 @@ export class StagedProbe {
   private slots = new Int32Array(0);
   /** Per delta row: the slot's only row, MANY, or NO_ROW when the slot is absent. */
   private heads = new Int32Array(0);
+  /** Per delta row whose slot has one row: the slot's total. */
+  private totals = new Float64Array(0);
+  /** Kept cells found absent by the pre-read pass (kept only so the reads are made). */
+  private absent = 0;
   /** Per delta row: its key (null: none), for the fold that follows the probe. */
   readonly keys: (JoinKey | null)[] = [];
 
@@ -43,6 +48,7 @@ export class StagedProbe {
     if (this.slots.length < n) {
       this.slots = new Int32Array(n);
       this.heads = new Int32Array(n);
+      this.totals = new Float64Array(n);
     }
     const slots = this.slots;
     const heads = this.heads;
@@ -59,25 +65,42 @@ export class StagedProbe {
       keys[i] = key;
       slots[i] = key === null ? NO_KEY : theirs.slotOf(key);
     }
+    const totals = this.totals;
     for (let i = 0; i < n; i++) {
       const slot = slots[i] as number;
-      heads[i] = slot < 0 ? NO_ROW : theirs.rowsAt(slot) === 1 ? theirs.head(slot) : MANY;
+      if (slot < 0) heads[i] = NO_ROW;
+      else if (theirs.rowsAt(slot) === 1) {
+        heads[i] = theirs.head(slot);
+        // Read now, from the record line this pass loads anyway, not again when emitting.
+        totals[i] = theirs.total(slot);
+      } else heads[i] = MANY;
     }
     const kept = theirs.keptColumns;
+    // The kept cells the emission reads for one-row slots, loaded in a pass of their own (one
+    // independent load a row) so the emission finds them in the cache.
+    if (kept.length > 0) {
+      const first = kept[0] as readonly Value[];
+      let absent = 0;
+      for (let i = 0; i < n; i++) {
+        const head = heads[i] as number;
+        if (head >= 0 && first[head] === undefined) absent++;
+      }
+      this.absent = absent;
+    }
     let produced = 0;
     for (let i = 0; i < n; i++) {
       const head = heads[i] as number;
       if (head === NO_ROW) continue;
       const row = rows[i] as readonly Value[];
       const w = delta.weights[i] as number;
-      const slot = slots[i] as number;
       if (head !== MANY) {
         // One row under the key (their key is unique): its count is the slot's total.
         append(row, head, kept, cols);
-        weights.push(w * theirs.total(slot));
+        weights.push(w * (totals[i] as number));
         produced++;
         continue;
       }
+      const slot = slots[i] as number;
       for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
         append(row, id, kept, cols);
         weights.push(w * theirs.count(id));

@@ -1,0 +1,93 @@
+// The join's staged by-column probe (src/ivm/ops/join-staged-probe.ts) of two trees, interleaved in
+// one process: both probe the same auctions-by-id arrangement with the same batches of 10,000 bids,
+// alternating which goes first, and each one's CPU time is summed. On this shared, loaded machine two
+// processes' CPU figures move ±30% (cache and scheduler), which hides a change to one stage of the
+// pipeline; interleaved in one process, both sides see the same caches and the same neighbours.
+//   node --expose-gc --import tsx bench/join-probe-ab.ts [--base ../sluice-base] [--auctions 100000]
+//     [--bids 1000000] [--runs 6]
+// Prints one JSON line per run: each side's CPU ms and base ÷ this tree (above 1: this tree faster).
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import type { Value } from '../src/common/types.ts';
+import { JoinArrangement } from '../src/ivm/join-arrangement.ts';
+import { pairKeptColumns } from '../src/ivm/ops/join-rows.ts';
+import { StagedProbe } from '../src/ivm/ops/join-staged-probe.ts';
+
+type ProbeModule = typeof import('../src/ivm/ops/join-staged-probe.ts');
+
+const { values } = parseArgs({
+  options: {
+    base: { type: 'string', default: '../sluice-base' },
+    auctions: { type: 'string', default: '100000' },
+    bids: { type: 'string', default: '1000000' },
+    runs: { type: 'string', default: '6' },
+  },
+});
+const auctionCount = Number(values.auctions);
+const bidCount = Number(values.bids);
+const BATCH = 10_000;
+const base = resolve(values.base);
+const { StagedProbe: BaseProbe } = (await import(`${base}/src/ivm/ops/join-staged-probe.ts`)) as ProbeModule;
+
+let seed = 20111111;
+function random(): number {
+  seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+  return seed / 2 ** 32;
+}
+const int = (n: number): number => Math.floor(random() * n);
+// As join-workload.ts: 100 categories, bids uniform over the first 80% of the auctions.
+const categories = Array.from({ length: 100 }, (_, i) => `category-${i}`);
+const byId = new JoinArrangement('auctions', 'R', String);
+for (let id = 1; id <= auctionCount; id++)
+  byId.add(id, [id, 1 + int(10_000), categories[int(categories.length)] as string], 1, 0);
+// As the agg view's join: bids (4 columns) on the left, emitting a.category (column 4 + 2) and b.amount.
+const append = pairKeptColumns(Int32Array.from([6, 3]), 4, true, (c) => byId.keepColumns(c));
+if (append === null) throw new Error('the category column is not kept');
+const bids: Value[][] = [];
+for (let id = 1; id <= bidCount; id++)
+  bids.push([id, 1 + int(Math.floor(auctionCount * 0.8)), 1 + int(50_000), 1 + int(100)]);
+const keyOf = (row: readonly Value[]): number => row[1] as number;
+const failKey = (): void => {
+  throw new Error('no key fails here');
+};
+
+function cpuMs(since: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(since);
+  return (d.user + d.system) / 1000;
+}
+
+type Probe = Pick<StagedProbe, 'probe' | 'keys'>;
+const sides: readonly Probe[] = [new BaseProbe(), new StagedProbe()];
+for (let run = 0; run < Number(values.runs); run++) {
+  const ms = [0, 0];
+  const emitted = [0, 0];
+  for (let start = 0, k = 0; start < bidCount; start += BATCH, k++) {
+    const delta = {
+      rows: bids.slice(start, start + BATCH),
+      weights: new Array<number>(BATCH).fill(1),
+      consolidated: true,
+    };
+    for (const s of k % 2 === 0 ? [0, 1] : [1, 0]) {
+      const cols: Value[][] = [[], []];
+      const weights: number[] = [];
+      const probe = sides[s] as Probe;
+      const since = process.cpuUsage();
+      probe.probe(delta, keyOf, byId, append, cols, weights, failKey);
+      ms[s] = (ms[s] as number) + cpuMs(since);
+      emitted[s] = (emitted[s] as number) + weights.length;
+      probe.keys.length = 0;
+    }
+  }
+  if (emitted[0] !== emitted[1]) throw new Error(`the trees emitted ${emitted[0]} and ${emitted[1]} rows`);
+  console.log(
+    JSON.stringify({
+      bench: 'join-probe-ab',
+      run,
+      base_ms: Math.round(ms[0] as number),
+      this_ms: Math.round(ms[1] as number),
+      base_over_this: Math.round(((ms[0] as number) / (ms[1] as number)) * 100) / 100,
+      emitted: emitted[1],
+      loadavg: (await import('node:os')).loadavg().map((l) => Math.round(l * 10) / 10),
+    }),
+  );
+}
