@@ -54,16 +54,23 @@ export class FlatJsonReader {
 
   /** The row `bytes` spell, exactly as JSON.parse of their text would give it; null: not this shape. */
   row(bytes: Buffer): Record<string, unknown> | null {
-    const row = this.scan(bytes);
+    return this.rowIn(bytes, 0, bytes.length);
+  }
+
+  /**
+   * The row bytes [start, end) of `b` spell (a record's value inside the fetch buffer it came in,
+   * read without a Buffer of its own); null: not this shape. Nothing outside the range is read.
+   */
+  rowIn(b: Buffer, start: number, end: number): Record<string, unknown> | null {
+    const row = this.scan(b, start, end);
     if (row === null) this.declined++;
     else this.read++;
     return row;
   }
 
-  private scan(b: Buffer): Record<string, unknown> | null {
-    const n = b.length;
-    let i = skipSpace(b, 0, n);
-    if (b[i] !== OPEN) return null;
+  private scan(b: Buffer, start: number, n: number): Record<string, unknown> | null {
+    let i = skipSpace(b, start, n);
+    if (i >= n || b[i] !== OPEN) return null;
     i = skipSpace(b, i + 1, n);
     const row: Record<string, unknown> = {};
     this.stamp = (this.stamp + 1) >>> 0;
@@ -71,10 +78,10 @@ export class FlatJsonReader {
       this.seenAt.fill(0);
       this.stamp = 1;
     }
-    if (b[i] === CLOSE) return skipSpace(b, i + 1, n) === n ? row : null;
+    if (i < n && b[i] === CLOSE) return skipSpace(b, i + 1, n) === n ? row : null;
     for (let field = 0; ; field++) {
       // The field's name: a column's name, in quotes.
-      if (b[i] !== QUOTE) return null;
+      if (i >= n || b[i] !== QUOTE) return null;
       const nameStart = i + 1;
       const nameEnd = endOfString(b, nameStart, n);
       if (nameEnd < 0) return null;
@@ -82,33 +89,35 @@ export class FlatJsonReader {
       if (column < 0 || this.seenAt[column] === this.stamp) return null;
       this.seenAt[column] = this.stamp;
       i = skipSpace(b, nameEnd + 1, n);
-      if (b[i] !== COLON) return null;
+      if (i >= n || b[i] !== COLON) return null;
       i = skipSpace(b, i + 1, n);
+      if (i >= n) return null;
       // The value.
-      const c = b[i];
+      const c = b[i] as number;
       let value: unknown;
       if (c === QUOTE) {
         const end = endOfString(b, i + 1, n);
         if (end < 0) return null;
         value = b.toString('latin1', i + 1, end);
         i = end + 1;
-      } else if (c === MINUS || (c !== undefined && isDigit(c))) {
+      } else if (c === MINUS || isDigit(c)) {
         const end = endOfNumber(b, i, n);
         if (end < 0) return null;
         value = numberAt(b, i, end);
         i = end;
-      } else if (c === 0x74 /* t */ && literalAt(b, i, 'true')) {
+      } else if (c === 0x74 /* t */ && literalAt(b, i, n, 'true')) {
         value = true;
         i += 4;
-      } else if (c === 0x66 /* f */ && literalAt(b, i, 'false')) {
+      } else if (c === 0x66 /* f */ && literalAt(b, i, n, 'false')) {
         value = false;
         i += 5;
-      } else if (c === 0x6e /* n */ && literalAt(b, i, 'null')) {
+      } else if (c === 0x6e /* n */ && literalAt(b, i, n, 'null')) {
         value = null;
         i += 4;
       } else return null; // an object, an array, or not JSON
       row[this.names[column] as string] = value;
       i = skipSpace(b, i, n);
+      if (i >= n) return null;
       if (b[i] === COMMA) {
         i = skipSpace(b, i + 1, n);
         continue;
@@ -170,13 +179,13 @@ function endOfString(b: Buffer, i: number, n: number): number {
 function endOfNumber(b: Buffer, i: number, n: number): number {
   if (b[i] === MINUS) i++;
   const intStart = i;
-  if (b[i] === ZERO) i++;
+  if (i < n && b[i] === ZERO) i++;
   else {
     while (i < n && isDigit(b[i] as number)) i++;
     if (i === intStart) return -1;
   }
   let run = i - intStart;
-  if (b[i] === DOT) {
+  if (i < n && b[i] === DOT) {
     i++;
     const fracStart = i;
     while (i < n && isDigit(b[i] as number)) i++;
@@ -184,16 +193,17 @@ function endOfNumber(b: Buffer, i: number, n: number): number {
     run += 1 + i - fracStart;
   }
   if (run >= LONG_RUN) return -1;
-  if (b[i] === 0x65 /* e */ || b[i] === 0x45 /* E */) {
+  if (i < n && (b[i] === 0x65 /* e */ || b[i] === 0x45) /* E */) {
     i++;
-    if (b[i] === PLUS || b[i] === MINUS) i++;
+    if (i < n && (b[i] === PLUS || b[i] === MINUS)) i++;
     const expStart = i;
     while (i < n && isDigit(b[i] as number)) i++;
     if (i === expStart || i - expStart >= LONG_RUN) return -1;
   }
-  // A number ends at a delimiter; "1x" or "01" is not JSON.
-  const c = b[i];
-  return c === undefined || c === COMMA || c === CLOSE || isSpace(c) ? i : -1;
+  // A number ends at a delimiter (or the range's end); "1x" or "01" is not JSON.
+  if (i >= n) return i;
+  const c = b[i] as number;
+  return c === COMMA || c === CLOSE || isSpace(c) ? i : -1;
 }
 
 /** The number bytes [start, end) spell: integers directly (fewer than 16 digits: exact), others by Number(). */
@@ -208,7 +218,8 @@ function numberAt(b: Buffer, start: number, end: number): number {
   return negative ? -v : v;
 }
 
-function literalAt(b: Buffer, i: number, word: string): boolean {
+function literalAt(b: Buffer, i: number, n: number, word: string): boolean {
+  if (i + word.length > n) return false;
   for (let k = 0; k < word.length; k++) if (b[i + k] !== word.charCodeAt(k)) return false;
   return true;
 }
