@@ -34,6 +34,8 @@ const isDigit = (c: number): boolean => c >= ZERO && c <= NINE;
 export class FlatJsonReader {
   private readonly names: readonly string[];
   private readonly nameBytes: readonly Uint8Array[];
+  /** Per column: its name is plain text a JSON string spells byte for byte (see `plainHint`). */
+  private readonly plainName: readonly boolean[];
   /** Per field position in a record, the column found there last time (records repeat their layout). */
   private readonly hint: Int32Array;
   /** Per column, the row (`stamp`) that last set it: a second setting in one row is a duplicate. */
@@ -48,6 +50,10 @@ export class FlatJsonReader {
     // (JSON.parse defines it as an own field) reads such records.
     this.names = columns.filter((c) => c !== '__proto__');
     this.nameBytes = this.names.map((c) => Buffer.from(c, 'utf8'));
+    this.plainName = this.nameBytes.map((bytes) => {
+      const quoted = Buffer.concat([bytes, Buffer.from('"')]);
+      return endOfString(quoted, 0, quoted.length) === bytes.length;
+    });
     this.hint = new Int32Array(this.names.length + 1).fill(-1);
     this.seenAt = new Uint32Array(this.names.length);
   }
@@ -83,9 +89,15 @@ export class FlatJsonReader {
       // The field's name: a column's name, in quotes.
       if (i >= n || b[i] !== QUOTE) return null;
       const nameStart = i + 1;
-      const nameEnd = endOfString(b, nameStart, n);
-      if (nameEnd < 0) return null;
-      const column = this.column(b, nameStart, nameEnd, field);
+      // Records repeat their layout: the column seen at this field last time, when its name (plain
+      // text, read as itself) is here in full, is the one; else the name is read and looked up.
+      let column = this.plainHint(b, nameStart, n, field);
+      let nameEnd = column < 0 ? -1 : nameStart + (this.nameBytes[column] as Uint8Array).length;
+      if (column < 0) {
+        nameEnd = endOfString(b, nameStart, n);
+        if (nameEnd < 0) return null;
+        column = this.column(b, nameStart, nameEnd, field);
+      }
       if (column < 0 || this.seenAt[column] === this.stamp) return null;
       this.seenAt[column] = this.stamp;
       i = skipSpace(b, nameEnd + 1, n);
@@ -101,10 +113,17 @@ export class FlatJsonReader {
         value = b.toString('latin1', i + 1, end);
         i = end + 1;
       } else if (c === MINUS || isDigit(c)) {
-        const end = endOfNumber(b, i, n);
-        if (end < 0) return null;
-        value = numberAt(b, i, end);
-        i = end;
+        // A short integer in one pass; anything else (a fraction, an exponent, a long run) as before.
+        const end = endOfShortInteger(b, i, n);
+        if (end > 0) {
+          value = integerAt(b, i, end);
+          i = end;
+        } else {
+          const numberEnd = end === 0 ? -1 : endOfNumber(b, i, n);
+          if (numberEnd < 0) return null;
+          value = numberAt(b, i, numberEnd);
+          i = numberEnd;
+        }
       } else if (c === 0x74 /* t */ && literalAt(b, i, n, 'true')) {
         value = true;
         i += 4;
@@ -125,6 +144,22 @@ export class FlatJsonReader {
       if (b[i] !== CLOSE) return null;
       return skipSpace(b, i + 1, n) === n ? row : null;
     }
+  }
+
+  /**
+   * The column seen at field position `field` last time, when its name is plain (a JSON string of
+   * printable ASCII, no escape, no 16-digit run: `endOfString` would end it at its length) and
+   * spelled at `start` followed by the closing quote; else -1.
+   */
+  private plainHint(b: Buffer, start: number, n: number, field: number): number {
+    const at = field < this.hint.length ? field : this.hint.length - 1;
+    const guess = this.hint[at] as number;
+    if (guess < 0 || !this.plainName[guess]) return -1;
+    const name = this.nameBytes[guess] as Uint8Array;
+    const end = start + name.length;
+    if (end >= n || b[end] !== QUOTE) return -1;
+    for (let k = 0; k < name.length; k++) if (name[k] !== b[start + k]) return -1;
+    return guess;
   }
 
   /** The column whose name is bytes [start, end), or -1; tries the one seen at this position last. */
@@ -204,6 +239,34 @@ function endOfNumber(b: Buffer, i: number, n: number): number {
   if (i >= n) return i;
   const c = b[i] as number;
   return c === COMMA || c === CLOSE || isSpace(c) ? i : -1;
+}
+
+/**
+ * The end of a short integer starting at `i` (-?(0|[1-9][0-9]*), fewer than 16 digits, followed by a
+ * delimiter or the range's end); 0 when what starts there is not JSON at all (no digit, a leading
+ * zero followed by a digit, any other byte after the digits); -1 when it may be another JSON number
+ * (a fraction, an exponent, a long run of digits): `endOfNumber` decides.
+ */
+function endOfShortInteger(b: Buffer, i: number, n: number): number {
+  let j = b[i] === MINUS ? i + 1 : i;
+  const digitsStart = j;
+  while (j < n && isDigit(b[j] as number)) j++;
+  const digits = j - digitsStart;
+  if (digits === 0) return 0;
+  if (digits > 1 && b[digitsStart] === ZERO) return 0;
+  if (digits >= LONG_RUN) return -1;
+  if (j >= n) return j;
+  const c = b[j] as number;
+  if (c === COMMA || c === CLOSE || isSpace(c)) return j;
+  return c === DOT || c === 0x65 /* e */ || c === 0x45 /* E */ ? -1 : 0;
+}
+
+/** The integer bytes [start, end) spell (an optional minus and fewer than 16 digits: exact). */
+function integerAt(b: Buffer, start: number, end: number): number {
+  const negative = b[start] === MINUS;
+  let v = 0;
+  for (let k = negative ? start + 1 : start; k < end; k++) v = v * 10 + ((b[k] as number) - ZERO);
+  return negative ? -v : v;
 }
 
 /** The number bytes [start, end) spell: integers directly (fewer than 16 digits: exact), others by Number(). */
