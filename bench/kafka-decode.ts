@@ -5,7 +5,9 @@
 // how many records the flat reader read and left to the general path. See bench/README.md.
 //
 //   node --import tsx bench/kafka-decode.ts [--records 200000] [--rounds 8] [--root ../sluice-base]
+//     [--path records|fetch] [--batch 1250]
 // `--root DIR` decodes with another checkout's src/ (paired A/B: run both, alternating).
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Engine as EngineType } from '../src/exec/engine.ts';
@@ -60,11 +62,113 @@ const input: KafkaRecord[] = orders.map((o, i) => ({
   value: Buffer.from(JSON.stringify({ order_id: o.order_id, seller_id: o.seller_id, amount: o.amount })),
 }));
 
+/**
+ * `--path fetch`: the whole reading of a fetch on the server's thread — the orders encoded by
+ * kafkajs's own encoder as record batches of `--batch` records, one fetch buffer of them per
+ * partition round; each round reads them with the record batch decoder kafkajs loads (the one
+ * kafkajs-fast-records.ts installs), kafkajs's consumer Batch, the reader's records and
+ * `decodeTyped`, as the source does.
+ */
+async function fetchPathRound(): Promise<() => Promise<number>> {
+  const { loadKafkajs } = await load<{ loadKafkajs: () => unknown }>(
+    'src/source/kafka/kafkajs-fast-records.ts',
+  );
+  loadKafkajs();
+  const client = await load<{
+    recordsOfBatch?: (p: number, messages: readonly unknown[], floor: number) => KafkaRecord[];
+  }>('src/source/kafka/kafkajs-client.ts');
+  const requireKafkajs = createRequire(resolve(root, 'src/source/kafka/kafkajs-client.ts'));
+  const kafkajsModule = <T>(path: string): T => requireKafkajs(`kafkajs/src/${path}`) as T;
+  type Decoder = { offset: number; buffer: Buffer; canReadBytes(n: number): boolean };
+  const DecoderClass = kafkajsModule<new (b: Buffer) => Decoder>('protocol/decoder.js');
+  const Long = kafkajsModule<{ fromValue(v: unknown): unknown }>('utils/long.js');
+  const encodeRecord = kafkajsModule<(r: unknown) => unknown>('protocol/recordBatch/record/v0/index.js');
+  const { RecordBatch } = kafkajsModule<{
+    RecordBatch: (spec: Record<string, unknown>) => Promise<{ buffer: Buffer }>;
+  }>('protocol/recordBatch/v0/index.js');
+  const decodeBatch = kafkajsModule<(d: Decoder) => Promise<{ records: { offset: string }[] }>>(
+    'protocol/recordBatch/v0/decoder.js',
+  );
+  const Batch =
+    kafkajsModule<
+      new (topic: string, fetched: string, data: unknown) => { messages: readonly { offset: string }[] }
+    >('consumer/batch.js');
+  // Base's reader before recordsOfBatch existed: the same loop, inline.
+  const recordsOf =
+    client.recordsOfBatch ??
+    ((partition: number, messages: readonly unknown[], floor: number): KafkaRecord[] => {
+      const out: KafkaRecord[] = [];
+      for (const m of messages as { offset: string; key: Buffer | null; value: Buffer | null }[]) {
+        const offset = Number(m.offset);
+        if (offset < floor) continue;
+        out.push({ partition, offset, key: m.key ?? null, value: m.value ?? null });
+      }
+      return out;
+    });
+  const perBatch = flag('--batch', 1250);
+  const fetchBytes = 1 << 20;
+  const fetches: { partition: number; first: number; buffer: Buffer }[] = [];
+  const offsets = [0, 0, 0, 0];
+  const byPartition: (typeof input)[] = [[], [], [], []];
+  for (const r of input) byPartition[r.partition]?.push(r);
+  for (let p = 0; p < 4; p++) {
+    const rows = byPartition[p] as KafkaRecord[];
+    let pending: Buffer[] = [];
+    let size = 0;
+    let first = offsets[p] as number;
+    for (let i = 0; i < rows.length; i += perBatch) {
+      const chunk = rows.slice(i, i + perBatch);
+      const base = offsets[p] as number;
+      const encoded = await RecordBatch({
+        compression: 0,
+        firstOffset: Long.fromValue(String(base)),
+        firstTimestamp: 1_764_000_000_000,
+        maxTimestamp: 1_764_000_000_000,
+        lastOffsetDelta: chunk.length - 1,
+        records: chunk.map((r, k) =>
+          encodeRecord({ offsetDelta: k, timestampDelta: 0, key: null, value: r.value }),
+        ),
+      });
+      offsets[p] = base + chunk.length;
+      pending.push(encoded.buffer);
+      size += encoded.buffer.length;
+      if (size >= fetchBytes || i + perBatch >= rows.length) {
+        fetches.push({ partition: p, first, buffer: Buffer.concat(pending) });
+        pending = [];
+        size = 0;
+        first = offsets[p] as number;
+      }
+    }
+  }
+  return async () => {
+    let sum = 0;
+    for (const f of fetches) {
+      const decoder = new DecoderClass(f.buffer);
+      const messages: { offset: string }[] = [];
+      while (decoder.canReadBytes(49)) messages.push(...(await decodeBatch(decoder)).records);
+      const batch = new Batch('orders', String(f.first), {
+        partition: f.partition,
+        highWatermark: String(offsets[f.partition]),
+        abortedTransactions: [],
+        messages,
+      });
+      for (const record of recordsOf(f.partition, batch.messages, f.first)) {
+        sum += Number(decoder_.decodeTyped(record)[2]);
+      }
+    }
+    return sum;
+  };
+}
+const decoder_ = decoder;
+const path = argv.includes('--path') ? argv[argv.indexOf('--path') + 1] : 'records';
+const fetchRound = path === 'fetch' ? await fetchPathRound() : null;
+
 const perRecord: number[] = [];
 let check = 0;
 for (let round = 0; round < rounds; round++) {
   const started = process.cpuUsage();
-  for (const record of input) check += Number(decoder.decodeTyped(record)[2]);
+  if (fetchRound !== null) check += await fetchRound();
+  else for (const record of input) check += Number(decoder.decodeTyped(record)[2]);
   const used = process.cpuUsage(started);
   perRecord.push(((used.user + used.system) * 1000) / records);
 }
@@ -74,6 +178,7 @@ console.log(`CPU ns per record by round: ${perRecord.map((n) => n.toFixed(0)).jo
 console.log(
   `RESULT ${JSON.stringify({
     bench: 'kafka-decode',
+    path,
     records,
     rounds,
     median_ns_per_record: Math.round(median),

@@ -21,9 +21,21 @@ function general(bytes: Buffer): { value: unknown } | { error: true } {
   }
 }
 
-/** Asserts that whatever the flat reader reads, it reads as the general path does (order and all). */
+/** Bytes a record's value may sit between in a fetch buffer (the next record's, a batch header's). */
+const FRAMES = ['', '}', '0', '1}', 'e5', ' ', '"', ',"id":1}', 'ue}', '\u0000'].map((t) => Buffer.from(t));
+let frameAt = 0;
+
+/**
+ * Asserts that whatever the flat reader reads, it reads as the general path does (order and all),
+ * and that it reads the same bytes inside a larger buffer (`rowIn`) alike, never past their end.
+ */
 function agrees(reader: FlatJsonReader, bytes: Buffer): boolean {
   const row = reader.row(bytes);
+  const before = FRAMES[frameAt++ % FRAMES.length] as Buffer;
+  const after = FRAMES[(frameAt * 7) % FRAMES.length] as Buffer;
+  const framed = Buffer.concat([before, bytes, after]);
+  const inner = reader.rowIn(framed, before.length, before.length + bytes.length);
+  assert.deepStrictEqual(inner, row, `inside ${framed.toString('latin1')}`);
   if (row === null) return false;
   const expected = general(bytes);
   assert.ok('value' in expected, `flat reader read what JSON refuses: ${bytes.toString('latin1')}`);

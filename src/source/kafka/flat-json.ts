@@ -34,6 +34,8 @@ const isDigit = (c: number): boolean => c >= ZERO && c <= NINE;
 export class FlatJsonReader {
   private readonly names: readonly string[];
   private readonly nameBytes: readonly Uint8Array[];
+  /** Per column: its name is plain text a JSON string spells byte for byte (see `plainHint`). */
+  private readonly plainName: readonly boolean[];
   /** Per field position in a record, the column found there last time (records repeat their layout). */
   private readonly hint: Int32Array;
   /** Per column, the row (`stamp`) that last set it: a second setting in one row is a duplicate. */
@@ -48,22 +50,33 @@ export class FlatJsonReader {
     // (JSON.parse defines it as an own field) reads such records.
     this.names = columns.filter((c) => c !== '__proto__');
     this.nameBytes = this.names.map((c) => Buffer.from(c, 'utf8'));
+    this.plainName = this.nameBytes.map((bytes) => {
+      const quoted = Buffer.concat([bytes, Buffer.from('"')]);
+      return endOfString(quoted, 0, quoted.length) === bytes.length;
+    });
     this.hint = new Int32Array(this.names.length + 1).fill(-1);
     this.seenAt = new Uint32Array(this.names.length);
   }
 
   /** The row `bytes` spell, exactly as JSON.parse of their text would give it; null: not this shape. */
   row(bytes: Buffer): Record<string, unknown> | null {
-    const row = this.scan(bytes);
+    return this.rowIn(bytes, 0, bytes.length);
+  }
+
+  /**
+   * The row bytes [start, end) of `b` spell (a record's value inside the fetch buffer it came in,
+   * read without a Buffer of its own); null: not this shape. Nothing outside the range is read.
+   */
+  rowIn(b: Buffer, start: number, end: number): Record<string, unknown> | null {
+    const row = this.scan(b, start, end);
     if (row === null) this.declined++;
     else this.read++;
     return row;
   }
 
-  private scan(b: Buffer): Record<string, unknown> | null {
-    const n = b.length;
-    let i = skipSpace(b, 0, n);
-    if (b[i] !== OPEN) return null;
+  private scan(b: Buffer, start: number, n: number): Record<string, unknown> | null {
+    let i = skipSpace(b, start, n);
+    if (i >= n || b[i] !== OPEN) return null;
     i = skipSpace(b, i + 1, n);
     const row: Record<string, unknown> = {};
     this.stamp = (this.stamp + 1) >>> 0;
@@ -71,44 +84,59 @@ export class FlatJsonReader {
       this.seenAt.fill(0);
       this.stamp = 1;
     }
-    if (b[i] === CLOSE) return skipSpace(b, i + 1, n) === n ? row : null;
+    if (i < n && b[i] === CLOSE) return skipSpace(b, i + 1, n) === n ? row : null;
     for (let field = 0; ; field++) {
       // The field's name: a column's name, in quotes.
-      if (b[i] !== QUOTE) return null;
+      if (i >= n || b[i] !== QUOTE) return null;
       const nameStart = i + 1;
-      const nameEnd = endOfString(b, nameStart, n);
-      if (nameEnd < 0) return null;
-      const column = this.column(b, nameStart, nameEnd, field);
+      // Records repeat their layout: the column seen at this field last time, when its name (plain
+      // text, read as itself) is here in full, is the one; else the name is read and looked up.
+      let column = this.plainHint(b, nameStart, n, field);
+      let nameEnd = column < 0 ? -1 : nameStart + (this.nameBytes[column] as Uint8Array).length;
+      if (column < 0) {
+        nameEnd = endOfString(b, nameStart, n);
+        if (nameEnd < 0) return null;
+        column = this.column(b, nameStart, nameEnd, field);
+      }
       if (column < 0 || this.seenAt[column] === this.stamp) return null;
       this.seenAt[column] = this.stamp;
       i = skipSpace(b, nameEnd + 1, n);
-      if (b[i] !== COLON) return null;
+      if (i >= n || b[i] !== COLON) return null;
       i = skipSpace(b, i + 1, n);
+      if (i >= n) return null;
       // The value.
-      const c = b[i];
+      const c = b[i] as number;
       let value: unknown;
       if (c === QUOTE) {
         const end = endOfString(b, i + 1, n);
         if (end < 0) return null;
         value = b.toString('latin1', i + 1, end);
         i = end + 1;
-      } else if (c === MINUS || (c !== undefined && isDigit(c))) {
-        const end = endOfNumber(b, i, n);
-        if (end < 0) return null;
-        value = numberAt(b, i, end);
-        i = end;
-      } else if (c === 0x74 /* t */ && literalAt(b, i, 'true')) {
+      } else if (c === MINUS || isDigit(c)) {
+        // A short integer in one pass; anything else (a fraction, an exponent, a long run) as before.
+        const end = endOfShortInteger(b, i, n);
+        if (end > 0) {
+          value = integerAt(b, i, end);
+          i = end;
+        } else {
+          const numberEnd = end === 0 ? -1 : endOfNumber(b, i, n);
+          if (numberEnd < 0) return null;
+          value = numberAt(b, i, numberEnd);
+          i = numberEnd;
+        }
+      } else if (c === 0x74 /* t */ && literalAt(b, i, n, 'true')) {
         value = true;
         i += 4;
-      } else if (c === 0x66 /* f */ && literalAt(b, i, 'false')) {
+      } else if (c === 0x66 /* f */ && literalAt(b, i, n, 'false')) {
         value = false;
         i += 5;
-      } else if (c === 0x6e /* n */ && literalAt(b, i, 'null')) {
+      } else if (c === 0x6e /* n */ && literalAt(b, i, n, 'null')) {
         value = null;
         i += 4;
       } else return null; // an object, an array, or not JSON
       row[this.names[column] as string] = value;
       i = skipSpace(b, i, n);
+      if (i >= n) return null;
       if (b[i] === COMMA) {
         i = skipSpace(b, i + 1, n);
         continue;
@@ -116,6 +144,22 @@ export class FlatJsonReader {
       if (b[i] !== CLOSE) return null;
       return skipSpace(b, i + 1, n) === n ? row : null;
     }
+  }
+
+  /**
+   * The column seen at field position `field` last time, when its name is plain (a JSON string of
+   * printable ASCII, no escape, no 16-digit run: `endOfString` would end it at its length) and
+   * spelled at `start` followed by the closing quote; else -1.
+   */
+  private plainHint(b: Buffer, start: number, n: number, field: number): number {
+    const at = field < this.hint.length ? field : this.hint.length - 1;
+    const guess = this.hint[at] as number;
+    if (guess < 0 || !this.plainName[guess]) return -1;
+    const name = this.nameBytes[guess] as Uint8Array;
+    const end = start + name.length;
+    if (end >= n || b[end] !== QUOTE) return -1;
+    for (let k = 0; k < name.length; k++) if (name[k] !== b[start + k]) return -1;
+    return guess;
   }
 
   /** The column whose name is bytes [start, end), or -1; tries the one seen at this position last. */
@@ -170,13 +214,13 @@ function endOfString(b: Buffer, i: number, n: number): number {
 function endOfNumber(b: Buffer, i: number, n: number): number {
   if (b[i] === MINUS) i++;
   const intStart = i;
-  if (b[i] === ZERO) i++;
+  if (i < n && b[i] === ZERO) i++;
   else {
     while (i < n && isDigit(b[i] as number)) i++;
     if (i === intStart) return -1;
   }
   let run = i - intStart;
-  if (b[i] === DOT) {
+  if (i < n && b[i] === DOT) {
     i++;
     const fracStart = i;
     while (i < n && isDigit(b[i] as number)) i++;
@@ -184,16 +228,45 @@ function endOfNumber(b: Buffer, i: number, n: number): number {
     run += 1 + i - fracStart;
   }
   if (run >= LONG_RUN) return -1;
-  if (b[i] === 0x65 /* e */ || b[i] === 0x45 /* E */) {
+  if (i < n && (b[i] === 0x65 /* e */ || b[i] === 0x45) /* E */) {
     i++;
-    if (b[i] === PLUS || b[i] === MINUS) i++;
+    if (i < n && (b[i] === PLUS || b[i] === MINUS)) i++;
     const expStart = i;
     while (i < n && isDigit(b[i] as number)) i++;
     if (i === expStart || i - expStart >= LONG_RUN) return -1;
   }
-  // A number ends at a delimiter; "1x" or "01" is not JSON.
-  const c = b[i];
-  return c === undefined || c === COMMA || c === CLOSE || isSpace(c) ? i : -1;
+  // A number ends at a delimiter (or the range's end); "1x" or "01" is not JSON.
+  if (i >= n) return i;
+  const c = b[i] as number;
+  return c === COMMA || c === CLOSE || isSpace(c) ? i : -1;
+}
+
+/**
+ * The end of a short integer starting at `i` (-?(0|[1-9][0-9]*), fewer than 16 digits, followed by a
+ * delimiter or the range's end); 0 when what starts there is not JSON at all (no digit, a leading
+ * zero followed by a digit, any other byte after the digits); -1 when it may be another JSON number
+ * (a fraction, an exponent, a long run of digits): `endOfNumber` decides.
+ */
+function endOfShortInteger(b: Buffer, i: number, n: number): number {
+  let j = b[i] === MINUS ? i + 1 : i;
+  const digitsStart = j;
+  while (j < n && isDigit(b[j] as number)) j++;
+  const digits = j - digitsStart;
+  if (digits === 0) return 0;
+  if (digits > 1 && b[digitsStart] === ZERO) return 0;
+  if (digits >= LONG_RUN) return -1;
+  if (j >= n) return j;
+  const c = b[j] as number;
+  if (c === COMMA || c === CLOSE || isSpace(c)) return j;
+  return c === DOT || c === 0x65 /* e */ || c === 0x45 /* E */ ? -1 : 0;
+}
+
+/** The integer bytes [start, end) spell (an optional minus and fewer than 16 digits: exact). */
+function integerAt(b: Buffer, start: number, end: number): number {
+  const negative = b[start] === MINUS;
+  let v = 0;
+  for (let k = negative ? start + 1 : start; k < end; k++) v = v * 10 + ((b[k] as number) - ZERO);
+  return negative ? -v : v;
 }
 
 /** The number bytes [start, end) spell: integers directly (fewer than 16 digits: exact), others by Number(). */
@@ -208,7 +281,8 @@ function numberAt(b: Buffer, start: number, end: number): number {
   return negative ? -v : v;
 }
 
-function literalAt(b: Buffer, i: number, word: string): boolean {
+function literalAt(b: Buffer, i: number, n: number, word: string): boolean {
+  if (i + word.length > n) return false;
   for (let k = 0; k < word.length; k++) if (b[i + k] !== word.charCodeAt(k)) return false;
   return true;
 }

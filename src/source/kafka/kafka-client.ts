@@ -7,6 +7,48 @@ export interface KafkaRecord {
   readonly offset: number;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
+  /**
+   * Set on a record read straight from a fetch's bytes (`FetchedRecord`): its value is bytes
+   * [valueStart, valueEnd) of this buffer, which a decoder can read without making `value`.
+   */
+  readonly fetched?: Buffer;
+  readonly valueStart?: number;
+  readonly valueEnd?: number;
+}
+
+/**
+ * A record whose value stays in the fetch buffer it arrived in: no Buffer per record unless
+ * something asks for `value` (a poison record's raw text, a format other than flat JSON).
+ */
+export class FetchedRecord implements KafkaRecord {
+  private valueBuffer: Buffer | null | undefined = undefined;
+
+  constructor(
+    readonly partition: number,
+    readonly offset: number,
+    readonly key: Buffer | null,
+    readonly fetched: Buffer,
+    /** -1: the record has no value (null). */
+    readonly valueStart: number,
+    readonly valueEnd: number,
+  ) {}
+
+  get value(): Buffer | null {
+    if (this.valueBuffer === undefined) {
+      this.valueBuffer = this.valueStart < 0 ? null : this.fetched.subarray(this.valueStart, this.valueEnd);
+    }
+    return this.valueBuffer;
+  }
+}
+
+/** A record's value length in bytes (0 when null), without making its value Buffer. */
+export function valueLength(record: KafkaRecord): number {
+  const fetched = record.fetched;
+  if (fetched !== undefined) {
+    const start = record.valueStart as number;
+    return start < 0 ? 0 : (record.valueEnd as number) - start;
+  }
+  return record.value?.length ?? 0;
 }
 
 export interface PartitionWatermarks {

@@ -8,7 +8,13 @@
 import { bytesAsText } from '../../common/json-codec.ts';
 import type { Value } from '../../common/types.ts';
 import { CONNECT_TIMEOUT_MS, withDeadline } from './deadline.ts';
-import type { ConnectorLogger, KafkaReader, KafkaRecord, PartitionWatermarks } from './kafka-client.ts';
+import {
+  valueLength,
+  type ConnectorLogger,
+  type KafkaReader,
+  type KafkaRecord,
+  type PartitionWatermarks,
+} from './kafka-client.ts';
 import { PoisonRecord, RecordDecoder, type RowOp } from './record-decoder.ts';
 import type {
   KafkaSourceConfig,
@@ -285,7 +291,7 @@ export class KafkaSourceRunner {
     const eventTime = this.config.eventTime;
     if (eventTime !== undefined && eventTime !== null) this.noteTimes(partition, ops, eventTime);
     this.pendingRecords += 1;
-    this.pendingBytes += (record.key?.length ?? 0) + (record.value?.length ?? 0);
+    this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
     this.pendingNext.set(partition, Math.max(record.offset + 1, this.pendingNext.get(partition) ?? 0));
     if (this.batchFull()) this.flush(generation);
     else if (this.batchTimer === null) {

@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { Socket } from 'node:net';
 import type { Admin, Consumer, ISocketFactory, Kafka, Producer } from 'kafkajs';
 import { KafkaFrameGuard } from './frame-guard.ts';
-import { loadKafkajs } from './kafkajs-fast-records.ts';
+import { loadKafkajs, PlainRecordMessage } from './kafkajs-fast-records.ts';
+import { FetchedRecord } from './kafka-client.ts';
 import type {
   HostCheck,
   KafkaOutMessage,
@@ -157,6 +158,38 @@ async function withAdmin<T>(kafka: Kafka, call: (admin: Admin) => Promise<T>): P
   }
 }
 
+/** The part of kafkajs's consumer message a record is made of. */
+export interface KafkajsMessageFields {
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+}
+
+/**
+ * A fetched batch's messages as records, those below `floor` dropped (the caller's position: the
+ * group's committed offsets may lag it, and each offset is handed over at most once per start).
+ */
+export function recordsOfBatch(
+  partition: number,
+  messages: readonly KafkajsMessageFields[],
+  floor: number,
+): KafkaRecord[] {
+  const records: KafkaRecord[] = [];
+  for (const m of messages) {
+    if (m instanceof PlainRecordMessage) {
+      // Read straight from the fetch buffer: no value Buffer, no offset string.
+      const offset = m.offsetNumber;
+      if (offset < floor) continue;
+      records.push(new FetchedRecord(partition, offset, m.key, m.fetched, m.valueStart, m.valueEnd));
+      continue;
+    }
+    const offset = Number(m.offset);
+    if (offset < floor) continue;
+    records.push({ partition, offset, key: m.key ?? null, value: m.value ?? null });
+  }
+  return records;
+}
+
 /** How long closing a reader waits for a progress commit in flight before cutting its connections. */
 const COMMIT_WAIT_MS = 10_000;
 
@@ -250,12 +283,7 @@ export class KafkajsReader implements KafkaReader {
       eachBatch: async ({ batch, isRunning, isStale }) => {
         if (!isRunning() || isStale()) return;
         const floor = next.get(batch.partition) ?? 0;
-        const records: KafkaRecord[] = [];
-        for (const m of batch.messages) {
-          const offset = Number(m.offset);
-          if (offset < floor) continue;
-          records.push({ partition: batch.partition, offset, key: m.key ?? null, value: m.value ?? null });
-        }
+        const records = recordsOfBatch(batch.partition, batch.messages, floor);
         const covered = Number(batch.lastOffset()) + 1;
         next.set(batch.partition, Math.max(floor, covered));
         await onRecords(batch.partition, records, Number(batch.highWatermark), covered);

@@ -6,12 +6,17 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import { mulberry32 as random } from '../../../test/support/checkpoint-workload.ts';
+import type { Value } from '../../common/types.ts';
+import { FetchedRecord, valueLength, type KafkaRecord } from './kafka-client.ts';
+import { recordsOfBatch, type KafkajsMessageFields } from './kafkajs-client.ts';
 import {
   fastRecordCounts,
   fastRecordsInstalled,
   kafkajsOriginals,
   loadKafkajs,
+  PlainRecordMessage,
 } from './kafkajs-fast-records.ts';
+import { RecordDecoder } from './record-decoder.ts';
 
 // Before anything else in this process touches kafkajs: the replacements go in.
 loadKafkajs();
@@ -90,15 +95,38 @@ function withAttributeBits(bytes: Buffer, bits: number): Buffer {
   return copy;
 }
 
+const MESSAGE_FIELDS = [
+  'magicByte',
+  'attributes',
+  'timestamp',
+  'offset',
+  'key',
+  'value',
+  'headers',
+  'isControlRecord',
+  'batchContext',
+] as const;
+
+/** A message as its reader sees it: kafkajs's fields, read through whatever accessors it has. */
+function asRead(message: unknown): Record<string, unknown> {
+  const m = message as Record<string, unknown>;
+  return Object.fromEntries(MESSAGE_FIELDS.map((f) => [f, m[f]]));
+}
+
 async function decodeBoth(bytes: Buffer): Promise<{ fast: unknown; original: unknown }> {
   const original = kafkajsOriginals.recordBatchDecoder;
   assert.ok(original !== null);
   const a = new Decoder(bytes);
   const b = new Decoder(bytes);
-  const fast = await fastDecode(a);
-  const slow = await original(b as never);
+  const fast = (await fastDecode(a)) as { records: unknown[] };
+  const slow = (await original(b as never)) as { records: unknown[] };
   assert.equal(a.offset, b.offset, 'both read the whole batch');
-  return { fast, original: slow };
+  // kafkajs's own builds plain objects with exactly these fields.
+  for (const r of slow.records) assert.deepEqual(Object.keys(r as object).sort(), [...MESSAGE_FIELDS].sort());
+  return {
+    fast: { ...fast, records: fast.records.map(asRead) },
+    original: { ...slow, records: slow.records.map(asRead) },
+  };
 }
 
 test('kafkajs loads with the faster record reading in place', () => {
@@ -176,8 +204,8 @@ test('the consumer Batch keeps, filters and reports as kafkajs Batch does', asyn
   )) as { records: unknown[] };
   const messages = [...plain.records, ...control.records];
   const summary = (b: BatchView): unknown => ({
-    messages: b.messages,
-    within: b.messagesWithinOffset,
+    messages: b.messages.map(asRead),
+    within: b.messagesWithinOffset.map(asRead),
     isEmpty: b.isEmpty(),
     isEmptyControlRecord: b.isEmptyControlRecord(),
     first: b.firstOffset(),
@@ -200,5 +228,80 @@ test('the consumer Batch keeps, filters and reports as kafkajs Batch does', asyn
       summary(new OriginalBatch('t', fetched, data)),
       `fetched ${String(fetched)}`,
     );
+  }
+});
+
+test("the reader's records read values in the fetch buffer: same records, no value Buffer made", async () => {
+  // Plain records (timestamp deltas a number holds): every one is read by the fast path; values
+  // plain flat rows, some null.
+  const specs = records(random(11), 300, false).map((r, i) => ({
+    ...r,
+    timestampDelta: i * 7,
+    value: r.value === null ? null : Buffer.from(JSON.stringify({ order_id: i, amount: (i * 37) % 101 })),
+  }));
+  const bytes = await batchBytes(specs, { firstOffset: '5000' });
+  const fast = (await fastDecode(new Decoder(bytes))) as { records: KafkajsMessageFields[] };
+  const original = kafkajsOriginals.recordBatchDecoder;
+  assert.ok(original !== null);
+  const slow = (await original(new Decoder(bytes) as never)) as { records: KafkajsMessageFields[] };
+  assert.ok(fast.records.every((m) => m instanceof PlainRecordMessage));
+  // What kafkajs's own messages give (plain objects: the general loop) for every floor.
+  const plainRecord = (r: KafkaRecord): unknown => ({
+    partition: r.partition,
+    offset: r.offset,
+    key: r.key,
+    value: r.value,
+  });
+  for (const floor of [0, 5000, 5123, 5299, 5300]) {
+    const fetched = recordsOfBatch(3, fast.records, floor);
+    assert.ok(fetched.every((r) => r instanceof FetchedRecord));
+    assert.deepStrictEqual(
+      fetched.map(plainRecord),
+      recordsOfBatch(3, slow.records, floor).map(plainRecord),
+      `floor ${floor}`,
+    );
+    assert.deepEqual(
+      fetched.map((r) => valueLength(r)),
+      slow.records.filter((m) => Number(m.offset) >= floor).map((m) => m.value?.length ?? 0),
+    );
+  }
+  // A json source decodes them without asking for a value Buffer (a poison record's raw text would).
+  const decoder = new RecordDecoder({
+    format: 'json',
+    columns: ['order_id', 'amount'],
+    primaryKey: null,
+    maxMessageBytes: 1 << 20,
+    checkRow: () => null,
+    typing: {
+      typed: (row) => [(row.order_id ?? null) as Value, (row.amount ?? null) as Value],
+      eventTime: null,
+    },
+  });
+  const valueGetter = Object.getOwnPropertyDescriptor(FetchedRecord.prototype, 'value');
+  assert.ok(valueGetter?.get !== undefined);
+  let valuesMade = 0;
+  Object.defineProperty(FetchedRecord.prototype, 'value', {
+    configurable: true,
+    get(this: FetchedRecord) {
+      valuesMade += 1;
+      return valueGetter.get?.call(this) as Buffer | null;
+    },
+  });
+  try {
+    let read = 0;
+    for (const r of recordsOfBatch(0, fast.records, 0)) {
+      const expected = slow.records[r.offset - 5000]?.value;
+      if (expected === null || expected === undefined) {
+        assert.throws(() => decoder.decodeTyped(r), /message has no value/);
+        continue;
+      }
+      const parsed = JSON.parse(expected.toString()) as { order_id: number; amount: number };
+      assert.deepEqual(decoder.decodeTyped(r), [parsed.order_id, parsed.amount]);
+      read += 1;
+    }
+    assert.ok(read > 200, `read ${read}`);
+    assert.equal(valuesMade, 0);
+  } finally {
+    Object.defineProperty(FetchedRecord.prototype, 'value', valueGetter);
   }
 });

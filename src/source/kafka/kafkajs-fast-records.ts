@@ -47,15 +47,60 @@ interface RecordContext {
 
 /** One decoded record as kafkajs hands it to its consumer (field for field what its decoder builds). */
 export interface KafkajsRecordMessage {
-  magicByte: number;
-  attributes: number;
-  timestamp: string;
-  offset: string;
-  key: Buffer | null;
-  value: Buffer | null;
-  headers: Record<string, unknown>;
-  isControlRecord: boolean;
-  batchContext: RecordContext;
+  readonly magicByte: number;
+  readonly attributes: number;
+  readonly timestamp: string;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Record<string, unknown>;
+  readonly isControlRecord: boolean;
+  readonly batchContext: RecordContext;
+}
+
+/**
+ * A plain record's message: kafkajs's fields, but its value, offset and timestamp strings and empty
+ * headers are made only when read (kafkajs itself reads just the offset of a batch's last record;
+ * the Kafka source reads none of them): the value stays bytes [valueStart, valueEnd) of the fetch
+ * buffer, the offset and timestamp stay numbers. Reads give what kafkajs's own decoder builds.
+ */
+export class PlainRecordMessage implements KafkajsRecordMessage {
+  private valueBuffer: Buffer | null | undefined = undefined;
+
+  constructor(
+    readonly magicByte: number,
+    readonly attributes: number,
+    /** The timestamp as a number (create time), unless `appendTime` (log-append time) is set. */
+    private readonly timestampNumber: number,
+    private readonly appendTime: string | null,
+    readonly offsetNumber: number,
+    readonly key: Buffer | null,
+    readonly fetched: Buffer,
+    /** -1: the record has no value (null). */
+    readonly valueStart: number,
+    readonly valueEnd: number,
+    readonly isControlRecord: boolean,
+    readonly batchContext: RecordContext,
+  ) {}
+
+  get offset(): string {
+    return String(this.offsetNumber);
+  }
+
+  get timestamp(): string {
+    return this.appendTime ?? String(this.timestampNumber);
+  }
+
+  get value(): Buffer | null {
+    if (this.valueBuffer === undefined) {
+      this.valueBuffer = this.valueStart < 0 ? null : this.fetched.subarray(this.valueStart, this.valueEnd);
+    }
+    return this.valueBuffer;
+  }
+
+  get headers(): Record<string, unknown> {
+    return {};
+  }
 }
 
 type RecordDecodeFn = (decoder: KDecoder, context: RecordContext) => KafkajsRecordMessage;
@@ -250,10 +295,10 @@ function readPlainRecord(
     shift += 7;
   } while (byte >= 0x80);
   const valueLength = (raw >>> 1) ^ -(raw & 1);
-  let value: Buffer | null = null;
+  let valueStart = -1;
   if (valueLength !== -1) {
     if (valueLength < 0 || p + valueLength > end) return null;
-    value = b.slice(p, p + valueLength);
+    valueStart = p;
     p += valueLength;
   }
   // Headers: none (0, or -1 as kafkajs reads it) is the plain case.
@@ -265,17 +310,19 @@ function readPlainRecord(
   if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(timestamp)) return null;
   decoder.offset = end;
   fastRecordCounts.fast += 1;
-  return {
-    magicByte: context.magicByte,
+  return new PlainRecordMessage(
+    context.magicByte,
     attributes,
-    timestamp: appendTime ?? String(timestamp),
-    offset: String(offset),
+    timestamp,
+    appendTime,
+    offset,
     key,
-    value,
-    headers: {},
-    isControlRecord: context.isControlBatch,
-    batchContext: context,
-  };
+    b,
+    valueStart,
+    valueStart + valueLength,
+    context.isControlBatch,
+    context,
+  );
 }
 
 interface KafkajsMessageLike {
@@ -320,7 +367,11 @@ export function makeBatchClass(
       const longFloor = Long.fromValue(fetchedOffset);
       this.rawMessages = messages;
       this.messagesWithinOffset = messages.filter((message) => {
-        const offset = exact ? Number(message.offset) : NaN;
+        const offset = !exact
+          ? NaN
+          : message instanceof PlainRecordMessage
+            ? message.offsetNumber
+            : Number(message.offset);
         if (Number.isSafeInteger(offset)) return offset >= floor;
         return Long.fromValue(message.offset).gte(longFloor);
       });

@@ -14,7 +14,7 @@ import {
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import { FlatJsonReader } from './flat-json.ts';
-import type { KafkaRecord } from './kafka-client.ts';
+import { valueLength, type KafkaRecord } from './kafka-client.ts';
 
 export type SourceFormat = 'json' | 'upsert' | 'debezium';
 
@@ -71,7 +71,7 @@ export class RecordDecoder {
 
   /** The row operations of one record, in order; throws PoisonRecord. */
   decode(record: KafkaRecord): RowOp[] {
-    const size = (record.value?.length ?? 0) + (record.key?.length ?? 0);
+    const size = valueLength(record) + (record.key?.length ?? 0);
     if (size > this.spec.maxMessageBytes) {
       throw new PoisonRecord(
         `message of ${size} bytes exceeds max_message_bytes ${this.spec.maxMessageBytes}`,
@@ -96,18 +96,25 @@ export class RecordDecoder {
     if (this.spec.format !== 'json' || typing === undefined || typing === null) {
       throw new Error(`typed decoding needs format 'json' and the source's row typing`);
     }
-    const value = record.value;
-    if (value === null) throw new PoisonRecord('message has no value');
-    const size = value.length + (record.key?.length ?? 0);
+    const fetched = record.fetched;
+    const start = fetched === undefined ? 0 : (record.valueStart as number);
+    if (fetched === undefined ? record.value === null : start < 0) {
+      throw new PoisonRecord('message has no value');
+    }
+    const size = valueLength(record) + (record.key?.length ?? 0);
     if (size > this.spec.maxMessageBytes) {
       throw new PoisonRecord(
         `message of ${size} bytes exceeds max_message_bytes ${this.spec.maxMessageBytes}`,
       );
     }
-    // A plain flat row of the source's columns needs neither the text nor the column check.
-    let row = this.flat.row(value);
+    // A plain flat row of the source's columns needs neither the text nor the column check; a
+    // record still in its fetch buffer is read there (no Buffer of its own).
+    let row =
+      fetched === undefined
+        ? this.flat.row(record.value as Buffer)
+        : this.flat.rowIn(fetched, start, record.valueEnd as number);
     if (row === null) {
-      const parsed = parse(value, 'value');
+      const parsed = parse(record.value as Buffer, 'value');
       this.checkColumns(parsed, 'value');
       row = parsed;
     }
