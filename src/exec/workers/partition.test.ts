@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { T, type Value } from '../../common/types.ts';
 import type { DataflowNode } from '../../ivm/dataflow-plan.ts';
-import { groupId, hashGroupId, partitionOf } from './partition-hash.ts';
+import { groupId, hashGroupId, hashPartition, partitionOf } from './partition-hash.ts';
 import { partitioningOf } from './partition-eligibility.ts';
 import { columnValue, encodeColumn } from './partition-protocol.ts';
 import { PartitionPool, validWorkers } from './partition-pool.ts';
@@ -217,6 +217,55 @@ test(
         );
         parted.close();
       }
+    } finally {
+      pool.close();
+    }
+  },
+);
+
+test('a hash beyond the int32 range picks the partition `%` would', () => {
+  for (const partitions of [1, 2, 3, 7, 64])
+    for (const hash of [0, 1, 255, 256, 0x7fffffff, 0x80000000, 0xdeadbeef, 0xffffffff])
+      assert.equal(hashPartition(hash, partitions), hash % partitions, `${hash} % ${partitions}`);
+});
+
+test(
+  'a large step’s merged weights are lent to its batch: the next step reuses the array, and the old batch refuses reads',
+  { timeout: 60_000 },
+  () => {
+    const node = reduceNode();
+    const layout = partitioningOf(node, INPUT);
+    assert.ok(layout.partitioned);
+    const fused = node.fused!;
+    const single = new ReduceOp(node, fused.columns, {
+      filter: fused.filter,
+      project: fused.project,
+      inputColumns: INPUT,
+    });
+    const pool = new PartitionPool(2);
+    try {
+      const parted = new PartitionedReduce(node, INPUT, layout.layout, pool);
+      const sink: RowErrorSink = { report: () => assert.fail('no row errors') };
+      // 6,000 rows over 5,000 keys: ≈ 5,000 changes in the first step, ≈ 10,000 in the second.
+      const batch = (b: number): ColumnBatch => {
+        const ids: Value[] = [];
+        const keys: Value[] = [];
+        const amounts: Value[] = [];
+        for (let i = 0; i < 6000; i++) {
+          ids.push(b * 10_000 + i);
+          keys.push((i * 7919 + b) % 5000);
+          amounts.push(i % 100);
+        }
+        return new ColumnBatch([ids, keys, amounts], new Array<number>(6000).fill(1));
+      };
+      const first = parted.step([batch(0)], sink);
+      assert.deepEqual(first.weights, single.step([batch(0)], sink).weights);
+      const lent = first.weights;
+      const second = parted.step([batch(1)], sink);
+      assert.deepEqual(second.weights, single.step([batch(1)], sink).weights);
+      assert.equal(second.weights, lent, 'the second step wrote into the first step’s array');
+      assert.throws(() => first.weights.length, /weights were read after its next step/);
+      parted.close();
     } finally {
       pool.close();
     }
