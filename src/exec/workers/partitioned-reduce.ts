@@ -50,8 +50,6 @@ export class PartitionedReduce implements Operator, Stateful {
   /** The merge's scratch: by partition, each change's place in the merged order, and its next change. */
   private readonly places: Int32Array[];
   private readonly at: Int32Array;
-  /** Each row's partition (MAX_WORKERS fits a byte). */
-  private part = new Uint8Array(0);
   /** The downstream COUNT(*) Reduces each partition folds its changes for (setFolds). */
   private folds: readonly FoldSpec[] = [];
   private foldsText = '[]';
@@ -144,13 +142,9 @@ export class PartitionedReduce implements Operator, Stateful {
     // Each row goes to the partition of its group, hashed here once (the threads read only theirs),
     // into one shared list: partition 0's rows, then partition 1's, ...
     const P = this.pool.partitions;
+    // Each partition picks its rows out of the shared routing itself, side by side (partition-host.ts).
     const counts = new Int32Array(P);
-    const part = this.rowPartitions(n, wire, counts);
-    const fill = new Int32Array(P);
-    for (let p = 1; p < P; p++) fill[p] = (fill[p - 1] as number) + (counts[p - 1] as number);
-    const starts = fill.slice();
-    const rows = bufs.rows;
-    for (let i = 0; i < n; i++) rows[fill[part[i] as number]!++] = i;
+    this.rowPartitions(n, wire, counts, bufs.part);
     const h = this.handle;
     // The columns' null flags as a mask (-1: a column of values, or past what a mask holds).
     let nullMask = 0;
@@ -171,11 +165,10 @@ export class PartitionedReduce implements Operator, Stateful {
       // a message; else, when every column is in the buffers, the step goes in its request words.
       const fresh = this.sentGeneration[p] !== this.generation;
       this.sentGeneration[p] = this.generation;
-      const start = starts[p] as number;
       messages.push(
         !fresh && nullMask >= 0
-          ? { t: 'shared-step', h, start, count, nullMask }
-          : { t: 'step', h, bufs: fresh ? bufs : null, cols, start, count },
+          ? { t: 'shared-step', h, batch: n, count, nullMask }
+          : { t: 'step', h, bufs: fresh ? bufs : null, cols, batch: n, count },
       );
     }
     const answers = this.pool.callEach(messages);
@@ -217,7 +210,7 @@ export class PartitionedReduce implements Operator, Stateful {
       f64,
       nulls,
       weights: new Float64Array(new SharedArrayBuffer(8 * capacity)),
-      rows: new Int32Array(new SharedArrayBuffer(4 * capacity)),
+      part: new Uint8Array(new SharedArrayBuffer(capacity)),
       replies,
     };
     this.capacity = capacity;
@@ -238,11 +231,14 @@ export class PartitionedReduce implements Operator, Stateful {
     return this.capacity;
   }
 
-  /** The partition of each row's group (in scratch kept between steps), counted into `counts`. */
-  private rowPartitions(n: number, cols: readonly (WireColumn | null)[], counts: Int32Array): Uint8Array {
+  /** The partition of each row's group, into `part` (shared with the threads), counted into `counts`. */
+  private rowPartitions(
+    n: number,
+    cols: readonly (WireColumn | null)[],
+    counts: Int32Array,
+    part: Uint8Array,
+  ): void {
     const P = this.pool.partitions;
-    if (this.part.length < n) this.part = new Uint8Array(this.bufferCapacity);
-    const part = this.part;
     const keyColumns = this.layout.keyColumns;
     const key0 = cols[keyColumns[0] as number] as WireColumn;
     if (this.keyCount === 1 && 'f64' in key0 && key0.nulls === null) {
@@ -253,7 +249,7 @@ export class PartitionedReduce implements Operator, Stateful {
         part[i] = p;
         counts[p]!++;
       }
-      return part;
+      return;
     }
     if (this.keyCount === 1) {
       for (let i = 0; i < n; i++) part[i] = partitionOf(singleKey(columnValue(key0, i)), P);
@@ -266,7 +262,6 @@ export class PartitionedReduce implements Operator, Stateful {
       }
     }
     for (let i = 0; i < n; i++) counts[part[i] as number]!++;
-    return part;
   }
 
   /**
