@@ -9,6 +9,7 @@ import { partitioningOf } from './partition-eligibility.ts';
 import { columnValue, encodeColumn } from './partition-protocol.ts';
 import { PartitionPool, validWorkers } from './partition-pool.ts';
 import { PartitionedReduce } from './partitioned-reduce.ts';
+import { IntEntryIndex, NOT_FOUND } from './int-entry-index.ts';
 import { ReduceOp } from '../../ivm/ops/reduce-op.ts';
 import type { RowErrorSink } from '../../ivm/operator.ts';
 import { ColumnBatch } from '../../ivm/zset.ts';
@@ -271,3 +272,22 @@ test(
     }
   },
 );
+
+test('the fold’s int32 index finds what a Map finds, across growth and steps', () => {
+  const index = new IntEntryIndex();
+  let seed = 7;
+  const next = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) | 0);
+  for (let step = 0; step < 5; step++) {
+    index.clear();
+    const want = new Map<number, number>();
+    // From a few ids to thousands (several doublings), negatives and int32 extremes among them.
+    const ids = 10 ** (step % 4) * 3;
+    for (let e = 0; e < 4 * ids; e++) {
+      const id = e % 7 === 0 ? [0, -1, 2 ** 31 - 1, -(2 ** 31)][e % 4]! : next() % ids;
+      const got = index.entryOrAdd(id, e);
+      const had = want.get(id);
+      if (had === undefined) want.set(id, e);
+      assert.equal(got, had ?? NOT_FOUND, `step ${step}, id ${id}`);
+    }
+  }
+});
