@@ -419,15 +419,20 @@ function fillColumn(
     for (let i = 0; i < n; i++) values[i] = (rows[i] as readonly Value[])[c] as Value;
     col = values;
   }
+  // The null flags are written only once a NULL is seen (then cleared up to it): a column without
+  // one is read without its flags (a store a row saved on the serial path before the hand-over).
   let hasNull = false;
   for (let i = 0; i < n; i++) {
     const v = col[i] as Value;
     if (typeof v === 'number') {
       f64[i] = v;
-      nulls[i] = 0;
+      if (hasNull) nulls[i] = 0;
     } else if (v === null) {
+      if (!hasNull) {
+        nulls.fill(0, 0, i);
+        hasNull = true;
+      }
       nulls[i] = 1;
-      hasNull = true;
     } else return { values: col.slice(0, n) };
   }
   return { nulls: hasNull };
