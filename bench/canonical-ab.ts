@@ -3,21 +3,25 @@
 // On a machine shared with other work, paired runs in separate processes drift apart with the load;
 // here both sides see the same load, batch by batch, so their ratio is the steadier figure.
 //   node --import tsx bench/canonical-ab.ts --base ../sluice-base [--dist uniform|zipf] [--batch 10000]
-//        [--events 1000000] [--rounds 4]
+//        [--events 1000000] [--rounds 4] [--workers 1]
 // Each round builds a fresh engine on each side (after one untimed warm-up round of 100,000 other
 // events) and prints both sides' events per CPU second and base ÷ this tree's CPU time (> 1: faster).
-// Both engines share one heap, so a GC may be charged to either side: read several rounds.
+// Both engines share one heap, so a GC may be charged to either side: read several rounds. With
+// `--workers N` both engines run N workers; the CPU is the whole process's (one side's threads wait
+// while the other side steps) and `main_ms` the main thread's alone (/proc, 10 ms ticks summed).
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CANONICAL_SQL } from './sluice.ts';
+import { mainThreadTicks } from './thread-cpu.ts';
 import { cut, generateRows, type Dist } from './workload.ts';
 
 interface Side {
   applyChanges(table: string, changes: { insert: unknown[] }): unknown;
   execute(sql: string): unknown;
+  close(): void;
 }
-type EngineClass = new () => Side;
+type EngineClass = new (options?: { workers?: number }) => Side;
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: string): string => {
@@ -30,6 +34,7 @@ const dist = flag('dist', 'uniform') as Dist;
 const batch = Number(flag('batch', '10000'));
 const events = Number(flag('events', '1000000'));
 const rounds = Number(flag('rounds', '4'));
+const workers = Number(flag('workers', '1'));
 
 const load = async (dir: string): Promise<EngineClass> =>
   ((await import(pathToFileURL(resolve(dir, 'src/index.ts')).href)) as { Engine: EngineClass }).Engine;
@@ -42,16 +47,23 @@ const cpu = (): number => {
   const u = process.cpuUsage();
   return u.user + u.system;
 };
+/** The main thread's CPU ticks spent by each side (10 ms each; summed over many batches). */
+const mainTicks = new Map<Side, number>();
 const timed = (e: Side, b: unknown[]): number => {
+  const m = mainThreadTicks();
   const t = cpu();
   e.applyChanges('orders', { insert: b });
-  return cpu() - t;
+  const spent = cpu() - t;
+  mainTicks.set(e, (mainTicks.get(e) ?? 0) + mainThreadTicks() - m);
+  return spent;
 };
 
-console.log(`canonical-ab: ${dist}, batch ${batch}, ${events} events a round, base ${baseDir}`);
+console.log(
+  `canonical-ab: ${dist}, batch ${batch}, ${events} events a round, ${workers} worker(s), base ${baseDir}`,
+);
 for (let r = 0; r <= rounds; r++) {
-  const base = new Base();
-  const mine = new Mine();
+  const base = new Base({ workers });
+  const mine = new Mine({ workers });
   base.execute(CANONICAL_SQL);
   mine.execute(CANONICAL_SQL);
   const batches = cut(r === 0 ? warm : rows, 0, r === 0 ? warm.length : rows.length, batch);
@@ -66,6 +78,11 @@ for (let r = 0; r <= rounds; r++) {
       tb += timed(base, b);
     }
   });
+  const baseMain = mainTicks.get(base) ?? 0;
+  const mineMain = mainTicks.get(mine) ?? 0;
+  mainTicks.clear();
+  base.close();
+  mine.close();
   if (r === 0) continue;
   const rate = (us: number): number => Math.round(events / (us / 1e6));
   console.log(
@@ -77,6 +94,7 @@ for (let r = 0; r <= rounds; r++) {
       base_events_per_cpu_s: rate(tb),
       events_per_cpu_s: rate(tm),
       ratio: Number((tb / tm).toFixed(3)),
+      ...(workers > 1 ? { workers, base_main_ms: baseMain * 10, main_ms: mineMain * 10 } : {}),
       loadavg: loadavg()[0],
     }),
   );

@@ -49,3 +49,14 @@ export function cpuSplit(
   const rest = deltas.slice(1).reduce((a, b) => a + b, 0);
   return { main_ms: main * TICK_MS, busiest_other_ms: busiest * TICK_MS, rest_ms: rest * TICK_MS };
 }
+
+/** The main thread's user + system CPU time in clock ticks (0 where /proc is missing). */
+export function mainThreadTicks(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+}

@@ -36,7 +36,8 @@ export class PartitionBatch implements ZBatch {
     private readonly parts: readonly PartChanges[],
     private readonly places: readonly Int32Array[],
     private readonly width: number,
-    readonly weights: number[],
+    public weights: number[],
+    private readonly weightsLent: boolean,
   ) {}
 
   get cols(): Value[][] {
@@ -75,9 +76,13 @@ export class PartitionBatch implements ZBatch {
     return rows;
   }
 
-  /** The producer's next step is about to overwrite the buffers the columns would be read from. */
+  /**
+   * The producer's next step is about to overwrite the buffers the columns would be read from, and
+   * the weights when they were lent (a large step's): from here on those reads fail loudly.
+   */
   expire(): void {
     if (this.built === null) this.expired = true;
+    if (this.weightsLent) this.weights = EXPIRED_WEIGHTS;
   }
 
   /**
@@ -105,6 +110,13 @@ export class PartitionBatch implements ZBatch {
     return { cols, weights, order };
   }
 }
+
+/** What an expired batch's lent weights are: any read of them is an internal error. */
+const EXPIRED_WEIGHTS = new Proxy([], {
+  get(): never {
+    throw new SluiceError('INTERNAL_ERROR', "a partitioned Reduce's weights were read after its next step");
+  },
+}) as number[];
 
 function valueAt(r: PartChanges, c: number, j: number): Value {
   const nulls = r.nulls[c];

@@ -5,6 +5,7 @@
 // instead of stepping it on every change (two per touched upstream group) on the main thread.
 import { compileScalar, type RowFn } from '../../common/scalar-expr.ts';
 import type { Value } from '../../common/types.ts';
+import { IntEntryIndex, NOT_FOUND } from './int-entry-index.ts';
 import { groupId } from './partition-hash.ts';
 import type { FoldEntries, FoldSpec } from './partition-protocol.ts';
 
@@ -13,8 +14,9 @@ const NONE: FoldEntries = { count: 0, at: [], weights: [] };
 export class PartitionFolds {
   /** By fold: its group key's expressions, compiled. */
   private keys: RowFn[][] = [];
-  /** By fold: group id → its entry in this step (cleared every step). */
+  /** By fold: group id → its entry in this step (cleared every step); int32 ids in their own table. */
   private entryOf: Map<Value, number>[] = [];
+  private intEntryOf: IntEntryIndex[] = [];
   /** This step's entries (kept between steps: read before the next step). */
   private readonly at: number[] = [];
   private readonly weights: number[] = [];
@@ -22,6 +24,7 @@ export class PartitionFolds {
   set(folds: readonly FoldSpec[]): void {
     this.keys = folds.map((f) => f.keys.map(compileScalar));
     this.entryOf = folds.map(() => new Map<Value, number>());
+    this.intEntryOf = folds.map(() => new IntEntryIndex());
   }
 
   get count(): number {
@@ -42,7 +45,9 @@ export class PartitionFolds {
     for (let f = 0; f < this.keys.length; f++) {
       const fns = this.keys[f] as RowFn[];
       const entryOf = this.entryOf[f] as Map<Value, number>;
+      const intEntryOf = this.intEntryOf[f] as IntEntryIndex;
       entryOf.clear();
+      intEntryOf.clear();
       const first = e;
       const key = new Array<Value>(fns.length);
       try {
@@ -51,9 +56,14 @@ export class PartitionFolds {
           for (let k = 0; k < fns.length; k++) key[k] = (fns[k] as RowFn)(row);
           const id = groupId(key);
           const w = weights[j] as number;
-          const entry = entryOf.get(id);
-          if (entry === undefined) {
-            entryOf.set(id, e);
+          // An int32 id (0 and -0 alike, as a Map compares them) in the typed table, any other in the Map.
+          let entry: number;
+          if (typeof id === 'number' && (id | 0) === id) entry = intEntryOf.entryOrAdd(id, e);
+          else {
+            entry = entryOf.get(id) ?? NOT_FOUND;
+            if (entry === NOT_FOUND) entryOf.set(id, e);
+          }
+          if (entry === NOT_FOUND) {
             at[2 * e] = f;
             at[2 * e + 1] = j;
             out[e++] = w;

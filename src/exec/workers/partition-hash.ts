@@ -48,5 +48,14 @@ export function groupId(key: readonly Value[]): Value {
 
 /** The partition (0 ≤ p < partitions) that owns the group of `id`. */
 export function partitionOf(id: Value, partitions: number): number {
-  return hashGroupId(id) % partitions;
+  return hashPartition(hashGroupId(id), partitions);
+}
+
+/**
+ * `hash % partitions` for a 32-bit unsigned hash, in small-integer arithmetic: the hash may exceed the
+ * int32 range, and `%` on it is then a floating-point remainder (≈ 4× the cost of the whole hash in
+ * the routing loop). Split as hash = hi · 256 + lo, with hi < 2^24: the same value, exactly.
+ */
+export function hashPartition(hash: number, partitions: number): number {
+  return (((hash >>> 8) % partitions) * (256 % partitions) + (hash & 255)) % partitions;
 }

@@ -37,6 +37,8 @@ interface Hosted {
   readonly scratch: (Float64Array | undefined)[];
   /** The downstream COUNT(*) Reduces its changes are folded for (partition-fold.ts). */
   readonly folds: PartitionFolds;
+  /** Where a step lists the partition's rows of the batch (kept between steps). */
+  rows: Int32Array;
 }
 
 /** An answer and the buffers to transfer with it (a thread's reply; the main thread ignores them). */
@@ -68,7 +70,7 @@ export class PartitionHost {
   constructor(private readonly onExit: () => never) {}
 
   /** A step whose fields came in the request words: every column read is in the shared buffers. */
-  sharedStep(h: number, start: number, count: number, nullMask: number): RawStep {
+  sharedStep(h: number, batch: number, count: number, nullMask: number): RawStep {
     const x = this.hostedOf(h);
     const bufs = x.bufs;
     if (bufs === null) throw new SluiceError('INTERNAL_ERROR', 'a partition step came before its buffers');
@@ -80,7 +82,7 @@ export class PartitionHost {
         nulls: (nullMask & (1 << c)) !== 0 ? (bufs.nulls[c] as Uint8Array) : null,
       });
     }
-    return stepPartition(x, cols, bufs.weights, bufs.rows.subarray(start, start + count));
+    return stepPartition(x, cols, bufs.weights, pickRows(x, bufs.part, batch, count));
   }
 
   /** A step that came as a message (new buffers, or a column of values). */
@@ -96,8 +98,7 @@ export class PartitionHost {
           ? c
           : { f64: bufs.f64[i] as Float64Array, nulls: c.nulls ? (bufs.nulls[i] as Uint8Array) : null },
     );
-    const rows = bufs.rows.subarray(message.start, message.start + message.count);
-    return stepPartition(x, cols, bufs.weights, rows);
+    return stepPartition(x, cols, bufs.weights, pickRows(x, bufs.part, message.batch, message.count));
   }
 
   private hostedOf(h: number): Hosted {
@@ -126,6 +127,7 @@ export class PartitionHost {
           bufs: null,
           scratch: [],
           folds: new PartitionFolds(),
+          rows: new Int32Array(0),
         });
         return DONE;
       }
@@ -312,6 +314,21 @@ export function writeReply(raw: RawStep): { count: number; nullMask: number; fol
 }
 
 const EMPTY: Value[] = [];
+
+/**
+ * The batch indexes of the partition's rows, ascending: the rows of the first `batch` whose routed
+ * partition is this one (`count` of them, as the main thread counted while routing).
+ */
+function pickRows(x: Hosted, part: Uint8Array, batch: number, count: number): Int32Array {
+  if (x.rows.length < count) x.rows = new Int32Array(Math.max(count, 2 * x.rows.length, 64));
+  const rows = x.rows;
+  const mine = x.partition;
+  let m = 0;
+  for (let i = 0; i < batch; i++) if (part[i] === mine) rows[m++] = i;
+  if (m !== count)
+    throw new SluiceError('INTERNAL_ERROR', `partition ${mine} found ${m} of its ${count} rows in the batch`);
+  return rows.subarray(0, m);
+}
 
 /** Group ids as a Map compares them (SameValueZero: 0 and -0 one id, NaN one id). */
 function sameId(a: Value, b: Value): boolean {

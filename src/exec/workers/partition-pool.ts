@@ -25,7 +25,7 @@ import {
   REQ_KIND,
   REQ_NULLS,
   REQ_SEQ,
-  REQ_START,
+  REQ_BATCH,
   REQ_WIDTH,
   REP_COUNT,
   REP_FOLDS,
@@ -128,7 +128,7 @@ export class PartitionPool {
       if (m.t === 'shared-step') {
         words[base + REQ_KIND] = KIND_STEP;
         words[base + REQ_H] = m.h;
-        words[base + REQ_START] = m.start;
+        words[base + REQ_BATCH] = m.batch;
         words[base + REQ_COUNT] = m.count;
         words[base + REQ_NULLS] = m.nullMask;
       } else {
@@ -163,7 +163,7 @@ export class PartitionPool {
     if (m === null) return null;
     try {
       if (m.t === 'shared-step')
-        return localChanges(this.local.sharedStep(m.h, m.start, m.count, m.nullMask));
+        return localChanges(this.local.sharedStep(m.h, m.batch, m.count, m.nullMask));
       if (m.t === 'step') return localChanges(this.local.step(m));
       return this.local.handle(m).message;
     } catch (error) {

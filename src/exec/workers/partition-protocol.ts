@@ -23,8 +23,9 @@ export interface StepBuffers {
   readonly f64: readonly (Float64Array | null)[];
   readonly nulls: readonly (Uint8Array | null)[];
   readonly weights: Float64Array;
-  /** The batch indexes of each partition's rows, ascending, partition after partition. */
-  readonly rows: Int32Array;
+  /** Each batch row's partition (the hash of its group, routed by the main thread): each partition
+   * picks its own rows out of it, side by side, instead of the main thread sorting them first. */
+  readonly part: Uint8Array;
   /** By partition: where its thread writes a step's changes (room for two per input row). */
   readonly replies: readonly ReplyBuffers[];
 }
@@ -78,8 +79,8 @@ export type ToWorker =
       readonly bufs: StepBuffers | null;
       /** By input column: how the batch's column is held (null for the columns the Reduce ignores). */
       readonly cols: readonly (StepColumn | null)[];
-      /** This partition's rows: `bufs.rows[start .. start + count)`. */
-      readonly start: number;
+      /** The batch's row count, and how many of its rows are this partition's (in `bufs.part`). */
+      readonly batch: number;
       readonly count: number;
     }
   | { readonly t: 'folds'; readonly h: number; readonly folds: readonly FoldSpec[] }
@@ -100,7 +101,7 @@ export type ToWorker =
 export interface SharedStep {
   readonly t: 'shared-step';
   readonly h: number;
-  readonly start: number;
+  readonly batch: number;
   readonly count: number;
   readonly nullMask: number;
 }
@@ -117,7 +118,7 @@ export const REQ_WIDTH = 9;
 export const REQ_SEQ = 0;
 export const REQ_KIND = 1;
 export const REQ_H = 2;
-export const REQ_START = 3;
+export const REQ_BATCH = 3;
 export const REQ_COUNT = 4;
 export const REQ_NULLS = 5;
 /** A step answered in the reply buffers (flag SHARED_ANSWER): its number of changes, and bit c set

@@ -16,7 +16,7 @@ import {
   REQ_KIND,
   REQ_NULLS,
   REQ_SEQ,
-  REQ_START,
+  REQ_BATCH,
   REQ_WIDTH,
   REP_COUNT,
   REP_FOLDS,
@@ -75,7 +75,7 @@ function serve(): void {
         answerRaw(
           host.sharedStep(
             words[base + REQ_H] as number,
-            words[base + REQ_START] as number,
+            words[base + REQ_BATCH] as number,
             words[base + REQ_COUNT] as number,
             words[base + REQ_NULLS] as number,
           ),

@@ -4,11 +4,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { T, type Value } from '../../common/types.ts';
 import type { DataflowNode } from '../../ivm/dataflow-plan.ts';
-import { groupId, hashGroupId, partitionOf } from './partition-hash.ts';
+import { groupId, hashGroupId, hashPartition, partitionOf } from './partition-hash.ts';
 import { partitioningOf } from './partition-eligibility.ts';
 import { columnValue, encodeColumn } from './partition-protocol.ts';
 import { PartitionPool, validWorkers } from './partition-pool.ts';
 import { PartitionedReduce } from './partitioned-reduce.ts';
+import { IntEntryIndex, NOT_FOUND } from './int-entry-index.ts';
 import { ReduceOp } from '../../ivm/ops/reduce-op.ts';
 import type { RowErrorSink } from '../../ivm/operator.ts';
 import { ColumnBatch } from '../../ivm/zset.ts';
@@ -222,3 +223,71 @@ test(
     }
   },
 );
+
+test('a hash beyond the int32 range picks the partition `%` would', () => {
+  for (const partitions of [1, 2, 3, 7, 64])
+    for (const hash of [0, 1, 255, 256, 0x7fffffff, 0x80000000, 0xdeadbeef, 0xffffffff])
+      assert.equal(hashPartition(hash, partitions), hash % partitions, `${hash} % ${partitions}`);
+});
+
+test(
+  'a large step’s merged weights are lent to its batch: the next step reuses the array, and the old batch refuses reads',
+  { timeout: 60_000 },
+  () => {
+    const node = reduceNode();
+    const layout = partitioningOf(node, INPUT);
+    assert.ok(layout.partitioned);
+    const fused = node.fused!;
+    const single = new ReduceOp(node, fused.columns, {
+      filter: fused.filter,
+      project: fused.project,
+      inputColumns: INPUT,
+    });
+    const pool = new PartitionPool(2);
+    try {
+      const parted = new PartitionedReduce(node, INPUT, layout.layout, pool);
+      const sink: RowErrorSink = { report: () => assert.fail('no row errors') };
+      // 6,000 rows over 5,000 keys: ≈ 5,000 changes in the first step, ≈ 10,000 in the second.
+      const batch = (b: number): ColumnBatch => {
+        const ids: Value[] = [];
+        const keys: Value[] = [];
+        const amounts: Value[] = [];
+        for (let i = 0; i < 6000; i++) {
+          ids.push(b * 10_000 + i);
+          keys.push((i * 7919 + b) % 5000);
+          amounts.push(i % 100);
+        }
+        return new ColumnBatch([ids, keys, amounts], new Array<number>(6000).fill(1));
+      };
+      const first = parted.step([batch(0)], sink);
+      assert.deepEqual(first.weights, single.step([batch(0)], sink).weights);
+      const lent = first.weights;
+      const second = parted.step([batch(1)], sink);
+      assert.deepEqual(second.weights, single.step([batch(1)], sink).weights);
+      assert.equal(second.weights, lent, 'the second step wrote into the first step’s array');
+      assert.throws(() => first.weights.length, /weights were read after its next step/);
+      parted.close();
+    } finally {
+      pool.close();
+    }
+  },
+);
+
+test('the fold’s int32 index finds what a Map finds, across growth and steps', () => {
+  const index = new IntEntryIndex();
+  let seed = 7;
+  const next = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) | 0);
+  for (let step = 0; step < 5; step++) {
+    index.clear();
+    const want = new Map<number, number>();
+    // From a few ids to thousands (several doublings), negatives and int32 extremes among them.
+    const ids = 10 ** (step % 4) * 3;
+    for (let e = 0; e < 4 * ids; e++) {
+      const id = e % 7 === 0 ? [0, -1, 2 ** 31 - 1, -(2 ** 31)][e % 4]! : next() % ids;
+      const got = index.entryOrAdd(id, e);
+      const had = want.get(id);
+      if (had === undefined) want.set(id, e);
+      assert.equal(got, had ?? NOT_FOUND, `step ${step}, id ${id}`);
+    }
+  }
+});

@@ -13,9 +13,9 @@ import type { ColumnSpec } from '../../ivm/dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../../ivm/operator.ts';
 import type { StateDelta, Stateful } from '../../ivm/state.ts';
 import { ColumnBatch, type ZBatch } from '../../ivm/zset.ts';
-import { PartitionBatch, scatter, scatterF64 } from './partition-batch.ts';
+import { PartitionBatch } from './partition-batch.ts';
 import type { PartitionLayout } from './partition-eligibility.ts';
-import { groupId, hashNumber, partitionOf } from './partition-hash.ts';
+import { groupId, hashNumber, hashPartition, partitionOf } from './partition-hash.ts';
 import type { PartitionPool } from './partition-pool.ts';
 import {
   columnValue,
@@ -50,13 +50,18 @@ export class PartitionedReduce implements Operator, Stateful {
   /** The merge's scratch: by partition, each change's place in the merged order, and its next change. */
   private readonly places: Int32Array[];
   private readonly at: Int32Array;
-  /** Each row's partition (MAX_WORKERS fits a byte). */
-  private part = new Uint8Array(0);
   /** The downstream COUNT(*) Reduces each partition folds its changes for (setFolds). */
   private folds: readonly FoldSpec[] = [];
   private foldsText = '[]';
   /** The last step's output: its columns are read from buffers the next step overwrites. */
   private last: PartitionBatch | null = null;
+  /** The merge's scratch by batch row: the partition (+1, 0: none) whose group's first row it is,
+   * and where that group's changes begin in the partition's list. */
+  private ownerAt = new Uint8Array(0);
+  private runAt = new Int32Array(0);
+  /** A large step's merged weights, lent to its batch until the next step (as a Reduce lends its
+   * change columns: an array of ≈ 20,000 numbers is a large-object allocation every step). */
+  private lentWeights: number[] = [];
 
   constructor(
     node: ReduceNode,
@@ -137,14 +142,9 @@ export class PartitionedReduce implements Operator, Stateful {
     // Each row goes to the partition of its group, hashed here once (the threads read only theirs),
     // into one shared list: partition 0's rows, then partition 1's, ...
     const P = this.pool.partitions;
-    const part = this.rowPartitions(n, wire);
+    // Each partition picks its rows out of the shared routing itself, side by side (partition-host.ts).
     const counts = new Int32Array(P);
-    for (let i = 0; i < n; i++) counts[part[i] as number]!++;
-    const fill = new Int32Array(P);
-    for (let p = 1; p < P; p++) fill[p] = (fill[p - 1] as number) + (counts[p - 1] as number);
-    const starts = fill.slice();
-    const rows = bufs.rows;
-    for (let i = 0; i < n; i++) rows[fill[part[i] as number]!++] = i;
+    this.rowPartitions(n, wire, counts, bufs.part);
     const h = this.handle;
     // The columns' null flags as a mask (-1: a column of values, or past what a mask holds).
     let nullMask = 0;
@@ -165,17 +165,16 @@ export class PartitionedReduce implements Operator, Stateful {
       // a message; else, when every column is in the buffers, the step goes in its request words.
       const fresh = this.sentGeneration[p] !== this.generation;
       this.sentGeneration[p] = this.generation;
-      const start = starts[p] as number;
       messages.push(
         !fresh && nullMask >= 0
-          ? { t: 'shared-step', h, start, count, nullMask }
-          : { t: 'step', h, bufs: fresh ? bufs : null, cols, start, count },
+          ? { t: 'shared-step', h, batch: n, count, nullMask }
+          : { t: 'step', h, bufs: fresh ? bufs : null, cols, batch: n, count },
       );
     }
     const answers = this.pool.callEach(messages);
     const parts: PartChanges[] = [];
     for (let p = 0; p < P; p++) parts.push(partChanges(answers[p] ?? null, bufs.replies[p] as ReplyBuffers));
-    return this.merge(parts, errors);
+    return this.merge(parts, n, errors);
   }
 
   /** The shared input buffers, reallocated (doubled past `n`) when a batch of `n` rows outgrows them. */
@@ -211,7 +210,7 @@ export class PartitionedReduce implements Operator, Stateful {
       f64,
       nulls,
       weights: new Float64Array(new SharedArrayBuffer(8 * capacity)),
-      rows: new Int32Array(new SharedArrayBuffer(4 * capacity)),
+      part: new Uint8Array(new SharedArrayBuffer(capacity)),
       replies,
     };
     this.capacity = capacity;
@@ -219,23 +218,40 @@ export class PartitionedReduce implements Operator, Stateful {
     return this.buffers;
   }
 
+  /** An array for `total` merged weights: the kept one for a large step, else a fresh one. */
+  private weightsFor(total: number): number[] {
+    if (total < LEND_WEIGHTS_FROM) return new Array<number>(total);
+    const weights = this.lentWeights;
+    weights.length = total;
+    return weights;
+  }
+
   /** The buffers' row capacity (for tests: they grow with the largest batch). */
   get bufferCapacity(): number {
     return this.capacity;
   }
 
-  /** The partition of each row's group (in scratch kept between steps). */
-  private rowPartitions(n: number, cols: readonly (WireColumn | null)[]): Uint8Array {
+  /** The partition of each row's group, into `part` (shared with the threads), counted into `counts`. */
+  private rowPartitions(
+    n: number,
+    cols: readonly (WireColumn | null)[],
+    counts: Int32Array,
+    part: Uint8Array,
+  ): void {
     const P = this.pool.partitions;
-    if (this.part.length < n) this.part = new Uint8Array(this.bufferCapacity);
-    const part = this.part;
     const keyColumns = this.layout.keyColumns;
     const key0 = cols[keyColumns[0] as number] as WireColumn;
     if (this.keyCount === 1 && 'f64' in key0 && key0.nulls === null) {
       // The common case, one pass over a typed column: a number is its own group id.
       const f64 = key0.f64;
-      for (let i = 0; i < n; i++) part[i] = hashNumber(f64[i] as number) % P;
-    } else if (this.keyCount === 1) {
+      for (let i = 0; i < n; i++) {
+        const p = hashPartition(hashNumber(f64[i] as number), P);
+        part[i] = p;
+        counts[p]!++;
+      }
+      return;
+    }
+    if (this.keyCount === 1) {
       for (let i = 0; i < n; i++) part[i] = partitionOf(singleKey(columnValue(key0, i)), P);
     } else {
       const key = new Array<Value>(this.keyCount);
@@ -245,7 +261,7 @@ export class PartitionedReduce implements Operator, Stateful {
         part[i] = partitionOf(groupId(key), P);
       }
     }
-    return part;
+    for (let i = 0; i < n; i++) counts[part[i] as number]!++;
   }
 
   /**
@@ -253,48 +269,57 @@ export class PartitionedReduce implements Operator, Stateful {
    * already is), then their row errors in the same order, reported as the single Reduce reports them.
    * Each change's place and the weights are merged here, the columns when they are read.
    */
-  private merge(parts: readonly PartChanges[], errors: RowErrorSink): ZBatch {
+  private merge(parts: readonly PartChanges[], n: number, errors: RowErrorSink): ZBatch {
     const width = this.width;
     const P = parts.length;
     let total = 0;
     for (const r of parts) total += r.count;
     // Each change's place in the merged order, by partition (scratch kept between steps: the batch
-    // reads it until this Reduce's next step); then each partition's column is scattered to those
-    // places by a loop for its form (typed or values), so every loop reads one kind of array.
+    // reads it until this Reduce's next step).
     const places = this.places;
     for (let p = 0; p < P; p++) {
       const count = (parts[p] as PartChanges).count;
       if ((places[p] as Int32Array).length < count) places[p] = new Int32Array(2 * count);
     }
-    const at = this.at;
-    at.fill(0);
-    let k = 0;
-    while (k < total) {
-      let best = -1;
-      let bestTouch = Infinity;
-      for (let p = 0; p < P; p++) {
-        const r = parts[p] as PartChanges;
-        const i = at[p] as number;
-        if (i < r.count && (r.touch[i] as number) < bestTouch) {
-          bestTouch = r.touch[i] as number;
-          best = p;
-        }
-      }
-      // Every change of that group (its -old and +new) comes from that partition, in its order.
-      const r = parts[best] as PartChanges;
-      const touch = r.touch;
-      const place = places[best] as Int32Array;
-      let i = at[best] as number;
-      for (; i < r.count && touch[i] === bestTouch; i++) place[i] = k++;
-      at[best] = i;
+    // A change's tag is its group's first row in the batch, one group a row: mark, by batch row, the
+    // partition whose group starts there and where its changes begin, then walk the rows in order —
+    // the groups come out in first-touch order without comparing partitions.
+    if (this.ownerAt.length < n) {
+      this.ownerAt = new Uint8Array(Math.max(n, this.capacity));
+      this.runAt = new Int32Array(Math.max(n, this.capacity));
     }
-    const weights = new Array<number>(total);
+    const ownerAt = this.ownerAt;
+    const runAt = this.runAt;
+    ownerAt.fill(0, 0, n);
     for (let p = 0; p < P; p++) {
       const r = parts[p] as PartChanges;
-      const place = places[p] as Int32Array;
-      if (r.weights instanceof Float64Array) scatterF64(weights as Value[], r.weights, null, place, r.count);
-      else scatter(weights as Value[], r.weights as ArrayLike<Value>, null, place, r.count);
+      const touch = r.touch;
+      let prev = -1;
+      for (let i = 0; i < r.count; i++) {
+        const t = touch[i] as number;
+        if (t === prev) continue;
+        ownerAt[t] = p + 1;
+        runAt[t] = i;
+        prev = t;
+      }
     }
+    const weights = this.weightsFor(total);
+    let k = 0;
+    for (let t = 0; t < n && k < total; t++) {
+      const owner = ownerAt[t] as number;
+      if (owner === 0) continue;
+      // Every change of that group (its -old and +new) comes from that partition, in its order.
+      const r = parts[owner - 1] as PartChanges;
+      const touch = r.touch;
+      const from = r.weights;
+      const place = places[owner - 1] as Int32Array;
+      for (let i = runAt[t] as number; i < r.count && touch[i] === t; i++) {
+        place[i] = k;
+        weights[k++] = from[i] as number;
+      }
+    }
+    if (k !== total)
+      throw new SluiceError('INTERNAL_ERROR', 'a partition tagged a change with no row of the batch');
     const reported = parts.flatMap((r) => r.errors);
     if (reported.length > 0) {
       // Stable: one group's reports keep their order (they all come from one partition).
@@ -303,7 +328,7 @@ export class PartitionedReduce implements Operator, Stateful {
         errors.report(new SluiceError(knownErrorCode(e.code), e.message), e.row, this.keyColumns, e.weight);
     }
     // The columns are scattered to their places when read (partition-batch.ts).
-    this.last = new PartitionBatch(this, parts, places.slice(), width, weights);
+    this.last = new PartitionBatch(this, parts, places.slice(), width, weights, weights === this.lentWeights);
     return this.last;
   }
 
@@ -370,6 +395,10 @@ export class PartitionedReduce implements Operator, Stateful {
 
 const NO_ROWS: readonly (readonly Value[])[] = [];
 
+/** From this many changes a step's merged weights go into the array kept between steps (below it a
+ * fresh array is a cheap young allocation; above ≈ 16,000 one is a large object). */
+const LEND_WEIGHTS_FROM = 4096;
+
 /** The first capacity of a Reduce's shared input buffers, in rows (doubled as batches need). */
 const INITIAL_CAPACITY = 64;
 
@@ -390,15 +419,20 @@ function fillColumn(
     for (let i = 0; i < n; i++) values[i] = (rows[i] as readonly Value[])[c] as Value;
     col = values;
   }
+  // The null flags are written only once a NULL is seen (then cleared up to it): a column without
+  // one is read without its flags (a store a row saved on the serial path before the hand-over).
   let hasNull = false;
   for (let i = 0; i < n; i++) {
     const v = col[i] as Value;
     if (typeof v === 'number') {
       f64[i] = v;
-      nulls[i] = 0;
+      if (hasNull) nulls[i] = 0;
     } else if (v === null) {
+      if (!hasNull) {
+        nulls.fill(0, 0, i);
+        hasNull = true;
+      }
       nulls[i] = 1;
-      hasNull = true;
     } else return { values: col.slice(0, n) };
   }
   return { nulls: hasNull };
