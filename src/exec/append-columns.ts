@@ -18,7 +18,7 @@ import { lazyEntries } from '../ivm/lazy-entries.ts';
 const ADOPT_ROWS = 1024;
 /** The open tail chunk is closed at this many rows. */
 const TAIL_ROWS = 8192;
-/** A tail's first typed columns hold this many rows (doubled as it fills, up to TAIL_ROWS). */
+/** A small table's first tail holds this many rows in its typed columns (doubled as it fills). */
 const TAIL_START = 64;
 
 /** A chunk's column: numbers in a Float64Array (its first `count` cells), or values. */
@@ -49,9 +49,12 @@ export class AppendColumns {
       if (open.count === open.capacity) this.growTail(open);
       return open;
     }
+    // A table that has filled a tail already will likely fill this one: its room at once, rather
+    // than seven doublings (a fresh ArrayBuffer each, ≈ 3% of a batch-100 run's profile).
+    const capacity = this.length >= TAIL_ROWS ? TAIL_ROWS : TAIL_START;
     const columns: StoredColumn[] = [];
-    for (let c = 0; c < this.width; c++) columns.push(new Float64Array(TAIL_START));
-    const tail: Chunk = { columns, start: this.length, count: 0, capacity: TAIL_START };
+    for (let c = 0; c < this.width; c++) columns.push(new Float64Array(capacity));
+    const tail: Chunk = { columns, start: this.length, count: 0, capacity };
     this.chunks.push(tail);
     this.tail = tail;
     return tail;
@@ -109,12 +112,37 @@ export class AppendColumns {
       this.length += n;
       return;
     }
-    for (let i = 0; i < n; i++) {
+    // Column by column, a run of rows at a time (as many as the open tail takes).
+    for (let i = 0; i < n;) {
       const tail = this.openTail();
-      for (let c = 0; c < this.width; c++) this.put(tail, c, (added[c] as readonly Value[])[i] as Value);
-      tail.count++;
-      this.length++;
+      const run = Math.min(n - i, TAIL_ROWS - tail.count);
+      while (tail.capacity < tail.count + run) this.growTail(tail);
+      for (let c = 0; c < this.width; c++) this.putRun(tail, c, added[c] as readonly Value[], i, run);
+      tail.count += run;
+      this.length += run;
+      i += run;
     }
+  }
+
+  /** Writes `run` values of `from` from `i` on into the tail's column `c`, after its rows. */
+  private putRun(tail: Chunk, c: number, from: readonly Value[], i: number, run: number): void {
+    const col = tail.columns[c] as StoredColumn;
+    const at = tail.count;
+    if (col instanceof Float64Array) {
+      for (let k = 0; k < run; k++) {
+        const v = from[i + k] as Value;
+        if (typeof v !== 'number') {
+          // The rest through `put`, which turns the column into values at this one.
+          tail.count = at + k;
+          for (let j = k; j < run; j++, tail.count++) this.put(tail, c, from[i + j] as Value);
+          tail.count = at;
+          return;
+        }
+        col[at + k] = v;
+      }
+      return;
+    }
+    for (let k = 0; k < run; k++) col.push(from[i + k] as Value);
   }
 
   /** The first `length` rows as they are now (they never change: chunks only grow at the end). */
