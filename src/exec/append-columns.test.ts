@@ -75,3 +75,50 @@ test('captures and rows() read back the appended rows, across tail and adopted c
     { numRuns: 150 },
   );
 });
+
+test('tail columns keep numbers typed and turn into values at the first other value, reading back exactly', () => {
+  const value = fc.oneof(
+    { weight: 6, arbitrary: fc.oneof(fc.integer(), fc.double(), fc.constantFrom(-0, NaN, 2 ** 53 - 1)) },
+    { weight: 1, arbitrary: fc.oneof(fc.constant(null), fc.string({ maxLength: 3 }), fc.bigInt()) },
+  );
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.tuple(fc.boolean(), fc.array(fc.tuple(value, value, value), { minLength: 1, maxLength: 300 })),
+        {
+          maxLength: 60,
+        },
+      ),
+      (steps) => {
+        const table = new AppendColumns(3);
+        const model: Value[][] = [];
+        const captures: { capture: ReturnType<AppendColumns['capture']>; rows: number }[] = [];
+        for (const [single, rows] of steps) {
+          if (single) for (const row of rows) table.push(row);
+          else table.pushColumns([0, 1, 2].map((c) => rows.map((row) => row[c] as Value)));
+          model.push(...rows);
+          captures.push({ capture: table.capture(), rows: model.length });
+        }
+        // deepStrictEqual compares numbers by Object.is: -0 stays -0, NaN stays NaN.
+        assert.deepStrictEqual([...table.rows()], model);
+        for (const { capture, rows } of captures) {
+          assert.deepStrictEqual(capture.slice(0, rows).rows, model.slice(0, rows));
+        }
+      },
+    ),
+    { numRuns: 100 },
+  );
+});
+
+test('a table of numbers keeps no column of JS values, row by row or in small batches', () => {
+  const table = new AppendColumns(3);
+  for (let i = 0; i < 20_000; i++) table.push([i, -i, i / 2]);
+  for (let b = 0; b < 100; b++) table.pushColumns([[b], [b + 0.5], [-b]]);
+  assert.equal(table.length, 20_100);
+  assert.equal(table.valueColumns(), 0);
+  table.push([1, 'text', null]);
+  // The open chunk's two columns that met a non-number hold values from then on; the rest stay typed.
+  assert.equal(table.valueColumns(), 2);
+  assert.deepStrictEqual([...table.rows()].at(-1), [1, 'text', null]);
+  assert.deepStrictEqual([...table.rows()].at(20_000), [0, 0.5, -0]);
+});
