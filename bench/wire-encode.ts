@@ -12,6 +12,8 @@ const at = (flag: string): string | undefined => {
 };
 const codecPath = at('--codec') ?? new URL('../src/storage/changelog-codec.ts', import.meta.url).pathname;
 const rounds = Number(at('--rounds') ?? 20);
+// --encode-only: the encoder alone (no UTF-8 length, bytes or checksum of its output).
+const encodeOnly = args.includes('--encode-only');
 const codec = (await import(codecPath)) as typeof import('../src/storage/changelog-codec.ts');
 // The change sets from the same checkout as the codec (it recognises its own lazy sets only).
 const { lazyChangeSet } = (await import(
@@ -40,6 +42,10 @@ for (let r = 0; r < rounds; r++) {
   for (const cs of sets) {
     const { stored, wire } = codec.encodeChanges(cs, true);
     const text = wire as string;
+    if (encodeOnly) {
+      sink += text.length + stored.length;
+      continue;
+    }
     sink += Buffer.byteLength(text, 'utf8') + Buffer.from(text, 'utf8').length;
     sink += createHash('sha1').update(stored).digest('base64').length;
   }
@@ -51,6 +57,7 @@ console.log(
   JSON.stringify({
     bench: 'wire-encode',
     codec: codecPath,
+    encode_only: encodeOnly,
     us_per_epoch_median: Number((times[Math.floor(times.length / 2)] ?? NaN).toFixed(1)),
     us_per_epoch_best: Number((times[0] ?? NaN).toFixed(1)),
     sink,

@@ -163,7 +163,7 @@ test("a view's wire change list is written as the generic writer writes it", () 
       rows.some((r) => r.row.some((v) => v instanceof Decimal || isIn(NON_ASCII, v)));
     const objects = rows.map((r) => ({
       op: r.op,
-      row: Object.fromEntries(columns.map((c, k) => [c, r.row[k]])),
+      row: Object.fromEntries(columns.map((c, k) => [c, r.row[k] as Value])),
       ...(r.n === 1 ? {} : { n: r.n }),
     }));
     if (declined) assert.equal(list, null);
