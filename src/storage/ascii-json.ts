@@ -215,6 +215,8 @@ function put(buf: Buffer, at: number, bytes: Uint8Array): number {
 const CHANGE_OPEN = Uint8Array.from(Buffer.from('{"op":"', 'latin1'));
 const ROW_OPEN = Uint8Array.from(Buffer.from('","row":{', 'latin1'));
 const N_FIELD = Uint8Array.from(Buffer.from('},"n":', 'latin1'));
+/** Room for one change's constant bytes, its multiplicity and closing braces included. */
+const CHANGE_BYTES = 64;
 
 /**
  * The wire message's change list (API.md `changes`, without its brackets) of value-array changes
@@ -236,7 +238,8 @@ export function wireChangesOf(rows: readonly RawChange[], columns: readonly stri
     const change = rows[i] as RawChange;
     const op = change.op;
     if (op !== '+I' && op !== '-D' && op !== '-U' && op !== '+U') return null;
-    buf = withRoom(buf, at, 32 + nameBytes + width * MAX_SCALAR_BYTES);
+    // The change's constant bytes (19 before the values, at most 17 after) with the names and values.
+    buf = withRoom(buf, at, CHANGE_BYTES + nameBytes + width * MAX_SCALAR_BYTES);
     if (i > 0) buf[at++] = COMMA;
     at = put(buf, at, CHANGE_OPEN);
     buf[at++] = op.charCodeAt(0);
@@ -257,7 +260,7 @@ export function wireChangesOf(rows: readonly RawChange[], columns: readonly stri
       const text = otherValueText(v);
       if (text === null) return null;
       // Room for this text and for the names and scalars after it.
-      buf = withRoom(buf, at, text.length + nameBytes + (width - k) * MAX_SCALAR_BYTES + 32);
+      buf = withRoom(buf, at, text.length + nameBytes + (width - k) * MAX_SCALAR_BYTES + CHANGE_BYTES);
       at += buf.write(text, at, 'latin1');
     }
     const m = change.n;
