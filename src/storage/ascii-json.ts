@@ -189,3 +189,95 @@ export function flatValuesText(rows: readonly (readonly Value[])[]): string | nu
   buf[at++] = 0x5d; // ]
   return buf.toString('latin1', 0, at);
 }
+
+/** `"name":` of each column as bytes (with a leading comma after the first), by column list. */
+const wireNames = new WeakMap<readonly string[], readonly Uint8Array[] | null>();
+
+function wireNamesOf(columns: readonly string[]): readonly Uint8Array[] | null {
+  let names = wireNames.get(columns);
+  if (names === undefined) {
+    const texts = columns.map((c, k) => `${k === 0 ? '' : ','}${JSON.stringify(c)}:`);
+    // A name beyond ASCII would need UTF-8: the caller's encoder takes that view.
+    names = texts.every((t) => Buffer.byteLength(t, 'utf8') === t.length)
+      ? texts.map((t) => Uint8Array.from(Buffer.from(t, 'latin1')))
+      : null;
+    wireNames.set(columns, names);
+  }
+  return names;
+}
+
+/** Copies short constant bytes one by one (a native copy per piece costs more than it moves). */
+function put(buf: Buffer, at: number, bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length; i++) buf[at + i] = bytes[i] as number;
+  return at + bytes.length;
+}
+
+const CHANGE_OPEN = Uint8Array.from(Buffer.from('{"op":"', 'latin1'));
+const ROW_OPEN = Uint8Array.from(Buffer.from('","row":{', 'latin1'));
+const N_FIELD = Uint8Array.from(Buffer.from('},"n":', 'latin1'));
+/** Room for one change's constant bytes, its multiplicity and closing braces included. */
+const CHANGE_BYTES = 64;
+
+/**
+ * The wire message's change list (API.md `changes`, without its brackets) of value-array changes
+ * whose rows hold the values of `columns` in order: `{"op":"+U","row":{"bucket":3,"sellers":12}}`,
+ * with `,"n":m` when the multiplicity is not 1. Byte for byte what the generated row encoder of
+ * changelog-codec.ts writes; null when a change is not for this path (see the header). Written as
+ * bytes and read back as one flat one-byte string: the WebSocket's UTF-8 length and encode of it are
+ * then a copy, where the encoder's text, concatenated piece by piece, had to be flattened first.
+ */
+export function wireChangesOf(rows: readonly RawChange[], columns: readonly string[]): string | null {
+  const names = wireNamesOf(columns);
+  if (names === null) return null;
+  const width = columns.length;
+  let nameBytes = 0;
+  for (const name of names) nameBytes += name.length;
+  let buf: Buffer = shared;
+  let at = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const change = rows[i] as RawChange;
+    const op = change.op;
+    if (op !== '+I' && op !== '-D' && op !== '-U' && op !== '+U') return null;
+    // The change's constant bytes (19 before the values, at most 17 after) with the names and values.
+    buf = withRoom(buf, at, CHANGE_BYTES + nameBytes + width * MAX_SCALAR_BYTES);
+    if (i > 0) buf[at++] = COMMA;
+    at = put(buf, at, CHANGE_OPEN);
+    buf[at++] = op.charCodeAt(0);
+    buf[at++] = op.charCodeAt(1);
+    at = put(buf, at, ROW_OPEN);
+    const row = change.row;
+    for (let k = 0; k < width; k++) {
+      at = put(buf, at, names[k] as Uint8Array);
+      const v = row[k];
+      if (typeof v === 'number' && (v | 0) === v) {
+        at = writeInt(buf, at, v);
+        continue;
+      }
+      if (Number.isSafeInteger(v)) {
+        at = writeSafeInt(buf, at, v as number);
+        continue;
+      }
+      const text = otherValueText(v);
+      if (text === null) return null;
+      // Room for this text and for the names and scalars after it.
+      buf = withRoom(buf, at, text.length + nameBytes + (width - k) * MAX_SCALAR_BYTES + CHANGE_BYTES);
+      at += buf.write(text, at, 'latin1');
+    }
+    const m = change.n;
+    if (m === 1) {
+      buf[at++] = 0x7d; // }
+      buf[at++] = 0x7d;
+      continue;
+    }
+    if (typeof m !== 'number' || !Number.isFinite(m)) return null;
+    at = put(buf, at, N_FIELD);
+    if ((m | 0) === m) at = writeInt(buf, at, m);
+    else {
+      const text = String(m);
+      buf = withRoom(buf, at, text.length + 1);
+      at += buf.write(text, at, 'latin1');
+    }
+    buf[at++] = 0x7d; // }
+  }
+  return buf.toString('latin1', 0, at);
+}

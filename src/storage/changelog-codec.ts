@@ -18,7 +18,7 @@
 import type { Change, ViewChangeSet } from '../common/changes.ts';
 import { stringifyWire } from '../common/json-codec.ts';
 import { rawChangesOf, type RawChange } from '../common/raw-changes.ts';
-import { storedValuesOf } from './ascii-json.ts';
+import { storedValuesOf, wireChangesOf } from './ascii-json.ts';
 
 /** A scalar's wire JSON, or undefined for anything else (the caller falls back). */
 function wireValue(v: unknown): string | undefined {
@@ -104,9 +104,16 @@ function encodeChangesPart(
   let body: EncodedBody | null = null;
   if (raw !== undefined && rowKeysInColumnOrder(raw.columns)) {
     keys = raw.rows.length === 0 ? [] : raw.columns;
-    // The stored form alone (a view nobody listens to): its values written once, as bytes.
-    const values = withStored && !withWire ? storedValuesOf(raw.rows, keys.length) : null;
-    if (values !== null) return { stored: storedText(cs, keys, values.c, values.n), wire: null };
+    // Each form's values written once, as bytes (ascii-json.ts); the generated encoder takes what
+    // the byte writers leave (non-ASCII text, values that are not scalars).
+    const values = withStored ? storedValuesOf(raw.rows, keys.length) : null;
+    const list = withWire && (values !== null || !withStored) ? wireChangesOf(raw.rows, keys) : null;
+    if ((values !== null || !withStored) && (list !== null || !withWire)) {
+      return {
+        stored: values === null ? null : storedText(cs, keys, values.c, values.n),
+        wire: list === null ? null : wireOf(cs, list),
+      };
+    }
     body = rawEncoderFor(keys)(raw.rows, withStored, withWire, wireValue, wireJsonValue);
   } else {
     keys = keysOf(cs.changes);

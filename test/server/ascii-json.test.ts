@@ -8,8 +8,9 @@ import type { Value } from '../../src/common/types.ts';
 import { Decimal } from '../../src/common/decimal.ts';
 import { encodeStored } from '../../src/common/json-codec.ts';
 import { lazyChangeSet, type RawChange } from '../../src/common/raw-changes.ts';
-import { flatValuesText, storedValuesOf } from '../../src/storage/ascii-json.ts';
-import { encodeChanges } from '../../src/storage/changelog-codec.ts';
+import { flatValuesText, storedValuesOf, wireChangesOf } from '../../src/storage/ascii-json.ts';
+import { encodeChanges, wireMessageGeneric } from '../../src/storage/changelog-codec.ts';
+import { stringifyWire } from '../../src/common/json-codec.ts';
 import { decodeBatchPayload, encodeBatchPayload } from '../../src/storage/table-log.ts';
 
 const PLAIN: Value[] = [
@@ -143,10 +144,51 @@ test("a view's stored value list is written as the array path writes it", () => 
   assert.ok(written > 200, `only ${written} change sets took the byte writer`);
 });
 
+test("a view's wire change list is written as the generic writer writes it", () => {
+  const rand = random(17);
+  const ops: ChangeOp[] = ['+I', '-D', '-U', '+U'];
+  const columnSets = [['bucket', 'sellers'], ['a"b', 'c\\d', 'e'], ['x'], ['naïve', 'n']];
+  let written = 0;
+  for (let round = 0; round < 400; round++) {
+    const columns = columnSets[rand(columnSets.length)] as string[];
+    const pool = rand(3) === 0 ? [...PLAIN, ...TAGGED, ...NON_ASCII] : [...PLAIN, -0, NaN, 5n];
+    const rows: RawChange[] = Array.from({ length: rand(8) }, () => ({
+      op: ops[rand(4)] as ChangeOp,
+      row: columns.map(() => pool[rand(pool.length)] as Value),
+      n: rand(5) === 0 ? 2 + rand(3) : rand(9) === 0 ? 2 ** 40 : 1,
+    }));
+    const list = wireChangesOf(rows, columns);
+    const declined =
+      columns.some((c) => /[^\x00-\x7f]/.test(c)) ||
+      rows.some((r) => r.row.some((v) => v instanceof Decimal || isIn(NON_ASCII, v)));
+    const objects = rows.map((r) => ({
+      op: r.op,
+      row: Object.fromEntries(columns.map((c, k) => [c, r.row[k] as Value])),
+      ...(r.n === 1 ? {} : { n: r.n }),
+    }));
+    if (declined) assert.equal(list, null);
+    else {
+      assert.equal(list, stringifyWire(objects).slice(1, -1));
+      written++;
+    }
+    // The whole message: the same bytes whichever writer took it.
+    const cs = lazyChangeSet('v', round + 1, { t: { offset: round } }, { columns, rows }, []);
+    assert.equal(encodeChanges(cs, true).wire, wireMessageGeneric({ ...cs, changes: objects }));
+  }
+  assert.ok(written > 150, `only ${written} change sets took the byte writer`);
+});
+
 test('a list larger than the buffer grows it', () => {
   const long = 'x'.repeat(70_000);
   const rows: Value[][] = [[1, long, 2], [long]];
   assert.ok(flatValuesText(rows) === JSON.stringify(rows.flat()));
   const many = Array.from({ length: 20_000 }, (_, i) => [i * 1000, -i - 1]);
   assert.ok(flatValuesText(many) === JSON.stringify(many.flat()));
+  const changes: RawChange[] = Array.from({ length: 20_000 }, (_, i) => ({
+    op: '+U',
+    row: [i * 1000, i % 3 === 0 ? long.slice(0, i % 500) : -i - 1],
+    n: 1,
+  }));
+  const wire = changes.map((c) => ({ op: c.op, row: { k: c.row[0], v: c.row[1] } }));
+  assert.ok(wireChangesOf(changes, ['k', 'v']) === JSON.stringify(wire).slice(1, -1));
 });
