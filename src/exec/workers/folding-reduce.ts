@@ -7,20 +7,21 @@
 // change is the row the Reduce would take the group's key from: its output, state and row errors are
 // the single Reduce's. When the fold is not at hand (another batch, a partition whose key failed on a
 // change) it steps on the changes themselves.
-import { compileScalar, type RowFn } from '../../common/scalar-expr.ts';
 import type { Value } from '../../common/types.ts';
 import type { Operator, RowErrorSink } from '../../ivm/operator.ts';
 import type { ReduceOp } from '../../ivm/ops/reduce-op.ts';
 import type { StateDelta, Stateful } from '../../ivm/state.ts';
 import { ColumnBatch, type ZBatch } from '../../ivm/zset.ts';
+import { foldIdsFunction, type FoldIds } from './fold-ids.ts';
 import { PartitionBatch, type FoldRows } from './partition-batch.ts';
-import { groupId } from './partition-hash.ts';
 import type { FoldSpec } from './partition-protocol.ts';
 
 export class FoldingReduce implements Operator, Stateful {
   readonly nodeId: number;
   readonly stateId: string;
-  private readonly keys: RowFn[];
+  /** Its group ids over the folded rows' columns, generated. */
+  private readonly ids: FoldIds;
+  private readonly rowIds: Value[] = [];
   /** The partitioned Reduce whose steps this one reads folded, and which of its folds (linked by the
    * view graph; null: none, every step reads the changes). */
   private producer: object | null = null;
@@ -36,7 +37,7 @@ export class FoldingReduce implements Operator, Stateful {
   ) {
     this.nodeId = inner.nodeId;
     this.stateId = inner.stateId;
-    this.keys = spec.keys.map(compileScalar);
+    this.ids = foldIdsFunction(spec.keys);
   }
 
   /** Reads fold `fold` of `producer`'s steps from now on (null: none). */
@@ -68,13 +69,11 @@ export class FoldingReduce implements Operator, Stateful {
     const byGroup = new Map<Value, number>();
     const firstOf: number[] = [];
     const weightOf: number[] = [];
-    const row = new Array<Value>(width);
-    const key = new Array<Value>(this.keys.length);
+    // The partitions evaluated these keys on the same rows without an error.
+    const ids = this.rowIds;
+    this.ids(fold.cols, n, ids);
     for (let e = 0; e < n; e++) {
-      for (let c = 0; c < width; c++) row[c] = (fold.cols[c] as Value[])[e] as Value;
-      // The partitions evaluated these keys on the same rows without an error.
-      for (let k = 0; k < key.length; k++) key[k] = (this.keys[k] as RowFn)(row);
-      const id = groupId(key);
+      const id = ids[e] as Value;
       const g = byGroup.get(id);
       if (g === undefined) {
         byGroup.set(id, firstOf.length);

@@ -3,32 +3,33 @@
 // group's first change and the net weight of its changes. The main thread adds the partitions'
 // entries up per group (partition-batch.ts) and steps the downstream Reduce on one row per group,
 // instead of stepping it on every change (two per touched upstream group) on the main thread.
-import { compileScalar, type RowFn } from '../../common/scalar-expr.ts';
 import type { Value } from '../../common/types.ts';
+import { foldIdsFunction, type FoldIds } from './fold-ids.ts';
 import { IntEntryIndex, NOT_FOUND } from './int-entry-index.ts';
-import { groupId } from './partition-hash.ts';
 import type { FoldEntries, FoldSpec } from './partition-protocol.ts';
 
 const NONE: FoldEntries = { count: 0, at: [], weights: [] };
 
 export class PartitionFolds {
-  /** By fold: its group key's expressions, compiled. */
-  private keys: RowFn[][] = [];
+  /** By fold: its group ids over a step's change columns, generated. */
+  private ids: FoldIds[] = [];
   /** By fold: group id → its entry in this step (cleared every step); int32 ids in their own table. */
   private entryOf: Map<Value, number>[] = [];
   private intEntryOf: IntEntryIndex[] = [];
   /** This step's entries (kept between steps: read before the next step). */
   private readonly at: number[] = [];
   private readonly weights: number[] = [];
+  /** A step's group ids, one fold at a time (kept between steps). */
+  private readonly stepIds: Value[] = [];
 
   set(folds: readonly FoldSpec[]): void {
-    this.keys = folds.map((f) => f.keys.map(compileScalar));
+    this.ids = folds.map((f) => foldIdsFunction(f.keys));
     this.entryOf = folds.map(() => new Map<Value, number>());
     this.intEntryOf = folds.map(() => new IntEntryIndex());
   }
 
   get count(): number {
-    return this.keys.length;
+    return this.ids.length;
   }
 
   /**
@@ -37,24 +38,21 @@ export class PartitionFolds {
    * steps that downstream Reduce on every change, and reports the error as it always did.
    */
   fold(cols: readonly ArrayLike<Value>[], weights: ArrayLike<number>, n: number): FoldEntries {
-    if (this.keys.length === 0) return NONE;
+    if (this.ids.length === 0) return NONE;
     const at = this.at;
     const out = this.weights;
     let e = 0;
-    const row = new Array<Value>(cols.length);
-    for (let f = 0; f < this.keys.length; f++) {
-      const fns = this.keys[f] as RowFn[];
+    const ids = this.stepIds;
+    for (let f = 0; f < this.ids.length; f++) {
       const entryOf = this.entryOf[f] as Map<Value, number>;
       const intEntryOf = this.intEntryOf[f] as IntEntryIndex;
       entryOf.clear();
       intEntryOf.clear();
       const first = e;
-      const key = new Array<Value>(fns.length);
       try {
+        (this.ids[f] as FoldIds)(cols, n, ids);
         for (let j = 0; j < n; j++) {
-          for (let c = 0; c < cols.length; c++) row[c] = (cols[c] as ArrayLike<Value>)[j] as Value;
-          for (let k = 0; k < fns.length; k++) key[k] = (fns[k] as RowFn)(row);
-          const id = groupId(key);
+          const id = ids[j] as Value;
           const w = weights[j] as number;
           // An int32 id (0 and -0 alike, as a Map compares them) in the typed table, any other in the Map.
           let entry: number;
