@@ -12,6 +12,7 @@ import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
 import { JoinOp, type JoinBudget } from './join-op.ts';
 import { keyValue } from '../join-key.ts';
+import type { JoinArrangement } from '../join-arrangement.ts';
 
 // Both inputs are [k, v]; the output row is [lk, lv, rk, rv].
 const COLS = [
@@ -535,5 +536,114 @@ test('a by-column step probes in passes and emits the row path’s rows in its o
     if (s === 1) assert.ok('cols' in a, 'emitted by column');
     assert.deepEqual(a.rows, b.rows, `step ${s}: rows in order`);
     assert.deepEqual([...a.weights], [...b.weights], `step ${s}: weights in order`);
+  }
+});
+
+test('a probe reads no count where a key’s rows are each held once, and a small step reads kept cells, not rows', () => {
+  const node = (byColumn: boolean): Extract<DataflowNode, { kind: 'join' }> => ({
+    id: 2,
+    kind: 'join',
+    inputs: [0, 1],
+    joinKind: 'inner',
+    leftKey: [col(0)],
+    rightKey: [col(0)],
+    residual: null,
+    columns: [
+      { name: 'lv', type: T.int32 },
+      { name: 'rv', type: T.int32 },
+    ],
+    stateId: 'v/join2',
+    shared: null,
+    fused: {
+      filter: null,
+      project: [col(1), col(3)],
+      joined: [...COLS, ...COLS],
+      ...(byColumn ? { byColumn: true as const } : {}),
+    },
+  });
+  const byColumn = new JoinOp(node(true), COLS, COLS, null);
+  const byRow = new JoinOp(node(false), COLS, COLS, null);
+  // Right: keys 0..9 with three rows each, held once; key 10 with two rows, one held twice.
+  const right: [Value[], number][] = [];
+  for (let k = 0; k < 10; k++) for (let r = 0; r < 3; r++) right.push([[k, 100 * k + r], 1]);
+  right.push([[10, 1000], 1], [[10, 1001], 2]);
+  for (const op of [byColumn, byRow]) op.step([none, batch(right)], sink);
+  // The reads of the right arrangement the left deltas' probes make.
+  const arranged = (byColumn as unknown as { arranged: readonly JoinArrangement[] })
+    .arranged[1] as JoinArrangement;
+  const reads = { count: 0, row: 0 };
+  const count = arranged.count.bind(arranged);
+  const row = arranged.row.bind(arranged);
+  arranged.count = (id) => (reads.count++, count(id));
+  arranged.row = (id) => (reads.row++, row(id));
+  const step = (left: [Value[], number][]): ZBatch => {
+    const inputs = [batch(left), none];
+    const a = byColumn.step(inputs, sink);
+    assert.deepEqual(a.rows, byRow.step(inputs, sink).rows);
+    return a;
+  };
+  // A step of 100 rows probes in passes: keys held once read no count.
+  const once: [Value[], number][] = [];
+  for (let i = 0; i < 100; i++) once.push([[i % 10, i], 1]);
+  assert.ok('cols' in step(once), 'emitted by column');
+  assert.deepEqual(reads, { count: 0, row: 0 });
+  // Key 10's rows are read with their counts.
+  const twice: [Value[], number][] = [];
+  for (let i = 0; i < 100; i++) twice.push([[i % 11, 200 + i], 1]);
+  step(twice);
+  assert.deepEqual(reads, { count: 2 * 9, row: 0 });
+  // A step of a few rows emits rows, built from the kept cells.
+  const small = step([
+    [[3, 500], 1],
+    [[10, 210], -1],
+  ]);
+  assert.ok(!('cols' in small), 'emitted by row');
+  assert.equal(small.rows.length, 5);
+  assert.deepEqual(reads, { count: 2 * 9 + 2, row: 0 });
+});
+
+test('a step of a few rows that meet many rows each emits by column, as a large step does', () => {
+  const node = (byColumn: boolean): Extract<DataflowNode, { kind: 'join' }> => ({
+    id: 2,
+    kind: 'join',
+    inputs: [0, 1],
+    joinKind: 'inner',
+    leftKey: [col(0)],
+    rightKey: [col(0)],
+    residual: null,
+    columns: [
+      { name: 'lv', type: T.int32 },
+      { name: 'rv', type: T.int32 },
+    ],
+    stateId: 'v/join2',
+    shared: null,
+    fused: {
+      filter: null,
+      project: [col(1), col(3)],
+      joined: [...COLS, ...COLS],
+      ...(byColumn ? { byColumn: true as const } : {}),
+    },
+  });
+  const byColumn = new JoinOp(node(true), COLS, COLS, null);
+  const byRow = new JoinOp(node(false), COLS, COLS, null);
+  // Right: two keys with 40 rows each (80 rows, 40 a key).
+  const right: [Value[], number][] = [];
+  for (let r = 0; r < 80; r++) right.push([[r % 2, r], 1]);
+  for (const op of [byColumn, byRow]) op.step([none, batch(right)], sink);
+  // Two left rows meet 80 right rows: by column. One meets 40: by row.
+  for (const [left, expectColumns] of [
+    [
+      [
+        [[0, 1], 1],
+        [[1, 2], 1],
+      ],
+      true,
+    ],
+    [[[[0, 3], 1]], false],
+  ] as [[Value[], number][], boolean][]) {
+    const inputs = [batch(left), none];
+    const a = byColumn.step(inputs, sink);
+    assert.equal('cols' in a, expectColumns);
+    assert.deepEqual(a.rows, byRow.step(inputs, sink).rows);
   }
 });
