@@ -22,10 +22,12 @@ import {
   type PairColumns,
   type RowPicker,
   appendRow,
+  type PairKeptBuilder,
   type PairKeptColumns,
   pairColumns,
   pairJoiner,
   pairKeptColumns,
+  pairKeptPicker,
   pairPicker,
   rowPicker,
 } from './join-rows.ts';
@@ -44,18 +46,32 @@ const RIGHT = 1;
 type Side = typeof LEFT | typeof RIGHT;
 
 /**
- * Input rows from which a step emits by column (`fused.byColumn`): a step of a few rows emits rows,
- * since a column array per output column costs more there than the rows do (as a table's batch
- * is rows when small, columns when large).
+ * Rows a step is expected to emit from which it emits them by column (`fused.byColumn`): a step of
+ * a few rows emits rows, since a column array per output column costs more there than the rows do
+ * (as a table's batch is rows when small, columns when large).
  */
 const MIN_COLUMN_BATCH = 64;
 
 /** The pending delta of a shared side when the other side does not pad: never read nor written. */
 const NO_PENDING = new Map<JoinKey, number>();
 
-function inputSize(inputs: readonly ZBatch[]): number {
+/**
+ * The rows a step is expected to emit: each side's delta rows times the rows the other side holds
+ * per key on average (at least one). A few auctions deleted from auctions ⋈ bids meet a dozen bids
+ * each: their step emits as many rows as a hundred bids do, and is as worth emitting by column.
+ */
+function expectedOutput(
+  inputs: readonly ZBatch[],
+  arranged: readonly [JoinArrangement, JoinArrangement],
+): number {
   let n = 0;
-  for (const b of inputs) n += b.weights.length;
+  for (let side = 0; side < 2; side++) {
+    const rows = (inputs[side] as ZBatch).weights.length;
+    if (rows === 0) continue;
+    const other = arranged[side === LEFT ? RIGHT : LEFT];
+    const keys = other.keyCount;
+    n += keys === 0 ? rows : rows * Math.max(1, other.size / keys);
+  }
   return n;
 }
 
@@ -103,6 +119,11 @@ export class JoinOp implements Operator, Stateful {
    * delta side (null where they are not kept: more than the arrangement keeps).
    */
   private readonly keptColumns: readonly [PairKeptColumns | null, PairKeptColumns | null];
+  /**
+   * The same picks built as a row (a step too small to emit by column), reading the arranged side's
+   * values from the same kept columns, by delta side (null where they are not kept).
+   */
+  private readonly keptRows: readonly [PairKeptBuilder | null, PairKeptBuilder | null];
   /** This step's output columns, while emitting by column. */
   private cols: Value[][] | null = null;
   /**
@@ -174,6 +195,13 @@ export class JoinOp implements Operator, Stateful {
             this.arranged[deltaLeft ? RIGHT : LEFT].keepColumns(columns),
           );
     this.keptColumns = [kept(true), kept(false)];
+    const keptRow = (deltaLeft: boolean): PairKeptBuilder | null =>
+      this.keptColumns[deltaLeft ? LEFT : RIGHT] === null
+        ? null
+        : pairKeptPicker(colPicks as Int32Array, left.length, deltaLeft, (columns) =>
+            this.arranged[deltaLeft ? RIGHT : LEFT].keepColumns(columns),
+          );
+    this.keptRows = [keptRow(true), keptRow(false)];
     this.distinctWhenOneSided =
       node.joinKind === 'inner' &&
       (project === null || (picks !== null && keepsEveryColumn(picks, node, left, right)));
@@ -183,7 +211,8 @@ export class JoinOp implements Operator, Stateful {
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
     this.produced = 0;
-    const cols = this.byColumn && inputSize(inputs) >= MIN_COLUMN_BATCH ? this.newColumns() : null;
+    const cols =
+      this.byColumn && expectedOutput(inputs, this.arranged) >= MIN_COLUMN_BATCH ? this.newColumns() : null;
     this.cols = cols;
     const oneSided = (inputs[0] as ZBatch).weights.length === 0 || (inputs[1] as ZBatch).weights.length === 0;
     if (this.sharedSide === null) {
@@ -286,20 +315,39 @@ export class JoinOp implements Operator, Stateful {
       if (slot !== NO_SLOT) {
         if (residual === null) {
           const keptAppend = this.cols === null ? null : this.keptColumns[side];
+          const keptRow = this.cols === null ? this.keptRows[side] : null;
           if (keptAppend !== null) {
             const kept = theirs.keptColumns;
             const cols = this.cols as Value[][];
-            if (theirs.rowsAt(slot) === 1) {
+            const size = theirs.rowsAt(slot);
+            if (size === 1) {
               // One row under the key (their key is unique): its count is the slot's total.
               keptAppend(row, theirs.head(slot), kept, cols);
               weights.push(w * theirs.total(slot));
               this.produced++;
+            } else if (theirs.total(slot) === size) {
+              // Every row under the key is held once: no count to read per row.
+              for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
+                keptAppend(row, id, kept, cols);
+                weights.push(w);
+              }
+              this.produced += size;
             } else
               for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
                 keptAppend(row, id, kept, cols);
                 weights.push(w * theirs.count(id));
                 this.produced++;
               }
+          } else if (keptRow !== null) {
+            // A small step's rows, their arranged values read from the kept columns.
+            const kept = theirs.keptColumns;
+            const size = theirs.rowsAt(slot);
+            const once = theirs.total(slot) === size;
+            for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
+              rows.push(keptRow(row, id, kept));
+              weights.push(once ? w : w * theirs.count(id));
+            }
+            this.produced += size;
           } else if (this.cols !== null && this.pickColumns !== null && this.filter === null) {
             const append = this.pickColumns[side];
             const cols = this.cols;

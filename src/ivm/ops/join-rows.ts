@@ -89,6 +89,36 @@ export function pairKeptColumns(
   return new Function('row', 'id', 'kept', 'cols', body.join('\n')) as PairKeptColumns;
 }
 
+/** `PairBuilder` with the arranged row given by its id in an arrangement's kept columns. */
+export type PairKeptBuilder = (
+  row: readonly Value[],
+  id: number,
+  kept: readonly (readonly Value[])[],
+) => Value[];
+
+/**
+ * `pairPicker` reading the arranged side's values from its arrangement's kept columns (`kept[k][id]`),
+ * as `pairKeptColumns` does for columns: a step of a few delta rows emits rows, and each match then
+ * reads one kept cell instead of the arranged row array and its element (two dependent cache misses
+ * once the arrangement outgrows the cache). `keep` as for `pairKeptColumns`; null when not kept.
+ */
+export function pairKeptPicker(
+  pick: Int32Array,
+  leftWidth: number,
+  deltaLeft: boolean,
+  keep: (columns: readonly number[]) => readonly number[] | null,
+): PairKeptBuilder | null {
+  if (pick.length > MAX_GENERATED) return null;
+  const theirs = (j: number): boolean => j < leftWidth !== deltaLeft;
+  const at = (j: number): number => (j < leftWidth ? j : j - leftWidth);
+  const arranged = Array.from(pick).filter(theirs).map(at);
+  const ks = arranged.length === 0 ? [] : keep(arranged);
+  if (ks === null) return null;
+  let n = 0;
+  const cells = Array.from(pick, (j) => (theirs(j) ? `kept[${ks[n++] as number}][id]` : `row[${at(j)}]`));
+  return generated(['row', 'id', 'kept'], cells) as PairKeptBuilder;
+}
+
 /** Appends a row's values to column arrays (one per value). */
 export function appendRow(row: readonly Value[], cols: Value[][]): void {
   for (let c = 0; c < cols.length; c++) (cols[c] as Value[]).push(row[c] as Value);

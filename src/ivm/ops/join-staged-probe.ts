@@ -14,13 +14,18 @@ import type { PairKeptColumns } from './join-rows.ts';
 
 /** A delta row with no slot to probe (a NULL key, or one whose key failed). */
 const NO_KEY = -2;
-/** A slot with more than one row: its chain is walked when emitting. */
-const MANY = -3;
+/** A slot with more than one row: its chain is walked when emitting, each row's count read. */
+const MANY: number = -3;
+/**
+ * A slot with more than one row, each held once (the slot's total is its size, and no count is
+ * below 1): its chain is walked without reading the counts, a cache miss a row.
+ */
+const MANY_ONCE: number = -4;
 
 export class StagedProbe {
   /** Per delta row: its slot in the probed arrangement, NO_SLOT (-1) or NO_KEY. */
   private slots = new Int32Array(0);
-  /** Per delta row: the slot's only row, MANY, or NO_ROW when the slot is absent. */
+  /** Per delta row: the slot's only row, MANY or MANY_ONCE, or NO_ROW when the slot is absent. */
   private heads = new Int32Array(0);
   /** Per delta row whose slot has one row: the slot's total. */
   private totals = new Float64Array(0);
@@ -68,12 +73,17 @@ export class StagedProbe {
     const totals = this.totals;
     for (let i = 0; i < n; i++) {
       const slot = slots[i] as number;
-      if (slot < 0) heads[i] = NO_ROW;
-      else if (theirs.rowsAt(slot) === 1) {
+      if (slot < 0) {
+        heads[i] = NO_ROW;
+        continue;
+      }
+      const size = theirs.rowsAt(slot);
+      // The total is read now, from the record line this pass loads anyway, not when emitting.
+      const total = theirs.total(slot);
+      if (size === 1) {
         heads[i] = theirs.head(slot);
-        // Read now, from the record line this pass loads anyway, not again when emitting.
-        totals[i] = theirs.total(slot);
-      } else heads[i] = MANY;
+        totals[i] = total;
+      } else heads[i] = total === size ? MANY_ONCE : MANY;
     }
     const kept = theirs.keptColumns;
     // The kept cells the emission reads for one-row slots, loaded in a pass of their own (one
@@ -93,7 +103,7 @@ export class StagedProbe {
       if (head === NO_ROW) continue;
       const row = rows[i] as readonly Value[];
       const w = delta.weights[i] as number;
-      if (head !== MANY) {
+      if (head >= 0) {
         // One row under the key (their key is unique): its count is the slot's total.
         append(row, head, kept, cols);
         weights.push(w * (totals[i] as number));
@@ -101,11 +111,18 @@ export class StagedProbe {
         continue;
       }
       const slot = slots[i] as number;
-      for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
-        append(row, id, kept, cols);
-        weights.push(w * theirs.count(id));
-        produced++;
-      }
+      if (head === MANY_ONCE)
+        for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
+          append(row, id, kept, cols);
+          weights.push(w);
+          produced++;
+        }
+      else
+        for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
+          append(row, id, kept, cols);
+          weights.push(w * theirs.count(id));
+          produced++;
+        }
     }
     return produced;
   }
