@@ -63,9 +63,14 @@ export function consolidateByKey(
   keys: Value[],
 ): ZBatch {
   const n = batch.rows.length;
+  keys.length = 0;
+  if (n === 1 && batch.weights[0] !== 0) {
+    // One row (a batch of one event): nothing to compare, no Map.
+    keys.push(keyOf(batch.rows[0] as readonly Value[]));
+    return { rows: batch.rows, weights: batch.weights, consolidated: true };
+  }
   const rows: (readonly Value[])[] = [];
   const weights: number[] = [];
-  keys.length = 0;
   /** Index (in rows) of each key's first distinct row; its later ones are chained through `next`. */
   const first = new Map<Value, number>();
   const next: number[] = [];
