@@ -4,14 +4,15 @@
 // side goes first alternates with the batch and the round), CPU time summed per side and phase, as
 // topn-ab.ts does. Two separate processes minutes apart differ by ±25% on this shared machine.
 //   node --expose-gc --import tsx bench/output-ab.ts --base ../sluice-base [--auctions 25000]
-//        [--bids 250000] [--batch 100] [--rounds 3] [--subscribe] [--tracking] [--mine DIR]
+//        [--bids 250000] [--batch 100] [--rounds 3] [--variant semi|join|left|agg] [--subscribe]
+//        [--tracking] [--mine DIR]
 // `--subscribe` listens to the view (so every epoch builds its change list, as the server does);
 // `--tracking` keeps checkpoint deltas (as a server with storage does).
 // Both engines share one heap, so a GC may be charged to either side: read several rounds.
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { generatePhases, VARIANT_SQL, type Change } from './join-workload.ts';
+import { generatePhases, VARIANT_SQL, type Change, type Variant } from './join-workload.ts';
 
 interface Side {
   applyChanges(table: string, changes: { insert?: unknown[]; delete?: unknown[] }): unknown;
@@ -39,6 +40,8 @@ const batch = Number(flag('batch', '100'));
 const rounds = Number(flag('rounds', '3'));
 const subscribe = args.includes('--subscribe');
 const tracking = args.includes('--tracking');
+const variant = flag('variant', 'semi') as Variant;
+if (!(variant in VARIANT_SQL)) throw new Error(`output-ab: unknown variant ${variant}`);
 
 const load = async (dir: string): Promise<EngineClass> =>
   ((await import(pathToFileURL(resolve(dir, 'src/index.ts')).href)) as { Engine: EngineClass }).Engine;
@@ -50,7 +53,7 @@ const TABLES = [
   'CREATE TABLE auctions (id BIGINT PRIMARY KEY, seller INT NOT NULL, category TEXT NOT NULL)',
   'CREATE TABLE bids (id BIGINT PRIMARY KEY, auction BIGINT NOT NULL, bidder INT NOT NULL, amount INT NOT NULL)',
 ];
-const VIEW = `CREATE MATERIALIZED VIEW v AS ${VARIANT_SQL.semi}`;
+const VIEW = `CREATE MATERIALIZED VIEW v AS ${VARIANT_SQL[variant]}`;
 
 /**
  * bench/join.ts's phases cut into batches, each batch one epoch per table it touches (an update is an
@@ -87,7 +90,7 @@ const timed = (e: Side, epoch: Epoch): number => {
 };
 
 console.log(
-  `output-ab: semi view, ${auctions} auctions, ${bids} bids, batch ${batch}, subscribe ${subscribe}, ` +
+  `output-ab: ${variant} view, ${auctions} auctions, ${bids} bids, batch ${batch}, subscribe ${subscribe}, ` +
     `tracking ${tracking}, base ${baseDir}`,
 );
 for (let r = 1; r <= rounds; r++) {
@@ -123,6 +126,7 @@ for (let r = 1; r <= rounds; r++) {
     console.log(
       JSON.stringify({
         bench: 'output-ab',
+        variant,
         phase: phase.name,
         batch,
         round: r,
