@@ -14,16 +14,12 @@ import { encodeValues, singleKey } from '../../common/values.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { CountedArrangement } from '../counted-arrangement.ts';
 import { UniqueArrangement } from '../unique-arrangement.ts';
+import { SlotRowMap } from '../slot-row-map.ts';
 import type { ZBatch } from '../zset.ts';
+import { consolidateByKey, pairKeyedChanges, type KeyedOutputWork, type RawChange } from './output-keyed.ts';
 import { consolidate } from '../zset.ts';
 
-export type ChangeKind = '+I' | '-D' | '-U' | '+U';
-
-export interface RawChange {
-  readonly op: ChangeKind;
-  readonly row: readonly Value[];
-  readonly n: number;
-}
+export type { ChangeKind, RawChange } from './output-keyed.ts';
 
 export class OutputOp implements Operator, Stateful {
   private readonly keyed: UniqueArrangement | null;
@@ -31,6 +27,16 @@ export class OutputOp implements Operator, Stateful {
   /** For borrowed state: whether the (empty) part was exported once. */
   private borrowedExported = false;
   private lastDelta: ZBatch = { rows: [], weights: [], consolidated: true };
+  /**
+   * Keyed views: the key of each row of `lastDelta` (computed once a step, read again by
+   * lastChanges), and how many of its rows are retractions. Borrowed state computes them in
+   * lastChanges: its step reads no key.
+   */
+  private readonly lastKeys: Value[] = [];
+  private lastKeysValid = false;
+  private lastRetractions = 0;
+  /** Keys computed and pairs looked up, for tests. */
+  readonly work: KeyedOutputWork = { keysComputed: 0, pairedByLookup: 0 };
   private rowCount = 0;
   private index: OrderedIndex | null = null;
   /** An index being built from the rows of one step, and the deltas of the steps since. */
@@ -50,13 +56,13 @@ export class OutputOp implements Operator, Stateful {
     private readonly width: number,
     private readonly shared: { outputRows(): Iterable<readonly Value[]> } | null = null,
   ) {
-    // A Map, not a SlotRowMap: in the Top-N bench (ids up to 1M, ~100k live keys, heavy churn) the
-    // slots measured no faster (bench/README.md).
-    this.keyed = key === null || shared !== null ? null : new UniqueArrangement();
+    this.keyed =
+      key === null || shared !== null ? null : new UniqueArrangement<Value>(() => new SlotRowMap<Value>());
     this.multiset = key === null ? new CountedArrangement(`view arrangement n${nodeId}`) : null;
   }
 
   private keyOf(row: readonly Value[]): Value {
+    this.work.keysComputed++;
     const key = this.key as readonly number[];
     if (key.length === 0) return '';
     if (key.length === 1) return singleKey(row[key[0] as number] as Value);
@@ -64,17 +70,32 @@ export class OutputOp implements Operator, Stateful {
   }
 
   step(inputs: readonly ZBatch[]): ZBatch {
-    const delta = consolidate(inputs[0] as ZBatch);
+    const input = inputs[0] as ZBatch;
+    const keys = this.lastKeys;
+    this.lastKeysValid = false;
+    let delta: ZBatch;
+    if (this.keyed !== null && !input.consolidated) {
+      // By key: only rows of one key can be one row, so no row's values are encoded to find them.
+      delta = consolidateByKey(input, (row) => this.keyOf(row), keys);
+      this.lastKeysValid = true;
+    } else delta = consolidate(input);
     this.lastDelta = delta;
     if (this.shared !== null) {
       for (let i = 0; i < delta.weights.length; i++) this.rowCount += delta.weights[i] as number;
     } else if (this.keyed !== null) {
       const keyed = this.keyed;
+      if (!this.lastKeysValid) {
+        keys.length = 0;
+        for (let i = 0; i < delta.rows.length; i++) keys.push(this.keyOf(delta.rows[i] as readonly Value[]));
+        this.lastKeysValid = true;
+      }
+      let retractions = 0;
       // retractions first, so -old/+new of one key applies in either order
       for (let i = 0; i < delta.rows.length; i++) {
         const w = delta.weights[i] as number;
         if (w > 0) continue;
-        const k = this.keyOf(delta.rows[i] as readonly Value[]);
+        retractions++;
+        const k = keys[i] as Value;
         // One lookup: the delete finds (and takes) the row or tells it was absent.
         if (w !== -1 || keyed.delete(k) === undefined)
           throw new SluiceError(
@@ -86,12 +107,11 @@ export class OutputOp implements Operator, Stateful {
       for (let i = 0; i < delta.rows.length; i++) {
         const w = delta.weights[i] as number;
         if (w < 0) continue;
-        const row = delta.rows[i] as readonly Value[];
-        const k = this.keyOf(row);
-        if (w !== 1 || !keyed.add(k, row))
+        if (w !== 1 || !keyed.add(keys[i] as Value, delta.rows[i] as readonly Value[]))
           throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: two rows for one key`);
         this.rowCount++;
       }
+      this.lastRetractions = retractions;
     } else {
       const ms = this.multiset as CountedArrangement;
       for (let i = 0; i < delta.rows.length; i++)
@@ -208,26 +228,19 @@ export class OutputOp implements Operator, Stateful {
       }
       return out;
     }
-    const removed = new Map<Value, readonly Value[]>();
-    for (let i = 0; i < delta.rows.length; i++) {
-      if ((delta.weights[i] as number) < 0) {
-        const row = delta.rows[i] as readonly Value[];
-        removed.set(this.keyOf(row), row);
+    const keys = this.lastKeys;
+    if (!this.lastKeysValid) {
+      // Borrowed state: the step read no key.
+      keys.length = 0;
+      let retractions = 0;
+      for (let i = 0; i < delta.rows.length; i++) {
+        keys.push(this.keyOf(delta.rows[i] as readonly Value[]));
+        if ((delta.weights[i] as number) < 0) retractions++;
       }
+      this.lastRetractions = retractions;
+      this.lastKeysValid = true;
     }
-    const updated = new Set<Value>();
-    for (let i = 0; i < delta.rows.length; i++) {
-      if ((delta.weights[i] as number) < 0) continue;
-      const row = delta.rows[i] as readonly Value[];
-      const k = this.keyOf(row);
-      const old = removed.get(k);
-      if (old !== undefined) {
-        out.push({ op: '-U', row: old, n: 1 }, { op: '+U', row, n: 1 });
-        updated.add(k);
-      } else out.push({ op: '+I', row, n: 1 });
-    }
-    for (const [k, row] of removed) if (!updated.has(k)) out.push({ op: '-D', row, n: 1 });
-    return out;
+    return pairKeyedChanges(delta, keys, this.lastRetractions, this.work);
   }
 
   /** Current rows with their multiplicities. */
