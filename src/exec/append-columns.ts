@@ -15,7 +15,7 @@ import type { ZBatch } from '../ivm/zset.ts';
 import { lazyEntries } from '../ivm/lazy-entries.ts';
 
 /** A batch this large is adopted as a chunk of its own; smaller ones are copied into the tail. */
-const ADOPT_ROWS = 1024;
+export const ADOPT_ROWS = 1024;
 /** The open tail chunk is closed at this many rows. */
 const TAIL_ROWS = 8192;
 /** A small table's first tail holds this many rows in its typed columns (doubled as it fills). */

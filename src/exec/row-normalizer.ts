@@ -114,12 +114,14 @@ export function compileInsertNormalizer(
 }
 
 /**
- * The same checks over a whole batch of rows, appending each row's values to one array per column:
- * true when every row passed, false at the first that does not (the arrays then hold a part of the
- * batch, to be dropped). An insert-only batch is read column by column and never builds a row array.
- * One call per batch, with the column arrays in locals, where a call per row read `out[i]` per value.
- * The arrays are pushed to, never pre-sized: packed arrays, like every other batch's, keep the
- * operators' element loads monomorphic (pre-sized holey ones cost a tenth at batch size 1).
+ * The same checks over a whole batch of rows, writing row r's values at index r of one array per
+ * column, each array then cut to the batch's length: true when every row passed, false at the first
+ * that does not (the arrays then hold a part of the batch, to be dropped). An insert-only batch is
+ * read column by column and never builds a row array. One call per batch, with the column arrays in
+ * locals, where a call per row read `out[i]` per value. The arrays may be empty (they grow as by
+ * pushes) or a past batch's (table-lent-columns.ts: overwritten in place, no allocation); never
+ * pre-sized: packed arrays, like every other batch's, keep the operators' element loads monomorphic
+ * (pre-sized holey ones cost a tenth at batch size 1).
  */
 export type InsertColumnsNormalizer = (inputs: readonly unknown[], columns: Value[][]) => boolean;
 
@@ -132,8 +134,10 @@ export function compileInsertColumnsNormalizer(
     `for (let r = 0; r < inputs.length; r++) {`,
     `const input = inputs[r];`,
     ...checkLines(columns, defaults).map((l) => l.replaceAll('return FAIL', 'return false')),
-    ...columns.map((_, i) => `out${i}.push(c${i});`),
+    ...columns.map((_, i) => `out${i}[r] = c${i};`),
     `}`,
+    // A past batch's longer arrays are cut to this one's length (in place: no allocation).
+    ...columns.map((_, i) => `if (out${i}.length !== inputs.length) out${i}.length = inputs.length;`),
     'return true;',
   ];
   return build<InsertColumnsNormalizer>('normalizeInsertColumns', 'inputs, out', body, columns, defaults);

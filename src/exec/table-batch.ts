@@ -52,19 +52,29 @@ export function insertCount(batch: {
   return cols !== undefined ? (cols[0] as Value[]).length : batch.inserts.length;
 }
 
-/** An insert-only batch prepared column by column; its rows are built only if someone asks. */
+/**
+ * An insert-only batch prepared column by column; its rows are built only if someone asks. A class
+ * (its getter on the prototype): an object literal with a getter is built by the runtime, not
+ * inline, and was 2.6% of the canonical pipeline's profile at batch size 100.
+ */
+class ColumnarBatch implements PreparedBatch {
+  readonly deletes = NO_ROWS;
+  private built: Value[][] | null = null;
+
+  constructor(
+    readonly table: string,
+    readonly insertColumns: Value[][],
+    readonly accepted: number,
+  ) {}
+
+  get inserts(): Value[][] {
+    this.built ??= rowsOf(this.insertColumns);
+    return this.built;
+  }
+}
+
 export function columnarBatch(table: string, columns: Value[][], accepted: number): PreparedBatch {
-  let rows: Value[][] | null = null;
-  return {
-    table,
-    deletes: [],
-    get inserts(): Value[][] {
-      rows ??= rowsOf(columns);
-      return rows;
-    },
-    insertColumns: columns,
-    accepted,
-  };
+  return new ColumnarBatch(table, columns, accepted);
 }
 
 /** Rows as columns (rows of `width` values). */

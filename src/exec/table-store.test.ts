@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { T, type Row, type Value } from '../common/types.ts';
-import { consolidate } from '../ivm/zset.ts';
+import { ColumnBatch, consolidate } from '../ivm/zset.ts';
 import { TableStore } from './table-store.ts';
 import { mulberry32 } from '../../test/support/checkpoint-workload.ts';
 
@@ -200,4 +200,42 @@ test("apply reads the keys prepare found, never a deleted row's key; same change
     assert.deepEqual([...withFacts.entries()], [...without.entries()]);
   }
   assert.ok(putBack > 10, `${putBack} requests put a row back`);
+});
+
+test('an append-only table lends its insert batches the same arrays each epoch, expiring the last', () => {
+  const t = table(null);
+  const rowsOf = (from: number, n: number): Row[] =>
+    Array.from({ length: n }, (_, i) => ({ id: from + i, v: (from + i) % 3 === 0 ? null : (from + i) / 2 }));
+  const first = t.apply(t.prepare({ insert: rowsOf(0, 100) })) as ColumnBatch;
+  assert.ok(first instanceof ColumnBatch);
+  const [ids, vs] = first.cols as Value[][];
+  const weights = first.weights;
+  assert.deepEqual(weights, new Array<number>(100).fill(1));
+  assert.deepEqual(
+    ids,
+    rowsOf(0, 100).map((r) => r.id),
+  );
+  // A smaller batch: the same arrays, cut to its length; the batch lent before expires.
+  const second = t.apply(t.prepare({ insert: rowsOf(100, 70) })) as ColumnBatch;
+  assert.equal(second.cols[0], ids);
+  assert.equal(second.cols[1], vs);
+  assert.equal(second.weights, weights);
+  assert.equal(second.weights.length, 70);
+  assert.throws(() => first.weights.length, /read after its producer reused it/);
+  assert.deepEqual(
+    second.rows,
+    rowsOf(100, 70).map((r) => [r.id, r.v]),
+  );
+  // A request refused at its last row changes nothing (it wrote only into the scratch columns).
+  const bad: unknown[] = [...rowsOf(170, 99), { id: 'x' }];
+  assert.throws(() => t.prepare({ insert: bad as Row[] }), /id/);
+  assert.equal(t.rowCount(), 170);
+  // A larger one grows them (packed, by writes at their end), and the table holds every row.
+  const third = t.apply(t.prepare({ insert: rowsOf(170, 130) })) as ColumnBatch;
+  assert.equal(third.cols[0], ids);
+  assert.equal(third.weights.length, 130);
+  assert.deepEqual(
+    [...t.entries()].map(([row]) => row),
+    rowsOf(0, 300).map((r) => [r.id, r.v]),
+  );
 });

@@ -15,9 +15,10 @@ import { rowBytes } from '../ivm/arrangement.ts';
 import { CountedArrangement } from '../ivm/counted-arrangement.ts';
 import type { UniqueArrangement } from '../ivm/unique-arrangement.ts';
 import { CapturedArray, type RowCapture } from '../ivm/row-capture.ts';
-import { AppendColumns } from './append-columns.ts';
+import { ADOPT_ROWS, AppendColumns } from './append-columns.ts';
+import { LentInsertColumns } from './table-lent-columns.ts';
 import { ColumnRows } from '../common/column-rows.ts';
-import { ColumnBatch, type ZBatch } from '../ivm/zset.ts';
+import type { ZBatch } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
 import type { Row, Value } from '../common/types.ts';
 import type { TableChanges } from './api.ts';
@@ -71,6 +72,8 @@ export class TableStore implements Stateful {
    * which keeps garbage collection cheap on the ingest path. Rows are rebuilt only when read whole.
    */
   private appendOnly: AppendColumns | null;
+  /** The arrays an append-only table's columnar batches are lent (table-lent-columns.ts). */
+  private readonly lentInserts: LentInsertColumns;
   private multiset: CountedArrangement | null;
   private readonly columnIndex: Map<string, number>;
   readonly columnNames: readonly string[];
@@ -110,6 +113,7 @@ export class TableStore implements Stateful {
     this.keyed = def.primaryKey === null ? null : new KeyedRows((row) => this.keyOf(row));
     this.appendOnly = def.primaryKey === null ? new AppendColumns(def.columns.length) : null;
     this.multiset = null;
+    this.lentInserts = new LentInsertColumns(def.columns.length);
     this.insertDefaults = def.defaults === undefined ? null : def.defaults.map((d) => d?.value ?? null);
     this.clockDefaults = (def.defaults ?? []).flatMap((d, index) =>
       d?.atClock === undefined ? [] : [{ index, at: d.atClock }],
@@ -247,8 +251,10 @@ export class TableStore implements Stateful {
    * does not (the general path then finds and names the problem, or builds the rows).
    */
   private prepareColumns(insertRows: readonly unknown[]): PreparedBatch | null {
-    // A large batch's arrays become the table's own storage (append-columns.ts).
-    const columns: Value[][] = this.def.columns.map(() => []);
+    // A batch the table adopts as a chunk needs arrays of its own (append-columns.ts); a smaller one
+    // is copied into the table, so it is written into the lent scratch columns.
+    const columns =
+      insertRows.length < ADOPT_ROWS ? this.lentInserts.scratch() : this.def.columns.map((): Value[] => []);
     if (!this.fastInsertColumns(insertRows, columns)) return null;
     return columnarBatch(this.def.name, columns, insertRows.length);
   }
@@ -379,13 +385,10 @@ export class TableStore implements Stateful {
   private applyColumns(columns: readonly Value[][]): ZBatch {
     const n = (columns[0] as Value[]).length;
     (this.appendOnly as AppendColumns).pushColumns(columns);
-    // Pushed, not `new Array(n).fill(1)`: a packed array, like every other batch's weights, so the
-    // operators' loads of weights stay monomorphic.
-    const weights: number[] = [];
-    for (let i = 0; i < n; i++) weights.push(1);
-    const out = new ColumnBatch(columns, weights, false);
+    // Lent until the next batch (its weights a shared column of ones): the views read it this epoch.
+    const out = this.lentInserts.lend(columns, n);
     // Only a table someone reads by pages has an index to keep (it needs rows).
-    if (this.readIndex.active) this.readIndex.apply(out.rows, weights);
+    if (this.readIndex.active) this.readIndex.apply(out.rows, out.weights);
     return out;
   }
 

@@ -2,10 +2,11 @@
 // columns and weights), each group's -old taken from its record where the record mirrors it, else
 // from its old row object. The changes are written into scratch columns kept between steps. A
 // step of a few changes (an epoch of one event) is copied into columns of exactly its length kept
-// for that length, lent to its batch; a middling step's are copied out at exactly their length (no
-// 16-slot array per column). A large step's scratch columns are lent to the batch itself, trimmed
-// to its length: a step of 10,000 orders makes ≈ 19,000 changes, and a copy of that many values is
-// a large object (beyond 128 KB), mapped and faulted in afresh each step and a good part of the GC.
+// for that length, lent to its batch. A larger step's scratch columns are lent to the batch itself,
+// trimmed to its length: a step of 10,000 orders makes ≈ 19,000 changes, and a copy of that many
+// values is a large object (beyond 128 KB), mapped and faulted in afresh each step and a good part
+// of the GC; a step of 100 orders makes ≈ 200, whose copies were 67 of the 77 bytes the canonical
+// pipeline allocated per event at batch 100 once the table's columns were lent (table-lent-columns.ts).
 // A lent batch is valid until this Reduce's next step (its epoch is over by then): the buffer
 // expires it, so any read after that throws instead of seeing the next step's changes.
 import type { Value } from '../../common/types.ts';
@@ -15,11 +16,6 @@ import { F_KEY, F_OUT, KEY_IN_RECORD, OUT_IN_RECORD } from './reduce-record.ts';
 
 /** Scratch kept between steps, in changes (a larger step's is handed over and not kept). */
 const MAX_KEPT_CHANGES = 1 << 16;
-/**
- * From this many changes a step's columns are lent instead of copied. Below it a copy is a young
- * object, cheap to allocate and to drop, and the batch's arrays stay packed.
- */
-const LEND_FROM = 1024;
 /**
  * Up to this many changes (a one-row step: a group's -old/+new, a downstream bucket's two) a step's
  * changes go into columns of exactly their length kept for that length, lent like a large step's:
@@ -77,20 +73,15 @@ export class ChangeBuffer {
   }
 
   /**
-   * The changes written since the last take, as a batch; the buffer empties. A large step's batch
-   * holds the scratch columns themselves (valid until the next change is written), a small one's
-   * copies.
+   * The changes written since the last take, as a batch; the buffer empties. The batch holds the
+   * scratch columns themselves, or for a few changes the columns kept for their length (valid until
+   * the next change is written).
    */
   take(): ColumnBatch {
     const n = this.n;
     this.n = 0;
     const width = this.width;
     if (n <= EXACT_UP_TO) return this.lendExact(n);
-    if (n < LEND_FROM) {
-      const cols = new Array<Value[]>(width);
-      for (let c = 0; c < width; c++) cols[c] = copy(this.cols[c] as Value[], n);
-      return new ColumnBatch(cols, copy(this.weights, n));
-    }
     // Trimmed to the step's length (a batch's size is its weights' length): the arrays keep their
     // capacity unless most of it is unused, so the next large step writes into the same memory.
     const cols = this.cols;
@@ -149,15 +140,4 @@ export class ChangeBuffer {
   clear(): void {
     this.n = 0;
   }
-}
-
-/**
- * The first n values of `from`, as an array of exactly that length. One or two changes (a step of
- * batch 1: a group's -old/+new) are array literals, allocated inline, where `slice` is a call into
- * the runtime that cost more than the copy.
- */
-function copy<V>(from: readonly V[], n: number): V[] {
-  if (n === 2) return [from[0] as V, from[1] as V];
-  if (n === 1) return [from[0] as V];
-  return from.slice(0, n);
 }

@@ -410,6 +410,22 @@ test('a large step lends its change columns to its batch until the next step wri
   assert.throws(() => next.weights.length, /read after its producer reused it/);
 });
 
+test('a step of a hundred changes lends its columns too: no copy per step', () => {
+  const op = reduce(1, [agg('sum', 1, 'invertible')]);
+  const rows = (x: number): ZBatch =>
+    batch(Array.from({ length: 50 }, (_, k): [Value[], number] => [[k, x], 1]));
+  const first = op.step([rows(1)], sink);
+  const keys = (first.cols as readonly (readonly Value[])[])[0];
+  const weights = first.weights;
+  assert.equal(weights.length, 50);
+  const second = op.step([rows(2)], sink);
+  assert.equal((second.cols as readonly (readonly Value[])[])[0], keys);
+  assert.equal(second.weights, weights);
+  assert.equal(second.weights.length, 100);
+  assert.deepEqual(changes(second).slice(98), ['-[49,1]', '+[49,3]']);
+  assert.throws(() => first.weights.length, /read after its producer reused it/);
+});
+
 test('one-row steps touch their group without marks and agree with a step of the same rows', () => {
   const oneByOne = reduce(1, [agg('sum', 1, 'invertible'), agg('count_star', null, 'invertible')]);
   const together = reduce(1, [agg('sum', 1, 'invertible'), agg('count_star', null, 'invertible')]);
