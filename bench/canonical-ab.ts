@@ -10,11 +10,10 @@
 // `--workers N` both engines run N workers; the CPU is the whole process's (one side's threads wait
 // while the other side steps) and `main_ms` the main thread's alone (/proc, 10 ms ticks summed).
 import { loadavg } from 'node:os';
-import { resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CANONICAL_SQL } from './sluice.ts';
 import { mainThreadTicks } from './thread-cpu.ts';
 import { cut, generateRows, type Dist } from './workload.ts';
+import { flag, loadEngine, THIS_CHECKOUT } from './ab-checkouts.ts';
 
 interface Side {
   applyChanges(table: string, changes: { insert: unknown[] }): unknown;
@@ -23,11 +22,6 @@ interface Side {
 }
 type EngineClass = new (options?: { workers?: number }) => Side;
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? (args[i + 1] as string) : fallback;
-};
 const baseDir = flag('base', '');
 if (baseDir === '') throw new Error('canonical-ab: --base <checkout> is required');
 const dist = flag('dist', 'uniform') as Dist;
@@ -36,10 +30,9 @@ const events = Number(flag('events', '1000000'));
 const rounds = Number(flag('rounds', '4'));
 const workers = Number(flag('workers', '1'));
 
-const load = async (dir: string): Promise<EngineClass> =>
-  ((await import(pathToFileURL(resolve(dir, 'src/index.ts')).href)) as { Engine: EngineClass }).Engine;
+const load = loadEngine<EngineClass>;
 const Base = await load(baseDir);
-const Mine = await load(fileURLToPath(new URL('..', import.meta.url)));
+const Mine = await load(THIS_CHECKOUT);
 
 const rows = generateRows({ dist, sellers: 100_000, events, seed: 20111111, zipfS: 1.1 });
 const warm = generateRows({ dist, sellers: 100_000, events: 100_000, seed: 7, zipfS: 1.1 });

@@ -5,10 +5,9 @@
 // allocated (garbage and kept state alike). The sides alternate batch by batch, after a warm-up.
 //   node --expose-gc --max-semi-space-size=64 --import tsx bench/canonical-alloc.ts --base ../sluice-base
 //        [--dist uniform|zipf] [--batch 100] [--events 200000]
-import { resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CANONICAL_SQL } from './sluice.ts';
 import { cut, generateRows, type Dist } from './workload.ts';
+import { flag, loadEngine, THIS_CHECKOUT } from './ab-checkouts.ts';
 
 interface Side {
   applyChanges(table: string, changes: { insert: unknown[] }): unknown;
@@ -17,21 +16,15 @@ interface Side {
 }
 type EngineClass = new (options?: { workers?: number }) => Side;
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? (args[i + 1] as string) : fallback;
-};
 const baseDir = flag('base', '');
 if (baseDir === '') throw new Error('canonical-alloc: --base <checkout> is required');
 const dist = flag('dist', 'uniform') as Dist;
 const batch = Number(flag('batch', '100'));
 const events = Number(flag('events', '200000'));
 
-const load = async (dir: string): Promise<EngineClass> =>
-  ((await import(pathToFileURL(resolve(dir, 'src/index.ts')).href)) as { Engine: EngineClass }).Engine;
+const load = loadEngine<EngineClass>;
 const Base = await load(baseDir);
-const Mine = await load(fileURLToPath(new URL('..', import.meta.url)));
+const Mine = await load(THIS_CHECKOUT);
 
 const rows = generateRows({ dist, sellers: 100_000, events, seed: 20111111, zipfS: 1.1 });
 const warm = generateRows({ dist, sellers: 100_000, events: 100_000, seed: 7, zipfS: 1.1 });

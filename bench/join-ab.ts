@@ -11,9 +11,8 @@
 // tree's CPU time (> 1: this tree faster). After each phase both views must hold the same rows.
 // Both engines share one heap, so a GC may be charged to either side: read several rounds.
 import { loadavg } from 'node:os';
-import { resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type Change, type Variant, VARIANT_SQL, generatePhases } from './join-workload.ts';
+import { flag, loadEngine, THIS_CHECKOUT } from './ab-checkouts.ts';
 
 interface Side {
   applyChanges(table: string, changes: { insert: unknown[]; delete: unknown[] }): unknown;
@@ -23,11 +22,6 @@ interface Side {
 }
 type EngineClass = new () => Side;
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? (args[i + 1] as string) : fallback;
-};
 const baseDir = flag('base', '../sluice-base');
 const variant = flag('variant', 'agg') as Variant;
 const batch = Number(flag('batch', '100'));
@@ -40,10 +34,9 @@ CREATE TABLE auctions (id BIGINT PRIMARY KEY, seller INT NOT NULL, category TEXT
 CREATE TABLE bids (id BIGINT PRIMARY KEY, auction BIGINT NOT NULL, bidder INT NOT NULL, amount INT NOT NULL);
 `;
 
-const load = async (dir: string): Promise<EngineClass> =>
-  ((await import(pathToFileURL(resolve(dir, 'src/index.ts')).href)) as { Engine: EngineClass }).Engine;
+const load = loadEngine<EngineClass>;
 const Base = await load(baseDir);
-const Mine = await load(fileURLToPath(new URL('..', import.meta.url)));
+const Mine = await load(THIS_CHECKOUT);
 
 interface TableBatch {
   insert: unknown[];

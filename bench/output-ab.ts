@@ -10,9 +10,8 @@
 // `--tracking` keeps checkpoint deltas (as a server with storage does).
 // Both engines share one heap, so a GC may be charged to either side: read several rounds.
 import { loadavg } from 'node:os';
-import { resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generatePhases, VARIANT_SQL, type Change, type Variant } from './join-workload.ts';
+import { args, flag, loadEngine, THIS_CHECKOUT } from './ab-checkouts.ts';
 
 interface Side {
   applyChanges(table: string, changes: { insert?: unknown[]; delete?: unknown[] }): unknown;
@@ -27,11 +26,6 @@ interface Epoch {
   readonly changes: { insert: unknown[]; delete: unknown[] };
 }
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? (args[i + 1] as string) : fallback;
-};
 const baseDir = flag('base', '');
 if (baseDir === '') throw new Error('output-ab: --base <checkout> is required');
 const auctions = Number(flag('auctions', '25000'));
@@ -43,11 +37,10 @@ const tracking = args.includes('--tracking');
 const variant = flag('variant', 'semi') as Variant;
 if (!(variant in VARIANT_SQL)) throw new Error(`output-ab: unknown variant ${variant}`);
 
-const load = async (dir: string): Promise<EngineClass> =>
-  ((await import(pathToFileURL(resolve(dir, 'src/index.ts')).href)) as { Engine: EngineClass }).Engine;
+const load = loadEngine<EngineClass>;
 const Base = await load(baseDir);
 // `--mine DIR` swaps in another checkout for this tree (e.g. both sides the same, to see the noise).
-const Mine = await load(flag('mine', fileURLToPath(new URL('..', import.meta.url))));
+const Mine = await load(flag('mine', THIS_CHECKOUT));
 
 const TABLES = [
   'CREATE TABLE auctions (id BIGINT PRIMARY KEY, seller INT NOT NULL, category TEXT NOT NULL)',

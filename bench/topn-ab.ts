@@ -7,9 +7,8 @@
 //        [--auctions 10000] [--deletes 100000] [--batch 1000] [--rounds 3] [--mine DIR]
 // Both engines share one heap, so a GC may be charged to either side: read several rounds.
 import { loadavg } from 'node:os';
-import { resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { sfc32 } from './workload.ts';
+import { flag, loadEngine, THIS_CHECKOUT } from './ab-checkouts.ts';
 
 interface Side {
   applyChanges(table: string, changes: { insert?: unknown[]; delete?: unknown[] }): unknown;
@@ -18,11 +17,6 @@ interface Side {
 type EngineClass = new () => Side;
 type Batch = { insert?: unknown[]; delete?: unknown[] };
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? (args[i + 1] as string) : fallback;
-};
 const baseDir = flag('base', '');
 if (baseDir === '') throw new Error('topn-ab: --base <checkout> is required');
 const bids = Number(flag('bids', '1000000'));
@@ -31,11 +25,10 @@ const deletes = Number(flag('deletes', '100000'));
 const batch = Number(flag('batch', '1000'));
 const rounds = Number(flag('rounds', '3'));
 
-const load = async (dir: string): Promise<EngineClass> =>
-  ((await import(pathToFileURL(resolve(dir, 'src/index.ts')).href)) as { Engine: EngineClass }).Engine;
+const load = loadEngine<EngineClass>;
 const Base = await load(baseDir);
 // `--mine DIR` swaps in another checkout for this tree (e.g. both sides the same, to see the noise).
-const Mine = await load(flag('mine', fileURLToPath(new URL('..', import.meta.url))));
+const Mine = await load(flag('mine', THIS_CHECKOUT));
 
 const TABLE =
   'CREATE TABLE bid (id integer PRIMARY KEY, auction integer NOT NULL, bidder integer NOT NULL, amount integer NOT NULL)';

@@ -10,17 +10,13 @@ import { T, type Value } from '../src/common/types.ts';
 import type { DataflowNode } from '../src/ivm/dataflow-plan.ts';
 import type { ZBatch } from '../src/ivm/zset.ts';
 import { sfc32 } from './workload.ts';
+import { flag } from './ab-checkouts.ts';
 
 interface Op {
   step(inputs: readonly ZBatch[]): ZBatch;
 }
 type OpClass = new (node: Extract<DataflowNode, { kind: 'topn' }>) => Op;
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? (args[i + 1] as string) : fallback;
-};
 const baseDir = flag('base', '');
 if (baseDir === '') throw new Error('topn-op-ab: --base <checkout> is required');
 const bids = Number(flag('bids', '1000000'));
