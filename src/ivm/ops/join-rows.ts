@@ -74,6 +74,23 @@ export function pairKeptColumns(
   deltaLeft: boolean,
   keep: (columns: readonly number[]) => readonly number[] | null,
 ): PairKeptColumns | null {
+  const cells = keptCells(pick, leftWidth, deltaLeft, keep);
+  if (cells === null) return null;
+  const body = cells.map((cell, i) => `cols[${i}].push(${cell});`);
+  // The text holds only the parameter names and integer positions.
+  return new Function('row', 'id', 'kept', 'cols', body.join('\n')) as PairKeptColumns;
+}
+
+/**
+ * The code of each picked column's value for the kept-column builders: `row[i]` on the delta's side,
+ * `kept[k][id]` on the arranged side (k from `keep`); null when not kept or too wide.
+ */
+function keptCells(
+  pick: Int32Array,
+  leftWidth: number,
+  deltaLeft: boolean,
+  keep: (columns: readonly number[]) => readonly number[] | null,
+): string[] | null {
   if (pick.length > MAX_GENERATED) return null;
   const theirs = (j: number): boolean => j < leftWidth !== deltaLeft;
   const at = (j: number): number => (j < leftWidth ? j : j - leftWidth);
@@ -81,12 +98,7 @@ export function pairKeptColumns(
   const ks = arranged.length === 0 ? [] : keep(arranged);
   if (ks === null) return null;
   let n = 0;
-  const body = Array.from(
-    pick,
-    (j, i) => `cols[${i}].push(${theirs(j) ? `kept[${ks[n++] as number}][id]` : `row[${at(j)}]`});`,
-  );
-  // The text holds only the parameter names and integer positions.
-  return new Function('row', 'id', 'kept', 'cols', body.join('\n')) as PairKeptColumns;
+  return Array.from(pick, (j) => (theirs(j) ? `kept[${ks[n++] as number}][id]` : `row[${at(j)}]`));
 }
 
 /** `PairBuilder` with the arranged row given by its id in an arrangement's kept columns. */
@@ -108,15 +120,8 @@ export function pairKeptPicker(
   deltaLeft: boolean,
   keep: (columns: readonly number[]) => readonly number[] | null,
 ): PairKeptBuilder | null {
-  if (pick.length > MAX_GENERATED) return null;
-  const theirs = (j: number): boolean => j < leftWidth !== deltaLeft;
-  const at = (j: number): number => (j < leftWidth ? j : j - leftWidth);
-  const arranged = Array.from(pick).filter(theirs).map(at);
-  const ks = arranged.length === 0 ? [] : keep(arranged);
-  if (ks === null) return null;
-  let n = 0;
-  const cells = Array.from(pick, (j) => (theirs(j) ? `kept[${ks[n++] as number}][id]` : `row[${at(j)}]`));
-  return generated(['row', 'id', 'kept'], cells) as PairKeptBuilder;
+  const cells = keptCells(pick, leftWidth, deltaLeft, keep);
+  return cells === null ? null : (generated(['row', 'id', 'kept'], cells) as PairKeptBuilder);
 }
 
 /** Appends a row's values to column arrays (one per value). */
