@@ -4,11 +4,10 @@
 // epoch), and only then are subscribers told. Everything here is synchronous.
 import { SluiceError } from '../common/errors.ts';
 import { resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
-import type { SelectStmt, Statement } from '../parser/ast.ts';
+import type { SelectStmt } from '../parser/ast.ts';
 import { printDataflow, type DataflowPlan } from '../ivm/dataflow-plan.ts';
 import { partitionNotes } from './workers/partition-notes.ts';
 import { EpochDeltas } from './epoch-deltas.ts';
-import { withSqlFunctions } from '../planner/sql-functions.ts';
 import { Catalog } from '../planner/catalog.ts';
 import type { Row } from '../common/types.ts';
 import type {
@@ -26,10 +25,9 @@ import type { PreparedBatch } from './table-store.ts';
 import { TableStore, insertCount } from './table-store.ts';
 import type { NodeStats } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
-import { REAL_CLOCK, type ManualClock } from './logical-clock.ts';
+import { REAL_CLOCK } from './logical-clock.ts';
 import { EpochClock, type TickOptions } from './engine-clock.ts';
-import { clockValue, showClock } from './clock-statements.ts';
-import { showWatermarks, type ClosingView } from './watermark-statements.ts';
+import type { ClosingView } from './watermark-statements.ts';
 import { EngineWatermarks } from './engine-watermarks.ts';
 import { batchStore, tableForWrite, withoutMissingDeletes } from './engine-writes.ts';
 import { formatMicros } from '../common/time/instant-micros.ts';
@@ -43,7 +41,8 @@ import { DdlStatements, type SchemaState } from './ddl.ts';
 import { EngineReads } from './engine-reads.ts';
 import { EpochDeliveries } from './engine-deliveries.ts';
 import { checkSingleSelect, runScript, type ScriptHost } from './engine-scripts.ts';
-import { explainStatement, prepareSelect } from './engine-queries.ts';
+import { prepareSelect } from './engine-queries.ts';
+import { executeStatement, type StatementHost } from './engine-statements.ts';
 import {
   buildDeferredRows,
   loadCheckpoint,
@@ -133,13 +132,28 @@ export class Engine {
   readonly limits: SqlLimits;
   /** The limits of the script being run (the engine's, or the call's own). */
   private callLimits: SqlLimits;
+  /** What the statements reach of the engine (engine-statements.ts). */
+  private readonly statementHost: StatementHost = {
+    catalog: this.catalogState,
+    tables: this.tables,
+    ddl: this.ddl,
+    dml: this.dml,
+    clock: () => this.epochClock,
+    journal: () => this.journal,
+    currentEpoch: () => this.currentEpoch,
+    callLimits: () => this.callLimits,
+    workers: () => this.views.workers,
+    closingViews: () => this.closingViews(),
+    tick: () => this.tick(),
+    prepareSelect: (query) => this.prepareSelect(query),
+  };
   /** What a script (engine-scripts.ts) runs its statements with. */
   private readonly scriptHost: ScriptHost = {
     setCallLimits: (limits) => {
       this.callLimits = limits ?? this.limits;
     },
     prepareSelect: (query) => this.prepareSelect(query),
-    executeStatement: (stmt) => this.executeStatement(stmt),
+    executeStatement: (stmt) => executeStatement(this.statementHost, stmt),
     dmlRowsExamined: () => this.dml.rowsExamined,
   };
 
@@ -265,59 +279,6 @@ export class Engine {
     return runScript(this.scriptHost, sql, options, this.limits);
   }
 
-  private executeStatement(stmt: Statement): StatementResult {
-    switch (stmt.kind) {
-      case 'createTable':
-        return this.ddl.createTable(stmt);
-      case 'createView':
-        return this.ddl.createView(stmt);
-      case 'createSource':
-        return this.ddl.createSource(stmt);
-      case 'createSink':
-        return this.ddl.createSink(stmt);
-      case 'createFunction':
-        return this.ddl.createFunction(stmt);
-      case 'drop':
-        return this.ddl.drop(stmt);
-      case 'show':
-        if (stmt.objectKind === 'watermarks')
-          return showWatermarks(this.catalogState.storedRelations(), this.tables, this.closingViews());
-        return stmt.objectKind === 'clock'
-          ? showClock(this.epochClock.source, this.epochClock.current)
-          : this.ddl.show(stmt.objectKind);
-      case 'setClock': {
-        const clock = this.epochClock;
-        const micros = clockValue(clock.source, stmt.value, stmt.valuePos, stmt.pos, clock.current);
-        const manual = clock.source as ManualClock;
-        const moved = micros > manual.now();
-        manual.set(micros);
-        // An epoch only when a temporal filter's bound is crossed; `epoch` is the latest either way.
-        const tick = this.tick();
-        // Without an epoch the setting is journaled on its own, so a restart does not lose it.
-        if (!tick.ticked && moved)
-          this.journal?.appendClockSet?.({ epoch: this.currentEpoch, clock: micros });
-        return { statement: 'SET CLOCK', epoch: tick.epoch };
-      }
-      case 'explain':
-        return explainStatement(
-          this.catalogState,
-          stmt.query,
-          stmt.dataflow,
-          this.callLimits,
-          this.views.workers,
-        );
-      // DML expressions may call SQL functions too: they are inlined as in a query.
-      case 'insert':
-        return withSqlFunctions(this.catalogState, () => this.dml.insert(stmt)).result;
-      case 'update':
-        return withSqlFunctions(this.catalogState, () => this.dml.update(stmt)).result;
-      case 'delete':
-        return withSqlFunctions(this.catalogState, () => this.dml.delete(stmt)).result;
-      case 'select':
-        return this.selectStatement(stmt.query);
-    }
-  }
-
   /** True for a relation only a connector writes: a source, or a source's errors relation. */
   writtenByConnector(name: string): boolean {
     const def = this.tables.get(name)?.def;
@@ -355,12 +316,6 @@ export class Engine {
   /** The DataflowPlan an existing view runs (plain JSON: nodes with their inputs, as lowered). */
   viewPlan(name: string): DataflowPlan {
     return this.reads.viewRuntime(name).plan;
-  }
-
-  private selectStatement(query: SelectStmt): StatementResult {
-    const job = this.prepareSelect(query);
-    job.work(Infinity);
-    return job.result();
   }
 
   /**
