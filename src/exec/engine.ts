@@ -23,9 +23,10 @@ import type {
 } from './api.ts';
 import type { PreparedBatch } from './table-store.ts';
 import { TableStore, insertCount } from './table-store.ts';
+import { TableStores } from './table-stores.ts';
 import type { NodeStats } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
-import { REAL_CLOCK } from './logical-clock.ts';
+import { ManualClock, REAL_CLOCK } from './logical-clock.ts';
 import { EpochClock, type TickOptions } from './engine-clock.ts';
 import type { ClosingView } from './watermark-statements.ts';
 import { EngineWatermarks } from './engine-watermarks.ts';
@@ -85,7 +86,7 @@ export class Engine {
     applyChanges: (table, changes) => this.applyChanges(table, changes),
     currentEpoch: () => this.currentEpoch,
   });
-  private readonly tables = new Map<string, TableStore>();
+  private readonly tables = new TableStores();
   /** The running epoch's deltas by relation (empty between epochs). */
   private readonly deltas = new EpochDeltas();
   /** Every view's dataflow, in one graph fed by the tables. */
@@ -347,15 +348,15 @@ export class Engine {
     const store = batchStore(this.state, table, options);
     // No default `{}` for `options`: an object per call when the caller passes none (every bench event).
     const fromSource = options?.fromSource === true;
-    // The epoch's clock is read first: a DEFAULT now() column takes it.
-    const clock = options?.clock ?? this.epochClock.next();
+    // The epoch's clock is read first (a DEFAULT now() column takes it), unless nothing reads it.
+    const clock = options?.clock ?? (this.epochReadsClock(fromSource) ? this.epochClock.next() : null);
     const typedInserts = options?.typedInserts;
     if (typedInserts !== undefined && (!fromSource || (changes.insert?.length ?? 0) > 0)) {
       throw new SluiceError('INTERNAL_ERROR', `typed inserts come from a source's connector alone`);
     }
     const prepared = store.prepare(
       fromSource && options?.ignoreMissingDeletes === true ? withoutMissingDeletes(store, changes) : changes,
-      clock,
+      clock ?? undefined,
       typedInserts,
     );
     if (prepared.deletes.length === 0 && insertCount(prepared) === 0) {
@@ -375,7 +376,7 @@ export class Engine {
         inserts: prepared.inserts,
         deletes: prepared.deletes,
         positions,
-        clock,
+        clock: clock ?? this.epochClock.next(), // read: a source's epoch always reads it
       });
     } else if (options?.positions !== undefined) positions = options.positions;
     else if (this.journal !== null) {
@@ -385,32 +386,51 @@ export class Engine {
         columns: store.columnNames,
         inserts: prepared.inserts,
         deletes: prepared.deletes,
-        clock,
+        clock: clock ?? this.epochClock.next(), // read: a journaled epoch always reads it
       });
     }
     this.runEpoch(store, prepared, epoch, positions, clock);
     return { accepted: prepared.accepted, epoch };
   }
 
-  /** One epoch at `clock`: a table batch (`store` and `prepared`), or a clock tick (both null). */
+  /**
+   * Whether a table batch's epoch reads the clock: something in it depends on its value (a journal
+   * records it, a source's watermark or a `DEFAULT now()` column or a temporal filter reads it), or
+   * the clock is a manual one (read always: it moves only when set, and reading it costs nothing).
+   */
+  private epochReadsClock(fromSource: boolean): boolean {
+    return (
+      fromSource ||
+      this.journal !== null ||
+      this.epochClock.source instanceof ManualClock ||
+      this.tables.readClock() ||
+      this.views.hasTemporal()
+    );
+  }
+
+  /**
+   * One epoch at `clock` (null: the epoch reads no clock, see epochReadsClock): a table batch
+   * (`store` and `prepared`), or a clock tick (both null).
+   */
   private runEpoch(
     store: TableStore | null,
     prepared: PreparedBatch | null,
     epoch: number,
     positions: SourcePositions | null,
-    clock: number,
+    clock: number | null,
   ): void {
     this.currentEpoch = epoch;
     this.lastPositions = positions;
     if (store !== null) this.lastTable = store.def.name;
-    const now = this.epochClock.advance(clock);
+    const now = clock === null ? this.epochClock.advanceUnread() : this.epochClock.advance(clock);
     // The engine's one set of deltas, emptied before (an epoch that threw may have left some) and after
     // the views ran (before the listeners: one that writes runs a nested epoch, which fills it again).
     const deltas = this.deltas;
     deltas.clear();
     // Partitions idle by this epoch's clock stop holding their source's watermark back (before the
     // batch's late rows are judged, and in a tick, so windows close while no data arrives).
-    for (const t of this.tables.values()) t.watermark?.startEpoch(now);
+    const watermarked = this.tables.withWatermarks();
+    for (let i = 0; i < watermarked.length; i++) watermarked[i]?.watermark?.startEpoch(now);
     if (store !== null && prepared !== null) {
       const source =
         store.def.source !== undefined
