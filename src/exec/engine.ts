@@ -4,11 +4,10 @@
 // epoch), and only then are subscribers told. Everything here is synchronous.
 import { SluiceError } from '../common/errors.ts';
 import { resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
-import type { SelectStmt, Statement } from '../parser/ast.ts';
+import type { SelectStmt } from '../parser/ast.ts';
 import { printDataflow, type DataflowPlan } from '../ivm/dataflow-plan.ts';
 import { partitionNotes } from './workers/partition-notes.ts';
 import { EpochDeltas } from './epoch-deltas.ts';
-import { withSqlFunctions } from '../planner/sql-functions.ts';
 import { Catalog } from '../planner/catalog.ts';
 import type { Row } from '../common/types.ts';
 import type {
@@ -24,12 +23,12 @@ import type {
 } from './api.ts';
 import type { PreparedBatch } from './table-store.ts';
 import { TableStore, insertCount } from './table-store.ts';
+import { TableStores } from './table-stores.ts';
 import type { NodeStats } from './view-runtime.ts';
 import { ViewGraph } from './view-graph.ts';
-import { REAL_CLOCK, type ManualClock } from './logical-clock.ts';
+import { ManualClock, REAL_CLOCK } from './logical-clock.ts';
 import { EpochClock, type TickOptions } from './engine-clock.ts';
-import { clockValue, showClock } from './clock-statements.ts';
-import { showWatermarks, type ClosingView } from './watermark-statements.ts';
+import type { ClosingView } from './watermark-statements.ts';
 import { EngineWatermarks } from './engine-watermarks.ts';
 import { batchStore, tableForWrite, withoutMissingDeletes } from './engine-writes.ts';
 import { formatMicros } from '../common/time/instant-micros.ts';
@@ -43,7 +42,8 @@ import { DdlStatements, type SchemaState } from './ddl.ts';
 import { EngineReads } from './engine-reads.ts';
 import { EpochDeliveries } from './engine-deliveries.ts';
 import { checkSingleSelect, runScript, type ScriptHost } from './engine-scripts.ts';
-import { explainStatement, prepareSelect } from './engine-queries.ts';
+import { prepareSelect } from './engine-queries.ts';
+import { executeStatement, type StatementHost } from './engine-statements.ts';
 import {
   buildDeferredRows,
   loadCheckpoint,
@@ -86,7 +86,7 @@ export class Engine {
     applyChanges: (table, changes) => this.applyChanges(table, changes),
     currentEpoch: () => this.currentEpoch,
   });
-  private readonly tables = new Map<string, TableStore>();
+  private readonly tables = new TableStores();
   /** The running epoch's deltas by relation (empty between epochs). */
   private readonly deltas = new EpochDeltas();
   /** Every view's dataflow, in one graph fed by the tables. */
@@ -133,13 +133,28 @@ export class Engine {
   readonly limits: SqlLimits;
   /** The limits of the script being run (the engine's, or the call's own). */
   private callLimits: SqlLimits;
+  /** What the statements reach of the engine (engine-statements.ts). */
+  private readonly statementHost: StatementHost = {
+    catalog: this.catalogState,
+    tables: this.tables,
+    ddl: this.ddl,
+    dml: this.dml,
+    clock: () => this.epochClock,
+    journal: () => this.journal,
+    currentEpoch: () => this.currentEpoch,
+    callLimits: () => this.callLimits,
+    workers: () => this.views.workers,
+    closingViews: () => this.closingViews(),
+    tick: () => this.tick(),
+    prepareSelect: (query) => this.prepareSelect(query),
+  };
   /** What a script (engine-scripts.ts) runs its statements with. */
   private readonly scriptHost: ScriptHost = {
     setCallLimits: (limits) => {
       this.callLimits = limits ?? this.limits;
     },
     prepareSelect: (query) => this.prepareSelect(query),
-    executeStatement: (stmt) => this.executeStatement(stmt),
+    executeStatement: (stmt) => executeStatement(this.statementHost, stmt),
     dmlRowsExamined: () => this.dml.rowsExamined,
   };
 
@@ -265,59 +280,6 @@ export class Engine {
     return runScript(this.scriptHost, sql, options, this.limits);
   }
 
-  private executeStatement(stmt: Statement): StatementResult {
-    switch (stmt.kind) {
-      case 'createTable':
-        return this.ddl.createTable(stmt);
-      case 'createView':
-        return this.ddl.createView(stmt);
-      case 'createSource':
-        return this.ddl.createSource(stmt);
-      case 'createSink':
-        return this.ddl.createSink(stmt);
-      case 'createFunction':
-        return this.ddl.createFunction(stmt);
-      case 'drop':
-        return this.ddl.drop(stmt);
-      case 'show':
-        if (stmt.objectKind === 'watermarks')
-          return showWatermarks(this.catalogState.storedRelations(), this.tables, this.closingViews());
-        return stmt.objectKind === 'clock'
-          ? showClock(this.epochClock.source, this.epochClock.current)
-          : this.ddl.show(stmt.objectKind);
-      case 'setClock': {
-        const clock = this.epochClock;
-        const micros = clockValue(clock.source, stmt.value, stmt.valuePos, stmt.pos, clock.current);
-        const manual = clock.source as ManualClock;
-        const moved = micros > manual.now();
-        manual.set(micros);
-        // An epoch only when a temporal filter's bound is crossed; `epoch` is the latest either way.
-        const tick = this.tick();
-        // Without an epoch the setting is journaled on its own, so a restart does not lose it.
-        if (!tick.ticked && moved)
-          this.journal?.appendClockSet?.({ epoch: this.currentEpoch, clock: micros });
-        return { statement: 'SET CLOCK', epoch: tick.epoch };
-      }
-      case 'explain':
-        return explainStatement(
-          this.catalogState,
-          stmt.query,
-          stmt.dataflow,
-          this.callLimits,
-          this.views.workers,
-        );
-      // DML expressions may call SQL functions too: they are inlined as in a query.
-      case 'insert':
-        return withSqlFunctions(this.catalogState, () => this.dml.insert(stmt)).result;
-      case 'update':
-        return withSqlFunctions(this.catalogState, () => this.dml.update(stmt)).result;
-      case 'delete':
-        return withSqlFunctions(this.catalogState, () => this.dml.delete(stmt)).result;
-      case 'select':
-        return this.selectStatement(stmt.query);
-    }
-  }
-
   /** True for a relation only a connector writes: a source, or a source's errors relation. */
   writtenByConnector(name: string): boolean {
     const def = this.tables.get(name)?.def;
@@ -357,12 +319,6 @@ export class Engine {
     return this.reads.viewRuntime(name).plan;
   }
 
-  private selectStatement(query: SelectStmt): StatementResult {
-    const job = this.prepareSelect(query);
-    job.work(Infinity);
-    return job.result();
-  }
-
   /**
    * A plain SELECT bound and its inputs captured at the current epoch, to be evaluated by the caller
    * in slices (`job.work(deadline)`) while later epochs apply; bounded by `selectLimits`.
@@ -392,15 +348,15 @@ export class Engine {
     const store = batchStore(this.state, table, options);
     // No default `{}` for `options`: an object per call when the caller passes none (every bench event).
     const fromSource = options?.fromSource === true;
-    // The epoch's clock is read first: a DEFAULT now() column takes it.
-    const clock = options?.clock ?? this.epochClock.next();
+    // The epoch's clock is read first (a DEFAULT now() column takes it), unless nothing reads it.
+    const clock = options?.clock ?? (this.epochReadsClock(fromSource) ? this.epochClock.next() : null);
     const typedInserts = options?.typedInserts;
     if (typedInserts !== undefined && (!fromSource || (changes.insert?.length ?? 0) > 0)) {
       throw new SluiceError('INTERNAL_ERROR', `typed inserts come from a source's connector alone`);
     }
     const prepared = store.prepare(
       fromSource && options?.ignoreMissingDeletes === true ? withoutMissingDeletes(store, changes) : changes,
-      clock,
+      clock ?? undefined,
       typedInserts,
     );
     if (prepared.deletes.length === 0 && insertCount(prepared) === 0) {
@@ -420,7 +376,7 @@ export class Engine {
         inserts: prepared.inserts,
         deletes: prepared.deletes,
         positions,
-        clock,
+        clock: clock ?? this.epochClock.next(), // read: a source's epoch always reads it
       });
     } else if (options?.positions !== undefined) positions = options.positions;
     else if (this.journal !== null) {
@@ -430,32 +386,51 @@ export class Engine {
         columns: store.columnNames,
         inserts: prepared.inserts,
         deletes: prepared.deletes,
-        clock,
+        clock: clock ?? this.epochClock.next(), // read: a journaled epoch always reads it
       });
     }
     this.runEpoch(store, prepared, epoch, positions, clock);
     return { accepted: prepared.accepted, epoch };
   }
 
-  /** One epoch at `clock`: a table batch (`store` and `prepared`), or a clock tick (both null). */
+  /**
+   * Whether a table batch's epoch reads the clock: something in it depends on its value (a journal
+   * records it, a source's watermark or a `DEFAULT now()` column or a temporal filter reads it), or
+   * the clock is a manual one (read always: it moves only when set, and reading it costs nothing).
+   */
+  private epochReadsClock(fromSource: boolean): boolean {
+    return (
+      fromSource ||
+      this.journal !== null ||
+      this.epochClock.source instanceof ManualClock ||
+      this.tables.readClock() ||
+      this.views.hasTemporal()
+    );
+  }
+
+  /**
+   * One epoch at `clock` (null: the epoch reads no clock, see epochReadsClock): a table batch
+   * (`store` and `prepared`), or a clock tick (both null).
+   */
   private runEpoch(
     store: TableStore | null,
     prepared: PreparedBatch | null,
     epoch: number,
     positions: SourcePositions | null,
-    clock: number,
+    clock: number | null,
   ): void {
     this.currentEpoch = epoch;
     this.lastPositions = positions;
     if (store !== null) this.lastTable = store.def.name;
-    const now = this.epochClock.advance(clock);
+    const now = clock === null ? this.epochClock.advanceUnread() : this.epochClock.advance(clock);
     // The engine's one set of deltas, emptied before (an epoch that threw may have left some) and after
     // the views ran (before the listeners: one that writes runs a nested epoch, which fills it again).
     const deltas = this.deltas;
     deltas.clear();
     // Partitions idle by this epoch's clock stop holding their source's watermark back (before the
     // batch's late rows are judged, and in a tick, so windows close while no data arrives).
-    for (const t of this.tables.values()) t.watermark?.startEpoch(now);
+    const watermarked = this.tables.withWatermarks();
+    for (let i = 0; i < watermarked.length; i++) watermarked[i]?.watermark?.startEpoch(now);
     if (store !== null && prepared !== null) {
       const source =
         store.def.source !== undefined

@@ -34,6 +34,8 @@ interface WakeIndex {
   readonly readersOfView: readonly (readonly number[])[];
   /** By position: 1 when the view is looked at every epoch. */
   readonly always: Uint8Array;
+  /** Whether some view has a temporal filter (its step reads the epoch's clock). */
+  readonly temporal: boolean;
 }
 
 function wakeAll(positions: readonly number[] | undefined, wake: Int32Array, stamp: number): void {
@@ -211,9 +213,9 @@ export class ViewGraph {
     return due;
   }
 
-  /** Whether some view has a temporal filter (only then do clock ticks matter). */
+  /** Whether some view has a temporal filter (only then do clock ticks matter, or epochs read the clock). */
   hasTemporal(): boolean {
-    return this.order.some((v) => v.runtime.temporal.length > 0);
+    return (this.wakeIndex ?? this.buildWakeIndex()).temporal;
   }
 
   /**
@@ -279,6 +281,7 @@ export class ViewGraph {
       readers,
       readersOfView: this.order.map((view) => readers.get(view.name) ?? []),
       always,
+      temporal: this.order.some((v) => v.runtime.temporal.length > 0),
     };
     this.wakeIndex = index;
     this.wake = new Int32Array(this.order.length);
