@@ -9,6 +9,7 @@ import type { Value } from '../../common/types.ts';
 import { T } from '../../common/types.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
 import type { ZBatch } from '../zset.ts';
+import { topNWork } from './topn-far-rows.ts';
 import { TopNOp } from './topn-op.ts';
 
 /** Rows [partition, score, id]; ranked by score descending, then id. */
@@ -335,6 +336,30 @@ test('deleting the top row again and again brings in each successor from the uno
       `delete ${k}`,
     );
   }
+});
+
+test('a Top-3 losing its top row again and again scans its tail once per five rows brought in', () => {
+  const op = topN(3, false, true);
+  // 400 rows one at a time in a scrambled order: the first 8 sorted, the rest in the unordered tail.
+  const rows: (readonly Value[])[] = [];
+  for (let i = 0; i < 400; i++) rows.push([1, (i * 37) % 400, i]);
+  for (const row of rows) op.step([batch([row])]);
+  const byScore = rows.slice().sort((a, b) => (b[1] as number) - (a[1] as number));
+  const visited = topNWork.visited;
+  for (let k = 0; k < 100; k++) {
+    const out = changes(op.step([batch([byScore[k] as readonly Value[]], -1)]));
+    const next = byScore[k + 3] as readonly Value[];
+    assert.deepEqual(
+      out,
+      [`+${next.join(',')}`, `-${(byScore[k] as readonly Value[]).join(',')}`],
+      `delete ${k}`,
+    );
+  }
+  // Each refill takes the five rows that make the sorted part 8 again in one scan of the tail
+  // (about 300-400 images), so a delete visits about a fifth of the tail: one scan per row refilled
+  // would be the whole tail per delete.
+  const perDelete = (topNWork.visited - visited) / 100;
+  assert.ok(perDelete < 120, `${perDelete} rows visited per delete of the top row`);
 });
 
 test('over a keyed input, a row past the top goes to the tail unsearched, with the same results', () => {

@@ -65,7 +65,7 @@ export class TopNOp implements Operator, Stateful {
   /**
    * The direct path keeps this many rows of a partition sorted; the rest go to its tail. n + 2: an
    * insert ranked past it is an append, and a delete inside the top takes the next row from the
-   * tail (a scan) only every second time; each row refilled costs one scan whatever this is.
+   * tail (one scan, for every row it takes) only every second time.
    */
   private readonly tailFrom: number;
   /** Epochs stepped: the stamp that groups an epoch's changes by partition. */

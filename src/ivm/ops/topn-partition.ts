@@ -314,51 +314,74 @@ export class SortedPartition {
     const rows = this.rows;
     const keys = this.keys as number[];
     const far = this.far;
-    while (this.sorted < cap && this.sorted < this.length) {
+    const wanted = Math.min(cap, this.length) - this.sorted;
+    // The unordered tail's first rows found in one scan, however many are wanted (five for a Top-3).
+    const picks = wanted > 0 ? this.firstOfTail(wanted, compare) : [];
+    let p = 0;
+    for (let taken = 0; taken < wanted; taken++) {
       const from = this.sorted;
-      let best = from;
-      topNWork.visited += rows.length - from;
-      for (let i = from + 1; i < rows.length; i++) {
-        const k = keys[i] as number;
-        const b = keys[best] as number;
-        if (k < b || (k === b && compare(rows[i] as readonly Value[], rows[best] as readonly Value[]) < 0))
-          best = i;
-      }
+      const best = p < picks.length ? (picks[p] as number) : -1;
+      let fromFar = false;
       if (far !== null && far.size > 0) {
         const fk = far.firstKey();
-        const fr = far.firstRow();
-        const bk = keys[best] as number;
-        if (
-          best === rows.length ||
-          fk < bk ||
-          (fk === bk && compare(fr, rows[best] as readonly Value[]) < 0)
-        ) {
-          // The far rows' first comes next: the unordered tail's first row moves to the end.
-          far.shift();
-          if (from < rows.length) {
-            rows.push(rows[from] as readonly Value[]);
-            keys.push(keys[from] as number);
-            rows[from] = fr;
-            keys[from] = fk;
-          } else {
-            rows.push(fr);
-            keys.push(fk);
-          }
-          this.sorted++;
-          this.counts?.push(1);
-          continue;
-        }
+        const bk = best < 0 ? Infinity : (keys[best] as number);
+        fromFar =
+          best < 0 || fk < bk || (fk === bk && compare(far.firstRow(), rows[best] as readonly Value[]) < 0);
       }
-      const row = rows[best] as readonly Value[];
-      const key = keys[best] as number;
-      rows[best] = rows[from] as readonly Value[];
-      keys[best] = keys[from] as number;
-      rows[from] = row;
-      keys[from] = key;
+      if (far !== null && fromFar) {
+        // The far rows' first comes next: the unordered tail's first row moves to the end.
+        const fk = far.firstKey();
+        const fr = far.firstRow();
+        far.shift();
+        const end = rows.length;
+        if (from < end) {
+          rows.push(rows[from] as readonly Value[]);
+          keys.push(keys[from] as number);
+          rows[from] = fr;
+          keys[from] = fk;
+          repoint(picks, p, from, end);
+        } else {
+          rows.push(fr);
+          keys.push(fk);
+        }
+      } else {
+        const row = rows[best] as readonly Value[];
+        const key = keys[best] as number;
+        rows[best] = rows[from] as readonly Value[];
+        keys[best] = keys[from] as number;
+        rows[from] = row;
+        keys[from] = key;
+        repoint(picks, ++p, from, best);
+      }
       this.sorted++;
       this.counts?.push(1);
     }
     this.syncLast();
+  }
+
+  /** The indices of the unordered tail's first `k` rows (or all of them), in order: one scan. */
+  private firstOfTail(k: number, compare: RowCompare): number[] {
+    const rows = this.rows;
+    const keys = this.keys as number[];
+    const picks: number[] = [];
+    let last = Infinity; // the last pick's image once there are k: a larger one is passed at once
+    topNWork.visited += rows.length - this.sorted;
+    for (let i = this.sorted; i < rows.length; i++) {
+      const key = keys[i] as number;
+      if (key > last) continue;
+      let at = picks.length;
+      if (at === k) {
+        if (!tailBefore(rows, keys, i, picks[k - 1] as number, compare)) continue;
+        at--;
+      } else picks.push(i);
+      while (at > 0 && tailBefore(rows, keys, i, picks[at - 1] as number, compare)) {
+        picks[at] = picks[at - 1] as number;
+        at--;
+      }
+      picks[at] = i;
+      if (picks.length === k) last = keys[picks[k - 1] as number] as number;
+    }
+    return picks;
   }
 
   /**
@@ -551,4 +574,22 @@ function searchRows(
     else hi = mid;
   }
   return lo;
+}
+
+/** Points the picks from `p` on that name index `was` (a row just moved) at `now`. */
+function repoint(picks: number[], p: number, was: number, now: number): void {
+  for (let q = p; q < picks.length; q++) if (picks[q] === was) picks[q] = now;
+}
+
+/** Whether row `i` of a partition's rows comes before row `j` (images, then the full compare). */
+function tailBefore(
+  rows: readonly (readonly Value[])[],
+  keys: readonly number[],
+  i: number,
+  j: number,
+  compare: RowCompare,
+): boolean {
+  const a = keys[i] as number;
+  const b = keys[j] as number;
+  return a < b || (a === b && compare(rows[i] as readonly Value[], rows[j] as readonly Value[]) < 0);
 }
