@@ -50,7 +50,7 @@ export class ReduceOp implements Operator, Stateful {
   readonly stateId: string;
   /** group id (the key value, or its encoding) → slot */
   private readonly index = new GroupIndex();
-  private keys: (readonly Value[] | undefined)[] = [];
+  private readonly keys: (readonly Value[] | undefined)[] = [];
   /**
    * Per-group record: [count, key, flags, ...emitted values, ...invertible aggregate fields].
    * (The group's touch mark is in `lookup.touches`, by slot.) `key` holds a single numeric key and `emitted` the last output row's aggregate
@@ -113,7 +113,12 @@ export class ReduceOp implements Operator, Stateful {
   /** The current step's row-error sink, for `mergeGroup`. */
   private stepErrors: RowErrorSink = NO_ERRORS;
   /** The generated merge's calls back: a group it leaves to `mergeGroup`, a group to checkpoint. */
-  private readonly slowMerge = (t: number): void => this.mergeGroup(t);
+  private readonly slowMerge = (t: number): void => {
+    this.slowMerges++;
+    this.mergeGroup(t);
+  };
+  /** Groups the generated merge left to `mergeGroup` (a count of work, for tests). */
+  private slowMerges = 0;
   private readonly track = (slot: number): void => {
     const key = this.keyAt(slot);
     this.dirty.set(encodeValues(key), key);
@@ -134,7 +139,7 @@ export class ReduceOp implements Operator, Stateful {
     });
     this.records = { data: new Float64Array(16 * stride), stride };
     this.partials = { data: new Float64Array(16 * pstride), stride: pstride };
-    this.rows = new GroupRows(this.records, node.keyCount, node.aggregates.length);
+
     this.columns = node.aggregates.map((a, i) => {
       const [base, pbase] = bases[i] as readonly [number, number];
       return aggregateColumn(a, this.records, base, this.partials, pbase);
@@ -144,6 +149,13 @@ export class ReduceOp implements Operator, Stateful {
       : null;
     this.keyColumns = node.columns.slice(0, node.keyCount);
     this.keyTexts = keyTextsNeeded(this.keyColumns) ? new GroupKeyTexts() : null;
+    this.rows = new GroupRows(
+      this.records,
+      this.keys,
+      this.keyTexts === null,
+      node.keyCount,
+      node.aggregates.length,
+    );
     this.scratch = new Array<Value>(node.keyCount + node.aggregates.length);
     this.changes = new ChangeBuffer(node.keyCount + node.aggregates.length);
     this.lookup = {
@@ -172,6 +184,7 @@ export class ReduceOp implements Operator, Stateful {
             keyCount: node.keyCount,
             columns: this.columns,
             records: this.records,
+            keys: this.keys,
             pstride: pass,
             changes: this.changes,
             ahead: MERGE_AHEAD,
@@ -533,6 +546,14 @@ export class ReduceOp implements Operator, Stateful {
 
   groupCount(): number {
     return this.index.size;
+  }
+
+  /**
+   * Counts of work, for tests: groups the generated merge left to the interpreted one, and output
+   * rows copied into objects (reduce-group-rows.ts).
+   */
+  get mergeCounts(): { readonly slowMerges: number; readonly rowCopies: number } {
+    return { slowMerges: this.slowMerges, rowCopies: this.rows.copies };
   }
 }
 
