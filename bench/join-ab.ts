@@ -8,8 +8,10 @@
 //        [--auctions 25000] [--bids 250000] [--rounds 3]
 // Each round builds a fresh engine on each side (after one untimed warm-up round at a tenth of the
 // size) and prints one JSON line per phase: each side's events per CPU second and base ÷ this
-// tree's CPU time (> 1: this tree faster). After each phase both views must hold the same rows.
-// Both engines share one heap, so a GC may be charged to either side: read several rounds.
+// tree's CPU time (> 1: this tree faster); at the end, that ratio per phase over all rounds. After
+// each phase both views must hold the same rows.
+// Both engines share one heap, so a GC may be charged to either side: read rounds in pairs (the
+// order flips every round) and their sums.
 import { loadavg } from 'node:os';
 import { type Change, type Variant, VARIANT_SQL, generatePhases } from './join-workload.ts';
 import { flag, loadEngine, THIS_CHECKOUT } from './ab-checkouts.ts';
@@ -78,6 +80,8 @@ console.log(
   `join-ab: ${variant}, batch ${batch}, ${auctions} auctions, ${bids} bids, ${rounds} rounds, base ${baseDir}`,
 );
 const gc = (globalThis as { gc?: () => void }).gc ?? ((): void => {});
+/** CPU µs per phase summed over the timed rounds: [base, this tree]. */
+const totals = new Map<string, [number, number]>();
 for (let r = 0; r <= rounds; r++) {
   const scale = r === 0 ? 10 : 1;
   const phases = generatePhases({
@@ -103,7 +107,10 @@ for (let r = 0; r <= rounds; r++) {
     let tb = 0;
     let tm = 0;
     batches.forEach(([forBase, forMine], i) => {
-      if (i % 2 === 0) {
+      // Which side goes first flips every batch and every round: state grows (and a collection of
+      // both engines' heap falls due) at the same batches on both sides, so within one round it is
+      // charged to one side more often than not; the next round, to the other. Read rounds in pairs.
+      if ((i + r) % 2 === 0) {
         tb += timed(base, forBase);
         tm += timed(mine, forMine);
       } else {
@@ -114,6 +121,8 @@ for (let r = 0; r <= rounds; r++) {
     if (contents(base) !== contents(mine))
       throw new Error(`join-ab: the two views differ after phase ${phase.name} of round ${r}`);
     if (r === 0) continue;
+    const sum = totals.get(phase.name) ?? [0, 0];
+    totals.set(phase.name, [sum[0] + tb, sum[1] + tm]);
     const events = phase.changes.length;
     const rate = (us: number): number => Math.round(events / (us / 1e6));
     console.log(
@@ -133,3 +142,8 @@ for (let r = 0; r <= rounds; r++) {
   base.close();
   mine.close();
 }
+// Over all rounds (an even number of rounds cancels the order's bias, see above).
+for (const [phase, [tb, tm]] of totals)
+  console.log(
+    JSON.stringify({ bench: 'join-ab', variant, batch, rounds, phase, ratio: Number((tb / tm).toFixed(3)) }),
+  );

@@ -205,7 +205,15 @@ test('the merge is generated for COUNT and integer SUM only, with no name in its
     const records = { data: new Float64Array(stride * 4), stride };
     const partials = { data: new Float64Array(64), stride: 16 };
     const columns = aggs.map((a, i) => aggregateColumn(a, records, 4 + 3 * i, partials, 1 + 3 * i));
-    return { keyCount, columns, records, pstride: 16, changes: new ChangeBuffer(1 + aggs.length), ahead: 64 };
+    return {
+      keyCount,
+      columns,
+      records,
+      keys: [],
+      pstride: 16,
+      changes: new ChangeBuffer(1 + aggs.length),
+      ahead: 64,
+    };
   };
   const merge = mergeKernel(spec(counts));
   assert.ok(merge !== null);

@@ -3,9 +3,11 @@
 // group's partial into its record, its new values, their comparison with the values the record
 // mirrors and the group's change, written out as one function for this Reduce (no calls through
 // shared aggregate objects, no checkInt, no scratch-row compare).
-// It takes only the common case — a numeric key and emitted row held in the record, no bigint sum,
-// a safe-integer result, the group still has rows and every value is non-null, no row error kept —
-// and hands any other group, before it has written anything, to the interpreted merge (`slow`).
+// It takes only the common case — the emitted values held in the record and the key in the record
+// (a number) or in the Reduce's key array (a text: such a Reduce keeps no key texts, or it would not
+// be generated), no bigint sum, a safe-integer result, the group still has rows and every value is
+// non-null, no row error kept — and hands any other group, before it has written anything, to the
+// interpreted merge (`slow`).
 // Only positions and numbers are written into the code; the maps and the change buffer are parameters.
 import type { Value } from '../../common/types.ts';
 import { inlinePartial, type AggColumn, type GroupRecords, type InlinePartial } from './aggregates.ts';
@@ -28,6 +30,8 @@ export interface MergeKernelSpec {
   readonly keyCount: number;
   readonly columns: readonly AggColumn[];
   readonly records: GroupRecords;
+  /** The Reduce's key array by slot (the key of a group whose record does not hold it). */
+  readonly keys: readonly (readonly Value[] | undefined)[];
   readonly pstride: number;
   readonly changes: ChangeBuffer;
   /** Groups whose records are read ahead at a time (a power of two). */
@@ -52,8 +56,8 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     inline.push(p);
   }
   const stride = spec.records.stride;
-  const params: string[] = ['records', 'changes'];
-  const args: unknown[] = [spec.records, spec.changes];
+  const params: string[] = ['records', 'changes', 'keys'];
+  const args: unknown[] = [spec.records, spec.changes, spec.keys];
   const bind = (value: unknown): string => {
     params.push(`q${params.length}`);
     args.push(value);
@@ -71,7 +75,6 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     .filter((p) => p.sums)
     .flatMap((p) => [holds(p.bigs, 'slot'), holds(p.partialBigs, 't')]);
   const guard = [
-    `(flags & ${KEY_IN_RECORD}) === 0`,
     `(flags & ${HAS_OUT | OUT_IN_RECORD}) === ${HAS_OUT}`,
     '(errorsBySlot.size !== 0 && errorsBySlot.has(slot))',
     ...bigs,
@@ -123,15 +126,17 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     '    if (track !== null) track(slot);',
     '    data[at] = count;',
     ...commit.map((l) => `    ${l}`),
+    // the key array only for a group whose record does not hold its key (a miss avoided otherwise)
+    `    const key = (flags & ${KEY_IN_RECORD}) !== 0 ? null : keys[slot];`,
     `    if ((flags & ${HAS_OUT}) !== 0) {`,
     `      if (${same}) continue;`,
-    '      changes.retract(records, slot, null, flags, 1);',
+    '      changes.retract(records, slot, key, flags, 1);',
     '    }',
-    `    scratch[0] = data[at + ${F_KEY}];`,
+    `    scratch[0] = key === null ? data[at + ${F_KEY}] : key[0];`,
     ...aggs.map((a) => `    scratch[${1 + a}] = r${a};`),
     '    changes.insert(scratch);',
     ...aggs.map((a) => `    data[at + ${F_OUT + a}] = r${a};`),
-    `    data[at + ${F_FLAGS}] = ${KEY_IN_RECORD | OUT_IN_RECORD | HAS_OUT};`,
+    `    data[at + ${F_FLAGS}] = (flags & ${KEY_IN_RECORD}) | ${OUT_IN_RECORD | HAS_OUT};`,
     '  }',
     '  return sink;',
     '};',

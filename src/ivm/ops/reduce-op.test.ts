@@ -455,3 +455,72 @@ test('one-row steps touch their group without marks and agree with a step of the
   const all = together.step([batch([...rows, [[1, 1], 1], [[1, 1], 1]])], sink);
   assert.deepEqual(changes(all), ['+[1,5,3]']);
 });
+
+test('text-keyed groups with numeric aggregates keep no row object; the generated merge takes them', () => {
+  // GROUP BY a text column, COUNT(*) and SUM: the join bench's view (GROUP BY a.category). Such a
+  // group's row is its key array and its record: a change copies no row, and the generated merge
+  // (which took only numeric keys before) handles it without the interpreted merge.
+  const textReduce = (generated: boolean): ReduceOp =>
+    new ReduceOp(
+      {
+        id: 1,
+        kind: 'reduce',
+        inputs: [0],
+        fused: null,
+        keyCount: 1,
+        aggregates: [agg('count_star', null, 'invertible'), agg('sum', 1, 'invertible')],
+        columns: [
+          { name: 'k', type: T.text },
+          { name: 'n', type: T.int64 },
+          { name: 's', type: T.int64 },
+        ],
+        stateId: 'v/reduce1',
+        ...(generated ? { kernel: 'generated' as const } : {}),
+      },
+      [
+        { name: 'k', type: T.text },
+        { name: 'x', type: T.int32 },
+      ],
+      null,
+    );
+  const steps: [Value[], number][][] = [
+    [
+      [['a', 1], 1],
+      [['b', 2], 1],
+      [['a', 3], 1],
+    ],
+    [
+      [['a', 1], -1],
+      [['b', 5], 1],
+      [['c', 7], 1],
+    ],
+    [
+      [['b', 2], -1],
+      [['b', 5], -1],
+      [['a', 3], -1],
+      [['a', 4], 1],
+    ],
+    [[['c', 7], 1]],
+  ];
+  const ops = [textReduce(true), textReduce(false)];
+  const outs = ops.map((op) => steps.map((s) => changes(op.step([batch(s)], sink))));
+  assert.deepEqual(outs[0], outs[1]);
+  assert.deepEqual(outs[0], [
+    ['+["a",2,4]', '+["b",1,2]'],
+    ['-["a",2,4]', '+["a",1,3]', '-["b",1,2]', '+["b",2,7]', '+["c",1,7]'],
+    ['-["b",2,7]', '-["a",1,3]', '+["a",1,4]'],
+    ['-["c",1,7]', '+["c",2,14]'],
+  ]);
+  for (const op of ops) {
+    assert.equal(op.mergeCounts.rowCopies, 0, 'no row object per group change');
+    const delta = op.takeStateDelta(true);
+    const restored = textReduce(true);
+    restored.loadState(delta.upserts.map(([, v]) => v));
+    const rows = (r: ReduceOp): string[] => [...r.outputRows()].map((row) => JSON.stringify(row)).sort();
+    assert.deepEqual(rows(restored), ['["a",1,4]', '["c",2,14]']);
+    assert.deepEqual(rows(op), rows(restored));
+    assert.deepEqual(changes(restored.step([batch([[['c', 7], -1]])], sink)), ['-["c",2,14]', '+["c",1,7]']);
+  }
+  // Only a group leaving (its count at zero) goes to the interpreted merge: "b" in the third step.
+  assert.equal((ops[0] as ReduceOp).mergeCounts.slowMerges, 1);
+});

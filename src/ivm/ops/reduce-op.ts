@@ -6,7 +6,7 @@
 // A group key of equal values that print differently (1.5 and 1.50 are one group) shows the text of
 // one of the group's current rows, the first in compareExact's order (group-key-texts.ts).
 // Its parts: the per-row pass (reduce-row-pass.ts), the lookup-and-mark pass (reduce-lookup.ts), the
-// record layout (reduce-record.ts), the output columns (reduce-changes.ts) and the generated merge
+// record layout (reduce-record.ts), the groups' output rows (reduce-group-rows.ts), the output columns (reduce-changes.ts) and the generated merge
 // of COUNT / integer SUM / AVG Reduces (reduce-merge-kernel.ts), its checkpoint (reduce-checkpoint.ts).
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
@@ -32,7 +32,6 @@ import {
   F_KEY,
   F_OUT,
   HAS_OUT,
-  IN_RECORD,
   KEY_IN_RECORD,
   OUT_IN_RECORD,
   RECORD_KEY,
@@ -40,6 +39,7 @@ import {
   sameAsRecord,
 } from './reduce-record.ts';
 import { sampledSize } from './sampled-size.ts';
+import { GroupRows } from './reduce-group-rows.ts';
 
 export type { FusedMap } from './reduce-row-pass.ts';
 
@@ -50,7 +50,7 @@ export class ReduceOp implements Operator, Stateful {
   readonly stateId: string;
   /** group id (the key value, or its encoding) → slot */
   private readonly index = new GroupIndex();
-  private keys: (readonly Value[] | undefined)[] = [];
+  private readonly keys: (readonly Value[] | undefined)[] = [];
   /**
    * Per-group record: [count, key, flags, ...emitted values, ...invertible aggregate fields].
    * (The group's touch mark is in `lookup.touches`, by slot.) `key` holds a single numeric key and `emitted` the last output row's aggregate
@@ -80,7 +80,8 @@ export class ReduceOp implements Operator, Stateful {
   };
   /** Per input row of the step, its aggregate arguments (row i's at i × aggregates). */
   private readonly rowArgs: Value[] = [];
-  private outs: (Value[] | null)[] = [];
+  /** The groups' output rows (reduce-group-rows.ts). */
+  private readonly rows: GroupRows;
   private readonly errorsBySlot = new Map<number, unknown>();
   private readonly free: number[] = [];
   private slotCount = 0;
@@ -112,7 +113,12 @@ export class ReduceOp implements Operator, Stateful {
   /** The current step's row-error sink, for `mergeGroup`. */
   private stepErrors: RowErrorSink = NO_ERRORS;
   /** The generated merge's calls back: a group it leaves to `mergeGroup`, a group to checkpoint. */
-  private readonly slowMerge = (t: number): void => this.mergeGroup(t);
+  private readonly slowMerge = (t: number): void => {
+    this.slowMerges++;
+    this.mergeGroup(t);
+  };
+  /** Groups the generated merge left to `mergeGroup` (a count of work, for tests). */
+  private slowMerges = 0;
   private readonly track = (slot: number): void => {
     const key = this.keyAt(slot);
     this.dirty.set(encodeValues(key), key);
@@ -133,6 +139,7 @@ export class ReduceOp implements Operator, Stateful {
     });
     this.records = { data: new Float64Array(16 * stride), stride };
     this.partials = { data: new Float64Array(16 * pstride), stride: pstride };
+
     this.columns = node.aggregates.map((a, i) => {
       const [base, pbase] = bases[i] as readonly [number, number];
       return aggregateColumn(a, this.records, base, this.partials, pbase);
@@ -142,6 +149,13 @@ export class ReduceOp implements Operator, Stateful {
       : null;
     this.keyColumns = node.columns.slice(0, node.keyCount);
     this.keyTexts = keyTextsNeeded(this.keyColumns) ? new GroupKeyTexts() : null;
+    this.rows = new GroupRows(
+      this.records,
+      this.keys,
+      this.keyTexts === null,
+      node.keyCount,
+      node.aggregates.length,
+    );
     this.scratch = new Array<Value>(node.keyCount + node.aggregates.length);
     this.changes = new ChangeBuffer(node.keyCount + node.aggregates.length);
     this.lookup = {
@@ -170,6 +184,7 @@ export class ReduceOp implements Operator, Stateful {
             keyCount: node.keyCount,
             columns: this.columns,
             records: this.records,
+            keys: this.keys,
             pstride: pass,
             changes: this.changes,
             ahead: MERGE_AHEAD,
@@ -212,7 +227,7 @@ export class ReduceOp implements Operator, Stateful {
       this.keys[slot] = key;
       data[at + F_FLAGS] = 0;
     }
-    this.outs[slot] = null;
+    this.rows.clear(slot);
     for (const c of this.columns) c.clear(slot);
     this.index.set(id, slot);
     return slot;
@@ -229,56 +244,10 @@ export class ReduceOp implements Operator, Stateful {
     const key = this.keyAt(slot);
     this.index.delete(this.idOf(key));
     this.keys[slot] = undefined;
-    this.outs[slot] = null;
+    this.rows.clear(slot);
     this.errorsBySlot.delete(slot);
     this.keyTexts?.release(slot);
     this.free.push(slot);
-  }
-
-  /**
-   * Sets the group's output row. Its aggregate values are mirrored into the record when they are all
-   * numbers; a row the record holds entirely (numeric key and values) is not kept as an object, so
-   * the state of such a group is its record alone, and `outRow` rebuilds the row when asked.
-   */
-  private setOut(slot: number, row: readonly Value[] | null): void {
-    const data = this.records.data;
-    const at = slot * this.records.stride;
-    const before = data[at + F_FLAGS] as number;
-    let flags = before & KEY_IN_RECORD;
-    if (row !== null) {
-      flags |= HAS_OUT;
-      const keyCount = this.keyCount;
-      let numeric = true;
-      for (let a = 0; a < this.columns.length; a++) {
-        const v = row[keyCount + a];
-        if (typeof v !== 'number') {
-          numeric = false;
-          break;
-        }
-        data[at + F_OUT + a] = v;
-      }
-      if (numeric) flags |= OUT_IN_RECORD;
-    }
-    data[at + F_FLAGS] = flags;
-    // `row` may be the scratch row: a kept row is a copy. `outs[slot]` is non-null exactly while the
-    // group has a row its record does not hold, so a record-held group never touches `outs` (a
-    // random access into an array as long as the group count, one more cache miss per change).
-    if (row !== null && (flags & IN_RECORD) !== IN_RECORD) this.outs[slot] = row.slice();
-    else if ((before & HAS_OUT) !== 0 && (before & IN_RECORD) !== IN_RECORD) this.outs[slot] = null;
-  }
-
-  /** The group's current output row, or null (rebuilt from the record when it holds all of it). */
-  private outRow(slot: number): Value[] | null {
-    const data = this.records.data;
-    const at = slot * this.records.stride;
-    const flags = data[at + F_FLAGS] as number;
-    if ((flags & HAS_OUT) === 0) return null;
-    if ((flags & IN_RECORD) !== IN_RECORD) return this.outs[slot] as Value[];
-    const nAggs = this.columns.length;
-    const row = new Array<Value>(1 + nAggs);
-    row[0] = data[at + F_KEY] as number;
-    for (let a = 0; a < nAggs; a++) row[1 + a] = data[at + F_OUT + a] as number;
-    return row;
   }
 
   /** Live slots in slot order (a released slot is reused by a later group). */
@@ -425,7 +394,7 @@ export class ReduceOp implements Operator, Stateful {
     const flags = data[at + F_FLAGS] as number;
     const hasOld = (flags & HAS_OUT) !== 0;
     // The old row object exists only for groups the record does not hold entirely.
-    const old = hasOld && (flags & IN_RECORD) !== IN_RECORD ? (this.outs[slot] as Value[]) : null;
+    const old = this.rows.old(slot, flags);
     const oldError = this.errorsBySlot.size === 0 ? undefined : this.errorsBySlot.get(slot);
     if (count === 0 && keyCount > 0) {
       if (hasOld) changes.retract(this.records, slot, old, flags, keyCount);
@@ -457,7 +426,7 @@ export class ReduceOp implements Operator, Stateful {
       }
       if (hasOld) {
         changes.retract(this.records, slot, old, flags, keyCount);
-        this.setOut(slot, null);
+        this.rows.set(slot, null);
       }
       return;
     }
@@ -472,7 +441,7 @@ export class ReduceOp implements Operator, Stateful {
       changes.retract(this.records, slot, old, flags, keyCount);
     }
     changes.insert(scratch);
-    this.setOut(slot, scratch);
+    this.rows.set(slot, scratch);
   }
 
   /** Clears the touch marks a step that threw left. */
@@ -534,12 +503,12 @@ export class ReduceOp implements Operator, Stateful {
       keyTexts: this.keyTexts,
       errorsBySlot: this.errorsBySlot,
       keyAt: (slot) => this.keyAt(slot),
-      outRow: (slot) => this.outRow(slot),
+      outRow: (slot) => this.rows.row(slot),
       slots: () => this.slots(),
       slotOf: (key) => this.index.get(this.idOf(key)),
       allocate: (key) => this.allocate(this.idOf(key), key),
       release: (slot) => this.release(slot),
-      setOut: (slot, row) => this.setOut(slot, row),
+      setOut: (slot, row) => this.rows.set(slot, row),
     };
   }
 
@@ -560,7 +529,7 @@ export class ReduceOp implements Operator, Stateful {
   /** Current output rows, for a view whose arrangement is this operator's state. */
   *outputRows(): Generator<readonly Value[]> {
     for (const slot of this.slots()) {
-      const out = this.outRow(slot);
+      const out = this.rows.row(slot);
       if (out !== null) yield out;
     }
   }
@@ -569,7 +538,7 @@ export class ReduceOp implements Operator, Stateful {
   stateSize(): number {
     return sampledSize(this.slots(), this.index.size, (slot) => {
       const keyBytes = this.keys[slot] === RECORD_KEY ? 0 : 32 + this.keyCount * 16;
-      let bytes = 48 + keyBytes + (this.outs[slot]?.length ?? 0) * 16 + 24 + this.records.stride * 8;
+      let bytes = 48 + keyBytes + this.rows.objectWidth(slot) * 16 + 24 + this.records.stride * 8;
       for (const c of this.columns) bytes += c.bytes(slot);
       return bytes;
     });
@@ -577,6 +546,14 @@ export class ReduceOp implements Operator, Stateful {
 
   groupCount(): number {
     return this.index.size;
+  }
+
+  /**
+   * Counts of work, for tests: groups the generated merge left to the interpreted one, and output
+   * rows copied into objects (reduce-group-rows.ts).
+   */
+  get mergeCounts(): { readonly slowMerges: number; readonly rowCopies: number } {
+    return { slowMerges: this.slowMerges, rowCopies: this.rows.copies };
   }
 }
 
