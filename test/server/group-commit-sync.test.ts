@@ -24,8 +24,19 @@ function holdSyncs(rt: SluiceRuntime): Array<() => void> {
   return held;
 }
 
-async function loopTurns(until: () => boolean, max = 1000): Promise<void> {
-  for (let i = 0; i < max && !until(); i++) await new Promise((r) => setImmediate(r));
+/** Lets the event loop turn `turns` times (what the thread does meanwhile without a sync's return). */
+async function loopTurns(turns: number): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise((r) => setImmediate(r));
+}
+
+/**
+ * Turns the event loop until `done` holds. A real fdatasync on the libuv pool takes what the disk
+ * takes (a few ms quiet, far more on a loaded machine), so the bound is wall time an order of
+ * magnitude above that, not a count of turns (1,000 turns ran out on a loaded machine).
+ */
+async function loopUntil(done: () => boolean, limitMs = 30_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!done() && Date.now() < deadline) await new Promise((r) => setImmediate(r));
 }
 
 test('a group is answered and published only once its WAL sync returned; the next one applies meanwhile', async () => {
@@ -40,7 +51,7 @@ test('a group is answered and published only once its WAL sync returned; the nex
     const a = rt.ingestGrouped('t', { insert: [{ id: 1, v: 10 }] });
     void a.then(() => (answered = true));
     assert.equal(syncLevel(rt), 1, "the open group's transaction runs at NORMAL");
-    await loopTurns(() => held.length > 0);
+    await loopUntil(() => held.length > 0);
     assert.equal(held.length, 1, 'the group committed and its sync was issued');
     assert.equal(rt.store.inTransaction, false);
     assert.equal(syncLevel(rt), 2, 'back at FULL after the deferred commit');
@@ -50,7 +61,7 @@ test('a group is answered and published only once its WAL sync returned; the nex
     // The thread goes on: the next request applies into a new transaction, whose commit waits for
     // the sync in flight (one at a time).
     const b = rt.ingestGrouped('t', { insert: [{ id: 2, v: 20 }] });
-    await loopTurns(() => false, 20);
+    await loopTurns(20);
     assert.equal(held.length, 1, 'one sync in flight');
     assert.equal(rt.store.inTransaction, true, 'the next group waits for it, uncommitted');
 
@@ -59,7 +70,7 @@ test('a group is answered and published only once its WAL sync returned; the nex
     assert.equal(rt.committedEpoch, before + 1);
     // The second group committed as the first sync returned; its own sync is in flight.
     assert.equal(rt.store.inTransaction, false);
-    await loopTurns(() => held.length > 0);
+    await loopUntil(() => held.length > 0);
     assert.equal(held.length, 1);
     assert.equal(rt.committedEpoch, before + 1, 'the second group waits for its own sync');
     held.shift()?.();
@@ -86,7 +97,7 @@ test('a read while a group sync is in flight syncs on the thread and completes t
     let answered = false;
     const a = rt.ingestGrouped('t', { insert: [{ id: 1, v: 5 }] });
     void a.then(() => (answered = true));
-    await loopTurns(() => held.length > 0);
+    await loopUntil(() => held.length > 0);
     assert.equal(held.length, 1);
     assert.equal(answered, false);
     // A read (or anything else that flushes): durable and complete at once, without the pool.
@@ -98,7 +109,7 @@ test('a read while a group sync is in flight syncs on the thread and completes t
     // The late completion changes nothing; the next group goes the deferred way again.
     held.shift()?.();
     const b = rt.ingestGrouped('t', { insert: [{ id: 2, v: 6 }] });
-    await loopTurns(() => held.length > 0);
+    await loopUntil(() => held.length > 0);
     held.shift()?.();
     assert.equal((await b).epoch, before + 2);
     assert.deepEqual(rt.engine.viewSnapshot('s').rows, [{ total: 11, n: 2 }]);
