@@ -1,7 +1,7 @@
 // Unit tests of MatchCounts, a semi-join's right-side counts: its checkpoint entries are the general
 // Arrangement's it replaced (same ids, same stored form, in full and as deltas), a fold lists each
 // key it touched once with its total before the fold, and a key that leaves and comes back within a
-// fold keeps one slot.
+// fold keeps one slot; a small integer key's total is read by value, equal to its slot's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Value } from '../../common/types.ts';
@@ -80,4 +80,69 @@ test('a fold lists each touched key once, first-touch order, with its total befo
   assert.equal(counts.total(9), 0);
   assert.equal(counts.size, 2);
   assert.throws(() => counts.add(9, [9], -1), /negative multiplicity/);
+});
+
+test('a small non-negative integer key is probed by value, without the slot index', () => {
+  const counts = new MatchCounts('counts', 'R', String, 1);
+  counts.beginFold();
+  for (let k = 0; k < 5000; k++) counts.add(k, [k], 1 + (k % 3));
+  counts.endFold();
+  let sum = 0;
+  for (let k = 0; k < 6000; k++) sum += counts.total(k);
+  // Keys 0..4999 (and the absent ones up to the table's end) read one cell each.
+  assert.equal(sum, 5000 + 1667 + 2 * 1666); // Σ (1 + k % 3) over 0..4999
+  const before = counts.slotProbes;
+  for (let k = 0; k < 5000; k++) counts.total(k);
+  assert.equal(counts.slotProbes, before);
+  assert.equal(counts.total(-0), 1); // -0 meets 0, as `=` has it
+  // Keys the table does not hold go through the slots: text, fractions, negatives, sparse ids.
+  counts.beginFold();
+  counts.add('a', ['a'], 2);
+  counts.add(1.5, [1.5], 1);
+  counts.add(-3, [-3], 1);
+  counts.add(2 ** 30, [2 ** 30], 1);
+  counts.endFold();
+  const probes = counts.slotProbes;
+  assert.deepEqual(
+    ['a', 1.5, -3, 2 ** 30, 'b'].map((k) => counts.total(k)),
+    [2, 1, 1, 1, 0],
+  );
+  assert.equal(counts.slotProbes, probes + 5);
+});
+
+test('totals read by value stay equal to the slots over random folds, growth, loads and clears', () => {
+  const keyId = (k: JoinKey): string => keyEntryId(k, 1);
+  const rnd = random(29);
+  let counts = new MatchCounts('counts', 'R', keyId, 1);
+  counts.trackChanges(true);
+  const held = new Map<number, number>();
+  // Keys mostly dense and growing (the table grows to cover them), some sparse or negative.
+  const draw = (epoch: number): number => {
+    const r = rnd();
+    if (r < 0.05) return -1 - Math.floor(rnd() * 5);
+    if (r < 0.1) return 1_000_000 + Math.floor(rnd() * 5);
+    return Math.floor(rnd() * (50 + 40 * epoch));
+  };
+  for (let epoch = 0; epoch < 120; epoch++) {
+    counts.beginFold();
+    for (let i = 0; i < 40; i++) {
+      const k = draw(epoch);
+      const have = held.get(k) ?? 0;
+      const w = have > 0 && rnd() < 0.4 ? -Math.min(have, 1 + Math.floor(rnd() * 2)) : 1;
+      held.set(k, have + w);
+      counts.add(k, [k], w);
+      // Within the fold too, the total read is the one just written.
+      assert.equal(counts.total(k), have + w, `key ${k} in epoch ${epoch}`);
+    }
+    counts.endFold();
+    for (const [k, n] of held) assert.equal(counts.total(k), n, `key ${k} after epoch ${epoch}`);
+    if (epoch % 40 === 39) {
+      const all = counts.takeDelta(true).upserts.map(([, value]) => value);
+      counts = new MatchCounts('loaded', 'R', keyId, 1);
+      counts.load(all, (row) => row[0] as number);
+      counts.trackChanges(true);
+    }
+  }
+  counts.clear();
+  for (const k of held.keys()) assert.equal(counts.total(k), 0);
 });

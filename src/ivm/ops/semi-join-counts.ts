@@ -10,6 +10,11 @@
 // fold's start, in the order first touched: the operator re-evaluates exactly those keys, without a
 // Map of them. A key whose total reaches 0 keeps its slot until `endFold`, so a key that leaves and
 // comes back within one fold is one slot, touched once.
+//
+// The probe reads a small non-negative integer key's total straight from a table indexed by the key
+// (`byValue`, kept beside the slots while the keys are dense, as GroupIndex keeps its direct table):
+// one random read per probe where key → slot → total was two dependent ones, each a cache miss once
+// the keys outgrow the cache (100,000 auctions: the probe side's largest single cost).
 import type { StoredRow as StoredArrangedRow } from '../arrangement.ts';
 import { sameRow } from '../arrangement.ts';
 import { ArrangementDelta, type Upserts } from '../arrangement-delta.ts';
@@ -34,6 +39,12 @@ function keyBytes(key: JoinKey, row: readonly Value[]): number {
   return 64 + 8 * row.length + boxed + (typeof key === 'string' ? key.length : 0);
 }
 
+/** `byValue` may be this long whatever few keys are held; beyond it, BY_VALUE_SLACK cells a key. */
+const BY_VALUE_START = 1024;
+const BY_VALUE_SLACK = 4;
+/** No key this large is kept by value (16 MiB of table). */
+const BY_VALUE_MAX = 1 << 22;
+
 export class MatchCounts extends ArrangementDelta {
   private readonly index = new GroupIndex();
   // Per slot.
@@ -54,6 +65,15 @@ export class MatchCounts extends ArrangementDelta {
   private readonly touched: number[] = [];
   private readonly touchedBefore: number[] = [];
   private readonly dirty = new Map<string, { readonly key: JoinKey; readonly row: readonly Value[] }>();
+  /**
+   * Totals by key value for the integer keys in [0, byValue.length): every held key in that range
+   * has its total there, and a cell of 0 is a key not held. Grown (doubled) to cover a new key
+   * while its length stays within BY_VALUE_SLACK cells per key held; null for good once a total
+   * leaves the int32 range.
+   */
+  private byValue: Int32Array<ArrayBuffer> | null = new Int32Array(0);
+  /** Probes that went through the slot index (`total`); tests count them. */
+  slotProbes = 0;
 
   /**
    * `label` names it in internal errors; `entryPrefix` keeps its checkpoint entries apart from the
@@ -77,11 +97,16 @@ export class MatchCounts extends ArrangementDelta {
 
   /** Approximate heap bytes held, for state metrics. */
   get stateBytes(): number {
-    return this.bytes;
+    return this.bytes + (this.byValue === null ? 0 : this.byValue.byteLength);
   }
 
   /** The key's total (0 when it has none). */
   total(key: JoinKey): number {
+    const byValue = this.byValue;
+    // A number in the table's range is an integer there (-0 meets 0, as in the slot index).
+    if (byValue !== null && typeof key === 'number' && key >= 0 && key < byValue.length && (key | 0) === key)
+      return byValue[key] as number;
+    this.slotProbes++;
     const slot = this.index.get(key);
     return slot === NO_SLOT ? 0 : (this.totals[slot] as number);
   }
@@ -141,6 +166,13 @@ export class MatchCounts extends ArrangementDelta {
       this.bytes -= keyBytes(key, this.rows[slot] as readonly Value[]);
     }
     this.totals[slot] = after;
+    const byValue = this.byValue;
+    if (byValue !== null && typeof key === 'number' && key >= 0 && key < BY_VALUE_MAX && (key | 0) === key) {
+      if (key < byValue.length || this.coverByValue(key)) {
+        if ((after | 0) === after) (this.byValue as Int32Array)[key] = after;
+        else this.byValue = null;
+      }
+    }
     if (this.tracking) {
       const stored = this.rows[slot] as readonly Value[];
       this.dirty.set(this.entryId(key, stored), { key, row: stored });
@@ -158,6 +190,32 @@ export class MatchCounts extends ArrangementDelta {
       this.keys[slot] = null;
       this.freeSlots.push(slot);
     }
+  }
+
+  /**
+   * Grows `byValue` to cover the integer `key` if that keeps it dense (at most BY_VALUE_SLACK cells
+   * per key held, or BY_VALUE_START cells); fills the new cells from the keys held. Whether it did.
+   */
+  private coverByValue(key: number): boolean {
+    const old = this.byValue as Int32Array<ArrayBuffer>;
+    let length = Math.max(old.length, BY_VALUE_START);
+    while (length <= key) length *= 2;
+    if (length > BY_VALUE_START && length > BY_VALUE_SLACK * (this.held + 1)) return false;
+    const grown = new Int32Array(length);
+    grown.set(old);
+    const keys = this.keys;
+    for (let slot = 0; slot < keys.length; slot++) {
+      const k = keys[slot];
+      if (typeof k !== 'number' || !(k >= old.length && k < length) || (k | 0) !== k) continue;
+      const total = this.totals[slot] as number;
+      if ((total | 0) !== total) {
+        this.byValue = null;
+        return false;
+      }
+      grown[k] = total;
+    }
+    this.byValue = grown;
+    return true;
   }
 
   private newSlot(key: JoinKey): number {
@@ -193,6 +251,7 @@ export class MatchCounts extends ArrangementDelta {
     this.bytes = 0;
     this.touched.length = 0;
     this.touchedBefore.length = 0;
+    this.byValue = new Int32Array(0);
     this.markCleared();
   }
 
