@@ -13,7 +13,7 @@
 // Both engines share one heap, so a GC may be charged to either side: read rounds in pairs (the
 // order flips every round) and their sums.
 import { loadavg } from 'node:os';
-import { type Change, type Variant, VARIANT_SQL, generatePhases } from './join-workload.ts';
+import { type Change, type Variant, VARIANT_SQL, roundPhases } from './join-workload.ts';
 import { flag, loadEngine, THIS_CHECKOUT } from './ab-checkouts.ts';
 
 interface Side {
@@ -83,14 +83,7 @@ const gc = (globalThis as { gc?: () => void }).gc ?? ((): void => {});
 /** CPU µs per phase summed over the timed rounds: [base, this tree]. */
 const totals = new Map<string, [number, number]>();
 for (let r = 0; r <= rounds; r++) {
-  const scale = r === 0 ? 10 : 1;
-  const phases = generatePhases({
-    auctions: Math.ceil(auctions / scale),
-    bids: Math.ceil(bids / scale),
-    mutate: 0.1,
-    categories: 100,
-    seed: r === 0 ? 7 : 20111111,
-  });
+  const phases = roundPhases(r, auctions, bids);
   const base = new Base();
   const mine = new Mine();
   for (const e of [base, mine]) {

@@ -160,6 +160,21 @@ export function generatePhases(spec: JoinSpec): Phase[] {
 }
 
 /** The tables as they stand after applying phases[0..through], for the reference result. */
+/**
+ * The phases of one round of a paired A/B driver: round 0 warms both sides' code on a tenth of the
+ * rows with its own seed and is not reported; every timed round replays the same full-size phases.
+ */
+export function roundPhases(round: number, auctions: number, bids: number): Phase[] {
+  const scale = round === 0 ? 10 : 1;
+  return generatePhases({
+    auctions: Math.ceil(auctions / scale),
+    bids: Math.ceil(bids / scale),
+    mutate: 0.1,
+    categories: 100,
+    seed: round === 0 ? 7 : 20111111,
+  });
+}
+
 export class ReferenceTables {
   readonly auctions = new Map<number, Auction>();
   readonly bids = new Map<number, Bid>();

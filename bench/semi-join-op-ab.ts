@@ -15,7 +15,7 @@ import { T, type Value } from '../src/common/types.ts';
 import type { ColumnSpec, DataflowNode } from '../src/ivm/dataflow-plan.ts';
 import type { RowErrorSink } from '../src/ivm/operator.ts';
 import type { ZBatch } from '../src/ivm/zset.ts';
-import { generatePhases, type Change } from './join-workload.ts';
+import { roundPhases, type Change } from './join-workload.ts';
 import { flag } from './ab-checkouts.ts';
 
 interface Op {
@@ -118,15 +118,7 @@ console.log(
   `semi-join-op-ab: ${auctions} auctions, ${bids} bids, batch ${batch}, ${rounds} rounds, base ${baseDir}`,
 );
 for (let r = 0; r <= rounds; r++) {
-  // Round 0 warms both sides' code at a tenth of the size and is not reported.
-  const scale = r === 0 ? 10 : 1;
-  const phases = generatePhases({
-    auctions: Math.ceil(auctions / scale),
-    bids: Math.ceil(bids / scale),
-    mutate: 0.1,
-    categories: 100,
-    seed: r === 0 ? 7 : 20111111,
-  });
+  const phases = roundPhases(r, auctions, bids);
   const base = new Base(NODE, COLUMNS);
   const mine = new Mine(NODE, COLUMNS);
   for (const [p, phase] of phases.entries()) {
