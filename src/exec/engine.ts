@@ -86,13 +86,14 @@ export class Engine {
     applyChanges: (table, changes) => this.applyChanges(table, changes),
     currentEpoch: () => this.currentEpoch,
   });
-  private readonly tables = new TableStores();
+  private readonly tables = new TableStores(() => this.clockReadersChanged());
   /** The running epoch's deltas by relation (empty between epochs). */
   private readonly deltas = new EpochDeltas();
   /** Every view's dataflow, in one graph fed by the tables. */
   private readonly views = new ViewGraph(
     (name) => this.tables.get(name)?.contents() ?? null,
     (name) => this.tables.get(name)?.watermark?.value ?? null,
+    () => this.clockReadersChanged(),
   );
   /** What checkpoints and reads see of the engine. */
   private readonly state: CheckpointedState & SchemaState = {
@@ -117,6 +118,9 @@ export class Engine {
   /** Watermark reads: tables', a view's inputs', window-close progress. */
   private readonly watermarks = new EngineWatermarks(this.state);
   private journal: EngineJournal | null = null;
+  /** Whether an epoch not from a source reads the clock (epochReadsClock; null: recompute). */
+  private clockReaders: boolean | null = null;
+  private clockReaderChecks = 0;
   private connectorCheck: ConnectorCheck | null = null;
   private stateTracking = false;
   private currentEpoch = 0;
@@ -242,6 +246,7 @@ export class Engine {
 
   setJournal(journal: EngineJournal | null): void {
     this.journal = journal;
+    this.clockReadersChanged();
   }
 
   setConnectorCheck(check: ConnectorCheck | null): void {
@@ -397,15 +402,30 @@ export class Engine {
    * Whether a table batch's epoch reads the clock: something in it depends on its value (a journal
    * records it, a source's watermark or a `DEFAULT now()` column or a temporal filter reads it), or
    * the clock is a manual one (read always: it moves only when set, and reading it costs nothing).
+   * All but `fromSource` change only with DDL or the journal: one flag, recomputed after they did.
    */
   private epochReadsClock(fromSource: boolean): boolean {
-    return (
-      fromSource ||
+    return fromSource || (this.clockReaders ?? this.recountClockReaders());
+  }
+
+  private recountClockReaders(): boolean {
+    this.clockReaderChecks++;
+    this.clockReaders =
       this.journal !== null ||
       this.epochClock.source instanceof ManualClock ||
       this.tables.readClock() ||
-      this.views.hasTemporal()
-    );
+      this.views.hasTemporal();
+    return this.clockReaders;
+  }
+
+  /** A table, a view or the journal changed: the next epoch recomputes whether it reads the clock. */
+  private clockReadersChanged(): void {
+    this.clockReaders = null;
+  }
+
+  /** How often the engine recomputed whether epochs read the clock (a count of work, for tests). */
+  get clockChecks(): number {
+    return this.clockReaderChecks;
   }
 
   /**

@@ -86,3 +86,34 @@ test('an epoch reads the clock when it is journaled, or a column default or a te
     withFilter.applyChanges('events', { insert: [{ id: i, ts: '2023-11-14T22:13:20Z' }] });
   assert.equal(temporal.reads, temporalBefore + 3);
 });
+
+test('whether an epoch reads the clock is decided once per change of the tables, views or journal', () => {
+  const clock = new CountingClock();
+  const engine = new Engine({ clock });
+  engine.execute(DDL);
+  const checks = engine.clockChecks;
+  orders(engine, 100);
+  assert.equal(engine.clockChecks, checks + 1, 'one check for 100 epochs after the DDL');
+  engine.execute(`CREATE TABLE events (id integer, ts timestamptz NOT NULL);
+    CREATE MATERIALIZED VIEW recent AS SELECT id FROM events WHERE ts > now() - interval '1 hour'`);
+  const reads = clock.reads;
+  orders(engine, 10);
+  assert.equal(engine.clockChecks, checks + 2, 'the new view made the flag stale once');
+  assert.equal(clock.reads, reads + 10, 'a temporal filter now reads each epoch’s clock');
+  engine.execute('DROP MATERIALIZED VIEW recent');
+  orders(engine, 10);
+  assert.equal(clock.reads, reads + 10, 'dropped: epochs read no clock again');
+  const journal: EngineJournal = {
+    appendBatch: (entry) => ({ orders: { epoch: entry.epoch } }),
+    appendDdl: () => undefined,
+    appendTick: () => undefined,
+  };
+  engine.setJournal(journal);
+  // (the first journaled epoch also settles the previous epoch's unread clock: one read more)
+  orders(engine, 5);
+  assert.equal(clock.reads, reads + 10 + 6, 'journaled: each epoch reads it');
+  engine.setJournal(null);
+  orders(engine, 5);
+  assert.equal(clock.reads, reads + 16, 'no journal: epochs read no clock again');
+  assert.equal(engine.clockChecks, checks + 5);
+});

@@ -1,29 +1,35 @@
-// The engine's table stores by name, with what an epoch asks of all of them kept beside the Map as
-// tables come and go: which ones hold a watermark (each epoch starts theirs), and whether any of them
-// reads the epoch's clock. Without them a one-row epoch walked the Map's iterator for nothing.
+// The engine's table stores by name, with the ones that hold a watermark kept beside the Map as tables
+// come and go (each epoch starts theirs), and a call to the owner on every change, so that what the
+// engine derives from the set of tables (whether an epoch reads the clock) is recomputed only then.
+// Without them a one-row epoch walked the Map's iterator for nothing.
 import type { TableStore } from './table-store.ts';
 
 export class TableStores extends Map<string, TableStore> {
   /** The stores with a watermark, in creation order (null: rebuilt at the next read). */
   private watermarked: TableStore[] | null = null;
-  /** Whether some table reads the epoch's clock: a `DEFAULT now()` column or a watermark. */
-  private clockReaders: boolean | null = null;
+  /** Told of every change of the set (a table created, dropped, replaced at a load). */
+  private readonly changed: () => void;
+
+  constructor(changed: () => void = () => undefined) {
+    super();
+    this.changed = changed;
+  }
 
   override set(name: string, store: TableStore): this {
     this.watermarked = null;
-    this.clockReaders = null;
+    this.changed();
     return super.set(name, store);
   }
 
   override delete(name: string): boolean {
     this.watermarked = null;
-    this.clockReaders = null;
+    this.changed();
     return super.delete(name);
   }
 
   override clear(): void {
     this.watermarked = null;
-    this.clockReaders = null;
+    this.changed();
     super.clear();
   }
 
@@ -35,9 +41,8 @@ export class TableStores extends Map<string, TableStore> {
 
   /** Whether an epoch's batch into some table reads the clock (a clock default, or a watermark). */
   readClock(): boolean {
-    this.clockReaders ??= [...this.values()].some(
+    return [...this.values()].some(
       (t) => t.watermark !== null || (t.def.defaults ?? []).some((d) => d?.atClock !== undefined),
     );
-    return this.clockReaders;
   }
 }

@@ -60,9 +60,11 @@ export class ViewGraph {
 
   /** `tableContents`: the current rows of a table (as one insert-only batch), or null for a non-table. */
   /** `watermarkOf`: a table's watermark in µs (null: none yet, or no watermark), for EMIT ON WINDOW CLOSE. */
+  /** `changed`: told when a view is added, replaced or removed (what the owner derives from them goes stale). */
   constructor(
     private readonly tableContents: (name: string) => ZBatch | null,
     private readonly watermarkOf: (table: string) => number | null = () => null,
+    private readonly changed: () => void = () => undefined,
   ) {
     this.shared = new SharedArrangements((relation) => this.contentsOf(relation));
   }
@@ -95,6 +97,7 @@ export class ViewGraph {
     this.byName.set(name, view);
     this.order.push(view);
     this.wakeIndex = null;
+    this.changed();
     this.linkFolds();
   }
 
@@ -108,6 +111,7 @@ export class ViewGraph {
     if (at >= 0) this.order[at] = view;
     else this.order.push(view);
     this.wakeIndex = null;
+    this.changed();
     this.linkFolds();
   }
 
@@ -118,6 +122,7 @@ export class ViewGraph {
     this.release(view.runtime);
     this.order = this.order.filter((v) => v.name !== name);
     this.wakeIndex = null;
+    this.changed();
     // The last epoch's list would keep the dropped view's state alive until the next epoch.
     this.stepped.length = 0;
     this.linkFolds();

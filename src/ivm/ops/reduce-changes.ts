@@ -1,8 +1,9 @@
 // The Reduce's output-column builder: a step's changes leave column by column (a ColumnBatch of
 // columns and weights), each group's -old taken from its record where the record mirrors it, else
 // from its old row object. The changes are written into scratch columns kept between steps. A
-// step of a few changes (an epoch of one event) is copied into columns of exactly its length kept
-// for that length, lent to its batch. A larger step's scratch columns are lent to the batch itself,
+// step of a few changes (an epoch of one event) is lent in columns of exactly its length kept for
+// that length; the next step writes straight into the columns of the last step's length, so an epoch
+// that makes as many changes as the one before (a group's -old/+new every time) copies nothing. A larger step's scratch columns are lent to the batch itself,
 // trimmed to its length: a step of 10,000 orders makes ≈ 19,000 changes, and a copy of that many
 // values is a large object (beyond 128 KB), mapped and faulted in afresh each step and a good part
 // of the GC; a step of 100 orders makes ≈ 200, whose copies were 67 of the 77 bytes the canonical
@@ -24,22 +25,79 @@ const MAX_KEPT_CHANGES = 1 << 16;
 const EXACT_UP_TO = 4;
 
 export class ChangeBuffer {
+  /** Where changes are written: the scratch columns, or the columns kept for `cap` changes. */
   private weights: number[] = [];
   private cols: Value[][];
+  /**
+   * The write target holds at most this many changes (Infinity: the scratch). After a step of n ≤
+   * EXACT_UP_TO changes the next step writes into the columns kept for n (the batch they were lent
+   * to expires at the first write, as before): an epoch of one event makes as many changes as the
+   * one before, so its batch lends them with no copy. A step that writes more spills to the scratch.
+   */
+  private cap = Infinity;
+  private scratchWeights: number[] = [];
+  private scratchCols: Value[][];
   private n = 0;
+  private uncopied = 0;
   /** The batch the scratch columns are lent to, until the next change is written. */
   private lent: ColumnBatch | null = null;
   /** By length n ≤ EXACT_UP_TO: columns and weights of exactly n values (made at first use). */
   private readonly exact: ({ readonly cols: Value[][]; readonly weights: number[] } | undefined)[] = [];
 
   constructor(private readonly width: number) {
-    this.cols = Array.from({ length: width }, () => []);
+    this.scratchCols = Array.from({ length: width }, () => []);
+    this.cols = this.scratchCols;
+    this.weights = this.scratchWeights;
+  }
+
+  /**
+   * The step writes more changes than the kept columns hold: the ones so far move to the columns
+   * kept for EXACT_UP_TO (a one-event epoch's other common count), else to the scratch.
+   */
+  private spill(written: number): void {
+    let toCols = this.scratchCols;
+    let toWeights = this.scratchWeights;
+    this.cap = Infinity;
+    if (written < EXACT_UP_TO) {
+      const exact = this.exactSet(EXACT_UP_TO);
+      toCols = exact.cols;
+      toWeights = exact.weights;
+      this.cap = EXACT_UP_TO;
+    }
+    for (let c = 0; c < this.width; c++) {
+      const from = this.cols[c] as Value[];
+      const col = toCols[c] as Value[];
+      for (let i = 0; i < written; i++) col[i] = from[i] as Value;
+    }
+    for (let i = 0; i < written; i++) toWeights[i] = this.weights[i] as number;
+    this.cols = toCols;
+    this.weights = toWeights;
+  }
+
+  /** The columns and weights kept for steps of n changes (made at first use). */
+  private exactSet(n: number): { readonly cols: Value[][]; readonly weights: number[] } {
+    let exact = this.exact[n];
+    if (exact === undefined) {
+      // Pushed, so packed (a `new Array(n)` is holey, a different kind for the loads downstream).
+      const cols: Value[][] = [];
+      const weights: number[] = [];
+      for (let c = 0; c < this.width; c++) {
+        const col: Value[] = [];
+        for (let i = 0; i < n; i++) col.push(null);
+        cols.push(col);
+      }
+      for (let i = 0; i < n; i++) weights.push(0);
+      exact = { cols, weights };
+      this.exact[n] = exact;
+    }
+    return exact;
   }
 
   /** +row: the group's new row (`row` may be a scratch row: its values are copied). */
   insert(row: readonly Value[]): void {
     if (this.lent !== null) this.reclaim();
     const i = this.n++;
+    if (i >= this.cap) this.spill(i);
     this.weights[i] = 1;
     const cols = this.cols;
     for (let c = 0; c < cols.length; c++) (cols[c] as Value[])[i] = row[c] as Value;
@@ -58,6 +116,7 @@ export class ChangeBuffer {
   ): void {
     if (this.lent !== null) this.reclaim();
     const i = this.n++;
+    if (i >= this.cap) this.spill(i);
     this.weights[i] = -1;
     const cols = this.cols;
     const data = records.data;
@@ -90,8 +149,10 @@ export class ChangeBuffer {
     const batch = new ColumnBatch(cols.slice(), this.weights);
     if (n > MAX_KEPT_CHANGES) {
       // Handed over for good: the next step starts small scratch columns of its own.
-      this.weights = [];
-      this.cols = Array.from({ length: width }, () => []);
+      this.scratchWeights = [];
+      this.scratchCols = Array.from({ length: width }, () => []);
+      this.weights = this.scratchWeights;
+      this.cols = this.scratchCols;
     } else this.lent = batch;
     return batch;
   }
@@ -102,28 +163,22 @@ export class ChangeBuffer {
    */
   private lendExact(n: number): ColumnBatch {
     if (this.lent !== null) this.reclaim();
-    let exact = this.exact[n];
-    if (exact === undefined) {
-      // Pushed, so packed (a `new Array(n)` is holey, a different kind for the loads downstream).
-      const cols: Value[][] = [];
-      const weights: number[] = [];
-      for (let c = 0; c < this.width; c++) {
-        const col: Value[] = [];
-        for (let i = 0; i < n; i++) col.push(null);
-        cols.push(col);
-      }
-      for (let i = 0; i < n; i++) weights.push(0);
-      exact = { cols, weights };
-      this.exact[n] = exact;
-    }
+    const exact = this.exactSet(n);
     const cols = exact.cols;
-    for (let c = 0; c < cols.length; c++) {
-      const to = cols[c] as Value[];
-      const from = this.cols[c] as Value[];
-      for (let i = 0; i < n; i++) to[i] = from[i] as Value;
-    }
     const weights = exact.weights;
-    for (let i = 0; i < n; i++) weights[i] = this.weights[i] as number;
+    if (this.cols !== cols) {
+      // written elsewhere (the scratch, or the columns kept for another count): copied
+      for (let c = 0; c < cols.length; c++) {
+        const to = cols[c] as Value[];
+        const from = this.cols[c] as Value[];
+        for (let i = 0; i < n; i++) to[i] = from[i] as Value;
+      }
+      for (let i = 0; i < n; i++) weights[i] = this.weights[i] as number;
+      // the next step writes into these columns (see `cap`)
+      this.cols = cols;
+      this.weights = weights;
+      this.cap = n;
+    } else this.uncopied++;
     // The outer array too is shared: expiring a batch replaces its fields, not the arrays they held.
     const batch = new ColumnBatch(cols, weights);
     this.lent = batch;
@@ -139,5 +194,10 @@ export class ChangeBuffer {
   /** Drops the changes of a step that threw. */
   clear(): void {
     this.n = 0;
+  }
+
+  /** Small steps whose changes were lent without a copy, for tests (see `cap`). */
+  get uncopiedSteps(): number {
+    return this.uncopied;
   }
 }

@@ -1,0 +1,66 @@
+// The Reduce's change buffer (reduce-changes.ts): small steps are lent in columns of exactly their
+// length, written in place when a step makes as many changes as the one before, and a lent batch
+// expires when the next step writes. Counts the steps lent without a copy, not time.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Value } from '../../common/types.ts';
+import { ChangeBuffer } from './reduce-changes.ts';
+
+const records = { data: new Float64Array(16), stride: 4 };
+
+function rowsOf(batch: { cols: readonly (readonly Value[])[]; weights: readonly number[] }): string[] {
+  return batch.weights.map(
+    (w, i) => `${w > 0 ? '+' : '-'}[${batch.cols.map((c) => String(c[i])).join(',')}]`,
+  );
+}
+
+/** A group's -old/+new, the old row given as an object (flags 0: nothing held in the record). */
+function pair(buffer: ChangeBuffer, key: number, old: number, now: number): void {
+  buffer.retract(records, 0, [key, old], 0, 1);
+  buffer.insert([key, now]);
+}
+
+test('steps of the same few changes are written in place and lent with no copy', () => {
+  const buffer = new ChangeBuffer(2);
+  pair(buffer, 1, 10, 11);
+  const first = buffer.take();
+  assert.deepEqual(rowsOf(first), ['-[1,10]', '+[1,11]']);
+  assert.equal(buffer.uncopiedSteps, 0, 'the first step of its length is copied into the kept columns');
+  pair(buffer, 2, 20, 21);
+  assert.throws(() => first.weights.length, /read after its producer reused it/);
+  const second = buffer.take();
+  assert.deepEqual(rowsOf(second), ['-[2,20]', '+[2,21]']);
+  for (let k = 0; k < 10; k++) {
+    pair(buffer, k, k, k + 1);
+    assert.deepEqual(rowsOf(buffer.take()), [`-[${k},${k}]`, `+[${k},${k + 1}]`]);
+  }
+  assert.equal(buffer.uncopiedSteps, 11, 'every step after the first wrote its changes in place');
+});
+
+test('a step of another count spills, and its batch still holds exactly its changes', () => {
+  const buffer = new ChangeBuffer(2);
+  pair(buffer, 1, 10, 11);
+  buffer.take();
+  // more than the kept two: the two written so far move to the columns of four, lent as they are
+  pair(buffer, 1, 11, 12);
+  pair(buffer, 2, 20, 21);
+  const four = buffer.take();
+  assert.deepEqual(rowsOf(four), ['-[1,11]', '+[1,12]', '-[2,20]', '+[2,21]']);
+  assert.equal(four.weights.length, 4);
+  assert.equal(buffer.uncopiedSteps, 1);
+  // fewer: one insert, copied into columns of one
+  buffer.insert([3, 30]);
+  const one = buffer.take();
+  assert.deepEqual(rowsOf(one), ['+[3,30]']);
+  assert.throws(() => four.cols.length, /read after its producer reused it/);
+  // many: past four, to the scratch, trimmed to the step's length
+  for (let k = 0; k < 10; k++) pair(buffer, k, k, k + 1);
+  const twenty = buffer.take();
+  assert.equal(twenty.weights.length, 20);
+  assert.deepEqual(rowsOf(twenty).slice(18), ['-[9,9]', '+[9,10]']);
+  // none, then two again
+  assert.equal(buffer.take().weights.length, 0);
+  pair(buffer, 5, 50, 51);
+  assert.deepEqual(rowsOf(buffer.take()), ['-[5,50]', '+[5,51]']);
+  assert.equal(buffer.uncopiedSteps, 1, 'the others were copied into the columns of their count');
+});
