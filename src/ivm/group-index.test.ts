@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Value } from '../common/types.ts';
-import { GroupIndex, NO_SLOT } from './group-index.ts';
+import { GroupIndex, groupIndexWork, NO_SLOT } from './group-index.ts';
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
@@ -65,4 +65,19 @@ test('-0 and 0 are one id, as in a Map', () => {
   index.delete(0);
   assert.equal(index.get(-0), NO_SLOT);
   assert.equal(index.size, 0);
+});
+
+test('an id past any direct table its ids allow is hashed without looking for a length', () => {
+  const index = new GroupIndex();
+  for (let i = 0; i < 10; i++) index.set(i, i);
+  const tries = groupIndexWork.growthTries;
+  // Sparse ids far past the direct table (a view's keys among a million ids): each used to look for
+  // a length by doubling, then give up.
+  for (let i = 0; i < 1_000; i++) index.set(1_000_000 + 7 * i, 10 + i);
+  assert.equal(groupIndexWork.growthTries - tries, 0);
+  for (let i = 0; i < 1_000; i++) assert.equal(index.get(1_000_000 + 7 * i), 10 + i);
+  // Dense ids still grow it.
+  for (let i = 10; i < 5_000; i++) index.set(i, 2_000 + i);
+  assert.ok(groupIndexWork.growthTries - tries > 0);
+  for (let i = 0; i < 5_000; i++) assert.equal(index.get(i), i < 10 ? i : 2_000 + i);
 });

@@ -13,6 +13,12 @@ export const NO_SLOT = -1;
 
 const EMPTY = 0;
 
+/**
+ * Work done growing direct tables, over all indexes (tests count it): `growthTries` calls that
+ * looked for a length to grow to, `movedToDirect` hashed ids moved into a grown table.
+ */
+export const groupIndexWork = { growthTries: 0, movedToDirect: 0 };
+
 export class GroupIndex {
   /** [key, slot + 1] pairs; slot + 1 === 0 marks an empty cell. */
   private table = new Int32Array(2 * 16);
@@ -22,6 +28,8 @@ export class GroupIndex {
   private direct = new Int32Array(0);
   private directCount = 0;
   private readonly other = new Map<Value, number>();
+  /** Ids the index is known to be about to hold (`reserve`): the direct table may be sized for them. */
+  private expected = 0;
 
   get size(): number {
     return this.intCount + this.directCount + this.other.size;
@@ -52,7 +60,15 @@ export class GroupIndex {
   /** Adds `id` (which must be absent) at `slot`. */
   set(id: Value, slot: number): void {
     if (typeof id === 'number' && (id | 0) === id) {
-      if (id >= this.direct.length && id >= 0 && id < MAX_DIRECT) this.growDirect(id);
+      // An id past every table the ids held (or expected) allow is hashed without looking for a
+      // length: a table covering it would be longer than DIRECT_START and than DIRECT_SLACK per id.
+      if (
+        id >= this.direct.length &&
+        id >= 0 &&
+        id < MAX_DIRECT &&
+        (id < DIRECT_START || id < DIRECT_SLACK * (this.held() + 1))
+      )
+        this.growDirect(id);
       if (id >= 0 && id < this.direct.length) {
         this.direct[id] = slot + 1;
         this.directCount++;
@@ -111,7 +127,23 @@ export class GroupIndex {
     t[2 * hole + 1] = EMPTY;
   }
 
+  /**
+   * Notes that `count` ids are about to be set (a rebuild of a known size): the direct table may
+   * grow as for that many from the first, instead of growing step by step as ids arrive and moving
+   * the hashed ids it then covers (ids set in ascending order, sparse, would all be hashed first).
+   */
+  reserve(count: number): void {
+    this.expected = count;
+  }
+
+  /** The ids held, or expected if more, that the direct table's length is allowed by. */
+  private held(): number {
+    const count = this.intCount + this.directCount;
+    return count > this.expected ? count : this.expected;
+  }
+
   clear(): void {
+    this.expected = 0;
     this.table = new Int32Array(2 * 16);
     this.mask = 15;
     this.intCount = 0;
@@ -126,9 +158,10 @@ export class GroupIndex {
    * table covers move into it.
    */
   private growDirect(id: number): void {
+    groupIndexWork.growthTries++;
     let len = Math.max(this.direct.length, 1024);
     while (len <= id) len *= 2;
-    if (len > DIRECT_START && len > DIRECT_SLACK * (this.intCount + this.directCount + 1)) return;
+    if (len > DIRECT_START && len > DIRECT_SLACK * (this.held() + 1)) return;
     const direct = new Int32Array(len);
     direct.set(this.direct);
     const from = this.direct.length;
@@ -143,6 +176,7 @@ export class GroupIndex {
     for (let m = 0; m < moved.length; m += 2) {
       const k = moved[m] as number;
       this.removeHashed(k);
+      groupIndexWork.movedToDirect++;
       direct[k] = (moved[m + 1] as number) + 1;
       this.directCount++;
     }

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mulberry32 } from '../../test/support/checkpoint-workload.ts';
 import type { Value } from '../common/types.ts';
+import { groupIndexWork } from './group-index.ts';
 import { SlotRowMap } from './slot-row-map.ts';
 
 /** Keys of every kind a table key can be: small and large ints, -0, doubles, text, bigint text. */
@@ -84,4 +85,24 @@ test('-0 and 0 are one key, NaN is one key', () => {
   slots.set(NaN, [3]);
   assert.equal(slots.size, 2);
   assert.deepEqual([...slots.values()], [[1], [3]]);
+});
+
+test('a compaction sizes its new index for the live keys: sparse keys in ascending order go direct, none moved later', () => {
+  // A view's keyed rows: ids spread over a range ten times their number, in ascending slot order.
+  const map = new SlotRowMap<Value>(16, 1);
+  for (let i = 0; i < 20_000; i++) map.set(10 * i, [i]);
+  for (let i = 0; i < 20_000; i++) if (i % 3 !== 0) map.delete(10 * i);
+  assert.equal(map.wantsCompaction, true);
+  const moved = groupIndexWork.movedToDirect;
+  map.compact();
+  // Keys the direct table covers once sized for 6,667 ids (it was left small, all of them hashed,
+  // and the next set of a key past it moved the hashed ones it then covered).
+  map.set(1_501, [-1]);
+  map.set(20_001, [-2]);
+  assert.equal(groupIndexWork.movedToDirect - moved, 0);
+  for (let i = 0; i < 20_000; i += 3) assert.deepEqual(map.get(10 * i), [i]);
+  assert.equal(map.get(10), undefined);
+  assert.deepEqual(map.get(1_501), [-1]);
+  assert.deepEqual(map.get(20_001), [-2]);
+  assert.equal(map.size, 6_669);
 });

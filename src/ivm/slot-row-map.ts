@@ -121,6 +121,8 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
     const keys: (K | undefined)[] = [];
     const rows: (Row | undefined)[] = [];
     const index = new GroupIndex();
+    // Its size is known: the direct table is sized for it at once, nothing moved as it grows.
+    index.reserve(this.live);
     for (let i = 0; i < this.rows.length; i++) {
       const row = this.rows[i];
       if (row === undefined) continue;

@@ -10,7 +10,8 @@ import type { DataflowNode } from '../dataflow-plan.ts';
 import type { ZBatch } from '../zset.ts';
 import { topNWork } from './topn-far-rows.ts';
 import { TopNOp } from './topn-op.ts';
-import { SortedPartition, keyImage } from './topn-partition.ts';
+import { keyImage } from './topn-key-image.ts';
+import { SortedPartition } from './topn-partition.ts';
 
 const ORDER = [
   { index: 1, desc: true, nullsFirst: true },

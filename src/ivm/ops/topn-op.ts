@@ -13,7 +13,8 @@ import type { DataflowNode } from '../dataflow-plan.ts';
 import type { Operator } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { consolidate, type ZBatch } from '../zset.ts';
-import { keyImage, type KeyImage, type SortedPartition } from './topn-partition.ts';
+import { keyImage, type KeyImage } from './topn-key-image.ts';
+import type { SortedPartition } from './topn-partition.ts';
 import { TopNRows, type PartitionKey } from './topn-rows.ts';
 
 type TopNNode = Extract<DataflowNode, { kind: 'topn' }>;

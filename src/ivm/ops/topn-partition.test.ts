@@ -7,7 +7,8 @@ import { Decimal } from '../../common/decimal.ts';
 import { Interval } from '../../common/time/interval.ts';
 import { compareRows, type SortKey } from '../../common/top-n.ts';
 import type { Value } from '../../common/types.ts';
-import { keyImage, SortedPartition } from './topn-partition.ts';
+import { keyImage } from './topn-key-image.ts';
+import { SortedPartition } from './topn-partition.ts';
 
 function rng(seed: number): (n: number) => number {
   let s = seed >>> 0;

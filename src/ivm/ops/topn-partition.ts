@@ -1,59 +1,12 @@
 // One partition of a Top-N, sorted and columnar: its distinct rows in ORDER BY order (peers by the
 // whole row), the first sort key's numeric image in an array of doubles, multiplicities only once a
 // row has two copies. A binary search compares doubles in one array instead of reading a row a step.
-import { Decimal } from '../../common/decimal.ts';
 import { SluiceError } from '../../common/errors.ts';
-import type { SortKey } from '../../common/top-n.ts';
 import type { Value } from '../../common/types.ts';
 import { FarRows, topNWork, type RowCompare } from './topn-far-rows.ts';
+import type { KeyImage } from './topn-key-image.ts';
 
 export type { RowCompare };
-
-/** A row's image: a double, or NaN when its first sort key has none. */
-export type KeyImage = (row: readonly Value[]) => number;
-
-/** 2^16 and 2^32: a text's first three UTF-16 units, as digits of one double (exact below 2^53). */
-const U16 = 65536;
-const U32 = U16 * U16;
-
-/**
- * A monotone image of the first ORDER BY key (a row sorted before another never has a larger image),
- * with DESC and NULLS FIRST/LAST applied: rows of different images are in image order, rows of one
- * image are told apart by the full compare. Numbers (NaN after every number, as PostgreSQL), bigints
- * and numerics by their nearest double (rounding keeps order, not distinctness), text by its first
- * three UTF-16 units (JavaScript's `<`, as compareValues), booleans as 0 and 1; intervals, jsonb and
- * arrays have none (NaN: the partition is searched by the full compare). No ORDER BY: no image.
- */
-export function keyImage(orderBy: readonly SortKey[]): KeyImage {
-  const first = orderBy[0];
-  if (first === undefined) return () => NaN;
-  const { index, desc } = first;
-  const nullImage = first.nullsFirst ? -Infinity : Infinity;
-  return (row) => {
-    const v = row[index] as Value;
-    let x: number;
-    switch (typeof v) {
-      case 'number':
-        x = v === v ? v : Infinity;
-        break;
-      case 'string':
-        x =
-          v.length === 0 ? 0 : v.charCodeAt(0) * U32 + (v.charCodeAt(1) || 0) * U16 + (v.charCodeAt(2) || 0);
-        break;
-      case 'bigint':
-        x = Number(v);
-        break;
-      case 'boolean':
-        x = v ? 1 : 0;
-        break;
-      default:
-        if (v === null) return nullImage;
-        if (v instanceof Decimal) x = v.toNumber();
-        else return NaN;
-    }
-    return desc ? -x : x;
-  };
-}
 
 /** The most rows `spill` moves to a partition's unordered tail. */
 const TAIL_ROWS = 128;

@@ -6,7 +6,8 @@ import type { Value } from '../../common/types.ts';
 import { encodeExactValues, encodeOne, encodeValues, singleKey } from '../../common/values.ts';
 import { ArrangementDelta, type Upserts } from '../arrangement-delta.ts';
 import { PartitionTable } from './topn-partition-table.ts';
-import { SortedPartition, type KeyImage, type RowCompare } from './topn-partition.ts';
+import type { KeyImage } from './topn-key-image.ts';
+import { SortedPartition, type RowCompare } from './topn-partition.ts';
 
 /** A partition's key: '' without PARTITION BY, one column's key, or the columns' encoding. */
 export type PartitionKey = Value;
