@@ -6,14 +6,7 @@ import assert from 'node:assert/strict';
 import { Engine } from './engine.ts';
 import type { EngineJournal } from './api.ts';
 import type { ClockSource } from './logical-clock.ts';
-
-const DDL = `
-CREATE TABLE orders (order_id BIGINT, seller_id INT NOT NULL, amount INT NOT NULL);
-CREATE MATERIALIZED VIEW seller_totals AS
-  SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
-CREATE MATERIALIZED VIEW total_histogram AS
-  SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10);
-`;
+import { CANONICAL_DDL } from '../../test/support/canonical-pipeline.ts';
 
 /** A clock that moves one second at each read, and counts them. */
 class CountingClock implements ClockSource {
@@ -32,7 +25,7 @@ function orders(engine: Engine, n: number): void {
 test('one-row epochs that nothing in reads the clock do not read it; it is read once when asked for', () => {
   const clock = new CountingClock();
   const engine = new Engine({ clock });
-  engine.execute(DDL);
+  engine.execute(CANONICAL_DDL);
   const before = clock.reads;
   orders(engine, 50);
   assert.equal(clock.reads, before);
@@ -53,7 +46,7 @@ test('one-row epochs that nothing in reads the clock do not read it; it is read 
 test('an epoch reads the clock when it is journaled, or a column default or a temporal filter reads it', () => {
   const journaled = new CountingClock();
   const engine = new Engine({ clock: journaled });
-  engine.execute(DDL);
+  engine.execute(CANONICAL_DDL);
   const clocks: number[] = [];
   const journal: EngineJournal = {
     appendBatch: (entry) => {
@@ -90,7 +83,7 @@ test('an epoch reads the clock when it is journaled, or a column default or a te
 test('whether an epoch reads the clock is decided once per change of the tables, views or journal', () => {
   const clock = new CountingClock();
   const engine = new Engine({ clock });
-  engine.execute(DDL);
+  engine.execute(CANONICAL_DDL);
   const checks = engine.clockChecks;
   orders(engine, 100);
   assert.equal(engine.clockChecks, checks + 1, 'one check for 100 epochs after the DDL');

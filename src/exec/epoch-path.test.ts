@@ -5,15 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from './engine.ts';
 import type { ViewChangeSet } from './api.ts';
+import { CANONICAL_DDL } from '../../test/support/canonical-pipeline.ts';
 
-const DDL = `
-CREATE TABLE orders (order_id BIGINT, seller_id INT NOT NULL, amount INT NOT NULL);
-CREATE MATERIALIZED VIEW seller_totals AS
-  SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
-CREATE MATERIALIZED VIEW total_histogram AS
-  SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10);
-CREATE TABLE audit (epoch INT NOT NULL);
-`;
+const DDL = `${CANONICAL_DDL}CREATE TABLE audit (epoch INT NOT NULL);\n`;
 
 function rowsOf(engine: Engine, view: string): string[] {
   return engine
