@@ -1,9 +1,9 @@
 // A join side's rows by join key (a join's own arrangements and the shared ones), laid out for the
 // join's two hot paths without a Map per key or an object per row: keys are interned to dense slots
 // (GroupIndex: int keys in typed arrays), rows live in parallel arrays by row id, chained per slot in
-// arrival order, and are found by value through one open-addressing table over (slot, row hash) —
-// or, while no two rows share a first-column value (a relation's primary key, usually), through an
-// index of that value, which a serial id fills in order (see `byFirst`).
+// arrival order, and are found by value through one open-addressing table over (slot, row hash)
+// (join-row-table.ts) — or, while no two rows share a first-column value (a relation's primary key,
+// usually), through an index of that value, which a serial id fills in order (see `byFirst`).
 // Checkpoint entries are exactly those of the indexed `Arrangement` (same ids, same stored form).
 import type { StoredRow as StoredArrangedRow } from './arrangement.ts';
 import { SluiceError } from '../common/errors.ts';
@@ -13,6 +13,7 @@ import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
 import { hashRow, sameRow } from './arrangement.ts';
 import { GroupIndex, NO_SLOT } from './group-index.ts';
 import type { JoinKey } from './join-key.ts';
+import { mix, RowTable } from './join-row-table.ts';
 import { grownF64, grownI32 } from './typed-growth.ts';
 
 /** "No row" in the per-slot chains and in `head`/`next`. */
@@ -53,13 +54,6 @@ function rowBytes(row: readonly Value[]): number {
  * load), its `mixed` cell and its match sum, less the first-column index entry it no longer has.
  */
 const TABLE_ROW_BYTES = 20;
-
-/** A row's place in the lookup table: its hash mixed with its slot's. */
-function mix(slot: number, rowHash: number): number {
-  let h = Math.imul(rowHash ^ Math.imul(slot + 1, 0x85ebca6b), 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h;
-}
 
 /** Int32 cells per slot in `slots` (16 B: four records to a cache line), and each number's place. */
 const SLOT_STRIDE = 4;
@@ -127,9 +121,8 @@ export class JoinArrangement extends ArrangementDelta {
    * another row, or of another type) switches to the table for good (until a reset).
    */
   private byFirst: GroupIndex | null = new GroupIndex();
-  /** [mix, id + 1] pairs; id + 1 === 0 marks an empty cell. */
-  private table = new Int32Array(32);
-  private mask = 15;
+  /** The rows by value while `byFirst` is null (empty otherwise). */
+  private readonly table = new RowTable();
   private rowCount = 0;
   private bytes = 0;
   private nextSeq = 0;
@@ -379,8 +372,8 @@ export class JoinArrangement extends ArrangementDelta {
       return id !== NO_ROW && this.rowSlots[id] === slot && sameRow(this.row(id), row) ? id : NO_ROW;
     }
     const h = mix(slot, hash);
-    const t = this.table;
-    const mask = this.mask;
+    const t = this.table.cells;
+    const mask = this.table.mask;
     for (let i = h & mask; ; i = (i + 1) & mask) {
       const s = t[2 * i + 1] as number;
       if (s === 0) return NO_ROW;
@@ -431,7 +424,7 @@ export class JoinArrangement extends ArrangementDelta {
         (this.kept[k] as Value[])[id] = row[keptAt[k] as number] as Value;
     }
     const byFirst = this.byFirst;
-    if (byFirst === null && 2 * (this.rowCount + 1) > this.mask + 1) this.growTable();
+    if (byFirst === null) this.table.reserve(this.rowCount);
     const h = byFirst === null ? mix(slot, hash) : 0;
     this.counts[id] = count;
     this.seqs[id] = this.nextSeq++;
@@ -449,7 +442,7 @@ export class JoinArrangement extends ArrangementDelta {
     else this.nexts[tail] = id;
     slots[at + TAIL] = id;
     slots[at + SIZE] = (slots[at + SIZE] as number) + 1;
-    if (byFirst === null) this.insert(h, id);
+    if (byFirst === null) this.table.insert(h, id);
     else byFirst.set(row[0] as Value, id);
     this.rowCount++;
     this.bytes += rowBytes(row) + 8 * keptAt.length + (byFirst === null ? TABLE_ROW_BYTES : 0);
@@ -466,7 +459,7 @@ export class JoinArrangement extends ArrangementDelta {
     if (next === NO_ROW) slots[at + TAIL] = prev;
     else this.prevs[next] = prev;
     slots[at + SIZE] = (slots[at + SIZE] as number) - 1;
-    if (this.byFirst === null) this.unindex(id);
+    if (this.byFirst === null) this.table.remove(this.mixed[id] as number, id);
     else this.byFirst.delete(this.row(id)[0] as Value);
     this.bytes -=
       rowBytes(this.row(id)) + 8 * this.keptAt.length + (this.byFirst === null ? TABLE_ROW_BYTES : 0);
@@ -505,64 +498,18 @@ export class JoinArrangement extends ArrangementDelta {
     if (this.byFirst === null) this.mixed = grownI32(this.mixed, min);
   }
 
-  private insert(h: number, id: number): void {
-    const t = this.table;
-    const mask = this.mask;
-    let i = h & mask;
-    while (t[2 * i + 1] !== 0) i = (i + 1) & mask;
-    t[2 * i] = h;
-    t[2 * i + 1] = id + 1;
-  }
-
-  /** Removes the row's cell from the lookup table (backward-shift deletion: no tombstones). */
-  private unindex(id: number): void {
-    const t = this.table;
-    const mask = this.mask;
-    let i = (this.mixed[id] as number) & mask;
-    while (t[2 * i + 1] !== id + 1) i = (i + 1) & mask;
-    let hole = i;
-    let j = i;
-    for (;;) {
-      j = (j + 1) & mask;
-      const s = t[2 * j + 1] as number;
-      if (s === 0) break;
-      const home = (t[2 * j] as number) & mask;
-      // Move j into the hole unless its home lies cyclically in (hole, j].
-      if (hole <= j ? home <= hole || home > j : home <= hole && home > j) {
-        t[2 * hole] = t[2 * j] as number;
-        t[2 * hole + 1] = s;
-        hole = j;
-      }
-    }
-    t[2 * hole] = 0;
-    t[2 * hole + 1] = 0;
-  }
-
   /** Leaves `byFirst` for the lookup table, indexing every row held. */
   private useTable(): void {
     this.byFirst = null;
     this.mixed = new Int32Array(this.counts.length);
     this.bytes += TABLE_ROW_BYTES * this.rowCount;
-    let cells = 32;
-    while (cells < 4 * (this.rowCount + 1)) cells *= 2;
-    this.table = new Int32Array(cells);
-    this.mask = cells / 2 - 1;
+    this.table.reset(this.rowCount);
     for (let id = 0; id < this.rowArrays.length; id++) {
       const row = this.rowArrays[id];
       if (row === null || row === undefined) continue;
       const h = mix(this.rowSlots[id] as number, hashRow(row));
       this.mixed[id] = h;
-      this.insert(h, id);
-    }
-  }
-
-  private growTable(): void {
-    const old = this.table;
-    this.table = new Int32Array(old.length * 2);
-    this.mask = old.length - 1;
-    for (let i = 0; i < old.length; i += 2) {
-      const s = old[i + 1] as number;
-      if (s !== 0) this.insert(old[i] as number, s - 1);
+      this.table.insert(h, id);
     }
   }
 
@@ -582,8 +529,7 @@ export class JoinArrangement extends ArrangementDelta {
     this.mixed = new Int32Array(0);
     this.freeRows = [];
     for (let k = 0; k < this.kept.length; k++) this.kept[k] = [];
-    this.table = new Int32Array(32);
-    this.mask = 15;
+    this.table.reset(0);
     this.byFirst = new GroupIndex();
     this.rowCount = 0;
     this.bytes = 0;
