@@ -1,5 +1,6 @@
 // A join side's rows by join key (a join's own arrangements and the shared ones), laid out for the
-// join's two hot paths without a Map per key or an object per row: keys are interned to dense slots
+// join's two hot paths without a Map per key or an object per row: a key is its own slot while the
+// keys are small non-negative integers held densely (serial ids), else is interned to a dense slot
 // (GroupIndex: int keys in typed arrays), rows live in parallel arrays by row id, chained per slot in
 // arrival order, and are found by value through one open-addressing table over (slot, row hash)
 // (join-row-table.ts) — or, while no two rows share a first-column value (a relation's primary key,
@@ -72,6 +73,14 @@ function newSlots(n: number): Int32Array<ArrayBuffer> {
 }
 
 /**
+ * While a key is its own slot (`keyIsSlot`), slots up to this many per key held are allowed (plus
+ * KEY_SLOTS_START), and none at or past KEY_SLOTS_MAX: a few large keys never cost many records.
+ */
+const KEY_SLOTS_PER_KEY = 2;
+const KEY_SLOTS_START = 1024;
+const KEY_SLOTS_MAX = 1 << 22;
+
+/**
  * Key → the rows under it, each with its multiplicity, arrival order (`seq`, kept by checkpoints so a
  * restored bucket lists its rows in the original order) and, for outer joins with a residual, its
  * summed matches. Iterate a key's rows as
@@ -79,7 +88,17 @@ function newSlots(n: number): Int32Array<ArrayBuffer> {
  * slots are valid until the next change to the arrangement. A multiplicity never goes negative.
  */
 export class JoinArrangement extends ArrangementDelta {
+  /**
+   * While true, every key held is a small non-negative integer and is its own slot (a slot whose
+   * record has no row is free): finding a key's slot reads no index, only the record the caller
+   * reads next anyway — one cache miss a probe and a fold fewer once the keys outgrow the cache.
+   * The first key that is not such an integer, or lies too far past the keys held
+   * (KEY_SLOTS_PER_KEY), moves every key into `index` for good (until a reset); slots stay put.
+   */
+  private keyIsSlot = true;
+  /** Key → slot once `keyIsSlot` is false (empty before). */
   private readonly index = new GroupIndex();
+  private keysHeld = 0;
   // Per slot.
   private slotKeys: (JoinKey | undefined)[] = [];
   /**
@@ -152,7 +171,12 @@ export class JoinArrangement extends ArrangementDelta {
 
   /** Keys held. */
   get keyCount(): number {
-    return this.index.size;
+    return this.keysHeld;
+  }
+
+  /** Whether each key is its own slot (`keyIsSlot`), found without an index. */
+  get keysAreSlots(): boolean {
+    return this.keyIsSlot;
   }
 
   /** Approximate heap bytes held, for state metrics. */
@@ -162,7 +186,11 @@ export class JoinArrangement extends ArrangementDelta {
 
   /** The slot of `key`, or NO_SLOT (-1) when no row is under it. */
   slotOf(key: JoinKey): number {
-    return this.index.get(key);
+    if (!this.keyIsSlot) return this.index.get(key);
+    if (typeof key !== 'number' || (key | 0) !== key || key < 0) return NO_SLOT;
+    const at = key * SLOT_STRIDE + SIZE;
+    // -0 is slot 0, as the index has it.
+    return at < this.slots.length && this.slots[at] !== 0 ? key | 0 : NO_SLOT;
   }
 
   /** Sum of the multiplicities under the slot. */
@@ -244,7 +272,7 @@ export class JoinArrangement extends ArrangementDelta {
 
   /** Distinct rows under `key` (0 when none), for tests. */
   rowsUnder(key: JoinKey): number {
-    const slot = this.index.get(key);
+    const slot = this.slotOf(key);
     return slot === NO_SLOT ? 0 : (this.slots[slot * SLOT_STRIDE + SIZE] as number);
   }
 
@@ -257,7 +285,7 @@ export class JoinArrangement extends ArrangementDelta {
     // The row held equal to `row`, found once: through the first-column index while it stands.
     let id = NO_ROW;
     let hash = 0;
-    let slot = this.index.get(key);
+    let slot = this.slotOf(key);
     const byFirst = this.byFirst;
     if (byFirst !== null) {
       const first = row[0];
@@ -331,7 +359,7 @@ export class JoinArrangement extends ArrangementDelta {
 
   protected exportChanged(upserts: Upserts, deletes: string[]): void {
     for (const [entry, { key, row }] of this.dirty) {
-      const slot = this.index.get(key);
+      const slot = this.slotOf(key);
       const id = slot === NO_SLOT ? NO_ROW : this.find(slot, row, this.byFirst === null ? hashRow(row) : 0);
       if (id === NO_ROW) deletes.push(entry);
       else upserts.push([entry, this.stored(key, id)]);
@@ -385,13 +413,28 @@ export class JoinArrangement extends ArrangementDelta {
   }
 
   private newSlot(key: JoinKey): number {
-    let slot = this.freeSlots.pop();
-    if (slot === undefined) {
-      slot = this.slotKeys.length;
-      this.slotKeys.push(key);
-      if (slot * SLOT_STRIDE >= this.slots.length) this.slots = grownI32(this.slots, 0);
-    } else this.slotKeys[slot] = key;
-    this.index.set(key, slot);
+    if (this.keyIsSlot && !this.fitsAsSlot(key)) this.indexKeys();
+    let slot: number;
+    if (this.keyIsSlot) {
+      slot = (key as number) | 0;
+      if (slot * SLOT_STRIDE >= this.slots.length)
+        this.slots = grownI32(this.slots, (slot + 1) * SLOT_STRIDE);
+      // Filled up to the slot, never past the end: an array with a gap would turn into a dictionary.
+      while (this.slotKeys.length < slot) this.slotKeys.push(undefined);
+      this.slotKeys[slot] = key;
+    } else {
+      const free = this.freeSlots.pop();
+      if (free === undefined) {
+        slot = this.slotKeys.length;
+        this.slotKeys.push(key);
+        if (slot * SLOT_STRIDE >= this.slots.length) this.slots = grownI32(this.slots, 0);
+      } else {
+        slot = free;
+        this.slotKeys[slot] = key;
+      }
+      this.index.set(key, slot);
+    }
+    this.keysHeld++;
     const at = slot * SLOT_STRIDE;
     this.slots[at + HEAD] = NO_ROW;
     this.slots[at + TAIL] = NO_ROW;
@@ -402,11 +445,38 @@ export class JoinArrangement extends ArrangementDelta {
   }
 
   private freeSlot(slot: number, key: JoinKey): void {
-    this.index.delete(key);
     if (this.slots[slot * SLOT_STRIDE + TOTAL] === WIDE_TOTAL) this.wideTotals.delete(slot);
     this.slotKeys[slot] = undefined;
-    this.freeSlots.push(slot);
+    // A key that is its own slot frees it by having no row (SIZE 0): its key may come back.
+    if (!this.keyIsSlot) {
+      this.index.delete(key);
+      this.freeSlots.push(slot);
+    }
+    this.keysHeld--;
     this.bytes -= keyBytes(key);
+  }
+
+  /** Whether `key` can be its own slot: a small non-negative integer not far past the keys held. */
+  private fitsAsSlot(key: JoinKey): boolean {
+    return (
+      typeof key === 'number' &&
+      (key | 0) === key &&
+      key >= 0 &&
+      key < KEY_SLOTS_MAX &&
+      (key < KEY_SLOTS_START || key < KEY_SLOTS_PER_KEY * (this.keysHeld + 1))
+    );
+  }
+
+  /** Leaves `keyIsSlot`: every key held goes into the index at its slot; the other slots are free. */
+  private indexKeys(): void {
+    this.keyIsSlot = false;
+    const keys = this.slotKeys;
+    // Pushed from the last, so the lowest free slot is taken first.
+    for (let slot = keys.length - 1; slot >= 0; slot--) {
+      const key = keys[slot];
+      if (key === undefined) this.freeSlots.push(slot);
+      else this.index.set(key, slot);
+    }
   }
 
   private newRow(slot: number, row: readonly Value[], hash: number, count: number, matches: number): number {
@@ -514,7 +584,9 @@ export class JoinArrangement extends ArrangementDelta {
   }
 
   private reset(): void {
+    this.keyIsSlot = true;
     this.index.clear();
+    this.keysHeld = 0;
     this.slotKeys = [];
     this.slots = newSlots(16);
     this.wideTotals.clear();
