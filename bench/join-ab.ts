@@ -11,13 +11,8 @@
 // tree's CPU time (> 1: this tree faster); at the end, that ratio per phase over all rounds. After
 // each phase both views must hold the same rows.
 // Both engines share one heap, so a GC may be charged to either side: read rounds in pairs (the
-// order flips every round) and their sums. Each line also gives the ratio without the garbage
-// collector's pauses on the main thread inside each side's timed batches (`ratio_without_gc`): one
-// full collection of both engines' heap, charged to whichever side triggered it, moves a phase's
-// ratio by ±30%, so that figure shows the sides' own work with far less noise (their allocation is
-// then not charged: read it beside the plain ratio).
+// order flips every round) and their sums.
 import { loadavg } from 'node:os';
-import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { type Change, type Variant, VARIANT_SQL, generatePhases } from './join-workload.ts';
 import { flag, loadEngine, THIS_CHECKOUT } from './ab-checkouts.ts';
 
@@ -69,33 +64,11 @@ const cpu = (): number => {
   const u = process.cpuUsage();
   return u.user + u.system;
 };
-/** The main thread's GC pauses (start and end, ms on `performance.now()`), as the observer sees them. */
-const gcPauses: [number, number][] = [];
-new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) gcPauses.push([e.startTime, e.startTime + e.duration]);
-}).observe({ entryTypes: ['gc'] });
-/** Each timed batch's span on `performance.now()`, by side (0 base, 1 this tree), this phase. */
-let spans: [number, number, number][] = [];
-const timed = (e: Side, b: Prepared, side: number): number => {
+const timed = (e: Side, b: Prepared): number => {
   const t = cpu();
-  const start = performance.now();
   for (const [table, changes] of b) e.applyChanges(table, changes);
-  spans.push([side, start, performance.now()]);
   return cpu() - t;
 };
-/** The GC pause µs inside each side's spans of this phase (the observer reports after a turn). */
-async function pausesBySide(): Promise<[number, number]> {
-  await new Promise((resolve) => setTimeout(resolve, 5));
-  const out: [number, number] = [0, 0];
-  for (const [side, from, to] of spans)
-    for (const [start, end] of gcPauses) {
-      const overlap = Math.min(to, end) - Math.max(from, start);
-      if (overlap > 0) out[side as 0 | 1] += overlap * 1000;
-    }
-  spans = [];
-  gcPauses.length = 0;
-  return out;
-}
 const contents = (e: Side): string =>
   e
     .viewSnapshot('v')
@@ -107,8 +80,8 @@ console.log(
   `join-ab: ${variant}, batch ${batch}, ${auctions} auctions, ${bids} bids, ${rounds} rounds, base ${baseDir}`,
 );
 const gc = (globalThis as { gc?: () => void }).gc ?? ((): void => {});
-/** CPU µs per phase summed over the timed rounds: [base, this tree, base's GC pauses, this tree's]. */
-const totals = new Map<string, [number, number, number, number]>();
+/** CPU µs per phase summed over the timed rounds: [base, this tree]. */
+const totals = new Map<string, [number, number]>();
 for (let r = 0; r <= rounds; r++) {
   const scale = r === 0 ? 10 : 1;
   const phases = generatePhases({
@@ -131,7 +104,6 @@ for (let r = 0; r <= rounds; r++) {
       batches.push([prepare(slice), prepare(slice)]);
     }
     gc();
-    await pausesBySide();
     let tb = 0;
     let tm = 0;
     batches.forEach(([forBase, forMine], i) => {
@@ -139,19 +111,18 @@ for (let r = 0; r <= rounds; r++) {
       // both engines' heap falls due) at the same batches on both sides, so within one round it is
       // charged to one side more often than not; the next round, to the other. Read rounds in pairs.
       if ((i + r) % 2 === 0) {
-        tb += timed(base, forBase, 0);
-        tm += timed(mine, forMine, 1);
+        tb += timed(base, forBase);
+        tm += timed(mine, forMine);
       } else {
-        tm += timed(mine, forMine, 1);
-        tb += timed(base, forBase, 0);
+        tm += timed(mine, forMine);
+        tb += timed(base, forBase);
       }
     });
-    const [gb, gm] = await pausesBySide();
     if (contents(base) !== contents(mine))
       throw new Error(`join-ab: the two views differ after phase ${phase.name} of round ${r}`);
     if (r === 0) continue;
-    const sum = totals.get(phase.name) ?? [0, 0, 0, 0];
-    totals.set(phase.name, [sum[0] + tb, sum[1] + tm, sum[2] + gb, sum[3] + gm]);
+    const sum = totals.get(phase.name) ?? [0, 0];
+    totals.set(phase.name, [sum[0] + tb, sum[1] + tm]);
     const events = phase.changes.length;
     const rate = (us: number): number => Math.round(events / (us / 1e6));
     console.log(
@@ -164,8 +135,6 @@ for (let r = 0; r <= rounds; r++) {
         base_events_per_cpu_s: rate(tb),
         events_per_cpu_s: rate(tm),
         ratio: Number((tb / tm).toFixed(3)),
-        ratio_without_gc: Number(((tb - gb) / (tm - gm)).toFixed(3)),
-        gc_ms: [Math.round(gb / 1000), Math.round(gm / 1000)],
         loadavg: loadavg()[0],
       }),
     );
@@ -174,15 +143,7 @@ for (let r = 0; r <= rounds; r++) {
   mine.close();
 }
 // Over all rounds (an even number of rounds cancels the order's bias, see above).
-for (const [phase, [tb, tm, gb, gm]] of totals)
+for (const [phase, [tb, tm]] of totals)
   console.log(
-    JSON.stringify({
-      bench: 'join-ab',
-      variant,
-      batch,
-      rounds,
-      phase,
-      ratio: Number((tb / tm).toFixed(3)),
-      ratio_without_gc: Number(((tb - gb) / (tm - gm)).toFixed(3)),
-    }),
+    JSON.stringify({ bench: 'join-ab', variant, batch, rounds, phase, ratio: Number((tb / tm).toFixed(3)) }),
   );
