@@ -342,3 +342,76 @@ test('rows found by a unique first column agree with a model, and a shared or od
     }
   }
 });
+
+test('small int keys are their own slots through churn, and the first that does not fit indexes them where they are', () => {
+  const random = rng(23);
+  const keyId = (k: JoinKey): string => keyEntryId(k, 1);
+  const a = new JoinArrangement('test arrangement', 'S', keyId);
+  a.trackChanges(true);
+  const model: Model = new Map();
+  const dense: JoinKey[] = Array.from({ length: 64 }, (_, i) => i);
+  const odd: JoinKey[] = [1_000_000, -3, 'k', 2.5, 70];
+  const all = [...dense, ...odd];
+  const step = (keys: readonly JoinKey[]): void => {
+    const key = keys[Math.floor(random() * keys.length)] as JoinKey;
+    const list = model.get(key) ?? [];
+    const row: Value[] = [Math.floor(random() * 4), key === 0 && random() < 0.5 ? -0 : 1];
+    const at = list.findIndex((r) => sameRow(r.row, row));
+    const current = at < 0 ? 0 : (list[at] as ModelRow).count;
+    const w = current > 0 && random() < 0.5 ? -current : 1;
+    // -0 is key 0 (SameValueZero), as the index has it.
+    a.add(key === 0 && random() < 0.5 ? -0 : key, row, w, 0);
+    if (at < 0) list.push({ row, count: w, matches: 0 });
+    else if (current + w === 0) list.splice(at, 1);
+    else (list[at] as ModelRow).count = current + w;
+    if (list.length === 0) model.delete(key);
+    else model.set(key, list);
+  };
+  const agree = (label: string): void => {
+    assert.deepEqual(contents(a, all), modelContents(model, all), label);
+    assert.equal(a.keyCount, model.size, label);
+    for (const key of all)
+      assert.equal(a.slotOf(key) === NO_SLOT, !model.has(key), `${label}: ${String(key)}`);
+  };
+  for (let i = 0; i < 5_000; i++) {
+    step(dense);
+    if (i % 97 === 0) agree(`dense step ${i}`);
+  }
+  agree('dense');
+  assert.equal(a.keysAreSlots, true, 'small dense int keys stay their own slots');
+  for (const key of model.keys()) assert.equal(a.slotOf(key), key, 'a key is its slot');
+  assert.equal(a.slotOf(-0), model.has(0) ? 0 : NO_SLOT);
+  const slots = new Map([...model.keys()].map((k) => [k, a.slotOf(k)]));
+  const far: Value[] = [0, 0];
+  a.add(1_000_000, far, 1, 0);
+  model.set(1_000_000, [{ row: far, count: 1, matches: 0 }]);
+  assert.equal(a.keysAreSlots, false, 'a key far past the keys held is indexed, with every other');
+  for (const [key, slot] of slots) assert.equal(a.slotOf(key), slot, 'the slots stay put');
+  agree('indexed');
+  for (let i = 0; i < 5_000; i++) {
+    step(all);
+    if (i % 97 === 0) agree(`indexed step ${i}`);
+  }
+  agree('indexed, churned');
+  const store = new Map<string, unknown>();
+  for (const [id, v] of a.takeDelta(true).upserts) store.set(id, v);
+  const restored = new JoinArrangement('restored', 'S', keyId);
+  const keys = new Map<readonly Value[], JoinKey>();
+  for (const [k, rows] of model) for (const r of rows) keys.set(r.row, k);
+  restored.load([...store.values()], (r) => keys.get(r) as JoinKey);
+  assert.deepEqual(contents(restored, all), modelContents(model, all), 'reloaded');
+});
+
+test('int keys too sparse for slots of their own are indexed from the first', () => {
+  const a = new JoinArrangement('test arrangement', 'S', String);
+  for (let k = 0; k < 1000; k++) a.add(k * 5000, [k], 1, 0);
+  assert.equal(a.keysAreSlots, false);
+  for (let k = 0; k < 1000; k++) assert.equal(a.rowsUnder(k * 5000), 1);
+  const serial = new JoinArrangement('test arrangement', 'S', String);
+  for (let k = 1; k <= 100_000; k++) serial.add(k, [k], 1, 0);
+  assert.equal(serial.keysAreSlots, true, 'serial ids 1..n are their own slots');
+  assert.equal(serial.slotOf(100_000), 100_000);
+  assert.equal(serial.slotOf(100_001), NO_SLOT);
+  assert.equal(serial.slotOf(-1), NO_SLOT);
+  assert.equal(serial.slotOf('1'), NO_SLOT);
+});

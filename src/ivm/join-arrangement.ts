@@ -1,9 +1,10 @@
 // A join side's rows by join key (a join's own arrangements and the shared ones), laid out for the
-// join's two hot paths without a Map per key or an object per row: keys are interned to dense slots
+// join's two hot paths without a Map per key or an object per row: a key is its own slot while the
+// keys are small non-negative integers held densely (serial ids), else is interned to a dense slot
 // (GroupIndex: int keys in typed arrays), rows live in parallel arrays by row id, chained per slot in
-// arrival order, and are found by value through one open-addressing table over (slot, row hash) —
-// or, while no two rows share a first-column value (a relation's primary key, usually), through an
-// index of that value, which a serial id fills in order (see `byFirst`).
+// arrival order, and are found by value through one open-addressing table over (slot, row hash)
+// (join-row-table.ts) — or, while no two rows share a first-column value (a relation's primary key,
+// usually), through an index of that value, which a serial id fills in order (see `byFirst`).
 // Checkpoint entries are exactly those of the indexed `Arrangement` (same ids, same stored form).
 import type { StoredRow as StoredArrangedRow } from './arrangement.ts';
 import { SluiceError } from '../common/errors.ts';
@@ -13,6 +14,7 @@ import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
 import { hashRow, sameRow } from './arrangement.ts';
 import { GroupIndex, NO_SLOT } from './group-index.ts';
 import type { JoinKey } from './join-key.ts';
+import { mix, RowTable } from './join-row-table.ts';
 import { grownF64, grownI32 } from './typed-growth.ts';
 
 /** "No row" in the per-slot chains and in `head`/`next`. */
@@ -54,13 +56,6 @@ function rowBytes(row: readonly Value[]): number {
  */
 const TABLE_ROW_BYTES = 20;
 
-/** A row's place in the lookup table: its hash mixed with its slot's. */
-function mix(slot: number, rowHash: number): number {
-  let h = Math.imul(rowHash ^ Math.imul(slot + 1, 0x85ebca6b), 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h;
-}
-
 /** Int32 cells per slot in `slots` (16 B: four records to a cache line), and each number's place. */
 const SLOT_STRIDE = 4;
 const HEAD = 0;
@@ -78,6 +73,14 @@ function newSlots(n: number): Int32Array<ArrayBuffer> {
 }
 
 /**
+ * While a key is its own slot (`keyIsSlot`), slots up to this many per key held are allowed (plus
+ * KEY_SLOTS_START), and none at or past KEY_SLOTS_MAX: a few large keys never cost many records.
+ */
+const KEY_SLOTS_PER_KEY = 2;
+const KEY_SLOTS_START = 1024;
+const KEY_SLOTS_MAX = 1 << 22;
+
+/**
  * Key → the rows under it, each with its multiplicity, arrival order (`seq`, kept by checkpoints so a
  * restored bucket lists its rows in the original order) and, for outer joins with a residual, its
  * summed matches. Iterate a key's rows as
@@ -85,7 +88,17 @@ function newSlots(n: number): Int32Array<ArrayBuffer> {
  * slots are valid until the next change to the arrangement. A multiplicity never goes negative.
  */
 export class JoinArrangement extends ArrangementDelta {
+  /**
+   * While true, every key held is a small non-negative integer and is its own slot (a slot whose
+   * record has no row is free): finding a key's slot reads no index, only the record the caller
+   * reads next anyway — one cache miss a probe and a fold fewer once the keys outgrow the cache.
+   * The first key that is not such an integer, or lies too far past the keys held
+   * (KEY_SLOTS_PER_KEY), moves every key into `index` for good (until a reset); slots stay put.
+   */
+  private keyIsSlot = true;
+  /** Key → slot once `keyIsSlot` is false (empty before). */
   private readonly index = new GroupIndex();
+  private keysHeld = 0;
   // Per slot.
   private slotKeys: (JoinKey | undefined)[] = [];
   /**
@@ -127,9 +140,8 @@ export class JoinArrangement extends ArrangementDelta {
    * another row, or of another type) switches to the table for good (until a reset).
    */
   private byFirst: GroupIndex | null = new GroupIndex();
-  /** [mix, id + 1] pairs; id + 1 === 0 marks an empty cell. */
-  private table = new Int32Array(32);
-  private mask = 15;
+  /** The rows by value while `byFirst` is null (empty otherwise). */
+  private readonly table = new RowTable();
   private rowCount = 0;
   private bytes = 0;
   private nextSeq = 0;
@@ -159,7 +171,12 @@ export class JoinArrangement extends ArrangementDelta {
 
   /** Keys held. */
   get keyCount(): number {
-    return this.index.size;
+    return this.keysHeld;
+  }
+
+  /** Whether each key is its own slot (`keyIsSlot`), found without an index. */
+  get keysAreSlots(): boolean {
+    return this.keyIsSlot;
   }
 
   /** Approximate heap bytes held, for state metrics. */
@@ -169,7 +186,11 @@ export class JoinArrangement extends ArrangementDelta {
 
   /** The slot of `key`, or NO_SLOT (-1) when no row is under it. */
   slotOf(key: JoinKey): number {
-    return this.index.get(key);
+    if (!this.keyIsSlot) return this.index.get(key);
+    if (typeof key !== 'number' || (key | 0) !== key || key < 0) return NO_SLOT;
+    const at = key * SLOT_STRIDE + SIZE;
+    // -0 is slot 0, as the index has it.
+    return at < this.slots.length && this.slots[at] !== 0 ? key | 0 : NO_SLOT;
   }
 
   /** Sum of the multiplicities under the slot. */
@@ -251,7 +272,7 @@ export class JoinArrangement extends ArrangementDelta {
 
   /** Distinct rows under `key` (0 when none), for tests. */
   rowsUnder(key: JoinKey): number {
-    const slot = this.index.get(key);
+    const slot = this.slotOf(key);
     return slot === NO_SLOT ? 0 : (this.slots[slot * SLOT_STRIDE + SIZE] as number);
   }
 
@@ -264,7 +285,7 @@ export class JoinArrangement extends ArrangementDelta {
     // The row held equal to `row`, found once: through the first-column index while it stands.
     let id = NO_ROW;
     let hash = 0;
-    let slot = this.index.get(key);
+    let slot = this.slotOf(key);
     const byFirst = this.byFirst;
     if (byFirst !== null) {
       const first = row[0];
@@ -338,7 +359,7 @@ export class JoinArrangement extends ArrangementDelta {
 
   protected exportChanged(upserts: Upserts, deletes: string[]): void {
     for (const [entry, { key, row }] of this.dirty) {
-      const slot = this.index.get(key);
+      const slot = this.slotOf(key);
       const id = slot === NO_SLOT ? NO_ROW : this.find(slot, row, this.byFirst === null ? hashRow(row) : 0);
       if (id === NO_ROW) deletes.push(entry);
       else upserts.push([entry, this.stored(key, id)]);
@@ -379,8 +400,8 @@ export class JoinArrangement extends ArrangementDelta {
       return id !== NO_ROW && this.rowSlots[id] === slot && sameRow(this.row(id), row) ? id : NO_ROW;
     }
     const h = mix(slot, hash);
-    const t = this.table;
-    const mask = this.mask;
+    const t = this.table.cells;
+    const mask = this.table.mask;
     for (let i = h & mask; ; i = (i + 1) & mask) {
       const s = t[2 * i + 1] as number;
       if (s === 0) return NO_ROW;
@@ -392,13 +413,28 @@ export class JoinArrangement extends ArrangementDelta {
   }
 
   private newSlot(key: JoinKey): number {
-    let slot = this.freeSlots.pop();
-    if (slot === undefined) {
-      slot = this.slotKeys.length;
-      this.slotKeys.push(key);
-      if (slot * SLOT_STRIDE >= this.slots.length) this.slots = grownI32(this.slots, 0);
-    } else this.slotKeys[slot] = key;
-    this.index.set(key, slot);
+    if (this.keyIsSlot && !this.fitsAsSlot(key)) this.indexKeys();
+    let slot: number;
+    if (this.keyIsSlot) {
+      slot = (key as number) | 0;
+      if (slot * SLOT_STRIDE >= this.slots.length)
+        this.slots = grownI32(this.slots, (slot + 1) * SLOT_STRIDE);
+      // Filled up to the slot, never past the end: an array with a gap would turn into a dictionary.
+      while (this.slotKeys.length < slot) this.slotKeys.push(undefined);
+      this.slotKeys[slot] = key;
+    } else {
+      const free = this.freeSlots.pop();
+      if (free === undefined) {
+        slot = this.slotKeys.length;
+        this.slotKeys.push(key);
+        if (slot * SLOT_STRIDE >= this.slots.length) this.slots = grownI32(this.slots, 0);
+      } else {
+        slot = free;
+        this.slotKeys[slot] = key;
+      }
+      this.index.set(key, slot);
+    }
+    this.keysHeld++;
     const at = slot * SLOT_STRIDE;
     this.slots[at + HEAD] = NO_ROW;
     this.slots[at + TAIL] = NO_ROW;
@@ -409,11 +445,38 @@ export class JoinArrangement extends ArrangementDelta {
   }
 
   private freeSlot(slot: number, key: JoinKey): void {
-    this.index.delete(key);
     if (this.slots[slot * SLOT_STRIDE + TOTAL] === WIDE_TOTAL) this.wideTotals.delete(slot);
     this.slotKeys[slot] = undefined;
-    this.freeSlots.push(slot);
+    // A key that is its own slot frees it by having no row (SIZE 0): its key may come back.
+    if (!this.keyIsSlot) {
+      this.index.delete(key);
+      this.freeSlots.push(slot);
+    }
+    this.keysHeld--;
     this.bytes -= keyBytes(key);
+  }
+
+  /** Whether `key` can be its own slot: a small non-negative integer not far past the keys held. */
+  private fitsAsSlot(key: JoinKey): boolean {
+    return (
+      typeof key === 'number' &&
+      (key | 0) === key &&
+      key >= 0 &&
+      key < KEY_SLOTS_MAX &&
+      (key < KEY_SLOTS_START || key < KEY_SLOTS_PER_KEY * (this.keysHeld + 1))
+    );
+  }
+
+  /** Leaves `keyIsSlot`: every key held goes into the index at its slot; the other slots are free. */
+  private indexKeys(): void {
+    this.keyIsSlot = false;
+    const keys = this.slotKeys;
+    // Pushed from the last, so the lowest free slot is taken first.
+    for (let slot = keys.length - 1; slot >= 0; slot--) {
+      const key = keys[slot];
+      if (key === undefined) this.freeSlots.push(slot);
+      else this.index.set(key, slot);
+    }
   }
 
   private newRow(slot: number, row: readonly Value[], hash: number, count: number, matches: number): number {
@@ -431,7 +494,7 @@ export class JoinArrangement extends ArrangementDelta {
         (this.kept[k] as Value[])[id] = row[keptAt[k] as number] as Value;
     }
     const byFirst = this.byFirst;
-    if (byFirst === null && 2 * (this.rowCount + 1) > this.mask + 1) this.growTable();
+    if (byFirst === null) this.table.reserve(this.rowCount);
     const h = byFirst === null ? mix(slot, hash) : 0;
     this.counts[id] = count;
     this.seqs[id] = this.nextSeq++;
@@ -449,7 +512,7 @@ export class JoinArrangement extends ArrangementDelta {
     else this.nexts[tail] = id;
     slots[at + TAIL] = id;
     slots[at + SIZE] = (slots[at + SIZE] as number) + 1;
-    if (byFirst === null) this.insert(h, id);
+    if (byFirst === null) this.table.insert(h, id);
     else byFirst.set(row[0] as Value, id);
     this.rowCount++;
     this.bytes += rowBytes(row) + 8 * keptAt.length + (byFirst === null ? TABLE_ROW_BYTES : 0);
@@ -466,7 +529,7 @@ export class JoinArrangement extends ArrangementDelta {
     if (next === NO_ROW) slots[at + TAIL] = prev;
     else this.prevs[next] = prev;
     slots[at + SIZE] = (slots[at + SIZE] as number) - 1;
-    if (this.byFirst === null) this.unindex(id);
+    if (this.byFirst === null) this.table.remove(this.mixed[id] as number, id);
     else this.byFirst.delete(this.row(id)[0] as Value);
     this.bytes -=
       rowBytes(this.row(id)) + 8 * this.keptAt.length + (this.byFirst === null ? TABLE_ROW_BYTES : 0);
@@ -505,69 +568,25 @@ export class JoinArrangement extends ArrangementDelta {
     if (this.byFirst === null) this.mixed = grownI32(this.mixed, min);
   }
 
-  private insert(h: number, id: number): void {
-    const t = this.table;
-    const mask = this.mask;
-    let i = h & mask;
-    while (t[2 * i + 1] !== 0) i = (i + 1) & mask;
-    t[2 * i] = h;
-    t[2 * i + 1] = id + 1;
-  }
-
-  /** Removes the row's cell from the lookup table (backward-shift deletion: no tombstones). */
-  private unindex(id: number): void {
-    const t = this.table;
-    const mask = this.mask;
-    let i = (this.mixed[id] as number) & mask;
-    while (t[2 * i + 1] !== id + 1) i = (i + 1) & mask;
-    let hole = i;
-    let j = i;
-    for (;;) {
-      j = (j + 1) & mask;
-      const s = t[2 * j + 1] as number;
-      if (s === 0) break;
-      const home = (t[2 * j] as number) & mask;
-      // Move j into the hole unless its home lies cyclically in (hole, j].
-      if (hole <= j ? home <= hole || home > j : home <= hole && home > j) {
-        t[2 * hole] = t[2 * j] as number;
-        t[2 * hole + 1] = s;
-        hole = j;
-      }
-    }
-    t[2 * hole] = 0;
-    t[2 * hole + 1] = 0;
-  }
-
   /** Leaves `byFirst` for the lookup table, indexing every row held. */
   private useTable(): void {
     this.byFirst = null;
     this.mixed = new Int32Array(this.counts.length);
     this.bytes += TABLE_ROW_BYTES * this.rowCount;
-    let cells = 32;
-    while (cells < 4 * (this.rowCount + 1)) cells *= 2;
-    this.table = new Int32Array(cells);
-    this.mask = cells / 2 - 1;
+    this.table.reset(this.rowCount);
     for (let id = 0; id < this.rowArrays.length; id++) {
       const row = this.rowArrays[id];
       if (row === null || row === undefined) continue;
       const h = mix(this.rowSlots[id] as number, hashRow(row));
       this.mixed[id] = h;
-      this.insert(h, id);
-    }
-  }
-
-  private growTable(): void {
-    const old = this.table;
-    this.table = new Int32Array(old.length * 2);
-    this.mask = old.length - 1;
-    for (let i = 0; i < old.length; i += 2) {
-      const s = old[i + 1] as number;
-      if (s !== 0) this.insert(old[i] as number, s - 1);
+      this.table.insert(h, id);
     }
   }
 
   private reset(): void {
+    this.keyIsSlot = true;
     this.index.clear();
+    this.keysHeld = 0;
     this.slotKeys = [];
     this.slots = newSlots(16);
     this.wideTotals.clear();
@@ -582,8 +601,7 @@ export class JoinArrangement extends ArrangementDelta {
     this.mixed = new Int32Array(0);
     this.freeRows = [];
     for (let k = 0; k < this.kept.length; k++) this.kept[k] = [];
-    this.table = new Int32Array(32);
-    this.mask = 15;
+    this.table.reset(0);
     this.byFirst = new GroupIndex();
     this.rowCount = 0;
     this.bytes = 0;

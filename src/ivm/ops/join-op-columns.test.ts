@@ -116,27 +116,31 @@ test('a by-column step probes in passes and emits the row path’s rows in its o
       ...(byColumn ? { byColumn: true as const } : {}),
     },
   });
-  const byColumn = new JoinOp(node(true), COLS, COLS, null);
-  const byRow = new JoinOp(node(false), COLS, COLS, null);
-  // Right: keys 0..49 once each (unique), 50..59 three times each (a chain), some with weight 2.
-  const right: [Value[], number][] = [];
-  for (let k = 0; k < 60; k++)
-    for (let r = 0; r < (k < 50 ? 1 : 3); r++) right.push([[k, 100 * k + r], 1 + (k % 2)]);
-  // Left: keys over 0..79 (60..79 absent on the right), every seventh NULL, in a scrambled order;
-  // then half of them retracted while right rows come and go in the same step.
-  const left: [Value[], number][] = [];
-  for (let i = 0; i < 200; i++) left.push([[i % 7 === 0 ? null : (i * 37) % 80, i], i % 5 === 0 ? 2 : 1]);
-  const steps: [ZBatch, ZBatch][] = [
-    [none, batch(right)],
-    [batch(left), none],
-    [batch(left.map(([r]) => [r, -1] as [Value[], number]).slice(0, 100)), batch(right.slice(0, 70))],
-  ];
-  for (const [s, inputs] of steps.entries()) {
-    const a = byColumn.step(inputs, sink);
-    const b = byRow.step(inputs, sink);
-    if (s === 1) assert.ok('cols' in a, 'emitted by column');
-    assert.deepEqual(a.rows, b.rows, `step ${s}: rows in order`);
-    assert.deepEqual([...a.weights], [...b.weights], `step ${s}: weights in order`);
+  // Keys 0..79 are their own slots in the arrangement; spread apart, they go through its index.
+  for (const spread of [1, 100_003]) {
+    const byColumn = new JoinOp(node(true), COLS, COLS, null);
+    const byRow = new JoinOp(node(false), COLS, COLS, null);
+    // Right: keys 0..49 once each (unique), 50..59 three times each (a chain), some with weight 2.
+    const right: [Value[], number][] = [];
+    for (let k = 0; k < 60; k++)
+      for (let r = 0; r < (k < 50 ? 1 : 3); r++) right.push([[k * spread, 100 * k + r], 1 + (k % 2)]);
+    // Left: keys over 0..79 (60..79 absent on the right), every seventh NULL, in a scrambled order;
+    // then half of them retracted while right rows come and go in the same step.
+    const left: [Value[], number][] = [];
+    for (let i = 0; i < 200; i++)
+      left.push([[i % 7 === 0 ? null : ((i * 37) % 80) * spread, i], i % 5 === 0 ? 2 : 1]);
+    const steps: [ZBatch, ZBatch][] = [
+      [none, batch(right)],
+      [batch(left), none],
+      [batch(left.map(([r]) => [r, -1] as [Value[], number]).slice(0, 100)), batch(right.slice(0, 70))],
+    ];
+    for (const [s, inputs] of steps.entries()) {
+      const a = byColumn.step(inputs, sink);
+      const b = byRow.step(inputs, sink);
+      if (s === 1) assert.ok('cols' in a, 'emitted by column');
+      assert.deepEqual(a.rows, b.rows, `spread ${spread}, step ${s}: rows in order`);
+      assert.deepEqual([...a.weights], [...b.weights], `spread ${spread}, step ${s}: weights in order`);
+    }
   }
 });
 

@@ -1,10 +1,11 @@
 // A join step's by-column probe of the other side's arrangement in passes over the whole delta,
 // not row by row: first every delta row's key and slot, then every slot's record (taking a one-row
-// slot's total with it), then the first kept column's cell of each such slot's row, then the
-// emission. Each probe is a chain of dependent cache misses once the arrangement outgrows the
-// cache (the key index, the slot's record, the kept column of its row); done row by row, the next
-// row's misses wait for this row's. In passes, a pass's loads do not depend on each other, so the
-// core has many of them in flight at once. Same rows, same order as the row-by-row loop.
+// slot's total with it; in the first pass where a key is its own slot), then the first kept
+// column's cell of each such slot's row, then the emission. Each probe is a chain of dependent
+// cache misses once the arrangement outgrows the cache (the key index, the slot's record, the kept
+// column of its row); done row by row, the next row's misses wait for this row's. In passes, a
+// pass's loads do not depend on each other, so the core has many of them in flight at once. Same
+// rows, same order as the row-by-row loop.
 import type { Value } from '../../common/types.ts';
 import type { JoinArrangement } from '../join-arrangement.ts';
 import { NO_ROW } from '../join-arrangement.ts';
@@ -57,8 +58,13 @@ export class StagedProbe {
     }
     const slots = this.slots;
     const heads = this.heads;
+    const totals = this.totals;
     const keys = this.keys;
     keys.length = n;
+    // Where each key is its own slot, finding the slot reads the slot's record: the record's
+    // numbers are taken in the same pass. Else the index's misses and then the records' are two
+    // passes, so neither waits on the other row by row.
+    const recordsNow = theirs.keysAreSlots;
     for (let i = 0; i < n; i++) {
       let key: JoinKey | null;
       try {
@@ -68,23 +74,11 @@ export class StagedProbe {
         key = null;
       }
       keys[i] = key;
-      slots[i] = key === null ? NO_KEY : theirs.slotOf(key);
+      const slot = key === null ? NO_KEY : theirs.slotOf(key);
+      slots[i] = slot;
+      if (recordsNow) this.readRecord(theirs, i, slot);
     }
-    const totals = this.totals;
-    for (let i = 0; i < n; i++) {
-      const slot = slots[i] as number;
-      if (slot < 0) {
-        heads[i] = NO_ROW;
-        continue;
-      }
-      const size = theirs.rowsAt(slot);
-      // The total is read now, from the record line this pass loads anyway, not when emitting.
-      const total = theirs.total(slot);
-      if (size === 1) {
-        heads[i] = theirs.head(slot);
-        totals[i] = total;
-      } else heads[i] = total === size ? MANY_ONCE : MANY;
-    }
+    if (!recordsNow) for (let i = 0; i < n; i++) this.readRecord(theirs, i, slots[i] as number);
     const kept = theirs.keptColumns;
     // The kept cells the emission reads for one-row slots, loaded in a pass of their own (one
     // independent load a row) so the emission finds them in the cache.
@@ -125,5 +119,20 @@ export class StagedProbe {
         }
     }
     return produced;
+  }
+
+  /** Row `i`'s entry in `heads` (and `totals`) from its slot's record. */
+  private readRecord(theirs: JoinArrangement, i: number, slot: number): void {
+    if (slot < 0) {
+      this.heads[i] = NO_ROW;
+      return;
+    }
+    const size = theirs.rowsAt(slot);
+    // The total is read now, from the record line this pass loads anyway, not when emitting.
+    const total = theirs.total(slot);
+    if (size === 1) {
+      this.heads[i] = theirs.head(slot);
+      this.totals[i] = total;
+    } else this.heads[i] = total === size ? MANY_ONCE : MANY;
   }
 }
