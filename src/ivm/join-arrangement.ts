@@ -14,6 +14,7 @@ import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
 import { hashRow, sameRow } from './arrangement.ts';
 import { GroupIndex, NO_SLOT } from './group-index.ts';
 import type { JoinKey } from './join-key.ts';
+import { keyBytes, rowBytes, TABLE_ROW_BYTES } from './join-state-bytes.ts';
 import { mix, RowTable } from './join-row-table.ts';
 import { grownF64, grownI32 } from './typed-growth.ts';
 
@@ -28,33 +29,6 @@ export const MAX_KEPT_COLUMNS = 4;
 
 /** The entry format of an Arrangement, keyed by its key text. */
 type StoredRow = StoredArrangedRow<string, readonly Value[]>;
-
-/**
- * Estimated heap bytes of one key: its slot in the index, its record in `slots` and its key cell,
- * and the key itself when a string. An estimate for metrics, like `rowBytes` in arrangement.ts.
- */
-function keyBytes(key: JoinKey): number {
-  return 32 + (typeof key === 'string' ? key.length : 0);
-}
-
-/**
- * One arranged row: its cells in the per-row arrays (~36 B) and its entry in the first-column index
- * (~8 B), plus the row array itself (~32 B + 8 B a slot; values other than small integers boxed at
- * ~16 B more). The row array is shared with the batch that brought it, so this over-counts a
- * little. Kept columns add 8 B each; rows found by the lookup table, TABLE_ROW_BYTES more.
- */
-function rowBytes(row: readonly Value[]): number {
-  let boxed = 0;
-  for (const v of row)
-    if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) >= 2 ** 30) boxed += 16;
-  return 76 + 8 * row.length + boxed;
-}
-
-/**
- * What a row found by the lookup table holds beyond `rowBytes`: its cell in the table (~16 B at half
- * load), its `mixed` cell and its match sum, less the first-column index entry it no longer has.
- */
-const TABLE_ROW_BYTES = 20;
 
 /** Int32 cells per slot in `slots` (16 B: four records to a cache line), and each number's place. */
 const SLOT_STRIDE = 4;
