@@ -55,23 +55,23 @@ export class ChangeBuffer {
    * kept for EXACT_UP_TO (a one-event epoch's other common count), else to the scratch.
    */
   private spill(written: number): void {
-    let toCols = this.scratchCols;
-    let toWeights = this.scratchWeights;
-    this.cap = Infinity;
     if (written < EXACT_UP_TO) {
       const exact = this.exactSet(EXACT_UP_TO);
-      toCols = exact.cols;
-      toWeights = exact.weights;
-      this.cap = EXACT_UP_TO;
-    }
+      this.moveTo(exact.cols, exact.weights, written, EXACT_UP_TO);
+    } else this.moveTo(this.scratchCols, this.scratchWeights, written, Infinity);
+  }
+
+  /** The first `written` changes copied to `cols`/`weights`, which take the next ones (up to `cap`). */
+  private moveTo(cols: Value[][], weights: number[], written: number, cap: number): void {
     for (let c = 0; c < this.width; c++) {
       const from = this.cols[c] as Value[];
-      const col = toCols[c] as Value[];
-      for (let i = 0; i < written; i++) col[i] = from[i] as Value;
+      const to = cols[c] as Value[];
+      for (let i = 0; i < written; i++) to[i] = from[i] as Value;
     }
-    for (let i = 0; i < written; i++) toWeights[i] = this.weights[i] as number;
-    this.cols = toCols;
-    this.weights = toWeights;
+    for (let i = 0; i < written; i++) weights[i] = this.weights[i] as number;
+    this.cols = cols;
+    this.weights = weights;
+    this.cap = cap;
   }
 
   /** The columns and weights kept for steps of n changes (made at first use). */
@@ -166,19 +166,10 @@ export class ChangeBuffer {
     const exact = this.exactSet(n);
     const cols = exact.cols;
     const weights = exact.weights;
-    if (this.cols !== cols) {
-      // written elsewhere (the scratch, or the columns kept for another count): copied
-      for (let c = 0; c < cols.length; c++) {
-        const to = cols[c] as Value[];
-        const from = this.cols[c] as Value[];
-        for (let i = 0; i < n; i++) to[i] = from[i] as Value;
-      }
-      for (let i = 0; i < n; i++) weights[i] = this.weights[i] as number;
-      // the next step writes into these columns (see `cap`)
-      this.cols = cols;
-      this.weights = weights;
-      this.cap = n;
-    } else this.uncopied++;
+    // Written elsewhere (the scratch, or the columns kept for another count): copied, and the next
+    // step writes into these columns (see `cap`).
+    if (this.cols !== cols) this.moveTo(cols, weights, n, n);
+    else this.uncopied++;
     // The outer array too is shared: expiring a batch replaces its fields, not the arrays they held.
     const batch = new ColumnBatch(cols, weights);
     this.lent = batch;
