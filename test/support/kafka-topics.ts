@@ -14,10 +14,29 @@ export async function admin<T>(kafka: Kafka, f: (a: ReturnType<Kafka['admin']>) 
   }
 }
 
+/**
+ * Creates a topic and returns once every partition's leader answers for it: `waitForLeaders` only
+ * waits for the controller's metadata, and under load a produce or offsets request sent right after
+ * it was refused with UNKNOWN_TOPIC_OR_PARTITION (seen in tenants.test.ts in a loaded CI run).
+ */
 export const createTopic = (kafka: Kafka, topic: string, partitions: number): Promise<boolean> =>
-  admin(kafka, (a) =>
-    a.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true }),
-  );
+  admin(kafka, async (a) => {
+    const created = await a.createTopics({
+      topics: [{ topic, numPartitions: partitions }],
+      waitForLeaders: true,
+    });
+    await waitFor(
+      async () => {
+        try {
+          return (await a.fetchTopicOffsets(topic)).length === partitions;
+        } catch {
+          return false;
+        }
+      },
+      { what: `every partition of ${topic} to answer offsets` },
+    );
+    return created;
+  });
 
 export async function topicEnds(kafka: Kafka, topic: string): Promise<Map<number, number>> {
   const offsets = await admin(kafka, (a) => a.fetchTopicOffsets(topic));
