@@ -6,8 +6,10 @@
 // phase and round, after full collections (the inputs and both operators share one heap). Each
 // round builds fresh operators; every batch's output is checked equal on both sides (its weight
 // sum and a weighted sum of bid ids). Prints CPU µs per change per side and phase, and base ÷ this tree.
+// With --output each side's changes also go into its checkout's keyed view Output (key: the bid id),
+// as in the engine, so what the operator's batch promises (consolidated or not) is paid for there.
 //   node --expose-gc --import tsx bench/semi-join-op-ab.ts --base ../sluice-base [--auctions 100000]
-//        [--bids 1000000] [--batch 100] [--rounds 4]
+//        [--bids 1000000] [--batch 100] [--rounds 4] [--output]
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadavg } from 'node:os';
@@ -21,6 +23,15 @@ import { flag } from './ab-checkouts.ts';
 interface Op {
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch;
 }
+interface Output {
+  step(inputs: readonly ZBatch[]): ZBatch;
+}
+type OutputClass = new (
+  nodeId: number,
+  stateId: string,
+  key: readonly number[] | null,
+  width: number,
+) => Output;
 type SemiJoinNode = Extract<DataflowNode, { kind: 'semijoin' }>;
 type OpClass = new (node: SemiJoinNode, leftColumns: readonly ColumnSpec[]) => Op;
 
@@ -30,11 +41,16 @@ const auctions = Number(flag('auctions', '100000'));
 const bids = Number(flag('bids', '1000000'));
 const batch = Number(flag('batch', '100'));
 const rounds = Number(flag('rounds', '4'));
+const withOutput = process.argv.includes('--output');
 
 const load = async (path: string): Promise<OpClass> =>
   ((await import(pathToFileURL(path).href)) as { SemiJoinOp: OpClass }).SemiJoinOp;
 const Base = await load(resolve(baseDir, 'src/ivm/ops/semi-join-op.ts'));
 const Mine = await load(new URL('../src/ivm/ops/semi-join-op.ts', import.meta.url).pathname);
+const loadOutput = async (path: string): Promise<OutputClass> =>
+  ((await import(pathToFileURL(path).href)) as { OutputOp: OutputClass }).OutputOp;
+const BaseOutput = await loadOutput(resolve(baseDir, 'src/ivm/ops/output-op.ts'));
+const MineOutput = await loadOutput(new URL('../src/ivm/ops/output-op.ts', import.meta.url).pathname);
 
 const COLUMNS: ColumnSpec[] = [
   { name: 'bid', type: T.int64 },
@@ -115,12 +131,17 @@ const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[
 const results: Record<string, { base: number[]; mine: number[]; ratio: number[] }> = {};
 
 console.log(
-  `semi-join-op-ab: ${auctions} auctions, ${bids} bids, batch ${batch}, ${rounds} rounds, base ${baseDir}`,
+  `semi-join-op-ab: ${auctions} auctions, ${bids} bids, batch ${batch}, ${rounds} rounds, base ${baseDir}` +
+    (withOutput ? ', with the view Output' : ''),
 );
 for (let r = 0; r <= rounds; r++) {
   const phases = roundPhases(r, auctions, bids);
   const base = new Base(NODE, COLUMNS);
   const mine = new Mine(NODE, COLUMNS);
+  const outputs = new Map<Op, Output | null>([
+    [base, withOutput ? new BaseOutput(4, 'v', [0], COLUMNS.length) : null],
+    [mine, withOutput ? new MineOutput(4, 'v', [0], COLUMNS.length) : null],
+  ]);
   for (const [p, phase] of phases.entries()) {
     // Both sides' inputs built first and settled in the old generation, so no step pays for
     // promoting them; then each side runs the whole phase, which one first alternating.
@@ -128,12 +149,17 @@ for (let r = 0; r <= rounds; r++) {
     const forMine = stepsOf(phase.changes);
     const digests: number[] = [];
     const run = (op: Op, steps: readonly Steps[], check: boolean): number => {
+      const output = outputs.get(op) ?? null;
+      const stepped = (out: ZBatch): number => {
+        // The Output's delta: the operator's changes consolidated (it throws on a broken promise).
+        return digest(output === null ? out : output.step([out]));
+      };
       gc();
       gc();
       const t = cpu();
       for (let i = 0; i < steps.length; i++) {
         const [right, left] = steps[i] as Steps;
-        const d = digest(op.step([EMPTY, right], FAIL)) + digest(op.step([left, EMPTY], FAIL));
+        const d = stepped(op.step([EMPTY, right], FAIL)) + stepped(op.step([left, EMPTY], FAIL));
         if (!check) digests.push(d);
         else if (digests[i] !== d)
           throw new Error(`semi-join-op-ab: outputs differ at batch ${i} of ${phase.name}`);
@@ -157,6 +183,7 @@ for (const [phase, { base, mine, ratio }] of Object.entries(results))
     JSON.stringify({
       bench: 'semi-join-op-ab',
       batch,
+      output: withOutput,
       phase,
       base_us: base,
       us: mine,

@@ -1,7 +1,8 @@
 // Unit tests of the SemiJoin operator without SQL: what its output batch promises. A step whose left
 // delta alone passes rows says they are consolidated (each row once, so Output need not consolidate
-// them again); a step in which the right side flips a key emits that key's held rows too, and a left
-// row deleted in the same step may then come out twice, so it must not say so.
+// them again), and so does a step whose right side alone flips keys (each held row of each flipped
+// key once); a step in which both emit rows may hold a row twice (a left row deleted while its key
+// flips), so it must not say so.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Value } from '../../common/types.ts';
@@ -48,7 +49,7 @@ function net(out: ZBatch): string[] {
   return c.rows.map((r, i) => `${(c.weights[i] ?? 0) > 0 ? '+' : '-'}${r.join(',')}`).sort();
 }
 
-test('a left delta alone passes each row once and says so; a flip of the right side does not', () => {
+test('a left delta alone or a flip alone emits each row once and says so; both together do not', () => {
   const op = semiJoin();
   // k = 1 exists on the right; rows of k = 1 pass, of k = 2 and NULL do not.
   assert.deepEqual(net(op.step([EMPTY, batch([[1]], [1])], NO_ERRORS)), []);
@@ -78,10 +79,18 @@ test('a left delta alone passes each row once and says so; a flip of the right s
   assert.equal(flipped.consolidated, false);
   assert.equal(flipped.rows.length, 2);
   assert.deepEqual(net(flipped), []);
-  // k = 1 leaves the right: rows 10 and 11 go.
+  // k = 1 leaves the right: rows 10 and 11 go, each once, with nothing else in the step.
   const left = op.step([EMPTY, batch([[1]], [-1])], NO_ERRORS);
-  assert.equal(left.consolidated, false);
-  assert.deepEqual(net(left), ['-10,1', '-11,1']);
+  assert.equal(left.consolidated, true);
+  assert.deepEqual(left.rows, [
+    [10, 1],
+    [11, 1],
+  ]);
+  assert.deepEqual(left.weights, [-1, -1]);
+  // A flip and left rows that pass nothing (k = 3 is not held on the right) together: still once.
+  const flipOnly = op.step([batch([[14, 3]], [1]), batch([[1]], [1])], NO_ERRORS);
+  assert.equal(flipOnly.consolidated, true);
+  assert.deepEqual(net(flipOnly), ['+10,1', '+11,1']);
 });
 
 test('a right delta folded while no left row is held evaluates no key for a flip', () => {

@@ -155,9 +155,11 @@ export class SemiJoinOp implements Operator, Stateful {
       else this.foldRight(rightDelta, emitBucket);
     }
 
-    // Rows of the right delta's flips are L_old's; a row of the left delta may be one of them, so
-    // the output is consolidated only when nothing flipped (the left delta passes each row once).
-    const flipped = rows.length > 0;
+    // The flips' rows are L_old's, each once (a key's bucket holds distinct rows, a row is under one
+    // key, and a fold evaluates a key once); the left delta passes each of its rows once. So the
+    // output is consolidated unless both emitted rows: a row of the left delta may be one of L_old's.
+    // (A flip of many held rows, an auction deleted with its bids, then needs no consolidating.)
+    const flipped = rows.length;
     // The left delta, by the right side as it is now.
     const leftDelta = consolidate(inputs[0] as ZBatch);
     for (let i = 0; i < leftDelta.rows.length; i++) {
@@ -193,7 +195,7 @@ export class SemiJoinOp implements Operator, Stateful {
         weights.push(w);
       }
     }
-    return { rows, weights, consolidated: !flipped };
+    return { rows, weights, consolidated: flipped === 0 || rows.length === flipped };
   }
 
   /**
