@@ -225,8 +225,8 @@ export class JoinArrangement extends ArrangementDelta {
     const added = new Set(columns.filter((c) => !this.keptAt.includes(c)));
     if (this.keptAt.length + added.size > MAX_KEPT_COLUMNS) return null;
     for (const column of added) {
-      const values: Value[] = [];
-      for (const row of this.rowArrays) values.push(row === null ? null : (row[column] as Value));
+      const values = cells(this.counts.length);
+      this.rowArrays.forEach((row, id) => (values[id] = row?.[column] ?? null));
       this.keptAt.push(column);
       this.kept.push(values);
       this.bytes += 8 * this.rowCount;
@@ -459,9 +459,9 @@ export class JoinArrangement extends ArrangementDelta {
     if (id === undefined) {
       id = this.rowArrays.length;
       this.rowArrays.push(row);
-      for (let k = 0; k < keptAt.length; k++)
-        (this.kept[k] as Value[]).push(row[keptAt[k] as number] as Value);
       if (id >= this.counts.length) this.growRows(id + 1);
+      for (let k = 0; k < keptAt.length; k++)
+        (this.kept[k] as Value[])[id] = row[keptAt[k] as number] as Value;
     } else {
       this.rowArrays[id] = row;
       for (let k = 0; k < keptAt.length; k++)
@@ -535,6 +535,8 @@ export class JoinArrangement extends ArrangementDelta {
 
   private growRows(min: number): void {
     this.counts = grownF64(this.counts, min);
+    for (let k = 0; k < this.kept.length; k++)
+      this.kept[k] = grownCells(this.kept[k] as Value[], this.counts.length);
     this.seqs = grownF64(this.seqs, min);
     this.nexts = grownI32(this.nexts, min);
     this.prevs = grownI32(this.prevs, min);
@@ -574,11 +576,25 @@ export class JoinArrangement extends ArrangementDelta {
     this.rowSlots = new Int32Array(16);
     this.mixed = new Int32Array(0);
     this.freeRows = [];
-    for (let k = 0; k < this.kept.length; k++) this.kept[k] = [];
+    for (let k = 0; k < this.kept.length; k++) this.kept[k] = cells(16);
     this.table.reset(0);
     this.byFirst = new GroupIndex();
     this.rowCount = 0;
     this.bytes = 0;
     this.nextSeq = 0;
   }
+}
+
+/**
+ * A kept column's cells for `n` row ids, sized and grown with the per-row typed arrays (`growRows`)
+ * so a new row writes its cell in place: pushed, a million-row column's regrowth cost the fold more.
+ */
+function cells(n: number): Value[] {
+  return new Array<Value>(n).fill(null);
+}
+
+function grownCells(a: readonly Value[], n: number): Value[] {
+  const out = cells(n);
+  for (let i = 0; i < a.length; i++) out[i] = a[i] as Value;
+  return out;
 }

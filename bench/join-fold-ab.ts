@@ -1,0 +1,99 @@
+// The fold of the join bench's bids into the bids-by-auction arrangement (what the shared
+// arrangement does each epoch of bench/join.ts's bids phase), of two trees, interleaved in one
+// process: each run folds the same bids, in batches of 10,000, into a fresh arrangement of each tree
+// in turn (keeping the amount column, as the agg view's join asks), which tree goes first
+// alternating run by run; CPU time of the adds only. Fresh row arrays per batch, as a table's insert
+// hands them over, not one array allocated up front. On this shared, loaded machine two processes' CPU figures
+// move ±30%; interleaved, both sides see the same caches and neighbours.
+//   node --expose-gc --import tsx bench/join-fold-ab.ts [--base ../sluice-base] [--auctions 100000]
+//     [--bids 1000000] [--runs 10]
+// Prints one JSON line per run (base ÷ this tree's CPU time: above 1, this tree faster) and the
+// ratio of the sums over every run after the first (which warms the JIT). `--base .` is the A/A.
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { loadavg } from 'node:os';
+import type { Value } from '../src/common/types.ts';
+
+type ArrangementModule = typeof import('../src/ivm/join-arrangement.ts');
+
+const { values } = parseArgs({
+  options: {
+    base: { type: 'string', default: '../sluice-base' },
+    auctions: { type: 'string', default: '100000' },
+    bids: { type: 'string', default: '1000000' },
+    runs: { type: 'string', default: '10' },
+  },
+});
+const auctionCount = Number(values.auctions);
+const bidCount = Number(values.bids);
+const runs = Number(values.runs);
+const BATCH = 10_000;
+const trees = [resolve(values.base), resolve('.')];
+// Two module instances even for `--base .` (the A/A): a query string makes a second one.
+const modules = [
+  (await import(`${trees[0]}/src/ivm/join-arrangement.ts?side=base`)) as ArrangementModule,
+  (await import(`${trees[1]}/src/ivm/join-arrangement.ts?side=this`)) as ArrangementModule,
+];
+
+function cpuMs(since: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(since);
+  return (d.user + d.system) / 1000;
+}
+
+/** One tree's fold of every bid, batch by batch, fresh rows each batch; its CPU ms. */
+function fold(m: ArrangementModule): { ms: number; size: number } {
+  // As join-workload.ts: bids uniform over the first 80% of the auctions; the same seed each time.
+  let seed = 20111111;
+  const int = (n: number): number => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return Math.floor((seed / 2 ** 32) * n);
+  };
+  const a = new m.JoinArrangement('bids', 'S', String);
+  a.keepColumns([3]);
+  const weights = new Array<number>(BATCH).fill(1);
+  let ms = 0;
+  for (let start = 0; start < bidCount; start += BATCH) {
+    const rows: Value[][] = [];
+    for (let id = start + 1; id <= Math.min(bidCount, start + BATCH); id++)
+      rows.push([id, 1 + int(Math.floor(auctionCount * 0.8)), 1 + int(50_000), 1 + int(100)]);
+    const since = process.cpuUsage();
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as Value[];
+      a.add(row[1] as number, row, weights[i] as number, 0);
+    }
+    ms += cpuMs(since);
+  }
+  return { ms, size: a.size };
+}
+
+const sums = [0, 0];
+for (let run = 0; run < runs; run++) {
+  const ms = [0, 0];
+  const sizes = [0, 0];
+  // Which tree folds first alternates run by run; each starts from a collected heap.
+  for (const s of run % 2 === 0 ? [0, 1] : [1, 0]) {
+    globalThis.gc?.();
+    const r = fold(modules[s] as ArrangementModule);
+    ms[s] = r.ms;
+    sizes[s] = r.size;
+  }
+  if (sizes[0] !== sizes[1]) throw new Error('the trees hold different rows');
+  if (run > 0) for (const s of [0, 1]) sums[s] = (sums[s] as number) + (ms[s] as number);
+  console.log(
+    JSON.stringify({
+      bench: 'join-fold-ab',
+      run,
+      base_ms: Math.round(ms[0] as number),
+      this_ms: Math.round(ms[1] as number),
+      base_over_this: Math.round(((ms[0] as number) / (ms[1] as number)) * 1000) / 1000,
+      loadavg: loadavg().map((l) => Math.round(l * 10) / 10),
+    }),
+  );
+}
+console.log(
+  JSON.stringify({
+    bench: 'join-fold-ab',
+    runs: runs - 1,
+    base_over_this: Math.round(((sums[0] as number) / (sums[1] as number)) * 1000) / 1000,
+  }),
+);
