@@ -7,8 +7,11 @@
 //   stamp-by-slot  the same, but the grouping pass marks slots in an Int32Array, not the objects
 //   by-slot        the same arrays, reached from arrays indexed by the partition's slot (no
 //                  partition object on the way)
+//   image-slab     the images in one Float64Array, a fixed region per slot; rows in an array per
+//                  partition, reached by slot
 //   slabs          every partition's images in one Int32Array and rows in one array, a fixed region
 //                  per slot, lengths in an Int32Array (no object and no array header on the way)
+//   slabs-f64      the same with the images as doubles, as a general image is
 // Each round builds fresh rows for every layout, runs them in a rotating order and prints µs of CPU
 // per delete (all deletes; about 88% are in a tail, as in bench/topn.ts); read the medians over the rounds (the machine's load moves single rounds).
 //   node --expose-gc --import tsx bench/topn-layout-model.ts [--rounds 9]
@@ -234,15 +237,110 @@ function slabs(w: Workload): number {
   return perDelete(cpu() - t, found, w);
 }
 
+/** The same slabs with the images as doubles (a general image: twice the bytes a scan streams). */
+function slabsF64(w: Workload): number {
+  const keys = new Float64Array(PARTS * REGION);
+  const rows = new Array<Row | null>(PARTS * REGION).fill(null);
+  const length = new Int32Array(PARTS);
+  const sorted = new Int32Array(PARTS);
+  const stamp = new Int32Array(PARTS);
+  for (const row of w.rows) {
+    const p = row[1];
+    const n = length[p] as number;
+    if (n === REGION) throw new Error('topn-layout-model: a partition outgrew its region');
+    rows[p * REGION + n] = row;
+    keys[p * REGION + n] = -row[3];
+    length[p] = n + 1;
+  }
+  for (let p = 0; p < PARTS; p++) sorted[p] = Math.min(SORTED, length[p] as number);
+  const t = cpu();
+  let found = 0;
+  for (let b = 0; b < w.deletes.length; b += BATCH) {
+    const end = Math.min(w.deletes.length, b + BATCH);
+    for (let i = b; i < end; i++) {
+      const p = (w.deletes[i] as Row)[1];
+      stamp[p] = (stamp[p] as number) + 1;
+    }
+    for (let i = b; i < end; i++) {
+      const row = w.deletes[i] as Row;
+      const p = row[1];
+      const image = -row[3];
+      const from = p * REGION;
+      const to = from + (length[p] as number);
+      for (let j = from + (sorted[p] as number); j < to; j++) {
+        if (keys[j] !== image) continue;
+        if (rows[j] !== row) continue;
+        rows[j] = rows[to - 1] as Row;
+        keys[j] = keys[to - 1] as number;
+        rows[to - 1] = null;
+        length[p] = (length[p] as number) - 1;
+        found++;
+        break;
+      }
+    }
+  }
+  return perDelete(cpu() - t, found, w);
+}
+
+/** Images in a Float64Array slab by slot; rows still in an array per partition, reached by slot. */
+function imageSlab(w: Workload): number {
+  const keys = new Float64Array(PARTS * REGION);
+  const rowsOf: Row[][] = [];
+  for (let p = 0; p < PARTS; p++) rowsOf.push([]);
+  const sorted = new Int32Array(PARTS);
+  const stamp = new Int32Array(PARTS);
+  for (const row of w.rows) {
+    const list = rowsOf[row[1]] as Row[];
+    if (list.length === REGION) throw new Error('topn-layout-model: a partition outgrew its region');
+    keys[row[1] * REGION + list.length] = -row[3];
+    list.push(row);
+  }
+  for (let p = 0; p < PARTS; p++) sorted[p] = Math.min(SORTED, (rowsOf[p] as Row[]).length);
+  const t = cpu();
+  let found = 0;
+  for (let b = 0; b < w.deletes.length; b += BATCH) {
+    const end = Math.min(w.deletes.length, b + BATCH);
+    for (let i = b; i < end; i++) {
+      const p = (w.deletes[i] as Row)[1];
+      stamp[p] = (stamp[p] as number) + 1;
+    }
+    for (let i = b; i < end; i++) {
+      const row = w.deletes[i] as Row;
+      const p = row[1];
+      const image = -row[3];
+      const rows = rowsOf[p] as Row[];
+      const from = p * REGION;
+      const to = from + rows.length;
+      for (let j = from + (sorted[p] as number); j < to; j++) {
+        if (keys[j] !== image) continue;
+        if (rows[j - from] !== row) continue;
+        rows[j - from] = rows[rows.length - 1] as Row;
+        keys[j] = keys[to - 1] as number;
+        rows.pop();
+        found++;
+        break;
+      }
+    }
+  }
+  return perDelete(cpu() - t, found, w);
+}
+
 function perDelete(us: number, found: number, w: Workload): number {
   if (found !== w.inTail) throw new Error(`topn-layout-model: found ${found} of ${w.inTail}`);
   return us / w.deletes.length;
 }
 
-const layouts = { objects, 'stamp-by-slot': stampBySlot, 'by-slot': bySlot, slabs } as const;
+const layouts = {
+  objects,
+  'stamp-by-slot': stampBySlot,
+  'by-slot': bySlot,
+  'image-slab': imageSlab,
+  slabs,
+  'slabs-f64': slabsF64,
+} as const;
 type Layout = keyof typeof layouts;
 const names = Object.keys(layouts) as Layout[];
-const results: Record<Layout, number[]> = { objects: [], 'stamp-by-slot': [], 'by-slot': [], slabs: [] };
+const results = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<Layout, number[]>;
 for (let r = 0; r < rounds; r++) {
   const line: Record<string, number> = {};
   for (let k = 0; k < names.length; k++) {
