@@ -1,0 +1,362 @@
+// A model of the Top-N's tail delete (bench/topn.ts's shape: 10,000 partitions of about 100 rows,
+// 100,000 random deletes in batches of 1,000, each a scan of its partition's unordered tail for the
+// row's image, then a swap with the last tail row), in three memory layouts, to size a layout change
+// before making it in src/ivm/ops/topn-partition.ts. Not the operator: no sorted rows, no refill,
+// no output; rows are found by identity. The layouts:
+//   objects        today's: a partition object per key, holding its own rows array and images array
+//   stamp-by-slot  the same, but the grouping pass marks slots in an Int32Array, not the objects
+//   by-slot        the same arrays, reached from arrays indexed by the partition's slot (no
+//                  partition object on the way)
+//   image-slab     the images in one Float64Array, a fixed region per slot; rows in an array per
+//                  partition, reached by slot
+//   slabs          every partition's images in one Int32Array and rows in one array, a fixed region
+//                  per slot, lengths in an Int32Array (no object and no array header on the way)
+//   slabs-f64      the same with the images as doubles, as a general image is
+// Each round builds fresh rows for every layout, runs them in a rotating order and prints µs of CPU
+// per delete (all deletes; about 88% are in a tail, as in bench/topn.ts); read the medians over the rounds (the machine's load moves single rounds).
+//   node --expose-gc --import tsx bench/topn-layout-model.ts [--rounds 9]
+import { loadavg } from 'node:os';
+import { sfc32 } from './workload.ts';
+import { flag } from './ab-checkouts.ts';
+
+const PARTS = 10_000;
+const PER_PART = 100;
+/** Slab region per partition: room for the most rows any partition draws here. */
+const REGION = 192;
+const SORTED = 12;
+const DELETES = 100_000;
+const BATCH = 1_000;
+const rounds = Number(flag('rounds', '9'));
+
+type Row = [number, number, number, number];
+interface Workload {
+  rows: Row[];
+  deletes: Row[];
+  /** Deletes of a row past its partition's first SORTED rows: the ones a tail scan finds. */
+  inTail: number;
+}
+
+function workload(seed: number): Workload {
+  const rnd = sfc32(seed);
+  const rows: Row[] = [];
+  for (let i = 0; i < PARTS * PER_PART; i++)
+    rows.push([i + 1, Math.floor(rnd() * PARTS), 3, 1 + Math.floor(rnd() * 1_000_000)]);
+  const chosen = new Set<Row>();
+  while (chosen.size < DELETES) chosen.add(rows[Math.floor(rnd() * rows.length)] as Row);
+  // The first SORTED rows of a partition stand for its sorted rows: a tail scan never finds them.
+  const seen = new Int32Array(PARTS);
+  const tail = new Set<Row>();
+  for (const row of rows) if ((seen[row[1]] = (seen[row[1]] as number) + 1) > SORTED) tail.add(row);
+  let inTail = 0;
+  for (const row of chosen) if (tail.has(row)) inTail++;
+  return { rows, deletes: [...chosen], inTail };
+}
+
+const cpu = (): number => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+
+class Part {
+  rows: Row[] = [];
+  keys: number[] = [];
+  sorted = 0;
+  stamp = 0;
+}
+
+/** Today's layout. Returns µs of CPU per delete (every delete must find its row). */
+function objects(w: Workload): number {
+  const parts: Part[] = [];
+  for (let p = 0; p < PARTS; p++) parts.push(new Part());
+  for (const row of w.rows) {
+    const part = parts[row[1]] as Part;
+    part.rows.push(row);
+    part.keys.push(-row[3]);
+  }
+  for (const part of parts) part.sorted = Math.min(SORTED, part.rows.length);
+  const t = cpu();
+  let found = 0;
+  for (let b = 0; b < w.deletes.length; b += BATCH) {
+    const end = Math.min(w.deletes.length, b + BATCH);
+    const touched: Part[] = [];
+    for (let i = b; i < end; i++) {
+      const part = parts[(w.deletes[i] as Row)[1]] as Part;
+      part.stamp++;
+      touched.push(part);
+    }
+    for (let i = b; i < end; i++) {
+      const row = w.deletes[i] as Row;
+      const part = touched[i - b] as Part;
+      const image = -row[3];
+      const keys = part.keys;
+      for (let j = part.sorted; j < keys.length; j++) {
+        if (keys[j] !== image) continue;
+        const rows = part.rows;
+        if (rows[j] !== row) continue;
+        const last = rows.length - 1;
+        rows[j] = rows[last] as Row;
+        keys[j] = keys[last] as number;
+        rows.pop();
+        keys.pop();
+        found++;
+        break;
+      }
+    }
+  }
+  return perDelete(cpu() - t, found, w);
+}
+
+/** Today's objects, but the grouping pass marks slots in an Int32Array, not partition objects. */
+function stampBySlot(w: Workload): number {
+  const parts: Part[] = [];
+  for (let p = 0; p < PARTS; p++) parts.push(new Part());
+  for (const row of w.rows) {
+    const part = parts[row[1]] as Part;
+    part.rows.push(row);
+    part.keys.push(-row[3]);
+  }
+  for (const part of parts) part.sorted = Math.min(SORTED, part.rows.length);
+  const stamp = new Int32Array(PARTS);
+  const t = cpu();
+  let found = 0;
+  for (let b = 0; b < w.deletes.length; b += BATCH) {
+    const end = Math.min(w.deletes.length, b + BATCH);
+    for (let i = b; i < end; i++) {
+      const p = (w.deletes[i] as Row)[1];
+      stamp[p] = (stamp[p] as number) + 1;
+    }
+    for (let i = b; i < end; i++) {
+      const row = w.deletes[i] as Row;
+      const part = parts[row[1]] as Part;
+      const image = -row[3];
+      const keys = part.keys;
+      for (let j = part.sorted; j < keys.length; j++) {
+        if (keys[j] !== image) continue;
+        const rows = part.rows;
+        if (rows[j] !== row) continue;
+        const last = rows.length - 1;
+        rows[j] = rows[last] as Row;
+        keys[j] = keys[last] as number;
+        rows.pop();
+        keys.pop();
+        found++;
+        break;
+      }
+    }
+  }
+  return perDelete(cpu() - t, found, w);
+}
+
+/** The same arrays, reached by slot. */
+function bySlot(w: Workload): number {
+  const keysOf: number[][] = [];
+  const rowsOf: Row[][] = [];
+  for (let p = 0; p < PARTS; p++) {
+    keysOf.push([]);
+    rowsOf.push([]);
+  }
+  for (const row of w.rows) {
+    (rowsOf[row[1]] as Row[]).push(row);
+    (keysOf[row[1]] as number[]).push(-row[3]);
+  }
+  const sorted = new Int32Array(PARTS);
+  const stamp = new Int32Array(PARTS);
+  for (let p = 0; p < PARTS; p++) sorted[p] = Math.min(SORTED, (rowsOf[p] as Row[]).length);
+  const t = cpu();
+  let found = 0;
+  for (let b = 0; b < w.deletes.length; b += BATCH) {
+    const end = Math.min(w.deletes.length, b + BATCH);
+    for (let i = b; i < end; i++) {
+      const p = (w.deletes[i] as Row)[1];
+      stamp[p] = (stamp[p] as number) + 1;
+    }
+    for (let i = b; i < end; i++) {
+      const row = w.deletes[i] as Row;
+      const p = row[1];
+      const image = -row[3];
+      const keys = keysOf[p] as number[];
+      for (let j = sorted[p] as number; j < keys.length; j++) {
+        if (keys[j] !== image) continue;
+        const rows = rowsOf[p] as Row[];
+        if (rows[j] !== row) continue;
+        const last = rows.length - 1;
+        rows[j] = rows[last] as Row;
+        keys[j] = keys[last] as number;
+        rows.pop();
+        keys.pop();
+        found++;
+        break;
+      }
+    }
+  }
+  return perDelete(cpu() - t, found, w);
+}
+
+/** Slabs: one Int32Array of images, one array of rows, a region per slot. */
+function slabs(w: Workload): number {
+  const keys = new Int32Array(PARTS * REGION);
+  const rows = new Array<Row | null>(PARTS * REGION).fill(null);
+  const length = new Int32Array(PARTS);
+  const sorted = new Int32Array(PARTS);
+  const stamp = new Int32Array(PARTS);
+  for (const row of w.rows) {
+    const p = row[1];
+    const n = length[p] as number;
+    if (n === REGION) throw new Error('topn-layout-model: a partition outgrew its region');
+    rows[p * REGION + n] = row;
+    keys[p * REGION + n] = -row[3];
+    length[p] = n + 1;
+  }
+  for (let p = 0; p < PARTS; p++) sorted[p] = Math.min(SORTED, length[p] as number);
+  const t = cpu();
+  let found = 0;
+  for (let b = 0; b < w.deletes.length; b += BATCH) {
+    const end = Math.min(w.deletes.length, b + BATCH);
+    for (let i = b; i < end; i++) {
+      const p = (w.deletes[i] as Row)[1];
+      stamp[p] = (stamp[p] as number) + 1;
+    }
+    for (let i = b; i < end; i++) {
+      const row = w.deletes[i] as Row;
+      const p = row[1];
+      const image = -row[3];
+      const from = p * REGION;
+      const to = from + (length[p] as number);
+      for (let j = from + (sorted[p] as number); j < to; j++) {
+        if (keys[j] !== image) continue;
+        if (rows[j] !== row) continue;
+        rows[j] = rows[to - 1] as Row;
+        keys[j] = keys[to - 1] as number;
+        rows[to - 1] = null;
+        length[p] = (length[p] as number) - 1;
+        found++;
+        break;
+      }
+    }
+  }
+  return perDelete(cpu() - t, found, w);
+}
+
+/** The same slabs with the images as doubles (a general image: twice the bytes a scan streams). */
+function slabsF64(w: Workload): number {
+  const keys = new Float64Array(PARTS * REGION);
+  const rows = new Array<Row | null>(PARTS * REGION).fill(null);
+  const length = new Int32Array(PARTS);
+  const sorted = new Int32Array(PARTS);
+  const stamp = new Int32Array(PARTS);
+  for (const row of w.rows) {
+    const p = row[1];
+    const n = length[p] as number;
+    if (n === REGION) throw new Error('topn-layout-model: a partition outgrew its region');
+    rows[p * REGION + n] = row;
+    keys[p * REGION + n] = -row[3];
+    length[p] = n + 1;
+  }
+  for (let p = 0; p < PARTS; p++) sorted[p] = Math.min(SORTED, length[p] as number);
+  const t = cpu();
+  let found = 0;
+  for (let b = 0; b < w.deletes.length; b += BATCH) {
+    const end = Math.min(w.deletes.length, b + BATCH);
+    for (let i = b; i < end; i++) {
+      const p = (w.deletes[i] as Row)[1];
+      stamp[p] = (stamp[p] as number) + 1;
+    }
+    for (let i = b; i < end; i++) {
+      const row = w.deletes[i] as Row;
+      const p = row[1];
+      const image = -row[3];
+      const from = p * REGION;
+      const to = from + (length[p] as number);
+      for (let j = from + (sorted[p] as number); j < to; j++) {
+        if (keys[j] !== image) continue;
+        if (rows[j] !== row) continue;
+        rows[j] = rows[to - 1] as Row;
+        keys[j] = keys[to - 1] as number;
+        rows[to - 1] = null;
+        length[p] = (length[p] as number) - 1;
+        found++;
+        break;
+      }
+    }
+  }
+  return perDelete(cpu() - t, found, w);
+}
+
+/** Images in a Float64Array slab by slot; rows still in an array per partition, reached by slot. */
+function imageSlab(w: Workload): number {
+  const keys = new Float64Array(PARTS * REGION);
+  const rowsOf: Row[][] = [];
+  for (let p = 0; p < PARTS; p++) rowsOf.push([]);
+  const sorted = new Int32Array(PARTS);
+  const stamp = new Int32Array(PARTS);
+  for (const row of w.rows) {
+    const list = rowsOf[row[1]] as Row[];
+    if (list.length === REGION) throw new Error('topn-layout-model: a partition outgrew its region');
+    keys[row[1] * REGION + list.length] = -row[3];
+    list.push(row);
+  }
+  for (let p = 0; p < PARTS; p++) sorted[p] = Math.min(SORTED, (rowsOf[p] as Row[]).length);
+  const t = cpu();
+  let found = 0;
+  for (let b = 0; b < w.deletes.length; b += BATCH) {
+    const end = Math.min(w.deletes.length, b + BATCH);
+    for (let i = b; i < end; i++) {
+      const p = (w.deletes[i] as Row)[1];
+      stamp[p] = (stamp[p] as number) + 1;
+    }
+    for (let i = b; i < end; i++) {
+      const row = w.deletes[i] as Row;
+      const p = row[1];
+      const image = -row[3];
+      const rows = rowsOf[p] as Row[];
+      const from = p * REGION;
+      const to = from + rows.length;
+      for (let j = from + (sorted[p] as number); j < to; j++) {
+        if (keys[j] !== image) continue;
+        if (rows[j - from] !== row) continue;
+        rows[j - from] = rows[rows.length - 1] as Row;
+        keys[j] = keys[to - 1] as number;
+        rows.pop();
+        found++;
+        break;
+      }
+    }
+  }
+  return perDelete(cpu() - t, found, w);
+}
+
+function perDelete(us: number, found: number, w: Workload): number {
+  if (found !== w.inTail) throw new Error(`topn-layout-model: found ${found} of ${w.inTail}`);
+  return us / w.deletes.length;
+}
+
+const layouts = {
+  objects,
+  'stamp-by-slot': stampBySlot,
+  'by-slot': bySlot,
+  'image-slab': imageSlab,
+  slabs,
+  'slabs-f64': slabsF64,
+} as const;
+type Layout = keyof typeof layouts;
+const names = Object.keys(layouts) as Layout[];
+const results = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<Layout, number[]>;
+for (let r = 0; r < rounds; r++) {
+  const line: Record<string, number> = {};
+  for (let k = 0; k < names.length; k++) {
+    const name = names[(r + k) % names.length] as Layout;
+    const w = workload(20261204 + r);
+    (globalThis as { gc?: () => void }).gc?.();
+    const us = layouts[name](w);
+    results[name].push(us);
+    line[name] = Number(us.toFixed(3));
+  }
+  console.log(JSON.stringify({ round: r + 1, ...line, loadavg: Number(loadavg()[0]?.toFixed(2)) }));
+}
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+console.log(
+  JSON.stringify({
+    bench: 'topn-layout-model',
+    us_per_delete_median: Object.fromEntries(names.map((n) => [n, Number(median(results[n]).toFixed(3))])),
+  }),
+);
