@@ -9,7 +9,7 @@ import type { TableDef } from '../planner/catalog.ts';
 import type { Value } from '../common/types.ts';
 import { isKeyOnlyDelete } from './row-normalizer.ts';
 import { hasInexactColumns } from './table-values.ts';
-import { ABSENT, type RequestKeys } from './table-request-keys.ts';
+import { ABSENT, RequestKeys } from './table-request-keys.ts';
 
 /** The table a request is resolved against. */
 export interface ResolveTable {
@@ -23,6 +23,27 @@ export interface ResolveTable {
 /** A keyed table's current rows by key. */
 export interface RowsByKey {
   get(key: Value): readonly Value[] | undefined;
+  /** `out[i] = get(keys[i])` for i < n. */
+  getMany(keys: readonly Value[], n: number, out: (readonly Value[] | undefined)[]): void;
+}
+
+/** A store's scratch lists of the keys a request's inserts look up (kept from request to request). */
+export interface InsertLookups {
+  readonly keys: Value[];
+  /** Where the insert of `keys[j]` is in the request's inserts. */
+  readonly at: number[];
+  readonly rows: (readonly Value[] | undefined)[];
+}
+
+/** A keyed store's scratch for resolving its requests (made on its first request, then reused). */
+export interface ResolveScratch {
+  readonly deleted: RequestKeys;
+  readonly inserted: RequestKeys;
+  readonly lookup: InsertLookups;
+}
+
+export function resolveScratch(): ResolveScratch {
+  return { deleted: new RequestKeys(), inserted: new RequestKeys(), lookup: { keys: [], at: [], rows: [] } };
 }
 
 /** A row as an error's detail shows it: `(a=1, b='x')`. */
@@ -58,7 +79,7 @@ export function resolveKeyed(
   normalizeInsert: (input: unknown, i: number) => Value[],
   out: KeyedResolution,
   /** The store's scratch tables (table-request-keys.ts), begun here. */
-  scratch: { readonly deleted: RequestKeys; readonly inserted: RequestKeys },
+  scratch: ResolveScratch,
 ): boolean | null {
   const { deletes, inserts, deleteKeys } = out;
   const def = table.def;
@@ -101,6 +122,10 @@ export function resolveKeyed(
   // Where each key's insert is (a Map's set and get per insert showed in profiles).
   const insertedAt = scratch.inserted;
   insertedAt.begin();
+  // The stored rows the inserts replace are looked up all at once after this pass (`getMany`): on a
+  // large table each lookup misses the cache, and a pass of them overlaps the misses.
+  const lookup = scratch.lookup;
+  let n = 0;
   insertRows.forEach((input, i) => {
     const row = normalizeInsert(input, i);
     const k = table.keyOf(row);
@@ -114,18 +139,28 @@ export function resolveKeyed(
     }
     // A stored row under the key is replaced, unless this request already deleted it.
     const deletedAt = anyDeleted ? deletedKeys.get(k) : ABSENT;
-    let old: readonly Value[] | undefined;
-    if (deletedAt !== ABSENT) old = deletes[deletedAt];
-    else {
-      old = byKey.get(k);
-      if (old !== undefined) {
-        deletes.push(old);
-        deleteKeys.push(k);
-      }
+    if (deletedAt !== ABSENT) {
+      if (putsBack === false && identicalRows(deletes[deletedAt] as readonly Value[], row)) putsBack = true;
+    } else {
+      lookup.keys[n] = k;
+      lookup.at[n++] = inserts.length;
     }
-    if (old !== undefined && putsBack === false && identicalRows(old, row)) putsBack = true;
     inserts.push(row);
   });
+  if (n === 0) return putsBack;
+  const { keys, at, rows } = lookup;
+  byKey.getMany(keys, n, rows);
+  // In insert order, as a pass deleting and inserting key by key would push them. A null (a key
+  // inserted twice) stays null whatever the rows, so judging the rows after the inserts reads alike.
+  for (let j = 0; j < n; j++) {
+    const old = rows[j];
+    if (old === undefined) continue;
+    rows[j] = undefined; // not kept alive by the scratch until the next request
+    deletes.push(old);
+    deleteKeys.push(keys[j] as Value);
+    if (putsBack === false && identicalRows(old, inserts[at[j] as number] as readonly Value[]))
+      putsBack = true;
+  }
   return putsBack;
 }
 
