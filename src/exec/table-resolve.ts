@@ -33,6 +33,8 @@ export interface InsertLookups {
   /** Where the insert of `keys[j]` is in the request's inserts. */
   readonly at: number[];
   readonly rows: (readonly Value[] | undefined)[];
+  /** A delete's row as the request gave it (resolveDeletes). */
+  readonly given: (readonly Value[] | undefined)[];
 }
 
 /** A keyed store's scratch for resolving its requests (made on its first request, then reused). */
@@ -43,7 +45,11 @@ export interface ResolveScratch {
 }
 
 export function resolveScratch(): ResolveScratch {
-  return { deleted: new RequestKeys(), inserted: new RequestKeys(), lookup: { keys: [], at: [], rows: [] } };
+  return {
+    deleted: new RequestKeys(),
+    inserted: new RequestKeys(),
+    lookup: { keys: [], at: [], rows: [], given: [] },
+  };
 }
 
 /** A row as an error's detail shows it: `(a=1, b='x')`. */
@@ -82,41 +88,10 @@ export function resolveKeyed(
   scratch: ResolveScratch,
 ): boolean | null {
   const { deletes, inserts, deleteKeys } = out;
-  const def = table.def;
   // Keys this request deletes (deletes come first, so a later insert of one adds it back).
   const deletedKeys = scratch.deleted;
   deletedKeys.begin();
-  deleteRows.forEach((input, i) => {
-    // `{"id": 7}`, the common delete, skips the general path (the row it would build, key-only).
-    const keyRow = table.normalizeKeyDelete(input);
-    const row = keyRow ?? table.normalizeRow(input, 'delete', i);
-    const keyOnly = keyRow !== null || isKeyOnlyDelete(def, input as Record<string, unknown>);
-    const k = table.keyOf(row);
-    // Recorded as deleted (where its row goes in `deletes`) in the same probe that finds an earlier
-    // delete of the key (a request that throws leaves the mark behind: `begin` forgets it).
-    const existing = deletedKeys.claim(k, deletes.length) !== ABSENT ? null : byKey.get(k);
-    if (existing === null || existing === undefined) {
-      throw new SluiceError(
-        'ROW_NOT_FOUND',
-        `delete row ${i + 1}: no row with this primary key in table "${def.name}"`,
-        {
-          detail: describeRow(def, row),
-        },
-      );
-    }
-    if (!keyOnly && !sameValues(existing, row)) {
-      throw new SluiceError(
-        'ROW_NOT_FOUND',
-        `delete row ${i + 1}: the row in table "${def.name}" differs from the one to delete`,
-        {
-          detail: `stored ${describeRow(def, existing)}, given ${describeRow(def, row)}`,
-          hint: 'delete by primary key only to remove the row whatever its other values',
-        },
-      );
-    }
-    deletes.push(existing);
-    deleteKeys.push(k);
-  });
+  if (deleteRows.length > 0) resolveDeletes(table, byKey, deleteRows, out, scratch);
   const anyDeleted = deleteRows.length > 0;
   let putsBack: boolean | null = false;
   // Where each key's insert is (a Map's set and get per insert showed in profiles).
@@ -162,6 +137,99 @@ export function resolveKeyed(
       putsBack = true;
   }
   return putsBack;
+}
+
+/**
+ * A keyed table's deletes, into `out.deletes` and `out.deleteKeys` (and recorded in `scratch.deleted`
+ * where each key's row is): the keys first, then their stored rows in one pass (`getMany`, as for the
+ * inserts), then each checked in request order, so the first bad row is the one named.
+ */
+function resolveDeletes(
+  table: ResolveTable,
+  byKey: RowsByKey,
+  deleteRows: readonly unknown[],
+  out: KeyedResolution,
+  scratch: ResolveScratch,
+): void {
+  const deletedKeys = scratch.deleted;
+  const { keys, at: kinds, given } = scratch.lookup;
+  let n = 0;
+  try {
+    for (; n < deleteRows.length; n++) {
+      const input = deleteRows[n];
+      // `{"id": 7}`, the common delete, skips the general path (the row it would build, key-only).
+      const keyRow = table.normalizeKeyDelete(input);
+      const row = keyRow ?? table.normalizeRow(input, 'delete', n);
+      const keyOnly = keyRow !== null || isKeyOnlyDelete(table.def, input as Record<string, unknown>);
+      const k = table.keyOf(row);
+      keys[n] = k;
+      given[n] = row;
+      // Recorded as deleted (where its row goes in `deletes`) in the same probe that finds an
+      // earlier delete of the key (a request that throws leaves the mark behind: `begin` forgets it).
+      kinds[n] = deletedKeys.claim(k, n) !== ABSENT ? REPEATED : keyOnly ? KEY_ONLY : WHOLE_ROW;
+    }
+  } catch (e) {
+    // A row that cannot be read: a row before it that names no stored row is the error to report.
+    checkDeletes(table, byKey, n, out, scratch);
+    throw e;
+  }
+  checkDeletes(table, byKey, n, out, scratch);
+}
+
+const KEY_ONLY = 0;
+const WHOLE_ROW = 1;
+/** A delete of a key an earlier delete of the request names. */
+const REPEATED = 2;
+
+/** The first `n` deletes the scratch holds, looked up and checked in order (resolveDeletes). */
+function checkDeletes(
+  table: ResolveTable,
+  byKey: RowsByKey,
+  n: number,
+  out: KeyedResolution,
+  scratch: ResolveScratch,
+): void {
+  const { deletes, deleteKeys } = out;
+  const def = table.def;
+  const { keys, at: kinds, rows: stored, given } = scratch.lookup;
+  byKey.getMany(keys, n, stored);
+  for (let i = 0; i < n; i++) {
+    const existing = stored[i];
+    const row = given[i] as readonly Value[];
+    // Not kept alive by the scratch until the next request.
+    stored[i] = undefined;
+    given[i] = undefined;
+    const kind = kinds[i];
+    if (existing === undefined || kind === REPEATED) {
+      clearFrom(scratch.lookup, i + 1, n);
+      throw new SluiceError(
+        'ROW_NOT_FOUND',
+        `delete row ${i + 1}: no row with this primary key in table "${def.name}"`,
+        { detail: describeRow(def, row) },
+      );
+    }
+    if (kind === WHOLE_ROW && !sameValues(existing, row)) {
+      clearFrom(scratch.lookup, i + 1, n);
+      throw new SluiceError(
+        'ROW_NOT_FOUND',
+        `delete row ${i + 1}: the row in table "${def.name}" differs from the one to delete`,
+        {
+          detail: `stored ${describeRow(def, existing)}, given ${describeRow(def, row)}`,
+          hint: 'delete by primary key only to remove the row whatever its other values',
+        },
+      );
+    }
+    deletes.push(existing);
+    deleteKeys.push(keys[i] as Value);
+  }
+}
+
+/** Drops the scratch's rows [from, to) (a request that throws leaves none behind). */
+function clearFrom(lookup: InsertLookups, from: number, to: number): void {
+  for (let i = from; i < to; i++) {
+    lookup.rows[i] = undefined;
+    lookup.given[i] = undefined;
+  }
 }
 
 /** A keyless table's deletes: each names one copy of a stored row; pushes the rows to `deletes`. */
