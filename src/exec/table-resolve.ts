@@ -9,7 +9,7 @@ import type { TableDef } from '../planner/catalog.ts';
 import type { Value } from '../common/types.ts';
 import { isKeyOnlyDelete } from './row-normalizer.ts';
 import { hasInexactColumns } from './table-values.ts';
-import { ABSENT, type RequestKeys } from './table-request-keys.ts';
+import { ABSENT, RequestKeys } from './table-request-keys.ts';
 
 /** The table a request is resolved against. */
 export interface ResolveTable {
@@ -23,6 +23,33 @@ export interface ResolveTable {
 /** A keyed table's current rows by key. */
 export interface RowsByKey {
   get(key: Value): readonly Value[] | undefined;
+  /** `out[i] = get(keys[i])` for i < n. */
+  getMany(keys: readonly Value[], n: number, out: (readonly Value[] | undefined)[]): void;
+}
+
+/** A store's scratch lists of the keys a request's inserts look up (kept from request to request). */
+export interface InsertLookups {
+  readonly keys: Value[];
+  /** Where the insert of `keys[j]` is in the request's inserts. */
+  readonly at: number[];
+  readonly rows: (readonly Value[] | undefined)[];
+  /** A delete's row as the request gave it (resolveDeletes). */
+  readonly given: (readonly Value[] | undefined)[];
+}
+
+/** A keyed store's scratch for resolving its requests (made on its first request, then reused). */
+export interface ResolveScratch {
+  readonly deleted: RequestKeys;
+  readonly inserted: RequestKeys;
+  readonly lookup: InsertLookups;
+}
+
+export function resolveScratch(): ResolveScratch {
+  return {
+    deleted: new RequestKeys(),
+    inserted: new RequestKeys(),
+    lookup: { keys: [], at: [], rows: [], given: [] },
+  };
 }
 
 /** A row as an error's detail shows it: `(a=1, b='x')`. */
@@ -58,49 +85,22 @@ export function resolveKeyed(
   normalizeInsert: (input: unknown, i: number) => Value[],
   out: KeyedResolution,
   /** The store's scratch tables (table-request-keys.ts), begun here. */
-  scratch: { readonly deleted: RequestKeys; readonly inserted: RequestKeys },
+  scratch: ResolveScratch,
 ): boolean | null {
   const { deletes, inserts, deleteKeys } = out;
-  const def = table.def;
   // Keys this request deletes (deletes come first, so a later insert of one adds it back).
   const deletedKeys = scratch.deleted;
   deletedKeys.begin();
-  deleteRows.forEach((input, i) => {
-    // `{"id": 7}`, the common delete, skips the general path (the row it would build, key-only).
-    const keyRow = table.normalizeKeyDelete(input);
-    const row = keyRow ?? table.normalizeRow(input, 'delete', i);
-    const keyOnly = keyRow !== null || isKeyOnlyDelete(def, input as Record<string, unknown>);
-    const k = table.keyOf(row);
-    // Recorded as deleted (where its row goes in `deletes`) in the same probe that finds an earlier
-    // delete of the key (a request that throws leaves the mark behind: `begin` forgets it).
-    const existing = deletedKeys.claim(k, deletes.length) !== ABSENT ? null : byKey.get(k);
-    if (existing === null || existing === undefined) {
-      throw new SluiceError(
-        'ROW_NOT_FOUND',
-        `delete row ${i + 1}: no row with this primary key in table "${def.name}"`,
-        {
-          detail: describeRow(def, row),
-        },
-      );
-    }
-    if (!keyOnly && !sameValues(existing, row)) {
-      throw new SluiceError(
-        'ROW_NOT_FOUND',
-        `delete row ${i + 1}: the row in table "${def.name}" differs from the one to delete`,
-        {
-          detail: `stored ${describeRow(def, existing)}, given ${describeRow(def, row)}`,
-          hint: 'delete by primary key only to remove the row whatever its other values',
-        },
-      );
-    }
-    deletes.push(existing);
-    deleteKeys.push(k);
-  });
+  if (deleteRows.length > 0) resolveDeletes(table, byKey, deleteRows, out, scratch);
   const anyDeleted = deleteRows.length > 0;
   let putsBack: boolean | null = false;
   // Where each key's insert is (a Map's set and get per insert showed in profiles).
   const insertedAt = scratch.inserted;
   insertedAt.begin();
+  // The stored rows the inserts replace are looked up all at once after this pass (`getMany`): on a
+  // large table each lookup misses the cache, and a pass of them overlaps the misses.
+  const lookup = scratch.lookup;
+  let n = 0;
   insertRows.forEach((input, i) => {
     const row = normalizeInsert(input, i);
     const k = table.keyOf(row);
@@ -114,19 +114,122 @@ export function resolveKeyed(
     }
     // A stored row under the key is replaced, unless this request already deleted it.
     const deletedAt = anyDeleted ? deletedKeys.get(k) : ABSENT;
-    let old: readonly Value[] | undefined;
-    if (deletedAt !== ABSENT) old = deletes[deletedAt];
-    else {
-      old = byKey.get(k);
-      if (old !== undefined) {
-        deletes.push(old);
-        deleteKeys.push(k);
-      }
+    if (deletedAt !== ABSENT) {
+      if (putsBack === false && identicalRows(deletes[deletedAt] as readonly Value[], row)) putsBack = true;
+    } else {
+      lookup.keys[n] = k;
+      lookup.at[n++] = inserts.length;
     }
-    if (old !== undefined && putsBack === false && identicalRows(old, row)) putsBack = true;
     inserts.push(row);
   });
+  if (n === 0) return putsBack;
+  const { keys, at, rows } = lookup;
+  byKey.getMany(keys, n, rows);
+  // In insert order, as a pass deleting and inserting key by key would push them. A null (a key
+  // inserted twice) stays null whatever the rows, so judging the rows after the inserts reads alike.
+  for (let j = 0; j < n; j++) {
+    const old = rows[j];
+    if (old === undefined) continue;
+    rows[j] = undefined; // not kept alive by the scratch until the next request
+    deletes.push(old);
+    deleteKeys.push(keys[j] as Value);
+    if (putsBack === false && identicalRows(old, inserts[at[j] as number] as readonly Value[]))
+      putsBack = true;
+  }
   return putsBack;
+}
+
+/**
+ * A keyed table's deletes, into `out.deletes` and `out.deleteKeys` (and recorded in `scratch.deleted`
+ * where each key's row is): the keys first, then their stored rows in one pass (`getMany`, as for the
+ * inserts), then each checked in request order, so the first bad row is the one named.
+ */
+function resolveDeletes(
+  table: ResolveTable,
+  byKey: RowsByKey,
+  deleteRows: readonly unknown[],
+  out: KeyedResolution,
+  scratch: ResolveScratch,
+): void {
+  const deletedKeys = scratch.deleted;
+  const { keys, at: kinds, given } = scratch.lookup;
+  let n = 0;
+  try {
+    for (; n < deleteRows.length; n++) {
+      const input = deleteRows[n];
+      // `{"id": 7}`, the common delete, skips the general path (the row it would build, key-only).
+      const keyRow = table.normalizeKeyDelete(input);
+      const row = keyRow ?? table.normalizeRow(input, 'delete', n);
+      const keyOnly = keyRow !== null || isKeyOnlyDelete(table.def, input as Record<string, unknown>);
+      const k = table.keyOf(row);
+      keys[n] = k;
+      given[n] = row;
+      // Recorded as deleted (where its row goes in `deletes`) in the same probe that finds an
+      // earlier delete of the key (a request that throws leaves the mark behind: `begin` forgets it).
+      kinds[n] = deletedKeys.claim(k, n) !== ABSENT ? REPEATED : keyOnly ? KEY_ONLY : WHOLE_ROW;
+    }
+  } catch (e) {
+    // A row that cannot be read: a row before it that names no stored row is the error to report.
+    checkDeletes(table, byKey, n, out, scratch);
+    throw e;
+  }
+  checkDeletes(table, byKey, n, out, scratch);
+}
+
+const KEY_ONLY = 0;
+const WHOLE_ROW = 1;
+/** A delete of a key an earlier delete of the request names. */
+const REPEATED = 2;
+
+/** The first `n` deletes the scratch holds, looked up and checked in order (resolveDeletes). */
+function checkDeletes(
+  table: ResolveTable,
+  byKey: RowsByKey,
+  n: number,
+  out: KeyedResolution,
+  scratch: ResolveScratch,
+): void {
+  const { deletes, deleteKeys } = out;
+  const def = table.def;
+  const { keys, at: kinds, rows: stored, given } = scratch.lookup;
+  byKey.getMany(keys, n, stored);
+  for (let i = 0; i < n; i++) {
+    const existing = stored[i];
+    const row = given[i] as readonly Value[];
+    // Not kept alive by the scratch until the next request.
+    stored[i] = undefined;
+    given[i] = undefined;
+    const kind = kinds[i];
+    if (existing === undefined || kind === REPEATED) {
+      clearFrom(scratch.lookup, i + 1, n);
+      throw new SluiceError(
+        'ROW_NOT_FOUND',
+        `delete row ${i + 1}: no row with this primary key in table "${def.name}"`,
+        { detail: describeRow(def, row) },
+      );
+    }
+    if (kind === WHOLE_ROW && !sameValues(existing, row)) {
+      clearFrom(scratch.lookup, i + 1, n);
+      throw new SluiceError(
+        'ROW_NOT_FOUND',
+        `delete row ${i + 1}: the row in table "${def.name}" differs from the one to delete`,
+        {
+          detail: `stored ${describeRow(def, existing)}, given ${describeRow(def, row)}`,
+          hint: 'delete by primary key only to remove the row whatever its other values',
+        },
+      );
+    }
+    deletes.push(existing);
+    deleteKeys.push(keys[i] as Value);
+  }
+}
+
+/** Drops the scratch's rows [from, to) (a request that throws leaves none behind). */
+function clearFrom(lookup: InsertLookups, from: number, to: number): void {
+  for (let i = from; i < to; i++) {
+    lookup.rows[i] = undefined;
+    lookup.given[i] = undefined;
+  }
 }
 
 /** A keyless table's deletes: each names one copy of a stored row; pushes the rows to `deletes`. */

@@ -106,6 +106,20 @@ test('a keyed request resolves deletes and inserts of one key to exact row chang
   // A whole row to delete must be the stored one.
   assert.throws(() => t.prepare({ delete: [{ id: 1, v: 11 }] }), /differs from the one to delete/);
   assert.throws(() => t.prepare({ delete: [{ id: 1, v: null }] }), /differs from the one to delete/);
+  // The stored rows are looked up a pass at a time, yet the first bad delete is the one named: a
+  // key never stored before a row that cannot be read, a repeated key before a whole-row mismatch.
+  assert.throws(() => t.prepare({ delete: [{ id: 1 }, { id: 9 }, { id: 'x' }] }), /delete row 2: no row/);
+  assert.throws(() => t.prepare({ delete: [{ id: 1 }, { id: 1 }, { id: 2, v: 5 }] }), /delete row 2: no row/);
+  assert.throws(
+    () => t.prepare({ delete: [{ id: 1 }, { id: 2, v: 5 }, { id: 9 }] }),
+    /delete row 2: the row/,
+  );
+  assert.throws(
+    () => t.prepare({ delete: [{ id: 1 }, { nope: 1 }] }),
+    (e: Error) => !/delete row 1/.test(e.message),
+  );
+  // A request that threw leaves the next one unaffected.
+  assert.deepEqual(t.prepare({ delete: [{ id: 1 }] }).deletes, [[1, 10]]);
 });
 
 test('a whole row to delete matches the stored one by value, not by object', () => {

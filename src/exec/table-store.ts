@@ -46,8 +46,7 @@ import {
 } from './table-batch.ts';
 import { numericColumns, upgradeNumerics } from './table-values.ts';
 import { identicalRows } from '../ivm/exact-rows.ts';
-import { resolveKeyed, resolveKeylessDeletes } from './table-resolve.ts';
-import { RequestKeys } from './table-request-keys.ts';
+import { type ResolveScratch, resolveKeyed, resolveKeylessDeletes, resolveScratch } from './table-resolve.ts';
 
 export { type PreparedBatch, insertCount } from './table-batch.ts';
 export { hasInexactColumns } from './table-values.ts';
@@ -64,7 +63,7 @@ export class TableStore implements Stateful {
   private upgraded = false;
   private appendExported = 0;
   /** A keyed table's scratch tables of the keys a request names (made on its first request). */
-  private requestKeys: { readonly deleted: RequestKeys; readonly inserted: RequestKeys } | null = null;
+  private requestKeys: ResolveScratch | null = null;
   /** A keyed table's rows by key, with rows a checkpoint load deferred (table-keyed-rows.ts). */
   private readonly keyed: KeyedRows | null;
   /**
@@ -225,7 +224,7 @@ export class TableStore implements Stateful {
     const inserts: (readonly Value[])[] = [];
     const accepted = deleteRows.length + insertRows.length;
     if (this.byKey !== null) {
-      this.requestKeys ??= { deleted: new RequestKeys(), inserted: new RequestKeys() };
+      this.requestKeys ??= resolveScratch();
       const out = { deletes, inserts, deleteKeys: [] };
       const putsBack = resolveKeyed(
         this,

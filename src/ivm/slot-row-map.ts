@@ -24,6 +24,8 @@ export interface RowMap<K> extends Iterable<[K, Row]> {
   add?(key: K, row: Row): boolean;
   /** Deletes `key` and returns its row, or undefined when absent (a Map has not). */
   take?(key: K): Row | undefined;
+  /** `out[i] = get(keys[i])` for i < n, the lookups done a pass at a time (a Map has not). */
+  getMany?(keys: readonly K[], n: number, out: (Row | undefined)[]): void;
   /** Whether `compact` is worth its pass (a Map has neither). */
   readonly wantsCompaction?: boolean;
   /** Squeezes out deleted entries' room; called only while no iterator is open. */
@@ -40,6 +42,8 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
   /** Row by slot (undefined in an empty slot). */
   private rows: (Row | undefined)[] = [];
   private live = 0;
+  /** `getMany`'s slots (reused, grown as batches need). */
+  private slots = new Int32Array(0);
 
   /**
    * Empty slots are squeezed out once there are `compactMin` of them and more than `compactRatio`
@@ -61,6 +65,23 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
 
   has(key: K): boolean {
     return this.index.get(key) >= 0;
+  }
+
+  /**
+   * The rows of many keys: every key's slot first, then every slot's row. On a large table each
+   * lookup misses the cache twice (slot, then row pointer); a pass of independent lookups lets the
+   * processor overlap the misses that one key's chain (slot → row → its values) serializes.
+   */
+  getMany(keys: readonly K[], n: number, out: (Row | undefined)[]): void {
+    if (this.slots.length < n) this.slots = new Int32Array(Math.max(n, 2 * this.slots.length));
+    const slots = this.slots;
+    const index = this.index;
+    for (let i = 0; i < n; i++) slots[i] = index.get(keys[i] as K);
+    const rows = this.rows;
+    for (let i = 0; i < n; i++) {
+      const slot = slots[i] as number;
+      out[i] = slot < 0 ? undefined : rows[slot];
+    }
   }
 
   set(key: K, row: Row): this {

@@ -39,6 +39,13 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
     return this.rows.has(key);
   }
 
+  /** `out[i] = get(keys[i])` for i < n (a keyed table's batch of lookups: slot-row-map.ts `getMany`). */
+  getMany(keys: readonly K[], n: number, out: (readonly Value[] | undefined)[]): void {
+    const rows = this.rows;
+    if (rows.getMany !== undefined) rows.getMany(keys, n, out);
+    else for (let i = 0; i < n; i++) out[i] = rows.get(keys[i] as K);
+  }
+
   /** Stores `row` as the key's row (replacing any). */
   set(key: K, row: readonly Value[]): void {
     if (this.snapshot !== null) this.snapshot.beforeChange(key, this.rows.get(key));
