@@ -237,7 +237,11 @@ function slabs(w: Workload): number {
   return perDelete(cpu() - t, found, w);
 }
 
-/** The same slabs with the images as doubles (a general image: twice the bytes a scan streams). */
+/**
+ * The same slabs with the images as doubles (a general image: twice the bytes a scan streams). A copy
+ * of `slabs`, not a parameter of it: each layout's loop must see one typed-array kind, as the
+ * operator's would, not two (a polymorphic load is a cost the real layout would not pay).
+ */
 function slabsF64(w: Workload): number {
   const keys = new Float64Array(PARTS * REGION);
   const rows = new Array<Row | null>(PARTS * REGION).fill(null);
