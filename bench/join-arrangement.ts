@@ -10,6 +10,7 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import type { Value } from '../src/common/types.ts';
+import { auctionRow, bidRow, cpuMs, seededInts } from './arrangement-rows.ts';
 
 type ArrangementModule = typeof import('../src/ivm/join-arrangement.ts');
 
@@ -30,25 +31,11 @@ const { JoinArrangement, NO_ROW } = (await import(
   `${tree}/src/ivm/join-arrangement.ts`
 )) as ArrangementModule;
 
-let seed = 20111111;
-function random(): number {
-  seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-  return seed / 2 ** 32;
-}
-const int = (n: number): number => Math.floor(random() * n);
-// As join-workload.ts: bids uniform over the first 80% of the auctions, 100 categories.
-const categories = Array.from({ length: 100 }, (_, i) => `category-${i}`);
+const int = seededInts();
 const auctions: Value[][] = [];
-for (let id = 1; id <= auctionCount; id++)
-  auctions.push([id, 1 + int(10_000), categories[int(categories.length)] as string]);
+for (let id = 1; id <= auctionCount; id++) auctions.push(auctionRow(id, int));
 const bids: Value[][] = [];
-for (let id = 1; id <= bidCount; id++)
-  bids.push([id, 1 + int(Math.floor(auctionCount * 0.8)), 1 + int(50_000), 1 + int(100)]);
-
-function cpuMs(since: NodeJS.CpuUsage): number {
-  const d = process.cpuUsage(since);
-  return (d.user + d.system) / 1000;
-}
+for (let id = 1; id <= bidCount; id++) bids.push(bidRow(id, auctionCount, int));
 
 function run(): { foldMs: number; probeMs: number; emitted: number } {
   const byAuction = new JoinArrangement('bids', 'S', String);

@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { loadavg } from 'node:os';
 import type { Value } from '../src/common/types.ts';
+import { bidRow, cpuMs, seededInts } from './arrangement-rows.ts';
 
 type ArrangementModule = typeof import('../src/ivm/join-arrangement.ts');
 
@@ -35,19 +36,9 @@ const modules = [
   (await import(`${trees[1]}/src/ivm/join-arrangement.ts?side=this`)) as ArrangementModule,
 ];
 
-function cpuMs(since: NodeJS.CpuUsage): number {
-  const d = process.cpuUsage(since);
-  return (d.user + d.system) / 1000;
-}
-
 /** One tree's fold of every bid, batch by batch, fresh rows each batch; its CPU ms. */
 function fold(m: ArrangementModule): { ms: number; size: number } {
-  // As join-workload.ts: bids uniform over the first 80% of the auctions; the same seed each time.
-  let seed = 20111111;
-  const int = (n: number): number => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return Math.floor((seed / 2 ** 32) * n);
-  };
+  const int = seededInts(); // the same bids each time
   const a = new m.JoinArrangement('bids', 'S', String);
   a.keepColumns([3]);
   const weights = new Array<number>(BATCH).fill(1);
@@ -55,7 +46,7 @@ function fold(m: ArrangementModule): { ms: number; size: number } {
   for (let start = 0; start < bidCount; start += BATCH) {
     const rows: Value[][] = [];
     for (let id = start + 1; id <= Math.min(bidCount, start + BATCH); id++)
-      rows.push([id, 1 + int(Math.floor(auctionCount * 0.8)), 1 + int(50_000), 1 + int(100)]);
+      rows.push(bidRow(id, auctionCount, int));
     const since = process.cpuUsage();
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i] as Value[];

@@ -9,6 +9,7 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import type { Value } from '../src/common/types.ts';
+import { auctionRow, bidRow, cpuMs, seededInts } from './arrangement-rows.ts';
 import { JoinArrangement } from '../src/ivm/join-arrangement.ts';
 import { pairKeptColumns } from '../src/ivm/ops/join-rows.ts';
 import { StagedProbe } from '../src/ivm/ops/join-staged-probe.ts';
@@ -29,32 +30,18 @@ const BATCH = 10_000;
 const base = resolve(values.base);
 const { StagedProbe: BaseProbe } = (await import(`${base}/src/ivm/ops/join-staged-probe.ts`)) as ProbeModule;
 
-let seed = 20111111;
-function random(): number {
-  seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-  return seed / 2 ** 32;
-}
-const int = (n: number): number => Math.floor(random() * n);
-// As join-workload.ts: 100 categories, bids uniform over the first 80% of the auctions.
-const categories = Array.from({ length: 100 }, (_, i) => `category-${i}`);
+const int = seededInts();
 const byId = new JoinArrangement('auctions', 'R', String);
-for (let id = 1; id <= auctionCount; id++)
-  byId.add(id, [id, 1 + int(10_000), categories[int(categories.length)] as string], 1, 0);
+for (let id = 1; id <= auctionCount; id++) byId.add(id, auctionRow(id, int), 1, 0);
 // As the agg view's join: bids (4 columns) on the left, emitting a.category (column 4 + 2) and b.amount.
 const append = pairKeptColumns(Int32Array.from([6, 3]), 4, true, (c) => byId.keepColumns(c));
 if (append === null) throw new Error('the category column is not kept');
 const bids: Value[][] = [];
-for (let id = 1; id <= bidCount; id++)
-  bids.push([id, 1 + int(Math.floor(auctionCount * 0.8)), 1 + int(50_000), 1 + int(100)]);
+for (let id = 1; id <= bidCount; id++) bids.push(bidRow(id, auctionCount, int));
 const keyOf = (row: readonly Value[]): number => row[1] as number;
 const failKey = (): void => {
   throw new Error('no key fails here');
 };
-
-function cpuMs(since: NodeJS.CpuUsage): number {
-  const d = process.cpuUsage(since);
-  return (d.user + d.system) / 1000;
-}
 
 type Probe = Pick<StagedProbe, 'probe' | 'keys'>;
 const sides: readonly Probe[] = [new BaseProbe(), new StagedProbe()];

@@ -2,14 +2,10 @@
 // dynamically so the db-ivm children (and the harness) run without loading it.
 import type { Row } from '../src/common/types.ts';
 import type { Order } from './workload.ts';
+import { CANONICAL_DDL } from '../test/support/canonical-pipeline.ts';
 
-export const CANONICAL_SQL = `
-CREATE TABLE orders (order_id BIGINT, seller_id INT NOT NULL, amount INT NOT NULL);
-CREATE MATERIALIZED VIEW seller_totals AS
-  SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
-CREATE MATERIALIZED VIEW total_histogram AS
-  SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10);
-`;
+/** The pipeline's DDL: the one the tests create. */
+export const CANONICAL_SQL = CANONICAL_DDL;
 
 export interface SluicePipeline {
   readonly entry: string;

@@ -27,14 +27,15 @@ export interface RowsByKey {
   getMany(keys: readonly Value[], n: number, out: (readonly Value[] | undefined)[]): void;
 }
 
-/** A store's scratch lists of the keys a request's inserts look up (kept from request to request). */
+/** A store's scratch lists of the keys a request looks up, its deletes' and then its inserts' (kept from request to request). */
 export interface InsertLookups {
   readonly keys: Value[];
   /** Where the insert of `keys[j]` is in the request's inserts. */
   readonly at: number[];
   readonly rows: (readonly Value[] | undefined)[];
-  /** A delete's row as the request gave it (resolveDeletes). */
+  /** A delete's row as the request gave it, and what it names (KEY_ONLY, ...; resolveDeletes). */
   readonly given: (readonly Value[] | undefined)[];
+  readonly kinds: number[];
 }
 
 /** A keyed store's scratch for resolving its requests (made on its first request, then reused). */
@@ -48,7 +49,7 @@ export function resolveScratch(): ResolveScratch {
   return {
     deleted: new RequestKeys(),
     inserted: new RequestKeys(),
-    lookup: { keys: [], at: [], rows: [], given: [] },
+    lookup: { keys: [], at: [], rows: [], given: [], kinds: [] },
   };
 }
 
@@ -152,7 +153,7 @@ function resolveDeletes(
   scratch: ResolveScratch,
 ): void {
   const deletedKeys = scratch.deleted;
-  const { keys, at: kinds, given } = scratch.lookup;
+  const { keys, kinds, given } = scratch.lookup;
   let n = 0;
   try {
     for (; n < deleteRows.length; n++) {
@@ -191,7 +192,7 @@ function checkDeletes(
 ): void {
   const { deletes, deleteKeys } = out;
   const def = table.def;
-  const { keys, at: kinds, rows: stored, given } = scratch.lookup;
+  const { keys, kinds, rows: stored, given } = scratch.lookup;
   byKey.getMany(keys, n, stored);
   for (let i = 0; i < n; i++) {
     const existing = stored[i];

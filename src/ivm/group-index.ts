@@ -62,13 +62,7 @@ export class GroupIndex {
     if (typeof id === 'number' && (id | 0) === id) {
       // An id past every table the ids held (or expected) allow is hashed without looking for a
       // length: a table covering it would be longer than DIRECT_START and than DIRECT_SLACK per id.
-      if (
-        id >= this.direct.length &&
-        id >= 0 &&
-        id < MAX_DIRECT &&
-        (id < DIRECT_START || id < DIRECT_SLACK * (this.held() + 1))
-      )
-        this.growDirect(id);
+      if (id >= this.direct.length && isDenseId(id, this.held(), DIRECT_SLACK)) this.growDirect(id);
       if (id >= 0 && id < this.direct.length) {
         this.direct[id] = slot + 1;
         this.directCount++;
@@ -208,6 +202,15 @@ const MAX_DIRECT = 1 << 22;
 const DIRECT_START = 1024;
 /** Cells of the direct table allowed per int id held, beyond DIRECT_START. */
 const DIRECT_SLACK = 4;
+
+/**
+ * Whether the int `id` may index a table by id while `held` ids are held: non-negative, below
+ * MAX_DIRECT, and below DIRECT_START or `slack` cells per id held (a few large ids never cost a
+ * long table). The direct table's rule (slack DIRECT_SLACK) and a join arrangement's keys as slots.
+ */
+export function isDenseId(id: number, held: number, slack: number): boolean {
+  return id >= 0 && id < MAX_DIRECT && (id < DIRECT_START || id < slack * (held + 1));
+}
 
 function hash(key: number): number {
   const h = Math.imul(key, 0x9e3779b1);

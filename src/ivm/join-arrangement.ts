@@ -12,7 +12,7 @@ import type { Value } from '../common/types.ts';
 import { encodeExactValues } from '../common/values.ts';
 import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
 import { hashRow, sameRow } from './arrangement.ts';
-import { GroupIndex, NO_SLOT } from './group-index.ts';
+import { GroupIndex, isDenseId, NO_SLOT } from './group-index.ts';
 import type { JoinKey } from './join-key.ts';
 import { keyBytes, rowBytes, TABLE_ROW_BYTES } from './join-state-bytes.ts';
 import { mix, RowTable } from './join-row-table.ts';
@@ -46,13 +46,8 @@ function newSlots(n: number): Int32Array<ArrayBuffer> {
   return new Int32Array(n * SLOT_STRIDE);
 }
 
-/**
- * While a key is its own slot (`keyIsSlot`), slots up to this many per key held are allowed (plus
- * KEY_SLOTS_START), and none at or past KEY_SLOTS_MAX: a few large keys never cost many records.
- */
+/** While a key is its own slot (`keyIsSlot`), slots allowed per key held (group-index.ts `isDenseId`). */
 const KEY_SLOTS_PER_KEY = 2;
-const KEY_SLOTS_START = 1024;
-const KEY_SLOTS_MAX = 1 << 22;
 
 /**
  * Key → the rows under it, each with its multiplicity, arrival order (`seq`, kept by checkpoints so a
@@ -432,13 +427,7 @@ export class JoinArrangement extends ArrangementDelta {
 
   /** Whether `key` can be its own slot: a small non-negative integer not far past the keys held. */
   private fitsAsSlot(key: JoinKey): boolean {
-    return (
-      typeof key === 'number' &&
-      (key | 0) === key &&
-      key >= 0 &&
-      key < KEY_SLOTS_MAX &&
-      (key < KEY_SLOTS_START || key < KEY_SLOTS_PER_KEY * (this.keysHeld + 1))
-    );
+    return typeof key === 'number' && (key | 0) === key && isDenseId(key, this.keysHeld, KEY_SLOTS_PER_KEY);
   }
 
   /** Leaves `keyIsSlot`: every key held goes into the index at its slot; the other slots are free. */

@@ -4,10 +4,11 @@
 // step of a few changes (an epoch of one event) is lent in columns of exactly its length kept for
 // that length; the next step writes straight into the columns of the last step's length, so an
 // epoch that makes as many changes as the one before (a group's -old/+new every time) copies
-// nothing. A larger step's scratch columns are lent to the batch itself, trimmed to its length: a step of 10,000 orders makes ≈ 19,000 changes, and a copy of that many
-// values is a large object (beyond 128 KB), mapped and faulted in afresh each step and a good part
-// of the GC; a step of 100 orders makes ≈ 200, whose copies were 67 of the 77 bytes the canonical
-// pipeline allocated per event at batch 100 once the table's columns were lent (table-lent-columns.ts).
+// nothing. A larger step's scratch columns are lent to the batch itself, trimmed to its length: a
+// step of 10,000 orders makes ≈ 19,000 changes, and a copy of that many values is a large object
+// (beyond 128 KB), mapped and faulted in afresh each step and a good part of the GC; a step of 100
+// orders makes ≈ 200, whose copies were 67 of the 77 bytes the canonical pipeline allocated per
+// event at batch 100 once the table's columns were lent (table-lent-columns.ts).
 // A lent batch is valid until this Reduce's next step (its epoch is over by then): the buffer
 // expires it, so any read after that throws instead of seeing the next step's changes.
 import type { Value } from '../../common/types.ts';
