@@ -30,6 +30,7 @@ function lookup(): GroupLookup {
       return slot;
     },
     stepTouches: new StepTouches(),
+    sink: 0,
   };
   return g;
 }

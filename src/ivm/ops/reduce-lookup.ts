@@ -43,6 +43,8 @@ export interface GroupLookup {
   touches: Int32Array;
   /** A new group's slot (may grow `records.data`). */
   readonly allocate: (id: Value, key: readonly Value[]) => number;
+  /** The index's read-ahead sum, kept so its reads are not dead code. */
+  sink: number;
   /** The middling steps' own touch table (see the header); the Reduce keeps one. */
   readonly stepTouches: StepTouches;
 }
@@ -79,6 +81,7 @@ export function lookupAndMark(g: GroupLookup, s: StepRows): boolean {
   }
   const { index, keyCount, keyTexts, touched } = g;
   const { n, weights, rowSlots, rowTouches, rowIds, rowKeys } = s;
+  g.sink = index.readAhead(rowIds, n);
   // Two loops, not one: each row's slot, then each row's touch mark. The mark's load depends on the
   // slot's, so in one loop every row waited for two misses one after the other; in two short loops
   // the loads of many rows are independent and in flight together. Groups are still allocated, and

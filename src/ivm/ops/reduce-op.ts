@@ -167,6 +167,7 @@ export class ReduceOp implements Operator, Stateful {
       touches: new Int32Array(16),
       allocate: (id, key) => this.allocate(id, key),
       stepTouches: new StepTouches(),
+      sink: 0,
     };
     const pass = this.partials.stride;
     this.rowPass =
