@@ -6,8 +6,9 @@
 // groups, within the L2 cache beside the index's direct table) where the records are tens of bytes
 // a group; the pass reads no record, and the merge is the only pass that misses on one.
 // A middling step (64 to 1,024 rows) of a keyed Reduce marks its groups in a table of its own
-// instead (`StepTouches`): a few KB by the step's slots, in L1, where each row's mark in the
-// by-slot array was one more cache miss (a random one of 400 KB at 100,000 groups).
+// instead (`StepTouches`): 8 bytes a cell, 2 to 4 cells a row (2 KB at 100 rows, 16 KB at most),
+// where each row's mark in the by-slot array was one more cache miss (a random one of 400 KB at
+// 100,000 groups).
 import type { Value } from '../../common/types.ts';
 import { type GroupIndex, NO_SLOT } from '../group-index.ts';
 import type { GroupKeyTexts } from './group-key-texts.ts';
