@@ -81,3 +81,18 @@ test('an id past any direct table its ids allow is hashed without looking for a 
   assert.ok(groupIndexWork.growthTries - tries > 0);
   for (let i = 0; i < 5_000; i++) assert.equal(index.get(i), i < 10 ? i : 2_000 + i);
 });
+
+test('readAhead sums the direct cells of the ids in the direct table, and changes nothing', () => {
+  const index = new GroupIndex();
+  for (let i = 0; i < 100; i++) index.set(i, 3 * i);
+  index.set(-5, 7);
+  index.set(1_000_000, 8);
+  index.set('a', 9);
+  // a cell holds slot + 1; an absent direct id reads 0; hashed, Map and non-int ids are skipped
+  const ids: Value[] = [0, 1, 99, -5, 1_000_000, 'a', null, 500, 2.5, 2];
+  assert.equal(index.readAhead(ids, ids.length), 1 + 4 + 298 + 0 + 7);
+  assert.equal(index.readAhead(ids, 2), 1 + 4);
+  assert.equal(index.get(-5), 7);
+  assert.equal(index.get(1_000_000), 8);
+  assert.equal(index.size, 103);
+});

@@ -64,3 +64,35 @@ test('a step of another count spills, and its batch still holds exactly its chan
   assert.deepEqual(rowsOf(buffer.take()), ['-[5,50]', '+[5,51]']);
   assert.equal(buffer.uncopiedSteps, 1, 'the others were copied into the columns of their count');
 });
+
+test('a two-column change pair written in one call holds what retract and insert would', () => {
+  const random = (() => {
+    let s = 9;
+    return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  })();
+  const byPairs = new ChangeBuffer(2);
+  const byRows = new ChangeBuffer(2);
+  let taken = 0;
+  // steps of 0 to 300 changes: the kept columns of one to four, the spills, the scratch and its trim
+  for (const pairs of [1, 1, 2, 0, 1, 3, 1, 1, 150, 2, 1, 0, 40, 1, 1]) {
+    for (let p = 0; p < pairs; p++) {
+      const key = Math.floor(random() * 50);
+      const old = Math.floor(random() * 1000);
+      if (random() < 0.2) {
+        // a new group: +new alone (odd counts: the columns of one and three)
+        byPairs.put2(1, key, old);
+        byRows.insert([key, old]);
+      } else {
+        byPairs.replace2(key, old, old + 1);
+        pair(byRows, key, old, old + 1);
+      }
+    }
+    const a = byPairs.take();
+    const b = byRows.take();
+    assert.deepEqual(rowsOf(a), rowsOf(b));
+    assert.equal(a.cols[0]?.length, a.weights.length);
+    taken += a.weights.length;
+  }
+  assert.ok(taken > 300);
+  assert.equal(byPairs.uncopiedSteps, byRows.uncopiedSteps, 'lent in place as often');
+});

@@ -101,6 +101,25 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
   const aggs = [...Array(nAggs).keys()];
   // identical, not equal (sameAsRecord): a value of -0 after 0 is a change
   const same = aggs.map((a) => `Object.is(data[at + ${F_OUT + a}], r${a})`).join(' && ');
+  // The group's change: -old (from the record: the guard sent a group whose record does not mirror
+  // its old row to `slow`) and +new. With one aggregate, both in one call of two values each.
+  const rowChange = [
+    `    if ((flags & ${HAS_OUT}) !== 0) {`,
+    `      if (${same}) continue;`,
+    '      changes.retract(records, slot, key, flags, 1);',
+    '    }',
+    `    scratch[0] = key === null ? data[at + ${F_KEY}] : key[0];`,
+    ...aggs.map((a) => `    scratch[${1 + a}] = r${a};`),
+    '    changes.insert(scratch);',
+  ];
+  const pairChange = [
+    `    const k0 = key === null ? data[at + ${F_KEY}] : key[0];`,
+    `    if ((flags & ${HAS_OUT}) !== 0) {`,
+    `      const o0 = data[at + ${F_OUT}];`,
+    '      if (Object.is(o0, r0)) continue;',
+    '      changes.replace2(k0, o0, r0);',
+    '    } else changes.put2(1, k0, r0);',
+  ];
   const source = [
     'return function generatedReduceMerge(touched, nTouched, data, pd, scratch, errorsBySlot, track, slow) {',
     '  let sink = 0;',
@@ -128,13 +147,7 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     ...commit.map((l) => `    ${l}`),
     // the key array only for a group whose record does not hold its key (a miss avoided otherwise)
     `    const key = (flags & ${KEY_IN_RECORD}) !== 0 ? null : keys[slot];`,
-    `    if ((flags & ${HAS_OUT}) !== 0) {`,
-    `      if (${same}) continue;`,
-    '      changes.retract(records, slot, key, flags, 1);',
-    '    }',
-    `    scratch[0] = key === null ? data[at + ${F_KEY}] : key[0];`,
-    ...aggs.map((a) => `    scratch[${1 + a}] = r${a};`),
-    '    changes.insert(scratch);',
+    ...(nAggs === 1 ? pairChange : rowChange),
     ...aggs.map((a) => `    data[at + ${F_OUT + a}] = r${a};`),
     `    data[at + ${F_FLAGS}] = (flags & ${KEY_IN_RECORD}) | ${OUT_IN_RECORD | HAS_OUT};`,
     '  }',

@@ -23,7 +23,7 @@ import { GroupKeyTexts, keyTextsNeeded } from './group-key-texts.ts';
 import { identicalRows } from '../exact-rows.ts';
 import { InterpretedRowPass, type FusedMap, type RowPass } from './reduce-row-pass.ts';
 import { GeneratedRowPass } from './reduce-kernel.ts';
-import { lookupAndMark, type GroupLookup, type StepRows } from './reduce-lookup.ts';
+import { lookupAndMark, StepTouches, type GroupLookup, type StepRows } from './reduce-lookup.ts';
 import { ChangeBuffer } from './reduce-changes.ts';
 import { mergeKernel, type MergeFn } from './reduce-merge-kernel.ts';
 import { errorText, groupsDelta, loadGroups, type CheckpointGroups } from './reduce-checkpoint.ts';
@@ -166,6 +166,8 @@ export class ReduceOp implements Operator, Stateful {
       count: 0,
       touches: new Int32Array(16),
       allocate: (id, key) => this.allocate(id, key),
+      stepTouches: new StepTouches(),
+      sink: 0,
     };
     const pass = this.partials.stride;
     this.rowPass =

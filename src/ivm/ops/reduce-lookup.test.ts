@@ -1,0 +1,105 @@
+// The lookup-and-mark pass: a middling step marks its groups in its own small table and leaves the
+// by-slot marks untouched, with the same touch indexes and first-touch order as the by-slot marks.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Value } from '../../common/types.ts';
+import { GroupIndex, NO_SLOT } from '../group-index.ts';
+import { lookupAndMark, StepTouches, type GroupLookup, type StepRows } from './reduce-lookup.ts';
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+function lookup(): GroupLookup {
+  const index = new GroupIndex();
+  let slots = 0;
+  const g: GroupLookup = {
+    index,
+    keyCount: 1,
+    keyTexts: null,
+    touched: [],
+    count: 0,
+    touches: new Int32Array(1 << 16),
+    allocate: (id) => {
+      const slot = slots++;
+      index.set(id, slot);
+      return slot;
+    },
+    stepTouches: new StepTouches(),
+    sink: 0,
+  };
+  return g;
+}
+
+function rows(ids: readonly Value[], dropped: ReadonlySet<number>): StepRows {
+  const n = ids.length;
+  const rowSlots = new Int32Array(n);
+  for (const i of dropped) rowSlots[i] = NO_SLOT;
+  return {
+    n,
+    weights: ids.map(() => 1),
+    rowSlots,
+    rowTouches: new Int32Array(n),
+    rowIds: [...ids],
+    rowKeys: [...ids],
+  };
+}
+
+/** What every step must produce: touch indexes by first appearance, groups in that order. */
+function check(g: GroupLookup, s: StepRows, dropped: ReadonlySet<number>): void {
+  const order = new Map<number, number>();
+  for (let i = 0; i < s.n; i++) {
+    if (dropped.has(i)) {
+      assert.equal(s.rowSlots[i], NO_SLOT);
+      continue;
+    }
+    const slot = s.rowSlots[i] as number;
+    assert.equal(slot, g.index.get(s.rowIds[i] as Value));
+    if (!order.has(slot)) order.set(slot, order.size);
+    assert.equal(s.rowTouches[i], order.get(slot));
+  }
+  assert.equal(g.count, order.size);
+  assert.deepEqual(g.touched.slice(0, g.count), [...order.keys()]);
+}
+
+test('a middling step marks in its own table: the by-slot marks are never written', () => {
+  const random = rng(11);
+  const g = lookup();
+  for (const n of [64, 100, 333, 1024]) {
+    for (let step = 0; step < 30; step++) {
+      // repeats within a step (a small id space at times), and rows filtered out
+      const space = step % 3 === 0 ? 40 : 50_000;
+      const ids = Array.from({ length: n }, () => Math.floor(random() * space));
+      const dropped = new Set<number>();
+      for (let i = 0; i < n; i += 7 + (step % 5)) dropped.add(i);
+      const before = g.stepTouches.steps;
+      const s = rows(ids, dropped);
+      assert.equal(lookupAndMark(g, s), false, 'no by-slot marks to clear');
+      assert.equal(g.stepTouches.steps, before + 1);
+      check(g, s, dropped);
+      assert.ok(
+        g.touches.every((t) => t === 0),
+        'by-slot marks untouched',
+      );
+      g.count = 0;
+    }
+  }
+});
+
+test('small and large steps still mark by slot, with the same touch order', () => {
+  const random = rng(5);
+  const g = lookup();
+  for (const n of [10, 63, 1025, 4000]) {
+    const ids = Array.from({ length: n }, () => Math.floor(random() * (n / 2)));
+    const s = rows(ids, new Set([3]));
+    assert.equal(lookupAndMark(g, s), true);
+    assert.equal(g.stepTouches.steps, 0);
+    check(g, s, new Set([3]));
+    for (let t = 0; t < g.count; t++) g.touches[g.touched[t] as number] = 0;
+    g.count = 0;
+  }
+});
