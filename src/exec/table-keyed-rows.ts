@@ -11,7 +11,7 @@ export class KeyedRows {
    * The rows by key; read through `rows`, which first builds rows a load deferred. Slots, not a
    * Map: a serial key's lookup is one typed-array read (slot-row-map.ts), in a Map's order.
    */
-  private readonly keyed = new UniqueArrangement<Value>(() => new SlotRowMap<Value>());
+  private readonly keyed: UniqueArrangement<Value>;
   /**
    * The rows as a checkpoint's column blocks loaded them, not yet built into rows and keyed: a
    * restart loads a million rows as a few typed arrays, and the first use builds them.
@@ -21,7 +21,10 @@ export class KeyedRows {
   private deferredBuilt = 0;
   private tracking = false;
 
-  constructor(private readonly keyOf: (row: readonly Value[]) => Value) {}
+  constructor(private readonly keyOf: (row: readonly Value[]) => Value) {
+    // Every row is set under its primary key, so the slots need not keep the keys.
+    this.keyed = new UniqueArrangement<Value>(() => new SlotRowMap<Value>(undefined, undefined, keyOf));
+  }
 
   /** The keyed rows, built first if a load deferred them. */
   get rows(): UniqueArrangement {
