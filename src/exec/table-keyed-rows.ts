@@ -1,7 +1,12 @@
 // A keyed table's rows by primary key, with the rows a checkpoint load deferred: a table restored from
 // column blocks keeps the loaded columns and builds its rows and key map on first use, or in slices
 // (the server builds them while idle after a restart, so the first request does not pay for all).
+// Beside it, committing a resolved batch to the rows (applyKeyed).
+import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
+import { identicalRows } from '../ivm/exact-rows.ts';
+import type { ZBatch } from '../ivm/zset.ts';
+import type { KeyedFacts } from './table-batch.ts';
 import { ColumnRows } from '../common/column-rows.ts';
 import { UniqueArrangement } from '../ivm/unique-arrangement.ts';
 import { SlotRowMap } from '../ivm/slot-row-map.ts';
@@ -11,7 +16,7 @@ export class KeyedRows {
    * The rows by key; read through `rows`, which first builds rows a load deferred. Slots, not a
    * Map: a serial key's lookup is one typed-array read (slot-row-map.ts), in a Map's order.
    */
-  private readonly keyed = new UniqueArrangement<Value>(() => new SlotRowMap<Value>());
+  private readonly keyed: UniqueArrangement<Value>;
   /**
    * The rows as a checkpoint's column blocks loaded them, not yet built into rows and keyed: a
    * restart loads a million rows as a few typed arrays, and the first use builds them.
@@ -21,7 +26,10 @@ export class KeyedRows {
   private deferredBuilt = 0;
   private tracking = false;
 
-  constructor(private readonly keyOf: (row: readonly Value[]) => Value) {}
+  constructor(private readonly keyOf: (row: readonly Value[]) => Value) {
+    // Every row is set under its primary key, so the slots need not keep the keys.
+    this.keyed = new UniqueArrangement<Value>(() => new SlotRowMap<Value>(undefined, undefined, keyOf));
+  }
 
   /** The keyed rows, built first if a load deferred them. */
   get rows(): UniqueArrangement {
@@ -90,4 +98,59 @@ export class KeyedRows {
     this.deferredBuilt = 0;
     this.keyed.load(list, this.keyOf);
   }
+}
+
+/**
+ * Commits a keyed table's resolved batch to its rows (deletes first) and gives the views' change:
+ * consolidated by construction (each key is deleted and inserted at most once a batch) unless an
+ * insert puts back exactly the row deleted under its key. An insert-only batch's change is the
+ * batch's own list of rows (nobody changes a batch's rows), not a copy of it.
+ */
+export function applyKeyed(
+  table: { readonly def: { readonly name: string }; keyOf(row: readonly Value[]): Value },
+  byKey: UniqueArrangement,
+  batch: { readonly deletes: readonly (readonly Value[])[]; readonly inserts: readonly (readonly Value[])[] },
+  /** What `prepare` found, when the batch is still the one it resolved. */
+  facts: KeyedFacts | undefined,
+): ZBatch {
+  const { deletes, inserts } = batch;
+  let consolidated = true;
+  const putsBack = facts?.putsBack ?? null;
+  if (putsBack !== null) consolidated = !putsBack;
+  else if (deletes.length > 0) {
+    // A key inserted while stored is one this batch deletes first (prepare pairs them): its row
+    // is read before the deletes, not kept from them in a Map (a set and get per row).
+    for (const row of inserts) {
+      const old = byKey.get(table.keyOf(row));
+      if (old !== undefined && identicalRows(old, row)) {
+        consolidated = false;
+        break;
+      }
+    }
+  }
+  const weights: number[] = [];
+  if (deletes.length === 0) {
+    for (let i = 0; i < inserts.length; i++) {
+      const row = inserts[i] as readonly Value[];
+      byKey.set(table.keyOf(row), row);
+      weights.push(1);
+    }
+    return { rows: inserts as (readonly Value[])[], weights, consolidated };
+  }
+  const rows: (readonly Value[])[] = [];
+  const deleteKeys = facts?.deleteKeys;
+  for (let i = 0; i < deletes.length; i++) {
+    const k = deleteKeys !== undefined ? (deleteKeys[i] as Value) : table.keyOf(deletes[i] as Value[]);
+    const existing = byKey.delete(k);
+    if (existing === undefined)
+      throw new SluiceError('STATE_ERROR', `replayed delete of an absent row in table "${table.def.name}"`);
+    rows.push(existing);
+    weights.push(-1);
+  }
+  for (const row of inserts) {
+    byKey.set(table.keyOf(row), row);
+    rows.push(row);
+    weights.push(1);
+  }
+  return { rows, weights, consolidated };
 }

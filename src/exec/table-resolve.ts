@@ -102,16 +102,25 @@ export function resolveKeyed(
   // large table each lookup misses the cache, and a pass of them overlaps the misses.
   const lookup = scratch.lookup;
   let n = 0;
+  // While the keys come strictly ascending (serial ids, the common ingest) none can repeat, so they
+  // are not recorded: the greatest so far, or NaN once one is not greater (then the inserts so far
+  // are recorded and every later key is looked up and recorded as it comes).
+  let ascending = -Infinity;
   insertRows.forEach((input, i) => {
     const row = normalizeInsert(input, i);
     const k = table.keyOf(row);
-    // Where the key's insert goes, found and (when new) recorded in one probe.
-    const earlier = insertedAt.claim(k, inserts.length);
-    if (earlier !== ABSENT) {
-      inserts[earlier] = row; // a later insert of the same key in one request wins
-      // Whether the row it replaced was put back was judged on the earlier one: not known now.
-      putsBack = null;
-      return;
+    if (typeof k === 'number' && k > ascending) ascending = k;
+    else {
+      if (ascending === ascending) recordInserts(table, inserts, insertedAt);
+      ascending = NaN;
+      // Where the key's insert goes, found and (when new) recorded in one probe.
+      const earlier = insertedAt.claim(k, inserts.length);
+      if (earlier !== ABSENT) {
+        inserts[earlier] = row; // a later insert of the same key in one request wins
+        // Whether the row it replaced was put back was judged on the earlier one: not known now.
+        putsBack = null;
+        return;
+      }
     }
     // A stored row under the key is replaced, unless this request already deleted it.
     const deletedAt = anyDeleted ? deletedKeys.get(k) : ABSENT;
@@ -138,6 +147,15 @@ export function resolveKeyed(
       putsBack = true;
   }
   return putsBack;
+}
+
+/** Records where each insert so far is (their keys are distinct: they came ascending). */
+function recordInserts(
+  table: ResolveTable,
+  inserts: readonly (readonly Value[])[],
+  insertedAt: RequestKeys,
+): void {
+  for (let j = 0; j < inserts.length; j++) insertedAt.claim(table.keyOf(inserts[j] as readonly Value[]), j);
 }
 
 /**

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { T, type Row, type Value } from '../common/types.ts';
 import { ColumnBatch, consolidate } from '../ivm/zset.ts';
 import { TableStore } from './table-store.ts';
+import { RequestKeys } from './table-request-keys.ts';
 import { mulberry32 } from '../../test/support/checkpoint-workload.ts';
 
 function table(primaryKey: number[] | null): TableStore {
@@ -251,5 +252,61 @@ test('an append-only table lends its insert batches the same arrays each epoch, 
   assert.deepEqual(
     [...t.entries()].map(([row]) => row),
     rowsOf(0, 300).map((r) => [r.id, r.v]),
+  );
+});
+
+test('inserts of ascending keys are not recorded one by one; once one is not, the later wins as before', () => {
+  let claims = 0;
+  const claim = RequestKeys.prototype.claim;
+  RequestKeys.prototype.claim = function (this: RequestKeys, key: Value, value: number): number {
+    claims++;
+    return claim.call(this, key, value);
+  };
+  try {
+    const t = table([0]);
+    const serial = Array.from({ length: 100 }, (_, i) => ({ id: i + 1, v: i }));
+    t.apply(t.prepare({ insert: serial }));
+    assert.equal(claims, 0, 'serial ids recorded');
+    // 101..150, then 120 again (the 50 before it are recorded then), then 151.
+    const rows: Row[] = Array.from({ length: 50 }, (_, i) => ({ id: 101 + i, v: 0 }));
+    rows.push({ id: 120, v: 1 }, { id: 151, v: 0 });
+    const p = t.prepare({ insert: rows });
+    assert.equal(claims, 52);
+    assert.equal(p.inserts.length, 51);
+    assert.deepEqual(p.inserts[19], [120, 1]);
+    assert.deepEqual(p.deletes, []);
+  } finally {
+    RequestKeys.prototype.claim = claim;
+  }
+  // Against a Map under seeded requests of ascending runs, repeats and stored keys: each key's
+  // first place, its last row, and the stored rows it replaces, in that order.
+  const rnd = mulberry32(5);
+  const t = table([0]);
+  const stored = new Map<number, Value[]>();
+  for (let request = 0; request < 300; request++) {
+    const rows: Row[] = [];
+    let id = Math.floor(rnd() * 60);
+    for (let i = Math.floor(rnd() * 12); i > 0; i--) {
+      id = rnd() < 0.8 ? id + 1 + Math.floor(rnd() * 3) : Math.floor(rnd() * 60);
+      rows.push({ id, v: Math.floor(rnd() * 4) });
+    }
+    const last = new Map<number, Value[]>();
+    for (const r of rows) last.set(r.id as number, [r.id as number, r.v as number]);
+    const p = t.prepare({ insert: rows });
+    assert.deepEqual(
+      { inserts: p.inserts, deletes: p.deletes },
+      {
+        inserts: [...last.values()],
+        deletes: [...last.keys()].filter((k) => stored.has(k)).map((k) => stored.get(k)),
+      },
+    );
+    t.apply(p);
+    // A replaced row is deleted, then inserted: it moves to the end.
+    for (const k of last.keys()) stored.delete(k);
+    for (const [k, r] of last) stored.set(k, r);
+  }
+  assert.deepEqual(
+    [...t.entries()].map(([r]) => r),
+    [...stored.values()],
   );
 });

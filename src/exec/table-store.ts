@@ -35,7 +35,7 @@ import {
 import { ReadIndex } from './read-index.ts';
 import { TableWatermark } from './table-watermark.ts';
 import type { OrderedIndex } from '../ivm/ordered-index.ts';
-import { KeyedRows } from './table-keyed-rows.ts';
+import { KeyedRows, applyKeyed } from './table-keyed-rows.ts';
 import {
   COLUMNAR_MIN_ROWS,
   NO_ROWS,
@@ -45,7 +45,6 @@ import {
   columnsOf,
 } from './table-batch.ts';
 import { numericColumns, upgradeNumerics } from './table-values.ts';
-import { identicalRows } from '../ivm/exact-rows.ts';
 import { type ResolveScratch, resolveKeyed, resolveKeylessDeletes, resolveScratch } from './table-resolve.ts';
 
 export { type PreparedBatch, insertCount } from './table-batch.ts';
@@ -289,82 +288,48 @@ export class TableStore implements Stateful {
     if (batch.inserts.length === 1 && batch.deletes.length === 0 && this.appendOnly !== null) {
       if (this.uniqueIndexes.length === 0) return this.applyOne(batch.inserts);
     }
-    const rows: (readonly Value[])[] = [];
-    const weights: number[] = [];
     for (const index of this.uniqueIndexes) {
       for (const row of batch.deletes) index.remove(row);
       for (const row of batch.inserts) index.add(row);
     }
-    // A keyed table's change is consolidated by construction (each key is deleted and inserted at
-    // most once a batch) unless an insert puts back exactly the row deleted under its key.
-    let consolidated = this.byKey !== null;
     if (this.byKey !== null) {
-      const byKey = this.byKey;
       // The keys `prepare` found, when the batch is still its own (a watermark may drop late rows).
-      const facts = batch === given ? given.keyed : undefined;
-      const putsBack = facts?.putsBack ?? null;
-      if (putsBack !== null) consolidated = !putsBack;
-      else if (batch.deletes.length > 0) {
-        // A key inserted while stored is one this batch deletes first (prepare pairs them): its row
-        // is read before the deletes, not kept from them in a Map (a set and get per row).
-        for (const row of batch.inserts) {
-          const old = byKey.get(this.keyOf(row));
-          if (old !== undefined && identicalRows(old, row)) {
-            consolidated = false;
-            break;
-          }
-        }
-      }
-      const deletes = batch.deletes;
-      const deleteKeys = facts?.deleteKeys;
-      for (let i = 0; i < deletes.length; i++) {
-        const k = deleteKeys !== undefined ? (deleteKeys[i] as Value) : this.keyOf(deletes[i] as Value[]);
-        const existing = byKey.delete(k);
-        if (existing === undefined)
+      const change = applyKeyed(this, this.byKey, batch, batch === given ? given.keyed : undefined);
+      this.readIndex.apply(change.rows, change.weights);
+      return change;
+    }
+    const rows: (readonly Value[])[] = [];
+    const weights: number[] = [];
+    if (batch.deletes.length > 0) {
+      const ms = this.ensureMultiset();
+      for (const row of batch.deletes) {
+        const k = encodeExactValues(row);
+        if (ms.count(k) === 0)
           throw new SluiceError(
             'STATE_ERROR',
             `replayed delete of an absent row in table "${this.def.name}"`,
           );
-        rows.push(existing);
+        ms.add(row, -1, k);
+        rows.push(row);
         weights.push(-1);
       }
+    }
+    if (this.appendOnly !== null) {
       for (const row of batch.inserts) {
-        byKey.set(this.keyOf(row), row);
+        this.appendOnly.push(row);
         rows.push(row);
         weights.push(1);
       }
     } else {
-      if (batch.deletes.length > 0) {
-        const ms = this.ensureMultiset();
-        for (const row of batch.deletes) {
-          const k = encodeExactValues(row);
-          if (ms.count(k) === 0)
-            throw new SluiceError(
-              'STATE_ERROR',
-              `replayed delete of an absent row in table "${this.def.name}"`,
-            );
-          ms.add(row, -1, k);
-          rows.push(row);
-          weights.push(-1);
-        }
-      }
-      if (this.appendOnly !== null) {
-        for (const row of batch.inserts) {
-          this.appendOnly.push(row);
-          rows.push(row);
-          weights.push(1);
-        }
-      } else {
-        const ms = this.multiset as CountedArrangement;
-        for (const row of batch.inserts) {
-          ms.add(row, 1);
-          rows.push(row);
-          weights.push(1);
-        }
+      const ms = this.multiset as CountedArrangement;
+      for (const row of batch.inserts) {
+        ms.add(row, 1);
+        rows.push(row);
+        weights.push(1);
       }
     }
     this.readIndex.apply(rows, weights);
-    return { rows, weights, consolidated };
+    return { rows, weights, consolidated: false };
   }
 
   /**

@@ -34,11 +34,18 @@ const take: Op = (m, k) => {
 };
 const OPS: readonly Op[] = [set, set, add, del, take];
 
-for (const seed of [1, 2, 3, 4, 5]) {
-  test(`a slot map holds and orders rows as a Map does (seed ${seed})`, () => {
+// Each row is [key, value]: a map that reads its keys from the rows (a keyed table's) is run too.
+for (const [seed, keyOf] of [1, 2, 3, 4, 5].flatMap(
+  (s) =>
+    [
+      [s, null],
+      [s, (row: readonly Value[]) => row[0] as Value],
+    ] as const,
+)) {
+  test(`a slot map holds and orders rows as a Map does (seed ${seed}${keyOf === null ? '' : ', keys read from rows'})`, () => {
     const rnd = mulberry32(seed);
     const map = new Map<Value, readonly Value[]>();
-    const slots = new SlotRowMap<Value>(16);
+    const slots = new SlotRowMap<Value>(16, 1, keyOf);
     // An iterator of each, opened part-way and advanced one step after every change.
     let mapIt: Iterator<[Value, readonly Value[]]> | null = null;
     let slotIt: Iterator<[Value, readonly Value[]]> | null = null;

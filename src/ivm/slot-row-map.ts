@@ -37,7 +37,10 @@ const COMPACT_MIN = 4096;
 
 export class SlotRowMap<K extends Value> implements RowMap<K> {
   private index = new GroupIndex();
-  /** Key by slot (in an empty slot: undefined, or the key it last held until `compact`). */
+  /**
+   * Key by slot (in an empty slot: undefined, or the key it last held until `compact`); unused (empty)
+   * when the rows say their keys (`keyOf`).
+   */
   private keys: (K | undefined)[] = [];
   /** Row by slot (undefined in an empty slot). */
   private rows: (Row | undefined)[] = [];
@@ -52,6 +55,12 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
   constructor(
     private readonly compactMin = COMPACT_MIN,
     private readonly compactRatio = 1,
+    /**
+     * The key every row is set under, when it is a function of the row (a keyed table's primary key):
+     * the keys are then not kept by slot but read from the rows when iterated or compacted, which
+     * spares a push per new key and the array (a keyed table's insert path).
+     */
+    private readonly keyOf: ((row: Row) => K) | null = null,
   ) {}
 
   get size(): number {
@@ -102,7 +111,7 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
   private append(key: K, row: Row): void {
     this.index.set(key, this.rows.length);
     // A Map keeps -0 as 0.
-    this.keys.push(key === 0 ? (0 as K) : key);
+    if (this.keyOf === null) this.keys.push(key === 0 ? (0 as K) : key);
     this.rows.push(row);
     this.live++;
   }
@@ -147,9 +156,9 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
     for (let i = 0; i < this.rows.length; i++) {
       const row = this.rows[i];
       if (row === undefined) continue;
-      const key = this.keys[i] as K;
+      const key = this.keyAt(i, row);
       index.set(key, rows.length);
-      keys.push(key);
+      if (this.keyOf === null) keys.push(key);
       rows.push(row);
     }
     this.index = index;
@@ -161,8 +170,16 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
     // The arrays are read afresh each step: `set` may have grown them (a new array after `clear`).
     for (let i = 0; i < this.rows.length; i++) {
       const row = this.rows[i];
-      if (row !== undefined) yield [this.keys[i] as K, row];
+      if (row !== undefined) yield [this.keyAt(i, row), row];
     }
+  }
+
+  /** The key of the row in live slot `slot` (as a Map gives it: -0 as 0). */
+  private keyAt(slot: number, row: Row): K {
+    const keyOf = this.keyOf;
+    if (keyOf === null) return this.keys[slot] as K;
+    const key = keyOf(row);
+    return key === 0 ? (0 as K) : key;
   }
 
   *values(): IterableIterator<Row> {
