@@ -162,9 +162,9 @@ export class SemiJoinOp implements Operator, Stateful {
     };
 
     // The right delta, against the left rows held before this epoch.
-    const rightDelta = consolidate(inputs[1] as ZBatch);
+    const rightDelta = inputs[1] as ZBatch;
     if (rightDelta.rows.length > 0) {
-      if (this.mode === 'notIn') this.foldRightNotIn(rightDelta, emitBucket);
+      if (this.mode === 'notIn') this.foldRightNotIn(consolidate(rightDelta), emitBucket);
       else this.foldRight(rightDelta, emitBucket);
     }
 
@@ -222,12 +222,14 @@ export class SemiJoinOp implements Operator, Stateful {
   ): void {
     const right = this.right;
     right.beginFold();
-    for (let i = 0; i < delta.rows.length; i++) {
-      const row = delta.rows[i] as readonly Value[];
-      // A NULL in the key (correlation or, for IN, the value) meets no left row.
-      const key = this.rightKey(row);
-      if (key === null) continue;
-      right.add(key, row, delta.weights[i] as number);
+    // An unconsolidated delta is counted as it is, never consolidated by row: only its keys' counts
+    // matter, and hashing whole rows (the relation's own, since its column selection is fused in)
+    // cost more than the fold. Its insertions go first, then its deletions, so no key's count dips
+    // below zero on the way (the subquery's rows never do).
+    if (delta.consolidated) this.countRight(delta, 0);
+    else {
+      this.countRight(delta, 1);
+      this.countRight(delta, -1);
     }
     // With no left row held a flip has nothing to emit: the touched keys are not evaluated (the
     // subquery side loaded before the rows that probe it, as a dimension table usually is).
@@ -239,6 +241,20 @@ export class SemiJoinOp implements Operator, Stateful {
         if (was !== is) emitBucket(this.left, right.touchedKey(i), is ? 1 : -1);
       }
     right.endFold();
+  }
+
+  /** Counts the right delta's rows whose weight has the sign of `sign` (0: every row) by key. */
+  private countRight(delta: ZBatch, sign: number): void {
+    const right = this.right;
+    for (let i = 0; i < delta.rows.length; i++) {
+      const w = delta.weights[i] as number;
+      if (w * sign < 0) continue;
+      const row = delta.rows[i] as readonly Value[];
+      // A NULL in the key (correlation or, for IN, the value) meets no left row.
+      const key = this.rightKey(row);
+      if (key === null) continue;
+      right.add(key, row, w);
+    }
   }
 
   /**
