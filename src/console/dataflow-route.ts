@@ -9,7 +9,7 @@ import { printTopN } from '../common/top-n.ts';
 import { printWindow } from '../common/window.ts';
 import { printExpand } from '../common/expand.ts';
 import { printTemporalBound } from '../common/temporal-bound.ts';
-import type { DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
+import { semiJoinOn, type DataflowNode, type DataflowPlan } from '../ivm/dataflow-plan.ts';
 
 type Stats = ReturnType<SluiceRuntime['engine']['viewNodeStats']>[number];
 
@@ -110,7 +110,7 @@ function nodeJson(
         ...base,
         kind: 'semijoin',
         mode: { exists: 'exists', notExists: 'not exists', in: 'in', notIn: 'not in' }[n.mode],
-        on: n.leftKey.map((k, i) => `${printScalar(k)} = right.#${i}`),
+        on: semiJoinOn(n),
         stateful: true,
         state: n.stateId,
       };

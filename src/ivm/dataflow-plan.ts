@@ -245,8 +245,10 @@ export type DataflowNode =
   /**
    * A predicate subquery (`[NOT] IN`, `[NOT] EXISTS`): passes left rows, each once, by their key's
    * matches in the right input, whose first columns are the key (`leftKey` over the left row: the
-   * `correlated` correlation keys, then for IN the operand). Left rows are arranged by key; the
-   * right side is kept as a match count per key (and for NOT IN per correlation group: its row
+   * `correlated` correlation keys, then for IN the operand) — or, with `rightKey`, whose key is those
+   * plain columns of it (the subquery's column selection fused in: the right input is then the
+   * relation itself, or its filter, and no projected row is built). Left rows are arranged by key;
+   * the right side is kept as a match count per key (and for NOT IN per correlation group: its row
    * count and its NULL count), never as rows.
    */
   | {
@@ -255,6 +257,8 @@ export type DataflowNode =
       readonly inputs: readonly [number, number];
       readonly mode: SemiJoinMode;
       readonly leftKey: readonly ScalarExpr[];
+      /** The right input's key columns, one per `leftKey` entry; absent: its first columns. */
+      readonly rightKey?: readonly Extract<ScalarExpr, { kind: 'col' }>[];
       readonly correlated: number;
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
@@ -355,6 +359,17 @@ const SET_RULES: Readonly<Record<string, string>> = {
   except: 'once if a > 0 and b = 0',
   'except all': 'max(a − b, 0) times',
 };
+
+/**
+ * A semi-join's key pairs as EXPLAIN prints them: `#1:auction = right.#0` (the right input's first
+ * columns), or `= right.#0:id` where the key is the right input's own columns (`rightKey`).
+ */
+export function semiJoinOn(n: Extract<DataflowNode, { kind: 'semijoin' }>): string[] {
+  return n.leftKey.map((k, i) => {
+    const right = n.rightKey?.[i];
+    return `${printScalar(k)} = right.${right === undefined ? `#${i}` : printScalar(right)}`;
+  });
+}
 
 /** Deterministic print, outermost node first, for EXPLAIN DATAFLOW and golden tests. */
 export function printDataflow(
@@ -496,7 +511,7 @@ export function printDataflow(
         return;
       }
       case 'semijoin': {
-        const on = n.leftKey.map((k, i) => `${printScalar(k)} = right.#${i}`);
+        const on = semiJoinOn(n);
         const how = on.length === 0 ? 'no key (the whole subquery)' : `key [${on.join(', ')}]`;
         const counts =
           n.mode === 'notIn'

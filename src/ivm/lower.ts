@@ -297,13 +297,44 @@ export function lowerToDataflow(
       }
       case 'semiJoin': {
         const left = lower(p.input);
-        const right = lower(p.subquery);
+        let right = lower(p.subquery);
+        // The subquery's column selection (`SELECT a.id FROM …`) fused into the semi-join's right
+        // key: it reads the key columns from the relation's rows (or its filter's, which passes them
+        // unchanged), so no projected row is built per change. Plain columns only: an expression
+        // could fail on a row, and its error belongs to the Map that reports it.
+        let rightKey: Extract<ScalarExpr, { kind: 'col' }>[] | null = null;
+        if (
+          right.kind === 'map' &&
+          right.project !== null &&
+          right.project.length === p.keys.length &&
+          p.keys.length > 0 &&
+          right.project.every((e) => e.kind === 'col') &&
+          fusable(right)
+        ) {
+          const map = right;
+          nodes.pop();
+          rightKey = map.project as Extract<ScalarExpr, { kind: 'col' }>[];
+          const from = nodes.find((n) => n.id === map.inputs[0]) as DataflowNode;
+          right =
+            map.filter === null
+              ? from
+              : add((id) => ({
+                  id,
+                  kind: 'map',
+                  inputs: map.inputs,
+                  filter: map.filter,
+                  project: null,
+                  columns: from.columns,
+                }));
+        }
+        const rightId = right.id;
         return add((id) => ({
           id,
           kind: 'semijoin',
-          inputs: [left.id, right.id],
+          inputs: [left.id, rightId],
           mode: p.mode,
           leftKey: p.keys,
+          ...(rightKey !== null ? { rightKey } : {}),
           correlated: p.correlated,
           columns: specs(p.columns),
           stateId: `${view}/semijoin${id}`,

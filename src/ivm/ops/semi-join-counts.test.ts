@@ -19,7 +19,7 @@ function sorted(delta: StateDelta): StateDelta {
 
 test('checkpoint entries are the ones the general Arrangement wrote, in full and as deltas', () => {
   const keyId = (k: JoinKey): string => keyEntryId(k, 1);
-  const counts = new MatchCounts('counts', 'R', keyId, 1);
+  const counts = new MatchCounts('counts', 'R', keyId, [0]);
   const reference = new Arrangement<JoinKey, number, readonly Value[]>('reference', 'R', keyId);
   counts.trackChanges(true);
   reference.trackChanges(true);
@@ -46,14 +46,14 @@ test('checkpoint entries are the ones the general Arrangement wrote, in full and
   }
   // A load of the full export gives the same entries back, and the same totals.
   const all = counts.takeDelta(true).upserts.map(([, value]) => value);
-  const loaded = new MatchCounts('loaded', 'R', keyId, 1);
+  const loaded = new MatchCounts('loaded', 'R', keyId, [0]);
   loaded.load(all, (row) => row[0] as number);
   assert.deepEqual(sorted(loaded.takeDelta(true)), sorted(reference.takeDelta(true)));
   for (const [k, n] of held) assert.equal(loaded.total(k), n);
 });
 
 test('a fold lists each touched key once, first-touch order, with its total before the fold', () => {
-  const counts = new MatchCounts('counts', 'R', String, 1);
+  const counts = new MatchCounts('counts', 'R', String, [0]);
   counts.beginFold();
   counts.add(5, [5], 2);
   counts.add(7, [7], 1);
@@ -83,7 +83,7 @@ test('a fold lists each touched key once, first-touch order, with its total befo
 });
 
 test('a small non-negative integer key is probed by value, without the slot index', () => {
-  const counts = new MatchCounts('counts', 'R', String, 1);
+  const counts = new MatchCounts('counts', 'R', String, [0]);
   counts.beginFold();
   for (let k = 0; k < 5000; k++) counts.add(k, [k], 1 + (k % 3));
   counts.endFold();
@@ -113,7 +113,7 @@ test('a small non-negative integer key is probed by value, without the slot inde
 test('totals read by value stay equal to the slots over random folds, growth, loads and clears', () => {
   const keyId = (k: JoinKey): string => keyEntryId(k, 1);
   const rnd = random(29);
-  let counts = new MatchCounts('counts', 'R', keyId, 1);
+  let counts = new MatchCounts('counts', 'R', keyId, [0]);
   counts.trackChanges(true);
   const held = new Map<number, number>();
   // Keys mostly dense and growing (the table grows to cover them), some sparse or negative.
@@ -138,7 +138,7 @@ test('totals read by value stay equal to the slots over random folds, growth, lo
     for (const [k, n] of held) assert.equal(counts.total(k), n, `key ${k} after epoch ${epoch}`);
     if (epoch % 40 === 39) {
       const all = counts.takeDelta(true).upserts.map(([, value]) => value);
-      counts = new MatchCounts('loaded', 'R', keyId, 1);
+      counts = new MatchCounts('loaded', 'R', keyId, [0]);
       counts.load(all, (row) => row[0] as number);
       counts.trackChanges(true);
     }

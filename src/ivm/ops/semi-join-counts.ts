@@ -29,14 +29,24 @@ import { grownF64 } from '../typed-growth.ts';
 type StoredRow = StoredArrangedRow<string, readonly Value[]>;
 
 /**
+ * The stored row of a one-column key that is its value (a number, text or boolean): the key is the
+ * row, so none is kept per key (rows read back as `[key]`).
+ */
+const KEY_ROW: readonly Value[] = Object.freeze([]);
+
+/**
  * Estimated heap bytes of one key held: its index cell, total, seq and stamp, the stored row (the
  * key's values) and its key text when a string. An estimate for metrics.
  */
 function keyBytes(key: JoinKey, row: readonly Value[]): number {
+  if (row === KEY_ROW) return 72 + boxedBytes(key) + (typeof key === 'string' ? key.length : 0);
   let boxed = 0;
-  for (const v of row)
-    if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) >= 2 ** 30) boxed += 16;
+  for (const v of row) boxed += boxedBytes(v);
   return 64 + 8 * row.length + boxed + (typeof key === 'string' ? key.length : 0);
+}
+
+function boxedBytes(v: Value): number {
+  return typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) >= 2 ** 30 ? 16 : 0;
 }
 
 /** `byValue` may be this long whatever few keys are held; beyond it, BY_VALUE_SLACK cells a key. */
@@ -53,7 +63,10 @@ export class MatchCounts extends ArrangementDelta {
   private seqs = new Float64Array(16);
   /** The fold that last touched the slot. */
   private stamps = new Float64Array(16);
-  /** The stored row (the key's values, as first seen while the key is held); null: free slot. */
+  /**
+   * The stored row (the key's values, as first seen while the key is held; KEY_ROW: the key itself);
+   * null: free slot.
+   */
   private rows: (readonly Value[] | null)[] = [];
   private keys: (JoinKey | null)[] = [];
   private freeSlots: number[] = [];
@@ -72,22 +85,25 @@ export class MatchCounts extends ArrangementDelta {
    * leaves the int32 range.
    */
   private byValue: Int32Array<ArrayBuffer> | null = new Int32Array(0);
+  /** Whether `columns` are a row's first columns (a row of exactly those is stored as it is). */
+  private readonly leading: boolean;
   /** Probes that went through the slot index (`total`); tests count them. */
   slotProbes = 0;
 
   /**
    * `label` names it in internal errors; `entryPrefix` keeps its checkpoint entries apart from the
    * operator's other arrangements; `keyId` writes a key in entry ids (a one-column key is the raw
-   * value in memory, written as its encoding); `width` is how many leading columns of a right row
-   * are the key's values (what an entry stores).
+   * value in memory, written as its encoding); `columns` are the columns of a right row that hold
+   * the key's values (what an entry stores, in that order).
    */
   constructor(
     private readonly label: string,
     private readonly entryPrefix: string,
     private readonly keyId: (key: JoinKey) => string,
-    private readonly width: number,
+    private readonly columns: readonly number[],
   ) {
     super();
+    this.leading = columns.every((c, i) => c === i);
   }
 
   /** Keys held (total > 0). */
@@ -138,8 +154,29 @@ export class MatchCounts extends ArrangementDelta {
     return this.totals[this.touched[i] as number] as number;
   }
 
-  /** Adds `w` copies of a right row (`row`: its first `width` values are the key's) under `key`. */
+  /** Adds `w` copies of a right row (`row`: its `columns` hold the key's values) under `key`. */
   add(key: JoinKey, row: readonly Value[], w: number): void {
+    this.count(key, row, w, false);
+  }
+
+  /** The key's values in a right row, as an entry stores them. */
+  private storedOf(key: JoinKey, row: readonly Value[]): readonly Value[] {
+    const columns = this.columns;
+    if (columns.length === 1) {
+      const v = row[columns[0] as number] as Value;
+      return v === key ? KEY_ROW : this.leading && row.length === 1 ? row : [v];
+    }
+    return this.leading && row.length === columns.length ? row : columns.map((c) => row[c] as Value);
+  }
+
+  /** The stored row of a held slot. */
+  private rowAt(slot: number): readonly Value[] {
+    const row = this.rows[slot] as readonly Value[];
+    return row === KEY_ROW ? [this.keys[slot] as JoinKey] : row;
+  }
+
+  /** `add`, or with `isStored` a stored row (an entry's) rather than a right row. */
+  private count(key: JoinKey, row: readonly Value[], w: number, isStored: boolean): void {
     if (w === 0) return;
     let slot = this.index.get(key);
     if (slot === NO_SLOT) {
@@ -156,7 +193,7 @@ export class MatchCounts extends ArrangementDelta {
     if (after < 0) throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
     if (before === 0) {
       // A new entry (or one that left earlier in this fold): it stores this row, numbered afresh.
-      const stored = this.width === row.length ? row : row.slice(0, this.width);
+      const stored = isStored ? row : this.storedOf(key, row);
       this.rows[slot] = stored;
       this.seqs[slot] = this.nextSeq++;
       this.held++;
@@ -174,7 +211,7 @@ export class MatchCounts extends ArrangementDelta {
       }
     }
     if (this.tracking) {
-      const stored = this.rows[slot] as readonly Value[];
+      const stored = this.rowAt(slot);
       this.dirty.set(this.entryId(key, stored), { key, row: stored });
     }
   }
@@ -262,7 +299,7 @@ export class MatchCounts extends ArrangementDelta {
     this.beginFold();
     for (const e of sorted) {
       this.nextSeq = e.s;
-      this.add(keyOf(e.r), e.r, e.c);
+      this.count(keyOf(e.r), e.r, e.c, true);
     }
     this.endFold();
     this.nextSeq = sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as StoredRow).s + 1;
@@ -279,7 +316,7 @@ export class MatchCounts extends ArrangementDelta {
       const row = this.rows[slot];
       if (row === null || row === undefined || this.totals[slot] === 0) continue;
       const key = this.keys[slot] as JoinKey;
-      upserts.push([this.entryId(key, row), this.stored(key, slot)]);
+      upserts.push([this.entryId(key, this.rowAt(slot)), this.stored(key, slot)]);
     }
   }
 
@@ -287,7 +324,7 @@ export class MatchCounts extends ArrangementDelta {
     for (const [id, { key, row }] of this.dirty) {
       // The key's entry may since be another row's (the key left and came back as another text).
       const slot = this.index.get(key);
-      const held = slot === NO_SLOT || this.totals[slot] === 0 ? null : (this.rows[slot] as readonly Value[]);
+      const held = slot === NO_SLOT || this.totals[slot] === 0 ? null : this.rowAt(slot);
       if (held === null || !sameRow(held, row)) deletes.push(id);
       else upserts.push([id, this.stored(key, slot)]);
     }
@@ -301,7 +338,7 @@ export class MatchCounts extends ArrangementDelta {
     return {
       a: this.entryPrefix,
       k: this.keyId(key),
-      r: this.rows[slot] as readonly Value[],
+      r: this.rowAt(slot),
       c: this.totals[slot] as number,
       m: 0,
       s: this.seqs[slot] as number,

@@ -131,3 +131,51 @@ test('a right delta folded while no left row is held evaluates no key for a flip
   assert.deepEqual(net(op.step([EMPTY, batch([[7], [100]], [-1, 1])], NO_ERRORS)), ['+2,100', '-1,7']);
   assert.equal(op.keysEvaluated, 2);
 });
+
+test('a right delta the relation hands over unconsolidated is counted without consolidating its rows', () => {
+  // The key read from the relation's own rows [k, tag] (its column selection fused in).
+  const node: Extract<DataflowNode, { kind: 'semijoin' }> = {
+    id: 2,
+    kind: 'semijoin',
+    inputs: [0, 1],
+    mode: 'in',
+    leftKey: [{ kind: 'col', index: 1, name: 'k', type: T.int32 }],
+    rightKey: [{ kind: 'col', index: 0, name: 'k', type: T.int32 }],
+    correlated: 0,
+    columns: COLUMNS,
+    stateId: 'v/semijoin2',
+  };
+  const op = new SemiJoinOp(node, COLUMNS);
+  const loose = (rows: (readonly Value[])[], weights: number[]): ZBatch => ({
+    rows,
+    weights,
+    consolidated: false,
+  });
+  assert.deepEqual(net(op.step([EMPTY, batch([[1, 'a']], [1])], NO_ERRORS)), []);
+  assert.deepEqual(net(op.step([batch([[10, 1]], [1]), EMPTY], NO_ERRORS)), ['+10,1']);
+  // Key 1's row replaced, its deletion listed last and first; key 2 comes and goes; nothing flips.
+  const replaced = loose(
+    [
+      [1, 'b'],
+      [2, 'x'],
+      [1, 'a'],
+      [2, 'x'],
+    ],
+    [1, 1, -1, -1],
+  );
+  assert.deepEqual(net(op.step([EMPTY, replaced], NO_ERRORS)), []);
+  // A deletion listed before the insertion of the same key (the count would dip below zero if
+  // folded in order): key 1 stays, key 3 arrives and its left row passes.
+  assert.deepEqual(net(op.step([batch([[30, 3]], [1]), EMPTY], NO_ERRORS)), []);
+  const dip = loose(
+    [
+      [1, 'b'],
+      [3, 'y'],
+      [1, 'c'],
+    ],
+    [-1, 1, 1],
+  );
+  assert.deepEqual(net(op.step([EMPTY, dip], NO_ERRORS)), ['+30,3']);
+  // The last row of key 1 leaves: its held left row is retracted.
+  assert.deepEqual(net(op.step([EMPTY, loose([[1, 'c']], [-1])], NO_ERRORS)), ['-10,1']);
+});

@@ -57,9 +57,17 @@ export class SemiJoinOp implements Operator, Stateful {
   private readonly leftKey: KeyFn;
   private readonly leftGroup: KeyFn;
   private readonly leftValue: RowFn | null;
+  /** A right row's key and (NOT IN) group: over its key columns `rightColumns`. */
   private readonly rightKey: KeyFn;
   private readonly rightGroup: KeyFn;
-  /** Right columns: the correlation keys, then for IN the value. */
+  /** The same over a stored entry's row (the key's values alone), for loads. */
+  private readonly storedKey: KeyFn;
+  private readonly storedGroup: KeyFn;
+  /**
+   * The right row's key columns: the correlation keys, then for IN the value (its first columns,
+   * or where the node's `rightKey` reads them from the relation's own rows).
+   */
+  private readonly rightColumns: readonly number[];
   private readonly correlated: number;
   private readonly width: number;
   private exported = false;
@@ -81,7 +89,8 @@ export class SemiJoinOp implements Operator, Stateful {
     const groupWidth = this.correlated;
     this.left = new JoinArrangement(label('left arrangement'), 'L', (k) => keyEntryId(k, width));
     this.leftNull = new JoinArrangement(label('left NULL values'), 'N', (k) => keyEntryId(k, groupWidth));
-    this.right = new MatchCounts(label('match counts'), 'R', (k) => keyEntryId(k, width), width);
+    this.rightColumns = node.rightKey?.map((c) => c.index) ?? node.leftKey.map((_, i) => i);
+    this.right = new MatchCounts(label('match counts'), 'R', (k) => keyEntryId(k, width), this.rightColumns);
     this.groups = new Arrangement<JoinKey, number, readonly Value[]>(label('group counts'), 'G', (k) =>
       keyEntryId(k, groupWidth),
     );
@@ -95,8 +104,12 @@ export class SemiJoinOp implements Operator, Stateful {
       name: `#${i}`,
       type: node.leftKey[i]!.type,
     });
-    this.rightKey = compileKey(node.leftKey.map((_, i) => column(i)));
-    this.rightGroup = compileKey(node.leftKey.slice(0, this.correlated).map((_, i) => column(i)));
+    const stored = node.leftKey.map((_, i) => column(i));
+    const right = node.rightKey ?? stored;
+    this.rightKey = compileKey(right);
+    this.rightGroup = compileKey(right.slice(0, this.correlated));
+    this.storedKey = compileKey(stored);
+    this.storedGroup = compileKey(stored.slice(0, this.correlated));
   }
 
   /** Whether a row of `key` passes, by the key's match count and (NOT IN) its group's counts. */
@@ -149,9 +162,9 @@ export class SemiJoinOp implements Operator, Stateful {
     };
 
     // The right delta, against the left rows held before this epoch.
-    const rightDelta = consolidate(inputs[1] as ZBatch);
+    const rightDelta = inputs[1] as ZBatch;
     if (rightDelta.rows.length > 0) {
-      if (this.mode === 'notIn') this.foldRightNotIn(rightDelta, emitBucket);
+      if (this.mode === 'notIn') this.foldRightNotIn(consolidate(rightDelta), emitBucket);
       else this.foldRight(rightDelta, emitBucket);
     }
 
@@ -209,12 +222,14 @@ export class SemiJoinOp implements Operator, Stateful {
   ): void {
     const right = this.right;
     right.beginFold();
-    for (let i = 0; i < delta.rows.length; i++) {
-      const row = delta.rows[i] as readonly Value[];
-      // A NULL in the key (correlation or, for IN, the value) meets no left row.
-      const key = this.rightKey(row);
-      if (key === null) continue;
-      right.add(key, row, delta.weights[i] as number);
+    // An unconsolidated delta is counted as it is, never consolidated by row: only its keys' counts
+    // matter, and hashing whole rows (the relation's own, since its column selection is fused in)
+    // cost more than the fold. Its insertions go first, then its deletions, so no key's count dips
+    // below zero on the way (the subquery's rows never do).
+    if (delta.consolidated) this.countRight(delta, 0);
+    else {
+      this.countRight(delta, 1);
+      this.countRight(delta, -1);
     }
     // With no left row held a flip has nothing to emit: the touched keys are not evaluated (the
     // subquery side loaded before the rows that probe it, as a dimension table usually is).
@@ -226,6 +241,20 @@ export class SemiJoinOp implements Operator, Stateful {
         if (was !== is) emitBucket(this.left, right.touchedKey(i), is ? 1 : -1);
       }
     right.endFold();
+  }
+
+  /** Counts the right delta's rows whose weight has the sign of `sign` (0: every row) by key. */
+  private countRight(delta: ZBatch, sign: number): void {
+    const right = this.right;
+    for (let i = 0; i < delta.rows.length; i++) {
+      const w = delta.weights[i] as number;
+      if (w * sign < 0) continue;
+      const row = delta.rows[i] as readonly Value[];
+      // A NULL in the key (correlation or, for IN, the value) meets no left row.
+      const key = this.rightKey(row);
+      if (key === null) continue;
+      right.add(key, row, w);
+    }
   }
 
   /**
@@ -245,9 +274,10 @@ export class SemiJoinOp implements Operator, Stateful {
       const w = delta.weights[i] as number;
       const group = this.rightGroup(row);
       if (group === null) continue;
-      const isNull = row[this.correlated] === null;
+      const columns = this.rightColumns;
+      const isNull = row[columns[this.correlated] as number] === null;
       if (!touchedGroups.has(group)) touchedGroups.set(group, this.groupCounts(group));
-      const groupRow = row.slice(0, this.correlated);
+      const groupRow = columns.slice(0, this.correlated).map((c) => row[c] as Value);
       this.groups.add(group, ROWS, [...groupRow, ROWS], w, 0);
       if (isNull) {
         this.groups.add(group, NULLS, [...groupRow, NULLS], w, 0);
@@ -367,13 +397,13 @@ export class SemiJoinOp implements Operator, Stateful {
     }
     const [leftEntries = [], rightEntries = [], nullEntries = [], groupEntries = []] = entries;
     this.left.load(leftEntries, (row) => this.leftKey(row) as JoinKey);
-    this.right.load(rightEntries, (row) => this.rightKey(row) as JoinKey);
+    this.right.load(rightEntries, (row) => this.storedKey(row) as JoinKey);
     this.byGroup.clear();
     if (this.mode === 'notIn') {
       this.leftNull.load(nullEntries, (row) => this.leftGroup(row) as JoinKey);
       this.groups.load(
         groupEntries,
-        (row) => this.rightGroup(row) as JoinKey,
+        (row) => this.storedGroup(row) as JoinKey,
         (row) => row[this.correlated] as number,
       );
       for (const key of this.left.keys()) {
