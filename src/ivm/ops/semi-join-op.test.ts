@@ -17,14 +17,18 @@ const COLUMNS = [
   { name: 'k', type: T.int32 },
 ];
 
-/** `SELECT id, k FROM l WHERE k IN (SELECT k FROM r)`: left rows [id, k], right rows [k]. */
-function semiJoin(): SemiJoinOp {
+/**
+ * `SELECT id, k FROM l WHERE k IN (SELECT k FROM r)`: left rows [id, k], right rows [k]; with
+ * `keyedRight`, right rows [k, tag] whose key column is read in place (the selection fused in).
+ */
+function semiJoin(keyedRight = false): SemiJoinOp {
   const node: Extract<DataflowNode, { kind: 'semijoin' }> = {
     id: 2,
     kind: 'semijoin',
     inputs: [0, 1],
     mode: 'in',
     leftKey: [{ kind: 'col', index: 1, name: 'k', type: T.int32 }],
+    ...(keyedRight ? { rightKey: [{ kind: 'col', index: 0, name: 'k', type: T.int32 }] } : {}),
     correlated: 0,
     columns: COLUMNS,
     stateId: 'v/semijoin2',
@@ -134,18 +138,7 @@ test('a right delta folded while no left row is held evaluates no key for a flip
 
 test('a right delta the relation hands over unconsolidated is counted without consolidating its rows', () => {
   // The key read from the relation's own rows [k, tag] (its column selection fused in).
-  const node: Extract<DataflowNode, { kind: 'semijoin' }> = {
-    id: 2,
-    kind: 'semijoin',
-    inputs: [0, 1],
-    mode: 'in',
-    leftKey: [{ kind: 'col', index: 1, name: 'k', type: T.int32 }],
-    rightKey: [{ kind: 'col', index: 0, name: 'k', type: T.int32 }],
-    correlated: 0,
-    columns: COLUMNS,
-    stateId: 'v/semijoin2',
-  };
-  const op = new SemiJoinOp(node, COLUMNS);
+  const op = semiJoin(true);
   const loose = (rows: (readonly Value[])[], weights: number[]): ZBatch => ({
     rows,
     weights,
