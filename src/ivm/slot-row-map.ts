@@ -1,6 +1,7 @@
 // A Map of key → row for large keyed state (a keyed table's rows): keys are interned into slots by a
 // GroupIndex (int32 keys in typed arrays, so a lookup of a serial id is one array read instead of a
-// Map's hash bucket and entry), and the keys and rows sit in two arrays by slot. It keeps a Map's
+// Map's hash bucket and entry), and the keys and rows sit in two arrays by slot (or the rows alone,
+// when each row says its key: a keyed table's, `keyOf`). It keeps a Map's
 // iteration order exactly: a new key takes the next slot, setting a present key keeps its slot, and a
 // deleted key's slot stays empty (a key deleted and set again comes at the end). An iterator walks
 // the slots as they are when it reaches them, so like a Map's it sees keys added after it started

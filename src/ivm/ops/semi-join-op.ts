@@ -108,8 +108,10 @@ export class SemiJoinOp implements Operator, Stateful {
     const right = node.rightKey ?? stored;
     this.rightKey = compileKey(right);
     this.rightGroup = compileKey(right.slice(0, this.correlated));
-    this.storedKey = compileKey(stored);
-    this.storedGroup = compileKey(stored.slice(0, this.correlated));
+    // Without a fused selection a right row is laid out as its stored entry: the same functions.
+    this.storedKey = node.rightKey === undefined ? this.rightKey : compileKey(stored);
+    this.storedGroup =
+      node.rightKey === undefined ? this.rightGroup : compileKey(stored.slice(0, this.correlated));
   }
 
   /** Whether a row of `key` passes, by the key's match count and (NOT IN) its group's counts. */
@@ -269,15 +271,17 @@ export class SemiJoinOp implements Operator, Stateful {
     const touchedKeys = new Map<JoinKey, { before: number; group: JoinKey }>();
     const touchedGroups = new Map<JoinKey, readonly [number, number]>();
     this.right.beginFold();
+    const columns = this.rightColumns;
+    const correlated = this.correlated;
     for (let i = 0; i < delta.rows.length; i++) {
       const row = delta.rows[i] as readonly Value[];
       const w = delta.weights[i] as number;
       const group = this.rightGroup(row);
       if (group === null) continue;
-      const columns = this.rightColumns;
-      const isNull = row[columns[this.correlated] as number] === null;
+      const isNull = row[columns[correlated] as number] === null;
       if (!touchedGroups.has(group)) touchedGroups.set(group, this.groupCounts(group));
-      const groupRow = columns.slice(0, this.correlated).map((c) => row[c] as Value);
+      const groupRow: Value[] = [];
+      for (let c = 0; c < correlated; c++) groupRow.push(row[columns[c] as number] as Value);
       this.groups.add(group, ROWS, [...groupRow, ROWS], w, 0);
       if (isNull) {
         this.groups.add(group, NULLS, [...groupRow, NULLS], w, 0);
