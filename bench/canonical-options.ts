@@ -14,7 +14,7 @@ export const TARGET_WORKER_SPEEDUP = 1.7; // Sluice with 2 workers / with 1, eve
  * Every run processes the same TOTAL_EVENTS rows: an untimed preload (in batches of PRELOAD_BATCH)
  * followed by the timed events at the batch size under test. All batch sizes therefore end in the
  * same state (same groups, same histogram) and their figures compare like with like. Batch 1 times
- * only the last 50,000 events, on a fully populated state.
+ * only the last 50,000 events, on a fully populated state, after the 50,000 before them settle it.
  */
 const TOTAL_EVENTS = 1_000_000;
 export const PRELOAD_BATCH = 10_000;
@@ -31,6 +31,7 @@ export interface Options {
   seed: number;
   zipfS: number;
   warmup: number | null;
+  settle: number | null;
   variant: DbIvmVariant;
   repeat: number;
   cpuProfile: string | null;
@@ -51,6 +52,7 @@ export function parseArgs(argv: string[]): Options {
     seed: 20111111,
     zipfS: 1.1,
     warmup: null,
+    settle: null,
     variant: 'reduce',
     repeat: 1,
     cpuProfile: null,
@@ -123,6 +125,9 @@ export function parseArgs(argv: string[]): Options {
       case '--warmup':
         o.warmup = int('--warmup', value());
         break;
+      case '--settle':
+        o.settle = int('--settle', value());
+        break;
       case '--dbivm-variant': {
         const v = value();
         if (v !== 'reduce' && v !== 'groupby') throw new Error(`bench: unknown db-ivm variant ${v}`);
@@ -133,7 +138,7 @@ export function parseArgs(argv: string[]): Options {
       case '-h':
         console.log(
           'usage: npm run bench -- [--quick] [--events N] [--preload N] [--impl sluice|db-ivm|map|both|all] [--dist uniform|zipf|both]\n' +
-            '       [--batch 1,100,10000] [--sellers N] [--seed N] [--zipf-s S] [--warmup N] [--repeat N] [--cpu-profile PREFIX]\n' +
+            '       [--batch 1,100,10000] [--sellers N] [--seed N] [--zipf-s S] [--warmup N] [--settle N] [--repeat N] [--cpu-profile PREFIX]\n' +
             '       [--dbivm-variant reduce|groupby] [--workers 1,2]',
         );
         process.exit(0);
@@ -157,4 +162,20 @@ export function preloadFor(o: Options, batch: number): number {
   if (o.preload !== null) return o.preload;
   if (o.events !== null) return 0;
   return Math.max(0, (o.quick ? TOTAL_EVENTS / 10 : TOTAL_EVENTS) - eventsFor(o, batch));
+}
+
+/** Rows of the preload that can settle a run at a smaller batch size (below). */
+const DEFAULT_SETTLE = 50_000;
+
+/**
+ * How many of the preload's last events are applied at the timed batch size, untimed, on the
+ * measured instance: a batch size's own code paths (and, in Sluice, the kernels generated per
+ * engine) are compiled on the instance that is timed, so a run does not time their first
+ * thousands of calls after a preload in batches of 10,000. The throwaway warm-up instance cannot do
+ * this for code generated per instance.
+ */
+export function settleFor(o: Options, batch: number): number {
+  const preload = preloadFor(o, batch);
+  if (o.settle !== null) return Math.min(o.settle, preload);
+  return batch < PRELOAD_BATCH ? Math.min(DEFAULT_SETTLE, preload) : 0;
 }

@@ -26,6 +26,7 @@ import {
   parseArgs,
   eventsFor,
   preloadFor,
+  settleFor,
 } from './canonical-options.ts';
 import { cpuSplit, threadTicks, type CpuSplit } from './thread-cpu.ts';
 import {
@@ -50,6 +51,8 @@ interface ChildResult {
   workers: number;
   events: number;
   preload: number;
+  /** Of the preload, the last events applied at the timed batch size (canonical-options.ts settleFor). */
+  settle: number;
   events_per_s: number;
   /** Timed events ÷ CPU time (user + system, all threads) of the timed loop: less sensitive to load. */
   events_per_cpu_s: number;
@@ -126,6 +129,7 @@ async function runChild(o: Options): Promise<void> {
   const workers = o.workers[0] ?? 1;
   const events = eventsFor(o, batch);
   const preload = preloadFor(o, batch);
+  const settle = settleFor(o, batch);
   const gc = getGc();
   const spec: WorkloadSpec = {
     dist,
@@ -155,7 +159,8 @@ async function runChild(o: Options): Promise<void> {
   // All input is generated (and the expected result computed) before timing.
   let rows: Order[] | null = generateRows(spec);
   const expected = referenceHistogram(rows);
-  for (const b of cut(rows, 0, preload, PRELOAD_BATCH)) p.apply(p.prepare(b));
+  for (const b of cut(rows, 0, preload - settle, PRELOAD_BATCH)) p.apply(p.prepare(b));
+  for (const b of cut(rows, preload - settle, preload, batch)) p.apply(p.prepare(b));
   let prepared: unknown[] | null = cut(rows, preload, rows.length, batch).map(p.prepare);
   rows = null;
   gc();
@@ -216,6 +221,7 @@ async function runChild(o: Options): Promise<void> {
     workers,
     events,
     preload,
+    settle,
     events_per_s: Math.round(events / (wallNs / 1e9)),
     events_per_cpu_s: Math.round(events / (cpuUs / 1e6)),
     cpu_split: split,
@@ -264,6 +270,7 @@ function childArgs(o: Options, impl: Impl, dist: Dist, batch: number, workers: n
     String(workers),
   ];
   if (o.warmup !== null) args.push('--warmup', String(o.warmup));
+  if (o.settle !== null) args.push('--settle', String(o.settle));
   if (o.cpuProfile !== null)
     args.push(
       '--cpu-profile',
@@ -386,6 +393,7 @@ async function runParent(o: Options): Promise<number> {
             batch,
             ...(impl === 'sluice' ? { workers } : {}),
             events: r.events,
+            ...(r.settle > 0 ? { settle: r.settle } : {}),
             events_per_s: r.events_per_s,
             p50_us: r.p50_us,
             p99_us: r.p99_us,
