@@ -12,8 +12,8 @@
 //  - COLUMN BLOCKS: a table's base block (state `table:<name>`) whose entries are rows of one width
 //    is stored the same way but as kind 'c', its value binary (column-block.ts): numbers as float64,
 //    other columns as the stored JSON of their values, and the keys' JSON list. Its hash (hashBlock)
-//    covers `<stateId>\0c`, the key, the entry count and the bytes. Both writers derive it from the
-//    entries' stored JSON, so the file is the same whichever thread wrote it.
+//    covers `<stateId>\0c`, the key, the entry count and the bytes. Both writers build it from the
+//    rows by the same rule (table-blocks.ts), so the file is the same whichever thread wrote it.
 //  - OVERRIDE rows under `<stateId>`, one per key changed by an incremental checkpoint since the
 //    state's base was written, told apart by `kind`:
 //      'v' an upsert: replaces the base entry of its key in place (an update keeps its position),

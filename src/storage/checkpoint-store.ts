@@ -27,6 +27,7 @@ import {
   type CheckpointHeader,
   type CheckpointTransactionStats,
 } from './checkpoint-transaction.ts';
+import { TableBlocks } from './table-blocks.ts';
 import { CheckpointScanner, type CheckpointInfo, type StoredCheckpointData } from './checkpoint-read.ts';
 
 // The shapes below mirror the engine's EngineCheckpoint / StoredCheckpoint structurally: storage
@@ -248,10 +249,23 @@ export class CheckpointStore {
             if ((++n & 255) === 0) yield;
           }
         }
+        // A table written whole goes as column blocks built from its rows (table-blocks.ts).
+        let blocks = TableBlocks.of(stateId, delta.replaceAll);
         for (const [key, value] of delta.upserts) {
-          txn.upsert(stateId, key, encodeValue(value));
+          if (blocks !== null && !blocks.add(key, value)) {
+            const last = blocks.finish();
+            if (last !== null) txn.columnBlock(last);
+            blocks = null;
+          }
+          if (blocks === null) txn.upsert(stateId, key, encodeValue(value));
+          else {
+            const block = blocks.ready();
+            if (block !== null) txn.columnBlock(block);
+          }
           if ((++n & 255) === 0) yield;
         }
+        const last = blocks?.finish() ?? null;
+        if (last !== null) txn.columnBlock(last);
       }
     }
     this.hooks.beforeHeader?.();

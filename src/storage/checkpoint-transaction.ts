@@ -24,9 +24,7 @@ import {
 } from './checkpoint-format.ts';
 import { decodeStored } from '../common/json-codec.ts';
 import { encodeColumnBlock } from './column-block.ts';
-
-/** The state ids of tables' rows (TableStore's `table:<name>`): their base blocks go column-wise. */
-const TABLE_STATE = 'table:';
+import { TABLE_STATE, type TableBlock } from './table-blocks.ts';
 
 /** What a checkpoint records besides its entries. */
 export interface CheckpointHeader {
@@ -299,6 +297,20 @@ export class CheckpointTransaction {
     };
   }
 
+  /**
+   * Writes one base block of the current (replaced) table state, already encoded by column
+   * (table-blocks.ts), after any entries appended before it.
+   */
+  columnBlock(block: TableBlock): void {
+    if (!this.partReplaced) {
+      throw new SluiceError('INTERNAL_ERROR', 'a column block arrived for a state that is not replaced');
+    }
+    this.flushBlock();
+    this.upserts += block.n;
+    this.bytes += block.bytes.length;
+    this.insertColumnBlock(block.bytes, block.n);
+  }
+
   private appendToBlock(key: string, text: string): void {
     const first = this.blockEntries === 0;
     this.blockKeys += (first ? '[' : ',') + JSON.stringify(key);
@@ -309,29 +321,37 @@ export class CheckpointTransaction {
 
   private flushBlock(): void {
     if (this.blockEntries === 0) return;
-    // Keys, a newline (JSON text holds none), values: a load parses the keys only when it needs them.
-    const key = String(this.blockNumber++).padStart(10, '0');
-    // A table's rows go column by column in binary (column-block.ts), decoded from their stored
-    // JSON here so that both writers (this thread's and the worker's) write the same bytes.
+    // Entries of a table that reached here one by one (not through table-blocks.ts) still go column
+    // by column in binary when they are rows of one width, decoded from their stored JSON.
     const columns = this.blockId.startsWith(TABLE_STATE)
       ? encodeColumnBlock(this.blockKeys + ']', decodeStored(this.blockText + ']') as unknown[])
       : null;
-    if (columns !== null) {
-      const bytes = Buffer.from(columns.buffer, columns.byteOffset, columns.length);
-      hashBlock(this.blockId, key, this.blockEntries, bytes);
-      this.stmts.insertRow.run(this.blockId, key, this.blockEntries, bytes, entryHash[0], entryHash[1], 'c');
-    } else {
+    if (columns !== null) this.insertColumnBlock(columns, this.blockEntries);
+    else {
+      // Keys, a newline (JSON text holds none), values: a load parses the keys only when it needs them.
+      const key = String(this.blockNumber++).padStart(10, '0');
       const text = this.blockKeys + ']\n' + this.blockText + ']';
       // A block's ord is its number of entries (the reader checks it, compaction sums it).
       hashEntry(this.blockId, key, this.blockEntries, text);
       this.stmts.insertRow.run(this.blockId, key, this.blockEntries, text, entryHash[0], entryHash[1], 'v');
+      this.add(entryHash[0] as number, entryHash[1] as number);
+      this.count++;
+      this.baseEntries += this.blockEntries;
     }
-    this.add(entryHash[0] as number, entryHash[1] as number);
-    this.count++;
-    this.baseEntries += this.blockEntries;
     this.blockKeys = '';
     this.blockText = '';
     this.blockEntries = 0;
+  }
+
+  /** Inserts the next base block of the current state, in binary (a 'c' row). */
+  private insertColumnBlock(columns: Uint8Array, n: number): void {
+    const key = String(this.blockNumber++).padStart(10, '0');
+    const bytes = Buffer.from(columns.buffer, columns.byteOffset, columns.length);
+    hashBlock(this.blockId, key, n, bytes);
+    this.stmts.insertRow.run(this.blockId, key, n, bytes, entryHash[0], entryHash[1], 'c');
+    this.add(entryHash[0] as number, entryHash[1] as number);
+    this.count++;
+    this.baseEntries += n;
   }
 
   private add(h1: number, h2: number): void {

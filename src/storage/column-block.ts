@@ -41,9 +41,25 @@ export function encodeColumnBlock(keysJson: string, values: readonly unknown[]):
   const width = first.length;
   for (const v of values) if (!Array.isArray(v) || v.length !== width) return null;
   const rows = values as readonly (readonly unknown[])[];
-  const keys = utf8.encode(keysJson);
-  const sections: { enc: number; bytes: Uint8Array }[] = [];
+  const sections: ColumnSection[] = [];
   for (let c = 0; c < width; c++) sections.push(encodeColumn(rows, c));
+  return assembleColumnBlock(keysJson, n, sections);
+}
+
+/** One column's section of a block: its encoding and bytes (see the layout above). */
+export interface ColumnSection {
+  readonly enc: number;
+  readonly bytes: Uint8Array;
+}
+
+/** The block of `n` rows whose keys' JSON list is `keysJson` and whose columns are `sections`. */
+export function assembleColumnBlock(
+  keysJson: string,
+  n: number,
+  sections: readonly ColumnSection[],
+): Uint8Array {
+  const width = sections.length;
+  const keys = utf8.encode(keysJson);
   let size = pad8(HEADER + width * 8) + pad8(keys.length);
   for (const s of sections) size += pad8(s.bytes.length);
   const out = new Uint8Array(size);
@@ -64,7 +80,23 @@ export function encodeColumnBlock(keysJson: string, values: readonly unknown[]):
   return out;
 }
 
-function encodeColumn(rows: readonly (readonly unknown[])[], c: number): { enc: number; bytes: Uint8Array } {
+/** A column of values other than numbers and NULL: the stored JSON of the list. */
+export function jsonColumn(list: readonly unknown[]): ColumnSection {
+  return { enc: JSON_VALUES, bytes: utf8.encode(encodeStored(list)) };
+}
+
+/** A column of numbers; `nulls` (bit i set: row i is NULL) when it holds NULLs, else null. */
+export function f64Column(data: Float64Array, nulls: Uint8Array | null): ColumnSection {
+  if (nulls === null)
+    return { enc: F64, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
+  const bitmap = pad8(nulls.length);
+  const bytes = new Uint8Array(bitmap + data.byteLength);
+  bytes.set(nulls);
+  bytes.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), bitmap);
+  return { enc: F64_NULLS, bytes };
+}
+
+function encodeColumn(rows: readonly (readonly unknown[])[], c: number): ColumnSection {
   const n = rows.length;
   let numbers = true;
   let nulls = false;
@@ -73,10 +105,7 @@ function encodeColumn(rows: readonly (readonly unknown[])[], c: number): { enc: 
     if (v === null) nulls = true;
     else if (typeof v !== 'number') numbers = false;
   }
-  if (!numbers) {
-    const list = rows.map((r) => r[c]);
-    return { enc: JSON_VALUES, bytes: utf8.encode(encodeStored(list)) };
-  }
+  if (!numbers) return jsonColumn(rows.map((r) => r[c]));
   const bitmap = nulls ? pad8((n + 7) >> 3) : 0;
   const bytes = new Uint8Array(bitmap + n * 8);
   const data = new Float64Array(bytes.buffer, bitmap, n);

@@ -1,6 +1,7 @@
 // The messages between the main thread's checkpoint writer (checkpoint-writer.ts) and the writer
 // thread (checkpoint-worker.ts), and the slots of the flags they share.
 import type { CheckpointHeader, CheckpointTransactionStats } from '../../storage/checkpoint-transaction.ts';
+import type { TableBlock } from '../../storage/table-blocks.ts';
 
 /** Slots of a file's shared flags. */
 export const BUSY = 0;
@@ -23,6 +24,15 @@ export type ToWorker =
       readonly removes: readonly string[];
       readonly keys: readonly string[];
       readonly texts: readonly string[];
+    }
+  | {
+      /** Column blocks of a table written whole (table-blocks.ts); their buffers are transferred. */
+      readonly t: 'blocks';
+      readonly file: number;
+      readonly write: number;
+      readonly stateId: string;
+      readonly replaceAll: boolean | null;
+      readonly blocks: readonly TableBlock[];
     }
   | { readonly t: 'commit'; readonly file: number; readonly write: number }
   | { readonly t: 'abort'; readonly file: number; readonly write: number }

@@ -115,6 +115,13 @@ function step(file: OpenFile, message: Exclude<ToWorker, { t: 'open' | 'release'
       port?.postMessage({ t: 'ack', file: message.file, write: message.write } satisfies FromWorker);
       return;
     }
+    case 'blocks': {
+      const txn = live(file);
+      if (message.replaceAll !== null) txn.part(message.stateId, message.replaceAll);
+      for (const block of message.blocks) txn.columnBlock(block);
+      port?.postMessage({ t: 'ack', file: message.file, write: message.write } satisfies FromWorker);
+      return;
+    }
     case 'commit': {
       const txn = live(file);
       crashPoint('during-checkpoint');

@@ -11,6 +11,7 @@ import { Worker } from 'node:worker_threads';
 import type { RuntimeLogger } from './types.ts';
 import { SluiceError, type ErrorCode } from '../../common/errors.ts';
 import { encodeStored } from '../../common/json-codec.ts';
+import { TableBlocks, type TableBlock } from '../../storage/table-blocks.ts';
 import type { CheckpointTransactionStats } from '../../storage/checkpoint-transaction.ts';
 import {
   checkpointHeader,
@@ -30,7 +31,9 @@ import {
 
 /** Entries per message to the worker. */
 const BATCH_ENTRIES = 2048;
-/** Batches sent and not yet written: bounds the encoded text held between the threads. */
+/** Column blocks per message (each of up to 2,048 rows, about 64 KB). */
+const BLOCKS_PER_MESSAGE = 16;
+/** Messages sent and not yet written: bounds the encoded entries held between the threads. */
 const MAX_BATCHES_IN_FLIGHT = 4;
 /** How long shutdown waits for the worker to leave an abandoned write. */
 const ABORT_WAIT_MS = 10_000;
@@ -67,8 +70,8 @@ class SharedWorker {
     this.worker.on('exit', (code) => gone(new Error(`the checkpoint writer thread exited (code ${code})`)));
   }
 
-  post(message: ToWorker): void {
-    this.worker.postMessage(message);
+  post(message: ToWorker, transfer?: readonly ArrayBuffer[]): void {
+    this.worker.postMessage(message, transfer);
   }
 }
 
@@ -188,16 +191,32 @@ export class OffThreadCheckpointWriter {
       this.betweenSlices();
       sliceStart = performance.now();
     };
+    // The state being sent; `replaceAll` goes with its first message only.
+    const part: { stateId: string; replaceAll: boolean | null } = { stateId: '', replaceAll: null };
+    const sent = async (): Promise<void> => {
+      part.replaceAll = null;
+      pending.inFlight++;
+      while (pending.inFlight >= MAX_BATCHES_IN_FLIGHT) await pause(true);
+    };
     const send = async (
-      stateId: string,
-      replaceAll: boolean | null,
       removes: readonly string[],
       keys: readonly string[],
       texts: readonly string[],
     ): Promise<void> => {
+      const { stateId, replaceAll } = part;
       worker.post({ t: 'batch', file: this.file, write, stateId, replaceAll, removes, keys, texts });
-      pending.inFlight++;
-      while (pending.inFlight >= MAX_BATCHES_IN_FLIGHT) await pause(true);
+      await sent();
+    };
+    // A table's column blocks, several a message (each message wakes the thread, and on a busy
+    // machine costs this one its core for a while); their buffers move to the worker, no copy.
+    let blocks: TableBlock[] = [];
+    const sendBlocks = async (): Promise<void> => {
+      if (blocks.length === 0) return;
+      const { stateId, replaceAll } = part;
+      const transfer = blocks.map((b) => b.bytes.buffer as ArrayBuffer);
+      worker.post({ t: 'blocks', file: this.file, write, stateId, replaceAll, blocks }, transfer);
+      blocks = [];
+      await sent();
     };
     try {
       // The delta is taken: from here a failure must make the next checkpoint full.
@@ -209,27 +228,45 @@ export class OffThreadCheckpointWriter {
       let n = 0;
       for (const o of cp.objects) {
         for (const { stateId, delta } of o.parts) {
-          let replaceAll: boolean | null = delta.replaceAll;
+          part.stateId = stateId;
+          part.replaceAll = delta.replaceAll;
           if (!delta.replaceAll) {
             for (let i = 0; i < delta.deletes.length; i += BATCH_ENTRIES) {
-              await send(stateId, replaceAll, delta.deletes.slice(i, i + BATCH_ENTRIES), [], []);
-              replaceAll = null;
+              await send(delta.deletes.slice(i, i + BATCH_ENTRIES), [], []);
             }
           }
+          // A table written whole goes as column blocks built here from its rows: no text per row.
+          let table = TableBlocks.of(stateId, delta.replaceAll);
           let keys: string[] = [];
           let texts: string[] = [];
           for (const [key, value] of delta.upserts) {
-            keys.push(key);
-            texts.push(encodeStored(value));
-            if (keys.length === BATCH_ENTRIES) {
-              await send(stateId, replaceAll, [], keys, texts);
-              replaceAll = null;
-              keys = [];
-              texts = [];
+            if (table !== null && !table.add(key, value)) {
+              const last = table.finish();
+              if (last !== null) blocks.push(last);
+              await sendBlocks();
+              table = null;
             }
-            if ((++n & 255) === 0 && performance.now() - sliceStart >= sliceMs) await pause(false);
+            if (table === null) {
+              keys.push(key);
+              texts.push(encodeStored(value));
+              if (keys.length === BATCH_ENTRIES) {
+                await send([], keys, texts);
+                keys = [];
+                texts = [];
+              }
+            } else {
+              const block = table.ready();
+              if (block !== null && blocks.push(block) === BLOCKS_PER_MESSAGE) await sendBlocks();
+            }
+            if ((++n & 255) === 0 && performance.now() - sliceStart >= sliceMs) {
+              await sendBlocks(); // the worker writes them while epochs run
+              await pause(false);
+            }
           }
-          if (replaceAll !== null || keys.length > 0) await send(stateId, replaceAll, [], keys, texts);
+          const last = table?.finish() ?? null;
+          if (last !== null) blocks.push(last);
+          await sendBlocks();
+          if (part.replaceAll !== null || keys.length > 0) await send([], keys, texts);
         }
       }
       endSlice();

@@ -1,0 +1,170 @@
+// What a full checkpoint written through the server's writer thread costs the main thread, in-process:
+// the Double 11 pipeline over a keyed `orders` table of BENCH_ROWS rows (default 1,100,000, what the
+// server bench's throughput run leaves), then per round one full checkpoint through
+// OffThreadCheckpointWriter into a durable file (WAL, synchronous=FULL, as the server opens it), in
+// 10 ms slices, with a 10-row epoch every millisecond while it is written (as ingest would; few
+// enough that the main thread's CPU is mostly the checkpoint's). Every round is full. One JSON line per round: the writer's own figures (busy_ms: the main thread's time in
+// slices, take_ms, longest_slice_ms, wall_ms), CPU by thread over the write (main_cpu_ms includes
+// the 10-row epochs; writer_cpu_ms is the busiest other thread), the epochs run meanwhile, the
+// longest time the event loop ran no epoch (and how long before the write's end that gap ended),
+// and the GC pauses (BENCH_JOURNAL=1 adds a durable commit of the main thread's own per tick, timed).
+// `--root <checkout>` measures another checkout (its engine, store and writer).
+//
+//   node --import tsx bench/checkpoint-write.ts [--root <checkout>]     (BENCH_ROWS, BENCH_ROUNDS)
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { cpuSplit, threadTicks } from './thread-cpu.ts';
+
+const { values } = parseArgs({ options: { root: { type: 'string' } } });
+const ROOT = values.root === undefined ? new URL('..', import.meta.url).pathname : resolve(values.root);
+const ROWS = Number(process.env.BENCH_ROWS ?? 1_100_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+interface EngineLike {
+  setStateTracking(on: boolean): void;
+  execute(sql: string): unknown;
+  applyChanges(table: string, changes: { insert: Record<string, unknown>[] }): unknown;
+  takeCheckpoint(full?: boolean): unknown;
+}
+interface WriteStats {
+  busyMs: number;
+  ms: number;
+  takeMs?: number;
+  longestSliceMs?: number;
+  entries: number;
+  bytes: number;
+}
+interface WriterLike {
+  write(source: unknown, journalOffset: number, sliceMs?: number): Promise<WriteStats>;
+  close(): void;
+}
+const { Engine } = (await import(join(ROOT, 'src/exec/engine.ts'))) as { Engine: new () => EngineLike };
+const { CheckpointStore } = (await import(join(ROOT, 'src/storage/checkpoint-store.ts'))) as {
+  CheckpointStore: new (db: Database.Database) => { requireFull(): void };
+};
+const { OffThreadCheckpointWriter, checkpointWorkerEntry } = (await import(
+  join(ROOT, 'src/server/runtime/checkpoint-writer.ts')
+)) as {
+  OffThreadCheckpointWriter: new (entry: string, path: string, store: unknown, logger: unknown) => WriterLike;
+  checkpointWorkerEntry: () => string | null;
+};
+
+const engine = new Engine();
+engine.setStateTracking(true);
+engine.execute(`CREATE TABLE orders (order_id BIGINT NOT NULL, seller_id INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (order_id));
+CREATE MATERIALIZED VIEW seller_totals AS SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
+CREATE MATERIALIZED VIEW total_histogram AS SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10)`);
+let nextId = 1;
+function insert(n: number): void {
+  const rows: Record<string, unknown>[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = nextId++;
+    rows.push({ order_id: id, seller_id: (id * 7919) % 10_000, amount: 1 + (id % 100) });
+  }
+  engine.applyChanges('orders', { insert: rows });
+}
+for (let i = 0; i < ROWS / 1000; i++) insert(1000);
+
+const pauses: number[] = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) pauses.push(e.duration);
+}).observe({ entryTypes: ['gc'] });
+
+const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-ckwrite-'));
+const logger = { info() {}, warn() {}, error() {}, debug() {} };
+const round2 = (x: number): number => Number(x.toFixed(2));
+try {
+  const path = join(dir, 'checkpoint.db');
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  const store = new CheckpointStore(db);
+  // BENCH_JOURNAL=1: every tick also commits a row to a durable file of the main thread's own (WAL,
+  // synchronous=FULL, in the same directory), as the server's journal does: does the writer
+  // thread's COMMIT make it wait on the disk?
+  const journalDb = process.env.BENCH_JOURNAL === '1' ? new Database(join(dir, 'journal.db')) : null;
+  journalDb?.pragma('journal_mode = WAL');
+  journalDb?.pragma('synchronous = FULL');
+  journalDb?.exec('CREATE TABLE j (id INTEGER, body TEXT)');
+  const journal = journalDb?.prepare('INSERT INTO j VALUES (?, ?)') ?? null;
+  const entry = checkpointWorkerEntry() ?? assertNever('no writer thread module');
+  const writer = new OffThreadCheckpointWriter(entry, path, store, logger);
+  for (let round = 0; round < ROUNDS; round++) {
+    insert(10);
+    await new Promise((r) => setTimeout(r, 50)); // GC entries of the inserts arrive
+    pauses.length = 0;
+    let epochs = 0;
+    let writing = true;
+    // The longest the event loop went without running a tick (due every ms), and when it ended.
+    let lastTick = performance.now();
+    let maxGap = 0;
+    let maxGapAt = 0;
+    const commits: number[] = [];
+    let commitMax = 0;
+    let commitMaxAt = 0;
+    const tick = (): void => {
+      if (!writing) return;
+      const now = performance.now();
+      if (now - lastTick > maxGap) [maxGap, maxGapAt] = [now - lastTick, now];
+      if (journal !== null) {
+        // A durable commit on this thread, as the server's journal makes one per group of requests.
+        const t0 = performance.now();
+        journal.run(epochs, 'x'.repeat(200));
+        const ms = performance.now() - t0;
+        commits.push(ms);
+        if (ms > commitMax) [commitMax, commitMaxAt] = [ms, performance.now()];
+      }
+      insert(10);
+      epochs++;
+      lastTick = performance.now();
+      setTimeout(tick, 1);
+    };
+    store.requireFull();
+    const before = threadTicks();
+    setTimeout(tick, 1);
+    const stats = await writer.write(engine, round + 1);
+    const ended = performance.now();
+    writing = false;
+    const split = cpuSplit(before, threadTicks());
+    console.log(
+      JSON.stringify({
+        bench: 'checkpoint-write',
+        root: ROOT,
+        round,
+        rows: ROWS,
+        stored_rows: stats.entries,
+        busy_ms: round2(stats.busyMs),
+        take_ms: round2(stats.takeMs ?? 0),
+        longest_slice_ms: round2(stats.longestSliceMs ?? 0),
+        wall_ms: round2(stats.ms),
+        main_cpu_ms: split?.main_ms ?? null,
+        writer_cpu_ms: split?.busiest_other_ms ?? null,
+        epochs_meanwhile: epochs,
+        max_loop_gap_ms: round2(maxGap),
+        max_loop_gap_before_end_ms: round2(ended - maxGapAt),
+        ...(journal !== null
+          ? {
+              journal_commit_p50_ms: round2(commits.sort((a, b) => a - b)[commits.length >> 1] ?? 0),
+              max_journal_commit_ms: round2(commitMax),
+              max_commit_before_end_ms: round2(ended - commitMaxAt),
+            }
+          : {}),
+        gc_max_ms: round2(Math.max(0, ...pauses)),
+        gc_total_ms: round2(pauses.reduce((a, b) => a + b, 0)),
+      }),
+    );
+  }
+  writer.close();
+  db.close();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+console.log(`loadavg ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
+
+function assertNever(message: string): never {
+  throw new Error(message);
+}

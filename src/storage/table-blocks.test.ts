@@ -1,0 +1,81 @@
+// TableBlocks builds a table's column blocks from live rows as they arrive: each block is byte for
+// byte what encodeColumnBlock makes of the same rows (numbers, NULLs, -0, a column that turns to JSON
+// part way through a block, bigints and decimals), blocks end at BLOCK_ENTRIES rows or at the size
+// bound, and a value that is not a row of the part's width is refused (the caller writes it alone).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseDecimal } from '../common/decimal.ts';
+import { BLOCK_CHARS, BLOCK_ENTRIES } from './checkpoint-format.ts';
+import { COLUMN_BLOCKS, decodeColumnBlock, encodeColumnBlock } from './column-block.ts';
+import { TableBlocks, type TableBlock } from './table-blocks.ts';
+
+function blocksOf(entries: readonly (readonly [string, unknown])[]): TableBlock[] {
+  const blocks = TableBlocks.of('table:t', true) ?? assert.fail('column blocks');
+  const out: TableBlock[] = [];
+  for (const [key, row] of entries) {
+    assert.equal(blocks.add(key, row), true);
+    const block = blocks.ready();
+    if (block !== null) out.push(block);
+  }
+  const last = blocks.finish();
+  if (last !== null) out.push(last);
+  return out;
+}
+
+test('each block holds the bytes encodeColumnBlock makes of its rows', { skip: !COLUMN_BLOCKS }, () => {
+  const entries: (readonly [string, unknown[]])[] = [];
+  for (let i = 0; i < 5_000; i++) {
+    entries.push([
+      `n${i};`,
+      [
+        i, // numbers only
+        i % 7 === 0 ? null : i / 3, // numbers and NULLs
+        i === 3_000 ? 'text' : i % 5 === 0 ? null : -0, // turns to JSON in the second block's middle
+        i % 11 === 0 ? 2n ** 60n + BigInt(i) : i, // bigints among numbers: JSON
+        i % 2 === 0 ? parseDecimal(`${i}.50`) : null,
+        `s${i}`,
+        i % 3 === 0,
+      ],
+    ]);
+  }
+  const blocks = blocksOf(entries);
+  // Seven columns: the size bound ends each block before BLOCK_ENTRIES rows.
+  assert.ok(blocks.length > 2);
+  assert.equal(
+    blocks.reduce((sum, b) => sum + b.n, 0),
+    entries.length,
+  );
+  let at = 0;
+  for (const block of blocks) {
+    const slice = entries.slice(at, at + block.n);
+    const expected = encodeColumnBlock(
+      JSON.stringify(slice.map((e) => e[0])),
+      slice.map((e) => e[1]),
+    );
+    assert.deepEqual(block.bytes, expected);
+    assert.equal(block.bytes.byteOffset, 0);
+    assert.equal(block.bytes.byteLength, block.bytes.buffer.byteLength, 'a buffer of its own');
+    assert.equal(decodeColumnBlock(block.bytes, block.n).width, 7);
+    at += block.n;
+  }
+});
+
+test(
+  'a block ends at the size bound; a value not a row of the width is refused',
+  { skip: !COLUMN_BLOCKS },
+  () => {
+    const wide = 'x'.repeat(1_000);
+    const blocks = blocksOf(Array.from({ length: 200 }, (_, i) => [`n${i};`, [i, wide]] as const));
+    assert.ok(blocks.length > 1);
+    for (const b of blocks) assert.ok(b.n < BLOCK_ENTRIES && b.n * 1_000 < BLOCK_CHARS + 1_100);
+
+    const part = TableBlocks.of('table:t', true) ?? assert.fail('column blocks');
+    assert.equal(part.add('a', [1, 2]), true);
+    assert.equal(part.add('b', [1]), false);
+    assert.equal(part.add('c', { not: 'a row' }), false);
+    assert.equal(part.finish()?.n, 1);
+    assert.equal(part.finish(), null);
+    assert.equal(TableBlocks.of('table:t', false), null, 'an incremental delta is written by key');
+    assert.equal(TableBlocks.of('view:v:0', true), null, 'only tables go by column');
+  },
+);
