@@ -1,5 +1,6 @@
 // TableStore.apply's change is a Z-set the graph can skip consolidating: a keyed table's batch is
-// consolidated by construction unless an insert puts back the very row it deletes.
+// consolidated by construction, and an insert that puts back the very row it deletes is left out of
+// the change with that delete.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { T, type Row, type Value } from '../common/types.ts';
@@ -21,7 +22,7 @@ function table(primaryKey: number[] | null): TableStore {
   });
 }
 
-test('a keyed table marks its change consolidated unless a row is put back as it was', () => {
+test('a keyed table marks its change consolidated, leaving out a row put back as it was', () => {
   const t = table([0]);
   const first = t.apply(
     t.prepare({
@@ -43,11 +44,33 @@ test('a keyed table marks its change consolidated unless a row is put back as it
   );
   assert.equal(update.consolidated, true);
   assert.deepEqual(consolidate({ ...update, consolidated: false }).rows.length, update.rows.length);
-  // Putting back the same row nets to nothing, so it is not consolidated.
+  // Putting back the same row nets to nothing: the change leaves out the pair.
   t.apply(t.prepare({ insert: [{ id: 2, v: 0 }] }));
   const same = t.apply(t.prepare({ insert: [{ id: 2, v: 0 }] }));
-  assert.equal(same.consolidated, false);
-  assert.equal(consolidate(same).rows.length, 0);
+  assert.equal(same.consolidated, true);
+  assert.equal(same.rows.length, 0);
+  assert.equal(t.rowCount(), 3);
+  // Beside other changes (deleted and put back in one request, a replaced row, a delete, a new
+  // row): what consolidating the whole change would give, in its order.
+  const mixed = t.apply(
+    t.prepare({
+      insert: [
+        { id: 4, v: 2 },
+        { id: 2, v: 0 },
+        { id: 1, v: 6 },
+      ],
+      delete: [{ id: 2 }, { id: 3 }],
+    }),
+  );
+  assert.equal(mixed.consolidated, true);
+  assert.deepEqual(mixed.rows, [
+    [3, 1],
+    [1, 5],
+    [4, 2],
+    [1, 6],
+  ]);
+  assert.deepEqual(mixed.weights, [-1, -1, 1, 1]);
+  assert.deepEqual(t.rowWithKey([2]), [2, 0]);
   // -0 is not 0 to a Z-set (row identity is exact): replacing one by the other is a change.
   const signed = t.apply(t.prepare({ insert: [{ id: 2, v: -0 }] }));
   assert.equal(signed.consolidated, true);

@@ -120,10 +120,12 @@ test('a by-column step probes in passes and emits the row path’s rows in its o
   for (const spread of [1, 100_003]) {
     const byColumn = new JoinOp(node(true), COLS, COLS, null);
     const byRow = new JoinOp(node(false), COLS, COLS, null);
-    // Right: keys 0..49 once each (unique), 50..59 three times each (a chain), some with weight 2.
+    // Right: keys 0..49 once each (unique), 50..59 two to five times each (chains of unlike
+    // lengths, walked side by side: each ends in another round), some with weight 2.
     const right: [Value[], number][] = [];
     for (let k = 0; k < 60; k++)
-      for (let r = 0; r < (k < 50 ? 1 : 3); r++) right.push([[k * spread, 100 * k + r], 1 + (k % 2)]);
+      for (let r = 0; r < (k < 50 ? 1 : 2 + (k % 4)); r++)
+        right.push([[k * spread, 100 * k + r], 1 + (k % 2)]);
     // Left: keys over 0..79 (60..79 absent on the right), every seventh NULL, in a scrambled order;
     // then half of them retracted while right rows come and go in the same step.
     const left: [Value[], number][] = [];

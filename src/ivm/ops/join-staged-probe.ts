@@ -1,7 +1,8 @@
 // A join step's by-column probe of the other side's arrangement in passes over the whole delta,
 // not row by row: first every delta row's key and slot, then every slot's record (taking a one-row
-// slot's total with it; in the first pass where a key is its own slot), then the first kept
-// column's cell of each such slot's row, then the emission. Each probe is a chain of dependent
+// slot's total with it; in the first pass where a key is its own slot), then the ids of every
+// many-row slot's rows (all chains walked side by side, `gather`), then the first kept column's cell
+// of each row found, then the emission. Each probe is a chain of dependent
 // cache misses once the arrangement outgrows the cache (the key index, the slot's record, the kept
 // column of its row); done row by row, the next row's misses wait for this row's. In passes, a
 // pass's loads do not depend on each other, so the core has many of them in flight at once. Same
@@ -30,7 +31,14 @@ export class StagedProbe {
   private heads = new Int32Array(0);
   /** Per delta row whose slot has one row: the slot's total. */
   private totals = new Float64Array(0);
-  /** Kept cells found absent by the pre-read pass (kept only so the reads are made). */
+  /** Per delta row whose slot has many rows: where its rows' ids start in `chainIds`. */
+  private starts = new Int32Array(0);
+  /** The ids of every many-row slot's rows, slot after slot in delta order, each slot's in chain order. */
+  private chainIds = new Int32Array(0);
+  /** `gather`'s scratch: per chain still being walked, its next id and where that id goes. */
+  private cursors = new Int32Array(0);
+  private writeAt = new Int32Array(0);
+  /** Kept cells found absent by the pre-read passes (kept only so the reads are made). */
   private absent = 0;
   /** Per delta row: its key (null: none), for the fold that follows the probe. */
   readonly keys: (JoinKey | null)[] = [];
@@ -55,6 +63,7 @@ export class StagedProbe {
       this.slots = new Int32Array(n);
       this.heads = new Int32Array(n);
       this.totals = new Float64Array(n);
+      this.starts = new Int32Array(n);
     }
     const slots = this.slots;
     const heads = this.heads;
@@ -65,6 +74,8 @@ export class StagedProbe {
     // numbers are taken in the same pass. Else the index's misses and then the records' are two
     // passes, so neither waits on the other row by row.
     const recordsNow = theirs.keysAreSlots;
+    // Rows under many-row slots so far (their ids are gathered into `chainIds` before emitting).
+    let chained = 0;
     for (let i = 0; i < n; i++) {
       let key: JoinKey | null;
       try {
@@ -76,12 +87,14 @@ export class StagedProbe {
       keys[i] = key;
       const slot = key === null ? NO_KEY : theirs.slotOf(key);
       slots[i] = slot;
-      if (recordsNow) this.readRecord(theirs, i, slot);
+      if (recordsNow) chained = this.readRecord(theirs, i, slot, chained);
     }
-    if (!recordsNow) for (let i = 0; i < n; i++) this.readRecord(theirs, i, slots[i] as number);
+    if (!recordsNow)
+      for (let i = 0; i < n; i++) chained = this.readRecord(theirs, i, slots[i] as number, chained);
+    if (chained > 0) this.gather(theirs, n, chained);
     const kept = theirs.keptColumns;
-    // The kept cells the emission reads for one-row slots, loaded in a pass of their own (one
-    // independent load a row) so the emission finds them in the cache.
+    // The kept cells the emission reads, loaded in passes of their own (one independent load a row)
+    // so the emission finds them in the cache: one-row slots' rows, then many-row slots' rows.
     if (kept.length > 0) {
       const first = kept[0] as readonly Value[];
       let absent = 0;
@@ -89,6 +102,8 @@ export class StagedProbe {
         const head = heads[i] as number;
         if (head >= 0 && first[head] === undefined) absent++;
       }
+      const chainIds = this.chainIds;
+      for (let j = 0; j < chained; j++) if (first[chainIds[j] as number] === undefined) absent++;
       this.absent = absent;
     }
     let produced = 0;
@@ -104,28 +119,70 @@ export class StagedProbe {
         produced++;
         continue;
       }
-      const slot = slots[i] as number;
+      const chainIds = this.chainIds;
+      const from = this.starts[i] as number;
+      const to = from + theirs.rowsAt(slots[i] as number);
       if (head === MANY_ONCE)
-        for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
-          append(row, id, kept, cols);
+        for (let j = from; j < to; j++) {
+          append(row, chainIds[j] as number, kept, cols);
           weights.push(w);
-          produced++;
         }
       else
-        for (let id = theirs.head(slot); id !== NO_ROW; id = theirs.next(id)) {
+        for (let j = from; j < to; j++) {
+          const id = chainIds[j] as number;
           append(row, id, kept, cols);
           weights.push(w * theirs.count(id));
-          produced++;
         }
+      produced += to - from;
     }
     return produced;
   }
 
-  /** Row `i`'s entry in `heads` (and `totals`) from its slot's record. */
-  private readRecord(theirs: JoinArrangement, i: number, slot: number): void {
+  /**
+   * Fills `chainIds` with the ids of every many-row slot's rows (`total` of them), walking all the
+   * chains at once, a step of each in turn: a chain's next id depends on the load of its last one, a
+   * cache miss a row once the arrangement outgrows the cache; walked one chain after another, every
+   * step waits for the one before, while the steps of different chains do not depend on each other.
+   */
+  private gather(theirs: JoinArrangement, n: number, total: number): void {
+    if (this.chainIds.length < total) this.chainIds = new Int32Array(total);
+    if (this.cursors.length < n) {
+      this.cursors = new Int32Array(n);
+      this.writeAt = new Int32Array(n);
+    }
+    const { chainIds, cursors, writeAt, heads, slots, starts } = this;
+    let live = 0;
+    for (let i = 0; i < n; i++) {
+      const head = heads[i] as number;
+      if (head !== MANY && head !== MANY_ONCE) continue;
+      cursors[live] = theirs.head(slots[i] as number);
+      writeAt[live++] = starts[i] as number;
+    }
+    while (live > 0) {
+      let kept = 0;
+      for (let c = 0; c < live; c++) {
+        const id = cursors[c] as number;
+        const at = writeAt[c] as number;
+        chainIds[at] = id;
+        const next = theirs.next(id);
+        // A chain that ends drops out; the rest move down, so the next round walks only live ones.
+        if (next !== NO_ROW) {
+          cursors[kept] = next;
+          writeAt[kept++] = at + 1;
+        }
+      }
+      live = kept;
+    }
+  }
+
+  /**
+   * Row `i`'s entry in `heads` (and `totals`, or `starts` for a many-row slot) from its slot's
+   * record; `chained` is the many-row slots' rows before row `i`, and the sum after it is returned.
+   */
+  private readRecord(theirs: JoinArrangement, i: number, slot: number, chained: number): number {
     if (slot < 0) {
       this.heads[i] = NO_ROW;
-      return;
+      return chained;
     }
     const size = theirs.rowsAt(slot);
     // The total is read now, from the record line this pass loads anyway, not when emitting.
@@ -133,6 +190,10 @@ export class StagedProbe {
     if (size === 1) {
       this.heads[i] = theirs.head(slot);
       this.totals[i] = total;
-    } else this.heads[i] = total === size ? MANY_ONCE : MANY;
+      return chained;
+    }
+    this.heads[i] = total === size ? MANY_ONCE : MANY;
+    this.starts[i] = chained;
+    return chained + size;
   }
 }
