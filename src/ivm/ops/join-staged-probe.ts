@@ -24,6 +24,9 @@ const MANY: number = -3;
  */
 const MANY_ONCE: number = -4;
 
+/** The most chain ids kept between steps (4 MB): a batch of 10,000 ten-row keys needs 100,000. */
+const KEEP_CHAIN_IDS = 1 << 20;
+
 export class StagedProbe {
   /** Per delta row: its slot in the probed arrangement, NO_SLOT (-1) or NO_KEY. */
   private slots = new Int32Array(0);
@@ -135,6 +138,8 @@ export class StagedProbe {
         }
       produced += to - from;
     }
+    // A probe of a hot key can gather millions of ids: not kept past the step that needed them.
+    if (this.chainIds.length > KEEP_CHAIN_IDS) this.chainIds = new Int32Array(0);
     return produced;
   }
 
