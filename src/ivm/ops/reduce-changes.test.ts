@@ -96,3 +96,17 @@ test('a two-column change pair written in one call holds what retract and insert
   assert.ok(taken > 300);
   assert.equal(byPairs.uncopiedSteps, byRows.uncopiedSteps, 'lent in place as often');
 });
+
+test('a step started by clear expires the batch lent before, and its pair is written in place', () => {
+  const buffer = new ChangeBuffer(2);
+  buffer.replace2(1, 10, 11);
+  const first = buffer.take();
+  assert.deepEqual(rowsOf(first), ['-[1,10]', '+[1,11]']);
+  for (let k = 0; k < 5; k++) {
+    buffer.clear();
+    assert.throws(() => first.weights.length, /read after its producer reused it/);
+    buffer.replace2(k, k, k + 1);
+    assert.deepEqual(rowsOf(buffer.take()), [`-[${k},${k}]`, `+[${k},${k + 1}]`]);
+  }
+  assert.equal(buffer.uncopiedSteps, 5, 'every step after the first wrote its pair in place');
+});

@@ -217,9 +217,14 @@ export class ChangeBuffer {
     this.lent = null;
   }
 
-  /** Drops the changes of a step that threw. */
+  /**
+   * Starts a step (the Reduce calls it before its merge) or drops the changes of a step that threw.
+   * The batch lent by the step before expires here, once, so the step's first change pair takes
+   * replace2's one-check path instead of two put2 calls that each look for a lent batch.
+   */
   clear(): void {
     this.n = 0;
+    if (this.lent !== null) this.reclaim();
   }
 
   /** Small steps whose changes were lent without a copy, for tests (see `cap`). */

@@ -103,3 +103,31 @@ test('small and large steps still mark by slot, with the same touch order', () =
     g.count = 0;
   }
 });
+
+test('a keyed step of two rows sets no by-slot marks, with the same touch order', () => {
+  const g = lookup();
+  // one group twice, two groups, new groups, a row filtered out on either side
+  const cases: [Value[], number[]][] = [
+    [[7, 7], []],
+    [[7, 8], []],
+    [[9, 10], []],
+    [[11, 11], []],
+    [[7, 12], [0]],
+    [[13, 7], [1]],
+    [
+      [7, 8],
+      [0, 1],
+    ],
+  ];
+  for (const [ids, drop] of cases) {
+    const dropped = new Set(drop);
+    const s = rows(ids, dropped);
+    assert.equal(lookupAndMark(g, s), false, 'no by-slot marks to clear');
+    check(g, s, dropped);
+    assert.ok(
+      g.touches.every((t) => t === 0),
+      'by-slot marks untouched',
+    );
+    g.count = 0;
+  }
+});

@@ -76,6 +76,10 @@ export function lookupAndMark(g: GroupLookup, s: StepRows): boolean {
     lookupOne(g, s);
     return false;
   }
+  if (s.n === 2 && g.keyCount > 0 && g.count === 0) {
+    lookupTwo(g, s);
+    return false;
+  }
   if (s.n < SPLIT_FROM) {
     lookupAndMarkSmall(g, s);
     return true;
@@ -189,6 +193,39 @@ function lookupOne(g: GroupLookup, s: StepRows): void {
   g.touched[0] = slot;
   g.count = 1;
   s.rowTouches[0] = 0;
+}
+
+/**
+ * A keyed step's two rows (a group's -old/+new from a Reduce upstream, the one-event epoch of a view
+ * over a view): their slots and touch indexes by comparing the two slots, with no touch marks to
+ * set and clear (the same allocations and touch order as lookupAndMarkSmall).
+ */
+function lookupTwo(g: GroupLookup, s: StepRows): void {
+  const { index, keyCount, keyTexts, touched } = g;
+  const { weights, rowSlots, rowTouches, rowIds, rowKeys } = s;
+  let count = 0;
+  for (let i = 0; i < 2; i++) {
+    if (rowSlots[i] === NO_SLOT) continue;
+    const id = rowIds[i] as Value;
+    let slot = index.get(id);
+    if (slot === NO_SLOT) {
+      const key = rowKeys[i] as Value | Value[];
+      slot = g.allocate(id, keyCount === 1 ? [key as Value] : (key as Value[]));
+    }
+    if (keyTexts !== null) {
+      const weight = weights[i] as number;
+      if (keyCount > 1) keyTexts.add(slot, rowKeys[i] as Value[], weight);
+      else keyTexts.addOne(slot, rowKeys[i] as Value, weight);
+    }
+    rowSlots[i] = slot;
+    if (count === 1 && touched[0] === slot) {
+      rowTouches[i] = 0;
+      continue;
+    }
+    touched[count] = slot;
+    rowTouches[i] = count++;
+  }
+  g.count = count;
 }
 
 /** A small step's lookup and marks, one row at a time (the same allocations and touch order). */
