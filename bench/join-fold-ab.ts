@@ -9,11 +9,13 @@
 //     [--bids 1000000] [--runs 10]
 // Prints one JSON line per run (base ÷ this tree's CPU time: above 1, this tree faster) and the
 // ratio of the sums over every run after the first (which warms the JIT). `--base .` is the A/A.
+// `--side auctions` folds the auctions instead, into the join's own auctions-by-id arrangement (the
+// key is the row's first column; the category column kept): the agg bench's auctions phase.
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { loadavg } from 'node:os';
 import type { Value } from '../src/common/types.ts';
-import { bidRow, cpuMs, seededInts } from './arrangement-rows.ts';
+import { auctionRow, bidRow, cpuMs, seededInts } from './arrangement-rows.ts';
 
 type ArrangementModule = typeof import('../src/ivm/join-arrangement.ts');
 
@@ -23,11 +25,15 @@ const { values } = parseArgs({
     auctions: { type: 'string', default: '100000' },
     bids: { type: 'string', default: '1000000' },
     runs: { type: 'string', default: '10' },
+    side: { type: 'string', default: 'bids' },
   },
 });
 const auctionCount = Number(values.auctions);
 const bidCount = Number(values.bids);
 const runs = Number(values.runs);
+const auctionSide = values.side === 'auctions';
+const rowCount = auctionSide ? auctionCount : bidCount;
+const keyAt = auctionSide ? 0 : 1;
 const BATCH = 10_000;
 const trees = [resolve(values.base), resolve('.')];
 // Two module instances even for `--base .` (the A/A): a query string makes a second one.
@@ -36,21 +42,21 @@ const modules = [
   (await import(`${trees[1]}/src/ivm/join-arrangement.ts?side=this`)) as ArrangementModule,
 ];
 
-/** One tree's fold of every bid, batch by batch, fresh rows each batch; its CPU ms. */
+/** One tree's fold of every bid (or auction), batch by batch, fresh rows each batch; its CPU ms. */
 function fold(m: ArrangementModule): { ms: number; size: number } {
   const int = seededInts(); // the same bids each time
   const a = new m.JoinArrangement('bids', 'S', String);
-  a.keepColumns([3]);
+  a.keepColumns([auctionSide ? 2 : 3]);
   const weights = new Array<number>(BATCH).fill(1);
   let ms = 0;
-  for (let start = 0; start < bidCount; start += BATCH) {
+  for (let start = 0; start < rowCount; start += BATCH) {
     const rows: Value[][] = [];
-    for (let id = start + 1; id <= Math.min(bidCount, start + BATCH); id++)
-      rows.push(bidRow(id, auctionCount, int));
+    for (let id = start + 1; id <= Math.min(rowCount, start + BATCH); id++)
+      rows.push(auctionSide ? auctionRow(id, int) : bidRow(id, auctionCount, int));
     const since = process.cpuUsage();
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i] as Value[];
-      a.add(row[1] as number, row, weights[i] as number, 0);
+      a.add(row[keyAt] as number, row, weights[i] as number, 0);
     }
     ms += cpuMs(since);
   }

@@ -415,3 +415,76 @@ test('int keys too sparse for slots of their own are indexed from the first', ()
   assert.equal(serial.slotOf(-1), NO_SLOT);
   assert.equal(serial.slotOf('1'), NO_SLOT);
 });
+
+test('rows under their own first column need no first-column index, and one under another key fills it from the slots', () => {
+  const keyId = (k: JoinKey): string => keyEntryId(k, 1);
+  // Each run leaves the keyed-by-first state differently: a row under a key other than its first
+  // value (the index then holds every earlier row), a second row under a held key (the table), a
+  // first value the index cannot hold; one run never leaves it.
+  const breakers: (((held: readonly JoinKey[]) => [JoinKey, Value[]]) | null)[] = [
+    () => [3, [9_999, 'other key']],
+    (held) => [held[0] as JoinKey, [held[0] as Value, 'second row']],
+    () => [2n, [2n, 'bigint']],
+    null,
+  ];
+  for (const [run, breaker] of breakers.entries()) {
+    const random = rng(31 + run);
+    const a = new JoinArrangement('test arrangement', 'S', keyId);
+    a.trackChanges(true);
+    const model: Model = new Map();
+    const pool: JoinKey[] = [...Array.from({ length: 300 }, (_, i) => i), 100_000, -7, 'a', 'b', 'c'];
+    const all: JoinKey[] = [...pool, 3, 2n];
+    const agree = (label: string): void => {
+      assert.deepEqual(contents(a, all), modelContents(model, all), label);
+      assert.equal(
+        a.size,
+        [...model.values()].reduce((n, l) => n + l.length, 0),
+        label,
+      );
+    };
+    for (let step = 0; step < 4_000; step++) {
+      if (step === 2_000 && breaker !== null) {
+        const [key, row] = breaker([...model.keys()]);
+        a.add(key, row, 1, 0);
+        model.set(key, [...(model.get(key) ?? []), { row, count: 1, matches: 0 }]);
+        assert.equal(a.firstColumnIsKey, false, 'left');
+        assert.equal(a.findsByFirstColumn, run === 0, 'the first-column index stands only after another key');
+        agree('after the breaker');
+      }
+      const key = pool[Math.floor(random() * pool.length)] as JoinKey;
+      const list = model.get(key);
+      const mine = list?.find((r) => r.row[0] === key || Object.is(r.row[0], key));
+      if (mine === undefined) {
+        // A new row whose first value is its key (-0 for key 0 now and then: the same key).
+        const row: Value[] = [key === 0 && random() < 0.3 ? -0 : (key as Value), Math.floor(random() * 5)];
+        a.add(key, row, 1, 0);
+        model.set(key, [...(list ?? []), { row, count: 1, matches: 0 }]);
+      } else {
+        // The held row again (as another array) or retracted, all of its copies or one.
+        const w = random() < 0.4 ? 1 : random() < 0.5 ? -mine.count : -1;
+        a.add(key, mine.row.slice(), w, 0);
+        mine.count += w;
+        if (mine.count === 0) {
+          const rest = (list as ModelRow[]).filter((r) => r !== mine);
+          if (rest.length === 0) model.delete(key);
+          else model.set(key, rest);
+        }
+      }
+      if (step % 250 === 0) {
+        // A row not held under a held key is not found: its retraction fails.
+        const held = [...model.keys()].find((k) => typeof k === 'number') as number | undefined;
+        if (held !== undefined) assert.throws(() => a.add(held, [held, 'not held'], -1, 0), /negative/);
+        agree(`step ${step}`);
+      }
+    }
+    agree('end');
+    assert.equal(a.firstColumnIsKey, breaker === null);
+    const store = new Map<string, unknown>();
+    for (const [id, v] of a.takeDelta(true).upserts) store.set(id, v);
+    const restored = new JoinArrangement('restored', 'S', keyId);
+    const keys = new Map<readonly Value[], JoinKey>();
+    for (const [k, rows] of model) for (const r of rows) keys.set(r.row, k);
+    restored.load([...store.values()], (r) => keys.get(r) as JoinKey);
+    assert.deepEqual(contents(restored, all), modelContents(model, all), 'reloaded');
+  }
+});

@@ -16,7 +16,7 @@ import { GroupIndex, isDenseId, NO_SLOT } from './group-index.ts';
 import type { JoinKey } from './join-key.ts';
 import { keyBytes, rowBytes, TABLE_ROW_BYTES } from './join-state-bytes.ts';
 import { mix, RowTable } from './join-row-table.ts';
-import { grownF64, grownI32 } from './typed-growth.ts';
+import { cells, grownCells, grownF64, grownI32 } from './typed-growth.ts';
 
 /** "No row" in the per-slot chains and in `head`/`next`. */
 export const NO_ROW = -1;
@@ -109,6 +109,12 @@ export class JoinArrangement extends ArrangementDelta {
    * another row, or of another type) switches to the table for good (until a reset).
    */
   private byFirst: GroupIndex | null = new GroupIndex();
+  /**
+   * While true (with `byFirst`), every row is under a key equal to its first column (a table by its
+   * own id), so its key's slot, which holds only it, is that index and `byFirst` stays empty; the
+   * first row under another key fills `byFirst` from the slots (`indexFirsts`) until a reset.
+   */
+  private firstIsKey = true;
   /** The rows by value while `byFirst` is null (empty otherwise). */
   private readonly table = new RowTable();
   private rowCount = 0;
@@ -136,6 +142,11 @@ export class JoinArrangement extends ArrangementDelta {
   /** Whether rows are found by their first column's value (`byFirst`), not by the lookup table. */
   get findsByFirstColumn(): boolean {
     return this.byFirst !== null;
+  }
+
+  /** Whether every row is under its first column's value (`firstIsKey`), so `byFirst` stays empty. */
+  get firstColumnIsKey(): boolean {
+    return this.byFirst !== null && this.firstIsKey;
   }
 
   /** Keys held. */
@@ -258,7 +269,11 @@ export class JoinArrangement extends ArrangementDelta {
     const byFirst = this.byFirst;
     if (byFirst !== null) {
       const first = row[0];
-      const held = typeof first === 'number' || typeof first === 'string' ? byFirst.get(first) : NO_ROW - 1;
+      let held = NO_ROW - 1;
+      if (typeof first === 'number' || typeof first === 'string') {
+        if (this.firstIsKey && first !== key) this.indexFirsts();
+        held = !this.firstIsKey ? byFirst.get(first) : slot === NO_SLOT ? NO_ROW : this.head(slot);
+      }
       const same = held >= 0 && this.rowSlots[held] === slot && sameRow(this.row(held), row);
       // Another row with this value (or a value the index cannot hold): the table from now on. A
       // retraction of a row not held needs no table: it fails below either way.
@@ -365,7 +380,8 @@ export class JoinArrangement extends ArrangementDelta {
     if (byFirst !== null) {
       const first = row[0];
       if (typeof first !== 'number' && typeof first !== 'string') return NO_ROW;
-      const id = byFirst.get(first);
+      // Under `firstIsKey` a slot holds one row, and a row equal to `row` can only be that one.
+      const id = !this.firstIsKey ? byFirst.get(first) : this.head(slot);
       return id !== NO_ROW && this.rowSlots[id] === slot && sameRow(this.row(id), row) ? id : NO_ROW;
     }
     const h = mix(slot, hash);
@@ -476,7 +492,7 @@ export class JoinArrangement extends ArrangementDelta {
     slots[at + TAIL] = id;
     slots[at + SIZE] = (slots[at + SIZE] as number) + 1;
     if (byFirst === null) this.table.insert(h, id);
-    else byFirst.set(row[0] as Value, id);
+    else if (!this.firstIsKey) byFirst.set(row[0] as Value, id);
     this.rowCount++;
     this.bytes += rowBytes(row) + 8 * keptAt.length + (byFirst === null ? TABLE_ROW_BYTES : 0);
     return id;
@@ -493,7 +509,7 @@ export class JoinArrangement extends ArrangementDelta {
     else this.prevs[next] = prev;
     slots[at + SIZE] = (slots[at + SIZE] as number) - 1;
     if (this.byFirst === null) this.table.remove(this.mixed[id] as number, id);
-    else this.byFirst.delete(this.row(id)[0] as Value);
+    else if (!this.firstIsKey) this.byFirst.delete(this.row(id)[0] as Value);
     this.bytes -=
       rowBytes(this.row(id)) + 8 * this.keptAt.length + (this.byFirst === null ? TABLE_ROW_BYTES : 0);
     this.rowArrays[id] = null;
@@ -533,9 +549,22 @@ export class JoinArrangement extends ArrangementDelta {
     if (this.byFirst === null) this.mixed = grownI32(this.mixed, min);
   }
 
+  /** Leaves `firstIsKey`: `byFirst` gets the row of every slot held (each slot's only row). */
+  private indexFirsts(): void {
+    this.firstIsKey = false;
+    const byFirst = this.byFirst as GroupIndex;
+    const keys = this.slotKeys;
+    for (let slot = 0; slot < keys.length; slot++) {
+      if (keys[slot] === undefined) continue;
+      const id = this.slots[slot * SLOT_STRIDE + HEAD] as number;
+      byFirst.set(this.row(id)[0] as Value, id);
+    }
+  }
+
   /** Leaves `byFirst` for the lookup table, indexing every row held. */
   private useTable(): void {
     this.byFirst = null;
+    this.firstIsKey = false;
     this.mixed = new Int32Array(this.counts.length);
     this.bytes += TABLE_ROW_BYTES * this.rowCount;
     this.table.reset(this.rowCount);
@@ -568,22 +597,9 @@ export class JoinArrangement extends ArrangementDelta {
     for (let k = 0; k < this.kept.length; k++) this.kept[k] = cells(16);
     this.table.reset(0);
     this.byFirst = new GroupIndex();
+    this.firstIsKey = true;
     this.rowCount = 0;
     this.bytes = 0;
     this.nextSeq = 0;
   }
-}
-
-/**
- * A kept column's cells for `n` row ids, sized and grown with the per-row typed arrays (`growRows`)
- * so a new row writes its cell in place: pushed, a million-row column's regrowth cost the fold more.
- */
-function cells(n: number): Value[] {
-  return new Array<Value>(n).fill(null);
-}
-
-function grownCells(a: readonly Value[], n: number): Value[] {
-  const out = cells(n);
-  for (let i = 0; i < a.length; i++) out[i] = a[i] as Value;
-  return out;
 }
