@@ -177,6 +177,8 @@ function compare(aggs: readonly AggregateSpec[], wide: boolean): void {
   if (aggs.some((a) => a.fn === 'sum'))
     assert.ok(groupErrors > 0, 'the workload has groups whose SUM leaves int64');
   assert.ok(groupsGone > 0, 'the workload retracts groups to zero rows');
+  if (aggs.every((a) => a.fn !== 'avg'))
+    assert.ok(generated.mergeCounts.mergeReleases > 0, 'the generated merge releases groups itself');
   assert.deepEqual([...generated.outputRows()].map(show), [...interpreted.outputRows()].map(show));
   assert.equal((globalThis as { __kernelPwned?: unknown }).__kernelPwned, undefined);
 }
@@ -213,6 +215,7 @@ test('the merge is generated for COUNT and integer SUM only, with no name in its
       pstride: 16,
       changes: new ChangeBuffer(1 + aggs.length),
       ahead: 64,
+      release: (): void => {},
     };
   };
   const merge = mergeKernel(spec(counts));

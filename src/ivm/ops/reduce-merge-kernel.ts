@@ -5,9 +5,9 @@
 // shared aggregate objects, no checkInt, no scratch-row compare).
 // It takes only the common case — the emitted values held in the record and the key in the record
 // (a number) or in the Reduce's key array (a text: such a Reduce keeps no key texts, or it would not
-// be generated), no bigint sum, a safe-integer result, the group still has rows and every value is
-// non-null, no row error kept — and hands any other group, before it has written anything, to the
-// interpreted merge (`slow`).
+// be generated), no bigint sum, a safe-integer result, every value non-null, no row error kept — and
+// hands any other group, before it has written anything, to the interpreted merge (`slow`). A group
+// left with no rows is released here too (its -old from the record, then the Reduce's `release`).
 // Only positions and numbers are written into the code; the maps and the change buffer are parameters.
 import type { Value } from '../../common/types.ts';
 import { inlinePartial, type AggColumn, type GroupRecords, type InlinePartial } from './aggregates.ts';
@@ -36,6 +36,11 @@ export interface MergeKernelSpec {
   readonly changes: ChangeBuffer;
   /** Groups whose records are read ahead at a time (a power of two). */
   readonly ahead: number;
+  /**
+   * Releases a group whose row count reached zero (its key out of the index, its slot freed), after
+   * the merge has written the group's -old: the Reduce's own release.
+   */
+  readonly release: (slot: number) => void;
 }
 
 export interface MergeKernel {
@@ -56,8 +61,8 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     inline.push(p);
   }
   const stride = spec.records.stride;
-  const params: string[] = ['records', 'changes', 'keys'];
-  const args: unknown[] = [spec.records, spec.changes, spec.keys];
+  const params: string[] = ['records', 'changes', 'keys', 'release'];
+  const args: unknown[] = [spec.records, spec.changes, spec.keys, spec.release];
   const bind = (value: unknown): string => {
     params.push(`q${params.length}`);
     args.push(value);
@@ -120,6 +125,23 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     '      changes.replace2(k0, o0, r0);',
     '    } else changes.put2(1, k0, r0);',
   ];
+  const dropHead = [
+    '    if (count === 0) {',
+    '      if (track !== null) track(slot);',
+    `      const key = (flags & ${KEY_IN_RECORD}) !== 0 ? null : keys[slot];`,
+  ];
+  const dropTail = ['      data[at] = 0;', '      release(slot);', '      continue;', '    }'];
+  const dropPair = [
+    ...dropHead,
+    `      if ((flags & ${HAS_OUT}) !== 0)`,
+    `        changes.put2(-1, key === null ? data[at + ${F_KEY}] : key[0], data[at + ${F_OUT}]);`,
+    ...dropTail,
+  ];
+  const dropRow = [
+    ...dropHead,
+    `      if ((flags & ${HAS_OUT}) !== 0) changes.retract(records, slot, key, flags, 1);`,
+    ...dropTail,
+  ];
   const source = [
     'return function generatedReduceMerge(touched, nTouched, data, pd, scratch, errorsBySlot, track, slow) {',
     '  let sink = 0;',
@@ -138,7 +160,12 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     `    if (${guard}) { slow(t); continue; }`,
     `    const pat = t * ${spec.pstride};`,
     '    const count = data[at] + pd[pat];',
-    // no rows left (the group goes), or a negative count (an internal error): the interpreted merge
+    // No rows left: the group goes, here rather than in the interpreted merge (a sparse bucket id
+    // left by its one member and another opened, under a skewed view over a view, every epoch).
+    // Its record holds its emitted values (the guard), so its -old is read from there; the fields
+    // the fold would write are cleared when the slot is next allocated.
+    ...(nAggs === 1 ? dropPair : dropRow),
+    // a negative count (an internal error): the interpreted merge throws
     '    if (!(count > 0)) { slow(t); continue; }',
     ...fold.map((l) => `    ${l}`),
     ...result.map((l) => `    ${l}`),

@@ -119,6 +119,13 @@ export class ReduceOp implements Operator, Stateful {
   };
   /** Groups the generated merge left to `mergeGroup` (a count of work, for tests). */
   private slowMerges = 0;
+  /** A group the generated merge found empty (its -old written): released without `mergeGroup`. */
+  private readonly mergeRelease = (slot: number): void => {
+    this.mergeReleases++;
+    this.release(slot);
+  };
+  /** Groups the generated merge released itself (a count of work, for tests). */
+  private mergeReleases = 0;
   private readonly track = (slot: number): void => {
     const key = this.keyAt(slot);
     this.dirty.set(encodeValues(key), key);
@@ -190,6 +197,7 @@ export class ReduceOp implements Operator, Stateful {
             pstride: pass,
             changes: this.changes,
             ahead: MERGE_AHEAD,
+            release: this.mergeRelease,
           })?.fn ?? null)
         : null;
   }
@@ -243,8 +251,11 @@ export class ReduceOp implements Operator, Stateful {
   }
 
   private release(slot: number): void {
-    const key = this.keyAt(slot);
-    this.index.delete(this.idOf(key));
+    const key = this.keys[slot] as readonly Value[];
+    // a key held in the record is its own id (idOf of a single number), with no array rebuilt
+    this.index.delete(
+      key === RECORD_KEY ? (this.records.data[slot * this.records.stride + F_KEY] as number) : this.idOf(key),
+    );
     this.keys[slot] = undefined;
     this.rows.clear(slot);
     this.errorsBySlot.delete(slot);
@@ -551,11 +562,15 @@ export class ReduceOp implements Operator, Stateful {
   }
 
   /**
-   * Counts of work, for tests: groups the generated merge left to the interpreted one, and output
-   * rows copied into objects (reduce-group-rows.ts).
+   * Counts of work, for tests: groups the generated merge left to the interpreted one, groups it
+   * released itself (no rows left), and output rows copied into objects (reduce-group-rows.ts).
    */
-  get mergeCounts(): { readonly slowMerges: number; readonly rowCopies: number } {
-    return { slowMerges: this.slowMerges, rowCopies: this.rows.copies };
+  get mergeCounts(): {
+    readonly slowMerges: number;
+    readonly mergeReleases: number;
+    readonly rowCopies: number;
+  } {
+    return { slowMerges: this.slowMerges, mergeReleases: this.mergeReleases, rowCopies: this.rows.copies };
   }
 }
 
