@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { mulberry32 } from '../../test/support/checkpoint-workload.ts';
 import type { Value } from '../common/types.ts';
 import { encodeOne } from '../common/values.ts';
+import { entryReader } from '../common/state-delta.ts';
 import { UniqueArrangement } from './unique-arrangement.ts';
 import { SlotRowMap } from './slot-row-map.ts';
 
@@ -40,12 +41,44 @@ function countDirty(a: UniqueArrangement<number>): number {
 /** Keys of a snapshot deleted while it was read and not put back (the case its last pass reads). */
 let stayedDeleted = 0;
 
-// Over a Map, and over a slot map that compacts early (a keyed table's rows: slot-row-map.ts).
-for (const [seed, kind] of [1, 2, 3, 4, 5, 6, 7, 8].flatMap((s) => [
-  [s, 'Map'] as const,
-  [s, 'slots'] as const,
+/**
+ * A delta's entries one at a time: through its iterator, or (`batch`) through its batch reader as
+ * the checkpoint writers read it, in batches of 1 to 40 read ahead of the changes made while each
+ * batch's entries are taken (a writer may wait for its thread mid-batch while epochs run).
+ */
+function* entriesOf(
+  upserts: readonly (readonly [string, unknown])[],
+  batch: boolean,
+  rnd: () => number,
+): Generator<readonly [string, unknown]> {
+  if (!batch) {
+    yield* upserts;
+    return;
+  }
+  const reader = entryReader(upserts);
+  const keys: string[] = [];
+  const values: unknown[] = [];
+  try {
+    for (let got = reader.read(keys, values, 1 + Math.floor(rnd() * 40)); got > 0;) {
+      const read = Array.from({ length: got }, (_, i) => [keys[i] as string, values[i]] as const);
+      yield* read;
+      got = reader.read(keys, values, 1 + Math.floor(rnd() * 40));
+    }
+  } finally {
+    reader.close();
+  }
+}
+
+// Over a Map, and over a slot map that compacts early (a keyed table's rows: slot-row-map.ts); read
+// an entry at a time and in batches.
+for (const [seed, kind, batch] of [1, 2, 3, 4, 5, 6, 7, 8].flatMap((s) => [
+  [s, 'Map', false] as const,
+  [s, 'slots', false] as const,
+  [s, 'Map', true] as const,
+  [s, 'slots', true] as const,
 ])) {
-  test(`a snapshot read between changes yields the entries at the snapshot (seed ${seed}, ${kind})`, () => {
+  const how = batch ? ', in batches' : '';
+  test(`a snapshot read between changes yields the entries at the snapshot (seed ${seed}, ${kind}${how})`, () => {
     const rnd = mulberry32(seed);
     const a =
       kind === 'Map'
@@ -68,7 +101,7 @@ for (const [seed, kind] of [1, 2, 3, 4, 5, 6, 7, 8].flatMap((s) => [
     // re-inserted key is read again at the end, which would set off more changes).
     const got = new Map<string, unknown>();
     let read = 0;
-    for (const [key, value] of delta.upserts) {
+    for (const [key, value] of entriesOf(delta.upserts, batch, rnd)) {
       const seen = got.get(key);
       if (seen !== undefined) assert.deepEqual(value, seen, 'a key read twice has one value');
       got.set(key, value);
@@ -91,7 +124,7 @@ for (const [seed, kind] of [1, 2, 3, 4, 5, 6, 7, 8].flatMap((s) => [
     assert.equal(incremental.replaceAll, false);
     for (const k of incremental.deletes) model.delete(k);
     let n = 0;
-    for (const [k, v] of incremental.upserts) {
+    for (const [k, v] of entriesOf(incremental.upserts, batch, rnd)) {
       model.set(k, v);
       if (++n < incremental.upserts.length - 40)
         for (let c = Math.floor(rnd() * 4); c > 0; c--) mutate(a, rnd, deleted, next);
@@ -149,4 +182,24 @@ test('a clear while a snapshot is read leaves it the old rows; a newer snapshot 
   const newer = a.takeDelta(true).upserts;
   assert.throws(() => older.next(), /read after a newer one was taken/);
   assert.deepEqual([...newer], [[encodeOne(7), [7, 'x']]]);
+});
+
+test('a batch reader closed early stops the snapshot recording before-images', () => {
+  const a = new UniqueArrangement<number>(() => new SlotRowMap<number>());
+  for (let i = 0; i < 100; i++) a.set(i, [i, 'a']);
+  const reader = entryReader(a.takeDelta(true).upserts);
+  const keys: string[] = [];
+  const values: unknown[] = [];
+  assert.equal(reader.read(keys, values, 10), 10);
+  assert.deepEqual(
+    values.slice(0, 10),
+    Array.from({ length: 10 }, (_, i) => [i, 'a']),
+  );
+  a.set(50, [50, 'b']);
+  assert.equal(a.snapshotChangedKeys, 1);
+  reader.close();
+  assert.equal(a.snapshotChangedKeys, 0);
+  a.set(60, [60, 'b']);
+  assert.equal(a.snapshotChangedKeys, 0);
+  assert.equal(reader.read(keys, values, 10), 0);
 });

@@ -15,6 +15,7 @@
 // An incremental checkpoint reads only its changed keys the same way, from a set handed over to it.
 import type { Value } from '../common/types.ts';
 import { SluiceError } from '../common/errors.ts';
+import { iteratorReader, registerEntryReader, type EntryReader } from '../common/state-delta.ts';
 
 type Row = readonly Value[];
 type Entry = readonly [string, unknown];
@@ -23,9 +24,20 @@ type Entry = readonly [string, unknown];
 export interface SnapshotMap<K> extends Iterable<readonly [K, Row]> {
   get(key: K): Row | undefined;
   has(key: K): boolean;
+  /** The entries the iterator gives, a batch at a time from `cursor.slot` (a slot map's). */
+  scan?(cursor: { slot: number }, keys: K[], rows: Row[], max: number): number;
 }
 
-export class CowSnapshot<K> {
+/** Where a snapshot's reading is: not started, the walk of the live Map, the before-images left, a
+ * fixed set of keys (an incremental delta's), or over. */
+type Phase = 0 | 1 | 2 | 3 | 4;
+const UNSTARTED = 0;
+const WALK = 1;
+const BEFORE = 2;
+const KEYS = 3;
+const DONE = 4;
+
+export class CowSnapshot<K> implements EntryReader {
   /** Keys present at the snapshot and changed since: their rows then. */
   private readonly before = new Map<K, Row>();
   /** Keys absent at the snapshot and set since (skipped; the first one ends the walk). */
@@ -43,6 +55,14 @@ export class CowSnapshot<K> {
   private recording = true;
   private superseded = false;
   private started = false;
+  private phase: Phase = UNSTARTED;
+  /** Whether the walk stopped at the first key inserted after the snapshot (not at the Map's end). */
+  private stopped = false;
+  /** Where the reading is: a slot map's scan position, or the iterator of the Map, keys or before-images. */
+  private cursor: { slot: number } | Iterator<unknown> | null = null;
+  /** A batch of the live Map's keys and rows, as the walk reads them (reused). */
+  private rawKeys: K[] = [];
+  private rawRows: Row[] = [];
 
   constructor(
     private readonly map: SnapshotMap<K>,
@@ -96,59 +116,153 @@ export class CowSnapshot<K> {
     this.recording = false;
   }
 
-  /** The entries at the snapshot, read once. */
+  /** The entries at the snapshot, read once (one at a time: tests and in-memory callers). */
   *entries(): Generator<Entry, void, undefined> {
     if (this.started) throw new SluiceError('INTERNAL_ERROR', 'a checkpoint snapshot is read only once');
-    this.started = true;
+    const keys: string[] = [];
+    const values: unknown[] = [];
     try {
-      if (this.only !== null) yield* this.keyEntries(this.only);
-      else yield* this.walk();
+      while (this.read(keys, values, 1) === 1) yield [keys[0] as string, values[0]];
     } finally {
-      this.recording = false;
-      this.before.clear();
-      this.inserted.clear();
-      this.emitted.clear();
-      this.release(this);
+      this.close();
     }
   }
 
-  private *walk(): Generator<Entry, void, undefined> {
-    let stopped = false;
-    for (const [key, row] of this.map) {
-      this.check();
-      if (this.isInserted(key)) {
-        stopped = true;
-        break;
-      }
-      const old = this.before.get(key);
-      if (old === undefined) yield [this.encode(key), row];
-      else if (!this.emitted.has(key)) {
-        this.emitted.add(key);
-        yield [this.encode(key), old];
-      }
+  /**
+   * Reads the next entries at the snapshot, up to `max`, into `keys` and `values` from index 0;
+   * returns how many (0: all were read). The checkpoint writers read a table this way, a batch per
+   * call: no generator step and no `[key, row]` tuple per entry. A batch is read at once, so no
+   * change falls inside it; between batches the owner's changes are recorded as for the generator.
+   */
+  read(keys: string[], values: unknown[], max: number): number {
+    if (this.phase === DONE) return 0;
+    if (this.phase === UNSTARTED) {
+      if (this.started) throw new SluiceError('INTERNAL_ERROR', 'a checkpoint snapshot is read only once');
+      this.started = true;
+      this.phase = this.only !== null ? KEYS : WALK;
     }
     this.check();
-    // Every key of the snapshot was read or has a before-image: nothing more to record. A walk
-    // that reached the Map's end read every key still in it; one that stopped early did not read
-    // the keys deleted and set again since, so it reads every before-image not read yet.
+    let n = 0;
+    if (this.phase === KEYS) n = this.readKeys(keys, values, max);
+    if ((this.phase as Phase) === WALK) n = this.readWalk(keys, values, max);
+    if ((this.phase as Phase) === BEFORE) n = this.readBefore(keys, values, n, max);
+    if ((this.phase as Phase) === DONE) this.close();
+    return n;
+  }
+
+  /** Ends the reading (at its end, or abandoned): no more before-images are recorded. */
+  close(): void {
+    this.phase = DONE;
+    this.started = true;
+    this.recording = false;
+    this.before.clear();
+    this.inserted.clear();
+    this.emitted.clear();
+    this.cursor = null;
+    this.rawKeys = [];
+    this.rawRows = [];
+    this.release(this);
+  }
+
+  /** The live Map's entries from the walk's position, until `max` are out or the walk ends. */
+  private readWalk(keys: string[], values: unknown[], max: number): number {
+    const map = this.map;
+    const rawKeys = this.rawKeys;
+    const rawRows = this.rawRows;
+    const before = this.before;
+    let n = 0;
+    while (n < max) {
+      // A slot map is scanned a batch at a time; a Map through its iterator, kept across calls.
+      const want = max - n;
+      let got = 0;
+      if (map.scan !== undefined) {
+        this.cursor ??= { slot: 0 };
+        got = map.scan(this.cursor as { slot: number }, rawKeys, rawRows, want);
+      } else {
+        const it = (this.cursor ??= map[Symbol.iterator]()) as Iterator<readonly [K, Row]>;
+        while (got < want) {
+          const r = it.next();
+          if (r.done === true) break;
+          rawKeys[got] = r.value[0];
+          rawRows[got++] = r.value[1];
+        }
+      }
+      for (let i = 0; i < got; i++) {
+        const key = rawKeys[i] as K;
+        if (this.isInserted(key)) {
+          this.endWalk(true);
+          return n;
+        }
+        // Until something changes, no key has a before-image (a lookup in an empty Map is skipped).
+        const old = before.size === 0 ? undefined : before.get(key);
+        if (old === undefined) {
+          keys[n] = this.encode(key);
+          values[n++] = rawRows[i];
+        } else if (!this.emitted.has(key)) {
+          this.emitted.add(key);
+          keys[n] = this.encode(key);
+          values[n++] = old;
+        }
+      }
+      // Fewer than asked for: the Map's end.
+      if (got < want) {
+        this.endWalk(false);
+        break;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Every key of the snapshot was read or has a before-image: nothing more to record. A walk that
+   * reached the Map's end read every key still in it; one that stopped early did not read the keys
+   * deleted and set again since, so it reads every before-image not read yet.
+   */
+  private endWalk(stopped: boolean): void {
+    this.stopped = stopped;
     this.recording = false;
     this.release(this);
     this.inserted.clear();
-    for (const [key, old] of this.before) {
-      if (this.emitted.has(key) || (!stopped && this.map.has(key))) continue;
-      this.check();
-      yield [this.encode(key), old];
+    this.cursor = this.before[Symbol.iterator]();
+    this.phase = BEFORE;
+  }
+
+  /** The before-images the walk did not read, appended after the `n` entries read already. */
+  private readBefore(keys: string[], values: unknown[], n: number, max: number): number {
+    const it = this.cursor as Iterator<[K, Row]>;
+    while (n < max) {
+      const r = it.next();
+      if (r.done === true) {
+        this.phase = DONE;
+        break;
+      }
+      const [key, old] = r.value;
+      if (this.emitted.has(key) || (!this.stopped && this.map.has(key))) continue;
+      keys[n] = this.encode(key);
+      values[n++] = old;
     }
+    return n;
   }
 
   /** The entries of a fixed set of keys at the snapshot (each key once: the set does not change). */
-  private *keyEntries(keys: ReadonlySet<K>): Generator<Entry, void, undefined> {
-    for (const key of keys) {
-      this.check();
+  private readKeys(keys: string[], values: unknown[], max: number): number {
+    const it = (this.cursor ??= (this.only as ReadonlySet<K>)[Symbol.iterator]()) as Iterator<K>;
+    let n = 0;
+    while (n < max) {
+      const r = it.next();
+      if (r.done === true) {
+        this.phase = DONE;
+        break;
+      }
+      const key = r.value;
       if (this.inserted.has(key)) continue;
       const row = this.before.get(key) ?? this.map.get(key);
-      if (row !== undefined) yield [this.encode(key), row];
+      if (row !== undefined) {
+        keys[n] = this.encode(key);
+        values[n++] = row;
+      }
     }
+    return n;
   }
 
   private check(): void {
@@ -182,10 +296,15 @@ export function snapshotEntries<K>(snapshot: CowSnapshot<K>): readonly Entry[] {
     iterated = true;
     return snapshot.entries();
   };
+  const batches = (): EntryReader => {
+    if (cache !== null || iterated) return iteratorReader(materialize());
+    iterated = true;
+    return snapshot;
+  };
   // An empty target whose `length` the traps report: setting a million-element length on an array
   // allocates its whole (holey) backing store, 8 bytes an element.
   const target: Entry[] = [];
-  return new Proxy(target, {
+  const proxy = new Proxy(target, {
     get: (t, prop, receiver): unknown => {
       if (prop === Symbol.iterator) return iterate;
       // Materialized without duplicates, the entries are exactly the snapshot's `size` keys.
@@ -216,6 +335,8 @@ export function snapshotEntries<K>(snapshot: CowSnapshot<K>): readonly Entry[] {
       ...Reflect.ownKeys(t),
     ],
   });
+  registerEntryReader(proxy, batches);
+  return proxy;
 }
 
 /** Map key equality (SameValueZero): NaN is one key. */

@@ -175,6 +175,28 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
     }
   }
 
+  /**
+   * Up to `max` live entries from slot `cursor.slot` on, into `keys` and `rows` (from index 0), as
+   * the iterator would give them; returns how many, advancing the cursor past the slots read. Fewer
+   * than `max`: the slots ran out. A checkpoint's snapshot reads a table in batches this way, with
+   * no tuple and no generator step per row.
+   */
+  scan(cursor: { slot: number }, keys: K[], rows: Row[], max: number): number {
+    const all = this.rows;
+    let i = cursor.slot;
+    let n = 0;
+    while (n < max && i < all.length) {
+      const row = all[i];
+      if (row !== undefined) {
+        keys[n] = this.keyAt(i, row);
+        rows[n++] = row;
+      }
+      i++;
+    }
+    cursor.slot = i;
+    return n;
+  }
+
   /** The key of the row in live slot `slot` (as a Map gives it: -0 as 0). */
   private keyAt(slot: number, row: Row): K {
     const keyOf = this.keyOf;

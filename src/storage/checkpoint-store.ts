@@ -17,7 +17,7 @@
 import type Database from 'better-sqlite3';
 import { SluiceError } from '../common/errors.ts';
 import type { SourcePositions } from '../common/changes.ts';
-import type { StateDelta } from '../common/state-delta.ts';
+import { entryReader, type StateDelta } from '../common/state-delta.ts';
 import { encodeStored as encodeValue } from '../common/json-codec.ts';
 import { openSchema, wantsCompaction, type StoredObject } from './checkpoint-format.ts';
 import {
@@ -240,6 +240,8 @@ export class CheckpointStore {
     const txn = new CheckpointTransaction(this.stmts, checkpointHeader(cp, journalOffset, full));
     txn.start();
     let n = 0;
+    const keys: string[] = [];
+    const values: unknown[] = [];
     for (const o of cp.objects) {
       for (const { stateId, delta } of o.parts) {
         txn.part(stateId, delta.replaceAll);
@@ -251,18 +253,29 @@ export class CheckpointStore {
         }
         // A table written whole goes as column blocks built from its rows (table-blocks.ts).
         let blocks = TableBlocks.of(stateId, delta.replaceAll);
-        for (const [key, value] of delta.upserts) {
-          if (blocks !== null && !blocks.add(key, value)) {
-            const last = blocks.finish();
-            if (last !== null) txn.columnBlock(last);
-            blocks = null;
+        // Read a batch at a time (a snapshot's rows with no tuple or generator step per entry).
+        const reader = entryReader(delta.upserts);
+        try {
+          for (let got = reader.read(keys, values, 256); got > 0; got = reader.read(keys, values, 256)) {
+            for (let r = 0; r < got; r++) {
+              const key = keys[r] as string;
+              const value = values[r];
+              if (blocks !== null && !blocks.add(key, value)) {
+                const last = blocks.finish();
+                if (last !== null) txn.columnBlock(last);
+                blocks = null;
+              }
+              if (blocks === null) txn.upsert(stateId, key, encodeValue(value));
+              else {
+                const block = blocks.ready();
+                if (block !== null) txn.columnBlock(block);
+              }
+            }
+            yield;
           }
-          if (blocks === null) txn.upsert(stateId, key, encodeValue(value));
-          else {
-            const block = blocks.ready();
-            if (block !== null) txn.columnBlock(block);
-          }
-          if ((++n & 255) === 0) yield;
+        } finally {
+          reader.close();
+          values.fill(undefined);
         }
         const last = blocks?.finish() ?? null;
         if (last !== null) txn.columnBlock(last);

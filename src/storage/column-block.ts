@@ -52,14 +52,17 @@ export interface ColumnSection {
   readonly bytes: Uint8Array;
 }
 
-/** The block of `n` rows whose keys' JSON list is `keysJson` and whose columns are `sections`. */
+/**
+ * The block of `n` rows whose keys' JSON list is `keysJson` (or its UTF-8, copied into the block)
+ * and whose columns are `sections`.
+ */
 export function assembleColumnBlock(
-  keysJson: string,
+  keysJson: string | Uint8Array,
   n: number,
   sections: readonly ColumnSection[],
 ): Uint8Array {
   const width = sections.length;
-  const keys = utf8.encode(keysJson);
+  const keys = typeof keysJson === 'string' ? utf8.encode(keysJson) : keysJson;
   let size = pad8(HEADER + width * 8) + pad8(keys.length);
   for (const s of sections) size += pad8(s.bytes.length);
   const out = new Uint8Array(size);

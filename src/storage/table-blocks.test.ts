@@ -79,3 +79,27 @@ test(
     assert.equal(TableBlocks.of('view:v:0', true), null, 'only tables go by column');
   },
 );
+
+test(
+  "a block's keys are the bytes of their JSON list, whatever characters they hold",
+  { skip: !COLUMN_BLOCKS },
+  () => {
+    const odd = ['s1:"', 's1:\\', 's2:a\n', 's1:\u0001', 's1:é', 's2:😀', 's1:\ud800', 's5:x/y\u007f', 'n1;'];
+    const long = `s5000:${'é"'.repeat(2_500)}`;
+    const keys = Array.from({ length: 3_000 }, (_, i) =>
+      i === 1_500 ? long : (odd[i % odd.length] as string) + i,
+    );
+    const blocks = blocksOf(keys.map((k, i) => [k, [i]] as const));
+    let at = 0;
+    for (const block of blocks) {
+      const slice = keys.slice(at, at + block.n);
+      const expected = encodeColumnBlock(
+        JSON.stringify(slice),
+        slice.map((_, i) => [at + i]),
+      );
+      assert.deepEqual(block.bytes, expected);
+      at += block.n;
+    }
+    assert.equal(at, keys.length);
+  },
+);

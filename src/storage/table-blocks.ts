@@ -29,7 +29,13 @@ export interface TableBlock {
 }
 
 export class TableBlocks {
-  private keys: string[] = [];
+  /**
+   * The block's keys' JSON list as UTF-8, written as keys arrive (`[`, then `"key"` and `,`…; `]` at
+   * the end): the bytes JSON.stringify of the list would give, with no list of key strings kept, no
+   * JSON text and no separate encoding of it per block.
+   */
+  private keyBytes = new Uint8Array(KEY_BYTES);
+  private keyEnd = 0;
   private n = 0;
   private size = 0;
   private width = -1;
@@ -59,7 +65,7 @@ export class TableBlocks {
     }
     if (this.n === BLOCK_ENTRIES) throw new Error('a table block is full: ready() takes it first');
     const i = this.n++;
-    this.keys.push(key);
+    this.addKey(key, i === 0);
     // The columns are built as rows arrive, one pass over each row (column-block.ts's layout).
     let size = 1;
     for (let c = 0; c < width; c++) {
@@ -111,11 +117,42 @@ export class TableBlocks {
       this.nulls[c] = null;
       this.values[c] = null;
     }
-    const bytes = assembleColumnBlock(JSON.stringify(this.keys), n, sections);
-    this.keys = [];
+    this.keyBytes[this.keyEnd++] = 0x5d; // ]
+    const bytes = assembleColumnBlock(this.keyBytes.subarray(0, this.keyEnd), n, sections);
+    this.keyEnd = 0;
     this.n = 0;
     this.size = 0;
     return { bytes, n };
+  }
+
+  /** Appends `"key"` to the keys' JSON list (after `[` for the first, else `,`). */
+  private addKey(key: string, first: boolean): void {
+    const len = key.length;
+    // Room for the escaped JSON text's UTF-8 at worst (6 bytes a character as \uXXXX), `,` and `]`.
+    if (this.keyEnd + 6 * len + 4 > this.keyBytes.length) this.growKeys(6 * len + 4);
+    const out = this.keyBytes;
+    let at = this.keyEnd;
+    out[at++] = first ? 0x5b : 0x2c; // [ or ,
+    const open = at;
+    out[at++] = 0x22; // "
+    // Printable ASCII but a quote or backslash is its own JSON text (a stored key's usual case).
+    for (let j = 0; j < len; j++) {
+      const code = key.charCodeAt(j);
+      if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) {
+        at = open + utf8.encodeInto(JSON.stringify(key), out.subarray(open)).written;
+        this.keyEnd = at;
+        return;
+      }
+      out[at++] = code;
+    }
+    out[at++] = 0x22;
+    this.keyEnd = at;
+  }
+
+  private growKeys(need: number): void {
+    const grown = new Uint8Array(Math.max(2 * this.keyBytes.length, this.keyEnd + need));
+    grown.set(this.keyBytes.subarray(0, this.keyEnd));
+    this.keyBytes = grown;
   }
 
   private start(width: number): void {
@@ -138,6 +175,11 @@ export class TableBlocks {
     return list;
   }
 }
+
+/** The keys' JSON buffer to start with (a block of 2,048 serial ids' keys takes about 24 KB). */
+const KEY_BYTES = 64 * 1024;
+
+const utf8 = new TextEncoder();
 
 /** Bytes of a NULL bitmap of a full block. */
 const BITMAP_BYTES = (BLOCK_ENTRIES + 7) >> 3;

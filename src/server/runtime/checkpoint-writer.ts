@@ -11,6 +11,7 @@ import { Worker } from 'node:worker_threads';
 import type { RuntimeLogger } from './types.ts';
 import { SluiceError, type ErrorCode } from '../../common/errors.ts';
 import { encodeStored } from '../../common/json-codec.ts';
+import { entryReader } from '../../common/state-delta.ts';
 import { TableBlocks, type TableBlock } from '../../storage/table-blocks.ts';
 import type { CheckpointTransactionStats } from '../../storage/checkpoint-transaction.ts';
 import {
@@ -31,6 +32,8 @@ import {
 
 /** Entries per message to the worker. */
 const BATCH_ENTRIES = 2048;
+/** Entries read from a state delta at a time (the slice's clock is read once a batch). */
+const READ_BATCH = 256;
 /** Column blocks per message (each of up to 2,048 rows, about 64 KB). */
 const BLOCKS_PER_MESSAGE = 16;
 /** Messages sent and not yet written: bounds the encoded entries held between the threads. */
@@ -225,7 +228,8 @@ export class OffThreadCheckpointWriter {
         threadDeathsForTests--;
         worker.post({ t: 'exit-for-test' });
       }
-      let n = 0;
+      const readKeys: string[] = [];
+      const readValues: unknown[] = [];
       for (const o of cp.objects) {
         for (const { stateId, delta } of o.parts) {
           part.stateId = stateId;
@@ -239,29 +243,45 @@ export class OffThreadCheckpointWriter {
           let table = TableBlocks.of(stateId, delta.replaceAll);
           let keys: string[] = [];
           let texts: string[] = [];
-          for (const [key, value] of delta.upserts) {
-            if (table !== null && !table.add(key, value)) {
-              const last = table.finish();
-              if (last !== null) blocks.push(last);
-              await sendBlocks();
-              table = null;
-            }
-            if (table === null) {
-              keys.push(key);
-              texts.push(encodeStored(value));
-              if (keys.length === BATCH_ENTRIES) {
-                await send([], keys, texts);
-                keys = [];
-                texts = [];
+          // Read a batch at a time (a snapshot's rows with no tuple or generator step per entry);
+          // the slice's clock is read once a batch.
+          const reader = entryReader(delta.upserts);
+          try {
+            for (
+              let got = reader.read(readKeys, readValues, READ_BATCH);
+              got > 0;
+              got = reader.read(readKeys, readValues, READ_BATCH)
+            ) {
+              for (let r = 0; r < got; r++) {
+                const key = readKeys[r] as string;
+                const value = readValues[r];
+                if (table !== null && !table.add(key, value)) {
+                  const last = table.finish();
+                  if (last !== null) blocks.push(last);
+                  await sendBlocks();
+                  table = null;
+                }
+                if (table === null) {
+                  keys.push(key);
+                  texts.push(encodeStored(value));
+                  if (keys.length === BATCH_ENTRIES) {
+                    await send([], keys, texts);
+                    keys = [];
+                    texts = [];
+                  }
+                } else {
+                  const block = table.ready();
+                  if (block !== null && blocks.push(block) === BLOCKS_PER_MESSAGE) await sendBlocks();
+                }
               }
-            } else {
-              const block = table.ready();
-              if (block !== null && blocks.push(block) === BLOCKS_PER_MESSAGE) await sendBlocks();
+              if (performance.now() - sliceStart >= sliceMs) {
+                await sendBlocks(); // the worker writes them while epochs run
+                await pause(false);
+              }
             }
-            if ((++n & 255) === 0 && performance.now() - sliceStart >= sliceMs) {
-              await sendBlocks(); // the worker writes them while epochs run
-              await pause(false);
-            }
+          } finally {
+            reader.close();
+            readValues.fill(undefined); // no rows held past the part
           }
           const last = table?.finish() ?? null;
           if (last !== null) blocks.push(last);
