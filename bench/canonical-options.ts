@@ -14,11 +14,11 @@ export const TARGET_WORKER_SPEEDUP = 1.7; // Sluice with 2 workers / with 1, eve
  * Every run processes the same TOTAL_EVENTS rows: an untimed preload (in batches of PRELOAD_BATCH)
  * followed by the timed events at the batch size under test. All batch sizes therefore end in the
  * same state (same groups, same histogram) and their figures compare like with like. Batch 1 times
- * only the last 50,000 events, on a fully populated state, after the 50,000 before them settle it.
+ * only the last 200,000 events, on a fully populated state, after the 50,000 before them settle it.
  */
 const TOTAL_EVENTS = 1_000_000;
 export const PRELOAD_BATCH = 10_000;
-const DEFAULT_TIMED: Record<number, number> = { 1: 50_000, 100: TOTAL_EVENTS, 10_000: TOTAL_EVENTS };
+const DEFAULT_TIMED: Record<number, number> = { 1: 200_000, 100: TOTAL_EVENTS, 10_000: TOTAL_EVENTS };
 
 export interface Options {
   impls: Impl[];
