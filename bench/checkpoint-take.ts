@@ -11,24 +11,14 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { Engine } from '../src/exec/engine.ts';
 import { encodeStored } from '../src/common/json-codec.ts';
 import { TableBlocks } from '../src/storage/table-blocks.ts';
-import type { Row } from '../src/common/types.ts';
+import { orderFeeder, PIPELINE_SQL } from './checkpoint-pipeline.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const engine = new Engine();
 engine.setStateTracking(true);
-engine.execute(`CREATE TABLE orders (order_id BIGINT NOT NULL, seller_id INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (order_id));
-CREATE MATERIALIZED VIEW seller_totals AS SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
-CREATE MATERIALIZED VIEW total_histogram AS SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10)`);
-let nextId = 1;
-function insert(n: number): void {
-  const rows: Row[] = [];
-  for (let i = 0; i < n; i++) {
-    const id = nextId++;
-    rows.push({ order_id: id, seller_id: (id * 7919) % 10_000, amount: 1 + (id % 100) });
-  }
-  engine.applyChanges('orders', { insert: rows });
-}
+engine.execute(PIPELINE_SQL);
+const insert = orderFeeder(engine);
 for (let i = 0; i < ROWS / 1000; i++) insert(1000);
 engine.takeCheckpoint(true); // the first delta: from here on the table is exported
 

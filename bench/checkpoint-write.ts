@@ -18,6 +18,7 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { cpuSplit, threadTicks } from './thread-cpu.ts';
+import { orderFeeder, PIPELINE_SQL } from './checkpoint-pipeline.ts';
 
 const { values } = parseArgs({ options: { root: { type: 'string' } } });
 const ROOT = values.root === undefined ? new URL('..', import.meta.url).pathname : resolve(values.root);
@@ -55,18 +56,8 @@ const { OffThreadCheckpointWriter, checkpointWorkerEntry } = (await import(
 
 const engine = new Engine();
 engine.setStateTracking(true);
-engine.execute(`CREATE TABLE orders (order_id BIGINT NOT NULL, seller_id INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (order_id));
-CREATE MATERIALIZED VIEW seller_totals AS SELECT seller_id, SUM(amount) AS total FROM orders GROUP BY seller_id;
-CREATE MATERIALIZED VIEW total_histogram AS SELECT FLOOR(total / 10) AS bucket, COUNT(*) AS sellers FROM seller_totals GROUP BY FLOOR(total / 10)`);
-let nextId = 1;
-function insert(n: number): void {
-  const rows: Record<string, unknown>[] = [];
-  for (let i = 0; i < n; i++) {
-    const id = nextId++;
-    rows.push({ order_id: id, seller_id: (id * 7919) % 10_000, amount: 1 + (id % 100) });
-  }
-  engine.applyChanges('orders', { insert: rows });
-}
+engine.execute(PIPELINE_SQL);
+const insert = orderFeeder(engine);
 for (let i = 0; i < ROWS / 1000; i++) insert(1000);
 
 const pauses: number[] = [];
