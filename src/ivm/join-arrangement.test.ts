@@ -73,6 +73,22 @@ function modelContents(
   return out;
 }
 
+/** A full delta of `a`, loaded into a new arrangement, holds what the model holds. */
+function assertReloads(
+  a: JoinArrangement,
+  model: Model,
+  all: readonly JoinKey[],
+  keyId: (k: JoinKey) => string,
+): void {
+  const store = new Map<string, unknown>();
+  for (const [id, v] of a.takeDelta(true).upserts) store.set(id, v);
+  const restored = new JoinArrangement('restored', 'S', keyId);
+  const keys = new Map<readonly Value[], JoinKey>();
+  for (const [k, rows] of model) for (const r of rows) keys.set(r.row, k);
+  restored.load([...store.values()], (r) => keys.get(r) as JoinKey);
+  assert.deepEqual(contents(restored, all), modelContents(model, all), 'reloaded');
+}
+
 /** The distinct keys of KEYS as a Map sees them (0 and -0 are one key, as in the arrangement). */
 const DISTINCT_KEYS = [...new Map(KEYS.map((k) => [k, k])).keys()];
 
@@ -393,13 +409,7 @@ test('small int keys are their own slots through churn, and the first that does 
     if (i % 97 === 0) agree(`indexed step ${i}`);
   }
   agree('indexed, churned');
-  const store = new Map<string, unknown>();
-  for (const [id, v] of a.takeDelta(true).upserts) store.set(id, v);
-  const restored = new JoinArrangement('restored', 'S', keyId);
-  const keys = new Map<readonly Value[], JoinKey>();
-  for (const [k, rows] of model) for (const r of rows) keys.set(r.row, k);
-  restored.load([...store.values()], (r) => keys.get(r) as JoinKey);
-  assert.deepEqual(contents(restored, all), modelContents(model, all), 'reloaded');
+  assertReloads(a, model, all, keyId);
 });
 
 test('int keys too sparse for slots of their own are indexed from the first', () => {
@@ -479,12 +489,6 @@ test('rows under their own first column need no first-column index, and one unde
     }
     agree('end');
     assert.equal(a.firstColumnIsKey, breaker === null);
-    const store = new Map<string, unknown>();
-    for (const [id, v] of a.takeDelta(true).upserts) store.set(id, v);
-    const restored = new JoinArrangement('restored', 'S', keyId);
-    const keys = new Map<readonly Value[], JoinKey>();
-    for (const [k, rows] of model) for (const r of rows) keys.set(r.row, k);
-    restored.load([...store.values()], (r) => keys.get(r) as JoinKey);
-    assert.deepEqual(contents(restored, all), modelContents(model, all), 'reloaded');
+    assertReloads(a, model, all, keyId);
   }
 });
