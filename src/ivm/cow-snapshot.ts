@@ -10,8 +10,9 @@
 // gains after the snapshot comes after all the snapshot's keys that stayed in place, so the walk
 // stops at the first inserted key: it never chases ingest through the new keys. Then the
 // before-images not read yet are read: keys deleted (or deleted and set again) before the walk
-// reached them. A key read unchanged and changed later can be read twice, with the same value both
-// times: writing a checkpoint entry twice with one value is idempotent (the store upserts by key).
+// reached them. Over a slot map a key read unchanged and changed later is marked read, so it is read
+// once (a table written whole is stored in blocks, which would hold it twice); over a Map, whose
+// walk position can't be told from a key, it can be read twice, with the same value both times.
 // An incremental checkpoint reads only its changed keys the same way, from a set handed over to it.
 import type { Value } from '../common/types.ts';
 import { SluiceError } from '../common/errors.ts';
@@ -26,6 +27,8 @@ export interface SnapshotMap<K> extends Iterable<readonly [K, Row]> {
   has(key: K): boolean;
   /** The entries the iterator gives, a batch at a time from `cursor.slot` (a slot map's). */
   scan?(cursor: { slot: number }, keys: K[], rows: Row[], max: number): number;
+  /** The slot `scan` finds `key` in, or -1 (a slot map's, with `scan`). */
+  slotOf?(key: K): number;
 }
 
 /** Where a snapshot's reading is: not started, the walk of the live Map, the before-images left, a
@@ -88,11 +91,27 @@ export class CowSnapshot<K> implements EntryReader {
     if (!this.recording) return;
     if (this.firstInserted !== null && sameKey(key, this.firstInserted.key)) this.firstInsertedMoved = true;
     if (this.before.has(key) || this.inserted.has(key)) return;
-    if (current !== undefined) this.before.set(key, current);
-    else {
+    if (current !== undefined) {
+      this.before.set(key, current);
+      // Read already (the walk's scan has passed its slot, and it had no before-image then): as it
+      // is now, which is its row at the snapshot. Marked read, so that neither its later place in
+      // the walk (deleted and set again: at the end) nor the before-images read it twice — a block
+      // of a table written whole would hold it twice (a Map can't tell where the walk is: over a
+      // Map a key can still be read twice, with one value).
+      if (this.passed(key)) this.emitted.add(key);
+    } else {
       this.inserted.add(key);
       this.firstInserted ??= { key };
     }
+  }
+
+  /** Whether the walk of a slot map has read `key` (its slot is behind the scan's position). */
+  private passed(key: K): boolean {
+    const cursor = this.cursor;
+    if (this.phase !== WALK || cursor === null || !('slot' in cursor) || this.map.slotOf === undefined)
+      return false;
+    const slot = this.map.slotOf(key);
+    return slot >= 0 && slot < cursor.slot;
   }
 
   /** Whether the walk has come to the keys inserted after the snapshot. */

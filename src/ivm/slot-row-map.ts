@@ -77,6 +77,11 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
     return this.index.get(key) >= 0;
   }
 
+  /** The slot of `key` (where `scan` finds it), or -1 when absent. */
+  slotOf(key: K): number {
+    return this.index.get(key);
+  }
+
   /**
    * The rows of many keys: every key's slot first, then every slot's row. On a large table each
    * lookup misses the cache twice (slot, then row pointer); a pass of independent lookups lets the
