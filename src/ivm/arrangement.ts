@@ -56,6 +56,22 @@ export interface StoredRow<K, R> {
   readonly s: number;
 }
 
+/**
+ * A stored row's entry id: the writer's prefix, its key's text (length first, so that no key's text
+ * runs into the row's) and its row's exact encoding. Every writer of the format uses it.
+ */
+export function arrangedEntryId(prefix: string, keyText: string, rowText: string): string {
+  return `${prefix}${keyText.length}:${keyText}${rowText}`;
+}
+
+/** Stored entries in arrival order (`s`), as a load adds them, and the arrival number after them. */
+export function inArrivalOrder<S extends { readonly s: number }>(
+  entries: readonly unknown[],
+): { readonly sorted: readonly S[]; readonly nextSeq: number } {
+  const sorted = (entries as S[]).slice().sort((a, b) => a.s - b.s);
+  return { sorted, nextSeq: sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as S).s + 1 };
+}
+
 /** A bucket: its map and record, and its key string (one byte a character for ASCII keys). */
 const BUCKET_BYTES = 160;
 
@@ -324,7 +340,7 @@ export class Arrangement<
    */
   load(entries: readonly unknown[], keyOf: (row: R) => K, rowKeyOf?: (row: R) => RK): void {
     this.clear();
-    const sorted = (entries as StoredRow<string, R>[]).slice().sort((a, b) => a.s - b.s);
+    const { sorted, nextSeq } = inArrivalOrder<StoredRow<string, R>>(entries);
     for (const e of sorted) {
       this.nextSeq = e.s;
       if (rowKeyOf !== undefined) this.add(keyOf(e.r), rowKeyOf(e.r), e.r, e.c, e.m);
@@ -336,7 +352,7 @@ export class Arrangement<
           e.m,
         );
     }
-    this.nextSeq = sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as StoredRow<string, R>).s + 1;
+    this.nextSeq = nextSeq;
     this.markLoaded();
   }
 
@@ -368,8 +384,7 @@ export class Arrangement<
   }
 
   private entryId(key: K, row: R): string {
-    const k = this.keyId(key);
-    return `${this.entryPrefix}${k.length}:${k}${rowId(row)}`;
+    return arrangedEntryId(this.entryPrefix, this.keyId(key), rowId(row));
   }
 }
 

@@ -11,12 +11,23 @@ import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
 import { encodeExactValues } from '../common/values.ts';
 import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
-import { hashRow, sameRow } from './arrangement.ts';
+import { arrangedEntryId, hashRow, inArrivalOrder, sameRow } from './arrangement.ts';
 import { GroupIndex, isDenseId, NO_SLOT } from './group-index.ts';
 import type { JoinKey } from './join-key.ts';
 import { keyBytes, rowBytes, TABLE_ROW_BYTES } from './join-state-bytes.ts';
 import { mix, RowTable } from './join-row-table.ts';
 import { cells, grownCells, grownF64, grownI32 } from './typed-growth.ts';
+import {
+  HEAD,
+  newSlots,
+  readTotal,
+  SIZE,
+  SLOT_STRIDE,
+  TAIL,
+  TOTAL,
+  WIDE_TOTAL,
+  writeTotal,
+} from './join-slot-records.ts';
 
 /** "No row" in the per-slot chains and in `head`/`next`. */
 export const NO_ROW = -1;
@@ -29,22 +40,6 @@ export const MAX_KEPT_COLUMNS = 4;
 
 /** The entry format of an Arrangement, keyed by its key text. */
 type StoredRow = StoredArrangedRow<string, readonly Value[]>;
-
-/** Int32 cells per slot in `slots` (16 B: four records to a cache line), and each number's place. */
-const SLOT_STRIDE = 4;
-const HEAD = 0;
-const TAIL = 1;
-const SIZE = 2;
-const TOTAL = 3;
-/**
- * A TOTAL cell holding this is a total outside the int32 range (or this very value): the slot's
- * total is then in `wideTotals`. Real multiplicities stay far inside it, so that map stays empty.
- */
-const WIDE_TOTAL = -0x80000000;
-
-function newSlots(n: number): Int32Array<ArrayBuffer> {
-  return new Int32Array(n * SLOT_STRIDE);
-}
 
 /** While a key is its own slot (`keyIsSlot`), slots allowed per key held (group-index.ts `isDenseId`). */
 const KEY_SLOTS_PER_KEY = 2;
@@ -175,8 +170,7 @@ export class JoinArrangement extends ArrangementDelta {
 
   /** Sum of the multiplicities under the slot. */
   total(slot: number): number {
-    const t = this.slots[slot * SLOT_STRIDE + TOTAL] as number;
-    return t !== WIDE_TOTAL ? t : (this.wideTotals.get(slot) as number);
+    return readTotal(this.slots, this.wideTotals, slot);
   }
 
   /**
@@ -293,7 +287,7 @@ export class JoinArrangement extends ArrangementDelta {
     // A total outside int32 (or a wide one before) goes through the map.
     if ((total | 0) === total && total !== WIDE_TOTAL && this.slots[at] !== WIDE_TOTAL)
       this.slots[at] = total;
-    else this.setWideTotal(slot, this.total(slot) + weight);
+    else writeTotal(this.slots, this.wideTotals, slot, this.total(slot) + weight);
     if (id === NO_ROW) {
       id = this.newRow(slot, row, hash, count, matches);
       return;
@@ -313,12 +307,12 @@ export class JoinArrangement extends ArrangementDelta {
   /** Replaces the contents with entries written by `takeDelta` (of this or an `Arrangement`). */
   load(entries: readonly unknown[], keyOf: (row: readonly Value[]) => JoinKey): void {
     this.reset();
-    const sorted = (entries as StoredRow[]).slice().sort((a, b) => a.s - b.s);
+    const { sorted, nextSeq } = inArrivalOrder<StoredRow>(entries);
     for (const e of sorted) {
       this.nextSeq = e.s;
       this.add(keyOf(e.r), e.r, e.c, e.m);
     }
-    this.nextSeq = sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as StoredRow).s + 1;
+    this.nextSeq = nextSeq;
     this.markLoaded();
   }
 
@@ -370,8 +364,7 @@ export class JoinArrangement extends ArrangementDelta {
   }
 
   private entryId(key: JoinKey, row: readonly Value[]): string {
-    const k = this.keyId(key);
-    return `${this.entryPrefix}${k.length}:${k}${encodeExactValues(row)}`;
+    return arrangedEntryId(this.entryPrefix, this.keyId(key), encodeExactValues(row));
   }
 
   /** The id of the row equal to `row` under `slot` (`hash`: its hashRow, or 0 by `byFirst`), or NO_ROW. */
@@ -516,18 +509,6 @@ export class JoinArrangement extends ArrangementDelta {
     for (let k = 0; k < this.kept.length; k++) (this.kept[k] as Value[])[id] = null;
     this.freeRows.push(id);
     this.rowCount--;
-  }
-
-  /** Sets a slot's total where it may not fit a TOTAL cell. */
-  private setWideTotal(slot: number, total: number): void {
-    const at = slot * SLOT_STRIDE + TOTAL;
-    if ((total | 0) === total && total !== WIDE_TOTAL) {
-      this.slots[at] = total;
-      this.wideTotals.delete(slot);
-    } else {
-      this.slots[at] = WIDE_TOTAL;
-      this.wideTotals.set(slot, total);
-    }
   }
 
   private setMatches(id: number, m: number): void {

@@ -16,7 +16,7 @@
 // one random read per probe where key → slot → total was two dependent ones, each a cache miss once
 // the keys outgrow the cache (100,000 auctions: the probe side's largest single cost).
 import type { StoredRow as StoredArrangedRow } from '../arrangement.ts';
-import { sameRow } from '../arrangement.ts';
+import { arrangedEntryId, inArrivalOrder, sameRow } from '../arrangement.ts';
 import { ArrangementDelta, type Upserts } from '../arrangement-delta.ts';
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
@@ -295,14 +295,14 @@ export class MatchCounts extends ArrangementDelta {
   /** Replaces the contents with entries `takeDelta` wrote (see `owns`); `keyOf` keys a stored row. */
   load(entries: readonly unknown[], keyOf: (row: readonly Value[]) => JoinKey): void {
     this.clear();
-    const sorted = (entries as StoredRow[]).slice().sort((a, b) => a.s - b.s);
+    const { sorted, nextSeq } = inArrivalOrder<StoredRow>(entries);
     this.beginFold();
     for (const e of sorted) {
       this.nextSeq = e.s;
       this.count(keyOf(e.r), e.r, e.c, true);
     }
     this.endFold();
-    this.nextSeq = sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as StoredRow).s + 1;
+    this.nextSeq = nextSeq;
     this.markLoaded();
   }
 
@@ -346,7 +346,6 @@ export class MatchCounts extends ArrangementDelta {
   }
 
   private entryId(key: JoinKey, row: readonly Value[]): string {
-    const k = this.keyId(key);
-    return `${this.entryPrefix}${k.length}:${k}${encodeExactValues(row)}`;
+    return arrangedEntryId(this.entryPrefix, this.keyId(key), encodeExactValues(row));
   }
 }

@@ -10,7 +10,7 @@ import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import { encodeExactValues } from '../../common/values.ts';
 import { ArrangementDelta, type Upserts } from '../arrangement-delta.ts';
-import { hashRow, sameRow } from '../arrangement.ts';
+import { hashRow, inArrivalOrder, sameRow } from '../arrangement.ts';
 
 export interface Arrival {
   /** Arrival number: the order of arrival, kept by checkpoints. */
@@ -117,9 +117,9 @@ export class TemporalJoinArrivals extends ArrangementDelta {
     this.encodedRows = 0;
     this.count = 0;
     this.bytes = 0;
-    const sorted = (entries as StoredArrival[]).slice().sort((a, b) => a.s - b.s);
+    const { sorted, nextSeq } = inArrivalOrder<StoredArrival>(entries);
     for (const e of sorted) this.insert({ seq: e.s, row: e.r, count: e.c, met: e.m, counts: e.n ?? null });
-    this.nextSeq = sorted.length === 0 ? 0 : (sorted[sorted.length - 1] as StoredArrival).s + 1;
+    this.nextSeq = nextSeq;
     this.markLoaded();
   }
 

@@ -1,7 +1,7 @@
 // The state of a Top-N: partition key → its SortedPartition, each input row held once (a reference
 // to the row, its image and, when it has copies, its multiplicity), and the checkpoint delta of it,
 // written in the entry format of the arrangement it replaces (one entry per distinct row).
-import type { StoredRow as StoredArrangedRow } from '../arrangement.ts';
+import { arrangedEntryId, type StoredRow as StoredArrangedRow } from '../arrangement.ts';
 import type { Value } from '../../common/types.ts';
 import { encodeExactValues, encodeOne, encodeValues, singleKey } from '../../common/values.ts';
 import { ArrangementDelta, type Upserts } from '../arrangement-delta.ts';
@@ -143,7 +143,7 @@ export class TopNRows extends ArrangementDelta {
   }
 
   private entryId(k: string, row: readonly Value[]): string {
-    return `${ENTRY_PREFIX}${k.length}:${k}${encodeExactValues(row)}`;
+    return arrangedEntryId(ENTRY_PREFIX, k, encodeExactValues(row));
   }
 }
 
