@@ -10,7 +10,7 @@ import type { GroupRecords } from './aggregates.ts';
 import { F_FLAGS, F_KEY, F_OUT, HAS_OUT, IN_RECORD, KEY_IN_RECORD, OUT_IN_RECORD } from './reduce-record.ts';
 
 export class GroupRows {
-  /** Per slot: the group's row where the record does not hold it, else null. */
+  /** Per slot: the group's row where the record does not hold it, else null (or a hole, never set). */
   private readonly outs: (Value[] | null)[] = [];
 
   /** Rows copied into `outs` (a count of work, for tests). */
@@ -33,9 +33,13 @@ export class GroupRows {
     return (flags & OUT_IN_RECORD) !== 0 && (this.keysShown || (flags & KEY_IN_RECORD) !== 0);
   }
 
-  /** Forgets the slot's row object (a group allocated or released). */
+  /**
+   * Forgets the slot's row object (a group allocated or released). A slot past the array's end has
+   * none: a new group's slot is not written (`outs` grew by one per group, a store past the end and
+   * a backing-store copy at each growth, for groups whose record holds their row and never use it).
+   */
   clear(slot: number): void {
-    this.outs[slot] = null;
+    if (slot < this.outs.length) this.outs[slot] = null;
   }
 
   /**

@@ -93,7 +93,11 @@ function rowsSource(spec: KernelSpec): Generated {
   else if (keyCount === 1)
     body.push(`  key = ${keys[0]};`, `  id = typeof key === 'number' ? key : singleKey(key);`);
   else body.push(`  key = [${keys.map((k) => `(${k})`).join(', ')}];`, '  id = encodeValues(key);');
+  // COUNT(*) has no argument and the accumulate reads none: a Reduce of COUNT(*) alone writes none
+  // (one store a row). Beside other aggregates its slot is still written, so the array stays packed.
+  const argless = argColumns.every((c) => c === null);
   argColumns.forEach((c, a) => {
+    if (argless) return;
     const value = c === null ? 'null' : expr(fused.project[c] as ScalarExpr);
     body.push(`  rowArgs[i * ${nAggs} + ${a}] = ${value};`);
   });

@@ -42,8 +42,11 @@ export interface GroupLookup {
   count: number;
   /** Per slot, the group's touch index in the step plus one (0: not touched); grown by `allocate`. */
   touches: Int32Array;
-  /** A new group's slot (may grow `records.data`). */
-  readonly allocate: (id: Value, key: readonly Value[]) => number;
+  /**
+   * A new group's slot (may grow `records.data`); `key` as `StepRows.rowKeys` holds it (a single
+   * key's value, else the key array).
+   */
+  readonly allocate: (id: Value, key: Value | Value[]) => number;
   /** The index's read-ahead sum, kept so its reads are not dead code. */
   sink: number;
   /** The middling steps' own touch table (see the header); the Reduce keeps one. */
@@ -58,6 +61,14 @@ export class StepTouches {
   cells = new Int32Array(0);
   /** Steps marked here rather than in `touches` (a count the tests read). */
   steps = 0;
+}
+
+/** Grows the by-slot touch marks (doubling) to hold `slot`'s. */
+export function fitTouches(g: GroupLookup, slot: number): void {
+  if (slot < g.touches.length) return;
+  const touches = new Int32Array(2 * g.touches.length);
+  touches.set(g.touches);
+  g.touches = touches;
 }
 
 /** Above this many rows a step's own table would leave L1: the by-slot marks are used again. */
@@ -96,8 +107,7 @@ export function lookupAndMark(g: GroupLookup, s: StepRows): boolean {
     const id = rowIds[i] as Value;
     let slot = index.get(id);
     if (slot === NO_SLOT) {
-      const key = rowKeys[i] as Value | Value[];
-      slot = g.allocate(id, keyCount === 1 ? [key as Value] : keyCount === 0 ? [] : (key as Value[]));
+      slot = g.allocate(id, rowKeys[i] as Value | Value[]);
     }
     rowSlots[i] = slot;
   }
@@ -181,8 +191,7 @@ function lookupOne(g: GroupLookup, s: StepRows): void {
   const id = s.rowIds[0] as Value;
   let slot = g.index.get(id);
   if (slot === NO_SLOT) {
-    const key = s.rowKeys[0] as Value | Value[];
-    slot = g.allocate(id, g.keyCount === 1 ? [key as Value] : (key as Value[]));
+    slot = g.allocate(id, s.rowKeys[0] as Value | Value[]);
   }
   const keyTexts = g.keyTexts;
   if (keyTexts !== null) {
@@ -209,8 +218,7 @@ function lookupTwo(g: GroupLookup, s: StepRows): void {
     const id = rowIds[i] as Value;
     let slot = index.get(id);
     if (slot === NO_SLOT) {
-      const key = rowKeys[i] as Value | Value[];
-      slot = g.allocate(id, keyCount === 1 ? [key as Value] : (key as Value[]));
+      slot = g.allocate(id, rowKeys[i] as Value | Value[]);
     }
     if (keyTexts !== null) {
       const weight = weights[i] as number;
@@ -237,8 +245,7 @@ function lookupAndMarkSmall(g: GroupLookup, s: StepRows): void {
     const id = rowIds[i] as Value;
     let slot = index.get(id);
     if (slot === NO_SLOT) {
-      const key = rowKeys[i] as Value | Value[];
-      slot = g.allocate(id, keyCount === 1 ? [key as Value] : keyCount === 0 ? [] : (key as Value[]));
+      slot = g.allocate(id, rowKeys[i] as Value | Value[]);
     }
     if (keyTexts !== null) {
       const weight = weights[i] as number;

@@ -23,7 +23,7 @@ import { GroupKeyTexts, keyTextsNeeded } from './group-key-texts.ts';
 import { identicalRows } from '../exact-rows.ts';
 import { InterpretedRowPass, type FusedMap, type RowPass } from './reduce-row-pass.ts';
 import { GeneratedRowPass } from './reduce-kernel.ts';
-import { lookupAndMark, StepTouches, type GroupLookup, type StepRows } from './reduce-lookup.ts';
+import { fitTouches, lookupAndMark, StepTouches, type GroupLookup, type StepRows } from './reduce-lookup.ts';
 import { ChangeBuffer } from './reduce-changes.ts';
 import { mergeKernel, type MergeFn } from './reduce-merge-kernel.ts';
 import { errorText, groupsDelta, loadGroups, type CheckpointGroups } from './reduce-checkpoint.ts';
@@ -31,6 +31,7 @@ import {
   F_FLAGS,
   F_KEY,
   F_OUT,
+  fitRecord,
   HAS_OUT,
   KEY_IN_RECORD,
   OUT_IN_RECORD,
@@ -172,7 +173,15 @@ export class ReduceOp implements Operator, Stateful {
       touched: this.touched,
       count: 0,
       touches: new Int32Array(16),
-      allocate: (id, key) => this.allocate(id, key),
+      // The key as a row holds it (a single key's value, else the array): a number key, which the
+      // record holds, costs no array (one per new group, garbage at once).
+      allocate:
+        node.keyCount === 1
+          ? (id, key) =>
+              typeof key === 'number'
+                ? this.allocateSlot(id, RECORD_KEY, key)
+                : this.allocateSlot(id, [key as Value], 0)
+          : (id, key) => this.allocateSlot(id, node.keyCount === 0 ? [] : (key as Value[]), 0),
       stepTouches: new StepTouches(),
       sink: 0,
     };
@@ -207,36 +216,30 @@ export class ReduceOp implements Operator, Stateful {
   }
 
   private allocate(id: Value, key: readonly Value[]): number {
+    const k0 = key[0];
+    return this.keyCount === 1 && typeof k0 === 'number'
+      ? this.allocateSlot(id, RECORD_KEY, k0)
+      : this.allocateSlot(id, key, 0);
+  }
+
+  /** A new group's slot for `id`: its key is `key`, or `k0` held in the record when `key` is RECORD_KEY. */
+  private allocateSlot(id: Value, key: readonly Value[], k0: number): number {
     let slot = this.free.pop();
     if (slot === undefined) {
       slot = this.slotCount++;
-      const r = this.records;
-      if ((slot + 1) * r.stride > r.data.length) {
-        const data = new Float64Array(r.data.length * 2);
-        data.set(r.data);
-        r.data = data;
-      }
-      const lookup = this.lookup;
-      if (slot >= lookup.touches.length) {
-        const touches = new Int32Array(2 * lookup.touches.length);
-        touches.set(lookup.touches);
-        lookup.touches = touches;
-      }
+      fitRecord(this.records, slot);
+      fitTouches(this.lookup, slot);
     }
     const at = slot * this.records.stride;
     const data = this.records.data;
     data[at] = 0;
     this.lookup.touches[slot] = 0;
-    const k0 = key[0];
-    if (this.keyCount === 1 && typeof k0 === 'number') {
+    this.keys[slot] = key;
+    if (key === RECORD_KEY) {
       // The key lives in the record only: no key array per group.
-      this.keys[slot] = RECORD_KEY;
       data[at + F_KEY] = k0;
       data[at + F_FLAGS] = KEY_IN_RECORD;
-    } else {
-      this.keys[slot] = key;
-      data[at + F_FLAGS] = 0;
-    }
+    } else data[at + F_FLAGS] = 0;
     this.rows.clear(slot);
     for (const c of this.columns) c.clear(slot);
     this.index.set(id, slot);
@@ -258,7 +261,7 @@ export class ReduceOp implements Operator, Stateful {
     );
     this.keys[slot] = undefined;
     this.rows.clear(slot);
-    this.errorsBySlot.delete(slot);
+    if (this.errorsBySlot.size !== 0) this.errorsBySlot.delete(slot);
     this.keyTexts?.release(slot);
     this.free.push(slot);
   }

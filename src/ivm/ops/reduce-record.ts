@@ -3,6 +3,7 @@
 // the ones it last emitted. Shared by the Reduce (reduce-op.ts) and its passes.
 import type { Value } from '../../common/types.ts';
 import { identicalValues } from '../../common/values.ts';
+import type { GroupRecords } from './aggregate-column.ts';
 
 /** `keys[slot]` of a group whose (single, numeric) key is held in its record. */
 export const RECORD_KEY: readonly Value[] = Object.freeze([]);
@@ -45,4 +46,12 @@ export function sameAggregates(a: readonly Value[], b: readonly Value[], keyCoun
     if (!identicalValues(x, y)) return false;
   }
   return true;
+}
+
+/** Grows the records (doubling) to hold `slot`'s. */
+export function fitRecord(r: GroupRecords, slot: number): void {
+  if ((slot + 1) * r.stride <= r.data.length) return;
+  const data = new Float64Array(r.data.length * 2);
+  data.set(r.data);
+  r.data = data;
 }
