@@ -69,7 +69,7 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
   /**
    * While keys are in `index`: whether every key held is a non-negative int, the greatest at most
    * `keyCeiling`; once they are dense (KEY_SLOTS_PER_KEY) and at least `reslotAt` are held, each
-   * becomes its own slot again (`keysToSlots`). The first keys of a side keyed by a foreign key
+   * becomes its own slot again (`noteIndexedKey`). The first keys of a side keyed by a foreign key
    * (bids by auction) are sparse, yet a few batches later they are dense: from then on a fold and a
    * probe read no index.
    */
