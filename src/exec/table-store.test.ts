@@ -7,6 +7,7 @@ import { T, type Row, type Value } from '../common/types.ts';
 import { ColumnBatch, consolidate } from '../ivm/zset.ts';
 import { TableStore } from './table-store.ts';
 import { RequestKeys } from './table-request-keys.ts';
+import { lookupsSkipped } from './table-resolve.ts';
 import { mulberry32 } from '../../test/support/checkpoint-workload.ts';
 
 function table(primaryKey: number[] | null): TableStore {
@@ -332,4 +333,42 @@ test('inserts of ascending keys are not recorded one by one; once one is not, th
     [...t.entries()].map(([r]) => r),
     [...stored.values()],
   );
+});
+
+test('ascending inserts above every key held are not looked up; below or overlapping, they are', () => {
+  const t = table([0]);
+  const rows = (from: number, to: number, v: number): Row[] =>
+    Array.from({ length: to - from + 1 }, (_, i) => ({ id: from + i, v }));
+  let skipped = lookupsSkipped.count;
+  const skippedNow = (): number => {
+    const n = lookupsSkipped.count - skipped;
+    skipped = lookupsSkipped.count;
+    return n;
+  };
+  t.apply(t.prepare({ insert: rows(1, 100, 0) }));
+  assert.equal(skippedNow(), 100, 'an empty table holds no key');
+  t.apply(t.prepare({ insert: rows(101, 150, 0) }));
+  assert.equal(skippedNow(), 50);
+  // Overlapping the keys held: looked up, the stored rows replaced.
+  const p = t.prepare({ insert: rows(140, 160, 1) });
+  assert.equal(skippedNow(), 0);
+  assert.deepEqual(
+    p.deletes,
+    rows(140, 150, 0).map((r) => [r.id, r.v]),
+  );
+  t.apply(p);
+  // A deleted top key leaves the bound where it was: 160 is looked up (and found absent).
+  t.apply(t.prepare({ delete: [{ id: 160 }] }));
+  const q = t.prepare({ insert: rows(160, 161, 2) });
+  assert.equal(skippedNow(), 0);
+  assert.deepEqual(q.deletes, []);
+  t.apply(q);
+  // Deletes in the request come first: the key deleted and inserted back is no lookup, the rest are
+  // above every key held.
+  const r = t.prepare({ delete: [{ id: 161 }], insert: rows(161, 170, 3) });
+  assert.equal(skippedNow(), 9);
+  assert.deepEqual(r.deletes, [[161, 2]]);
+  t.apply(r);
+  assert.equal(t.prepare({ insert: rows(171, 171, 4) }).deletes.length, 0);
+  assert.equal(skippedNow(), 1);
 });

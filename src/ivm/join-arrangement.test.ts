@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Value } from '../common/types.ts';
 import { Arrangement, sameRow } from './arrangement.ts';
-import { JoinArrangement, NO_ROW } from './join-arrangement.ts';
+import { JoinArrangement, joinArrangementWork, NO_ROW } from './join-arrangement.ts';
 import { NO_SLOT } from './group-index.ts';
 import { keyEntryId, type JoinKey } from './join-key.ts';
 
@@ -491,4 +491,61 @@ test('rows under their own first column need no first-column index, and one unde
     assert.equal(a.firstColumnIsKey, breaker === null);
     assertReloads(a, model, all, keyId);
   }
+});
+
+test('indexed int keys become their own slots once dense, keeping rows, order, totals and deltas', () => {
+  const random = rng(31);
+  const keyId = (k: JoinKey): string => keyEntryId(k, 1);
+  const a = new JoinArrangement('test arrangement', 'S', keyId);
+  a.trackChanges(true);
+  const model: Model = new Map();
+  const all: JoinKey[] = [...Array.from({ length: 3000 }, (_, i) => i), 'k'];
+  const renumbered = joinArrangementWork.keysToSlots;
+  const agree = (label: string): void => {
+    assert.deepEqual(contents(a, all), modelContents(model, all), label);
+    assert.equal(a.keyCount, model.size, label);
+    for (const [key, list] of model)
+      assert.equal(
+        a.total(a.slotOf(key)),
+        list.reduce((t, r) => t + r.count, 0),
+        `${label}: total of ${String(key)}`,
+      );
+  };
+  // Rows [id, n] under random keys 0..2999 (a bid under its auction), a fifth of the steps
+  // retracting one; key 2999 first, so they are indexed from the start; one total past int32.
+  let id = 0;
+  const live: [JoinKey, Value[]][] = [];
+  const add = (key: JoinKey, row: Value[], w: number): void => {
+    a.add(key, row, w, 0);
+    const list = model.get(key) ?? [];
+    const at = list.findIndex((r) => sameRow(r.row, row));
+    if (at < 0) {
+      list.push({ row, count: w, matches: 0 });
+      live.push([key, row]);
+    } else list.splice(at, 1);
+    if (list.length === 0) model.delete(key);
+    else model.set(key, list);
+  };
+  add(2999, [id++, 0], 2 ** 31);
+  assert.equal(a.keysAreSlots, false);
+  for (let i = 0; i < 12_000; i++) {
+    if (live.length > 1 && random() < 0.2) {
+      const [key, row] = live.splice(1 + Math.floor(random() * (live.length - 1)), 1)[0] as [
+        JoinKey,
+        Value[],
+      ];
+      add(key, row, -1);
+    } else add(Math.floor(random() * 3000), [id++, i], 1);
+    if (i % 499 === 0) agree(`step ${i}`);
+  }
+  agree('dense');
+  assert.equal(a.keysAreSlots, true, 'dense int keys are their own slots again');
+  assert.equal(joinArrangementWork.keysToSlots - renumbered, 1, 'renumbered once');
+  for (const key of model.keys()) assert.equal(a.slotOf(key), key, 'a key is its slot');
+  assertReloads(a, model, all, keyId);
+  // A text key indexes them again, where they are; still the same rows.
+  add('k', ['t', 0], 1);
+  assert.equal(a.keysAreSlots, false);
+  agree('indexed again');
+  assertReloads(a, model, all, keyId);
 });

@@ -27,6 +27,11 @@ export interface RowMap<K> extends Iterable<[K, Row]> {
   take?(key: K): Row | undefined;
   /** `out[i] = get(keys[i])` for i < n, the lookups done a pass at a time (a Map has not). */
   getMany?(keys: readonly K[], n: number, out: (Row | undefined)[]): void;
+  /**
+   * At least every number key held (-Infinity when none; a Map has none): a key above it is absent
+   * without a lookup.
+   */
+  readonly numberCeiling?: number;
   /** Whether `compact` is worth its pass (a Map has neither). */
   readonly wantsCompaction?: boolean;
   /** Squeezes out deleted entries' room; called only while no iterator is open. */
@@ -46,6 +51,8 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
   /** Row by slot (undefined in an empty slot). */
   private rows: (Row | undefined)[] = [];
   private live = 0;
+  /** The greatest number key set since `clear` (deletes leave it: an upper bound). */
+  private ceiling = -Infinity;
   /** `getMany`'s slots (reused, grown as batches need). */
   private slots = new Int32Array(0);
 
@@ -66,6 +73,10 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
 
   get size(): number {
     return this.live;
+  }
+
+  get numberCeiling(): number {
+    return this.ceiling;
   }
 
   get(key: K): Row | undefined {
@@ -116,6 +127,7 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
   /** Puts an absent key in the next slot. */
   private append(key: K, row: Row): void {
     this.index.set(key, this.rows.length);
+    if (typeof key === 'number' && key > this.ceiling) this.ceiling = key;
     // A Map keeps -0 as 0.
     if (this.keyOf === null) this.keys.push(key === 0 ? (0 as K) : key);
     this.rows.push(row);
@@ -144,6 +156,7 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
     this.keys = [];
     this.rows = [];
     this.live = 0;
+    this.ceiling = -Infinity;
   }
 
   /** Whether `compact` would squeeze out enough empty slots to be worth its pass. */

@@ -46,6 +46,11 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
     else for (let i = 0; i < n; i++) out[i] = rows.get(keys[i] as K);
   }
 
+  /** At least every number key held (Infinity when the rows cannot tell: a Map). */
+  get numberCeiling(): number {
+    return this.rows.numberCeiling ?? Infinity;
+  }
+
   /** Stores `row` as the key's row (replacing any). */
   set(key: K, row: readonly Value[]): void {
     if (this.snapshot !== null) this.snapshot.beforeChange(key, this.rows.get(key));

@@ -254,3 +254,45 @@ test('a step of a few rows that meet many rows each emits by column, as a large 
     assert.deepEqual(a.rows, byRow.step(inputs, sink).rows);
   }
 });
+
+test('a by-column step against an empty side looks up no slot there, and still arranges its rows', () => {
+  const node = (byColumn: boolean): Extract<DataflowNode, { kind: 'join' }> => ({
+    id: 2,
+    kind: 'join',
+    inputs: [0, 1],
+    joinKind: 'inner',
+    leftKey: [col(0)],
+    rightKey: [col(0)],
+    residual: null,
+    columns: [
+      { name: 'lv', type: T.int32 },
+      { name: 'rv', type: T.int32 },
+    ],
+    stateId: 'v/join2',
+    shared: null,
+    fused: {
+      filter: null,
+      project: [col(1), col(3)],
+      joined: [...COLS, ...COLS],
+      ...(byColumn ? { byColumn: true as const } : {}),
+    },
+  });
+  const byColumn = new JoinOp(node(true), COLS, COLS, null);
+  const byRow = new JoinOp(node(false), COLS, COLS, null);
+  const right = (byColumn as unknown as { arranged: readonly JoinArrangement[] })
+    .arranged[1] as JoinArrangement;
+  let lookups = 0;
+  const slotOf = right.slotOf.bind(right);
+  right.slotOf = (key) => (lookups++, slotOf(key));
+  // 100 left rows (NULL keys among them) while the right side is empty: nothing emitted, no lookup.
+  const left: [Value[], number][] = [];
+  for (let i = 0; i < 100; i++) left.push([[i % 7 === 0 ? null : i % 20, i], 1]);
+  for (const op of [byColumn, byRow]) assert.equal(op.step([batch(left), none], sink).weights.length, 0);
+  assert.equal(lookups, 0);
+  // The right rows then meet the left rows arranged (not the NULL keys), as on the row path.
+  const later: [Value[], number][] = [];
+  for (let k = 0; k < 20; k++) later.push([[k, 1000 + k], 1]);
+  const a = byColumn.step([none, batch(later)], sink);
+  assert.deepEqual(changes(a), changes(byRow.step([none, batch(later)], sink)));
+  assert.equal(a.weights.length, 100 - 15);
+});

@@ -73,6 +73,12 @@ export class StagedProbe {
     const totals = this.totals;
     const keys = this.keys;
     keys.length = n;
+    // Nothing to match (the other side holds no row yet, as while a table's first rows arrive):
+    // only the keys, which the fold that follows needs; no slot looked up, no record read.
+    if (theirs.keyCount === 0) {
+      for (let i = 0; i < n; i++) keys[i] = this.keyOrNull(delta, i, keyOf, reportKeyError);
+      return 0;
+    }
     // Where each key is its own slot, finding the slot reads the slot's record: the record's
     // numbers are taken in the same pass. Else the index's misses and then the records' are two
     // passes, so neither waits on the other row by row.
@@ -80,13 +86,7 @@ export class StagedProbe {
     // Rows under many-row slots so far (their ids are gathered into `chainIds` before emitting).
     let chained = 0;
     for (let i = 0; i < n; i++) {
-      let key: JoinKey | null;
-      try {
-        key = keyOf(rows[i] as readonly Value[]);
-      } catch (error) {
-        reportKeyError(error, rows[i] as readonly Value[], delta.weights[i] as number);
-        key = null;
-      }
+      const key = this.keyOrNull(delta, i, keyOf, reportKeyError);
       keys[i] = key;
       const slot = key === null ? NO_KEY : theirs.slotOf(key);
       slots[i] = slot;
@@ -141,6 +141,22 @@ export class StagedProbe {
     // A probe of a hot key can gather millions of ids: not kept past the step that needed them.
     if (this.chainIds.length > KEEP_CHAIN_IDS) this.chainIds = new Int32Array(0);
     return produced;
+  }
+
+  /** Row `i`'s key, or null (a NULL key, or one whose key failed: reported). */
+  private keyOrNull(
+    delta: ZBatch,
+    i: number,
+    keyOf: KeyFn,
+    reportKeyError: (error: unknown, row: readonly Value[], weight: number) => void,
+  ): JoinKey | null {
+    const row = delta.rows[i] as readonly Value[];
+    try {
+      return keyOf(row);
+    } catch (error) {
+      reportKeyError(error, row, delta.weights[i] as number);
+      return null;
+    }
   }
 
   /**
