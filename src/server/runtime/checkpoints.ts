@@ -1,7 +1,7 @@
 // Checkpoint scheduling: when one is due (epochs, time, pacing), writing it whole or in slices
 // between epochs, and what the stored checkpoint covers.
 import { SluiceError } from '../../common/errors.ts';
-import type { CheckpointWriteStats } from '../../storage/checkpoint-store.ts';
+import type { CheckpointSource, CheckpointWriteStats } from '../../storage/checkpoint-store.ts';
 import { crashPoint } from '../crash-points.ts';
 import type { CheckpointStatus } from './types.ts';
 import { RuntimeConnectors } from './connector-lifecycle.ts';
@@ -34,6 +34,23 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
   private offThread: OffThreadCheckpointWriter | null | false = null;
   /** Why checkpoints are written on the main thread although the writer thread exists; null if not. */
   private writerFallback: string | null = null;
+  /** Whether the engine records which state entries change (for the next incremental checkpoint). */
+  private stateTracked = false;
+  /**
+   * The engine as a checkpoint takes it. Until a checkpoint is taken whole, the engine tracks no
+   * changes: the next checkpoint is full whatever changed, and tracking costs every change a set
+   * insert (a keyed table's every new key, a Reduce's every touched group's encoded key: about half
+   * the server's CPU on the HTTP bench's inserts). Tracking starts in the same turn as the full
+   * take, so every change after it is recorded.
+   */
+  private readonly checkpointSource: CheckpointSource = {
+    takeCheckpoint: (full = false) => {
+      // Never incremental while untracked (the store asks for full then: `setStateTracking`).
+      const cp = this.engine.takeCheckpoint(full || !this.stateTracked);
+      if (!this.stateTracked) this.setStateTracking(true);
+      return cp;
+    },
+  };
 
   /** Takes a checkpoint when the policy says one is due and something changed since the last. */
   protected maybeCheckpoint(): void {
@@ -49,6 +66,13 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
     if (due) void this.checkpointInSlices();
   }
 
+  /** Turns the engine's change tracking on or off; off, the next checkpoint must be full. */
+  protected setStateTracking(on: boolean): void {
+    this.stateTracked = on;
+    this.engine.setStateTracking(on);
+    if (!on) this.checkpoints.requireFull();
+  }
+
   protected changedSinceCheckpoint(): boolean {
     return this.committedEpoch !== this.checkpointEpoch || this.log.lastOffset !== this.checkpointOffset;
   }
@@ -62,7 +86,7 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
   checkpoint(): CheckpointWriteStats | null {
     if (!this.startCheckpoint()) return null;
     try {
-      return this.checkpointWritten(this.checkpoints.checkpoint(this.engine, this.log.lastOffset));
+      return this.checkpointWritten(this.checkpoints.checkpoint(this.checkpointSource, this.log.lastOffset));
     } catch (error) {
       this.checkpointFailed(error);
       return null;
@@ -83,8 +107,8 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
       const writer = this.offThreadWriter();
       const stats =
         writer === null
-          ? await this.checkpoints.checkpointSliced(this.engine, this.log.lastOffset, sliceMs)
-          : await writer.write(this.engine, this.log.lastOffset, sliceMs);
+          ? await this.checkpoints.checkpointSliced(this.checkpointSource, this.log.lastOffset, sliceMs)
+          : await writer.write(this.checkpointSource, this.log.lastOffset, sliceMs);
       return this.closing ? null : this.checkpointWritten(stats);
     } catch (error) {
       if (!this.closing) {
