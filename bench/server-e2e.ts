@@ -5,7 +5,7 @@
 // throughput line also carries the ingest requests per durable commit (group commit, from /metrics)
 // and the server's CPU seconds with events per server CPU second (see docs/server.md, Benchmark).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -61,6 +61,32 @@ function serverCpuSeconds(): number {
   } catch {
     return NaN;
   }
+}
+// The server's CPU seconds per thread name (/proc/<pid>/task/*: `node` is the main thread, `libuv-worker`
+// the thread pool, `V8 Worker`/`V8 DefaultWorke` V8's GC and compiler helpers, the checkpoint writer
+// thread a `node` thread too, told apart by its id being the main thread's or not).
+function serverThreadCpu(): Map<string, number> {
+  const byName = new Map<string, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${child.pid}/task`)) {
+      const stat = readFileSync(`/proc/${child.pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.split(') ')[1]?.split(' ') ?? [];
+      const comm = /\((.*)\)/.exec(stat)?.[1] ?? '?';
+      const name = Number(tid) === child.pid ? 'main' : comm.replace(/[0-9]+$/, '');
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+    }
+  } catch {
+    // the process is gone
+  }
+  return byName;
+}
+function threadCpuDelta(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, s] of after) {
+    const d = s - (before.get(name) ?? 0);
+    if (d > 0) out[name] = Number(d.toFixed(2));
+  }
+  return out;
 }
 // BENCH_SERVER_STDOUT=1 shows the server's stdout (e.g. with BENCH_SERVER_NODE_ARGS=--trace-gc).
 if (process.env.BENCH_SERVER_STDOUT === '1') child.stdout.pipe(process.stderr);
@@ -174,6 +200,7 @@ async function main(): Promise<void> {
   let batches = 0;
   let maxEpoch = 0;
   const cpuBefore = serverCpuSeconds();
+  const threadsBefore = serverThreadCpu();
   const started = performance.now();
   const deadline = started + THROUGHPUT_SECONDS * 1000;
   let claimed = 0;
@@ -195,6 +222,7 @@ async function main(): Promise<void> {
   }
   const elapsed = (performance.now() - started) / 1000;
   const serverCpu = serverCpuSeconds() - cpuBefore;
+  const threadCpu = threadCpuDelta(threadsBefore, serverThreadCpu());
   const commits = await groupCommitStats();
   console.log(
     JSON.stringify({
@@ -209,6 +237,7 @@ async function main(): Promise<void> {
       requests_per_commit: commits,
       server_cpu_s: Number(serverCpu.toFixed(2)),
       events_per_server_cpu_s: Math.round((batches * BATCH_ROWS) / serverCpu),
+      server_thread_cpu_s: threadCpu,
     }),
   );
 

@@ -29,11 +29,9 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
       return Math.round((c.user + c.system) / 1000);
     };
     const logger = this.options.logger;
-    const tracking = this.options.checkpoint !== null;
-    this.engine.setStateTracking(tracking);
     let fallbackReason: string | null = checkpointDamage;
     let stored: ReturnType<CheckpointStore['read']> = null;
-    if (tracking && checkpointDamage === null) {
+    if (this.options.checkpoint !== null && checkpointDamage === null) {
       try {
         stored = this.checkpoints.read();
       } catch (error) {
@@ -43,6 +41,9 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
       }
     }
     this.checkAcknowledged(stored?.journalOffset ?? null, stored?.checkpoint.epoch ?? null);
+    // The journal replayed after a checkpoint is what the next (incremental) one writes: tracked.
+    // Without a checkpoint the next one is full, and nothing is tracked until it is taken.
+    this.setStateTracking(stored !== null);
     if (stored !== null) {
       try {
         const report = this.recoverFromCheckpoint(stored.checkpoint, stored.journalOffset, started);
@@ -246,7 +247,8 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
     this.engine = this.options.createEngine();
     this.epochTimes.reset();
     this.watchEpochs();
-    this.engine.setStateTracking(true);
+    // The checkpoint is discarded: the next one is full, so nothing is tracked until it is taken.
+    this.setStateTracking(false);
   }
 
   /** Applies journal entries to the engine, reproducing their epochs; returns how many. */
