@@ -2,21 +2,32 @@
 // fed the same batches alternately (which one goes first alternates too), CPU time summed per side.
 // On a machine shared with other work, paired runs in separate processes drift apart with the load;
 // here both sides see the same load, batch by batch, so their ratio is the steadier figure.
-//   node --import tsx bench/canonical-ab.ts --base ../sluice-base [--dist uniform|zipf] [--batch 10000]
-//        [--events 1000000] [--rounds 4] [--workers 1] [--block 1]
+//   node --expose-gc --import tsx bench/canonical-ab.ts --base ../sluice-base [--dist uniform|zipf]
+//        [--batch 10000] [--events 1000000] [--rounds 4] [--workers 1] [--block 1] [--swap]
+//        [--mine <checkout>]
 // Each round builds a fresh engine on each side (after one untimed warm-up round of 100,000 other
-// events) and prints both sides' events per CPU second and base ÷ this tree's CPU time (> 1: faster).
-// Both engines share one heap, so a GC may be charged to either side: read several rounds. With
-// `--workers N` both engines run N workers; the CPU is the whole process's (one side's threads wait
-// while the other side steps) and `main_ms` the main thread's alone (/proc, 10 ms ticks summed).
+// events); the side built and run first alternates round by round (`--swap` starts with this tree's,
+// and loads it first). Prints both sides' events per CPU second, `median_block_ratio` (the median over
+// timed blocks of base ÷ this tree's CPU time, > 1: this tree is faster; read this one) and `ratio`
+// (the round's totals). Both engines share one heap, so a GC (a full one marks both sides' state) is
+// charged to whichever side is running: at load 6–14 an A/A's round totals spread 0.57–2.36 while the
+// block medians of the same rounds stayed within 0.93–1.05. The process runs again under
+// `--no-concurrent-recompilation` (see ab-checkouts.ts): with background compiles, an A/A against a
+// copy of this tree gave per-process medians of 0.96–1.05, steady within a process, sign varying
+// between processes; without, 0.99–1.01. Two different trees still differ by ±3% from one process to
+// the next (not from hash seeds nor GC threads: fixing them did not narrow it), so run at least four
+// processes, half with `--swap`, and give every process's median. An A/A needs a second copy of the
+// tree (`--base .` loads the same modules once: both sides share their code and its feedback).
+// With `--workers N` both engines run N workers; the CPU is the whole process's (one side's threads
+// wait while the other side steps) and `main_ms` the main thread's alone (/proc, 10 ms ticks summed).
 // `--block K` times K consecutive batches of one side at a time (the sides still alternate, block by
 // block): at batch 1 the two CPU-time reads around every one-event epoch cost a good part of it, and
-// their own variation was most of the noise.
+// their own variation was most of the noise; make a block at least ~1 ms of work (batch 100: K ≥ 100).
 import { loadavg } from 'node:os';
 import { CANONICAL_SQL } from './sluice.ts';
 import { mainThreadTicks } from './thread-cpu.ts';
 import { cut, generateRows, type Dist } from './workload.ts';
-import { flag, loadEngine, THIS_CHECKOUT } from './ab-checkouts.ts';
+import { flag, loadPair, median, SWAP } from './ab-checkouts.ts';
 
 interface Side {
   applyChanges(table: string, changes: { insert: unknown[] }): unknown;
@@ -26,7 +37,6 @@ interface Side {
 type EngineClass = new (options?: { workers?: number }) => Side;
 
 const baseDir = flag('base', '');
-if (baseDir === '') throw new Error('canonical-ab: --base <checkout> is required');
 const dist = flag('dist', 'uniform') as Dist;
 const batch = Number(flag('batch', '10000'));
 const events = Number(flag('events', '1000000'));
@@ -34,10 +44,7 @@ const rounds = Number(flag('rounds', '4'));
 const workers = Number(flag('workers', '1'));
 const block = Number(flag('block', '1'));
 
-const load = loadEngine<EngineClass>;
-const Base = await load(baseDir);
-const Mine = await load(THIS_CHECKOUT);
-
+const { Base, Mine } = await loadPair<EngineClass>('canonical-ab');
 const rows = generateRows({ dist, sellers: 100_000, events, seed: 20111111, zipfS: 1.1 });
 const warm = generateRows({ dist, sellers: 100_000, events: 100_000, seed: 7, zipfS: 1.1 });
 const cpu = (): number => {
@@ -62,20 +69,24 @@ console.log(
     `${block} batch(es) a timed block, base ${baseDir}`,
 );
 for (let r = 0; r <= rounds; r++) {
-  const base = new Base({ workers });
-  const mine = new Mine({ workers });
-  base.execute(CANONICAL_SQL);
-  mine.execute(CANONICAL_SQL);
+  // The side built (and run) first alternates round by round: this tree's second under `--swap`.
+  const baseFirst = (r + (SWAP ? 1 : 0)) % 2 === 0;
+  const first = baseFirst ? new Base({ workers }) : new Mine({ workers });
+  const second = baseFirst ? new Mine({ workers }) : new Base({ workers });
+  first.execute(CANONICAL_SQL);
+  second.execute(CANONICAL_SQL);
+  const base = baseFirst ? first : second;
+  const mine = baseFirst ? second : first;
   const batches = cut(r === 0 ? warm : rows, 0, r === 0 ? warm.length : rows.length, batch);
   let tb = 0;
   let tm = 0;
-  /** Per block, base ÷ this tree's CPU time (their median shrugs off a full GC charged to one side). */
+  /** Per block, base ÷ this tree's CPU time: their median shrugs off a GC charged to one side. */
   const blockRatios: number[] = [];
   for (let from = 0, k = 0; from < batches.length; from += block, k++) {
     const to = Math.min(batches.length, from + block);
     let b: number;
     let m: number;
-    if (k % 2 === 0) {
+    if ((k % 2 === 0) === baseFirst) {
       b = timed(base, batches, from, to);
       m = timed(mine, batches, from, to);
     } else {
@@ -84,9 +95,8 @@ for (let r = 0; r <= rounds; r++) {
     }
     tb += b;
     tm += m;
-    if (block > 1 && m > 0) blockRatios.push(b / m);
+    if (m > 0) blockRatios.push(b / m);
   }
-  blockRatios.sort((x, y) => x - y);
   const baseMain = mainTicks.get(base) ?? 0;
   const mineMain = mainTicks.get(mine) ?? 0;
   mainTicks.clear();
@@ -100,13 +110,12 @@ for (let r = 0; r <= rounds; r++) {
       dist,
       batch,
       ...(block > 1 ? { block } : {}),
+      ...(SWAP ? { swap: true } : {}),
       round: r,
       base_events_per_cpu_s: rate(tb),
       events_per_cpu_s: rate(tm),
+      median_block_ratio: Number(median(blockRatios).toFixed(3)),
       ratio: Number((tb / tm).toFixed(3)),
-      ...(blockRatios.length > 0
-        ? { median_block_ratio: Number((blockRatios[blockRatios.length >> 1] as number).toFixed(3)) }
-        : {}),
       ...(workers > 1 ? { workers, base_main_ms: baseMain * 10, main_ms: mineMain * 10 } : {}),
       loadavg: loadavg()[0],
     }),

@@ -12,9 +12,13 @@
 // each phase both views must hold the same rows.
 // Both engines share one heap, so a GC may be charged to either side: read rounds in pairs (the
 // order flips every round) and their sums.
+// Pairing (bench/ab-checkouts.ts): the process runs again under --no-concurrent-recompilation (with
+// background compiles an A/A drifted 0.96–1.05 from one process to the next); `--swap` loads this
+// tree's engine first and `--mine DIR` replaces it. Read a figure over several processes, half with
+// `--swap`, against an A/A of a second copy of the tree (the same path twice shares one module).
 import { loadavg } from 'node:os';
 import { type Change, type Variant, VARIANT_SQL, roundPhases } from './join-workload.ts';
-import { flag, loadEngine, THIS_CHECKOUT } from './ab-checkouts.ts';
+import { flag, loadPair } from './ab-checkouts.ts';
 
 interface Side {
   applyChanges(table: string, changes: { insert: unknown[]; delete: unknown[] }): unknown;
@@ -36,9 +40,7 @@ CREATE TABLE auctions (id BIGINT PRIMARY KEY, seller INT NOT NULL, category TEXT
 CREATE TABLE bids (id BIGINT PRIMARY KEY, auction BIGINT NOT NULL, bidder INT NOT NULL, amount INT NOT NULL);
 `;
 
-const load = loadEngine<EngineClass>;
-const Base = await load(baseDir);
-const Mine = await load(THIS_CHECKOUT);
+const { Base, Mine } = await loadPair<EngineClass>('join-ab', '../sluice-base');
 
 interface TableBatch {
   insert: unknown[];

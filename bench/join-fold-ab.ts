@@ -8,9 +8,14 @@
 //   node --expose-gc --import tsx bench/join-fold-ab.ts [--base ../sluice-base] [--auctions 100000]
 //     [--bids 1000000] [--runs 10]
 // Prints one JSON line per run (base ÷ this tree's CPU time: above 1, this tree faster) and the
-// ratio of the sums over every run after the first (which warms the JIT). `--base .` is the A/A.
+// ratio of the sums over every run after the first (which warms the JIT).
 // `--side auctions` folds the auctions instead, into the join's own auctions-by-id arrangement (the
 // key is the row's first column; the category column kept): the agg bench's auctions phase.
+// Pairing (bench/ab-checkouts.ts): the process runs again under --no-concurrent-recompilation (with
+// background compiles an A/A drifted 0.96–1.05 from one process to the next). `--base .` loads this
+// tree's modules once, shared by both sides: an A/A needs a second copy of the tree.
+// First, so that a process without it runs itself again with it before anything else.
+import './ab-checkouts.ts';
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { loadavg } from 'node:os';

@@ -9,9 +9,13 @@
 // `--subscribe` listens to the view (so every epoch builds its change list, as the server does);
 // `--tracking` keeps checkpoint deltas (as a server with storage does).
 // Both engines share one heap, so a GC may be charged to either side: read several rounds.
+// Pairing (bench/ab-checkouts.ts): the process runs again under --no-concurrent-recompilation (with
+// background compiles an A/A drifted 0.96–1.05 from one process to the next); `--swap` loads this
+// tree's engine first and `--mine DIR` replaces it. Read a figure over several processes, half with
+// `--swap`, against an A/A of a second copy of the tree (the same path twice shares one module).
 import { loadavg } from 'node:os';
 import { generatePhases, VARIANT_SQL, type Change, type Variant } from './join-workload.ts';
-import { args, flag, loadEngine, THIS_CHECKOUT } from './ab-checkouts.ts';
+import { args, flag, loadPair } from './ab-checkouts.ts';
 
 interface Side {
   applyChanges(table: string, changes: { insert?: unknown[]; delete?: unknown[] }): unknown;
@@ -37,10 +41,7 @@ const tracking = args.includes('--tracking');
 const variant = flag('variant', 'semi') as Variant;
 if (!(variant in VARIANT_SQL)) throw new Error(`output-ab: unknown variant ${variant}`);
 
-const load = loadEngine<EngineClass>;
-const Base = await load(baseDir);
-// `--mine DIR` swaps in another checkout for this tree (e.g. both sides the same, to see the noise).
-const Mine = await load(flag('mine', THIS_CHECKOUT));
+const { Base, Mine } = await loadPair<EngineClass>('output-ab');
 
 const TABLES = [
   'CREATE TABLE auctions (id BIGINT PRIMARY KEY, seller INT NOT NULL, category TEXT NOT NULL)',

@@ -8,6 +8,11 @@
 //     [--rows 1000000] [--runs 4]
 // Prints one JSON line per run: each side's CPU ms and base ÷ this tree (above 1: this tree
 // faster), then the ratio over all runs. Both sides must emit the same changes.
+// Pairing (bench/ab-checkouts.ts): the process runs again under --no-concurrent-recompilation (with
+// background compiles an A/A drifted 0.96–1.05 from one process to the next). `--base .` loads this
+// tree's modules once, shared by both sides: an A/A needs a second copy of the tree.
+// First, so that a process without it runs itself again with it before anything else.
+import './ab-checkouts.ts';
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { T, type Value } from '../src/common/types.ts';

@@ -7,9 +7,13 @@
 //   node --import tsx bench/table-ab.ts --base ../sluice-base [--rows 1000000] [--batch 1000]
 //        [--changes 100000] [--rounds 3] [--mine DIR]
 // Both engines share one heap, so a GC may be charged to either side: read several rounds.
+// Pairing (bench/ab-checkouts.ts): the process runs again under --no-concurrent-recompilation (with
+// background compiles an A/A drifted 0.96–1.05 from one process to the next); `--swap` loads this
+// tree's engine first and `--mine DIR` replaces it. Read a figure over several processes, half with
+// `--swap`, against an A/A of a second copy of the tree (the same path twice shares one module).
 import { loadavg } from 'node:os';
 import { sfc32 } from './workload.ts';
-import { flag, loadEngine, THIS_CHECKOUT } from './ab-checkouts.ts';
+import { flag, loadPair } from './ab-checkouts.ts';
 
 interface Side {
   applyChanges(table: string, changes: { insert?: unknown[]; delete?: unknown[] }): unknown;
@@ -25,10 +29,7 @@ const batch = Number(flag('batch', '1000'));
 const changes = Number(flag('changes', '100000'));
 const rounds = Number(flag('rounds', '3'));
 
-const load = loadEngine<EngineClass>;
-const Base = await load(baseDir);
-// `--mine DIR` swaps in another checkout for this tree (e.g. both sides the same, to see the noise).
-const Mine = await load(flag('mine', THIS_CHECKOUT));
+const { Base, Mine } = await loadPair<EngineClass>('table-ab');
 
 const TABLE =
   'CREATE TABLE bid (id integer PRIMARY KEY, auction integer NOT NULL, bidder integer NOT NULL, amount integer NOT NULL)';

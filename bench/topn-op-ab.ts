@@ -11,6 +11,9 @@
 // of them past the top); top: each auction's best bid, again and again (the winner withdrawn: every
 // delete brings the next row into the top). --mine DIR swaps in another checkout for this tree: a
 // second copy of the base (not the same path, whose module would be shared) shows the noise.
+// Pairing (bench/ab-checkouts.ts): the process runs again under --no-concurrent-recompilation (with
+// background compiles an A/A drifted 0.96–1.05 from one process to the next). `--base .` loads this
+// tree's modules once, shared by both sides: an A/A needs a second copy of the tree.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadavg } from 'node:os';
