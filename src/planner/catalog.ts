@@ -99,6 +99,11 @@ export interface ViewDef {
   readonly dependsOn: readonly string[];
   /** The SQL functions its query inlined (DROP FUNCTION needs CASCADE to drop the view). */
   readonly functions?: readonly string[];
+  /**
+   * Its rows are only ever inserted (its plan is insert-only, plan-insert-only.ts, or it emits on
+   * window close): a view reading it may treat it as an append-only input.
+   */
+  readonly insertOnly?: true;
 }
 
 /** A sink: writes one materialized view's changelog to an external system. Holds no state. */
