@@ -49,6 +49,7 @@ export const ErrorCodes = {
   INVALID_VALUE: 'execution',
   ROW_NOT_FOUND: 'execution',
   UNIQUE_VIOLATION: 'execution',
+  APPEND_ONLY_TABLE: 'execution',
   DIVISION_BY_ZERO: 'execution',
   NUMERIC_OVERFLOW: 'execution',
   INVALID_CAST: 'execution',

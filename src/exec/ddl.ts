@@ -11,6 +11,7 @@ import { bindSelect } from '../planner/bind-select.ts';
 import { withSqlFunctions } from '../planner/sql-functions.ts';
 import type { Catalog, SinkDef, TableDef, ViewDef } from '../planner/catalog.ts';
 import type { LogicalPlan } from '../planner/logical-plan.ts';
+import { closesInsertOnly, planInsertOnly } from '../planner/plan-insert-only.ts';
 import { planKey } from '../planner/plan-key.ts';
 import { kindLabel } from '../planner/catalog.ts';
 import { sinkOptions, sourceOptions } from '../planner/connector-options.ts';
@@ -151,6 +152,12 @@ export class DdlStatements {
         ...(stmt.columnNames !== undefined ? { columnNames: stmt.columnNames } : {}),
       }),
     );
+    const close =
+      stmt.emitOnWindowClose === undefined
+        ? null
+        : bindWindowClose(bound.plan, this.state.catalog, stmt.emitOnWindowClose, stmt.allowedLateness);
+    const insertOnly = new Map<LogicalPlan, boolean>();
+    const insertOnlyOf = (p: LogicalPlan): boolean => planInsertOnly(p, this.state.catalog, insertOnly);
     const def: ViewDef = {
       kind: 'view',
       name: stmt.name,
@@ -161,14 +168,18 @@ export class DdlStatements {
       plan: bound.plan,
       dependsOn: bound.dependsOn,
       ...(functions.length > 0 ? { functions } : {}),
+      ...(insertOnlyOf(bound.plan) || (close !== null && closesInsertOnly(bound.plan))
+        ? { insertOnly: true as const }
+        : {}),
     };
-    const close =
-      stmt.emitOnWindowClose === undefined
-        ? null
-        : bindWindowClose(bound.plan, this.state.catalog, stmt.emitOnWindowClose, stmt.allowedLateness);
     const keys = new Map<LogicalPlan, readonly number[] | null>();
-    const dataflow = lowerToDataflow(def.name, bound.plan, bound.key, close, (p) =>
-      planKey(p, this.state.catalog, keys),
+    const dataflow = lowerToDataflow(
+      def.name,
+      bound.plan,
+      bound.key,
+      close,
+      (p) => planKey(p, this.state.catalog, keys),
+      insertOnlyOf,
     );
     if (dataflow.nodes.some((n) => n.kind === 'temporalFilter')) this.deps.beforeTemporalView();
     const runtime = this.state.views.build(dataflow, this.deps.epoch(), this.deps.clock());

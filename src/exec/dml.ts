@@ -11,6 +11,7 @@ import type { Expr, Statement } from '../parser/ast.ts';
 import { bindExpr } from '../planner/bind-expr.ts';
 import type { ColumnMeta, TableDef } from '../planner/catalog.ts';
 import type { StatementResult, TableChanges } from './api.ts';
+import { refuseAppendOnlyStatement } from './engine-writes.ts';
 import { pinnedKeys } from './key-lookup.ts';
 import { asSluiceError, assignCast } from './table-definition.ts';
 import type { TableStore } from './table-store.ts';
@@ -124,6 +125,7 @@ export class DmlStatements {
   update(stmt: Extract<Statement, { kind: 'update' }>): StatementResult {
     const table = this.engine.tableForWrite(stmt.table, stmt.pos);
     const def = table.def;
+    refuseAppendOnlyStatement(def, 'UPDATE', stmt.pos);
     const scope = { relationNames: [def.name], relationLabel: `table "${def.name}"`, columns: def.columns };
     const sets = stmt.assignments.map((a) => {
       const i = def.columns.findIndex((c) => c.name === a.column);
@@ -208,6 +210,7 @@ export class DmlStatements {
 
   delete(stmt: Extract<Statement, { kind: 'delete' }>): StatementResult {
     const table = this.engine.tableForWrite(stmt.table, stmt.pos);
+    refuseAppendOnlyStatement(table.def, 'DELETE', stmt.pos);
     const matched = this.matchingRows(table, stmt.where);
     if (matched.length === 0)
       return { statement: 'DELETE', object: table.def.name, rowCount: 0, epoch: this.engine.currentEpoch() };

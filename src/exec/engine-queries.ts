@@ -11,6 +11,7 @@ import { CapturedArray } from '../ivm/row-capture.ts';
 import { bindSelect } from '../planner/bind-select.ts';
 import type { Catalog } from '../planner/catalog.ts';
 import { printLogicalPlan } from '../planner/logical-plan.ts';
+import { planInsertOnly } from '../planner/plan-insert-only.ts';
 import { planKey } from '../planner/plan-key.ts';
 import type { StatementResult } from './api.ts';
 import type { CheckpointedState } from './engine-checkpoints.ts';
@@ -43,7 +44,14 @@ export function explainStatement(
     bound = bind(false);
   }
   const lowered = dataflow
-    ? lowerToDataflow('query', bound.plan, bound.key, null, (p) => planKey(p, catalog))
+    ? lowerToDataflow(
+        'query',
+        bound.plan,
+        bound.key,
+        null,
+        (p) => planKey(p, catalog),
+        (p) => planInsertOnly(p, catalog),
+      )
     : null;
   const plan =
     lowered !== null

@@ -4,7 +4,7 @@
 import { SluiceError } from '../common/errors.ts';
 import type { Row, Value } from '../common/types.ts';
 import type { ColumnMeta, TableDef, ViewDef } from '../planner/catalog.ts';
-import { columnInfos, kindLabel, tableColumnInfos } from '../planner/catalog.ts';
+import { columnInfos, isAppendOnly, kindLabel, tableColumnInfos } from '../planner/catalog.ts';
 import type { SinkInfo, SourceInfo, ViewReader, ViewRowError, ViewSnapshot } from './api.ts';
 import type { CheckpointedState } from './engine-checkpoints.ts';
 import type { SourceRowTyping, TableInfo, ViewInfo } from './engine-types.ts';
@@ -160,6 +160,7 @@ export class EngineReads {
           }
         : {}),
       ...(watermark !== null ? { watermark } : {}),
+      ...(isAppendOnly(t) ? { appendOnly: true as const } : {}),
       sql: t.sql,
       rowCount: (this.state.tables.get(t.name) as TableStore).rowCount(),
       stateBytes: (this.state.tables.get(t.name) as TableStore).stateBytes(),

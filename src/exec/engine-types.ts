@@ -25,6 +25,8 @@ export interface TableInfo {
   readonly unique?: readonly { readonly name: string; readonly columns: readonly string[] }[];
   /** Its watermark and late-row count, when it declares one (table-watermark.ts). */
   readonly watermark?: WatermarkInfo;
+  /** Set when it takes inserts only (CREATE TABLE ... APPEND ONLY; catalog.ts `isAppendOnly`). */
+  readonly appendOnly?: true;
   readonly sql: string;
   readonly rowCount: number;
   /** Approximate heap bytes of its rows (an estimate from a sample of them). */

@@ -1,7 +1,12 @@
 // Which table a write may change: INSERT/UPDATE/DELETE and the ingest API write tables; a source or a
 // source's errors relation is written by its connector alone; views and sinks hold no writable rows.
+// An append-only relation (catalog.ts `isAppendOnly`) takes inserts only: every write, SQL or ingest or
+// connector, goes through Engine.applyChanges, which asks `refuseAppendOnly` before and after the
+// (effect-free) prepare, so a refused request changes nothing.
 import { SluiceError } from '../common/errors.ts';
-import type { TableDef } from '../planner/catalog.ts';
+import type { Value } from '../common/types.ts';
+import { formatValue } from '../common/values.ts';
+import { isAppendOnly, type TableDef } from '../planner/catalog.ts';
 import type { TableChanges } from './api.ts';
 import type { CheckpointedState } from './engine-checkpoints.ts';
 import type { ApplyOptions } from './engine-types.ts';
@@ -84,5 +89,53 @@ function sourceWriteError(def: TableDef): SluiceError {
     {
       hint: "only the source's connector writes its rows; to write rows yourself, create a table",
     },
+  );
+}
+
+/**
+ * Refuses a write that would remove a row of an append-only relation: with `removed` null, a request
+ * with deletes (asked before it is resolved); else the rows the resolved batch removes — a keyed
+ * table's insert of a stored key replaces the row under it, which is a delete too.
+ */
+export function refuseAppendOnly(
+  def: TableDef,
+  changes: TableChanges,
+  removed: readonly (readonly Value[])[] | null,
+): void {
+  if (!isAppendOnly(def)) return;
+  if (removed === null) {
+    const n = changes.delete?.length ?? 0;
+    if (n === 0) return;
+    throw new SluiceError('APPEND_ONLY_TABLE', `cannot delete from append-only table "${def.name}"`, {
+      detail: `the request deletes ${n} row${n === 1 ? '' : 's'}; nothing was applied`,
+      hint: 'an APPEND ONLY table takes inserts only',
+    });
+  }
+  const row = removed[0];
+  if (row === undefined) return;
+  const pk = def.primaryKey ?? [];
+  const names = pk.map((c) => def.columns[c]?.name ?? '?');
+  const values = pk.map((c) => formatValue(row[c] as Value));
+  throw new SluiceError(
+    'APPEND_ONLY_TABLE',
+    `cannot replace a row of append-only table "${def.name}": an insert names a key it holds`,
+    {
+      detail: `Key (${names.join(', ')})=(${values.join(', ')}) already exists; nothing was applied.`,
+      hint: 'an APPEND ONLY table takes inserts of new keys only',
+    },
+  );
+}
+
+/** UPDATE and DELETE of an append-only table, refused at the statement whatever rows they match. */
+export function refuseAppendOnlyStatement(
+  def: TableDef,
+  statement: 'UPDATE' | 'DELETE',
+  pos: { line: number; column: number },
+): void {
+  if (!isAppendOnly(def)) return;
+  throw new SluiceError(
+    'APPEND_ONLY_TABLE',
+    `cannot ${statement === 'UPDATE' ? 'update' : 'delete from'} append-only table "${def.name}"`,
+    { position: pos, hint: 'an APPEND ONLY table takes inserts only' },
   );
 }

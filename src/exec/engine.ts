@@ -30,7 +30,7 @@ import { ManualClock, REAL_CLOCK } from './logical-clock.ts';
 import { EpochClock, type TickOptions } from './engine-clock.ts';
 import type { ClosingView } from './watermark-statements.ts';
 import { EngineWatermarks } from './engine-watermarks.ts';
-import { batchStore, tableForWrite, withoutMissingDeletes } from './engine-writes.ts';
+import { batchStore, refuseAppendOnly, tableForWrite, withoutMissingDeletes } from './engine-writes.ts';
 import { formatMicros } from '../common/time/instant-micros.ts';
 import type { SharedArrangementInfo } from './shared-arrangements.ts';
 
@@ -351,6 +351,7 @@ export class Engine {
     options?: ApplyOptions,
   ): { accepted: number; epoch: number } {
     const store = batchStore(this.state, table, options);
+    refuseAppendOnly(store.def, changes, null);
     // No default `{}` for `options`: an object per call when the caller passes none (every bench event).
     const fromSource = options?.fromSource === true;
     // The epoch's clock is read first (a DEFAULT now() column takes it), unless nothing reads it.
@@ -364,6 +365,7 @@ export class Engine {
       clock ?? undefined,
       typedInserts,
     );
+    if (prepared.deletes.length > 0) refuseAppendOnly(store.def, changes, prepared.deletes);
     if (prepared.deletes.length === 0 && insertCount(prepared) === 0) {
       return { accepted: prepared.accepted, epoch: this.currentEpoch };
     }

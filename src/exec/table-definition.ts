@@ -27,6 +27,7 @@ export function tableShape(stmt: Extract<Statement, { kind: 'createTable' | 'cre
   defaults?: (ColumnDefault | null)[];
   unique?: UniqueConstraint[];
   watermark?: WatermarkDef;
+  appendOnly?: true;
 } {
   const kind = stmt.kind === 'createTable' ? 'table' : 'source';
   if (kind === 'source') {
@@ -95,6 +96,7 @@ export function tableShape(stmt: Extract<Statement, { kind: 'createTable' | 'cre
     ...(defaults !== undefined ? { defaults } : {}),
     ...(unique.length > 0 ? { unique } : {}),
     ...(watermark !== undefined ? { watermark } : {}),
+    ...(stmt.kind === 'createTable' && stmt.appendOnly === true ? { appendOnly: true as const } : {}),
   };
 }
 

@@ -267,7 +267,7 @@ export type DataflowNode =
    * Top-N per partition (src/ivm/ops/topn-op.ts): every input row kept once, in its partition's
    * rows in ORDER BY order; emits the change of the rows whose rank r has from < r ≤ to (and, with
    * `emitRank`, the rank as a last column). Holds every row of a partition, since a retraction
-   * inside the top brings in the next row.
+   * inside the top brings in the next row — unless `insertOnly`.
    */
   | {
       readonly id: number;
@@ -286,6 +286,11 @@ export type DataflowNode =
        * copy of itself (a row past the top goes straight to its partition's unordered tail).
        */
       readonly distinctRows?: true;
+      /**
+       * The input never retracts (src/planner/plan-insert-only.ts): a partition keeps only the rows
+       * that can still rank inside the kept range (with `to` set); a retraction is an internal error.
+       */
+      readonly insertOnly?: true;
     }
   /**
    * Window functions (src/ivm/ops/window-op.ts): every input row arranged by partition and kept in
@@ -528,7 +533,7 @@ export function printDataflow(
       case 'topn': {
         const input = byId.get(n.inputs[0]);
         lines.push(
-          `${pad}n${n.id} TopN ${printTopN(n, input?.columns ?? [])} state ${n.stateId} (partition → every row, in order${n.distinctRows === true ? '; rows distinct by the input key' : ''}) → [${cols(n.columns)}]`,
+          `${pad}n${n.id} TopN ${printTopN(n, input?.columns ?? [])} state ${n.stateId} (${topNState(n)}${n.distinctRows === true ? '; rows distinct by the input key' : ''}) → [${cols(n.columns)}]`,
         );
         visit(n.inputs[0], depth + 1);
         return;
@@ -557,4 +562,12 @@ export function printDataflow(
 function latenessText(close: WindowClose | PaneClose): string {
   const micros = close.allowedLateness ?? 0;
   return micros > 0 ? ` plus ${formatInterval(Interval.of(0, 0, micros))} allowed lateness` : '';
+}
+
+/** What a TopN holds per partition, as EXPLAIN DATAFLOW says it. */
+function topNState(n: Extract<DataflowNode, { kind: 'topn' }>): string {
+  if (n.insertOnly !== true) return 'partition → every row, in order';
+  return n.to === null
+    ? 'partition → every row, in order: insert-only input, unbounded rank'
+    : 'partition → its top rows only: insert-only input';
 }

@@ -55,6 +55,8 @@ export function lowerToDataflow(
   key: readonly number[] | null,
   windowClose: WindowClose | null = null,
   keyOf: (plan: LogicalPlan) => readonly number[] | null = () => null,
+  /** Whether a plan never retracts (src/planner/plan-insert-only.ts); none is assumed to by default. */
+  insertOnlyOf: (plan: LogicalPlan) => boolean = () => false,
 ): DataflowPlan {
   const nodes: DataflowNode[] = [];
   const add = <N extends DataflowNode>(make: (id: number) => N): N => {
@@ -357,6 +359,7 @@ export function lowerToDataflow(
           columns: specs(p.columns),
           stateId: `${view}/topn${id}`,
           ...(key !== null && key.length > 0 ? { distinctRows: true as const } : {}),
+          ...(insertOnlyOf(p.input) ? { insertOnly: true as const } : {}),
         }));
       }
       case 'window': {

@@ -379,6 +379,8 @@ export type Statement =
       /** `UNIQUE (a, b)` table constraints, in order; absent when there are none. */
       readonly unique?: readonly UniqueClause[];
       readonly watermark?: WatermarkClause;
+      /** `APPEND ONLY` after the column list: inserts only, never a delete, update or replace. */
+      readonly appendOnly?: true;
       readonly pos: Pos;
       readonly text: string;
     }

@@ -172,6 +172,8 @@ export const LocalTimestamp = reserved('LOCALTIMESTAMP');
 export const Not = reserved('NOT');
 export const Null = reserved('NULL');
 export const On = reserved('ON');
+/** ONLY, of `APPEND ONLY` (CREATE TABLE); `FROM ONLY t` is refused by the SELECT adapter. */
+export const Only = reserved('ONLY');
 export const Or = reserved('OR');
 export const Primary = reserved('PRIMARY');
 export const References = reserved('REFERENCES');
@@ -214,7 +216,6 @@ for (const word of [
   'limit',
   'notnull',
   'offset',
-  'only',
   'order',
   'placing',
   'session_user',
@@ -230,6 +231,7 @@ for (const word of [
   keywordTypes.set(word, OtherReserved);
 }
 
+export const Append = nonReserved('APPEND');
 export const Cascade = nonReserved('CASCADE');
 export const Clock = nonReserved('CLOCK');
 export const Conflict = nonReserved('CONFLICT');

@@ -66,6 +66,24 @@ export interface TableDef {
    * the source skipped, written only by its connector, dropped with the source.
    */
   readonly errorsOf?: string;
+  /**
+   * `CREATE TABLE ... APPEND ONLY`: rows are only ever inserted — a delete, an UPDATE or an insert
+   * that would replace the row stored under its key is refused (APPEND_ONLY_TABLE).
+   */
+  readonly appendOnly?: true;
+}
+
+/**
+ * Whether a stored relation only ever gains rows, so a view may forget what can never matter again
+ * (src/planner/plan-insert-only.ts). A table declared APPEND ONLY (the engine refuses every other
+ * write); a keyless `json` source, whose connector writes each message as an insert and never a
+ * delete (a keyed source upserts: a message replaces the row under its key); a source's errors
+ * relation, which its connector only appends skipped records to. The engine refuses a delete or a
+ * replace reaching any of them (src/exec/engine-writes.ts), so this is a fact, not a hope.
+ */
+export function isAppendOnly(def: TableDef): boolean {
+  if (def.appendOnly === true || def.errorsOf !== undefined) return true;
+  return def.source !== undefined && def.source.format === 'json' && def.primaryKey === null;
 }
 
 export interface ViewDef {
@@ -81,6 +99,11 @@ export interface ViewDef {
   readonly dependsOn: readonly string[];
   /** The SQL functions its query inlined (DROP FUNCTION needs CASCADE to drop the view). */
   readonly functions?: readonly string[];
+  /**
+   * Its rows are only ever inserted (its plan is insert-only, plan-insert-only.ts, or it emits on
+   * window close): a view reading it may treat it as an append-only input.
+   */
+  readonly insertOnly?: true;
 }
 
 /** A sink: writes one materialized view's changelog to an external system. Holds no state. */

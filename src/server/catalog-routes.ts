@@ -123,6 +123,7 @@ function tableJson(t: TableInfo): Record<string, unknown> {
     key: t.primaryKey,
     unique: t.unique ?? [],
     ...(t.watermark !== undefined ? { watermark: t.watermark } : {}),
+    appendOnly: t.appendOnly === true,
     sql: t.sql,
     rowCount: t.rowCount,
     stateBytes: t.stateBytes,

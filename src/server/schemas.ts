@@ -106,6 +106,11 @@ const tableInfo = {
         },
       },
     },
+    appendOnly: {
+      type: 'boolean',
+      description:
+        'Whether it takes inserts only (CREATE TABLE … APPEND ONLY; also a keyless json source and a source errors relation): deletes, updates and inserts replacing a stored key are refused (APPEND_ONLY_TABLE)',
+    },
     watermark: {
       type: 'object',
       description:

@@ -4,8 +4,9 @@
 // entry per distinct row (topn-rows.ts). For each partition an epoch touches, the rows ranked inside the
 // kept range (from < rank ≤ to) before and after the epoch are compared and only the difference is
 // emitted, so a row falling out of the top brings its successor in, in one epoch. The whole partition
-// is kept, since any retraction inside the top must reveal the next row (and no input is known to be
-// append-only: no table or source is declared insert-only, so no row can be forgotten).
+// is kept, since any retraction inside the top must reveal the next row — unless the input is
+// insert-only (src/planner/plan-insert-only.ts: it never retracts): then, after a touched partition's
+// output is emitted, the rows that can never rank inside the kept range again are dropped (`trim`).
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import { compareByKeys, compareRows } from '../../common/top-n.ts';
@@ -71,6 +72,10 @@ export class TopNOp implements Operator, Stateful {
   private readonly tailFrom: number;
   /** Epochs stepped: the stamp that groups an epoch's changes by partition. */
   private epochs = 0;
+  /** The input never retracts and the kept range ends: rows past it are dropped (`trim`). */
+  private readonly trims: boolean;
+  /** Rows `trim` dropped so far (tests count them). */
+  rowsTrimmed = 0;
 
   constructor(private readonly node: TopNNode) {
     this.stateId = node.stateId;
@@ -83,6 +88,12 @@ export class TopNOp implements Operator, Stateful {
     this.distinctRows = node.distinctRows === true;
     this.direct =
       node.rank === 'row_number' && !node.emitRank && node.from === 0 && this.to <= FAST_TOP_LIMIT;
+    this.trims = node.insertOnly === true && this.to !== Infinity;
+  }
+
+  /** Distinct rows held, over all partitions (tests count them). */
+  get rowsHeld(): number {
+    return this.state.size;
   }
 
   get nodeId(): number {
@@ -106,6 +117,7 @@ export class TopNOp implements Operator, Stateful {
     if (input === undefined || input.rows.length === 0) return { rows: [], weights: [], consolidated: true };
     // Consolidated (each row once): a kept row then never leaves and comes back in one epoch.
     const batch = input.consolidated ? input : consolidate(input);
+    if (this.node.insertOnly === true) refuseRetractions(batch);
     // The changes grouped by partition, partitions in the order they first occur, without a Map or
     // an array per partition: each partition (created if new) notes its first and last change of
     // this epoch, and each change the next one of its partition (-1: none).
@@ -147,6 +159,7 @@ export class TopNOp implements Operator, Stateful {
       // Two passes over one partition may emit one kept row twice (+1, then -1 when pushed out
       // again): netted here, so the batch leaves consolidated and no consumer encodes its rows.
       if (passes > 1 && rows.length - start > 2) netKeptRows(rows, weights, start);
+      if (this.trims) this.trim(key, part);
       this.state.dropIfEmpty(key, part);
     }
     return { rows, weights, consolidated: true };
@@ -432,6 +445,63 @@ export class TopNOp implements Operator, Stateful {
     return out;
   }
 
+  /**
+   * Drops the rows of a partition that can never again rank inside the kept range, the input being
+   * insert-only. An insert only ever adds a row: every row after it moves one copy further back
+   * (ROW_NUMBER), its RANK grows by the insert's copies or stays, its DENSE_RANK grows by one or
+   * stays; no change makes a rank smaller. So a row ranked past `to` now is ranked past it for good,
+   * and so is any row inserted later that sorts after it (or is a copy of it): it has at least as many
+   * rows before it. For ROW_NUMBER that is every row from the first whose copies all lie past copy
+   * position `to`; for RANK and DENSE_RANK every row from the first whose rank exceeds `to` (its peers
+   * share that rank, so the last kept row's peers stay). The rows before OFFSET rank before `to` and
+   * stay: they still push the kept rows back. Each row dropped leaves the checkpoint too.
+   */
+  private trim(key: PartitionKey, part: SortedPartition): void {
+    let cut = this.keptEnd(part);
+    if (cut < 0) {
+      if (part.tailLength === 0) return; // every row may still rank inside the range
+      part.settle(this.compare);
+      cut = this.keptEnd(part);
+      if (cut < 0) return;
+    }
+    if (cut >= part.length) return;
+    part.cutFrom(cut, (row) => {
+      this.state.changed(key, row, -1);
+      this.rowsTrimmed++;
+    });
+  }
+
+  /** The first sorted index whose row can never rank inside the kept range again; -1: none of them. */
+  private keptEnd(part: SortedPartition): number {
+    const kind = this.node.rank;
+    const to = this.to;
+    const list = part.rows;
+    const n = part.sorted;
+    // Every row one copy: row i is numbered i + 1, no walk (a LIMIT 10000 stays O(1) an epoch).
+    if (kind === 'row_number' && part.counts === null) return n >= to ? to : -1;
+    let position = 0; // copies before this row
+    let rank = 0;
+    let dense = 0;
+    let previous: readonly Value[] | undefined;
+    for (let index = 0; index < n; index++) {
+      const row = list[index] as readonly Value[];
+      if (kind === 'row_number') {
+        if (position >= to) return index;
+        position += part.count(index);
+        continue;
+      }
+      if (previous === undefined || this.peers(previous, row) !== 0) {
+        rank = position + 1;
+        dense++;
+      }
+      if ((kind === 'rank' ? rank : dense) > to) return index;
+      position += part.count(index);
+      previous = row;
+    }
+    // Past the sorted rows: a ROW_NUMBER range already full ends there; else the tail must be sorted.
+    return kind === 'row_number' && position >= to ? n : -1;
+  }
+
   /** Appends what changed between the kept rows before and after (a kept row is one record). */
   private emitDifference(
     before: readonly Ranked[],
@@ -457,6 +527,19 @@ export class TopNOp implements Operator, Stateful {
         rows.push(this.node.emitRank ? [...row, at.rank] : row);
         weights.push(at.weight);
       }
+    }
+  }
+}
+
+/** An insert-only Top-N dropped rows a retraction could need: one reaching it is a broken invariant. */
+function refuseRetractions(batch: ZBatch): void {
+  const weights = batch.weights;
+  for (let i = 0; i < weights.length; i++) {
+    if ((weights[i] as number) < 0) {
+      throw new SluiceError(
+        'INTERNAL_ERROR',
+        'an insert-only top-n received a retraction: its input was derived insert-only, wrongly',
+      );
     }
   }
 }

@@ -495,6 +495,36 @@ export class SortedPartition {
     this.syncLast();
   }
 
+  /**
+   * Drops the sorted rows from index `from` (≤ `sorted`) on, and the whole tail (unordered and far,
+   * which sort after every sorted row), passing each row dropped to `dropped`: what an insert-only
+   * Top-N does with rows that can never rank inside its kept range again. Counts, images and the last
+   * image follow; the boundary is unknown again.
+   */
+  cutFrom(from: number, dropped: (row: readonly Value[]) => void): void {
+    const rows = this.rows;
+    if (from > this.sorted) throw new SluiceError('INTERNAL_ERROR', 'top-n cut inside its unordered tail');
+    for (let i = from; i < rows.length; i++) dropped(rows[i] as readonly Value[]);
+    const far = this.far;
+    if (far !== null && far.size > 0) {
+      const farRows: (readonly Value[])[] = [];
+      far.drainInto(farRows, []);
+      for (const row of farRows) dropped(row);
+    }
+    this.far = null;
+    rows.length = from;
+    if (this.keys !== null) this.keys.length = from;
+    if (this.counts !== null) {
+      this.counts.length = from;
+      this.multi = 0;
+      for (const c of this.counts) if (c !== 1) this.multi++;
+      if (this.multi === 0) this.counts = null;
+    }
+    this.sorted = from;
+    this.boundary = -1;
+    this.syncLast();
+  }
+
   /** Approximate heap bytes of the structure, not of the rows (callers count those). */
   bytes(): number {
     return (

@@ -3,6 +3,7 @@ import type { IToken } from 'chevrotain';
 import type { ColumnDef, Expr, Pos, Statement, TypeName, UniqueClause, WatermarkClause } from '../ast.ts';
 import { notSupported, parseError, SluiceError } from '../../common/errors.ts';
 import {
+  Append,
   As,
   Cascade,
   Check,
@@ -26,6 +27,7 @@ import {
   Materialized,
   Not,
   Null,
+  Only,
   posOf,
   Primary,
   References,
@@ -126,11 +128,18 @@ export abstract class DdlGrammar extends FunctionGrammar {
     const ifNotExists = this.SUBRULE(this.ifNotExists);
     const name = this.SUBRULE(this.objectName);
     const elements = this.SUBRULE(this.tableElements, { ARGS: [name.name] });
+    // RisingWave's spelling: the table takes inserts only (src/exec/engine-writes.ts enforces it).
+    const appendOnly = this.OPTION(() => {
+      this.CONSUME(Append);
+      this.CONSUME(Only);
+      return true;
+    });
     return this.ACTION((): Statement => ({
       kind: 'createTable',
       name: name.name,
       ifNotExists,
       ...columnsAndKey(name.name, elements),
+      ...(appendOnly === true ? { appendOnly: true as const } : {}),
       pos: this.statementPos,
       text: this.statementText,
     }));
