@@ -9,6 +9,7 @@ import type { Row } from '../src/common/types.ts';
 import { Engine } from '../src/exec/engine.ts';
 import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
 import { SqliteOracle, assertViewMatchesOracle, type TableSpec } from './support/sqlite-oracle.ts';
+import { mulberry32 } from './support/checkpoint-workload.ts';
 
 const TABLES: readonly TableSpec[] = [
   {
@@ -62,17 +63,6 @@ const VIEWS: Record<string, string> = {
   by_category:
     'SELECT category, id, price, rn FROM (SELECT a.category, b.id, b.price, ROW_NUMBER() OVER (PARTITION BY a.category ORDER BY b.price DESC NULLS LAST, b.id) AS rn FROM bid b JOIN auction a ON a.id = b.auction) r WHERE rn <= 2',
 };
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function freshEngine(): Engine {
   const e = new Engine();

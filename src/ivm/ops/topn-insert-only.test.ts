@@ -13,6 +13,7 @@ import { T } from '../../common/types.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
 import { consolidate, type ZBatch } from '../zset.ts';
 import { TopNOp } from './topn-op.ts';
+import { mulberry32 } from '../../../test/support/checkpoint-workload.ts';
 
 type TopNNode = Extract<DataflowNode, { kind: 'topn' }>;
 
@@ -45,17 +46,6 @@ function node(
     ],
     stateId: 'v/topn1',
     ...(insertOnly ? { insertOnly: true as const } : {}),
-  };
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
