@@ -56,9 +56,15 @@ test('a checkpoint that finds a quarter of a large state new stops tracking: the
     try {
       rt.executeScript(schema);
       for (let b = 0; b < 14; b++) rt.ingest('orders', { insert: rows(b * 5000, 5000) });
-      // 70,000 new entries (and 97 groups) since no checkpoint: the first one is full.
+      // 70,000 new entries (and 97 groups) since no checkpoint: the first one is full, and decides
+      // nothing (nothing before it to say how fast the state changes).
       assert.equal(rt.checkpoint()?.full, true);
-      assert.equal(rt.changesTracked, false, '70,097 new entries are past a quarter of 70,097');
+      assert.equal(rt.changesTracked, true, 'the first full checkpoint keeps tracking on');
+      for (let b = 14; b < 28; b++) rt.ingest('orders', { insert: rows(b * 5000, 5000) });
+      // 70,000 changed entries against a base of 70,097: past a quarter.
+      assert.equal(rt.checkpoint()?.full, false);
+      assert.equal(rt.changesTracked, false, '70,000 changes are past a quarter of 70,097');
+      rt.ingest('orders', { delete: rows(70_000, 70_000) });
       rt.ingest('orders', { insert: rows(70_000, 10) });
       rt.ingest('orders', { delete: rows(0, 5) });
       // Untracked, so whole; it grew by 5 entries: tracked again.
