@@ -5,10 +5,11 @@
 // throughput line also carries the ingest requests per durable commit (group commit, from /metrics)
 // and the server's CPU seconds with events per server CPU second (see docs/server.md, Benchmark).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
+import { threadStats } from './thread-cpu.ts';
 
 const THROUGHPUT_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 // A fixed amount of work instead (BENCH_BATCHES batches, however long they take): on a shared
@@ -67,16 +68,9 @@ function serverCpuSeconds(): number {
 // thread a `node` thread too, told apart by its id being the main thread's or not).
 function serverThreadCpu(): Map<string, number> {
   const byName = new Map<string, number>();
-  try {
-    for (const tid of readdirSync(`/proc/${child.pid}/task`)) {
-      const stat = readFileSync(`/proc/${child.pid}/task/${tid}/stat`, 'utf8');
-      const fields = stat.split(') ')[1]?.split(' ') ?? [];
-      const comm = /\((.*)\)/.exec(stat)?.[1] ?? '?';
-      const name = Number(tid) === child.pid ? 'main' : comm.replace(/[0-9]+$/, '');
-      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
-    }
-  } catch {
-    // the process is gone
+  for (const t of threadStats(child.pid as number) ?? []) {
+    const name = t.tid === child.pid ? 'main' : t.name.replace(/[0-9]+$/, '');
+    byName.set(name, (byName.get(name) ?? 0) + t.ticks / 100);
   }
   return byName;
 }

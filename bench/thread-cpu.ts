@@ -2,25 +2,43 @@
 // the main thread and the others (worker threads, and V8's GC helpers): null where /proc is missing.
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** Thread id → user + system CPU time in clock ticks. */
-export function threadTicks(): Map<number, number> | null {
+/** One thread's id, command name (`node` for the main thread and worker threads) and user + system ticks. */
+export interface ThreadStat {
+  readonly tid: number;
+  readonly name: string;
+  readonly ticks: number;
+}
+
+/** The threads of process `pid` (this one by default); null where /proc is missing or it is gone. */
+export function threadStats(pid: number | 'self' = 'self'): ThreadStat[] | null {
   try {
-    const out = new Map<number, number>();
-    for (const t of readdirSync('/proc/self/task')) {
+    const out: ThreadStat[] = [];
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
       let stat: string;
       try {
-        stat = readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
+        stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
       } catch {
         continue; // the thread ended
       }
       // Fields after the command name (which may hold spaces): utime and stime are 14 and 15.
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(Number(t), Number(f[11]) + Number(f[12]));
+      const close = stat.lastIndexOf(')');
+      const f = stat.slice(close + 2).split(' ');
+      out.push({
+        tid: Number(t),
+        name: stat.slice(stat.indexOf('(') + 1, close),
+        ticks: Number(f[11]) + Number(f[12]),
+      });
     }
     return out;
   } catch {
     return null;
   }
+}
+
+/** Thread id → user + system CPU time in clock ticks. */
+export function threadTicks(): Map<number, number> | null {
+  const stats = threadStats();
+  return stats === null ? null : new Map(stats.map((t) => [t.tid, t.ticks]));
 }
 
 /** CPU ms spent between two readings: on the main thread, the busiest other thread, and the rest. */

@@ -12,6 +12,7 @@
 import type { Value } from '../../common/types.ts';
 import { type GroupIndex, NO_SLOT } from '../group-index.ts';
 import type { GroupKeyTexts } from './group-key-texts.ts';
+import { grownI32 } from '../typed-growth.ts';
 
 /**
  * The step's per-row scratch the pass reads (ids, keys, weights) and writes (slots, touch indexes):
@@ -65,10 +66,7 @@ export class StepTouches {
 
 /** Grows the by-slot touch marks (doubling) to hold `slot`'s. */
 export function fitTouches(g: GroupLookup, slot: number): void {
-  if (slot < g.touches.length) return;
-  const touches = new Int32Array(2 * g.touches.length);
-  touches.set(g.touches);
-  g.touches = touches;
+  if (slot >= g.touches.length) g.touches = grownI32(g.touches, slot + 1);
 }
 
 /** Above this many rows a step's own table would leave L1: the by-slot marks are used again. */
@@ -185,19 +183,26 @@ function markInStepTable(g: GroupLookup, s: StepRows): void {
   g.count = count;
 }
 
+/**
+ * Row `i`'s group slot (a new group allocated), its key text counted where the Reduce keeps them: the
+ * lookup of the one-, two- and few-row steps (the large step looks up and counts in separate passes).
+ */
+function slotOfRow(g: GroupLookup, s: StepRows, i: number): number {
+  const id = s.rowIds[i] as Value;
+  let slot = g.index.get(id);
+  if (slot === NO_SLOT) slot = g.allocate(id, s.rowKeys[i] as Value | Value[]);
+  const keyTexts = g.keyTexts;
+  if (keyTexts !== null) {
+    if (g.keyCount > 1) keyTexts.add(slot, s.rowKeys[i] as Value[], s.weights[i] as number);
+    else keyTexts.addOne(slot, s.rowKeys[i] as Value, s.weights[i] as number);
+  }
+  return slot;
+}
+
 /** A keyed step's one row: its slot, touched first, with no touch mark (see lookupAndMark). */
 function lookupOne(g: GroupLookup, s: StepRows): void {
   if (s.rowSlots[0] === NO_SLOT) return;
-  const id = s.rowIds[0] as Value;
-  let slot = g.index.get(id);
-  if (slot === NO_SLOT) {
-    slot = g.allocate(id, s.rowKeys[0] as Value | Value[]);
-  }
-  const keyTexts = g.keyTexts;
-  if (keyTexts !== null) {
-    if (g.keyCount > 1) keyTexts.add(slot, s.rowKeys[0] as Value[], s.weights[0] as number);
-    else keyTexts.addOne(slot, s.rowKeys[0] as Value, s.weights[0] as number);
-  }
+  const slot = slotOfRow(g, s, 0);
   s.rowSlots[0] = slot;
   g.touched[0] = slot;
   g.count = 1;
@@ -210,21 +215,12 @@ function lookupOne(g: GroupLookup, s: StepRows): void {
  * set and clear (the same allocations and touch order as lookupAndMarkSmall).
  */
 function lookupTwo(g: GroupLookup, s: StepRows): void {
-  const { index, keyCount, keyTexts, touched } = g;
-  const { weights, rowSlots, rowTouches, rowIds, rowKeys } = s;
+  const touched = g.touched;
+  const { rowSlots, rowTouches } = s;
   let count = 0;
   for (let i = 0; i < 2; i++) {
     if (rowSlots[i] === NO_SLOT) continue;
-    const id = rowIds[i] as Value;
-    let slot = index.get(id);
-    if (slot === NO_SLOT) {
-      slot = g.allocate(id, rowKeys[i] as Value | Value[]);
-    }
-    if (keyTexts !== null) {
-      const weight = weights[i] as number;
-      if (keyCount > 1) keyTexts.add(slot, rowKeys[i] as Value[], weight);
-      else keyTexts.addOne(slot, rowKeys[i] as Value, weight);
-    }
+    const slot = slotOfRow(g, s, i);
     rowSlots[i] = slot;
     if (count === 1 && touched[0] === slot) {
       rowTouches[i] = 0;
@@ -238,20 +234,11 @@ function lookupTwo(g: GroupLookup, s: StepRows): void {
 
 /** A small step's lookup and marks, one row at a time (the same allocations and touch order). */
 function lookupAndMarkSmall(g: GroupLookup, s: StepRows): void {
-  const { index, keyCount, keyTexts, touched } = g;
-  const { n, weights, rowSlots, rowTouches, rowIds, rowKeys } = s;
+  const touched = g.touched;
+  const { n, rowSlots, rowTouches } = s;
   for (let i = 0; i < n; i++) {
     if (rowSlots[i] === NO_SLOT) continue;
-    const id = rowIds[i] as Value;
-    let slot = index.get(id);
-    if (slot === NO_SLOT) {
-      slot = g.allocate(id, rowKeys[i] as Value | Value[]);
-    }
-    if (keyTexts !== null) {
-      const weight = weights[i] as number;
-      if (keyCount > 1) keyTexts.add(slot, rowKeys[i] as Value[], weight);
-      else keyTexts.addOne(slot, rowKeys[i] as Value, weight);
-    }
+    const slot = slotOfRow(g, s, i);
     rowSlots[i] = slot;
     const touches = g.touches;
     let t = touches[slot] as number;

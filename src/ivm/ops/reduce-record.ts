@@ -4,6 +4,7 @@
 import type { Value } from '../../common/types.ts';
 import { identicalValues } from '../../common/values.ts';
 import type { GroupRecords } from './aggregate-column.ts';
+import { grownF64 } from '../typed-growth.ts';
 
 /** `keys[slot]` of a group whose (single, numeric) key is held in its record. */
 export const RECORD_KEY: readonly Value[] = Object.freeze([]);
@@ -50,8 +51,5 @@ export function sameAggregates(a: readonly Value[], b: readonly Value[], keyCoun
 
 /** Grows the records (doubling) to hold `slot`'s. */
 export function fitRecord(r: GroupRecords, slot: number): void {
-  if ((slot + 1) * r.stride <= r.data.length) return;
-  const data = new Float64Array(r.data.length * 2);
-  data.set(r.data);
-  r.data = data;
+  if ((slot + 1) * r.stride > r.data.length) r.data = grownF64(r.data, (slot + 1) * r.stride);
 }
