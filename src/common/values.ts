@@ -115,18 +115,6 @@ export function encodeExactValues(values: readonly Value[]): string {
   return out;
 }
 
-/**
- * encodeExactValues of a row whose encodeValues is `valueKey`: the same string when the row holds no
- * object and no -0 (their two encodings agree), so rows of numbers, text and booleans encode once.
- */
-export function exactKeyOf(values: readonly Value[], valueKey: string): string {
-  for (let k = 0; k < values.length; k++) {
-    const v = values[k];
-    if ((typeof v === 'object' && v !== null) || Object.is(v, -0)) return encodeExactValues(values);
-  }
-  return valueKey;
-}
-
 export function encodeExactOne(v: Value): string {
   switch (typeof v) {
     case 'number':

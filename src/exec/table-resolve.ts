@@ -274,7 +274,7 @@ export function resolveKeylessDeletes(
   deleteRows.forEach((input, i) => {
     let row = table.normalizeRow(input, 'delete', i);
     let k = encodeExactValues(row);
-    let have = ms.count(k) - (used.get(k) ?? 0);
+    let have = ms.count(row) - (used.get(k) ?? 0);
     if (have <= 0 && hasInexactColumns(def)) {
       // No row of this text left: a row of an equal value and another text (1.50 for 1.5), as
       // DELETE … WHERE x = 1.5 would; the one whose text sorts first, so replay picks the same.

@@ -9,7 +9,7 @@
 // Beside it: the prepared batch (table-batch.ts), resolving a request's rows (table-resolve.ts) and
 // column value facts (table-values.ts).
 import { SluiceError } from '../common/errors.ts';
-import { encodeExactValues, encodeValues, singleKey } from '../common/values.ts';
+import { encodeValues, singleKey } from '../common/values.ts';
 import type { StateDelta, Stateful } from '../ivm/state.ts';
 import { rowBytes } from '../ivm/arrangement.ts';
 import { CountedArrangement } from '../ivm/counted-arrangement.ts';
@@ -308,13 +308,12 @@ export class TableStore implements Stateful {
     if (batch.deletes.length > 0) {
       const ms = this.ensureMultiset();
       for (const row of batch.deletes) {
-        const k = encodeExactValues(row);
-        if (ms.count(k) === 0)
+        if (ms.count(row) === 0)
           throw new SluiceError(
             'STATE_ERROR',
             `replayed delete of an absent row in table "${this.def.name}"`,
           );
-        ms.add(row, -1, k);
+        ms.add(row, -1);
         rows.push(row);
         weights.push(-1);
       }

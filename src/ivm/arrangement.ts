@@ -14,7 +14,7 @@ import type { Interval } from '../common/time/interval.ts';
 import type { Jsonb } from '../common/json/jsonb.ts';
 import type { SqlArray } from '../common/array/sql-array.ts';
 import type { Value } from '../common/types.ts';
-import { encodeExactOne, encodeExactValues, identicalValues } from '../common/values.ts';
+import { encodeExactOne, encodeExactValues, exactKey, identicalValues } from '../common/values.ts';
 import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
 
 // ---- indexed: key → bucket of counted rows --------------------------------------------------------
@@ -124,6 +124,13 @@ function hashValue(v: Value): number {
     }
     case 'boolean':
       return v ? 0x3c6ef372 : 0x1b873593;
+    case 'object': {
+      if (v === null) return 0x5bd1e995;
+      // numerics, intervals, jsonb, arrays: by their exact text (values identical only when those
+      // agree), so rows told apart only by such a value do not share one hash
+      const text = exactKey(v);
+      return typeof text === 'object' ? 0x5bd1e995 : hashValue(text);
+    }
     default:
       return 0x5bd1e995;
   }

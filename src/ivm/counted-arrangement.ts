@@ -1,12 +1,13 @@
 // The counted mode of an arrangement: the key is the whole row, holding its multiplicity (keyless
-// tables and views, Distinct, set operations). A row is keyed by its exact encoding (1.5 and 1.50
-// are two rows); with `byValue`, rows are also grouped by SQL equality, for an owner that shows one
-// row per group (Distinct, set operations) or matches a row by value (a keyless table's delete).
+// tables and views, Distinct, set operations). Rows are told apart by their exact texts (1.5 and
+// 1.50 are two rows); with `byValue`, rows are also grouped by SQL equality, for an owner that shows
+// one row per group (Distinct, set operations) or matches a row by value (a keyless table's delete).
 // See arrangement.ts for the modes.
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
 import { encodeExactValues, encodeValues } from '../common/values.ts';
 import { compareExactRows } from './exact-rows.ts';
+import { hashRow, sameRow } from './arrangement.ts';
 import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
 
 export interface CountedRow {
@@ -15,14 +16,25 @@ export interface CountedRow {
 }
 
 /**
- * The key is the whole row (its exact encoding): each distinct row once, with its multiplicity. A
- * checkpoint entry is `{ r: row, c: count }` under the row's encoding; an operator holding more
- * than one gives each an `entryPrefix`, which its entry ids start with and its entries carry (`a`).
+ * The key is the whole row: each distinct row once, with its multiplicity. Rows are found by a hash
+ * of their values in an open-addressed table and compared in full (`sameRow`, the identity of their
+ * exact encodings), so no row is encoded to a string to be counted; held in arrival order (the order
+ * `entries` gives, as a Map's would). A checkpoint entry is `{ r: row, c: count }` under the row's
+ * exact encoding, built when exported; an operator holding more than one gives each an
+ * `entryPrefix`, which its entry ids start with and its entries carry (`a`).
  */
 export class CountedArrangement extends ArrangementDelta {
-  private readonly rows = new Map<string, CountedRow>();
+  /** The rows held, by arrival; null where a row left (compacted when holes outnumber rows). */
+  private held: (CountedRow | null)[] = [];
+  /** hashRow of `held[p]`. */
+  private hashes = new Int32Array(16);
+  /** Open-addressed by Fibonacci hashing, linear probing: a position in `held`, or -1 (free). */
+  private table = new Int32Array(32).fill(-1);
+  private shift = 27;
+  private distinct = 0;
   private rowTotal = 0;
-  private readonly dirty = new Set<string>();
+  /** Entries changed since the last export (an entry whose count reached 0 stands for its row's delete). */
+  private readonly dirty = new Set<CountedRow>();
   /**
    * SQL encoding (encodeValues) → the rows held of that value, each of another text (derived, never
    * checkpointed; almost always one row). Built on first use (`byValue` owners use it every step; a
@@ -46,7 +58,7 @@ export class CountedArrangement extends ArrangementDelta {
   private grouped(): Map<string, CountedRow[]> {
     if (this.groups === null) {
       this.groups = new Map();
-      for (const entry of this.rows.values()) this.group(entry, true, undefined);
+      for (const entry of this.entries()) this.group(entry, true, undefined);
     }
     return this.groups;
   }
@@ -91,7 +103,7 @@ export class CountedArrangement extends ArrangementDelta {
 
   /** Distinct rows held. */
   get size(): number {
-    return this.rows.size;
+    return this.distinct;
   }
 
   /** Sum of the multiplicities. */
@@ -99,50 +111,123 @@ export class CountedArrangement extends ArrangementDelta {
     return this.rowTotal;
   }
 
-  /** The multiplicity of the row encoded as `rowKey` (0 when absent). */
-  count(rowKey: string): number {
-    return this.rows.get(rowKey)?.count ?? 0;
+  /** The multiplicity of `row` (0 when absent). */
+  count(row: readonly Value[]): number {
+    const slot = this.find(row, hashRow(row));
+    return slot < 0 ? 0 : (this.held[this.table[slot] as number] as CountedRow).count;
   }
 
   /**
    * Adds `weight` copies of `row`; returns its entry after the change (count 0: the row is gone,
    * and the entry holds the row that was stored). `count - weight` is the multiplicity before.
-   * `rowKey` is the row's encodeExactValues, `valueKey` its encodeValues (with `byValue`), when the
-   * caller has them.
+   * `valueKey` is the row's encodeValues (with `byValue`), when the caller has it.
    */
-  add(
-    row: readonly Value[],
-    weight: number,
-    rowKey: string = encodeExactValues(row),
-    valueKey?: string,
-  ): CountedRow {
-    const entry = this.rows.get(rowKey);
+  add(row: readonly Value[], weight: number, valueKey?: string): CountedRow {
+    const hash = hashRow(row);
+    const slot = this.find(row, hash);
+    const entry = slot < 0 ? undefined : (this.held[this.table[slot] as number] as CountedRow);
     const count = (entry?.count ?? 0) + weight;
     if (count < 0) throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
-    if (this.tracking) this.dirty.add(rowKey);
     this.rowTotal += weight;
     if (entry === undefined) {
       const added: CountedRow = { row, count };
       if (count > 0) {
-        this.rows.set(rowKey, added);
+        this.insertAt(~slot, added, hash);
         if (this.groups !== null) this.group(added, true, valueKey);
+        if (this.tracking) this.dirty.add(added);
       }
       return added;
     }
     entry.count = count;
+    if (this.tracking) this.dirty.add(entry);
     if (count === 0) {
-      this.rows.delete(rowKey);
+      this.removeAt(slot);
       if (this.groups !== null) this.group(entry, false, valueKey);
     }
     return entry;
   }
 
-  entries(): IterableIterator<CountedRow> {
-    return this.rows.values();
+  /** The table slot holding `row` (of hash `hash`), or the complement of the free slot it would take. */
+  private find(row: readonly Value[], hash: number): number {
+    const table = this.table;
+    const mask = table.length - 1;
+    let slot = Math.imul(hash, 0x9e3779b1) >>> this.shift;
+    for (;;) {
+      const p = table[slot] as number;
+      if (p === -1) return ~slot;
+      if (this.hashes[p] === hash && sameRow((this.held[p] as CountedRow).row, row)) return slot;
+      slot = (slot + 1) & mask;
+    }
+  }
+
+  private insertAt(slot: number, entry: CountedRow, hash: number): void {
+    const p = this.held.length;
+    if (p === this.hashes.length) {
+      const grown = new Int32Array(p * 2);
+      grown.set(this.hashes);
+      this.hashes = grown;
+    }
+    this.held.push(entry);
+    this.hashes[p] = hash;
+    this.table[slot] = p;
+    this.distinct++;
+    if (this.distinct * 2 > this.table.length) this.rebuild(this.table.length * 2);
+  }
+
+  /** Empties `slot`, moving later rows of its probe run back so every row stays reachable. */
+  private removeAt(slot: number): void {
+    const table = this.table;
+    const mask = table.length - 1;
+    this.held[table[slot] as number] = null;
+    this.distinct--;
+    let hole = slot;
+    let at = slot;
+    for (;;) {
+      at = (at + 1) & mask;
+      const p = table[at] as number;
+      if (p === -1) break;
+      const home = Math.imul(this.hashes[p] as number, 0x9e3779b1) >>> this.shift;
+      // the row at `at` may move to `hole` when its home is not in the run (hole, at]
+      if (hole <= at ? home <= hole || home > at : home <= hole && home > at) {
+        table[hole] = p;
+        hole = at;
+      }
+    }
+    table[hole] = -1;
+    if (this.held.length > 64 && this.held.length > this.distinct * 2) this.rebuild(this.table.length);
+  }
+
+  /** Drops the holes from `held` (arrival order kept) and re-slots every row in a table of `size`. */
+  private rebuild(size: number): void {
+    let n = 0;
+    for (let p = 0; p < this.held.length; p++) {
+      const e = this.held[p] as CountedRow | null;
+      if (e === null) continue;
+      this.held[n] = e;
+      this.hashes[n] = this.hashes[p] as number;
+      n++;
+    }
+    this.held.length = n;
+    const table = size === this.table.length ? this.table.fill(-1) : new Int32Array(size).fill(-1);
+    const mask = size - 1;
+    this.shift = 32 - Math.log2(size);
+    for (let p = 0; p < n; p++) {
+      let slot = Math.imul(this.hashes[p] as number, 0x9e3779b1) >>> this.shift;
+      while (table[slot] !== -1) slot = (slot + 1) & mask;
+      table[slot] = p;
+    }
+    this.table = table;
+  }
+
+  *entries(): IterableIterator<CountedRow> {
+    for (const e of this.held) if (e !== null) yield e;
   }
 
   clear(): void {
-    this.rows.clear();
+    this.held = [];
+    this.table = new Int32Array(32).fill(-1);
+    this.shift = 27;
+    this.distinct = 0;
     this.groups?.clear();
     this.rowTotal = 0;
     this.markCleared();
@@ -150,32 +235,30 @@ export class CountedArrangement extends ArrangementDelta {
 
   /** Replaces the contents with entries written by `takeDelta`. */
   load(entries: Iterable<unknown>): void {
-    this.rows.clear();
-    this.groups?.clear();
-    this.rowTotal = 0;
+    this.clear();
     for (const v of entries) {
       const e = v as { r: Value[]; c: number };
-      const entry: CountedRow = { row: e.r, count: e.c };
-      this.rows.set(encodeExactValues(e.r), entry);
-      if (this.groups !== null) this.group(entry, true, undefined);
-      this.rowTotal += e.c;
+      this.add(e.r, e.c);
     }
     this.markLoaded();
   }
 
   protected exportAll(upserts: Upserts): void {
-    for (const [k, e] of this.rows) upserts.push([this.entryId(k), this.stored(e)]);
+    for (const e of this.entries()) upserts.push([this.entryId(e.row), this.stored(e)]);
   }
 
   protected exportChanged(upserts: Upserts, deletes: string[]): void {
-    for (const k of this.dirty) {
-      const e = this.rows.get(k);
-      if (e === undefined) deletes.push(this.entryId(k));
-      else upserts.push([this.entryId(k), this.stored(e)]);
+    const gone = new Set<string>();
+    for (const e of this.dirty) {
+      if (e.count > 0) upserts.push([this.entryId(e.row), this.stored(e)]);
+      // a row that left and came back has a new entry, also marked: that one is exported
+      else if (this.find(e.row, hashRow(e.row)) < 0) gone.add(this.entryId(e.row));
     }
+    for (const id of gone) deletes.push(id);
   }
 
-  private entryId(rowKey: string): string {
+  private entryId(row: readonly Value[]): string {
+    const rowKey = encodeExactValues(row);
     return this.entryPrefix === null ? rowKey : `${this.entryPrefix}${rowKey}`;
   }
 

@@ -3,7 +3,7 @@
 // and no weight is zero, which stateful operators and outputs rely on or establish.
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
-import { encodeExactValues } from '../common/values.ts';
+import { hashRow, sameRow } from './arrangement.ts';
 
 export interface ZBatch {
   readonly rows: (readonly Value[])[];
@@ -79,28 +79,53 @@ export function isEmpty(batch: ZBatch | null | undefined): boolean {
 /**
  * Sums the weights of identical rows and drops rows whose weight nets to zero (keeps first-seen
  * order). Identical, not SQL-equal: -[1.50] and +[1.5] are a change of text, not nothing.
+ *
+ * Rows are found by a hash of their values in an open-addressed table and compared in full
+ * (`sameRow`, the same identity as their exact encodings): no row is encoded to a string, which
+ * was most of a keyless view's consolidation (a string built and hashed per row).
  */
 export function consolidate(batch: ZBatch): ZBatch {
   if (batch.consolidated || batch.weights.length === 0) return batch;
-  if (batch.weights.length === 1) {
+  const n = batch.weights.length;
+  if (n === 1) {
     return batch.weights[0] === 0
       ? emptyBatch()
       : { rows: batch.rows, weights: batch.weights, consolidated: true };
   }
-  const index = new Map<string, number>();
+  const input = batch.rows;
+  const shift = tableFor(n);
+  const mask = -1 >>> shift;
+  const table = firstAt;
+  const hashes = rowHashes;
   const rows: (readonly Value[])[] = [];
   const weights: number[] = [];
-  for (let i = 0; i < batch.rows.length; i++) {
-    const row = batch.rows[i] as readonly Value[];
-    const key = encodeExactValues(row);
-    const at = index.get(key);
-    if (at === undefined) {
-      index.set(key, rows.length);
+  let merged = false;
+  for (let i = 0; i < n; i++) {
+    const row = input[i] as readonly Value[];
+    const hash = hashRow(row);
+    // Fibonacci hashing: the slot from the product's high bits, which every bit of the hash moves.
+    let slot = Math.imul(hash, 0x9e3779b1) >>> shift;
+    let at = table[slot] as number;
+    while (at !== -1 && !((hashes[at] as number) === hash && sameRow(rows[at] as readonly Value[], row))) {
+      slot = (slot + 1) & mask;
+      at = table[slot] as number;
+    }
+    if (at === -1) {
+      table[slot] = rows.length;
+      hashes[rows.length] = hash;
       rows.push(row);
       weights.push(batch.weights[i] as number);
     } else {
       weights[at] = (weights[at] as number) + (batch.weights[i] as number);
+      merged = true;
     }
+  }
+  table.fill(-1, 0, mask + 1);
+  if (!merged) {
+    // Each row once: only zero weights (never from an operator, but a caller's batch may) to drop.
+    let zeros = false;
+    for (let i = 0; i < weights.length; i++) if (weights[i] === 0) zeros = true;
+    if (!zeros) return { rows, weights, consolidated: true };
   }
   const outRows: (readonly Value[])[] = [];
   const outWeights: number[] = [];
@@ -111,6 +136,26 @@ export function consolidate(batch: ZBatch): ZBatch {
     }
   }
   return { rows: outRows, weights: outWeights, consolidated: true };
+}
+
+/**
+ * consolidate's scratch, reused by every call (it never re-enters): `firstAt` the open-addressed
+ * table (-1: free), `rowHashes` each distinct row's hash. Kept at the largest batch seen.
+ */
+let firstAt = new Int32Array(64).fill(-1);
+let rowHashes = new Int32Array(32);
+
+/**
+ * The shift that takes a 32-bit product to a slot of a table for `n` rows (at most half full),
+ * growing the scratch when needed.
+ */
+function tableFor(n: number): number {
+  let bits = 6;
+  while (1 << bits < n * 2) bits++;
+  const size = 1 << bits;
+  if (firstAt.length < size) firstAt = new Int32Array(size).fill(-1);
+  if (rowHashes.length < n) rowHashes = new Int32Array(size >>> 1);
+  return 32 - bits;
 }
 
 export function concatBatches(batches: readonly ZBatch[]): ZBatch {

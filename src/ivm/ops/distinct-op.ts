@@ -3,7 +3,7 @@
 // smallest scale) among those present, so the row shown changes when the present texts do, and does
 // not depend on arrival order. Output is consolidated with weights ±1.
 import type { Value } from '../../common/types.ts';
-import { encodeValues, exactKeyOf } from '../../common/values.ts';
+import { encodeValues } from '../../common/values.ts';
 import { identicalRows } from '../exact-rows.ts';
 import type { Operator } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
@@ -42,7 +42,7 @@ export class DistinctOp implements Operator, Stateful {
       const row = input.rows[i] as readonly Value[];
       const valueKey = encodeValues(row);
       if (!touched.has(valueKey)) touched.set(valueKey, counts.representative(valueKey)?.row ?? null);
-      counts.add(row, input.weights[i] as number, exactKeyOf(row, valueKey), valueKey);
+      counts.add(row, input.weights[i] as number, valueKey);
     }
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];

@@ -8,7 +8,7 @@
 // for UNION, the left side's for INTERSECT and EXCEPT — in compareExactRows order (the smallest
 // scale first), so the text shown is one a current row holds, whatever order rows came in.
 import type { Value } from '../../common/types.ts';
-import { encodeExactValues, encodeValues, exactKeyOf } from '../../common/values.ts';
+import { encodeExactValues, encodeValues } from '../../common/values.ts';
 import { CountedArrangement, type CountedRow } from '../counted-arrangement.ts';
 import { compareExactRows } from '../exact-rows.ts';
 import type { SetOpKind } from '../dataflow-plan.ts';
@@ -77,7 +77,7 @@ export class SetOpOp implements Operator, Stateful {
         if (w === 0) continue;
         const valueKey = encodeValues(row);
         if (!touched.has(valueKey)) touched.set(valueKey, this.draw(valueKey));
-        arranged.add(row, w, exactKeyOf(row, valueKey), valueKey);
+        arranged.add(row, w, valueKey);
       }
     }
     const rows: (readonly Value[])[] = [];
