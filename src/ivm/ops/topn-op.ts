@@ -76,6 +76,8 @@ export class TopNOp implements Operator, Stateful {
   private readonly trims: boolean;
   /** Rows `trim` dropped so far (tests count them). */
   rowsTrimmed = 0;
+  /** Inserts ranked past a full top of an insert-only input, never stored (tests count them). */
+  rowsPassedOver = 0;
 
   constructor(private readonly node: TopNNode) {
     this.stateId = node.stateId;
@@ -224,9 +226,16 @@ export class TopNOp implements Operator, Stateful {
     const w = batch.weights[index] as number;
     if (w !== 1 && w !== -1) return false;
     const row = batch.rows[index] as readonly Value[];
-    if (!part.singleCopiesUpTo(to + 1)) return false;
     const image = this.imageIn(part, row);
     const compare = this.compare;
+    // An insert-only input whose partition holds its top n already: a row after the n-th is
+    // numbered past n now and forever (inserts only push rows down), so the trim would drop it at
+    // once — nothing is stored, nothing emitted. With copies the n-th row ends the top n or later.
+    if (this.trims && w === 1 && part.sorted >= to && part.sortsAfter(to - 1, row, image, compare)) {
+      this.rowsPassedOver++;
+      return true;
+    }
+    if (!part.singleCopiesUpTo(to + 1)) return false;
     const cap = this.tailFrom;
     if (
       part.keys !== null &&

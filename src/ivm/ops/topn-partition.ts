@@ -157,6 +157,16 @@ export class SortedPartition {
    * Whether `row` sorts after every sorted row (with images, and sorted rows not empty): where it
    * would go in the tail, or is in it.
    */
+  /** Whether `row` (of image `image`) sorts after the sorted row at `at`: by images first. */
+  sortsAfter(at: number, row: readonly Value[], image: number, compare: RowCompare): boolean {
+    const keys = this.keys;
+    if (keys !== null) {
+      const there = keys[at] as number;
+      if (image !== there) return image > there;
+    }
+    return compare(row, this.rows[at] as readonly Value[]) > 0;
+  }
+
   afterSorted(row: readonly Value[], image: number, compare: RowCompare): boolean {
     const last = this.lastKey;
     if (image !== last) return image > last;
