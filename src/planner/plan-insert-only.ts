@@ -51,6 +51,12 @@ function insertOnlyOf(plan: LogicalPlan, catalog: Catalog, memo: Map<LogicalPlan
     case 'union':
       // UNION ALL passes each input's changes on unchanged.
       return plan.inputs.every(of);
+    case 'semiJoin':
+      // EXISTS / IN: a row passes once its first match is there, and leaves only when its last
+      // match or the row itself does; with both sides insert-only neither happens (an IN that was
+      // UNKNOWN for a NULL in the subquery turns true when a match comes, never back). NOT EXISTS
+      // and NOT IN retract a row when its first match arrives: not insert-only.
+      return (plan.mode === 'exists' || plan.mode === 'in') && of(plan.input) && of(plan.subquery);
     case 'join':
       // An inner (or cross) join's output is the set of matching pairs; an insert on either side
       // only adds pairs, and a pair is retracted only when one of its rows is. (A temporal join's
@@ -65,9 +71,6 @@ function insertOnlyOf(plan: LogicalPlan, catalog: Catalog, memo: Map<LogicalPlan
     // An insert changes the window values of other rows of its partition (they are re-emitted).
     case 'temporalFilter':
     // Rows leave as the clock passes their bounds.
-    case 'semiJoin':
-    // EXISTS/IN would be insert-only over insert-only inputs, but NOT EXISTS/NOT IN retract a row
-    // when its first match arrives; kept out whole, conservatively.
     case 'setOp':
       // EXCEPT retracts as the right side grows; UNION (distinct) and INTERSECT are left out with it.
       return false;
