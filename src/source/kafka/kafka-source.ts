@@ -5,7 +5,6 @@
 // delivered positions, so every record is applied exactly once. Poison records follow on_error.
 // A pacer (the tenant's ingest rates) may hold a batch back: the source then reads nothing more until
 // it is delivered — backpressure on the broker, never a dropped or skipped record.
-import { bytesAsText } from '../../common/json-codec.ts';
 import type { Value } from '../../common/types.ts';
 import { CONNECT_TIMEOUT_MS, withDeadline } from './deadline.ts';
 import {
@@ -15,7 +14,7 @@ import {
   type KafkaRecord,
   type PartitionWatermarks,
 } from './kafka-client.ts';
-import { PoisonRecord, RecordDecoder, type RowOp } from './record-decoder.ts';
+import { PoisonRecord, rawText, RecordDecoder, type RowOp } from './record-decoder.ts';
 import type {
   KafkaSourceConfig,
   PartitionRange,
@@ -243,17 +242,62 @@ export class KafkaSourceRunner {
     if (this.halted(generation)) return;
     this.high.set(partition, high);
     this.bound = this.pacer === null ? null : this.pacer.bound();
-    for (const record of records) {
-      // A held batch stops reading (the broker's fetches wait on this handler) until it is delivered.
-      if (this.held !== null) await this.held.promise;
-      if (this.halted(generation)) return;
-      this.takeRecord(generation, partition, record);
-    }
+    if (this.typed) await this.takeTypedRecords(generation, partition, records);
+    else
+      for (const record of records) {
+        // A held batch stops reading (the broker's fetches wait on this handler) until it is delivered.
+        if (this.held !== null) await this.held.promise;
+        if (this.halted(generation)) return;
+        this.takeRecord(generation, partition, record);
+      }
     // The fetch also covered what read-committed filtered out (aborted records, markers): move past it.
     if (!this.halted(generation) && covered > (this.pendingNext.get(partition) ?? 0)) {
       this.pendingNext.set(partition, covered);
       this.pendingAdvance = true;
       this.batchTimer ??= setTimeout(() => this.flush(generation), this.config.maxBatchMs);
+    }
+  }
+
+  /**
+   * A typed `json` source's records of one fetched chunk: what `takeRecord` does for each, with the
+   * partition's next offset kept in a local between flushes (the runner's own per-record work was
+   * ≈ 100 ns, against ≈ 200 ns for reading and typing the record itself).
+   */
+  private async takeTypedRecords(
+    generation: number,
+    partition: number,
+    records: readonly KafkaRecord[],
+  ): Promise<void> {
+    const decoder = this.decoder;
+    const pendingNext = this.pendingNext;
+    let i = 0;
+    while (i < records.length) {
+      // A held batch stops reading (the broker's fetches wait on this handler) until it is delivered.
+      if (this.held !== null) await this.held.promise;
+      if (this.halted(generation)) return;
+      // Up to the next flush (which reads and resets the positions) nothing else runs meanwhile.
+      let next = pendingNext.get(partition) ?? 0;
+      let flushed = false;
+      while (i < records.length && !flushed) {
+        const record = records[i++] as KafkaRecord;
+        try {
+          this.takeTyped(partition, decoder.decodeTyped(record));
+        } catch (error) {
+          pendingNext.set(partition, next);
+          if (!this.poisoned(generation, partition, record, error)) return;
+        }
+        this.pendingRecords += 1;
+        this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
+        if (record.offset + 1 > next) next = record.offset + 1;
+        if (this.batchFull()) {
+          pendingNext.set(partition, next);
+          this.flush(generation);
+          flushed = true;
+        } else if (this.batchTimer === null) {
+          this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
+        }
+      }
+      if (!flushed) pendingNext.set(partition, next);
     }
   }
 
@@ -263,28 +307,7 @@ export class KafkaSourceRunner {
       if (this.typed) this.takeTyped(partition, this.decoder.decodeTyped(record));
       else ops = this.decoder.decode(record);
     } catch (error) {
-      if (!(error instanceof PoisonRecord)) throw error;
-      if (this.config.onError === 'fail') {
-        // Everything before the poison record is applied (at once, not paced); the source stops at it.
-        this.flush(generation, true);
-        this.fail(
-          `cannot read record at offset ${record.offset} of partition ${partition}: ${error.message}`,
-          {
-            partition,
-            offset: record.offset,
-            reason: error.message,
-          },
-        );
-        void this.closeReader(generation);
-        return;
-      }
-      this.pendingSkipped.push({
-        topic: this.config.topic,
-        partition,
-        offset: record.offset,
-        reason: error.message,
-        raw: rawText(record, this.config.rawLimit ?? 4096),
-      });
+      if (!this.poisoned(generation, partition, record, error)) return;
       ops = [];
     }
     for (const op of ops) this.addOp(op);
@@ -297,6 +320,33 @@ export class KafkaSourceRunner {
     else if (this.batchTimer === null) {
       this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
     }
+  }
+
+  /**
+   * A record that cannot be read: kept as skipped (true: reading goes on), or, with on_error 'fail',
+   * the source stops at it (false). Errors other than a PoisonRecord are rethrown.
+   */
+  private poisoned(generation: number, partition: number, record: KafkaRecord, error: unknown): boolean {
+    if (!(error instanceof PoisonRecord)) throw error;
+    if (this.config.onError === 'fail') {
+      // Everything before the poison record is applied (at once, not paced); the source stops at it.
+      this.flush(generation, true);
+      this.fail(`cannot read record at offset ${record.offset} of partition ${partition}: ${error.message}`, {
+        partition,
+        offset: record.offset,
+        reason: error.message,
+      });
+      void this.closeReader(generation);
+      return false;
+    }
+    this.pendingSkipped.push({
+      topic: this.config.topic,
+      partition,
+      offset: record.offset,
+      reason: error.message,
+      raw: rawText(record, this.config.rawLimit ?? 4096),
+    });
+    return true;
   }
 
   private takeTyped(partition: number, row: readonly Value[]): void {
@@ -529,21 +579,4 @@ export class KafkaSourceRunner {
     }
     return this.rate;
   }
-}
-
-/**
- * Up to `limit` bytes of a record's value as well-formed text for the errors relation: cut at a
- * character boundary, bytes that are not UTF-8 shown as `\xHH` (the stored text must itself be
- * well-formed, or it would poison the journal it is written to).
- */
-function rawText(record: KafkaRecord, limit: number): string | null {
-  const value = record.value;
-  if (value === null) return null;
-  let end = Math.min(limit, value.length);
-  // Back off to the start of a UTF-8 sequence the cut would split (at most 3 continuation bytes).
-  if (end < value.length) {
-    for (let i = 0; i < 3 && end > 0 && ((value[end] ?? 0) & 0xc0) === 0x80; i++) end -= 1;
-  }
-  const text = bytesAsText(value.subarray(0, end));
-  return value.length > end ? `${text}…(${value.length} bytes)` : text;
 }

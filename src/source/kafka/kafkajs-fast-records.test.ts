@@ -203,6 +203,18 @@ test('the consumer Batch keeps, filters and reports as kafkajs Batch does', asyn
     ),
   )) as { records: unknown[] };
   const messages = [...plain.records, ...control.records];
+  // Every record read by the fast path (no headers, small timestamp deltas).
+  const onlyPlain = (
+    (await fastDecode(
+      new Decoder(
+        await batchBytes(
+          records(random(5), 30, false).map((r, i) => ({ ...r, timestampDelta: i * 3 })),
+          {},
+        ),
+      ),
+    )) as { records: unknown[] }
+  ).records;
+  assert.ok(onlyPlain.every((m) => m instanceof PlainRecordMessage));
   const summary = (b: BatchView): unknown => ({
     messages: b.messages.map(asRead),
     within: b.messagesWithinOffset.map(asRead),
@@ -220,15 +232,39 @@ test('the consumer Batch keeps, filters and reports as kafkajs Batch does', asyn
     ['5000', messages],
     [Long.fromValue('1010'), messages],
     ['1030', control.records],
+    // Plain records only: kept whole at or below their first offset, filtered past it.
+    ['1000', onlyPlain],
+    [1000, onlyPlain],
+    ['1017', onlyPlain],
   ];
+  const aborted = [{ producerId: '-1', firstOffset: '1005' }];
   for (const [fetched, list] of cases) {
-    const data = { partition: 2, highWatermark: '1040', abortedTransactions: [], messages: list };
-    assert.deepStrictEqual(
-      summary(new FastBatch('t', fetched, data)),
-      summary(new OriginalBatch('t', fetched, data)),
-      `fetched ${String(fetched)}`,
-    );
+    for (const abortedTransactions of [[], undefined, aborted]) {
+      const data = { partition: 2, highWatermark: '1040', abortedTransactions, messages: list };
+      assert.deepStrictEqual(
+        summary(new FastBatch('t', fetched, data)),
+        summary(new OriginalBatch('t', fetched, data)),
+        `fetched ${String(fetched)}, aborted ${JSON.stringify(abortedTransactions)}`,
+      );
+    }
   }
+  // A fetch that keeps every record shares the fetched array instead of copying it twice.
+  const whole = new FastBatch('t', '1000', {
+    partition: 2,
+    highWatermark: '1040',
+    abortedTransactions: [],
+    messages: onlyPlain,
+  });
+  assert.equal(whole.messages, onlyPlain);
+  assert.equal(whole.messagesWithinOffset, onlyPlain);
+  const cut = new FastBatch('t', '1017', {
+    partition: 2,
+    highWatermark: '1040',
+    abortedTransactions: [],
+    messages: onlyPlain,
+  });
+  assert.notEqual(cut.messages, onlyPlain);
+  assert.equal(cut.messages.length, 13);
 });
 
 test("the reader's records read values in the fetch buffer: same records, no value Buffer made", async () => {

@@ -3,6 +3,7 @@
 // deletes and upserts). A record that cannot be decoded or does not fit the source's schema is a
 // PoisonRecord carrying the reason; the source's on_error policy decides what happens to it.
 import {
+  bytesAsText,
   decodeUtf8Strict,
   describeJsonPath,
   describeLoneSurrogate,
@@ -261,4 +262,21 @@ function show(v: unknown): string {
   if (typeof v === 'bigint') return v.toString();
   const text = JSON.stringify(v) ?? String(v);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/**
+ * Up to `limit` bytes of a record's value as well-formed text for the errors relation: cut at a
+ * character boundary, bytes that are not UTF-8 shown as `\xHH` (the stored text must itself be
+ * well-formed, or it would poison the journal it is written to).
+ */
+export function rawText(record: KafkaRecord, limit: number): string | null {
+  const value = record.value;
+  if (value === null) return null;
+  let end = Math.min(limit, value.length);
+  // Back off to the start of a UTF-8 sequence the cut would split (at most 3 continuation bytes).
+  if (end < value.length) {
+    for (let i = 0; i < 3 && end > 0 && ((value[end] ?? 0) & 0xc0) === 0x80; i++) end -= 1;
+  }
+  const text = bytesAsText(value.subarray(0, end));
+  return value.length > end ? `${text}…(${value.length} bytes)` : text;
 }
