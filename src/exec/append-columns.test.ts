@@ -122,3 +122,21 @@ test('a table of numbers keeps no column of JS values, row by row or in small ba
   assert.deepStrictEqual([...table.rows()].at(-1), [1, 'text', null]);
   assert.deepStrictEqual([...table.rows()].at(20_000), [0, 0.5, -0]);
 });
+
+test('int32 columns take four bytes a row; a column that met another number starts the next tail as doubles', () => {
+  const ints = new AppendColumns(3);
+  for (let b = 0; b < 164; b++)
+    ints.pushColumns([0, 1, 2].map((c) => Array.from({ length: 100 }, (_, i) => b * 100 + i - c)));
+  // 16,400 rows: two closed tails of 8,192 rows and an open one, every column an Int32Array.
+  assert.equal(ints.typedBytes(), 3 * 3 * 8192 * 4);
+  assert.equal(ints.valueColumns(), 0);
+
+  const mixed = new AppendColumns(2);
+  for (let i = 0; i < 8192; i++) mixed.push([i, i === 5 ? 0.5 : i]);
+  mixed.push([-0, 2 ** 31]);
+  // The second column widened in the first tail; the second tail starts it as doubles. -0 and
+  // 2^31 are not int32s: the first column widens in the second tail too.
+  assert.equal(mixed.typedBytes(), 8192 * 4 + 8192 * 8 + 8192 * 8 + 8192 * 8);
+  assert.deepStrictEqual([...mixed.rows()].at(5), [5, 0.5]);
+  assert.deepStrictEqual([...mixed.rows()].at(-1), [-0, 2 ** 31]);
+});

@@ -6,8 +6,12 @@
 // the JS heap, where the young generation's collector neither copies nor promotes them. As JS
 // arrays, the tail's columns grew by pushes, each growth a fresh backing store in the young
 // generation that every scavenge copied while the chunk filled (at batch 100 about a third of the
-// scavenges of the canonical pipeline). A column that receives any other value turns into an array
-// of values for the rest of its chunk. Rows only ever append, so the first `length` rows seen at any
+// scavenges of the canonical pipeline). A tail column starts as an Int32Array while its values are
+// int32 (not -0): half the fresh off-heap bytes of a Float64Array, and every tail is fresh memory
+// whose pages the kernel faults in and zeroes (the tail's allocation was ≈ 14% of a batch-100
+// canonical profile). A column that receives another number turns into a Float64Array, and one
+// that receives any other value into an array of values, for the rest of its chunk; the next tail
+// starts each column in the form the last one ended in. Rows only ever append, so the first `length` rows seen at any
 // moment never change: a capture is the chunk list as it is, read back later while the table grows.
 import type { Value } from '../common/types.ts';
 import type { RowCapture } from '../ivm/row-capture.ts';
@@ -21,8 +25,17 @@ const TAIL_ROWS = 8192;
 /** A small table's first tail holds this many rows in its typed columns (doubled as it fills). */
 const TAIL_START = 64;
 
-/** A chunk's column: numbers in a Float64Array (its first `count` cells), or values. */
-type StoredColumn = Value[] | Float64Array;
+/** A chunk's column: numbers in a typed array (its first `count` cells), or values. */
+type StoredColumn = Value[] | Float64Array | Int32Array;
+
+/** The typed forms a tail column starts in (it moves from Int32Array to Float64Array to values). */
+const INT32 = 0;
+const FLOAT64 = 1;
+
+/** An int32 an Int32Array gives back as it is: -0 is not one (its cell would read 0). */
+function isInt32(v: number): boolean {
+  return (v | 0) === v && (v !== 0 || 1 / v > 0);
+}
 
 interface Chunk {
   /** Replaced in place while the chunk is the tail (a typed column grown, or turned into values). */
@@ -40,8 +53,12 @@ export class AppendColumns {
   /** The open chunk (the last entry of `chunks`), or null. */
   private tail: Chunk | null = null;
   length = 0;
+  /** The form each column of the last tail ended in (the next tail's columns start in it). */
+  private readonly forms: number[];
 
-  constructor(private readonly width: number) {}
+  constructor(private readonly width: number) {
+    this.forms = new Array<number>(width).fill(INT32);
+  }
 
   private openTail(): Chunk {
     const open = this.tail;
@@ -53,11 +70,25 @@ export class AppendColumns {
     // than seven doublings (a fresh ArrayBuffer each, ≈ 3% of a batch-100 run's profile).
     const capacity = this.length >= TAIL_ROWS ? TAIL_ROWS : TAIL_START;
     const columns: StoredColumn[] = [];
-    for (let c = 0; c < this.width; c++) columns.push(new Float64Array(capacity));
+    if (open !== null) this.noteForms(open);
+    for (let c = 0; c < this.width; c++) {
+      const form = this.forms[c] as number;
+      columns.push(form === INT32 ? new Int32Array(capacity) : new Float64Array(capacity));
+    }
     const tail: Chunk = { columns, start: this.length, count: 0, capacity };
     this.chunks.push(tail);
     this.tail = tail;
     return tail;
+  }
+
+  /** Records the forms a closing tail's columns ended in. */
+  private noteForms(tail: Chunk): void {
+    for (let c = 0; c < this.width; c++) {
+      const col = tail.columns[c] as StoredColumn;
+      // A column that met a non-number (a NULL, a text) starts typed again: most such columns are
+      // numbers with a few NULLs, and a column of texts turns into values at its first row.
+      this.forms[c] = col instanceof Float64Array ? FLOAT64 : INT32;
+    }
   }
 
   /** Doubles the room of the tail's typed columns. */
@@ -66,8 +97,9 @@ export class AppendColumns {
     const columns = tail.columns;
     for (let c = 0; c < columns.length; c++) {
       const col = columns[c] as StoredColumn;
-      if (!(col instanceof Float64Array)) continue;
-      const grown = new Float64Array(tail.capacity);
+      if (Array.isArray(col)) continue;
+      const grown =
+        col instanceof Int32Array ? new Int32Array(tail.capacity) : new Float64Array(tail.capacity);
       grown.set(col);
       columns[c] = grown;
     }
@@ -77,19 +109,33 @@ export class AppendColumns {
   private put(tail: Chunk, c: number, v: Value): void {
     const col = tail.columns[c] as StoredColumn;
     const i = tail.count;
-    if (col instanceof Float64Array) {
+    if (col instanceof Int32Array) {
+      if (typeof v === 'number') {
+        if (isInt32(v)) {
+          col[i] = v;
+          return;
+        }
+        // Another number: this column of the chunk keeps doubles from here on.
+        const wide = new Float64Array(tail.capacity);
+        for (let r = 0; r < i; r++) wide[r] = col[r] as number;
+        wide[i] = v;
+        tail.columns[c] = wide;
+        return;
+      }
+    } else if (col instanceof Float64Array) {
       if (typeof v === 'number') {
         col[i] = v;
         return;
       }
-      // Not a number: this column of the chunk keeps values from here on (pushed: a packed array).
-      const values: Value[] = [];
-      for (let r = 0; r < i; r++) values.push(col[r] as number);
-      values.push(v);
-      tail.columns[c] = values;
+    } else {
+      col.push(v);
       return;
     }
-    col.push(v);
+    // Not a number: this column of the chunk keeps values from here on (pushed: a packed array).
+    const values: Value[] = [];
+    for (let r = 0; r < i; r++) values.push(col[r] as number);
+    values.push(v);
+    tail.columns[c] = values;
   }
 
   push(row: readonly Value[]): void {
@@ -128,21 +174,39 @@ export class AppendColumns {
   private putRun(tail: Chunk, c: number, from: readonly Value[], i: number, run: number): void {
     const col = tail.columns[c] as StoredColumn;
     const at = tail.count;
-    if (col instanceof Float64Array) {
+    if (Array.isArray(col)) {
+      for (let k = 0; k < run; k++) col.push(from[i + k] as Value);
+      return;
+    }
+    // One loop per typed form, so that each one's stores see one kind of array.
+    if (col instanceof Int32Array) {
       for (let k = 0; k < run; k++) {
         const v = from[i + k] as Value;
-        if (typeof v !== 'number') {
-          // The rest through `put`, which turns the column into values at this one.
-          tail.count = at + k;
-          for (let j = k; j < run; j++, tail.count++) this.put(tail, c, from[i + j] as Value);
-          tail.count = at;
+        if (typeof v !== 'number' || !isInt32(v)) {
+          // The rest through `put`, which widens the column at this one.
+          this.putRest(tail, c, from, i, run, k);
           return;
         }
         col[at + k] = v;
       }
       return;
     }
-    for (let k = 0; k < run; k++) col.push(from[i + k] as Value);
+    for (let k = 0; k < run; k++) {
+      const v = from[i + k] as Value;
+      if (typeof v !== 'number') {
+        this.putRest(tail, c, from, i, run, k);
+        return;
+      }
+      col[at + k] = v;
+    }
+  }
+
+  /** Writes values [k, run) of a run one by one, each through `put`. */
+  private putRest(tail: Chunk, c: number, from: readonly Value[], i: number, run: number, k: number): void {
+    const at = tail.count;
+    tail.count = at + k;
+    for (let j = k; j < run; j++, tail.count++) this.put(tail, c, from[i + j] as Value);
+    tail.count = at;
   }
 
   /** The first `length` rows as they are now (they never change: chunks only grow at the end). */
@@ -168,10 +232,19 @@ export class AppendColumns {
     }
   }
 
-  /** How many of the chunks' columns hold JS values rather than numbers in a Float64Array. */
+  /** How many of the chunks' columns hold JS values rather than numbers in a typed array. */
   valueColumns(): number {
     let n = 0;
-    for (const chunk of this.chunks) for (const col of chunk.columns) if (!(col instanceof Float64Array)) n++;
+    for (const chunk of this.chunks) for (const col of chunk.columns) if (Array.isArray(col)) n++;
+    return n;
+  }
+
+  /** Bytes of the chunks' typed columns (their whole room, filled or not). */
+  typedBytes(): number {
+    let n = 0;
+    for (const chunk of this.chunks)
+      for (const col of chunk.columns)
+        if (!Array.isArray(col)) n += (col as Float64Array | Int32Array).byteLength;
     return n;
   }
 }
