@@ -1,7 +1,7 @@
-// Top-N views over APPEND ONLY tables against SQLite: random insert-only batches (ties, copies in a
-// keyless table, new keys only in a keyed one), every view compared after every batch. Their TopN
-// nodes are insert-only, so each keeps only the rows that can still rank; the answers must not
-// notice. Midway the engine is checkpointed and a fresh one restored from it (the TopN state is the
+// Top-N and MIN/MAX views over APPEND ONLY tables against SQLite: random insert-only batches (ties,
+// copies in a keyless table, new keys only in a keyed one), every view compared after every batch.
+// Their TopN nodes are insert-only, so each keeps only the rows that can still rank, and their
+// MIN/MAX keep only the extreme value per group; the answers must not notice. Midway the engine is checkpointed and a fresh one restored from it (the TopN state is the
 // trimmed one, loaded, not rebuilt), and both go on, each compared with SQLite.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -53,6 +53,8 @@ const VIEWS: Record<string, string> = {
   dense_page:
     'SELECT auction, id, price, dr FROM (SELECT auction, id, price, DENSE_RANK() OVER (PARTITION BY auction ORDER BY price DESC NULLS FIRST) AS dr FROM bid) r WHERE dr > 1 AND dr <= 3',
   cheap: 'SELECT id, auction, price FROM bid WHERE price < 40',
+  extremes: 'SELECT auction, MIN(price) AS lo, MAX(price) AS hi, COUNT(*) AS n FROM bid GROUP BY auction',
+  tick_extremes: 'SELECT sym, MIN(price) AS lo, MAX(DISTINCT price) AS hi FROM tick GROUP BY sym',
   // semi-joins: IN and a correlated EXISTS over insert-only sides are insert-only (the auctions
   // often come after their bids, so rows pass when a match arrives); NOT IN is not
   listed_top:
@@ -95,6 +97,12 @@ for (const seed of [1, 2, 3, 4]) {
     for (const view of ['top3', 'listed_top', 'exists_page'])
       assert.ok(insertOnly(view), `the TopN of ${view} is insert-only`);
     assert.ok(!insertOnly('unlisted_top'), 'NOT IN retracts: its TopN keeps every row');
+    const explained = (engines[0] as Engine)
+      .execute(`EXPLAIN DATAFLOW ${VIEWS['tick_extremes'] as string}`)[0]
+      ?.rows?.map((r) => String(r['plan']))
+      .join('\n');
+    assert.match(explained ?? '', /min\(#1\) \[extreme: /);
+    assert.match(explained ?? '', /max\(#1\) \[extreme: /);
     let nextBid = 1;
     let nextAuction = 1;
     const store = new MemoryCheckpointStore();

@@ -314,8 +314,9 @@ export const dataflowRouteSchema = {
                     text: { type: 'string', description: 'e.g. sum(#2:amount), over the input row' },
                     strategy: {
                       type: 'string',
-                      enum: ['invertible', 'multiset'],
-                      description: 'invertible (O(1) state per group) or multiset (value → count per group)',
+                      enum: ['invertible', 'multiset', 'extreme'],
+                      description:
+                        'invertible (O(1) state per group), multiset (value → count per group) or extreme (MIN/MAX over an insert-only input: one value per group)',
                     },
                   },
                 },

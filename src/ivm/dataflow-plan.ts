@@ -12,7 +12,11 @@ import { expandMaxRows, printExpand, type ExpandGenerator } from '../common/expa
 import { printTemporalBound, type TemporalBound } from '../common/temporal-bound.ts';
 import { formatInterval, Interval } from '../common/time/interval.ts';
 
-export type AggregateStrategy = 'invertible' | 'multiset';
+/**
+ * invertible: O(1) state per group (counts, sums); multiset: a value → count multiset per group;
+ * extreme: MIN/MAX over an insert-only input, the extreme value alone (ops/extreme-aggregate.ts).
+ */
+export type AggregateStrategy = 'invertible' | 'multiset' | 'extreme';
 
 export interface AggregateSpec {
   readonly fn: AggregateFn;
@@ -28,7 +32,7 @@ export interface AggregateSpec {
    * a multiset of (value, keys) per group kept in this order).
    */
   readonly orderBy?: readonly SortKey[];
-  /** invertible: O(1) state (counts, sums); multiset: a per-group value → count multiset. */
+  /** How the aggregate keeps its state (see AggregateStrategy). */
   readonly strategy: AggregateStrategy;
 }
 
@@ -343,11 +347,13 @@ function printAgg(a: AggregateSpec): string {
       ? '(value, order keys)→count per group in order, result rebuilt per changed group'
       : a.fn === 'string_agg' || a.fn === 'jsonb_agg' || a.fn === 'jsonb_object_agg' || a.fn === 'array_agg'
         ? 'value→count per group, result rebuilt per changed group'
-        : a.strategy === 'multiset'
-          ? 'value→count per group'
-          : a.fn.startsWith('var_') || a.fn.startsWith('stddev_')
-            ? 'exact Σx, Σx² per group'
-            : 'O(1) per group';
+        : a.strategy === 'extreme'
+          ? 'one value per group, insert-only input'
+          : a.strategy === 'multiset'
+            ? 'value→count per group'
+            : a.fn.startsWith('var_') || a.fn.startsWith('stddev_')
+              ? 'exact Σx, Σx² per group'
+              : 'O(1) per group';
   const delimiter = a.delimiter === undefined ? '' : `, ${JSON.stringify(a.delimiter)}`;
   const order =
     a.orderBy === undefined

@@ -203,6 +203,9 @@ export function lowerToDataflow(
             a.fn === 'jsonb_object_agg' ||
             a.fn === 'array_agg' ||
             a.distinct;
+          // MIN/MAX of an input that never retracts: only the extreme can ever be the answer.
+          const extreme =
+            (a.fn === 'min' || a.fn === 'max') && orderBy === undefined && insertOnlyOf(p.input);
           return {
             fn: a.fn,
             ...(a.delimiter !== undefined ? { delimiter: a.delimiter } : {}),
@@ -211,7 +214,7 @@ export function lowerToDataflow(
             argColumn,
             argType: a.arg?.type ?? null,
             outputType: a.column.type,
-            strategy: multiset ? 'multiset' : 'invertible',
+            strategy: extreme ? 'extreme' : multiset ? 'multiset' : 'invertible',
           };
         });
         const mapColumns: ColumnSpec[] = project.map((e, i) => ({

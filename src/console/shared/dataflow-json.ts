@@ -11,8 +11,8 @@ export interface NodeCounts {
 export interface AggregateJson {
   /** e.g. `sum(#2:amount)`, `count(*)`, `count(distinct #1:seller_id)`: over the Reduce's input row. */
   readonly text: string;
-  /** invertible: O(1) state per group; multiset: value → count per group. */
-  readonly strategy: 'invertible' | 'multiset';
+  /** invertible: O(1) state per group; multiset: value → count per group; extreme: one value per group. */
+  readonly strategy: 'invertible' | 'multiset' | 'extreme';
 }
 
 /** The Map stage lowering folded into a Reduce: evaluated per input row, no projected rows built. */

@@ -12,6 +12,7 @@ import { isMoreAggregate, moreAggregateColumn, moreRecordWidth } from './aggrega
 import { OrderedAggColumn } from './ordered-aggregate.ts';
 import type { AggColumn, GroupRecords } from './aggregate-column.ts';
 import { InvertibleColumn } from './invertible-aggregate.ts';
+import { ExtremeColumn } from './extreme-aggregate.ts';
 import { DistinctSumColumn, MultisetColumn } from './multiset-aggregate.ts';
 
 export type { AggColumn, GroupRecords } from './aggregate-column.ts';
@@ -29,6 +30,7 @@ export function recordWidth(spec: AggregateSpec): number {
   if (spec.orderBy !== undefined) return 0;
   if (isMoreAggregate(spec)) return moreRecordWidth(spec); // BOOL_AND/OR, variance (aggregates-more.ts)
   if (usesDecimalSum(spec)) return DECIMAL_SUM_WIDTH; // exact numeric sums (decimal-sum.ts)
+  if (spec.strategy === 'extreme') return 0;
   if (spec.strategy === 'multiset') return summing(spec) ? InvertibleColumn.width(spec) : 0;
   return InvertibleColumn.width(spec);
 }
@@ -46,6 +48,7 @@ export function aggregateColumn(
 ): AggColumn {
   if (spec.orderBy !== undefined) return new OrderedAggColumn({ ...spec, orderBy: spec.orderBy }); // ordered-aggregate.ts
   if (isMoreAggregate(spec)) return moreAggregateColumn(spec, record, base, partials, pbase);
+  if (spec.strategy === 'extreme') return new ExtremeColumn(spec); // extreme-aggregate.ts
   // exact numeric sums (decimal-sum.ts)
   if (usesDecimalSum(spec) && spec.strategy !== 'multiset')
     return new DecimalSumColumn(spec, record, base, partials, pbase);
