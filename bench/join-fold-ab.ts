@@ -2,11 +2,13 @@
 // arrangement does each epoch of bench/join.ts's bids phase), of two trees, interleaved in one
 // process: each run folds the same bids, in batches of 10,000, into a fresh arrangement of each tree
 // in turn (keeping the amount column, as the agg view's join asks), which tree goes first
-// alternating run by run; CPU time of the adds only. Fresh row arrays per batch, as a table's insert
+// alternating run by run; CPU time of the fold only (the adds, and `warm` where it runs). Fresh row arrays per batch, as a table's insert
 // hands them over, not one array allocated up front. On this shared, loaded machine two processes' CPU figures
 // move ±30%; interleaved, both sides see the same caches and neighbours.
 //   node --expose-gc --import tsx bench/join-fold-ab.ts [--base ../sluice-base] [--auctions 100000]
-//     [--bids 1000000] [--runs 10]
+//     [--bids 1000000] [--runs 10] [--batch 10000]
+// A tree whose JoinArrangement has `warm` reads a batch's records ahead of its adds, as the shared
+// fold does, when the batch is at most its WARM_MAX_ROWS (`--batch 100` compares that).
 // Prints one JSON line per run (base ÷ this tree's CPU time: above 1, this tree faster) and the
 // ratio of the sums over every run after the first (which warms the JIT).
 // `--side auctions` folds the auctions instead, into the join's own auctions-by-id arrangement (the
@@ -31,6 +33,7 @@ const { values } = parseArgs({
     bids: { type: 'string', default: '1000000' },
     runs: { type: 'string', default: '10' },
     side: { type: 'string', default: 'bids' },
+    batch: { type: 'string', default: '10000' },
   },
 });
 const auctionCount = Number(values.auctions);
@@ -39,7 +42,7 @@ const runs = Number(values.runs);
 const auctionSide = values.side === 'auctions';
 const rowCount = auctionSide ? auctionCount : bidCount;
 const keyAt = auctionSide ? 0 : 1;
-const BATCH = 10_000;
+const BATCH = Number(values.batch);
 const trees = [resolve(values.base), resolve('.')];
 // Two module instances even for `--base .` (the A/A): a query string makes a second one.
 const modules = [
@@ -53,12 +56,21 @@ function fold(m: ArrangementModule): { ms: number; size: number } {
   const a = new m.JoinArrangement('bids', 'S', String);
   a.keepColumns([auctionSide ? 2 : 3]);
   const weights = new Array<number>(BATCH).fill(1);
+  const keys: number[] = [];
+  const warmMaxRows = (m as { WARM_MAX_ROWS?: number }).WARM_MAX_ROWS ?? 0;
   let ms = 0;
   for (let start = 0; start < rowCount; start += BATCH) {
     const rows: Value[][] = [];
     for (let id = start + 1; id <= Math.min(rowCount, start + BATCH); id++)
       rows.push(auctionSide ? auctionRow(id, int) : bidRow(id, auctionCount, int));
     const since = process.cpuUsage();
+    // As the shared fold does for a small batch: its keys' records read ahead (a tree without
+    // `warm` adds straight away).
+    if (a.warm !== undefined && rows.length <= warmMaxRows) {
+      for (let i = 0; i < rows.length; i++) keys[i] = (rows[i] as Value[])[keyAt] as number;
+      keys.length = rows.length;
+      a.warm(keys, rows.length);
+    }
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i] as Value[];
       a.add(row[keyAt] as number, row, weights[i] as number, 0);

@@ -5,7 +5,7 @@
 // processes' CPU figures move ±30% (cache and scheduler), which hides a change to one stage of the
 // pipeline; interleaved in one process, both sides see the same caches and the same neighbours.
 //   node --expose-gc --import tsx bench/join-probe-ab.ts [--base ../sluice-base] [--auctions 100000]
-//     [--bids 1000000] [--runs 6] [--side bids|auctions]
+//     [--bids 1000000] [--runs 6] [--side bids|auctions] [--batch 10000]
 // Prints one JSON line per run: each side's CPU ms and base ÷ this tree (above 1: this tree faster).
 // Pairing (bench/ab-checkouts.ts): the process runs again under --no-concurrent-recompilation (with
 // background compiles an A/A drifted 0.96–1.05 from one process to the next). `--base .` loads this
@@ -29,11 +29,12 @@ const { values } = parseArgs({
     bids: { type: 'string', default: '1000000' },
     runs: { type: 'string', default: '6' },
     side: { type: 'string', default: 'bids' },
+    batch: { type: 'string', default: '10000' },
   },
 });
 const auctionCount = Number(values.auctions);
 const bidCount = Number(values.bids);
-const BATCH = 10_000;
+const BATCH = Number(values.batch);
 const base = resolve(values.base);
 const { StagedProbe: BaseProbe } = (await import(`${base}/src/ivm/ops/join-staged-probe.ts`)) as ProbeModule;
 

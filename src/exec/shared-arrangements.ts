@@ -9,7 +9,7 @@ import type { StateDelta } from '../common/state-delta.ts';
 import type { Value } from '../common/types.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { compileKey, keyEntryId, type JoinKey, type KeyFn } from '../ivm/join-key.ts';
-import { JoinArrangement } from '../ivm/join-arrangement.ts';
+import { JoinArrangement, WARM_MAX_ROWS } from '../ivm/join-arrangement.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { consolidate } from '../ivm/zset.ts';
 import type { DeltaReader } from './epoch-deltas.ts';
@@ -41,6 +41,8 @@ export interface SharedArrangementInfo {
 export class SharedArrangements {
   private readonly byName = new Map<string, Entry>();
   private tracking = false;
+  /** `fold`'s scratch: a small batch's keys. */
+  private readonly keys: (JoinKey | null)[] = [];
 
   /** `contentsOf`: a relation's current rows, as one insert-only batch. */
   constructor(private readonly contentsOf: (relation: string) => ZBatch) {}
@@ -149,7 +151,22 @@ export class SharedArrangements {
   }
 
   private fold(entry: Entry, batch: ZBatch): void {
-    for (let i = 0; i < batch.rows.length; i++) {
+    const n = batch.rows.length;
+    if (n > 1 && n <= WARM_MAX_ROWS) {
+      // Keys first, then their records read in one pass (`warm`), then the adds.
+      const keys = this.keys;
+      keys.length = n;
+      for (let i = 0; i < n; i++) keys[i] = entry.keyOf(batch.rows[i] as readonly Value[]);
+      entry.arrangement.warm(keys, n);
+      for (let i = 0; i < n; i++) {
+        const key = keys[i] as JoinKey | null;
+        if (key === null) continue;
+        entry.arrangement.add(key, batch.rows[i] as readonly Value[], batch.weights[i] as number, 0);
+      }
+      keys.length = 0;
+      return;
+    }
+    for (let i = 0; i < n; i++) {
       const row = batch.rows[i] as readonly Value[];
       const key = entry.keyOf(row);
       // NULL keys never match: such rows are not arranged (as in a join's own arrangement).

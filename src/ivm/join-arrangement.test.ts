@@ -549,3 +549,21 @@ test('indexed int keys become their own slots once dense, keeping rows, order, t
   agree('indexed again');
   assertReloads(a, model, all, keyId);
 });
+
+test('reading records ahead (`warm`) over keys of every kind changes nothing, in slot mode and indexed', () => {
+  const a = new JoinArrangement('warm', 'S', (k) => keyEntryId(k, 1));
+  for (let k = 0; k < 20; k++) a.add(k, [k, 'r'], 1, 0);
+  const before = contents(a, DISTINCT_KEYS);
+  const odd: (JoinKey | null)[] = [...KEYS, null, 3, 19, 20, 1 << 20, -1, 0.5];
+  assert.ok(a.keysAreSlots);
+  a.warm(odd, odd.length);
+  a.warm(odd, 0);
+  assert.ok(a.keysAreSlots);
+  assert.deepEqual(contents(a, DISTINCT_KEYS), before);
+  // Indexed keys: nothing read, nothing changed.
+  a.add('a', ['a', 'r'], 1, 0);
+  assert.ok(!a.keysAreSlots);
+  const indexed = contents(a, DISTINCT_KEYS);
+  a.warm(odd, odd.length);
+  assert.deepEqual(contents(a, DISTINCT_KEYS), indexed);
+});

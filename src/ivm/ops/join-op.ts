@@ -288,11 +288,14 @@ export class JoinOp implements Operator, Stateful {
         (e, r, w) => errors.report(e, r, this.inputColumns[side], w),
       );
       const keys = staged.keys;
-      if (pending === null)
+      if (pending === null) {
+        // Their records read ahead of the adds, in one pass (a small batch's only).
+        mine.warm(keys, keys.length);
         for (let i = 0; i < keys.length; i++) {
           const key = keys[i] as JoinKey | null;
           if (key !== null) mine.add(key, delta.rows[i] as readonly Value[], delta.weights[i] as number, 0);
         }
+      }
       keys.length = 0;
       return;
     }

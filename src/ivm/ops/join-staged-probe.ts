@@ -9,7 +9,7 @@
 // rows, same order as the row-by-row loop.
 import type { Value } from '../../common/types.ts';
 import type { JoinArrangement } from '../join-arrangement.ts';
-import { NO_ROW } from '../join-arrangement.ts';
+import { NO_ROW, WARM_MAX_ROWS } from '../join-arrangement.ts';
 import type { JoinKey, KeyFn } from '../join-key.ts';
 import type { ZBatch } from '../zset.ts';
 import type { PairKeptColumns } from './join-rows.ts';
@@ -85,8 +85,15 @@ export class StagedProbe {
     const recordsNow = theirs.keysAreSlots;
     // Rows under many-row slots so far (their ids are gathered into `chainIds` before emitting).
     let chained = 0;
+    // A small batch's records are read ahead in a tight pass of their own (`warm`): with the key's
+    // computation in the same loop, fewer of their misses were in flight at once.
+    const warmed = recordsNow && n <= WARM_MAX_ROWS;
+    if (warmed) {
+      for (let i = 0; i < n; i++) keys[i] = this.keyOrNull(delta, i, keyOf, reportKeyError);
+      theirs.warm(keys, n);
+    }
     for (let i = 0; i < n; i++) {
-      const key = this.keyOrNull(delta, i, keyOf, reportKeyError);
+      const key = warmed ? (keys[i] as JoinKey | null) : this.keyOrNull(delta, i, keyOf, reportKeyError);
       keys[i] = key;
       const slot = key === null ? NO_KEY : theirs.slotOf(key);
       slots[i] = slot;
