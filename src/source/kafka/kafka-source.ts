@@ -31,16 +31,6 @@ const STALL_MS = 10_000;
 const MAX_BACKOFF_MS = 30_000;
 const NO_OPS: RowOp[] = [];
 
-/**
- * Resolves after the event loop's next poll for I/O. Between two batches of one fetch the source lets
- * the server answer requests and deliver changes: kafkajs hands a fetch's partitions over one after
- * another without a turn in between, so a 4 MB fetch (≈ 50,000 records, five batches of 10,000) held
- * every HTTP and WebSocket client for the whole of it (≈ 0.3–0.5 s under load). An immediate queued
- * from an immediate runs in the loop's next iteration, after its poll phase; one queued from the poll
- * phase (where a fetch's data is handled) would run before any other I/O.
- */
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
-
 export class KafkaSourceRunner {
   private readonly decoder: RecordDecoder;
   private state: SourceState = 'starting';
@@ -253,19 +243,13 @@ export class KafkaSourceRunner {
     this.high.set(partition, high);
     this.bound = this.pacer === null ? null : this.pacer.bound();
     if (this.typed) await this.takeTypedRecords(generation, partition, records);
-    else {
-      let batches = this.batches;
+    else
       for (const record of records) {
         // A held batch stops reading (the broker's fetches wait on this handler) until it is delivered.
         if (this.held !== null) await this.held.promise;
-        else if (this.batches !== batches) {
-          batches = this.batches;
-          await nextTurn();
-        }
         if (this.halted(generation)) return;
         this.takeRecord(generation, partition, record);
       }
-    }
     // The fetch also covered what read-committed filtered out (aborted records, markers): move past it.
     if (!this.halted(generation) && covered > (this.pendingNext.get(partition) ?? 0)) {
       this.pendingNext.set(partition, covered);
@@ -288,10 +272,8 @@ export class KafkaSourceRunner {
     const pendingNext = this.pendingNext;
     let i = 0;
     while (i < records.length) {
-      // A held batch stops reading (the broker's fetches wait on this handler) until it is delivered;
-      // past a batch delivered (the only way the inner loop ends early), the server's turn.
+      // A held batch stops reading (the broker's fetches wait on this handler) until it is delivered.
       if (this.held !== null) await this.held.promise;
-      else if (i > 0) await nextTurn();
       if (this.halted(generation)) return;
       // Up to the next flush (which reads and resets the positions) nothing else runs meanwhile.
       let next = pendingNext.get(partition) ?? 0;
