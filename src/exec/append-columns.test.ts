@@ -1,5 +1,5 @@
 // The chunked append list against a plain array of rows: any mix of single rows, small batches
-// (copied into the tail) and large ones (adopted as chunks), with captures taken along the way;
+// (copied into the tail) and large ones (copied into chunks of their own), with captures taken along the way;
 // every capture reads back exactly the rows of its moment, in any slices, while the table grows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { AppendColumns } from './append-columns.ts';
 
 type Step = { kind: 'row' } | { kind: 'batch'; n: number } | { kind: 'capture' };
 
-test('captures and rows() read back the appended rows, across tail and adopted chunks', () => {
+test('captures and rows() read back the appended rows, across tail and large-batch chunks', () => {
   fc.assert(
     fc.property(
       fc.array(
@@ -139,4 +139,27 @@ test('int32 columns take four bytes a row; a column that met another number star
   assert.equal(mixed.typedBytes(), 8192 * 4 + 8192 * 8 + 8192 * 8 + 8192 * 8);
   assert.deepStrictEqual([...mixed.rows()].at(5), [5, 0.5]);
   assert.deepStrictEqual([...mixed.rows()].at(-1), [-0, 2 ** 31]);
+});
+
+test('a large batch is copied into typed columns of its own size; the caller may then rewrite its arrays', () => {
+  const table = new AppendColumns(3);
+  const n = 2000;
+  const ints = Array.from({ length: n }, (_, i) => i - 1000);
+  const doubles = Array.from({ length: n }, (_, i) => (i === 7 ? -0 : i / 4));
+  const mixed: Value[] = Array.from({ length: n }, (_, i) => (i === 1500 ? 'x' : i === 3 ? null : i));
+  table.pushColumns([ints, doubles, mixed]);
+  const expected = Array.from({ length: n }, (_, i) => [ints[i], doubles[i], mixed[i]]);
+  // The caller's arrays hold the next batch from here on.
+  ints.fill(0);
+  doubles.fill(0);
+  mixed.fill(0);
+  assert.deepStrictEqual([...table.rows()], expected);
+  // An Int32Array, a Float64Array (it met a fraction) and values (it met null first).
+  assert.equal(table.typedBytes(), n * 4 + n * 8);
+  assert.equal(table.valueColumns(), 1);
+  // The next chunk starts the second column as doubles.
+  table.pushColumns([ints, doubles, mixed]);
+  assert.equal(table.typedBytes(), 2 * (n * 4 + n * 8) + n * 4);
+  assert.equal(table.valueColumns(), 1);
+  assert.deepStrictEqual([...table.rows()].at(-1), [0, 0, 0]);
 });

@@ -1,6 +1,6 @@
 // An insert-only keyless table's rows, kept column by column in chunks: no per-row object survives
-// an epoch, and a large batch prepared column by column becomes a chunk as it is (its arrays are
-// adopted, not copied). Small batches and single rows go to an open tail chunk, whose columns are
+// an epoch, and a large batch given column by column is copied into a chunk of its own, sized to
+// it, in the typed forms below. Small batches and single rows go to an open tail chunk, whose columns are
 // Float64Arrays while every value written to them is a number (INT, BIGINT in the safe range,
 // DOUBLE: a Float64Array holds each exactly, -0 and NaN included): their values then live outside
 // the JS heap, where the young generation's collector neither copies nor promotes them. As JS
@@ -18,7 +18,7 @@ import type { RowCapture } from '../ivm/row-capture.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { lazyEntries } from '../ivm/lazy-entries.ts';
 
-/** A batch this large is adopted as a chunk of its own; smaller ones are copied into the tail. */
+/** A batch this large becomes a chunk of its own; smaller ones are copied into the tail. */
 export const ADOPT_ROWS = 1024;
 /** The open tail chunk is closed at this many rows. */
 const TAIL_ROWS = 8192;
@@ -146,14 +146,26 @@ export class AppendColumns {
   }
 
   /**
-   * Appends rows given column by column (every column as long as the first). A large batch's
-   * arrays become the table's own: the caller must not change them afterwards.
+   * Appends rows given column by column (every column as long as the first), copied: the caller
+   * may write the arrays again once this returns.
    */
   pushColumns(added: readonly (readonly Value[])[]): void {
     const n = (added[0] as readonly Value[]).length;
     if (n >= ADOPT_ROWS) {
-      // The arrays are the caller's and never written again (`count` is their length).
-      this.chunks.push({ columns: added as Value[][], start: this.length, count: n, capacity: n });
+      // A chunk of its own, its typed columns exactly the batch's size, filled one column at a
+      // time. Adopted as they came (three 10,000-element JS arrays a batch of the canonical
+      // pipeline), the batch's arrays lived on in the young generation until promoted: every
+      // scavenge copied them, every full collection marked them.
+      const open = this.tail;
+      if (open !== null) this.noteForms(open);
+      const columns: StoredColumn[] = [];
+      for (let c = 0; c < this.width; c++)
+        columns.push(this.forms[c] === INT32 ? new Int32Array(n) : new Float64Array(n));
+      const chunk: Chunk = { columns, start: this.length, count: 0, capacity: n };
+      for (let c = 0; c < this.width; c++) this.putRun(chunk, c, added[c] as readonly Value[], 0, n);
+      chunk.count = n;
+      this.noteForms(chunk);
+      this.chunks.push(chunk);
       this.tail = null;
       this.length += n;
       return;
@@ -178,27 +190,11 @@ export class AppendColumns {
       for (let k = 0; k < run; k++) col.push(from[i + k] as Value);
       return;
     }
-    // One loop per typed form, so that each one's stores see one kind of array.
-    if (col instanceof Int32Array) {
-      for (let k = 0; k < run; k++) {
-        const v = from[i + k] as Value;
-        if (typeof v !== 'number' || !isInt32(v)) {
-          // The rest through `put`, which widens the column at this one.
-          this.putRest(tail, c, from, i, run, k);
-          return;
-        }
-        col[at + k] = v;
-      }
-      return;
-    }
-    for (let k = 0; k < run; k++) {
-      const v = from[i + k] as Value;
-      if (typeof v !== 'number') {
-        this.putRest(tail, c, from, i, run, k);
-        return;
-      }
-      col[at + k] = v;
-    }
+    // One function per typed form, so that each one's stores see one kind of array.
+    const done =
+      col instanceof Int32Array ? copyInt32(col, at, from, i, run) : copyFloat64(col, at, from, i, run);
+    // The rest through `put`, which widens the column at the value that did not fit.
+    if (done < run) this.putRest(tail, c, from, i, run, done);
   }
 
   /** Writes values [k, run) of a run one by one, each through `put`. */
@@ -247,6 +243,26 @@ export class AppendColumns {
         if (!Array.isArray(col)) n += (col as Float64Array | Int32Array).byteLength;
     return n;
   }
+}
+
+/** Copies `run` values of `from` from `i` on to `to` from `at` on while they are int32s; how many. */
+function copyInt32(to: Int32Array, at: number, from: readonly Value[], i: number, run: number): number {
+  for (let k = 0; k < run; k++) {
+    const v = from[i + k];
+    if (typeof v !== 'number' || !isInt32(v)) return k;
+    to[at + k] = v;
+  }
+  return run;
+}
+
+/** Copies `run` values of `from` from `i` on to `to` from `at` on while they are numbers; how many. */
+function copyFloat64(to: Float64Array, at: number, from: readonly Value[], i: number, run: number): number {
+  for (let k = 0; k < run; k++) {
+    const v = from[i + k];
+    if (typeof v !== 'number') return k;
+    to[at + k] = v;
+  }
+  return run;
 }
 
 function rowAt(columns: readonly StoredColumn[], i: number, width: number): Value[] {

@@ -6,7 +6,7 @@
 // same arrays serve the next batch: the batch lent before expires first (zset.ts `expire`), so a
 // holder that kept it past its epoch fails loudly instead of reading the next batch's rows. The
 // weights of an insert-only batch are all +1: one array of ones, lent the same way, whatever the
-// size of the batch (a batch too large to copy into the table keeps columns of its own).
+// size of the batch (a large batch too: the table copies it into a chunk of its own).
 import type { Value } from '../common/types.ts';
 import { ColumnBatch } from '../ivm/zset.ts';
 

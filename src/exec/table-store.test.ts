@@ -279,17 +279,17 @@ test('an append-only table lends its insert batches the same arrays each epoch, 
   );
 });
 
-test('a batch the table adopts gets columns of its own, cut from the scratch; later batches leave it', () => {
+test('a large batch travels in the scratch too; the table keeps a copy of its values', () => {
   const t = table(null);
   const rowsOf = (from: number, n: number): Row[] =>
     Array.from({ length: n }, (_, i) => ({ id: from + i, v: (from + i) % 3 === 0 ? null : (from + i) / 2 }));
   const small = t.apply(t.prepare({ insert: rowsOf(0, 100) })) as ColumnBatch;
   const scratch = small.cols[0];
-  // Large enough to be adopted as a chunk (2000 rows): written into the scratch, then sliced.
+  // Large enough for a chunk of its own (2000 rows): the views read it in the scratch, grown.
   const large = t.apply(t.prepare({ insert: rowsOf(100, 2000) })) as ColumnBatch;
-  assert.notEqual(large.cols[0], scratch);
+  assert.equal(large.cols[0], scratch);
   assert.equal((large.cols[0] as Value[]).length, 2000);
-  // The next batches reuse the scratch (now grown): the adopted chunk's values stay as they were.
+  // The next batches rewrite the scratch: the table's chunk keeps the values it copied.
   const next = t.apply(t.prepare({ insert: rowsOf(2100, 100) })) as ColumnBatch;
   assert.equal(next.cols[0], scratch);
   t.apply(t.prepare({ insert: rowsOf(2200, 1500) }));

@@ -15,7 +15,7 @@ import { rowBytes } from '../ivm/arrangement.ts';
 import { CountedArrangement } from '../ivm/counted-arrangement.ts';
 import type { UniqueArrangement } from '../ivm/unique-arrangement.ts';
 import { CapturedArray, type RowCapture } from '../ivm/row-capture.ts';
-import { ADOPT_ROWS, AppendColumns } from './append-columns.ts';
+import { AppendColumns } from './append-columns.ts';
 import { LentInsertColumns } from './table-lent-columns.ts';
 import { ColumnRows } from '../common/column-rows.ts';
 import type { ZBatch } from '../ivm/zset.ts';
@@ -249,16 +249,13 @@ export class TableStore implements Stateful {
    * does not (the general path then finds and names the problem, or builds the rows).
    */
   private prepareColumns(insertRows: readonly unknown[]): PreparedBatch | null {
-    // Written into the lent scratch columns (already grown to a past batch's size). A smaller batch
-    // is copied into the table; one the table adopts as a chunk (append-columns.ts) needs arrays of
-    // its own, sliced from the scratch: one exact-size packed array per column. Grown from empty by
-    // the normalizer instead, each column was reallocated at every growth: ≈ 71 of the 92 MB the
-    // canonical pipeline allocated per 1M events at batch 10,000. (Copying large batches into the
-    // table's Float64Array tail instead cut the bytes further but cost CPU: off-heap memory growing
-    // 64 MB at a time sets off full collections of the whole heap.)
-    const scratch = this.lentInserts.scratch();
-    if (!this.fastInsertColumns(insertRows, scratch)) return null;
-    const columns = insertRows.length < ADOPT_ROWS ? scratch : scratch.map((column) => column.slice());
+    // Written into the lent scratch columns (already grown to a past batch's size), which the table
+    // copies from (append-columns.ts) and the views read within the epoch. Grown from empty by the
+    // normalizer instead, each column was reallocated at every growth; sliced out of the scratch
+    // for the table to adopt (batches ≥ ADOPT_ROWS), they were young arrays that every scavenge
+    // copied until promoted.
+    const columns = this.lentInserts.scratch();
+    if (!this.fastInsertColumns(insertRows, columns)) return null;
     return columnarBatch(this.def.name, columns, insertRows.length);
   }
 
