@@ -8,6 +8,7 @@
 // the 10-row epochs; writer_cpu_ms is the busiest other thread), the epochs run meanwhile, the
 // longest time the event loop ran no epoch (and how long before the write's end that gap ended),
 // and the GC pauses (BENCH_JOURNAL=1 adds a durable commit of the main thread's own per tick, timed).
+// BENCH_INCR_ROWS=N makes every round after the first incremental, after N more rows.
 // `--root <checkout>` measures another checkout (its engine, store and writer).
 //
 //   node --import tsx bench/checkpoint-write.ts [--root <checkout>]     (BENCH_ROWS, BENCH_ROUNDS)
@@ -24,6 +25,8 @@ const { values } = parseArgs({ options: { root: { type: 'string' } } });
 const ROOT = values.root === undefined ? new URL('..', import.meta.url).pathname : resolve(values.root);
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** BENCH_INCR_ROWS=N: round 0 is full, each later round incremental after N more rows (tracked). */
+const INCR_ROWS = Number(process.env.BENCH_INCR_ROWS ?? 0);
 
 interface EngineLike {
   setStateTracking(on: boolean): void;
@@ -36,6 +39,8 @@ interface WriteStats {
   ms: number;
   takeMs?: number;
   longestSliceMs?: number;
+  slices?: number;
+  maxSliceEntries?: number;
   entries: number;
   bytes: number;
 }
@@ -85,6 +90,8 @@ try {
   const entry = checkpointWorkerEntry() ?? assertNever('no writer thread module');
   const writer = new OffThreadCheckpointWriter(entry, path, store, logger);
   for (let round = 0; round < ROUNDS; round++) {
+    const incremental = INCR_ROWS > 0 && round > 0;
+    if (incremental) for (let i = 0; i < INCR_ROWS / 1000; i++) insert(1000);
     insert(10);
     await new Promise((r) => setTimeout(r, 50)); // GC entries of the inserts arrive
     pauses.length = 0;
@@ -114,7 +121,7 @@ try {
       lastTick = performance.now();
       setTimeout(tick, 1);
     };
-    store.requireFull();
+    if (!incremental) store.requireFull();
     const before = threadTicks();
     setTimeout(tick, 1);
     const stats = await writer.write(engine, round + 1);
@@ -127,10 +134,13 @@ try {
         root: ROOT,
         round,
         rows: ROWS,
+        incremental,
         stored_rows: stats.entries,
         busy_ms: round2(stats.busyMs),
         take_ms: round2(stats.takeMs ?? 0),
         longest_slice_ms: round2(stats.longestSliceMs ?? 0),
+        slices: stats.slices ?? null,
+        max_slice_entries: stats.maxSliceEntries ?? null,
         wall_ms: round2(stats.ms),
         main_cpu_ms: split?.main_ms ?? null,
         writer_cpu_ms: split?.busiest_other_ms ?? null,

@@ -63,6 +63,9 @@ export interface CheckpointWriteStats extends CheckpointTransactionStats {
   /** Of `busyMs`: taking the state (the snapshot), and the longest slice (the worst stall it caused). */
   readonly takeMs?: number;
   readonly longestSliceMs?: number;
+  /** Slices of a write off the thread, and the most entries one slice handled (its work, not its time). */
+  readonly slices?: number;
+  readonly maxSliceEntries?: number;
 }
 
 export interface CheckpointVerifyResult extends CheckpointInfo {

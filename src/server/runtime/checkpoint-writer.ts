@@ -34,6 +34,13 @@ import {
 const BATCH_ENTRIES = 2048;
 /** Entries read from a state delta at a time (the slice's clock is read once a batch). */
 const READ_BATCH = 256;
+/**
+ * Entries a slice handles at most (read and encoded, or deleted), whatever the clock says: on a
+ * loaded machine the clock also counts time the thread was not running, so a slice cut by the clock
+ * alone could be any amount of work. At ≈0.4 µs an entry written whole and ≈2.4 µs an entry of a
+ * large incremental write (the server bench), 8,192 entries are ≈3–20 ms of the thread's work.
+ */
+export const SLICE_ENTRIES = 8192;
 /** Column blocks per message (each of up to 2,048 rows, about 64 KB). */
 const BLOCKS_PER_MESSAGE = 16;
 /** Messages sent and not yet written: bounds the encoded entries held between the threads. */
@@ -175,14 +182,23 @@ export class OffThreadCheckpointWriter {
     this.pending = pending;
     let busyMs = 0;
     let longestSliceMs = 0;
+    // Work counted per slice (entries read or deleted in it), for `maxSliceEntries`.
+    let sliceEntries = 0;
+    let maxSliceEntries = 0;
+    let slices = 0;
     // The first slice includes taking the state.
     let sliceStart = started;
     const endSlice = (): void => {
       const ms = performance.now() - sliceStart;
       busyMs += ms;
       if (ms > longestSliceMs) longestSliceMs = ms;
+      if (sliceEntries > maxSliceEntries) maxSliceEntries = sliceEntries;
+      sliceEntries = 0;
+      slices++;
     };
     // Between slices and while waiting for the worker the event loop runs.
+    const sliceOver = (): boolean =>
+      sliceEntries >= SLICE_ENTRIES || performance.now() - sliceStart >= sliceMs;
     const pause = async (forAck: boolean): Promise<void> => {
       endSlice();
       if (forAck) await new Promise<void>((resolve) => (pending.resolveAck = resolve));
@@ -235,8 +251,16 @@ export class OffThreadCheckpointWriter {
           part.stateId = stateId;
           part.replaceAll = delta.replaceAll;
           if (!delta.replaceAll) {
-            for (let i = 0; i < delta.deletes.length; i += BATCH_ENTRIES) {
-              await send(delta.deletes.slice(i, i + BATCH_ENTRIES), [], []);
+            // Each batch takes no more than the slice has left (a slice is over before it is spent).
+            for (let i = 0; i < delta.deletes.length;) {
+              const removes = delta.deletes.slice(
+                i,
+                i + Math.min(BATCH_ENTRIES, SLICE_ENTRIES - sliceEntries),
+              );
+              i += removes.length;
+              sliceEntries += removes.length;
+              await send(removes, [], []);
+              if (sliceOver()) await pause(false);
             }
           }
           // A table written whole goes as column blocks built here from its rows: no text per row.
@@ -244,14 +268,17 @@ export class OffThreadCheckpointWriter {
           let keys: string[] = [];
           let texts: string[] = [];
           // Read a batch at a time (a snapshot's rows with no tuple or generator step per entry);
-          // the slice's clock is read once a batch.
+          // the slice's clock is read once a batch, and a batch is no more than the slice has left
+          // (never 0: a read of none is the end of the part).
           const reader = entryReader(delta.upserts);
+          const readMax = (): number => Math.max(1, Math.min(READ_BATCH, SLICE_ENTRIES - sliceEntries));
           try {
             for (
-              let got = reader.read(readKeys, readValues, READ_BATCH);
+              let got = reader.read(readKeys, readValues, readMax());
               got > 0;
-              got = reader.read(readKeys, readValues, READ_BATCH)
+              got = reader.read(readKeys, readValues, readMax())
             ) {
+              sliceEntries += got;
               for (let r = 0; r < got; r++) {
                 const key = readKeys[r] as string;
                 const value = readValues[r];
@@ -274,7 +301,7 @@ export class OffThreadCheckpointWriter {
                   if (block !== null && blocks.push(block) === BLOCKS_PER_MESSAGE) await sendBlocks();
                 }
               }
-              if (performance.now() - sliceStart >= sliceMs) {
+              if (sliceOver()) {
                 await sendBlocks(); // the worker writes them while epochs run
                 await pause(false);
               }
@@ -296,7 +323,15 @@ export class OffThreadCheckpointWriter {
       const stats = result.stats;
       this.deaths = 0;
       if (stats.full) this.store.fullWritten();
-      return { ...stats, ms: performance.now() - started, busyMs, takeMs, longestSliceMs };
+      return {
+        ...stats,
+        ms: performance.now() - started,
+        busyMs,
+        takeMs,
+        longestSliceMs,
+        slices,
+        maxSliceEntries,
+      };
     } catch (error) {
       this.store.requireFull();
       if (this.pending === pending) worker.post({ t: 'abort', file: this.file, write });
