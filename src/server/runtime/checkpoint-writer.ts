@@ -255,7 +255,7 @@ export class OffThreadCheckpointWriter {
             for (let i = 0; i < delta.deletes.length;) {
               const removes = delta.deletes.slice(
                 i,
-                i + Math.min(BATCH_ENTRIES, SLICE_ENTRIES - sliceEntries),
+                i + Math.max(1, Math.min(BATCH_ENTRIES, SLICE_ENTRIES - sliceEntries)),
               );
               i += removes.length;
               sliceEntries += removes.length;
