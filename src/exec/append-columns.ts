@@ -18,8 +18,8 @@ import type { RowCapture } from '../ivm/row-capture.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { lazyEntries } from '../ivm/lazy-entries.ts';
 
-/** A batch this large becomes a chunk of its own; smaller ones are copied into the tail. */
-export const ADOPT_ROWS = 1024;
+/** A batch this large is copied into a chunk of its own; smaller ones into the tail. */
+const OWN_CHUNK_ROWS = 1024;
 /** The open tail chunk is closed at this many rows. */
 const TAIL_ROWS = 8192;
 /** A small table's first tail holds this many rows in its typed columns (doubled as it fills). */
@@ -68,17 +68,22 @@ export class AppendColumns {
     }
     // A table that has filled a tail already will likely fill this one: its room at once, rather
     // than seven doublings (a fresh ArrayBuffer each, ≈ 3% of a batch-100 run's profile).
-    const capacity = this.length >= TAIL_ROWS ? TAIL_ROWS : TAIL_START;
-    const columns: StoredColumn[] = [];
-    if (open !== null) this.noteForms(open);
-    for (let c = 0; c < this.width; c++) {
-      const form = this.forms[c] as number;
-      columns.push(form === INT32 ? new Int32Array(capacity) : new Float64Array(capacity));
-    }
-    const tail: Chunk = { columns, start: this.length, count: 0, capacity };
+    const tail = this.newChunk(this.length >= TAIL_ROWS ? TAIL_ROWS : TAIL_START);
     this.chunks.push(tail);
     this.tail = tail;
     return tail;
+  }
+
+  /**
+   * An empty chunk of `capacity` rows at the table's end, each column in the form the last chunk's
+   * ended in (the open tail's forms noted first).
+   */
+  private newChunk(capacity: number): Chunk {
+    if (this.tail !== null) this.noteForms(this.tail);
+    const columns: StoredColumn[] = [];
+    for (let c = 0; c < this.width; c++)
+      columns.push(this.forms[c] === INT32 ? new Int32Array(capacity) : new Float64Array(capacity));
+    return { columns, start: this.length, count: 0, capacity };
   }
 
   /** Records the forms a closing tail's columns ended in. */
@@ -151,17 +156,12 @@ export class AppendColumns {
    */
   pushColumns(added: readonly (readonly Value[])[]): void {
     const n = (added[0] as readonly Value[]).length;
-    if (n >= ADOPT_ROWS) {
+    if (n >= OWN_CHUNK_ROWS) {
       // A chunk of its own, its typed columns exactly the batch's size, filled one column at a
       // time. Adopted as they came (three 10,000-element JS arrays a batch of the canonical
       // pipeline), the batch's arrays lived on in the young generation until promoted: every
       // scavenge copied them, every full collection marked them.
-      const open = this.tail;
-      if (open !== null) this.noteForms(open);
-      const columns: StoredColumn[] = [];
-      for (let c = 0; c < this.width; c++)
-        columns.push(this.forms[c] === INT32 ? new Int32Array(n) : new Float64Array(n));
-      const chunk: Chunk = { columns, start: this.length, count: 0, capacity: n };
+      const chunk = this.newChunk(n);
       for (let c = 0; c < this.width; c++) this.putRun(chunk, c, added[c] as readonly Value[], 0, n);
       chunk.count = n;
       this.noteForms(chunk);

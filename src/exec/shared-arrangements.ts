@@ -152,27 +152,21 @@ export class SharedArrangements {
 
   private fold(entry: Entry, batch: ZBatch): void {
     const n = batch.rows.length;
-    if (n > 1 && n <= WARM_MAX_ROWS) {
-      // Keys first, then their records read in one pass (`warm`), then the adds.
-      const keys = this.keys;
-      keys.length = n;
+    const keys = this.keys;
+    // A small batch: keys first, then their records read in one pass (`warm`), then the adds.
+    const warmed = n > 1 && n <= WARM_MAX_ROWS;
+    if (warmed) {
       for (let i = 0; i < n; i++) keys[i] = entry.keyOf(batch.rows[i] as readonly Value[]);
       entry.arrangement.warm(keys, n);
-      for (let i = 0; i < n; i++) {
-        const key = keys[i] as JoinKey | null;
-        if (key === null) continue;
-        entry.arrangement.add(key, batch.rows[i] as readonly Value[], batch.weights[i] as number, 0);
-      }
-      keys.length = 0;
-      return;
     }
     for (let i = 0; i < n; i++) {
       const row = batch.rows[i] as readonly Value[];
-      const key = entry.keyOf(row);
+      const key = warmed ? (keys[i] as JoinKey | null) : entry.keyOf(row);
       // NULL keys never match: such rows are not arranged (as in a join's own arrangement).
       if (key === null) continue;
       entry.arrangement.add(key, row, batch.weights[i] as number, 0);
     }
+    if (warmed) keys.length = 0;
   }
 }
 

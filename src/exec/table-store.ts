@@ -252,7 +252,7 @@ export class TableStore implements Stateful {
     // Written into the lent scratch columns (already grown to a past batch's size), which the table
     // copies from (append-columns.ts) and the views read within the epoch. Grown from empty by the
     // normalizer instead, each column was reallocated at every growth; sliced out of the scratch
-    // for the table to adopt (batches ≥ ADOPT_ROWS), they were young arrays that every scavenge
+    // for the table to adopt (batches of 1,024 rows or more), they were young arrays that every scavenge
     // copied until promoted.
     const columns = this.lentInserts.scratch();
     if (!this.fastInsertColumns(insertRows, columns)) return null;

@@ -7,7 +7,8 @@ import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
 import { encodeExactValues, encodeValues } from '../common/values.ts';
 import { compareExactRows } from './exact-rows.ts';
-import { hashRow, sameRow } from './arrangement.ts';
+import { hashRow } from './arrangement.ts';
+import { RowHashTable } from './row-hash-table.ts';
 import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
 
 export interface CountedRow {
@@ -16,22 +17,15 @@ export interface CountedRow {
 }
 
 /**
- * The key is the whole row: each distinct row once, with its multiplicity. Rows are found by a hash
- * of their values in an open-addressed table and compared in full (`sameRow`, the identity of their
- * exact encodings), so no row is encoded to a string to be counted; held in arrival order (the order
- * `entries` gives, as a Map's would). A checkpoint entry is `{ r: row, c: count }` under the row's
+ * The key is the whole row: each distinct row once, with its multiplicity. Rows are found by hash
+ * and compared in full (row-hash-table.ts), so no row is encoded to a string to be counted; held in
+ * arrival order (the order `entries` gives, as a Map's would). A checkpoint entry is `{ r: row, c: count }` under the row's
  * exact encoding, built when exported; an operator holding more than one gives each an
  * `entryPrefix`, which its entry ids start with and its entries carry (`a`).
  */
 export class CountedArrangement extends ArrangementDelta {
-  /** The rows held, by arrival; null where a row left (compacted when holes outnumber rows). */
-  private held: (CountedRow | null)[] = [];
-  /** hashRow of `held[p]`. */
-  private hashes = new Int32Array(16);
-  /** Open-addressed by Fibonacci hashing, linear probing: a position in `held`, or -1 (free). */
-  private table = new Int32Array(32).fill(-1);
-  private shift = 27;
-  private distinct = 0;
+  /** The rows held, by arrival (row-hash-table.ts). */
+  private held = new RowHashTable<CountedRow>((e) => e.row);
   private rowTotal = 0;
   /** Entries changed since the last export (an entry whose count reached 0 stands for its row's delete). */
   private readonly dirty = new Set<CountedRow>();
@@ -103,7 +97,7 @@ export class CountedArrangement extends ArrangementDelta {
 
   /** Distinct rows held. */
   get size(): number {
-    return this.distinct;
+    return this.held.size;
   }
 
   /** Sum of the multiplicities. */
@@ -113,8 +107,8 @@ export class CountedArrangement extends ArrangementDelta {
 
   /** The multiplicity of `row` (0 when absent). */
   count(row: readonly Value[]): number {
-    const slot = this.find(row, hashRow(row));
-    return slot < 0 ? 0 : (this.held[this.table[slot] as number] as CountedRow).count;
+    const slot = this.held.find(row, hashRow(row));
+    return slot < 0 ? 0 : this.held.at(slot).count;
   }
 
   /**
@@ -124,15 +118,15 @@ export class CountedArrangement extends ArrangementDelta {
    */
   add(row: readonly Value[], weight: number, valueKey?: string): CountedRow {
     const hash = hashRow(row);
-    const slot = this.find(row, hash);
-    const entry = slot < 0 ? undefined : (this.held[this.table[slot] as number] as CountedRow);
+    const slot = this.held.find(row, hash);
+    const entry = slot < 0 ? undefined : this.held.at(slot);
     const count = (entry?.count ?? 0) + weight;
     if (count < 0) throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
     this.rowTotal += weight;
     if (entry === undefined) {
       const added: CountedRow = { row, count };
       if (count > 0) {
-        this.insertAt(~slot, added, hash);
+        this.held.insert(slot, added, hash);
         if (this.groups !== null) this.group(added, true, valueKey);
         if (this.tracking) this.dirty.add(added);
       }
@@ -141,93 +135,18 @@ export class CountedArrangement extends ArrangementDelta {
     entry.count = count;
     if (this.tracking) this.dirty.add(entry);
     if (count === 0) {
-      this.removeAt(slot);
+      this.held.removeAt(slot);
       if (this.groups !== null) this.group(entry, false, valueKey);
     }
     return entry;
   }
 
-  /** The table slot holding `row` (of hash `hash`), or the complement of the free slot it would take. */
-  private find(row: readonly Value[], hash: number): number {
-    const table = this.table;
-    const mask = table.length - 1;
-    let slot = Math.imul(hash, 0x9e3779b1) >>> this.shift;
-    for (;;) {
-      const p = table[slot] as number;
-      if (p === -1) return ~slot;
-      if (this.hashes[p] === hash && sameRow((this.held[p] as CountedRow).row, row)) return slot;
-      slot = (slot + 1) & mask;
-    }
-  }
-
-  private insertAt(slot: number, entry: CountedRow, hash: number): void {
-    const p = this.held.length;
-    if (p === this.hashes.length) {
-      const grown = new Int32Array(p * 2);
-      grown.set(this.hashes);
-      this.hashes = grown;
-    }
-    this.held.push(entry);
-    this.hashes[p] = hash;
-    this.table[slot] = p;
-    this.distinct++;
-    if (this.distinct * 2 > this.table.length) this.rebuild(this.table.length * 2);
-  }
-
-  /** Empties `slot`, moving later rows of its probe run back so every row stays reachable. */
-  private removeAt(slot: number): void {
-    const table = this.table;
-    const mask = table.length - 1;
-    this.held[table[slot] as number] = null;
-    this.distinct--;
-    let hole = slot;
-    let at = slot;
-    for (;;) {
-      at = (at + 1) & mask;
-      const p = table[at] as number;
-      if (p === -1) break;
-      const home = Math.imul(this.hashes[p] as number, 0x9e3779b1) >>> this.shift;
-      // the row at `at` may move to `hole` when its home is not in the run (hole, at]
-      if (hole <= at ? home <= hole || home > at : home <= hole && home > at) {
-        table[hole] = p;
-        hole = at;
-      }
-    }
-    table[hole] = -1;
-    if (this.held.length > 64 && this.held.length > this.distinct * 2) this.rebuild(this.table.length);
-  }
-
-  /** Drops the holes from `held` (arrival order kept) and re-slots every row in a table of `size`. */
-  private rebuild(size: number): void {
-    let n = 0;
-    for (let p = 0; p < this.held.length; p++) {
-      const e = this.held[p] as CountedRow | null;
-      if (e === null) continue;
-      this.held[n] = e;
-      this.hashes[n] = this.hashes[p] as number;
-      n++;
-    }
-    this.held.length = n;
-    const table = size === this.table.length ? this.table.fill(-1) : new Int32Array(size).fill(-1);
-    const mask = size - 1;
-    this.shift = 32 - Math.log2(size);
-    for (let p = 0; p < n; p++) {
-      let slot = Math.imul(this.hashes[p] as number, 0x9e3779b1) >>> this.shift;
-      while (table[slot] !== -1) slot = (slot + 1) & mask;
-      table[slot] = p;
-    }
-    this.table = table;
-  }
-
   *entries(): IterableIterator<CountedRow> {
-    for (const e of this.held) if (e !== null) yield e;
+    for (const e of this.held.entries) if (e !== null) yield e;
   }
 
   clear(): void {
-    this.held = [];
-    this.table = new Int32Array(32).fill(-1);
-    this.shift = 27;
-    this.distinct = 0;
+    this.held.reset(0);
     this.groups?.clear();
     this.rowTotal = 0;
     this.markCleared();
@@ -252,7 +171,7 @@ export class CountedArrangement extends ArrangementDelta {
     for (const e of this.dirty) {
       if (e.count > 0) upserts.push([this.entryId(e.row), this.stored(e)]);
       // a row that left and came back has a new entry, also marked: that one is exported
-      else if (this.find(e.row, hashRow(e.row)) < 0) gone.add(this.entryId(e.row));
+      else if (this.held.find(e.row, hashRow(e.row)) < 0) gone.add(this.entryId(e.row));
     }
     for (const id of gone) deletes.push(id);
   }

@@ -3,7 +3,8 @@
 // and no weight is zero, which stateful operators and outputs rely on or establish.
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
-import { hashRow, sameRow } from './arrangement.ts';
+import { hashRow } from './arrangement.ts';
+import { RowHashTable } from './row-hash-table.ts';
 
 export interface ZBatch {
   readonly rows: (readonly Value[])[];
@@ -78,11 +79,9 @@ export function isEmpty(batch: ZBatch | null | undefined): boolean {
 
 /**
  * Sums the weights of identical rows and drops rows whose weight nets to zero (keeps first-seen
- * order). Identical, not SQL-equal: -[1.50] and +[1.5] are a change of text, not nothing.
- *
- * Rows are found by a hash of their values in an open-addressed table and compared in full
- * (`sameRow`, the same identity as their exact encodings): no row is encoded to a string, which
- * was most of a keyless view's consolidation (a string built and hashed per row).
+ * order). Identical, not SQL-equal: -[1.50] and +[1.5] are a change of text, not nothing. Rows are
+ * found by hash and compared in full (row-hash-table.ts): no row is encoded to a string, which was
+ * most of a keyless view's consolidation (a string built and hashed per row).
  */
 export function consolidate(batch: ZBatch): ZBatch {
   if (batch.consolidated || batch.weights.length === 0) return batch;
@@ -93,40 +92,25 @@ export function consolidate(batch: ZBatch): ZBatch {
       : { rows: batch.rows, weights: batch.weights, consolidated: true };
   }
   const input = batch.rows;
-  const shift = tableFor(n);
-  const mask = -1 >>> shift;
-  const table = firstAt;
-  const hashes = rowHashes;
-  const rows: (readonly Value[])[] = [];
+  const seen = distinctRows;
+  seen.reset(n);
   const weights: number[] = [];
   let merged = false;
   for (let i = 0; i < n; i++) {
     const row = input[i] as readonly Value[];
     const hash = hashRow(row);
-    // Fibonacci hashing: the slot from the product's high bits, which every bit of the hash moves.
-    let slot = Math.imul(hash, 0x9e3779b1) >>> shift;
-    let at = table[slot] as number;
-    while (at !== -1 && !((hashes[at] as number) === hash && sameRow(rows[at] as readonly Value[], row))) {
-      slot = (slot + 1) & mask;
-      at = table[slot] as number;
-    }
-    if (at === -1) {
-      table[slot] = rows.length;
-      hashes[rows.length] = hash;
-      rows.push(row);
-      weights.push(batch.weights[i] as number);
-    } else {
+    const slot = seen.find(row, hash);
+    if (slot < 0) weights[seen.insert(slot, row, hash)] = batch.weights[i] as number;
+    else {
+      const at = seen.positionAt(slot);
       weights[at] = (weights[at] as number) + (batch.weights[i] as number);
       merged = true;
     }
   }
-  table.fill(-1, 0, mask + 1);
-  if (!merged) {
-    // Each row once: only zero weights (never from an operator, but a caller's batch may) to drop.
-    let zeros = false;
-    for (let i = 0; i < weights.length; i++) if (weights[i] === 0) zeros = true;
-    if (!zeros) return { rows, weights, consolidated: true };
-  }
+  const rows = seen.entries as (readonly Value[])[];
+  // the scratch lets go of the batch's rows
+  seen.entries = [];
+  if (!merged && !weights.includes(0)) return { rows, weights, consolidated: true };
   const outRows: (readonly Value[])[] = [];
   const outWeights: number[] = [];
   for (let i = 0; i < rows.length; i++) {
@@ -138,25 +122,8 @@ export function consolidate(batch: ZBatch): ZBatch {
   return { rows: outRows, weights: outWeights, consolidated: true };
 }
 
-/**
- * consolidate's scratch, reused by every call (it never re-enters): `firstAt` the open-addressed
- * table (-1: free), `rowHashes` each distinct row's hash. Kept at the largest batch seen.
- */
-let firstAt = new Int32Array(64).fill(-1);
-let rowHashes = new Int32Array(32);
-
-/**
- * The shift that takes a 32-bit product to a slot of a table for `n` rows (at most half full),
- * growing the scratch when needed.
- */
-function tableFor(n: number): number {
-  let bits = 6;
-  while (1 << bits < n * 2) bits++;
-  const size = 1 << bits;
-  if (firstAt.length < size) firstAt = new Int32Array(size).fill(-1);
-  if (rowHashes.length < n) rowHashes = new Int32Array(size >>> 1);
-  return 32 - bits;
-}
+/** consolidate's scratch, reused by every call (it never re-enters). */
+const distinctRows = new RowHashTable<readonly Value[]>((row) => row);
 
 export function concatBatches(batches: readonly ZBatch[]): ZBatch {
   if (batches.length === 1) return batches[0] as ZBatch;

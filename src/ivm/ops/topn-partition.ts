@@ -153,10 +153,6 @@ export class SortedPartition {
     this.syncLast();
   }
 
-  /**
-   * Whether `row` sorts after every sorted row (with images, and sorted rows not empty): where it
-   * would go in the tail, or is in it.
-   */
   /** Whether `row` (of image `image`) sorts after the sorted row at `at`: by images first. */
   sortsAfter(at: number, row: readonly Value[], image: number, compare: RowCompare): boolean {
     const keys = this.keys;
@@ -167,6 +163,11 @@ export class SortedPartition {
     return compare(row, this.rows[at] as readonly Value[]) > 0;
   }
 
+  /**
+   * Whether `row` sorts after every sorted row (with images, and sorted rows not empty): where it
+   * would go in the tail, or is in it. `sortsAfter` of the last sorted row, its image read from a
+   * field (`lastKey`) rather than the images array.
+   */
   afterSorted(row: readonly Value[], image: number, compare: RowCompare): boolean {
     const last = this.lastKey;
     if (image !== last) return image > last;

@@ -286,15 +286,11 @@ export class KafkaSourceRunner {
           pendingNext.set(partition, next);
           if (!this.poisoned(generation, partition, record, error)) return;
         }
-        this.pendingRecords += 1;
-        this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
         if (record.offset + 1 > next) next = record.offset + 1;
-        if (this.batchFull()) {
+        if (this.counted(generation, record)) {
           pendingNext.set(partition, next);
           this.flush(generation);
           flushed = true;
-        } else if (this.batchTimer === null) {
-          this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
         }
       }
       if (!flushed) pendingNext.set(partition, next);
@@ -313,13 +309,22 @@ export class KafkaSourceRunner {
     for (const op of ops) this.addOp(op);
     const eventTime = this.config.eventTime;
     if (eventTime !== undefined && eventTime !== null) this.noteTimes(partition, ops, eventTime);
+    this.pendingNext.set(partition, Math.max(record.offset + 1, this.pendingNext.get(partition) ?? 0));
+    if (this.counted(generation, record)) this.flush(generation);
+  }
+
+  /**
+   * Counts a taken record into the pending batch: true when the batch is full (the caller notes the
+   * partition's position and flushes), else the batch's timer runs.
+   */
+  private counted(generation: number, record: KafkaRecord): boolean {
     this.pendingRecords += 1;
     this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
-    this.pendingNext.set(partition, Math.max(record.offset + 1, this.pendingNext.get(partition) ?? 0));
-    if (this.batchFull()) this.flush(generation);
-    else if (this.batchTimer === null) {
+    if (this.batchFull()) return true;
+    if (this.batchTimer === null) {
       this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
     }
+    return false;
   }
 
   /**
