@@ -9,6 +9,7 @@ import type { SinkInfo, SourceInfo, ViewReader, ViewRowError, ViewSnapshot } fro
 import type { CheckpointedState } from './engine-checkpoints.ts';
 import type { SourceRowTyping, TableInfo, ViewInfo } from './engine-types.ts';
 import { watermarkInfo } from './watermark-statements.ts';
+import { compileInsertValuesNormalizer } from './row-normalizer.ts';
 import { instantMicros } from '../common/time/instant-micros.ts';
 import type { TableStore } from './table-store.ts';
 import type { NodeStats, ViewRuntime } from './view-runtime.ts';
@@ -219,8 +220,15 @@ export class EngineReads {
     }
     if ((store.def.defaults ?? []).some((d) => d?.atClock !== undefined)) return null;
     const wm = store.def.watermark;
+    const def = store.def;
     return {
       typed: (row) => store.normalizeRow(row, 'insert', 0),
+      // The same checks as `typed`'s fast path (the table's column order, its insert defaults).
+      typedValues: compileInsertValuesNormalizer(
+        def.columns,
+        def.defaults === undefined ? null : def.defaults.map((d) => d?.value ?? null),
+      ),
+      valueColumns: def.columns.map((c) => c.name),
       eventTime:
         wm === undefined
           ? null

@@ -9,6 +9,7 @@ import { TableStore } from './table-store.ts';
 import {
   compileInsertColumnsNormalizer,
   compileInsertNormalizer,
+  compileInsertValuesNormalizer,
   isKeyOnlyDelete,
   keyDeleteNormalizer,
 } from './row-normalizer.ts';
@@ -105,9 +106,17 @@ test('the generated normalizer accepts only what the general path accepts, with 
             : { defaults: defaults.map((value) => (value === null ? null : { sql: String(value), value })) }),
         });
         const fast = compileInsertNormalizer(cols, defaults);
+        const byValues = compileInsertValuesNormalizer(cols, defaults);
         for (const raw of rows) {
           const input = JSON.parse(JSON.stringify(raw, (_k, v: unknown) => (typeof v === 'bigint' ? 1 : v)));
           const got = fast(input);
+          // The same row by position (only its own fields: a row with another field is not one).
+          if (Object.keys(input).every((k) => cols.some((c) => c.name === k))) {
+            const values = cols.map((c) => (Object.hasOwn(input, c.name) ? input[c.name] : undefined));
+            const byPosition = byValues(values);
+            assert.equal(byPosition === null, got === null, JSON.stringify(input));
+            if (got !== null) assert.ok(same(byPosition as Value[], got));
+          }
           if (got === null) continue;
           const reference = store.normalizeRowGeneral(input, 'insert', 0); // throws if it refuses
           assert.ok(same(got, reference), `${JSON.stringify(input)}: ${String(got)} vs ${String(reference)}`);
@@ -192,9 +201,14 @@ test('every type and nullability against every edge value: the same answer as th
       const store = new TableStore({ kind: 'table', name: 't', columns: cols, primaryKey: null, sql: '' });
       const fast = compileInsertNormalizer(cols, null);
       const intoColumns = compileInsertColumnsNormalizer(cols, null);
+      const byValues = compileInsertValuesNormalizer(cols, null);
       for (const value of EDGES) {
         const input = value === undefined ? {} : { c: value };
         const got = fast(input);
+        // By position: the same answer, the same values.
+        const byPosition = byValues([value]);
+        assert.equal(byPosition === null, got === null, `${typeName(type)} ${String(value)} by position`);
+        if (got !== null) assert.ok(same(byPosition as Value[], got));
         // The column-writing variant accepts exactly the same rows, with the same values.
         const column: Value[][] = [[]];
         assert.equal(intoColumns([input], column), got !== null, `${typeName(type)} ${String(value)}`);
@@ -232,6 +246,17 @@ test('plain valid rows take the fast path; a prototype member is not a field', (
   assert.equal(fast({ seller: null, price: 1 }), null, 'NOT NULL');
   assert.equal(fast({ seller: 1, price: 1, other: 1 }), null, 'unknown field');
   assert.equal(fast([1, 2]), null, 'not an object');
+  const byValues = compileInsertValuesNormalizer(cols, null);
+  assert.deepEqual(byValues([1, 2, 0.5, 'n', 3]), [1, 2, 0.5, 'n', 3]);
+  assert.deepEqual(byValues([undefined, -2147483648, -0, undefined, undefined]), [
+    null,
+    -2147483648,
+    -0,
+    null,
+    null,
+  ]);
+  assert.equal(byValues([undefined, 1, 1, undefined, 1.5]), null, 'not an int16');
+  assert.equal(byValues([undefined, null, 1]), null, 'NOT NULL');
 });
 
 test('the column-writing normalizer takes a whole batch, and refuses it at the first bad row', () => {

@@ -38,15 +38,24 @@ function directTest(type: SqlType): string | null {
   }
 }
 
-/** The generated checks of one row: on success, locals c0..cN hold the typed values. */
-function checkLines(columns: readonly ColumnShape[], defaults: readonly Value[] | null): string[] {
+/**
+ * The generated checks of one row: on success, locals c0..cN hold the typed values. `byPosition`:
+ * the input is an array of the columns' raw values (undefined: absent), not a row object.
+ */
+function checkLines(
+  columns: readonly ColumnShape[],
+  defaults: readonly Value[] | null,
+  byPosition = false,
+): string[] {
   const names = columns.map((c) => JSON.stringify(c.name));
-  const lines: string[] = [
-    `if (input === null || typeof input !== 'object' || isArray(input)) return FAIL;`,
-    // Unknown fields: the general path names the first one.
-    `for (const k in input) { switch (k) { ${names.map((n) => `case ${n}:`).join(' ')} break; default: return FAIL; } }`,
-    `let v;`,
-  ];
+  const lines: string[] = byPosition
+    ? [`let v;`]
+    : [
+        `if (input === null || typeof input !== 'object' || isArray(input)) return FAIL;`,
+        // Unknown fields: the general path names the first one.
+        `for (const k in input) { switch (k) { ${names.map((n) => `case ${n}:`).join(' ')} break; default: return FAIL; } }`,
+        `let v;`,
+      ];
   columns.forEach((c, i) => {
     const name = names[i] as string;
     const missing = defaults !== null ? `v = defaults[${i}];` : c.nullable ? `v = null;` : `return FAIL;`;
@@ -58,8 +67,11 @@ function checkLines(columns: readonly ColumnShape[], defaults: readonly Value[] 
         ? `if (!(${test})) return FAIL;${c.type.kind === 'int' ? ' v = v + 0;' : ''}`
         : `v = coerce(v, types[${i}]); if (v === INVALID${c.nullable ? '' : ' || v === null'}) return FAIL;`;
     // A name Object.prototype has ("constructor") must not read the prototype's value.
-    const read =
-      c.name in Object.prototype ? `hasOwn(input, ${name}) ? input[${name}] : undefined` : `input[${name}]`;
+    const read = byPosition
+      ? `input[${i}]`
+      : c.name in Object.prototype
+        ? `hasOwn(input, ${name}) ? input[${name}] : undefined`
+        : `input[${name}]`;
     lines.push(
       `v = ${read};`,
       `if (v === undefined) { ${missing} ${c.nullable ? '' : 'if (v === null) return FAIL;'} }`,
@@ -111,6 +123,22 @@ export function compileInsertNormalizer(
   const body = checkLines(columns, defaults).map((l) => l.replaceAll('return FAIL', 'return null'));
   body.push(`return [${columns.map((_, i) => `c${i}`).join(', ')}];`);
   return build<InsertNormalizer>('normalizeInsert', 'input', body, columns, defaults);
+}
+
+/**
+ * The same checks of one row given as its columns' raw values by position (undefined: absent), as a
+ * source's reader finds them in a record's bytes: no row object, no field names read. Null when
+ * anything is off; the caller then takes the row object path, which names the problem.
+ */
+export type InsertValuesNormalizer = (values: readonly unknown[]) => Value[] | null;
+
+export function compileInsertValuesNormalizer(
+  columns: readonly ColumnShape[],
+  defaults: readonly Value[] | null,
+): InsertValuesNormalizer {
+  const body = checkLines(columns, defaults, true).map((l) => l.replaceAll('return FAIL', 'return null'));
+  body.push(`return [${columns.map((_, i) => `c${i}`).join(', ')}];`);
+  return build<InsertValuesNormalizer>('normalizeInsertValues', 'input', body, columns, defaults);
 }
 
 /**

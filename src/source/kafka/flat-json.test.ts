@@ -36,6 +36,14 @@ function agrees(reader: FlatJsonReader, bytes: Buffer): boolean {
   const framed = Buffer.concat([before, bytes, after]);
   const inner = reader.rowIn(framed, before.length, before.length + bytes.length);
   assert.deepStrictEqual(inner, row, `inside ${framed.toString('latin1')}`);
+  // By position: the same success, each column's value or undefined (absent), read from the frame too.
+  const values: unknown[] = ['stale'];
+  assert.equal(reader.valuesIn(framed, before.length, before.length + bytes.length, values), row !== null);
+  if (row !== null) {
+    assert.equal(values.length, COLUMNS.length);
+    COLUMNS.forEach((c, i) => assert.ok(Object.is(values[i], Object.hasOwn(row, c) ? row[c] : undefined), c));
+    assert.deepStrictEqual(reader.rowAgain(framed, before.length, before.length + bytes.length), row);
+  }
   if (row === null) return false;
   const expected = general(bytes);
   assert.ok('value' in expected, `flat reader read what JSON refuses: ${bytes.toString('latin1')}`);

@@ -30,9 +30,16 @@ const LONG_RUN = 16;
 const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 const isDigit = (c: number): boolean => c >= ZERO && c <= NINE;
 
+/** `scan`'s success mark when it wrote values, not a row (never written to). */
+const VALUES_READ: Record<string, unknown> = Object.freeze({});
+
 /** Reads flat JSON rows of one source's columns; one reader per decoder (it keeps per-row scratch). */
 export class FlatJsonReader {
   private readonly names: readonly string[];
+  /** Per column of the reader, its position among the source's columns (`valuesIn`'s index). */
+  private readonly positions: readonly number[];
+  /** The source's column count (`valuesIn` writes that many values). */
+  private readonly width: number;
   private readonly nameBytes: readonly Uint8Array[];
   /** Per column: its name is plain text a JSON string spells byte for byte (see `plainHint`). */
   private readonly plainName: readonly boolean[];
@@ -49,6 +56,8 @@ export class FlatJsonReader {
     // A field named __proto__ would set the object's prototype when assigned: the general path
     // (JSON.parse defines it as an own field) reads such records.
     this.names = columns.filter((c) => c !== '__proto__');
+    this.positions = this.names.map((c) => columns.indexOf(c));
+    this.width = columns.length;
     this.nameBytes = this.names.map((c) => Buffer.from(c, 'utf8'));
     this.plainName = this.nameBytes.map((bytes) => {
       const quoted = Buffer.concat([bytes, Buffer.from('"')]);
@@ -74,11 +83,38 @@ export class FlatJsonReader {
     return row;
   }
 
-  private scan(b: Buffer, start: number, n: number): Record<string, unknown> | null {
+  /**
+   * What `rowIn` reads, as the source's columns' values by position into `out` (undefined: the
+   * record has no such field; `out` is overwritten whole) instead of a row object: false when the
+   * record is not this shape (`out` then holds nothing to read).
+   */
+  valuesIn(b: Buffer, start: number, end: number, out: unknown[]): boolean {
+    const width = this.width;
+    for (let c = 0; c < width; c++) out[c] = undefined;
+    if (this.scan(b, start, end, out) === null) {
+      this.declined++;
+      return false;
+    }
+    this.read++;
+    return true;
+  }
+
+  /** `rowIn` without counting the record (read again after `valuesIn`, to name what is wrong). */
+  rowAgain(b: Buffer, start: number, end: number): Record<string, unknown> | null {
+    return this.scan(b, start, end, null);
+  }
+
+  /** With `out`: values go there by position and a non-null answer is only a success mark. */
+  private scan(
+    b: Buffer,
+    start: number,
+    n: number,
+    out: unknown[] | null = null,
+  ): Record<string, unknown> | null {
     let i = skipSpace(b, start, n);
     if (i >= n || b[i] !== OPEN) return null;
     i = skipSpace(b, i + 1, n);
-    const row: Record<string, unknown> = {};
+    const row: Record<string, unknown> = out === null ? {} : VALUES_READ;
     this.stamp = (this.stamp + 1) >>> 0;
     if (this.stamp === 0) {
       this.seenAt.fill(0);
@@ -134,7 +170,8 @@ export class FlatJsonReader {
         value = null;
         i += 4;
       } else return null; // an object, an array, or not JSON
-      row[this.names[column] as string] = value;
+      if (out === null) row[this.names[column] as string] = value;
+      else out[this.positions[column] as number] = value;
       i = skipSpace(b, i, n);
       if (i >= n) return null;
       if (b[i] === COMMA) {

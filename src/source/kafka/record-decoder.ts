@@ -23,6 +23,13 @@ export type SourceFormat = 'json' | 'upsert' | 'debezium';
 export interface RowTyping {
   /** The row as the source stores it (validated, typed); throws a SluiceError naming what is wrong. */
   readonly typed: (row: Record<string, unknown>) => readonly Value[];
+  /**
+   * `typed`'s fast path over the row's raw values by column position (undefined: absent), read
+   * without a row object; null: the row takes `typed`. Absent: every row takes `typed`.
+   */
+  readonly typedValues?: ((values: readonly unknown[]) => readonly Value[] | null) | undefined;
+  /** The column names `typedValues` reads, in its positions' order (it is used only if they are the source's). */
+  readonly valueColumns?: readonly string[] | undefined;
   /** A source with a WATERMARK: a typed row's event time in µs (null: none); null for other sources. */
   readonly eventTime: ((row: readonly Value[]) => number | null) | null;
 }
@@ -61,10 +68,21 @@ export class RecordDecoder {
   private readonly columnSet: ReadonlySet<string>;
   /** Reads a `json` value that is a plain flat row straight from its bytes (else `parse`). */
   readonly flat: FlatJsonReader;
+  /** The raw values of the record `decodeTyped` reads, by column (scratch, overwritten per record). */
+  private readonly values: unknown[];
+  /** The typing's values path, when it reads the source's columns in the reader's order. */
+  private readonly typedValues: ((values: readonly unknown[]) => readonly Value[] | null) | undefined;
 
   constructor(private readonly spec: DecodeSpec) {
     this.columnSet = new Set(spec.columns);
     this.flat = new FlatJsonReader(spec.columns);
+    this.values = spec.columns.map(() => undefined);
+    const order = spec.typing?.valueColumns;
+    const sameOrder =
+      order !== undefined &&
+      order.length === spec.columns.length &&
+      order.every((c, i) => c === spec.columns[i]);
+    this.typedValues = sameOrder ? (spec.typing?.typedValues ?? undefined) : undefined;
     if (spec.format !== 'json' && (spec.primaryKey === null || spec.primaryKey.length === 0)) {
       throw new Error(`format '${spec.format}' needs a primary key`);
     }
@@ -110,10 +128,19 @@ export class RecordDecoder {
     }
     // A plain flat row of the source's columns needs neither the text nor the column check; a
     // record still in its fetch buffer is read there (no Buffer of its own).
-    let row =
-      fetched === undefined
-        ? this.flat.row(record.value as Buffer)
-        : this.flat.rowIn(fetched, start, record.valueEnd as number);
+    const bytes = fetched ?? (record.value as Buffer);
+    const end = fetched === undefined ? bytes.length : (record.valueEnd as number);
+    const typedValues = this.typedValues;
+    let row: Record<string, unknown> | null;
+    if (typedValues !== undefined) {
+      // Its values straight into the typed row, without a row object, when they pass as they are; a
+      // row that does not is read again as an object, whose typing names what is wrong.
+      if (this.flat.valuesIn(bytes, start, end, this.values)) {
+        const typed = typedValues(this.values);
+        if (typed !== null) return typed;
+        row = this.flat.rowAgain(bytes, start, end);
+      } else row = null;
+    } else row = this.flat.rowIn(bytes, start, end);
     if (row === null) {
       const parsed = parse(record.value as Buffer, 'value');
       this.checkColumns(parsed, 'value');
