@@ -180,6 +180,9 @@ export function likeToRegExp(pattern: string, caseInsensitive: boolean): RegExp 
 
 export function roundHalfAway(x: number, digits: number): number {
   if (!Number.isFinite(x)) return x;
+  // A whole number at zero places is its own rounding; the nudge below would carry one of 2^50 or
+  // more up to the next (round(4503599627370496) gave 4503599627370497).
+  if (digits === 0 && Number.isInteger(x)) return x;
   const f = 10 ** digits;
   if (f === 0) return 0; // rounding at 10^400 and beyond
   const y = Math.abs(x) * f;

@@ -85,12 +85,29 @@ const exprs = fc.letrec<Arbs>((tie) => {
         .tuple(fc.constantFrom<ScalarFn>('add', 'sub', 'mul', 'div', 'mod'), tie('float'), tie('float'))
         .map(([fn, a, b]) => call(fn, T.float64, a, b)),
       fc
-        .tuple(fc.constantFrom<ScalarFn>('floor', 'ceil'), tie('float'))
+        .tuple(fc.constantFrom<ScalarFn>('floor', 'ceil', 'round', 'trunc'), tie('float'))
         .map(([fn, a]) => call(fn, T.float64, a)),
       fc
         .tuple(fc.constantFrom('int16', 'int32', 'int64' as const), fc.constant(null))
         .chain(([k]) => tie(k))
         .map((operand) => ({ kind: 'cast', operand, type: T.float64 }) as ScalarExpr),
+      // The histogram's shape: a rounding of an integer made a double, often of a quotient.
+      fc
+        .tuple(
+          fc.constantFrom<ScalarFn>('floor', 'ceil', 'round', 'trunc'),
+          fc.constantFrom('int16', 'int32', 'int64' as const),
+          fc.constantFrom(10, -1, 1, 3, -7),
+        )
+        .chain(([fn, k, d]) =>
+          fc.tuple(
+            fc.constant(fn),
+            fc.oneof(
+              tie(k),
+              tie(k).map((a) => call('div', a.type, a, { kind: 'const', value: d, type: a.type })),
+            ),
+          ),
+        )
+        .map(([fn, operand]) => call(fn, T.float64, { kind: 'cast', operand, type: T.float64 })),
     ),
     numeric: fc.oneof(
       fc.constant(colOf(T.numeric)),
@@ -168,6 +185,13 @@ test('the canonical histogram key is generated; a lone column or unsupported nod
   assert.notEqual(generateScalar(key, compileScalarClosure), null);
   assert.equal(compileScalar(key)([null, null, 2n ** 62n]), Number(2n ** 62n / 10n));
   assert.equal(compileScalar(key)([null, null, 95]), 9);
+  assert.equal(compileScalar(key)([null, null, -95]), -9);
+  assert.equal(compileScalar(key)([null, null, null]), null);
+  // The quotient is already whole: no rounding call in the generated text.
+  assert.doesNotMatch(String(generateScalar(key, compileScalarClosure)), /Math\.floor/);
+  const round = call('round', T.float64, { kind: 'cast', operand: colOf(T.int64), type: T.float64 });
+  assert.equal(compileScalarClosure(round)([null, null, 2 ** 52]), 2 ** 52);
+  assert.equal(compileScalar(round)([null, null, 2 ** 52]), 2 ** 52);
   assert.equal(generateScalar(call('lower', T.text, colOf(T.text)), compileScalarClosure), null);
 });
 
