@@ -11,6 +11,9 @@
 // fold does, when the batch is at most its WARM_MAX_ROWS (`--batch 100` compares that).
 // Prints one JSON line per run (base ÷ this tree's CPU time: above 1, this tree faster) and the
 // ratio of the sums over every run after the first (which warms the JIT).
+// `--retract K` times instead the retraction of K of the folded rows (scattered, in the same
+// batches), as the mutations phase's deletes and moves: a tree whose `warm` takes the batch's rows
+// reads the retracted rows' cells ahead too (`--retract 100000 --batch 100`).
 // `--side auctions` folds the auctions instead, into the join's own auctions-by-id arrangement (the
 // key is the row's first column; the category column kept): the agg bench's auctions phase.
 // Pairing (bench/ab-checkouts.ts): the process runs again under --no-concurrent-recompilation (with
@@ -25,6 +28,13 @@ import type { Value } from '../src/common/types.ts';
 import { auctionRow, bidRow, cpuMs, seededInts } from './arrangement-rows.ts';
 
 type ArrangementModule = typeof import('../src/ivm/join-arrangement.ts');
+/** `warm` as a tree that also reads a batch's retractions ahead would take it (others ignore the rows). */
+type Warm = (
+  keys: readonly number[],
+  n: number,
+  rows: readonly Value[][],
+  weights: readonly number[],
+) => void;
 
 const { values } = parseArgs({
   options: {
@@ -34,6 +44,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '10' },
     side: { type: 'string', default: 'bids' },
     batch: { type: 'string', default: '10000' },
+    retract: { type: 'string', default: '0' },
   },
 });
 const auctionCount = Number(values.auctions);
@@ -43,6 +54,7 @@ const auctionSide = values.side === 'auctions';
 const rowCount = auctionSide ? auctionCount : bidCount;
 const keyAt = auctionSide ? 0 : 1;
 const BATCH = Number(values.batch);
+const retractCount = Math.min(Number(values.retract), rowCount);
 const trees = [resolve(values.base), resolve('.')];
 // Two module instances even for `--base .` (the A/A): a query string makes a second one.
 const modules = [
@@ -50,7 +62,10 @@ const modules = [
   (await import(`${trees[1]}/src/ivm/join-arrangement.ts?side=this`)) as ArrangementModule,
 ];
 
-/** One tree's fold of every bid (or auction), batch by batch, fresh rows each batch; its CPU ms. */
+/**
+ * One tree's fold of every bid (or auction), batch by batch, fresh rows each batch; its CPU ms. With
+ * `--retract K`, the time of retracting K of them afterwards instead (the fold untimed).
+ */
 function fold(m: ArrangementModule): { ms: number; size: number } {
   const int = seededInts(); // the same bids each time
   const a = new m.JoinArrangement('bids', 'S', String);
@@ -58,24 +73,39 @@ function fold(m: ArrangementModule): { ms: number; size: number } {
   const weights = new Array<number>(BATCH).fill(1);
   const keys: number[] = [];
   const warmMaxRows = (m as { WARM_MAX_ROWS?: number }).WARM_MAX_ROWS ?? 0;
+  // The rows folded, kept for the retractions: a delete hands over the very row object held.
+  const all: Value[][] = [];
   let ms = 0;
+  const apply = (rows: readonly Value[][], w: readonly number[], timed: boolean): void => {
+    const since = process.cpuUsage();
+    // As the shared fold does for a small batch: its keys' records read ahead (a tree without
+    // `warm` adds straight away; a tree whose `warm` takes no rows ignores them).
+    if (a.warm !== undefined && rows.length <= warmMaxRows) {
+      for (let i = 0; i < rows.length; i++) keys[i] = (rows[i] as Value[])[keyAt] as number;
+      keys.length = rows.length;
+      (a.warm as Warm).call(a, keys, rows.length, rows, w);
+    }
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as Value[];
+      a.add(row[keyAt] as number, row, w[i] as number, 0);
+    }
+    if (timed) ms += cpuMs(since);
+  };
   for (let start = 0; start < rowCount; start += BATCH) {
     const rows: Value[][] = [];
     for (let id = start + 1; id <= Math.min(rowCount, start + BATCH); id++)
       rows.push(auctionSide ? auctionRow(id, int) : bidRow(id, auctionCount, int));
-    const since = process.cpuUsage();
-    // As the shared fold does for a small batch: its keys' records read ahead (a tree without
-    // `warm` adds straight away).
-    if (a.warm !== undefined && rows.length <= warmMaxRows) {
-      for (let i = 0; i < rows.length; i++) keys[i] = (rows[i] as Value[])[keyAt] as number;
-      keys.length = rows.length;
-      a.warm(keys, rows.length);
-    }
-    for (let i = 0; i < rows.length; i++) {
-      const row = rows[i] as Value[];
-      a.add(row[keyAt] as number, row, weights[i] as number, 0);
-    }
-    ms += cpuMs(since);
+    if (retractCount > 0) for (const row of rows) all.push(row);
+    apply(rows, weights, retractCount === 0);
+  }
+  // Retractions in a scattered order (a stride coprime with the row count), as the mutations
+  // phase deletes and moves bids picked at random.
+  const minus = new Array<number>(BATCH).fill(-1);
+  for (let start = 0; start < retractCount; start += BATCH) {
+    const rows: Value[][] = [];
+    for (let j = start; j < Math.min(retractCount, start + BATCH); j++)
+      rows.push(all[(j * 104_729) % rowCount] as Value[]);
+    apply(rows, minus, true);
   }
   return { ms, size: a.size };
 }

@@ -111,8 +111,10 @@ export function resolveKeyed(
   // are not recorded: the greatest so far, or NaN once one is not greater (then the inserts so far
   // are recorded and every later key is looked up and recorded as it comes).
   let ascending = -Infinity;
-  insertRows.forEach((input, i) => {
-    const row = normalizeInsert(input, i);
+  // A loop, not a `forEach` closure: the counters it updates (`n`, `ascending`, `putsBack`) then stay
+  // locals instead of living in a context object that every row's writes go through.
+  for (let i = 0; i < insertRows.length; i++) {
+    const row = normalizeInsert(insertRows[i], i);
     const k = table.keyOf(row);
     if (typeof k === 'number' && k > ascending) ascending = k;
     else {
@@ -124,7 +126,7 @@ export function resolveKeyed(
         inserts[earlier] = row; // a later insert of the same key in one request wins
         // Whether the row it replaced was put back was judged on the earlier one: not known now.
         putsBack = null;
-        return;
+        continue;
       }
     }
     // A stored row under the key is replaced, unless this request already deleted it.
@@ -136,7 +138,7 @@ export function resolveKeyed(
       lookup.at[n++] = inserts.length;
     }
     inserts.push(row);
-  });
+  }
   if (n === 0) return putsBack;
   const { keys, at, rows } = lookup;
   // Ascending keys all above every key held (serial ids appended): none replaces a row, nothing to

@@ -111,6 +111,11 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
   }
 
   set(key: K, row: Row): this {
+    // A number key above every one set is absent (a serial id's insert): no lookup.
+    if (typeof key === 'number' && key > this.ceiling) {
+      this.append(key, row);
+      return this;
+    }
     const slot = this.index.get(key);
     if (slot >= 0) this.rows[slot] = row;
     else this.append(key, row);
