@@ -10,6 +10,8 @@
 // background compiles an A/A drifted 0.96–1.05 from one process to the next); `--swap` loads this
 // tree's engine first and `--mine DIR` replaces it. Read a figure over several processes, half with
 // `--swap`, against an A/A of a second copy of the tree (the same path twice shares one module).
+// The last lines (`"summary":true`) give each phase's ratio over the rounds after the first. An A/A
+// read 1.05–1.09 on deletes in favour of the `--mine` side in every run of 2026-12-05 (bench/README.md).
 import { loadavg } from 'node:os';
 import { sfc32 } from './workload.ts';
 import { flag, loadPair } from './ab-checkouts.ts';
@@ -77,6 +79,9 @@ const timed = (e: Side, b: Batch): number => {
   return cpu() - t;
 };
 
+/** Per phase, over the rounds after the first (which warms the compiler): CPU µs summed per side, and each round's ratio. */
+const summary = new Map<string, { base: number; mine: number; ratios: number[] }>();
+
 console.log(
   `topn-ab: ${bids} bids, ${auctions} auctions, ${deletes} deletes, batch ${batch}, base ${baseDir}`,
 );
@@ -110,6 +115,13 @@ for (let r = 1; r <= rounds; r++) {
       }
     });
     const rate = (us: number): number => Math.round(events / (us / 1e6));
+    if (r > 1) {
+      const sum = summary.get(phase.name) ?? { base: 0, mine: 0, ratios: [] };
+      sum.base += tb;
+      sum.mine += tm;
+      sum.ratios.push(tb / tm);
+      summary.set(phase.name, sum);
+    }
     console.log(
       JSON.stringify({
         bench: 'topn-ab',
@@ -123,4 +135,20 @@ for (let r = 1; r <= rounds; r++) {
     );
   });
   (globalThis as { gc?: () => void }).gc?.();
+}
+// One line to read: base ÷ this by CPU summed over the rounds after the first, and the geometric
+// mean of those rounds' ratios (a round that a collection lands in moves the sum more than the mean).
+for (const [phase, sum] of summary) {
+  const geo = Math.exp(sum.ratios.reduce((a, x) => a + Math.log(x), 0) / sum.ratios.length);
+  console.log(
+    JSON.stringify({
+      bench: 'topn-ab',
+      phase,
+      summary: true,
+      rounds: sum.ratios.length,
+      ratio: Number((sum.base / sum.mine).toFixed(3)),
+      geomean_ratio: Number(geo.toFixed(3)),
+      loadavg: loadavg()[0],
+    }),
+  );
 }

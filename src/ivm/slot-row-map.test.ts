@@ -113,3 +113,33 @@ test('a compaction sizes its new index for the live keys: sparse keys in ascendi
   assert.deepEqual(map.get(20_001), [-2]);
   assert.equal(map.size, 6_669);
 });
+
+test('takeMany takes as takes one by one do: absent and repeated keys, then the same rows and order', () => {
+  for (const seed of [6, 7, 8]) {
+    const rnd = mulberry32(seed);
+    const map = new Map<Value, readonly Value[]>();
+    const slots = new SlotRowMap<Value>(16, 1);
+    for (let round = 0; round < 200; round++) {
+      for (let i = 0; i < 20; i++) {
+        const k = randomKey(rnd);
+        map.set(k, [k, round]);
+        slots.set(k, [k, round]);
+      }
+      // A batch of keys to take: some held, some absent, some given twice.
+      const keys: Value[] = [];
+      for (let i = 0, n = Math.floor(rnd() * 12); i < n; i++) keys.push(randomKey(rnd));
+      if (keys.length > 0) keys.push(keys[0] as Value);
+      const out: (readonly Value[] | undefined)[] = [];
+      slots.takeMany(keys, keys.length, out);
+      const expected = keys.map((k) => {
+        const row = map.get(k);
+        map.delete(k);
+        return row;
+      });
+      assert.deepEqual(out, expected);
+      assert.equal(slots.size, map.size);
+      if (slots.wantsCompaction) slots.compact();
+    }
+    assert.deepEqual([...slots], [...map]);
+  }
+});

@@ -27,6 +27,8 @@ export interface RowMap<K> extends Iterable<[K, Row]> {
   take?(key: K): Row | undefined;
   /** `out[i] = get(keys[i])` for i < n, the lookups done a pass at a time (a Map has not). */
   getMany?(keys: readonly K[], n: number, out: (Row | undefined)[]): void;
+  /** `out[i] = take(keys[i])` for i < n in order, the lookups done a pass at a time (a Map has not). */
+  takeMany?(keys: readonly K[], n: number, out: (Row | undefined)[]): void;
   /**
    * At least every number key held (-Infinity when none; a Map has none): a key above it is absent
    * without a lookup.
@@ -154,6 +156,31 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
     this.rows[slot] = undefined;
     this.live--;
     return row;
+  }
+
+  /**
+   * `out[i] = take(keys[i])` for i < n, in order: every key's slot first, then every slot's row taken
+   * (a keyed view's retractions of a step). As in `getMany`, the misses of a pass of independent
+   * lookups overlap where one key's chain (slot, then row pointer) waited on each in turn. A key
+   * given twice is taken once (its slot is read before either take, and empty at the second).
+   */
+  takeMany(keys: readonly K[], n: number, out: (Row | undefined)[]): void {
+    if (this.slots.length < n) this.slots = new Int32Array(Math.max(n, 2 * this.slots.length));
+    const slots = this.slots;
+    const index = this.index;
+    for (let i = 0; i < n; i++) slots[i] = index.get(keys[i] as K);
+    const rows = this.rows;
+    let taken = 0;
+    for (let i = 0; i < n; i++) {
+      const slot = slots[i] as number;
+      const row = slot < 0 ? undefined : rows[slot];
+      out[i] = row;
+      if (row === undefined) continue;
+      index.delete(keys[i] as K);
+      rows[slot] = undefined;
+      taken++;
+    }
+    this.live -= taken;
   }
 
   clear(): void {

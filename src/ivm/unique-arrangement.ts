@@ -95,6 +95,22 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
     return row;
   }
 
+  /**
+   * `out[i] = delete(keys[i])` for i < n, in order (a keyed view's retractions of a step): through the
+   * rows' `takeMany` when they have it and no snapshot needs before-images, one lookup pass for all.
+   */
+  deleteMany(keys: readonly K[], n: number, out: (readonly Value[] | undefined)[]): void {
+    const rows = this.rows;
+    if (this.snapshot !== null || rows.takeMany === undefined) {
+      for (let i = 0; i < n; i++) out[i] = this.delete(keys[i] as K);
+      return;
+    }
+    rows.takeMany(keys, n, out);
+    if (this.tracking) for (let i = 0; i < n; i++) if (out[i] !== undefined) this.dirty.add(keys[i] as K);
+    // Once for the batch, after its slots were used (compacting renumbers them).
+    if (rows.wantsCompaction === true) rows.compact?.();
+  }
+
   values(): IterableIterator<readonly Value[]> {
     return this.rows.values();
   }

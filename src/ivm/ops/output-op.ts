@@ -35,6 +35,9 @@ export class OutputOp implements Operator, Stateful {
   private readonly lastKeys: Value[] = [];
   private lastKeysValid = false;
   private lastRetractions = 0;
+  /** A step's retracted keys and the rows they took (reused; the rows let go after each step). */
+  private readonly retractedKeys: Value[] = [];
+  private readonly takenRows: (readonly Value[] | undefined)[] = [];
   /** Keys computed and pairs looked up, for tests. */
   readonly work: KeyedOutputWork = { keysComputed: 0, pairedByLookup: 0 };
   private rowCount = 0;
@@ -93,20 +96,24 @@ export class OutputOp implements Operator, Stateful {
         for (let i = 0; i < delta.rows.length; i++) keys.push(this.keyOf(delta.rows[i] as readonly Value[]));
         this.lastKeysValid = true;
       }
+      // retractions first, so -old/+new of one key applies in either order; all of the step's at
+      // once, so their lookups overlap (the arrangement's `deleteMany`)
+      const gone = this.retractedKeys;
       let retractions = 0;
-      // retractions first, so -old/+new of one key applies in either order
       for (let i = 0; i < delta.rows.length; i++) {
         const w = delta.weights[i] as number;
         if (w > 0) continue;
-        retractions++;
-        const k = keys[i] as Value;
-        // One lookup: the delete finds (and takes) the row or tells it was absent.
-        if (w !== -1 || keyed.delete(k) === undefined)
-          throw new SluiceError(
-            'INTERNAL_ERROR',
-            `view arrangement n${this.nodeId}: retraction of an absent key`,
-          );
-        this.rowCount--;
+        if (w !== -1) this.absentRetraction();
+        gone[retractions++] = keys[i] as Value;
+      }
+      if (retractions > 0) {
+        const taken = this.takenRows;
+        keyed.deleteMany(gone, retractions, taken);
+        for (let i = 0; i < retractions; i++) {
+          if (taken[i] === undefined) this.absentRetraction();
+          taken[i] = undefined;
+        }
+        this.rowCount -= retractions;
       }
       for (let i = 0; i < delta.rows.length; i++) {
         const w = delta.weights[i] as number;
@@ -127,6 +134,10 @@ export class OutputOp implements Operator, Stateful {
       this.building.queue.push({ rows: delta.rows.slice(), weights: delta.weights.slice() });
     }
     return delta;
+  }
+
+  private absentRetraction(): never {
+    throw new SluiceError('INTERNAL_ERROR', `view arrangement n${this.nodeId}: retraction of an absent key`);
   }
 
   /**
