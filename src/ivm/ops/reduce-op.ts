@@ -511,6 +511,9 @@ export class ReduceOp implements Operator, Stateful {
     if (!on) this.dirty.clear();
   }
 
+  /** Groups the checkpoint serialised at its take and as its entries were read (for tests). */
+  readonly checkpointCounts = { atTake: 0, onRead: 0 };
+
   /** The groups as the checkpoint (reduce-checkpoint.ts) sees them. */
   private checkpointGroups(): CheckpointGroups {
     return {
@@ -521,6 +524,8 @@ export class ReduceOp implements Operator, Stateful {
       keyAt: (slot) => this.keyAt(slot),
       outRow: (slot) => this.rows.row(slot),
       slots: () => this.slots(),
+      groupCount: () => this.index.size,
+      counts: this.checkpointCounts,
       slotOf: (key) => this.index.get(this.idOf(key)),
       allocate: (key) => this.allocate(this.idOf(key), key),
       release: (slot) => this.release(slot),
