@@ -9,6 +9,7 @@ import { T } from '../../common/types.ts';
 import type { AggregateSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { RowErrorSink } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
+import { encodeValues } from '../../common/values.ts';
 import { ReduceOp } from './reduce-op.ts';
 
 const agg = (
@@ -139,3 +140,52 @@ test('groups not held by their record are serialised at the take; a restore equa
   m.takeStateDelta(true);
   assert.deepEqual(m.checkpointCounts, { atTake: 10, onRead: 0 });
 });
+
+test('changes are marked by slot: a released slot reused, a group back in another slot, a group gone', () => {
+  const op = reduce([agg('sum', 1), agg('count_star', null)]);
+  const twin = reduce([agg('sum', 1), agg('count_star', null)]);
+  op.trackChanges(true);
+  const first = batch([
+    [[1, 10], 1],
+    [[2, 20], 1],
+    [[3, 30], 1],
+    [['t', 40], 1],
+  ]);
+  for (const r of [op, twin]) r.step([first], sink);
+  op.takeStateDelta(true);
+  const steps = [
+    // 1 and 't' are released; 4 takes a freed slot
+    batch([
+      [[1, 10], -1],
+      [['t', 40], -1],
+    ]),
+    batch([[[4, 5], 1]]),
+    // 't' comes back in another slot; 2 is gone for good
+    batch([
+      [['t', 7], 1],
+      [[2, 20], -1],
+    ]),
+  ];
+  for (const b of steps) for (const r of [op, twin]) r.step([b], sink);
+  const delta = op.takeStateDelta(false);
+  const all = new Map([...twin.takeStateDelta(true).upserts]);
+  const upserts = new Map([...delta.upserts]);
+  assert.deepEqual([...upserts.keys()].sort(), [encodeValues([4]), encodeValues(['t'])].sort());
+  for (const [k, v] of upserts) assert.deepEqual(v, all.get(k));
+  assert.equal(delta.deletes.length, 2);
+  for (const k of delta.deletes) assert.equal(all.has(k), false);
+  // Applied to the last full state, the delta gives the twin's state.
+  const restored = reduce([agg('sum', 1), agg('count_star', null)]);
+  const base = new Map([...reduceFull(first)]);
+  for (const k of delta.deletes) assert.equal(base.delete(k), true);
+  for (const [k, v] of upserts) base.set(k, v);
+  restored.loadState(base.values());
+  assert.deepEqual(new Map([...restored.takeStateDelta(true).upserts]), all);
+  assert.equal(op.takeStateDelta(false).upserts.length, 0);
+});
+
+function reduceFull(b: ZBatch): (readonly [string, unknown])[] {
+  const r = reduce([agg('sum', 1), agg('count_star', null)]);
+  r.step([b], sink);
+  return [...r.takeStateDelta(true).upserts];
+}

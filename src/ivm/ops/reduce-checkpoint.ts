@@ -9,7 +9,7 @@ import { NO_SLOT } from '../group-index.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
 import type { GroupKeyTexts } from './group-key-texts.ts';
 import { InvertibleColumn } from './invertible-aggregate.ts';
-import { F_FLAGS, F_KEY, F_OUT, HAS_OUT, KEY_IN_RECORD, OUT_IN_RECORD } from './reduce-record.ts';
+import { F_FLAGS, F_KEY, F_OUT, HAS_OUT, KEY_IN_RECORD, OUT_IN_RECORD, RECORD_KEY } from './reduce-record.ts';
 import { lazyEntries } from '../lazy-entries.ts';
 
 interface SerializedGroup {
@@ -31,6 +31,8 @@ export interface CheckpointGroups {
   keyAt(slot: number): readonly Value[];
   outRow(slot: number): Value[] | null;
   slots(): Iterable<number>;
+  /** Whether a group holds the slot. */
+  live(slot: number): boolean;
   /** How many groups `slots` yields. */
   groupCount(): number;
   /** Where the checkpoint counts its work (tests read it). */
@@ -67,23 +69,106 @@ function serialize(g: CheckpointGroups, slot: number): SerializedGroup {
  * 100-400 ms at a checkpoint. Other groups (key texts, bigint sums, errors, MIN/MAX...) are
  * serialised at once, as before.
  */
-export function groupsDelta(
-  g: CheckpointGroups,
-  replaceAll: boolean,
-  dirty: ReadonlyMap<string, readonly Value[]>,
-): StateDelta {
+export function groupsDelta(g: CheckpointGroups, replaceAll: boolean, changed: GroupChanges): StateDelta {
   const deletes: string[] = [];
-  const snapshot = new GroupsSnapshot(g, replaceAll ? g.groupCount() : dirty.size);
+  const { byKey, slots } = changed;
+  const snapshot = new GroupsSnapshot(g, replaceAll ? g.groupCount() : byKey.size + slots.length);
   if (replaceAll) {
     for (const slot of g.slots()) snapshot.add(slot, null);
   } else {
-    for (const [k, key] of dirty) {
+    for (const [k, key] of byKey) {
       const slot = g.slotOf(key);
       if (slot === NO_SLOT) deletes.push(k);
       else snapshot.add(slot, k);
     }
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i] as number;
+      // A released key whose group is back (in this slot or another) is upserted, not deleted.
+      const released = changed.releasedAt(slot);
+      if (released !== undefined && g.slotOf(released) === NO_SLOT) deletes.push(encodeValues(released));
+      if (g.live(slot)) snapshot.add(slot, null);
+    }
   }
   return { replaceAll, upserts: snapshot.entries(), deletes };
+}
+
+/** GroupChanges' marks per slot: the slot's group changed; the slot's first release kept. */
+const CHANGED = 1;
+const RELEASED = 2;
+
+/**
+ * The groups changed since the last take. A group is marked by its slot, its key encoded only at
+ * the take (an encoded key and a Map set per changed group per epoch had been ~18% of the
+ * server's main thread while it tracked changes). A slot's first release since the take keeps the
+ * key it held then (the key the store may hold for it: a later group in the slot was not stored),
+ * deleted at the take unless its group is back. Groups with key texts are marked by their encoded
+ * key as before (the text their entry was stored under).
+ */
+export class GroupChanges {
+  readonly byKey = new Map<string, readonly Value[]>();
+  /** Slots marked, each once. */
+  readonly slots: number[] = [];
+  private marks = new Uint8Array(16);
+  /** Per slot marked RELEASED: its key array, or null where the key was the number in `releasedNumber`. */
+  private readonly releasedKey: (readonly Value[] | null)[] = [];
+  private releasedNumber = new Float64Array(16);
+
+  /** Marks the slot; false if it had the mark already. */
+  private markSlot(slot: number, mark: number): boolean {
+    if (slot >= this.marks.length) {
+      const n = Math.max(slot + 1, 2 * this.marks.length);
+      const marks = new Uint8Array(n);
+      marks.set(this.marks);
+      this.marks = marks;
+      const numbers = new Float64Array(n);
+      numbers.set(this.releasedNumber);
+      this.releasedNumber = numbers;
+    }
+    const before = this.marks[slot] as number;
+    if ((before & mark) !== 0) return false;
+    if (before === 0) this.slots.push(slot);
+    this.marks[slot] = before | mark;
+    return true;
+  }
+
+  mark(slot: number): void {
+    this.markSlot(slot, CHANGED);
+  }
+
+  markKey(key: readonly Value[]): void {
+    this.byKey.set(encodeValues(key), key);
+  }
+
+  /** The slot's group, of key `key` (RECORD_KEY: the number its record holds), is released. */
+  release(slot: number, key: readonly Value[], records: GroupRecords): void {
+    if (!this.markSlot(slot, RELEASED)) return;
+    if (key !== RECORD_KEY) this.releasedKey[slot] = key;
+    else {
+      this.releasedKey[slot] = null;
+      this.releasedNumber[slot] = records.data[slot * records.stride + F_KEY] as number;
+    }
+  }
+
+  /** The key the slot's first release since the take kept, or undefined. */
+  releasedAt(slot: number): readonly Value[] | undefined {
+    if (((this.marks[slot] as number) & RELEASED) === 0) return undefined;
+    return this.releasedKey[slot] ?? [this.releasedNumber[slot] as number];
+  }
+
+  /** Groups marked (by slot or key): a count kept as they are marked. */
+  get size(): number {
+    return this.byKey.size + this.slots.length;
+  }
+
+  forget(): void {
+    this.byKey.clear();
+    for (let i = 0; i < this.slots.length; i++) {
+      const slot = this.slots[i] as number;
+      this.marks[slot] = 0;
+      this.releasedKey[slot] = null;
+    }
+    this.slots.length = 0;
+  }
 }
 
 /** Counts of a Reduce's checkpoint work, for tests: groups serialised at the take and later. */
