@@ -81,6 +81,43 @@ test('a full take copies records only; entries are serialised one per read, as o
   assert.deepEqual([...delta.upserts], expected);
   assert.equal(op.checkpointCounts.onRead, 1100);
   assert.equal(op.checkpointCounts.atTake, 0);
+  const entries = [...delta.upserts];
+  // The stored shape is `serialize`'s: key, row count, each aggregate's state (COUNT(*) keeps no n
+  // of its own), the output row.
+  assert.deepEqual(
+    entries.find(([k]) => k === encodeValues([5])),
+    [
+      encodeValues([5]),
+      {
+        k: [5],
+        c: 1,
+        a: [
+          { n: 1, s: 5 },
+          { n: 0, s: 0 },
+          { n: 1, s: 0 },
+        ],
+        o: [5, 5, 1, 1],
+        e: null,
+      },
+    ],
+  );
+  assert.deepEqual(
+    entries.find(([k]) => k === encodeValues(['k10'])),
+    [
+      encodeValues(['k10']),
+      {
+        k: ['k10'],
+        c: 1,
+        a: [
+          { n: 1, s: 10 },
+          { n: 0, s: 0 },
+          { n: 1, s: 0 },
+        ],
+        o: ['k10', 10, 1, 1],
+        e: null,
+      },
+    ],
+  );
 });
 
 test('an incremental take copies the changed groups; deletes are listed at the take', () => {
