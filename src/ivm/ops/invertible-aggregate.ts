@@ -217,6 +217,25 @@ export class InvertibleColumn implements AggColumn {
     };
   }
 
+  /** Whether the group's state is its record alone (no bigint sum, no non-finite counts). */
+  inRecord(slot: number): boolean {
+    return (
+      (this.big.size === 0 || !this.big.has(slot)) && (this.nonFinite.size === 0 || !this.nonFinite.has(slot))
+    );
+  }
+
+  /**
+   * `serialize` of a group whose state is its record alone (`inRecord`), read from a copy of the
+   * record that starts at `at`: a checkpoint copies the record when it is taken and serialises it
+   * later, while later epochs change the live one.
+   */
+  recordState(data: Float64Array, at: number): SerializedAgg {
+    const n = data[at + this.base] as number;
+    if (!this.summing) return { n, s: 0 };
+    const s = data[at + this.base + 1] as number;
+    return this.fractional ? { n, s, f: data[at + this.base + 2] as number } : { n, s };
+  }
+
   deserialize(slot: number, data: unknown): void {
     const d = data as SerializedAgg;
     const at = slot * this.record.stride + this.base;

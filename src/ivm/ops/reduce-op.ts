@@ -26,7 +26,13 @@ import { GeneratedRowPass } from './reduce-kernel.ts';
 import { fitTouches, lookupAndMark, StepTouches, type GroupLookup, type StepRows } from './reduce-lookup.ts';
 import { ChangeBuffer } from './reduce-changes.ts';
 import { mergeKernel, type MergeFn } from './reduce-merge-kernel.ts';
-import { errorText, groupsDelta, loadGroups, type CheckpointGroups } from './reduce-checkpoint.ts';
+import {
+  errorText,
+  GroupChanges,
+  groupsDelta,
+  loadGroups,
+  type CheckpointGroups,
+} from './reduce-checkpoint.ts';
 import {
   F_FLAGS,
   F_KEY,
@@ -97,7 +103,8 @@ export class ReduceOp implements Operator, Stateful {
   private globalEmitted = false;
   private tracking = false;
   private exported = false;
-  private readonly dirty = new Map<string, readonly Value[]>();
+  /** Groups changed since the last checkpoint take (reduce-checkpoint.ts). */
+  private readonly changed = new GroupChanges();
   private readonly scratch: Value[];
   /** Sum of the merge's early record reads (kept so the reads are not dead code). */
   private touchSink = 0;
@@ -127,9 +134,10 @@ export class ReduceOp implements Operator, Stateful {
   };
   /** Groups the generated merge released itself (a count of work, for tests). */
   private mergeReleases = 0;
+  /** Marks a changed group for the next checkpoint take (GroupChanges, reduce-checkpoint.ts). */
   private readonly track = (slot: number): void => {
-    const key = this.keyAt(slot);
-    this.dirty.set(encodeValues(key), key);
+    if (this.keyTexts !== null) this.changed.markKey(this.keyAt(slot));
+    else this.changed.mark(slot);
   };
 
   constructor(node: ReduceNode, inputColumns: readonly ColumnSpec[], fused: FusedMap | null) {
@@ -255,6 +263,7 @@ export class ReduceOp implements Operator, Stateful {
 
   private release(slot: number): void {
     const key = this.keys[slot] as readonly Value[];
+    if (this.tracking && this.keyTexts === null) this.changed.release(slot, key, this.records);
     // a key held in the record is its own id (idOf of a single number), with no array rebuilt
     this.index.delete(
       key === RECORD_KEY ? (this.records.data[slot * this.records.stride + F_KEY] as number) : this.idOf(key),
@@ -396,10 +405,7 @@ export class ReduceOp implements Operator, Stateful {
     const changes = this.changes;
     const scratch = this.scratch;
     const errors = this.stepErrors;
-    if (this.tracking) {
-      const key = this.keyAt(slot);
-      this.dirty.set(encodeValues(key), key);
-    }
+    if (this.tracking) this.track(slot);
     const data = this.records.data;
     const at = slot * stride;
     const count = (data[at] as number) + (pd[t * pstride] as number);
@@ -498,7 +504,7 @@ export class ReduceOp implements Operator, Stateful {
     for (const slot of [...this.slots()]) {
       const key = this.keyAt(slot);
       if (!expired(key)) continue;
-      if (this.tracking) this.dirty.set(encodeValues(key), key);
+      if (this.tracking) this.track(slot);
       for (const c of this.columns) c.clear(slot);
       this.release(slot);
       n++;
@@ -508,8 +514,11 @@ export class ReduceOp implements Operator, Stateful {
 
   trackChanges(on: boolean): void {
     this.tracking = on;
-    if (!on) this.dirty.clear();
+    if (!on) this.changed.forget();
   }
+
+  /** Groups the checkpoint serialised at its take and as its entries were read (for tests). */
+  readonly checkpointCounts = { atTake: 0, onRead: 0 };
 
   /** The groups as the checkpoint (reduce-checkpoint.ts) sees them. */
   private checkpointGroups(): CheckpointGroups {
@@ -521,6 +530,9 @@ export class ReduceOp implements Operator, Stateful {
       keyAt: (slot) => this.keyAt(slot),
       outRow: (slot) => this.rows.row(slot),
       slots: () => this.slots(),
+      live: (slot) => this.keys[slot] !== undefined,
+      groupCount: () => this.index.size,
+      counts: this.checkpointCounts,
       slotOf: (key) => this.index.get(this.idOf(key)),
       allocate: (key) => this.allocate(this.idOf(key), key),
       release: (slot) => this.release(slot),
@@ -529,15 +541,15 @@ export class ReduceOp implements Operator, Stateful {
   }
 
   takeStateDelta(full: boolean): StateDelta {
-    const delta = groupsDelta(this.checkpointGroups(), full || !this.exported, this.dirty);
-    this.dirty.clear();
+    const delta = groupsDelta(this.checkpointGroups(), full || !this.exported, this.changed);
+    this.changed.forget();
     this.exported = true;
     return delta;
   }
 
   loadState(values: Iterable<unknown>): void {
-    this.dirty.clear();
     loadGroups(this.checkpointGroups(), values);
+    this.changed.forget();
     this.globalEmitted = this.keyCount > 0 || this.index.has('');
     this.exported = true;
   }
