@@ -21,6 +21,9 @@ import { consolidate } from '../zset.ts';
 
 export type { ChangeKind, RawChange } from './output-keyed.ts';
 
+/** Retracted keys of a step kept for reuse between steps (a larger step's are let go after it). */
+const KEPT_RETRACTIONS = 4096;
+
 export class OutputOp implements Operator, Stateful {
   private readonly keyed: UniqueArrangement | null;
   private readonly multiset: CountedArrangement | null;
@@ -114,6 +117,8 @@ export class OutputOp implements Operator, Stateful {
           taken[i] = undefined;
         }
         this.rowCount -= retractions;
+        // A large step's keys are not held until the next one (the arrays are reused up to this size).
+        if (retractions > KEPT_RETRACTIONS) gone.length = taken.length = 0;
       }
       for (let i = 0; i < delta.rows.length; i++) {
         const w = delta.weights[i] as number;
