@@ -223,14 +223,6 @@ export class ScalarCodegen {
           ok = `(${r} = ${a} * ${b} + 0, ${inRange})`; // + 0: no -0 for integers
           break;
         case 'div':
-          if (isWholeConstant(y) && (y.value as number) !== 0) {
-            // By a whole nonzero constant: the divisor's own tests are gone from the text (smaller
-            // code in the kernel that inlines it; the quotient's form is already the cheapest exact one).
-            const c = y.value as number;
-            const exact = `${a} < 4503599627370496 && ${a} > -4503599627370496`;
-            const q = `(${r} = Math.trunc(${a} / (${c})) + 0, ${inRange})`;
-            return `(${a} = ${this.expr(x)}, ${a} === null ? null : typeof ${a} === 'number' && ${exact} && ${q} ? ${r} : ${this.extern(e)})`;
-          }
           ok = `${b} !== 0 && ${a} < 4503599627370496 && ${a} > -4503599627370496 && (${r} = Math.trunc(${a} / ${b}) + 0, ${inRange})`;
           break;
         case 'mod':
@@ -261,17 +253,6 @@ export class ScalarCodegen {
     } else return this.extern(e);
     return `(${a} = ${this.expr(x)}, ${b} = ${this.expr(y)}, ${a} === null || ${b} === null ? null : typeof ${a} === 'number' && typeof ${b} === 'number' && ${ok} ? ${result} : ${this.extern(e)})`;
   }
-}
-
-/** A constant whole number written as a plain literal (not a bigint, not -0). */
-function isWholeConstant(x: ScalarExpr): x is Extract<ScalarExpr, { kind: 'const' }> {
-  return (
-    x.kind === 'const' &&
-    typeof x.value === 'number' &&
-    Number.isInteger(x.value) &&
-    !Object.is(x.value, -0) &&
-    Math.abs(x.value) <= Number.MAX_SAFE_INTEGER
-  );
 }
 
 /** A cast of an integer-typed expression to double precision: every value it gives is whole. */

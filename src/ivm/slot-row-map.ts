@@ -101,10 +101,7 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
    * processor overlap the misses that one key's chain (slot → row → its values) serializes.
    */
   getMany(keys: readonly K[], n: number, out: (Row | undefined)[]): void {
-    if (this.slots.length < n) this.slots = new Int32Array(Math.max(n, 2 * this.slots.length));
-    const slots = this.slots;
-    const index = this.index;
-    for (let i = 0; i < n; i++) slots[i] = index.get(keys[i] as K);
+    const slots = this.slotsOf(keys, n);
     const rows = this.rows;
     for (let i = 0; i < n; i++) {
       const slot = slots[i] as number;
@@ -165,10 +162,8 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
    * given twice is taken once (its slot is read before either take, and empty at the second).
    */
   takeMany(keys: readonly K[], n: number, out: (Row | undefined)[]): void {
-    if (this.slots.length < n) this.slots = new Int32Array(Math.max(n, 2 * this.slots.length));
-    const slots = this.slots;
+    const slots = this.slotsOf(keys, n);
     const index = this.index;
-    for (let i = 0; i < n; i++) slots[i] = index.get(keys[i] as K);
     const rows = this.rows;
     let taken = 0;
     for (let i = 0; i < n; i++) {
@@ -181,6 +176,15 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
       taken++;
     }
     this.live -= taken;
+  }
+
+  /** The slots of `keys[0..n)` (-1: absent) in the reused `slots` array: the lookup pass of getMany/takeMany. */
+  private slotsOf(keys: readonly K[], n: number): Int32Array {
+    if (this.slots.length < n) this.slots = new Int32Array(Math.max(n, 2 * this.slots.length));
+    const slots = this.slots;
+    const index = this.index;
+    for (let i = 0; i < n; i++) slots[i] = index.get(keys[i] as K);
+    return slots;
   }
 
   clear(): void {

@@ -1,6 +1,6 @@
 // A Reduce's checkpoint (moved out of reduce-op.ts): each group serialised by its key (row count,
-// aggregate states, output row, kept row error, key texts), the delta of the groups changed since
-// the last export, and the groups loaded back on restart.
+// aggregate states, output row, kept row error, key texts), the groups changed since the last take
+// and the delta built from them (ReduceCheckpoint), and the groups loaded back on restart.
 import { SluiceError, knownErrorCode } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import { encodeValues } from '../../common/values.ts';
@@ -35,8 +35,6 @@ export interface CheckpointGroups {
   live(slot: number): boolean;
   /** How many groups `slots` yields. */
   groupCount(): number;
-  /** Where the checkpoint counts its work (tests read it). */
-  readonly counts: CheckpointCounts;
   /** The slot of the group with this key, or NO_SLOT. */
   slotOf(key: readonly Value[]): number;
   /** A new group's slot. */
@@ -69,10 +67,15 @@ function serialize(g: CheckpointGroups, slot: number): SerializedGroup {
  * 100-400 ms at a checkpoint. Other groups (key texts, bigint sums, errors, MIN/MAX...) are
  * serialised at once, as before.
  */
-export function groupsDelta(g: CheckpointGroups, replaceAll: boolean, changed: GroupChanges): StateDelta {
+function groupsDelta(
+  g: CheckpointGroups,
+  replaceAll: boolean,
+  changed: GroupChanges,
+  counts: CheckpointCounts,
+): StateDelta {
   const deletes: string[] = [];
   const { byKey, slots } = changed;
-  const snapshot = new GroupsSnapshot(g, replaceAll ? g.groupCount() : byKey.size + slots.length);
+  const snapshot = new GroupsSnapshot(g, counts, replaceAll ? g.groupCount() : byKey.size + slots.length);
   if (replaceAll) {
     for (const slot of g.slots()) snapshot.add(slot, null);
   } else {
@@ -198,6 +201,7 @@ class GroupsSnapshot {
 
   constructor(
     private readonly g: CheckpointGroups,
+    private readonly counts: CheckpointCounts,
     capacity: number,
   ) {
     this.stride = g.records.stride;
@@ -223,7 +227,7 @@ class GroupsSnapshot {
     const i = this.n++;
     const g = this.g;
     if (!this.recordHeld(slot)) {
-      g.counts.atTake++;
+      this.counts.atTake++;
       this.built[i] = [id ?? encodeValues(g.keyAt(slot)), serialize(g, slot)];
       this.ids[i] = null;
       this.keys[i] = null;
@@ -254,7 +258,7 @@ class GroupsSnapshot {
   private entry(i: number): readonly [string, unknown] {
     const built = this.built[i];
     if (built !== undefined) return built;
-    this.g.counts.onRead++;
+    this.counts.onRead++;
     const d = this.data;
     const at = i * this.stride;
     const flags = d[at + F_FLAGS] as number;
@@ -279,8 +283,34 @@ class GroupsSnapshot {
   }
 }
 
+/**
+ * A Reduce's checkpoint bookkeeping: the groups changed since the last take (marked by the Reduce
+ * while it tracks changes), whether a take was ever made (the first is whole), and the work counts.
+ */
+export class ReduceCheckpoint {
+  readonly changed = new GroupChanges();
+  /** Groups serialised at a take and as a take's entries were read (for tests). */
+  readonly counts: CheckpointCounts = { atTake: 0, onRead: 0 };
+  private exported = false;
+
+  /** The groups changed since the last take (all of them with `full`, or before any take). */
+  take(g: CheckpointGroups, full: boolean): StateDelta {
+    const delta = groupsDelta(g, full || !this.exported, this.changed, this.counts);
+    this.changed.forget();
+    this.exported = true;
+    return delta;
+  }
+
+  /** Replaces every group with the serialised ones; the next take may be incremental. */
+  load(g: CheckpointGroups, values: Iterable<unknown>): void {
+    loadGroups(g, values);
+    this.changed.forget();
+    this.exported = true;
+  }
+}
+
 /** Replaces every group with the serialised ones. */
-export function loadGroups(g: CheckpointGroups, values: Iterable<unknown>): void {
+function loadGroups(g: CheckpointGroups, values: Iterable<unknown>): void {
   for (const slot of [...g.slots()]) g.release(slot);
   for (const v of values) {
     const d = v as SerializedGroup;

@@ -26,13 +26,7 @@ import { GeneratedRowPass } from './reduce-kernel.ts';
 import { fitTouches, lookupAndMark, StepTouches, type GroupLookup, type StepRows } from './reduce-lookup.ts';
 import { ChangeBuffer } from './reduce-changes.ts';
 import { mergeKernel, type MergeFn } from './reduce-merge-kernel.ts';
-import {
-  errorText,
-  GroupChanges,
-  groupsDelta,
-  loadGroups,
-  type CheckpointGroups,
-} from './reduce-checkpoint.ts';
+import { errorText, ReduceCheckpoint, type CheckpointGroups } from './reduce-checkpoint.ts';
 import {
   F_FLAGS,
   F_KEY,
@@ -102,9 +96,8 @@ export class ReduceOp implements Operator, Stateful {
   private readonly keyColumns: readonly ColumnSpec[];
   private globalEmitted = false;
   private tracking = false;
-  private exported = false;
-  /** Groups changed since the last checkpoint take (reduce-checkpoint.ts). */
-  private readonly changed = new GroupChanges();
+  /** Groups changed since the last checkpoint take, and the take itself (reduce-checkpoint.ts). */
+  private readonly checkpoint = new ReduceCheckpoint();
   private readonly scratch: Value[];
   /** Sum of the merge's early record reads (kept so the reads are not dead code). */
   private touchSink = 0;
@@ -136,8 +129,8 @@ export class ReduceOp implements Operator, Stateful {
   private mergeReleases = 0;
   /** Marks a changed group for the next checkpoint take (GroupChanges, reduce-checkpoint.ts). */
   private readonly track = (slot: number): void => {
-    if (this.keyTexts !== null) this.changed.markKey(this.keyAt(slot));
-    else this.changed.mark(slot);
+    if (this.keyTexts !== null) this.checkpoint.changed.markKey(this.keyAt(slot));
+    else this.checkpoint.changed.mark(slot);
   };
 
   constructor(node: ReduceNode, inputColumns: readonly ColumnSpec[], fused: FusedMap | null) {
@@ -263,7 +256,7 @@ export class ReduceOp implements Operator, Stateful {
 
   private release(slot: number): void {
     const key = this.keys[slot] as readonly Value[];
-    if (this.tracking && this.keyTexts === null) this.changed.release(slot, key, this.records);
+    if (this.tracking && this.keyTexts === null) this.checkpoint.changed.release(slot, key, this.records);
     // a key held in the record is its own id (idOf of a single number), with no array rebuilt
     this.index.delete(
       key === RECORD_KEY ? (this.records.data[slot * this.records.stride + F_KEY] as number) : this.idOf(key),
@@ -514,11 +507,13 @@ export class ReduceOp implements Operator, Stateful {
 
   trackChanges(on: boolean): void {
     this.tracking = on;
-    if (!on) this.changed.forget();
+    if (!on) this.checkpoint.changed.forget();
   }
 
   /** Groups the checkpoint serialised at its take and as its entries were read (for tests). */
-  readonly checkpointCounts = { atTake: 0, onRead: 0 };
+  get checkpointCounts(): { readonly atTake: number; readonly onRead: number } {
+    return this.checkpoint.counts;
+  }
 
   /** The groups as the checkpoint (reduce-checkpoint.ts) sees them. */
   private checkpointGroups(): CheckpointGroups {
@@ -532,7 +527,6 @@ export class ReduceOp implements Operator, Stateful {
       slots: () => this.slots(),
       live: (slot) => this.keys[slot] !== undefined,
       groupCount: () => this.index.size,
-      counts: this.checkpointCounts,
       slotOf: (key) => this.index.get(this.idOf(key)),
       allocate: (key) => this.allocate(this.idOf(key), key),
       release: (slot) => this.release(slot),
@@ -541,17 +535,12 @@ export class ReduceOp implements Operator, Stateful {
   }
 
   takeStateDelta(full: boolean): StateDelta {
-    const delta = groupsDelta(this.checkpointGroups(), full || !this.exported, this.changed);
-    this.changed.forget();
-    this.exported = true;
-    return delta;
+    return this.checkpoint.take(this.checkpointGroups(), full);
   }
 
   loadState(values: Iterable<unknown>): void {
-    loadGroups(this.checkpointGroups(), values);
-    this.changed.forget();
+    this.checkpoint.load(this.checkpointGroups(), values);
     this.globalEmitted = this.keyCount > 0 || this.index.has('');
-    this.exported = true;
   }
 
   /** Current output rows, for a view whose arrangement is this operator's state. */
