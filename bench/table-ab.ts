@@ -6,7 +6,10 @@
 // key-only deletes on distinct random keys.
 //   node --import tsx bench/table-ab.ts --base ../sluice-base [--rows 1000000] [--batch 1000]
 //        [--changes 100000] [--rounds 3] [--mine DIR]
-// Both engines share one heap, so a GC may be charged to either side: read several rounds.
+// Both engines share one heap, so a GC may be charged to either side: read several rounds. Under
+// `node --expose-gc` a full collection runs before each phase (not timed): without it the marking
+// of two million-row tables the insert phase began fell on the delete phase, on either side, and an
+// A/A of the delete phase read 0.34–1.25 (median 0.69) over 12 rounds at load 10.
 // Pairing (bench/ab-checkouts.ts): the process runs again under --no-concurrent-recompilation (with
 // background compiles an A/A drifted 0.96–1.05 from one process to the next); `--swap` loads this
 // tree's engine first and `--mine DIR` replaces it. Read a figure over several processes, half with
@@ -100,6 +103,7 @@ for (let r = 1; r <= rounds; r++) {
   base.execute(TABLE);
   mine.execute(TABLE);
   for (const phase of phases()) {
+    (globalThis as { gc?: () => void }).gc?.();
     let tb = 0;
     let tm = 0;
     let events = 0;

@@ -10,7 +10,9 @@ import {
   compileInsertColumnsNormalizer,
   compileInsertNormalizer,
   compileInsertValuesNormalizer,
+  NOT_KEY_ONLY,
   isKeyOnlyDelete,
+  keyDeleteKey,
   keyDeleteNormalizer,
 } from './row-normalizer.ts';
 
@@ -159,14 +161,19 @@ test('the key-only delete fast path builds exactly the general key-only delete r
         const def = { kind: 'table' as const, name: 't', columns: cols, primaryKey: pk, sql: '' };
         const store = new TableStore(def);
         const fast = keyDeleteNormalizer(cols, pk);
+        // The key alone, over a scratch row reused from delete to delete (the table's resolve path).
+        const fastKey = keyDeleteKey(cols, pk, (row) => store.keyOf(row));
         for (const raw of rows) {
           const input = JSON.parse(JSON.stringify(raw)) as Record<string, unknown>;
           const got = fast(input);
+          const key = fastKey(input);
+          assert.equal(key === NOT_KEY_ONLY, got === null, `${JSON.stringify(input)}: both paths or neither`);
           if (got === null) continue;
           accepted++;
           const reference = store.normalizeRowGeneral(input, 'delete', 0); // throws if it refuses
           assert.ok(same(got, reference), `${JSON.stringify(input)}: ${String(got)} vs ${String(reference)}`);
           assert.ok(isKeyOnlyDelete(def, input), `${JSON.stringify(input)} is a key-only delete`);
+          assert.ok(Object.is(key, store.keyOf(reference)), `${JSON.stringify(input)}: its key`);
         }
       },
     ),

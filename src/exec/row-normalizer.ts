@@ -184,27 +184,69 @@ export function keyDeleteNormalizer(
   columns: readonly ColumnShape[],
   primaryKey: readonly number[] | null,
 ): KeyDeleteNormalizer {
-  const pk = primaryKey ?? [];
-  if (pk.length === 0 || pk.length >= columns.length) return () => null;
-  const names = pk.map((i) => (columns[i] as ColumnShape).name);
-  const types = pk.map((i) => (columns[i] as ColumnShape).type);
+  const fill = keyDeleteFill(columns, primaryKey);
+  if (fill === null) return () => null;
   const width = columns.length;
   return (input) => {
-    if (input === null || typeof input !== 'object' || Array.isArray(input)) return null;
+    const row = new Array<Value>(width);
+    for (let c = 0; c < width; c++) row[c] = null;
+    return fill(input, row) ? row : null;
+  };
+}
+
+/** What `keyDeleteKey`'s function answers for a delete that is not a plain key-only one. */
+export const NOT_KEY_ONLY: unique symbol = Symbol('not a key-only delete');
+
+/** The primary key a key-only delete names, or NOT_KEY_ONLY (`keyDeleteNormalizer`'s test). */
+export type KeyDeleteKey = (input: unknown) => Value | typeof NOT_KEY_ONLY;
+
+/**
+ * The key of the row `keyDeleteNormalizer` would build, by `keyOf` over one scratch row the
+ * function keeps (key columns overwritten per call, NULL elsewhere): a keyed table's delete reads
+ * only the key, so a full-width row per delete was built for nothing but `keyOf` and garbage.
+ */
+export function keyDeleteKey(
+  columns: readonly ColumnShape[],
+  primaryKey: readonly number[] | null,
+  keyOf: (row: readonly Value[]) => Value,
+): KeyDeleteKey {
+  const fill = keyDeleteFill(columns, primaryKey);
+  if (fill === null) return () => NOT_KEY_ONLY;
+  const scratch = new Array<Value>(columns.length).fill(null);
+  return (input) => (fill(input, scratch) ? keyOf(scratch) : NOT_KEY_ONLY);
+}
+
+/**
+ * Writes a key-only delete's key values into `row` at the key's positions; false when the input is
+ * not one (any other field, a value the fast coercion declines, NULL in the key). Null for a table
+ * without a key or whose columns are all key columns (such a delete is not key-only).
+ */
+function keyDeleteFill(
+  columns: readonly ColumnShape[],
+  primaryKey: readonly number[] | null,
+): ((input: unknown, row: Value[]) => boolean) | null {
+  const pk = primaryKey ?? [];
+  if (pk.length === 0 || pk.length >= columns.length) return null;
+  const names = pk.map((i) => (columns[i] as ColumnShape).name);
+  const types = pk.map((i) => (columns[i] as ColumnShape).type);
+  // The one key column's name, for a test per field without `includes` (the common key).
+  const only = names.length === 1 ? (names[0] as string) : null;
+  return (input, row) => {
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) return false;
     const obj = input as Record<string, unknown>;
     // Every field a key column (the general path refuses unknown ones, and any other column makes
     // the delete a whole-row one).
-    for (const name in obj) if (!names.includes(name)) return null;
-    const row = new Array<Value>(width);
-    for (let c = 0; c < width; c++) row[c] = null;
+    if (only !== null) {
+      for (const name in obj) if (name !== only) return false;
+    } else for (const name in obj) if (!names.includes(name)) return false;
     for (let j = 0; j < names.length; j++) {
       const name = names[j] as string;
-      if (!Object.hasOwn(obj, name)) return null;
+      if (!Object.hasOwn(obj, name)) return false;
       const v = coerceIngestFast(obj[name], types[j] as SqlType);
-      if (v === INVALID_INGEST || v === null) return null;
+      if (v === INVALID_INGEST || v === null) return false;
       row[pk[j] as number] = v;
     }
-    return row;
+    return true;
   };
 }
 

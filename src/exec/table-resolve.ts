@@ -7,7 +7,7 @@ import { compareExactRows, identicalRows } from '../ivm/exact-rows.ts';
 import type { CountedArrangement } from '../ivm/counted-arrangement.ts';
 import type { TableDef } from '../planner/catalog.ts';
 import type { Value } from '../common/types.ts';
-import { isKeyOnlyDelete } from './row-normalizer.ts';
+import { NOT_KEY_ONLY, isKeyOnlyDelete, type KeyDeleteKey } from './row-normalizer.ts';
 import { hasInexactColumns } from './table-values.ts';
 import { ABSENT, RequestKeys } from './table-request-keys.ts';
 
@@ -15,8 +15,8 @@ import { ABSENT, RequestKeys } from './table-request-keys.ts';
 export interface ResolveTable {
   readonly def: TableDef;
   normalizeRow(input: unknown, what: 'insert' | 'delete', index: number): Value[];
-  /** A delete naming only the primary key, typed fast; null for any other (row-normalizer.ts). */
-  normalizeKeyDelete(input: unknown): Value[] | null;
+  /** The key a delete naming only the primary key names, fast; NOT_KEY_ONLY for any other. */
+  readonly keyDeleteKey: KeyDeleteKey;
   keyOf(row: readonly Value[]): Value;
 }
 
@@ -189,23 +189,31 @@ function resolveDeletes(
   try {
     for (; n < deleteRows.length; n++) {
       const input = deleteRows[n];
-      // `{"id": 7}`, the common delete, skips the general path (the row it would build, key-only).
-      const keyRow = table.normalizeKeyDelete(input);
-      const row = keyRow ?? table.normalizeRow(input, 'delete', n);
-      const keyOnly = keyRow !== null || isKeyOnlyDelete(table.def, input as Record<string, unknown>);
-      const k = table.keyOf(row);
+      // `{"id": 7}`, the common delete, skips the general path: its key alone, no row built (an
+      // error names the row, built again from the input then: checkDeletes).
+      const fast = table.keyDeleteKey(input);
+      let k: Value;
+      let keyOnly = true;
+      if (fast !== NOT_KEY_ONLY) {
+        k = fast;
+        given[n] = undefined;
+      } else {
+        const row = table.normalizeRow(input, 'delete', n);
+        keyOnly = isKeyOnlyDelete(table.def, input as Record<string, unknown>);
+        k = table.keyOf(row);
+        given[n] = row;
+      }
       keys[n] = k;
-      given[n] = row;
       // Recorded as deleted (where its row goes in `deletes`) in the same probe that finds an
       // earlier delete of the key (a request that throws leaves the mark behind: `begin` forgets it).
       kinds[n] = deletedKeys.claim(k, n) !== ABSENT ? REPEATED : keyOnly ? KEY_ONLY : WHOLE_ROW;
     }
   } catch (e) {
     // A row that cannot be read: a row before it that names no stored row is the error to report.
-    checkDeletes(table, byKey, n, out, scratch);
+    checkDeletes(table, byKey, deleteRows, n, out, scratch);
     throw e;
   }
-  checkDeletes(table, byKey, n, out, scratch);
+  checkDeletes(table, byKey, deleteRows, n, out, scratch);
 }
 
 const KEY_ONLY = 0;
@@ -217,6 +225,7 @@ const REPEATED = 2;
 function checkDeletes(
   table: ResolveTable,
   byKey: RowsByKey,
+  deleteRows: readonly unknown[],
   n: number,
   out: KeyedResolution,
   scratch: ResolveScratch,
@@ -227,7 +236,8 @@ function checkDeletes(
   byKey.getMany(keys, n, stored);
   for (let i = 0; i < n; i++) {
     const existing = stored[i];
-    const row = given[i] as readonly Value[];
+    // Undefined for a key-only delete the fast path read.
+    const row = given[i];
     // Not kept alive by the scratch until the next request.
     stored[i] = undefined;
     given[i] = undefined;
@@ -237,16 +247,16 @@ function checkDeletes(
       throw new SluiceError(
         'ROW_NOT_FOUND',
         `delete row ${i + 1}: no row with this primary key in table "${def.name}"`,
-        { detail: describeRow(def, row) },
+        { detail: describeRow(def, row ?? table.normalizeRow(deleteRows[i], 'delete', i)) },
       );
     }
-    if (kind === WHOLE_ROW && !sameValues(existing, row)) {
+    if (kind === WHOLE_ROW && !sameValues(existing, row as readonly Value[])) {
       clearFrom(scratch.lookup, i + 1, n);
       throw new SluiceError(
         'ROW_NOT_FOUND',
         `delete row ${i + 1}: the row in table "${def.name}" differs from the one to delete`,
         {
-          detail: `stored ${describeRow(def, existing)}, given ${describeRow(def, row)}`,
+          detail: `stored ${describeRow(def, existing)}, given ${describeRow(def, row as readonly Value[])}`,
           hint: 'delete by primary key only to remove the row whatever its other values',
         },
       );

@@ -27,8 +27,8 @@ import {
   type InsertColumnsNormalizer,
   type InsertNormalizer,
   compileInsertColumnsNormalizer,
-  keyDeleteNormalizer,
-  type KeyDeleteNormalizer,
+  keyDeleteKey,
+  type KeyDeleteKey,
   compileInsertNormalizer,
   normalizeRowGeneral,
 } from './row-normalizer.ts';
@@ -95,8 +95,8 @@ export class TableStore implements Stateful {
   private readonly fastInsert: InsertNormalizer;
   /** The same, appending to columns: insert-only batches into an append-only table. */
   private readonly fastInsertColumns: InsertColumnsNormalizer;
-  /** The fast path of a delete naming only the primary key (null: take the general path). */
-  readonly normalizeKeyDelete: KeyDeleteNormalizer;
+  /** The key of a delete naming only the primary key, fast (NOT_KEY_ONLY: take the general path). */
+  readonly keyDeleteKey: KeyDeleteKey;
   /** The table's watermark and late rows, when it declares one (checkpointed as a part of its own). */
   readonly watermark: TableWatermark | null;
 
@@ -118,7 +118,7 @@ export class TableStore implements Stateful {
     );
     this.fastInsert = compileInsertNormalizer(def.columns, this.insertDefaults);
     this.fastInsertColumns = compileInsertColumnsNormalizer(def.columns, this.insertDefaults);
-    this.normalizeKeyDelete = keyDeleteNormalizer(def.columns, def.primaryKey);
+    this.keyDeleteKey = keyDeleteKey(def.columns, def.primaryKey, (row) => this.keyOf(row));
     this.uniqueIndexes = (def.unique ?? []).map((u) => new UniqueIndex(u, this.columnNames));
     this.readOrder =
       def.primaryKey !== null && def.primaryKey.length > 0 ? def.primaryKey : def.columns.map((_, i) => i);
