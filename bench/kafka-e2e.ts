@@ -40,6 +40,16 @@ interface Flags {
   abRounds: number;
   /** Extra node flags for this checkout's servers in an A/B run (e.g. `--max-semi-space-size=64`). */
   aNodeFlags: string[];
+  /** An A/B run's `max_batch_ms` for A's and B's sources (null: the default). */
+  abMaxBatchMs: [number | null, number | null];
+  /** An A/B run's `max_batch_rows` for A's and B's sources (null: `--max-batch-rows`). */
+  abMaxBatchRows: [number | null, number | null];
+}
+
+/** `A,B` → A's and B's value (`default` or empty: null). */
+function pairOf(v: string): [number | null, number | null] {
+  const [x, y] = v.split(',').map((t) => (t === '' || t === 'default' ? null : Number(t)));
+  return [x ?? null, y ?? null];
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -58,6 +68,8 @@ function parseFlags(argv: string[]): Flags {
     ab: null,
     abRounds: 2,
     aNodeFlags: [],
+    abMaxBatchMs: [null, null],
+    abMaxBatchRows: [null, null],
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -77,10 +89,12 @@ function parseFlags(argv: string[]): Flags {
     else if (a === '--ab' && v) f.ab = v;
     else if (a === '--ab-rounds' && v) f.abRounds = num();
     else if (a === '--a-node-flags' && v) f.aNodeFlags = v.split(' ').filter((x) => x !== '');
+    else if (a === '--ab-max-batch-ms' && v) f.abMaxBatchMs = pairOf(v);
+    else if (a === '--ab-max-batch-rows' && v) f.abMaxBatchRows = pairOf(v);
     else
       throw new Error(
         `unknown flag ${a} (--orders N, --partitions N, --max-batch-rows N, --dist uniform|zipf, --sellers N, ` +
-          `--pk on|off, --produce-batch N, --latency-rate N, --latency-seconds N, --cpu-profile DIR, --raw-rounds N, --ab DIR, --ab-rounds N, --a-node-flags "FLAGS")`,
+          `--pk on|off, --produce-batch N, --latency-rate N, --latency-seconds N, --cpu-profile DIR, --raw-rounds N, --ab DIR, --ab-rounds N, --a-node-flags "FLAGS", --ab-max-batch-ms A,B, --ab-max-batch-rows A,B)`,
       );
     i++;
   }
@@ -839,12 +853,21 @@ async function main(): Promise<void> {
         : `B (${root})`;
       const s = await startServer(i === 0 ? profileDir : null, root, own ? f.aNodeFlags : []);
       servers.push(s);
-      const c = await catchUp(s, broker.brokers, f, null, ends);
+      const abMs = f.abMaxBatchMs[own ? 0 : 1];
+      const abRows = f.abMaxBatchRows[own ? 0 : 1];
+      const c = await catchUp(
+        s,
+        broker.brokers,
+        abRows === null ? f : { ...f, maxBatchRows: abRows },
+        abMs,
+        ends,
+      );
       const verified = await verify(s, exp);
-      catchUps.push({ ...c, max_batch_ms: null, verified, tree });
+      catchUps.push({ ...c, max_batch_ms: abMs, verified, tree });
       console.error(
         `sluice ${tree}: ${fmt(c.events_per_s)} events/s (steady ${fmt(c.steady_events_per_s)}), ` +
-          `${c.seconds} s, ${c.server_cpu_s} server CPU-s, ${fmt(c.events_per_server_cpu_s)} ev/CPU-s; ${verified}; ` +
+          `${c.seconds} s, ${c.server_cpu_s} server CPU-s, ${fmt(c.events_per_server_cpu_s)} ev/CPU-s${abMs === null ? '' : ` (max_batch_ms ${abMs})`}${abRows === null ? '' : ` (max_batch_rows ${abRows})`}; ${verified}; ` +
+          `window ${Number(c.window_ns[0]) / 1e6}–${Number(c.window_ns[1]) / 1e6} ms, pid ${s.child.pid}; ` +
           `loadavg ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
       );
       await stopServer(s);

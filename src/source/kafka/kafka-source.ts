@@ -56,6 +56,11 @@ export class KafkaSourceRunner {
   private pendingBytes = 0;
   /** Positions moved past records read-committed filtered out (worth recording without rows). */
   private pendingAdvance = false;
+  /**
+   * Reading a backlog: a partition was behind its log end at the start, or a fetch stopped short of
+   * it. The backlog's last batch is handed over once every partition is read to its end.
+   */
+  private catchingUp = false;
   private pendingFrom = new Map<number, number>();
   private readonly pendingNext = new Map<number, number>();
   /** Per partition, the largest event time of the batch being filled (sources with a watermark). */
@@ -160,6 +165,7 @@ export class KafkaSourceRunner {
         return;
       }
       this.resetPending(from);
+      this.catchingUp = [...from].some(([p, offset]) => offset < (this.high.get(p) ?? 0));
       await withDeadline(
         reader.start(
           from,
@@ -256,6 +262,21 @@ export class KafkaSourceRunner {
       this.pendingAdvance = true;
       this.batchTimer ??= setTimeout(() => this.flush(generation), this.config.maxBatchMs);
     }
+    if (this.halted(generation)) return;
+    // The end of a backlog: no record is there to join the batch, so max_batch_ms would only hold
+    // the backlog's last epoch back (and a longer window would catch up later). A batch of a live
+    // stream (every fetch reaching its partition's end) still waits for the window.
+    if (covered < high) this.catchingUp = true;
+    else if (this.catchingUp && this.readToEnd()) {
+      this.catchingUp = false;
+      this.flush(generation);
+    }
+  }
+
+  /** Every partition is read up to its log end as last fetched (nothing more to read just now). */
+  private readToEnd(): boolean {
+    for (const [p, high] of this.high) if ((this.pendingNext.get(p) ?? 0) < high) return false;
+    return true;
   }
 
   /**
