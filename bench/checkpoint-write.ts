@@ -3,11 +3,13 @@
 // server bench's throughput run leaves), then per round one full checkpoint through
 // OffThreadCheckpointWriter into a durable file (WAL, synchronous=FULL, as the server opens it), in
 // 10 ms slices, with a 10-row epoch every millisecond while it is written (as ingest would; few
-// enough that the main thread's CPU is mostly the checkpoint's). Every round is full. One JSON line per round: the writer's own figures (busy_ms: the main thread's time in
-// slices, take_ms, longest_slice_ms, wall_ms), CPU by thread over the write (main_cpu_ms includes
-// the 10-row epochs; writer_cpu_ms is the busiest other thread), the epochs run meanwhile, the
-// longest time the event loop ran no epoch (and how long before the write's end that gap ended),
-// and the GC pauses (BENCH_JOURNAL=1 adds a durable commit of the main thread's own per tick, timed).
+// enough that the main thread's CPU is mostly the checkpoint's). Every round is full. One JSON line
+// per round: the writer's own figures (busy_ms: the main thread's time in slices, take_ms,
+// longest_slice_ms, wall_ms), CPU by thread over the write (main_cpu_ms includes the 10-row epochs;
+// writer_cpu_ms is the busiest other thread), the epochs run meanwhile, the longest time the event
+// loop ran no epoch (and how long before the write's end that gap ended), and the GC pauses, with
+// the young-generation ones counted (gc_scavenges: what the write allocates, a semi-space each)
+// (BENCH_JOURNAL=1 adds a durable commit of the main thread's own per tick, timed).
 // BENCH_INCR_ROWS=N makes every round after the first incremental, after N more rows.
 // `--root <checkout>` measures another checkout (its engine, store and writer).
 //
@@ -15,7 +17,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { PerformanceObserver } from 'node:perf_hooks';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { cpuSplit, threadTicks } from './thread-cpu.ts';
@@ -66,8 +68,15 @@ const insert = orderFeeder(engine);
 for (let i = 0; i < ROWS / 1000; i++) insert(1000);
 
 const pauses: number[] = [];
+// Young-generation collections among them: each one's cost is what survives it, and their number is
+// what the write allocates (a semi-space's worth each).
+let scavenges = 0;
 new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) pauses.push(e.duration);
+  for (const e of list.getEntries()) {
+    pauses.push(e.duration);
+    const kind = (e as { detail?: { kind?: number } }).detail?.kind;
+    if (kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+  }
 }).observe({ entryTypes: ['gc'] });
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-ckwrite-'));
@@ -95,6 +104,7 @@ try {
     insert(10);
     await new Promise((r) => setTimeout(r, 50)); // GC entries of the inserts arrive
     pauses.length = 0;
+    scavenges = 0;
     let epochs = 0;
     let writing = true;
     // The longest the event loop went without running a tick (due every ms), and when it ended.
@@ -156,6 +166,7 @@ try {
           : {}),
         gc_max_ms: round2(Math.max(0, ...pauses)),
         gc_total_ms: round2(pauses.reduce((a, b) => a + b, 0)),
+        gc_scavenges: scavenges,
       }),
     );
   }
