@@ -10,10 +10,11 @@
 // loop ran no epoch (and how long before the write's end that gap ended), and the GC pauses, with
 // the young-generation ones counted (gc_scavenges: what the write allocates, a semi-space each)
 // (BENCH_JOURNAL=1 adds a durable commit of the main thread's own per tick, timed).
-// BENCH_INCR_ROWS=N makes every round after the first incremental, after N more rows.
+// BENCH_INCR_ROWS=N makes every round after the first incremental, after N more rows; BENCH_SLICE_MS
+// sets the slice budget.
 // `--root <checkout>` measures another checkout (its engine, store and writer).
 //
-//   node --import tsx bench/checkpoint-write.ts [--root <checkout>]     (BENCH_ROWS, BENCH_ROUNDS)
+//   node --import tsx bench/checkpoint-write.ts [--root <checkout>]     (BENCH_ROWS, BENCH_ROUNDS, BENCH_SLICE_MS)
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -29,6 +30,8 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 1_100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** BENCH_INCR_ROWS=N: round 0 is full, each later round incremental after N more rows (tracked). */
 const INCR_ROWS = Number(process.env.BENCH_INCR_ROWS ?? 0);
+/** BENCH_SLICE_MS: the slice budget (the server's `--checkpoint-slice-ms`, default 10). */
+const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 10);
 
 interface EngineLike {
   setStateTracking(on: boolean): void;
@@ -134,7 +137,7 @@ try {
     if (!incremental) store.requireFull();
     const before = threadTicks();
     setTimeout(tick, 1);
-    const stats = await writer.write(engine, round + 1);
+    const stats = await writer.write(engine, round + 1, SLICE_MS);
     const ended = performance.now();
     writing = false;
     const split = cpuSplit(before, threadTicks());
