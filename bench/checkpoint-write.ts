@@ -3,19 +3,22 @@
 // server bench's throughput run leaves), then per round one full checkpoint through
 // OffThreadCheckpointWriter into a durable file (WAL, synchronous=FULL, as the server opens it), in
 // 10 ms slices, with a 10-row epoch every millisecond while it is written (as ingest would; few
-// enough that the main thread's CPU is mostly the checkpoint's). Every round is full. One JSON line per round: the writer's own figures (busy_ms: the main thread's time in
-// slices, take_ms, longest_slice_ms, wall_ms), CPU by thread over the write (main_cpu_ms includes
-// the 10-row epochs; writer_cpu_ms is the busiest other thread), the epochs run meanwhile, the
-// longest time the event loop ran no epoch (and how long before the write's end that gap ended),
-// and the GC pauses (BENCH_JOURNAL=1 adds a durable commit of the main thread's own per tick, timed).
-// BENCH_INCR_ROWS=N makes every round after the first incremental, after N more rows.
+// enough that the main thread's CPU is mostly the checkpoint's). Every round is full. One JSON line
+// per round: the writer's own figures (busy_ms: the main thread's time in slices, take_ms,
+// longest_slice_ms, wall_ms), CPU by thread over the write (main_cpu_ms includes the 10-row epochs;
+// writer_cpu_ms is the busiest other thread), the epochs run meanwhile, the longest time the event
+// loop ran no epoch (and how long before the write's end that gap ended), and the GC pauses, with
+// the young-generation ones counted (gc_scavenges: what the write allocates, a semi-space each)
+// (BENCH_JOURNAL=1 adds a durable commit of the main thread's own per tick, timed).
+// BENCH_INCR_ROWS=N makes every round after the first incremental, after N more rows; BENCH_SLICE_MS
+// sets the slice budget.
 // `--root <checkout>` measures another checkout (its engine, store and writer).
 //
-//   node --import tsx bench/checkpoint-write.ts [--root <checkout>]     (BENCH_ROWS, BENCH_ROUNDS)
+//   node --import tsx bench/checkpoint-write.ts [--root <checkout>]     (BENCH_ROWS, BENCH_ROUNDS, BENCH_SLICE_MS)
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { PerformanceObserver } from 'node:perf_hooks';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { cpuSplit, threadTicks } from './thread-cpu.ts';
@@ -27,6 +30,8 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 1_100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** BENCH_INCR_ROWS=N: round 0 is full, each later round incremental after N more rows (tracked). */
 const INCR_ROWS = Number(process.env.BENCH_INCR_ROWS ?? 0);
+/** BENCH_SLICE_MS: the slice budget (the server's `--checkpoint-slice-ms`, default 10). */
+const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 10);
 
 interface EngineLike {
   setStateTracking(on: boolean): void;
@@ -66,8 +71,15 @@ const insert = orderFeeder(engine);
 for (let i = 0; i < ROWS / 1000; i++) insert(1000);
 
 const pauses: number[] = [];
+// Young-generation collections among them: each one's cost is what survives it, and their number is
+// what the write allocates (a semi-space's worth each).
+let scavenges = 0;
 new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) pauses.push(e.duration);
+  for (const e of list.getEntries()) {
+    pauses.push(e.duration);
+    const kind = (e as { detail?: { kind?: number } }).detail?.kind;
+    if (kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+  }
 }).observe({ entryTypes: ['gc'] });
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-ckwrite-'));
@@ -95,6 +107,7 @@ try {
     insert(10);
     await new Promise((r) => setTimeout(r, 50)); // GC entries of the inserts arrive
     pauses.length = 0;
+    scavenges = 0;
     let epochs = 0;
     let writing = true;
     // The longest the event loop went without running a tick (due every ms), and when it ended.
@@ -124,7 +137,7 @@ try {
     if (!incremental) store.requireFull();
     const before = threadTicks();
     setTimeout(tick, 1);
-    const stats = await writer.write(engine, round + 1);
+    const stats = await writer.write(engine, round + 1, SLICE_MS);
     const ended = performance.now();
     writing = false;
     const split = cpuSplit(before, threadTicks());
@@ -156,6 +169,7 @@ try {
           : {}),
         gc_max_ms: round2(Math.max(0, ...pauses)),
         gc_total_ms: round2(pauses.reduce((a, b) => a + b, 0)),
+        gc_scavenges: scavenges,
       }),
     );
   }

@@ -1,7 +1,8 @@
 // The copy-on-write snapshot of a keyed arrangement: read one entry at a time while keys are
 // updated, deleted, re-inserted and newly inserted between reads (a seeded, count-driven schedule),
 // it yields exactly the entries at the snapshot; it keeps no before-images once read, and a newer
-// snapshot or a clear leaves the older one correct or failing loudly, never wrong.
+// snapshot or a clear leaves the older one correct or failing loudly, never wrong; read raw, it makes
+// no key text.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mulberry32 } from '../../test/support/checkpoint-workload.ts';
@@ -9,7 +10,7 @@ import type { Value } from '../common/types.ts';
 import { encodeOne } from '../common/values.ts';
 import { entryReader } from '../common/state-delta.ts';
 import { UniqueArrangement } from './unique-arrangement.ts';
-import { CowSnapshot } from './cow-snapshot.ts';
+import { CowSnapshot, isValueKeyReader } from './cow-snapshot.ts';
 import { SlotRowMap } from './slot-row-map.ts';
 
 /** One random change: update, delete, re-insert a deleted key, or insert a new one. */
@@ -242,4 +243,36 @@ test('over a slot map, a key read and then changed is read once, as it was at th
     for (let n = snapshot.read(keys, values, 2); n > 0; n = snapshot.read(keys, values, 2)) take(n);
     assert.deepEqual(read, ['1=[1,10]', '2=[2,20]', '3=[3,30]', '4=[4,40]', '5=[5,50]'], change);
   }
+});
+
+test("readRaw hands a snapshot's keys over unencoded: no key text is made for them", () => {
+  const map = new SlotRowMap<number>();
+  for (let k = 0; k < 1_000; k++) map.set(k, [k, k * 10]);
+  let encoded = 0;
+  const counting = (k: number): string => {
+    encoded++;
+    return encodeOne(k);
+  };
+  const raw = new CowSnapshot<number>(map, map.size, counting, () => {});
+  const text = new CowSnapshot<number>(map, map.size, counting, () => {});
+  const rawKeys: Value[] = [];
+  const keys: string[] = [];
+  const values: unknown[] = [];
+  const fromRaw: string[] = [];
+  const fromText: string[] = [];
+  for (let n = raw.readRaw(rawKeys, values, 64); n > 0; n = raw.readRaw(rawKeys, values, 64))
+    for (let i = 0; i < n; i++)
+      fromRaw.push(`${encodeOne(rawKeys[i] as Value)}=${JSON.stringify(values[i])}`);
+  assert.equal(encoded, 0, 'readRaw encodes no key');
+  for (let n = text.read(keys, values, 64); n > 0; n = text.read(keys, values, 64))
+    for (let i = 0; i < n; i++) fromText.push(`${keys[i]}=${JSON.stringify(values[i])}`);
+  assert.equal(encoded, 1_000, 'read encodes each key once');
+  assert.deepEqual(fromRaw, fromText);
+  // A writer hands keys over only where they are encodeOne's: a table's (an arrangement's) are.
+  assert.equal(isValueKeyReader(raw), false, 'another encoder: keys are read as text');
+  const a = new UniqueArrangement<number>(() => new SlotRowMap<number>());
+  for (let i = 0; i < 10; i++) a.set(i, [i, 'a']);
+  const reader = entryReader(a.takeDelta(true).upserts);
+  assert.equal(isValueKeyReader(reader), true);
+  reader.close();
 });

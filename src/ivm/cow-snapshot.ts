@@ -17,9 +17,25 @@
 import type { Value } from '../common/types.ts';
 import { SluiceError } from '../common/errors.ts';
 import { iteratorReader, registerEntryReader, type EntryReader } from '../common/state-delta.ts';
+import { encodeOne } from '../common/value-key.ts';
 
 type Row = readonly Value[];
 type Entry = readonly [string, unknown];
+
+/**
+ * A snapshot's reader whose keys are Values encoded by value-key.ts's `encodeOne` (a table's or an
+ * arrangement's keys) offers them unencoded too (`readRaw`, as `read` with each key as the Map holds
+ * it): a writer that puts a key's text straight into its bytes (a table's column blocks,
+ * table-blocks.ts) then makes no string per entry — the three short-lived strings an entry that were
+ * two thirds of what a full checkpoint of a keyed table allocated.
+ */
+export interface ValueKeyReader extends EntryReader {
+  readRaw(keys: Value[], values: unknown[], max: number): number;
+}
+
+export function isValueKeyReader(reader: EntryReader): reader is ValueKeyReader {
+  return reader instanceof CowSnapshot && reader.valueKeys;
+}
 
 /** The Map a snapshot reads: a `Map`, or a SlotRowMap (slot-row-map.ts) iterating like one. */
 export interface SnapshotMap<K> extends Iterable<readonly [K, Row]> {
@@ -154,6 +170,14 @@ export class CowSnapshot<K> implements EntryReader {
    * change falls inside it; between batches the owner's changes are recorded as for the generator.
    */
   read(keys: string[], values: unknown[], max: number): number {
+    const raw = keys as unknown[];
+    const n = this.readRaw(raw, values, max);
+    for (let i = 0; i < n; i++) keys[i] = this.encode(raw[i] as K);
+    return n;
+  }
+
+  /** As `read`, with the keys as the Map holds them (not encoded). */
+  readRaw(keys: unknown[], values: unknown[], max: number): number {
     if (this.phase === DONE) return 0;
     if (this.phase === UNSTARTED) {
       if (this.started) throw new SluiceError('INTERNAL_ERROR', 'a checkpoint snapshot is read only once');
@@ -167,6 +191,11 @@ export class CowSnapshot<K> implements EntryReader {
     if ((this.phase as Phase) === BEFORE) n = this.readBefore(keys, values, n, max);
     if ((this.phase as Phase) === DONE) this.close();
     return n;
+  }
+
+  /** Whether the keys are Values encoded by `encodeOne` (`readRaw` then hands them to a writer). */
+  get valueKeys(): boolean {
+    return (this.encode as unknown) === encodeOne;
   }
 
   /** Ends the reading (at its end, or abandoned): no more before-images are recorded. */
@@ -184,7 +213,7 @@ export class CowSnapshot<K> implements EntryReader {
   }
 
   /** The live Map's entries from the walk's position, until `max` are out or the walk ends. */
-  private readWalk(keys: string[], values: unknown[], max: number): number {
+  private readWalk(keys: unknown[], values: unknown[], max: number): number {
     const map = this.map;
     const rawKeys = this.rawKeys;
     const rawRows = this.rawRows;
@@ -215,11 +244,11 @@ export class CowSnapshot<K> implements EntryReader {
         // Until something changes, no key has a before-image (a lookup in an empty Map is skipped).
         const old = before.size === 0 ? undefined : before.get(key);
         if (old === undefined) {
-          keys[n] = this.encode(key);
+          keys[n] = key;
           values[n++] = rawRows[i];
         } else if (!this.emitted.has(key)) {
           this.emitted.add(key);
-          keys[n] = this.encode(key);
+          keys[n] = key;
           values[n++] = old;
         }
       }
@@ -247,7 +276,7 @@ export class CowSnapshot<K> implements EntryReader {
   }
 
   /** The before-images the walk did not read, appended after the `n` entries read already. */
-  private readBefore(keys: string[], values: unknown[], n: number, max: number): number {
+  private readBefore(keys: unknown[], values: unknown[], n: number, max: number): number {
     const it = this.cursor as Iterator<[K, Row]>;
     while (n < max) {
       const r = it.next();
@@ -257,14 +286,14 @@ export class CowSnapshot<K> implements EntryReader {
       }
       const [key, old] = r.value;
       if (this.emitted.has(key) || (!this.stopped && this.map.has(key))) continue;
-      keys[n] = this.encode(key);
+      keys[n] = key;
       values[n++] = old;
     }
     return n;
   }
 
   /** The entries of a fixed set of keys at the snapshot (each key once: the set does not change). */
-  private readKeys(keys: string[], values: unknown[], max: number): number {
+  private readKeys(keys: unknown[], values: unknown[], max: number): number {
     const it = (this.cursor ??= (this.only as ReadonlySet<K>)[Symbol.iterator]()) as Iterator<K>;
     let n = 0;
     while (n < max) {
@@ -277,7 +306,7 @@ export class CowSnapshot<K> implements EntryReader {
       if (this.inserted.has(key)) continue;
       const row = this.before.get(key) ?? this.map.get(key);
       if (row !== undefined) {
-        keys[n] = this.encode(key);
+        keys[n] = key;
         values[n++] = row;
       }
     }

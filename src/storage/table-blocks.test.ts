@@ -1,10 +1,13 @@
 // TableBlocks builds a table's column blocks from live rows as they arrive: each block is byte for
 // byte what encodeColumnBlock makes of the same rows (numbers, NULLs, -0, a column that turns to JSON
 // part way through a block, bigints and decimals), blocks end at BLOCK_ENTRIES rows or at the size
-// bound, and a value that is not a row of the part's width is refused (the caller writes it alone).
+// bound, a value that is not a row of the part's width is refused (the caller writes it alone), and
+// a key handed over as its value is stored as the text encodeOne gives it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseDecimal } from '../common/decimal.ts';
+import type { Value } from '../common/types.ts';
+import { encodeOne } from '../common/value-key.ts';
 import { BLOCK_CHARS, BLOCK_ENTRIES } from './checkpoint-format.ts';
 import { COLUMN_BLOCKS, decodeColumnBlock, encodeColumnBlock } from './column-block.ts';
 import { TableBlocks, type TableBlock } from './table-blocks.ts';
@@ -101,5 +104,30 @@ test(
       at += block.n;
     }
     assert.equal(at, keys.length);
+  },
+);
+
+test(
+  "a key given as its value (addValueKey) is stored as its encodeOne text, a safe integer's written digit by digit",
+  { skip: !COLUMN_BLOCKS },
+  () => {
+    const values: Value[] = [0, -0, 1, -1, 9, 10, 99, 100, -100, 2 ** 53 - 1, -(2 ** 53 - 1), 2 ** 53];
+    values.push(-(2 ** 53), 1.5, -0.25, 1e21, 1e-7, NaN, Infinity, -Infinity, 12n, -(2n ** 70n));
+    values.push(999_999_999, 1e9, 1e9 + 1, -1_000_000_007, 2 ** 31, 123_456_789_012, 9_007_199_000_000_001);
+    values.push('text', 'q"uote', '', null, true, false, parseDecimal('1.50'));
+    for (let i = 0; i < 4_000; i++) values.push(i * 7_919 - 20_000_000);
+    const byText = blocksOf(values.map((k, i) => [encodeOne(k), [i]] as const));
+    const part = TableBlocks.of('table:t', true) ?? assert.fail('column blocks');
+    const byValue: TableBlock[] = [];
+    values.forEach((k, i) => {
+      assert.equal(part.addValueKey(k, [i]), true);
+      const block = part.ready();
+      if (block !== null) byValue.push(block);
+    });
+    const last = part.finish();
+    if (last !== null) byValue.push(last);
+    assert.ok(byValue.length > 1);
+    assert.deepEqual(byValue, byText);
+    assert.equal(part.addValueKey(1, { not: 'a row' }), false);
   },
 );

@@ -10,6 +10,8 @@
 // for a table's rows, whose width is the table's) ends column blocks for the rest of the part: its
 // caller writes the remaining entries one by one, as other states' entries are.
 import { encodeStored } from '../common/json-codec.ts';
+import type { Value } from '../common/types.ts';
+import { encodeOne } from '../common/value-key.ts';
 import { BLOCK_CHARS, BLOCK_ENTRIES } from './checkpoint-format.ts';
 import {
   COLUMN_BLOCKS,
@@ -56,17 +58,45 @@ export class TableBlocks {
    * caller then writes the pending block (`finish`) and this entry and the rest as single entries.
    */
   add(key: string, value: unknown): boolean {
-    if (!Array.isArray(value)) return false;
+    const row = this.accept(value);
+    if (row === null) return false;
+    const i = this.n++;
+    this.addKey(key, i === 0);
+    this.addColumns(row, i);
+    return true;
+  }
+
+  /**
+   * As `add`, for a key given as the value whose key text value-key.ts's `encodeOne` makes: a safe
+   * integer's text (`n<digits>;`) is written straight into the keys' bytes, with no string made (a
+   * keyed table's serial ids); any other key is encoded and added as `add` does.
+   */
+  addValueKey(key: Value, value: unknown): boolean {
+    const row = this.accept(value);
+    if (row === null) return false;
+    const i = this.n++;
+    if (typeof key === 'number' && Number.isSafeInteger(key)) this.addIntegerKey(key, i === 0);
+    else this.addKey(encodeOne(key), i === 0);
+    this.addColumns(row, i);
+    return true;
+  }
+
+  /** The value as a row of the part's width (the first row sets it), or null: it is not one. */
+  private accept(value: unknown): readonly unknown[] | null {
+    if (!Array.isArray(value)) return null;
     const row = value as readonly unknown[];
     const width = row.length;
     if (width !== this.width) {
-      if (this.width !== -1 || width === 0) return false;
+      if (this.width !== -1 || width === 0) return null;
       this.start(width);
     }
     if (this.n === BLOCK_ENTRIES) throw new Error('a table block is full: ready() takes it first');
-    const i = this.n++;
-    this.addKey(key, i === 0);
-    // The columns are built as rows arrive, one pass over each row (column-block.ts's layout).
+    return row;
+  }
+
+  /** Row `i`'s values into the columns, one pass over the row (column-block.ts's layout). */
+  private addColumns(row: readonly unknown[], i: number): void {
+    const width = row.length;
     let size = 1;
     for (let c = 0; c < width; c++) {
       const v = row[c];
@@ -89,7 +119,6 @@ export class TableBlocks {
       }
     }
     this.size += size;
-    return true;
   }
 
   /** The block once it is full (then a new one starts), else null. */
@@ -149,6 +178,32 @@ export class TableBlocks {
     this.keyEnd = at;
   }
 
+  /** Appends `"n<digits>;"` (encodeOne's text of the safe integer `v`, -0 as 0) to the keys' list. */
+  private addIntegerKey(v: number, first: boolean): void {
+    // `,` `"n` `-`, 16 digits at most, `;"` and room for `]`.
+    if (this.keyEnd + 24 > this.keyBytes.length) this.growKeys(24);
+    const out = this.keyBytes;
+    let at = this.keyEnd;
+    out[at++] = first ? 0x5b : 0x2c; // [ or ,
+    out[at++] = 0x22; // "
+    out[at++] = 0x6e; // n
+    if (v < 0) {
+      out[at++] = 0x2d; // -
+      v = -v;
+    }
+    // In int32 arithmetic (a float64 remainder is a call into the runtime): below 1e9 in one part,
+    // else the part above 1e9 (below 2^31 for a safe integer) and then its nine digits below.
+    if (v < 1e9) at = writeDigits(out, at, v, 1);
+    else {
+      const high = Math.floor(v / 1e9);
+      at = writeDigits(out, at, high, 1);
+      at = writeDigits(out, at, v - high * 1e9, 9);
+    }
+    out[at++] = 0x3b; // ;
+    out[at++] = 0x22; // "
+    this.keyEnd = at;
+  }
+
   private growKeys(need: number): void {
     const grown = new Uint8Array(Math.max(2 * this.keyBytes.length, this.keyEnd + need));
     grown.set(this.keyBytes.subarray(0, this.keyEnd));
@@ -174,6 +229,20 @@ export class TableBlocks {
     }
     return list;
   }
+}
+
+/** The decimal digits of `n` (0 ≤ n < 2^31), at least `width` of them (zeros in front), at `at`. */
+function writeDigits(out: Uint8Array, at: number, n: number, width: number): number {
+  let digits = 1;
+  for (let t = n | 0; t >= 10; t = (t / 10) | 0) digits++;
+  if (digits < width) digits = width;
+  const end = at + digits;
+  for (let j = end, t = n | 0; j > at;) {
+    const q = (t / 10) | 0;
+    out[--j] = 0x30 + (t - q * 10);
+    t = q;
+  }
+  return end;
 }
 
 /** The keys' JSON buffer to start with (a block of 2,048 serial ids' keys takes about 24 KB). */

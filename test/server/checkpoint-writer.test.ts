@@ -2,7 +2,8 @@
 // (counted by SQLite's own total_changes()), what the thread commits restores exactly, a shutdown
 // in the middle of a write abandons it for one written whole, a thread that keeps dying makes the
 // runtime write on the main thread, and an in-memory runtime (which no second connection can reach)
-// still writes its slices on the main thread.
+// still writes its slices on the main thread; a keyed table's column blocks are the same bytes
+// whichever thread wrote them.
 import assert from 'node:assert/strict';
 import { cpSync, readdirSync, rmSync } from 'node:fs';
 import { test } from 'node:test';
@@ -189,5 +190,66 @@ test('close() returns once the writer thread has closed its connection: the dire
     rmSync(dir, { recursive: true });
   } finally {
     removeDir(dir);
+  }
+});
+
+test('a keyed table written whole by the thread (keys put straight into its blocks) is stored as the main thread stores it', async () => {
+  // Keys of every kind a table's key can be: safe integers of both signs and 0 (their text written
+  // digit by digit), and a text key table beside it (encoded as before).
+  const schema = `CREATE TABLE nums (k DOUBLE NOT NULL, v INTEGER, PRIMARY KEY (k));
+CREATE TABLE texts (k TEXT NOT NULL, v INTEGER, PRIMARY KEY (k))`;
+  const keys = [
+    0,
+    -1,
+    1,
+    9,
+    10,
+    99,
+    100,
+    -100,
+    2 ** 53 - 1,
+    -(2 ** 53 - 1),
+    2 ** 53,
+    1.5,
+    -0.25,
+    1e21,
+    123456789,
+  ];
+  for (let i = 0; i < 5_000; i++) keys.push(i * 7919 - 20_000_000);
+  const fill = (rt: SluiceRuntime): void => {
+    rt.executeScript(schema);
+    rt.ingest('nums', { insert: [...new Set(keys)].map((k, i) => ({ k, v: i % 3 === 0 ? null : i })) });
+    rt.ingest('texts', { insert: Array.from({ length: 3_000 }, (_, i) => ({ k: `k"${i}\u00e9`, v: i })) });
+  };
+  const blocks = (rt: SluiceRuntime): unknown[] =>
+    rt.checkpointFile.db
+      .prepare(
+        "SELECT state_id, entry_key, ord, value, kind FROM checkpoint_state WHERE kind = 'c' ORDER BY 1, 2",
+      )
+      .all();
+  const threadDir = tempDir();
+  const mainDir = tempDir();
+  try {
+    const thread = openRuntime(threadDir, { checkpoint: POLICY });
+    const main = openRuntime(mainDir, { checkpoint: POLICY });
+    try {
+      fill(thread);
+      fill(main);
+      const before = mainConnectionChanges(thread);
+      const sliced = await thread.checkpointInSlices();
+      assert.ok(sliced !== null && sliced.full);
+      assert.equal(mainConnectionChanges(thread), before, 'the thread wrote it');
+      const whole = main.checkpoint();
+      assert.ok(whole !== null && whole.full);
+      const written = blocks(thread);
+      assert.ok(written.length >= 4, `${written.length} column blocks`);
+      assert.deepEqual(written, blocks(main));
+    } finally {
+      thread.close();
+      main.close();
+    }
+  } finally {
+    removeDir(threadDir);
+    removeDir(mainDir);
   }
 });

@@ -12,6 +12,9 @@ import type { RuntimeLogger } from './types.ts';
 import { SluiceError, type ErrorCode } from '../../common/errors.ts';
 import { encodeStored } from '../../common/json-codec.ts';
 import { entryReader } from '../../common/state-delta.ts';
+import type { Value } from '../../common/types.ts';
+import { encodeOne } from '../../common/value-key.ts';
+import { isValueKeyReader } from '../../ivm/cow-snapshot.ts';
 import { TableBlocks, type TableBlock } from '../../storage/table-blocks.ts';
 import type { CheckpointTransactionStats } from '../../storage/checkpoint-transaction.ts';
 import {
@@ -246,6 +249,7 @@ export class OffThreadCheckpointWriter {
       }
       const readKeys: string[] = [];
       const readValues: unknown[] = [];
+      const readRawKeys: Value[] = [];
       for (const o of cp.objects) {
         for (const { stateId, delta } of o.parts) {
           part.stateId = stateId;
@@ -271,24 +275,34 @@ export class OffThreadCheckpointWriter {
           // the slice's clock is read once a batch, and a batch is no more than the slice has left
           // (never 0: a read of none is the end of the part).
           const reader = entryReader(delta.upserts);
+          // A table's keys as it holds them, when its reader offers them: their text is written
+          // straight into the blocks, with no string an entry (see cow-snapshot.ts's ValueKeyReader).
+          const valueKeys = table !== null && isValueKeyReader(reader) ? reader : null;
           const readMax = (): number => Math.max(1, Math.min(READ_BATCH, SLICE_ENTRIES - sliceEntries));
+          const readBatch = (): number =>
+            valueKeys !== null
+              ? valueKeys.readRaw(readRawKeys, readValues, readMax())
+              : reader.read(readKeys, readValues, readMax());
           try {
-            for (
-              let got = reader.read(readKeys, readValues, readMax());
-              got > 0;
-              got = reader.read(readKeys, readValues, readMax())
-            ) {
+            for (let got = readBatch(); got > 0; got = readBatch()) {
               sliceEntries += got;
               for (let r = 0; r < got; r++) {
-                const key = readKeys[r] as string;
                 const value = readValues[r];
-                if (table !== null && !table.add(key, value)) {
+                const added =
+                  table === null
+                    ? false
+                    : valueKeys !== null
+                      ? table.addValueKey(readRawKeys[r] as Value, value)
+                      : table.add(readKeys[r] as string, value);
+                if (table !== null && !added) {
                   const last = table.finish();
                   if (last !== null) blocks.push(last);
                   await sendBlocks();
                   table = null;
                 }
                 if (table === null) {
+                  const key =
+                    valueKeys !== null ? encodeOne(readRawKeys[r] as Value) : (readKeys[r] as string);
                   keys.push(key);
                   texts.push(encodeStored(value));
                   if (keys.length === BATCH_ENTRIES) {
@@ -309,6 +323,7 @@ export class OffThreadCheckpointWriter {
           } finally {
             reader.close();
             readValues.fill(undefined); // no rows held past the part
+            readRawKeys.fill(0);
           }
           const last = table?.finish() ?? null;
           if (last !== null) blocks.push(last);
