@@ -109,6 +109,14 @@ child.stdout.on('data', (d: Buffer) => {
   }
 });
 const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+// A socket error nobody awaits (seen under heavy load: ECONNRESET on a reused connection) ends this
+// process without running the `finally` below: the server must not outlive it nor its data stay.
+process.once('uncaughtException', (err) => {
+  child.kill('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+  console.error(err);
+  process.exit(1);
+});
 
 async function main(): Promise<void> {
   let nextId = 1;
