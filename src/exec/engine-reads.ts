@@ -7,7 +7,8 @@ import type { ColumnMeta, TableDef, ViewDef } from '../planner/catalog.ts';
 import { columnInfos, isAppendOnly, kindLabel, tableColumnInfos } from '../planner/catalog.ts';
 import type { SinkInfo, SourceInfo, ViewReader, ViewRowError, ViewSnapshot } from './api.ts';
 import type { CheckpointedState } from './engine-checkpoints.ts';
-import type { SourceRowTyping, TableInfo, ViewInfo } from './engine-types.ts';
+import type { RowTyping } from '../common/row-typing.ts';
+import type { TableInfo, ViewInfo } from './engine-types.ts';
 import { watermarkInfo } from './watermark-statements.ts';
 import { compileInsertValuesNormalizer } from './row-normalizer.ts';
 import { instantMicros } from '../common/time/instant-micros.ts';
@@ -213,7 +214,7 @@ export class EngineReads {
    * validated once. Null when a row's values depend on its batch (a DEFAULT now() column takes the
    * epoch's clock, known only when the batch is applied): the connector then hands rows as objects.
    */
-  sourceRowTyping(source: string): SourceRowTyping | null {
+  sourceRowTyping(source: string): RowTyping | null {
     const store = this.state.tables.get(source);
     if (store === undefined || store.def.source === undefined) {
       throw new SluiceError('UNKNOWN_TABLE', `source "${source}" does not exist`);

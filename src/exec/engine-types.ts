@@ -149,18 +149,3 @@ export interface ScriptRun {
   /** Table rows its UPDATE and DELETE statements have examined so far (by key or by scan). */
   dmlRowsRead: number;
 }
-
-/** How a source's connector validates and types a decoded row itself (engine-reads.ts). */
-export interface SourceRowTyping {
-  /** The row as the source stores it (validated, typed); throws a SluiceError naming what is wrong. */
-  readonly typed: (row: Record<string, unknown>) => readonly Value[];
-  /**
-   * `typed`'s fast path over a row's raw values by column position (undefined: absent), for a reader
-   * that finds them without a row object; null when the row needs `typed` (which names the problem).
-   */
-  readonly typedValues?: (values: readonly unknown[]) => readonly Value[] | null;
-  /** The column names `typedValues` reads, in its positions' order. */
-  readonly valueColumns?: readonly string[];
-  /** A source with a WATERMARK: a typed row's event time in µs (null: none); null for other sources. */
-  readonly eventTime: ((row: readonly Value[]) => number | null) | null;
-}

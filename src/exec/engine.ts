@@ -61,7 +61,6 @@ export type {
   ExecuteOptions,
   ObjectCheckpoint,
   ScriptRun,
-  SourceRowTyping,
   StoredCheckpoint,
   TableInfo,
   ViewInfo,
@@ -73,10 +72,10 @@ import type {
   EngineOptions,
   ExecuteOptions,
   ScriptRun,
-  SourceRowTyping,
   StoredCheckpoint,
   ViewInfo,
 } from './engine-types.ts';
+import type { RowTyping } from '../common/row-typing.ts';
 
 export class Engine {
   private readonly catalogState = new Catalog();
@@ -570,7 +569,7 @@ export class Engine {
   sourceEventTime(source: string): ((row: Record<string, unknown>) => number | null) | null {
     return this.reads.sourceEventTime(source);
   }
-  sourceRowTyping(source: string): SourceRowTyping | null {
+  sourceRowTyping(source: string): RowTyping | null {
     return this.reads.sourceRowTyping(source);
   }
   catalog(): ReturnType<EngineReads['catalog']> {

@@ -4,7 +4,7 @@
 // a sink reads the view's stored changelog. Status and errors are kept here for REST and metrics.
 import { SluiceError } from '../common/errors.ts';
 import type { SinkInfo, SourceInfo } from '../exec/api.ts';
-import type { SourceRowTyping } from '../exec/engine-types.ts';
+import type { RowTyping } from '../common/row-typing.ts';
 import { KafkaSinkRunner, type SinkFeed, type SinkStatus } from '../sink/kafka-sink.ts';
 import { ConnectorHosts } from '../source/kafka/connector-hosts.ts';
 import type { ConnectorLogger, KafkaReader, KafkaTransactionalWriter } from '../source/kafka/kafka-client.ts';
@@ -19,7 +19,7 @@ export interface ConnectorHost {
   storedOffsets(source: string, incarnation: number): Map<number, number>;
   rowCheck(source: string): (row: Record<string, unknown>) => string | null;
   /** The source's typing of decoded rows (validated once, by the decoder); null: rows go as objects. */
-  rowTyping(source: string): SourceRowTyping | null;
+  rowTyping(source: string): RowTyping | null;
   /** A source with a WATERMARK: a row's event time in µs (null: none); null for other sources. */
   eventTime(source: string): ((row: Record<string, unknown>) => number | null) | null;
   sinkFeed(sink: SinkInfo): SinkFeed;

@@ -13,26 +13,12 @@ import {
   parseJsonExact,
 } from '../../common/json-codec.ts';
 import { SluiceError } from '../../common/errors.ts';
+import type { RowTyping } from '../../common/row-typing.ts';
 import type { Value } from '../../common/types.ts';
 import { FlatJsonReader } from './flat-json.ts';
 import { valueLength, type KafkaRecord } from './kafka-client.ts';
 
 export type SourceFormat = 'json' | 'upsert' | 'debezium';
-
-/** A source's own typing of decoded rows (the engine's `sourceRowTyping`). */
-export interface RowTyping {
-  /** The row as the source stores it (validated, typed); throws a SluiceError naming what is wrong. */
-  readonly typed: (row: Record<string, unknown>) => readonly Value[];
-  /**
-   * `typed`'s fast path over the row's raw values by column position (undefined: absent), read
-   * without a row object; null: the row takes `typed`. Absent: every row takes `typed`.
-   */
-  readonly typedValues?: ((values: readonly unknown[]) => readonly Value[] | null) | undefined;
-  /** The column names `typedValues` reads, in its positions' order (it is used only if they are the source's). */
-  readonly valueColumns?: readonly string[] | undefined;
-  /** A source with a WATERMARK: a typed row's event time in µs (null: none); null for other sources. */
-  readonly eventTime: ((row: readonly Value[]) => number | null) | null;
-}
 
 export interface DecodeSpec {
   readonly format: SourceFormat;
