@@ -9,18 +9,11 @@
 // once (`commit`), before anything acknowledges the transaction. That is what synchronous=FULL does
 // inside COMMIT, moved off the server's thread. Every other transaction, and every statement
 // outside one, runs at FULL as before.
-//
-// The journal file's WAL is checkpointed by a WalCheckpointer (wal-checkpointer.ts), from a worker
-// thread's connection, not by SQLite's autocheckpoint inside a COMMIT. That needs sluice.db in
-// normal locking mode, so the guard against a second server on the directory is a lock of its own:
-// `sluice.lock`, a SQLite file this connection holds an exclusive lock on until it closes (an OS
-// lock: the kernel drops it when the process dies).
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { closeSync, fdatasync, fdatasyncSync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SluiceError } from '../common/errors.ts';
-import { WalCheckpointer, type WalCheckpointOptions } from './wal-checkpointer.ts';
 
 const FORMAT_VERSION = '1';
 /** The page size of a new journal file (sluice.db); see the constructor. */
@@ -69,18 +62,12 @@ export interface StoreOptions {
   /** Create the journal and changelog tables and the format row (default true: the main file). */
   readonly journal?: boolean;
   /**
-   * Hold the file's lock for the whole connection (default true): a second opener fails at once.
-   * False lets a second connection of this process (the checkpoint writer thread) open it. The
-   * journal file is never held so (its WAL checkpointer has a connection of its own): its
-   * directory's `sluice.lock` keeps other servers out instead.
+   * Hold the file's lock for the whole connection (default true): a second server on the same
+   * directory fails at once. False lets a second connection of this process (the checkpoint
+   * writer thread) open it; the main file's lock still keeps other servers out of the directory.
    */
   readonly exclusive?: boolean;
-  /** The journal file's WAL checkpoints (wal-checkpointer.ts); defaults for the server. */
-  readonly walCheckpoint?: WalCheckpointOptions;
 }
-
-/** The file in the data directory whose lock says a server owns the directory. */
-export const LOCK_FILE = 'sluice.lock';
 
 export class SqliteStore {
   readonly db: Database.Database;
@@ -97,10 +84,6 @@ export class SqliteStore {
   private deferredCommits = 0;
   private syncedCommits = 0;
   private syncsInFlight = 0;
-  /** The directory's lock (the journal file on disk only); held until close. */
-  private readonly lock: Database.Database | null = null;
-  /** The journal file's WAL checkpoints (on disk only). */
-  readonly walCheckpointer: WalCheckpointer | null = null;
 
   constructor(options: StoreOptions) {
     if (options.dataDir === null) {
@@ -109,15 +92,12 @@ export class SqliteStore {
       mkdirSync(options.dataDir, { recursive: true });
       this.path = join(options.dataDir, options.file ?? 'sluice.db');
     }
-    const owner = options.journal !== false && options.dataDir !== null;
-    let opened: Database.Database | null = null;
     try {
+      // A short busy timeout: a locked file means another server owns it, so fail fast.
+      this.db = new Database(this.path, { timeout: 250 });
       // One process owns the data directory: a second server on it fails here instead of
       // interleaving journals.
-      if (owner) this.lock = lockDirectory(options.dataDir);
-      // A short busy timeout: a locked file means another server owns it, so fail fast.
-      this.db = opened = new Database(this.path, { timeout: 250 });
-      if (options.exclusive !== false && !owner) this.db.pragma('locking_mode = EXCLUSIVE');
+      if (options.exclusive !== false) this.db.pragma('locking_mode = EXCLUSIVE');
       // A new journal file gets 16 KB pages (a file that exists keeps its own: WAL fixes the size).
       // Every group commit writes ~100-300 KB of journal and changelog text into the WAL, one
       // write per page: 4 KB pages made that a few hundred syscalls a commit, and SQLite's CPU for
@@ -135,24 +115,13 @@ export class SqliteStore {
         this.db.exec('COMMIT');
       }
       this.walUsable = this.path !== ':memory:' && options.journal !== false;
-      // Checkpoints are the WalCheckpointer's (made after the file is verified).
-      if (owner) this.db.pragma('wal_autocheckpoint = 0');
     } catch (error) {
-      if (opened?.open === true) opened.close();
-      this.lock?.close();
       throw new SluiceError('STATE_ERROR', `cannot open data file "${this.path}"`, {
         detail: error instanceof Error ? error.message : String(error),
         hint: 'is another Sluice server using the same data directory, or is the file damaged?',
       });
     }
-    if (options.verifyOnOpen !== false && this.path !== ':memory:') {
-      try {
-        this.verify();
-      } catch (error) {
-        this.lock?.close();
-        throw error;
-      }
-    }
+    if (options.verifyOnOpen !== false && this.path !== ':memory:') this.verify();
     if (options.journal === false) return;
     if (this.getMeta('instance') === undefined) this.setMeta('instance', randomUUID().slice(0, 8));
     if (this.getMeta('checksummed_from') === undefined) {
@@ -172,18 +141,10 @@ export class SqliteStore {
     const format = this.getMeta('format');
     if (format === undefined) this.setMeta('format', FORMAT_VERSION);
     else if (format !== FORMAT_VERSION) {
-      this.db.close();
-      this.lock?.close();
       throw new SluiceError(
         'STATE_ERROR',
         `data file "${this.path}" has format ${format}, expected ${FORMAT_VERSION}`,
       );
-    }
-    if (owner) {
-      const pageSize = this.db.pragma('page_size', { simple: true }) as number;
-      this.walCheckpointer = new WalCheckpointer(this.db, this.path, pageSize, options.walCheckpoint);
-      // A restart of the WAL truncates the file to this: its size then tells what was written since.
-      this.db.pragma(`journal_size_limit = ${this.walCheckpointer.softBytes}`);
     }
   }
 
@@ -276,8 +237,6 @@ export class SqliteStore {
         this.deferredCommits += 1;
         this.db.pragma('synchronous = FULL');
       }
-      if (this.walCheckpointer !== null && this.openWal())
-        this.walCheckpointer.committed(fstatSync(this.walFd as number).size);
     }
     return this.syncOwed;
   }
@@ -323,11 +282,8 @@ export class SqliteStore {
       fdatasyncSync(this.walFd as number);
       this.syncedCommits = this.deferredCommits;
     }
-    // The worker's connection first: the last one to close copies the WAL and removes it.
-    this.walCheckpointer?.close();
     this.db.close();
     this.closeWal();
-    this.lock?.close();
   }
 
   /**
@@ -359,25 +315,6 @@ export class SqliteStore {
     closeSync(this.walFd);
     this.walFd = null;
   }
-}
-
-/**
- * Takes the directory's lock: `sluice.lock` opened with an exclusive lock held for the connection's
- * life. Throws (SQLITE_BUSY after the short timeout) when another server holds it.
- */
-function lockDirectory(dataDir: string): Database.Database {
-  const lock = new Database(join(dataDir, LOCK_FILE), { timeout: 250 });
-  try {
-    lock.pragma('locking_mode = EXCLUSIVE');
-    // In EXCLUSIVE locking mode the lock a write takes is kept after its COMMIT.
-    lock.exec('BEGIN EXCLUSIVE');
-    lock.exec('CREATE TABLE IF NOT EXISTS owner (pid INTEGER)');
-    lock.exec('COMMIT');
-  } catch (error) {
-    lock.close();
-    throw error;
-  }
-  return lock;
 }
 
 export function addColumnIfMissing(db: Database.Database, table: string, column: string, type: string): void {
