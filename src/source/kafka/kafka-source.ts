@@ -15,6 +15,7 @@ import {
   type PartitionWatermarks,
 } from './kafka-client.ts';
 import { PoisonRecord, rawText, RecordDecoder, type RowOp } from './record-decoder.ts';
+import { startPositions } from './start-positions.ts';
 import type {
   KafkaSourceConfig,
   PartitionRange,
@@ -200,41 +201,15 @@ export class KafkaSourceRunner {
 
   /** Where each partition starts: the delivered position, else the `start` option. Null: failed. */
   private startPositions(marks: readonly PartitionWatermarks[]): Map<number, number> | null {
-    const from = new Map<number, number>();
-    for (const m of marks) {
-      this.high.set(m.partition, m.high);
-      const stored = this.applied.get(m.partition);
-      if (stored !== undefined) {
-        if (stored < m.low) {
-          this.fail(
-            `offset ${stored} of partition ${m.partition} is no longer in topic "${this.config.topic}" (the log starts at ${m.low}): retention deleted records before they were read`,
-            { partition: m.partition, offset: stored },
-          );
-          return null;
-        }
-        from.set(m.partition, stored);
-        continue;
-      }
-      const start = this.config.start;
-      let offset = m.low;
-      if (start === 'latest') offset = m.high;
-      else if (start !== 'earliest') {
-        const given = start.find((s) => s.partition === m.partition);
-        if (given !== undefined) {
-          if (given.offset < m.low || given.offset > m.high) {
-            this.fail(
-              `start offset ${given.offset} of partition ${m.partition} is outside topic "${this.config.topic}" (offsets ${m.low}..${m.high})`,
-              { partition: m.partition, offset: given.offset },
-            );
-            return null;
-          }
-          offset = given.offset;
-        }
-      }
-      from.set(m.partition, offset);
-      this.applied.set(m.partition, offset);
+    for (const m of marks) this.high.set(m.partition, m.high);
+    const plan = startPositions(marks, this.applied, this.config.start, this.config.topic);
+    if ('error' in plan) {
+      this.fail(plan.error, { partition: plan.partition, offset: plan.offset });
+      return null;
     }
-    return from;
+    for (const [partition, offset] of plan.from)
+      if (!this.applied.has(partition)) this.applied.set(partition, offset);
+    return plan.from;
   }
 
   private async onRecords(
