@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { histogramText, journalText, sellerText } from './wal-texts.ts';
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -20,16 +21,6 @@ const rounds = flag('rounds', 3);
 const commits = flag('commits', 1200);
 const settingsAt = process.argv.indexOf('--settings');
 const settings = (settingsAt < 0 ? '1000,0' : (process.argv[settingsAt + 1] ?? '')).split(',').map(Number);
-
-/** ASCII digits and commas of length n, like a stored value list. */
-function text(n: number): string {
-  let out = '';
-  for (let i = 0; out.length < n; i++) out += `${1_000_000 + i * 7919},`;
-  return out.slice(0, n);
-}
-const journalText = text(12_000);
-const sellerText = text(12_300);
-const histogramText = text(6_600);
 
 function run(autocheckpoint: number): void {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-wal-'));

@@ -10,6 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { flag } from './ab-checkouts.ts';
+import { histogramText, journalText, sellerText } from './wal-texts.ts';
 
 interface Store {
   readonly db: { prepare(sql: string): { run(...args: unknown[]): unknown } };
@@ -22,22 +24,9 @@ interface Store {
 }
 type StoreClass = new (options: { dataDir: string }) => Store;
 
-function option(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? fallback : (process.argv[i + 1] ?? fallback);
-}
-const rounds = Number(option('rounds', '3'));
-const commits = Number(option('commits', '1200'));
-const basePath = resolve(option('base', '../sluice-base'));
-
-function text(n: number): string {
-  let out = '';
-  for (let i = 0; out.length < n; i++) out += `${1_000_000 + i * 7919},`;
-  return out.slice(0, n);
-}
-const journalText = text(12_000);
-const sellerText = text(12_300);
-const histogramText = text(6_600);
+const rounds = Number(flag('rounds', '3'));
+const commits = Number(flag('commits', '1200'));
+const basePath = resolve(flag('base', '../sluice-base'));
 
 async function run(label: string, Store: StoreClass): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-walab-'));

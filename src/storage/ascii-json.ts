@@ -44,7 +44,7 @@ function withRoom(buf: Buffer, at: number, bytes: number): Buffer {
 }
 
 /** Writes a 31-bit integer's digits at `at` (room checked by the caller); returns the end. */
-function writeInt(buf: Buffer, at: number, v: number): number {
+function writeInt(buf: Uint8Array, at: number, v: number): number {
   let x = v;
   if (x < 0) {
     buf[at++] = MINUS;
@@ -62,24 +62,26 @@ function writeInt(buf: Buffer, at: number, v: number): number {
 }
 
 /**
- * Writes a safe integer's digits (beyond 31 bits: a BIGINT key or a timestamp), by exact double
- * arithmetic (every quotient and remainder of a safe integer by 10 is exact).
+ * Writes a safe integer's digits (beyond 31 bits: a BIGINT key or a timestamp; -0 as 0) at `at`
+ * (room checked by the caller); returns the end. In int32 arithmetic, as a float64 remainder is a
+ * call into the runtime: the part above 1e9 (below 2^24 for a safe integer), then nine digits.
  */
-function writeSafeInt(buf: Buffer, at: number, v: number): number {
+export function writeSafeInt(buf: Uint8Array, at: number, v: number): number {
   let x = v;
   if (x < 0) {
     buf[at++] = MINUS;
     x = -x;
   }
-  let digits = 1;
-  for (let t = x; t >= 10; t = Math.floor(t / 10)) digits++;
-  const end = at + digits;
-  for (let d = end - 1; d >= at; d--) {
-    const q = Math.floor(x / 10);
-    buf[d] = ZERO + (x - q * 10);
-    x = q;
+  if (x < 1e9) return writeInt(buf, at, x);
+  const high = Math.floor(x / 1e9);
+  at = writeInt(buf, at, high);
+  let low = x - high * 1e9;
+  for (let d = at + 8; d >= at; d--) {
+    const q = (low / 10) | 0;
+    buf[d] = ZERO + (low - q * 10);
+    low = q;
   }
-  return end;
+  return at + 9;
 }
 
 /**

@@ -12,6 +12,7 @@
 import { encodeStored } from '../common/json-codec.ts';
 import type { Value } from '../common/types.ts';
 import { encodeOne } from '../common/value-key.ts';
+import { writeSafeInt } from './ascii-json.ts';
 import { BLOCK_CHARS, BLOCK_ENTRIES } from './checkpoint-format.ts';
 import {
   COLUMN_BLOCKS,
@@ -187,18 +188,7 @@ export class TableBlocks {
     out[at++] = first ? 0x5b : 0x2c; // [ or ,
     out[at++] = 0x22; // "
     out[at++] = 0x6e; // n
-    if (v < 0) {
-      out[at++] = 0x2d; // -
-      v = -v;
-    }
-    // In int32 arithmetic (a float64 remainder is a call into the runtime): below 1e9 in one part,
-    // else the part above 1e9 (below 2^31 for a safe integer) and then its nine digits below.
-    if (v < 1e9) at = writeDigits(out, at, v, 1);
-    else {
-      const high = Math.floor(v / 1e9);
-      at = writeDigits(out, at, high, 1);
-      at = writeDigits(out, at, v - high * 1e9, 9);
-    }
+    at = writeSafeInt(out, at, v);
     out[at++] = 0x3b; // ;
     out[at++] = 0x22; // "
     this.keyEnd = at;
@@ -229,20 +219,6 @@ export class TableBlocks {
     }
     return list;
   }
-}
-
-/** The decimal digits of `n` (0 ≤ n < 2^31), at least `width` of them (zeros in front), at `at`. */
-function writeDigits(out: Uint8Array, at: number, n: number, width: number): number {
-  let digits = 1;
-  for (let t = n | 0; t >= 10; t = (t / 10) | 0) digits++;
-  if (digits < width) digits = width;
-  const end = at + digits;
-  for (let j = end, t = n | 0; j > at;) {
-    const q = (t / 10) | 0;
-    out[--j] = 0x30 + (t - q * 10);
-    t = q;
-  }
-  return end;
 }
 
 /** The keys' JSON buffer to start with (a block of 2,048 serial ids' keys takes about 24 KB). */
