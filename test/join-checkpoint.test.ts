@@ -10,15 +10,9 @@ import type { ViewChangeSet } from '../src/exec/api.ts';
 import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
 import { Rng, deriveSeed } from './support/random-workload.ts';
 import { createTableSql } from './support/sqlite-oracle.ts';
-import {
-  JOIN_TEMPLATES,
-  JoinModel,
-  joinViewDdl,
-  randomJoinBatch,
-  randomJoinBatchSize,
-  randomJoinScenario,
-  type JoinScenario,
-} from './support/join-workload.ts';
+import { JoinModel, randomJoinBatch, randomJoinBatchSize } from './support/join-schema.ts';
+import { JOIN_TEMPLATES } from './support/join-template-parts.ts';
+import { joinViewDdl, randomJoinScenario, type JoinScenario } from './support/join-templates.ts';
 import { SCALAR_ROWS_TEMPLATES } from './support/scalar-subquery-templates.ts';
 
 function big(_k: string, x: unknown): unknown {

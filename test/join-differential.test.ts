@@ -14,13 +14,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { deriveSeed } from './support/random-workload.ts';
-import {
-  JOIN_TEMPLATES,
-  checkJoinInvariance,
-  checkJoinRetraction,
-  joinReplayCommand,
-  runJoinDifferential,
-} from './support/join-workload.ts';
+import { checkJoinInvariance, checkJoinRetraction } from './support/join-invariance.ts';
+import { JOIN_TEMPLATES } from './support/join-template-parts.ts';
+import { joinReplayCommand, runJoinDifferential } from './support/join-workload.ts';
 
 const BASE_SEED = Number(process.env['SLUICE_BASE_SEED'] ?? 20261201);
 const SEEDS = Number(process.env['SLUICE_SEEDS'] ?? 12);

@@ -10,13 +10,9 @@ import type { ViewSnapshot } from '../src/exec/api.ts';
 import type { Row } from '../src/common/types.ts';
 import type { EngineLike } from './support/engine-like.ts';
 import { deriveSeed } from './support/random-workload.ts';
-import {
-  checkJoinInvariance,
-  checkJoinRetraction,
-  runJoinDifferential,
-  type EngineFactory,
-  type JoinView,
-} from './support/join-workload.ts';
+import { checkJoinInvariance, checkJoinRetraction, type EngineFactory } from './support/join-invariance.ts';
+import type { JoinView } from './support/join-template-parts.ts';
+import { runJoinDifferential } from './support/join-workload.ts';
 
 const base: EngineFactory = () => new Engine();
 
