@@ -3,14 +3,8 @@
 // A randomized suite is only as good as these: a generator that never emits HAVING tests nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  Rng,
-  TableModel,
-  deriveSeed,
-  randomBatch,
-  randomBatchSize,
-  randomScenario,
-} from './support/random-workload.ts';
+import { Rng, TableModel, deriveSeed, randomBatch, randomBatchSize } from './support/random-workload.ts';
+import { randomScenario } from './support/random-views.ts';
 import { SqliteOracle, canonicalRows, canonicalValue, multisetDiff } from './support/sqlite-oracle.ts';
 import { formatChanges, parseRow, parseSlt } from './support/slt.ts';
 import { batchUnits, changeUnits } from './support/properties.ts';

@@ -4,14 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { viewDdl } from '../support/differential.ts';
-import {
-  Rng,
-  TableModel,
-  describeBatch,
-  randomBatch,
-  randomBatchSize,
-  randomScenario,
-} from '../support/random-workload.ts';
+import { Rng, TableModel, describeBatch, randomBatch, randomBatchSize } from '../support/random-workload.ts';
+import { randomScenario } from '../support/random-views.ts';
 import { SqliteOracle, canonicalRows, createTableSql, multisetDiff } from '../support/sqlite-oracle.ts';
 import type { ColumnInfo } from '../../src/common/types.ts';
 import {

@@ -11,12 +11,9 @@ import {
   describeBatch,
   fromSqliteRow,
   randomBatch,
-  randomDml,
   randomBatchSize,
-  randomScenario,
-  type GenView,
-  type Scenario,
 } from './random-workload.ts';
+import { randomDml, randomScenario, type GenView, type Scenario } from './random-views.ts';
 import {
   SqliteOracle,
   assertViewMatchesOracle,

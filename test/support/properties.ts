@@ -10,15 +10,8 @@ import type { ViewChangeSet } from '../../src/exec/api.ts';
 import type { ColumnInfo, Row } from '../../src/common/types.ts';
 import type { EngineLike } from './engine-like.ts';
 import { viewDdl } from './differential.ts';
-import {
-  Rng,
-  TableModel,
-  describeBatch,
-  randomBatch,
-  randomBatchSize,
-  randomScenario,
-  type Scenario,
-} from './random-workload.ts';
+import { Rng, TableModel, describeBatch, randomBatch, randomBatchSize } from './random-workload.ts';
+import { randomScenario, type Scenario } from './random-views.ts';
 import { canonicalRows, createTableSql, type Changes } from './sqlite-oracle.ts';
 
 export type EngineFactory = () => EngineLike;
