@@ -177,9 +177,11 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
   slotOf(key: JoinKey): number {
     if (!this.keyIsSlot) return this.index.get(key);
     if (typeof key !== 'number' || (key | 0) !== key || key < 0) return NO_SLOT;
-    const at = key * SLOT_STRIDE + SIZE;
-    // -0 is slot 0, as the index has it.
-    return at < this.slots.length && this.slots[at] !== 0 ? key | 0 : NO_SLOT;
+    // A slot at or past `slotKeys`' end was never held: its record, not read, is known empty. A
+    // table's new keys (ascending ids) all lie there, and their records are memory not yet touched
+    // since the records grew: a read would fault its page in only for the write that follows to
+    // fault it again. -0 is slot 0, as the index has it.
+    return key < this.slotKeys.length && this.slots[key * SLOT_STRIDE + SIZE] !== 0 ? key | 0 : NO_SLOT;
   }
 
   /** Sum of the multiplicities under the slot. */

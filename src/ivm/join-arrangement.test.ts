@@ -567,3 +567,26 @@ test('reading records ahead (`warm`) over keys of every kind changes nothing, in
   a.warm(odd, odd.length);
   assert.deepEqual(contents(a, DISTINCT_KEYS), indexed);
 });
+
+test('a key past the last slot ever held has no slot, and freed or re-added keys at the end are found', () => {
+  const a = new JoinArrangement('ends', 'S', (k) => keyEntryId(k, 1));
+  // A table's ids, ascending, batch after batch: each new key lies past every slot held so far.
+  for (let k = 0; k < 300; k++) {
+    assert.equal(a.slotOf(k), NO_SLOT, `new key ${k}`);
+    a.warm([k, k + 1, k + 1000], 3);
+    a.add(k, [k, 'r'], 1, 0);
+    assert.equal(a.slotOf(k), k);
+  }
+  assert.ok(a.keysAreSlots);
+  for (const k of [300, 301, 511, 512, 4096, 1 << 20])
+    assert.equal(a.slotOf(k), NO_SLOT, `past the end ${k}`);
+  // The last keys freed: their slots stay past the keys held, without rows.
+  for (let k = 290; k < 300; k++) a.add(k, [k, 'r'], -1, 0);
+  for (let k = 285; k < 310; k++) assert.equal(a.slotOf(k), k < 290 ? k : NO_SLOT, `after frees ${k}`);
+  a.add(295, [295, 'again'], 1, 0);
+  assert.equal(a.slotOf(295), 295);
+  assert.equal(a.slotOf(294), NO_SLOT);
+  assert.equal(a.slotOf(296), NO_SLOT);
+  assert.equal(a.size, 291);
+  assert.equal(a.rowsUnder(295), 1);
+});

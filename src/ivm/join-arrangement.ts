@@ -38,12 +38,13 @@ export class JoinArrangement extends JoinArrangementRows {
   warm(keys: readonly (JoinKey | null)[], n: number): void {
     if (!this.keysAreSlots || n > WARM_MAX_ROWS) return;
     const slots = this.slots;
+    // Keys past the last slot ever held have no record to read (see `slotOf`): a table's new ids.
+    const end = this.slotKeys.length;
     let held = 0;
     for (let i = 0; i < n; i++) {
       const key = keys[i];
-      if (typeof key !== 'number' || (key | 0) !== key || key < 0) continue;
-      const at = key * SLOT_STRIDE + SIZE;
-      if (at < slots.length) held += slots[at] as number;
+      if (typeof key !== 'number' || (key | 0) !== key || key < 0 || key >= end) continue;
+      held += slots[key * SLOT_STRIDE + SIZE] as number;
     }
     this.warmed = held;
   }
