@@ -282,7 +282,7 @@ export class KafkaSourceRunner {
           pendingNext.set(partition, next);
           if (!this.poisoned(generation, partition, record, error)) return;
         }
-        if (record.offset + 1 > next) next = record.offset + 1;
+        if (record.offsetNumber + 1 > next) next = record.offsetNumber + 1;
         if (this.counted(generation, record)) {
           pendingNext.set(partition, next);
           this.flush(generation);
@@ -305,7 +305,7 @@ export class KafkaSourceRunner {
     for (const op of ops) this.addOp(op);
     const eventTime = this.config.eventTime;
     if (eventTime !== undefined && eventTime !== null) this.noteTimes(partition, ops, eventTime);
-    this.pendingNext.set(partition, Math.max(record.offset + 1, this.pendingNext.get(partition) ?? 0));
+    this.pendingNext.set(partition, Math.max(record.offsetNumber + 1, this.pendingNext.get(partition) ?? 0));
     if (this.counted(generation, record)) this.flush(generation);
   }
 
@@ -332,18 +332,21 @@ export class KafkaSourceRunner {
     if (this.config.onError === 'fail') {
       // Everything before the poison record is applied (at once, not paced); the source stops at it.
       this.flush(generation, true);
-      this.fail(`cannot read record at offset ${record.offset} of partition ${partition}: ${error.message}`, {
-        partition,
-        offset: record.offset,
-        reason: error.message,
-      });
+      this.fail(
+        `cannot read record at offset ${record.offsetNumber} of partition ${partition}: ${error.message}`,
+        {
+          partition,
+          offset: record.offsetNumber,
+          reason: error.message,
+        },
+      );
       void this.closeReader(generation);
       return false;
     }
     this.pendingSkipped.push({
       topic: this.config.topic,
       partition,
-      offset: record.offset,
+      offset: record.offsetNumber,
       reason: error.message,
       raw: rawText(record, this.config.rawLimit ?? 4096),
     });
