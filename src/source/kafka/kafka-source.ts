@@ -266,6 +266,11 @@ export class KafkaSourceRunner {
   ): Promise<void> {
     const decoder = this.decoder;
     const pendingNext = this.pendingNext;
+    const eventTime = this.config.decode.typing?.eventTime ?? null;
+    const bound = this.pacer === null ? null : (this.bound ?? this.pacer.bound());
+    // Without a pacer's bound only max_batch_rows cuts a batch: its room is known ahead, so a
+    // record is taken without asking whether the batch is full.
+    const byCount = bound === null || (bound.rows === null && bound.bytes === null);
     let i = 0;
     while (i < records.length) {
       // A held batch stops reading (the broker's fetches wait on this handler) until it is delivered.
@@ -273,23 +278,33 @@ export class KafkaSourceRunner {
       if (this.halted(generation)) return;
       // Up to the next flush (which reads and resets the positions) nothing else runs meanwhile.
       let next = pendingNext.get(partition) ?? 0;
+      const typed = this.pendingTyped;
+      const rows0 = this.pendingOps.size + this.pendingAppends.length;
       let flushed = false;
       while (i < records.length && !flushed) {
         const record = records[i++] as KafkaRecord;
         try {
-          this.takeTyped(partition, decoder.decodeTyped(record));
+          const row = decoder.decodeTyped(record);
+          typed.push(row);
+          if (eventTime !== null) this.noteTime(partition, eventTime(row));
         } catch (error) {
           pendingNext.set(partition, next);
           if (!this.poisoned(generation, partition, record, error)) return;
         }
-        if (record.offsetNumber + 1 > next) next = record.offsetNumber + 1;
-        if (this.counted(generation, record)) {
+        const offset = record.offsetNumber;
+        if (offset >= next) next = offset + 1;
+        this.pendingRecords += 1;
+        this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
+        if (byCount ? rows0 + typed.length >= this.config.maxBatchRows : this.batchFull()) {
           pendingNext.set(partition, next);
           this.flush(generation);
           flushed = true;
         }
       }
-      if (!flushed) pendingNext.set(partition, next);
+      if (!flushed) {
+        pendingNext.set(partition, next);
+        this.batchTimer ??= setTimeout(() => this.flush(generation), this.config.maxBatchMs);
+      }
     }
   }
 
@@ -356,8 +371,11 @@ export class KafkaSourceRunner {
   private takeTyped(partition: number, row: readonly Value[]): void {
     this.pendingTyped.push(row);
     const eventTime = this.config.decode.typing?.eventTime;
-    if (eventTime === undefined || eventTime === null) return;
-    const t = eventTime(row);
+    if (eventTime !== undefined && eventTime !== null) this.noteTime(partition, eventTime(row));
+  }
+
+  /** Raises the partition's largest event time of the batch being filled to `t` (null: none). */
+  private noteTime(partition: number, t: number | null): void {
     const max = this.pendingTimes.get(partition);
     if (t !== null && (max === undefined || t > max)) this.pendingTimes.set(partition, t);
   }
