@@ -5,7 +5,7 @@
 // how many records the flat reader read and left to the general path. See bench/README.md.
 //
 //   node --import tsx bench/kafka-decode.ts [--records 200000] [--rounds 8] [--root ../sluice-base]
-//     [--path records|fetch] [--batch 1250]
+//     [--path records|fetch|source] [--batch 1250]
 // `--root DIR` decodes with another checkout's src/ (paired A/B: run both, alternating).
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
@@ -39,14 +39,15 @@ engine.execute(
 const typing = engine.sourceRowTyping('orders');
 if (typing === null) throw new Error('the source has no row typing');
 const columns = ['order_id', 'seller_id', 'amount'];
-const decoder = new RecordDecoder({
-  format: 'json',
+const decoderSpec = {
+  format: 'json' as const,
   columns,
   primaryKey: ['order_id'],
   maxMessageBytes: 1 << 20,
   checkRow: () => null,
   typing,
-});
+};
+const decoder = new RecordDecoder(decoderSpec);
 
 const orders = generateRows({
   dist: 'uniform',
@@ -55,9 +56,12 @@ const orders = generateRows({
   seed: 20111111,
   zipfS: 1.1,
 });
-const input: KafkaRecord[] = orders.map((o, i) => ({
+/** A checkout's records: the offset as `offsetNumber`, and as `offset` for checkouts before it. */
+type BenchRecord = KafkaRecord & { readonly partition: number; readonly offset: number };
+const input: BenchRecord[] = orders.map((o, i) => ({
   partition: i % 4,
   offset: i,
+  offsetNumber: i,
   key: null,
   value: Buffer.from(JSON.stringify({ order_id: o.order_id, seller_id: o.seller_id, amount: o.amount })),
 }));
@@ -69,13 +73,13 @@ const input: KafkaRecord[] = orders.map((o, i) => ({
  * kafkajs-fast-records.ts installs), kafkajs's consumer Batch, the reader's records and
  * `decodeTyped`, as the source does.
  */
-async function fetchPathRound(): Promise<() => Promise<number>> {
+async function fetchPathRound(throughSource = false): Promise<() => Promise<number>> {
   const { loadKafkajs } = await load<{ loadKafkajs: () => unknown }>(
     'src/source/kafka/kafkajs-fast-records.ts',
   );
   loadKafkajs();
   const client = await load<{
-    recordsOfBatch?: (p: number, messages: readonly unknown[], floor: number) => KafkaRecord[];
+    recordsOfBatch?: (...args: unknown[]) => readonly KafkaRecord[];
   }>('src/source/kafka/kafkajs-client.ts');
   const requireKafkajs = createRequire(resolve(root, 'src/source/kafka/kafkajs-client.ts'));
   const kafkajsModule = <T>(path: string): T => requireKafkajs(`kafkajs/src/${path}`) as T;
@@ -93,18 +97,24 @@ async function fetchPathRound(): Promise<() => Promise<number>> {
     kafkajsModule<
       new (topic: string, fetched: string, data: unknown) => { messages: readonly { offset: string }[] }
     >('consumer/batch.js');
-  // Base's reader before recordsOfBatch existed: the same loop, inline.
-  const recordsOf =
-    client.recordsOfBatch ??
-    ((partition: number, messages: readonly unknown[], floor: number): KafkaRecord[] => {
-      const out: KafkaRecord[] = [];
-      for (const m of messages as { offset: string; key: Buffer | null; value: Buffer | null }[]) {
-        const offset = Number(m.offset);
-        if (offset < floor) continue;
-        out.push({ partition, offset, key: m.key ?? null, value: m.value ?? null });
-      }
-      return out;
-    });
+  // Checkouts before recordsOfBatch existed: the same loop, inline; before it dropped its
+  // partition argument, that argument.
+  const ofBatch = client.recordsOfBatch;
+  const recordsOf = (
+    partition: number,
+    messages: readonly unknown[],
+    floor: number,
+  ): readonly KafkaRecord[] => {
+    if (ofBatch !== undefined)
+      return ofBatch.length === 3 ? ofBatch(partition, messages, floor) : ofBatch(messages, floor);
+    const out: BenchRecord[] = [];
+    for (const m of messages as { offset: string; key: Buffer | null; value: Buffer | null }[]) {
+      const offset = Number(m.offset);
+      if (offset < floor) continue;
+      out.push({ partition, offset, offsetNumber: offset, key: m.key ?? null, value: m.value ?? null });
+    }
+    return out;
+  };
   const perBatch = flag('--batch', 1250);
   const fetchBytes = 1 << 20;
   const fetches: { partition: number; first: number; buffer: Buffer }[] = [];
@@ -112,7 +122,7 @@ async function fetchPathRound(): Promise<() => Promise<number>> {
   const byPartition: (typeof input)[] = [[], [], [], []];
   for (const r of input) byPartition[r.partition]?.push(r);
   for (let p = 0; p < 4; p++) {
-    const rows = byPartition[p] as KafkaRecord[];
+    const rows = byPartition[p] as BenchRecord[];
     let pending: Buffer[] = [];
     let size = 0;
     let first = offsets[p] as number;
@@ -141,6 +151,8 @@ async function fetchPathRound(): Promise<() => Promise<number>> {
     }
   }
   return async () => {
+    // A runner of its own per round: positions only move forward, and each round reads from offset 0.
+    const source = throughSource ? await sourceRunner() : null;
     let sum = 0;
     for (const f of fetches) {
       const decoder = new DecoderClass(f.buffer);
@@ -152,16 +164,78 @@ async function fetchPathRound(): Promise<() => Promise<number>> {
         abortedTransactions: [],
         messages,
       });
-      for (const record of recordsOf(f.partition, batch.messages, f.first)) {
-        sum += Number(decoder_.decodeTyped(record)[2]);
+      const records = recordsOf(f.partition, batch.messages, f.first);
+      if (source !== null) {
+        await source.fetch(f.partition, records, offsets[f.partition] as number);
+        continue;
       }
+      for (const record of records) sum += Number(decoder_.decodeTyped(record)[2]);
     }
-    return sum;
+    return source === null ? sum : await source.delivered();
+  };
+}
+
+/**
+ * `--path source`: the fetches handed to a real `KafkaSourceRunner` (the bench's options:
+ * max_batch_rows 10,000, a pacer that never waits, as the server's) by a reader standing in for
+ * kafkajs; its batches are delivered to nothing, so this is the runner's own per-record work on top of
+ * `--path fetch`: decoding, positions, batch cutting.
+ */
+async function sourceRunner(): Promise<{
+  fetch(partition: number, records: readonly KafkaRecord[], high: number): Promise<void>;
+  delivered(): Promise<number>;
+}> {
+  type Handler = (p: number, records: readonly KafkaRecord[], high: number, next: number) => Promise<void>;
+  type Runner = new (...args: unknown[]) => { start(): void; stop(): Promise<void> };
+  const { KafkaSourceRunner } = await load<{ KafkaSourceRunner: Runner }>('src/source/kafka/kafka-source.ts');
+  let handler: Handler | null = null;
+  const reader = {
+    watermarks: async () => [0, 1, 2, 3].map((partition) => ({ partition, low: 0, high: 0 })),
+    start: async (_from: unknown, onRecords: Handler) => {
+      handler = onRecords;
+    },
+    commit: async () => undefined,
+    close: async () => undefined,
+  };
+  let sum = 0;
+  const runner = new KafkaSourceRunner(
+    {
+      name: 'orders',
+      topic: 'orders',
+      maxBatchRows: 10_000,
+      maxBatchMs: 100,
+      onError: 'skip',
+      start: 'earliest',
+      decode: decoderSpec,
+    },
+    () => reader,
+    new Map(),
+    (batch: { typedUpserts?: readonly (readonly unknown[])[]; records: number }) => {
+      const rows = batch.typedUpserts ?? [];
+      for (let i = 0; i < rows.length; i++) sum += Number((rows[i] as readonly unknown[])[2]);
+    },
+    { info: () => undefined, warn: () => undefined, error: () => undefined },
+    { wait: () => 0, bound: () => ({ rows: null, bytes: null }) },
+  );
+  runner.start();
+  while (handler === null) await new Promise((r) => setTimeout(r, 1));
+  return {
+    async fetch(partition, records, high) {
+      const last = records[records.length - 1];
+      // `offset`: a checkout before `offsetNumber`.
+      const lastOffset =
+        last === undefined ? -1 : (last.offsetNumber ?? (last as unknown as BenchRecord).offset);
+      await (handler as Handler)(partition, records, high, lastOffset + 1);
+    },
+    async delivered() {
+      await runner.stop();
+      return sum;
+    },
   };
 }
 const decoder_ = decoder;
 const path = argv.includes('--path') ? argv[argv.indexOf('--path') + 1] : 'records';
-const fetchRound = path === 'fetch' ? await fetchPathRound() : null;
+const fetchRound = path === 'fetch' || path === 'source' ? await fetchPathRound(path === 'source') : null;
 
 const perRecord: number[] = [];
 let check = 0;

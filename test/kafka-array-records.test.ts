@@ -46,8 +46,7 @@ const show = (row: Record<string, Value>): string =>
 
 test('a Kafka source reads JSON arrays into array columns exactly; a sink writes them back as JSON arrays', () => {
   const [change] = new RecordDecoder(SPEC).decode({
-    partition: 0,
-    offset: 0,
+    offsetNumber: 0,
     key: null,
     value: Buffer.from(RECORD),
   });
@@ -79,8 +78,7 @@ test('a Kafka source reads JSON arrays into array columns exactly; a sink writes
       if (format === 'changelog') written = (parseJsonExact(text) as { row: Record<string, unknown> }).row;
       else {
         const [op] = readers[format].decode({
-          partition: 0,
-          offset: 1,
+          offsetNumber: 1,
           key: message.key === null ? null : Buffer.from(message.key),
           value: Buffer.from(text),
         });

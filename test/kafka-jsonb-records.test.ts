@@ -24,8 +24,7 @@ const DOC = '{"a": [1, 2.50, 123456789012345678901234567890.5], "b": {"c": null,
 test('a Kafka source reads a JSON value into jsonb exactly; a sink writes it back as JSON', () => {
   const decoder = new RecordDecoder(SPEC);
   const [change] = decoder.decode({
-    partition: 0,
-    offset: 0,
+    offsetNumber: 0,
     key: null,
     value: Buffer.from(`{"id": 1, "doc": ${DOC}}`),
   });
@@ -58,8 +57,7 @@ test('a Kafka source reads a JSON value into jsonb exactly; a sink writes it bac
       if (format === 'changelog') written = (parseJsonExact(text) as { row: { doc: unknown } }).row.doc;
       else {
         const [op] = readers[format].decode({
-          partition: 0,
-          offset: 1,
+          offsetNumber: 1,
           key: message.key === null ? null : Buffer.from(message.key),
           value: Buffer.from(text),
         });

@@ -21,7 +21,7 @@ test('a Kafka source reads numeric JSON numbers exactly; a sink writes the digit
     checkRow: () => null,
   });
   const text = '{"id":1,"amount":12345678901234567.89}';
-  const [change] = decoder.decode({ partition: 0, offset: 0, key: null, value: Buffer.from(text) });
+  const [change] = decoder.decode({ offsetNumber: 0, key: null, value: Buffer.from(text) });
   assert.ok(change !== undefined && change.kind === 'upsert');
   const coerced = coerceIngest(change.row.amount, MONEY);
   assert.ok(coerced.ok);

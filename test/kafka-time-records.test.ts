@@ -48,8 +48,7 @@ test('a Kafka sink writes date/time values as PostgreSQL text; a source reads th
     const parsed = JSON.parse(String(message.value)) as Record<string, unknown>;
     const written = (parsed.row ?? parsed.after ?? parsed) as Record<string, unknown>;
     const [change] = decoder.decode({
-      partition: 0,
-      offset: 0,
+      offsetNumber: 0,
       key: null,
       value: Buffer.from(JSON.stringify(written)),
     });

@@ -86,8 +86,7 @@ test('Kafka records carry uuid and bytea as their canonical text, in every sink 
     checkRow: () => null,
   } as const;
   const [change] = new RecordDecoder(spec).decode({
-    partition: 0,
-    offset: 0,
+    offsetNumber: 0,
     key: null,
     value: Buffer.from(JSON.stringify({ id: 1, u: U.toUpperCase(), b: '\\x00FF' })),
   });

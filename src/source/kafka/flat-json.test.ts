@@ -173,8 +173,7 @@ test("a json source's plain records are typed without the general path; others a
     },
   });
   const rec = (text: string): KafkaRecord => ({
-    partition: 0,
-    offset: 0,
+    offsetNumber: 0,
     key: null,
     value: Buffer.from(text),
   });

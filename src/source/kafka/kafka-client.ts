@@ -2,43 +2,23 @@
 // kafkajs-client.ts knows the client library; swapping it (e.g. for @platformatic/kafka) touches
 // that file alone. Offsets are plain numbers (exact up to 2^53, beyond any real topic's offsets).
 
+/**
+ * A fetched record as the source reads it. The Kafka client hands its own message objects over
+ * when they have these fields (kafkajs-fast-records.ts's `PlainRecordMessage`: no second object per
+ * record), so the offset, a number here, is `offsetNumber` (kafkajs's messages keep theirs, a
+ * string, in `offset`).
+ */
 export interface KafkaRecord {
-  readonly partition: number;
-  readonly offset: number;
+  readonly offsetNumber: number;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
   /**
-   * Set on a record read straight from a fetch's bytes (`FetchedRecord`): its value is bytes
-   * [valueStart, valueEnd) of this buffer, which a decoder can read without making `value`.
+   * Set on a record read straight from a fetch's bytes: its value is bytes [valueStart, valueEnd)
+   * of this buffer (valueStart -1: no value), which a decoder can read without making `value`.
    */
   readonly fetched?: Buffer;
   readonly valueStart?: number;
   readonly valueEnd?: number;
-}
-
-/**
- * A record whose value stays in the fetch buffer it arrived in: no Buffer per record unless
- * something asks for `value` (a poison record's raw text, a format other than flat JSON).
- */
-export class FetchedRecord implements KafkaRecord {
-  private valueBuffer: Buffer | null | undefined = undefined;
-
-  constructor(
-    readonly partition: number,
-    readonly offset: number,
-    readonly key: Buffer | null,
-    readonly fetched: Buffer,
-    /** -1: the record has no value (null). */
-    readonly valueStart: number,
-    readonly valueEnd: number,
-  ) {}
-
-  get value(): Buffer | null {
-    if (this.valueBuffer === undefined) {
-      this.valueBuffer = this.valueStart < 0 ? null : this.fetched.subarray(this.valueStart, this.valueEnd);
-    }
-    return this.valueBuffer;
-  }
 }
 
 /** A record's value length in bytes (0 when null), without making its value Buffer. */

@@ -266,6 +266,11 @@ export class KafkaSourceRunner {
   ): Promise<void> {
     const decoder = this.decoder;
     const pendingNext = this.pendingNext;
+    const eventTime = this.config.decode.typing?.eventTime ?? null;
+    const bound = this.pacer === null ? null : (this.bound ?? this.pacer.bound());
+    // Without a pacer's bound only max_batch_rows cuts a batch: its room is known ahead, so a
+    // record is taken without asking whether the batch is full.
+    const byCount = bound === null || (bound.rows === null && bound.bytes === null);
     let i = 0;
     while (i < records.length) {
       // A held batch stops reading (the broker's fetches wait on this handler) until it is delivered.
@@ -273,23 +278,33 @@ export class KafkaSourceRunner {
       if (this.halted(generation)) return;
       // Up to the next flush (which reads and resets the positions) nothing else runs meanwhile.
       let next = pendingNext.get(partition) ?? 0;
+      const typed = this.pendingTyped;
+      const rows0 = this.pendingOps.size + this.pendingAppends.length;
       let flushed = false;
       while (i < records.length && !flushed) {
         const record = records[i++] as KafkaRecord;
         try {
-          this.takeTyped(partition, decoder.decodeTyped(record));
+          const row = decoder.decodeTyped(record);
+          typed.push(row);
+          if (eventTime !== null) this.noteTime(partition, eventTime(row));
         } catch (error) {
           pendingNext.set(partition, next);
           if (!this.poisoned(generation, partition, record, error)) return;
         }
-        if (record.offset + 1 > next) next = record.offset + 1;
-        if (this.counted(generation, record)) {
+        const offset = record.offsetNumber;
+        if (offset >= next) next = offset + 1;
+        this.pendingRecords += 1;
+        this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
+        if (byCount ? rows0 + typed.length >= this.config.maxBatchRows : this.batchFull()) {
           pendingNext.set(partition, next);
           this.flush(generation);
           flushed = true;
         }
       }
-      if (!flushed) pendingNext.set(partition, next);
+      if (!flushed) {
+        pendingNext.set(partition, next);
+        this.batchTimer ??= setTimeout(() => this.flush(generation), this.config.maxBatchMs);
+      }
     }
   }
 
@@ -305,7 +320,7 @@ export class KafkaSourceRunner {
     for (const op of ops) this.addOp(op);
     const eventTime = this.config.eventTime;
     if (eventTime !== undefined && eventTime !== null) this.noteTimes(partition, ops, eventTime);
-    this.pendingNext.set(partition, Math.max(record.offset + 1, this.pendingNext.get(partition) ?? 0));
+    this.pendingNext.set(partition, Math.max(record.offsetNumber + 1, this.pendingNext.get(partition) ?? 0));
     if (this.counted(generation, record)) this.flush(generation);
   }
 
@@ -332,18 +347,21 @@ export class KafkaSourceRunner {
     if (this.config.onError === 'fail') {
       // Everything before the poison record is applied (at once, not paced); the source stops at it.
       this.flush(generation, true);
-      this.fail(`cannot read record at offset ${record.offset} of partition ${partition}: ${error.message}`, {
-        partition,
-        offset: record.offset,
-        reason: error.message,
-      });
+      this.fail(
+        `cannot read record at offset ${record.offsetNumber} of partition ${partition}: ${error.message}`,
+        {
+          partition,
+          offset: record.offsetNumber,
+          reason: error.message,
+        },
+      );
       void this.closeReader(generation);
       return false;
     }
     this.pendingSkipped.push({
       topic: this.config.topic,
       partition,
-      offset: record.offset,
+      offset: record.offsetNumber,
       reason: error.message,
       raw: rawText(record, this.config.rawLimit ?? 4096),
     });
@@ -353,8 +371,11 @@ export class KafkaSourceRunner {
   private takeTyped(partition: number, row: readonly Value[]): void {
     this.pendingTyped.push(row);
     const eventTime = this.config.decode.typing?.eventTime;
-    if (eventTime === undefined || eventTime === null) return;
-    const t = eventTime(row);
+    if (eventTime !== undefined && eventTime !== null) this.noteTime(partition, eventTime(row));
+  }
+
+  /** Raises the partition's largest event time of the batch being filled to `t` (null: none). */
+  private noteTime(partition: number, t: number | null): void {
     const max = this.pendingTimes.get(partition);
     if (t !== null && (max === undefined || t > max)) this.pendingTimes.set(partition, t);
   }

@@ -6,7 +6,6 @@ import { Socket } from 'node:net';
 import type { Admin, Consumer, ISocketFactory, Kafka, Producer } from 'kafkajs';
 import { KafkaFrameGuard } from './frame-guard.ts';
 import { loadKafkajs, PlainRecordMessage } from './kafkajs-fast-records.ts';
-import { FetchedRecord } from './kafka-client.ts';
 import type {
   HostCheck,
   KafkaOutMessage,
@@ -168,24 +167,32 @@ export interface KafkajsMessageFields {
 /**
  * A fetched batch's messages as records, those below `floor` dropped (the caller's position: the
  * group's committed offsets may lag it, and each offset is handed over at most once per start).
+ * Messages read by the fast decoder are records themselves (their value still in the fetch buffer,
+ * their offset a number): when every one is at or past `floor`, the batch's own array is handed
+ * over, with no object or array made per fetch.
  */
 export function recordsOfBatch(
-  partition: number,
   messages: readonly KafkajsMessageFields[],
   floor: number,
-): KafkaRecord[] {
+): readonly KafkaRecord[] {
+  let whole = true;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (!(m instanceof PlainRecordMessage) || m.offsetNumber < floor) {
+      whole = false;
+      break;
+    }
+  }
+  if (whole) return messages as readonly PlainRecordMessage[];
   const records: KafkaRecord[] = [];
   for (const m of messages) {
     if (m instanceof PlainRecordMessage) {
-      // Read straight from the fetch buffer: no value Buffer, no offset string.
-      const offset = m.offsetNumber;
-      if (offset < floor) continue;
-      records.push(new FetchedRecord(partition, offset, m.key, m.fetched, m.valueStart, m.valueEnd));
+      if (m.offsetNumber >= floor) records.push(m);
       continue;
     }
-    const offset = Number(m.offset);
-    if (offset < floor) continue;
-    records.push({ partition, offset, key: m.key ?? null, value: m.value ?? null });
+    const offsetNumber = Number(m.offset);
+    if (offsetNumber < floor) continue;
+    records.push({ offsetNumber, key: m.key ?? null, value: m.value ?? null });
   }
   return records;
 }
@@ -283,7 +290,7 @@ export class KafkajsReader implements KafkaReader {
       eachBatch: async ({ batch, isRunning, isStale }) => {
         if (!isRunning() || isStale()) return;
         const floor = next.get(batch.partition) ?? 0;
-        const records = recordsOfBatch(batch.partition, batch.messages, floor);
+        const records = recordsOfBatch(batch.messages, floor);
         const covered = Number(batch.lastOffset()) + 1;
         next.set(batch.partition, Math.max(floor, covered));
         await onRecords(batch.partition, records, Number(batch.highWatermark), covered);

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import { mulberry32 as random } from '../../../test/support/checkpoint-workload.ts';
 import type { Value } from '../../common/types.ts';
-import { FetchedRecord, valueLength, type KafkaRecord } from './kafka-client.ts';
+import { valueLength, type KafkaRecord } from './kafka-client.ts';
 import { recordsOfBatch, type KafkajsMessageFields } from './kafkajs-client.ts';
 import {
   fastRecordCounts,
@@ -282,18 +282,17 @@ test("the reader's records read values in the fetch buffer: same records, no val
   const slow = (await original(new Decoder(bytes) as never)) as { records: KafkajsMessageFields[] };
   assert.ok(fast.records.every((m) => m instanceof PlainRecordMessage));
   // What kafkajs's own messages give (plain objects: the general loop) for every floor.
-  const plainRecord = (r: KafkaRecord): unknown => ({
-    partition: r.partition,
-    offset: r.offset,
-    key: r.key,
-    value: r.value,
-  });
+  const plainRecord = (r: KafkaRecord): unknown => ({ offset: r.offsetNumber, key: r.key, value: r.value });
   for (const floor of [0, 5000, 5123, 5299, 5300]) {
-    const fetched = recordsOfBatch(3, fast.records, floor);
-    assert.ok(fetched.every((r) => r instanceof FetchedRecord));
+    const fetched = recordsOfBatch(fast.records, floor);
+    // The fast decoder's messages are the records: no second object per record, and no new array
+    // when the whole batch is at or past the floor.
+    assert.ok(fetched.every((r) => r instanceof PlainRecordMessage));
+    if (floor <= 5000) assert.equal(fetched, fast.records);
+    else assert.notEqual(fetched, fast.records);
     assert.deepStrictEqual(
       fetched.map(plainRecord),
-      recordsOfBatch(3, slow.records, floor).map(plainRecord),
+      recordsOfBatch(slow.records, floor).map(plainRecord),
       `floor ${floor}`,
     );
     assert.deepEqual(
@@ -301,6 +300,11 @@ test("the reader's records read values in the fetch buffer: same records, no val
       slow.records.filter((m) => Number(m.offset) >= floor).map((m) => m.value?.length ?? 0),
     );
   }
+  // A batch mixing them with kafkajs's own messages keeps each as it is read.
+  const mixed = [...slow.records.slice(0, 3), ...fast.records.slice(3, 6)];
+  const both = recordsOfBatch(mixed, 5001);
+  assert.deepStrictEqual(both.map(plainRecord), recordsOfBatch(slow.records.slice(1, 6), 0).map(plainRecord));
+  assert.ok(both.slice(2).every((r) => r instanceof PlainRecordMessage));
   // A json source decodes them without asking for a value Buffer (a poison record's raw text would).
   const decoder = new RecordDecoder({
     format: 'json',
@@ -313,20 +317,20 @@ test("the reader's records read values in the fetch buffer: same records, no val
       eventTime: null,
     },
   });
-  const valueGetter = Object.getOwnPropertyDescriptor(FetchedRecord.prototype, 'value');
+  const valueGetter = Object.getOwnPropertyDescriptor(PlainRecordMessage.prototype, 'value');
   assert.ok(valueGetter?.get !== undefined);
   let valuesMade = 0;
-  Object.defineProperty(FetchedRecord.prototype, 'value', {
+  Object.defineProperty(PlainRecordMessage.prototype, 'value', {
     configurable: true,
-    get(this: FetchedRecord) {
+    get(this: PlainRecordMessage) {
       valuesMade += 1;
       return valueGetter.get?.call(this) as Buffer | null;
     },
   });
   try {
     let read = 0;
-    for (const r of recordsOfBatch(0, fast.records, 0)) {
-      const expected = slow.records[r.offset - 5000]?.value;
+    for (const r of recordsOfBatch(fast.records, 0)) {
+      const expected = slow.records[r.offsetNumber - 5000]?.value;
       if (expected === null || expected === undefined) {
         assert.throws(() => decoder.decodeTyped(r), /message has no value/);
         continue;
@@ -338,6 +342,6 @@ test("the reader's records read values in the fetch buffer: same records, no val
     assert.ok(read > 200, `read ${read}`);
     assert.equal(valuesMade, 0);
   } finally {
-    Object.defineProperty(FetchedRecord.prototype, 'value', valueGetter);
+    Object.defineProperty(PlainRecordMessage.prototype, 'value', valueGetter);
   }
 });

@@ -62,7 +62,9 @@ export interface KafkajsRecordMessage {
  * A plain record's message: kafkajs's fields, but its value, offset and timestamp strings and empty
  * headers are made only when read (kafkajs itself reads just the offset of a batch's last record;
  * the Kafka source reads none of them): the value stays bytes [valueStart, valueEnd) of the fetch
- * buffer, the offset and timestamp stay numbers. Reads give what kafkajs's own decoder builds.
+ * buffer, the offset and timestamp stay numbers. Reads give what kafkajs's own decoder builds. It is
+ * also the source's `KafkaRecord` (kafka-client.ts) as it is: the reader hands these messages over
+ * without a second object per record.
  */
 export class PlainRecordMessage implements KafkajsRecordMessage {
   private valueBuffer: Buffer | null | undefined = undefined;

@@ -22,7 +22,7 @@ function rec(value: unknown, key?: unknown): KafkaRecord {
       : Buffer.isBuffer(v)
         ? v
         : Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
-  return { partition: 0, offset: 7, key: buf(key), value: buf(value) };
+  return { offsetNumber: 7, key: buf(key), value: buf(value) };
 }
 
 function reason(decoder: RecordDecoder, record: KafkaRecord): string {
@@ -101,8 +101,7 @@ test('text that is not well-formed Unicode is poison, in values and keys, with a
     /lone surrogate U\+DC01 in the key \$\["sel\\udc01ler"\]/,
   );
   const bytes: KafkaRecord = {
-    partition: 0,
-    offset: 8,
+    offsetNumber: 8,
     key: null,
     value: Buffer.concat([
       Buffer.from('{"id": 1, "seller": "'),

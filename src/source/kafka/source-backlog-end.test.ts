@@ -26,7 +26,7 @@ class StepReader implements KafkaReader {
   async fetch(partition: number, from: number, to: number, high: number): Promise<void> {
     const records: KafkaRecord[] = [];
     for (let o = from; o < to; o++)
-      records.push({ partition, offset: o, key: null, value: Buffer.from(JSON.stringify({ id: o })) });
+      records.push({ offsetNumber: o, key: null, value: Buffer.from(JSON.stringify({ id: o })) });
     await (this.handler as RecordHandler)(partition, records, high, to);
   }
 

@@ -31,8 +31,7 @@ class ScriptedReader implements KafkaReader {
         const records: KafkaRecord[] = [];
         for (let o = offset; o < Math.min(RECORDS, offset + FETCH); o++)
           records.push({
-            partition: 0,
-            offset: o,
+            offsetNumber: o,
             key: null,
             value: Buffer.from(isPoison(o) ? '{"id":' : JSON.stringify({ id: o })),
           });
