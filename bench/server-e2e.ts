@@ -96,6 +96,9 @@ interface CheckpointLog {
   readonly busyMs: number;
   readonly takeMs?: number;
   readonly longestSliceMs?: number;
+  /** Slices of a write off the thread, and the most entries one handled (work, not time). */
+  readonly slices?: number;
+  readonly maxSliceEntries?: number;
 }
 const checkpointLogs: CheckpointLog[] = [];
 let stdoutRest = '';
@@ -328,7 +331,8 @@ async function main(): Promise<void> {
     }),
   );
   // The checkpoints written so far: the server-thread time each cost (busy), of which taking the
-  // state (take) and the longest slice between two epochs; `at` is seconds into the latency run.
+  // state (take) and the longest slice between two epochs; `at` is seconds into the latency run;
+  // the slices and the most entries one handled count the work whatever the machine's load.
   const r = (x: number | undefined): number | null => (x === undefined ? null : Number(x.toFixed(1)));
   console.log(
     JSON.stringify({
@@ -342,6 +346,8 @@ async function main(): Promise<void> {
         busy_ms: r(c.busyMs),
         take_ms: r(c.takeMs),
         longest_slice_ms: r(c.longestSliceMs),
+        slices: c.slices ?? null,
+        max_slice_entries: c.maxSliceEntries ?? null,
       })),
     }),
   );

@@ -19,6 +19,13 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
   private rows: RowMap<K>;
   /** Keys changed since the last delta (handed over whole to a large delta's snapshot). */
   private dirty = new Set<K>();
+  /**
+   * Of `dirty`, the keys deleted since the last delta (some set again since): a large delta's
+   * deletes are looked for among these at the take, not among every changed key.
+   */
+  private removed = new Set<K>();
+  /** Keys the last delta looked up in the rows when it was taken (for tests: the take's work). */
+  private takeLookups = 0;
   /** The snapshot a full checkpoint is reading, while it needs before-images (cow-snapshot.ts). */
   private snapshot: CowSnapshot<K> | null = null;
 
@@ -89,7 +96,10 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
       this.snapshot?.beforeChange(key, row);
       rows.delete(key);
     }
-    if (this.tracking) this.dirty.add(key);
+    if (this.tracking) {
+      this.dirty.add(key);
+      this.removed.add(key);
+    }
     // Renumbering slots would derail an open snapshot's walk of them: squeezed once it is over.
     if (this.snapshot === null && this.rows.wantsCompaction === true) this.rows.compact?.();
     return row;
@@ -106,7 +116,12 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
       return;
     }
     rows.takeMany(keys, n, out);
-    if (this.tracking) for (let i = 0; i < n; i++) if (out[i] !== undefined) this.dirty.add(keys[i] as K);
+    if (this.tracking)
+      for (let i = 0; i < n; i++)
+        if (out[i] !== undefined) {
+          this.dirty.add(keys[i] as K);
+          this.removed.add(keys[i] as K);
+        }
     // Once for the batch, after its slots were used (compacting renumbers them).
     if (rows.wantsCompaction === true) rows.compact?.();
   }
@@ -145,8 +160,11 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
 
   /**
    * A large incremental delta is read the same way: the changed keys are handed over to a snapshot
-   * (a fresh set collects the next changes) and encoded as the writer reads them; only the deleted
-   * keys are found now (tens of thousands of changed rows had cost ~40 ms in one synchronous call).
+   * (a fresh set collects the next changes) and encoded as the writer reads them (tens of thousands
+   * of changed rows had cost ~40 ms in one synchronous call). Only the deletes are found now, among
+   * the keys deleted since the last delta: looking every changed key up for them had been the take's
+   * longest piece (~15 ms for 100,000 new keys on the server bench, its loop run once a checkpoint,
+   * so never warm), and it held the thread in one piece whatever the writer's slices.
    */
   protected override changedEntries(deletes: string[]): readonly (readonly [string, unknown])[] {
     if (this.dirty.size < LAZY_CHANGED_MIN) {
@@ -154,12 +172,21 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
       // before-images from growing.
       this.snapshot?.supersede();
       this.snapshot = null;
+      this.takeLookups = this.dirty.size;
       return super.changedEntries(deletes);
     }
     const keys = this.dirty;
     this.dirty = new Set();
-    for (const k of keys) if (!this.rows.has(k)) deletes.push(encodeOne(k));
+    const removed = this.removed;
+    this.removed = new Set();
+    this.takeLookups = removed.size;
+    for (const k of removed) if (!this.rows.has(k)) deletes.push(encodeOne(k));
     return this.openSnapshot(keys.size - deletes.length, keys);
+  }
+
+  /** Keys the last incremental delta looked up in the rows when it was taken (for tests). */
+  get lastTakeLookups(): number {
+    return this.takeLookups;
   }
 
   private openSnapshot(size: number, only: ReadonlySet<K> | null): readonly (readonly [string, unknown])[] {
@@ -204,5 +231,6 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
 
   protected forgetChanges(): void {
     this.dirty.clear();
+    this.removed.clear();
   }
 }

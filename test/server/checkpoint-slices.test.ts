@@ -1,9 +1,10 @@
 // A checkpoint written by the writer thread never holds the main thread for more than a bounded
 // amount of work: each slice reads (or deletes) at most SLICE_ENTRIES entries, whatever the clock
-// says. Counted with a slice length the clock never reaches, so only the entry bound cuts slices.
+// says, and at most SLICE_ROW_ENTRIES of those it encodes one by one (an incremental write's rows).
+// Counted with a slice length the clock never reaches, so only the entry bounds cut slices.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SLICE_ENTRIES } from '../../src/server/runtime/checkpoint-writer.ts';
+import { SLICE_ENTRIES, SLICE_ROW_ENTRIES } from '../../src/server/runtime/checkpoint-writer.ts';
 import type { CheckpointPolicy } from '../../src/server/runtime/types.ts';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
 import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
@@ -68,6 +69,38 @@ test('every slice of a checkpoint off the thread handles at most SLICE_ENTRIES e
       }
     } finally {
       if (open) rt.close();
+    }
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('an incremental checkpoint of upserts encodes at most SLICE_ROW_ENTRIES entries a slice', async () => {
+  const dir = tempDir();
+  try {
+    const rt = openRuntime(dir, { checkpoint: POLICY });
+    try {
+      rt.executeScript(SCHEMA);
+      load(rt, 0, 100_000);
+      const full = await rt.checkpointInSlices();
+      assert.ok(full !== null && full.full, 'the first checkpoint is full');
+      load(rt, 100_000, 20_000);
+      const incremental = await rt.checkpointInSlices();
+      assert.ok(incremental !== null && !incremental.full, 'then incremental');
+      // The new rows and the sellers' changed groups, each encoded as stored JSON.
+      assert.ok(incremental.upserts >= 20_000, `${incremental.upserts} upserts`);
+      assert.ok(incremental.maxSliceEntries !== undefined && incremental.maxSliceEntries > 0);
+      assert.ok(
+        incremental.maxSliceEntries <= SLICE_ROW_ENTRIES,
+        `${incremental.maxSliceEntries} entries in one slice`,
+      );
+      assert.ok(
+        (incremental.slices ?? 0) >= Math.ceil(incremental.upserts / SLICE_ROW_ENTRIES),
+        `${incremental.slices} slices`,
+      );
+      assert.equal(rt.checkpoints.verify()?.epoch, rt.committedEpoch, 'the stored checkpoint verifies');
+    } finally {
+      rt.close();
     }
   } finally {
     removeDir(dir);

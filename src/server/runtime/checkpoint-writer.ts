@@ -44,6 +44,16 @@ const READ_BATCH = 256;
  * large incremental write (the server bench), 8,192 entries are ≈3–20 ms of the thread's work.
  */
 export const SLICE_ENTRIES = 8192;
+/**
+ * Of those, entries encoded one by one as stored JSON (an incremental write's changed rows, a view's
+ * groups) a slice takes at most this many: each costs about six times a row put into a column block
+ * (≈2.4 µs against ≈0.4 µs), so 8,192 of them were slices of 10–20 ms, and on the server bench an
+ * incremental checkpoint's slices were what kept the ingest answers' p99 above 10 ms. 2,048 are
+ * about 5 ms.
+ */
+export const SLICE_ROW_ENTRIES = 2048;
+/** What an entry encoded as stored JSON counts for against SLICE_ENTRIES. */
+const ROW_ENTRY_WORK = SLICE_ENTRIES / SLICE_ROW_ENTRIES;
 /** Column blocks per message (each of up to 2,048 rows, about 64 KB). */
 const BLOCKS_PER_MESSAGE = 16;
 /** Messages sent and not yet written: bounds the encoded entries held between the threads. */
@@ -185,8 +195,10 @@ export class OffThreadCheckpointWriter {
     this.pending = pending;
     let busyMs = 0;
     let longestSliceMs = 0;
-    // Work counted per slice (entries read or deleted in it), for `maxSliceEntries`.
+    // Work counted per slice (entries read or deleted in it), for `maxSliceEntries`; and the slice's
+    // work against SLICE_ENTRIES, an entry encoded as stored JSON counting ROW_ENTRY_WORK.
     let sliceEntries = 0;
+    let sliceWork = 0;
     let maxSliceEntries = 0;
     let slices = 0;
     // The first slice includes taking the state.
@@ -197,11 +209,11 @@ export class OffThreadCheckpointWriter {
       if (ms > longestSliceMs) longestSliceMs = ms;
       if (sliceEntries > maxSliceEntries) maxSliceEntries = sliceEntries;
       sliceEntries = 0;
+      sliceWork = 0;
       slices++;
     };
     // Between slices and while waiting for the worker the event loop runs.
-    const sliceOver = (): boolean =>
-      sliceEntries >= SLICE_ENTRIES || performance.now() - sliceStart >= sliceMs;
+    const sliceOver = (): boolean => sliceWork >= SLICE_ENTRIES || performance.now() - sliceStart >= sliceMs;
     const pause = async (forAck: boolean): Promise<void> => {
       endSlice();
       if (forAck) await new Promise<void>((resolve) => (pending.resolveAck = resolve));
@@ -259,10 +271,11 @@ export class OffThreadCheckpointWriter {
             for (let i = 0; i < delta.deletes.length;) {
               const removes = delta.deletes.slice(
                 i,
-                i + Math.max(1, Math.min(BATCH_ENTRIES, SLICE_ENTRIES - sliceEntries)),
+                i + Math.max(1, Math.min(BATCH_ENTRIES, SLICE_ENTRIES - sliceWork)),
               );
               i += removes.length;
               sliceEntries += removes.length;
+              sliceWork += removes.length;
               await send(removes, [], []);
               if (sliceOver()) await pause(false);
             }
@@ -278,7 +291,10 @@ export class OffThreadCheckpointWriter {
           // A table's keys as it holds them, when its reader offers them: their text is written
           // straight into the blocks, with no string an entry (see cow-snapshot.ts's ValueKeyReader).
           const valueKeys = table !== null && isValueKeyReader(reader) ? reader : null;
-          const readMax = (): number => Math.max(1, Math.min(READ_BATCH, SLICE_ENTRIES - sliceEntries));
+          // What an entry read now costs: a table's row into a block, else one encoded as JSON.
+          const entryWork = (): number => (table !== null ? 1 : ROW_ENTRY_WORK);
+          const readMax = (): number =>
+            Math.max(1, Math.min(READ_BATCH, Math.floor((SLICE_ENTRIES - sliceWork) / entryWork())));
           const readBatch = (): number =>
             valueKeys !== null
               ? valueKeys.readRaw(readRawKeys, readValues, readMax())
@@ -286,6 +302,7 @@ export class OffThreadCheckpointWriter {
           try {
             for (let got = readBatch(); got > 0; got = readBatch()) {
               sliceEntries += got;
+              sliceWork += got * entryWork();
               for (let r = 0; r < got; r++) {
                 const value = readValues[r];
                 const added =
