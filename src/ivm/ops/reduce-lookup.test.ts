@@ -123,6 +123,28 @@ test('a small group set marks a middling step by slot, with the same touch order
   assert.equal(g.stepTouches.steps, 0);
 });
 
+test('by-slot steps of new groups and of repeats alternate loops, with the same touch order', () => {
+  // a step whose rows nearly all touch a group first sets `mostlyNew`: the next marks with the branch
+  for (const slots of [4096, 1 << 16]) {
+    const random = rng(slots);
+    const g = lookup(slots);
+    let next = 0;
+    const seen: boolean[] = [];
+    for (let step = 0; step < 12; step++) {
+      const n = step % 4 < 2 ? 100 + step : 1100 + step;
+      const fresh = step % 3 !== 2;
+      const ids = Array.from({ length: n }, () => (fresh ? next++ % 4000 : Math.floor(random() * 30)));
+      const s = rows(ids, new Set([0]));
+      lookupAndMark(g, s);
+      check(g, s, new Set([0]));
+      seen.push(g.stepTouches.mostlyNew);
+      for (let t = 0; t < g.count; t++) g.touches[g.touched[t] as number] = 0;
+      g.count = 0;
+    }
+    assert.ok(seen.includes(true) && seen.includes(false), 'both loops ran');
+  }
+});
+
 test('a keyed step of two rows sets no by-slot marks, with the same touch order', () => {
   const g = lookup();
   // one group twice, two groups, new groups, a row filtered out on either side
