@@ -223,7 +223,11 @@ export class ScalarCodegen {
           ok = `(${r} = ${a} * ${b} + 0, ${inRange})`; // + 0: no -0 for integers
           break;
         case 'div':
-          ok = `${b} !== 0 && ${a} < 4503599627370496 && ${a} > -4503599627370496 && (${r} = Math.trunc(${a} / ${b}) + 0, ${inRange})`;
+          // Two int32s (not -1, whose quotient of -2^31 leaves int32): an int32 division, which
+          // TurboFan emits only for operands typed int32 (hence `| 0` on each) and whose result is
+          // truncated; by a constant it is a multiply and shifts. The histogram key's `total / 10`:
+          // 2.3 -> 1.6 ns a row in a stand-alone loop. Else the quotient of doubles, truncated.
+          ok = `${b} !== 0 && ((${a} | 0) === ${a} && (${b} | 0) === ${b} && ${b} !== -1 ? (${r} = ((${a} | 0) / (${b} | 0)) | 0, ${inRange}) : ${a} < 4503599627370496 && ${a} > -4503599627370496 && (${r} = Math.trunc(${a} / ${b}) + 0, ${inRange}))`;
           break;
         case 'mod':
           ok = `${b} !== 0 && (${r} = ${a} % ${b}, true)`;

@@ -1,5 +1,6 @@
 // The lookup-and-mark pass: a middling step marks its groups in its own small table and leaves the
-// by-slot marks untouched, with the same touch indexes and first-touch order as the by-slot marks.
+// by-slot marks untouched, with the same touch indexes and first-touch order as the by-slot marks;
+// a small group set marks by slot at every size.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Value } from '../../common/types.ts';
@@ -14,7 +15,7 @@ function rng(seed: number): () => number {
   };
 }
 
-function lookup(): GroupLookup {
+function lookup(touchSlots = 1 << 16): GroupLookup {
   const index = new GroupIndex();
   let slots = 0;
   const g: GroupLookup = {
@@ -23,7 +24,7 @@ function lookup(): GroupLookup {
     keyTexts: null,
     touched: [],
     count: 0,
-    touches: new Int32Array(1 << 16),
+    touches: new Int32Array(touchSlots),
     allocate: (id) => {
       const slot = slots++;
       index.set(id, slot);
@@ -101,6 +102,46 @@ test('small and large steps still mark by slot, with the same touch order', () =
     check(g, s, new Set([3]));
     for (let t = 0; t < g.count; t++) g.touches[g.touched[t] as number] = 0;
     g.count = 0;
+  }
+});
+
+test('a small group set marks a middling step by slot, with the same touch order', () => {
+  // marks of ≤ 4,096 slots (a histogram's buckets) are in L1: no step table, no read-ahead
+  const random = rng(3);
+  const g = lookup(4096);
+  for (const n of [64, 200, 1024, 3000]) {
+    for (let step = 0; step < 10; step++) {
+      const ids = Array.from({ length: n }, () => Math.floor(random() * (step % 2 === 0 ? 150 : 4000)));
+      const dropped = new Set([1, n - 1]);
+      const s = rows(ids, dropped);
+      assert.equal(lookupAndMark(g, s), true, 'by-slot marks to clear');
+      check(g, s, dropped);
+      for (let t = 0; t < g.count; t++) g.touches[g.touched[t] as number] = 0;
+      g.count = 0;
+    }
+  }
+  assert.equal(g.stepTouches.steps, 0);
+});
+
+test('by-slot steps of new groups and of repeats alternate loops, with the same touch order', () => {
+  // a step whose rows nearly all touch a group first sets `mostlyNew`: the next marks with the branch
+  for (const slots of [4096, 1 << 16]) {
+    const random = rng(slots);
+    const g = lookup(slots);
+    let next = 0;
+    const seen: boolean[] = [];
+    for (let step = 0; step < 12; step++) {
+      const n = step % 4 < 2 ? 100 + step : 1100 + step;
+      const fresh = step % 3 !== 2;
+      const ids = Array.from({ length: n }, () => (fresh ? next++ % 4000 : Math.floor(random() * 30)));
+      const s = rows(ids, new Set([0]));
+      lookupAndMark(g, s);
+      check(g, s, new Set([0]));
+      seen.push(g.stepTouches.mostlyNew);
+      for (let t = 0; t < g.count; t++) g.touches[g.touched[t] as number] = 0;
+      g.count = 0;
+    }
+    assert.ok(seen.includes(true) && seen.includes(false), 'both loops ran');
   }
 });
 
