@@ -15,6 +15,7 @@ import {
   type PartitionWatermarks,
 } from './kafka-client.ts';
 import { PoisonRecord, rawText, RecordDecoder, type RowOp } from './record-decoder.ts';
+import { SourceCounters } from './source-counters.ts';
 import { startPositions } from './start-positions.ts';
 import type {
   KafkaSourceConfig,
@@ -74,15 +75,8 @@ export class KafkaSourceRunner {
   /** The pacer's batch bound, asked once per fetched chunk rather than once per record. */
   private bound: { readonly rows: number | null; readonly bytes: number | null } | null = null;
   private generation = 0;
-  // Counters.
-  private recordsIn = 0;
-  private batches = 0;
-  private skipped = 0;
-  private rate = 0;
-  private rateWindowStart = performance.now();
-  private rateWindowRecords = 0;
+  private readonly counters = new SourceCounters();
   private lastProgressReport = 0;
-  private lastFetchAt: number | null = null;
 
   constructor(
     private readonly config: KafkaSourceConfig,
@@ -115,8 +109,8 @@ export class KafkaSourceRunner {
 
   status(): SourceStatus {
     const partitions = [...new Set([...this.applied.keys(), ...this.high.keys()])].sort((a, b) => a - b);
-    const now = performance.now();
-    const sinceFetch = this.lastFetchAt === null ? null : Math.round(now - this.lastFetchAt);
+    const counts = this.counters.read();
+    const sinceFetch = counts.lastFetchAgoMs;
     const stalled = this.state === 'running' && sinceFetch !== null && sinceFetch > STALL_MS;
     return {
       state: stalled ? 'stalled' : this.state,
@@ -132,13 +126,9 @@ export class KafkaSourceRunner {
         const high = this.high.get(p) ?? null;
         return { partition: p, next, high, lag: high === null ? null : Math.max(0, high - next) };
       }),
-      recordsIn: this.recordsIn,
-      batches: this.batches,
-      skipped: this.skipped,
-      recordsPerSecond: this.currentRate(),
+      ...counts,
       retries: this.retries,
       rateWaits: this.rateWaits,
-      lastFetchAgoMs: sinceFetch,
     };
   }
 
@@ -174,7 +164,7 @@ export class KafkaSourceRunner {
             this.onRecords(generation, partition, records, high, next),
           (error) => this.retry(generation, error),
           () => {
-            if (generation === this.generation) this.lastFetchAt = performance.now();
+            if (generation === this.generation) this.counters.fetched();
           },
         ),
         deadlineMs,
@@ -293,8 +283,7 @@ export class KafkaSourceRunner {
         }
         const offset = record.offsetNumber;
         if (offset >= next) next = offset + 1;
-        this.pendingRecords += 1;
-        this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
+        this.tally(record);
         if (byCount ? rows0 + typed.length >= this.config.maxBatchRows : this.batchFull()) {
           pendingNext.set(partition, next);
           this.flush(generation);
@@ -329,13 +318,18 @@ export class KafkaSourceRunner {
    * partition's position and flushes), else the batch's timer runs.
    */
   private counted(generation: number, record: KafkaRecord): boolean {
-    this.pendingRecords += 1;
-    this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
+    this.tally(record);
     if (this.batchFull()) return true;
     if (this.batchTimer === null) {
       this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
     }
     return false;
+  }
+
+  /** Counts a record taken into the batch being filled (records and bytes, as its bound reads them). */
+  private tally(record: KafkaRecord): void {
+    this.pendingRecords += 1;
+    this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
   }
 
   /**
@@ -488,10 +482,7 @@ export class KafkaSourceRunner {
       return;
     }
     for (const [p, next] of this.pendingNext) this.applied.set(p, next);
-    this.recordsIn += batch.records;
-    this.rateWindowRecords += batch.records;
-    this.batches += 1;
-    this.skipped += batch.skipped.length;
+    this.counters.delivered(batch.records, batch.skipped.length);
     for (const s of batch.skipped) {
       this.logger.warn(
         {
@@ -589,16 +580,5 @@ export class KafkaSourceRunner {
     this.paceTimer = null;
     // A handler waiting on a held batch returns (its attempt is over; the batch is read again).
     this.release();
-  }
-
-  private currentRate(): number {
-    const now = performance.now();
-    const elapsed = now - this.rateWindowStart;
-    if (elapsed >= 1000) {
-      this.rate = (this.rateWindowRecords * 1000) / elapsed;
-      this.rateWindowStart = now;
-      this.rateWindowRecords = 0;
-    }
-    return this.rate;
   }
 }
