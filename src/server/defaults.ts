@@ -43,7 +43,7 @@ export const DEFAULTS = {
   // keep-alive connection is closed after keepAliveMs. Slow or stalled clients cannot hold sockets.
   timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 },
   // Recovery replays at most this much journal after a kill -9; the cost is one incremental write.
-  checkpoint: { intervalMs: 10_000, epochs: 10_000, sliceMs: 10 },
+  checkpoint: { intervalMs: 10_000, epochs: 10_000, sliceMs: 5 },
   // Ingest idempotency keys are remembered this long, up to this many and this many bytes of memory
   // (then the oldest go early); a retry after a lost answer comes within seconds to hours.
   idempotency: {

@@ -174,7 +174,7 @@ export class CheckpointStore {
   async checkpointSliced(
     source: CheckpointSource,
     journalOffset: number,
-    sliceMs = 10,
+    sliceMs = 5,
   ): Promise<CheckpointWriteStats> {
     this.assertNoTransaction();
     const started = performance.now();

@@ -177,7 +177,7 @@ export class OffThreadCheckpointWriter {
    * Takes a checkpoint from `source` (full when the store needs one) and has the worker write it.
    * The main thread's share is taking the state and encoding it, in slices of `sliceMs`.
    */
-  async write(source: CheckpointSource, journalOffset: number, sliceMs = 10): Promise<CheckpointWriteStats> {
+  async write(source: CheckpointSource, journalOffset: number, sliceMs = 5): Promise<CheckpointWriteStats> {
     if (this.pending !== null)
       throw new SluiceError('INTERNAL_ERROR', 'a checkpoint is already being written');
     const started = performance.now();
