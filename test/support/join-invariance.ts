@@ -3,6 +3,7 @@
 import { Engine } from '../../src/index.ts';
 import type { ColumnInfo, Row } from '../../src/common/types.ts';
 import type { EngineLike } from './engine-like.ts';
+import { batchUnits } from './properties.ts';
 import { Rng } from './random-workload.ts';
 import {
   SqliteOracle,
@@ -73,34 +74,16 @@ export function batchJoinUnits(
   cut: (i: number) => boolean,
   keyed: (t: string) => boolean,
 ): JoinBatch[] {
-  const out: JoinBatch[] = [];
-  let cur: { table: string; insert: Row[]; delete: Row[]; ins: Set<string> } | undefined;
-  const flush = (): void => {
-    if (cur === undefined) return;
-    const c: { insert?: Row[]; delete?: Row[] } = {};
-    if (cur.insert.length > 0) c.insert = cur.insert;
-    if (cur.delete.length > 0) c.delete = cur.delete;
-    out.push({ table: cur.table, changes: c });
-    cur = undefined;
-  };
-  units.forEach((u, i) => {
-    if (cur !== undefined) {
-      const c = cur;
-      if (
-        c.table !== u.table ||
-        u.del.some((k) => c.ins.has(k)) ||
-        (keyed(u.table) && u.ins.some((k) => c.ins.has(k)))
-      )
-        flush();
-    }
-    cur ??= { table: u.table, insert: [], delete: [], ins: new Set() };
-    cur.insert.push(...(u.changes.insert ?? []));
-    cur.delete.push(...(u.changes.delete ?? []));
-    for (const k of u.ins) cur.ins.add(k);
-    if (cut(i)) flush();
-  });
-  flush();
-  return out;
+  return batchUnits(
+    units.map((u) => ({
+      table: u.table,
+      keyed: keyed(u.table),
+      changes: u.changes,
+      insertKeys: u.ins,
+      deleteKeys: u.del,
+    })),
+    cut,
+  );
 }
 
 /** A different arrival order across tables: a random interleaving that keeps each table's own order. */

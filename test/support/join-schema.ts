@@ -11,7 +11,7 @@
 // (the left table's order) because k, j come first in every table. At least one table is small
 // (≤ ~12 rows) for cross and theta joins.
 import type { Row, Value } from '../../src/common/types.ts';
-import { Rng, sqlLiteral } from './random-workload.ts';
+import { Rng, distinctRowPicker, sqlLiteral } from './random-workload.ts';
 import type { Changes, ColumnSpec, TableSpec } from './sqlite-oracle.ts';
 
 // ---------------------------------------------------------------------------------------------------
@@ -215,16 +215,7 @@ export function randomJoinBatch(rng: Rng, model: JoinModel, size: number): Chang
   const pDelete = n === 0 ? 0 : n > t.target ? 0.5 : 0.15;
   // Large batches churn (updates and deletes) rather than grow without bound.
   const pUpdate = n === 0 ? 0 : big ? 0.45 : 0.35;
-  const order = Array.from({ length: n }, (_, i) => i);
-  let cursor = 0;
-  const takeExisting = (): Row | undefined => {
-    if (cursor >= order.length) return undefined;
-    const j = cursor + Math.floor(rng.next() * (order.length - cursor));
-    const tmp = order[cursor]!;
-    order[cursor] = order[j]!;
-    order[j] = tmp;
-    return model.rows[order[cursor++]!];
-  };
+  const takeExisting = distinctRowPicker(rng, model, n);
   let grow = 0;
   // Inserts stop at 1.5 × the target, so joins over the table stay a bounded size.
   const growCap = Math.max(big ? 5 : 2, Math.ceil(1.5 * t.target) - n);

@@ -313,6 +313,26 @@ export function randomBatchSize(rng: Rng, scale = 1): number {
 }
 
 /**
+ * Takes distinct rows of the first `n` of `model.rows` in random order, each at most once (a partial
+ * Fisher–Yates shuffle, one draw a take), then undefined.
+ */
+export function distinctRowPicker(
+  rng: Rng,
+  model: { readonly rows: readonly Row[] },
+  n: number,
+): () => Row | undefined {
+  const order = Array.from({ length: n }, (_, i) => i);
+  let cursor = 0;
+  return () => {
+    if (cursor >= order.length) return undefined;
+    const j = cursor + Math.floor(rng.next() * (order.length - cursor));
+    const tmp = order[cursor]!;
+    order[cursor] = order[j]!;
+    order[j] = tmp;
+    return model.rows[order[cursor++]!];
+  };
+}
+/**
  * One valid batch against the model's current rows (does not apply it). `target` is the table size
  * the workload drifts towards: above it, deletes dominate.
  */
@@ -322,17 +342,8 @@ export function randomBatch(rng: Rng, model: TableModel, size: number, target = 
   const n = model.rows.length;
   const pDelete = n === 0 ? 0 : n > target ? 0.55 : 0.2;
   const pUpdate = n === 0 ? 0 : 0.25;
-  // Distinct rows (by index) of the pre-batch state, each touched at most once in this batch.
-  const order = Array.from({ length: n }, (_, i) => i);
-  let cursor = 0;
-  const takeExisting = (): Row | undefined => {
-    if (cursor >= order.length) return undefined;
-    const j = cursor + Math.floor(rng.next() * (order.length - cursor));
-    const tmp = order[cursor]!;
-    order[cursor] = order[j]!;
-    order[j] = tmp;
-    return model.rows[order[cursor++]!];
-  };
+  // Distinct rows of the pre-batch state, each touched at most once in this batch.
+  const takeExisting = distinctRowPicker(rng, model, n);
   for (let i = 0; i < size; i++) {
     const r = rng.next();
     if (r < pDelete) {
