@@ -1,6 +1,7 @@
 // The server's configuration defaults, in a module of their own so the CLI can print them in its
 // usage text without loading the server.
 import type { Retention } from '../storage/changelog-store.ts';
+import { CHECKPOINT_SLICE_MS } from '../storage/checkpoint-format.ts';
 import type { SubscriberLimits } from '../sink/subscriber.ts';
 import type { ReadLimits } from './view-rows.ts';
 import type { ResultLimits } from '../exec/result-size.ts';
@@ -43,7 +44,7 @@ export const DEFAULTS = {
   // keep-alive connection is closed after keepAliveMs. Slow or stalled clients cannot hold sockets.
   timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 },
   // Recovery replays at most this much journal after a kill -9; the cost is one incremental write.
-  checkpoint: { intervalMs: 10_000, epochs: 10_000, sliceMs: 5 },
+  checkpoint: { intervalMs: 10_000, epochs: 10_000, sliceMs: CHECKPOINT_SLICE_MS },
   // Ingest idempotency keys are remembered this long, up to this many and this many bytes of memory
   // (then the oldest go early); a retry after a lost answer comes within seconds to hours.
   idempotency: {

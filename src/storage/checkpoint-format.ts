@@ -87,6 +87,11 @@ export const BLOCK_CHARS = 64 * 1024;
  */
 export const COMPACT_FRACTION = 0.25;
 export const COMPACT_MIN_ROWS = 4096;
+/**
+ * A checkpoint is encoded on the server's thread in slices of about this many ms, epochs running
+ * between them: an epoch that arrives during a slice waits for its end (`--checkpoint-slice-ms`).
+ */
+export const CHECKPOINT_SLICE_MS = 5;
 
 /** True when the stored layout calls for a full checkpoint (compaction). */
 export function wantsCompaction(m: MetaRow): boolean {

@@ -19,7 +19,7 @@ import { SluiceError } from '../common/errors.ts';
 import type { SourcePositions } from '../common/changes.ts';
 import { entryReader, type StateDelta } from '../common/state-delta.ts';
 import { encodeStored as encodeValue } from '../common/json-codec.ts';
-import { openSchema, wantsCompaction, type StoredObject } from './checkpoint-format.ts';
+import { CHECKPOINT_SLICE_MS, openSchema, wantsCompaction, type StoredObject } from './checkpoint-format.ts';
 import {
   CheckpointStatements,
   CheckpointTransaction,
@@ -174,7 +174,7 @@ export class CheckpointStore {
   async checkpointSliced(
     source: CheckpointSource,
     journalOffset: number,
-    sliceMs = 5,
+    sliceMs = CHECKPOINT_SLICE_MS,
   ): Promise<CheckpointWriteStats> {
     this.assertNoTransaction();
     const started = performance.now();

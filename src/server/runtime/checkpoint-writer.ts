@@ -15,6 +15,7 @@ import { entryReader } from '../../common/state-delta.ts';
 import type { Value } from '../../common/types.ts';
 import { encodeOne } from '../../common/value-key.ts';
 import { isValueKeyReader } from '../../ivm/cow-snapshot.ts';
+import { CHECKPOINT_SLICE_MS } from '../../storage/checkpoint-format.ts';
 import { TableBlocks, type TableBlock } from '../../storage/table-blocks.ts';
 import type { CheckpointTransactionStats } from '../../storage/checkpoint-transaction.ts';
 import {
@@ -177,7 +178,11 @@ export class OffThreadCheckpointWriter {
    * Takes a checkpoint from `source` (full when the store needs one) and has the worker write it.
    * The main thread's share is taking the state and encoding it, in slices of `sliceMs`.
    */
-  async write(source: CheckpointSource, journalOffset: number, sliceMs = 5): Promise<CheckpointWriteStats> {
+  async write(
+    source: CheckpointSource,
+    journalOffset: number,
+    sliceMs = CHECKPOINT_SLICE_MS,
+  ): Promise<CheckpointWriteStats> {
     if (this.pending !== null)
       throw new SluiceError('INTERNAL_ERROR', 'a checkpoint is already being written');
     const started = performance.now();

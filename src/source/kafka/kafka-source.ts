@@ -256,11 +256,6 @@ export class KafkaSourceRunner {
   ): Promise<void> {
     const decoder = this.decoder;
     const pendingNext = this.pendingNext;
-    const eventTime = this.config.decode.typing?.eventTime ?? null;
-    const bound = this.pacer === null ? null : (this.bound ?? this.pacer.bound());
-    // Without a pacer's bound only max_batch_rows cuts a batch: its room is known ahead, so a
-    // record is taken without asking whether the batch is full.
-    const byCount = bound === null || (bound.rows === null && bound.bytes === null);
     let i = 0;
     while (i < records.length) {
       // A held batch stops reading (the broker's fetches wait on this handler) until it is delivered.
@@ -268,32 +263,23 @@ export class KafkaSourceRunner {
       if (this.halted(generation)) return;
       // Up to the next flush (which reads and resets the positions) nothing else runs meanwhile.
       let next = pendingNext.get(partition) ?? 0;
-      const typed = this.pendingTyped;
-      const rows0 = this.pendingOps.size + this.pendingAppends.length;
       let flushed = false;
       while (i < records.length && !flushed) {
         const record = records[i++] as KafkaRecord;
         try {
-          const row = decoder.decodeTyped(record);
-          typed.push(row);
-          if (eventTime !== null) this.noteTime(partition, eventTime(row));
+          this.takeTyped(partition, decoder.decodeTyped(record));
         } catch (error) {
           pendingNext.set(partition, next);
           if (!this.poisoned(generation, partition, record, error)) return;
         }
-        const offset = record.offsetNumber;
-        if (offset >= next) next = offset + 1;
-        this.tally(record);
-        if (byCount ? rows0 + typed.length >= this.config.maxBatchRows : this.batchFull()) {
+        if (record.offsetNumber + 1 > next) next = record.offsetNumber + 1;
+        if (this.counted(generation, record)) {
           pendingNext.set(partition, next);
           this.flush(generation);
           flushed = true;
         }
       }
-      if (!flushed) {
-        pendingNext.set(partition, next);
-        this.batchTimer ??= setTimeout(() => this.flush(generation), this.config.maxBatchMs);
-      }
+      if (!flushed) pendingNext.set(partition, next);
     }
   }
 
@@ -318,18 +304,13 @@ export class KafkaSourceRunner {
    * partition's position and flushes), else the batch's timer runs.
    */
   private counted(generation: number, record: KafkaRecord): boolean {
-    this.tally(record);
+    this.pendingRecords += 1;
+    this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
     if (this.batchFull()) return true;
     if (this.batchTimer === null) {
       this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
     }
     return false;
-  }
-
-  /** Counts a record taken into the batch being filled (records and bytes, as its bound reads them). */
-  private tally(record: KafkaRecord): void {
-    this.pendingRecords += 1;
-    this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
   }
 
   /**
@@ -365,11 +346,8 @@ export class KafkaSourceRunner {
   private takeTyped(partition: number, row: readonly Value[]): void {
     this.pendingTyped.push(row);
     const eventTime = this.config.decode.typing?.eventTime;
-    if (eventTime !== undefined && eventTime !== null) this.noteTime(partition, eventTime(row));
-  }
-
-  /** Raises the partition's largest event time of the batch being filled to `t` (null: none). */
-  private noteTime(partition: number, t: number | null): void {
+    if (eventTime === undefined || eventTime === null) return;
+    const t = eventTime(row);
     const max = this.pendingTimes.get(partition);
     if (t !== null && (max === undefined || t > max)) this.pendingTimes.set(partition, t);
   }

@@ -5,8 +5,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KafkaReader, KafkaRecord, PartitionWatermarks, RecordHandler } from './kafka-client.ts';
-import { KafkaSourceRunner } from './kafka-source.ts';
+import type { KafkaSourceRunner } from './kafka-source.ts';
 import type { SourceBatch } from './kafka-source-types.ts';
+import { scriptedRunner } from '../../../test/support/kafka-source-runner.ts';
 
 /** Hands over the fetches the test scripts, each awaited as kafkajs does. */
 class StepReader implements KafkaReader {
@@ -38,29 +39,7 @@ async function started(
   reader: StepReader,
   typed: boolean,
 ): Promise<{ runner: KafkaSourceRunner; delivered: SourceBatch[] }> {
-  const delivered: SourceBatch[] = [];
-  const runner = new KafkaSourceRunner(
-    {
-      name: 's',
-      topic: 't',
-      maxBatchRows: 100,
-      maxBatchMs: 60_000,
-      onError: 'skip',
-      start: 'earliest',
-      decode: {
-        format: 'json',
-        columns: ['id'],
-        primaryKey: null,
-        maxMessageBytes: 1000,
-        checkRow: () => null,
-        typing: typed ? { typed: (row) => [row.id as number], eventTime: null } : null,
-      },
-    },
-    () => reader,
-    new Map(),
-    (batch) => delivered.push(batch),
-    { info: () => undefined, warn: () => undefined, error: () => undefined },
-  );
+  const { runner, delivered } = scriptedRunner(reader, { maxBatchRows: 100, maxBatchMs: 60_000, typed });
   runner.start();
   const end = Date.now() + 10_000;
   while (reader.handler === null) {

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KafkaReader, KafkaRecord, PartitionWatermarks, RecordHandler } from './kafka-client.ts';
-import { KafkaSourceRunner } from './kafka-source.ts';
 import type { SourceBatch, SourcePacer } from './kafka-source-types.ts';
+import { scriptedRunner } from '../../../test/support/kafka-source-runner.ts';
 
 const RECORDS = 200;
 const FETCH = 25;
@@ -78,31 +78,7 @@ for (const typed of [false, true]) {
   test(`a held batch pauses reading until the pacer admits it; nothing is dropped (${typed ? 'typed rows' : 'row objects'})`, async () => {
     const reader = new ScriptedReader();
     const pacer = new CountingPacer(10);
-    const delivered: SourceBatch[] = [];
-    const runner = new KafkaSourceRunner(
-      {
-        name: 's',
-        topic: 't',
-        maxBatchRows: 1000,
-        maxBatchMs: 5,
-        onError: 'skip',
-        start: 'earliest',
-        decode: {
-          format: 'json',
-          columns: ['id'],
-          primaryKey: null,
-          maxMessageBytes: 1000,
-          checkRow: () => null,
-          // A typed json source reads its records in a loop of its own (kafka-source.ts).
-          typing: typed ? { typed: (row) => [row.id as number], eventTime: null } : null,
-        },
-      },
-      () => reader,
-      new Map(),
-      (batch) => delivered.push(batch),
-      { info: () => undefined, warn: () => undefined, error: () => undefined },
-      pacer,
-    );
+    const { runner, delivered } = scriptedRunner(reader, { maxBatchRows: 1000, maxBatchMs: 5, typed, pacer });
     runner.start();
     try {
       const rowsOf = (b: SourceBatch): number[] =>
