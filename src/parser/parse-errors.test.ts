@@ -1,0 +1,318 @@
+// Parser unit tests: constructs refused as NOT_SUPPORTED, syntax errors with their positions, and
+// the node-sql-parser quirks the SELECT adapter absorbs.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseStatements } from './parse.ts';
+import { SluiceError, type SourcePosition } from '../common/errors.ts';
+import {
+  node,
+  select,
+  shape,
+  exprShape,
+  throwsSluice,
+  col,
+  int,
+  bin,
+  fn,
+  type,
+} from '../../test/support/parse-helpers.ts';
+
+// ── NOT_SUPPORTED ────────────────────────────────────────────────────────────────────────────────
+
+describe('NOT_SUPPORTED constructs', () => {
+  const cases: [string, string, SourcePosition][] = [
+    ['SELECT a FROM t JOIN u ON t.x IN (SELECT 1)', 'subquery is not supported', { line: 1, column: 35 }],
+    [
+      'WITH RECURSIVE x AS (SELECT 1) SELECT * FROM x',
+      'WITH RECURSIVE is not supported',
+      { line: 1, column: 6 },
+    ],
+    ['SELECT a FROM t JOIN LATERAL u ON true', 'LATERAL is not supported', { line: 1, column: 22 }],
+    ['SELECT a FROM t JOIN f(1) ON true', 'function in FROM is not supported', { line: 1, column: 22 }],
+    [
+      'SELECT a FROM (t JOIN u ON true) AS j',
+      'alias for a join in parentheses is not supported',
+      { line: 1, column: 34 },
+    ],
+    ['SELECT mode(a) OVER () FROM t', 'window function MODE is not supported', { line: 1, column: 8 }],
+    [
+      'SELECT sum(a) FILTER (WHERE a > 0) OVER (PARTITION BY b) FROM t',
+      'FILTER in a window function is not supported',
+      { line: 1, column: 15 },
+    ],
+    [
+      'SELECT sum(a) OVER (ORDER BY b GROUPS 1 PRECEDING) FROM t',
+      'GROUPS window frame is not supported',
+      { line: 1, column: 32 },
+    ],
+    [
+      'SELECT sum(a) OVER (ORDER BY b ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE TIES) FROM t',
+      'window frame EXCLUDE is not supported',
+      { line: 1, column: 73 },
+    ],
+    [
+      'SELECT lag(a) IGNORE NULLS OVER (ORDER BY b) FROM t',
+      'IGNORE NULLS is not supported',
+      { line: 1, column: 15 },
+    ],
+    ['SELECT a FROM LATERAL f(x)', 'LATERAL is not supported', { line: 1, column: 15 }],
+    ['SELECT a FROM generate_series(1, 3) g', 'function in FROM is not supported', { line: 1, column: 15 }],
+    [
+      'SELECT a FROM t GROUP BY GROUPING SETS ((a), (b))',
+      'GROUPING SETS is not supported',
+      { line: 1, column: 26 },
+    ],
+    ['SELECT a FROM t GROUP BY ROLLUP (a)', 'ROLLUP is not supported', { line: 1, column: 26 }],
+    ['SELECT a FROM t GROUP BY CUBE (a)', 'CUBE is not supported', { line: 1, column: 26 }],
+    ['SELECT a INTO x FROM t', 'SELECT INTO is not supported', { line: 1, column: 10 }],
+    ['SELECT a FROM t FETCH FIRST 5 ROWS ONLY', 'FETCH FIRST is not supported', { line: 1, column: 17 }],
+    ['SELECT a FROM t FOR UPDATE', 'FOR UPDATE is not supported', { line: 1, column: 17 }],
+    ['SELECT max(a ORDER BY a) FROM t', 'ORDER BY inside MAX is not supported', { line: 1, column: 14 }],
+    ['SELECT a IS DISTINCT FROM b FROM t', 'IS DISTINCT FROM is not supported', { line: 1, column: 13 }],
+    [
+      "SELECT a SIMILAR TO 'x!%' ESCAPE '!' FROM t",
+      'SIMILAR TO ... ESCAPE is not supported',
+      { line: 1, column: 8 },
+    ],
+    ["SELECT a LIKE 'x!%' ESCAPE '!' FROM t", 'LIKE ... ESCAPE is not supported', { line: 1, column: 8 }],
+    [
+      "SELECT INTERVAL '1' DAY TO SECOND",
+      'INTERVAL with this qualifier is not supported',
+      { line: 1, column: 8 },
+    ],
+    [
+      "SELECT INTERVAL '1 day' HOUR",
+      "INTERVAL '…' HOUR with anything but a number is not supported",
+      { line: 1, column: 17 },
+    ],
+    ['SELECT a[1:2] FROM t', 'array slice is not supported', { line: 1, column: 9 }],
+    ['SELECT ARRAY[ARRAY[1]]', 'multidimensional ARRAY[...] is not supported', { line: 1, column: 14 }],
+    // @> is jsonb containment now; @? (a jsonpath match) is not
+    ['SELECT a @? b FROM t', 'operator @? is not supported', { line: 1, column: 10 }],
+    ['SELECT (a, b) FROM t', 'row constructor is not supported', { line: 1, column: 8 }],
+    ['SELECT a FROM s.t', 'schema-qualified name is not supported', { line: 1, column: 15 }],
+    ['SELECT s.t.a FROM t', 'schema-qualified name is not supported', { line: 1, column: 8 }],
+    ['SELECT a COLLATE "C" FROM t', 'COLLATE is not supported', { line: 1, column: 8 }],
+    [
+      // A named window's frame is refused where it is written, in the WINDOW clause.
+      'SELECT a, sum(a) OVER w FROM t WINDOW w AS (PARTITION BY a ORDER BY a RANGE BETWEEN 1 PRECEDING AND CURRENT ROW)',
+      'RANGE window frame is not supported',
+      { line: 1, column: 71 },
+    ],
+    ['CREATE VIEW v AS SELECT 1', 'CREATE VIEW is not supported', { line: 1, column: 8 }],
+    ['CREATE TABLE t (a int CHECK (a > 0))', 'CHECK constraint is not supported', { line: 1, column: 23 }],
+    [
+      'CREATE TABLE t (a int REFERENCES u (id))',
+      'REFERENCES constraint is not supported',
+      { line: 1, column: 23 },
+    ],
+    [
+      'CREATE TABLE t (a int, FOREIGN KEY (a) REFERENCES u (id))',
+      'FOREIGN KEY constraint is not supported',
+      { line: 1, column: 24 },
+    ],
+    [
+      'CREATE TABLE t (a int, CONSTRAINT pk PRIMARY KEY (a))',
+      'named CONSTRAINT is not supported',
+      { line: 1, column: 24 },
+    ],
+    ['CREATE TABLE s.t (a int)', 'schema-qualified name is not supported', { line: 1, column: 14 }],
+    [
+      'DROP TABLE a, b',
+      'dropping several objects in one statement is not supported',
+      { line: 1, column: 13 },
+    ],
+    ['INSERT INTO t SELECT 1', 'INSERT ... SELECT is not supported', { line: 1, column: 15 }],
+    [
+      'INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING',
+      'ON CONFLICT is not supported',
+      { line: 1, column: 26 },
+    ],
+    ['INSERT INTO t VALUES (1) RETURNING *', 'RETURNING is not supported', { line: 1, column: 26 }],
+    ['UPDATE t SET a = 1 FROM u', 'UPDATE ... FROM is not supported', { line: 1, column: 20 }],
+    ['UPDATE t SET a = (SELECT 1)', 'subquery is not supported', { line: 1, column: 19 }],
+    ['UPDATE t SET a = b IN (SELECT 1)', 'subquery is not supported', { line: 1, column: 24 }],
+    ['UPDATE t SET a = sum(b) OVER ()', 'window function is not supported', { line: 1, column: 18 }],
+    [
+      'UPDATE t SET a = count(*) FILTER (WHERE b)',
+      'aggregate FILTER is not supported',
+      { line: 1, column: 27 },
+    ],
+    ['UPDATE t SET a = (1, 2)', 'row constructor is not supported', { line: 1, column: 18 }],
+    ['UPDATE t SET a = b IS DISTINCT FROM c', 'IS DISTINCT FROM is not supported', { line: 1, column: 23 }],
+    ['UPDATE t SET a = extract(year FROM b)', 'EXTRACT is not supported', { line: 1, column: 18 }],
+    ['UPDATE t SET a = b ~ c', 'operator ~ is not supported', { line: 1, column: 20 }],
+    ['DELETE FROM t USING u', 'DELETE ... USING is not supported', { line: 1, column: 15 }],
+    ['DELETE FROM t WHERE EXISTS (SELECT 1)', 'subquery is not supported', { line: 1, column: 29 }],
+    ['VALUES (1)', 'VALUES as a query is not supported', { line: 1, column: 1 }],
+    [
+      'SELECT a FROM t WHERE a = ANY (1, 2)',
+      'ANY (...) with a list is not supported',
+      { line: 1, column: 27 },
+    ],
+    ["SELECT E'x'", "E'...' string constant is not supported", { line: 1, column: 8 }],
+    ['SELECT a ISNULL FROM t', 'ISNULL is not supported', { line: 1, column: 10 }],
+    ['UPDATE t SET a = b NOTNULL', 'NOTNULL is not supported', { line: 1, column: 20 }],
+    [
+      'SELECT a FROM t WHERE a IS NOT DISTINCT FROM b',
+      'IS DISTINCT FROM is not supported',
+      { line: 1, column: 25 },
+    ],
+    [
+      "UPDATE t SET a = INTERVAL '1 day' HOUR",
+      "INTERVAL '…' HOUR with anything but a number is not supported",
+      { line: 1, column: 27 },
+    ],
+    ['SELECT a IS UNKNOWN FROM t', 'IS UNKNOWN is not supported', { line: 1, column: 13 }],
+    ['SELECT a FROM t TABLESAMPLE SYSTEM (10)', 'TABLESAMPLE is not supported', { line: 1, column: 17 }],
+  ];
+  for (const [sql, message, position] of cases) {
+    it(sql, () => throwsSluice(sql, 'NOT_SUPPORTED', message, position));
+  }
+});
+
+// ── syntax errors ────────────────────────────────────────────────────────────────────────────────
+
+describe('syntax errors', () => {
+  const cases: [string, string, SourcePosition][] = [
+    ['SELECT * FORM t', 'syntax error at or near "FORM"', { line: 1, column: 10 }],
+    ['SELECT a, FROM t', 'syntax error at or near "FROM"', { line: 1, column: 11 }],
+    ['SELECT a, b FORM t', 'syntax error at or near "t"', { line: 1, column: 18 }],
+    ['SELECT a FROM', 'syntax error at end of input', { line: 1, column: 14 }],
+    ['SELECT a FROM t WHERE', 'syntax error at end of input', { line: 1, column: 22 }],
+    ['SELECT a FROM t WHERE AND', 'syntax error at or near "AND"', { line: 1, column: 23 }],
+    ['SELECT a,, b FROM t', 'syntax error at or near ","', { line: 1, column: 10 }],
+    ['SELECT f(a,) FROM t', 'syntax error at or near ")"', { line: 1, column: 12 }],
+    ['SELECT int sum(y) FROM t', 'syntax error at or near "("', { line: 1, column: 15 }],
+    [
+      'SELECT a FROM t ORDER BY a NULLS LASTLIMIT 1',
+      'syntax error at or near "LASTLIMIT"',
+      { line: 1, column: 34 },
+    ],
+    ["SELECT 'abc", 'unterminated quoted string', { line: 1, column: 8 }],
+    ["SELECT 1;\nSELECT 'abc\n\ndef", 'unterminated quoted string', { line: 2, column: 8 }],
+    ['SELECT "abc', 'unterminated quoted identifier', { line: 1, column: 8 }],
+    ['SELECT 1 /* open', 'unterminated /* comment', { line: 1, column: 10 }],
+    ['SELECT ""', 'zero-length delimited identifier at or near """"', { line: 1, column: 8 }],
+    ['SELECT 123abc', 'trailing junk after numeric literal at or near "123abc"', { line: 1, column: 8 }],
+    ['SELECT $1', 'syntax error at or near "$"', { line: 1, column: 8 }],
+    ['CREAT TABLE t (a int)', 'syntax error at or near "CREAT"', { line: 1, column: 1 }],
+    ['SHOW tables;\n  FOO bar', 'syntax error at or near "FOO"', { line: 2, column: 3 }],
+    ['CREATE TABLE t (a int', 'syntax error at end of input', { line: 1, column: 22 }],
+    ['CREATE TABLE t (a int,)', 'syntax error at or near ")"', { line: 1, column: 23 }],
+    ['CREATE TABLE t (a big int)', 'syntax error at or near "int"', { line: 1, column: 23 }],
+    ['CREATE TABLE t (select int)', 'syntax error at or near "select"', { line: 1, column: 17 }],
+    [
+      'CREATE TABLE t (a int NULL NOT NULL)',
+      'conflicting NULL/NOT NULL declarations for column "a" of table "t"',
+      { line: 1, column: 17 },
+    ],
+    ['CREATE SOURCE s', 'syntax error at end of input', { line: 1, column: 16 }],
+    ['CREATE SINK s FROM v', 'syntax error at end of input', { line: 1, column: 21 }],
+    ['DROP TABLE', 'syntax error at end of input', { line: 1, column: 11 }],
+    ['SHOW columns', 'syntax error at or near "columns"', { line: 1, column: 6 }],
+    ['SHOW TABLES extra', 'syntax error at or near "extra"', { line: 1, column: 13 }],
+    ['SELECT 1 SELECT 2', 'syntax error at or near "2"', { line: 1, column: 17 }],
+    ['INSERT INTO t VALUES (1 2)', 'syntax error at or near "2"', { line: 1, column: 25 }],
+    ['INSERT INTO t VALUES (1', 'syntax error at end of input', { line: 1, column: 24 }],
+    ['UPDATE t SET a = WHERE b', 'syntax error at or near "WHERE"', { line: 1, column: 18 }],
+    ['UPDATE t SET a = 1 WHERE b = = 2', 'syntax error at or near "="', { line: 1, column: 30 }],
+    ['DELETE FROM t WHERE a = 1, b = 2', 'syntax error at or near ","', { line: 1, column: 26 }],
+    ['EXPLAIN INSERT INTO t VALUES (1)', 'syntax error at or near "INSERT"', { line: 1, column: 9 }],
+    ['SELECT a FROM t GROUP a', 'syntax error at or near "a"', { line: 1, column: 23 }],
+  ];
+  for (const [sql, message, position] of cases) {
+    it(sql.replace(/\n/g, '\\n'), () => throwsSluice(sql, 'SYNTAX_ERROR', message, position));
+  }
+
+  it('errors never include node-sql-parser or chevrotain wording', () => {
+    for (const sql of [
+      'SELECT a FROM t WHERE a = (',
+      'SELECT CASE a END',
+      'UPDATE t SET',
+      'SELECT a FROM t LIMIT x y',
+    ]) {
+      assert.throws(
+        () => parseStatements(sql),
+        (error: unknown) =>
+          error instanceof SluiceError &&
+          error.code === 'SYNTAX_ERROR' &&
+          /^syntax error (at or near "[^"]*"|at end of input)$/.test(error.message),
+      );
+    }
+  });
+});
+
+// ── node-sql-parser quirks ───────────────────────────────────────────────────────────────────────
+
+describe('node-sql-parser quirks the adapter absorbs', () => {
+  it('argument lists it folds into an AND/OR chain: f(a, b OR c)', () => {
+    assert.deepEqual(
+      exprShape('coalesce(a, b OR c, d)'),
+      fn('coalesce', [col('a'), bin('or', col('b'), col('c')), col('d')]),
+    );
+    assert.deepEqual(
+      exprShape('f(a, b AND c OR d)'),
+      fn('f', [col('a'), bin('or', bin('and', col('b'), col('c')), col('d'))]),
+    );
+  });
+
+  it('select items it turns into a cast node with a tail', () => {
+    assert.deepEqual(exprShape('a LIKE b::text'), {
+      kind: 'like',
+      operand: col('a'),
+      pattern: { kind: 'cast', operand: col('b'), type: type('text') },
+      negated: false,
+      caseInsensitive: false,
+    });
+    assert.deepEqual(exprShape('CAST(a AS int)::text'), {
+      kind: 'cast',
+      operand: { kind: 'cast', operand: col('a'), type: type('int') },
+      type: type('text'),
+    });
+    assert.deepEqual(
+      exprShape('(a OR b)::int || c'),
+      bin('||', { kind: 'cast', operand: bin('or', col('a'), col('b')), type: type('int') }, col('c')),
+    );
+    const item = select('select (a OR b)::int + 1 AS q from t').items[0];
+    assert.equal(item?.kind === 'expr' && item.alias, 'q');
+  });
+
+  it('a cast after a BETWEEN bound stays on the bound', () => {
+    assert.deepEqual(exprShape('a BETWEEN 1 AND (b OR c)::int'), {
+      kind: 'between',
+      operand: col('a'),
+      low: int(1),
+      high: { kind: 'cast', operand: bin('or', col('b'), col('c')), type: type('int') },
+      negated: false,
+    });
+  });
+
+  it('quoted identifiers after casts and LIKE, quoted function names', () => {
+    const item = select('select a::int "Total" from t').items[0];
+    assert.equal(item?.kind === 'expr' && item.alias, 'Total');
+    assert.deepEqual(exprShape('a LIKE "B"'), {
+      kind: 'like',
+      operand: col('a'),
+      pattern: col('B'),
+      negated: false,
+      caseInsensitive: false,
+    });
+    assert.deepEqual(exprShape('"count"(*)'), fn('count', [], false, true));
+  });
+
+  it('garbage node-sql-parser accepts is still a syntax error', () => {
+    throwsSluice('SELECT a sum(x) FROM t', 'SYNTAX_ERROR', 'syntax error at or near "("', {
+      line: 1,
+      column: 13,
+    });
+    throwsSluice('SELECT a FROM only t', 'NOT_SUPPORTED', 'ONLY is not supported', { line: 1, column: 15 });
+  });
+
+  it('long AND/OR chains do not exhaust the stack', () => {
+    const chain = Array.from({ length: 2900 }, (_, i) => `a = ${i}`).join(' OR ');
+    const where = select(`SELECT * FROM t WHERE ${chain}`).where;
+    assert.equal(where?.kind, 'binary');
+    assert.deepEqual(shape(node(where, 'binary').right), bin('=', col('a'), int(2899)));
+  });
+});
