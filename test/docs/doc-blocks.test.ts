@@ -9,16 +9,8 @@ import { dirname, join, resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { removeDir, spawnServer, startServer, tempDir } from '../server/helpers.ts';
-import {
-  type DocumentReport,
-  extractBlocks,
-  outputMatches,
-  problems,
-  programOutput,
-  runDocument,
-  shellSteps,
-  shellWords,
-} from './doc-blocks.ts';
+import { extractBlocks, outputMatches, shellSteps, shellWords } from './doc-blocks.ts';
+import { type DocumentReport, problems, programOutput, runDocument } from './doc-run.ts';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // Discovered, so a new page under docs/ is covered without touching this file.
