@@ -78,7 +78,16 @@ test('captures and rows() read back the appended rows, across tail and large-bat
 
 test('tail columns keep numbers typed and turn into values at the first other value, reading back exactly', () => {
   const value = fc.oneof(
-    { weight: 6, arbitrary: fc.oneof(fc.integer(), fc.double(), fc.constantFrom(-0, NaN, 2 ** 53 - 1)) },
+    {
+      weight: 6,
+      arbitrary: fc.oneof(
+        fc.integer(),
+        // around the one-byte form's edges (0..255 fit; -0, -1 and 256 do not)
+        fc.integer({ min: -2, max: 258 }),
+        fc.double(),
+        fc.constantFrom(-0, NaN, 2 ** 53 - 1),
+      ),
+    },
     { weight: 1, arbitrary: fc.oneof(fc.constant(null), fc.string({ maxLength: 3 }), fc.bigInt()) },
   );
   fc.assert(
@@ -162,4 +171,27 @@ test('a large batch is copied into typed columns of its own size; the caller may
   assert.equal(table.typedBytes(), 2 * (n * 4 + n * 8) + n * 4);
   assert.equal(table.valueColumns(), 1);
   assert.deepStrictEqual([...table.rows()].at(-1), [0, 0, 0]);
+});
+
+test('a column of values in 0..255 takes one byte a row, and widens at the first value that is not one', () => {
+  const table = new AppendColumns(3);
+  const n = 2000;
+  const small = Array.from({ length: n }, (_, i) => i % 256);
+  // 256 is an int32: an Int32Array from there on; 1.5 a double; -0 a double (a byte would read 0)
+  const wider = Array.from({ length: n }, (_, i) => (i === 1000 ? 256 : i % 200));
+  const doubles = Array.from({ length: n }, (_, i) => (i === 999 ? 1.5 : i === 1999 ? -0 : 7));
+  table.pushColumns([small, wider, doubles]);
+  assert.equal(table.typedBytes(), n + n * 4 + n * 8);
+  const rows = [...table.rows()];
+  assert.deepStrictEqual(rows[1000], [1000 % 256, 256, 7]);
+  assert.deepStrictEqual(rows[999], [999 % 256, 999 % 200, 1.5]);
+  assert.deepStrictEqual(rows[1999], [1999 % 256, 1999 % 200, -0]);
+  // The next chunk starts each column in the form the last one ended in.
+  table.pushColumns([small, small, small]);
+  assert.equal(table.typedBytes(), n + n * 4 + n * 8 + n + n * 4 + n * 8);
+  // Row by row: the tail's columns start as bytes too, and a -1 widens the second to int32s.
+  const tail = new AppendColumns(2);
+  for (let i = 0; i < 64; i++) tail.push([i, i === 63 ? -1 : i]);
+  assert.equal(tail.typedBytes(), 64 + 64 * 4);
+  assert.deepStrictEqual([...tail.rows()].at(-1), [63, -1]);
 });

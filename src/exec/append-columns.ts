@@ -9,9 +9,11 @@
 // scavenges of the canonical pipeline). A tail column starts as an Int32Array while its values are
 // int32 (not -0): half the fresh off-heap bytes of a Float64Array, and every tail is fresh memory
 // whose pages the kernel faults in and zeroes (the tail's allocation was ≈ 14% of a batch-100
-// canonical profile). A column that receives another number turns into a Float64Array, and one
-// that receives any other value into an array of values, for the rest of its chunk; the next tail
-// starts each column in the form the last one ended in. Rows only ever append, so the first `length` rows seen at any
+// canonical profile). A column starts narrower still, as a Uint8Array while its values are in
+// 0..255 (a quantity, a flag, a small code: a quarter of an Int32Array's pages). A column that
+// receives a larger int32 turns into an Int32Array, another number into a Float64Array, and any
+// other value into an array of values, for the rest of its chunk; the next tail starts each column
+// in the form the last one ended in. Rows only ever append, so the first `length` rows seen at any
 // moment never change: a capture is the chunk list as it is, read back later while the table grows.
 import type { Value } from '../common/types.ts';
 import type { RowCapture } from '../ivm/row-capture.ts';
@@ -26,11 +28,20 @@ const TAIL_ROWS = 8192;
 const TAIL_START = 64;
 
 /** A chunk's column: numbers in a typed array (its first `count` cells), or values. */
-type StoredColumn = Value[] | Float64Array | Int32Array;
+type StoredColumn = Value[] | Float64Array | Int32Array | Uint8Array;
 
-/** The typed forms a tail column starts in (it moves from Int32Array to Float64Array to values). */
+/**
+ * The typed forms a tail column starts in (it moves from Uint8Array to Int32Array to Float64Array to
+ * values).
+ */
 const INT32 = 0;
 const FLOAT64 = 1;
+const UINT8 = 2;
+
+/** An integer in 0..255 (not -0): a Uint8Array gives it back as it is. */
+function isUint8(v: number): boolean {
+  return (v & 255) === v && (v !== 0 || 1 / v > 0);
+}
 
 /** An int32 an Int32Array gives back as it is: -0 is not one (its cell would read 0). */
 function isInt32(v: number): boolean {
@@ -57,7 +68,7 @@ export class AppendColumns {
   private readonly forms: number[];
 
   constructor(private readonly width: number) {
-    this.forms = new Array<number>(width).fill(INT32);
+    this.forms = new Array<number>(width).fill(UINT8);
   }
 
   private openTail(): Chunk {
@@ -81,8 +92,16 @@ export class AppendColumns {
   private newChunk(capacity: number): Chunk {
     if (this.tail !== null) this.noteForms(this.tail);
     const columns: StoredColumn[] = [];
-    for (let c = 0; c < this.width; c++)
-      columns.push(this.forms[c] === INT32 ? new Int32Array(capacity) : new Float64Array(capacity));
+    for (let c = 0; c < this.width; c++) {
+      const form = this.forms[c];
+      columns.push(
+        form === UINT8
+          ? new Uint8Array(capacity)
+          : form === INT32
+            ? new Int32Array(capacity)
+            : new Float64Array(capacity),
+      );
+    }
     return { columns, start: this.length, count: 0, capacity };
   }
 
@@ -92,7 +111,7 @@ export class AppendColumns {
       const col = tail.columns[c] as StoredColumn;
       // A column that met a non-number (a NULL, a text) starts typed again: most such columns are
       // numbers with a few NULLs, and a column of texts turns into values at its first row.
-      this.forms[c] = col instanceof Float64Array ? FLOAT64 : INT32;
+      this.forms[c] = col instanceof Float64Array ? FLOAT64 : col instanceof Uint8Array ? UINT8 : INT32;
     }
   }
 
@@ -104,7 +123,11 @@ export class AppendColumns {
       const col = columns[c] as StoredColumn;
       if (Array.isArray(col)) continue;
       const grown =
-        col instanceof Int32Array ? new Int32Array(tail.capacity) : new Float64Array(tail.capacity);
+        col instanceof Int32Array
+          ? new Int32Array(tail.capacity)
+          : col instanceof Uint8Array
+            ? new Uint8Array(tail.capacity)
+            : new Float64Array(tail.capacity);
       grown.set(col);
       columns[c] = grown;
     }
@@ -123,6 +146,19 @@ export class AppendColumns {
         // Another number: this column of the chunk keeps doubles from here on.
         const wide = new Float64Array(tail.capacity);
         for (let r = 0; r < i; r++) wide[r] = col[r] as number;
+        wide[i] = v;
+        tail.columns[c] = wide;
+        return;
+      }
+    } else if (col instanceof Uint8Array) {
+      if (typeof v === 'number') {
+        if (isUint8(v)) {
+          col[i] = v;
+          return;
+        }
+        // A larger number: this column of the chunk keeps int32s, or doubles, from here on.
+        const wide = isInt32(v) ? new Int32Array(tail.capacity) : new Float64Array(tail.capacity);
+        wide.set(col.subarray(0, i));
         wide[i] = v;
         tail.columns[c] = wide;
         return;
@@ -192,7 +228,11 @@ export class AppendColumns {
     }
     // One function per typed form, so that each one's stores see one kind of array.
     const done =
-      col instanceof Int32Array ? copyInt32(col, at, from, i, run) : copyFloat64(col, at, from, i, run);
+      col instanceof Int32Array
+        ? copyInt32(col, at, from, i, run)
+        : col instanceof Uint8Array
+          ? copyUint8(col, at, from, i, run)
+          : copyFloat64(col, at, from, i, run);
     // The rest through `put`, which widens the column at the value that did not fit.
     if (done < run) this.putRest(tail, c, from, i, run, done);
   }
@@ -240,7 +280,7 @@ export class AppendColumns {
     let n = 0;
     for (const chunk of this.chunks)
       for (const col of chunk.columns)
-        if (!Array.isArray(col)) n += (col as Float64Array | Int32Array).byteLength;
+        if (!Array.isArray(col)) n += (col as Float64Array | Int32Array | Uint8Array).byteLength;
     return n;
   }
 }
@@ -250,6 +290,16 @@ function copyInt32(to: Int32Array, at: number, from: readonly Value[], i: number
   for (let k = 0; k < run; k++) {
     const v = from[i + k];
     if (typeof v !== 'number' || !isInt32(v)) return k;
+    to[at + k] = v;
+  }
+  return run;
+}
+
+/** Copies `run` values of `from` from `i` on to `to` from `at` on while they are in 0..255; how many. */
+function copyUint8(to: Uint8Array, at: number, from: readonly Value[], i: number, run: number): number {
+  for (let k = 0; k < run; k++) {
+    const v = from[i + k];
+    if (typeof v !== 'number' || !isUint8(v)) return k;
     to[at + k] = v;
   }
   return run;
