@@ -99,6 +99,10 @@ interface CheckpointLog {
   /** Slices of a write off the thread, and the most entries one handled (work, not time). */
   readonly slices?: number;
   readonly maxSliceEntries?: number;
+  /** Slices that first waited for the ingest requests in flight to be answered. */
+  readonly ingestWaits?: number;
+  /** The most slices one ingest request waited behind for its answer during the write. */
+  readonly slicesBeforeAnswer?: number;
 }
 const checkpointLogs: CheckpointLog[] = [];
 let stdoutRest = '';
@@ -348,6 +352,8 @@ async function main(): Promise<void> {
         longest_slice_ms: r(c.longestSliceMs),
         slices: c.slices ?? null,
         max_slice_entries: c.maxSliceEntries ?? null,
+        ingest_waits: c.ingestWaits ?? null,
+        slices_before_answer: c.slicesBeforeAnswer ?? null,
       })),
     }),
   );

@@ -66,6 +66,8 @@ export interface CheckpointWriteStats extends CheckpointTransactionStats {
   /** Slices of a write off the thread, and the most entries one slice handled (its work, not its time). */
   readonly slices?: number;
   readonly maxSliceEntries?: number;
+  /** Slices of a write off the thread that first waited for ingest requests to be answered. */
+  readonly ingestWaits?: number;
 }
 
 export interface CheckpointVerifyResult extends CheckpointInfo {

@@ -67,6 +67,8 @@ type Outcome = { readonly stats: CheckpointTransactionStats } | { readonly error
 interface Pending {
   readonly write: number;
   resolveAck: (() => void) | null;
+  /** Ends the wait for the server's ingest answers (`ingestAnswered`) early: the write failed. */
+  resolveTurn: (() => void) | null;
   readonly settle: (outcome: Outcome) => void;
   inFlight: number;
   /** Set when the worker reported a failure or died: the encoding loop stops at its next pause. */
@@ -162,6 +164,13 @@ export class OffThreadCheckpointWriter {
     private readonly store: CheckpointStore,
     private readonly logger: RuntimeLogger,
     private readonly betweenSlices: () => void = () => {},
+    /**
+     * Settles once the ingest requests applied so far are answered; null when none waits. Each slice
+     * waits for it once before it starts (then a loop turn more, for the requests that came
+     * meanwhile), so an answer waits behind one slice at most, not one slice in each loop turn of
+     * its group commit; once only, so steady ingest slows the checkpoint down but never stops it.
+     */
+    private readonly ingestAnswered: () => Promise<void> | null = () => null,
   ) {}
 
   /** True while a write is in progress. */
@@ -196,7 +205,14 @@ export class OffThreadCheckpointWriter {
     const outcome = new Promise<Outcome>((resolve) => {
       settle = resolve;
     });
-    const pending: Pending = { write, resolveAck: null, settle, inFlight: 0, failed: null };
+    const pending: Pending = {
+      write,
+      resolveAck: null,
+      resolveTurn: null,
+      settle,
+      inFlight: 0,
+      failed: null,
+    };
     this.pending = pending;
     let busyMs = 0;
     let longestSliceMs = 0;
@@ -206,6 +222,7 @@ export class OffThreadCheckpointWriter {
     let sliceWork = 0;
     let maxSliceEntries = 0;
     let slices = 0;
+    let ingestWaits = 0;
     // The first slice includes taking the state.
     let sliceStart = started;
     const endSlice = (): void => {
@@ -223,6 +240,17 @@ export class OffThreadCheckpointWriter {
       endSlice();
       if (forAck) await new Promise<void>((resolve) => (pending.resolveAck = resolve));
       else await new Promise((resolve) => setImmediate(resolve));
+      const answered = pending.failed === null ? this.ingestAnswered() : null;
+      if (answered !== null) {
+        ingestWaits++;
+        await new Promise<void>((resolve) => {
+          pending.resolveTurn = resolve;
+          void answered.then(resolve);
+        });
+        pending.resolveTurn = null;
+        // Resumed in the check phase: the requests read in the same poll phase are applied first.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       if (pending.failed !== null) throw pending.failed;
       if (this.aborted || this.pending !== pending) {
         throw new SluiceError('STATE_ERROR', 'the checkpoint was abandoned (shutdown)');
@@ -368,6 +396,7 @@ export class OffThreadCheckpointWriter {
         longestSliceMs,
         slices,
         maxSliceEntries,
+        ingestWaits,
       };
     } catch (error) {
       this.store.requireFull();
@@ -464,6 +493,9 @@ export class OffThreadCheckpointWriter {
     const resolve = pending.resolveAck;
     pending.resolveAck = null;
     resolve?.();
+    const resolveTurn = pending.resolveTurn;
+    pending.resolveTurn = null;
+    resolveTurn?.();
   }
 
   private attach(): SharedWorker {

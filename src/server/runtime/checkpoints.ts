@@ -177,7 +177,11 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
       this.checkpointFile.path,
       this.checkpoints,
       this.options.logger,
-      () => crashPoint('between-checkpoint-slices'),
+      () => {
+        this.checkpointSlicesResumed += 1;
+        crashPoint('between-checkpoint-slices');
+      },
+      () => this.ingestAnswered(),
     );
     return this.offThread;
   }
@@ -236,6 +240,7 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
       return false;
     }
     this.lastCheckpointAttempt = performance.now();
+    this.maxSlicesBeforeAnswer = 0;
     return true;
   }
 
@@ -248,7 +253,9 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
     this.lastCheckpointStats = stats;
     this.lastCheckpointError = null;
     this.reconsiderTracking(stats);
-    this.options.logger.info({ ...stats }, 'checkpoint written');
+    // How many of its slices an ingest answer waited behind at most (commit.ts).
+    const slicesBeforeAnswer = this.maxSlicesBeforeAnswer;
+    this.options.logger.info({ ...stats, slicesBeforeAnswer }, 'checkpoint written');
     this.hooks.checkpointWritten?.(stats);
     return stats;
   }

@@ -25,6 +25,8 @@ interface GroupWaiter {
   readonly table: string;
   readonly rows: number;
   readonly started: number;
+  /** `checkpointSlicesResumed` when it was applied. */
+  readonly slices: number;
 }
 
 /** A group whose COMMIT is written but not yet synced: completed (published, answered) once it is. */
@@ -65,6 +67,15 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
   private syncing = false;
   /** The open group's commit waits for the sync in flight. */
   private commitWhenSynced = false;
+  /** Checkpoint slices waiting for the ingest requests applied before they asked to be answered. */
+  private answerWaiters: { readonly epoch: number; readonly resolve: () => void }[] = [];
+  /**
+   * Slices of checkpoint writes off the thread resumed after their first (checkpoints.ts counts
+   * them), and the most of them one ingest request waited behind for its answer since the current
+   * checkpoint began (its log line: a count, whatever the machine's load).
+   */
+  checkpointSlicesResumed = 0;
+  protected maxSlicesBeforeAnswer = 0;
   /** Commits of ingest groups and the requests they carried (metrics, tests). */
   groupCommits = 0;
   groupedRequests = 0;
@@ -182,7 +193,8 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     this.log.lastBatch = null;
     const rows = (changes.insert?.length ?? 0) + (changes.delete?.length ?? 0);
     const done = new Promise<{ accepted: number; epoch: number }>((resolve, reject) => {
-      this.group.push({ resolve, reject, result, table, rows, started });
+      const slices = this.checkpointSlicesResumed;
+      this.group.push({ resolve, reject, result, table, rows, started, slices });
     });
     if (idempotent !== undefined) {
       try {
@@ -223,6 +235,30 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     }
     if (known !== null) return known.then((answer) => ({ answer: { ...answer }, replayed: true }));
     return this.ingestGrouped(table, changes, request).then((answer) => ({ answer, replayed: false }));
+  }
+
+  /**
+   * Settles once every ingest request applied so far is answered (its group committed, synced and
+   * published) or failed; null when none is waiting for its answer. A checkpoint's next slice waits
+   * on it (checkpoint-writer.ts): a request's group takes several loop turns (its hops, the COMMIT,
+   * the WAL sync's return), and a slice resumed by setImmediate ran in every one of them, so an
+   * answer waited behind several slices (8–34 on the server bench, bench/README.md).
+   */
+  protected ingestAnswered(): Promise<void> | null {
+    if (this.group.length === 0 && this.unsynced.length === 0) return null;
+    const epoch = this.engine.epoch;
+    return new Promise((resolve) => this.answerWaiters.push({ epoch, resolve }));
+  }
+
+  /** Lets go the waiters whose requests are answered: all epochs through `epoch` (Infinity: all). */
+  private releaseAnswerWaiters(epoch: number): void {
+    if (this.answerWaiters.length === 0) return;
+    const waiting: { readonly epoch: number; readonly resolve: () => void }[] = [];
+    for (const w of this.answerWaiters) {
+      if (w.epoch <= epoch) w.resolve();
+      else waiting.push(w);
+    }
+    this.answerWaiters = waiting;
   }
 
   private scheduleGroup(): void {
@@ -344,9 +380,14 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
       for (const w of g.waiters) {
         // Batch time as before: from the request's apply to its durable commit and publication.
         this.hooks.batchApplied?.(w.table, w.rows, (now - w.started) / 1000);
+        const slices = this.checkpointSlicesResumed - w.slices;
+        if (slices > this.maxSlicesBeforeAnswer) this.maxSlicesBeforeAnswer = slices;
         w.resolve(w.result);
       }
     }
+    // After the answers: their continuations run before a slice's.
+    const last = groups[groups.length - 1];
+    if (last !== undefined) this.releaseAnswerWaiters(last.epoch);
   }
 
   /**
@@ -398,6 +439,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     this.pendingDrops = [];
     for (const g of unsynced) for (const w of g.waiters) w.reject(error);
     for (const w of group) w.reject(error);
+    this.releaseAnswerWaiters(Infinity);
   }
 
   /** A batch logged but not applied (the engine failed after validation) is taken back. */
