@@ -245,8 +245,12 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
    * answer waited behind several slices (8–34 on the server bench, bench/README.md).
    */
   protected ingestAnswered(): Promise<void> | null {
-    if (this.group.length === 0 && this.unsynced.length === 0) return null;
-    const epoch = this.engine.epoch;
+    // The last request's own epoch, not the engine's: a waiter is let go by a group's completion,
+    // so it must not wait on an epoch no ingest group will ever complete.
+    const open = this.group[this.group.length - 1];
+    const unsynced = this.unsynced[this.unsynced.length - 1];
+    const epoch = open !== undefined ? open.result.epoch : unsynced?.epoch;
+    if (epoch === undefined) return null;
     return new Promise((resolve) => this.answerWaiters.push({ epoch, resolve }));
   }
 
