@@ -17,6 +17,11 @@ const SCRIPT_SLICE_MS = 8;
 const GROUP_MAX_HOPS = 4;
 /** A group commits at once beyond this many requests (bounds the answers held back). */
 const GROUP_MAX_REQUESTS = 64;
+/**
+ * A group commits at once with this many connector epochs (writeGrouped): about one fetch of a
+ * 4-partition backlog at max_batch_rows 10,000 (≈ 7 batches), which then shares one COMMIT.
+ */
+const GROUP_MAX_CONNECTOR_EPOCHS = 8;
 
 interface GroupWaiter {
   readonly resolve: (value: { accepted: number; epoch: number }) => void;
@@ -76,6 +81,8 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
    */
   checkpointSlicesResumed = 0;
   protected maxSlicesBeforeAnswer = 0;
+  /** Connector epochs applied into the open group (writeGrouped), counted towards its bound. */
+  private groupEpochs = 0;
   /** Commits of ingest groups and the requests they carried (metrics, tests). */
   groupCommits = 0;
   groupedRequests = 0;
@@ -265,6 +272,44 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     this.answerWaiters = waiting;
   }
 
+  /**
+   * A connector's epoch (a source batch with its positions), applied into the open group's
+   * transaction as an ingest request is, and committed with it: a source catching up on a backlog
+   * delivers several batches a fetch, and each no longer pays a COMMIT and a WAL sync on this thread
+   * (the group's sync runs on the pool, and batches delivered meanwhile join the next group). Its
+   * epoch is published once the group is durable, as an ingest request's is. A call that throws
+   * leaves what it did in the transaction (as write() does) and throws; a commit failure fails the
+   * runtime (fail()), so positions the connector holds past the last durable group are never read
+   * again by this process.
+   */
+  protected writeGrouped(call: () => void): void {
+    if (this.failure !== null) throw this.failure;
+    if (this.closing) throw new SluiceError('UNAVAILABLE', 'server is shutting down');
+    this.store.deferSync = true;
+    try {
+      call();
+    } catch (error) {
+      this.store.deferSync = false;
+      try {
+        this.settleFailedCall();
+      } catch (e) {
+        this.fail(e);
+        this.rejectGroup(this.failure);
+        throw this.failure;
+      }
+      if (this.store.inTransaction) this.scheduleGroup();
+      throw error;
+    }
+    this.store.deferSync = false;
+    this.log.lastBatch = null;
+    this.groupEpochs += 1;
+    // Bounds what an open group holds: its epochs' change sets wait in memory for the commit and the
+    // sync (held longer, they outlive scavenges), so a slow disk does not let a catch-up pile them up.
+    if (this.groupEpochs >= GROUP_MAX_CONNECTOR_EPOCHS || this.group.length >= GROUP_MAX_REQUESTS)
+      this.flush();
+    else this.scheduleGroup();
+  }
+
   private scheduleGroup(): void {
     if (this.groupScheduled) return;
     this.groupScheduled = true;
@@ -359,6 +404,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     };
     this.pending = [];
     this.pendingDrops = [];
+    this.groupEpochs = 0;
     return committed;
   }
 
@@ -439,6 +485,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     this.unsynced = [];
     this.groupScheduled = false;
     this.commitWhenSynced = false;
+    this.groupEpochs = 0;
     this.pending = [];
     this.pendingDrops = [];
     for (const g of unsynced) for (const w of g.waiters) w.reject(error);

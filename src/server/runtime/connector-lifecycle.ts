@@ -81,7 +81,8 @@ export abstract class RuntimeConnectors extends RuntimeCommit {
   }
 
   private writeSourceBatch(source: string, incarnation: number, batch: SourceBatch): void {
-    this.write(() => {
+    // Group-committed (commit.ts): the batch and its positions share one transaction, whichever it is.
+    this.writeGrouped(() => {
       if (this.connectorIncarnations.get(source)?.incarnation !== incarnation) {
         throw new SluiceError('UNKNOWN_TABLE', `source "${source}" was dropped`);
       }
