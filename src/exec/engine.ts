@@ -93,6 +93,7 @@ export class Engine {
     (name) => this.tables.get(name)?.contents() ?? null,
     (name) => this.tables.get(name)?.watermark?.value ?? null,
     () => this.clockReadersChanged(),
+    (name) => this.tables.get(name)?.keyedSlots() ?? null,
   );
   /** What checkpoints and reads see of the engine. */
   private readonly state: CheckpointedState & SchemaState = {

@@ -13,6 +13,7 @@ import { JoinArrangement, WARM_MAX_ROWS } from '../ivm/join-arrangement.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { consolidate } from '../ivm/zset.ts';
 import type { DeltaReader } from './epoch-deltas.ts';
+import { TableJoinSide, type TableSlots } from '../ivm/join-table-side.ts';
 
 interface Entry {
   readonly name: string;
@@ -44,8 +45,23 @@ export class SharedArrangements {
   /** `fold`'s scratch: a small batch's keys. */
   private readonly keys: (JoinKey | null)[] = [];
 
-  /** `contentsOf`: a relation's current rows, as one insert-only batch. */
-  constructor(private readonly contentsOf: (relation: string) => ZBatch) {}
+  /**
+   * `contentsOf`: a relation's current rows, as one insert-only batch. `tableSlotsOf`: a keyed
+   * table's rows by slot (null: not a keyed table), for joins that read them (`tableSide`).
+   */
+  constructor(
+    private readonly contentsOf: (relation: string) => ZBatch,
+    private readonly tableSlotsOf: (relation: string) => TableSlots | null = () => null,
+  ) {}
+
+  /**
+   * A join side reading the keyed table `relation`'s own rows (join-table-side.ts), or null when it
+   * is not a keyed table (the join then arranges the side itself). It holds nothing: no user count.
+   */
+  tableSide(relation: string, side: 0 | 1): TableJoinSide | null {
+    if (this.tableSlotsOf(relation) === null) return null;
+    return new TableJoinSide(() => this.tableSlotsOf(relation) as TableSlots, side === 0 ? 'L' : 'R');
+  }
 
   /** The arrangement `name` of `relation` by `key`, filled from the relation's rows if new. */
   acquire(name: string, relation: string, key: readonly ScalarExpr[], epoch: number): JoinArrangement {

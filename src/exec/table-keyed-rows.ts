@@ -25,10 +25,20 @@ export class KeyedRows {
   /** Rows of `deferred` already keyed (an idle build goes slice by slice: buildDeferredSlice). */
   private deferredBuilt = 0;
   private tracking = false;
+  /** The slots `keyed` holds its rows in now (a load makes new ones): a join reads rows by them. */
+  private map: SlotRowMap<Value> | null = null;
 
   constructor(private readonly keyOf: (row: readonly Value[]) => Value) {
     // Every row is set under its primary key, so the slots need not keep the keys.
-    this.keyed = new UniqueArrangement<Value>(() => new SlotRowMap<Value>(undefined, undefined, keyOf));
+    this.keyed = new UniqueArrangement<Value>(
+      () => (this.map = new SlotRowMap<Value>(undefined, undefined, keyOf)),
+    );
+  }
+
+  /** The rows' slots (built first if a load deferred them), for a join reading this table's rows. */
+  get slots(): SlotRowMap<Value> {
+    if (this.deferred !== null) this.buildDeferred();
+    return this.map as SlotRowMap<Value>;
   }
 
   /** The keyed rows, built first if a load deferred them. */

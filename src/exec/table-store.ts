@@ -14,6 +14,7 @@ import type { StateDelta, Stateful } from '../ivm/state.ts';
 import { rowBytes } from '../ivm/arrangement.ts';
 import { CountedArrangement } from '../ivm/counted-arrangement.ts';
 import type { UniqueArrangement } from '../ivm/unique-arrangement.ts';
+import type { SlotRowMap } from '../ivm/slot-row-map.ts';
 import { CapturedArray, type RowCapture } from '../ivm/row-capture.ts';
 import { AppendColumns } from './append-columns.ts';
 import { LentInsertColumns } from './table-lent-columns.ts';
@@ -539,6 +540,14 @@ export class TableStore implements Stateful {
     const probe: Value[] = new Array<Value>(this.def.columns.length).fill(null);
     pk.forEach((column, i) => (probe[column] = key[i] as Value));
     return this.byKey.get(this.keyOf(probe));
+  }
+
+  /**
+   * The keyed rows' slots (tables with a primary key only), for a join that reads this table's rows
+   * by its primary key instead of arranging them again (join-table-side.ts).
+   */
+  keyedSlots(): SlotRowMap<Value> | null {
+    return this.keyed === null ? null : this.keyed.slots;
   }
 
   /** Whether a row with this row's primary key is stored (tables with a primary key only). */

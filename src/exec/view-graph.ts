@@ -11,6 +11,7 @@ import { isEmpty } from '../ivm/zset.ts';
 import { EpochDeltas } from './epoch-deltas.ts';
 import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
+import type { TableSlots } from '../ivm/join-table-side.ts';
 import { ViewRuntime } from './view-runtime.ts';
 import { PartitionPool, validWorkers } from './workers/partition-pool.ts';
 import type { PartitionedReduce } from './workers/partitioned-reduce.ts';
@@ -60,13 +61,15 @@ export class ViewGraph {
 
   /** `tableContents`: the current rows of a table (as one insert-only batch), or null for a non-table. */
   /** `watermarkOf`: a table's watermark in µs (null: none yet, or no watermark), for EMIT ON WINDOW CLOSE. */
+  /** `tableSlots`: a keyed table's rows by slot (null: none), for joins reading them (join-table-side.ts). */
   /** `changed`: told when a view is added, replaced or removed (what the owner derives from them goes stale). */
   constructor(
     private readonly tableContents: (name: string) => ZBatch | null,
     private readonly watermarkOf: (table: string) => number | null = () => null,
     private readonly changed: () => void = () => undefined,
+    tableSlots: (name: string) => TableSlots | null = () => null,
   ) {
-    this.shared = new SharedArrangements((relation) => this.contentsOf(relation));
+    this.shared = new SharedArrangements((relation) => this.contentsOf(relation), tableSlots);
   }
 
   /**

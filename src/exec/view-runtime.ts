@@ -19,6 +19,7 @@ import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
 import { TemporalJoinOp } from '../ivm/ops/temporal-join-op.ts';
 import type { JoinArrangement } from '../ivm/join-arrangement.ts';
 import type { SharedArrangements } from './shared-arrangements.ts';
+import type { TableJoinSide } from '../ivm/join-table-side.ts';
 import { FlatMapOp } from '../ivm/ops/flat-map-op.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import { OutputOp } from '../ivm/ops/output-op.ts';
@@ -214,17 +215,40 @@ export class ViewRuntime implements RowErrorSink {
           break;
         case 'join': {
           const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);
-          let arrangement: JoinArrangement | null = null;
+          let arrangement: JoinArrangement | TableJoinSide | null = null;
+          let other: JoinArrangement | null = null;
           if (shared !== null && node.shared !== null) {
             const input = byId.get(node.inputs[node.shared.side]) as Extract<DataflowNode, { kind: 'input' }>;
             const keys = node.shared.side === 0 ? node.leftKey : node.rightKey;
-            arrangement = shared.registry.acquire(node.shared.arrangement, input.source, keys, shared.epoch);
-            this.sharedArrangements.push(node.shared.arrangement);
+            if (node.shared.table === true) {
+              arrangement = shared.registry.tableSide(input.source, node.shared.side);
+              const name = node.shared.other;
+              if (arrangement !== null && name !== undefined) {
+                const otherSide = node.shared.side === 0 ? 1 : 0;
+                const source = (byId.get(node.inputs[otherSide]) as Extract<DataflowNode, { kind: 'input' }>)
+                  .source;
+                other = shared.registry.acquire(
+                  name,
+                  source,
+                  otherSide === 0 ? node.leftKey : node.rightKey,
+                  shared.epoch,
+                );
+                this.sharedArrangements.push(name);
+              }
+            } else {
+              arrangement = shared.registry.acquire(
+                node.shared.arrangement,
+                input.source,
+                keys,
+                shared.epoch,
+              );
+              this.sharedArrangements.push(node.shared.arrangement);
+            }
           }
           this.rendered.push({
             node,
             inputs: node.inputs,
-            op: new JoinOp(node, left as ColumnSpec[], right as ColumnSpec[], joinBudget, arrangement),
+            op: new JoinOp(node, left as ColumnSpec[], right as ColumnSpec[], joinBudget, arrangement, other),
           });
           break;
         }

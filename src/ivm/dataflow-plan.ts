@@ -162,9 +162,17 @@ export type DataflowNode =
        * A side that reads a relation directly, keyed by its columns, probes the arrangement of that
        * relation by that key which every view shares (`arrangement` names it), instead of one of
        * its own; null when neither side qualifies (a side computed before the join, an expression
-       * key, or an outer join whose residual needs per-row match counts).
+       * key, or an outer join whose residual needs per-row match counts). With `table`, the side is
+       * a keyed table joined on exactly its primary key: the join reads the table's own rows
+       * (join-table-side.ts), arranged by nobody; in an inner join the other side may then probe a
+       * shared arrangement too (`other` names it): both sides are at the epoch's new state.
        */
-      readonly shared: { readonly side: 0 | 1; readonly arrangement: string } | null;
+      readonly shared: {
+        readonly side: 0 | 1;
+        readonly arrangement: string;
+        readonly table?: true;
+        readonly other?: string;
+      } | null;
       /**
        * The Map stage over the join, fused into it: each joined (or padded) row, laid out as
        * `joined` (left columns, then right), is filtered and projected as it is emitted, so no
@@ -473,7 +481,9 @@ export function printDataflow(
         const arranged =
           n.shared === null
             ? 'both inputs arranged by key'
-            : `${n.shared.side === 0 ? 'left' : 'right'} input probes the shared arrangement ${n.shared.arrangement}, the other arranged by key`;
+            : n.shared.table === true
+              ? `${n.shared.side === 0 ? 'left' : 'right'} input reads the table's own rows by primary key ${n.shared.arrangement}, the other ${n.shared.other === undefined ? 'arranged by key' : `probes the shared arrangement ${n.shared.other}`}`
+              : `${n.shared.side === 0 ? 'left' : 'right'} input probes the shared arrangement ${n.shared.arrangement}, the other arranged by key`;
         const fused: string[] = [];
         if (n.fused?.filter != null) fused.push(`filter ${printScalar(n.fused.filter)}`);
         if (n.fused?.project != null) fused.push(`project [${n.fused.project.map(printScalar).join(', ')}]`);

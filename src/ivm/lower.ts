@@ -279,7 +279,7 @@ export function lowerToDataflow(
           residual: p.residual,
           columns: specs(p.columns),
           stateId: `${view}/join${id}`,
-          shared: sharedSide(p, [left, right]),
+          shared: joinSides(p, [left, right], keyOf),
           fused: null,
         }));
       }
@@ -496,6 +496,55 @@ function sharedPlans(root: LogicalPlan): Set<LogicalPlan> {
 }
 
 /**
+ * What a join's sides read besides arrangements of their own: a keyed table's rows (`tableSide`),
+ * with (an inner join) a shared arrangement on the other side; else a shared arrangement.
+ */
+function joinSides(
+  join: Extract<LogicalPlan, { kind: 'join' }>,
+  inputs: readonly [DataflowNode, DataflowNode],
+  keyOf: (plan: LogicalPlan) => readonly number[] | null,
+): { side: 0 | 1; arrangement: string; table?: true; other?: string } | null {
+  const table = tableSide(join, keyOf);
+  if (table === null) return sharedSide(join, inputs);
+  const other = sharedSide(join, inputs, table.side === 0 ? 1 : 0);
+  if (other === null) return table;
+  if (join.joinKind === 'inner') return { ...table, other: other.arrangement };
+  // An outer join arranges its other side itself (both sides at the new state would need each
+  // side's old state to pad by): where that side could be shared instead, sharing it (as without
+  // the table) holds less per view — unless the shared side would be the table's own.
+  const shared = sharedSide(join, inputs);
+  return shared !== null && shared.side === table.side ? table : shared;
+}
+
+/**
+ * The side of a join that can read a keyed table's own rows (join-table-side.ts): a scan of the
+ * table joined on exactly its one-column primary key, of integer or text type on both sides (whose
+ * join keys are the table's keys: see `tableKey` there), the right one first. Not for an outer join
+ * with a residual (its arranged rows carry per-join match counts).
+ */
+function tableSide(
+  join: Extract<LogicalPlan, { kind: 'join' }>,
+  keyOf: (plan: LogicalPlan) => readonly number[] | null,
+): { side: 0 | 1; arrangement: string; table: true } | null {
+  if (join.residual !== null && join.joinKind !== 'inner') return null;
+  for (const side of [1, 0] as const) {
+    const input = side === 0 ? join.left : join.right;
+    const keys = side === 0 ? join.leftKeys : join.rightKeys;
+    const others = side === 0 ? join.rightKeys : join.leftKeys;
+    if (input.kind !== 'scan' || input.sourceKind !== 'table' || keys.length !== 1) continue;
+    const pk = keyOf(input);
+    const key = keys[0] as ScalarExpr;
+    if (pk === null || pk.length !== 1 || key.kind !== 'col' || key.index !== pk[0]) continue;
+    const kind = key.type.kind;
+    const other = (others[0] as ScalarExpr).type;
+    const plainText = (t: typeof other): boolean => t.kind === 'text' && t.fixed !== true;
+    if (!((kind === 'int' && other.kind === 'int') || (plainText(key.type) && plainText(other)))) continue;
+    return { side, arrangement: `${input.source}(${key.index})`, table: true };
+  }
+  return null;
+}
+
+/**
  * The side of a join that can probe a shared arrangement: one read straight from a relation whose
  * key is plain columns of it (such a key never fails to evaluate, so every view arranges exactly
  * the same rows), the left one first. Not for an outer join with a residual, whose arranged rows
@@ -509,9 +558,10 @@ function sharedSide(
     readonly residual: ScalarExpr | null;
   },
   inputs: readonly [DataflowNode, DataflowNode],
+  only: 0 | 1 | null = null,
 ): { side: 0 | 1; arrangement: string } | null {
   if (join.residual !== null && join.joinKind !== 'inner' && join.joinKind !== 'cross') return null;
-  for (const side of [0, 1] as const) {
+  for (const side of only === null ? ([0, 1] as const) : [only]) {
     const input = inputs[side];
     const keys = side === 0 ? join.leftKeys : join.rightKeys;
     if (input.kind !== 'input' || keys.length === 0) continue;

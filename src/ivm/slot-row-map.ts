@@ -57,6 +57,7 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
   private ceiling = -Infinity;
   /** `getMany`'s slots (reused, grown as batches need). */
   private slots = new Int32Array(0);
+  private compacted = 0;
 
   /**
    * Empty slots are squeezed out once there are `compactMin` of them and more than `compactRatio`
@@ -93,6 +94,24 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
   /** The slot of `key` (where `scan` finds it), or -1 when absent. */
   slotOf(key: K): number {
     return this.index.get(key);
+  }
+
+  /**
+   * The row in `slot` (undefined in an empty one). Slots stay put until `compact` (`compactions`
+   * counts them), so a reader holding slots (a join probing a table's rows) may use them until then.
+   */
+  rowAt(slot: number): Row | undefined {
+    return this.rows[slot];
+  }
+
+  /** Slots used so far (live and empty): every slot `slotOf` gives is below it. */
+  get slotCount(): number {
+    return this.rows.length;
+  }
+
+  /** Times `compact` renumbered the slots (a reader that kept slots must find them again). */
+  get compactions(): number {
+    return this.compacted;
   }
 
   /**
@@ -188,6 +207,8 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
   }
 
   clear(): void {
+    // The slots start over: a reader holding slots must find them again, as after `compact`.
+    this.compacted++;
     this.index.clear();
     this.keys = [];
     this.rows = [];
@@ -219,6 +240,7 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
     this.index = index;
     this.keys = keys;
     this.rows = rows;
+    this.compacted++;
   }
 
   *[Symbol.iterator](): IterableIterator<[K, Row]> {

@@ -8,10 +8,15 @@
 // A side may probe a shared arrangement (one per relation and key, kept by the graph for every view):
 // that one is already at the epoch's new state when the join steps, so the join takes that side's
 // delta first (probing the other side's old state), never folds it in, and then the other side's
-// delta probes it — the same delta rule with the sides in the other order.
+// delta probes it — the same delta rule with the sides in the other order. A side read from a keyed
+// table's own rows (join-table-side.ts: a scan of the table joined on its primary key) is such a
+// side too: the table has applied the epoch's batch when the join steps. An inner join may have both
+// sides at the new state (a table's rows on one, a shared arrangement on the other): then
+// Δ(L ⋈ R) = ΔL ⋈ R_new + L_new ⋈ ΔR − ΔL ⋈ ΔR, the last term (deltas of one epoch on both sides: a
+// self-join, a view's first step) joined between the deltas alone.
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
-import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
+import type { RowFn } from '../../common/scalar-expr.ts';
 import { compileScalar } from '../../common/scalar-expr.ts';
 import { type JoinKey, type KeyFn, compileKey, keyEntryId } from '../join-key.ts';
 import type { RowProjector } from './map-op.ts';
@@ -32,7 +37,10 @@ import {
   rowPicker,
 } from './join-rows.ts';
 import { NO_SLOT } from '../group-index.ts';
+import { type JoinSideRows, TableJoinSide } from '../join-table-side.ts';
 import { StagedProbe } from './join-staged-probe.ts';
+import { columnPicks, keepsEveryColumn } from './join-picks.ts';
+import { forEachDeltaPair } from './join-delta-pairs.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
@@ -60,10 +68,7 @@ const NO_PENDING = new Map<JoinKey, number>();
  * per key on average (at least one). A few auctions deleted from auctions ⋈ bids meet a dozen bids
  * each: their step emits as many rows as a hundred bids do, and is as worth emitting by column.
  */
-function expectedOutput(
-  inputs: readonly ZBatch[],
-  arranged: readonly [JoinArrangement, JoinArrangement],
-): number {
+function expectedOutput(inputs: readonly ZBatch[], arranged: readonly [JoinSideRows, JoinSideRows]): number {
   let n = 0;
   for (let side = 0; side < 2; side++) {
     const rows = (inputs[side] as ZBatch).weights.length;
@@ -88,9 +93,15 @@ export interface JoinBudget {
 export class JoinOp implements Operator, Stateful {
   readonly nodeId: number;
   readonly stateId: string;
-  private readonly arranged: readonly [JoinArrangement, JoinArrangement];
-  /** The side whose arrangement is shared (kept up to date by its owner, not by this join). */
+  private readonly arranged: readonly [JoinSideRows, JoinSideRows];
+  /**
+   * The side whose arrangement is shared (kept up to date by its owner, not by this join), or read
+   * from a table's rows (`tableSide`).
+   */
   private readonly sharedSide: Side | null;
+  private readonly tableSide: TableJoinSide | null;
+  /** With a table side, the other side's shared arrangement (inner joins), or null. */
+  private readonly otherShared: JoinArrangement | null;
   private readonly keys: readonly [KeyFn, KeyFn];
   private readonly pad: readonly [boolean, boolean];
   private readonly residual: RowFn | null;
@@ -144,20 +155,26 @@ export class JoinOp implements Operator, Stateful {
     left: readonly ColumnSpec[],
     right: readonly ColumnSpec[],
     private readonly budget: JoinBudget | null = null,
-    shared: JoinArrangement | null = null,
+    shared: JoinArrangement | TableJoinSide | null = null,
+    otherShared: JoinArrangement | null = null,
   ) {
     this.nodeId = node.id;
     this.stateId = node.stateId;
     this.sharedSide = shared === null || node.shared === null ? null : node.shared.side;
+    this.tableSide = this.sharedSide !== null && shared instanceof TableJoinSide ? shared : null;
+    this.otherShared =
+      this.tableSide !== null && otherShared !== null && node.joinKind === 'inner' ? otherShared : null;
     const width = node.leftKey.length;
-    const own = (side: Side): JoinArrangement =>
+    const own = (side: Side): JoinSideRows =>
       side === this.sharedSide
-        ? (shared as JoinArrangement)
-        : new JoinArrangement(
-            `join n${node.id} ${side === LEFT ? 'left' : 'right'} arrangement`,
-            side === LEFT ? 'L' : 'R',
-            (key) => keyEntryId(key, width),
-          );
+        ? (shared as JoinSideRows)
+        : this.otherShared !== null
+          ? this.otherShared
+          : new JoinArrangement(
+              `join n${node.id} ${side === LEFT ? 'left' : 'right'} arrangement`,
+              side === LEFT ? 'L' : 'R',
+              (key) => keyEntryId(key, width),
+            );
     this.arranged = [own(LEFT), own(RIGHT)];
     this.keys = [compileKey(node.leftKey), compileKey(node.rightKey)];
     this.pad = [
@@ -211,11 +228,25 @@ export class JoinOp implements Operator, Stateful {
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
     this.produced = 0;
+    const tableSide = this.tableSide;
+    if (tableSide !== null)
+      tableSide.sync(inputs[this.sharedSide as Side] as ZBatch, this.keys[this.sharedSide as Side]);
     const cols =
       this.byColumn && expectedOutput(inputs, this.arranged) >= MIN_COLUMN_BATCH ? this.newColumns() : null;
     this.cols = cols;
     const oneSided = (inputs[0] as ZBatch).weights.length === 0 || (inputs[1] as ZBatch).weights.length === 0;
-    if (this.sharedSide === null) {
+    if (this.otherShared !== null) {
+      // Both sides at the new state: each delta probes the other side's new state, then the pairs
+      // of the two deltas, counted twice so, are taken back once.
+      const t = this.sharedSide as Side;
+      const o: Side = t === LEFT ? RIGHT : LEFT;
+      const deltaT = consolidate(inputs[t] as ZBatch);
+      const deltaO = consolidate(inputs[o] as ZBatch);
+      this.applyDelta(t, deltaT, rows, weights, errors, NO_PENDING);
+      this.applyDelta(o, deltaO, rows, weights, errors, NO_PENDING);
+      if (deltaT.rows.length > 0 && deltaO.rows.length > 0)
+        this.takeBackDeltaPairs(o, deltaO, deltaT, rows, weights, errors);
+    } else if (this.sharedSide === null) {
       this.applyDelta(LEFT, consolidate(inputs[0] as ZBatch), rows, weights, errors, null);
       this.applyDelta(RIGHT, consolidate(inputs[1] as ZBatch), rows, weights, errors, null);
     } else {
@@ -269,6 +300,8 @@ export class JoinOp implements Operator, Stateful {
     if (delta.rows.length === 0) return;
     const otherSide: Side = side === LEFT ? RIGHT : LEFT;
     const mine = this.arranged[side];
+    // Folded into only when not shared (`pending` null): then it is this join's own arrangement.
+    const own = mine as JoinArrangement;
     const theirs = this.arranged[otherSide];
     const keyOf = this.keys[side];
     const padMine = this.pad[side];
@@ -290,10 +323,10 @@ export class JoinOp implements Operator, Stateful {
       const keys = staged.keys;
       if (pending === null) {
         // Their records read ahead of the adds, in one pass (a small batch's only).
-        mine.warm(keys, keys.length);
+        own.warm(keys, keys.length);
         for (let i = 0; i < keys.length; i++) {
           const key = keys[i] as JoinKey | null;
-          if (key !== null) mine.add(key, delta.rows[i] as readonly Value[], delta.weights[i] as number, 0);
+          if (key !== null) own.add(key, delta.rows[i] as readonly Value[], delta.weights[i] as number, 0);
         }
       }
       keys.length = 0;
@@ -422,8 +455,44 @@ export class JoinOp implements Operator, Stateful {
         }
       }
       if (padMine && matched === 0) this.emit(this.padded(side, row), w, rows, weights, errors);
-      if (pending === null) mine.add(key, row, w, this.countMatches ? matched : 0);
+      if (pending === null) own.add(key, row, w, this.countMatches ? matched : 0);
     }
+  }
+
+  /**
+   * Emits −(ΔO ⋈ ΔT) (`side`: O's): the pairs of the two deltas, which each delta's probe of the other
+   * side's new state both emitted. Inner joins only (no padding); a residual or fused stage that
+   * fails on a pair reports it with the negated weight, cancelling the report of the probes.
+   */
+  private takeBackDeltaPairs(
+    side: Side,
+    delta: ZBatch,
+    deltaOther: ZBatch,
+    rows: (readonly Value[])[],
+    weights: number[],
+    errors: RowErrorSink,
+  ): void {
+    const residual = this.residual;
+    forEachDeltaPair(
+      delta,
+      this.keys[side],
+      deltaOther,
+      this.keys[side === LEFT ? RIGHT : LEFT],
+      (row, other, w) => {
+        const joined = this.combine(side, row, other);
+        if (residual !== null) {
+          let ok: boolean;
+          try {
+            ok = residual(joined) === true;
+          } catch (error) {
+            errors.report(error, joined, this.joinedColumns, -w);
+            ok = false;
+          }
+          if (!ok) return;
+        }
+        this.emit(joined, -w, rows, weights, errors);
+      },
+    );
   }
 
   private charge(rows: number): void {
@@ -483,7 +552,13 @@ export class JoinOp implements Operator, Stateful {
 
   /** The arrangements this join owns (a shared one is checkpointed and sized by its owner). */
   private owned(): JoinArrangement[] {
-    return this.arranged.filter((_, side) => side !== this.sharedSide);
+    return this.arranged.filter(
+      (_, side) => side !== this.sharedSide && !this.isOtherShared(side),
+    ) as JoinArrangement[];
+  }
+
+  private isOtherShared(side: number): boolean {
+    return this.otherShared !== null && side !== this.sharedSide;
   }
 
   trackChanges(on: boolean): void {
@@ -511,61 +586,27 @@ export class JoinOp implements Operator, Stateful {
     }
     // A shared side's entries are not this join's (its owner holds them): none are stored.
     for (const side of [LEFT, RIGHT] as const) {
-      if (side === this.sharedSide) continue;
+      if (side === this.sharedSide || this.isOtherShared(side)) continue;
       const keyOf = this.keys[side];
-      this.arranged[side].load(entries[side], (row) => keyOf(row) as JoinKey);
+      (this.arranged[side] as JoinArrangement).load(entries[side], (row) => keyOf(row) as JoinKey);
     }
     this.exported = true;
   }
 
   stateSize(): number {
-    return this.owned().reduce((bytes, a) => bytes + a.stateBytes, 0);
+    const kept = this.tableSide === null ? 0 : this.tableSide.stateBytes;
+    return this.owned().reduce((bytes, a) => bytes + a.stateBytes, kept);
   }
 
   /** Rows arranged on each side (for EXPLAIN-level metrics and tests). */
   arrangedRows(): readonly [number, number] {
     return [this.arranged[LEFT].size, this.arranged[RIGHT].size];
   }
-}
 
-/** The joined columns a projection of plain column references picks, in order. */
-function columnPicks(project: readonly ScalarExpr[]): Int32Array {
-  return Int32Array.from(project, (e) => (e as Extract<ScalarExpr, { kind: 'col' }>).index);
-}
-
-/**
- * Whether picking `pick` from the joined rows loses nothing: every joined column is picked, or is
- * a key column equated with a picked column of the other side (`b.auction = a.id`, keeping one)
- * whose values are equal only when identical (not a float: 0 = -0; not char(n): padding).
- */
-function keepsEveryColumn(
-  pick: Int32Array,
-  node: JoinNode,
-  left: readonly ColumnSpec[],
-  right: readonly ColumnSpec[],
-): boolean {
-  const kept = new Set(pick);
-  const joined = [...left, ...right];
-  const leftWidth = left.length;
-  for (let c = 0; c < joined.length; c++) {
-    if (kept.has(c)) continue;
-    const type = (joined[c] as ColumnSpec).type;
-    const exact =
-      type.kind === 'int' ||
-      type.kind === 'bool' ||
-      type.kind === 'date' ||
-      type.kind === 'timestamp' ||
-      type.kind === 'uuid' ||
-      type.kind === 'bytea' ||
-      (type.kind === 'text' && type.fixed !== true);
-    if (!exact) return false;
-    const recoverable = node.leftKey.some((l, k) => {
-      const r = node.rightKey[k] as ScalarExpr;
-      if (l.kind !== 'col' || r.kind !== 'col') return false;
-      const [lc, rc] = [l.index, leftWidth + r.index];
-      return (c === lc && kept.has(rc)) || (c === rc && kept.has(lc));
-    });
-    if (!recoverable) return false;
+  /** Rows this join holds itself on each side: none on a shared side or one read from a table. */
+  ownRows(): readonly [number, number] {
+    const own = (side: Side): number =>
+      side === this.sharedSide || this.isOtherShared(side) ? 0 : this.arranged[side].size;
+    return [own(LEFT), own(RIGHT)];
   }
-  return true;
 }

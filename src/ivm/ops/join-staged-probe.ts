@@ -8,7 +8,7 @@
 // pass's loads do not depend on each other, so the core has many of them in flight at once. Same
 // rows, same order as the row-by-row loop.
 import type { Value } from '../../common/types.ts';
-import type { JoinArrangement } from '../join-arrangement.ts';
+import type { JoinSideRows } from '../join-table-side.ts';
 import { NO_ROW, WARM_MAX_ROWS } from '../join-arrangement.ts';
 import type { JoinKey, KeyFn } from '../join-key.ts';
 import type { ZBatch } from '../zset.ts';
@@ -54,7 +54,7 @@ export class StagedProbe {
   probe(
     delta: ZBatch,
     keyOf: KeyFn,
-    theirs: JoinArrangement,
+    theirs: JoinSideRows,
     append: PairKeptColumns,
     cols: Value[][],
     weights: number[],
@@ -172,7 +172,7 @@ export class StagedProbe {
    * cache miss a row once the arrangement outgrows the cache; walked one chain after another, every
    * step waits for the one before, while the steps of different chains do not depend on each other.
    */
-  private gather(theirs: JoinArrangement, n: number, total: number): void {
+  private gather(theirs: JoinSideRows, n: number, total: number): void {
     if (this.chainIds.length < total) this.chainIds = new Int32Array(total);
     if (this.cursors.length < n) {
       this.cursors = new Int32Array(n);
@@ -207,7 +207,7 @@ export class StagedProbe {
    * Row `i`'s entry in `heads` (and `totals`, or `starts` for a many-row slot) from its slot's
    * record; `chained` is the many-row slots' rows before row `i`, and the sum after it is returned.
    */
-  private readRecord(theirs: JoinArrangement, i: number, slot: number, chained: number): number {
+  private readRecord(theirs: JoinSideRows, i: number, slot: number, chained: number): number {
     if (slot < 0) {
       this.heads[i] = NO_ROW;
       return chained;

@@ -1,0 +1,223 @@
+// A join side read straight from a keyed table's own rows, when the side is a scan of the table
+// joined on exactly its primary key: the table holds each key's one row already, so arranging the
+// rows again by the same key (a JoinArrangement) only copied them. The join reads the side through
+// the calls it makes of an arrangement (`JoinSideRows`): a key's slot is the table's slot, its one
+// row the slot's row, each held once. The table has applied the epoch's batch before any view
+// steps, so the side is at the epoch's new state when the join steps — as a shared arrangement is
+// (join-op.ts takes its delta first, against the other side's old state, and never folds it in).
+// It holds no rows and writes no checkpoint entries: the table's checkpoint holds the rows, and a
+// recovery loads the tables before the views. Columns a probe emits may be kept by slot, as an
+// arrangement keeps them (one array cell a value, not the row and its element): written from the
+// table's delta at each step, rebuilt whole when the table's slots moved (a compaction, a load).
+import { SluiceError } from '../common/errors.ts';
+import type { Value } from '../common/types.ts';
+import { NO_SLOT } from './group-index.ts';
+import type { JoinKey, KeyFn } from './join-key.ts';
+import { MAX_KEPT_COLUMNS } from './join-arrangement-rows.ts';
+import type { ZBatch } from './zset.ts';
+
+type Row = readonly Value[];
+
+/** A keyed table's rows by slot (the table's SlotRowMap). Slots hold until `compactions` moves. */
+export interface TableSlots {
+  readonly size: number;
+  readonly slotCount: number;
+  readonly compactions: number;
+  slotOf(key: Value): number;
+  rowAt(slot: number): Row | undefined;
+}
+
+/** What a join reads of a side it probes (a JoinArrangement, or a table's rows). */
+export interface JoinSideRows {
+  readonly size: number;
+  readonly keyCount: number;
+  readonly keysAreSlots: boolean;
+  readonly keptColumns: readonly (readonly Value[])[];
+  keepColumns(columns: readonly number[]): number[] | null;
+  warm(keys: readonly (JoinKey | null)[], n: number): void;
+  slotOf(key: JoinKey): number;
+  total(slot: number): number;
+  rowsAt(slot: number): number;
+  head(slot: number): number;
+  next(id: number): number;
+  count(id: number): number;
+  row(id: number): Row;
+  addMatches(id: number, delta: number): number;
+  owns(entry: unknown): boolean;
+}
+
+const NO_ROW = -1;
+
+/** The table's key for a join key: an integer past 2^53 is a bigint in a table, keyed as text. */
+function tableKey(key: JoinKey): Value {
+  if (typeof key === 'number')
+    return Number.isInteger(key) && !Number.isSafeInteger(key) ? `n${BigInt(key)};` : key;
+  return typeof key === 'bigint' ? `n${key};` : key;
+}
+
+/** Work counted for tests: kept columns rebuilt whole (the table's slots moved). */
+export const tableSideWork = { keptRebuilds: 0 };
+
+export class TableJoinSide implements JoinSideRows {
+  private slots: TableSlots;
+  /** What `kept` was written against: the table's slots and their compactions then. */
+  private keptFor: TableSlots;
+  private keptCompactions: number;
+  /** Slots whose kept cells are written: those below it. */
+  private keptSlots = 0;
+  private readonly keptAt: number[] = [];
+  private readonly kept: Value[][] = [];
+
+  /**
+   * `rowsOf`: the table's rows now (a checkpoint load or a rebuild may replace them; read again at
+   * each step). `entryPrefix`: the prefix of the entries this side's own arrangement would have
+   * written, so a checkpoint that still holds them (written before the side read the table) loads.
+   */
+  constructor(
+    private readonly rowsOf: () => TableSlots,
+    private readonly entryPrefix: string,
+  ) {
+    this.slots = rowsOf();
+    this.keptFor = this.slots;
+    this.keptCompactions = this.slots.compactions;
+    this.keptSlots = this.slots.slotCount;
+  }
+
+  /**
+   * Reads the table's rows afresh (at each step: a load may have replaced them), and writes the
+   * kept columns of the slots taken since the last step: a row the table inserts takes a new slot
+   * (a key deleted and inserted again too, even where the change leaves the pair out), so those
+   * are read in order, with no key looked up. Only where `delta` (the table's change this step,
+   * `keyOf` its join keys) inserts more rows than slots were taken did a row replace one in place:
+   * then each inserted row's slot is found by its key.
+   */
+  sync(delta: ZBatch, keyOf: KeyFn): void {
+    const slots = (this.slots = this.rowsOf());
+    const kept = this.kept;
+    if (kept.length === 0) return;
+    if (slots !== this.keptFor || slots.compactions !== this.keptCompactions) {
+      this.rebuildKept();
+      return;
+    }
+    const keptAt = this.keptAt;
+    const from = this.keptSlots;
+    const to = slots.slotCount;
+    for (let k = 0; k < kept.length; k++) {
+      const values = kept[k] as Value[];
+      const column = keptAt[k] as number;
+      for (let s = from; s < to; s++) values[s] = slots.rowAt(s)?.[column] ?? null;
+    }
+    this.keptSlots = to;
+    const weights = delta.weights;
+    let inserted = 0;
+    for (let i = 0; i < weights.length; i++) if ((weights[i] as number) > 0) inserted++;
+    if (inserted <= to - from) return;
+    const rows = delta.rows;
+    for (let i = 0; i < rows.length; i++) {
+      if ((weights[i] as number) <= 0) continue;
+      const row = rows[i] as Row;
+      const key = keyOf(row);
+      const slot = key === null ? -1 : slots.slotOf(tableKey(key));
+      if (slot < 0) continue;
+      for (let k = 0; k < kept.length; k++) (kept[k] as Value[])[slot] = row[keptAt[k] as number] as Value;
+    }
+  }
+
+  private rebuildKept(): void {
+    tableSideWork.keptRebuilds++;
+    const slots = this.slots;
+    for (let k = 0; k < this.kept.length; k++) this.kept[k] = this.columnOf(this.keptAt[k] as number);
+    this.keptFor = slots;
+    this.keptCompactions = slots.compactions;
+    this.keptSlots = slots.slotCount;
+  }
+
+  private columnOf(column: number): Value[] {
+    const slots = this.slots;
+    const n = slots.slotCount;
+    const values = new Array<Value>(n);
+    for (let s = 0; s < n; s++) values[s] = slots.rowAt(s)?.[column] ?? null;
+    return values;
+  }
+
+  /** Bytes of the kept columns (the rows are the table's). */
+  get stateBytes(): number {
+    return this.kept.reduce((bytes, values) => bytes + 8 * values.length, 0);
+  }
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  get keyCount(): number {
+    return this.slots.size;
+  }
+
+  get keysAreSlots(): boolean {
+    return false;
+  }
+
+  get keptColumns(): readonly (readonly Value[])[] {
+    return this.kept;
+  }
+
+  /** Keeps `columns` by slot (as JoinArrangement.keepColumns: null past MAX_KEPT_COLUMNS). */
+  keepColumns(columns: readonly number[]): number[] | null {
+    const added = new Set(columns.filter((c) => !this.keptAt.includes(c)));
+    if (this.keptAt.length + added.size > MAX_KEPT_COLUMNS) return null;
+    this.slots = this.rowsOf();
+    if (
+      this.kept.length > 0 &&
+      (this.slots !== this.keptFor || this.slots.compactions !== this.keptCompactions)
+    )
+      this.rebuildKept();
+    for (const column of added) {
+      this.keptAt.push(column);
+      this.kept.push(this.columnOf(column));
+    }
+    this.keptFor = this.slots;
+    this.keptCompactions = this.slots.compactions;
+    this.keptSlots = this.slots.slotCount;
+    return columns.map((c) => this.keptAt.indexOf(c));
+  }
+
+  warm(): void {}
+
+  slotOf(key: JoinKey): number {
+    const slot = this.slots.slotOf(tableKey(key));
+    return slot < 0 ? NO_SLOT : slot;
+  }
+
+  total(): number {
+    return 1;
+  }
+
+  rowsAt(): number {
+    return 1;
+  }
+
+  head(slot: number): number {
+    return slot;
+  }
+
+  next(): number {
+    return NO_ROW;
+  }
+
+  count(): number {
+    return 1;
+  }
+
+  row(id: number): Row {
+    return this.slots.rowAt(id) as Row;
+  }
+
+  addMatches(): number {
+    // Lowering reads a table only where no match is counted (no outer join with a residual).
+    throw new SluiceError('INTERNAL_ERROR', 'a join side read from a table counts no matches');
+  }
+
+  owns(entry: unknown): boolean {
+    return (entry as { readonly a?: unknown }).a === this.entryPrefix;
+  }
+}
