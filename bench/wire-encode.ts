@@ -16,7 +16,7 @@ const rounds = Number(at('--rounds') ?? 20);
 const encodeOnly = args.includes('--encode-only');
 const codec = (await import(codecPath)) as typeof import('../src/storage/changelog-codec.ts');
 // The change sets from the same checkout as the codec (it recognises its own lazy sets only).
-const { lazyChangeSet } = (await import(
+const { lazyChangeSet, ChangeList } = (await import(
   codecPath.replace(/storage\/changelog-codec\.ts$/, 'common/raw-changes.ts')
 )) as typeof import('../src/common/raw-changes.ts');
 
@@ -33,7 +33,10 @@ const sets = Array.from({ length: 200 }, (_, e) => {
     const sellers = 1 + rand(60);
     rows.push({ op: '-U', row: [bucket, sellers], n: 1 }, { op: '+U', row: [bucket, sellers + 1], n: 1 });
   }
-  return lazyChangeSet('total_histogram', e + 1, {}, { columns, rows }, []);
+  // A checkout from before change lists takes the change objects themselves.
+  const list =
+    ChangeList === undefined ? (rows as unknown as InstanceType<typeof ChangeList>) : ChangeList.of(rows);
+  return lazyChangeSet('total_histogram', e + 1, {}, { columns, rows: list }, []);
 });
 let sink = 0;
 const times: number[] = [];

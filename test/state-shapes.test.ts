@@ -102,7 +102,7 @@ test('view outputs load keyed rows and keyless {r, c} entries', () => {
       [[7, 'y'], 1],
     ]),
   ]);
-  assert.deepEqual(keyed.lastChanges(), [
+  assert.deepEqual(keyed.lastChanges().toArray(), [
     { op: '-U', row: [7, 'x'], n: 1 },
     { op: '+U', row: [7, 'y'], n: 1 },
   ]);

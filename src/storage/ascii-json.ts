@@ -12,7 +12,7 @@
 // strings of their wire form; the journal leaves them, and -0, to its tagged encoder. Anything else
 // (a value that is not a scalar, a string with a character beyond ASCII, an unknown op) answers
 // null, and the caller takes its array path, which handles everything.
-import type { RawChange } from '../common/raw-changes.ts';
+import type { ChangeList } from '../common/raw-changes.ts';
 import type { Value } from '../common/types.ts';
 
 const QUOTE = 0x22;
@@ -28,6 +28,10 @@ export interface StoredValues {
   readonly c: string;
   readonly n: number[] | null;
 }
+
+/** An op's two characters by its kind code (raw-changes.ts): +I, -D, -U, +U. */
+const OP_FIRST = Uint8Array.of(0x2b, 0x2d, 0x2d, 0x2b);
+const OP_SECOND = Uint8Array.of(0x49, 0x44, 0x55, 0x55);
 
 /** Reused between calls (the writer is synchronous and never re-entered); grows by doubling. */
 let shared: Buffer = Buffer.allocUnsafe(1 << 16);
@@ -112,22 +116,22 @@ function otherValueText(v: unknown): string | null {
  * The stored form's `c` (with its brackets) and `n` of value-array changes whose rows have `width`
  * values each, or null when a change is not for this path (see the header).
  */
-export function storedValuesOf(rows: readonly RawChange[], width: number): StoredValues | null {
+export function storedValuesOf(changes: ChangeList, width: number): StoredValues | null {
   let buf: Buffer = shared;
   let at = 0;
   let n: number[] | null = null;
   buf[at++] = 0x5b; // [
-  for (let i = 0; i < rows.length; i++) {
-    const change = rows[i] as RawChange;
-    const op = change.op;
-    if (op !== '+I' && op !== '-D' && op !== '-U' && op !== '+U') return null;
+  const rows = changes.rows;
+  for (let i = 0; i < changes.length; i++) {
+    const code = changes.code(i);
+    const kind = code & 3;
     buf = withRoom(buf, at, 6 + width * MAX_SCALAR_BYTES);
     if (i > 0) buf[at++] = COMMA;
     buf[at++] = QUOTE;
-    buf[at++] = op.charCodeAt(0);
-    buf[at++] = op.charCodeAt(1);
+    buf[at++] = OP_FIRST[kind] as number;
+    buf[at++] = OP_SECOND[kind] as number;
     buf[at++] = QUOTE;
-    const row = change.row;
+    const row = rows[code >> 2] as readonly Value[];
     for (let k = 0; k < width; k++) {
       buf[at++] = COMMA;
       const v = row[k];
@@ -146,7 +150,7 @@ export function storedValuesOf(rows: readonly RawChange[], width: number): Store
       buf = withRoom(buf, at, text.length + (width - k) * MAX_SCALAR_BYTES);
       at += buf.write(text, at, 'latin1');
     }
-    const m = change.n;
+    const m = changes.count(i);
     if (m === 1) continue;
     if (typeof m !== 'number' || !Number.isFinite(m)) return null;
     (n ??= []).push(i, m);
@@ -228,7 +232,7 @@ const CHANGE_BYTES = 64;
  * bytes and read back as one flat one-byte string: the WebSocket's UTF-8 length and encode of it are
  * then a copy, where the encoder's text, concatenated piece by piece, had to be flattened first.
  */
-export function wireChangesOf(rows: readonly RawChange[], columns: readonly string[]): string | null {
+export function wireChangesOf(changes: ChangeList, columns: readonly string[]): string | null {
   const names = wireNamesOf(columns);
   if (names === null) return null;
   const width = columns.length;
@@ -236,18 +240,18 @@ export function wireChangesOf(rows: readonly RawChange[], columns: readonly stri
   for (const name of names) nameBytes += name.length;
   let buf: Buffer = shared;
   let at = 0;
-  for (let i = 0; i < rows.length; i++) {
-    const change = rows[i] as RawChange;
-    const op = change.op;
-    if (op !== '+I' && op !== '-D' && op !== '-U' && op !== '+U') return null;
+  const rows = changes.rows;
+  for (let i = 0; i < changes.length; i++) {
+    const code = changes.code(i);
+    const kind = code & 3;
     // The change's constant bytes (19 before the values, at most 17 after) with the names and values.
     buf = withRoom(buf, at, CHANGE_BYTES + nameBytes + width * MAX_SCALAR_BYTES);
     if (i > 0) buf[at++] = COMMA;
     at = put(buf, at, CHANGE_OPEN);
-    buf[at++] = op.charCodeAt(0);
-    buf[at++] = op.charCodeAt(1);
+    buf[at++] = OP_FIRST[kind] as number;
+    buf[at++] = OP_SECOND[kind] as number;
     at = put(buf, at, ROW_OPEN);
-    const row = change.row;
+    const row = rows[code >> 2] as readonly Value[];
     for (let k = 0; k < width; k++) {
       at = put(buf, at, names[k] as Uint8Array);
       const v = row[k];
@@ -265,7 +269,7 @@ export function wireChangesOf(rows: readonly RawChange[], columns: readonly stri
       buf = withRoom(buf, at, text.length + nameBytes + (width - k) * MAX_SCALAR_BYTES + CHANGE_BYTES);
       at += buf.write(text, at, 'latin1');
     }
-    const m = change.n;
+    const m = changes.count(i);
     if (m === 1) {
       buf[at++] = 0x7d; // }
       buf[at++] = 0x7d;

@@ -17,7 +17,7 @@
 // stringifyWire would have produced.
 import type { Change, ViewChangeSet } from '../common/changes.ts';
 import { stringifyWire } from '../common/json-codec.ts';
-import { rawChangesOf, type RawChange } from '../common/raw-changes.ts';
+import { rawChangesOf, type ChangeList } from '../common/raw-changes.ts';
 import { storedValuesOf, wireChangesOf } from './ascii-json.ts';
 
 /** A scalar's wire JSON, or undefined for anything else (the caller falls back). */
@@ -174,9 +174,9 @@ type ChangesEncoder = (
   wireValue: (v: unknown) => string | undefined,
   wireJsonValue: (v: unknown) => unknown,
 ) => EncodedBody | null;
-/** The same over value arrays (raw-changes.ts): column k is value k; multiplicity 1 is written as none. */
+/** The same over a change list (raw-changes.ts): column k is value k; multiplicity 1 is written as none. */
 type RawChangesEncoder = (
-  changes: readonly RawChange[],
+  changes: ChangeList,
   withStored: boolean,
   withWire: boolean,
   wireValue: (v: unknown) => string | undefined,
@@ -224,10 +224,15 @@ function compileEncoder(keys: readonly string[], raw: boolean): ChangesEncoder |
     'let w = "";',
     'let n = null;',
     'for (let i = 0; i < changes.length; i++) {',
-    '  const change = changes[i];',
-    '  const op = change.op;',
-    '  if (op !== "+I" && op !== "-D" && op !== "-U" && op !== "+U") return null;',
-    '  const row = change.row;',
+    // A change list is read through its methods (no object per change).
+    ...(raw
+      ? ['  const op = changes.kind(i);', '  const row = changes.row(i);']
+      : [
+          '  const change = changes[i];',
+          '  const op = change.op;',
+          '  if (op !== "+I" && op !== "-D" && op !== "-U" && op !== "+U") return null;',
+          '  const row = change.row;',
+        ]),
   ];
   // Rows of one view share their columns; the count catches any other shape (with the undefined
   // check on every value). A value array is read by position: its row object would hold its first
@@ -259,7 +264,7 @@ function compileEncoder(keys: readonly string[], raw: boolean): ChangesEncoder |
     .join('');
   lines.push(
     `  if (withWire) w += (i === 0 ? '{"op":"' : ',{"op":"') + op + '","row":{'${fields};`,
-    '  const m = change.n;',
+    `  const m = ${raw ? 'changes.count(i)' : 'change.n'};`,
     // A value-array change carries n = 1 where its row object would carry no n.
     `  if (m === ${raw ? '1' : 'undefined'}) { if (withWire) w += "}}"; continue; }`,
     '  if (typeof m !== "number" || !Number.isFinite(m)) return null;',

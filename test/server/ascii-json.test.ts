@@ -7,7 +7,7 @@ import type { ChangeOp } from '../../src/common/changes.ts';
 import type { Value } from '../../src/common/types.ts';
 import { Decimal } from '../../src/common/decimal.ts';
 import { encodeStored } from '../../src/common/json-codec.ts';
-import { lazyChangeSet, type RawChange } from '../../src/common/raw-changes.ts';
+import { ChangeList, lazyChangeSet, type RawChange } from '../../src/common/raw-changes.ts';
 import { flatValuesText, storedValuesOf, wireChangesOf } from '../../src/storage/ascii-json.ts';
 import { encodeChanges, wireMessageGeneric } from '../../src/storage/changelog-codec.ts';
 import { stringifyWire } from '../../src/common/json-codec.ts';
@@ -125,7 +125,7 @@ test("a view's stored value list is written as the array path writes it", () => 
       row: Array.from({ length: width }, () => pool[rand(pool.length)] as Value),
       n: rand(5) === 0 ? 2 + rand(3) : 1,
     }));
-    const values = storedValuesOf(rows, width);
+    const values = storedValuesOf(ChangeList.of(rows), width);
     const declined = rows.some((r) => r.row.some((v) => v instanceof Decimal || isIn(NON_ASCII, v)));
     if (declined) {
       assert.equal(values, null);
@@ -138,7 +138,13 @@ test("a view's stored value list is written as the array path writes it", () => 
     }
     // The whole entry: the same bytes as the one-pass encoder's (which also writes the wire form).
     const columns = Array.from({ length: width }, (_, k) => `col${k}`);
-    const cs = lazyChangeSet('v', round + 1, { t: { offset: round } }, { columns, rows }, []);
+    const cs = lazyChangeSet(
+      'v',
+      round + 1,
+      { t: { offset: round } },
+      { columns, rows: ChangeList.of(rows) },
+      [],
+    );
     assert.equal(encodeChanges(cs, false).stored, encodeChanges(cs, true).stored);
   }
   assert.ok(written > 200, `only ${written} change sets took the byte writer`);
@@ -157,7 +163,7 @@ test("a view's wire change list is written as the generic writer writes it", () 
       row: columns.map(() => pool[rand(pool.length)] as Value),
       n: rand(5) === 0 ? 2 + rand(3) : rand(9) === 0 ? 2 ** 40 : 1,
     }));
-    const list = wireChangesOf(rows, columns);
+    const list = wireChangesOf(ChangeList.of(rows), columns);
     const declined =
       columns.some((c) => /[^\x00-\x7f]/.test(c)) ||
       rows.some((r) => r.row.some((v) => v instanceof Decimal || isIn(NON_ASCII, v)));
@@ -172,7 +178,13 @@ test("a view's wire change list is written as the generic writer writes it", () 
       written++;
     }
     // The whole message: the same bytes whichever writer took it.
-    const cs = lazyChangeSet('v', round + 1, { t: { offset: round } }, { columns, rows }, []);
+    const cs = lazyChangeSet(
+      'v',
+      round + 1,
+      { t: { offset: round } },
+      { columns, rows: ChangeList.of(rows) },
+      [],
+    );
     assert.equal(encodeChanges(cs, true).wire, wireMessageGeneric({ ...cs, changes: objects }));
   }
   assert.ok(written > 150, `only ${written} change sets took the byte writer`);
@@ -190,5 +202,5 @@ test('a list larger than the buffer grows it', () => {
     n: 1,
   }));
   const wire = changes.map((c) => ({ op: c.op, row: { k: c.row[0], v: c.row[1] } }));
-  assert.ok(wireChangesOf(changes, ['k', 'v']) === JSON.stringify(wire).slice(1, -1));
+  assert.ok(wireChangesOf(ChangeList.of(changes), ['k', 'v']) === JSON.stringify(wire).slice(1, -1));
 });

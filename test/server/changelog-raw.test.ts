@@ -4,7 +4,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChangeOp, ViewChangeSet } from '../../src/common/changes.ts';
 import type { Value } from '../../src/common/types.ts';
-import { lazyChangeSet, rawChangesOf, withTimeFields, type RawChange } from '../../src/common/raw-changes.ts';
+import {
+  ChangeList,
+  lazyChangeSet,
+  rawChangesOf,
+  withTimeFields,
+  type RawChange,
+} from '../../src/common/raw-changes.ts';
 import {
   encodeChanges,
   encodeChangesStored,
@@ -73,7 +79,13 @@ test('lazy change sets encode byte for byte as their row objects do', () => {
             },
           ]
         : [];
-    const lazy = lazyChangeSet('v', round, { t: { offset: round } }, { columns, rows }, errors);
+    const lazy = lazyChangeSet(
+      'v',
+      round,
+      { t: { offset: round } },
+      { columns, rows: ChangeList.of(rows) },
+      errors,
+    );
     const timed =
       rand(2) === 0
         ? withTimeFields(lazy, '2024-06-01 00:00:00+00', rand(2) === 0 ? { t: '2024-01-01 00:00:01' } : null)
@@ -96,7 +108,13 @@ test('lazy change sets encode byte for byte as their row objects do', () => {
 
 test('a lazy change set builds its row objects once, and only when read', () => {
   const row: Value[] = [1, 'x'];
-  const cs = lazyChangeSet('v', 1, {}, { columns: ['a', 'b'], rows: [{ op: '+I', row, n: 1 }] }, []);
+  const cs = lazyChangeSet(
+    'v',
+    1,
+    {},
+    { columns: ['a', 'b'], rows: ChangeList.of([{ op: '+I', row, n: 1 }]) },
+    [],
+  );
   encodeChanges(cs, true);
   const first = cs.changes;
   assert.deepEqual(first, [{ op: '+I', row: { a: 1, b: 'x' } }]);

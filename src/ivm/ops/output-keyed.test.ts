@@ -9,7 +9,8 @@ import { Decimal } from '../../common/decimal.ts';
 import type { Value } from '../../common/types.ts';
 import { encodeExactValues, singleKey } from '../../common/values.ts';
 import { consolidate, type ZBatch } from '../zset.ts';
-import { consolidateByKey, pairKeyedChanges, sameExactRow, type RawChange } from './output-keyed.ts';
+import type { RawChange } from '../../common/raw-changes.ts';
+import { consolidateByKey, pairKeyedChanges, sameExactRow } from './output-keyed.ts';
 import { OutputOp } from './output-op.ts';
 import { mulberry32 as random } from '../../../test/support/checkpoint-workload.ts';
 
@@ -127,7 +128,7 @@ test('pairing gives the Map-based pairing’s changes, adjacent or not', () => {
     const keys = rows.map((r) => keyOf(r));
     const retractions = weights.filter((w) => w < 0).length;
     const work = { keysComputed: 0, pairedByLookup: 0 };
-    assert.deepEqual(pairKeyedChanges(delta, keys, retractions, work), pairWithMaps(delta));
+    assert.deepEqual(pairKeyedChanges(delta, keys, retractions, work).toArray(), pairWithMaps(delta));
   }
 });
 
@@ -150,7 +151,7 @@ test('a keyed Output computes each key once a step and pairs adjacent -old/+new 
     weights.push(-1, 1);
   }
   out.step([{ rows, weights, consolidated: true }]);
-  const changes = out.lastChanges();
+  const changes = out.lastChanges().toArray();
   assert.equal(changes.length, 2 * n);
   assert.deepEqual(changes.slice(0, 2), [
     { op: '-U', row: [0, 'a'], n: 1 },
@@ -171,7 +172,7 @@ test('a keyed Output computes each key once a step and pairs adjacent -old/+new 
       consolidated: true,
     },
   ]);
-  assert.deepEqual(out.lastChanges(), [
+  assert.deepEqual(out.lastChanges().toArray(), [
     { op: '-U', row: [0, 'b'], n: 1 },
     { op: '+U', row: [0, 'c'], n: 1 },
     { op: '-U', row: [1, 'b'], n: 1 },

@@ -3,18 +3,18 @@
 // one row, so rows that could cancel or add up share a key: grouping by the key (an int id for most
 // views) finds them without building a string of every row's values, and each row's key is computed
 // once per step and read again by the pairing.
+import { SluiceError } from '../../common/errors.ts';
+import {
+  ChangeList,
+  KIND_DELETE,
+  KIND_INSERT,
+  KIND_UPDATE_AFTER,
+  KIND_UPDATE_BEFORE,
+  MAX_CODED_ROWS,
+} from '../../common/raw-changes.ts';
 import type { Value } from '../../common/types.ts';
 import { encodeExactOne } from '../../common/values.ts';
 import type { ZBatch } from '../zset.ts';
-
-/** One change as the changelog takes it (multiplicity 1 when not a multiset change). */
-export type ChangeKind = '+I' | '-D' | '-U' | '+U';
-
-export interface RawChange {
-  readonly op: ChangeKind;
-  readonly row: readonly Value[];
-  readonly n: number;
-}
 
 /**
  * Whether two values print alike, i.e. `encodeExactOne(a) === encodeExactOne(b)` (the identity
@@ -119,32 +119,36 @@ export function consolidateByKey(
   return { rows, weights, consolidated: true };
 }
 
+/** Which retractions a pairing matched (reused by every call: nothing holds it past one). */
+let pairedScratch = new Uint8Array(1024);
+
 /**
  * The changelog entries of a keyed view's consolidated delta (`keys[i]` the key of `rows[i]`, at
  * most one retraction and one insertion per key): in the order of the insertions, `+I` for a new key
  * and `-U` old, `+U` new for a key also retracted; then `-D` for each retraction left, in order. A
  * retraction next to its key's insertion (how a Reduce emits a changed group) pairs without a lookup;
- * the others are found through a Map of the retractions, built only if one is needed.
+ * the others are found through a Map of the retractions, built only if one is needed. Each row is one
+ * change, so the list codes the delta's rows in place (no object per change).
  */
 export function pairKeyedChanges(
   delta: ZBatch,
   keys: readonly Value[],
   retractions: number,
   work: KeyedOutputWork,
-): RawChange[] {
+): ChangeList {
   const rows = delta.rows;
   const weights = delta.weights;
   const n = rows.length;
-  const out: RawChange[] = [];
-  if (retractions === 0) {
-    for (let i = 0; i < n; i++) out.push({ op: '+I', row: rows[i] as readonly Value[], n: 1 });
-    return out;
-  }
-  const paired = new Uint8Array(n);
+  if (retractions === 0) return new ChangeList(rows, null, null);
+  if (n >= MAX_CODED_ROWS) throw new SluiceError('INTERNAL_ERROR', `a view delta of ${n} rows`);
+  const codes = new Int32Array(n);
+  if (pairedScratch.length < n) pairedScratch = new Uint8Array(Math.max(n, pairedScratch.length * 2));
+  const paired = pairedScratch;
+  paired.fill(0, 0, n);
+  let at = 0;
   let byKey: Map<Value, number> | null = null;
   for (let i = 0; i < n; i++) {
     if ((weights[i] as number) < 0) continue;
-    const row = rows[i] as readonly Value[];
     const k = keys[i] as Value;
     let old = -1;
     if (i > 0 && (weights[i - 1] as number) < 0 && sameKey(keys[i - 1] as Value, k)) old = i - 1;
@@ -157,14 +161,15 @@ export function pairKeyedChanges(
       }
       old = byKey.get(k) ?? -1;
     }
-    if (old < 0) out.push({ op: '+I', row, n: 1 });
+    if (old < 0) codes[at++] = (i << 2) | KIND_INSERT;
     else {
       paired[old] = 1;
-      out.push({ op: '-U', row: rows[old] as readonly Value[], n: 1 }, { op: '+U', row, n: 1 });
+      codes[at++] = (old << 2) | KIND_UPDATE_BEFORE;
+      codes[at++] = (i << 2) | KIND_UPDATE_AFTER;
     }
   }
-  for (let j = 0; j < n; j++)
-    if ((weights[j] as number) < 0 && paired[j] === 0)
-      out.push({ op: '-D', row: rows[j] as readonly Value[], n: 1 });
-  return out;
+  if (at < n)
+    for (let j = 0; j < n; j++)
+      if ((weights[j] as number) < 0 && paired[j] === 0) codes[at++] = (j << 2) | KIND_DELETE;
+  return new ChangeList(rows, codes, null);
 }

@@ -16,10 +16,9 @@ import { CountedArrangement } from '../counted-arrangement.ts';
 import { UniqueArrangement } from '../unique-arrangement.ts';
 import { SlotRowMap } from '../slot-row-map.ts';
 import type { ZBatch } from '../zset.ts';
-import { consolidateByKey, pairKeyedChanges, type KeyedOutputWork, type RawChange } from './output-keyed.ts';
+import { consolidateByKey, pairKeyedChanges, type KeyedOutputWork } from './output-keyed.ts';
 import { consolidate } from '../zset.ts';
-
-export type { ChangeKind, RawChange } from './output-keyed.ts';
+import { ChangeList } from '../../common/raw-changes.ts';
 
 /** Retracted keys of a step kept for reuse between steps (a larger step's are let go after it). */
 const KEPT_RETRACTIONS = 4096;
@@ -237,17 +236,10 @@ export class OutputOp implements Operator, Stateful {
     this.rowCount = this.keyed.size;
   }
 
-  /** The changelog entries of the last step's delta. */
-  lastChanges(): RawChange[] {
+  /** The changelog entries of the last step's delta (over its rows: no object per change). */
+  lastChanges(): ChangeList {
     const delta = this.lastDelta;
-    const out: RawChange[] = [];
-    if (this.key === null) {
-      for (let i = 0; i < delta.rows.length; i++) {
-        const w = delta.weights[i] as number;
-        out.push({ op: w > 0 ? '+I' : '-D', row: delta.rows[i] as readonly Value[], n: Math.abs(w) });
-      }
-      return out;
-    }
+    if (this.key === null) return ChangeList.ofWeighted(delta.rows, delta.weights);
     const keys = this.lastKeys;
     if (!this.lastKeysValid) {
       // Borrowed state: the step read no key.
