@@ -23,6 +23,7 @@ export interface TableSlots {
   readonly size: number;
   readonly slotCount: number;
   readonly compactions: number;
+  readonly replacements: number;
   slotOf(key: Value): number;
   rowAt(slot: number): Row | undefined;
 }
@@ -50,8 +51,11 @@ const NO_ROW = -1;
 
 /** The table's key for a join key: an integer past 2^53 is a bigint in a table, keyed as text. */
 function tableKey(key: JoinKey): Value {
+  // One range test for the usual key (within ±2^53, or not an integer: the number itself).
   if (typeof key === 'number')
-    return Number.isInteger(key) && !Number.isSafeInteger(key) ? `n${BigInt(key)};` : key;
+    return (key <= Number.MAX_SAFE_INTEGER && key >= -Number.MAX_SAFE_INTEGER) || !Number.isInteger(key)
+      ? key
+      : `n${BigInt(key)};`;
   return typeof key === 'bigint' ? `n${key};` : key;
 }
 
@@ -63,6 +67,8 @@ export class TableJoinSide implements JoinSideRows {
   /** What `kept` was written against: the table's slots and their compactions then. */
   private keptFor: TableSlots;
   private keptCompactions: number;
+  /** The table's in-place row replacements the kept cells have been written after. */
+  private keptReplacements: number;
   /** Slots whose kept cells are written: those below it. */
   private keptSlots = 0;
   private readonly keptAt: number[] = [];
@@ -80,6 +86,7 @@ export class TableJoinSide implements JoinSideRows {
     this.slots = rowsOf();
     this.keptFor = this.slots;
     this.keptCompactions = this.slots.compactions;
+    this.keptReplacements = this.slots.replacements;
     this.keptSlots = this.slots.slotCount;
   }
 
@@ -87,9 +94,9 @@ export class TableJoinSide implements JoinSideRows {
    * Reads the table's rows afresh (at each step: a load may have replaced them), and writes the
    * kept columns of the slots taken since the last step: a row the table inserts takes a new slot
    * (a key deleted and inserted again too, even where the change leaves the pair out), so those
-   * are read in order, with no key looked up. Only where `delta` (the table's change this step,
-   * `keyOf` its join keys) inserts more rows than slots were taken did a row replace one in place:
-   * then each inserted row's slot is found by its key.
+   * are read in order, with no key looked up. Only where the table set a row in place of its key's
+   * row (its `replacements` moved) are the rows `delta` inserts (the table's change this step,
+   * `keyOf` their join keys) found by key, to write the replaced rows' cells.
    */
   sync(delta: ZBatch, keyOf: KeyFn): void {
     const slots = (this.slots = this.rowsOf());
@@ -109,9 +116,9 @@ export class TableJoinSide implements JoinSideRows {
     }
     this.keptSlots = to;
     const weights = delta.weights;
-    let inserted = 0;
-    for (let i = 0; i < weights.length; i++) if ((weights[i] as number) > 0) inserted++;
-    if (inserted <= to - from) return;
+    // Rows set in place of their key's row kept their slots: only then are inserted rows found by key.
+    if (slots.replacements === this.keptReplacements) return;
+    this.keptReplacements = slots.replacements;
     const rows = delta.rows;
     for (let i = 0; i < rows.length; i++) {
       if ((weights[i] as number) <= 0) continue;
@@ -129,6 +136,7 @@ export class TableJoinSide implements JoinSideRows {
     for (let k = 0; k < this.kept.length; k++) this.kept[k] = this.columnOf(this.keptAt[k] as number);
     this.keptFor = slots;
     this.keptCompactions = slots.compactions;
+    this.keptReplacements = slots.replacements;
     this.keptSlots = slots.slotCount;
   }
 
@@ -177,6 +185,7 @@ export class TableJoinSide implements JoinSideRows {
     }
     this.keptFor = this.slots;
     this.keptCompactions = this.slots.compactions;
+    this.keptReplacements = this.slots.replacements;
     this.keptSlots = this.slots.slotCount;
     return columns.map((c) => this.keptAt.indexOf(c));
   }

@@ -58,6 +58,7 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
   /** `getMany`'s slots (reused, grown as batches need). */
   private slots = new Int32Array(0);
   private compacted = 0;
+  private replaced = 0;
 
   /**
    * Empty slots are squeezed out once there are `compactMin` of them and more than `compactRatio`
@@ -109,6 +110,11 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
     return this.rows.length;
   }
 
+  /** Rows set in place of their key's row, in its slot (a reader that copied cells by slot rereads them). */
+  get replacements(): number {
+    return this.replaced;
+  }
+
   /** Times `compact` renumbered the slots (a reader that kept slots must find them again). */
   get compactions(): number {
     return this.compacted;
@@ -135,8 +141,10 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
       return this;
     }
     const slot = this.index.get(key);
-    if (slot >= 0) this.rows[slot] = row;
-    else this.append(key, row);
+    if (slot >= 0) {
+      this.rows[slot] = row;
+      this.replaced++;
+    } else this.append(key, row);
     return this;
   }
 

@@ -16,8 +16,7 @@
 // self-join, a view's first step) joined between the deltas alone.
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
-import type { RowFn } from '../../common/scalar-expr.ts';
-import { compileScalar } from '../../common/scalar-expr.ts';
+import { type RowFn, compileScalar } from '../../common/scalar-expr.ts';
 import { type JoinKey, type KeyFn, compileKey, keyEntryId } from '../join-key.ts';
 import type { RowProjector } from './map-op.ts';
 import { compileProjection } from './map-op.ts';
@@ -244,8 +243,14 @@ export class JoinOp implements Operator, Stateful {
       const deltaO = consolidate(inputs[o] as ZBatch);
       this.applyDelta(t, deltaT, rows, weights, errors, NO_PENDING);
       this.applyDelta(o, deltaO, rows, weights, errors, NO_PENDING);
+      // The pairs of the two deltas, emitted by both probes, taken back once (inner joins: no padding;
+      // a pair the residual or a fused stage fails on is reported with −w, cancelling the probes').
       if (deltaT.rows.length > 0 && deltaO.rows.length > 0)
-        this.takeBackDeltaPairs(o, deltaO, deltaT, rows, weights, errors);
+        forEachDeltaPair(deltaO, this.keys[o], deltaT, this.keys[t], (row, other, w) => {
+          const joined = this.combine(o, row, other);
+          if (this.residual === null || this.meetsResidual(this.residual, joined, -w, errors))
+            this.emit(joined, -w, rows, weights, errors);
+        });
     } else if (this.sharedSide === null) {
       this.applyDelta(LEFT, consolidate(inputs[0] as ZBatch), rows, weights, errors, null);
       this.applyDelta(RIGHT, consolidate(inputs[1] as ZBatch), rows, weights, errors, null);
@@ -428,14 +433,7 @@ export class JoinOp implements Operator, Stateful {
             const other = theirs.row(id);
             const count = theirs.count(id);
             const joined = this.combine(side, row, other);
-            let ok: boolean;
-            try {
-              ok = residual(joined) === true;
-            } catch (error) {
-              errors.report(error, joined, this.joinedColumns, w * count);
-              ok = false;
-            }
-            if (!ok) continue;
+            if (!this.meetsResidual(residual, joined, w * count, errors)) continue;
             this.emit(joined, w * count, rows, weights, errors);
             matched += count;
             if (this.budget !== null && this.produced > this.budget.remaining) this.charge(this.produced);
@@ -459,40 +457,14 @@ export class JoinOp implements Operator, Stateful {
     }
   }
 
-  /**
-   * Emits −(ΔO ⋈ ΔT) (`side`: O's): the pairs of the two deltas, which each delta's probe of the other
-   * side's new state both emitted. Inner joins only (no padding); a residual or fused stage that
-   * fails on a pair reports it with the negated weight, cancelling the report of the probes.
-   */
-  private takeBackDeltaPairs(
-    side: Side,
-    delta: ZBatch,
-    deltaOther: ZBatch,
-    rows: (readonly Value[])[],
-    weights: number[],
-    errors: RowErrorSink,
-  ): void {
-    const residual = this.residual;
-    forEachDeltaPair(
-      delta,
-      this.keys[side],
-      deltaOther,
-      this.keys[side === LEFT ? RIGHT : LEFT],
-      (row, other, w) => {
-        const joined = this.combine(side, row, other);
-        if (residual !== null) {
-          let ok: boolean;
-          try {
-            ok = residual(joined) === true;
-          } catch (error) {
-            errors.report(error, joined, this.joinedColumns, -w);
-            ok = false;
-          }
-          if (!ok) return;
-        }
-        this.emit(joined, -w, rows, weights, errors);
-      },
-    );
+  /** Whether `joined` meets the residual; one it fails on is reported with weight `w`. */
+  private meetsResidual(residual: RowFn, joined: readonly Value[], w: number, errors: RowErrorSink): boolean {
+    try {
+      return residual(joined) === true;
+    } catch (error) {
+      errors.report(error, joined, this.joinedColumns, w);
+      return false;
+    }
   }
 
   private charge(rows: number): void {
@@ -552,13 +524,12 @@ export class JoinOp implements Operator, Stateful {
 
   /** The arrangements this join owns (a shared one is checkpointed and sized by its owner). */
   private owned(): JoinArrangement[] {
-    return this.arranged.filter(
-      (_, side) => side !== this.sharedSide && !this.isOtherShared(side),
-    ) as JoinArrangement[];
+    return this.arranged.filter((_, side) => this.arranges(side)) as JoinArrangement[];
   }
 
-  private isOtherShared(side: number): boolean {
-    return this.otherShared !== null && side !== this.sharedSide;
+  /** Whether this join arranges `side` itself: not shared, not a table's rows, nor their other side. */
+  private arranges(side: number): boolean {
+    return side !== this.sharedSide && this.otherShared === null;
   }
 
   trackChanges(on: boolean): void {
@@ -586,7 +557,7 @@ export class JoinOp implements Operator, Stateful {
     }
     // A shared side's entries are not this join's (its owner holds them): none are stored.
     for (const side of [LEFT, RIGHT] as const) {
-      if (side === this.sharedSide || this.isOtherShared(side)) continue;
+      if (!this.arranges(side)) continue;
       const keyOf = this.keys[side];
       (this.arranged[side] as JoinArrangement).load(entries[side], (row) => keyOf(row) as JoinKey);
     }
@@ -605,8 +576,7 @@ export class JoinOp implements Operator, Stateful {
 
   /** Rows this join holds itself on each side: none on a shared side or one read from a table. */
   ownRows(): readonly [number, number] {
-    const own = (side: Side): number =>
-      side === this.sharedSide || this.isOtherShared(side) ? 0 : this.arranged[side].size;
+    const own = (side: Side): number => (this.arranges(side) ? this.arranged[side].size : 0);
     return [own(LEFT), own(RIGHT)];
   }
 }
