@@ -7,11 +7,10 @@ import type { Value } from '../../common/types.ts';
 import { T } from '../../common/types.ts';
 import type { ScalarExpr } from '../../common/scalar-expr.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
-import type { RowErrorSink } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
-import { consolidate } from '../zset.ts';
 import type { JoinArrangement } from '../join-arrangement.ts';
 import { JoinOp } from './join-op.ts';
+import { batch, changes, failOnRowError, none } from '../../../test/support/zbatches.ts';
 
 // Both inputs are [k, v]; the joined row is [lk, lv, rk, rv].
 const COLS = [
@@ -19,24 +18,6 @@ const COLS = [
   { name: 'v', type: T.int32 },
 ];
 const col = (index: number): ScalarExpr => ({ kind: 'col', index, name: `c${index}`, type: T.int32 });
-
-const sink: RowErrorSink = { report: () => assert.fail('no row error expected') };
-
-function batch(entries: [Value[], number][]): ZBatch {
-  return { rows: entries.map((e) => e[0]), weights: entries.map((e) => e[1]), consolidated: false };
-}
-const none = batch([]);
-
-/** The consolidated output as sorted "+[row]×n" strings. */
-function changes(out: ZBatch): string[] {
-  const c = consolidate(out);
-  return c.rows
-    .map(
-      (r, i) =>
-        `${(c.weights[i] as number) > 0 ? '+' : '-'}${JSON.stringify(r)}×${Math.abs(c.weights[i] as number)}`,
-    )
-    .sort();
-}
 
 test('emitting by column from kept columns gives the rows the row path gives, through churn', () => {
   const node = (byColumn: boolean): Extract<DataflowNode, { kind: 'join' }> => ({
@@ -87,8 +68,8 @@ test('emitting by column from kept columns gives the rows the row path gives, th
       }
       return batch(entries);
     });
-    const a = byColumn.step(inputs, sink);
-    const b = byRow.step(inputs, sink);
+    const a = byColumn.step(inputs, failOnRowError);
+    const b = byRow.step(inputs, failOnRowError);
     assert.ok('cols' in a, 'emitted by column');
     assert.deepEqual(changes(a), changes(b), `step ${step}`);
   }
@@ -137,8 +118,8 @@ test('a by-column step probes in passes and emits the row path’s rows in its o
       [batch(left.map(([r]) => [r, -1] as [Value[], number]).slice(0, 100)), batch(right.slice(0, 70))],
     ];
     for (const [s, inputs] of steps.entries()) {
-      const a = byColumn.step(inputs, sink);
-      const b = byRow.step(inputs, sink);
+      const a = byColumn.step(inputs, failOnRowError);
+      const b = byRow.step(inputs, failOnRowError);
       if (s === 1) assert.ok('cols' in a, 'emitted by column');
       assert.deepEqual(a.rows, b.rows, `spread ${spread}, step ${s}: rows in order`);
       assert.deepEqual([...a.weights], [...b.weights], `spread ${spread}, step ${s}: weights in order`);
@@ -174,7 +155,7 @@ test('a probe reads no count where a key’s rows are each held once, and a smal
   const right: [Value[], number][] = [];
   for (let k = 0; k < 10; k++) for (let r = 0; r < 3; r++) right.push([[k, 100 * k + r], 1]);
   right.push([[10, 1000], 1], [[10, 1001], 2]);
-  for (const op of [byColumn, byRow]) op.step([none, batch(right)], sink);
+  for (const op of [byColumn, byRow]) op.step([none, batch(right)], failOnRowError);
   // The reads of the right arrangement the left deltas' probes make.
   const arranged = (byColumn as unknown as { arranged: readonly JoinArrangement[] })
     .arranged[1] as JoinArrangement;
@@ -185,8 +166,8 @@ test('a probe reads no count where a key’s rows are each held once, and a smal
   arranged.row = (id) => (reads.row++, row(id));
   const step = (left: [Value[], number][]): ZBatch => {
     const inputs = [batch(left), none];
-    const a = byColumn.step(inputs, sink);
-    assert.deepEqual(a.rows, byRow.step(inputs, sink).rows);
+    const a = byColumn.step(inputs, failOnRowError);
+    assert.deepEqual(a.rows, byRow.step(inputs, failOnRowError).rows);
     return a;
   };
   // A step of 100 rows probes in passes: keys held once read no count.
@@ -236,7 +217,7 @@ test('a step of a few rows that meet many rows each emits by column, as a large 
   // Right: two keys with 40 rows each (80 rows, 40 a key).
   const right: [Value[], number][] = [];
   for (let r = 0; r < 80; r++) right.push([[r % 2, r], 1]);
-  for (const op of [byColumn, byRow]) op.step([none, batch(right)], sink);
+  for (const op of [byColumn, byRow]) op.step([none, batch(right)], failOnRowError);
   // Two left rows meet 80 right rows: by column. One meets 40: by row.
   for (const [left, expectColumns] of [
     [
@@ -249,9 +230,9 @@ test('a step of a few rows that meet many rows each emits by column, as a large 
     [[[[0, 3], 1]], false],
   ] as [[Value[], number][], boolean][]) {
     const inputs = [batch(left), none];
-    const a = byColumn.step(inputs, sink);
+    const a = byColumn.step(inputs, failOnRowError);
     assert.equal('cols' in a, expectColumns);
-    assert.deepEqual(a.rows, byRow.step(inputs, sink).rows);
+    assert.deepEqual(a.rows, byRow.step(inputs, failOnRowError).rows);
   }
 });
 
@@ -287,12 +268,13 @@ test('a by-column step against an empty side looks up no slot there, and still a
   // 100 left rows (NULL keys among them) while the right side is empty: nothing emitted, no lookup.
   const left: [Value[], number][] = [];
   for (let i = 0; i < 100; i++) left.push([[i % 7 === 0 ? null : i % 20, i], 1]);
-  for (const op of [byColumn, byRow]) assert.equal(op.step([batch(left), none], sink).weights.length, 0);
+  for (const op of [byColumn, byRow])
+    assert.equal(op.step([batch(left), none], failOnRowError).weights.length, 0);
   assert.equal(lookups, 0);
   // The right rows then meet the left rows arranged (not the NULL keys), as on the row path.
   const later: [Value[], number][] = [];
   for (let k = 0; k < 20; k++) later.push([[k, 1000 + k], 1]);
-  const a = byColumn.step([none, batch(later)], sink);
-  assert.deepEqual(changes(a), changes(byRow.step([none, batch(later)], sink)));
+  const a = byColumn.step([none, batch(later)], failOnRowError);
+  assert.deepEqual(changes(a), changes(byRow.step([none, batch(later)], failOnRowError)));
   assert.equal(a.weights.length, 100 - 15);
 });

@@ -7,12 +7,11 @@ import type { Value } from '../../common/types.ts';
 import { T } from '../../common/types.ts';
 import type { ScalarExpr } from '../../common/scalar-expr.ts';
 import type { DataflowNode, JoinKind } from '../dataflow-plan.ts';
-import type { RowErrorSink } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
-import { consolidate } from '../zset.ts';
 import { JoinOp } from './join-op.ts';
 import { SlotRowMap } from '../slot-row-map.ts';
 import { TableJoinSide } from '../join-table-side.ts';
+import { batch, changes, failOnRowError, none } from '../../../test/support/zbatches.ts';
 
 // Left [k, v] (k: a key into the table); the table's rows [id, name].
 const LEFT = [
@@ -24,23 +23,6 @@ const TABLE = [
   { name: 'name', type: T.text },
 ];
 const col = (index: number): ScalarExpr => ({ kind: 'col', index, name: `c${index}`, type: T.int32 });
-const sink: RowErrorSink = { report: () => assert.fail('no row error expected') };
-
-function batch(entries: [Value[], number][]): ZBatch {
-  return { rows: entries.map((e) => e[0]), weights: entries.map((e) => e[1]), consolidated: false };
-}
-const none = batch([]);
-
-function changes(out: ZBatch): string[] {
-  const c = consolidate(out);
-  return c.rows
-    .map(
-      (r, i) =>
-        `${(c.weights[i] as number) > 0 ? '+' : '-'}${JSON.stringify(r)}×${Math.abs(c.weights[i] as number)}`,
-    )
-    .sort();
-}
-
 /** A join of left rows with a table (the right side) read by its key, and the table's rows. */
 function setup(joinKind: JoinKind): { op: JoinOp; table: SlotRowMap<Value>; apply: (d: ZBatch) => ZBatch } {
   const table = new SlotRowMap<Value>(2, 1, (row) => row[0] as Value);
@@ -86,7 +68,7 @@ test('the table side is read, never arranged: the join holds only the left rows'
             ]),
           ),
         ],
-        sink,
+        failOnRowError,
       ),
     ),
     [],
@@ -102,7 +84,7 @@ test('the table side is read, never arranged: the join holds only the left rows'
           ]),
           none,
         ],
-        sink,
+        failOnRowError,
       ),
     ),
     ['+[1,10,1,"a"]×1'],
@@ -126,7 +108,7 @@ test('both sides in one step, the table updated and deleted: ΔL⋈R_old + L_new
         ]),
       ),
     ],
-    sink,
+    failOnRowError,
   );
   // Key 1 renamed, key 2 deleted, key 3 added; on the left a row of key 3 arrives, one of key 1 leaves.
   const out = op.step(
@@ -144,7 +126,7 @@ test('both sides in one step, the table updated and deleted: ΔL⋈R_old + L_new
         ]),
       ),
     ],
-    sink,
+    failOnRowError,
   );
   assert.deepEqual(changes(out), ['+[3,31,3,"c"]×1', '-[1,10,1,"a"]×1', '-[2,20,2,"b"]×1']);
   assert.deepEqual(op.ownRows(), [2, 0]);
@@ -152,9 +134,9 @@ test('both sides in one step, the table updated and deleted: ΔL⋈R_old + L_new
 
 test('outer joins pad against the table as it was before the step', () => {
   const { op, apply } = setup('full');
-  assert.deepEqual(changes(op.step([batch([[[1, 10], 1]]), none], sink)), ['+[1,10,null,null]×1']);
+  assert.deepEqual(changes(op.step([batch([[[1, 10], 1]]), none], failOnRowError)), ['+[1,10,null,null]×1']);
   // The table's row and a second left row of its key in one step: the padding goes once.
-  const out = op.step([batch([[[1, 11], 1]]), apply(batch([[[1, 'a'], 1]]))], sink);
+  const out = op.step([batch([[[1, 11], 1]]), apply(batch([[[1, 'a'], 1]]))], failOnRowError);
   assert.deepEqual(changes(out), ['+[1,10,1,"a"]×1', '+[1,11,1,"a"]×1', '-[1,10,null,null]×1']);
   const gone = op.step(
     [
@@ -164,7 +146,7 @@ test('outer joins pad against the table as it was before the step', () => {
       ]),
       apply(batch([[[1, 'a'], -1]])),
     ],
-    sink,
+    failOnRowError,
   );
   assert.deepEqual(changes(gone), ['-[1,10,1,"a"]×1', '-[1,11,1,"a"]×1']);
 });

@@ -3,15 +3,14 @@
 // row budget of one-off evaluations.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Value } from '../../common/types.ts';
 import { T } from '../../common/types.ts';
 import type { ScalarExpr } from '../../common/scalar-expr.ts';
 import type { ColumnSpec, DataflowNode, JoinKind } from '../dataflow-plan.ts';
-import type { RowErrorSink } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
 import { JoinOp, type JoinBudget } from './join-op.ts';
 import { keyValue } from '../join-key.ts';
+import { batch, changes, failOnRowError, none } from '../../../test/support/zbatches.ts';
 
 // Both inputs are [k, v]; the output row is [lk, lv, rk, rv].
 const COLS = [
@@ -41,36 +40,18 @@ function join(
   return new JoinOp(node, COLS, COLS, budget);
 }
 
-const sink: RowErrorSink = { report: () => assert.fail('no row error expected') };
-
-function batch(entries: [Value[], number][]): ZBatch {
-  return { rows: entries.map((e) => e[0]), weights: entries.map((e) => e[1]), consolidated: false };
-}
-const none = batch([]);
-
-/** The consolidated output as sorted "+[row]×n" strings. */
-function changes(out: ZBatch): string[] {
-  const c = consolidate(out);
-  return c.rows
-    .map(
-      (r, i) =>
-        `${(c.weights[i] as number) > 0 ? '+' : '-'}${JSON.stringify(r)}×${Math.abs(c.weights[i] as number)}`,
-    )
-    .sort();
-}
-
 test('inner join: each side probes the other, and both deltas of one step meet once', () => {
   const op = join('inner');
-  assert.deepEqual(changes(op.step([batch([[[1, 10], 1]]), none], sink)), []);
-  assert.deepEqual(changes(op.step([none, batch([[[1, 20], 2]])], sink)), ['+[1,10,1,20]×2']);
+  assert.deepEqual(changes(op.step([batch([[[1, 10], 1]]), none], failOnRowError)), []);
+  assert.deepEqual(changes(op.step([none, batch([[[1, 20], 2]])], failOnRowError)), ['+[1,10,1,20]×2']);
   // Both sides change in one step (a self-join, or a view and its input): ΔL⋈R_old + L_new⋈ΔR.
-  assert.deepEqual(changes(op.step([batch([[[1, 11], 1]]), batch([[[1, 21], 1]])], sink)).sort(), [
+  assert.deepEqual(changes(op.step([batch([[[1, 11], 1]]), batch([[[1, 21], 1]])], failOnRowError)).sort(), [
     '+[1,10,1,21]×1',
     '+[1,11,1,20]×2',
     '+[1,11,1,21]×1',
   ]);
   // Deleting retracts exactly what the row contributed.
-  assert.deepEqual(changes(op.step([batch([[[1, 10], -1]]), none], sink)), [
+  assert.deepEqual(changes(op.step([batch([[[1, 10], -1]]), none], failOnRowError)), [
     '-[1,10,1,20]×2',
     '-[1,10,1,21]×1',
   ]);
@@ -79,32 +60,34 @@ test('inner join: each side probes the other, and both deltas of one step meet o
 
 test('NULL keys never match, and an outer join pads them', () => {
   const inner = join('inner');
-  inner.step([batch([[[null, 1], 1]]), none], sink);
-  assert.deepEqual(changes(inner.step([none, batch([[[null, 2], 1]])], sink)), []);
+  inner.step([batch([[[null, 1], 1]]), none], failOnRowError);
+  assert.deepEqual(changes(inner.step([none, batch([[[null, 2], 1]])], failOnRowError)), []);
   const full = join('full');
-  assert.deepEqual(changes(full.step([batch([[[null, 1], 1]]), batch([[[null, 2], 1]])], sink)), [
+  assert.deepEqual(changes(full.step([batch([[[null, 1], 1]]), batch([[[null, 2], 1]])], failOnRowError)), [
     '+[null,1,null,null]×1',
     '+[null,null,null,2]×1',
   ]);
-  assert.deepEqual(changes(full.step([batch([[[null, 1], -1]]), none], sink)), ['-[null,1,null,null]×1']);
+  assert.deepEqual(changes(full.step([batch([[[null, 1], -1]]), none], failOnRowError)), [
+    '-[null,1,null,null]×1',
+  ]);
 });
 
 test('left join: the padded row goes when the first match comes and returns when the last leaves', () => {
   const op = join('left');
-  assert.deepEqual(changes(op.step([batch([[[1, 10], 1]]), none], sink)), ['+[1,10,null,null]×1']);
-  assert.deepEqual(changes(op.step([none, batch([[[1, 20], 1]])], sink)), [
+  assert.deepEqual(changes(op.step([batch([[[1, 10], 1]]), none], failOnRowError)), ['+[1,10,null,null]×1']);
+  assert.deepEqual(changes(op.step([none, batch([[[1, 20], 1]])], failOnRowError)), [
     '+[1,10,1,20]×1',
     '-[1,10,null,null]×1',
   ]);
   // A second match changes nothing about the padding.
-  assert.deepEqual(changes(op.step([none, batch([[[1, 21], 1]])], sink)), ['+[1,10,1,21]×1']);
-  assert.deepEqual(changes(op.step([none, batch([[[1, 20], -1]])], sink)), ['-[1,10,1,20]×1']);
-  assert.deepEqual(changes(op.step([none, batch([[[1, 21], -1]])], sink)), [
+  assert.deepEqual(changes(op.step([none, batch([[[1, 21], 1]])], failOnRowError)), ['+[1,10,1,21]×1']);
+  assert.deepEqual(changes(op.step([none, batch([[[1, 20], -1]])], failOnRowError)), ['-[1,10,1,20]×1']);
+  assert.deepEqual(changes(op.step([none, batch([[[1, 21], -1]])], failOnRowError)), [
     '+[1,10,null,null]×1',
     '-[1,10,1,21]×1',
   ]);
   // A right row without a left match is not padded in a LEFT join.
-  assert.deepEqual(changes(op.step([none, batch([[[2, 30], 1]])], sink)), []);
+  assert.deepEqual(changes(op.step([none, batch([[[2, 30], 1]])], failOnRowError)), []);
 });
 
 test('right and full joins pad the right side symmetrically, in the same step as the match', () => {
@@ -119,7 +102,7 @@ test('right and full joins pad the right side symmetrically, in the same step as
             [[2, 30], 1],
           ]),
         ],
-        sink,
+        failOnRowError,
       ),
     ),
     ['+[1,10,1,20]×1', '+[null,null,2,30]×1'],
@@ -134,7 +117,7 @@ test('right and full joins pad the right side symmetrically, in the same step as
           ]),
           none,
         ],
-        sink,
+        failOnRowError,
       ),
     ),
     ['+[2,11,2,30]×1', '+[null,null,1,20]×1', '-[1,10,1,20]×1', '-[null,null,2,30]×1'].sort(),
@@ -155,13 +138,13 @@ test('a residual condition decides matches per pair, and padding follows each ro
           ]),
           none,
         ],
-        sink,
+        failOnRowError,
       ),
     ),
     ['+[1,5,null,null]×1', '+[1,50,null,null]×1'],
   );
   // r.v = 10 matches l.v = 5 only: only that row loses its padding.
-  assert.deepEqual(changes(op.step([none, batch([[[1, 10], 1]])], sink)), [
+  assert.deepEqual(changes(op.step([none, batch([[[1, 10], 1]])], failOnRowError)), [
     '+[1,5,1,10]×1',
     '-[1,5,null,null]×1',
   ]);
@@ -176,7 +159,7 @@ test('a residual condition decides matches per pair, and padding follows each ro
             [[1, 100], 1],
           ]),
         ],
-        sink,
+        failOnRowError,
       ),
     ),
     ['+[1,50,1,100]×1', '+[1,5,1,100]×1', '-[1,50,null,null]×1', '-[1,5,1,10]×1'].sort(),
@@ -198,12 +181,12 @@ test('a checkpoint round trip restores both arrangements and the per-row match c
         [[3, 1], 1],
       ]),
     ],
-    sink,
+    failOnRowError,
   );
   const delta = a.takeStateDelta(true);
   // The delta is a value: later steps do not change what was taken.
   const frozen = JSON.stringify(delta);
-  a.step([none, batch([[[1, 10], 1]])], sink);
+  a.step([none, batch([[[1, 10], 1]])], failOnRowError);
   assert.equal(JSON.stringify(delta), frozen);
   const b = join('full', lessThan);
   b.trackChanges(true);
@@ -224,7 +207,7 @@ test('a checkpoint round trip restores both arrangements and the per-row match c
         [[3, 1], 1],
       ]),
     ],
-    sink,
+    failOnRowError,
   );
   const next: ZBatch[] = [
     batch([[[1, 5], -2]]),
@@ -233,7 +216,7 @@ test('a checkpoint round trip restores both arrangements and the per-row match c
       [[2, 9], 1],
     ]),
   ];
-  assert.deepEqual(changes(b.step(next, sink)), changes(replay.step(next, sink)));
+  assert.deepEqual(changes(b.step(next, failOnRowError)), changes(replay.step(next, failOnRowError)));
 });
 
 test('an incremental checkpoint delta holds changed rows and deletions only', () => {
@@ -247,10 +230,10 @@ test('an incremental checkpoint delta holds changed rows and deletions only', ()
       ]),
       none,
     ],
-    sink,
+    failOnRowError,
   );
   op.takeStateDelta(false);
-  op.step([batch([[[1, 1], -1]]), batch([[[2, 5], 1]])], sink);
+  op.step([batch([[[1, 1], -1]]), batch([[[2, 5], 1]])], failOnRowError);
   const d = op.takeStateDelta(false);
   assert.equal(d.replaceAll, false);
   assert.equal(d.upserts.length, 1);
@@ -261,9 +244,9 @@ test('a join budget stops a one-off evaluation that multiplies its inputs', () =
   const budget: JoinBudget = { remaining: 100, limit: 100 };
   const op = join('inner', null, budget);
   const many = (v: number, n: number): ZBatch => batch(Array.from({ length: n }, (_, i) => [[1, v + i], 1]));
-  op.step([many(0, 20), none], sink);
+  op.step([many(0, 20), none], failOnRowError);
   assert.throws(
-    () => op.step([none, many(1000, 20)], sink),
+    () => op.step([none, many(1000, 20)], failOnRowError),
     (e: unknown) => (e as { code?: string }).code === 'RESULT_TOO_LARGE',
   );
   // It stopped near the budget, not after the whole product.
@@ -289,7 +272,7 @@ test('one-column keys are raw Map keys with SQL equality: 1 meets 1n and 1.0, 0 
         [[NaN, 5], 1],
       ]),
     ],
-    sink,
+    failOnRowError,
   );
   const pairs = consolidate(out)
     .rows.map((r) => `${String(r[1])}-${String(r[3])}`)
@@ -302,7 +285,7 @@ test('one-column keys are raw Map keys with SQL equality: 1 meets 1n and 1.0, 0 
 test('checkpoint entries keep the encoded key form, and load keys rows again', () => {
   const op = join('inner');
   op.trackChanges(true);
-  op.step([batch([[[7, 1], 1]]), none], sink);
+  op.step([batch([[[7, 1], 1]]), none], failOnRowError);
   const delta = op.takeStateDelta(true);
   // The stored key and the entry id are the key's encoding (as before keys were raw values).
   assert.deepEqual(
@@ -311,7 +294,7 @@ test('checkpoint entries keep the encoded key form, and load keys rows again', (
   );
   const restored = join('inner');
   restored.loadState(delta.upserts.map(([, v]) => v));
-  assert.deepEqual(changes(restored.step([none, batch([[[7, 2], 1]])], sink)), ['+[7,1,7,2]×1']);
+  assert.deepEqual(changes(restored.step([none, batch([[[7, 2], 1]])], failOnRowError)), ['+[7,1,7,2]×1']);
 });
 
 test('a fused Map: rows are built projected, and a one-sided step of an inner join says its rows are distinct', () => {
@@ -348,9 +331,9 @@ test('a fused Map: rows are built projected, and a one-sided step of an inner jo
       ]),
       none,
     ],
-    sink,
+    failOnRowError,
   );
-  op.step([none, batch([[[1, 21], 1]])], sink);
+  op.step([none, batch([[[1, 21], 1]])], failOnRowError);
   const out = op.step(
     [
       none,
@@ -359,12 +342,12 @@ test('a fused Map: rows are built projected, and a one-sided step of an inner jo
         [[1, 21], -1],
       ]),
     ],
-    sink,
+    failOnRowError,
   );
   assert.deepEqual(raw(out), ['[1,10,20]×1', '[1,10,21]×-1', '[1,11,20]×1', '[1,11,21]×-1']);
   assert.equal(out.consolidated, true);
   // Both sides in one step may emit one row twice (ΔL⋈R_old and L_new⋈ΔR): not claimed.
-  assert.equal(op.step([batch([[[1, 12], 1]]), batch([[[1, 22], 1]])], sink).consolidated, false);
+  assert.equal(op.step([batch([[[1, 12], 1]]), batch([[[1, 22], 1]])], failOnRowError).consolidated, false);
   // Dropping a column nothing else determines makes two pairs one row.
   const lossy = fused('inner', [col(0), col(3)]);
   lossy.step(
@@ -375,9 +358,9 @@ test('a fused Map: rows are built projected, and a one-sided step of an inner jo
       ]),
       none,
     ],
-    sink,
+    failOnRowError,
   );
-  const merged = lossy.step([none, batch([[[1, 20], 1]])], sink);
+  const merged = lossy.step([none, batch([[[1, 20], 1]])], failOnRowError);
   assert.equal(merged.consolidated, false);
   assert.deepEqual(changes(merged), ['+[1,20]×2']);
   // A float key: 0 and -0 are one key but two rows, so its column is not recoverable from the other.
@@ -386,7 +369,7 @@ test('a fused Map: rows are built projected, and a one-sided step of an inner jo
     { name: 'v', type: T.int32 },
   ];
   const floats = fused('inner', [col(0), col(1), col(3)], null, FLOATS);
-  floats.step([batch([[[0, 10], 1]]), none], sink);
+  floats.step([batch([[[0, 10], 1]]), none], failOnRowError);
   const zeros = floats.step(
     [
       none,
@@ -395,13 +378,13 @@ test('a fused Map: rows are built projected, and a one-sided step of an inner jo
         [[-0, 20], 1],
       ]),
     ],
-    sink,
+    failOnRowError,
   );
   assert.equal(zeros.consolidated, false);
   assert.deepEqual(changes(zeros), ['+[0,10,20]×2']);
   // Outer joins pad and unpad: never claimed. The padded row goes through the projection too.
   const left = fused('left', [col(0), col(1), col(3)]);
-  const padded = left.step([batch([[[5, 50], 1]]), none], sink);
+  const padded = left.step([batch([[[5, 50], 1]]), none], failOnRowError);
   assert.deepEqual(raw(padded), ['[5,50,null]×1']);
   assert.equal(padded.consolidated, false);
   // A fused filter reads the joined row; an expression projection is computed from it.
@@ -418,7 +401,7 @@ test('a fused Map: rows are built projected, and a one-sided step of an inner jo
     type: T.int32,
   });
   const filtered = fused('inner', [add(col(1), col(3))], gt(col(3), col(1)));
-  filtered.step([batch([[[1, 10], 1]]), none], sink);
+  filtered.step([batch([[[1, 10], 1]]), none], failOnRowError);
   assert.deepEqual(
     raw(
       filtered.step(
@@ -429,7 +412,7 @@ test('a fused Map: rows are built projected, and a one-sided step of an inner jo
             [[1, 15], 1],
           ]),
         ],
-        sink,
+        failOnRowError,
       ),
     ),
     ['[25]×1'],

@@ -11,6 +11,7 @@ import type { RowErrorSink } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
 import { encodeValues } from '../../common/values.ts';
 import { ReduceOp } from './reduce-op.ts';
+import { batch } from '../../../test/support/zbatches.ts';
 
 const agg = (
   fn: AggregateSpec['fn'],
@@ -47,10 +48,6 @@ function reduce(aggregates: AggregateSpec[], x: SqlType = T.int64): ReduceOp {
 }
 
 const sink: RowErrorSink = { report() {} };
-
-function batch(entries: [Value[], number][]): ZBatch {
-  return { rows: entries.map((e) => e[0]), weights: entries.map((e) => e[1]), consolidated: false };
-}
 
 /** Rows for `groups` groups: number keys, and every tenth a text key (a key array per group). */
 function rows(groups: number, x: (g: number) => Value, weight = 1): [Value[], number][] {

@@ -8,6 +8,7 @@ import type { AggregateSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { RowErrorSink } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
 import { ReduceOp } from './reduce-op.ts';
+import { batch } from '../../../test/support/zbatches.ts';
 
 const agg = (
   fn: AggregateSpec['fn'],
@@ -51,10 +52,6 @@ const sink: RowErrorSink = {
     reported.push({ message: error instanceof Error ? error.message : String(error), weight });
   },
 };
-
-function batch(entries: [Value[], number][]): ZBatch {
-  return { rows: entries.map((e) => e[0]), weights: entries.map((e) => e[1]), consolidated: false };
-}
 
 function changes(out: ZBatch): string[] {
   return out.rows.map(

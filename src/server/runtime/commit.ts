@@ -179,25 +179,15 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     if (this.closing) return Promise.reject(new SluiceError('UNAVAILABLE', 'server is shutting down'));
     const started = performance.now();
     let result: { accepted: number; epoch: number };
-    // The group's transaction (if this request opens it) commits without waiting for the disk.
-    this.store.deferSync = true;
     try {
-      result = this.engine.applyChanges(table, changes);
-      this.hooks.epochCpu?.(busyMicros(started));
+      result = this.applyIntoGroup(() => {
+        const applied = this.engine.applyChanges(table, changes);
+        this.hooks.epochCpu?.(busyMicros(started));
+        return applied;
+      });
     } catch (error) {
-      this.store.deferSync = false;
-      try {
-        this.settleFailedCall();
-      } catch (e) {
-        this.fail(e);
-        this.rejectGroup(this.failure);
-        return Promise.reject(this.failure);
-      }
-      // Whatever the failed call left in the transaction commits with the group, as before.
-      if (this.store.inTransaction) this.scheduleGroup();
       return Promise.reject(error);
     }
-    this.log.lastBatch = null;
     const rows = (changes.insert?.length ?? 0) + (changes.delete?.length ?? 0);
     const done = new Promise<{ accepted: number; epoch: number }>((resolve, reject) => {
       const slices = this.checkpointSlicesResumed;
@@ -285,9 +275,27 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
   protected writeGrouped(call: () => void): void {
     if (this.failure !== null) throw this.failure;
     if (this.closing) throw new SluiceError('UNAVAILABLE', 'server is shutting down');
+    this.applyIntoGroup(call);
+    this.store.deferSync = false;
+    this.groupEpochs += 1;
+    // Bounds what an open group holds: its epochs' change sets wait in memory for the commit and the
+    // sync (held longer, they outlive scavenges), so a slow disk does not let a catch-up pile them up.
+    if (this.groupEpochs >= GROUP_MAX_CONNECTOR_EPOCHS || this.group.length >= GROUP_MAX_REQUESTS)
+      this.flush();
+    else this.scheduleGroup();
+  }
+
+  /**
+   * Runs `call` into the open group's transaction, which commits without waiting for the disk
+   * (`deferSync` is left on: the caller may add to the transaction, then turns it off). A call that
+   * throws leaves what it did in the transaction, which commits with the group, and throws; failing
+   * to take back its logged batch fails the runtime and every request of the group.
+   */
+  private applyIntoGroup<T>(call: () => T): T {
     this.store.deferSync = true;
+    let result: T;
     try {
-      call();
+      result = call();
     } catch (error) {
       this.store.deferSync = false;
       try {
@@ -300,14 +308,8 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
       if (this.store.inTransaction) this.scheduleGroup();
       throw error;
     }
-    this.store.deferSync = false;
     this.log.lastBatch = null;
-    this.groupEpochs += 1;
-    // Bounds what an open group holds: its epochs' change sets wait in memory for the commit and the
-    // sync (held longer, they outlive scavenges), so a slow disk does not let a catch-up pile them up.
-    if (this.groupEpochs >= GROUP_MAX_CONNECTOR_EPOCHS || this.group.length >= GROUP_MAX_REQUESTS)
-      this.flush();
-    else this.scheduleGroup();
+    return result;
   }
 
   private scheduleGroup(): void {

@@ -1,0 +1,26 @@
+// Z-set batches for operator unit tests: a batch from [row, weight] pairs, the empty batch, a
+// consolidated output as sorted "+[row]×n" strings, and an error sink that fails on any report.
+import assert from 'node:assert/strict';
+import type { Value } from '../../src/common/types.ts';
+import type { RowErrorSink } from '../../src/ivm/operator.ts';
+import { consolidate, type ZBatch } from '../../src/ivm/zset.ts';
+
+export function batch(entries: [Value[], number][]): ZBatch {
+  return { rows: entries.map((e) => e[0]), weights: entries.map((e) => e[1]), consolidated: false };
+}
+
+export const none = batch([]);
+
+/** The consolidated output as sorted "+[row]×n" strings. */
+export function changes(out: ZBatch): string[] {
+  const c = consolidate(out);
+  return c.rows
+    .map(
+      (r, i) =>
+        `${(c.weights[i] as number) > 0 ? '+' : '-'}${JSON.stringify(r)}×${Math.abs(c.weights[i] as number)}`,
+    )
+    .sort();
+}
+
+/** A sink for steps that must report no row error. */
+export const failOnRowError: RowErrorSink = { report: () => assert.fail('no row error expected') };
