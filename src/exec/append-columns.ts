@@ -38,6 +38,30 @@ const INT32 = 0;
 const FLOAT64 = 1;
 const UINT8 = 2;
 
+/** Moves the tail's column `c` (its first `count` cells) into the wider `wide`, then writes `v`. */
+function widen(
+  tail: Chunk,
+  c: number,
+  col: Uint8Array | Int32Array,
+  wide: Int32Array | Float64Array,
+  v: number,
+): void {
+  const i = tail.count;
+  wide.set(col.subarray(0, i));
+  wide[i] = v;
+  tail.columns[c] = wide;
+}
+
+/** An empty typed column of `capacity` cells in `form`. */
+function typedColumn(form: number, capacity: number): Uint8Array | Int32Array | Float64Array {
+  if (form === UINT8) return new Uint8Array(capacity);
+  return form === INT32 ? new Int32Array(capacity) : new Float64Array(capacity);
+}
+
+function formOf(col: Uint8Array | Int32Array | Float64Array): number {
+  return col instanceof Float64Array ? FLOAT64 : col instanceof Uint8Array ? UINT8 : INT32;
+}
+
 /** An integer in 0..255 (not -0): a Uint8Array gives it back as it is. */
 function isUint8(v: number): boolean {
   return (v & 255) === v && (v !== 0 || 1 / v > 0);
@@ -92,16 +116,7 @@ export class AppendColumns {
   private newChunk(capacity: number): Chunk {
     if (this.tail !== null) this.noteForms(this.tail);
     const columns: StoredColumn[] = [];
-    for (let c = 0; c < this.width; c++) {
-      const form = this.forms[c];
-      columns.push(
-        form === UINT8
-          ? new Uint8Array(capacity)
-          : form === INT32
-            ? new Int32Array(capacity)
-            : new Float64Array(capacity),
-      );
-    }
+    for (let c = 0; c < this.width; c++) columns.push(typedColumn(this.forms[c] as number, capacity));
     return { columns, start: this.length, count: 0, capacity };
   }
 
@@ -111,7 +126,7 @@ export class AppendColumns {
       const col = tail.columns[c] as StoredColumn;
       // A column that met a non-number (a NULL, a text) starts typed again: most such columns are
       // numbers with a few NULLs, and a column of texts turns into values at its first row.
-      this.forms[c] = col instanceof Float64Array ? FLOAT64 : col instanceof Uint8Array ? UINT8 : INT32;
+      this.forms[c] = Array.isArray(col) ? INT32 : formOf(col);
     }
   }
 
@@ -122,12 +137,7 @@ export class AppendColumns {
     for (let c = 0; c < columns.length; c++) {
       const col = columns[c] as StoredColumn;
       if (Array.isArray(col)) continue;
-      const grown =
-        col instanceof Int32Array
-          ? new Int32Array(tail.capacity)
-          : col instanceof Uint8Array
-            ? new Uint8Array(tail.capacity)
-            : new Float64Array(tail.capacity);
+      const grown = typedColumn(formOf(col), tail.capacity);
       grown.set(col);
       columns[c] = grown;
     }
@@ -144,10 +154,7 @@ export class AppendColumns {
           return;
         }
         // Another number: this column of the chunk keeps doubles from here on.
-        const wide = new Float64Array(tail.capacity);
-        for (let r = 0; r < i; r++) wide[r] = col[r] as number;
-        wide[i] = v;
-        tail.columns[c] = wide;
+        widen(tail, c, col, new Float64Array(tail.capacity), v);
         return;
       }
     } else if (col instanceof Uint8Array) {
@@ -157,10 +164,7 @@ export class AppendColumns {
           return;
         }
         // A larger number: this column of the chunk keeps int32s, or doubles, from here on.
-        const wide = isInt32(v) ? new Int32Array(tail.capacity) : new Float64Array(tail.capacity);
-        wide.set(col.subarray(0, i));
-        wide[i] = v;
-        tail.columns[c] = wide;
+        widen(tail, c, col, isInt32(v) ? new Int32Array(tail.capacity) : new Float64Array(tail.capacity), v);
         return;
       }
     } else if (col instanceof Float64Array) {

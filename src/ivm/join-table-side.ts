@@ -62,15 +62,24 @@ function tableKey(key: JoinKey): Value {
 /** Work counted for tests: kept columns rebuilt whole (the table's slots moved). */
 export const tableSideWork = { keptRebuilds: 0 };
 
+/**
+ * What the kept cells were written against: the table's slots, their compactions and in-place
+ * replacements then, and the slots whose cells are written (those below `slots`).
+ */
+interface KeptMark {
+  readonly rows: TableSlots;
+  readonly compactions: number;
+  replacements: number;
+  slots: number;
+}
+
+function markOf(rows: TableSlots): KeptMark {
+  return { rows, compactions: rows.compactions, replacements: rows.replacements, slots: rows.slotCount };
+}
+
 export class TableJoinSide implements JoinSideRows {
   private slots: TableSlots;
-  /** What `kept` was written against: the table's slots and their compactions then. */
-  private keptFor: TableSlots;
-  private keptCompactions: number;
-  /** The table's in-place row replacements the kept cells have been written after. */
-  private keptReplacements: number;
-  /** Slots whose kept cells are written: those below it. */
-  private keptSlots = 0;
+  private mark: KeptMark;
   private readonly keptAt: number[] = [];
   private readonly kept: Value[][] = [];
 
@@ -84,10 +93,12 @@ export class TableJoinSide implements JoinSideRows {
     private readonly entryPrefix: string,
   ) {
     this.slots = rowsOf();
-    this.keptFor = this.slots;
-    this.keptCompactions = this.slots.compactions;
-    this.keptReplacements = this.slots.replacements;
-    this.keptSlots = this.slots.slotCount;
+    this.mark = markOf(this.slots);
+  }
+
+  /** Whether the table's slots moved since the kept cells were written (a load, a compaction, a clear). */
+  private slotsMoved(): boolean {
+    return this.slots !== this.mark.rows || this.slots.compactions !== this.mark.compactions;
   }
 
   /**
@@ -102,23 +113,24 @@ export class TableJoinSide implements JoinSideRows {
     const slots = (this.slots = this.rowsOf());
     const kept = this.kept;
     if (kept.length === 0) return;
-    if (slots !== this.keptFor || slots.compactions !== this.keptCompactions) {
+    if (this.slotsMoved()) {
       this.rebuildKept();
       return;
     }
     const keptAt = this.keptAt;
-    const from = this.keptSlots;
+    const mark = this.mark;
+    const from = mark.slots;
     const to = slots.slotCount;
     for (let k = 0; k < kept.length; k++) {
       const values = kept[k] as Value[];
       const column = keptAt[k] as number;
       for (let s = from; s < to; s++) values[s] = slots.rowAt(s)?.[column] ?? null;
     }
-    this.keptSlots = to;
+    mark.slots = to;
     const weights = delta.weights;
     // Rows set in place of their key's row kept their slots: only then are inserted rows found by key.
-    if (slots.replacements === this.keptReplacements) return;
-    this.keptReplacements = slots.replacements;
+    if (slots.replacements === mark.replacements) return;
+    mark.replacements = slots.replacements;
     const rows = delta.rows;
     for (let i = 0; i < rows.length; i++) {
       if ((weights[i] as number) <= 0) continue;
@@ -134,10 +146,7 @@ export class TableJoinSide implements JoinSideRows {
     tableSideWork.keptRebuilds++;
     const slots = this.slots;
     for (let k = 0; k < this.kept.length; k++) this.kept[k] = this.columnOf(this.keptAt[k] as number);
-    this.keptFor = slots;
-    this.keptCompactions = slots.compactions;
-    this.keptReplacements = slots.replacements;
-    this.keptSlots = slots.slotCount;
+    this.mark = markOf(slots);
   }
 
   private columnOf(column: number): Value[] {
@@ -174,19 +183,12 @@ export class TableJoinSide implements JoinSideRows {
     const added = new Set(columns.filter((c) => !this.keptAt.includes(c)));
     if (this.keptAt.length + added.size > MAX_KEPT_COLUMNS) return null;
     this.slots = this.rowsOf();
-    if (
-      this.kept.length > 0 &&
-      (this.slots !== this.keptFor || this.slots.compactions !== this.keptCompactions)
-    )
-      this.rebuildKept();
+    if (this.kept.length > 0 && this.slotsMoved()) this.rebuildKept();
     for (const column of added) {
       this.keptAt.push(column);
       this.kept.push(this.columnOf(column));
     }
-    this.keptFor = this.slots;
-    this.keptCompactions = this.slots.compactions;
-    this.keptReplacements = this.slots.replacements;
-    this.keptSlots = this.slots.slotCount;
+    this.mark = markOf(this.slots);
     return columns.map((c) => this.keptAt.indexOf(c));
   }
 
