@@ -19,7 +19,13 @@ export const KIND_DELETE = 1;
 export const KIND_UPDATE_BEFORE = 2;
 export const KIND_UPDATE_AFTER = 3;
 /** The largest delta a ChangeList codes (a row index takes the top 30 bits of an int32 code). */
-export const MAX_CODED_ROWS = 2 ** 29;
+const MAX_CODED_ROWS = 2 ** 29;
+
+/** The codes of a list of `n` changes over a delta of `n` rows (each row one change at most). */
+export function changeCodes(n: number): Int32Array {
+  if (n >= MAX_CODED_ROWS) throw new SluiceError('INTERNAL_ERROR', `a view delta of ${n} rows`);
+  return new Int32Array(n);
+}
 
 /**
  * One epoch's changes of a view as its Output pairs them, without an object per change: the
@@ -75,7 +81,7 @@ export class ChangeList {
 
   /** A list of these changes (tests and benches; the engine's Output builds its own). */
   static of(changes: readonly RawChange[]): ChangeList {
-    const codes = new Int32Array(changes.length);
+    const codes = changeCodes(changes.length);
     for (let i = 0; i < changes.length; i++) codes[i] = (i << 2) | OPS.indexOf((changes[i] as RawChange).op);
     return new ChangeList(
       changes.map((c) => c.row),
@@ -90,8 +96,7 @@ export class ChangeList {
    */
   static ofWeighted(rows: readonly (readonly Value[])[], weights: readonly number[]): ChangeList {
     const n = rows.length;
-    if (n >= MAX_CODED_ROWS) throw new SluiceError('INTERNAL_ERROR', `a view delta of ${n} rows`);
-    const codes = new Int32Array(n);
+    const codes = changeCodes(n);
     let counts: number[] | null = null;
     for (let i = 0; i < n; i++) {
       const w = weights[i] as number;

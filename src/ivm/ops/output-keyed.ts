@@ -3,14 +3,13 @@
 // one row, so rows that could cancel or add up share a key: grouping by the key (an int id for most
 // views) finds them without building a string of every row's values, and each row's key is computed
 // once per step and read again by the pairing.
-import { SluiceError } from '../../common/errors.ts';
 import {
   ChangeList,
+  changeCodes,
   KIND_DELETE,
   KIND_INSERT,
   KIND_UPDATE_AFTER,
   KIND_UPDATE_BEFORE,
-  MAX_CODED_ROWS,
 } from '../../common/raw-changes.ts';
 import type { Value } from '../../common/types.ts';
 import { encodeExactOne } from '../../common/values.ts';
@@ -140,8 +139,7 @@ export function pairKeyedChanges(
   const weights = delta.weights;
   const n = rows.length;
   if (retractions === 0) return new ChangeList(rows, null, null);
-  if (n >= MAX_CODED_ROWS) throw new SluiceError('INTERNAL_ERROR', `a view delta of ${n} rows`);
-  const codes = new Int32Array(n);
+  const codes = changeCodes(n);
   if (pairedScratch.length < n) pairedScratch = new Uint8Array(Math.max(n, pairedScratch.length * 2));
   const paired = pairedScratch;
   paired.fill(0, 0, n);

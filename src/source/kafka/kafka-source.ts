@@ -1,8 +1,9 @@
 // A Kafka source's reading loop: records of every partition are decoded into row operations and cut
 // into batches (max_batch_rows / max_batch_ms) bound to exact per-partition offset ranges; each batch
 // is handed to `deliver`, which applies it synchronously (one epoch) together with the source's
-// positions, in one transaction (the server's group commit: published once durable). Positions live in Sluice, not in the consumer group: a restart resumes from the
-// delivered positions, so every record is applied exactly once. Poison records follow on_error.
+// positions, in one transaction (the server's group commit: published once durable). Positions
+// live in Sluice, not in the consumer group: a restart resumes from the delivered positions, so
+// every record is applied exactly once. Poison records follow on_error.
 // A pacer (the tenant's ingest rates) may hold a batch back: the source then reads nothing more until
 // it is delivered — backpressure on the broker, never a dropped or skipped record.
 import type { Value } from '../../common/types.ts';
