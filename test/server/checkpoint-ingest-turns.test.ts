@@ -9,24 +9,10 @@ import { test } from 'node:test';
 import type { CheckpointPolicy } from '../../src/server/runtime/types.ts';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
 import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
-
-const SCHEMA = `CREATE TABLE orders (id BIGINT NOT NULL, seller INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (id));
-CREATE MATERIALIZED VIEW seller_totals AS SELECT seller, SUM(amount) AS total, COUNT(*) AS n FROM orders GROUP BY seller`;
+import { ORDERS_SCHEMA, loadOrders, orderRows } from './checkpoint-orders.ts';
 
 // Never due by itself; every slice ends after its first read batch, so a write has many slices.
 const POLICY: CheckpointPolicy = { intervalMs: 1e9, epochs: 1e9, sliceMs: 0 };
-
-function rows(from: number, count: number): { id: number; seller: number; amount: number }[] {
-  const out = [];
-  for (let id = from; id < from + count; id++) out.push({ id, seller: id % 997, amount: (id * 7) % 100 });
-  return out;
-}
-
-function load(rt: SluiceRuntime, from: number, count: number): void {
-  for (let start = from; start < from + count; start += 5000) {
-    rt.ingest('orders', { insert: rows(start, Math.min(5000, from + count - start)) });
-  }
-}
 
 /**
  * Sends grouped ingest requests of 10 rows from `chains` loops (each sends its next from a timer
@@ -47,7 +33,7 @@ async function ingestWhile(
       await new Promise((resolve) => setTimeout(resolve, 0));
       if (done()) return;
       const before = rt.checkpointSlicesResumed;
-      await rt.ingestGrouped('orders', { insert: rows(nextId, 10) });
+      await rt.ingestGrouped('orders', { insert: orderRows(nextId, 10) });
       nextId += 10;
       answered++;
       maxSlicesWaited = Math.max(maxSlicesWaited, rt.checkpointSlicesResumed - before);
@@ -63,8 +49,8 @@ test('an ingest request waits behind one checkpoint slice at most, and the check
     const rt = openRuntime(dir, { checkpoint: POLICY });
     let open = true;
     try {
-      rt.executeScript(SCHEMA);
-      load(rt, 0, 200_000);
+      rt.executeScript(ORDERS_SCHEMA);
+      loadOrders(rt, 0, 200_000);
       for (const chains of [1, 2]) {
         // Both full: an incremental one of the few rows sent during the first has few slices.
         rt.checkpoints.requireFull();

@@ -6,26 +6,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SLICE_ENTRIES, SLICE_ROW_ENTRIES } from '../../src/server/runtime/checkpoint-writer.ts';
 import type { CheckpointPolicy } from '../../src/server/runtime/types.ts';
-import type { SluiceRuntime } from '../../src/server/runtime.ts';
 import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
-
-const SCHEMA = `CREATE TABLE orders (id BIGINT NOT NULL, seller INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (id));
-CREATE MATERIALIZED VIEW seller_totals AS SELECT seller, SUM(amount) AS total, COUNT(*) AS n FROM orders GROUP BY seller`;
+import { ORDERS_SCHEMA, loadOrders, orderRows } from './checkpoint-orders.ts';
 
 // Never due by itself, and slices the clock would never end.
 const POLICY: CheckpointPolicy = { intervalMs: 1e9, epochs: 1e9, sliceMs: 1e9 };
-
-function rows(from: number, count: number): { id: number; seller: number; amount: number }[] {
-  const out = [];
-  for (let id = from; id < from + count; id++) out.push({ id, seller: id % 997, amount: (id * 7) % 100 });
-  return out;
-}
-
-function load(rt: SluiceRuntime, from: number, count: number): void {
-  for (let start = from; start < from + count; start += 5000) {
-    rt.ingest('orders', { insert: rows(start, Math.min(5000, from + count - start)) });
-  }
-}
 
 test('every slice of a checkpoint off the thread handles at most SLICE_ENTRIES entries', async () => {
   const dir = tempDir();
@@ -33,8 +18,8 @@ test('every slice of a checkpoint off the thread handles at most SLICE_ENTRIES e
     const rt = openRuntime(dir, { checkpoint: POLICY });
     let open = true;
     try {
-      rt.executeScript(SCHEMA);
-      load(rt, 0, 60_000);
+      rt.executeScript(ORDERS_SCHEMA);
+      loadOrders(rt, 0, 60_000);
       const full = await rt.checkpointInSlices();
       assert.ok(full !== null && full.full, 'the first checkpoint is full');
       assert.ok(full.upserts >= 60_000, `${full.upserts} entries`);
@@ -43,8 +28,9 @@ test('every slice of a checkpoint off the thread handles at most SLICE_ENTRIES e
       assert.ok((full.slices ?? 0) >= Math.ceil(60_000 / SLICE_ENTRIES), `${full.slices} slices`);
 
       // An incremental one with many deletes and upserts: both are bounded per slice.
-      for (let start = 0; start < 30_000; start += 5000) rt.ingest('orders', { delete: rows(start, 5000) });
-      load(rt, 60_000, 20_000);
+      for (let start = 0; start < 30_000; start += 5000)
+        rt.ingest('orders', { delete: orderRows(start, 5000) });
+      loadOrders(rt, 60_000, 20_000);
       const incremental = await rt.checkpointInSlices();
       assert.ok(incremental !== null && !incremental.full, 'then incremental');
       assert.ok(incremental.deletes >= 30_000, `${incremental.deletes} deletes`);
@@ -80,11 +66,11 @@ test('an incremental checkpoint of upserts encodes at most SLICE_ROW_ENTRIES ent
   try {
     const rt = openRuntime(dir, { checkpoint: POLICY });
     try {
-      rt.executeScript(SCHEMA);
-      load(rt, 0, 100_000);
+      rt.executeScript(ORDERS_SCHEMA);
+      loadOrders(rt, 0, 100_000);
       const full = await rt.checkpointInSlices();
       assert.ok(full !== null && full.full, 'the first checkpoint is full');
-      load(rt, 100_000, 20_000);
+      loadOrders(rt, 100_000, 20_000);
       const incremental = await rt.checkpointInSlices();
       assert.ok(incremental !== null && !incremental.full, 'then incremental');
       // The new rows and the sellers' changed groups, each encoded as stored JSON.

@@ -12,22 +12,10 @@ import { MAX_WRITER_THREAD_DEATHS } from '../../src/server/runtime/checkpoints.t
 import type { CheckpointPolicy } from '../../src/server/runtime/types.ts';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
 import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
-
-const SCHEMA = `CREATE TABLE orders (id BIGINT NOT NULL, seller INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (id));
-CREATE MATERIALIZED VIEW seller_totals AS SELECT seller, SUM(amount) AS total, COUNT(*) AS n FROM orders GROUP BY seller`;
+import { ORDERS_SCHEMA, loadOrders } from './checkpoint-orders.ts';
 
 // Never due by itself: the tests take the checkpoints. Slices of 0 ms yield every few hundred entries.
 const POLICY: CheckpointPolicy = { intervalMs: 1e9, epochs: 1e9, sliceMs: 0 };
-
-function load(rt: SluiceRuntime, rows: number, from = 0): void {
-  for (let start = from; start < from + rows; start += 5000) {
-    const insert = [];
-    for (let id = start; id < Math.min(from + rows, start + 5000); id++) {
-      insert.push({ id, seller: id % 997, amount: (id * 7) % 100 });
-    }
-    rt.ingest('orders', { insert });
-  }
-}
 
 function mainConnectionChanges(rt: SluiceRuntime): number {
   return rt.checkpointFile.db.prepare('SELECT total_changes()').pluck().get() as number;
@@ -38,8 +26,8 @@ test('the writer thread writes a sliced checkpoint: the main connection writes n
   const crashed = tempDir();
   try {
     const rt = openRuntime(dir, { checkpoint: POLICY });
-    rt.executeScript(SCHEMA);
-    load(rt, 30_000);
+    rt.executeScript(ORDERS_SCHEMA);
+    loadOrders(rt, 0, 30_000);
     const before = mainConnectionChanges(rt);
     const full = await rt.checkpointInSlices();
     assert.ok(full !== null && full.full, 'the first checkpoint is full');
@@ -51,7 +39,7 @@ test('the writer thread writes a sliced checkpoint: the main connection writes n
       'the main connection reads what the thread wrote',
     );
 
-    load(rt, 2_000, 30_000);
+    loadOrders(rt, 30_000, 2_000);
     const incremental = await rt.checkpointInSlices();
     assert.ok(incremental !== null && !incremental.full, 'then incremental');
     assert.equal(mainConnectionChanges(rt), before);
@@ -84,8 +72,8 @@ test('a shutdown during a thread-written checkpoint abandons it for one written 
   const dir = tempDir();
   try {
     const rt = openRuntime(dir, { checkpoint: POLICY });
-    rt.executeScript(SCHEMA);
-    load(rt, 40_000);
+    rt.executeScript(ORDERS_SCHEMA);
+    loadOrders(rt, 0, 40_000);
     const writing = rt.checkpointInSlices();
     // Let a few slices go by, then close while the thread is still writing.
     for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -111,8 +99,8 @@ test('a shutdown during a thread-written checkpoint abandons it for one written 
 test('in memory, sliced checkpoints are written on the main thread', async () => {
   const rt = openRuntime(null as unknown as string, { dataDir: null, checkpoint: POLICY });
   try {
-    rt.executeScript(SCHEMA);
-    load(rt, 3_000);
+    rt.executeScript(ORDERS_SCHEMA);
+    loadOrders(rt, 0, 3_000);
     const before = mainConnectionChanges(rt);
     const stats = await rt.checkpointInSlices();
     assert.ok(stats !== null && stats.full);
@@ -130,8 +118,8 @@ test('a writer thread that dies again and again: checkpoints go on, written on t
   const keepAlive = setInterval(() => {}, 1000);
   try {
     const rt = openRuntime(dir, { checkpoint: POLICY });
-    rt.executeScript(SCHEMA);
-    load(rt, 3_000);
+    rt.executeScript(ORDERS_SCHEMA);
+    loadOrders(rt, 0, 3_000);
     // Deaths with a completed write between them do not add up.
     failWriterThreadForTests(MAX_WRITER_THREAD_DEATHS - 1);
     for (let i = 0; i < MAX_WRITER_THREAD_DEATHS - 1; i++) assert.equal(await rt.checkpointInSlices(), null);
@@ -139,7 +127,7 @@ test('a writer thread that dies again and again: checkpoints go on, written on t
     const ok = await rt.checkpointInSlices();
     assert.ok(ok !== null && ok.full, 'a new thread wrote a full checkpoint');
     assert.equal(mainConnectionChanges(rt), before, 'the thread wrote it');
-    load(rt, 1_000, 3_000);
+    loadOrders(rt, 3_000, 1_000);
     failWriterThreadForTests(MAX_WRITER_THREAD_DEATHS);
     for (let i = 1; i <= MAX_WRITER_THREAD_DEATHS; i++) {
       assert.equal(await rt.checkpointInSlices(), null, `write ${i} fails: its thread died`);
@@ -179,8 +167,8 @@ test('close() returns once the writer thread has closed its connection: the dire
   try {
     for (let round = 0; round < 3; round++) {
       const rt = openRuntime(dir, { checkpoint: POLICY });
-      if (round === 0) rt.executeScript(SCHEMA);
-      load(rt, 2_000, round * 2_000);
+      if (round === 0) rt.executeScript(ORDERS_SCHEMA);
+      loadOrders(rt, round * 2_000, 2_000);
       assert.ok((await rt.checkpointInSlices()) !== null, 'the thread wrote a checkpoint');
       rt.close();
       // The last connection to a WAL database removes its -wal and -shm files as it closes.

@@ -1,0 +1,20 @@
+// The orders workload of the server's checkpoint tests: a keyed orders table with its per-seller
+// totals, and orders loaded through the runtime's ingest in requests of 5,000.
+import type { SluiceRuntime } from '../../src/server/runtime.ts';
+
+export const ORDERS_SCHEMA = `CREATE TABLE orders (id BIGINT NOT NULL, seller INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (id));
+CREATE MATERIALIZED VIEW seller_totals AS SELECT seller, SUM(amount) AS total, COUNT(*) AS n FROM orders GROUP BY seller`;
+
+/** Orders `from` … `from + count - 1` (seller: id % 997, amount: id * 7 % 100). */
+export function orderRows(from: number, count: number): { id: number; seller: number; amount: number }[] {
+  const out = [];
+  for (let id = from; id < from + count; id++) out.push({ id, seller: id % 997, amount: (id * 7) % 100 });
+  return out;
+}
+
+/** Ingests orders `from` … `from + count - 1`, 5,000 a request. */
+export function loadOrders(rt: SluiceRuntime, from: number, count: number): void {
+  for (let start = from; start < from + count; start += 5000) {
+    rt.ingest('orders', { insert: orderRows(start, Math.min(5000, from + count - start)) });
+  }
+}
