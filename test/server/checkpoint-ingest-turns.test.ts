@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CheckpointPolicy } from '../../src/server/runtime/types.ts';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
-import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
-import { ORDERS_SCHEMA, loadOrders, orderRows } from './checkpoint-orders.ts';
+import { openRuntime, removeDir, tempDir } from './helpers.ts';
+import { ORDERS_SCHEMA, assertReopensAlike, loadOrders, orderRows } from './checkpoint-orders.ts';
 
 // Never due by itself; every slice ends after its first read batch, so a write has many slices.
 const POLICY: CheckpointPolicy = { intervalMs: 1e9, epochs: 1e9, sliceMs: 0 };
@@ -70,15 +70,8 @@ test('an ingest request waits behind one checkpoint slice at most, and the check
         assert.ok((stats.ingestWaits ?? 0) >= 1, `${stats.ingestWaits} slices waited for answers`);
       }
       assert.equal(rt.checkpoints.verify()?.epoch !== undefined, true, 'the stored checkpoint verifies');
-      const expected = sortedRows(rt.engine.viewSnapshot('seller_totals').rows);
-      rt.close();
       open = false;
-      const reopened = openRuntime(dir, { checkpoint: POLICY });
-      try {
-        assert.deepEqual(sortedRows(reopened.engine.viewSnapshot('seller_totals').rows), expected);
-      } finally {
-        reopened.close();
-      }
+      assertReopensAlike(rt, dir, POLICY);
     } finally {
       if (open) rt.close();
     }

@@ -1,6 +1,9 @@
 // The orders workload of the server's checkpoint tests: a keyed orders table with its per-seller
 // totals, and orders loaded through the runtime's ingest in requests of 5,000.
+import assert from 'node:assert/strict';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
+import type { CheckpointPolicy } from '../../src/server/runtime/types.ts';
+import { openRuntime, sortedRows } from './helpers.ts';
 
 export const ORDERS_SCHEMA = `CREATE TABLE orders (id BIGINT NOT NULL, seller INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (id));
 CREATE MATERIALIZED VIEW seller_totals AS SELECT seller, SUM(amount) AS total, COUNT(*) AS n FROM orders GROUP BY seller`;
@@ -16,5 +19,24 @@ export function orderRows(from: number, count: number): { id: number; seller: nu
 export function loadOrders(rt: SluiceRuntime, from: number, count: number): void {
   for (let start = from; start < from + count; start += 5000) {
     rt.ingest('orders', { insert: orderRows(start, Math.min(5000, from + count - start)) });
+  }
+}
+
+/**
+ * Closes `rt` and opens its data directory `dir` again: `seller_totals` comes back as it was (from
+ * the checkpoint written and the journal after it).
+ */
+export function assertReopensAlike(rt: SluiceRuntime, dir: string, checkpoint: CheckpointPolicy): void {
+  let expected: unknown;
+  try {
+    expected = sortedRows(rt.engine.viewSnapshot('seller_totals').rows);
+  } finally {
+    rt.close();
+  }
+  const reopened = openRuntime(dir, { checkpoint });
+  try {
+    assert.deepEqual(sortedRows(reopened.engine.viewSnapshot('seller_totals').rows), expected);
+  } finally {
+    reopened.close();
   }
 }

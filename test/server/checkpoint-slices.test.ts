@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SLICE_ENTRIES, SLICE_ROW_ENTRIES } from '../../src/server/runtime/checkpoint-writer.ts';
 import type { CheckpointPolicy } from '../../src/server/runtime/types.ts';
-import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
-import { ORDERS_SCHEMA, loadOrders, orderRows } from './checkpoint-orders.ts';
+import { openRuntime, removeDir, tempDir } from './helpers.ts';
+import { ORDERS_SCHEMA, assertReopensAlike, loadOrders, orderRows } from './checkpoint-orders.ts';
 
 // Never due by itself, and slices the clock would never end.
 const POLICY: CheckpointPolicy = { intervalMs: 1e9, epochs: 1e9, sliceMs: 1e9 };
@@ -44,15 +44,8 @@ test('every slice of a checkpoint off the thread handles at most SLICE_ENTRIES e
         `${incremental.slices} slices`,
       );
       assert.equal(rt.checkpoints.verify()?.epoch, rt.committedEpoch, 'the stored checkpoint verifies');
-      const expected = sortedRows(rt.engine.viewSnapshot('seller_totals').rows);
-      rt.close();
       open = false;
-      const reopened = openRuntime(dir, { checkpoint: POLICY });
-      try {
-        assert.deepEqual(sortedRows(reopened.engine.viewSnapshot('seller_totals').rows), expected);
-      } finally {
-        reopened.close();
-      }
+      assertReopensAlike(rt, dir, POLICY);
     } finally {
       if (open) rt.close();
     }
