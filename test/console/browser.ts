@@ -18,6 +18,26 @@ interface PasteTarget {
   dispatchEvent(event: ClipboardEvent): boolean;
 }
 
+/**
+ * The little of the DOM the suites' page.evaluate/waitForFunction bodies touch (they run in the
+ * browser; this project's tsconfig has no DOM types). A suite declares `document` with it, locally.
+ */
+export interface BrowserElement {
+  readonly id: string;
+  readonly textContent: string | null;
+  readonly outerHTML: string;
+  readonly value: string;
+  readonly selectionStart: number;
+  readonly selectionEnd: number;
+  getAttribute(name: string): string | null;
+}
+export interface BrowserDocument {
+  querySelector(selector: string): BrowserElement | null;
+  querySelectorAll(selector: string): ArrayLike<BrowserElement> & Iterable<BrowserElement>;
+  readonly activeElement: BrowserElement | null;
+  getSelection(): { toString(): string } | null;
+}
+
 const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 const haveBrowser = existsSync(CHROMIUM);
 const inCi = process.env.CI === 'true';
@@ -67,6 +87,30 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/**
+ * A new page at `base/hash`, 1440×900, with every wait bounded by `timeout`; its script errors go
+ * to `errors` (a suite's last test asserts there were none).
+ */
+export async function openPage(
+  browser: Browser,
+  base: string,
+  hash: string,
+  errors: string[],
+  timeout: number,
+): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.setDefaultTimeout(timeout);
+  page.on('pageerror', (error) => errors.push(`${hash}: ${error.message}`));
+  page.on('console', (message) => {
+    // A rejected statement (400) or a read of a missing view (404) is logged by the browser as a
+    // failed resource; the pages show those errors themselves.
+    if (message.type() === 'error' && !/status of 40[04]/.test(message.text()))
+      errors.push(`${hash}: ${message.text()}`);
+  });
+  await page.goto(`${base}/${hash}`);
+  return page;
 }
 
 /**
