@@ -12,8 +12,14 @@
 //   slabs          every partition's images in one Int32Array and rows in one array, a fixed region
 //                  per slot, lengths in an Int32Array (no object and no array header on the way)
 //   slabs-f64      the same with the images as doubles, as a general image is
+//   interleaved    one array per partition holding image, row, image, row… (an integer image is a
+//                  small integer, unboxed beside its row): a match's row is on the image's cache
+//                  line, and an append writes one array instead of two
 // Each round builds fresh rows for every layout, runs them in a rotating order and prints µs of CPU
-// per delete (all deletes; about 88% are in a tail, as in bench/topn.ts); read the medians over the rounds (the machine's load moves single rounds).
+// per delete (all deletes; about 88% are in a tail, as in bench/topn.ts), and per append for the
+// layouts whose rows grow by appends (`objects` and `interleaved`: the build, every row appended to
+// its partition's end, as a tail insert is, growth and collections included); read the medians over
+// the rounds (the machine's load moves single rounds).
 //   node --expose-gc --import tsx bench/topn-layout-model.ts [--rounds 9]
 import { loadavg } from 'node:os';
 import { sfc32 } from './workload.ts';
@@ -27,6 +33,8 @@ const SORTED = 12;
 const DELETES = 100_000;
 const BATCH = 1_000;
 const rounds = Number(flag('rounds', '9'));
+/** µs of CPU per append, by round, of the layouts that time their build. */
+const appendUs = { objects: [] as number[], interleaved: [] as number[] };
 
 type Row = [number, number, number, number];
 interface Workload {
@@ -68,11 +76,13 @@ class Part {
 function objects(w: Workload): number {
   const parts: Part[] = [];
   for (let p = 0; p < PARTS; p++) parts.push(new Part());
+  const built = cpu();
   for (const row of w.rows) {
     const part = parts[row[1]] as Part;
     part.rows.push(row);
     part.keys.push(-row[3]);
   }
+  appendUs.objects.push((cpu() - built) / w.rows.length);
   for (const part of parts) part.sorted = Math.min(SORTED, part.rows.length);
   const t = cpu();
   let found = 0;
@@ -329,6 +339,50 @@ function imageSlab(w: Workload): number {
   return perDelete(cpu() - t, found, w);
 }
 
+/** One array per partition: image, row, image, row… An integer image stays an unboxed small integer. */
+class MixedPart {
+  slots: (number | Row)[] = [];
+  sorted = 0;
+  stamp = 0;
+}
+
+/** Images and rows interleaved in one array per partition. */
+function interleaved(w: Workload): number {
+  const parts: MixedPart[] = [];
+  for (let p = 0; p < PARTS; p++) parts.push(new MixedPart());
+  const built = cpu();
+  for (const row of w.rows) (parts[row[1]] as MixedPart).slots.push(-row[3], row);
+  appendUs.interleaved.push((cpu() - built) / w.rows.length);
+  for (const part of parts) part.sorted = Math.min(SORTED, part.slots.length / 2);
+  const t = cpu();
+  let found = 0;
+  for (let b = 0; b < w.deletes.length; b += BATCH) {
+    const end = Math.min(w.deletes.length, b + BATCH);
+    const touched: MixedPart[] = [];
+    for (let i = b; i < end; i++) {
+      const part = parts[(w.deletes[i] as Row)[1]] as MixedPart;
+      part.stamp++;
+      touched.push(part);
+    }
+    for (let i = b; i < end; i++) {
+      const row = w.deletes[i] as Row;
+      const part = touched[i - b] as MixedPart;
+      const image = -row[3];
+      const slots = part.slots;
+      for (let j = 2 * part.sorted; j < slots.length; j += 2) {
+        if (slots[j] !== image || slots[j + 1] !== row) continue;
+        const last = slots.length - 2;
+        slots[j] = slots[last] as number;
+        slots[j + 1] = slots[last + 1] as Row;
+        slots.length = last;
+        found++;
+        break;
+      }
+    }
+  }
+  return perDelete(cpu() - t, found, w);
+}
+
 function perDelete(us: number, found: number, w: Workload): number {
   if (found !== w.inTail) throw new Error(`topn-layout-model: found ${found} of ${w.inTail}`);
   return us / w.deletes.length;
@@ -341,6 +395,7 @@ const layouts = {
   'image-slab': imageSlab,
   slabs,
   'slabs-f64': slabsF64,
+  interleaved,
 } as const;
 type Layout = keyof typeof layouts;
 const names = Object.keys(layouts) as Layout[];
@@ -362,5 +417,9 @@ console.log(
   JSON.stringify({
     bench: 'topn-layout-model',
     us_per_delete_median: Object.fromEntries(names.map((n) => [n, Number(median(results[n]).toFixed(3))])),
+    us_per_append_median: {
+      objects: Number(median(appendUs.objects).toFixed(3)),
+      interleaved: Number(median(appendUs.interleaved).toFixed(3)),
+    },
   }),
 );

@@ -14,6 +14,7 @@ import type { DataflowNode } from '../dataflow-plan.ts';
 import type { Operator } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { consolidate, type ZBatch } from '../zset.ts';
+import { netKeptRows, refuseRetractions } from './topn-batch.ts';
 import { keyImage, type KeyImage } from './topn-key-image.ts';
 import type { SortedPartition } from './topn-partition.ts';
 import { TopNRows, type PartitionKey } from './topn-rows.ts';
@@ -59,6 +60,8 @@ export class TopNOp implements Operator, Stateful {
   tailChanges = 0;
   /** Scans of a partition's tail for a row (tests count them). */
   tailSearches = 0;
+  /** Of the tail changes, the inserts `appendTails` took before the rest of their epoch (tests count them). */
+  tailAppendsAhead = 0;
   /**
    * Set by `ranked`: the first index of the partition from which a change cannot alter the kept range
    * (every row there ranks past `to`, and so would a row inserted there); Infinity if none.
@@ -139,6 +142,7 @@ export class TopNOp implements Operator, Stateful {
       } else next[part.tail] = i;
       part.tail = i;
     }
+    if (this.direct && this.distinctRows && !this.trims) this.appendTails(touched, touchedKeys, batch, next);
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
     for (let s = 0; s < touched.length; s++) {
@@ -298,6 +302,43 @@ export class TopNOp implements Operator, Stateful {
     this.singleChanges++;
     part.boundary = -1;
     return true;
+  }
+
+  /**
+   * The direct path's commonest change, first and alone: an insert of a keyed input ranked after a
+   * partition's full sorted rows joins its tail and emits nothing (`singleChange`'s tail branch, the
+   * same test and the same writes). A partition's leading such inserts are taken here, in a short
+   * loop over the epoch's partitions, so that the cache misses of consecutive partitions overlap;
+   * its `head` then names its first change left for `singleChange` (-1: none).
+   */
+  private appendTails(
+    touched: readonly SortedPartition[],
+    touchedKeys: readonly PartitionKey[],
+    batch: ZBatch,
+    next: Int32Array,
+  ): void {
+    const cap = this.tailFrom;
+    const compare = this.compare;
+    const image = this.image;
+    for (let s = 0; s < touched.length; s++) {
+      const part = touched[s] as SortedPartition;
+      if (part.keys === null || part.counts !== null || part.sorted < cap) continue;
+      let at = part.head;
+      while (at !== -1 && batch.weights[at] === 1) {
+        const row = batch.rows[at] as readonly Value[];
+        const f = image(row);
+        // A NaN image (none) is after nothing: singleChange takes it and turns the images off.
+        if (!part.afterSorted(row, f, compare)) break;
+        part.pushTail(row, f, compare);
+        this.state.changed(touchedKeys[s] as PartitionKey, row, 1);
+        this.singleChanges++;
+        this.tailChanges++;
+        this.tailAppendsAhead++;
+        part.boundary = -1;
+        at = next[at] as number;
+      }
+      part.head = at;
+    }
   }
 
   /** Whether the partition's tail holds `row`, counted. */
@@ -538,57 +579,4 @@ export class TopNOp implements Operator, Stateful {
       }
     }
   }
-}
-
-/** An insert-only Top-N dropped rows a retraction could need: one reaching it is a broken invariant. */
-function refuseRetractions(batch: ZBatch): void {
-  const weights = batch.weights;
-  for (let i = 0; i < weights.length; i++) {
-    if ((weights[i] as number) < 0) {
-      throw new SluiceError(
-        'INTERNAL_ERROR',
-        'an insert-only top-n received a retraction: its input was derived insert-only, wrongly',
-      );
-    }
-  }
-}
-
-/**
- * Nets the weights of one partition's output from `start` on and drops those that cancel. Every
- * row emitted for a partition is its kept row object (never a copy: the direct path does not append
- * ranks), so one row is one reference, and rows of other partitions never meet.
- */
-function netKeptRows(rows: (readonly Value[])[], weights: number[], start: number): void {
-  const end = rows.length;
-  if (end - start <= 32) {
-    for (let i = start; i < end; i++) {
-      if (weights[i] === 0) continue;
-      const row = rows[i];
-      for (let j = i + 1; j < end; j++) {
-        if (rows[j] !== row || weights[j] === 0) continue;
-        weights[i] = (weights[i] as number) + (weights[j] as number);
-        weights[j] = 0;
-      }
-    }
-  } else {
-    const first = new Map<readonly Value[], number>();
-    for (let i = start; i < end; i++) {
-      const row = rows[i] as readonly Value[];
-      const at = first.get(row);
-      if (at === undefined) first.set(row, i);
-      else {
-        weights[at] = (weights[at] as number) + (weights[i] as number);
-        weights[i] = 0;
-      }
-    }
-  }
-  let out = start;
-  for (let i = start; i < end; i++) {
-    const w = weights[i] as number;
-    if (w === 0) continue;
-    rows[out] = rows[i] as readonly Value[];
-    weights[out++] = w;
-  }
-  rows.length = out;
-  weights.length = out;
 }
