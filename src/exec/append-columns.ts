@@ -233,7 +233,14 @@ export class AppendColumns {
    * Writes `run` values of `from` from `i` on into the tail's column `c`, after its rows; `ints`:
    * they are integers or NULLs, not -0 (see pushColumns).
    */
-  private putRun(tail: Chunk, c: number, from: readonly Value[], i: number, run: number, ints: boolean): void {
+  private putRun(
+    tail: Chunk,
+    c: number,
+    from: readonly Value[],
+    i: number,
+    run: number,
+    ints: boolean,
+  ): void {
     const col = tail.columns[c] as StoredColumn;
     const at = tail.count;
     if (Array.isArray(col)) {

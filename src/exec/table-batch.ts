@@ -81,7 +81,12 @@ class ColumnarBatch implements PreparedBatch {
 }
 
 /** `typed`: the columns come from the table's generated normaliser (see `insertColumnsTyped`). */
-export function columnarBatch(table: string, columns: Value[][], accepted: number, typed = false): PreparedBatch {
+export function columnarBatch(
+  table: string,
+  columns: Value[][],
+  accepted: number,
+  typed = false,
+): PreparedBatch {
   return new ColumnarBatch(table, columns, accepted, typed);
 }
 

@@ -125,7 +125,9 @@ export class TableStore implements Stateful {
     );
     this.fastInsert = compileInsertNormalizer(def.columns, this.insertDefaults);
     this.fastInsertColumns = compileInsertColumnsNormalizer(def.columns, this.insertDefaults);
-    this.intColumns = def.columns.map((c, i) => c.type.kind === 'int' && (def.defaults?.[i] ?? null) === null);
+    this.intColumns = def.columns.map(
+      (c, i) => c.type.kind === 'int' && (def.defaults?.[i] ?? null) === null,
+    );
     this.keyDeleteKey = keyDeleteKey(def.columns, def.primaryKey, (row) => this.keyOf(row));
     this.uniqueIndexes = (def.unique ?? []).map((u) => new UniqueIndex(u, this.columnNames));
     this.readOrder =
