@@ -195,3 +195,27 @@ test('a column of values in 0..255 takes one byte a row, and widens at the first
   assert.equal(tail.typedBytes(), 64 + 64 * 4);
   assert.deepStrictEqual([...tail.rows()].at(-1), [63, -1]);
 });
+
+test('integer columns the caller checked take the range test alone, and still widen at NULL and wider values', () => {
+  const table = new AppendColumns(3);
+  const n = 300; // a tail's runs (below a chunk of its own) and, below, a chunk of its own
+  const bytes = Array.from({ length: n }, (_, i) => (i === 200 ? 256 : i % 100));
+  const ints = Array.from({ length: n }, (_, i) => (i === 150 ? null : i === 250 ? 2 ** 40 : i - 100));
+  const doubles = Array.from({ length: n }, (_, i) => (i === 10 ? -0 : i / 2));
+  table.pushColumns([bytes, ints, doubles], [true, true, false]);
+  assert.equal(table.intRuns, 2, 'the two integer columns took the range test alone');
+  const rows = [...table.rows()];
+  assert.equal(rows.length, n);
+  for (let i = 0; i < n; i++) assert.deepStrictEqual(rows[i], [bytes[i], ints[i], doubles[i]]);
+  // The byte column widened to int32s at 256; the other turned into values at NULL.
+  assert.equal(table.valueColumns(), 1);
+  const large = Array.from({ length: 2000 }, (_, i) => (i === 1999 ? -1 : i % 256));
+  const wide = Array.from({ length: 2000 }, (_, i) => (i === 5 ? 2 ** 31 : i));
+  table.pushColumns([large, wide, large], [true, true, false]);
+  assert.equal(table.intRuns, 4);
+  const all = [...table.rows()];
+  for (let i = 0; i < 2000; i++) assert.deepStrictEqual(all[n + i], [large[i], wide[i], large[i]]);
+  // Without the flags nothing is counted.
+  table.pushColumns([bytes, bytes, bytes]);
+  assert.equal(table.intRuns, 4);
+});

@@ -90,6 +90,8 @@ export class AppendColumns {
   length = 0;
   /** The form each column of the last tail ended in (the next tail's columns start in it). */
   private readonly forms: number[];
+  /** Runs of a column copied as known integers (pushColumns' `ints`), for tests. */
+  intRuns = 0;
 
   constructor(private readonly width: number) {
     this.forms = new Array<number>(width).fill(UINT8);
@@ -192,9 +194,12 @@ export class AppendColumns {
 
   /**
    * Appends rows given column by column (every column as long as the first), copied: the caller
-   * may write the arrays again once this returns.
+   * may write the arrays again once this returns. `ints[c]` true: the caller has checked that every
+   * value of column c is an integer number, not -0, or NULL (the table's generated normaliser does
+   * for an integer column): into an Int32Array or a Uint8Array such a column's values are tested by
+   * their range alone, without the test of their type and of -0 a value of any kind needs.
    */
-  pushColumns(added: readonly (readonly Value[])[]): void {
+  pushColumns(added: readonly (readonly Value[])[], ints: readonly boolean[] | null = null): void {
     const n = (added[0] as readonly Value[]).length;
     if (n >= OWN_CHUNK_ROWS) {
       // A chunk of its own, its typed columns exactly the batch's size, filled one column at a
@@ -202,7 +207,8 @@ export class AppendColumns {
       // pipeline), the batch's arrays lived on in the young generation until promoted: every
       // scavenge copied them, every full collection marked them.
       const chunk = this.newChunk(n);
-      for (let c = 0; c < this.width; c++) this.putRun(chunk, c, added[c] as readonly Value[], 0, n);
+      for (let c = 0; c < this.width; c++)
+        this.putRun(chunk, c, added[c] as readonly Value[], 0, n, ints !== null && ints[c] === true);
       chunk.count = n;
       this.noteForms(chunk);
       this.chunks.push(chunk);
@@ -215,27 +221,43 @@ export class AppendColumns {
       const tail = this.openTail();
       const run = Math.min(n - i, TAIL_ROWS - tail.count);
       while (tail.capacity < tail.count + run) this.growTail(tail);
-      for (let c = 0; c < this.width; c++) this.putRun(tail, c, added[c] as readonly Value[], i, run);
+      for (let c = 0; c < this.width; c++)
+        this.putRun(tail, c, added[c] as readonly Value[], i, run, ints !== null && ints[c] === true);
       tail.count += run;
       this.length += run;
       i += run;
     }
   }
 
-  /** Writes `run` values of `from` from `i` on into the tail's column `c`, after its rows. */
-  private putRun(tail: Chunk, c: number, from: readonly Value[], i: number, run: number): void {
+  /**
+   * Writes `run` values of `from` from `i` on into the tail's column `c`, after its rows; `ints`:
+   * they are integers or NULLs, not -0 (see pushColumns).
+   */
+  private putRun(
+    tail: Chunk,
+    c: number,
+    from: readonly Value[],
+    i: number,
+    run: number,
+    ints: boolean,
+  ): void {
     const col = tail.columns[c] as StoredColumn;
     const at = tail.count;
     if (Array.isArray(col)) {
       for (let k = 0; k < run; k++) col.push(from[i + k] as Value);
       return;
     }
+    if (ints) this.intRuns++;
     // One function per typed form, so that each one's stores see one kind of array.
     const done =
       col instanceof Int32Array
-        ? copyInt32(col, at, from, i, run)
+        ? ints
+          ? copyIntsToInt32(col, at, from, i, run)
+          : copyInt32(col, at, from, i, run)
         : col instanceof Uint8Array
-          ? copyUint8(col, at, from, i, run)
+          ? ints
+            ? copyIntsToUint8(col, at, from, i, run)
+            : copyUint8(col, at, from, i, run)
           : copyFloat64(col, at, from, i, run);
     // The rest through `put`, which widens the column at the value that did not fit.
     if (done < run) this.putRest(tail, c, from, i, run, done);
@@ -294,6 +316,29 @@ function copyInt32(to: Int32Array, at: number, from: readonly Value[], i: number
   for (let k = 0; k < run; k++) {
     const v = from[i + k];
     if (typeof v !== 'number' || !isInt32(v)) return k;
+    to[at + k] = v;
+  }
+  return run;
+}
+
+/**
+ * Copies `run` integers or NULLs (no -0) of `from` from `i` on to `to` from `at` on while they are
+ * int32s; how many. `(v | 0) === v` alone tells them (NULL gives 0), with no test of the type or of -0.
+ */
+function copyIntsToInt32(to: Int32Array, at: number, from: readonly Value[], i: number, run: number): number {
+  for (let k = 0; k < run; k++) {
+    const v = from[i + k] as number;
+    if ((v | 0) !== v) return k;
+    to[at + k] = v;
+  }
+  return run;
+}
+
+/** The same while they are in 0..255. */
+function copyIntsToUint8(to: Uint8Array, at: number, from: readonly Value[], i: number, run: number): number {
+  for (let k = 0; k < run; k++) {
+    const v = from[i + k] as number;
+    if ((v & 255) !== v) return k;
     to[at + k] = v;
   }
   return run;

@@ -13,6 +13,12 @@ export interface PreparedBatch {
    * are appended to the table and handed to the views as columns, with no row array per insert.
    */
   readonly insertColumns?: readonly Value[][];
+  /**
+   * `insertColumns` were written by the table's generated normaliser: every value of an integer
+   * column without a DEFAULT is an integer number, not -0, or NULL (the table copies those columns
+   * with a lighter test of each value).
+   */
+  readonly insertColumnsTyped?: boolean;
   /** Rows the request listed (its size as the API reports it). */
   readonly accepted: number;
   /** What resolving a keyed table's request found out, so `apply` need not find it again. */
@@ -65,6 +71,7 @@ class ColumnarBatch implements PreparedBatch {
     readonly table: string,
     readonly insertColumns: Value[][],
     readonly accepted: number,
+    readonly insertColumnsTyped: boolean,
   ) {}
 
   get inserts(): Value[][] {
@@ -73,8 +80,14 @@ class ColumnarBatch implements PreparedBatch {
   }
 }
 
-export function columnarBatch(table: string, columns: Value[][], accepted: number): PreparedBatch {
-  return new ColumnarBatch(table, columns, accepted);
+/** `typed`: the columns come from the table's generated normaliser (see `insertColumnsTyped`). */
+export function columnarBatch(
+  table: string,
+  columns: Value[][],
+  accepted: number,
+  typed = false,
+): PreparedBatch {
+  return new ColumnarBatch(table, columns, accepted, typed);
 }
 
 /** Rows as columns (rows of `width` values). */

@@ -96,6 +96,12 @@ export class TableStore implements Stateful {
   private readonly fastInsert: InsertNormalizer;
   /** The same, appending to columns: insert-only batches into an append-only table. */
   private readonly fastInsertColumns: InsertColumnsNormalizer;
+  /**
+   * By column: an integer column without a DEFAULT, whose values in a batch of `fastInsertColumns`
+   * are integer numbers, not -0, or NULL (its test; a DEFAULT, set by the clock or not, is not
+   * tested there).
+   */
+  private readonly intColumns: readonly boolean[];
   /** The key of a delete naming only the primary key, fast (NOT_KEY_ONLY: take the general path). */
   readonly keyDeleteKey: KeyDeleteKey;
   /** The table's watermark and late rows, when it declares one (checkpointed as a part of its own). */
@@ -119,6 +125,9 @@ export class TableStore implements Stateful {
     );
     this.fastInsert = compileInsertNormalizer(def.columns, this.insertDefaults);
     this.fastInsertColumns = compileInsertColumnsNormalizer(def.columns, this.insertDefaults);
+    this.intColumns = def.columns.map(
+      (c, i) => c.type.kind === 'int' && (def.defaults?.[i] ?? null) === null,
+    );
     this.keyDeleteKey = keyDeleteKey(def.columns, def.primaryKey, (row) => this.keyOf(row));
     this.uniqueIndexes = (def.unique ?? []).map((u) => new UniqueIndex(u, this.columnNames));
     this.readOrder =
@@ -257,7 +266,7 @@ export class TableStore implements Stateful {
     // copied until promoted.
     const columns = this.lentInserts.scratch();
     if (!this.fastInsertColumns(insertRows, columns)) return null;
-    return columnarBatch(this.def.name, columns, insertRows.length);
+    return columnarBatch(this.def.name, columns, insertRows.length, true);
   }
 
   /**
@@ -269,6 +278,8 @@ export class TableStore implements Stateful {
       readonly deletes: readonly (readonly Value[])[];
       readonly inserts: readonly (readonly Value[])[];
       readonly insertColumns?: readonly Value[][];
+      /** `insertColumns` come from the generated normaliser (PreparedBatch.insertColumnsTyped). */
+      readonly insertColumnsTyped?: boolean;
       /** Keys and facts `prepare` found (read only while the batch is the one it resolved). */
       readonly keyed?: KeyedFacts;
     },
@@ -286,7 +297,9 @@ export class TableStore implements Stateful {
           );
     const columns = batch.insertColumns;
     if (columns !== undefined && this.appendOnly !== null && batch.deletes.length === 0) {
-      return this.applyColumns(columns);
+      // Typed by the generated normaliser when the watermark passed the batch as it was.
+      const typed = batch === given && given.insertColumnsTyped === true;
+      return this.applyColumns(columns, typed ? this.intColumns : null);
     }
     if (batch.inserts.length === 1 && batch.deletes.length === 0 && this.appendOnly !== null) {
       if (this.uniqueIndexes.length === 0) return this.applyOne(batch.inserts);
@@ -347,10 +360,13 @@ export class TableStore implements Stateful {
     return { rows, weights, consolidated: false };
   }
 
-  /** Appends an insert-only batch given column by column; the views read it as columns too. */
-  private applyColumns(columns: readonly Value[][]): ZBatch {
+  /**
+   * Appends an insert-only batch given column by column; the views read it as columns too.
+   * `ints`: the columns known to hold integers or NULLs alone (see AppendColumns.pushColumns).
+   */
+  private applyColumns(columns: readonly Value[][], ints: readonly boolean[] | null): ZBatch {
     const n = (columns[0] as Value[]).length;
-    (this.appendOnly as AppendColumns).pushColumns(columns);
+    (this.appendOnly as AppendColumns).pushColumns(columns, ints);
     // Lent until the next batch (its weights a shared column of ones): the views read it this epoch.
     const out = this.lentInserts.lend(columns, n);
     // Only a table someone reads by pages has an index to keep (it needs rows).

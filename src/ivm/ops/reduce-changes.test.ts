@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Value } from '../../common/types.ts';
+import type { ZBatch } from '../zset.ts';
 import { ChangeBuffer } from './reduce-changes.ts';
 
 const records = { data: new Float64Array(16), stride: 4 };
@@ -109,4 +110,37 @@ test('a step started by clear expires the batch lent before, and its pair is wri
     assert.deepEqual(rowsOf(buffer.take()), [`-[${k},${k}]`, `+[${k},${k + 1}]`]);
   }
   assert.equal(buffer.uncopiedSteps, 5, 'every step after the first wrote its pair in place');
+});
+
+test("the sum of a taken batch's weights is counted as its changes are written, and a cleared step's is dropped", () => {
+  const buffer = new ChangeBuffer(2);
+  let seed = 7;
+  const next = (n: number): number => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed % n;
+  };
+  let previous: ZBatch | null = null;
+  for (let step = 0; step < 200; step++) {
+    buffer.clear();
+    // the batch lent before has expired: its count with it
+    if (previous !== null) assert.equal(buffer.netWeightOf(previous), null);
+    // a step that threw: its changes are dropped by the next clear, and so is their count
+    if (step % 17 === 3) {
+      buffer.put2(1, 9, 9);
+      buffer.clear();
+    }
+    const n = [0, 1, 2, 3, 4, 5, 100, 300][next(8)] as number;
+    for (let i = 0; i < n; i++) {
+      const kind = next(4);
+      if (kind === 0) buffer.put2(next(2) === 0 ? -1 : 1, i, i);
+      else if (kind === 1) buffer.replace2(i, i, i + 1);
+      else if (kind === 2) buffer.insert([i, i]);
+      else buffer.retract(records, 0, [i, i], 0, 1);
+    }
+    const taken = buffer.take();
+    const sum = taken.weights.reduce((a, w) => a + w, 0);
+    assert.equal(buffer.netWeightOf(taken), sum, `step ${step} of ${n} changes`);
+    assert.equal(buffer.netWeightOf({ rows: [], weights: [], consolidated: true }), null);
+    previous = taken;
+  }
 });

@@ -12,7 +12,7 @@
 // A lent batch is valid until this Reduce's next step (its epoch is over by then): the buffer
 // expires it, so any read after that throws instead of seeing the next step's changes.
 import type { Value } from '../../common/types.ts';
-import { ColumnBatch } from '../zset.ts';
+import { ColumnBatch, type ZBatch } from '../zset.ts';
 import type { GroupRecords } from './aggregates.ts';
 import { F_KEY, F_OUT, KEY_IN_RECORD, OUT_IN_RECORD } from './reduce-record.ts';
 
@@ -42,6 +42,10 @@ export class ChangeBuffer {
   private uncopied = 0;
   /** The batch the scratch columns are lent to, until the next change is written. */
   private lent: ColumnBatch | null = null;
+  /** The sum of the weights written since the last take (replace2 adds none). */
+  private net = 0;
+  /** The sum of the weights of the batch `take` returned last. */
+  private takenNet = 0;
   /** By length n ≤ EXACT_UP_TO: columns and weights of exactly n values (made at first use). */
   private readonly exact: ({ readonly cols: Value[][]; readonly weights: number[] } | undefined)[] = [];
 
@@ -100,6 +104,7 @@ export class ChangeBuffer {
     const i = this.n++;
     if (i >= this.cap) this.spill(i);
     this.weights[i] = 1;
+    this.net++;
     const cols = this.cols;
     for (let c = 0; c < cols.length; c++) (cols[c] as Value[])[i] = row[c] as Value;
   }
@@ -134,6 +139,7 @@ export class ChangeBuffer {
     const i = this.n++;
     if (i >= this.cap) this.spill(i);
     this.weights[i] = weight;
+    this.net += weight;
     (this.cols[0] as Value[])[i] = key;
     (this.cols[1] as Value[])[i] = value;
   }
@@ -153,6 +159,7 @@ export class ChangeBuffer {
     const i = this.n++;
     if (i >= this.cap) this.spill(i);
     this.weights[i] = -1;
+    this.net--;
     const cols = this.cols;
     const data = records.data;
     const at = slot * records.stride;
@@ -174,6 +181,8 @@ export class ChangeBuffer {
   take(): ColumnBatch {
     const n = this.n;
     this.n = 0;
+    this.takenNet = this.net;
+    this.net = 0;
     const width = this.width;
     if (n <= EXACT_UP_TO) return this.lendExact(n);
     // Trimmed to the step's length (a batch's size is its weights' length): the arrays keep their
@@ -224,7 +233,17 @@ export class ChangeBuffer {
    */
   clear(): void {
     this.n = 0;
+    this.net = 0;
     if (this.lent !== null) this.reclaim();
+  }
+
+  /**
+   * The sum of `batch`'s weights, counted as its changes were written, if it is the batch lent last
+   * and not expired; else null. A view's Output that borrows the Reduce's rows counts them by it
+   * instead of summing the batch's weights again (≈ 1% of the canonical pipeline at batch 100).
+   */
+  netWeightOf(batch: ZBatch): number | null {
+    return batch === this.lent ? this.takenNet : null;
   }
 
   /** Small steps whose changes were lent without a copy, for tests (see `cap`). */

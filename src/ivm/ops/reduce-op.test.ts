@@ -163,6 +163,35 @@ test('the global group always has its row; keyed groups disappear when empty', (
   assert.equal(keyed.groupCount(), 0);
 });
 
+test("a view borrowing the rows counts a step by the Reduce's net weight of the batch it returned, no other", () => {
+  const keyed = reduce(1, [agg('count_star', null, 'invertible')]);
+  const first = keyed.step(
+    [
+      batch([
+        [[7, 1], 1],
+        [[8, 1], 1],
+        [[9, 1], 1],
+      ]),
+    ],
+    sink,
+  );
+  assert.equal(keyed.netWeightOf(first), 3, 'three groups appeared');
+  const second = keyed.step(
+    [
+      batch([
+        [[7, 1], -1],
+        [[8, 1], 1],
+        [[10, 1], 1],
+      ]),
+    ],
+    sink,
+  );
+  assert.deepEqual(changes(second), ['-[7,1]', '-[8,1]', '+[8,2]', '+[10,1]']);
+  assert.equal(keyed.netWeightOf(second), 0, 'one group gone, one changed, one new');
+  assert.equal(keyed.netWeightOf(first), null, 'a batch of an earlier step is not counted');
+  assert.equal(keyed.netWeightOf(batch([[[1, 1], 1]])), null);
+});
+
 test('integer SUM is exact beyond 2^53 and an int64 overflow is a retractable group error', () => {
   const op = reduce(1, [agg('sum', 1, 'invertible')]);
   const big = 2n ** 62n;

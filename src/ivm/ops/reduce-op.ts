@@ -386,6 +386,11 @@ export class ReduceOp implements Operator, Stateful {
     return changes.take();
   }
 
+  /** For a view's Output borrowing these rows: see ChangeBuffer.netWeightOf. */
+  netWeightOf(batch: ZBatch): number | null {
+    return this.changes.netWeightOf(batch);
+  }
+
   /** The interpreted merge of the step's t-th touched group (every case; the generated merge's rest). */
   private mergeGroup(t: number): void {
     const slot = this.touched[t] as number;
