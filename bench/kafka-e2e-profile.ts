@@ -17,8 +17,10 @@ export interface ProfileSummary {
   file: string;
   window: 'catch-up' | 'whole process';
   sampled_ms: number;
-  top: { fn: string; self_ms: number; pct: number }[];
-  categories: { category: string; self_ms: number; pct: number }[];
+  /** Samples in the window; `sample_pct` is a row's share of them (see `summariseProfile`). */
+  samples: number;
+  top: { fn: string; self_ms: number; pct: number; sample_pct: number }[];
+  categories: { category: string; self_ms: number; pct: number; sample_pct: number }[];
 }
 
 export function category(fn: string, url: string): string {
@@ -58,6 +60,7 @@ export function summariseProfile(file: string, window: [bigint, bigint] | null, 
   const from = window === null ? -Infinity : Number(window[0] / 1000n);
   const to = window === null ? Infinity : Number(window[1] / 1000n);
   const self = new Map<number, number>();
+  const hits = new Map<number, number>();
   let t = prof.startTime;
   let inWindow = 0;
   for (let i = 0; i < samples.length; i++) {
@@ -66,10 +69,16 @@ export function summariseProfile(file: string, window: [bigint, bigint] | null, 
     inWindow++;
     const id = samples[i] as number;
     self.set(id, (self.get(id) ?? 0) + Math.max(0, deltas[i + 1] ?? deltas[i] ?? 0));
+    hits.set(id, (hits.get(id) ?? 0) + 1);
   }
   if (window !== null && inWindow < samples.length * 0.05) return summariseProfile(file, null, top);
+  // Self time is the gap after each sample: on a loaded machine a gap also holds the time the thread
+  // was off the CPU, which lands on whatever ran last before it (long synchronous loops more often),
+  // so beside it each row's share of the samples, which follows the thread's CPU time more closely.
   const byFn = new Map<string, number>();
   const byCat = new Map<string, number>();
+  const hitsByFn = new Map<string, number>();
+  const hitsByCat = new Map<string, number>();
   let total = 0;
   for (const [id, us] of self) {
     const n = byId.get(id) as ProfileNode;
@@ -81,6 +90,9 @@ export function summariseProfile(file: string, window: [bigint, bigint] | null, 
     byFn.set(name, (byFn.get(name) ?? 0) + us);
     const cat = category(n.callFrame.functionName, url);
     byCat.set(cat, (byCat.get(cat) ?? 0) + us);
+    const h = hits.get(id) ?? 0;
+    hitsByFn.set(name, (hitsByFn.get(name) ?? 0) + h);
+    hitsByCat.set(cat, (hitsByCat.get(cat) ?? 0) + h);
     total += us;
   }
   const rows = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1]);
@@ -88,13 +100,20 @@ export function summariseProfile(file: string, window: [bigint, bigint] | null, 
     file,
     window: window === null ? 'whole process' : 'catch-up',
     sampled_ms: Math.round(total / 1000),
+    samples: inWindow,
     top: rows(byFn)
       .slice(0, top)
-      .map(([fn, us]) => ({ fn, self_ms: Math.round(us / 1000), pct: round2((us / total) * 100) })),
+      .map(([fn, us]) => ({
+        fn,
+        self_ms: Math.round(us / 1000),
+        pct: round2((us / total) * 100),
+        sample_pct: round2(((hitsByFn.get(fn) ?? 0) / inWindow) * 100),
+      })),
     categories: rows(byCat).map(([c, us]) => ({
       category: c,
       self_ms: Math.round(us / 1000),
       pct: round2((us / total) * 100),
+      sample_pct: round2(((hitsByCat.get(c) ?? 0) / inWindow) * 100),
     })),
   };
 }

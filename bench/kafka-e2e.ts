@@ -226,12 +226,18 @@ async function main(): Promise<void> {
   }
   if (profile !== null) {
     console.log('');
-    console.log(`CPU profile (${profile.window}, ${fmt(profile.sampled_ms)} ms sampled): ${profile.file}`);
+    console.log(
+      `CPU profile (${profile.window}, ${fmt(profile.sampled_ms)} ms, ${fmt(profile.samples)} samples): ${profile.file}`,
+    );
     for (const c of profile.categories)
-      console.log(`  ${c.pct.toFixed(1).padStart(5)}%  ${String(c.self_ms).padStart(6)} ms  ${c.category}`);
+      console.log(
+        `  ${c.pct.toFixed(1).padStart(5)}%  ${String(c.self_ms).padStart(6)} ms  ${c.sample_pct.toFixed(1).padStart(5)}% of samples  ${c.category}`,
+      );
     console.log('  top functions by self time:');
     for (const t of profile.top)
-      console.log(`  ${t.pct.toFixed(1).padStart(5)}%  ${String(t.self_ms).padStart(6)} ms  ${t.fn}`);
+      console.log(
+        `  ${t.pct.toFixed(1).padStart(5)}%  ${String(t.self_ms).padStart(6)} ms  ${t.sample_pct.toFixed(1).padStart(5)}% of samples  ${t.fn}`,
+      );
   }
   if (profileError !== undefined) console.log(`profile: ${profileError}`);
   console.log(`RESULT ${JSON.stringify(summary)}`);
