@@ -1,4 +1,5 @@
 // kafka-e2e.ts's peer: raw kafkajs consumption of the topic with the source's consumer settings.
+import { FETCH_BYTES_PER_PARTITION } from '../src/source/kafka/kafka-client.ts';
 import { hrMs, kjs, LATENCY_ORDER_BASE, round2, TOPIC, type Expected } from './kafka-e2e-args.ts';
 import type { Order } from './workload.ts';
 
@@ -13,11 +14,12 @@ export interface RawResult {
 
 export async function rawConsume(brokers: string, exp: Expected): Promise<RawResult> {
   // The source's consumer settings (src/source/kafka/kafkajs-client.ts): read-committed, 100 ms max
-  // wait, one partition at a time; offsets never committed.
+  // wait, the same bytes per partition and fetch, one partition at a time; offsets never committed.
   const consumer = kjs(brokers, 'bench-raw').consumer({
     groupId: `bench-raw-${Date.now()}`,
     readUncommitted: false,
     maxWaitTimeInMs: 100,
+    maxBytesPerPartition: FETCH_BYTES_PER_PARTITION,
   });
   let count = 0;
   let amountSum = 0;
