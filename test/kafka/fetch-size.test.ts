@@ -68,4 +68,35 @@ describe('Kafka source fetch size (real broker)', kafkaSuite('Kafka fetch size')
       `largest chunk ${largest} bytes: ${chunkBytes.join(', ')}`,
     );
   });
+
+  it('still reads a record larger than the bound (the broker hands over at least one whole batch)', async () => {
+    const topic = uniqueName('fetch-size-large');
+    await createTopic(kafka, topic, 1);
+    const large = JSON.stringify({ order_id: 1, pad: 'y'.repeat(FETCH_BYTES_PER_PARTITION + 100_000) });
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: [{ value: '{"order_id":0}' }, { value: large }, { value: '{"order_id":2}' }],
+    });
+    const reader = new KafkajsReader({
+      brokers: brokers.split(','),
+      topic,
+      groupId: uniqueName('fetch-size-group'),
+      clientId: uniqueName('fetch-size-reader'),
+    });
+    const sizes: number[] = [];
+    try {
+      await reader.start(
+        new Map(),
+        async (_p, records) => {
+          for (const r of records) sizes.push(valueLength(r));
+        },
+        () => undefined,
+      );
+      await waitFor(() => sizes.length >= 3, { what: 'the reader got all three records' });
+    } finally {
+      await reader.close();
+    }
+    assert.deepEqual(sizes, [14, Buffer.byteLength(large), 14]);
+  });
 });
