@@ -39,6 +39,16 @@ export interface PartitionWatermarks {
   readonly high: number;
 }
 
+/**
+ * The most one fetch brings of a partition, against kafkajs's 1 MiB (≈ 4 MiB for a 4-partition
+ * answer): a backlog arrives in chunks of a few thousand records, so a chunk is read soon after its
+ * bytes arrive instead of after several epochs have run. In paired catch-ups of 1,000,000 records the
+ * server spent less CPU per event with it (median ≈ 7%, near the runs' spread; bench/README.md,
+ * kafka-e2e.ts). A record batch larger than this still comes whole (the broker returns at least one),
+ * so no message is too large for it. The bench's raw kafkajs peer reads with the same bound.
+ */
+export const FETCH_BYTES_PER_PARTITION = 256 * 1024;
+
 export interface KafkaReaderConfig {
   readonly brokers: readonly string[];
   readonly topic: string;

@@ -17,6 +17,7 @@ import type {
   PartitionWatermarks,
   RecordHandler,
 } from './kafka-client.ts';
+import { FETCH_BYTES_PER_PARTITION } from './kafka-client.ts';
 
 /**
  * A broker connection whose incoming bytes are checked before the client library reads them
@@ -267,6 +268,7 @@ export class KafkajsReader implements KafkaReader {
       readUncommitted: false,
       sessionTimeout: this.config.sessionTimeoutMs ?? 30000,
       maxWaitTimeInMs: 100,
+      maxBytesPerPartition: FETCH_BYTES_PER_PARTITION,
       retry: { retries: 3, restartOnFailure: async () => false },
     });
     this.consumer = consumer;
