@@ -293,6 +293,9 @@ async function main(): Promise<void> {
   const sendTimes = new Map<number, number>();
   const pending: Promise<void>[] = [];
   const t0 = performance.now();
+  // The same instant on the monotonic clock (µs), which a server's .cpuprofile timestamps also use:
+  // `bench/cpuprofile-stalls.ts --t0` places the slowest samples in the server's profile.
+  const t0MonotonicUs = process.hrtime.bigint() / 1000n;
   for (let i = 0; i < LATENCY_SECONDS * 100; i++) {
     const due = t0 + i * 10;
     const wait = due - performance.now();
@@ -332,6 +335,7 @@ async function main(): Promise<void> {
       p99_ms: pct(99),
       max_ms: Number((latencies[latencies.length - 1] ?? NaN).toFixed(2)),
       slowest: slow.slice(0, 12).map((x) => `${x.at.toFixed(2)}s:${x.ms.toFixed(0)}ms`),
+      t0_monotonic_us: Number(t0MonotonicUs),
     }),
   );
   // The checkpoints written so far: the server-thread time each cost (busy), of which taking the
