@@ -10,14 +10,6 @@ export const ABORTED_WRITE = 1;
 export const RELEASED = 2;
 /** Bytes of a file's shared flags. */
 export const FLAG_BYTES = 12;
-/**
- * Nice steps the writer thread runs below the process (Linux; capped at 19). On the two cores the
- * server bench has, the server's thread, this writer and the load generator share them: at equal
- * priority the writer's long steps (a full checkpoint's COMMIT, its WAL copy) took the server's
- * thread off its core for whole scheduler slices while ingest answers waited. Lower, it still gets
- * a core the event loop leaves idle, so a checkpoint is as durable and only slower on a busy machine.
- */
-export const WRITER_THREAD_NICE_STEPS = 10;
 
 export type ToWorker =
   | { readonly t: 'open'; readonly file: number; readonly path: string; readonly flags: SharedArrayBuffer }

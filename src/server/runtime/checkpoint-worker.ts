@@ -3,9 +3,6 @@
 // COMMIT (with its fsync and WAL copy) never stall the event loop that serves requests.
 // One worker serves every runtime in the process; the messages are in checkpoint-protocol.ts.
 import Database from 'better-sqlite3';
-import { readlinkSync } from 'node:fs';
-import { getPriority, setPriority } from 'node:os';
-import { basename } from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import { SluiceError } from '../../common/errors.ts';
 import { openSchema } from '../../storage/checkpoint-format.ts';
@@ -19,7 +16,6 @@ import {
   ABORTED_WRITE,
   BUSY,
   RELEASED,
-  WRITER_THREAD_NICE_STEPS,
   type FromWorker,
   type ToWorker,
   type WireError,
@@ -37,22 +33,6 @@ interface OpenFile {
 const files = new Map<number, OpenFile>();
 const port = parentPort;
 if (port === null) throw new Error('checkpoint-worker.ts runs as a worker thread');
-lowerThreadPriority();
-
-/**
- * Runs this thread WRITER_THREAD_NICE_STEPS below the process, so the server's thread keeps its core
- * when both want one. Linux only: /proc/thread-self names this thread's id, and setpriority on a
- * thread id changes that thread alone. Elsewhere, or if refused, the thread keeps the process's.
- */
-function lowerThreadPriority(): void {
-  try {
-    const tid = Number(basename(readlinkSync('/proc/thread-self')));
-    if (!Number.isInteger(tid) || tid === process.pid) return;
-    setPriority(tid, Math.min(19, getPriority(tid) + WRITER_THREAD_NICE_STEPS));
-  } catch {
-    // No /proc, or the priority could not be changed: the writer runs at the process's priority.
-  }
-}
 
 port.on('message', (message: ToWorker) => {
   // In a worker thread process.exit ends the thread only: the main thread sees it die.
