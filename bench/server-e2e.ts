@@ -5,7 +5,7 @@
 // throughput line also carries the ingest requests per durable commit (group commit, from /metrics)
 // and the server's CPU seconds with events per server CPU second (see docs/server.md, Benchmark).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,6 +74,41 @@ function serverThreadCpu(): Map<string, number> {
     byName.set(name, (byName.get(name) ?? 0) + t.ticks / 100);
   }
   return byName;
+}
+/**
+ * The server's main thread as the scheduler saw it (Linux): ms it waited, runnable, for a core
+ * (/proc/<pid>/task/<pid>/schedstat's run delay) and the times it was taken off one
+ * (nonvoluntary_ctxt_switches); null where /proc lacks them. Counted over the latency phase, they
+ * tell an event loop that was busy from one that was ready but had no core.
+ */
+function serverMainSched(): { waitMs: number; preempted: number } | null {
+  try {
+    const task = `/proc/${child.pid}/task/${child.pid}`;
+    const waitNs = Number(readFileSync(`${task}/schedstat`, 'utf8').split(' ')[1]);
+    const m = /nonvoluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`${task}/status`, 'utf8'));
+    return m === null || !Number.isFinite(waitNs) ? null : { waitMs: waitNs / 1e6, preempted: Number(m[1]) };
+  } catch {
+    return null;
+  }
+}
+/**
+ * The journal's WAL restarts so far: its header's checkpoint sequence number (bytes 12–15, big-endian),
+ * which SQLite bumps each time a writer starts the WAL over after a WAL checkpoint copied all of it —
+ * so, between two readings, about how many WAL checkpoints ran (in the server, inside a group's
+ * COMMIT: SQLite's autocheckpoint); null where the file is missing.
+ */
+function walRestarts(): number | null {
+  try {
+    const fd = openSync(join(dataDir, 'sluice.db-wal'), 'r');
+    try {
+      const header = Buffer.alloc(16);
+      return readSync(fd, header, 0, 16, 0) === 16 ? header.readUInt32BE(12) : null;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
 }
 function threadCpuDelta(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
@@ -293,6 +328,11 @@ async function main(): Promise<void> {
   const sendTimes = new Map<number, number>();
   const pending: Promise<void>[] = [];
   const t0 = performance.now();
+  // The same instant on the monotonic clock (µs), which a server's .cpuprofile timestamps also use:
+  // `bench/cpuprofile-stalls.ts --t0` places the slowest samples in the server's profile.
+  const t0MonotonicUs = process.hrtime.bigint() / 1000n;
+  const schedBefore = serverMainSched();
+  const walRestartsBefore = walRestarts();
   for (let i = 0; i < LATENCY_SECONDS * 100; i++) {
     const due = t0 + i * 10;
     const wait = due - performance.now();
@@ -302,6 +342,8 @@ async function main(): Promise<void> {
     pending.push(post(text).then((epoch) => void sendTimes.set(epoch, sent)));
   }
   await Promise.all(pending);
+  const schedAfter = serverMainSched();
+  const walRestartsAfter = walRestarts();
   const lastLatencyEpoch = Math.max(...sendTimes.keys());
   const until = performance.now() + 10_000;
   while (lastEpochSeen < lastLatencyEpoch && performance.now() < until)
@@ -332,6 +374,16 @@ async function main(): Promise<void> {
       p99_ms: pct(99),
       max_ms: Number((latencies[latencies.length - 1] ?? NaN).toFixed(2)),
       slowest: slow.slice(0, 12).map((x) => `${x.at.toFixed(2)}s:${x.ms.toFixed(0)}ms`),
+      t0_monotonic_us: Number(t0MonotonicUs),
+      // The server's main thread while the requests were sent: ms runnable without a core, preemptions.
+      main_runqueue_wait_ms:
+        schedBefore === null || schedAfter === null
+          ? null
+          : Math.round(schedAfter.waitMs - schedBefore.waitMs),
+      wal_restarts:
+        walRestartsBefore === null || walRestartsAfter === null ? null : walRestartsAfter - walRestartsBefore,
+      main_preempted:
+        schedBefore === null || schedAfter === null ? null : schedAfter.preempted - schedBefore.preempted,
     }),
   );
   // The checkpoints written so far: the server-thread time each cost (busy), of which taking the

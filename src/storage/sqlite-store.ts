@@ -11,13 +11,28 @@
 // outside one, runs at FULL as before.
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { closeSync, fdatasync, fdatasyncSync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  fdatasync,
+  fdatasyncSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  statSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { SluiceError } from '../common/errors.ts';
 
 const FORMAT_VERSION = '1';
 /** The page size of a new journal file (sluice.db); see the constructor. */
 export const JOURNAL_PAGE_SIZE = 16384;
+/**
+ * WAL frames the store's own WAL checkpoint (`checkpointWalWhenIdle`) aims to run at: under SQLite's
+ * autocheckpoint (1,000 frames, left on as the bound), which then runs only when the store's own
+ * could not (a transaction open whenever a sync returned, as under steady load).
+ */
+const WAL_CHECKPOINT_TARGET_FRAMES = 800;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -84,6 +99,14 @@ export class SqliteStore {
   private deferredCommits = 0;
   private syncedCommits = 0;
   private syncsInFlight = 0;
+  /** Deferred commits since the store's own last WAL checkpoint, and how many it waits for. */
+  private commitsSinceWalCheckpoint = 0;
+  private walCheckpointEvery = 64;
+  private walCheckpointScheduled = false;
+  /** The WAL header's restart count at the store's own last WAL checkpoint. */
+  private walRestartsAtCheckpoint = -1;
+  /** WAL checkpoints the store ran itself, between requests (tests count them). */
+  walCheckpoints = 0;
 
   constructor(options: StoreOptions) {
     if (options.dataDir === null) {
@@ -235,10 +258,47 @@ export class SqliteStore {
       if (this.openDeferred) {
         this.openDeferred = false;
         this.deferredCommits += 1;
+        this.commitsSinceWalCheckpoint += 1;
         this.db.pragma('synchronous = FULL');
       }
     }
     return this.syncOwed;
+  }
+
+  /**
+   * Checkpoints the WAL in the next check phase when enough deferred commits have gone into it and,
+   * by then, no transaction is open and no sync is owed. Called once a group's answers are resolved
+   * (their replies are written before the check phase): SQLite's autocheckpoint runs inside the
+   * COMMIT that crosses its bound, with its fsyncs, so the request committing waited for it; here it
+   * runs between requests, with the same fsyncs (SQLite's own checkpoint, at synchronous=FULL).
+   */
+  checkpointWalWhenIdle(): void {
+    if (this.walCheckpointScheduled || this.walFd === null) return;
+    if (this.commitsSinceWalCheckpoint < this.walCheckpointEvery) return;
+    this.walCheckpointScheduled = true;
+    setImmediate(() => {
+      this.walCheckpointScheduled = false;
+      if (!this.db.open || this.db.inTransaction || this.syncOwed || this.walFd === null) return;
+      const restarts = walRestartCount(this.walFd);
+      const [result] = this.db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
+      this.walCheckpoints += 1;
+      // How many commits the next waits for: the frames this one found, per commit, against the
+      // target; halved when SQLite's autocheckpoint ran meanwhile (the WAL was started over more
+      // than once since the last), since its frame count then covers only part of the commits.
+      const frames = result?.log ?? 0;
+      const autocheckpointed =
+        this.walRestartsAtCheckpoint >= 0 && restarts > this.walRestartsAtCheckpoint + 1;
+      if (autocheckpointed) this.walCheckpointEvery = Math.max(1, this.walCheckpointEvery >> 1);
+      else if (frames > 0) {
+        const perCommit = frames / this.commitsSinceWalCheckpoint;
+        this.walCheckpointEvery = Math.min(
+          4096,
+          Math.max(1, Math.floor(WAL_CHECKPOINT_TARGET_FRAMES / perCommit)),
+        );
+      }
+      this.walRestartsAtCheckpoint = restarts;
+      this.commitsSinceWalCheckpoint = 0;
+    });
   }
 
   /** Whether a deferred commit waits for its WAL sync. */
@@ -317,7 +377,16 @@ export class SqliteStore {
   }
 }
 
-export function addColumnIfMissing(db: Database.Database, table: string, column: string, type: string): void {
+export /**
+ * How many times the WAL was started over: its header's checkpoint sequence number (bytes 12–15,
+ * big-endian), which SQLite bumps at each restart; -1 when the header cannot be read.
+ */
+function walRestartCount(walFd: number): number {
+  const header = Buffer.alloc(16);
+  return readSync(walFd, header, 0, 16, 0) === 16 ? header.readUInt32BE(12) : -1;
+}
+
+function addColumnIfMissing(db: Database.Database, table: string, column: string, type: string): void {
   const columns = db.pragma(`table_info(${table})`) as { name: string }[];
   if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
 }

@@ -387,6 +387,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     const groups = this.unsynced;
     this.unsynced = [];
     this.complete(groups);
+    this.store.checkpointWalWhenIdle();
     if (this.commitWhenSynced) {
       this.commitWhenSynced = false;
       this.commitGroup();
