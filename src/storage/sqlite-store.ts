@@ -377,16 +377,16 @@ export class SqliteStore {
   }
 }
 
-export /**
+/**
  * How many times the WAL was started over: its header's checkpoint sequence number (bytes 12–15,
  * big-endian), which SQLite bumps at each restart; -1 when the header cannot be read.
  */
-function walRestartCount(walFd: number): number {
+export function walRestartCount(walFd: number): number {
   const header = Buffer.alloc(16);
   return readSync(walFd, header, 0, 16, 0) === 16 ? header.readUInt32BE(12) : -1;
 }
 
-function addColumnIfMissing(db: Database.Database, table: string, column: string, type: string): void {
+export function addColumnIfMissing(db: Database.Database, table: string, column: string, type: string): void {
   const columns = db.pragma(`table_info(${table})`) as { name: string }[];
   if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
 }
