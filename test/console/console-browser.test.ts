@@ -5,35 +5,17 @@
 // bounded timeout. Without Chromium (a user's machine) the suite is skipped loudly; in CI
 // (CI=true) a missing browser fails it.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { after, before, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { browserSuite, launchChromium, openPage, pasteSql, type BrowserDocument } from './browser.ts';
-import { api, startConsoleServer, type ConsoleServer } from './harness.ts';
+import { test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { browserSuite, pasteSql, type BrowserDocument } from './browser.ts';
+import { api, startConsoleServer } from './harness.ts';
+import { ARTIFACTS, WAIT, demoBrowser } from './demo-browser.ts';
 
 declare const document: BrowserDocument;
 
-const ARTIFACTS = 'test-artifacts/console';
-const WAIT = 20_000;
-
 browserSuite('web console in headless Chromium', 'test/console/console-browser.test.ts', () => {
-  let server: ConsoleServer;
-  let browser: Browser;
-  const pageErrors: string[] = [];
-
-  before(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    server = await startConsoleServer({ demoRate: 40 });
-    browser = await launchChromium();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
-
-  const open = (hash: string, base = server.base): Promise<Page> =>
-    openPage(browser, base, hash, pageErrors, WAIT);
+  const demo = demoBrowser();
+  const { open, pageErrors } = demo;
 
   const text = async (page: Page, selector: string): Promise<string> =>
     (await page.locator(selector).first().textContent()) ?? '';
@@ -82,7 +64,7 @@ browserSuite('web console in headless Chromium', 'test/console/console-browser.t
     await page.locator('[data-testid="connection"].state-live').waitFor();
     assert.equal(await page.locator('table.live tbody tr').count(), 0);
 
-    const first = await api(server.base, 'POST', '/v1/tables/orders/rows', [
+    const first = await api(demo.base, 'POST', '/v1/tables/orders/rows', [
       { order_id: 9_000_000_000_001, seller_id: 7, amount: 1000 },
       { order_id: 9_000_000_000_002, seller_id: 8, amount: 1250 },
     ]);
@@ -101,7 +83,7 @@ browserSuite('web console in headless Chromium', 'test/console/console-browser.t
 
     // An update in place: the cell changes, is flagged as changed, and the bar grows.
     const cell = row10.locator('td[data-col="orders"]');
-    const second = await api(server.base, 'POST', '/v1/tables/orders/rows', [
+    const second = await api(demo.base, 'POST', '/v1/tables/orders/rows', [
       { order_id: 9_000_000_000_003, seller_id: 7, amount: 1010 },
     ]);
     assert.equal(second.status, 200);
@@ -121,7 +103,7 @@ browserSuite('web console in headless Chromium', 'test/console/console-browser.t
     await page.screenshot({ path: `${ARTIFACTS}/view-live-new.png` });
 
     // A retraction: deleting the only order of band 12 removes its row and its bar.
-    const third = await api(server.base, 'POST', '/v1/tables/orders/rows', {
+    const third = await api(demo.base, 'POST', '/v1/tables/orders/rows', {
       delete: [{ order_id: 9_000_000_000_002 }],
     });
     assert.equal(third.status, 200);
@@ -176,7 +158,7 @@ browserSuite('web console in headless Chromium', 'test/console/console-browser.t
 
   test('a join view draws each Join with two labelled inputs, and a self-join two Inputs of one table', async () => {
     const sellers = Array.from({ length: 20 }, (_, i) => `(${i + 1}, ${i % 3})`).join(', ');
-    const setup = await api(server.base, 'POST', '/v1/sql', {
+    const setup = await api(demo.base, 'POST', '/v1/sql', {
       sql: `CREATE TABLE sellers (seller_id INTEGER PRIMARY KEY, region_id INTEGER);
           CREATE TABLE regions (region_id INTEGER PRIMARY KEY, name TEXT);
           INSERT INTO sellers VALUES ${sellers};
@@ -335,7 +317,7 @@ browserSuite('web console in headless Chromium', 'test/console/console-browser.t
   });
 
   test('a view holding a row error shows VIEW_ERROR with its row, and recovers when it is retracted', async () => {
-    const setup = await api(server.base, 'POST', '/v1/sql', {
+    const setup = await api(demo.base, 'POST', '/v1/sql', {
       sql: 'CREATE TABLE ratios_in (a INT, b INT); CREATE MATERIALIZED VIEW ratios AS SELECT a / b AS q FROM ratios_in; INSERT INTO ratios_in VALUES (6, 3);',
     });
     assert.equal(setup.status, 200, JSON.stringify(setup.body));
@@ -343,7 +325,7 @@ browserSuite('web console in headless Chromium', 'test/console/console-browser.t
     const watching = await open('#/views/ratios');
     await watching.locator('[data-testid="connection"].state-live').waitFor();
     await watching.locator('table.live tbody tr').first().waitFor();
-    const bad = await api(server.base, 'POST', '/v1/tables/ratios_in/rows?wait=true', [{ a: 1, b: 0 }]);
+    const bad = await api(demo.base, 'POST', '/v1/tables/ratios_in/rows?wait=true', [{ a: 1, b: 0 }]);
     assert.equal(bad.status, 200, JSON.stringify(bad.body));
     // …and one opens it while it is in error (the server refuses the snapshot with VIEW_ERROR).
     const opened = await open('#/views/ratios');
@@ -361,7 +343,7 @@ browserSuite('web console in headless Chromium', 'test/console/console-browser.t
     }
     await opened.screenshot({ path: `${ARTIFACTS}/view-error.png` });
     // Deleting the offending row retracts the error: both pages show the rows again, no reload.
-    const fix = await api(server.base, 'POST', '/v1/tables/ratios_in/rows?wait=true', {
+    const fix = await api(demo.base, 'POST', '/v1/tables/ratios_in/rows?wait=true', {
       delete: [{ a: 1, b: 0 }],
     });
     assert.equal(fix.status, 200, JSON.stringify(fix.body));
@@ -408,7 +390,7 @@ browserSuite('web console in headless Chromium', 'test/console/console-browser.t
     });
     assert.deepEqual(asked.slice(settled), [], 'no requests for the unknown view after it was reported');
     // Once the view exists, a reload shows it.
-    const created = await api(server.base, 'POST', '/v1/sql', {
+    const created = await api(demo.base, 'POST', '/v1/sql', {
       sql: 'CREATE MATERIALIZED VIEW nope AS SELECT seller_id, COUNT(*) AS n FROM orders GROUP BY seller_id;',
     });
     assert.equal(created.status, 200, JSON.stringify(created.body));

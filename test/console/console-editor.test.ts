@@ -4,45 +4,19 @@
 // on a condition with a bounded timeout. Without Chromium (a user's machine) the suite is skipped
 // loudly; in CI (CI=true) a missing browser fails it.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { after, before, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import {
-  browserSuite,
-  launchChromium,
-  openPage,
-  pasteSql,
-  type BrowserDocument,
-  type BrowserElement,
-} from './browser.ts';
-import { startConsoleServer, type ConsoleServer } from './harness.ts';
+import { test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { browserSuite, pasteSql, type BrowserDocument, type BrowserElement } from './browser.ts';
+import { ARTIFACTS, demoBrowser } from './demo-browser.ts';
 
 declare const document: BrowserDocument;
 declare function getComputedStyle(element: BrowserElement): { readonly color: string };
-
-const ARTIFACTS = 'test-artifacts/console';
-const WAIT = 20_000;
 
 browserSuite(
   'the console\u2019s SQL page in headless Chromium',
   'test/console/console-editor.test.ts',
   () => {
-    let server: ConsoleServer;
-    let browser: Browser;
-    const pageErrors: string[] = [];
-
-    before(async () => {
-      mkdirSync(ARTIFACTS, { recursive: true });
-      server = await startConsoleServer({ demoRate: 40 });
-      browser = await launchChromium();
-    });
-
-    after(async () => {
-      await browser?.close();
-      await server?.close();
-    });
-
-    const open = (hash: string): Promise<Page> => openPage(browser, server.base, hash, pageErrors, WAIT);
+    const { open, pageErrors } = demoBrowser();
 
     test('an SQL error is shown with its position marked in the editor', async () => {
       const page = await open('#/sql');
