@@ -8,8 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CheckpointPolicy } from '../../src/server/runtime/types.ts';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
-import { openRuntime, removeDir, tempDir } from './helpers.ts';
-import { ORDERS_SCHEMA, assertReopensAlike, loadOrders, orderRows } from './checkpoint-orders.ts';
+import { assertReopensAlike, loadOrders, orderRows, withOrdersRuntime } from './checkpoint-orders.ts';
 
 // Never due by itself; every slice ends after its first read batch, so a write has many slices.
 const POLICY: CheckpointPolicy = { intervalMs: 1e9, epochs: 1e9, sliceMs: 0 };
@@ -44,38 +43,27 @@ async function ingestWhile(
 }
 
 test('an ingest request waits behind one checkpoint slice at most, and the checkpoint still ends', async () => {
-  const dir = tempDir();
-  try {
-    const rt = openRuntime(dir, { checkpoint: POLICY });
-    let open = true;
-    try {
-      rt.executeScript(ORDERS_SCHEMA);
-      loadOrders(rt, 0, 200_000);
-      for (const chains of [1, 2]) {
-        // Both full: an incremental one of the few rows sent during the first has few slices.
-        rt.checkpoints.requireFull();
-        let written = false;
-        const resumedBefore = rt.checkpointSlicesResumed;
-        const write = rt.checkpointInSlices().finally(() => (written = true));
-        const ingest = await ingestWhile(rt, chains, 1_000_000 * chains, () => written);
-        const stats = await write;
-        assert.ok(stats !== null, 'the checkpoint was written');
-        const resumed = rt.checkpointSlicesResumed - resumedBefore;
-        assert.ok(resumed >= 20, `${resumed} slices resumed: the write has many`);
-        assert.ok(ingest.answered >= 10, `${ingest.answered} requests answered during the write`);
-        assert.ok(
-          ingest.maxSlicesWaited <= 1,
-          `a request waited behind ${ingest.maxSlicesWaited} slices (${chains} chains)`,
-        );
-        assert.ok((stats.ingestWaits ?? 0) >= 1, `${stats.ingestWaits} slices waited for answers`);
-      }
-      assert.equal(rt.checkpoints.verify()?.epoch !== undefined, true, 'the stored checkpoint verifies');
-      open = false;
-      assertReopensAlike(rt, dir, POLICY);
-    } finally {
-      if (open) rt.close();
+  await withOrdersRuntime(POLICY, async (rt, dir) => {
+    loadOrders(rt, 0, 200_000);
+    for (const chains of [1, 2]) {
+      // Both full: an incremental one of the few rows sent during the first has few slices.
+      rt.checkpoints.requireFull();
+      let written = false;
+      const resumedBefore = rt.checkpointSlicesResumed;
+      const write = rt.checkpointInSlices().finally(() => (written = true));
+      const ingest = await ingestWhile(rt, chains, 1_000_000 * chains, () => written);
+      const stats = await write;
+      assert.ok(stats !== null, 'the checkpoint was written');
+      const resumed = rt.checkpointSlicesResumed - resumedBefore;
+      assert.ok(resumed >= 20, `${resumed} slices resumed: the write has many`);
+      assert.ok(ingest.answered >= 10, `${ingest.answered} requests answered during the write`);
+      assert.ok(
+        ingest.maxSlicesWaited <= 1,
+        `a request waited behind ${ingest.maxSlicesWaited} slices (${chains} chains)`,
+      );
+      assert.ok((stats.ingestWaits ?? 0) >= 1, `${stats.ingestWaits} slices waited for answers`);
     }
-  } finally {
-    removeDir(dir);
-  }
+    assert.equal(rt.checkpoints.verify()?.epoch !== undefined, true, 'the stored checkpoint verifies');
+    assertReopensAlike(rt, dir, POLICY);
+  });
 });

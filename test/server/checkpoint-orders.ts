@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
 import type { CheckpointPolicy } from '../../src/server/runtime/types.ts';
-import { openRuntime, sortedRows } from './helpers.ts';
+import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
 
 export const ORDERS_SCHEMA = `CREATE TABLE orders (id BIGINT NOT NULL, seller INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (id));
 CREATE MATERIALIZED VIEW seller_totals AS SELECT seller, SUM(amount) AS total, COUNT(*) AS n FROM orders GROUP BY seller`;
@@ -38,5 +38,28 @@ export function assertReopensAlike(rt: SluiceRuntime, dir: string, checkpoint: C
     assert.deepEqual(sortedRows(reopened.engine.viewSnapshot('seller_totals').rows), expected);
   } finally {
     reopened.close();
+  }
+}
+
+/**
+ * Runs `body` on a runtime over a fresh data directory with the orders schema (`policy` its
+ * checkpoints), then closes it (a second close, after assertReopensAlike, does nothing) and removes
+ * the directory.
+ */
+export async function withOrdersRuntime(
+  policy: CheckpointPolicy,
+  body: (rt: SluiceRuntime, dir: string) => Promise<void>,
+): Promise<void> {
+  const dir = tempDir();
+  try {
+    const rt = openRuntime(dir, { checkpoint: policy });
+    try {
+      rt.executeScript(ORDERS_SCHEMA);
+      await body(rt, dir);
+    } finally {
+      rt.close();
+    }
+  } finally {
+    removeDir(dir);
   }
 }

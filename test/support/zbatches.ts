@@ -2,7 +2,7 @@
 // consolidated output as sorted "+[row]×n" strings, and an error sink that fails on any report.
 import assert from 'node:assert/strict';
 import type { Value } from '../../src/common/types.ts';
-import type { RowErrorSink } from '../../src/ivm/operator.ts';
+import type { Operator, RowErrorSink } from '../../src/ivm/operator.ts';
 import { consolidate, type ZBatch } from '../../src/ivm/zset.ts';
 
 export function batch(entries: [Value[], number][]): ZBatch {
@@ -24,3 +24,8 @@ export function changes(out: ZBatch): string[] {
 
 /** A sink for steps that must report no row error. */
 export const failOnRowError: RowErrorSink = { report: () => assert.fail('no row error expected') };
+
+/** One step of `op` over `inputs`, failing on any row error, as `changes` strings. */
+export function stepChanges(op: Operator, inputs: readonly ZBatch[]): string[] {
+  return changes(op.step(inputs, failOnRowError));
+}

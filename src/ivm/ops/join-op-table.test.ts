@@ -11,7 +11,7 @@ import type { ZBatch } from '../zset.ts';
 import { JoinOp } from './join-op.ts';
 import { SlotRowMap } from '../slot-row-map.ts';
 import { TableJoinSide } from '../join-table-side.ts';
-import { batch, changes, failOnRowError, none } from '../../../test/support/zbatches.ts';
+import { batch, changes, failOnRowError, none, stepChanges } from '../../../test/support/zbatches.ts';
 
 // Left [k, v] (k: a key into the table); the table's rows [id, name].
 const LEFT = [
@@ -57,36 +57,26 @@ function setup(joinKind: JoinKind): { op: JoinOp; table: SlotRowMap<Value>; appl
 test('the table side is read, never arranged: the join holds only the left rows', () => {
   const { op, apply } = setup('inner');
   assert.deepEqual(
-    changes(
-      op.step(
-        [
-          none,
-          apply(
-            batch([
-              [[1, 'a'], 1],
-              [[2, 'b'], 1],
-            ]),
-          ),
-        ],
-        failOnRowError,
+    stepChanges(op, [
+      none,
+      apply(
+        batch([
+          [[1, 'a'], 1],
+          [[2, 'b'], 1],
+        ]),
       ),
-    ),
+    ]),
     [],
   );
   assert.deepEqual(op.ownRows(), [0, 0]);
   assert.deepEqual(
-    changes(
-      op.step(
-        [
-          batch([
-            [[1, 10], 1],
-            [[3, 30], 1],
-          ]),
-          none,
-        ],
-        failOnRowError,
-      ),
-    ),
+    stepChanges(op, [
+      batch([
+        [[1, 10], 1],
+        [[3, 30], 1],
+      ]),
+      none,
+    ]),
     ['+[1,10,1,"a"]×1'],
   );
   assert.deepEqual(op.ownRows(), [2, 0]);
@@ -134,7 +124,7 @@ test('both sides in one step, the table updated and deleted: ΔL⋈R_old + L_new
 
 test('outer joins pad against the table as it was before the step', () => {
   const { op, apply } = setup('full');
-  assert.deepEqual(changes(op.step([batch([[[1, 10], 1]]), none], failOnRowError)), ['+[1,10,null,null]×1']);
+  assert.deepEqual(stepChanges(op, [batch([[[1, 10], 1]]), none]), ['+[1,10,null,null]×1']);
   // The table's row and a second left row of its key in one step: the padding goes once.
   const out = op.step([batch([[[1, 11], 1]]), apply(batch([[[1, 'a'], 1]]))], failOnRowError);
   assert.deepEqual(changes(out), ['+[1,10,1,"a"]×1', '+[1,11,1,"a"]×1', '-[1,10,null,null]×1']);

@@ -10,7 +10,7 @@ import type { ZBatch } from '../zset.ts';
 import { consolidate } from '../zset.ts';
 import { JoinOp, type JoinBudget } from './join-op.ts';
 import { keyValue } from '../join-key.ts';
-import { batch, changes, failOnRowError, none } from '../../../test/support/zbatches.ts';
+import { batch, changes, failOnRowError, none, stepChanges } from '../../../test/support/zbatches.ts';
 
 // Both inputs are [k, v]; the output row is [lk, lv, rk, rv].
 const COLS = [
@@ -42,84 +42,66 @@ function join(
 
 test('inner join: each side probes the other, and both deltas of one step meet once', () => {
   const op = join('inner');
-  assert.deepEqual(changes(op.step([batch([[[1, 10], 1]]), none], failOnRowError)), []);
-  assert.deepEqual(changes(op.step([none, batch([[[1, 20], 2]])], failOnRowError)), ['+[1,10,1,20]×2']);
+  assert.deepEqual(stepChanges(op, [batch([[[1, 10], 1]]), none]), []);
+  assert.deepEqual(stepChanges(op, [none, batch([[[1, 20], 2]])]), ['+[1,10,1,20]×2']);
   // Both sides change in one step (a self-join, or a view and its input): ΔL⋈R_old + L_new⋈ΔR.
-  assert.deepEqual(changes(op.step([batch([[[1, 11], 1]]), batch([[[1, 21], 1]])], failOnRowError)).sort(), [
+  assert.deepEqual(stepChanges(op, [batch([[[1, 11], 1]]), batch([[[1, 21], 1]])]).sort(), [
     '+[1,10,1,21]×1',
     '+[1,11,1,20]×2',
     '+[1,11,1,21]×1',
   ]);
   // Deleting retracts exactly what the row contributed.
-  assert.deepEqual(changes(op.step([batch([[[1, 10], -1]]), none], failOnRowError)), [
-    '-[1,10,1,20]×2',
-    '-[1,10,1,21]×1',
-  ]);
+  assert.deepEqual(stepChanges(op, [batch([[[1, 10], -1]]), none]), ['-[1,10,1,20]×2', '-[1,10,1,21]×1']);
   assert.deepEqual(op.arrangedRows(), [1, 2]);
 });
 
 test('NULL keys never match, and an outer join pads them', () => {
   const inner = join('inner');
   inner.step([batch([[[null, 1], 1]]), none], failOnRowError);
-  assert.deepEqual(changes(inner.step([none, batch([[[null, 2], 1]])], failOnRowError)), []);
+  assert.deepEqual(stepChanges(inner, [none, batch([[[null, 2], 1]])]), []);
   const full = join('full');
-  assert.deepEqual(changes(full.step([batch([[[null, 1], 1]]), batch([[[null, 2], 1]])], failOnRowError)), [
+  assert.deepEqual(stepChanges(full, [batch([[[null, 1], 1]]), batch([[[null, 2], 1]])]), [
     '+[null,1,null,null]×1',
     '+[null,null,null,2]×1',
   ]);
-  assert.deepEqual(changes(full.step([batch([[[null, 1], -1]]), none], failOnRowError)), [
-    '-[null,1,null,null]×1',
-  ]);
+  assert.deepEqual(stepChanges(full, [batch([[[null, 1], -1]]), none]), ['-[null,1,null,null]×1']);
 });
 
 test('left join: the padded row goes when the first match comes and returns when the last leaves', () => {
   const op = join('left');
-  assert.deepEqual(changes(op.step([batch([[[1, 10], 1]]), none], failOnRowError)), ['+[1,10,null,null]×1']);
-  assert.deepEqual(changes(op.step([none, batch([[[1, 20], 1]])], failOnRowError)), [
-    '+[1,10,1,20]×1',
-    '-[1,10,null,null]×1',
-  ]);
+  assert.deepEqual(stepChanges(op, [batch([[[1, 10], 1]]), none]), ['+[1,10,null,null]×1']);
+  assert.deepEqual(stepChanges(op, [none, batch([[[1, 20], 1]])]), ['+[1,10,1,20]×1', '-[1,10,null,null]×1']);
   // A second match changes nothing about the padding.
-  assert.deepEqual(changes(op.step([none, batch([[[1, 21], 1]])], failOnRowError)), ['+[1,10,1,21]×1']);
-  assert.deepEqual(changes(op.step([none, batch([[[1, 20], -1]])], failOnRowError)), ['-[1,10,1,20]×1']);
-  assert.deepEqual(changes(op.step([none, batch([[[1, 21], -1]])], failOnRowError)), [
+  assert.deepEqual(stepChanges(op, [none, batch([[[1, 21], 1]])]), ['+[1,10,1,21]×1']);
+  assert.deepEqual(stepChanges(op, [none, batch([[[1, 20], -1]])]), ['-[1,10,1,20]×1']);
+  assert.deepEqual(stepChanges(op, [none, batch([[[1, 21], -1]])]), [
     '+[1,10,null,null]×1',
     '-[1,10,1,21]×1',
   ]);
   // A right row without a left match is not padded in a LEFT join.
-  assert.deepEqual(changes(op.step([none, batch([[[2, 30], 1]])], failOnRowError)), []);
+  assert.deepEqual(stepChanges(op, [none, batch([[[2, 30], 1]])]), []);
 });
 
 test('right and full joins pad the right side symmetrically, in the same step as the match', () => {
   const op = join('full');
   assert.deepEqual(
-    changes(
-      op.step(
-        [
-          batch([[[1, 10], 1]]),
-          batch([
-            [[1, 20], 1],
-            [[2, 30], 1],
-          ]),
-        ],
-        failOnRowError,
-      ),
-    ),
+    stepChanges(op, [
+      batch([[[1, 10], 1]]),
+      batch([
+        [[1, 20], 1],
+        [[2, 30], 1],
+      ]),
+    ]),
     ['+[1,10,1,20]×1', '+[null,null,2,30]×1'],
   );
   assert.deepEqual(
-    changes(
-      op.step(
-        [
-          batch([
-            [[2, 11], 1],
-            [[1, 10], -1],
-          ]),
-          none,
-        ],
-        failOnRowError,
-      ),
-    ),
+    stepChanges(op, [
+      batch([
+        [[2, 11], 1],
+        [[1, 10], -1],
+      ]),
+      none,
+    ]),
     ['+[2,11,2,30]×1', '+[null,null,1,20]×1', '-[1,10,1,20]×1', '-[null,null,2,30]×1'].sort(),
   );
 });
@@ -129,39 +111,26 @@ test('a residual condition decides matches per pair, and padding follows each ro
   const lessThan: ScalarExpr = { kind: 'call', fn: 'lt', args: [col(1), col(3)], type: T.bool };
   const op = join('left', lessThan);
   assert.deepEqual(
-    changes(
-      op.step(
-        [
-          batch([
-            [[1, 5], 1],
-            [[1, 50], 1],
-          ]),
-          none,
-        ],
-        failOnRowError,
-      ),
-    ),
+    stepChanges(op, [
+      batch([
+        [[1, 5], 1],
+        [[1, 50], 1],
+      ]),
+      none,
+    ]),
     ['+[1,5,null,null]×1', '+[1,50,null,null]×1'],
   );
   // r.v = 10 matches l.v = 5 only: only that row loses its padding.
-  assert.deepEqual(changes(op.step([none, batch([[[1, 10], 1]])], failOnRowError)), [
-    '+[1,5,1,10]×1',
-    '-[1,5,null,null]×1',
-  ]);
+  assert.deepEqual(stepChanges(op, [none, batch([[[1, 10], 1]])]), ['+[1,5,1,10]×1', '-[1,5,null,null]×1']);
   // Moving the right row to v = 100 (delete + insert) now matches both.
   assert.deepEqual(
-    changes(
-      op.step(
-        [
-          none,
-          batch([
-            [[1, 10], -1],
-            [[1, 100], 1],
-          ]),
-        ],
-        failOnRowError,
-      ),
-    ),
+    stepChanges(op, [
+      none,
+      batch([
+        [[1, 10], -1],
+        [[1, 100], 1],
+      ]),
+    ]),
     ['+[1,50,1,100]×1', '+[1,5,1,100]×1', '-[1,50,null,null]×1', '-[1,5,1,10]×1'].sort(),
   );
 });
@@ -216,7 +185,7 @@ test('a checkpoint round trip restores both arrangements and the per-row match c
       [[2, 9], 1],
     ]),
   ];
-  assert.deepEqual(changes(b.step(next, failOnRowError)), changes(replay.step(next, failOnRowError)));
+  assert.deepEqual(stepChanges(b, next), stepChanges(replay, next));
 });
 
 test('an incremental checkpoint delta holds changed rows and deletions only', () => {
@@ -294,7 +263,7 @@ test('checkpoint entries keep the encoded key form, and load keys rows again', (
   );
   const restored = join('inner');
   restored.loadState(delta.upserts.map(([, v]) => v));
-  assert.deepEqual(changes(restored.step([none, batch([[[7, 2], 1]])], failOnRowError)), ['+[7,1,7,2]×1']);
+  assert.deepEqual(stepChanges(restored, [none, batch([[[7, 2], 1]])]), ['+[7,1,7,2]×1']);
 });
 
 test('a fused Map: rows are built projected, and a one-sided step of an inner join says its rows are distinct', () => {
