@@ -13,8 +13,6 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
-import { runInNewContext } from 'node:vm';
-import { setFlagsFromString } from 'node:v8';
 import type { DbIvmVariant } from './dbivm.ts';
 import {
   type Impl,
@@ -39,6 +37,7 @@ import {
   type Order,
   type WorkloadSpec,
 } from './workload.ts';
+import { getGc, settledMemory } from './bench-memory.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Child: one implementation, one distribution, one batch size.
@@ -67,20 +66,6 @@ interface ChildResult {
   entry: string;
   histogram: [number, number][];
   state: string;
-}
-
-function getGc(): () => void {
-  const g = (globalThis as { gc?: () => void }).gc;
-  if (typeof g === 'function') return g;
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-}
-
-/** Heap used plus off-heap memory (ArrayBuffers of typed arrays), after full collections. */
-function settledMemory(gc: () => void): number {
-  for (let i = 0; i < 3; i++) gc();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.external;
 }
 
 interface Pipeline {

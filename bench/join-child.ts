@@ -2,8 +2,6 @@
 // and its result checked against a direct computation.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { runInNewContext } from 'node:vm';
-import { setFlagsFromString } from 'node:v8';
 import {
   ReferenceTables,
   VARIANT_SQL,
@@ -17,6 +15,7 @@ import {
 } from './join-workload.ts';
 import { PREFIX_BATCH, type Impl, type Options } from './join-options.ts';
 import { buildImpl, type JoinImpl } from './join-impls.ts';
+import { getGc, settledMemory } from './bench-memory.ts';
 
 export interface PhaseResult {
   phase: PhaseName;
@@ -77,20 +76,6 @@ class PhaseMismatch extends Error {
   ) {
     super(detail.message);
   }
-}
-
-function getGc(): () => void {
-  const g = (globalThis as { gc?: () => void }).gc;
-  if (typeof g === 'function') return g;
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-}
-
-/** Heap used plus off-heap memory (ArrayBuffers of typed arrays), after full collections. */
-function settledMemory(gc: () => void): number {
-  for (let i = 0; i < 3; i++) gc();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.external;
 }
 
 function percentile(sorted: Float64Array, q: number): number {
