@@ -249,16 +249,12 @@ export class AppendColumns {
     }
     if (ints) this.intRuns++;
     // One function per typed form, so that each one's stores see one kind of array.
-    const done =
-      col instanceof Int32Array
-        ? ints
-          ? copyIntsToInt32(col, at, from, i, run)
-          : copyInt32(col, at, from, i, run)
-        : col instanceof Uint8Array
-          ? ints
-            ? copyIntsToUint8(col, at, from, i, run)
-            : copyUint8(col, at, from, i, run)
-          : copyFloat64(col, at, from, i, run);
+    let done: number;
+    if (col instanceof Int32Array)
+      done = ints ? copyIntsToInt32(col, at, from, i, run) : copyInt32(col, at, from, i, run);
+    else if (col instanceof Uint8Array)
+      done = ints ? copyIntsToUint8(col, at, from, i, run) : copyUint8(col, at, from, i, run);
+    else done = copyFloat64(col, at, from, i, run);
     // The rest through `put`, which widens the column at the value that did not fit.
     if (done < run) this.putRest(tail, c, from, i, run, done);
   }

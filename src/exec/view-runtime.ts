@@ -3,6 +3,7 @@
 // topological order, plus the view's row-error multiset.
 import { SluiceError } from '../common/errors.ts';
 import type { ColumnSpec, DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
+import type { ScalarExpr } from '../common/scalar-expr.ts';
 import type { Operator, RowErrorSink } from '../ivm/operator.ts';
 import type { Stateful } from '../ivm/state.ts';
 import { isStateful } from '../ivm/state.ts';
@@ -215,36 +216,7 @@ export class ViewRuntime implements RowErrorSink {
           break;
         case 'join': {
           const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);
-          let arrangement: JoinArrangement | TableJoinSide | null = null;
-          let other: JoinArrangement | null = null;
-          if (shared !== null && node.shared !== null) {
-            const input = byId.get(node.inputs[node.shared.side]) as Extract<DataflowNode, { kind: 'input' }>;
-            const keys = node.shared.side === 0 ? node.leftKey : node.rightKey;
-            if (node.shared.table === true) {
-              arrangement = shared.registry.tableSide(input.source, node.shared.side);
-              const name = node.shared.other;
-              if (arrangement !== null && name !== undefined) {
-                const otherSide = node.shared.side === 0 ? 1 : 0;
-                const source = (byId.get(node.inputs[otherSide]) as Extract<DataflowNode, { kind: 'input' }>)
-                  .source;
-                other = shared.registry.acquire(
-                  name,
-                  source,
-                  otherSide === 0 ? node.leftKey : node.rightKey,
-                  shared.epoch,
-                );
-                this.sharedArrangements.push(name);
-              }
-            } else {
-              arrangement = shared.registry.acquire(
-                node.shared.arrangement,
-                input.source,
-                keys,
-                shared.epoch,
-              );
-              this.sharedArrangements.push(node.shared.arrangement);
-            }
-          }
+          const { arrangement, other } = this.joinSides(node, byId, shared);
           this.rendered.push({
             node,
             inputs: node.inputs,
@@ -521,5 +493,39 @@ export class ViewRuntime implements RowErrorSink {
 
   stateBytes(): number {
     return this.rendered.reduce((sum, r) => sum + (r.op?.stateSize() ?? 0), 0);
+  }
+
+  /**
+   * A join's sides held outside it: the side read from a keyed table's own rows and the other side's
+   * shared arrangement (when the plan names one), or the one shared arrangement of its side; nulls
+   * for what the join arranges itself. The shared arrangements acquired are noted for release.
+   */
+  private joinSides(
+    node: Extract<DataflowNode, { kind: 'join' }>,
+    byId: ReadonlyMap<number, DataflowNode>,
+    shared: { readonly registry: SharedArrangements; readonly epoch: number } | null,
+  ): { arrangement: JoinArrangement | TableJoinSide | null; other: JoinArrangement | null } {
+    if (shared === null || node.shared === null) return { arrangement: null, other: null };
+    const sourceOf = (side: 0 | 1): string =>
+      (byId.get(node.inputs[side] as number) as Extract<DataflowNode, { kind: 'input' }>).source;
+    const keysOf = (side: 0 | 1): readonly ScalarExpr[] => (side === 0 ? node.leftKey : node.rightKey);
+    const side = node.shared.side;
+    if (node.shared.table !== true) {
+      const own = shared.registry.acquire(
+        node.shared.arrangement,
+        sourceOf(side),
+        keysOf(side),
+        shared.epoch,
+      );
+      this.sharedArrangements.push(node.shared.arrangement);
+      return { arrangement: own, other: null };
+    }
+    const arrangement = shared.registry.tableSide(sourceOf(side), side);
+    const name = node.shared.other;
+    if (arrangement === null || name === undefined) return { arrangement, other: null };
+    const otherSide = side === 0 ? 1 : 0;
+    const other = shared.registry.acquire(name, sourceOf(otherSide), keysOf(otherSide), shared.epoch);
+    this.sharedArrangements.push(name);
+    return { arrangement, other };
   }
 }
