@@ -1,5 +1,6 @@
 // The canonical benchmark's command line: its flags, defaults, targets and how many events each
 // batch size times and preloads (bench/canonical.ts, parent and child alike).
+import { forEachFlag, intArg as int, listArg as list } from './bench-args.ts';
 import type { DbIvmVariant } from './dbivm.ts';
 import type { Dist } from './workload.ts';
 
@@ -59,20 +60,7 @@ export function parseArgs(argv: string[]): Options {
     child: false,
     workers: [1, 2],
   };
-  const list = (v: string): string[] => v.split(',').filter((s) => s !== '');
-  const int = (flag: string, v: string): number => {
-    const n = Number(v.replace(/_/g, ''));
-    if (!Number.isInteger(n) || n < 0) throw new Error(`bench: ${flag} needs a non-negative integer`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a];
-    const value = (): string => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new Error(`bench: ${flag} needs a value`);
-      return v;
-    };
+  forEachFlag(argv, (flag, value, _inline, a) => {
     switch (flag) {
       case '--quick':
         o.quick = true;
@@ -146,7 +134,7 @@ export function parseArgs(argv: string[]): Options {
       default:
         throw new Error(`bench: unknown flag ${a}`);
     }
-  }
+  });
   return o;
 }
 

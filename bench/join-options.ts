@@ -1,4 +1,5 @@
 // bench/join.ts's command line: the implementations, variants, phases and sizes of a run.
+import { forEachFlag, intArg as int, listArg as list } from './bench-args.ts';
 import { type PhaseName, type Variant } from './join-workload.ts';
 
 export type Impl = 'sluice' | 'db-ivm' | 'map';
@@ -45,20 +46,7 @@ export function parseArgs(argv: string[]): Options {
     child: false,
   };
   const set = new Set<string>();
-  const list = (v: string): string[] => v.split(',').filter((s) => s !== '');
-  const int = (flag: string, v: string): number => {
-    const n = Number(v.replace(/_/g, ''));
-    if (!Number.isInteger(n) || n < 0) throw new Error(`bench: ${flag} needs a non-negative integer`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a];
-    const value = (): string => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new Error(`bench: ${flag} needs a value`);
-      return v;
-    };
+  forEachFlag(argv, (flag, value, inline, a) => {
     set.add(flag);
     switch (flag) {
       case '--quick':
@@ -127,7 +115,7 @@ export function parseArgs(argv: string[]): Options {
       default:
         throw new Error(`bench: unknown flag ${a}`);
     }
-  }
+  });
   if (o.quick) {
     if (!set.has('--auctions')) o.auctions = Math.ceil(o.auctions / 40);
     if (!set.has('--bids')) o.bids = Math.ceil(o.bids / 40);
@@ -137,15 +125,5 @@ export function parseArgs(argv: string[]): Options {
   return o;
 }
 
-/** BENCH_FOO_BAR=v → --foo-bar=v (before the command line's own flags, which therefore win). */
-export function envArgs(): string[] {
-  const out: string[] = [];
-  for (const [k, v] of Object.entries(process.env)) {
-    if (!k.startsWith('BENCH_') || v === undefined || v === '') continue;
-    const flag = '--' + k.slice(6).toLowerCase().replace(/_/g, '-');
-    if (flag === '--quick' || flag === '--peers' || flag === '--no-warmup') {
-      if (v !== '0' && v !== 'false') out.push(flag);
-    } else out.push(`${flag}=${v}`);
-  }
-  return out;
-}
+/** The join bench's flags that take no value, as BENCH_* variables too (see bench-args.ts). */
+export const SWITCHES: readonly string[] = ['--quick', '--peers', '--no-warmup'];

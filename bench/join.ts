@@ -18,7 +18,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { VARIANT_SQL, type PhaseName, type Variant } from './join-workload.ts';
-import { PHASES, PREFIX_BATCH, envArgs, parseArgs, type Impl, type Options } from './join-options.ts';
+import { envArgs } from './bench-args.ts';
+import { PHASES, PREFIX_BATCH, SWITCHES, parseArgs, type Impl, type Options } from './join-options.ts';
 import {
   runChild,
   type ChildFailure,
@@ -310,7 +311,7 @@ async function runParent(o: Options): Promise<number> {
   return 0;
 }
 
-const opts = parseArgs([...envArgs(), ...process.argv.slice(2)]);
+const opts = parseArgs([...envArgs(SWITCHES), ...process.argv.slice(2)]);
 if (opts.child) {
   await runChild(opts);
 } else {
