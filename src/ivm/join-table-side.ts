@@ -7,8 +7,9 @@
 // (join-op.ts takes its delta first, against the other side's old state, and never folds it in).
 // It holds no rows and writes no checkpoint entries: the table's checkpoint holds the rows, and a
 // recovery loads the tables before the views. Columns a probe emits may be kept by slot, as an
-// arrangement keeps them (one array cell a value, not the row and its element): written from the
-// table's delta at each step, rebuilt whole when the table's slots moved (a compaction, a load).
+// arrangement keeps them (one array cell a value, not the row and its element): the new slots'
+// cells written when a probe reads them, a row replaced in place at its step, all of them rebuilt
+// when the table's slots moved (a compaction, a load).
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
 import { NO_SLOT } from './group-index.ts';
