@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Value } from '../common/types.ts';
 import { SlotRowMap } from './slot-row-map.ts';
-import { TableJoinSide } from './join-table-side.ts';
+import { TableJoinSide, tableSideWork } from './join-table-side.ts';
 
 type Row = readonly Value[];
 
@@ -33,5 +33,40 @@ test('kept cells follow a row replaced in place in the step that also puts a row
   side.sync({ rows: [row(10, 'c10')], weights: [1], consolidated: true }, () => {
     throw new Error('no key is read when no row was replaced in place');
   });
-  assert.equal(kept[side.slotOf(10)], 'c10');
+  // Its cell is written when the probe reads the cells (`keptColumns`).
+  assert.equal((side.keptColumns[0] as readonly Value[])[side.slotOf(10)], 'c10');
+});
+
+test('kept cells of new slots wait for the probe that reads them, then are written once', () => {
+  const table = new SlotRowMap<Value>(4, 1, (row) => row[0] as Value);
+  const side = new TableJoinSide(() => table, 'R');
+  assert.deepEqual(side.keepColumns([1]), [0]);
+  const keyOf = (r: Row): number => r[0] as number;
+  const row = (id: number, category: string | null): Row => [id, category];
+  const before = tableSideWork.keptWrites;
+  // Steps that fill the table while nothing probes it write no cell.
+  for (let id = 0; id < 6; id++) {
+    table.set(id, row(id, id === 2 ? null : `c${id}`));
+    side.sync({ rows: [row(id, id === 2 ? null : `c${id}`)], weights: [1], consolidated: true }, keyOf);
+  }
+  assert.equal(tableSideWork.keptWrites, before);
+  // A row replaced in place while cells wait: the step writes the waiting cells and the replaced one.
+  const old4 = table.get(4) as Row;
+  table.set(4, row(4, 'changed'));
+  side.sync({ rows: [old4, row(4, 'changed')], weights: [-1, 1], consolidated: true }, keyOf);
+  assert.equal(tableSideWork.keptWrites, before + 6);
+  table.delete(1);
+  table.set(1, row(1, 'again'));
+  side.sync({ rows: [row(1, 'c1'), row(1, 'again')], weights: [-1, 1], consolidated: true }, keyOf);
+  assert.equal(tableSideWork.keptWrites, before + 6);
+  // The probe's read writes the one waiting slot, once.
+  const cell = (id: number): Value | undefined => (side.keptColumns[0] as readonly Value[])[side.slotOf(id)];
+  assert.deepEqual([0, 1, 2, 3, 4, 5].map(cell), ['c0', 'again', null, 'c3', 'changed', 'c5']);
+  assert.equal(tableSideWork.keptWrites, before + 7);
+  // Slots squeezed while cells wait (a compaction): rebuilt whole, read as they are.
+  for (let id = 0; id < 6; id++) table.delete(id);
+  for (let id = 10; id < 14; id++) table.set(id, row(id, `c${id}`));
+  table.compact();
+  side.sync({ rows: [], weights: [], consolidated: true }, keyOf);
+  assert.deepEqual([10, 11, 12, 13].map(cell), ['c10', 'c11', 'c12', 'c13']);
 });

@@ -7,8 +7,9 @@
 // (join-op.ts takes its delta first, against the other side's old state, and never folds it in).
 // It holds no rows and writes no checkpoint entries: the table's checkpoint holds the rows, and a
 // recovery loads the tables before the views. Columns a probe emits may be kept by slot, as an
-// arrangement keeps them (one array cell a value, not the row and its element): written from the
-// table's delta at each step, rebuilt whole when the table's slots moved (a compaction, a load).
+// arrangement keeps them (one array cell a value, not the row and its element): the new slots'
+// cells written when a probe reads them, a row replaced in place at its step, all of them rebuilt
+// when the table's slots moved (a compaction, a load).
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
 import { NO_SLOT } from './group-index.ts';
@@ -59,8 +60,11 @@ function tableKey(key: JoinKey): Value {
   return typeof key === 'bigint' ? `n${key};` : key;
 }
 
-/** Work counted for tests: kept columns rebuilt whole (the table's slots moved). */
-export const tableSideWork = { keptRebuilds: 0 };
+/**
+ * Work counted for tests: kept columns rebuilt whole (the table's slots moved), and kept cells
+ * written for slots the table took since the last write.
+ */
+export const tableSideWork = { keptRebuilds: 0, keptWrites: 0 };
 
 /**
  * What the kept cells were written against: the table's slots, their compactions and in-place
@@ -102,12 +106,15 @@ export class TableJoinSide implements JoinSideRows {
   }
 
   /**
-   * Reads the table's rows afresh (at each step: a load may have replaced them), and writes the
-   * kept columns of the slots taken since the last step: a row the table inserts takes a new slot
-   * (a key deleted and inserted again too, even where the change leaves the pair out), so those
-   * are read in order, with no key looked up. Only where the table set a row in place of its key's
-   * row (its `replacements` moved) are the rows `delta` inserts (the table's change this step,
-   * `keyOf` their join keys) found by key, to write the replaced rows' cells.
+   * Reads the table's rows afresh (at each step: a load may have replaced them). The kept cells of
+   * the slots the table took since they were last written are written when a probe reads them
+   * (`keptColumns`), not here: a table filled while the other side has no rows to probe it (the
+   * join bench's auctions phase) writes no cell per row, and the first probe writes them all in one
+   * pass. A row the table inserts takes a new slot (a key deleted and inserted again too, even
+   * where the change leaves the pair out), so those are read in order, with no key looked up. Only
+   * where the table set a row in place of its key's row (its `replacements` moved) are the rows
+   * `delta` inserts (the table's change this step, `keyOf` their join keys) found by key, now, to
+   * write the replaced rows' cells.
    */
   sync(delta: ZBatch, keyOf: KeyFn): void {
     const slots = (this.slots = this.rowsOf());
@@ -117,20 +124,13 @@ export class TableJoinSide implements JoinSideRows {
       this.rebuildKept();
       return;
     }
-    const keptAt = this.keptAt;
     const mark = this.mark;
-    const from = mark.slots;
-    const to = slots.slotCount;
-    for (let k = 0; k < kept.length; k++) {
-      const values = kept[k] as Value[];
-      const column = keptAt[k] as number;
-      for (let s = from; s < to; s++) values[s] = slots.rowAt(s)?.[column] ?? null;
-    }
-    mark.slots = to;
-    const weights = delta.weights;
     // Rows set in place of their key's row kept their slots: only then are inserted rows found by key.
     if (slots.replacements === mark.replacements) return;
+    this.writeNewSlots();
     mark.replacements = slots.replacements;
+    const keptAt = this.keptAt;
+    const weights = delta.weights;
     const rows = delta.rows;
     for (let i = 0; i < rows.length; i++) {
       if ((weights[i] as number) <= 0) continue;
@@ -140,6 +140,23 @@ export class TableJoinSide implements JoinSideRows {
       if (slot < 0) continue;
       for (let k = 0; k < kept.length; k++) (kept[k] as Value[])[slot] = row[keptAt[k] as number] as Value;
     }
+  }
+
+  /** Writes the kept cells of the slots the table took since they were last written. */
+  private writeNewSlots(): void {
+    const slots = this.slots;
+    const kept = this.kept;
+    const keptAt = this.keptAt;
+    const mark = this.mark;
+    const from = mark.slots;
+    const to = slots.slotCount;
+    for (let k = 0; k < kept.length; k++) {
+      const values = kept[k] as Value[];
+      const column = keptAt[k] as number;
+      for (let s = from; s < to; s++) values[s] = slots.rowAt(s)?.[column] ?? null;
+    }
+    tableSideWork.keptWrites += (to - from) * kept.length;
+    mark.slots = to;
   }
 
   private rebuildKept(): void {
@@ -174,7 +191,9 @@ export class TableJoinSide implements JoinSideRows {
     return false;
   }
 
+  /** The kept cells by slot, those of the slots taken since the last read written first. */
   get keptColumns(): readonly (readonly Value[])[] {
+    if (this.mark.slots !== this.slots.slotCount) this.writeNewSlots();
     return this.kept;
   }
 
@@ -183,7 +202,10 @@ export class TableJoinSide implements JoinSideRows {
     const added = new Set(columns.filter((c) => !this.keptAt.includes(c)));
     if (this.keptAt.length + added.size > MAX_KEPT_COLUMNS) return null;
     this.slots = this.rowsOf();
-    if (this.kept.length > 0 && this.slotsMoved()) this.rebuildKept();
+    if (this.kept.length > 0) {
+      if (this.slotsMoved()) this.rebuildKept();
+      else this.writeNewSlots();
+    }
     for (const column of added) {
       this.keptAt.push(column);
       this.kept.push(this.columnOf(column));
