@@ -21,36 +21,10 @@ export const KIND_UPDATE_AFTER = 3;
 /** The largest delta a ChangeList codes (a row index takes the top 30 bits of an int32 code). */
 const MAX_CODED_ROWS = 2 ** 29;
 
-/** Codes of lists up to this long are cut from a shared slab (longer ones get an array of their own). */
-const SLAB_CODES = 1 << 16;
-const MAX_SLAB_CUT = SLAB_CODES >> 4;
-/** The slab the next short lists' codes are cut from, and how much of it is handed out. */
-let codeSlab = new Int32Array(SLAB_CODES);
-let codeSlabUsed = 0;
-/** Backing stores allocated for code arrays (a test counts them). */
-export const codeStoresAllocated = { count: 0 };
-
-/**
- * The codes of a list of `n` changes over a delta of `n` rows (each row one change at most), zeroed.
- * A short list's codes are a view of a shared slab that no earlier list was given (a list is built
- * fresh each epoch and may be held until its group commit, so no part is ever handed out twice):
- * an ArrayBuffer of its own per epoch and view was a native backing store each, allocated, tracked
- * as external memory and freed by the collector.
- */
+/** The codes of a list of `n` changes over a delta of `n` rows (each row one change at most). */
 export function changeCodes(n: number): Int32Array {
   if (n >= MAX_CODED_ROWS) throw new SluiceError('INTERNAL_ERROR', `a view delta of ${n} rows`);
-  if (n > MAX_SLAB_CUT) {
-    codeStoresAllocated.count++;
-    return new Int32Array(n);
-  }
-  if (codeSlabUsed + n > SLAB_CODES) {
-    codeStoresAllocated.count++;
-    codeSlab = new Int32Array(SLAB_CODES);
-    codeSlabUsed = 0;
-  }
-  const codes = codeSlab.subarray(codeSlabUsed, codeSlabUsed + n);
-  codeSlabUsed += n;
-  return codes;
+  return new Int32Array(n);
 }
 
 /**

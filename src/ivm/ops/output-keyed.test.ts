@@ -9,7 +9,7 @@ import { Decimal } from '../../common/decimal.ts';
 import type { Value } from '../../common/types.ts';
 import { encodeExactValues, singleKey } from '../../common/values.ts';
 import { consolidate, type ZBatch } from '../zset.ts';
-import { codeStoresAllocated, type ChangeList, type RawChange } from '../../common/raw-changes.ts';
+import type { RawChange } from '../../common/raw-changes.ts';
 import { consolidateByKey, pairKeyedChanges, sameExactRow } from './output-keyed.ts';
 import { OutputOp } from './output-op.ts';
 import { mulberry32 as random } from '../../../test/support/checkpoint-workload.ts';
@@ -179,41 +179,4 @@ test('a keyed Output computes each key once a step and pairs adjacent -old/+new 
     { op: '+U', row: [1, 'c'], n: 1 },
   ]);
   assert.equal(out.work.pairedByLookup, 2, 'neither insertion is next to its retraction');
-});
-
-test('the codes of short change lists are cut from one slab, none handed out twice', () => {
-  const out = new OutputOp(1, 'v/output1', [0], 2);
-  const n = 50;
-  out.step([
-    {
-      rows: Array.from({ length: n }, (_, i) => [i, 0]),
-      weights: Array.from({ length: n }, () => 1),
-      consolidated: false,
-    },
-  ]);
-  const before = codeStoresAllocated.count;
-  const lists: ChangeList[] = [];
-  const epochs = 400;
-  for (let e = 1; e <= epochs; e++) {
-    // Every key's value moves from e - 1 to e: -U/+U per key, a code per row.
-    const rows: Value[][] = [];
-    const weights: number[] = [];
-    for (let i = 0; i < n; i++) {
-      rows.push([i, e - 1], [i, e]);
-      weights.push(-1, 1);
-    }
-    out.step([{ rows, weights, consolidated: true }]);
-    lists.push(out.lastChanges());
-  }
-  // 400 lists of 100 codes: one backing store per 65,536 codes, not one per list.
-  assert.ok(codeStoresAllocated.count - before <= 1, `${codeStoresAllocated.count - before} stores`);
-  // Each list read after all the later ones still gives its own epoch's changes.
-  lists.forEach((list, at) => {
-    const changes = list.toArray();
-    assert.equal(changes.length, 2 * n);
-    assert.deepEqual(changes.slice(0, 2), [
-      { op: '-U', row: [0, at], n: 1 },
-      { op: '+U', row: [0, at + 1], n: 1 },
-    ]);
-  });
 });
