@@ -159,30 +159,46 @@ export function flatValuesText(rows: readonly (readonly Value[])[]): string | nu
   return buf.toString('latin1', 0, at);
 }
 
-/** `"name":` of each column as bytes (with a leading comma after the first), by column list. */
-const wireNames = new WeakMap<readonly string[], readonly Uint8Array[] | null>();
+/**
+ * A column list's wire bytes: `"name":` of each column (with a leading comma after the first), and
+ * by kind code the bytes that open a change up to its first value, `,{"op":"+U","row":{"name":`
+ * (the comma left out for a list's first change): one copy per change for what was four.
+ */
+interface WireNames {
+  readonly names: readonly Uint8Array[];
+  readonly heads: readonly Uint8Array[];
+}
+const wireNames = new WeakMap<readonly string[], WireNames | null>();
 
-function wireNamesOf(columns: readonly string[]): readonly Uint8Array[] | null {
-  let names = wireNames.get(columns);
-  if (names === undefined) {
+function wireNamesOf(columns: readonly string[]): WireNames | null {
+  let known = wireNames.get(columns);
+  if (known === undefined) {
     const texts = columns.map((c, k) => `${k === 0 ? '' : ','}${JSON.stringify(c)}:`);
     // A name beyond ASCII would need UTF-8: the caller's encoder takes that view.
-    names = texts.every((t) => Buffer.byteLength(t, 'utf8') === t.length)
-      ? texts.map((t) => Uint8Array.from(Buffer.from(t, 'latin1')))
+    known = texts.every((t) => Buffer.byteLength(t, 'utf8') === t.length)
+      ? {
+          names: texts.map((t) => Uint8Array.from(Buffer.from(t, 'latin1'))),
+          heads: OPS.map((op) =>
+            Uint8Array.from(Buffer.from(`,{"op":"${op}","row":{${texts[0] ?? ''}`, 'latin1')),
+          ),
+        }
       : null;
-    wireNames.set(columns, names);
+    wireNames.set(columns, known);
   }
-  return names;
+  return known;
+}
+/** The ops by kind code (raw-changes.ts). */
+const OPS = ['+I', '-D', '-U', '+U'];
+
+/**
+ * Copies short constant bytes (from `from` on) one by one (a native copy per piece costs more than it
+ * moves).
+ */
+function put(buf: Buffer, at: number, bytes: Uint8Array, from = 0): number {
+  for (let i = from; i < bytes.length; i++) buf[at++] = bytes[i] as number;
+  return at;
 }
 
-/** Copies short constant bytes one by one (a native copy per piece costs more than it moves). */
-function put(buf: Buffer, at: number, bytes: Uint8Array): number {
-  for (let i = 0; i < bytes.length; i++) buf[at + i] = bytes[i] as number;
-  return at + bytes.length;
-}
-
-const CHANGE_OPEN = Uint8Array.from(Buffer.from('{"op":"', 'latin1'));
-const ROW_OPEN = Uint8Array.from(Buffer.from('","row":{', 'latin1'));
 const N_FIELD = Uint8Array.from(Buffer.from('},"n":', 'latin1'));
 /** Room for one change's constant bytes, its multiplicity and closing braces included. */
 const CHANGE_BYTES = 64;
@@ -209,9 +225,9 @@ export interface StoredAndWire extends StoredValues {
  * for this path, or a column name is not ASCII.
  */
 export function storedAndWireOf(changes: ChangeList, columns: readonly string[]): StoredAndWire | null {
-  const names = wireNamesOf(columns);
-  if (names === null) return null;
-  const texts = changeTexts(changes, columns.length, names);
+  const wireForm = wireNamesOf(columns);
+  if (wireForm === null) return null;
+  const texts = changeTexts(changes, columns.length, wireForm);
   return texts === null || texts.w === undefined ? null : (texts as StoredAndWire);
 }
 
@@ -227,8 +243,10 @@ let sharedWire: Buffer = Buffer.allocUnsafe(1 << 16);
 function changeTexts(
   changes: ChangeList,
   width: number,
-  names: readonly Uint8Array[] | null,
+  wireForm: WireNames | null,
 ): { readonly c: string; readonly n: number[] | null; readonly w?: string } | null {
+  const names = wireForm === null ? null : wireForm.names;
+  const heads = wireForm === null ? null : wireForm.heads;
   let nameBytes = 0;
   if (names !== null) for (const name of names) nameBytes += name.length;
   const wireRoom = CHANGE_BYTES + nameBytes + width * MAX_SCALAR_BYTES;
@@ -248,14 +266,10 @@ function changeTexts(
     buf[at++] = OP_FIRST[kind] as number;
     buf[at++] = OP_SECOND[kind] as number;
     buf[at++] = QUOTE;
-    if (names !== null) {
-      // The change's constant bytes (19 before the values, at most 17 after) with the names and values.
+    if (heads !== null) {
+      // The change's constant bytes (20 before the values, at most 17 after) with the names and values.
       wire = withRoom(wire, wat, wireRoom);
-      if (i > 0) wire[wat++] = COMMA;
-      wat = put(wire, wat, CHANGE_OPEN);
-      wire[wat++] = OP_FIRST[kind] as number;
-      wire[wat++] = OP_SECOND[kind] as number;
-      wat = put(wire, wat, ROW_OPEN);
+      wat = put(wire, wat, heads[kind] as Uint8Array, i === 0 ? 1 : 0);
     }
     const row = rows[code >> 2] as readonly Value[];
     for (let k = 0; k < width; k++) {
@@ -274,7 +288,7 @@ function changeTexts(
         if (names !== null) wire = withRoom(wire, wat, text.length + wireRoom);
       }
       if (names === null) continue;
-      wat = put(wire, wat, names[k] as Uint8Array);
+      if (k > 0) wat = put(wire, wat, names[k] as Uint8Array);
       if (at - from > 16) wat += buf.copy(wire, wat, from, at);
       else for (let b = from; b < at; b++) wire[wat++] = buf[b] as number;
     }
