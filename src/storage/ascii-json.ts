@@ -36,16 +36,14 @@ const OP_SECOND = Uint8Array.of(0x49, 0x44, 0x55, 0x55);
 /** Reused between calls (the writer is synchronous and never re-entered); grows by doubling. */
 let shared: Buffer = Buffer.allocUnsafe(1 << 16);
 
-/**
- * `buf` with room for `bytes` more after `at` (the same buffer, or a copy twice as large: the writer
- * keeps it as its shared buffer when it is done).
- */
+/** `buf` with room for `bytes` more after `at` (the same buffer, or a copy twice as large). */
 function withRoom(buf: Buffer, at: number, bytes: number): Buffer {
   if (at + bytes <= buf.length) return buf;
   let size = buf.length * 2;
   while (size < at + bytes) size *= 2;
   const bigger = Buffer.allocUnsafe(size);
   buf.copy(bigger, 0, 0, at);
+  shared = bigger;
   return bigger;
 }
 
@@ -119,7 +117,47 @@ function otherValueText(v: unknown): string | null {
  * values each, or null when a change is not for this path (see the header).
  */
 export function storedValuesOf(changes: ChangeList, width: number): StoredValues | null {
-  return changeTexts(changes, width, null);
+  let buf: Buffer = shared;
+  let at = 0;
+  let n: number[] | null = null;
+  buf[at++] = 0x5b; // [
+  const rows = changes.rows;
+  for (let i = 0; i < changes.length; i++) {
+    const code = changes.code(i);
+    const kind = code & 3;
+    buf = withRoom(buf, at, 6 + width * MAX_SCALAR_BYTES);
+    if (i > 0) buf[at++] = COMMA;
+    buf[at++] = QUOTE;
+    buf[at++] = OP_FIRST[kind] as number;
+    buf[at++] = OP_SECOND[kind] as number;
+    buf[at++] = QUOTE;
+    const row = rows[code >> 2] as readonly Value[];
+    for (let k = 0; k < width; k++) {
+      buf[at++] = COMMA;
+      const v = row[k];
+      // A 31-bit integer's digits (-0 writes as 0, as JSON.stringify writes it).
+      if (typeof v === 'number' && (v | 0) === v) {
+        at = writeInt(buf, at, v);
+        continue;
+      }
+      if (Number.isSafeInteger(v)) {
+        at = writeSafeInt(buf, at, v as number);
+        continue;
+      }
+      const text = otherValueText(v);
+      if (text === null) return null;
+      // Room for this text and for the scalars after it.
+      buf = withRoom(buf, at, text.length + (width - k) * MAX_SCALAR_BYTES);
+      at += buf.write(text, at, 'latin1');
+    }
+    const m = changes.count(i);
+    if (m === 1) continue;
+    if (typeof m !== 'number' || !Number.isFinite(m)) return null;
+    (n ??= []).push(i, m);
+  }
+  buf = withRoom(buf, at, 1);
+  buf[at++] = 0x5d; // ]
+  return { c: buf.toString('latin1', 0, at), n };
 }
 
 /**
@@ -155,50 +193,33 @@ export function flatValuesText(rows: readonly (readonly Value[])[]): string | nu
   }
   buf = withRoom(buf, at, 1);
   buf[at++] = 0x5d; // ]
-  shared = buf;
   return buf.toString('latin1', 0, at);
 }
 
-/**
- * A column list's wire bytes: `"name":` of each column (with a leading comma after the first), and
- * by kind code the bytes that open a change up to its first value, `,{"op":"+U","row":{"name":`
- * (the comma left out for a list's first change): one copy per change for what was four.
- */
-interface WireNames {
-  readonly names: readonly Uint8Array[];
-  readonly heads: readonly Uint8Array[];
-}
-const wireNames = new WeakMap<readonly string[], WireNames | null>();
+/** `"name":` of each column as bytes (with a leading comma after the first), by column list. */
+const wireNames = new WeakMap<readonly string[], readonly Uint8Array[] | null>();
 
-function wireNamesOf(columns: readonly string[]): WireNames | null {
-  let known = wireNames.get(columns);
-  if (known === undefined) {
+function wireNamesOf(columns: readonly string[]): readonly Uint8Array[] | null {
+  let names = wireNames.get(columns);
+  if (names === undefined) {
     const texts = columns.map((c, k) => `${k === 0 ? '' : ','}${JSON.stringify(c)}:`);
     // A name beyond ASCII would need UTF-8: the caller's encoder takes that view.
-    known = texts.every((t) => Buffer.byteLength(t, 'utf8') === t.length)
-      ? {
-          names: texts.map((t) => Uint8Array.from(Buffer.from(t, 'latin1'))),
-          heads: OPS.map((op) =>
-            Uint8Array.from(Buffer.from(`,{"op":"${op}","row":{${texts[0] ?? ''}`, 'latin1')),
-          ),
-        }
+    names = texts.every((t) => Buffer.byteLength(t, 'utf8') === t.length)
+      ? texts.map((t) => Uint8Array.from(Buffer.from(t, 'latin1')))
       : null;
-    wireNames.set(columns, known);
+    wireNames.set(columns, names);
   }
-  return known;
-}
-/** The ops by kind code (raw-changes.ts). */
-const OPS = ['+I', '-D', '-U', '+U'];
-
-/**
- * Copies short constant bytes (from `from` on) one by one (a native copy per piece costs more than it
- * moves).
- */
-function put(buf: Buffer, at: number, bytes: Uint8Array, from = 0): number {
-  for (let i = from; i < bytes.length; i++) buf[at++] = bytes[i] as number;
-  return at;
+  return names;
 }
 
+/** Copies short constant bytes one by one (a native copy per piece costs more than it moves). */
+function put(buf: Buffer, at: number, bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length; i++) buf[at + i] = bytes[i] as number;
+  return at + bytes.length;
+}
+
+const CHANGE_OPEN = Uint8Array.from(Buffer.from('{"op":"', 'latin1'));
+const ROW_OPEN = Uint8Array.from(Buffer.from('","row":{', 'latin1'));
 const N_FIELD = Uint8Array.from(Buffer.from('},"n":', 'latin1'));
 /** Room for one change's constant bytes, its multiplicity and closing braces included. */
 const CHANGE_BYTES = 64;
@@ -207,115 +228,62 @@ const CHANGE_BYTES = 64;
  * The wire message's change list (API.md `changes`, without its brackets) of value-array changes
  * whose rows hold the values of `columns` in order: `{"op":"+U","row":{"bucket":3,"sellers":12}}`,
  * with `,"n":m` when the multiplicity is not 1. Byte for byte what the generated row encoder of
- * changelog-codec.ts writes; null when a change is not for this path (see the header).
+ * changelog-codec.ts writes; null when a change is not for this path (see the header). Written as
+ * bytes and read back as one flat one-byte string: the WebSocket's UTF-8 length and encode of it are
+ * then a copy, where the encoder's text, concatenated piece by piece, had to be flattened first.
  */
 export function wireChangesOf(changes: ChangeList, columns: readonly string[]): string | null {
-  return storedAndWireOf(changes, columns)?.w ?? null;
-}
-
-/** Both forms of one epoch's changes: the stored `c` and `n` and the wire change list `w`. */
-export interface StoredAndWire extends StoredValues {
-  readonly w: string;
-}
-
-/**
- * The stored form's `c` and `n` and the wire change list of the same changes, written in one pass:
- * each value's text is written once, into the stored list, and its bytes copied after its name in
- * the wire list (a view someone subscribes to is both stored and sent). Null when a change is not
- * for this path, or a column name is not ASCII.
- */
-export function storedAndWireOf(changes: ChangeList, columns: readonly string[]): StoredAndWire | null {
-  const wireForm = wireNamesOf(columns);
-  if (wireForm === null) return null;
-  const texts = changeTexts(changes, columns.length, wireForm);
-  return texts === null || texts.w === undefined ? null : (texts as StoredAndWire);
-}
-
-/** The wire list's buffer, beside `shared` (the stored list's); reused the same way. */
-let sharedWire: Buffer = Buffer.allocUnsafe(1 << 16);
-
-/**
- * The stored form's `c` and `n` of changes whose rows have `width` values each and, when `names`
- * (the columns' `"name":` bytes) is given, the wire change list `w`. Each value is written once, as
- * the stored list's bytes; the wire list copies them. Both are read back as flat one-byte strings:
- * SQLite's bind, the checksum and the WebSocket's UTF-8 encode of them are then copies.
- */
-function changeTexts(
-  changes: ChangeList,
-  width: number,
-  wireForm: WireNames | null,
-): { readonly c: string; readonly n: number[] | null; readonly w?: string } | null {
-  const names = wireForm === null ? null : wireForm.names;
-  const heads = wireForm === null ? null : wireForm.heads;
+  const names = wireNamesOf(columns);
+  if (names === null) return null;
+  const width = columns.length;
   let nameBytes = 0;
-  if (names !== null) for (const name of names) nameBytes += name.length;
-  const wireRoom = CHANGE_BYTES + nameBytes + width * MAX_SCALAR_BYTES;
+  for (const name of names) nameBytes += name.length;
   let buf: Buffer = shared;
-  let wire: Buffer = sharedWire;
   let at = 0;
-  let wat = 0;
-  let n: number[] | null = null;
-  buf[at++] = 0x5b; // [
   const rows = changes.rows;
   for (let i = 0; i < changes.length; i++) {
     const code = changes.code(i);
     const kind = code & 3;
-    buf = withRoom(buf, at, 6 + width * MAX_SCALAR_BYTES);
+    // The change's constant bytes (19 before the values, at most 17 after) with the names and values.
+    buf = withRoom(buf, at, CHANGE_BYTES + nameBytes + width * MAX_SCALAR_BYTES);
     if (i > 0) buf[at++] = COMMA;
-    buf[at++] = QUOTE;
+    at = put(buf, at, CHANGE_OPEN);
     buf[at++] = OP_FIRST[kind] as number;
     buf[at++] = OP_SECOND[kind] as number;
-    buf[at++] = QUOTE;
-    if (heads !== null) {
-      // The change's constant bytes (20 before the values, at most 17 after) with the names and values.
-      wire = withRoom(wire, wat, wireRoom);
-      wat = put(wire, wat, heads[kind] as Uint8Array, i === 0 ? 1 : 0);
-    }
+    at = put(buf, at, ROW_OPEN);
     const row = rows[code >> 2] as readonly Value[];
     for (let k = 0; k < width; k++) {
-      buf[at++] = COMMA;
-      const from = at;
+      at = put(buf, at, names[k] as Uint8Array);
       const v = row[k];
-      // A 31-bit integer's digits (-0 writes as 0, as JSON.stringify writes it).
-      if (typeof v === 'number' && (v | 0) === v) at = writeInt(buf, at, v);
-      else if (Number.isSafeInteger(v)) at = writeSafeInt(buf, at, v as number);
-      else {
-        const text = otherValueText(v);
-        if (text === null) return null;
-        // Room for this text and for the scalars (and, on the wire, the names) after it.
-        buf = withRoom(buf, at, text.length + (width - k) * MAX_SCALAR_BYTES);
-        at += buf.write(text, at, 'latin1');
-        if (names !== null) wire = withRoom(wire, wat, text.length + wireRoom);
+      if (typeof v === 'number' && (v | 0) === v) {
+        at = writeInt(buf, at, v);
+        continue;
       }
-      if (names === null) continue;
-      if (k > 0) wat = put(wire, wat, names[k] as Uint8Array);
-      if (at - from > 16) wat += buf.copy(wire, wat, from, at);
-      else for (let b = from; b < at; b++) wire[wat++] = buf[b] as number;
+      if (Number.isSafeInteger(v)) {
+        at = writeSafeInt(buf, at, v as number);
+        continue;
+      }
+      const text = otherValueText(v);
+      if (text === null) return null;
+      // Room for this text and for the names and scalars after it.
+      buf = withRoom(buf, at, text.length + nameBytes + (width - k) * MAX_SCALAR_BYTES + CHANGE_BYTES);
+      at += buf.write(text, at, 'latin1');
     }
     const m = changes.count(i);
     if (m === 1) {
-      if (names === null) continue;
-      wire[wat++] = 0x7d; // }
-      wire[wat++] = 0x7d;
+      buf[at++] = 0x7d; // }
+      buf[at++] = 0x7d;
       continue;
     }
     if (typeof m !== 'number' || !Number.isFinite(m)) return null;
-    (n ??= []).push(i, m);
-    if (names === null) continue;
-    wat = put(wire, wat, N_FIELD);
-    if ((m | 0) === m) wat = writeInt(wire, wat, m);
+    at = put(buf, at, N_FIELD);
+    if ((m | 0) === m) at = writeInt(buf, at, m);
     else {
       const text = String(m);
-      wire = withRoom(wire, wat, text.length + 1);
-      wat += wire.write(text, wat, 'latin1');
+      buf = withRoom(buf, at, text.length + 1);
+      at += buf.write(text, at, 'latin1');
     }
-    wire[wat++] = 0x7d; // }
+    buf[at++] = 0x7d; // }
   }
-  buf = withRoom(buf, at, 1);
-  buf[at++] = 0x5d; // ]
-  shared = buf;
-  const c = buf.toString('latin1', 0, at);
-  if (names === null) return { c, n };
-  sharedWire = wire;
-  return { c, n, w: wire.toString('latin1', 0, wat) };
+  return buf.toString('latin1', 0, at);
 }

@@ -18,7 +18,7 @@
 import type { Change, ViewChangeSet } from '../common/changes.ts';
 import { stringifyWire } from '../common/json-codec.ts';
 import { rawChangesOf, type ChangeList } from '../common/raw-changes.ts';
-import { storedAndWireOf, storedValuesOf, wireChangesOf } from './ascii-json.ts';
+import { storedValuesOf, wireChangesOf } from './ascii-json.ts';
 
 /** A scalar's wire JSON, or undefined for anything else (the caller falls back). */
 function wireValue(v: unknown): string | undefined {
@@ -106,19 +106,13 @@ function encodeChangesPart(
     keys = raw.rows.length === 0 ? [] : raw.columns;
     // Each form's values written once, as bytes (ascii-json.ts); the generated encoder takes what
     // the byte writers leave (non-ASCII text, values that are not scalars).
-    // Both forms at once (a subscribed view): each value written once, for both.
-    if (withStored && withWire) {
-      const both = storedAndWireOf(raw.rows, keys);
-      if (both !== null) return { stored: storedText(cs, keys, both.c, both.n), wire: wireOf(cs, both.w) };
-    } else {
-      const values = withStored ? storedValuesOf(raw.rows, keys.length) : null;
-      const list = withWire ? wireChangesOf(raw.rows, keys) : null;
-      if (values !== null || list !== null) {
-        return {
-          stored: values === null ? null : storedText(cs, keys, values.c, values.n),
-          wire: list === null ? null : wireOf(cs, list),
-        };
-      }
+    const values = withStored ? storedValuesOf(raw.rows, keys.length) : null;
+    const list = withWire && (values !== null || !withStored) ? wireChangesOf(raw.rows, keys) : null;
+    if ((values !== null || !withStored) && (list !== null || !withWire)) {
+      return {
+        stored: values === null ? null : storedText(cs, keys, values.c, values.n),
+        wire: list === null ? null : wireOf(cs, list),
+      };
     }
     body = rawEncoderFor(keys)(raw.rows, withStored, withWire, wireValue, wireJsonValue);
   } else {

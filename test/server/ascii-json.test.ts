@@ -8,12 +8,7 @@ import type { Value } from '../../src/common/types.ts';
 import { Decimal } from '../../src/common/decimal.ts';
 import { encodeStored } from '../../src/common/json-codec.ts';
 import { ChangeList, lazyChangeSet, type RawChange } from '../../src/common/raw-changes.ts';
-import {
-  flatValuesText,
-  storedAndWireOf,
-  storedValuesOf,
-  wireChangesOf,
-} from '../../src/storage/ascii-json.ts';
+import { flatValuesText, storedValuesOf, wireChangesOf } from '../../src/storage/ascii-json.ts';
 import { encodeChanges, wireMessageGeneric } from '../../src/storage/changelog-codec.ts';
 import { stringifyWire } from '../../src/common/json-codec.ts';
 import { decodeBatchPayload, encodeBatchPayload } from '../../src/storage/table-log.ts';
@@ -177,17 +172,9 @@ test("a view's wire change list is written as the generic writer writes it", () 
       row: Object.fromEntries(columns.map((c, k) => [c, r.row[k] as Value])),
       ...(r.n === 1 ? {} : { n: r.n }),
     }));
-    const both = storedAndWireOf(ChangeList.of(rows), columns);
-    if (declined) {
-      assert.equal(list, null);
-      assert.equal(both, null);
-    } else {
+    if (declined) assert.equal(list, null);
+    else {
       assert.equal(list, stringifyWire(objects).slice(1, -1));
-      // Written in one pass with the stored list, each value's bytes copied: the same two texts.
-      assert.ok(both !== null);
-      assert.equal(both.w, list);
-      assert.equal(both.c, wireValueList(rows, columns.length));
-      assert.deepEqual(both.n, storedValuesOf(ChangeList.of(rows), columns.length)?.n);
       written++;
     }
     // The whole message: the same bytes whichever writer took it.
@@ -216,8 +203,4 @@ test('a list larger than the buffer grows it', () => {
   }));
   const wire = changes.map((c) => ({ op: c.op, row: { k: c.row[0], v: c.row[1] } }));
   assert.ok(wireChangesOf(ChangeList.of(changes), ['k', 'v']) === JSON.stringify(wire).slice(1, -1));
-  // Both lists at once, each growing its own buffer (long texts copied natively, short ones by byte).
-  const both = storedAndWireOf(ChangeList.of(changes), ['k', 'v']);
-  assert.ok(both !== null && both.w === JSON.stringify(wire).slice(1, -1));
-  assert.ok(both.c === JSON.stringify(changes.flatMap((c) => [c.op, ...c.row])));
 });
