@@ -68,6 +68,13 @@ export class TopNOp implements Operator, Stateful {
   rowsTrimmed = 0;
   /** Inserts ranked past a full top of an insert-only input, never stored (tests count them). */
   rowsPassedOver = 0;
+  /** An epoch's partitions in the order first touched and their keys (`step`; the first `count`). */
+  private readonly touched: SortedPartition[] = [];
+  private readonly touchedKeys: PartitionKey[] = [];
+  /** Each change's next change of its partition in the epoch (`step`; -1: none). */
+  private nextChange = new Int32Array(0);
+  /** Times `nextChange` was allocated: once per larger batch, not per epoch (tests count them). */
+  scratchAllocations = 0;
 
   constructor(private readonly node: TopNNode) {
     this.stateId = node.stateId;
@@ -115,24 +122,33 @@ export class TopNOp implements Operator, Stateful {
     // this epoch, and each change the next one of its partition (-1: none).
     const n = batch.rows.length;
     const stamp = ++this.epochs;
-    const touched: SortedPartition[] = [];
-    const touchedKeys: PartitionKey[] = [];
-    const next = new Int32Array(n).fill(-1);
+    // Scratch kept by the operator, written by index and never truncated: a length set to 0 would
+    // drop the arrays' stores, and they would grow again every epoch.
+    const touched = this.touched;
+    const touchedKeys = this.touchedKeys;
+    let count = 0;
+    if (this.nextChange.length < n) {
+      this.nextChange = new Int32Array(Math.max(n, 2 * this.nextChange.length));
+      this.scratchAllocations++;
+    }
+    const next = this.nextChange;
+    next.fill(-1, 0, n);
     for (let i = 0; i < n; i++) {
       const key = this.state.partitionOf(batch.rows[i] as readonly Value[]);
       const part = this.state.partition(key);
       if (part.stamp !== stamp) {
         part.stamp = stamp;
         part.head = i;
-        touched.push(part);
-        touchedKeys.push(key);
+        touched[count] = part;
+        touchedKeys[count++] = key;
       } else next[part.tail] = i;
       part.tail = i;
     }
-    if (this.direct && this.distinctRows && !this.trims) this.appendTails(touched, touchedKeys, batch, next);
+    if (this.direct && this.distinctRows && !this.trims)
+      this.appendTails(touched, touchedKeys, count, batch, next);
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
-    for (let s = 0; s < touched.length; s++) {
+    for (let s = 0; s < count; s++) {
       const part = touched[s] as SortedPartition;
       const key = touchedKeys[s] as PartitionKey;
       const start = rows.length;
@@ -301,13 +317,14 @@ export class TopNOp implements Operator, Stateful {
   private appendTails(
     touched: readonly SortedPartition[],
     touchedKeys: readonly PartitionKey[],
+    count: number,
     batch: ZBatch,
     next: Int32Array,
   ): void {
     const cap = this.tailFrom;
     const compare = this.compare;
     const image = this.image;
-    for (let s = 0; s < touched.length; s++) {
+    for (let s = 0; s < count; s++) {
       const part = touched[s] as SortedPartition;
       if (part.keys === null || part.counts !== null || part.sorted < cap) continue;
       let at = part.head;
