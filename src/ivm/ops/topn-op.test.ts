@@ -426,3 +426,23 @@ test('over a keyed input, tail appends taken before the rest of an epoch give th
   assert.ok(keyed.tailAppendsAhead > 1_000, `${keyed.tailAppendsAhead} tail appends taken first`);
   assert.equal(plain.tailAppendsAhead, 0);
 });
+
+test('epochs of the same size reuse the grouping scratch: one allocation, and each epoch groups only its own changes', () => {
+  const keyed = topN(3, false, true);
+  const plain = topN(3, false);
+  let id = 0;
+  for (let epoch = 0; epoch < 50; epoch++) {
+    // 200 inserts over 20 partitions, then (from the second epoch) the previous epoch's first 100
+    // deleted: a stale link or partition of an earlier epoch would misgroup them.
+    const inserts: (readonly Value[])[] = [];
+    for (let i = 0; i < 200; i++) inserts.push([i % 20, (id * 7919) % 1000, ++id]);
+    const outs = [keyed, plain].map((op) => changes(op.step([batch(inserts)])));
+    assert.deepEqual(outs[0], outs[1]);
+    const deletes = inserts.slice(0, 100);
+    const after = [keyed, plain].map((op) => changes(op.step([batch(deletes, -1)])));
+    assert.deepEqual(after[0], after[1]);
+  }
+  assert.equal(keyed.scratchAllocations, 1);
+  assert.equal(plain.scratchAllocations, 1);
+  assert.equal(keyed.rowsHeld, 50 * 100);
+});

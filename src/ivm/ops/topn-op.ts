@@ -17,23 +17,10 @@ import { consolidate, type ZBatch } from '../zset.ts';
 import { netKeptRows, refuseRetractions } from './topn-batch.ts';
 import { keyImage, type KeyImage } from './topn-key-image.ts';
 import type { SortedPartition } from './topn-partition.ts';
+import { emitDifference, keptEnd, type Ranked } from './topn-ranked.ts';
 import { TopNRows, type PartitionKey } from './topn-rows.ts';
 
 type TopNNode = Extract<DataflowNode, { kind: 'topn' }>;
-
-/** One row of the kept range: a kept row (the partition's own array), its rank, its copies in range. */
-interface Ranked {
-  readonly row: readonly Value[];
-  readonly rank: number;
-  readonly weight: number;
-}
-
-/** A kept row's change of output weight at one rank (`next`: its other ranks, rare). */
-interface RankChange {
-  readonly rank: number;
-  weight: number;
-  next: RankChange | null;
-}
 
 /** The largest n of a Top-N whose single-row changes take the direct path (it checks n rows). */
 const FAST_TOP_LIMIT = 64;
@@ -81,6 +68,13 @@ export class TopNOp implements Operator, Stateful {
   rowsTrimmed = 0;
   /** Inserts ranked past a full top of an insert-only input, never stored (tests count them). */
   rowsPassedOver = 0;
+  /** An epoch's partitions in the order first touched and their keys (`step`; the first `count`). */
+  private readonly touched: SortedPartition[] = [];
+  private readonly touchedKeys: PartitionKey[] = [];
+  /** Each change's next change of its partition in the epoch (`step`; -1: none). */
+  private nextChange = new Int32Array(0);
+  /** Times `nextChange` was allocated: once per larger batch, not per epoch (tests count them). */
+  scratchAllocations = 0;
 
   constructor(private readonly node: TopNNode) {
     this.stateId = node.stateId;
@@ -128,24 +122,33 @@ export class TopNOp implements Operator, Stateful {
     // this epoch, and each change the next one of its partition (-1: none).
     const n = batch.rows.length;
     const stamp = ++this.epochs;
-    const touched: SortedPartition[] = [];
-    const touchedKeys: PartitionKey[] = [];
-    const next = new Int32Array(n).fill(-1);
+    // Scratch kept by the operator, written by index and never truncated: a length set to 0 would
+    // drop the arrays' stores, and they would grow again every epoch.
+    const touched = this.touched;
+    const touchedKeys = this.touchedKeys;
+    let count = 0;
+    if (this.nextChange.length < n) {
+      this.nextChange = new Int32Array(Math.max(n, 2 * this.nextChange.length));
+      this.scratchAllocations++;
+    }
+    const next = this.nextChange;
+    next.fill(-1, 0, n);
     for (let i = 0; i < n; i++) {
       const key = this.state.partitionOf(batch.rows[i] as readonly Value[]);
       const part = this.state.partition(key);
       if (part.stamp !== stamp) {
         part.stamp = stamp;
         part.head = i;
-        touched.push(part);
-        touchedKeys.push(key);
+        touched[count] = part;
+        touchedKeys[count++] = key;
       } else next[part.tail] = i;
       part.tail = i;
     }
-    if (this.direct && this.distinctRows && !this.trims) this.appendTails(touched, touchedKeys, batch, next);
+    if (this.direct && this.distinctRows && !this.trims)
+      this.appendTails(touched, touchedKeys, count, batch, next);
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
-    for (let s = 0; s < touched.length; s++) {
+    for (let s = 0; s < count; s++) {
       const part = touched[s] as SortedPartition;
       const key = touchedKeys[s] as PartitionKey;
       const start = rows.length;
@@ -205,7 +208,7 @@ export class TopNOp implements Operator, Stateful {
       part.boundary = limit;
       return;
     }
-    this.emitDifference(before as Ranked[], this.ranked(part), rows, weights);
+    emitDifference(before as Ranked[], this.ranked(part), this.node.emitRank, rows, weights);
     part.boundary = this.unaffectedFrom;
   }
 
@@ -314,13 +317,14 @@ export class TopNOp implements Operator, Stateful {
   private appendTails(
     touched: readonly SortedPartition[],
     touchedKeys: readonly PartitionKey[],
+    count: number,
     batch: ZBatch,
     next: Int32Array,
   ): void {
     const cap = this.tailFrom;
     const compare = this.compare;
     const image = this.image;
-    for (let s = 0; s < touched.length; s++) {
+    for (let s = 0; s < count; s++) {
       const part = touched[s] as SortedPartition;
       if (part.keys === null || part.counts !== null || part.sorted < cap) continue;
       let at = part.head;
@@ -507,11 +511,11 @@ export class TopNOp implements Operator, Stateful {
    * stay: they still push the kept rows back. Each row dropped leaves the checkpoint too.
    */
   private trim(key: PartitionKey, part: SortedPartition): void {
-    let cut = this.keptEnd(part);
+    let cut = keptEnd(part, this.node.rank, this.to, this.peers);
     if (cut < 0) {
       if (part.tailLength === 0) return; // every row may still rank inside the range
       part.settle(this.compare);
-      cut = this.keptEnd(part);
+      cut = keptEnd(part, this.node.rank, this.to, this.peers);
       if (cut < 0) return;
     }
     if (cut >= part.length) return;
@@ -519,64 +523,5 @@ export class TopNOp implements Operator, Stateful {
       this.state.changed(key, row, -1);
       this.rowsTrimmed++;
     });
-  }
-
-  /** The first sorted index whose row can never rank inside the kept range again; -1: none of them. */
-  private keptEnd(part: SortedPartition): number {
-    const kind = this.node.rank;
-    const to = this.to;
-    const list = part.rows;
-    const n = part.sorted;
-    // Every row one copy: row i is numbered i + 1, no walk (a LIMIT 10000 stays O(1) an epoch).
-    if (kind === 'row_number' && part.counts === null) return n >= to ? to : -1;
-    let position = 0; // copies before this row
-    let rank = 0;
-    let dense = 0;
-    let previous: readonly Value[] | undefined;
-    for (let index = 0; index < n; index++) {
-      const row = list[index] as readonly Value[];
-      if (kind === 'row_number') {
-        if (position >= to) return index;
-        position += part.count(index);
-        continue;
-      }
-      if (previous === undefined || this.peers(previous, row) !== 0) {
-        rank = position + 1;
-        dense++;
-      }
-      if ((kind === 'rank' ? rank : dense) > to) return index;
-      position += part.count(index);
-      previous = row;
-    }
-    // Past the sorted rows: a ROW_NUMBER range already full ends there; else the tail must be sorted.
-    return kind === 'row_number' && position >= to ? n : -1;
-  }
-
-  /** Appends what changed between the kept rows before and after (a kept row is one record). */
-  private emitDifference(
-    before: readonly Ranked[],
-    after: readonly Ranked[],
-    rows: (readonly Value[])[],
-    weights: number[],
-  ): void {
-    const change = new Map<readonly Value[], RankChange>();
-    const fold = (items: readonly Ranked[], sign: number): void => {
-      for (const item of items) {
-        const first = change.get(item.row) ?? null;
-        let at = first;
-        while (at !== null && at.rank !== item.rank) at = at.next;
-        if (at !== null) at.weight += sign * item.weight;
-        else change.set(item.row, { rank: item.rank, weight: sign * item.weight, next: first });
-      }
-    };
-    fold(before, -1);
-    fold(after, 1);
-    for (const [row, first] of change) {
-      for (let at: RankChange | null = first; at !== null; at = at.next) {
-        if (at.weight === 0) continue;
-        rows.push(this.node.emitRank ? [...row, at.rank] : row);
-        weights.push(at.weight);
-      }
-    }
   }
 }
