@@ -84,12 +84,12 @@ export class EpochDeltas implements DeltaReader {
     }
   }
 
-  /** Forgets every entry (the slots stay, holding no batch). */
+  /**
+   * Forgets every entry (the slots stay, holding no batch). The names stay too: nothing past `count`
+   * is read, and a relation's name is held by its catalog entry anyway.
+   */
   clear(): void {
-    for (let i = 0; i < this.count; i++) {
-      this.names[i] = '';
-      this.batches[i] = CLEARED;
-    }
+    for (let i = 0; i < this.count; i++) this.batches[i] = CLEARED;
     this.count = 0;
     this.index = null;
   }

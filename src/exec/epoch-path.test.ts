@@ -172,3 +172,40 @@ test('an epoch passes over views that read nothing it changed, and still reaches
     }
   }
 });
+
+test("a view's per-node row counts are the same whether its step is a plain chain or not", () => {
+  // `seller_totals` and `total_histogram` step as chains (input → Reduce → Output); the UNION ALL's
+  // branches meet at the union, which takes the general path. Each node counts the rows it read and
+  // the rows it produced, over inserts, a delete and one-row and many-row epochs.
+  const engine = new Engine();
+  engine.execute(CANONICAL_DDL);
+  engine.execute(`CREATE MATERIALIZED VIEW ends AS
+    SELECT seller_id FROM orders WHERE amount > 50 UNION ALL SELECT seller_id FROM orders WHERE amount < 3`);
+  const counts = (view: string): [string, number, number][] =>
+    engine.viewNodeStats(view).map((s) => [s.kind, s.rowsIn, s.rowsOut]);
+  engine.applyChanges('orders', { insert: [{ order_id: 1, seller_id: 1, amount: 60 }] });
+  engine.applyChanges('orders', { insert: [{ order_id: 2, seller_id: 1, amount: 2 }] });
+  engine.applyChanges('orders', {
+    insert: [
+      { order_id: 3, seller_id: 2, amount: 10 },
+      { order_id: 4, seller_id: 3, amount: 70 },
+    ],
+  });
+  engine.applyChanges('orders', { delete: [{ order_id: 1, seller_id: 1, amount: 60 }] });
+  // seller_totals: 5 input rows; the Reduce emits +1, then −1 +1, then +1 +1, then −1 +1.
+  assert.deepEqual(counts('seller_totals'), [
+    ['input', 0, 5],
+    ['reduce', 5, 7],
+    ['output', 7, 7],
+  ]);
+  // total_histogram reads those 7: bucket 6 (+1), then 6 → 6 (the seller's total 62, −1 +1 in the
+  // Reduce's input, nothing out), then buckets 1 and 7 (+1 +1), then 6 → 0 (−1 +1).
+  assert.deepEqual(counts('total_histogram'), [
+    ['input', 0, 7],
+    ['reduce', 7, 5],
+    ['output', 5, 5],
+  ]);
+  const ends = counts('ends');
+  assert.deepEqual(ends[0], ['input', 0, 5]);
+  assert.deepEqual(ends.at(-1), ['output', 4, 4]);
+});

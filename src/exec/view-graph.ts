@@ -33,10 +33,34 @@ interface WakeIndex {
   readonly readers: ReadonlyMap<string, readonly number[]>;
   /** By position: the readers of that view's output. */
   readonly readersOfView: readonly (readonly number[])[];
-  /** By position: 1 when the view is looked at every epoch. */
-  readonly always: Uint8Array;
+  /**
+   * By position: what besides a change makes the view do more than step (`LOOKED_AT_ALWAYS`,
+   * `WINDOW_CLOSE`, `TEMPORAL`, `SHARED`; 0 for most views), so a changed view costs no loads of its
+   * runtime's lists of closing Reduces, temporal filters and shared arrangements.
+   */
+  readonly flags: Uint8Array;
+  /** The last delta name looked up in `readers`, and its readers: an epoch's table is usually the last one's. */
+  lastName: string | null;
+  lastReaders: readonly number[] | undefined;
   /** Whether some view has a temporal filter (its step reads the epoch's clock). */
   readonly temporal: boolean;
+}
+
+/** `WakeIndex.flags`: the view is looked at every epoch (it has one of the two below). */
+const LOOKED_AT_ALWAYS = 1;
+/** It has EMIT ON WINDOW CLOSE Reduces (they step when a watermark moves). */
+const WINDOW_CLOSE = 2;
+/** It has temporal filters (they step when the clock reaches them). */
+const TEMPORAL = 4;
+/** Its joins probe shared arrangements (advanced before it steps). */
+const SHARED = 8;
+
+function readersOf(index: WakeIndex, name: string): readonly number[] | undefined {
+  if (name === index.lastName) return index.lastReaders;
+  const readers = index.readers.get(name);
+  index.lastName = name;
+  index.lastReaders = readers;
+  return readers;
 }
 
 function wakeAll(positions: readonly number[] | undefined, wake: Int32Array, stamp: number): void {
@@ -252,17 +276,20 @@ export class ViewGraph {
     // dropped), and a view's delta joins `deltas` only when it has rows: so a view is stamped
     // exactly when it reads a change, and that needs no look through the deltas by name.
     for (let i = 0; i < deltas.size; i++)
-      if (!isEmpty(deltas.batchAt(i))) wakeAll(index.readers.get(deltas.nameAt(i)), wake, stamp);
+      if (!isEmpty(deltas.batchAt(i))) wakeAll(readersOf(index, deltas.nameAt(i)), wake, stamp);
+    const flagsOf = index.flags;
     for (let v = 0; v < order.length; v++) {
       const changed = wake[v] === stamp;
-      if (!changed && index.always[v] === 0) continue;
+      const flags = flagsOf[v] as number;
+      if (!changed && (flags & LOOKED_AT_ALWAYS) === 0) continue;
       const view = order[v] as GraphView;
       const runtime = view.runtime;
-      // A window-close view also steps when its table's watermark reaches an open window's end.
-      const closes = runtime.closing.length > 0 && runtime.setWatermarks(this.watermarkOf);
-      if (!closes && !changed && (runtime.temporal.length === 0 || runtime.nextDue() > clock)) continue;
-      if (runtime.sharedArrangements.length > 0)
-        this.shared.advance(runtime.sharedArrangements, deltas, epoch);
+      if (flags !== 0) {
+        // A window-close view also steps when its table's watermark reaches an open window's end.
+        const closes = (flags & WINDOW_CLOSE) !== 0 && runtime.setWatermarks(this.watermarkOf);
+        if (!closes && !changed && ((flags & TEMPORAL) === 0 || runtime.nextDue() > clock)) continue;
+        if ((flags & SHARED) !== 0) this.shared.advance(runtime.sharedArrangements, deltas, epoch);
+      }
       const delta = runtime.step(deltas, epoch, clock);
       if (!isEmpty(delta)) {
         deltas.set(view.name, delta);
@@ -276,19 +303,26 @@ export class ViewGraph {
 
   private buildWakeIndex(): WakeIndex {
     const readers = new Map<string, number[]>();
-    const always = new Uint8Array(this.order.length);
+    const flags = new Uint8Array(this.order.length);
     this.order.forEach((view, v) => {
       for (const name of view.reads) {
         const list = readers.get(name);
         if (list === undefined) readers.set(name, [v]);
         else list.push(v);
       }
-      if (view.runtime.closing.length > 0 || view.runtime.temporal.length > 0) always[v] = 1;
+      const { closing, temporal, sharedArrangements } = view.runtime;
+      let f = 0;
+      if (closing.length > 0) f |= LOOKED_AT_ALWAYS | WINDOW_CLOSE;
+      if (temporal.length > 0) f |= LOOKED_AT_ALWAYS | TEMPORAL;
+      if (sharedArrangements.length > 0) f |= SHARED;
+      flags[v] = f;
     });
     const index: WakeIndex = {
       readers,
       readersOfView: this.order.map((view) => readers.get(view.name) ?? []),
-      always,
+      flags,
+      lastName: null,
+      lastReaders: undefined,
       temporal: this.order.some((v) => v.runtime.temporal.length > 0),
     };
     this.wakeIndex = index;

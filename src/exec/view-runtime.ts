@@ -72,7 +72,9 @@ export class ViewRuntime implements RowErrorSink {
   readonly output: OutputOp;
   private readonly rendered: RenderedNode[] = [];
   private readonly errors = new Map<string, ErrorEntry>();
-  private touchedErrors = new Map<string, { before: ErrorEntry | null }>();
+  private readonly touchedErrors = new Map<string, { before: ErrorEntry | null }>();
+  /** `touchedErrors` is not empty: read after every step, from this object rather than the Map's. */
+  private errorsTouched = false;
   private epoch = 0;
   readonly stats = new Map<number, NodeStats>();
   /** Each node's output in the running step, by position; EMPTY between steps (and in the last slot). */
@@ -93,6 +95,15 @@ export class ViewRuntime implements RowErrorSink {
   private readonly stepChained: boolean[];
   /** By position: the node's output goes into the outputs (some other node, or the result, reads it). */
   private readonly stepKept: boolean[];
+  /**
+   * The source a plain chain reads (null: not one): an input node first, then nodes that each read
+   * only the one before, the output last, no temporal filter. Such a view (a table under a GROUP BY,
+   * a view over a view) steps through `stepChain`, which reads none of the per-position tables but the
+   * operators and their counters: at batch size 1 those loads are a good part of a view's step.
+   */
+  private readonly chainSource: string | null;
+  /** The one input array every node of a chain is handed (holds no batch between steps). */
+  private readonly chainInput: ZBatch[] = [EMPTY];
 
   /** The view's temporal filters: they change at clock values as well as with input. */
   readonly temporal: TemporalFilterOp[] = [];
@@ -292,6 +303,9 @@ export class ViewRuntime implements RowErrorSink {
         (i === this.outputPosition && i !== n - 1) ||
         (readers[i] ?? 0) > (this.stepChained[i + 1] === true ? 1 : 0),
     );
+    const first = this.stepSources[0] ?? null;
+    const chain = n >= 2 && this.outputPosition === n - 1 && this.stepChained.every((c, i) => i === 0 || c);
+    this.chainSource = chain && this.temporal.length === 0 ? first : null;
   }
 
   /** Sources (tables or views) this view reads. */
@@ -327,6 +341,7 @@ export class ViewRuntime implements RowErrorSink {
    * name to its delta. Returns the view's consolidated delta.
    */
   step(inputs: DeltaReader, epoch: number, clock: number): ZBatch {
+    if (this.chainSource !== null) return this.stepChain(inputs, epoch, this.chainSource);
     this.epoch = epoch;
     for (const op of this.temporal) op.setClock(clock);
     // Per-epoch scratch kept between steps: an epoch of one row should not pay for allocations.
@@ -378,6 +393,25 @@ export class ViewRuntime implements RowErrorSink {
     return result;
   }
 
+  /** `step` for a plain chain (see chainSource): each node's batch handed to the next in one array. */
+  private stepChain(inputs: DeltaReader, epoch: number, source: string): ZBatch {
+    this.epoch = epoch;
+    const ops = this.stepOps;
+    const counters = this.statsByIndex;
+    const ins = this.chainInput;
+    let batch = inputs.get(source) ?? EMPTY;
+    (counters[0] as NodeStats).rowsOut += batch.weights.length;
+    for (let i = 1; i < ops.length; i++) {
+      const stats = counters[i] as NodeStats;
+      stats.rowsIn += batch.weights.length;
+      ins[0] = batch;
+      batch = (ops[i] as Operator).step(ins, this);
+      stats.rowsOut += batch.weights.length;
+    }
+    ins[0] = EMPTY;
+    return batch;
+  }
+
   report(error: unknown, row: readonly Value[], columns: readonly ColumnSpec[], weight: number): void {
     const code = error instanceof SluiceError ? error.code : 'INTERNAL_ERROR';
     const message = error instanceof Error ? error.message : String(error);
@@ -387,8 +421,10 @@ export class ViewRuntime implements RowErrorSink {
     const keyed = row.length === columns.length ? row : row.slice(0, columns.length);
     const key = `${code}\u0000${message}\u0000${encodeValues(keyed)}`;
     let entry = this.errors.get(key);
-    if (!this.touchedErrors.has(key))
+    if (!this.touchedErrors.has(key)) {
       this.touchedErrors.set(key, { before: entry === undefined ? null : { ...entry } });
+      this.errorsTouched = true;
+    }
     if (entry === undefined) {
       entry = { code, message, row: toRow(keyed, columns), count: 0, epoch: this.epoch };
       this.errors.set(key, entry);
@@ -399,12 +435,12 @@ export class ViewRuntime implements RowErrorSink {
 
   /** Whether errors appeared or were retracted since the last `takeErrorChanges`. */
   hasErrorChanges(): boolean {
-    return this.touchedErrors.size > 0;
+    return this.errorsTouched;
   }
 
   /** Error appearances/retractions since the last call. */
   takeErrorChanges(): ErrorChange[] {
-    if (this.touchedErrors.size === 0) return [];
+    if (!this.errorsTouched) return [];
     const out: ErrorChange[] = [];
     for (const [key, { before }] of this.touchedErrors) {
       const after = this.errors.get(key) ?? null;
@@ -414,6 +450,7 @@ export class ViewRuntime implements RowErrorSink {
         out.push({ op: '+E', error: { ...after } });
     }
     this.touchedErrors.clear();
+    this.errorsTouched = false;
     return out;
   }
 
