@@ -2,15 +2,8 @@
 // same topic, each checked; no latency phases.
 import { readFileSync } from 'node:fs';
 import { fmt, type Expected, type Flags } from './kafka-e2e-args.ts';
-import {
-  catchUp,
-  ownRoot,
-  startServer,
-  stopServer,
-  verify,
-  type CatchUp,
-  type Server,
-} from './kafka-e2e-server.ts';
+import { catchUp, ownRoot, startServer, verify, type CatchUp, type Server } from './kafka-e2e-server.ts';
+import { stopServer } from './server-child.ts';
 
 /** One catch-up with what it ran with and its check. */
 export type CatchUpRun = CatchUp & { max_batch_ms: number | null; verified: string; tree: string | null };

@@ -10,13 +10,8 @@ import {
   TOPIC,
   type Flags,
 } from './kafka-e2e-args.ts';
-import {
-  cpuSeconds,
-  metricsDelta,
-  serverMetrics,
-  type Server,
-  type ServerMetrics,
-} from './kafka-e2e-server.ts';
+import { metricsDelta, serverMetrics, type Server, type ServerMetrics } from './kafka-e2e-server.ts';
+import { processCpuSeconds } from './server-child.ts';
 
 export interface Latency {
   max_batch_ms: number;
@@ -72,7 +67,7 @@ export async function latency(
   const perTick = Math.max(1, Math.round(f.latencyRate / 100));
   const ticks = Math.round(f.latencySeconds * 100);
   const m0 = await serverMetrics(s);
-  const cpu0 = cpuSeconds(s.child.pid);
+  const cpu0 = processCpuSeconds(s.child.pid);
   const pending: Promise<unknown>[] = [];
   let seller = firstSeller;
   let orderId = LATENCY_ORDER_BASE + firstSeller - LATENCY_SELLER_BASE;
@@ -95,7 +90,7 @@ export async function latency(
   await Promise.all(pending);
   const until = hrMs() + 10_000;
   while (arrived.size < sent.size && hrMs() < until) await sleep(5);
-  const cpu = cpuSeconds(s.child.pid) - cpu0;
+  const cpu = processCpuSeconds(s.child.pid) - cpu0;
   const metrics = metricsDelta(m0, await serverMetrics(s));
   ws.close();
   const lat: number[] = [];

@@ -1,10 +1,6 @@
 // kafka-e2e.ts's server side: a Sluice server as a child process, the pipeline's SQL, catching up
 // on the topic (timed, with the server's CPU and /metrics) and checking the views exactly.
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import {
   fmt,
   hrMs,
@@ -15,15 +11,11 @@ import {
   type Expected,
   type Flags,
 } from './kafka-e2e-args.ts';
+import { processCpuSeconds, spawnServer, type ServerChild } from './server-child.ts';
 
-export interface Server {
-  child: ChildProcessByStdio<null, Readable, null>;
+export interface Server extends Omit<ServerChild, 'port'> {
   base: string;
   port: number;
-  dataDir: string;
-  exited: Promise<void>;
-  /** The end of what the server wrote to stdout (its log). */
-  output: () => string;
 }
 
 export const ownRoot = new URL('..', import.meta.url).pathname;
@@ -34,62 +26,15 @@ export async function startServer(
   root: string = ownRoot,
   nodeFlags: readonly string[] = [],
 ): Promise<Server> {
-  const cli = join(root, 'src/cli.ts');
-  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-kafka-e2e-'));
   const prof = profileDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir];
-  const child = spawn(
-    process.execPath,
-    [
-      ...nodeFlags,
-      ...prof,
-      '--import',
-      'tsx',
-      cli,
-      'start',
-      '--port',
-      '0',
-      '--data-dir',
-      dataDir,
-      '--log-level',
-      'warn',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', (code, signal) => {
-      // An exit the bench did not ask for (a crash) is otherwise only a connection reset: say why.
-      if (!child.killed)
-        console.error(`server ${child.pid} exited (code ${code}, signal ${signal}): ${out.slice(-4000)}`);
-      resolve();
-    }),
-  );
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-      if (m !== null) resolve(Number(m[1]));
-      if (out.length > 100_000) out = out.slice(-10_000);
-    });
-    child.once('exit', () => reject(new Error(`server exited: ${out}`)));
+  const server = spawnServer({
+    cli: join(root, 'src/cli.ts'),
+    nodeArgs: [...nodeFlags, ...prof],
+    logLevel: 'warn',
+    tempPrefix: 'sluice-kafka-e2e-',
   });
-  return { child, base: `http://127.0.0.1:${port}`, port, dataDir, exited, output: () => out.slice(-4000) };
-}
-
-export async function stopServer(s: Server): Promise<void> {
-  s.child.kill('SIGTERM');
-  await s.exited;
-  rmSync(s.dataDir, { recursive: true, force: true });
-}
-
-/** CPU seconds (user + system) of the server process, from /proc. */
-export function cpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
+  const port = await server.port;
+  return { ...server, base: `http://127.0.0.1:${port}`, port };
 }
 
 export async function sql(s: Server, text: string): Promise<unknown> {
@@ -209,7 +154,7 @@ export async function catchUp(
   ends: ReadonlyMap<number, number>,
 ): Promise<CatchUp> {
   const m0 = await serverMetrics(s);
-  const cpu0 = cpuSeconds(s.child.pid);
+  const cpu0 = processCpuSeconds(s.child.pid);
   const w0 = process.hrtime.bigint();
   const t0 = hrMs();
   await sql(s, pipelineSql(brokers, f, maxBatchMs));
@@ -228,7 +173,7 @@ export async function catchUp(
   }
   const t1 = hrMs();
   const w1 = process.hrtime.bigint();
-  const cpu = cpuSeconds(s.child.pid) - cpu0;
+  const cpu = processCpuSeconds(s.child.pid) - cpu0;
   const metrics = metricsDelta(m0, await serverMetrics(s));
   const n = [...ends.values()].reduce((a, b) => a + b, 0);
   return {

@@ -39,12 +39,12 @@ import { rawConsume, warmUp, type RawResult } from './kafka-e2e-raw.ts';
 import {
   catchUp,
   startServer,
-  stopServer,
   verify,
   verifyWithLatency,
   type CatchUp,
   type Server,
 } from './kafka-e2e-server.ts';
+import { stopServer } from './server-child.ts';
 import { generateRows } from './workload.ts';
 
 async function main(): Promise<void> {

@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { parseArgs } from 'node:util';
+import { processCpuSeconds } from './server-child.ts';
 
 const { values } = parseArgs({
   options: {
@@ -105,7 +106,7 @@ async function startServer(
   return {
     server: { base, pid: child.pid as number, exited, kill: (s) => child.kill(s) },
     readyMs: performance.now() - t0,
-    readyCpuMs: cpuSeconds(child.pid as number) * 1000,
+    readyCpuMs: processCpuSeconds(child.pid as number) * 1000,
     log: () => out,
   };
 }
@@ -131,11 +132,6 @@ async function metrics(base: string): Promise<Map<string, number>> {
     out.set(line.slice(0, i).replace('{tenant="default"}', ''), Number(line.slice(i + 1)));
   }
   return out;
-}
-
-function cpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(f[11]) + Number(f[12])) / 100;
 }
 
 async function ingest(base: string, rows: number): Promise<{ seconds: number; eventsPerSec: number }> {
@@ -245,9 +241,9 @@ async function runMode(rows: number, mode: string): Promise<ModeResult> {
   try {
     const { server, readyMs: firstStartReadyMs, readyCpuMs: firstCpu } = await startServer(dir, args);
     await post(server.base, '/v1/sql', { sql: DDL });
-    const cpu0 = cpuSeconds(server.pid);
+    const cpu0 = processCpuSeconds(server.pid);
     const { seconds, eventsPerSec } = await ingest(server.base, rows);
-    const serverCpuSeconds = cpuSeconds(server.pid) - cpu0;
+    const serverCpuSeconds = processCpuSeconds(server.pid) - cpu0;
     const incremental = mode === '1s' ? await checkpointCost(server.base, rows) : undefined;
     const m = await metrics(server.base);
     const ready = (await (await fetch(`${server.base}/readyz`)).json()) as { epoch: number };

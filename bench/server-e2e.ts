@@ -4,12 +4,11 @@
 // ingest-to-delivery latency p50/p99 at 1,000 events/s (batches of 10 rows every 10 ms). The
 // throughput line also carries the ingest requests per durable commit (group commit, from /metrics)
 // and the server's CPU seconds with events per server CPU second (see docs/server.md, Benchmark).
-import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
+import { processCpuSeconds, spawnServer } from './server-child.ts';
 import { threadStats } from './thread-cpu.ts';
 
 const THROUGHPUT_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -28,41 +27,22 @@ CREATE MATERIALIZED VIEW total_histogram AS SELECT FLOOR(total / 10) AS bucket, 
 
 // BENCH_SERVER_CLI runs another checkout's server with this load generator (paired A/B runs).
 const cli = process.env.BENCH_SERVER_CLI ?? new URL('../src/cli.ts', import.meta.url).pathname;
-const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
-const child = spawn(
-  process.execPath,
-  [
-    ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
-    '--import',
-    'tsx',
-    cli,
-    'start',
-    '--port',
-    '0',
-    '--data-dir',
-    dataDir,
-    // info: the server logs each checkpoint it writes (its busy time, snapshot time, longest slice).
-    '--log-level',
-    'info',
-    '--heartbeat-ms',
-    '1000',
-    // More server flags for an experiment, e.g. BENCH_SERVER_ARGS="--checkpoint-interval-ms 0".
-    ...(process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter((a) => a !== ''),
-  ],
-  {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  },
-);
+const envArgs = (name: string): string[] => (process.env[name] ?? '').split(' ').filter((a) => a !== '');
+const server = spawnServer({
+  cli,
+  nodeArgs: envArgs('BENCH_SERVER_NODE_ARGS'),
+  // info: the server logs each checkpoint it writes (its busy time, snapshot time, longest slice).
+  logLevel: 'info',
+  // More server flags for an experiment, e.g. BENCH_SERVER_ARGS="--checkpoint-interval-ms 0".
+  serverArgs: ['--heartbeat-ms', '1000', ...envArgs('BENCH_SERVER_ARGS')],
+  tempPrefix: 'sluice-bench-',
+});
+const { child, dataDir, exited } = server;
 // CPU seconds the server process has used (user + system, from /proc; NaN where there is none). The
 // machine is shared with the load generator (and often with other work), so events per server CPU
 // second is the steadier figure next to the wall-clock rate.
 function serverCpuSeconds(): number {
-  try {
-    const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
+  return processCpuSeconds(child.pid);
 }
 // The server's CPU seconds per thread name (/proc/<pid>/task/*: `node` is the main thread, `libuv-worker`
 // the thread pool, `V8 Worker`/`V8 DefaultWorke` V8's GC and compiler helpers, the checkpoint writer
@@ -150,7 +130,6 @@ child.stdout.on('data', (d: Buffer) => {
     checkpointLogs.push({ ...c, startedAt: c.time - c.ms });
   }
 });
-const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 // A socket error nobody awaits (seen under heavy load: ECONNRESET on a reused connection) ends this
 // process without running the `finally` below: the server must not outlive it nor its data stay.
 process.once('uncaughtException', (err) => {
@@ -183,15 +162,7 @@ async function main(): Promise<void> {
   const pool = Array.from({ length: Number(process.env.BENCH_POOL ?? 2500) }, () =>
     Buffer.from(body(BATCH_ROWS)),
   );
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-      if (m !== null) resolve(Number(m[1]));
-    });
-    child.once('exit', () => reject(new Error(`server exited: ${out}`)));
-  });
+  const port = await server.port;
   const base = `http://127.0.0.1:${port}`;
   const setup = await fetch(`${base}/v1/sql`, {
     method: 'POST',
