@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Kafka, Producer } from 'kafkajs';
 import { createTopic } from '../support/kafka-topics.ts';
-import { kafkaClient, kafkaSuite, sharedBrokers, uniqueName, waitFor } from '../support/kafka.ts';
+import { connectProducer, kafkaSuite, uniqueName, waitFor } from '../support/kafka.ts';
 import { KafkajsReader, KafkajsTransactionalWriter } from '../../src/source/kafka/kafkajs-client.ts';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -18,10 +18,7 @@ describe('Kafka clients close every connection (real broker)', kafkaSuite('Kafka
   let producer: Producer;
 
   before(async () => {
-    brokers = await sharedBrokers();
-    kafka = kafkaClient(brokers, 'sluice-close-test');
-    producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    await producer.connect();
+    ({ brokers, kafka, producer } = await connectProducer('sluice-close-test'));
   });
   after(async () => {
     await producer?.disconnect();

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Kafka, Producer } from 'kafkajs';
 import { createTopic, readTopic } from '../support/kafka-topics.ts';
-import { kafkaClient, kafkaSuite, sharedBrokers, uniqueName, waitFor } from '../support/kafka.ts';
+import { connectProducer, kafkaSuite, uniqueName, waitFor } from '../support/kafka.ts';
 import {
   removeDir,
   request,
@@ -46,10 +46,7 @@ describe('Kafka edge (real broker)', kafkaSuite('Kafka edge'), () => {
   const dirs: string[] = [];
 
   before(async () => {
-    brokers = await sharedBrokers();
-    kafka = kafkaClient(brokers, 'sluice-edge-test');
-    producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    await producer.connect();
+    ({ brokers, kafka, producer } = await connectProducer('sluice-edge-test'));
   });
   after(async () => {
     for (const s of servers) await s.close().catch(() => undefined);

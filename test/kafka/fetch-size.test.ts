@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Kafka, Producer } from 'kafkajs';
 import { createTopic } from '../support/kafka-topics.ts';
-import { kafkaClient, kafkaSuite, sharedBrokers, uniqueName, waitFor } from '../support/kafka.ts';
+import { connectProducer, kafkaSuite, uniqueName, waitFor } from '../support/kafka.ts';
 import { FETCH_BYTES_PER_PARTITION, valueLength } from '../../src/source/kafka/kafka-client.ts';
 import { KafkajsReader } from '../../src/source/kafka/kafkajs-client.ts';
 
@@ -14,10 +14,7 @@ describe('Kafka source fetch size (real broker)', kafkaSuite('Kafka fetch size')
   let producer: Producer;
 
   before(async () => {
-    brokers = await sharedBrokers();
-    kafka = kafkaClient(brokers, 'sluice-fetch-size-test');
-    producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    await producer.connect();
+    ({ brokers, kafka, producer } = await connectProducer('sluice-fetch-size-test'));
   });
   after(async () => {
     await producer?.disconnect();

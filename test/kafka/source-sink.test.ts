@@ -9,7 +9,7 @@ import type { Kafka, Producer } from 'kafkajs';
 import { canonicalRows } from '../support/sqlite-oracle.ts';
 import { mulberry32 } from '../support/checkpoint-workload.ts';
 import { assertEpochsOnce, createTopic, readTopic, topicEnds } from '../support/kafka-topics.ts';
-import { kafkaClient, kafkaSuite, sharedBrokers, uniqueName, waitFor } from '../support/kafka.ts';
+import { connectProducer, kafkaSuite, uniqueName, waitFor } from '../support/kafka.ts';
 import {
   removeDir,
   request,
@@ -99,10 +99,7 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
   const dirs: string[] = [];
 
   before(async () => {
-    brokers = await sharedBrokers();
-    kafka = kafkaClient(brokers, 'sluice-source-test');
-    producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    await producer.connect();
+    ({ brokers, kafka, producer } = await connectProducer('sluice-source-test'));
   });
   after(async () => {
     for (const s of servers) await s.close().catch(() => undefined);

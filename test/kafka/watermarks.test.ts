@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Kafka, Producer } from 'kafkajs';
 import { createTopic } from '../support/kafka-topics.ts';
-import { kafkaClient, kafkaSuite, sharedBrokers, uniqueName, waitFor } from '../support/kafka.ts';
+import { connectProducer, kafkaSuite, uniqueName, waitFor } from '../support/kafka.ts';
 import { removeDir, request, sqlOk, startServer, tempDir, type TestServer } from '../server/helpers.ts';
 
 const at = (s: number): string => `2024-01-01 10:00:${String(s).padStart(2, '0')}`;
@@ -45,10 +45,7 @@ describe('Kafka source watermarks (real broker)', kafkaSuite('Kafka source water
   const dirs: string[] = [];
 
   before(async () => {
-    brokers = await sharedBrokers();
-    kafka = kafkaClient(brokers, 'sluice-watermark-test');
-    producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    await producer.connect();
+    ({ brokers, kafka, producer } = await connectProducer('sluice-watermark-test'));
   });
   after(async () => {
     for (const s of servers) await s.close().catch(() => undefined);

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { basename, dirname } from 'node:path';
 import { test } from 'node:test';
-import { Kafka, logLevel, type KafkaConfig } from 'kafkajs';
+import { Kafka, logLevel, type KafkaConfig, type Producer } from 'kafkajs';
 import {
   kafkaPrerequisites,
   startBroker,
@@ -115,6 +115,22 @@ export function kafkaClient(brokers: string, clientId: string, config: Partial<K
     retry: { retries: 10 },
     ...config,
   });
+}
+
+/** What a suite's tests produce with: the shared broker, a client, and an idempotent producer. */
+export interface SuiteProducer {
+  readonly brokers: string;
+  readonly kafka: Kafka;
+  readonly producer: Producer;
+}
+
+/** The shared broker's address, a client named `clientId` and a connected idempotent producer. */
+export async function connectProducer(clientId: string): Promise<SuiteProducer> {
+  const brokers = await sharedBrokers();
+  const kafka = kafkaClient(brokers, clientId);
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  return { brokers, kafka, producer };
 }
 
 /** A name unique to this run, so reruns against one broker never see each other's topics or groups. */
