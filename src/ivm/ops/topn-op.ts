@@ -144,8 +144,7 @@ export class TopNOp implements Operator, Stateful {
       } else next[part.tail] = i;
       part.tail = i;
     }
-    if (this.direct && this.distinctRows && !this.trims)
-      this.appendTails(touched, touchedKeys, count, batch, next);
+    if (this.direct && this.distinctRows && !this.trims) this.appendTails(count, batch);
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
     for (let s = 0; s < count; s++) {
@@ -311,16 +310,14 @@ export class TopNOp implements Operator, Stateful {
    * The direct path's commonest change, first and alone: an insert of a keyed input ranked after a
    * partition's full sorted rows joins its tail and emits nothing (`singleChange`'s tail branch, the
    * same test and the same writes). A partition's leading such inserts are taken here, in a short
-   * loop over the epoch's partitions, so that the cache misses of consecutive partitions overlap;
-   * its `head` then names its first change left for `singleChange` (-1: none).
+   * loop over the epoch's partitions (the first `count` of `touched`), so that the cache misses of
+   * consecutive partitions overlap; its `head` then names its first change left for `singleChange`
+   * (-1: none).
    */
-  private appendTails(
-    touched: readonly SortedPartition[],
-    touchedKeys: readonly PartitionKey[],
-    count: number,
-    batch: ZBatch,
-    next: Int32Array,
-  ): void {
+  private appendTails(count: number, batch: ZBatch): void {
+    const touched = this.touched;
+    const touchedKeys = this.touchedKeys;
+    const next = this.nextChange;
     const cap = this.tailFrom;
     const compare = this.compare;
     const image = this.image;
