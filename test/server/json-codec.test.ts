@@ -187,3 +187,55 @@ test('the digit-run probe finds exactly what /\\d[\\d.]{15}/ finds', () => {
   }
   for (const s of cases) assert.equal(hasLongDigitRun(s), reference.test(s), s);
 });
+
+test('the digit-run search reads about one character in ten of an ingest body of short numbers', () => {
+  // A body like the HTTP benchmark's: ids of 7 digits, numbers of up to 5.
+  let seed = 11;
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  const rows: string[] = [];
+  for (let i = 0; i < 1000; i++)
+    rows.push(`{"order_id":${1_000_000 + i},"seller_id":${rand(100_000)},"amount":${1 + rand(100)}}`);
+  const body = `[${rows.join(',')}]`;
+  // The search reads its text only through `length` and `charCodeAt`: count the reads.
+  let reads = 0;
+  const counted = {
+    length: body.length,
+    charCodeAt: (i: number): number => {
+      reads++;
+      return body.charCodeAt(i);
+    },
+  } as unknown as string;
+  assert.equal(hasLongDigitRun(counted), false);
+  // Measuring every run a probe lands in from both ends read 35% of the characters.
+  assert.ok(reads <= body.length / 8, `${reads} reads of ${body.length} characters`);
+  const withLong = `${body.slice(0, -1)},{"order_id":12345678901234567}]`;
+  assert.equal(hasLongDigitRun(withLong), true);
+});
+
+test('strict UTF-8 decoding reads ASCII bytes as they are, at any offset of their buffer', () => {
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  let seed = 5;
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  for (let k = 0; k < 2_000; k++) {
+    const whole = new Uint8Array(rand(40) + 8);
+    // Mostly ASCII; now and then a byte past it (a UTF-8 lead, a continuation, a BOM's first byte).
+    for (let i = 0; i < whole.length; i++)
+      whole[i] = rand(8) === 0 ? [0xc3, 0xa9, 0xef, 0xff][rand(4)]! : rand(128);
+    const bytes = whole.subarray(rand(4), whole.length - rand(4));
+    let expected: string | null;
+    try {
+      expected = decoder.decode(bytes);
+    } catch {
+      expected = null;
+    }
+    assert.equal(decodeUtf8Strict(bytes), expected);
+  }
+  assert.equal(decodeUtf8Strict(new Uint8Array(0)), '');
+  assert.equal(decodeUtf8Strict(Buffer.from('\ufeff[1]')), '\ufeff[1]');
+});
