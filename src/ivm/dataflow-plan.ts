@@ -299,6 +299,12 @@ export type DataflowNode =
        */
       readonly distinctRows?: true;
       /**
+       * With `distinctRows`, the input's key when it is one column: the operator notes where each
+       * row sits in its partition's unordered tail by this value, so a delete finds it without a
+       * scan. Not printed: "rows distinct by the input key" says it (and the fingerprint is unchanged).
+       */
+      readonly keyColumn?: number;
+      /**
        * The input never retracts (src/planner/plan-insert-only.ts): a partition keeps only the rows
        * that can still rank inside the kept range (with `to` set); a retraction is an internal error.
        */

@@ -362,6 +362,7 @@ export function lowerToDataflow(
           columns: specs(p.columns),
           stateId: `${view}/topn${id}`,
           ...(key !== null && key.length > 0 ? { distinctRows: true as const } : {}),
+          ...(key !== null && key.length === 1 ? { keyColumn: key[0] as number } : {}),
           ...(insertOnlyOf(p.input) ? { insertOnly: true as const } : {}),
         }));
       }

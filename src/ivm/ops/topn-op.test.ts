@@ -13,7 +13,7 @@ import { topNWork } from './topn-far-rows.ts';
 import { TopNOp } from './topn-op.ts';
 
 /** Rows [partition, score, id]; ranked by score descending, then id. */
-function topN(to: number | null, emitRank: boolean, distinctRows = false): TopNOp {
+function topN(to: number | null, emitRank: boolean, distinctRows = false, keyColumn?: number): TopNOp {
   const node: Extract<DataflowNode, { kind: 'topn' }> = {
     id: 1,
     kind: 'topn',
@@ -35,6 +35,7 @@ function topN(to: number | null, emitRank: boolean, distinctRows = false): TopNO
     ],
     stateId: 'v/topn1',
     ...(distinctRows ? { distinctRows: true as const } : {}),
+    ...(keyColumn !== undefined ? { keyColumn } : {}),
   };
   return new TopNOp(node);
 }
@@ -445,4 +446,58 @@ test('epochs of the same size reuse the grouping scratch: one allocation, and ea
   assert.equal(keyed.scratchAllocations, 1);
   assert.equal(plain.scratchAllocations, 1);
   assert.equal(keyed.rowsHeld, 50 * 100);
+});
+
+test('over a keyed input with its key column, a tail delete takes its row where it was appended', () => {
+  // Seeded epochs over 3 partitions: inserts of new ids, deletes of live rows, and updates (an id
+  // deleted and inserted again in one epoch with another score, in either order), so a key is noted
+  // again while its old note stands, and rows move in the tail (swaps, refills) under their notes.
+  let seed = 11;
+  const rnd = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return Math.floor((seed / 2147483648) * n);
+  };
+  const noted = topN(3, false, true, 2);
+  const keyed = topN(3, false, true);
+  const live = new Map<number, readonly Value[]>();
+  let id = 0;
+  for (let epoch = 0; epoch < 300; epoch++) {
+    const rows: (readonly Value[])[] = [];
+    const weights: number[] = [];
+    const used = new Set<number>();
+    for (let c = 0; c < 20; c++) {
+      const ids = [...live.keys()];
+      const pick = ids[rnd(ids.length)];
+      const score = rnd(500) === 0 ? null : rnd(epoch < 20 ? 1000 : 300);
+      if (pick === undefined || used.has(pick) || live.size < 60 || rnd(3) !== 0) {
+        const row = [rnd(3), score, id];
+        live.set(id++, row);
+        rows.push(row);
+        weights.push(1);
+        continue;
+      }
+      used.add(pick);
+      const old = live.get(pick) as readonly Value[];
+      const update = rnd(2) === 0;
+      const next = [old[0] as number, score, pick];
+      const change: [readonly Value[], number][] = [[old, -1]];
+      if (update) change[rnd(2) === 0 ? 'push' : 'unshift']([next, 1]);
+      for (const [row, w] of change) {
+        rows.push(row);
+        weights.push(w);
+      }
+      if (update) live.set(pick, next);
+      else live.delete(pick);
+    }
+    const input: ZBatch = { rows, weights, consolidated: true };
+    assert.deepEqual(changes(noted.step([input])), changes(keyed.step([input])), `epoch ${epoch}`);
+  }
+  assert.equal(noted.rowsHeld, live.size);
+  // Without the key column every tail delete scans; with it, one found where it was appended does not.
+  assert.equal(noted.tailHits + noted.tailSearches, keyed.tailSearches);
+  assert.ok(
+    noted.tailHits > 400,
+    `${noted.tailHits} of ${keyed.tailSearches} tail deletes found where appended`,
+  );
+  assert.equal(keyed.tailHits, 0);
 });

@@ -19,6 +19,7 @@ import { keyImage, type KeyImage } from './topn-key-image.ts';
 import type { SortedPartition } from './topn-partition.ts';
 import { emitDifference, keptEnd, type Ranked } from './topn-ranked.ts';
 import { TopNRows, type PartitionKey } from './topn-rows.ts';
+import { TailPlaces } from './topn-tail-places.ts';
 
 type TopNNode = Extract<DataflowNode, { kind: 'topn' }>;
 
@@ -75,6 +76,16 @@ export class TopNOp implements Operator, Stateful {
   private nextChange = new Int32Array(0);
   /** Times `nextChange` was allocated: once per larger batch, not per epoch (tests count them). */
   scratchAllocations = 0;
+  /**
+   * A keyed input's key (one column) → the index its row was appended at in its partition's
+   * unordered tail, so a tail delete takes its row there instead of scanning the tail's images. A
+   * hint: a row moved since (a swap, a refill, a sort) is not found there, and the scan runs. A
+   * retraction removes its key's entry, so it holds at most the rows held. Null: not kept.
+   */
+  private readonly tailAt: TailPlaces | null;
+  private readonly keyColumn: number;
+  /** Tail deletes that found their row where it was appended (tests count them). */
+  tailHits = 0;
 
   constructor(private readonly node: TopNNode) {
     this.stateId = node.stateId;
@@ -88,6 +99,9 @@ export class TopNOp implements Operator, Stateful {
     this.direct =
       node.rank === 'row_number' && !node.emitRank && node.from === 0 && this.to <= FAST_TOP_LIMIT;
     this.trims = node.insertOnly === true && this.to !== Infinity;
+    this.keyColumn = node.keyColumn ?? -1;
+    this.tailAt =
+      this.direct && this.distinctRows && !this.trims && this.keyColumn >= 0 ? new TailPlaces() : null;
   }
 
   /** Distinct rows held, over all partitions (tests count them). */
@@ -174,7 +188,7 @@ export class TopNOp implements Operator, Stateful {
   }
 
   stateSize(): number {
-    return this.state.stateBytes();
+    return this.state.stateBytes() + (this.tailAt === null ? 0 : this.tailAt.bytes());
   }
 
   /** The general path: a partition's changes applied, the kept range ranked before and after, diffed. */
@@ -253,11 +267,10 @@ export class TopNOp implements Operator, Stateful {
       // row of a keyed input is never there twice: its insert is an append, nothing searched.
       if (w === 1) {
         if (!this.distinctRows && this.tailHolds(part, row, image)) return false;
-        part.pushTail(row, image, compare);
+        this.noteTail(row, part.pushTail(row, image, compare));
         this.state.changed(key, row, 1);
       } else {
-        this.tailSearches++;
-        const there = part.takeTail(row, image, compare);
+        const there = this.takeTail(part, row, image);
         if (there === null) return false;
         this.state.changed(key, there, -1);
       }
@@ -266,6 +279,7 @@ export class TopNOp implements Operator, Stateful {
       part.boundary = -1;
       return true;
     }
+    if (w === -1) this.forgetTail(row);
     const at = part.search(row, image, compare);
     const present = part.holds(at, row, image, compare);
     const rowsOf = part.rows;
@@ -330,7 +344,7 @@ export class TopNOp implements Operator, Stateful {
         const f = image(row);
         // A NaN image (none) is after nothing: singleChange takes it and turns the images off.
         if (!part.afterSorted(row, f, compare)) break;
-        part.pushTail(row, f, compare);
+        this.noteTail(row, part.pushTail(row, f, compare));
         this.state.changed(touchedKeys[s] as PartitionKey, row, 1);
         this.singleChanges++;
         this.tailChanges++;
@@ -340,6 +354,37 @@ export class TopNOp implements Operator, Stateful {
       }
       part.head = at;
     }
+  }
+
+  /** Notes where a keyed row was appended to its partition's unordered tail (`at` -1: far, not noted). */
+  private noteTail(row: readonly Value[], at: number): void {
+    const index = this.tailAt;
+    if (index === null || at < 0) return;
+    index.set(row[this.keyColumn] as Value, at, this.state.size);
+  }
+
+  /** Drops a retracted row's note (it may sit elsewhere, or not be noted at all). */
+  private forgetTail(row: readonly Value[]): void {
+    if (this.tailAt !== null) this.tailAt.delete(row[this.keyColumn] as Value);
+  }
+
+  /** Removes `row` from the partition's tail: where it was appended if it is still there, else by a scan. */
+  private takeTail(part: SortedPartition, row: readonly Value[], image: number): readonly Value[] | null {
+    const index = this.tailAt;
+    if (index !== null) {
+      const id = row[this.keyColumn] as Value;
+      const at = index.get(id);
+      if (at >= 0) {
+        index.delete(id);
+        const there = part.takeTailAt(at, row, image, this.compare);
+        if (there !== null) {
+          this.tailHits++;
+          return there;
+        }
+      }
+    }
+    this.tailSearches++;
+    return part.takeTail(row, image, this.compare);
   }
 
   /** Whether the partition's tail holds `row`, counted. */
@@ -379,6 +424,7 @@ export class TopNOp implements Operator, Stateful {
     for (let i = head; i !== -1; i = next[i] as number) {
       const row = batch.rows[i] as readonly Value[];
       const w = batch.weights[i] as number;
+      if (w < 0) this.forgetTail(row);
       const image = this.imageIn(part, row);
       const at = part.search(row, image, compare);
       if (part.holds(at, row, image, compare)) {

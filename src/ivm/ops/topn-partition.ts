@@ -46,10 +46,7 @@ export class SortedPartition {
    * make the partition's tail: two sets of rows after every sorted row, in no order between them.
    */
   far: FarRows | null = null;
-  /**
-   * The first index from which a change cannot alter the kept range, as of the end of the last epoch
-   * that touched the partition (Infinity: none; -1: unknown). Derived, never stored.
-   */
+  /** The first index from which a change cannot alter the kept range (Infinity: none; -1: unknown). */
   boundary = -1;
   /** The epoch that last grouped changes here, and this epoch's first and last change (TopNOp.step). */
   stamp = 0;
@@ -181,17 +178,29 @@ export class SortedPartition {
     this.lastKey = keys === null || n === 0 ? NaN : (keys[n - 1] as number);
   }
 
-  /** Adds a row to the tail (one copy, after every sorted row): unordered, or far once that is full. */
-  pushTail(row: readonly Value[], image: number, compare: RowCompare): void {
-    if (this.rows.length - this.sorted < TAIL_LIMIT) {
+  /** Adds a row to the tail (one copy, after every sorted row): its unordered index, or -1 (far). */
+  pushTail(row: readonly Value[], image: number, compare: RowCompare): number {
+    const at = this.rows.length;
+    if (at - this.sorted < TAIL_LIMIT) {
       this.rows.push(row);
       (this.keys as number[]).push(image);
-      return;
+      return at;
     }
     (this.far ??= new FarRows()).insert(row, image, compare);
+    return -1;
   }
 
-  /** Whether the tail (unordered or far) holds `row`. */
+  /** Removes `row` from the unordered tail if it sits at `at`; returns the row held, or null. */
+  takeTailAt(at: number, row: readonly Value[], image: number, compare: RowCompare): readonly Value[] | null {
+    const keys = this.keys;
+    if (at < this.sorted || keys === null || at >= keys.length || keys[at] !== image) return null;
+    const there = this.rows[at] as readonly Value[];
+    if (there !== row && compare(there, row) !== 0) return null;
+    this.removeTail(at);
+    return there;
+  }
+
+  /** Whether the tail holds `row`. */
   tailHolds(row: readonly Value[], image: number, compare: RowCompare): boolean {
     if (this.tailIndex(row, image, compare) >= 0) return true;
     return this.far !== null && this.far.find(row, image, compare) !== null;
