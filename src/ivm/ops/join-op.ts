@@ -45,6 +45,9 @@ import type { Operator, RowErrorSink } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import type { ZBatch } from '../zset.ts';
 import { ColumnBatch, consolidate } from '../zset.ts';
+import { type JoinBudget, MIN_COLUMN_BATCH, chargeJoinBudget, expectedOutput } from './join-output-size.ts';
+
+export type { JoinBudget } from './join-output-size.ts';
 
 type JoinNode = Extract<DataflowNode, { kind: 'join' }>;
 
@@ -52,42 +55,8 @@ const LEFT = 0;
 const RIGHT = 1;
 type Side = typeof LEFT | typeof RIGHT;
 
-/**
- * Rows a step is expected to emit from which it emits them by column (`fused.byColumn`): a step of
- * a few rows emits rows, since a column array per output column costs more there than the rows do
- * (as a table's batch is rows when small, columns when large).
- */
-const MIN_COLUMN_BATCH = 64;
-
 /** The pending delta of a shared side when the other side does not pad: never read nor written. */
 const NO_PENDING = new Map<JoinKey, number>();
-
-/**
- * The rows a step is expected to emit: each side's delta rows times the rows the other side holds
- * per key on average (at least one). A few auctions deleted from auctions ⋈ bids meet a dozen bids
- * each: their step emits as many rows as a hundred bids do, and is as worth emitting by column.
- */
-function expectedOutput(inputs: readonly ZBatch[], arranged: readonly [JoinSideRows, JoinSideRows]): number {
-  let n = 0;
-  for (let side = 0; side < 2; side++) {
-    const rows = (inputs[side] as ZBatch).weights.length;
-    if (rows === 0) continue;
-    const other = arranged[side === LEFT ? RIGHT : LEFT];
-    const keys = other.keyCount;
-    n += keys === 0 ? rows : rows * Math.max(1, other.size / keys);
-  }
-  return n;
-}
-
-/**
- * Rows the joins of one evaluation may still produce (shared by its join operators): an ad-hoc
- * SELECT runs with one, so a join that multiplies its inputs fails early instead of filling memory
- * and holding the event loop. Views run without (what a view holds is what its SQL asks).
- */
-export interface JoinBudget {
-  remaining: number;
-  readonly limit: number;
-}
 
 export class JoinOp implements Operator, Stateful {
   readonly nodeId: number;
@@ -468,17 +437,7 @@ export class JoinOp implements Operator, Stateful {
   }
 
   private charge(rows: number): void {
-    const budget = this.budget as JoinBudget;
-    budget.remaining -= rows;
-    if (budget.remaining < 0) {
-      throw new SluiceError(
-        'RESULT_TOO_LARGE',
-        `the joins of this query produce more than ${budget.limit} rows`,
-        {
-          hint: 'add join conditions or a narrower WHERE, or create a materialized view over the join and read it by pages',
-        },
-      );
-    }
+    chargeJoinBudget(this.budget as JoinBudget, rows);
   }
 
   /** Emits a joined (or padded) row through the fused Map stage. */
