@@ -35,14 +35,14 @@ export function keyEntryId(key: JoinKey, width: number): string {
 
 /** A join key's Map key for a row (also the shared arrangements' key, so both arrange alike). */
 export function compileKey(exprs: readonly ScalarExpr[]): KeyFn {
-  if (exprs.length === 0) return () => '';
+  if (exprs.length === 0) return infallible(() => '');
   const first = exprs[0] as ScalarExpr;
   if (exprs.length === 1 && first.kind === 'col') {
     const i = first.index;
-    return (row) => {
+    return infallible((row) => {
       const v = row[i] as Value;
       return v === null ? null : typeof v === 'bigint' || typeof v === 'object' ? keyValue(v) : v;
-    };
+    });
   }
   if (exprs.length === 1) {
     const f = compileScalar(first);
@@ -61,4 +61,20 @@ export function compileKey(exprs: readonly ScalarExpr[]): KeyFn {
     }
     return key;
   };
+}
+
+/** Key functions `compileKey` made that cannot throw: no key at all, or one column as it is. */
+const infallibleKeys = new WeakSet<KeyFn>();
+
+function infallible(keyOf: KeyFn): KeyFn {
+  infallibleKeys.add(keyOf);
+  return keyOf;
+}
+
+/**
+ * Whether `keyOf` never throws (a plain column's key): a caller that needs no key of a row may then
+ * skip computing it, there being no error of it to report.
+ */
+export function keyCannotFail(keyOf: KeyFn): boolean {
+  return infallibleKeys.has(keyOf);
 }

@@ -293,6 +293,7 @@ export class JoinOp implements Operator, Stateful {
         this.cols as Value[][],
         weights,
         (e, r, w) => errors.report(e, r, this.inputColumns[side], w),
+        pending === null,
       );
       const keys = staged.keys;
       if (pending === null) {

@@ -10,7 +10,7 @@
 import type { Value } from '../../common/types.ts';
 import type { JoinSideRows } from '../join-table-side.ts';
 import { NO_ROW, WARM_MAX_ROWS } from '../join-arrangement.ts';
-import type { JoinKey, KeyFn } from '../join-key.ts';
+import { type JoinKey, type KeyFn, keyCannotFail } from '../join-key.ts';
 import type { ZBatch } from '../zset.ts';
 import type { PairKeptColumns } from './join-rows.ts';
 
@@ -23,6 +23,9 @@ const MANY: number = -3;
  * below 1): its chain is walked without reading the counts, a cache miss a row.
  */
 const MANY_ONCE: number = -4;
+
+/** Keys the probes computed, over all probes (tests count them). */
+export const stagedProbeWork = { keysComputed: 0 };
 
 /** The most chain ids kept between steps (4 MB): a batch of 10,000 ten-row keys needs 100,000. */
 const KEEP_CHAIN_IDS = 1 << 20;
@@ -49,7 +52,9 @@ export class StagedProbe {
   /**
    * Probes `theirs` with every row of `delta`, appending each match's picked columns (`append`) to
    * `cols` and its weight to `weights`; returns the matches emitted. Rows whose key fails go to
-   * `reportKeyError` and, like NULL keys, get a null in `keys`.
+   * `reportKeyError` and, like NULL keys, get a null in `keys` — unless `foldsKeys` is false (the
+   * caller reads no key after the probe) and there is nothing to match: then keys that cannot fail
+   * (keyCannotFail) are not computed and `keys` is left empty.
    */
   probe(
     delta: ZBatch,
@@ -59,9 +64,17 @@ export class StagedProbe {
     cols: Value[][],
     weights: number[],
     reportKeyError: (error: unknown, row: readonly Value[], weight: number) => void,
+    foldsKeys: boolean,
   ): number {
     const rows = delta.rows;
     const n = rows.length;
+    // A shared side's delta (a table's new rows, already held) probing a side that holds nothing yet:
+    // nothing to match and nothing to fold, so no key to compute when none can fail to report.
+    if (!foldsKeys && theirs.keyCount === 0 && keyCannotFail(keyOf)) {
+      this.keys.length = 0;
+      return 0;
+    }
+    stagedProbeWork.keysComputed += n;
     if (this.slots.length < n) {
       this.slots = new Int32Array(n);
       this.heads = new Int32Array(n);
