@@ -86,7 +86,7 @@ for (let run = 0; run < Number(values.runs); run++) {
       const weights: number[] = [];
       const probe = sides[s] as Probe;
       const since = process.cpuUsage();
-      probe.probe(delta, keyOf, arranged, append, cols, weights, failKey, true);
+      probe.probe(delta, keyOf, arranged, append, cols, weights, failKey);
       ms[s] = (ms[s] as number) + cpuMs(since);
       emitted[s] = (emitted[s] as number) + weights.length;
       probe.keys.length = 0;

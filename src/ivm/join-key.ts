@@ -35,14 +35,14 @@ export function keyEntryId(key: JoinKey, width: number): string {
 
 /** A join key's Map key for a row (also the shared arrangements' key, so both arrange alike). */
 export function compileKey(exprs: readonly ScalarExpr[]): KeyFn {
-  if (exprs.length === 0) return infallible(() => '');
+  if (exprs.length === 0) return () => '';
   const first = exprs[0] as ScalarExpr;
   if (exprs.length === 1 && first.kind === 'col') {
     const i = first.index;
-    return infallible((row) => {
+    return (row) => {
       const v = row[i] as Value;
       return v === null ? null : typeof v === 'bigint' || typeof v === 'object' ? keyValue(v) : v;
-    });
+    };
   }
   if (exprs.length === 1) {
     const f = compileScalar(first);
@@ -63,18 +63,11 @@ export function compileKey(exprs: readonly ScalarExpr[]): KeyFn {
   };
 }
 
-/** Key functions `compileKey` made that cannot throw: no key at all, or one column as it is. */
-const infallibleKeys = new WeakSet<KeyFn>();
-
-function infallible(keyOf: KeyFn): KeyFn {
-  infallibleKeys.add(keyOf);
-  return keyOf;
-}
-
 /**
- * Whether `keyOf` never throws (a plain column's key): a caller that needs no key of a row may then
- * skip computing it, there being no error of it to report.
+ * Whether the key `compileKey` makes of `exprs` never throws: no key at all, or one plain column (its
+ * value as it is). A caller that needs no key of a row may then skip computing it, there being no
+ * error of it to report.
  */
-export function keyCannotFail(keyOf: KeyFn): boolean {
-  return infallibleKeys.has(keyOf);
+export function keyCannotFail(exprs: readonly ScalarExpr[]): boolean {
+  return exprs.length === 0 || (exprs.length === 1 && (exprs[0] as ScalarExpr).kind === 'col');
 }

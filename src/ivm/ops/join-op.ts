@@ -17,7 +17,7 @@
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import { type RowFn, compileScalar } from '../../common/scalar-expr.ts';
-import { type JoinKey, type KeyFn, compileKey, keyEntryId } from '../join-key.ts';
+import { type JoinKey, type KeyFn, compileKey, keyCannotFail, keyEntryId } from '../join-key.ts';
 import type { RowProjector } from './map-op.ts';
 import { compileProjection } from './map-op.ts';
 import { JoinArrangement, NO_ROW } from '../join-arrangement.ts';
@@ -71,6 +71,8 @@ export class JoinOp implements Operator, Stateful {
   /** With a table side, the other side's shared arrangement (inner joins), or null. */
   private readonly otherShared: JoinArrangement | null;
   private readonly keys: readonly [KeyFn, KeyFn];
+  /** Whether each side's key never throws (a plain column): then it need not be computed unread. */
+  private readonly keysCannotFail: readonly [boolean, boolean];
   private readonly pad: readonly [boolean, boolean];
   private readonly residual: RowFn | null;
   /** Per-row match counts are kept only where padding depends on them. */
@@ -145,6 +147,7 @@ export class JoinOp implements Operator, Stateful {
             );
     this.arranged = [own(LEFT), own(RIGHT)];
     this.keys = [compileKey(node.leftKey), compileKey(node.rightKey)];
+    this.keysCannotFail = [keyCannotFail(node.leftKey), keyCannotFail(node.rightKey)];
     this.pad = [
       node.joinKind === 'left' || node.joinKind === 'full',
       node.joinKind === 'right' || node.joinKind === 'full',
@@ -283,7 +286,10 @@ export class JoinOp implements Operator, Stateful {
     const residual = this.residual;
     const keptAppend = this.cols === null ? null : this.keptColumns[side];
     if (keptAppend !== null && residual === null && !padMine && !padTheirs && this.budget === null) {
-      // Nothing to pad, no pair to test, no budget to check per row: probe in passes.
+      // Nothing to pad, no pair to test, no budget to check per row: probe in passes. A shared side's
+      // delta (a table's new rows, already held) against a side that holds nothing yet has nothing
+      // to match and nothing to fold: no key to compute, unless one can fail (then it is reported).
+      if (pending !== null && theirs.keyCount === 0 && this.keysCannotFail[side]) return;
       const staged = this.staged;
       this.produced += staged.probe(
         delta,
@@ -293,7 +299,6 @@ export class JoinOp implements Operator, Stateful {
         this.cols as Value[][],
         weights,
         (e, r, w) => errors.report(e, r, this.inputColumns[side], w),
-        pending === null,
       );
       const keys = staged.keys;
       if (pending === null) {

@@ -10,7 +10,7 @@
 import type { Value } from '../../common/types.ts';
 import type { JoinSideRows } from '../join-table-side.ts';
 import { NO_ROW, WARM_MAX_ROWS } from '../join-arrangement.ts';
-import { type JoinKey, type KeyFn, keyCannotFail } from '../join-key.ts';
+import type { JoinKey, KeyFn } from '../join-key.ts';
 import type { ZBatch } from '../zset.ts';
 import type { PairKeptColumns } from './join-rows.ts';
 
@@ -52,9 +52,7 @@ export class StagedProbe {
   /**
    * Probes `theirs` with every row of `delta`, appending each match's picked columns (`append`) to
    * `cols` and its weight to `weights`; returns the matches emitted. Rows whose key fails go to
-   * `reportKeyError` and, like NULL keys, get a null in `keys` — unless `foldsKeys` is false (the
-   * caller reads no key after the probe) and there is nothing to match: then keys that cannot fail
-   * (keyCannotFail) are not computed and `keys` is left empty.
+   * `reportKeyError` and, like NULL keys, get a null in `keys`.
    */
   probe(
     delta: ZBatch,
@@ -64,16 +62,9 @@ export class StagedProbe {
     cols: Value[][],
     weights: number[],
     reportKeyError: (error: unknown, row: readonly Value[], weight: number) => void,
-    foldsKeys: boolean,
   ): number {
     const rows = delta.rows;
     const n = rows.length;
-    // A shared side's delta (a table's new rows, already held) probing a side that holds nothing yet:
-    // nothing to match and nothing to fold, so no key to compute when none can fail to report.
-    if (!foldsKeys && theirs.keyCount === 0 && keyCannotFail(keyOf)) {
-      this.keys.length = 0;
-      return 0;
-    }
     stagedProbeWork.keysComputed += n;
     if (this.slots.length < n) {
       this.slots = new Int32Array(n);
