@@ -62,3 +62,12 @@ export function compileKey(exprs: readonly ScalarExpr[]): KeyFn {
     return key;
   };
 }
+
+/**
+ * Whether the key `compileKey` makes of `exprs` never throws: no key at all, or one plain column (its
+ * value as it is). A caller that needs no key of a row may then skip computing it, there being no
+ * error of it to report.
+ */
+export function keyCannotFail(exprs: readonly ScalarExpr[]): boolean {
+  return exprs.length === 0 || (exprs.length === 1 && (exprs[0] as ScalarExpr).kind === 'col');
+}

@@ -17,7 +17,7 @@
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import { type RowFn, compileScalar } from '../../common/scalar-expr.ts';
-import { type JoinKey, type KeyFn, compileKey, keyEntryId } from '../join-key.ts';
+import { type JoinKey, type KeyFn, compileKey, keyCannotFail, keyEntryId } from '../join-key.ts';
 import type { RowProjector } from './map-op.ts';
 import { compileProjection } from './map-op.ts';
 import { JoinArrangement, NO_ROW } from '../join-arrangement.ts';
@@ -45,6 +45,9 @@ import type { Operator, RowErrorSink } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import type { ZBatch } from '../zset.ts';
 import { ColumnBatch, consolidate } from '../zset.ts';
+import { type JoinBudget, MIN_COLUMN_BATCH, chargeJoinBudget, expectedOutput } from './join-output-size.ts';
+
+export type { JoinBudget } from './join-output-size.ts';
 
 type JoinNode = Extract<DataflowNode, { kind: 'join' }>;
 
@@ -52,42 +55,8 @@ const LEFT = 0;
 const RIGHT = 1;
 type Side = typeof LEFT | typeof RIGHT;
 
-/**
- * Rows a step is expected to emit from which it emits them by column (`fused.byColumn`): a step of
- * a few rows emits rows, since a column array per output column costs more there than the rows do
- * (as a table's batch is rows when small, columns when large).
- */
-const MIN_COLUMN_BATCH = 64;
-
 /** The pending delta of a shared side when the other side does not pad: never read nor written. */
 const NO_PENDING = new Map<JoinKey, number>();
-
-/**
- * The rows a step is expected to emit: each side's delta rows times the rows the other side holds
- * per key on average (at least one). A few auctions deleted from auctions ⋈ bids meet a dozen bids
- * each: their step emits as many rows as a hundred bids do, and is as worth emitting by column.
- */
-function expectedOutput(inputs: readonly ZBatch[], arranged: readonly [JoinSideRows, JoinSideRows]): number {
-  let n = 0;
-  for (let side = 0; side < 2; side++) {
-    const rows = (inputs[side] as ZBatch).weights.length;
-    if (rows === 0) continue;
-    const other = arranged[side === LEFT ? RIGHT : LEFT];
-    const keys = other.keyCount;
-    n += keys === 0 ? rows : rows * Math.max(1, other.size / keys);
-  }
-  return n;
-}
-
-/**
- * Rows the joins of one evaluation may still produce (shared by its join operators): an ad-hoc
- * SELECT runs with one, so a join that multiplies its inputs fails early instead of filling memory
- * and holding the event loop. Views run without (what a view holds is what its SQL asks).
- */
-export interface JoinBudget {
-  remaining: number;
-  readonly limit: number;
-}
 
 export class JoinOp implements Operator, Stateful {
   readonly nodeId: number;
@@ -102,6 +71,8 @@ export class JoinOp implements Operator, Stateful {
   /** With a table side, the other side's shared arrangement (inner joins), or null. */
   private readonly otherShared: JoinArrangement | null;
   private readonly keys: readonly [KeyFn, KeyFn];
+  /** Whether each side's key never throws (a plain column): then it need not be computed unread. */
+  private readonly keysCannotFail: readonly [boolean, boolean];
   private readonly pad: readonly [boolean, boolean];
   private readonly residual: RowFn | null;
   /** Per-row match counts are kept only where padding depends on them. */
@@ -176,6 +147,7 @@ export class JoinOp implements Operator, Stateful {
             );
     this.arranged = [own(LEFT), own(RIGHT)];
     this.keys = [compileKey(node.leftKey), compileKey(node.rightKey)];
+    this.keysCannotFail = [keyCannotFail(node.leftKey), keyCannotFail(node.rightKey)];
     this.pad = [
       node.joinKind === 'left' || node.joinKind === 'full',
       node.joinKind === 'right' || node.joinKind === 'full',
@@ -314,7 +286,10 @@ export class JoinOp implements Operator, Stateful {
     const residual = this.residual;
     const keptAppend = this.cols === null ? null : this.keptColumns[side];
     if (keptAppend !== null && residual === null && !padMine && !padTheirs && this.budget === null) {
-      // Nothing to pad, no pair to test, no budget to check per row: probe in passes.
+      // Nothing to pad, no pair to test, no budget to check per row: probe in passes. A shared side's
+      // delta (a table's new rows, already held) against a side that holds nothing yet has nothing
+      // to match and nothing to fold: no key to compute, unless one can fail (then it is reported).
+      if (pending !== null && theirs.keyCount === 0 && this.keysCannotFail[side]) return;
       const staged = this.staged;
       this.produced += staged.probe(
         delta,
@@ -468,17 +443,7 @@ export class JoinOp implements Operator, Stateful {
   }
 
   private charge(rows: number): void {
-    const budget = this.budget as JoinBudget;
-    budget.remaining -= rows;
-    if (budget.remaining < 0) {
-      throw new SluiceError(
-        'RESULT_TOO_LARGE',
-        `the joins of this query produce more than ${budget.limit} rows`,
-        {
-          hint: 'add join conditions or a narrower WHERE, or create a materialized view over the join and read it by pages',
-        },
-      );
-    }
+    chargeJoinBudget(this.budget as JoinBudget, rows);
   }
 
   /** Emits a joined (or padded) row through the fused Map stage. */

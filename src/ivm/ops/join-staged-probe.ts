@@ -24,6 +24,9 @@ const MANY: number = -3;
  */
 const MANY_ONCE: number = -4;
 
+/** Keys the probes computed, over all probes (tests count them). */
+export const stagedProbeWork = { keysComputed: 0 };
+
 /** The most chain ids kept between steps (4 MB): a batch of 10,000 ten-row keys needs 100,000. */
 const KEEP_CHAIN_IDS = 1 << 20;
 
@@ -62,6 +65,7 @@ export class StagedProbe {
   ): number {
     const rows = delta.rows;
     const n = rows.length;
+    stagedProbeWork.keysComputed += n;
     if (this.slots.length < n) {
       this.slots = new Int32Array(n);
       this.heads = new Int32Array(n);
