@@ -5,14 +5,17 @@
 // json-codec.ts are timed in alternating rounds in one process (CPU µs per body, median of rounds).
 //   node --import tsx bench/body-parse.ts [--base PATH_TO/json-codec.ts] [--this PATH] [--rounds 21]
 // (`--this` the base's path as well: an A/A of the tool.)
-const args = process.argv.slice(2);
-const at = (flag: string): string | undefined => {
-  const i = args.indexOf(flag);
-  return i < 0 ? undefined : args[i + 1];
-};
-const thisPath = at('--this') ?? new URL('../src/common/json-codec.ts', import.meta.url).pathname;
-const basePath = at('--base');
-const rounds = Number(at('--rounds') ?? 21);
+import { forEachFlag, intArg } from './bench-args.ts';
+
+let thisPath = new URL('../src/common/json-codec.ts', import.meta.url).pathname;
+let basePath: string | undefined;
+let rounds = 21;
+forEachFlag(process.argv.slice(2), (flag, value) => {
+  if (flag === '--this') thisPath = value();
+  else if (flag === '--base') basePath = value();
+  else if (flag === '--rounds') rounds = Math.max(1, intArg(flag, value()));
+  else throw new Error(`bench: unknown option ${flag} (--base PATH, --this PATH, --rounds N)`);
+});
 type Codec = typeof import('../src/common/json-codec.ts');
 const codecs: [string, Codec][] = [['this', (await import(thisPath)) as Codec]];
 if (basePath !== undefined) codecs.push(['base', (await import(basePath)) as Codec]);

@@ -5,6 +5,7 @@ import { coerceIngest } from '../../src/common/cast.ts';
 import { T } from '../../src/common/types.ts';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Rng } from '../support/random-workload.ts';
 import {
   bytesAsText,
   decodeStored,
@@ -190,11 +191,8 @@ test('the digit-run probe finds exactly what /\\d[\\d.]{15}/ finds', () => {
 
 test('the digit-run search reads about one character in ten of an ingest body of short numbers', () => {
   // A body like the HTTP benchmark's: ids of 7 digits, numbers of up to 5.
-  let seed = 11;
-  const rand = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed % n;
-  };
+  const rng = new Rng(11);
+  const rand = (n: number): number => rng.int(0, n - 1);
   const rows: string[] = [];
   for (let i = 0; i < 1000; i++)
     rows.push(`{"order_id":${1_000_000 + i},"seller_id":${rand(100_000)},"amount":${1 + rand(100)}}`);
@@ -217,11 +215,8 @@ test('the digit-run search reads about one character in ten of an ingest body of
 
 test('strict UTF-8 decoding reads ASCII bytes as they are, at any offset of their buffer', () => {
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-  let seed = 5;
-  const rand = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed % n;
-  };
+  const rng = new Rng(5);
+  const rand = (n: number): number => rng.int(0, n - 1);
   for (let k = 0; k < 2_000; k++) {
     const whole = new Uint8Array(rand(40) + 8);
     // Mostly ASCII; now and then a byte past it (a UTF-8 lead, a continuation, a BOM's first byte).
