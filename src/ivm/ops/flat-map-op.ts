@@ -2,13 +2,12 @@
 // (src/common/expand.ts; HOP's windows). Stateless and linear: a retraction yields the same tuples,
 // so it retracts exactly the rows the insertion produced. The output is not consolidated (two input
 // rows may yield one output row).
-import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import { compileExpand, type ExpandFn, type ExpandGenerator } from '../../common/expand.ts';
 import type { ColumnSpec } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { ZBatch } from '../zset.ts';
-import type { JoinBudget } from './join-op.ts';
+import { type JoinBudget, chargeBudget } from './join-output-size.ts';
 
 export class FlatMapOp implements Operator {
   private readonly expand: ExpandFn;
@@ -53,17 +52,12 @@ export class FlatMapOp implements Operator {
   }
 
   private charge(rows: number): void {
-    const budget = this.budget as JoinBudget;
-    budget.remaining -= rows;
-    if (budget.remaining < 0) {
-      throw new SluiceError(
-        'RESULT_TOO_LARGE',
-        `the windows of this query produce more than ${budget.limit} rows`,
-        {
-          hint: 'add a narrower WHERE in a subquery as the relation, or create a materialized view and read it by pages',
-        },
-      );
-    }
+    chargeBudget(
+      this.budget as JoinBudget,
+      rows,
+      'windows',
+      'add a narrower WHERE in a subquery as the relation, or create a materialized view and read it by pages',
+    );
   }
 
   stateSize(): number {

@@ -42,16 +42,29 @@ export interface JoinBudget {
   readonly limit: number;
 }
 
-/** Takes `rows` from the budget; throws RESULT_TOO_LARGE once it is spent. */
-export function chargeJoinBudget(budget: JoinBudget, rows: number): void {
+/**
+ * Takes `rows` from the budget; throws RESULT_TOO_LARGE once it is spent. `what` names the operators
+ * that share it ("joins", "windows") and `hint` says how to ask for less.
+ */
+export function chargeBudget(budget: JoinBudget, rows: number, what: string, hint: string): void {
   budget.remaining -= rows;
   if (budget.remaining < 0) {
     throw new SluiceError(
       'RESULT_TOO_LARGE',
-      `the joins of this query produce more than ${budget.limit} rows`,
+      `the ${what} of this query produce more than ${budget.limit} rows`,
       {
-        hint: 'add join conditions or a narrower WHERE, or create a materialized view over the join and read it by pages',
+        hint,
       },
     );
   }
+}
+
+/** A join's charge against its evaluation's budget. */
+export function chargeJoinBudget(budget: JoinBudget, rows: number): void {
+  chargeBudget(
+    budget,
+    rows,
+    'joins',
+    'add join conditions or a narrower WHERE, or create a materialized view over the join and read it by pages',
+  );
 }
