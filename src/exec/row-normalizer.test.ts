@@ -179,7 +179,9 @@ test('the key-only delete fast path builds exactly the general key-only delete r
     ),
     { numRuns: 400 },
   );
-  assert.ok(accepted > 50, `the fast path took ${accepted} deletes`);
+  // The fast path must be exercised, not skipped: it takes 47–98 deletes of a run's random rows
+  // (fast-check draws a new seed each run), so the bound sits well under the least seen.
+  assert.ok(accepted >= 10, `the fast path took ${accepted} deletes`);
   // The delete it exists for.
   const cols = [
     { name: 'id', type: T.int32, nullable: false },
