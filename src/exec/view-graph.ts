@@ -323,7 +323,7 @@ export class ViewGraph {
       flags,
       lastName: null,
       lastReaders: undefined,
-      temporal: this.order.some((v) => v.runtime.temporal.length > 0),
+      temporal: flags.some((f) => (f & TEMPORAL) !== 0),
     };
     this.wakeIndex = index;
     this.wake = new Int32Array(this.order.length);

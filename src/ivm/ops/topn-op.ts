@@ -65,6 +65,8 @@ export class TopNOp implements Operator, Stateful {
   private epochs = 0;
   /** The input never retracts and the kept range ends: rows past it are dropped (`trim`). */
   private readonly trims: boolean;
+  /** A keyed input's rows past the top go straight to their partition's tail (`appendTails`). */
+  private readonly appendsTails: boolean;
   /** Rows `trim` dropped so far (tests count them). */
   rowsTrimmed = 0;
   /** Inserts ranked past a full top of an insert-only input, never stored (tests count them). */
@@ -99,9 +101,9 @@ export class TopNOp implements Operator, Stateful {
     this.direct =
       node.rank === 'row_number' && !node.emitRank && node.from === 0 && this.to <= FAST_TOP_LIMIT;
     this.trims = node.insertOnly === true && this.to !== Infinity;
+    this.appendsTails = this.direct && this.distinctRows && !this.trims;
     this.keyColumn = node.keyColumn ?? -1;
-    this.tailAt =
-      this.direct && this.distinctRows && !this.trims && this.keyColumn >= 0 ? new TailPlaces() : null;
+    this.tailAt = this.appendsTails && this.keyColumn >= 0 ? new TailPlaces() : null;
   }
 
   /** Distinct rows held, over all partitions (tests count them). */
@@ -158,7 +160,7 @@ export class TopNOp implements Operator, Stateful {
       } else next[part.tail] = i;
       part.tail = i;
     }
-    if (this.direct && this.distinctRows && !this.trims) this.appendTails(count, batch);
+    if (this.appendsTails) this.appendTails(count, batch);
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
     for (let s = 0; s < count; s++) {
