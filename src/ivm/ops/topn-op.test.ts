@@ -12,6 +12,15 @@ import type { ZBatch } from '../zset.ts';
 import { topNWork } from './topn-far-rows.ts';
 import { TopNOp } from './topn-op.ts';
 
+/** Draws in 0..n-1 from a seeded LCG's high bits (its low bits repeat with a short period). */
+function seededDraws(seed: number): (n: number) => number {
+  let state = seed;
+  return (n) => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return Math.floor((state / 2147483648) * n);
+  };
+}
+
 /** Rows [partition, score, id]; ranked by score descending, then id. */
 function topN(to: number | null, emitRank: boolean, distinctRows = false, keyColumn?: number): TopNOp {
   const node: Extract<DataflowNode, { kind: 'topn' }> = {
@@ -231,11 +240,7 @@ test('random batches of every Top-N form equal a plain sort, across checkpoints 
         stateId: 'v/topn1',
         ...form,
       };
-      let seed = 1 + f * 100 + p;
-      const rnd = (n: number): number => {
-        seed = (seed * 1103515245 + 12345) % 2147483648;
-        return Math.floor((seed / 2147483648) * n); // the high bits: an LCG's low bits cycle
-      };
+      const rnd = seededDraws(1 + f * 100 + p);
       const ids = f === 0 ? 60 : 4;
       let op = new TopNOp(node);
       op.trackChanges(true);
@@ -384,12 +389,7 @@ test('over a keyed input, tail appends taken before the rest of an epoch give th
   // Seeded batches of 30 changes over 4 partitions: inserts of new ids (scores with ties and NULLs,
   // so images tie and NULL's image is infinite), deletes of live rows, several to one partition in
   // an epoch, so an epoch's leading tail appends are followed by inserts into the top and deletes.
-  let seed = 7;
-  // The generator's high bits: its low ones repeat with a short period.
-  const rnd = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return Math.floor((seed / 2147483648) * n);
-  };
+  const rnd = seededDraws(7);
   const keyed = topN(3, false, true);
   const plain = topN(3, false);
   const live: (readonly Value[])[] = [];
@@ -452,11 +452,7 @@ test('over a keyed input with its key column, a tail delete takes its row where 
   // Seeded epochs over 3 partitions: inserts of new ids, deletes of live rows, and updates (an id
   // deleted and inserted again in one epoch with another score, in either order), so a key is noted
   // again while its old note stands, and rows move in the tail (swaps, refills) under their notes.
-  let seed = 11;
-  const rnd = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return Math.floor((seed / 2147483648) * n);
-  };
+  const rnd = seededDraws(11);
   const noted = topN(3, false, true, 2);
   const keyed = topN(3, false, true);
   const live = new Map<number, readonly Value[]>();
