@@ -3,6 +3,7 @@
 // `--under recover` keeps only the samples with that function on the stack, plus the garbage
 // collector's samples between its first and last one (a server start: recovery without module loading).
 import { readFileSync } from 'node:fs';
+import { forEachFlag, intArg } from './bench-args.ts';
 
 interface ProfileNode {
   id: number;
@@ -24,12 +25,14 @@ let under: string | null = null;
 // once made a 1 us allocation the fourth line); 1500 with the default 1 ms interval keeps the rest.
 let maxSampleUs = Infinity;
 const files: string[] = [];
-for (let i = 0; i < args.length; i++) {
-  if (args[i] === '--top') top = Number(args[++i]);
-  else if (args[i] === '--under') under = args[++i] ?? null;
-  else if (args[i] === '--max-sample-us') maxSampleUs = Number(args[++i]);
-  else files.push(args[i]!);
-}
+forEachFlag(args, (flag, value, _inline, arg) => {
+  if (flag === '--top') top = intArg(flag, value());
+  else if (flag === '--under') under = value();
+  else if (flag === '--max-sample-us') maxSampleUs = intArg(flag, value());
+  else if (flag.startsWith('--'))
+    throw new Error(`bench: unknown option ${flag} (--top, --under, --max-sample-us)`);
+  else files.push(arg);
+});
 
 for (const file of files) {
   const prof = JSON.parse(readFileSync(file, 'utf8')) as Profile;
