@@ -5,6 +5,7 @@ import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import { FarRows, topNWork, type RowCompare } from './topn-far-rows.ts';
 import type { KeyImage } from './topn-key-image.ts';
+import { cutPartitionFrom, fillPartition, settleTail } from './topn-partition-bulk.ts';
 
 export type { RowCompare };
 
@@ -38,8 +39,8 @@ export class SortedPartition {
   counts: number[] | null = null;
   /** Rows of `rows` that are sorted (the rest are the tail). */
   sorted = 0;
-  /** Rows with more than one copy (at 0, `counts` is dropped). */
-  private multi = 0;
+  /** Rows with more than one copy (at 0, `counts` is dropped; topn-partition-bulk.ts recounts it). */
+  multi = 0;
   /**
    * Rows after the sorted ones that did not fit the unordered tail (TAIL_LIMIT), one copy each,
    * sorted in chunks; null until a partition first grows that long. With `rows[sorted, length)` they
@@ -96,58 +97,7 @@ export class SortedPartition {
 
   /** Sorts the tail (it sorts after every sorted row) into place: the partition is sorted in full again. */
   settle(compare: RowCompare): void {
-    const rows = this.rows;
-    const from = this.sorted;
-    const n = rows.length;
-    const far = this.far;
-    if (from === n && (far === null || far.size === 0)) return;
-    const keys = this.keys as number[];
-    const tail = rows.slice(from);
-    const tk = keys.slice(from);
-    const order = tail.map((_, i) => i);
-    order.sort((a, b) => {
-      const ka = tk[a] as number;
-      const kb = tk[b] as number;
-      return ka < kb ? -1 : ka > kb ? 1 : compare(tail[a] as readonly Value[], tail[b] as readonly Value[]);
-    });
-    topNWork.visited += tail.length;
-    rows.length = from;
-    keys.length = from;
-    if (far === null || far.size === 0) {
-      for (let i = 0; i < order.length; i++) {
-        const j = order[i] as number;
-        rows.push(tail[j] as readonly Value[]);
-        keys.push(tk[j] as number);
-      }
-    } else {
-      // The far rows are sorted already: merged with the sorted tail.
-      const farRows: (readonly Value[])[] = [];
-      const farKeys: number[] = [];
-      far.drainInto(farRows, farKeys);
-      let i = 0;
-      let f = 0;
-      while (i < order.length || f < farRows.length) {
-        const j = order[i] as number;
-        const takeFar =
-          i === order.length ||
-          (f < farRows.length &&
-            ((farKeys[f] as number) < (tk[j] as number) ||
-              (farKeys[f] === tk[j] &&
-                compare(farRows[f] as readonly Value[], tail[j] as readonly Value[]) < 0)));
-        if (takeFar) {
-          rows.push(farRows[f] as readonly Value[]);
-          keys.push(farKeys[f++] as number);
-        } else {
-          rows.push(tail[j] as readonly Value[]);
-          keys.push(tk[j] as number);
-          i++;
-        }
-      }
-      this.far = null;
-    }
-    if (this.counts !== null) while (this.counts.length < rows.length) this.counts.push(1);
-    this.sorted = rows.length;
-    this.syncLast();
+    settleTail(this, compare);
   }
 
   /** Whether `row` (of image `image`) sorts after the sorted row at `at`: by images first. */
@@ -172,7 +122,7 @@ export class SortedPartition {
   }
 
   /** Notes the last sorted row's image after the sorted rows changed at their end. */
-  private syncLast(): void {
+  syncLast(): void {
     const keys = this.keys;
     const n = this.sorted;
     this.lastKey = keys === null || n === 0 ? NaN : (keys[n - 1] as number);
@@ -483,66 +433,14 @@ export class SortedPartition {
     return after;
   }
 
-  /**
-   * Replaces the contents with rows already sorted (distinct) and their multiplicities, and their
-   * images (`image` NaN for a row: no images).
-   */
+  /** Replaces the contents with rows already sorted (distinct), their multiplicities and images. */
   fill(rows: readonly (readonly Value[])[], counts: readonly number[], image: KeyImage | null): void {
-    const n = rows.length;
-    this.rows.length = 0;
-    this.far = null;
-    for (let i = 0; i < n; i++) this.rows.push(rows[i] as readonly Value[]);
-    this.sorted = n;
-    this.multi = 0;
-    for (const c of counts) if (c !== 1) this.multi++;
-    this.counts = this.multi === 0 ? null : counts.slice();
-    if (image === null) {
-      this.keys = null;
-      this.lastKey = NaN;
-      return;
-    }
-    const keys: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const f = image(rows[i] as readonly Value[]);
-      if (f !== f) {
-        this.keys = null;
-        this.lastKey = NaN;
-        return;
-      }
-      keys.push(f);
-    }
-    this.keys = keys;
-    this.syncLast();
+    fillPartition(this, rows, counts, image);
   }
 
-  /**
-   * Drops the sorted rows from index `from` (≤ `sorted`) on, and the whole tail (unordered and far,
-   * which sort after every sorted row), passing each row dropped to `dropped`: what an insert-only
-   * Top-N does with rows that can never rank inside its kept range again. Counts, images and the last
-   * image follow; the boundary is unknown again.
-   */
+  /** Drops the sorted rows from `from` on and the whole tail, each passed to `dropped` (an insert-only trim). */
   cutFrom(from: number, dropped: (row: readonly Value[]) => void): void {
-    const rows = this.rows;
-    if (from > this.sorted) throw new SluiceError('INTERNAL_ERROR', 'top-n cut inside its unordered tail');
-    for (let i = from; i < rows.length; i++) dropped(rows[i] as readonly Value[]);
-    const far = this.far;
-    if (far !== null && far.size > 0) {
-      const farRows: (readonly Value[])[] = [];
-      far.drainInto(farRows, []);
-      for (const row of farRows) dropped(row);
-    }
-    this.far = null;
-    rows.length = from;
-    if (this.keys !== null) this.keys.length = from;
-    if (this.counts !== null) {
-      this.counts.length = from;
-      this.multi = 0;
-      for (const c of this.counts) if (c !== 1) this.multi++;
-      if (this.multi === 0) this.counts = null;
-    }
-    this.sorted = from;
-    this.boundary = -1;
-    this.syncLast();
+    cutPartitionFrom(this, from, dropped);
   }
 
   /** Approximate heap bytes of the structure, not of the rows (callers count those). */
