@@ -219,34 +219,6 @@ export function flatValuesText(rows: readonly (readonly Value[])[]): string | nu
   return buf.toString('latin1', 0, at);
 }
 
-/** `"name":` of each column as bytes (with a leading comma after the first), by column list. */
-const wireNames = new WeakMap<readonly string[], readonly Uint8Array[] | null>();
-
-function wireNamesOf(columns: readonly string[]): readonly Uint8Array[] | null {
-  let names = wireNames.get(columns);
-  if (names === undefined) {
-    const texts = columns.map((c, k) => `${k === 0 ? '' : ','}${JSON.stringify(c)}:`);
-    // A name beyond ASCII would need UTF-8: the caller's encoder takes that view.
-    names = texts.every((t) => Buffer.byteLength(t, 'utf8') === t.length)
-      ? texts.map((t) => Uint8Array.from(Buffer.from(t, 'latin1')))
-      : null;
-    wireNames.set(columns, names);
-  }
-  return names;
-}
-
-/** Copies short constant bytes one by one (a native copy per piece costs more than it moves). */
-function put(buf: Buffer, at: number, bytes: Uint8Array): number {
-  for (let i = 0; i < bytes.length; i++) buf[at + i] = bytes[i] as number;
-  return at + bytes.length;
-}
-
-const CHANGE_OPEN = Uint8Array.from(Buffer.from('{"op":"', 'latin1'));
-const ROW_OPEN = Uint8Array.from(Buffer.from('","row":{', 'latin1'));
-const N_FIELD = Uint8Array.from(Buffer.from('},"n":', 'latin1'));
-/** Room for one change's constant bytes, its multiplicity and closing braces included. */
-const CHANGE_BYTES = 64;
-
 /**
  * The wire message's change list (API.md `changes`, without its brackets) of value-array changes
  * whose rows hold the values of `columns` in order: `{"op":"+U","row":{"bucket":3,"sellers":12}}`,
@@ -256,57 +228,135 @@ const CHANGE_BYTES = 64;
  * then a copy, where the encoder's text, concatenated piece by piece, had to be flattened first.
  */
 export function wireChangesOf(changes: ChangeList, columns: readonly string[]): string | null {
-  const names = wireNamesOf(columns);
-  if (names === null) return null;
-  const width = columns.length;
+  const writer = wireWriterOf(columns);
+  return writer === null ? null : writer(changes, wireWriterParts);
+}
+
+/** A wire change list writer generated for one column list (null: a name beyond ASCII). */
+type WireWriter = (changes: ChangeList, parts: WireWriterParts) => string | null;
+
+/** What a generated writer calls: the buffer and the value writers of this module. */
+interface WireWriterParts {
+  readonly buffer: () => Buffer;
+  readonly withRoom: typeof withRoom;
+  readonly writeInt: typeof writeInt;
+  readonly writeSafeInt: typeof writeSafeInt;
+  readonly otherValueText: typeof otherValueText;
+  readonly opFirst: Uint8Array;
+  readonly opSecond: Uint8Array;
+}
+const wireWriterParts: WireWriterParts = {
+  buffer: () => shared,
+  withRoom,
+  writeInt,
+  writeSafeInt,
+  otherValueText,
+  opFirst: OP_FIRST,
+  opSecond: OP_SECOND,
+};
+
+/**
+ * Writers by column list, found by the names' text: the engine hands each epoch's change set a fresh
+ * array of its view's names, so an array is never seen twice. Views rarely change their columns; the
+ * cache is bounded anyway (emptied when full, as the codec's encoders are).
+ */
+const wireWriters = new Map<string, WireWriter | null>();
+const MAX_WIRE_WRITERS = 512;
+
+function wireWriterOf(columns: readonly string[]): WireWriter | null {
+  const id = JSON.stringify(columns);
+  let writer = wireWriters.get(id);
+  if (writer === undefined) {
+    if (wireWriters.size >= MAX_WIRE_WRITERS) wireWriters.clear();
+    writer = compileWireWriter(columns);
+    wireWriters.set(id, writer);
+    wireWritersCompiled.count++;
+  }
+  return writer;
+}
+
+/** How many wire writers were generated (a test checks one per column list, not one per epoch). */
+export const wireWritersCompiled = { count: 0 };
+
+/** Room for one change's constant bytes besides its names: its op, multiplicity and braces. */
+const CHANGE_BYTES = 64;
+
+/**
+ * Statements storing `text`'s bytes at `at` and moving `at` past them. Each byte is a constant
+ * store in the generated code: the per-change text between two values (`","row":{"bucket":`, about
+ * 40 bytes a change of two columns) was copied from arrays byte by byte, a load, a bound and a loop
+ * test per byte, and was most of the wire list's time. `text` is ASCII (checked by the caller); only
+ * its byte values enter the code.
+ */
+function constantStores(text: string): string {
+  const lines: string[] = [];
+  for (let i = 0; i < text.length; i++) lines.push(`buf[at + ${i}] = ${text.charCodeAt(i)};`);
+  lines.push(`at += ${text.length};`);
+  return lines.join(' ');
+}
+
+/**
+ * Generates the writer of one column list: per change its op, then for each column the constant
+ * text before the value (stored byte by byte as constants) and the value (integers by their digits;
+ * anything else by otherValueText, or null for the caller's path), then the closing braces.
+ */
+function compileWireWriter(columns: readonly string[]): WireWriter | null {
+  const names = columns.map((c, k) => `${k === 0 ? '' : ','}${JSON.stringify(c)}:`);
+  // A name beyond ASCII would need UTF-8: the caller's encoder takes that view.
+  if (!names.every((t) => Buffer.byteLength(t, 'utf8') === t.length)) return null;
   let nameBytes = 0;
   for (const name of names) nameBytes += name.length;
-  let buf: Buffer = shared;
-  let at = 0;
-  const rows = changes.rows;
-  for (let i = 0; i < changes.length; i++) {
-    const code = changes.code(i);
-    const kind = code & 3;
-    // The change's constant bytes (19 before the values, at most 17 after) with the names and values.
-    buf = withRoom(buf, at, CHANGE_BYTES + nameBytes + width * MAX_SCALAR_BYTES);
-    if (i > 0) buf[at++] = COMMA;
-    at = put(buf, at, CHANGE_OPEN);
-    buf[at++] = OP_FIRST[kind] as number;
-    buf[at++] = OP_SECOND[kind] as number;
-    at = put(buf, at, ROW_OPEN);
-    const row = rows[code >> 2] as readonly Value[];
-    for (let k = 0; k < width; k++) {
-      at = put(buf, at, names[k] as Uint8Array);
-      const v = row[k];
-      if (typeof v === 'number' && (v | 0) === v) {
-        at = writeInt(buf, at, v);
-        continue;
-      }
-      if (Number.isSafeInteger(v)) {
-        at = writeSafeInt(buf, at, v as number);
-        continue;
-      }
-      const text = otherValueText(v);
-      if (text === null) return null;
+  const width = columns.length;
+  const lines: string[] = [
+    'const { withRoom, writeInt, writeSafeInt, otherValueText, opFirst, opSecond } = parts;',
+    'let buf = parts.buffer();',
+    'let at = 0;',
+    'const rows = changes.rows;',
+    'for (let i = 0; i < changes.length; i++) {',
+    '  const code = changes.code(i);',
+    '  const kind = code & 3;',
+    `  buf = withRoom(buf, at, ${CHANGE_BYTES + nameBytes + width * MAX_SCALAR_BYTES});`,
+    `  if (i > 0) buf[at++] = ${COMMA};`,
+    `  ${constantStores('{"op":"')}`,
+    '  buf[at] = opFirst[kind];',
+    '  buf[at + 1] = opSecond[kind];',
+    '  at += 2;',
+    '  const row = rows[code >> 2];',
+  ];
+  names.forEach((name, k) => {
+    // The op's closing text joins the first name's run.
+    lines.push(
+      `  ${constantStores(k === 0 ? `","row":{${name}` : name)}`,
+      `  const v${k} = row[${k}];`,
+      `  if (typeof v${k} === "number" && (v${k} | 0) === v${k}) at = writeInt(buf, at, v${k});`,
+      `  else if (Number.isSafeInteger(v${k})) at = writeSafeInt(buf, at, v${k});`,
+      '  else {',
+      `    const text = otherValueText(v${k});`,
+      '    if (text === null) return null;',
       // Room for this text and for the names and scalars after it.
-      buf = withRoom(buf, at, text.length + nameBytes + (width - k) * MAX_SCALAR_BYTES + CHANGE_BYTES);
-      at += buf.write(text, at, 'latin1');
-    }
-    const m = changes.count(i);
-    if (m === 1) {
-      buf[at++] = 0x7d; // }
-      buf[at++] = 0x7d;
-      continue;
-    }
-    if (typeof m !== 'number' || !Number.isFinite(m)) return null;
-    at = put(buf, at, N_FIELD);
-    if ((m | 0) === m) at = writeInt(buf, at, m);
-    else {
-      const text = String(m);
-      buf = withRoom(buf, at, text.length + 1);
-      at += buf.write(text, at, 'latin1');
-    }
-    buf[at++] = 0x7d; // }
-  }
-  return buf.toString('latin1', 0, at);
+      `    buf = withRoom(buf, at, text.length + ${nameBytes + (width - k) * MAX_SCALAR_BYTES + CHANGE_BYTES});`,
+      '    at += buf.write(text, at, "latin1");',
+      '  }',
+    );
+  });
+  if (width === 0) lines.push(`  ${constantStores('","row":{')}`);
+  lines.push(
+    '  const m = changes.count(i);',
+    '  if (m === 1) {',
+    `    ${constantStores('}}')}`,
+    '    continue;',
+    '  }',
+    '  if (typeof m !== "number" || !Number.isFinite(m)) return null;',
+    `  ${constantStores('},"n":')}`,
+    '  if ((m | 0) === m) at = writeInt(buf, at, m);',
+    '  else {',
+    '    const text = String(m);',
+    '    buf = withRoom(buf, at, text.length + 1);',
+    '    at += buf.write(text, at, "latin1");',
+    '  }',
+    `  buf[at++] = 0x7d;`,
+    '}',
+    'return buf.toString("latin1", 0, at);',
+  );
+  return new Function('changes', 'parts', lines.join('\n')) as WireWriter;
 }
