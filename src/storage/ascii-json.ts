@@ -137,50 +137,16 @@ function otherValueText(v: unknown): string | null {
 
 /**
  * The stored form's `c` (with its brackets) and `n` of value-array changes whose rows have `width`
- * values each, or null when a change is not for this path (see the header).
+ * values each, or null when a change is not for this path (see the header). Written by a function
+ * generated per width (below), each value read at its constant index.
  */
 export function storedValuesOf(changes: ChangeList, width: number): StoredValues | null {
-  let buf: Buffer = shared;
-  let at = 0;
-  let n: number[] | null = null;
-  buf[at++] = 0x5b; // [
-  const rows = changes.rows;
-  for (let i = 0; i < changes.length; i++) {
-    const code = changes.code(i);
-    const kind = code & 3;
-    buf = withRoom(buf, at, 6 + width * MAX_SCALAR_BYTES);
-    if (i > 0) buf[at++] = COMMA;
-    buf[at++] = QUOTE;
-    buf[at++] = OP_FIRST[kind] as number;
-    buf[at++] = OP_SECOND[kind] as number;
-    buf[at++] = QUOTE;
-    const row = rows[code >> 2] as readonly Value[];
-    for (let k = 0; k < width; k++) {
-      buf[at++] = COMMA;
-      const v = row[k];
-      // A 31-bit integer's digits (-0 writes as 0, as JSON.stringify writes it).
-      if (typeof v === 'number' && (v | 0) === v) {
-        at = writeInt(buf, at, v);
-        continue;
-      }
-      if (Number.isSafeInteger(v)) {
-        at = writeSafeInt(buf, at, v as number);
-        continue;
-      }
-      const text = otherValueText(v);
-      if (text === null) return null;
-      // Room for this text and for the scalars after it.
-      buf = withRoom(buf, at, text.length + (width - k) * MAX_SCALAR_BYTES);
-      at += buf.write(text, at, 'latin1');
-    }
-    const m = changes.count(i);
-    if (m === 1) continue;
-    if (typeof m !== 'number' || !Number.isFinite(m)) return null;
-    (n ??= []).push(i, m);
+  let writer = storedWriters.get(width);
+  if (writer === undefined) {
+    writer = compileStoredWriter(width);
+    storedWriters.set(width, writer);
   }
-  buf = withRoom(buf, at, 1);
-  buf[at++] = 0x5d; // ]
-  return { c: buf.toString('latin1', 0, at), n };
+  return writer(changes, writerParts);
 }
 
 /**
@@ -229,14 +195,16 @@ export function flatValuesText(rows: readonly (readonly Value[])[]): string | nu
  */
 export function wireChangesOf(changes: ChangeList, columns: readonly string[]): string | null {
   const writer = wireWriterOf(columns);
-  return writer === null ? null : writer(changes, wireWriterParts);
+  return writer === null ? null : writer(changes, writerParts);
 }
 
 /** A wire change list writer generated for one column list (null: a name beyond ASCII). */
-type WireWriter = (changes: ChangeList, parts: WireWriterParts) => string | null;
+type WireWriter = (changes: ChangeList, parts: WriterParts) => string | null;
+/** A stored value list writer generated for one row width. */
+type StoredWriter = (changes: ChangeList, parts: WriterParts) => StoredValues | null;
 
 /** What a generated writer calls: the buffer and the value writers of this module. */
-interface WireWriterParts {
+interface WriterParts {
   readonly buffer: () => Buffer;
   readonly withRoom: typeof withRoom;
   readonly writeInt: typeof writeInt;
@@ -245,7 +213,7 @@ interface WireWriterParts {
   readonly opFirst: Uint8Array;
   readonly opSecond: Uint8Array;
 }
-const wireWriterParts: WireWriterParts = {
+const writerParts: WriterParts = {
   buffer: () => shared,
   withRoom,
   writeInt,
@@ -308,10 +276,7 @@ function compileWireWriter(columns: readonly string[]): WireWriter | null {
   for (const name of names) nameBytes += name.length;
   const width = columns.length;
   const lines: string[] = [
-    'const { withRoom, writeInt, writeSafeInt, otherValueText, opFirst, opSecond } = parts;',
-    'let buf = parts.buffer();',
-    'let at = 0;',
-    'const rows = changes.rows;',
+    ...WRITER_HEAD,
     'for (let i = 0; i < changes.length; i++) {',
     '  const code = changes.code(i);',
     '  const kind = code & 3;',
@@ -324,19 +289,11 @@ function compileWireWriter(columns: readonly string[]): WireWriter | null {
     '  const row = rows[code >> 2];',
   ];
   names.forEach((name, k) => {
-    // The op's closing text joins the first name's run.
+    // The op's closing text joins the first name's run; room after a text value for the names and
+    // scalars after it.
     lines.push(
       `  ${constantStores(k === 0 ? `","row":{${name}` : name)}`,
-      `  const v${k} = row[${k}];`,
-      `  if (typeof v${k} === "number" && (v${k} | 0) === v${k}) at = writeInt(buf, at, v${k});`,
-      `  else if (Number.isSafeInteger(v${k})) at = writeSafeInt(buf, at, v${k});`,
-      '  else {',
-      `    const text = otherValueText(v${k});`,
-      '    if (text === null) return null;',
-      // Room for this text and for the names and scalars after it.
-      `    buf = withRoom(buf, at, text.length + ${nameBytes + (width - k) * MAX_SCALAR_BYTES + CHANGE_BYTES});`,
-      '    at += buf.write(text, at, "latin1");',
-      '  }',
+      ...valueStores(k, nameBytes + (width - k) * MAX_SCALAR_BYTES + CHANGE_BYTES),
     );
   });
   if (width === 0) lines.push(`  ${constantStores('","row":{')}`);
@@ -358,7 +315,77 @@ function compileWireWriter(columns: readonly string[]): WireWriter | null {
     '}',
     'return buf.toString("latin1", 0, at);',
   );
-  // Named, so that a profile shows it.
-  const source = `return function generatedWireWriter(changes, parts) {\n${lines.join('\n')}\n};`;
-  return (new Function(source) as () => WireWriter)();
+  return compileWriter('generatedWireWriter', lines) as WireWriter;
+}
+
+/** Stored value list writers by row width (as many as the widths of the views: few, and bounded by a view's columns). */
+const storedWriters = new Map<number, StoredWriter>();
+
+/**
+ * Generates the stored value list writer of one row width: per change its quoted op, then each
+ * value at its constant index (storedValuesOf's loop over the width, unrolled).
+ */
+function compileStoredWriter(width: number): StoredWriter {
+  const lines: string[] = [
+    ...WRITER_HEAD,
+    'let n = null;',
+    'buf[at++] = 0x5b;', // [
+    'for (let i = 0; i < changes.length; i++) {',
+    '  const code = changes.code(i);',
+    '  const kind = code & 3;',
+    `  buf = withRoom(buf, at, ${6 + width * MAX_SCALAR_BYTES});`,
+    `  if (i > 0) buf[at++] = ${COMMA};`,
+    `  buf[at] = ${QUOTE};`,
+    '  buf[at + 1] = opFirst[kind];',
+    '  buf[at + 2] = opSecond[kind];',
+    `  buf[at + 3] = ${QUOTE};`,
+    '  at += 4;',
+    '  const row = rows[code >> 2];',
+  ];
+  for (let k = 0; k < width; k++)
+    lines.push(`  buf[at++] = ${COMMA};`, ...valueStores(k, (width - k) * MAX_SCALAR_BYTES));
+  lines.push(
+    '  const m = changes.count(i);',
+    '  if (m === 1) continue;',
+    '  if (typeof m !== "number" || !Number.isFinite(m)) return null;',
+    '  (n ??= []).push(i, m);',
+    '}',
+    'buf = withRoom(buf, at, 1);',
+    'buf[at++] = 0x5d;', // ]
+    'return { c: buf.toString("latin1", 0, at), n };',
+  );
+  return compileWriter('generatedStoredWriter', lines) as StoredWriter;
+}
+
+/** The generated writers' first lines: the module's parts, the shared buffer, the rows. */
+const WRITER_HEAD: readonly string[] = [
+  'const { withRoom, writeInt, writeSafeInt, otherValueText, opFirst, opSecond } = parts;',
+  'let buf = parts.buffer();',
+  'let at = 0;',
+  'const rows = changes.rows;',
+];
+
+/**
+ * Statements writing value k of `row` at `at`: a 31-bit integer's digits, a safe integer's, or any
+ * other value's text from otherValueText (`roomAfter`: the bytes to keep free after that text), or
+ * null returned for the caller's path.
+ */
+function valueStores(k: number, roomAfter: number): string[] {
+  return [
+    `  const v${k} = row[${k}];`,
+    `  if (typeof v${k} === "number" && (v${k} | 0) === v${k}) at = writeInt(buf, at, v${k});`,
+    `  else if (Number.isSafeInteger(v${k})) at = writeSafeInt(buf, at, v${k});`,
+    '  else {',
+    `    const text = otherValueText(v${k});`,
+    '    if (text === null) return null;',
+    `    buf = withRoom(buf, at, text.length + ${roomAfter});`,
+    '    at += buf.write(text, at, "latin1");',
+    '  }',
+  ];
+}
+
+/** A writer from its body (parameters `changes`, `parts`), named so that a profile shows it. */
+function compileWriter(name: string, lines: readonly string[]): WireWriter | StoredWriter {
+  const source = `return function ${name}(changes, parts) {\n${lines.join('\n')}\n};`;
+  return (new Function(source) as () => WireWriter | StoredWriter)();
 }

@@ -224,7 +224,7 @@ test('integers of every digit count are written as JSON.stringify writes them', 
   assert.equal(storedValuesOf(changes, 2)?.c, JSON.stringify(edges.flatMap((v) => ['+I', v, -v])));
 });
 
-test("the generated wire writer writes any column list's names and values as the generic writer", () => {
+test("the generated writers write any column list's names and values as the generic writers", () => {
   // Its per-change text is generated from each list's names: none, one, names that need escapes, a
   // wide row of long names (a long run of constant stores), a name that looks like code.
   const wide = Array.from({ length: 40 }, (_, k) => `column_${'w'.repeat(k)}_${k}`);
@@ -242,9 +242,20 @@ test("the generated wire writer writes any column list's names and values as the
       row: Object.fromEntries(columns.map((c, k) => [c, r.row[k] as Value])),
       ...(r.n === 1 ? {} : { n: r.n }),
     }));
-    // Twice: the second call reuses the list's writer.
-    for (let round = 0; round < 2; round++)
+    // Twice: the second call reuses the list's writer (and the stored writer of its width).
+    for (let round = 0; round < 2; round++) {
       assert.equal(wireChangesOf(ChangeList.of(rows), columns), stringifyWire(objects).slice(1, -1));
+      assert.equal(
+        storedValuesOf(ChangeList.of(rows), columns.length)?.c,
+        wireValueList(rows, columns.length),
+      );
+    }
+    // A row shorter than its columns is not for these writers.
+    const short = [...rows, { op: '+I' as const, row: rows[0]?.row.slice(1) ?? [], n: 1 }];
+    if (columns.length > 0) {
+      assert.equal(wireChangesOf(ChangeList.of(short), columns), null);
+      assert.equal(storedValuesOf(ChangeList.of(short), columns.length), null);
+    }
   }
 });
 
