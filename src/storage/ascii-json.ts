@@ -4,7 +4,9 @@
 // benchmark put both among the largest costs of the server's thread outside the engine: each
 // built an array of every value (~3,000 per journal batch, ~5,700 per `seller_totals` epoch), walked
 // it for values that need tags, then ran JSON.stringify over it. Here each value is written once,
-// as its digits, with nothing allocated per value.
+// as its digits, with nothing allocated per value. The changelog's two lists are written by functions
+// generated per column list (the wire list: its names and braces as constant byte stores) and per
+// row width (the stored list), each value read at its constant index.
 //
 // The text is byte for byte what JSON.stringify of the value list gives: safe integers by a
 // digit loop, every other finite number as String(v) (JSON.stringify's own number form), strings
