@@ -1,7 +1,7 @@
 // In-process: the changelog encoder of a subscribed view (stored form + wire message) and the
 // WebSocket's UTF-8 length and bytes of the message, over histogram-like change sets (~980 -U/+U
 // changes of two integer columns, as total_histogram's late epochs in bench/server-e2e.ts).
-//   node --import tsx bench/wire-encode.ts [--codec PATH_TO/changelog-codec.ts] [--rounds 20]
+//   node --import tsx bench/wire-encode.ts [--codec PATH_TO/changelog-codec.ts] [--rounds 20] [--encode-only | --stored-only]
 import { createHash } from 'node:crypto';
 import type { RawChange } from '../src/common/raw-changes.ts';
 
@@ -14,6 +14,8 @@ const codecPath = at('--codec') ?? new URL('../src/storage/changelog-codec.ts', 
 const rounds = Number(at('--rounds') ?? 20);
 // --encode-only: the encoder alone (no UTF-8 length, bytes or checksum of its output).
 const encodeOnly = args.includes('--encode-only');
+// --stored-only: the stored form alone, as for a view nobody subscribes to (no wire message).
+const storedOnly = args.includes('--stored-only');
 const codec = (await import(codecPath)) as typeof import('../src/storage/changelog-codec.ts');
 // The change sets from the same checkout as the codec (it recognises its own lazy sets only).
 const { lazyChangeSet, ChangeList } = (await import(
@@ -43,6 +45,10 @@ const times: number[] = [];
 for (let r = 0; r < rounds; r++) {
   const t0 = process.cpuUsage();
   for (const cs of sets) {
+    if (storedOnly) {
+      sink += codec.encodeChangesStored(cs).length;
+      continue;
+    }
     const { stored, wire } = codec.encodeChanges(cs, true);
     const text = wire as string;
     if (encodeOnly) {
@@ -61,6 +67,7 @@ console.log(
     bench: 'wire-encode',
     codec: codecPath,
     encode_only: encodeOnly,
+    stored_only: storedOnly,
     us_per_epoch_median: Number((times[Math.floor(times.length / 2)] ?? NaN).toFixed(1)),
     us_per_epoch_best: Number((times[0] ?? NaN).toFixed(1)),
     sink,

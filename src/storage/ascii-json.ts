@@ -4,7 +4,9 @@
 // benchmark put both among the largest costs of the server's thread outside the engine: each
 // built an array of every value (~3,000 per journal batch, ~5,700 per `seller_totals` epoch), walked
 // it for values that need tags, then ran JSON.stringify over it. Here each value is written once,
-// as its digits, with nothing allocated per value.
+// as its digits, with nothing allocated per value. The changelog's two lists are written by functions
+// generated per column list (the wire list: its names and braces as constant byte stores) and per
+// row width (the stored list), each value read at its constant index.
 //
 // The text is byte for byte what JSON.stringify of the value list gives: safe integers by a
 // digit loop, every other finite number as String(v) (JSON.stringify's own number form), strings
@@ -137,50 +139,16 @@ function otherValueText(v: unknown): string | null {
 
 /**
  * The stored form's `c` (with its brackets) and `n` of value-array changes whose rows have `width`
- * values each, or null when a change is not for this path (see the header).
+ * values each, or null when a change is not for this path (see the header). Written by a function
+ * generated per width (below), each value read at its constant index.
  */
 export function storedValuesOf(changes: ChangeList, width: number): StoredValues | null {
-  let buf: Buffer = shared;
-  let at = 0;
-  let n: number[] | null = null;
-  buf[at++] = 0x5b; // [
-  const rows = changes.rows;
-  for (let i = 0; i < changes.length; i++) {
-    const code = changes.code(i);
-    const kind = code & 3;
-    buf = withRoom(buf, at, 6 + width * MAX_SCALAR_BYTES);
-    if (i > 0) buf[at++] = COMMA;
-    buf[at++] = QUOTE;
-    buf[at++] = OP_FIRST[kind] as number;
-    buf[at++] = OP_SECOND[kind] as number;
-    buf[at++] = QUOTE;
-    const row = rows[code >> 2] as readonly Value[];
-    for (let k = 0; k < width; k++) {
-      buf[at++] = COMMA;
-      const v = row[k];
-      // A 31-bit integer's digits (-0 writes as 0, as JSON.stringify writes it).
-      if (typeof v === 'number' && (v | 0) === v) {
-        at = writeInt(buf, at, v);
-        continue;
-      }
-      if (Number.isSafeInteger(v)) {
-        at = writeSafeInt(buf, at, v as number);
-        continue;
-      }
-      const text = otherValueText(v);
-      if (text === null) return null;
-      // Room for this text and for the scalars after it.
-      buf = withRoom(buf, at, text.length + (width - k) * MAX_SCALAR_BYTES);
-      at += buf.write(text, at, 'latin1');
-    }
-    const m = changes.count(i);
-    if (m === 1) continue;
-    if (typeof m !== 'number' || !Number.isFinite(m)) return null;
-    (n ??= []).push(i, m);
+  let writer = storedWriters.get(width);
+  if (writer === undefined) {
+    writer = compileStoredWriter(width);
+    storedWriters.set(width, writer);
   }
-  buf = withRoom(buf, at, 1);
-  buf[at++] = 0x5d; // ]
-  return { c: buf.toString('latin1', 0, at), n };
+  return writer(changes, writerParts);
 }
 
 /**
@@ -219,34 +187,6 @@ export function flatValuesText(rows: readonly (readonly Value[])[]): string | nu
   return buf.toString('latin1', 0, at);
 }
 
-/** `"name":` of each column as bytes (with a leading comma after the first), by column list. */
-const wireNames = new WeakMap<readonly string[], readonly Uint8Array[] | null>();
-
-function wireNamesOf(columns: readonly string[]): readonly Uint8Array[] | null {
-  let names = wireNames.get(columns);
-  if (names === undefined) {
-    const texts = columns.map((c, k) => `${k === 0 ? '' : ','}${JSON.stringify(c)}:`);
-    // A name beyond ASCII would need UTF-8: the caller's encoder takes that view.
-    names = texts.every((t) => Buffer.byteLength(t, 'utf8') === t.length)
-      ? texts.map((t) => Uint8Array.from(Buffer.from(t, 'latin1')))
-      : null;
-    wireNames.set(columns, names);
-  }
-  return names;
-}
-
-/** Copies short constant bytes one by one (a native copy per piece costs more than it moves). */
-function put(buf: Buffer, at: number, bytes: Uint8Array): number {
-  for (let i = 0; i < bytes.length; i++) buf[at + i] = bytes[i] as number;
-  return at + bytes.length;
-}
-
-const CHANGE_OPEN = Uint8Array.from(Buffer.from('{"op":"', 'latin1'));
-const ROW_OPEN = Uint8Array.from(Buffer.from('","row":{', 'latin1'));
-const N_FIELD = Uint8Array.from(Buffer.from('},"n":', 'latin1'));
-/** Room for one change's constant bytes, its multiplicity and closing braces included. */
-const CHANGE_BYTES = 64;
-
 /**
  * The wire message's change list (API.md `changes`, without its brackets) of value-array changes
  * whose rows hold the values of `columns` in order: `{"op":"+U","row":{"bucket":3,"sellers":12}}`,
@@ -256,57 +196,198 @@ const CHANGE_BYTES = 64;
  * then a copy, where the encoder's text, concatenated piece by piece, had to be flattened first.
  */
 export function wireChangesOf(changes: ChangeList, columns: readonly string[]): string | null {
-  const names = wireNamesOf(columns);
-  if (names === null) return null;
-  const width = columns.length;
+  const writer = wireWriterOf(columns);
+  return writer === null ? null : writer(changes, writerParts);
+}
+
+/** A wire change list writer generated for one column list (null: a name beyond ASCII). */
+type WireWriter = (changes: ChangeList, parts: WriterParts) => string | null;
+/** A stored value list writer generated for one row width. */
+type StoredWriter = (changes: ChangeList, parts: WriterParts) => StoredValues | null;
+
+/** What a generated writer calls: the buffer and the value writers of this module. */
+interface WriterParts {
+  readonly buffer: () => Buffer;
+  readonly withRoom: typeof withRoom;
+  readonly writeInt: typeof writeInt;
+  readonly writeSafeInt: typeof writeSafeInt;
+  readonly otherValueText: typeof otherValueText;
+  readonly opFirst: Uint8Array;
+  readonly opSecond: Uint8Array;
+}
+const writerParts: WriterParts = {
+  buffer: () => shared,
+  withRoom,
+  writeInt,
+  writeSafeInt,
+  otherValueText,
+  opFirst: OP_FIRST,
+  opSecond: OP_SECOND,
+};
+
+/**
+ * Writers by column list, found by the names' text: the engine hands each epoch's change set a fresh
+ * array of its view's names, so an array is never seen twice. Views rarely change their columns; the
+ * cache is bounded anyway (emptied when full, as the codec's encoders are).
+ */
+const wireWriters = new Map<string, WireWriter | null>();
+const MAX_WIRE_WRITERS = 512;
+
+function wireWriterOf(columns: readonly string[]): WireWriter | null {
+  const id = JSON.stringify(columns);
+  let writer = wireWriters.get(id);
+  if (writer === undefined) {
+    if (wireWriters.size >= MAX_WIRE_WRITERS) wireWriters.clear();
+    writer = compileWireWriter(columns);
+    wireWriters.set(id, writer);
+    wireWritersCompiled.count++;
+  }
+  return writer;
+}
+
+/** How many wire writers were generated (a test checks one per column list, not one per epoch). */
+export const wireWritersCompiled = { count: 0 };
+
+/** Room for one change's constant bytes besides its names: its op, multiplicity and braces. */
+const CHANGE_BYTES = 64;
+
+/**
+ * Statements storing `text`'s bytes at `at` and moving `at` past them. Each byte is a constant
+ * store in the generated code: the per-change text between two values (`","row":{"bucket":`, about
+ * 40 bytes a change of two columns) was copied from arrays byte by byte, a load, a bound and a loop
+ * test per byte, and was most of the wire list's time. `text` is ASCII (checked by the caller); only
+ * its byte values enter the code.
+ */
+function constantStores(text: string): string {
+  const lines: string[] = [];
+  for (let i = 0; i < text.length; i++) lines.push(`buf[at + ${i}] = ${text.charCodeAt(i)};`);
+  lines.push(`at += ${text.length};`);
+  return lines.join(' ');
+}
+
+/**
+ * Generates the writer of one column list: per change its op, then for each column the constant
+ * text before the value (stored byte by byte as constants) and the value (integers by their digits;
+ * anything else by otherValueText, or null for the caller's path), then the closing braces.
+ */
+function compileWireWriter(columns: readonly string[]): WireWriter | null {
+  const names = columns.map((c, k) => `${k === 0 ? '' : ','}${JSON.stringify(c)}:`);
+  // A name beyond ASCII would need UTF-8: the caller's encoder takes that view.
+  if (!names.every((t) => Buffer.byteLength(t, 'utf8') === t.length)) return null;
   let nameBytes = 0;
   for (const name of names) nameBytes += name.length;
-  let buf: Buffer = shared;
-  let at = 0;
-  const rows = changes.rows;
-  for (let i = 0; i < changes.length; i++) {
-    const code = changes.code(i);
-    const kind = code & 3;
-    // The change's constant bytes (19 before the values, at most 17 after) with the names and values.
-    buf = withRoom(buf, at, CHANGE_BYTES + nameBytes + width * MAX_SCALAR_BYTES);
-    if (i > 0) buf[at++] = COMMA;
-    at = put(buf, at, CHANGE_OPEN);
-    buf[at++] = OP_FIRST[kind] as number;
-    buf[at++] = OP_SECOND[kind] as number;
-    at = put(buf, at, ROW_OPEN);
-    const row = rows[code >> 2] as readonly Value[];
-    for (let k = 0; k < width; k++) {
-      at = put(buf, at, names[k] as Uint8Array);
-      const v = row[k];
-      if (typeof v === 'number' && (v | 0) === v) {
-        at = writeInt(buf, at, v);
-        continue;
-      }
-      if (Number.isSafeInteger(v)) {
-        at = writeSafeInt(buf, at, v as number);
-        continue;
-      }
-      const text = otherValueText(v);
-      if (text === null) return null;
-      // Room for this text and for the names and scalars after it.
-      buf = withRoom(buf, at, text.length + nameBytes + (width - k) * MAX_SCALAR_BYTES + CHANGE_BYTES);
-      at += buf.write(text, at, 'latin1');
-    }
-    const m = changes.count(i);
-    if (m === 1) {
-      buf[at++] = 0x7d; // }
-      buf[at++] = 0x7d;
-      continue;
-    }
-    if (typeof m !== 'number' || !Number.isFinite(m)) return null;
-    at = put(buf, at, N_FIELD);
-    if ((m | 0) === m) at = writeInt(buf, at, m);
-    else {
-      const text = String(m);
-      buf = withRoom(buf, at, text.length + 1);
-      at += buf.write(text, at, 'latin1');
-    }
-    buf[at++] = 0x7d; // }
-  }
-  return buf.toString('latin1', 0, at);
+  const width = columns.length;
+  const lines: string[] = [
+    ...WRITER_HEAD,
+    'for (let i = 0; i < changes.length; i++) {',
+    '  const code = changes.code(i);',
+    '  const kind = code & 3;',
+    `  buf = withRoom(buf, at, ${CHANGE_BYTES + nameBytes + width * MAX_SCALAR_BYTES});`,
+    `  if (i > 0) buf[at++] = ${COMMA};`,
+    `  ${constantStores('{"op":"')}`,
+    '  buf[at] = opFirst[kind];',
+    '  buf[at + 1] = opSecond[kind];',
+    '  at += 2;',
+    '  const row = rows[code >> 2];',
+  ];
+  names.forEach((name, k) => {
+    // The op's closing text joins the first name's run; room after a text value for the names and
+    // scalars after it.
+    lines.push(
+      `  ${constantStores(k === 0 ? `","row":{${name}` : name)}`,
+      ...valueStores(k, nameBytes + (width - k) * MAX_SCALAR_BYTES + CHANGE_BYTES),
+    );
+  });
+  if (width === 0) lines.push(`  ${constantStores('","row":{')}`);
+  lines.push(
+    '  const m = changes.count(i);',
+    '  if (m === 1) {',
+    `    ${constantStores('}}')}`,
+    '    continue;',
+    '  }',
+    '  if (typeof m !== "number" || !Number.isFinite(m)) return null;',
+    `  ${constantStores('},"n":')}`,
+    '  if ((m | 0) === m) at = writeInt(buf, at, m);',
+    '  else {',
+    '    const text = String(m);',
+    '    buf = withRoom(buf, at, text.length + 1);',
+    '    at += buf.write(text, at, "latin1");',
+    '  }',
+    `  buf[at++] = 0x7d;`,
+    '}',
+    'return buf.toString("latin1", 0, at);',
+  );
+  return compileWriter('generatedWireWriter', lines) as WireWriter;
+}
+
+/** Stored value list writers by row width (as many as the widths of the views: few, and bounded by a view's columns). */
+const storedWriters = new Map<number, StoredWriter>();
+
+/**
+ * Generates the stored value list writer of one row width: per change its quoted op, then each
+ * value at its constant index (storedValuesOf's loop over the width, unrolled).
+ */
+function compileStoredWriter(width: number): StoredWriter {
+  const lines: string[] = [
+    ...WRITER_HEAD,
+    'let n = null;',
+    'buf[at++] = 0x5b;', // [
+    'for (let i = 0; i < changes.length; i++) {',
+    '  const code = changes.code(i);',
+    '  const kind = code & 3;',
+    `  buf = withRoom(buf, at, ${6 + width * MAX_SCALAR_BYTES});`,
+    `  if (i > 0) buf[at++] = ${COMMA};`,
+    `  buf[at] = ${QUOTE};`,
+    '  buf[at + 1] = opFirst[kind];',
+    '  buf[at + 2] = opSecond[kind];',
+    `  buf[at + 3] = ${QUOTE};`,
+    '  at += 4;',
+    '  const row = rows[code >> 2];',
+  ];
+  for (let k = 0; k < width; k++)
+    lines.push(`  buf[at++] = ${COMMA};`, ...valueStores(k, (width - k) * MAX_SCALAR_BYTES));
+  lines.push(
+    '  const m = changes.count(i);',
+    '  if (m === 1) continue;',
+    '  if (typeof m !== "number" || !Number.isFinite(m)) return null;',
+    '  (n ??= []).push(i, m);',
+    '}',
+    'buf = withRoom(buf, at, 1);',
+    'buf[at++] = 0x5d;', // ]
+    'return { c: buf.toString("latin1", 0, at), n };',
+  );
+  return compileWriter('generatedStoredWriter', lines) as StoredWriter;
+}
+
+/** The generated writers' first lines: the module's parts, the shared buffer, the rows. */
+const WRITER_HEAD: readonly string[] = [
+  'const { withRoom, writeInt, writeSafeInt, otherValueText, opFirst, opSecond } = parts;',
+  'let buf = parts.buffer();',
+  'let at = 0;',
+  'const rows = changes.rows;',
+];
+
+/**
+ * Statements writing value k of `row` at `at`: a 31-bit integer's digits, a safe integer's, or any
+ * other value's text from otherValueText (`roomAfter`: the bytes to keep free after that text), or
+ * null returned for the caller's path.
+ */
+function valueStores(k: number, roomAfter: number): string[] {
+  return [
+    `  const v${k} = row[${k}];`,
+    `  if (typeof v${k} === "number" && (v${k} | 0) === v${k}) at = writeInt(buf, at, v${k});`,
+    `  else if (Number.isSafeInteger(v${k})) at = writeSafeInt(buf, at, v${k});`,
+    '  else {',
+    `    const text = otherValueText(v${k});`,
+    '    if (text === null) return null;',
+    `    buf = withRoom(buf, at, text.length + ${roomAfter});`,
+    '    at += buf.write(text, at, "latin1");',
+    '  }',
+  ];
+}
+
+/** A writer from its body (parameters `changes`, `parts`), named so that a profile shows it. */
+function compileWriter(name: string, lines: readonly string[]): WireWriter | StoredWriter {
+  const source = `return function ${name}(changes, parts) {\n${lines.join('\n')}\n};`;
+  return (new Function(source) as () => WireWriter | StoredWriter)();
 }

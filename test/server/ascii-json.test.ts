@@ -8,7 +8,12 @@ import type { Value } from '../../src/common/types.ts';
 import { Decimal } from '../../src/common/decimal.ts';
 import { encodeStored } from '../../src/common/json-codec.ts';
 import { ChangeList, lazyChangeSet, type RawChange } from '../../src/common/raw-changes.ts';
-import { flatValuesText, storedValuesOf, wireChangesOf } from '../../src/storage/ascii-json.ts';
+import {
+  flatValuesText,
+  storedValuesOf,
+  wireChangesOf,
+  wireWritersCompiled,
+} from '../../src/storage/ascii-json.ts';
 import { encodeChanges, wireMessageGeneric } from '../../src/storage/changelog-codec.ts';
 import { stringifyWire } from '../../src/common/json-codec.ts';
 import { decodeBatchPayload, encodeBatchPayload } from '../../src/storage/table-log.ts';
@@ -217,4 +222,50 @@ test('integers of every digit count are written as JSON.stringify writes them', 
   assert.equal(flatValuesText(rows), JSON.stringify(edges));
   const changes = ChangeList.of(edges.map((v) => ({ op: '+I' as const, row: [v, -v], n: 1 })));
   assert.equal(storedValuesOf(changes, 2)?.c, JSON.stringify(edges.flatMap((v) => ['+I', v, -v])));
+});
+
+test("the generated writers write any column list's names and values as the generic writers", () => {
+  // Its per-change text is generated from each list's names: none, one, names that need escapes, a
+  // wide row of long names (a long run of constant stores), a name that looks like code.
+  const wide = Array.from({ length: 40 }, (_, k) => `column_${'w'.repeat(k)}_${k}`);
+  const lists = [[], ['x'], ['"', '\\', '\n\t', ''], wide, ['"); throw 1; ("', 'buf[at] = 0;']];
+  const rand = random(31);
+  const ops: ChangeOp[] = ['+I', '-D', '-U', '+U'];
+  for (const columns of lists) {
+    const rows: RawChange[] = Array.from({ length: 50 }, () => ({
+      op: ops[rand(4)] as ChangeOp,
+      row: columns.map(() => PLAIN[rand(PLAIN.length)] as Value),
+      n: rand(4) === 0 ? 2 + rand(5) : 1,
+    }));
+    const objects = rows.map((r) => ({
+      op: r.op,
+      row: Object.fromEntries(columns.map((c, k) => [c, r.row[k] as Value])),
+      ...(r.n === 1 ? {} : { n: r.n }),
+    }));
+    // Twice: the second call reuses the list's writer (and the stored writer of its width).
+    for (let round = 0; round < 2; round++) {
+      assert.equal(wireChangesOf(ChangeList.of(rows), columns), stringifyWire(objects).slice(1, -1));
+      assert.equal(
+        storedValuesOf(ChangeList.of(rows), columns.length)?.c,
+        wireValueList(rows, columns.length),
+      );
+    }
+    // A row shorter than its columns is not for these writers.
+    const short = [...rows, { op: '+I' as const, row: rows[0]?.row.slice(1) ?? [], n: 1 }];
+    if (columns.length > 0) {
+      assert.equal(wireChangesOf(ChangeList.of(short), columns), null);
+      assert.equal(storedValuesOf(ChangeList.of(short), columns.length), null);
+    }
+  }
+});
+
+test('a wire writer is generated once per column list, not once per change set', () => {
+  // The engine gives each epoch's change set a fresh array of its view's names.
+  const rows = ChangeList.of([{ op: '+I', row: [1, 2], n: 1 }]);
+  const before = wireWritersCompiled.count;
+  for (let epoch = 0; epoch < 100; epoch++) {
+    const cs = lazyChangeSet('v', epoch + 1, {}, { columns: ['gen_a', 'gen_b'], rows }, []);
+    assert.ok(encodeChanges(cs, true).wire?.includes('"row":{"gen_a":1,"gen_b":2}'));
+  }
+  assert.equal(wireWritersCompiled.count - before, 1);
 });
