@@ -143,6 +143,7 @@ function otherValueText(v: unknown): string | null {
  * generated per width (below), each value read at its constant index.
  */
 export function storedValuesOf(changes: ChangeList, width: number): StoredValues | null {
+  if (width > MAX_GENERATED_WIDTH) return null;
   let writer = storedWriters.get(width);
   if (writer === undefined) {
     writer = compileStoredWriter(width);
@@ -248,6 +249,15 @@ function wireWriterOf(columns: readonly string[]): WireWriter | null {
 /** How many wire writers were generated (a test checks one per column list, not one per epoch). */
 export const wireWritersCompiled = { count: 0 };
 
+/**
+ * The generated writers' size is bounded: a writer holds about nine statements per column and one
+ * per byte of the names, and a view may have 1,664 columns of 128-character names, which would be a
+ * function of megabytes, slow to compile on the server's thread and too large for V8 to optimise.
+ * Wider lists take the caller's encoder (changelog-codec.ts), which writes the same bytes.
+ */
+const MAX_GENERATED_WIDTH = 128;
+const MAX_GENERATED_NAME_BYTES = 4096;
+
 /** Room for one change's constant bytes besides its names: its op, multiplicity and braces. */
 const CHANGE_BYTES = 64;
 
@@ -277,6 +287,7 @@ function compileWireWriter(columns: readonly string[]): WireWriter | null {
   let nameBytes = 0;
   for (const name of names) nameBytes += name.length;
   const width = columns.length;
+  if (width > MAX_GENERATED_WIDTH || nameBytes > MAX_GENERATED_NAME_BYTES) return null;
   const lines: string[] = [
     ...WRITER_HEAD,
     'for (let i = 0; i < changes.length; i++) {',

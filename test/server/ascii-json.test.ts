@@ -14,7 +14,7 @@ import {
   wireChangesOf,
   wireWritersCompiled,
 } from '../../src/storage/ascii-json.ts';
-import { encodeChanges, wireMessageGeneric } from '../../src/storage/changelog-codec.ts';
+import { encodeChanges, storedToWire, wireMessageGeneric } from '../../src/storage/changelog-codec.ts';
 import { stringifyWire } from '../../src/common/json-codec.ts';
 import { decodeBatchPayload, encodeBatchPayload } from '../../src/storage/table-log.ts';
 
@@ -268,4 +268,21 @@ test('a wire writer is generated once per column list, not once per change set',
     assert.ok(encodeChanges(cs, true).wire?.includes('"row":{"gen_a":1,"gen_b":2}'));
   }
   assert.equal(wireWritersCompiled.count - before, 1);
+});
+
+test('a view too wide for a generated writer is encoded by the general encoder, to the same bytes', () => {
+  // 200 columns of 100-character names: a writer of ~20,000 constant stores if generated.
+  const columns = Array.from({ length: 200 }, (_, k) => `${'n'.repeat(96)}${String(k).padStart(4, '0')}`);
+  const rows = ChangeList.of([
+    { op: '+I', row: columns.map((_, k) => k), n: 1 },
+    { op: '-D', row: columns.map((_, k) => -k), n: 3 },
+  ]);
+  const before = wireWritersCompiled.count;
+  assert.equal(wireChangesOf(rows, columns), null);
+  assert.equal(storedValuesOf(rows, columns.length), null);
+  const cs = lazyChangeSet('wide', 1, {}, { columns, rows }, []);
+  const encoded = encodeChanges(cs, true);
+  assert.equal(encoded.wire, wireMessageGeneric(cs));
+  assert.equal(storedToWire(1, encoded.stored ?? ''), wireMessageGeneric(cs));
+  assert.ok(wireWritersCompiled.count - before <= 1);
 });
