@@ -7,7 +7,7 @@
 import { SluiceError } from '../common/errors.ts';
 import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { ZBatch } from '../ivm/zset.ts';
-import { isEmpty } from '../ivm/zset.ts';
+import { emptyBatch, isEmpty } from '../ivm/zset.ts';
 import { EpochDeltas } from './epoch-deltas.ts';
 import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
@@ -35,8 +35,9 @@ interface WakeIndex {
   readonly readersOfView: readonly (readonly number[])[];
   /**
    * By position: what besides a change makes the view do more than step (`LOOKED_AT_ALWAYS`,
-   * `WINDOW_CLOSE`, `TEMPORAL`, `SHARED`; 0 for most views), so a changed view costs no loads of its
-   * runtime's lists of closing Reduces, temporal filters and shared arrangements.
+   * `WINDOW_CLOSE`, `TEMPORAL`, `SHARED`; none for most views), so a changed view costs no loads of its
+   * runtime's lists of closing Reduces, temporal filters and shared arrangements; and how its input
+   * and output pass (`HANDED`, `BY_NAME`).
    */
   readonly flags: Uint8Array;
   /** The last delta name looked up in `readers`, and its readers: an epoch's table is usually the last one's. */
@@ -54,6 +55,23 @@ const WINDOW_CLOSE = 2;
 const TEMPORAL = 4;
 /** Its joins probe shared arrangements (advanced before it steps). */
 const SHARED = 8;
+/** The flags that make the graph do more than step a changed view. */
+const LOOKED_AT = LOOKED_AT_ALWAYS | WINDOW_CLOSE | TEMPORAL | SHARED;
+/**
+ * A plain chain (ViewRuntime.stepChain) with none of the flags above: it steps only when the one
+ * relation it reads changed, and is handed that relation's delta as the graph stamps it, not left
+ * to find it in the epoch's deltas by name.
+ */
+const HANDED = 16;
+/**
+ * Some reader finds the view's delta in the epoch's deltas by name (it is not `HANDED`: its step, or
+ * its shared arrangements' advance, looks the relations it reads up there). A view none of whose
+ * readers does is not written there: only the graph hands its delta on.
+ */
+const BY_NAME = 32;
+
+/** What a view's slot of `WakeIndex.handed` holds when no delta waits for it. */
+const NONE: ZBatch = emptyBatch();
 
 function readersOf(index: WakeIndex, name: string): readonly number[] | undefined {
   if (name === index.lastName) return index.lastReaders;
@@ -63,9 +81,20 @@ function readersOf(index: WakeIndex, name: string): readonly number[] | undefine
   return readers;
 }
 
-function wakeAll(positions: readonly number[] | undefined, wake: Int32Array, stamp: number): void {
+/** Stamps the readers of a changed relation, and leaves them its delta (`HANDED` views read it). */
+function wakeAll(
+  positions: readonly number[] | undefined,
+  wake: Int32Array,
+  stamp: number,
+  handed: ZBatch[],
+  delta: ZBatch,
+): void {
   if (positions !== undefined)
-    for (let i = 0; i < positions.length; i++) wake[positions[i] as number] = stamp;
+    for (let i = 0; i < positions.length; i++) {
+      const v = positions[i] as number;
+      wake[v] = stamp;
+      handed[v] = delta;
+    }
 }
 
 export class ViewGraph {
@@ -75,6 +104,11 @@ export class ViewGraph {
   private wakeIndex: WakeIndex | null = null;
   /** By position: the epoch stamp at which something the view reads changed. */
   private wake = new Int32Array(0);
+  /**
+   * By position: the delta of the relation that woke the view this epoch (the one a `HANDED` view
+   * reads); emptied as the view steps, so no batch outlives its epoch.
+   */
+  private handed: ZBatch[] = [];
   private stamp = 0;
   /** The views the last epoch stepped (runEpoch's result, reused). */
   private readonly stepped: GraphView[] = [];
@@ -252,7 +286,8 @@ export class ViewGraph {
 
   /**
    * Runs one epoch at logical clock `clock`: `deltas` holds the changed tables' deltas and receives
-   * every stepped view's delta. A view steps when it reads a change or its temporal filter is due.
+   * the delta of every stepped view that a reader looks up by name (`BY_NAME`; a `HANDED` reader is
+   * given it instead). A view steps when it reads a change or its temporal filter is due.
    * Returns the views that stepped, in order (their changes are ready to read): one list reused by
    * every epoch, valid until the next call.
    */
@@ -272,11 +307,14 @@ export class ViewGraph {
     }
     const stamp = this.stamp;
     const wake = this.wake;
+    const handed = this.handed;
     // Only the readers of a delta with rows are stamped (a table's may be empty: its late rows
-    // dropped), and a view's delta joins `deltas` only when it has rows: so a view is stamped
+    // dropped), and a view's delta is passed on only when it has rows: so a view is stamped
     // exactly when it reads a change, and that needs no look through the deltas by name.
-    for (let i = 0; i < deltas.size; i++)
-      if (!isEmpty(deltas.batchAt(i))) wakeAll(readersOf(index, deltas.nameAt(i)), wake, stamp);
+    for (let i = 0; i < deltas.size; i++) {
+      const delta = deltas.batchAt(i);
+      if (!isEmpty(delta)) wakeAll(readersOf(index, deltas.nameAt(i)), wake, stamp, handed, delta);
+    }
     const flagsOf = index.flags;
     for (let v = 0; v < order.length; v++) {
       const changed = wake[v] === stamp;
@@ -284,16 +322,23 @@ export class ViewGraph {
       if (!changed && (flags & LOOKED_AT_ALWAYS) === 0) continue;
       const view = order[v] as GraphView;
       const runtime = view.runtime;
-      if (flags !== 0) {
-        // A window-close view also steps when its table's watermark reaches an open window's end.
-        const closes = (flags & WINDOW_CLOSE) !== 0 && runtime.setWatermarks(this.watermarkOf);
-        if (!closes && !changed && ((flags & TEMPORAL) === 0 || runtime.nextDue() > clock)) continue;
-        if ((flags & SHARED) !== 0) this.shared.advance(runtime.sharedArrangements, deltas, epoch);
+      let delta: ZBatch;
+      if ((flags & HANDED) !== 0) {
+        delta = runtime.stepChain(handed[v] as ZBatch, epoch);
+      } else {
+        if ((flags & LOOKED_AT) !== 0) {
+          // A window-close view also steps when its table's watermark reaches an open window's end.
+          const closes = (flags & WINDOW_CLOSE) !== 0 && runtime.setWatermarks(this.watermarkOf);
+          if (!closes && !changed && ((flags & TEMPORAL) === 0 || runtime.nextDue() > clock)) continue;
+          if ((flags & SHARED) !== 0) this.shared.advance(runtime.sharedArrangements, deltas, epoch);
+        }
+        delta = runtime.step(deltas, epoch, clock);
       }
-      const delta = runtime.step(deltas, epoch, clock);
+      // Every stamped view steps this epoch (a change always steps it): its slot is emptied here.
+      handed[v] = NONE;
       if (!isEmpty(delta)) {
-        deltas.set(view.name, delta);
-        wakeAll(index.readersOfView[v], wake, stamp);
+        if ((flags & BY_NAME) !== 0) deltas.set(view.name, delta);
+        wakeAll(index.readersOfView[v], wake, stamp, handed, delta);
       }
       stepped[count++] = view;
     }
@@ -315,7 +360,13 @@ export class ViewGraph {
       if (closing.length > 0) f |= LOOKED_AT_ALWAYS | WINDOW_CLOSE;
       if (temporal.length > 0) f |= LOOKED_AT_ALWAYS | TEMPORAL;
       if (sharedArrangements.length > 0) f |= SHARED;
+      if (f === 0 && view.runtime.chained) f |= HANDED;
       flags[v] = f;
+    });
+    // Second pass: every view's readers are known, and whether each is handed its input.
+    this.order.forEach((view, v) => {
+      const own = readers.get(view.name) ?? [];
+      if (own.some((r) => ((flags[r] as number) & HANDED) === 0)) flags[v] = (flags[v] as number) | BY_NAME;
     });
     const index: WakeIndex = {
       readers,
@@ -327,6 +378,7 @@ export class ViewGraph {
     };
     this.wakeIndex = index;
     this.wake = new Int32Array(this.order.length);
+    this.handed = new Array<ZBatch>(this.order.length).fill(NONE);
     this.stamp = 0;
     return index;
   }
