@@ -43,6 +43,10 @@ interface WakeIndex {
   /** The last delta name looked up in `readers`, and its readers: an epoch's table is usually the last one's. */
   lastName: string | null;
   lastReaders: readonly number[] | undefined;
+  /** Whether the last name looked up has a reader that finds its delta by name (not `HANDED`). */
+  lastByName: boolean;
+  /** The relations some reader finds by name in the epoch's deltas (`BY_NAME`, tables included). */
+  readonly readByName: ReadonlySet<string>;
   /** Whether some view has a temporal filter (its step reads the epoch's clock). */
   readonly temporal: boolean;
 }
@@ -78,6 +82,7 @@ function readersOf(index: WakeIndex, name: string): readonly number[] | undefine
   const readers = index.readers.get(name);
   index.lastName = name;
   index.lastReaders = readers;
+  index.lastByName = index.readByName.has(name);
   return readers;
 }
 
@@ -291,7 +296,13 @@ export class ViewGraph {
    * Returns the views that stepped, in order (their changes are ready to read): one list reused by
    * every epoch, valid until the next call.
    */
-  runEpoch(deltas: EpochDeltas, epoch: number, clock: number): readonly GraphView[] {
+  runEpoch(
+    deltas: EpochDeltas,
+    epoch: number,
+    clock: number,
+    written: string | null = null,
+    writtenDelta: ZBatch = NONE,
+  ): readonly GraphView[] {
     // Allocates nothing of its own: at batch size 1 this loop runs once per event.
     const stepped = this.stepped;
     // Written by index and cut once at the end: `length = 0` first would free the slots, and the
@@ -311,9 +322,16 @@ export class ViewGraph {
     // Only the readers of a delta with rows are stamped (a table's may be empty: its late rows
     // dropped), and a view's delta is passed on only when it has rows: so a view is stamped
     // exactly when it reads a change, and that needs no look through the deltas by name.
+    // The written table's delta is handed to its readers, and joins `deltas` only for one that reads
+    // it by name (no scan and append of the epoch's deltas for the canonical views' one-row epoch).
+    if (written !== null && !isEmpty(writtenDelta)) {
+      wakeAll(readersOf(index, written), wake, stamp, handed, writtenDelta);
+      if (index.lastByName) deltas.set(written, writtenDelta);
+    }
     for (let i = 0; i < deltas.size; i++) {
       const delta = deltas.batchAt(i);
-      if (!isEmpty(delta)) wakeAll(readersOf(index, deltas.nameAt(i)), wake, stamp, handed, delta);
+      const name = deltas.nameAt(i);
+      if (name !== written && !isEmpty(delta)) wakeAll(readersOf(index, name), wake, stamp, handed, delta);
     }
     const flagsOf = index.flags;
     for (let v = 0; v < order.length; v++) {
@@ -364,9 +382,11 @@ export class ViewGraph {
       flags[v] = f;
     });
     // Second pass: every view's readers are known, and whether each is handed its input.
+    const readByName = new Set<string>();
+    for (const [name, list] of readers)
+      if (list.some((r) => ((flags[r] as number) & HANDED) === 0)) readByName.add(name);
     this.order.forEach((view, v) => {
-      const own = readers.get(view.name) ?? [];
-      if (own.some((r) => ((flags[r] as number) & HANDED) === 0)) flags[v] = (flags[v] as number) | BY_NAME;
+      if (readByName.has(view.name)) flags[v] = (flags[v] as number) | BY_NAME;
     });
     const index: WakeIndex = {
       readers,
@@ -374,6 +394,8 @@ export class ViewGraph {
       flags,
       lastName: null,
       lastReaders: undefined,
+      lastByName: false,
+      readByName,
       temporal: flags.some((f) => (f & TEMPORAL) !== 0),
     };
     this.wakeIndex = index;
