@@ -25,7 +25,7 @@ import type { PreparedBatch } from './table-store.ts';
 import { TableStore, insertCount } from './table-store.ts';
 import { TableStores } from './table-stores.ts';
 import type { NodeStats } from './view-runtime.ts';
-import { ViewGraph } from './view-graph.ts';
+import { ViewGraph, type GraphView } from './view-graph.ts';
 import { ManualClock, REAL_CLOCK } from './logical-clock.ts';
 import { EpochClock, type TickOptions } from './engine-clock.ts';
 import type { ClosingView } from './watermark-statements.ts';
@@ -453,14 +453,15 @@ export class Engine {
     // batch's late rows are judged, and in a tick, so windows close while no data arrives).
     const watermarked = this.tables.withWatermarks();
     for (let i = 0; i < watermarked.length; i++) watermarked[i]?.watermark?.startEpoch(now);
+    let stepped: readonly GraphView[];
     if (store !== null && prepared !== null) {
       const source =
         store.def.source !== undefined
           ? { positions: (positions as SourcePositions)[store.def.name], clock: now }
           : undefined;
-      deltas.set(store.def.name, store.apply(prepared, source));
-    }
-    const stepped = this.views.runEpoch(deltas, epoch, now);
+      // Handed to the graph, which puts it in `deltas` only for a view that reads it there.
+      stepped = this.views.runEpoch(deltas, epoch, now, store.def.name, store.apply(prepared, source));
+    } else stepped = this.views.runEpoch(deltas, epoch, now);
     deltas.clear();
     this.deliveries.epochRan(stepped, epoch);
   }

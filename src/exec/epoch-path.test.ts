@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from './engine.ts';
+import type { EpochDeltas } from './epoch-deltas.ts';
 import type { ViewChangeSet } from './api.ts';
 import { CANONICAL_DDL } from '../../test/support/canonical-pipeline.ts';
 
@@ -208,4 +209,49 @@ test("a view's per-node row counts are the same whether its step is a plain chai
   const ends = counts('ends');
   assert.deepEqual(ends[0], ['input', 0, 5]);
   assert.deepEqual(ends.at(-1), ['output', 4, 4]);
+});
+
+test('a chain view is handed the delta that woke it: only a delta some reader looks up by name is written', () => {
+  const engine = new Engine();
+  engine.execute(CANONICAL_DDL);
+  // The engine's own deltas, with their writes and look-ups counted (they still do what they did).
+  const deltas = (engine as unknown as { readonly deltas: EpochDeltas }).deltas;
+  const written: string[] = [];
+  let lookups = 0;
+  const set = deltas.set.bind(deltas);
+  const get = deltas.get.bind(deltas);
+  deltas.set = (name, batch) => {
+    written.push(name);
+    set(name, batch);
+  };
+  deltas.get = (name) => {
+    lookups++;
+    return get(name);
+  };
+  // Both views are plain chains, each over one relation: the graph hands them their input, the
+  // table's delta included.
+  engine.applyChanges('orders', { insert: [{ order_id: 1, seller_id: 5, amount: 60 }] });
+  assert.deepEqual(written, []);
+  assert.equal(lookups, 0);
+  assert.deepEqual(engine.viewSnapshot('total_histogram').rows, [{ bucket: 6, sellers: 1 }]);
+  // A UNION ALL over seller_totals steps by the general path, which reads its input by name.
+  engine.execute(`CREATE MATERIALIZED VIEW ends AS
+    SELECT seller_id FROM seller_totals WHERE total > 50 UNION ALL SELECT seller_id FROM seller_totals WHERE total < 3`);
+  written.length = 0;
+  lookups = 0;
+  engine.applyChanges('orders', { insert: [{ order_id: 2, seller_id: 7, amount: 2 }] });
+  assert.deepEqual(written, ['seller_totals']);
+  assert.ok(lookups > 0);
+  assert.deepEqual(rowsOf(engine, 'ends'), ['{"seller_id":5}', '{"seller_id":7}']);
+  assert.deepEqual(rowsOf(engine, 'total_histogram'), [
+    '{"bucket":0,"sellers":1}',
+    '{"bucket":6,"sellers":1}',
+  ]);
+  // A UNION ALL straight over the table reads the table's delta by name.
+  engine.execute(`CREATE MATERIALIZED VIEW big AS
+    SELECT order_id FROM orders WHERE amount > 50 UNION ALL SELECT order_id FROM orders WHERE amount > 90`);
+  written.length = 0;
+  engine.applyChanges('orders', { insert: [{ order_id: 3, seller_id: 8, amount: 95 }] });
+  assert.deepEqual(written, ['orders', 'seller_totals']);
+  assert.deepEqual(rowsOf(engine, 'big'), ['{"order_id":1}', '{"order_id":3}', '{"order_id":3}']);
 });

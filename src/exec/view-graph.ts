@@ -1,13 +1,13 @@
 // Every view's dataflow as one graph. Views are kept in creation order, which is topological: a view
 // reads tables and views created before it. An epoch's table delta flows through the graph once —
-// each view that reads a changed relation steps, and its output delta joins the epoch's deltas for
-// the views built on it — so a view over a view (or over a join of a table with a view over that
+// each view that reads a changed relation steps, and its output delta passes to the views built on
+// it (handed to a plain chain view, else through the epoch's deltas by name) — so a view over a view (or over a join of a table with a view over that
 // table) sees the same epoch as its inputs. A view created over existing data, or rebuilt at
 // checkpoint load, is filled by one path: a first step over the current contents of what it reads.
 import { SluiceError } from '../common/errors.ts';
 import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { ZBatch } from '../ivm/zset.ts';
-import { isEmpty } from '../ivm/zset.ts';
+import { emptyBatch, isEmpty } from '../ivm/zset.ts';
 import { EpochDeltas } from './epoch-deltas.ts';
 import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
@@ -35,13 +35,18 @@ interface WakeIndex {
   readonly readersOfView: readonly (readonly number[])[];
   /**
    * By position: what besides a change makes the view do more than step (`LOOKED_AT_ALWAYS`,
-   * `WINDOW_CLOSE`, `TEMPORAL`, `SHARED`; 0 for most views), so a changed view costs no loads of its
-   * runtime's lists of closing Reduces, temporal filters and shared arrangements.
+   * `WINDOW_CLOSE`, `TEMPORAL`, `SHARED`; none for most views), so a changed view costs no loads of its
+   * runtime's lists of closing Reduces, temporal filters and shared arrangements; and how its input
+   * and output pass (`HANDED`, `BY_NAME`).
    */
   readonly flags: Uint8Array;
   /** The last delta name looked up in `readers`, and its readers: an epoch's table is usually the last one's. */
   lastName: string | null;
   lastReaders: readonly number[] | undefined;
+  /** Whether the last name looked up has a reader that finds its delta by name (not `HANDED`). */
+  lastByName: boolean;
+  /** The relations some reader finds by name in the epoch's deltas (`BY_NAME`, tables included). */
+  readonly readByName: ReadonlySet<string>;
   /** Whether some view has a temporal filter (its step reads the epoch's clock). */
   readonly temporal: boolean;
 }
@@ -54,18 +59,47 @@ const WINDOW_CLOSE = 2;
 const TEMPORAL = 4;
 /** Its joins probe shared arrangements (advanced before it steps). */
 const SHARED = 8;
+/** The flags that make the graph do more than step a changed view. */
+const LOOKED_AT = LOOKED_AT_ALWAYS | WINDOW_CLOSE | TEMPORAL | SHARED;
+/**
+ * A plain chain (ViewRuntime.stepChain) with none of the flags above: it steps only when the one
+ * relation it reads changed, and is handed that relation's delta as the graph stamps it, not left
+ * to find it in the epoch's deltas by name.
+ */
+const HANDED = 16;
+/**
+ * Some reader finds the view's delta in the epoch's deltas by name (it is not `HANDED`: its step, or
+ * its shared arrangements' advance, looks the relations it reads up there). A view none of whose
+ * readers does is not written there: only the graph hands its delta on.
+ */
+const BY_NAME = 32;
+
+/** What a view's slot of `WakeIndex.handed` holds when no delta waits for it. */
+const NONE: ZBatch = emptyBatch();
 
 function readersOf(index: WakeIndex, name: string): readonly number[] | undefined {
   if (name === index.lastName) return index.lastReaders;
   const readers = index.readers.get(name);
   index.lastName = name;
   index.lastReaders = readers;
+  index.lastByName = index.readByName.has(name);
   return readers;
 }
 
-function wakeAll(positions: readonly number[] | undefined, wake: Int32Array, stamp: number): void {
+/** Stamps the readers of a changed relation, and leaves them its delta (`HANDED` views read it). */
+function wakeAll(
+  positions: readonly number[] | undefined,
+  wake: Int32Array,
+  stamp: number,
+  handed: ZBatch[],
+  delta: ZBatch,
+): void {
   if (positions !== undefined)
-    for (let i = 0; i < positions.length; i++) wake[positions[i] as number] = stamp;
+    for (let i = 0; i < positions.length; i++) {
+      const v = positions[i] as number;
+      wake[v] = stamp;
+      handed[v] = delta;
+    }
 }
 
 export class ViewGraph {
@@ -75,6 +109,11 @@ export class ViewGraph {
   private wakeIndex: WakeIndex | null = null;
   /** By position: the epoch stamp at which something the view reads changed. */
   private wake = new Int32Array(0);
+  /**
+   * By position: the delta of the relation that woke the view this epoch (the one a `HANDED` view
+   * reads); emptied as the view steps, so no batch outlives its epoch.
+   */
+  private handed: ZBatch[] = [];
   private stamp = 0;
   /** The views the last epoch stepped (runEpoch's result, reused). */
   private readonly stepped: GraphView[] = [];
@@ -252,11 +291,18 @@ export class ViewGraph {
 
   /**
    * Runs one epoch at logical clock `clock`: `deltas` holds the changed tables' deltas and receives
-   * every stepped view's delta. A view steps when it reads a change or its temporal filter is due.
+   * the delta of every stepped view that a reader looks up by name (`BY_NAME`; a `HANDED` reader is
+   * given it instead). A view steps when it reads a change or its temporal filter is due.
    * Returns the views that stepped, in order (their changes are ready to read): one list reused by
    * every epoch, valid until the next call.
    */
-  runEpoch(deltas: EpochDeltas, epoch: number, clock: number): readonly GraphView[] {
+  runEpoch(
+    deltas: EpochDeltas,
+    epoch: number,
+    clock: number,
+    written: string | null = null,
+    writtenDelta: ZBatch = NONE,
+  ): readonly GraphView[] {
     // Allocates nothing of its own: at batch size 1 this loop runs once per event.
     const stepped = this.stepped;
     // Written by index and cut once at the end: `length = 0` first would free the slots, and the
@@ -272,11 +318,21 @@ export class ViewGraph {
     }
     const stamp = this.stamp;
     const wake = this.wake;
+    const handed = this.handed;
     // Only the readers of a delta with rows are stamped (a table's may be empty: its late rows
-    // dropped), and a view's delta joins `deltas` only when it has rows: so a view is stamped
+    // dropped), and a view's delta is passed on only when it has rows: so a view is stamped
     // exactly when it reads a change, and that needs no look through the deltas by name.
-    for (let i = 0; i < deltas.size; i++)
-      if (!isEmpty(deltas.batchAt(i))) wakeAll(readersOf(index, deltas.nameAt(i)), wake, stamp);
+    // The written table's delta is handed to its readers, and joins `deltas` only for one that reads
+    // it by name (no scan and append of the epoch's deltas for the canonical views' one-row epoch).
+    if (written !== null && !isEmpty(writtenDelta)) {
+      wakeAll(readersOf(index, written), wake, stamp, handed, writtenDelta);
+      if (index.lastByName) deltas.set(written, writtenDelta);
+    }
+    for (let i = 0; i < deltas.size; i++) {
+      const delta = deltas.batchAt(i);
+      const name = deltas.nameAt(i);
+      if (name !== written && !isEmpty(delta)) wakeAll(readersOf(index, name), wake, stamp, handed, delta);
+    }
     const flagsOf = index.flags;
     for (let v = 0; v < order.length; v++) {
       const changed = wake[v] === stamp;
@@ -284,16 +340,23 @@ export class ViewGraph {
       if (!changed && (flags & LOOKED_AT_ALWAYS) === 0) continue;
       const view = order[v] as GraphView;
       const runtime = view.runtime;
-      if (flags !== 0) {
-        // A window-close view also steps when its table's watermark reaches an open window's end.
-        const closes = (flags & WINDOW_CLOSE) !== 0 && runtime.setWatermarks(this.watermarkOf);
-        if (!closes && !changed && ((flags & TEMPORAL) === 0 || runtime.nextDue() > clock)) continue;
-        if ((flags & SHARED) !== 0) this.shared.advance(runtime.sharedArrangements, deltas, epoch);
+      let delta: ZBatch;
+      if ((flags & HANDED) !== 0) {
+        delta = runtime.stepChain(handed[v] as ZBatch, epoch);
+      } else {
+        if ((flags & LOOKED_AT) !== 0) {
+          // A window-close view also steps when its table's watermark reaches an open window's end.
+          const closes = (flags & WINDOW_CLOSE) !== 0 && runtime.setWatermarks(this.watermarkOf);
+          if (!closes && !changed && ((flags & TEMPORAL) === 0 || runtime.nextDue() > clock)) continue;
+          if ((flags & SHARED) !== 0) this.shared.advance(runtime.sharedArrangements, deltas, epoch);
+        }
+        delta = runtime.step(deltas, epoch, clock);
       }
-      const delta = runtime.step(deltas, epoch, clock);
+      // Every stamped view steps this epoch (a change always steps it): its slot is emptied here.
+      handed[v] = NONE;
       if (!isEmpty(delta)) {
-        deltas.set(view.name, delta);
-        wakeAll(index.readersOfView[v], wake, stamp);
+        if ((flags & BY_NAME) !== 0) deltas.set(view.name, delta);
+        wakeAll(index.readersOfView[v], wake, stamp, handed, delta);
       }
       stepped[count++] = view;
     }
@@ -315,7 +378,15 @@ export class ViewGraph {
       if (closing.length > 0) f |= LOOKED_AT_ALWAYS | WINDOW_CLOSE;
       if (temporal.length > 0) f |= LOOKED_AT_ALWAYS | TEMPORAL;
       if (sharedArrangements.length > 0) f |= SHARED;
+      if (f === 0 && view.runtime.chained) f |= HANDED;
       flags[v] = f;
+    });
+    // Second pass: every view's readers are known, and whether each is handed its input.
+    const readByName = new Set<string>();
+    for (const [name, list] of readers)
+      if (list.some((r) => ((flags[r] as number) & HANDED) === 0)) readByName.add(name);
+    this.order.forEach((view, v) => {
+      if (readByName.has(view.name)) flags[v] = (flags[v] as number) | BY_NAME;
     });
     const index: WakeIndex = {
       readers,
@@ -323,10 +394,13 @@ export class ViewGraph {
       flags,
       lastName: null,
       lastReaders: undefined,
+      lastByName: false,
+      readByName,
       temporal: flags.some((f) => (f & TEMPORAL) !== 0),
     };
     this.wakeIndex = index;
     this.wake = new Int32Array(this.order.length);
+    this.handed = new Array<ZBatch>(this.order.length).fill(NONE);
     this.stamp = 0;
     return index;
   }

@@ -341,7 +341,7 @@ export class ViewRuntime implements RowErrorSink {
    * name to its delta. Returns the view's consolidated delta.
    */
   step(inputs: DeltaReader, epoch: number, clock: number): ZBatch {
-    if (this.chainSource !== null) return this.stepChain(inputs, epoch, this.chainSource);
+    if (this.chainSource !== null) return this.stepChain(inputs.get(this.chainSource) ?? EMPTY, epoch);
     this.epoch = epoch;
     for (const op of this.temporal) op.setClock(clock);
     // Per-epoch scratch kept between steps: an epoch of one row should not pay for allocations.
@@ -393,13 +393,22 @@ export class ViewRuntime implements RowErrorSink {
     return result;
   }
 
-  /** `step` for a plain chain (see chainSource): each node's batch handed to the next in one array. */
-  private stepChain(inputs: DeltaReader, epoch: number, source: string): ZBatch {
+  /** Whether the view is a plain chain (see chainSource): it reads one relation, and `stepChain` steps it. */
+  get chained(): boolean {
+    return this.chainSource !== null;
+  }
+
+  /**
+   * `step` for a plain chain (see chainSource), handed the delta of the one relation it reads: each
+   * node's batch handed to the next in one array. The graph calls it directly with the delta that
+   * woke the view, so a one-row epoch looks up no delta by name.
+   */
+  stepChain(input: ZBatch, epoch: number): ZBatch {
     this.epoch = epoch;
     const ops = this.stepOps;
     const counters = this.statsByIndex;
     const ins = this.chainInput;
-    let batch = inputs.get(source) ?? EMPTY;
+    let batch = input;
     (counters[0] as NodeStats).rowsOut += batch.weights.length;
     for (let i = 1; i < ops.length; i++) {
       const stats = counters[i] as NodeStats;
