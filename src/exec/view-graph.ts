@@ -1,9 +1,10 @@
 // Every view's dataflow as one graph. Views are kept in creation order, which is topological: a view
 // reads tables and views created before it. An epoch's table delta flows through the graph once —
 // each view that reads a changed relation steps, and its output delta passes to the views built on
-// it (handed to a plain chain view, else through the epoch's deltas by name) — so a view over a view (or over a join of a table with a view over that
-// table) sees the same epoch as its inputs. A view created over existing data, or rebuilt at
-// checkpoint load, is filled by one path: a first step over the current contents of what it reads.
+// it (handed to a plain chain view, else through the epoch's deltas by name) — so a view over a
+// view (or over a join of a table with a view over that table) sees the same epoch as its inputs. A
+// view created over existing data, or rebuilt at checkpoint load, is filled by one path: a first
+// step over the current contents of what it reads.
 import { SluiceError } from '../common/errors.ts';
 import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { ZBatch } from '../ivm/zset.ts';
