@@ -46,7 +46,13 @@ import {
   columnsOf,
 } from './table-batch.ts';
 import { numericColumns, upgradeNumerics } from './table-values.ts';
-import { type ResolveScratch, resolveKeyed, resolveKeylessDeletes, resolveScratch } from './table-resolve.ts';
+import {
+  keyedResolution,
+  type ResolveScratch,
+  resolveKeyed,
+  resolveKeylessDeletes,
+  resolveScratch,
+} from './table-resolve.ts';
 
 export { type PreparedBatch, insertCount } from './table-batch.ts';
 export { hasInexactColumns } from './table-values.ts';
@@ -234,7 +240,7 @@ export class TableStore implements Stateful {
     const accepted = deleteRows.length + insertRows.length;
     if (this.byKey !== null) {
       this.requestKeys ??= resolveScratch();
-      const out = { deletes, inserts, deleteKeys: [] };
+      const out = keyedResolution(deletes, inserts);
       const putsBack = resolveKeyed(
         this,
         this.byKey,
@@ -245,7 +251,8 @@ export class TableStore implements Stateful {
         this.requestKeys,
       );
       for (const index of this.uniqueIndexes) index.check(this.def.name, deletes, inserts);
-      const keyed: KeyedFacts = { deleteKeys: out.deleteKeys, putsBack };
+      const deleteSlots = { slots: out.deleteSlots, stamp: out.slotsStamp };
+      const keyed: KeyedFacts = { deleteKeys: out.deleteKeys, putsBack, deleteSlots };
       return { table: this.def.name, deletes, inserts, accepted, keyed };
     }
     if (deleteRows.length > 0) resolveKeylessDeletes(this, this.ensureMultiset(), deleteRows, deletes);
