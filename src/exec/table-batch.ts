@@ -37,12 +37,6 @@ export interface KeyedFacts {
   readonly deleteKeys: readonly Value[];
   /** Whether some insert is identical to the row deleted under its key; null: not known. */
   readonly putsBack: boolean | null;
-  /**
-   * Where `prepare` found each deleted row (`slots[i]` of `deleteKeys[i]`), so `apply` takes them
-   * without looking the keys up again: used only while the rows' stamp says those slots still hold
-   * those keys (unique-arrangement.ts `deleteMany`), so it too stays true whatever happens between.
-   */
-  readonly deleteSlots: { readonly slots: readonly number[]; readonly stamp: number };
 }
 
 /**

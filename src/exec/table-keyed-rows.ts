@@ -159,7 +159,7 @@ export function applyKeyed(
     // The keys `prepare` found, distinct (it refuses a key deleted twice): taken in one pass, the
     // rows written in order into the change (`rows` is empty, so each write appends).
     const n = deletes.length;
-    byKey.deleteMany(deleteKeys, n, rows, facts?.deleteSlots);
+    byKey.deleteMany(deleteKeys, n, rows);
     for (let i = 0; i < n; i++) {
       if (rows[i] === undefined) throw absentRow(table.def.name);
       deletedAt?.set(deleteKeys[i] as Value, i);

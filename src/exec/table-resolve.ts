@@ -5,7 +5,6 @@ import { SluiceError } from '../common/errors.ts';
 import { encodeExactValues, encodeValues, formatValue } from '../common/values.ts';
 import { compareExactRows, identicalRows } from '../ivm/exact-rows.ts';
 import type { CountedArrangement } from '../ivm/counted-arrangement.ts';
-import { NO_SLOTS_STAMP } from '../ivm/unique-arrangement.ts';
 import type { TableDef } from '../planner/catalog.ts';
 import type { Value } from '../common/types.ts';
 import { NOT_KEY_ONLY, isKeyOnlyDelete, type KeyDeleteKey } from './row-normalizer.ts';
@@ -24,11 +23,8 @@ export interface ResolveTable {
 /** A keyed table's current rows by key. */
 export interface RowsByKey {
   get(key: Value): readonly Value[] | undefined;
-  /**
-   * `out[i] = get(keys[i])` for i < n; with `slots`, where each was found, and returns the stamp
-   * under which the deletes may be taken from there (unique-arrangement.ts `deleteMany`).
-   */
-  getMany(keys: readonly Value[], n: number, out: (readonly Value[] | undefined)[], slots?: number[]): number;
+  /** `out[i] = get(keys[i])` for i < n. */
+  getMany(keys: readonly Value[], n: number, out: (readonly Value[] | undefined)[]): void;
   /** At least every number key held (Infinity when not known). */
   readonly numberCeiling: number;
 }
@@ -42,8 +38,6 @@ export interface InsertLookups {
   /** A delete's row as the request gave it, and what it names (KEY_ONLY, ...; resolveDeletes). */
   readonly given: (readonly Value[] | undefined)[];
   readonly kinds: number[];
-  /** Where `rows` were found (getMany). */
-  readonly slots: number[];
 }
 
 /** A keyed store's scratch for resolving its requests (made on its first request, then reused). */
@@ -57,7 +51,7 @@ export function resolveScratch(): ResolveScratch {
   return {
     deleted: new RequestKeys(),
     inserted: new RequestKeys(),
-    lookup: { keys: [], at: [], rows: [], given: [], kinds: [], slots: [] },
+    lookup: { keys: [], at: [], rows: [], given: [], kinds: [] },
   };
 }
 
@@ -81,17 +75,6 @@ export interface KeyedResolution {
   readonly deletes: (readonly Value[])[];
   readonly inserts: (readonly Value[])[];
   readonly deleteKeys: Value[];
-  /** Where each of `deleteKeys` was found, under `slotsStamp` (NO_SLOTS_STAMP: not known). */
-  readonly deleteSlots: number[];
-  slotsStamp: number;
-}
-
-/** An empty resolution into `deletes` and `inserts`. */
-export function keyedResolution(
-  deletes: (readonly Value[])[],
-  inserts: (readonly Value[])[],
-): KeyedResolution {
-  return { deletes, inserts, deleteKeys: [], deleteSlots: [], slotsStamp: NO_SLOTS_STAMP };
 }
 
 /**
@@ -164,9 +147,7 @@ export function resolveKeyed(
     lookupsSkipped.count += n;
     return putsBack;
   }
-  const { slots } = lookup;
-  out.slotsStamp = byKey.getMany(keys, n, rows, slots);
-  const { deleteSlots } = out;
+  byKey.getMany(keys, n, rows);
   // In insert order, as a pass deleting and inserting key by key would push them. A null (a key
   // inserted twice) stays null whatever the rows, so judging the rows after the inserts reads alike.
   for (let j = 0; j < n; j++) {
@@ -175,7 +156,6 @@ export function resolveKeyed(
     rows[j] = undefined; // not kept alive by the scratch until the next request
     deletes.push(old);
     deleteKeys.push(keys[j] as Value);
-    deleteSlots.push(slots[j] as number);
     if (putsBack === false && identicalRows(old, inserts[at[j] as number] as readonly Value[]))
       putsBack = true;
   }
@@ -250,11 +230,10 @@ function checkDeletes(
   out: KeyedResolution,
   scratch: ResolveScratch,
 ): void {
-  const { deletes, deleteKeys, deleteSlots } = out;
+  const { deletes, deleteKeys } = out;
   const def = table.def;
-  const { keys, kinds, rows: stored, given, slots } = scratch.lookup;
-  // Where the rows are, for the apply to take them without looking the keys up again.
-  out.slotsStamp = byKey.getMany(keys, n, stored, slots);
+  const { keys, kinds, rows: stored, given } = scratch.lookup;
+  byKey.getMany(keys, n, stored);
   for (let i = 0; i < n; i++) {
     const existing = stored[i];
     // Undefined for a key-only delete the fast path read.
@@ -284,7 +263,6 @@ function checkDeletes(
     }
     deletes.push(existing);
     deleteKeys.push(keys[i] as Value);
-    deleteSlots.push(slots[i] as number);
   }
 }
 

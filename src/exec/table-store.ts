@@ -46,13 +46,7 @@ import {
   columnsOf,
 } from './table-batch.ts';
 import { numericColumns, upgradeNumerics } from './table-values.ts';
-import {
-  keyedResolution,
-  type ResolveScratch,
-  resolveKeyed,
-  resolveKeylessDeletes,
-  resolveScratch,
-} from './table-resolve.ts';
+import { type ResolveScratch, resolveKeyed, resolveKeylessDeletes, resolveScratch } from './table-resolve.ts';
 
 export { type PreparedBatch, insertCount } from './table-batch.ts';
 export { hasInexactColumns } from './table-values.ts';
@@ -240,7 +234,7 @@ export class TableStore implements Stateful {
     const accepted = deleteRows.length + insertRows.length;
     if (this.byKey !== null) {
       this.requestKeys ??= resolveScratch();
-      const out = keyedResolution(deletes, inserts);
+      const out = { deletes, inserts, deleteKeys: [] };
       const putsBack = resolveKeyed(
         this,
         this.byKey,
@@ -251,8 +245,7 @@ export class TableStore implements Stateful {
         this.requestKeys,
       );
       for (const index of this.uniqueIndexes) index.check(this.def.name, deletes, inserts);
-      const deleteSlots = { slots: out.deleteSlots, stamp: out.slotsStamp };
-      const keyed: KeyedFacts = { deleteKeys: out.deleteKeys, putsBack, deleteSlots };
+      const keyed: KeyedFacts = { deleteKeys: out.deleteKeys, putsBack };
       return { table: this.def.name, deletes, inserts, accepted, keyed };
     }
     if (deleteRows.length > 0) resolveKeylessDeletes(this, this.ensureMultiset(), deleteRows, deletes);

@@ -25,20 +25,10 @@ export interface RowMap<K> extends Iterable<[K, Row]> {
   add?(key: K, row: Row): boolean;
   /** Deletes `key` and returns its row, or undefined when absent (a Map has not). */
   take?(key: K): Row | undefined;
-  /**
-   * `out[i] = get(keys[i])` for i < n, the lookups done a pass at a time (a Map has not); with
-   * `slots`, each key's slot too (-1: absent), for `takeAt` while `slotsStamp` is unchanged.
-   */
-  getMany?(keys: readonly K[], n: number, out: (Row | undefined)[], slots?: number[]): void;
+  /** `out[i] = get(keys[i])` for i < n, the lookups done a pass at a time (a Map has not). */
+  getMany?(keys: readonly K[], n: number, out: (Row | undefined)[]): void;
   /** `out[i] = take(keys[i])` for i < n in order, the lookups done a pass at a time (a Map has not). */
   takeMany?(keys: readonly K[], n: number, out: (Row | undefined)[]): void;
-  /**
-   * Changes whenever a slot `getMany` gave may stop holding its key (a take, `compact`, `clear`):
-   * while it is unchanged, those slots can be taken without looking the keys up again (`takeAt`).
-   */
-  readonly slotsStamp?: number;
-  /** `takeMany` of keys whose slots `getMany` gave under the current `slotsStamp` (a Map has not). */
-  takeAt?(keys: readonly K[], slots: readonly number[], n: number, out: (Row | undefined)[]): void;
   /**
    * At least every number key held (-Infinity when none; a Map has none): a key above it is absent
    * without a lookup.
@@ -52,9 +42,6 @@ export interface RowMap<K> extends Iterable<[K, Row]> {
 
 /** Empty slots are squeezed out once there are this many and more than live ones (by default). */
 const COMPACT_MIN = 4096;
-
-/** The next `slotsStamp` (unique across maps, so a stamp also says which map it is of). */
-let nextSlotsStamp = 1;
 
 export class SlotRowMap<K extends Value> implements RowMap<K> {
   private index = new GroupIndex();
@@ -72,8 +59,6 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
   private slots = new Int32Array(0);
   private compacted = 0;
   private replaced = 0;
-  private stamp = nextSlotsStamp++;
-  private lookedUp = 0;
 
   /**
    * Empty slots are squeezed out once there are `compactMin` of them and more than `compactRatio`
@@ -130,11 +115,6 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
     return this.replaced;
   }
 
-  /** Keys looked up by `getMany` and `takeMany` so far (tests count a batch's lookups). */
-  get keysLookedUp(): number {
-    return this.lookedUp;
-  }
-
   /** Times `compact` renumbered the slots (a reader that kept slots must find them again). */
   get compactions(): number {
     return this.compacted;
@@ -145,18 +125,13 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
    * lookup misses the cache twice (slot, then row pointer); a pass of independent lookups lets the
    * processor overlap the misses that one key's chain (slot → row → its values) serializes.
    */
-  getMany(keys: readonly K[], n: number, out: (Row | undefined)[], slotsOut?: number[]): void {
+  getMany(keys: readonly K[], n: number, out: (Row | undefined)[]): void {
     const slots = this.slotsOf(keys, n);
     const rows = this.rows;
     for (let i = 0; i < n; i++) {
       const slot = slots[i] as number;
       out[i] = slot < 0 ? undefined : rows[slot];
     }
-    if (slotsOut !== undefined) for (let i = 0; i < n; i++) slotsOut[i] = slots[i] as number;
-  }
-
-  get slotsStamp(): number {
-    return this.stamp;
   }
 
   set(key: K, row: Row): this {
@@ -200,7 +175,6 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
     if (slot < 0) return undefined;
     const row = this.rows[slot];
     this.index.delete(key);
-    this.stamp = nextSlotsStamp++;
     // The key stays in its empty slot (an empty row marks the slot empty; `compact` drops it): not
     // writing it spares a cache miss per delete of a large table, the keys array being apart.
     this.rows[slot] = undefined;
@@ -216,38 +190,19 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
    */
   takeMany(keys: readonly K[], n: number, out: (Row | undefined)[]): void {
     const slots = this.slotsOf(keys, n);
-    let taken = 0;
-    for (let i = 0; i < n; i++)
-      if ((out[i] = this.takeSlot(keys[i] as K, slots[i] as number)) !== undefined) taken++;
-    this.took(taken);
-  }
-
-  /**
-   * `takeMany` of keys whose slots a `getMany` under the current `slotsStamp` gave (a keyed table's
-   * deletes, looked up when the batch was resolved): the lookup pass is not done again. Its own loop,
-   * not takeMany's: one loop reading both an Int32Array and an array would read either slower.
-   */
-  takeAt(keys: readonly K[], slots: readonly number[], n: number, out: (Row | undefined)[]): void {
-    let taken = 0;
-    for (let i = 0; i < n; i++)
-      if ((out[i] = this.takeSlot(keys[i] as K, slots[i] as number)) !== undefined) taken++;
-    this.took(taken);
-  }
-
-  /** Takes the row in `slot` (-1: none), which holds `key`'s row if any. */
-  private takeSlot(key: K, slot: number): Row | undefined {
-    if (slot < 0) return undefined;
+    const index = this.index;
     const rows = this.rows;
-    const row = rows[slot];
-    if (row === undefined) return undefined;
-    this.index.delete(key);
-    rows[slot] = undefined;
-    return row;
-  }
-
-  private took(taken: number): void {
+    let taken = 0;
+    for (let i = 0; i < n; i++) {
+      const slot = slots[i] as number;
+      const row = slot < 0 ? undefined : rows[slot];
+      out[i] = row;
+      if (row === undefined) continue;
+      index.delete(keys[i] as K);
+      rows[slot] = undefined;
+      taken++;
+    }
     this.live -= taken;
-    if (taken > 0) this.stamp = nextSlotsStamp++;
   }
 
   /** The slots of `keys[0..n)` (-1: absent) in the reused `slots` array: the lookup pass of getMany/takeMany. */
@@ -255,7 +210,6 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
     if (this.slots.length < n) this.slots = new Int32Array(Math.max(n, 2 * this.slots.length));
     const slots = this.slots;
     const index = this.index;
-    this.lookedUp += n;
     for (let i = 0; i < n; i++) slots[i] = index.get(keys[i] as K);
     return slots;
   }
@@ -263,7 +217,6 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
   clear(): void {
     // The slots start over: a reader holding slots must find them again, as after `compact`.
     this.compacted++;
-    this.stamp = nextSlotsStamp++;
     this.index.clear();
     this.keys = [];
     this.rows = [];
@@ -296,7 +249,6 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
     this.keys = keys;
     this.rows = rows;
     this.compacted++;
-    this.stamp = nextSlotsStamp++;
   }
 
   *[Symbol.iterator](): IterableIterator<[K, Row]> {

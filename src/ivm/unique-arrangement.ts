@@ -6,9 +6,6 @@ import { ArrangementDelta, type Upserts } from './arrangement-delta.ts';
 import { CowSnapshot, snapshotEntries } from './cow-snapshot.ts';
 import type { RowMap } from './slot-row-map.ts';
 
-/** `getMany`'s answer when it gave no slots `deleteMany` may use. */
-export const NO_SLOTS_STAMP = 0;
-
 /** Incremental deltas of at least this many changed keys are read through a snapshot. */
 const LAZY_CHANGED_MIN = 2048;
 
@@ -49,19 +46,11 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
     return this.rows.has(key);
   }
 
-  /**
-   * `out[i] = get(keys[i])` for i < n (a keyed table's batch of lookups: slot-row-map.ts `getMany`).
-   * With `slots`, also where each key was found, and returns the stamp under which `deleteMany` may
-   * take them from there (NO_SLOTS_STAMP: the rows keep no slots, and `slots` is left as it was).
-   */
-  getMany(keys: readonly K[], n: number, out: (readonly Value[] | undefined)[], slots?: number[]): number {
+  /** `out[i] = get(keys[i])` for i < n (a keyed table's batch of lookups: slot-row-map.ts `getMany`). */
+  getMany(keys: readonly K[], n: number, out: (readonly Value[] | undefined)[]): void {
     const rows = this.rows;
-    if (rows.getMany !== undefined) {
-      rows.getMany(keys, n, out, slots);
-      return slots === undefined ? NO_SLOTS_STAMP : (rows.slotsStamp ?? NO_SLOTS_STAMP);
-    }
-    for (let i = 0; i < n; i++) out[i] = rows.get(keys[i] as K);
-    return NO_SLOTS_STAMP;
+    if (rows.getMany !== undefined) rows.getMany(keys, n, out);
+    else for (let i = 0; i < n; i++) out[i] = rows.get(keys[i] as K);
   }
 
   /** At least every number key held (Infinity when the rows cannot tell: a Map). */
@@ -120,22 +109,13 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
    * `out[i] = delete(keys[i])` for i < n, in order (a keyed view's retractions of a step): through the
    * rows' `takeMany` when they have it and no snapshot needs before-images, one lookup pass for all.
    */
-  deleteMany(
-    keys: readonly K[],
-    n: number,
-    out: (readonly Value[] | undefined)[],
-    /** Where `getMany` found the keys, under the stamp it returned: used while still true. */
-    found?: { readonly slots: readonly number[]; readonly stamp: number },
-  ): void {
+  deleteMany(keys: readonly K[], n: number, out: (readonly Value[] | undefined)[]): void {
     const rows = this.rows;
     if (this.snapshot !== null || rows.takeMany === undefined) {
       for (let i = 0; i < n; i++) out[i] = this.delete(keys[i] as K);
       return;
     }
-    // The slots are still the keys' (no take, compaction or new rows since): not looked up again.
-    if (found !== undefined && found.stamp !== NO_SLOTS_STAMP && found.stamp === rows.slotsStamp)
-      (rows.takeAt as NonNullable<RowMap<K>['takeAt']>)(keys, found.slots, n, out);
-    else rows.takeMany(keys, n, out);
+    rows.takeMany(keys, n, out);
     if (this.tracking)
       for (let i = 0; i < n; i++)
         if (out[i] !== undefined) {
