@@ -4,9 +4,23 @@
 // runs on the direct path of a single change.
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
-import { topNWork, type RowCompare } from './topn-far-rows.ts';
+import { topNWork, type FarRows, type RowCompare } from './topn-far-rows.ts';
 import type { KeyImage } from './topn-key-image.ts';
-import type { SortedPartition } from './topn-partition.ts';
+
+/**
+ * The fields of a SortedPartition (topn-partition.ts) these operations rewrite, named here so that
+ * this file does not import the class that calls it.
+ */
+interface SortedPartition {
+  readonly rows: (readonly Value[])[];
+  keys: number[] | null;
+  counts: number[] | null;
+  sorted: number;
+  multi: number;
+  far: FarRows | null;
+  boundary: number;
+  syncLast(): void;
+}
 
 /** Sorts the tail (it sorts after every sorted row) into place: the partition is sorted in full again. */
 export function settleTail(part: SortedPartition, compare: RowCompare): void {
