@@ -52,9 +52,7 @@ export function chargeBudget(budget: JoinBudget, rows: number, what: string, hin
     throw new SluiceError(
       'RESULT_TOO_LARGE',
       `the ${what} of this query produce more than ${budget.limit} rows`,
-      {
-        hint,
-      },
+      { hint },
     );
   }
 }
