@@ -8,6 +8,22 @@ import type { GraphView } from './view-graph.ts';
 /** A stepped view's error changes when it has none (shared: nobody changes a change set's errors). */
 const NO_ERRORS: readonly ErrorChange[] = [];
 
+/**
+ * Each view definition's column names, one array for as long as the definition lives: every epoch's
+ * change set of a view hands its encoders the same array, so what they derive from a column list
+ * (changelog-codec.ts, ascii-json.ts) is found by the array rather than rebuilt or looked up by text.
+ */
+const columnNames = new WeakMap<ViewDef, readonly string[]>();
+
+function columnNamesOf(def: ViewDef): readonly string[] {
+  let names = columnNames.get(def);
+  if (names === undefined) {
+    names = def.columns.map((c) => c.name);
+    columnNames.set(def, names);
+  }
+  return names;
+}
+
 interface Subscription {
   readonly listener: ViewListener;
   readonly onClose: ((reason: string) => void) | undefined;
@@ -54,7 +70,7 @@ export class EpochDeliveries {
       const rows = cs.runtime.output.lastChanges();
       if (rows.length === 0 && errors.length === 0) continue;
       // Row objects only for a listener that reads `changes` (the server encodes the value arrays).
-      const columns = (this.catalog.get(cs.name) as ViewDef).columns.map((c) => c.name);
+      const columns = columnNamesOf(this.catalog.get(cs.name) as ViewDef);
       const set = lazyChangeSet(cs.name, epoch, this.positions(), { columns, rows }, errors);
       this.deliveries.push({ subs, set });
     }

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { Engine } from './engine.ts';
 import type { EpochDeltas } from './epoch-deltas.ts';
 import type { ViewChangeSet } from './api.ts';
+import { rawChangesOf } from '../common/raw-changes.ts';
 import { CANONICAL_DDL } from '../../test/support/canonical-pipeline.ts';
 
 const DDL = `${CANONICAL_DDL}CREATE TABLE audit (epoch INT NOT NULL);\n`;
@@ -254,4 +255,16 @@ test('a chain view is handed the delta that woke it: only a delta some reader lo
   engine.applyChanges('orders', { insert: [{ order_id: 3, seller_id: 8, amount: 95 }] });
   assert.deepEqual(written, ['orders', 'seller_totals']);
   assert.deepEqual(rowsOf(engine, 'big'), ['{"order_id":1}', '{"order_id":3}', '{"order_id":3}']);
+});
+
+test("every epoch's change set of a view hands its encoders one array of the view's column names", () => {
+  const engine = new Engine();
+  engine.execute(DDL);
+  const columns: (readonly string[] | undefined)[] = [];
+  engine.subscribe('seller_totals', (c) => columns.push(rawChangesOf(c)?.columns));
+  for (let i = 1; i <= 3; i++)
+    engine.applyChanges('orders', { insert: [{ order_id: i, seller_id: i, amount: 5 }] });
+  assert.equal(columns.length, 3);
+  assert.deepEqual(columns[0], ['seller_id', 'total']);
+  assert.ok(columns.every((c) => c === columns[0]));
 });

@@ -227,9 +227,10 @@ const writerParts: WriterParts = {
 };
 
 /**
- * Writers by column list, found by the names' text: the engine hands each epoch's change set a fresh
- * array of its view's names, so an array is never seen twice. Views rarely change their columns; the
- * cache is bounded anyway (emptied when full, as the codec's encoders are).
+ * Writers by column list, found by the names' text, so that equal lists in different arrays share
+ * one writer (the engine hands a view's change sets one array per definition, other callers their
+ * own). Views rarely change their columns; the cache is bounded anyway (emptied when full, as the
+ * codec's encoders are).
  */
 const wireWriters = new Map<string, WireWriter | null>();
 const MAX_WIRE_WRITERS = 512;

@@ -260,7 +260,7 @@ test("the generated writers write any column list's names and values as the gene
 });
 
 test('a wire writer is generated once per column list, not once per change set', () => {
-  // The engine gives each epoch's change set a fresh array of its view's names.
+  // Each change set carries its own array of the same names, as a caller other than the engine may.
   const rows = ChangeList.of([{ op: '+I', row: [1, 2], n: 1 }]);
   const before = wireWritersCompiled.count;
   for (let epoch = 0; epoch < 100; epoch++) {
