@@ -69,21 +69,23 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     return params[params.length - 1] as string;
   };
   // Conditions for the common case, checked before anything is written.
-  // Per group, so one group's bigint sum or error leaves the others on the generated path; a map's
-  // probe only while it holds something. (A group whose sum is a bigint has a bigint in its row, not
+  // Per group, so one group's bigint sum or error leaves the others on the generated path. The maps
+  // are probed only while one of them holds something (`rare`, read once a step and again after each
+  // group handed to `slow`, the only code in the loop that adds to them: `release` only deletes), not
+  // their sizes loaded for every group. (A group whose sum is a bigint has a bigint in its row, not
   // held in the record, or an error: the guards overlap, on purpose.)
-  const holds = (map: ReadonlyMap<number, bigint>, key: string): string => {
-    const name = bind(map);
-    return `(${name}.size !== 0 && ${name}.has(${key}))`;
-  };
-  const bigs = inline
-    .filter((p) => p.sums)
-    .flatMap((p) => [holds(p.bigs, 'slot'), holds(p.partialBigs, 't')]);
-  const guard = [
-    `(flags & ${HAS_OUT | OUT_IN_RECORD}) === ${HAS_OUT}`,
-    '(errorsBySlot.size !== 0 && errorsBySlot.has(slot))',
-    ...bigs,
-  ].join(' || ');
+  const maps: string[] = ['errorsBySlot'];
+  const probes: string[] = ['errorsBySlot.has(slot)'];
+  for (const p of inline) {
+    if (!p.sums) continue;
+    const bigs = bind(p.bigs);
+    const partialBigs = bind(p.partialBigs);
+    maps.push(bigs, partialBigs);
+    probes.push(`${bigs}.has(slot)`, `${partialBigs}.has(t)`);
+  }
+  const anyHeld = maps.map((m) => `${m}.size !== 0`).join(' || ');
+  const guard = `(flags & ${HAS_OUT | OUT_IN_RECORD}) === ${HAS_OUT} || (rare && (${probes.join(' || ')}))`;
+  const toSlow = `{ slow(t); rare = ${anyHeld}; continue; }`;
   const fold: string[] = [];
   const commit: string[] = [];
   const result: string[] = [];
@@ -97,7 +99,7 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     fold.push(
       `const s${a} = data[at + ${p.base + 1}] + pd[pat + ${p.pbase + 1}];`,
       // n = 0: the result is NULL (not held in the record); beyond 2^53: a bigint (checkInt's rules)
-      `if (n${a} === 0 || !Number.isSafeInteger(s${a})) { slow(t); continue; }`,
+      `if (n${a} === 0 || !Number.isSafeInteger(s${a})) ${toSlow}`,
     );
     commit.push(`data[at + ${p.base + 1}] = s${a};`);
     result.push(`const r${a} = s${a};`);
@@ -145,6 +147,7 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
   const source = [
     'return function generatedReduceMerge(touched, nTouched, data, pd, scratch, errorsBySlot, track, slow) {',
     '  let sink = 0;',
+    `  let rare = ${anyHeld};`,
     '  for (let t = 0; t < nTouched; t++) {',
     `    if ((t & ${spec.ahead - 1}) === 0) {`,
     // the next records' cache misses overlap, as in the interpreted merge
@@ -157,7 +160,7 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     '    const slot = touched[t];',
     `    const at = slot * ${stride};`,
     `    const flags = data[at + ${F_FLAGS}];`,
-    `    if (${guard}) { slow(t); continue; }`,
+    `    if (${guard}) ${toSlow}`,
     `    const pat = t * ${spec.pstride};`,
     '    const count = data[at] + pd[pat];',
     // No rows left: the group goes, here rather than in the interpreted merge (a sparse bucket id
@@ -166,7 +169,7 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     // the fold would write are cleared when the slot is next allocated.
     ...(nAggs === 1 ? dropPair : dropRow),
     // a negative count (an internal error): the interpreted merge throws
-    '    if (!(count > 0)) { slow(t); continue; }',
+    `    if (!(count > 0)) ${toSlow}`,
     ...fold.map((l) => `    ${l}`),
     ...result.map((l) => `    ${l}`),
     '    if (track !== null) track(slot);',
