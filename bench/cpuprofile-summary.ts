@@ -1,5 +1,7 @@
 // Summarises V8 .cpuprofile files (from `node --cpu-prof`): top functions by self time.
-//   node --import tsx bench/cpuprofile-summary.ts [--top N] [--under <function>] [--max-sample-us N] file.cpuprofile...
+//   node --import tsx bench/cpuprofile-summary.ts [--top N] [--under <function>] [--max-sample-us N] [--by-file] file.cpuprofile...
+// `--by-file` sums self time by source file instead of by function (which stage of the pipeline a
+// phase's time is in: the operator's files, the table's, the view Output's, GC).
 // `--under recover` keeps only the samples with that function on the stack, plus the garbage
 // collector's samples between its first and last one (a server start: recovery without module loading).
 import { readFileSync } from 'node:fs';
@@ -24,13 +26,15 @@ let under: string | null = null;
 // is itself held off a core, and the next sample then carries the whole gap (one sample of 281 ms
 // once made a 1 us allocation the fourth line); 1500 with the default 1 ms interval keeps the rest.
 let maxSampleUs = Infinity;
+let byFile = false;
 const files: string[] = [];
 forEachFlag(args, (flag, value, _inline, arg) => {
   if (flag === '--top') top = intArg(flag, value());
   else if (flag === '--under') under = value();
   else if (flag === '--max-sample-us') maxSampleUs = intArg(flag, value());
+  else if (flag === '--by-file') byFile = true;
   else if (flag.startsWith('--'))
-    throw new Error(`bench: unknown option ${flag} (--top, --under, --max-sample-us)`);
+    throw new Error(`bench: unknown option ${flag} (--top, --under, --max-sample-us, --by-file)`);
   else files.push(arg);
 });
 
@@ -55,7 +59,9 @@ for (const file of files) {
     const url = n.callFrame.url.replace(/^file:\/\//, '').replace(/^.*\/(src|bench|node_modules)\//, '$1/');
     // Under tsx every function reports line 1 (its output is one line), so the line is only shown when known.
     const line = n.callFrame.lineNumber > 0 ? `:${n.callFrame.lineNumber + 1}` : '';
-    const name = `${n.callFrame.functionName || '(anonymous)'} ${url}${line}`;
+    const fn = n.callFrame.functionName || '(anonymous)';
+    // By file: a function without a file (GC, generated code, the runtime) is its own entry.
+    const name = byFile ? url || fn : `${fn} ${url}${line}`;
     byFn.set(name, (byFn.get(name) ?? 0) + us);
     total += us;
   }
