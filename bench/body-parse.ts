@@ -4,8 +4,10 @@
 // bench/server-e2e.ts's shape (1,000 rows of order_id, seller_id, amount; about 50 KB). Two checkouts'
 // json-codec.ts are timed in alternating rounds in one process (CPU µs per body, median of rounds).
 //   node --import tsx bench/body-parse.ts [--base PATH_TO/json-codec.ts] [--this PATH] [--rounds 21]
-// (`--this` the base's path as well: an A/A of the tool.)
+// (`--this` the base's path as well: an A/A of the tool.) Each round also times the route's reader of
+// flat row bodies (src/common/json-codec-rows.ts), which the server now tries before all of the above.
 import { forEachFlag, intArg } from './bench-args.ts';
+import { parseFlatRowArray } from '../src/common/json-codec-rows.ts';
 
 let thisPath = new URL('../src/common/json-codec.ts', import.meta.url).pathname;
 let basePath: string | undefined;
@@ -60,6 +62,12 @@ for (let r = 0; r < rounds; r++) {
       times.set(key, list);
     }
   }
+  const t0 = process.cpuUsage();
+  for (let k = 0; k < 4; k++) for (const body of bodies) sink += parseFlatRowArray(body)?.length ?? 0;
+  const t = process.cpuUsage(t0);
+  const list = times.get('flat row reader') ?? [];
+  list.push((t.user + t.system) / (4 * bodies.length));
+  times.set('flat row reader', list);
 }
 for (const [key, list] of times) {
   list.sort((a, b) => a - b);

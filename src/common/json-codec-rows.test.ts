@@ -1,0 +1,121 @@
+// The flat row array reader against JSON.parse: on every body it takes, the same rows (keys in the
+// same order, -0 kept, integers exact); on every body it declines (null), the general path decides.
+// Seeded random bodies mixing what it takes with what it must decline, and the edges by name.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { parseFlatRowArray, rowBuildersCompiled } from './json-codec-rows.ts';
+
+const RUNS = { seed: 4848, numRuns: 3000 };
+
+/** The rows as comparable text: keys in order, -0 told apart from 0. */
+function exact(rows: unknown): string {
+  return JSON.stringify(rows, (_k, v: unknown) => (Object.is(v, -0) ? '<-0>' : v));
+}
+
+function sameAsJsonParse(text: string): void {
+  const fast = parseFlatRowArray(Buffer.from(text, 'utf8'));
+  if (fast === null) return;
+  const reference = JSON.parse(text) as unknown;
+  assert.equal(exact(fast), exact(reference), text);
+  for (const row of fast) assert.equal(Object.getPrototypeOf(row), Object.prototype);
+}
+
+const space = fc.constantFrom('', '', ' ', '\n', '\t ', '\r\n');
+const takenKey = fc.oneof(
+  fc.constantFrom('order_id', 'seller_id', 'amount', '', 'x y', 'constructor'),
+  fc.integer({ min: 0, max: 99 }).map((i) => `k${i}`),
+);
+const otherKey = fc.oneof(fc.constantFrom('__proto__', '1', 'é', 'a"b', 'a\\b'), fc.string({ maxLength: 6 }));
+const key = fc.oneof({ arbitrary: takenKey, weight: 30 }, { arbitrary: otherKey, weight: 1 });
+const takenValue = fc.oneof(
+  fc.integer().map(String),
+  fc.constantFrom('-0', '0', '123456789012345', '-999999999999999', 'null', 'true', 'false'),
+  fc.stringMatching(/^[ -!#-[\]-~]{0,8}$/).map((s) => `"${s}"`),
+);
+const otherValue = fc.oneof(
+  fc.constantFrom('01', '-', '1.5', '1e3', '1E3', '1234567890123456', '9007199254740993', 'nul', '[1]', '{}'),
+  fc.string({ maxLength: 8 }).map((s) => JSON.stringify(s)),
+  fc.constantFrom('"a\\nb"', '"\\u0041"', '"é"', '"tab\there"'),
+);
+const value = fc.oneof({ arbitrary: takenValue, weight: 30 }, { arbitrary: otherValue, weight: 1 });
+const row = fc
+  .array(fc.tuple(space, key, space, value, space), { minLength: 1, maxLength: 4 })
+  .map(
+    (fields) =>
+      `{${fields.map(([s1, k, s2, v, s3]) => `${s1}${JSON.stringify(k)}${s2}:${s3}${v}${s1}`).join(',')}}`,
+  );
+const body = fc
+  .tuple(
+    space,
+    fc.array(fc.tuple(space, row), { maxLength: 6 }),
+    space,
+    fc.constantFrom('', '', '', '', '', ',', ' x', ']'),
+  )
+  .map(([s, rows, s2, tail]) => `${s}[${rows.map(([sp, r]) => `${sp}${r}`).join(',')}${s2}]${tail}`);
+
+test('every body it takes gives exactly what JSON.parse gives (random bodies, declines included)', () => {
+  let taken = 0;
+  fc.assert(
+    fc.property(body, (text) => {
+      if (parseFlatRowArray(Buffer.from(text, 'utf8')) !== null) taken++;
+      sameAsJsonParse(text);
+    }),
+    RUNS,
+  );
+  assert.ok(taken > 500, `only ${taken} bodies taken: the property would test nothing`);
+});
+
+test('the edges: what it takes and what it leaves to the general path', () => {
+  const takes = [
+    '[{"a":1,"b":-0,"c":"x y","d":null,"e":true,"f":false}]',
+    ' [ { "a" : 1 } ,\n{"a":2} ] ',
+    '[{"a":1},{"b":2},{"a":3}]',
+    '[{"a":123456789012345,"b":-123456789012345}]',
+    '[{"":5}]',
+    '[{"constructor":1,"toString":"x"}]',
+  ];
+  for (const text of takes) {
+    assert.notEqual(parseFlatRowArray(Buffer.from(text)), null, text);
+    sameAsJsonParse(text);
+  }
+  const declines = [
+    '[{"a":1,"a":2}]', // a duplicate key: JSON.parse keeps the last, a literal would too, but by another rule
+    '[{"__proto__":1}]', // a literal would set the prototype
+    '[{"1":1}]', // an index key
+    '[{"a":01}]',
+    '[{"a":1.5}]',
+    '[{"a":1e3}]',
+    '[{"a":1234567890123456}]', // 16 digits: may round
+    '[{}]',
+    '[]',
+    '[{"a":"\\n"}]',
+    '[{"a":"é"}]',
+    '[{"a":1}] x',
+    '[{"a":1},]',
+    '[{"a":-}]',
+    '[{"a":[1]}]',
+    '[{"a":1}',
+    '{"a":1}',
+    '{"insert":[{"a":1}]}',
+    '',
+  ];
+  for (const text of declines) assert.equal(parseFlatRowArray(Buffer.from(text)), null, text);
+  assert.equal(
+    parseFlatRowArray(Buffer.from(`[{${Array.from({ length: 65 }, (_, i) => `"k${i}":1`).join(',')}}]`)),
+    null,
+  );
+});
+
+test('one row builder per key list, not one per row or per body', () => {
+  const before = rowBuildersCompiled.count;
+  const rows = Array.from({ length: 500 }, (_, i) => `{"bench_x":${i},"bench_y":"v${i}"}`).join(',');
+  for (let b = 0; b < 20; b++) assert.equal(parseFlatRowArray(Buffer.from(`[${rows}]`))?.length, 500);
+  assert.equal(rowBuildersCompiled.count - before, 1);
+});
+
+test('a body in a slice of a larger buffer reads only its own bytes', () => {
+  const whole = Buffer.from('xx[{"a":"ab","b":2}]yy');
+  const rows = parseFlatRowArray(whole.subarray(2, whole.length - 2));
+  assert.deepEqual(rows, [{ a: 'ab', b: 2 }]);
+});
