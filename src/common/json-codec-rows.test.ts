@@ -114,6 +114,20 @@ test('one row builder per key list, not one per row or per body', () => {
   assert.equal(rowBuildersCompiled.count - before, 1);
 });
 
+test('a body whose rows keep changing keys compiles a few builders, then is left to the general path', () => {
+  const before = rowBuildersCompiled.count;
+  const rows = Array.from({ length: 2000 }, (_, i) => `{"hostile_${i}":${i}}`).join(',');
+  const text = `[${rows}]`;
+  assert.equal(parseFlatRowArray(Buffer.from(text)), null);
+  assert.ok(
+    rowBuildersCompiled.count - before <= 4,
+    `${rowBuildersCompiled.count - before} builders compiled`,
+  );
+  // A body of a few key lists is still taken, and the next body starts with its own allowance.
+  const mixed = `[${['{"m_a":1}', '{"m_b":2}', '{"m_a":3}', '{"m_c":4}'].join(',')}]`;
+  assert.deepEqual(parseFlatRowArray(Buffer.from(mixed)), JSON.parse(mixed));
+});
+
 test('a body in a slice of a larger buffer reads only its own bytes', () => {
   const whole = Buffer.from('xx[{"a":"ab","b":2}]yy');
   const rows = parseFlatRowArray(whole.subarray(2, whole.length - 2));

@@ -26,6 +26,13 @@ const shapes = new Map<string, Shape>();
 const MAX_SHAPES = 64;
 /** The widest row taken here (a generated builder stays small). */
 const MAX_KEYS = 64;
+/**
+ * New key lists one body may compile before it is left to the general path: rows whose keys change
+ * from row to row would otherwise compile a builder each (tens of µs), so a hostile body of many
+ * small rows could hold the event loop for seconds where JSON.parse takes milliseconds.
+ */
+const MAX_NEW_SHAPES_PER_BODY = 4;
+let newShapesLeft = MAX_NEW_SHAPES_PER_BODY;
 
 /** How many row builders were generated (a test checks one per key list, not one per row). */
 export const rowBuildersCompiled = { count: 0 };
@@ -66,6 +73,7 @@ export function parseFlatRowArray(bytes: Uint8Array): Record<string, unknown>[] 
   while (at < n && isSpace(bytes[at] as number)) at++;
   if (bytes[at] !== OPEN_BRACKET) return null;
   at++;
+  newShapesLeft = MAX_NEW_SHAPES_PER_BODY;
   const rows: Record<string, unknown>[] = [];
   const values: unknown[] = [];
   const keyStarts: number[] = [];
@@ -201,13 +209,14 @@ function shapeOf(bytes: Uint8Array, keyStarts: number[], keyEnds: number[], widt
   const id = keys.join('\u0000');
   const known = shapes.get(id);
   if (known !== undefined) return known;
-  if (width === 0 || new Set(keys).size !== width) return null;
+  if (width === 0 || newShapesLeft === 0 || new Set(keys).size !== width) return null;
   for (const key of keys) {
     const c = key.charCodeAt(0);
     if (key === '__proto__' || (c >= ZERO && c <= NINE)) return null;
   }
   // Only the keys' JSON texts (printable ASCII, no backslash: checked by the reader) enter the code.
   const fields = keys.map((key, i) => `${JSON.stringify(key)}: values[${i}]`).join(', ');
+  newShapesLeft--;
   const build = new Function('values', `return { ${fields} };`) as RowBuilder;
   rowBuildersCompiled.count++;
   const shape: Shape = { keyBytes: keys.map((key) => Buffer.from(key, 'latin1')), build };
