@@ -144,3 +144,31 @@ test("the sum of a taken batch's weights is counted as its changes are written, 
     previous = taken;
   }
 });
+
+test('values the SQL allows come back exactly at every step size, numeric columns or not', () => {
+  const big = 2n ** 60n + 1n;
+  const odd: Value[] = [-0, null, big, 'text', 0.1, Number.MAX_SAFE_INTEGER + 2, -1.5];
+  const buffer = new ChangeBuffer(2);
+  // numbers alone first (the columns stay numeric), then every kind of value in both columns
+  const steps = [1, 2, 4, 3, 200, 2, 1, 2, 4, 200, 2, 0, 1];
+  for (let s = 0; s < steps.length; s++) {
+    const n = steps[s] as number;
+    const expected: [number, Value, Value][] = [];
+    for (let i = 0; i < n; i++) {
+      const key: Value = s < 5 ? i * 0.5 : (odd[(i + s) % odd.length] as Value);
+      const value: Value = s < 5 ? -i : (odd[(i * 3 + s) % odd.length] as Value);
+      if (i % 3 === 0) buffer.put2(1, key, value);
+      else if (i % 3 === 1) buffer.insert([key, value]);
+      else buffer.retract(records, 0, [key, value], 0, 1);
+      expected.push([i % 3 === 2 ? -1 : 1, key, value]);
+    }
+    const batch = buffer.take();
+    assert.equal(batch.weights.length, n);
+    for (let i = 0; i < n; i++) {
+      const [w, key, value] = expected[i] as [number, Value, Value];
+      assert.equal(batch.weights[i], w);
+      assert.ok(Object.is(batch.cols[0]?.[i], key), `step ${s}, change ${i}: key ${String(key)}`);
+      assert.ok(Object.is(batch.cols[1]?.[i], value), `step ${s}, change ${i}: value ${String(value)}`);
+    }
+  }
+});

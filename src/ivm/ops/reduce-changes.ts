@@ -25,6 +25,23 @@ const MAX_KEPT_CHANGES = 1 << 16;
  */
 const EXACT_UP_TO = 4;
 
+/**
+ * A change column of `n` zeros (never read: every cell is written before a batch is lent), made in
+ * V8's double-elements kind. A numeric column then keeps that one kind at every step size: the
+ * scratch columns used to start as small integers, turn to doubles at the first write of a
+ * fractional value and to tagged values at a later write of a plain number (the write sites are
+ * shared with the small steps' columns, made tagged by their `null` fill, and a store site that has
+ * seen both kinds turns a double array tagged whatever it stores). The consumers (the next Reduce's
+ * row pass, the Output) then read one kind. A column that is written a NULL, a bigint or text turns
+ * tagged as any array would; only the speed of its loads depends on the kind, never a value.
+ */
+function changeColumn(n: number): Value[] {
+  const col: Value[] = [0.5];
+  col.length = 0;
+  for (let i = 0; i < n; i++) col.push(0);
+  return col;
+}
+
 export class ChangeBuffer {
   /** Where changes are written: the scratch columns, or the columns kept for `cap` changes. */
   private weights: number[] = [];
@@ -50,7 +67,7 @@ export class ChangeBuffer {
   private readonly exact: ({ readonly cols: Value[][]; readonly weights: number[] } | undefined)[] = [];
 
   constructor(private readonly width: number) {
-    this.scratchCols = Array.from({ length: width }, () => []);
+    this.scratchCols = Array.from({ length: width }, () => changeColumn(0));
     this.cols = this.scratchCols;
     this.weights = this.scratchWeights;
   }
@@ -83,14 +100,11 @@ export class ChangeBuffer {
   private exactSet(n: number): { readonly cols: Value[][]; readonly weights: number[] } {
     let exact = this.exact[n];
     if (exact === undefined) {
-      // Pushed, so packed (a `new Array(n)` is holey, a different kind for the loads downstream).
+      // Pushed, so packed (a `new Array(n)` is holey, a different kind for the loads downstream);
+      // in the scratch columns' kind (see changeColumn).
       const cols: Value[][] = [];
       const weights: number[] = [];
-      for (let c = 0; c < this.width; c++) {
-        const col: Value[] = [];
-        for (let i = 0; i < n; i++) col.push(null);
-        cols.push(col);
-      }
+      for (let c = 0; c < this.width; c++) cols.push(changeColumn(n));
       for (let i = 0; i < n; i++) weights.push(0);
       exact = { cols, weights };
       this.exact[n] = exact;
@@ -194,7 +208,7 @@ export class ChangeBuffer {
     if (n > MAX_KEPT_CHANGES) {
       // Handed over for good: the next step starts small scratch columns of its own.
       this.scratchWeights = [];
-      this.scratchCols = Array.from({ length: width }, () => []);
+      this.scratchCols = Array.from({ length: width }, () => changeColumn(0));
       this.weights = this.scratchWeights;
       this.cols = this.scratchCols;
     } else this.lent = batch;
