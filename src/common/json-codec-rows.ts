@@ -12,6 +12,8 @@
 // treats those differently from JSON.parse), more than MAX_KEYS keys, or anything not JSON. So the
 // values are exactly JSON.parse's (integers of up to 15 digits are exact doubles; `-0` stays -0).
 
+import { generatedFunction } from './generated-function.ts';
+
 /** Builds one row object from the values read, in key order. */
 type RowBuilder = (values: readonly unknown[]) => Record<string, unknown>;
 
@@ -217,7 +219,7 @@ function shapeOf(bytes: Uint8Array, keyStarts: number[], keyEnds: number[], widt
   // Only the keys' JSON texts (printable ASCII, no backslash: checked by the reader) enter the code.
   const fields = keys.map((key, i) => `${JSON.stringify(key)}: values[${i}]`).join(', ');
   newShapesLeft--;
-  const build = new Function('values', `return { ${fields} };`) as RowBuilder;
+  const build = generatedFunction('values', `return { ${fields} };`) as RowBuilder;
   rowBuildersCompiled.count++;
   const shape: Shape = { keyBytes: keys.map((key) => Buffer.from(key, 'latin1')), build };
   if (shapes.size >= MAX_SHAPES) shapes.clear();

@@ -7,6 +7,7 @@
 // closures'. A node that falls back re-evaluates its subtree with closures: expressions are pure.
 import { scalarChildren, type RowFn, type ScalarExpr } from './scalar-tree.ts';
 import type { SqlType, Value } from './types.ts';
+import { generatedFunction } from './generated-function.ts';
 
 /** Expressions larger than this stay closures: generated text grows with the tree. */
 const MAX_GENERATED_NODES = 200;
@@ -295,6 +296,6 @@ export function generateScalar(e: ScalarExpr, closureOf: (e: ScalarExpr) => RowF
     `  return ${body};\n};`;
   // The text holds only temporaries, parameter names, column positions, finite numbers and
   // JSON-quoted strings; every other value is passed in as a parameter.
-  const factory = new Function(...g.params, source) as (...args: unknown[]) => RowFn;
+  const factory = generatedFunction(...g.params, source) as (...args: unknown[]) => RowFn;
   return factory(...g.args);
 }

@@ -7,6 +7,7 @@ import { SluiceError } from '../common/errors.ts';
 import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../common/cast.ts';
 import { typeName, type SqlType, type Value } from '../common/types.ts';
 import type { TableDef } from '../planner/catalog.ts';
+import { generatedFunction } from '../common/generated-function.ts';
 
 export type InsertNormalizer = (input: unknown) => Value[] | null;
 
@@ -91,7 +92,7 @@ function build<T>(
   defaults: readonly Value[] | null,
 ): T {
   // The generated text holds only column positions and JSON-quoted column names.
-  const factory = new Function(
+  const factory = generatedFunction(
     'isArray',
     'isSafeInteger',
     'hasOwn',

@@ -16,6 +16,7 @@
 // null, and the caller takes its array path, which handles everything.
 import type { ChangeList } from '../common/raw-changes.ts';
 import type { Value } from '../common/types.ts';
+import { generatedFunction } from '../common/generated-function.ts';
 
 const QUOTE = 0x22;
 const COMMA = 0x2c;
@@ -401,5 +402,5 @@ function valueStores(k: number, roomAfter: number): string[] {
 /** A writer from its body (parameters `changes`, `parts`), named so that a profile shows it. */
 function compileWriter(name: string, lines: readonly string[]): WireWriter | StoredWriter {
   const source = `return function ${name}(changes, parts) {\n${lines.join('\n')}\n};`;
-  return (new Function(source) as () => WireWriter | StoredWriter)();
+  return (generatedFunction(source) as () => WireWriter | StoredWriter)();
 }

@@ -19,6 +19,7 @@ import type { Change, ViewChangeSet } from '../common/changes.ts';
 import { stringifyWire } from '../common/json-codec.ts';
 import { rawChangesOf, type ChangeList } from '../common/raw-changes.ts';
 import { storedValuesOf, wireChangesOf } from './ascii-json.ts';
+import { generatedFunction } from '../common/generated-function.ts';
 
 /** A scalar's wire JSON, or undefined for anything else (the caller falls back). */
 function wireValue(v: unknown): string | undefined {
@@ -273,8 +274,14 @@ function compileEncoder(keys: readonly string[], raw: boolean): ChangesEncoder |
     '}',
     'return { c, w, n };',
   );
-  return new Function('changes', 'withStored', 'withWire', 'wireValue', 'wireJsonValue', lines.join('\n')) as
-    ChangesEncoder | RawChangesEncoder;
+  return generatedFunction(
+    'changes',
+    'withStored',
+    'withWire',
+    'wireValue',
+    'wireJsonValue',
+    lines.join('\n'),
+  ) as ChangesEncoder | RawChangesEncoder;
 }
 
 /**

@@ -7,6 +7,7 @@ import { ScalarCodegen } from '../../common/scalar-codegen.ts';
 import { columnsOf, compileScalarClosure, type ScalarExpr } from '../../common/scalar-expr.ts';
 import type { Value } from '../../common/types.ts';
 import { encodeValues, singleKey } from '../../common/values.ts';
+import { generatedFunction } from '../../common/generated-function.ts';
 
 /** Writes the group id of changes 0 … n − 1 (`cols[c][j]`) into `ids[j]`; throws a key's row error. */
 export type FoldIds = (cols: readonly ArrayLike<Value>[], n: number, ids: Value[]) => void;
@@ -41,6 +42,6 @@ export function foldIdsFunction(keys: readonly ScalarExpr[]): FoldIds {
   ].join('\n');
   const params = [...g.params, 'singleKey', 'encodeValues', 'inRow'];
   const args: unknown[] = [...g.args, singleKey, encodeValues, inRow];
-  const factory = new Function(...params, source) as (...a: unknown[]) => FoldIds;
+  const factory = generatedFunction(...params, source) as (...a: unknown[]) => FoldIds;
   return factory(...args);
 }

@@ -2,6 +2,7 @@
 // a literal of known length inline and packed, where a sized `new Array(n)` filled in a loop was the
 // join's largest self cost on the bids ⋈ auctions benchmark (a third of its time per match).
 import type { Value } from '../../common/types.ts';
+import { generatedFunction } from '../../common/generated-function.ts';
 
 /** Builds the joined row of an arranged-side row and a delta row (or the delta row's pick of both). */
 export type PairBuilder = (row: readonly Value[], other: readonly Value[]) => Value[];
@@ -59,7 +60,7 @@ export function pairColumns(pick: Int32Array, leftWidth: number, deltaLeft: bool
     (j, i) => `cols[${i}].push(${j < leftWidth ? `${leftName}[${j}]` : `${rightName}[${j - leftWidth}]`});`,
   );
   // The text holds only the parameter names and integer positions.
-  return new Function('row', 'other', 'cols', body.join('\n')) as PairColumns;
+  return generatedFunction('row', 'other', 'cols', body.join('\n')) as PairColumns;
 }
 
 /**
@@ -78,7 +79,7 @@ export function pairKeptColumns(
   if (cells === null) return null;
   const body = cells.map((cell, i) => `cols[${i}].push(${cell});`);
   // The text holds only the parameter names and integer positions.
-  return new Function('row', 'id', 'kept', 'cols', body.join('\n')) as PairKeptColumns;
+  return generatedFunction('row', 'id', 'kept', 'cols', body.join('\n')) as PairKeptColumns;
 }
 
 /**
@@ -152,5 +153,5 @@ export function rowPicker(pick: Int32Array): RowPicker {
 
 function generated(params: readonly string[], cells: readonly string[]): unknown {
   // The text holds only the parameter names and integer positions.
-  return new Function(...params, `return [${cells.join(', ')}];`);
+  return generatedFunction(...params, `return [${cells.join(', ')}];`);
 }

@@ -16,6 +16,7 @@ import { NO_SLOT } from '../group-index.ts';
 import { inlinePartial, type AggColumn } from './aggregates.ts';
 import type { StepRows } from './reduce-lookup.ts';
 import type { FusedMap, RowPass } from './reduce-row-pass.ts';
+import { generatedFunction } from '../../common/generated-function.ts';
 
 type Evaluate = (input: ZBatch, rows: StepRows, rowArgs: Value[], errors: RowErrorSink) => void;
 type Accumulate = (rows: StepRows, rowArgs: readonly Value[], pd: Float64Array) => void;
@@ -65,7 +66,7 @@ interface Generated {
 }
 
 function build<F>(source: string, params: readonly string[], args: readonly unknown[]): F {
-  const factory = new Function(...params, source) as (...a: unknown[]) => F;
+  const factory = generatedFunction(...params, source) as (...a: unknown[]) => F;
   return factory(...args);
 }
 

@@ -13,6 +13,7 @@ import type { Value } from '../../common/types.ts';
 import { inlinePartial, type AggColumn, type GroupRecords, type InlinePartial } from './aggregates.ts';
 import type { ChangeBuffer } from './reduce-changes.ts';
 import { F_FLAGS, F_KEY, F_OUT, HAS_OUT, KEY_IN_RECORD, OUT_IN_RECORD } from './reduce-record.ts';
+import { generatedFunction } from '../../common/generated-function.ts';
 
 /** Merges the step's touched groups; returns the sum of its read-ahead (kept so it is not dead code). */
 export type MergeFn = (
@@ -184,6 +185,6 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     '  return sink;',
     '};',
   ].join('\n');
-  const factory = new Function(...params, source) as (...a: unknown[]) => MergeFn;
+  const factory = generatedFunction(...params, source) as (...a: unknown[]) => MergeFn;
   return { fn: factory(...args), source };
 }
