@@ -73,35 +73,6 @@ export function batchStore(
   return store;
 }
 
-/**
- * The store of the table plain writes (not a connector's) last went to, so that a stream of one-row
- * writes to one table pays one name compare, not batchStore's Map look-up and checks, per write. Only
- * a plain table's store is kept: batchStore returns it to every caller but a connector. The owner
- * calls `forget` whenever the set of tables changes (a table created, dropped, replaced at a load).
- */
-export class PlainWriteTarget {
-  private name: string | null = null;
-  private store: TableStore | null = null;
-
-  constructor(private readonly state: CheckpointedState) {}
-
-  /** batchStore's answer for this write. */
-  storeFor(table: string, options: ApplyOptions | undefined): TableStore {
-    if (table === this.name && options?.fromSource !== true) return this.store as TableStore;
-    const store = batchStore(this.state, table, options);
-    if (store.def.source === undefined && store.def.errorsOf === undefined) {
-      this.name = table;
-      this.store = store;
-    }
-    return store;
-  }
-
-  forget(): void {
-    this.name = null;
-    this.store = null;
-  }
-}
-
 /** `changes` without the deletes of keys `store` does not hold (a keyless store keeps them all). */
 export function withoutMissingDeletes(store: TableStore, changes: TableChanges): TableChanges {
   const deletes = changes.delete;

@@ -30,7 +30,7 @@ import { ManualClock, REAL_CLOCK } from './logical-clock.ts';
 import { EpochClock, type TickOptions } from './engine-clock.ts';
 import type { ClosingView } from './watermark-statements.ts';
 import { EngineWatermarks } from './engine-watermarks.ts';
-import { PlainWriteTarget, refuseAppendOnly, tableForWrite, withoutMissingDeletes } from './engine-writes.ts';
+import { batchStore, refuseAppendOnly, tableForWrite, withoutMissingDeletes } from './engine-writes.ts';
 import { formatMicros } from '../common/time/instant-micros.ts';
 import type { SharedArrangementInfo } from './shared-arrangements.ts';
 
@@ -102,7 +102,6 @@ export class Engine {
     views: this.views,
   };
   private readonly reads = new EngineReads(this.state, () => this.currentEpoch);
-  private readonly writeTarget = new PlainWriteTarget(this.state);
   private readonly ddl = new DdlStatements(this.state, {
     journal: () => this.journal,
     epoch: () => this.currentEpoch,
@@ -351,7 +350,7 @@ export class Engine {
     changes: TableChanges,
     options?: ApplyOptions,
   ): { accepted: number; epoch: number } {
-    const store = this.writeTarget.storeFor(table, options);
+    const store = batchStore(this.state, table, options);
     refuseAppendOnly(store.def, changes, null);
     // No default `{}` for `options`: an object per call when the caller passes none (every bench event).
     const fromSource = options?.fromSource === true;
@@ -424,7 +423,6 @@ export class Engine {
   /** A table, a view or the journal changed: the next epoch recomputes whether it reads the clock. */
   private clockReadersChanged(): void {
     this.clockReaders = null;
-    this.writeTarget.forget(); // the table set changed
   }
 
   /** How often the engine recomputed whether epochs read the clock (a count of work, for tests). */

@@ -268,39 +268,3 @@ test("every epoch's change set of a view hands its encoders one array of the vie
   assert.deepEqual(columns[0], ['seller_id', 'total']);
   assert.ok(columns.every((c) => c === columns[0]));
 });
-
-test('one-row writes to one table look its store up once, until the set of tables changes', () => {
-  const engine = new Engine();
-  engine.execute(DDL);
-  engine.applyChanges('audit', { insert: [{ epoch: 0 }] });
-  // The engine's own table stores, with their look-ups by name counted (they still answer as before).
-  const tables = (engine as unknown as { readonly tables: Map<string, unknown> }).tables;
-  const get = tables.get.bind(tables);
-  let lookups = 0;
-  tables.get = (name) => {
-    lookups++;
-    return get(name);
-  };
-  for (let i = 1; i <= 50; i++)
-    engine.applyChanges('orders', { insert: [{ order_id: i, seller_id: i % 3, amount: i }] });
-  for (let i = 1; i <= 50; i++)
-    engine.applyChanges('orders', { delete: [{ order_id: i, seller_id: i % 3, amount: i }] });
-  // The first write to `orders` looks it up (the last write went to `audit`); the other 99 do not.
-  assert.equal(lookups, 1);
-  assert.deepEqual(rowsOf(engine, 'seller_totals'), []);
-  // A connector's write is not a plain one: still refused for a table.
-  assert.throws(
-    () => engine.applyChanges('orders', { insert: [] }, { fromSource: true, positions: {} }),
-    /is a table, not a source/,
-  );
-  // The table dropped and created again with another shape: the write goes to the new store.
-  engine.applyChanges('audit', { insert: [{ epoch: 1 }] });
-  engine.execute('DROP TABLE audit;');
-  assert.throws(() => engine.applyChanges('audit', { insert: [{ epoch: 2 }] }), /does not exist/);
-  engine.execute('CREATE TABLE audit (epoch INT NOT NULL, note TEXT);');
-  engine.applyChanges('audit', { insert: [{ epoch: 3, note: 'again' }] });
-  assert.deepEqual(engine.tableRows('audit'), [{ epoch: 3, note: 'again' }]);
-  // Dropped and its name taken by a view: a write is refused as a write to a view.
-  engine.execute('DROP TABLE audit; CREATE MATERIALIZED VIEW audit AS SELECT seller_id FROM orders;');
-  assert.throws(() => engine.applyChanges('audit', { insert: [{ epoch: 4 }] }), /materialized view "audit"/);
-});
