@@ -99,13 +99,8 @@ export function parseFlatRowArray(bytes: Uint8Array): Record<string, unknown>[] 
         else at = end;
       }
       if (!sameShape) {
-        for (;;) {
-          if (at >= n) return null;
-          const c = bytes[at] as number;
-          if (c === QUOTE) break;
-          if (c < SPACE || c > 0x7e || c === BACKSLASH) return null;
-          at++;
-        }
+        at = plainTextEnd(bytes, at);
+        if (at < 0) return null;
       }
       keyStarts[width] = keyStart;
       keyEnds[width] = at++;
@@ -134,13 +129,8 @@ export function parseFlatRowArray(bytes: Uint8Array): Record<string, unknown>[] 
         values[width] = negative ? -x : x;
       } else if (c === QUOTE) {
         const start = ++at;
-        for (;;) {
-          if (at >= n) return null;
-          const s = bytes[at] as number;
-          if (s === QUOTE) break;
-          if (s < SPACE || s > 0x7e || s === BACKSLASH) return null;
-          at++;
-        }
+        at = plainTextEnd(bytes, at);
+        if (at < 0) return null;
         values[width] = latin1(bytes, start, at);
         at++;
       } else if (c === 0x6e && word(bytes, at, 'null')) {
@@ -188,6 +178,19 @@ function keyEnd(bytes: Uint8Array, start: number, key: Uint8Array | undefined): 
   if (end >= bytes.length || bytes[end] !== QUOTE) return -1;
   for (let i = 0; i < key.length; i++) if (bytes[start + i] !== key[i]) return -1;
   return end;
+}
+
+/**
+ * Where the closing quote is of a string starting at bytes[at] that is printable ASCII without a
+ * backslash (its bytes are its characters), else -1: the general path takes it.
+ */
+function plainTextEnd(bytes: Uint8Array, at: number): number {
+  for (; at < bytes.length; at++) {
+    const c = bytes[at] as number;
+    if (c === QUOTE) return at;
+    if (c < SPACE || c > 0x7e || c === BACKSLASH) return -1;
+  }
+  return -1;
 }
 
 /** Whether `text` (ASCII) is spelled at bytes[at]. */
