@@ -74,7 +74,9 @@ if (nullView)
     e.execute(`CREATE TABLE tags (tag TEXT, v INT);
       CREATE MATERIALIZED VIEW tag_totals AS SELECT tag, COUNT(*) AS n, SUM(v) AS s FROM tags GROUP BY tag;`);
     for (let i = 0; i < 200; i++)
-      e.applyChanges('tags', { insert: [{ tag: i % 3 === 0 ? null : `t${i % 7}`, v: i % 5 === 0 ? null : i }] });
+      e.applyChanges('tags', {
+        insert: [{ tag: i % 3 === 0 ? null : `t${i % 7}`, v: i % 5 === 0 ? null : i }],
+      });
     e.close();
   }
 console.log(
