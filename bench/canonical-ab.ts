@@ -4,7 +4,7 @@
 // here both sides see the same load, batch by batch, so their ratio is the steadier figure.
 //   node --expose-gc --import tsx bench/canonical-ab.ts --base ../sluice-base [--dist uniform|zipf]
 //        [--batch 10000] [--events 1000000] [--rounds 4] [--workers 1] [--block 1] [--swap]
-//        [--mine <checkout>]
+//        [--mine <checkout>] [--null-view]
 // Each round builds a fresh engine on each side (after one untimed warm-up round of 100,000 other
 // events); the side built and run first alternates round by round (`--swap` starts with this tree's,
 // and loads it first). Prints both sides' events per CPU second, `median_block_ratio` (the median over
@@ -23,6 +23,9 @@
 // `--block K` times K consecutive batches of one side at a time (the sides still alternate, block by
 // block): at batch 1 the two CPU-time reads around every one-event epoch cost a good part of it, and
 // their own variation was most of the noise; make a block at least ~1 ms of work (batch 100: K ≥ 100).
+// `--null-view` first runs, on each side once, a Reduce that writes NULLs and text into its changes (a
+// text GROUP BY with NULL keys): what a server with such a view elsewhere does to V8's shared store
+// sites, and so to the canonical views' change columns.
 import { loadavg } from 'node:os';
 import { CANONICAL_SQL } from './sluice.ts';
 import { mainThreadTicks } from './thread-cpu.ts';
@@ -43,6 +46,7 @@ const events = Number(flag('events', '1000000'));
 const rounds = Number(flag('rounds', '4'));
 const workers = Number(flag('workers', '1'));
 const block = Number(flag('block', '1'));
+const nullView = process.argv.includes('--null-view');
 
 const { Base, Mine } = await loadPair<EngineClass>('canonical-ab');
 const rows = generateRows({ dist, sellers: 100_000, events, seed: 20111111, zipfS: 1.1 });
@@ -64,9 +68,20 @@ const timed = (e: Side, bs: readonly unknown[][], from: number, to: number): num
   return spent;
 };
 
+if (nullView)
+  for (const Side of [Base, Mine]) {
+    const e = new Side();
+    e.execute(`CREATE TABLE tags (tag TEXT, v INT);
+      CREATE MATERIALIZED VIEW tag_totals AS SELECT tag, COUNT(*) AS n, SUM(v) AS s FROM tags GROUP BY tag;`);
+    for (let i = 0; i < 200; i++)
+      e.applyChanges('tags', {
+        insert: [{ tag: i % 3 === 0 ? null : `t${i % 7}`, v: i % 5 === 0 ? null : i }],
+      });
+    e.close();
+  }
 console.log(
   `canonical-ab: ${dist}, batch ${batch}, ${events} events a round, ${workers} worker(s), ` +
-    `${block} batch(es) a timed block, base ${baseDir}`,
+    `${block} batch(es) a timed block, base ${baseDir}${nullView ? ', NULL-writing view run first' : ''}`,
 );
 for (let r = 0; r <= rounds; r++) {
   // The side built (and run) first alternates round by round: this tree's second under `--swap`.
@@ -111,6 +126,7 @@ for (let r = 0; r <= rounds; r++) {
       batch,
       ...(block > 1 ? { block } : {}),
       ...(SWAP ? { swap: true } : {}),
+      ...(nullView ? { null_view: true } : {}),
       round: r,
       base_events_per_cpu_s: rate(tb),
       events_per_cpu_s: rate(tm),

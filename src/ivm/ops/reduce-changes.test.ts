@@ -172,3 +172,40 @@ test('values the SQL allows come back exactly at every step size, numeric column
     }
   }
 });
+
+test('a buffer that first writes a NULL or text mid-step keeps every change written before it', () => {
+  // Numbers first (held in the numeric buffer's columns), then a value of another kind by each write
+  // path, at a kept size, a spill and the scratch: the buffer moves to other columns mid-step.
+  const others: Value[] = [null, 'text', 2n ** 60n + 1n];
+  for (const n of [1, 3, 4, 150]) {
+    for (let path = 0; path < 4; path++) {
+      const buffer = new ChangeBuffer(2);
+      buffer.put2(1, 7, -0);
+      const lent = buffer.take();
+      const expected: string[] = [];
+      for (let i = 0; i < n; i++) {
+        buffer.put2(1, i, i + 0.5);
+        expected.push(`+[${i},${i + 0.5}]`);
+      }
+      const odd = others[path % others.length] as Value;
+      if (path === 0) buffer.put2(-1, odd, 1);
+      else if (path === 1) buffer.insert([2, odd]);
+      else if (path === 2) buffer.retract(records, 0, [odd, 3], 0, 1);
+      else buffer.replace2(4, 5, odd);
+      if (path === 0) expected.push(`-[${String(odd)},1]`);
+      else if (path === 1) expected.push(`+[2,${String(odd)}]`);
+      else if (path === 2) expected.push(`-[${String(odd)},3]`);
+      else expected.push('-[4,5]', `+[4,${String(odd)}]`);
+      buffer.put2(1, 9, 9);
+      expected.push('+[9,9]');
+      assert.throws(() => lent.weights.length, /read after its producer reused it/);
+      const batch = buffer.take();
+      assert.deepEqual(rowsOf(batch), expected, `n ${n}, path ${path}`);
+      // and the steps after it, numbers again, as written (-0 kept)
+      buffer.put2(-1, -0, 2 ** 53 + 2);
+      const after = buffer.take();
+      assert.ok(Object.is(after.cols[0]?.[0], -0));
+      assert.equal(after.cols[1]?.[0], 2 ** 53 + 2);
+    }
+  }
+});

@@ -34,12 +34,47 @@ const EXACT_UP_TO = 4;
  * seen both kinds turns a double array tagged whatever it stores). The consumers (the next Reduce's
  * row pass, the Output) then read one kind. A column that is written a NULL, a bigint or text turns
  * tagged as any array would; only the speed of its loads depends on the kind, never a value.
+ * A buffer that has written only numbers makes its columns here, one that has written anything else
+ * in `valueColumn`: each literal has an allocation site of its own, which V8 turns tagged (every array
+ * made there after starts tagged) when a young array made there is written a non-number.
  */
-function changeColumn(n: number): Value[] {
+function numberColumn(n: number): Value[] {
   const col: Value[] = [0.5];
   col.length = 0;
   for (let i = 0; i < n; i++) col.push(0);
   return col;
+}
+
+/** A change column of a buffer that has written a NULL, a bigint or text (see numberColumn). */
+function valueColumn(n: number): Value[] {
+  const col: Value[] = [0.5];
+  col.length = 0;
+  for (let i = 0; i < n; i++) col.push(0);
+  return col;
+}
+
+// The store sites. V8 keeps one set of feedback per function, shared by every buffer in the process,
+// and a site that has stored into a tagged array turns each double array it stores into tagged: one
+// Reduce that writes NULLs or text anywhere made every Reduce's columns tagged. A buffer writes through
+// `setNumber`/`copyNumbers` while it has written only numbers (so those sites see numbers into double
+// columns alone), and through `setValue`/`copyValues` from its first other value on, in columns made
+// afresh (see ChangeBuffer.generalize). The values stored are the same either way.
+function setNumber(col: Value[], i: number, v: Value): void {
+  col[i] = v;
+}
+function setValue(col: Value[], i: number, v: Value): void {
+  col[i] = v;
+}
+function copyNumbers(to: Value[], from: Value[], n: number): void {
+  for (let i = 0; i < n; i++) to[i] = from[i] as Value;
+}
+function copyValues(to: Value[], from: Value[], n: number): void {
+  for (let i = 0; i < n; i++) to[i] = from[i] as Value;
+}
+
+function allNumbers(row: readonly Value[], width: number): boolean {
+  for (let c = 0; c < width; c++) if (typeof row[c] !== 'number') return false;
+  return true;
 }
 
 export class ChangeBuffer {
@@ -64,10 +99,12 @@ export class ChangeBuffer {
   /** The sum of the weights of the batch `take` returned last. */
   private takenNet = 0;
   /** By length n ≤ EXACT_UP_TO: columns and weights of exactly n values (made at first use). */
-  private readonly exact: ({ readonly cols: Value[][]; readonly weights: number[] } | undefined)[] = [];
+  private exact: ({ readonly cols: Value[][]; readonly weights: number[] } | undefined)[] = [];
+  /** Only numbers written so far (by every step): the columns and store sites are numberColumn's. */
+  private numeric = true;
 
   constructor(private readonly width: number) {
-    this.scratchCols = Array.from({ length: width }, () => changeColumn(0));
+    this.scratchCols = Array.from({ length: width }, () => numberColumn(0));
     this.cols = this.scratchCols;
     this.weights = this.scratchWeights;
   }
@@ -85,11 +122,8 @@ export class ChangeBuffer {
 
   /** The first `written` changes copied to `cols`/`weights`, which take the next ones (up to `cap`). */
   private moveTo(cols: Value[][], weights: number[], written: number, cap: number): void {
-    for (let c = 0; c < this.width; c++) {
-      const from = this.cols[c] as Value[];
-      const to = cols[c] as Value[];
-      for (let i = 0; i < written; i++) to[i] = from[i] as Value;
-    }
+    const copy = this.numeric ? copyNumbers : copyValues;
+    for (let c = 0; c < this.width; c++) copy(cols[c] as Value[], this.cols[c] as Value[], written);
     for (let i = 0; i < written; i++) weights[i] = this.weights[i] as number;
     this.cols = cols;
     this.weights = weights;
@@ -101,10 +135,11 @@ export class ChangeBuffer {
     let exact = this.exact[n];
     if (exact === undefined) {
       // Pushed, so packed (a `new Array(n)` is holey, a different kind for the loads downstream);
-      // in the scratch columns' kind (see changeColumn).
+      // in the scratch columns' kind (see numberColumn).
       const cols: Value[][] = [];
       const weights: number[] = [];
-      for (let c = 0; c < this.width; c++) cols.push(changeColumn(n));
+      const column = this.numeric ? numberColumn : valueColumn;
+      for (let c = 0; c < this.width; c++) cols.push(column(n));
       for (let i = 0; i < n; i++) weights.push(0);
       exact = { cols, weights };
       this.exact[n] = exact;
@@ -112,15 +147,36 @@ export class ChangeBuffer {
     return exact;
   }
 
+  /**
+   * The first value that is not a number: the buffer moves to columns and store sites of its own for
+   * good (see setNumber), the changes written so far in this step copied over. Its number columns are
+   * dropped, never written a non-number, so their allocation site and store sites stay double.
+   */
+  private generalize(): void {
+    this.numeric = false;
+    const written = this.n;
+    this.exact = [];
+    this.scratchWeights = this.weights.slice(0, written);
+    const from = this.cols;
+    this.scratchCols = Array.from({ length: this.width }, () => valueColumn(0));
+    this.cols = this.scratchCols;
+    this.weights = this.scratchWeights;
+    this.cap = Infinity;
+    for (let c = 0; c < this.width; c++)
+      copyValues(this.scratchCols[c] as Value[], from[c] as Value[], written);
+  }
+
   /** +row: the group's new row (`row` may be a scratch row: its values are copied). */
   insert(row: readonly Value[]): void {
     if (this.lent !== null) this.reclaim();
+    if (this.numeric && !allNumbers(row, this.width)) this.generalize();
     const i = this.n++;
     if (i >= this.cap) this.spill(i);
     this.weights[i] = 1;
     this.net++;
     const cols = this.cols;
-    for (let c = 0; c < cols.length; c++) (cols[c] as Value[])[i] = row[c] as Value;
+    const set = this.numeric ? setNumber : setValue;
+    for (let c = 0; c < cols.length; c++) set(cols[c] as Value[], i, row[c] as Value);
   }
 
   /**
@@ -129,6 +185,11 @@ export class ChangeBuffer {
    * (the generated merge's common change).
    */
   replace2(key: Value, oldValue: Value, newValue: Value): void {
+    if (
+      this.numeric &&
+      (typeof key !== 'number' || typeof oldValue !== 'number' || typeof newValue !== 'number')
+    )
+      this.generalize();
     const i = this.n;
     if (this.lent !== null || i + 2 > this.cap) {
       this.put2(-1, key, oldValue);
@@ -141,21 +202,24 @@ export class ChangeBuffer {
     weights[i + 1] = 1;
     const c0 = this.cols[0] as Value[];
     const c1 = this.cols[1] as Value[];
-    c0[i] = key;
-    c1[i] = oldValue;
-    c0[i + 1] = key;
-    c1[i + 1] = newValue;
+    const set = this.numeric ? setNumber : setValue;
+    set(c0, i, key);
+    set(c1, i, oldValue);
+    set(c0, i + 1, key);
+    set(c1, i + 1, newValue);
   }
 
   /** A two-column Reduce's one change (see replace2). */
   put2(weight: number, key: Value, value: Value): void {
     if (this.lent !== null) this.reclaim();
+    if (this.numeric && (typeof key !== 'number' || typeof value !== 'number')) this.generalize();
     const i = this.n++;
     if (i >= this.cap) this.spill(i);
     this.weights[i] = weight;
     this.net += weight;
-    (this.cols[0] as Value[])[i] = key;
-    (this.cols[1] as Value[])[i] = value;
+    const set = this.numeric ? setNumber : setValue;
+    set(this.cols[0] as Value[], i, key);
+    set(this.cols[1] as Value[], i, value);
   }
 
   /**
@@ -170,6 +234,7 @@ export class ChangeBuffer {
     keyCount: number,
   ): void {
     if (this.lent !== null) this.reclaim();
+    if (this.numeric && old !== null && !allNumbers(old, this.width)) this.generalize();
     const i = this.n++;
     if (i >= this.cap) this.spill(i);
     this.weights[i] = -1;
@@ -177,14 +242,15 @@ export class ChangeBuffer {
     const cols = this.cols;
     const data = records.data;
     const at = slot * records.stride;
-    if ((flags & KEY_IN_RECORD) !== 0) (cols[0] as Value[])[i] = data[at + F_KEY] as number;
-    else for (let k = 0; k < keyCount; k++) (cols[k] as Value[])[i] = (old as Value[])[k] as Value;
+    const set = this.numeric ? setNumber : setValue;
+    if ((flags & KEY_IN_RECORD) !== 0) set(cols[0] as Value[], i, data[at + F_KEY] as number);
+    else for (let k = 0; k < keyCount; k++) set(cols[k] as Value[], i, (old as Value[])[k] as Value);
     const nAggs = cols.length - keyCount;
     if ((flags & OUT_IN_RECORD) !== 0)
-      for (let a = 0; a < nAggs; a++) (cols[keyCount + a] as Value[])[i] = data[at + F_OUT + a] as number;
+      for (let a = 0; a < nAggs; a++) set(cols[keyCount + a] as Value[], i, data[at + F_OUT + a] as number);
     else
       for (let a = 0; a < nAggs; a++)
-        (cols[keyCount + a] as Value[])[i] = (old as Value[])[keyCount + a] as Value;
+        set(cols[keyCount + a] as Value[], i, (old as Value[])[keyCount + a] as Value);
   }
 
   /**
@@ -208,7 +274,8 @@ export class ChangeBuffer {
     if (n > MAX_KEPT_CHANGES) {
       // Handed over for good: the next step starts small scratch columns of its own.
       this.scratchWeights = [];
-      this.scratchCols = Array.from({ length: width }, () => changeColumn(0));
+      const column = this.numeric ? numberColumn : valueColumn;
+      this.scratchCols = Array.from({ length: width }, () => column(0));
       this.weights = this.scratchWeights;
       this.cols = this.scratchCols;
     } else this.lent = batch;
