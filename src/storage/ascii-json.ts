@@ -17,6 +17,7 @@
 import type { ChangeList } from '../common/raw-changes.ts';
 import type { Value } from '../common/types.ts';
 import { generatedFunction } from '../common/generated-function.ts';
+import { ColumnListCache } from './column-list-cache.ts';
 
 const QUOTE = 0x22;
 const COMMA = 0x2c;
@@ -198,7 +199,7 @@ export function flatValuesText(rows: readonly (readonly Value[])[]): string | nu
  * then a copy, where the encoder's text, concatenated piece by piece, had to be flattened first.
  */
 export function wireChangesOf(changes: ChangeList, columns: readonly string[]): string | null {
-  const writer = wireWriterOf(columns);
+  const writer = wireWriters.get(columns);
   return writer === null ? null : writer(changes, writerParts);
 }
 
@@ -227,26 +228,11 @@ const writerParts: WriterParts = {
   opSecond: OP_SECOND,
 };
 
-/**
- * Writers by column list, found by the names' text, so that equal lists in different arrays share
- * one writer (the engine hands a view's change sets one array per definition, other callers their
- * own). Views rarely change their columns; the cache is bounded anyway (emptied when full, as the
- * codec's encoders are).
- */
-const wireWriters = new Map<string, WireWriter | null>();
-const MAX_WIRE_WRITERS = 512;
-
-function wireWriterOf(columns: readonly string[]): WireWriter | null {
-  const id = JSON.stringify(columns);
-  let writer = wireWriters.get(id);
-  if (writer === undefined) {
-    if (wireWriters.size >= MAX_WIRE_WRITERS) wireWriters.clear();
-    writer = compileWireWriter(columns);
-    wireWriters.set(id, writer);
-    wireWritersCompiled.count++;
-  }
-  return writer;
-}
+/** Writers by column list (null: a name beyond ASCII, or a list too large to generate). */
+const wireWriters = new ColumnListCache<WireWriter | null>((columns) => {
+  wireWritersCompiled.count++;
+  return compileWireWriter(columns);
+});
 
 /** How many wire writers were generated (a test checks one per column list, not one per epoch). */
 export const wireWritersCompiled = { count: 0 };

@@ -19,6 +19,7 @@ import type { Change, ViewChangeSet } from '../common/changes.ts';
 import { stringifyWire } from '../common/json-codec.ts';
 import { rawChangesOf, type ChangeList } from '../common/raw-changes.ts';
 import { storedValuesOf, wireChangesOf } from './ascii-json.ts';
+import { ColumnListCache } from './column-list-cache.ts';
 import { generatedFunction } from '../common/generated-function.ts';
 
 /** A scalar's wire JSON, or undefined for anything else (the caller falls back). */
@@ -115,10 +116,10 @@ function encodeChangesPart(
         wire: list === null ? null : wireOf(cs, list),
       };
     }
-    body = rawEncoderFor(keys)(raw.rows, withStored, withWire, wireValue, wireJsonValue);
+    body = rawEncoders.get(keys)(raw.rows, withStored, withWire, wireValue, wireJsonValue);
   } else {
     keys = keysOf(cs.changes);
-    body = encoderFor(keys)(cs.changes, withStored, withWire, wireValue, wireJsonValue);
+    body = encoders.get(keys)(cs.changes, withStored, withWire, wireValue, wireJsonValue);
   }
   if (body === null) {
     return {
@@ -184,33 +185,9 @@ type RawChangesEncoder = (
   wireJsonValue: (v: unknown) => unknown,
 ) => EncodedBody | null;
 
-/** Encoders by column list (a view's columns rarely change: the cache stays small; bounded anyway). */
-const encoders = new Map<string, ChangesEncoder>();
-const MAX_ENCODERS = 512;
-
-function encoderFor(keys: readonly string[]): ChangesEncoder {
-  const id = JSON.stringify(keys);
-  let encoder = encoders.get(id);
-  if (encoder === undefined) {
-    if (encoders.size >= MAX_ENCODERS) encoders.clear();
-    encoder = compileEncoder(keys, false) as ChangesEncoder;
-    encoders.set(id, encoder);
-  }
-  return encoder;
-}
-
-const rawEncoders = new Map<string, RawChangesEncoder>();
-
-function rawEncoderFor(keys: readonly string[]): RawChangesEncoder {
-  const id = JSON.stringify(keys);
-  let encoder = rawEncoders.get(id);
-  if (encoder === undefined) {
-    if (rawEncoders.size >= MAX_ENCODERS) rawEncoders.clear();
-    encoder = compileEncoder(keys, true) as RawChangesEncoder;
-    rawEncoders.set(id, encoder);
-  }
-  return encoder;
-}
+/** Encoders by column list, over changes with row objects and over value-array change lists. */
+const encoders = new ColumnListCache((keys) => compileEncoder(keys, false) as ChangesEncoder);
+const rawEncoders = new ColumnListCache((keys) => compileEncoder(keys, true) as RawChangesEncoder);
 
 /**
  * An encoder for rows with these columns, generated so that each column is read by its constant
