@@ -77,7 +77,7 @@ const layers = [
     why: 'connectors know deltas, never plans',
   },
   // Browser code (bundled by esbuild) and what it shares with the server side of the console; the
-  // console's fastify plugin and the server import each other (the server registers the plugin).
+  // server registers the console's fastify plugin, which reads a runtime through its own interface.
   {
     files: ['src/console/client/**/*.ts', 'src/console/shared/**/*.ts'],
     folder: 'console',
@@ -87,8 +87,8 @@ const layers = [
   {
     files: ['src/console/*.ts'],
     folder: 'console',
-    may: ['server', 'common', 'ivm'],
-    why: 'the console plugin talks to the server runtime and reads the plans it runs',
+    may: ['exec', 'common', 'ivm'],
+    why: 'the console plugin reads the plans views run through the engine, never the server',
   },
   // The shell and the subscriber are clients of a running server's HTTP API, like any other.
   {

@@ -2,7 +2,8 @@
 // instantiates) as the console's graph, with live per-operator counts. Read-only; one synchronous
 // block, so plan, counts and epoch belong to the same epoch.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { SluiceRuntime } from '../server/runtime.ts';
+import type { ConsoleRuntime } from './console-runtime.ts';
+import type { NodeStats } from '../exec/view-runtime.ts';
 import type { AggregateJson, DataflowJson, DataflowNodeJson, NodeCounts } from './shared/dataflow-json.ts';
 import { printScalar } from '../common/scalar-expr.ts';
 import { printTopN } from '../common/top-n.ts';
@@ -10,8 +11,6 @@ import { printWindow } from '../common/window.ts';
 import { printExpand } from '../common/expand.ts';
 import { printTemporalBound } from '../common/temporal-bound.ts';
 import { semiJoinOn, type DataflowNode, type DataflowPlan } from '../ivm/dataflow-plan.ts';
-
-type Stats = ReturnType<SluiceRuntime['engine']['viewNodeStats']>[number];
 
 const TITLES: Record<DataflowNode['kind'], string> = {
   input: 'Input',
@@ -192,7 +191,7 @@ function nodeJson(
 /** The console's graph of a plan: its nodes as lowered, in plan order (inputs first). */
 export function dataflowJson(
   plan: DataflowPlan,
-  stats: readonly Stats[],
+  stats: readonly NodeStats[],
   text: string,
   epoch: number,
 ): DataflowJson {
@@ -215,7 +214,7 @@ export function dataflowJson(
   };
 }
 
-export function dataflowOf(runtime: SluiceRuntime, view: string): DataflowJson {
+export function dataflowOf(runtime: ConsoleRuntime, view: string): DataflowJson {
   const engine = runtime.engine;
   return dataflowJson(
     engine.viewPlan(view),
@@ -363,7 +362,7 @@ export const dataflowRouteSchema = {
 
 export function registerDataflowRoute(
   app: FastifyInstance,
-  runtime: (request: FastifyRequest) => SluiceRuntime,
+  runtime: (request: FastifyRequest) => ConsoleRuntime,
 ): void {
   app.get<{ Params: { name: string } }>(
     '/v1/views/:name/dataflow',

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyRequest, FastifyReply } from 'fastify';
-import type { SluiceRuntime } from '../server/runtime.ts';
+import type { ConsoleRuntime } from './console-runtime.ts';
 import { registerDataflowRoute } from './dataflow-route.ts';
 import { HISTORY_INTERVAL_MS, MetricsHistory, sampleMetrics } from './metrics-history.ts';
 
@@ -105,7 +105,7 @@ function escapeHtml(text: string): string {
 }
 
 /** Without JavaScript the page still lists the views, linking to their rows and changelogs. */
-function noscriptViews(runtime: SluiceRuntime): string {
+function noscriptViews(runtime: ConsoleRuntime): string {
   const views = runtime.viewNames();
   if (views.length === 0) return '<p>No materialized views yet.</p>';
   const items = views.map((v) => {
@@ -118,8 +118,10 @@ function noscriptViews(runtime: SluiceRuntime): string {
 export interface ConsoleOptions {
   /** A tenant's Prometheus text (what GET /metrics serves it), sampled for the plots' history. */
   readonly metricsText?: (tenant: string) => Promise<string>;
-  /** The runtime of the tenant a request acts for (default: the app's one runtime). */
-  readonly runtimeOf?: (request: FastifyRequest) => SluiceRuntime;
+  /** The runtime of the tenant a request acts for. */
+  readonly runtimeOf: (request: FastifyRequest) => ConsoleRuntime;
+  /** The runtime whose views the page lists without JavaScript (the default tenant's). */
+  readonly pageRuntime: ConsoleRuntime;
   /** The tenant a request acts for (default: "default"). */
   readonly tenantOf?: (request: FastifyRequest) => string;
   /**
@@ -129,12 +131,7 @@ export interface ConsoleOptions {
   readonly authentication?: boolean;
 }
 
-export function registerConsole(app: FastifyInstance, options: ConsoleOptions = {}): void {
-  const runtime = (): SluiceRuntime => {
-    const r = (app as FastifyInstance & { sluice?: SluiceRuntime }).sluice;
-    if (r === undefined) throw new Error('registerConsole needs the app built by buildApp (app.sluice)');
-    return r;
-  };
+export function registerConsole(app: FastifyInstance, options: ConsoleOptions): void {
   const hide = { schema: { hide: true } };
   app.get('/', hide, async (_req, reply) => {
     const html = await readFile(ASSETS.html, 'utf8');
@@ -148,7 +145,7 @@ export function registerConsole(app: FastifyInstance, options: ConsoleOptions = 
           '<!--sluice:views-->',
           options.authentication === true
             ? '<p>This server requires a token: sign in with JavaScript on, or use the API.</p>'
-            : noscriptViews(runtime()),
+            : noscriptViews(options.pageRuntime),
         ),
       csp(nonce),
     );
@@ -191,5 +188,5 @@ export function registerConsole(app: FastifyInstance, options: ConsoleOptions = 
       .header('cache-control', 'no-store')
       .send({ intervalMs: HISTORY_INTERVAL_MS, readings: historyOf(tenantOf(req)).readings() }),
   );
-  registerDataflowRoute(app, options.runtimeOf ?? (() => runtime()));
+  registerDataflowRoute(app, options.runtimeOf);
 }

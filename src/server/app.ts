@@ -357,6 +357,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerConsole(app, {
     metricsText: (tenant) => metricsText([tenants.of(tenant).metrics.registry]),
     runtimeOf: rt,
+    pageRuntime: runtime,
     tenantOf: (request) => tenantOf(request).name,
     authentication: auth.enabled,
   });
