@@ -75,6 +75,8 @@ export interface KeyedResolution {
   readonly deletes: (readonly Value[])[];
   readonly inserts: (readonly Value[])[];
   readonly deleteKeys: Value[];
+  /** Set here: whether the inserts' keys are numbers, strictly ascending (KeyedFacts). */
+  insertsAscending: boolean;
 }
 
 /**
@@ -139,6 +141,7 @@ export function resolveKeyed(
     }
     inserts.push(row);
   }
+  out.insertsAscending = ascending === ascending;
   if (n === 0) return putsBack;
   const { keys, at, rows } = lookup;
   // Ascending keys all above every key held (serial ids appended): none replaces a row, nothing to
