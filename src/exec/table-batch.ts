@@ -37,11 +37,6 @@ export interface KeyedFacts {
   readonly deleteKeys: readonly Value[];
   /** Whether some insert is identical to the row deleted under its key; null: not known. */
   readonly putsBack: boolean | null;
-  /**
-   * Whether the inserts' keys are numbers, strictly ascending (serial ids): when the first is above
-   * every number key the table holds, none is held, and `apply` appends them without a lookup.
-   */
-  readonly insertsAscending?: boolean;
 }
 
 /**

@@ -110,9 +110,6 @@ export class KeyedRows {
   }
 }
 
-/** Inserts appended with no key looked up, being serial ids past every key held (tests count them). */
-export const appendedAscending = { count: 0 };
-
 /**
  * Commits a keyed table's resolved batch to its rows (deletes first) and gives the views' change,
  * consolidated: by construction (each key is deleted and inserted at most once a batch), and where
@@ -144,25 +141,11 @@ export function applyKeyed(
   }
   const weights: number[] = [];
   if (deletes.length === 0) {
-    let from = 0;
-    if (facts?.insertsAscending === true && inserts.length > 0) {
-      // Serial ids past every key held: appended in one call, no key looked up (its first key read
-      // once, here, to know they are past).
-      const row = inserts[0] as readonly Value[];
-      const first = table.keyOf(row);
-      if ((first as number) > byKey.numberCeiling && byKey.appendAscending(inserts, first)) {
-        from = inserts.length;
-        appendedAscending.count += from;
-      } else {
-        byKey.set(first, row);
-        from = 1;
-      }
-    }
-    for (let i = from; i < inserts.length; i++) {
+    for (let i = 0; i < inserts.length; i++) {
       const row = inserts[i] as readonly Value[];
       byKey.set(table.keyOf(row), row);
+      weights.push(1);
     }
-    for (let i = 0; i < inserts.length; i++) weights.push(1);
     return { rows: inserts as (readonly Value[])[], weights, consolidated };
   }
   const rows: (readonly Value[])[] = [];

@@ -75,8 +75,6 @@ export interface KeyedResolution {
   readonly deletes: (readonly Value[])[];
   readonly inserts: (readonly Value[])[];
   readonly deleteKeys: Value[];
-  /** Set here: whether the inserts' keys are numbers, strictly ascending (KeyedFacts). */
-  insertsAscending: boolean;
 }
 
 /**
@@ -141,7 +139,6 @@ export function resolveKeyed(
     }
     inserts.push(row);
   }
-  out.insertsAscending = ascending === ascending;
   if (n === 0) return putsBack;
   const { keys, at, rows } = lookup;
   // Ascending keys all above every key held (serial ids appended): none replaces a row, nothing to

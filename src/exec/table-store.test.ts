@@ -8,7 +8,6 @@ import { ColumnBatch, consolidate } from '../ivm/zset.ts';
 import { TableStore } from './table-store.ts';
 import { RequestKeys } from './table-request-keys.ts';
 import { lookupsSkipped } from './table-resolve.ts';
-import { appendedAscending } from './table-keyed-rows.ts';
 import { mulberry32 } from '../../test/support/checkpoint-workload.ts';
 
 function table(primaryKey: number[] | null): TableStore {
@@ -435,39 +434,4 @@ test("a batch the generated normaliser typed goes into the table by the integer 
   );
   assert.equal(runs(), 2);
   assert.equal(t.rowCount(), 164);
-});
-
-test('serial ids past every key held are appended with no lookup; the same rows and change as one by one', () => {
-  const rnd = mulberry32(49);
-  const t = table([0]);
-  const reference = table([0]);
-  let expected = 0;
-  let greatest = -1;
-  const before = appendedAscending.count;
-  for (let request = 0; request < 300; request++) {
-    const stored = [...t.entries()].map(([row]) => row[0] as number);
-    const pick = rnd();
-    // Ascending from past every key, ascending from a held key, keys in any order, or with deletes.
-    const start = pick < 0.4 ? greatest + 1 + Math.floor(rnd() * 3) : Math.floor(rnd() * (greatest + 2));
-    const n = 1 + Math.floor(rnd() * 5);
-    const ids = Array.from({ length: n }, (_, i) =>
-      pick < 0.7 ? start + i : Math.floor(rnd() * (greatest + 4)),
-    );
-    // -0 now and then: the same key as 0.
-    const ins = ids.map((id) => ({ id: id === 0 && rnd() < 0.5 ? -0 : id, v: rnd() < 0.2 ? null : id / 2 }));
-    const del =
-      pick > 0.9 && stored.length > 0 ? [{ id: stored[Math.floor(rnd() * stored.length)] as number }] : [];
-    const ascending = ids.every((id, i) => i === 0 || id > (ids[i - 1] as number));
-    if (del.length === 0 && ascending && (ids[0] as number) > greatest) expected += n;
-    const prepared = t.prepare({ delete: del, insert: ins });
-    const a = t.apply(prepared);
-    const b = reference.apply({ deletes: prepared.deletes, inserts: prepared.inserts });
-    assert.deepEqual([a.rows, a.weights, a.consolidated], [b.rows, b.weights, b.consolidated]);
-    assert.deepEqual([...t.entries()], [...reference.entries()]);
-    for (const id of ids) greatest = Math.max(greatest, id);
-  }
-  assert.equal(appendedAscending.count - before, expected);
-  assert.ok(expected > 100, `${expected} appended`);
-  // Every key is found again where it was appended.
-  for (const [row] of reference.entries()) assert.deepEqual(t.rowWithKey([row[0] as Value]), row);
 });

@@ -234,7 +234,7 @@ export class TableStore implements Stateful {
     const accepted = deleteRows.length + insertRows.length;
     if (this.byKey !== null) {
       this.requestKeys ??= resolveScratch();
-      const out = { deletes, inserts, deleteKeys: [], insertsAscending: false };
+      const out = { deletes, inserts, deleteKeys: [] };
       const putsBack = resolveKeyed(
         this,
         this.byKey,
@@ -245,11 +245,7 @@ export class TableStore implements Stateful {
         this.requestKeys,
       );
       for (const index of this.uniqueIndexes) index.check(this.def.name, deletes, inserts);
-      const keyed: KeyedFacts = {
-        deleteKeys: out.deleteKeys,
-        putsBack,
-        insertsAscending: out.insertsAscending,
-      };
+      const keyed: KeyedFacts = { deleteKeys: out.deleteKeys, putsBack };
       return { table: this.def.name, deletes, inserts, accepted, keyed };
     }
     if (deleteRows.length > 0) resolveKeylessDeletes(this, this.ensureMultiset(), deleteRows, deletes);

@@ -23,11 +23,6 @@ export interface RowMap<K> extends Iterable<[K, Row]> {
   clear(): void;
   /** Sets `key`'s row only if it has none; false (nothing changed) when it has one (a Map has not). */
   add?(key: K, row: Row): boolean;
-  /**
-   * Sets rows none of whose keys is held, each to the next slot with no lookup (a Map has not):
-   * see SlotRowMap's; false (nothing changed) when the map cannot.
-   */
-  appendAscending?(rows: readonly Row[], first: K, changed: Set<K> | null): boolean;
   /** Deletes `key` and returns its row, or undefined when absent (a Map has not). */
   take?(key: K): Row | undefined;
   /** `out[i] = get(keys[i])` for i < n, the lookups done a pass at a time (a Map has not). */
@@ -157,31 +152,6 @@ export class SlotRowMap<K extends Value> implements RowMap<K> {
     // One lookup where `has` then `set` took two.
     if (this.index.get(key) >= 0) return false;
     this.append(key, row);
-    return true;
-  }
-
-  /**
-   * Sets `rows` whose keys (`keyOf`, given) are numbers, strictly ascending, the first (`first`, read
-   * already by the caller) above `numberCeiling` — so none is held (serial ids inserted): each row
-   * takes the next slot with no lookup and no test of its key. Adds each key to `changed` if given.
-   * False (nothing changed) when the rows do not say their keys.
-   */
-  appendAscending(rows: readonly Row[], first: K, changed: Set<K> | null): boolean {
-    const keyOf = this.keyOf;
-    const n = rows.length;
-    if (keyOf === null || n === 0) return n === 0;
-    const index = this.index;
-    const all = this.rows;
-    let key = first;
-    for (let i = 0; i < n; i++) {
-      const row = rows[i] as Row;
-      if (i > 0) key = keyOf(row);
-      index.set(key, all.length);
-      all.push(row);
-      if (changed !== null) changed.add(key);
-    }
-    this.ceiling = key as number;
-    this.live += n;
     return true;
   }
 

@@ -66,18 +66,6 @@ export class UniqueArrangement<K extends Value = Value> extends ArrangementDelta
   }
 
   /**
-   * Stores rows whose keys are numbers, strictly ascending, the first (`first`) above `numberCeiling`
-   * (a keyed table's serial ids: none is held), with no lookup (slot-row-map.ts `appendAscending`).
-   * False (nothing changed) when the rows cannot (a Map, or a snapshot wanting before-images): the
-   * caller then sets them one by one.
-   */
-  appendAscending(rows: readonly (readonly Value[])[], first: K): boolean {
-    const map = this.rows;
-    if (this.snapshot !== null || map.appendAscending === undefined) return false;
-    return map.appendAscending(rows, first, this.tracking ? this.dirty : null);
-  }
-
-  /**
    * Stores `row` as the key's row if it has none; false (nothing changed) when it has one. One
    * lookup of the rows where `has` then `set` took two, unless a snapshot needs the before-image.
    */
