@@ -133,3 +133,22 @@ test('a body in a slice of a larger buffer reads only its own bytes', () => {
   const rows = parseFlatRowArray(whole.subarray(2, whole.length - 2));
   assert.deepEqual(rows, [{ a: 'ab', b: 2 }]);
 });
+
+test("a row's field heads compared with the previous row's: near misses take the general path", () => {
+  const takes = [
+    '[{"ab":1,"c":2},{"abc":3,"c":4}]', // the previous key a prefix of this one
+    '[{"abc":1,"c":2},{"ab":3,"c":4}]', // this key a prefix of the previous one
+    '[{"ab":1,"c":2},{"ab" :3,"c":4},{"ab":5, "c" :6}]', // a space before a colon
+    '[{"ab":1,"c":2},{"ab":3,"c":4,"d":5},{"ab":6}]', // one field more, then fewer
+    '[{"ab":1,"c":2},{"c":3,"ab":4}]', // the same keys in another order
+    '[{"a:":1},{"a:":2},{"a":3}]', // a colon inside the key
+  ];
+  for (const text of takes) {
+    assert.notEqual(parseFlatRowArray(Buffer.from(text)), null, text);
+    sameAsJsonParse(text);
+  }
+  // A head cut by the end of the body's bytes, though the buffer goes on to complete it.
+  const whole = Buffer.from('[{"ab":1},{"ab":2}]');
+  assert.equal(parseFlatRowArray(whole.subarray(0, 13)), null);
+  assert.equal(parseFlatRowArray(Buffer.from('[{"ab":1},{"ab"')), null);
+});
