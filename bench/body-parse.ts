@@ -5,22 +5,33 @@
 // json-codec.ts are timed in alternating rounds in one process (CPU µs per body, median of rounds).
 //   node --import tsx bench/body-parse.ts [--base PATH_TO/json-codec.ts] [--this PATH] [--rounds 21]
 // (`--this` the base's path as well: an A/A of the tool.) Each round also times the route's reader of
-// flat row bodies (src/common/json-codec-rows.ts), which the server now tries before all of the above.
+// flat row bodies (src/common/json-codec-rows.ts), which the server now tries before all of the above;
+// `--rows-base PATH_TO/json-codec-rows.ts` times another checkout's reader beside it, in alternating
+// order (`--rows-this PATH` as for `--this`).
 import { forEachFlag, intArg } from './bench-args.ts';
-import { parseFlatRowArray } from '../src/common/json-codec-rows.ts';
 
 let thisPath = new URL('../src/common/json-codec.ts', import.meta.url).pathname;
 let basePath: string | undefined;
+let rowsThisPath = new URL('../src/common/json-codec-rows.ts', import.meta.url).pathname;
+let rowsBasePath: string | undefined;
 let rounds = 21;
 forEachFlag(process.argv.slice(2), (flag, value) => {
   if (flag === '--this') thisPath = value();
   else if (flag === '--base') basePath = value();
+  else if (flag === '--rows-this') rowsThisPath = value();
+  else if (flag === '--rows-base') rowsBasePath = value();
   else if (flag === '--rounds') rounds = Math.max(1, intArg(flag, value()));
-  else throw new Error(`bench: unknown option ${flag} (--base PATH, --this PATH, --rounds N)`);
+  else
+    throw new Error(
+      `bench: unknown option ${flag} (--base PATH, --this PATH, --rows-base PATH, --rows-this PATH, --rounds N)`,
+    );
 });
 type Codec = typeof import('../src/common/json-codec.ts');
 const codecs: [string, Codec][] = [['this', (await import(thisPath)) as Codec]];
 if (basePath !== undefined) codecs.push(['base', (await import(basePath)) as Codec]);
+type RowReader = typeof import('../src/common/json-codec-rows.ts');
+const readers: [string, RowReader][] = [['this', (await import(rowsThisPath)) as RowReader]];
+if (rowsBasePath !== undefined) readers.push(['base', (await import(rowsBasePath)) as RowReader]);
 
 let seed = 7;
 const rand = (n: number): number => {
@@ -62,12 +73,16 @@ for (let r = 0; r < rounds; r++) {
       times.set(key, list);
     }
   }
-  const t0 = process.cpuUsage();
-  for (let k = 0; k < 4; k++) for (const body of bodies) sink += parseFlatRowArray(body)?.length ?? 0;
-  const t = process.cpuUsage(t0);
-  const list = times.get('flat row reader') ?? [];
-  list.push((t.user + t.system) / (4 * bodies.length));
-  times.set('flat row reader', list);
+  for (const [name, reader] of r % 2 === 0 ? readers : [...readers].reverse()) {
+    const t0 = process.cpuUsage();
+    for (let k = 0; k < 4; k++)
+      for (const body of bodies) sink += reader.parseFlatRowArray(body)?.length ?? 0;
+    const t = process.cpuUsage(t0);
+    const key = `${name} flat row reader`;
+    const list = times.get(key) ?? [];
+    list.push((t.user + t.system) / (4 * bodies.length));
+    times.set(key, list);
+  }
 }
 for (const [key, list] of times) {
   list.sort((a, b) => a - b);

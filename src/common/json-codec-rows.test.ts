@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseFlatRowArray, rowBuildersCompiled } from './json-codec-rows.ts';
+import { parseFlatRowArray, rowBuildersCompiled, rowShapeLookups } from './json-codec-rows.ts';
 
 const RUNS = { seed: 4848, numRuns: 3000 };
 
@@ -132,4 +132,38 @@ test('a body in a slice of a larger buffer reads only its own bytes', () => {
   const whole = Buffer.from('xx[{"a":"ab","b":2}]yy');
   const rows = parseFlatRowArray(whole.subarray(2, whole.length - 2));
   assert.deepEqual(rows, [{ a: 'ab', b: 2 }]);
+});
+
+test("a row's field heads compared with the previous row's: near misses take the general path", () => {
+  const takes = [
+    '[{"ab":1,"c":2},{"abc":3,"c":4}]', // the previous key a prefix of this one
+    '[{"abc":1,"c":2},{"ab":3,"c":4}]', // this key a prefix of the previous one
+    '[{"ab":1,"c":2},{"ab" :3,"c":4},{"ab":5, "c" :6}]', // a space before a colon
+    '[{"ab":1,"c":2},{"ab":3,"c":4,"d":5},{"ab":6}]', // one field more, then fewer
+    '[{"ab":1,"c":2},{"c":3,"ab":4}]', // the same keys in another order
+    '[{"a:":1},{"a:":2},{"a":3}]', // a colon inside the key
+  ];
+  for (const text of takes) {
+    assert.notEqual(parseFlatRowArray(Buffer.from(text)), null, text);
+    sameAsJsonParse(text);
+  }
+  // A head cut by the end of the body's bytes, though the buffer goes on to complete it.
+  const whole = Buffer.from('[{"ab":1},{"ab":2}]');
+  assert.equal(parseFlatRowArray(whole.subarray(0, 13)), null);
+  assert.equal(parseFlatRowArray(Buffer.from('[{"ab":1},{"ab"')), null);
+});
+
+test("a body with the last body's keys compares its rows with that body's shape: no lookup by key text", () => {
+  const body = (from: number): Buffer =>
+    Buffer.from(`[${Array.from({ length: 50 }, (_, i) => `{"last_a":${from + i},"last_b":"x"}`).join(',')}]`);
+  assert.notEqual(parseFlatRowArray(body(0)), null);
+  const before = rowShapeLookups.count;
+  for (let b = 1; b <= 20; b++)
+    assert.deepEqual(parseFlatRowArray(body(b * 50))?.[0], { last_a: b * 50, last_b: 'x' });
+  assert.equal(rowShapeLookups.count - before, 0);
+  // Another key list in between is looked up once, and the first is taken as before.
+  const other = '[{"last_c":1}]';
+  assert.deepEqual(parseFlatRowArray(Buffer.from(other)), JSON.parse(other));
+  assert.deepEqual(parseFlatRowArray(body(0))?.[49], { last_a: 49, last_b: 'x' });
+  assert.equal(rowShapeLookups.count - before, 2);
 });
