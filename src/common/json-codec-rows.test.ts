@@ -128,6 +128,18 @@ test('a body whose rows keep changing keys compiles a few builders, then is left
   assert.deepEqual(parseFlatRowArray(Buffer.from(mixed)), JSON.parse(mixed));
 });
 
+test('a key list longer than 1,024 bytes is left to the general path: no code is generated for it', () => {
+  const before = rowBuildersCompiled.count;
+  const long = 'k'.repeat(1025);
+  assert.equal(parseFlatRowArray(Buffer.from(`[{"${long}":1}]`)), null);
+  assert.equal(parseFlatRowArray(Buffer.from(`[{"${'a'.repeat(600)}":1,"${'b'.repeat(425)}":2}]`)), null);
+  assert.equal(rowBuildersCompiled.count - before, 0);
+  // At the bound it is still taken.
+  const atBound = `[{"${'c'.repeat(1000)}":1,"${'d'.repeat(24)}":2}]`;
+  assert.deepEqual(parseFlatRowArray(Buffer.from(atBound)), JSON.parse(atBound));
+  assert.equal(rowBuildersCompiled.count - before, 1);
+});
+
 test('a body in a slice of a larger buffer reads only its own bytes', () => {
   const whole = Buffer.from('xx[{"a":"ab","b":2}]yy');
   const rows = parseFlatRowArray(whole.subarray(2, whole.length - 2));

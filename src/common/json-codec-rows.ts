@@ -43,6 +43,12 @@ const MAX_KEYS = 64;
  * small rows could hold the event loop for seconds where JSON.parse takes milliseconds.
  */
 const MAX_NEW_SHAPES_PER_BODY = 4;
+/**
+ * The longest key list (its keys' bytes summed) given generated code: a field head's matcher is
+ * about 25 characters of code per byte of its key, so a body of one megabyte-long key would compile
+ * megabytes of code. Column names are short; a longer list takes the general path.
+ */
+const MAX_KEY_LIST_BYTES = 1024;
 let newShapesLeft = MAX_NEW_SHAPES_PER_BODY;
 
 /**
@@ -229,6 +235,7 @@ function shapeOf(bytes: Uint8Array, keyStarts: number[], keyEnds: number[], widt
   const known = shapes.get(id);
   if (known !== undefined) return known;
   if (width === 0 || newShapesLeft === 0 || new Set(keys).size !== width) return null;
+  if (id.length - (width - 1) > MAX_KEY_LIST_BYTES) return null;
   for (const key of keys) {
     const c = key.charCodeAt(0);
     if (key === '__proto__' || (c >= ZERO && c <= NINE)) return null;
