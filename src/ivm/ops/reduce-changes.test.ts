@@ -209,3 +209,46 @@ test('a buffer that first writes a NULL or text mid-step keeps every change writ
     }
   }
 });
+
+test('a step a few changes shorter than the last is trimmed by pops, not the length setter', () => {
+  const odd: Value[] = [-0, null, 2n ** 60n + 1n, 'text', 0.1, 2 ** 53 + 2];
+  for (const numeric of [true, false]) {
+    const buffer = new ChangeBuffer(2);
+    // step sizes near one another (a batch of 100 orders' changes), drops by far more than the
+    // pops' limit, and growth after them
+    const sizes = [200, 196, 204, 203, 130, 150, 211, 200, 5000, 120, 190, 6, 200, 137];
+    let setterExpected = 0;
+    let scratchLength = 0;
+    for (let s = 0; s < sizes.length; s++) {
+      const n = sizes[s] as number;
+      if (scratchLength - n > 64) setterExpected += 3; // two columns and the weights
+      const expected: [number, Value, Value][] = [];
+      while (expected.length < n) {
+        const i = expected.length;
+        const key: Value = numeric ? i * 0.5 : (odd[(i + s) % odd.length] as Value);
+        const value: Value = numeric ? -i : (odd[(i * 5 + s) % odd.length] as Value);
+        if (i % 3 === 0 && n - i >= 2) {
+          buffer.replace2(key, value, s);
+          expected.push([-1, key, value], [1, key, s]);
+        } else {
+          buffer.put2(1, key, value);
+          expected.push([1, key, value]);
+        }
+      }
+      const batch = buffer.take();
+      scratchLength = n;
+      assert.equal(batch.weights.length, n, `step ${s}`);
+      assert.equal(batch.cols[0]?.length, n);
+      assert.equal(batch.cols[1]?.length, n);
+      for (let i = 0; i < n; i++) {
+        const [w, key, value] = expected[i] as [number, Value, Value];
+        assert.equal(batch.weights[i], w);
+        assert.ok(Object.is(batch.cols[0]?.[i], key), `step ${s}, change ${i}: key ${String(key)}`);
+        assert.ok(Object.is(batch.cols[1]?.[i], value), `step ${s}, change ${i}: value ${String(value)}`);
+      }
+    }
+    // at base every one of these steps set the three lengths; here only the three large drops
+    assert.equal(buffer.lengthSets, setterExpected, numeric ? 'numbers' : 'values');
+    assert.equal(setterExpected, 9);
+  }
+});
