@@ -16,6 +16,7 @@ import type { TableSlots } from '../ivm/join-table-side.ts';
 import { ViewRuntime } from './view-runtime.ts';
 import { PartitionPool, validWorkers } from './workers/partition-pool.ts';
 import type { PartitionedReduce } from './workers/partitioned-reduce.ts';
+import { batchSize } from './workers/partition-batch.ts';
 import type { FoldSpec } from './workers/partition-protocol.ts';
 
 export interface GraphView {
@@ -355,7 +356,8 @@ export class ViewGraph {
       }
       // Every stamped view steps this epoch (a change always steps it): its slot is emptied here.
       handed[v] = NONE;
-      if (!isEmpty(delta)) {
+      // (by size: a partitioned Reduce's changes are not merged to be counted)
+      if (batchSize(delta) !== 0) {
         if ((flags & BY_NAME) !== 0) deltas.set(view.name, delta);
         wakeAll(index.readersOfView[v], wake, stamp, handed, delta);
       }

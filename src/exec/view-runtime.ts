@@ -32,6 +32,7 @@ import type { PartitionPool } from './workers/partition-pool.ts';
 import { encodeValues } from '../common/values.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { emptyBatch } from '../ivm/zset.ts';
+import { batchSize as sizeOf } from './workers/partition-batch.ts';
 import type { DeltaReader } from './epoch-deltas.ts';
 
 /** The empty delta, shared: operators never mutate their inputs. */
@@ -364,7 +365,7 @@ export class ViewRuntime implements RowErrorSink {
       } else if (this.stepChained[i] === true) {
         const ins = this.inputScratch[i] as ZBatch[];
         ins[0] = prev;
-        stats.rowsIn += prev.weights.length;
+        stats.rowsIn += sizeOf(prev);
         out = op.step(ins, this);
         ins[0] = EMPTY;
       } else {
@@ -374,14 +375,14 @@ export class ViewRuntime implements RowErrorSink {
         for (let k = 0; k < from.length; k++) {
           const b = outputs[from[k] as number] as ZBatch;
           ins[k] = b;
-          rowsIn += b.weights.length;
+          rowsIn += sizeOf(b);
         }
         stats.rowsIn += rowsIn;
         out = op.step(ins, this);
         // The scratch holds no batch past its step (no retention across epochs, no second loop).
         for (let k = 0; k < from.length; k++) ins[k] = EMPTY;
       }
-      stats.rowsOut += out.weights.length;
+      stats.rowsOut += sizeOf(out);
       if (this.stepKept[i] === true) {
         outputs[i] = out;
         kept = true;
@@ -409,13 +410,13 @@ export class ViewRuntime implements RowErrorSink {
     const counters = this.statsByIndex;
     const ins = this.chainInput;
     let batch = input;
-    (counters[0] as NodeStats).rowsOut += batch.weights.length;
+    (counters[0] as NodeStats).rowsOut += sizeOf(batch);
     for (let i = 1; i < ops.length; i++) {
       const stats = counters[i] as NodeStats;
-      stats.rowsIn += batch.weights.length;
+      stats.rowsIn += sizeOf(batch);
       ins[0] = batch;
       batch = (ops[i] as Operator).step(ins, this);
-      stats.rowsOut += batch.weights.length;
+      stats.rowsOut += sizeOf(batch);
     }
     ins[0] = EMPTY;
     return batch;
