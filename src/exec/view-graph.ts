@@ -307,6 +307,8 @@ export class ViewGraph {
   ): readonly GraphView[] {
     // Allocates nothing of its own: at batch size 1 this loop runs once per event.
     const stepped = this.stepped;
+    // With workers a view's delta may be a partitioned Reduce's changes, counted without merging them.
+    const unmerged = this.pool !== null;
     // Written by index and cut once at the end: `length = 0` first would free the slots, and the
     // next store would allocate them again.
     let count = 0;
@@ -356,8 +358,7 @@ export class ViewGraph {
       }
       // Every stamped view steps this epoch (a change always steps it): its slot is emptied here.
       handed[v] = NONE;
-      // (by size: a partitioned Reduce's changes are not merged to be counted)
-      if (batchSize(delta) !== 0) {
+      if (unmerged ? batchSize(delta) !== 0 : !isEmpty(delta)) {
         if ((flags & BY_NAME) !== 0) deltas.set(view.name, delta);
         wakeAll(index.readersOfView[v], wake, stamp, handed, delta);
       }
