@@ -54,11 +54,8 @@ export function partitionOf(id: Value, partitions: number): number {
 /**
  * `hash % partitions` for a 32-bit unsigned hash, in small-integer arithmetic: the hash may exceed the
  * int32 range, and `%` on it is then a floating-point remainder (≈ 4× the cost of the whole hash in
- * the routing loop). Split as hash = hi · 256 + lo, with hi < 2^24: the same value, exactly. A power
- * of two takes the low bits: even in integers the three remainders were half the routing loop.
+ * the routing loop). Split as hash = hi · 256 + lo, with hi < 2^24: the same value, exactly.
  */
 export function hashPartition(hash: number, partitions: number): number {
-  // A power of two (2 and 4 workers): the low bits, the same remainder without a division.
-  if ((partitions & (partitions - 1)) === 0) return hash & (partitions - 1);
   return (((hash >>> 8) % partitions) * (256 % partitions) + (hash & 255)) % partitions;
 }

@@ -225,8 +225,8 @@ test(
 );
 
 test('a hash beyond the int32 range picks the partition `%` would', () => {
-  for (const partitions of [1, 2, 3, 4, 7, 8, 64])
-    for (const hash of [0, 1, 255, 256, 0x7fffffff, 0x80000000, 0xdeadbeef, 0xfffffffe, 0xffffffff])
+  for (const partitions of [1, 2, 3, 7, 64])
+    for (const hash of [0, 1, 255, 256, 0x7fffffff, 0x80000000, 0xdeadbeef, 0xffffffff])
       assert.equal(hashPartition(hash, partitions), hash % partitions, `${hash} % ${partitions}`);
 });
 
