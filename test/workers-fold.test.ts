@@ -53,6 +53,12 @@ function workload(seed: number, batches: number): Batch[] {
   return out;
 }
 
+/** How many steps of `view`'s partitioned Reduce had their changes merged on the main thread. */
+function mergedSteps(engine: Engine, view: string): number {
+  const graph = (engine as unknown as { readonly views: ViewGraph }).views;
+  return graph.get(view)?.partitionedOutput()?.mergedSteps ?? 0;
+}
+
 function foldedSteps(engine: Engine, view: string): number {
   const graph = (engine as unknown as { readonly views: ViewGraph }).views;
   return graph.get(view)?.folding.reduce((n, f) => n + f.foldedSteps, 0) ?? 0;
@@ -64,7 +70,7 @@ function run(
   views: readonly (readonly [string, string])[],
   listened: readonly string[],
   batches: readonly Batch[],
-): { log: string; rows: string; folded: Map<string, number> } {
+): { log: string; rows: string; folded: Map<string, number>; merged: Map<string, number> } {
   const engine = new Engine({ workers });
   try {
     engine.execute(TABLE);
@@ -88,8 +94,15 @@ function run(
       }
     });
     const errors = views.map(([name]) => JSON.stringify(engine.viewErrors(name)));
+    // The views' row counts as the catalog keeps them (a partitioned view's Output counts its rows
+    // by the partitions' net weights, without merging the changes).
+    const counts = engine
+      .catalog()
+      .views.filter((v) => views.some(([name]) => name === v.name))
+      .map((v) => `${v.name} ${v.rowCount}`);
     const folded = new Map(views.map(([name]) => [name, foldedSteps(engine, name)]));
-    return { log: log.join('\n'), rows: [...rows, ...errors].join('\n'), folded };
+    const merged = new Map(views.map(([name]) => [name, mergedSteps(engine, name)]));
+    return { log: log.join('\n'), rows: [...rows, ...errors, ...counts].join('\n'), folded, merged };
   } finally {
     engine.close();
   }
@@ -110,6 +123,9 @@ test('a COUNT(*) view over a partitioned view steps on the partitions’ folds, 
     assert.equal(many.rows, one.rows, `${workers} workers: the views' rows`);
     // Every epoch after the views were built stepped the histogram on the folds.
     assert.equal(many.folded.get('histogram'), batches.length - 3, `${workers} workers: folded steps`);
+    // Nothing read `totals`' changes themselves (its Output counts by net weight, the histogram
+    // reads the folds): the main thread merged none of them.
+    assert.equal(many.merged.get('totals'), 0, `${workers} workers: merged steps`);
   }
   assert.equal(one.folded.get('histogram'), 0, 'one worker: no partitions, no folds');
 });
@@ -131,5 +147,7 @@ test('a fold whose key fails on a change falls back to the changes; row errors a
     const risky = many.folded.get('risky') as number;
     assert.ok(risky > 0 && risky < batches.length - 3, `${workers} workers: ${risky} of the steps folded`);
     assert.equal(many.folded.get('histogram'), batches.length - 3);
+    // A subscriber reads `totals`' changes: every step's are merged (once).
+    assert.equal(many.merged.get('totals'), batches.length - 3, `${workers} workers: merged steps`);
   }
 });

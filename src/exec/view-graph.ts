@@ -16,6 +16,7 @@ import type { TableSlots } from '../ivm/join-table-side.ts';
 import { ViewRuntime } from './view-runtime.ts';
 import { PartitionPool, validWorkers } from './workers/partition-pool.ts';
 import type { PartitionedReduce } from './workers/partitioned-reduce.ts';
+import { batchSize } from './workers/partition-batch.ts';
 import type { FoldSpec } from './workers/partition-protocol.ts';
 
 export interface GraphView {
@@ -306,6 +307,8 @@ export class ViewGraph {
   ): readonly GraphView[] {
     // Allocates nothing of its own: at batch size 1 this loop runs once per event.
     const stepped = this.stepped;
+    // With workers a view's delta may be a partitioned Reduce's changes, counted without merging them.
+    const unmerged = this.pool !== null;
     // Written by index and cut once at the end: `length = 0` first would free the slots, and the
     // next store would allocate them again.
     let count = 0;
@@ -355,7 +358,7 @@ export class ViewGraph {
       }
       // Every stamped view steps this epoch (a change always steps it): its slot is emptied here.
       handed[v] = NONE;
-      if (!isEmpty(delta)) {
+      if (unmerged ? batchSize(delta) !== 0 : !isEmpty(delta)) {
         if ((flags & BY_NAME) !== 0) deltas.set(view.name, delta);
         wakeAll(index.readersOfView[v], wake, stamp, handed, delta);
       }

@@ -32,6 +32,7 @@ import type { PartitionPool } from './workers/partition-pool.ts';
 import { encodeValues } from '../common/values.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { emptyBatch } from '../ivm/zset.ts';
+import { batchSize } from './workers/partition-batch.ts';
 import type { DeltaReader } from './epoch-deltas.ts';
 
 /** The empty delta, shared: operators never mutate their inputs. */
@@ -119,6 +120,9 @@ export class ViewRuntime implements RowErrorSink {
 
   /** COUNT(*) Reduces over a relation, which read a partitioned Reduce's folds (workers/). */
   readonly folding: FoldingReduce[] = [];
+  /** With workers, a batch may be a partitioned Reduce's changes, not merged until read: the node
+   * counters count it by `batchSize` (a check one worker does not pay for). */
+  private readonly unmerged: boolean;
 
   /**
    * `joinBudget`: rows all joins of this runtime may produce, for one-off evaluations (see
@@ -132,6 +136,7 @@ export class ViewRuntime implements RowErrorSink {
     shared: { readonly registry: SharedArrangements; readonly epoch: number } | null = null,
     partitions: PartitionPool | null = null,
   ) {
+    this.unmerged = partitions !== null;
     const byId = new Map(plan.nodes.map((n) => [n.id, n]));
     let output: OutputOp | null = null;
     for (const node of plan.nodes) {
@@ -344,6 +349,7 @@ export class ViewRuntime implements RowErrorSink {
     if (this.chainSource !== null) return this.stepChain(inputs.get(this.chainSource) ?? EMPTY, epoch);
     this.epoch = epoch;
     for (const op of this.temporal) op.setClock(clock);
+    const unmerged = this.unmerged;
     // Per-epoch scratch kept between steps: an epoch of one row should not pay for allocations.
     // Outputs by position (not id): a packed array of batches, read and emptied over `n` slots.
     const outputs = this.outputsScratch;
@@ -364,7 +370,7 @@ export class ViewRuntime implements RowErrorSink {
       } else if (this.stepChained[i] === true) {
         const ins = this.inputScratch[i] as ZBatch[];
         ins[0] = prev;
-        stats.rowsIn += prev.weights.length;
+        stats.rowsIn += unmerged ? batchSize(prev) : prev.weights.length;
         out = op.step(ins, this);
         ins[0] = EMPTY;
       } else {
@@ -374,14 +380,14 @@ export class ViewRuntime implements RowErrorSink {
         for (let k = 0; k < from.length; k++) {
           const b = outputs[from[k] as number] as ZBatch;
           ins[k] = b;
-          rowsIn += b.weights.length;
+          rowsIn += unmerged ? batchSize(b) : b.weights.length;
         }
         stats.rowsIn += rowsIn;
         out = op.step(ins, this);
         // The scratch holds no batch past its step (no retention across epochs, no second loop).
         for (let k = 0; k < from.length; k++) ins[k] = EMPTY;
       }
-      stats.rowsOut += out.weights.length;
+      stats.rowsOut += unmerged ? batchSize(out) : out.weights.length;
       if (this.stepKept[i] === true) {
         outputs[i] = out;
         kept = true;
@@ -408,14 +414,15 @@ export class ViewRuntime implements RowErrorSink {
     const ops = this.stepOps;
     const counters = this.statsByIndex;
     const ins = this.chainInput;
+    const unmerged = this.unmerged;
     let batch = input;
-    (counters[0] as NodeStats).rowsOut += batch.weights.length;
+    (counters[0] as NodeStats).rowsOut += unmerged ? batchSize(batch) : batch.weights.length;
     for (let i = 1; i < ops.length; i++) {
       const stats = counters[i] as NodeStats;
-      stats.rowsIn += batch.weights.length;
+      stats.rowsIn += unmerged ? batchSize(batch) : batch.weights.length;
       ins[0] = batch;
       batch = (ops[i] as Operator).step(ins, this);
-      stats.rowsOut += batch.weights.length;
+      stats.rowsOut += unmerged ? batchSize(batch) : batch.weights.length;
     }
     ins[0] = EMPTY;
     return batch;

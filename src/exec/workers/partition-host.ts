@@ -53,6 +53,8 @@ export interface RawStep {
   readonly x: Hosted;
   readonly cols: readonly (readonly Value[])[];
   readonly weights: readonly number[];
+  /** The sum of the weights (the Reduce's own count when it kept one). */
+  readonly net: number;
   readonly touch: Int32Array;
   readonly errors: readonly WireRowError[];
   readonly folds: FoldEntries;
@@ -255,7 +257,8 @@ function stepPartition(
     }
   }
   const folds = x.folds.fold(outCols, out.weights, n);
-  return { x, cols: outCols, weights: out.weights, touch, errors, folds };
+  const net = x.op.netWeightOf(out) ?? sumOf(out.weights);
+  return { x, cols: outCols, weights: out.weights, net, touch, errors, folds };
 }
 
 /** A step's answer as a message (its columns transferred). */
@@ -270,7 +273,7 @@ export function answerStep(raw: RawStep): Answer {
     at: Array.from({ length: 2 * count }, (_, i) => at[i] as number),
     weights: Array.from({ length: count }, (_, i) => foldWeights[i] as number),
   };
-  const step: StepReply = { weights, touch: raw.touch, cols, errors: raw.errors, folds };
+  const step: StepReply = { weights, net: raw.net, touch: raw.touch, cols, errors: raw.errors, folds };
   return { message: { ok: true, step }, transfer: transferables(cols) };
 }
 
@@ -278,11 +281,15 @@ export function answerStep(raw: RawStep): Answer {
  * Writes a step's changes into the partition's reply buffers when they fit (every value a number or
  * NULL, no row error, room enough): their count and null mask, else null (answer with a message).
  */
-export function writeReply(raw: RawStep): { count: number; nullMask: number; folds: number } | null {
+export function writeReply(
+  raw: RawStep,
+): { count: number; nullMask: number; folds: number; net: number } | null {
   const bufs = raw.x.bufs;
   const reply = bufs?.replies[raw.x.partition];
   const n = raw.weights.length;
   if (reply === undefined || raw.errors.length > 0 || n > reply.weights.length) return null;
+  // The net weight goes in an Int32 request word.
+  if ((raw.net | 0) !== raw.net) return null;
   const folds = raw.folds;
   if (folds.count > reply.foldWeights.length) return null;
   if (raw.cols.length > SHARED_REPLY_MAX_COLUMNS || raw.cols.length > reply.f64.length) return null;
@@ -310,10 +317,16 @@ export function writeReply(raw: RawStep): { count: number; nullMask: number; fol
   reply.touch.set(raw.touch);
   for (let e = 0; e < 2 * folds.count; e++) reply.foldAt[e] = folds.at[e] as number;
   for (let e = 0; e < folds.count; e++) reply.foldWeights[e] = folds.weights[e] as number;
-  return { count: n, nullMask, folds: folds.count };
+  return { count: n, nullMask, folds: folds.count, net: raw.net };
 }
 
 const EMPTY: Value[] = [];
+
+function sumOf(weights: readonly number[]): number {
+  let sum = 0;
+  for (let j = 0; j < weights.length; j++) sum += weights[j] as number;
+  return sum;
+}
 
 /**
  * The batch indexes of the partition's rows, ascending: the rows of the first `batch` whose routed

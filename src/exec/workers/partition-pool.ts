@@ -29,6 +29,7 @@ import {
   REQ_WIDTH,
   REP_COUNT,
   REP_FOLDS,
+  REP_NET,
   REP_NULLS,
   SHARED_ANSWER,
   type FromWorker,
@@ -201,6 +202,7 @@ export class PartitionPool {
           count: this.requestWords[base + REP_COUNT] as number,
           nullMask: this.requestWords[base + REP_NULLS] as number,
           folds: this.requestWords[base + REP_FOLDS] as number,
+          net: this.requestWords[base + REP_NET] as number,
         },
       };
     }
@@ -239,6 +241,7 @@ function localChanges(raw: RawStep): FromWorker {
     local: {
       count: raw.weights.length,
       weights: raw.weights,
+      net: raw.net,
       touch: raw.touch,
       cols: raw.cols,
       nulls: raw.cols.map(() => null),

@@ -114,7 +114,7 @@ export type Request = ToWorker | SharedStep;
  * writes a request's fields, then bumps REQ_SEQ and notifies; the thread waits on REQ_SEQ. REQ_KIND:
  * KIND_MESSAGE (read the posted message off the request port) or KIND_STEP (a SharedStep's fields).
  */
-export const REQ_WIDTH = 9;
+export const REQ_WIDTH = 10;
 export const REQ_SEQ = 0;
 export const REQ_KIND = 1;
 export const REQ_H = 2;
@@ -127,6 +127,9 @@ export const REP_COUNT = 6;
 export const REP_NULLS = 7;
 /** A step answered in the reply buffers: its number of fold entries. */
 export const REP_FOLDS = 8;
+/** A step answered in the reply buffers: the sum of its changes' weights (an Output counts its rows
+ * by it without reading the merged weights). */
+export const REP_NET = 9;
 export const KIND_MESSAGE = 0;
 export const KIND_STEP = 1;
 /** The highest input column index a SharedStep can describe (its null mask is one Int32). */
@@ -156,6 +159,8 @@ export interface WireRowError {
 /** A partition's step: its changes, each with the batch index of its group's first row. */
 export interface StepReply {
   readonly weights: Float64Array;
+  /** The sum of the weights. */
+  readonly net: number;
   readonly touch: Int32Array;
   readonly cols: readonly WireColumn[];
   readonly errors: readonly WireRowError[];
@@ -166,6 +171,8 @@ export interface StepReply {
 export interface PartChanges {
   readonly count: number;
   readonly weights: ArrayLike<number>;
+  /** The sum of the weights. */
+  readonly net: number;
   readonly touch: Int32Array;
   readonly cols: readonly (Float64Array | readonly Value[])[];
   /** By column: its null flags (1: NULL), or null when the column holds none (or holds values). */
@@ -179,7 +186,12 @@ export type FromWorker =
   /** A step answered in the reply buffers. */
   | {
       readonly ok: true;
-      readonly shared: { readonly count: number; readonly nullMask: number; readonly folds: number };
+      readonly shared: {
+        readonly count: number;
+        readonly nullMask: number;
+        readonly folds: number;
+        readonly net: number;
+      };
     }
   /** The main thread's own partition's step (never crosses a thread). */
   | { readonly ok: true; readonly local: PartChanges }

@@ -20,6 +20,7 @@ import {
   REQ_WIDTH,
   REP_COUNT,
   REP_FOLDS,
+  REP_NET,
   REP_NULLS,
   SHARED_ANSWER,
   type ToWorker,
@@ -53,6 +54,7 @@ function answerRaw(raw: RawStep): void {
   words[base + REP_COUNT] = shared.count;
   words[base + REP_NULLS] = shared.nullMask;
   words[base + REP_FOLDS] = shared.folds;
+  words[base + REP_NET] = shared.net;
   // The flag's store publishes the words and the buffers written before it.
   Atomics.store(flags, slot, SHARED_ANSWER);
   Atomics.notify(flags, slot);

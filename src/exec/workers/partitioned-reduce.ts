@@ -13,7 +13,7 @@ import type { ColumnSpec } from '../../ivm/dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../../ivm/operator.ts';
 import type { StateDelta, Stateful } from '../../ivm/state.ts';
 import { ColumnBatch, type ZBatch } from '../../ivm/zset.ts';
-import { PartitionBatch } from './partition-batch.ts';
+import { MergeScratch, PartitionBatch } from './partition-batch.ts';
 import type { PartitionLayout } from './partition-eligibility.ts';
 import { groupId, hashNumber, hashPartition, partitionOf } from './partition-hash.ts';
 import type { PartitionPool } from './partition-pool.ts';
@@ -47,21 +47,13 @@ export class PartitionedReduce implements Operator, Stateful {
   private capacity = 0;
   private generation = 0;
   private readonly sentGeneration: Int32Array;
-  /** The merge's scratch: by partition, each change's place in the merged order, and its next change. */
-  private readonly places: Int32Array[];
-  private readonly at: Int32Array;
+  /** The merge's scratch (partition-batch.ts), kept between steps. */
+  private readonly scratch = new MergeScratch();
   /** The downstream COUNT(*) Reduces each partition folds its changes for (setFolds). */
   private folds: readonly FoldSpec[] = [];
   private foldsText = '[]';
   /** The last step's output: its columns are read from buffers the next step overwrites. */
   private last: PartitionBatch | null = null;
-  /** The merge's scratch by batch row: the partition (+1, 0: none) whose group's first row it is,
-   * and where that group's changes begin in the partition's list. */
-  private ownerAt = new Uint8Array(0);
-  private runAt = new Int32Array(0);
-  /** A large step's merged weights, lent to its batch until the next step (as a Reduce lends its
-   * change columns: an array of ≈ 20,000 numbers is a large-object allocation every step). */
-  private lentWeights: number[] = [];
 
   constructor(
     node: ReduceNode,
@@ -76,8 +68,6 @@ export class PartitionedReduce implements Operator, Stateful {
     this.width = node.columns.length;
     this.handle = pool.handle();
     this.sentGeneration = new Int32Array(pool.partitions);
-    this.at = new Int32Array(pool.partitions);
-    this.places = Array.from({ length: pool.partitions }, () => new Int32Array(0));
     const h = this.handle;
     pool.callEach(
       Array.from({ length: pool.partitions }, (_, partition) => ({
@@ -218,12 +208,9 @@ export class PartitionedReduce implements Operator, Stateful {
     return this.buffers;
   }
 
-  /** An array for `total` merged weights: the kept one for a large step, else a fresh one. */
-  private weightsFor(total: number): number[] {
-    if (total < LEND_WEIGHTS_FROM) return new Array<number>(total);
-    const weights = this.lentWeights;
-    weights.length = total;
-    return weights;
+  /** How many steps' changes were merged (for tests: see PartitionBatch). */
+  get mergedSteps(): number {
+    return this.scratch.merges;
   }
 
   /** The buffers' row capacity (for tests: they grow with the largest batch). */
@@ -265,61 +252,11 @@ export class PartitionedReduce implements Operator, Stateful {
   }
 
   /**
-   * The partitions' changes in one batch, ordered by their groups' first rows (each partition's
-   * already is), then their row errors in the same order, reported as the single Reduce reports them.
-   * Each change's place and the weights are merged here, the columns when they are read.
+   * The partitions' changes as one batch, merged by their groups' first rows when read
+   * (partition-batch.ts); their row errors reported now, as the single Reduce reports them: in the
+   * order of their groups' first rows.
    */
   private merge(parts: readonly PartChanges[], n: number, errors: RowErrorSink): ZBatch {
-    const width = this.width;
-    const P = parts.length;
-    let total = 0;
-    for (const r of parts) total += r.count;
-    // Each change's place in the merged order, by partition (scratch kept between steps: the batch
-    // reads it until this Reduce's next step).
-    const places = this.places;
-    for (let p = 0; p < P; p++) {
-      const count = (parts[p] as PartChanges).count;
-      if ((places[p] as Int32Array).length < count) places[p] = new Int32Array(2 * count);
-    }
-    // A change's tag is its group's first row in the batch, one group a row: mark, by batch row, the
-    // partition whose group starts there and where its changes begin, then walk the rows in order —
-    // the groups come out in first-touch order without comparing partitions.
-    if (this.ownerAt.length < n) {
-      this.ownerAt = new Uint8Array(Math.max(n, this.capacity));
-      this.runAt = new Int32Array(Math.max(n, this.capacity));
-    }
-    const ownerAt = this.ownerAt;
-    const runAt = this.runAt;
-    ownerAt.fill(0, 0, n);
-    for (let p = 0; p < P; p++) {
-      const r = parts[p] as PartChanges;
-      const touch = r.touch;
-      let prev = -1;
-      for (let i = 0; i < r.count; i++) {
-        const t = touch[i] as number;
-        if (t === prev) continue;
-        ownerAt[t] = p + 1;
-        runAt[t] = i;
-        prev = t;
-      }
-    }
-    const weights = this.weightsFor(total);
-    let k = 0;
-    for (let t = 0; t < n && k < total; t++) {
-      const owner = ownerAt[t] as number;
-      if (owner === 0) continue;
-      // Every change of that group (its -old and +new) comes from that partition, in its order.
-      const r = parts[owner - 1] as PartChanges;
-      const touch = r.touch;
-      const from = r.weights;
-      const place = places[owner - 1] as Int32Array;
-      for (let i = runAt[t] as number; i < r.count && touch[i] === t; i++) {
-        place[i] = k;
-        weights[k++] = from[i] as number;
-      }
-    }
-    if (k !== total)
-      throw new SluiceError('INTERNAL_ERROR', 'a partition tagged a change with no row of the batch');
     const reported = parts.flatMap((r) => r.errors);
     if (reported.length > 0) {
       // Stable: one group's reports keep their order (they all come from one partition).
@@ -327,9 +264,13 @@ export class PartitionedReduce implements Operator, Stateful {
       for (const e of reported)
         errors.report(new SluiceError(knownErrorCode(e.code), e.message), e.row, this.keyColumns, e.weight);
     }
-    // The columns are scattered to their places when read (partition-batch.ts).
-    this.last = new PartitionBatch(this, parts, places.slice(), width, weights, weights === this.lentWeights);
+    this.last = new PartitionBatch(this, parts, n, this.width, this.scratch);
     return this.last;
+  }
+
+  /** For a view's Output borrowing these rows: the net weight of this Reduce's last step, unmerged. */
+  netWeightOf(batch: ZBatch): number | null {
+    return batch === this.last ? this.last.net : null;
   }
 
   trackChanges(on: boolean): void {
@@ -395,10 +336,6 @@ export class PartitionedReduce implements Operator, Stateful {
 
 const NO_ROWS: readonly (readonly Value[])[] = [];
 
-/** From this many changes a step's merged weights go into the array kept between steps (below it a
- * fresh array is a cheap young allocation; above ≈ 16,000 one is a large object). */
-const LEND_WEIGHTS_FROM = 4096;
-
 /** The first capacity of a Reduce's shared input buffers, in rows (doubled as batches need). */
 const INITIAL_CAPACITY = 64;
 
@@ -442,6 +379,7 @@ function fillColumn(
 const NO_CHANGES: PartChanges = {
   count: 0,
   weights: new Float64Array(0),
+  net: 0,
   touch: new Int32Array(0),
   cols: [],
   nulls: [],
@@ -454,10 +392,11 @@ function partChanges(a: FromWorker | null, reply: ReplyBuffers): PartChanges {
   if (a === null) return NO_CHANGES;
   if ('local' in a) return a.local;
   if ('shared' in a) {
-    const { count, nullMask, folds } = a.shared;
+    const { count, nullMask, folds, net } = a.shared;
     return {
       count,
       weights: reply.weights,
+      net,
       touch: reply.touch,
       cols: reply.f64,
       nulls: reply.f64.map((_, c) => ((nullMask & (1 << c)) !== 0 ? (reply.nulls[c] as Uint8Array) : null)),
@@ -469,6 +408,7 @@ function partChanges(a: FromWorker | null, reply: ReplyBuffers): PartChanges {
   return {
     count: step.touch.length,
     weights: step.weights,
+    net: step.net,
     touch: step.touch,
     cols: step.cols.map((w) => ('values' in w ? w.values : w.f64)),
     nulls: step.cols.map((w) => ('values' in w ? null : w.nulls)),

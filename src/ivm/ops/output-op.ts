@@ -95,11 +95,14 @@ export class OutputOp implements Operator, Stateful {
     if (this.shared !== null) {
       // The Reduce's count of the batch it wrote (a sum is the same before and after consolidating),
       // else summed in a local: the field's load and store were in every iteration (2% of a batch-100 run)
+      // (the weights are read only then: a partitioned Reduce's are merged on their first read)
       const net = this.shared.netWeightOf?.(input) ?? null;
-      const weights = delta.weights;
       let count = this.rowCount;
       if (net !== null) count += net;
-      else for (let i = 0; i < weights.length; i++) count += weights[i] as number;
+      else {
+        const weights = delta.weights;
+        for (let i = 0; i < weights.length; i++) count += weights[i] as number;
+      }
       this.rowCount = count;
     } else if (this.keyed !== null) {
       const keyed = this.keyed;
