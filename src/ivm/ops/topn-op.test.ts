@@ -11,6 +11,7 @@ import type { DataflowNode } from '../dataflow-plan.ts';
 import type { ZBatch } from '../zset.ts';
 import { topNWork } from './topn-far-rows.ts';
 import { TopNOp } from './topn-op.ts';
+import type { TopNRows } from './topn-rows.ts';
 
 /** Draws in 0..n-1 from a seeded LCG's high bits (its low bits repeat with a short period). */
 function seededDraws(seed: number): (n: number) => number {
@@ -92,6 +93,23 @@ test('an unbounded ROW_NUMBER emits only the rows whose number changes, walking 
   assert.ok(changes(out).includes('-1,1,1,1000') && changes(out).includes('+1,1,1,1001'));
   // The cost of this first implementation: the touched partition is walked twice (before, after).
   assert.equal(op.rowsRanked - ranked, 1_000 + 1_001);
+});
+
+test('every partition boundary stays a small integer, an unbounded ranking and a Top-N alike', () => {
+  // V8 keeps an object's field that ever held a double (Infinity, NaN) in a box of its own, one more
+  // cold line for every change to the partition; a small integer sits in the object.
+  const boundaries = (op: TopNOp): number[] =>
+    [...(op as unknown as { state: TopNRows }).state.partitions.values()].map((part) => part.boundary);
+  for (const op of [topN(null, true), topN(3, false)]) {
+    const rows: (readonly Value[])[] = [];
+    for (let s = 1; s <= 40; s++) rows.push([1, s, s], [2, s, s]);
+    op.step([batch(rows)]);
+    op.step([batch([[1, 5.5, 0]])]);
+    op.step([batch([[2, 0.5, 0]])]);
+    const seen = boundaries(op);
+    assert.equal(seen.length, 2);
+    for (const b of seen) assert.ok(Number.isInteger(b) && Math.abs(b) < 2 ** 30, `boundary ${b}`);
+  }
 });
 
 test('duplicates of one row take consecutive ROW_NUMBERs, and one copy leaving retracts the last number', () => {

@@ -16,7 +16,7 @@ import type { StateDelta, Stateful } from '../state.ts';
 import { consolidate, type ZBatch } from '../zset.ts';
 import { netKeptRows, refuseRetractions } from './topn-batch.ts';
 import { keyImage, type KeyImage } from './topn-key-image.ts';
-import type { SortedPartition } from './topn-partition.ts';
+import { NO_BOUNDARY, type SortedPartition } from './topn-partition.ts';
 import { emitDifference, keptEnd, type Ranked } from './topn-ranked.ts';
 import { TopNRows, type PartitionKey } from './topn-rows.ts';
 import { TailPlaces } from './topn-tail-places.ts';
@@ -207,7 +207,7 @@ export class TopNOp implements Operator, Stateful {
     // Changes that all sort after the kept range leave it as it is: no walk, no output. The
     // partition's boundary stays valid across such changes (none lands before it).
     let before: Ranked[] | null = null;
-    let limit = part.boundary;
+    let limit = part.boundary === NO_BOUNDARY ? Infinity : part.boundary;
     if (limit < 0) {
       before = this.ranked(part);
       limit = this.unaffectedFrom;
@@ -224,7 +224,7 @@ export class TopNOp implements Operator, Stateful {
       return;
     }
     emitDifference(before as Ranked[], this.ranked(part), this.node.emitRank, rows, weights);
-    part.boundary = this.unaffectedFrom;
+    part.boundary = this.unaffectedFrom === Infinity ? NO_BOUNDARY : this.unaffectedFrom;
   }
 
   /**

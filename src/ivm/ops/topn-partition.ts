@@ -9,6 +9,9 @@ import { cutPartitionFrom, fillPartition, settleTail } from './topn-partition-bu
 
 export type { RowCompare };
 
+/** A partition's `boundary` when no index is unaffected by a change (a small integer, not Infinity). */
+export const NO_BOUNDARY = 0x3fffffff;
+
 /** The most rows `spill` moves to a partition's unordered tail. */
 const TAIL_ROWS = 128;
 /**
@@ -47,17 +50,24 @@ export class SortedPartition {
    * make the partition's tail: two sets of rows after every sorted row, in no order between them.
    */
   far: FarRows | null = null;
-  /** The first index from which a change cannot alter the kept range (Infinity: none; -1: unknown). */
+  /**
+   * The first index from which a change cannot alter the kept range (NO_BOUNDARY: none; -1: unknown).
+   * Small integers only: V8 keeps a field that ever held a double (Infinity) in a box of its own, one
+   * more cold line per change, where a small integer sits in the object.
+   */
   boundary = -1;
   /** The epoch that last grouped changes here, and this epoch's first and last change (TopNOp.step). */
   stamp = 0;
   head = -1;
   tail = -1;
   /**
-   * The image of the last sorted row (NaN: no images, or no rows), kept beside the other fields: most
-   * changes of a long partition go to the tail, decided by this alone, without reading `keys`.
+   * The image of the last sorted row (null: no images, or no rows), kept beside the other fields: most
+   * changes of a long partition go to the tail, decided by this alone, without reading `keys`. Null
+   * rather than NaN so that V8 keeps the field tagged: an integer image (the common ORDER BY of an
+   * integer column) then sits in the object itself, where a double-only field keeps every value in a
+   * box of its own, one more cold line on every tail test (another image is a fresh box, as before).
    */
-  private lastKey = NaN;
+  private lastKey: number | null = null;
 
   constructor(withImages: boolean) {
     this.keys = withImages ? [] : null;
@@ -92,7 +102,7 @@ export class SortedPartition {
   dropImages(compare: RowCompare): void {
     this.settle(compare);
     this.keys = null;
-    this.lastKey = NaN;
+    this.lastKey = null;
   }
 
   /** Sorts the tail (it sorts after every sorted row) into place: the partition is sorted in full again. */
@@ -117,6 +127,7 @@ export class SortedPartition {
    */
   afterSorted(row: readonly Value[], image: number, compare: RowCompare): boolean {
     const last = this.lastKey;
+    if (last === null) return false;
     if (image !== last) return image > last;
     return compare(row, this.rows[this.sorted - 1] as readonly Value[]) > 0;
   }
@@ -125,7 +136,7 @@ export class SortedPartition {
   syncLast(): void {
     const keys = this.keys;
     const n = this.sorted;
-    this.lastKey = keys === null || n === 0 ? NaN : (keys[n - 1] as number);
+    this.lastKey = keys === null || n === 0 ? null : (keys[n - 1] as number);
   }
 
   /** Adds a row to the tail (one copy, after every sorted row): its unordered index, or -1 (far). */
