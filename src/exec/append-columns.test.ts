@@ -135,7 +135,7 @@ test('a table of numbers keeps no column of JS values, row by row or in small ba
 test('int32 columns take four bytes a row; a column that met another number starts the next tail as doubles', () => {
   const ints = new AppendColumns(3);
   for (let b = 0; b < 164; b++)
-    ints.pushColumns([0, 1, 2].map((c) => Array.from({ length: 100 }, (_, i) => 3 * (b * 100 + i) - c)));
+    ints.pushColumns([0, 1, 2].map((c) => Array.from({ length: 100 }, (_, i) => b * 100 + i - c)));
   // 16,400 rows: two closed tails of 8,192 rows and an open one, every column an Int32Array.
   assert.equal(ints.typedBytes(), 3 * 3 * 8192 * 4);
   assert.equal(ints.valueColumns(), 0);
@@ -143,10 +143,9 @@ test('int32 columns take four bytes a row; a column that met another number star
   const mixed = new AppendColumns(2);
   for (let i = 0; i < 8192; i++) mixed.push([i, i === 5 ? 0.5 : i]);
   mixed.push([-0, 2 ** 31]);
-  // The first column is a serial run in the first tail (no cells); the second widened there and
-  // the second tail starts it as doubles. -0 is neither a run's first value nor an int32: the
-  // first column turns into doubles in the second tail.
-  assert.equal(mixed.typedBytes(), 8192 * 8 + 8192 * 8 + 8192 * 8);
+  // The second column widened in the first tail; the second tail starts it as doubles. -0 and
+  // 2^31 are not int32s: the first column widens in the second tail too.
+  assert.equal(mixed.typedBytes(), 8192 * 4 + 8192 * 8 + 8192 * 8 + 8192 * 8);
   assert.deepStrictEqual([...mixed.rows()].at(5), [5, 0.5]);
   assert.deepStrictEqual([...mixed.rows()].at(-1), [-0, 2 ** 31]);
 });
@@ -154,7 +153,7 @@ test('int32 columns take four bytes a row; a column that met another number star
 test('a large batch is copied into typed columns of its own size; the caller may then rewrite its arrays', () => {
   const table = new AppendColumns(3);
   const n = 2000;
-  const ints = Array.from({ length: n }, (_, i) => 2 * i - 1000);
+  const ints = Array.from({ length: n }, (_, i) => i - 1000);
   const doubles = Array.from({ length: n }, (_, i) => (i === 7 ? -0 : i / 4));
   const mixed: Value[] = Array.from({ length: n }, (_, i) => (i === 1500 ? 'x' : i === 3 ? null : i));
   table.pushColumns([ints, doubles, mixed]);
@@ -177,24 +176,24 @@ test('a large batch is copied into typed columns of its own size; the caller may
 test('a column of values in 0..255 takes one byte a row, and widens at the first value that is not one', () => {
   const table = new AppendColumns(3);
   const n = 2000;
-  const small = Array.from({ length: n }, (_, i) => (7 * i) % 256);
+  const small = Array.from({ length: n }, (_, i) => i % 256);
   // 256 is an int32: an Int32Array from there on; 1.5 a double; -0 a double (a byte would read 0)
   const wider = Array.from({ length: n }, (_, i) => (i === 1000 ? 256 : i % 200));
   const doubles = Array.from({ length: n }, (_, i) => (i === 999 ? 1.5 : i === 1999 ? -0 : 7));
   table.pushColumns([small, wider, doubles]);
   assert.equal(table.typedBytes(), n + n * 4 + n * 8);
   const rows = [...table.rows()];
-  assert.deepStrictEqual(rows[1000], [7000 % 256, 256, 7]);
-  assert.deepStrictEqual(rows[999], [6993 % 256, 999 % 200, 1.5]);
-  assert.deepStrictEqual(rows[1999], [13993 % 256, 1999 % 200, -0]);
+  assert.deepStrictEqual(rows[1000], [1000 % 256, 256, 7]);
+  assert.deepStrictEqual(rows[999], [999 % 256, 999 % 200, 1.5]);
+  assert.deepStrictEqual(rows[1999], [1999 % 256, 1999 % 200, -0]);
   // The next chunk starts each column in the form the last one ended in.
   table.pushColumns([small, small, small]);
   assert.equal(table.typedBytes(), n + n * 4 + n * 8 + n + n * 4 + n * 8);
   // Row by row: the tail's columns start as bytes too, and a -1 widens the second to int32s.
   const tail = new AppendColumns(2);
-  for (let i = 0; i < 64; i++) tail.push([(5 * i) % 256, i === 63 ? -1 : (3 * i) % 256]);
+  for (let i = 0; i < 64; i++) tail.push([i, i === 63 ? -1 : i]);
   assert.equal(tail.typedBytes(), 64 + 64 * 4);
-  assert.deepStrictEqual([...tail.rows()].at(-1), [(5 * 63) % 256, -1]);
+  assert.deepStrictEqual([...tail.rows()].at(-1), [63, -1]);
 });
 
 test('integer columns the caller checked take the range test alone, and still widen at NULL and wider values', () => {
@@ -219,61 +218,4 @@ test('integer columns the caller checked take the range test alone, and still wi
   // Without the flags nothing is counted.
   table.pushColumns([bytes, bytes, bytes]);
   assert.equal(table.intRuns, 4);
-});
-
-test('a column counting up by one keeps no cells, and reads back exactly what was written when its run breaks', () => {
-  // A serial id in every way it arrives: row by row, in tail batches, in a chunk of its own.
-  const serial = new AppendColumns(2);
-  for (let i = 0; i < 10; i++) serial.push([i + 1, (3 * i) % 7]);
-  serial.pushColumns([Array.from({ length: 100 }, (_, i) => i + 11), Array.from({ length: 100 }, () => 1)]);
-  serial.pushColumns(
-    [Array.from({ length: 3000 }, (_, i) => i + 111), Array.from({ length: 3000 }, () => 2)],
-    [true, true],
-  );
-  assert.equal(serial.typedBytes(), 64 * 1 * 2 + 3000, 'the ids take no bytes; the second column one a row');
-  assert.deepStrictEqual(
-    [...serial.rows()].map((r) => r[0]),
-    Array.from({ length: 3110 }, (_, i) => i + 1),
-  );
-
-  // Runs broken by every kind of value, at random places, against the values written.
-  const breakers: Value[] = [null, -0, 'text', 2n ** 60n, 0.5, 2 ** 53 + 2, -1, 256, 2 ** 31, NaN];
-  const firsts = [0, 1, 255, -5, 2 ** 31 - 3, 0.25, 2 ** 53 - 2, 2 ** 60, -0, null, 'a'];
-  let seed = 7;
-  const random = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31;
-    return seed % n;
-  };
-  for (let trial = 0; trial < 60; trial++) {
-    const table = new AppendColumns(1);
-    const written: Value[] = [];
-    let first = firsts[trial % firsts.length] as Value;
-    for (let batch = 0; batch < 8; batch++) {
-      const size = [1, 5, 100, 1500][random(4)] as number;
-      const values: Value[] = [];
-      for (let k = 0; k < size; k++) {
-        const at = written.length + values.length;
-        const v =
-          random(200) === 0
-            ? (breakers[random(breakers.length)] as Value)
-            : typeof first === 'number'
-              ? first + at
-              : first;
-        values.push(v);
-      }
-      if (size === 1) table.push(values);
-      else table.pushColumns([values]);
-      written.push(...values);
-      if (random(3) === 0) first = firsts[random(firsts.length)] as Value;
-    }
-    const read = [...table.rows()].map((r) => r[0]);
-    assert.equal(read.length, written.length);
-    for (let i = 0; i < read.length; i++)
-      assert.ok(
-        Object.is(read[i], written[i]),
-        `trial ${trial} row ${i}: ${String(read[i])} for ${String(written[i])}`,
-      );
-    const captured = table.capture();
-    for (let i = 0; i < read.length; i += 97) assert.ok(Object.is(captured.row(i)[0], written[i]));
-  }
 });

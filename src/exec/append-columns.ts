@@ -13,11 +13,7 @@
 // 0..255 (a quantity, a flag, a small code: a quarter of an Int32Array's pages). A column that
 // receives a larger int32 turns into an Int32Array, another number into a Float64Array, and any
 // other value into an array of values, for the rest of its chunk; the next tail starts each column
-// in the form the last one ended in. Before all these, a column starts as a serial run (SerialColumn):
-// while its values are `first + row` (a serial id, a sequence number, an offset) it keeps no cells
-// at all, only `first`, and turns into the narrowest typed column that holds the run at the first
-// value that breaks it. Its rows then cost no fresh pages (a tail's pages, faulted in on first
-// write, are most of what the table's write costs). Rows only ever append, so the first `length` rows seen at any
+// in the form the last one ended in. Rows only ever append, so the first `length` rows seen at any
 // moment never change: a capture is the chunk list as it is, read back later while the table grows.
 import type { Value } from '../common/types.ts';
 import type { RowCapture } from '../ivm/row-capture.ts';
@@ -31,17 +27,8 @@ const TAIL_ROWS = 8192;
 /** A small table's first tail holds this many rows in its typed columns (doubled as it fills). */
 const TAIL_START = 64;
 
-/**
- * A chunk's column whose row r holds `first + r` for every row so far (`first` NaN while it has no
- * row): no cells. Read back by the same sum, so every row gives exactly the number written (-0 is
- * never taken: `first + r` reads +0).
- */
-class SerialColumn {
-  first = NaN;
-}
-
-/** A chunk's column: numbers in a typed array (its first `count` cells), a serial run, or values. */
-type StoredColumn = Value[] | Float64Array | Int32Array | Uint8Array | SerialColumn;
+/** A chunk's column: numbers in a typed array (its first `count` cells), or values. */
+type StoredColumn = Value[] | Float64Array | Int32Array | Uint8Array;
 
 /**
  * The typed forms a tail column starts in (it moves from Uint8Array to Int32Array to Float64Array to
@@ -50,12 +37,6 @@ type StoredColumn = Value[] | Float64Array | Int32Array | Uint8Array | SerialCol
 const INT32 = 0;
 const FLOAT64 = 1;
 const UINT8 = 2;
-const SERIAL = 3;
-
-/** Not -0 (a typed array or a serial run would give it back as 0). */
-function notNegativeZero(v: number): boolean {
-  return v !== 0 || 1 / v > 0;
-}
 
 /** Moves the tail's column `c` (its first `count` cells) into the wider `wide`, then writes `v`. */
 function widen(
@@ -71,42 +52,14 @@ function widen(
   tail.columns[c] = wide;
 }
 
-/** An empty column of `capacity` cells in `form`. */
-function emptyColumn(form: number, capacity: number): Uint8Array | Int32Array | Float64Array | SerialColumn {
-  return form === SERIAL ? new SerialColumn() : typedColumn(form, capacity);
-}
-
-/** An empty typed column of `capacity` cells in `form` (not SERIAL). */
+/** An empty typed column of `capacity` cells in `form`. */
 function typedColumn(form: number, capacity: number): Uint8Array | Int32Array | Float64Array {
   if (form === UINT8) return new Uint8Array(capacity);
   return form === INT32 ? new Int32Array(capacity) : new Float64Array(capacity);
 }
 
-function formOf(col: Uint8Array | Int32Array | Float64Array | SerialColumn): number {
-  if (col instanceof SerialColumn) return SERIAL;
+function formOf(col: Uint8Array | Int32Array | Float64Array): number {
   return col instanceof Float64Array ? FLOAT64 : col instanceof Uint8Array ? UINT8 : INT32;
-}
-
-/**
- * The serial run of `count` rows as the narrowest typed column of `capacity` cells that holds them
- * all (the column's first other value is then written by `put`, which widens it further if need be).
- */
-function unserial(
-  col: SerialColumn,
-  count: number,
-  capacity: number,
-): Uint8Array | Int32Array | Float64Array {
-  const first = col.first;
-  const last = first + (count - 1);
-  const form =
-    count === 0 || (isUint8(first) && isUint8(last) && last - first === count - 1)
-      ? UINT8
-      : isInt32(first) && isInt32(last) && last - first === count - 1
-        ? INT32
-        : FLOAT64;
-  const typed = typedColumn(form, capacity);
-  for (let r = 0; r < count; r++) typed[r] = first + r;
-  return typed;
 }
 
 /** An integer in 0..255 (not -0): a Uint8Array gives it back as it is. */
@@ -141,7 +94,7 @@ export class AppendColumns {
   intRuns = 0;
 
   constructor(private readonly width: number) {
-    this.forms = new Array<number>(width).fill(SERIAL);
+    this.forms = new Array<number>(width).fill(UINT8);
   }
 
   private openTail(): Chunk {
@@ -165,7 +118,7 @@ export class AppendColumns {
   private newChunk(capacity: number): Chunk {
     if (this.tail !== null) this.noteForms(this.tail);
     const columns: StoredColumn[] = [];
-    for (let c = 0; c < this.width; c++) columns.push(emptyColumn(this.forms[c] as number, capacity));
+    for (let c = 0; c < this.width; c++) columns.push(typedColumn(this.forms[c] as number, capacity));
     return { columns, start: this.length, count: 0, capacity };
   }
 
@@ -185,7 +138,7 @@ export class AppendColumns {
     const columns = tail.columns;
     for (let c = 0; c < columns.length; c++) {
       const col = columns[c] as StoredColumn;
-      if (Array.isArray(col) || col instanceof SerialColumn) continue;
+      if (Array.isArray(col)) continue;
       const grown = typedColumn(formOf(col), tail.capacity);
       grown.set(col);
       columns[c] = grown;
@@ -194,18 +147,8 @@ export class AppendColumns {
 
   /** Writes the tail's next row's value of column `c` (the row is counted by the caller). */
   private put(tail: Chunk, c: number, v: Value): void {
-    let col = tail.columns[c] as StoredColumn;
+    const col = tail.columns[c] as StoredColumn;
     const i = tail.count;
-    if (col instanceof SerialColumn) {
-      if (i === 0 && typeof v === 'number' && notNegativeZero(v)) {
-        col.first = v;
-        return;
-      }
-      if (v === col.first + i && notNegativeZero(v)) return;
-      // The run breaks here: its rows go into a typed column, and `v` after them (below).
-      col = unserial(col, i, tail.capacity);
-      tail.columns[c] = col;
-    }
     if (col instanceof Int32Array) {
       if (typeof v === 'number') {
         if (isInt32(v)) {
@@ -307,8 +250,7 @@ export class AppendColumns {
     if (ints) this.intRuns++;
     // One function per typed form, so that each one's stores see one kind of array.
     let done: number;
-    if (col instanceof SerialColumn) done = followSerial(col, at, from, i, run);
-    else if (col instanceof Int32Array)
+    if (col instanceof Int32Array)
       done = ints ? copyIntsToInt32(col, at, from, i, run) : copyInt32(col, at, from, i, run);
     else if (col instanceof Uint8Array)
       done = ints ? copyIntsToUint8(col, at, from, i, run) : copyUint8(col, at, from, i, run);
@@ -360,32 +302,9 @@ export class AppendColumns {
     let n = 0;
     for (const chunk of this.chunks)
       for (const col of chunk.columns)
-        if (!Array.isArray(col) && !(col instanceof SerialColumn))
-          n += (col as Float64Array | Int32Array | Uint8Array).byteLength;
+        if (!Array.isArray(col)) n += (col as Float64Array | Int32Array | Uint8Array).byteLength;
     return n;
   }
-}
-
-/**
- * How many of the `run` values of `from` from `i` on continue the serial run `col` from row `at` on
- * (the first row of a run sets `first`); nothing is stored.
- */
-function followSerial(col: SerialColumn, at: number, from: readonly Value[], i: number, run: number): number {
-  let k = 0;
-  if (at === 0 && run > 0) {
-    const v = from[i];
-    if (typeof v !== 'number' || !notNegativeZero(v)) return 0;
-    col.first = v;
-    k = 1;
-  }
-  const first = col.first;
-  for (; k < run; k++) {
-    const v = from[i + k];
-    // Only a value equal to the sum passes (no text, bigint or NaN does); -0 equals a sum of 0. The
-    // sum is the one rows are read back by (`first + row`), so an inexact one reads back the same.
-    if (v !== first + (at + k) || (v === 0 && 1 / v < 0)) return k;
-  }
-  return run;
 }
 
 /** Copies `run` values of `from` from `i` on to `to` from `at` on while they are int32s; how many. */
@@ -443,10 +362,7 @@ function copyFloat64(to: Float64Array, at: number, from: readonly Value[], i: nu
 
 function rowAt(columns: readonly StoredColumn[], i: number, width: number): Value[] {
   const row = new Array<Value>(width);
-  for (let c = 0; c < width; c++) {
-    const col = columns[c] as StoredColumn;
-    row[c] = col instanceof SerialColumn ? col.first + i : (col[i] as Value);
-  }
+  for (let c = 0; c < width; c++) row[c] = (columns[c] as StoredColumn)[i] as Value;
   return row;
 }
 
