@@ -1,8 +1,8 @@
 // A partition worker thread: it hosts one partition of each partitioned Reduce (partition-host.ts) and
 // steps it on the rows of each batch that belong to it. It waits for requests on its shared request
-// words (Atomics.wait, never returning to its event loop: no message dispatch per step); every request
-// is answered on the reply port, then the thread's flag is raised, so the main thread can wait for it
-// synchronously (partition-pool.ts).
+// words (a short spin, then Atomics.wait, never returning to its event loop: no message dispatch per
+// step); every request is answered on the reply port, then the thread's flag is raised, so the main
+// thread can wait for it synchronously (partition-pool.ts).
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { SluiceError } from '../../common/errors.ts';
@@ -15,6 +15,7 @@ import {
   REQ_H,
   REQ_KIND,
   REQ_NULLS,
+  REQ_PARKED,
   REQ_SEQ,
   REQ_BATCH,
   REQ_WIDTH,
@@ -23,6 +24,8 @@ import {
   REP_NET,
   REP_NULLS,
   SHARED_ANSWER,
+  SPIN_MICROS,
+  spinWhile,
   type ToWorker,
 } from './partition-protocol.ts';
 
@@ -63,15 +66,28 @@ function answerRaw(raw: RawStep): void {
 /** How long one wait lasts before it is renewed (a thread being terminated stops between waits). */
 const WAIT_MS = 250;
 
+/**
+ * The next request's sequence number (≠ `seen`): spun for SPIN_MICROS, then waited for parked, with
+ * REQ_PARKED raised before Atomics.wait's own check of the word (see REQ_PARKED), so the main thread
+ * notifies only a thread that sleeps or is about to.
+ */
+function nextRequest(base: number, seen: number): number {
+  const spun = spinWhile(words, base + REQ_SEQ, seen, SPIN_MICROS);
+  if (spun !== seen) return spun;
+  Atomics.store(words, base + REQ_PARKED, 1);
+  let now: number;
+  while ((now = Atomics.load(words, base + REQ_SEQ)) === seen)
+    Atomics.wait(words, base + REQ_SEQ, seen, WAIT_MS);
+  Atomics.store(words, base + REQ_PARKED, 0);
+  return now;
+}
+
 /** Serves requests until the thread is terminated: one outstanding at a time (the main thread waits). */
 function serve(): void {
   const base = slot * REQ_WIDTH;
   let seen = 0;
   for (;;) {
-    Atomics.wait(words, base + REQ_SEQ, seen, WAIT_MS);
-    const now = Atomics.load(words, base + REQ_SEQ);
-    if (now === seen) continue;
-    seen = now;
+    seen = nextRequest(base, seen);
     try {
       if (words[base + REQ_KIND] === KIND_STEP)
         answerRaw(
