@@ -1,8 +1,8 @@
 // A partition worker thread: it hosts one partition of each partitioned Reduce (partition-host.ts) and
 // steps it on the rows of each batch that belong to it. It waits for requests on its shared request
-// words (a short spin, then Atomics.wait, never returning to its event loop: no message dispatch per
-// step); every request is answered on the reply port, then the thread's flag is raised, so the main
-// thread can wait for it synchronously (partition-pool.ts).
+// words (Atomics.wait, never returning to its event loop: no message dispatch per step), saying when it
+// is parked so the main thread notifies only then; every request is answered on the reply port, then
+// the thread's flag is raised, so the main thread can wait for it synchronously (partition-pool.ts).
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { SluiceError } from '../../common/errors.ts';
@@ -24,8 +24,6 @@ import {
   REP_NET,
   REP_NULLS,
   SHARED_ANSWER,
-  SPIN_MICROS,
-  spinWhile,
   type ToWorker,
 } from './partition-protocol.ts';
 
@@ -67,13 +65,11 @@ function answerRaw(raw: RawStep): void {
 const WAIT_MS = 250;
 
 /**
- * The next request's sequence number (≠ `seen`): spun for SPIN_MICROS, then waited for parked, with
- * REQ_PARKED raised before Atomics.wait's own check of the word (see REQ_PARKED), so the main thread
- * notifies only a thread that sleeps or is about to.
+ * The next request's sequence number (≠ `seen`), waited for parked, with REQ_PARKED raised before
+ * the checks of the word (see REQ_PARKED), so the main thread notifies only a thread that sleeps or is
+ * about to.
  */
 function nextRequest(base: number, seen: number): number {
-  const spun = spinWhile(words, base + REQ_SEQ, seen, SPIN_MICROS);
-  if (spun !== seen) return spun;
   Atomics.store(words, base + REQ_PARKED, 1);
   let now: number;
   while ((now = Atomics.load(words, base + REQ_SEQ)) === seen)
