@@ -3,11 +3,10 @@
 // every partitioned Reduce — so N workers keep N cores busy, not N threads and an idle main thread.
 // Calls are synchronous — an epoch is — : the main thread hands a request to each thread it needs (a
 // step written into the thread's shared request words, anything else posted on its request port,
-// then the words' sequence number bumped, and notified when the thread is parked: the thread waits on
-// it with Atomics.wait, outside its event loop), serves partition 0's request itself, then spins
-// briefly on each thread's flag before it blocks on it, and reads the answer off its reply port
-// (receiveMessageOnPort). The threads are unref'd: an engine that is never closed does not keep the
-// process alive; `close` ends them.
+// then the words' sequence number bumped and notified: the thread waits on it with Atomics.wait,
+// outside its event loop), serves partition 0's request itself, then blocks on each thread's flag and
+// reads the answer off its reply port (receiveMessageOnPort). The threads are unref'd: an engine that
+// is never closed does not keep the process alive; `close` ends them.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -25,7 +24,6 @@ import {
   REQ_H,
   REQ_KIND,
   REQ_NULLS,
-  REQ_PARKED,
   REQ_SEQ,
   REQ_BATCH,
   REQ_WIDTH,
@@ -34,8 +32,6 @@ import {
   REP_NET,
   REP_NULLS,
   SHARED_ANSWER,
-  SPIN_MICROS,
-  spinWhile,
   type FromWorker,
   type Request,
   type ToWorker,
@@ -76,9 +72,6 @@ export class PartitionPool {
   private nextHandle = 1;
   /** How many step answers came in the shared reply buffers, and how many as messages (for tests). */
   readonly answers = { inBuffers: 0, asMessages: 0 };
-  /** How many requests found their thread parked (and notified it), and how many found it not yet
-   * parked after its last answer (for tests). */
-  readonly wakeups = { notified: 0, notParked: 0 };
   private closed = false;
 
   constructor(readonly partitions: number) {
@@ -145,11 +138,7 @@ export class PartitionPool {
       }
       // The bump publishes the fields above (Atomics order the plain writes before it).
       Atomics.add(words, base + REQ_SEQ, 1);
-      // A thread not yet parked sees the bump itself: a wake-up is only for one parked (REQ_PARKED).
-      if (Atomics.load(words, base + REQ_PARKED) === 1) {
-        Atomics.notify(words, base + REQ_SEQ);
-        this.wakeups.notified++;
-      } else this.wakeups.notParked++;
+      Atomics.notify(words, base + REQ_SEQ);
     }
     const answers: (FromWorker | null)[] = [this.serveLocal(messages[LOCAL_PARTITION] ?? null)];
     for (let p = LOCAL_PARTITION + 1; p < messages.length; p++) {
@@ -189,10 +178,6 @@ export class PartitionPool {
 
   private await(p: number, thread: Thread): FromWorker {
     const deadline = Date.now() + ANSWER_TIMEOUT_MS;
-    // An answer that comes within the spin (most of a canonical step's: the main thread's own partition
-    // takes about as long) is read without sleeping, and without the wake-up that, under load, costs
-    // as much as the step.
-    spinWhile(this.flags, p, 0, SPIN_MICROS);
     let flag: number;
     while ((flag = Atomics.load(this.flags, p)) === 0) {
       const left = deadline - Date.now();

@@ -111,11 +111,10 @@ export type Request = ToWorker | SharedStep;
 
 /**
  * The request words of one thread (REQ_WIDTH Int32 slots each, in one shared array): the main thread
- * writes a request's fields, then bumps REQ_SEQ, and notifies only when REQ_PARKED says the thread is
- * (or is about to be) blocked in Atomics.wait on REQ_SEQ. REQ_KIND: KIND_MESSAGE (read the posted
- * message off the request port) or KIND_STEP (a SharedStep's fields).
+ * writes a request's fields, then bumps REQ_SEQ and notifies; the thread waits on REQ_SEQ. REQ_KIND:
+ * KIND_MESSAGE (read the posted message off the request port) or KIND_STEP (a SharedStep's fields).
  */
-export const REQ_WIDTH = 11;
+export const REQ_WIDTH = 10;
 export const REQ_SEQ = 0;
 export const REQ_KIND = 1;
 export const REQ_H = 2;
@@ -131,16 +130,6 @@ export const REP_FOLDS = 8;
 /** A step answered in the reply buffers: the sum of its changes' weights (an Output counts its rows
  * by it without reading the merged weights). */
 export const REP_NET = 9;
-/**
- * 1 from just before the thread's last check of REQ_SEQ until it wakes (a futex protocol's waiter
- * flag): the thread stores it, then Atomics.wait re-checks REQ_SEQ; the main thread bumps REQ_SEQ,
- * then loads it. Both are sequentially consistent, so either the main thread sees 1 and notifies, or
- * the thread's check sees the bump and does not sleep: no wake-up is lost, and a request that comes
- * before the thread parks costs no notify. (The thread does not spin before it parks: a canonical
- * step's next request comes 1–1.5 ms after its answer, so a 50 µs spin caught 4 requests in 258 and
- * one long enough to catch them would burn the core the main thread needs.)
- */
-export const REQ_PARKED = 10;
 export const KIND_MESSAGE = 0;
 export const KIND_STEP = 1;
 /** The highest input column index a SharedStep can describe (its null mask is one Int32). */
@@ -157,28 +146,6 @@ export const ENDED = 2;
 export const SHARED_ANSWER = 3;
 /** The most output columns a reply in the shared buffers can have (its null mask is one Int32). */
 export const SHARED_REPLY_MAX_COLUMNS = 31;
-
-/**
- * How long the main thread spins on a thread's flag before it blocks in Atomics.wait (µs): long
- * enough to catch an answer that comes at about the time its own partition's is done, short enough
- * not to burn a core waiting for a long one.
- */
-export const SPIN_MICROS = 50;
-
-/**
- * Loads `array[index]` until it differs from `value` or `micros` have passed; returns the last load.
- * The clock is read every few loads only (a load is far cheaper than a clock read).
- */
-export function spinWhile(array: Int32Array, index: number, value: number, micros: number): number {
-  const until = performance.now() + micros / 1000;
-  for (;;) {
-    for (let i = 0; i < 64; i++) {
-      const now = Atomics.load(array, index);
-      if (now !== value) return now;
-    }
-    if (performance.now() >= until) return Atomics.load(array, index);
-  }
-}
 
 /** A row error the partition's Reduce reported, with its group's first row in the batch. */
 export interface WireRowError {

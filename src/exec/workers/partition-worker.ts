@@ -1,8 +1,8 @@
 // A partition worker thread: it hosts one partition of each partitioned Reduce (partition-host.ts) and
 // steps it on the rows of each batch that belong to it. It waits for requests on its shared request
-// words (Atomics.wait, never returning to its event loop: no message dispatch per step), saying when it
-// is parked so the main thread notifies only then; every request is answered on the reply port, then
-// the thread's flag is raised, so the main thread can wait for it synchronously (partition-pool.ts).
+// words (Atomics.wait, never returning to its event loop: no message dispatch per step); every request
+// is answered on the reply port, then the thread's flag is raised, so the main thread can wait for it
+// synchronously (partition-pool.ts).
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { SluiceError } from '../../common/errors.ts';
@@ -15,7 +15,6 @@ import {
   REQ_H,
   REQ_KIND,
   REQ_NULLS,
-  REQ_PARKED,
   REQ_SEQ,
   REQ_BATCH,
   REQ_WIDTH,
@@ -64,26 +63,15 @@ function answerRaw(raw: RawStep): void {
 /** How long one wait lasts before it is renewed (a thread being terminated stops between waits). */
 const WAIT_MS = 250;
 
-/**
- * The next request's sequence number (≠ `seen`), waited for parked, with REQ_PARKED raised before
- * the checks of the word (see REQ_PARKED), so the main thread notifies only a thread that sleeps or is
- * about to.
- */
-function nextRequest(base: number, seen: number): number {
-  Atomics.store(words, base + REQ_PARKED, 1);
-  let now: number;
-  while ((now = Atomics.load(words, base + REQ_SEQ)) === seen)
-    Atomics.wait(words, base + REQ_SEQ, seen, WAIT_MS);
-  Atomics.store(words, base + REQ_PARKED, 0);
-  return now;
-}
-
 /** Serves requests until the thread is terminated: one outstanding at a time (the main thread waits). */
 function serve(): void {
   const base = slot * REQ_WIDTH;
   let seen = 0;
   for (;;) {
-    seen = nextRequest(base, seen);
+    Atomics.wait(words, base + REQ_SEQ, seen, WAIT_MS);
+    const now = Atomics.load(words, base + REQ_SEQ);
+    if (now === seen) continue;
+    seen = now;
     try {
       if (words[base + REQ_KIND] === KIND_STEP)
         answerRaw(

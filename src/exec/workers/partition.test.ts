@@ -291,29 +291,3 @@ test('the fold’s int32 index finds what a Map finds, across growth and steps',
     }
   }
 });
-
-test(
-  'every request reaches its thread: one parked is notified once, one not yet parked sees it itself',
-  { timeout: 60_000 },
-  async () => {
-    const pool = new PartitionPool(3);
-    const unknownReduce = /partition worker holds no reduce 99/;
-    try {
-      assert.throws(() => pool.callAll({ t: 'size', h: 99 }), unknownReduce);
-      // Back to back: a request may come before its thread has parked after its last answer (then no
-      // notify), or after; either way it is answered (a lost wake-up would wait out the call's timeout).
-      const before = { ...pool.wakeups };
-      for (let i = 0; i < 300; i++) assert.throws(() => pool.callAll({ t: 'size', h: 99 }), unknownReduce);
-      assert.equal(pool.wakeups.notified + pool.wakeups.notParked - before.notified - before.notParked, 600);
-      // Idle: both threads park, and the next request notifies each once.
-      for (let round = 0; round < 3; round++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const parked = pool.wakeups.notified;
-        assert.throws(() => pool.callAll({ t: 'size', h: 99 }), unknownReduce);
-        assert.equal(pool.wakeups.notified - parked, 2, JSON.stringify(pool.wakeups));
-      }
-    } finally {
-      pool.close();
-    }
-  },
-);
