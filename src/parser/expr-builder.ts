@@ -2,7 +2,6 @@
 // chevrotain grammar and the node-sql-parser adapter emit such runs, so precedence lives only here.
 import type { BinaryOp, Expr, Pos, TypeName } from './ast.ts';
 import { SluiceError } from '../common/errors.ts';
-import { MAX_NUMERIC_INTEGER_DIGITS } from '../common/limits.ts';
 
 export type InfixOp =
   | BinaryOp
@@ -295,14 +294,6 @@ function integerLiteral(value: number | bigint, pos: Pos): Expr {
 /** A numeric literal from its exact source text: digits only → integer (bigint when unsafe). */
 export function numberLiteral(image: string, pos: Pos): Expr {
   if (/^\d+$/.test(image)) {
-    // Checked before BigInt reads it: converting (and later printing) a million digits held the
-    // event loop for seconds, for a value numeric cannot hold anyway.
-    if (image.length - (/^0*/.exec(image)?.[0].length ?? 0) > MAX_NUMERIC_INTEGER_DIGITS) {
-      throw new SluiceError('NUMERIC_OVERFLOW', 'value overflows numeric format', {
-        detail: `at most ${MAX_NUMERIC_INTEGER_DIGITS} digits before the point are supported`,
-        position: pos,
-      });
-    }
     const asNumber = Number(image);
     return integerLiteral(Number.isSafeInteger(asNumber) ? asNumber : BigInt(image), pos);
   }
