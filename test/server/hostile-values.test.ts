@@ -71,6 +71,23 @@ describe('hostile ingested values are refused with a bounded 400, and LIKE does 
     );
   });
 
+  test("STRING_AGG past a text value's limit is STRING_TOO_LONG, not a 500 from the engine", async () => {
+    await sqlOk(server.base, 'CREATE TABLE many (i INTEGER)');
+    const ingest = await request(
+      server.base,
+      'POST',
+      '/v1/tables/many/rows?wait=true',
+      Array.from({ length: 600 }, (_, i) => ({ i })),
+    );
+    assert.equal(ingest.status, 200, ingest.text);
+    // 600 copies of a million characters: past the engine's own string limit, not only Sluice's.
+    const r = await request(server.base, 'POST', '/v1/sql', {
+      sql: "SELECT length(string_agg(repeat('x', 1000000), ',')) AS n FROM many",
+    });
+    assert.equal(r.status, 400, r.text.slice(0, 300));
+    assert.equal(r.body.error?.code, 'STRING_TOO_LONG');
+  });
+
   test('a view with many LIKE wildcards keeps up with a long text that does not match', async () => {
     const r = await request(server.base, 'POST', '/v1/tables/h/rows?wait=true', [
       { id: 10, s: 'a'.repeat(100_000) },
