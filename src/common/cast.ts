@@ -14,6 +14,21 @@ import { castBinary, coerceBinary } from './uuid-bytea-cast.ts';
 import { castArray, coerceArray } from './array/array-cast.ts';
 
 const INT_TEXT = /^\s*[+-]?\d+\s*$/;
+/** Past every integer type: what an integer text of more significant digits than any holds reads as. */
+const PAST_INT64 = 1n << 64n;
+
+/**
+ * The value of a text INT_TEXT matched. More than 20 significant digits is out of every integer
+ * type's range whatever they are, so they are not converted: BigInt's work grows with the square of
+ * the digits, and a 5 MB string of digits for an integer column held the event loop for seconds.
+ */
+function intOfText(text: string): bigint {
+  const t = text.trim();
+  const negative = t.startsWith('-');
+  const digits = t.replace(/^[+-]?0*/, '');
+  if (digits.length > 20) return negative ? -PAST_INT64 : PAST_INT64;
+  return BigInt(t);
+}
 const FLOAT_TEXT = /^\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)\s*$/;
 const SPECIAL_FLOATS: Record<string, number> = {
   nan: NaN,
@@ -176,7 +191,7 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
         if (to.bits === 16) throw invalid(v, to);
         return v ? 1 : 0;
       }
-      if (typeof v === 'string' && INT_TEXT.test(v)) return checkInt(BigInt(v.trim()), to.bits);
+      if (typeof v === 'string' && INT_TEXT.test(v)) return checkInt(intOfText(v), to.bits);
       throw invalid(v, to);
     }
     case 'numeric':
@@ -378,7 +393,7 @@ export function coerceIngest(
           return { ok: false, expected: 'an exact integer (send large integers as strings)' };
         n = v + 0;
       } else if (typeof v === 'bigint') n = normalizeBigInt(v);
-      else if (typeof v === 'string' && INT_TEXT.test(v)) n = normalizeBigInt(BigInt(v.trim()));
+      else if (typeof v === 'string' && INT_TEXT.test(v)) n = normalizeBigInt(intOfText(v));
       else return { ok: false, expected: `an integer (${typeName(type)})` };
       try {
         return { ok: true, value: checkInt(n, type.bits) };

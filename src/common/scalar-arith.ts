@@ -159,25 +159,6 @@ export function arith(
   }
 }
 
-/**
- * LIKE pattern → RegExp, with PostgreSQL's default escape character backslash. Both sides are
- * read as characters (code points, the `u` flag): `_` matches one character, never half of a
- * surrogate pair.
- */
-export function likeToRegExp(pattern: string, caseInsensitive: boolean): RegExp {
-  const chars = Array.from(pattern);
-  let src = '^';
-  for (let i = 0; i < chars.length; i++) {
-    const c = chars[i] as string;
-    if (c === '\\' && i + 1 < chars.length) {
-      src += (chars[++i] as string).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    } else if (c === '%') src += '[\\s\\S]*';
-    else if (c === '_') src += '[\\s\\S]';
-    else src += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`${src}$`, caseInsensitive ? 'isu' : 'su');
-}
-
 export function roundHalfAway(x: number, digits: number): number {
   if (!Number.isFinite(x)) return x;
   // A whole number at zero places is its own rounding; the nudge below would carry one of 2^50 or

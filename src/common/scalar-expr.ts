@@ -8,7 +8,8 @@ import { typeName } from './types.ts';
 import { castValue } from './cast.ts';
 import { charLength, checkInt, compareValues, formatValue, singleKey, valuesEqual } from './values.ts';
 import { Decimal, div, divFloorCeil } from './decimal.ts';
-import { arith, clampDigits, likeToRegExp, roundHalfAway } from './scalar-arith.ts';
+import { arith, clampDigits, roundHalfAway } from './scalar-arith.ts';
+import { type LikeMatcher, compileLike } from './like.ts';
 import { Interval } from './time/interval.ts';
 import { Jsonb } from './json/jsonb.ts';
 import { SqlArray } from './array/sql-array.ts';
@@ -195,20 +196,20 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
       const patternExpr = e.args[1] as ScalarExpr;
       if (patternExpr.kind === 'const') {
         if (patternExpr.value === null) return () => null;
-        const re = likeToRegExp(String(patternExpr.value), insensitive);
+        const re = compileLike(String(patternExpr.value), insensitive);
         return (row) => {
           const v = a0(row);
           return v === null ? null : re.test(v as string);
         };
       }
-      const cache = new Map<string, RegExp>();
+      const cache = new Map<string, LikeMatcher>();
       return (row) => {
         const v = a0(row);
         const p = a1(row);
         if (v === null || p === null) return null;
         let re = cache.get(p as string);
         if (re === undefined) {
-          re = likeToRegExp(p as string, insensitive);
+          re = compileLike(p as string, insensitive);
           if (cache.size < 1000) cache.set(p as string, re);
         }
         return re.test(v as string);

@@ -332,7 +332,7 @@ export function normalizeRowGeneral(
       const problem =
         typeof value === 'number' && !Number.isFinite(value)
           ? `number out of range for type ${typeName(c.type)}`
-          : `expected ${coerced.expected}, got ${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`;
+          : `expected ${coerced.expected}, got ${describeValue(value)}`;
       throw new SluiceError(
         'INVALID_VALUE',
         `invalid value for column "${c.name}" of table "${t.name}": ${problem}`,
@@ -356,6 +356,30 @@ export function normalizeRowGeneral(
 }
 
 /** A row object's own field: a column named like an Object.prototype member ("constructor") is not inherited. */
+/** Characters of a rejected value quoted in its error message. */
+const DESCRIBED_CHARS = 200;
+
+/**
+ * A rejected value as JSON, cut to DESCRIBED_CHARS: the message must not repeat a 5 MB string, and
+ * JSON.stringify recurses, so an array nested 100,000 deep (valid JSON, which the body parser reads
+ * without recursion) exhausted the stack and turned a 400 into a 500.
+ */
+function describeValue(value: unknown): string {
+  if (typeof value === 'string' && value.length > DESCRIBED_CHARS) {
+    return `${JSON.stringify(value.slice(0, DESCRIBED_CHARS))}... (${value.length} characters)`;
+  }
+  let text: string;
+  try {
+    text = JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return Array.isArray(value) ? '[...] (nested too deeply to show)' : '{...} (nested too deeply to show)';
+  }
+  return text.length <= DESCRIBED_CHARS
+    ? text
+    : `${text.slice(0, DESCRIBED_CHARS)}... (${text.length} characters)`;
+}
+
 function ownField(obj: Record<string, unknown>, name: string): unknown {
   return Object.hasOwn(obj, name) ? obj[name] : undefined;
 }

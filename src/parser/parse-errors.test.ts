@@ -193,6 +193,9 @@ describe('syntax errors', () => {
     ["SELECT 1;\nSELECT 'abc\n\ndef", 'unterminated quoted string', { line: 2, column: 8 }],
     ['SELECT "abc', 'unterminated quoted identifier', { line: 1, column: 8 }],
     ['SELECT 1 /* open', 'unterminated /* comment', { line: 1, column: 10 }],
+    // A statement of nothing but an unterminated comment was left out: the script ran without error.
+    ['SELECT 1; /* open', 'unterminated /* comment', { line: 1, column: 11 }],
+    ['SELECT 1;\n/* a /* nested */ still open', 'unterminated /* comment', { line: 2, column: 1 }],
     ['SELECT ""', 'zero-length delimited identifier at or near """"', { line: 1, column: 8 }],
     ['SELECT 123abc', 'trailing junk after numeric literal at or near "123abc"', { line: 1, column: 8 }],
     ['SELECT $1', 'syntax error at or near "$"', { line: 1, column: 8 }],

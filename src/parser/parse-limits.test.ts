@@ -6,7 +6,7 @@ import { parseStatements } from './parse.ts';
 import { tokenize } from './lexer.ts';
 import { SluiceError, type SourcePosition } from '../common/errors.ts';
 import { DEFAULT_SQL_LIMITS, REPLAY_SQL_LIMITS } from '../common/limits.ts';
-import { one, stmt, select, dmlExpr, throwsSluice } from '../../test/support/parse-helpers.ts';
+import { one, stmt, select, dmlExpr, expr, throwsSluice } from '../../test/support/parse-helpers.ts';
 
 describe('limits on what one script may ask (src/common/limits.ts)', () => {
   const at = (line: number, column: number): SourcePosition => ({ line, column });
@@ -303,6 +303,19 @@ describe('limits', () => {
     // The 101st parenthesis: SELECT takes 7 columns, UPDATE t SET a = 17.
     throwsSluice(`SELECT ${deep}`, 'NESTING_TOO_DEEP', message, { line: 1, column: 108 });
     throwsSluice(`UPDATE t SET a = ${deep}`, 'NESTING_TOO_DEEP', message, { line: 1, column: 118 });
+  });
+
+  it('a numeric literal beyond numeric is NUMERIC_OVERFLOW before node-sql-parser reads its digits', () => {
+    const message = 'value overflows numeric format';
+    const tooMany = '9'.repeat(131_073);
+    throwsSluice(`SELECT ${tooMany}`, 'NUMERIC_OVERFLOW', message, { line: 1, column: 8 });
+    throwsSluice(`UPDATE t SET a = ${tooMany}`, 'NUMERIC_OVERFLOW', message, { line: 1, column: 18 });
+    throwsSluice(`SELECT 1 + -${tooMany}.5`, 'NUMERIC_OVERFLOW', message, { line: 1, column: 13 });
+    // The limit counts significant digits (leading zeros are free), and the limit itself is a value.
+    const atLimit = expr(`${'0'.repeat(50)}${'9'.repeat(131_072)}`);
+    assert.ok(atLimit.kind === 'literal' && typeof atLimit.value === 'bigint');
+    // A journal replays what an older version accepted: not refused there.
+    assert.equal(parseStatements(`SELECT ${tooMany}`, REPLAY_SQL_LIMITS).length, 1);
   });
 
   // Valid PostgreSQL that node-sql-parser rejects: SELECT bodies report a syntax error, while the

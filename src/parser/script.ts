@@ -42,7 +42,7 @@ function skipLineComment(sql: string, i: number): number {
   return j;
 }
 
-/** The offset just after the (nested, as in PostgreSQL) block comment at `i`; the end if unterminated. */
+/** The offset just after the (nested, as in PostgreSQL) block comment at `i`; -1 if unterminated. */
 function skipBlockComment(sql: string, i: number): number {
   let depth = 0;
   let j = i;
@@ -57,7 +57,7 @@ function skipBlockComment(sql: string, i: number): number {
       if (depth === 0) return j;
     } else j++;
   }
-  return sql.length;
+  return -1;
 }
 
 /**
@@ -78,7 +78,12 @@ export function splitScript(sql: string, max = Infinity): StatementSpan[] {
     } else if (c === MINUS && sql.charCodeAt(i + 1) === MINUS) {
       i = skipLineComment(sql, i);
     } else if (c === SLASH && sql.charCodeAt(i + 1) === STAR) {
-      i = skipBlockComment(sql, i);
+      const next = skipBlockComment(sql, i);
+      // An unterminated comment is an error (PostgreSQL's "unterminated /* comment"), not nothing:
+      // kept as content, so a script whose last statement is only such a comment is not silently
+      // shorter than what was sent.
+      if (next < 0) content = true;
+      i = next < 0 ? sql.length : next;
     } else if (c === SEMICOLON) {
       if (content && spans.push({ start, end: i }) > max) return spans;
       start = i + 1;
@@ -100,8 +105,11 @@ export function skipTrivia(sql: string, start: number, end: number): number {
     const c = sql.charCodeAt(i);
     if (isSpace(c)) i++;
     else if (c === MINUS && sql.charCodeAt(i + 1) === MINUS) i = skipLineComment(sql, i);
-    else if (c === SLASH && sql.charCodeAt(i + 1) === STAR) i = skipBlockComment(sql, i);
-    else break;
+    else if (c === SLASH && sql.charCodeAt(i + 1) === STAR) {
+      const next = skipBlockComment(sql, i);
+      if (next < 0) break; // left for the lexer, which reports it
+      i = next;
+    } else break;
   }
   return Math.min(i, end);
 }

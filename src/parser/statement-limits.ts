@@ -6,7 +6,8 @@ import type { IToken } from 'chevrotain';
 import type { Expr, FromItem, SelectStmt, Statement } from './ast.ts';
 import { ARRAY_CONSTRUCTOR } from './expr-builder.ts';
 import { SluiceError, type SourcePosition } from '../common/errors.ts';
-import { REPLAY_SQL_LIMITS, type SqlLimits } from '../common/limits.ts';
+import { parseDecimal } from '../common/decimal.ts';
+import { MAX_NUMERIC_INTEGER_DIGITS, REPLAY_SQL_LIMITS, type SqlLimits } from '../common/limits.ts';
 import {
   Case,
   Comma,
@@ -57,6 +58,24 @@ function checkIdentifier(token: IToken, max: number): void {
  * Refuses the name `__proto__`: rows cross the API as JSON objects, where a field of that name sets
  * the object's prototype instead of holding a value, so such a column would vanish from every row.
  */
+/**
+ * A numeric literal beyond numeric's range (131072 digits before the point, 16383 after) is
+ * NUMERIC_OVERFLOW here, before node-sql-parser reads its digits with a big-integer library whose
+ * work grows with the square of their count: a literal of a million digits held the event loop for
+ * seconds, and then came back as a value numeric cannot hold.
+ */
+function checkNumberLiteral(token: IToken): void {
+  try {
+    parseDecimal(token.image);
+  } catch (error) {
+    if (!(error instanceof SluiceError)) throw error;
+    throw new SluiceError(error.code, error.message, {
+      ...(error.detail !== undefined ? { detail: error.detail } : {}),
+      position: posOf(token),
+    });
+  }
+}
+
 function checkNotProto(token: IToken): void {
   if (identName(token) !== '__proto__') return;
   throw new SluiceError('RESERVED_NAME', 'the name "__proto__" is reserved', {
@@ -142,6 +161,13 @@ export function checkTokens(tokens: readonly IToken[], limits: SqlLimits): void 
         }
       }
     } else if (level === 0 && isWordText(token, 'from')) fromRelations = 1;
+    if (
+      token.image.length > MAX_NUMERIC_INTEGER_DIGITS &&
+      type === NumberLit &&
+      limits !== REPLAY_SQL_LIMITS
+    ) {
+      checkNumberLiteral(token);
+    }
     if (token.image.length > limits.maxIdentifierLength && isType(token, Ident)) {
       checkIdentifier(token, limits.maxIdentifierLength);
     }

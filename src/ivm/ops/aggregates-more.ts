@@ -1,6 +1,7 @@
 // BOOL_AND/BOOL_OR (EVERY) and the variance family (VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP):
 // invertible aggregates with O(1) state per group, so a delete undoes an insert exactly.
 import { floatOutOfRange } from '../../common/cast.ts';
+import { checkLength } from '../../common/functions/text.ts';
 import { Decimal, ZERO, div, divScale, pow10 } from '../../common/decimal.ts';
 import type { Value } from '../../common/types.ts';
 import { compareValues, singleKey } from '../../common/values.ts';
@@ -359,12 +360,18 @@ export function stringAgg(
   slot: number,
 ): string {
   const rows = counts.get(slot)?.rows;
+  const delimiter = spec.delimiter ?? '';
   const parts: string[] = [];
+  // The result's length is known before it is built: past a text value's limit it is STRING_TOO_LONG
+  // (a row error in a view), not the engine's "Invalid string length" (a 500) after a long join.
+  let length = -delimiter.length;
   for (const v of sorted) {
     const n = spec.distinct ? 1 : (rows?.get(singleKey(v))?.count ?? 0);
+    length += n * ((v as string).length + delimiter.length);
+    checkLength(length);
     for (let i = 0; i < n; i++) parts.push(v as string);
   }
-  return parts.join(spec.delimiter ?? '');
+  return parts.join(delimiter);
 }
 
 /**
