@@ -355,7 +355,6 @@ export function normalizeRowGeneral(
   return row;
 }
 
-/** A row object's own field: a column named like an Object.prototype member ("constructor") is not inherited. */
 /** Characters of a rejected value quoted in its error message. */
 const DESCRIBED_CHARS = 200;
 
@@ -380,6 +379,7 @@ function describeValue(value: unknown): string {
     : `${text.slice(0, DESCRIBED_CHARS)}... (${text.length} characters)`;
 }
 
+/** A row object's own field: a column named like an Object.prototype member ("constructor") is not inherited. */
 function ownField(obj: Record<string, unknown>, name: string): unknown {
   return Object.hasOwn(obj, name) ? obj[name] : undefined;
 }

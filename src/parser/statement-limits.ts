@@ -55,10 +55,6 @@ function checkIdentifier(token: IToken, max: number): void {
 }
 
 /**
- * Refuses the name `__proto__`: rows cross the API as JSON objects, where a field of that name sets
- * the object's prototype instead of holding a value, so such a column would vanish from every row.
- */
-/**
  * A numeric literal beyond numeric's range (131072 digits before the point, 16383 after) is
  * NUMERIC_OVERFLOW here, before node-sql-parser reads its digits with a big-integer library whose
  * work grows with the square of their count: a literal of a million digits held the event loop for
@@ -76,6 +72,10 @@ function checkNumberLiteral(token: IToken): void {
   }
 }
 
+/**
+ * Refuses the name `__proto__`: rows cross the API as JSON objects, where a field of that name sets
+ * the object's prototype instead of holding a value, so such a column would vanish from every row.
+ */
 function checkNotProto(token: IToken): void {
   if (identName(token) !== '__proto__') return;
   throw new SluiceError('RESERVED_NAME', 'the name "__proto__" is reserved', {
