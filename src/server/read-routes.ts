@@ -25,6 +25,7 @@ import {
   type ReadLimits,
   type RelationKind,
 } from './view-rows.ts';
+import { epochParam } from './epoch-param.ts';
 
 /** How long one slice of building an ordered index may hold the event loop. */
 const READ_SLICE_MS = 8;
@@ -45,7 +46,7 @@ export function registerReadRoutes(
     { schema: S.viewRowsRoute },
     async (request) => {
       const { asOf, ...query } = request.query;
-      const at = epochParam(asOf);
+      const at = epochParam('asOf', asOf);
       const name = request.params.name;
       const runtime = runtimeOf(request);
       const reader = await runtime.viewReader(name);
@@ -157,17 +158,6 @@ function pageJson(reader: ViewReader, page: Page): Record<string, unknown> {
     rows: page.rows,
     next: page.next,
   };
-}
-
-function epochParam(raw: unknown): number | undefined {
-  if (raw === undefined) return undefined;
-  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw)) {
-    throw new SluiceError(
-      'INVALID_REQUEST',
-      `invalid request: asOf must be an epoch (a non-negative integer), not "${String(raw).slice(0, 40)}"`,
-    );
-  }
-  return Number(raw);
 }
 
 /** A table's reader once its ordered index exists (built in slices, as a view's is). */

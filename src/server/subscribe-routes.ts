@@ -12,6 +12,7 @@ import type { Tenant } from './tenants.ts';
 import { closeCodeOf } from './runtime/subscriptions.ts';
 import * as S from './changelog-schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
+import { epochParam } from './epoch-param.ts';
 
 /** Routes that take a WebSocket upgrade (the request guard lets upgrades through on these only). */
 export const WEBSOCKET_ROUTES: ReadonlySet<string> = new Set([
@@ -229,15 +230,8 @@ function subscribeParams(query: Query, extra: readonly string[]): SubscribeParam
       `invalid request: snapshot must be true or false, not "${rawSnapshot}"`,
     );
   }
-  let resumeFrom: number | undefined;
-  if (query.resumeFrom !== undefined) {
-    if (!/^\d{1,15}$/.test(query.resumeFrom)) {
-      throw new SluiceError(
-        'INVALID_REQUEST',
-        `invalid request: resumeFrom must be an epoch (a non-negative integer), not "${query.resumeFrom}"`,
-      );
-    }
-    resumeFrom = Number(query.resumeFrom);
+  const resumeFrom = epochParam('resumeFrom', query.resumeFrom);
+  if (resumeFrom !== undefined) {
     if (rawSnapshot === 'true') {
       throw new SluiceError(
         'INVALID_REQUEST',
