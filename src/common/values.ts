@@ -257,3 +257,8 @@ export function formatValue(v: Value): string {
   }
   return String(v);
 }
+
+/** A `JSON.stringify` replacer for messages quoting SQL values: a bigint as its digits (JSON has none). */
+export function bigintAsText(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}

@@ -6,7 +6,7 @@ import { SluiceError } from '../common/errors.ts';
 import { compileScalar } from '../common/scalar-expr.ts';
 import type { Row, Value } from '../common/types.ts';
 import { typeName } from '../common/types.ts';
-import { encodeValues } from '../common/values.ts';
+import { bigintAsText, encodeValues } from '../common/values.ts';
 import type { Expr, Statement } from '../parser/ast.ts';
 import { bindExpr } from '../planner/bind-expr.ts';
 import type { ColumnMeta, TableDef } from '../planner/catalog.ts';
@@ -165,7 +165,7 @@ export class DmlStatements {
           throw new SluiceError(
             'NOT_NULL_VIOLATION',
             `null value in column "${col.name}" of table "${def.name}" violates not-null constraint`,
-            { position: s.pos, detail: `failing row: ${JSON.stringify(table.toRow(row), jsonReplacer)}` },
+            { position: s.pos, detail: `failing row: ${JSON.stringify(table.toRow(row), bigintAsText)}` },
           );
         }
       }
@@ -235,8 +235,4 @@ function notNullViolation(
     `null value in column "${col.name}" of table "${def.name}" violates not-null constraint`,
     { position, detail: `in VALUES row ${row + 1}${why !== undefined ? `: ${why}` : ''}` },
   );
-}
-
-function jsonReplacer(_key: string, value: unknown): unknown {
-  return typeof value === 'bigint' ? value.toString() : value;
 }

@@ -14,6 +14,7 @@ import { compileInsertValuesNormalizer } from './row-normalizer.ts';
 import { instantMicros } from '../common/time/instant-micros.ts';
 import type { TableStore } from './table-store.ts';
 import type { NodeStats, ViewRuntime } from './view-runtime.ts';
+import { bigintAsText } from '../common/values.ts';
 
 export class EngineReads {
   constructor(
@@ -47,7 +48,7 @@ export class EngineReads {
         'VIEW_ERROR',
         `materialized view "${name}" holds ${errors.length} row error${errors.length === 1 ? '' : 's'}; first: ${first.message}`,
         {
-          detail: `caused by row ${JSON.stringify(first.row, jsonReplacer)} (epoch ${first.epoch})`,
+          detail: `caused by row ${JSON.stringify(first.row, bigintAsText)} (epoch ${first.epoch})`,
           hint: 'fix or delete the offending input rows; the view recovers when they are retracted',
         },
       );
@@ -292,8 +293,4 @@ export function toRow(values: readonly Value[], columns: readonly ColumnMeta[]):
   const out: Row = {};
   for (let i = 0; i < columns.length; i++) out[(columns[i] as ColumnMeta).name] = values[i] as Value;
   return out;
-}
-
-function jsonReplacer(_key: string, value: unknown): unknown {
-  return typeof value === 'bigint' ? value.toString() : value;
 }

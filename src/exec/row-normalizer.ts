@@ -8,6 +8,7 @@ import { INVALID_INGEST, coerceIngest, coerceIngestFast } from '../common/cast.t
 import { typeName, type SqlType, type Value } from '../common/types.ts';
 import type { TableDef } from '../planner/catalog.ts';
 import { generatedFunction } from '../common/generated-function.ts';
+import { bigintAsText } from '../common/values.ts';
 
 export type InsertNormalizer = (input: unknown) => Value[] | null;
 
@@ -369,7 +370,7 @@ function describeValue(value: unknown): string {
   }
   let text: string;
   try {
-    text = JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+    text = JSON.stringify(value, bigintAsText);
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
     return Array.isArray(value) ? '[...] (nested too deeply to show)' : '{...} (nested too deeply to show)';

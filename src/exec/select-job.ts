@@ -17,6 +17,7 @@ import type { Row, Value } from '../common/types.ts';
 import type { StatementResult } from './api.ts';
 import { columnOverheads, resultTooLarge, rowJsonBytes, type ResultLimits } from './result-size.ts';
 import { ViewRuntime } from './view-runtime.ts';
+import { bigintAsText } from '../common/values.ts';
 
 /** Input rows per slice between deadline checks. */
 const SLICE_ROWS = 4096;
@@ -229,7 +230,7 @@ export class SelectJob {
 
 function rowError(code: string, message: string, row: Row): SluiceError {
   return new SluiceError(knownErrorCode(code), message, {
-    detail: `in row ${JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`,
+    detail: `in row ${JSON.stringify(row, bigintAsText)}`,
   });
 }
 

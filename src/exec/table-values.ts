@@ -70,9 +70,6 @@ export function writableRow(table: { toRow(values: readonly Value[]): Row }, val
 
 /** `row` (changed in place) as the write path reads it: see writableValue. */
 export function makeWritable(row: Row): Row {
-  for (const name in row) {
-    const v = row[name] as Value;
-    if (typeof v === 'number' && !Number.isFinite(v)) row[name] = String(v);
-  }
+  for (const name in row) row[name] = writableValue(row[name] as Value);
   return row;
 }
