@@ -24,6 +24,16 @@ const SHAPES: Record<string, string> = {
   'in-1m': `SELECT 1 IN (${list(1_000_000, () => '1')})`,
   'plus-chain-10k': `SELECT ${list(10_000, () => '1', '+')}`,
   'parens-10k': `SELECT ${'('.repeat(10_000)}1${')'.repeat(10_000)}`,
+  // Scalar functions over the longest text a function may build (16 Mi characters), and a to_char
+  // template of a million characters (refused with INVALID_VALUE since it may have 4,096).
+  'fn-left-16m': `SELECT length(left(repeat('ab', 8388608), -1))`,
+  'fn-right-16m': `SELECT length(right(repeat('ab', 8388608), -1))`,
+  'fn-substr-16m': `SELECT length(substr(repeat('ab', 8388608), 2))`,
+  'fn-btrim-16m': `SELECT length(btrim(repeat('ab', 8388608), 'a'))`,
+  'fn-reverse-16m': `SELECT length(reverse(repeat('ab', 8388608)))`,
+  'fn-initcap-16m': `SELECT length(initcap(repeat('ab c', 4194304)))`,
+  'fn-to-char-1m': `SELECT to_char(date '2024-01-05', repeat('-', 1000000))`,
+  'fn-regexp-count-4m': `SELECT regexp_count(repeat('a', 4000000), 'a')`,
   // The largest accepted shapes of each kind, and the 600-view script.
   'select-1x1664': `SELECT ${list(1_664, () => '1')}`,
   'in-24k': `SELECT a FROM t WHERE a IN (${list(24_000, (i) => String(i))})`,

@@ -115,7 +115,8 @@ export const MAX_TEXT_LENGTH = 16 * 1024 * 1024;
 
 /**
  * Characters (UTF-16 code units) of one regular expression or SIMILAR TO pattern (INVALID_REGEX
- * beyond it): compiling is linear in the pattern, and this keeps one compilation small.
+ * beyond it), and of one to_char / to_timestamp template (INVALID_VALUE): compiling is linear in
+ * the pattern, and this keeps one compilation, and what a template writes, small.
  */
 export const MAX_PATTERN_LENGTH = 4096;
 

@@ -6,7 +6,15 @@ import { SluiceError } from './errors.ts';
 import type { Value } from './types.ts';
 import { typeName } from './types.ts';
 import { castValue } from './cast.ts';
-import { charLength, checkInt, compareValues, formatValue, singleKey, valuesEqual } from './values.ts';
+import {
+  charLength,
+  charOffset,
+  checkInt,
+  compareValues,
+  formatValue,
+  singleKey,
+  valuesEqual,
+} from './values.ts';
 import { Decimal, div, divFloorCeil } from './decimal.ts';
 import { arith, clampDigits, roundHalfAway } from './scalar-arith.ts';
 import { type LikeMatcher, compileLike } from './like.ts';
@@ -322,13 +330,15 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
         const start = a1(row);
         const len = a2 === undefined ? undefined : a2(row);
         if (v === null || start === null || len === null) return null;
-        const chars = Array.from(v as string);
+        const text = v as string;
         const s = Number(start);
-        if (len === undefined) return chars.slice(Math.max(s - 1, 0)).join('');
+        const skip = Math.max(s - 1, 0);
+        const from = charOffset(text, skip);
+        if (len === undefined) return text.slice(from);
         const l = Number(len);
         if (l < 0) throw new SluiceError('INVALID_VALUE', 'negative substring length not allowed');
         const end = s + l; // exclusive, 1-based
-        return chars.slice(Math.max(s - 1, 0), Math.max(end - 1, 0)).join('');
+        return text.slice(from, charOffset(text, Math.max(end - 1, 0) - skip, from));
       };
     }
     case 'nullif':

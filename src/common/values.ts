@@ -219,15 +219,24 @@ export function charLength(s: string): number {
   return n;
 }
 
-/** The first `n` characters (code points) of `s`: never half of a surrogate pair. */
-export function leftChars(s: string, n: number): string {
-  let i = 0;
+/**
+ * The UTF-16 offset `n` characters (code points, as `Array.from` splits them: a lone surrogate is
+ * one) after offset `from`, or s.length when `s` ends first. Walks the string without building an
+ * array of its characters, so a position in a 16 Mi character text costs no allocation.
+ */
+export function charOffset(s: string, n: number, from = 0): number {
+  let i = from;
   for (let count = 0; count < n && i < s.length; count++) {
     const c = s.charCodeAt(i);
     const next = s.charCodeAt(i + 1);
     i += c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? 2 : 1;
   }
-  return s.slice(0, i);
+  return i;
+}
+
+/** The first `n` characters (code points) of `s`: never half of a surrogate pair. */
+export function leftChars(s: string, n: number): string {
+  return s.slice(0, charOffset(s, n));
 }
 
 /**

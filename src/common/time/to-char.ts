@@ -5,6 +5,7 @@
 // keyword table, the numeric fields may be written in lowercase too (`yyyy-mm-dd hh24:mi`: `mm` is
 // the month, as `MM`); only the names (Month, Day, Mon, Dy, AM, TZ) take their case from the pattern.
 import { SluiceError } from '../errors.ts';
+import { MAX_PATTERN_LENGTH } from '../limits.ts';
 import type { Value } from '../types.ts';
 import { Interval } from './interval.ts';
 import {
@@ -133,11 +134,27 @@ export type PatternPiece =
 
 const lowerNumeric: ReadonlySet<string> = new Set(LOWER_NUMERIC);
 const compiled = new Map<string, PatternPiece[]>();
+/**
+ * Pattern characters the cache may hold together: a column of distinct patterns (they may come
+ * from data) keeps at most this much, as each character can be a piece object of its own.
+ */
+const CACHE_CHARS = 64 * 1024;
+let cachedChars = 0;
 
-/** A pattern as keywords and literal text (cached: patterns are nearly always constants). */
+/**
+ * A pattern as keywords and literal text (cached: patterns are nearly always constants). A pattern
+ * is at most MAX_PATTERN_LENGTH characters (INVALID_VALUE beyond): compiling tries every keyword at
+ * each place and the output is up to nine characters per pattern character, so one 16 Mi character
+ * pattern held the event loop for tens of seconds and built a gigabyte of pieces.
+ */
 export function compilePattern(pattern: string): PatternPiece[] {
   const known = compiled.get(pattern);
   if (known !== undefined) return known;
+  if (pattern.length > MAX_PATTERN_LENGTH) {
+    throw new SluiceError('INVALID_VALUE', 'formatting pattern too long', {
+      detail: `a to_char or to_timestamp pattern may have at most ${MAX_PATTERN_LENGTH} characters, this one has ${pattern.length}`,
+    });
+  }
   const out: PatternPiece[] = [];
   let i = 0;
   while (i < pattern.length) {
@@ -180,8 +197,12 @@ export function compilePattern(pattern: string): PatternPiece[] {
     out.push({ kind: 'field', key: lowerNumeric.has(key) ? key.toUpperCase() : key, fm, th });
     i = at;
   }
-  if (compiled.size > 1000) compiled.clear();
+  if (compiled.size >= 1000 || cachedChars + pattern.length > CACHE_CHARS) {
+    compiled.clear();
+    cachedChars = 0;
+  }
   compiled.set(pattern, out);
+  cachedChars += pattern.length;
   return out;
 }
 
