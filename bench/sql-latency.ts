@@ -66,6 +66,12 @@ const INGEST_SHAPES: Record<string, IngestShape> = {
     table: 's2',
     body: () => smallRows(300_000),
   },
+  // A sixth of the largest: how the part that cannot be sliced (the apply) scales with the rows.
+  'ingest-view-50k': {
+    setup: `CREATE TABLE s5 (${SMALL_TABLE}); CREATE MATERIALIZED VIEW s5g AS SELECT g, count(*), sum(id) FROM s5 GROUP BY g`,
+    table: 's5',
+    body: () => smallRows(50_000),
+  },
   'ingest-jsonb-1m': {
     setup: 'CREATE TABLE s3 (id BIGINT, doc JSONB)',
     table: 's3',
