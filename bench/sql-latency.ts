@@ -72,6 +72,12 @@ const INGEST_SHAPES: Record<string, IngestShape> = {
     table: 's5',
     body: () => smallRows(50_000),
   },
+  // The most rows a body under the limit holds: one small integer column, 9 bytes a row.
+  'ingest-narrow-1.8m': {
+    setup: 'CREATE TABLE s6 (a INT)',
+    table: 's6',
+    body: () => `[${list(1_800_000, (i) => `{"a":${i % 10}}`)}]`,
+  },
   'ingest-jsonb-1m': {
     setup: 'CREATE TABLE s3 (id BIGINT, doc JSONB)',
     table: 's3',
