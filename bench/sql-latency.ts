@@ -1,7 +1,8 @@
-// How long one big SQL request holds the server: each shape is POSTed to /v1/sql of a server child
-// process (durable data dir) while a second client polls /healthz; prints one JSON line per shape
-// with the request's time, its answer and the slowest /healthz answer seen meanwhile.
-//   node --import tsx bench/sql-latency.ts [--root <checkout>] [shape ...]
+// How long one big request holds the server: each shape is POSTed to /v1/sql (or, for an ingest
+// shape, to /v1/tables/{name}/rows) of a server child process (durable data dir) while a second
+// client polls /healthz; prints one JSON line per shape with the request's time, its answer and the
+// slowest /healthz answer seen meanwhile.
+//   node --import tsx bench/sql-latency.ts [--root <checkout>] [--server-arg <arg>]... [shape ...]
 // `--root` runs another checkout's server (e.g. the commit before a change) for before/after figures.
 import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
@@ -12,6 +13,10 @@ import { join } from 'node:path';
 const args = process.argv.slice(2);
 const rootAt = args.indexOf('--root');
 const root = rootAt >= 0 ? args.splice(rootAt, 2)[1]! : new URL('..', import.meta.url).pathname;
+/** Extra arguments for the server's node (e.g. `--cpu-prof`), before its script. */
+const serverArgs: string[] = [];
+for (let at = args.indexOf('--server-arg'); at >= 0; at = args.indexOf('--server-arg'))
+  serverArgs.push(args.splice(at, 2)[1]!);
 
 const list = (n: number, item: (i: number) => string, sep = ','): string =>
   Array.from({ length: n }, (_, i) => item(i)).join(sep);
@@ -51,11 +56,59 @@ const SHAPES: Record<string, string> = {
   ),
 };
 
-const chosen = args.length > 0 ? args : Object.keys(SHAPES);
+/** An ingest shape: its setup script, then one POST of `rows()` to the table's rows URL. */
+interface IngestShape {
+  readonly setup: string;
+  readonly table: string;
+  readonly body: () => string;
+}
+
+/** `n` rows of about 50 bytes each as JSON: 300,000 of them are ≈ 15 MB, under the 16 MiB body limit. */
+const smallRows = (n: number, from = 0): string =>
+  `[${list(n, (i) => `{"id":${from + i},"g":${(from + i) % 97},"name":"n${String(from + i).padStart(20, '0')}"}`)}]`;
+const SMALL_TABLE = 'id BIGINT, g INT, name TEXT';
+
+// The largest ingest requests the default limits accept, by shape of the table they go into.
+const INGEST_SHAPES: Record<string, IngestShape> = {
+  'ingest-300k': { setup: `CREATE TABLE s1 (${SMALL_TABLE})`, table: 's1', body: () => smallRows(300_000) },
+  'ingest-view-300k': {
+    setup: `CREATE TABLE s2 (${SMALL_TABLE}); CREATE MATERIALIZED VIEW s2g AS SELECT g, count(*), sum(id) FROM s2 GROUP BY g`,
+    table: 's2',
+    body: () => smallRows(300_000),
+  },
+  // A sixth of the largest: how the part that cannot be sliced (the apply) scales with the rows.
+  'ingest-view-50k': {
+    setup: `CREATE TABLE s5 (${SMALL_TABLE}); CREATE MATERIALIZED VIEW s5g AS SELECT g, count(*), sum(id) FROM s5 GROUP BY g`,
+    table: 's5',
+    body: () => smallRows(50_000),
+  },
+  // The most rows a body under the limit holds: one small integer column, 9 bytes a row.
+  'ingest-narrow-1.8m': {
+    setup: 'CREATE TABLE s6 (a INT)',
+    table: 's6',
+    body: () => `[${list(1_800_000, (i) => `{"a":${i % 10}}`)}]`,
+  },
+  'ingest-jsonb-1m': {
+    setup: 'CREATE TABLE s3 (id BIGINT, doc JSONB)',
+    table: 's3',
+    body: () => `[{"id":1,"doc":[${list(1_000_000, (i) => String(i % 10))}]}]`,
+  },
+  // A keyed table of 150,000 rows, then one request replacing every one of them (150,000 updates).
+  'ingest-keyed-update-150k': {
+    setup: `CREATE TABLE s4 (id BIGINT PRIMARY KEY, g INT, name TEXT); CREATE MATERIALIZED VIEW s4g AS SELECT g, count(*) FROM s4 GROUP BY g`,
+    table: 's4',
+    body: () => smallRows(150_000),
+  },
+};
+/** Rows an ingest shape's table holds before its request (the keyed shape updates them). */
+const PRELOAD: Record<string, () => string> = { 'ingest-keyed-update-150k': () => smallRows(150_000) };
+
+const chosen = args.length > 0 ? args : [...Object.keys(SHAPES), ...Object.keys(INGEST_SHAPES)];
 const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-sql-'));
 const child = spawn(
   process.execPath,
   [
+    ...serverArgs,
     '--import',
     'tsx',
     join(root, 'src/cli.ts'),
@@ -106,14 +159,43 @@ function send(method: string, path: string, body?: string): Promise<{ status: nu
 const post = (sql: string): Promise<{ status: number; text: string }> =>
   send('POST', '/v1/sql', JSON.stringify({ sql }));
 
+/**
+ * The server's own largest event-loop delay since the last scrape of /metrics (prom-client's
+ * `nodejs_eventloop_lag_max_seconds`, which each scrape resets): what the request held the loop,
+ * measured inside the server, so not this client's own scheduling.
+ */
+async function serverLoopLagMaxMs(): Promise<number> {
+  const metrics = await send('GET', '/metrics');
+  const m = /^nodejs_eventloop_lag_max_seconds ([0-9.e+-]+)$/m.exec(metrics.text);
+  return m === null ? -1 : Math.round(Number(m[1]) * 1000);
+}
+
 try {
   await post("CREATE TABLE t (a INT, b TEXT); INSERT INTO t VALUES (1, 'x')");
   for (const shape of chosen) {
+    const ingest = INGEST_SHAPES[shape];
     const sql = SHAPES[shape];
-    if (sql === undefined) throw new Error(`unknown shape ${shape}`);
+    if (sql === undefined && ingest === undefined) throw new Error(`unknown shape ${shape}`);
+    let body: string;
+    let path: string;
+    if (ingest !== undefined) {
+      const setup = await post(ingest.setup);
+      if (setup.status !== 200) throw new Error(`setup of ${shape}: ${setup.status} ${setup.text}`);
+      path = `/v1/tables/${ingest.table}/rows`;
+      const preload = PRELOAD[shape];
+      if (preload !== undefined) {
+        const loaded = await send('POST', path, preload());
+        if (loaded.status !== 200) throw new Error(`preload of ${shape}: ${loaded.status} ${loaded.text}`);
+      }
+      body = ingest.body();
+    } else {
+      path = '/v1/sql';
+      body = JSON.stringify({ sql });
+    }
+    await serverLoopLagMaxMs(); // resets the server's event-loop delay histogram (read at each scrape)
     const started = performance.now();
     let done = false;
-    const answer = post(sql).then((r) => {
+    const answer = send('POST', path, body).then((r) => {
       const body = JSON.parse(r.text) as { error?: { code: string; position?: unknown } };
       done = true;
       return { status: r.status, code: body.error?.code ?? null, position: body.error?.position ?? null };
@@ -127,8 +209,9 @@ try {
     }
     const result = await answer;
     const requestMs = Math.round(performance.now() - started);
-    const line = { bench: 'sql-latency', shape, bytes: sql.length, ...result, requestMs };
-    console.log(JSON.stringify({ ...line, healthzMaxMs: Math.round(healthzMaxMs) }));
+    const line = { bench: 'sql-latency', shape, bytes: sql?.length ?? body.length, ...result, requestMs };
+    const loopLagMaxMs = await serverLoopLagMaxMs();
+    console.log(JSON.stringify({ ...line, healthzMaxMs: Math.round(healthzMaxMs), loopLagMaxMs }));
   }
 } finally {
   stopping = true;

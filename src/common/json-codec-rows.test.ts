@@ -4,7 +4,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseFlatRowArray, rowBuildersCompiled, rowShapeLookups } from './json-codec-rows.ts';
+import {
+  FlatRowArrayReader,
+  parseFlatRowArray,
+  rowBuildersCompiled,
+  rowShapeLookups,
+} from './json-codec-rows.ts';
 
 const RUNS = { seed: 4848, numRuns: 3000 };
 
@@ -64,6 +69,34 @@ test('every body it takes gives exactly what JSON.parse gives (random bodies, de
     RUNS,
   );
   assert.ok(taken > 500, `only ${taken} bodies taken: the property would test nothing`);
+});
+
+test('read in slices, a body gives what JSON.parse gives, each slice ending at its first row end', () => {
+  let sliced = 0;
+  fc.assert(
+    fc.property(body, fc.integer({ min: 1, max: 40 }), (text, step) => {
+      const bytes = Buffer.from(text, 'utf8');
+      const reader = new FlatRowArrayReader(bytes);
+      let reads = 0;
+      let rows: ReturnType<FlatRowArrayReader['read']>;
+      for (;;) {
+        const until = reader.offset + step;
+        rows = reader.read(until);
+        reads++;
+        if (rows !== undefined) break;
+        // Stopped just past a row's comma, at or beyond the offset asked for.
+        assert.ok(reader.offset >= until, text);
+        assert.equal(bytes[reader.offset - 1], 0x2c, text);
+      }
+      // Null (a body the reader declines, or one whose new key lists ran past the budget) leaves it
+      // to the general path, as a whole read does.
+      if (rows === null) return;
+      if (reads > 1) sliced++;
+      assert.equal(exact(rows), exact(JSON.parse(text)), text);
+    }),
+    RUNS,
+  );
+  assert.ok(sliced > 300, `only ${sliced} bodies read in more than one slice`);
 });
 
 test('the edges: what it takes and what it leaves to the general path', () => {

@@ -49,7 +49,6 @@ const MAX_NEW_SHAPES_PER_BODY = 4;
  * megabytes of code. Column names are short; a longer list takes the general path.
  */
 const MAX_KEY_LIST_BYTES = 1024;
-let newShapesLeft = MAX_NEW_SHAPES_PER_BODY;
 
 /**
  * The last body's row shape, which the next body's first row is compared with in place: a client
@@ -95,108 +94,153 @@ function isSpace(c: number): boolean {
  * the body is anything else (see the header).
  */
 export function parseFlatRowArray(bytes: Uint8Array): Record<string, unknown>[] | null {
-  const n = bytes.length;
-  let at = 0;
-  while (at < n && isSpace(bytes[at] as number)) at++;
-  if (bytes[at] !== OPEN_BRACKET) return null;
-  at++;
+  // Read to no offset: one call reads the body whole (undefined never comes back).
+  return new FlatRowArrayReader(bytes).read(Infinity) ?? null;
+}
+
+/**
+ * parseFlatRowArray in parts: each read() goes on from where the last stopped, to the first row's
+ * end at or past a byte offset, so a large body can be read a slice at a time between turns of the
+ * event loop. Its answer is the same as parseFlatRowArray's.
+ */
+export class FlatRowArrayReader {
+  /** The next byte to read; 0 until the opening bracket was read. */
+  private at = 0;
+  private readonly rows: Record<string, unknown>[] = [];
+  private readonly values: unknown[] = [];
+  private readonly keyStarts: number[] = [];
+  private readonly keyEnds: number[] = [];
+  private shape: Shape | null = lastShape;
+  /** New key lists this body may still compile (see MAX_NEW_SHAPES_PER_BODY). */
   newShapesLeft = MAX_NEW_SHAPES_PER_BODY;
-  const rows: Record<string, unknown>[] = [];
-  const values: unknown[] = [];
-  const keyStarts: number[] = [];
-  const keyEnds: number[] = [];
-  let shape: Shape | null = lastShape;
-  for (;;) {
-    while (at < n && isSpace(bytes[at] as number)) at++;
-    if (bytes[at] !== OPEN_BRACE) return null;
-    at++;
-    let width = 0;
-    let sameShape = shape !== null;
+  private answer: Record<string, unknown>[] | null | undefined = undefined;
+
+  constructor(private readonly bytes: Uint8Array) {}
+
+  /** The offset of the next byte to read (a progress measure). */
+  get offset(): number {
+    return this.at;
+  }
+
+  /**
+   * Reads rows up to the first row's end at or past byte `until`: the rows once the body is read
+   * whole, null when it is not one this reader takes, undefined while rows are left.
+   */
+  read(until: number): Record<string, unknown>[] | null | undefined {
+    if (this.answer !== undefined) return this.answer;
+    this.answer = this.readRows(until);
+    return this.answer;
+  }
+
+  private readRows(until: number): Record<string, unknown>[] | null | undefined {
+    const bytes = this.bytes;
+    const n = bytes.length;
+    let at = this.at;
+    if (at === 0) {
+      while (at < n && isSpace(bytes[at] as number)) at++;
+      if (bytes[at] !== OPEN_BRACKET) return null;
+      at++;
+    }
+    const { rows, values, keyStarts, keyEnds } = this;
+    let shape = this.shape;
     for (;;) {
       while (at < n && isSpace(bytes[at] as number)) at++;
-      if (width >= MAX_KEYS) return null;
-      // The field head the last row had here (`"key":`), compared in place: then the key's bytes
-      // need no scan, and the quotes and colon no test of their own.
-      if (sameShape && (shape as Shape).matchHead(bytes, at, width)) {
-        const headLength = (shape as Shape).headLengths[width] as number;
-        keyStarts[width] = at + 1;
-        keyEnds[width] = at + headLength - 2;
-        at += headLength;
-      } else {
-        sameShape = false;
-        if (bytes[at] !== QUOTE) return null;
-        const keyStart = ++at;
-        at = plainTextEnd(bytes, at);
-        if (at < 0) return null;
-        keyStarts[width] = keyStart;
-        keyEnds[width] = at++;
+      if (bytes[at] !== OPEN_BRACE) return null;
+      at++;
+      let width = 0;
+      let sameShape = shape !== null;
+      for (;;) {
         while (at < n && isSpace(bytes[at] as number)) at++;
-        if (bytes[at] !== COLON) return null;
-        at++;
-      }
-      while (at < n && isSpace(bytes[at] as number)) at++;
-      // The value.
-      const c = bytes[at] as number;
-      if (c === MINUS || (c >= ZERO && c <= NINE)) {
-        const negative = c === MINUS;
-        if (negative) at++;
-        const first = at;
-        let x = 0;
-        while (at < n) {
-          const d = (bytes[at] as number) - ZERO;
-          if (d < 0 || d > 9) break;
-          x = x * 10 + d;
+        if (width >= MAX_KEYS) return null;
+        // The field head the last row had here (`"key":`), compared in place: then the key's bytes
+        // need no scan, and the quotes and colon no test of their own.
+        if (sameShape && (shape as Shape).matchHead(bytes, at, width)) {
+          const headLength = (shape as Shape).headLengths[width] as number;
+          keyStarts[width] = at + 1;
+          keyEnds[width] = at + headLength - 2;
+          at += headLength;
+        } else {
+          sameShape = false;
+          if (bytes[at] !== QUOTE) return null;
+          const keyStart = ++at;
+          at = plainTextEnd(bytes, at);
+          if (at < 0) return null;
+          keyStarts[width] = keyStart;
+          keyEnds[width] = at++;
+          while (at < n && isSpace(bytes[at] as number)) at++;
+          if (bytes[at] !== COLON) return null;
           at++;
         }
-        const digits = at - first;
-        // No digit, a leading zero (invalid JSON), or too many digits to be sure of the double.
-        if (digits === 0 || digits > MAX_DIGITS || (digits > 1 && bytes[first] === ZERO)) return null;
-        const next = bytes[at];
-        if (next === 0x2e || next === 0x65 || next === 0x45) return null; // . e E: the general path
-        values[width] = negative ? -x : x;
-      } else if (c === QUOTE) {
-        const start = ++at;
-        at = plainTextEnd(bytes, at);
-        if (at < 0) return null;
-        values[width] = latin1(bytes, start, at);
+        while (at < n && isSpace(bytes[at] as number)) at++;
+        // The value.
+        const c = bytes[at] as number;
+        if (c === MINUS || (c >= ZERO && c <= NINE)) {
+          const negative = c === MINUS;
+          if (negative) at++;
+          const first = at;
+          let x = 0;
+          while (at < n) {
+            const d = (bytes[at] as number) - ZERO;
+            if (d < 0 || d > 9) break;
+            x = x * 10 + d;
+            at++;
+          }
+          const digits = at - first;
+          // No digit, a leading zero (invalid JSON), or too many digits to be sure of the double.
+          if (digits === 0 || digits > MAX_DIGITS || (digits > 1 && bytes[first] === ZERO)) return null;
+          const next = bytes[at];
+          if (next === 0x2e || next === 0x65 || next === 0x45) return null; // . e E: the general path
+          values[width] = negative ? -x : x;
+        } else if (c === QUOTE) {
+          const start = ++at;
+          at = plainTextEnd(bytes, at);
+          if (at < 0) return null;
+          values[width] = latin1(bytes, start, at);
+          at++;
+        } else if (c === 0x6e && word(bytes, at, 'null')) {
+          values[width] = null;
+          at += 4;
+        } else if (c === 0x74 && word(bytes, at, 'true')) {
+          values[width] = true;
+          at += 4;
+        } else if (c === 0x66 && word(bytes, at, 'false')) {
+          values[width] = false;
+          at += 5;
+        } else return null;
+        width++;
+        while (at < n && isSpace(bytes[at] as number)) at++;
+        const after = bytes[at];
         at++;
-      } else if (c === 0x6e && word(bytes, at, 'null')) {
-        values[width] = null;
-        at += 4;
-      } else if (c === 0x74 && word(bytes, at, 'true')) {
-        values[width] = true;
-        at += 4;
-      } else if (c === 0x66 && word(bytes, at, 'false')) {
-        values[width] = false;
-        at += 5;
-      } else return null;
-      width++;
+        if (after === COMMA) continue;
+        if (after === CLOSE_BRACE) break;
+        return null;
+      }
+      let rowShape: Shape | null = shape;
+      if (rowShape === null || !sameShape || rowShape.headLengths.length !== width) {
+        rowShape = shapeOf(bytes, keyStarts, keyEnds, width, this);
+        if (rowShape === null) return null;
+        shape = rowShape;
+      }
+      rows.push(rowShape.build(values));
       while (at < n && isSpace(bytes[at] as number)) at++;
       const after = bytes[at];
       at++;
-      if (after === COMMA) continue;
-      if (after === CLOSE_BRACE) break;
+      if (after === COMMA) {
+        if (at < until) continue;
+        this.at = at;
+        this.shape = shape;
+        return undefined;
+      }
+      if (after === CLOSE_BRACKET) break;
       return null;
     }
-    let rowShape: Shape | null = shape;
-    if (rowShape === null || !sameShape || rowShape.headLengths.length !== width) {
-      rowShape = shapeOf(bytes, keyStarts, keyEnds, width);
-      if (rowShape === null) return null;
-      shape = rowShape;
-    }
-    rows.push(rowShape.build(values));
     while (at < n && isSpace(bytes[at] as number)) at++;
-    const after = bytes[at];
-    at++;
-    if (after === COMMA) continue;
-    if (after === CLOSE_BRACKET) break;
-    return null;
+    if (at !== n) return null;
+    this.at = at;
+    lastShape = shape;
+    flatRowBodiesRead.count++;
+    return rows;
   }
-  while (at < n && isSpace(bytes[at] as number)) at++;
-  if (at !== n) return null;
-  lastShape = shape;
-  flatRowBodiesRead.count++;
-  return rows;
 }
 
 /**
@@ -227,14 +271,20 @@ function latin1(bytes: Uint8Array, start: number, end: number): string {
  * The shape of a row's keys (bytes[keyStarts[i], keyEnds[i])), generated once per key list; null
  * for keys an object literal would not take as JSON.parse does (see the header).
  */
-function shapeOf(bytes: Uint8Array, keyStarts: number[], keyEnds: number[], width: number): Shape | null {
+function shapeOf(
+  bytes: Uint8Array,
+  keyStarts: number[],
+  keyEnds: number[],
+  width: number,
+  body: { newShapesLeft: number },
+): Shape | null {
   const keys: string[] = [];
   for (let i = 0; i < width; i++) keys.push(latin1(bytes, keyStarts[i] as number, keyEnds[i] as number));
   const id = keys.join('\u0000');
   rowShapeLookups.count++;
   const known = shapes.get(id);
   if (known !== undefined) return known;
-  if (width === 0 || newShapesLeft === 0 || new Set(keys).size !== width) return null;
+  if (width === 0 || body.newShapesLeft === 0 || new Set(keys).size !== width) return null;
   if (id.length - (width - 1) > MAX_KEY_LIST_BYTES) return null;
   for (const key of keys) {
     const c = key.charCodeAt(0);
@@ -242,7 +292,7 @@ function shapeOf(bytes: Uint8Array, keyStarts: number[], keyEnds: number[], widt
   }
   // Only the keys' JSON texts (printable ASCII, no backslash: checked by the reader) enter the code.
   const fields = keys.map((key, i) => `${JSON.stringify(key)}: values[${i}]`).join(', ');
-  newShapesLeft--;
+  body.newShapesLeft--;
   const build = generatedFunction('values', `return { ${fields} };`) as RowBuilder;
   rowBuildersCompiled.count++;
   const heads = keys.map((key) => `"${key}":`);
