@@ -24,7 +24,7 @@ function parseNumberExact(text: string): number | bigint | Decimal {
     try {
       return parseDecimal(text) ?? n;
     } catch {
-      return n; // beyond numeric's range: the double (a numeric column then refuses it)
+      return n; // beyond numeric's range: the double (Infinity beyond a double: refused)
     }
   }
   return n;
