@@ -129,7 +129,7 @@ function mayHoldOverflow(text: string): boolean {
 }
 
 /** Throws JsonNumberOutOfRange at the first non-finite number of a parsed JSON value. */
-export function refuseNonFinite(value: unknown): void {
+function refuseNonFinite(value: unknown): void {
   const path = nonFinitePath(value);
   if (path !== null) throw new JsonNumberOutOfRange(path);
 }
