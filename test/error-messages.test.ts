@@ -1,10 +1,10 @@
 // Messages of rejected writes: rows are counted from 1 everywhere (the first row is "row 1"), a
-// JSON number beyond a double (1e400, which parses to Infinity) is "out of range" for the column's
-// type rather than "got null", and INSERT errors point at the offending value.
+// JSON number beyond a double (1e400) is refused by the JSON reader as "out of range" rather than
+// read as Infinity (or "got null"), and INSERT errors point at the offending value.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine, SluiceError, type Value } from '../src/index.ts';
-import { parseJsonExact } from '../src/common/json-codec.ts';
+import { JsonNumberOutOfRange, parseJsonExact } from '../src/common/json-codec.ts';
 
 function rejected(run: () => unknown): SluiceError {
   try {
@@ -51,28 +51,59 @@ describe('rejected rows are counted from 1', () => {
 });
 
 describe('1e400 is out of range, not null', () => {
-  const body = parseJsonExact('{"id": 10, "i": 1e400, "r": 1e400, "d": -1e400, "n": 1e400}') as Record<
-    string,
-    Value
-  >;
-
-  for (const [column, type] of [
-    ['i', 'integer'],
-    ['r', 'real'],
-    ['d', 'double precision'],
-    ['n', 'numeric(5,2)'],
+  // The JSON reader refuses a number beyond a double itself, naming where it is (on JSON.parse's
+  // path, and on the exact parser's, which a run of 16 digits elsewhere in the text selects).
+  for (const [text, where] of [
+    ['{"id": 10, "d": 1e400}', '$.d'],
+    ['[{"id": 10, "d": -1e400}]', '$[0].d'],
+    ['{"id": 10, "j": {"a": [1, 2E+400]}}', '$.j.a[1]'],
+    ['{"id": 1234567890123456789, "d": 1e400}', '$.d'],
+    [`{"id": 10, "n": ${'9'.repeat(400)}.5}`, '$.n'],
   ] as const) {
-    it(`ingested into a ${type} column`, () => {
-      const e = engine();
-      const error = rejected(() =>
-        e.applyChanges('w', { insert: [{ id: 10, [column]: body[column] ?? null }] }),
-      );
+    it(`the JSON reader refuses ${text.slice(0, 40)}`, () => {
+      const error = rejected(() => parseJsonExact(text));
+      assert.ok(error instanceof JsonNumberOutOfRange);
       assert.equal(error.code, 'INVALID_VALUE');
-      assert.equal(
-        error.message,
-        `invalid value for column "${column}" of table "w": number out of range for type ${type}`,
-      );
+      assert.equal(error.message, 'number out of range for type double precision');
+      assert.equal(error.detail, `at ${where}`);
     });
+  }
+
+  it('a string spelling an exponent, and numbers within range, read as they are', () => {
+    assert.deepEqual(parseJsonExact('{"s": "1e400", "d": 1e308, "e": -2.5e-300}'), {
+      s: '1e400',
+      d: 1e308,
+      e: -2.5e-300,
+    });
+  });
+
+  // A non-finite double reaches the write path only as a value (a statement's, a stored row's): a
+  // double or real column holds it; integer and numeric columns cannot (PostgreSQL: "integer out of
+  // range" for 'NaN'::float8::int; its numeric holds NaN and ±Infinity, Sluice's does not).
+  for (const value of [Infinity, -Infinity, NaN]) {
+    for (const column of ['r', 'd'] as const) {
+      it(`${String(value)} is a value of a ${column === 'r' ? 'real' : 'double precision'} column`, () => {
+        const e = engine();
+        e.applyChanges('w', { insert: [{ id: 10, [column]: value }] });
+        const [result] = e.execute(`SELECT ${column} FROM w WHERE id = 10`) as unknown as {
+          rows: Record<string, Value>[];
+        }[];
+        assert.ok(Object.is(result?.rows[0]?.[column], value));
+      });
+    }
+    for (const [column, type] of [
+      ['i', 'integer'],
+      ['n', 'numeric(5,2)'],
+    ] as const) {
+      it(`${String(value)} is refused by a ${type} column`, () => {
+        const error = rejected(() => engine().applyChanges('w', { insert: [{ id: 10, [column]: value }] }));
+        assert.equal(error.code, 'INVALID_VALUE');
+        assert.equal(
+          error.message,
+          `invalid value for column "${column}" of table "w": number out of range for type ${type}`,
+        );
+      });
+    }
   }
 
   it('in SQL, a literal beyond a double is out of range where it is written', () => {

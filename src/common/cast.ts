@@ -354,7 +354,7 @@ export function coerceIngestFast(v: unknown, type: SqlType): Value | typeof INVA
       }
       break;
     case 'float':
-      if (typeof v === 'number' && type.bits === 64 && Number.isFinite(v)) return v;
+      if (typeof v === 'number' && type.bits === 64) return v;
       break;
     case 'text':
       if (typeof v === 'string' && type.maxLength === undefined) return v;
@@ -403,8 +403,11 @@ export function coerceIngest(
     }
     case 'float':
     case 'numeric': {
-      // A JSON number too big for a double arrives as Infinity: out of range, like 1e400 in SQL.
-      if (typeof v === 'number' && !Number.isFinite(v)) return { ok: false, expected: inRange };
+      // A double's NaN or ±Infinity (a statement's, a stored row's: the JSON readers refuse 1e400
+      // themselves) is a value of a float column; Sluice's numeric holds neither (PostgreSQL 14's does).
+      if (typeof v === 'number' && !Number.isFinite(v)) {
+        return type.kind === 'float' ? { ok: true, value: v } : { ok: false, expected: inRange };
+      }
       if (
         typeof v !== 'number' &&
         typeof v !== 'bigint' &&

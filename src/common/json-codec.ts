@@ -8,6 +8,7 @@ import { Decimal, parseDecimal } from './decimal.ts';
 import { Interval } from './time/interval.ts';
 import { Jsonb, parseJsonb, withRawJsonb } from './json/jsonb.ts';
 import { SqlArray } from './array/sql-array.ts';
+import { SluiceError } from './errors.ts';
 
 const INTEGER_LITERAL = /^-?\d+$/;
 
@@ -23,7 +24,7 @@ function parseNumberExact(text: string): number | bigint | Decimal {
     try {
       return parseDecimal(text) ?? n;
     } catch {
-      return n; // beyond numeric's range: the double (a numeric column then refuses it)
+      return n; // beyond numeric's range: the double (Infinity beyond a double: refused)
     }
   }
   return n;
@@ -84,18 +85,84 @@ function inDigitRun(c: number): boolean {
 /**
  * Parses request JSON. Integer literals beyond Number.MAX_SAFE_INTEGER become bigints and
  * fractions with more than 15 significant digits Decimals instead of being rounded; everything
- * else is exactly JSON.parse. Throws SyntaxError on invalid JSON.
+ * else is exactly JSON.parse. Throws SyntaxError on invalid JSON, and JsonNumberOutOfRange for a
+ * number beyond a double (1e400), which JSON.parse would read as Infinity: JSON has no NaN or
+ * Infinity, so a non-finite number never leaves a JSON reader (a double column's NaN is sent as
+ * the text "NaN").
  */
 export function parseJsonExact(text: string): unknown {
-  if (!hasLongDigitRun(text)) return JSON.parse(text);
+  if (!hasLongDigitRun(text)) {
+    const value: unknown = JSON.parse(text);
+    if (mayHoldOverflow(text)) refuseNonFinite(value);
+    return value;
+  }
   // One parse, the exact one; JSON.parse runs only to word the error of invalid JSON as the fast
   // path does (the exact parser also refuses a duplicate key, which JSON.parse takes).
+  let value: unknown;
   try {
-    return losslessParse(text, null, parseNumberExact);
+    value = losslessParse(text, null, parseNumberExact);
   } catch (error) {
     JSON.parse(text);
     throw error;
   }
+  // A long run's number may overflow without an exponent (400 digits and a fraction).
+  refuseNonFinite(value);
+  return value;
+}
+
+/** A JSON number beyond a double (1e400), refused where it is read; `path` leads to it. */
+export class JsonNumberOutOfRange extends SluiceError {
+  constructor(readonly path: readonly (string | number)[]) {
+    super('INVALID_VALUE', `number out of range for type double precision`, {
+      detail: `at ${describeJsonPath(path)}`,
+    });
+  }
+}
+
+/**
+ * Whether JSON text without a run of 16 digits may spell a number beyond a double: with at most 15
+ * mantissa digits that needs an exponent of 3 digits or more (999999999999999e99 is below 1e115).
+ * A string holding such text is a false alarm that costs one walk of the value.
+ */
+function mayHoldOverflow(text: string): boolean {
+  return (text.includes('e') || text.includes('E')) && /[eE][+-]?\d{3}/.test(text);
+}
+
+/** Throws JsonNumberOutOfRange at the first non-finite number of a parsed JSON value. */
+function refuseNonFinite(value: unknown): void {
+  const path = nonFinitePath(value);
+  if (path !== null) throw new JsonNumberOutOfRange(path);
+}
+
+/** The path to the first non-finite number of a parsed JSON value, or null (no recursion: any depth). */
+function nonFinitePath(root: unknown): (string | number)[] | null {
+  interface Frame {
+    readonly value: unknown;
+    readonly parent: Frame | null;
+    readonly key: string | number;
+  }
+  const stack: Frame[] = [{ value: root, parent: null, key: '' }];
+  for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
+    const v = frame.value;
+    if (typeof v === 'number') {
+      if (Number.isFinite(v)) continue;
+      const path: (string | number)[] = [];
+      for (let f: Frame | null = frame; f !== null && f.parent !== null; f = f.parent) path.unshift(f.key);
+      return path;
+    }
+    if (v === null || typeof v !== 'object' || v instanceof Decimal) continue;
+    const parent = frame;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], parent, key: i });
+    } else {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i] as string;
+        stack.push({ value: (v as Record<string, unknown>)[key], parent, key });
+      }
+    }
+  }
+  return null;
 }
 
 /**

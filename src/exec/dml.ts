@@ -14,7 +14,6 @@ import type { StatementResult, TableChanges } from './api.ts';
 import { refuseAppendOnlyStatement } from './engine-writes.ts';
 import { pinnedKeys } from './key-lookup.ts';
 import { asSluiceError, assignCast } from './table-definition.ts';
-import { writableRow, writableValue } from './table-values.ts';
 import type { TableStore } from './table-store.ts';
 
 /** What DML needs of the engine. */
@@ -77,7 +76,7 @@ export class DmlStatements {
           }
         }
         if (value === null && !col.nullable) throw notNullViolation(def, col, r, expr.pos);
-        row[col.name] = writableValue(value);
+        row[col.name] = value;
       });
       // A column the list leaves out gets its DEFAULT, or NULL: if NOT NULL, point at the row.
       def.columns.forEach((col, i) => {
@@ -169,8 +168,8 @@ export class DmlStatements {
           );
         }
       }
-      deletes.push(writableRow(table, row));
-      inserts.push(writableRow(table, next));
+      deletes.push(table.toRow(row));
+      inserts.push(table.toRow(next));
     }
     if (def.primaryKey !== null) {
       const pk = def.primaryKey;
@@ -215,9 +214,7 @@ export class DmlStatements {
     const matched = this.matchingRows(table, stmt.where);
     if (matched.length === 0)
       return { statement: 'DELETE', object: table.def.name, rowCount: 0, epoch: this.engine.currentEpoch() };
-    const r = this.engine.applyChanges(table.def.name, {
-      delete: matched.map((row) => writableRow(table, row)),
-    });
+    const r = this.engine.applyChanges(table.def.name, { delete: matched.map((row) => table.toRow(row)) });
     return { statement: 'DELETE', object: table.def.name, rowCount: matched.length, epoch: r.epoch };
   }
 }

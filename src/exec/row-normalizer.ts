@@ -29,8 +29,9 @@ function directTest(type: SqlType): string | null {
       if (type.bits === 32) return `typeof v === 'number' && (v | 0) === v`;
       return `typeof v === 'number' && (v | 0) === v && v <= 32767 && v >= -32768`;
     case 'float':
-      // Finite doubles only (v - v is NaN for NaN and ±Infinity); real (float4) rounds: general path.
-      return type.bits === 64 ? `typeof v === 'number' && v - v === 0` : null;
+      // Any double, NaN and ±Infinity included (a JSON reader refuses 1e400 before it reads as
+      // Infinity); real (float4) rounds: general path.
+      return type.bits === 64 ? `typeof v === 'number'` : null;
     case 'text':
       return type.maxLength === undefined ? `typeof v === 'string'` : null;
     case 'bool':
@@ -329,7 +330,8 @@ export function normalizeRowGeneral(
         ? { ok: true as const, value: defaults[i] as Value }
         : coerceIngest(value, c.type);
     if (!coerced.ok) {
-      // A JSON number beyond a double (1e400) arrives as Infinity, which JSON would print as null.
+      // NaN or ±Infinity for a column that cannot hold it (integer: as PostgreSQL's 'NaN'::float8::int,
+      // "integer out of range"); JSON would print it as null, so it is named rather than shown.
       const problem =
         typeof value === 'number' && !Number.isFinite(value)
           ? `number out of range for type ${typeName(c.type)}`

@@ -1,10 +1,9 @@
 // Facts about a table's column values the store needs: which columns may hold equal values that
-// print differently (1.5 and 1.50), the upgrade of checkpoints written while NUMERIC was a double,
-// and rows the store holds turned back into the form its write path reads.
+// print differently (1.5 and 1.50), and the upgrade of checkpoints written while NUMERIC was a double.
 import { castValue } from '../common/cast.ts';
 import { T } from '../common/types.ts';
 import type { TableDef } from '../planner/catalog.ts';
-import type { Row, SqlType, Value } from '../common/types.ts';
+import type { SqlType, Value } from '../common/types.ts';
 
 /** Column types whose equal values always print alike (no SQL-equal rows of other texts). */
 const ALWAYS_IDENTICAL: ReadonlySet<string> = new Set([
@@ -51,25 +50,4 @@ export function upgradeNumerics(list: unknown[], columns: readonly { readonly ty
     }
   }
   return upgraded;
-}
-
-/**
- * A value as a table's write path (`applyChanges`) reads it: a non-finite double as its SQL text
- * ('NaN', 'Infinity', '-Infinity'), which the path reads back as the same double. The path refuses a
- * non-finite number, since in a JSON body one can only be an overflow (`1e400`); a statement's value
- * (`CAST('NaN' AS double precision)`), a stored row and a journalled one hold real ones.
- */
-export function writableValue(value: Value): Value {
-  return typeof value === 'number' && !Number.isFinite(value) ? String(value) : value;
-}
-
-/** A row the table holds (or a statement computed), by column name, as its write path reads it. */
-export function writableRow(table: { toRow(values: readonly Value[]): Row }, values: readonly Value[]): Row {
-  return makeWritable(table.toRow(values));
-}
-
-/** `row` (changed in place) as the write path reads it: see writableValue. */
-export function makeWritable(row: Row): Row {
-  for (const name in row) row[name] = writableValue(row[name] as Value);
-  return row;
 }

@@ -5,9 +5,11 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { SluiceError } from '../common/errors.ts';
 import {
   decodeUtf8Strict,
+  describeJsonPath,
   findIllFormedText,
   invalidUtf8Offset,
   mayHoldLoneSurrogate,
+  JsonNumberOutOfRange,
   parseJsonExact,
   stringifyWire,
 } from '../common/json-codec.ts';
@@ -136,6 +138,10 @@ function parseGeneral(
   try {
     value = parseJsonExact(text);
   } catch (error) {
+    if (error instanceof JsonNumberOutOfRange) {
+      done(numberOutOfRange(error, request), undefined);
+      return;
+    }
     done(
       new SluiceError('INVALID_JSON', 'request body is not valid JSON', {
         detail: error instanceof Error ? error.message : String(error),
@@ -155,6 +161,32 @@ function parseGeneral(
     return;
   }
   done(null, value);
+}
+
+/**
+ * A body's number beyond a double (1e400), as the table's write path worded it when such a number
+ * reached it as Infinity: in an ingest body, the column, table and row; elsewhere, the JSON path.
+ */
+function numberOutOfRange(error: JsonNumberOutOfRange, request: FastifyRequest): SluiceError {
+  const table = (request.params as { name?: unknown } | undefined)?.name;
+  const path = error.path;
+  const inRows = path[0] === 'insert' || path[0] === 'delete' ? 1 : 0;
+  const [row, column] = [path[inRows], path[inRows + 1]];
+  if (
+    request.routeOptions.url !== INGEST_URL ||
+    typeof table !== 'string' ||
+    typeof row !== 'number' ||
+    typeof column !== 'string'
+  ) {
+    return error;
+  }
+  const within =
+    path.length > inRows + 2 ? ` at ${describeJsonPath(path.slice(inRows + 2))} of its value` : '';
+  return new SluiceError(
+    'INVALID_VALUE',
+    `invalid value for column "${column}" of table "${table}": ${error.message}`,
+    { detail: `in ${inRows === 1 ? String(path[0]) : 'insert'} row ${row + 1}${within}` },
+  );
 }
 
 function unsupportedMediaType(contentType: string | undefined): SluiceError {

@@ -12,7 +12,6 @@ import type { LoggedEntry } from '../../storage/table-log.ts';
 import type { RecoveryReport } from './types.ts';
 import { RuntimeSubscriptions } from './subscriptions.ts';
 import { errorText } from './base.ts';
-import { makeWritable } from '../../exec/table-values.ts';
 
 export abstract class RuntimeRecovery extends RuntimeSubscriptions {
   /**
@@ -284,10 +283,6 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
           } else {
             if (this.ddlSinceSync) this.syncCatalog();
             const fromSource = this.engine.writtenByConnector(entry.table);
-            // A journalled NaN or ±Infinity (a double column's value) is sent as its text, as the
-            // write path reads it: a non-finite number there would be refused as a JSON overflow.
-            for (const row of entry.inserts) makeWritable(row);
-            for (const row of entry.deletes) makeWritable(row);
             const result = this.engine.applyChanges(
               entry.table,
               { insert: entry.inserts, delete: entry.deletes },

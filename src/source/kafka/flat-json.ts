@@ -157,7 +157,10 @@ export class FlatJsonReader {
         } else {
           const numberEnd = end === 0 ? -1 : endOfNumber(b, i, n);
           if (numberEnd < 0) return null;
-          value = numberAt(b, i, numberEnd);
+          const number = numberAt(b, i, numberEnd);
+          // Beyond a double (1e400): the general path refuses it, naming where it is.
+          if (!Number.isFinite(number)) return null;
+          value = number;
           i = numberEnd;
         }
       } else if (c === 0x74 /* t */ && literalAt(b, i, n, 'true')) {

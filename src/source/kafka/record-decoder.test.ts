@@ -218,3 +218,40 @@ test("json with the engine's typing: rows read by position type exactly as rows 
   assert.equal(byPosition.flat.read, byObject.flat.read);
   assert.equal(byPosition.flat.declined, byObject.flat.declined);
 });
+
+test('a number beyond a double is poison where it is read, naming its column, in every format', () => {
+  const outOfRange = 'number out of range for type double precision';
+  const json = new RecordDecoder(spec('json', null));
+  assert.equal(
+    reason(json, rec('{"id":1,"amount":1e400}')),
+    `invalid value for column "amount": ${outOfRange}`,
+  );
+  assert.equal(
+    reason(json, rec('{"id":1,"amount":-1e400}')),
+    `invalid value for column "amount": ${outOfRange}`,
+  );
+  // nested (a jsonb column's value), and on the exact parser's path (a run of 16 digits)
+  assert.equal(
+    reason(json, rec('{"id":1,"seller":{"a":[2e400]}}')),
+    `invalid value for column "seller": ${outOfRange} (at $.a[0] of its value)`,
+  );
+  assert.equal(
+    reason(json, rec('{"id":12345678901234567890,"amount":1e400}')),
+    `invalid value for column "amount": ${outOfRange}`,
+  );
+  const upsert = new RecordDecoder(spec('upsert'));
+  assert.equal(
+    reason(upsert, rec('{"amount":1e400}', '{"id":1}')),
+    `invalid value for column "amount": ${outOfRange}`,
+  );
+  assert.equal(reason(upsert, rec('{"amount":1}', '{"id":1e400}')), `key holds a ${outOfRange} at $.id`);
+  const debezium = new RecordDecoder(spec('debezium'));
+  assert.equal(
+    reason(debezium, rec('{"schema":{},"payload":{"op":"c","after":{"id":1,"amount":-1e400}}}')),
+    `invalid value for column "amount": ${outOfRange}`,
+  );
+  assert.equal(
+    reason(debezium, rec('{"op":"c","after":{"id":1},"ts_ms":1e400}')),
+    `value holds a ${outOfRange} at $.ts_ms`,
+  );
+});

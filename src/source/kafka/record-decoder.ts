@@ -9,6 +9,7 @@ import {
   describeLoneSurrogate,
   findIllFormedText,
   invalidUtf8Offset,
+  JsonNumberOutOfRange,
   mayHoldLoneSurrogate,
   parseJsonExact,
 } from '../../common/json-codec.ts';
@@ -168,7 +169,7 @@ export class RecordDecoder {
   private decodeDebezium(record: KafkaRecord): RowOp[] {
     // Debezium follows a delete with a tombstone (null value) for log compaction: nothing to do.
     if (record.value === null) return [];
-    let envelope = parse(record.value, 'value');
+    let envelope = parse(record.value, 'value', true);
     if (isObject(envelope) && isObject(envelope.payload) && 'schema' in envelope) envelope = envelope.payload;
     if (!isObject(envelope)) throw new PoisonRecord('value is not a Debezium envelope object');
     const op = envelope.op;
@@ -233,8 +234,10 @@ export class RecordDecoder {
  * A key or value as JSON. Text that is not well-formed Unicode — bytes that are not UTF-8, or a
  * lone surrogate escape (`"\ud800"`) — makes the record poison: it could not be stored as the exact
  * text it is checksummed over (see json-codec.ts), and replacing it silently would alter the data.
+ * So does a number beyond a double (`envelope`: a Debezium envelope, whose rows are its before and
+ * after, names the column).
  */
-function parse(bytes: Buffer, what: string): unknown {
+function parse(bytes: Buffer, what: string, envelope = false): unknown {
   const text = decodeUtf8Strict(bytes);
   if (text === null) {
     throw new PoisonRecord(
@@ -245,6 +248,8 @@ function parse(bytes: Buffer, what: string): unknown {
   try {
     value = parseJsonExact(text);
   } catch (error) {
+    if (error instanceof JsonNumberOutOfRange)
+      throw new PoisonRecord(numberOutOfRange(error, what, envelope));
     throw new PoisonRecord(
       `${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
     );
@@ -259,6 +264,27 @@ function parse(bytes: Buffer, what: string): unknown {
     );
   }
   return value;
+}
+
+/**
+ * A record's number beyond a double (1e400), as the source's typing worded it when such a number
+ * reached it as Infinity: the column of a row's field (a Debezium envelope's row is its `before` or
+ * `after`, perhaps within `payload`), else the JSON path.
+ */
+function numberOutOfRange(error: JsonNumberOutOfRange, what: string, envelope: boolean): string {
+  const path = error.path;
+  let at = 0;
+  if (envelope) {
+    if (path[at] === 'payload') at++;
+    if (path[at] !== 'after' && path[at] !== 'before') at = path.length;
+    else at++;
+  }
+  const column = path[at];
+  if (what !== 'value' || typeof column !== 'string') {
+    return `${what} holds a ${error.message} ${error.detail ?? ''}`;
+  }
+  const within = path.length > at + 1 ? ` (at ${describeJsonPath(path.slice(at + 1))} of its value)` : '';
+  return `invalid value for column "${column}": ${error.message}${within}`;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
