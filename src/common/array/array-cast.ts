@@ -45,7 +45,10 @@ export function coerceArray(
   let items: readonly unknown[];
   if (Array.isArray(v)) items = v;
   else if (v instanceof SqlArray)
-    items = v.items; // an INSERT's ARRAY[...] (its elements SQL values)
+    // An INSERT's ARRAY[...], a stored row or a journalled one under replay: its elements are SQL
+    // values, so a non-finite double among them is a value (NaN, ±Infinity), not the overflow of a
+    // JSON number the element coercion refuses; it goes in as its text, read back as the same double.
+    items = v.items.map((x) => (typeof x === 'number' && !Number.isFinite(x) ? String(x) : x));
   else if (typeof v === 'string') {
     try {
       items = parseArrayText(v);
