@@ -41,6 +41,8 @@ const VIEWS: readonly (readonly [string, string])[] = [
   ],
   // partitioned, with HAVING after it (a Map over the Reduce: the Output keeps its own rows)
   ['busy_sellers', 'SELECT seller_id, SUM(price) AS s FROM orders GROUP BY seller_id HAVING COUNT(*) > 2'],
+  // partitioned on one nullable number column: a batch's key column may turn NULL after numbers
+  ['amount_counts', 'SELECT amount, COUNT(*) AS n, SUM(price) AS s FROM orders GROUP BY amount'],
   // main thread (MAX is a multiset aggregate)
   ['region_max', 'SELECT region, MAX(amount) AS top, COUNT(*) AS n FROM orders GROUP BY region'],
 ];

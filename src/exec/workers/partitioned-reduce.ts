@@ -106,20 +106,25 @@ export class PartitionedReduce implements Operator, Stateful {
     const cols: (StepColumn | null)[] = [];
     const wire: (WireColumn | null)[] = [];
     const inCols = input.cols;
+    const P = this.pool.partitions;
+    const counts = new Int32Array(P);
+    // One key column of numbers (the common case) is routed while it is filled: one pass, not two.
+    const routedKey = this.keyCount === 1 ? (this.layout.keyColumns[0] as number) : -1;
+    let routed = false;
     for (const c of this.layout.usedColumns) {
       while (cols.length < c) {
         cols.push(null);
         wire.push(null);
       }
       // A columnar batch's `rows` is built on first read: read only when it has no columns.
-      const col = fillColumn(
-        n,
-        inCols !== undefined ? (inCols[c] as readonly Value[]) : null,
-        inCols !== undefined ? NO_ROWS : input.rows,
-        c,
-        bufs.f64[c] as Float64Array,
-        bufs.nulls[c] as Uint8Array,
-      );
+      const values = inCols !== undefined ? (inCols[c] as readonly Value[]) : columnOf(input.rows, c, n);
+      const f64 = bufs.f64[c] as Float64Array;
+      let col: StepColumn | null = null;
+      if (c === routedKey && fillKeyRouted(n, values, f64, bufs.part, counts, P)) {
+        col = NUMBERS;
+        routed = true;
+      }
+      col ??= fillColumn(n, values, f64, bufs.nulls[c] as Uint8Array);
       cols.push(col);
       wire.push(
         'values' in col
@@ -129,12 +134,9 @@ export class PartitionedReduce implements Operator, Stateful {
     }
     const weights = bufs.weights;
     for (let i = 0; i < n; i++) weights[i] = input.weights[i] as number;
-    // Each row goes to the partition of its group, hashed here once (the threads read only theirs),
-    // into one shared list: partition 0's rows, then partition 1's, ...
-    const P = this.pool.partitions;
-    // Each partition picks its rows out of the shared routing itself, side by side (partition-host.ts).
-    const counts = new Int32Array(P);
-    this.rowPartitions(n, wire, counts, bufs.part);
+    // Each row goes to the partition of its group, hashed here once into the shared routing; each
+    // partition picks its rows out of it itself, side by side (partition-host.ts).
+    if (!routed) this.rowPartitions(n, wire, counts, bufs.part);
     const h = this.handle;
     // The columns' null flags as a mask (-1: a column of values, or past what a mask holds).
     let nullMask = 0;
@@ -218,7 +220,10 @@ export class PartitionedReduce implements Operator, Stateful {
     return this.capacity;
   }
 
-  /** The partition of each row's group, into `part` (shared with the threads), counted into `counts`. */
+  /**
+   * The partition of each row's group, into `part` (shared with the threads), counted into `counts`:
+   * for keys `fillKeyRouted` did not route while filling (several columns, a NULL, a text value).
+   */
   private rowPartitions(
     n: number,
     cols: readonly (WireColumn | null)[],
@@ -228,16 +233,6 @@ export class PartitionedReduce implements Operator, Stateful {
     const P = this.pool.partitions;
     const keyColumns = this.layout.keyColumns;
     const key0 = cols[keyColumns[0] as number] as WireColumn;
-    if (this.keyCount === 1 && 'f64' in key0 && key0.nulls === null) {
-      // The common case, one pass over a typed column: a number is its own group id.
-      const f64 = key0.f64;
-      for (let i = 0; i < n; i++) {
-        const p = hashPartition(hashNumber(f64[i] as number), P);
-        part[i] = p;
-        counts[p]!++;
-      }
-      return;
-    }
     if (this.keyCount === 1) {
       for (let i = 0; i < n; i++) part[i] = partitionOf(singleKey(columnValue(key0, i)), P);
     } else {
@@ -334,28 +329,51 @@ export class PartitionedReduce implements Operator, Stateful {
   }
 }
 
-const NO_ROWS: readonly (readonly Value[])[] = [];
-
 /** The first capacity of a Reduce's shared input buffers, in rows (doubled as batches need). */
 const INITIAL_CAPACITY = 64;
 
+/** A filled column of numbers without a NULL. */
+const NUMBERS: StepColumn = { nulls: false };
+
+/** Column `c` of a batch given as rows. */
+function columnOf(rows: readonly (readonly Value[])[], c: number, n: number): Value[] {
+  const values = new Array<Value>(n);
+  for (let i = 0; i < n; i++) values[i] = (rows[i] as readonly Value[])[c] as Value;
+  return values;
+}
+
 /**
- * Writes column `c` of a batch (`col` when the batch is columnar, else `rows[i][c]`) into the shared
- * buffers when every value is a number or null, marking each row's null flag; else its values.
+ * Writes a one-column key into the shared buffers and routes each row in the same pass (a number
+ * is its own group id): true when every value is a number. At a NULL or any other value it stops
+ * and answers false, with `counts` cleared: the caller fills and routes the column the general way.
  */
-function fillColumn(
+function fillKeyRouted(
   n: number,
-  col: readonly Value[] | null,
-  rows: readonly (readonly Value[])[],
-  c: number,
+  col: readonly Value[],
   f64: Float64Array,
-  nulls: Uint8Array,
-): StepColumn {
-  if (col === null) {
-    const values = new Array<Value>(n);
-    for (let i = 0; i < n; i++) values[i] = (rows[i] as readonly Value[])[c] as Value;
-    col = values;
+  part: Uint8Array,
+  counts: Int32Array,
+  partitions: number,
+): boolean {
+  for (let i = 0; i < n; i++) {
+    const v = col[i] as Value;
+    if (typeof v !== 'number') {
+      counts.fill(0);
+      return false;
+    }
+    f64[i] = v;
+    const p = hashPartition(hashNumber(v), partitions);
+    part[i] = p;
+    counts[p]!++;
   }
+  return true;
+}
+
+/**
+ * Writes a batch's column into the shared buffers when every value is a number or null, marking
+ * each row's null flag; else its values.
+ */
+function fillColumn(n: number, col: readonly Value[], f64: Float64Array, nulls: Uint8Array): StepColumn {
   // The null flags are written only once a NULL is seen (then cleared up to it): a column without
   // one is read without its flags (a store a row saved on the serial path before the hand-over).
   let hasNull = false;
