@@ -1,4 +1,4 @@
-// When an epoch reads its clock (engine.ts, engine-clock.ts): only when something in it depends on
+// When an epoch reads its clock (engine-epochs.ts, engine-clock.ts): only when something in it depends on
 // the value — a journal, a DEFAULT now() column, a temporal filter, a watermark — and otherwise when
 // the clock is first asked for, never going back. Counts the clock source's reads, not time.
 import { test } from 'node:test';

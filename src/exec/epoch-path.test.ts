@@ -1,4 +1,4 @@
-// The per-epoch path at batch size 1 (engine.ts, view-graph.ts, table-store.ts): a plain write's
+// The per-epoch path at batch size 1 (engine-epochs.ts, view-graph.ts, table-store.ts): a plain write's
 // positions are built only when read but read the same, the graph's reused list of stepped views
 // survives a listener that writes, and one-row epochs give the same views and changes as batches.
 import { test } from 'node:test';

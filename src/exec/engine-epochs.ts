@@ -1,0 +1,271 @@
+// The engine's state and its epoch path: the catalog, the table stores and the graph of running
+// views, and each epoch — a table batch validated whole, journaled, applied to its table, then
+// pushed through every dependent view in creation order, or a clock tick — after which
+// subscribers are told. Engine (engine.ts) extends it with statements, reads and checkpoints.
+// Everything here is synchronous.
+import { SluiceError } from '../common/errors.ts';
+import { EpochDeltas } from './epoch-deltas.ts';
+import { Catalog } from '../planner/catalog.ts';
+import type { EngineJournal, SourcePositions, TableChanges } from './api.ts';
+import type { PreparedBatch } from './table-store.ts';
+import { TableStore, insertCount } from './table-store.ts';
+import { TableStores } from './table-stores.ts';
+import { ViewGraph, type GraphView } from './view-graph.ts';
+import { ManualClock, REAL_CLOCK } from './logical-clock.ts';
+import { EpochClock, type TickOptions } from './engine-clock.ts';
+import { batchStore, refuseAppendOnly, withoutMissingDeletes } from './engine-writes.ts';
+import type { SchemaState } from './ddl.ts';
+import { EpochDeliveries } from './engine-deliveries.ts';
+import type { CheckpointedState } from './engine-checkpoints.ts';
+import type { ApplyOptions, EngineOptions } from './engine-types.ts';
+
+export abstract class EngineEpochs {
+  protected readonly catalogState = new Catalog();
+  protected readonly tables = new TableStores(() => this.clockReadersChanged());
+  /** The running epoch's deltas by relation (empty between epochs). */
+  private readonly deltas = new EpochDeltas();
+  /** Every view's dataflow, in one graph fed by the tables. */
+  protected readonly views = new ViewGraph(
+    (name) => this.tables.get(name)?.contents() ?? null,
+    (name) => this.tables.get(name)?.watermark?.value ?? null,
+    () => this.clockReadersChanged(),
+    (name) => this.tables.get(name)?.keyedSlots() ?? null,
+  );
+  /** What checkpoints and reads see of the engine. */
+  protected readonly state: CheckpointedState & SchemaState = {
+    catalog: this.catalogState,
+    tables: this.tables,
+    views: this.views,
+  };
+  /** Subscribers and epoch listeners, and the queue that tells them of each epoch in order. */
+  protected readonly deliveries = new EpochDeliveries(this.catalogState, () => this.epochPositions());
+  protected journal: EngineJournal | null = null;
+  /** Whether an epoch not from a source reads the clock (epochReadsClock; null: recompute). */
+  private clockReaders: boolean | null = null;
+  private clockReaderChecks = 0;
+  protected currentEpoch = 0;
+  /**
+   * The latest epoch's positions; null when they are a plain table write's, `{ [table]: { epoch } }`,
+   * which is built only if someone reads them (most single-row epochs have no reader).
+   */
+  protected lastPositions: SourcePositions | null = {};
+  /** The table the latest epoch wrote (what null `lastPositions` stand for). */
+  private lastTable = '';
+  /** Each epoch's logical clock, and when a clock tick is due (engine-clock.ts). */
+  protected readonly epochClock: EpochClock;
+
+  constructor(options: EngineOptions) {
+    this.epochClock = new EpochClock(options.clock ?? REAL_CLOCK, this.state);
+    if (options.workers !== undefined) this.views.setWorkers(options.workers);
+  }
+
+  /** Ends the engine's worker threads (the `workers` option); the engine is not used after. */
+  close(): void {
+    this.views.close();
+  }
+
+  get epoch(): number {
+    return this.currentEpoch;
+  }
+
+  get positions(): SourcePositions {
+    return this.epochPositions();
+  }
+
+  /** The latest epoch's positions, built now when they are a plain table write's. */
+  protected epochPositions(): SourcePositions {
+    this.lastPositions ??= { [this.lastTable]: { epoch: this.currentEpoch } };
+    return this.lastPositions;
+  }
+
+  /** The logical clock of the latest epoch (µs): what NOW() is in every view's temporal filters. */
+  get clock(): number {
+    return this.epochClock.current;
+  }
+
+  /**
+   * Freezes the clock source (journal replay: epochs take their journaled clocks, and creating a
+   * view with a temporal filter does not tick on its own, because the journal holds that tick).
+   */
+  setClockFrozen(on: boolean): void {
+    this.epochClock.frozen = on;
+  }
+
+  /** Whether some view has a temporal filter (only then do clock ticks matter). */
+  hasTemporalViews(): boolean {
+    return this.views.hasTemporal();
+  }
+
+  /** Whether a tick now would be an epoch (the clock source has reached some temporal bound). */
+  tickDue(): boolean {
+    return this.epochClock.tickDue();
+  }
+
+  /**
+   * The earliest clock value at which a view's temporal filter changes, or a source's watermark
+   * rises because a partition goes idle (Infinity: none).
+   */
+  nextClockDue(): number {
+    return this.epochClock.nextDue();
+  }
+
+  /**
+   * A clock tick: when the clock source has reached a bound of some temporal filter, an epoch of
+   * its own at the source's time, journaled (`appendTick`) and run through the views it changes;
+   * otherwise nothing (a tick that changes no view is neither an epoch nor journaled). `clock`:
+   * replay of a journaled tick (always an epoch); `force`: an epoch whenever the clock moved.
+   */
+  tick(options: TickOptions = {}): { readonly epoch: number; readonly ticked: boolean } {
+    const clock = this.epochClock.tickClock(options);
+    if (clock === null) return { epoch: this.currentEpoch, ticked: false };
+    const epoch = this.currentEpoch + 1;
+    this.journal?.appendTick({ epoch, clock });
+    this.runEpoch(null, null, epoch, {}, clock);
+    return { epoch, ticked: true };
+  }
+
+  /**
+   * Replay of a journaled SET CLOCK that made no epoch (and recovery from a checkpoint, with the
+   * last clock setting before it): a manual clock moves to `clock` if it is behind; no epoch.
+   */
+  restoreClockSetting(clock: number): void {
+    this.epochClock.restoreSetting(clock);
+  }
+
+  setJournal(journal: EngineJournal | null): void {
+    this.journal = journal;
+    this.clockReadersChanged();
+  }
+
+  // ---- batches ------------------------------------------------------------------------------
+
+  /**
+   * Applies one batch to a table as one epoch. The request is validated whole; on any invalid row
+   * nothing is applied. An empty request creates no epoch.
+   */
+  applyChanges(
+    table: string,
+    changes: TableChanges,
+    options?: ApplyOptions,
+  ): { accepted: number; epoch: number } {
+    const store = batchStore(this.state, table, options);
+    refuseAppendOnly(store.def, changes, null);
+    // No default `{}` for `options`: an object per call when the caller passes none (every bench event).
+    const fromSource = options?.fromSource === true;
+    // The epoch's clock is read first (a DEFAULT now() column takes it), unless nothing reads it.
+    const clock = options?.clock ?? (this.epochReadsClock(fromSource) ? this.epochClock.next() : null);
+    const typedInserts = options?.typedInserts;
+    if (typedInserts !== undefined && (!fromSource || (changes.insert?.length ?? 0) > 0)) {
+      throw new SluiceError('INTERNAL_ERROR', `typed inserts come from a source's connector alone`);
+    }
+    const prepared = store.prepare(
+      fromSource && options?.ignoreMissingDeletes === true ? withoutMissingDeletes(store, changes) : changes,
+      clock ?? undefined,
+      typedInserts,
+    );
+    if (prepared.deletes.length > 0) refuseAppendOnly(store.def, changes, prepared.deletes);
+    if (prepared.deletes.length === 0 && insertCount(prepared) === 0) {
+      return { accepted: prepared.accepted, epoch: this.currentEpoch };
+    }
+    const epoch = this.currentEpoch + 1;
+    // null: the plain write's own positions, built only when read (epochPositions).
+    let positions: SourcePositions | null = null;
+    if (fromSource) {
+      // The connector's positions are the epoch's, live and in replay alike; the journal records
+      // them with the batch so that replay passes them back unchanged.
+      positions = options?.positions as SourcePositions;
+      this.journal?.appendBatch({
+        epoch,
+        table,
+        columns: store.columnNames,
+        inserts: prepared.inserts,
+        deletes: prepared.deletes,
+        positions,
+        clock: clock ?? this.epochClock.next(), // read: a source's epoch always reads it
+      });
+    } else if (options?.positions !== undefined) positions = options.positions;
+    else if (this.journal !== null) {
+      positions = this.journal.appendBatch({
+        epoch,
+        table,
+        columns: store.columnNames,
+        inserts: prepared.inserts,
+        deletes: prepared.deletes,
+        clock: clock ?? this.epochClock.next(), // read: a journaled epoch always reads it
+      });
+    }
+    this.runEpoch(store, prepared, epoch, positions, clock);
+    return { accepted: prepared.accepted, epoch };
+  }
+
+  /**
+   * Whether a table batch's epoch reads the clock: something in it depends on its value (a journal
+   * records it, a source's watermark or a `DEFAULT now()` column or a temporal filter reads it), or
+   * the clock is a manual one (read always: it moves only when set, and reading it costs nothing).
+   * All but `fromSource` change only with DDL or the journal: one flag, recomputed after they did.
+   */
+  private epochReadsClock(fromSource: boolean): boolean {
+    return fromSource || (this.clockReaders ?? this.recountClockReaders());
+  }
+
+  private recountClockReaders(): boolean {
+    this.clockReaderChecks++;
+    this.clockReaders =
+      this.journal !== null ||
+      this.epochClock.source instanceof ManualClock ||
+      this.tables.readClock() ||
+      this.views.hasTemporal();
+    return this.clockReaders;
+  }
+
+  /** A table, a view or the journal changed: the next epoch recomputes whether it reads the clock. */
+  private clockReadersChanged(): void {
+    this.clockReaders = null;
+  }
+
+  /** How often the engine recomputed whether epochs read the clock (a count of work, for tests). */
+  get clockChecks(): number {
+    return this.clockReaderChecks;
+  }
+
+  /**
+   * One epoch at `clock` (null: the epoch reads no clock, see epochReadsClock): a table batch
+   * (`store` and `prepared`), or a clock tick (both null).
+   */
+  private runEpoch(
+    store: TableStore | null,
+    prepared: PreparedBatch | null,
+    epoch: number,
+    positions: SourcePositions | null,
+    clock: number | null,
+  ): void {
+    this.currentEpoch = epoch;
+    this.lastPositions = positions;
+    if (store !== null) this.lastTable = store.def.name;
+    const now = clock === null ? this.epochClock.advanceUnread() : this.epochClock.advance(clock);
+    // The engine's one set of deltas, emptied before (an epoch that threw may have left some) and after
+    // the views ran (before the listeners: one that writes runs a nested epoch, which fills it again).
+    const deltas = this.deltas;
+    deltas.clear();
+    // Partitions idle by this epoch's clock stop holding their source's watermark back (before the
+    // batch's late rows are judged, and in a tick, so windows close while no data arrives).
+    const watermarked = this.tables.withWatermarks();
+    for (let i = 0; i < watermarked.length; i++) watermarked[i]?.watermark?.startEpoch(now);
+    let stepped: readonly GraphView[];
+    if (store !== null && prepared !== null) {
+      const source =
+        store.def.source !== undefined
+          ? { positions: (positions as SourcePositions)[store.def.name], clock: now }
+          : undefined;
+      // Handed to the graph, which puts it in `deltas` only for a view that reads it there.
+      stepped = this.views.runEpoch(deltas, epoch, now, store.def.name, store.apply(prepared, source));
+    } else stepped = this.views.runEpoch(deltas, epoch, now);
+    deltas.clear();
+    this.deliveries.epochRan(stepped, epoch);
+  }
+
+  /** Listens to every epoch, after its views ran and their listeners heard of it. */
+  onEpoch(listener: (epoch: number) => void): () => void {
+    return this.deliveries.onEpoch(listener);
+  }
+}
