@@ -1,6 +1,6 @@
 // Where the engine reads the time for each epoch's logical clock (µs since the Unix epoch, the
 // timestamptz of NOW() in a view): the real clock, or a manual one that tests and back-fills set.
-// The engine never lets an epoch's clock go below the one before (src/exec/engine.ts).
+// The engine never lets an epoch's clock go below the one before (src/exec/engine-clock.ts).
 import { SluiceError } from '../common/errors.ts';
 import { formatMicros } from '../common/time/instant-micros.ts';
 

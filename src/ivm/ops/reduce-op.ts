@@ -53,7 +53,6 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful {
   };
   /** Per input row of the step, its aggregate arguments (row i's at i × aggregates). */
   private readonly rowArgs: Value[] = [];
-  private stepNo = 0;
   /** The columns when all are invertible (their partials all in `partials`), else null. */
   private readonly invertible: InvertibleColumn[] | null;
   /** Pass 1: each input row's key and arguments (reduce-row-pass.ts). */

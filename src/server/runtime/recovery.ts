@@ -204,7 +204,7 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
   }
 
   /**
-   * Builds the table rows the checkpoint load left as columns (table-store.ts), a slice per turn
+   * Builds the table rows the checkpoint load left as columns (table-rows.ts), a slice per turn
    * of the event loop, so that the first request after a restart does not build them all at once
    * (a million keyed rows take ~0.3 s). Anything that needs them sooner builds the rest itself.
    */
