@@ -322,8 +322,14 @@ function literalRegex(literal: string): SqlRegex {
   };
 }
 
-/** Compiles a PostgreSQL regular expression; INVALID_REGEX when it is malformed or unsupported. */
-export function compileRegex(pattern: string, caseInsensitive: boolean): SqlRegex {
+/**
+ * A PostgreSQL regular expression as RE2JS compiles it (with its translated source, and whether it
+ * ignores case); INVALID_REGEX when it is malformed or unsupported.
+ */
+export function compileRe2(
+  pattern: string,
+  caseInsensitive: boolean,
+): { re: RE2JS; source: string; insensitive: boolean } {
   const t = translatePattern(pattern);
   const insensitive = t.caseInsensitive ?? caseInsensitive;
   let flags = RE2JS.DOTALL; // PostgreSQL's `.` and `[^x]` match a newline by default
@@ -341,7 +347,13 @@ export function compileRegex(pattern: string, caseInsensitive: boolean): SqlRege
         : 'malformed';
     throw invalidRegex(message);
   }
-  if (!insensitive && isPlainLiteral(t.source)) return literalRegex(t.source);
+  return { re, source: t.source, insensitive };
+}
+
+/** Compiles a PostgreSQL regular expression; INVALID_REGEX when it is malformed or unsupported. */
+export function compileRegex(pattern: string, caseInsensitive: boolean): SqlRegex {
+  const { re, source, insensitive } = compileRe2(pattern, caseInsensitive);
+  if (!insensitive && isPlainLiteral(source)) return literalRegex(source);
   const groupCount = re.groupCount();
   return {
     // RE2JS's test asks for no positions, so it runs on its DFA rather than the capturing NFA
