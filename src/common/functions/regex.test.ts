@@ -210,4 +210,16 @@ describe('engine searches per call', () => {
       1001,
     );
   });
+  it('the n-th match searches again for groups only when the pattern has some', () => {
+    const noGroups = compileRegex('[ab]', false);
+    assert.equal(
+      engineSearches(() => assert.equal(noGroups.nth(s, 0, 3)?.match, 'a')),
+      3,
+    );
+    const oneGroup = compileRegex('(a)b', false);
+    assert.equal(
+      engineSearches(() => assert.equal(oneGroup.nth(s, 0, 3)?.groups[0], 'a')),
+      4,
+    );
+  });
 });

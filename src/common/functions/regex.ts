@@ -392,7 +392,7 @@ export function compileRegex(pattern: string, caseInsensitive: boolean): SqlRege
       for (let spans = search(from); spans !== null; spans = search(nextSearch(s, spans))) {
         if (++k < n) continue;
         // the n-th match found again from its start (the leftmost match from there), with its groups
-        const all = searcher(re, s, true)(spans[0] as number);
+        const all = groupCount === 0 ? spans : searcher(re, s, true)(spans[0] as number);
         if (all === null) throw new Error('regex: a match not found again with its groups');
         const groups: (string | null)[] = [];
         const pairs: [number, number][] = [[all[0] as number, all[1] as number]];
