@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { compileRe2, compileRegex, type RegexMatch } from './regex.ts';
 import { RE2JS } from 're2js';
+import { MAX_TEXT_LENGTH } from '../limits.ts';
 
 /** The searches as the Matcher made them (the implementation before the engine was called directly). */
 function reference(pattern: string, caseInsensitive: boolean) {
@@ -222,4 +223,15 @@ describe('engine searches per call', () => {
       4,
     );
   });
+});
+
+describe('a replacement past the longest text', () => {
+  const s = `a${'b'.repeat(MAX_TEXT_LENGTH - 10)}`;
+  for (const pattern of ['a', '(a)', 'b']) {
+    it(`is refused with STRING_TOO_LONG for '${pattern}', a shorter one is not`, () => {
+      const re = compileRegex(pattern, false);
+      assert.throws(() => re.replace(s, 'x'.repeat(20), true), { code: 'STRING_TOO_LONG' });
+      assert.equal(re.replace(s, '', false).length, s.length - 1);
+    });
+  }
 });
