@@ -371,7 +371,7 @@ function compileRegexSearch(
   };
   switch (fn) {
     case 'regexp_like':
-      return strict(args, (s, p, flags) => regex(p as Value, flags).count(s as string, 0) > 0);
+      return strict(args, (s, p, flags) => regex(p as Value, flags).test(s as string));
     case 'regexp_count': {
       return strictAll(args, ([s, p, start, flags]) => {
         const from = offsetOfChar(s as string, position('start', start, 1));

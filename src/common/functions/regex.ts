@@ -2,7 +2,7 @@
 // engine, never on the backtracking JavaScript one: a user's pattern over user data cannot hold the
 // event loop. PostgreSQL's syntax is translated to RE2's; what RE2 cannot do in linear time
 // (back-references, lookaround) is rejected with INVALID_REGEX, as is a pattern over the length bound.
-import { RE2JS } from 're2js';
+import { MatcherInput, RE2JS, type MatcherInputBase } from 're2js';
 import { SluiceError } from '../errors.ts';
 import { MAX_PATTERN_LENGTH } from '../limits.ts';
 import { checkLength } from './text.ts';
@@ -197,30 +197,143 @@ function hasNonGreedy(source: string): boolean {
   return /(?:[*+?}])\?/.test(source.replace(/\\./g, ''));
 }
 
-function replaceWith(m: ReturnType<RE2JS['matcher']>, replacement: string): string {
-  if (!replacement.includes('\\')) return replacement;
-  let out = '';
+/**
+ * A replacement text read once: its literal pieces, and where PostgreSQL's `\1`…`\9` (a group
+ * number) and `\&` (0, the whole match) stand; `\\` is a backslash, any other escape is kept.
+ */
+function parseReplacement(replacement: string): (string | number)[] {
+  const pieces: (string | number)[] = [];
+  let text = '';
   for (let i = 0; i < replacement.length; i++) {
     const c = replacement[i] as string;
     const n = replacement[i + 1];
     if (c !== '\\' || n === undefined) {
-      out += c;
+      text += c;
       continue;
     }
     i++;
-    if (n >= '1' && n <= '9') out += Number(n) <= m.groupCount() ? (m.group(Number(n)) ?? '') : '';
-    else if (n === '&') out += m.group() ?? '';
-    else if (n === '\\') out += '\\';
-    else out += `\\${n}`;
+    if ((n >= '1' && n <= '9') || n === '&') {
+      if (text !== '') pieces.push(text);
+      text = '';
+      pieces.push(n === '&' ? 0 : Number(n));
+    } else if (n === '\\') text += '\\';
+    else text += `\\${n}`;
+  }
+  if (text !== '') pieces.push(text);
+  return pieces;
+}
+
+/** The replacement for a match given by its spans (a group the spans do not hold is empty). */
+function expandReplacement(
+  s: string,
+  spans: readonly number[],
+  pieces: readonly (string | number)[],
+): string {
+  let out = '';
+  for (const piece of pieces) {
+    if (typeof piece === 'string') out += piece;
+    else if (2 * piece + 1 < spans.length && (spans[2 * piece] as number) >= 0)
+      out += s.slice(spans[2 * piece], spans[2 * piece + 1]);
   }
   return out;
 }
 
-/** Compiles a PostgreSQL regular expression; INVALID_REGEX when it is malformed or unsupported. */
-export function compileRegex(pattern: string, caseInsensitive: boolean): SqlRegex {
+/** Whether RE2 reads `source` as exactly its own characters (no operator, escape or surrogate). */
+function isPlainLiteral(source: string): boolean {
+  return source !== '' && !/[\\^$.|?*+()[\]{}\ud800-\udfff]/.test(source);
+}
+
+/**
+ * RE2JS's engine entry under its Matcher (typed loosely by the package): one search of `input`
+ * from `start`, the [start, end) offsets of the match and of `ngroup - 1` groups (-1 when not
+ * taken). Called directly, a match's groups come from the one search that finds it, where the
+ * Matcher finds the match and then searches again for its groups.
+ */
+interface RegexEngine {
+  matchMachineInput(
+    input: MatcherInputBase,
+    start: number,
+    end: number,
+    anchor: number,
+    ngroup: number,
+  ): [boolean, number[] | null];
+}
+const UNANCHORED = 0;
+
+/** A search of `s` from a given offset: the match's spans (with its groups' when asked), or null. */
+function searcher(re: RE2JS, s: string, withGroups: boolean): (from: number) => number[] | null {
+  const engine = re.re2() as unknown as RegexEngine;
+  const input = MatcherInput.utf16(s);
+  const ngroup = withGroups ? 1 + re.groupCount() : 1;
+  return (from) => {
+    const [found, spans] = engine.matchMachineInput(input, from, s.length, UNANCHORED, ngroup);
+    return found ? spans : null;
+  };
+}
+
+/** Where the search after a match goes on: its end, one code point further after an empty match. */
+function nextSearch(s: string, spans: readonly number[]): number {
+  const end = spans[1] as number;
+  if (end > (spans[0] as number)) return end;
+  const code = s.charCodeAt(end);
+  const low = s.charCodeAt(end + 1);
+  return code >= 0xd800 && code <= 0xdbff && low >= 0xdc00 && low <= 0xdfff ? end + 2 : end + 1;
+}
+
+/**
+ * A pattern that is a plain literal (and case-sensitive), searched with the string's own
+ * `indexOf`: its leftmost-longest matches are exactly the literal's non-overlapping occurrences,
+ * and RE2JS's per-match cost (a capture array and an engine call per match) goes.
+ */
+function literalRegex(literal: string): SqlRegex {
+  return {
+    test: (s) => s.includes(literal),
+    replace: (s, replacement, global) => {
+      // no groups: \1…\9 are empty, \& is the literal itself
+      let text = '';
+      for (const piece of parseReplacement(replacement)) {
+        if (typeof piece === 'string') text += piece;
+        else if (piece === 0) text += literal;
+      }
+      if (!global) {
+        const at = s.indexOf(literal);
+        if (at < 0) return s;
+        checkLength(s.length - literal.length + text.length);
+        return s.slice(0, at) + text + s.slice(at + literal.length);
+      }
+      const pieces = s.split(literal);
+      // every match changes the length by the same amount, so the last total is the largest one
+      if (text.length > literal.length)
+        checkLength(s.length + (pieces.length - 1) * (text.length - literal.length));
+      return pieces.join(text);
+    },
+    count: (s, from) => {
+      let n = 0;
+      for (let at = s.indexOf(literal, from); at >= 0; at = s.indexOf(literal, at + literal.length)) n++;
+      return n;
+    },
+    nth: (s, from, n) => {
+      let k = 0;
+      for (let at = s.indexOf(literal, from); at >= 0; at = s.indexOf(literal, at + literal.length)) {
+        if (++k === n) return { match: literal, groups: [], spans: [[at, at + literal.length]] };
+      }
+      return null;
+    },
+  };
+}
+
+/**
+ * A PostgreSQL regular expression as RE2JS compiles it (with its translated source, and whether it
+ * ignores case); INVALID_REGEX when it is malformed or unsupported.
+ */
+export function compileRe2(
+  pattern: string,
+  caseInsensitive: boolean,
+): { re: RE2JS; source: string; insensitive: boolean } {
   const t = translatePattern(pattern);
+  const insensitive = t.caseInsensitive ?? caseInsensitive;
   let flags = RE2JS.DOTALL; // PostgreSQL's `.` and `[^x]` match a newline by default
-  if (t.caseInsensitive ?? caseInsensitive) flags |= RE2JS.CASE_INSENSITIVE;
+  if (insensitive) flags |= RE2JS.CASE_INSENSITIVE;
   // PostgreSQL's whole match is greedy unless its first quantifier is not: the longest one then.
   if (!hasNonGreedy(t.source)) flags |= RE2JS.LONGEST_MATCH;
   let re: RE2JS;
@@ -234,38 +347,62 @@ export function compileRegex(pattern: string, caseInsensitive: boolean): SqlRege
         : 'malformed';
     throw invalidRegex(message);
   }
+  return { re, source: t.source, insensitive };
+}
+
+/** Compiles a PostgreSQL regular expression; INVALID_REGEX when it is malformed or unsupported. */
+export function compileRegex(pattern: string, caseInsensitive: boolean): SqlRegex {
+  const { re, source, insensitive } = compileRe2(pattern, caseInsensitive);
+  if (!insensitive && isPlainLiteral(source)) return literalRegex(source);
+  const groupCount = re.groupCount();
   return {
-    test: (s) => re.matcher(s).find(),
+    // RE2JS's test asks for no positions, so it runs on its DFA rather than the capturing NFA
+    test: (s) => re.test(s),
     replace: (s, replacement, global) => {
-      const m = re.matcher(s);
-      let out = '';
+      const pieces = parseReplacement(replacement);
+      // the groups' spans only when the replacement reads a group the pattern has
+      const search = searcher(
+        re,
+        s,
+        pieces.some((p) => typeof p === 'number' && p > 0 && p <= groupCount),
+      );
+      const parts: string[] = [];
+      let length = 0;
       let last = 0;
-      while (m.find()) {
-        out += s.slice(last, m.start()) + replaceWith(m, replacement);
-        last = m.end();
-        checkLength(out.length + s.length - last);
-        if (!global) break;
+      for (let spans = search(0); spans !== null; spans = global ? search(nextSearch(s, spans)) : null) {
+        const text = expandReplacement(s, spans, pieces);
+        parts.push(s.slice(last, spans[0]), text);
+        length += (spans[0] as number) - last + text.length;
+        last = spans[1] as number;
+        checkLength(length + s.length - last);
       }
-      return last === 0 && out === '' ? s : out + s.slice(last);
+      if (parts.length === 0) return s;
+      parts.push(s.slice(last));
+      return parts.join('');
     },
     count: (s, from) => {
-      const m = re.matcher(s);
+      const search = searcher(re, s, false);
       let n = 0;
-      for (let found = m.find(from); found; found = m.find()) n++;
+      for (let spans = search(from); spans !== null; spans = search(nextSearch(s, spans))) n++;
       return n;
     },
     nth: (s, from, n) => {
-      const m = re.matcher(s);
+      const search = searcher(re, s, false);
       let k = 0;
-      for (let found = m.find(from); found; found = m.find()) {
+      for (let spans = search(from); spans !== null; spans = search(nextSearch(s, spans))) {
         if (++k < n) continue;
+        // the n-th match found again from its start (the leftmost match from there), with its groups
+        const all = groupCount === 0 ? spans : searcher(re, s, true)(spans[0] as number);
+        if (all === null) throw new Error('regex: a match not found again with its groups');
         const groups: (string | null)[] = [];
-        const spans: [number, number][] = [[m.start(), m.end()]];
-        for (let g = 1; g <= m.groupCount(); g++) {
-          groups.push(m.group(g) ?? null);
-          spans.push([m.start(g), m.end(g)]);
+        const pairs: [number, number][] = [[all[0] as number, all[1] as number]];
+        for (let g = 1; g <= groupCount; g++) {
+          const start = all[2 * g] as number;
+          const end = all[2 * g + 1] as number;
+          groups.push(start < 0 ? null : s.slice(start, end));
+          pairs.push([start, end]);
         }
-        return { match: m.group() ?? '', groups, spans };
+        return { match: s.slice(all[0], all[1]), groups, spans: pairs };
       }
       return null;
     },
