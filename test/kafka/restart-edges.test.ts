@@ -330,6 +330,77 @@ describe('Kafka sources across kill -9 (real broker)', kafkaSuite('Kafka restart
     }
   });
 
+  it('upsert keys (bare, not JSON, missing) and wrapped Debezium envelopes survive kill -9', async () => {
+    const up = uniqueName('keys-upsert');
+    const dbz = uniqueName('keys-dbz');
+    await createTopic(kafka, up, 1);
+    await createTopic(kafka, dbz, 1);
+    await producer.send({
+      topic: up,
+      messages: [
+        { key: '9223372036854775807', value: '{"v": "bare key"}' },
+        { key: '{"id": -9223372036854775808}', value: '{"v": "object key"}' },
+        { key: 'not json', value: '{"v": "poison key"}' }, // offset 2
+        { key: null, value: '{"v": "no key"}' }, // offset 3
+        { key: '{"id": 9223372036854775807}', value: '{"id": 1, "v": "id in value"}' }, // offset 4
+        { key: '9223372036854775807', value: null },
+        { key: '1', value: '{"v": "one"}' },
+      ],
+    });
+    const after = (id: number, v: string): string => `{"id": ${id}, "v": "${v}"}`;
+    await producer.send({
+      topic: dbz,
+      messages: [
+        {
+          value: `{"schema": {"type": "struct"}, "payload": {"before": null, "after": ${after(1, 'a')}, "op": "r"}}`,
+        },
+        { value: `{"before": ${after(1, 'a')}, "after": ${after(2, 'b')}, "op": "u"}` },
+        { value: `{"before": null, "after": ${after(3, 'c')}, "op": "x"}` }, // offset 2: unknown op
+        { value: `{"before": null, "after": null, "op": "c"}` }, // offset 3
+        { value: `{"before": ${after(9, 'gone')}, "after": null, "op": "d"}` },
+      ],
+    });
+    const dir = tempDir('sluice-kafka-');
+    dirs.push(dir);
+    server = await listening(dir, NO_CHECKPOINT);
+    await sqlText(
+      server.base,
+      `CREATE SOURCE ku (id bigint NOT NULL, v text, PRIMARY KEY (id)) FROM KAFKA (brokers '${brokers}', topic '${up}', format 'upsert', on_error 'skip');
+       CREATE SOURCE kd (id bigint NOT NULL, v text, PRIMARY KEY (id)) FROM KAFKA (brokers '${brokers}', topic '${dbz}', format 'debezium', on_error 'skip');`,
+    );
+    await caughtUp(server.base, 'ku', 7);
+    await caughtUp(server.base, 'kd', 5);
+    const read = (base: string): Promise<string> =>
+      sqlText(
+        base,
+        `SELECT * FROM ku ORDER BY id; SELECT * FROM kd ORDER BY id;
+         SELECT kafka_offset, reason FROM ku_errors ORDER BY kafka_offset; SELECT kafka_offset, reason FROM kd_errors ORDER BY kafka_offset`,
+      );
+    const before = await read(server.base);
+    const [ku, kd, kuErrors, kdErrors] = (
+      JSON.parse(before).results as { rows: Record<string, unknown>[] }[]
+    ).map((r) => r.rows);
+    assert.deepEqual(ku, [
+      { id: '-9223372036854775808', v: 'object key' },
+      { id: 1, v: 'one' },
+    ]);
+    assert.deepEqual(kd, [{ id: 2, v: 'b' }]);
+    assert.deepEqual(
+      kuErrors?.map((e) => e.kafka_offset),
+      [2, 3, 4],
+    );
+    assert.deepEqual(
+      kdErrors?.map((e) => e.kafka_offset),
+      [2, 3],
+    );
+    await killHard(server);
+    server = await listening(dir, NO_CHECKPOINT);
+    await caughtUp(server.base, 'ku', 7);
+    await caughtUp(server.base, 'kd', 5);
+    assert.equal(await read(server.base), before);
+    await killHard(server);
+  });
+
   it('two tenants with the same names: each sees only its own rows after kill -9', async () => {
     const dir = tempDir('sluice-kafka-');
     dirs.push(dir);
