@@ -106,6 +106,29 @@ describe('1e400 is out of range, not null', () => {
     }
   }
 
+  // A JSON integer of 309 digits or more reads as an exact bigint (a numeric column may hold it), so
+  // the reader cannot refuse it: a double or real column must, as PostgreSQL's float8in does.
+  for (const column of ['d', 'r'] as const) {
+    it(`a JSON integer beyond every double is out of range for a ${column === 'd' ? 'double precision' : 'real'} column, not Infinity`, () => {
+      const [row] = parseJsonExact(`[{"id": 10, "${column}": -1${'0'.repeat(400)}}]`) as Record<
+        string,
+        Value
+      >[];
+      assert.equal(typeof row?.[column], 'bigint');
+      const e = engine();
+      const before = e.tableRows('w').length;
+      const error = rejected(() => e.applyChanges('w', { insert: [row as Record<string, Value>] }));
+      assert.equal(error.code, 'INVALID_VALUE');
+      assert.match(
+        error.message,
+        new RegExp(
+          `^invalid value for column "${column}" of table "w": expected a number within the range of`,
+        ),
+      );
+      assert.equal(e.tableRows('w').length, before);
+    });
+  }
+
   it('in SQL, a literal beyond a double is out of range where it is written', () => {
     const error = rejected(() => engine().execute('INSERT INTO w (id, d) VALUES (10, -1e400)'));
     assert.equal(error.code, 'NUMERIC_OVERFLOW');

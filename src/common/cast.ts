@@ -202,8 +202,12 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
         r = v.toNumber();
         if (!Number.isFinite(r)) throw floatOutOfRange('overflow');
       } else if (typeof v === 'number') r = v;
-      else if (typeof v === 'bigint') r = Number(v);
-      else if (typeof v === 'string') {
+      else if (typeof v === 'bigint') {
+        // A JSON integer of 309 digits or more is a bigint beyond every double: out of range, as
+        // a numeric's (above), not Infinity.
+        r = Number(v);
+        if (!Number.isFinite(r)) throw floatOutOfRange('overflow');
+      } else if (typeof v === 'string') {
         const special = SPECIAL_FLOATS[v.trim().toLowerCase()];
         if (special !== undefined && to.kind === 'float') r = special;
         else if (FLOAT_TEXT.test(v)) {
