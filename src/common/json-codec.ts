@@ -12,12 +12,16 @@ import { SluiceError } from './errors.ts';
 
 const INTEGER_LITERAL = /^-?\d+$/;
 
+/** Whether the exact parser's last run read a number beyond a double (its value is then walked). */
+let exactReadNonFinite = false;
+
 function parseNumberExact(text: string): number | bigint | Decimal {
   if (INTEGER_LITERAL.test(text)) {
     const n = Number(text);
     return Number.isSafeInteger(n) ? n : BigInt(text);
   }
   const n = Number(text);
+  if (!Number.isFinite(n)) exactReadNonFinite = true;
   // A fraction with more digits than a double keeps is read as the exact decimal it spells (a
   // numeric column takes it as is, a float column as its nearest double).
   if (Number.isFinite(n) && significantDigits(text) > 15) {
@@ -99,14 +103,16 @@ export function parseJsonExact(text: string): unknown {
   // One parse, the exact one; JSON.parse runs only to word the error of invalid JSON as the fast
   // path does (the exact parser also refuses a duplicate key, which JSON.parse takes).
   let value: unknown;
+  exactReadNonFinite = false;
   try {
     value = losslessParse(text, null, parseNumberExact);
   } catch (error) {
     JSON.parse(text);
     throw error;
   }
-  // A long run's number may overflow without an exponent (400 digits and a fraction).
-  refuseNonFinite(value);
+  // A long run's number may overflow without an exponent (400 digits and a fraction); the value is
+  // walked for where only when one did, not for every body with a bigint in it.
+  if (exactReadNonFinite) refuseNonFinite(value);
   return value;
 }
 
@@ -125,7 +131,8 @@ export class JsonNumberOutOfRange extends SluiceError {
  * A string holding such text is a false alarm that costs one walk of the value.
  */
 function mayHoldOverflow(text: string): boolean {
-  return (text.includes('e') || text.includes('E')) && /[eE][+-]?\d{3}/.test(text);
+  // A JSON number's exponent always follows a digit, so a word like "file100" in a string is not one.
+  return (text.includes('e') || text.includes('E')) && /\d[eE][+-]?\d{3}/.test(text);
 }
 
 /** Throws JsonNumberOutOfRange at the first non-finite number of a parsed JSON value. */
