@@ -1,8 +1,8 @@
 // A double column's NaN and ±Infinity are values (PostgreSQL's too): a statement may insert them,
 // and a row holding one — sent through the API as "NaN" or written by a statement — can be updated
 // and deleted by SQL like any other, in a keyed and a keyless table, and survives a restart from
-// the journal. (The table's write path refuses a non-finite JSON number: from a body that can only
-// be an overflow such as 1e400.)
+// the journal, and from a checkpoint and the journal's tail after it. (A JSON number beyond a
+// double, 1e400, is refused where it is read: non-finite-readers.test.ts.)
 import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
 import { test } from 'node:test';
@@ -80,6 +80,55 @@ test('NaN and ±Infinity in a double column: inserted by SQL, updated and delete
     const again = openRuntime(crashed);
     try {
       assert.deepEqual(state(again), expected, 'the same after a restart from the journal');
+      again.executeScript('DELETE FROM f; DELETE FROM g');
+      assert.deepEqual(state(again), { fv: [], gv: [] });
+    } finally {
+      again.close();
+    }
+  } finally {
+    removeDir(dir);
+    removeDir(crashed);
+  }
+});
+
+/** The checkpoint test's tables: a keyed and a keyless double column, a view over each. */
+const CHECKPOINT_SCHEMA = `CREATE TABLE f (id integer PRIMARY KEY, x double precision);
+CREATE TABLE g (x double precision, y integer);
+CREATE MATERIALIZED VIEW fv AS SELECT id, x FROM f;
+CREATE MATERIALIZED VIEW gv AS SELECT x, COUNT(*) AS n FROM g GROUP BY x`;
+
+test('NaN and ±Infinity from HTTP text and from SQL survive a crash, from a checkpoint and from the journal', () => {
+  const dir = tempDir();
+  const crashed = tempDir();
+  try {
+    const first = openRuntime(dir);
+    first.executeScript(CHECKPOINT_SCHEMA);
+    first.ingest('f', {
+      insert: [
+        { id: 1, x: 'NaN' },
+        { id: 2, x: '-Infinity' },
+      ],
+    });
+    first.ingest('g', { insert: [{ x: 'Infinity', y: 1 }] });
+    first.executeScript(`INSERT INTO g VALUES (CAST('NaN' AS double precision), 2)`);
+    assert.ok(first.checkpoint() !== null, 'a checkpoint holding the values');
+    // after the checkpoint, the journal's tail: more of them, and an update and a delete of them
+    first.ingest('f', { insert: [{ id: 3, x: 'Infinity' }] });
+    first.executeScript(`UPDATE f SET x = x * -1 WHERE id = 2; DELETE FROM g WHERE y = 1;
+      INSERT INTO g VALUES ('-Infinity', 3)`);
+    const expected = {
+      fv: ['1|NaN', '2|Infinity', '3|Infinity'],
+      gv: ['-Infinity|1', 'NaN|1'],
+    };
+    assert.deepEqual(state(first), expected);
+    first.flush();
+    cpSync(dir, crashed, { recursive: true });
+    first.close();
+    const again = openRuntime(crashed);
+    try {
+      assert.deepEqual(state(again), expected, 'the same after the crash');
+      assert.notEqual(again.recovery.checkpointEpoch, null, 'restored from the checkpoint');
+      assert.ok(again.recovery.replayedEntries > 0, 'then the tail replayed from the journal');
       again.executeScript('DELETE FROM f; DELETE FROM g');
       assert.deepEqual(state(again), { fv: [], gv: [] });
     } finally {
