@@ -123,6 +123,17 @@ export class JsonNumberOutOfRange extends SluiceError {
       detail: `at ${describeJsonPath(path)}`,
     });
   }
+
+  /**
+   * The row field the number is in, when the path's key at `depth` (where a row's fields sit) names
+   * one: that column, and where in its value the number is (`$.a[1]`; null when it is the value).
+   */
+  columnAt(depth: number): { column: string; within: string | null } | null {
+    const column = this.path[depth];
+    if (typeof column !== 'string') return null;
+    const inner = this.path.slice(depth + 1);
+    return { column, within: inner.length > 0 ? describeJsonPath(inner) : null };
+  }
 }
 
 /**

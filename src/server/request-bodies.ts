@@ -5,7 +5,6 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { SluiceError } from '../common/errors.ts';
 import {
   decodeUtf8Strict,
-  describeJsonPath,
   findIllFormedText,
   invalidUtf8Offset,
   mayHoldLoneSurrogate,
@@ -171,20 +170,20 @@ function numberOutOfRange(error: JsonNumberOutOfRange, request: FastifyRequest):
   const table = (request.params as { name?: unknown } | undefined)?.name;
   const path = error.path;
   const inRows = path[0] === 'insert' || path[0] === 'delete' ? 1 : 0;
-  const [row, column] = [path[inRows], path[inRows + 1]];
+  const row = path[inRows];
+  const field = error.columnAt(inRows + 1);
   if (
     request.routeOptions.url !== INGEST_URL ||
     typeof table !== 'string' ||
     typeof row !== 'number' ||
-    typeof column !== 'string'
+    field === null
   ) {
     return error;
   }
-  const within =
-    path.length > inRows + 2 ? ` at ${describeJsonPath(path.slice(inRows + 2))} of its value` : '';
+  const within = field.within !== null ? ` at ${field.within} of its value` : '';
   return new SluiceError(
     'INVALID_VALUE',
-    `invalid value for column "${column}" of table "${table}": ${error.message}`,
+    `invalid value for column "${field.column}" of table "${table}": ${error.message}`,
     { detail: `in ${inRows === 1 ? String(path[0]) : 'insert'} row ${row + 1}${within}` },
   );
 }

@@ -279,12 +279,10 @@ function numberOutOfRange(error: JsonNumberOutOfRange, what: string, envelope: b
     if (path[at] !== 'after' && path[at] !== 'before') at = path.length;
     else at++;
   }
-  const column = path[at];
-  if (what !== 'value' || typeof column !== 'string') {
-    return `${what} holds a ${error.message} ${error.detail ?? ''}`;
-  }
-  const within = path.length > at + 1 ? ` (at ${describeJsonPath(path.slice(at + 1))} of its value)` : '';
-  return `invalid value for column "${column}": ${error.message}${within}`;
+  const field = error.columnAt(at);
+  if (what !== 'value' || field === null) return `${what} holds a ${error.message} ${error.detail ?? ''}`;
+  const within = field.within !== null ? ` (at ${field.within} of its value)` : '';
+  return `invalid value for column "${field.column}": ${error.message}${within}`;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
