@@ -6,6 +6,7 @@ import { MatcherInput, RE2JS, type MatcherInputBase } from 're2js';
 import { SluiceError } from '../errors.ts';
 import { MAX_PATTERN_LENGTH } from '../limits.ts';
 import { checkLength } from './text.ts';
+import { charOffset } from '../values.ts';
 
 /**
  * Compiled patterns kept per call site (patterns that come from data are compiled per distinct
@@ -271,13 +272,14 @@ function searcher(re: RE2JS, s: string, withGroups: boolean): (from: number) => 
   };
 }
 
-/** Where the search after a match goes on: its end, one code point further after an empty match. */
+/**
+ * Where the search after a match goes on: its end, or after an empty match one character further
+ * (past the text's end when it is there), so that match is not found again.
+ */
 function nextSearch(s: string, spans: readonly number[]): number {
   const end = spans[1] as number;
   if (end > (spans[0] as number)) return end;
-  const code = s.charCodeAt(end);
-  const low = s.charCodeAt(end + 1);
-  return code >= 0xd800 && code <= 0xdbff && low >= 0xdc00 && low <= 0xdfff ? end + 2 : end + 1;
+  return end < s.length ? charOffset(s, 1, end) : end + 1;
 }
 
 /**
