@@ -2,7 +2,7 @@
 // process server (for kill -9 tests), and WebSocket/NDJSON clients that wait on conditions with
 // bounded timeouts instead of sleeping.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -29,6 +29,39 @@ export function openRuntime(dataDir: string, overrides: Partial<RuntimeOptions> 
     checkpoint: DEFAULTS.checkpoint,
     ...overrides,
   });
+}
+
+/**
+ * A runtime on a fresh data directory, set up by `setup`; then that directory as kill -9 leaves it
+ * (flushed, and copied while the runtime still runs) opened again with `reopen` and handed to
+ * `check`. Both directories are removed after.
+ */
+export function afterCrash(
+  setup: (runtime: SluiceRuntime) => void,
+  check: (runtime: SluiceRuntime) => void,
+  reopen: Partial<RuntimeOptions> = {},
+): void {
+  const dir = tempDir();
+  const crashed = tempDir();
+  try {
+    const first = openRuntime(dir);
+    try {
+      setup(first);
+      first.flush();
+      cpSync(dir, crashed, { recursive: true });
+    } finally {
+      first.close();
+    }
+    const again = openRuntime(crashed, reopen);
+    try {
+      check(again);
+    } finally {
+      again.close();
+    }
+  } finally {
+    removeDir(dir);
+    removeDir(crashed);
+  }
 }
 
 export interface TestServer {

@@ -6,9 +6,8 @@
 // array failed the same way. Checked after a restart from the journal alone and from a checkpoint
 // with a journal tail after it, each from a copy of the data directory taken without closing.
 import assert from 'node:assert/strict';
-import { cpSync } from 'node:fs';
 import { test } from 'node:test';
-import { openRuntime, removeDir, tempDir } from './helpers.ts';
+import { afterCrash } from './helpers.ts';
 import { parseJsonExact } from '../../src/common/json-codec.ts';
 import type { TableChanges } from '../../src/exec/api.ts';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
@@ -44,44 +43,35 @@ const EXPECTED = {
 
 for (const withCheckpoint of [false, true]) {
   test(`non-finite array elements: accepted by ingest and SQL, kept across a restart (${withCheckpoint ? 'checkpoint and journal tail' : 'journal alone'})`, () => {
-    const dir = tempDir();
-    const crashed = tempDir();
-    try {
-      const first = openRuntime(dir);
-      first.executeScript(SCHEMA);
-      // As a request body holds them (JSON text, parsed as the server parses it).
-      first.ingest(
-        'a',
-        body(`{"insert": [{"id": 1, "xs": [-0, "NaN", "Infinity", null], "rs": ["-Infinity"]},
+    afterCrash(
+      (first) => {
+        first.executeScript(SCHEMA);
+        // As a request body holds them (JSON text, parsed as the server parses it).
+        first.ingest(
+          'a',
+          body(`{"insert": [{"id": 1, "xs": [-0, "NaN", "Infinity", null], "rs": ["-Infinity"]},
                                           {"id": 2, "xs": ["NaN"], "rs": null}]}`),
-      );
-      first.ingest('b', body(`{"insert": [{"xs": ["NaN"], "n": 1}, {"xs": "{Infinity}", "n": 2}]}`));
-      if (withCheckpoint) assert.ok(first.checkpoint() !== null, 'a checkpoint written');
-      first.executeScript(
-        `INSERT INTO a VALUES (3, ARRAY[CAST('NaN' AS double precision), 1.5], ARRAY[CAST('NaN' AS real)]);
+        );
+        first.ingest('b', body(`{"insert": [{"xs": ["NaN"], "n": 1}, {"xs": "{Infinity}", "n": 2}]}`));
+        if (withCheckpoint) assert.ok(first.checkpoint() !== null, 'a checkpoint written');
+        first.executeScript(
+          `INSERT INTO a VALUES (3, ARRAY[CAST('NaN' AS double precision), 1.5], ARRAY[CAST('NaN' AS real)]);
          INSERT INTO a VALUES (4, ARRAY[CAST('-Infinity' AS double precision)], NULL);
          UPDATE a SET xs = array_append(xs, CAST('-Infinity' AS double precision)) WHERE id = 4;
          DELETE FROM a WHERE id = 2;
          INSERT INTO b VALUES (ARRAY[CAST('NaN' AS double precision)], 3);
          UPDATE b SET n = n + 10 WHERE n = 2;
          DELETE FROM b WHERE n = 1`,
-      );
-      first.ingest('b', body(`{"insert": [{"xs": ["NaN"], "n": 4}], "delete": [{"xs": ["NaN"], "n": 3}]}`));
-      assert.deepEqual(state(first), EXPECTED);
-      first.flush();
-      cpSync(dir, crashed, { recursive: true });
-      first.close();
-      const again = openRuntime(crashed, { checkpoint: null });
-      try {
+        );
+        first.ingest('b', body(`{"insert": [{"xs": ["NaN"], "n": 4}], "delete": [{"xs": ["NaN"], "n": 3}]}`));
+        assert.deepEqual(state(first), EXPECTED);
+      },
+      (again) => {
         assert.deepEqual(state(again), EXPECTED, 'the same after the restart');
         again.executeScript('DELETE FROM a; DELETE FROM b');
         assert.deepEqual(state(again), { av: [], bv: [] });
-      } finally {
-        again.close();
-      }
-    } finally {
-      removeDir(dir);
-      removeDir(crashed);
-    }
+      },
+      { checkpoint: null },
+    );
   });
 }
