@@ -13,7 +13,7 @@ import type { SlotRowMap } from '../ivm/slot-row-map.ts';
 import { CapturedArray, type RowCapture } from '../ivm/row-capture.ts';
 import { AppendColumns } from './append-columns.ts';
 import { ColumnRows } from '../common/column-rows.ts';
-import type { ZBatch } from '../ivm/zset.ts';
+import { type ZBatch, batchOfEntries } from '../ivm/zset.ts';
 import type { TableDef } from '../planner/catalog.ts';
 import type { Row, Value } from '../common/types.ts';
 import { UniqueIndex } from './unique-index.ts';
@@ -222,13 +222,7 @@ export abstract class TableRows implements Stateful {
   }
 
   contents(): ZBatch {
-    const rows: (readonly Value[])[] = [];
-    const weights: number[] = [];
-    for (const [row, n] of this.entries()) {
-      rows.push(row);
-      weights.push(n);
-    }
-    return { rows, weights, consolidated: this.byKey !== null };
+    return batchOfEntries(this.entries(), this.byKey !== null);
   }
 
   /**

@@ -73,6 +73,20 @@ export function emptyBatch(): ZBatch {
   return { rows: [], weights: [], consolidated: true };
 }
 
+/** A relation's (row, multiplicity) entries as one Z-set batch, consolidated when the caller says so. */
+export function batchOfEntries(
+  entries: Iterable<readonly [readonly Value[], number]>,
+  consolidated: boolean,
+): ZBatch {
+  const rows: (readonly Value[])[] = [];
+  const weights: number[] = [];
+  for (const [row, n] of entries) {
+    rows.push(row);
+    weights.push(n);
+  }
+  return { rows, weights, consolidated };
+}
+
 export function isEmpty(batch: ZBatch | null | undefined): boolean {
   return batch === null || batch === undefined || batch.weights.length === 0;
 }

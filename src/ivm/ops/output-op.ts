@@ -17,7 +17,7 @@ import { UniqueArrangement } from '../unique-arrangement.ts';
 import { SlotRowMap } from '../slot-row-map.ts';
 import type { ZBatch } from '../zset.ts';
 import { consolidateByKey, pairKeyedChanges, type KeyedOutputWork } from './output-keyed.ts';
-import { consolidate } from '../zset.ts';
+import { batchOfEntries, consolidate } from '../zset.ts';
 import { ChangeList } from '../../common/raw-changes.ts';
 
 /** Retracted keys of a step kept for reuse between steps (a larger step's are let go after it). */
@@ -276,13 +276,7 @@ export class OutputOp implements Operator, Stateful {
 
   /** The current contents as a Z-set, to backfill a view defined over this one. */
   contents(): ZBatch {
-    const rows: (readonly Value[])[] = [];
-    const weights: number[] = [];
-    for (const [row, n] of this.entries()) {
-      rows.push(row);
-      weights.push(n);
-    }
-    return { rows, weights, consolidated: true };
+    return batchOfEntries(this.entries(), true);
   }
 
   size(): number {
