@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine, SluiceError, type Value } from '../src/index.ts';
-import { MAX_PATTERN_LENGTH } from '../src/common/limits.ts';
+import { MAX_PATTERN_LENGTH, MAX_TEXT_LENGTH } from '../src/common/limits.ts';
 
 function one(e: Engine, expr: string): Value {
   const row = e.execute(`SELECT ${expr} AS x`)[0]?.rows?.[0];
@@ -69,6 +69,23 @@ describe('text functions over a long text', () => {
     assert.equal(one(e, `substr('😀a😀', 2, 1)`), 'a');
     assert.equal(one(e, `right('😀b😀', 2)`), 'b😀');
     assert.equal(one(e, `btrim('😀x😀', '😀')`), 'x');
+  });
+
+  it('refuses a case mapping that grows past the text limit (ß upper-cased is SS)', () => {
+    const e = new Engine();
+    const half = MAX_TEXT_LENGTH / 2;
+    assert.equal(one(e, `length(upper(repeat('ß', ${half})))`), MAX_TEXT_LENGTH);
+    for (const expr of [
+      `upper(repeat('ß', ${half + 1}))`,
+      `initcap(repeat('ß ', ${Math.floor(MAX_TEXT_LENGTH / 3) + 1}))`,
+    ]) {
+      assert.throws(
+        () => one(e, `length(${expr})`),
+        (err: unknown) => err instanceof SluiceError && err.code === 'STRING_TOO_LONG',
+        expr,
+      );
+    }
+    assert.equal(one(e, `lower(repeat('İ', 3))`), 'i̇i̇i̇');
   });
 });
 

@@ -22,6 +22,7 @@ import { Interval } from './time/interval.ts';
 import { Jsonb } from './json/jsonb.ts';
 import { SqlArray } from './array/sql-array.ts';
 import { compileFunction } from './functions/compile-function.ts';
+import { caseMapped } from './functions/text.ts';
 import { isCoreFn, type RowFn, type ScalarExpr } from './scalar-tree.ts';
 import { generateScalar } from './scalar-codegen.ts';
 
@@ -309,12 +310,12 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
     case 'lower':
       return (row) => {
         const v = a0(row);
-        return v === null ? null : (v as string).toLowerCase();
+        return v === null ? null : caseMapped((v as string).toLowerCase());
       };
     case 'upper':
       return (row) => {
         const v = a0(row);
-        return v === null ? null : (v as string).toUpperCase();
+        return v === null ? null : caseMapped((v as string).toUpperCase());
       };
     case 'length':
       return (row) => {

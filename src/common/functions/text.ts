@@ -16,6 +16,16 @@ export function checkLength(length: number): void {
   }
 }
 
+/**
+ * A case mapping's result, refused past MAX_TEXT_LENGTH: upper('ß') is 'SS' and some characters map
+ * to three, so lower, upper and initcap may build up to three times their argument. That is bounded,
+ * so the result is checked after it is built rather than predicted.
+ */
+export function caseMapped(result: string): string {
+  checkLength(result.length);
+  return result;
+}
+
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
 }
@@ -189,7 +199,7 @@ export function initcap(s: string): string {
     inWord = alnum;
     i = next;
   }
-  return out.finish();
+  return caseMapped(out.finish());
 }
 
 export function md5(s: string): string {
