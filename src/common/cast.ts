@@ -8,7 +8,17 @@ import { Decimal, decimalFromDouble, fitDecimal, parseDecimal } from './decimal.
 import { shortestAtScale, shortestDecimal } from './decimal-of-double.ts';
 import { Interval, parseInterval } from './time/interval.ts';
 import { parseTime, parseTimestamptz, timestampToInstant } from './time/datetime.ts';
-import { dateTimeFields, formatTimeOfDay, validDate } from './time/calendar.ts';
+import {
+  USECS_PER_HOUR,
+  USECS_PER_MINUTE,
+  USECS_PER_SEC,
+  dateTimeFields,
+  dayNumber,
+  formatDayTime,
+  formatTimeOfDay,
+  fractionMicros,
+  validDate,
+} from './time/calendar.ts';
 import { Jsonb, jsonbFromParsed, parseJsonb } from './json/jsonb.ts';
 import { castBinary, coerceBinary } from './uuid-bytea-cast.ts';
 import { castArray, coerceArray } from './array/array-cast.ts';
@@ -41,7 +51,7 @@ const SPECIAL_FLOATS: Record<string, number> = {
 };
 const DATE_TEXT = /^(\d{4})-(\d{1,2})-(\d{1,2})$/;
 const TIMESTAMP_TEXT =
-  /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?(Z|[+-]00(?::?00)?)?$/;
+  /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?(Z|[+-]00(?::?00)?)?$/;
 
 function pad(n: number, width: number): string {
   return String(n).padStart(width, '0');
@@ -51,8 +61,11 @@ function pad(n: number, width: number): string {
 export function parseDate(text: string): string | null {
   const m = DATE_TEXT.exec(text.trim());
   if (m === null) {
-    const ts = parseTimestamp(text);
-    return ts === null ? null : ts.slice(0, 10);
+    // A timestamp's text read as a date keeps its day: the time is dropped, never rounded into the
+    // next day (PostgreSQL's date input).
+    const t = TIMESTAMP_TEXT.exec(text.trim());
+    const f = t === null ? null : dateTimeFields(t);
+    return f === null ? null : `${pad(f.y, 4)}-${pad(f.mo, 2)}-${pad(f.d, 2)}`;
   }
   const y = Number(m[1]);
   const mo = Number(m[2]);
@@ -67,6 +80,12 @@ export function parseTimestamp(text: string): string | null {
   const m = TIMESTAMP_TEXT.exec(text.trim());
   const f = m === null ? null : dateTimeFields(m);
   if (f === null) return null;
+  if (f.frac.length > 6) {
+    // Past microseconds the fraction rounds, and may carry into the second, the day, the year.
+    const micros =
+      f.h * USECS_PER_HOUR + f.mi * USECS_PER_MINUTE + f.s * USECS_PER_SEC + fractionMicros(f.frac);
+    return formatDayTime(dayNumber(f.y, f.mo, f.d), micros);
+  }
   const frac = f.frac.replace(/0+$/, '');
   const canonical = `${pad(f.y, 4)}-${pad(f.mo, 2)}-${pad(f.d, 2)} ${pad(f.h, 2)}:${pad(f.mi, 2)}:${pad(f.s, 2)}${frac === '' ? '' : `.${frac}`}`;
   // Input already in canonical form (the usual case) is kept as it came: the template above is a

@@ -43,6 +43,19 @@ export interface DateTimeFields {
  * minute, second and fraction digits — or null when one is out of range (the timestamp and
  * timestamptz inputs share it).
  */
+/**
+ * Microseconds of a fraction of a second's digits (those after the point), as PostgreSQL reads
+ * them: `rint(strtod(".digits") * 1e6)`, a double rounded to the nearest, ties to even. Up to six
+ * digits that is the digits themselves; past six the fraction is rounded, not cut, and may come to
+ * a whole second (1,000,000), which the caller carries.
+ */
+export function fractionMicros(digits: string): number {
+  if (digits.length <= 6) return digits === '' ? 0 : Number(digits.padEnd(6, '0'));
+  const x = Number(`0.${digits}`) * USECS_PER_SEC;
+  const r = Math.round(x);
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
 export function dateTimeFields(m: RegExpExecArray): DateTimeFields | null {
   const y = Number(m[1]);
   const mo = Number(m[2]);

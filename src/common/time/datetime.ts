@@ -10,6 +10,7 @@ import {
   USECS_PER_SEC,
   addMonths,
   dateTimeFields,
+  fractionMicros,
   dayNumber,
   formatDay,
   formatDayTime,
@@ -24,7 +25,7 @@ import { Interval, justifyHours } from './interval.ts';
 import { localToUtc, utcToLocal } from './zone.ts';
 
 const TZ_TEXT =
-  /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6})\d*)?)?)?\s*(?:(Z|UTC|GMT)|([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?|\s([A-Za-z][A-Za-z0-9_/+-]*))?$/i;
+  /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?\s*(?:(Z|UTC|GMT)|([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?|\s([A-Za-z][A-Za-z0-9_/+-]*))?$/i;
 
 /** A stored timestamptz of a UTC day and time. */
 export function formatInstant(dt: DayTime): string {
@@ -39,14 +40,11 @@ export function parseTimestamptz(text: string): string | null {
   const m = TZ_TEXT.exec(text.trim());
   const f = m === null ? null : dateTimeFields(m);
   if (m === null || f === null) return null;
-  const local: DayTime = {
-    day: dayNumber(f.y, f.mo, f.d),
-    micros:
-      f.h * USECS_PER_HOUR +
-      f.mi * USECS_PER_MINUTE +
-      f.s * USECS_PER_SEC +
-      (f.frac === '' ? 0 : Number(f.frac.padEnd(6, '0'))),
-  };
+  // normalise: a fraction rounded up to a whole second may carry into the next day.
+  const local: DayTime = normalise(
+    dayNumber(f.y, f.mo, f.d),
+    f.h * USECS_PER_HOUR + f.mi * USECS_PER_MINUTE + f.s * USECS_PER_SEC + fractionMicros(f.frac),
+  );
   let utc: DayTime = local;
   if (m[9] !== undefined) {
     const offset =
@@ -72,7 +70,7 @@ export function parseTimestamptz(text: string): string | null {
   }
 }
 
-const TIME_TEXT = /^(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6})\d*)?)?$/;
+const TIME_TEXT = /^(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?$/;
 
 /** A time of day from 'HH:MM[:SS[.f]]' (24:00:00 allowed, as PostgreSQL does), or null. */
 export function parseTime(text: string): string | null {
@@ -82,7 +80,7 @@ export function parseTime(text: string): string | null {
   const h = Number(m[1]);
   const mi = Number(m[2]);
   const s = m[3] === undefined ? 0 : Number(m[3]);
-  const frac = m[4] === undefined ? 0 : Number(m[4].padEnd(6, '0'));
+  const frac = fractionMicros(m[4] ?? '');
   const micros = h * USECS_PER_HOUR + mi * USECS_PER_MINUTE + s * USECS_PER_SEC + frac;
   if (mi > 59 || s > 59 || micros > USECS_PER_DAY) return null;
   return formatTimeOfDay(micros);

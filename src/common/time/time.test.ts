@@ -4,10 +4,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { MAX_DAY, MIN_DAY, addMonths, civil, dayNumber, formatDay, isoWeek } from './calendar.ts';
+import {
+  MAX_DAY,
+  MIN_DAY,
+  addMonths,
+  civil,
+  dayNumber,
+  formatDay,
+  fractionMicros,
+  isoWeek,
+} from './calendar.ts';
 import { Interval, compareIntervals, formatInterval, mulInterval, parseInterval } from './interval.ts';
 import { intlOffsetMs, localToUtc, offsetMs, utcToLocal } from './zone.ts';
-import { parseTimestamptz, timestampDiff } from './datetime.ts';
+import { parseTime, parseTimestamptz, timestampDiff } from './datetime.ts';
+import { parseDate, parseTimestamp } from '../cast.ts';
 import { compareValues, encodeOne, singleKey, valuesEqual } from '../values.ts';
 
 test('day numbers agree with Date for every day from year 1 to 9999 (sampled)', () => {
@@ -164,4 +174,22 @@ test('timestamptz input: offsets, Z and zone names become UTC', () => {
   assert.equal(parseTimestamptz('2024-01-01'), '2024-01-01 00:00:00+00');
   assert.equal(parseTimestamptz('2024-02-30 00:00'), null);
   assert.equal(parseTimestamptz('2024-01-01 00:00 Nowhere/Zone'), null);
+});
+
+test('fractions of a second past microseconds round as PostgreSQL does (ties to even in a double), carrying', () => {
+  // PostgreSQL 16: rint(strtod(".ddddddd") * 1e6), so .0000005 reads as 0.5 µs and rounds to 0.
+  assert.equal(parseTimestamp('2024-01-01 00:00:00.0000015'), '2024-01-01 00:00:00.000002');
+  assert.equal(parseTimestamp('2024-01-01 00:00:00.0000005'), '2024-01-01 00:00:00');
+  assert.equal(parseTimestamp('2024-01-01 10:00:00.12345649'), '2024-01-01 10:00:00.123456');
+  assert.equal(parseTimestamp('2024-12-31 23:59:59.9999996'), '2025-01-01 00:00:00');
+  assert.equal(parseTimestamptz('2024-12-31 23:59:59.9999996+01'), '2024-12-31 23:00:00+00');
+  assert.equal(parseTimestamptz('2024-02-28 23:59:59.99999951 UTC'), '2024-02-29 00:00:00+00');
+  assert.equal(parseTime('23:59:59.9999999'), '24:00:00');
+  assert.equal(parseTime('12:00:00.1234567'), '12:00:00.123457');
+  // A date keeps its day: the time is dropped, not rounded into the next one.
+  assert.equal(parseDate('2024-01-01 23:59:59.99999999'), '2024-01-01');
+  // Six digits or fewer are read as written.
+  assert.equal(parseTimestamp('2024-01-01 00:00:00.100'), '2024-01-01 00:00:00.1');
+  assert.equal(fractionMicros('999999'), 999_999);
+  assert.equal(fractionMicros(''), 0);
 });
