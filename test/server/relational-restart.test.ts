@@ -3,10 +3,9 @@
 // restored from the checkpoint plus the journal after it, equal to what they were, and later
 // batches change them exactly as in an engine that never stopped.
 import assert from 'node:assert/strict';
-import { cpSync } from 'node:fs';
 import { test } from 'node:test';
 import { Engine } from '../../src/exec/engine.ts';
-import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
+import { afterCrash, sortedRows } from './helpers.ts';
 
 const SCHEMA = `CREATE TABLE l (id integer PRIMARY KEY, k integer, tag text);
 CREATE TABLE r (id integer PRIMARY KEY, k integer, tag text);
@@ -47,31 +46,28 @@ function batches(count: number, seed: number): { table: string; insert: Row[]; d
 }
 
 test('set operation, WITH and derived table views survive a restart and go on like an uninterrupted engine', () => {
-  const dir = tempDir();
-  const crashed = tempDir();
   const all = batches(120, 11);
   const reference = new Engine();
   reference.executeScript(SCHEMA);
   for (const b of all) reference.applyChanges(b.table, { insert: b.insert, delete: b.delete });
   const snapshot = (e: Engine): string[] =>
     VIEWS.map((v) => `${v}: ${sortedRows(e.viewSnapshot(v).rows).join(' ')}`);
-  try {
-    const first = openRuntime(dir);
-    first.executeScript(SCHEMA);
-    for (const b of all.slice(0, 50)) first.ingest(b.table, { insert: b.insert, delete: b.delete });
-    const stats = first.checkpoint();
-    assert.ok(stats !== null, 'a checkpoint was written');
-    for (const b of all.slice(50, 80)) first.ingest(b.table, { insert: b.insert, delete: b.delete });
-    const before = snapshot(first.engine);
-    const epoch = first.committedEpoch;
-    // As if killed now: the files as they are, without the checkpoint a clean close writes.
-    first.flush();
-    cpSync(dir, crashed, { recursive: true });
-    first.close();
-
-    const again = openRuntime(crashed);
-    try {
-      assert.equal(again.recovery.checkpointEpoch, stats.epoch, 'recovered from the checkpoint');
+  let checkpointEpoch = -1;
+  let before: string[] = [];
+  let epoch = -1;
+  afterCrash(
+    (first) => {
+      first.executeScript(SCHEMA);
+      for (const b of all.slice(0, 50)) first.ingest(b.table, { insert: b.insert, delete: b.delete });
+      const stats = first.checkpoint();
+      assert.ok(stats !== null, 'a checkpoint was written');
+      checkpointEpoch = stats.epoch;
+      for (const b of all.slice(50, 80)) first.ingest(b.table, { insert: b.insert, delete: b.delete });
+      before = snapshot(first.engine);
+      epoch = first.committedEpoch;
+    },
+    (again) => {
+      assert.equal(again.recovery.checkpointEpoch, checkpointEpoch, 'recovered from the checkpoint');
       assert.equal(again.committedEpoch, epoch);
       assert.deepEqual(snapshot(again.engine), before, 'right after the restart');
       for (const b of all.slice(80)) again.ingest(b.table, { insert: b.insert, delete: b.delete });
@@ -80,11 +76,6 @@ test('set operation, WITH and derived table views survive a restart and go on li
         snapshot(reference).every((line) => line.length > 20),
         'the views hold rows',
       );
-    } finally {
-      again.close();
-    }
-  } finally {
-    removeDir(dir);
-    removeDir(crashed);
-  }
+    },
+  );
 });

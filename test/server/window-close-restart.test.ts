@@ -4,11 +4,10 @@
 // never stopped — the same windows close at the same epochs (also with an ALLOWED LATENESS, which the
 // catalog's DDL keeps across the restart).
 import assert from 'node:assert/strict';
-import { cpSync } from 'node:fs';
 import { test } from 'node:test';
 import { Engine } from '../../src/exec/engine.ts';
 import { Rng } from '../support/random-workload.ts';
-import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
+import { afterCrash, sortedRows } from './helpers.ts';
 
 const SCHEMA = `CREATE TABLE t (id integer PRIMARY KEY, k integer, ts timestamp, WATERMARK FOR ts AS ts - INTERVAL '4' SECOND);
 CREATE MATERIALIZED VIEW tumbling AS SELECT window_end, k, COUNT(*) AS n FROM TUMBLE(t, ts, INTERVAL '10' SECOND) GROUP BY window_end, k EMIT ON WINDOW CLOSE;
@@ -58,8 +57,6 @@ function batches(count: number, seed: number): { insert: Row[]; delete: { id: nu
 }
 
 test('EMIT ON WINDOW CLOSE views survive a restart and close the same windows as an uninterrupted engine', () => {
-  const dir = tempDir();
-  const crashed = tempDir();
   const all = batches(150, 7);
   const reference = new Engine();
   reference.executeScript(SCHEMA);
@@ -68,22 +65,22 @@ test('EMIT ON WINDOW CLOSE views survive a restart and close the same windows as
     ...VIEWS.map((v) => `${v}: ${sortedRows(e.viewSnapshot(v).rows).join(' ')}`),
     JSON.stringify(e.execute('SHOW WATERMARKS')[0]?.rows),
   ];
-  try {
-    const first = openRuntime(dir);
-    first.executeScript(SCHEMA);
-    for (const b of all.slice(0, 60)) first.ingest('t', b);
-    const stats = first.checkpoint();
-    assert.ok(stats !== null, 'a checkpoint was written');
-    for (const b of all.slice(60, 100)) first.ingest('t', b);
-    const before = snapshot(first.engine);
-    const epoch = first.committedEpoch;
-    first.flush();
-    cpSync(dir, crashed, { recursive: true });
-    first.close();
-
-    const again = openRuntime(crashed);
-    try {
-      assert.equal(again.recovery.checkpointEpoch, stats.epoch, 'recovered from the checkpoint');
+  let checkpointEpoch = -1;
+  let before: string[] = [];
+  let epoch = -1;
+  afterCrash(
+    (first) => {
+      first.executeScript(SCHEMA);
+      for (const b of all.slice(0, 60)) first.ingest('t', b);
+      const stats = first.checkpoint();
+      assert.ok(stats !== null, 'a checkpoint was written');
+      checkpointEpoch = stats.epoch;
+      for (const b of all.slice(60, 100)) first.ingest('t', b);
+      before = snapshot(first.engine);
+      epoch = first.committedEpoch;
+    },
+    (again) => {
+      assert.equal(again.recovery.checkpointEpoch, checkpointEpoch, 'recovered from the checkpoint');
       assert.equal(again.committedEpoch, epoch);
       assert.deepEqual(snapshot(again.engine), before, 'right after the restart');
       for (const b of all.slice(100)) again.ingest('t', b);
@@ -97,11 +94,6 @@ test('EMIT ON WINDOW CLOSE views survive a restart and close the same windows as
         VIEWS.every((v) => reference.viewSnapshot(v).rows.length > 20),
         'the views hold closed windows',
       );
-    } finally {
-      again.close();
-    }
-  } finally {
-    removeDir(dir);
-    removeDir(crashed);
-  }
+    },
+  );
 });
