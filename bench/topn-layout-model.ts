@@ -15,6 +15,9 @@
 //   interleaved    one array per partition holding image, row, image, row… (an integer image is a
 //                  small integer, unboxed beside its row): a match's row is on the image's cache
 //                  line, and an append writes one array instead of two
+//   objects-noted  today's objects with the operator's tail notes (TailPlaces, 2026-12-05): a
+//                  delete takes its row at the index noted by its id, else scans
+//   slabs-noted    the slabs with the same notes: what the slab layout would save a noted delete
 // Each round builds fresh rows for every layout, runs them in a rotating order and prints µs of CPU
 // per delete (all deletes; about 88% are in a tail, as in bench/topn.ts), and per append for the
 // layouts whose rows grow by appends (`objects` and `interleaved`: the build, every row appended to
@@ -35,6 +38,8 @@ const BATCH = 1_000;
 const rounds = Number(flag('rounds', '9'));
 /** µs of CPU per append, by round, of the layouts that time their build. */
 const appendUs = { objects: [] as number[], interleaved: [] as number[] };
+/** Deletes of the noted layouts whose note no longer named their row (they scanned), summed. */
+let notedMisses = 0;
 
 type Row = [number, number, number, number];
 interface Workload {
@@ -248,6 +253,124 @@ function slabs(w: Workload): number {
 }
 
 /**
+ * Today's objects with the operator's tail notes (TopNOp's TailPlaces since 2026-12-05): the index at
+ * which each row was appended, by its id, in an Int32Array. A delete takes its row there if that
+ * index still holds it (its image, then the row), else scans; a swap leaves the moved row's note
+ * stale, as the operator does (noting it would read the moved row, a cold line).
+ */
+function objectsNoted(w: Workload): number {
+  const parts: Part[] = [];
+  for (let p = 0; p < PARTS; p++) parts.push(new Part());
+  const notes = new Int32Array(w.rows.length + 1);
+  for (const row of w.rows) {
+    const part = parts[row[1]] as Part;
+    notes[row[0]] = part.rows.length + 1;
+    part.rows.push(row);
+    part.keys.push(-row[3]);
+  }
+  for (const part of parts) part.sorted = Math.min(SORTED, part.rows.length);
+  const t = cpu();
+  let found = 0;
+  for (let b = 0; b < w.deletes.length; b += BATCH) {
+    const end = Math.min(w.deletes.length, b + BATCH);
+    const touched: Part[] = [];
+    for (let i = b; i < end; i++) {
+      const part = parts[(w.deletes[i] as Row)[1]] as Part;
+      part.stamp++;
+      touched.push(part);
+    }
+    for (let i = b; i < end; i++) {
+      const row = w.deletes[i] as Row;
+      const part = touched[i - b] as Part;
+      const image = -row[3];
+      const keys = part.keys;
+      const rows = part.rows;
+      const noted = (notes[row[0]] as number) - 1;
+      notes[row[0]] = 0;
+      let j =
+        noted >= part.sorted && noted < keys.length && keys[noted] === image && rows[noted] === row
+          ? noted
+          : -1;
+      if (j < 0) {
+        notedMisses++;
+        for (let k = part.sorted; k < keys.length; k++)
+          if (keys[k] === image && rows[k] === row) {
+            j = k;
+            break;
+          }
+      }
+      if (j < 0) continue;
+      const last = rows.length - 1;
+      rows[j] = rows[last] as Row;
+      keys[j] = keys[last] as number;
+      rows.pop();
+      keys.pop();
+      found++;
+    }
+  }
+  return perDelete(cpu() - t, found, w);
+}
+
+/**
+ * Slabs (rows and images in one array each, a fixed region per slot, lengths and sorted counts in
+ * Int32Arrays) with the same notes: no partition object and no array header between a delete's note
+ * and its row.
+ */
+function slabsNoted(w: Workload): number {
+  const keys = new Int32Array(PARTS * REGION);
+  const rows = new Array<Row | null>(PARTS * REGION).fill(null);
+  const length = new Int32Array(PARTS);
+  const sorted = new Int32Array(PARTS);
+  const stamp = new Int32Array(PARTS);
+  const notes = new Int32Array(w.rows.length + 1);
+  for (const row of w.rows) {
+    const p = row[1];
+    const n = length[p] as number;
+    if (n === REGION) throw new Error('topn-layout-model: a partition outgrew its region');
+    rows[p * REGION + n] = row;
+    keys[p * REGION + n] = -row[3];
+    notes[row[0]] = n + 1;
+    length[p] = n + 1;
+  }
+  for (let p = 0; p < PARTS; p++) sorted[p] = Math.min(SORTED, length[p] as number);
+  const t = cpu();
+  let found = 0;
+  for (let b = 0; b < w.deletes.length; b += BATCH) {
+    const end = Math.min(w.deletes.length, b + BATCH);
+    for (let i = b; i < end; i++) {
+      const p = (w.deletes[i] as Row)[1];
+      stamp[p] = (stamp[p] as number) + 1;
+    }
+    for (let i = b; i < end; i++) {
+      const row = w.deletes[i] as Row;
+      const p = row[1];
+      const image = -row[3];
+      const from = p * REGION;
+      const first = from + (sorted[p] as number);
+      const to = from + (length[p] as number);
+      const noted = from + (notes[row[0]] as number) - 1;
+      notes[row[0]] = 0;
+      let j = noted >= first && noted < to && keys[noted] === image && rows[noted] === row ? noted : -1;
+      if (j < 0) {
+        notedMisses++;
+        for (let k = first; k < to; k++)
+          if (keys[k] === image && rows[k] === row) {
+            j = k;
+            break;
+          }
+      }
+      if (j < 0) continue;
+      rows[j] = rows[to - 1] as Row;
+      keys[j] = keys[to - 1] as number;
+      rows[to - 1] = null;
+      length[p] = (length[p] as number) - 1;
+      found++;
+    }
+  }
+  return perDelete(cpu() - t, found, w);
+}
+
+/**
  * The same slabs with the images as doubles (a general image: twice the bytes a scan streams). A copy
  * of `slabs`, not a parameter of it: each layout's loop must see one typed-array kind, as the
  * operator's would, not two (a polymorphic load is a cost the real layout would not pay).
@@ -395,6 +518,8 @@ const layouts = {
   'image-slab': imageSlab,
   slabs,
   'slabs-f64': slabsF64,
+  'objects-noted': objectsNoted,
+  'slabs-noted': slabsNoted,
   interleaved,
 } as const;
 type Layout = keyof typeof layouts;
@@ -421,5 +546,7 @@ console.log(
       objects: Number(median(appendUs.objects).toFixed(3)),
       interleaved: Number(median(appendUs.interleaved).toFixed(3)),
     },
+    // Of the noted layouts' deletes, the share whose note missed (a moved row, or a sorted row).
+    noted_miss_share: Number((notedMisses / (2 * rounds * DELETES)).toFixed(3)),
   }),
 );
