@@ -11,6 +11,11 @@ export interface JournalBatch {
   /** The table's column names, the order of every row's values. */
   readonly columns: readonly string[];
   readonly inserts: readonly (readonly Value[])[];
+  /**
+   * The inserts as `encodeInserts` wrote them, its pieces joined with ',' (a large request's,
+   * written ahead of its epoch); when present, the journal need not read `inserts`.
+   */
+  readonly insertsText?: string;
   readonly deletes: readonly (readonly Value[])[];
   /**
    * Present only for a source batch (`applyChanges(source, ..., { fromSource: true, positions })`):
@@ -34,6 +39,12 @@ export interface JournalBatch {
 export interface EngineJournal {
   /** Returns a table batch's positions (ignored for a source batch, which carries its own). */
   appendBatch(entry: JournalBatch): SourcePositions;
+  /**
+   * Some insert rows' values as the journal writes a batch's inserts, for `insertsText`: the text of
+   * consecutive runs of a batch's rows joined with ',' must be that of all of them. Null when these
+   * rows need the journal's other encoding. Optional: without it, nothing is written ahead.
+   */
+  encodeInserts?(rows: readonly (readonly Value[])[]): string | null;
   appendDdl(entry: { epoch: number; sql: string }): void;
   /**
    * A clock tick that is an epoch of its own (a temporal filter's bound was crossed, or a view with

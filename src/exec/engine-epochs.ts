@@ -13,7 +13,13 @@ import { TableStores } from './table-stores.ts';
 import { ViewGraph, type GraphView } from './view-graph.ts';
 import { ManualClock, REAL_CLOCK } from './logical-clock.ts';
 import { EpochClock, type TickOptions } from './engine-clock.ts';
-import { batchStore, refuseAppendOnly, withoutMissingDeletes } from './engine-writes.ts';
+import {
+  batchStore,
+  insertsAhead,
+  refuseAppendOnly,
+  withoutMissingDeletes,
+  type InsertsAhead,
+} from './engine-writes.ts';
 import type { SchemaState } from './ddl.ts';
 import { EpochDeliveries } from './engine-deliveries.ts';
 import type { CheckpointedState } from './engine-checkpoints.ts';
@@ -185,17 +191,32 @@ export abstract class EngineEpochs {
       });
     } else if (options?.positions !== undefined) positions = options.positions;
     else if (this.journal !== null) {
+      const insertsText = options?.insertsAhead?.textFor(store, insertCount(prepared)) ?? undefined;
+      // A columnar batch builds its rows when `inserts` is read: with the text written ahead, the
+      // journal does not read them.
       positions = this.journal.appendBatch({
         epoch,
         table,
         columns: store.columnNames,
-        inserts: prepared.inserts,
+        get inserts() {
+          return prepared.inserts;
+        },
+        ...(insertsText !== undefined ? { insertsText } : {}),
         deletes: prepared.deletes,
         clock: clock ?? this.epochClock.next(), // read: a journaled epoch always reads it
       });
     }
     this.runEpoch(store, prepared, epoch, positions, clock);
     return { accepted: prepared.accepted, epoch };
+  }
+
+  /**
+   * A job that writes the journal text of a large insert-only request ahead of its epoch, a step at a
+   * time (InsertsAhead), to pass to applyChanges as `insertsAhead`; null when the request is not
+   * one for it. Reads and changes nothing of the engine's state.
+   */
+  insertsAhead(table: string, changes: TableChanges): InsertsAhead | null {
+    return insertsAhead(this.state, this.journal, table, changes);
   }
 
   /**

@@ -6,6 +6,7 @@ import type { ColumnInfo, Value } from '../common/types.ts';
 import type { StateDelta } from '../ivm/state.ts';
 import type { TableColumnInfo } from '../planner/catalog.ts';
 import type { ScriptResult, SourcePositions } from './api.ts';
+import type { InsertsAhead } from './engine-writes.ts';
 import type { ClockSource } from './logical-clock.ts';
 import type { WatermarkInfo } from './watermark-statements.ts';
 
@@ -71,6 +72,11 @@ export interface ApplyOptions {
    * typed (the decoder judged each record with it), in place of `changes.insert`: not validated again.
    */
   readonly typedInserts?: readonly (readonly Value[])[];
+  /**
+   * The journal text of the request's inserts, written ahead (Engine.insertsAhead): used when it is
+   * still theirs (InsertsAhead.textFor), else the journal writes them as usual.
+   */
+  readonly insertsAhead?: InsertsAhead;
   /**
    * Replay: the epoch's logical clock as journaled (µs). Without it the epoch reads the engine's
    * clock source; either way an epoch's clock is never below the one before.

@@ -11,6 +11,7 @@ import { idempotencyKeyOf, invalidKey, requestFingerprint } from './idempotency-
 import { checkScript as checkQuotasOfScript, checkState, scriptFootprint } from './quotas.ts';
 import { TEMPORARY_VIEW_PREFIX } from './query-subscriptions.ts';
 import { rowsWritten } from './runtime/commit.ts';
+import { writeInsertsAhead } from './ingest-ahead.ts';
 import type { Tenant } from './tenants.ts';
 import * as S from './schemas.ts';
 
@@ -101,15 +102,19 @@ export function registerWriteRoutes(app: FastifyInstance, hooks: WriteRouteHooks
       // Applied at once (a bad batch is rejected here with no effect), answered once the group
       // commit holding it is durable and its epoch was published to every subscriber, so
       // `wait=true` needs nothing more.
-      if (key === null) return runtime.ingestGrouped(request.params.name, changes);
+      // A large batch's journal text is written first, in slices between which other requests go on.
+      const ahead = await writeInsertsAhead(runtime.engine, request.params.name, changes);
+      if (key === null) return runtime.ingestGrouped(request.params.name, changes, undefined, ahead);
       const hash = hooks.bodyHash(request);
       if (hash === undefined)
         throw new SluiceError('INTERNAL_ERROR', 'the body of a keyed request was not hashed');
       // A known key answers as it did the first time and applies nothing (docs/server.md).
-      const outcome = await runtime.ingestIdempotent(request.params.name, changes, {
-        key,
-        fingerprint: requestFingerprint(request.params.name, hash),
-      });
+      const outcome = await runtime.ingestIdempotent(
+        request.params.name,
+        changes,
+        { key, fingerprint: requestFingerprint(request.params.name, hash) },
+        ahead,
+      );
       if (outcome.replayed) reply.header('idempotent-replayed', 'true');
       return outcome.answer;
     },

@@ -128,7 +128,7 @@ export class TableLog implements EngineJournal {
     // A source batch carries its connector's positions (its Kafka offset ranges); a table batch's
     // position is its journal offset.
     const positions: SourcePositions = entry.positions ?? { [entry.table]: { offset } };
-    const payload = encodeBatchPayload(entry.columns, entry.inserts, entry.deletes, entry.clock);
+    const payload = batchEntryPayload(entry);
     const positionsText = JSON.stringify(positions);
     refuseIllFormed(payload, `a batch for "${entry.table}"`);
     refuseIllFormed(positionsText, `the positions of a batch for "${entry.table}"`);
@@ -145,6 +145,13 @@ export class TableLog implements EngineJournal {
     this.lastOffsetValue = offset;
     this.lastBatch = { offset, epoch: entry.epoch };
     return positions;
+  }
+
+  /** Insert rows' values as a batch payload holds them ("i" without its brackets; see encodeBatchPayload). */
+  encodeInserts(rows: readonly (readonly Value[])[]): string | null {
+    if (rows.length === 0) return null;
+    const text = flatValuesText(rows);
+    return text === null ? null : text.slice(1, -1);
   }
 
   appendDdl(entry: DdlEntry): void {
@@ -334,7 +341,33 @@ export function encodeBatchPayload(
 ): string {
   // Plain values (the usual batch) are written straight as text (ascii-json.ts): the same bytes
   // encodeStored gives, since none needs a tag.
-  const insertsText = flatValuesText(inserts);
+  return batchPayload(columns, flatValuesText(inserts), () => inserts, deletes, clock);
+}
+
+/**
+ * The payload of a batch entry: with its inserts' text written ahead (`insertsText`), `inserts` is
+ * read only if the payload needs the tagged encoder.
+ */
+export function batchEntryPayload(entry: BatchEntry): string {
+  if (entry.insertsText === undefined)
+    return encodeBatchPayload(entry.columns, entry.inserts, entry.deletes, entry.clock);
+  const text = `[${entry.insertsText}]`;
+  return batchPayload(entry.columns, text, () => entry.inserts, entry.deletes, entry.clock);
+}
+
+/**
+ * A batch payload whose inserts' plain text is `insertsText` (null: they need tags); `inserts` is
+ * called only when some part needs the tagged encoder. A large request's inserts' text is written
+ * ahead of its epoch (TableLog.encodeInserts of runs of its rows, joined with ','): the same bytes
+ * flatValuesText gives for all of them, so the payload, and replay, are the same.
+ */
+function batchPayload(
+  columns: readonly string[],
+  insertsText: string | null,
+  inserts: () => readonly (readonly Value[])[],
+  deletes: readonly (readonly Value[])[],
+  clock: number | undefined,
+): string {
   const deletesText = insertsText === null ? null : flatValuesText(deletes);
   // A clock of -0 or beyond the safe integers is left to the tagged encoder too.
   const plainClock = clock === undefined || (Number.isSafeInteger(clock) && !Object.is(clock, -0));
@@ -342,7 +375,7 @@ export function encodeBatchPayload(
     const clockPart = clock === undefined ? '' : `,"c":${String(clock)}`;
     return `{"k":${JSON.stringify(columns)},"i":${insertsText},"d":${deletesText}${clockPart}}`;
   }
-  const body = { k: columns, i: flatten(inserts), d: flatten(deletes) };
+  const body = { k: columns, i: flatten(inserts()), d: flatten(deletes) };
   // The epoch's logical clock ("c"); a payload without one predates the clock.
   return encodeStored(clock === undefined ? body : { ...body, c: clock });
 }

@@ -3,7 +3,7 @@
 import { SluiceError } from '../../common/errors.ts';
 import { crashPoint } from '../crash-points.ts';
 import type { ScriptResult, StatementResult, TableChanges } from '../../exec/api.ts';
-import type { ExecuteOptions } from '../../exec/engine.ts';
+import type { ApplyOptions, ExecuteOptions } from '../../exec/engine.ts';
 import { CloseCodes, type ViewFeed } from '../../sink/subscriber.ts';
 import { encodeChangesWire } from '../../storage/changelog-codec.ts';
 import type { IdempotencyWindow, IdempotentRequest, IngestAnswer } from '../idempotency-window.ts';
@@ -174,6 +174,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     table: string,
     changes: TableChanges,
     idempotent?: IdempotentRequest,
+    ahead?: ApplyOptions, // its inserts' journal text written ahead (ingest-ahead.ts)
   ): Promise<{ accepted: number; epoch: number }> {
     if (this.failure !== null) return Promise.reject(this.failure);
     if (this.closing) return Promise.reject(new SluiceError('UNAVAILABLE', 'server is shutting down'));
@@ -181,7 +182,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     let result: { accepted: number; epoch: number };
     try {
       result = this.applyIntoGroup(() => {
-        const applied = this.engine.applyChanges(table, changes);
+        const applied = this.engine.applyChanges(table, changes, ahead);
         this.hooks.epochCpu?.(busyMicros(started));
         return applied;
       });
@@ -221,6 +222,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
     table: string,
     changes: TableChanges,
     request: IdempotentRequest,
+    ahead?: ApplyOptions,
   ): Promise<{ answer: IngestAnswer; replayed: boolean }> {
     if (this.failure !== null) return Promise.reject(this.failure);
     if (this.closing) return Promise.reject(new SluiceError('UNAVAILABLE', 'server is shutting down'));
@@ -231,7 +233,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
       return Promise.reject(error);
     }
     if (known !== null) return known.then((answer) => ({ answer: { ...answer }, replayed: true }));
-    return this.ingestGrouped(table, changes, request).then((answer) => ({ answer, replayed: false }));
+    return this.ingestGrouped(table, changes, request, ahead).then((a) => ({ answer: a, replayed: false }));
   }
 
   /**
