@@ -10,7 +10,7 @@ import { isRowObject } from '../common/json-codec.ts';
 import { idempotencyKeyOf, invalidKey, requestFingerprint } from './idempotency-window.ts';
 import { checkScript as checkQuotasOfScript, checkState, scriptFootprint } from './quotas.ts';
 import { TEMPORARY_VIEW_PREFIX } from './query-subscriptions.ts';
-import { rowsWritten } from './runtime/commit.ts';
+import { rowsWritten } from './runtime/scripts.ts';
 import { writeInsertsAhead } from './ingest-ahead.ts';
 import type { Tenant } from './tenants.ts';
 import * as S from './schemas.ts';

@@ -10,9 +10,10 @@ import type { Row } from '../../common/types.ts';
 import type { Engine } from '../../index.ts';
 import type { SinkInfo } from '../../exec/api.ts';
 import type { SkippedRecordRow } from './types.ts';
-import { RuntimeCommit, busyMicros } from './commit.ts';
+import { busyMicros } from './commit.ts';
+import { RuntimeScripts } from './scripts.ts';
 
-export abstract class RuntimeConnectors extends RuntimeCommit {
+export abstract class RuntimeConnectors extends RuntimeScripts {
   /** Journal offset of the DDL that created each source and sink now in the catalog. */
   private readonly connectorIncarnations = new Map<string, { sql: string; incarnation: number }>();
   private connectorsChanged = false;
