@@ -28,6 +28,8 @@ import {
   type AdapterToken,
   constantLists,
   renderTokens,
+  layoutTokens,
+  type LaidOutTokens,
   onConditions,
   hiddenFilterConditions,
 } from './select-adapter/adapter-tokens.ts';
@@ -70,31 +72,26 @@ function parsePlainSelect(
   const adapterTokens = renderTokens(tokens, lists);
   checkParsedTokens(adapterTokens, budget.left);
   for (const { render } of adapterTokens) if (render.trim() !== '') budget.left--;
-  const base = tokens[0]!.startOffset;
-  const last = tokens[tokens.length - 1]!;
-  const chars = new Array<string>((last.endOffset ?? last.startOffset) + 1 - base).fill(' ');
-  for (const { tok, render } of adapterTokens) {
-    for (let i = 0; i < render.length; i++) chars[tok.startOffset - base + i] = render[i]!;
-  }
+  const layout = layoutTokens(adapterTokens);
   // FILTER (WHERE cond) of the aggregates node-sql-parser does not read it after: the condition is
   // parsed with the ON conditions, the clause `FILTER (WHERE … )` hidden from the statement
   const filters = hiddenFilterConditions(tokens);
   const ends = new Map([...onConditions(tokens), ...filters]);
-  const conditions = new Conditions(adapterTokens, base, chars.join(''), ends);
+  const conditions = new Conditions(adapterTokens, layout, ends);
+  const chars = layout.text.split('');
   for (const [on, end] of conditions.ends) {
     const filter = filters.has(on);
-    const first = tokens[filter ? on - 2 : on]!;
-    const last = tokens[filter ? end : end - 1]!;
-    chars.fill(' ', first.startOffset - base, (last.endOffset ?? last.startOffset) + 1 - base);
+    chars.fill(' ', layout.starts[filter ? on - 2 : on]!, layout.ends[filter ? end : end - 1]! + 1);
   }
   const rendered = chars.join('');
 
   let ast: unknown;
   try {
+    adapterDiagnostics.parsedCharacters += rendered.length;
     ast = sqlParser.astify(rendered, PARSE_OPTIONS);
   } catch (error) {
     if (error instanceof RangeError) throw error; // stack exhausted: parse.ts reports the nesting
-    throw translateParseFailure(error, adapterTokens, base);
+    throw translateParseFailure(error, adapterTokens, layout.ends);
   }
   const statement = Array.isArray(ast) && ast.length === 1 ? ast[0] : ast;
   if (!isNode(statement) || statement['type'] !== 'select') throw syntaxErrorAt(tokens[0]!);
@@ -113,8 +110,8 @@ class Conditions {
 
   constructor(
     private readonly tokens: readonly AdapterToken[],
-    private readonly base: number,
-    private readonly text: string,
+    /** The SELECT's text as node-sql-parser reads it, before the conditions are blanked out. */
+    private readonly layout: LaidOutTokens,
     /** ON's index → index after its condition. */
     readonly ends: ReadonlyMap<number, number>,
   ) {}
@@ -142,16 +139,15 @@ class Conditions {
     let batch = 'select';
     const starts: { at: number; offset: number; length: number }[] = []; // in the batch → in `text`
     for (const on of ons) {
-      const first = this.tokens[on + 1]!.tok;
-      const last = this.tokens[this.ends.get(on)! - 1]!.tok;
-      const offset = first.startOffset - this.base;
-      const piece = this.text.slice(offset, (last.endOffset ?? last.startOffset) + 1 - this.base);
+      const offset = this.layout.starts[on + 1]!;
+      const piece = this.layout.text.slice(offset, this.layout.ends[this.ends.get(on)! - 1]! + 1);
       batch += starts.length === 0 ? ' ' : ', ';
       starts.push({ at: batch.length, offset, length: piece.length });
       batch += piece;
     }
     let ast: unknown;
     try {
+      adapterDiagnostics.parsedCharacters += batch.length;
       ast = sqlParser.astify(batch, PARSE_OPTIONS);
     } catch (error) {
       if (error instanceof RangeError) throw error;
@@ -163,7 +159,7 @@ class Conditions {
       const piece = starts[index]!;
       const offset = piece.offset + Math.min(Math.max(0, at - piece.at), piece.length);
       const relocated = { location: { start: { offset } } };
-      return { index, error: translateParseFailure(relocated, this.tokens, this.base) };
+      return { index, error: translateParseFailure(relocated, this.tokens, this.layout.ends) };
     }
     const statement = Array.isArray(ast) && ast.length === 1 ? ast[0] : ast;
     const columns = isNode(statement) ? list(statement, 'columns') : [];

@@ -28,6 +28,7 @@ import {
 import type { Arrangement } from '../arrangement.ts';
 import { PartitionedRows, type PartitionKey } from './partitioned-rows.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
+import { type JoinBudget, chargeBudget } from './join-output-size.ts';
 import type { Operator } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { consolidate, type ZBatch } from '../zset.ts';
@@ -67,7 +68,14 @@ export class WindowOp implements Operator, Stateful {
   /** Rows folded into ROWS n PRECEDING frames one by one (float and fractional sums only). */
   rowsFolded = 0;
 
-  constructor(private readonly node: WindowNode) {
+  /**
+   * `budget`: in an ad-hoc SELECT (fed its input a slice per step), the rows this operator may
+   * recompute that it had already emitted (see `step`); views run without one.
+   */
+  constructor(
+    private readonly node: WindowNode,
+    private readonly budget: JoinBudget | null = null,
+  ) {
     this.stateId = node.stateId;
     this.partitioned = new PartitionedRows(`window n${node.id}`, node.partitionBy);
     this.arranged = this.partitioned.arranged;
@@ -119,7 +127,26 @@ export class WindowOp implements Operator, Stateful {
       const changed = indexes.map((i) => batch.rows[i] as Row);
       for (const [lo, hi] of this.dirty(slots, changed)) this.recompute(slots, lo, hi, rows, weights);
     }
+    if (this.budget !== null) this.charge(weights);
     return consolidate({ rows, weights, consolidated: false });
+  }
+
+  /**
+   * An ad-hoc SELECT steps its input a slice at a time, and a row entering a partition recomputes
+   * the rows after it: over one large partition in random order each slice recomputes most of it,
+   * so the work grows with the square of the input (a million rows ran for minutes, holding the
+   * loop seconds a slice). The retractions are that repeated work: they are charged to the query's
+   * row budget, which fails it with RESULT_TOO_LARGE once spent.
+   */
+  private charge(weights: readonly number[]): void {
+    let recomputed = 0;
+    for (const weight of weights) if (weight < 0) recomputed++;
+    chargeBudget(
+      this.budget as JoinBudget,
+      recomputed,
+      'window functions',
+      'narrow the rows with WHERE, or create a materialized view with the window function and read it by pages',
+    );
   }
 
   stateSize(): number {

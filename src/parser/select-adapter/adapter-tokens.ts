@@ -503,3 +503,55 @@ export function hiddenFilterConditions(tokens: readonly IToken[]): Map<number, n
   }
   return found;
 }
+
+/**
+ * A masked literal longer than this is shown to node-sql-parser at this length: its value comes
+ * from our token, and node-sql-parser reads a literal one character at a time (≈ 0.5 µs each).
+ */
+export const SHOWN_LITERAL_LENGTH = 40;
+
+/** The text node-sql-parser parses, and where each token lies in it (`ends` inclusive). */
+export interface LaidOutTokens {
+  readonly text: string;
+  readonly starts: readonly number[];
+  readonly ends: readonly number[];
+}
+
+/**
+ * Lays the rendered tokens out compactly: each token's render in order, one blank where the
+ * statement had any space or comment between two tokens, a hidden token one blank, a masked
+ * literal longer than SHOWN_LITERAL_LENGTH cut to it. node-sql-parser's cost grows with the
+ * characters it reads, not the tokens, so without this a 1 MB literal, comment or run of blanks
+ * in a SELECT held the server a second or more while the token limits saw a handful of tokens.
+ * The text the SQL library reads is now at most a few characters per token.
+ */
+export function layoutTokens(tokens: readonly AdapterToken[]): LaidOutTokens {
+  const pieces: string[] = [];
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let length = 0;
+  let previousEnd: number | undefined;
+  for (const { tok, render } of tokens) {
+    if (previousEnd !== undefined && tok.startOffset > previousEnd + 1) {
+      pieces.push(' ');
+      length++;
+    }
+    previousEnd = tok.endOffset ?? tok.startOffset;
+    const shown = shownRender(tok, render);
+    starts.push(length);
+    pieces.push(shown);
+    length += shown.length;
+    ends.push(length - 1);
+  }
+  return { text: pieces.join(''), starts, ends };
+}
+
+function shownRender(tok: IToken, render: string): string {
+  if (render.length <= SHOWN_LITERAL_LENGTH) return render;
+  if (render.trim() === '') return ' ';
+  if (tok.tokenType === StringLit && render.startsWith("'") && render.endsWith("'")) {
+    return `'${'x'.repeat(SHOWN_LITERAL_LENGTH - 2)}'`;
+  }
+  if (tok.tokenType === NumberLit) return '1'.repeat(SHOWN_LITERAL_LENGTH);
+  return render;
+}

@@ -55,15 +55,16 @@ export function checkParsedTokens(tokens: readonly AdapterToken[], max: number):
 export function translateParseFailure(
   error: unknown,
   tokens: readonly AdapterToken[],
-  base: number,
+  /** Where each token ends in the text node-sql-parser read (inclusive). */
+  ends: readonly number[],
 ): SluiceError {
   if (error instanceof SluiceError) return error;
   const location = isNode(error) ? child(error, 'location') : undefined;
   const start = location !== undefined ? child(location, 'start') : undefined;
-  const offset = typeof start?.['offset'] === 'number' ? start['offset'] + base : undefined;
+  const offset = typeof start?.['offset'] === 'number' ? start['offset'] : undefined;
   let index = tokens.length;
   if (offset !== undefined) {
-    const found = tokens.findIndex(({ tok }) => (tok.endOffset ?? tok.startOffset) >= offset);
+    const found = ends.findIndex((end) => end >= offset);
     if (found >= 0) index = found;
   } else index = 0;
   const construct = unsupportedConstructUpTo(tokens, index);
