@@ -1,18 +1,20 @@
-// The join bench's auctions phase (bench/join.ts, agg view) with and without the view, in one
-// process: each round inserts the same auctions into a fresh engine's keyed table in batches, once
-// with the agg view over bids ⋈ auctions defined and once with no view (the table's insert alone),
+// The join bench's auctions phase (bench/join.ts, agg view, or `--variant semi` and the others) with
+// and without the view, in one process: each round inserts the same auctions into a fresh engine's
+// keyed table in batches, once with the variant's view over bids and auctions defined and once with
+// no view (the table's insert alone),
 // which goes first alternating round by round; CPU time of the inserts only. The difference is what
 // the view costs in that phase (the join's own arrangement of the auctions, its step, the epoch's
 // view work), so the table-only time is the floor any sharing of the table's rows with the join
 // could reach.
 //   node --expose-gc --import tsx bench/join-auctions-floor.ts [--auctions 100000] [--batch 100] [--rounds 7]
+//     [--variant agg|join|left|semi]
 // Prints one JSON line per round and the medians over every round after the first (which warms
 // the JIT), with the load average.
 import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
 import type { Row } from '../src/common/types.ts';
 import { Engine } from '../src/exec/engine.ts';
-import { VARIANT_SQL } from './join-workload.ts';
+import { VARIANT_SQL, type Variant } from './join-workload.ts';
 import { cpuMs, seededInts } from './arrangement-rows.ts';
 
 const { values } = parseArgs({
@@ -20,11 +22,14 @@ const { values } = parseArgs({
     auctions: { type: 'string', default: '100000' },
     batch: { type: 'string', default: '100' },
     rounds: { type: 'string', default: '7' },
+    variant: { type: 'string', default: 'agg' },
   },
 });
 const auctionCount = Number(values.auctions);
 const BATCH = Number(values.batch);
 const rounds = Number(values.rounds);
+if (!Object.hasOwn(VARIANT_SQL, values.variant)) throw new Error(`unknown variant "${values.variant}"`);
+const variant = values.variant as Variant;
 
 const TABLES_SQL = `
 CREATE TABLE auctions (id BIGINT PRIMARY KEY, seller INT NOT NULL, category TEXT NOT NULL);
@@ -48,7 +53,7 @@ function batches(): { insert: Row[]; delete: Row[] }[] {
 function run(withView: boolean): number {
   const engine = new Engine();
   engine.execute(TABLES_SQL);
-  if (withView) engine.execute(`CREATE MATERIALIZED VIEW v AS ${VARIANT_SQL.agg}`);
+  if (withView) engine.execute(`CREATE MATERIALIZED VIEW v AS ${VARIANT_SQL[variant]}`);
   const input = batches();
   globalThis.gc?.();
   const since = process.cpuUsage();
@@ -73,6 +78,7 @@ for (let round = 0; round < rounds; round++) {
     JSON.stringify({
       bench: 'join-auctions-floor',
       round,
+      variant,
       batch: BATCH,
       table_ms: Math.round(ms.table * 10) / 10,
       view_ms: Math.round(ms.view * 10) / 10,
@@ -85,6 +91,7 @@ const view = median(viewMs);
 console.log(
   JSON.stringify({
     bench: 'join-auctions-floor',
+    variant,
     batch: BATCH,
     auctions: auctionCount,
     median_table_ms: Math.round(table * 10) / 10,

@@ -63,6 +63,15 @@ export class SharedArrangements {
     return new TableJoinSide(() => this.tableSlotsOf(relation) as TableSlots, side === 0 ? 'L' : 'R');
   }
 
+  /**
+   * The keyed table `relation`'s rows by slot, read afresh at each call (a reload replaces them), or
+   * null when it is not a keyed table: for a semi-join whose match counts are the table's keys.
+   */
+  tableRows(relation: string): (() => TableSlots) | null {
+    if (this.tableSlotsOf(relation) === null) return null;
+    return () => this.tableSlotsOf(relation) as TableSlots;
+  }
+
   /** The arrangement `name` of `relation` by `key`, filled from the relation's rows if new. */
   acquire(name: string, relation: string, key: readonly ScalarExpr[], epoch: number): JoinArrangement {
     let entry = this.byName.get(name);

@@ -164,7 +164,14 @@ export abstract class RenderedView extends ViewErrors {
           break;
         case 'semijoin': {
           const left = (byId.get(node.inputs[0]) as DataflowNode).columns;
-          this.rendered.push({ node, inputs: node.inputs, op: new SemiJoinOp(node, left) });
+          // Match counts read from a keyed table's own rows when the plan says so and the relation
+          // is one here (else counted by the operator, as for any subquery).
+          const right = byId.get(node.inputs[1]) as DataflowNode;
+          const table =
+            node.rightTable === undefined || shared === null || right.kind !== 'input'
+              ? null
+              : shared.registry.tableRows(right.source);
+          this.rendered.push({ node, inputs: node.inputs, op: new SemiJoinOp(node, left, table) });
           break;
         }
         case 'topn':

@@ -271,6 +271,12 @@ export type DataflowNode =
       readonly leftKey: readonly ScalarExpr[];
       /** The right input's key columns, one per `leftKey` entry; absent: its first columns. */
       readonly rightKey?: readonly Extract<ScalarExpr, { kind: 'col' }>[];
+      /**
+       * The right input is a keyed table selected by its one-column primary key (`table(column)`):
+       * a key's match count is whether the table holds it, read from the table's own rows, so no
+       * count is kept.
+       */
+      readonly rightTable?: string;
       readonly correlated: number;
       readonly columns: readonly ColumnSpec[];
       readonly stateId: string;
@@ -543,7 +549,9 @@ export function printDataflow(
         const counts =
           n.mode === 'notIn'
             ? 'right match counts per key, row and NULL counts per group'
-            : 'right match counts per key';
+            : n.rightTable !== undefined
+              ? `right matches read from the table's own rows by primary key ${n.rightTable}`
+              : 'right match counts per key';
         lines.push(
           `${pad}n${n.id} SemiJoin ${SEMI_JOIN_RULES[n.mode]}; ${how} state ${n.stateId} (left rows arranged by key; ${counts}) → [${cols(n.columns)}]`,
         );

@@ -51,7 +51,7 @@ export interface JoinSideRows {
 const NO_ROW = -1;
 
 /** The table's key for a join key: an integer past 2^53 is a bigint in a table, keyed as text. */
-function tableKey(key: JoinKey): Value {
+export function tableKey(key: JoinKey): Value {
   // One range test for the usual key (within ±2^53, or not an integer: the number itself).
   if (typeof key === 'number')
     return (key <= Number.MAX_SAFE_INTEGER && key >= -Number.MAX_SAFE_INTEGER) || !Number.isInteger(key)

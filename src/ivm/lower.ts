@@ -333,6 +333,7 @@ export function lowerToDataflow(
                 }));
         }
         const rightId = right.id;
+        const rightTable = rightKey === null ? null : semiJoinTable(p, right, rightKey, keyOf);
         return add((id) => ({
           id,
           kind: 'semijoin',
@@ -340,6 +341,7 @@ export function lowerToDataflow(
           mode: p.mode,
           leftKey: p.keys,
           ...(rightKey !== null ? { rightKey } : {}),
+          ...(rightTable !== null ? { rightTable } : {}),
           correlated: p.correlated,
           columns: specs(p.columns),
           stateId: `${view}/semijoin${id}`,
@@ -536,13 +538,37 @@ function tableSide(
     const pk = keyOf(input);
     const key = keys[0] as ScalarExpr;
     if (pk === null || pk.length !== 1 || key.kind !== 'col' || key.index !== pk[0]) continue;
-    const kind = key.type.kind;
-    const other = (others[0] as ScalarExpr).type;
-    const plainText = (t: typeof other): boolean => t.kind === 'text' && t.fixed !== true;
-    if (!((kind === 'int' && other.kind === 'int') || (plainText(key.type) && plainText(other)))) continue;
+    if (!tableKeyTypes(key.type, (others[0] as ScalarExpr).type)) continue;
     return { side, arrangement: `${input.source}(${key.index})`, table: true };
   }
   return null;
+}
+
+/**
+ * A semi-join's match counts read from a keyed table's own rows (`rightTable`: `table(column)`):
+ * the subquery scans the table selecting exactly its one-column primary key, typed as `tableSide`
+ * asks, and not NOT IN (whose groups count rows and NULLs). A key is then held at most once.
+ */
+function semiJoinTable(
+  p: Extract<LogicalPlan, { kind: 'semiJoin' }>,
+  right: DataflowNode,
+  rightKey: readonly Extract<ScalarExpr, { kind: 'col' }>[],
+  keyOf: (plan: LogicalPlan) => readonly number[] | null,
+): string | null {
+  if (p.mode === 'notIn' || right.kind !== 'input' || rightKey.length !== 1 || p.keys.length !== 1)
+    return null;
+  const scan = p.subquery.kind === 'project' ? p.subquery.input : p.subquery;
+  if (scan.kind !== 'scan' || scan.sourceKind !== 'table' || scan.source !== right.source) return null;
+  const pk = keyOf(scan);
+  const key = rightKey[0] as Extract<ScalarExpr, { kind: 'col' }>;
+  if (pk === null || pk.length !== 1 || key.index !== pk[0]) return null;
+  return tableKeyTypes(key.type, (p.keys[0] as ScalarExpr).type) ? `${scan.source}(${key.index})` : null;
+}
+
+/** Join keys of these types are a table's keys (join-table-side.ts `tableKey`): integers, or plain text. */
+function tableKeyTypes(key: ScalarExpr['type'], other: ScalarExpr['type']): boolean {
+  const plainText = (t: ScalarExpr['type']): boolean => t.kind === 'text' && t.fixed !== true;
+  return (key.kind === 'int' && other.kind === 'int') || (plainText(key) && plainText(other));
 }
 
 /**

@@ -14,6 +14,7 @@ import { Arrangement } from '../arrangement.ts';
 import { JoinArrangement, NO_ROW } from '../join-arrangement.ts';
 import { MatchCounts } from './semi-join-counts.ts';
 import { NO_SLOT } from '../group-index.ts';
+import { tableKey, type TableSlots } from '../join-table-side.ts';
 import type { ColumnSpec, DataflowNode, SemiJoinMode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
@@ -92,12 +93,21 @@ export class SemiJoinOp implements Operator, Stateful {
   private readonly correlated: number;
   private readonly width: number;
   private exported = false;
+  /** The right table's rows by slot, read from `table` once a step (null: counted in `right`). */
+  private tableSlots: TableSlots | null = null;
   /** Keys of a right delta evaluated for a flip (EXISTS, NOT EXISTS, IN; tests count them). */
   keysEvaluated = 0;
 
+  /**
+   * `table`: the right input's keyed table by slot, when the plan reads its match counts from the
+   * table's own rows (`rightTable`): a key's count is 1 exactly when the table holds it, and the
+   * table has applied the epoch's batch before any view steps, so it is the new right state. Null:
+   * counted in `right`.
+   */
   constructor(
     node: SemiJoinNode,
     private readonly leftColumns: readonly ColumnSpec[],
+    private readonly table: (() => TableSlots) | null = null,
   ) {
     this.nodeId = node.id;
     this.stateId = node.stateId;
@@ -149,7 +159,10 @@ export class SemiJoinOp implements Operator, Stateful {
   }
 
   private matches(key: JoinKey): number {
-    return this.right.total(key);
+    const slots = this.tableSlots;
+    if (slots === null) return this.right.total(key);
+    // A small integer is its own table key: `tableKey`'s range tests are for the rest.
+    return slots.slotOf(typeof key === 'number' && (key | 0) === key ? key : tableKey(key)) < 0 ? 0 : 1;
   }
 
   private groupCounts(group: JoinKey): readonly [number, number] {
@@ -173,6 +186,7 @@ export class SemiJoinOp implements Operator, Stateful {
   }
 
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
+    if (this.table !== null) this.tableSlots = this.table();
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
     const out: Emitted = { rows, weights };
@@ -181,6 +195,7 @@ export class SemiJoinOp implements Operator, Stateful {
     const rightDelta = inputs[1] as ZBatch;
     if (rightDelta.rows.length > 0) {
       if (this.mode === 'notIn') this.foldRightNotIn(consolidate(rightDelta), out);
+      else if (this.table !== null) this.flipByTable(rightDelta, out);
       else this.foldRight(rightDelta, out);
     }
 
@@ -254,6 +269,38 @@ export class SemiJoinOp implements Operator, Stateful {
         if (was !== is) emitBucket(out, this.left, right.touchedKey(i), is ? 1 : -1);
       }
     right.endFold();
+  }
+
+  /**
+   * `foldRight` when the match counts are the right table's keys: nothing is counted (the table
+   * holds them). With no left row held nothing can flip, so nothing is read — a dimension table's
+   * inserts cost the semi-join one test a step. Else each key of the delta is evaluated once, in
+   * the order `foldRight` would first touch it: its count before the epoch is the count now less
+   * its net weight in the delta.
+   */
+  private flipByTable(delta: ZBatch, out: Emitted): void {
+    if (this.left.keyCount === 0) return;
+    const net = new Map<JoinKey, number>();
+    const sum = (sign: number): void => {
+      for (let i = 0; i < delta.rows.length; i++) {
+        const w = delta.weights[i] as number;
+        if (w * sign < 0) continue;
+        const key = this.rightKey(delta.rows[i] as readonly Value[]);
+        if (key !== null) net.set(key, (net.get(key) ?? 0) + w);
+      }
+    };
+    if (delta.consolidated) sum(0);
+    else {
+      sum(1);
+      sum(-1);
+    }
+    for (const [key, w] of net) {
+      this.keysEvaluated++;
+      const now = this.matches(key);
+      const was = this.passes(now - w, 0, 0);
+      const is = this.passes(now, 0, 0);
+      if (was !== is) emitBucket(out, this.left, key, is ? 1 : -1);
+    }
   }
 
   /** Counts the right delta's rows whose weight has the sign of `sign` (0: every row) by key. */
