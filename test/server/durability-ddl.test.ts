@@ -3,17 +3,17 @@
 // LEFT JOIN, Top-N per group, window functions, DISTINCT, HAVING, views over views, a table created
 // and dropped with CASCADE) under frequent checkpoints. After every restart the catalog and tables
 // equal what was acknowledged, every view equals SQLite, resumed subscribers saw no gap or
-// duplicate, and every eighth restart (and the last) a copy replayed from the journal alone gives the same state.
+// duplicate, and every sixth restart (and the last) a copy replayed from the journal alone gives the same state.
 //
 //   SLUICE_SEED=<n>              replay one run (a failure prints its seed)
-//   SLUICE_DURABILITY_KILLS=<n>  kills (default 16); the long run: bench/durability-attack.ts
+//   SLUICE_DURABILITY_KILLS=<n>  kills (default 12); the long run: bench/durability-attack.ts
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runDurabilityAttack } from '../support/durability-run.ts';
 
 const SEED = process.env.SLUICE_SEED !== undefined ? Number(process.env.SLUICE_SEED) : Date.now() % 1_000_000;
-const KILLS = Number(process.env.SLUICE_DURABILITY_KILLS ?? 16);
-const JOURNAL_EVERY = 8;
+const KILLS = Number(process.env.SLUICE_DURABILITY_KILLS ?? 12);
+const JOURNAL_EVERY = 6;
 
 test(
   `kill -9 among ingest, DDL and checkpoints keeps every acknowledged change (seed ${SEED})`,
