@@ -22,8 +22,11 @@ import {
   type Step,
   type TableModel,
   post,
+  BIG_ROWS,
+  bigRows,
   tableA,
   tableB,
+  tableBig,
 } from './durability-workload.ts';
 import { mulberry32 } from './checkpoint-workload.ts';
 import {
@@ -48,6 +51,8 @@ export interface DurabilityRunOptions {
 export interface DurabilityRunSummary {
   readonly kills: number;
   readonly crashPointKills: number;
+  /** Kills by crash point name (the rest were from outside). */
+  readonly crashPointsReached: Record<string, number>;
   readonly inFlightApplied: number;
   readonly inFlightLost: number;
   readonly ddlStatements: number;
@@ -80,10 +85,15 @@ async function readServed(base: string): Promise<ServedState> {
   const viewNames = (viewsRes.body.views as { name: string }[]).map((v) => v.name).sort();
   const tables = new Map<string, string[]>();
   for (const t of tableNames) {
-    const r = await request(base, 'POST', '/v1/sql', { sql: `SELECT * FROM ${t}` });
-    if (r.status !== 200) throw new Error(`SELECT * FROM ${t}: ${r.text}`);
-    const result = (r.body.results as { rows: Row[] }[])[0] as { rows: Row[] };
-    tables.set(t, sortedRows(result.rows));
+    // The large table in parts: one result holds at most --max-result-rows.
+    const parts = t === 'big' ? ['id % 4 = 0', 'id % 4 = 1', 'id % 4 = 2', 'id % 4 = 3'] : ['TRUE'];
+    const rows: Row[] = [];
+    for (const where of parts) {
+      const r = await request(base, 'POST', '/v1/sql', { sql: `SELECT * FROM ${t} WHERE ${where}` });
+      if (r.status !== 200) throw new Error(`SELECT * FROM ${t}: ${r.text}`);
+      rows.push(...((r.body.results as { rows: Row[] }[])[0] as { rows: Row[] }).rows);
+    }
+    tables.set(t, sortedRows(rows));
   }
   const views = new Map<string, { columns: ColumnInfo[]; rows: string[]; raw: Row[]; epoch: number }>();
   let epoch = 0;
@@ -174,6 +184,13 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
   };
   let kills = 0;
   let crashPointKills = 0;
+  const crashPointsReached: Record<string, number> = {};
+  const countCrashPoint = (output: string): void => {
+    const m = /crash point "([a-z-]+)" reached/.exec(output);
+    if (m === null) return;
+    crashPointKills += 1;
+    crashPointsReached[m[1] as string] = (crashPointsReached[m[1] as string] ?? 0) + 1;
+  };
   let inFlightApplied = 0;
   let inFlightLost = 0;
   let ddlStatements = 0;
@@ -185,7 +202,10 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
   const start = async (env: Record<string, string>): Promise<CrashableServer | null> => {
     const outcome = await spawnCrashable(dataDir, { args: SERVER_ARGS, env });
     if (outcome.kind === 'exited') {
-      if (outcome.signal === 'SIGKILL') return null;
+      if (outcome.signal === 'SIGKILL') {
+        countCrashPoint(outcome.output);
+        return null;
+      }
       return fail(`the server did not start (${outcome.code}):\n${outcome.output}`);
     }
     return outcome.server;
@@ -260,10 +280,17 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
   try {
     // The first life creates the fixed tables and the permanent views.
     server = (await start({})) as CrashableServer;
-    for (const t of [tableA(), tableB()]) {
+    for (const t of [tableA(), tableB(), tableBig()]) {
       const r = await post(server.base, '/v1/sql', { sql: t.ddl });
       if (r.status !== 200) fail(`${t.ddl}: ${r.text}`);
       model.tables.set(t.name, t);
+    }
+    const big = model.tables.get('big') as TableModel;
+    for (let from = 0; from < BIG_ROWS; from += 5000) {
+      const rows = bigRows(from, 5000);
+      const r = await post(server.base, '/v1/tables/big/rows', rows);
+      if (r.status !== 200) fail(`loading big: ${r.text}`);
+      for (const row of rows) big.rows.set(String(row['id']), row);
     }
     for (const v of PERMANENT_VIEWS) {
       const r = await post(server.base, '/v1/sql', {
@@ -315,7 +342,7 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
       }
       const dying: CrashableServer = server as CrashableServer;
       await killHard(dying);
-      if (/crash point ".*" reached/.test(dying.output())) crashPointKills += 1;
+      countCrashPoint(dying.output());
       kills += 1;
       for (const s of subs) s.disconnect();
 
@@ -329,7 +356,6 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
         : {};
       let next = await start(env);
       while (next === null) {
-        crashPointKills += 1;
         kills += 1;
         next = await start({});
       }
@@ -359,6 +385,7 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
     return {
       kills,
       crashPointKills,
+      crashPointsReached,
       inFlightApplied,
       inFlightLost,
       ddlStatements,

@@ -24,6 +24,12 @@ export interface ViewTemplate {
 export const PERMANENT_VIEWS: readonly ViewTemplate[] = [
   { name: 'pv', select: 'SELECT g, COUNT(*) AS n, SUM(v) AS total FROM a GROUP BY g', deps: ['a'] },
   { name: 'pj', select: 'SELECT a.id, a.v, b.w FROM a JOIN b ON a.g = b.g', deps: ['a', 'b'] },
+  // Over a table of tens of thousands of rows, so that a full checkpoint takes several slices.
+  {
+    name: 'bigv',
+    select: 'SELECT g, COUNT(*) AS n, SUM(v) AS s, MIN(v) AS lo, MAX(v) AS hi FROM big GROUP BY g',
+    deps: ['big'],
+  },
 ];
 const VIEW_POOL: readonly ViewTemplate[] = [
   {
@@ -72,6 +78,33 @@ export function tableA(): TableModel {
     rows: new Map(),
   };
 }
+/** The large table, loaded once at the start with `BIG_ROWS` rows (ids from `BIG_FIRST_ID`). */
+export const BIG_ROWS = 20_000;
+const BIG_FIRST_ID = 1_000_000;
+const BIG_CAP = 30_000;
+
+export function tableBig(): TableModel {
+  return {
+    name: 'big',
+    ddl: 'CREATE TABLE big (id INTEGER NOT NULL, g INTEGER NOT NULL, v INTEGER NOT NULL, PRIMARY KEY (id))',
+    columns: [
+      { name: 'id', sqlType: 'integer', nullable: false },
+      { name: 'g', sqlType: 'integer', nullable: false },
+      { name: 'v', sqlType: 'integer', nullable: false },
+    ],
+    key: 'id',
+    rows: new Map(),
+  };
+}
+
+/** Rows `from` … `from + count - 1` of the large table's initial load. */
+export function bigRows(from: number, count: number): Row[] {
+  const rows: Row[] = [];
+  for (let i = from; i < from + count; i++)
+    rows.push({ id: BIG_FIRST_ID + i, g: (i * 7919) % 1000, v: (i * 104_729) % 1000 });
+  return rows;
+}
+
 export function tableB(): TableModel {
   return {
     name: 'b',
@@ -239,7 +272,7 @@ export class Driver {
         const row = this.row(table, Number(k));
         insert.push(row);
         table.rows.set(k, row);
-      } else if (table.rows.size < 120) {
+      } else if (table.rows.size < (table.name === 'big' ? BIG_CAP : 120)) {
         const id = this.nextId++;
         const row = this.row(table, id);
         insert.push(row);
@@ -264,6 +297,8 @@ export class Driver {
         return { id, g: this.int(5), v: this.int(100) - 20, s: this.chance(0.2) ? null : `s${this.int(7)}` };
       case 'b':
         return { g: this.int(5), w: this.chance(0.15) ? null : this.int(6) };
+      case 'big':
+        return { id, g: this.int(1000), v: this.int(1000) };
       default:
         return { k: id, x: this.int(30) };
     }
