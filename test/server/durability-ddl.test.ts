@@ -14,12 +14,19 @@ import { runDurabilityAttack } from '../support/durability-run.ts';
 const SEED = process.env.SLUICE_SEED !== undefined ? Number(process.env.SLUICE_SEED) : Date.now() % 1_000_000;
 const KILLS = Number(process.env.SLUICE_DURABILITY_KILLS ?? 12);
 const JOURNAL_EVERY = 6;
+// Past one checkpoint slice's 8,192 entries (SLICE_ENTRIES), so a full checkpoint takes two or more.
+const BIG_ROWS = 9000;
 
 test(
   `kill -9 among ingest, DDL and checkpoints keeps every acknowledged change (seed ${SEED})`,
   { timeout: 300_000 },
   async () => {
-    const summary = await runDurabilityAttack({ seed: SEED, kills: KILLS, journalOnlyEvery: JOURNAL_EVERY });
+    const summary = await runDurabilityAttack({
+      seed: SEED,
+      kills: KILLS,
+      journalOnlyEvery: JOURNAL_EVERY,
+      bigRows: BIG_ROWS,
+    });
     assert.ok(summary.kills >= KILLS, `${summary.kills} kills`);
     assert.ok(summary.ddlStatements > 0, 'some DDL ran');
     assert.ok(summary.journalOnlyComparisons >= 1, 'the journal alone was compared');

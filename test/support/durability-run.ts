@@ -22,7 +22,6 @@ import {
   type Step,
   type TableModel,
   post,
-  BIG_ROWS,
   bigRows,
   tableA,
   tableB,
@@ -45,6 +44,8 @@ export interface DurabilityRunOptions {
   readonly kills: number;
   /** Every this many restarts, compare the restart from the checkpoint with the journal alone. */
   readonly journalOnlyEvery: number;
+  /** Rows loaded into the large table at the start (default 20,000). */
+  readonly bigRows?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -286,8 +287,9 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
       model.tables.set(t.name, t);
     }
     const big = model.tables.get('big') as TableModel;
-    for (let from = 0; from < BIG_ROWS; from += 5000) {
-      const rows = bigRows(from, 5000);
+    const bigCount = options.bigRows ?? 20_000;
+    for (let from = 0; from < bigCount; from += 5000) {
+      const rows = bigRows(from, Math.min(5000, bigCount - from));
       const r = await post(server.base, '/v1/tables/big/rows', rows);
       if (r.status !== 200) fail(`loading big: ${r.text}`);
       for (const row of rows) big.rows.set(String(row['id']), row);
