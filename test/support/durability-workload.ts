@@ -1,0 +1,305 @@
+// The seeded workload of the durability attack (durability-run.ts): the driver's model of what the
+// server acknowledged (catalog and every table's rows), the view templates it creates and drops, and
+// the steps it sends — each with the model as it is once the server applies the step.
+import type { Row } from '../../src/common/types.ts';
+import { request } from '../server/helpers.ts';
+
+export interface TableModel {
+  readonly name: string;
+  readonly ddl: string;
+  readonly columns: { name: string; sqlType: string; nullable: boolean }[];
+  readonly key: string | null;
+  /** Keyed: key → row; keyless: an entry per copy, keyed by an ever-growing copy id. */
+  rows: Map<string, Row>;
+}
+
+export interface ViewTemplate {
+  readonly name: string;
+  readonly select: string;
+  /** Tables and views it reads. */
+  readonly deps: readonly string[];
+}
+
+// Two permanent views (never dropped; subscribers follow them), the rest come and go.
+export const PERMANENT_VIEWS: readonly ViewTemplate[] = [
+  { name: 'pv', select: 'SELECT g, COUNT(*) AS n, SUM(v) AS total FROM a GROUP BY g', deps: ['a'] },
+  { name: 'pj', select: 'SELECT a.id, a.v, b.w FROM a JOIN b ON a.g = b.g', deps: ['a', 'b'] },
+  // Over a table of tens of thousands of rows, so that a full checkpoint takes several slices.
+  {
+    name: 'bigv',
+    select: 'SELECT g, COUNT(*) AS n, SUM(v) AS s, MIN(v) AS lo, MAX(v) AS hi FROM big GROUP BY g',
+    deps: ['big'],
+  },
+];
+const VIEW_POOL: readonly ViewTemplate[] = [
+  {
+    name: 'lj',
+    select:
+      'SELECT a.g, COUNT(b.w) AS nb, SUM(a.v) AS sv FROM a LEFT JOIN b ON a.g = b.g AND b.w > 2 GROUP BY a.g',
+    deps: ['a', 'b'],
+  },
+  {
+    name: 'topn',
+    select:
+      'SELECT g, id, v FROM (SELECT g, id, v, ROW_NUMBER() OVER (PARTITION BY g ORDER BY v DESC, id) AS rn FROM a) AS r WHERE rn <= 2',
+    deps: ['a'],
+  },
+  {
+    name: 'win',
+    select:
+      'SELECT id, g, SUM(v) OVER (PARTITION BY g ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s2 FROM a',
+    deps: ['a'],
+  },
+  { name: 'dist', select: 'SELECT DISTINCT g, w FROM b', deps: ['b'] },
+  {
+    name: 'hav',
+    select: 'SELECT g, COUNT(*) AS n, SUM(w) AS sw FROM b GROUP BY g HAVING COUNT(*) > 2',
+    deps: ['b'],
+  },
+  { name: 'vov', select: 'SELECT n, COUNT(*) AS groups FROM pv GROUP BY n', deps: ['pv'] },
+  { name: 'vov2', select: 'SELECT sw, COUNT(*) AS k FROM hav GROUP BY sw', deps: ['hav'] },
+  { name: 'topv', select: 'SELECT g, total FROM pv ORDER BY total DESC, g LIMIT 3', deps: ['pv'] },
+  { name: 'tv', select: 'SELECT k, x FROM t WHERE x > 10', deps: ['t'] },
+  { name: 'tj', select: 'SELECT t.k, t.x, a.v FROM t LEFT JOIN a ON t.k = a.id', deps: ['t', 'a'] },
+];
+export const ALL_VIEWS = [...PERMANENT_VIEWS, ...VIEW_POOL];
+
+export function tableA(): TableModel {
+  return {
+    name: 'a',
+    ddl: 'CREATE TABLE a (id INTEGER NOT NULL, g INTEGER NOT NULL, v INTEGER NOT NULL, s TEXT, PRIMARY KEY (id))',
+    columns: [
+      { name: 'id', sqlType: 'integer', nullable: false },
+      { name: 'g', sqlType: 'integer', nullable: false },
+      { name: 'v', sqlType: 'integer', nullable: false },
+      { name: 's', sqlType: 'text', nullable: true },
+    ],
+    key: 'id',
+    rows: new Map(),
+  };
+}
+/** The large table, loaded once at the start (ids from `BIG_FIRST_ID`). */
+const BIG_FIRST_ID = 1_000_000;
+const BIG_CAP = 30_000;
+
+export function tableBig(): TableModel {
+  return {
+    name: 'big',
+    ddl: 'CREATE TABLE big (id INTEGER NOT NULL, g INTEGER NOT NULL, v INTEGER NOT NULL, PRIMARY KEY (id))',
+    columns: [
+      { name: 'id', sqlType: 'integer', nullable: false },
+      { name: 'g', sqlType: 'integer', nullable: false },
+      { name: 'v', sqlType: 'integer', nullable: false },
+    ],
+    key: 'id',
+    rows: new Map(),
+  };
+}
+
+/** Rows `from` … `from + count - 1` of the large table's initial load. */
+export function bigRows(from: number, count: number): Row[] {
+  const rows: Row[] = [];
+  for (let i = from; i < from + count; i++)
+    rows.push({ id: BIG_FIRST_ID + i, g: (i * 7919) % 1000, v: (i * 104_729) % 1000 });
+  return rows;
+}
+
+export function tableB(): TableModel {
+  return {
+    name: 'b',
+    ddl: 'CREATE TABLE b (g INTEGER NOT NULL, w INTEGER)',
+    columns: [
+      { name: 'g', sqlType: 'integer', nullable: false },
+      { name: 'w', sqlType: 'integer', nullable: true },
+    ],
+    key: null,
+    rows: new Map(),
+  };
+}
+function tableT(): TableModel {
+  return {
+    name: 't',
+    ddl: 'CREATE TABLE t (k INTEGER NOT NULL, x INTEGER NOT NULL, PRIMARY KEY (k))',
+    columns: [
+      { name: 'k', sqlType: 'integer', nullable: false },
+      { name: 'x', sqlType: 'integer', nullable: false },
+    ],
+    key: 'k',
+    rows: new Map(),
+  };
+}
+
+export class Model {
+  tables = new Map<string, TableModel>();
+  views = new Set<string>();
+  private copyId = 0;
+
+  clone(): Model {
+    const m = new Model();
+    for (const [n, t] of this.tables) m.tables.set(n, { ...t, rows: new Map(t.rows) });
+    m.views = new Set(this.views);
+    m.copyId = this.copyId;
+    return m;
+  }
+
+  nextCopy(): string {
+    this.copyId += 1;
+    return `#${this.copyId}`;
+  }
+
+  dependants(name: string): string[] {
+    return ALL_VIEWS.filter((v) => this.views.has(v.name) && v.deps.includes(name)).map((v) => v.name);
+  }
+}
+
+/** One step of the driver: a request and what the model becomes if the server applies it. */
+export interface Step {
+  readonly what: string;
+  readonly isDdl: boolean;
+  readonly send: (base: string) => Promise<{ status: number; text: string }>;
+  readonly after: Model;
+}
+
+export function post(base: string, path: string, body: unknown): Promise<{ status: number; text: string }> {
+  return request(base, 'POST', path, body);
+}
+
+function sqlStep(what: string, statement: string, isDdl: boolean, after: Model): Step {
+  return { what, isDdl, send: (base) => post(base, '/v1/sql', { sql: statement }), after };
+}
+
+export class Driver {
+  private nextId = 1;
+  constructor(private readonly rnd: () => number) {}
+
+  int(n: number): number {
+    return Math.floor(this.rnd() * n);
+  }
+  chance(p: number): boolean {
+    return this.rnd() < p;
+  }
+  pick<T>(xs: readonly T[]): T {
+    return xs[this.int(xs.length)] as T;
+  }
+
+  next(model: Model): Step {
+    const r = this.rnd();
+    if (r < 0.22) return this.ddl(model);
+    if (r < 0.3) return this.statementDml(model);
+    return this.ingest(model);
+  }
+
+  private ddl(model: Model): Step {
+    const after = model.clone();
+    const creatable = VIEW_POOL.filter(
+      (v) => !model.views.has(v.name) && v.deps.every((d) => model.tables.has(d) || model.views.has(d)),
+    );
+    const droppable = VIEW_POOL.filter(
+      (v) => model.views.has(v.name) && model.dependants(v.name).length === 0,
+    );
+    const r = this.rnd();
+    if (!model.tables.has('t') && r < 0.2) {
+      const t = tableT();
+      after.tables.set('t', t);
+      return sqlStep('CREATE TABLE t', t.ddl, true, after);
+    }
+    if (model.tables.has('t') && r < 0.12) {
+      // With CASCADE the views over t go too.
+      after.tables.delete('t');
+      const gone = new Set(['t']);
+      for (let changed = true; changed;) {
+        changed = false;
+        for (const v of ALL_VIEWS)
+          if (after.views.has(v.name) && v.deps.some((d) => gone.has(d))) {
+            after.views.delete(v.name);
+            gone.add(v.name);
+            changed = true;
+          }
+      }
+      return sqlStep('DROP TABLE t CASCADE', 'DROP TABLE t CASCADE', true, after);
+    }
+    if (creatable.length > 0 && (droppable.length === 0 || this.chance(0.6))) {
+      const v = this.pick(creatable);
+      after.views.add(v.name);
+      return sqlStep(`CREATE ${v.name}`, `CREATE MATERIALIZED VIEW ${v.name} AS ${v.select}`, true, after);
+    }
+    if (droppable.length > 0) {
+      const v = this.pick(droppable);
+      after.views.delete(v.name);
+      return sqlStep(`DROP ${v.name}`, `DROP MATERIALIZED VIEW ${v.name}`, true, after);
+    }
+    return this.ingest(model);
+  }
+
+  private statementDml(model: Model): Step {
+    const after = model.clone();
+    const a = after.tables.get('a') as TableModel;
+    const g = this.int(5);
+    if (this.chance(0.6)) {
+      const add = 1 + this.int(5);
+      for (const [k, row] of a.rows)
+        if (row['g'] === g) a.rows.set(k, { ...row, v: (row['v'] as number) + add });
+      return sqlStep(`UPDATE a g=${g}`, `UPDATE a SET v = v + ${add} WHERE g = ${g}`, false, after);
+    }
+    const b = after.tables.get('b') as TableModel;
+    const w = this.int(6);
+    for (const [k, row] of b.rows) if (row['w'] === w) b.rows.delete(k);
+    return sqlStep(`DELETE b w=${w}`, `DELETE FROM b WHERE w = ${w}`, false, after);
+  }
+
+  private ingest(model: Model): Step {
+    const after = model.clone();
+    const names = [...after.tables.keys()];
+    const table = after.tables.get(this.pick(names)) as TableModel;
+    const insert: Row[] = [];
+    const del: Row[] = [];
+    const size = this.chance(0.1) ? 20 + this.int(60) : 1 + this.int(6);
+    const touched = new Set<string>();
+    for (let i = 0; i < size; i++) {
+      const live = [...table.rows.keys()].filter((k) => !touched.has(k));
+      const r = this.rnd();
+      if (live.length > 0 && r < 0.3) {
+        const k = this.pick(live);
+        touched.add(k);
+        const row = table.rows.get(k) as Row;
+        del.push(table.key === null ? row : { [table.key]: row[table.key] as number });
+        table.rows.delete(k);
+      } else if (table.key !== null && live.length > 0 && r < 0.5) {
+        // An update: an insert on a live key replaces the row.
+        const k = this.pick(live);
+        touched.add(k);
+        const row = this.row(table, Number(k));
+        insert.push(row);
+        table.rows.set(k, row);
+      } else if (table.rows.size < (table.name === 'big' ? BIG_CAP : 120)) {
+        const id = this.nextId++;
+        const row = this.row(table, id);
+        insert.push(row);
+        const k = table.key === null ? after.nextCopy() : String(id);
+        touched.add(k);
+        table.rows.set(k, row);
+      }
+    }
+    // Deletes apply before inserts; a keyed insert of a deleted key in the same request is avoided
+    // above (touched keys are not reused).
+    return {
+      what: `ingest ${table.name} +${insert.length} -${del.length}`,
+      isDdl: false,
+      send: (base) => post(base, `/v1/tables/${table.name}/rows`, { insert, delete: del }),
+      after,
+    };
+  }
+
+  private row(table: TableModel, id: number): Row {
+    switch (table.name) {
+      case 'a':
+        return { id, g: this.int(5), v: this.int(100) - 20, s: this.chance(0.2) ? null : `s${this.int(7)}` };
+      case 'b':
+        return { g: this.int(5), w: this.chance(0.15) ? null : this.int(6) };
+      case 'big':
+        return { id, g: this.int(1000), v: this.int(1000) };
+      default:
+        return { k: id, x: this.int(30) };
+    }
+  }
+}
