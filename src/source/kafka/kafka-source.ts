@@ -195,6 +195,9 @@ export class KafkaSourceRunner {
     for (const m of marks) this.high.set(m.partition, m.high);
     const plan = startPositions(marks, this.applied, this.config.start, this.config.topic);
     if ('error' in plan) {
+      // Past the log's end: shown as the retry's error and checked again at each retry (never read
+      // on silently; not failed for good, in case the broker's answer was only momentarily behind).
+      if (plan.beyondEnd === true) throw new Error(plan.error);
       this.fail(plan.error, { partition: plan.partition, offset: plan.offset });
       return null;
     }
