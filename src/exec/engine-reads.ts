@@ -192,6 +192,23 @@ export class EngineReads {
   }
 
   /**
+   * A keyed source's primary key as its store keys it, for its connector: keys spelled differently
+   * that the source's typing reads as one ("01" and 1 for a bigint) get one identity, so a batch
+   * keeps the last operation per key; a key that does not fit its columns throws SluiceError, so a
+   * delete naming one is a poison record rather than a batch the engine refuses.
+   */
+  sourceKeyIdentity(source: string): (key: Record<string, unknown>) => unknown {
+    const store = this.state.tables.get(source);
+    if (store === undefined || store.def.source === undefined) {
+      throw new SluiceError('UNKNOWN_TABLE', `source "${source}" does not exist`);
+    }
+    if (store.def.primaryKey === null) {
+      throw new SluiceError('INTERNAL_ERROR', `source "${source}" has no primary key`);
+    }
+    return (key) => store.keyOf(store.normalizeRow(key, 'delete', 0));
+  }
+
+  /**
    * A source with a WATERMARK: a decoded row's event time in µs (its watermark column, as the
    * source stores it; null when NULL or invalid), for its per-partition watermarks. Null otherwise.
    */

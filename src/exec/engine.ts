@@ -307,6 +307,9 @@ export class Engine extends EngineEpochs {
   sourceRowCheck(source: string): (row: Record<string, unknown>) => string | null {
     return this.reads.sourceRowCheck(source);
   }
+  sourceKeyIdentity(source: string): (key: Record<string, unknown>) => unknown {
+    return this.reads.sourceKeyIdentity(source);
+  }
   sourceEventTime(source: string): ((row: Record<string, unknown>) => number | null) | null {
     return this.reads.sourceEventTime(source);
   }

@@ -20,6 +20,8 @@ export interface ConnectorHost {
   rowCheck(source: string): (row: Record<string, unknown>) => string | null;
   /** The source's typing of decoded rows (validated once, by the decoder); null: rows go as objects. */
   rowTyping(source: string): RowTyping | null;
+  /** A keyed source's key identity (one per key its typing reads as one); throws when a key does not fit. */
+  keyIdentity(source: string): (key: Record<string, unknown>) => unknown;
   /** A source with a WATERMARK: a row's event time in µs (null: none); null for other sources. */
   eventTime(source: string): ((row: Record<string, unknown>) => number | null) | null;
   sinkFeed(sink: SinkInfo): SinkFeed;
@@ -218,6 +220,7 @@ export class ConnectorManager {
           maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
           checkRow: this.host.rowCheck(info.name),
           typing: o.format === 'json' ? this.host.rowTyping(info.name) : null,
+          keyIdentity: (info.primaryKey ?? []).length === 0 ? null : this.host.keyIdentity(info.name),
         },
       },
       () => {

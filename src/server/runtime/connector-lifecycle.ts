@@ -55,6 +55,7 @@ export abstract class RuntimeConnectors extends RuntimeScripts {
       storedOffsets: (source: string, incarnation: number) => this.sourceStore.offsets(source, incarnation),
       rowCheck: (source: string) => this.engine.sourceRowCheck(source),
       rowTyping: (source: string) => this.engine.sourceRowTyping(source),
+      keyIdentity: (source: string) => this.engine.sourceKeyIdentity(source),
       eventTime: (source: string) => this.engine.sourceEventTime(source),
       sinkFeed: (sink: SinkInfo) => this.sinkFeed(sink),
       // Read at each batch: the hooks are set after the runtime opened (and its sources started).

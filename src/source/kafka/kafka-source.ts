@@ -47,7 +47,7 @@ export class KafkaSourceRunner {
   private backoffTimer: NodeJS.Timeout | null = null;
   // The batch being filled.
   private readonly keyed: boolean;
-  private pendingOps = new Map<string, RowOp>();
+  private pendingOps = new Map<unknown, RowOp>();
   private pendingAppends: Record<string, unknown>[] = [];
   /** Rows of a typed `json` source (every record's row, in order; the engine keeps a key's last). */
   private pendingTyped: (readonly Value[])[] = [];
@@ -195,6 +195,9 @@ export class KafkaSourceRunner {
     for (const m of marks) this.high.set(m.partition, m.high);
     const plan = startPositions(marks, this.applied, this.config.start, this.config.topic);
     if ('error' in plan) {
+      // Past the log's end: shown as the retry's error and checked again at each retry (never read
+      // on silently; not failed for good, in case the broker's answer was only momentarily behind).
+      if (plan.beyondEnd === true) throw new Error(plan.error);
       this.fail(plan.error, { partition: plan.partition, offset: plan.offset });
       return null;
     }
@@ -389,9 +392,13 @@ export class KafkaSourceRunner {
       if (op.kind === 'upsert') this.pendingAppends.push(op.row);
       return;
     }
-    const pk = this.config.decode.primaryKey as readonly string[];
-    const source = op.kind === 'upsert' ? op.row : op.key;
-    const key = pk.map((c) => String(source[c])).join('\u0000');
+    // The decoder's identity is the key as the engine keys it ("01" and 1 are one bigint key).
+    let key = op.identity;
+    if (key === undefined) {
+      const pk = this.config.decode.primaryKey as readonly string[];
+      const source = op.kind === 'upsert' ? op.row : op.key;
+      key = pk.map((c) => String(source[c])).join('\u0000');
+    }
     // Only the last operation on a key within a batch counts (consolidation inside the batch).
     this.pendingOps.delete(key);
     this.pendingOps.set(key, op);

@@ -34,12 +34,21 @@ export interface DecodeSpec {
    * engine need not validate the row again. Absent or null: rows stay objects (`decode`).
    */
   readonly typing?: RowTyping | null;
+  /**
+   * A keyed source's key as the engine keys it (`Engine.sourceKeyIdentity`): throws when the key
+   * does not fit its columns. Absent or null: a key's identity is its values' text.
+   */
+  readonly keyIdentity?: ((key: Record<string, unknown>) => unknown) | null;
 }
 
-/** A row to insert (replacing the row with its key, if keyed), or a key to delete. */
+/**
+ * A row to insert (replacing the row with its key, if keyed), or a key to delete; `identity` (keyed
+ * sources) is the key as the engine keys it, so that a batch keeps one operation per key however
+ * the records spell it.
+ */
 export type RowOp =
-  | { readonly kind: 'upsert'; readonly row: Record<string, unknown> }
-  | { readonly kind: 'delete'; readonly key: Record<string, unknown> };
+  | { readonly kind: 'upsert'; readonly row: Record<string, unknown>; readonly identity?: unknown }
+  | { readonly kind: 'delete'; readonly key: Record<string, unknown>; readonly identity?: unknown };
 
 export class PoisonRecord extends Error {
   constructor(reason: string) {
@@ -144,13 +153,17 @@ export class RecordDecoder {
   private decodeJson(record: KafkaRecord): RowOp[] {
     if (record.value === null) throw new PoisonRecord('message has no value');
     const row = this.rowOf(this.flat.row(record.value) ?? parse(record.value, 'value'), 'value');
-    return [{ kind: 'upsert', row }];
+    if (this.spec.primaryKey === null || this.spec.primaryKey.length === 0) return [{ kind: 'upsert', row }];
+    return [{ kind: 'upsert', row, identity: this.identityOf(this.keyOf(row)) }];
   }
 
   private decodeUpsert(record: KafkaRecord): RowOp[] {
     if (record.key === null) throw new PoisonRecord('message has no key');
     const key = this.keyOf(parse(record.key, 'key'));
-    if (record.value === null) return [{ kind: 'delete', key }];
+    // Judged here, on its own record: a tombstone whose key does not fit would make the engine
+    // refuse the whole batch, with no offset, whatever on_error says.
+    const identity = this.identityOf(key);
+    if (record.value === null) return [{ kind: 'delete', key, identity }];
     const value = parse(record.value, 'value');
     if (!isObject(value)) throw new PoisonRecord('value is not a JSON object');
     // The key's columns come from the message key; a value that disagrees with it is an error.
@@ -163,7 +176,7 @@ export class RecordDecoder {
       }
       merged[name] = v;
     }
-    return [{ kind: 'upsert', row: this.rowOf(merged, 'value') }];
+    return [{ kind: 'upsert', row: this.rowOf(merged, 'value'), identity }];
   }
 
   private decodeDebezium(record: KafkaRecord): RowOp[] {
@@ -180,20 +193,22 @@ export class RecordDecoder {
     const after = envelope.after ?? null;
     if (op === 'd') {
       if (!isObject(before)) throw new PoisonRecord('Debezium delete without a "before" row');
-      return [{ kind: 'delete', key: this.keyOf(before) }];
+      const key = this.keyOf(before);
+      return [{ kind: 'delete', key, identity: this.identityOf(key) }];
     }
     if (!isObject(after)) throw new PoisonRecord(`Debezium "${op}" without an "after" row`);
     const row = this.rowOf(after, 'after');
+    const identity = this.identityOf(this.keyOf(after));
     const ops: RowOp[] = [];
     if (op === 'u' && isObject(before)) {
-      // An update that changes the key removes the old key's row.
+      // An update that changes the key removes the old key's row (keys compared as the engine
+      // keys them: "01" and 1 are one bigint key).
       const oldKey = this.keyOf(before);
-      const newKey = this.keyOf(after);
-      if (!this.spec.primaryKey?.every((c) => sameScalar(oldKey[c], newKey[c]))) {
-        ops.push({ kind: 'delete', key: oldKey });
-      }
+      const oldIdentity = this.identityOf(oldKey);
+      if (!sameValueZero(oldIdentity, identity))
+        ops.push({ kind: 'delete', key: oldKey, identity: oldIdentity });
     }
-    ops.push({ kind: 'upsert', row });
+    ops.push({ kind: 'upsert', row, identity });
     return ops;
   }
 
@@ -210,6 +225,22 @@ export class RecordDecoder {
     if (!isObject(value)) throw new PoisonRecord(`${what} is not a JSON object`);
     for (const name in value) {
       if (!this.columnSet.has(name)) throw new PoisonRecord(`${what} has unknown column "${name}"`);
+    }
+  }
+
+  /**
+   * A key's identity as the engine keys it; a key that does not fit the source's key columns (a
+   * tombstone's `{"id": "abc"}` for a bigint key) is poison, named on its own record.
+   */
+  private identityOf(key: Record<string, unknown>): unknown {
+    const typed = this.spec.keyIdentity;
+    const pk = this.spec.primaryKey ?? [];
+    if (typed === undefined || typed === null) return pk.map((c) => String(key[c])).join('\u0000');
+    try {
+      return typed(key);
+    } catch (error) {
+      if (error instanceof SluiceError) throw new PoisonRecord(error.message);
+      throw error;
     }
   }
 
@@ -287,6 +318,10 @@ function numberOutOfRange(error: JsonNumberOutOfRange, what: string, envelope: b
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function sameValueZero(a: unknown, b: unknown): boolean {
+  return a === b || (a !== a && b !== b);
 }
 
 function sameScalar(a: unknown, b: unknown): boolean {

@@ -6,7 +6,13 @@ import type { KafkaStartSpec } from './kafka-source-types.ts';
 /** Each partition's first offset to read, or why the source cannot start. */
 export type StartPositions =
   | { readonly from: Map<number, number> }
-  | { readonly error: string; readonly partition: number; readonly offset: number };
+  | {
+      readonly error: string;
+      readonly partition: number;
+      readonly offset: number;
+      /** The position is past the log's end: the source retries (and says why) rather than fails. */
+      readonly beyondEnd?: true;
+    };
 
 export function startPositions(
   marks: readonly PartitionWatermarks[],
@@ -23,6 +29,16 @@ export function startPositions(
           error: `offset ${stored} of partition ${m.partition} is no longer in topic "${topic}" (the log starts at ${m.low}): retention deleted records before they were read`,
           partition: m.partition,
           offset: stored,
+        };
+      }
+      if (stored > m.high) {
+        // Only a topic deleted and recreated (or truncated) under the source puts the log's end
+        // below a position read from it: reading on would silently skip the new records below it.
+        return {
+          error: `offset ${stored} of partition ${m.partition} is past the end of topic "${topic}" (the log ends at ${m.high}): the topic was deleted and recreated, or truncated, after the source read it; its records below offset ${stored} would never be read (drop and recreate the source to read the new topic)`,
+          partition: m.partition,
+          offset: stored,
+          beyondEnd: true,
         };
       }
       from.set(m.partition, stored);
