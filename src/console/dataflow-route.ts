@@ -10,7 +10,8 @@ import { printTopN } from '../common/top-n.ts';
 import { printWindow } from '../common/window.ts';
 import { printExpand } from '../common/expand.ts';
 import { printTemporalBound } from '../common/temporal-bound.ts';
-import { semiJoinOn, type DataflowNode, type DataflowPlan } from '../ivm/dataflow-plan.ts';
+import type { DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
+import { semiJoinOn } from '../ivm/dataflow-print.ts';
 
 const TITLES: Record<DataflowNode['kind'], string> = {
   input: 'Input',

@@ -3,7 +3,7 @@
 import { SluiceError } from '../common/errors.ts';
 import type { SqlLimits } from '../common/limits.ts';
 import type { SelectStmt } from '../parser/ast.ts';
-import { printDataflow } from '../ivm/dataflow-plan.ts';
+import { printDataflow } from '../ivm/dataflow-print.ts';
 import { lowerToDataflow } from '../ivm/lower.ts';
 import { partitionNotes } from './workers/partition-notes.ts';
 import type { RowCapture } from '../ivm/row-capture.ts';

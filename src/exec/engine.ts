@@ -4,7 +4,8 @@
 // synchronous.
 import { resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
 import type { SelectStmt } from '../parser/ast.ts';
-import { printDataflow, type DataflowPlan } from '../ivm/dataflow-plan.ts';
+import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
+import { printDataflow } from '../ivm/dataflow-print.ts';
 import { partitionNotes } from './workers/partition-notes.ts';
 import type { Row } from '../common/types.ts';
 import type {

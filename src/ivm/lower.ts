@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { LogicalPlan } from '../planner/logical-plan.ts';
 import type { ColumnMeta } from '../planner/catalog.ts';
 import type { AggregateSpec, ColumnSpec, DataflowNode, DataflowPlan, WindowClose } from './dataflow-plan.ts';
-import { printDataflow } from './dataflow-plan.ts';
+import { printDataflow } from './dataflow-print.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { SluiceError } from '../common/errors.ts';
 import { lowerHopPanes } from './lower-hop-panes.ts';
