@@ -299,10 +299,22 @@ export class EngineReads {
     views: { name: string; sql: string }[];
     sources: { name: string; sql: string }[];
     sinks: { name: string; sql: string }[];
+    /** Tables and sources, without a source's errors relation (its source's statement creates it). */
+    relations: { name: string; sql: string }[];
+    functions: { name: string; sql: string }[];
   } {
     const c = this.state.catalog;
     const pick = (o: { name: string; sql: string }) => ({ name: o.name, sql: o.sql });
-    return { views: c.views().map(pick), sources: c.sources().map(pick), sinks: c.sinks().map(pick) };
+    return {
+      views: c.views().map(pick),
+      sources: c.sources().map(pick),
+      sinks: c.sinks().map(pick),
+      relations: c
+        .storedRelations()
+        .filter((t) => t.errorsOf === undefined)
+        .map(pick),
+      functions: c.functions().map(pick),
+    };
   }
 }
 

@@ -3,6 +3,7 @@
 // published before the transaction holding it committed (fsync).
 import type { CheckpointStore } from '../storage/checkpoint-store.ts';
 import { ConnectorManager, connectorHostError, connectorHostsAfterRecovery } from './connectors.ts';
+import { CatalogSnapshotStore } from '../storage/catalog-snapshot-store.ts';
 import { SourceStore } from '../storage/source-store.ts';
 import { HighWaterMark } from '../storage/high-water-mark.ts';
 import { ChangelogStore } from '../storage/changelog-store.ts';
@@ -33,6 +34,7 @@ export class SluiceRuntime extends RuntimeRecovery {
   checkpointFile: SqliteStore;
   protected readonly highWater: HighWaterMark | null;
   readonly sourceStore: SourceStore;
+  readonly catalogSnapshots: CatalogSnapshotStore;
   readonly connectors: ConnectorManager;
   committedEpoch: number;
   readonly subscriberBudget: BudgetAccount;
@@ -66,6 +68,7 @@ export class SluiceRuntime extends RuntimeRecovery {
         },
       });
       this.sourceStore = new SourceStore(this.store.db);
+      this.catalogSnapshots = new CatalogSnapshotStore(this.store.db);
       // Rebuilt from the keys committed with their batches (before recovery: it needs no engine).
       this.idempotency = new IdempotencyWindow(
         new IdempotencyStore(this.store.db),

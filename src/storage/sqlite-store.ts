@@ -97,6 +97,7 @@ export class SqliteStore {
   private openDeferred = false;
   /** Deferred commits made, and how many of them (the first n) a WAL sync has made durable. */
   private deferredCommits = 0;
+  private transactionsBegun = 0;
   private syncedCommits = 0;
   private syncsInFlight = 0;
   /** Deferred commits since the store's own last WAL checkpoint, and how many it waits for. */
@@ -224,9 +225,15 @@ export class SqliteStore {
     return this.db.inTransaction;
   }
 
+  /** Counts the write transactions begun: two writes with the same value went into one. */
+  get transactionSerial(): number {
+    return this.transactionsBegun;
+  }
+
   /** Opens the write transaction of the current engine call unless one is open already. */
   begin(): void {
     if (this.db.inTransaction) return;
+    this.transactionsBegun += 1;
     // The level can only change outside a transaction (SQLite refuses it inside one).
     const deferred = this.deferSync && this.openWal();
     if (deferred) this.db.pragma('synchronous = NORMAL');

@@ -91,6 +91,7 @@ export class TableLog implements EngineJournal {
   private readonly pageStmt;
   private readonly ddlStmt;
   private readonly deleteStmt;
+  private readonly atStmt;
   private readonly lastClockStmt;
 
   /** Entries from this offset on must carry a checksum (older ones predate checksums). */
@@ -112,6 +113,7 @@ export class TableLog implements EngineJournal {
       "SELECT * FROM journal WHERE kind = 'ddl' AND log_offset <= ? ORDER BY log_offset",
     );
     this.deleteStmt = db.prepare('DELETE FROM journal WHERE log_offset = ?');
+    this.atStmt = db.prepare('SELECT * FROM journal WHERE log_offset = ?');
     this.lastClockStmt = db.prepare(
       "SELECT * FROM journal WHERE kind = 'batch' AND target IS NULL AND log_offset <= ? ORDER BY log_offset DESC LIMIT 1",
     );
@@ -236,6 +238,21 @@ export class TableLog implements EngineJournal {
   /** The DDL entries up to `upTo` (the catalog a checkpoint belongs to), in offset order. */
   ddlEntries(upTo: number): LoggedEntry[] {
     return (this.ddlStmt.all(upTo) as JournalRow[]).map((row) => this.decode(row));
+  }
+
+  /** The DDL entries at `offsets` (ascending), checked like any replayed entry; throws if one is not DDL. */
+  ddlEntriesAt(offsets: readonly number[]): LoggedEntry[] {
+    return offsets.map((offset) => {
+      const row = this.atStmt.get(offset) as JournalRow | undefined;
+      const entry = row === undefined ? undefined : this.decode(row);
+      if (entry?.kind !== 'ddl') {
+        throw new SluiceError(
+          'STATE_ERROR',
+          `the catalog record names journal offset ${offset}, which holds no DDL`,
+        );
+      }
+      return entry;
+    });
   }
 
   private decode(row: JournalRow): LoggedEntry {

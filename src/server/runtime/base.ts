@@ -5,6 +5,7 @@ import type { SluiceError } from '../../common/errors.ts';
 import type { CheckpointStore } from '../../storage/checkpoint-store.ts';
 import type { ConnectorManager } from '../connectors.ts';
 import type { SourceStore } from '../../storage/source-store.ts';
+import type { CatalogSnapshotStore } from '../../storage/catalog-snapshot-store.ts';
 import type { HighWaterMark } from '../../storage/high-water-mark.ts';
 import type { ChangelogStore } from '../../storage/changelog-store.ts';
 import type { EpochTimeStore } from '../../storage/epoch-time-store.ts';
@@ -29,6 +30,8 @@ export abstract class RuntimeBase {
   /** The last committed journal offset, outside the data file (null in memory). */
   protected abstract readonly highWater: HighWaterMark | null;
   abstract readonly sourceStore: SourceStore;
+  /** The live catalog's DDL entries, what recovery from a checkpoint replays (catalog-incarnations.ts). */
+  abstract readonly catalogSnapshots: CatalogSnapshotStore;
   abstract readonly connectors: ConnectorManager;
   /** The last epoch whose transaction committed (and was published). */
   abstract committedEpoch: number;

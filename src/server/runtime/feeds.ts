@@ -9,6 +9,7 @@ import { rawChangesOf, withTimeFields } from '../../common/raw-changes.ts';
 import type { Engine, ViewInfo } from '../../index.ts';
 import { formatMicros } from '../../common/time/instant-micros.ts';
 import { RuntimeBase } from './base.ts';
+import { CatalogIncarnations } from './catalog-incarnations.ts';
 
 export interface FeedEntry {
   readonly feed: ViewFeed;
@@ -42,6 +43,12 @@ export abstract class RuntimeFeeds extends RuntimeBase {
   protected replayAt = 0;
   /** While the journal after a checkpoint is replayed: stored changelog entries matched, per view. */
   protected replayCheck: Map<string, number> | null = null;
+  /** The DDL entries that made the live catalog (recorded for recovery from a checkpoint). */
+  protected readonly catalogIncarnations = new CatalogIncarnations();
+  /** The last row recordCatalog wrote inside a transaction, and which one. */
+  private catalogRecorded: { readonly at: number; readonly transaction: number } | null = null;
+  /** The journal offset of the stored checkpoint (-1: none); checkpoints.ts keeps it. */
+  protected abstract checkpointOffset: number;
   /** The latest epoch's clock as text, formatted once for all the views that changed in it. */
   private clockText: { readonly epoch: number; readonly text: string } | null = null;
   // Provided by connector-lifecycle.ts and subscriptions.ts.
@@ -65,6 +72,29 @@ export abstract class RuntimeFeeds extends RuntimeBase {
     }
     for (const [name, entry] of this.feeds) if (!seen.has(name)) this.endFeed(name, entry);
     this.trackConnectors(catalog);
+    this.catalogIncarnations.sync(catalog, this.log.lastDdlOffset);
+    // Recorded in the DDL's own transaction; recovery replays what it records, so while replaying
+    // (the rows are already there, or the data file predates them) nothing is written.
+    if (!this.replaying) this.recordCatalog();
+  }
+
+  /**
+   * Stores the live catalog's entries under the last DDL entry's offset (with checkpoints on). The
+   * row of an earlier DDL entry of the same open transaction goes: a checkpoint is of committed
+   * state, so it never needs one (a script of n CREATEs would otherwise write n rows of up to n
+   * offsets each).
+   */
+  protected recordCatalog(): void {
+    const at = this.log.lastDdlOffset;
+    if (this.options.checkpoint === null || at <= 0) return;
+    const transaction = this.store.inTransaction ? this.store.transactionSerial : null;
+    const earlier = this.catalogRecorded;
+    if (earlier !== null && transaction !== null && earlier.transaction === transaction && earlier.at < at) {
+      this.catalogSnapshots.remove(earlier.at);
+    }
+    this.catalogSnapshots.write(at, this.catalogIncarnations.offsets());
+    this.catalogSnapshots.prune(this.checkpointOffset);
+    this.catalogRecorded = transaction === null ? null : { at, transaction };
   }
 
   private startFeed(view: ViewInfo): void {

@@ -48,6 +48,7 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
       try {
         const report = this.recoverFromCheckpoint(stored.checkpoint, stored.journalOffset, started);
         logger.info({ ...report, epoch: this.engine.epoch, cpuMs: cpuMs() }, 'recovered from the checkpoint');
+        this.recordRecoveredCatalog();
         this.buildDeferredWhileIdle();
         return report;
       } catch (error) {
@@ -74,7 +75,25 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
     if (replayedEntries > 0) {
       logger.info({ ...report, epoch: this.engine.epoch, cpuMs: cpuMs() }, 'replayed the journal');
     }
+    this.recordRecoveredCatalog();
     return report;
+  }
+
+  /**
+   * Records the recovered catalog when the data file has no record of it yet (one written before
+   * the record existed), so that the next restart from a checkpoint replays only the live catalog.
+   */
+  private recordRecoveredCatalog(): void {
+    const at = this.log.lastDdlOffset;
+    if (at <= 0 || this.catalogSnapshots.read(at) !== null) return;
+    this.store.begin();
+    try {
+      this.recordCatalog();
+      this.store.commit();
+    } catch (error) {
+      this.store.rollback();
+      throw error;
+    }
   }
 
   /**
@@ -119,8 +138,11 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
     journalOffset: number,
     started: number,
   ): RecoveryReport {
-    this.replay(this.log.ddlEntries(journalOffset));
-    const rebuiltViews = this.engine.loadCheckpoint(checkpoint).rebuilt;
+    let rebuiltViews = this.loadOverLiveCatalog(checkpoint, journalOffset);
+    if (rebuiltViews === null) {
+      this.replay(this.log.ddlEntries(journalOffset));
+      rebuiltViews = this.engine.loadCheckpoint(checkpoint).rebuilt;
+    }
     // A SET CLOCK before the checkpoint that made no epoch is in no checkpoint: set it again.
     const clockSetting = this.log.lastClockSetting(journalOffset);
     if (clockSetting !== null) this.engine.restoreClockSetting(clockSetting);
@@ -160,6 +182,44 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
       fallbackReason: null,
       ms: performance.now() - started,
     };
+  }
+
+  /**
+   * The catalog a checkpoint at `journalOffset` belongs to, rebuilt by replaying only the DDL entries
+   * of its live objects (recorded by syncCatalog) instead of every DDL entry before it, and the
+   * checkpoint loaded over it. Null, with the engine as it was before, when there is no record of
+   * that catalog (a data file from before the record existed), the replay does not give exactly the
+   * recorded catalog, or a view's plan differs from the checkpoint's: the caller then replays the
+   * whole DDL history, whatever it finds then being what recovery always found.
+   */
+  private loadOverLiveCatalog(checkpoint: StoredCheckpointData, journalOffset: number): string[] | null {
+    const catalogAt = this.catalogSnapshots.lastDdlAt(journalOffset);
+    const live = catalogAt === 0 ? null : this.catalogSnapshots.read(catalogAt);
+    if (live === null) return null;
+    let problem: string;
+    try {
+      this.replay(this.log.ddlEntriesAt(live));
+      const replayed = this.catalogIncarnations.offsets();
+      if (replayed.length === live.length && replayed.every((o, i) => o === live[i])) {
+        // As after replaying every DDL entry up to the checkpoint: the next catalog change is later.
+        this.log.lastDdlOffset = catalogAt;
+        const rebuilt = this.engine.loadCheckpoint(checkpoint).rebuilt;
+        if (rebuilt.length === 0) return rebuilt;
+        problem = `views whose plan changed: ${rebuilt.join(', ')}`;
+      } else {
+        problem = `replaying its ${live.length} entries left a catalog of entries ${replayed.join(',')}`;
+      }
+    } catch (error) {
+      if (isJournalDamage(error)) throw error;
+      problem = errorText(error);
+    }
+    this.options.logger.warn(
+      { catalogAt, problem },
+      "the recorded live catalog did not rebuild the checkpoint's; replaying the whole DDL history instead",
+    );
+    this.resetForFullReplay();
+    this.setStateTracking(true);
+    return null;
   }
 
   /**
@@ -243,6 +303,8 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
     for (const entry of this.feeds.values()) entry.unsubscribe();
     this.feeds.clear();
     this.ddlSinceSync = false;
+    this.catalogIncarnations.clear();
+    this.log.lastDdlOffset = 0;
     this.engine.close(); // its worker threads, if any: the replacement starts its own
     this.engine = this.options.createEngine();
     this.epochTimes.reset();
