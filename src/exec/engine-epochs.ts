@@ -228,6 +228,7 @@ export abstract class EngineEpochs {
     return { accepted: prepared.accepted, epoch };
   }
 
+  /** Throws EPOCH_TOO_LARGE when the views' keyless joins could build more than the bound. */
   private refuseKeylessJoinBlowup(table: string, rows: number): void {
     const pairs = this.views.keylessJoinRows(table, rows);
     if (pairs <= this.maxEpochJoinRows) return;

@@ -284,7 +284,6 @@ export abstract class RenderedView extends ViewErrors {
     return due;
   }
 
-  /** Every piece of this view's state that a checkpoint must hold, the error multiset included. */
   /**
    * Pairs the view's keyless joins would build at most in an epoch that writes `rows` rows to
    * `table`, known before the epoch runs: a side fed by that table through Map stages alone gets at
@@ -309,6 +308,7 @@ export abstract class RenderedView extends ViewErrors {
     return this.keylessJoins.length > 0;
   }
 
+  /** Every piece of this view's state that a checkpoint must hold, the error multiset included. */
   statefulParts(): Stateful[] {
     const parts: Stateful[] = [];
     for (const r of this.rendered) if (r.op !== null && isStateful(r.op)) parts.push(r.op);
