@@ -79,6 +79,7 @@ export const ErrorCodes = {
   // Bounds on what one request or client may take.
   RESULT_TOO_LARGE: 'execution',
   SCAN_TOO_LARGE: 'execution',
+  EPOCH_TOO_LARGE: 'execution',
   AS_OF_TOO_OLD: 'execution',
   TOO_MANY_SUBSCRIBERS: 'execution',
   // Idempotent ingest (the Idempotency-Key header).

@@ -25,6 +25,14 @@ import { EpochDeliveries } from './engine-deliveries.ts';
 import type { CheckpointedState } from './engine-checkpoints.ts';
 import type { ApplyOptions, EngineOptions } from './engine-types.ts';
 
+/**
+ * Default of `EngineOptions.maxEpochJoinRows`. One epoch of a million keyless-join pairs measured
+ * ≈ 0.8 GB peak RSS and ≈ 1.3 s of the server's loop; ten million passed 3 GB and held the loop
+ * for more than 25 s (bench/README.md, "Keyless joins: one write's epoch"). Two million keeps one
+ * write's epoch near 1.5 GB and a few seconds.
+ */
+export const MAX_EPOCH_JOIN_ROWS = 2_000_000;
+
 export abstract class EngineEpochs {
   protected readonly catalogState = new Catalog();
   protected readonly tables = new TableStores(() => this.clockReadersChanged());
@@ -60,8 +68,12 @@ export abstract class EngineEpochs {
   /** Each epoch's logical clock, and when a clock tick is due (engine-clock.ts). */
   protected readonly epochClock: EpochClock;
 
+  /** EngineOptions.maxEpochJoinRows. */
+  private readonly maxEpochJoinRows: number;
+
   constructor(options: EngineOptions) {
     this.epochClock = new EpochClock(options.clock ?? REAL_CLOCK, this.state);
+    this.maxEpochJoinRows = options.maxEpochJoinRows ?? MAX_EPOCH_JOIN_ROWS;
     if (options.workers !== undefined) this.views.setWorkers(options.workers);
   }
 
@@ -173,6 +185,12 @@ export abstract class EngineEpochs {
     if (prepared.deletes.length === 0 && insertCount(prepared) === 0) {
       return { accepted: prepared.accepted, epoch: this.currentEpoch };
     }
+    // A write (not replay, whose batches were accepted when written, nor a source's batch) that its
+    // views' keyless joins would multiply past the bound is refused before the journal or any state
+    // changes: one small write must not build an epoch that holds the loop and fills memory.
+    if (!fromSource && options?.positions === undefined) {
+      this.refuseKeylessJoinBlowup(table, prepared.deletes.length + insertCount(prepared));
+    }
     const epoch = this.currentEpoch + 1;
     // null: the plain write's own positions, built only when read (epochPositions).
     let positions: SourcePositions | null = null;
@@ -208,6 +226,19 @@ export abstract class EngineEpochs {
     }
     this.runEpoch(store, prepared, epoch, positions, clock);
     return { accepted: prepared.accepted, epoch };
+  }
+
+  /** Throws EPOCH_TOO_LARGE when the views' keyless joins could build more than the bound. */
+  private refuseKeylessJoinBlowup(table: string, rows: number): void {
+    const pairs = this.views.keylessJoinRows(table, rows);
+    if (pairs <= this.maxEpochJoinRows) return;
+    throw new SluiceError(
+      'EPOCH_TOO_LARGE',
+      `this write of ${rows} rows to "${table}" would make joins without an equality condition build ${pairs} rows in one epoch, more than ${this.maxEpochJoinRows}`,
+      {
+        hint: 'write fewer rows per request, or give the join an equality between its sides (a join key)',
+      },
+    );
   }
 
   /**

@@ -126,6 +126,12 @@ export interface EngineOptions {
    * many threads. Results, changelogs and checkpoints are the same for every value.
    */
   readonly workers?: number;
+  /**
+   * Most pairs the views' keyless joins (CROSS JOIN, `ON a.x < b.y`) may build in the epoch of one
+   * table write, counted before it runs (a write beyond is refused with EPOCH_TOO_LARGE and changes
+   * nothing); MAX_EPOCH_JOIN_ROWS by default, Infinity for none. Replay and sources are not refused.
+   */
+  readonly maxEpochJoinRows?: number;
 }
 
 export interface ExecuteOptions {

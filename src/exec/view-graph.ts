@@ -51,6 +51,8 @@ interface WakeIndex {
   readonly readByName: ReadonlySet<string>;
   /** Whether some view has a temporal filter (its step reads the epoch's clock). */
   readonly temporal: boolean;
+  /** The views with a join with no equality between its sides (keylessJoinRows asks them). */
+  readonly keyless: readonly GraphView[];
 }
 
 /** `WakeIndex.flags`: the view is looked at every epoch (it has one of the two below). */
@@ -292,6 +294,18 @@ export class ViewGraph {
   }
 
   /**
+   * Pairs the views' keyless joins would build at most in an epoch that writes `rows` rows to
+   * `table` (ViewRuntime.keylessJoinRows), summed: known before the epoch changes anything.
+   */
+  keylessJoinRows(table: string, rows: number): number {
+    const keyless = (this.wakeIndex ?? this.buildWakeIndex()).keyless;
+    let pairs = 0;
+    for (let i = 0; i < keyless.length; i++)
+      pairs += (keyless[i] as GraphView).runtime.keylessJoinRows(table, rows);
+    return pairs;
+  }
+
+  /**
    * Runs one epoch at logical clock `clock`: `deltas` holds the changed tables' deltas and receives
    * the delta of every stepped view that a reader looks up by name (`BY_NAME`; a `HANDED` reader is
    * given it instead). A view steps when it reads a change or its temporal filter is due.
@@ -401,6 +415,7 @@ export class ViewGraph {
       lastByName: false,
       readByName,
       temporal: flags.some((f) => (f & TEMPORAL) !== 0),
+      keyless: this.order.filter((view) => view.runtime.hasKeylessJoin),
     };
     this.wakeIndex = index;
     this.wake = new Int32Array(this.order.length);

@@ -61,6 +61,15 @@ export abstract class RenderedView extends ViewErrors {
   /** HOP's pane Reduces under EMIT ON WINDOW CLOSE: they free a pane when its last window closes. */
   readonly panes: PaneCloseOp[] = [];
 
+  /**
+   * The view's joins with no equality between their sides (CROSS JOIN, `ON a.x < b.y`), each with
+   * the table that feeds each side through Map stages alone (null: something else feeds it).
+   */
+  private readonly keylessJoins: {
+    readonly op: JoinOp;
+    readonly fedBy: readonly [string | null, string | null];
+  }[] = [];
+
   /** Shared arrangements this runtime's joins probe (released when the view goes). */
   readonly sharedArrangements: string[] = [];
 
@@ -183,11 +192,21 @@ export abstract class RenderedView extends ViewErrors {
         case 'join': {
           const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);
           const { arrangement, other } = this.joinSides(node, byId, shared);
-          this.rendered.push({
+          const op = new JoinOp(
             node,
-            inputs: node.inputs,
-            op: new JoinOp(node, left as ColumnSpec[], right as ColumnSpec[], joinBudget, arrangement, other),
-          });
+            left as ColumnSpec[],
+            right as ColumnSpec[],
+            joinBudget,
+            arrangement,
+            other,
+          );
+          this.rendered.push({ node, inputs: node.inputs, op });
+          if (node.leftKey.length === 0) {
+            this.keylessJoins.push({
+              op,
+              fedBy: [plainTableOf(node.inputs[0], byId), plainTableOf(node.inputs[1], byId)],
+            });
+          }
           break;
         }
         case 'temporalJoin': {
@@ -265,6 +284,30 @@ export abstract class RenderedView extends ViewErrors {
     return due;
   }
 
+  /**
+   * Pairs the view's keyless joins would build at most in an epoch that writes `rows` rows to
+   * `table`, known before the epoch runs: a side fed by that table through Map stages alone gets at
+   * most `rows` delta rows, and each meets every row the other side holds (and every delta row of
+   * the other side, when both read the table). A side fed otherwise (a Reduce, a view, a keyed join
+   * before it) is not counted: its delta is known only once the epoch runs.
+   */
+  keylessJoinRows(table: string, rows: number): number {
+    let pairs = 0;
+    for (const { op, fedBy } of this.keylessJoins) {
+      const leftFed = fedBy[0] === table;
+      const rightFed = fedBy[1] === table;
+      if (leftFed) pairs += rows * op.sideRows(1);
+      if (rightFed) pairs += rows * op.sideRows(0);
+      if (leftFed && rightFed) pairs += rows * rows;
+    }
+    return pairs;
+  }
+
+  /** Whether the view has a join with no equality between its sides (see keylessJoinRows). */
+  get hasKeylessJoin(): boolean {
+    return this.keylessJoins.length > 0;
+  }
+
   /** Every piece of this view's state that a checkpoint must hold, the error multiset included. */
   statefulParts(): Stateful[] {
     const parts: Stateful[] = [];
@@ -318,4 +361,11 @@ export abstract class RenderedView extends ViewErrors {
     this.sharedArrangements.push(name);
     return { arrangement, other };
   }
+}
+
+/** The table whose rows reach node `id` through Map stages alone (filters, projections); else null. */
+function plainTableOf(id: number, byId: ReadonlyMap<number, DataflowNode>): string | null {
+  let node = byId.get(id);
+  while (node !== undefined && node.kind === 'map') node = byId.get(node.inputs[0]);
+  return node !== undefined && node.kind === 'input' && node.sourceKind === 'table' ? node.source : null;
 }

@@ -195,6 +195,11 @@ export class JoinOp implements Operator, Stateful {
       (project === null || (picks !== null && keepsEveryColumn(picks, node, left, right)));
   }
 
+  /** Distinct rows side `side` holds: what a keyless join pairs each delta row of the other side with. */
+  sideRows(side: 0 | 1): number {
+    return this.arranged[side].size;
+  }
+
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
     const rows: (readonly Value[])[] = [];
     const weights: number[] = [];
