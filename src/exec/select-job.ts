@@ -16,7 +16,7 @@ import { columnInfos, type ColumnMeta } from '../planner/catalog.ts';
 import type { Row, Value } from '../common/types.ts';
 import type { StatementResult } from './api.ts';
 import { columnOverheads, resultTooLarge, rowJsonBytes, type ResultLimits } from './result-size.ts';
-import { ViewRuntime } from './view-runtime.ts';
+import { ViewRuntime, type NodeStats } from './view-runtime.ts';
 import { bigintAsText } from '../common/values.ts';
 
 /** Input rows per slice between deadline checks. */
@@ -61,6 +61,8 @@ export class SelectJob {
   private stepped = false;
   /** Input rows read so far (tests count work with it). */
   rowsRead = 0;
+  /** Steps that emitted deferred operator output after the input (tests count work with it). */
+  drainSteps = 0;
 
   constructor(
     private readonly bound: BoundQuery,
@@ -79,6 +81,8 @@ export class SelectJob {
       this.maps === null
         ? new ViewRuntime(plan, { remaining: SELECT_JOIN_ROWS, limit: SELECT_JOIN_ROWS })
         : null;
+    // Its output is read once, at the end: the operators emit once too, not per slice.
+    this.runtime?.deferOutputs();
     // LIMIT 0 evaluates nothing (as PostgreSQL's executor, which never pulls a row).
     if (this.want === 0) this.done = true;
   }
@@ -105,8 +109,21 @@ export class SelectJob {
       else this.step(name, batch);
       if (!this.done && performance.now() >= deadline) return false;
     }
+    if (this.runtime !== null) {
+      // Operators step at least once: a global aggregate over no rows still has its row.
+      if (!this.stepped) {
+        this.step(this.sources[0]?.name ?? '$values', { rows: [], weights: [], consolidated: true });
+      }
+      // The deferred output, a bounded part per step.
+      while (!this.drain()) if (performance.now() >= deadline) return false;
+    }
     this.finish();
     return true;
+  }
+
+  /** Rows in and out of each operator so far (empty for a stateless plan): tests count work with it. */
+  nodeStats(): readonly NodeStats[] {
+    return this.runtime === null ? [] : [...this.runtime.stats.values()];
   }
 
   result(): StatementResult {
@@ -137,6 +154,20 @@ export class SelectJob {
     this.stepped = true;
     // An ad-hoc query reads the clock as a constant (NOW() is bound to one): no temporal filter.
     runtime.step(new Map([[name, batch]]), this.epoch, 0);
+    this.throwRuntimeError();
+  }
+
+  /** One drain step of the deferred operators (view-runtime.ts); true when all is emitted. */
+  private drain(): boolean {
+    const runtime = this.runtime as ViewRuntime;
+    const done = runtime.drainStep(this.epoch);
+    this.drainSteps += done ? 0 : 1;
+    this.throwRuntimeError();
+    return done;
+  }
+
+  private throwRuntimeError(): void {
+    const runtime = this.runtime as ViewRuntime;
     if (runtime.errorCount() > 0) {
       const first = runtime.currentErrors()[0];
       if (first !== undefined) throw rowError(first.code, first.message, first.row);
@@ -177,10 +208,6 @@ export class SelectJob {
   private finish(): void {
     let values: (readonly Value[])[];
     if (this.maps === null) {
-      // Operators step at least once: a global aggregate over no rows still has its row.
-      if (!this.stepped) {
-        this.step(this.sources[0]?.name ?? '$values', { rows: [], weights: [], consolidated: true });
-      }
       // The operators' output, ordered and cut like a stream of it.
       const output = (this.runtime as ViewRuntime).output;
       this.out = [];

@@ -187,7 +187,7 @@ export abstract class RenderedView extends ViewErrors {
           this.rendered.push({ node, inputs: node.inputs, op: new TopNOp(node) });
           break;
         case 'window':
-          this.rendered.push({ node, inputs: node.inputs, op: new WindowOp(node, joinBudget) });
+          this.rendered.push({ node, inputs: node.inputs, op: new WindowOp(node) });
           break;
         case 'join': {
           const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);

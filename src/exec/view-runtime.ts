@@ -11,11 +11,14 @@ import { emptyBatch } from '../ivm/zset.ts';
 import { batchSize } from './workers/partition-batch.ts';
 import type { DeltaReader } from './epoch-deltas.ts';
 import { RenderedView, type NodeStats } from './view-render.ts';
+import { isDeferredOutput, type DeferredOutput } from '../ivm/ops/deferred-output.ts';
 
 export type { NodeStats } from './view-render.ts';
 
 /** The empty delta, shared: operators never mutate their inputs. */
 const EMPTY: ZBatch = emptyBatch();
+/** A step with no source's delta (a drain step). */
+const NO_INPUT: DeltaReader = new Map<string, ZBatch>();
 
 export class ViewRuntime extends RenderedView {
   /** Each node's output in the running step, by position; EMPTY between steps (and in the last slot). */
@@ -43,6 +46,9 @@ export class ViewRuntime extends RenderedView {
    * operators and their counters: at batch size 1 those loads are a good part of a view's step.
    */
   private readonly chainSource: string | null;
+  /** The operators deferring their output (`deferOutputs`), in topological order; those before `draining` are done. */
+  private deferred: DeferredOutput[] = [];
+  private draining = 0;
   /** The one input array every node of a chain is handed (holds no batch between steps). */
   private readonly chainInput: ZBatch[] = [EMPTY];
   /** With workers, a batch may be a partitioned Reduce's changes, not merged until read: the node
@@ -142,6 +148,35 @@ export class ViewRuntime extends RenderedView {
     const result = this.outputPosition === n - 1 ? prev : (outputs[this.outputPosition] as ZBatch);
     if (kept) for (let i = 0; i < n; i++) outputs[i] = EMPTY;
     return result;
+  }
+
+  /**
+   * A one-off evaluation (an ad-hoc SELECT, whose output is read once at the end): the stateful
+   * operators that can defer their output (ivm/ops/deferred-output.ts) absorb the steps' input and
+   * emit once, when `drainStep` is called after the last input. Called before the first step.
+   */
+  deferOutputs(): void {
+    this.deferred = this.stepOps.filter(
+      (op): op is Operator & DeferredOutput => isDeferredOutput(op) && op.deferOutput(),
+    );
+  }
+
+  /**
+   * After the last input: one step that emits a bounded part of the deferred output, the operators
+   * in topological order (one drains while those after it still absorb). False: call again.
+   */
+  drainStep(epoch: number): boolean {
+    while (this.draining < this.deferred.length) {
+      const op = this.deferred[this.draining] as DeferredOutput;
+      if (!op.draining) {
+        this.draining++;
+        continue;
+      }
+      op.startDrain();
+      this.step(NO_INPUT, epoch, 0);
+      return false;
+    }
+    return true;
   }
 
   /** Whether the view is a plain chain (see chainSource): it reads one relation, and `stepChain` steps it. */

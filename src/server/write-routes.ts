@@ -62,9 +62,15 @@ export function registerWriteRoutes(app: FastifyInstance, hooks: WriteRouteHooks
       const limited = tenant.limiter.admitScript(tenant.quotas, footprint, hooks.bodyBytes(request));
       if (limited !== null) return hooks.sendError(reply, limited, { results: [] });
     }
-    const outcome = await tenant.runtime.executeSql(request.body.sql, {
-      reservedPrefix: TEMPORARY_VIEW_PREFIX,
-    });
+    // A client gone before its answer (the response closed unfinished) stops its script.
+    let gone = false;
+    const onClose = (): void => {
+      if (!reply.raw.writableFinished) gone = true;
+    };
+    reply.raw.on('close', onClose);
+    const outcome = await tenant.runtime
+      .executeSql(request.body.sql, { reservedPrefix: TEMPORARY_VIEW_PREFIX }, () => gone)
+      .finally(() => reply.raw.off('close', onClose));
     if (reservedRows > 0) tenant.limiter.settle(tenant.quotas, reservedRows, rowsWritten(outcome.results));
     if (outcome.error !== undefined) {
       const error = outcome.error instanceof SluiceError ? outcome.error : hooks.toSluiceError(outcome.error);

@@ -52,6 +52,12 @@ function representativesOf(p: ValueCounts, sorted: readonly Value[]): Map<Value,
 export class MultisetColumn implements AggColumn {
   private readonly counts: Arrangement<number, Value, Value>;
   private sorted: (Value[] | undefined)[] = [];
+  /**
+   * Deferring (a one-off evaluation, deferred-output.ts): per group, the values new to it since its
+   * values were last sorted, in arrival order; null: each new value is inserted in place at once
+   * (a splice, which moves the values after it: over one large group that grows with its square).
+   */
+  private appended: (Value[] | undefined)[] | null = null;
   /** A batch's values per touched group, summed before they fold into the arrangement. */
   private readonly partial = new Map<number, ValueCounts>();
   private readonly ordered: boolean;
@@ -85,6 +91,37 @@ export class MultisetColumn implements AggColumn {
   clear(slot: number): void {
     this.counts.deleteKey(slot);
     this.sorted[slot] = undefined;
+    if (this.appended !== null) this.appended[slot] = undefined;
+  }
+
+  /** New values wait, unsorted, until the group's values are read (deferred-output.ts). */
+  deferSorting(): void {
+    this.appended ??= [];
+  }
+
+  /**
+   * Sorts the group's waiting values into its sorted ones, in the order inserting them one by one
+   * at their lower bound gives: a value before the values it compares equal to that came earlier.
+   */
+  private settle(slot: number): void {
+    const waiting = this.appended?.[slot];
+    if (waiting === undefined) return;
+    (this.appended as (Value[] | undefined)[])[slot] = undefined;
+    const sorted = this.sorted[slot];
+    if (sorted === undefined) return;
+    const cmp = this.cmp;
+    waiting.reverse().sort(cmp); // stable: equal values latest first
+    const merged: Value[] = new Array<Value>(sorted.length + waiting.length);
+    let i = 0;
+    let j = 0;
+    let o = 0;
+    while (i < sorted.length && j < waiting.length) {
+      merged[o++] =
+        cmp(waiting[j] as Value, sorted[i] as Value) <= 0 ? (waiting[j++] as Value) : (sorted[i++] as Value);
+    }
+    while (i < sorted.length) merged[o++] = sorted[i++] as Value;
+    while (j < waiting.length) merged[o++] = waiting[j++] as Value;
+    this.sorted[slot] = merged;
   }
 
   resetPartial(slot: number): void {
@@ -108,6 +145,9 @@ export class MultisetColumn implements AggColumn {
     const p = this.partial.get(slot);
     if (p === undefined) return;
     this.partial.delete(slot);
+    const appended = this.appended;
+    // the representatives are read from the sorted values
+    if (appended !== null && this.representatives) this.settle(slot);
     let sorted = this.sorted[slot];
     if (this.ordered && sorted === undefined) {
       sorted = [];
@@ -121,13 +161,20 @@ export class MultisetColumn implements AggColumn {
       const entry = this.counts.add(slot, k, value, delta, 0);
       if (entry === null) {
         onDistinct?.(slot, value, -1, touch);
+        if (sorted !== undefined && appended?.[slot] !== undefined) {
+          this.settle(slot);
+          sorted = this.sorted[slot] as Value[];
+        }
         if (sorted !== undefined) {
           const i = sortedIndex(sorted, value, this.cmp);
           if (i < sorted.length && this.cmp(sorted[i] as Value, value) === 0) sorted.splice(i, 1);
         }
       } else if (entry.count === delta) {
         // New in the group.
-        if (sorted !== undefined) sorted.splice(sortedIndex(sorted, value, this.cmp), 0, value);
+        if (sorted !== undefined) {
+          if (appended === null) sorted.splice(sortedIndex(sorted, value, this.cmp), 0, value);
+          else (appended[slot] ??= []).push(value);
+        }
         onDistinct?.(slot, value, 1, touch);
       }
     }
@@ -142,6 +189,7 @@ export class MultisetColumn implements AggColumn {
 
   result(slot: number): Value {
     if (this.spec.fn === 'count') return this.counts.get(slot)?.rows.size ?? 0;
+    this.settle(slot);
     const sorted = this.sorted[slot];
     if (sorted === undefined || sorted.length === 0) return null;
     if (this.spec.fn === 'string_agg') return stringAgg(this.spec, sorted, this.counts, slot); // aggregates-more.ts
@@ -167,6 +215,7 @@ export class MultisetColumn implements AggColumn {
   deserialize(slot: number, data: unknown): void {
     const d = data as SerializedAgg;
     this.counts.deleteKey(slot);
+    if (this.appended !== null) this.appended[slot] = undefined;
     for (const [value, count] of d.v ?? []) this.counts.add(slot, this.keyOf(value), value, count, 0);
     const bucket = this.counts.get(slot);
     this.sorted[slot] = this.ordered

@@ -18,6 +18,7 @@ import type { ZBatch } from '../zset.ts';
 import { NO_SLOT } from '../group-index.ts';
 import type { AggColumn } from './aggregates.ts';
 import { InvertibleColumn } from './invertible-aggregate.ts';
+import { MultisetColumn } from './multiset-aggregate.ts';
 import { InterpretedRowPass, type FusedMap, type RowPass } from './reduce-row-pass.ts';
 import { GeneratedRowPass } from './reduce-kernel.ts';
 import { lookupAndMark, type StepRows } from './reduce-lookup.ts';
@@ -35,10 +36,11 @@ import {
   sameAsRecord,
 } from './reduce-record.ts';
 import { ReduceGroups, type ReduceNode } from './reduce-groups.ts';
+import { DRAIN_GROUPS, type DeferredOutput } from './deferred-output.ts';
 
 export type { FusedMap } from './reduce-row-pass.ts';
 
-export class ReduceOp extends ReduceGroups implements Operator, Stateful {
+export class ReduceOp extends ReduceGroups implements Operator, Stateful, DeferredOutput {
   /** Per input row of the step, its group id and its key (the value of a single key, else the array). */
   private readonly rowIds: Value[] = [];
   private readonly rowKeys: (Value | Value[])[] = [];
@@ -80,6 +82,16 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful {
   };
   /** Groups the generated merge released itself (a count of work, for tests). */
   private mergeReleases = 0;
+  /** Deferring its output (deferred-output.ts): merged groups are marked in `deferred`, not emitted. */
+  private deferring = false;
+  /** Draining: each step emits up to DRAIN_GROUPS of the `deferred` groups. */
+  private drainOn = false;
+  /** While draining, `mergeGroup` emits instead of marking. */
+  private emitting = false;
+  /** Groups changed while deferring, by slot, in first-change order (a released slot is skipped). */
+  private readonly deferred = new Set<number>();
+  /** Group output rows computed (the aggregates' results read): a count of work, for tests. */
+  groupsComputed = 0;
 
   constructor(node: ReduceNode, inputColumns: readonly ColumnSpec[], fused: FusedMap | null) {
     super(node);
@@ -122,8 +134,6 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful {
     if (lookup.count > 0) this.untouch();
     const index = this.index;
     const keyCount = this.keyCount;
-    const columns = this.columns;
-    const nAggs = columns.length;
     const stride = this.records.stride;
     const n = input.weights.length;
     const stepRows = this.stepRows;
@@ -160,25 +170,8 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful {
       const touches = lookup.touches;
       for (let t = 0; t < nTouched; t++) touches[touched[t] as number] = 0;
     }
-    const pstride = this.partials.stride;
-    if (nTouched * pstride > this.partials.data.length) {
-      this.partials.data = new Float64Array(Math.max(nTouched * pstride, 2 * this.partials.data.length));
-    }
+    this.resetPartials(nTouched);
     const pd = this.partials.data;
-    const invertible = this.invertible;
-    if (invertible !== null) {
-      // one fill, not a call per group and aggregate: every partial is in `pd` (or a side map);
-      // a small one by a loop (`fill` is a call into the runtime, most of a batch-1 step's cost)
-      const end = nTouched * pstride;
-      if (end > 64) pd.fill(0, 0, end);
-      else for (let i = 0; i < end; i++) pd[i] = 0;
-      for (let a = 0; a < invertible.length; a++) (invertible[a] as InvertibleColumn).resetSidePartials();
-    } else {
-      for (let t = 0; t < nTouched; t++) {
-        pd[t * pstride] = 0;
-        for (let a = 0; a < nAggs; a++) (columns[a] as AggColumn).resetPartial(touched[t] as number, t);
-      }
-    }
     this.rowPass.accumulate(stepRows, rowArgs, pd);
     if (rowArgs.length > MAX_KEPT_ARGS) rowArgs.length = 0;
     if (rowIds.length > MAX_KEPT_ARGS) {
@@ -192,7 +185,7 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful {
     changes.clear();
     this.stepErrors = errors;
     let sink = 0;
-    const merge = this.mergeFn;
+    const merge = this.deferring ? null : this.mergeFn;
     if (merge !== null) {
       sink = merge(
         touched,
@@ -220,10 +213,77 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful {
         this.mergeGroup(t);
       }
     }
+    if (this.drainOn) this.drainStep();
     this.stepErrors = NO_ERRORS;
     lookup.count = 0;
     this.touchSink = sink;
     return changes.take();
+  }
+
+  /** Zeroes the partials of the step's first `nTouched` touched groups (the buffer fits them). */
+  private resetPartials(nTouched: number): void {
+    const pstride = this.partials.stride;
+    if (nTouched * pstride > this.partials.data.length) {
+      this.partials.data = new Float64Array(Math.max(nTouched * pstride, 2 * this.partials.data.length));
+    }
+    const pd = this.partials.data;
+    const invertible = this.invertible;
+    if (invertible !== null) {
+      // one fill, not a call per group and aggregate: every partial is in `pd` (or a side map);
+      // a small one by a loop (`fill` is a call into the runtime, most of a batch-1 step's cost)
+      const end = nTouched * pstride;
+      if (end > 64) pd.fill(0, 0, end);
+      else for (let i = 0; i < end; i++) pd[i] = 0;
+      for (let a = 0; a < invertible.length; a++) (invertible[a] as InvertibleColumn).resetSidePartials();
+    } else {
+      const columns = this.columns;
+      const touched = this.touched;
+      for (let t = 0; t < nTouched; t++) {
+        pd[t * pstride] = 0;
+        for (let a = 0; a < columns.length; a++)
+          (columns[a] as AggColumn).resetPartial(touched[t] as number, t);
+      }
+    }
+  }
+
+  /**
+   * Defers the output (deferred-output.ts) when a group's output row costs more than its change:
+   * an aggregate that is not invertible reads its whole group (or a tree of it) for its result.
+   */
+  deferOutput(): boolean {
+    if (this.invertible !== null) return false;
+    this.deferring = true;
+    for (const column of this.columns) if (column instanceof MultisetColumn) column.deferSorting();
+    return true;
+  }
+
+  startDrain(): void {
+    if (!this.deferring) return;
+    this.drainOn = true;
+    if (this.deferred.size === 0) this.deferring = this.drainOn = false;
+  }
+
+  get draining(): boolean {
+    return this.deferring;
+  }
+
+  /** Emits up to DRAIN_GROUPS deferred groups: merged with empty partials, so only their rows change. */
+  private drainStep(): void {
+    const touched = this.touched;
+    let n = 0;
+    for (const slot of this.deferred) {
+      if (n >= DRAIN_GROUPS) break;
+      this.deferred.delete(slot);
+      if (this.keys[slot] !== undefined) touched[n++] = slot;
+    }
+    this.resetPartials(n);
+    this.emitting = true;
+    try {
+      for (let t = 0; t < n; t++) this.mergeGroup(t);
+    } finally {
+      this.emitting = false;
+    }
+    if (this.deferred.size === 0) this.deferring = this.drainOn = false;
   }
 
   /** For a view's Output borrowing these rows: see ChangeBuffer.netWeightOf. */
@@ -262,6 +322,11 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful {
       this.release(slot);
       return;
     }
+    if (this.deferring && !this.emitting) {
+      this.deferred.add(slot);
+      return;
+    }
+    this.groupsComputed++;
     // The key shown: the group's first key text among its current rows, when that changed.
     const keyChanged = this.keyTexts !== null && this.updateKeyText(slot);
     let error: unknown;

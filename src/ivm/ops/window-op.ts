@@ -28,10 +28,10 @@ import {
 import type { Arrangement } from '../arrangement.ts';
 import { PartitionedRows, type PartitionKey } from './partitioned-rows.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
-import { type JoinBudget, chargeBudget } from './join-output-size.ts';
 import type { Operator } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { consolidate, type ZBatch } from '../zset.ts';
+import { DRAIN_SLOTS, type DeferredOutput } from './deferred-output.ts';
 
 type WindowNode = Extract<DataflowNode, { kind: 'window' }>;
 type Row = readonly Value[];
@@ -48,7 +48,7 @@ interface Slot {
 /** Changes to one partition up to this many slots go in by binary search; more by sort and merge. */
 const SPLICE_LIMIT = 16;
 
-export class WindowOp implements Operator, Stateful {
+export class WindowOp implements Operator, Stateful, DeferredOutput {
   readonly stateId: string;
   private readonly partitioned: PartitionedRows;
   private readonly arranged: Arrangement<PartitionKey>;
@@ -67,15 +67,15 @@ export class WindowOp implements Operator, Stateful {
   slotsWalked = 0;
   /** Rows folded into ROWS n PRECEDING frames one by one (float and fractional sums only). */
   rowsFolded = 0;
-
   /**
-   * `budget`: in an ad-hoc SELECT (fed its input a slice per step), the rows this operator may
-   * recompute that it had already emitted (see `step`); views run without one.
+   * Deferring its output (deferred-output.ts): per partition changed since, its rows added and not
+   * yet in its slot list (sorted in once, when it is recomputed); the map's order is first change.
    */
-  constructor(
-    private readonly node: WindowNode,
-    private readonly budget: JoinBudget | null = null,
-  ) {
+  private deferred: Map<PartitionKey, Slot[]> | null = null;
+  /** Draining: each step recomputes deferred partitions, up to DRAIN_SLOTS slots (at least one). */
+  private drainOn = false;
+
+  constructor(private readonly node: WindowNode) {
     this.stateId = node.stateId;
     this.partitioned = new PartitionedRows(`window n${node.id}`, node.partitionBy);
     this.arranged = this.partitioned.arranged;
@@ -109,8 +109,23 @@ export class WindowOp implements Operator, Stateful {
     }
   }
 
+  deferOutput(): boolean {
+    this.deferred = new Map();
+    return true;
+  }
+
+  startDrain(): void {
+    this.drainOn = true;
+    if (this.deferred?.size === 0) this.deferred = null;
+  }
+
+  get draining(): boolean {
+    return this.deferred !== null;
+  }
+
   step(inputs: readonly ZBatch[]): ZBatch {
     const input = inputs[0];
+    if (this.deferred !== null) return this.deferStep(input, this.deferred);
     if (input === undefined || input.rows.length === 0) return { rows: [], weights: [], consolidated: true };
     const batch = input.consolidated ? input : consolidate(input);
     const byPartition = this.partitioned.group(batch.rows);
@@ -127,26 +142,67 @@ export class WindowOp implements Operator, Stateful {
       const changed = indexes.map((i) => batch.rows[i] as Row);
       for (const [lo, hi] of this.dirty(slots, changed)) this.recompute(slots, lo, hi, rows, weights);
     }
-    if (this.budget !== null) this.charge(weights);
     return consolidate({ rows, weights, consolidated: false });
   }
 
   /**
-   * An ad-hoc SELECT steps its input a slice at a time, and a row entering a partition recomputes
-   * the rows after it: over one large partition in random order each slice recomputes most of it,
-   * so the work grows with the square of the input (a million rows ran for minutes, holding the
-   * loop seconds a slice). The retractions are that repeated work: they are charged to the query's
-   * row budget, which fails it with RESULT_TOO_LARGE once spent.
+   * A deferring step: the input goes into the arrangement and each changed partition is marked; a
+   * row added waits beside its partition's list (a retraction first sorts the waiting rows in). When
+   * draining, whole partitions are then recomputed, up to DRAIN_SLOTS slots, and their rows emitted.
    */
-  private charge(weights: readonly number[]): void {
-    let recomputed = 0;
-    for (const weight of weights) if (weight < 0) recomputed++;
-    chargeBudget(
-      this.budget as JoinBudget,
-      recomputed,
-      'window functions',
-      'narrow the rows with WHERE, or create a materialized view with the window function and read it by pages',
-    );
+  private deferStep(input: ZBatch | undefined, deferred: Map<PartitionKey, Slot[]>): ZBatch {
+    const rows: Row[] = [];
+    const weights: number[] = [];
+    if (input !== undefined && input.rows.length > 0) {
+      const batch = input.consolidated ? input : consolidate(input);
+      for (const [key, indexes] of this.partitioned.group(batch.rows)) {
+        let waiting = deferred.get(key);
+        if (waiting === undefined) deferred.set(key, (waiting = []));
+        if (indexes.every((i) => (batch.weights[i] as number) > 0)) {
+          for (const i of indexes) {
+            const row = batch.rows[i] as Row;
+            const w = batch.weights[i] as number;
+            this.arranged.addRow(key, row, w, 0);
+            for (let c = 0; c < w; c++) waiting.push(newSlot(row));
+          }
+          continue;
+        }
+        const slots = this.apply(key, this.settle(key, waiting), batch, indexes, rows, weights);
+        deferred.set(key, []);
+        if (slots.length === 0) this.partitions.delete(key);
+        else this.partitions.set(key, slots);
+      }
+    }
+    if (this.drainOn) {
+      let budget = DRAIN_SLOTS;
+      for (const [key, waiting] of deferred) {
+        if (budget <= 0) break;
+        deferred.delete(key);
+        const slots = this.settle(key, waiting);
+        if (slots.length === 0) continue;
+        this.recompute(slots, 0, slots.length - 1, rows, weights);
+        budget -= slots.length;
+      }
+      if (deferred.size === 0) {
+        this.deferred = null;
+        this.drainOn = false;
+      }
+    }
+    return consolidate({ rows, weights, consolidated: false });
+  }
+
+  /** The partition's slot list with its waiting rows sorted in (stored back; deleted when empty). */
+  private settle(key: PartitionKey, waiting: Slot[]): Slot[] {
+    const list = this.partitions.get(key) ?? [];
+    if (waiting.length === 0) return list;
+    // stable: equal rows keep their arrival order, after the list's, as `apply` would place them
+    const slots =
+      list.length === 0
+        ? waiting.sort((a, b) => this.compare(a.row, b.row))
+        : mergeByRow(list, waiting, this.compare);
+    if (slots.length === 0) this.partitions.delete(key);
+    else this.partitions.set(key, slots);
+    return slots;
   }
 
   stateSize(): number {

@@ -21,10 +21,16 @@ export abstract class RuntimeScripts extends RuntimeCommit {
    * Runs a script for a client (POST /v1/sql) in slices of about SCRIPT_SLICE_MS: between them other
    * requests, ingest and epochs go on, so no script holds the server however long it is (600 views
    * in one request, a SELECT over millions of rows). Each slice commits what its statements did and
-   * publishes their epochs. Scripts run one at a time, in the order they arrived.
+   * publishes their epochs. Scripts run one at a time, in the order they arrived. `abandoned`: whether
+   * the client went away (its connection closed): the script stops at its next slice, as at shutdown
+   * (the statements before were run; the rest are not), and a query no one will read stops counting.
    */
-  executeSql(sql: string, options: ExecuteOptions = {}): Promise<ScriptResult> {
-    const run = this.scripts.then(() => this.runSliced(sql, options));
+  executeSql(
+    sql: string,
+    options: ExecuteOptions = {},
+    abandoned: () => boolean = never,
+  ): Promise<ScriptResult> {
+    const run = this.scripts.then(() => this.runSliced(sql, options, abandoned));
     this.scripts = run.then(
       () => undefined,
       () => undefined,
@@ -32,10 +38,21 @@ export abstract class RuntimeScripts extends RuntimeCommit {
     return run;
   }
 
-  private async runSliced(sql: string, options: ExecuteOptions): Promise<ScriptResult> {
+  private async runSliced(
+    sql: string,
+    options: ExecuteOptions,
+    abandoned: () => boolean,
+  ): Promise<ScriptResult> {
     const run = this.engine.runScript(sql, options);
     try {
       for (;;) {
+        if (abandoned()) {
+          return run.stop(
+            new SluiceError('UNAVAILABLE', 'the client disconnected', {
+              detail: 'the statements before this one were run; the rest were not',
+            }),
+          );
+        }
         const started = performance.now();
         let result: ScriptResult | null;
         try {
@@ -74,6 +91,11 @@ export abstract class RuntimeScripts extends RuntimeCommit {
     const rows = rowsWritten(results);
     if (rows > 0) this.hooks.rowsWritten?.(rows);
   }
+}
+
+/** A client that never goes away (the default). */
+function never(): boolean {
+  return false;
 }
 
 /** The rows a script's INSERT, UPDATE and DELETE statements wrote (metering, ingest rates). */
