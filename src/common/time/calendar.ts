@@ -39,11 +39,6 @@ export interface DateTimeFields {
 }
 
 /**
- * The fields of a date-time pattern's match — groups 1–7: year, month, day, then the optional hour,
- * minute, second and fraction digits — or null when one is out of range (the timestamp and
- * timestamptz inputs share it).
- */
-/**
  * Microseconds of a fraction of a second's digits (those after the point), as PostgreSQL reads
  * them: `rint(strtod(".digits") * 1e6)`, a double rounded to the nearest, ties to even. Up to six
  * digits that is the digits themselves; past six the fraction is rounded, not cut, and may come to
@@ -56,6 +51,11 @@ export function fractionMicros(digits: string): number {
   return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
+/**
+ * The fields of a date-time pattern's match — groups 1–7: year, month, day, then the optional hour,
+ * minute, second and fraction digits — or null when one is out of range (the timestamp and
+ * timestamptz inputs share it).
+ */
 export function dateTimeFields(m: RegExpExecArray): DateTimeFields | null {
   const y = Number(m[1]);
   const mo = Number(m[2]);
