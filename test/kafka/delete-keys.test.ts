@@ -5,19 +5,10 @@
 // says; and keys the source's typing reads as one ("01" and 1 for a bigint) are one key within a
 // batch, so a tombstone after an upsert of the same key deletes it, also after a restart.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Kafka, Producer } from 'kafkajs';
+import { describe, it } from 'node:test';
 import { createTopic } from '../support/kafka-topics.ts';
-import { connectProducer, kafkaSuite, uniqueName, waitFor } from '../support/kafka.ts';
-import {
-  removeDir,
-  request,
-  restView,
-  sqlOk,
-  startServer,
-  tempDir,
-  type TestServer,
-} from '../server/helpers.ts';
+import { kafkaSuite, kafkaSuiteFixture, uniqueName, waitFor } from '../support/kafka.ts';
+import { request, restView, sqlOk, startServer, tempDir } from '../server/helpers.ts';
 
 interface Status {
   state: string;
@@ -53,25 +44,12 @@ const sortedIds = (rows: readonly Record<string, unknown>[]): string[] =>
   rows.map((r) => `${String(r.id)}:${String(r.t)}`).sort();
 
 describe('Kafka deletes by key (real broker)', kafkaSuite('Kafka deletes by key'), () => {
-  let brokers = '';
-  let kafka: Kafka;
-  let producer: Producer;
-  const servers: TestServer[] = [];
-  const dirs: string[] = [];
-
-  before(async () => {
-    ({ brokers, kafka, producer } = await connectProducer('sluice-delete-keys-test'));
-  });
-  after(async () => {
-    for (const s of servers) await s.close().catch(() => undefined);
-    await producer?.disconnect();
-    for (const d of dirs) removeDir(d);
-  });
+  const fx = kafkaSuiteFixture('sluice-delete-keys-test');
 
   it('upsert: a tombstone of a key that does not fit is poison at its offset; "01" deletes key 1 in the same batch', async () => {
     const topic = uniqueName('upsert-keys');
-    await createTopic(kafka, topic, 1);
-    await producer.send({
+    await createTopic(fx.kafka, topic, 1);
+    await fx.producer.send({
       topic,
       messages: [
         { key: '{"id":1}', value: '{"t":"a"}' }, // 0
@@ -83,14 +61,14 @@ describe('Kafka deletes by key (real broker)', kafkaSuite('Kafka deletes by key'
       ],
     });
     const dir = tempDir('sluice-kafka-');
-    dirs.push(dir);
+    fx.dirs.push(dir);
     let s = await startServer({ dataDir: dir });
     // One batch for all six records (the backlog's end hands it over), so the tombstones meet
     // the upserts they follow inside one batch.
     await sqlOk(
       s.base,
-      `CREATE SOURCE lenient (id bigint PRIMARY KEY, t text) FROM KAFKA (brokers '${brokers}', topic '${topic}', format 'upsert', on_error 'skip', max_batch_ms 5000);
-       CREATE SOURCE strict (id bigint PRIMARY KEY, t text) FROM KAFKA (brokers '${brokers}', topic '${topic}', format 'upsert', on_error 'fail', max_batch_ms 5000);
+      `CREATE SOURCE lenient (id bigint PRIMARY KEY, t text) FROM KAFKA (brokers '${fx.brokers}', topic '${topic}', format 'upsert', on_error 'skip', max_batch_ms 5000);
+       CREATE SOURCE strict (id bigint PRIMARY KEY, t text) FROM KAFKA (brokers '${fx.brokers}', topic '${topic}', format 'upsert', on_error 'fail', max_batch_ms 5000);
        CREATE MATERIALIZED VIEW lenient_rows AS SELECT id, t FROM lenient;`,
     );
     await caughtUp(s.base, 'lenient', 6);
@@ -118,8 +96,8 @@ describe('Kafka deletes by key (real broker)', kafkaSuite('Kafka deletes by key'
     // A restart resumes where the source stopped: nothing doubled, nothing lost.
     await s.close();
     s = await startServer({ dataDir: dir });
-    servers.push(s);
-    await producer.send({
+    fx.servers.push(s);
+    await fx.producer.send({
       topic,
       messages: [
         { key: '3', value: null },
@@ -136,8 +114,8 @@ describe('Kafka deletes by key (real broker)', kafkaSuite('Kafka deletes by key'
 
   it('upsert: keys spelled differently but one bigint ("01", " 1", 1) are one key within a batch', async () => {
     const topic = uniqueName('upsert-spellings');
-    await createTopic(kafka, topic, 1);
-    await producer.send({
+    await createTopic(fx.kafka, topic, 1);
+    await fx.producer.send({
       topic,
       messages: [
         { key: '{"id":1}', value: '{"t":"a"}' },
@@ -148,12 +126,12 @@ describe('Kafka deletes by key (real broker)', kafkaSuite('Kafka deletes by key'
       ],
     });
     const dir = tempDir('sluice-kafka-');
-    dirs.push(dir);
+    fx.dirs.push(dir);
     const s = await startServer({ dataDir: dir });
-    servers.push(s);
+    fx.servers.push(s);
     await sqlOk(
       s.base,
-      `CREATE SOURCE spelled (id bigint PRIMARY KEY, t text) FROM KAFKA (brokers '${brokers}', topic '${topic}', format 'upsert', max_batch_ms 5000);
+      `CREATE SOURCE spelled (id bigint PRIMARY KEY, t text) FROM KAFKA (brokers '${fx.brokers}', topic '${topic}', format 'upsert', max_batch_ms 5000);
        CREATE MATERIALIZED VIEW spelled_rows AS SELECT id, t FROM spelled;`,
     );
     await caughtUp(s.base, 'spelled', 5);
@@ -162,10 +140,10 @@ describe('Kafka deletes by key (real broker)', kafkaSuite('Kafka deletes by key'
 
   it('debezium: a delete or key-changing update whose old key does not fit is poison; the source goes on', async () => {
     const topic = uniqueName('debezium-keys');
-    await createTopic(kafka, topic, 1);
+    await createTopic(fx.kafka, topic, 1);
     const env = (op: string, before: unknown, after: unknown): string =>
       JSON.stringify({ op, before, after });
-    await producer.send({
+    await fx.producer.send({
       topic,
       messages: [
         { value: env('c', null, { id: 1, t: 'a' }) }, // 0
@@ -177,12 +155,12 @@ describe('Kafka deletes by key (real broker)', kafkaSuite('Kafka deletes by key'
       ],
     });
     const dir = tempDir('sluice-kafka-');
-    dirs.push(dir);
+    fx.dirs.push(dir);
     const s = await startServer({ dataDir: dir });
-    servers.push(s);
+    fx.servers.push(s);
     await sqlOk(
       s.base,
-      `CREATE SOURCE cdc (id bigint PRIMARY KEY, t text) FROM KAFKA (brokers '${brokers}', topic '${topic}', format 'debezium', on_error 'skip', max_batch_ms 5000);
+      `CREATE SOURCE cdc (id bigint PRIMARY KEY, t text) FROM KAFKA (brokers '${fx.brokers}', topic '${topic}', format 'debezium', on_error 'skip', max_batch_ms 5000);
        CREATE MATERIALIZED VIEW cdc_rows AS SELECT id, t FROM cdc;`,
     );
     await caughtUp(s.base, 'cdc', 6);

@@ -4,20 +4,10 @@
 // relation keeps of them is itself well-formed; and the connector-host allow-list lets the normal
 // path (a loopback broker, or one listed in --connector-hosts) through while refusing the rest.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Kafka, Producer } from 'kafkajs';
+import { describe, it } from 'node:test';
 import { createTopic, readTopic } from '../support/kafka-topics.ts';
-import { connectProducer, kafkaSuite, uniqueName, waitFor } from '../support/kafka.ts';
-import {
-  removeDir,
-  request,
-  restView,
-  sql,
-  sqlOk,
-  startServer,
-  tempDir,
-  type TestServer,
-} from '../server/helpers.ts';
+import { kafkaSuite, kafkaSuiteFixture, uniqueName, waitFor } from '../support/kafka.ts';
+import { request, restView, sql, sqlOk, startServer, tempDir } from '../server/helpers.ts';
 import { loneSurrogateIndex } from '../../src/common/json-codec.ts';
 
 async function sourceStatus(base: string, name: string): Promise<Record<string, unknown>> {
@@ -39,26 +29,13 @@ async function caughtUp(base: string, name: string, partition: number, end: numb
 }
 
 describe('Kafka edge (real broker)', kafkaSuite('Kafka edge'), () => {
-  let brokers = '';
-  let kafka: Kafka;
-  let producer: Producer;
-  const servers: TestServer[] = [];
-  const dirs: string[] = [];
-
-  before(async () => {
-    ({ brokers, kafka, producer } = await connectProducer('sluice-edge-test'));
-  });
-  after(async () => {
-    for (const s of servers) await s.close().catch(() => undefined);
-    await producer?.disconnect();
-    for (const d of dirs) removeDir(d);
-  });
+  const fx = kafkaSuiteFixture('sluice-edge-test');
 
   it('ill-formed text in a record is poison (fail and skip), stored well-formed, and restarts work', async () => {
     const topic = uniqueName('orders-text');
-    await createTopic(kafka, topic, 1);
+    await createTopic(fx.kafka, topic, 1);
     const good = (id: number): string => JSON.stringify({ id, seller: 1, note: `ok ${id} 😀` });
-    await producer.send({
+    await fx.producer.send({
       topic,
       messages: [
         { value: good(1) },
@@ -75,12 +52,12 @@ describe('Kafka edge (real broker)', kafkaSuite('Kafka edge'), () => {
       ],
     });
     const dir = tempDir('sluice-kafka-');
-    dirs.push(dir);
+    fx.dirs.push(dir);
     let s = await startServer({ dataDir: dir, checkpoint: { intervalMs: 200, epochs: 5 } });
     await sqlOk(
       s.base,
-      `CREATE SOURCE strict_text (id int, seller int NOT NULL, note text) FROM KAFKA (brokers '${brokers}', topic '${topic}', on_error 'fail');
-       CREATE SOURCE lenient_text (id int, seller int NOT NULL, note text) FROM KAFKA (brokers '${brokers}', topic '${topic}', on_error 'skip');
+      `CREATE SOURCE strict_text (id int, seller int NOT NULL, note text) FROM KAFKA (brokers '${fx.brokers}', topic '${topic}', on_error 'fail');
+       CREATE SOURCE lenient_text (id int, seller int NOT NULL, note text) FROM KAFKA (brokers '${fx.brokers}', topic '${topic}', on_error 'skip');
        CREATE MATERIALIZED VIEW lenient_ids AS SELECT id, note FROM lenient_text;`,
     );
     const failed = await waitFor(
@@ -123,7 +100,7 @@ describe('Kafka edge (real broker)', kafkaSuite('Kafka edge'), () => {
       await s.close();
       s = await startServer({ dataDir: dir, checkpoint: { intervalMs: 200, epochs: 5 } });
     }
-    servers.push(s);
+    fx.servers.push(s);
     assert.deepEqual((await restView(s.base, 'lenient_ids')).rows, before.rows);
     const relation = await sqlOk(
       s.base,
@@ -140,17 +117,17 @@ describe('Kafka edge (real broker)', kafkaSuite('Kafka edge'), () => {
   it('connector hosts: a loopback or listed broker works end to end; others are refused at CREATE', async () => {
     const topic = uniqueName('orders-hosts');
     const out = uniqueName('totals-hosts');
-    await createTopic(kafka, topic, 1);
-    await createTopic(kafka, out, 1);
-    await producer.send({
+    await createTopic(fx.kafka, topic, 1);
+    await createTopic(fx.kafka, out, 1);
+    await fx.producer.send({
       topic,
       messages: [1, 2, 3].map((id) => ({ value: JSON.stringify({ id, seller: id % 2 }) })),
     });
-    const port = brokers.split(':')[1] ?? '';
+    const port = fx.brokers.split(':')[1] ?? '';
 
     // Default: loopback brokers pass (here as "localhost:<port>").
     const byDefault = await startServer({});
-    servers.push(byDefault);
+    fx.servers.push(byDefault);
     await sqlOk(
       byDefault.base,
       `CREATE SOURCE o (id int NOT NULL, seller int NOT NULL, PRIMARY KEY (id)) FROM KAFKA (brokers 'localhost:${port}', topic '${topic}');
@@ -165,7 +142,7 @@ describe('Kafka edge (real broker)', kafkaSuite('Kafka edge'), () => {
 
     // An explicit list: only what it names.
     const listed = await startServer({ connectorHosts: [`127.0.0.1:${port}`] });
-    servers.push(listed);
+    fx.servers.push(listed);
     const viaName = await sql(
       listed.base,
       `CREATE SOURCE o (id int) FROM KAFKA (brokers 'localhost:${port}', topic '${topic}')`,
@@ -180,7 +157,7 @@ describe('Kafka edge (real broker)', kafkaSuite('Kafka edge'), () => {
     await caughtUp(listed.base, 'o', 0, 3);
     const written = await waitFor(
       async () => {
-        const m = await readTopic(kafka, out);
+        const m = await readTopic(fx.kafka, out);
         return new Set(m.map((x) => x.key)).size >= 2 ? m : undefined;
       },
       { what: 'the sink to write the view' },
@@ -191,11 +168,11 @@ describe('Kafka edge (real broker)', kafkaSuite('Kafka edge'), () => {
     // The broker advertises 127.0.0.1:<port>. A list that allows only the name "localhost" lets the
     // CREATE through (its bootstrap broker is listed) but never the advertised address.
     const topic = uniqueName('orders-advertised');
-    await createTopic(kafka, topic, 1);
-    await producer.send({ topic, messages: [{ value: JSON.stringify({ id: 1 }) }] });
-    const port = brokers.split(':')[1] ?? '';
+    await createTopic(fx.kafka, topic, 1);
+    await fx.producer.send({ topic, messages: [{ value: JSON.stringify({ id: 1 }) }] });
+    const port = fx.brokers.split(':')[1] ?? '';
     const s = await startServer({ connectorHosts: [`localhost:${port}`] });
-    servers.push(s);
+    fx.servers.push(s);
     await sqlOk(
       s.base,
       `CREATE SOURCE adv (id int NOT NULL, PRIMARY KEY (id)) FROM KAFKA (brokers 'localhost:${port}', topic '${topic}')`,

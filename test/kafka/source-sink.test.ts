@@ -3,22 +3,13 @@
 // producer transactions stay invisible; poison records stop the source or are recorded, with their
 // offsets; a restart resumes at the stored positions; sinks write every epoch exactly once.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import type { Kafka, Producer } from 'kafkajs';
 import { canonicalRows } from '../support/sqlite-oracle.ts';
 import { mulberry32 } from '../support/checkpoint-workload.ts';
 import { assertEpochsOnce, createTopic, readTopic, topicEnds } from '../support/kafka-topics.ts';
-import { connectProducer, kafkaSuite, uniqueName, waitFor } from '../support/kafka.ts';
-import {
-  removeDir,
-  request,
-  sqlOk,
-  startServer,
-  tempDir,
-  type TestServer,
-  restView,
-} from '../server/helpers.ts';
+import { kafkaSuite, kafkaSuiteFixture, uniqueName, waitFor } from '../support/kafka.ts';
+import { request, sqlOk, startServer, tempDir, type TestServer, restView } from '../server/helpers.ts';
 import type { ColumnInfo } from '../../src/common/types.ts';
 
 const SEED = Number(process.env.SLUICE_SEED ?? 20261130);
@@ -92,30 +83,17 @@ const viewsSql = Object.entries(VIEWS)
   .join('\n');
 
 describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and sinks'), () => {
-  let brokers = '';
-  let kafka: Kafka;
-  let producer: Producer;
-  const servers: TestServer[] = [];
-  const dirs: string[] = [];
-
-  before(async () => {
-    ({ brokers, kafka, producer } = await connectProducer('sluice-source-test'));
-  });
-  after(async () => {
-    for (const s of servers) await s.close().catch(() => undefined);
-    await producer?.disconnect();
-    for (const d of dirs) removeDir(d);
-  });
+  const fx = kafkaSuiteFixture('sluice-source-test');
 
   async function server(dataDir: string): Promise<TestServer> {
     const s = await startServer({ dataDir, checkpoint: { intervalMs: 200, epochs: 5 } });
-    servers.push(s);
+    fx.servers.push(s);
     return s;
   }
 
   it('upsert: keyed records with tombstones over 3 partitions equal SQLite, also after a restart', async () => {
     const topic = uniqueName('orders-upsert');
-    await createTopic(kafka, topic, 3);
+    await createTopic(fx.kafka, topic, 3);
     const oracle = new Oracle(true);
     const rnd = mulberry32(SEED);
     const send = async (count: number): Promise<void> => {
@@ -134,19 +112,19 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
           oracle.upsert(o);
         }
       }
-      await producer.send({ topic, messages });
+      await fx.producer.send({ topic, messages });
     };
     const dir = tempDir('sluice-kafka-');
-    dirs.push(dir);
+    fx.dirs.push(dir);
     let s = await server(dir);
     await send(300);
     await sqlOk(
       s.base,
       `CREATE SOURCE orders (id int, seller int NOT NULL, amount int NOT NULL, PRIMARY KEY (id))
-         FROM KAFKA (brokers '${brokers}', topic '${topic}', format 'upsert', max_batch_rows 37);
+         FROM KAFKA (brokers '${fx.brokers}', topic '${topic}', format 'upsert', max_batch_rows 37);
        ${viewsSql}`,
     );
-    await caughtUp(s.base, 'orders', await topicEnds(kafka, topic));
+    await caughtUp(s.base, 'orders', await topicEnds(fx.kafka, topic));
     await assertViewsMatch(s.base, oracle, 'after the first 300 records');
     const status = await sourceStatus(s.base, 'orders');
     assert.equal((status.partitions as unknown[]).length, 3);
@@ -157,7 +135,7 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
     await s.close();
     await send(200);
     s = await server(dir);
-    await caughtUp(s.base, 'orders', await topicEnds(kafka, topic));
+    await caughtUp(s.base, 'orders', await topicEnds(fx.kafka, topic));
     await assertViewsMatch(s.base, oracle, 'after a restart and 200 more records');
     const metrics = await request(s.base, 'GET', '/metrics');
     assert.match(metrics.text, /sluice_source_state\{source="orders",state="running",tenant="default"\} 1/);
@@ -166,7 +144,7 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
 
   it('debezium: c/u/d envelopes become insertions and retractions', async () => {
     const topic = uniqueName('orders-cdc');
-    await createTopic(kafka, topic, 2);
+    await createTopic(fx.kafka, topic, 2);
     const oracle = new Oracle(true);
     const rnd = mulberry32(SEED + 1);
     const current = new Map<number, Order>();
@@ -190,25 +168,25 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
         oracle.upsert(after);
       }
     }
-    await producer.send({ topic, messages });
+    await fx.producer.send({ topic, messages });
     const dir = tempDir('sluice-kafka-');
-    dirs.push(dir);
+    fx.dirs.push(dir);
     const s = await server(dir);
     await sqlOk(
       s.base,
       `CREATE SOURCE orders (id int, seller int NOT NULL, amount int NOT NULL, PRIMARY KEY (id))
-         FROM KAFKA (brokers '${brokers}', topic '${topic}', format 'debezium');
+         FROM KAFKA (brokers '${fx.brokers}', topic '${topic}', format 'debezium');
        ${viewsSql}`,
     );
-    await caughtUp(s.base, 'orders', await topicEnds(kafka, topic));
+    await caughtUp(s.base, 'orders', await topicEnds(fx.kafka, topic));
     await assertViewsMatch(s.base, oracle, 'debezium');
   });
 
   it('json: records of aborted producer transactions never reach a view', async () => {
     const topic = uniqueName('orders-txn');
-    await createTopic(kafka, topic, 2);
+    await createTopic(fx.kafka, topic, 2);
     const oracle = new Oracle(false);
-    const txProducer = kafka.producer({
+    const txProducer = fx.kafka.producer({
       transactionalId: uniqueName('tx'),
       idempotent: true,
       maxInFlightRequests: 1,
@@ -232,14 +210,14 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
       await txProducer.disconnect();
     }
     const dir = tempDir('sluice-kafka-');
-    dirs.push(dir);
+    fx.dirs.push(dir);
     const s = await server(dir);
     await sqlOk(
       s.base,
-      `CREATE SOURCE orders (id int, seller int NOT NULL, amount int NOT NULL) FROM KAFKA (brokers '${brokers}', topic '${topic}');
+      `CREATE SOURCE orders (id int, seller int NOT NULL, amount int NOT NULL) FROM KAFKA (brokers '${fx.brokers}', topic '${topic}');
        ${viewsSql}`,
     );
-    await caughtUp(s.base, 'orders', await topicEnds(kafka, topic));
+    await caughtUp(s.base, 'orders', await topicEnds(fx.kafka, topic));
     await assertViewsMatch(s.base, oracle, 'aborted transactions');
     const { rows } = await restView(s.base, 'seller_totals');
     assert.equal(
@@ -251,9 +229,9 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
 
   it("poison records: 'fail' stops the source at the record, 'skip' records each one", async () => {
     const topic = uniqueName('orders-poison');
-    await createTopic(kafka, topic, 1);
+    await createTopic(fx.kafka, topic, 1);
     const good = (id: number): string => JSON.stringify({ id, seller: id % 4, amount: id });
-    await producer.send({
+    await fx.producer.send({
       topic,
       messages: [
         { value: good(1) },
@@ -266,12 +244,12 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
       ],
     });
     const dir = tempDir('sluice-kafka-');
-    dirs.push(dir);
+    fx.dirs.push(dir);
     const s = await server(dir);
     await sqlOk(
       s.base,
-      `CREATE SOURCE strict_orders (id int, seller int NOT NULL, amount int NOT NULL) FROM KAFKA (brokers '${brokers}', topic '${topic}', on_error 'fail');
-       CREATE SOURCE lenient_orders (id int, seller int NOT NULL, amount int NOT NULL) FROM KAFKA (brokers '${brokers}', topic '${topic}', on_error 'skip');
+      `CREATE SOURCE strict_orders (id int, seller int NOT NULL, amount int NOT NULL) FROM KAFKA (brokers '${fx.brokers}', topic '${topic}', on_error 'fail');
+       CREATE SOURCE lenient_orders (id int, seller int NOT NULL, amount int NOT NULL) FROM KAFKA (brokers '${fx.brokers}', topic '${topic}', on_error 'skip');
        CREATE MATERIALIZED VIEW strict_count AS SELECT COUNT(*) AS n, SUM(id) AS ids FROM strict_orders;
        CREATE MATERIALIZED VIEW lenient_count AS SELECT COUNT(*) AS n, SUM(id) AS ids FROM lenient_orders;`,
     );
@@ -341,7 +319,7 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
 
   it('sinks: upsert, debezium and changelog topics hold every epoch exactly once, across a restart', async () => {
     const topic = uniqueName('orders-for-sink');
-    await createTopic(kafka, topic, 2);
+    await createTopic(fx.kafka, topic, 2);
     const oracle = new Oracle(true);
     const rnd = mulberry32(SEED + 2);
     const send = async (count: number): Promise<void> => {
@@ -357,32 +335,32 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
           oracle.upsert(o);
         }
       }
-      await producer.send({ topic, messages });
+      await fx.producer.send({ topic, messages });
     };
     const sinkTopics = {
       upsert: uniqueName('totals-upsert'),
       debezium: uniqueName('totals-cdc'),
       changelog: uniqueName('totals-log'),
     };
-    for (const t of Object.values(sinkTopics)) await createTopic(kafka, t, 1);
+    for (const t of Object.values(sinkTopics)) await createTopic(fx.kafka, t, 1);
     const dir = tempDir('sluice-kafka-');
-    dirs.push(dir);
+    fx.dirs.push(dir);
     let s = await server(dir);
     await send(150);
     await sqlOk(
       s.base,
       `CREATE SOURCE orders (id int, seller int NOT NULL, amount int NOT NULL, PRIMARY KEY (id))
-         FROM KAFKA (brokers '${brokers}', topic '${topic}', format 'upsert', max_batch_rows 25);
+         FROM KAFKA (brokers '${fx.brokers}', topic '${topic}', format 'upsert', max_batch_rows 25);
        ${viewsSql}
-       CREATE SINK totals_upsert FROM seller_totals INTO KAFKA (brokers '${brokers}', topic '${sinkTopics.upsert}', format 'upsert');
-       CREATE SINK totals_cdc FROM seller_totals INTO KAFKA (brokers '${brokers}', topic '${sinkTopics.debezium}', format 'debezium');
-       CREATE SINK totals_log FROM seller_totals INTO KAFKA (brokers '${brokers}', topic '${sinkTopics.changelog}', format 'changelog');`,
+       CREATE SINK totals_upsert FROM seller_totals INTO KAFKA (brokers '${fx.brokers}', topic '${sinkTopics.upsert}', format 'upsert');
+       CREATE SINK totals_cdc FROM seller_totals INTO KAFKA (brokers '${fx.brokers}', topic '${sinkTopics.debezium}', format 'debezium');
+       CREATE SINK totals_log FROM seller_totals INTO KAFKA (brokers '${fx.brokers}', topic '${sinkTopics.changelog}', format 'changelog');`,
     );
-    await caughtUp(s.base, 'orders', await topicEnds(kafka, topic));
+    await caughtUp(s.base, 'orders', await topicEnds(fx.kafka, topic));
     await s.close();
     await send(150);
     s = await server(dir);
-    await caughtUp(s.base, 'orders', await topicEnds(kafka, topic));
+    await caughtUp(s.base, 'orders', await topicEnds(fx.kafka, topic));
     await assertViewsMatch(s.base, oracle, 'sink run');
     const epoch = (await request(s.base, 'GET', '/v1/views/seller_totals')).body.epoch as number;
     for (const name of ['totals_upsert', 'totals_cdc', 'totals_log']) {
@@ -410,7 +388,7 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
       oracle.rows('seller_totals'),
     );
     const columns = (await restView(s.base, 'seller_totals')).columns;
-    const read = await readTopic(kafka, sinkTopics.upsert);
+    const read = await readTopic(fx.kafka, sinkTopics.upsert);
     const upsertFold = new Map<string, Record<string, unknown>>();
     for (const m of read) {
       if (m.value === null) upsertFold.delete(m.key ?? '');
@@ -423,7 +401,7 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
     );
     assertEpochsOnce(read, 'upsert', SEED);
 
-    const cdc = await readTopic(kafka, sinkTopics.debezium);
+    const cdc = await readTopic(fx.kafka, sinkTopics.debezium);
     const cdcFold = new Map<string, Record<string, unknown>>();
     for (const m of cdc) {
       const e = JSON.parse(m.value ?? 'null') as {
@@ -441,7 +419,7 @@ describe('Kafka sources and sinks (real broker)', kafkaSuite('Kafka sources and 
     );
     assertEpochsOnce(cdc, 'debezium', SEED);
 
-    const log = await readTopic(kafka, sinkTopics.changelog);
+    const log = await readTopic(fx.kafka, sinkTopics.changelog);
     const logFold = new Map<string, Record<string, unknown>>();
     for (const m of log) {
       const c = JSON.parse(m.value ?? 'null') as { op: string; row: Record<string, unknown> };

@@ -3,11 +3,10 @@
 // the new topic's first records without a word. The source must say so (retrying, its error naming
 // partition and offsets) and read nothing from the new topic, also after a restart.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Kafka, Producer } from 'kafkajs';
+import { describe, it } from 'node:test';
 import { admin, createTopic } from '../support/kafka-topics.ts';
-import { connectProducer, kafkaSuite, uniqueName, waitFor } from '../support/kafka.ts';
-import { removeDir, request, sqlOk, startServer, tempDir, type TestServer } from '../server/helpers.ts';
+import { kafkaSuite, kafkaSuiteFixture, uniqueName, waitFor } from '../support/kafka.ts';
+import { request, sqlOk, startServer, tempDir } from '../server/helpers.ts';
 
 interface Status {
   state: string;
@@ -27,41 +26,28 @@ async function ids(base: string): Promise<unknown[]> {
 }
 
 describe('Kafka topic recreated under a source (real broker)', kafkaSuite('Kafka topic recreated'), () => {
-  let brokers = '';
-  let kafka: Kafka;
-  let producer: Producer;
-  const servers: TestServer[] = [];
-  const dirs: string[] = [];
-
-  before(async () => {
-    ({ brokers, kafka, producer } = await connectProducer('sluice-topic-recreated-test'));
-  });
-  after(async () => {
-    for (const s of servers) await s.close().catch(() => undefined);
-    await producer?.disconnect();
-    for (const d of dirs) removeDir(d);
-  });
+  const fx = kafkaSuiteFixture('sluice-topic-recreated-test');
 
   it('a position past the new log end is an error the source shows, never a silent skip', async () => {
     const topic = uniqueName('recreated');
-    await createTopic(kafka, topic, 1);
-    await producer.send({
+    await createTopic(fx.kafka, topic, 1);
+    await fx.producer.send({
       topic,
       messages: [1, 2, 3, 4, 5].map((id) => ({ value: JSON.stringify({ id }) })),
     });
     const dir = tempDir('sluice-kafka-');
-    dirs.push(dir);
+    fx.dirs.push(dir);
     let s = await startServer({ dataDir: dir });
     await sqlOk(
       s.base,
-      `CREATE SOURCE recreated (id bigint) FROM KAFKA (brokers '${brokers}', topic '${topic}')`,
+      `CREATE SOURCE recreated (id bigint) FROM KAFKA (brokers '${fx.brokers}', topic '${topic}')`,
     );
     await waitFor(async () => (await sourceStatus(s.base, 'recreated')).partitions[0]?.next === 5, {
       what: 'the source to read the first topic',
     });
 
-    await admin(kafka, (a) => a.deleteTopics({ topics: [topic] }));
-    await waitFor(async () => !(await admin(kafka, (a) => a.listTopics())).includes(topic), {
+    await admin(fx.kafka, (a) => a.deleteTopics({ topics: [topic] }));
+    await waitFor(async () => !(await admin(fx.kafka, (a) => a.listTopics())).includes(topic), {
       what: 'the topic to be deleted',
     });
     // The source notices the topic is gone (and retries) before it comes back: a topic recreated
@@ -69,8 +55,8 @@ describe('Kafka topic recreated under a source (real broker)', kafkaSuite('Kafka
     await waitFor(async () => (await sourceStatus(s.base, 'recreated')).state === 'retrying', {
       what: 'the source to notice the deleted topic',
     });
-    await createTopic(kafka, topic, 1);
-    await producer.send({ topic, messages: [6, 7].map((id) => ({ value: JSON.stringify({ id }) })) });
+    await createTopic(fx.kafka, topic, 1);
+    await fx.producer.send({ topic, messages: [6, 7].map((id) => ({ value: JSON.stringify({ id }) })) });
 
     const past = /offset 5 of partition 0 is past the end of topic .* \(the log ends at 2\)/;
     const shown = await waitFor(
@@ -86,7 +72,7 @@ describe('Kafka topic recreated under a source (real broker)', kafkaSuite('Kafka
     // The same after a restart: the journal's position stays, nothing of the new topic is read.
     await s.close();
     s = await startServer({ dataDir: dir });
-    servers.push(s);
+    fx.servers.push(s);
     await waitFor(async () => past.test((await sourceStatus(s.base, 'recreated')).error?.message ?? ''), {
       what: 'the restarted source to report its position past the log end',
     });

@@ -4,11 +4,10 @@
 // through and an EMIT ON WINDOW CLOSE view closes its windows with no new data; the quiet partition
 // delivering again holds it back (its late row dropped and counted); a restart recovers the same.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Kafka, Producer } from 'kafkajs';
+import { describe, it } from 'node:test';
 import { createTopic } from '../support/kafka-topics.ts';
-import { connectProducer, kafkaSuite, uniqueName, waitFor } from '../support/kafka.ts';
-import { removeDir, request, sqlOk, startServer, tempDir, type TestServer } from '../server/helpers.ts';
+import { kafkaSuite, kafkaSuiteFixture, uniqueName, waitFor } from '../support/kafka.ts';
+import { request, sqlOk, startServer, tempDir, type TestServer } from '../server/helpers.ts';
 
 const at = (s: number): string => `2024-01-01 10:00:${String(s).padStart(2, '0')}`;
 
@@ -38,40 +37,30 @@ async function watermark(base: string): Promise<[unknown, unknown]> {
 }
 
 describe('Kafka source watermarks (real broker)', kafkaSuite('Kafka source watermarks'), () => {
-  let brokers = '';
-  let kafka: Kafka;
-  let producer: Producer;
-  const servers: TestServer[] = [];
-  const dirs: string[] = [];
-
-  before(async () => {
-    ({ brokers, kafka, producer } = await connectProducer('sluice-watermark-test'));
-  });
-  after(async () => {
-    for (const s of servers) await s.close().catch(() => undefined);
-    await producer?.disconnect();
-    for (const d of dirs) removeDir(d);
-  });
+  const fx = kafkaSuiteFixture('sluice-watermark-test');
 
   it('an idle partition stops holding the watermark back after idle_timeout, and windows close', async () => {
     const topic = uniqueName('bids-wm');
-    await createTopic(kafka, topic, 2);
+    await createTopic(fx.kafka, topic, 2);
     const dir = tempDir('sluice-kafka-');
-    dirs.push(dir);
+    fx.dirs.push(dir);
     const start = async (): Promise<TestServer> => {
       const s = await startServer({ dataDir: dir, clock: { mode: 'manual', tickMs: 0 } });
-      servers.push(s);
+      fx.servers.push(s);
       return s;
     };
     const send = async (partition: number, id: number, sec: number): Promise<void> => {
-      await producer.send({ topic, messages: [{ partition, value: JSON.stringify({ id, ts: at(sec) }) }] });
+      await fx.producer.send({
+        topic,
+        messages: [{ partition, value: JSON.stringify({ id, ts: at(sec) }) }],
+      });
     };
     let s = await start();
     await sqlOk(
       s.base,
       `SET CLOCK TO '2024-06-01 00:00:00+00';
        CREATE SOURCE bids (id int, ts timestamp, WATERMARK FOR ts AS ts - INTERVAL '2' SECOND)
-         FROM KAFKA (brokers '${brokers}', topic '${topic}', max_batch_ms 10, idle_timeout '10 seconds');
+         FROM KAFKA (brokers '${fx.brokers}', topic '${topic}', max_batch_ms 10, idle_timeout '10 seconds');
        CREATE MATERIALIZED VIEW per10 AS SELECT window_end, count(*) AS n
          FROM TUMBLE(bids, ts, INTERVAL '10' SECOND) GROUP BY window_end EMIT ON WINDOW CLOSE`,
     );

@@ -4,8 +4,9 @@
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { basename, dirname } from 'node:path';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { Kafka, logLevel, type KafkaConfig, type Producer } from 'kafkajs';
+import { removeDir } from '../server/helpers.ts';
 import {
   kafkaPrerequisites,
   startBroker,
@@ -131,6 +132,30 @@ export async function connectProducer(clientId: string): Promise<SuiteProducer> 
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   return { brokers, kafka, producer };
+}
+
+/** A suite's producer (connected before its tests) and what its tests register to be cleaned up. */
+export interface KafkaSuiteFixture extends SuiteProducer {
+  readonly servers: { close(): Promise<void> }[];
+  readonly dirs: string[];
+}
+
+/**
+ * Inside a `describe`: connects a producer named `clientId` before the suite's tests; after them,
+ * closes the servers they pushed, disconnects the producer and removes the data directories pushed.
+ */
+export function kafkaSuiteFixture(clientId: string): KafkaSuiteFixture {
+  // The producer's fields are filled in by `before`, before any test reads them.
+  const fixture = { servers: [], dirs: [] } as unknown as KafkaSuiteFixture;
+  before(async () => {
+    Object.assign(fixture, await connectProducer(clientId));
+  });
+  after(async () => {
+    for (const s of fixture.servers) await s.close().catch(() => undefined);
+    await (fixture.producer as Producer | undefined)?.disconnect();
+    for (const d of fixture.dirs) removeDir(d);
+  });
+  return fixture;
 }
 
 /** A name unique to this run, so reruns against one broker never see each other's topics or groups. */
