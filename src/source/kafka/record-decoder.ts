@@ -153,8 +153,9 @@ export class RecordDecoder {
   private decodeJson(record: KafkaRecord): RowOp[] {
     if (record.value === null) throw new PoisonRecord('message has no value');
     const row = this.rowOf(this.flat.row(record.value) ?? parse(record.value, 'value'), 'value');
-    if (this.spec.primaryKey === null || this.spec.primaryKey.length === 0) return [{ kind: 'upsert', row }];
-    return [{ kind: 'upsert', row, identity: this.identityOf(this.keyOf(row)) }];
+    // No identity: a json record is never a delete, its row was checked whole (a key that does not
+    // fit is refused there), and the engine keeps a batch's last row of a key however it is spelled.
+    return [{ kind: 'upsert', row }];
   }
 
   private decodeUpsert(record: KafkaRecord): RowOp[] {
