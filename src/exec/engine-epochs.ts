@@ -210,19 +210,32 @@ export abstract class EngineEpochs {
     } else if (options?.positions !== undefined) positions = options.positions;
     else if (this.journal !== null) {
       const insertsText = options?.insertsAhead?.textFor(store, insertCount(prepared)) ?? undefined;
-      // A columnar batch builds its rows when `inserts` is read: with the text written ahead, the
-      // journal does not read them.
-      positions = this.journal.appendBatch({
-        epoch,
-        table,
-        columns: store.columnNames,
-        get inserts() {
-          return prepared.inserts;
-        },
-        ...(insertsText !== undefined ? { insertsText } : {}),
-        deletes: prepared.deletes,
-        clock: clock ?? this.epochClock.next(), // read: a journaled epoch always reads it
-      });
+      const columns = store.columnNames;
+      // The clock is read after the rows, as always: a journaled epoch always reads it.
+      positions = this.journal.appendBatch(
+        insertsText === undefined
+          ? {
+              epoch,
+              table,
+              columns,
+              inserts: prepared.inserts,
+              deletes: prepared.deletes,
+              clock: clock ?? this.epochClock.next(),
+            }
+          : {
+              epoch,
+              table,
+              columns,
+              // A columnar batch builds its rows when `inserts` is read: with the text written
+              // ahead, the journal reads them only if the payload needs its tagged encoder.
+              get inserts() {
+                return prepared.inserts;
+              },
+              insertsText,
+              deletes: prepared.deletes,
+              clock: clock ?? this.epochClock.next(),
+            },
+      );
     }
     this.runEpoch(store, prepared, epoch, positions, clock);
     return { accepted: prepared.accepted, epoch };
