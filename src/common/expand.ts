@@ -1,7 +1,7 @@
 // The one-to-many stateless step (a FlatMap) shared by the LogicalPlan (`expand`) and the
 // DataflowPlan (`flatmap`): each input row is emitted once per tuple its generator yields, with that
 // tuple's values appended. A generator is plain data (printed, fingerprinted, checkpoint-neutral);
-// HOP's windows are the first kind, `unnest` the second. Every generator has a bounded fan-out
+// HOP's windows are the first kind, `unnest` the second, VALUES in FROM (constant rows) the third. Every generator has a bounded fan-out
 // (`maxRows`), so no row can expand without limit (unnest: an array's length, which MAX_ARRAY_LENGTH
 // bounds for arrays from input; an ARRAY_AGG's is the size of its group, held in state already).
 import type { SqlType, Value } from './types.ts';
@@ -44,7 +44,18 @@ export interface UnnestGenerator {
   readonly ordinality: boolean;
 }
 
-export type ExpandGenerator = HopGenerator | UnnestGenerator;
+/**
+ * `(VALUES (…), …)` in FROM: the same tuples for every input row (its input is the one empty row of
+ * a FROM-less SELECT, so the relation is these rows), each expression already cast to its column's
+ * type. No key: equal rows are rows alike, as any relation without one.
+ */
+export interface RowsGenerator {
+  readonly kind: 'rows';
+  readonly rows: readonly (readonly ScalarExpr[])[];
+  readonly types: readonly SqlType[];
+}
+
+export type ExpandGenerator = HopGenerator | UnnestGenerator | RowsGenerator;
 
 /** Most tuples one input row may yield (HOP: size / slide), so an input row's output is bounded. */
 export const MAX_EXPAND_ROWS = 1000;
@@ -52,6 +63,7 @@ export const MAX_EXPAND_ROWS = 1000;
 /** The most tuples `g` yields for one row. */
 export function expandMaxRows(g: ExpandGenerator): number {
   if (g.kind === 'unnest') return MAX_ARRAY_LENGTH;
+  if (g.kind === 'rows') return g.rows.length;
   return hopWindowCount(g.slide, g.size) ?? 0;
 }
 
@@ -61,6 +73,7 @@ export function expandTypes(g: ExpandGenerator): SqlType[] {
     const element = g.array.type.kind === 'array' ? g.array.type.element : T.unknown;
     return g.ordinality ? [element, T.int64] : [element];
   }
+  if (g.kind === 'rows') return [...g.types];
   const t: SqlType = g.tz ? { kind: 'timestamptz' } : { kind: 'timestamp' };
   return [t, t];
 }
@@ -72,11 +85,14 @@ export function expandTypes(g: ExpandGenerator): SqlType[] {
  */
 export function expandKeyColumns(g: ExpandGenerator): number[] | null {
   if (g.kind === 'unnest') return g.ordinality ? [1] : null;
+  if (g.kind === 'rows') return null;
   return [0];
 }
 
 export function printExpand(g: ExpandGenerator): string {
   if (g.kind === 'unnest') return `unnest(${printScalar(g.array)})${g.ordinality ? ' with ordinality' : ''}`;
+  if (g.kind === 'rows')
+    return `values ${g.rows.map((r) => `(${r.map(printScalar).join(', ')})`).join(', ')}`;
   return (
     `hop(${printScalar(g.time)}, slide interval '${g.slide.toString()}', size interval '${g.size.toString()}', ` +
     `offset interval '${g.offset.toString()}')`
@@ -95,6 +111,12 @@ export function compileExpand(g: ExpandGenerator): ExpandFn {
       if (a === null) return [];
       return a.items.map((x, i) => (ordinality ? [x, i + 1] : [x]));
     };
+  }
+  if (g.kind === 'rows') {
+    const rows = g.rows.map((r) => r.map(compileScalar));
+    // Evaluated per input row (the one empty row, once per backfill): a row error surfaces as any
+    // projection's does, and no value is shared between the tuples handed out.
+    return (row) => rows.map((fns) => fns.map((f) => f(row)));
   }
   const time: RowFn = compileScalar(g.time);
   const slide = intervalMicros(g.slide);

@@ -18,6 +18,7 @@ import type { CheckpointedState } from './engine-checkpoints.ts';
 import type { EngineReads } from './engine-reads.ts';
 import type { ResultLimits } from './result-size.ts';
 import { SelectJob } from './select-job.ts';
+import { VALUES_INPUT } from './view-runtime.ts';
 
 /** EXPLAIN [DATAFLOW] of a SELECT: its plan as text, one row per line. */
 export function explainStatement(
@@ -87,7 +88,7 @@ export function prepareSelect(
   const inputs = new Map<string, RowCapture>();
   for (const node of plan.nodes) {
     if (node.kind === 'input') inputs.set(node.source, captureOf(state, node.source));
-    else if (node.kind === 'values') inputs.set('$values', new CapturedArray([[]], null, true));
+    else if (node.kind === 'values') inputs.set(VALUES_INPUT, new CapturedArray([[]], null, true));
   }
   return new SelectJob(bound, plan, inputs, epoch, selectLimits);
 }

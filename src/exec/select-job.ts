@@ -16,7 +16,7 @@ import { columnInfos, type ColumnMeta } from '../planner/catalog.ts';
 import type { Row, Value } from '../common/types.ts';
 import type { StatementResult } from './api.ts';
 import { columnOverheads, resultTooLarge, rowJsonBytes, type ResultLimits } from './result-size.ts';
-import { ViewRuntime, type NodeStats } from './view-runtime.ts';
+import { VALUES_INPUT, ViewRuntime, type NodeStats } from './view-runtime.ts';
 import { bigintAsText } from '../common/values.ts';
 
 /** Input rows per slice between deadline checks. */
@@ -112,7 +112,7 @@ export class SelectJob {
     if (this.runtime !== null) {
       // Operators step at least once: a global aggregate over no rows still has its row.
       if (!this.stepped) {
-        this.step(this.sources[0]?.name ?? '$values', { rows: [], weights: [], consolidated: true });
+        this.step(this.sources[0]?.name ?? VALUES_INPUT, { rows: [], weights: [], consolidated: true });
       }
       // The deferred output, a bounded part per step.
       while (!this.drain()) if (performance.now() >= deadline) return false;

@@ -13,7 +13,7 @@ import { EpochDeltas } from './epoch-deltas.ts';
 import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
 import type { TableSlots } from '../ivm/join-table-side.ts';
-import { ViewRuntime } from './view-runtime.ts';
+import { VALUES_INPUT, ViewRuntime } from './view-runtime.ts';
 import { PartitionPool, validWorkers } from './workers/partition-pool.ts';
 import type { PartitionedReduce } from './workers/partitioned-reduce.ts';
 import { batchSize } from './workers/partition-batch.ts';
@@ -148,6 +148,8 @@ export class ViewGraph {
     const runtime = new ViewRuntime(plan, null, { registry: this.shared, epoch }, this.pool);
     const inputs = new EpochDeltas();
     for (const source of runtime.sources()) inputs.set(source, this.contentsOf(source));
+    // VALUES in FROM: its rows are part of the result from the start, and never change after.
+    if (runtime.hasValuesInput()) inputs.set(VALUES_INPUT, emptyBatch());
     runtime.setWatermarks(this.watermarkOf);
     try {
       // The shared arrangements already hold these rows: the joins take them as their new state.

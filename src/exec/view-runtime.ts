@@ -13,6 +13,11 @@ import type { DeltaReader } from './epoch-deltas.ts';
 import { RenderedView, type NodeStats } from './view-render.ts';
 import { isDeferredOutput, type DeferredOutput } from '../ivm/ops/deferred-output.ts';
 
+/**
+ * The input name whose presence in an epoch's inputs makes a `values` node emit its one empty row:
+ * an ad-hoc query's only epoch, and a view's backfill (VALUES in FROM).
+ */
+export const VALUES_INPUT = '$values';
 export type { NodeStats } from './view-render.ts';
 
 /** The empty delta, shared: operators never mutate their inputs. */
@@ -117,7 +122,7 @@ export class ViewRuntime extends RenderedView {
         // An input node (a source's delta), or the one-row VALUES of a query without FROM.
         const source = this.stepSources[i] as string | null;
         if (source !== null) out = inputs.get(source) ?? EMPTY;
-        else out = inputs.has('$values') ? { rows: [[]], weights: [1], consolidated: true } : EMPTY;
+        else out = inputs.has(VALUES_INPUT) ? { rows: [[]], weights: [1], consolidated: true } : EMPTY;
       } else if (this.stepChained[i] === true) {
         const ins = this.inputScratch[i] as ZBatch[];
         ins[0] = prev;

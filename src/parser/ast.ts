@@ -248,7 +248,20 @@ export interface UnnestRef {
   readonly pos: Pos;
 }
 
-export type FromItem = TableRef | JoinRef | SubqueryRef | WindowTvfRef | UnnestRef;
+/**
+ * `(VALUES (e, …), …) [AS] [alias [(a, …)]]` in FROM: a relation of constant rows, every row as
+ * wide as the first; its columns are named column1, column2, … unless the alias list names them.
+ */
+export interface ValuesRef {
+  readonly kind: 'values';
+  readonly rows: readonly (readonly Expr[])[];
+  readonly alias?: string;
+  readonly columns?: readonly { readonly name: string; readonly pos: Pos }[];
+  /** The `(` before VALUES. */
+  readonly pos: Pos;
+}
+
+export type FromItem = TableRef | JoinRef | SubqueryRef | WindowTvfRef | UnnestRef | ValuesRef;
 
 /**
  * `left UNION|INTERSECT|EXCEPT [ALL] right`, with PostgreSQL's precedence (INTERSECT binds tighter,

@@ -343,6 +343,12 @@ function checkOneSelect(query: SelectStmt, limits: SqlLimits, nested: SelectStmt
   for (let item = from.pop(); item !== undefined; item = from.pop()) {
     if (item.kind === 'windowTvf') roots.push(...item.args);
     if (item.kind === 'unnest') roots.push(item.array);
+    if (item.kind === 'values') {
+      for (const row of item.rows) {
+        if (row.length > max) throw tooManyItems(`VALUES has more than ${max} columns`, row[max]!.pos);
+        roots.push(...row);
+      }
+    }
     if (item.kind !== 'join') continue;
     if (item.on !== undefined) roots.push(item.on);
     from.push(item.right, item.left);

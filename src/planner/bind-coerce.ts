@@ -117,19 +117,25 @@ export function call(fn: ScalarFn, args: ScalarExpr[], type: SqlType): ScalarExp
 }
 
 export function unify(args: ScalarExpr[], pos: Pos, what: string): ScalarExpr[] {
+  const t = unifiedType(args, pos, what);
+  // string literals compared with non-text adapt to the other side's type
+  return args.map((a) => coerce(a, t, pos));
+}
+
+/** The type `unify` casts `args` to. */
+export function unifiedType(args: readonly ScalarExpr[], pos: Pos, what: string): SqlType {
   // String constants take the type of the others when those agree on a non-text one, as PostgreSQL
   // resolves unknown literals ('1 day' in an IN list of intervals, '2024-01-01' in CASE over dates).
   const typed = args.filter((a) => !(isConst(a) && a.type.kind === 'text'));
   const others = commonType(typed.map((a) => a.type));
   if (typed.length < args.length && others !== null && others.kind !== 'text' && others.kind !== 'unknown')
-    return args.map((a) => coerce(a, others, pos));
+    return others;
   const t = commonType(args.map((a) => a.type));
   if (t === null) {
     const names = [...new Set(args.map((a) => typeName(a.type)).filter((n) => n !== 'unknown'))];
     throw typeMismatch(`${what} types ${names.join(' and ')} cannot be matched`, pos);
   }
-  // string literals compared with non-text adapt to the other side's type
-  return args.map((a) => coerce(a, t, pos));
+  return t;
 }
 
 /** char(n) as text: PostgreSQL's bpchar semantics, trailing blanks are insignificant. */

@@ -20,6 +20,7 @@ import type {
   WindowTvfRef,
 } from '../parser/ast.ts';
 import { expandTypes, type UnnestGenerator } from '../common/expand.ts';
+import { bindValues } from './bind-values.ts';
 import { bindWindowTvf } from './bind-window-tvf.ts';
 import { checkTemporalJoinKind, misplacedAsOf, temporalJoin, temporalSide } from './bind-temporal-join.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
@@ -190,7 +191,9 @@ export function bindFrom(
           ? windowed(from)
           : from.kind === 'unnest'
             ? unnestAlone(from)
-            : join(from, bind);
+            : from.kind === 'values'
+              ? computed(bindValues(from), from.alias, from.pos)
+              : join(from, bind);
   if (item.kind === 'table' && context?.ctes.get(item.name) === undefined) {
     const single = leaf(item);
     const source = catalog.get(item.name);

@@ -479,6 +479,7 @@ function columnAt(query: SelectStmt, pos: Pos): Extract<Expr, { kind: 'column' }
         froms.push(f.source);
         exprs.push(...f.args);
       } else if (f.kind === 'unnest') exprs.push(f.array);
+      else if (f.kind === 'values') for (const row of f.rows) exprs.push(...row);
     }
   };
   while (queries.length > 0 || exprs.length > 0) {

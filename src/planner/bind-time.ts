@@ -365,6 +365,7 @@ export function refuseNowInView(root: SelectStmt): void {
         from.push(item.source);
         roots.push(...item.args);
       } else if (item.kind === 'unnest') roots.push(item.array);
+      else if (item.kind === 'values') for (const row of item.rows) roots.push(...row);
     }
     for (let e = roots.pop(); e !== undefined; e = roots.pop()) {
       if (e.kind === 'function' && NOW_FUNCTIONS.has(e.name)) {

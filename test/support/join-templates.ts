@@ -1,9 +1,10 @@
 // The join differential suite's views: a seed's scenario (schema and 5–8 templates' views) and each
 // template's SQL for Sluice and for SQLite. The templates live in three families (join-templates-*.ts);
-// scalar subqueries in scalar-subquery-templates.ts.
+// scalar subqueries in scalar-subquery-templates.ts, VALUES in FROM in values-templates.ts.
 import type { Rng } from './random-workload.ts';
 import { createTableSql } from './sqlite-oracle.ts';
 import { buildScalarTemplate, isScalarTemplate, type ScalarTemplate } from './scalar-subquery-templates.ts';
+import { buildValuesTemplate, isValuesTemplate, type ValuesTemplate } from './values-templates.ts';
 import { randomJoinSchema, type JoinSchema } from './join-schema.ts';
 import {
   JOIN_TEMPLATES,
@@ -17,8 +18,15 @@ import { buildRelationalFamily } from './join-templates-relational.ts';
 import { buildAggregateFamily } from './join-templates-aggregates.ts';
 
 /** Builds one template's views (a template over a view returns the base view first). */
-function buildTemplate(ctx: TemplateContext, template: JoinTemplate | ScalarTemplate): JoinView[] {
+function buildTemplate(
+  ctx: TemplateContext,
+  template: JoinTemplate | ScalarTemplate | ValuesTemplate,
+): JoinView[] {
   const { rng, schema } = ctx;
+  if (isValuesTemplate(template)) {
+    const parts = { rng, tables: schema.tables, kMax: schema.domains.kMax, name: () => ctx.name() };
+    return buildValuesTemplate(parts, template);
+  }
   if (isScalarTemplate(template)) {
     const d = schema.domains;
     return buildScalarTemplate(

@@ -11,6 +11,7 @@ import type {
   SubqueryRef,
   TableRef,
   UnnestRef,
+  ValuesRef,
   WindowTvfRef,
 } from '../ast.ts';
 import { notSupported, parseError, SluiceError } from '../../common/errors.ts';
@@ -210,10 +211,11 @@ export abstract class FromConverter extends CallConverter {
     return item;
   }
 
-  private tableRef(entry: Node): TableRef | SubqueryRef | WindowTvfRef | UnnestRef {
+  private tableRef(entry: Node): TableRef | SubqueryRef | WindowTvfRef | UnnestRef | ValuesRef {
     if (text(entry, 'prefix')?.toLowerCase() === 'lateral') throw notSupported('LATERAL', this.here());
     const inner = child(entry, 'expr');
     if (present(entry, 'ast') || (inner !== undefined && present(inner, 'ast'))) this.subquery();
+    if (inner?.['type'] === 'values') return this.valuesList(entry, inner);
     if (inner !== undefined) throw notSupported('function in FROM', this.here());
     if (isWordText(this.peek(), 'only')) throw notSupported('ONLY', this.here());
     if (isWordText(this.peek(), 'lateral')) throw notSupported('LATERAL', this.here());
@@ -268,6 +270,43 @@ export abstract class FromConverter extends CallConverter {
       name: identName(first),
       ...(alias !== undefined ? { alias } : {}),
       pos: posOf(first),
+    };
+  }
+
+  /** `(VALUES (e, …), …) [AS] [alias [(a, …)]]`: the rows read from our tokens, node by node. */
+  private valuesList(entry: Node, inner: Node): ValuesRef {
+    const open = this.expect(LParen);
+    this.word('values');
+    const rows: Expr[][] = [];
+    // A loop over the rows, each read from its own node: VALUES may have thousands of rows.
+    for (const row of list(inner, 'values')) {
+      if (rows.length > 0) this.expect(Comma);
+      if (!isNode(row)) this.lost();
+      this.expect(LParen);
+      const exprs: Expr[] = [];
+      for (const value of list(row, 'value')) {
+        if (exprs.length > 0) this.expect(Comma);
+        exprs.push(this.expression(value).expr);
+      }
+      this.expect(RParen);
+      rows.push(exprs);
+    }
+    this.expect(RParen);
+    let alias: string | undefined;
+    let columns: { name: string; pos: Pos }[] | undefined;
+    if (present(entry, 'as')) {
+      const as = this.optionalWord('as');
+      const token = this.peek();
+      if (JOIN_WORDS.some((w) => isWordText(token, w))) throw syntaxErrorAt(token!);
+      alias = identName(this.name(as !== undefined));
+      if (this.peek()?.tokenType === LParen) columns = this.columnAliases();
+    }
+    return {
+      kind: 'values',
+      rows,
+      ...(alias !== undefined ? { alias } : {}),
+      ...(columns !== undefined ? { columns } : {}),
+      pos: posOf(open),
     };
   }
 
