@@ -113,10 +113,13 @@ export function compileExpand(g: ExpandGenerator): ExpandFn {
     };
   }
   if (g.kind === 'rows') {
-    const rows = g.rows.map((r) => r.map(compileScalar));
-    // Evaluated per input row (the one empty row, once per backfill): a row error surfaces as any
-    // projection's does, and no value is shared between the tuples handed out.
-    return (row) => rows.map((fns) => fns.map((f) => f(row)));
+    // A constant is taken as it is (compiling a function for each of thousands of literals cost
+    // most of a long list's time); other expressions run per input row (the one empty row, once
+    // per backfill), so a row error surfaces as any projection's does.
+    const rows = g.rows.map((r) =>
+      r.map((e): RowFn | Value => (e.kind === 'const' ? e.value : compileScalar(e))),
+    );
+    return (row) => rows.map((r) => r.map((x) => (typeof x === 'function' ? (x as RowFn)(row) : x)));
   }
   const time: RowFn = compileScalar(g.time);
   const slide = intervalMicros(g.slide);

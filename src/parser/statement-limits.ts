@@ -344,6 +344,12 @@ function checkOneSelect(query: SelectStmt, limits: SqlLimits, nested: SelectStmt
     if (item.kind === 'windowTvf') roots.push(...item.args);
     if (item.kind === 'unnest') roots.push(item.array);
     if (item.kind === 'values') {
+      if (item.rows.length > limits.maxListItems) {
+        throw tooManyItems(
+          `VALUES has more than ${limits.maxListItems} rows`,
+          item.rows[limits.maxListItems]![0]?.pos ?? item.pos,
+        );
+      }
       for (const row of item.rows) {
         if (row.length > max) throw tooManyItems(`VALUES has more than ${max} columns`, row[max]!.pos);
         roots.push(...row);

@@ -28,10 +28,13 @@ export interface ValuesParts {
   readonly name: () => string;
 }
 
-/** 2–5 rows of (key, label): keys drawn from the tables' domain (a repeat or a NULL now and then). */
+/**
+ * 2–12 rows of (key, label), keys drawn from the tables' domain (a repeat or a NULL now and then);
+ * from 8 rows on, a list the parser reads past node-sql-parser.
+ */
 function keyRows(rng: Rng, kMax: number): string {
   const rows: string[] = [];
-  for (let i = rng.int(2, 5); i > 0; i--) {
+  for (let i = rng.int(2, 12); i > 0; i--) {
     const key = rng.int(0, 9) === 0 ? 'NULL' : String(rng.int(0, kMax + 1));
     rows.push(`(${key}, '${rng.pick(['a', 'b', 'c'])}')`);
   }

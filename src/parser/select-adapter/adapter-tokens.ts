@@ -64,14 +64,63 @@ export function constantItemEnd(tokens: readonly IToken[], i: number): number {
   return type === StringLit || type === Null || type === True || type === False ? j + 1 : -1;
 }
 
+/** VALUES lists of at least this many rows of plain constants bypass node-sql-parser (`constantLists`). */
+export const CONSTANT_ROWS_MIN = 8;
+
 /**
- * Long IN lists of plain constants (`x IN (1, 2, …)`), as `(` index → `)` index. node-sql-parser
- * is slow per token and such lists are the one shape real queries make very long, so it sees only
- * the first constant of each; the converter reads all of them from our tokens.
+ * The end of the constant rows from tokens[open] (`(c, …), (c, …), …`, every row as wide as the
+ * first): the index of the last row's `)` and the number of rows; null where a row holds anything
+ * but constants or the widths differ (node-sql-parser then reads the list, and the converter
+ * reports what is wrong).
+ */
+function constantRowsEnd(tokens: readonly IToken[], open: number): { close: number; rows: number } | null {
+  let j = open;
+  let rows = 0;
+  let width = -1;
+  for (;;) {
+    if (tokens[j]?.tokenType !== LParen) return null;
+    j++;
+    let count = 0;
+    for (;;) {
+      const end = constantItemEnd(tokens, j);
+      if (end < 0) return null;
+      count++;
+      j = end;
+      if (tokens[j]?.tokenType !== Comma) break;
+      j++;
+    }
+    if (tokens[j]?.tokenType !== RParen || (width >= 0 && count !== width)) return null;
+    width = count;
+    rows++;
+    if (tokens[j + 1]?.tokenType !== Comma || tokens[j + 2]?.tokenType !== LParen) return { close: j, rows };
+    j += 2;
+  }
+}
+
+/**
+ * Long IN lists of plain constants (`x IN (1, 2, …)`), as `(` index → `)` index, and long VALUES
+ * lists of constant rows, as the index of the word VALUES → the last row's `)`. node-sql-parser is
+ * slow per token and such lists are the shapes real queries make very long, so it sees only the
+ * first constant of each IN list and the first row of each VALUES list; the converter reads all of
+ * them from our tokens.
  */
 export function constantLists(tokens: readonly IToken[]): Map<number, number> {
   const lists = new Map<number, number>();
   for (let i = 0; i + 1 < tokens.length; i++) {
+    // In FROM only: `(VALUES` after FROM, JOIN or a comma (`x IN (VALUES …)` is refused by the converter).
+    const valuesInFrom =
+      tokens[i - 1]?.tokenType === LParen &&
+      (isWordText(tokens[i - 2], 'from') ||
+        isWordText(tokens[i - 2], 'join') ||
+        tokens[i - 2]?.tokenType === Comma);
+    if (valuesInFrom && isWordText(tokens[i], 'values') && tokens[i + 1]!.tokenType === LParen) {
+      const rows = constantRowsEnd(tokens, i + 1);
+      if (rows !== null && rows.rows >= CONSTANT_ROWS_MIN) {
+        lists.set(i, rows.close);
+        i = rows.close;
+      }
+      continue;
+    }
     if (!isWordText(tokens[i], 'in') || tokens[i + 1]!.tokenType !== LParen) continue;
     let j = i + 2;
     let count = 0;
@@ -105,7 +154,12 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
   const renamed = new Map<number, string>();
   const fillerNames = new Set<number>();
   for (const [open, close] of lists) {
-    for (let i = constantItemEnd(tokens, open + 1); i < close; i++) hidden.add(i);
+    if (isWordText(tokens[open], 'values')) {
+      // The first row stays; the comma after it and every later row are hidden.
+      let first = open + 1;
+      while (tokens[first]!.tokenType !== RParen) first++;
+      for (let i = first + 1; i <= close; i++) hidden.add(i);
+    } else for (let i = constantItemEnd(tokens, open + 1); i < close; i++) hidden.add(i);
   }
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;

@@ -273,6 +273,13 @@ export abstract class ExpressionConverter extends TokenCursor {
         const negated = op === 'NOT IN';
         if (negated) this.word('not');
         this.word('in');
+        if (isWordText(this.peek(1), 'values')) {
+          throw notSupported(
+            'VALUES in an IN list',
+            posOf(this.peek(1)!),
+            'write x IN (1, 2), or x IN (SELECT column1 FROM (VALUES (1), (2)) AS v)',
+          );
+        }
         if (!isNode(right) || right['type'] !== 'expr_list') this.subquery();
         this.expect(LParen);
         const close = this.constantLists.get(this.index - 1);

@@ -278,8 +278,17 @@ export abstract class FromConverter extends CallConverter {
     const open = this.expect(LParen);
     this.word('values');
     const rows: Expr[][] = [];
-    // A loop over the rows, each read from its own node: VALUES may have thousands of rows.
-    for (const row of list(inner, 'values')) {
+    // A long list of constant rows, of which node-sql-parser saw the first: all read from our tokens.
+    const last = this.constantLists.get(this.index - 1);
+    while (last !== undefined && this.index < last) {
+      if (rows.length > 0) this.expect(Comma);
+      const rowOpen = this.index;
+      this.expect(LParen);
+      rows.push(this.constants(this.closeOf[rowOpen]!));
+      this.expect(RParen);
+    }
+    // Otherwise a loop over the rows, each read from its own node.
+    for (const row of last === undefined ? list(inner, 'values') : []) {
       if (rows.length > 0) this.expect(Comma);
       if (!isNode(row)) this.lost();
       this.expect(LParen);
