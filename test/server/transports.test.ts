@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { WebSocket } from 'ws';
 import { WsTransport } from '../../src/server/transports.ts';
+import { utf8Bytes, utf8Length } from '../../src/sink/utf8-text.ts';
 
 /** What a fake socket was given: the data and whether it goes out as a binary frame. */
 interface Sent {
@@ -75,4 +76,53 @@ test("one epoch's message is encoded once for every subscriber and sent as text"
   await c.drained();
   assert.notEqual(sent[3]!.data, sent[0]!.data);
   assert.ok(sent[3]!.data.equals(sent[0]!.data));
+});
+
+test("a long message's UTF-8 length is measured once per tick, however many times it is asked", async () => {
+  // The first subscriber of an epoch asks three times (the budget's admit, its write, the
+  // transport's meter) before the WebSocket encodes the bytes; each measure read all of the text.
+  const text = `{"type":"changes","epoch":8,"changes":[${'{"op":"-U","row":{"a":"ü€😀"}},'.repeat(100)}{}]}`;
+  const expected = Buffer.from(text, 'utf8').length;
+  const measure = Buffer.byteLength;
+  let measured = 0;
+  Buffer.byteLength = ((...args: Parameters<typeof Buffer.byteLength>) => {
+    measured++;
+    return measure(...args);
+  }) as typeof Buffer.byteLength;
+  try {
+    await new Promise((r) => process.nextTick(r)); // a tick of its own: nothing cached from before
+    assert.deepEqual([utf8Length(text), utf8Length(text), utf8Length(text)], [expected, expected, expected]);
+    assert.equal(measured, 1);
+    assert.equal(utf8Bytes(text).length, expected);
+    assert.equal(utf8Length(text), expected);
+    assert.equal(measured, 1);
+    // A short text is measured each time (nothing kept for it); another long text anew.
+    assert.equal(utf8Length('{"type":"progress"}'), 19);
+    const other = text.replace('"epoch":8', '"epoch":9');
+    assert.equal(utf8Length(other), expected);
+    assert.equal(measured, 3);
+    // Past the tick nothing is remembered.
+    await new Promise((r) => process.nextTick(r));
+    assert.equal(utf8Length(other), expected);
+    assert.equal(measured, 4);
+  } finally {
+    Buffer.byteLength = measure;
+  }
+});
+
+test("a measured text's bytes are its UTF-8 bytes, ASCII or not (lone surrogates included)", async () => {
+  const ascii = `{"type":"changes","epoch":10,"changes":[${'{"op":"+I","row":{"a":"x\\u0001 ~"}},'.repeat(60)}{}]}`;
+  const others = [
+    `${ascii}é`,
+    `${ascii}😀`,
+    `${ascii}\ud800`,
+    `\udc00${ascii}`,
+    `${ascii}\u0080`,
+    `${ascii}\u007f`,
+  ];
+  for (const text of [ascii, ...others]) {
+    await new Promise((r) => process.nextTick(r));
+    assert.equal(utf8Length(text), Buffer.byteLength(text, 'utf8'));
+    assert.ok(utf8Bytes(text).equals(Buffer.from(text, 'utf8')), JSON.stringify(text.slice(-3)));
+  }
 });
