@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { SluiceError } from '../../src/common/errors.ts';
 import { Authenticator } from '../../src/server/auth.ts';
+import { isTemporaryView } from '../../src/server/query-subscriptions.ts';
 import { TokenStore } from '../../src/storage/token-store.ts';
 import { waitUntil } from './helpers.ts';
 import { OPERATOR_TOKEN, TEST_KDF, WsClient, call, startAuthServer } from './auth-helpers.ts';
@@ -169,6 +170,84 @@ test('the open /readyz shows no epoch without a token, and a token its own tenan
       status: 'ready',
       epoch: 5,
     });
+  } finally {
+    await server.close();
+  }
+});
+
+test('query subscriptions: one tenant’s abandoned queries make room at the cap instead of refusing the others', async () => {
+  const server = await startAuthServer({ querySubscriptions: { maxViews: 3, lingerMs: 60_000 } });
+  try {
+    const base = server.base;
+    const acme = await tenantAdmin(base, 'acme');
+    const beta = await tenantAdmin(base, 'beta');
+    for (const token of [acme, beta]) {
+      const r = await call(base, 'POST', '/v1/sql', {
+        token,
+        body: { sql: 'CREATE TABLE t (id INT PRIMARY KEY)' },
+      });
+      assert.equal(r.status, 200, r.text);
+    }
+    assert.equal(
+      (await call(base, 'PATCH', '/v1/tenants/beta', { token: OPERATOR_TOKEN, body: { subscribers: 1 } }))
+        .status,
+      200,
+    );
+    const tenants = server.app.sluiceTenants;
+    const held = (name: string): number =>
+      tenants
+        .get(name)
+        ?.runtime.viewNames()
+        .filter((v) => isTemporaryView(v)).length ?? -1;
+    /** Opens a query subscription over NDJSON, then leaves it (its view lingers); the status. */
+    const subscribeAndLeave = async (token: string, sql: string, tenant: string): Promise<number> => {
+      const controller = new AbortController();
+      const res = await fetch(`${base}/v1/changes?sql=${encodeURIComponent(sql)}`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: controller.signal,
+      });
+      controller.abort();
+      const runtime = tenants.get(tenant)?.runtime;
+      await waitUntil(() => runtime?.subscriberMemory().subscribers === 0, 10_000, 'the stream to end');
+      return res.status;
+    };
+    // Within its quota of one subscriber, beta leaves three queries behind: the server's cap.
+    for (let i = 0; i < 3; i++)
+      assert.equal(await subscribeAndLeave(beta, `SELECT id + ${i} AS x FROM t`, 'beta'), 200);
+    assert.equal(held('beta'), 3);
+    // Acme's query subscription is served: one of beta's idle views made room.
+    assert.equal(await subscribeAndLeave(acme, 'SELECT id FROM t', 'acme'), 200);
+    assert.deepEqual([held('acme'), held('beta')], [1, 2]);
+    // Views with a subscriber are never dropped for room: three held by acme's live streams fill the
+    // cap, and beta's new query is refused.
+    const live: AbortController[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const controller = new AbortController();
+        live.push(controller);
+        const res = await fetch(
+          `${base}/v1/changes?sql=${encodeURIComponent(`SELECT id * ${i + 2} AS y FROM t`)}`,
+          {
+            headers: { authorization: `Bearer ${acme}` },
+            signal: controller.signal,
+          },
+        );
+        assert.equal(res.status, 200);
+      }
+      assert.deepEqual([held('acme'), held('beta')], [3, 0]);
+      const refused = await call(
+        base,
+        'GET',
+        `/v1/changes?sql=${encodeURIComponent('SELECT 1 AS one FROM t')}`,
+        {
+          token: beta,
+        },
+      );
+      assert.equal(refused.status, 503);
+      assert.equal(refused.body.error?.code, 'TOO_MANY_SUBSCRIBERS');
+    } finally {
+      for (const c of live) c.abort();
+    }
   } finally {
     await server.close();
   }
