@@ -331,15 +331,28 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // ---- operations ----------------------------------------------------------------------------
 
   app.get('/healthz', { schema: S.healthRoute }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: S.readyRoute }, async (_request, reply) => {
+  app.get('/readyz', { schema: S.readyRoute }, async (request, reply) => {
     if (runtime.failure !== null)
       return sendError(reply, new SluiceError('UNAVAILABLE', runtime.failure.message));
     if (!runtime.ready) return sendError(reply, new SluiceError('UNAVAILABLE', 'server is shutting down'));
     // An open route: another tenant's trouble is reported without naming it.
     if (tenants.list().some((t) => !t.runtime.ready))
       return sendError(reply, new SluiceError('UNAVAILABLE', "a tenant's store failed; restart the server"));
-    return { status: 'ready', epoch: runtime.committedEpoch };
+    const epoch = await readyEpoch(request.headers.authorization);
+    return epoch === null ? { status: 'ready' } : { status: 'ready', epoch };
   });
+  /**
+   * The epoch /readyz shows: the caller's tenant's. It is an open route, so with authentication on a
+   * request without a valid token gets none — the default tenant's epoch counts its writes, which is
+   * not anyone's to learn (nor another tenant's: the console showed it as the server's epoch).
+   */
+  async function readyEpoch(header: string | undefined): Promise<number | null> {
+    if (!auth.enabled) return runtime.committedEpoch;
+    if (header === undefined) return null;
+    const principal = await auth.fromHeader(header).catch(() => null);
+    if (principal === null || principal instanceof SluiceError) return null;
+    return tenants.get(principal.tenant)?.runtime.committedEpoch ?? null;
+  }
   app.get(
     '/metrics',
     { schema: { tags: ['operations'], summary: 'Prometheus metrics (text format)' } },

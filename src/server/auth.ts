@@ -1,8 +1,12 @@
 // Authentication and roles (docs/security.md). An Authenticator turns a bearer token into a principal
 // (tenant and role): a short-lived, size-bounded cache in front of the token store's one scrypt run per
 // verification, with concurrent verifications of one token shared and the number in flight bounded, so
-// neither a flood of requests nor of wrong tokens can queue unbounded KDF work. Revocation empties the
-// cache of that token and closes the long-lived streams it opened.
+// neither a flood of requests nor of wrong tokens can queue unbounded KDF work. Refused tokens are
+// remembered apart from verified ones (a flood of wrong tokens must not push a tenant's token out and
+// make each of its requests pay the KDF again), and the ids of one tenant hold at most a share of the
+// verifications in flight (token ids are not secret: whoever knows one can send it with wrong secrets,
+// and must not fill every slot, so that every other tenant's tokens are refused with UNAVAILABLE).
+// Revocation empties the cache of that token and closes the long-lived streams it opened.
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../common/errors.ts';
 import {
@@ -46,11 +50,12 @@ export interface AuthenticatorOptions {
   readonly cacheSize?: number;
   /** Most KDF verifications in flight; beyond, requests are refused with UNAVAILABLE (default 32). */
   readonly maxVerifications?: number;
+  /** Most of them for tokens of one tenant (default a quarter of maxVerifications). */
+  readonly maxVerificationsPerTenant?: number;
 }
 
 interface CacheEntry {
-  /** null: a refused token (so repeating a wrong one does not cost a KDF run each time). */
-  readonly info: TokenInfo | null;
+  readonly info: TokenInfo;
   readonly expires: number;
 }
 
@@ -59,9 +64,14 @@ export class Authenticator {
   private readonly ttlMs: number;
   private readonly cacheSize: number;
   private readonly maxVerifications: number;
-  /** sha-256 of the token → what it verified to. Map order is recency (re-inserted on a hit). */
+  private readonly maxPerTenant: number;
+  /** sha-256 of a verified token → what it verified to. Map order is recency (re-inserted on a hit). */
   private readonly cache = new Map<string, CacheEntry>();
+  /** sha-256 of a refused token → when to forget it: apart, so refusals never evict verified tokens. */
+  private readonly refused = new Map<string, number>();
   private readonly inFlight = new Map<string, Promise<TokenInfo | null>>();
+  /** KDF verifications in flight per tenant of the token's id. */
+  private readonly inFlightOf = new Map<string, number>();
   /** Token id → closers of the streams it opened (closed when it is revoked). */
   private readonly streams = new Map<string, Set<() => void>>();
 
@@ -73,6 +83,10 @@ export class Authenticator {
     this.ttlMs = options.cacheTtlMs ?? 30_000;
     this.cacheSize = Math.max(1, options.cacheSize ?? 1024);
     this.maxVerifications = Math.max(1, options.maxVerifications ?? 32);
+    this.maxPerTenant = Math.max(
+      1,
+      options.maxVerificationsPerTenant ?? Math.floor(this.maxVerifications / 4),
+    );
   }
 
   /** The principal an `Authorization` header stands for, or the error to answer. */
@@ -107,7 +121,8 @@ export class Authenticator {
   }
 
   private async verify(token: string): Promise<TokenInfo | null> {
-    if (token.length > 256 || tokenId(token) === null) return null;
+    const id = token.length > 256 ? null : tokenId(token);
+    if (id === null) return null;
     const key = createHash('sha256').update(token).digest('base64');
     const now = Date.now();
     const hit = this.cache.get(key);
@@ -118,27 +133,47 @@ export class Authenticator {
         return hit.info;
       }
     }
+    const refusedUntil = this.refused.get(key);
+    if (refusedUntil !== undefined) {
+      if (refusedUntil > now) return null;
+      this.refused.delete(key);
+    }
     const pending = this.inFlight.get(key);
     if (pending !== undefined) return pending;
-    if (this.inFlight.size >= this.maxVerifications) {
+    // An unknown or revoked id costs no KDF run, so it takes no slot (and is not remembered: looking
+    // it up again is as cheap as remembering it).
+    const stored = this.store.get(id);
+    if (stored === null || stored.revokedAt !== null) return null;
+    const tenant = stored.tenant;
+    const ofTenant = this.inFlightOf.get(tenant) ?? 0;
+    if (this.inFlight.size >= this.maxVerifications || ofTenant >= this.maxPerTenant) {
       throw new SluiceError('UNAVAILABLE', 'too many token verifications in progress; retry shortly');
     }
+    this.inFlightOf.set(tenant, ofTenant + 1);
     const run = (async () => {
       const info = await this.store.verify(token);
       if (info !== null) this.store.touch(info.id);
       this.remember(key, info);
       return info;
-    })().finally(() => this.inFlight.delete(key));
+    })().finally(() => {
+      this.inFlight.delete(key);
+      const left = (this.inFlightOf.get(tenant) ?? 1) - 1;
+      if (left > 0) this.inFlightOf.set(tenant, left);
+      else this.inFlightOf.delete(tenant);
+    });
     this.inFlight.set(key, run);
     return run;
   }
 
   private remember(key: string, info: TokenInfo | null): void {
-    this.cache.set(key, { info, expires: Date.now() + this.ttlMs });
-    while (this.cache.size > this.cacheSize) {
-      const oldest = this.cache.keys().next().value;
+    const expires = Date.now() + this.ttlMs;
+    const map: Map<string, unknown> = info === null ? this.refused : this.cache;
+    if (info === null) this.refused.set(key, expires);
+    else this.cache.set(key, { info, expires });
+    while (map.size > this.cacheSize) {
+      const oldest = map.keys().next().value;
       if (oldest === undefined) break;
-      this.cache.delete(oldest);
+      map.delete(oldest);
     }
   }
 
@@ -147,7 +182,7 @@ export class Authenticator {
     return this.store.verifications;
   }
 
-  /** Tokens remembered now (bounded by cacheSize). */
+  /** Verified tokens remembered now (bounded by cacheSize; refused ones are remembered apart). */
   get cachedTokens(): number {
     return this.cache.size;
   }
@@ -155,7 +190,7 @@ export class Authenticator {
   /** Revokes a token at once: its cache entries are dropped and its open streams closed. */
   revoke(id: string): boolean {
     const done = this.store.revoke(id);
-    for (const [key, entry] of this.cache) if (entry.info?.id === id) this.cache.delete(key);
+    for (const [key, entry] of this.cache) if (entry.info.id === id) this.cache.delete(key);
     const closers = this.streams.get(id);
     this.streams.delete(id);
     for (const close of closers ?? []) close();

@@ -18,6 +18,11 @@ export interface QuerySubscriptionOptions {
   readonly maxViews: number;
   /** The temporary views of every tenant's runtime (the server's count); absent: this runtime's. */
   readonly heldInAll?: () => number;
+  /**
+   * At the cap, drops one temporary view without subscribers (of the tenant holding the most) and
+   * says whether it did; absent: this runtime's own, via dropIdle.
+   */
+  readonly makeRoom?: () => boolean;
 }
 
 export function isTemporaryView(name: string): boolean {
@@ -84,7 +89,16 @@ export class QuerySubscriptions {
     const body = select.replace(/;\s*$/, '');
     const name = TEMPORARY_VIEW_PREFIX + createHash('sha256').update(body.trim()).digest('hex').slice(0, 20);
     if (!this.runtime.viewNames().includes(name)) {
-      const held = this.options.heldInAll?.() ?? this.runtime.viewNames().filter(isTemporaryView).length;
+      const heldNow = (): number =>
+        this.options.heldInAll?.() ?? this.runtime.viewNames().filter(isTemporaryView).length;
+      // Views lingering without a subscriber only wait for a client that may resume: at the cap they
+      // make room rather than refuse, or one tenant's abandoned queries (each lingering a minute, its
+      // subscriber quota not counting them) would refuse every other tenant's query subscriptions.
+      const makeRoom = this.options.makeRoom ?? ((): boolean => this.dropIdle());
+      while (heldNow() >= this.options.maxViews && makeRoom()) {
+        // dropped one; look again
+      }
+      const held = heldNow();
       if (held >= this.options.maxViews) {
         throw new SluiceError(
           'TOO_MANY_SUBSCRIBERS',
@@ -103,6 +117,35 @@ export class QuerySubscriptions {
     // A subscriber arrives within this synchronous block (the caller subscribes next): not idle.
     this.idleSince.delete(name);
     return name;
+  }
+
+  /**
+   * Drops this runtime's temporary view that has been without a subscriber the longest (through the
+   * journal, like DROP) to make room; false when every one has a subscriber (or the drop failed).
+   */
+  dropIdle(): boolean {
+    if (!this.runtime.ready || this.runtime.failure !== null) return false;
+    let oldest: string | null = null;
+    let oldestSince = Infinity;
+    for (const name of this.runtime.viewNames()) {
+      if (!isTemporaryView(name) || this.stuck.has(name) || this.runtime.subscribersOf(name) > 0) continue;
+      // Not swept since its last subscriber left: idle from now on.
+      const since = this.idleSince.get(name) ?? Date.now();
+      if (since < oldestSince) [oldest, oldestSince] = [name, since];
+    }
+    if (oldest === null) return false;
+    const result = this.runtime.executeScript(`DROP MATERIALIZED VIEW IF EXISTS "${oldest}"`);
+    if (result.error !== undefined) {
+      this.stuck.add(oldest);
+      return false;
+    }
+    this.idleSince.delete(oldest);
+    return true;
+  }
+
+  /** Temporary views of this runtime (with or without subscribers). */
+  get held(): number {
+    return this.runtime.viewNames().filter(isTemporaryView).length;
   }
 
   /** Drops the temporary views idle for the linger time (through the journal, like DROP). */

@@ -406,7 +406,17 @@ export const readyRoute = {
   tags: ['operations'],
   summary: 'Readiness: the journal was replayed and the store is writable',
   response: {
-    200: { type: 'object', properties: { status: { type: 'string' }, epoch: { type: 'integer' } } },
+    200: {
+      type: 'object',
+      properties: {
+        status: { type: 'string' },
+        epoch: {
+          type: 'integer',
+          description:
+            "The last committed epoch of the caller's tenant; with authentication on, only for a request with a valid bearer token",
+        },
+      },
+    },
     503: errorResponse,
   },
 } as const;

@@ -26,7 +26,10 @@ export interface SubscribeRouteDeps {
   readonly tenantOf: (principal: Principal) => Tenant;
   /** Throws the tenant's QUOTA_EXCEEDED when it holds its most subscribers. */
   readonly admitSubscriber: (tenant: Tenant) => void;
-  /** `--max-subscribers`: subscriptions of all tenants and WebSockets still authenticating together. */
+  /**
+   * `--max-subscribers`: subscriptions of all tenants together; WebSockets still authenticating have a
+   * pool of the same size of their own (they must not take an authenticated subscriber's place).
+   */
   readonly maxSubscribers: number;
   readonly subscribersInAll: () => number;
   readonly closeGraceMs: number;
@@ -45,15 +48,27 @@ type Query = Record<string, string | undefined>;
 type Target = (parts: TenantParts, params: { name?: string }, query: Query) => Promise<string> | string;
 
 export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRouteDeps): void {
-  // WebSockets open but not yet authenticated (waiting for their `auth` message): they hold a socket
-  // and a timer, so they count against --max-subscribers like subscriptions do.
+  // WebSockets open but not yet authenticated (waiting for their `auth` message) hold a socket and a
+  // timer, so they are bounded too — but in a pool of their own: anyone can open them without a token,
+  // and when they counted against the subscriptions' cap, 2,000 idle sockets from one unauthenticated
+  // client (renewed every WS_AUTH_TIMEOUT_MS) refused every tenant's subscriptions.
   let authenticating = 0;
   const overServerCap = (): SluiceError | null =>
-    authenticating + deps.subscribersInAll() >= deps.maxSubscribers
+    deps.subscribersInAll() >= deps.maxSubscribers
       ? new SluiceError(
           'TOO_MANY_SUBSCRIBERS',
-          `too many subscribers: the server holds its most (${deps.maxSubscribers}), those authenticating included`,
+          `too many subscribers: the server holds its most (${deps.maxSubscribers})`,
           { hint: 'retry later, or raise --max-subscribers' },
+        )
+      : null;
+  const overAuthenticatingCap = (): SluiceError | null =>
+    authenticating >= deps.maxSubscribers
+      ? new SluiceError(
+          'TOO_MANY_SUBSCRIBERS',
+          `too many WebSockets waiting to authenticate (${deps.maxSubscribers})`,
+          {
+            hint: 'retry later, or send the Authorization header on the upgrade request (it needs no wait)',
+          },
         )
       : null;
   const view: Target = (_parts, params) => params.name as string;
@@ -146,14 +161,15 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
         // authorize); ignore them (ping/pong is handled by ws).
         socket.on('message', () => undefined);
         void (async () => {
-          // One that will wait for its `auth` message is refused up front when the server is full.
+          // One that will wait for its `auth` message is refused up front when their pool is full.
           const waits = request.principal === null && request.wsAuth === null;
-          const full = waits ? overServerCap() : null;
+          const full = waits ? overAuthenticatingCap() : null;
           if (full !== null) {
             fail(full);
             return;
           }
-          // Counted until it authenticates, fails to, or closes (a closed one never settles).
+          // Counted until it authenticates, fails to, or closes (a closed one never settles). One
+          // with a header settles at once and is counted only for that moment.
           authenticating += 1;
           let counted = true;
           const uncount = (): void => {

@@ -76,6 +76,10 @@ export function openTenant(
     // A cap for the server, not per tenant: N tenants cannot hold N times the temporary views.
     heldInAll: () =>
       allTenants().reduce((n, t) => n + t.runtime.viewNames().filter((v) => isTemporaryView(v)).length, 0),
+    // At that cap, an idle one of the tenant holding the most goes first: one tenant's abandoned
+    // queries cannot keep the others' out.
+    makeRoom: () =>
+      [...allTenants()].sort((a, b) => b.queries.held - a.queries.held).some((t) => t.queries.dropIdle()),
   });
   const tenant: Tenant = {
     name: record.name,

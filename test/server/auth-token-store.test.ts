@@ -51,7 +51,7 @@ test('bootstrap: only while no operator token is live; a revoked bootstrap token
 
 test('KDF work is bounded: one run per token at a time, and a bounded number in flight', async () => {
   const store = new TokenStore(null, TEST_KDF);
-  const auth = new Authenticator(store, { enabled: true, maxVerifications: 2 });
+  const auth = new Authenticator(store, { enabled: true, maxVerifications: 2, maxVerificationsPerTenant: 2 });
   try {
     const { token } = await store.create('default', 'reader');
     // Twenty requests with one new token share one KDF run.

@@ -402,7 +402,7 @@ test('SQL DML counts against the same ingest rates: a script over them is refuse
   }
 });
 
-test('subscribers: the tenant quota refuses the next subscription; WebSockets waiting to authenticate count against --max-subscribers', async () => {
+test('subscribers: the tenant quota refuses the next subscription; WebSockets waiting to authenticate are bounded by --max-subscribers in a pool of their own', async () => {
   const server = await startAuthServer({
     maxSubscribers: 4,
     auth: { enabled: true, wsAuthTimeoutMs: 60_000 },
@@ -438,8 +438,8 @@ test('subscribers: the tenant quota refuses the next subscription; WebSockets wa
     assert.equal(ndjson.status, 403);
     assert.equal(ndjson.body.error?.code, 'QUOTA_EXCEEDED');
 
-    // Three sockets that never authenticate fill the server's cap of 4 with the one subscriber.
-    for (let i = 0; i < 3; i++) {
+    // Four sockets that never authenticate fill their pool of 4 (the one subscriber is not in it).
+    for (let i = 0; i < 4; i++) {
       const ws = new WebSocket(`${server.wsBase}/v1/views/v/subscribe`);
       raw.push(ws);
       await new Promise((resolve, reject) => {
@@ -447,7 +447,7 @@ test('subscribers: the tenant quota refuses the next subscription; WebSockets wa
         ws.once('error', reject);
       });
     }
-    // A fourth that would wait to authenticate is refused at once.
+    // A fifth that would wait to authenticate is refused at once.
     const fourth = new WsClient(`${server.wsBase}/v1/views/v/subscribe`);
     open.push(fourth);
     assert.equal(await fourth.waitClosed(), 4503);
