@@ -159,6 +159,10 @@ export class WsTransport extends CountingTransport {
   }
 }
 
+/** Messages at least this long (characters) are written as shared bytes (utf8-text.ts caches them). */
+const SHARED_BYTES_FROM = 1024;
+const NEWLINE = Buffer.from('\n');
+
 export class NdjsonTransport extends CountingTransport {
   constructor(
     private readonly res: ServerResponse,
@@ -177,7 +181,16 @@ export class NdjsonTransport extends CountingTransport {
   }
 
   protected write(text: string, done: () => void): void {
-    this.res.write(`${text}\n`, () => done());
+    if (text.length < SHARED_BYTES_FROM) {
+      this.res.write(`${text}\n`, () => done());
+      return;
+    }
+    // An epoch's message goes to every subscriber of the view in the same tick: its bytes are
+    // encoded once and the same Buffer is queued on each response, followed by the newline. A line
+    // built per subscriber (`${text}\n`) was a new string, encoded into a new buffer of the
+    // message's size for each one (a 1M-row epoch: 55 MB of CPU work and memory per subscriber).
+    this.res.write(utf8Bytes(text));
+    this.res.write(NEWLINE, () => done());
   }
 
   bufferedBytes(): number {
