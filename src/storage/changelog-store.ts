@@ -46,6 +46,9 @@ export class ChangelogStore {
   private readonly infoStmt;
   private readonly upsertInfoStmt;
   private readonly horizonStmt;
+  private readonly upsertEndStmt;
+  private readonly getEndStmt;
+  private readonly deleteEndStmt;
   private readonly appendStmt;
   private readonly readStmt;
   private readonly deleteUpToStmt;
@@ -89,6 +92,12 @@ export class ChangelogStore {
     this.deleteUpToStmt = db.prepare('DELETE FROM changelog WHERE view = ? AND epoch <= ?');
     this.deleteViewStmt = db.prepare('DELETE FROM changelog WHERE view = ? AND epoch > ?');
     this.deleteInfoStmt = db.prepare('DELETE FROM changelog_views WHERE view = ?');
+    this.upsertEndStmt = db.prepare(
+      `INSERT INTO changelog_history_ends (view, incarnation, epoch) VALUES (?, ?, ?)
+       ON CONFLICT (view) DO UPDATE SET incarnation = excluded.incarnation, epoch = excluded.epoch`,
+    );
+    this.getEndStmt = db.prepare('SELECT incarnation, epoch FROM changelog_history_ends WHERE view = ?');
+    this.deleteEndStmt = db.prepare('DELETE FROM changelog_history_ends WHERE view = ?');
     // Bounded scan from the oldest entry: expired entries are at the front (time grows with epochs);
     // a long expired run is removed over several prunes.
     this.timeCutStmt = db.prepare(
@@ -204,6 +213,7 @@ export class ChangelogStore {
   drop(view: string, fromEpoch = -1): void {
     this.deleteViewStmt.run(view, fromEpoch);
     this.deleteInfoStmt.run(view);
+    this.deleteEndStmt.run(view);
     this.cache.delete(view);
     this.lastEpoch.delete(view);
   }
@@ -235,6 +245,32 @@ export class ChangelogStore {
       this.cache.set(view, { ...info, horizon: cut });
     }
     return cut;
+  }
+
+  /**
+   * Ends the view's stored history at `epoch` (the current one): a history its current rows no
+   * longer follow from (recovery.ts). Its entries up to `epoch` are deleted, as retention would,
+   * and — unlike retention — a resume from `epoch` itself is refused too (historyEnd): a client
+   * there holds the rows that history led to. A snapshot taken from `epoch` on is unaffected.
+   */
+  endHistory(view: string, epoch: number): void {
+    const info = this.info(view);
+    if (info === undefined) return;
+    if (epoch > info.horizon) {
+      this.deleteUpToStmt.run(view, epoch);
+      this.horizonStmt.run(epoch, view);
+      this.cache.set(view, { ...info, horizon: epoch });
+      this.lastEpoch.delete(view);
+    }
+    this.upsertEndStmt.run(view, info.incarnation, epoch);
+  }
+
+  /** The epoch the view's history was ended at (endHistory), or null: resumes up to it are refused. */
+  historyEnd(view: string): number | null {
+    const info = this.info(view);
+    if (info === undefined) return null;
+    const row = this.getEndStmt.get(view) as { incarnation: number; epoch: number } | undefined;
+    return row !== undefined && row.incarnation === info.incarnation ? row.epoch : null;
   }
 
   /** How many entries of the view are stored after `epoch`. */

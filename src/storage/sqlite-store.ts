@@ -62,6 +62,13 @@ CREATE TABLE IF NOT EXISTS changelog_views (
   created_epoch INTEGER NOT NULL,
   horizon INTEGER NOT NULL
 );
+-- A view incarnation whose stored history its rows no longer follow from (changelog-store.ts
+-- endHistory): no resume from this epoch or before. Added to older files when they are opened.
+CREATE TABLE IF NOT EXISTS changelog_history_ends (
+  view TEXT PRIMARY KEY,
+  incarnation INTEGER NOT NULL,
+  epoch INTEGER NOT NULL
+);
 `;
 
 export interface StoreOptions {

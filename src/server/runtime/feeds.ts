@@ -43,6 +43,13 @@ export abstract class RuntimeFeeds extends RuntimeBase {
   protected replayAt = 0;
   /** While the journal after a checkpoint is replayed: stored changelog entries matched, per view. */
   protected replayCheck: Map<string, number> | null = null;
+  /**
+   * While the whole journal is replayed: per view, the epochs replayed (after its horizon) and the
+   * first one whose recomputed changes differ from the entry stored before the restart. A data
+   * directory written by an earlier version computing the view differently (a new lowering, exact
+   * numerics) recomputes other rows than its stored history says; recovery.ts then ends that history.
+   */
+  protected replayCompare: Map<string, { replayed: number; divergedAt: number | null }> | null = null;
   /** The DDL entries that made the live catalog (recorded for recovery from a checkpoint). */
   protected readonly catalogIncarnations = new CatalogIncarnations();
   /** The last row recordCatalog wrote inside a transaction, and which one. */
@@ -151,7 +158,24 @@ export abstract class RuntimeFeeds extends RuntimeBase {
       if (info === undefined || changes.epoch <= info.horizon) return;
       const message = encodeChangesStored(changes);
       const verify = this.replayCheck;
-      const stored = verify === null ? undefined : this.changelog.get(feed.view, changes.epoch);
+      const compare = this.replayCompare;
+      const stored =
+        verify !== null
+          ? this.changelog.get(feed.view, changes.epoch)
+          : compare !== null
+            ? this.readableEntry(feed.view, changes.epoch)
+            : undefined;
+      if (compare !== null) {
+        const seen = compare.get(feed.view) ?? { replayed: 0, divergedAt: null };
+        seen.replayed += 1;
+        if (
+          seen.divergedAt === null &&
+          stored !== undefined &&
+          !sameStoredChanges(changes.epoch, stored.message, message)
+        )
+          seen.divergedAt = changes.epoch;
+        compare.set(feed.view, seen);
+      }
       if (verify === null || stored === undefined) {
         this.changelog.append(feed.view, changes.epoch, this.replayAt, message);
         return;
@@ -172,6 +196,19 @@ export abstract class RuntimeFeeds extends RuntimeBase {
     this.changelog.append(feed.view, changes.epoch, Date.now(), encoded.stored);
     this.pending.push({ feed, changes, wire: encoded.wire });
     this.hooks.viewChanges?.(feed.view, (rawChangesOf(changes)?.rows ?? changes.changes).length);
+  }
+
+  /**
+   * The stored entry to compare a whole-journal replay with, or undefined: a damaged one is left as
+   * it is (kept, and a resume across it fails as before), not taken for a difference.
+   */
+  private readableEntry(view: string, epoch: number): { readonly message: string } | undefined {
+    try {
+      return this.changelog.get(view, epoch);
+    } catch (error) {
+      if (error instanceof SluiceError && error.code === 'STATE_ERROR') return undefined;
+      throw error;
+    }
   }
 
   /** Records every epoch of the engine's time (called for each engine the runtime creates). */

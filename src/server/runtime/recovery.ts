@@ -63,7 +63,16 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
         this.discardCheckpoints();
       }
     }
-    const replayedEntries = this.replay(this.log.entries(0));
+    this.replayCompare = new Map();
+    let replayedEntries: number;
+    let compared: NonNullable<typeof this.replayCompare>;
+    try {
+      replayedEntries = this.replay(this.log.entries(0));
+    } finally {
+      compared = this.replayCompare;
+      this.replayCompare = null;
+    }
+    this.endDivergedHistories(compared);
     const report: RecoveryReport = {
       checkpointEpoch: null,
       checkpointOffset: null,
@@ -77,6 +86,49 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
     }
     this.recordRecoveredCatalog();
     return report;
+  }
+
+  /**
+   * After a whole-journal replay: a view whose recomputed changes differ from its stored changelog
+   * (an entry of another content, one stored that replay no longer makes, or the reverse) has rows
+   * its history does not lead to — a data directory written by an earlier version that computed it
+   * differently (a SUM(bigint) then bigint, now numeric; numerics then floats). A subscriber resuming
+   * across that would silently hold rows the view no longer has, so the view's history ends at the
+   * recovered epoch: a resume from it or earlier is RESUME_TOO_OLD and the client takes a snapshot.
+   */
+  private endDivergedHistories(
+    compared: ReadonlyMap<string, { readonly replayed: number; readonly divergedAt: number | null }>,
+  ): void {
+    const ended: { view: string; from: number }[] = [];
+    for (const [view, entry] of this.feeds) {
+      if (!entry.writable) continue;
+      const info = this.changelog.info(view);
+      if (info === undefined) continue;
+      const seen = compared.get(view);
+      const stored = this.changelog.countAfter(view, info.horizon);
+      const from = seen?.divergedAt ?? (stored !== (seen?.replayed ?? 0) ? info.horizon + 1 : null);
+      if (from !== null) ended.push({ view, from });
+    }
+    this.endHistories(
+      ended.map((e) => e.view),
+      'replaying the journal gives these views other changes than their stored changelog (a data directory written by an earlier version that computed them differently); their subscribers must subscribe again with a snapshot',
+      ended,
+    );
+  }
+
+  /** Ends the stored histories of `views` at the recovered epoch (see endDivergedHistories), logged. */
+  private endHistories(views: readonly string[], message: string, detail: unknown = views): void {
+    if (views.length === 0) return;
+    const epoch = this.engine.epoch;
+    this.store.begin();
+    try {
+      for (const view of views) this.changelog.endHistory(view, epoch);
+      this.store.commit();
+    } catch (error) {
+      this.store.rollback();
+      throw error;
+    }
+    this.options.logger.warn({ views: detail, resumableAfter: epoch }, message);
   }
 
   /**
@@ -172,6 +224,13 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
         );
       }
     }
+    // A view rebuilt because this version plans it differently than the one that wrote the
+    // checkpoint may hold other rows than its stored history leads to (nothing compares them: the
+    // checkpoint kept the old plan's operator state, not its rows), so its history ends here too.
+    this.endHistories(
+      rebuiltViews,
+      'views rebuilt because their plan changed (a data directory written by an earlier version) may hold other rows than their stored changelog leads to; their subscribers must subscribe again with a snapshot',
+    );
     this.checkpointEpoch = checkpoint.epoch;
     this.checkpointOffset = journalOffset;
     return {

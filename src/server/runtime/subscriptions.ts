@@ -108,6 +108,14 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
         `resumeFrom ${params.resumeFrom} is after the current epoch ${this.committedEpoch}`,
       );
     }
+    const ended = this.changelog.historyEnd(view);
+    if (ended !== null && params.resumeFrom <= ended) {
+      throw new SluiceError(
+        'RESUME_TOO_OLD',
+        `cannot resume view "${view}" from epoch ${params.resumeFrom}: its rows were recomputed at epoch ${ended}, when a data directory written by an earlier version of Sluice was opened by one that computes this view differently, and the changes up to that epoch do not lead to them`,
+        { hint: 'subscribe again with a snapshot' },
+      );
+    }
     const horizon = this.changelog.prune(view, this.committedEpoch, Date.now(), this.options.retention);
     if (params.resumeFrom < horizon) {
       const info = this.changelog.info(view);
