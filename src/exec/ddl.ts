@@ -54,11 +54,12 @@ export class DdlStatements {
   /** Runs the connector hook on a CREATE SOURCE/SINK's brokers; throws at the `brokers` option. */
   private checkConnector(
     stmt: Extract<Statement, { kind: 'createSource' | 'createSink' }>,
-    brokers: readonly string[],
+    connector: { readonly brokers: readonly string[]; readonly groupId?: string },
   ): void {
-    const error = this.deps.connectorCheck()?.(brokers) ?? null;
-    if (error === null) return;
-    throw error.at(stmt.connector.options.find((o) => o.name === 'brokers')?.valuePos ?? stmt.connector.pos);
+    const refused = this.deps.connectorCheck()?.(connector) ?? null;
+    if (refused === null) return;
+    const option = stmt.connector.options.find((o) => o.name === refused.option);
+    throw refused.error.at(option?.valuePos ?? stmt.connector.pos);
   }
 
   createTable(stmt: Extract<Statement, { kind: 'createTable' }>): StatementResult {
@@ -92,7 +93,7 @@ export class DdlStatements {
       shape.primaryKey !== null,
       shape.watermark !== undefined,
     );
-    this.checkConnector(stmt, source.brokers);
+    this.checkConnector(stmt, source);
     const def: TableDef = { kind: 'table', name: stmt.name, ...shape, sql: stmt.text, source };
     const errors = source.onError === 'skip' ? sourceErrorsDef(stmt.name) : null;
     if (errors !== null && this.state.catalog.has(errors.name)) {
@@ -131,7 +132,7 @@ export class DdlStatements {
       );
     }
     const options = sinkOptions(stmt.connector, view.name, view.key !== null);
-    this.checkConnector(stmt, options.brokers);
+    this.checkConnector(stmt, options);
     const def: SinkDef = { kind: 'sink', name: stmt.name, view: view.name, options, sql: stmt.text };
     this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql: stmt.text });
     this.state.catalog.add(def);

@@ -15,7 +15,14 @@ import type { WatermarkInfo } from './watermark-statements.ts';
  * executed — the error to raise (it is given the option's position), or null to allow. Installed
  * after recovery, so a replayed CREATE is never judged again.
  */
-export type ConnectorCheck = (brokers: readonly string[]) => SluiceError | null;
+/**
+ * The server's check of a CREATE SOURCE/SINK it is asked for (not of one replayed: that was allowed
+ * when it ran): the error and the option it is about, or null.
+ */
+export type ConnectorCheck = (connector: {
+  readonly brokers: readonly string[];
+  readonly groupId?: string;
+}) => { readonly error: SluiceError; readonly option: 'brokers' | 'group_id' } | null;
 
 export interface TableInfo {
   readonly name: string;

@@ -73,13 +73,43 @@ export function connectorHostsAfterRecovery(
   return ConnectorHosts.create(configured, brokers);
 }
 
-/** The error for a CREATE SOURCE/SINK whose brokers the allow-list refuses, or null. */
-export function connectorHostError(hosts: ConnectorHosts, brokers: readonly string[]): SluiceError | null {
-  const refused = hosts.refused(brokers);
-  if (refused === null) return null;
-  return new SluiceError('FORBIDDEN_BROKER', `broker "${refused}" is not an allowed connector host`, {
-    hint: hosts.hintFor(refused),
-  });
+/**
+ * Consumer groups named `sluice-…` are the server's own: a source's default group and a sink's
+ * progress group (`sluice-<instance>-sink-<name>-<n>-progress`, which a broker lists to anyone). A
+ * source naming one in `group_id` would join it, and a sink whose progress group another consumer
+ * commits to could skip or repeat epochs after a restart.
+ */
+export const RESERVED_GROUP_PREFIX = 'sluice-';
+
+/**
+ * The check of a CREATE SOURCE/SINK asked for: brokers the allow-list refuses, or a `group_id` in
+ * the server's reserved names; null when neither.
+ */
+export function connectorError(
+  hosts: ConnectorHosts,
+  connector: { readonly brokers: readonly string[]; readonly groupId?: string },
+): { error: SluiceError; option: 'brokers' | 'group_id' } | null {
+  const refused = hosts.refused(connector.brokers);
+  if (refused !== null) {
+    const error = new SluiceError(
+      'FORBIDDEN_BROKER',
+      `broker "${refused}" is not an allowed connector host`,
+      {
+        hint: hosts.hintFor(refused),
+      },
+    );
+    return { error, option: 'brokers' };
+  }
+  const group = connector.groupId;
+  if (group !== undefined && group.toLowerCase().startsWith(RESERVED_GROUP_PREFIX)) {
+    const error = new SluiceError(
+      'INVALID_OPTION',
+      `consumer group "${group}" is reserved: names beginning "${RESERVED_GROUP_PREFIX}" are the server's own groups`,
+      { hint: 'name a group of your own, or leave group_id out (the source then uses one of its own)' },
+    );
+    return { error, option: 'group_id' };
+  }
+  return null;
 }
 
 function refusedMessage(hosts: ConnectorHosts, broker: string): string {

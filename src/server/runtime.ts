@@ -2,7 +2,7 @@
 // the journal on open, and fans each committed epoch out to subscribers. Nothing is acknowledged or
 // published before the transaction holding it committed (fsync).
 import type { CheckpointStore } from '../storage/checkpoint-store.ts';
-import { ConnectorManager, connectorHostError, connectorHostsAfterRecovery } from './connectors.ts';
+import { ConnectorManager, connectorError, connectorHostsAfterRecovery } from './connectors.ts';
 import { CatalogSnapshotStore } from '../storage/catalog-snapshot-store.ts';
 import { SourceStore } from '../storage/source-store.ts';
 import { HighWaterMark } from '../storage/high-water-mark.ts';
@@ -93,7 +93,7 @@ export class SluiceRuntime extends RuntimeRecovery {
       this.engine.setJournal(this.log);
       // Judged from here on only: a replayed CREATE SOURCE/SINK was allowed when it ran.
       const hosts = connectorHostsAfterRecovery(options.connectorHosts ?? null, this.engine.catalog());
-      this.engine.setConnectorCheck((brokers) => connectorHostError(hosts, brokers));
+      this.engine.setConnectorCheck((connector) => connectorError(hosts, connector));
       this.connectors = new ConnectorManager(
         this.connectorHost(),
         options.logger,

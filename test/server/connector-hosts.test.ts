@@ -3,8 +3,8 @@
 // statement runs, with FORBIDDEN_BROKER at the option's position and no effect — no catalog
 // entry, no journal entry, no connection. And a peer that is not a Kafka broker (answers garbage,
 // or accepts and never answers) leaves a source or sink in an error state with a message and
-// retrying, never "starting" with no error, and never takes the server down. Real server, real TCP
-// peers (no broker needed).
+// retrying, never "starting" with no error, and never takes the server down. A source's group_id
+// may not name the server's own consumer groups. Real server, real TCP peers (no broker needed).
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
@@ -114,6 +114,26 @@ describe('connector hosts: an allow-list checked when CREATE SOURCE/SINK runs', 
     await sqlOk(
       server.base,
       "CREATE SOURCE local_ok (a INTEGER) FROM KAFKA (brokers 'localhost:1', topic 't')",
+    );
+  });
+
+  test("a source's group_id may not name one of the server's own consumer groups (sluice-…)", async () => {
+    const server = await startServer();
+    servers.push(server);
+    for (const group of ['sluice-abc-sink-k-1-progress', 'Sluice-x']) {
+      const r = await sql(
+        server.base,
+        `CREATE SOURCE s (a INTEGER) FROM KAFKA (brokers 'localhost:1', topic 't', group_id '${group}')`,
+      );
+      assert.equal(r.status, 400, group);
+      assert.equal(r.body.error?.code, 'INVALID_OPTION', group);
+      assert.match(r.body.error?.message ?? '', /is reserved/);
+      assert.deepEqual(r.body.error?.position, { line: 1, column: 84 }, group);
+    }
+    assert.deepEqual((await request(server.base, 'GET', '/v1/sources')).body.sources, []);
+    await sqlOk(
+      server.base,
+      "CREATE SOURCE s (a INTEGER) FROM KAFKA (brokers 'localhost:1', topic 't', group_id 'my-sluice-reader')",
     );
   });
 
