@@ -144,7 +144,6 @@ describe('NOT_SUPPORTED constructs', () => {
     ['UPDATE t SET a = b ~ c', 'operator ~ is not supported', { line: 1, column: 20 }],
     ['DELETE FROM t USING u', 'DELETE ... USING is not supported', { line: 1, column: 15 }],
     ['DELETE FROM t WHERE EXISTS (SELECT 1)', 'subquery is not supported', { line: 1, column: 29 }],
-    ['VALUES (1)', 'VALUES as a query is not supported', { line: 1, column: 1 }],
     [
       'SELECT a FROM t WHERE a = ANY (1, 2)',
       'ANY (...) with a list is not supported',

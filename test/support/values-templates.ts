@@ -1,5 +1,6 @@
-// The join differential suite's VALUES-in-FROM templates: a constant relation joined, left-joined,
-// aggregated, unioned and used as an IN list's subquery over the seed's tables. SQLite reads
+// The join differential suite's VALUES templates: a constant relation in FROM joined, left-joined,
+// aggregated, unioned and used as an IN list's subquery over the seed's tables; VALUES as a WITH
+// query and as a set operation's branch. SQLite reads
 // `(VALUES …) AS v` with the same column1, column2 names; column aliases (`AS v(a, b)`, which SQLite
 // does not take) are spelled for it as a derived table that renames them.
 import type { Rng } from './random-workload.ts';
@@ -13,6 +14,8 @@ export const VALUES_TEMPLATES = [
   'values_union',
   'values_in',
   'values_only',
+  'values_cte',
+  'values_branch',
 ] as const;
 
 export type ValuesTemplate = (typeof VALUES_TEMPLATES)[number];
@@ -66,6 +69,12 @@ export function buildValuesTemplate(parts: ValuesParts, template: ValuesTemplate
       return one(`SELECT k FROM ${X} UNION SELECT column1 FROM (VALUES ${rows}) AS v`);
     case 'values_in':
       return one(`SELECT k, j FROM ${X} WHERE k IN (SELECT column1 FROM (VALUES ${rows}) AS v)`);
+    case 'values_cte':
+      return one(
+        `WITH codes AS (VALUES ${rows}) SELECT ${X}.k, codes.column2 AS label FROM ${X} LEFT JOIN codes ON ${X}.k = codes.column1`,
+      );
+    case 'values_branch':
+      return one(`SELECT k, j FROM ${X} UNION ALL VALUES ${rows.replace(/'[abc]'/g, '7')}`);
     case 'values_only':
       return [
         {

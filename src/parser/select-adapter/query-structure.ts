@@ -4,12 +4,13 @@
 // written) and derived tables in FROM. Each plain SELECT is handed to the adapter on its own, a
 // derived table replaced by one placeholder name whose token maps to the parsed subquery, so every
 // position in an error is still the one in the submitted text.
-import type { IToken } from 'chevrotain';
+import type { IToken, TokenType } from 'chevrotain';
 import type { CommonTableExpr, Expr, Pos, SelectStmt, SetOperation } from '../ast.ts';
 import { notSupported, parseError, SluiceError } from '../../common/errors.ts';
 import {
   Comma,
   endPosOf,
+  From,
   identName,
   Ident,
   Identifier,
@@ -21,6 +22,7 @@ import {
   QuotedIdent,
   RParen,
   Select,
+  Star,
   syntaxErrorAt,
 } from '../lexer.ts';
 import { readWindowCall, startsWindowCall, type FromCall } from './window-tvf-syntax.ts';
@@ -203,6 +205,19 @@ class QueryReader {
         }
         operands.push({ query: this.plainSelect(p, end), plain: true, pos: posOf(token) });
         p = end;
+      } else if (isWordText(token, 'values')) {
+        // `VALUES (…), …` up to a set operator or ORDER BY / LIMIT at its own level.
+        if (this.tokens[p + 1]?.tokenType !== LParen || p + 1 >= hi) throw this.unexpected(p + 1, hi);
+        let end = p + 1;
+        for (let depth = 0; end < hi; end++) {
+          const t = this.tokens[end]!;
+          if (t.tokenType === LParen) depth++;
+          else if (t.tokenType === RParen) depth--;
+          else if (depth === 0 && (setWord(t) !== undefined || TAIL_WORDS.some((w) => isWordText(t, w))))
+            break;
+        }
+        operands.push({ query: this.valuesQuery(p, end), plain: true, pos: posOf(token) });
+        p = end;
       } else throw syntaxErrorAt(token);
       if (p >= hi) break;
       const next = this.tokens[p]!;
@@ -284,6 +299,34 @@ class QueryReader {
       synthetic('select', Select, 9),
       synthetic('1', NumberLit, 2),
       ...this.tokens.slice(lo, hi),
+    ];
+    return this.simple(tokens, new Map());
+  }
+
+  /**
+   * `VALUES (…), …` in [lo, hi) as a query — the whole statement, a WITH query, a set operation's
+   * branch — read as `SELECT * FROM (VALUES …)`, whose columns are column1, column2, … as
+   * PostgreSQL names them. The tokens around it stand at its first and last token's positions.
+   */
+  private valuesQuery(lo: number, hi: number): SelectStmt {
+    const first = this.tokens[lo]!;
+    const last = this.tokens[hi - 1]!;
+    const at = (token: IToken, image: string, type: TokenType, offset: number): IToken => ({
+      ...token,
+      image,
+      tokenType: type,
+      tokenTypeIdx: type.tokenTypeIdx!,
+      startOffset: offset,
+      endOffset: offset + image.length - 1,
+    });
+    const start = first.startOffset;
+    const tokens = [
+      at(first, 'select', Select, start - 17),
+      at(first, '*', Star, start - 10),
+      at(first, 'from', From, start - 8),
+      at(first, '(', LParen, start - 2),
+      ...this.tokens.slice(lo, hi),
+      at(last, ')', RParen, (last.endOffset ?? last.startOffset) + 2),
     ];
     return this.simple(tokens, new Map());
   }

@@ -4,7 +4,7 @@
 import { EarlyExitException, EmbeddedActionsParser, NoViableAltException, type IToken } from 'chevrotain';
 import type { AllowedLatenessClause, Pos, SelectStmt } from '../ast.ts';
 import { notSupported } from '../../common/errors.ts';
-import { allTokenTypes, AnyToken, LParen, posOf, Select, Values, With } from '../lexer.ts';
+import { allTokenTypes, AnyToken, LParen, Select, Values, With } from '../lexer.ts';
 import { emitOnCloseTail } from './emit-on-close.ts';
 import { parseSelect } from '../select-adapter.ts';
 
@@ -36,14 +36,7 @@ export abstract class GrammarBase extends EmbeddedActionsParser {
       { ALT: () => tokens.push(this.CONSUME(Select)) },
       { ALT: () => tokens.push(this.CONSUME(With)) },
       { ALT: () => tokens.push(this.CONSUME(LParen)) },
-      {
-        ALT: () => {
-          const values = this.CONSUME(Values);
-          this.ACTION(() => {
-            throw notSupported('VALUES as a query', posOf(values));
-          });
-        },
-      },
+      { ALT: () => tokens.push(this.CONSUME(Values)) },
     ]);
     this.MANY(() => tokens.push(this.CONSUME(AnyToken)));
     return this.ACTION(() => {
