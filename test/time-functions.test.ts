@@ -27,6 +27,9 @@ const CASES: readonly (readonly [string, string | number | boolean | null, strin
   ["timestamp '2001-09-28 01:00' + interval '23 hours'", '2001-09-29 00:00:00', 'timestamp'],
   ["time '01:00' + interval '3 hours'", '04:00:00', 'time'],
   ["- interval '23 hours'", '-23:00:00', 'interval'],
+  // int32 fields: their minimum is an interval too (its negation is out of range)
+  ["interval '-2147483648 days -5 hours'", '-2147483648 days -05:00:00', 'interval'],
+  ["interval '-2147483648 mons'", '-178956970 years -8 mons', 'interval'],
   ["date '2001-10-01' - date '2001-09-28'", 3, 'integer'],
   ["date '2001-10-01' - 7", '2001-09-24', 'date'],
   ["date '2001-09-28' - interval '1 hour'", '2001-09-27 23:00:00', 'timestamp'],

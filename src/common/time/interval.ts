@@ -8,6 +8,7 @@ import { SluiceError } from '../errors.ts';
 import { USECS_PER_DAY, USECS_PER_HOUR, USECS_PER_MINUTE, USECS_PER_SEC, outOfRange } from './calendar.ts';
 
 const INT32_MAX = 2_147_483_647;
+const INT32_MIN = -2_147_483_648;
 
 export class Interval {
   private keyText: string | undefined;
@@ -23,7 +24,8 @@ export class Interval {
     const m = Math.trunc(months);
     const d = Math.trunc(days);
     const u = Math.round(micros);
-    if (Math.abs(m) > INT32_MAX || Math.abs(d) > INT32_MAX || !Number.isSafeInteger(u)) {
+    // PostgreSQL's int32 fields: -2147483648 months or days is an interval, its negation is not.
+    if (m < INT32_MIN || m > INT32_MAX || d < INT32_MIN || d > INT32_MAX || !Number.isSafeInteger(u)) {
       throw outOfRange('interval');
     }
     return new Interval(m === 0 ? 0 : m, d === 0 ? 0 : d, u === 0 ? 0 : u);
