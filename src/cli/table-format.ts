@@ -36,6 +36,19 @@ export function escapeControls(text: string): string {
   });
 }
 
+// What JSON.stringify leaves raw that a terminal still acts on: DEL, the C1 controls (U+009B is a
+// one-character CSI to some terminals) and the bidirectional overrides/isolates. It already writes
+// C0 controls (ESC among them) as \u escapes.
+const JSON_UNSAFE = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * JSON text safe to print to a terminal, and still the same JSON: the characters above can only
+ * occur inside its strings, where `\uXXXX` reads back as the same character.
+ */
+export function terminalSafeJson(json: string): string {
+  return json.replace(JSON_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** One value as one line of text. Integers beyond 2^53 arrive as strings and print as they are. */
 export function cellText(value: unknown, nullText = 'NULL'): string {
   if (value === null || value === undefined) return nullText;
