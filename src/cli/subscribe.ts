@@ -11,6 +11,7 @@ import {
   displayWidth,
   escapeControls,
   isNumericType,
+  MAX_ALIGN_WIDTH,
   type TableColumn,
   terminalSafeJson,
 } from './table-format.ts';
@@ -289,7 +290,7 @@ export class Subscriber {
 
   private header(): void {
     const names = ['epoch', 'op', ...(this.columns ?? []).map((c) => escapeControls(c.name))];
-    this.widths = names.map((n, i) => Math.max(displayWidth(n), i === 0 ? 6 : 2));
+    this.widths = names.map((n, i) => Math.min(Math.max(displayWidth(n), i === 0 ? 6 : 2), MAX_ALIGN_WIDTH));
     const right = [true, false, ...(this.columns ?? []).map((c) => isNumericType(c.type))];
     this.options.output.write(
       this.render(names, right) + '\n' + this.widths.map((w) => '-'.repeat(w + 2)).join('+') + '\n',
@@ -300,8 +301,9 @@ export class Subscriber {
     return cells
       .map((cell, i) => {
         const w = displayWidth(cell);
-        if (w > (this.widths[i] ?? 0)) this.widths[i] = w; // later lines line up with the widest
-        const fill = ' '.repeat((this.widths[i] ?? 0) - w);
+        // Later lines line up with the widest, up to MAX_ALIGN_WIDTH (a longer cell overflows).
+        if (w > (this.widths[i] ?? 0)) this.widths[i] = Math.min(w, MAX_ALIGN_WIDTH);
+        const fill = ' '.repeat(Math.max(0, (this.widths[i] ?? 0) - w));
         return ` ${right[i] === true ? fill + cell : cell + fill} `;
       })
       .join('|')

@@ -265,3 +265,28 @@ test(
     assert.match(errors.text(), /a message larger than 100000 bytes/);
   },
 );
+
+test('one very wide value does not pad every other row to its width', { timeout: 60_000 }, async () => {
+  const wide = 'w'.repeat(200_000);
+  const rows = [{ a: wide }, ...Array.from({ length: 200 }, (_, i) => ({ a: `r${i}` }))];
+  handler = (_req, res) =>
+    json(res, 200, {
+      results: [{ statement: 'SELECT', columns: [{ name: 'a', type: 'text' }], rows, epoch: 1 }],
+    });
+  const run = await runCli(['sql', '--url', base, '-c', 'SELECT a FROM t']);
+  assert.equal(run.code, 0, run.stderr);
+  // The wide value once, the others padded to the alignment bound at most (base: 200 × 200 kB).
+  assert.ok(run.stdout.length < wide.length + 200 * 300, `${run.stdout.length} characters printed`);
+  assert.match(run.stdout, /^ r199$/m);
+
+  onSocket = (socket) => {
+    socket.send(JSON.stringify({ type: 'subscribed', epoch: 1, columns: [{ name: 'a', type: 'text' }] }));
+    socket.send(
+      JSON.stringify({ type: 'changes', epoch: 2, changes: rows.map((row) => ({ op: '+I', row })) }),
+    );
+    socket.close(4404);
+  };
+  const { sub, output } = subscriber('table');
+  assert.equal(await sub.run(), 1);
+  assert.ok(output.text().length < wide.length + 200 * 300, `${output.text().length} characters printed`);
+});
