@@ -35,6 +35,13 @@ export function objectName(raw: string): string {
   return quoted !== null ? (quoted[1] ?? '').replace(/""/g, '"') : raw.trim().toLowerCase();
 }
 
+/**
+ * The largest answer body read. The server's own result limit (`--max-result-bytes`, default
+ * 8 MiB) keeps real answers far below it; past it the client stops reading rather than buffer
+ * whatever a broken or hostile server keeps sending.
+ */
+export const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
+
 /** The server could not be reached, or did not answer as the API does. */
 export class ClientError extends Error {}
 
@@ -58,15 +65,28 @@ function asError(x: unknown, status: number): ApiError {
   return { code: `HTTP_${status}`, message: `the server answered ${status} without an error body` };
 }
 
+/**
+ * The results shaped as the API's; a field of another type is left out (an epoch or row count that
+ * is not a number would otherwise be printed as whatever text the server sent).
+ */
 function asResults(x: unknown): StatementResult[] {
   if (!Array.isArray(x)) return [];
-  return x.filter(
-    (r): r is StatementResult =>
-      isRecord(r) &&
-      typeof r.statement === 'string' &&
-      (r.columns === undefined || Array.isArray(r.columns)) &&
-      (r.rows === undefined || Array.isArray(r.rows)),
-  );
+  return x.flatMap((r: unknown): StatementResult[] => {
+    if (!isRecord(r) || typeof r.statement !== 'string') return [];
+    if (r.columns !== undefined && !Array.isArray(r.columns)) return [];
+    if (r.rows !== undefined && !Array.isArray(r.rows)) return [];
+    const rows = Array.isArray(r.rows) ? r.rows.filter(isRecord) : undefined;
+    return [
+      {
+        statement: r.statement,
+        ...(typeof r.object === 'string' ? { object: r.object } : {}),
+        ...(Array.isArray(r.columns) ? { columns: r.columns as ApiColumn[] } : {}),
+        ...(rows !== undefined ? { rows } : {}),
+        ...(typeof r.epoch === 'number' ? { epoch: r.epoch } : {}),
+        ...(typeof r.rowCount === 'number' ? { rowCount: r.rowCount } : {}),
+      },
+    ];
+  });
 }
 
 function reason(error: unknown): string {
@@ -82,7 +102,11 @@ export class ApiClient {
   /** A bearer token sent with every request (`--token`, env SLUICE_TOKEN); null: none. */
   readonly token: string | null;
 
-  constructor(url: string, token: string | null = null) {
+  /** The largest answer body this client reads (`MAX_RESPONSE_BYTES` unless given). */
+  readonly maxResponseBytes: number;
+
+  constructor(url: string, token: string | null = null, maxResponseBytes = MAX_RESPONSE_BYTES) {
+    this.maxResponseBytes = maxResponseBytes;
     this.token = token === null || token.trim() === '' ? null : token.trim();
     let parsed: URL;
     try {
@@ -127,12 +151,47 @@ export class ApiClient {
       if (signal?.aborted === true) throw new ClientError('cancelled');
       throw new ClientError(`cannot reach the server at ${this.base}: ${reason(error)}`);
     }
-    const text = await res.text();
+    const text = await this.bodyText(res, signal);
     try {
       return { status: res.status, json: JSON.parse(text) as unknown };
     } catch {
       throw new ClientError(`the server at ${this.base} answered ${res.status} with a body that is not JSON`);
     }
+  }
+
+  /** The answer's body as text, read chunk by chunk and abandoned past `maxResponseBytes`. */
+  private async bodyText(res: Response, signal?: AbortSignal): Promise<string> {
+    const tooLarge = (): ClientError =>
+      new ClientError(
+        `the server at ${this.base} sent an answer larger than ${this.maxResponseBytes} bytes, the most this client reads`,
+      );
+    const declared = Number(res.headers.get('content-length') ?? NaN);
+    if (declared > this.maxResponseBytes) {
+      await res.body?.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    if (res.body === null) return '';
+    const decoder = new TextDecoder();
+    const reader = res.body.getReader();
+    let text = '';
+    let bytes = 0;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        bytes += value.byteLength;
+        if (bytes > this.maxResponseBytes) {
+          await reader.cancel().catch(() => undefined);
+          throw tooLarge();
+        }
+        text += decoder.decode(value, { stream: true });
+      }
+    } catch (error) {
+      if (error instanceof ClientError) throw error;
+      if (signal?.aborted === true) throw new ClientError('cancelled');
+      throw new ClientError(`the answer from the server at ${this.base} broke off: ${reason(error)}`);
+    }
+    return text + decoder.decode();
   }
 
   /** POST /v1/sql: the results of the statements that ran and, if one failed, its error. */

@@ -266,10 +266,11 @@ export class SqlShell {
       ),
     ];
     lines.push(
-      `${table.ok ? 'Primary key' : 'Key'}: ${key.length > 0 ? key.join(', ') : 'none (a multiset)'}`,
+      `${table.ok ? 'Primary key' : 'Key'}: ${key.length > 0 ? key.map(escapeControls).join(', ') : 'none (a multiset)'}`,
     );
     const related = strings(table.ok ? body.dependents : body.dependsOn);
-    if (related.length > 0) lines.push(`${table.ok ? 'Read by' : 'Reads'}: ${related.join(', ')}`);
+    if (related.length > 0)
+      lines.push(`${table.ok ? 'Read by' : 'Reads'}: ${related.map(escapeControls).join(', ')}`);
     const facts = [
       typeof body.rowCount === 'number' ? `${body.rowCount} ${body.rowCount === 1 ? 'row' : 'rows'}` : '',
       typeof body.epoch === 'number' ? `epoch ${body.epoch}` : '',

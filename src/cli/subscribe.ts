@@ -6,7 +6,15 @@
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { ApiClient, ClientError, objectName } from './api-client.ts';
-import { cellText, displayWidth, escapeControls, isNumericType, type TableColumn } from './table-format.ts';
+import {
+  cellText,
+  displayWidth,
+  escapeControls,
+  isNumericType,
+  MAX_ALIGN_WIDTH,
+  type TableColumn,
+  terminalSafeJson,
+} from './table-format.ts';
 
 export const SUBSCRIBE_USAGE = `Usage: sluice subscribe <view> [options]
 
@@ -37,10 +45,20 @@ export interface SubscribeOptions {
   /** First reconnect delay; it doubles up to `maxRetryMs`. */
   readonly retryMs?: number;
   readonly maxRetryMs?: number;
+  /** The largest message accepted from the server (default `MAX_MESSAGE_BYTES`). */
+  readonly maxMessageBytes?: number;
 }
 
 /** Close codes after which resuming cannot help: the request, the view or its history is wrong. */
 const FATAL_CLOSE = new Set([4400, 4401, 4403, 4404, 4409, 4410, 4500]);
+/**
+ * The largest message read from the server. One epoch's changes arrive as one message (a
+ * million-row epoch is about 48 MB), so the bound is generous; it keeps a broken or hostile
+ * server from making the client buffer without limit.
+ */
+export const MAX_MESSAGE_BYTES = 128 * 1024 * 1024;
+/** The error code `ws` gives a message past that bound. */
+const MESSAGE_TOO_BIG = 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
 /** Ping the server this often; no pong by the next ping means the connection is dead. */
 const PING_MS = 10_000;
 
@@ -49,9 +67,25 @@ interface Outcome {
   readonly code: number | null;
   readonly error: { code: string; message: string } | null;
   readonly failure: string | null;
+  /** A message was past `maxMessageBytes`. */
+  readonly tooBig: boolean;
+  /**
+   * The server broke the protocol: a message past `maxMessageBytes`, not JSON, not an object, or
+   * one this client cannot read. Resuming would ask for the same message again, so the run ends.
+   */
+  readonly broken: boolean;
 }
 
 type Message = Record<string, unknown> & { type?: unknown };
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+/** The objects of an array field (anything else in it, or a field that is no array, is none). */
+function records(x: unknown): Message[] {
+  return Array.isArray(x) ? x.filter(isRecord) : [];
+}
 
 export class Subscriber {
   /** The last epoch wholly printed: where a reconnect resumes from. */
@@ -98,12 +132,17 @@ export class Subscriber {
         everSubscribed = true;
         delay = first;
       }
-      const reason =
-        outcome.error !== null
+      const reason = outcome.tooBig
+        ? `the server sent a message larger than ${this.maxMessageBytes()} bytes, the most this client accepts` +
+          (this.epoch !== null ? ` (after epoch ${this.epoch}; --resume-from a later epoch skips it)` : '')
+        : outcome.error !== null
           ? `${outcome.error.code}: ${escapeControls(outcome.error.message)}`
-          : (outcome.failure ?? `closed with code ${outcome.code ?? 'none'}`);
-      if ((outcome.code !== null && FATAL_CLOSE.has(outcome.code)) || !everSubscribed) {
-        this.status(`${everSubscribed ? '' : `cannot subscribe to "${this.options.view}": `}${reason}`);
+          : outcome.failure !== null
+            ? escapeControls(outcome.failure)
+            : `closed with code ${outcome.code ?? 'none'}`;
+      // A broken message would come again on resuming (after the same epoch): that ends the run too.
+      if ((outcome.code !== null && FATAL_CLOSE.has(outcome.code)) || outcome.broken || !everSubscribed) {
+        this.status(`${everSubscribed ? '' : `cannot subscribe to "${this.viewName()}": `}${reason}`);
         return 1;
       }
       this.status(
@@ -122,13 +161,27 @@ export class Subscriber {
     return 0;
   }
 
+  private maxMessageBytes(): number {
+    return this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+  }
+
+  /** The view's name as the status lines print it (it may hold any character). */
+  private viewName(): string {
+    return escapeControls(this.options.view);
+  }
+
   private connect(): Promise<Outcome> {
     return new Promise((resolve) => {
-      const socket = new WebSocket(this.url(), { headers: this.options.client.authHeaders() });
+      const socket = new WebSocket(this.url(), {
+        headers: this.options.client.authHeaders(),
+        maxPayload: this.maxMessageBytes(),
+      });
       this.socket = socket;
       let subscribed = false;
       let error: Outcome['error'] = null;
       let failure: string | null = null;
+      let tooBig = false;
+      let broken = false;
       let alive = true;
       const ping = setInterval(() => {
         if (!alive) {
@@ -142,42 +195,66 @@ export class Subscriber {
       socket.on('pong', () => (alive = true));
       socket.on('message', (data) => {
         alive = true;
-        let message: Message;
+        let parsed: unknown;
         try {
-          message = JSON.parse(data.toString()) as Message;
+          parsed = JSON.parse(data.toString());
         } catch {
           failure = 'a message that is not JSON';
+          broken = true;
           socket.terminate();
           return;
         }
-        if (message.type === 'subscribed') {
-          subscribed = true;
-          this.subscribed(message);
-        } else if (message.type === 'error') {
-          error = { code: String(message.code), message: String(message.message) };
-        } else this.handle(message);
+        if (!isRecord(parsed)) {
+          failure = 'a message that is not a JSON object';
+          broken = true;
+          socket.terminate();
+          return;
+        }
+        const message: Message = parsed;
+        try {
+          if (message.type === 'subscribed') {
+            subscribed = true;
+            this.subscribed(message);
+          } else if (message.type === 'error') {
+            error = { code: escapeControls(String(message.code)), message: String(message.message) };
+          } else this.handle(message);
+        } catch (e) {
+          // A throw here would end the process with a stack trace; end this connection instead.
+          failure = `a message this client cannot read (${e instanceof Error ? e.message : String(e)})`;
+          broken = true;
+          socket.terminate();
+        }
       });
-      socket.on('error', (e) => (failure ??= e.message));
+      socket.on('error', (e: Error & { code?: string }) => {
+        if (e.code === MESSAGE_TOO_BIG) tooBig = broken = true;
+        failure ??= e.message;
+      });
       socket.on('close', (code) => {
         clearInterval(ping);
         if (this.socket === socket) this.socket = null;
-        resolve({ subscribed, code: code === 1005 || code === 1006 ? null : code, error, failure });
+        resolve({
+          subscribed,
+          code: code === 1005 || code === 1006 ? null : code,
+          error,
+          failure,
+          tooBig,
+          broken,
+        });
       });
     });
   }
 
   private subscribed(message: Message): void {
-    const columns = Array.isArray(message.columns)
-      ? (message.columns as { name?: unknown; type?: unknown }[]).map((c) => ({
-          name: String(c.name),
-          type: typeof c.type === 'string' ? c.type : '',
-        }))
-      : [];
+    // Entries not shaped as the API's columns are skipped: a broken server's answer must not throw.
+    const columns = records(message.columns).map((c) => ({
+      name: String(c.name),
+      type: typeof c.type === 'string' ? c.type : '',
+    }));
     const at = typeof message.epoch === 'number' ? message.epoch : null;
     this.status(
       this.epoch !== null
-        ? `subscribed to "${this.options.view}", resuming after epoch ${this.epoch}`
-        : `subscribed to "${this.options.view}" at epoch ${at ?? '?'}${message.snapshot === true ? ' with a snapshot' : ''}`,
+        ? `subscribed to "${this.viewName()}", resuming after epoch ${this.epoch}`
+        : `subscribed to "${this.viewName()}" at epoch ${at ?? '?'}${message.snapshot === true ? ' with a snapshot' : ''}`,
     );
     // A stream without a snapshot continues from the subscribed epoch: that is already a resume point.
     if (this.epoch === null && message.snapshot !== true && at !== null) this.epoch = at;
@@ -199,11 +276,9 @@ export class Subscriber {
         break;
       case 'changes': {
         if (this.epoch !== null && epoch <= this.epoch) return; // never print an epoch twice
-        const changes = Array.isArray(message.changes) ? (message.changes as Message[]) : [];
-        for (const c of changes)
+        for (const c of records(message.changes))
           this.line(epoch, String(c.op), c.row, typeof c.n === 'number' ? c.n : undefined);
-        const errors = Array.isArray(message.errors) ? (message.errors as Message[]) : [];
-        for (const e of errors) this.line(epoch, String(e.op), e.error, undefined);
+        for (const e of records(message.errors)) this.line(epoch, String(e.op), e.error, undefined);
         this.epoch = epoch;
         break;
       }
@@ -215,7 +290,7 @@ export class Subscriber {
 
   private header(): void {
     const names = ['epoch', 'op', ...(this.columns ?? []).map((c) => escapeControls(c.name))];
-    this.widths = names.map((n, i) => Math.max(displayWidth(n), i === 0 ? 6 : 2));
+    this.widths = names.map((n, i) => Math.min(Math.max(displayWidth(n), i === 0 ? 6 : 2), MAX_ALIGN_WIDTH));
     const right = [true, false, ...(this.columns ?? []).map((c) => isNumericType(c.type))];
     this.options.output.write(
       this.render(names, right) + '\n' + this.widths.map((w) => '-'.repeat(w + 2)).join('+') + '\n',
@@ -226,8 +301,9 @@ export class Subscriber {
     return cells
       .map((cell, i) => {
         const w = displayWidth(cell);
-        if (w > (this.widths[i] ?? 0)) this.widths[i] = w; // later lines line up with the widest
-        const fill = ' '.repeat((this.widths[i] ?? 0) - w);
+        // Later lines line up with the widest, up to MAX_ALIGN_WIDTH (a longer cell overflows).
+        if (w > (this.widths[i] ?? 0)) this.widths[i] = Math.min(w, MAX_ALIGN_WIDTH);
+        const fill = ' '.repeat(Math.max(0, (this.widths[i] ?? 0) - w));
         return ` ${right[i] === true ? fill + cell : cell + fill} `;
       })
       .join('|')
@@ -237,7 +313,8 @@ export class Subscriber {
   private line(epoch: number, op: string, row: unknown, n: number | undefined): void {
     const out = this.options.output;
     if (this.options.format === 'json') {
-      out.write(JSON.stringify({ epoch, op, row, ...(n === undefined || n === 1 ? {} : { n }) }) + '\n');
+      const json = JSON.stringify({ epoch, op, row, ...(n === undefined || n === 1 ? {} : { n }) });
+      out.write(terminalSafeJson(json) + '\n');
       return;
     }
     const record = typeof row === 'object' && row !== null ? (row as Record<string, unknown>) : {};

@@ -36,6 +36,19 @@ export function escapeControls(text: string): string {
   });
 }
 
+// What JSON.stringify leaves raw that a terminal still acts on: DEL, the C1 controls (U+009B is a
+// one-character CSI to some terminals) and the bidirectional overrides/isolates. It already writes
+// C0 controls (ESC among them) as \u escapes.
+const JSON_UNSAFE = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * JSON text safe to print to a terminal, and still the same JSON: the characters above can only
+ * occur inside its strings, where `\uXXXX` reads back as the same character.
+ */
+export function terminalSafeJson(json: string): string {
+  return json.replace(JSON_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** One value as one line of text. Integers beyond 2^53 arrive as strings and print as they are. */
 export function cellText(value: unknown, nullText = 'NULL'): string {
   if (value === null || value === undefined) return nullText;
@@ -44,6 +57,13 @@ export function cellText(value: unknown, nullText = 'NULL'): string {
     return String(value);
   return escapeControls(JSON.stringify(value) ?? String(value));
 }
+
+/**
+ * The widest a column is padded to. A longer cell prints whole and overflows its column; without
+ * the bound one 4 MiB value padded every other row of its column to 4 MiB of blanks (10,000 rows:
+ * 40 GB built in memory and printed).
+ */
+export const MAX_ALIGN_WIDTH = 200;
 
 /** Terminal columns the text takes (after `escapeControls` it holds no control characters). */
 export function displayWidth(text: string): number {
@@ -68,10 +88,10 @@ export function formatTable(
   const header = columns.map((c) => escapeControls(c.name));
   const right = columns.map((c) => isNumericType(c.type));
   const cells = rows.map((row) => columns.map((c) => cellText(row[c.name], nullText)));
-  const widths = header.map((h) => displayWidth(h));
+  const widths = header.map((h) => Math.min(displayWidth(h), MAX_ALIGN_WIDTH));
   for (const line of cells) {
     line.forEach((cell, i) => {
-      const w = displayWidth(cell);
+      const w = Math.min(displayWidth(cell), MAX_ALIGN_WIDTH);
       if (w > (widths[i] ?? 0)) widths[i] = w;
     });
   }

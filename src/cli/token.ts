@@ -3,7 +3,7 @@
 // everything else goes to stderr. Like the other clients it speaks only HTTP.
 import { parseArgs } from 'node:util';
 import { ApiClient, ClientError } from './api-client.ts';
-import { formatTable } from './table-format.ts';
+import { cellText, escapeControls, formatTable } from './table-format.ts';
 
 export const TOKEN_USAGE = `Usage: sluice token create --role <role> [options]   create a token; prints it (shown only once)
        sluice token list [options]                     list the tenant's tokens (no secrets)
@@ -18,6 +18,11 @@ Options:
   --tenant <name>        the tenant (default: default)
   -h, --help             show this help
 `;
+
+/** A field of the server's answer as one line of text, control characters escaped. */
+function shown(value: unknown): string {
+  return cellText(value, '');
+}
 
 function usageError(message: string): number {
   process.stderr.write(`sluice token: ${message}\n\n${TOKEN_USAGE}`);
@@ -60,8 +65,9 @@ export async function tokenMain(argv: readonly string[]): Promise<number> {
   }
   const tenant = encodeURIComponent(values.tenant ?? 'default');
   const fail = (error: { code: string; message: string; hint?: string }): number => {
-    process.stderr.write(`sluice token: ${error.code}: ${error.message}\n`);
-    if (error.hint !== undefined) process.stderr.write(`sluice token: hint: ${error.hint}\n`);
+    // The server's text is shown, never interpreted: an escape sequence in it prints as `\x1b`.
+    process.stderr.write(`sluice token: ${escapeControls(error.code)}: ${escapeControls(error.message)}\n`);
+    if (error.hint !== undefined) process.stderr.write(`sluice token: hint: ${escapeControls(error.hint)}\n`);
     return 1;
   };
   try {
@@ -71,9 +77,9 @@ export async function tokenMain(argv: readonly string[]): Promise<number> {
       const r = await client.send('POST', `/v1/tenants/${tenant}/tokens`, { role: values.role });
       if (!r.ok) return fail(r.error);
       process.stderr.write(
-        `sluice token: created token ${String(r.body.id)} (role ${String(r.body.role)}, tenant ${String(r.body.tenant)}); it is shown only now\n`,
+        `sluice token: created token ${shown(r.body.id)} (role ${shown(r.body.role)}, tenant ${shown(r.body.tenant)}); it is shown only now\n`,
       );
-      process.stdout.write(`${String(r.body.token)}\n`);
+      process.stdout.write(`${shown(r.body.token)}\n`);
       return 0;
     }
     if (command === 'list') {
@@ -100,11 +106,13 @@ export async function tokenMain(argv: readonly string[]): Promise<number> {
         `/v1/tenants/${tenant}/tokens/${encodeURIComponent(rest[0] ?? '')}`,
       );
       if (!r.ok) return fail(r.error);
-      process.stderr.write(`sluice token: revoked token ${String(r.body.id)}\n`);
+      process.stderr.write(`sluice token: revoked token ${shown(r.body.id)}\n`);
       return 0;
     }
   } catch (error) {
-    process.stderr.write(`sluice token: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `sluice token: ${escapeControls(error instanceof Error ? error.message : String(error))}\n`,
+    );
     return 1;
   }
   return usageError(

@@ -90,8 +90,8 @@ export class LiveTable {
   }
 
   private render(): void {
-    const sorted = this.rows.sorted();
-    const shown = sorted.slice(0, MAX_ROWS);
+    const total = this.rows.size;
+    const shown = this.rows.first(MAX_ROWS);
     const keep = new Set(shown.map((e) => e.id));
     for (const [id, tr] of this.trs) {
       if (!keep.has(id)) {
@@ -122,9 +122,9 @@ export class LiveTable {
     this.full = false;
     setText(
       this.note,
-      sorted.length > MAX_ROWS
-        ? `showing the first ${MAX_ROWS} of ${sorted.length} rows`
-        : `${sorted.length} row${sorted.length === 1 ? '' : 's'}`,
+      total > MAX_ROWS
+        ? `showing the first ${MAX_ROWS} of ${total} rows`
+        : `${total} row${total === 1 ? '' : 's'}`,
     );
   }
 

@@ -74,6 +74,12 @@ export class LiveView {
   }
 }
 
+/**
+ * Bars drawn at most: one SVG element each, and a million-row view drew a million (a page held
+ * for seconds per change, and unreadable); past it the chart shows the first rows in key order.
+ */
+const MAX_BARS = 500;
+
 /** The bar chart of a chartable view, with a choice of value column when there are several. */
 export class ChartPanel {
   readonly element: HTMLElement;
@@ -138,8 +144,13 @@ export class ChartPanel {
   private draw(): void {
     const spec = this.spec;
     if (spec === null || this.rows === null) return;
-    setText(this.caption, `${this.valueColumn} by ${spec.keyColumn}`);
-    const bars: Bar[] = this.rows.sorted().map((e) => ({
+    const total = this.rows.size;
+    setText(
+      this.caption,
+      `${this.valueColumn} by ${spec.keyColumn}` +
+        (total > MAX_BARS ? ` (the first ${MAX_BARS} of ${total} rows)` : ''),
+    );
+    const bars: Bar[] = this.rows.first(MAX_BARS).map((e) => ({
       id: e.id,
       label: formatValue(e.row[spec.keyColumn]),
       value: toNumber(e.row[this.valueColumn]) ?? 0,
