@@ -23,8 +23,6 @@ export interface WrittenRows {
   readonly inserts: readonly (readonly Value[])[];
 }
 
-const NO_KEYS: (JoinKey | null)[] = [];
-
 /** One join of a view whose sides may be fed by a table through Map stages alone. */
 export class JoinFanout {
   /** The table feeding each side through Map stages alone (null: something else feeds it). */
@@ -82,10 +80,11 @@ export class JoinFanout {
    * self-join) adds the pairs among the written rows: those of one key on each side.
    */
   rowsBuilt(table: string, written: WrittenRows): number {
-    const [leftFed, rightFed] = [this.fedBy[0] === table, this.fedBy[1] === table];
+    const leftFed = this.fedBy[0] === table;
+    const rightFed = this.fedBy[1] === table;
     if (!leftFed && !rightFed) return 0;
-    const count = written.deletes.length + written.inserts.length;
     if (!this.keyed) {
+      const count = written.deletes.length + written.inserts.length;
       const [leftRows, rightRows] = this.op.arrangedRows();
       return (
         (leftFed ? count * rightRows : 0) +
@@ -93,23 +92,24 @@ export class JoinFanout {
         (leftFed && rightFed ? count * count : 0)
       );
     }
-    const both = leftFed && rightFed;
-    const keys: [(JoinKey | null)[], (JoinKey | null)[]] = [both ? [] : NO_KEYS, both ? [] : NO_KEYS];
-    let built = 0;
-    for (const side of [0, 1] as const) {
-      if (this.fedBy[side] !== table) continue;
-      const rows = this.mapped(side, written);
-      built += this.op.probeRows(side, rows, both ? keys[side] : null);
-    }
-    if (both) built += pairsAmong(keys[0], keys[1]);
-    return built;
+    // One side (the usual case): no key kept, nothing allocated but the rows its Maps build.
+    if (!rightFed) return this.probe(0, written, null);
+    if (!leftFed) return this.probe(1, written, null);
+    const leftKeys: (JoinKey | null)[] = [];
+    const rightKeys: (JoinKey | null)[] = [];
+    const built = this.probe(0, written, leftKeys) + this.probe(1, written, rightKeys);
+    return built + pairsAmong(leftKeys, rightKeys);
+  }
+
+  /** JoinOp.probeRows of the written rows as side `side` sees them (deletes, then inserts). */
+  private probe(side: 0 | 1, written: WrittenRows, keys: (JoinKey | null)[] | null): number {
+    if (this.stages[side].length > 0) return this.op.probeRows(side, this.mapped(side, written), keys);
+    return this.op.probeRows(side, written.deletes, keys) + this.op.probeRows(side, written.inserts, keys);
   }
 
   /** The written rows as side `side` sees them: through its Map stages (a row that fails is dropped). */
   private mapped(side: 0 | 1, written: WrittenRows): readonly (readonly Value[])[] {
     const stages = this.stages[side];
-    if (stages.length === 0)
-      return written.deletes.length === 0 ? written.inserts : [...written.deletes, ...written.inserts];
     const out: (readonly Value[])[] = [];
     for (const list of [written.deletes, written.inserts]) {
       next: for (let i = 0; i < list.length; i++) {

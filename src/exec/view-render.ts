@@ -282,7 +282,8 @@ export abstract class RenderedView extends ViewErrors {
    */
   joinRowsCeiling(table: string, rows: number): number {
     let built = 0;
-    for (const join of this.countedJoins) built += join.ceiling(table, rows);
+    const joins = this.countedJoins;
+    for (let i = 0; i < joins.length; i++) built += (joins[i] as JoinFanout).ceiling(table, rows);
     return built;
   }
 
@@ -292,7 +293,8 @@ export abstract class RenderedView extends ViewErrors {
    */
   joinRowsBuilt(table: string, written: WrittenRows): number {
     let built = 0;
-    for (const join of this.countedJoins) built += join.rowsBuilt(table, written);
+    const joins = this.countedJoins;
+    for (let i = 0; i < joins.length; i++) built += (joins[i] as JoinFanout).rowsBuilt(table, written);
     return built;
   }
 
