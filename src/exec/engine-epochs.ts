@@ -26,7 +26,7 @@ import type { CheckpointedState } from './engine-checkpoints.ts';
 import type { ApplyOptions, EngineOptions } from './engine-types.ts';
 
 /**
- * Default of `EngineOptions.maxEpochJoinRows`. One epoch of a million keyless-join pairs measured
+ * Default of `EngineOptions.maxEpochJoinRows`. One epoch of a million join pairs (keyless) measured
  * ≈ 0.8 GB peak RSS and ≈ 1.3 s of the server's loop; ten million passed 3 GB and held the loop
  * for more than 25 s (bench/README.md, "Keyless joins: one write's epoch"). Two million keeps one
  * write's epoch near 1.5 GB and a few seconds.
