@@ -26,7 +26,7 @@ import type { CheckpointedState } from './engine-checkpoints.ts';
 import type { ApplyOptions, EngineOptions } from './engine-types.ts';
 
 /**
- * Default of `EngineOptions.maxEpochJoinRows`. One epoch of a million keyless-join pairs measured
+ * Default of `EngineOptions.maxEpochJoinRows`. One epoch of a million join pairs (keyless) measured
  * ≈ 0.8 GB peak RSS and ≈ 1.3 s of the server's loop; ten million passed 3 GB and held the loop
  * for more than 25 s (bench/README.md, "Keyless joins: one write's epoch"). Two million keeps one
  * write's epoch near 1.5 GB and a few seconds.
@@ -186,11 +186,9 @@ export abstract class EngineEpochs {
       return { accepted: prepared.accepted, epoch: this.currentEpoch };
     }
     // A write (not replay, whose batches were accepted when written, nor a source's batch) that its
-    // views' keyless joins would multiply past the bound is refused before the journal or any state
+    // views' joins would multiply past the bound is refused before the journal or any state
     // changes: one small write must not build an epoch that holds the loop and fills memory.
-    if (!fromSource && options?.positions === undefined) {
-      this.refuseKeylessJoinBlowup(table, prepared.deletes.length + insertCount(prepared));
-    }
+    if (!fromSource && options?.positions === undefined) this.refuseJoinBlowup(table, prepared);
     const epoch = this.currentEpoch + 1;
     // null: the plain write's own positions, built only when read (epochPositions).
     let positions: SourcePositions | null = null;
@@ -241,15 +239,22 @@ export abstract class EngineEpochs {
     return { accepted: prepared.accepted, epoch };
   }
 
-  /** Throws EPOCH_TOO_LARGE when the views' keyless joins could build more than the bound. */
-  private refuseKeylessJoinBlowup(table: string, rows: number): void {
-    const pairs = this.views.keylessJoinRows(table, rows);
-    if (pairs <= this.maxEpochJoinRows) return;
+  /**
+   * Throws EPOCH_TOO_LARGE when the views' joins would build more than the bound in this write's
+   * epoch. First a bound that reads no row (every written row meeting every row the other side
+   * holds): most writes end there. Past it, the rows are counted: a keyed join probes the other
+   * side per written row, a cost the size of the write (view-join-fanout.ts).
+   */
+  private refuseJoinBlowup(table: string, prepared: PreparedBatch): void {
+    const rows = prepared.deletes.length + insertCount(prepared);
+    if (this.views.joinRowsCeiling(table, rows) <= this.maxEpochJoinRows) return;
+    const built = this.views.joinRowsBuilt(table, prepared);
+    if (built.rows <= this.maxEpochJoinRows) return;
     throw new SluiceError(
       'EPOCH_TOO_LARGE',
-      `this write of ${rows} rows to "${table}" would make joins without an equality condition build ${pairs} rows in one epoch, more than ${this.maxEpochJoinRows}`,
+      `this write of ${rows} rows to "${table}" would make the joins of its views build ${built.rows} rows in one epoch, more than ${this.maxEpochJoinRows} (most in view "${built.view}")`,
       {
-        hint: 'write fewer rows per request, or give the join an equality between its sides (a join key)',
+        hint: 'write fewer rows per request; a join on a key that few values repeat, or with no equality between its sides, pairs each written row with many rows of the other side',
       },
     );
   }

@@ -134,8 +134,8 @@ export interface EngineOptions {
    */
   readonly workers?: number;
   /**
-   * Most pairs the views' keyless joins (CROSS JOIN, `ON a.x < b.y`) may build in the epoch of one
-   * table write, counted before it runs (a write beyond is refused with EPOCH_TOO_LARGE and changes
+   * Most rows the views' joins (keyless ones, and keyed ones through the rows under each written
+   * key: view-join-fanout.ts) may build in the epoch of one table write, counted before it runs (a write beyond is refused with EPOCH_TOO_LARGE and changes
    * nothing); MAX_EPOCH_JOIN_ROWS by default, Infinity for none. Replay and sources are not refused.
    */
   readonly maxEpochJoinRows?: number;

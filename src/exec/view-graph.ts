@@ -14,6 +14,7 @@ import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
 import type { TableSlots } from '../ivm/join-table-side.ts';
 import { VALUES_INPUT, ViewRuntime } from './view-runtime.ts';
+import type { WrittenRows } from './view-join-fanout.ts';
 import { PartitionPool, validWorkers } from './workers/partition-pool.ts';
 import type { PartitionedReduce } from './workers/partitioned-reduce.ts';
 import { batchSize } from './workers/partition-batch.ts';
@@ -51,8 +52,8 @@ interface WakeIndex {
   readonly readByName: ReadonlySet<string>;
   /** Whether some view has a temporal filter (its step reads the epoch's clock). */
   readonly temporal: boolean;
-  /** The views with a join with no equality between its sides (keylessJoinRows asks them). */
-  readonly keyless: readonly GraphView[];
+  /** The views with a join a table feeds through Map stages alone (joinRowsBuilt asks them). */
+  readonly joined: readonly GraphView[];
 }
 
 /** `WakeIndex.flags`: the view is looked at every epoch (it has one of the two below). */
@@ -296,15 +297,34 @@ export class ViewGraph {
   }
 
   /**
-   * Pairs the views' keyless joins would build at most in an epoch that writes `rows` rows to
-   * `table` (ViewRuntime.keylessJoinRows), summed: known before the epoch changes anything.
+   * Rows the views' joins would build at most in an epoch that writes `rows` rows to `table`,
+   * reading no row (ViewRuntime.joinRowsCeiling): cheap, and at least what joinRowsBuilt counts.
    */
-  keylessJoinRows(table: string, rows: number): number {
-    const keyless = (this.wakeIndex ?? this.buildWakeIndex()).keyless;
-    let pairs = 0;
-    for (let i = 0; i < keyless.length; i++)
-      pairs += (keyless[i] as GraphView).runtime.keylessJoinRows(table, rows);
-    return pairs;
+  joinRowsCeiling(table: string, rows: number): number {
+    const joined = (this.wakeIndex ?? this.buildWakeIndex()).joined;
+    let built = 0;
+    for (let i = 0; i < joined.length; i++)
+      built += (joined[i] as GraphView).runtime.joinRowsCeiling(table, rows);
+    return built;
+  }
+
+  /**
+   * Rows the views' joins would build in an epoch that writes `written` to `table`
+   * (ViewRuntime.joinRowsBuilt), summed, and the view whose joins build the most: known before
+   * the epoch changes anything.
+   */
+  joinRowsBuilt(table: string, written: WrittenRows): { readonly rows: number; readonly view: string } {
+    const joined = (this.wakeIndex ?? this.buildWakeIndex()).joined;
+    let rows = 0;
+    let most = -1;
+    let view = '';
+    for (let i = 0; i < joined.length; i++) {
+      const graphView = joined[i] as GraphView;
+      const built = graphView.runtime.joinRowsBuilt(table, written);
+      rows += built;
+      if (built > most) [most, view] = [built, graphView.name];
+    }
+    return { rows, view };
   }
 
   /**
@@ -417,7 +437,7 @@ export class ViewGraph {
       lastByName: false,
       readByName,
       temporal: flags.some((f) => (f & TEMPORAL) !== 0),
-      keyless: this.order.filter((view) => view.runtime.hasKeylessJoin),
+      joined: this.order.filter((view) => view.runtime.hasCountedJoin),
     };
     this.wakeIndex = index;
     this.wake = new Int32Array(this.order.length);

@@ -31,6 +31,7 @@ import { FoldingReduce } from './workers/folding-reduce.ts';
 import { foldOf, partitioningOf } from './workers/partition-eligibility.ts';
 import type { PartitionPool } from './workers/partition-pool.ts';
 import { ViewErrors } from './view-errors.ts';
+import { JoinFanout, type WrittenRows } from './view-join-fanout.ts';
 
 interface RenderedNode {
   readonly node: DataflowNode;
@@ -61,14 +62,8 @@ export abstract class RenderedView extends ViewErrors {
   /** HOP's pane Reduces under EMIT ON WINDOW CLOSE: they free a pane when its last window closes. */
   readonly panes: PaneCloseOp[] = [];
 
-  /**
-   * The view's joins with no equality between their sides (CROSS JOIN, `ON a.x < b.y`), each with
-   * the table that feeds each side through Map stages alone (null: something else feeds it).
-   */
-  private readonly keylessJoins: {
-    readonly op: JoinOp;
-    readonly fedBy: readonly [string | null, string | null];
-  }[] = [];
+  /** The view's joins that a table feeds on some side through Map stages alone (view-join-fanout.ts). */
+  private readonly countedJoins: JoinFanout[] = [];
 
   /** Shared arrangements this runtime's joins probe (released when the view goes). */
   readonly sharedArrangements: string[] = [];
@@ -201,12 +196,9 @@ export abstract class RenderedView extends ViewErrors {
             other,
           );
           this.rendered.push({ node, inputs: node.inputs, op });
-          if (node.leftKey.length === 0) {
-            this.keylessJoins.push({
-              op,
-              fedBy: [plainTableOf(node.inputs[0], byId), plainTableOf(node.inputs[1], byId)],
-            });
-          }
+          // One-off evaluations (a budget) count their rows as they go: no count ahead for them.
+          const fanout = joinBudget === null ? new JoinFanout(op, node, byId) : null;
+          if (fanout?.counted === true) this.countedJoins.push(fanout);
           break;
         }
         case 'temporalJoin': {
@@ -285,27 +277,30 @@ export abstract class RenderedView extends ViewErrors {
   }
 
   /**
-   * Pairs the view's keyless joins would build at most in an epoch that writes `rows` rows to
-   * `table`, known before the epoch runs: a side fed by that table through Map stages alone gets at
-   * most `rows` delta rows, and each meets every row the other side holds (and every delta row of
-   * the other side, when both read the table). A side fed otherwise (a Reduce, a view, a keyed join
-   * before it) is not counted: its delta is known only once the epoch runs.
+   * Rows the view's joins would build at most in an epoch that writes `rows` rows to `table`, with
+   * no row read (JoinFanout.ceiling): when the views' sum is within the bound, nothing is counted.
    */
-  keylessJoinRows(table: string, rows: number): number {
-    let pairs = 0;
-    for (const { op, fedBy } of this.keylessJoins) {
-      const leftFed = fedBy[0] === table;
-      const rightFed = fedBy[1] === table;
-      if (leftFed) pairs += rows * op.sideRows(1);
-      if (rightFed) pairs += rows * op.sideRows(0);
-      if (leftFed && rightFed) pairs += rows * rows;
-    }
-    return pairs;
+  joinRowsCeiling(table: string, rows: number): number {
+    let built = 0;
+    const joins = this.countedJoins;
+    for (let i = 0; i < joins.length; i++) built += (joins[i] as JoinFanout).ceiling(table, rows);
+    return built;
   }
 
-  /** Whether the view has a join with no equality between its sides (see keylessJoinRows). */
-  get hasKeylessJoin(): boolean {
-    return this.keylessJoins.length > 0;
+  /**
+   * Rows the view's joins would build in an epoch that writes `written` to `table`, known before
+   * the epoch runs (JoinFanout.rowsBuilt): the cost is the write's, not the state's.
+   */
+  joinRowsBuilt(table: string, written: WrittenRows): number {
+    let built = 0;
+    const joins = this.countedJoins;
+    for (let i = 0; i < joins.length; i++) built += (joins[i] as JoinFanout).rowsBuilt(table, written);
+    return built;
+  }
+
+  /** Whether some join of the view is fed by a table through Map stages alone (see joinRowsBuilt). */
+  get hasCountedJoin(): boolean {
+    return this.countedJoins.length > 0;
   }
 
   /** Every piece of this view's state that a checkpoint must hold, the error multiset included. */
@@ -361,11 +356,4 @@ export abstract class RenderedView extends ViewErrors {
     this.sharedArrangements.push(name);
     return { arrangement, other };
   }
-}
-
-/** The table whose rows reach node `id` through Map stages alone (filters, projections); else null. */
-function plainTableOf(id: number, byId: ReadonlyMap<number, DataflowNode>): string | null {
-  let node = byId.get(id);
-  while (node !== undefined && node.kind === 'map') node = byId.get(node.inputs[0]);
-  return node !== undefined && node.kind === 'input' && node.sourceKind === 'table' ? node.source : null;
 }

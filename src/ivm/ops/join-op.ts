@@ -55,6 +55,9 @@ const LEFT = 0;
 const RIGHT = 1;
 type Side = typeof LEFT | typeof RIGHT;
 
+/** Probes `JoinOp.probeRows` made (a count of work, for tests: proportional to the write). */
+export const joinProbeWork = { probes: 0 };
+
 /** The pending delta of a shared side when the other side does not pad: never read nor written. */
 const NO_PENDING = new Map<JoinKey, number>();
 
@@ -198,6 +201,50 @@ export class JoinOp implements Operator, Stateful {
   /** Distinct rows side `side` holds: what a keyless join pairs each delta row of the other side with. */
   sideRows(side: 0 | 1): number {
     return this.arranged[side].size;
+  }
+
+  /**
+   * The most rows side `side` holds under one key, bounded with no probe: every key it holds has a
+   * row, so no key holds more than its rows less its other keys (one key, for a join with none).
+   */
+  rowsUnderOneKey(side: 0 | 1): number {
+    const held = this.arranged[side];
+    const size = held.size;
+    return size === 0 ? 0 : Math.min(size, Math.max(1, size - held.keyCount + 1));
+  }
+
+  /**
+   * Rows a delta of `rows` on side `side` would make this join build at most, read from the other
+   * side as it holds now (before the epoch): for each row, the rows the other side holds under its
+   * key, evaluated as the join does (a NULL key matches none; a key that fails is the row's error,
+   * not a pair), plus for an outer join one padded row where nothing matches and the other side's
+   * padded rows it retracts or puts back. Reads and changes no state: one key and at most one probe
+   * per row (`joinProbeWork`). Each row's key is put in `keys` (null: none) when it is given.
+   */
+  probeRows(side: 0 | 1, rows: readonly (readonly Value[])[], keys: (JoinKey | null)[] | null): number {
+    const theirs = this.arranged[side === LEFT ? RIGHT : LEFT];
+    const keyOf = this.keys[side];
+    const padMine = this.pad[side];
+    const padTheirs = this.pad[side === LEFT ? RIGHT : LEFT];
+    let built = 0;
+    for (let i = 0; i < rows.length; i++) {
+      let key: JoinKey | null;
+      try {
+        key = keyOf(rows[i] as readonly Value[]);
+      } catch {
+        key = null;
+      }
+      if (keys !== null) keys.push(key);
+      if (key === null) {
+        if (padMine) built++;
+        continue;
+      }
+      joinProbeWork.probes++;
+      const slot = theirs.slotOf(key);
+      const matched = slot === NO_SLOT ? 0 : theirs.rowsAt(slot);
+      built += matched === 0 ? (padMine ? 1 : 0) : padTheirs ? 2 * matched : matched;
+    }
+    return built;
   }
 
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
