@@ -7,30 +7,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Engine } from '../src/index.ts';
-import { SluiceError } from '../src/common/errors.ts';
 import type { EngineJournal, JournalBatch } from '../src/common/journal.ts';
-import type { Row } from '../src/common/types.ts';
 import { joinProbeWork } from '../src/ivm/ops/join-op.ts';
 
+import { refusal, rowsOf, sorted } from './support/epoch-bound.ts';
+
 const LIMIT = 1000;
-
-function rowsOf(n: number, make: (i: number) => Row): Row[] {
-  return Array.from({ length: n }, (_, i) => make(i));
-}
-
-function sorted(rows: readonly object[]): string[] {
-  return rows.map((r) => JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))).sort();
-}
-
-function refusal(run: () => unknown): SluiceError {
-  try {
-    run();
-  } catch (error) {
-    assert.ok(error instanceof SluiceError, String(error));
-    return error;
-  }
-  assert.fail('the write was not refused');
-}
 
 /** A journal that keeps the epochs of the batches it was given. */
 class EpochJournal implements EngineJournal {
