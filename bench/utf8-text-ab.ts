@@ -4,7 +4,7 @@
 // the transport's meter) and its bytes (src/sink/utf8-text.ts). Alternating rounds of two checkouts'
 // module; CPU µs per epoch, median of the rounds (the text's own building included in both).
 //
-//   node --import tsx bench/utf8-text-ab.ts --base /work/wt/base/src/sink/utf8-text.ts [--this FILE] [--rounds 15]
+//   node --import tsx bench/utf8-text-ab.ts --base ../sluice-base/src/sink/utf8-text.ts [--this FILE] [--rounds 15]
 import { forEachFlag, intArg } from './bench-args.ts';
 
 interface Utf8Text {
