@@ -64,13 +64,16 @@ function viewNames(e: Engine): string[] {
 }
 
 test('a self-join without a key past the bound is refused before it is built or journaled', () => {
-  // 32 × 32 = 1,024 pairs: past the bound of 1,000.
-  const { e, ddl } = engineWith(32);
+  // 35 × 35 = 1,225 pairs: past the bound, 1,000 plus 3 per row the two sides read (70).
+  const { e, ddl } = engineWith(35);
   const epoch = e.epoch;
   const error = refusal(() => e.execute(`CREATE MATERIALIZED VIEW big AS ${CROSS}`));
   assert.equal(error.code, 'VIEW_TOO_LARGE');
   // Counted from the inputs' sizes, not stopped while building.
-  assert.match(error.message, /view "big" .* build 1024 rows in one step, more than 1000/);
+  assert.match(
+    error.message,
+    /view "big" .* build 1225 rows in one step, more than 1210 \(1000 plus 3 per row it reads, 70 rows\)/,
+  );
   assert.deepEqual(ddl, [], 'nothing journaled');
   assert.deepEqual(viewNames(e), [], 'nothing in the catalog');
   assert.equal(e.epoch, epoch);
@@ -95,11 +98,11 @@ test('a self-join without a key past the bound is refused before it is built or 
 });
 
 test('a self-join without a key just under the bound is built, equal to the same SELECT', () => {
-  // 31 × 31 = 961 pairs.
-  const { e, ddl } = engineWith(31);
+  // 34 × 34 = 1,156 pairs: within 1,000 plus 3 per row read (68).
+  const { e, ddl } = engineWith(34);
   e.execute(`CREATE MATERIALIZED VIEW v AS ${CROSS}`);
   assert.equal(ddl.length, 1);
-  assert.equal(e.viewSnapshot('v').rows.length, 961);
+  assert.equal(e.viewSnapshot('v').rows.length, 1156);
   assert.deepEqual(sorted(e.viewSnapshot('v').rows), sorted(e.execute(CROSS)[0]?.rows ?? []));
   // A filter before the join is counted after it: 100 × 100 rows, 10 × 100 pairs reach the join.
   const f = engineWith(100).e;
@@ -108,11 +111,14 @@ test('a self-join without a key just under the bound is built, equal to the same
 });
 
 test('a keyed join on a key few values repeat is stopped at the bound; under it, built', () => {
-  // k in {0, 1}: 2 × 23² = 1,058 rows past the bound.
-  const { e, ddl } = engineWith(46);
+  // k in {0, 1}: 2 × 26² = 1,352 rows past 1,000 plus 3 per row read (104).
+  const { e, ddl } = engineWith(52);
   const error = refusal(() => e.execute(`CREATE MATERIALIZED VIEW kj AS ${KEYED}`));
   assert.equal(error.code, 'VIEW_TOO_LARGE');
-  assert.match(error.message, /view "kj" .* was stopped: its joins built more than 1000 rows in one step/);
+  assert.match(
+    error.message,
+    /view "kj" .* was stopped: its joins built more than 1312 \(1000 plus 3 per row it reads, 104 rows\) in one step/,
+  );
   assert.deepEqual(ddl, []);
   assert.deepEqual(viewNames(e), []);
   // The table's shared state is as before: a view over it that fits is built and stays right.
@@ -122,10 +128,11 @@ test('a keyed join on a key few values repeat is stopped at the bound; under it,
     sorted(e.viewSnapshot('small').rows),
     sorted(e.execute(`${KEYED} WHERE a1.x < 5`)[0]?.rows ?? []),
   );
-  // 2 × 22² = 968: built, and later writes are not judged by the backfill's bound.
-  const under = engineWith(44).e;
+  // 2 × 25² = 1,250 within 1,000 plus 3 per row read (100): built, and later writes are not judged
+  // by the backfill's bound.
+  const under = engineWith(50).e;
   under.execute(`CREATE MATERIALIZED VIEW kj AS ${KEYED}`);
-  assert.equal(under.viewSnapshot('kj').rows.length, 968);
+  assert.equal(under.viewSnapshot('kj').rows.length, 1250);
   under.applyChanges('a', { insert: rowsOf(10, (i) => ({ x: 100 + i, k: 0, s: 'more' })) });
   assert.deepEqual(sorted(under.viewSnapshot('kj').rows), sorted(under.execute(KEYED)[0]?.rows ?? []));
 });
@@ -142,13 +149,34 @@ test('a journaled CREATE is replayed whatever the bound: it was accepted when it
   assert.equal(free.viewSnapshot('v').rows.length, 1600);
 });
 
+test('a join that multiplies nothing is built however many rows it reads', () => {
+  // A key into a primary key over 3,000 rows, and a one-row side crossed with them: 3,000 rows each,
+  // past 1,000 but within 1,000 plus 3 per row they read.
+  const { e } = engineWith(3000);
+  e.execute('CREATE TABLE p (k INTEGER PRIMARY KEY, label TEXT); CREATE TABLE one (c INTEGER)');
+  e.applyChanges('p', {
+    insert: [
+      { k: 0, label: 'even' },
+      { k: 1, label: 'odd' },
+    ],
+  });
+  e.applyChanges('one', { insert: [{ c: 7 }] });
+  e.execute('CREATE MATERIALIZED VIEW fk AS SELECT a.x, p.label FROM a JOIN p ON a.k = p.k');
+  e.execute('CREATE MATERIALIZED VIEW c1 AS SELECT a.x, one.c FROM a, one');
+  assert.equal(e.viewSnapshot('fk').rows.length, 3000);
+  assert.equal(e.viewSnapshot('c1').rows.length, 3000);
+});
+
 test('the count reads the inputs once each, never the product', () => {
   // 3,000 rows each side: 9,000,000 pairs, refused at the default bound without building any.
   const e = new Engine();
   e.execute('CREATE TABLE a (x BIGINT, k INTEGER, s TEXT)');
   e.applyChanges('a', { insert: rowsOf(3000, (i) => ({ x: i, k: i % 2, s: `row ${i}` })) });
   const error = refusal(() => e.execute(`CREATE MATERIALIZED VIEW big AS ${CROSS}`));
-  assert.match(error.message, /build 9000000 rows in one step, more than 1000000/);
+  assert.match(
+    error.message,
+    /build 9000000 rows in one step, more than 1018000 \(1000000 plus 3 per row it reads, 6000 rows\)/,
+  );
   // The count alone: one contents read per relation, and a filtered side's rows read once.
   const big = engineWith(3000, { maxBackfillRows: Infinity }).e;
   big.execute('CREATE MATERIALIZED VIEW f AS SELECT a1.x, a2.s FROM a a1, a a2 WHERE a1.x < 10');

@@ -1,5 +1,6 @@
 // The bound on a view's first build (ViewGraph.build: CREATE MATERIALIZED VIEW over existing data,
-// a query subscription's temporary view): the rows its joins may build in that one step. Joins
+// a query subscription's temporary view): the rows its joins may build in that one step beyond the
+// rows it reads (a join that multiplies nothing is never refused, however large its tables). Joins
 // without an equality between their sides are counted before anything is built, from the sizes of
 // their inputs (cost: one pass over a filtered side, never the product); every join's rows are also
 // counted while the step runs, and the step stops once they pass the bound (RowBudget), so a keyed
@@ -18,6 +19,9 @@ import type { ZBatch } from '../ivm/zset.ts';
  * more is created before its tables are loaded, and grows by writes each bounded on their own.
  */
 export const MAX_BACKFILL_ROWS = 1_000_000;
+
+/** Rows of join work allowed per row read (see backfillAllowance). */
+const WORK_PER_ROW_READ = 3;
 
 /** A filter that fails on a row here only drops it from the count: the build reports it. */
 const IGNORE_ERRORS: RowErrorSink = { report: () => undefined };
@@ -79,19 +83,45 @@ export function keylessBackfillPairs(
   return { pairs, rowsRead };
 }
 
-/** The budget of rows a view's joins may build in its first step (null: no bound, as in replay). */
-export function backfillBudget(maxRows: number): JoinBudget | null {
-  return Number.isFinite(maxRows) ? { remaining: maxRows, limit: maxRows } : null;
+/**
+ * Rows a view's joins may build in its first step: `maxRows` beyond three per row its inputs hold
+ * (each input of the plan counted, so a self-join counts its table twice). A join that keeps no more
+ * rows than it reads (a key into a primary key, a one-row side) multiplies nothing and holds what
+ * its inputs already hold: over a table of five million rows it is not refused. Three, because a
+ * join both of whose sides are shared arrangements builds each pair twice in a step over whole
+ * relations and takes one back (JoinOp.step): three rows of work for a row kept.
+ */
+export function backfillAllowance(
+  plan: DataflowPlan,
+  contents: (relation: string) => ZBatch,
+  maxRows: number,
+): { readonly allowed: number; readonly inputRows: number } {
+  let inputRows = 0;
+  for (const node of plan.nodes) if (node.kind === 'input') inputRows += contents(node.source).weights.length;
+  return { allowed: maxRows + WORK_PER_ROW_READ * inputRows, inputRows };
+}
+
+/** The budget of `allowed` rows for a view's joins in its first step. */
+export function backfillBudget(allowed: number): JoinBudget {
+  return { remaining: allowed, limit: allowed };
 }
 
 /**
  * VIEW_TOO_LARGE for view `view`: its first build would make its keyless joins build `rows` rows
- * (`counted`: refused before anything was built), or its joins built more than `maxRows` (stopped).
+ * (`counted`: refused before anything was built), or its joins built more than it was allowed
+ * (stopped): `maxRows` beyond three per row of the `inputRows` it reads.
  */
-export function viewTooLarge(view: string, rows: number, maxRows: number, counted: boolean): SluiceError {
-  const message = counted
-    ? `building view "${view}" over the current rows would make its joins without an equality condition build ${rows} rows in one step, more than ${maxRows}`
-    : `building view "${view}" over the current rows was stopped: its joins built more than ${maxRows} rows in one step`;
+export function viewTooLarge(
+  view: string,
+  counted: number | null,
+  bound: { readonly maxRows: number; readonly inputRows: number },
+): SluiceError {
+  const allowed = bound.maxRows + WORK_PER_ROW_READ * bound.inputRows;
+  const beyond = `more than ${allowed} (${bound.maxRows} plus ${WORK_PER_ROW_READ} per row it reads, ${bound.inputRows} rows)`;
+  const message =
+    counted !== null
+      ? `building view "${view}" over the current rows would make its joins without an equality condition build ${counted} rows in one step, ${beyond}`
+      : `building view "${view}" over the current rows was stopped: its joins built ${beyond} in one step`;
   return new SluiceError('VIEW_TOO_LARGE', message, {
     hint: 'give the join an equality between its sides (a join key) or a narrower WHERE, or create the view before loading its tables',
   });

@@ -134,8 +134,9 @@ export interface EngineOptions {
   readonly maxEpochJoinRows?: number;
   /**
    * Most rows a new view's joins may build in its first build over the current rows (CREATE
-   * MATERIALIZED VIEW, a query subscription's view): keyless joins counted before, every join while
-   * it runs; beyond, the CREATE is refused with VIEW_TOO_LARGE before it is journaled.
+   * MATERIALIZED VIEW, a query subscription's view) beyond three per row its inputs hold: keyless joins
+   * counted before, every join while it runs; beyond, the CREATE is refused with VIEW_TOO_LARGE
+   * before it is journaled.
    * MAX_BACKFILL_ROWS by default, Infinity for none. Journal replay and rebuilt views are not refused.
    */
   readonly maxBackfillRows?: number;

@@ -10,7 +10,7 @@ import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { emptyBatch, isEmpty } from '../ivm/zset.ts';
 import { EpochDeltas } from './epoch-deltas.ts';
-import { backfillBudget, keylessBackfillPairs, viewTooLarge } from './backfill-bound.ts';
+import { backfillAllowance, backfillBudget, keylessBackfillPairs, viewTooLarge } from './backfill-bound.ts';
 import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
 import type { TableSlots } from '../ivm/join-table-side.ts';
@@ -145,8 +145,9 @@ export class ViewGraph {
    * the one backfill path (CREATE MATERIALIZED VIEW over existing data, and a view rebuilt because
    * its checkpointed state does not fit its plan). Not yet part of the graph. With a finite
    * `maxRows` (a new view; not replay or a rebuild, which were accepted once) its joins may build at
-   * most that many rows: keyless joins are counted before anything is built, every join while the
-   * step runs, and past the bound it throws VIEW_TOO_LARGE having kept nothing (backfill-bound.ts).
+   * most that many rows plus three per row its inputs hold: keyless joins are counted before anything is
+   * built, every join while the step runs, and past the bound it throws VIEW_TOO_LARGE having kept
+   * nothing (backfill-bound.ts).
    */
   build(plan: DataflowPlan, epoch: number, clock: number, maxRows = Infinity): ViewRuntime {
     const sources = plan.nodes.flatMap((n) => (n.kind === 'input' ? [n.source] : []));
@@ -156,9 +157,10 @@ export class ViewGraph {
       if (batch === undefined) contents.set(source, (batch = this.contentsOf(source)));
       return batch;
     };
-    if (Number.isFinite(maxRows)) {
+    const bound = Number.isFinite(maxRows) ? backfillAllowance(plan, contentsOf, maxRows) : null;
+    if (bound !== null) {
       const { pairs } = keylessBackfillPairs(plan, contentsOf);
-      if (pairs > maxRows) throw viewTooLarge(plan.view, pairs, maxRows, true);
+      if (pairs > bound.allowed) throw viewTooLarge(plan.view, pairs, { maxRows, ...bound });
     }
     const runtime = new ViewRuntime(plan, null, { registry: this.shared, epoch }, this.pool);
     const inputs = new EpochDeltas();
@@ -166,14 +168,15 @@ export class ViewGraph {
     // VALUES in FROM: its rows are part of the result from the start, and never change after.
     if (runtime.hasValuesInput()) inputs.set(VALUES_INPUT, emptyBatch());
     runtime.setWatermarks(this.watermarkOf);
-    const budget = backfillBudget(maxRows);
+    const budget = bound === null ? null : backfillBudget(bound.allowed);
     runtime.limitJoinRows(budget);
     try {
       // The shared arrangements already hold these rows: the joins take them as their new state.
       runtime.step(inputs, epoch, clock);
     } catch (error) {
       this.release(runtime);
-      if (budget !== null && budget.remaining < 0) throw viewTooLarge(plan.view, 0, maxRows, false);
+      if (bound !== null && budget !== null && budget.remaining < 0)
+        throw viewTooLarge(plan.view, null, { maxRows, inputRows: bound.inputRows });
       throw error;
     } finally {
       runtime.limitJoinRows(null);
