@@ -80,6 +80,7 @@ export const ErrorCodes = {
   RESULT_TOO_LARGE: 'execution',
   SCAN_TOO_LARGE: 'execution',
   EPOCH_TOO_LARGE: 'execution',
+  VIEW_TOO_LARGE: 'execution',
   AS_OF_TOO_OLD: 'execution',
   TOO_MANY_SUBSCRIBERS: 'execution',
   // Idempotent ingest (the Idempotency-Key header).

@@ -40,6 +40,8 @@ export interface DdlContext {
   stateTracking(): boolean;
   /** The limits of the script being run. */
   limits(): SqlLimits;
+  /** Rows a new view's first build may make its joins build (Infinity in replay: accepted once). */
+  maxBackfillRows(): number;
   connectorCheck(): ConnectorCheck | null;
   /** An object left the catalog (its subscribers are told why). */
   removed(name: string, reason: string): void;
@@ -183,7 +185,13 @@ export class DdlStatements {
       insertOnlyOf,
     );
     if (dataflow.nodes.some((n) => n.kind === 'temporalFilter')) this.deps.beforeTemporalView();
-    const runtime = this.state.views.build(dataflow, this.deps.epoch(), this.deps.clock());
+    // Bounded before the CREATE is journaled: a refused view leaves nothing to replay.
+    const runtime = this.state.views.build(
+      dataflow,
+      this.deps.epoch(),
+      this.deps.clock(),
+      this.deps.maxBackfillRows(),
+    );
     try {
       this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql: stmt.text });
     } catch (error) {

@@ -139,6 +139,14 @@ export interface EngineOptions {
    * nothing); MAX_EPOCH_JOIN_ROWS by default, Infinity for none. Replay and sources are not refused.
    */
   readonly maxEpochJoinRows?: number;
+  /**
+   * Most rows a new view's joins may build in its first build over the current rows (CREATE
+   * MATERIALIZED VIEW, a query subscription's view) beyond three per row its inputs hold: keyless joins
+   * counted before, every join while it runs; beyond, the CREATE is refused with VIEW_TOO_LARGE
+   * before it is journaled.
+   * MAX_BACKFILL_ROWS by default, Infinity for none. Journal replay and rebuilt views are not refused.
+   */
+  readonly maxBackfillRows?: number;
 }
 
 export interface ExecuteOptions {

@@ -2,7 +2,8 @@
 // the state and the epoch path, which this class extends with the SQL statements, EXPLAIN and
 // ad-hoc SELECT, watermark reads, checkpoints and the reads of views and tables). Everything here is
 // synchronous.
-import { resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
+import { REPLAY_SQL_LIMITS, resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
+import { MAX_BACKFILL_ROWS } from './backfill-bound.ts';
 import type { SelectStmt } from '../parser/ast.ts';
 import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
 import { printDataflow } from '../ivm/dataflow-print.ts';
@@ -76,6 +77,8 @@ export class Engine extends EngineEpochs {
     beforeTemporalView: () => this.tick({ force: true }),
     stateTracking: () => this.stateTracking,
     limits: () => this.callLimits,
+    // A journaled CREATE was accepted when it was written: its replay is not judged again.
+    maxBackfillRows: () => (this.callLimits === REPLAY_SQL_LIMITS ? Infinity : this.maxBackfillRows),
     connectorCheck: () => this.connectorCheck,
     removed: (name, reason) => this.deliveries.close(name, reason),
   });
@@ -83,6 +86,8 @@ export class Engine extends EngineEpochs {
   private readonly watermarks = new EngineWatermarks(this.state);
   private connectorCheck: ConnectorCheck | null = null;
   private stateTracking = false;
+  /** EngineOptions.maxBackfillRows. */
+  private readonly maxBackfillRows: number;
   /** What one script may ask of the SQL front end. */
   readonly limits: SqlLimits;
   /** The limits of the script being run (the engine's, or the call's own). */
@@ -115,6 +120,7 @@ export class Engine extends EngineEpochs {
   constructor(options: EngineOptions = {}) {
     super(options);
     this.limits = resolveSqlLimits(options.limits);
+    this.maxBackfillRows = options.maxBackfillRows ?? MAX_BACKFILL_ROWS;
     this.callLimits = this.limits;
   }
 

@@ -10,6 +10,7 @@ import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import { emptyBatch, isEmpty } from '../ivm/zset.ts';
 import { EpochDeltas } from './epoch-deltas.ts';
+import { backfillAllowance, backfillBudget, keylessBackfillPairs, viewTooLarge } from './backfill-bound.ts';
 import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
 import type { TableSlots } from '../ivm/join-table-side.ts';
@@ -143,21 +144,43 @@ export class ViewGraph {
   /**
    * A runtime for `plan` holding the result over the current contents of its inputs at `epoch`:
    * the one backfill path (CREATE MATERIALIZED VIEW over existing data, and a view rebuilt because
-   * its checkpointed state does not fit its plan). Not yet part of the graph.
+   * its checkpointed state does not fit its plan). Not yet part of the graph. With a finite
+   * `maxRows` (a new view; not replay or a rebuild, which were accepted once) its joins may build at
+   * most that many rows plus three per row its inputs hold: keyless joins are counted before anything is
+   * built, every join while the step runs, and past the bound it throws VIEW_TOO_LARGE having kept
+   * nothing (backfill-bound.ts).
    */
-  build(plan: DataflowPlan, epoch: number, clock: number): ViewRuntime {
+  build(plan: DataflowPlan, epoch: number, clock: number, maxRows = Infinity): ViewRuntime {
+    const sources = plan.nodes.flatMap((n) => (n.kind === 'input' ? [n.source] : []));
+    const contents = new Map<string, ZBatch>();
+    const contentsOf = (source: string): ZBatch => {
+      let batch = contents.get(source);
+      if (batch === undefined) contents.set(source, (batch = this.contentsOf(source)));
+      return batch;
+    };
+    const bound = Number.isFinite(maxRows) ? backfillAllowance(plan, contentsOf, maxRows) : null;
+    if (bound !== null) {
+      const { pairs } = keylessBackfillPairs(plan, contentsOf);
+      if (pairs > bound.allowed) throw viewTooLarge(plan.view, pairs, { maxRows, ...bound });
+    }
     const runtime = new ViewRuntime(plan, null, { registry: this.shared, epoch }, this.pool);
     const inputs = new EpochDeltas();
-    for (const source of runtime.sources()) inputs.set(source, this.contentsOf(source));
+    for (const source of sources) inputs.set(source, contentsOf(source));
     // VALUES in FROM: its rows are part of the result from the start, and never change after.
     if (runtime.hasValuesInput()) inputs.set(VALUES_INPUT, emptyBatch());
     runtime.setWatermarks(this.watermarkOf);
+    const budget = bound === null ? null : backfillBudget(bound.allowed);
+    runtime.limitJoinRows(budget);
     try {
       // The shared arrangements already hold these rows: the joins take them as their new state.
       runtime.step(inputs, epoch, clock);
     } catch (error) {
       this.release(runtime);
+      if (bound !== null && budget !== null && budget.remaining < 0)
+        throw viewTooLarge(plan.view, null, { maxRows, inputRows: bound.inputRows });
       throw error;
+    } finally {
+      runtime.limitJoinRows(null);
     }
     // The backfill is state, not news: its error appearances are not an epoch's changes.
     runtime.takeErrorChanges();

@@ -303,6 +303,14 @@ export abstract class RenderedView extends ViewErrors {
     return this.countedJoins.length > 0;
   }
 
+  /**
+   * Counts the rows every join of the view builds in the steps that follow against one `budget`
+   * (null: no longer); a step that passes it throws (ViewGraph.build's bound on a first build).
+   */
+  limitJoinRows(budget: JoinBudget | null): void {
+    for (const r of this.rendered) if (r.op instanceof JoinOp) r.op.limitRows(budget);
+  }
+
   /** Every piece of this view's state that a checkpoint must hold, the error multiset included. */
   statefulParts(): Stateful[] {
     const parts: Stateful[] = [];

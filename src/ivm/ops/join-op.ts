@@ -127,7 +127,7 @@ export class JoinOp implements Operator, Stateful {
     node: JoinNode,
     left: readonly ColumnSpec[],
     right: readonly ColumnSpec[],
-    private readonly budget: JoinBudget | null = null,
+    private budget: JoinBudget | null = null,
     shared: JoinArrangement | TableJoinSide | null = null,
     otherShared: JoinArrangement | null = null,
   ) {
@@ -196,6 +196,14 @@ export class JoinOp implements Operator, Stateful {
     this.distinctWhenOneSided =
       node.joinKind === 'inner' &&
       (project === null || (picks !== null && keepsEveryColumn(picks, node, left, right)));
+  }
+
+  /**
+   * Counts the rows of the steps that follow against `budget` (null: no longer): a view's first
+   * build runs with its backfill bound (backfill-bound.ts), and its later steps without.
+   */
+  limitRows(budget: JoinBudget | null): void {
+    this.budget = budget;
   }
 
   /** Distinct rows side `side` holds: what a keyless join pairs each delta row of the other side with. */
