@@ -15,6 +15,9 @@ import { utf8Bytes, utf8Length } from '../sink/utf8-text.ts';
  */
 export const MAX_CLOSE_DRAIN_MS = 30_000;
 
+/** A closed stream whose bytes moved within this long (or its grace, if longer) is still read. */
+export const CLOSE_PROGRESS_WINDOW_MS = 1_000;
+
 abstract class CountingTransport implements SubscriberTransport {
   private pending = 0;
   private waiters: (() => void)[] = [];
@@ -88,23 +91,32 @@ abstract class CountingTransport implements SubscriberTransport {
 
   /**
    * Ends the stream after what is queued (the `error` message a failed subscriber was sent last).
-   * A peer that has not taken it all after `graceMs` is cut off — unless it took some of it in that
-   * time: a peer reading a large message slowly gets to its end and to the `error` after it, one
-   * grace period at a time while it keeps reading, for at most MAX_CLOSE_DRAIN_MS. Cut off in the
-   * middle of a message it would see a truncated frame or line and no error (API.md: the error
-   * always comes first). A peer that reads nothing is cut off after `graceMs`, as before.
+   * A peer that has not taken it all after `graceMs` is cut off — unless it is still reading: a peer
+   * reading a large message slowly gets to its end and to the `error` after it, for at most
+   * MAX_CLOSE_DRAIN_MS. Cut off in the middle of a message it would see a truncated frame or line
+   * and no error (API.md: the error always comes first). "Still reading" is: bytes left the process
+   * within the last max(graceMs, CLOSE_PROGRESS_WINDOW_MS) — the kernel takes a slow reader's bytes
+   * in steps of about half its send buffer, so a shorter grace alone cannot see them move. A peer
+   * that reads nothing is cut off after that window.
    */
   close(code: number, reason: string, graceMs = this.closeGraceMs): void {
     if (this.closed) return;
     this.markClosed();
     this.end(code, reason);
-    const giveUpAt = Date.now() + Math.max(graceMs, MAX_CLOSE_DRAIN_MS);
+    const started = Date.now();
+    const window = Math.max(graceMs, CLOSE_PROGRESS_WINDOW_MS);
+    let movedAt = started;
     let left = this.unsentBytes();
     const check = (): void => {
-      const now = this.unsentBytes();
-      const reading = now > 0 && now < left;
-      left = now;
-      if (reading && Date.now() + graceMs <= giveUpAt) {
+      const now = Date.now();
+      const unsent = this.unsentBytes();
+      if (unsent < left) movedAt = now;
+      left = unsent;
+      const keep =
+        unsent > 0 &&
+        now - movedAt < window &&
+        now + graceMs - started <= Math.max(graceMs, MAX_CLOSE_DRAIN_MS);
+      if (keep) {
         this.closeExtensions += 1;
         setTimeout(check, graceMs).unref();
         return;
