@@ -4,9 +4,19 @@
 // Every message's `written` callback runs exactly once: when it left the process, or when the
 // connection is gone (whatever was still queued is then freed), so memory accounts always settle.
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import type { SubscriberTransport } from '../sink/subscriber.ts';
 import { utf8Bytes, utf8Length } from '../sink/utf8-text.ts';
+
+/**
+ * The longest a closed stream is kept while its peer still reads what was queued before the close
+ * (a large message, then the `error`): the bytes stay in the subscriber memory budget meanwhile.
+ */
+export const MAX_CLOSE_DRAIN_MS = 30_000;
+
+/** A closed stream whose bytes moved within this long (or its grace, if longer) is still read. */
+export const CLOSE_PROGRESS_WINDOW_MS = 1_000;
 
 abstract class CountingTransport implements SubscriberTransport {
   private pending = 0;
@@ -30,6 +40,18 @@ abstract class CountingTransport implements SubscriberTransport {
 
   protected abstract write(text: string, done: () => void): void;
   abstract bufferedBytes(): number;
+  /** The TCP socket under the stream (what the kernel is given), once known. */
+  protected abstract tcpSocket(): Socket | null;
+
+  /**
+   * Bytes not yet taken by the kernel: what is queued, plus what libuv still holds of the message
+   * being written. A stream's queued length counts a message until all of it is written, so it does
+   * not move while a peer reads one large message slowly; libuv's write queue does.
+   */
+  private unsentBytes(): number {
+    const handle = (this.tcpSocket() as { _handle?: { writeQueueSize?: number } } | null)?._handle;
+    return this.bufferedBytes() + (handle?.writeQueueSize ?? 0);
+  }
   protected abstract end(code: number, reason: string): void;
   protected abstract destroy(): void;
 
@@ -67,15 +89,46 @@ abstract class CountingTransport implements SubscriberTransport {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  /**
+   * Ends the stream after what is queued (the `error` message a failed subscriber was sent last).
+   * A peer that has not taken it all after `graceMs` is cut off — unless it is still reading: a peer
+   * reading a large message slowly gets to its end and to the `error` after it, for at most
+   * MAX_CLOSE_DRAIN_MS. Cut off in the middle of a message it would see a truncated frame or line
+   * and no error (API.md: the error always comes first). "Still reading" is: bytes left the process
+   * within the last max(graceMs, CLOSE_PROGRESS_WINDOW_MS) — the kernel takes a slow reader's bytes
+   * in steps of about half its send buffer, so a shorter grace alone cannot see them move. A peer
+   * that reads nothing is cut off after that window.
+   */
   close(code: number, reason: string, graceMs = this.closeGraceMs): void {
     if (this.closed) return;
     this.markClosed();
     this.end(code, reason);
-    setTimeout(() => {
+    const started = Date.now();
+    const window = Math.max(graceMs, CLOSE_PROGRESS_WINDOW_MS);
+    let movedAt = started;
+    let left = this.unsentBytes();
+    const check = (): void => {
+      const now = Date.now();
+      const unsent = this.unsentBytes();
+      if (unsent < left) movedAt = now;
+      left = unsent;
+      const keep =
+        unsent > 0 &&
+        now - movedAt < window &&
+        now + graceMs - started <= Math.max(graceMs, MAX_CLOSE_DRAIN_MS);
+      if (keep) {
+        this.closeExtensions += 1;
+        setTimeout(check, graceMs).unref();
+        return;
+      }
       this.destroy();
       this.gone();
-    }, graceMs).unref();
+    };
+    setTimeout(check, graceMs).unref();
   }
+
+  /** Grace periods added to closes because the peer was still reading (tests count them). */
+  closeExtensions = 0;
 
   onClose(listener: () => void): void {
     if (this.closed) listener();
@@ -150,6 +203,10 @@ export class WsTransport extends CountingTransport {
     return this.socket.bufferedAmount;
   }
 
+  protected tcpSocket(): Socket | null {
+    return (this.socket as unknown as { _socket?: Socket })._socket ?? null;
+  }
+
   protected end(code: number, reason: string): void {
     this.socket.close(code, reason.slice(0, 120));
   }
@@ -195,6 +252,10 @@ export class NdjsonTransport extends CountingTransport {
 
   bufferedBytes(): number {
     return this.res.writableLength;
+  }
+
+  protected tcpSocket(): Socket | null {
+    return this.res.socket;
   }
 
   protected end(): void {

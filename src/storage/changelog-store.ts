@@ -49,6 +49,10 @@ export class ChangelogStore {
   private readonly upsertEndStmt;
   private readonly getEndStmt;
   private readonly deleteEndStmt;
+  private readonly upsertDropStmt;
+  private readonly getDropStmt;
+  private readonly deleteDropStmt;
+  private readonly pruneDropsStmt;
   private readonly appendStmt;
   private readonly readStmt;
   private readonly deleteUpToStmt;
@@ -98,6 +102,17 @@ export class ChangelogStore {
     );
     this.getEndStmt = db.prepare('SELECT incarnation, epoch FROM changelog_history_ends WHERE view = ?');
     this.deleteEndStmt = db.prepare('DELETE FROM changelog_history_ends WHERE view = ?');
+    this.upsertDropStmt = db.prepare(
+      `INSERT INTO changelog_drops (view, epoch) VALUES (?, ?)
+       ON CONFLICT (view) DO UPDATE SET epoch = excluded.epoch`,
+    );
+    this.getDropStmt = db.prepare('SELECT epoch FROM changelog_drops WHERE view = ?');
+    this.deleteDropStmt = db.prepare('DELETE FROM changelog_drops WHERE view = ?');
+    // A name dropped before `epoch` and not created again: no view can be created at its drop epoch
+    // any more (epochs only grow), so its record has done its work.
+    this.pruneDropsStmt = db.prepare(
+      'DELETE FROM changelog_drops WHERE epoch < ? AND view NOT IN (SELECT view FROM changelog_views)',
+    );
     // Bounded scan from the oldest entry: expired entries are at the front (time grows with epochs);
     // a long expired run is removed over several prunes.
     this.timeCutStmt = db.prepare(
@@ -134,6 +149,9 @@ export class ChangelogStore {
     if (existing !== undefined && existing.incarnation >= incarnation) return existing;
     const info = { incarnation, createdEpoch, horizon: createdEpoch };
     this.upsertInfoStmt.run(view, incarnation, createdEpoch, createdEpoch);
+    // A drop before this epoch says nothing of this incarnation (droppedAt); one at it stays.
+    const dropped = this.getDropStmt.get(view) as { epoch: number } | undefined;
+    if (dropped !== undefined && dropped.epoch < createdEpoch) this.deleteDropStmt.run(view);
     this.cache.set(view, info);
     return info;
   }
@@ -209,8 +227,15 @@ export class ChangelogStore {
     );
   }
 
-  /** The view's incarnation ended: forget its changes (those after `fromEpoch`) and its record. */
-  drop(view: string, fromEpoch = -1): void {
+  /**
+   * The view's incarnation ended: forget its changes (those after `fromEpoch`) and its record. With
+   * `droppedAt` (the epoch of the DROP), that epoch is kept for the name (see `droppedAt`).
+   */
+  drop(view: string, fromEpoch = -1, droppedAt: number | null = null): void {
+    if (droppedAt !== null) {
+      this.pruneDropsStmt.run(droppedAt);
+      this.upsertDropStmt.run(view, droppedAt);
+    }
     this.deleteViewStmt.run(view, fromEpoch);
     this.deleteInfoStmt.run(view);
     this.deleteEndStmt.run(view);
@@ -271,6 +296,19 @@ export class ChangelogStore {
     if (info === undefined) return null;
     const row = this.getEndStmt.get(view) as { incarnation: number; epoch: number } | undefined;
     return row !== undefined && row.incarnation === info.incarnation ? row.epoch : null;
+  }
+
+  /**
+   * The epoch an earlier view of this name was dropped at, when the current incarnation was created
+   * at that same epoch (a DROP and a CREATE with no write between, or CREATE OR REPLACE), else null.
+   * Both views then have rows at that epoch and a resume from it cannot tell which one the client
+   * holds: it is refused (a resume can only be proven to follow this incarnation after it).
+   */
+  droppedAt(view: string): number | null {
+    const info = this.info(view);
+    if (info === undefined) return null;
+    const row = this.getDropStmt.get(view) as { epoch: number } | undefined;
+    return row !== undefined && row.epoch >= info.createdEpoch ? row.epoch : null;
   }
 
   /** How many entries of the view are stored after `epoch`. */

@@ -69,6 +69,12 @@ CREATE TABLE IF NOT EXISTS changelog_history_ends (
   incarnation INTEGER NOT NULL,
   epoch INTEGER NOT NULL
 );
+-- The epoch a view name's last incarnation was dropped at (changelog-store.ts droppedAt): a view
+-- created again under that name at that epoch cannot be resumed from it. Added to older files too.
+CREATE TABLE IF NOT EXISTS changelog_drops (
+  view TEXT PRIMARY KEY,
+  epoch INTEGER NOT NULL
+);
 `;
 
 export interface StoreOptions {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { WebSocket } from 'ws';
-import { WsTransport } from '../../src/server/transports.ts';
+import { CLOSE_PROGRESS_WINDOW_MS, WsTransport } from '../../src/server/transports.ts';
 import { utf8Bytes, utf8Length } from '../../src/sink/utf8-text.ts';
 
 /** What a fake socket was given: the data and whether it goes out as a binary frame. */
@@ -126,3 +126,54 @@ test("a measured text's bytes are its UTF-8 bytes, ASCII or not (lone surrogates
     assert.ok(utf8Bytes(text).equals(Buffer.from(text, 'utf8')), JSON.stringify(text.slice(-3)));
   }
 });
+
+/** A socket whose unsent bytes the test sets, recording when it is closed and cut off. */
+function closingSocket(): { socket: WebSocket; state: { bufferedAmount: number; terminated: number } } {
+  const state = { bufferedAmount: 0, terminated: 0 };
+  const socket = {
+    OPEN: 1,
+    readyState: 1,
+    get bufferedAmount() {
+      return state.bufferedAmount;
+    },
+    on: () => socket,
+    close: () => undefined,
+    terminate: () => {
+      state.terminated += 1;
+    },
+  };
+  return { socket: socket as unknown as WebSocket, state };
+}
+
+test('a closed stream whose peer still reads is kept; one that reads nothing is cut off after the progress window', async () => {
+  const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+  // Reading: the unsent bytes fall between every check, then all is taken.
+  const reading = closingSocket();
+  reading.state.bufferedAmount = 1_000_000;
+  const kept = new WsTransport(reading.socket, 1000);
+  kept.close(4429, 'SLOW_CONSUMER', 40);
+  for (let i = 0; i < 5; i++) {
+    await sleep(20);
+    reading.state.bufferedAmount -= 100_000;
+  }
+  assert.equal(reading.state.terminated, 0, 'not cut off while the peer reads');
+  assert.ok(kept.closeExtensions >= 1);
+  reading.state.bufferedAmount = 0;
+  await waitFor(() => reading.state.terminated === 1);
+  // Stalled: nothing moves, so it is cut off once nothing moved for the progress window.
+  const stalled = closingSocket();
+  stalled.state.bufferedAmount = 1_000_000;
+  const cut = new WsTransport(stalled.socket, 1000);
+  const closedAt = Date.now();
+  cut.close(4429, 'SLOW_CONSUMER', 40);
+  await waitFor(() => stalled.state.terminated === 1);
+  assert.ok(Date.now() - closedAt >= CLOSE_PROGRESS_WINDOW_MS - 5, 'cut off after the progress window');
+});
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -116,6 +116,16 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
         { hint: 'subscribe again with a snapshot' },
       );
     }
+    const dropped = this.changelog.droppedAt(view);
+    if (dropped !== null && params.resumeFrom <= dropped) {
+      throw new SluiceError(
+        'RESUME_TOO_OLD',
+        `cannot resume view "${view}" from epoch ${params.resumeFrom}: the view was created again at epoch ${dropped}, when a view of the same name was dropped, and a client at that epoch may hold the dropped view's rows`,
+        {
+          hint: 'subscribe again with a snapshot (a resume is served from the first epoch after the view was created)',
+        },
+      );
+    }
     const horizon = this.changelog.prune(view, this.committedEpoch, Date.now(), this.options.retention);
     if (params.resumeFrom < horizon) {
       const info = this.changelog.info(view);
