@@ -31,7 +31,15 @@ export class DmlStatements {
 
   constructor(private readonly engine: DmlEngine) {}
 
-  insert(stmt: Extract<Statement, { kind: 'insert' }>): StatementResult {
+  /**
+   * INSERT … VALUES, or INSERT … SELECT with `selected`, the query's result (read at the current
+   * epoch, before this write): either way one batch, one epoch, every value assignment-cast to its
+   * column and checked whole before anything is applied.
+   */
+  insert(
+    stmt: Extract<Statement, { kind: 'insert' }>,
+    selected?: { readonly columns: readonly ColumnMeta[]; readonly rows: readonly (readonly Value[])[] },
+  ): StatementResult {
     const table = this.engine.tableForWrite(stmt.table, stmt.pos);
     const def = table.def;
     const names = stmt.columns ?? def.columns.map((c) => c.name);
@@ -46,7 +54,20 @@ export class DmlStatements {
     if (new Set(names).size !== names.length) {
       throw new SluiceError('DUPLICATE_COLUMN', 'column specified more than once', { position: stmt.pos });
     }
-    const rows: Row[] = stmt.rows.map((values, r) => {
+    const rows =
+      selected === undefined
+        ? this.valuesRows(stmt, def, targets)
+        : selectedRows(stmt, def, targets, selected);
+    const r = this.applyWrite(def.name, { insert: rows }, stmt.pos);
+    return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch };
+  }
+
+  private valuesRows(
+    stmt: Extract<Statement, { kind: 'insert' }>,
+    def: TableDef,
+    targets: readonly number[],
+  ): Row[] {
+    return stmt.rows.map((values, r) => {
       if (values.length > targets.length) {
         throw new SluiceError('INVALID_DEFINITION', 'INSERT has more expressions than target columns', {
           position: values[targets.length]?.pos ?? stmt.pos,
@@ -78,20 +99,8 @@ export class DmlStatements {
         if (value === null && !col.nullable) throw notNullViolation(def, col, r, expr.pos);
         row[col.name] = value;
       });
-      // A column the list leaves out gets its DEFAULT, or NULL: if NOT NULL, point at the row.
-      def.columns.forEach((col, i) => {
-        if (col.name in row) return;
-        const d = def.defaults?.[i] ?? null;
-        if (d !== null && d.atClock === undefined) row[col.name] = d.value;
-        if (!col.nullable && (d === null || d.value === null)) {
-          const why = d === null ? 'it is not in the column list' : 'its default is NULL';
-          throw notNullViolation(def, col, r, values[0]?.pos ?? stmt.pos, why);
-        }
-      });
-      return row;
+      return withOmittedColumns(def, row, r, values[0]?.pos ?? stmt.pos);
     });
-    const r = this.applyWrite(def.name, { insert: rows }, stmt.pos);
-    return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch };
   }
 
   private matchingRows(table: TableStore, where: Expr | undefined): (readonly Value[])[] {
@@ -220,16 +229,74 @@ export class DmlStatements {
 }
 
 /** PostgreSQL's not-null message for a VALUES row (`row` is 0-based; messages count from 1). */
+/** The rows of INSERT … SELECT: the query's columns in order onto the target columns. */
+function selectedRows(
+  stmt: Extract<Statement, { kind: 'insert' }>,
+  def: TableDef,
+  targets: readonly number[],
+  selected: { readonly columns: readonly ColumnMeta[]; readonly rows: readonly (readonly Value[])[] },
+): Row[] {
+  const items = stmt.query?.items ?? [];
+  const at = (k: number): { line: number; column: number } => items[k]?.pos ?? items[0]?.pos ?? stmt.pos;
+  const width = selected.columns.length;
+  if (width > targets.length) {
+    throw new SluiceError('INVALID_DEFINITION', 'INSERT has more expressions than target columns', {
+      position: at(targets.length),
+    });
+  }
+  if (width < targets.length) {
+    throw new SluiceError('INVALID_DEFINITION', 'INSERT has more target columns than expressions', {
+      position: at(0),
+    });
+  }
+  return selected.rows.map((values, r) => {
+    const row: Row = {};
+    for (let k = 0; k < width; k++) {
+      const col = def.columns[targets[k] as number] as ColumnMeta;
+      let value: Value;
+      try {
+        value = assignCast(values[k] as Value, (selected.columns[k] as ColumnMeta).type, col);
+      } catch (error) {
+        throw asSluiceError(error).at(at(k));
+      }
+      if (value === null && !col.nullable) throw notNullViolation(def, col, r, at(k), undefined, 'SELECT');
+      row[col.name] = value;
+    }
+    return withOmittedColumns(def, row, r, at(0), 'SELECT');
+  });
+}
+
+/** A column the list leaves out gets its DEFAULT, or NULL: if NOT NULL, the row is refused at `pos`. */
+function withOmittedColumns(
+  def: TableDef,
+  row: Row,
+  r: number,
+  pos: { line: number; column: number },
+  rows: 'VALUES' | 'SELECT' = 'VALUES',
+): Row {
+  def.columns.forEach((col, i) => {
+    if (col.name in row) return;
+    const d = def.defaults?.[i] ?? null;
+    if (d !== null && d.atClock === undefined) row[col.name] = d.value;
+    if (!col.nullable && (d === null || d.value === null)) {
+      const why = d === null ? 'it is not in the column list' : 'its default is NULL';
+      throw notNullViolation(def, col, r, pos, why, rows);
+    }
+  });
+  return row;
+}
+
 function notNullViolation(
   def: TableDef,
   col: ColumnMeta,
   row: number,
   position: { line: number; column: number },
   why?: string,
+  rows: 'VALUES' | 'SELECT' = 'VALUES',
 ): SluiceError {
   return new SluiceError(
     'NOT_NULL_VIOLATION',
     `null value in column "${col.name}" of table "${def.name}" violates not-null constraint`,
-    { position, detail: `in VALUES row ${row + 1}${why !== undefined ? `: ${why}` : ''}` },
+    { position, detail: `in ${rows} row ${row + 1}${why !== undefined ? `: ${why}` : ''}` },
   );
 }

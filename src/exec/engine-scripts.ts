@@ -1,5 +1,6 @@
-// Running a SQL script in steps: parsed whole first, then statement by statement, a SELECT in slices
-// of its input, under the script's limits; and the parse-only checks a caller makes of SQL text.
+// Running a SQL script in steps: parsed whole first, then statement by statement, a SELECT (and the
+// query of an INSERT … SELECT) in slices of its input, under the script's limits; and the parse-only
+// checks a caller makes of SQL text.
 import { SluiceError } from '../common/errors.ts';
 import type { SqlLimits } from '../common/limits.ts';
 import type { SelectStmt, Statement } from '../parser/ast.ts';
@@ -7,6 +8,8 @@ import { parseStatements, parseStepwise } from '../parser/parse.ts';
 import type { ScriptResult, StatementResult } from './api.ts';
 import type { ExecuteOptions, ScriptRun } from './engine-types.ts';
 import type { SelectJob } from './select-job.ts';
+
+type InsertStatement = Extract<Statement, { kind: 'insert' }>;
 import { asSluiceError } from './table-definition.ts';
 
 /** What a script runs its statements with (the Engine). */
@@ -15,6 +18,8 @@ export interface ScriptHost {
   setCallLimits(limits: SqlLimits | null): void;
   prepareSelect(query: SelectStmt): SelectJob;
   executeStatement(stmt: Statement): StatementResult;
+  /** INSERT … SELECT's write, once its query's job is done (its rows, in column order). */
+  insertSelected(stmt: InsertStatement, selected: ReturnType<SelectJob['rowValues']>): StatementResult;
   /** Table rows UPDATE and DELETE have examined so far (a running count). */
   dmlRowsExamined(): number;
 }
@@ -23,7 +28,8 @@ export interface ScriptHost {
  * A script to run in steps, so a long one need not hold the caller's thread: parsed whole first
  * (a script that does not parse runs nothing), then statement by statement, a SELECT in slices of
  * its input. Between steps the engine may apply other batches and statements; each statement sees
- * the catalog and data as they are when it runs (a SELECT: when it starts).
+ * the catalog and data as they are when it runs (a SELECT: when it starts; an INSERT … SELECT
+ * writes, when its query is done, the rows the query read as of its start).
  */
 export function runScript(
   host: ScriptHost,
@@ -37,6 +43,8 @@ export function runScript(
   let statements: Statement[] | null = null;
   let next = 0;
   let select: SelectJob | null = null;
+  /** The INSERT … SELECT whose query `select` is (null: a plain SELECT). */
+  let insertInto: InsertStatement | null = null;
   let ended: ScriptResult | null = null;
   const run: ScriptRun = {
     rowsRead: 0,
@@ -54,14 +62,21 @@ export function runScript(
             const ready = select.work(deadline);
             run.rowsRead += select.rowsRead - before;
             if (ready) {
-              results.push(select.result());
+              // The rows were read as of the query's start; they are written now, as one epoch.
+              results.push(
+                insertInto === null ? select.result() : host.insertSelected(insertInto, select.rowValues()),
+              );
               select = null;
+              insertInto = null;
             }
           } else {
             const stmt = statements[next++];
             if (stmt === undefined) return (ended = { results });
             if (stmt.kind === 'select') select = host.prepareSelect(stmt.query);
-            else {
+            else if (stmt.kind === 'insert' && stmt.query !== undefined) {
+              select = host.prepareSelect(stmt.query);
+              insertInto = stmt;
+            } else {
               if (options.reservedPrefix !== undefined) refuseReserved(stmt, options.reservedPrefix);
               const before = host.dmlRowsExamined();
               try {

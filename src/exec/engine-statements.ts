@@ -71,8 +71,15 @@ export function executeStatement(host: StatementHost, stmt: Statement): Statemen
     case 'explain':
       return explainStatement(host.catalog, stmt.query, stmt.dataflow, host.callLimits(), host.workers());
     // DML expressions may call SQL functions too: they are inlined as in a query.
-    case 'insert':
-      return withSqlFunctions(host.catalog, () => host.dml.insert(stmt)).result;
+    case 'insert': {
+      if (stmt.query === undefined) return withSqlFunctions(host.catalog, () => host.dml.insert(stmt)).result;
+      // INSERT … SELECT: the query runs whole at the current epoch (bounded like any ad-hoc SELECT's
+      // result), then its rows are one write.
+      const job = host.prepareSelect(stmt.query);
+      job.work(Infinity);
+      const selected = job.rowValues();
+      return host.dml.insert(stmt, selected);
+    }
     case 'update':
       return withSqlFunctions(host.catalog, () => host.dml.update(stmt)).result;
     case 'delete':

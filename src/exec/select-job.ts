@@ -58,6 +58,8 @@ export class SelectJob {
   private seq = 0;
   private firstError: { error: unknown; row: Row } | null = null;
   private rows: Row[] | null = null;
+  /** The result's rows as values in column order (INSERT … SELECT reads them so). */
+  private values: (readonly Value[])[] | null = null;
   private stepped = false;
   /** Input rows read so far (tests count work with it). */
   rowsRead = 0;
@@ -124,6 +126,13 @@ export class SelectJob {
   /** Rows in and out of each operator so far (empty for a stateless plan): tests count work with it. */
   nodeStats(): readonly NodeStats[] {
     return this.runtime === null ? [] : [...this.runtime.stats.values()];
+  }
+
+  /** The finished result's rows in column order, with its columns' types (INSERT … SELECT). */
+  rowValues(): { readonly columns: readonly ColumnMeta[]; readonly rows: readonly (readonly Value[])[] } {
+    if (this.values === null)
+      throw new SluiceError('INTERNAL_ERROR', 'SELECT result read before it was ready');
+    return { columns: this.bound.columns, rows: this.values };
   }
 
   result(): StatementResult {
@@ -232,6 +241,7 @@ export class SelectJob {
     this.heap = [];
     this.out = [];
     const columns = this.bound.columns;
+    this.values = values;
     this.rows = values.map((v) => toRow(v, columns));
   }
 

@@ -486,7 +486,10 @@ export type Statement =
       readonly table: string;
       /** The column list; `[]` for `DEFAULT VALUES` (whose one row is then empty). */
       readonly columns?: readonly string[];
+      /** The VALUES rows; empty for `INSERT … SELECT`. */
       readonly rows: readonly (readonly ValuesItem[])[];
+      /** `INSERT … SELECT` (or `WITH …`): the query whose rows are inserted. */
+      readonly query?: SelectStmt;
       readonly pos: Pos;
       readonly text: string;
     }

@@ -122,7 +122,7 @@ describe('NOT_SUPPORTED constructs', () => {
       'dropping several objects in one statement is not supported',
       { line: 1, column: 13 },
     ],
-    ['INSERT INTO t SELECT 1', 'INSERT ... SELECT is not supported', { line: 1, column: 15 }],
+    ['INSERT INTO t SELECT 1 RETURNING *', 'RETURNING is not supported', { line: 1, column: 24 }],
     [
       'INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING',
       'ON CONFLICT is not supported',

@@ -386,6 +386,7 @@ export function checkStatement(stmt: Statement, limits: SqlLimits): void {
     case 'select':
       return checkSelect(stmt.query, limits);
     case 'insert': {
+      if (stmt.query !== undefined) return checkSelect(stmt.query, limits);
       if (stmt.rows.length > limits.maxListItems) {
         const row = stmt.rows[limits.maxListItems]!;
         throw tooManyItems(`VALUES has more than ${limits.maxListItems} rows`, row[0]?.pos ?? stmt.pos);

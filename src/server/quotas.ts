@@ -39,8 +39,10 @@ export async function scriptFootprint(sql: string, limits: SqlLimits): Promise<S
   let dmlRows = 0;
   let dmlUnknown = 0;
   for (const s of statements) {
-    if (s.kind === 'insert') dmlRows += s.rows.length;
-    if (s.kind === 'update' || s.kind === 'delete') dmlUnknown += 1;
+    if (s.kind === 'insert' && s.query === undefined) dmlRows += s.rows.length;
+    // Rows known only once it runs (settled against the rows written afterwards).
+    if (s.kind === 'update' || s.kind === 'delete' || (s.kind === 'insert' && s.query !== undefined))
+      dmlUnknown += 1;
     if (s.kind === 'createTable' || s.kind === 'createView' || s.kind === 'createFunction') creates += 1;
     if (s.kind === 'createSource' || s.kind === 'createSink') {
       creates += 1;

@@ -1,9 +1,10 @@
-// DML: INSERT … VALUES, UPDATE and DELETE, with the forms Sluice refuses by name.
-import type { IOrAlt } from 'chevrotain';
-import type { Expr, Pos, Statement, ValuesItem } from '../ast.ts';
+// DML: INSERT … VALUES, INSERT … SELECT, UPDATE and DELETE, with the forms Sluice refuses by name.
+import type { IOrAlt, IToken } from 'chevrotain';
+import type { Expr, Pos, SelectStmt, Statement, ValuesItem } from '../ast.ts';
 import { notSupported, parseError } from '../../common/errors.ts';
 import type { Located } from '../expr-builder.ts';
 import {
+  AnyToken,
   Comma,
   Conflict,
   Default,
@@ -14,6 +15,7 @@ import {
   identName,
   Insert,
   Into,
+  isWordText,
   LParen,
   On,
   posOf,
@@ -27,6 +29,7 @@ import {
   Where,
   With,
 } from '../lexer.ts';
+import { parseSelect } from '../select-adapter.ts';
 import { DdlGrammar } from './ddl.ts';
 import type { NameRef } from './names.ts';
 
@@ -41,6 +44,7 @@ export abstract class DmlGrammar extends DdlGrammar {
     });
     const rows: ValuesItem[][] = [];
     let defaultValues = false;
+    let query: SelectStmt | undefined;
     this.OR([
       {
         ALT: () => {
@@ -50,9 +54,13 @@ export abstract class DmlGrammar extends DdlGrammar {
       },
       {
         ALT: () => {
-          const token = this.OR2([{ ALT: () => this.CONSUME(Select) }, { ALT: () => this.CONSUME(With) }]);
+          // `INSERT … SELECT`: every token to the end of the statement is the query (as a SELECT
+          // statement's are); ON CONFLICT and RETURNING after it are refused by name below.
+          const tokens = [this.OR2([{ ALT: () => this.CONSUME(Select) }, { ALT: () => this.CONSUME(With) }])];
+          this.MANY2(() => tokens.push(this.CONSUME(AnyToken)));
           this.ACTION(() => {
-            throw notSupported('INSERT ... SELECT', posOf(token));
+            refuseAfterQuery(tokens);
+            query = parseSelect(tokens, this.selectTokenLimit);
           });
         },
       },
@@ -86,6 +94,7 @@ export abstract class DmlGrammar extends DdlGrammar {
           ? { columns: [] }
           : {}),
       rows,
+      ...(query !== undefined ? { query } : {}),
       pos: this.statementPos,
       text: this.statementText,
     }));
@@ -195,4 +204,20 @@ export abstract class DmlGrammar extends DdlGrammar {
       });
     });
   });
+}
+
+/**
+ * `INSERT … SELECT … ON CONFLICT` / `RETURNING`: refused by name, as after VALUES (the query would
+ * otherwise report a syntax error at the word). Only at the query's own level (not in parentheses).
+ */
+function refuseAfterQuery(tokens: readonly IToken[]): void {
+  let depth = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i] as IToken;
+    if (t.tokenType === LParen) depth++;
+    else if (t.tokenType === RParen) depth--;
+    else if (depth === 0 && t.tokenType === On && isWordText(tokens[i + 1], 'conflict'))
+      throw notSupported('ON CONFLICT', posOf(t));
+    else if (depth === 0 && t.tokenType === Returning) throw notSupported('RETURNING', posOf(t));
+  }
 }
