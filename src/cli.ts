@@ -12,6 +12,7 @@ import { MAX_WORKERS } from './exec/workers/partition-pool.ts';
 import { isLoopbackAddress, parseAllowedHosts, parseAllowedOrigins } from './server/request-guard.ts';
 import { parseConnectorHosts } from './source/kafka/connector-hosts.ts';
 import type { AuthOptions } from './server/app.ts';
+import { listenFailureMessage } from './cli/listen-error.ts';
 
 const USAGE = `Usage: sluice start [options]             run the server
        sluice sql [options]               SQL shell against a running server (sluice sql --help)
@@ -446,9 +447,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     await app.listen({ port, host });
   } catch (error) {
-    process.stderr.write(
-      `sluice: cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
+    process.stderr.write(listenFailureMessage(error, host, port));
     await app.close();
     process.exit(1);
   }

@@ -97,6 +97,10 @@ function reason(error: unknown): string {
   return String(error);
 }
 
+/** What a CLI user told `UNAUTHENTICATED` without a token is to do. */
+export const NO_TOKEN_HINT =
+  'the server requires a token: pass --token <token> or set SLUICE_TOKEN (docs/cli.md, docs/security.md)';
+
 export class ApiClient {
   readonly base: string;
   /** A bearer token sent with every request (`--token`, env SLUICE_TOKEN); null: none. */
@@ -199,7 +203,11 @@ export class ApiClient {
     const { status, json } = await this.call('POST', '/v1/sql', { sql: script }, signal);
     const results = asResults(isRecord(json) ? json.results : undefined);
     if (status === 200) return { ok: true, results };
-    return { ok: false, results, error: asError(isRecord(json) ? json.error : undefined, status) };
+    return {
+      ok: false,
+      results,
+      error: this.withCliHint(asError(isRecord(json) ? json.error : undefined, status)),
+    };
   }
 
   /** GET a JSON document; a 4xx/5xx answer is returned as its error. */
@@ -217,6 +225,15 @@ export class ApiClient {
   ): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; error: ApiError }> {
     const { status, json } = await this.call(method, path, body);
     if (status >= 200 && status < 300 && isRecord(json)) return { ok: true, body: json };
-    return { ok: false, error: asError(isRecord(json) ? json.error : undefined, status) };
+    return { ok: false, error: this.withCliHint(asError(isRecord(json) ? json.error : undefined, status)) };
+  }
+
+  /**
+   * The server's hint for a request without a token speaks of the HTTP header; someone at the
+   * command line who gave no token needs the command's own way to give one instead.
+   */
+  private withCliHint(error: ApiError): ApiError {
+    if (error.code !== 'UNAUTHENTICATED' || this.token !== null) return error;
+    return { ...error, hint: NO_TOKEN_HINT };
   }
 }

@@ -153,6 +153,22 @@ console.log(JSON.stringify({ rows: select.rows, snapshot: engine.viewSnapshot('s
   );
 });
 
+test('a CommonJS consumer (the default type of npm init) requires it on Node 20.19+', () => {
+  // Node loads an ES module with require() from 20.19 (the engines floor); without a condition
+  // other than "import" in exports, require('sluice') failed with 'No "exports" main defined'.
+  writeFileSync(
+    join(consumer, 'app.cjs'),
+    `const { Engine } = require('sluice');
+const engine = new Engine();
+engine.execute('CREATE TABLE t (x INT PRIMARY KEY); CREATE MATERIALIZED VIEW n AS SELECT COUNT(*) AS c FROM t');
+engine.applyChanges('t', { insert: [{ x: 1 }, { x: 2 }] });
+console.log(JSON.stringify(engine.viewSnapshot('n').rows));
+`,
+  );
+  const r = run(process.execPath, ['app.cjs'], consumer);
+  assert.equal(r.stdout.trim(), '[{"c":2}]');
+});
+
 test('the installed bin answers --help and --version', () => {
   const bin = join(consumer, 'node_modules', '.bin', 'sluice');
   accessSync(bin, constants.X_OK);
