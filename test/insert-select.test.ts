@@ -8,10 +8,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from '../src/exec/engine.ts';
-import type { SluiceError } from '../src/common/errors.ts';
 import { SqliteOracle, assertViewMatchesOracle } from './support/sqlite-oracle.ts';
 import { mulberry32 } from './support/checkpoint-workload.ts';
 import { afterCrash } from './server/helpers.ts';
+import { assertRefused, type RefusedStatement } from './support/sql-errors.ts';
 
 const SCHEMA = `CREATE TABLE src (id integer PRIMARY KEY, g integer, v integer, s text);
 CREATE TABLE lake (g integer, v integer, s text);
@@ -104,7 +104,7 @@ test('INSERT … SELECT: a refused statement changes nothing, and errors point a
 CREATE TABLE dst (id integer PRIMARY KEY, v text NOT NULL, n numeric)`);
   engine.execute(`INSERT INTO src VALUES (1, 'a'), (2, NULL), (3, '4.5')`);
   const epoch = engine.epoch;
-  const cases: [string, string, string, number][] = [
+  const cases: RefusedStatement[] = [
     [
       'INSERT INTO dst SELECT id, v, v, id FROM src',
       'INVALID_DEFINITION',
@@ -127,18 +127,7 @@ CREATE TABLE dst (id integer PRIMARY KEY, v text NOT NULL, n numeric)`);
     ['INSERT INTO dst SELECT id, v FROM src RETURNING id', 'NOT_SUPPORTED', 'RETURNING is not supported', 39],
     ['INSERT INTO dst SELECT id, v FROM nowhere', 'UNKNOWN_TABLE', 'relation "nowhere" does not exist', 35],
   ];
-  for (const [sql, code, message, column] of cases) {
-    assert.throws(
-      () => engine.execute(sql),
-      (e: unknown) => {
-        const err = e as SluiceError;
-        assert.equal(err.code, code, sql);
-        assert.ok(err.message.includes(message), `${sql}: ${err.message}`);
-        assert.equal(err.position?.column, column, `${sql}: column`);
-        return true;
-      },
-    );
-  }
+  assertRefused(engine, cases);
   assert.equal(engine.epoch, epoch, 'no refused statement made an epoch');
   assert.deepEqual(engine.execute('SELECT COUNT(*) AS n FROM dst')[0]?.rows, [{ n: 0 }]);
   // The refused rows' statement had a valid row too: nothing of it was applied.

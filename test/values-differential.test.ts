@@ -10,7 +10,7 @@ import { deriveSeed } from './support/random-workload.ts';
 import { joinReplayCommand, runJoinDifferential } from './support/join-workload.ts';
 import { VALUES_TEMPLATES } from './support/values-templates.ts';
 import { Engine } from '../src/exec/engine.ts';
-import type { SluiceError } from '../src/common/errors.ts';
+import { assertRefused, type RefusedStatement } from './support/sql-errors.ts';
 
 const SEEDS = Number(process.env['SLUICE_VALUES_SEEDS'] ?? 3);
 const EPOCHS = Number(process.env['SLUICE_EPOCHS'] ?? 80);
@@ -42,7 +42,7 @@ for (const template of templates) {
 test('VALUES in FROM: errors say what is wrong and where, and change nothing', () => {
   const engine = new Engine();
   engine.executeScript('CREATE TABLE t (a integer)');
-  const cases: [string, string, string, number][] = [
+  const cases: RefusedStatement[] = [
     [
       "SELECT * FROM (VALUES (1, 'a'), (2)) AS v",
       'INVALID_DEFINITION',
@@ -81,18 +81,7 @@ test('VALUES in FROM: errors say what is wrong and where, and change nothing', (
       54,
     ],
   ];
-  for (const [sql, code, message, column] of cases) {
-    assert.throws(
-      () => engine.execute(sql),
-      (e: unknown) => {
-        const err = e as SluiceError;
-        assert.equal(err.code, code, sql);
-        assert.ok(err.message.includes(message), `${sql}: ${err.message}`);
-        assert.equal(err.position?.column, column, `${sql}: column`);
-        return true;
-      },
-    );
-  }
+  assertRefused(engine, cases);
   const wide = `SELECT * FROM (VALUES (${Array.from({ length: 1665 }, (_, i) => i).join(', ')})) AS v`;
   assert.throws(() => engine.execute(wide), {
     code: 'TOO_MANY_ITEMS',

@@ -5,30 +5,10 @@
 // (WebSocket and NDJSON) and a plain CREATE are refused with VIEW_TOO_LARGE, nothing is created,
 // and the data directory restarts.
 import assert from 'node:assert/strict';
-import { after, test } from 'node:test';
-import {
-  type TestServer,
-  WsClient,
-  removeDir,
-  request,
-  sqlOk,
-  startServer,
-  tempDir,
-  waitUntil,
-} from './helpers.ts';
+import { test } from 'node:test';
+import { type TestServer, WsClient, request, serverFixture, sqlOk, waitUntil } from './helpers.ts';
 
-const open: { close(): Promise<void> }[] = [];
-const dirs: string[] = [];
-after(async () => {
-  for (const s of open) await s.close().catch(() => undefined);
-  for (const d of dirs) removeDir(d);
-});
-
-async function server(options: Parameters<typeof startServer>[0] = {}): Promise<TestServer> {
-  const s = await startServer(options);
-  open.push(s);
-  return s;
-}
+const { server, dir: dataDir } = serverFixture();
 
 // 1,004 rows: 1,008,016 pairs, just past the default bound of 1,000,000 plus 3 per row the two sides
 // read (1,006,024; counted, not built).
@@ -41,8 +21,7 @@ async function viewNames(s: TestServer): Promise<string[]> {
 }
 
 test('a query subscription or CREATE over a self-join past the bound is refused, and the directory restarts', async () => {
-  const dir = tempDir('sluice-backfill-');
-  dirs.push(dir);
+  const dir = dataDir();
   let s = await server({ dataDir: dir });
   await sqlOk(s.base, 'CREATE TABLE a (x BIGINT, s TEXT)');
   const rows = Array.from({ length: ROWS }, (_, i) => ({ x: i, s: `row ${i}` }));

@@ -5,6 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after } from 'node:test';
 import WebSocket from 'ws';
 import { Engine } from '../../src/exec/engine.ts';
 import { type AppOptions, type FastifyInstance, buildApp } from '../../src/server/app.ts';
@@ -80,6 +81,53 @@ export function removeDir(dir: string | null): void {
   // The checkpoint writer thread closes its connection after `close()` returns (it is told to by a
   // message), and SQLite may create or drop a -wal/-shm file then: retry an ENOTEMPTY.
   if (dir !== null) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
+}
+
+/**
+ * A suite's servers and data directories, closed and removed after it: `server(options)` starts one
+ * that is closed after the suite, `dir()` makes a temporary data directory removed after it.
+ */
+export function serverFixture(): {
+  server(options?: Partial<AppOptions>): Promise<TestServer>;
+  dir(): string;
+} {
+  const open: TestServer[] = [];
+  const dirs: string[] = [];
+  after(async () => {
+    for (const s of open) await s.close().catch(() => undefined);
+    for (const d of dirs) removeDir(d);
+  });
+  return {
+    async server(options = {}) {
+      const s = await startServer(options);
+      open.push(s);
+      return s;
+    },
+    dir() {
+      const d = tempDir();
+      dirs.push(d);
+      return d;
+    },
+  };
+}
+
+/** An NDJSON resume of `view` from epoch `from`: its status (410 refused, 200 served) and error code. */
+export async function ndjsonResume(
+  server: TestServer,
+  view: string,
+  from: number,
+): Promise<{ status: number; code?: string }> {
+  const controller = new AbortController();
+  const res = await fetch(`${server.base}/v1/views/${view}/changes?resumeFrom=${from}`, {
+    signal: controller.signal,
+  });
+  try {
+    if (res.status === 200) return { status: 200 };
+    const body = (await res.json()) as { error?: { code: string } };
+    return { status: res.status, ...(body.error !== undefined ? { code: body.error.code } : {}) };
+  } finally {
+    controller.abort();
+  }
 }
 
 export async function startServer(options: Partial<AppOptions> = {}): Promise<TestServer> {

@@ -19,6 +19,7 @@ import {
   sqlOk,
   startServer,
   tempDir,
+  ndjsonResume,
 } from './helpers.ts';
 
 /** Gives view `view` another plan fingerprint in the stored checkpoint, keeping the header whole. */
@@ -44,20 +45,6 @@ function changeStoredPlan(dataDir: string, view: string): void {
   }
 }
 
-async function ndjsonResume(server: TestServer, from: number): Promise<{ status: number; code?: string }> {
-  const controller = new AbortController();
-  const res = await fetch(`${server.base}/v1/views/totals/changes?resumeFrom=${from}`, {
-    signal: controller.signal,
-  });
-  try {
-    if (res.status === 200) return { status: 200 };
-    const body = (await res.json()) as { error?: { code: string } };
-    return { status: res.status, ...(body.error !== undefined ? { code: body.error.code } : {}) };
-  } finally {
-    controller.abort();
-  }
-}
-
 test(
   'a view rebuilt at recovery because its plan changed has its history ended',
   { timeout: 60_000 },
@@ -77,7 +64,7 @@ test(
       }
       const last = epochs[epochs.length - 1] as number;
       // Before the change, resumes within the changelog are served.
-      assert.deepEqual(await ndjsonResume(server, epochs[0] as number), { status: 200 });
+      assert.deepEqual(await ndjsonResume(server, 'totals', epochs[0] as number), { status: 200 });
       await server.close(); // writes the checkpoint
       server = null;
       changeStoredPlan(dir, 'totals');
@@ -87,7 +74,7 @@ test(
       assert.equal(health.body.epoch, last);
       for (const from of [epochs[0] as number, last]) {
         assert.deepEqual(
-          await ndjsonResume(server, from),
+          await ndjsonResume(server, 'totals', from),
           { status: 410, code: 'RESUME_TOO_OLD' },
           `from ${from}`,
         );
@@ -113,13 +100,13 @@ test(
       }
       const next = await request(server.base, 'POST', '/v1/tables/t/rows', [{ id: 9, g: 'g0', v: 9 }]);
       const after = next.body.epoch as number;
-      assert.deepEqual(await ndjsonResume(server, after), { status: 200 });
+      assert.deepEqual(await ndjsonResume(server, 'totals', after), { status: 200 });
 
       // The end is kept across a restart (the checkpoint now has this version's plan).
       await server.close();
       server = await startServer({ dataDir: dir });
-      assert.deepEqual(await ndjsonResume(server, last), { status: 410, code: 'RESUME_TOO_OLD' });
-      assert.deepEqual(await ndjsonResume(server, after), { status: 200 });
+      assert.deepEqual(await ndjsonResume(server, 'totals', last), { status: 410, code: 'RESUME_TOO_OLD' });
+      assert.deepEqual(await ndjsonResume(server, 'totals', after), { status: 200 });
     } finally {
       await server?.close();
       removeDir(dir);

@@ -4,34 +4,21 @@
 // client resumes across a restart; errors point into the query; names of temporary views are
 // reserved.
 import assert from 'node:assert/strict';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { mulberry32 } from '../support/checkpoint-workload.ts';
 import {
   FoldedView,
   type TestServer,
   WsClient,
   canonicalRow,
-  removeDir,
   request,
+  serverFixture,
   sql,
   sqlOk,
-  startServer,
-  tempDir,
   waitUntil,
 } from './helpers.ts';
 
-const open: { close(): Promise<void> }[] = [];
-const dirs: string[] = [];
-after(async () => {
-  for (const s of open) await s.close().catch(() => undefined);
-  for (const d of dirs) removeDir(d);
-});
-
-async function server(options: Parameters<typeof startServer>[0] = {}): Promise<TestServer> {
-  const s = await startServer(options);
-  open.push(s);
-  return s;
-}
+const { server, dir: dataDir } = serverFixture();
 
 const QUERY = 'SELECT g, COUNT(*) AS n, SUM(v) AS total FROM t GROUP BY g';
 
@@ -122,8 +109,7 @@ test('clients of one query share one temporary view; it goes after the linger ti
 });
 
 test('a table subscription streams the table; a query subscription resumes across a restart', async () => {
-  const dir = tempDir('sluice-qsub-');
-  dirs.push(dir);
+  const dir = dataDir();
   let s = await server({ dataDir: dir, querySubscriptions: { lingerMs: 60_000 } });
   await sqlOk(
     s.base,

@@ -16,6 +16,7 @@ import {
   startServer,
   tempDir,
   waitUntil,
+  ndjsonResume,
 } from './helpers.ts';
 
 const SETUP = `CREATE TABLE t (id INTEGER NOT NULL, v INTEGER, PRIMARY KEY (id));
@@ -25,25 +26,6 @@ async function insert(server: TestServer, rows: { id: number; v: number }[]): Pr
   const res = await request(server.base, 'POST', '/v1/tables/t/rows', rows);
   assert.equal(res.status, 200, res.text);
   return res.body.epoch as number;
-}
-
-/** The NDJSON resume's status (410 refused, 200 served) and error code. */
-async function ndjsonResume(
-  server: TestServer,
-  view: string,
-  from: number,
-): Promise<{ status: number; code?: string }> {
-  const controller = new AbortController();
-  const res = await fetch(`${server.base}/v1/views/${view}/changes?resumeFrom=${from}`, {
-    signal: controller.signal,
-  });
-  try {
-    if (res.status === 200) return { status: 200 };
-    const body = (await res.json()) as { error?: { code: string } };
-    return { status: res.status, ...(body.error !== undefined ? { code: body.error.code } : {}) };
-  } finally {
-    controller.abort();
-  }
 }
 
 /** The WebSocket resume's first message (an error or `subscribed`). */
