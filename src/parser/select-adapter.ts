@@ -26,13 +26,13 @@ import {
 import { type Node, isNode, child, list, text, present, castItem } from './select-adapter/loose-ast.ts';
 import {
   type AdapterToken,
-  constantLists,
   renderTokens,
   layoutTokens,
   type LaidOutTokens,
   onConditions,
   hiddenFilterConditions,
 } from './select-adapter/adapter-tokens.ts';
+import { constantLists } from './select-adapter/constant-lists.ts';
 import { checkParsedTokens, translateParseFailure } from './select-adapter/parse-failures.ts';
 import { FromConverter } from './select-adapter/from-converter.ts';
 import { expandNamedWindows } from './select-adapter/named-windows.ts';

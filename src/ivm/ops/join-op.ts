@@ -40,6 +40,7 @@ import { type JoinSideRows, TableJoinSide } from '../join-table-side.ts';
 import { StagedProbe } from './join-staged-probe.ts';
 import { columnPicks, keepsEveryColumn } from './join-picks.ts';
 import { forEachDeltaPair } from './join-delta-pairs.ts';
+import { probeRows, rowsUnderOneKey } from './join-fanout-probe.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
@@ -55,8 +56,7 @@ const LEFT = 0;
 const RIGHT = 1;
 type Side = typeof LEFT | typeof RIGHT;
 
-/** Probes `JoinOp.probeRows` made (a count of work, for tests: proportional to the write). */
-export const joinProbeWork = { probes: 0 };
+export { joinProbeWork } from './join-fanout-probe.ts';
 
 /** The pending delta of a shared side when the other side does not pad: never read nor written. */
 const NO_PENDING = new Map<JoinKey, number>();
@@ -211,48 +211,19 @@ export class JoinOp implements Operator, Stateful {
     return this.arranged[side].size;
   }
 
-  /**
-   * The most rows side `side` holds under one key, bounded with no probe: every key it holds has a
-   * row, so no key holds more than its rows less its other keys (one key, for a join with none).
-   */
+  /** The most rows side `side` holds under one key, bounded with no probe (join-fanout-probe.ts). */
   rowsUnderOneKey(side: 0 | 1): number {
-    const held = this.arranged[side];
-    const size = held.size;
-    return size === 0 ? 0 : Math.min(size, Math.max(1, size - held.keyCount + 1));
+    return rowsUnderOneKey(this.arranged[side]);
   }
 
   /**
    * Rows a delta of `rows` on side `side` would make this join build at most, read from the other
-   * side as it holds now (before the epoch): for each row, the rows the other side holds under its
-   * key, evaluated as the join does (a NULL key matches none; a key that fails is the row's error,
-   * not a pair), plus for an outer join one padded row where nothing matches and the other side's
-   * padded rows it retracts or puts back. Reads and changes no state: one key and at most one probe
-   * per row (`joinProbeWork`). Each row's key is put in `keys` (null: none) when it is given.
+   * side as it holds now (before the epoch), changing nothing (join-fanout-probe.ts).
    */
   probeRows(side: 0 | 1, rows: readonly (readonly Value[])[], keys: (JoinKey | null)[] | null): number {
-    const theirs = this.arranged[side === LEFT ? RIGHT : LEFT];
-    const keyOf = this.keys[side];
-    const padMine = this.pad[side];
-    const padTheirs = this.pad[side === LEFT ? RIGHT : LEFT];
-    let built = 0;
-    for (let i = 0; i < rows.length; i++) {
-      let key: JoinKey | null;
-      try {
-        key = keyOf(rows[i] as readonly Value[]);
-      } catch {
-        key = null;
-      }
-      if (keys !== null) keys.push(key);
-      if (key === null) {
-        if (padMine) built++;
-        continue;
-      }
-      joinProbeWork.probes++;
-      const slot = theirs.slotOf(key);
-      const matched = slot === NO_SLOT ? 0 : theirs.rowsAt(slot);
-      built += matched === 0 ? (padMine ? 1 : 0) : padTheirs ? 2 * matched : matched;
-    }
-    return built;
+    const other = side === LEFT ? RIGHT : LEFT;
+    const pad = { mine: this.pad[side], theirs: this.pad[other] };
+    return probeRows(this.arranged[other], this.keys[side], pad, rows, keys);
   }
 
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
