@@ -181,3 +181,19 @@ CREATE MATERIALIZED VIEW copied AS SELECT COUNT(*) AS n, SUM(v) AS total FROM co
   assert.equal(engine.epoch, epochBefore + 2, 'one epoch for the write between, one for the INSERT');
   assert.deepEqual(engine.viewSnapshot('copied').rows, [{ n: N / 2, total: N / 2 }]);
 });
+
+test("INSERT … SELECT past the result limit is refused as the INSERT's, with nothing written", () => {
+  const engine = new Engine();
+  engine.executeScript('CREATE TABLE src (id integer PRIMARY KEY); CREATE TABLE dst (id integer)');
+  engine.applyChanges('src', { insert: Array.from({ length: 10 }, (_, i) => ({ id: i })) });
+  engine.selectLimits = { maxRows: 5, maxBytes: Infinity };
+  const epoch = engine.epoch;
+  const refused = { code: 'RESULT_TOO_LARGE', message: /^the rows of INSERT … SELECT is larger than/ };
+  assert.throws(() => engine.execute('INSERT INTO dst SELECT id FROM src'), refused);
+  const stepped = engine.runScript('INSERT INTO dst SELECT id FROM src').step(Infinity);
+  assert.equal(stepped?.error?.code, 'RESULT_TOO_LARGE');
+  assert.match(stepped?.error?.hint ?? '', /insert them in parts/);
+  assert.equal(engine.epoch, epoch, 'nothing written');
+  // Within the limit it is written.
+  assert.equal(engine.execute('INSERT INTO dst SELECT id FROM src WHERE id < 5')[0]?.rowCount, 5);
+});

@@ -229,6 +229,21 @@ export class DmlStatements {
 }
 
 /** PostgreSQL's not-null message for a VALUES row (`row` is 0-based; messages count from 1). */
+/**
+ * An INSERT … SELECT's query that passed the result limit: said as the INSERT's (the SELECT's own
+ * hint speaks of reading a result by pages); any other error as it is.
+ */
+export function insertSelectError(error: unknown): unknown {
+  if (!(error instanceof SluiceError) || error.code !== 'RESULT_TOO_LARGE') return error;
+  return new SluiceError(
+    'RESULT_TOO_LARGE',
+    error.message.replace(/^the SELECT result/, 'the rows of INSERT … SELECT'),
+    {
+      hint: 'insert them in parts (narrower WHERE ranges, one statement each), or raise --max-result-rows and --max-result-bytes',
+    },
+  );
+}
+
 /** The rows of INSERT … SELECT: the query's columns in order onto the target columns. */
 function selectedRows(
   stmt: Extract<Statement, { kind: 'insert' }>,

@@ -8,6 +8,7 @@ import { parseStatements, parseStepwise } from '../parser/parse.ts';
 import type { ScriptResult, StatementResult } from './api.ts';
 import type { ExecuteOptions, ScriptRun } from './engine-types.ts';
 import type { SelectJob } from './select-job.ts';
+import { insertSelectError } from './dml.ts';
 
 type InsertStatement = Extract<Statement, { kind: 'insert' }>;
 import { asSluiceError } from './table-definition.ts';
@@ -59,7 +60,12 @@ export function runScript(
             if (parsed.done === true) statements = parsed.value;
           } else if (select !== null) {
             const before = select.rowsRead;
-            const ready = select.work(deadline);
+            let ready: boolean;
+            try {
+              ready = select.work(deadline);
+            } catch (error) {
+              throw insertInto === null ? error : insertSelectError(error);
+            }
             run.rowsRead += select.rowsRead - before;
             if (ready) {
               // The rows were read as of the query's start; they are written now, as one epoch.

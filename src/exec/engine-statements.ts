@@ -7,7 +7,7 @@ import type { Catalog } from '../planner/catalog.ts';
 import { withSqlFunctions } from '../planner/sql-functions.ts';
 import type { EngineJournal, StatementResult } from './api.ts';
 import type { DdlStatements } from './ddl.ts';
-import type { DmlStatements } from './dml.ts';
+import { type DmlStatements, insertSelectError } from './dml.ts';
 import type { EpochClock } from './engine-clock.ts';
 import { explainStatement } from './engine-queries.ts';
 import { clockValue, showClock } from './clock-statements.ts';
@@ -76,9 +76,12 @@ export function executeStatement(host: StatementHost, stmt: Statement): Statemen
       // INSERT … SELECT: the query runs whole at the current epoch (bounded like any ad-hoc SELECT's
       // result), then its rows are one write.
       const job = host.prepareSelect(stmt.query);
-      job.work(Infinity);
-      const selected = job.rowValues();
-      return host.dml.insert(stmt, selected);
+      try {
+        job.work(Infinity);
+      } catch (error) {
+        throw insertSelectError(error);
+      }
+      return host.dml.insert(stmt, job.rowValues());
     }
     case 'update':
       return withSqlFunctions(host.catalog, () => host.dml.update(stmt)).result;
