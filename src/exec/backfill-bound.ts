@@ -11,6 +11,7 @@ import { MapOp } from '../ivm/ops/map-op.ts';
 import type { JoinBudget } from '../ivm/ops/join-op.ts';
 import type { RowErrorSink } from '../ivm/operator.ts';
 import type { ZBatch } from '../ivm/zset.ts';
+import { mapChainOf } from './view-join-fanout.ts';
 
 /**
  * Default of `EngineOptions.maxBackfillRows`, the ad-hoc SELECT's join budget: a first build of a
@@ -45,25 +46,22 @@ export function keylessBackfillPairs(
   const rowsReaching = (id: number): number | null => {
     const known = reaching.get(id);
     if (known !== undefined) return known;
-    const chain: Extract<DataflowNode, { kind: 'map' }>[] = [];
-    let node = byId.get(id);
-    while (node !== undefined && node.kind === 'map') {
-      chain.push(node);
-      node = byId.get(node.inputs[0]);
-    }
+    const chain = mapChainOf(id, byId);
     let rows: number | null = null;
-    if (node !== undefined && node.kind === 'input') {
-      const batch = contents(node.source);
+    if (chain !== null) {
+      const batch = contents(chain.input.source);
       rows = batch.weights.length;
-      // The stages run in plan order (the chain was walked from the join back to the input), and
-      // only as far as the last filter: what reaches the join is what passes every filter.
-      const lastFilter = chain.findIndex((m) => m.filter !== null);
+      // The stages run in plan order (from the input on), and only as far as the last filter: what
+      // reaches the join is what passes every filter.
+      let lastFilter = -1;
+      chain.maps.forEach((m, i) => {
+        if (m.filter !== null) lastFilter = i;
+      });
       if (lastFilter >= 0) {
         rowsRead += rows;
         let passed = batch;
-        let columns = node.columns;
-        for (let i = chain.length - 1; i >= lastFilter; i--) {
-          const map = chain[i] as Extract<DataflowNode, { kind: 'map' }>;
+        let columns = chain.input.columns;
+        for (const map of chain.maps.slice(0, lastFilter + 1)) {
           passed = new MapOp(map.id, map.filter, map.project, columns).step([passed], IGNORE_ERRORS);
           columns = map.columns;
         }

@@ -139,21 +139,32 @@ function pairsAmong(left: readonly (JoinKey | null)[], right: readonly (JoinKey 
 }
 
 type MapNode = Extract<DataflowNode, { kind: 'map' }>;
+type InputNode = Extract<DataflowNode, { kind: 'input' }>;
 
 /**
- * The table whose rows reach node `id` through Map stages alone, with those stages from the table
- * on; null when something else feeds it.
+ * The input whose rows reach node `id` through Map stages alone, with those stages from the input
+ * on; null when something else feeds it. Shared with the first build's bound (backfill-bound.ts).
  */
-function plainTableOf(
+export function mapChainOf(
   id: number,
   byId: ReadonlyMap<number, DataflowNode>,
-): { readonly table: string; readonly maps: readonly MapNode[] } | null {
+): { readonly input: InputNode; readonly maps: readonly MapNode[] } | null {
   const maps: MapNode[] = [];
   let node = byId.get(id);
   while (node !== undefined && node.kind === 'map') {
     maps.push(node);
     node = byId.get(node.inputs[0] as number);
   }
-  if (node === undefined || node.kind !== 'input' || node.sourceKind !== 'table') return null;
-  return { table: node.source, maps: maps.reverse() };
+  if (node === undefined || node.kind !== 'input') return null;
+  return { input: node, maps: maps.reverse() };
+}
+
+/** The table whose rows reach node `id` through Map stages alone (not a view), with those stages. */
+function plainTableOf(
+  id: number,
+  byId: ReadonlyMap<number, DataflowNode>,
+): { readonly table: string; readonly maps: readonly MapNode[] } | null {
+  const chain = mapChainOf(id, byId);
+  if (chain === null || chain.input.sourceKind !== 'table') return null;
+  return { table: chain.input.source, maps: chain.maps };
 }
