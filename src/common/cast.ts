@@ -4,6 +4,7 @@ import { SluiceError } from './errors.ts';
 import type { SqlType, Value } from './types.ts';
 import { T, typeName } from './types.ts';
 import { charLength, checkInt, formatValue, leftChars, normalizeBigInt } from './values.ts';
+import { floatBitsOf, floatText } from './float-text.ts';
 import { Decimal, decimalFromDouble, fitDecimal, parseDecimal } from './decimal.ts';
 import { shortestAtScale, shortestDecimal } from './decimal-of-double.ts';
 import { Interval, parseInterval } from './time/interval.ts';
@@ -22,6 +23,7 @@ import {
 import { Jsonb, jsonbFromParsed, parseJsonb } from './json/jsonb.ts';
 import { castBinary, coerceBinary } from './uuid-bytea-cast.ts';
 import { castArray, coerceArray } from './array/array-cast.ts';
+import { SqlArray } from './array/sql-array.ts';
 
 const INT_TEXT = /^\s*[+-]?\d+\s*$/;
 /** Past every integer type: what an integer text of more significant digits than any holds reads as. */
@@ -249,7 +251,11 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
           ? from.kind === 'text' && from.fixed === true && to.fixed !== true
             ? v.trimEnd()
             : v
-          : formatValue(v);
+          : typeof v === 'number' && from.kind === 'float'
+            ? floatText(v, from.bits)
+            : v instanceof SqlArray && from.kind === 'array'
+              ? v.text(floatBitsOf(from.element))
+              : formatValue(v);
       // Lengths count characters (code points), as PostgreSQL's do.
       if (to.maxLength !== undefined) {
         const length = charLength(s);

@@ -313,7 +313,7 @@ function tagReviver(_key: string, value: unknown): unknown {
     if (keys[0] === '$f' && typeof o.$f === 'string') return Number(o.$f);
     if (keys[0] === '$d' && typeof o.$d === 'string') return parseDecimal(o.$d) ?? o;
     if (keys[0] === '$v' && typeof o.$v === 'string') return Interval.fromStorage(o.$v) ?? o;
-    if (keys[0] === '$j' && typeof o.$j === 'string') return parseJsonb(o.$j);
+    if (keys[0] === '$j' && typeof o.$j === 'string') return parseJsonb(o.$j, 'stored');
     if (keys[0] === '$a' && Array.isArray(o.$a)) return new SqlArray(o.$a as Value[]);
   }
   if (!keys.some((k) => k.startsWith('$$'))) return value;

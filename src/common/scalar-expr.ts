@@ -25,6 +25,7 @@ import { compileFunction } from './functions/compile-function.ts';
 import { caseMapped } from './functions/text.ts';
 import { isCoreFn, type RowFn, type ScalarExpr } from './scalar-tree.ts';
 import { generateScalar } from './scalar-codegen.ts';
+import { floatText } from './float-text.ts';
 
 export { SCALAR_FNS, scalarChildren, type RowFn, type ScalarExpr, type ScalarFn } from './scalar-tree.ts';
 
@@ -117,6 +118,11 @@ export function columnsOf(e: ScalarExpr, out: Set<number> = new Set()): Set<numb
       break;
   }
   return out;
+}
+
+/** How `||` writes an operand that is not text: a real with its own digits' threshold (1e+06). */
+function operandText(arg: ScalarExpr): (v: Value) => string {
+  return arg.type.kind === 'float' && arg.type.bits === 32 ? (v) => floatText(v as number, 32) : formatValue;
 }
 
 function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
@@ -224,12 +230,15 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
         return re.test(v as string);
       };
     }
-    case 'concat':
+    case 'concat': {
+      const text0 = operandText(e.args[0] as ScalarExpr);
+      const text1 = operandText(e.args[1] as ScalarExpr);
       return (row) => {
         const a = a0(row);
         const b = a1(row);
-        return a === null || b === null ? null : formatValue(a) + formatValue(b);
+        return a === null || b === null ? null : text0(a) + text1(b);
       };
+    }
     case 'abs':
       if (e.type.kind === 'int') {
         const bits = e.type.bits;

@@ -8,6 +8,7 @@ import { Interval, compareIntervals } from './time/interval.ts';
 import { Jsonb, compareJsonb } from './json/jsonb.ts';
 import { SqlArray } from './array/sql-array.ts';
 import { encodeOne } from './value-key.ts';
+import { floatText } from './float-text.ts';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -254,16 +255,14 @@ export function compareArrays(a: SqlArray, b: SqlArray): number {
 
 export { Decimal, Interval, Jsonb, SqlArray, encodeOne };
 
-/** Text form of a value, as CAST(x AS TEXT) and error messages show it. */
+/**
+ * Text form of a value, as CAST(x AS TEXT) and error messages show it. A number is written as a
+ * double precision (an integer column's values never reach the exponent form or −0).
+ */
 export function formatValue(v: Value): string {
   if (v === null) return 'NULL';
   if (typeof v === 'boolean') return v ? 'true' : 'false';
-  if (typeof v === 'number') {
-    if (Number.isNaN(v)) return 'NaN';
-    if (v === Infinity) return 'Infinity';
-    if (v === -Infinity) return '-Infinity';
-    return String(v);
-  }
+  if (typeof v === 'number') return floatText(v, 64);
   return String(v);
 }
 

@@ -107,7 +107,7 @@ export function decodeCursor(text: string, width: number, sortWidth: number | nu
     }
     if (typeof v === 'object' && typeof (v as { j?: unknown }).j === 'string') {
       try {
-        return parseJsonb((v as { j: string }).j);
+        return parseJsonb((v as { j: string }).j, 'stored');
       } catch {
         throw bad();
       }

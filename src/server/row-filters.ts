@@ -82,7 +82,7 @@ function literalFor(where: string, column: string, type: string, text: string): 
   if (t === 'jsonb') {
     let j: Jsonb;
     try {
-      j = parseJsonb(text);
+      j = parseJsonb(text, 'stored'); // it matches stored values, which an ingested object may have written with either
     } catch {
       throw bad('a JSON value');
     }

@@ -5,6 +5,7 @@ import { SluiceError } from '../errors.ts';
 import type { Value } from '../types.ts';
 import { MAX_ARRAY_LENGTH } from '../limits.ts';
 import { encodeOne } from '../value-key.ts';
+import { floatText } from '../float-text.ts';
 
 /** One array value. `items` is never mutated (functions build new arrays). */
 export class SqlArray {
@@ -28,15 +29,18 @@ export class SqlArray {
 
   /** PostgreSQL's output text: `{1,2,NULL}`, elements quoted when they must be. */
   toString(): string {
-    if (this.printed === undefined) {
-      let out = '{';
-      for (let i = 0; i < this.items.length; i++) {
-        if (i > 0) out += ',';
-        out += elementText(this.items[i] as Value);
-      }
-      this.printed = `${out}}`;
-    }
+    if (this.printed === undefined) this.printed = this.text(64);
     return this.printed;
+  }
+
+  /** The output text with a float element written as its type writes it (`real[]`: 32). */
+  text(floatBits: 32 | 64): string {
+    let out = '{';
+    for (let i = 0; i < this.items.length; i++) {
+      if (i > 0) out += ',';
+      out += elementText(this.items[i] as Value, floatBits);
+    }
+    return `${out}}`;
   }
 
   /** On the wire a JSON array of the elements, each as its scalar's wire form. */
@@ -49,23 +53,11 @@ function elementKey(v: Value): string {
   return encodeOne(v);
 }
 
-function elementText(v: Value): string {
+function elementText(v: Value, floatBits: 32 | 64): string {
   if (v === null) return 'NULL';
   // PostgreSQL's boolout inside arrays: t and f
   const s =
-    typeof v === 'boolean'
-      ? v
-        ? 't'
-        : 'f'
-      : typeof v === 'number'
-        ? Number.isNaN(v)
-          ? 'NaN'
-          : v === Infinity
-            ? 'Infinity'
-            : v === -Infinity
-              ? '-Infinity'
-              : String(v)
-        : String(v);
+    typeof v === 'boolean' ? (v ? 't' : 'f') : typeof v === 'number' ? floatText(v, floatBits) : String(v);
   return needsQuotes(s) ? `"${s.replace(/["\\]/g, (c) => `\\${c}`)}"` : s;
 }
 

@@ -3,7 +3,8 @@
 // string_to_array, array_append/prepend/cat (and ||), @> <@ &&, x op ANY/ALL (array), regexp_match
 // and regexp_split_to_array. NULL handling is each function's own, as PostgreSQL's (noted per case).
 import { SluiceError } from '../errors.ts';
-import type { Value } from '../types.ts';
+import type { SqlType, Value } from '../types.ts';
+import { floatBitsOf, floatText } from '../float-text.ts';
 import { MAX_ARRAY_LENGTH } from '../limits.ts';
 import { SqlArray, arrayTooLarge } from '../array/sql-array.ts';
 import { charLength, compareValues, formatValue, valuesEqual } from '../values.ts';
@@ -52,8 +53,14 @@ function build(items: Value[]): SqlArray {
 }
 
 /** An element's text as array_to_string writes it (booleans t/f, as PostgreSQL's element output). */
-function elementText(v: Value): string {
-  return typeof v === 'boolean' ? (v ? 't' : 'f') : formatValue(v);
+function elementText(v: Value, floatBits: 32 | 64): string {
+  return typeof v === 'boolean'
+    ? v
+      ? 't'
+      : 'f'
+    : typeof v === 'number'
+      ? floatText(v, floatBits)
+      : formatValue(v);
 }
 
 function compare(op: QuantifiedOp, a: Value, b: Value): boolean {
@@ -140,7 +147,11 @@ function index(v: Value): number {
   return typeof v === 'bigint' ? (v > 0n ? Infinity : -Infinity) : (v as number);
 }
 
-export function compileArrayFunction(fn: ArrayFn, args: readonly RowFn[]): RowFn {
+export function compileArrayFunction(
+  fn: ArrayFn,
+  args: readonly RowFn[],
+  argTypes: readonly SqlType[],
+): RowFn {
   const [a, b, c] = args as [RowFn, RowFn | undefined, RowFn | undefined];
   switch (fn) {
     case 'array_make':
@@ -187,8 +198,10 @@ export function compileArrayFunction(fn: ArrayFn, args: readonly RowFn[]): RowFn
         }
         return null;
       };
-    case 'array_to_string':
+    case 'array_to_string': {
       // NULL elements are skipped, or written as the third argument when it is given (and not NULL)
+      const arrayType = argTypes[0];
+      const floatBits = arrayType?.kind === 'array' ? floatBitsOf(arrayType.element) : 64;
       return (row) => {
         const arr = a(row) as SqlArray | null;
         const sep = (b as RowFn)(row);
@@ -197,7 +210,7 @@ export function compileArrayFunction(fn: ArrayFn, args: readonly RowFn[]): RowFn
         const parts: string[] = [];
         let length = 0;
         for (const v of arr.items) {
-          const part = v !== null ? elementText(v) : (nullText as string | null);
+          const part = v !== null ? elementText(v, floatBits) : (nullText as string | null);
           if (part === null) continue;
           // an ARRAY_AGG's array is not bounded: the text is, before it is built
           length += part.length + (parts.length > 0 ? (sep as string).length : 0);
@@ -206,6 +219,7 @@ export function compileArrayFunction(fn: ArrayFn, args: readonly RowFn[]): RowFn
         }
         return parts.join(sep as string);
       };
+    }
     case 'string_to_array':
       // delimiter NULL: one element per character; '' : the whole string; an element equal to the
       // third argument becomes NULL; '' in: the empty array

@@ -122,7 +122,7 @@ function textOf(v: Value, type: SqlType): string {
 export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes: readonly SqlType[]): RowFn {
   if (isTimeFn(fn)) return compileTimeFunction(fn, args, argTypes);
   if (isJsonbFn(fn)) return compileJsonbFunction(fn, args);
-  if (isArrayFn(fn)) return compileArrayFunction(fn, args);
+  if (isArrayFn(fn)) return compileArrayFunction(fn, args, argTypes);
   if (isBinaryFn(fn)) return compileBinaryFunction(fn, args);
   switch (fn) {
     case 'btrim':

@@ -202,12 +202,60 @@ function outcome(run: () => Jsonb | null): unknown {
 }
 
 function sameAsOracle(text: string): void {
+  const stored = outcome(() => parseJsonb(text, 'stored'));
   assert.deepEqual(
-    outcome(() => parseJsonb(text)),
+    stored,
     outcome(() => referenceParseJsonb(text)),
     text.slice(0, 200),
   );
+  // Input reads the same, but for the escapes PostgreSQL's jsonb refuses: \u0000, and a surrogate
+  // escape without its partner escape right after it (a raw lone surrogate is not an escape).
+  const input = outcome(() => parseJsonb(text));
+  if (!untextableEscape(text)) assert.deepEqual(input, stored, text.slice(0, 200));
+  else if (!isRefusal(stored))
+    assert.equal(isRefusal(input) && input.code, 'INVALID_CAST', text.slice(0, 200));
 }
+
+function isRefusal(o: unknown): o is { code: string; message: string; detail?: string } {
+  return typeof o === 'object' && o !== null && 'code' in o;
+}
+
+/** Whether a JSON text has an escape jsonb input refuses: a model of the rule by regular expressions. */
+function untextableEscape(text: string): boolean {
+  const escapes = text.replace(/\\[^u]/g, '  '); // blank the other escapes (and an escaped backslash)
+  if (/\\u0000/.test(escapes)) return true;
+  const paired = escapes.replace(/\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}/g, '');
+  return /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/.test(paired);
+}
+
+test('jsonb input refuses \\u0000 and unpaired surrogate escapes with PostgreSQL messages; stored text reads them back', () => {
+  const cases: [string, string | null][] = [
+    ['"a\\u0000"', 'unsupported Unicode escape sequence'],
+    ['{"\\u0000": 1}', 'unsupported Unicode escape sequence'],
+    ['"\\\\\\u0000"', 'unsupported Unicode escape sequence'],
+    ['"\\ud800"', 'Unicode low surrogate must follow a high surrogate.'],
+    ['"\\udc00"', 'Unicode low surrogate must follow a high surrogate.'],
+    ['"\\ud800x"', 'Unicode low surrogate must follow a high surrogate.'],
+    ['"\\ud800\\n"', 'Unicode low surrogate must follow a high surrogate.'],
+    ['"\\ud800\\ud800"', 'Unicode high surrogate must not follow a high surrogate.'],
+    ['"\\ud83d\\ude00\\u00e9"', null],
+    ['"x\\\\u0000"', null],
+    ['"\\uD800\\uDC00"', null],
+  ];
+  for (const [text, refusal] of cases) {
+    const input = outcome(() => parseJsonb(text));
+    if (refusal === null) assert.ok(!isRefusal(input), text);
+    else {
+      assert.ok(isRefusal(input) && input.code === 'INVALID_CAST', text);
+      assert.equal(refusal.startsWith('Unicode') ? input.detail : input.message, refusal, text);
+    }
+    assert.deepEqual(
+      outcome(() => parseJsonb(text, 'stored')),
+      outcome(() => referenceParseJsonb(text)),
+      text,
+    );
+  }
+});
 
 const blank = fc.constantFrom('', '', ' ', '\n', '\t', ' \r\n ');
 const oddKey = fc.oneof(

@@ -306,9 +306,40 @@ function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
 }
 
+/**
+ * What jsonb input refuses of a string's escapes, as PostgreSQL does: `\u0000` (text holds no NUL)
+ * and a surrogate escape without its partner escape right after it. `quoted` is the string as
+ * written, already matched by ESCAPED_STRING (so every backslash starts a well-formed escape).
+ */
+function checkEscapes(quoted: string): void {
+  let highEnd = -1; // where a high surrogate's escape ended, while it waits for its low one
+  for (let i = quoted.indexOf('\\'); i !== -1; i = quoted.indexOf('\\', i)) {
+    const unicode = quoted.charCodeAt(i + 1) === 0x75;
+    const unit = unicode ? Number.parseInt(quoted.slice(i + 2, i + 6), 16) : -1;
+    const high = unit >= 0xd800 && unit <= 0xdbff;
+    const low = unit >= 0xdc00 && unit <= 0xdfff;
+    if (highEnd !== -1) {
+      if (i !== highEnd || !(high || low)) throw invalidJson(LOW_MUST_FOLLOW);
+      if (high) throw invalidJson('Unicode high surrogate must not follow a high surrogate.');
+      highEnd = -1;
+    } else if (unit === 0) {
+      throw new SluiceError('INVALID_CAST', 'unsupported Unicode escape sequence', {
+        detail: '\\u0000 cannot be converted to text.',
+      });
+    } else if (low) throw invalidJson(LOW_MUST_FOLLOW);
+    i += unicode ? 6 : 2;
+    if (high) highEnd = i;
+  }
+  if (highEnd !== -1) throw invalidJson(LOW_MUST_FOLLOW);
+}
+const LOW_MUST_FOLLOW = 'Unicode low surrogate must follow a high surrogate.';
+
 class JsonbReader {
   pos = 0;
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly refuseUntextableEscapes: boolean,
+  ) {}
 
   fail(what: string): never {
     const near = this.text.slice(this.pos, this.pos + 20);
@@ -347,6 +378,7 @@ class JsonbReader {
     const m = ESCAPED_STRING.exec(text);
     if (m === null) return this.fail('a string');
     this.pos = ESCAPED_STRING.lastIndex;
+    if (this.refuseUntextableEscapes) checkEscapes(m[0]);
     return JSON.parse(m[0]) as string;
   }
 
@@ -466,10 +498,13 @@ class JsonbReader {
 
 /**
  * JSON text → jsonb, exactly (numbers as written, as numeric). INVALID_CAST with PostgreSQL's message
- * when the text is not JSON; nesting deeper than MAX_JSON_DEPTH is refused the same way.
+ * when the text is not JSON; nesting deeper than MAX_JSON_DEPTH is refused the same way. Text a user
+ * typed or cast (`'…'::jsonb`) is `input`: `\u0000` and unpaired surrogate escapes are refused, as
+ * PostgreSQL refuses them. A value read back from the journal, a checkpoint or a cursor is `stored`:
+ * it was accepted once (an ingested object may hold either) and must read back as it was written.
  */
-export function parseJsonb(text: string): Jsonb {
-  const reader = new JsonbReader(text);
+export function parseJsonb(text: string, from: 'input' | 'stored' = 'input'): Jsonb {
+  const reader = new JsonbReader(text, from === 'input');
   const root = reader.value(0);
   reader.skip();
   if (reader.pos < text.length) reader.fail('the end of the input');
