@@ -446,6 +446,11 @@ export function lowerToDataflow(
   // A double cast to an integer now rounds a tie to even (it rounded away from zero): a plan that
   // may hold one is rebuilt from its inputs once, so a retraction meets the group its insert made.
   if (FLOAT_TYPES.test(printed) && INTEGER_CAST.test(printed)) salt += 'float to integer rint\n';
+  // A float's text became PostgreSQL's (1e+20, -0), and jsonb input refuses \u0000 and unpaired
+  // surrogate escapes: a plan that may write one or parse text as jsonb is rebuilt from its inputs
+  // once, so a retraction computes the text its insert did.
+  if (FLOAT_TYPES.test(printed) && VALUE_AS_TEXT.test(printed)) salt += 'float text\n';
+  if (printed.includes(' as jsonb)')) salt += 'jsonb input escapes\n';
   const fingerprint = createHash('sha256')
     .update(salt + printed)
     .digest('hex')
@@ -457,6 +462,7 @@ export function lowerToDataflow(
 const INEXACT_TYPES = /numeric|double precision|real|interval|jsonb|\[\]/;
 const FLOAT_TYPES = /double precision|real/;
 const INTEGER_CAST = / as (?:smallint|integer|bigint)\)/;
+const VALUE_AS_TEXT = / as (?:text|character)|\b(?:concat|concat_args|concat_ws|array_to_string)\(/;
 
 function planInputs(p: LogicalPlan): readonly LogicalPlan[] {
   switch (p.kind) {
