@@ -97,6 +97,19 @@ function reason(error: unknown): string {
   return String(error);
 }
 
+/**
+ * `--timeout <seconds>` (env SLUICE_TIMEOUT) as milliseconds: null when not given or 0 (no limit).
+ * Throws a ClientError naming the flag for anything but a non-negative number of seconds.
+ */
+export function timeoutOption(raw: string | undefined): number | null {
+  const text = (raw ?? process.env.SLUICE_TIMEOUT ?? '').trim();
+  if (text === '') return null;
+  const seconds = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
+  if (!Number.isFinite(seconds) || seconds * 1000 > 2_147_483_647)
+    throw new ClientError(`--timeout must be a number of seconds (0 = no limit), not "${text}"`);
+  return seconds === 0 ? null : Math.max(1, Math.round(seconds * 1000));
+}
+
 /** What a CLI user told `UNAUTHENTICATED` without a token is to do. */
 export const NO_TOKEN_HINT =
   'the server requires a token: pass --token <token> or set SLUICE_TOKEN (docs/cli.md, docs/security.md)';
@@ -109,8 +122,17 @@ export class ApiClient {
   /** The largest answer body this client reads (`MAX_RESPONSE_BYTES` unless given). */
   readonly maxResponseBytes: number;
 
-  constructor(url: string, token: string | null = null, maxResponseBytes = MAX_RESPONSE_BYTES) {
+  /** How long one request may take, answer body included (`--timeout`); null: as long as it takes. */
+  readonly timeoutMs: number | null;
+
+  constructor(
+    url: string,
+    token: string | null = null,
+    maxResponseBytes = MAX_RESPONSE_BYTES,
+    timeoutMs: number | null = null,
+  ) {
     this.maxResponseBytes = maxResponseBytes;
+    this.timeoutMs = timeoutMs;
     this.token = token === null || token.trim() === '' ? null : token.trim();
     let parsed: URL;
     try {
@@ -137,7 +159,28 @@ export class ApiClient {
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
     body: unknown,
-    signal?: AbortSignal,
+    cancel?: AbortSignal,
+  ): Promise<{ status: number; json: unknown }> {
+    const timeout = this.timeoutMs === null ? undefined : AbortSignal.timeout(this.timeoutMs);
+    const signal =
+      timeout === undefined ? cancel : cancel === undefined ? timeout : AbortSignal.any([cancel, timeout]);
+    try {
+      return await this.exchange(method, path, body, signal);
+    } catch (error) {
+      if (timeout?.aborted === true && cancel?.aborted !== true) {
+        throw new ClientError(
+          `the server at ${this.base} did not answer within ${(this.timeoutMs ?? 0) / 1000} s (--timeout)`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  private async exchange(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    body: unknown,
+    signal: AbortSignal | undefined,
   ): Promise<{ status: number; json: unknown }> {
     let res: Response;
     try {

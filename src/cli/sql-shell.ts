@@ -7,7 +7,15 @@ import { createReadStream } from 'node:fs';
 import { createInterface, type Interface } from 'node:readline';
 import { StringDecoder } from 'node:string_decoder';
 import { parseArgs } from 'node:util';
-import { ApiClient, ClientError, type ApiError, objectName, type StatementResult } from './api-client.ts';
+import {
+  ApiClient,
+  ClientError,
+  MAX_RESPONSE_BYTES,
+  type ApiError,
+  objectName,
+  type StatementResult,
+  timeoutOption,
+} from './api-client.ts';
 import { formatError } from './error-format.ts';
 import { HISTORY_SIZE, historyPath, loadHistory, saveHistory } from './history.ts';
 import {
@@ -26,6 +34,8 @@ input (or -f / -c) without a prompt and exits with status 1 at the first error.
 Options:
   --url <url>            the server (env SLUICE_URL; default http://127.0.0.1:8080)
   --token <token>        a bearer token, for a server with authentication (env SLUICE_TOKEN)
+  --timeout <seconds>    give up on a statement the server has not answered in this long (env
+                         SLUICE_TIMEOUT; default 0 = wait as long as it takes; Ctrl-C cancels too)
   -c, --command <sql>    run this text (statements or one meta-command) and exit; may be repeated
   -f, --file <path>      run the statements of a file (- for standard input) and exit
   --continue             go on after an error (the exit status is still 1 if any statement failed)
@@ -395,6 +405,7 @@ export async function sqlMain(argv: readonly string[]): Promise<number> {
       options: {
         url: { type: 'string' },
         token: { type: 'string' },
+        timeout: { type: 'string' },
         command: { type: 'string', short: 'c', multiple: true },
         file: { type: 'string', short: 'f' },
         continue: { type: 'boolean' },
@@ -416,6 +427,8 @@ export async function sqlMain(argv: readonly string[]): Promise<number> {
     client = new ApiClient(
       values.url ?? (process.env.SLUICE_URL || 'http://127.0.0.1:8080'),
       values.token ?? process.env.SLUICE_TOKEN ?? null,
+      MAX_RESPONSE_BYTES,
+      timeoutOption(values.timeout),
     );
   } catch (error) {
     return usageError(error instanceof ClientError ? error.message : String(error));

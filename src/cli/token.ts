@@ -2,7 +2,7 @@
 // (docs/security.md). The new token is the only thing written to stdout, so a script can capture it;
 // everything else goes to stderr. Like the other clients it speaks only HTTP.
 import { parseArgs } from 'node:util';
-import { ApiClient, ClientError } from './api-client.ts';
+import { ApiClient, ClientError, MAX_RESPONSE_BYTES, timeoutOption } from './api-client.ts';
 import { cellText, escapeControls, formatTable } from './table-format.ts';
 
 export const TOKEN_USAGE = `Usage: sluice token create --role <role> [options]   create a token; prints it (shown only once)
@@ -15,6 +15,8 @@ admin (+ DDL, sources, sinks, the tenant's tokens), operator (server-wide; opera
 Options:
   --url <url>            the server (env SLUICE_URL; default http://127.0.0.1:8080)
   --token <token>        your token, an admin's or the operator's (env SLUICE_TOKEN)
+  --timeout <seconds>    give up when the server has not answered in this long (env SLUICE_TIMEOUT;
+                         default 0 = no limit)
   --tenant <name>        the tenant (default: default)
   -h, --help             show this help
 `;
@@ -40,6 +42,7 @@ export async function tokenMain(argv: readonly string[]): Promise<number> {
       options: {
         url: { type: 'string' },
         token: { type: 'string' },
+        timeout: { type: 'string' },
         tenant: { type: 'string' },
         role: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -59,6 +62,8 @@ export async function tokenMain(argv: readonly string[]): Promise<number> {
     client = new ApiClient(
       values.url ?? (process.env.SLUICE_URL || 'http://127.0.0.1:8080'),
       values.token ?? process.env.SLUICE_TOKEN ?? null,
+      MAX_RESPONSE_BYTES,
+      timeoutOption(values.timeout),
     );
   } catch (error) {
     return usageError(error instanceof ClientError ? error.message : String(error));

@@ -290,3 +290,28 @@ test('one very wide value does not pad every other row to its width', { timeout:
   assert.equal(await sub.run(), 1);
   assert.ok(output.text().length < wide.length + 200 * 300, `${output.text().length} characters printed`);
 });
+
+test(
+  '--timeout gives up on a server that never answers, or stalls mid-body, with a clear error',
+  { timeout: 60_000 },
+  async () => {
+    const held: ServerResponse[] = [];
+    handler = (_req, res) => void held.push(res); // headers never sent
+    const silent = await runCli(['sql', '--url', base, '--timeout', '0.5', '-c', 'SELECT 1']);
+    assert.equal(silent.code, 1, silent.stderr);
+    assert.match(silent.stderr, /did not answer within 0\.5 s \(--timeout\)/);
+
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).write('{"results": [');
+      held.push(res); // the body starts and never ends
+    };
+    const stalled = await runCli(['token', 'list', '--url', base, '--timeout', '0.5']);
+    assert.equal(stalled.code, 1, stalled.stderr);
+    assert.match(stalled.stderr, /did not answer within 0\.5 s \(--timeout\)/);
+    for (const res of held) res.destroy();
+
+    const refused = await runCli(['sql', '--url', base, '--timeout', 'soon', '-c', 'SELECT 1']);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /--timeout must be a number of seconds \(0 = no limit\), not "soon"/);
+  },
+);
