@@ -29,10 +29,14 @@ export function migrateChangelogHistory(db: Database.Database, hooks: MigrationH
     .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'changelog_drops'")
     .get();
   if (old === undefined) return;
-  // A drop record names no incarnation (the view it dropped is gone): 0, which no journal offset is.
+  // A drop record names the incarnation it ends the history of: the live view created at its epoch,
+  // else none yet (0, which no journal offset is; ChangelogStore.register sets it). The version
+  // before reads an end of the live incarnation as one of its own, so it keeps refusing these too.
   // Of two records of one name the later epoch is kept: a resume up to it is refused either way.
   db.exec(`INSERT INTO changelog_history_ends (view, incarnation, epoch, reason)
-    SELECT view, 0, epoch, 'dropped' FROM changelog_drops WHERE true
+    SELECT d.view, COALESCE(v.incarnation, 0), d.epoch, 'dropped'
+    FROM changelog_drops d LEFT JOIN changelog_views v ON v.view = d.view AND v.created_epoch <= d.epoch
+    WHERE true
     ON CONFLICT (view) DO UPDATE SET incarnation = excluded.incarnation, epoch = excluded.epoch,
       reason = excluded.reason
     WHERE excluded.epoch > changelog_history_ends.epoch`);

@@ -55,6 +55,7 @@ export class ChangelogStore {
   private readonly upsertEndStmt;
   private readonly getEndStmt;
   private readonly deleteEndsBeforeStmt;
+  private readonly claimEndStmt;
   private readonly pruneEndsStmt;
   private readonly appendStmt;
   private readonly readStmt;
@@ -108,6 +109,9 @@ export class ChangelogStore {
     );
     this.getEndStmt = db.prepare('SELECT epoch, reason FROM changelog_history_ends WHERE view = ?');
     this.deleteEndsBeforeStmt = db.prepare('DELETE FROM changelog_history_ends WHERE view = ? AND epoch < ?');
+    this.claimEndStmt = db.prepare(
+      'UPDATE changelog_history_ends SET incarnation = ? WHERE view = ? AND epoch >= ?',
+    );
     // A name dropped before `epoch` and not created again: no view can be created at its drop epoch
     // any more (epochs only grow), so its record has done its work.
     this.pruneEndsStmt = db.prepare(
@@ -149,8 +153,10 @@ export class ChangelogStore {
     if (existing !== undefined && existing.incarnation >= incarnation) return existing;
     const info = { incarnation, createdEpoch, horizon: createdEpoch };
     this.upsertInfoStmt.run(view, incarnation, createdEpoch, createdEpoch);
-    // An end before this epoch says nothing of this incarnation (historyEnd); one at it stays.
+    // An end before this epoch says nothing of this incarnation (historyEnd); one at it stays, and
+    // names it (the rule reads epochs; an earlier version, opening the file, reads incarnations).
     this.deleteEndsBeforeStmt.run(view, createdEpoch);
+    this.claimEndStmt.run(incarnation, view, createdEpoch);
     this.cache.set(view, info);
     return info;
   }
