@@ -24,6 +24,12 @@ export interface ViewLogInfo {
   readonly horizon: number;
 }
 
+/** Where a view's stored history ends, and why (changelog_history_ends; see historyEnd). */
+export interface HistoryEnd {
+  readonly epoch: number;
+  readonly reason: 'recomputed' | 'dropped';
+}
+
 export interface StoredChange {
   readonly epoch: number;
   readonly message: string;
@@ -48,11 +54,9 @@ export class ChangelogStore {
   private readonly horizonStmt;
   private readonly upsertEndStmt;
   private readonly getEndStmt;
-  private readonly deleteEndStmt;
-  private readonly upsertDropStmt;
-  private readonly getDropStmt;
-  private readonly deleteDropStmt;
-  private readonly pruneDropsStmt;
+  private readonly deleteEndsBeforeStmt;
+  private readonly claimEndStmt;
+  private readonly pruneEndsStmt;
   private readonly appendStmt;
   private readonly readStmt;
   private readonly deleteUpToStmt;
@@ -96,22 +100,22 @@ export class ChangelogStore {
     this.deleteUpToStmt = db.prepare('DELETE FROM changelog WHERE view = ? AND epoch <= ?');
     this.deleteViewStmt = db.prepare('DELETE FROM changelog WHERE view = ? AND epoch > ?');
     this.deleteInfoStmt = db.prepare('DELETE FROM changelog_views WHERE view = ?');
+    // One record per name: a later end replaces an earlier one (epochs only grow, so it refuses
+    // every resume the earlier one did).
     this.upsertEndStmt = db.prepare(
-      `INSERT INTO changelog_history_ends (view, incarnation, epoch) VALUES (?, ?, ?)
-       ON CONFLICT (view) DO UPDATE SET incarnation = excluded.incarnation, epoch = excluded.epoch`,
+      `INSERT INTO changelog_history_ends (view, incarnation, epoch, reason) VALUES (?, ?, ?, ?)
+       ON CONFLICT (view) DO UPDATE SET incarnation = excluded.incarnation, epoch = excluded.epoch,
+         reason = excluded.reason`,
     );
-    this.getEndStmt = db.prepare('SELECT incarnation, epoch FROM changelog_history_ends WHERE view = ?');
-    this.deleteEndStmt = db.prepare('DELETE FROM changelog_history_ends WHERE view = ?');
-    this.upsertDropStmt = db.prepare(
-      `INSERT INTO changelog_drops (view, epoch) VALUES (?, ?)
-       ON CONFLICT (view) DO UPDATE SET epoch = excluded.epoch`,
+    this.getEndStmt = db.prepare('SELECT epoch, reason FROM changelog_history_ends WHERE view = ?');
+    this.deleteEndsBeforeStmt = db.prepare('DELETE FROM changelog_history_ends WHERE view = ? AND epoch < ?');
+    this.claimEndStmt = db.prepare(
+      'UPDATE changelog_history_ends SET incarnation = ? WHERE view = ? AND epoch >= ?',
     );
-    this.getDropStmt = db.prepare('SELECT epoch FROM changelog_drops WHERE view = ?');
-    this.deleteDropStmt = db.prepare('DELETE FROM changelog_drops WHERE view = ?');
     // A name dropped before `epoch` and not created again: no view can be created at its drop epoch
     // any more (epochs only grow), so its record has done its work.
-    this.pruneDropsStmt = db.prepare(
-      'DELETE FROM changelog_drops WHERE epoch < ? AND view NOT IN (SELECT view FROM changelog_views)',
+    this.pruneEndsStmt = db.prepare(
+      'DELETE FROM changelog_history_ends WHERE epoch < ? AND view NOT IN (SELECT view FROM changelog_views)',
     );
     // Bounded scan from the oldest entry: expired entries are at the front (time grows with epochs);
     // a long expired run is removed over several prunes.
@@ -149,9 +153,10 @@ export class ChangelogStore {
     if (existing !== undefined && existing.incarnation >= incarnation) return existing;
     const info = { incarnation, createdEpoch, horizon: createdEpoch };
     this.upsertInfoStmt.run(view, incarnation, createdEpoch, createdEpoch);
-    // A drop before this epoch says nothing of this incarnation (droppedAt); one at it stays.
-    const dropped = this.getDropStmt.get(view) as { epoch: number } | undefined;
-    if (dropped !== undefined && dropped.epoch < createdEpoch) this.deleteDropStmt.run(view);
+    // An end before this epoch says nothing of this incarnation (historyEnd); one at it stays, and
+    // names it (the rule reads epochs; an earlier version, opening the file, reads incarnations).
+    this.deleteEndsBeforeStmt.run(view, createdEpoch);
+    this.claimEndStmt.run(incarnation, view, createdEpoch);
     this.cache.set(view, info);
     return info;
   }
@@ -229,16 +234,15 @@ export class ChangelogStore {
 
   /**
    * The view's incarnation ended: forget its changes (those after `fromEpoch`) and its record. With
-   * `droppedAt` (the epoch of the DROP), that epoch is kept for the name (see `droppedAt`).
+   * `droppedAt` (the epoch of the DROP), the name's history ends there ('dropped', see historyEnd).
    */
   drop(view: string, fromEpoch = -1, droppedAt: number | null = null): void {
     if (droppedAt !== null) {
-      this.pruneDropsStmt.run(droppedAt);
-      this.upsertDropStmt.run(view, droppedAt);
+      this.pruneEndsStmt.run(droppedAt);
+      this.upsertEndStmt.run(view, this.info(view)?.incarnation ?? 0, droppedAt, 'dropped');
     }
     this.deleteViewStmt.run(view, fromEpoch);
     this.deleteInfoStmt.run(view);
-    this.deleteEndStmt.run(view);
     this.cache.delete(view);
     this.lastEpoch.delete(view);
   }
@@ -287,28 +291,55 @@ export class ChangelogStore {
       this.cache.set(view, { ...info, horizon: epoch });
       this.lastEpoch.delete(view);
     }
-    this.upsertEndStmt.run(view, info.incarnation, epoch);
-  }
-
-  /** The epoch the view's history was ended at (endHistory), or null: resumes up to it are refused. */
-  historyEnd(view: string): number | null {
-    const info = this.info(view);
-    if (info === undefined) return null;
-    const row = this.getEndStmt.get(view) as { incarnation: number; epoch: number } | undefined;
-    return row !== undefined && row.incarnation === info.incarnation ? row.epoch : null;
+    this.upsertEndStmt.run(view, info.incarnation, epoch, 'recomputed');
   }
 
   /**
-   * The epoch an earlier view of this name was dropped at, when the current incarnation was created
-   * at that same epoch (a DROP and a CREATE with no write between, or CREATE OR REPLACE), else null.
-   * Both views then have rows at that epoch and a resume from it cannot tell which one the client
-   * holds: it is refused (a resume can only be proven to follow this incarnation after it).
+   * Where the live view's history ends, or null: a resume from that epoch or before is not on it.
+   * One rule for every reason: a record at epoch E ends the history of the incarnation created at
+   * or before E. 'recomputed': this incarnation's rows were recomputed at E (endHistory).
+   * 'dropped': an earlier view of the name was dropped at E and this one created at that same
+   * epoch (a DROP and a CREATE with no write between, in one script, a query subscription's
+   * temporary view made again): both have rows at E, and a resume from it cannot tell which the
+   * client holds. A view created after E is not concerned (its creation epoch already bounds it).
    */
-  droppedAt(view: string): number | null {
+  historyEnd(view: string): HistoryEnd | null {
     const info = this.info(view);
     if (info === undefined) return null;
-    const row = this.getDropStmt.get(view) as { epoch: number } | undefined;
-    return row !== undefined && row.epoch >= info.createdEpoch ? row.epoch : null;
+    const row = this.getEndStmt.get(view) as { epoch: number; reason: string } | undefined;
+    if (row === undefined || row.epoch < info.createdEpoch) return null;
+    return { epoch: row.epoch, reason: row.reason === 'dropped' ? 'dropped' : 'recomputed' };
+  }
+
+  /**
+   * Whether a subscriber that applied the view's epochs up to `from` can be served the stored
+   * changes after it (null) or must take a snapshot (RESUME_TOO_OLD, saying why): the one decision
+   * for the WebSocket, NDJSON and query subscriptions. `horizon` is the view's after retention.
+   */
+  resumeRefusal(view: string, from: number, horizon: number): SluiceError | null {
+    const ended = this.historyEnd(view);
+    if (ended !== null && from <= ended.epoch) {
+      return new SluiceError(
+        'RESUME_TOO_OLD',
+        ended.reason === 'dropped'
+          ? `cannot resume view "${view}" from epoch ${from}: the view was created again at epoch ${ended.epoch}, when a view of the same name was dropped, and a client at that epoch may hold the dropped view's rows`
+          : `cannot resume view "${view}" from epoch ${from}: its rows were recomputed at epoch ${ended.epoch}, when a data directory written by an earlier version of Sluice was opened by one that computes this view differently, and the changes up to that epoch do not lead to them`,
+        {
+          hint:
+            ended.reason === 'dropped'
+              ? 'subscribe again with a snapshot (a resume is served from the first epoch after the view was created)'
+              : 'subscribe again with a snapshot',
+        },
+      );
+    }
+    if (from >= horizon) return null;
+    const info = this.info(view);
+    const created = info !== undefined && from < info.createdEpoch;
+    return new SluiceError(
+      'RESUME_TOO_OLD',
+      `cannot resume view "${view}" from epoch ${from}: ${created ? `the view was created at epoch ${info.createdEpoch}` : `changes are retained after epoch ${horizon} only`}`,
+      { hint: 'subscribe again with a snapshot' },
+    );
   }
 
   /** How many entries of the view are stored after `epoch`. */

@@ -23,6 +23,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { SluiceError } from '../common/errors.ts';
+import { migrateChangelogHistory } from './changelog-history-migration.ts';
 
 const FORMAT_VERSION = '1';
 /** The page size of a new journal file (sluice.db); see the constructor. */
@@ -62,18 +63,16 @@ CREATE TABLE IF NOT EXISTS changelog_views (
   created_epoch INTEGER NOT NULL,
   horizon INTEGER NOT NULL
 );
--- A view incarnation whose stored history its rows no longer follow from (changelog-store.ts
--- endHistory): no resume from this epoch or before. Added to older files when they are opened.
+-- Where a view name's stored history ends (changelog-store.ts resumeRefusal): no resume from this
+-- epoch or before, for an incarnation created at or before it. reason: 'recomputed' (its rows were
+-- recomputed at recovery by a version that computes it differently) or 'dropped' (the name's view
+-- was dropped then; one created again at that epoch holds other rows there). Older files are
+-- migrated when they are opened (changelog-history-migration.ts).
 CREATE TABLE IF NOT EXISTS changelog_history_ends (
   view TEXT PRIMARY KEY,
   incarnation INTEGER NOT NULL,
-  epoch INTEGER NOT NULL
-);
--- The epoch a view name's last incarnation was dropped at (changelog-store.ts droppedAt): a view
--- created again under that name at that epoch cannot be resumed from it. Added to older files too.
-CREATE TABLE IF NOT EXISTS changelog_drops (
-  view TEXT PRIMARY KEY,
-  epoch INTEGER NOT NULL
+  epoch INTEGER NOT NULL,
+  reason TEXT NOT NULL DEFAULT 'recomputed'
 );
 `;
 
@@ -149,6 +148,8 @@ export class SqliteStore {
         addColumnIfMissing(this.db, 'journal', 'checksum', 'TEXT');
         addColumnIfMissing(this.db, 'changelog', 'prev', 'INTEGER');
         addColumnIfMissing(this.db, 'changelog', 'checksum', 'TEXT');
+        // In the same transaction: a crash before its COMMIT leaves the file as it was.
+        migrateChangelogHistory(this.db);
         this.db.exec('COMMIT');
       }
       this.walUsable = this.path !== ':memory:' && options.journal !== false;

@@ -134,7 +134,7 @@ export abstract class RuntimeFeeds extends RuntimeBase {
     this.feeds.delete(name);
     const info = this.changelog.info(name);
     // The drop's epoch is kept: a view created again under this name at the same epoch must not be
-    // resumed from it by a client of this one (changelog-store.ts droppedAt).
+    // resumed from it by a client of this one (changelog-store.ts historyEnd).
     if (info !== undefined && info.incarnation === entry.feed.incarnation)
       this.changelog.drop(name, -1, this.engine.epoch);
     entry.feed.closed = true;

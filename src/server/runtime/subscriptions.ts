@@ -108,36 +108,10 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
         `resumeFrom ${params.resumeFrom} is after the current epoch ${this.committedEpoch}`,
       );
     }
-    const ended = this.changelog.historyEnd(view);
-    if (ended !== null && params.resumeFrom <= ended) {
-      throw new SluiceError(
-        'RESUME_TOO_OLD',
-        `cannot resume view "${view}" from epoch ${params.resumeFrom}: its rows were recomputed at epoch ${ended}, when a data directory written by an earlier version of Sluice was opened by one that computes this view differently, and the changes up to that epoch do not lead to them`,
-        { hint: 'subscribe again with a snapshot' },
-      );
-    }
-    const dropped = this.changelog.droppedAt(view);
-    if (dropped !== null && params.resumeFrom <= dropped) {
-      throw new SluiceError(
-        'RESUME_TOO_OLD',
-        `cannot resume view "${view}" from epoch ${params.resumeFrom}: the view was created again at epoch ${dropped}, when a view of the same name was dropped, and a client at that epoch may hold the dropped view's rows`,
-        {
-          hint: 'subscribe again with a snapshot (a resume is served from the first epoch after the view was created)',
-        },
-      );
-    }
+    // On the same history as the client's epoch? (changelog-store.ts resumeRefusal)
     const horizon = this.changelog.prune(view, this.committedEpoch, Date.now(), this.options.retention);
-    if (params.resumeFrom < horizon) {
-      const info = this.changelog.info(view);
-      const created = info !== undefined && params.resumeFrom < info.createdEpoch;
-      throw new SluiceError(
-        'RESUME_TOO_OLD',
-        `cannot resume view "${view}" from epoch ${params.resumeFrom}: ${created ? `the view was created at epoch ${info.createdEpoch}` : `changes are retained after epoch ${horizon} only`}`,
-        {
-          hint: 'subscribe again with a snapshot',
-        },
-      );
-    }
+    const refusal = this.changelog.resumeRefusal(view, params.resumeFrom, horizon);
+    if (refusal !== null) throw refusal;
   }
 
   /**
