@@ -128,6 +128,14 @@ export class Engine extends EngineEpochs {
   /** Bounds of an ad-hoc SELECT's result (the server sets them; unlimited by default). */
   selectLimits: ResultLimits = { maxRows: Infinity, maxBytes: Infinity };
 
+  /** Most rows one UPDATE or DELETE may change (the server sets it; unlimited by default). */
+  get maxDmlRows(): number {
+    return this.dml.maxRows;
+  }
+  set maxDmlRows(rows: number) {
+    this.dml.maxRows = rows;
+  }
+
   setConnectorCheck(check: ConnectorCheck | null): void {
     this.connectorCheck = check;
   }
