@@ -115,3 +115,35 @@ test('an UPDATE or DELETE past the row bound is refused as soon as the bound is 
   assert.equal(upd?.rowCount, 2);
   assert.deepEqual(rowsOf(engine, 'SELECT count(*) AS c FROM t'), [{ c: 900 }]);
 });
+
+test('WITH before INSERT reads its queries as PostgreSQL does; before UPDATE, DELETE or VALUES it is refused by name', () => {
+  const engine = new Engine();
+  engine.execute(`CREATE TABLE t (id integer PRIMARY KEY, v text);
+    CREATE TABLE s (id integer, v text);
+    INSERT INTO s VALUES (1, 'a'), (2, 'b'), (3, 'c')`);
+  const [one] = engine.execute(
+    `WITH x AS (SELECT id, v FROM s WHERE id > 1) INSERT INTO t SELECT id, v FROM x`,
+  );
+  assert.equal(one?.rowCount, 2);
+  const [two] = engine.execute(`WITH x (a, b) AS (SELECT id, v FROM s), y AS (SELECT a + 10 AS a, b FROM x)
+    INSERT INTO t (id, v) SELECT a, b FROM y WHERE a > 11`);
+  assert.equal(two?.rowCount, 2);
+  assert.deepEqual(ids(engine), [2, 3, 12, 13]);
+  const epoch = engine.epoch;
+  for (const [sql, message, column] of [
+    [`WITH x AS (SELECT 1) UPDATE t SET v = 'z'`, 'WITH before UPDATE is not supported', 22],
+    [`WITH x AS (SELECT 1) DELETE FROM t`, 'WITH before DELETE is not supported', 22],
+    [
+      `WITH x AS (SELECT 1) INSERT INTO t VALUES (5, 'q')`,
+      'WITH before INSERT … VALUES is not supported',
+      36,
+    ],
+    // An error in the moved query still points into the text as it was written.
+    [`WITH x AS (SELECT id FROM s) INSERT INTO t SELECT id, v FROM x`, 'column "v" does not exist', 55],
+  ] as const) {
+    const error = refusal(engine, sql);
+    assert.ok(error.message.includes(message), `${sql}: ${error.message}`);
+    assert.deepEqual(error.position, { line: 1, column }, sql);
+  }
+  assert.equal(engine.epoch, epoch);
+});
