@@ -147,3 +147,21 @@ test('WITH before INSERT reads its queries as PostgreSQL does; before UPDATE, DE
   }
   assert.equal(engine.epoch, epoch);
 });
+
+test('INSERT … SELECT into a target it cannot write is refused before its query reads a row', () => {
+  const engine = new Engine();
+  engine.execute(`CREATE TABLE t (id integer PRIMARY KEY, v text);
+    CREATE MATERIALIZED VIEW tv AS SELECT id, v FROM t`);
+  engine.applyChanges('t', { insert: Array.from({ length: 500 }, (_, i) => ({ id: i, v: `v${i}` })) });
+  for (const [sql, code] of [
+    ['INSERT INTO tv SELECT id, v FROM t', 'WRONG_OBJECT_KIND'],
+    ['INSERT INTO nowhere SELECT id, v FROM t', 'UNKNOWN_TABLE'],
+    ['INSERT INTO t (id, nope) SELECT id, v FROM t', 'UNKNOWN_COLUMN'],
+    ['INSERT INTO t (id, id) SELECT id, id FROM t', 'DUPLICATE_COLUMN'],
+  ] as const) {
+    const run = engine.runScript(sql, {});
+    const ended = run.step(Infinity);
+    assert.equal(ended?.error?.code, code, sql);
+    assert.equal(run.rowsRead, 0, `${sql}: the query read ${run.rowsRead} rows`);
+  }
+});

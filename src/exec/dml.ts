@@ -46,6 +46,22 @@ export class DmlStatements {
     stmt: Extract<Statement, { kind: 'insert' }>,
     selected?: { readonly columns: readonly ColumnMeta[]; readonly rows: readonly (readonly Value[])[] },
   ): StatementResult {
+    const { table, targets } = this.insertTarget(stmt);
+    const def = table.def;
+    const rows =
+      selected === undefined
+        ? this.valuesRows(stmt, def, targets)
+        : selectedRows(stmt, def, targets, selected);
+    refuseRepeatedKeys(table, rows, stmt.pos);
+    const r = this.applyWrite(def.name, { insert: rows }, stmt.pos);
+    return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch };
+  }
+
+  /**
+   * The table an INSERT writes and the column index of each of its target columns; refused (a view
+   * or source, an unknown or repeated column) before an INSERT … SELECT's query is run.
+   */
+  insertTarget(stmt: Extract<Statement, { kind: 'insert' }>): { table: TableStore; targets: number[] } {
     const table = this.engine.tableForWrite(stmt.table, stmt.pos);
     const def = table.def;
     const names = stmt.columns ?? def.columns.map((c) => c.name);
@@ -60,13 +76,7 @@ export class DmlStatements {
     if (new Set(names).size !== names.length) {
       throw new SluiceError('DUPLICATE_COLUMN', 'column specified more than once', { position: stmt.pos });
     }
-    const rows =
-      selected === undefined
-        ? this.valuesRows(stmt, def, targets)
-        : selectedRows(stmt, def, targets, selected);
-    refuseRepeatedKeys(table, rows, stmt.pos);
-    const r = this.applyWrite(def.name, { insert: rows }, stmt.pos);
-    return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch };
+    return { table, targets };
   }
 
   private valuesRows(

@@ -114,6 +114,7 @@ export class Engine extends EngineEpochs {
     },
     prepareSelect: (query) => this.prepareSelect(query),
     executeStatement: (stmt) => executeStatement(this.statementHost, stmt),
+    checkInsertTarget: (stmt) => void this.dml.insertTarget(stmt),
     insertSelected: (stmt, selected) => this.dml.insert(stmt, selected),
     dmlRowsExamined: () => this.dml.rowsExamined,
   };
