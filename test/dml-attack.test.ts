@@ -65,6 +65,7 @@ test('a text expression into a non-text column is a TYPE_MISMATCH, as in Postgre
     `INSERT INTO t (id, v) SELECT n::text, 'q' FROM t WHERE id = 1`,
     `INSERT INTO t (id, v) VALUES ('7'::text, 'q')`,
     `UPDATE t SET n = v WHERE id = 1`,
+    `UPDATE t SET n = CASE WHEN id = 1 THEN '7' ELSE '8' END WHERE id = 1`,
   ]) {
     const error = refusal(engine, sql);
     assert.equal(error.code, 'TYPE_MISMATCH', sql);
@@ -76,6 +77,9 @@ test('a text expression into a non-text column is a TYPE_MISMATCH, as in Postgre
     INSERT INTO t (id, v) SELECT CAST(n::text AS integer) + 10, n FROM t WHERE id = 1;
     INSERT INTO t (id, v) VALUES ('8', 9)`);
   assert.deepEqual(ids(engine), [1, 2, 7, 8, 11]);
+  // UPDATE's SET takes an untyped literal as its column's type too (PostgreSQL: UPDATE 1).
+  engine.execute(`UPDATE t SET n = '6' WHERE id = 1`);
+  assert.deepEqual(engine.execute('SELECT n FROM t WHERE id = 1')[0]?.rows, [{ n: 6 }]);
 });
 
 test('an UPDATE or DELETE past the row bound is refused as soon as the bound is passed, nothing changed', () => {

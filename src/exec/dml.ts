@@ -171,7 +171,9 @@ export class DmlStatements {
           { position: a.pos },
         );
       const bound = bindExpr(a.value, { scope, aggregateContext: 'UPDATE' });
-      refuseTextAssignment(bound.type, def.columns[i] as ColumnMeta, a.value.pos);
+      // A quoted literal takes its column's type (SET n = '6'); another text expression needs a cast.
+      if (!isQuotedLiteral(a.value))
+        refuseTextAssignment(bound.type, def.columns[i] as ColumnMeta, a.value.pos);
       return { index: i, fn: compileScalar(bound), type: bound.type, pos: a.value.pos };
     });
     if (stmt.where !== undefined) {
