@@ -60,6 +60,7 @@ Options of sluice start:
   --max-tenants <n>          most tenants at once, default included (default ${DEFAULTS.maxTenants})
   --default-page-rows <n>    rows in a view page without limit= (default ${DEFAULTS.reads.defaultRows})
   --max-result-rows <n>      largest view page and ad-hoc SELECT result, in rows (default ${DEFAULTS.reads.maxRows})
+  --max-dml-rows <n>         most rows one UPDATE or DELETE may change; past it EPOCH_TOO_LARGE (default ${DEFAULTS.maxDmlRows})
   --max-result-bytes <bytes> the same in bytes of JSON (default ${DEFAULTS.reads.maxBytes})
   --max-scan-rows <n>        rows a filtered view page examines at most (default ${DEFAULTS.reads.scanRows})
   --checkpoint-interval-ms <n>  checkpoint at least this often while writes arrive (default ${DEFAULTS.checkpoint.intervalMs};
@@ -182,6 +183,7 @@ async function main(argv: string[]): Promise<void> {
         'max-tenants': { type: 'string' },
         'default-page-rows': { type: 'string' },
         'max-result-rows': { type: 'string' },
+        'max-dml-rows': { type: 'string' },
         'max-result-bytes': { type: 'string' },
         'max-scan-rows': { type: 'string' },
         'checkpoint-interval-ms': { type: 'string' },
@@ -383,6 +385,7 @@ async function main(argv: string[]): Promise<void> {
         scanRows: intOption('max-scan-rows', values['max-scan-rows'], DEFAULTS.reads.scanRows, 1),
       },
       selectLimits: { maxRows: maxResultRows, maxBytes: maxResultBytes },
+      maxDmlRows: intOption('max-dml-rows', values['max-dml-rows'], DEFAULTS.maxDmlRows, 1),
       idempotency: {
         windowMs: intOption(
           'idempotency-window-ms',

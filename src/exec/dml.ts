@@ -4,7 +4,7 @@
 // primary key (src/exec/key-lookup.ts), else the whole table — counting the rows they examine.
 import { SluiceError } from '../common/errors.ts';
 import { compileScalar } from '../common/scalar-expr.ts';
-import type { Row, Value } from '../common/types.ts';
+import type { Row, SqlType, Value } from '../common/types.ts';
 import { typeName } from '../common/types.ts';
 import { bigintAsText, encodeValues } from '../common/values.ts';
 import type { Expr, Statement } from '../parser/ast.ts';
@@ -28,6 +28,12 @@ export interface DmlEngine {
 export class DmlStatements {
   /** Table rows UPDATE and DELETE have examined, all statements together. */
   rowsExamined = 0;
+  /**
+   * Most rows one UPDATE or DELETE may change. Its changes are one epoch, applied in one piece on
+   * the caller's thread (a 1M-row DELETE held a server's event loop ≈ 4 s, an UPDATE ≈ 8 s); the
+   * server sets a bound, an embedding program may keep none.
+   */
+  maxRows = Infinity;
 
   constructor(private readonly engine: DmlEngine) {}
 
@@ -40,6 +46,22 @@ export class DmlStatements {
     stmt: Extract<Statement, { kind: 'insert' }>,
     selected?: { readonly columns: readonly ColumnMeta[]; readonly rows: readonly (readonly Value[])[] },
   ): StatementResult {
+    const { table, targets } = this.insertTarget(stmt);
+    const def = table.def;
+    const rows =
+      selected === undefined
+        ? this.valuesRows(stmt, def, targets)
+        : selectedRows(stmt, def, targets, selected);
+    refuseRepeatedKeys(table, rows, stmt.pos);
+    const r = this.applyWrite(def.name, { insert: rows }, stmt.pos);
+    return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch };
+  }
+
+  /**
+   * The table an INSERT writes and the column index of each of its target columns; refused (a view
+   * or source, an unknown or repeated column) before an INSERT … SELECT's query is run.
+   */
+  insertTarget(stmt: Extract<Statement, { kind: 'insert' }>): { table: TableStore; targets: number[] } {
     const table = this.engine.tableForWrite(stmt.table, stmt.pos);
     const def = table.def;
     const names = stmt.columns ?? def.columns.map((c) => c.name);
@@ -54,12 +76,7 @@ export class DmlStatements {
     if (new Set(names).size !== names.length) {
       throw new SluiceError('DUPLICATE_COLUMN', 'column specified more than once', { position: stmt.pos });
     }
-    const rows =
-      selected === undefined
-        ? this.valuesRows(stmt, def, targets)
-        : selectedRows(stmt, def, targets, selected);
-    const r = this.applyWrite(def.name, { insert: rows }, stmt.pos);
-    return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch };
+    return { table, targets };
   }
 
   private valuesRows(
@@ -90,6 +107,8 @@ export class DmlStatements {
           value = d?.value ?? null;
         } else {
           const bound = bindExpr(expr, { scope: null, aggregateContext: 'VALUES' });
+          // A quoted literal takes its column's type; another text expression needs a cast.
+          if (!isQuotedLiteral(expr)) refuseTextAssignment(bound.type, col, expr.pos);
           try {
             value = assignCast(compileScalar(bound)([]), bound.type, col);
           } catch (error) {
@@ -103,7 +122,11 @@ export class DmlStatements {
     });
   }
 
-  private matchingRows(table: TableStore, where: Expr | undefined): (readonly Value[])[] {
+  private matchingRows(
+    table: TableStore,
+    where: Expr | undefined,
+    statement: 'UPDATE' | 'DELETE',
+  ): (readonly Value[])[] {
     const scope = {
       relationNames: [table.def.name],
       relationLabel: `table "${table.def.name}"`,
@@ -121,12 +144,15 @@ export class DmlStatements {
         this.rowsExamined++;
         if (row !== undefined && (predicate === null || predicate(row) === true)) out.push(row);
       }
+      if (out.length > this.maxRows) throw tooManyRows(statement, table.def.name, this.maxRows);
       return out;
     }
     for (const [row, n] of table.entries()) {
       this.rowsExamined++;
       if (predicate !== null && predicate(row) !== true) continue;
       for (let i = 0; i < n; i++) out.push(row);
+      // Refused as soon as it is known, before the rest of the table is read.
+      if (out.length > this.maxRows) throw tooManyRows(statement, table.def.name, this.maxRows);
     }
     return out;
   }
@@ -145,6 +171,9 @@ export class DmlStatements {
           { position: a.pos },
         );
       const bound = bindExpr(a.value, { scope, aggregateContext: 'UPDATE' });
+      // A quoted literal takes its column's type (SET n = '6'); another text expression needs a cast.
+      if (!isQuotedLiteral(a.value))
+        refuseTextAssignment(bound.type, def.columns[i] as ColumnMeta, a.value.pos);
       return { index: i, fn: compileScalar(bound), type: bound.type, pos: a.value.pos };
     });
     if (stmt.where !== undefined) {
@@ -157,7 +186,7 @@ export class DmlStatements {
         );
       }
     }
-    const matched = this.matchingRows(table, stmt.where);
+    const matched = this.matchingRows(table, stmt.where, 'UPDATE');
     const deletes: Row[] = [];
     const inserts: Row[] = [];
     for (const row of matched) {
@@ -220,7 +249,7 @@ export class DmlStatements {
   delete(stmt: Extract<Statement, { kind: 'delete' }>): StatementResult {
     const table = this.engine.tableForWrite(stmt.table, stmt.pos);
     refuseAppendOnlyStatement(table.def, 'DELETE', stmt.pos);
-    const matched = this.matchingRows(table, stmt.where);
+    const matched = this.matchingRows(table, stmt.where, 'DELETE');
     if (matched.length === 0)
       return { statement: 'DELETE', object: table.def.name, rowCount: 0, epoch: this.engine.currentEpoch() };
     const r = this.engine.applyChanges(table.def.name, { delete: matched.map((row) => table.toRow(row)) });
@@ -228,7 +257,6 @@ export class DmlStatements {
   }
 }
 
-/** PostgreSQL's not-null message for a VALUES row (`row` is 0-based; messages count from 1). */
 /**
  * An INSERT … SELECT's query that passed the result limit: said as the INSERT's (the SELECT's own
  * hint speaks of reading a result by pages); any other error as it is.
@@ -242,6 +270,12 @@ export function insertSelectError(error: unknown): unknown {
       hint: 'insert them in parts (narrower WHERE ranges, one statement each), or raise --max-result-rows and --max-result-bytes',
     },
   );
+}
+
+const UNKNOWN_TYPE: SqlType = { kind: 'unknown' };
+
+function isQuotedLiteral(expr: Expr): boolean {
+  return expr.kind === 'literal' && expr.literalType === 'string';
 }
 
 /** The rows of INSERT … SELECT: the query's columns in order onto the target columns. */
@@ -264,13 +298,24 @@ function selectedRows(
       position: at(0),
     });
   }
+  // A quoted literal in the select list is of unknown type until its column gives it one, as in
+  // PostgreSQL (`INSERT INTO t (id) SELECT '7'`); any other text expression needs a cast.
+  const literalAt = (k: number): boolean => {
+    const item = items.length === width && stmt.query?.setOp === undefined ? items[k] : undefined;
+    return item?.kind === 'expr' && isQuotedLiteral(item.expr);
+  };
+  const from = selected.columns.map((c, k) => (literalAt(k) ? UNKNOWN_TYPE : c.type));
+  for (let k = 0; k < width; k++) {
+    const col = def.columns[targets[k] as number] as ColumnMeta;
+    refuseTextAssignment(from[k] as SqlType, col, at(k));
+  }
   return selected.rows.map((values, r) => {
     const row: Row = {};
     for (let k = 0; k < width; k++) {
       const col = def.columns[targets[k] as number] as ColumnMeta;
       let value: Value;
       try {
-        value = assignCast(values[k] as Value, (selected.columns[k] as ColumnMeta).type, col);
+        value = assignCast(values[k] as Value, from[k] as SqlType, col);
       } catch (error) {
         throw asSluiceError(error).at(at(k));
       }
@@ -301,6 +346,7 @@ function withOmittedColumns(
   return row;
 }
 
+/** PostgreSQL's not-null message for a VALUES row (`row` is 0-based; messages count from 1). */
 function notNullViolation(
   def: TableDef,
   col: ColumnMeta,
@@ -313,5 +359,67 @@ function notNullViolation(
     'NOT_NULL_VIOLATION',
     `null value in column "${col.name}" of table "${def.name}" violates not-null constraint`,
     { position, detail: `in ${rows} row ${row + 1}${why !== undefined ? `: ${why}` : ''}` },
+  );
+}
+
+/**
+ * An UPDATE or DELETE changing more than `max` rows: refused before anything changes, as one epoch
+ * that large would hold the server (an INSERT is bounded already: VALUES by the list limit, SELECT
+ * by the result limit).
+ */
+function tooManyRows(statement: 'UPDATE' | 'DELETE', table: string, max: number): SluiceError {
+  return new SluiceError(
+    'EPOCH_TOO_LARGE',
+    `this ${statement} would change more than ${max} rows of table "${table}", the most one statement may change`,
+    {
+      detail: 'its changes are one epoch, applied at once; nothing was changed',
+      hint:
+        statement === 'DELETE'
+          ? 'delete in parts (narrower WHERE ranges, one statement each), or DROP TABLE and create it again to empty it'
+          : 'update in parts (narrower WHERE ranges, one statement each)',
+    },
+  );
+}
+
+/**
+ * Two rows of one INSERT with the same primary key: refused whole, as PostgreSQL refuses them (a key
+ * the table already holds is replaced, Sluice's upsert; a statement repeating a key would silently
+ * keep only its last row and count the others as inserted).
+ */
+function refuseRepeatedKeys(
+  table: TableStore,
+  rows: readonly Row[],
+  pos: { line: number; column: number },
+): void {
+  const pk = table.def.primaryKey;
+  if (pk === null || rows.length < 2) return;
+  const seen = new Set<string>();
+  for (const r of rows) {
+    const row = table.normalizeRow(r, 'insert', 0);
+    const key = encodeValues(row, pk);
+    if (!seen.has(key)) {
+      seen.add(key);
+      continue;
+    }
+    const names = pk.map((i) => (table.def.columns[i] as ColumnMeta).name).join(', ');
+    const values = pk.map((i) => JSON.stringify(row[i] ?? null, bigintAsText)).join(', ');
+    throw new SluiceError(
+      'UNIQUE_VIOLATION',
+      `duplicate key value violates the primary key of table "${table.def.name}"`,
+      { position: pos, detail: `Key (${names})=(${values}) appears more than once in this INSERT.` },
+    );
+  }
+}
+
+/**
+ * A text expression (not a quoted literal, which is of unknown type) into a column of another type:
+ * PostgreSQL has no assignment cast for it and refuses the statement; an explicit cast says it is meant.
+ */
+function refuseTextAssignment(from: SqlType, col: ColumnMeta, pos: { line: number; column: number }): void {
+  if (from.kind !== 'text' || col.type.kind === 'text') return;
+  throw new SluiceError(
+    'TYPE_MISMATCH',
+    `column "${col.name}" is of type ${typeName(col.type)} but expression is of type ${typeName(from)}`,
+    { position: pos, hint: `cast the expression: CAST(… AS ${typeName(col.type)})` },
   );
 }

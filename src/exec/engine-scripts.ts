@@ -19,6 +19,8 @@ export interface ScriptHost {
   setCallLimits(limits: SqlLimits | null): void;
   prepareSelect(query: SelectStmt): SelectJob;
   executeStatement(stmt: Statement): StatementResult;
+  /** Refuses an INSERT's target (a view or source, an unknown or repeated column) before its query runs. */
+  checkInsertTarget(stmt: InsertStatement): void;
   /** INSERT … SELECT's write, once its query's job is done (its rows, in column order). */
   insertSelected(stmt: InsertStatement, selected: ReturnType<SelectJob['rowValues']>): StatementResult;
   /** Table rows UPDATE and DELETE have examined so far (a running count). */
@@ -80,6 +82,8 @@ export function runScript(
             if (stmt === undefined) return (ended = { results });
             if (stmt.kind === 'select') select = host.prepareSelect(stmt.query);
             else if (stmt.kind === 'insert' && stmt.query !== undefined) {
+              // A target it cannot write is refused before the query reads anything.
+              host.checkInsertTarget(stmt);
               select = host.prepareSelect(stmt.query);
               insertInto = stmt;
             } else {

@@ -75,6 +75,7 @@ export function executeStatement(host: StatementHost, stmt: Statement): Statemen
       if (stmt.query === undefined) return withSqlFunctions(host.catalog, () => host.dml.insert(stmt)).result;
       // INSERT … SELECT: the query runs whole at the current epoch (bounded like any ad-hoc SELECT's
       // result), then its rows are one write.
+      host.dml.insertTarget(stmt);
       const job = host.prepareSelect(stmt.query);
       try {
         job.work(Infinity);

@@ -114,6 +114,7 @@ export class Engine extends EngineEpochs {
     },
     prepareSelect: (query) => this.prepareSelect(query),
     executeStatement: (stmt) => executeStatement(this.statementHost, stmt),
+    checkInsertTarget: (stmt) => void this.dml.insertTarget(stmt),
     insertSelected: (stmt, selected) => this.dml.insert(stmt, selected),
     dmlRowsExamined: () => this.dml.rowsExamined,
   };
@@ -127,6 +128,14 @@ export class Engine extends EngineEpochs {
 
   /** Bounds of an ad-hoc SELECT's result (the server sets them; unlimited by default). */
   selectLimits: ResultLimits = { maxRows: Infinity, maxBytes: Infinity };
+
+  /** Most rows one UPDATE or DELETE may change (the server sets it; unlimited by default). */
+  get maxDmlRows(): number {
+    return this.dml.maxRows;
+  }
+  set maxDmlRows(rows: number) {
+    this.dml.maxRows = rows;
+  }
 
   setConnectorCheck(check: ConnectorCheck | null): void {
     this.connectorCheck = check;

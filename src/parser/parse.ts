@@ -12,6 +12,7 @@ import { isNamedArgument } from './select-adapter/adapter-tokens.ts';
 import { illFormedAt, PositionCursor, skipTrivia, splitScript } from './script.ts';
 import { checkStatement, checkTokens } from './statement-limits.ts';
 import { statementParser } from './statement-grammar.ts';
+import { withBeforeDml } from './with-dml.ts';
 
 /**
  * Parses every statement in `sql`. Positions in the result (and in errors) are 1-based lines and
@@ -134,7 +135,13 @@ function parseOne(tokens: IToken[], sql: string, limits: SqlLimits): Statement {
     );
   }
   try {
-    return statementParser.parseStatement(tokens, sql, limits.maxSelectTokens);
+    const ordered = withBeforeDml(tokens);
+    if (ordered === tokens) return statementParser.parseStatement(tokens, sql, limits.maxSelectTokens);
+    // The statement's text and position stay those of all of it, from its WITH.
+    const statement = statementParser.parseStatement([...ordered], sql, limits.maxSelectTokens);
+    const last = tokens[tokens.length - 1] as IToken;
+    const text = sql.slice(first.startOffset, (last.endOffset ?? last.startOffset) + 1);
+    return statement.kind === 'insert' ? { ...statement, pos: posOf(first), text } : statement;
   } catch (error) {
     if (error instanceof SluiceError) throw namedArgumentRefusal(tokens, error) ?? error;
     // The nesting limit keeps both parser libraries far from the end of the stack; should one

@@ -67,6 +67,8 @@ export interface AppOptions {
   readonly reads?: Partial<ReadLimits>;
   /** The largest result of an ad-hoc SELECT. */
   readonly selectLimits?: Partial<ResultLimits>;
+  /** Most rows one UPDATE or DELETE may change (default DEFAULTS.maxDmlRows). */
+  readonly maxDmlRows?: number;
   /** One memory budget in bytes for all subscribers' queued messages and open snapshots, of all tenants. */
   readonly subscriberMemory?: number;
   readonly maxSubscribers?: number;

@@ -102,6 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         : {}),
       reads: { ...DEFAULTS.reads, ...options.reads },
       selectLimits: { ...DEFAULTS.selectLimits, ...options.selectLimits },
+      maxDmlRows: options.maxDmlRows ?? DEFAULTS.maxDmlRows,
       subscriberBudget,
       maxSubscribers: options.maxSubscribers ?? DEFAULTS.maxSubscribers,
       maxSubscribersPerView: options.maxSubscribersPerView ?? DEFAULTS.maxSubscribersPerView,

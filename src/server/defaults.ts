@@ -33,6 +33,9 @@ export const DEFAULTS = {
   } satisfies ReadLimits,
   // The largest result of an ad-hoc SELECT (POST /v1/sql).
   selectLimits: { maxRows: 10_000, maxBytes: 8 * 1024 * 1024 } satisfies ResultLimits,
+  // The most rows one UPDATE or DELETE may change: its changes are one epoch, applied at once
+  // (1M rows held the event loop 4–8 s; 100k ≈ 0.4–0.8 s).
+  maxDmlRows: 100_000,
   heartbeatMs: 3000,
   // How often the real clock is read for temporal filters: a row leaves a view at the first tick at or
   // after its bound (a tick crossing no bound is neither an epoch nor journaled). 0: no ticks.

@@ -87,6 +87,7 @@ export class SluiceRuntime extends RuntimeRecovery {
       this.watchEpochs();
       this.recovery = this.recover(checkpoints.damage);
       this.engine.selectLimits = options.selectLimits ?? DEFAULTS.selectLimits;
+      this.engine.maxDmlRows = options.maxDmlRows ?? DEFAULTS.maxDmlRows;
       this.committedEpoch = this.engine.epoch;
       this.committedClock = this.engine.clock;
       this.highWater?.record(this.log.lastOffset, this.engine.epoch);

@@ -45,6 +45,8 @@ export interface RuntimeOptions {
   readonly reads?: ReadLimits;
   /** The largest result of an ad-hoc SELECT (default DEFAULTS.selectLimits). */
   readonly selectLimits?: ResultLimits;
+  /** Most rows one UPDATE or DELETE may change (default DEFAULTS.maxDmlRows). */
+  readonly maxDmlRows?: number;
   /** Bytes all subscribers together may have queued, open snapshots included (when no budget is given). */
   readonly subscriberMemory?: number;
   /** The server's subscriber memory budget, shared with the other tenants' runtimes. */
