@@ -32,6 +32,14 @@ import type {
 /** Fetches long-poll for at most a few hundred ms: this long without an answer is a stall. */
 const STALL_MS = 10_000;
 const MAX_BACKOFF_MS = 30_000;
+/**
+ * A batch is handed over once its records hold this many key and value bytes, whatever
+ * max_batch_rows and max_batch_ms say: a batch is kept in memory until then, and a window of minutes
+ * over large records (10,000 rows of 1 MiB is within the defaults' row bound) would hold gigabytes.
+ */
+export const MAX_BATCH_BYTES = 32 * 1024 * 1024;
+/** setTimeout's longest delay: a longer max_batch_ms would fire after 1 ms (Node's overflow rule). */
+const MAX_TIMER_MS = 2_147_483_647;
 const NO_OPS: RowOp[] = [];
 
 export class KafkaSourceRunner {
@@ -229,7 +237,7 @@ export class KafkaSourceRunner {
     if (!this.halted(generation) && covered > (this.pendingNext.get(partition) ?? 0)) {
       this.pendingNext.set(partition, covered);
       this.pendingAdvance = true;
-      this.batchTimer ??= setTimeout(() => this.flush(generation), this.config.maxBatchMs);
+      this.batchTimer ??= setTimeout(() => this.flush(generation), this.batchWindowMs());
     }
     if (this.halted(generation)) return;
     // The end of a backlog: no record is there to join the batch, so max_batch_ms would only hold
@@ -312,7 +320,7 @@ export class KafkaSourceRunner {
     this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
     if (this.batchFull()) return true;
     if (this.batchTimer === null) {
-      this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
+      this.batchTimer = setTimeout(() => this.flush(generation), this.batchWindowMs());
     }
     return false;
   }
@@ -370,10 +378,17 @@ export class KafkaSourceRunner {
     }
   }
 
-  /** The batch being filled is as large as max_batch_rows, or as a batch under the pacer's rates. */
+  private batchWindowMs(): number {
+    return Math.min(this.config.maxBatchMs, MAX_TIMER_MS);
+  }
+
+  /**
+   * The batch being filled is as large as max_batch_rows, as MAX_BATCH_BYTES, or as a batch under
+   * the pacer's rates.
+   */
   private batchFull(): boolean {
     const rows = this.pendingOps.size + this.pendingAppends.length + this.pendingTyped.length;
-    if (rows >= this.config.maxBatchRows) return true;
+    if (rows >= this.config.maxBatchRows || this.pendingBytes >= MAX_BATCH_BYTES) return true;
     if (this.pacer === null) return false;
     const bound = this.bound ?? this.pacer.bound();
     return (
