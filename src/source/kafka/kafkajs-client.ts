@@ -429,3 +429,41 @@ export class KafkajsTransactionalWriter implements KafkaTransactionalWriter {
     return value;
   }
 }
+
+/** Where a consumer group the server no longer uses is deleted (a dropped source's or sink's). */
+export interface GroupDeletion {
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+  readonly groupId: string;
+  readonly allowHost?: HostCheck;
+}
+
+/**
+ * Deletes a consumer group from the cluster: true when deleted, false when the cluster had no such
+ * group (nothing was ever committed to it). A group whose offsets are never deleted stays listed by
+ * the broker, with a lag growing as its topic does, for `offsets.retention.minutes` (7 days by
+ * default): every dropped source and sink left one behind.
+ */
+export async function deleteConsumerGroup(target: GroupDeletion, signal?: AbortSignal): Promise<boolean> {
+  const connections = new ClientConnections();
+  const kafka = client(target.brokers, target.clientId, connections, target.allowHost);
+  // Aborted (the server is closing): its connections are cut, so what is in flight fails at once.
+  const abort = (): void => connections.closeAll();
+  if (signal?.aborted === true) abort();
+  signal?.addEventListener('abort', abort, { once: true });
+  try {
+    return await withAdmin(kafka, async (admin) => {
+      try {
+        await admin.deleteGroups([target.groupId]);
+        return true;
+      } catch (error) {
+        const groups = (error as { groups?: readonly { error?: { type?: string } }[] }).groups;
+        if (groups !== undefined && groups.every((g) => g.error?.type === 'GROUP_ID_NOT_FOUND')) return false;
+        throw connections.explain(error);
+      }
+    });
+  } finally {
+    signal?.removeEventListener('abort', abort);
+    connections.closeAll();
+  }
+}
