@@ -224,6 +224,7 @@ export class KafkaSourceRunner {
     if (this.held !== null) await this.held.promise;
     if (this.halted(generation)) return;
     this.high.set(partition, high);
+    if (!this.pendingFrom.has(partition)) this.partitionAdded(partition, records, covered);
     this.bound = this.pacer === null ? null : this.pacer.bound();
     if (this.typed) await this.takeTypedRecords(generation, partition, records);
     else
@@ -248,6 +249,20 @@ export class KafkaSourceRunner {
       this.catchingUp = false;
       this.flush(generation);
     }
+  }
+
+  /**
+   * A partition the topic did not have when this reading attempt started (partitions were added;
+   * the client finds them at its next metadata refresh and reads them from their first record).
+   * Its range starts with the batch being filled: a batch's positions list only the partitions of
+   * `pendingFrom`, so its first records were applied with no position saved, and read and applied
+   * again after a restart.
+   */
+  private partitionAdded(partition: number, records: readonly KafkaRecord[], covered: number): void {
+    const first = records.length > 0 ? (records[0] as KafkaRecord).offsetNumber : covered;
+    const from = this.applied.get(partition) ?? first;
+    this.pendingFrom.set(partition, from);
+    if (!this.pendingNext.has(partition)) this.pendingNext.set(partition, from);
   }
 
   /** Every partition is read up to its log end as last fetched (nothing more to read just now). */

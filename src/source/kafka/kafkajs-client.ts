@@ -198,6 +198,13 @@ export function recordsOfBatch(
   return records;
 }
 
+/**
+ * How old the reader's cluster metadata may grow. Partitions added to the topic are found (and then
+ * read) at a refresh: at kafkajs's default of 5 minutes, their records waited that long, unread and
+ * not in the source's status.
+ */
+export const METADATA_MAX_AGE_MS = 10_000;
+
 /** How long closing a reader waits for a progress commit in flight before cutting its connections. */
 const COMMIT_WAIT_MS = 10_000;
 
@@ -269,6 +276,7 @@ export class KafkajsReader implements KafkaReader {
       sessionTimeout: this.config.sessionTimeoutMs ?? 30000,
       maxWaitTimeInMs: 100,
       maxBytesPerPartition: FETCH_BYTES_PER_PARTITION,
+      metadataMaxAge: METADATA_MAX_AGE_MS,
       retry: { retries: 3, restartOnFailure: async () => false },
     });
     this.consumer = consumer;
