@@ -87,6 +87,14 @@ export function connectorHostsAfterRecovery(
 export const RESERVED_GROUP_PREFIX = 'sluice-';
 
 /**
+ * The longest `group_id` a source can run with, in UTF-8 bytes. Kafka's protocol writes a group id
+ * as a string of at most 32,767 bytes, and each reading attempt joins `<group_id>-r<8 hex digits>`
+ * (kafkajs-client.ts): a longer id was accepted and then retried for ever ("Failed to find group
+ * coordinator"), a source the server took but could never run.
+ */
+export const MAX_GROUP_ID_BYTES = 32_767 - '-r00000000'.length;
+
+/**
  * The check of a CREATE SOURCE/SINK asked for: brokers the allow-list refuses, or a `group_id` in
  * the server's reserved names; null when neither.
  */
@@ -106,6 +114,15 @@ export function connectorError(
     return { error, option: 'brokers' };
   }
   const group = connector.groupId;
+  const groupBytes = group === undefined ? 0 : Buffer.byteLength(group, 'utf8');
+  if (groupBytes > MAX_GROUP_ID_BYTES) {
+    const error = new SluiceError(
+      'INVALID_OPTION',
+      `consumer group id of ${groupBytes} bytes is too long: at most ${MAX_GROUP_ID_BYTES} bytes (UTF-8)`,
+      { hint: "Kafka's protocol carries a group id of at most 32,767 bytes; the source adds a suffix of 10" },
+    );
+    return { error, option: 'group_id' };
+  }
   if (group !== undefined && group.toLowerCase().startsWith(RESERVED_GROUP_PREFIX)) {
     const error = new SluiceError(
       'INVALID_OPTION',
