@@ -16,7 +16,7 @@ import {
   type PartitionWatermarks,
 } from './kafka-client.ts';
 import { PoisonRecord, rawText, RecordDecoder, type RowOp } from './record-decoder.ts';
-import { SourceCounters } from './source-counters.ts';
+import { SourceCounters, sourceStatus } from './source-counters.ts';
 import { startPositions } from './start-positions.ts';
 import type {
   KafkaSourceConfig,
@@ -29,8 +29,6 @@ import type {
   SourceStatus,
 } from './kafka-source-types.ts';
 
-/** Fetches long-poll for at most a few hundred ms: this long without an answer is a stall. */
-const STALL_MS = 10_000;
 const MAX_BACKOFF_MS = 30_000;
 /**
  * A batch is handed over once its records hold this many key and value bytes, whatever
@@ -117,28 +115,15 @@ export class KafkaSourceRunner {
   }
 
   status(): SourceStatus {
-    const partitions = [...new Set([...this.applied.keys(), ...this.high.keys()])].sort((a, b) => a - b);
-    const counts = this.counters.read();
-    const sinceFetch = counts.lastFetchAgoMs;
-    const stalled = this.state === 'running' && sinceFetch !== null && sinceFetch > STALL_MS;
-    return {
-      state: stalled ? 'stalled' : this.state,
-      error: stalled
-        ? {
-            message: `the broker has answered no fetch for ${Math.round((sinceFetch ?? 0) / 1000)} s`,
-            topic: this.config.topic,
-            at: new Date().toISOString(),
-          }
-        : this.error,
-      partitions: partitions.map((p) => {
-        const next = this.applied.get(p) ?? 0;
-        const high = this.high.get(p) ?? null;
-        return { partition: p, next, high, lag: high === null ? null : Math.max(0, high - next) };
-      }),
-      ...counts,
+    return sourceStatus(this.counters.read(), {
+      state: this.state,
+      error: this.error,
+      topic: this.config.topic,
+      applied: this.applied,
+      high: this.high,
       retries: this.retries,
       rateWaits: this.rateWaits,
-    };
+    });
   }
 
   private async run(): Promise<void> {
@@ -225,6 +210,19 @@ export class KafkaSourceRunner {
     if (this.halted(generation)) return;
     this.high.set(partition, high);
     if (!this.pendingFrom.has(partition)) this.partitionAdded(partition, records, covered);
+    const position = this.pendingNext.get(partition) ?? 0;
+    if (high < position) {
+      // The log now ends below what was read of it: the topic was deleted and recreated (or
+      // truncated) while this attempt kept fetching, and the client went on from its own reset
+      // position. A retry checks the positions against the log again, and says so (start-positions.ts).
+      this.retry(
+        generation,
+        new Error(
+          `partition ${partition} of topic "${this.config.topic}" now ends at ${high}, below offset ${position} already read`,
+        ),
+      );
+      return;
+    }
     this.bound = this.pacer === null ? null : this.pacer.bound();
     if (this.typed) await this.takeTypedRecords(generation, partition, records);
     else
