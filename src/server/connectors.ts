@@ -302,7 +302,8 @@ export class ConnectorManager {
             this.closing.signal,
           ),
           deadlineMs,
-          () => `no answer from brokers ${brokers.join(',')} within ${deadlineMs / 1000} s`,
+          () =>
+            `no answer from brokers ${brokers[0] ?? ''}${brokers.length > 1 ? ` (and ${brokers.length - 1} more)` : ''} within ${deadlineMs / 1000} s`,
         ),
       )
       .then(
