@@ -8,7 +8,12 @@ import type { RowTyping } from '../common/row-typing.ts';
 import { KafkaSinkRunner, type SinkFeed, type SinkStatus } from '../sink/kafka-sink.ts';
 import { ConnectorHosts } from '../source/kafka/connector-hosts.ts';
 import type { ConnectorLogger, KafkaReader, KafkaTransactionalWriter } from '../source/kafka/kafka-client.ts';
-import { KafkajsReader, KafkajsTransactionalWriter } from '../source/kafka/kafkajs-client.ts';
+import { withDeadline, CONNECT_TIMEOUT_MS } from '../source/kafka/deadline.ts';
+import {
+  deleteConsumerGroup,
+  KafkajsReader,
+  KafkajsTransactionalWriter,
+} from '../source/kafka/kafkajs-client.ts';
 import { KafkaSourceRunner } from '../source/kafka/kafka-source.ts';
 import type { SourceBatch, SourcePacer, SourceStatus } from '../source/kafka/kafka-source-types.ts';
 
@@ -82,6 +87,14 @@ export function connectorHostsAfterRecovery(
 export const RESERVED_GROUP_PREFIX = 'sluice-';
 
 /**
+ * The longest `group_id` a source can run with, in UTF-8 bytes. Kafka's protocol writes a group id
+ * as a string of at most 32,767 bytes, and each reading attempt joins `<group_id>-r<8 hex digits>`
+ * (kafkajs-client.ts): a longer id was accepted and then retried for ever ("Failed to find group
+ * coordinator"), a source the server took but could never run.
+ */
+export const MAX_GROUP_ID_BYTES = 32_767 - '-r00000000'.length;
+
+/**
  * The check of a CREATE SOURCE/SINK asked for: brokers the allow-list refuses, or a `group_id` in
  * the server's reserved names; null when neither.
  */
@@ -101,6 +114,15 @@ export function connectorError(
     return { error, option: 'brokers' };
   }
   const group = connector.groupId;
+  const groupBytes = group === undefined ? 0 : Buffer.byteLength(group, 'utf8');
+  if (groupBytes > MAX_GROUP_ID_BYTES) {
+    const error = new SluiceError(
+      'INVALID_OPTION',
+      `consumer group id of ${groupBytes} bytes is too long: at most ${MAX_GROUP_ID_BYTES} bytes (UTF-8)`,
+      { hint: "Kafka's protocol carries a group id of at most 32,767 bytes; the source adds a suffix of 10" },
+    );
+    return { error, option: 'group_id' };
+  }
   if (group !== undefined && group.toLowerCase().startsWith(RESERVED_GROUP_PREFIX)) {
     const error = new SluiceError(
       'INVALID_OPTION',
@@ -146,6 +168,10 @@ class RefusedWriter implements KafkaTransactionalWriter {
 export class ConnectorManager {
   private readonly sources = new Map<string, RunningSource>();
   private readonly sinks = new Map<string, RunningSink>();
+  /** Consumer groups of dropped connectors being deleted (close() waits for them). */
+  private readonly retiring = new Set<Promise<void>>();
+  /** Cuts the deletions still running when the server closes (a broker that is down cannot hold it). */
+  private readonly closing = new AbortController();
   private closed = false;
 
   constructor(
@@ -170,7 +196,10 @@ export class ConnectorManager {
       const info = sources.find((s) => s.name === name);
       if (info === undefined || info.sql !== running.sql || incarnationOf(name) !== running.incarnation) {
         this.sources.delete(name);
-        void running.runner.stop();
+        // A group named by the user is theirs to keep; the server's own one only this source read.
+        const own = running.info.options.groupId === undefined;
+        const group = own ? this.sourceGroupId(name, running.incarnation) : null;
+        this.retire(running.runner.stop(), group, running.info.options.brokers, `source ${name}`);
       }
     }
     for (const info of sources)
@@ -179,7 +208,8 @@ export class ConnectorManager {
       const info = sinks.find((s) => s.name === name);
       if (info === undefined || info.sql !== running.sql || incarnationOf(name) !== running.incarnation) {
         this.sinks.delete(name);
-        void running.runner.stop();
+        const group = `${this.sinkId(name, running.incarnation)}-progress`;
+        this.retire(running.runner.stop(), group, running.info.options.brokers, `sink ${name}`);
       }
     }
     for (const info of sinks) if (!this.sinks.has(info.name)) this.startSink(info, incarnationOf(info.name));
@@ -223,11 +253,70 @@ export class ConnectorManager {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     const stops = [...this.sources.values()].map((s) => s.runner.stop());
     stops.push(...[...this.sinks.values()].map((s) => s.runner.stop()));
     this.sources.clear();
     this.sinks.clear();
-    await Promise.allSettled(stops);
+    await Promise.allSettled([...stops, ...this.retiring]);
+  }
+
+  /** The consumer group a source reports its progress to unless `group_id` names one. */
+  private sourceGroupId(name: string, incarnation: number): string {
+    return `sluice-${this.instanceId}-${name}-${incarnation}`;
+  }
+
+  /** A sink's transactional id (its progress group adds `-progress`). */
+  private sinkId(name: string, incarnation: number): string {
+    // A sink created again (even with the same SQL) starts afresh: its own producer and progress.
+    return `sluice-${this.instanceId}-sink-${name}-${incarnation}`;
+  }
+
+  /**
+   * Once a dropped connector's runner stopped, deletes its consumer group from the cluster (when
+   * `group` is the server's own): nothing reads or commits it again, and left there it is listed by
+   * the broker, with a lag that grows with its topic, until offsets retention (7 days by default).
+   * Not at shutdown (close() stops runners, the catalog still has them). A failure is logged only.
+   */
+  private retire(
+    stopped: Promise<void>,
+    group: string | null,
+    brokers: readonly string[],
+    what: string,
+  ): void {
+    if (group === null || this.hosts.refused(brokers) !== null) {
+      void stopped;
+      return;
+    }
+    const deadlineMs = this.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+    const retiring = stopped
+      .then(() =>
+        withDeadline(
+          deleteConsumerGroup(
+            {
+              brokers,
+              clientId: 'sluice-retire',
+              groupId: group,
+              allowHost: (host, port) => this.hosts.allows(host, port),
+            },
+            this.closing.signal,
+          ),
+          deadlineMs,
+          () =>
+            `no answer from brokers ${brokers[0] ?? ''}${brokers.length > 1 ? ` (and ${brokers.length - 1} more)` : ''} within ${deadlineMs / 1000} s`,
+        ),
+      )
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.logger.warn(
+            { connector: what, group, err: error },
+            'could not delete the consumer group of a dropped connector; the broker drops it after its offsets retention',
+          );
+        },
+      )
+      .finally(() => this.retiring.delete(retiring));
+    this.retiring.add(retiring);
   }
 
   private startSource(info: SourceInfo, incarnation: number): void {
@@ -259,7 +348,7 @@ export class ConnectorManager {
         return new KafkajsReader({
           brokers: o.brokers,
           topic: o.topic,
-          groupId: o.groupId ?? `sluice-${this.instanceId}-${info.name}-${incarnation}`,
+          groupId: o.groupId ?? this.sourceGroupId(info.name, incarnation),
           clientId: `sluice-source-${info.name}`,
           allowHost: (host, port) => this.hosts.allows(host, port),
         });
@@ -275,8 +364,7 @@ export class ConnectorManager {
 
   private startSink(info: SinkInfo, incarnation: number): void {
     const o = info.options;
-    // A sink created again (even with the same SQL) starts afresh: its own producer and progress.
-    const id = `sluice-${this.instanceId}-sink-${info.name}-${incarnation}`;
+    const id = this.sinkId(info.name, incarnation);
     const runner = new KafkaSinkRunner(
       {
         name: info.name,

@@ -16,7 +16,7 @@ import {
   type PartitionWatermarks,
 } from './kafka-client.ts';
 import { PoisonRecord, rawText, RecordDecoder, type RowOp } from './record-decoder.ts';
-import { SourceCounters } from './source-counters.ts';
+import { SourceCounters, sourceStatus } from './source-counters.ts';
 import { startPositions } from './start-positions.ts';
 import type {
   KafkaSourceConfig,
@@ -29,9 +29,15 @@ import type {
   SourceStatus,
 } from './kafka-source-types.ts';
 
-/** Fetches long-poll for at most a few hundred ms: this long without an answer is a stall. */
-const STALL_MS = 10_000;
 const MAX_BACKOFF_MS = 30_000;
+/**
+ * A batch is handed over once its records hold this many key and value bytes, whatever
+ * max_batch_rows and max_batch_ms say: a batch is kept in memory until then, and a window of minutes
+ * over large records (10,000 rows of 1 MiB is within the defaults' row bound) would hold gigabytes.
+ */
+export const MAX_BATCH_BYTES = 32 * 1024 * 1024;
+/** setTimeout's longest delay: a longer max_batch_ms would fire after 1 ms (Node's overflow rule). */
+const MAX_TIMER_MS = 2_147_483_647;
 const NO_OPS: RowOp[] = [];
 
 export class KafkaSourceRunner {
@@ -109,28 +115,15 @@ export class KafkaSourceRunner {
   }
 
   status(): SourceStatus {
-    const partitions = [...new Set([...this.applied.keys(), ...this.high.keys()])].sort((a, b) => a - b);
-    const counts = this.counters.read();
-    const sinceFetch = counts.lastFetchAgoMs;
-    const stalled = this.state === 'running' && sinceFetch !== null && sinceFetch > STALL_MS;
-    return {
-      state: stalled ? 'stalled' : this.state,
-      error: stalled
-        ? {
-            message: `the broker has answered no fetch for ${Math.round((sinceFetch ?? 0) / 1000)} s`,
-            topic: this.config.topic,
-            at: new Date().toISOString(),
-          }
-        : this.error,
-      partitions: partitions.map((p) => {
-        const next = this.applied.get(p) ?? 0;
-        const high = this.high.get(p) ?? null;
-        return { partition: p, next, high, lag: high === null ? null : Math.max(0, high - next) };
-      }),
-      ...counts,
+    return sourceStatus(this.counters.read(), {
+      state: this.state,
+      error: this.error,
+      topic: this.config.topic,
+      applied: this.applied,
+      high: this.high,
       retries: this.retries,
       rateWaits: this.rateWaits,
-    };
+    });
   }
 
   private async run(): Promise<void> {
@@ -216,6 +209,20 @@ export class KafkaSourceRunner {
     if (this.held !== null) await this.held.promise;
     if (this.halted(generation)) return;
     this.high.set(partition, high);
+    if (!this.pendingFrom.has(partition)) this.partitionAdded(partition, records, covered);
+    const position = this.pendingNext.get(partition) ?? 0;
+    if (high < position) {
+      // The log now ends below what was read of it: the topic was deleted and recreated (or
+      // truncated) while this attempt kept fetching, and the client went on from its own reset
+      // position. A retry checks the positions against the log again, and says so (start-positions.ts).
+      this.retry(
+        generation,
+        new Error(
+          `partition ${partition} of topic "${this.config.topic}" now ends at ${high}, below offset ${position} already read`,
+        ),
+      );
+      return;
+    }
     this.bound = this.pacer === null ? null : this.pacer.bound();
     if (this.typed) await this.takeTypedRecords(generation, partition, records);
     else
@@ -229,7 +236,7 @@ export class KafkaSourceRunner {
     if (!this.halted(generation) && covered > (this.pendingNext.get(partition) ?? 0)) {
       this.pendingNext.set(partition, covered);
       this.pendingAdvance = true;
-      this.batchTimer ??= setTimeout(() => this.flush(generation), this.config.maxBatchMs);
+      this.batchTimer ??= setTimeout(() => this.flush(generation), this.batchWindowMs());
     }
     if (this.halted(generation)) return;
     // The end of a backlog: no record is there to join the batch, so max_batch_ms would only hold
@@ -240,6 +247,20 @@ export class KafkaSourceRunner {
       this.catchingUp = false;
       this.flush(generation);
     }
+  }
+
+  /**
+   * A partition the topic did not have when this reading attempt started (partitions were added;
+   * the client finds them at its next metadata refresh and reads them from their first record).
+   * Its range starts with the batch being filled: a batch's positions list only the partitions of
+   * `pendingFrom`, so its first records were applied with no position saved, and read and applied
+   * again after a restart.
+   */
+  private partitionAdded(partition: number, records: readonly KafkaRecord[], covered: number): void {
+    const first = records.length > 0 ? (records[0] as KafkaRecord).offsetNumber : covered;
+    const from = this.applied.get(partition) ?? first;
+    this.pendingFrom.set(partition, from);
+    if (!this.pendingNext.has(partition)) this.pendingNext.set(partition, from);
   }
 
   /** Every partition is read up to its log end as last fetched (nothing more to read just now). */
@@ -312,7 +333,7 @@ export class KafkaSourceRunner {
     this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
     if (this.batchFull()) return true;
     if (this.batchTimer === null) {
-      this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
+      this.batchTimer = setTimeout(() => this.flush(generation), this.batchWindowMs());
     }
     return false;
   }
@@ -370,10 +391,17 @@ export class KafkaSourceRunner {
     }
   }
 
-  /** The batch being filled is as large as max_batch_rows, or as a batch under the pacer's rates. */
+  private batchWindowMs(): number {
+    return Math.min(this.config.maxBatchMs, MAX_TIMER_MS);
+  }
+
+  /**
+   * The batch being filled is as large as max_batch_rows, as MAX_BATCH_BYTES, or as a batch under
+   * the pacer's rates.
+   */
   private batchFull(): boolean {
     const rows = this.pendingOps.size + this.pendingAppends.length + this.pendingTyped.length;
-    if (rows >= this.config.maxBatchRows) return true;
+    if (rows >= this.config.maxBatchRows || this.pendingBytes >= MAX_BATCH_BYTES) return true;
     if (this.pacer === null) return false;
     const bound = this.bound ?? this.pacer.bound();
     return (

@@ -198,6 +198,13 @@ export function recordsOfBatch(
   return records;
 }
 
+/**
+ * How old the reader's cluster metadata may grow. Partitions added to the topic are found (and then
+ * read) at a refresh: at kafkajs's default of 5 minutes, their records waited that long, unread and
+ * not in the source's status.
+ */
+export const METADATA_MAX_AGE_MS = 10_000;
+
 /** How long closing a reader waits for a progress commit in flight before cutting its connections. */
 const COMMIT_WAIT_MS = 10_000;
 
@@ -269,6 +276,7 @@ export class KafkajsReader implements KafkaReader {
       sessionTimeout: this.config.sessionTimeoutMs ?? 30000,
       maxWaitTimeInMs: 100,
       maxBytesPerPartition: FETCH_BYTES_PER_PARTITION,
+      metadataMaxAge: METADATA_MAX_AGE_MS,
       retry: { retries: 3, restartOnFailure: async () => false },
     });
     this.consumer = consumer;
@@ -427,5 +435,43 @@ export class KafkajsTransactionalWriter implements KafkaTransactionalWriter {
   private required<T>(value: T | null): T {
     if (value === null) throw new Error('the Kafka writer is not connected');
     return value;
+  }
+}
+
+/** Where a consumer group the server no longer uses is deleted (a dropped source's or sink's). */
+export interface GroupDeletion {
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+  readonly groupId: string;
+  readonly allowHost?: HostCheck;
+}
+
+/**
+ * Deletes a consumer group from the cluster: true when deleted, false when the cluster had no such
+ * group (nothing was ever committed to it). A group whose offsets are never deleted stays listed by
+ * the broker, with a lag growing as its topic does, for `offsets.retention.minutes` (7 days by
+ * default): every dropped source and sink left one behind.
+ */
+export async function deleteConsumerGroup(target: GroupDeletion, signal?: AbortSignal): Promise<boolean> {
+  const connections = new ClientConnections();
+  const kafka = client(target.brokers, target.clientId, connections, target.allowHost);
+  // Aborted (the server is closing): its connections are cut, so what is in flight fails at once.
+  const abort = (): void => connections.closeAll();
+  if (signal?.aborted === true) abort();
+  signal?.addEventListener('abort', abort, { once: true });
+  try {
+    return await withAdmin(kafka, async (admin) => {
+      try {
+        await admin.deleteGroups([target.groupId]);
+        return true;
+      } catch (error) {
+        const groups = (error as { groups?: readonly { error?: { type?: string } }[] }).groups;
+        if (groups !== undefined && groups.every((g) => g.error?.type === 'GROUP_ID_NOT_FOUND')) return false;
+        throw connections.explain(error);
+      }
+    });
+  } finally {
+    signal?.removeEventListener('abort', abort);
+    connections.closeAll();
   }
 }

@@ -1,6 +1,9 @@
 // What a Kafka source counts for its status: records and batches delivered, records skipped, the
 // rate over the last second or more, and when the broker last answered a fetch.
-import type { SourceStatus } from './kafka-source-types.ts';
+import type { SourceError, SourceState, SourceStatus } from './kafka-source-types.ts';
+
+/** Fetches long-poll for at most a few hundred ms: this long without an answer is a stall. */
+const STALL_MS = 10_000;
 
 export type SourceCounts = Pick<
   SourceStatus,
@@ -46,4 +49,42 @@ export class SourceCounters {
       lastFetchAgoMs: this.lastFetchAt === null ? null : Math.round(now - this.lastFetchAt),
     };
   }
+}
+
+/** What a source runner shows beside its counts. */
+export interface RunnerState {
+  readonly state: SourceState;
+  readonly error: SourceError | null;
+  readonly topic: string;
+  /** Delivered positions: partition → next offset. */
+  readonly applied: ReadonlyMap<number, number>;
+  /** Log end offsets last seen. */
+  readonly high: ReadonlyMap<number, number>;
+  readonly retries: number;
+  readonly rateWaits: number;
+}
+
+/** A source's status: `running` shows as `stalled` once no fetch was answered for STALL_MS. */
+export function sourceStatus(counts: SourceCounts, runner: RunnerState): SourceStatus {
+  const partitions = [...new Set([...runner.applied.keys(), ...runner.high.keys()])].sort((a, b) => a - b);
+  const sinceFetch = counts.lastFetchAgoMs;
+  const stalled = runner.state === 'running' && sinceFetch !== null && sinceFetch > STALL_MS;
+  return {
+    state: stalled ? 'stalled' : runner.state,
+    error: stalled
+      ? {
+          message: `the broker has answered no fetch for ${Math.round((sinceFetch ?? 0) / 1000)} s`,
+          topic: runner.topic,
+          at: new Date().toISOString(),
+        }
+      : runner.error,
+    partitions: partitions.map((p) => {
+      const next = runner.applied.get(p) ?? 0;
+      const high = runner.high.get(p) ?? null;
+      return { partition: p, next, high, lag: high === null ? null : Math.max(0, high - next) };
+    }),
+    ...counts,
+    retries: runner.retries,
+    rateWaits: runner.rateWaits,
+  };
 }
