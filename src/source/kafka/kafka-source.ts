@@ -15,7 +15,7 @@ import {
   type KafkaRecord,
   type PartitionWatermarks,
 } from './kafka-client.ts';
-import { PoisonRecord, rawText, RecordDecoder, type RowOp } from './record-decoder.ts';
+import { keyText, PoisonRecord, rawText, RecordDecoder, type RowOp } from './record-decoder.ts';
 import { SourceCounters, sourceStatus } from './source-counters.ts';
 import { startPositions } from './start-positions.ts';
 import type {
@@ -424,8 +424,7 @@ export class KafkaSourceRunner {
     let key = op.identity;
     if (key === undefined) {
       const pk = this.config.decode.primaryKey as readonly string[];
-      const source = op.kind === 'upsert' ? op.row : op.key;
-      key = pk.map((c) => String(source[c])).join('\u0000');
+      key = keyText(op.kind === 'upsert' ? op.row : op.key, pk);
     }
     // Only the last operation on a key within a batch counts (consolidation inside the batch).
     this.pendingOps.delete(key);

@@ -57,11 +57,11 @@ test('json: integers beyond 2^53 are read exactly', () => {
 
 test('upsert: key → row, a tombstone deletes, the key must agree with the value', () => {
   const d = new RecordDecoder(spec('upsert'));
-  // Without the engine's key identity (`keyIdentity`), a key's identity is its values' text.
-  const upsert5 = { kind: 'upsert', row: { seller: 2, id: 5 }, identity: '5' };
+  // Without the engine's key identity (`keyIdentity`), a key's identity is its values' text (keyText: each with its length).
+  const upsert5 = { kind: 'upsert', row: { seller: 2, id: 5 }, identity: '1:5' };
   assert.deepEqual(d.decode(rec({ seller: 2 }, { id: 5 })), [upsert5]);
   assert.deepEqual(d.decode(rec({ seller: 2 }, 5)), [upsert5]);
-  assert.deepEqual(d.decode(rec(null, { id: 5 })), [{ kind: 'delete', key: { id: 5 }, identity: '5' }]);
+  assert.deepEqual(d.decode(rec(null, { id: 5 })), [{ kind: 'delete', key: { id: 5 }, identity: '1:5' }]);
   assert.equal(reason(d, rec({ seller: 2 })), 'message has no key');
   assert.equal(reason(d, rec({ seller: 2 }, { other: 1 })), 'key column "id" is missing');
   assert.match(reason(d, rec({ id: 6 }, { id: 5 })), /differs from the key's/);
@@ -70,7 +70,7 @@ test('upsert: key → row, a tombstone deletes, the key must agree with the valu
 test('debezium: c/r insert, u replaces (and removes a changed key), d deletes, tombstones are ignored', () => {
   const d = new RecordDecoder(spec('debezium'));
   const row = { id: 1, seller: 2, amount: 1 };
-  const identity = '1';
+  const identity = '1:1';
   assert.deepEqual(d.decode(rec({ before: null, after: row, op: 'c' })), [{ kind: 'upsert', row, identity }]);
   assert.deepEqual(d.decode(rec({ schema: {}, payload: { before: null, after: row, op: 'r' } })), [
     { kind: 'upsert', row, identity },
@@ -80,7 +80,7 @@ test('debezium: c/r insert, u replaces (and removes a changed key), d deletes, t
   ]);
   assert.deepEqual(d.decode(rec({ before: row, after: { ...row, id: 9 }, op: 'u' })), [
     { kind: 'delete', key: { id: 1 }, identity },
-    { kind: 'upsert', row: { ...row, id: 9 }, identity: '9' },
+    { kind: 'upsert', row: { ...row, id: 9 }, identity: '1:9' },
   ]);
   assert.deepEqual(d.decode(rec({ before: row, after: null, op: 'd' })), [
     { kind: 'delete', key: { id: 1 }, identity },

@@ -16,6 +16,7 @@ import {
 import { SluiceError } from '../../common/errors.ts';
 import type { RowTyping } from '../../common/row-typing.ts';
 import type { Value } from '../../common/types.ts';
+import { bigintAsText } from '../../common/values.ts';
 import { FlatJsonReader } from './flat-json.ts';
 import { valueLength, type KafkaRecord } from './kafka-client.ts';
 
@@ -39,6 +40,22 @@ export interface DecodeSpec {
    * does not fit its columns. Absent or null: a key's identity is its values' text.
    */
   readonly keyIdentity?: ((key: Record<string, unknown>) => unknown) | null;
+}
+
+/**
+ * A key's values as one text, two keys the same text only when their values' texts are: each value
+ * written with its length (a text may hold any character, NUL too), an object or array (a jsonb or
+ * array key) as its JSON. Where no typed identity is at hand, within one batch ("01" and 1 stay two
+ * texts; the engine still keeps a batch's last row of a key however it is spelled).
+ */
+export function keyText(values: Record<string, unknown>, columns: readonly string[]): string {
+  let text = '';
+  for (const c of columns) {
+    const v = values[c];
+    const s = typeof v === 'object' && v !== null ? JSON.stringify(v, bigintAsText) : String(v);
+    text += `${s.length}:${s}`;
+  }
+  return text;
 }
 
 /**
@@ -236,7 +253,7 @@ export class RecordDecoder {
   private identityOf(key: Record<string, unknown>): unknown {
     const typed = this.spec.keyIdentity;
     const pk = this.spec.primaryKey ?? [];
-    if (typed === undefined || typed === null) return pk.map((c) => String(key[c])).join('\u0000');
+    if (typed === undefined || typed === null) return keyText(key, pk);
     try {
       return typed(key);
     } catch (error) {
