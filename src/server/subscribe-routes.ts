@@ -118,7 +118,11 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
   ];
 
   for (const route of routes) {
-    /** The view to follow and the parameters, checked; throws the client's error. */
+    /**
+     * The view to follow and the parameters; throws the client's error. Not yet checked against the
+     * view's history: the caller runs checkSubscription in the synchronous block that subscribes, so
+     * no DROP and CREATE of the name can land between the check and the subscription.
+     */
     const resolve = async (
       parts: TenantParts,
       params: { name?: string },
@@ -126,7 +130,6 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
     ): Promise<{ name: string; params: SubscribeParams }> => {
       const parsed = subscribeParams(q, route.extra);
       const name = await route.target(parts, params, q);
-      parts.runtime.checkSubscription(name, parsed);
       return { name, params: parsed };
     };
 
@@ -191,6 +194,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
             deps.admitSubscriber(tenant);
             parts = tenant;
             target = await resolve(parts, request.params, request.query);
+            parts.runtime.checkSubscription(target.name, target.params);
             // After the tenant's own caps (per view, per runtime): all tenants together.
             const over = overServerCap();
             if (over !== null) throw over;
@@ -198,9 +202,14 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
             fail(deps.toSluiceError(error));
             return;
           }
-          // In the block that resolved the target: a temporary view is never dropped in between.
+          // In the block that resolved and checked the target: a view (a temporary one too) is
+          // neither dropped nor created again in between.
           transport.meterBytes((bytes) => (parts.usage.bytesOut += bytes));
-          await parts.runtime.subscribe(target.name, target.params, transport);
+          try {
+            await parts.runtime.subscribe(target.name, target.params, transport);
+          } catch (error) {
+            fail(deps.toSluiceError(error));
+          }
         })();
       },
     });
@@ -214,6 +223,8 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
         const parts = deps.tenantOf(request.principal);
         deps.admitSubscriber(parts);
         const target = await resolve(parts, request.params, request.query);
+        // In the block that subscribes (below): nothing can drop or re-create the view in between.
+        parts.runtime.checkSubscription(target.name, target.params);
         const full = overServerCap();
         if (full !== null) throw full;
         reply.hijack();
