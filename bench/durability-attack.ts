@@ -2,6 +2,8 @@
 // and checkpoints, checked after every restart (test/support/durability-run.ts says what is checked).
 //
 //   node --import tsx bench/durability-attack.ts [--kills 200] [--seed n] [--journal-every 10]
+//
+// SLUICE_KEEP_DATA_DIR=1 keeps the run's data directory for inspection (a failure's error names it).
 import { parseArgs } from 'node:util';
 import { runDurabilityAttack } from '../test/support/durability-run.ts';
 

@@ -1,7 +1,10 @@
 // The durability attack (test/support/durability-run.ts) in a bounded form: a real server killed
 // with SIGKILL a few dozen times while a seeded driver mixes ingest, DML statements and DDL (joins,
-// LEFT JOIN, Top-N per group, window functions, DISTINCT, HAVING, views over views, a table created
-// and dropped with CASCADE) under frequent checkpoints. After every restart the catalog and tables
+// LEFT JOIN, Top-N per group, window functions, DISTINCT, HAVING, views over views, VALUES in FROM, a
+// SQL function inlined into a view, a table created and dropped with CASCADE), SQL functions created,
+// replaced and dropped, INSERT … VALUES and INSERT … SELECT, writes the server must refuse
+// (EPOCH_TOO_LARGE, VIEW_TOO_LARGE, RESULT_TOO_LARGE) and query subscriptions' temporary views under
+// frequent checkpoints; some lives are killed while they start. After every restart the catalog and tables
 // equal what was acknowledged, every view equals SQLite, resumed subscribers saw no gap or
 // duplicate, and every sixth restart (and the last) a copy replayed from the journal alone gives the same state.
 //

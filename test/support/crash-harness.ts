@@ -32,7 +32,13 @@ export type SpawnOutcome =
  */
 export async function spawnCrashable(
   dataDir: string,
-  options: { args?: readonly string[]; env?: Record<string, string>; timeoutMs?: number } = {},
+  options: {
+    args?: readonly string[];
+    env?: Record<string, string>;
+    timeoutMs?: number;
+    /** SIGKILL the process this long after it was spawned unless it listens first (a kill during recovery). */
+    killAfterMs?: number;
+  } = {},
 ): Promise<SpawnOutcome> {
   const cli = await serverBundle();
   const child = spawn(process.execPath, [cli, ...startArgs(dataDir, options.args)], {
@@ -49,11 +55,16 @@ export async function spawnCrashable(
       resolve({ code, signal });
     }),
   );
+  const killer =
+    options.killAfterMs === undefined
+      ? undefined
+      : setTimeout(() => child.kill('SIGKILL'), options.killAfterMs);
   const timeoutMs = options.timeoutMs ?? 60_000;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
     if (m !== null) {
+      clearTimeout(killer);
       const port = Number(m[1]);
       return {
         kind: 'listening',
@@ -68,6 +79,7 @@ export async function spawnCrashable(
       };
     }
     if (isDead) {
+      clearTimeout(killer);
       const { code, signal } = await exited;
       return { kind: 'exited', code, signal, output: out };
     }
@@ -128,17 +140,27 @@ export class ResumingSubscriber {
   /** Last epoch folded; -1 before the snapshot ended. */
   epoch = -1;
   connections = 0;
+  /** The last connections' opens, closes and shutdown errors (for a failure's message). */
+  readonly events: string[] = [];
   /** Protocol problems seen (an error message other than the shutdown one, a bad order). */
   readonly problems: string[] = [];
   private socket: WebSocket | null = null;
   private snapshotRows: Message[] = [];
 
-  /** `keep: false` drops the messages once folded (long runs), keeping only their epochs. */
+  /** The view the server streams (a query subscription's temporary view: from its `subscribed`). */
+  servedView: string;
+
+  /**
+   * `keep: false` drops the messages once folded (long runs), keeping only their epochs; `query`
+   * subscribes to that SELECT (`/v1/subscribe?sql=`) instead of the view `view`.
+   */
   constructor(
     readonly view: string,
     readonly name: string,
-    private readonly options: { keep?: boolean } = {},
-  ) {}
+    private readonly options: { keep?: boolean; query?: string } = {},
+  ) {
+    this.servedView = view;
+  }
 
   get connected(): boolean {
     return this.socket !== null && this.socket.readyState === WebSocket.OPEN;
@@ -148,11 +170,16 @@ export class ResumingSubscriber {
   async connect(wsBase: string): Promise<void> {
     this.disconnect();
     const query = this.epoch < 0 ? 'snapshot=true' : `resumeFrom=${this.epoch}`;
-    const socket = new WebSocket(`${wsBase}/v1/views/${this.view}/subscribe?${query}`);
+    const path =
+      this.options.query === undefined
+        ? `/v1/views/${this.view}/subscribe?`
+        : `/v1/subscribe?sql=${encodeURIComponent(this.options.query)}&`;
+    const socket = new WebSocket(`${wsBase}${path}${query}`);
     this.socket = socket;
     this.connections += 1;
     socket.on('message', (data) => this.onMessage(JSON.parse(String(data)) as Message));
     socket.on('error', () => undefined);
+    socket.on('close', (code) => this.note(`close ${code} at epoch ${this.epoch}`));
     await new Promise<void>((resolve, reject) => {
       socket.once('open', () => resolve());
       socket.once('error', reject);
@@ -161,6 +188,11 @@ export class ResumingSubscriber {
         reject(new Error(`unexpected response ${res.statusCode}`)),
       );
     });
+  }
+
+  private note(event: string): void {
+    this.events.push(event);
+    if (this.events.length > 40) this.events.splice(0, 20);
   }
 
   disconnect(): void {
@@ -181,6 +213,8 @@ export class ResumingSubscriber {
   private onMessage(m: Message): void {
     switch (m.type) {
       case 'subscribed':
+        this.note(`subscribed ${String(m.view)} at ${String(m.epoch)} (${this.epoch})`);
+        if (typeof m.view === 'string') this.servedView = m.view;
         if (this.epoch >= 0 && m.epoch !== this.epoch)
           this.problems.push(`${this.name}: subscribed at ${m.epoch}, asked to resume from ${this.epoch}`);
         break;
@@ -207,6 +241,7 @@ export class ResumingSubscriber {
         if ((m.epoch as number) > this.epoch) this.epoch = m.epoch as number;
         break;
       case 'error':
+        this.note(`error ${String(m.code)} at epoch ${this.epoch}`);
         if (m.code !== 'UNAVAILABLE') this.problems.push(`${this.name}: error ${JSON.stringify(m)}`);
         break;
       default:

@@ -1,21 +1,27 @@
 // A long durability attack on a real server process: a seeded driver interleaves ingest (inserts,
-// updates and deletes of a keyed and a keyless table, UPDATE/DELETE statements), DDL (CREATE and
-// DROP of tables and of views: joins, LEFT JOIN, Top-N per group, window functions, DISTINCT,
-// GROUP BY with HAVING, views over views) and frequent checkpoints, and kills the server with
-// SIGKILL at random moments: from outside while a request is in flight, right after a DDL's answer,
-// and at the named crash points (inside a checkpoint among them). After every restart:
+// updates and deletes of a keyed and a keyless table, UPDATE/DELETE statements, INSERT … VALUES and
+// INSERT … SELECT), DDL (CREATE and DROP of tables and of views: joins, LEFT JOIN, Top-N per group,
+// window functions, DISTINCT, GROUP BY with HAVING, views over views, VALUES in FROM, a SQL function
+// inlined; CREATE, CREATE OR REPLACE and DROP … CASCADE of that function), writes the server must
+// refuse and does (EPOCH_TOO_LARGE, VIEW_TOO_LARGE, RESULT_TOO_LARGE, DEPENDENT_OBJECTS), query
+// subscriptions (temporary views created and, after the linger, dropped through the journal) and
+// frequent checkpoints, and kills the server with SIGKILL at random moments: from outside while a
+// request is in flight, right after a DDL's answer, while a life starts (recovery), and at the named
+// crash points (inside a checkpoint among them). After every restart:
 //  - the catalog and every table equal the driver's model of what was acknowledged (the one request
 //    in flight at the kill is either wholly present or wholly absent, and the model adopts which);
-//  - every view equals SQLite running its SELECT over the model's tables;
-//  - WebSocket subscribers of two permanent views resume from their last folded epoch and their
+//  - every view equals SQLite running its SELECT over the model's tables, and so does every query
+//    subscription's temporary view still there; the SQL function is the model's;
+//  - recovery logged no disagreement (a checkpoint failing against the journal, a history ended,
+//    a recorded catalog not rebuilt), and which path it took and how long it ran is counted;
+//  - WebSocket subscribers of three permanent views and of a query resume from their last folded epoch and their
 //    fold equals the view over REST at the same epoch, with no epoch seen twice;
 //  - now and then, a copy of the data directory without its checkpoint (the journal alone, replayed
 //    whole) gives the same catalog, tables and views as the restart from the checkpoint.
 import { cpSync, rmSync } from 'node:fs';
+import WebSocket from 'ws';
 import { join } from 'node:path';
-import type { ColumnInfo, Row } from '../../src/common/types.ts';
 import {
-  ALL_VIEWS,
   Driver,
   Model,
   PERMANENT_VIEWS,
@@ -35,8 +41,9 @@ import {
   killHard,
   spawnCrashable,
 } from './crash-harness.ts';
-import { SqliteOracle, canonicalRows, multisetDiff } from './sqlite-oracle.ts';
-import { removeDir, request, sortedRows, tempDir, viewRowsAtOneEpoch, waitUntil } from '../server/helpers.ts';
+import { multisetDiff } from './sqlite-oracle.ts';
+import { type ServedState, compareWithModel, readServed, sameServed } from './durability-state.ts';
+import { removeDir, sortedRows, tempDir, viewRowsAtOneEpoch, waitUntil } from '../server/helpers.ts';
 
 export interface DurabilityRunOptions {
   readonly seed: number;
@@ -60,9 +67,50 @@ export interface DurabilityRunSummary {
   readonly ingestRequests: number;
   readonly journalOnlyComparisons: number;
   readonly lastEpoch: number;
+  /** Requests the server had to refuse, and did (nothing applied), by error code. */
+  readonly refused: Record<string, number>;
+  /** Query subscriptions opened and closed (each a temporary view created, then dropped after the linger). */
+  readonly querySubscriptions: number;
+  /** Lives killed from outside while starting, before they listened. */
+  readonly startupKills: number;
+  /** Restarts by the path recovery logged (from the checkpoint, the whole journal, nothing to replay). */
+  readonly recoveryPaths: Record<string, number>;
+  /** Recovery wall ms (server log) of the first and the last tenth of the restarts: does it grow with kills? */
+  readonly recoveryMsFirstTenth: number;
+  readonly recoveryMsLastTenth: number;
 }
 
-const SERVER_ARGS = ['--checkpoint-interval-ms', '30', '--checkpoint-epochs', '3', '--heartbeat-ms', '50'];
+const SERVER_ARGS = [
+  '--checkpoint-interval-ms',
+  '30',
+  '--checkpoint-epochs',
+  '3',
+  '--heartbeat-ms',
+  '50',
+  // Long enough that the resuming query subscriber's view outlives a connection the server closed
+  // while this process was too busy to answer its heartbeat (at 3,000 ms a long run saw the view
+  // dropped under it, then RESUME_TOO_OLD); the transient ones' views are dropped after it too.
+  '--query-subscription-linger-ms',
+  '20000',
+  // Info: recovery logs which path it took and how long it ran.
+  '--log-level',
+  'info',
+];
+/** The queries of query subscriptions (each served by a temporary view `sluice_sub_…`); SQLite reads them as written. */
+const QUERIES = [
+  'SELECT g, COUNT(*) AS n, SUM(w) AS sw FROM b GROUP BY g',
+  'SELECT * FROM a',
+  'SELECT a.id, a.g, b.w FROM a JOIN b ON a.g = b.g WHERE a.v > 60 AND b.w = 1',
+  "SELECT g, MAX(v) AS hi FROM a WHERE s <> '' GROUP BY g",
+];
+/** Recovery log lines that mean the checkpoint disagreed with the journal, or a view's history diverged. */
+const RECOVERY_DEFECTS = [
+  'recovery from the checkpoint failed',
+  'the checkpoint is damaged',
+  'replaying the journal gives these views other changes',
+  'the recorded live catalog did not rebuild',
+  'views whose plan changed were rebuilt',
+];
 const CRASH_POINTS = [
   'before-commit',
   'after-commit',
@@ -72,99 +120,12 @@ const CRASH_POINTS = [
   'after-checkpoint',
 ];
 
-/** What the server holds: catalog, tables' rows and views' rows, canonical. */
-interface ServedState {
-  readonly epoch: number;
-  readonly tables: Map<string, string[]>;
-  readonly views: Map<string, { columns: ColumnInfo[]; rows: string[]; raw: Row[]; epoch: number }>;
-}
-
-async function readServed(base: string): Promise<ServedState> {
-  const tablesRes = await request(base, 'GET', '/v1/tables');
-  const viewsRes = await request(base, 'GET', '/v1/views');
-  const tableNames = (tablesRes.body.tables as { name: string }[]).map((t) => t.name).sort();
-  const viewNames = (viewsRes.body.views as { name: string }[]).map((v) => v.name).sort();
-  const tables = new Map<string, string[]>();
-  for (const t of tableNames) {
-    // The large table in parts: one result holds at most --max-result-rows.
-    const parts = t === 'big' ? ['id % 4 = 0', 'id % 4 = 1', 'id % 4 = 2', 'id % 4 = 3'] : ['TRUE'];
-    const rows: Row[] = [];
-    for (const where of parts) {
-      const r = await request(base, 'POST', '/v1/sql', { sql: `SELECT * FROM ${t} WHERE ${where}` });
-      if (r.status !== 200) throw new Error(`SELECT * FROM ${t}: ${r.text}`);
-      rows.push(...((r.body.results as { rows: Row[] }[])[0] as { rows: Row[] }).rows);
-    }
-    tables.set(t, sortedRows(rows));
-  }
-  const views = new Map<string, { columns: ColumnInfo[]; rows: string[]; raw: Row[]; epoch: number }>();
-  let epoch = 0;
-  for (const v of viewNames) {
-    const info = await request(base, 'GET', `/v1/views/${v}`);
-    const columns = info.body.columns as ColumnInfo[];
-    const at = await viewRowsAtOneEpoch(base, v);
-    epoch = Math.max(epoch, at.epoch);
-    views.set(v, {
-      columns,
-      rows: canonicalRows(columns, at.rows as Row[]),
-      raw: at.rows as Row[],
-      epoch: at.epoch,
-    });
-  }
-  return { epoch, tables, views };
-}
-
-function modelTableRows(t: TableModel): string[] {
-  return sortedRows([...t.rows.values()]);
-}
-
-/** Differences between what the server holds and the model (empty when they agree). */
-function compareWithModel(served: ServedState, model: Model): string[] {
-  const problems: string[] = [];
-  const wantTables = [...model.tables.keys()].sort().join(',');
-  const gotTables = [...served.tables.keys()].join(',');
-  if (wantTables !== gotTables) problems.push(`tables ${gotTables}, model ${wantTables}`);
-  const wantViews = [...model.views].sort().join(',');
-  const gotViews = [...served.views.keys()].join(',');
-  if (wantViews !== gotViews) problems.push(`views ${gotViews}, model ${wantViews}`);
-  if (problems.length > 0) return problems;
-  for (const [name, t] of model.tables) {
-    const d = multisetDiff(modelTableRows(t), served.tables.get(name) as string[]);
-    if (d.missing.length + d.extra.length > 0) problems.push(`table ${name}: ${JSON.stringify(d)}`);
-  }
-  const oracle = new SqliteOracle();
-  try {
-    for (const t of model.tables.values()) {
-      oracle.createTable({ name: t.name, columns: t.columns, primaryKey: t.key === null ? null : [t.key] });
-      oracle.apply(t.name, { insert: [...t.rows.values()] });
-    }
-    for (const v of ALL_VIEWS) if (model.views.has(v.name)) oracle.createView(v.name, v.select);
-    for (const v of ALL_VIEWS) {
-      const got = served.views.get(v.name);
-      if (got === undefined) continue;
-      const want = canonicalRows(got.columns, oracle.query(`SELECT * FROM ${v.name}`) as Row[]);
-      const d = multisetDiff(want, got.rows);
-      if (d.missing.length + d.extra.length > 0)
-        problems.push(`view ${v.name} vs SQLite: ${JSON.stringify(d)}`);
-    }
-  } finally {
-    oracle.close();
-  }
-  return problems;
-}
-
-function sameServed(a: ServedState, b: ServedState): string[] {
-  const problems: string[] = [];
-  if (a.epoch !== b.epoch) problems.push(`epoch ${a.epoch} against ${b.epoch}`);
-  const ka = [...a.tables.keys()].join(',') + '|' + [...a.views.keys()].join(',');
-  const kb = [...b.tables.keys()].join(',') + '|' + [...b.views.keys()].join(',');
-  if (ka !== kb) return [...problems, `catalog ${ka} against ${kb}`];
-  for (const [n, rows] of a.tables)
-    if (rows.join('\n') !== (b.tables.get(n) as string[]).join('\n')) problems.push(`table ${n} differs`);
-  for (const [n, v] of a.views) {
-    const d = multisetDiff(v.rows, (b.views.get(n) as { rows: string[] }).rows);
-    if (d.missing.length + d.extra.length > 0) problems.push(`view ${n} differs: ${JSON.stringify(d)}`);
-  }
-  return problems;
+/** A life's output without the line every checkpoint logs. */
+function quietOutput(output: string): string {
+  return output
+    .split('\n')
+    .filter((line) => !line.includes('"msg":"checkpoint written"'))
+    .join('\n');
 }
 
 /** Runs the attack; throws (with the seed) at the first disagreement. */
@@ -176,11 +137,48 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
   const dataDir = tempDir('sluice-durability-');
   let server: CrashableServer | undefined;
   let model = new Model();
-  const subs = PERMANENT_VIEWS.map((v) => new ResumingSubscriber(v.name, `${v.name}#sub`, { keep: false }));
+  const subs = [
+    ...PERMANENT_VIEWS.map((v) => new ResumingSubscriber(v.name, `${v.name}#sub`, { keep: false })),
+    // A query subscription resuming across restarts: its temporary view is recovered like any other.
+    new ResumingSubscriber('query', 'query#sub', { keep: false, query: QUERIES[0] as string }),
+  ];
+  /** Temporary view name → its query, learnt from the `subscribed` messages. */
+  const queries = new Map<string, string>();
+  const refused: Record<string, number> = {};
+  let querySubscriptions = 0;
+  /** Lives killed from outside before they listened (during recovery). */
+  let startupKills = 0;
+  const recoveryPaths: Record<string, number> = {};
+  const recoveryMs: number[] = [];
+  /** Scans a life's log for how it recovered, and fails on a recovery that found a disagreement. */
+  const scanRecovery = (output: string, copy = false): void => {
+    for (const line of output.split('\n')) {
+      if (!line.startsWith('{')) continue;
+      let entry: { msg?: string; ms?: number; fallbackReason?: string | null };
+      try {
+        entry = JSON.parse(line) as typeof entry;
+      } catch {
+        continue;
+      }
+      const msg = entry.msg ?? '';
+      const defect = RECOVERY_DEFECTS.find((d) => msg.startsWith(d));
+      if (defect !== undefined) fail(`recovery logged "${msg}": ${line.slice(0, 2000)}`);
+      if (!copy && (msg === 'recovered from the checkpoint' || msg === 'replayed the journal')) {
+        const path =
+          msg === 'replayed the journal'
+            ? `journal${entry.fallbackReason ? ' (fallback)' : ''}`
+            : 'checkpoint';
+        recoveryPaths[path] = (recoveryPaths[path] ?? 0) + 1;
+        if (typeof entry.ms === 'number') recoveryMs.push(entry.ms);
+      }
+    }
+  };
   const history: string[] = [];
+  const keepDataDir = process.env.SLUICE_KEEP_DATA_DIR === '1';
   const fail = (what: string): never => {
+    if (keepDataDir) what += `\n(data directory kept: ${dataDir})`;
     throw new Error(
-      `durability attack, seed ${seed} (replay: SLUICE_SEED=${seed}): ${what}\nlast steps:\n${history.slice(-12).join('\n')}\nserver output:\n${server?.output().slice(-3000) ?? ''}`,
+      `durability attack, seed ${seed} (replay: SLUICE_SEED=${seed}): ${what}\nlast steps:\n${history.slice(-12).join('\n')}\nsubscribers:\n${subs.map((s) => `${s.name}: ${s.events.slice(-8).join('; ')}`).join('\n')}\nserver output:\n${quietOutput(server?.output() ?? '').slice(-3000)}`,
     );
   };
   let kills = 0;
@@ -200,11 +198,15 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
   let lastEpoch = 0;
   let pending: Step | null = null;
 
-  const start = async (env: Record<string, string>): Promise<CrashableServer | null> => {
-    const outcome = await spawnCrashable(dataDir, { args: SERVER_ARGS, env });
+  const start = async (
+    env: Record<string, string>,
+    killAfterMs?: number,
+  ): Promise<CrashableServer | null> => {
+    const outcome = await spawnCrashable(dataDir, { args: SERVER_ARGS, env, killAfterMs });
     if (outcome.kind === 'exited') {
       if (outcome.signal === 'SIGKILL') {
         countCrashPoint(outcome.output);
+        scanRecovery(outcome.output);
         return null;
       }
       return fail(`the server did not start (${outcome.code}):\n${outcome.output}`);
@@ -214,10 +216,12 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
 
   /** Resolves the request in flight at the kill, checks everything, resumes the subscribers. */
   const checkAfterRestart = async (live: CrashableServer): Promise<void> => {
+    // Resumed first: the query subscriber's temporary view lingers only so long without it.
+    await connectSubscribers(live);
     const served = await readServed(live.base);
     if (pending !== null) {
-      const before = compareWithModel(served, model);
-      const afterProblems = before.length === 0 ? null : compareWithModel(served, pending.after);
+      const before = compareWithModel(served, model, queries);
+      const afterProblems = before.length === 0 ? null : compareWithModel(served, pending.after, queries);
       if (before.length === 0) inFlightLost += 1;
       else if (afterProblems !== null && afterProblems.length === 0) {
         model = pending.after;
@@ -230,18 +234,60 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
       history.push(`  in flight: ${pending.what} → ${before.length === 0 ? 'lost' : 'applied'}`);
       pending = null;
     } else {
-      const problems = compareWithModel(served, model);
+      const problems = compareWithModel(served, model, queries);
       if (problems.length > 0) fail(`after the restart:\n${problems.join('\n')}`);
     }
     if (served.epoch < lastEpoch) fail(`epoch went back from ${lastEpoch} to ${served.epoch}`);
     lastEpoch = Math.max(lastEpoch, served.epoch);
-    for (const s of subs) await s.connect(live.wsBase);
     await checkSubscribers(live);
+  };
+
+  /** Connects (or resumes) the subscribers; the query subscriber's view is named by its `subscribed`. */
+  const connectSubscribers = async (live: CrashableServer): Promise<void> => {
+    for (const s of subs) {
+      await s.connect(live.wsBase);
+      if (s.view !== 'query') continue;
+      await waitUntil(() => s.servedView !== s.view || s.problems.length > 0, 10_000, 'the query subscriber');
+      queries.set(s.servedView, QUERIES[0] as string);
+    }
+  };
+
+  /** Opens a query subscription, waits for its snapshot, and leaves: its temporary view lingers, then goes. */
+  const touchQuery = async (live: CrashableServer, query: string): Promise<void> => {
+    querySubscriptions += 1;
+    const socket = new WebSocket(
+      `${live.wsBase}/v1/subscribe?sql=${encodeURIComponent(query)}&snapshot=true`,
+    );
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`query subscription: no snapshot in 20 s (${query})`)),
+          20_000,
+        );
+        const done = (error?: Error): void => {
+          clearTimeout(timer);
+          if (error === undefined) resolve();
+          else reject(error);
+        };
+        socket.on('message', (data) => {
+          const m = JSON.parse(String(data)) as { type: string; view?: string; code?: string };
+          if (m.type === 'subscribed' && typeof m.view === 'string') queries.set(m.view, query);
+          if (m.type === 'snapshot_end') done();
+          if (m.type === 'error' && m.code !== 'UNAVAILABLE')
+            done(new Error(`query subscription: ${String(data)}`));
+        });
+        // A kill closes it: the step in flight is resolved after the restart as usual.
+        socket.on('close', () => done());
+        socket.on('error', () => done());
+      });
+    } finally {
+      socket.terminate();
+    }
   };
 
   const checkSubscribers = async (live: CrashableServer): Promise<void> => {
     for (const s of subs) {
-      const rest = await viewRowsAtOneEpoch(live.base, s.view);
+      const rest = await viewRowsAtOneEpoch(live.base, s.servedView);
       await waitUntil(() => s.epoch >= rest.epoch, 10_000, `${s.name} to reach epoch ${rest.epoch}`);
       if (s.epoch !== rest.epoch) continue; // a write came in between (not in this sequential driver)
       const want = sortedRows(rest.rows);
@@ -269,7 +315,9 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
       });
       if (outcome.kind === 'exited') return fail(`the journal-only copy did not start:\n${outcome.output}`);
       try {
-        return await readServed(outcome.server.base);
+        const served = await readServed(outcome.server.base);
+        scanRecovery(outcome.server.output(), true);
+        return served;
       } finally {
         await killHard(outcome.server);
       }
@@ -301,13 +349,17 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
       if (r.status !== 200) fail(`${v.name}: ${r.text}`);
       model.views.add(v.name);
     }
-    for (const s of subs) await s.connect(server.base.replace('http', 'ws'));
+    await connectSubscribers(server);
 
     while (kills < options.kills) {
       // One life: a few steps, then a kill (a crash point may come first).
       const steps = 1 + driver.int(12);
       const killAfterDdlAnswer = driver.chance(0.25);
       for (let i = 0; i < steps && server !== undefined && !server.dead(); i++) {
+        if (driver.chance(0.1)) {
+          await touchQuery(server, driver.pick(QUERIES));
+          if (server.dead()) break;
+        }
         const step = driver.next(model);
         const last = i === steps - 1;
         history.push(`${kills}: ${step.what}${last ? ' (kill)' : ''}`);
@@ -321,9 +373,20 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
         try {
           pending = step;
           const answer = await step.send(live.base);
-          if (answer.status === 200) {
+          if (answer.status === 200 && step.refusedWith !== undefined) {
+            fail(`${step.what} was accepted; it must be refused with ${step.refusedWith}: ${answer.text}`);
+          } else if (answer.status === 200) {
             model = step.after;
             pending = null;
+          } else if (
+            step.refusedWith !== undefined &&
+            answer.status >= 400 &&
+            answer.status < 500 &&
+            answer.text.includes(`"code":"${step.refusedWith}"`)
+          ) {
+            model = step.after;
+            pending = null;
+            refused[step.refusedWith] = (refused[step.refusedWith] ?? 0) + 1;
           } else if (answer.status >= 400 && answer.status < 500) {
             fail(`${step.what} was refused: ${answer.status} ${answer.text}`);
           } else {
@@ -345,11 +408,23 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
       const dying: CrashableServer = server as CrashableServer;
       await killHard(dying);
       countCrashPoint(dying.output());
+      scanRecovery(dying.output());
       kills += 1;
       for (const s of subs) s.disconnect();
 
       let journal: ServedState | null = null;
       if (kills % options.journalOnlyEvery === 0 || kills === options.kills) journal = await journalOnly();
+
+      // Now and then a life killed from outside while it starts (recovery, checks, loading).
+      if (driver.chance(0.15)) {
+        const ms = 30 + driver.int(1500);
+        const early = await start({}, ms);
+        kills += 1;
+        if (early === null) startupKills += 1;
+        else await killHard(early);
+        if (early !== null) scanRecovery(early.output());
+        history.push(`  killed ${ms} ms into a start: ${early === null ? 'before' : 'after'} it listened`);
+      }
 
       // The next life: often armed with a crash point, which may also fire during recovery.
       const armed = driver.chance(0.5);
@@ -384,6 +459,9 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
     if (last === null) fail('the final start died');
     server = last as CrashableServer;
     await checkAfterRestart(server);
+    scanRecovery(server.output());
+    const tenth = Math.max(1, Math.floor(recoveryMs.length / 10));
+    const mean = (xs: number[]): number => Math.round(xs.reduce((x, y) => x + y, 0) / Math.max(1, xs.length));
     return {
       kills,
       crashPointKills,
@@ -394,10 +472,16 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
       ingestRequests,
       journalOnlyComparisons,
       lastEpoch,
+      refused,
+      querySubscriptions,
+      startupKills,
+      recoveryPaths,
+      recoveryMsFirstTenth: mean(recoveryMs.slice(0, tenth)),
+      recoveryMsLastTenth: mean(recoveryMs.slice(-tenth)),
     };
   } finally {
     for (const s of subs) s.disconnect();
     await killHard(server);
-    removeDir(dataDir);
+    if (!keepDataDir) removeDir(dataDir);
   }
 }

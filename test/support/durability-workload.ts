@@ -18,7 +18,13 @@ export interface ViewTemplate {
   readonly select: string;
   /** Tables and views it reads. */
   readonly deps: readonly string[];
+  /** The SELECT SQLite runs instead, where the engine's text is not SQLite's (VALUES aliases, SQL functions inlined). */
+  readonly oracle?: (model: Model) => string;
+  /** Uses the SQL function `dbl` (dropped with it by DROP FUNCTION … CASCADE). */
+  readonly usesFunction?: boolean;
 }
+
+const VALUES_ROWS = "VALUES (0, 'zero'), (1, 'one'), (3, 'three')";
 
 // Two permanent views (never dropped; subscribers follow them), the rest come and go.
 export const PERMANENT_VIEWS: readonly ViewTemplate[] = [
@@ -61,7 +67,40 @@ const VIEW_POOL: readonly ViewTemplate[] = [
   { name: 'topv', select: 'SELECT g, total FROM pv ORDER BY total DESC, g LIMIT 3', deps: ['pv'] },
   { name: 'tv', select: 'SELECT k, x FROM t WHERE x > 10', deps: ['t'] },
   { name: 'tj', select: 'SELECT t.k, t.x, a.v FROM t LEFT JOIN a ON t.k = a.id', deps: ['t', 'a'] },
+  // VALUES in FROM: joined with a table, and alone (a view of no input at all).
+  {
+    name: 'vj',
+    select: `SELECT v.k, v.label, COUNT(a.id) AS n FROM (${VALUES_ROWS}) AS v(k, label) LEFT JOIN a ON a.g = v.k GROUP BY v.k, v.label`,
+    deps: ['a'],
+    oracle: () =>
+      `WITH v(k, label) AS (${VALUES_ROWS}) SELECT v.k, v.label, COUNT(a.id) AS n FROM v LEFT JOIN a ON a.g = v.k GROUP BY v.k, v.label`,
+  },
+  {
+    name: 'vq',
+    select: "SELECT * FROM (VALUES (1, 'x'), (2, NULL), (3, '')) AS q(n, s)",
+    deps: [],
+    oracle: () => "WITH q(n, s) AS (VALUES (1, 'x'), (2, NULL), (3, '')) SELECT * FROM q",
+  },
+  // A SQL function inlined into a view (the function can be replaced only while no view uses it).
+  {
+    name: 'fv',
+    select: 'SELECT g, SUM(dbl(v)) AS s2 FROM a GROUP BY g',
+    deps: ['a'],
+    usesFunction: true,
+    oracle: (m) => `SELECT g, SUM(v * ${m.functionFactor ?? 0}) AS s2 FROM a GROUP BY g`,
+  },
+  // A join without an equality: a write of tens of thousands of rows to b is EPOCH_TOO_LARGE.
+  {
+    name: 'xj',
+    select: 'SELECT COUNT(*) AS n, SUM(big.v) AS s FROM b CROSS JOIN big WHERE big.g < 3',
+    deps: ['b', 'big'],
+  },
 ];
+/** Refused at CREATE (VIEW_TOO_LARGE): its first build would pair every row of big with every other. */
+const HUGE_VIEW =
+  'CREATE MATERIALIZED VIEW huge AS SELECT x.id AS i, y.id AS j FROM big AS x CROSS JOIN big AS y';
+/** Rows b may hold before a step stops adding to it (an EPOCH_TOO_LARGE write applies none). */
+const SMALL_CAP = 120;
 export const ALL_VIEWS = [...PERMANENT_VIEWS, ...VIEW_POOL];
 
 export function tableA(): TableModel {
@@ -132,10 +171,13 @@ function tableT(): TableModel {
 export class Model {
   tables = new Map<string, TableModel>();
   views = new Set<string>();
+  /** `dbl(x)` is `x * functionFactor`; null while the function does not exist. */
+  functionFactor: number | null = null;
   private copyId = 0;
 
   clone(): Model {
     const m = new Model();
+    m.functionFactor = this.functionFactor;
     for (const [n, t] of this.tables) m.tables.set(n, { ...t, rows: new Map(t.rows) });
     m.views = new Set(this.views);
     m.copyId = this.copyId;
@@ -158,6 +200,8 @@ export interface Step {
   readonly isDdl: boolean;
   readonly send: (base: string) => Promise<{ status: number; text: string }>;
   readonly after: Model;
+  /** The error code the server must refuse it with (a 4xx that changes nothing: `after` is the model). */
+  readonly refusedWith?: string;
 }
 
 export function post(base: string, path: string, body: unknown): Promise<{ status: number; text: string }> {
@@ -166,6 +210,27 @@ export function post(base: string, path: string, body: unknown): Promise<{ statu
 
 function sqlStep(what: string, statement: string, isDdl: boolean, after: Model): Step {
   return { what, isDdl, send: (base) => post(base, '/v1/sql', { sql: statement }), after };
+}
+
+function refusedStep(what: string, statement: string, isDdl: boolean, model: Model, code: string): Step {
+  return { ...sqlStep(what, statement, isDdl, model.clone()), refusedWith: code };
+}
+
+function functionDdl(factor: number, orReplace: boolean): string {
+  return `CREATE ${orReplace ? 'OR REPLACE ' : ''}FUNCTION dbl(x integer) RETURNS integer LANGUAGE SQL IMMUTABLE AS $$ SELECT x * ${factor} $$`;
+}
+
+/** Removes `gone`'s dependants from the model's views, transitively (what CASCADE drops). */
+function dropDependants(after: Model, gone: Set<string>): void {
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const v of ALL_VIEWS)
+      if (after.views.has(v.name) && v.deps.some((d) => gone.has(d))) {
+        after.views.delete(v.name);
+        gone.add(v.name);
+        changed = true;
+      }
+  }
 }
 
 export class Driver {
@@ -184,15 +249,117 @@ export class Driver {
 
   next(model: Model): Step {
     const r = this.rnd();
-    if (r < 0.22) return this.ddl(model);
-    if (r < 0.3) return this.statementDml(model);
+    if (r < 0.2) return this.ddl(model);
+    if (r < 0.25) return this.functionDdl(model);
+    if (r < 0.31) return this.statementDml(model);
+    if (r < 0.37) return this.insertStatement(model);
+    if (r < 0.41) return this.refusedWrite(model);
     return this.ingest(model);
+  }
+
+  /** CREATE, CREATE OR REPLACE and DROP … CASCADE of the SQL function views inline. */
+  private functionDdl(model: Model): Step {
+    const after = model.clone();
+    if (model.functionFactor === null) {
+      after.functionFactor = 2 + this.int(3);
+      return sqlStep(
+        `CREATE FUNCTION dbl ×${after.functionFactor}`,
+        functionDdl(after.functionFactor, false),
+        true,
+        after,
+      );
+    }
+    const used = ALL_VIEWS.some((v) => v.usesFunction === true && model.views.has(v.name));
+    const r = this.rnd();
+    if (r < 0.5) {
+      const factor = 2 + this.int(3);
+      if (used)
+        return refusedStep(
+          'CREATE OR REPLACE FUNCTION dbl (used)',
+          functionDdl(factor, true),
+          true,
+          model,
+          'DEPENDENT_OBJECTS',
+        );
+      after.functionFactor = factor;
+      return sqlStep(`CREATE OR REPLACE FUNCTION dbl ×${factor}`, functionDdl(factor, true), true, after);
+    }
+    after.functionFactor = null;
+    for (const v of ALL_VIEWS) if (v.usesFunction === true) after.views.delete(v.name);
+    dropDependants(
+      after,
+      new Set(ALL_VIEWS.filter((v) => v.usesFunction === true && model.views.has(v.name)).map((v) => v.name)),
+    );
+    return sqlStep('DROP FUNCTION dbl CASCADE', 'DROP FUNCTION dbl CASCADE', true, after);
+  }
+
+  /** INSERT … VALUES into a and INSERT … SELECT from a into b. */
+  private insertStatement(model: Model): Step {
+    const after = model.clone();
+    const a = after.tables.get('a') as TableModel;
+    const b = after.tables.get('b') as TableModel;
+    if (this.chance(0.5) && a.rows.size < SMALL_CAP) {
+      const rows: Row[] = [];
+      for (let i = 1 + this.int(4); i > 0; i--) rows.push(this.row(a, this.nextId++));
+      for (const row of rows) a.rows.set(String(row['id']), row);
+      const literal = (v: unknown): string =>
+        v === null ? 'NULL' : typeof v === 'string' ? `'${v}'` : String(v);
+      const values = rows
+        .map((r) => `(${[r['id'], r['g'], r['v'], r['s']].map(literal).join(', ')})`)
+        .join(', ');
+      return sqlStep(
+        `INSERT INTO a VALUES ×${rows.length}`,
+        `INSERT INTO a (id, g, v, s) VALUES ${values}`,
+        false,
+        after,
+      );
+    }
+    const m = 2 + this.int(5);
+    const r = this.int(m);
+    const picked = [...a.rows.values()].filter((row) => (row['id'] as number) % m === r);
+    if (b.rows.size + picked.length > SMALL_CAP + 40) return this.statementDml(model);
+    for (const row of picked)
+      b.rows.set(after.nextCopy(), { g: row['g'] as number, w: (row['v'] as number) % 6 });
+    return sqlStep(
+      `INSERT INTO b SELECT … a id%${m}=${r} (${picked.length})`,
+      `INSERT INTO b (g, w) SELECT g, v % 6 FROM a WHERE id % ${m} = ${r}`,
+      false,
+      after,
+    );
+  }
+
+  /** Writes the server must refuse, changing nothing: each is journaled never. */
+  private refusedWrite(model: Model): Step {
+    const r = this.rnd();
+    if (r < 0.3 && model.views.has('xj')) {
+      // 40,000 rows × the ~60 rows of big the cross join pairs them with: past 2,000,000.
+      const insert: Row[] = [];
+      for (let i = 0; i < 40_000; i++) insert.push({ g: i % 5, w: i % 6 });
+      return {
+        what: 'ingest b +40000 (EPOCH_TOO_LARGE)',
+        isDdl: false,
+        send: (base) => post(base, '/v1/tables/b/rows', { insert }),
+        after: model.clone(),
+        refusedWith: 'EPOCH_TOO_LARGE',
+      };
+    }
+    if (r < 0.6) return refusedStep('CREATE huge (VIEW_TOO_LARGE)', HUGE_VIEW, true, model, 'VIEW_TOO_LARGE');
+    return refusedStep(
+      'INSERT INTO b SELECT … FROM big (RESULT_TOO_LARGE)',
+      'INSERT INTO b (g, w) SELECT g % 5, v % 6 FROM big',
+      false,
+      model,
+      'RESULT_TOO_LARGE',
+    );
   }
 
   private ddl(model: Model): Step {
     const after = model.clone();
     const creatable = VIEW_POOL.filter(
-      (v) => !model.views.has(v.name) && v.deps.every((d) => model.tables.has(d) || model.views.has(d)),
+      (v) =>
+        !model.views.has(v.name) &&
+        v.deps.every((d) => model.tables.has(d) || model.views.has(d)) &&
+        (v.usesFunction !== true || model.functionFactor !== null),
     );
     const droppable = VIEW_POOL.filter(
       (v) => model.views.has(v.name) && model.dependants(v.name).length === 0,
@@ -206,16 +373,7 @@ export class Driver {
     if (model.tables.has('t') && r < 0.12) {
       // With CASCADE the views over t go too.
       after.tables.delete('t');
-      const gone = new Set(['t']);
-      for (let changed = true; changed;) {
-        changed = false;
-        for (const v of ALL_VIEWS)
-          if (after.views.has(v.name) && v.deps.some((d) => gone.has(d))) {
-            after.views.delete(v.name);
-            gone.add(v.name);
-            changed = true;
-          }
-      }
+      dropDependants(after, new Set(['t']));
       return sqlStep('DROP TABLE t CASCADE', 'DROP TABLE t CASCADE', true, after);
     }
     if (creatable.length > 0 && (droppable.length === 0 || this.chance(0.6))) {
