@@ -1,6 +1,14 @@
 // A floating-point value's text, as PostgreSQL writes it: shared by casts, || and array text.
 import type { SqlType } from './types.ts';
 
+/** A number whose type is not at hand: its digits (an integer's, or a double's as JavaScript writes it). */
+export function numberText(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return 'Infinity';
+  if (v === -Infinity) return '-Infinity';
+  return String(v);
+}
+
 /**
  * PostgreSQL's float4out/float8out: the shortest digits that read back as the same value, written
  * with an exponent (at least two digits, signed) when the decimal exponent is below −4 or at least
@@ -20,7 +28,7 @@ export function floatText(v: number, bits: 32 | 64): string {
   return `${exponential.slice(0, at)}e${exponent < 0 ? '-' : '+'}${digits < 10 ? '0' : ''}${digits}`;
 }
 
-/** The float width a value of this type is written with (a real's 6 digits; every other type's 15). */
-export function floatBitsOf(type: SqlType): 32 | 64 {
-  return type.kind === 'float' ? type.bits : 64;
+/** The float width a value of this type is written with, or null when it is not a float type. */
+export function floatBitsOf(type: SqlType): 32 | 64 | null {
+  return type.kind === 'float' ? type.bits : null;
 }

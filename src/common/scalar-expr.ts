@@ -120,9 +120,12 @@ export function columnsOf(e: ScalarExpr, out: Set<number> = new Set()): Set<numb
   return out;
 }
 
-/** How `||` writes an operand that is not text: a real with its own digits' threshold (1e+06). */
+/** How `||` writes an operand that is not text: a float as PostgreSQL writes its type (1e+20, 1e+06). */
 function operandText(arg: ScalarExpr): (v: Value) => string {
-  return arg.type.kind === 'float' && arg.type.bits === 32 ? (v) => floatText(v as number, 32) : formatValue;
+  const type = arg.type;
+  if (type.kind !== 'float') return formatValue;
+  const bits = type.bits;
+  return (v) => (typeof v === 'number' ? floatText(v, bits) : formatValue(v));
 }
 
 function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {

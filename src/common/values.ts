@@ -8,7 +8,7 @@ import { Interval, compareIntervals } from './time/interval.ts';
 import { Jsonb, compareJsonb } from './json/jsonb.ts';
 import { SqlArray } from './array/sql-array.ts';
 import { encodeOne } from './value-key.ts';
-import { floatText } from './float-text.ts';
+import { numberText } from './float-text.ts';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -256,13 +256,14 @@ export function compareArrays(a: SqlArray, b: SqlArray): number {
 export { Decimal, Interval, Jsonb, SqlArray, encodeOne };
 
 /**
- * Text form of a value, as CAST(x AS TEXT) and error messages show it. A number is written as a
- * double precision (an integer column's values never reach the exponent form or −0).
+ * Text form of a value whose type is not at hand, as error messages show it: a number as its digits
+ * (a bigint column holds numbers up to 2^53 too, so the exponent form of a double would misprint
+ * it). Where the type is known to be real or double precision, floatText writes PostgreSQL's form.
  */
 export function formatValue(v: Value): string {
   if (v === null) return 'NULL';
   if (typeof v === 'boolean') return v ? 'true' : 'false';
-  if (typeof v === 'number') return floatText(v, 64);
+  if (typeof v === 'number') return numberText(v);
   return String(v);
 }
 

@@ -5,7 +5,7 @@ import { SluiceError } from '../errors.ts';
 import type { Value } from '../types.ts';
 import { MAX_ARRAY_LENGTH } from '../limits.ts';
 import { encodeOne } from '../value-key.ts';
-import { floatText } from '../float-text.ts';
+import { floatText, numberText } from '../float-text.ts';
 
 /** One array value. `items` is never mutated (functions build new arrays). */
 export class SqlArray {
@@ -27,14 +27,17 @@ export class SqlArray {
     return this.keyText;
   }
 
-  /** PostgreSQL's output text: `{1,2,NULL}`, elements quoted when they must be. */
+  /**
+   * PostgreSQL's output text: `{1,2,NULL}`, elements quoted when they must be; a number as its digits
+   * (the element type is not at hand: `text` writes a float array's elements as floats).
+   */
   toString(): string {
-    if (this.printed === undefined) this.printed = this.text(64);
+    if (this.printed === undefined) this.printed = this.text(null);
     return this.printed;
   }
 
-  /** The output text with a float element written as its type writes it (`real[]`: 32). */
-  text(floatBits: 32 | 64): string {
+  /** The output text, a float array's elements (`floatBits` 32 or 64) as PostgreSQL writes floats. */
+  text(floatBits: 32 | 64 | null): string {
     let out = '{';
     for (let i = 0; i < this.items.length; i++) {
       if (i > 0) out += ',';
@@ -53,11 +56,19 @@ function elementKey(v: Value): string {
   return encodeOne(v);
 }
 
-function elementText(v: Value, floatBits: 32 | 64): string {
+function elementText(v: Value, floatBits: 32 | 64 | null): string {
   if (v === null) return 'NULL';
   // PostgreSQL's boolout inside arrays: t and f
   const s =
-    typeof v === 'boolean' ? (v ? 't' : 'f') : typeof v === 'number' ? floatText(v, floatBits) : String(v);
+    typeof v === 'boolean'
+      ? v
+        ? 't'
+        : 'f'
+      : typeof v === 'number'
+        ? floatBits === null
+          ? numberText(v)
+          : floatText(v, floatBits)
+        : String(v);
   return needsQuotes(s) ? `"${s.replace(/["\\]/g, (c) => `\\${c}`)}"` : s;
 }
 

@@ -53,12 +53,12 @@ function build(items: Value[]): SqlArray {
 }
 
 /** An element's text as array_to_string writes it (booleans t/f, as PostgreSQL's element output). */
-function elementText(v: Value, floatBits: 32 | 64): string {
+function elementText(v: Value, floatBits: 32 | 64 | null): string {
   return typeof v === 'boolean'
     ? v
       ? 't'
       : 'f'
-    : typeof v === 'number'
+    : typeof v === 'number' && floatBits !== null
       ? floatText(v, floatBits)
       : formatValue(v);
 }
@@ -201,7 +201,7 @@ export function compileArrayFunction(
     case 'array_to_string': {
       // NULL elements are skipped, or written as the third argument when it is given (and not NULL)
       const arrayType = argTypes[0];
-      const floatBits = arrayType?.kind === 'array' ? floatBitsOf(arrayType.element) : 64;
+      const floatBits = arrayType?.kind === 'array' ? floatBitsOf(arrayType.element) : null;
       return (row) => {
         const arr = a(row) as SqlArray | null;
         const sep = (b as RowFn)(row);
