@@ -83,6 +83,9 @@ const HANDED = 16;
  */
 const BY_NAME = 32;
 
+/** What a write to a table no view joins makes the joins build. */
+const NO_JOIN_ROWS = { rows: 0, view: '' } as const;
+
 /** What a view's slot of `WakeIndex.handed` holds when no delta waits for it. */
 const NONE: ZBatch = emptyBatch();
 
@@ -128,6 +131,9 @@ export class ViewGraph {
   private readonly stepped: GraphView[] = [];
   /** Arrangements of relations by key that joins of every view probe (shared-arrangements.ts). */
   readonly shared: SharedArrangements;
+  /** The relations' deltas of the write being counted (joinRows), empty between counts. */
+  private readonly countDeltas = new Map<string, EpochDelta>();
+  private readonly countInputOf = (source: string): EpochDelta => this.countDeltas.get(source) ?? 0;
   /** The worker threads of partitioned Reduces (null: one worker, everything on this thread). */
   private pool: PartitionPool | null = null;
 
@@ -349,19 +355,27 @@ export class ViewGraph {
     exact: boolean,
   ): { readonly rows: number; readonly view: string } {
     const views = this.joinedFrom(table);
-    if (views.length === 0) return { rows: 0, view: '' };
-    const deltas = new Map<string, EpochDelta>([[table, written]]);
-    const inputOf = (source: string): EpochDelta => deltas.get(source) ?? 0;
+    if (views.length === 0) return NO_JOIN_ROWS;
+    // One map and one look-up function for every write (the row-free pass runs on each one).
+    const deltas = this.countDeltas;
+    deltas.set(table, written);
     let rows = 0;
     let most = -1;
     let view = '';
-    for (let i = 0; i < views.length; i++) {
-      const graphView = views[i] as GraphView;
-      // A view after this one in the list has a join, and may read this one's output.
-      const { output, built } = graphView.runtime.epochDeltaBound(inputOf, exact, i < views.length - 1);
-      if (output !== 0) deltas.set(graphView.name, output);
-      rows += built;
-      if (built > most) [most, view] = [built, graphView.name];
+    try {
+      for (let i = 0; i < views.length; i++) {
+        const graphView = views[i] as GraphView;
+        // A view after this one in the list has a join, and may read this one's output.
+        const bound = graphView.runtime.epochDeltaBound(this.countInputOf, exact, i < views.length - 1);
+        if (bound.output !== 0) deltas.set(graphView.name, bound.output);
+        rows += bound.built;
+        if (bound.built > most) {
+          most = bound.built;
+          view = graphView.name;
+        }
+      }
+    } finally {
+      deltas.clear();
     }
     return { rows, view };
   }

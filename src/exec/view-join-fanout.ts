@@ -200,6 +200,8 @@ export class ViewDeltaBound {
   /** By position: whether a join of this view reads the node's output, directly or further down. */
   private readonly feedsJoin: readonly boolean[];
   private readonly deltas: EpochDelta[];
+  /** What `epoch` returns, one object reused (read before the next call). */
+  private readonly result: { output: EpochDelta; built: number } = { output: 0, built: 0 };
 
   constructor(
     private readonly nodes: readonly { readonly node: DataflowNode; readonly op: Operator | null }[],
@@ -248,10 +250,24 @@ export class ViewDeltaBound {
       const inputs = this.inputAt[i] as readonly number[];
       const first = deltas[inputs[0] as number] as EpochDelta;
       let changed = false;
-      for (const p of inputs) if (deltas[p] !== 0) changed = true;
+      for (let k = 0; k < inputs.length; k++) if (deltas[inputs[k] as number] !== 0) changed = true;
       if (!changed) {
         // A temporal filter's clock may release rows with no input: not counted (see the header).
         deltas[i] = 0;
+        continue;
+      }
+      const second = inputs.length > 1 ? (deltas[inputs[1] as number] as EpochDelta) : 0;
+      if (
+        node.kind === 'join' &&
+        op instanceof JoinOp &&
+        typeof first === 'number' &&
+        typeof second === 'number'
+      ) {
+        // Counts alone (the row-free pass): arithmetic, nothing allocated.
+        const rows =
+          first === UNBOUNDED || second === UNBOUNDED ? 0 : countedJoinRows(node, op, first, second);
+        built += rows;
+        deltas[i] = first === UNBOUNDED || second === UNBOUNDED ? UNBOUNDED : rows;
         continue;
       }
       if (node.kind === 'join' && op instanceof JoinOp) {
@@ -262,14 +278,14 @@ export class ViewDeltaBound {
         deltas[i] = counted.output;
         continue;
       }
-      deltas[i] = nodeDelta(node, first, deltas[inputs[1] as number] ?? 0, () =>
-        inputs.map((p) => deltas[p] as EpochDelta),
-      );
+      deltas[i] = nodeDelta(node, first, deltas, inputs);
     }
-    const output = deltas[this.outputAt] as EpochDelta;
+    const result = this.result;
+    result.output = deltas[this.outputAt] as EpochDelta;
+    result.built = built;
     // No row list outlives the count.
     deltas.fill(0);
-    return { output, built };
+    return result;
   }
 }
 
@@ -277,8 +293,8 @@ export class ViewDeltaBound {
 function nodeDelta(
   node: DataflowNode,
   first: EpochDelta,
-  second: EpochDelta,
-  all: () => readonly EpochDelta[],
+  deltas: readonly EpochDelta[],
+  inputs: readonly number[],
 ): EpochDelta {
   switch (node.kind) {
     case 'map':
@@ -292,10 +308,10 @@ function nodeDelta(
       return first;
     case 'union':
     case 'setop':
-      return together(all());
+      return together(inputs.map((p) => deltas[p] as EpochDelta));
     case 'semijoin':
       // A change of the subquery's side passes or stops every left row under its key.
-      return second !== 0 ? UNBOUNDED : first;
+      return deltas[inputs[1] as number] !== 0 ? UNBOUNDED : first;
     case 'flatmap':
       if (first === UNBOUNDED || node.generator.kind === 'unnest') return UNBOUNDED;
       return rowCount(first) * expandMaxRows(node.generator);
@@ -357,6 +373,32 @@ function joinDelta(
         : rowCount(left) * rowCount(right);
   }
   return { built, output: list && !both && keyed ? listed(node, op, left, right, built) : built };
+}
+
+/**
+ * The rows a join builds at most when its sides change by `left` and `right` rows whose values are
+ * not known: each meets the most rows the other side can hold under one key (all of them with no
+ * key), twice for an outer join's padding, plus its own padded row; both: the pairs among them.
+ */
+function countedJoinRows(
+  node: Extract<DataflowNode, { kind: 'join' }>,
+  op: JoinOp,
+  left: number,
+  right: number,
+): number {
+  const keyed = node.leftKey.length > 0;
+  const padLeft = node.joinKind === 'left' || node.joinKind === 'full';
+  const padRight = node.joinKind === 'right' || node.joinKind === 'full';
+  let built = 0;
+  if (left > 0) {
+    const most = keyed ? op.rowsUnderOneKey(1) : op.sideRows(1);
+    built += left * ((padRight ? 2 : 1) * most + (padLeft ? 1 : 0));
+  }
+  if (right > 0) {
+    const most = keyed ? op.rowsUnderOneKey(0) : op.sideRows(0);
+    built += right * ((padLeft ? 2 : 1) * most + (padRight ? 1 : 0));
+  }
+  return built + left * right;
 }
 
 /**
