@@ -96,8 +96,11 @@ export function takeCheckpoint(
 /**
  * Loads a checkpoint into an engine whose catalog was rebuilt (by replaying DDL) to the
  * checkpoint's. A view whose stored fingerprint differs from its plan (its definition or the
- * lowering changed) is rebuilt from its inputs instead of restored; returns those views. A table
- * without compatible state is an error: the checkpoint belongs to another catalog.
+ * lowering changed) is rebuilt from its inputs instead of restored, and so is every view reading a
+ * rebuilt one (transitively), and a shared arrangement over a rebuilt view is refilled rather than
+ * loaded: a reader's fingerprint does not cover what its inputs compute, so its stored state (and
+ * the arrangement's stored rows) may hold rows the rebuilt input no longer has. Returns the views
+ * rebuilt. A table without compatible state is an error: the checkpoint belongs to another catalog.
  */
 export function loadCheckpoint(
   state: CheckpointedState,
@@ -116,32 +119,47 @@ export function loadCheckpoint(
     store.loadState(stored.parts.get(store.stateId) ?? []);
     store.watermark?.loadState(stored.parts.get(store.watermark.stateId) ?? []);
   }
-  const rebuilt: string[] = [];
-  // Shared arrangements are stored with their relations; one the checkpoint lacks is refilled from
-  // its relation's loaded rows (by a view rebuilt below that needs it first, else at the end).
+  const rebuilt = viewsToRebuild(state, checkpoint);
+  // Shared arrangements are stored with their relations; one the checkpoint lacks, or over a view
+  // rebuilt below, is refilled from its relation's rows (by a view rebuilt below that needs it
+  // first, after its relation was rebuilt: creation order; else at the end).
   state.views.shared.load((relation, stateId) => {
+    if (rebuilt.has(relation)) return undefined;
     const entries = checkpoint.objects.get(relation)?.parts.get(stateId);
     return entries === undefined || Array.isArray(entries) ? entries : [...entries];
   });
   for (const def of state.catalog.views()) {
     const runtime = state.views.get(def.name) as ViewRuntime;
-    const stored = checkpoint.objects.get(def.name);
-    const parts = runtime.statefulParts();
-    if (
-      stored !== undefined &&
-      stored.fingerprint === runtime.plan.fingerprint &&
-      parts.every((p) => stored.parts.has(p.stateId))
-    ) {
-      for (const p of parts) p.loadState(stored.parts.get(p.stateId) ?? []);
+    if (!rebuilt.has(def.name)) {
+      const stored = checkpoint.objects.get(def.name)?.parts;
+      for (const p of runtime.statefulParts()) p.loadState(stored?.get(p.stateId) ?? []);
       continue;
     }
     const fresh = state.views.build(runtime.plan, checkpoint.epoch, clock);
     for (const part of fresh.statefulParts()) part.trackChanges(stateTracking);
     state.views.replace(def.name, fresh);
-    rebuilt.push(def.name);
   }
   state.views.shared.refillStale(checkpoint.epoch);
-  return { rebuilt };
+  return { rebuilt: [...rebuilt] };
+}
+
+/**
+ * The views (in creation order, which is topological) whose stored state does not fit: no stored
+ * object, another plan fingerprint, a part missing, or an input that is itself rebuilt.
+ */
+function viewsToRebuild(state: CheckpointedState, checkpoint: StoredCheckpoint): Set<string> {
+  const rebuilt = new Set<string>();
+  for (const def of state.catalog.views()) {
+    const runtime = state.views.get(def.name) as ViewRuntime;
+    const stored = checkpoint.objects.get(def.name);
+    const fits =
+      stored !== undefined &&
+      stored.fingerprint === runtime.plan.fingerprint &&
+      runtime.statefulParts().every((p) => stored.parts.has(p.stateId)) &&
+      !runtime.sources().some((source) => rebuilt.has(source));
+    if (!fits) rebuilt.add(def.name);
+  }
+  return rebuilt;
 }
 
 /**

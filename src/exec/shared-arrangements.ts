@@ -136,7 +136,8 @@ export class SharedArrangements {
 
   /**
    * At a checkpoint load: each arrangement takes its stored part (`stored(relation, stateId)`), or,
-   * when the checkpoint has none, is refilled from its relation before its next use.
+   * when there is none to take (the checkpoint lacks it, or its relation is rebuilt, so the stored
+   * rows may not be the relation's), is refilled from its relation before its next use.
    */
   load(stored: (relation: string, stateId: string) => readonly unknown[] | undefined): void {
     for (const entry of this.byName.values()) {
