@@ -6,10 +6,8 @@
 // and a resume after the next write goes on. The plan change is simulated by rewriting the
 // fingerprint in the checkpoint's header (with its checksum), so no older tree is needed.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import Database from 'better-sqlite3';
-import { type MetaRow, metaChecksum, parseObjects } from '../../src/storage/checkpoint-format.ts';
+import { changeStoredPlan } from '../support/stored-plan.ts';
 import {
   type TestServer,
   WsClient,
@@ -21,29 +19,6 @@ import {
   tempDir,
   ndjsonResume,
 } from './helpers.ts';
-
-/** Gives view `view` another plan fingerprint in the stored checkpoint, keeping the header whole. */
-function changeStoredPlan(dataDir: string, view: string): void {
-  const db = new Database(join(dataDir, 'checkpoint.db'));
-  try {
-    const meta = db.prepare('SELECT * FROM checkpoint_meta WHERE id = 1').get() as MetaRow;
-    const objects = parseObjects(meta.objects).map((o) =>
-      o.name === view ? { ...o, fingerprint: `${o.fingerprint}-planned-otherwise` } : o,
-    );
-    assert.ok(
-      objects.some((o) => o.name === view),
-      `the checkpoint holds view ${view}`,
-    );
-    const changed: MetaRow = { ...meta, objects: JSON.stringify(objects) };
-    changed.checksum = metaChecksum(changed);
-    db.prepare('UPDATE checkpoint_meta SET objects = ?, checksum = ? WHERE id = 1').run(
-      changed.objects,
-      changed.checksum,
-    );
-  } finally {
-    db.close();
-  }
-}
 
 test(
   'a view rebuilt at recovery because its plan changed has its history ended',
