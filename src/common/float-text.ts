@@ -16,9 +16,7 @@ export function numberText(v: number): string {
  * is held as the double of its shortest float32 digits, so the same digits serve both.
  */
 export function floatText(v: number, bits: 32 | 64): string {
-  if (Number.isNaN(v)) return 'NaN';
-  if (v === Infinity) return 'Infinity';
-  if (v === -Infinity) return '-Infinity';
+  if (!Number.isFinite(v)) return numberText(v);
   if (v === 0) return Object.is(v, -0) ? '-0' : '0';
   const exponential = v.toExponential();
   const at = exponential.indexOf('e');
