@@ -3,6 +3,7 @@
 // ad-hoc SELECT, watermark reads, checkpoints and the reads of views and tables). Everything here is
 // synchronous.
 import { REPLAY_SQL_LIMITS, resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
+import { asReplayedJsonbInput } from '../common/json/jsonb.ts';
 import { MAX_BACKFILL_ROWS } from './backfill-bound.ts';
 import type { SelectStmt } from '../parser/ast.ts';
 import type { DataflowPlan } from '../ivm/dataflow-plan.ts';
@@ -113,7 +114,10 @@ export class Engine extends EngineEpochs {
       this.callLimits = limits ?? this.limits;
     },
     prepareSelect: (query) => this.prepareSelect(query),
-    executeStatement: (stmt) => executeStatement(this.statementHost, stmt),
+    executeStatement: (stmt) =>
+      this.callLimits === REPLAY_SQL_LIMITS
+        ? asReplayedJsonbInput(() => executeStatement(this.statementHost, stmt))
+        : executeStatement(this.statementHost, stmt),
     checkInsertTarget: (stmt) => void this.dml.insertTarget(stmt),
     insertSelected: (stmt, selected) => this.dml.insert(stmt, selected),
     dmlRowsExamined: () => this.dml.rowsExamined,

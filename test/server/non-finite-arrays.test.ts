@@ -32,9 +32,10 @@ function body(json: string): TableChanges {
   return parseJsonExact(json) as TableChanges;
 }
 
+// A float array's text is PostgreSQL's: its -0 element keeps the sign ({-0,NaN,Infinity,NULL}).
 const EXPECTED = {
   av: [
-    '{"id":1,"xs":"{0,NaN,Infinity,NULL}","rs":"{-Infinity}"}',
+    '{"id":1,"xs":"{-0,NaN,Infinity,NULL}","rs":"{-Infinity}"}',
     '{"id":3,"xs":"{NaN,1.5}","rs":"{NaN}"}',
     '{"id":4,"xs":"{-Infinity,-Infinity}","rs":null}',
   ],
