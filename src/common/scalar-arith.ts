@@ -4,7 +4,7 @@
 // compiler in scalar-expr.ts picks one of these per node.
 import { SluiceError } from './errors.ts';
 import type { SqlType, Value } from './types.ts';
-import { floatOutOfRange } from './cast.ts';
+import { floatOutOfRange, shortestFloat32 } from './cast.ts';
 import { checkInt, isInt64, normalizeBigInt, overflow } from './values.ts';
 import { Decimal, add, div as decDiv, mod as decMod, mul, sub } from './decimal.ts';
 import { MAX_NUMERIC_INTEGER_DIGITS, MAX_NUMERIC_SCALE } from './limits.ts';
@@ -71,7 +71,10 @@ function checkFloat(
   if (fits === 0 && a !== 0 && (op === 'product' ? b !== 0 : op === 'quotient' && Number.isFinite(b))) {
     throw floatOutOfRange('underflow');
   }
-  return r;
+  // A real's result is a real (PostgreSQL's float4pl and kin compute in single precision), held
+  // as the double of its shortest digits like every real: 0.1::real + 0.2::real is 0.3, not
+  // 0.30000000000000004, and 1.5::real + 16777217::real is 1.6777218e+07.
+  return bits === 64 ? r : shortestFloat32(fits);
 }
 
 export function arith(
@@ -118,8 +121,14 @@ export function arith(
     const op = { add, sub, mul, div: (x: Decimal, y: Decimal) => decDiv(x, y), mod: decMod }[fn];
     return (a, b) => (a === null || b === null ? null : op(a as Decimal, b as Decimal));
   }
-  const toNum = (v: Value): number => (typeof v === 'bigint' ? Number(v) : (v as number));
   const bits = type.kind === 'float' ? type.bits : 64;
+  // A real operand is held as the double of its shortest digits (0.1): its single-precision value
+  // is what PostgreSQL computes with. Double rounding through a double is exact for + - * / of two
+  // singles (53 bits ≥ 2 · 24 + 2), so fround of the double result is the single-precision result.
+  const toNum =
+    bits === 32
+      ? (v: Value): number => Math.fround(typeof v === 'bigint' ? Number(v) : (v as number))
+      : (v: Value): number => (typeof v === 'bigint' ? Number(v) : (v as number));
   switch (fn) {
     case 'add':
       return (a, b) => {
