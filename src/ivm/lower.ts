@@ -3,11 +3,11 @@
 // view's output key and whether the output borrows its Reduce's state. Every such decision is in the
 // plan, so EXPLAIN DATAFLOW, the fingerprint and the console show what runs.
 // Stateful nodes get ids "<view>/<node kind><position>", stable across restarts.
-import { createHash } from 'node:crypto';
 import type { LogicalPlan } from '../planner/logical-plan.ts';
 import type { ColumnMeta } from '../planner/catalog.ts';
 import type { AggregateSpec, ColumnSpec, DataflowNode, DataflowPlan, WindowClose } from './dataflow-plan.ts';
 import { printDataflow } from './dataflow-print.ts';
+import { planFingerprint } from './plan-fingerprint.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { SluiceError } from '../common/errors.ts';
 import { lowerHopPanes } from './lower-hop-panes.ts';
@@ -436,37 +436,8 @@ export function lowerToDataflow(
   const draft: DataflowPlan = { view, nodes, output: output.id, fingerprint: '' };
   // The print without execution details (a Reduce's generated kernel): they change no state.
   const printed = printDataflow(draft, { kernels: false });
-  // Numerics became exact decimals (they were doubles): a plan that carries one gets a new
-  // fingerprint, so its checkpointed state (holding doubles) is rebuilt from its inputs, not loaded.
-  let salt = printed.includes(':numeric') ? 'exact numeric\n' : '';
-  // Rows became keyed by their exact text (1.5 and 1.50 two rows; exact-rows.ts): a plan that may
-  // carry such values gets a new fingerprint, so state stored under the old entry ids (and holding
-  // one text for equal rows) is rebuilt from its inputs, not loaded.
-  if (INEXACT_TYPES.test(printed)) salt += 'exact rows\n';
-  // A double cast to an integer now rounds a tie to even (it rounded away from zero): a plan that
-  // may hold one is rebuilt from its inputs once, so a retraction meets the group its insert made.
-  if (FLOAT_TYPES.test(printed) && INTEGER_CAST.test(printed)) salt += 'float to integer rint\n';
-  // A float's text became PostgreSQL's (1e+20, -0), and jsonb input refuses \u0000 and unpaired
-  // surrogate escapes: a plan that may write one or parse text as jsonb is rebuilt from its inputs
-  // once, so a retraction computes the text its insert did.
-  if (FLOAT_TYPES.test(printed) && VALUE_AS_TEXT.test(printed)) salt += 'float text\n';
-  if (printed.includes(' as jsonb)')) salt += 'jsonb input escapes\n';
-  // A real's + - * / became single precision (0.1::real + 0.2::real was 0.30000000000000004): a
-  // plan that may compute one is rebuilt from its inputs once, so a retraction meets its insert's value.
-  if (/\breal\b/.test(printed) && REAL_ARITHMETIC.test(printed)) salt += 'real arithmetic\n';
-  const fingerprint = createHash('sha256')
-    .update(salt + printed)
-    .digest('hex')
-    .slice(0, 16);
-  return { ...draft, fingerprint };
+  return { ...draft, fingerprint: planFingerprint(printed) };
 }
-
-/** Types with equal values of other texts (1.5, 1.50; -0, 0; '1 day', '24:00:00'; arrays of them). */
-const INEXACT_TYPES = /numeric|double precision|real|interval|jsonb|\[\]/;
-const FLOAT_TYPES = /double precision|real/;
-const INTEGER_CAST = / as (?:smallint|integer|bigint)\)/;
-const REAL_ARITHMETIC = /\b(?:add|sub|mul|div)\(/;
-const VALUE_AS_TEXT = / as (?:text|character)|\b(?:concat|concat_args|concat_ws|array_to_string)\(/;
 
 function planInputs(p: LogicalPlan): readonly LogicalPlan[] {
   switch (p.kind) {
