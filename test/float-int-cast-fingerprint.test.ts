@@ -2,8 +2,7 @@
 // cast get a new plan fingerprint, so state built under the old rounding is rebuilt, not loaded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Engine } from '../src/exec/engine.ts';
-import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
+import { storedCheckpoint, trackedEngine, withFingerprints } from './support/aged-checkpoint.ts';
 
 // The fingerprints these objects had before the change (computed on the commit before it).
 const BEFORE = { t: '63f4c9eed890ad18', v: '9a221c3cf76c2004', w: '928fba4102faea36', x: '480dc809a6024605' };
@@ -15,36 +14,18 @@ const DDL = [
   'CREATE MATERIALIZED VIEW x AS SELECT id, r::bigint AS b FROM t',
 ];
 
-function engine(): Engine {
-  const e = new Engine();
-  e.setStateTracking(true);
-  for (const sql of DDL) e.execute(sql);
-  return e;
-}
-
 test('views with a double-to-integer cast are rebuilt from a checkpoint taken before rint', () => {
-  const original = engine();
+  const original = trackedEngine(DDL);
   original.execute('INSERT INTO t VALUES (1, 2.5, 3.5), (2, 3.5, 0.5), (3, -2.5, 1.5)');
-  const store = new MemoryCheckpointStore();
-  store.write(original.takeCheckpoint());
-  const current = store.read();
-  const fingerprints = Object.fromEntries([...current.objects].map(([name, o]) => [name, o.fingerprint]));
+  const { checkpoint: current, fingerprints } = storedCheckpoint(original);
   // The table and a view without such a cast keep theirs: their checkpoints still load.
   assert.equal(fingerprints.t, BEFORE.t);
   assert.equal(fingerprints.w, BEFORE.w);
   assert.notEqual(fingerprints.v, BEFORE.v);
   assert.notEqual(fingerprints.x, BEFORE.x);
 
-  const aged = {
-    ...current,
-    objects: new Map(
-      [...current.objects].map(([name, o]) => [
-        name,
-        name in BEFORE ? { ...o, fingerprint: BEFORE[name as keyof typeof BEFORE] } : o,
-      ]),
-    ),
-  };
-  const restored = engine();
+  const aged = withFingerprints(current, BEFORE);
+  const restored = trackedEngine(DDL);
   assert.deepEqual([...restored.loadCheckpoint(aged).rebuilt].sort(), ['v', 'x']);
   const rows = (view: string): string[] =>
     restored.viewSnapshot(view).rows.map((r) => JSON.stringify(Object.values(r)));

@@ -4,8 +4,7 @@
 // retraction would compute another text than its insert did and meet no group).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Engine } from '../src/exec/engine.ts';
-import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
+import { storedCheckpoint, trackedEngine, withFingerprints } from './support/aged-checkpoint.ts';
 
 // The fingerprints these objects had before the change (computed on the commit before it, e02f5e3).
 const BEFORE = {
@@ -24,38 +23,20 @@ const DDL = [
   'CREATE MATERIALIZED VIEW w AS SELECT id, d, s FROM t',
 ];
 
-function engine(): Engine {
-  const e = new Engine();
-  e.setStateTracking(true);
-  for (const sql of DDL) e.execute(sql);
-  return e;
-}
-
 test('views writing a float as text or parsing jsonb are rebuilt from a checkpoint taken before the change', () => {
-  const original = engine();
+  const original = trackedEngine(DDL);
   original.execute(
     `INSERT INTO t VALUES (1, 1e20, 1e6, '{"a": 1}', ARRAY[1e-5]), (2, '-0'::float8, 0.5, '[1]', ARRAY[2.5]), (3, 1e20, 2, '{"a": 1}', NULL)`,
   );
-  const store = new MemoryCheckpointStore();
-  store.write(original.takeCheckpoint());
-  const current = store.read();
-  const fingerprints = Object.fromEntries([...current.objects].map(([name, o]) => [name, o.fingerprint]));
+  const { checkpoint: current, fingerprints } = storedCheckpoint(original);
   // The table and a view that writes no float as text keep theirs: their checkpoints still load.
   assert.equal(fingerprints.t, BEFORE.t);
   assert.equal(fingerprints.w, BEFORE.w);
   for (const changed of ['g', 'c', 'j'] as const)
     assert.notEqual(fingerprints[changed], BEFORE[changed], changed);
 
-  const aged = {
-    ...current,
-    objects: new Map(
-      [...current.objects].map(([name, o]) => [
-        name,
-        name in BEFORE ? { ...o, fingerprint: BEFORE[name as keyof typeof BEFORE] } : o,
-      ]),
-    ),
-  };
-  const restored = engine();
+  const aged = withFingerprints(current, BEFORE);
+  const restored = trackedEngine(DDL);
   assert.deepEqual([...restored.loadCheckpoint(aged).rebuilt].sort(), ['c', 'g', 'j']);
   const rows = (view: string): string[] =>
     restored.viewSnapshot(view).rows.map((r) => JSON.stringify(Object.values(r)));

@@ -3,8 +3,7 @@
 // the old values is rebuilt from the inputs, not loaded (a retraction would meet no group).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Engine } from '../src/exec/engine.ts';
-import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
+import { storedCheckpoint, trackedEngine, withFingerprints } from './support/aged-checkpoint.ts';
 
 // The fingerprints these objects had before the change (computed on the commit before it, 950303c).
 const BEFORE = {
@@ -19,35 +18,17 @@ const DDL = [
   'CREATE MATERIALIZED VIEW w AS SELECT id, r FROM t',
 ];
 
-function engine(): Engine {
-  const e = new Engine();
-  e.setStateTracking(true);
-  for (const sql of DDL) e.execute(sql);
-  return e;
-}
-
 test('real arithmetic in single precision: views computing one are rebuilt from an older checkpoint', () => {
-  const original = engine();
+  const original = trackedEngine(DDL);
   original.execute('INSERT INTO t VALUES (1, 0.1, 0.1), (2, 0.2, 0.2), (3, 0.1, 0)');
-  const store = new MemoryCheckpointStore();
-  store.write(original.takeCheckpoint());
-  const current = store.read();
-  const fingerprints = Object.fromEntries([...current.objects].map(([name, o]) => [name, o.fingerprint]));
+  const { checkpoint: current, fingerprints } = storedCheckpoint(original);
   // The table and a view that computes nothing keep theirs: their checkpoints still load.
   assert.equal(fingerprints.t, BEFORE.t);
   assert.equal(fingerprints.w, BEFORE.w);
   assert.notEqual(fingerprints.g, BEFORE.g);
 
-  const aged = {
-    ...current,
-    objects: new Map(
-      [...current.objects].map(([name, o]) => [
-        name,
-        name in BEFORE ? { ...o, fingerprint: BEFORE[name as keyof typeof BEFORE] } : o,
-      ]),
-    ),
-  };
-  const restored = engine();
+  const aged = withFingerprints(current, BEFORE);
+  const restored = trackedEngine(DDL);
   assert.deepEqual([...restored.loadCheckpoint(aged).rebuilt].sort(), ['g']);
   const rows = (): string[] => restored.viewSnapshot('g').rows.map((r) => JSON.stringify(Object.values(r)));
   // PostgreSQL 15: 0.1::real * 3::real is 0.3, 0.2::real * 3::real is 0.6.

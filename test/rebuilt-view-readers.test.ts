@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { Engine } from '../src/exec/engine.ts';
 import type { StoredCheckpoint } from '../src/exec/engine-types.ts';
 import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
+import { storedCheckpoint, withFingerprints } from './support/aged-checkpoint.ts';
 
 // The fingerprints on e02f5e3 (before the float-text change): the readers' are those of today, so
 // a checkpoint written then restored them over a rebuilt g.
@@ -58,15 +59,7 @@ function fill(e: Engine): void {
 function checkpointBefore(): StoredCheckpoint {
   const original = engine(OLD_G);
   fill(original);
-  const store = new MemoryCheckpointStore();
-  store.write(original.takeCheckpoint(true));
-  const written = store.read();
-  return {
-    ...written,
-    objects: new Map(
-      [...written.objects].map(([name, o]) => [name, { ...o, fingerprint: BEFORE[name] ?? o.fingerprint }]),
-    ),
-  };
+  return withFingerprints(storedCheckpoint(original, true).checkpoint, BEFORE);
 }
 
 const CURRENT_G = `CREATE MATERIALIZED VIEW g AS ${SELECTS.g}`;
