@@ -11,6 +11,7 @@ import type { Expr, Statement } from '../parser/ast.ts';
 import { bindExpr } from '../planner/bind-expr.ts';
 import type { ColumnMeta, TableDef } from '../planner/catalog.ts';
 import type { StatementResult, TableChanges } from './api.ts';
+import type { ApplyOptions } from './engine-types.ts';
 import { refuseAppendOnlyStatement } from './engine-writes.ts';
 import { pinnedKeys } from './key-lookup.ts';
 import { asSluiceError, assignCast } from './table-definition.ts';
@@ -21,7 +22,11 @@ export interface DmlEngine {
   /** The table a statement may write (a view, sink or source is refused at `pos`). */
   tableForWrite(name: string, pos: { line: number; column: number }): TableStore;
   /** Applies one batch to a table as one epoch, validated whole. */
-  applyChanges(table: string, changes: TableChanges): { accepted: number; epoch: number };
+  applyChanges(
+    table: string,
+    changes: TableChanges,
+    options?: ApplyOptions,
+  ): { accepted: number; epoch: number };
   currentEpoch(): number;
 }
 
@@ -52,8 +57,8 @@ export class DmlStatements {
       selected === undefined
         ? this.valuesRows(stmt, def, targets)
         : selectedRows(stmt, def, targets, selected);
-    refuseRepeatedKeys(table, rows, stmt.pos);
-    const r = this.applyWrite(def.name, { insert: rows }, stmt.pos);
+    // One INSERT repeating a key is refused whole, where a request's later row would replace it.
+    const r = this.applyWrite(def.name, { insert: rows }, stmt.pos, { refuseRepeatedKeys: true });
     return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch };
   }
 
@@ -237,9 +242,10 @@ export class DmlStatements {
     table: string,
     changes: TableChanges,
     pos: { line: number; column: number },
+    options?: ApplyOptions,
   ): { accepted: number; epoch: number } {
     try {
-      return this.engine.applyChanges(table, changes);
+      return this.engine.applyChanges(table, changes, options);
     } catch (error) {
       if (error instanceof SluiceError && error.code === 'UNIQUE_VIOLATION') throw error.at(pos);
       throw error;
@@ -379,36 +385,6 @@ function tooManyRows(statement: 'UPDATE' | 'DELETE', table: string, max: number)
           : 'update in parts (narrower WHERE ranges, one statement each)',
     },
   );
-}
-
-/**
- * Two rows of one INSERT with the same primary key: refused whole, as PostgreSQL refuses them (a key
- * the table already holds is replaced, Sluice's upsert; a statement repeating a key would silently
- * keep only its last row and count the others as inserted).
- */
-function refuseRepeatedKeys(
-  table: TableStore,
-  rows: readonly Row[],
-  pos: { line: number; column: number },
-): void {
-  const pk = table.def.primaryKey;
-  if (pk === null || rows.length < 2) return;
-  const seen = new Set<string>();
-  for (const r of rows) {
-    const row = table.normalizeRow(r, 'insert', 0);
-    const key = encodeValues(row, pk);
-    if (!seen.has(key)) {
-      seen.add(key);
-      continue;
-    }
-    const names = pk.map((i) => (table.def.columns[i] as ColumnMeta).name).join(', ');
-    const values = pk.map((i) => JSON.stringify(row[i] ?? null, bigintAsText)).join(', ');
-    throw new SluiceError(
-      'UNIQUE_VIOLATION',
-      `duplicate key value violates the primary key of table "${table.def.name}"`,
-      { position: pos, detail: `Key (${names})=(${values}) appears more than once in this INSERT.` },
-    );
-  }
 }
 
 /**

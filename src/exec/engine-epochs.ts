@@ -180,6 +180,7 @@ export abstract class EngineEpochs {
       fromSource && options?.ignoreMissingDeletes === true ? withoutMissingDeletes(store, changes) : changes,
       clock ?? undefined,
       typedInserts,
+      options?.refuseRepeatedKeys === true,
     );
     if (prepared.deletes.length > 0) refuseAppendOnly(store.def, changes, prepared.deletes);
     if (prepared.deletes.length === 0 && insertCount(prepared) === 0) {

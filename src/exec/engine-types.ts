@@ -89,6 +89,11 @@ export interface ApplyOptions {
    * clock source; either way an epoch's clock is never below the one before.
    */
   readonly clock?: number;
+  /**
+   * Two inserts of one primary key refuse the whole write (`UNIQUE_VIOLATION`), as PostgreSQL refuses
+   * one INSERT statement repeating a key; without it a request's later row of a key replaces the earlier.
+   */
+  readonly refuseRepeatedKeys?: boolean;
 }
 
 /** One object's state in a checkpoint: the parts that changed since the last checkpoint. */

@@ -66,7 +66,7 @@ export class Engine extends EngineEpochs {
   /** INSERT/UPDATE/DELETE; it counts the table rows UPDATE and DELETE examine (ScriptRun counts its own). */
   private readonly dml = new DmlStatements({
     tableForWrite: (name, pos) => tableForWrite(this.state, name, pos),
-    applyChanges: (table, changes) => this.applyChanges(table, changes),
+    applyChanges: (table, changes, options) => this.applyChanges(table, changes, options),
     currentEpoch: () => this.currentEpoch,
   });
   private readonly reads = new EngineReads(this.state, () => this.currentEpoch);

@@ -2,7 +2,7 @@
 // `TableStore.prepare` that reads them): a keyed table's deletes and upserts by primary key, a keyless
 // table's deletes by value. Nothing here changes the table; a bad row throws ROW_NOT_FOUND.
 import { SluiceError } from '../common/errors.ts';
-import { encodeExactValues, encodeValues, formatValue } from '../common/values.ts';
+import { bigintAsText, encodeExactValues, encodeValues, formatValue } from '../common/values.ts';
 import { compareExactRows, identicalRows } from '../ivm/exact-rows.ts';
 import type { CountedArrangement } from '../ivm/counted-arrangement.ts';
 import type { TableDef } from '../planner/catalog.ts';
@@ -58,6 +58,24 @@ export function resolveScratch(): ResolveScratch {
 /** Insert lookups skipped because the keys were above every key held (tests count them). */
 export const lookupsSkipped = { count: 0 };
 
+/**
+ * Two rows of one INSERT with the same primary key: refused whole, as PostgreSQL refuses them (a key
+ * the table already holds is replaced, Sluice's upsert; the statement would otherwise keep only its
+ * last row of the key and count the others as inserted).
+ */
+function repeatedKey(def: TableDef, row: readonly Value[]): SluiceError {
+  const pk = def.primaryKey ?? [];
+  const names = pk.map((i) => (def.columns[i] as { name: string }).name).join(', ');
+  const values = pk.map((i) => JSON.stringify(row[i] ?? null, bigintAsText)).join(', ');
+  return new SluiceError(
+    'UNIQUE_VIOLATION',
+    `duplicate key value violates the primary key of table "${def.name}"`,
+    {
+      detail: `Key (${names})=(${values}) appears more than once in this INSERT.`,
+    },
+  );
+}
+
 /** A row as an error's detail shows it: `(a=1, b='x')`. */
 export function describeRow(def: TableDef, row: readonly Value[]): string {
   return `(${def.columns.map((c, i) => `${c.name}=${formatValue(row[i] as Value)}`).join(', ')})`;
@@ -92,6 +110,8 @@ export function resolveKeyed(
   out: KeyedResolution,
   /** The store's scratch tables (table-request-keys.ts), begun here. */
   scratch: ResolveScratch,
+  /** A key inserted twice refuses the request (one INSERT statement) instead of the later row winning. */
+  refuseRepeatedKeys = false,
 ): boolean | null {
   const { deletes, inserts, deleteKeys } = out;
   // Keys this request deletes (deletes come first, so a later insert of one adds it back).
@@ -123,6 +143,7 @@ export function resolveKeyed(
       // Where the key's insert goes, found and (when new) recorded in one probe.
       const earlier = insertedAt.claim(k, inserts.length);
       if (earlier !== ABSENT) {
+        if (refuseRepeatedKeys) throw repeatedKey(table.def, row);
         inserts[earlier] = row; // a later insert of the same key in one request wins
         // Whether the row it replaced was put back was judged on the earlier one: not known now.
         putsBack = null;

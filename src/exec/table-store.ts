@@ -127,6 +127,8 @@ export class TableStore extends TableRows {
     clock?: number,
     /** Rows to insert already typed by `normalizeRow` (a source's decoder), in place of `changes.insert`. */
     typed?: readonly (readonly Value[])[],
+    /** Two inserts of one key refuse the batch rather than the later replacing the earlier. */
+    refuseRepeatedKeys = false,
   ): PreparedBatch {
     if (this.clockDefaults.length > 0 && (changes.insert?.length ?? 0) > 0) this.setDefaultsClock(clock);
     // A request without one of the lists reads a shared empty one (not a new [] per call).
@@ -172,6 +174,7 @@ export class TableStore extends TableRows {
         normalizeInsert,
         out,
         this.requestKeys,
+        refuseRepeatedKeys,
       );
       for (const index of this.uniqueIndexes) index.check(this.def.name, deletes, inserts);
       const keyed: KeyedFacts = { deleteKeys: out.deleteKeys, putsBack };
