@@ -112,8 +112,7 @@ export class DmlStatements {
           value = d?.value ?? null;
         } else {
           const bound = bindExpr(expr, { scope: null, aggregateContext: 'VALUES' });
-          // A quoted literal takes its column's type; another text expression needs a cast.
-          if (!isQuotedLiteral(expr)) refuseTextAssignment(bound.type, col, expr.pos);
+          refuseTextAssignment(bound.type, col, expr.pos, expr);
           try {
             value = assignCast(compileScalar(bound)([]), bound.type, col);
           } catch (error) {
@@ -176,9 +175,7 @@ export class DmlStatements {
           { position: a.pos },
         );
       const bound = bindExpr(a.value, { scope, aggregateContext: 'UPDATE' });
-      // A quoted literal takes its column's type (SET n = '6'); another text expression needs a cast.
-      if (!isQuotedLiteral(a.value))
-        refuseTextAssignment(bound.type, def.columns[i] as ColumnMeta, a.value.pos);
+      refuseTextAssignment(bound.type, def.columns[i] as ColumnMeta, a.value.pos, a.value);
       return { index: i, fn: compileScalar(bound), type: bound.type, pos: a.value.pos };
     });
     if (stmt.where !== undefined) {
@@ -391,8 +388,15 @@ function tooManyRows(statement: 'UPDATE' | 'DELETE', table: string, max: number)
  * A text expression (not a quoted literal, which is of unknown type) into a column of another type:
  * PostgreSQL has no assignment cast for it and refuses the statement; an explicit cast says it is meant.
  */
-function refuseTextAssignment(from: SqlType, col: ColumnMeta, pos: { line: number; column: number }): void {
-  if (from.kind !== 'text' || col.type.kind === 'text') return;
+function refuseTextAssignment(
+  from: SqlType,
+  col: ColumnMeta,
+  pos: { line: number; column: number },
+  /** The expression assigned, when at hand: a quoted literal takes its column's type (SET n = '6'). */
+  expr?: Expr,
+): void {
+  if (from.kind !== 'text' || col.type.kind === 'text' || (expr !== undefined && isQuotedLiteral(expr)))
+    return;
   throw new SluiceError(
     'TYPE_MISMATCH',
     `column "${col.name}" is of type ${typeName(col.type)} but expression is of type ${typeName(from)}`,
