@@ -166,6 +166,9 @@ function topicOf(option: ConnectorOption): string {
   return option.value;
 }
 
+/** setTimeout's longest delay (2^31 − 1 ms). */
+const MAX_TIMER_MS = 2_147_483_647;
+
 function positiveInt(option: ConnectorOption): number {
   const n = Number(option.value);
   if (!Number.isSafeInteger(n) || n < 1) {
@@ -253,7 +256,9 @@ export function sourceOptions(
     format,
     start: start !== undefined ? startOf(start) : 'earliest',
     maxBatchRows: rows !== undefined ? positiveInt(rows) : 10000,
-    maxBatchMs: ms !== undefined ? positiveInt(ms) : 100,
+    // At most setTimeout's longest delay: a longer one fires after 1 ms (Node's overflow rule). Capped,
+    // not refused, so a statement journaled with a longer one replays as it was accepted.
+    maxBatchMs: ms !== undefined ? Math.min(positiveInt(ms), MAX_TIMER_MS) : 100,
     onError: (onError?.value.toLowerCase() ?? 'fail') as 'fail' | 'skip',
     ...(groupId !== undefined ? { groupId: groupId.value } : {}),
     ...(maxBytes !== undefined ? { maxMessageBytes: positiveInt(maxBytes) } : {}),

@@ -36,8 +36,6 @@ const MAX_BACKOFF_MS = 30_000;
  * over large records (10,000 rows of 1 MiB is within the defaults' row bound) would hold gigabytes.
  */
 export const MAX_BATCH_BYTES = 32 * 1024 * 1024;
-/** setTimeout's longest delay: a longer max_batch_ms would fire after 1 ms (Node's overflow rule). */
-const MAX_TIMER_MS = 2_147_483_647;
 const NO_OPS: RowOp[] = [];
 
 export class KafkaSourceRunner {
@@ -236,7 +234,7 @@ export class KafkaSourceRunner {
     if (!this.halted(generation) && covered > (this.pendingNext.get(partition) ?? 0)) {
       this.pendingNext.set(partition, covered);
       this.pendingAdvance = true;
-      this.batchTimer ??= setTimeout(() => this.flush(generation), this.batchWindowMs());
+      this.batchTimer ??= setTimeout(() => this.flush(generation), this.config.maxBatchMs);
     }
     if (this.halted(generation)) return;
     // The end of a backlog: no record is there to join the batch, so max_batch_ms would only hold
@@ -333,7 +331,7 @@ export class KafkaSourceRunner {
     this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
     if (this.batchFull()) return true;
     if (this.batchTimer === null) {
-      this.batchTimer = setTimeout(() => this.flush(generation), this.batchWindowMs());
+      this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
     }
     return false;
   }
@@ -389,10 +387,6 @@ export class KafkaSourceRunner {
       const max = this.pendingTimes.get(partition);
       if (t !== null && (max === undefined || t > max)) this.pendingTimes.set(partition, t);
     }
-  }
-
-  private batchWindowMs(): number {
-    return Math.min(this.config.maxBatchMs, MAX_TIMER_MS);
   }
 
   /**
