@@ -307,6 +307,11 @@ export interface SelectStmt {
   readonly from?: FromItem;
   readonly where?: Expr;
   readonly groupBy: readonly Expr[];
+  /**
+   * `GROUP BY ROLLUP (…) | CUBE (…) | GROUPING SETS (…)`: each grouping set as indices into
+   * `groupBy` (which then lists each grouping expression once); absent for a plain GROUP BY.
+   */
+  readonly groupingSets?: readonly (readonly number[])[];
   readonly having?: Expr;
   readonly orderBy: readonly OrderItem[];
   readonly limit?: Expr;

@@ -57,13 +57,6 @@ describe('NOT_SUPPORTED constructs', () => {
     ],
     ['SELECT a FROM LATERAL f(x)', 'LATERAL is not supported', { line: 1, column: 15 }],
     ['SELECT a FROM generate_series(1, 3) g', 'function in FROM is not supported', { line: 1, column: 15 }],
-    [
-      'SELECT a FROM t GROUP BY GROUPING SETS ((a), (b))',
-      'GROUPING SETS is not supported',
-      { line: 1, column: 26 },
-    ],
-    ['SELECT a FROM t GROUP BY ROLLUP (a)', 'ROLLUP is not supported', { line: 1, column: 26 }],
-    ['SELECT a FROM t GROUP BY CUBE (a)', 'CUBE is not supported', { line: 1, column: 26 }],
     ['SELECT a INTO x FROM t', 'SELECT INTO is not supported', { line: 1, column: 10 }],
     ['SELECT a FROM t FETCH FIRST 5 ROWS ONLY', 'FETCH FIRST is not supported', { line: 1, column: 17 }],
     ['SELECT a FROM t FOR UPDATE', 'FOR UPDATE is not supported', { line: 1, column: 17 }],

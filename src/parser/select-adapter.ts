@@ -36,6 +36,7 @@ import { constantLists } from './select-adapter/constant-lists.ts';
 import { checkParsedTokens, translateParseFailure } from './select-adapter/parse-failures.ts';
 import { FromConverter } from './select-adapter/from-converter.ts';
 import { expandNamedWindows } from './select-adapter/named-windows.ts';
+import { expandGroupingSetTokens } from './select-adapter/grouping-sets.ts';
 import { adapterDiagnostics } from './select-adapter/token-cursor.ts';
 
 export { adapterDiagnostics };
@@ -64,10 +65,12 @@ function parsePlainSelect(
 ): SelectStmt {
   // Named windows resolved on the tokens first (named-windows.ts).
   const {
-    tokens,
+    tokens: named,
     derived,
     windowTvfs: windows,
   } = expandNamedWindows(written, writtenDerived, writtenWindows, Math.min(budget.left, 1_000_000));
+  // ROLLUP, CUBE and GROUPING SETS as a plain GROUP BY list and its sets (grouping-sets.ts).
+  const { tokens, sets } = expandGroupingSetTokens(named);
   const lists = constantLists(tokens);
   const adapterTokens = renderTokens(tokens, lists);
   checkParsedTokens(adapterTokens, budget.left);
@@ -96,7 +99,8 @@ function parsePlainSelect(
   const statement = Array.isArray(ast) && ast.length === 1 ? ast[0] : ast;
   if (!isNode(statement) || statement['type'] !== 'select') throw syntaxErrorAt(tokens[0]!);
   const converter = new Converter(adapterTokens, lists, conditions, derived, windows);
-  return converter.selectStatement(statement);
+  const select = converter.selectStatement(statement);
+  return sets === undefined ? select : { ...select, groupingSets: sets };
 }
 
 /**

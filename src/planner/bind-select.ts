@@ -34,6 +34,7 @@ import { planKey } from './plan-key.ts';
 import { TreeIds, astLabel } from './tree-ids.ts';
 import { bindExpr, containsAggregate, findAggregate } from './bind-expr.ts';
 import { defaultColumnName, nullable } from './bind-column-meta.ts';
+import { expandGroupingSets } from './bind-grouping-sets.ts';
 import { starColumns } from './bind-scope.ts';
 import { bindAggregateCall, bindGroupBy, type SelectItem } from './bind-group-by.ts';
 
@@ -118,7 +119,8 @@ export function bindSelect(stmt: SelectStmt, catalog: Catalog, options: BindOpti
   return withSqlFunctions(catalog, () => bindQuery(stmt, catalog, options)).result;
 }
 
-function bindQuery(query: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
+function bindQuery(written: SelectStmt, catalog: Catalog, options: BindOptions): BoundQuery {
+  const query = written.groupingSets !== undefined ? expandGroupingSets(written) : written;
   let stmt = query;
   // A view's temporal filters (bind-temporal.ts) leave WHERE; any other clock call is refused.
   let temporal: readonly Expr[] = [];

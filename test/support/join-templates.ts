@@ -5,6 +5,11 @@ import type { Rng } from './random-workload.ts';
 import { createTableSql } from './sqlite-oracle.ts';
 import { buildScalarTemplate, isScalarTemplate, type ScalarTemplate } from './scalar-subquery-templates.ts';
 import { buildValuesTemplate, isValuesTemplate, type ValuesTemplate } from './values-templates.ts';
+import {
+  buildGroupingSetTemplate,
+  isGroupingSetTemplate,
+  type GroupingSetTemplate,
+} from './grouping-set-templates.ts';
 import { randomJoinSchema, type JoinSchema } from './join-schema.ts';
 import {
   JOIN_TEMPLATES,
@@ -20,9 +25,12 @@ import { buildAggregateFamily } from './join-templates-aggregates.ts';
 /** Builds one template's views (a template over a view returns the base view first). */
 function buildTemplate(
   ctx: TemplateContext,
-  template: JoinTemplate | ScalarTemplate | ValuesTemplate,
+  template: JoinTemplate | ScalarTemplate | ValuesTemplate | GroupingSetTemplate,
 ): JoinView[] {
   const { rng, schema } = ctx;
+  if (isGroupingSetTemplate(template)) {
+    return buildGroupingSetTemplate({ rng, tables: schema.tables, name: () => ctx.name() }, template);
+  }
   if (isValuesTemplate(template)) {
     const parts = { rng, tables: schema.tables, kMax: schema.domains.kMax, name: () => ctx.name() };
     return buildValuesTemplate(parts, template);
