@@ -26,6 +26,7 @@ export function expandGroupingSets(stmt: SelectStmt): SelectStmt {
   }
   // Each GROUP BY entry as the expression it groups by: an ordinal or an output name is its item.
   const targets = stmt.groupBy.map((g) => groupTarget(g, items));
+  const exprKey = expressionKeys(stmt);
   const canonical = new Map<string, number>();
   const canonicalOf = targets.map((t, i) => {
     const key = exprKey(t.expr);
@@ -35,7 +36,7 @@ export function expandGroupingSets(stmt: SelectStmt): SelectStmt {
     return i;
   });
   const branches = sets.map((set) =>
-    branchOf(stmt, items, targets, new Set(set.map((i) => canonicalOf[i]!))),
+    branchOf(stmt, items, targets, new Set(set.map((i) => canonicalOf[i]!)), exprKey),
   );
   if (branches.length === 1) {
     const only = branches[0]!;
@@ -61,7 +62,7 @@ export function expandGroupingSets(stmt: SelectStmt): SelectStmt {
   }
   return {
     ...union,
-    orderBy: stmt.orderBy.map((o) => outerOrder(o, items)),
+    orderBy: stmt.orderBy.map((o) => outerOrder(o, items, exprKey)),
     ...limits(stmt),
     ...(stmt.with !== undefined ? { with: stmt.with } : {}),
   };
@@ -111,6 +112,7 @@ function branchOf(
   items: readonly ExprItem[],
   targets: readonly GroupTarget[],
   grouped: ReadonlySet<number>,
+  exprKey: (e: Expr) => string,
 ): SelectStmt {
   const leftOut = new Map<string, number>();
   const allKeys = new Map<string, number>();
@@ -127,7 +129,7 @@ function branchOf(
     mapExpr(e, (x) => {
       if (isAggregateCall(x)) return x;
       if (x.kind === 'function' && x.name === 'grouping' && x.over === undefined)
-        return groupingBits(x, allKeys, leftOut);
+        return groupingBits(x, allKeys, leftOut, exprKey);
       if (leftOut.has(exprKey(x))) return nullAt(x.pos);
       return undefined;
     });
@@ -161,6 +163,7 @@ function groupingBits(
   call: Extract<Expr, { kind: 'function' }>,
   allKeys: ReadonlyMap<string, number>,
   leftOut: ReadonlyMap<string, number>,
+  exprKey: (e: Expr) => string,
 ): Expr {
   if (call.args.length === 0 || call.args.length > 31) {
     throw new SluiceError('INVALID_DEFINITION', 'GROUPING must have between 1 and 31 arguments', {
@@ -183,7 +186,7 @@ function groupingBits(
 }
 
 /** ORDER BY over the union: a select item's expression is its ordinal (PostgreSQL sorts by it). */
-function outerOrder(o: OrderItem, items: readonly ExprItem[]): OrderItem {
+function outerOrder(o: OrderItem, items: readonly ExprItem[], exprKey: (e: Expr) => string): OrderItem {
   const key = exprKey(o.expr);
   const index = items.findIndex((i) => exprKey(i.expr) === key);
   if (index < 0 || (o.expr.kind === 'column' && o.expr.table === undefined)) return o;
@@ -198,11 +201,42 @@ function trueAt(pos: Pos): Expr {
   return { kind: 'literal', value: true, literalType: 'boolean', pos };
 }
 
-/** An expression's identity, positions aside. */
-function exprKey(e: Expr): string {
-  return JSON.stringify(e, (k, v: unknown) =>
-    k === 'pos' ? undefined : typeof v === 'bigint' ? `${v.toString()}n` : v,
+/**
+ * An expression's identity, positions aside. `t.k` and `k` are one column when `k` is written with
+ * no other qualifier in the query (an unqualified name that binds is that column), as PostgreSQL
+ * matches them once bound.
+ */
+function expressionKeys(stmt: SelectStmt): (e: Expr) => string {
+  const qualifiers = new Map<string, Set<string | undefined>>();
+  const roots = [
+    ...stmt.items.flatMap((i) => (i.kind === 'expr' ? [i.expr] : [])),
+    ...stmt.groupBy,
+    ...(stmt.having !== undefined ? [stmt.having] : []),
+    ...stmt.orderBy.map((o) => o.expr),
+  ];
+  for (const root of roots) {
+    someExpr(root, (x) => {
+      if (x.kind === 'column') {
+        const seen = qualifiers.get(x.name) ?? new Set<string | undefined>();
+        seen.add(x.table);
+        qualifiers.set(x.name, seen);
+      }
+      return false;
+    });
+  }
+  const loose = new Set(
+    [...qualifiers].filter(([, q]) => q.has(undefined) && q.size === 2).map(([name]) => name),
   );
+  return (e) =>
+    JSON.stringify(e, (k, v: unknown) => {
+      if (k === 'pos') return undefined;
+      if (k === 'table' && typeof v === 'string') return undefined;
+      if (typeof v === 'bigint') return `${v.toString()}n`;
+      if (isExpr(v) && v.kind === 'column' && v.table !== undefined && !loose.has(v.name)) {
+        return { kind: 'column', qualified: v.table, name: v.name };
+      }
+      return v;
+    });
 }
 
 function isExpr(v: unknown): v is Expr {
