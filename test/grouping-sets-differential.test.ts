@@ -76,6 +76,13 @@ test('grouping sets: the rows PostgreSQL 15 gives, in ad-hoc SELECT', () => {
       [null, 4],
     ],
   );
+  // A qualified name is the grouping column written without its qualifier.
+  assert.deepEqual(rows('SELECT t.g, count(*) FROM t GROUP BY ROLLUP (g) ORDER BY 1, 2'), [
+    [1, 2],
+    [2, 1],
+    [null, 1],
+    [null, 4],
+  ]);
   // The empty set is one group even of no rows; a ROLLUP's total is there over an empty table.
   engine.executeScript('CREATE TABLE e (k integer, j integer)');
   assert.deepEqual(rows('SELECT 1 AS one FROM e GROUP BY ()'), [[1]]);
