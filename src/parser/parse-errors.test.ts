@@ -58,7 +58,11 @@ describe('NOT_SUPPORTED constructs', () => {
     ['SELECT a FROM LATERAL f(x)', 'LATERAL is not supported', { line: 1, column: 15 }],
     ['SELECT a FROM generate_series(1, 3) g', 'function in FROM is not supported', { line: 1, column: 15 }],
     ['SELECT a INTO x FROM t', 'SELECT INTO is not supported', { line: 1, column: 10 }],
-    ['SELECT a FROM t FETCH FIRST 5 ROWS ONLY', 'FETCH FIRST is not supported', { line: 1, column: 17 }],
+    [
+      'SELECT a FROM t ORDER BY a FETCH FIRST 5 ROWS WITH TIES',
+      'FETCH … WITH TIES is not supported',
+      { line: 1, column: 47 },
+    ],
     ['SELECT a FROM t FOR UPDATE', 'FOR UPDATE is not supported', { line: 1, column: 17 }],
     ['SELECT max(a ORDER BY a) FROM t', 'ORDER BY inside MAX is not supported', { line: 1, column: 14 }],
     ['SELECT a IS DISTINCT FROM b FROM t', 'IS DISTINCT FROM is not supported', { line: 1, column: 13 }],

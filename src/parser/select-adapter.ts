@@ -37,6 +37,7 @@ import { checkParsedTokens, translateParseFailure } from './select-adapter/parse
 import { FromConverter } from './select-adapter/from-converter.ts';
 import { expandNamedWindows } from './select-adapter/named-windows.ts';
 import { expandGroupingSetTokens } from './select-adapter/grouping-sets.ts';
+import { rewriteFetchFirst } from './select-adapter/fetch-first.ts';
 import { adapterDiagnostics } from './select-adapter/token-cursor.ts';
 
 export { adapterDiagnostics };
@@ -51,7 +52,7 @@ export function parseSelect(tokens: readonly IToken[], maxTokens = Infinity): Se
   // One budget for every plain SELECT of the statement: splitting a query into set operation
   // branches and subqueries must not hand node-sql-parser more tokens than one SELECT may.
   const budget = { left: maxTokens };
-  return parseQuery(tokens, (plain, derived, windows) =>
+  return parseQuery(rewriteFetchFirst(tokens), (plain, derived, windows) =>
     parsePlainSelect(plain, budget, derived, windows ?? new Map()),
   );
 }
