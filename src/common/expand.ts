@@ -8,6 +8,9 @@ import type { SqlType, Value } from './types.ts';
 import { T } from './types.ts';
 import type { SqlArray } from './array/sql-array.ts';
 import { MAX_ARRAY_LENGTH } from './limits.ts';
+import { SluiceError } from './errors.ts';
+import { normalizeBigInt } from './values.ts';
+import { instantPlusInterval, timestampPlusInterval } from './time/datetime.ts';
 import type { RowFn, ScalarExpr } from './scalar-expr.ts';
 import { compileScalar, printScalar } from './scalar-expr.ts';
 import type { Interval } from './time/interval.ts';
@@ -55,7 +58,26 @@ export interface RowsGenerator {
   readonly types: readonly SqlType[];
 }
 
-export type ExpandGenerator = HopGenerator | UnnestGenerator | RowsGenerator;
+/**
+ * generate_series(start, stop [, step]): start, start + step, … while not past stop (both ends
+ * included), as PostgreSQL's; integers of one width (step 1 unless given), or timestamps and
+ * timestamptz with an interval step (each value the one before plus the step, months included, as
+ * PostgreSQL adds it). A NULL argument yields nothing; a zero step is an error; at most
+ * MAX_SERIES_ROWS values for one row (an error past it: a row error in a view).
+ */
+export interface SeriesGenerator {
+  readonly kind: 'series';
+  readonly start: ScalarExpr;
+  readonly stop: ScalarExpr;
+  readonly step: ScalarExpr | null;
+  readonly type: SqlType;
+  readonly ordinality: boolean;
+}
+
+export type ExpandGenerator = HopGenerator | UnnestGenerator | RowsGenerator | SeriesGenerator;
+
+/** Most values one generate_series call may yield (an array's bound: a row holds no more). */
+export const MAX_SERIES_ROWS = MAX_ARRAY_LENGTH;
 
 /** Most tuples one input row may yield (HOP: size / slide), so an input row's output is bounded. */
 export const MAX_EXPAND_ROWS = 1000;
@@ -63,6 +85,7 @@ export const MAX_EXPAND_ROWS = 1000;
 /** The most tuples `g` yields for one row. */
 export function expandMaxRows(g: ExpandGenerator): number {
   if (g.kind === 'unnest') return MAX_ARRAY_LENGTH;
+  if (g.kind === 'series') return MAX_SERIES_ROWS;
   if (g.kind === 'rows') return g.rows.length;
   return hopWindowCount(g.slide, g.size) ?? 0;
 }
@@ -74,6 +97,7 @@ export function expandTypes(g: ExpandGenerator): SqlType[] {
     return g.ordinality ? [element, T.int64] : [element];
   }
   if (g.kind === 'rows') return [...g.types];
+  if (g.kind === 'series') return g.ordinality ? [g.type, T.int64] : [g.type];
   const t: SqlType = g.tz ? { kind: 'timestamptz' } : { kind: 'timestamp' };
   return [t, t];
 }
@@ -86,11 +110,16 @@ export function expandTypes(g: ExpandGenerator): SqlType[] {
 export function expandKeyColumns(g: ExpandGenerator): number[] | null {
   if (g.kind === 'unnest') return g.ordinality ? [1] : null;
   if (g.kind === 'rows') return null;
+  // A series' values are distinct (and so its ordinals); HOP's window_start.
   return [0];
 }
 
 export function printExpand(g: ExpandGenerator): string {
   if (g.kind === 'unnest') return `unnest(${printScalar(g.array)})${g.ordinality ? ' with ordinality' : ''}`;
+  if (g.kind === 'series') {
+    const args = [g.start, g.stop, ...(g.step !== null ? [g.step] : [])].map(printScalar).join(', ');
+    return `generate_series(${args})${g.ordinality ? ' with ordinality' : ''}`;
+  }
   if (g.kind === 'rows')
     return `values ${g.rows.map((r) => `(${r.map(printScalar).join(', ')})`).join(', ')}`;
   return (
@@ -112,6 +141,7 @@ export function compileExpand(g: ExpandGenerator): ExpandFn {
       return a.items.map((x, i) => (ordinality ? [x, i + 1] : [x]));
     };
   }
+  if (g.kind === 'series') return compileSeries(g);
   if (g.kind === 'rows') {
     // A constant is taken as it is (compiling a function for each of thousands of literals cost
     // most of a long list's time); other expressions run per input row (the one empty row, once
@@ -140,4 +170,69 @@ export function compileExpand(g: ExpandGenerator): ExpandFn {
     }
     return out;
   };
+}
+
+function compileSeries(g: SeriesGenerator): ExpandFn {
+  const start = compileScalar(g.start);
+  const stop = compileScalar(g.stop);
+  const step = g.step !== null ? compileScalar(g.step) : null;
+  const ordinality = g.ordinality;
+  const tuples = (values: readonly Value[]): Value[][] =>
+    values.map((v, i) => (ordinality ? [v, i + 1] : [v]));
+  if (g.type.kind === 'int') {
+    const bits = g.type.bits;
+    return (row) => {
+      const a = start(row);
+      const b = stop(row);
+      const s = step !== null ? step(row) : 1;
+      if (a === null || b === null || s === null) return [];
+      const first = BigInt(a as number | bigint);
+      const last = BigInt(b as number | bigint);
+      const by = BigInt(s as number | bigint);
+      if (by === 0n) throw zeroStep();
+      const count = (last - first) / by + 1n;
+      if (count <= 0n) return [];
+      if (count > BigInt(MAX_SERIES_ROWS)) throw tooManyValues();
+      const out: Value[] = [];
+      for (let i = 0n, v = first; i < count; i++, v += by)
+        out.push(bits === 64 ? normalizeBigInt(v) : Number(v));
+      return tuples(out);
+    };
+  }
+  const tz = g.type.kind === 'timestamptz';
+  return (row) => {
+    const a = start(row);
+    const b = stop(row);
+    const s = step?.(row) ?? null;
+    if (a === null || b === null || s === null) return [];
+    const by = s as Interval;
+    const sign = Math.sign(intervalSign(by));
+    if (sign === 0) throw zeroStep();
+    const end = epochMicrosOf(b as string);
+    const out: Value[] = [];
+    for (let v = a as string; ; v = tz ? instantPlusInterval(v, by, 1) : timestampPlusInterval(v, by, 1)) {
+      const at = epochMicrosOf(v);
+      if (sign > 0 ? at > end : at < end) break;
+      if (out.length === MAX_SERIES_ROWS) throw tooManyValues();
+      out.push(v);
+    }
+    return tuples(out);
+  };
+}
+
+/** An interval's direction, as PostgreSQL compares it with zero (a month as 30 days). */
+function intervalSign(iv: Interval): number {
+  return (iv.months * 30 + iv.days) * 86_400_000_000 + iv.micros;
+}
+
+function zeroStep(): SluiceError {
+  return new SluiceError('INVALID_VALUE', 'step size cannot equal zero');
+}
+
+function tooManyValues(): SluiceError {
+  return new SluiceError(
+    'ARRAY_TOO_LARGE',
+    `generate_series would yield more than ${MAX_SERIES_ROWS} values for one row`,
+    { hint: 'a shorter range or a larger step' },
+  );
 }

@@ -234,12 +234,16 @@ export interface WindowTvfRef {
 }
 
 /**
- * `unnest(array) [WITH ORDINALITY] [AS] [alias [(x [, n])]]` in FROM, after a relation it reads
- * (`FROM t, unnest(t.a)`, `t CROSS JOIN [LATERAL] unnest(t.a)`): one row per element.
+ * A set-returning function in FROM, `[AS] [alias [(x [, n])]]` after it: `unnest(array)` (one row per
+ * element) or `generate_series(start, stop [, step])` (one row per value), `[WITH ORDINALITY]`;
+ * alone (`FROM generate_series(1, 3)`) or after a relation its arguments read (`FROM t, unnest(t.a)`,
+ * `t CROSS JOIN [LATERAL] unnest(t.a)`).
  */
 export interface UnnestRef {
   readonly kind: 'unnest';
-  readonly array: Expr;
+  readonly fn: 'unnest' | 'generate_series';
+  /** unnest: the array; generate_series: start, stop and the step if written. */
+  readonly args: readonly Expr[];
   readonly ordinality: boolean;
   readonly alias?: string;
   /** `AS u (x [, n])`: the element's (and the ordinal's) column names. */

@@ -342,7 +342,7 @@ function checkOneSelect(query: SelectStmt, limits: SqlLimits, nested: SelectStmt
   const from: FromItem[] = query.from !== undefined ? [query.from] : [];
   for (let item = from.pop(); item !== undefined; item = from.pop()) {
     if (item.kind === 'windowTvf') roots.push(...item.args);
-    if (item.kind === 'unnest') roots.push(item.array);
+    if (item.kind === 'unnest') roots.push(...item.args);
     if (item.kind === 'values') {
       if (item.rows.length > limits.maxListItems) {
         throw tooManyItems(

@@ -16,10 +16,9 @@ import type {
   SelectStmt,
   SubqueryRef,
   TableRef,
-  UnnestRef,
   WindowTvfRef,
 } from '../parser/ast.ts';
-import { expandTypes, type UnnestGenerator } from '../common/expand.ts';
+import { functionAlone, lateralFunction } from './bind-from-functions.ts';
 import { bindValues } from './bind-values.ts';
 import { bindWindowTvf } from './bind-window-tvf.ts';
 import { checkTemporalJoinKind, misplacedAsOf, temporalJoin, temporalSide } from './bind-temporal-join.ts';
@@ -63,6 +62,11 @@ export interface FromContext {
   /** Common table expressions by name; each bound once, every reference reads the same plan. */
   readonly ctes: ReadonlyMap<string, BoundRelation>;
   readonly bindSubquery: (query: SelectStmt) => BoundRelation;
+  /**
+   * Bound for a materialized view: generate_series may only stand alone there (after a relation it
+   * would multiply every write of it by up to 100,000, which no epoch bound counts).
+   */
+  readonly inView?: boolean;
 }
 
 export interface BoundFrom {
@@ -190,10 +194,10 @@ export function bindFrom(
         : from.kind === 'windowTvf'
           ? windowed(from)
           : from.kind === 'unnest'
-            ? unnestAlone(from)
+            ? functionAlone(from)
             : from.kind === 'values'
               ? computed(bindValues(from), from.alias, from.pos)
-              : join(from, bind);
+              : join(from, bind, context);
   if (item.kind === 'table' && context?.ctes.get(item.name) === undefined) {
     const single = leaf(item);
     const source = catalog.get(item.name);
@@ -261,82 +265,10 @@ function col(index: number, c: ColumnMeta): ScalarExpr {
   return { kind: 'col', index, name: c.name, type: c.type };
 }
 
-/** unnest with no relation before it to read (`FROM unnest(ARRAY[1, 2])`): refused. */
-function unnestAlone(ref: UnnestRef): never {
-  throw new SluiceError('NOT_SUPPORTED', 'unnest in FROM without a relation before it is not supported', {
-    position: ref.pos,
-    hint: 'unnest a column of a table before it: FROM t, unnest(t.a) AS u(x)',
-  });
-}
-
-/**
- * `left, unnest(a)` / `left CROSS JOIN [LATERAL] unnest(a)` (or `JOIN … ON TRUE`): the array, bound
- * over the left side's columns, expands each left row into one row per element (a FlatMap); an
- * outer join or an ON condition on it is refused.
- */
-function lateralUnnest(ref: JoinRef, right: UnnestRef, left: Bound): Bound {
-  const onTrue = ref.on === undefined || (ref.on.kind === 'literal' && ref.on.value === true);
-  if (
-    (ref.joinKind !== 'cross' && ref.joinKind !== 'inner') ||
-    !onTrue ||
-    ref.using !== undefined ||
-    ref.natural
-  ) {
-    throw new SluiceError('NOT_SUPPORTED', 'unnest in FROM other than a cross join is not supported', {
-      position: right.pos,
-      hint: 'write FROM t, unnest(t.a) AS u(x) and filter in WHERE',
-    });
+function join(ref: JoinRef, bind: (from: FromItem) => Bound, context: FromContext | undefined): Bound {
+  if (ref.right.kind === 'unnest') {
+    return lateralFunction(ref, ref.right, bind(ref.left), context?.inView === true);
   }
-  const scope: Scope = {
-    relationNames: left.relations.map((r) => r.name),
-    relationLabel: 'the FROM clause',
-    columns: left.plan.columns,
-    relations: left.relations,
-    visible: left.visible,
-  };
-  if (containsAggregate(right.array)) {
-    throw new SluiceError('INVALID_AGGREGATE', 'aggregate functions are not allowed in functions in FROM', {
-      position: findAggregate(right.array)?.pos ?? right.pos,
-    });
-  }
-  const array = bindExpr(right.array, { scope, aggregateContext: 'functions in FROM' });
-  if (array.type.kind !== 'array') {
-    throw new SluiceError('UNKNOWN_FUNCTION', `function unnest(${typeName(array.type)}) does not exist`, {
-      position: right.pos,
-      hint: 'unnest takes an array',
-    });
-  }
-  const generator: UnnestGenerator = { kind: 'unnest', array, ordinality: right.ordinality };
-  const name = right.alias ?? 'unnest';
-  const names = right.columns ?? [];
-  if (names.length > (right.ordinality ? 2 : 1)) {
-    throw new SluiceError(
-      'INVALID_DEFINITION',
-      `table "${name}" has ${right.ordinality ? 2 : 1} columns available but ${names.length} columns specified`,
-      {
-        position: names[names.length - 1]!.pos,
-      },
-    );
-  }
-  // PostgreSQL: the element column is named by the column alias, else by the table alias, else "unnest"
-  const types = expandTypes(generator);
-  const appended: ColumnMeta[] = types.map((type, i) => ({
-    name: names[i]?.name ?? (i === 0 ? name : 'ordinality'),
-    type,
-    nullable: i === 0,
-  }));
-  const width = left.plan.columns.length;
-  const columns = [...left.plan.columns, ...appended];
-  const plan: LogicalPlan = { kind: 'expand', input: left.plan, generator, columns };
-  return {
-    plan,
-    relations: [...left.relations, { name, offset: width, columns: appended }],
-    visible: [...left.visible, ...appended.map((c, i) => ({ name: c.name, expr: col(width + i, c) }))],
-  };
-}
-
-function join(ref: JoinRef, bind: (from: FromItem) => Bound): Bound {
-  if (ref.right.kind === 'unnest') return lateralUnnest(ref, ref.right, bind(ref.left));
   // `JOIN r FOR SYSTEM_TIME AS OF PROCTIME()`: r bound as any relation, the join marked temporal.
   const asOf = temporalSide(ref);
   if (asOf !== null) checkTemporalJoinKind(ref, asOf);

@@ -478,7 +478,7 @@ function columnAt(query: SelectStmt, pos: Pos): Extract<Expr, { kind: 'column' }
       else if (f.kind === 'windowTvf') {
         froms.push(f.source);
         exprs.push(...f.args);
-      } else if (f.kind === 'unnest') exprs.push(f.array);
+      } else if (f.kind === 'unnest') exprs.push(...f.args);
       else if (f.kind === 'values') for (const row of f.rows) exprs.push(...row);
     }
   };

@@ -294,6 +294,7 @@ function bindPlainSelect(
   const context: FromContext = {
     ctes,
     bindSubquery: (query) => bindSubquery(query, catalog, options, 'a subquery in FROM'),
+    inView: options.forView || options.inView === true,
   };
 
   // FROM, then WHERE (pushed into the FROM's joins where it can be)

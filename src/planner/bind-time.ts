@@ -364,7 +364,7 @@ export function refuseNowInView(root: SelectStmt): void {
       else if (item.kind === 'windowTvf') {
         from.push(item.source);
         roots.push(...item.args);
-      } else if (item.kind === 'unnest') roots.push(item.array);
+      } else if (item.kind === 'unnest') roots.push(...item.args);
       else if (item.kind === 'values') for (const row of item.rows) roots.push(...row);
     }
     for (let e = roots.pop(); e !== undefined; e = roots.pop()) {

@@ -1,6 +1,7 @@
-// `unnest(array) [WITH ORDINALITY]` in FROM, read from our tokens before node-sql-parser sees the
-// SELECT (as the window table functions are, window-tvf-syntax.ts): the call becomes one placeholder
-// name, which the adapter turns back into an `unnest` FROM item with the alias that follows it.
+// `unnest(array)` and `generate_series(start, stop [, step])` `[WITH ORDINALITY]` in FROM, read from
+// our tokens before node-sql-parser sees the SELECT (as the window table functions are,
+// window-tvf-syntax.ts): the call becomes one placeholder name, which the adapter turns back into an
+// `unnest` FROM item with the alias that follows it.
 import type { IToken } from 'chevrotain';
 import type { Expr, UnnestRef } from '../ast.ts';
 import { notSupported } from '../../common/errors.ts';
@@ -17,18 +18,24 @@ export interface UnnestCallReader {
   readonly expressions: (ranges: readonly (readonly [number, number])[]) => Expr[];
 }
 
-/** Whether a FROM item starting at `p` is `unnest (`. */
+/** The set-returning functions a FROM item may call. */
+const FROM_FUNCTIONS = ['unnest', 'generate_series'] as const;
+
+/** Whether a FROM item starting at `p` is `unnest (` or `generate_series (`. */
 export function startsUnnestCall(tokens: readonly IToken[], p: number): boolean {
-  return isWordText(tokens[p], 'unnest') && tokens[p + 1]?.tokenType === LParen;
+  return FROM_FUNCTIONS.some((f) => isWordText(tokens[p], f)) && tokens[p + 1]?.tokenType === LParen;
 }
 
 /** Reads the call at `p` (see startsUnnestCall) and a WITH ORDINALITY after it; returns its last index. */
 export function readUnnestCall(r: UnnestCallReader, p: number): { call: UnnestCall; end: number } {
   const { tokens } = r;
   const word = tokens[p]!;
+  const fn = word.image.toLowerCase() === 'unnest' ? 'unnest' : 'generate_series';
   const close = r.closeOf(p + 1);
   if (close < 0) throw syntaxErrorAt(tokens[tokens.length - 1]!);
   if (close === p + 2) throw syntaxErrorAt(tokens[close]!);
+  const ranges: [number, number][] = [];
+  let start = p + 2;
   for (let i = p + 2, depth = 0; i < close; i++) {
     const t = tokens[i]!;
     if (t.tokenType === LParen) {
@@ -37,15 +44,22 @@ export function readUnnestCall(r: UnnestCallReader, p: number): { call: UnnestCa
     } else if (t.tokenType === LBracket) depth++;
     else if (t.tokenType === RBracket) depth--;
     else if (t.tokenType === Comma && depth === 0) {
-      throw notSupported('unnest of several arrays', posOf(word), 'unnest one array per FROM item');
+      if (fn === 'unnest') {
+        throw notSupported('unnest of several arrays', posOf(word), 'unnest one array per FROM item');
+      }
+      if (i === start) throw syntaxErrorAt(t);
+      ranges.push([start, i]);
+      start = i + 1;
     }
   }
-  const [array] = r.expressions([[p + 2, close]]) as [Expr];
+  if (start === close) throw syntaxErrorAt(tokens[close]!);
+  ranges.push([start, close]);
+  const args = r.expressions(ranges);
   let end = close;
   let ordinality = false;
   if (isWordText(tokens[close + 1], 'with') && isWordText(tokens[close + 2], 'ordinality')) {
     ordinality = true;
     end = close + 2;
   }
-  return { call: { kind: 'unnest', array, ordinality, pos: posOf(word) }, end };
+  return { call: { kind: 'unnest', fn, args, ordinality, pos: posOf(word) }, end };
 }
