@@ -194,6 +194,9 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
             deps.admitSubscriber(tenant);
             parts = tenant;
             target = await resolve(parts, request.params, request.query);
+            // Again after the wait: a query's or table's view may first be created (a script's turn),
+            // and subscriptions admitted meanwhile count now (20 concurrent ones passed a quota of 2).
+            deps.admitSubscriber(tenant);
             parts.runtime.checkSubscription(target.name, target.params);
             // After the tenant's own caps (per view, per runtime): all tenants together.
             const over = overServerCap();
@@ -223,7 +226,9 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
         const parts = deps.tenantOf(request.principal);
         deps.admitSubscriber(parts);
         const target = await resolve(parts, request.params, request.query);
-        // In the block that subscribes (below): nothing can drop or re-create the view in between.
+        // In the block that subscribes (below): nothing can drop or re-create the view in between,
+        // and no other subscription of the tenant is admitted (the quota is asked again after the wait).
+        deps.admitSubscriber(parts);
         parts.runtime.checkSubscription(target.name, target.params);
         const full = overServerCap();
         if (full !== null) throw full;

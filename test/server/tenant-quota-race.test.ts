@@ -1,0 +1,141 @@
+// A tenant's size quotas against concurrent requests (real server, real HTTP clients). Each request
+// was checked against its tenant's counts when it arrived, but a script runs only at its turn (one at
+// a time per tenant) and a query subscription first waits for its view to be created: requests that
+// arrived together were all admitted against the same count, so a tenant with an objects quota of 8
+// held 35 tables, and one with a subscribers quota of 2 held 20 subscriptions. The tests hold the
+// tenant's script queue closed while the requests arrive — the order a busy server gives them — so
+// they count answers and objects, never time.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ScriptResult } from '../../src/exec/api.ts';
+import type { SluiceRuntime } from '../../src/server/runtime.ts';
+import { waitUntil } from './helpers.ts';
+import { OPERATOR_TOKEN, call, startAuthServer } from './auth-helpers.ts';
+
+async function tenantAdmin(base: string, tenant: string): Promise<string> {
+  assert.equal(
+    (await call(base, 'POST', '/v1/tenants', { token: OPERATOR_TOKEN, body: { name: tenant } })).status,
+    201,
+  );
+  const r = await call(base, 'POST', `/v1/tenants/${tenant}/tokens`, {
+    token: OPERATOR_TOKEN,
+    body: { role: 'admin' },
+  });
+  assert.equal(r.status, 201, r.text);
+  return r.body.token as string;
+}
+
+/**
+ * Closes the runtime's script queue until `open` is called, as a long script ahead of them would,
+ * and counts the scripts that arrive at it. The queue is the runtime's own (a private field).
+ */
+function holdScripts(runtime: SluiceRuntime): { queued: () => number; open: () => void } {
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const queue = runtime as unknown as { scripts: Promise<void> };
+  queue.scripts = queue.scripts.then(() => gate);
+  let queued = 0;
+  const executeSql = runtime.executeSql.bind(runtime);
+  runtime.executeSql = (...args: Parameters<SluiceRuntime['executeSql']>): Promise<ScriptResult> => {
+    queued += 1;
+    return executeSql(...args);
+  };
+  return { queued: () => queued, open };
+}
+
+test('scripts that arrive together are held to the objects quota when their turn comes', async () => {
+  const server = await startAuthServer();
+  try {
+    const beta = await tenantAdmin(server.base, 'beta');
+    const acme = await tenantAdmin(server.base, 'acme');
+    const quota = await call(server.base, 'PATCH', '/v1/tenants/beta', {
+      token: OPERATOR_TOKEN,
+      body: { objects: 3 },
+    });
+    assert.equal(quota.status, 200, quota.text);
+    const runtime = server.app.sluiceTenants.get('beta')!.runtime;
+    const held = holdScripts(runtime);
+    const answers = Array.from({ length: 10 }, (_, i) =>
+      call(server.base, 'POST', '/v1/sql', { token: beta, body: { sql: `CREATE TABLE t${i} (id INT)` } }),
+    );
+    await waitUntil(() => held.queued() === 10, 10_000, 'the ten scripts to reach the queue');
+    held.open();
+    const statuses = (await Promise.all(answers)).map((a) => a.status);
+    assert.deepEqual(
+      statuses.filter((s) => s === 200).length,
+      3,
+      `three creates fit the quota: ${JSON.stringify(statuses)}`,
+    );
+    const refused = (await Promise.all(answers)).filter((a) => a.status !== 200);
+    for (const r of refused) {
+      assert.equal(r.status, 403, r.text);
+      assert.equal(r.body.error?.code, 'QUOTA_EXCEEDED');
+      assert.deepEqual(r.body.results, []);
+    }
+    const tables = await call(server.base, 'GET', '/v1/tables', { token: beta });
+    assert.equal((tables.body.tables as unknown[]).length, 3, tables.text);
+    // The neighbour without a quota is not touched by it.
+    const other = await call(server.base, 'POST', '/v1/sql', {
+      token: acme,
+      body: {
+        sql: 'CREATE TABLE a1 (id INT); CREATE TABLE a2 (id INT); CREATE TABLE a3 (id INT); CREATE TABLE a4 (id INT)',
+      },
+    });
+    assert.equal(other.status, 200, other.text);
+  } finally {
+    await server.close();
+  }
+});
+
+test('query and table subscriptions that arrive together are held to the subscribers quota', async () => {
+  const server = await startAuthServer();
+  const streams: AbortController[] = [];
+  try {
+    const beta = await tenantAdmin(server.base, 'beta');
+    const ddl = await call(server.base, 'POST', '/v1/sql', {
+      token: beta,
+      body: { sql: 'CREATE TABLE bt (id INT PRIMARY KEY)' },
+    });
+    assert.equal(ddl.status, 200, ddl.text);
+    const quota = await call(server.base, 'PATCH', '/v1/tenants/beta', {
+      token: OPERATOR_TOKEN,
+      body: { subscribers: 2 },
+    });
+    assert.equal(quota.status, 200, quota.text);
+    const runtime = server.app.sluiceTenants.get('beta')!.runtime;
+    const held = holdScripts(runtime);
+    const paths = [
+      ...Array.from({ length: 6 }, () => `/v1/changes?sql=${encodeURIComponent('SELECT id FROM bt')}`),
+      ...Array.from({ length: 6 }, () => '/v1/tables/bt/changes'),
+    ];
+    const answers = paths.map((path) => {
+      const controller = new AbortController();
+      streams.push(controller);
+      return fetch(server.base + path, {
+        headers: { authorization: `Bearer ${beta}` },
+        signal: controller.signal,
+      }).then(async (r) => ({ status: r.status, body: r.status === 200 ? '' : await r.text() }));
+    });
+    await waitUntil(
+      () => held.queued() === paths.length,
+      10_000,
+      'the subscriptions to wait for their views',
+    );
+    held.open();
+    const results = await Promise.all(answers);
+    const admitted = results.filter((r) => r.status === 200).length;
+    assert.equal(
+      admitted,
+      2,
+      `two subscriptions fit the quota: ${JSON.stringify(results.map((r) => r.status))}`,
+    );
+    for (const r of results.filter((x) => x.status !== 200)) {
+      assert.equal(r.status, 403, r.body);
+      assert.match(r.body, /QUOTA_EXCEEDED/);
+    }
+    assert.equal(runtime.subscriberMemory().subscribers, 2);
+  } finally {
+    for (const s of streams) s.abort();
+    await server.close();
+  }
+});
