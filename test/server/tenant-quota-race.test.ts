@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import type { ScriptResult } from '../../src/exec/api.ts';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
 import { waitUntil } from './helpers.ts';
-import { OPERATOR_TOKEN, call, startAuthServer } from './auth-helpers.ts';
+import { OPERATOR_TOKEN, WsClient, call, startAuthServer } from './auth-helpers.ts';
 
 async function tenantAdmin(base: string, tenant: string): Promise<string> {
   assert.equal(
@@ -134,6 +134,67 @@ test('query and table subscriptions that arrive together are held to the subscri
       assert.match(r.body, /QUOTA_EXCEEDED/);
     }
     assert.equal(runtime.subscriberMemory().subscribers, 2);
+  } finally {
+    for (const s of streams) s.abort();
+    await server.close();
+  }
+});
+
+test('a tenant at its state quota may not add state through a query or table subscription', async () => {
+  const server = await startAuthServer();
+  const streams: AbortController[] = [];
+  try {
+    const beta = await tenantAdmin(server.base, 'beta');
+    const ddl = await call(server.base, 'POST', '/v1/sql', {
+      token: beta,
+      body: {
+        sql:
+          'CREATE TABLE bt (id INT PRIMARY KEY); CREATE TABLE other (id INT PRIMARY KEY); ' +
+          'CREATE MATERIALIZED VIEW kept AS SELECT id FROM bt',
+      },
+    });
+    assert.equal(ddl.status, 200, ddl.text);
+    const rows = Array.from({ length: 200 }, (_, i) => ({ id: i }));
+    assert.equal(
+      (await call(server.base, 'POST', '/v1/tables/bt/rows', { token: beta, body: rows })).status,
+      200,
+    );
+    const quota = await call(server.base, 'PATCH', '/v1/tenants/beta', {
+      token: OPERATOR_TOKEN,
+      body: { stateBytes: 1000 },
+    });
+    assert.equal(quota.status, 200, quota.text);
+    const runtime = server.app.sluiceTenants.get('beta')!.runtime;
+    const viewsBefore = runtime.viewNames().length;
+    // A query that would hold 200 × 200 joined rows, and a table's own view: both refused whole.
+    const join = encodeURIComponent('SELECT a.id AS x, b.id AS y FROM bt a CROSS JOIN bt b');
+    for (const path of [`/v1/changes?sql=${join}`, '/v1/tables/other/changes']) {
+      const controller = new AbortController();
+      streams.push(controller);
+      const r = await fetch(server.base + path, {
+        headers: { authorization: `Bearer ${beta}` },
+        signal: controller.signal,
+      });
+      const text = r.status === 200 ? '' : await r.text();
+      assert.equal(r.status, 403, `${path}: ${r.status} ${text}`);
+      assert.match(text, /QUOTA_EXCEEDED/);
+    }
+    assert.equal(runtime.viewNames().length, viewsBefore, 'no temporary view was created');
+    // Over WebSocket the same, as an error and close 4403.
+    const ws = new WsClient(`${server.wsBase}/v1/subscribe?sql=${join}`, {
+      headers: { authorization: `Bearer ${beta}` },
+    });
+    assert.equal(await ws.waitClosed(), 4403);
+    assert.equal(ws.messages[0]?.code, 'QUOTA_EXCEEDED');
+    assert.equal(runtime.viewNames().length, viewsBefore);
+    // Following a view that exists adds no state: still served.
+    const controller = new AbortController();
+    streams.push(controller);
+    const kept = await fetch(`${server.base}/v1/views/kept/changes`, {
+      headers: { authorization: `Bearer ${beta}` },
+      signal: controller.signal,
+    });
+    assert.equal(kept.status, 200);
   } finally {
     for (const s of streams) s.abort();
     await server.close();
