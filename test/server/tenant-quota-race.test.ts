@@ -9,7 +9,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ScriptResult } from '../../src/exec/api.ts';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
-import { waitUntil } from './helpers.ts';
+import { removeDir, tempDir, waitUntil } from './helpers.ts';
+import { INSERTS_AHEAD_MIN_ROWS } from '../../src/exec/engine-writes.ts';
 import { OPERATOR_TOKEN, WsClient, call, startAuthServer } from './auth-helpers.ts';
 
 async function tenantAdmin(base: string, tenant: string): Promise<string> {
@@ -198,5 +199,45 @@ test('a tenant at its state quota may not add state through a query or table sub
   } finally {
     for (const s of streams) s.abort();
     await server.close();
+  }
+});
+
+test('large ingest batches that arrive together are held to the state quota when they are applied', async () => {
+  // A data directory: a large batch's journal text is written ahead over several turns (ingest-ahead.ts).
+  const dataDir = tempDir();
+  const server = await startAuthServer({ dataDir });
+  try {
+    const beta = await tenantAdmin(server.base, 'beta');
+    const ddl = await call(server.base, 'POST', '/v1/sql', {
+      token: beta,
+      body: { sql: 'CREATE TABLE kl (id INT, s TEXT)' },
+    });
+    assert.equal(ddl.status, 200, ddl.text);
+    const usage = await call(server.base, 'GET', '/v1/tenants/beta/usage', { token: OPERATOR_TOKEN });
+    const quota = await call(server.base, 'PATCH', '/v1/tenants/beta', {
+      token: OPERATOR_TOKEN,
+      body: { stateBytes: (usage.body.stateBytes as number) + 1 },
+    });
+    assert.equal(quota.status, 200, quota.text);
+    const rows = Array.from({ length: INSERTS_AHEAD_MIN_ROWS + 100 }, (_, i) => ({ id: i, s: 'abcdefgh' }));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        call(server.base, 'POST', '/v1/tables/kl/rows', { token: beta, body: rows }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status);
+    // The first batch applied passes the quota; every other one finds it passed, at the door or when
+    // its own turn to be applied comes.
+    assert.equal(statuses.filter((s) => s === 200).length, 1, JSON.stringify(statuses));
+    for (const a of answers.filter((x) => x.status !== 200))
+      assert.equal(a.body.error?.code, 'QUOTA_EXCEEDED', a.text);
+    const count = await call(server.base, 'POST', '/v1/sql', {
+      token: beta,
+      body: { sql: 'SELECT count(*) AS n FROM kl' },
+    });
+    assert.deepEqual((count.body.results as { rows: unknown[] }[])[0]?.rows, [{ n: rows.length }]);
+  } finally {
+    await server.close();
+    removeDir(dataDir);
   }
 });
