@@ -2,9 +2,12 @@
 // was checked against its tenant's counts when it arrived, but a script runs only at its turn (one at
 // a time per tenant) and a query subscription first waits for its view to be created: requests that
 // arrived together were all admitted against the same count, so a tenant with an objects quota of 8
-// held 35 tables, and one with a subscribers quota of 2 held 20 subscriptions. The tests hold the
+// held 35 tables, and one with a subscribers quota of 2 held 20 subscriptions; large ingest batches
+// (their journal text written over several turns) all passed the state quota the first one filled.
+// A query subscription also created its view past the state quota. The first tests hold the
 // tenant's script queue closed while the requests arrive — the order a busy server gives them — so
-// they count answers and objects, never time.
+// they count answers and objects, never time; with the fixes every count is exact however the
+// requests interleave.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ScriptResult } from '../../src/exec/api.ts';
