@@ -12,6 +12,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ScriptResult } from '../../src/exec/api.ts';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
+import { isTemporaryView } from '../../src/server/query-subscriptions.ts';
 import { removeDir, tempDir, waitUntil } from './helpers.ts';
 import { INSERTS_AHEAD_MIN_ROWS } from '../../src/exec/engine-writes.ts';
 import { OPERATOR_TOKEN, WsClient, call, startAuthServer } from './auth-helpers.ts';
@@ -138,6 +139,44 @@ test('query and table subscriptions that arrive together are held to the subscri
       assert.match(r.body, /QUOTA_EXCEEDED/);
     }
     assert.equal(runtime.subscriberMemory().subscribers, 2);
+  } finally {
+    for (const s of streams) s.abort();
+    await server.close();
+  }
+});
+
+test('query subscriptions that arrive together are held to the server-wide cap on their views', async () => {
+  const server = await startAuthServer({ querySubscriptions: { maxViews: 3 } });
+  const streams: AbortController[] = [];
+  try {
+    const beta = await tenantAdmin(server.base, 'beta');
+    const ddl = await call(server.base, 'POST', '/v1/sql', {
+      token: beta,
+      body: { sql: 'CREATE TABLE bt (id INT PRIMARY KEY)' },
+    });
+    assert.equal(ddl.status, 200, ddl.text);
+    const runtime = server.app.sluiceTenants.get('beta')!.runtime;
+    const held = holdScripts(runtime);
+    // Six different queries: six views to create, each passing the cap on arrival.
+    const answers = Array.from({ length: 6 }, (_, i) => {
+      const controller = new AbortController();
+      streams.push(controller);
+      const sql = encodeURIComponent(`SELECT id FROM bt WHERE id <> ${i}`);
+      return fetch(`${server.base}/v1/changes?sql=${sql}`, {
+        headers: { authorization: `Bearer ${beta}` },
+        signal: controller.signal,
+      }).then(async (r) => ({ status: r.status, body: r.status === 200 ? '' : await r.text() }));
+    });
+    await waitUntil(() => held.queued() === 6, 10_000, 'the six queries to wait for their views');
+    held.open();
+    const results = await Promise.all(answers);
+    assert.equal(
+      results.filter((r) => r.status === 200).length,
+      3,
+      JSON.stringify(results.map((r) => r.status)),
+    );
+    for (const r of results.filter((x) => x.status !== 200)) assert.match(r.body, /TOO_MANY_SUBSCRIBERS/);
+    assert.equal(runtime.viewNames().filter((v) => isTemporaryView(v)).length, 3);
   } finally {
     for (const s of streams) s.abort();
     await server.close();
