@@ -13,6 +13,7 @@ import { closeCodeOf } from './runtime/subscriptions.ts';
 import * as S from './changelog-schemas.ts';
 import { NdjsonTransport, WsTransport } from './transports.ts';
 import { epochParam } from './epoch-param.ts';
+import { checkState } from './quotas.ts';
 
 /** Routes that take a WebSocket upgrade (the request guard lets upgrades through on these only). */
 export const WEBSOCKET_ROUTES: ReadonlySet<string> = new Set([
@@ -40,7 +41,7 @@ export interface SubscribeRouteDeps {
   readonly authorize: (socket: WebSocket, request: FastifyRequest) => Promise<Principal | null>;
 }
 
-type TenantParts = Pick<Tenant, 'runtime' | 'queries' | 'usage'>;
+type TenantParts = Pick<Tenant, 'runtime' | 'queries' | 'usage' | 'quotas'>;
 
 type Query = Record<string, string | undefined>;
 
@@ -72,20 +73,26 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
         )
       : null;
   const view: Target = (_parts, params) => params.name as string;
-  const query: Target = ({ queries }, _params, q) => {
+  // A temporary view holds state like any view: a tenant at its state quota may not add one (a reader
+  // of a tenant over its quota created a 40,041-row view this way), though it may follow existing ones.
+  const stateQuota = (parts: TenantParts) => (): SluiceError | null =>
+    checkState(parts.runtime, parts.quotas);
+  const query: Target = (parts, _params, q) => {
+    const { queries } = parts;
     const sql = q.sql;
     if (sql === undefined || sql.trim() === '') {
       throw new SluiceError('INVALID_REQUEST', 'invalid request: the sql parameter (a SELECT) is required', {
         hint: 'e.g. /v1/subscribe?sql=SELECT%20region%2C%20count(*)%20FROM%20orders%20GROUP%20BY%20region',
       });
     }
-    return queries.viewFor(sql);
+    return queries.viewFor(sql, stateQuota(parts));
   };
-  const table: Target = ({ runtime, queries }, params) => {
+  const table: Target = (parts, params) => {
+    const { runtime, queries } = parts;
     const name = params.name as string;
     const info = runtime.engine.catalog().tables.find((t) => t.name === name);
     if (info === undefined) throw new SluiceError('UNKNOWN_TABLE', `table "${name}" does not exist`);
-    return queries.viewFor(`SELECT * FROM "${name.replaceAll('"', '""')}"`);
+    return queries.viewFor(`SELECT * FROM "${name.replaceAll('"', '""')}"`, stateQuota(parts));
   };
   const routes: {
     url: string;
@@ -194,6 +201,9 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
             deps.admitSubscriber(tenant);
             parts = tenant;
             target = await resolve(parts, request.params, request.query);
+            // Again after the wait: a query's or table's view may first be created (a script's turn),
+            // and subscriptions admitted meanwhile count now (20 concurrent ones passed a quota of 2).
+            deps.admitSubscriber(tenant);
             parts.runtime.checkSubscription(target.name, target.params);
             // After the tenant's own caps (per view, per runtime): all tenants together.
             const over = overServerCap();
@@ -223,7 +233,9 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
         const parts = deps.tenantOf(request.principal);
         deps.admitSubscriber(parts);
         const target = await resolve(parts, request.params, request.query);
-        // In the block that subscribes (below): nothing can drop or re-create the view in between.
+        // In the block that subscribes (below): nothing can drop or re-create the view in between,
+        // and no other subscription of the tenant is admitted (the quota is asked again after the wait).
+        deps.admitSubscriber(parts);
         parts.runtime.checkSubscription(target.name, target.params);
         const full = overServerCap();
         if (full !== null) throw full;

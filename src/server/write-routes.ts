@@ -68,14 +68,22 @@ export function registerWriteRoutes(app: FastifyInstance, hooks: WriteRouteHooks
       if (!reply.raw.writableFinished) gone = true;
     };
     reply.raw.on('close', onClose);
+    // Again when its turn comes: scripts run one at a time, so those queued before it (each admitted
+    // against the same count) may have created objects meanwhile; without this, concurrent scripts
+    // that yield between slices took a tenant with an objects quota of 8 to 35 tables.
+    let refusedAtTurn: SluiceError | null = null;
+    const admitAtTurn = (): SluiceError | null =>
+      (refusedAtTurn =
+        footprint === null ? null : checkQuotasOfScript(tenant.runtime, tenant.quotas, footprint));
     const outcome = await tenant.runtime
-      .executeSql(request.body.sql, { reservedPrefix: TEMPORARY_VIEW_PREFIX }, () => gone)
+      .executeSql(request.body.sql, { reservedPrefix: TEMPORARY_VIEW_PREFIX }, () => gone, admitAtTurn)
       .finally(() => reply.raw.off('close', onClose));
     if (reservedRows > 0) tenant.limiter.settle(tenant.quotas, reservedRows, rowsWritten(outcome.results));
     if (outcome.error !== undefined) {
       const error = outcome.error instanceof SluiceError ? outcome.error : hooks.toSluiceError(outcome.error);
-      // API.md: a failed script is a 400 (server-side failures keep their 5xx).
-      const status = httpStatusOf(error) >= 500 ? httpStatusOf(error) : 400;
+      // API.md: a failed script is a 400 (server-side failures keep their 5xx); a quota refused at
+      // its turn answers as one refused at the door (403, nothing run).
+      const status = httpStatusOf(error) >= 500 || error === refusedAtTurn ? httpStatusOf(error) : 400;
       hooks.countError(request, error.code);
       return reply.code(status).send({ error: error.toJSON(), results: outcome.results });
     }
@@ -110,6 +118,14 @@ export function registerWriteRoutes(app: FastifyInstance, hooks: WriteRouteHooks
       // `wait=true` needs nothing more.
       // A large batch's journal text is written first, in slices between which other requests go on.
       const ahead = await writeInsertsAhead(runtime.engine, request.params.name, changes);
+      // Its text was written over several turns, in which other requests may have been applied: the
+      // state quota again, as the batch is applied in this block (8 concurrent 20,000-row batches
+      // were all applied to a tenant whose quota the first one passed: 24.5 MB against 257 kB).
+      const overStateNow = ahead !== undefined ? checkState(runtime, tenant.quotas) : null;
+      if (overStateNow !== null) {
+        tenant.limiter.settle(tenant.quotas, rows, 0);
+        throw overStateNow;
+      }
       if (key === null) return runtime.ingestGrouped(request.params.name, changes, undefined, ahead);
       const hash = hooks.bodyHash(request);
       if (hash === undefined)

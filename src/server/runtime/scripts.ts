@@ -24,13 +24,20 @@ export abstract class RuntimeScripts extends RuntimeCommit {
    * publishes their epochs. Scripts run one at a time, in the order they arrived. `abandoned`: whether
    * the client went away (its connection closed): the script stops at its next slice, as at shutdown
    * (the statements before were run; the rest are not), and a query no one will read stops counting.
+   * `admit`: asked when the script's turn comes, before its first statement; an error it returns
+   * refuses the script whole. A check made when the request arrived is stale by then: the scripts
+   * queued before this one may have created objects or added state meanwhile.
    */
   executeSql(
     sql: string,
     options: ExecuteOptions = {},
     abandoned: () => boolean = never,
+    admit: () => SluiceError | null = admitAll,
   ): Promise<ScriptResult> {
-    const run = this.scripts.then(() => this.runSliced(sql, options, abandoned));
+    const run = this.scripts.then(() => {
+      const refused = admit();
+      return refused !== null ? { results: [], error: refused } : this.runSliced(sql, options, abandoned);
+    });
     this.scripts = run.then(
       () => undefined,
       () => undefined,
@@ -91,6 +98,11 @@ export abstract class RuntimeScripts extends RuntimeCommit {
     const rows = rowsWritten(results);
     if (rows > 0) this.hooks.rowsWritten?.(rows);
   }
+}
+
+/** A script every tenant may run (the default). */
+function admitAll(): null {
+  return null;
 }
 
 /** A client that never goes away (the default). */
