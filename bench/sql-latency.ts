@@ -240,6 +240,18 @@ async function serverLoopLagMaxMs(): Promise<number> {
   return m === null ? -1 : Math.round(Number(m[1]) * 1000);
 }
 
+/** CPU time the server process has used (ms, all its threads, 10 ms steps) from /proc, or -1. */
+function serverCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime, fields 14 and 15 of the file (11 and 12 after the command's closing paren).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return -1;
+  }
+}
+
 /** The server process's resident set (MB) from /proc (Linux), or -1 where it cannot be read. */
 function serverRssMb(): number {
   try {
@@ -291,6 +303,7 @@ try {
     let healthzMaxMs = 0;
     // The server's resident memory, read from /proc by this process (not held by the server's loop).
     const rssBeforeMb = serverRssMb();
+    const cpuBefore = serverCpuMs();
     let rssMaxMb = rssBeforeMb;
     const rssTimer = setInterval(() => (rssMaxMb = Math.max(rssMaxMb, serverRssMb())), 20);
     while (!done) {
@@ -302,9 +315,12 @@ try {
     const result = await answer;
     const requestMs = Math.round(performance.now() - started);
     clearInterval(rssTimer);
+    // The server's CPU over the request (its /healthz answers included): less moved by the machine's
+    // load than the wall-clock figures.
+    const serverCpuMsUsed = serverCpuMs() - cpuBefore;
     const line = { bench: 'sql-latency', shape, bytes: sql?.length ?? body.length, ...result, requestMs };
     const loopLagMaxMs = await serverLoopLagMaxMs();
-    const rss = { rssBeforeMb, rssMaxMb };
+    const rss = { serverCpuMs: serverCpuMsUsed, rssBeforeMb, rssMaxMb };
     console.log(JSON.stringify({ ...line, healthzMaxMs: Math.round(healthzMaxMs), loopLagMaxMs, ...rss }));
   }
 } finally {
