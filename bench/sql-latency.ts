@@ -2,11 +2,11 @@
 // shape, to /v1/tables/{name}/rows) of a server child process (durable data dir) while a second
 // client polls /healthz; prints one JSON line per shape with the request's time, its answer and the
 // slowest /healthz answer seen meanwhile.
-//   node --import tsx bench/sql-latency.ts [--root <checkout>] [--server-arg <arg>]... [shape ...]
+//   node --import tsx bench/sql-latency.ts [--root <checkout>] [--server-arg <arg>]... [--poll-ms 5] [shape ...]
 // `--root` runs another checkout's server (e.g. the commit before a change) for before/after figures.
 import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -17,6 +17,10 @@ const root = rootAt >= 0 ? args.splice(rootAt, 2)[1]! : new URL('..', import.met
 const serverArgs: string[] = [];
 for (let at = args.indexOf('--server-arg'); at >= 0; at = args.indexOf('--server-arg'))
   serverArgs.push(args.splice(at, 2)[1]!);
+
+/** How often the second client polls /healthz while a request runs (ms). */
+const pollAt = args.indexOf('--poll-ms');
+const POLL_MS = pollAt >= 0 ? Number(args.splice(pollAt, 2)[1]) : 5;
 
 const list = (n: number, item: (i: number) => string, sep = ','): string =>
   Array.from({ length: n }, (_, i) => item(i)).join(sep);
@@ -103,7 +107,73 @@ const INGEST_SHAPES: Record<string, IngestShape> = {
 /** Rows an ingest shape's table holds before its request (the keyed shape updates them). */
 const PRELOAD: Record<string, () => string> = { 'ingest-keyed-update-150k': () => smallRows(150_000) };
 
-const chosen = args.length > 0 ? args : [...Object.keys(SHAPES), ...Object.keys(INGEST_SHAPES)];
+/**
+ * A DML shape: its setup script, rows ingested into `table` (100,000 of them), then one SQL
+ * statement changing 99,000 of them — just under `--max-dml-rows`' default of 100,000.
+ */
+interface DmlShape {
+  readonly setup: string;
+  readonly table: string;
+  readonly sql: string;
+}
+const DML_ROWS = 100_000;
+const dmlRows = (n: number): string =>
+  `[${list(n, (i) => `{"id":${i},"g":${i % 97},"v":${(i * 7919) % 1000}}`)}]`;
+/** The three views of a `-3views` shape: a GROUP BY, a join with a small keyed table, a Top-N per group. */
+const threeViews = (t: string): string =>
+  `CREATE TABLE ${t}_dim (g INT PRIMARY KEY, label TEXT); ` +
+  `INSERT INTO ${t}_dim VALUES ${list(97, (g) => `(${g}, 'g${g}')`)}; ` +
+  `CREATE MATERIALIZED VIEW ${t}_g AS SELECT g, count(*), sum(v) FROM ${t} GROUP BY g; ` +
+  `CREATE MATERIALIZED VIEW ${t}_j AS SELECT ${t}.id, ${t}.v, ${t}_dim.label FROM ${t} JOIN ${t}_dim ON ${t}.g = ${t}_dim.g; ` +
+  `CREATE MATERIALIZED VIEW ${t}_top AS SELECT g, id, v FROM (SELECT g, id, v, ROW_NUMBER() OVER ` +
+  `(PARTITION BY g ORDER BY v DESC, id) AS rn FROM ${t}) r WHERE rn <= 10`;
+const oneView = (t: string): string =>
+  `CREATE MATERIALIZED VIEW ${t}_g AS SELECT g, count(*), sum(v) FROM ${t} GROUP BY g`;
+const keyed = (t: string): string => `CREATE TABLE ${t} (id BIGINT PRIMARY KEY, g INT, v INT)`;
+const keyless = (t: string): string => `CREATE TABLE ${t} (id BIGINT, g INT, v INT)`;
+const DML_SHAPES: Record<string, DmlShape> = {
+  'dml-update-99k-1view': {
+    setup: `${keyed('d1')}; ${oneView('d1')}`,
+    table: 'd1',
+    sql: 'UPDATE d1 SET v = v + 1 WHERE id < 99000',
+  },
+  'dml-delete-99k-1view': {
+    setup: `${keyed('d2')}; ${oneView('d2')}`,
+    table: 'd2',
+    sql: 'DELETE FROM d2 WHERE id < 99000',
+  },
+  'dml-update-99k-3views': {
+    setup: `${keyed('d3')}; ${threeViews('d3')}`,
+    table: 'd3',
+    sql: 'UPDATE d3 SET v = v + 1 WHERE id < 99000',
+  },
+  'dml-delete-99k-3views': {
+    setup: `${keyed('d4')}; ${threeViews('d4')}`,
+    table: 'd4',
+    sql: 'DELETE FROM d4 WHERE id < 99000',
+  },
+  // A key change: every updated row leaves its key for another.
+  'dml-update-key-99k-1view': {
+    setup: `${keyed('d5')}; ${oneView('d5')}`,
+    table: 'd5',
+    sql: 'UPDATE d5 SET id = id + 1000000 WHERE id < 99000',
+  },
+  'dml-update-99k-keyless': {
+    setup: `${keyless('d6')}; ${oneView('d6')}`,
+    table: 'd6',
+    sql: 'UPDATE d6 SET v = v + 1 WHERE id < 99000',
+  },
+  'dml-delete-99k-keyless': {
+    setup: `${keyless('d7')}; ${oneView('d7')}`,
+    table: 'd7',
+    sql: 'DELETE FROM d7 WHERE id < 99000',
+  },
+};
+
+const chosen =
+  args.length > 0
+    ? args
+    : [...Object.keys(SHAPES), ...Object.keys(INGEST_SHAPES), ...Object.keys(DML_SHAPES)];
 const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-sql-'));
 const child = spawn(
   process.execPath,
@@ -170,15 +240,45 @@ async function serverLoopLagMaxMs(): Promise<number> {
   return m === null ? -1 : Math.round(Number(m[1]) * 1000);
 }
 
+/** CPU time the server process has used (ms, all its threads, 10 ms steps) from /proc, or -1. */
+function serverCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime, fields 14 and 15 of the file (11 and 12 after the command's closing paren).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return -1;
+  }
+}
+
+/** The server process's resident set (MB) from /proc (Linux), or -1 where it cannot be read. */
+function serverRssMb(): number {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+    return m === null ? -1 : Math.round(Number(m[1]) / 1024);
+  } catch {
+    return -1;
+  }
+}
+
 try {
   await post("CREATE TABLE t (a INT, b TEXT); INSERT INTO t VALUES (1, 'x')");
   for (const shape of chosen) {
     const ingest = INGEST_SHAPES[shape];
-    const sql = SHAPES[shape];
+    const dml = DML_SHAPES[shape];
+    const sql = SHAPES[shape] ?? dml?.sql;
     if (sql === undefined && ingest === undefined) throw new Error(`unknown shape ${shape}`);
     let body: string;
     let path: string;
-    if (ingest !== undefined) {
+    if (dml !== undefined) {
+      const setup = await post(dml.setup);
+      if (setup.status !== 200) throw new Error(`setup of ${shape}: ${setup.status} ${setup.text}`);
+      const loaded = await send('POST', `/v1/tables/${dml.table}/rows`, dmlRows(DML_ROWS));
+      if (loaded.status !== 200) throw new Error(`preload of ${shape}: ${loaded.status} ${loaded.text}`);
+      path = '/v1/sql';
+      body = JSON.stringify({ sql });
+    } else if (ingest !== undefined) {
       const setup = await post(ingest.setup);
       if (setup.status !== 200) throw new Error(`setup of ${shape}: ${setup.status} ${setup.text}`);
       path = `/v1/tables/${ingest.table}/rows`;
@@ -201,17 +301,27 @@ try {
       return { status: r.status, code: body.error?.code ?? null, position: body.error?.position ?? null };
     });
     let healthzMaxMs = 0;
+    // The server's resident memory, read from /proc by this process (not held by the server's loop).
+    const rssBeforeMb = serverRssMb();
+    const cpuBefore = serverCpuMs();
+    let rssMaxMb = rssBeforeMb;
+    const rssTimer = setInterval(() => (rssMaxMb = Math.max(rssMaxMb, serverRssMb())), 20);
     while (!done) {
       const t = performance.now();
       await send('GET', '/healthz');
       healthzMaxMs = Math.max(healthzMaxMs, performance.now() - t);
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, POLL_MS));
     }
     const result = await answer;
     const requestMs = Math.round(performance.now() - started);
+    clearInterval(rssTimer);
+    // The server's CPU over the request (its /healthz answers included): less moved by the machine's
+    // load than the wall-clock figures.
+    const serverCpuMsUsed = serverCpuMs() - cpuBefore;
     const line = { bench: 'sql-latency', shape, bytes: sql?.length ?? body.length, ...result, requestMs };
     const loopLagMaxMs = await serverLoopLagMaxMs();
-    console.log(JSON.stringify({ ...line, healthzMaxMs: Math.round(healthzMaxMs), loopLagMaxMs }));
+    const rss = { serverCpuMs: serverCpuMsUsed, rssBeforeMb, rssMaxMb };
+    console.log(JSON.stringify({ ...line, healthzMaxMs: Math.round(healthzMaxMs), loopLagMaxMs, ...rss }));
   }
 } finally {
   stopping = true;

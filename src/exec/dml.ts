@@ -189,9 +189,11 @@ export class DmlStatements {
       }
     }
     const matched = this.matchingRows(table, stmt.where, 'UPDATE');
-    const deletes: Row[] = [];
-    const inserts: Row[] = [];
-    for (const row of matched) {
+    // The new rows, each normalised once as the table normalises an insert; the old rows go to the
+    // table as it stores them (statementRows), not as objects normalised again.
+    const inserts: Value[][] = [];
+    for (let r = 0; r < matched.length; r++) {
+      const row = matched[r] as readonly Value[];
       const next = [...row];
       for (const s of sets) {
         const col = def.columns[s.index] as ColumnMeta;
@@ -208,15 +210,16 @@ export class DmlStatements {
           );
         }
       }
-      deletes.push(table.toRow(row));
-      inserts.push(table.toRow(next));
+      inserts.push(table.normalizeRow(table.toRow(next), 'insert', r));
     }
-    if (def.primaryKey !== null) {
-      const pk = def.primaryKey;
+    const pk = def.primaryKey;
+    // A SET of no key column keeps every row's key: the new keys are the old ones, distinct and
+    // all deleted by this statement, so none can collide.
+    const keysKept = pk !== null && !sets.some((s) => pk.includes(s.index));
+    if (pk !== null && !keysKept) {
       const deletedKeys = new Set(matched.map((row) => encodeValues(row, pk)));
       const newKeys = new Set<string>();
-      for (const r of inserts) {
-        const row = table.normalizeRow(r, 'insert', 0);
+      for (const row of inserts) {
         const k = encodeValues(row, pk);
         if (newKeys.has(k) || (table.hasKeyOf(row) && !deletedKeys.has(k))) {
           throw new SluiceError(
@@ -230,7 +233,11 @@ export class DmlStatements {
     }
     if (matched.length === 0)
       return { statement: 'UPDATE', object: def.name, rowCount: 0, epoch: this.engine.currentEpoch() };
-    const r = this.applyWrite(def.name, { delete: deletes, insert: inserts }, stmt.pos);
+    // With the keys kept, each new row replaces the row under its key (the table's upsert): the same
+    // deletes, in the same order, found by one lookup per row instead of a delete pass and a lookup.
+    const r = this.applyWrite(def.name, NO_CHANGES, stmt.pos, {
+      statementRows: { deletes: keysKept ? NO_ROWS : matched, inserts },
+    });
     return { statement: 'UPDATE', object: def.name, rowCount: matched.length, epoch: r.epoch };
   }
 
@@ -255,7 +262,10 @@ export class DmlStatements {
     const matched = this.matchingRows(table, stmt.where, 'DELETE');
     if (matched.length === 0)
       return { statement: 'DELETE', object: table.def.name, rowCount: 0, epoch: this.engine.currentEpoch() };
-    const r = this.engine.applyChanges(table.def.name, { delete: matched.map((row) => table.toRow(row)) });
+    // The rows as the table stores them, resolved without being made objects and normalised again.
+    const r = this.engine.applyChanges(table.def.name, NO_CHANGES, {
+      statementRows: { deletes: matched, inserts: NO_ROWS },
+    });
     return { statement: 'DELETE', object: table.def.name, rowCount: matched.length, epoch: r.epoch };
   }
 }
@@ -276,6 +286,10 @@ export function insertSelectError(error: unknown): unknown {
 }
 
 const UNKNOWN_TYPE: SqlType = { kind: 'unknown' };
+
+/** An UPDATE's or DELETE's request: its rows travel as `statementRows`. */
+const NO_CHANGES: TableChanges = {};
+const NO_ROWS: readonly (readonly Value[])[] = [];
 
 function isQuotedLiteral(expr: Expr): boolean {
   return expr.kind === 'literal' && expr.literalType === 'string';

@@ -176,11 +176,19 @@ export abstract class EngineEpochs {
     if (typedInserts !== undefined && (!fromSource || (changes.insert?.length ?? 0) > 0)) {
       throw new SluiceError('INTERNAL_ERROR', `typed inserts come from a source's connector alone`);
     }
+    const statementRows = options?.statementRows;
+    if (
+      statementRows !== undefined &&
+      (fromSource || changes.insert !== undefined || changes.delete !== undefined)
+    ) {
+      throw new SluiceError('INTERNAL_ERROR', `a statement's rows replace a request's rows, not join them`);
+    }
     const prepared = store.prepare(
       fromSource && options?.ignoreMissingDeletes === true ? withoutMissingDeletes(store, changes) : changes,
       clock ?? undefined,
-      typedInserts,
+      typedInserts ?? statementRows?.inserts,
       options?.refuseRepeatedKeys === true,
+      statementRows?.deletes,
     );
     if (prepared.deletes.length > 0) refuseAppendOnly(store.def, changes, prepared.deletes);
     if (prepared.deletes.length === 0 && insertCount(prepared) === 0) {

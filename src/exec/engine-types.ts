@@ -80,6 +80,16 @@ export interface ApplyOptions {
    */
   readonly typedInserts?: readonly (readonly Value[])[];
   /**
+   * An UPDATE's or DELETE's rows (dml.ts), in place of `changes`: the rows to delete as the table
+   * stores them (read from it in the same synchronous block) and the rows to insert, each already
+   * normalised once by `TableStore.normalizeRow`. Resolved against the table as `changes` would
+   * be, without turning each row into an object and normalising it again.
+   */
+  readonly statementRows?: {
+    readonly deletes: readonly (readonly Value[])[];
+    readonly inserts: readonly (readonly Value[])[];
+  };
+  /**
    * The journal text of the request's inserts, written ahead (Engine.insertsAhead): used when it is
    * still theirs (InsertsAhead.textFor), else the journal writes them as usual.
    */

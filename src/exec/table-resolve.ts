@@ -112,12 +112,14 @@ export function resolveKeyed(
   scratch: ResolveScratch,
   /** A key inserted twice refuses the request (one INSERT statement) instead of the later row winning. */
   refuseRepeatedKeys = false,
+  /** `deleteRows` are rows as the table stores them (typed): each is a whole row to delete. */
+  typedDeletes = false,
 ): boolean | null {
   const { deletes, inserts, deleteKeys } = out;
   // Keys this request deletes (deletes come first, so a later insert of one adds it back).
   const deletedKeys = scratch.deleted;
   deletedKeys.begin();
-  if (deleteRows.length > 0) resolveDeletes(table, byKey, deleteRows, out, scratch);
+  if (deleteRows.length > 0) resolveDeletes(table, byKey, deleteRows, out, scratch, typedDeletes);
   const anyDeleted = deleteRows.length > 0;
   let putsBack: boolean | null = false;
   // Where each key's insert is (a Map's set and get per insert showed in profiles).
@@ -203,6 +205,7 @@ function resolveDeletes(
   deleteRows: readonly unknown[],
   out: KeyedResolution,
   scratch: ResolveScratch,
+  typed: boolean,
 ): void {
   const deletedKeys = scratch.deleted;
   const { keys, kinds, given } = scratch.lookup;
@@ -212,10 +215,16 @@ function resolveDeletes(
       const input = deleteRows[n];
       // `{"id": 7}`, the common delete, skips the general path: its key alone, no row built (an
       // error names the row, built again from the input then: checkDeletes).
-      const fast = table.keyDeleteKey(input);
+      const fast = typed ? NOT_KEY_ONLY : table.keyDeleteKey(input);
       let k: Value;
       let keyOnly = true;
-      if (fast !== NOT_KEY_ONLY) {
+      if (typed) {
+        // A stored row (an UPDATE's or DELETE's): checked whole against the row stored under its key.
+        const row = input as Value[];
+        keyOnly = false;
+        k = table.keyOf(row);
+        given[n] = row;
+      } else if (fast !== NOT_KEY_ONLY) {
         k = fast;
         given[n] = undefined;
       } else {
@@ -301,11 +310,13 @@ export function resolveKeylessDeletes(
   ms: CountedArrangement,
   deleteRows: readonly unknown[],
   deletes: (readonly Value[])[],
+  /** `deleteRows` are rows as the table stores them (an UPDATE's or DELETE's): not normalised again. */
+  typed = false,
 ): void {
   const def = table.def;
   const used = new Map<string, number>();
   deleteRows.forEach((input, i) => {
-    let row = table.normalizeRow(input, 'delete', i);
+    let row = typed ? (input as Value[]) : table.normalizeRow(input, 'delete', i);
     let k = encodeExactValues(row);
     let have = ms.count(row) - (used.get(k) ?? 0);
     if (have <= 0 && hasInexactColumns(def)) {

@@ -129,10 +129,16 @@ export class TableStore extends TableRows {
     typed?: readonly (readonly Value[])[],
     /** Two inserts of one key refuse the batch rather than the later replacing the earlier. */
     refuseRepeatedKeys = false,
+    /**
+     * Rows to delete as this table stores them (an UPDATE's or DELETE's, read from it), in place of
+     * `changes.delete`: each still checked against the stored rows, not normalised again.
+     */
+    typedDeletes?: readonly (readonly Value[])[],
   ): PreparedBatch {
     if (this.clockDefaults.length > 0 && (changes.insert?.length ?? 0) > 0) this.setDefaultsClock(clock);
     // A request without one of the lists reads a shared empty one (not a new [] per call).
-    const deleteRows = changes.delete ?? NO_INPUT;
+    const deleteRows: readonly unknown[] = typedDeletes ?? changes.delete ?? NO_INPUT;
+    const typedDeleteRows = typedDeletes !== undefined;
     const insertRows: readonly unknown[] = typed ?? changes.insert ?? NO_INPUT;
     if (
       this.appendOnly !== null &&
@@ -175,12 +181,14 @@ export class TableStore extends TableRows {
         out,
         this.requestKeys,
         refuseRepeatedKeys,
+        typedDeleteRows,
       );
       for (const index of this.uniqueIndexes) index.check(this.def.name, deletes, inserts);
       const keyed: KeyedFacts = { deleteKeys: out.deleteKeys, putsBack };
       return { table: this.def.name, deletes, inserts, accepted, keyed };
     }
-    if (deleteRows.length > 0) resolveKeylessDeletes(this, this.ensureMultiset(), deleteRows, deletes);
+    if (deleteRows.length > 0)
+      resolveKeylessDeletes(this, this.ensureMultiset(), deleteRows, deletes, typedDeleteRows);
     for (let i = 0; i < insertRows.length; i++) inserts.push(normalizeInsert(insertRows[i], i));
     for (const index of this.uniqueIndexes) index.check(this.def.name, deletes, inserts);
     return { table: this.def.name, deletes, inserts, accepted };
