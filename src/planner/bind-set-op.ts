@@ -36,7 +36,14 @@ export function bindSetOperation(
   const types: SqlType[] = left.columns.map((_, i) => {
     const l = branchType(left, i);
     const r = branchType(right, i);
-    const t = commonType([l, r]);
+    // Only where the types do not meet as they are (text and a string literal already do): a plan
+    // accepted before keeps its column types.
+    const t =
+      commonType([l, r]) ??
+      commonType([
+        literalAdapts(left, set.left, i) ? T.unknown : l,
+        literalAdapts(right, set.right, i) ? T.unknown : r,
+      ]);
     if (t === null) {
       throw new SluiceError(
         'TYPE_MISMATCH',
@@ -72,6 +79,19 @@ function branchType(branch: BoundRelation, i: number): SqlType {
     if (e?.kind === 'const' && e.type.kind === 'unknown') return T.unknown;
   }
   return branch.columns[i]!.type;
+}
+
+/**
+ * Whether the branch's i-th column is a quoted string literal written in its own select list, which
+ * PostgreSQL types by the other branches (`SELECT n FROM t UNION SELECT '0'` is an integer column).
+ * A cast literal, or one under a nested set operation or DISTINCT, is text there, as in PostgreSQL.
+ */
+function literalAdapts(branch: BoundRelation, query: SelectStmt, i: number): boolean {
+  const plan = branch.plan;
+  if (plan.kind !== 'project' || plan.exprs[i]?.kind !== 'const') return false;
+  if (query.setOp !== undefined || query.items.some((it) => it.kind === 'star')) return false;
+  const item = query.items[i];
+  return item?.kind === 'expr' && item.expr.kind === 'literal' && item.expr.literalType === 'string';
 }
 
 /** The branch's plan with its columns cast to the unified types (literals converted in place). */
