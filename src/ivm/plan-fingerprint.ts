@@ -28,6 +28,9 @@ export function planFingerprint(printed: string): string {
   // ('1 month' / 7 was 4 days 06:51:25.714286), and to_char writes a negative interval's fields
   // and a timestamp's MS/US/OF as PostgreSQL does: a plan that may compute one is rebuilt once.
   if (INTERVAL_SCALING_OR_TO_CHAR.test(printed)) salt += 'interval scaling and to_char\n';
+  // char(n) drops only trailing spaces as text (a tab or newline it ends with was dropped too), and
+  // LIKE, IN, NULLIF and COALESCE read it as PostgreSQL does: a plan over one is rebuilt once.
+  if (printed.includes('character(')) salt += 'char padding\n';
   return createHash('sha256')
     .update(salt + printed)
     .digest('hex')
