@@ -31,6 +31,9 @@ export function planFingerprint(printed: string): string {
   // char(n) drops only trailing spaces as text (a tab or newline it ends with was dropped too), and
   // LIKE, IN, NULLIF and COALESCE read it as PostgreSQL does: a plan over one is rebuilt once.
   if (printed.includes('character(')) salt += 'char padding\n';
+  // sign(NaN) of a float became 0, as PostgreSQL's (it was NaN): a plan that may compute one is
+  // rebuilt once.
+  if (FLOAT_TYPES.test(printed) && /\bsign\(/.test(printed)) salt += 'float sign of NaN\n';
   return createHash('sha256')
     .update(salt + printed)
     .digest('hex')

@@ -229,9 +229,11 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
           'no operator matches the given name and argument types; you might need to add explicit type casts',
         );
       }
-      // PostgreSQL's `^` is power: numeric ^ numeric, else double precision (2 ^ 3 is a double)
+      // PostgreSQL's `^` is power: numeric ^ numeric, else double precision (2 ^ 3 is a double); a
+      // float operand makes it double precision (float to numeric is not an implicit cast)
       if (e.op === '^') {
-        const p = lt.kind === 'numeric' || rt.kind === 'numeric' ? T.numeric : T.float64;
+        const anyFloat = lt.kind === 'float' || rt.kind === 'float';
+        const p = !anyFloat && (lt.kind === 'numeric' || rt.kind === 'numeric') ? T.numeric : T.float64;
         return call('power', [coerce(l, p, e.pos), coerce(r, p, e.pos)], p);
       }
       const t = numericResultType(lt, rt);

@@ -402,8 +402,15 @@ function bindMath(e: Extract<Expr, { kind: 'function' }>, raw: readonly ScalarEx
     );
   }
   const xs = raw.map(numericArg);
+  // power(double, numeric) is power(double precision, double precision) in PostgreSQL: a numeric
+  // becomes a double implicitly, a double never becomes numeric (power(1e308::float8, 1.5))
+  const floatPower = name === 'power' && xs.some((x) => x.type.kind === 'float');
   const t =
-    name === 'log' && n === 2 ? T.numeric : xs.some((x) => x.type.kind === 'numeric') ? T.numeric : T.float64;
+    name === 'log' && n === 2
+      ? T.numeric
+      : !floatPower && xs.some((x) => x.type.kind === 'numeric')
+        ? T.numeric
+        : T.float64;
   const fn: ScalarFn = name === 'log' && n === 1 ? 'log10' : (name as ScalarFn);
   return call(
     fn,
