@@ -166,8 +166,15 @@ export function compare(
   right: ScalarExpr,
   pos: Pos,
 ): ScalarExpr {
-  let l = left.type.kind === 'text' && right.type.kind === 'text' ? unpadChar(left) : left;
-  let r = left.type.kind === 'text' && right.type.kind === 'text' ? unpadChar(right) : right;
+  // A string constant beside char(n) is read as char(n) too (PostgreSQL's bpchar literal), so its own
+  // trailing spaces are insignificant as well: 'ab'::char(5) < 'ab ' is false, = 'ab ' true.
+  const asChar = (e: ScalarExpr, other: ScalarExpr): ScalarExpr =>
+    isConst(e) && e.type.kind === 'text' && other.type.kind === 'text' && other.type.fixed === true
+      ? coerce(e, other.type, pos)
+      : e;
+  const text = left.type.kind === 'text' && right.type.kind === 'text';
+  let l = text ? unpadChar(asChar(left, right)) : left;
+  let r = text ? unpadChar(asChar(right, left)) : right;
   if (isConst(l) && l.type.kind === 'text' && r.type.kind !== 'text' && r.type.kind !== 'unknown')
     l = coerce(l, r.type, pos);
   if (isConst(r) && r.type.kind === 'text' && l.type.kind !== 'text' && l.type.kind !== 'unknown')
