@@ -249,7 +249,7 @@ export function castValue(v: Value, from: SqlType, to: SqlType): Value {
       const s =
         typeof v === 'string'
           ? from.kind === 'text' && from.fixed === true && to.fixed !== true
-            ? v.trimEnd()
+            ? withoutCharPadding(v)
             : v
           : typeof v === 'number' && from.kind === 'float'
             ? floatText(v, from.bits)
@@ -349,6 +349,16 @@ function castJsonbScalar(v: Jsonb, to: SqlType): Value {
 }
 
 /**
+ * A char(n) value as text: its trailing spaces dropped, and only spaces (PostgreSQL's rtrim of
+ * bpchar), so a tab or a newline the value ends with is kept — JavaScript's trimEnd would drop them.
+ */
+export function withoutCharPadding(s: string): string {
+  let end = s.length;
+  while (end > 0 && s.charCodeAt(end - 1) === 32) end--;
+  return end === s.length ? s : s.slice(0, end);
+}
+
+/**
  * A string stored into a varchar(n) / char(n) column (an assignment, not a cast): at most `n`
  * characters (code points), except that trailing blanks beyond them are dropped, as PostgreSQL
  * does; char(n) is padded to `n`. Null when the string is too long.
@@ -358,7 +368,8 @@ export function fitLength(s: string, maxLength: number, fixed: boolean): string 
   const length = charLength(s);
   if (length > maxLength) {
     fitted = leftChars(s, maxLength);
-    if (s.slice(fitted.length).trim() !== '') return null;
+    // only spaces may be cut off (a tab or a newline beyond `n` is too long, as in PostgreSQL)
+    if (/[^ ]/.test(s.slice(fitted.length))) return null;
   }
   return fixed ? fitted + ' '.repeat(Math.max(0, maxLength - charLength(fitted))) : fitted;
 }

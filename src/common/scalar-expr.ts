@@ -5,7 +5,7 @@
 import { SluiceError } from './errors.ts';
 import type { Value } from './types.ts';
 import { typeName } from './types.ts';
-import { castValue } from './cast.ts';
+import { castValue, withoutCharPadding } from './cast.ts';
 import {
   charLength,
   charOffset,
@@ -333,7 +333,8 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
       return (row) => {
         const v = a0(row);
         if (v === null) return null;
-        const s = argType.kind === 'text' && argType.fixed === true ? (v as string).trimEnd() : (v as string);
+        const s =
+          argType.kind === 'text' && argType.fixed === true ? withoutCharPadding(v as string) : (v as string);
         return charLength(s);
       };
     case 'substring': {

@@ -24,6 +24,16 @@ export function planFingerprint(printed: string): string {
   // A real's + - * / became single precision (0.1::real + 0.2::real was 0.30000000000000004): a
   // plan that may compute one is rebuilt from its inputs once, so a retraction meets its insert's value.
   if (REAL_TYPE.test(printed) && REAL_ARITHMETIC.test(printed)) salt += 'real arithmetic\n';
+  // An interval times or divided by a number cascades as PostgreSQL's interval_mul/interval_div
+  // ('1 month' / 7 was 4 days 06:51:25.714286), and to_char writes a negative interval's fields
+  // and a timestamp's MS/US/OF as PostgreSQL does: a plan that may compute one is rebuilt once.
+  if (INTERVAL_SCALING_OR_TO_CHAR.test(printed)) salt += 'interval scaling and to_char\n';
+  // char(n) drops only trailing spaces as text (a tab or newline it ends with was dropped too), and
+  // LIKE, IN, NULLIF and COALESCE read it as PostgreSQL does: a plan over one is rebuilt once.
+  if (printed.includes('character(')) salt += 'char padding\n';
+  // sign(NaN) of a float became 0, as PostgreSQL's (it was NaN): a plan that may compute one is
+  // rebuilt once.
+  if (FLOAT_TYPES.test(printed) && /\bsign\(/.test(printed)) salt += 'float sign of NaN\n';
   return createHash('sha256')
     .update(salt + printed)
     .digest('hex')
@@ -36,4 +46,5 @@ const FLOAT_TYPES = /double precision|real/;
 const INTEGER_CAST = / as (?:smallint|integer|bigint)\)/;
 const REAL_TYPE = /\breal\b/;
 const REAL_ARITHMETIC = /\b(?:add|sub|mul|div)\(/;
+const INTERVAL_SCALING_OR_TO_CHAR = /\b(?:time_mul|time_div|to_char)\(/;
 const VALUE_AS_TEXT = / as (?:text|character)|\b(?:concat|concat_args|concat_ws|array_to_string)\(/;

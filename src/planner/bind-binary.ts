@@ -28,7 +28,16 @@ export function bindBinaryFunction(
       if (n !== 1) return undefined;
       if (isBytea(a0)) return call('bytea_length', [a0 as ScalarExpr], T.int32);
       if (e.name === 'octet_length' && textual(a0))
-        return call('octet_length_text', [coerce(a0 as ScalarExpr, T.text, e.pos)], T.int32);
+        // a char(n) counts its padding, as PostgreSQL's octet_length(bpchar): not cast to text
+        return call(
+          'octet_length_text',
+          [
+            (a0 as ScalarExpr).type.kind === 'text'
+              ? (a0 as ScalarExpr)
+              : coerce(a0 as ScalarExpr, T.text, e.pos),
+          ],
+          T.int32,
+        );
       return undefined;
     case 'md5':
       return n === 1 && isBytea(a0) ? call('bytea_md5', [a0 as ScalarExpr], T.text) : undefined;

@@ -78,7 +78,19 @@ export function coerce(e: ScalarExpr, to: SqlType, pos: Pos): ScalarExpr {
       throw err instanceof SluiceError ? err.at(pos) : err;
     }
   }
-  if (to.kind === 'text' && e.type.kind === 'text') return e; // varchar/char → text keeps the value
+  if (to.kind === 'text' && e.type.kind === 'text') {
+    // char(n) → text or varchar drops the padding, as PostgreSQL's cast does: a CASE, COALESCE,
+    // NULLIF or IN mixing char(n) with text compares and returns the unpadded value ('ab'::char(5)
+    // IN ('ab') is true); varchar → text keeps the value.
+    if (e.type.fixed === true && to.fixed !== true) {
+      const cast: ScalarExpr = { kind: 'cast', operand: e, type: to };
+      return isConst(e) ? fold(cast) : cast;
+    }
+    // A string constant beside char(n) takes its type unpadded, as PostgreSQL's bpchar literal:
+    // COALESCE(c, 'none') is char(n), so || and length() drop the padding of either value.
+    if (isConst(e) && to.fixed === true && e.type.fixed !== true) return { ...e, type: to };
+    return e;
+  }
   if (isNumeric(e.type) && isNumeric(to)) {
     if (to.kind === 'int' && e.type.kind !== 'int') {
       throw typeMismatch(`cannot implicitly convert ${typeName(e.type)} to ${typeName(to)}`, pos);
@@ -128,8 +140,10 @@ export function unifiedType(args: readonly ScalarExpr[], pos: Pos, what: string)
   // resolves unknown literals ('1 day' in an IN list of intervals, '2024-01-01' in CASE over dates).
   const typed = args.filter((a) => !(isConst(a) && a.type.kind === 'text'));
   const others = commonType(typed.map((a) => a.type));
-  if (typed.length < args.length && others !== null && others.kind !== 'text' && others.kind !== 'unknown')
-    return others;
+  // So do they beside char(n) (PostgreSQL types them bpchar): COALESCE(c, 'none') keeps c's padding.
+  const adapts =
+    others !== null && (others.kind !== 'text' || others.fixed === true) && others.kind !== 'unknown';
+  if (typed.length < args.length && adapts) return others;
   const t = commonType(args.map((a) => a.type));
   if (t === null) {
     const names = [...new Set(args.map((a) => typeName(a.type)).filter((n) => n !== 'unknown'))];
@@ -152,8 +166,15 @@ export function compare(
   right: ScalarExpr,
   pos: Pos,
 ): ScalarExpr {
-  let l = left.type.kind === 'text' && right.type.kind === 'text' ? unpadChar(left) : left;
-  let r = left.type.kind === 'text' && right.type.kind === 'text' ? unpadChar(right) : right;
+  // A string constant beside char(n) is read as char(n) too (PostgreSQL's bpchar literal), so its own
+  // trailing spaces are insignificant as well: 'ab'::char(5) < 'ab ' is false, = 'ab ' true.
+  const asChar = (e: ScalarExpr, other: ScalarExpr): ScalarExpr =>
+    isConst(e) && e.type.kind === 'text' && other.type.kind === 'text' && other.type.fixed === true
+      ? coerce(e, other.type, pos)
+      : e;
+  const text = left.type.kind === 'text' && right.type.kind === 'text';
+  let l = text ? unpadChar(asChar(left, right)) : left;
+  let r = text ? unpadChar(asChar(right, left)) : right;
   if (isConst(l) && l.type.kind === 'text' && r.type.kind !== 'text' && r.type.kind !== 'unknown')
     l = coerce(l, r.type, pos);
   if (isConst(r) && r.type.kind === 'text' && l.type.kind !== 'text' && l.type.kind !== 'unknown')

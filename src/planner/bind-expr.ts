@@ -229,9 +229,11 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
           'no operator matches the given name and argument types; you might need to add explicit type casts',
         );
       }
-      // PostgreSQL's `^` is power: numeric ^ numeric, else double precision (2 ^ 3 is a double)
+      // PostgreSQL's `^` is power: numeric ^ numeric, else double precision (2 ^ 3 is a double); a
+      // float operand makes it double precision (float to numeric is not an implicit cast)
       if (e.op === '^') {
-        const p = lt.kind === 'numeric' || rt.kind === 'numeric' ? T.numeric : T.float64;
+        const anyFloat = lt.kind === 'float' || rt.kind === 'float';
+        const p = !anyFloat && (lt.kind === 'numeric' || rt.kind === 'numeric') ? T.numeric : T.float64;
         return call('power', [coerce(l, p, e.pos), coerce(r, p, e.pos)], p);
       }
       const t = numericResultType(lt, rt);
@@ -253,13 +255,16 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       throw subqueryHere(e);
     case 'inList': {
       if (e.list.length === 1 && e.list[0]?.kind === 'subquery') throw subqueryHere(e.list[0]);
-      const all = unify([rec(e.operand), ...e.list.map(rec)], e.pos, 'IN');
+      // char(n) compares without its padding ('ab'::char(5) IN ('ab') is true), as in compare()
+      const all = unify([rec(e.operand), ...e.list.map(rec)], e.pos, 'IN').map(unpadChar);
       const [operand, ...list] = all as [ScalarExpr, ...ScalarExpr[]];
       return { kind: 'in', operand, list, negated: e.negated, type: T.bool };
     }
     case 'like': {
-      const operand = unpadChar(requireType(rec(e.operand), 'text', 'argument of LIKE', e.operand.pos));
-      const pattern = requireType(rec(e.pattern), 'text', 'pattern of LIKE', e.pattern.pos);
+      // PostgreSQL's bpcharlike, bpchariclike and bpcharregexeq (SIMILAR TO) match a char(n) value
+      // with its padding ('ab'::char(5) LIKE 'ab' is false); a char(n) pattern is cast to text.
+      const operand = requireType(rec(e.operand), 'text', 'argument of LIKE', e.operand.pos);
+      const pattern = unpadChar(requireType(rec(e.pattern), 'text', 'pattern of LIKE', e.pattern.pos));
       if (e.similar === true) checkPattern(pattern, true, false, e.pattern.pos);
       const fn = e.similar === true ? 'similar_to' : e.caseInsensitive ? 'ilike' : 'like';
       const like = call(fn, [operand, pattern], T.bool);
@@ -334,7 +339,9 @@ function bindRegexMatch(
       'no operator matches the given name and argument types; you might need to add explicit type casts',
     );
   }
-  const l = unpadChar(coerce(left, T.text, pos));
+  // A char(n) value is matched with its padding (PostgreSQL's bpcharregexeq), a char(n) pattern
+  // as text; coerce would unpad the value, so it is left as it is when it is already text.
+  const l = left.type.kind === 'text' ? left : coerce(left, T.text, pos);
   const r = unpadChar(coerce(right, T.text, pos));
   const insensitive = op.endsWith('*');
   checkPattern(r, false, insensitive, patternPos);

@@ -7,7 +7,7 @@ import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
 import { AGGREGATE_NAMES, bindExpr, type BindContext } from './bind-expr.ts';
-import { call, checkPattern, coerce, isConst, unify, unpadChar } from './bind-coerce.ts';
+import { call, checkPattern, coerce, compare, isConst, unify, unpadChar } from './bind-coerce.ts';
 import { commonType, numericResultType } from './types-resolve.ts';
 import { bindTimeFunction } from './bind-time.ts';
 import { bindJsonbFunction } from './bind-jsonb.ts';
@@ -297,6 +297,12 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
     case 'nullif': {
       if (n !== 2) throw fnMismatch(e.name, args, e.pos);
       const [l, r] = unify(args, e.pos, 'NULLIF') as [ScalarExpr, ScalarExpr];
+      if (l.type.kind === 'text' && l.type.fixed === true) {
+        // char(n) equals without its padding (NULLIF(c, 'ab') is NULL for 'ab   '); the value keeps it
+        const equal = compare('eq', '=', l, r, e.pos);
+        const none: ScalarExpr = { kind: 'const', value: null, type: l.type };
+        return { kind: 'case', whens: [{ when: equal, then: none }], else: l, type: l.type };
+      }
       return call('nullif', [l, r], l.type);
     }
     default:
@@ -396,8 +402,15 @@ function bindMath(e: Extract<Expr, { kind: 'function' }>, raw: readonly ScalarEx
     );
   }
   const xs = raw.map(numericArg);
+  // power(double, numeric) is power(double precision, double precision) in PostgreSQL: a numeric
+  // becomes a double implicitly, a double never becomes numeric (power(1e308::float8, 1.5))
+  const floatPower = name === 'power' && xs.some((x) => x.type.kind === 'float');
   const t =
-    name === 'log' && n === 2 ? T.numeric : xs.some((x) => x.type.kind === 'numeric') ? T.numeric : T.float64;
+    name === 'log' && n === 2
+      ? T.numeric
+      : !floatPower && xs.some((x) => x.type.kind === 'numeric')
+        ? T.numeric
+        : T.float64;
   const fn: ScalarFn = name === 'log' && n === 1 ? 'log10' : (name as ScalarFn);
   return call(
     fn,

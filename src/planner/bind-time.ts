@@ -323,7 +323,8 @@ export function bindTimeFunction(
       if (n !== 2) throw fnMismatch(name, args, pos);
       const v = args[0] as ScalarExpr;
       if (!isTimeType(v.type)) return undefined; // to_char of a number: not a date/time function
-      const kind = v.type.kind === 'date' ? T.timestamp : v.type;
+      // A date is formatted as a timestamp with time zone, PostgreSQL's choice (its TZ is the zone's).
+      const kind = v.type.kind === 'date' ? T.timestamptz : v.type;
       const p = args[1] as ScalarExpr;
       const pattern = p.type.kind === 'unknown' ? coerce(p, T.text, pos) : p;
       if (pattern.type.kind !== 'text') throw fnMismatch(name, args, pos);

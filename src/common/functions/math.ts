@@ -66,8 +66,8 @@ export function logBase(b: number, x: number): number {
   return Math.abs(r - rounded) < 1e-12 && b ** rounded === x ? rounded : r;
 }
 
+/** sign(x) of a float as PostgreSQL's dsign: NaN is neither above nor below 0, so its sign is 0. */
 export function sign(x: number): number {
-  if (Number.isNaN(x)) return x;
   return x > 0 ? 1 : x < 0 ? -1 : 0;
 }
 

@@ -88,27 +88,57 @@ export function subIntervals(a: Interval, b: Interval): Interval {
  * cascade down (a month's fraction as 30 days, a day's as 24 hours), the time part is multiplied.
  */
 export function mulInterval(a: Interval, factor: number): Interval {
-  if (!Number.isFinite(factor)) throw outOfRange('interval');
-  const monthsExact = a.months * factor;
+  if (Number.isNaN(factor)) throw outOfRange('interval');
+  return scaleInterval(a, a.months * factor, a.days * factor, a.micros * factor);
+}
+
+/**
+ * interval / divisor as PostgreSQL's interval_div: each field divided, not multiplied by the
+ * reciprocal (`'1 month' / 3` would be 9 days 23:59:59.999999 through 1/3's rounding).
+ */
+export function divInterval(a: Interval, divisor: number): Interval {
+  if (divisor === 0) throw new SluiceError('DIVISION_BY_ZERO', 'division by zero');
+  if (Number.isNaN(divisor)) throw outOfRange('interval');
+  return scaleInterval(a, a.months / divisor, a.days / divisor, a.micros / divisor);
+}
+
+/**
+ * The cascade both share, step for step as PostgreSQL 15 writes it: the month fraction in days is
+ * rounded to whole microseconds of a day (TSROUND) before its fraction goes down to seconds, and
+ * every rounding is rint's (halves to even), so `'1 month' / 7` is 4 days 06:51:25.6896 as there.
+ */
+function scaleInterval(a: Interval, monthsExact: number, daysExact: number, microsExact: number): Interval {
+  if (!inInt32(monthsExact) || !inInt32(daysExact)) throw outOfRange('interval');
   const months = Math.trunc(monthsExact);
-  const daysExact = a.days * factor;
   let days = Math.trunc(daysExact);
-  const monthRemainderDays = (monthsExact - months) * 30;
-  let secRemainder = (daysExact - days + monthRemainderDays - Math.trunc(monthRemainderDays)) * 86_400;
-  secRemainder = Math.round(secRemainder * 1e6) / 1e6; // TSROUND: whole microseconds
+  const monthRemainderDays = tsRound((monthsExact - months) * 30);
+  let secRemainder = tsRound(
+    (daysExact - days + monthRemainderDays - Math.trunc(monthRemainderDays)) * 86_400,
+  );
   if (Math.abs(secRemainder) >= 86_400) {
     const whole = Math.trunc(secRemainder / 86_400);
     days += whole;
     secRemainder -= whole * 86_400;
   }
   days += Math.trunc(monthRemainderDays);
-  const micros = Math.round(a.micros * factor + secRemainder * USECS_PER_SEC);
+  const micros = rint(microsExact + secRemainder * USECS_PER_SEC);
+  if (!Number.isFinite(micros)) throw outOfRange('interval');
   return Interval.of(months, days, micros);
 }
 
-export function divInterval(a: Interval, divisor: number): Interval {
-  if (divisor === 0) throw new SluiceError('DIVISION_BY_ZERO', 'division by zero');
-  return mulInterval(a, 1 / divisor);
+function inInt32(x: number): boolean {
+  return x >= INT32_MIN && x <= INT32_MAX; // false for NaN
+}
+
+/** C's rint in the default rounding mode: to the nearest integer, halves to even. */
+function rint(x: number): number {
+  const r = Math.round(x);
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/** PostgreSQL's TSROUND: to six decimal places, halves to even. */
+function tsRound(x: number): number {
+  return rint(x * 1e6) / 1e6;
 }
 
 /** justify_hours: whole days out of the time part, signs made to agree. */

@@ -247,11 +247,26 @@ function partsOf(v: Value, kind: TimeKind): Parts {
   return { year: y, month: m, day: d, dayNo: dayNumber(y, m, d), micros, interval: false };
 }
 
+/**
+ * C's `%0*d`, as PostgreSQL writes each field: zeros fill `width` characters including the minus
+ * sign (`-1` in two is `-1`, in three `-01`); FM gives no width. Its callers pass one more for a
+ * negative field where PostgreSQL does (HH, MI, SS, MM, the years), not for DD, DDD, WW.
+ */
 function num(n: number, width: number, fm: boolean): string {
-  const neg = n < 0;
   const digits = String(Math.abs(n));
-  const padded = fm ? digits : digits.padStart(width, '0');
-  return neg ? `-${padded}` : padded;
+  if (n >= 0) return fm ? digits : digits.padStart(width, '0'); // -0 (YY of year -100) is 0
+  return `-${fm ? digits : digits.padStart(width - 1, '0')}`;
+}
+
+/** The width of a field PostgreSQL writes one character wider when it is negative. */
+function signed(width: number, of: number): number {
+  return of >= 0 ? width : width + 1;
+}
+
+function invalidForInterval(): SluiceError {
+  return new SluiceError('INVALID_VALUE', 'invalid format specification for an interval value', {
+    hint: 'Intervals are not tied to specific calendar dates.',
+  });
 }
 
 function name(full: string, key: string, fm: boolean, width: number): string {
@@ -267,18 +282,22 @@ function name(full: string, key: string, fm: boolean, width: number): string {
 /** to_char(value, pattern): the value's fields written as the pattern says. */
 export function toChar(v: Value, kind: TimeKind, pattern: string): string {
   const p = partsOf(v, kind);
+  // PostgreSQL's interval2itm: each field truncated toward zero, so every field of a negative
+  // interval's time is negative (-01:02:03 is hour -1, minute -2, second -3).
   const t = p.micros;
-  const abs = Math.abs(t);
-  const hour = p.interval ? Math.trunc(t / USECS_PER_HOUR) : Math.floor(t / USECS_PER_HOUR);
-  const minute = Math.floor((abs % USECS_PER_HOUR) / USECS_PER_MINUTE);
-  const second = Math.floor((abs % USECS_PER_MINUTE) / USECS_PER_SEC);
-  const frac = abs % USECS_PER_SEC;
+  const hour = Math.trunc(t / USECS_PER_HOUR);
+  const minute = Math.trunc((t % USECS_PER_HOUR) / USECS_PER_MINUTE);
+  const second = Math.trunc((t % USECS_PER_MINUTE) / USECS_PER_SEC);
+  const frac = t % USECS_PER_SEC;
+  // An interval's day of the year: its months as 30 days plus its days (PostgreSQL's tm_yday).
+  const intervalYearDay = p.interval ? (p.year * 12 + p.month) * 30 + p.day : 0;
+  const calendarOnly = (): void => {
+    if (p.interval) throw invalidForInterval();
+  };
   const needDay = (key: string): number => {
+    if (p.interval) throw invalidForInterval();
     if (Number.isNaN(p.dayNo)) {
-      throw new SluiceError(
-        'INVALID_VALUE',
-        `"${key}" is not supported for type ${kind === 'time' ? 'time' : 'interval'}`,
-      );
+      throw new SluiceError('INVALID_VALUE', `"${key}" is not supported for type time`);
     }
     return p.dayNo;
   };
@@ -294,33 +313,34 @@ export function toChar(v: Value, kind: TimeKind, pattern: string): string {
     switch (key) {
       case 'HH':
       case 'HH12': {
-        const h12 = p.interval ? hour % 12 : hour % 12 === 0 ? 12 : hour % 12;
+        // A 12-hour clock even for an interval: hour 0 and hour -24 are 12, -25 is -01.
+        const h12 = hour % 12 === 0 ? 12 : hour % 12;
         value = h12;
-        text = num(h12, 2, fm);
+        text = num(h12, signed(2, hour), fm);
         break;
       }
       case 'HH24':
         value = hour;
-        text = num(hour, 2, fm);
+        text = num(hour, signed(2, hour), fm);
         break;
       case 'MI':
         value = minute;
-        text = num(minute, 2, fm);
+        text = num(minute, signed(2, minute), fm);
         break;
       case 'SS':
         value = second;
-        text = num(second, 2, fm);
+        text = num(second, signed(2, second), fm);
         break;
-      case 'MS':
-        value = Math.floor(frac / 1000);
-        text = num(value, 3, fm);
+      case 'MS': // fixed widths: FM does not shorten MS or US
+        value = Math.trunc(frac / 1000);
+        text = num(value, 3, false);
         break;
       case 'US':
         value = frac;
-        text = num(frac, 6, fm);
+        text = num(frac, 6, false);
         break;
-      case 'SSSS':
-        value = Math.floor(abs / USECS_PER_SEC) % 86_400;
+      case 'SSSS': // not reduced to one day: an interval of -25 hours is -90000
+        value = hour * 3600 + minute * 60 + second;
         text = String(value);
         break;
       case 'AM':
@@ -339,20 +359,23 @@ export function toChar(v: Value, kind: TimeKind, pattern: string): string {
       case 'p.m.':
         text = hour % 24 < 12 ? 'a.m.' : 'p.m.';
         break;
-      case 'Y,YYY':
-        text = `${Math.floor(p.year / 1000)},${num(p.year % 1000, 3, false)}`;
+      case 'Y,YYY': {
+        const thousands = Math.trunc(p.year / 1000);
+        value = p.year; // TH reads the last digits, the year's
+        text = `${thousands},${num(p.year - thousands * 1000, 3, false)}`;
         break;
+      }
       case 'YYYY':
         value = p.year;
-        text = num(p.year, 4, fm);
+        text = num(p.year, signed(4, p.year), fm);
         break;
       case 'YYY':
         value = p.year % 1000;
-        text = num(value, 3, fm);
+        text = num(value, signed(3, p.year), fm);
         break;
       case 'YY':
         value = p.year % 100;
-        text = num(value, 2, fm);
+        text = num(value, signed(2, p.year), fm);
         break;
       case 'Y':
         value = p.year % 10;
@@ -370,16 +393,18 @@ export function toChar(v: Value, kind: TimeKind, pattern: string): string {
       }
       case 'MM':
         value = p.month;
-        text = num(p.month, 2, fm);
+        text = num(p.month, signed(2, p.month), fm);
         break;
       case 'MONTH':
       case 'Month':
       case 'month':
+        calendarOnly();
         text = name(MONTHS[p.month - 1] ?? '', key, fm, 9);
         break;
       case 'MON':
       case 'Mon':
       case 'mon':
+        calendarOnly();
         text = name((MONTHS[p.month - 1] ?? '').slice(0, 3), key, true, 3);
         break;
       case 'DD':
@@ -387,6 +412,11 @@ export function toChar(v: Value, kind: TimeKind, pattern: string): string {
         text = num(p.day, 2, fm);
         break;
       case 'DDD': {
+        if (p.interval) {
+          value = intervalYearDay;
+          text = num(value, 3, fm);
+          break;
+        }
         const day = needDay(key);
         value = day - dayNumber(p.year, 1, 1) + 1;
         text = num(value, 3, fm);
@@ -411,10 +441,15 @@ export function toChar(v: Value, kind: TimeKind, pattern: string): string {
         text = name((DAYS[isoDow(needDay(key)) % 7] ?? '').slice(0, 3), key, true, 3);
         break;
       case 'W':
-        value = Math.floor((p.day - 1) / 7) + 1;
+        value = Math.trunc((p.day - 1) / 7) + 1;
         text = String(value);
         break;
       case 'WW': {
+        if (p.interval) {
+          value = Math.trunc((intervalYearDay - 1) / 7) + 1;
+          text = num(value, 2, fm);
+          break;
+        }
         const doy = needDay(key) - dayNumber(p.year, 1, 1);
         value = Math.floor(doy / 7) + 1;
         text = num(value, 2, fm);
@@ -425,21 +460,26 @@ export function toChar(v: Value, kind: TimeKind, pattern: string): string {
         text = num(value, 2, fm);
         break;
       case 'Q':
-        value = Math.floor((p.month - 1) / 3) + 1;
+        if (p.month === 0) break; // an interval of whole years has no quarter
+        value = Math.trunc((p.month - 1) / 3) + 1;
         text = String(value);
         break;
       case 'CC':
         value = p.interval ? Math.trunc(p.year / 100) : Math.floor((p.year + 99) / 100);
-        text = num(value, 2, fm);
+        text = value >= -99 && value <= 99 ? num(value, signed(2, value), fm) : String(value);
         break;
       case 'TZ':
+        calendarOnly();
         text = kind === 'timestamptz' ? 'UTC' : '';
         break;
       case 'tz':
+        calendarOnly();
         text = kind === 'timestamptz' ? 'utc' : '';
         break;
       case 'OF':
-        text = kind === 'timestamptz' ? '+00' : '';
+        calendarOnly();
+        // The session's offset (UTC) for a timestamp without zone too, as PostgreSQL writes it.
+        text = kind === 'time' ? '' : fm ? '+0' : '+00';
         break;
       default:
         text = key;
