@@ -14,7 +14,13 @@
 // joins after it are not counted (bench/README.md, "Keyless joins: one write's epoch").
 import { T, type Value } from '../common/types.ts';
 import { type RowFn, type ScalarExpr, columnsOf, compileScalar } from '../common/scalar-expr.ts';
-import { expandMaxRows } from '../common/expand.ts';
+import {
+  type ExpandFn,
+  type ExpandGenerator,
+  compileExpand,
+  expandMaxRows,
+  expandTypes,
+} from '../common/expand.ts';
 import type { DataflowNode } from '../ivm/dataflow-plan.ts';
 import { type JoinKey, type KeyFn, compileKey } from '../ivm/join-key.ts';
 import type { Operator } from '../ivm/operator.ts';
@@ -55,6 +61,14 @@ function covered(e: ScalarExpr, known: readonly boolean[] | null): boolean {
   return true;
 }
 
+/**
+ * Rows of a Reduce's bound that stand for a group's old row: retracted only if the group exists.
+ * A join side that holds no row under such a row's key tells that it does not (its arrangement holds
+ * the side's rows). The mark follows the row through projections and expansions (a retraction stays
+ * one); a joined row loses it and is counted.
+ */
+const retractedIfHeld = new WeakSet<readonly Value[]>();
+
 const compiled = new WeakMap<ScalarExpr, RowFn>();
 function compiledOf(e: ScalarExpr): RowFn {
   let fn = compiled.get(e);
@@ -80,7 +94,14 @@ function throughMap(
   for (const row of delta.rows) {
     try {
       if (test !== null && test(row) !== true) continue;
-      rows.push(columns === null ? row : columns.map((f) => (f === null ? null : f(row))));
+      if (columns === null) {
+        rows.push(row);
+        continue;
+      }
+      const out = columns.map((f) => (f === null ? null : f(row)));
+      // A group's old row projected is still retracted only if its group exists.
+      if (retractedIfHeld.has(row)) retractedIfHeld.add(out);
+      rows.push(out);
     } catch {
       continue;
     }
@@ -88,6 +109,45 @@ function throughMap(
   const outKnown =
     columns === null ? known : columns.every((f) => f !== null) ? null : columns.map((f) => f !== null);
   return { rows, known: outKnown };
+}
+
+const expanders = new WeakMap<ExpandGenerator, ExpandFn>();
+
+/**
+ * Known rows through a FlatMap (HOP's windows, unnest, VALUES): each row with every tuple its
+ * generator yields, as the FlatMap emits them, so a GROUP BY window_start after it knows its groups.
+ * Null when the generator reads a column that is not known, or past LISTED_JOIN_ROWS rows (the
+ * caller then bounds it by its count). A row the generator fails on is dropped, as the FlatMap does.
+ */
+function throughExpand(delta: KnownRows, generator: ExpandGenerator): KnownRows | null {
+  const reads =
+    generator.kind === 'hop'
+      ? [generator.time]
+      : generator.kind === 'unnest'
+        ? [generator.array]
+        : generator.rows.flat();
+  if (!reads.every((e) => covered(e, delta.known))) return null;
+  let expand = expanders.get(generator);
+  if (expand === undefined) expanders.set(generator, (expand = compileExpand(generator)));
+  const rows: (readonly Value[])[] = [];
+  for (const row of delta.rows) {
+    let tuples: Value[][];
+    try {
+      tuples = expand(row);
+    } catch {
+      continue;
+    }
+    if (rows.length + tuples.length > LISTED_JOIN_ROWS) return null;
+    const mark = retractedIfHeld.has(row);
+    for (const tuple of tuples) {
+      const out = [...row, ...tuple];
+      if (mark) retractedIfHeld.add(out);
+      rows.push(out);
+    }
+  }
+  const known = delta.known;
+  if (known === null) return { rows, known: null };
+  return { rows, known: [...known, ...expandTypes(generator).map(() => true)] };
 }
 
 /** The deltas of the inputs taken together (a union's, or a set operation's: rows of its inputs). */
@@ -117,7 +177,14 @@ function together(inputs: readonly EpochDelta[]): EpochDelta {
 function reduceDelta(node: Extract<DataflowNode, { kind: 'reduce' }>, input: EpochDelta): EpochDelta {
   if (node.emitOnClose !== undefined || node.closePanes !== undefined) return UNBOUNDED;
   const keyCount = node.keyCount;
-  if (typeof input === 'number' || keyCount === 0) return keyCount === 0 ? 2 : 2 * rowCount(input);
+  if (keyCount === 0) {
+    // One group, whose old and new rows a join without a key meets whole (its values unknown).
+    if (typeof input === 'number' || mayStayUnchanged(node)) return 2;
+    const retraction = new Array<Value>(node.columns.length).fill(null);
+    retractedIfHeld.add(retraction);
+    return { rows: [retraction, [...retraction]], known: retraction.map(() => false) };
+  }
+  if (typeof input === 'number') return 2 * input;
   const keyed =
     node.fused === null ? input : throughMap(input, node.fused.filter, node.fused.project.slice(0, keyCount));
   for (let i = 0; i < keyCount; i++)
@@ -139,7 +206,22 @@ function reduceDelta(node: Extract<DataflowNode, { kind: 'reduce' }>, input: Epo
     retractedIfHeld.add(retraction);
     rows.push(retraction, out);
   }
+  // Its groups may come out unchanged (a MAX a row does not pass): known only as a bound (joinDelta).
+  if (mayStayUnchanged(node)) return rows.length;
   return { rows, known: Array.from({ length: width }, (_, i) => i < keyCount) };
+}
+
+/** Aggregates a row can enter a group without changing: MIN, MAX, bool_and, bool_or, DISTINCT. */
+const STEADY_AGGREGATES: ReadonlySet<string> = new Set(['min', 'max', 'bool_and', 'bool_or']);
+
+/**
+ * Whether a group the write touches may keep its row (no retraction, no insertion) because every
+ * aggregate of it may keep its value: q5's maximum per window, where a bid that is not the new
+ * maximum changes nothing past the Reduce, and a count of its groups would charge the whole window.
+ */
+function mayStayUnchanged(node: Extract<DataflowNode, { kind: 'reduce' }>): boolean {
+  const aggregates = node.aggregates;
+  return aggregates.length > 0 && aggregates.every((a) => a.distinct || STEADY_AGGREGATES.has(a.fn));
 }
 
 /** The key of a row's first `count` columns, as a join or a group compares them (NULL: none). */
@@ -166,13 +248,6 @@ function distinctRows(delta: KnownRows): KnownRows {
   }
   return { rows, known: null };
 }
-
-/**
- * Rows of a Reduce's bound that stand for a group's old row: retracted only if the group exists.
- * A join side that holds no row under such a row's key tells that it does not (its arrangement holds
- * the side's rows); a row rebuilt by a projection loses the mark and is counted.
- */
-const retractedIfHeld = new WeakSet<readonly Value[]>();
 
 /** The rows of `rows` a join's side `side` can see change: a group's old row only if it holds it. */
 function present(
@@ -263,11 +338,12 @@ export class ViewDeltaBound {
         typeof first === 'number' &&
         typeof second === 'number'
       ) {
-        // Counts alone (the row-free pass): arithmetic, nothing allocated.
+        // Counts alone. The row-free pass: arithmetic, nothing allocated. The exact pass: a side
+        // known only by a count is not counted (joinDelta), nor is what comes after it.
         const rows =
-          first === UNBOUNDED || second === UNBOUNDED ? 0 : countedJoinRows(node, op, first, second);
+          exact || first === UNBOUNDED || second === UNBOUNDED ? 0 : countedJoinRows(node, op, first, second);
         built += rows;
-        deltas[i] = first === UNBOUNDED || second === UNBOUNDED ? UNBOUNDED : rows;
+        deltas[i] = exact || first === UNBOUNDED || second === UNBOUNDED ? UNBOUNDED : rows;
         continue;
       }
       if (node.kind === 'join' && op instanceof JoinOp) {
@@ -312,9 +388,13 @@ function nodeDelta(
     case 'semijoin':
       // A change of the subquery's side passes or stops every left row under its key.
       return deltas[inputs[1] as number] !== 0 ? UNBOUNDED : first;
-    case 'flatmap':
-      if (first === UNBOUNDED || node.generator.kind === 'unnest') return UNBOUNDED;
+    case 'flatmap': {
+      if (first === UNBOUNDED) return UNBOUNDED;
+      const expanded = typeof first === 'number' ? null : throughExpand(first, node.generator);
+      if (expanded !== null) return expanded;
+      if (node.generator.kind === 'unnest') return UNBOUNDED;
       return rowCount(first) * expandMaxRows(node.generator);
+    }
     case 'topn':
       // Without ranks or ties, a row in or out of the kept range moves at most one other across it.
       if (first === UNBOUNDED || node.rank !== 'row_number' || node.emitRank) return UNBOUNDED;
@@ -328,9 +408,11 @@ function nodeDelta(
 /**
  * The rows a join builds when its sides change by `left` and `right`, and its output delta. A side
  * listed with its key's columns known probes the other side once per row (JoinOp.probeRows); a
- * side known by its count alone meets, per row, the most rows the other side holds under one key
- * (all of them with no key), twice for an outer join's padding, plus its own padded row. Both sides
- * changed: the pairs among the deltas too.
+ * listed side of a join with no key meets every row the other side holds, twice for an outer join's
+ * padding, plus its own padded row. Both sides changed: the pairs among the deltas too (each side
+ * an aggregate of the same write is two lists of group keys). A side known by its count alone, or
+ * whose key is not known, is not counted: the join's rows are then what was counted of the other
+ * side, and its output UNBOUNDED (joins after it are not counted either).
  */
 function joinDelta(
   node: Extract<DataflowNode, { kind: 'join' }>,
@@ -348,6 +430,7 @@ function joinDelta(
   const both = left !== 0 && right !== 0;
   const keys: [(JoinKey | null)[] | null, (JoinKey | null)[] | null] = [null, null];
   let built = 0;
+  let uncounted = false;
   for (const side of [0, 1] as const) {
     const delta = side === 0 ? left : right;
     if (delta === 0) continue;
@@ -362,9 +445,17 @@ function joinDelta(
       keys[side] = sideKeys;
       continue;
     }
-    const most = keyed ? op.rowsUnderOneKey(other) : op.sideRows(other);
-    built += rowCount(delta) * ((pads[other] ? 2 : 1) * most + (pads[side] ? 1 : 0));
+    if (typeof delta !== 'number' && !keyed) {
+      // No key: each row meets every row the other side holds, exactly.
+      built += rowCount(delta) * ((pads[other] ? 2 : 1) * op.sideRows(other) + (pads[side] ? 1 : 0));
+      continue;
+    }
+    // Known only by a count, or by rows whose key is not known: the most the other side holds under
+    // one key per row is a bound far above what such a side builds (two aggregates of one write
+    // joined by window), and a refused legitimate write is worse than an epoch left uncounted.
+    uncounted = true;
   }
+  if (uncounted) return { built, output: UNBOUNDED };
   if (both) {
     const [leftKeys, rightKeys] = keys;
     built +=

@@ -226,11 +226,7 @@ export class JoinOp implements Operator, Stateful {
     return probeRows(this.arranged[other], this.keys[side], pad, rows, keys);
   }
 
-  /**
-   * The rows a delta of `rows` on side `side` would make this join build, joined (left columns, then
-   * right; residual and fused Map not applied), read from the other side as it holds now; null past
-   * `limit` rows (join-fanout-probe.ts).
-   */
+  /** The rows `rows` on side `side` would build, joined, residual not applied; null past `limit`. */
   joinedRows(
     side: 0 | 1,
     rows: readonly (readonly Value[])[],
