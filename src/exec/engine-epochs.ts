@@ -250,9 +250,11 @@ export abstract class EngineEpochs {
 
   /**
    * Throws EPOCH_TOO_LARGE when the views' joins would build more than the bound in this write's
-   * epoch. First a bound that reads no row (every written row meeting every row the other side
-   * holds): most writes end there. Past it, the rows are counted: a keyed join probes the other
-   * side per written row, a cost the size of the write (view-join-fanout.ts).
+   * epoch, wherever they sit (behind a GROUP BY, another join, in a view over a view). First a bound
+   * that reads no row (counts down each view, each join's rows as the most the other side holds
+   * under one key): most writes end there. Past it, the written rows go down the views and each
+   * join probes the other side per row or group changed, a cost the size of the write
+   * (view-join-fanout.ts).
    */
   private refuseJoinBlowup(table: string, prepared: PreparedBatch): void {
     const rows = prepared.deletes.length + insertCount(prepared);

@@ -15,7 +15,7 @@ import type { WindowCloseOp } from '../ivm/ops/window-close-op.ts';
 import { SharedArrangements } from './shared-arrangements.ts';
 import type { TableSlots } from '../ivm/join-table-side.ts';
 import { VALUES_INPUT, ViewRuntime } from './view-runtime.ts';
-import type { WrittenRows } from './view-join-fanout.ts';
+import { type EpochDelta, type WrittenRows } from './view-join-fanout.ts';
 import { PartitionPool, validWorkers } from './workers/partition-pool.ts';
 import type { PartitionedReduce } from './workers/partitioned-reduce.ts';
 import { batchSize } from './workers/partition-batch.ts';
@@ -53,8 +53,11 @@ interface WakeIndex {
   readonly readByName: ReadonlySet<string>;
   /** Whether some view has a temporal filter (its step reads the epoch's clock). */
   readonly temporal: boolean;
-  /** The views with a join a table feeds through Map stages alone (joinRowsBuilt asks them). */
-  readonly joined: readonly GraphView[];
+  /**
+   * By table: the views a write to it changes, in creation order, up to the last one with a join
+   * (none when no join is among them): what joinRowsBuilt walks. Filled as tables are written.
+   */
+  readonly joinedFrom: Map<string, readonly GraphView[]>;
 }
 
 /** `WakeIndex.flags`: the view is looked at every epoch (it has one of the two below). */
@@ -79,6 +82,9 @@ const HANDED = 16;
  * readers does is not written there: only the graph hands its delta on.
  */
 const BY_NAME = 32;
+
+/** What a write to a table no view joins makes the joins build. */
+const NO_JOIN_ROWS = { rows: 0, view: '' } as const;
 
 /** What a view's slot of `WakeIndex.handed` holds when no delta waits for it. */
 const NONE: ZBatch = emptyBatch();
@@ -125,6 +131,9 @@ export class ViewGraph {
   private readonly stepped: GraphView[] = [];
   /** Arrangements of relations by key that joins of every view probe (shared-arrangements.ts). */
   readonly shared: SharedArrangements;
+  /** The relations' deltas of the write being counted (joinRows), empty between counts. */
+  private readonly countDeltas = new Map<string, EpochDelta>();
+  private readonly countInputOf = (source: string): EpochDelta => this.countDeltas.get(source) ?? 0;
   /** The worker threads of partitioned Reduces (null: one worker, everything on this thread). */
   private pool: PartitionPool | null = null;
 
@@ -321,33 +330,77 @@ export class ViewGraph {
 
   /**
    * Rows the views' joins would build at most in an epoch that writes `rows` rows to `table`,
-   * reading no row (ViewRuntime.joinRowsCeiling): cheap, and at least what joinRowsBuilt counts.
+   * reading no row (counts alone down each view, view-join-fanout.ts): cheap, and at least what
+   * joinRowsBuilt counts.
    */
   joinRowsCeiling(table: string, rows: number): number {
-    const joined = (this.wakeIndex ?? this.buildWakeIndex()).joined;
-    let built = 0;
-    for (let i = 0; i < joined.length; i++)
-      built += (joined[i] as GraphView).runtime.joinRowsCeiling(table, rows);
-    return built;
+    return this.joinRows(table, rows, false).rows;
   }
 
   /**
-   * Rows the views' joins would build in an epoch that writes `written` to `table`
-   * (ViewRuntime.joinRowsBuilt), summed, and the view whose joins build the most: known before
-   * the epoch changes anything.
+   * Rows the views' joins would build in an epoch that writes `written` to `table`, summed, and
+   * the view whose joins build the most: known before the epoch changes anything. The written rows
+   * go down every view the write changes (a view's output delta into the views over it), and each
+   * join probes the other side by key where its side's key is known (view-join-fanout.ts).
    */
   joinRowsBuilt(table: string, written: WrittenRows): { readonly rows: number; readonly view: string } {
-    const joined = (this.wakeIndex ?? this.buildWakeIndex()).joined;
+    const { deletes, inserts } = written;
+    const rows = deletes.length === 0 ? inserts : inserts.length === 0 ? deletes : [...deletes, ...inserts];
+    return this.joinRows(table, { rows, known: null }, true);
+  }
+
+  private joinRows(
+    table: string,
+    written: EpochDelta,
+    exact: boolean,
+  ): { readonly rows: number; readonly view: string } {
+    const views = this.joinedFrom(table);
+    if (views.length === 0) return NO_JOIN_ROWS;
+    // One map and one look-up function for every write (the row-free pass runs on each one).
+    const deltas = this.countDeltas;
+    deltas.set(table, written);
     let rows = 0;
     let most = -1;
     let view = '';
-    for (let i = 0; i < joined.length; i++) {
-      const graphView = joined[i] as GraphView;
-      const built = graphView.runtime.joinRowsBuilt(table, written);
-      rows += built;
-      if (built > most) [most, view] = [built, graphView.name];
+    try {
+      for (let i = 0; i < views.length; i++) {
+        const graphView = views[i] as GraphView;
+        // A view after this one in the list has a join, and may read this one's output.
+        const bound = graphView.runtime.epochDeltaBound(this.countInputOf, exact, i < views.length - 1);
+        if (bound.output !== 0) deltas.set(graphView.name, bound.output);
+        rows += bound.built;
+        if (bound.built > most) {
+          most = bound.built;
+          view = graphView.name;
+        }
+      }
+    } finally {
+      deltas.clear();
     }
     return { rows, view };
+  }
+
+  /** The views a write to `table` changes, up to the last with a join (WakeIndex.joinedFrom). */
+  private joinedFrom(table: string): readonly GraphView[] {
+    const index = this.wakeIndex ?? this.buildWakeIndex();
+    let views = index.joinedFrom.get(table);
+    if (views !== undefined) return views;
+    const reached = new Set<number>();
+    const pending = [...(index.readers.get(table) ?? [])];
+    while (pending.length > 0) {
+      const v = pending.pop() as number;
+      if (reached.has(v)) continue;
+      reached.add(v);
+      for (const r of index.readersOfView[v] ?? []) pending.push(r);
+    }
+    const positions = [...reached].sort((x, y) => x - y);
+    let last = -1;
+    positions.forEach((v, i) => {
+      if ((this.order[v] as GraphView).runtime.hasJoin) last = i;
+    });
+    views = positions.slice(0, last + 1).map((v) => this.order[v] as GraphView);
+    index.joinedFrom.set(table, views);
+    return views;
   }
 
   /**
@@ -460,7 +513,7 @@ export class ViewGraph {
       lastByName: false,
       readByName,
       temporal: flags.some((f) => (f & TEMPORAL) !== 0),
-      joined: this.order.filter((view) => view.runtime.hasCountedJoin),
+      joinedFrom: new Map(),
     };
     this.wakeIndex = index;
     this.wake = new Int32Array(this.order.length);

@@ -1,21 +1,48 @@
-// What one table write makes a view's joins build, known before its epoch runs (the engine refuses a
-// write past `maxEpochJoinRows` with EPOCH_TOO_LARGE before the journal or any state changes). A
-// join side fed by the written table through Map stages alone (filters, projections) gets exactly
-// the written rows those stages keep; each meets the rows the other side holds: all of them for a
-// join with no key, those under its key for an equi-join. A side fed otherwise (a Reduce, a view, a
-// join before it) is not counted: its delta is known only once the epoch runs.
-import type { Value } from '../common/types.ts';
+// How large each node's delta can be in the epoch of one table write, known before the epoch runs:
+// what lets the engine refuse a write whose views' joins would build more than `maxEpochJoinRows`
+// (EPOCH_TOO_LARGE) before the journal or any state changes, wherever the join sits — behind Map
+// stages, a GROUP BY, a DISTINCT, another join, or in a view over a view. The written rows flow
+// down the view's nodes in plan order as a bound of the rows each node emits:
+// - a count (`number`): at most that many rows, their values unknown; the row-free first pass
+//   (`exact` false) uses counts alone, a handful of arithmetic per node;
+// - rows (`KnownRows`): a superset of the rows emitted, some columns known (a GROUP BY's output
+//   knows its group keys, not the aggregates' new values), which a join probes by key.
+// A Reduce emits at most a retraction and an insertion per group the write touches; a join emits
+// what it builds, which is what is counted: per delta row, the rows the other side holds under its
+// key (join-fanout-probe.ts). A node whose output the write cannot bound (a window's renumbering, a
+// semi-join's other side, a Top-N with ties or ranks, a window-close Reduce, unnest) is UNBOUNDED:
+// joins after it are not counted (bench/README.md, "Keyless joins: one write's epoch").
+import { T, type Value } from '../common/types.ts';
+import { type RowFn, type ScalarExpr, columnsOf, compileScalar } from '../common/scalar-expr.ts';
+import {
+  type ExpandFn,
+  type ExpandGenerator,
+  compileExpand,
+  expandMaxRows,
+  expandTypes,
+} from '../common/expand.ts';
 import type { DataflowNode } from '../ivm/dataflow-plan.ts';
-import { type RowFn, compileScalar } from '../common/scalar-expr.ts';
-import type { JoinKey } from '../ivm/join-key.ts';
-import type { JoinOp } from '../ivm/ops/join-op.ts';
-import { type RowProjector, compileProjection } from '../ivm/ops/map-op.ts';
+import { type JoinKey, type KeyFn, compileKey } from '../ivm/join-key.ts';
+import type { Operator } from '../ivm/operator.ts';
+import { JoinOp } from '../ivm/ops/join-op.ts';
 
-/** One Map stage between a table and a join side, as the MapOp runs it. */
-interface MapStage {
-  readonly filter: RowFn | null;
-  readonly project: RowProjector | null;
+/** Rows with only some of their columns known (`known` null: all of them). */
+export interface KnownRows {
+  readonly rows: readonly (readonly Value[])[];
+  readonly known: readonly boolean[] | null;
 }
+
+/** A node's delta in the epoch: at most a count of rows (0: none), or known rows. */
+export type EpochDelta = number | KnownRows;
+
+/** A delta no bound can be put on before the epoch runs (joins after it are not counted). */
+export const UNBOUNDED = -1;
+
+/**
+ * Most rows a join's output is listed with for a join after it (more than this, and that join is
+ * bounded by the count alone: the most rows the other side holds under one key per row).
+ */
+const LISTED_JOIN_ROWS = 100_000;
 
 /** The rows of a write, deletes then inserts (each builds as many join rows as the other). */
 export interface WrittenRows {
@@ -23,110 +50,476 @@ export interface WrittenRows {
   readonly inserts: readonly (readonly Value[])[];
 }
 
-/** One join of a view whose sides may be fed by a table through Map stages alone. */
-export class JoinFanout {
-  /** The table feeding each side through Map stages alone (null: something else feeds it). */
-  private readonly fedBy: readonly [string | null, string | null];
-  /** Each side's Map stages from its table, in order (compiled only for a keyed join). */
-  private readonly stages: readonly [readonly MapStage[], readonly MapStage[]];
-  private readonly keyed: boolean;
+function rowCount(delta: EpochDelta): number {
+  return typeof delta === 'number' ? delta : delta.rows.length;
+}
+
+/** Whether every column `e` reads is known. */
+function covered(e: ScalarExpr, known: readonly boolean[] | null): boolean {
+  if (known === null) return true;
+  for (const c of columnsOf(e)) if (known[c] !== true) return false;
+  return true;
+}
+
+/**
+ * Rows of a Reduce's bound that stand for a group's old row: retracted only if the group exists.
+ * A join side that holds no row under such a row's key tells that it does not (its arrangement holds
+ * the side's rows). The mark follows the row through projections and expansions (a retraction stays
+ * one); a joined row loses it and is counted.
+ */
+const retractedIfHeld = new WeakSet<readonly Value[]>();
+
+const compiled = new WeakMap<ScalarExpr, RowFn>();
+function compiledOf(e: ScalarExpr): RowFn {
+  let fn = compiled.get(e);
+  if (fn === undefined) compiled.set(e, (fn = compileScalar(e)));
+  return fn;
+}
+
+/**
+ * Known rows through a filter and a projection: a filter over known columns drops what it drops (a
+ * row it fails on too, as the Map drops it); over an unknown one it keeps the row (a bound). A
+ * projected column is known when every column it reads is.
+ */
+function throughMap(
+  delta: KnownRows,
+  filter: ScalarExpr | null,
+  project: readonly ScalarExpr[] | null,
+): KnownRows {
+  const known = delta.known;
+  const test = filter !== null && covered(filter, known) ? compiledOf(filter) : null;
+  const columns = project?.map((e) => (covered(e, known) ? compiledOf(e) : null)) ?? null;
+  if (test === null && columns === null) return delta;
+  const rows: (readonly Value[])[] = [];
+  for (const row of delta.rows) {
+    try {
+      if (test !== null && test(row) !== true) continue;
+      if (columns === null) {
+        rows.push(row);
+        continue;
+      }
+      const out = columns.map((f) => (f === null ? null : f(row)));
+      // A group's old row projected is still retracted only if its group exists.
+      if (retractedIfHeld.has(row)) retractedIfHeld.add(out);
+      rows.push(out);
+    } catch {
+      continue;
+    }
+  }
+  const outKnown =
+    columns === null ? known : columns.every((f) => f !== null) ? null : columns.map((f) => f !== null);
+  return { rows, known: outKnown };
+}
+
+const expanders = new WeakMap<ExpandGenerator, ExpandFn>();
+
+/**
+ * Known rows through a FlatMap (HOP's windows, unnest, VALUES): each row with every tuple its
+ * generator yields, as the FlatMap emits them, so a GROUP BY window_start after it knows its groups.
+ * Null when the generator reads a column that is not known, or past LISTED_JOIN_ROWS rows (the
+ * caller then bounds it by its count). A row the generator fails on is dropped, as the FlatMap does.
+ */
+function throughExpand(delta: KnownRows, generator: ExpandGenerator): KnownRows | null {
+  const reads =
+    generator.kind === 'hop'
+      ? [generator.time]
+      : generator.kind === 'unnest'
+        ? [generator.array]
+        : generator.rows.flat();
+  if (!reads.every((e) => covered(e, delta.known))) return null;
+  let expand = expanders.get(generator);
+  if (expand === undefined) expanders.set(generator, (expand = compileExpand(generator)));
+  const rows: (readonly Value[])[] = [];
+  for (const row of delta.rows) {
+    let tuples: Value[][];
+    try {
+      tuples = expand(row);
+    } catch {
+      continue;
+    }
+    if (rows.length + tuples.length > LISTED_JOIN_ROWS) return null;
+    const mark = retractedIfHeld.has(row);
+    for (const tuple of tuples) {
+      const out = [...row, ...tuple];
+      if (mark) retractedIfHeld.add(out);
+      rows.push(out);
+    }
+  }
+  const known = delta.known;
+  if (known === null) return { rows, known: null };
+  return { rows, known: [...known, ...expandTypes(generator).map(() => true)] };
+}
+
+/** The deltas of the inputs taken together (a union's, or a set operation's: rows of its inputs). */
+function together(inputs: readonly EpochDelta[]): EpochDelta {
+  let count = 0;
+  let listed = true;
+  for (const d of inputs) {
+    if (d === UNBOUNDED) return UNBOUNDED;
+    count += rowCount(d);
+    if (typeof d === 'number' && d > 0) listed = false;
+  }
+  if (!listed || count === 0) return count;
+  const rows: (readonly Value[])[] = [];
+  let known: boolean[] | null = null;
+  for (const d of inputs) {
+    if (typeof d === 'number') continue;
+    for (const row of d.rows) rows.push(row);
+    if (d.known !== null) {
+      const mask = d.known;
+      known = known === null ? [...mask] : known.map((k, i) => k && mask[i] === true);
+    }
+  }
+  return { rows, known };
+}
+
+/** A Reduce's delta: at most a retraction and an insertion per group the input touches. */
+function reduceDelta(node: Extract<DataflowNode, { kind: 'reduce' }>, input: EpochDelta): EpochDelta {
+  if (node.emitOnClose !== undefined || node.closePanes !== undefined) return UNBOUNDED;
+  const keyCount = node.keyCount;
+  if (keyCount === 0) {
+    // One group, whose old and new rows a join without a key meets whole (its values unknown).
+    if (typeof input === 'number' || mayStayUnchanged(node)) return 2;
+    const retraction = new Array<Value>(node.columns.length).fill(null);
+    retractedIfHeld.add(retraction);
+    return { rows: [retraction, [...retraction]], known: retraction.map(() => false) };
+  }
+  if (typeof input === 'number') return 2 * input;
+  const keyed =
+    node.fused === null ? input : throughMap(input, node.fused.filter, node.fused.project.slice(0, keyCount));
+  for (let i = 0; i < keyCount; i++)
+    if (keyed.known !== null && keyed.known[i] !== true) return 2 * rowCount(keyed);
+  // One row per group key (a NULL in it keeps the row: a bound), its aggregates unknown.
+  const keyOf = leadingColumnsKey(keyCount);
+  const groups = new Map<JoinKey, readonly Value[]>();
+  const rows: (readonly Value[])[] = [];
+  const width = node.columns.length;
+  for (const row of keyed.rows) {
+    const key = keyOf(row);
+    if (key !== null && groups.has(key)) continue;
+    const out = new Array<Value>(width).fill(null);
+    for (let i = 0; i < keyCount; i++) out[i] = row[i] ?? null;
+    if (key !== null) groups.set(key, out);
+    // The group's old row, retracted only if the group exists: a join holding no row under its key
+    // drops it (see `present`).
+    const retraction = [...out];
+    retractedIfHeld.add(retraction);
+    rows.push(retraction, out);
+  }
+  // Its groups may come out unchanged (a MAX a row does not pass): known only as a bound (joinDelta).
+  if (mayStayUnchanged(node)) return rows.length;
+  return { rows, known: Array.from({ length: width }, (_, i) => i < keyCount) };
+}
+
+/** Aggregates a row can enter a group without changing: MIN, MAX, bool_and, bool_or, DISTINCT. */
+const STEADY_AGGREGATES: ReadonlySet<string> = new Set(['min', 'max', 'bool_and', 'bool_or']);
+
+/**
+ * Whether a group the write touches may keep its row (no retraction, no insertion) because every
+ * aggregate of it may keep its value: q5's maximum per window, where a bid that is not the new
+ * maximum changes nothing past the Reduce, and a count of its groups would charge the whole window.
+ */
+function mayStayUnchanged(node: Extract<DataflowNode, { kind: 'reduce' }>): boolean {
+  const aggregates = node.aggregates;
+  return aggregates.length > 0 && aggregates.every((a) => a.distinct || STEADY_AGGREGATES.has(a.fn));
+}
+
+/** The key of a row's first `count` columns, as a join or a group compares them (NULL: none). */
+function leadingColumnsKey(count: number): KeyFn {
+  return compileKey(
+    Array.from({ length: count }, (_, index) => ({ kind: 'col', index, name: '', type: T.unknown })),
+  );
+}
+
+/** A DISTINCT's delta: each distinct row at most once (a row with a NULL or an unknown value kept). */
+function distinctRows(delta: KnownRows): KnownRows {
+  const width = delta.rows[0]?.length ?? 0;
+  if (delta.known !== null || width === 0) return delta;
+  const keyOf = leadingColumnsKey(width);
+  const seen = new Set<JoinKey>();
+  const rows: (readonly Value[])[] = [];
+  for (const row of delta.rows) {
+    const key = keyOf(row);
+    if (key !== null) {
+      if (seen.has(key)) continue;
+      seen.add(key);
+    }
+    rows.push(row);
+  }
+  return { rows, known: null };
+}
+
+/** The rows of `rows` a join's side `side` can see change: a group's old row only if it holds it. */
+function present(
+  op: JoinOp,
+  side: 0 | 1,
+  rows: readonly (readonly Value[])[],
+): readonly (readonly Value[])[] {
+  let out: (readonly Value[])[] | null = null;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i] as readonly Value[];
+    const gone = retractedIfHeld.has(row) && !op.holdsKeyOf(side, row);
+    if (gone && out === null) out = rows.slice(0, i);
+    else if (!gone && out !== null) out.push(row);
+  }
+  return out ?? rows;
+}
+
+/** The nodes of one view's plan, and the bound of each one's delta in a write's epoch. */
+export class ViewDeltaBound {
+  /** By position in `nodes`: the positions of its inputs. */
+  private readonly inputAt: readonly (readonly number[])[];
+  private readonly outputAt: number;
+  /** Whether some node is a join this bound counts. */
+  readonly hasJoin: boolean;
+  /** By position: whether a join of this view reads the node's output, directly or further down. */
+  private readonly feedsJoin: readonly boolean[];
+  private readonly deltas: EpochDelta[];
+  /** What `epoch` returns, one object reused (read before the next call). */
+  private readonly result: { output: EpochDelta; built: number } = { output: 0, built: 0 };
 
   constructor(
-    private readonly op: JoinOp,
-    node: Extract<DataflowNode, { kind: 'join' }>,
-    byId: ReadonlyMap<number, DataflowNode>,
+    private readonly nodes: readonly { readonly node: DataflowNode; readonly op: Operator | null }[],
+    outputId: number,
   ) {
-    this.keyed = node.leftKey.length > 0;
-    const left = plainTableOf(node.inputs[0] as number, byId);
-    const right = plainTableOf(node.inputs[1] as number, byId);
-    this.fedBy = [left?.table ?? null, right?.table ?? null];
-    const compile = (maps: readonly MapNode[] | undefined): MapStage[] =>
-      !this.keyed || maps === undefined
+    const at = new Map(nodes.map((r, i) => [r.node.id, i]));
+    this.inputAt = nodes.map((r) =>
+      r.node.kind === 'input' || r.node.kind === 'values'
         ? []
-        : maps.map((m) => ({
-            filter: m.filter === null ? null : compileScalar(m.filter),
-            project: m.project === null ? null : compileProjection(m.project),
-          }));
-    this.stages = [compile(left?.maps), compile(right?.maps)];
-  }
-
-  /** Whether a write to some table can be counted here (a side is a table's, through Maps alone). */
-  get counted(): boolean {
-    return this.fedBy[0] !== null || this.fedBy[1] !== null;
+        : r.node.inputs.map((id) => at.get(id) as number),
+    );
+    this.outputAt = at.get(outputId) as number;
+    this.hasJoin = nodes.some((r) => r.op instanceof JoinOp);
+    const feedsJoin = nodes.map(() => false);
+    for (let i = nodes.length - 1; i >= 0; i--) {
+      if (!feedsJoin[i] && !(nodes[i]?.op instanceof JoinOp)) continue;
+      for (const p of this.inputAt[i] as readonly number[]) feedsJoin[p] = true;
+    }
+    this.feedsJoin = feedsJoin;
+    this.deltas = new Array<EpochDelta>(nodes.length).fill(0);
   }
 
   /**
-   * A bound of `rowsBuilt` that reads no row: each of `rows` written rows meets at most the rows
-   * the other side holds under one key (all of them without a key), twice for an outer join's
-   * padding, plus one padded row; and each other written row when both sides read the table.
+   * The view's output delta and the rows its joins build, when its inputs change by `inputOf`
+   * (a relation's delta; 0: unchanged). `exact` false: counts alone, no row read (a bound at least
+   * the exact one); true: the written rows go through, and joins probe by key. `outputRead`: a
+   * view with a join reads this one's output (its joins' rows are then listed for it to probe).
    */
-  ceiling(table: string, rows: number): number {
-    const leftFed = this.fedBy[0] === table;
-    const rightFed = this.fedBy[1] === table;
-    if (!leftFed && !rightFed) return 0;
-    const per = this.keyed ? 2 : 1;
+  epoch(
+    inputOf: (source: string) => EpochDelta,
+    exact: boolean,
+    outputRead: boolean,
+  ): { output: EpochDelta; built: number } {
+    const deltas = this.deltas;
     let built = 0;
-    if (leftFed) built += rows * (per * this.op.rowsUnderOneKey(1) + 1);
-    if (rightFed) built += rows * (per * this.op.rowsUnderOneKey(0) + 1);
-    if (leftFed && rightFed) built += rows * rows;
-    return built;
-  }
-
-  /**
-   * Rows this join builds at most in an epoch that writes `written` to `table`. No key: each
-   * written row (before its side's filter) times the rows the other side holds. A key: each
-   * written row its side's Maps keep probes the other side's arrangement under its key
-   * (JoinOp.probeRows), so the count costs the write, not the state. A table on both sides (a
-   * self-join) adds the pairs among the written rows: those of one key on each side.
-   */
-  rowsBuilt(table: string, written: WrittenRows): number {
-    const leftFed = this.fedBy[0] === table;
-    const rightFed = this.fedBy[1] === table;
-    if (!leftFed && !rightFed) return 0;
-    if (!this.keyed) {
-      const count = written.deletes.length + written.inserts.length;
-      const [leftRows, rightRows] = this.op.arrangedRows();
-      return (
-        (leftFed ? count * rightRows : 0) +
-        (rightFed ? count * leftRows : 0) +
-        (leftFed && rightFed ? count * count : 0)
-      );
-    }
-    // One side (the usual case): no key kept, nothing allocated but the rows its Maps build.
-    if (!rightFed) return this.probe(0, written, null);
-    if (!leftFed) return this.probe(1, written, null);
-    const leftKeys: (JoinKey | null)[] = [];
-    const rightKeys: (JoinKey | null)[] = [];
-    const built = this.probe(0, written, leftKeys) + this.probe(1, written, rightKeys);
-    return built + pairsAmong(leftKeys, rightKeys);
-  }
-
-  /** JoinOp.probeRows of the written rows as side `side` sees them (deletes, then inserts). */
-  private probe(side: 0 | 1, written: WrittenRows, keys: (JoinKey | null)[] | null): number {
-    if (this.stages[side].length > 0) return this.op.probeRows(side, this.mapped(side, written), keys);
-    return this.op.probeRows(side, written.deletes, keys) + this.op.probeRows(side, written.inserts, keys);
-  }
-
-  /** The written rows as side `side` sees them: through its Map stages (a row that fails is dropped). */
-  private mapped(side: 0 | 1, written: WrittenRows): readonly (readonly Value[])[] {
-    const stages = this.stages[side];
-    const out: (readonly Value[])[] = [];
-    for (const list of [written.deletes, written.inserts]) {
-      next: for (let i = 0; i < list.length; i++) {
-        let row = list[i] as readonly Value[];
-        try {
-          for (const stage of stages) {
-            if (stage.filter !== null && stage.filter(row) !== true) continue next;
-            if (stage.project !== null) row = stage.project(row);
-          }
-        } catch {
-          continue;
-        }
-        out.push(row);
+    for (let i = 0; i < this.nodes.length; i++) {
+      const { node, op } = this.nodes[i] as { node: DataflowNode; op: Operator | null };
+      if (node.kind === 'input') {
+        deltas[i] = inputOf(node.source);
+        continue;
       }
+      if (node.kind === 'values') {
+        deltas[i] = 0;
+        continue;
+      }
+      const inputs = this.inputAt[i] as readonly number[];
+      const first = deltas[inputs[0] as number] as EpochDelta;
+      let changed = false;
+      for (let k = 0; k < inputs.length; k++) if (deltas[inputs[k] as number] !== 0) changed = true;
+      if (!changed) {
+        // A temporal filter's clock may release rows with no input: not counted (see the header).
+        deltas[i] = 0;
+        continue;
+      }
+      const second = inputs.length > 1 ? (deltas[inputs[1] as number] as EpochDelta) : 0;
+      if (
+        node.kind === 'join' &&
+        op instanceof JoinOp &&
+        typeof first === 'number' &&
+        typeof second === 'number'
+      ) {
+        // Counts alone. The row-free pass: arithmetic, nothing allocated. The exact pass: a side
+        // known only by a count is not counted (joinDelta), nor is what comes after it.
+        const rows =
+          exact || first === UNBOUNDED || second === UNBOUNDED ? 0 : countedJoinRows(node, op, first, second);
+        built += rows;
+        deltas[i] = exact || first === UNBOUNDED || second === UNBOUNDED ? UNBOUNDED : rows;
+        continue;
+      }
+      if (node.kind === 'join' && op instanceof JoinOp) {
+        // Rows listed only for a join further down to probe: otherwise the count is all it needs.
+        const list = exact && (outputRead || this.feedsJoin[i] === true);
+        const counted = joinDelta(node, op, first, deltas[inputs[1] as number] as EpochDelta, list);
+        built += counted.built;
+        deltas[i] = counted.output;
+        continue;
+      }
+      deltas[i] = nodeDelta(node, first, deltas, inputs);
     }
-    return out;
+    const result = this.result;
+    result.output = deltas[this.outputAt] as EpochDelta;
+    result.built = built;
+    // No row list outlives the count.
+    deltas.fill(0);
+    return result;
   }
+}
+
+/** A node's delta from its inputs' (a join's is joinDelta). */
+function nodeDelta(
+  node: DataflowNode,
+  first: EpochDelta,
+  deltas: readonly EpochDelta[],
+  inputs: readonly number[],
+): EpochDelta {
+  switch (node.kind) {
+    case 'map':
+      return typeof first === 'number' ? first : throughMap(first, node.filter, node.project);
+    case 'reduce':
+      return first === UNBOUNDED ? UNBOUNDED : reduceDelta(node, first);
+    case 'distinct':
+      return typeof first === 'number' ? first : distinctRows(first);
+    case 'output':
+    case 'temporalFilter':
+      return first;
+    case 'union':
+    case 'setop':
+      return together(inputs.map((p) => deltas[p] as EpochDelta));
+    case 'semijoin':
+      // A change of the subquery's side passes or stops every left row under its key.
+      return deltas[inputs[1] as number] !== 0 ? UNBOUNDED : first;
+    case 'flatmap': {
+      if (first === UNBOUNDED) return UNBOUNDED;
+      const expanded = typeof first === 'number' ? null : throughExpand(first, node.generator);
+      if (expanded !== null) return expanded;
+      if (node.generator.kind === 'unnest') return UNBOUNDED;
+      return rowCount(first) * expandMaxRows(node.generator);
+    }
+    case 'topn':
+      // Without ranks or ties, a row in or out of the kept range moves at most one other across it.
+      if (first === UNBOUNDED || node.rank !== 'row_number' || node.emitRank) return UNBOUNDED;
+      return 2 * rowCount(first);
+    default:
+      // window (a change renumbers its partition), temporalJoin, and anything new.
+      return UNBOUNDED;
+  }
+}
+
+/**
+ * The rows a join builds when its sides change by `left` and `right`, and its output delta. A side
+ * listed with its key's columns known probes the other side once per row (JoinOp.probeRows); a
+ * listed side of a join with no key meets every row the other side holds, twice for an outer join's
+ * padding, plus its own padded row. Both sides changed: the pairs among the deltas too (each side
+ * an aggregate of the same write is two lists of group keys). A side known by its count alone, or
+ * whose key is not known, is not counted: the join's rows are then what was counted of the other
+ * side, and its output UNBOUNDED (joins after it are not counted either).
+ */
+function joinDelta(
+  node: Extract<DataflowNode, { kind: 'join' }>,
+  op: JoinOp,
+  left: EpochDelta,
+  right: EpochDelta,
+  list: boolean,
+): { built: number; output: EpochDelta } {
+  if (left === UNBOUNDED || right === UNBOUNDED) return { built: 0, output: UNBOUNDED };
+  const keyed = node.leftKey.length > 0;
+  const pads: readonly [boolean, boolean] = [
+    node.joinKind === 'left' || node.joinKind === 'full',
+    node.joinKind === 'right' || node.joinKind === 'full',
+  ];
+  const both = left !== 0 && right !== 0;
+  const keys: [(JoinKey | null)[] | null, (JoinKey | null)[] | null] = [null, null];
+  let built = 0;
+  let uncounted = false;
+  for (const side of [0, 1] as const) {
+    const delta = side === 0 ? left : right;
+    if (delta === 0) continue;
+    const other = side === 0 ? 1 : 0;
+    const keyExprs = side === 0 ? node.leftKey : node.rightKey;
+    if (typeof delta !== 'number' && keyed && keyExprs.every((e) => covered(e, delta.known))) {
+      const sideKeys: (JoinKey | null)[] | null = both ? [] : null;
+      const rows = present(op, side, delta.rows);
+      if (side === 0) left = { rows, known: delta.known };
+      else right = { rows, known: delta.known };
+      built += op.probeRows(side, rows, sideKeys);
+      keys[side] = sideKeys;
+      continue;
+    }
+    if (typeof delta !== 'number' && !keyed) {
+      // No key: each row meets every row the other side holds, exactly.
+      built += rowCount(delta) * ((pads[other] ? 2 : 1) * op.sideRows(other) + (pads[side] ? 1 : 0));
+      continue;
+    }
+    // Known only by a count, or by rows whose key is not known: the most the other side holds under
+    // one key per row is a bound far above what such a side builds (two aggregates of one write
+    // joined by window), and a refused legitimate write is worse than an epoch left uncounted.
+    uncounted = true;
+  }
+  if (uncounted) return { built, output: UNBOUNDED };
+  if (both) {
+    const [leftKeys, rightKeys] = keys;
+    built +=
+      leftKeys !== null && rightKeys !== null
+        ? pairsAmong(leftKeys, rightKeys)
+        : rowCount(left) * rowCount(right);
+  }
+  return { built, output: list && !both && keyed ? listed(node, op, left, right, built) : built };
+}
+
+/**
+ * The rows a join builds at most when its sides change by `left` and `right` rows whose values are
+ * not known: each meets the most rows the other side can hold under one key (all of them with no
+ * key), twice for an outer join's padding, plus its own padded row; both: the pairs among them.
+ */
+function countedJoinRows(
+  node: Extract<DataflowNode, { kind: 'join' }>,
+  op: JoinOp,
+  left: number,
+  right: number,
+): number {
+  const keyed = node.leftKey.length > 0;
+  const padLeft = node.joinKind === 'left' || node.joinKind === 'full';
+  const padRight = node.joinKind === 'right' || node.joinKind === 'full';
+  let built = 0;
+  if (left > 0) {
+    const most = keyed ? op.rowsUnderOneKey(1) : op.sideRows(1);
+    built += left * ((padRight ? 2 : 1) * most + (padLeft ? 1 : 0));
+  }
+  if (right > 0) {
+    const most = keyed ? op.rowsUnderOneKey(0) : op.sideRows(0);
+    built += right * ((padLeft ? 2 : 1) * most + (padRight ? 1 : 0));
+  }
+  return built + left * right;
+}
+
+/**
+ * A join's output as rows, for a join further down to probe by key: when one side changed, was
+ * probed, and builds few enough rows to list; otherwise its count.
+ */
+function listed(
+  node: Extract<DataflowNode, { kind: 'join' }>,
+  op: JoinOp,
+  left: EpochDelta,
+  right: EpochDelta,
+  built: number,
+): EpochDelta {
+  const side = left !== 0 ? 0 : 1;
+  const delta = side === 0 ? left : right;
+  if (typeof delta === 'number' || built > LISTED_JOIN_ROWS) return built;
+  const keyExprs = side === 0 ? node.leftKey : node.rightKey;
+  if (!keyExprs.every((e) => covered(e, delta.known))) return built;
+  const joined = op.joinedRows(side, delta.rows, LISTED_JOIN_ROWS);
+  if (joined === null) return built;
+  // The joined layout: the changed side's known columns, the other side's all (when held whole).
+  let known: boolean[] | null = null;
+  if (delta.known !== null || !joined.complete) {
+    const widths = op.sideWidths();
+    const mine = delta.known ?? new Array<boolean>(widths[side]).fill(true);
+    const theirs = new Array<boolean>(widths[side === 0 ? 1 : 0]).fill(joined.complete);
+    known = side === 0 ? [...mine, ...theirs] : [...theirs, ...mine];
+  }
+  const rows: KnownRows = { rows: joined.rows, known };
+  return node.fused === null ? rows : throughMap(rows, node.fused.filter, node.fused.project);
 }
 
 /** Pairs of rows, one from each list, with equal keys that are not NULL. */
@@ -157,14 +550,4 @@ export function mapChainOf(
   }
   if (node === undefined || node.kind !== 'input') return null;
   return { input: node, maps: maps.reverse() };
-}
-
-/** The table whose rows reach node `id` through Map stages alone (not a view), with those stages. */
-function plainTableOf(
-  id: number,
-  byId: ReadonlyMap<number, DataflowNode>,
-): { readonly table: string; readonly maps: readonly MapNode[] } | null {
-  const chain = mapChainOf(id, byId);
-  if (chain === null || chain.input.sourceKind !== 'table') return null;
-  return { table: chain.input.source, maps: chain.maps };
 }

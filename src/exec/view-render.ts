@@ -31,7 +31,7 @@ import { FoldingReduce } from './workers/folding-reduce.ts';
 import { foldOf, partitioningOf } from './workers/partition-eligibility.ts';
 import type { PartitionPool } from './workers/partition-pool.ts';
 import { ViewErrors } from './view-errors.ts';
-import { JoinFanout, type WrittenRows } from './view-join-fanout.ts';
+import { type EpochDelta, ViewDeltaBound } from './view-join-fanout.ts';
 
 interface RenderedNode {
   readonly node: DataflowNode;
@@ -62,8 +62,8 @@ export abstract class RenderedView extends ViewErrors {
   /** HOP's pane Reduces under EMIT ON WINDOW CLOSE: they free a pane when its last window closes. */
   readonly panes: PaneCloseOp[] = [];
 
-  /** The view's joins that a table feeds on some side through Map stages alone (view-join-fanout.ts). */
-  private readonly countedJoins: JoinFanout[] = [];
+  /** How large each node's delta can be in a write's epoch, and the rows its joins build (view-join-fanout.ts). */
+  private readonly deltaBound: ViewDeltaBound;
 
   /** Shared arrangements this runtime's joins probe (released when the view goes). */
   readonly sharedArrangements: string[] = [];
@@ -196,9 +196,6 @@ export abstract class RenderedView extends ViewErrors {
             other,
           );
           this.rendered.push({ node, inputs: node.inputs, op });
-          // One-off evaluations (a budget) count their rows as they go: no count ahead for them.
-          const fanout = joinBudget === null ? new JoinFanout(op, node, byId) : null;
-          if (fanout?.counted === true) this.countedJoins.push(fanout);
           break;
         }
         case 'temporalJoin': {
@@ -246,6 +243,7 @@ export abstract class RenderedView extends ViewErrors {
     // Changes to closed windows are counted where they are dropped: at the panes, when there are some.
     for (const op of this.closing) for (const panes of this.panes) op.countIgnoredOf(panes);
     this.output = output;
+    this.deltaBound = new ViewDeltaBound(this.rendered, plan.output);
   }
 
   /** Sources (tables or views) this view reads. */
@@ -277,30 +275,21 @@ export abstract class RenderedView extends ViewErrors {
   }
 
   /**
-   * Rows the view's joins would build at most in an epoch that writes `rows` rows to `table`, with
-   * no row read (JoinFanout.ceiling): when the views' sum is within the bound, nothing is counted.
+   * The view's output delta and the rows its joins build in an epoch where its inputs change by
+   * `inputOf`, known before the epoch runs (ViewDeltaBound.epoch): `exact` false counts alone (no
+   * row read), true probes the joins by key, a cost of the write, not of the state.
    */
-  joinRowsCeiling(table: string, rows: number): number {
-    let built = 0;
-    const joins = this.countedJoins;
-    for (let i = 0; i < joins.length; i++) built += (joins[i] as JoinFanout).ceiling(table, rows);
-    return built;
+  epochDeltaBound(
+    inputOf: (source: string) => EpochDelta,
+    exact: boolean,
+    outputRead: boolean,
+  ): { readonly output: EpochDelta; readonly built: number } {
+    return this.deltaBound.epoch(inputOf, exact, outputRead);
   }
 
-  /**
-   * Rows the view's joins would build in an epoch that writes `written` to `table`, known before
-   * the epoch runs (JoinFanout.rowsBuilt): the cost is the write's, not the state's.
-   */
-  joinRowsBuilt(table: string, written: WrittenRows): number {
-    let built = 0;
-    const joins = this.countedJoins;
-    for (let i = 0; i < joins.length; i++) built += (joins[i] as JoinFanout).rowsBuilt(table, written);
-    return built;
-  }
-
-  /** Whether some join of the view is fed by a table through Map stages alone (see joinRowsBuilt). */
-  get hasCountedJoin(): boolean {
-    return this.countedJoins.length > 0;
+  /** Whether some node of the view is a join (whose rows a write's epoch bound counts). */
+  get hasJoin(): boolean {
+    return this.deltaBound.hasJoin;
   }
 
   /**

@@ -40,7 +40,7 @@ import { type JoinSideRows, TableJoinSide } from '../join-table-side.ts';
 import { StagedProbe } from './join-staged-probe.ts';
 import { columnPicks, keepsEveryColumn } from './join-picks.ts';
 import { forEachDeltaPair } from './join-delta-pairs.ts';
-import { probeRows, rowsUnderOneKey } from './join-fanout-probe.ts';
+import { holdsKeyOf, joinedRows, probeRows, rowsUnderOneKey } from './join-fanout-probe.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { Operator, RowErrorSink } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
@@ -224,6 +224,17 @@ export class JoinOp implements Operator, Stateful {
     const other = side === LEFT ? RIGHT : LEFT;
     const pad = { mine: this.pad[side], theirs: this.pad[other] };
     return probeRows(this.arranged[other], this.keys[side], pad, rows, keys);
+  }
+
+  /** The rows `rows` on side `side` would build, joined, residual not applied; null past `limit`. */
+  joinedRows(
+    side: 0 | 1,
+    rows: readonly (readonly Value[])[],
+    limit: number,
+  ): { readonly rows: (readonly Value[])[]; readonly complete: boolean } | null {
+    const other = side === LEFT ? RIGHT : LEFT;
+    const pad = { mine: this.pad[side], theirs: this.pad[other] };
+    return joinedRows(this.arranged[other], this.keys[side], pad, side, this.widths, rows, limit);
   }
 
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
@@ -563,6 +574,16 @@ export class JoinOp implements Operator, Stateful {
   stateSize(): number {
     const kept = this.tableSide === null ? 0 : this.tableSide.stateBytes;
     return this.owned().reduce((bytes, a) => bytes + a.stateBytes, kept);
+  }
+
+  /** Whether side `side` holds a row under the key of `row` (join-fanout-probe.ts). */
+  holdsKeyOf(side: 0 | 1, row: readonly Value[]): boolean {
+    return holdsKeyOf(this.arranged[side], this.keys[side], row);
+  }
+
+  /** Columns of each input (a joined row is the left's, then the right's). */
+  sideWidths(): readonly [number, number] {
+    return this.widths;
   }
 
   /** Rows arranged on each side (for EXPLAIN-level metrics and tests). */
