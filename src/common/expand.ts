@@ -90,6 +90,14 @@ export function expandMaxRows(g: ExpandGenerator): number {
   return hopWindowCount(g.slide, g.size) ?? 0;
 }
 
+/** The expressions `g` reads of its input row. */
+export function expandReads(g: ExpandGenerator): ScalarExpr[] {
+  if (g.kind === 'hop') return [g.time];
+  if (g.kind === 'unnest') return [g.array];
+  if (g.kind === 'series') return [g.start, g.stop, ...(g.step !== null ? [g.step] : [])];
+  return g.rows.flat();
+}
+
 /** The types of the columns `g` appends. */
 export function expandTypes(g: ExpandGenerator): SqlType[] {
   if (g.kind === 'unnest') {

@@ -19,6 +19,7 @@ import {
   type ExpandGenerator,
   compileExpand,
   expandMaxRows,
+  expandReads,
   expandTypes,
 } from '../common/expand.ts';
 import type { DataflowNode } from '../ivm/dataflow-plan.ts';
@@ -120,13 +121,7 @@ const expanders = new WeakMap<ExpandGenerator, ExpandFn>();
  * caller then bounds it by its count). A row the generator fails on is dropped, as the FlatMap does.
  */
 function throughExpand(delta: KnownRows, generator: ExpandGenerator): KnownRows | null {
-  const reads =
-    generator.kind === 'hop'
-      ? [generator.time]
-      : generator.kind === 'unnest'
-        ? [generator.array]
-        : generator.rows.flat();
-  if (!reads.every((e) => covered(e, delta.known))) return null;
+  if (!expandReads(generator).every((e) => covered(e, delta.known))) return null;
   let expand = expanders.get(generator);
   if (expand === undefined) expanders.set(generator, (expand = compileExpand(generator)));
   const rows: (readonly Value[])[] = [];
