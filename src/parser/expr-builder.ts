@@ -256,8 +256,21 @@ function makeInfix(op: InfixOp, left: Expr, right: Expr, pos: Pos): Expr {
         similar: true,
         pos,
       };
-    default:
+    default: {
+      // `x = ANY (SELECT …)` is `x IN (SELECT …)` and `x <> ALL (SELECT …)` is `x NOT IN (SELECT …)`,
+      // as the SQL standard defines IN, NULLs included: the predicate subquery the binder plans.
+      const subquery =
+        right.kind === 'function' && right.args.length === 1 && right.args[0]?.kind === 'subquery'
+          ? right.args[0]
+          : undefined;
+      if (subquery !== undefined && op === '=' && right.kind === 'function' && right.name === ARRAY_ANY) {
+        return { kind: 'inList', operand: left, list: [subquery], negated: false, pos };
+      }
+      if (subquery !== undefined && op === '<>' && right.kind === 'function' && right.name === ARRAY_ALL) {
+        return { kind: 'inList', operand: left, list: [subquery], negated: true, pos };
+      }
       return { kind: 'binary', op, left, right, pos };
+    }
   }
 }
 

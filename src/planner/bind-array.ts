@@ -240,10 +240,14 @@ export function bindQuantified(
     throw new SluiceError('NOT_SUPPORTED', `operator ${op} ${word} (array) is not supported`, {
       position: pos,
     });
+  // `= ANY (SELECT …)` and `<> ALL (SELECT …)` are IN and NOT IN (the parser writes them so).
   if (quantifier.args[0]?.kind === 'subquery')
-    throw new SluiceError('NOT_SUPPORTED', `${word} (subquery) is not supported`, {
+    throw new SluiceError('NOT_SUPPORTED', `operator ${op} ${word} (subquery) is not supported`, {
       position: quantifier.pos,
-      hint: word === 'ANY' ? 'write x IN (SELECT ...)' : 'write NOT EXISTS (SELECT ... WHERE ...)',
+      hint:
+        word === 'ANY'
+          ? 'compare with the MIN or MAX of the subquery (a scalar subquery), or write EXISTS (SELECT … WHERE …)'
+          : 'compare with the MIN or MAX of the subquery (a scalar subquery), or write NOT EXISTS (SELECT … WHERE …)',
     });
   let arr = array;
   if (
