@@ -7,36 +7,23 @@
 // per template, SLUICE_EPOCHS=<e> epochs per seed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { deriveSeed } from './support/random-workload.ts';
-import { joinReplayCommand, runJoinDifferential } from './support/join-workload.ts';
+import { runTemplateSeeds } from './support/template-seeds.ts';
 import { GROUPING_SET_TEMPLATES } from './support/grouping-set-templates.ts';
 import { Engine } from '../src/exec/engine.ts';
 import { assertRefused, type RefusedStatement } from './support/sql-errors.ts';
 
 const SEEDS = Number(process.env['SLUICE_GROUPING_SEEDS'] ?? 3);
 const EPOCHS = Number(process.env['SLUICE_EPOCHS'] ?? 80);
-const only = process.env['SLUICE_SEED'];
 const oneTemplate = process.env['SLUICE_JOIN_TEMPLATE'];
 
 const templates: readonly string[] = oneTemplate !== undefined ? [oneTemplate] : GROUPING_SET_TEMPLATES;
 
 for (const template of templates) {
   test(`grouping sets differential: ${template}`, () => {
-    const seeds =
-      only !== undefined
-        ? [Number(only)]
-        : Array.from({ length: SEEDS }, (_, i) => deriveSeed(20261207 + templates.indexOf(template), i));
-    let checks = 0;
-    for (const seed of seeds) {
-      const r = runJoinDifferential(seed, {
-        epochs: EPOCHS,
-        templates: [template],
-        replay: (s) => `SLUICE_JOIN_TEMPLATE=${template} SLUICE_EPOCHS=${EPOCHS} ${joinReplayCommand(s)}`,
-      });
-      checks += r.checks;
-    }
-    console.log(`${template}: ${seeds.length} seeds × ${EPOCHS} epochs, ${checks} views equal to SQLite`);
-    assert.ok(checks > 0, 'no view was compared');
+    const seedBase = 20261207 + templates.indexOf(template);
+    const r = runTemplateSeeds(template, { seeds: SEEDS, epochs: EPOCHS, seedBase });
+    console.log(`${template}: ${r.seeds} seeds × ${EPOCHS} epochs, ${r.checks} views equal to SQLite`);
+    assert.ok(r.checks > 0, 'no view was compared');
   });
 }
 

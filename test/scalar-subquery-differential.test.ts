@@ -8,8 +8,7 @@
 // template, SLUICE_EPOCHS=<e> epochs per seed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { deriveSeed } from './support/random-workload.ts';
-import { joinReplayCommand, runJoinDifferential } from './support/join-workload.ts';
+import { runTemplateSeeds } from './support/template-seeds.ts';
 import { SCALAR_ROWS_TEMPLATES, SCALAR_TEMPLATES } from './support/scalar-subquery-templates.ts';
 
 const SEEDS = Number(process.env['SLUICE_SCALAR_SEEDS'] ?? 4);
@@ -22,23 +21,10 @@ const templates: readonly string[] =
 
 for (const template of templates) {
   test(`scalar subquery differential: ${template}`, () => {
-    const seeds =
-      only !== undefined
-        ? [Number(only)]
-        : Array.from({ length: SEEDS }, (_, i) => deriveSeed(20261202 + templates.indexOf(template), i));
-    let checks = 0;
-    let erred = 0;
-    for (const seed of seeds) {
-      const r = runJoinDifferential(seed, {
-        epochs: EPOCHS,
-        templates: [template],
-        replay: (s) => `SLUICE_JOIN_TEMPLATE=${template} SLUICE_EPOCHS=${EPOCHS} ${joinReplayCommand(s)}`,
-      });
-      checks += r.checks;
-      erred += r.erred;
-    }
+    const seedBase = 20261202 + templates.indexOf(template);
+    const { seeds, checks, erred } = runTemplateSeeds(template, { seeds: SEEDS, epochs: EPOCHS, seedBase });
     console.log(
-      `${template}: ${seeds.length} seeds × ${EPOCHS} epochs, ${checks} views equal to SQLite, ${erred} rightly in error`,
+      `${template}: ${seeds} seeds × ${EPOCHS} epochs, ${checks} views equal to SQLite, ${erred} rightly in error`,
     );
     assert.ok(checks > 0, 'no view was compared');
     // The templates whose subquery can return several rows must have been seen both ways.
