@@ -30,6 +30,9 @@ export type BinaryOp =
   | '<='
   | '>'
   | '>='
+  /** Null-safe (in)equality: NULL is not distinct from NULL, and distinct from any value. */
+  | 'is distinct from'
+  | 'is not distinct from'
   | 'and'
   | 'or'
   | '||'

@@ -51,6 +51,12 @@ export interface Located {
 const infixPrecedence: Readonly<Record<InfixOp, number>> = {
   or: 1,
   and: 2,
+  // PostgreSQL: IS [NOT] DISTINCT FROM binds as IS does (looser than = and tighter than NOT); its
+  // right side takes comparisons (`a IS DISTINCT FROM b = c` is `a IS DISTINCT FROM (b = c)`).
+  // PostgreSQL makes IS non-associative (`a IS DISTINCT FROM b IS NULL` is a syntax error there);
+  // here it nests to the left, as every other operator does.
+  'is distinct from': 4,
+  'is not distinct from': 4,
   '=': 5,
   '<>': 5,
   '<': 5,

@@ -140,6 +140,10 @@ const COMPARISONS: Partial<Record<string, ScalarFn>> = {
   '>': 'gt',
   '>=': 'ge',
 };
+const NULL_SAFE_COMPARISONS: Partial<Record<string, ScalarFn>> = {
+  'is distinct from': 'is_distinct_from',
+  'is not distinct from': 'is_not_distinct_from',
+};
 const ARITHMETIC: Partial<Record<string, ScalarFn>> = {
   '+': 'add',
   '-': 'sub',
@@ -188,6 +192,10 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
         return bindQuantified(e.op, left, e.right, array, e.pos);
       }
       const right = rec(e.right);
+      const nullSafe = NULL_SAFE_COMPARISONS[e.op];
+      // PostgreSQL resolves IS [NOT] DISTINCT FROM as the `=` operator of the two types (its errors
+      // name `=`): the same coercions, the same equality, with NULL equal to NULL.
+      if (nullSafe !== undefined) return compare(nullSafe, '=', left, right, e.pos);
       if (e.op === '~' || e.op === '~*' || e.op === '!~' || e.op === '!~*') {
         return bindRegexMatch(e.op, left, right, e.right.pos, e.pos);
       }

@@ -117,6 +117,19 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
       concatWords.add(i);
       hidden.add(i + 1).add(i + 2);
     }
+    // `x IS [NOT] DISTINCT FROM y`: node-sql-parser reads only `IS DISTINCT FROM column`, so it
+    // sees `x || y` and the converter builds the operator from our tokens, with PostgreSQL's
+    // precedence (expr-builder.ts).
+    const negatedDistinct = isWordText(next, 'not') ? 1 : 0;
+    if (
+      isWordText(token, 'is') &&
+      isWordText(tokens[i + 1 + negatedDistinct], 'distinct') &&
+      isWordText(tokens[i + 2 + negatedDistinct], 'from') &&
+      i + 3 + negatedDistinct < tokens.length
+    ) {
+      concatWords.add(i);
+      for (let j = i + 1; j <= i + 2 + negatedDistinct; j++) hidden.add(j);
+    }
     // PostgreSQL's non-reserved words node-sql-parser will not read as a name (`SELECT at, by FROM
     // t`): where one is a name it is shown a filler name, as a quoted identifier is, and the
     // converter reads the name from our token.

@@ -127,7 +127,18 @@ export abstract class ExpressionConverter extends TokenCursor {
         const caret = item.infix === '*' && this.peek()?.tokenType === Caret;
         if (atTimeZone) for (const word of ['at', 'time', 'zone']) this.word(word);
         else if (caret) this.expect(Caret);
-        else this.infixOperator(item.node);
+        else if (isWordText(this.peek(), 'is')) {
+          // `IS [NOT] DISTINCT FROM` is rendered as `||` too (adapter-tokens.ts)
+          this.word('is');
+          const negated = this.optionalWord('not');
+          this.word('distinct');
+          this.word('from');
+          pieces.push({
+            kind: 'infix',
+            op: negated !== undefined ? 'is not distinct from' : 'is distinct from',
+          });
+          continue;
+        } else this.infixOperator(item.node);
         pieces.push({ kind: 'infix', op: atTimeZone ? 'at time zone' : caret ? '^' : item.infix });
         continue;
       }
@@ -337,15 +348,11 @@ export abstract class ExpressionConverter extends TokenCursor {
     return items;
   }
 
-  /** The right side of IS / IS NOT: NULL, TRUE or FALSE (IS DISTINCT FROM is not supported). */
+  /** The right side of IS / IS NOT: NULL, TRUE or FALSE (IS DISTINCT FROM is an infix, see flatten). */
   protected isValue(right: unknown): 'null' | 'true' | 'false' {
     if (isNode(right)) {
       if (right['type'] === 'null') return 'null';
       if (right['type'] === 'bool') return right['value'] === true ? 'true' : 'false';
-      const value = right['value'];
-      if (typeof value === 'string' && value.toUpperCase().startsWith('DISTINCT')) {
-        throw notSupported('IS DISTINCT FROM', this.here());
-      }
     }
     throw notSupported(`IS ${this.peek()?.image.toUpperCase() ?? ''}`, this.here());
   }
