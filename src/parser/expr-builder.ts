@@ -17,7 +17,7 @@ export type InfixOp =
 export type PostfixOp =
   | {
       readonly kind: 'is';
-      readonly value: 'null' | 'true' | 'false';
+      readonly value: 'null' | 'true' | 'false' | 'unknown';
       readonly negated: boolean;
       /** Position of the NULL/TRUE/FALSE word. */
       readonly valuePos: Pos;
@@ -40,7 +40,7 @@ export type Piece =
    * `[NOT] BETWEEN low AND`: the high bound is the operand run that follows, so that
    * `a BETWEEN 1 AND b::int` casts b, not the BETWEEN.
    */
-  | { readonly kind: 'between'; readonly low: Expr; readonly negated: boolean };
+  | { readonly kind: 'between'; readonly low: Expr; readonly negated: boolean; readonly symmetric?: true };
 
 export interface Located {
   readonly expr: Expr;
@@ -199,6 +199,7 @@ function apply(op: Pending, operands: Located[]): void {
           low: op.piece.low,
           high: right.expr,
           negated: op.piece.negated,
+          ...(op.piece.symmetric === true ? { symmetric: true } : {}),
           pos: left.start,
         };
   operands.push({ expr, start: left.start });
@@ -271,6 +272,7 @@ function makePostfix(op: PostfixOp, operand: Expr, pos: Pos): Expr {
   switch (op.kind) {
     case 'is': {
       if (op.value === 'null') return { kind: 'isNull', operand, negated: op.negated, pos };
+      if (op.value === 'unknown') return { kind: 'isNull', operand, negated: op.negated, unknown: true, pos };
       // x IS TRUE ≡ coalesce(x, false); x IS FALSE ≡ NOT coalesce(x, true); IS NOT negates both.
       const isTrue = op.value === 'true';
       const fallback: Expr = { kind: 'literal', value: !isTrue, literalType: 'boolean', pos: op.valuePos };

@@ -155,7 +155,7 @@ describe('NOT_SUPPORTED constructs', () => {
       "INTERVAL '…' HOUR with anything but a number is not supported",
       { line: 1, column: 27 },
     ],
-    ['SELECT a IS UNKNOWN FROM t', 'IS UNKNOWN is not supported', { line: 1, column: 13 }],
+    ['SELECT a IS MAYBE FROM t', 'IS MAYBE is not supported', { line: 1, column: 13 }],
     ['SELECT a FROM t TABLESAMPLE SYSTEM (10)', 'TABLESAMPLE is not supported', { line: 1, column: 17 }],
   ];
   for (const [sql, message, position] of cases) {

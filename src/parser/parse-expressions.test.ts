@@ -210,6 +210,35 @@ describe('expressions', () => {
     );
   });
 
+  it('IS [NOT] UNKNOWN is IS [NOT] NULL marked for a boolean; BETWEEN [A]SYMMETRIC', () => {
+    const isNull = (operand: unknown, negated: boolean): unknown => ({
+      kind: 'isNull',
+      operand,
+      negated,
+      unknown: true,
+    });
+    assert.deepEqual(exprShape('a IS UNKNOWN'), isNull(col('a'), false));
+    assert.deepEqual(
+      exprShape('(a = b) IS NOT UNKNOWN AND c'),
+      bin('and', isNull(bin('=', col('a'), col('b')), true), col('c')),
+    );
+    const between = (negated: boolean, symmetric: boolean): unknown => ({
+      kind: 'between',
+      operand: col('a'),
+      low: col('b'),
+      high: bin('+', col('c'), int(1)),
+      negated,
+      ...(symmetric ? { symmetric: true } : {}),
+    });
+    assert.deepEqual(exprShape('a BETWEEN SYMMETRIC b AND c + 1'), between(false, true));
+    assert.deepEqual(exprShape('a NOT BETWEEN symmetric b AND c + 1'), between(true, true));
+    assert.deepEqual(exprShape('a BETWEEN ASYMMETRIC b AND c + 1'), between(false, false));
+    assert.deepEqual(exprShape('"symmetric" BETWEEN b AND c + 1'), {
+      ...(between(false, false) as object),
+      operand: col('symmetric'),
+    });
+  });
+
   it('|| sits between comparison and + (node-sql-parser gets this wrong too)', () => {
     assert.deepEqual(exprShape('a || b + c'), bin('||', col('a'), bin('+', col('b'), col('c'))));
     assert.deepEqual(exprShape('a + b || c'), bin('||', bin('+', col('a'), col('b')), col('c')));

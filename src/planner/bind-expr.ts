@@ -246,14 +246,32 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       return call(arith, [coerce(l, t, e.pos), coerce(r, t, e.pos)], t);
     }
     case 'isNull': {
-      const operand = rec(e.operand);
+      const operand =
+        e.unknown === true
+          ? requireType(
+              rec(e.operand),
+              'bool',
+              `argument of IS ${e.negated ? 'NOT ' : ''}UNKNOWN`,
+              e.operand.pos,
+            )
+          : rec(e.operand);
       return call(e.negated ? 'is_not_null' : 'is_null', [operand], T.bool);
     }
     case 'between': {
       const x = rec(e.operand);
-      const ge = compare('ge', '>=', x, rec(e.low), e.pos);
-      const le = compare('le', '<=', x, rec(e.high), e.pos);
-      const both: ScalarExpr = { kind: 'and', args: [ge, le], type: T.bool };
+      const low = rec(e.low);
+      const high = rec(e.high);
+      const within = (from: ScalarExpr, to: ScalarExpr): ScalarExpr => ({
+        kind: 'and',
+        args: [compare('ge', '>=', x, from, e.pos), compare('le', '<=', x, to, e.pos)],
+        type: T.bool,
+      });
+      // SYMMETRIC: within the bounds in either order, as PostgreSQL writes it (an OR of both, so a
+      // NULL bound gives what that gives, not what least/greatest would)
+      const both: ScalarExpr =
+        e.symmetric === true
+          ? { kind: 'or', args: [within(low, high), within(high, low)], type: T.bool }
+          : within(low, high);
       return e.negated ? call('not', [both], T.bool) : both;
     }
     case 'subquery':

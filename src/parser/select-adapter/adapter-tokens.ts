@@ -130,6 +130,9 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
       concatWords.add(i);
       for (let j = i + 1; j <= i + 2 + negatedDistinct; j++) hidden.add(j);
     }
+    // `BETWEEN [A]SYMMETRIC`, which node-sql-parser does not read: the converter takes it from our tokens
+    if ((isWordText(token, 'symmetric') || isWordText(token, 'asymmetric')) && isWordText(prev, 'between'))
+      hidden.add(i);
     // PostgreSQL's non-reserved words node-sql-parser will not read as a name (`SELECT at, by FROM
     // t`): where one is a name it is shown a filler name, as a quoted identifier is, and the
     // converter reads the name from our token.

@@ -269,11 +269,14 @@ export abstract class ExpressionConverter extends TokenCursor {
         const negated = op === 'NOT BETWEEN';
         if (negated) this.word('not');
         this.word('between');
+        // [A]SYMMETRIC is hidden from node-sql-parser (adapter-tokens.ts)
+        const symmetric = this.optionalWord('symmetric') !== undefined;
+        if (!symmetric) this.optionalWord('asymmetric');
         const bounds = isNode(right) ? list(right, 'value') : [];
         if (bounds.length !== 2) this.lost();
         const low = this.expression(bounds[0]).expr;
         this.word('and');
-        pieces.push({ kind: 'between', low, negated });
+        pieces.push({ kind: 'between', low, negated, ...(symmetric ? { symmetric: true as const } : {}) });
         // The upper bound stays in the run: node-sql-parser may attach a later `::` to the BETWEEN.
         this.flatten(bounds[1], pieces);
         return;
@@ -348,11 +351,16 @@ export abstract class ExpressionConverter extends TokenCursor {
     return items;
   }
 
-  /** The right side of IS / IS NOT: NULL, TRUE or FALSE (IS DISTINCT FROM is an infix, see flatten). */
-  protected isValue(right: unknown): 'null' | 'true' | 'false' {
+  /**
+   * The right side of IS / IS NOT: NULL, TRUE, FALSE or UNKNOWN (which node-sql-parser reads as a
+   * column; IS DISTINCT FROM is an infix, see flatten).
+   */
+  protected isValue(right: unknown): 'null' | 'true' | 'false' | 'unknown' {
     if (isNode(right)) {
       if (right['type'] === 'null') return 'null';
       if (right['type'] === 'bool') return right['value'] === true ? 'true' : 'false';
+      const next = this.peek();
+      if (right['type'] === 'column_ref' && isWordText(next, 'unknown')) return 'unknown';
     }
     throw notSupported(`IS ${this.peek()?.image.toUpperCase() ?? ''}`, this.here());
   }

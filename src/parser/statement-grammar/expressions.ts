@@ -23,6 +23,8 @@ import {
   And,
   As,
   Between,
+  Asymmetric,
+  Symmetric,
   Case,
   Cast,
   Comma,
@@ -85,7 +87,7 @@ function appendAll(target: Piece[], pieces: readonly Piece[]): void {
 
 /** What follows IS [NOT]: a value word, or DISTINCT FROM and the operand run after it. */
 type IsRight =
-  | { readonly kind: 'value'; readonly value: 'null' | 'true' | 'false'; readonly token: IToken }
+  | { readonly kind: 'value'; readonly value: 'null' | 'true' | 'false' | 'unknown'; readonly token: IToken }
   | { readonly kind: 'distinct'; readonly operand: Piece[] };
 
 export abstract class ExpressionGrammar extends CallGrammar {
@@ -276,11 +278,15 @@ export abstract class ExpressionGrammar extends CallGrammar {
           negated = true;
         });
         this.CONSUME(Between);
+        let symmetric = false;
+        this.OPTION4(() => {
+          symmetric = this.OR4(this.symmetryAlts);
+        });
         const low = this.SUBRULE(this.boundExpr);
         this.CONSUME(And);
         const high = this.SUBRULE2(this.boundExpr);
         return this.ACTION((): Piece[] => [
-          { kind: 'between', low: low.expr, negated },
+          { kind: 'between', low: low.expr, negated, ...(symmetric ? { symmetric: true as const } : {}) },
           { kind: 'operand', expr: high.expr, start: high.start },
         ]);
       },
@@ -319,11 +325,21 @@ export abstract class ExpressionGrammar extends CallGrammar {
     },
   ];
 
+  private readonly symmetryAlts: IOrAlt<boolean>[] = [
+    { ALT: () => (this.CONSUME(Symmetric), true) },
+    { ALT: () => (this.CONSUME(Asymmetric), false) },
+  ];
+
   /** After IS [NOT]: NULL, TRUE or FALSE (a postfix), or DISTINCT FROM and its right operand. */
   private readonly isRightAlts: IOrAlt<IsRight>[] = [
     { ALT: () => ({ kind: 'value', value: 'null', token: this.CONSUME(Null) }) },
     { ALT: () => ({ kind: 'value', value: 'true', token: this.CONSUME(True) }) },
     { ALT: () => ({ kind: 'value', value: 'false', token: this.CONSUME(False) }) },
+    {
+      // UNKNOWN is no keyword to the lexer
+      GATE: () => isWordText(this.LA(1), 'unknown'),
+      ALT: () => ({ kind: 'value', value: 'unknown', token: this.CONSUME(Ident) }),
+    },
     {
       ALT: () => {
         this.CONSUME(Distinct);
