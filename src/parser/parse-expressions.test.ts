@@ -239,6 +239,23 @@ describe('expressions', () => {
     });
   });
 
+  it('IS [NOT] NULL/TRUE/UNKNOWN beside comparisons, which node-sql-parser refuses on the SELECT path', () => {
+    const isNull = (operand: unknown, negated: boolean): unknown => ({ kind: 'isNull', operand, negated });
+    assert.deepEqual(exprShape('a = b IS NOT NULL'), isNull(bin('=', col('a'), col('b')), true));
+    assert.deepEqual(exprShape('a IS NULL = true'), bin('=', isNull(col('a'), false), bool(true)));
+    assert.deepEqual(
+      exprShape('a < b IS NULL OR c'),
+      bin('or', isNull(bin('<', col('a'), col('b')), false), col('c')),
+    );
+    assert.deepEqual(exprShape('a = b IS UNKNOWN'), {
+      kind: 'isNull',
+      operand: bin('=', col('a'), col('b')),
+      negated: false,
+      unknown: true,
+    });
+    assert.deepEqual(exprShape('a = b IS TRUE'), fn('coalesce', [bin('=', col('a'), col('b')), bool(false)]));
+  });
+
   it('|| sits between comparison and + (node-sql-parser gets this wrong too)', () => {
     assert.deepEqual(exprShape('a || b + c'), bin('||', col('a'), bin('+', col('b'), col('c'))));
     assert.deepEqual(exprShape('a + b || c'), bin('||', bin('+', col('a'), col('b')), col('c')));

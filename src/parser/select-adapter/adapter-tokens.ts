@@ -53,6 +53,8 @@ export interface AdapterToken {
  * rewritten: `f(DISTINCT x)` for any f, `SELECT ALL`, `SUBSTRING(s FROM a FOR b)`, `TIMESTAMPTZ '…'`.
  * Offsets are kept.
  */
+const IS_VALUES = ['null', 'true', 'false', 'unknown'];
+
 export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<number, number>): AdapterToken[] {
   const hidden = new Set<number>();
   const commas = new Set<number>();
@@ -133,6 +135,14 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
     // `BETWEEN [A]SYMMETRIC`, which node-sql-parser does not read: the converter takes it from our tokens
     if ((isWordText(token, 'symmetric') || isWordText(token, 'asymmetric')) && isWordText(prev, 'between'))
       hidden.add(i);
+    // `x IS [NOT] NULL/TRUE/FALSE/UNKNOWN`: node-sql-parser refuses it after a comparison
+    // (`a = b IS NULL`), so it sees `x || NULL` and the converter builds the test from our tokens,
+    // with PostgreSQL's precedence (looser than `=`).
+    const isValueAt = negatedDistinct + 1;
+    if (isWordText(token, 'is') && IS_VALUES.some((w) => isWordText(tokens[i + isValueAt], w))) {
+      concatWords.add(i);
+      if (negatedDistinct === 1) hidden.add(i + 1);
+    }
     // PostgreSQL's non-reserved words node-sql-parser will not read as a name (`SELECT at, by FROM
     // t`): where one is a name it is shown a filler name, as a quoted identifier is, and the
     // converter reads the name from our token.

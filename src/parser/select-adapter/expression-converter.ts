@@ -128,9 +128,24 @@ export abstract class ExpressionConverter extends TokenCursor {
         if (atTimeZone) for (const word of ['at', 'time', 'zone']) this.word(word);
         else if (caret) this.expect(Caret);
         else if (isWordText(this.peek(), 'is')) {
-          // `IS [NOT] DISTINCT FROM` is rendered as `||` too (adapter-tokens.ts)
+          // `IS [NOT] DISTINCT FROM` and `IS [NOT] NULL/TRUE/FALSE/UNKNOWN` are rendered as `||`
+          // too (adapter-tokens.ts)
           this.word('is');
           const negated = this.optionalWord('not');
+          const valueWord = this.peek();
+          const value = (['null', 'true', 'false', 'unknown'] as const).find((w) => isWordText(valueWord, w));
+          if (value !== undefined) {
+            this.index++;
+            const op = {
+              kind: 'is',
+              value,
+              negated: negated !== undefined,
+              valuePos: posOf(valueWord!),
+            } as const;
+            pieces.push({ kind: 'postfix', op });
+            work.pop(); // the value, node-sql-parser's right operand of `||`, is read
+            continue;
+          }
           this.word('distinct');
           this.word('from');
           pieces.push({
