@@ -120,7 +120,16 @@ const exprs = fc.letrec<Arbs>((tie) => {
       constOf(T.bool),
       fc
         .tuple(
-          fc.constantFrom<ScalarFn>('eq', 'ne', 'lt', 'le', 'gt', 'ge'),
+          fc.constantFrom<ScalarFn>(
+            'eq',
+            'ne',
+            'lt',
+            'le',
+            'gt',
+            'ge',
+            'is_distinct_from',
+            'is_not_distinct_from',
+          ),
           fc.constantFrom('int32', 'int64', 'float', 'text', 'bool', 'numeric' as const),
         )
         .chain(([fn, k]) => fc.tuple(fc.constant(fn), tie(k), tie(k)))

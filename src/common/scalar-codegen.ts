@@ -172,6 +172,9 @@ export class ScalarCodegen {
       case 'gt':
       case 'ge':
         return this.comparison(e, x as ScalarExpr, y as ScalarExpr);
+      case 'is_distinct_from':
+      case 'is_not_distinct_from':
+        return this.nullSafeComparison(e, x as ScalarExpr, y as ScalarExpr);
       case 'add':
       case 'sub':
       case 'mul':
@@ -199,6 +202,23 @@ export class ScalarCodegen {
       ? `typeof ${a} === 'number' && typeof ${b} === 'number' && ${a} === ${a} && ${b} === ${b}`
       : `typeof ${a} === 'string' && typeof ${b} === 'string'`;
     return `(${a} = ${this.expr(x)}, ${b} = ${this.expr(y)}, ${a} === null || ${b} === null ? null : (${plain}) ? ${a} ${op} ${b} : ${this.extern(e)})`;
+  }
+
+  /**
+   * IS [NOT] DISTINCT FROM: a NULL operand is compared as a value; two numbers (not NaN) or two
+   * strings by JS's operators, as in `comparison` (0 and -0 are not distinct there either).
+   */
+  private nullSafeComparison(e: Extract<ScalarExpr, { kind: 'call' }>, x: ScalarExpr, y: ScalarExpr): string {
+    const numbers = isNumberType(x.type) && isNumberType(y.type);
+    const texts = x.type.kind === 'text' && y.type.kind === 'text';
+    if (!numbers && !texts) return this.extern(e);
+    const op = e.fn === 'is_distinct_from' ? '!==' : '===';
+    const a = this.temp();
+    const b = this.temp();
+    const plain = numbers
+      ? `typeof ${a} === 'number' && typeof ${b} === 'number' && ${a} === ${a} && ${b} === ${b}`
+      : `typeof ${a} === 'string' && typeof ${b} === 'string'`;
+    return `(${a} = ${this.expr(x)}, ${b} = ${this.expr(y)}, ${a} === null || ${b} === null ? ${a} ${op} ${b} : (${plain}) ? ${a} ${op} ${b} : ${this.extern(e)})`;
   }
 
   private arithmetic(e: Extract<ScalarExpr, { kind: 'call' }>, x: ScalarExpr, y: ScalarExpr): string {

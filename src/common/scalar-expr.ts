@@ -204,6 +204,18 @@ function compileCall(e: Extract<ScalarExpr, { kind: 'call' }>): RowFn {
         const v = a0(row);
         return v === null ? null : !v;
       };
+    case 'is_distinct_from':
+      return (row) => {
+        const a = a0(row);
+        const b = a1(row);
+        return a === null || b === null ? a !== b : !valuesEqual(a, b);
+      };
+    case 'is_not_distinct_from':
+      return (row) => {
+        const a = a0(row);
+        const b = a1(row);
+        return a === null || b === null ? a === b : valuesEqual(a, b);
+      };
     case 'is_null':
       return (row) => a0(row) === null;
     case 'is_not_null':

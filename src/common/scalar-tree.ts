@@ -21,6 +21,9 @@ const CORE_FNS = [
   'not',
   'is_null',
   'is_not_null',
+  // IS [NOT] DISTINCT FROM: `=` / `<>` with NULL a value like any other (never NULL themselves)
+  'is_distinct_from',
+  'is_not_distinct_from',
   'like',
   'ilike',
   'concat',

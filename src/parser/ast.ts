@@ -30,6 +30,9 @@ export type BinaryOp =
   | '<='
   | '>'
   | '>='
+  /** Null-safe (in)equality: NULL is not distinct from NULL, and distinct from any value. */
+  | 'is distinct from'
+  | 'is not distinct from'
   | 'and'
   | 'or'
   | '||'
@@ -77,13 +80,22 @@ export type Expr =
       readonly right: Expr;
       readonly pos: Pos;
     }
-  | { readonly kind: 'isNull'; readonly operand: Expr; readonly negated: boolean; readonly pos: Pos }
+  | {
+      readonly kind: 'isNull';
+      readonly operand: Expr;
+      readonly negated: boolean;
+      /** Written `IS [NOT] UNKNOWN`: IS [NOT] NULL of a boolean (any other type is an error). */
+      readonly unknown?: true;
+      readonly pos: Pos;
+    }
   | {
       readonly kind: 'between';
       readonly operand: Expr;
       readonly low: Expr;
       readonly high: Expr;
       readonly negated: boolean;
+      /** `BETWEEN SYMMETRIC`: the bounds in either order. */
+      readonly symmetric?: true;
       readonly pos: Pos;
     }
   | {

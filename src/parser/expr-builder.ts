@@ -17,7 +17,7 @@ export type InfixOp =
 export type PostfixOp =
   | {
       readonly kind: 'is';
-      readonly value: 'null' | 'true' | 'false';
+      readonly value: 'null' | 'true' | 'false' | 'unknown';
       readonly negated: boolean;
       /** Position of the NULL/TRUE/FALSE word. */
       readonly valuePos: Pos;
@@ -40,7 +40,7 @@ export type Piece =
    * `[NOT] BETWEEN low AND`: the high bound is the operand run that follows, so that
    * `a BETWEEN 1 AND b::int` casts b, not the BETWEEN.
    */
-  | { readonly kind: 'between'; readonly low: Expr; readonly negated: boolean };
+  | { readonly kind: 'between'; readonly low: Expr; readonly negated: boolean; readonly symmetric?: true };
 
 export interface Located {
   readonly expr: Expr;
@@ -51,6 +51,12 @@ export interface Located {
 const infixPrecedence: Readonly<Record<InfixOp, number>> = {
   or: 1,
   and: 2,
+  // PostgreSQL: IS [NOT] DISTINCT FROM binds as IS does (looser than = and tighter than NOT); its
+  // right side takes comparisons (`a IS DISTINCT FROM b = c` is `a IS DISTINCT FROM (b = c)`).
+  // PostgreSQL makes IS non-associative (`a IS DISTINCT FROM b IS NULL` is a syntax error there);
+  // here it nests to the left, as every other operator does.
+  'is distinct from': 4,
+  'is not distinct from': 4,
   '=': 5,
   '<>': 5,
   '<': 5,
@@ -193,6 +199,7 @@ function apply(op: Pending, operands: Located[]): void {
           low: op.piece.low,
           high: right.expr,
           negated: op.piece.negated,
+          ...(op.piece.symmetric === true ? { symmetric: true } : {}),
           pos: left.start,
         };
   operands.push({ expr, start: left.start });
@@ -278,6 +285,7 @@ function makePostfix(op: PostfixOp, operand: Expr, pos: Pos): Expr {
   switch (op.kind) {
     case 'is': {
       if (op.value === 'null') return { kind: 'isNull', operand, negated: op.negated, pos };
+      if (op.value === 'unknown') return { kind: 'isNull', operand, negated: op.negated, unknown: true, pos };
       // x IS TRUE ≡ coalesce(x, false); x IS FALSE ≡ NOT coalesce(x, true); IS NOT negates both.
       const isTrue = op.value === 'true';
       const fallback: Expr = { kind: 'literal', value: !isTrue, literalType: 'boolean', pos: op.valuePos };

@@ -145,6 +145,9 @@ export const ArrayKw = reserved('ARRAY');
 export const And = reserved('AND');
 export const As = reserved('AS');
 export const Between = reserved('BETWEEN');
+/** `BETWEEN [A]SYMMETRIC` */
+export const Asymmetric = reserved('ASYMMETRIC');
+export const Symmetric = reserved('SYMMETRIC');
 export const Case = reserved('CASE');
 export const Cast = reserved('CAST');
 export const Check = reserved('CHECK');
@@ -194,7 +197,6 @@ for (const word of [
   'analyze',
   'any',
   'asc',
-  'asymmetric',
   'both',
   'column',
   'current_catalog',
@@ -220,7 +222,6 @@ for (const word of [
   'placing',
   'session_user',
   'some',
-  'symmetric',
   'to',
   'trailing',
   'union',

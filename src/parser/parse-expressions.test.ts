@@ -167,6 +167,95 @@ describe('expressions', () => {
     assert.deepEqual(exprShape('(a OR b) AND c'), bin('and', bin('or', col('a'), col('b')), col('c')));
   });
 
+  it('IS [NOT] DISTINCT FROM binds as IS: looser than comparisons, tighter than NOT and AND', () => {
+    assert.deepEqual(exprShape('a IS DISTINCT FROM b'), bin('is distinct from', col('a'), col('b')));
+    assert.deepEqual(
+      exprShape('a is  not distinct  from b'),
+      bin('is not distinct from', col('a'), col('b')),
+    );
+    // PostgreSQL: `1 = 1 IS DISTINCT FROM false` is true, `a IS DISTINCT FROM b = c` compares a with b = c
+    assert.deepEqual(
+      exprShape('a = b IS DISTINCT FROM c'),
+      bin('is distinct from', bin('=', col('a'), col('b')), col('c')),
+    );
+    assert.deepEqual(
+      exprShape('a IS NOT DISTINCT FROM b + 1 = c AND d'),
+      bin(
+        'and',
+        bin('is not distinct from', col('a'), bin('=', bin('+', col('b'), int(1)), col('c'))),
+        col('d'),
+      ),
+    );
+    assert.deepEqual(exprShape('NOT a IS DISTINCT FROM b'), {
+      kind: 'unary',
+      op: 'not',
+      operand: bin('is distinct from', col('a'), col('b')),
+    });
+    assert.deepEqual(
+      exprShape('a IS DISTINCT FROM b OR a IS NOT DISTINCT FROM NULL'),
+      bin('or', bin('is distinct from', col('a'), col('b')), bin('is not distinct from', col('a'), nul)),
+    );
+    assert.deepEqual(
+      exprShape('a IS DISTINCT FROM -b::int'),
+      bin('is distinct from', col('a'), {
+        kind: 'unary',
+        op: '-',
+        operand: { kind: 'cast', operand: col('b'), type: type('int') },
+      }),
+    );
+    // the words as quoted names are names
+    assert.deepEqual(
+      exprShape('"is" IS DISTINCT FROM "distinct"'),
+      bin('is distinct from', col('is'), col('distinct')),
+    );
+  });
+
+  it('IS [NOT] UNKNOWN is IS [NOT] NULL marked for a boolean; BETWEEN [A]SYMMETRIC', () => {
+    const isNull = (operand: unknown, negated: boolean): unknown => ({
+      kind: 'isNull',
+      operand,
+      negated,
+      unknown: true,
+    });
+    assert.deepEqual(exprShape('a IS UNKNOWN'), isNull(col('a'), false));
+    assert.deepEqual(
+      exprShape('(a = b) IS NOT UNKNOWN AND c'),
+      bin('and', isNull(bin('=', col('a'), col('b')), true), col('c')),
+    );
+    const between = (negated: boolean, symmetric: boolean): unknown => ({
+      kind: 'between',
+      operand: col('a'),
+      low: col('b'),
+      high: bin('+', col('c'), int(1)),
+      negated,
+      ...(symmetric ? { symmetric: true } : {}),
+    });
+    assert.deepEqual(exprShape('a BETWEEN SYMMETRIC b AND c + 1'), between(false, true));
+    assert.deepEqual(exprShape('a NOT BETWEEN symmetric b AND c + 1'), between(true, true));
+    assert.deepEqual(exprShape('a BETWEEN ASYMMETRIC b AND c + 1'), between(false, false));
+    assert.deepEqual(exprShape('"symmetric" BETWEEN b AND c + 1'), {
+      ...(between(false, false) as object),
+      operand: col('symmetric'),
+    });
+  });
+
+  it('IS [NOT] NULL/TRUE/UNKNOWN beside comparisons, which node-sql-parser refuses on the SELECT path', () => {
+    const isNull = (operand: unknown, negated: boolean): unknown => ({ kind: 'isNull', operand, negated });
+    assert.deepEqual(exprShape('a = b IS NOT NULL'), isNull(bin('=', col('a'), col('b')), true));
+    assert.deepEqual(exprShape('a IS NULL = true'), bin('=', isNull(col('a'), false), bool(true)));
+    assert.deepEqual(
+      exprShape('a < b IS NULL OR c'),
+      bin('or', isNull(bin('<', col('a'), col('b')), false), col('c')),
+    );
+    assert.deepEqual(exprShape('a = b IS UNKNOWN'), {
+      kind: 'isNull',
+      operand: bin('=', col('a'), col('b')),
+      negated: false,
+      unknown: true,
+    });
+    assert.deepEqual(exprShape('a = b IS TRUE'), fn('coalesce', [bin('=', col('a'), col('b')), bool(false)]));
+  });
+
   it('|| sits between comparison and + (node-sql-parser gets this wrong too)', () => {
     assert.deepEqual(exprShape('a || b + c'), bin('||', col('a'), bin('+', col('b'), col('c'))));
     assert.deepEqual(exprShape('a + b || c'), bin('||', bin('+', col('a'), col('b')), col('c')));

@@ -274,6 +274,10 @@ export function bindQuantified(
 }
 
 /** `||`, `@>`, `<@`, `&&` with an array side, and jsonb's `?|` `?&`; undefined when not one of them. */
+function isUntypedNull(x: ScalarExpr): boolean {
+  return isConst(x) && x.value === null && x.type.kind === 'unknown';
+}
+
 export function bindArrayOperator(
   op: string,
   l: ScalarExpr,
@@ -298,6 +302,10 @@ export function bindArrayOperator(
   switch (op) {
     case '||': {
       if (isArray(l.type) && isArray(r.type)) return bindArrayCat(l, r, pos, fail);
+      // an untyped NULL takes the array's type, as PostgreSQL resolves it: `'{}'::int[] || NULL` is
+      // array_cat with a NULL array ('{}'), not array_append of a NULL element ('{NULL}')
+      if (isArray(l.type) && isUntypedNull(r)) return bindArrayCat(l, coerce(r, l.type, pos), pos, fail);
+      if (isArray(r.type) && isUntypedNull(l)) return bindArrayCat(coerce(l, r.type, pos), r, pos, fail);
       // a string literal on the other side is an array literal (PostgreSQL resolves it so)
       if (isArray(l.type)) {
         if (

@@ -58,6 +58,14 @@ const MAY_BE_NULL: ReadonlySet<ScalarFn> = new Set<ScalarFn>([
   'regexp_match',
 ]);
 
+/** Functions that yield a boolean whatever their arguments. */
+const NEVER_NULL: ReadonlySet<ScalarFn> = new Set<ScalarFn>([
+  'is_null',
+  'is_not_null',
+  'is_distinct_from',
+  'is_not_distinct_from',
+]);
+
 /** Whether an expression can yield NULL (conservative). */
 export function nullable(e: ScalarExpr, columns: readonly ColumnMeta[]): boolean {
   switch (e.kind) {
@@ -66,7 +74,7 @@ export function nullable(e: ScalarExpr, columns: readonly ColumnMeta[]): boolean
     case 'col':
       return columns[e.index]?.nullable ?? true;
     case 'call':
-      if (e.fn === 'is_null' || e.fn === 'is_not_null') return false;
+      if (NEVER_NULL.has(e.fn)) return false;
       if (e.fn === 'nullif' || MAY_BE_NULL.has(e.fn)) return true;
       return e.args.some((a) => nullable(a, columns));
     case 'and':

@@ -140,6 +140,10 @@ const COMPARISONS: Partial<Record<string, ScalarFn>> = {
   '>': 'gt',
   '>=': 'ge',
 };
+const NULL_SAFE_COMPARISONS: Partial<Record<string, ScalarFn>> = {
+  'is distinct from': 'is_distinct_from',
+  'is not distinct from': 'is_not_distinct_from',
+};
 const ARITHMETIC: Partial<Record<string, ScalarFn>> = {
   '+': 'add',
   '-': 'sub',
@@ -188,6 +192,10 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
         return bindQuantified(e.op, left, e.right, array, e.pos);
       }
       const right = rec(e.right);
+      const nullSafe = NULL_SAFE_COMPARISONS[e.op];
+      // PostgreSQL resolves IS [NOT] DISTINCT FROM as the `=` operator of the two types (its errors
+      // name `=`): the same coercions, the same equality, with NULL equal to NULL.
+      if (nullSafe !== undefined) return compare(nullSafe, '=', left, right, e.pos);
       if (e.op === '~' || e.op === '~*' || e.op === '!~' || e.op === '!~*') {
         return bindRegexMatch(e.op, left, right, e.right.pos, e.pos);
       }
@@ -240,14 +248,32 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       return call(arith, [coerce(l, t, e.pos), coerce(r, t, e.pos)], t);
     }
     case 'isNull': {
-      const operand = rec(e.operand);
+      const operand =
+        e.unknown === true
+          ? requireType(
+              rec(e.operand),
+              'bool',
+              `argument of IS ${e.negated ? 'NOT ' : ''}UNKNOWN`,
+              e.operand.pos,
+            )
+          : rec(e.operand);
       return call(e.negated ? 'is_not_null' : 'is_null', [operand], T.bool);
     }
     case 'between': {
       const x = rec(e.operand);
-      const ge = compare('ge', '>=', x, rec(e.low), e.pos);
-      const le = compare('le', '<=', x, rec(e.high), e.pos);
-      const both: ScalarExpr = { kind: 'and', args: [ge, le], type: T.bool };
+      const low = rec(e.low);
+      const high = rec(e.high);
+      const within = (from: ScalarExpr, to: ScalarExpr): ScalarExpr => ({
+        kind: 'and',
+        args: [compare('ge', '>=', x, from, e.pos), compare('le', '<=', x, to, e.pos)],
+        type: T.bool,
+      });
+      // SYMMETRIC: within the bounds in either order, as PostgreSQL writes it (an OR of both, so a
+      // NULL bound gives what that gives, not what least/greatest would)
+      const both: ScalarExpr =
+        e.symmetric === true
+          ? { kind: 'or', args: [within(low, high), within(high, low)], type: T.bool }
+          : within(low, high);
       return e.negated ? call('not', [both], T.bool) : both;
     }
     case 'subquery':

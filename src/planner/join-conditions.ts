@@ -2,7 +2,8 @@
 // inputs by) and a residual, and conjuncts of ON and WHERE that read one side pushed into that side.
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { columnsOf, remapColumns } from '../common/scalar-expr.ts';
-import { T } from '../common/types.ts';
+import { castValue } from '../common/cast.ts';
+import { T, type SqlType, type Value } from '../common/types.ts';
 import type { ColumnMeta } from './catalog.ts';
 import type { LogicalPlan } from './logical-plan.ts';
 
@@ -60,6 +61,18 @@ export function makeJoin(
   const rightOnly: ScalarExpr[] = [];
   for (const c of parts) {
     if (c.kind === 'const' && c.value === true) continue;
+    const nullSafe = c.kind === 'call' && c.fn === 'is_not_distinct_from' ? nullSafeKeys(c) : undefined;
+    if (nullSafe !== undefined) {
+      const [a, b] = nullSafe;
+      const sa = sideOf(a[1], width);
+      const sb = sideOf(b[1], width);
+      if ((sa === 'left' && sb === 'right') || (sa === 'right' && sb === 'left')) {
+        const [l, r] = sa === 'left' ? [a, b] : [b, a];
+        leftKeys.push(...l);
+        rightKeys.push(...r.map(toRight));
+        continue;
+      }
+    }
     if (c.kind === 'call' && c.fn === 'eq') {
       const [a, b] = c.args as [ScalarExpr, ScalarExpr];
       const sa = sideOf(a, width);
@@ -142,4 +155,55 @@ function bindEqualityTyped(left: ScalarExpr, right: ScalarExpr): ScalarExpr {
 export function whereOver(plan: LogicalPlan, predicate: ScalarExpr): LogicalPlan {
   if (plan.kind !== 'join') return { kind: 'filter', input: plan, predicate, columns: plan.columns };
   return filterOver(plan, conjuncts(predicate));
+}
+
+/**
+ * A stand-in value of each type, for the null-safe join keys below: any value does, the key beside
+ * it says whether the operand was NULL.
+ */
+const STAND_IN_TEXT: Partial<Record<SqlType['kind'], string>> = {
+  bool: 'false',
+  int: '0',
+  float: '0',
+  numeric: '0',
+  text: '',
+  date: '2000-01-01',
+  timestamp: '2000-01-01 00:00:00',
+  timestamptz: '2000-01-01 00:00:00+00',
+  time: '00:00:00',
+  interval: '0 seconds',
+  jsonb: 'null',
+  uuid: '00000000-0000-0000-0000-000000000000',
+  bytea: '',
+  array: '{}',
+};
+
+function standIn(type: SqlType): Value | undefined {
+  const text = STAND_IN_TEXT[type.kind];
+  if (text === undefined) return undefined;
+  try {
+    return castValue(text, T.text, type);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `a IS NOT DISTINCT FROM b` as equi keys that are never NULL (a join's NULL key matches nothing):
+ * (a IS NULL, coalesce(a, v)) against (b IS NULL, coalesce(b, v)) for one value v of the operands'
+ * type. The pairs are equal exactly when a and b are both NULL or equal: a NULL operand and one
+ * equal to v differ in the first key. Undefined for a type with no stand-in (the condition stays a
+ * residual).
+ */
+type KeyPair = readonly [ScalarExpr, ScalarExpr];
+
+function nullSafeKeys(c: Extract<ScalarExpr, { kind: 'call' }>): [KeyPair, KeyPair] | undefined {
+  const [a, b] = c.args as [ScalarExpr, ScalarExpr];
+  const value = standIn(a.type);
+  if (value === undefined || value === null) return undefined;
+  const keys = (x: ScalarExpr): KeyPair => [
+    { kind: 'call', fn: 'is_null', args: [x], type: T.bool },
+    { kind: 'coalesce', args: [x, { kind: 'const', value, type: x.type }], type: x.type },
+  ];
+  return [keys(a), keys(b)];
 }

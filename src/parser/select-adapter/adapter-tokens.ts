@@ -53,6 +53,8 @@ export interface AdapterToken {
  * rewritten: `f(DISTINCT x)` for any f, `SELECT ALL`, `SUBSTRING(s FROM a FOR b)`, `TIMESTAMPTZ '…'`.
  * Offsets are kept.
  */
+const IS_VALUES = ['null', 'true', 'false', 'unknown'];
+
 export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<number, number>): AdapterToken[] {
   const hidden = new Set<number>();
   const commas = new Set<number>();
@@ -116,6 +118,30 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
     if (isWordText(token, 'at') && isWordText(next, 'time') && isWordText(tokens[i + 2], 'zone')) {
       concatWords.add(i);
       hidden.add(i + 1).add(i + 2);
+    }
+    // `x IS [NOT] DISTINCT FROM y`: node-sql-parser reads only `IS DISTINCT FROM column`, so it
+    // sees `x || y` and the converter builds the operator from our tokens, with PostgreSQL's
+    // precedence (expr-builder.ts).
+    const negatedDistinct = isWordText(next, 'not') ? 1 : 0;
+    if (
+      isWordText(token, 'is') &&
+      isWordText(tokens[i + 1 + negatedDistinct], 'distinct') &&
+      isWordText(tokens[i + 2 + negatedDistinct], 'from') &&
+      i + 3 + negatedDistinct < tokens.length
+    ) {
+      concatWords.add(i);
+      for (let j = i + 1; j <= i + 2 + negatedDistinct; j++) hidden.add(j);
+    }
+    // `BETWEEN [A]SYMMETRIC`, which node-sql-parser does not read: the converter takes it from our tokens
+    if ((isWordText(token, 'symmetric') || isWordText(token, 'asymmetric')) && isWordText(prev, 'between'))
+      hidden.add(i);
+    // `x IS [NOT] NULL/TRUE/FALSE/UNKNOWN`: node-sql-parser refuses it after a comparison
+    // (`a = b IS NULL`), so it sees `x || NULL` and the converter builds the test from our tokens,
+    // with PostgreSQL's precedence (looser than `=`).
+    const isValueAt = negatedDistinct + 1;
+    if (isWordText(token, 'is') && IS_VALUES.some((w) => isWordText(tokens[i + isValueAt], w))) {
+      concatWords.add(i);
+      if (negatedDistinct === 1) hidden.add(i + 1);
     }
     // PostgreSQL's non-reserved words node-sql-parser will not read as a name (`SELECT at, by FROM
     // t`): where one is a name it is shown a filler name, as a quoted identifier is, and the

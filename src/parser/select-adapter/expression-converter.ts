@@ -127,7 +127,33 @@ export abstract class ExpressionConverter extends TokenCursor {
         const caret = item.infix === '*' && this.peek()?.tokenType === Caret;
         if (atTimeZone) for (const word of ['at', 'time', 'zone']) this.word(word);
         else if (caret) this.expect(Caret);
-        else this.infixOperator(item.node);
+        else if (isWordText(this.peek(), 'is')) {
+          // `IS [NOT] DISTINCT FROM` and `IS [NOT] NULL/TRUE/FALSE/UNKNOWN` are rendered as `||`
+          // too (adapter-tokens.ts)
+          this.word('is');
+          const negated = this.optionalWord('not');
+          const valueWord = this.peek();
+          const value = (['null', 'true', 'false', 'unknown'] as const).find((w) => isWordText(valueWord, w));
+          if (value !== undefined) {
+            this.index++;
+            const op = {
+              kind: 'is',
+              value,
+              negated: negated !== undefined,
+              valuePos: posOf(valueWord!),
+            } as const;
+            pieces.push({ kind: 'postfix', op });
+            work.pop(); // the value, node-sql-parser's right operand of `||`, is read
+            continue;
+          }
+          this.word('distinct');
+          this.word('from');
+          pieces.push({
+            kind: 'infix',
+            op: negated !== undefined ? 'is not distinct from' : 'is distinct from',
+          });
+          continue;
+        } else this.infixOperator(item.node);
         pieces.push({ kind: 'infix', op: atTimeZone ? 'at time zone' : caret ? '^' : item.infix });
         continue;
       }
@@ -258,11 +284,14 @@ export abstract class ExpressionConverter extends TokenCursor {
         const negated = op === 'NOT BETWEEN';
         if (negated) this.word('not');
         this.word('between');
+        // [A]SYMMETRIC is hidden from node-sql-parser (adapter-tokens.ts)
+        const symmetric = this.optionalWord('symmetric') !== undefined;
+        if (!symmetric) this.optionalWord('asymmetric');
         const bounds = isNode(right) ? list(right, 'value') : [];
         if (bounds.length !== 2) this.lost();
         const low = this.expression(bounds[0]).expr;
         this.word('and');
-        pieces.push({ kind: 'between', low, negated });
+        pieces.push({ kind: 'between', low, negated, ...(symmetric ? { symmetric: true as const } : {}) });
         // The upper bound stays in the run: node-sql-parser may attach a later `::` to the BETWEEN.
         this.flatten(bounds[1], pieces);
         return;
@@ -337,15 +366,16 @@ export abstract class ExpressionConverter extends TokenCursor {
     return items;
   }
 
-  /** The right side of IS / IS NOT: NULL, TRUE or FALSE (IS DISTINCT FROM is not supported). */
-  protected isValue(right: unknown): 'null' | 'true' | 'false' {
+  /**
+   * The right side of IS / IS NOT: NULL, TRUE, FALSE or UNKNOWN (which node-sql-parser reads as a
+   * column; IS DISTINCT FROM is an infix, see flatten).
+   */
+  protected isValue(right: unknown): 'null' | 'true' | 'false' | 'unknown' {
     if (isNode(right)) {
       if (right['type'] === 'null') return 'null';
       if (right['type'] === 'bool') return right['value'] === true ? 'true' : 'false';
-      const value = right['value'];
-      if (typeof value === 'string' && value.toUpperCase().startsWith('DISTINCT')) {
-        throw notSupported('IS DISTINCT FROM', this.here());
-      }
+      const next = this.peek();
+      if (right['type'] === 'column_ref' && isWordText(next, 'unknown')) return 'unknown';
     }
     throw notSupported(`IS ${this.peek()?.image.toUpperCase() ?? ''}`, this.here());
   }

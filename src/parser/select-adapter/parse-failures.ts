@@ -150,9 +150,6 @@ export function unsupportedConstructUpTo(
       return notSupported(tok.image.toUpperCase(), pos);
     }
     if (word(i, 'distinct') && word(i + 1, 'on')) return notSupported('DISTINCT ON', pos);
-    if (word(i, 'is') && (word(i + 1, 'distinct') || (word(i + 1, 'not') && word(i + 2, 'distinct')))) {
-      return notSupported('IS DISTINCT FROM', pos);
-    }
     if (word(i, 'within') && word(i + 1, 'group')) return notSupported('WITHIN GROUP', pos);
     if (word(i, 'filter') && isType(tokens[i + 1]?.tok, LParen)) {
       // a FILTER node-sql-parser did not see (hiddenFilterConditions): what failed is its condition

@@ -23,6 +23,8 @@ import {
   And,
   As,
   Between,
+  Asymmetric,
+  Symmetric,
   Case,
   Cast,
   Comma,
@@ -40,6 +42,7 @@ import {
   End,
   Eq,
   False,
+  From,
   Gt,
   GtEq,
   Ident,
@@ -81,6 +84,11 @@ import { CallGrammar } from './calls.ts';
 function appendAll(target: Piece[], pieces: readonly Piece[]): void {
   for (const piece of pieces) target.push(piece);
 }
+
+/** What follows IS [NOT]: a value word, or DISTINCT FROM and the operand run after it. */
+type IsRight =
+  | { readonly kind: 'value'; readonly value: 'null' | 'true' | 'false' | 'unknown'; readonly token: IToken }
+  | { readonly kind: 'distinct'; readonly operand: Piece[] };
 
 export abstract class ExpressionGrammar extends CallGrammar {
   // ── expressions ────────────────────────────────────────────────────────────────────────────────
@@ -246,10 +254,20 @@ export abstract class ExpressionGrammar extends CallGrammar {
           this.CONSUME(Not);
           negated = true;
         });
-        const found = this.OR2(this.isValueAlts);
-        return this.ACTION((): Piece[] => [
-          { kind: 'postfix', op: { kind: 'is', value: found[1], negated, valuePos: posOf(found[0]) } },
-        ]);
+        const right = this.OR2(this.isRightAlts);
+        return this.ACTION((): Piece[] =>
+          right.kind === 'value'
+            ? [
+                {
+                  kind: 'postfix',
+                  op: { kind: 'is', value: right.value, negated, valuePos: posOf(right.token) },
+                },
+              ]
+            : [
+                { kind: 'infix', op: negated ? 'is not distinct from' : 'is distinct from' },
+                ...right.operand,
+              ],
+        );
       },
     },
     {
@@ -260,11 +278,15 @@ export abstract class ExpressionGrammar extends CallGrammar {
           negated = true;
         });
         this.CONSUME(Between);
+        let symmetric = false;
+        this.OPTION4(() => {
+          symmetric = this.OR4(this.symmetryAlts);
+        });
         const low = this.SUBRULE(this.boundExpr);
         this.CONSUME(And);
         const high = this.SUBRULE2(this.boundExpr);
         return this.ACTION((): Piece[] => [
-          { kind: 'between', low: low.expr, negated },
+          { kind: 'between', low: low.expr, negated, ...(symmetric ? { symmetric: true as const } : {}) },
           { kind: 'operand', expr: high.expr, start: high.start },
         ]);
       },
@@ -303,16 +325,27 @@ export abstract class ExpressionGrammar extends CallGrammar {
     },
   ];
 
-  private readonly isValueAlts: IOrAlt<readonly [IToken, 'null' | 'true' | 'false']>[] = [
-    { ALT: () => [this.CONSUME(Null), 'null'] as const },
-    { ALT: () => [this.CONSUME(True), 'true'] as const },
-    { ALT: () => [this.CONSUME(False), 'false'] as const },
+  private readonly symmetryAlts: IOrAlt<boolean>[] = [
+    { ALT: () => (this.CONSUME(Symmetric), true) },
+    { ALT: () => (this.CONSUME(Asymmetric), false) },
+  ];
+
+  /** After IS [NOT]: NULL, TRUE or FALSE (a postfix), or DISTINCT FROM and its right operand. */
+  private readonly isRightAlts: IOrAlt<IsRight>[] = [
+    { ALT: () => ({ kind: 'value', value: 'null', token: this.CONSUME(Null) }) },
+    { ALT: () => ({ kind: 'value', value: 'true', token: this.CONSUME(True) }) },
+    { ALT: () => ({ kind: 'value', value: 'false', token: this.CONSUME(False) }) },
+    {
+      // UNKNOWN is no keyword to the lexer
+      GATE: () => isWordText(this.LA(1), 'unknown'),
+      ALT: () => ({ kind: 'value', value: 'unknown', token: this.CONSUME(Ident) }),
+    },
     {
       ALT: () => {
-        const distinct = this.CONSUME(Distinct);
-        return this.ACTION(() => {
-          throw notSupported('IS DISTINCT FROM', posOf(distinct));
-        });
+        this.CONSUME(Distinct);
+        this.CONSUME(From);
+        const operand = this.SUBRULE3(this.prefixedOperand);
+        return { kind: 'distinct', operand };
       },
     },
   ];
