@@ -352,11 +352,7 @@ describe('joins', () => {
     ['SELECT * FROM a JOIN b ON EXISTS (SELECT 1), c', 'subquery is not supported', { line: 1, column: 35 }],
     ['SELECT * FROM a, LATERAL (SELECT 1) s', 'LATERAL is not supported', { line: 1, column: 18 }],
     ['SELECT * FROM a JOIN LATERAL b ON true', 'LATERAL is not supported', { line: 1, column: 22 }],
-    [
-      'SELECT * FROM a CROSS JOIN json_each(x)',
-      'function in FROM is not supported',
-      { line: 1, column: 28 },
-    ],
+    ['SELECT * FROM a CROSS JOIN json_each(x)', 'function in FROM is not supported', { line: 1, column: 28 }],
     [
       'SELECT * FROM (a JOIN b ON p) x',
       'alias for a join in parentheses is not supported',
