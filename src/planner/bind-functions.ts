@@ -10,6 +10,7 @@ import { AGGREGATE_NAMES, bindExpr, type BindContext } from './bind-expr.ts';
 import { call, checkPattern, coerce, compare, isConst, unify, unpadChar } from './bind-coerce.ts';
 import { commonType, numericResultType } from './types-resolve.ts';
 import { bindTimeFunction } from './bind-time.ts';
+import { isTrigFunction, trigArity } from '../common/functions/trig.ts';
 import { bindJsonbFunction } from './bind-jsonb.ts';
 import { bindBinaryFunction } from './bind-binary.ts';
 import { bindArrayFunction } from './bind-array.ts';
@@ -66,7 +67,36 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
     if (a.type.kind === 'unknown') return coerce(a, T.int32, e.pos);
     throw fnMismatch(e.name, args, e.pos);
   };
+  if (isTrigFunction(e.name)) {
+    // double precision in and out, as PostgreSQL's (an integer or numeric argument becomes a double)
+    if (n !== trigArity(e.name)) throw fnMismatch(e.name, args, e.pos);
+    return call(
+      e.name,
+      args.map((a) => coerce(numericArg(a), T.float64, e.pos)),
+      T.float64,
+    );
+  }
   switch (e.name) {
+    case 'ascii':
+      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      return call('ascii', [textArg(a0)], T.int32);
+    case 'chr':
+      if (n !== 1 || a0 === undefined || (a0.type.kind === 'int' && a0.type.bits === 64))
+        throw fnMismatch(e.name, args, e.pos);
+      return call('chr', [coerce(intArg(a0), T.int32, e.pos)], T.text);
+    case 'translate':
+      if (n !== 3) throw fnMismatch(e.name, args, e.pos);
+      return call('translate', args.map(textArg), T.text);
+    case 'starts_with':
+      if (n !== 2) throw fnMismatch(e.name, args, e.pos);
+      return call('starts_with', args.map(textArg), T.bool);
+    case 'to_hex': {
+      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      const x = intArg(a0);
+      // to_hex(integer) and to_hex(bigint): a smallint is taken as an integer
+      const t = x.type.kind === 'int' && x.type.bits === 64 ? T.int64 : T.int32;
+      return call('to_hex', [coerce(x, t, e.pos)], T.text);
+    }
     case 'abs':
       if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
       return call('abs', [numericArg(a0)], numericArg(a0).type);

@@ -2,6 +2,8 @@
 // each function's name in plans, and a closure over compiled arguments. Types are resolved by the
 // binder (src/planner/bind-expr.ts); every function here is strict — NULL in, NULL out — except
 // CONCAT / CONCAT_WS (which skip NULLs) and GREATEST / LEAST (which ignore them).
+import { TRIG_FUNCTIONS, isTrigFunction, trig } from './trig.ts';
+import * as codes from './text-codes.ts';
 import { SluiceError } from '../errors.ts';
 import type { SqlType, Value } from '../types.ts';
 import { T } from '../types.ts';
@@ -59,6 +61,12 @@ export const FUNCTION_FNS = [
   'width_bucket',
   'cbrt',
   'pi',
+  ...TRIG_FUNCTIONS,
+  'ascii',
+  'chr',
+  'translate',
+  'starts_with',
+  'to_hex',
   'div_trunc',
   'gcd',
   'lcm',
@@ -124,7 +132,20 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
   if (isJsonbFn(fn)) return compileJsonbFunction(fn, args);
   if (isArrayFn(fn)) return compileArrayFunction(fn, args, argTypes);
   if (isBinaryFn(fn)) return compileBinaryFunction(fn, args);
+  if (isTrigFunction(fn)) return strict(args, (x, y) => trig(fn, num(x), y === undefined ? 0 : num(y)));
   switch (fn) {
+    case 'ascii':
+      return strict(args, (s) => codes.ascii(s as string));
+    case 'chr':
+      return strict(args, (c) => codes.chr(num(c)));
+    case 'translate':
+      return strict(args, (s, from, to) => codes.translate(s as string, from as string, to as string));
+    case 'starts_with':
+      return strict(args, (s, prefix) => codes.startsWith(s as string, prefix as string));
+    case 'to_hex': {
+      const bits = argTypes[0]?.kind === 'int' && argTypes[0].bits === 64 ? 64 : 32;
+      return strict(args, (x) => codes.toHex(x as number | bigint, bits));
+    }
     case 'btrim':
     case 'ltrim':
     case 'rtrim': {
