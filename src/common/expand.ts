@@ -9,6 +9,8 @@ import { T } from './types.ts';
 import type { SqlArray } from './array/sql-array.ts';
 import { MAX_ARRAY_LENGTH } from './limits.ts';
 import { SluiceError } from './errors.ts';
+import type { Jsonb } from './json/jsonb.ts';
+import { jsonbSetTuples, type JsonbSetFunction } from './json/jsonb-sets.ts';
 import { normalizeBigInt } from './values.ts';
 import { instantPlusInterval, timestampPlusInterval } from './time/datetime.ts';
 import type { RowFn, ScalarExpr } from './scalar-expr.ts';
@@ -74,7 +76,20 @@ export interface SeriesGenerator {
   readonly ordinality: boolean;
 }
 
-export type ExpandGenerator = HopGenerator | UnnestGenerator | RowsGenerator | SeriesGenerator;
+/**
+ * jsonb_array_elements[_text], jsonb_each[_text] and jsonb_object_keys of a jsonb value
+ * (json/jsonb-sets.ts): a NULL value yields nothing; a value of the wrong kind is an error; at most
+ * MAX_ARRAY_LENGTH tuples for one row, as an array.
+ */
+export interface JsonbSetGenerator {
+  readonly kind: 'jsonb';
+  readonly fn: JsonbSetFunction;
+  readonly value: ScalarExpr;
+  readonly ordinality: boolean;
+}
+
+export type ExpandGenerator =
+  HopGenerator | UnnestGenerator | RowsGenerator | SeriesGenerator | JsonbSetGenerator;
 
 /** Most values one generate_series call may yield (an array's bound: a row holds no more). */
 export const MAX_SERIES_ROWS = MAX_ARRAY_LENGTH;
@@ -86,6 +101,7 @@ export const MAX_EXPAND_ROWS = 1000;
 export function expandMaxRows(g: ExpandGenerator): number {
   if (g.kind === 'unnest') return MAX_ARRAY_LENGTH;
   if (g.kind === 'series') return MAX_SERIES_ROWS;
+  if (g.kind === 'jsonb') return MAX_ARRAY_LENGTH;
   if (g.kind === 'rows') return g.rows.length;
   return hopWindowCount(g.slide, g.size) ?? 0;
 }
@@ -95,6 +111,7 @@ export function expandReads(g: ExpandGenerator): ScalarExpr[] {
   if (g.kind === 'hop') return [g.time];
   if (g.kind === 'unnest') return [g.array];
   if (g.kind === 'series') return [g.start, g.stop, ...(g.step !== null ? [g.step] : [])];
+  if (g.kind === 'jsonb') return [g.value];
   return g.rows.flat();
 }
 
@@ -106,6 +123,12 @@ export function expandTypes(g: ExpandGenerator): SqlType[] {
   }
   if (g.kind === 'rows') return [...g.types];
   if (g.kind === 'series') return g.ordinality ? [g.type, T.int64] : [g.type];
+  if (g.kind === 'jsonb') {
+    const each = g.fn === 'jsonb_each' || g.fn === 'jsonb_each_text';
+    const value = g.fn === 'jsonb_each' || g.fn === 'jsonb_array_elements' ? T.jsonb : T.text;
+    const types = each ? [T.text, value] : [value];
+    return g.ordinality ? [...types, T.int64] : types;
+  }
   const t: SqlType = g.tz ? { kind: 'timestamptz' } : { kind: 'timestamp' };
   return [t, t];
 }
@@ -118,12 +141,18 @@ export function expandTypes(g: ExpandGenerator): SqlType[] {
 export function expandKeyColumns(g: ExpandGenerator): number[] | null {
   if (g.kind === 'unnest') return g.ordinality ? [1] : null;
   if (g.kind === 'rows') return null;
+  // An object's keys are distinct; an array's elements need not be (their ordinal is).
+  if (g.kind === 'jsonb') {
+    if (g.ordinality) return [expandTypes(g).length - 1];
+    return g.fn === 'jsonb_array_elements' || g.fn === 'jsonb_array_elements_text' ? null : [0];
+  }
   // A series' values are distinct (and so its ordinals); HOP's window_start.
   return [0];
 }
 
 export function printExpand(g: ExpandGenerator): string {
   if (g.kind === 'unnest') return `unnest(${printScalar(g.array)})${g.ordinality ? ' with ordinality' : ''}`;
+  if (g.kind === 'jsonb') return `${g.fn}(${printScalar(g.value)})${g.ordinality ? ' with ordinality' : ''}`;
   if (g.kind === 'series') {
     const args = [g.start, g.stop, ...(g.step !== null ? [g.step] : [])].map(printScalar).join(', ');
     return `generate_series(${args})${g.ordinality ? ' with ordinality' : ''}`;
@@ -150,6 +179,23 @@ export function compileExpand(g: ExpandGenerator): ExpandFn {
     };
   }
   if (g.kind === 'series') return compileSeries(g);
+  if (g.kind === 'jsonb') {
+    const value = compileScalar(g.value);
+    const { fn, ordinality } = g;
+    return (row) => {
+      const j = value(row) as Jsonb | null;
+      if (j === null) return [];
+      const tuples = jsonbSetTuples(fn, j);
+      if (tuples.length > MAX_ARRAY_LENGTH) {
+        throw new SluiceError(
+          'ARRAY_TOO_LARGE',
+          `${fn} would yield more than ${MAX_ARRAY_LENGTH} rows for one row`,
+        );
+      }
+      if (ordinality) tuples.forEach((t, i) => t.push(i + 1));
+      return tuples;
+    };
+  }
   if (g.kind === 'rows') {
     // A constant is taken as it is (compiling a function for each of thousands of literals cost
     // most of a long list's time); other expressions run per input row (the one empty row, once

@@ -253,8 +253,15 @@ export interface WindowTvfRef {
  */
 export interface UnnestRef {
   readonly kind: 'unnest';
-  readonly fn: 'unnest' | 'generate_series';
-  /** unnest: the array; generate_series: start, stop and the step if written. */
+  readonly fn:
+    | 'unnest'
+    | 'generate_series'
+    | 'jsonb_array_elements'
+    | 'jsonb_array_elements_text'
+    | 'jsonb_each'
+    | 'jsonb_each_text'
+    | 'jsonb_object_keys';
+  /** unnest: the array; generate_series: start, stop and the step if written; jsonb's: the value. */
   readonly args: readonly Expr[];
   readonly ordinality: boolean;
   readonly alias?: string;

@@ -6,6 +6,7 @@
 import { SluiceError } from '../common/errors.ts';
 import type { ExpandGenerator } from '../common/expand.ts';
 import { expandTypes } from '../common/expand.ts';
+import { jsonbSetColumns, type JsonbSetFunction } from '../common/json/jsonb-sets.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { T, typeName, type SqlType } from '../common/types.ts';
 import type { Expr, JoinRef, UnnestRef } from '../parser/ast.ts';
@@ -71,10 +72,19 @@ function expandFrom(ref: UnnestRef, left: FromBound): FromBound {
     visible: left.visible,
   };
   const args = ref.args.map((e) => bindArgument(e, scope, ref));
-  const generator = ref.fn === 'unnest' ? unnestOf(ref, args) : seriesOf(ref, args);
+  const generator =
+    ref.fn === 'unnest'
+      ? unnestOf(ref, args)
+      : ref.fn === 'generate_series'
+        ? seriesOf(ref, args)
+        : jsonbOf(ref, args);
   const name = ref.alias ?? ref.fn;
   const names = ref.columns ?? [];
-  const available = ref.ordinality ? 2 : 1;
+  // PostgreSQL: a function of one unnamed column names it by the table alias, else by itself; the
+  // jsonb functions name theirs (value; key and value); a column alias list names them all.
+  const own = generator.kind === 'jsonb' ? (jsonbSetColumns(generator.fn) ?? [name]) : [name];
+  const defaults = ref.ordinality ? [...own, 'ordinality'] : own;
+  const available = defaults.length;
   if (names.length > available) {
     throw new SluiceError(
       'INVALID_DEFINITION',
@@ -83,10 +93,11 @@ function expandFrom(ref: UnnestRef, left: FromBound): FromBound {
     );
   }
   // PostgreSQL: the value column is named by the column alias, else by the table alias, else the function.
+  const nullable = generator.kind === 'unnest' || generator.kind === 'jsonb';
   const appended: ColumnMeta[] = expandTypes(generator).map((type, i) => ({
-    name: names[i]?.name ?? (i === 0 ? name : 'ordinality'),
+    name: names[i]?.name ?? (defaults[i] as string),
     type,
-    nullable: i === 0 && ref.fn === 'unnest',
+    nullable: nullable && i < own.length,
   }));
   const width = left.plan.columns.length;
   const columns = [...left.plan.columns, ...appended];
@@ -186,4 +197,27 @@ function seriesOf(ref: UnnestRef, args: readonly ScalarExpr[]): ExpandGenerator 
     type,
     ordinality: ref.ordinality,
   };
+}
+
+/** jsonb_array_elements[_text], jsonb_each[_text], jsonb_object_keys: one jsonb argument. */
+function jsonbOf(ref: UnnestRef, args: readonly ScalarExpr[]): ExpandGenerator {
+  const fn = ref.fn as JsonbSetFunction;
+  const only = args[0];
+  const value =
+    args.length === 1 && only !== undefined && (only.type.kind === 'jsonb' || isStringLiteral(ref.args[0]))
+      ? coerce(only, T.jsonb, ref.args[0]!.pos)
+      : undefined;
+  if (value === undefined) {
+    throw new SluiceError(
+      'UNKNOWN_FUNCTION',
+      `function ${fn}(${args.map((a) => typeName(a.type)).join(', ')}) does not exist`,
+      { position: ref.pos, hint: `${fn} takes one jsonb value` },
+    );
+  }
+  return { kind: 'jsonb', fn, value, ordinality: ref.ordinality };
+}
+
+/** A quoted literal or NULL: untyped, it takes the function's argument type. */
+function isStringLiteral(e: Expr | undefined): boolean {
+  return e?.kind === 'literal' && (e.literalType === 'string' || e.literalType === 'null');
 }

@@ -19,7 +19,15 @@ export interface UnnestCallReader {
 }
 
 /** The set-returning functions a FROM item may call. */
-const FROM_FUNCTIONS = ['unnest', 'generate_series'] as const;
+const FROM_FUNCTIONS: readonly UnnestRef['fn'][] = [
+  'unnest',
+  'generate_series',
+  'jsonb_array_elements',
+  'jsonb_array_elements_text',
+  'jsonb_each',
+  'jsonb_each_text',
+  'jsonb_object_keys',
+];
 
 /** Whether a FROM item starting at `p` is `unnest (` or `generate_series (`. */
 export function startsUnnestCall(tokens: readonly IToken[], p: number): boolean {
@@ -30,7 +38,7 @@ export function startsUnnestCall(tokens: readonly IToken[], p: number): boolean 
 export function readUnnestCall(r: UnnestCallReader, p: number): { call: UnnestCall; end: number } {
   const { tokens } = r;
   const word = tokens[p]!;
-  const fn = word.image.toLowerCase() === 'unnest' ? 'unnest' : 'generate_series';
+  const fn = FROM_FUNCTIONS.find((f) => isWordText(word, f)) ?? 'unnest';
   const close = r.closeOf(p + 1);
   if (close < 0) throw syntaxErrorAt(tokens[tokens.length - 1]!);
   if (close === p + 2) throw syntaxErrorAt(tokens[close]!);
