@@ -96,6 +96,12 @@ export interface AuthOptions {
   readonly kdf?: KdfParams;
   readonly cacheTtlMs?: number;
   readonly cacheSize?: number;
+  /** Most live tokens of one tenant (default 1,000; token-limits.ts). */
+  readonly maxTokensPerTenant?: number;
+  /** Most tokens one tenant's admins create a minute (default 60; the operator is not limited). */
+  readonly tokenCreatesPerMinute?: number;
+  /** How long a revoked token (not an operator one) is kept and listed before it is deleted (30 days). */
+  readonly revokedTokenRetentionMs?: number;
   /** How long a WebSocket may take to send its `auth` message (default 10 s). */
   readonly wsAuthTimeoutMs?: number;
 }

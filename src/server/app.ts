@@ -31,6 +31,7 @@ import { MAX_URL_PARAM_LENGTH, answerClientError, frameworkError } from './http-
 import { Authenticator, type Principal } from './auth.ts';
 import { authorizeWebSocket, registerAuth } from './auth-routes.ts';
 import { registerTokenRoutes } from './token-routes.ts';
+import { TokenLimits } from './token-limits.ts';
 import { TokenStore } from '../storage/token-store.ts';
 import { RequestGuard, registerRequestGuard, type BoundAddress } from './request-guard.ts';
 import type { AppOptions, AuthOptions, HttpTimeouts } from './app-options.ts';
@@ -109,7 +110,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       idempotency: { ...DEFAULTS.idempotency, ...options.idempotency },
     });
   const authOptions = options.auth ?? { enabled: false };
-  const tokens = new TokenStore(options.dataDir, authOptions.kdf);
+  const tokens = new TokenStore(options.dataDir, authOptions.kdf, authOptions.revokedTokenRetentionMs);
   let generatedToken: string | null = null;
   try {
     if (authOptions.enabled) {
@@ -327,7 +328,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // ---- tenants and their tokens (token-routes.ts) ----------------------------------------------
 
-  registerTokenRoutes(app, auth, tenants);
+  registerTokenRoutes(
+    app,
+    auth,
+    tenants,
+    new TokenLimits(tokens, {
+      ...(authOptions.maxTokensPerTenant !== undefined
+        ? { maxLivePerTenant: authOptions.maxTokensPerTenant }
+        : {}),
+      ...(authOptions.tokenCreatesPerMinute !== undefined
+        ? { createsPerMinute: authOptions.tokenCreatesPerMinute }
+        : {}),
+    }),
+  );
 
   // ---- operations ----------------------------------------------------------------------------
 

@@ -6,6 +6,9 @@
 // make each of its requests pay the KDF again), and the ids of one tenant hold at most a share of the
 // verifications in flight (token ids are not secret: whoever knows one can send it with wrong secrets,
 // and must not fill every slot, so that every other tenant's tokens are refused with UNAVAILABLE).
+// Operator tokens verify in a share of their own, reserved from the rest: no tenant's tokens, the
+// default tenant's admins and readers included, can fill it, so the operator is never turned away by
+// a flood under ids it did not issue to itself (and tenant admins are never shown operator ids).
 // Revocation empties the cache of that token and closes the long-lived streams it opened.
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../common/errors.ts';
@@ -48,11 +51,20 @@ export interface AuthenticatorOptions {
   readonly cacheTtlMs?: number;
   /** Most tokens remembered at once (default 1024; the least recently used go first). */
   readonly cacheSize?: number;
-  /** Most KDF verifications in flight; beyond, requests are refused with UNAVAILABLE (default 32). */
+  /**
+   * Most KDF verifications of tenants' tokens in flight; beyond, requests are refused with
+   * UNAVAILABLE (default 32). Operator tokens verify apart (maxVerificationsPerTenant more).
+   */
   readonly maxVerifications?: number;
-  /** Most of them for tokens of one tenant (default a quarter of maxVerifications). */
+  /**
+   * Most of them for tokens of one tenant (default a quarter of maxVerifications). Operator tokens
+   * have a share of this size of their own, on top of maxVerifications, that no other token takes.
+   */
   readonly maxVerificationsPerTenant?: number;
 }
+
+/** The share operator tokens verify in: apart from every tenant's, the default tenant's included. */
+const OPERATOR_SHARE = '\u0000operator';
 
 interface CacheEntry {
   readonly info: TokenInfo;
@@ -70,8 +82,10 @@ export class Authenticator {
   /** sha-256 of a refused token → when to forget it: apart, so refusals never evict verified tokens. */
   private readonly refused = new Map<string, number>();
   private readonly inFlight = new Map<string, Promise<TokenInfo | null>>();
-  /** KDF verifications in flight per tenant of the token's id. */
+  /** KDF verifications in flight per share: the tenant of the token's id, or OPERATOR_SHARE. */
   private readonly inFlightOf = new Map<string, number>();
+  /** KDF verifications in flight of tokens that are not operator tokens. */
+  private inFlightOfTenants = 0;
   /** Token id → closers of the streams it opened (closed when it is revoked). */
   private readonly streams = new Map<string, Set<() => void>>();
 
@@ -144,12 +158,16 @@ export class Authenticator {
     // it up again is as cheap as remembering it).
     const stored = this.store.get(id);
     if (stored === null || stored.revokedAt !== null) return null;
-    const tenant = stored.tenant;
-    const ofTenant = this.inFlightOf.get(tenant) ?? 0;
-    if (this.inFlight.size >= this.maxVerifications || ofTenant >= this.maxPerTenant) {
+    const operator = stored.role === 'operator';
+    const share = operator ? OPERATOR_SHARE : stored.tenant;
+    const ofShare = this.inFlightOf.get(share) ?? 0;
+    // The operator's share comes on top of maxVerifications: the other tokens can never fill it.
+    const tenantsFull = !operator && this.inFlightOfTenants >= this.maxVerifications;
+    if (ofShare >= this.maxPerTenant || tenantsFull) {
       throw new SluiceError('UNAVAILABLE', 'too many token verifications in progress; retry shortly');
     }
-    this.inFlightOf.set(tenant, ofTenant + 1);
+    this.inFlightOf.set(share, ofShare + 1);
+    if (!operator) this.inFlightOfTenants += 1;
     const run = (async () => {
       const info = await this.store.verify(token);
       if (info !== null) this.store.touch(info.id);
@@ -157,9 +175,10 @@ export class Authenticator {
       return info;
     })().finally(() => {
       this.inFlight.delete(key);
-      const left = (this.inFlightOf.get(tenant) ?? 1) - 1;
-      if (left > 0) this.inFlightOf.set(tenant, left);
-      else this.inFlightOf.delete(tenant);
+      const left = (this.inFlightOf.get(share) ?? 1) - 1;
+      if (left > 0) this.inFlightOf.set(share, left);
+      else this.inFlightOf.delete(share);
+      if (!operator) this.inFlightOfTenants -= 1;
     });
     this.inFlight.set(key, run);
     return run;

@@ -42,10 +42,11 @@ export class RateLimitedError extends SluiceError {
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
+    hint = 'send smaller or fewer batches, or ask the operator to raise the quota',
   ) {
     super('RATE_LIMITED', message, {
       detail: `retry after ${retryAfterSeconds} s; nothing was applied`,
-      hint: 'send smaller or fewer batches, or ask the operator to raise the quota',
+      hint,
     });
   }
 }

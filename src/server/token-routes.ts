@@ -13,6 +13,7 @@ import {
 } from './auth.ts';
 import type { TokenInfo } from '../storage/token-store.ts';
 import type { Tenant, TenantRegistry } from './tenants.ts';
+import type { TokenLimits } from './token-limits.ts';
 import { QUOTA_NAMES, type Quotas } from '../storage/tenant-store.ts';
 
 const tokenJson = (t: TokenInfo): Record<string, unknown> => ({
@@ -24,6 +25,8 @@ const tokenJson = (t: TokenInfo): Record<string, unknown> => ({
   revoked: t.revokedAt !== null,
   ...(t.revokedAt !== null ? { revokedAt: new Date(t.revokedAt).toISOString() } : {}),
 });
+
+const notOperator = (t: TokenInfo): boolean => t.role !== 'operator';
 
 const tokenSchema = {
   type: 'object',
@@ -86,6 +89,7 @@ export function registerTokenRoutes(
   app: FastifyInstance,
   auth: Authenticator,
   tenants: TenantRegistry,
+  limits: TokenLimits,
 ): void {
   const principalOf = (request: FastifyRequest): Principal => {
     if (request.principal === null)
@@ -275,6 +279,15 @@ export function registerTokenRoutes(
           },
           400: errorRef,
           ...authErrors,
+          403: {
+            ...errorRef,
+            description:
+              'FORBIDDEN: the role does not allow it; QUOTA_EXCEEDED: the tenant holds its most live tokens',
+          },
+          429: {
+            ...errorRef,
+            description: "RATE_LIMITED: the tenant's admins created their most tokens this minute",
+          },
         },
       },
     },
@@ -295,7 +308,9 @@ export function registerTokenRoutes(
           },
         );
       }
-      const created = await auth.store.create(tenant, role);
+      const created = await limits.admit(tenant, principal.role === 'operator', () =>
+        auth.store.create(tenant, role),
+      );
       reply.header('cache-control', 'no-store');
       return reply.code(201).send({ ...tokenJson(created.info), token: created.token });
     },
@@ -306,7 +321,8 @@ export function registerTokenRoutes(
     {
       schema: {
         tags: ['admin'],
-        summary: "List the tenant's tokens, without secrets (its admin, or the operator)",
+        summary:
+          "List the tenant's tokens, without secrets (its admin, or the operator); revoked ones for 30 days, operator tokens to the operator only",
         params: tenantParam,
         response: {
           200: { type: 'object', properties: { tokens: { type: 'array', items: tokenSchema } } },
@@ -314,9 +330,13 @@ export function registerTokenRoutes(
         },
       },
     },
-    async (request) => ({
-      tokens: auth.store.list(tenantFor(request, request.params.tenant, 'manage tokens')).map(tokenJson),
-    }),
+    async (request) => {
+      const tenant = tenantFor(request, request.params.tenant, 'manage tokens');
+      // An admin of default is not shown the operator's tokens: their ids are how a flood of wrong
+      // secrets is aimed at a token, and an admin may neither create nor revoke them anyway.
+      const visible = principalOf(request).role === 'operator' ? () => true : notOperator;
+      return { tokens: auth.store.list(tenant).filter(visible).map(tokenJson) };
+    },
   );
 
   app.delete<{ Params: { tenant: string; id: string } }>(
@@ -336,11 +356,12 @@ export function registerTokenRoutes(
     async (request) => {
       const tenant = tenantFor(request, request.params.tenant, 'manage tokens');
       const token = auth.store.get(request.params.id);
-      if (token === null || token.tenant !== tenant)
-        throw new SluiceError('NOT_FOUND', `token "${request.params.id}" does not exist`);
       const principal = principalOf(request);
-      if (token.role === 'operator' && principal.role !== 'operator')
-        throw forbidden(principal, 'revoke operator tokens', 'operator');
+      // An operator token is not there for an admin: the same answer as a missing one, so that its
+      // id cannot be confirmed by trying it.
+      const hidden = token !== null && principal.role !== 'operator' && !notOperator(token);
+      if (token === null || token.tenant !== tenant || hidden)
+        throw new SluiceError('NOT_FOUND', `token "${request.params.id}" does not exist`);
       auth.revoke(token.id);
       return tokenJson(auth.store.get(token.id) ?? token);
     },

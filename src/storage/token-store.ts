@@ -2,7 +2,10 @@
 // (`auth.db`, apart from the journal so a token write never joins an engine transaction). A token is
 // `sluice_<id>_<secret>`: the id (16 hex digits, not secret) finds its row, and only a scrypt hash of
 // the whole token with a per-token salt is stored, so the file never holds a usable credential and a
-// verification costs exactly one KDF run. Hashes are compared with timingSafeEqual.
+// verification costs exactly one KDF run. Hashes are compared with timingSafeEqual. Revoked tokens
+// are listed (marked) for a retention period, then deleted, so the file does not grow with every token
+// ever made; revoked operator tokens are kept, so that a revoked bootstrap token can never be stored
+// again under its old id (bootstrap refuses an id it has seen).
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { SqliteStore } from './sqlite-store.ts';
 
@@ -45,6 +48,9 @@ export interface KdfParams {
   readonly p: number;
 }
 export const DEFAULT_KDF: KdfParams = { N: 16384, r: 8, p: 1 };
+
+/** How long a revoked token stays in auth.db (and in lists) before it is deleted: 30 days. */
+export const DEFAULT_REVOKED_RETENTION_MS = 30 * 24 * 3600_000;
 const KEY_LENGTH = 32;
 
 function kdf(token: string, salt: Buffer, params: KdfParams): Promise<Buffer> {
@@ -105,13 +111,34 @@ export class TokenStore {
   /** KDF runs of verifications so far (tests count work with it). */
   verifications = 0;
 
-  /** `dataDir` null: in memory (tests, throwaway servers). */
+  /**
+   * `dataDir` null: in memory (tests, throwaway servers). Revoked tokens other than operator ones are
+   * deleted `revokedRetentionMs` after their revocation (at the start, and as tokens are created or
+   * listed).
+   */
   constructor(
     dataDir: string | null,
     private readonly params: KdfParams = DEFAULT_KDF,
+    private readonly revokedRetentionMs: number = DEFAULT_REVOKED_RETENTION_MS,
   ) {
     this.file = new SqliteStore({ dataDir, file: 'auth.db', journal: false });
     this.file.db.exec(SCHEMA);
+    this.pruneRevoked();
+  }
+
+  /** Deletes the revoked tokens past the retention (never operator ones); returns how many. */
+  pruneRevoked(now = Date.now()): number {
+    return this.file.db
+      .prepare("DELETE FROM tokens WHERE revoked_at <= ? AND role <> 'operator'")
+      .run(now - this.revokedRetentionMs).changes;
+  }
+
+  /** How many live tokens `tenant` has. */
+  liveCount(tenant: string): number {
+    const row = this.file.db
+      .prepare('SELECT count(*) AS n FROM tokens WHERE tenant = ? AND revoked_at IS NULL')
+      .get(tenant) as { n: number };
+    return row.n;
   }
 
   /**
@@ -127,6 +154,7 @@ export class TokenStore {
     if (id === null) throw new Error('not a Sluice token (expected sluice_<16 hex digits>_<secret>)');
     const hash = await hashToken(token, this.params);
     const now = Date.now();
+    this.pruneRevoked(now);
     this.file.db
       .prepare('INSERT INTO tokens (id, tenant, role, hash, created_at) VALUES (?, ?, ?, ?, ?)')
       .run(id, tenant, role, hash, now);
@@ -159,8 +187,9 @@ export class TokenStore {
     return row === undefined ? null : info(row);
   }
 
-  /** Every token of `tenant`, oldest first (revoked ones included, marked). */
+  /** Every token of `tenant`, oldest first (revoked ones within the retention included, marked). */
   list(tenant: string): TokenInfo[] {
+    this.pruneRevoked();
     return (
       this.file.db
         .prepare('SELECT * FROM tokens WHERE tenant = ? ORDER BY created_at, id')
