@@ -172,6 +172,16 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
         e.name === 'concat' ? args.map(anyArg) : [textArg(a0 as ScalarExpr), ...args.slice(1).map(anyArg)];
       return call(e.name === 'concat' ? 'concat_args' : 'concat_ws', all, T.text);
     }
+    case 'format': {
+      if (n < 1) throw fnMismatch(e.name, args, e.pos);
+      const anyArg = (a: ScalarExpr): ScalarExpr =>
+        a.type.kind === 'unknown' ? coerce(a, T.text, e.pos) : a;
+      return call('format', [textArg(a0 as ScalarExpr), ...args.slice(1).map(anyArg)], T.text);
+    }
+    case 'quote_literal':
+    case 'quote_nullable':
+      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      return call(e.name, [a0.type.kind === 'unknown' ? coerce(a0, T.text, e.pos) : a0], T.text);
     case 'strpos':
     case 'position':
       if (n !== 2) throw fnMismatch(e.name, args, e.pos);

@@ -4,6 +4,7 @@
 // CONCAT / CONCAT_WS (which skip NULLs) and GREATEST / LEAST (which ignore them).
 import { TRIG_FUNCTIONS, isTrigFunction, trig } from './trig.ts';
 import * as codes from './text-codes.ts';
+import { formatText, quoteLiteral } from './format.ts';
 import { SluiceError } from '../errors.ts';
 import type { SqlType, Value } from '../types.ts';
 import { T } from '../types.ts';
@@ -67,6 +68,9 @@ export const FUNCTION_FNS = [
   'translate',
   'starts_with',
   'to_hex',
+  'format',
+  'quote_literal',
+  'quote_nullable',
   'div_trunc',
   'gcd',
   'lcm',
@@ -142,6 +146,30 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
       return strict(args, (s, from, to) => codes.translate(s as string, from as string, to as string));
     case 'starts_with':
       return strict(args, (s, prefix) => codes.startsWith(s as string, prefix as string));
+    case 'format': {
+      const [fmt, ...rest] = args as [RowFn, ...RowFn[]];
+      const types = argTypes.slice(1);
+      return (row) => {
+        const f = fmt(row);
+        if (f === null) return null;
+        const texts = rest.map((g, i) => {
+          const v = g(row);
+          return v === null ? null : textOf(v, types[i] as SqlType);
+        });
+        return formatText(f as string, texts);
+      };
+    }
+    case 'quote_literal':
+    case 'quote_nullable': {
+      const [a] = args as [RowFn];
+      const type = argTypes[0] as SqlType;
+      const nullable = fn === 'quote_nullable';
+      return (row) => {
+        const v = a(row);
+        if (v === null) return nullable ? 'NULL' : null;
+        return quoteLiteral(textOf(v, type));
+      };
+    }
     case 'to_hex': {
       const bits = argTypes[0]?.kind === 'int' && argTypes[0].bits === 64 ? 64 : 32;
       return strict(args, (x) => codes.toHex(x as number | bigint, bits));
