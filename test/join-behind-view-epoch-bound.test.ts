@@ -162,9 +162,11 @@ test('a chain of views: a join over a view of a join over an aggregate', () => {
 
 test('the count costs the write: probes per group changed, however large the other side', () => {
   const { e } = engineWith({ g: GROUPED, j: OVER_GROUPED });
-  // 4,000 rows of b on 1,000 keys: a bound reading no row allows up to 3,001 under one key.
+  // 4,000 rows of b on 1,000 keys, and 1,000 under a key no write of a touches: a bound reading no
+  // row allows up to 1,000 under one key (the busiest key's), so these writes reach the probes.
   for (let from = 0; from < 4000; from += 1000)
     e.applyChanges('b', { insert: rowsOf(1000, (i) => ({ k: i, j: from + i })) });
+  e.applyChanges('b', { insert: rowsOf(1000, (i) => ({ k: -1, j: 5000 + i })) });
   let next = 0;
   for (const groups of [1, 10, 100]) {
     const probes = joinProbeWork.probes;

@@ -80,13 +80,15 @@ test('a self-join on a key of two values: the attack is refused and changes noth
 
 test('the count probes once per written row, however large the other side', () => {
   const { e } = engineWith({ v: 'SELECT a.i, b.j FROM a JOIN b ON a.k = b.k' });
-  // 3,000 rows of b on 1,000 keys (3 each); a holds nothing.
+  // 3,000 rows of b on 1,000 keys (3 each), and 1,500 under a key no write of a touches; a holds
+  // nothing.
   for (let from = 0; from < 3000; from += 1000)
     e.applyChanges('b', { insert: rowsOf(1000, (i) => ({ k: i, j: from + i })) });
+  e.applyChanges('b', { insert: rowsOf(1500, (i) => ({ k: -1, j: 5000 + i })) });
   let next = 0;
   for (const write of [1, 10, 100, 300]) {
-    // Past the row-free bound (write × 2,001 × 2 > 1000: up to 2,001 rows of b under one key, as
-    // far as a bound that reads no row knows) but within the count: write × 3 pairs.
+    // Past the row-free bound (write × 1,500 > 1000: the busiest key of b holds 1,500 rows, and a
+    // bound that reads no row cannot tell which keys the write has) but within the count: write × 3.
     const probes = joinProbeWork.probes;
     e.applyChanges('a', { insert: rowsOf(write, (i) => ({ k: next + i, i: next + i })) });
     next += write;

@@ -127,6 +127,8 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
   /** The rows by value while `byFirst` is null (empty otherwise). */
   private readonly table = new RowTable();
   private rowCount = 0;
+  /** The most distinct rows one slot has held since the last reset (mostRowsUnderOneKey). */
+  private mostUnderOneSlot = 0;
   private bytes = 0;
   protected nextSeq = 0;
   protected readonly dirty = new Map<string, { readonly key: JoinKey; readonly row: readonly Value[] }>();
@@ -161,6 +163,16 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
   /** Keys held. */
   get keyCount(): number {
     return this.keysHeld;
+  }
+
+  /**
+   * A high-water mark of the distinct rows one key has held since the arrangement was last emptied
+   * (or loaded): it only grows, so no key holds more now. What lets a write's row-free join count
+   * (join-fanout-probe.ts) bound a side whose rows spread over many keys by its busiest key, not by
+   * its rows less its other keys.
+   */
+  get mostRowsUnderOneKey(): number {
+    return this.mostUnderOneSlot;
   }
 
   /** Whether each key is its own slot (`keyIsSlot`), found without an index. */
@@ -472,7 +484,9 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
     if (tail === NO_ROW) slots[at + HEAD] = id;
     else this.nexts[tail] = id;
     slots[at + TAIL] = id;
-    slots[at + SIZE] = (slots[at + SIZE] as number) + 1;
+    const size = (slots[at + SIZE] as number) + 1;
+    slots[at + SIZE] = size;
+    if (size > this.mostUnderOneSlot) this.mostUnderOneSlot = size;
     if (byFirst === null) this.table.insert(h, id);
     else if (!this.firstIsKey) byFirst.set(row[0] as Value, id);
     this.rowCount++;
@@ -572,6 +586,7 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
     this.byFirst = new GroupIndex();
     this.firstIsKey = true;
     this.rowCount = 0;
+    this.mostUnderOneSlot = 0;
     this.bytes = 0;
     this.nextSeq = 0;
   }

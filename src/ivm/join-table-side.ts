@@ -33,6 +33,11 @@ export interface TableSlots {
 export interface JoinSideRows {
   readonly size: number;
   readonly keyCount: number;
+  /**
+   * A high-water mark of the distinct rows one key has held (since the side was last emptied): it
+   * only grows, so it stays at least what any key holds now, a bound a count reads with no probe.
+   */
+  readonly mostRowsUnderOneKey: number;
   readonly keysAreSlots: boolean;
   readonly keptColumns: readonly (readonly Value[])[];
   keepColumns(columns: readonly number[]): number[] | null;
@@ -185,6 +190,11 @@ export class TableJoinSide implements JoinSideRows {
 
   get keyCount(): number {
     return this.slots.size;
+  }
+
+  /** A table's side is joined on its primary key: one row under each key it holds. */
+  get mostRowsUnderOneKey(): number {
+    return this.slots.size === 0 ? 0 : 1;
   }
 
   get keysAreSlots(): boolean {

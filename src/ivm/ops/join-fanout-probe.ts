@@ -12,11 +12,13 @@ export const joinProbeWork = { probes: 0 };
 
 /**
  * The most rows `held` holds under one key, bounded with no probe: every key it holds has a row, so
- * no key holds more than its rows less its other keys (one key, for a join with none).
+ * no key holds more than its rows less its other keys (one key, for a join with none); nor more
+ * than the most one key has ever held (its high-water mark), far tighter for rows spread over many
+ * keys (a bid side of many auctions: the busiest auction's bids, not all bids less one per auction).
  */
 export function rowsUnderOneKey(held: JoinSideRows): number {
   const size = held.size;
-  return size === 0 ? 0 : Math.min(size, Math.max(1, size - held.keyCount + 1));
+  return size === 0 ? 0 : Math.min(size, Math.max(1, size - held.keyCount + 1), held.mostRowsUnderOneKey);
 }
 
 /**
