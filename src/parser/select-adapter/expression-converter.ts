@@ -9,6 +9,7 @@ import {
   ARRAY_SUBSCRIPT,
   ARRAY_ANY,
   ARRAY_ALL,
+  ROW_CONSTRUCTOR,
   booleanLiteral,
   buildExpr,
   functionCall,
@@ -204,7 +205,7 @@ export abstract class ExpressionConverter extends TokenCursor {
     if (!isNode(node)) this.lost();
     if (present(node, 'array_index')) return this.subscripted(node, pieces);
     if (present(node, 'ast')) this.subquery();
-    if (node['type'] === 'expr_list') throw notSupported('row constructor', this.here());
+    if (node['type'] === 'expr_list') return this.rowConstructor(node, pieces);
     if (node['parentheses'] === true) {
       const open = this.peek();
       if (open?.tokenType !== LParen) this.lost();
@@ -249,12 +250,31 @@ export abstract class ExpressionConverter extends TokenCursor {
         if (this.functionName(node) === 'not' && isWordText(this.peek(), 'not')) {
           // node-sql-parser reads `NOT (x)` as a call of a function named "not".
           pieces.push({ kind: 'prefix', op: 'not', pos: posOf(this.word('not')) });
-          const open = this.expect(LParen);
           const args = list(child(node, 'args'), 'value');
-          if (args.length !== 1) throw notSupported('row constructor', posOf(open));
+          // `NOT (a, b) = (1, 2)`: the call's arguments are a row, which the `=` that follows takes
+          if (args.length !== 1) return this.rowConstructor({ type: 'expr_list', value: args }, pieces);
+          const open = this.expect(LParen);
           const inner = this.expression(args[0]);
           this.expect(RParen);
           pieces.push({ kind: 'operand', expr: inner.expr, start: posOf(open) });
+          return;
+        }
+        if (this.functionName(node) === 'row' && isWordText(this.peek(), 'row')) {
+          // `ROW(a, b)`: the row constructor `(a, b)` spelled out (PostgreSQL reserves the name)
+          const word = this.word('row');
+          const open = this.expect(LParen);
+          const args = callArguments(child(node, 'args'));
+          const items = args.map((item, i) => {
+            if (i > 0) this.expect(Comma);
+            return this.expression(item).expr;
+          });
+          this.expect(RParen);
+          if (items.length === 0) throw notSupported('an empty row constructor', posOf(open));
+          pieces.push({
+            kind: 'operand',
+            expr: functionCall(ROW_CONSTRUCTOR, items, {}, posOf(word)),
+            start: posOf(word),
+          });
           return;
         }
         break;
@@ -446,8 +466,6 @@ export abstract class ExpressionConverter extends TokenCursor {
         this.expect(RParen);
         return extractCall(identName(fieldToken), posOf(fieldToken), operand, posOf(word));
       }
-      case 'expr_list':
-        throw notSupported('row constructor', this.here());
       case 'array':
         return this.arrayConstructor(node);
       default: {
@@ -471,6 +489,22 @@ export abstract class ExpressionConverter extends TokenCursor {
     const array = this.expression(args[0]).expr;
     this.expect(RParen);
     return functionCall(lower === 'all' ? ARRAY_ALL : ARRAY_ANY, [array], {}, posOf(word));
+  }
+
+  /**
+   * `(a, b, …)`: a row constructor, the call the expression builder expands in a comparison with
+   * another row (anywhere else the binder refuses it). Extra parentheses around it are kept out.
+   */
+  protected rowConstructor(node: Node, pieces: Piece[]): void {
+    const start = this.here();
+    const count = this.openParens();
+    if (count < 1) this.lost();
+    const items = list(node, 'value').map((item, i) => {
+      if (i > 0) this.expect(Comma);
+      return this.expression(item).expr;
+    });
+    this.closeParens(count);
+    pieces.push({ kind: 'operand', expr: functionCall(ROW_CONSTRUCTOR, items, {}, start), start });
   }
 
   /** `ARRAY[a, b, …]` as the call the binder types (PostgreSQL's element type unification). */
