@@ -1,7 +1,7 @@
 // Builds Expr trees from a flat run of operands and operators with PostgreSQL's precedence. Both the
 // chevrotain grammar and the node-sql-parser adapter emit such runs, so precedence lives only here.
 import type { BinaryOp, Expr, Pos, TypeName } from './ast.ts';
-import { SluiceError } from '../common/errors.ts';
+import { SluiceError, notSupported } from '../common/errors.ts';
 
 export type InfixOp =
   | BinaryOp
@@ -276,6 +276,15 @@ function makeInfix(op: InfixOp, left: Expr, right: Expr, pos: Pos): Expr {
       if (subquery !== undefined && op === '<>' && right.kind === 'function' && right.name === ARRAY_ALL) {
         return { kind: 'inList', operand: left, list: [subquery], negated: true, pos };
       }
+      const leftRow = rowEntries(left);
+      const rightRow = rowEntries(right);
+      if (leftRow !== undefined && rightRow !== undefined) return compareRows(op, leftRow, rightRow, pos);
+      if (
+        (leftRow !== undefined && right.kind === 'subquery') ||
+        (rightRow !== undefined && left.kind === 'subquery')
+      ) {
+        throw notSupported('a row compared with a subquery', pos, 'write (a, b) IN (SELECT x, y …)');
+      }
       return { kind: 'binary', op, left, right, pos };
     }
   }
@@ -299,8 +308,21 @@ function makePostfix(op: PostfixOp, operand: Expr, pos: Pos): Expr {
       };
       return isTrue !== op.negated ? coalesce : { kind: 'unary', op: 'not', operand: coalesce, pos };
     }
-    case 'in':
-      return { kind: 'inList', operand, list: op.list, negated: op.negated, pos };
+    case 'in': {
+      // `(a, b) IN ((1, 2), (3, 4))` is the OR of the rows' equalities (PostgreSQL's definition, NULLs
+      // included); a row IN a subquery stays an inList for the binder's semi-join.
+      const entries = rowEntries(operand);
+      const rows = op.list.map(rowEntries);
+      if (entries === undefined || !rows.every((r) => r !== undefined)) {
+        return { kind: 'inList', operand, list: op.list, negated: op.negated, pos };
+      }
+      const any = balanced(
+        'or',
+        rows.map((row) => compareRows('=', entries, row, pos)),
+        pos,
+      );
+      return op.negated ? { kind: 'unary', op: 'not', operand: any, pos } : any;
+    }
     case 'cast':
       return { kind: 'cast', operand, type: op.type, pos };
     case 'subscript':
@@ -348,6 +370,11 @@ export const ARRAY_CONSTRUCTOR = '[array]';
 export const ARRAY_SUBSCRIPT = '[subscript]';
 /** `x op ANY (a)` / `x op ALL (a)`: the right side of the comparison. */
 export const ARRAY_ANY = '[any]';
+/**
+ * `(a, b)` and `ROW(a, b)`: a row constructor, which only a comparison with another row takes
+ * (expanded here into its entries' comparisons); anywhere else the binder refuses it.
+ */
+export const ROW_CONSTRUCTOR = '[row]';
 export const ARRAY_ALL = '[all]';
 
 export function functionCall(
@@ -362,6 +389,90 @@ export function functionCall(
     args,
     distinct: options.distinct ?? false,
     star: options.star ?? false,
+    pos,
+  };
+}
+
+/** The entries of a row constructor `(a, b, …)` or `ROW(…)`; undefined when `e` is none. */
+export function rowEntries(e: Expr): readonly Expr[] | undefined {
+  return isRow(e) && e.kind === 'function' ? e.args : undefined;
+}
+
+/** Whether `e` is a row constructor (`ROW` is a name PostgreSQL reserves: no function has it). */
+export function isRow(e: Expr): boolean {
+  return (
+    e.kind === 'function' &&
+    (e.name === ROW_CONSTRUCTOR || e.name === 'row') &&
+    !e.distinct &&
+    !e.star &&
+    e.over === undefined &&
+    e.filter === undefined &&
+    e.argNames === undefined
+  );
+}
+
+const ROW_OPERATORS = new Set<InfixOp>([
+  '=',
+  '<>',
+  '<',
+  '<=',
+  '>',
+  '>=',
+  'is distinct from',
+  'is not distinct from',
+]);
+
+/**
+ * A comparison of two rows as PostgreSQL 15 defines it, in terms of its entries' comparisons: `=` is
+ * the AND of the pairs' `=`, `<>` the OR of their `<>` (so `(1, NULL) = (1, 2)` is NULL and
+ * `(1, NULL) = (2, 3)` false); IS [NOT] DISTINCT FROM the OR (AND) of the pairs'. `<`, `<=`, `>`, `>=`
+ * are lexicographic, decided by the first pair not equal, NULL when that pair holds a NULL:
+ * `a1 < b1 OR (a1 = b1 AND (…(an < bn)))` is exactly that in three-valued logic (a pair that is
+ * equal passes to the rest; a NULL pair makes both arms NULL or false, so the whole NULL).
+ */
+function compareRows(op: InfixOp, a: readonly Expr[], b: readonly Expr[], pos: Pos): Expr {
+  if (!ROW_OPERATORS.has(op)) {
+    throw notSupported(`operator ${op} on rows`, pos);
+  }
+  if (a.length !== b.length || a.length === 0) {
+    throw new SluiceError('SYNTAX_ERROR', 'unequal number of entries in row expressions', { position: pos });
+  }
+  const pair = (pairOp: BinaryOp, i: number): Expr => ({
+    kind: 'binary',
+    op: pairOp,
+    left: a[i]!,
+    right: b[i]!,
+    pos: a[i]!.pos,
+  });
+  const pairs = (pairOp: BinaryOp): Expr[] => a.map((_, i) => pair(pairOp, i));
+  switch (op) {
+    case '=':
+    case 'is not distinct from':
+      return balanced('and', pairs(op), pos);
+    case '<>':
+    case 'is distinct from':
+      return balanced('or', pairs(op), pos);
+    default: {
+      const strict: BinaryOp = op === '<' || op === '<=' ? '<' : '>';
+      let rest = pair(op as BinaryOp, a.length - 1);
+      for (let i = a.length - 2; i >= 0; i--) {
+        const tie: Expr = { kind: 'binary', op: 'and', left: pair('=', i), right: rest, pos };
+        rest = { kind: 'binary', op: 'or', left: pair(strict, i), right: tie, pos };
+      }
+      return rest;
+    }
+  }
+}
+
+/** `parts` joined by AND or OR as a balanced tree: a long IN list of rows stays shallow. */
+function balanced(op: 'and' | 'or', parts: readonly Expr[], pos: Pos): Expr {
+  if (parts.length === 1) return parts[0]!;
+  const mid = parts.length >> 1;
+  return {
+    kind: 'binary',
+    op,
+    left: balanced(op, parts.slice(0, mid), pos),
+    right: balanced(op, parts.slice(mid), pos),
     pos,
   };
 }

@@ -12,7 +12,7 @@ import { bindFunction } from './bind-functions.ts';
 import { bindJsonbEditOperator, bindJsonbOperator, isJsonbOp } from './bind-jsonb.ts';
 import { bindByteaConcat } from './bind-binary.ts';
 import { bindArrayConstructor, bindArrayOperator, bindQuantified, isQuantified } from './bind-array.ts';
-import { ARRAY_CONSTRUCTOR } from '../parser/expr-builder.ts';
+import { ARRAY_CONSTRUCTOR, isRow } from '../parser/expr-builder.ts';
 import { bindTimeArithmetic, bindTimeNegation } from './bind-time.ts';
 import { MORE_AGGREGATES } from './bind-aggregate-more.ts';
 import { positionalCall } from './bind-named-args.ts';
@@ -336,6 +336,13 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       return c;
     }
     case 'function':
+      if (isRow(e)) {
+        throw notSupported(
+          'a row constructor outside a comparison of rows',
+          e.pos,
+          'compare a row with a row: (a, b) = (1, 2), (a, b) < (c, d), (a, b) IN ((1, 2), (3, 4)) or (a, b) IN (SELECT x, y …)',
+        );
+      }
       if (e.argNames !== undefined) return bindExpr(positionalCall(e, ctx), ctx); // bind-named-args.ts
       if (e.filter !== undefined && !AGGREGATE_NAMES.has(e.name)) {
         throw new SluiceError(

@@ -8,6 +8,7 @@ import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { typeName } from '../common/types.ts';
 import type { Expr, FromItem, Pos, SelectStmt } from '../parser/ast.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
+import { rowEntries } from '../parser/expr-builder.ts';
 import type { Scope } from './bind-scope.ts';
 import { bindExpr, containsAggregate } from './bind-expr.ts';
 import { coerce } from './bind-coerce.ts';
@@ -208,6 +209,20 @@ export function bindSemiJoin(
 ): { readonly plan: LogicalPlan; readonly dependsOn: readonly string[] } {
   const q = predicate.query;
   const isIn = predicate.mode === 'in' || predicate.mode === 'notIn';
+  // `(a, b) IN (SELECT x, y …)`: true exactly when some subquery row equals the row in every entry,
+  // NULL entries matching nothing — the semi-join of EXISTS with the entries as further keys.
+  const entries =
+    predicate.operand === undefined ? [] : (rowEntries(predicate.operand) ?? [predicate.operand]);
+  if (predicate.mode === 'notIn' && entries.length > 1) {
+    // PostgreSQL's NOT IN of rows is UNKNOWN when no subquery row differs from the row in a pair
+    // of non-NULL entries but some row meets it only in NULLs: not what the anti-join counts.
+    throw notSupported(
+      'a row NOT IN (SELECT …)',
+      predicate.pos,
+      'write NOT EXISTS (SELECT 1 FROM … WHERE x = a AND y = b) if no entry can be NULL',
+    );
+  }
+  const rowIn = entries.length > 1;
   let correlations: readonly Correlation[] = [];
   let query = q;
   const split = splitCorrelations(q, outerScope, ctx);
@@ -247,7 +262,7 @@ export function bindSemiJoin(
     }
   }
   const bound = ctx.bindQuery(query);
-  const width = correlations.length + (isIn ? 1 : 0);
+  const width = correlations.length + (isIn ? entries.length : 0);
   if (isIn && bound.columns.length !== width) {
     throw new SluiceError(
       'INVALID_DEFINITION',
@@ -257,7 +272,7 @@ export function bindSemiJoin(
   }
   // Each key: the outer expression and the subquery's column, both cast to their common type.
   const outerExprs: { expr: Expr; pos: Pos }[] = correlations.map((c) => ({ expr: c.outer, pos: c.pos }));
-  if (predicate.operand !== undefined) outerExprs.push({ expr: predicate.operand, pos: predicate.pos });
+  for (const expr of entries) outerExprs.push({ expr, pos: rowIn ? expr.pos : predicate.pos });
   const keys: ScalarExpr[] = [];
   const innerExprs: ScalarExpr[] = [];
   outerExprs.forEach(({ expr, pos }, i) => {
@@ -287,11 +302,11 @@ export function bindSemiJoin(
   return {
     plan: {
       kind: 'semiJoin',
-      mode: predicate.mode,
+      mode: rowIn ? 'exists' : predicate.mode,
       input: outer,
       subquery,
       keys,
-      correlated: correlations.length,
+      correlated: rowIn ? keys.length : correlations.length,
       columns: outer.columns,
     },
     dependsOn: bound.dependsOn,

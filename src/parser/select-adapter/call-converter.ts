@@ -3,7 +3,7 @@
 import type { IToken } from 'chevrotain';
 import type { ArgName, Expr, Pos, WindowFrameSpec, WindowSpec } from '../ast.ts';
 import { notSupported, parseError, SluiceError } from '../../common/errors.ts';
-import { functionCall } from '../expr-builder.ts';
+import { ARRAY_ALL, ARRAY_ANY, functionCall } from '../expr-builder.ts';
 import { Comma, identName, isWordText, LParen, NumberLit, posOf, RParen, Star } from '../lexer.ts';
 import { type Node, isNode, child, list, present, callArguments } from './loose-ast.ts';
 import { isNamedArgument } from './adapter-tokens.ts';
@@ -38,6 +38,19 @@ export function withFilter(call: Expr, filter: Expr | undefined): Expr {
 
 /** Calls of node-sql-parser's tree converted to our AST; the statement-level converter extends it. */
 export abstract class CallConverter extends ExpressionConverter {
+  /** `ANY (array)` / `SOME` / `ALL` on the right of a comparison: a call the binder pairs with it. */
+  protected quantifier(node: Node, lower: string): Expr {
+    const word = this.peek();
+    if (word === undefined) this.lost();
+    this.index++;
+    this.expect(LParen);
+    const args = callArguments(child(node, 'args'));
+    if (args.length !== 1) throw notSupported(`${lower.toUpperCase()} (...) with a list`, posOf(word));
+    const array = this.expression(args[0]).expr;
+    this.expect(RParen);
+    return functionCall(lower === 'all' ? ARRAY_ALL : ARRAY_ANY, [array], {}, posOf(word));
+  }
+
   /**
    * A window function call: `ROW_NUMBER() | RANK() | DENSE_RANK() | PERCENT_RANK() | CUME_DIST() |
    * NTILE(n) | LAG/LEAD(x [, n [, default]]) | FIRST_VALUE(x) | LAST_VALUE(x) | NTH_VALUE(x, n)

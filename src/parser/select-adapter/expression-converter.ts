@@ -7,8 +7,7 @@ import { notSupported } from '../../common/errors.ts';
 import {
   ARRAY_CONSTRUCTOR,
   ARRAY_SUBSCRIPT,
-  ARRAY_ANY,
-  ARRAY_ALL,
+  ROW_CONSTRUCTOR,
   booleanLiteral,
   buildExpr,
   functionCall,
@@ -204,7 +203,7 @@ export abstract class ExpressionConverter extends TokenCursor {
     if (!isNode(node)) this.lost();
     if (present(node, 'array_index')) return this.subscripted(node, pieces);
     if (present(node, 'ast')) this.subquery();
-    if (node['type'] === 'expr_list') throw notSupported('row constructor', this.here());
+    if (node['type'] === 'expr_list') return this.rowConstructor(list(node, 'value'), pieces);
     if (node['parentheses'] === true) {
       const open = this.peek();
       if (open?.tokenType !== LParen) this.lost();
@@ -249,13 +248,19 @@ export abstract class ExpressionConverter extends TokenCursor {
         if (this.functionName(node) === 'not' && isWordText(this.peek(), 'not')) {
           // node-sql-parser reads `NOT (x)` as a call of a function named "not".
           pieces.push({ kind: 'prefix', op: 'not', pos: posOf(this.word('not')) });
-          const open = this.expect(LParen);
           const args = list(child(node, 'args'), 'value');
-          if (args.length !== 1) throw notSupported('row constructor', posOf(open));
+          // `NOT (a, b) = (1, 2)`: the call's arguments are a row, which the `=` that follows takes
+          if (args.length !== 1) return this.rowConstructor(args, pieces);
+          const open = this.expect(LParen);
           const inner = this.expression(args[0]);
           this.expect(RParen);
           pieces.push({ kind: 'operand', expr: inner.expr, start: posOf(open) });
           return;
+        }
+        if (this.functionName(node) === 'row' && isWordText(this.peek(), 'row')) {
+          // `ROW(a, b)`: the row constructor `(a, b)` spelled out (PostgreSQL reserves the name)
+          const word = posOf(this.word('row'));
+          return this.rowConstructor(callArguments(child(node, 'args')), pieces, word);
         }
         break;
     }
@@ -446,8 +451,6 @@ export abstract class ExpressionConverter extends TokenCursor {
         this.expect(RParen);
         return extractCall(identName(fieldToken), posOf(fieldToken), operand, posOf(word));
       }
-      case 'expr_list':
-        throw notSupported('row constructor', this.here());
       case 'array':
         return this.arrayConstructor(node);
       default: {
@@ -460,17 +463,22 @@ export abstract class ExpressionConverter extends TokenCursor {
     }
   }
 
-  /** `ANY (array)` / `SOME` / `ALL` on the right of a comparison: a call the binder pairs with it. */
-  protected quantifier(node: Node, lower: string): Expr {
-    const word = this.peek();
-    if (word === undefined) this.lost();
-    this.index++;
-    this.expect(LParen);
-    const args = callArguments(child(node, 'args'));
-    if (args.length !== 1) throw notSupported(`${lower.toUpperCase()} (...) with a list`, posOf(word));
-    const array = this.expression(args[0]).expr;
-    this.expect(RParen);
-    return functionCall(lower === 'all' ? ARRAY_ALL : ARRAY_ANY, [array], {}, posOf(word));
+  /**
+   * `(a, b, …)` (parentheses around it kept out), or after `ROW` at `word` its `(a, b, …)`: a row
+   * constructor, which the expression builder expands in a comparison with a row (anywhere else the
+   * binder refuses it).
+   */
+  protected rowConstructor(values: readonly unknown[], pieces: Piece[], word?: Pos): void {
+    const open = this.peek();
+    const count = word === undefined ? this.openParens() : (this.expect(LParen), 1);
+    const items = values.map((item, i) => {
+      if (i > 0) this.expect(Comma);
+      return this.expression(item).expr;
+    });
+    this.closeParens(count);
+    if (items.length === 0) throw notSupported('an empty row constructor', posOf(open!));
+    const start = word ?? posOf(open!);
+    pieces.push({ kind: 'operand', expr: functionCall(ROW_CONSTRUCTOR, items, {}, start), start });
   }
 
   /** `ARRAY[a, b, …]` as the call the binder types (PostgreSQL's element type unification). */

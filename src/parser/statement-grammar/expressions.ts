@@ -9,6 +9,7 @@ import {
   booleanLiteral,
   buildExpr,
   functionCall,
+  ROW_CONSTRUCTOR,
   nullLiteral,
   numberLiteral,
   stringLiteral,
@@ -539,14 +540,22 @@ export abstract class ExpressionGrammar extends CallGrammar {
   private readonly parenExpr = this.RULE('parenExpr', (): Located => {
     const open = this.CONSUME(LParen);
     const inner = this.OR(this.parenInnerAlts);
-    this.OPTION(() => {
+    // `(a, b, …)`: a row constructor, which the expression builder expands in a row comparison
+    const rest: Expr[] = [];
+    this.MANY(() => {
       this.CONSUME(Comma);
-      this.ACTION(() => {
-        throw notSupported('row constructor', posOf(open));
-      });
+      const next = this.SUBRULE2(this.expr);
+      this.ACTION(() => rest.push(next.expr));
     });
     this.CONSUME(RParen);
-    return this.ACTION(() => ({ expr: inner.expr, start: posOf(open) }));
+    return this.ACTION(() =>
+      rest.length === 0
+        ? { expr: inner.expr, start: posOf(open) }
+        : {
+            expr: functionCall(ROW_CONSTRUCTOR, [inner.expr, ...rest], {}, posOf(open)),
+            start: posOf(open),
+          },
+    );
   });
 
   private readonly parenInnerAlts: IOrAlt<Located>[] = [
