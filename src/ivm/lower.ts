@@ -436,7 +436,10 @@ export function lowerToDataflow(
   const draft: DataflowPlan = { view, nodes, output: output.id, fingerprint: '' };
   // The print without execution details (a Reduce's generated kernel): they change no state.
   const printed = printDataflow(draft, { kernels: false });
-  return { ...draft, fingerprint: planFingerprint(printed) };
+  const floatGroupKeys = nodes.some(
+    (n) => n.kind === 'reduce' && n.columns.slice(0, n.keyCount).some((c) => c.type.kind === 'float'),
+  );
+  return { ...draft, fingerprint: planFingerprint(printed, { floatGroupKeys }) };
 }
 
 function planInputs(p: LogicalPlan): readonly LogicalPlan[] {

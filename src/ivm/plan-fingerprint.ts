@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 
 /** The fingerprint of a plan printed without execution details (`printDataflow`, kernels off). */
-export function planFingerprint(printed: string): string {
+export function planFingerprint(printed: string, facts: PlanFacts = {}): string {
   // Numerics became exact decimals (they were doubles): a plan that carries one gets a new
   // fingerprint, so its checkpointed state (holding doubles) is rebuilt from its inputs, not loaded.
   let salt = printed.includes(':numeric') ? 'exact numeric\n' : '';
@@ -34,10 +34,20 @@ export function planFingerprint(printed: string): string {
   // sign(NaN) of a float became 0, as PostgreSQL's (it was NaN): a plan that may compute one is
   // rebuilt once.
   if (FLOAT_TYPES.test(printed) && /\bsign\(/.test(printed)) salt += 'float sign of NaN\n';
+  // A group keyed by a float shows -0 while one of its rows holds -0, else 0 (it kept the sign of
+  // the row that made it, also after that row left), and its checkpoint holds the zero group's -0
+  // count (one float key) or its key texts (several keys): rebuilt once.
+  if (facts.floatGroupKeys === true) salt += 'float group key sign\n';
   return createHash('sha256')
     .update(salt + printed)
     .digest('hex')
     .slice(0, 16);
+}
+
+/** What the print does not say plainly, found on the plan's nodes. */
+export interface PlanFacts {
+  /** A Reduce groups by a float column. */
+  readonly floatGroupKeys?: boolean;
 }
 
 /** Types with equal values of other texts (1.5, 1.50; -0, 0; '1 day', '24:00:00'; arrays of them). */

@@ -9,7 +9,11 @@ import { encodeExactValues, identicalValues } from '../../common/values.ts';
 import type { ColumnSpec } from '../dataflow-plan.ts';
 import { compareExactRows, identicalRows } from '../exact-rows.ts';
 
-/** Key column types whose equal values always print alike (a float's -0 shows as 0: alike too). */
+/**
+ * Key column types whose equal values always print alike — but for a float's 0 and -0 (`0`, `-0`):
+ * one float key's zero group counts its -0 rows instead (zero-sign.ts, no texts kept), and a float
+ * among several keys keeps the texts (such a Reduce has key arrays and the interpreted merge anyway).
+ */
 const ALWAYS_IDENTICAL: ReadonlySet<string> = new Set([
   'bool',
   'int',
@@ -26,7 +30,9 @@ const ALWAYS_IDENTICAL: ReadonlySet<string> = new Set([
 
 /** Whether a Reduce over these key columns needs its groups' key texts. */
 export function keyTextsNeeded(keyColumns: readonly ColumnSpec[]): boolean {
-  return keyColumns.some((c) => !ALWAYS_IDENTICAL.has(c.type.kind));
+  return keyColumns.some(
+    (c) => !ALWAYS_IDENTICAL.has(c.type.kind) || (c.type.kind === 'float' && keyColumns.length > 1),
+  );
 }
 
 interface KeyText {

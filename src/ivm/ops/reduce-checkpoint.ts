@@ -9,7 +9,17 @@ import { NO_SLOT } from '../group-index.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
 import type { GroupKeyTexts } from './group-key-texts.ts';
 import { InvertibleColumn } from './invertible-aggregate.ts';
-import { F_FLAGS, F_KEY, F_OUT, HAS_OUT, KEY_IN_RECORD, OUT_IN_RECORD, RECORD_KEY } from './reduce-record.ts';
+import {
+  F_FLAGS,
+  F_KEY,
+  F_OUT,
+  HAS_OUT,
+  KEY_IN_RECORD,
+  OUT_IN_RECORD,
+  RECORD_KEY,
+  SIGNED_ZERO,
+} from './reduce-record.ts';
+import type { ZeroSign } from './zero-sign.ts';
 import { lazyEntries } from '../lazy-entries.ts';
 
 interface SerializedGroup {
@@ -20,6 +30,8 @@ interface SerializedGroup {
   readonly e: { code: string; message: string } | null;
   /** The group's key texts with their row counts (only for keys that may print differently). */
   readonly t?: [Value[], number][];
+  /** A float zero group's rows holding -0 (zero-sign.ts); absent for any other group. */
+  readonly z?: number;
 }
 
 /** What the checkpoint reads and rebuilds of a Reduce's groups (ReduceOp's internals). */
@@ -27,6 +39,7 @@ export interface CheckpointGroups {
   readonly records: GroupRecords;
   readonly columns: readonly AggColumn[];
   readonly keyTexts: GroupKeyTexts | null;
+  readonly zeroSign: ZeroSign | null;
   readonly errorsBySlot: Map<number, unknown>;
   keyAt(slot: number): readonly Value[];
   outRow(slot: number): Value[] | null;
@@ -43,6 +56,12 @@ export interface CheckpointGroups {
   setOut(slot: number, row: readonly Value[] | null): void;
 }
 
+function isSignedZero(g: CheckpointGroups, slot: number): boolean {
+  return (
+    g.zeroSign !== null && ((g.records.data[slot * g.records.stride + F_FLAGS] as number) & SIGNED_ZERO) !== 0
+  );
+}
+
 function serialize(g: CheckpointGroups, slot: number): SerializedGroup {
   const error = g.errorsBySlot.get(slot);
   return {
@@ -51,6 +70,7 @@ function serialize(g: CheckpointGroups, slot: number): SerializedGroup {
     a: g.columns.map((c) => c.serialize(slot)),
     o: g.outRow(slot),
     ...(g.keyTexts !== null ? { t: g.keyTexts.entries(slot) } : {}),
+    ...(isSignedZero(g, slot) ? { z: (g.zeroSign as ZeroSign).negatives } : {}),
     e:
       error === undefined
         ? null
@@ -218,6 +238,7 @@ class GroupsSnapshot {
     const invertible = this.invertible;
     if (invertible === null) return false;
     if (this.g.errorsBySlot.size !== 0 && this.g.errorsBySlot.has(slot)) return false;
+    if (isSignedZero(this.g, slot)) return false; // its -0 count is not in the record
     for (let c = 0; c < invertible.length; c++)
       if (!(invertible[c] as InvertibleColumn).inRecord(slot)) return false;
     return true;
@@ -317,6 +338,11 @@ function loadGroups(g: CheckpointGroups, values: Iterable<unknown>): void {
     const slot = g.allocate(d.k);
     g.records.data[slot * g.records.stride] = d.c;
     g.keyTexts?.load(slot, d.t ?? [[d.k, d.c]]);
+    if (d.z !== undefined && g.zeroSign !== null) {
+      const at = slot * g.records.stride + F_FLAGS;
+      g.records.data[at] = (g.records.data[at] as number) | SIGNED_ZERO;
+      g.zeroSign.reset(d.z);
+    }
     d.a.forEach((a, i) => (g.columns[i] as AggColumn).deserialize(slot, a));
     g.setOut(slot, d.o);
     if (d.e !== null) {

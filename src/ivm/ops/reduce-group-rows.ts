@@ -7,7 +7,16 @@
 // change (an allocation per change that the record and the key array already held).
 import type { Value } from '../../common/types.ts';
 import type { GroupRecords } from './aggregates.ts';
-import { F_FLAGS, F_KEY, F_OUT, HAS_OUT, IN_RECORD, KEY_IN_RECORD, OUT_IN_RECORD } from './reduce-record.ts';
+import {
+  F_FLAGS,
+  F_KEY,
+  F_OUT,
+  HAS_OUT,
+  IN_RECORD,
+  KEY_IN_RECORD,
+  OUT_IN_RECORD,
+  SIGNED_ZERO,
+} from './reduce-record.ts';
 
 export class GroupRows {
   /** Per slot: the group's row where the record does not hold it, else null (or a hole, never set). */
@@ -51,7 +60,7 @@ export class GroupRows {
     const data = this.records.data;
     const at = slot * this.records.stride;
     const before = data[at + F_FLAGS] as number;
-    let flags = before & KEY_IN_RECORD;
+    let flags = before & (KEY_IN_RECORD | SIGNED_ZERO);
     if (row !== null) {
       flags |= HAS_OUT;
       const keyCount = this.keyCount;

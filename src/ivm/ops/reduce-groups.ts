@@ -14,7 +14,8 @@ import { GroupKeyTexts, keyTextsNeeded } from './group-key-texts.ts';
 import { identicalRows } from '../exact-rows.ts';
 import { fitTouches, StepTouches, type GroupLookup } from './reduce-lookup.ts';
 import { ReduceCheckpoint, type CheckpointGroups } from './reduce-checkpoint.ts';
-import { F_FLAGS, F_KEY, F_OUT, fitRecord, KEY_IN_RECORD, RECORD_KEY } from './reduce-record.ts';
+import { F_FLAGS, F_KEY, F_OUT, fitRecord, KEY_IN_RECORD, RECORD_KEY, SIGNED_ZERO } from './reduce-record.ts';
+import { ZeroSign, zeroSignNeeded } from './zero-sign.ts';
 import { sampledSize } from './sampled-size.ts';
 import { GroupRows } from './reduce-group-rows.ts';
 
@@ -57,6 +58,8 @@ export abstract class ReduceGroups implements Stateful {
   protected readonly touched: number[] = [];
   /** Per group, its rows' key texts (null: the key's values always print alike). */
   protected readonly keyTexts: GroupKeyTexts | null;
+  /** The zero group's -0 rows, when the one key is a float (zero-sign.ts); null otherwise. */
+  protected readonly zeroSign: ZeroSign | null;
   /** What the lookup-and-mark pass (reduce-lookup.ts) reads and extends. */
   protected readonly lookup: GroupLookup;
   /** Marks a changed group for the next checkpoint take (GroupChanges, reduce-checkpoint.ts). */
@@ -87,6 +90,7 @@ export abstract class ReduceGroups implements Stateful {
     });
     this.keyColumns = node.columns.slice(0, node.keyCount);
     this.keyTexts = keyTextsNeeded(this.keyColumns) ? new GroupKeyTexts() : null;
+    this.zeroSign = zeroSignNeeded(this.keyColumns) ? new ZeroSign(this.records) : null;
     this.rows = new GroupRows(
       this.records,
       this.keys,
@@ -98,6 +102,7 @@ export abstract class ReduceGroups implements Stateful {
       index: this.index,
       keyCount: this.keyCount,
       keyTexts: this.keyTexts,
+      zeroSign: this.zeroSign,
       touched: this.touched,
       count: 0,
       touches: new Int32Array(16),
@@ -168,6 +173,9 @@ export abstract class ReduceGroups implements Stateful {
     this.rows.clear(slot);
     if (this.errorsBySlot.size !== 0) this.errorsBySlot.delete(slot);
     this.keyTexts?.release(slot);
+    // The zero group (its rows all gone): its -0 count is 0 again, set so whatever a batch left.
+    const flags = this.records.data[slot * this.records.stride + F_FLAGS] as number;
+    if (this.zeroSign !== null && (flags & SIGNED_ZERO) !== 0) this.zeroSign.reset();
     this.free.push(slot);
   }
 
@@ -229,6 +237,7 @@ export abstract class ReduceGroups implements Stateful {
       records: this.records,
       columns: this.columns,
       keyTexts: this.keyTexts,
+      zeroSign: this.zeroSign,
       errorsBySlot: this.errorsBySlot,
       keyAt: (slot) => this.keyAt(slot),
       outRow: (slot) => this.rows.row(slot),

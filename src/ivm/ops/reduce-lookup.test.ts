@@ -22,6 +22,7 @@ function lookup(touchSlots = 1 << 16): GroupLookup {
     index,
     keyCount: 1,
     keyTexts: null,
+    zeroSign: null,
     touched: [],
     count: 0,
     touches: new Int32Array(touchSlots),

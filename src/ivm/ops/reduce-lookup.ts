@@ -13,6 +13,7 @@
 import type { Value } from '../../common/types.ts';
 import { type GroupIndex, NO_SLOT } from '../group-index.ts';
 import type { GroupKeyTexts } from './group-key-texts.ts';
+import type { ZeroSign } from './zero-sign.ts';
 import { grownI32 } from '../typed-growth.ts';
 
 /**
@@ -36,6 +37,8 @@ export interface GroupLookup {
   readonly index: GroupIndex;
   readonly keyCount: number;
   readonly keyTexts: GroupKeyTexts | null;
+  /** The zero group's -0 rows, for a Reduce grouping by one float column (zero-sign.ts). */
+  readonly zeroSign: ZeroSign | null;
   /**
    * Slots touched by the step, in first-touch order: the first `count` (the pass appends). A count
    * rather than the array's length, so a step ends without a `length = 0` (a runtime call).
@@ -118,6 +121,8 @@ export function lookupAndMark(g: GroupLookup, s: StepRows): boolean {
     }
     rowSlots[i] = slot;
   }
+  // -0 rows, only when the step has a zero group (its rows made it, if no earlier one had)
+  if (g.zeroSign !== null && index.get(0) !== NO_SLOT) g.zeroSign.countRows(rowKeys, weights, rowSlots, n);
   if (keyTexts !== null) {
     for (let i = 0; i < n; i++) {
       const slot = rowSlots[i] as number;
@@ -247,6 +252,7 @@ function slotOfRow(g: GroupLookup, s: StepRows, i: number): number {
     if (g.keyCount > 1) keyTexts.add(slot, s.rowKeys[i] as Value[], s.weights[i] as number);
     else keyTexts.addOne(slot, s.rowKeys[i] as Value, s.weights[i] as number);
   }
+  if (g.zeroSign !== null) g.zeroSign.countOne(slot, s.rowKeys[i] as Value, s.weights[i] as number);
   return slot;
 }
 

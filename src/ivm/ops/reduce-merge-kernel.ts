@@ -12,7 +12,15 @@
 import type { Value } from '../../common/types.ts';
 import { inlinePartial, type AggColumn, type GroupRecords, type InlinePartial } from './aggregates.ts';
 import type { ChangeBuffer } from './reduce-changes.ts';
-import { F_FLAGS, F_KEY, F_OUT, HAS_OUT, KEY_IN_RECORD, OUT_IN_RECORD } from './reduce-record.ts';
+import {
+  F_FLAGS,
+  F_KEY,
+  F_OUT,
+  HAS_OUT,
+  KEY_IN_RECORD,
+  OUT_IN_RECORD,
+  SIGNED_ZERO,
+} from './reduce-record.ts';
 import { generatedFunction } from '../../common/generated-function.ts';
 
 /** Merges the step's touched groups; returns the sum of its read-ahead (kept so it is not dead code). */
@@ -85,7 +93,8 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     probes.push(`${bigs}.has(slot)`, `${partialBigs}.has(t)`);
   }
   const anyHeld = maps.map((m) => `${m}.size !== 0`).join(' || ');
-  const guard = `(flags & ${HAS_OUT | OUT_IN_RECORD}) === ${HAS_OUT} || (rare && (${probes.join(' || ')}))`;
+  // A float zero group (its shown sign may change: zero-sign.ts) is the interpreted merge's too.
+  const guard = `(flags & ${HAS_OUT | OUT_IN_RECORD}) === ${HAS_OUT} || flags >= ${SIGNED_ZERO} || (rare && (${probes.join(' || ')}))`;
   const toSlow = `{ slow(t); rare = ${anyHeld}; continue; }`;
   const fold: string[] = [];
   const commit: string[] = [];

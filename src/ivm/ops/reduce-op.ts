@@ -32,10 +32,12 @@ import {
   HAS_OUT,
   KEY_IN_RECORD,
   OUT_IN_RECORD,
+  SIGNED_ZERO,
   sameAggregates,
   sameAsRecord,
 } from './reduce-record.ts';
 import { ReduceGroups, type ReduceNode } from './reduce-groups.ts';
+import type { ZeroSign } from './zero-sign.ts';
 import { DRAIN_GROUPS, type DeferredOutput } from './deferred-output.ts';
 
 export type { FusedMap } from './reduce-row-pass.ts';
@@ -327,11 +329,15 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful, Deferr
       return;
     }
     this.groupsComputed++;
-    // The key shown: the group's first key text among its current rows, when that changed.
-    const keyChanged = this.keyTexts !== null && this.updateKeyText(slot);
+    // The key shown: the group's first key text among its current rows, when that changed; a float
+    // zero's sign (zero-sign.ts), written to the record once the -old (which reads it) is out.
+    const shownKey =
+      (flags & SIGNED_ZERO) !== 0 ? (this.zeroSign as ZeroSign).key() : (data[at + F_KEY] as number);
+    const keyChanged =
+      this.keyTexts !== null ? this.updateKeyText(slot) : !Object.is(shownKey, data[at + F_KEY]);
     let error: unknown;
     try {
-      if ((flags & KEY_IN_RECORD) !== 0) scratch[0] = data[at + F_KEY] as number;
+      if ((flags & KEY_IN_RECORD) !== 0) scratch[0] = shownKey;
       else {
         const key = keyChanged ? this.keyAt(slot) : this.keyOf(slot, old);
         for (let k = 0; k < keyCount; k++) scratch[k] = key[k] as Value;
@@ -353,6 +359,8 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful, Deferr
         changes.retract(this.records, slot, old, flags, keyCount);
         this.rows.set(slot, null);
       }
+      if (keyChanged && (flags & KEY_IN_RECORD) !== 0) data[at + F_KEY] = shownKey;
+      if ((flags & SIGNED_ZERO) !== 0) (this.zeroSign as ZeroSign).settle(at);
       return;
     }
     if (hasOld) {
@@ -361,12 +369,16 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful, Deferr
         ((flags & OUT_IN_RECORD) !== 0
           ? sameAsRecord(data, at + F_OUT, scratch, keyCount)
           : sameAggregates(old as Value[], scratch, keyCount))
-      )
+      ) {
+        if ((flags & SIGNED_ZERO) !== 0) (this.zeroSign as ZeroSign).settle(at);
         return;
+      }
       changes.retract(this.records, slot, old, flags, keyCount);
     }
+    if (keyChanged && (flags & KEY_IN_RECORD) !== 0) data[at + F_KEY] = shownKey;
     changes.insert(scratch);
     this.rows.set(slot, scratch);
+    if ((flags & SIGNED_ZERO) !== 0) (this.zeroSign as ZeroSign).settle(at);
   }
 
   /** Clears the touch marks a step that threw left. */

@@ -22,6 +22,12 @@ export const OUT_IN_RECORD = 2;
 export const IN_RECORD = KEY_IN_RECORD | OUT_IN_RECORD;
 /** The group has an output row (in `outs`, or rebuilt from the record when IN_RECORD). */
 export const HAS_OUT = 4;
+/**
+ * The group's key is a float zero (0 or -0) whose sign follows its rows (zero-sign.ts): merged by
+ * the interpreted merge, which may change the key it shows, and checkpointed with its -0 count.
+ * The highest flag: the generated merge tests `flags >= SIGNED_ZERO`.
+ */
+export const SIGNED_ZERO = 8;
 
 /** Whether the group's new aggregate values equal those mirrored in its record. */
 export function sameAsRecord(
