@@ -32,6 +32,7 @@ import {
   onConditions,
   hiddenFilterConditions,
 } from './select-adapter/adapter-tokens.ts';
+import { hiddenLimitCounts, hiddenPartitionItems } from './select-adapter/hidden-expressions.ts';
 import { constantLists } from './select-adapter/constant-lists.ts';
 import { checkParsedTokens, translateParseFailure } from './select-adapter/parse-failures.ts';
 import { FromConverter } from './select-adapter/from-converter.ts';
@@ -80,12 +81,17 @@ function parsePlainSelect(
   // FILTER (WHERE cond) of the aggregates node-sql-parser does not read it after: the condition is
   // parsed with the ON conditions, the clause `FILTER (WHERE … )` hidden from the statement
   const filters = hiddenFilterConditions(tokens);
-  const ends = new Map([...onConditions(tokens), ...filters]);
+  // PARTITION BY items and LIMIT/OFFSET counts, which node-sql-parser reads only as columns and
+  // calls or numbers: each parsed the same way, hidden with its keywords (hidden-expressions.ts)
+  const partitions = hiddenPartitionItems(tokens);
+  const counts = hiddenLimitCounts(tokens);
+  const ends = new Map([...onConditions(tokens), ...filters, ...partitions, ...counts]);
   const conditions = new Conditions(adapterTokens, layout, ends);
   const chars = layout.text.split('');
   for (const [on, end] of conditions.ends) {
     const filter = filters.has(on);
-    chars.fill(' ', layout.starts[filter ? on - 2 : on]!, layout.ends[filter ? end : end - 1]! + 1);
+    const first = filter ? on - 2 : partitions.has(on) && isWordText(tokens[on], 'by') ? on - 1 : on;
+    chars.fill(' ', layout.starts[first]!, layout.ends[filter ? end : end - 1]! + 1);
   }
   const rendered = chars.join('');
 
@@ -272,17 +278,25 @@ class Converter extends FromConverter {
       });
     }
 
-    // LIMIT and OFFSET come in either order; node-sql-parser keeps their values in source order.
+    // LIMIT and OFFSET come in either order; node-sql-parser keeps the values it saw in source
+    // order. A count it does not read (an expression) was hidden and parsed apart (hiddenLimitCounts).
     const limits = [...list(child(ast, 'limit'), 'value'), ...list(child(ast, '_limit'), 'value')];
     let limit: Expr | undefined;
     let offset: Expr | undefined;
     for (;;) {
       if (this.optionalWord('limit')) {
+        const hidden = this.hiddenExpression(this.index - 1);
+        if (hidden !== undefined) {
+          limit = hidden;
+          continue;
+        }
         const value = limits.shift();
         if (isNode(value) && value['type'] === 'origin' && isWordText(this.peek(), 'all')) this.word('all');
         else limit = this.expression(value).expr;
       } else if (this.optionalWord('offset')) {
-        offset = this.expression(limits.shift()).expr;
+        const hidden = this.hiddenExpression(this.index - 1);
+        offset = hidden ?? this.expression(limits.shift()).expr;
+        if (hidden === undefined && !this.optionalWord('rows')) this.optionalWord('row');
         if (!this.optionalWord('rows')) this.optionalWord('row');
       } else break;
     }

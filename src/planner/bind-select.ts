@@ -33,6 +33,7 @@ import { bindWindowCalls } from './bind-window-functions.ts';
 import { planKey } from './plan-key.ts';
 import { TreeIds, astLabel } from './tree-ids.ts';
 import { bindExpr, containsAggregate, findAggregate } from './bind-expr.ts';
+import { constInt } from './bind-row-count.ts';
 import { defaultColumnName, nullable } from './bind-column-meta.ts';
 import { expandGroupingSets } from './bind-grouping-sets.ts';
 import { starColumns } from './bind-scope.ts';
@@ -99,16 +100,6 @@ function visibleColumnExpr(
   const node: Expr = { kind: 'column', name: v.name, pos };
   preBound.set(node, e);
   return node;
-}
-
-function constInt(e: Expr, what: string): number {
-  const b = bindExpr(e, { scope: null, aggregateContext: what });
-  if (b.kind !== 'const' || b.type.kind !== 'int' || b.value === null || Number(b.value) < 0) {
-    throw new SluiceError('TYPE_MISMATCH', `argument of ${what} must be a non-negative integer constant`, {
-      position: e.pos,
-    });
-  }
-  return Number(b.value);
 }
 
 /**

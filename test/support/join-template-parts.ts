@@ -211,6 +211,9 @@ export const JOIN_TEMPLATES = [
   // Scalar subqueries of at most one row per outer row (support/scalar-subquery-templates.ts; the
   // ones that can return several rows run in test/scalar-subquery-differential.test.ts).
   ...SCALAR_TEMPLATES,
+  // Expressions in PARTITION BY (an operator, a parenthesised comparison, CASE), which SQLite reads
+  // as PostgreSQL does for integers (% and / truncate; a comparison's NULL is a partition of its own).
+  'win_partition_expr',
 ] as const;
 
 export type JoinTemplate = (typeof JOIN_TEMPLATES)[number];

@@ -2,7 +2,7 @@
 // predicate subqueries (IN / NOT IN / EXISTS) and scalar functions (join-templates.ts picks the family).
 // Each case draws from the seed's stream exactly as it did in one switch, so seeds replay unchanged.
 import { vCol, wCol } from './join-schema.ts';
-import { sqliteSetAll, type JoinView, type TemplateParts } from './join-template-parts.ts';
+import { allOrder, sqliteSetAll, type JoinView, type TemplateParts } from './join-template-parts.ts';
 
 /** The views of `parts.template` when it is one of this family's, else undefined. */
 export function buildRelationalFamily(parts: TemplateParts): JoinView[] | undefined {
@@ -267,6 +267,15 @@ export function buildRelationalFamily(parts: TemplateParts): JoinView[] | undefi
         `exp(${v} / 10.0) AS ex, ln(abs(${v}) + 1.0) AS lnv, log10(abs(${v}) + 1) AS lg, ${v} / 3 AS dq, ` +
         `${gcd12} AS g, sign(${v}) AS sg, pi() * 0 + ${v} AS pv FROM ${X} LEFT JOIN ${Y} ON ${X}.k = ${Y}.k`;
       return one(sql, { sqlite });
+    }
+    case 'win_partition_expr': {
+      // Ordered by every column of the table, all shown: only identical rows tie.
+      const w = `PARTITION BY k % ${rng.int(2, 3)}, (j > ${c}) ORDER BY ${allOrder(x)}`;
+      return one(
+        `SELECT k, j, ${vCol(x)} AS v, ${wCol(x)} AS w, ROW_NUMBER() OVER (${w}) AS rn, LAG(${vCol(x)}) OVER (${w}) AS pv, ` +
+          `SUM(${vCol(x)}) OVER (PARTITION BY (k + j) % 2) AS s, ` +
+          `COUNT(*) OVER (PARTITION BY CASE WHEN ${vCol(x)} IS NULL THEN -1 ELSE j / 2 END) AS n FROM ${X}`,
+      );
     }
     case 'regex_fns': {
       const w = wCol(y);

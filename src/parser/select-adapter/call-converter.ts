@@ -94,14 +94,18 @@ export abstract class CallConverter extends ExpressionConverter {
     if (spec === undefined) throw notSupported('named window', this.here());
     this.expect(LParen);
     const partitionBy: Expr[] = [];
-    const partitions = list(spec, 'partitionby');
-    if (partitions.length > 0) {
+    if (isWordText(this.peek(), 'partition')) {
       this.word('partition');
       this.word('by');
-      partitions.forEach((p, i) => {
-        if (i > 0) this.expect(Comma);
-        partitionBy.push(this.expression(isNode(p) ? p['expr'] : p).expr);
-      });
+      // Columns alone node-sql-parser read; other items were hidden from it and parsed apart
+      // (hiddenPartitionItems).
+      const partitions = list(spec, 'partitionby');
+      let i = 0;
+      do {
+        const item = partitions[i++];
+        const hidden = this.hiddenExpression(this.index - 1);
+        partitionBy.push(hidden ?? this.expression(isNode(item) ? item['expr'] : item).expr);
+      } while (this.optionalComma());
     }
     const orderBy = this.orderByList(spec);
     // The frame is read from our tokens only (renderTokens hides it from node-sql-parser).
@@ -334,6 +338,19 @@ export abstract class CallConverter extends ExpressionConverter {
       throw notSupported(`window function ${name.toUpperCase()}`, pos);
     const over = this.windowSpec(node);
     return { kind: 'function', name, args, distinct: false, star: args.length === 0, over, pos };
+  }
+
+  /**
+   * The expression after tokens[before] that node-sql-parser did not see, parsed apart
+   * (from-converter.ts reads it), the cursor moved past it; undefined when node-sql-parser saw it.
+   */
+  protected abstract hiddenExpression(before: number): Expr | undefined;
+
+  /** A comma at the cursor, consumed; whether there was one. */
+  private optionalComma(): boolean {
+    if (this.peek()?.tokenType !== Comma) return false;
+    this.index++;
+    return true;
   }
 
   /** A FILTER clause node-sql-parser did not see (from-converter.ts reads it): its condition. */

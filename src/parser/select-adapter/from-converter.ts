@@ -49,7 +49,10 @@ export abstract class FromConverter extends CallConverter {
   constructor(
     tokens: readonly AdapterToken[],
     constantLists: ReadonlyMap<number, number>,
-    /** The conditions of ON, which node-sql-parser did not see in the statement. */
+    /**
+     * The conditions of ON (and FILTER conditions, PARTITION BY items, LIMIT/OFFSET counts), which
+     * node-sql-parser did not see in the statement.
+     */
     private readonly conditions: OnConditions,
     derived: ReadonlyMap<IToken, SelectStmt>,
     /** The window table functions of FROM by their placeholder names (window-tvf-syntax.ts). */
@@ -171,6 +174,10 @@ export abstract class FromConverter extends CallConverter {
     if (this.index !== end) this.lost();
     this.expect(RParen);
     return condition;
+  }
+
+  protected override hiddenExpression(before: number): Expr | undefined {
+    return this.conditions.ends.has(before) ? this.onCondition(before) : undefined;
   }
 
   /** The condition after the ON at tokens[on] (see `onConditions`). */

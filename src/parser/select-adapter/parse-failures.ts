@@ -140,7 +140,8 @@ export function unsupportedConstructUpTo(
         if (isType(t, RParen)) depth++;
         else if (isType(t, LParen) && --depth < 0) {
           const fn = tokens[j - 1]?.tok;
-          if (fn !== undefined && isType(fn, Ident) && !word(j - 1, 'over'))
+          // (not after OVER, nor after BY: `PARTITION BY (x ORDER BY y)` is a syntax error)
+          if (fn !== undefined && isType(fn, Ident) && !word(j - 1, 'over') && !word(j - 1, 'by'))
             return notSupported(`ORDER BY inside ${identName(fn).toUpperCase()}`, pos);
           break;
         }

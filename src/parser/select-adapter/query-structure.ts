@@ -27,6 +27,7 @@ import {
 } from '../lexer.ts';
 import { readWindowCall, startsWindowCall, type FromCall } from './window-tvf-syntax.ts';
 import { readUnnestCall, startsUnnestCall } from './unnest-syntax.ts';
+import { tableQueryTokens } from './table-query.ts';
 import { readTemporalTable, startsSystemTime, startsTemporalTable } from './temporal-join-syntax.ts';
 
 /**
@@ -218,6 +219,9 @@ class QueryReader {
         }
         operands.push({ query: this.valuesQuery(p, end), plain: true, pos: posOf(token) });
         p = end;
+      } else if (isWordText(token, 'table')) {
+        operands.push({ query: this.tableQuery(p, hi), plain: true, pos: posOf(token) });
+        p += 2;
       } else throw syntaxErrorAt(token);
       if (p >= hi) break;
       const next = this.tokens[p]!;
@@ -329,6 +333,12 @@ class QueryReader {
       at(last, ')', RParen, (last.endOffset ?? last.startOffset) + 2),
     ];
     return this.simple(tokens, new Map());
+  }
+
+  /** `TABLE name` at `lo` (below `hi`) as a query (table-query.ts). */
+  private tableQuery(lo: number, hi: number): SelectStmt {
+    if (lo + 1 >= hi) throw this.endOfInput(hi);
+    return this.simple(tableQueryTokens(this.tokens[lo]!, this.tokens[lo + 1]!), new Map());
   }
 
   /** One plain SELECT in [lo, hi), its derived tables parsed and replaced by placeholders. */
@@ -521,7 +531,7 @@ class QueryReader {
   /** Whether the parentheses at open…close hold a query (rather than a join). */
   private holdsQuery(open: number, close: number): boolean {
     const first = this.tokens[open + 1];
-    if (isType(first, Select) || isWordText(first, 'with')) return true;
+    if (isType(first, Select) || isWordText(first, 'with') || isWordText(first, 'table')) return true;
     if (first?.tokenType !== LParen) return false;
     const innerClose = this.closeOf[open + 1] ?? -1;
     if (innerClose < 0 || innerClose >= close) return false;

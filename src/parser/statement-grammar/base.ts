@@ -4,7 +4,7 @@
 import { EarlyExitException, EmbeddedActionsParser, NoViableAltException, type IToken } from 'chevrotain';
 import type { AllowedLatenessClause, Pos, SelectStmt } from '../ast.ts';
 import { notSupported } from '../../common/errors.ts';
-import { allTokenTypes, AnyToken, LParen, Select, Values, With } from '../lexer.ts';
+import { allTokenTypes, AnyToken, LParen, Select, Table, Values, With } from '../lexer.ts';
 import { emitOnCloseTail } from './emit-on-close.ts';
 import { parseSelect } from '../select-adapter.ts';
 
@@ -37,6 +37,8 @@ export abstract class GrammarBase extends EmbeddedActionsParser {
       { ALT: () => tokens.push(this.CONSUME(With)) },
       { ALT: () => tokens.push(this.CONSUME(LParen)) },
       { ALT: () => tokens.push(this.CONSUME(Values)) },
+      // `TABLE name`, PostgreSQL's `SELECT * FROM name` (query-structure.ts reads it)
+      { ALT: () => tokens.push(this.CONSUME(Table)) },
     ]);
     this.MANY(() => tokens.push(this.CONSUME(AnyToken)));
     return this.ACTION(() => {
