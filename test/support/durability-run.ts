@@ -195,6 +195,8 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
   let ddlStatements = 0;
   let ingestRequests = 0;
   let journalOnlyComparisons = 0;
+  /** `kills` at the last journal-only comparison made (a crash point during the checks skips one). */
+  let comparedAtKill = 0;
   let lastEpoch = 0;
   let pending: Step | null = null;
 
@@ -304,6 +306,12 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
   };
 
   /** A copy of the data directory without the checkpoint: the journal replayed whole. */
+  /** What a recovered server serves against a journal-only replay's state; counts the comparison. */
+  const compareWithJournal = async (recovered: CrashableServer, journal: ServedState): Promise<void> => {
+    const problems = sameServed(await readServed(recovered.base), journal);
+    if (problems.length > 0) fail(`the checkpoint disagrees with the journal:\n${problems.join('\n')}`);
+    journalOnlyComparisons += 1;
+  };
   const journalOnly = async (): Promise<ServedState> => {
     const copy = tempDir('sluice-durability-journal-');
     try {
@@ -412,8 +420,11 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
       kills += 1;
       for (const s of subs) s.disconnect();
 
+      // Every `journalOnlyEvery` kills since the last comparison made, and at the last: a kill during a
+      // start adds a second kill, so `kills` can step over a multiple (seed 64829 compared none).
       let journal: ServedState | null = null;
-      if (kills % options.journalOnlyEvery === 0 || kills === options.kills) journal = await journalOnly();
+      if (kills - comparedAtKill >= options.journalOnlyEvery || kills >= options.kills)
+        journal = await journalOnly();
 
       // Now and then a life killed from outside while it starts (recovery, checks, loading).
       if (driver.chance(0.15)) {
@@ -440,9 +451,8 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
       try {
         await checkAfterRestart(server);
         if (journal !== null) {
-          journalOnlyComparisons += 1;
-          const problems = sameServed(await readServed(server.base), journal);
-          if (problems.length > 0) fail(`the checkpoint disagrees with the journal:\n${problems.join('\n')}`);
+          await compareWithJournal(server, journal);
+          comparedAtKill = kills;
         }
       } catch (error) {
         // A crash point may fire while the checks read: the next life resolves it.
@@ -455,10 +465,15 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
       log(`kill ${kills}: epoch ${lastEpoch}, views ${[...model.views].join(' ')}`);
     }
     await killHard(server);
+    // A run whose comparisons all met a crash point during the checks still compares once, here.
+    const finalJournal = journalOnlyComparisons === 0 ? await journalOnly() : null;
     const last = await start({});
     if (last === null) fail('the final start died');
     server = last as CrashableServer;
     await checkAfterRestart(server);
+    if (finalJournal !== null) {
+      await compareWithJournal(server, finalJournal);
+    }
     scanRecovery(server.output());
     const tenth = Math.max(1, Math.floor(recoveryMs.length / 10));
     const mean = (xs: number[]): number => Math.round(xs.reduce((x, y) => x + y, 0) / Math.max(1, xs.length));
