@@ -11,6 +11,7 @@ import { SqlArray } from '../src/common/array/sql-array.ts';
 import { stringifyWire } from '../src/common/json-codec.ts';
 import type { Value } from '../src/common/types.ts';
 import { rowsAsText } from './support/sqlite-oracle.ts';
+import { LcgRng } from './support/lcg-rng.ts';
 
 /** SQLite: `x = ANY (xs)` with SQL's three-valued logic over json_each. */
 const anyEq = (x: string): string =>
@@ -76,20 +77,6 @@ const VIEWS: readonly { name: string; sluice: string; sqlite: string }[] = [
   },
 ];
 
-class Rng {
-  constructor(private s: number) {}
-  next(): number {
-    this.s = (Math.imul(this.s, 1103515245) + 12345) >>> 0;
-    return this.s / 2 ** 32;
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[this.int(xs.length)] as T;
-  }
-}
-
 /** Arrays compared as JSON values; booleans as SQLite's 1 and 0. */
 const cell = (v: unknown): string => {
   if (v === null || v === undefined) return 'NULL';
@@ -102,7 +89,7 @@ const cell = (v: unknown): string => {
 test('array views equal SQLite JSON queries after every batch', () => {
   let checks = 0;
   for (const seed of [1, 2, 3, 4, 5, 6]) {
-    const rng = new Rng(seed);
+    const rng = new LcgRng(seed);
     const engine = new Engine();
     const db = new Database(':memory:');
     engine.execute('CREATE TABLE t (id INT PRIMARY KEY, g INT, v INT, s TEXT, xs INT[])');

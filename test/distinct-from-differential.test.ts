@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { Engine } from '../src/index.ts';
 import { rowsAsText } from './support/sqlite-oracle.ts';
 import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
+import { LcgRng } from './support/lcg-rng.ts';
 
 const VIEWS: readonly { readonly name: string; readonly sql: string }[] = [
   { name: 'flags', sql: 'SELECT id, x IS DISTINCT FROM y AS d, x IS NOT DISTINCT FROM y AS nd FROM a' },
@@ -43,20 +44,6 @@ const VIEWS: readonly { readonly name: string; readonly sql: string }[] = [
   },
 ];
 
-class Rng {
-  constructor(private s: number) {}
-  next(): number {
-    this.s = (Math.imul(this.s, 1103515245) + 12345) >>> 0;
-    return this.s / 2 ** 32;
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[this.int(xs.length)] as T;
-  }
-}
-
 const INTS = [null, null, 0, 1, 2, 3];
 const TEXTS = [null, null, '', 'k', 'm'];
 const FLOATS = [null, 0, -0, 1.5];
@@ -80,7 +67,7 @@ interface RowB {
 test('IS [NOT] DISTINCT FROM views equal SQLite after every batch (NULLs, -0, null-safe join keys)', () => {
   let checks = 0;
   for (const seed of [1, 2, 3, 4]) {
-    const rng = new Rng(seed);
+    const rng = new LcgRng(seed);
     let engine = new Engine();
     engine.setStateTracking(true);
     const db = new Database(':memory:');

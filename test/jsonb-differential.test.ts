@@ -9,6 +9,7 @@ import { Engine } from '../src/index.ts';
 import { Jsonb } from '../src/common/json/jsonb.ts';
 import type { Value } from '../src/common/types.ts';
 import { rowsAsText } from './support/sqlite-oracle.ts';
+import { LcgRng } from './support/lcg-rng.ts';
 
 // Each view: Sluice's SELECT and SQLite's equivalent (same columns, same order).
 const VIEWS: readonly { name: string; sluice: string; sqlite: string }[] = [
@@ -65,21 +66,7 @@ const VIEWS: readonly { name: string; sluice: string; sqlite: string }[] = [
   },
 ];
 
-class Rng {
-  constructor(private s: number) {}
-  next(): number {
-    this.s = (Math.imul(this.s, 1103515245) + 12345) >>> 0;
-    return this.s / 2 ** 32;
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[this.int(xs.length)] as T;
-  }
-}
-
-function randomDoc(rng: Rng): unknown {
+function randomDoc(rng: LcgRng): unknown {
   const shape = rng.int(10);
   if (shape === 0) return [rng.int(3), 'k'];
   if (shape === 1) return rng.pick(['s', 'a', 7]);
@@ -117,7 +104,7 @@ const cell = (v: unknown): string =>
 
 test('jsonb views equal SQLite JSON queries after every batch', () => {
   for (const seed of [1, 2, 3, 4, 5, 6]) {
-    const rng = new Rng(seed);
+    const rng = new LcgRng(seed);
     const engine = new Engine();
     const db = new Database(':memory:');
     engine.execute('CREATE TABLE ev (id INT PRIMARY KEY, doc JSONB)');

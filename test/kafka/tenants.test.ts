@@ -9,24 +9,11 @@ import { after, before, describe, it } from 'node:test';
 import type { Kafka, Producer } from 'kafkajs';
 import { createTopic, readTopic } from '../support/kafka-topics.ts';
 import { kafkaClient, kafkaSuite, sharedBrokers, uniqueName, waitFor } from '../support/kafka.ts';
-import { OPERATOR_TOKEN, call, startAuthServer, type Answer } from '../server/auth-helpers.ts';
+import { call, OPERATOR_TOKEN, startAuthServer, tenantAdmin, type Answer } from '../server/auth-helpers.ts';
 import type { TestServer } from '../server/helpers.ts';
 
 const sqlAs = (base: string, token: string, sql: string): Promise<Answer> =>
   call(base, 'POST', '/v1/sql', { token, body: { sql } });
-
-async function tenantAdmin(base: string, name: string): Promise<string> {
-  assert.equal(
-    (await call(base, 'POST', '/v1/tenants', { token: OPERATOR_TOKEN, body: { name } })).status,
-    201,
-  );
-  const r = await call(base, 'POST', `/v1/tenants/${name}/tokens`, {
-    token: OPERATOR_TOKEN,
-    body: { role: 'admin' },
-  });
-  assert.equal(r.status, 201, r.text);
-  return r.body.token as string;
-}
 
 /** Rows of a table or source (its total). */
 const total = async (base: string, token: string, table: string): Promise<number> =>

@@ -65,6 +65,18 @@ export async function createToken(
   return { id: r.body.id as string, token: r.body.token as string };
 }
 
+/** Creates tenant `name` with the operator token and returns a new admin token of it. */
+export async function tenantAdmin(base: string, name: string): Promise<string> {
+  const created = await call(base, 'POST', '/v1/tenants', { token: OPERATOR_TOKEN, body: { name } });
+  if (created.status !== 201) throw new Error(`tenant create failed (${created.status}): ${created.text}`);
+  const r = await call(base, 'POST', `/v1/tenants/${name}/tokens`, {
+    token: OPERATOR_TOKEN,
+    body: { role: 'admin' },
+  });
+  if (r.status !== 201) throw new Error(`token create failed (${r.status}): ${r.text}`);
+  return r.body.token as string;
+}
+
 /** A WebSocket client that records messages and the close code, with request headers of its own. */
 export class WsClient {
   readonly messages: Message[] = [];

@@ -12,20 +12,7 @@ import { Authenticator } from '../../src/server/auth.ts';
 import { isTemporaryView } from '../../src/server/query-subscriptions.ts';
 import { TokenStore } from '../../src/storage/token-store.ts';
 import { waitUntil } from './helpers.ts';
-import { OPERATOR_TOKEN, TEST_KDF, WsClient, call, startAuthServer } from './auth-helpers.ts';
-
-async function tenantAdmin(base: string, tenant: string): Promise<string> {
-  assert.equal(
-    (await call(base, 'POST', '/v1/tenants', { token: OPERATOR_TOKEN, body: { name: tenant } })).status,
-    201,
-  );
-  const r = await call(base, 'POST', `/v1/tenants/${tenant}/tokens`, {
-    token: OPERATOR_TOKEN,
-    body: { role: 'admin' },
-  });
-  assert.equal(r.status, 201, r.text);
-  return r.body.token as string;
-}
+import { call, OPERATOR_TOKEN, startAuthServer, tenantAdmin, TEST_KDF, WsClient } from './auth-helpers.ts';
 
 /** A token of the format with this id (or a random one) and a random secret: never a valid token. */
 function wrongToken(id = randomBytes(8).toString('hex')): string {

@@ -15,20 +15,7 @@ import type { SluiceRuntime } from '../../src/server/runtime.ts';
 import { isTemporaryView } from '../../src/server/query-subscriptions.ts';
 import { removeDir, tempDir, waitUntil } from './helpers.ts';
 import { INSERTS_AHEAD_MIN_ROWS } from '../../src/exec/engine-writes.ts';
-import { OPERATOR_TOKEN, WsClient, call, startAuthServer } from './auth-helpers.ts';
-
-async function tenantAdmin(base: string, tenant: string): Promise<string> {
-  assert.equal(
-    (await call(base, 'POST', '/v1/tenants', { token: OPERATOR_TOKEN, body: { name: tenant } })).status,
-    201,
-  );
-  const r = await call(base, 'POST', `/v1/tenants/${tenant}/tokens`, {
-    token: OPERATOR_TOKEN,
-    body: { role: 'admin' },
-  });
-  assert.equal(r.status, 201, r.text);
-  return r.body.token as string;
-}
+import { call, OPERATOR_TOKEN, startAuthServer, tenantAdmin, WsClient } from './auth-helpers.ts';
 
 /**
  * Closes the runtime's script queue until `open` is called, as a long script ahead of them would,
