@@ -343,6 +343,20 @@ export function endPosOf(token: IToken): SourcePosition {
   return { line: token.endLine ?? 1, column: (token.endColumn ?? 0) + 1 };
 }
 
+/** For each `(` of `tokens`, the index of the `)` that closes it; -1 elsewhere (and when unclosed). */
+export function closingParens(tokens: readonly IToken[]): Int32Array {
+  const closeOf = new Int32Array(tokens.length).fill(-1);
+  const stack: number[] = [];
+  tokens.forEach((tok, i) => {
+    if (tok.tokenType === LParen) stack.push(i);
+    else if (tok.tokenType === RParen) {
+      const open = stack.pop();
+      if (open !== undefined) closeOf[open] = i;
+    }
+  });
+  return closeOf;
+}
+
 export function isType(token: IToken | undefined, type: TokenType): boolean {
   if (token === undefined) return false;
   return token.tokenType === type || type.categoryMatchesMap?.[token.tokenTypeIdx] === true;

@@ -150,10 +150,7 @@ function seriesOf(ref: UnnestRef, args: readonly ScalarExpr[]): ExpandGenerator 
     );
   if (args.length < 2 || args.length > 3) throw missing();
   // A quoted literal takes the type the others give it, as PostgreSQL resolves unknown arguments.
-  const typeOf = (i: number): SqlType => {
-    const written = ref.args[i]!;
-    return written.kind === 'literal' && written.literalType === 'string' ? T.unknown : args[i]!.type;
-  };
+  const typeOf = (i: number): SqlType => (isUntypedLiteral(ref.args[i]) ? T.unknown : args[i]!.type);
   const types = args.map((_, i) => typeOf(i));
   if (types.some((t) => t.kind === 'numeric' || t.kind === 'float')) {
     throw new SluiceError(
@@ -204,7 +201,7 @@ function jsonbOf(ref: UnnestRef, args: readonly ScalarExpr[]): ExpandGenerator {
   const fn = ref.fn as JsonbSetFunction;
   const only = args[0];
   const value =
-    args.length === 1 && only !== undefined && (only.type.kind === 'jsonb' || isStringLiteral(ref.args[0]))
+    args.length === 1 && only !== undefined && (only.type.kind === 'jsonb' || isUntypedLiteral(ref.args[0]))
       ? coerce(only, T.jsonb, ref.args[0]!.pos)
       : undefined;
   if (value === undefined) {
@@ -218,6 +215,6 @@ function jsonbOf(ref: UnnestRef, args: readonly ScalarExpr[]): ExpandGenerator {
 }
 
 /** A quoted literal or NULL: untyped, it takes the function's argument type. */
-function isStringLiteral(e: Expr | undefined): boolean {
+function isUntypedLiteral(e: Expr | undefined): boolean {
   return e?.kind === 'literal' && (e.literalType === 'string' || e.literalType === 'null');
 }

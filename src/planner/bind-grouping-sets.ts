@@ -6,7 +6,7 @@
 import { notSupported, SluiceError } from '../common/errors.ts';
 import type { Expr, OrderItem, Pos, SelectItem, SelectStmt } from '../parser/ast.ts';
 import { defaultColumnName } from './bind-column-meta.ts';
-import { containsAggregate, isAggregateCall } from './bind-expr.ts';
+import { childrenOf, containsAggregate, isAggregateCall } from './bind-expr.ts';
 
 type ExprItem = Extract<SelectItem, { kind: 'expr' }>;
 
@@ -274,13 +274,14 @@ function mapExpr(e: Expr, f: (e: Expr) => Expr | undefined): Expr {
   return changed ? (out as unknown as Expr) : e;
 }
 
+/** Whether `test` holds for `e` or a subexpression of it (nested queries not entered). */
 function someExpr(e: Expr, test: (e: Expr) => boolean): boolean {
-  let found = false;
-  mapExpr(e, (x) => {
-    if (found || test(x)) found = true;
-    return found ? x : undefined;
-  });
-  return found;
+  const stack: Expr[] = [e];
+  for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
+    if (test(x)) return true;
+    stack.push(...childrenOf(x));
+  }
+  return false;
 }
 
 function hasWindowCall(e: Expr): boolean {

@@ -145,7 +145,7 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
     case 'translate':
       return strict(args, (s, from, to) => codes.translate(s as string, from as string, to as string));
     case 'starts_with':
-      return strict(args, (s, prefix) => codes.startsWith(s as string, prefix as string));
+      return strict(args, (s, prefix) => (s as string).startsWith(prefix as string));
     case 'format': {
       const [fmt, ...rest] = args as [RowFn, ...RowFn[]];
       const types = argTypes.slice(1);

@@ -1,5 +1,5 @@
-// PostgreSQL's character-code and character-mapping string functions: ascii, chr, translate,
-// starts_with and to_hex, over code points (a character outside the Basic Multilingual Plane is one
+// PostgreSQL's character-code and character-mapping string functions: ascii, chr, translate and
+// to_hex, over code points (a character outside the Basic Multilingual Plane is one
 // character, as in PostgreSQL's UTF-8 database), with PostgreSQL's errors.
 import { SluiceError } from '../errors.ts';
 import { TextBuilder } from './text.ts';
@@ -50,10 +50,6 @@ export function translate(s: string, from: string, to: string): string {
     at += width;
   }
   return out.finish();
-}
-
-export function startsWith(s: string, prefix: string): boolean {
-  return s.startsWith(prefix);
 }
 
 /** Hexadecimal digits of an integer, a negative one as its two's complement of `bits` bits. */

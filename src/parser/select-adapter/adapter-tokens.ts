@@ -5,6 +5,7 @@ import type { IToken, TokenType } from 'chevrotain';
 import type { InfixOp } from '../expr-builder.ts';
 import { constantItemEnd } from './constant-lists.ts';
 import {
+  closingParens,
   Caret,
   Comma,
   Arrow,
@@ -370,16 +371,7 @@ export function markPosition(tokens: readonly IToken[], open: number, commas: Se
 }
 
 export function matchParens(tokens: readonly AdapterToken[]): Int32Array {
-  const closeOf = new Int32Array(tokens.length).fill(-1);
-  const stack: number[] = [];
-  tokens.forEach(({ tok }, i) => {
-    if (tok.tokenType === LParen) stack.push(i);
-    else if (tok.tokenType === RParen) {
-      const open = stack.pop();
-      if (open !== undefined) closeOf[open] = i;
-    }
-  });
-  return closeOf;
+  return closingParens(tokens.map((t) => t.tok));
 }
 
 export const INFIX_TOKENS: Readonly<Record<string, readonly [InfixOp, TokenType | string]>> = {

@@ -6,7 +6,16 @@
 // one GROUP BY per set. A GROUP BY without these constructs keeps its tokens.
 import type { IToken } from 'chevrotain';
 import { SluiceError } from '../../common/errors.ts';
-import { Comma, isType, isWordText, LParen, posOf, QuotedIdent, RParen, syntaxErrorAt } from '../lexer.ts';
+import {
+  closingParens,
+  Comma,
+  isType,
+  isWordText,
+  LParen,
+  posOf,
+  QuotedIdent,
+  syntaxErrorAt,
+} from '../lexer.ts';
 
 /**
  * Grouping sets one query may expand to: each becomes a branch that reads the query's FROM again
@@ -29,7 +38,7 @@ type Sets = IToken[][][];
 
 /** Rewrites a plain SELECT's GROUP BY when it holds ROLLUP, CUBE, GROUPING SETS or `()`. */
 export function expandGroupingSetTokens(tokens: readonly IToken[]): GroupingSetTokens {
-  const close = closers(tokens);
+  const close = closingParens(tokens);
   let by = -1;
   for (let i = 0; i + 1 < tokens.length; i++) {
     const c = close[i]!;
@@ -75,20 +84,6 @@ export function expandGroupingSetTokens(tokens: readonly IToken[]): GroupingSetT
   });
   rewritten.push(...tokens.slice(end));
   return { tokens: rewritten, sets };
-}
-
-/** For each `(`, the index of its `)` (else -1). */
-function closers(tokens: readonly IToken[]): Int32Array {
-  const close = new Int32Array(tokens.length).fill(-1);
-  const stack: number[] = [];
-  tokens.forEach((t, i) => {
-    if (isType(t, LParen)) stack.push(i);
-    else if (isType(t, RParen)) {
-      const open = stack.pop();
-      if (open !== undefined) close[open] = i;
-    }
-  });
-  return close;
 }
 
 /** The comma-separated ranges [lo, hi) of tokens[from, to) at their own level. */

@@ -8,6 +8,7 @@ import type { IToken, TokenType } from 'chevrotain';
 import type { CommonTableExpr, Expr, Pos, SelectStmt, SetOperation } from '../ast.ts';
 import { notSupported, parseError, SluiceError } from '../../common/errors.ts';
 import {
+  closingParens,
   Comma,
   endPosOf,
   From,
@@ -98,15 +99,7 @@ class QueryReader {
     private readonly tokens: readonly IToken[],
     private readonly simple: SimpleSelectParser,
   ) {
-    this.closeOf = new Int32Array(tokens.length).fill(-1);
-    const stack: number[] = [];
-    tokens.forEach((tok, i) => {
-      if (tok.tokenType === LParen) stack.push(i);
-      else if (tok.tokenType === RParen) {
-        const open = stack.pop();
-        if (open !== undefined) this.closeOf[open] = i;
-      }
-    });
+    this.closeOf = closingParens(tokens);
   }
 
   private endOfInput(hi: number): SluiceError {
