@@ -9,7 +9,7 @@ import type { DataflowNode, DataflowPlan } from '../ivm/dataflow-plan.ts';
 import type { RowErrorSink } from '../ivm/operator.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import type { RowCapture } from '../ivm/row-capture.ts';
-import { compareByKeys } from '../common/top-n.ts';
+import { compareRows } from '../common/top-n.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import type { BoundQuery } from '../planner/bind-select.ts';
 import { columnInfos, type ColumnMeta } from '../planner/catalog.ts';
@@ -35,7 +35,7 @@ const HINT =
 
 interface Ranked {
   readonly row: readonly Value[];
-  /** Arrival order: ties keep it, as a stable sort of all rows would. */
+  /** Arrival order: identical rows keep it, as a stable sort of all rows would. */
   readonly seq: number;
 }
 
@@ -76,7 +76,9 @@ export class SelectJob {
     this.sources = [...inputs].map(([name, rows]) => ({ name, rows }));
     this.skip = bound.offset ?? 0;
     this.want = bound.limit === undefined ? Infinity : this.skip + bound.limit;
-    this.compare = bound.orderBy.length > 0 ? compareByKeys(bound.orderBy) : null;
+    // Peers by the whole row, as a view's Top-N and ROW_NUMBER order them (common/top-n.ts): the same
+    // query ad hoc and as a view picks the same rows among ties, whatever order they arrived in.
+    this.compare = bound.orderBy.length > 0 ? compareRows(bound.orderBy) : null;
     this.overheads = columnOverheads(bound.columns.map((c) => c.name));
     this.maps = statelessChain(plan);
     this.runtime =
@@ -205,7 +207,7 @@ export class SelectJob {
       }
       return;
     }
-    // A full heap keeps its rows unless this one sorts before its worst (a later row loses ties).
+    // A full heap keeps its rows unless this one sorts before its worst (a later identical row loses).
     const worst = this.heap[0];
     if (this.heap.length >= this.want && worst !== undefined && this.compare(row, worst.row) >= 0) return;
     pushBounded(this.heap, { row, seq }, this.want, this.rankCompare);
