@@ -137,6 +137,7 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
       this.subscriberBudget,
     );
     sub.onFail = (code) => this.hooks.subscriberFailed?.(view, code);
+    sub.maxMessageBytes = params.maxMessageBytes ?? null;
     this.starting.add(sub);
     this.countSubscriber(view, 1);
     transport.onClose(() => {
