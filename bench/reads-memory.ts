@@ -6,11 +6,13 @@
 //               the server's RSS before, its peak (VmHWM) while they are connected, and after they left;
 //   lagging   — L never-reading live subscribers (default 500) and one that reads, while E epochs
 //               (default 200) of ~250 KB each arrive: RSS before/peak, and whether the reader got
-//               every epoch.
+//               every epoch;
+//   shared    — S reading snapshot subscribers opened at once (not run by default): wall time to the
+//               last snapshot_end and the server's CPU time meanwhile.
 // Works against any checkout (`--root DIR`, default this one), so the same run measures before and
 // after a change. Each measurement prints one JSON line {"bench":"reads-memory",...}.
 //
-//   node --import tsx bench/reads-memory.ts [--parts reads,snapshots,lagging] [--rows 1000000]
+//   node --import tsx bench/reads-memory.ts [--parts reads,snapshots,lagging,shared] [--rows 1000000]
 //        [--snapshot-rows 200000] [--subs 200,300] [--lagging 500] [--lag-epochs 200]
 //        [--hold-seconds 20] [--root DIR]
 //        [--label NAME]
@@ -133,6 +135,12 @@ function memory(pid: number): { rss: number; hwm: number } {
 
 function result(fields: Record<string, unknown>): void {
   console.log(JSON.stringify({ bench: 'reads-memory', version: LABEL, ...fields }));
+}
+
+/** CPU time (user + system) a process has used, in ms. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 // ---- reads ----------------------------------------------------------------------------------
@@ -324,7 +332,64 @@ async function lagging(subs: number): Promise<void> {
   }
 }
 
+// ---- shared: S reading snapshot subscribers opened at once -------------------------------------
+
+/**
+ * S subscribers that read, opened together on a `--snapshot-rows` view: the wall time until the
+ * last got `snapshot_end`, and the server's CPU time meanwhile (the chunks' encoding is most of it).
+ */
+async function sharedSnapshots(subs: number): Promise<void> {
+  const server = await startServer(['--checkpoint-interval-ms', '0']);
+  const clients: WebSocket[] = [];
+  try {
+    await sqlOk(
+      server.base,
+      'CREATE TABLE t (id BIGINT NOT NULL, g INTEGER NOT NULL, s TEXT NOT NULL, PRIMARY KEY (id)); CREATE MATERIALIZED VIEW v AS SELECT id, g, s FROM t',
+    );
+    await ingest(server.base, 't', SNAPSHOT_ROWS, (i) => ({
+      id: i,
+      g: i % 100,
+      s: `row ${i} ${'x'.repeat(40)}`,
+    }));
+    // The view's index is built by a first read, outside the measurement.
+    await fetch(`${server.base}/v1/views/v/rows?limit=1`);
+    const cpu0 = cpuMs(server.pid);
+    const t0 = performance.now();
+    let rows = 0;
+    await Promise.all(
+      Array.from(
+        { length: subs },
+        () =>
+          new Promise<void>((done, fail) => {
+            const ws = new WebSocket(`${server.ws}/v1/views/v/subscribe?snapshot=true`);
+            clients.push(ws);
+            ws.on('message', (data: Buffer) => {
+              const m = JSON.parse(String(data)) as { type: string; rows?: unknown };
+              if (m.type === 'snapshot_end') {
+                rows += Number(m.rows);
+                done();
+              }
+            });
+            ws.on('error', fail);
+          }),
+      ),
+    );
+    result({
+      part: 'shared',
+      subscribers: subs,
+      rows: SNAPSHOT_ROWS,
+      rows_received: rows,
+      wall_ms: Math.round(performance.now() - t0),
+      server_cpu_ms: Math.round(cpuMs(server.pid) - cpu0),
+    });
+  } finally {
+    for (const c of clients) c.terminate();
+    await server.stop();
+  }
+}
+
 if (PARTS.includes('reads')) await reads();
 if (PARTS.includes('snapshots')) for (const s of SUBS) await snapshots(s);
 if (PARTS.includes('lagging')) await lagging(LAGGING);
+if (PARTS.includes('shared')) for (const s of SUBS) await sharedSnapshots(s);
 process.exit(0);

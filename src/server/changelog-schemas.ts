@@ -11,6 +11,11 @@ const subscribeQuery = {
       type: 'string',
       description: 'An epoch the client has fully applied; changes after it follow',
     },
+    maxMessageBytes: {
+      type: 'string',
+      description:
+        'Opt-in bound on one message (at least 4096): a larger changes message or snapshot chunk comes in parts, "more":true on all but the last; an epoch is applied when its last part arrived. Absent: one changes message per epoch',
+    },
   },
 } as const;
 

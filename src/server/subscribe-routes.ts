@@ -256,9 +256,9 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: SubscribeRou
 
 function subscribeParams(query: Query, extra: readonly string[]): SubscribeParams {
   for (const key of Object.keys(query)) {
-    if (key !== 'snapshot' && key !== 'resumeFrom' && !extra.includes(key)) {
+    if (key !== 'snapshot' && key !== 'resumeFrom' && key !== 'maxMessageBytes' && !extra.includes(key)) {
       throw new SluiceError('INVALID_REQUEST', `invalid request: unknown parameter "${key}"`, {
-        hint: `the parameters are ${[...extra.map((e) => `${e}=…`), 'snapshot=true|false', 'resumeFrom=<epoch>'].join(', ')}`,
+        hint: `the parameters are ${[...extra.map((e) => `${e}=…`), 'snapshot=true|false', 'resumeFrom=<epoch>', 'maxMessageBytes=<bytes>'].join(', ')}`,
       });
     }
   }
@@ -281,5 +281,30 @@ function subscribeParams(query: Query, extra: readonly string[]): SubscribeParam
       );
     }
   }
-  return { snapshot: resumeFrom === undefined && rawSnapshot !== 'false', resumeFrom };
+  return {
+    snapshot: resumeFrom === undefined && rawSnapshot !== 'false',
+    resumeFrom,
+    maxMessageBytes: maxMessageBytesParam(query.maxMessageBytes),
+  };
+}
+
+/** Smallest accepted `maxMessageBytes`: a part repeats the message's head (positions, clock). */
+export const MIN_MESSAGE_BYTES = 4096;
+
+/**
+ * `maxMessageBytes`: opt-in bound on one message; a larger `changes` message (one epoch) or snapshot
+ * chunk comes in parts, `"more":true` on all but the last. Absent: one message per epoch.
+ */
+function maxMessageBytesParam(raw: unknown): number | undefined {
+  if (raw === undefined) return undefined;
+  const text = String(raw);
+  const n = /^[0-9]{1,10}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < MIN_MESSAGE_BYTES) {
+    throw new SluiceError(
+      'INVALID_REQUEST',
+      `invalid request: maxMessageBytes must be an integer of at least ${MIN_MESSAGE_BYTES}, not "${text.slice(0, 40)}"`,
+      { hint: 'a byte bound on one message, e.g. maxMessageBytes=1048576' },
+    );
+  }
+  return n;
 }

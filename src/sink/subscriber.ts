@@ -3,6 +3,7 @@
 // one budget (subscriber-budget.ts): past either bound a subscriber is told SLOW_CONSUMER (with the
 // last epoch it was sent) and closed, never silently dropped. It counts the bytes it queued itself
 // (released by each write's completion callback), so what the socket layer holds is counted too.
+import { messageParts } from './message-parts.ts';
 import type { BudgetMember, MemoryBudget, Reservation } from './subscriber-budget.ts';
 import { utf8Length } from './utf8-text.ts';
 
@@ -76,6 +77,11 @@ export class Subscriber implements BudgetMember {
   /** Room `paced` is waiting for. */
   private waitingRoom: Reservation | null = null;
   private readonly gone: Promise<'closed'>;
+  /**
+   * The client's bound on one message (`maxMessageBytes`), or null: a larger `changes` message or
+   * snapshot chunk is sent in parts (message-parts.ts). By default an epoch is one message.
+   */
+  maxMessageBytes: number | null = null;
 
   constructor(
     readonly view: string,
@@ -124,6 +130,18 @@ export class Subscriber implements BudgetMember {
    * uses up the room `paced` reserved.
    */
   write(text: string): void {
+    if (this.maxMessageBytes !== null) {
+      const parts = messageParts(text, this.maxMessageBytes);
+      if (parts.length > 1) {
+        for (const part of parts) this.writeOne(part);
+        return;
+      }
+    }
+    this.writeOne(text);
+  }
+
+  /** Queues one frame (one line for NDJSON). */
+  private writeOne(text: string): void {
     if (this.closed) return;
     const bytes = utf8Length(text) + 1;
     if (this.queued === 0) this.busyFrom = Date.now();

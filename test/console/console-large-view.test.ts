@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { LiveRows, type WireRow } from '../../src/console/shared/changelog-state.ts';
+import { LiveRows, type WireChange, type WireRow } from '../../src/console/shared/changelog-state.ts';
 import { browserSuite, launchChromium, openPage, type BrowserDocument } from './browser.ts';
 import { api, startConsoleServer, type ConsoleServer } from './harness.ts';
 
@@ -71,6 +71,132 @@ describe('LiveRows.first', () => {
   });
 });
 
+describe('LiveRows with a capacity', () => {
+  /** The reference: every row held, then the first k in order. */
+  function reference(ops: readonly WireChange[][], key: readonly string[] | null): LiveRows {
+    const all = new LiveRows(['k', 'v'], key);
+    for (const message of ops) all.apply(message);
+    return all;
+  }
+
+  test('holds at most its capacity, counts the rest, and shows what the whole copy would', () => {
+    const n = 10_000;
+    const live = new LiveRows(['k', 'v'], ['k'], 100);
+    live.load(shuffled(Array.from({ length: n }, (_, i) => ({ k: i, v: i % 7 }))));
+    assert.ok(live.held <= 100, `held ${live.held}`);
+    assert.equal(live.size, n);
+    assert.equal(live.complete, false);
+    assert.deepEqual(
+      live.first(20).map((e) => e.row.k),
+      Array.from({ length: 20 }, (_, i) => i),
+    );
+    // Inserts before the window's end are held; past it only counted; deletes of either count.
+    live.apply([
+      { op: '+I', row: { k: -1, v: 0 } },
+      { op: '+I', row: { k: n + 5, v: 0 } },
+      { op: '-D', row: { k: 9000, v: 9000 % 7 } },
+      { op: '-U', row: { k: 3, v: 3 } },
+      { op: '+U', row: { k: 3, v: 99 } },
+    ]);
+    assert.equal(live.size, n + 1);
+    assert.deepEqual(
+      live.first(5).map((e) => [e.row.k, e.row.v]),
+      [
+        [-1, 0],
+        [0, 0],
+        [1, 1],
+        [2, 2],
+        [3, 99],
+      ],
+    );
+    assert.ok(live.held <= 100);
+    assert.equal(live.needsRefill(20), false);
+  });
+
+  test('asks for a refill once deletes empty the shown window while dropped rows remain', () => {
+    const live = new LiveRows(['k', 'v'], ['k'], 100);
+    live.load(Array.from({ length: 1000 }, (_, i) => ({ k: i, v: 0 })));
+    let deleted = 0;
+    while (!live.needsRefill(20)) live.apply([{ op: '-D', row: { k: deleted++, v: 0 } }]);
+    assert.equal(live.held, 19);
+    assert.equal(live.size, 1000 - deleted);
+  });
+
+  test('becomes whole again when the dropped rows are deleted; copies counted in a keyless view', () => {
+    const live = new LiveRows(['k', 'v'], null, 4);
+    live.load([0, 1, 2, 3, 4, 5, 5].map((k) => ({ k, v: 0 })));
+    assert.equal(live.size, 7);
+    assert.equal(live.complete, false);
+    live.apply([
+      { op: '-D', row: { k: 5, v: 0 }, n: 2 },
+      { op: '-D', row: { k: 4, v: 0 } },
+      { op: '-D', row: { k: 3, v: 0 } },
+      { op: '-D', row: { k: 2, v: 0 } },
+      { op: '-D', row: { k: 7, v: 0 } }, // never a row: changes nothing
+    ]);
+    assert.equal(live.size, 2);
+    assert.equal(live.complete, true);
+    live.apply([{ op: '+I', row: { k: 9, v: 0 }, n: 3 }]);
+    assert.deepEqual(
+      live.sorted().map((e) => [e.row.k, e.count]),
+      [
+        [0, 1],
+        [1, 1],
+        [9, 3],
+      ],
+    );
+  });
+
+  test('random changes: the window always equals the first rows of the whole copy', () => {
+    let seed = 7;
+    const next = (m: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % m;
+    };
+    for (const key of [['k'], null] as const) {
+      const live = new LiveRows(['k', 'v'], key, 16);
+      const present = new Map<number, number>();
+      const ops: WireChange[][] = [];
+      for (let round = 0; round < 400; round++) {
+        const message: WireChange[] = [];
+        for (let i = 0; i < 5; i++) {
+          const k = next(60);
+          const v = key === null ? 0 : k % 3;
+          const copies = present.get(k) ?? 0;
+          if (copies > 0 && next(2) === 0) {
+            message.push({ op: '-D', row: { k, v } });
+            present.set(k, copies - 1);
+          } else if (key === null || copies === 0) {
+            message.push({ op: '+I', row: { k, v } });
+            present.set(k, copies + 1);
+          }
+        }
+        ops.push(message);
+        live.apply(message);
+        const whole = reference(ops, key);
+        assert.equal(live.size, key === null ? sum(present) : whole.size, `round ${round}`);
+        assert.ok(live.held <= 16);
+        if (live.needsRefill(4)) {
+          live.clear();
+          live.load(whole.sorted().flatMap((e) => Array.from({ length: e.count }, () => e.row)));
+        }
+        assert.deepEqual(live.first(4), whole.first(4), `round ${round}`);
+      }
+    }
+  });
+});
+
+/** The held-row count the table publishes: present (the base had none) and within the window. */
+function assertBounded(held: number): void {
+  assert.ok(held >= 500 && held <= 2000, `held ${held}`);
+}
+
+function sum(counts: ReadonlyMap<number, number>): number {
+  let total = 0;
+  for (const c of counts.values()) total += c;
+  return total;
+}
+
 browserSuite('a large view in the console', 'test/console/console-large-view.test.ts', () => {
   let server: ConsoleServer;
   let browser: Browser;
@@ -130,4 +256,45 @@ browserSuite('a large view in the console', 'test/console/console-large-view.tes
     assert.deepEqual(errors, []);
     await page.close();
   });
+
+  test(
+    'the page holds a bounded window of rows and reads the view again when deletes empty it',
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      const page = await openPage(browser, server.base, '#/views/big_view', errors, 60_000);
+      const held = (): Promise<number> =>
+        page.evaluate(() =>
+          Number(document.querySelector('table.live ~ .table-note')?.getAttribute('data-held-rows')),
+        );
+      await page.waitForFunction(
+        (total) =>
+          (document.querySelector('table.live ~ .table-note')?.textContent ?? '').includes(
+            `of ${total} rows`,
+          ),
+        ROWS,
+        { polling: 200 },
+      );
+      // Before, every row of the view was held (20,000 here, a million for a million-row view).
+      assertBounded(await held());
+      // Moving the first 1,600 rows out of the view leaves fewer held than the table shows: the page
+      // reads the view again and shows the next ones.
+      const gone = Array.from({ length: 1600 }, (_, id) => ({ id, amount: -1 }));
+      const moved = await api(server.base, 'POST', '/v1/tables/wide/rows?wait=true', gone);
+      assert.equal(moved.status, 200, JSON.stringify(moved.body));
+      await page.waitForFunction(
+        (total) =>
+          (document.querySelector('table.live ~ .table-note')?.textContent ?? '').includes(
+            `of ${total} rows`,
+          ) && document.querySelector('table.live tbody tr td')?.textContent === '1600',
+        ROWS - 1600,
+        { polling: 200 },
+      );
+      assert.equal(await page.evaluate(() => document.querySelectorAll('table.live tbody tr').length), 500);
+      assertBounded(await held());
+      assert.deepEqual(errors, []);
+      await page.close();
+    },
+  );
 });

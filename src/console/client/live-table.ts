@@ -6,7 +6,8 @@ import { isNumericType as isNumeric } from '../shared/chart-pick.ts';
 import type { ColumnInfo } from './api.ts';
 import { flash, formatValue, h, setText } from './dom.ts';
 
-const MAX_ROWS = 500;
+/** Rows the table draws: the first ones in key order. */
+export const MAX_ROWS = 500;
 
 export class LiveTable {
   readonly element: HTMLElement;
@@ -120,6 +121,8 @@ export class LiveTable {
     }
     this.dirty.clear();
     this.full = false;
+    // How many rows the page holds, for anyone checking that it stays bounded.
+    this.note.dataset.heldRows = String(this.rows.held);
     setText(
       this.note,
       total > MAX_ROWS

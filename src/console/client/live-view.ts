@@ -5,7 +5,7 @@ import { pickChart, type ChartSpec } from '../shared/chart-pick.ts';
 import type { ColumnInfo } from './api.ts';
 import { BarChart, type Bar } from './bar-chart.ts';
 import { formatValue, h, setText } from './dom.ts';
-import type { LiveTable } from './live-table.ts';
+import { MAX_ROWS, type LiveTable } from './live-table.ts';
 import {
   ViewSubscription,
   type ChangesMessage,
@@ -19,6 +19,13 @@ export interface LiveViewHooks {
   changes?(count: number, message: ChangesMessage): void;
   schema?(columns: readonly ColumnInfo[], key: readonly string[] | null, chart: ChartSpec | null): void;
 }
+
+/**
+ * Distinct rows a page holds of one view: the first ones in key order, four times what the table
+ * shows, so deletes among them rarely empty the window. Before, the page held every row: a
+ * million-row view grew the tab without a bound. The rest are counted, not held.
+ */
+export const HELD_ROWS = 2000;
 
 export class LiveView {
   rows = new LiveRows([], null);
@@ -37,6 +44,7 @@ export class LiveView {
         this.rows = new LiveRows(
           columns.map((c) => c.name),
           key,
+          HELD_ROWS,
         );
         this.chartSpec = pickChart(columns, key);
         this.parts.table?.reset(columns, this.rows);
@@ -58,6 +66,9 @@ export class LiveView {
         this.parts.chart?.changed(deltas);
         this.hooks.changes?.(message.changes.length, message);
         this.hooks.epoch?.(message.epoch, message.positions);
+        // Deletes emptied the held window while dropped rows remain: which rows come next is only
+        // known to the server, so read the view again from a fresh snapshot.
+        if (this.rows.needsRefill(Math.max(MAX_ROWS, MAX_BARS))) this.sub.restart();
       },
       progress: (epoch) => this.hooks.epoch?.(epoch, null),
       state: (state, detail, reason) => this.hooks.state?.(state, detail, reason),

@@ -13,8 +13,12 @@ import { DEFAULTS } from '../defaults.ts';
 import type { SubscribeParams } from './types.ts';
 import { RuntimeCheckpoints } from './checkpoints.ts';
 import { yieldToLoop } from './base.ts';
+import { SnapshotChunkCache } from './snapshot-chunks.ts';
 
 const BACKLOG_PAGE = 256;
+
+/** Encoded snapshot chunks kept for the other streams of the same frozen version, in characters. */
+const SHARED_CHUNK_CHARS = 8 * 1024 * 1024;
 
 /** How long one slice of building a view's ordered index may hold the event loop. */
 const READ_SLICE_MS = 8;
@@ -28,6 +32,8 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
   subscribersRefused = 0;
   /** Ordered indexes with snapshots being streamed, and how many streams hold each. */
   protected readonly snapshotHolds = new Map<OrderedIndex, number>();
+  /** Snapshot chunks encoded once for the streams reading the same frozen version at one epoch. */
+  readonly snapshotChunks = new SnapshotChunkCache(SHARED_CHUNK_CHARS);
 
   subscriberCount(view: string): number {
     return this.feeds.get(view)?.feed.subscribers.size ?? 0;
@@ -131,6 +137,7 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
       this.subscriberBudget,
     );
     sub.onFail = (code) => this.hooks.subscriberFailed?.(view, code);
+    sub.maxMessageBytes = params.maxMessageBytes ?? null;
     this.starting.add(sub);
     this.countSubscriber(view, 1);
     transport.onClose(() => {
@@ -240,7 +247,8 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
   /**
    * Streams the view's rows at one epoch from a frozen snapshot of its ordered index: nothing is
    * copied (every subscriber snapshotting at the same epoch shares one frozen version), and a chunk
-   * is encoded only once the subscriber's buffer and the shared budget have room for it.
+   * is encoded only once the subscriber's buffer and the shared budget have room for it, and once
+   * for all the streams of that version (snapshot-chunks.ts).
    */
   private async streamSnapshot(
     sub: Subscriber,
@@ -251,6 +259,7 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
     if (sub.closed) return false;
     const frozen = (reader.index as OrderedIndex).freeze();
     this.holdSnapshot(frozen, 1);
+    this.snapshotChunks.hold(frozen);
     try {
       const epoch = reader.epoch;
       const time = this.timeAt(view, epoch);
@@ -259,6 +268,7 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
       const chunkRows = Math.max(1, this.options.snapshotChunkRows);
       const overheads = columnOverheads(reader.columns.map((c) => c.name));
       const cursor = frozen.cursorAt(0);
+      let chunkIndex = 0;
       do {
         const values: (readonly Row[keyof Row][])[] = [];
         let estimate = 64;
@@ -275,18 +285,16 @@ export abstract class RuntimeSubscriptions extends RuntimeCheckpoints {
         // when the room for them is there at once.
         await yieldToLoop();
         if (!(await sub.paced(estimate))) return false;
-        const text = stringifyWire({
-          type: 'snapshot',
-          epoch,
-          ...time,
-          rows: values.map((v) => reader.toRow(v)),
-          more: !cursor.done,
-        });
+        const more = !cursor.done;
+        const text = this.snapshotChunks.chunk(frozen, epoch, chunkIndex++, values.length, () =>
+          stringifyWire({ type: 'snapshot', epoch, ...time, rows: values.map((v) => reader.toRow(v)), more }),
+        );
         if (!(await sub.send(text))) return false;
       } while (!cursor.done);
       return sub.send(`{"type":"snapshot_end","epoch":${epoch},"rows":${frozen.size}}`);
     } finally {
       this.holdSnapshot(frozen, -1);
+      this.snapshotChunks.release(frozen);
       frozen.release();
     }
   }

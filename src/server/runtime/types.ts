@@ -135,4 +135,6 @@ export interface RuntimeHooks {
 export interface SubscribeParams {
   readonly snapshot: boolean;
   readonly resumeFrom: number | undefined;
+  /** Split `changes` messages and snapshot chunks past this many bytes into parts (opt-in). */
+  readonly maxMessageBytes?: number | undefined;
 }
