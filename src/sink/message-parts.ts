@@ -100,6 +100,30 @@ export function arrayLayout(text: string, field: string): ArrayLayout | null {
  */
 export function messageParts(text: string, maxBytes: number): string[] {
   if (utf8Length(text) + 1 <= maxBytes) return [text];
+  // The subscribers of a view are written the same message text in one turn: those asking the same
+  // bound share one split (a 1M-change epoch takes about a second to split). Kept until the turn
+  // ends, so the message is not held past its writes.
+  if (lastSplit !== null && lastSplit.text === text && lastSplit.maxBytes === maxBytes)
+    return lastSplit.parts;
+  const parts = splitMessage(text, maxBytes);
+  if (parts.length > 1) {
+    if (lastSplit === null) setImmediate(forgetLastSplit);
+    lastSplit = { text, maxBytes, parts };
+    splitStats.splits++;
+  }
+  return parts;
+}
+
+/** Splits made (not shared from the same turn's split): counted for tests. */
+export const splitStats = { splits: 0 };
+
+let lastSplit: { readonly text: string; readonly maxBytes: number; readonly parts: string[] } | null = null;
+
+function forgetLastSplit(): void {
+  lastSplit = null;
+}
+
+function splitMessage(text: string, maxBytes: number): string[] {
   const field = text.startsWith('{"type":"changes"')
     ? 'changes'
     : text.startsWith('{"type":"snapshot"')

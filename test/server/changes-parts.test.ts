@@ -3,7 +3,7 @@
 // timed: frame sizes, parts, and the rows they fold to. The default stays one message per epoch.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { arrayLayout, messageParts } from '../../src/sink/message-parts.ts';
+import { arrayLayout, messageParts, splitStats } from '../../src/sink/message-parts.ts';
 import {
   FoldedView,
   request,
@@ -142,6 +142,26 @@ describe('subscribing with maxMessageBytes', () => {
     } finally {
       split.client.close();
       whole.client.close();
+    }
+  });
+
+  test('subscribers asking the same bound share one split of an epoch', async () => {
+    const clients = [1, 2, 3].map(() => sizedClient(`maxMessageBytes=${BOUND}`));
+    try {
+      for (const c of clients) await c.client.waitFor((m) => m.type === 'snapshot_end');
+      const before = splitStats.splits;
+      const rows = Array.from({ length: ROWS }, (_, i) => ({ id: ROWS + i, label: `again ${i}` }));
+      const r = await request(server.base, 'POST', '/v1/tables/big/rows?wait=true', rows);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const epoch = r.body.epoch as number;
+      for (const c of clients) {
+        await c.client.waitFor((m) => m.type === 'changes' && m.epoch === epoch && m.more !== true);
+        assert.ok(c.client.of('changes').filter((m) => m.epoch === epoch).length >= 10);
+      }
+      // One split for three subscribers (each of them split it before).
+      assert.equal(splitStats.splits - before, 1);
+    } finally {
+      for (const c of clients) c.client.close();
     }
   });
 
