@@ -16,6 +16,7 @@ import { SharedArrangements } from './shared-arrangements.ts';
 import type { TableSlots } from '../ivm/join-table-side.ts';
 import { VALUES_INPUT, ViewRuntime } from './view-runtime.ts';
 import { type EpochDelta, type WrittenRows } from './view-join-fanout.ts';
+import { countingInsertions } from './epoch-insertions.ts';
 import { PartitionPool, validWorkers } from './workers/partition-pool.ts';
 import type { PartitionedReduce } from './workers/partitioned-reduce.ts';
 import { batchSize } from './workers/partition-batch.ts';
@@ -346,7 +347,11 @@ export class ViewGraph {
   joinRowsBuilt(table: string, written: WrittenRows): { readonly rows: number; readonly view: string } {
     const { deletes, inserts } = written;
     const rows = deletes.length === 0 ? inserts : inserts.length === 0 ? deletes : [...deletes, ...inserts];
-    return this.joinRows(table, { rows, known: null }, true);
+    const count = (): { readonly rows: number; readonly view: string } =>
+      this.joinRows(table, { rows, known: null }, true);
+    if (!this.joinedFrom(table).some((v) => v.runtime.hasSemiJoin)) return count();
+    // The rows as read once here: a columnar batch builds new row objects at each read of `inserts`.
+    return countingInsertions({ deletes, inserts }, count);
   }
 
   private joinRows(
