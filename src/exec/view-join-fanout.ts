@@ -273,10 +273,13 @@ export class ViewDeltaBound {
   /** By position in `nodes`: the positions of its inputs. */
   private readonly inputAt: readonly (readonly number[])[];
   private readonly outputAt: number;
-  /** Whether some node is a join (or a semi-join) this bound counts. */
+  /** Whether some node is a join this bound counts. */
   readonly hasJoin: boolean;
-  /** Whether some node is a semi-join (its count reads which rows are insertions). */
-  readonly hasSemiJoin: boolean;
+  /**
+   * The sources (tables or views) a semi-join's subquery side reads, whose writes it counts by the
+   * outer rows they flip (and which rows are insertions: epoch-insertions.ts).
+   */
+  readonly subquerySources: ReadonlySet<string>;
   /** By position: whether a join of this view reads the node's output, directly or further down. */
   private readonly feedsJoin: readonly boolean[];
   private readonly deltas: EpochDelta[];
@@ -296,8 +299,19 @@ export class ViewDeltaBound {
     this.outputAt = at.get(outputId) as number;
     const counted = (op: Operator | null | undefined): boolean =>
       op instanceof JoinOp || op instanceof SemiJoinOp;
-    this.hasJoin = nodes.some((r) => counted(r.op));
-    this.hasSemiJoin = nodes.some((r) => r.op instanceof SemiJoinOp);
+    this.hasJoin = nodes.some((r) => r.op instanceof JoinOp);
+    // The sources a semi-join's subquery side reads: only a write reaching one of them flips rows.
+    const subquerySources = new Set<string>();
+    const pending: number[] = [];
+    nodes.forEach((r, i) => {
+      if (r.op instanceof SemiJoinOp) pending.push((this.inputAt[i] as readonly number[])[1] as number);
+    });
+    for (let at = pending.pop(); at !== undefined; at = pending.pop()) {
+      const node = (nodes[at] as { node: DataflowNode }).node;
+      if (node.kind === 'input') subquerySources.add(node.source);
+      for (const p of this.inputAt[at] as readonly number[]) pending.push(p);
+    }
+    this.subquerySources = subquerySources;
     const feedsJoin = nodes.map(() => false);
     for (let i = nodes.length - 1; i >= 0; i--) {
       if (!feedsJoin[i] && !counted(nodes[i]?.op)) continue;

@@ -287,14 +287,14 @@ export abstract class RenderedView extends ViewErrors {
     return this.deltaBound.epoch(inputOf, exact, outputRead);
   }
 
-  /** Whether some node of the view is a join or a semi-join (whose rows a write's epoch bound counts). */
+  /** Whether some node of the view is a join (whose rows a write's epoch bound counts). */
   get hasJoin(): boolean {
     return this.deltaBound.hasJoin;
   }
 
-  /** Whether some node of the view is a semi-join (its count reads which rows are insertions). */
-  get hasSemiJoin(): boolean {
-    return this.deltaBound.hasSemiJoin;
+  /** Sources a semi-join's subquery side reads (a write to one is counted by the rows it flips). */
+  get subquerySources(): ReadonlySet<string> {
+    return this.deltaBound.subquerySources;
   }
 
   /**
