@@ -265,7 +265,7 @@ export abstract class EngineEpochs {
       'EPOCH_TOO_LARGE',
       `this write of ${rows} rows to "${table}" would make the joins of its views build ${built.rows} rows in one epoch, more than ${this.maxEpochJoinRows} (most in view "${built.view}")`,
       {
-        hint: 'write fewer rows per request; a join on a key that few values repeat, or with no equality between its sides, pairs each written row with many rows of the other side',
+        hint: 'write fewer rows per request; a join on a key that few values repeat, or with no equality between its sides, pairs each written row with many rows of the other side; a row into an IN/NOT IN/EXISTS subquery re-emits every outer row it flips (one NULL flips every row of a NOT IN)',
       },
     );
   }

@@ -16,6 +16,7 @@ import { SharedArrangements } from './shared-arrangements.ts';
 import type { TableSlots } from '../ivm/join-table-side.ts';
 import { VALUES_INPUT, ViewRuntime } from './view-runtime.ts';
 import { type EpochDelta, type WrittenRows } from './view-join-fanout.ts';
+import { countingInsertions } from './epoch-insertions.ts';
 import { PartitionPool, validWorkers } from './workers/partition-pool.ts';
 import type { PartitionedReduce } from './workers/partitioned-reduce.ts';
 import { batchSize } from './workers/partition-batch.ts';
@@ -346,7 +347,11 @@ export class ViewGraph {
   joinRowsBuilt(table: string, written: WrittenRows): { readonly rows: number; readonly view: string } {
     const { deletes, inserts } = written;
     const rows = deletes.length === 0 ? inserts : inserts.length === 0 ? deletes : [...deletes, ...inserts];
-    return this.joinRows(table, { rows, known: null }, true);
+    const count = (): { readonly rows: number; readonly view: string } =>
+      this.joinRows(table, { rows, known: null }, true);
+    if (!this.joinedFrom(table).some((v) => v.runtime.subquerySources.size > 0)) return count();
+    // The rows as read once here: a columnar batch builds new row objects at each read of `inserts`.
+    return countingInsertions({ deletes, inserts }, count);
   }
 
   private joinRows(
@@ -394,9 +399,13 @@ export class ViewGraph {
       for (const r of index.readersOfView[v] ?? []) pending.push(r);
     }
     const positions = [...reached].sort((x, y) => x - y);
+    // A semi-join counts only when the write reaches its subquery side (its outer side passes rows).
+    const changed = new Set([table, ...positions.map((v) => (this.order[v] as GraphView).name)]);
+    const counts = (runtime: GraphView['runtime']): boolean =>
+      runtime.hasJoin || [...runtime.subquerySources].some((source) => changed.has(source));
     let last = -1;
     positions.forEach((v, i) => {
-      if ((this.order[v] as GraphView).runtime.hasJoin) last = i;
+      if (counts((this.order[v] as GraphView).runtime)) last = i;
     });
     views = positions.slice(0, last + 1).map((v) => this.order[v] as GraphView);
     index.joinedFrom.set(table, views);

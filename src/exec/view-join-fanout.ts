@@ -9,9 +9,10 @@
 //   knows its group keys, not the aggregates' new values), which a join probes by key.
 // A Reduce emits at most a retraction and an insertion per group the write touches; a join emits
 // what it builds, which is what is counted: per delta row, the rows the other side holds under its
-// key (join-fanout-probe.ts). A node whose output the write cannot bound (a window's renumbering, a
-// semi-join's other side, a Top-N with ties or ranks, a window-close Reduce, unnest) is UNBOUNDED:
-// joins after it are not counted (bench/README.md, "Keyless joins: one write's epoch").
+// key (join-fanout-probe.ts); a semi- or anti-join whose subquery side changes emits the held outer
+// rows it flips, counted the same way (semi-join-flips.ts). A node whose output the write cannot
+// bound (a window's renumbering, a Top-N with ties or ranks, a window-close Reduce, unnest) is
+// UNBOUNDED: joins after it are not counted (bench/README.md, "Keyless joins: one write's epoch").
 import { T, type Value } from '../common/types.ts';
 import { type RowFn, type ScalarExpr, columnsOf, compileScalar } from '../common/scalar-expr.ts';
 import {
@@ -26,6 +27,8 @@ import type { DataflowNode } from '../ivm/dataflow-plan.ts';
 import { type JoinKey, type KeyFn, compileKey } from '../ivm/join-key.ts';
 import type { Operator } from '../ivm/operator.ts';
 import { JoinOp } from '../ivm/ops/join-op.ts';
+import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
+import { carryInsertion, isInsertion } from './epoch-insertions.ts';
 
 /** Rows with only some of their columns known (`known` null: all of them). */
 export interface KnownRows {
@@ -70,6 +73,12 @@ function covered(e: ScalarExpr, known: readonly boolean[] | null): boolean {
  */
 const retractedIfHeld = new WeakSet<readonly Value[]>();
 
+/** `out`, made from `row`, carries its marks (a group's old row, an insertion). */
+function carryMarks(row: readonly Value[], out: readonly Value[]): void {
+  if (retractedIfHeld.has(row)) retractedIfHeld.add(out);
+  carryInsertion(row, out);
+}
+
 const compiled = new WeakMap<ScalarExpr, RowFn>();
 function compiledOf(e: ScalarExpr): RowFn {
   let fn = compiled.get(e);
@@ -101,7 +110,7 @@ function throughMap(
       }
       const out = columns.map((f) => (f === null ? null : f(row)));
       // A group's old row projected is still retracted only if its group exists.
-      if (retractedIfHeld.has(row)) retractedIfHeld.add(out);
+      carryMarks(row, out);
       rows.push(out);
     } catch {
       continue;
@@ -133,10 +142,9 @@ function throughExpand(delta: KnownRows, generator: ExpandGenerator): KnownRows 
       continue;
     }
     if (rows.length + tuples.length > LISTED_JOIN_ROWS) return null;
-    const mark = retractedIfHeld.has(row);
     for (const tuple of tuples) {
       const out = [...row, ...tuple];
-      if (mark) retractedIfHeld.add(out);
+      carryMarks(row, out);
       rows.push(out);
     }
   }
@@ -267,6 +275,11 @@ export class ViewDeltaBound {
   private readonly outputAt: number;
   /** Whether some node is a join this bound counts. */
   readonly hasJoin: boolean;
+  /**
+   * The sources (tables or views) a semi-join's subquery side reads, whose writes it counts by the
+   * outer rows they flip (and which rows are insertions: epoch-insertions.ts).
+   */
+  readonly subquerySources: ReadonlySet<string>;
   /** By position: whether a join of this view reads the node's output, directly or further down. */
   private readonly feedsJoin: readonly boolean[];
   private readonly deltas: EpochDelta[];
@@ -284,10 +297,24 @@ export class ViewDeltaBound {
         : r.node.inputs.map((id) => at.get(id) as number),
     );
     this.outputAt = at.get(outputId) as number;
+    const counted = (op: Operator | null | undefined): boolean =>
+      op instanceof JoinOp || op instanceof SemiJoinOp;
     this.hasJoin = nodes.some((r) => r.op instanceof JoinOp);
+    // The sources a semi-join's subquery side reads: only a write reaching one of them flips rows.
+    const subquerySources = new Set<string>();
+    const pending: number[] = [];
+    nodes.forEach((r, i) => {
+      if (r.op instanceof SemiJoinOp) pending.push((this.inputAt[i] as readonly number[])[1] as number);
+    });
+    for (let at = pending.pop(); at !== undefined; at = pending.pop()) {
+      const node = (nodes[at] as { node: DataflowNode }).node;
+      if (node.kind === 'input') subquerySources.add(node.source);
+      for (const p of this.inputAt[at] as readonly number[]) pending.push(p);
+    }
+    this.subquerySources = subquerySources;
     const feedsJoin = nodes.map(() => false);
     for (let i = nodes.length - 1; i >= 0; i--) {
-      if (!feedsJoin[i] && !(nodes[i]?.op instanceof JoinOp)) continue;
+      if (!feedsJoin[i] && !counted(nodes[i]?.op)) continue;
       for (const p of this.inputAt[i] as readonly number[]) feedsJoin[p] = true;
     }
     this.feedsJoin = feedsJoin;
@@ -341,6 +368,14 @@ export class ViewDeltaBound {
         deltas[i] = exact || first === UNBOUNDED || second === UNBOUNDED ? UNBOUNDED : rows;
         continue;
       }
+      if (node.kind === 'semijoin' && op instanceof SemiJoinOp && second !== 0) {
+        // The held outer rows its subquery's change flips, then the outer delta passing through.
+        const flips = subqueryFlips(node, op, second, exact);
+        if (flips === UNBOUNDED || first === UNBOUNDED) deltas[i] = UNBOUNDED;
+        else deltas[i] = flips + rowCount(first);
+        if (flips !== UNBOUNDED) built += flips;
+        continue;
+      }
       if (node.kind === 'join' && op instanceof JoinOp) {
         // Rows listed only for a join further down to probe: otherwise the count is all it needs.
         const list = exact && (outputRead || this.feedsJoin[i] === true);
@@ -381,7 +416,7 @@ function nodeDelta(
     case 'setop':
       return together(inputs.map((p) => deltas[p] as EpochDelta));
     case 'semijoin':
-      // A change of the subquery's side passes or stops every left row under its key.
+      // Its subquery side unchanged (else subqueryFlips): the left delta passes or not, row by row.
       return deltas[inputs[1] as number] !== 0 ? UNBOUNDED : first;
     case 'flatmap': {
       if (first === UNBOUNDED) return UNBOUNDED;
@@ -398,6 +433,27 @@ function nodeDelta(
       // window (a change renumbers its partition), temporalJoin, and anything new.
       return UNBOUNDED;
   }
+}
+
+/**
+ * The held outer rows a semi- or anti-join re-emits when its subquery side changes by `right`
+ * (SemiJoinOp.flipRows): a retraction or an insertion each, counted as a join's rows are. The
+ * row-free pass: the most the op can flip per right row. The exact pass: the right rows' keys, when
+ * known, each a key's held rows where the write can move its match count across zero; a side known
+ * only by its count, or without its key's columns, is not counted (UNBOUNDED), as a join's.
+ */
+function subqueryFlips(
+  node: Extract<DataflowNode, { kind: 'semijoin' }>,
+  op: SemiJoinOp,
+  right: EpochDelta,
+  exact: boolean,
+): number {
+  if (right === UNBOUNDED) return UNBOUNDED;
+  if (!exact) return op.flipRowsCeiling(rowCount(right));
+  if (typeof right === 'number') return UNBOUNDED;
+  const keyColumns = node.rightKey?.map((c) => c.index) ?? node.leftKey.map((_, i) => i);
+  if (right.known !== null && !keyColumns.every((c) => right.known?.[c] === true)) return UNBOUNDED;
+  return op.flipRows(right.rows, isInsertion);
 }
 
 /**

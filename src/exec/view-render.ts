@@ -292,6 +292,11 @@ export abstract class RenderedView extends ViewErrors {
     return this.deltaBound.hasJoin;
   }
 
+  /** Sources a semi-join's subquery side reads (a write to one is counted by the rows it flips). */
+  get subquerySources(): ReadonlySet<string> {
+    return this.deltaBound.subquerySources;
+  }
+
   /**
    * Counts the rows every join of the view builds in the steps that follow against one `budget`
    * (null: no longer); a step that passes it throws (ViewGraph.build's bound on a first build).

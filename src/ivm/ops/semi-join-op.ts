@@ -13,6 +13,7 @@ import { compileScalar } from '../../common/scalar-expr.ts';
 import { Arrangement } from '../arrangement.ts';
 import { JoinArrangement, NO_ROW } from '../join-arrangement.ts';
 import { MatchCounts } from './semi-join-counts.ts';
+import { type SemiJoinFlipState, semiJoinFlipRows } from './semi-join-flips.ts';
 import { NO_SLOT } from '../group-index.ts';
 import { tableKey, type TableSlots } from '../join-table-side.ts';
 import type { ColumnSpec, DataflowNode, SemiJoinMode } from '../dataflow-plan.ts';
@@ -23,6 +24,8 @@ import { consolidate } from '../zset.ts';
 import { compileKey, keyEntryId, type JoinKey, type KeyFn } from '../join-key.ts';
 
 type SemiJoinNode = Extract<DataflowNode, { kind: 'semijoin' }>;
+
+const NO_KEYS: ReadonlySet<JoinKey> = new Set();
 
 /** NOT IN's group counts: per correlation group, entries keyed by a small tag (ROWS, NULLS). */
 type Counts = Arrangement<JoinKey, number, readonly Value[]>;
@@ -421,6 +424,53 @@ export class SemiJoinOp implements Operator, Stateful {
     } else if (keys !== undefined) {
       keys.delete(key);
       if (keys.size === 0) this.byGroup.delete(group);
+    }
+  }
+
+  /**
+   * Most held left rows a right delta of `rightRows` rows can flip in one epoch, reading no row (a
+   * write's row-free count, src/exec/view-join-fanout.ts): per right row the busiest key's rows,
+   * never more than the left side holds (a fold evaluates each key once); NOT IN: the whole left
+   * side, since one NULL arriving retracts every row of its group.
+   */
+  flipRowsCeiling(rightRows: number): number {
+    const held = this.left.size + this.leftNull.size;
+    return this.mode === 'notIn' ? held : Math.min(held, rightRows * this.left.mostRowsUnderOneKey);
+  }
+
+  /**
+   * The held left rows a right delta of `rows` may flip, counted before the epoch changes anything
+   * (semi-join-flips.ts): the rows are the right input's; `inserted` tells those known to be
+   * insertions (any other may be a deletion).
+   */
+  flipRows(rows: readonly (readonly Value[])[], inserted: (row: readonly Value[]) => boolean): number {
+    if (this.left.size === 0 && this.leftNull.size === 0) return 0;
+    const view: SemiJoinFlipState = {
+      notIn: this.mode === 'notIn',
+      correlated: this.correlated,
+      valueColumn: this.rightColumns[this.correlated] ?? -1,
+      rightKey: this.rightKey,
+      rightGroup: this.rightGroup,
+      matches: (key) => this.matches(key),
+      groupCounts: (group) => this.groupCounts(group),
+      leftRowsUnder: (key) => {
+        const slot = this.left.slotOf(key);
+        return slot === NO_SLOT ? 0 : this.left.rowsAt(slot);
+      },
+      nullRowsOf: (group) => {
+        const slot = this.leftNull.slotOf(group);
+        return slot === NO_SLOT ? 0 : this.leftNull.rowsAt(slot);
+      },
+      leftRows: this.left.size,
+      keysOf: (group) => this.byGroup.get(group) ?? NO_KEYS,
+    };
+    // The right table's rows as they are before the epoch (step reads them again).
+    const slots = this.tableSlots;
+    if (this.table !== null) this.tableSlots = this.table();
+    try {
+      return semiJoinFlipRows(view, rows, inserted);
+    } finally {
+      this.tableSlots = slots;
     }
   }
 
