@@ -17,6 +17,7 @@ const VIEWS: readonly string[] = [
   'SELECT t.g, u.y, COUNT(*) AS n FROM t JOIN u ON t.g = u.g GROUP BY CUBE (t.g, u.y) HAVING COUNT(*) > 0',
   'SELECT g, h, COUNT(*) AS n FROM t GROUP BY DISTINCT ROLLUP (g, h), ROLLUP (h, g)',
   'SELECT g, GROUPING(g) AS gr, COUNT(*) FILTER (WHERE x > 0) AS n FROM t GROUP BY g',
+  'SELECT g % 2 AS m, g, COUNT(*) AS n, GROUPING(g % 2, g) AS gr FROM t GROUP BY ROLLUP (g % 2, g)',
   'SELECT s.v, t.id FROM generate_series(0, 3) AS s(v) JOIN t ON t.g = s.v',
   "SELECT d FROM generate_series('2024-01-31'::timestamp, '2024-06-01'::timestamp, '1 month') AS s(d)",
   'SELECT z.v, z.o FROM unnest(ARRAY[1, NULL, 3]) WITH ORDINALITY AS z(v, o)',
