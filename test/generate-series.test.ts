@@ -49,6 +49,14 @@ test('generate_series gives the rows PostgreSQL 15 gives', () => {
       ],
     ],
     [
+      // The WHERE guard filters t's rows before the series reads them (a zero step raises).
+      'SELECT t.id, s FROM t, generate_series(1, 3, t.n) AS s WHERE t.n <> 0 ORDER BY 1, 2',
+      [
+        [1, 1],
+        [1, 3],
+      ],
+    ],
+    [
       'SELECT * FROM unnest(ARRAY[3, 1, 2]) WITH ORDINALITY AS u(x, i)',
       [
         [3, 1],

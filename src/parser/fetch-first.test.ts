@@ -48,6 +48,16 @@ test('malformed row limits are syntax errors where PostgreSQL reports them', () 
     ['SELECT a FROM t FETCH FIRST 2 ROWS', 'syntax error at end of input', 35],
     ['SELECT a FROM t FETCH FIRST 2 ONLY', 'syntax error at or near "ONLY"', 31],
     ['SELECT a FROM t FETCH FIRST 2 ROWS ONLY ONLY', 'syntax error at or near "ONLY"', 41],
+    // One row count and one OFFSET a query level (the SQL library kept the last of two).
+    ['SELECT a FROM t LIMIT 2 FETCH FIRST 1 ROW ONLY', 'syntax error at or near "FETCH"', 25],
+    ['SELECT a FROM t FETCH FIRST 1 ROW ONLY LIMIT 2', 'syntax error at or near "LIMIT"', 40],
+    ['SELECT a FROM t LIMIT 2 LIMIT 1', 'syntax error at or near "LIMIT"', 25],
+    ['SELECT a FROM t OFFSET 1 ROWS OFFSET 1', 'syntax error at or near "OFFSET"', 31],
+    [
+      'SELECT a FROM (SELECT a FROM t LIMIT 1) s LIMIT 1 OFFSET 1 OFFSET 2',
+      'syntax error at or near "OFFSET"',
+      60,
+    ],
   ];
   for (const [sql, message, column] of cases) {
     assert.throws(

@@ -130,7 +130,11 @@ function branchOf(
       if (isAggregateCall(x)) return x;
       if (x.kind === 'function' && x.name === 'grouping' && x.over === undefined)
         return groupingBits(x, allKeys, leftOut, exprKey);
-      if (leftOut.has(exprKey(x))) return nullAt(x.pos);
+      const key = exprKey(x);
+      if (leftOut.has(key)) return nullAt(x.pos);
+      // An expression the set groups by keeps its value whole, even when a column inside it is
+      // left out: the set (k % 2) of ROLLUP (k % 2, k) shows k % 2, not NULL % 2.
+      if (allKeys.has(key)) return x;
       return undefined;
     });
   const branchItems: SelectItem[] = items.map((item, i) => {

@@ -1,9 +1,11 @@
 // Join conditions as a join's plan: ON conjuncts split into equi keys (what the join arranges its
-// inputs by) and a residual, and conjuncts of ON and WHERE that read one side pushed into that side.
+// inputs by) and a residual, and conjuncts of ON and WHERE that read one side pushed into that side
+// (and WHERE conjuncts that read only the relation before a jsonb function or series, below it).
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { columnsOf, remapColumns } from '../common/scalar-expr.ts';
 import { castValue } from '../common/cast.ts';
 import { T, type SqlType, type Value } from '../common/types.ts';
+import type { ExpandGenerator } from '../common/expand.ts';
 import type { ColumnMeta } from './catalog.ts';
 import type { LogicalPlan } from './logical-plan.ts';
 
@@ -25,7 +27,40 @@ function filterOver(plan: LogicalPlan, parts: readonly ScalarExpr[]): LogicalPla
   const predicate = andOf(parts);
   if (predicate === null) return plan;
   if (plan.kind === 'join') return pushIntoJoin(plan, parts);
+  if (plan.kind === 'expand' && mayRaiseOnItsInput(plan.generator)) return pushThroughExpand(plan, parts);
   return { kind: 'filter', input: plan, predicate, columns: plan.columns };
+}
+
+/**
+ * WHERE over a function in FROM after a relation (`FROM t, jsonb_array_elements(t.j) AS e`): the
+ * conjuncts reading only the relation's columns filter its rows before the function reads them, as
+ * PostgreSQL plans it, so `WHERE jsonb_typeof(t.j) = 'array'` keeps a scalar from reaching
+ * jsonb_array_elements (which raises on one); the function's columns follow the relation's, so the
+ * indices stay.
+ */
+function pushThroughExpand(
+  plan: Extract<LogicalPlan, { kind: 'expand' }>,
+  parts: readonly ScalarExpr[],
+): LogicalPlan {
+  const width = plan.input.columns.length;
+  const below = parts.filter((c) => sideOf(c, width) === 'left');
+  if (below.length === 0 || plan.input.kind === 'values') return filterAbove(plan, parts);
+  const above = parts.filter((c) => !below.includes(c));
+  return filterAbove({ ...plan, input: filterOver(plan.input, below) }, above);
+}
+
+/**
+ * The generators that raise on a value of the wrong kind or size (a jsonb scalar, a zero step): only
+ * their plans move a filter below them, so the plans of HOP windows and unnest (which raise on
+ * nothing a filter would guard) print as before and their stored views load without a rebuild.
+ */
+function mayRaiseOnItsInput(generator: ExpandGenerator): boolean {
+  return generator.kind === 'jsonb' || generator.kind === 'series';
+}
+
+function filterAbove(plan: LogicalPlan, parts: readonly ScalarExpr[]): LogicalPlan {
+  const predicate = andOf(parts);
+  return predicate === null ? plan : { kind: 'filter', input: plan, predicate, columns: plan.columns };
 }
 
 /** Which side(s) of a row of `width` left columns a condition reads. */
@@ -151,9 +186,13 @@ function bindEqualityTyped(left: ScalarExpr, right: ScalarExpr): ScalarExpr {
   return { kind: 'call', fn: 'eq', args: [left, right], type: T.bool };
 }
 
-/** WHERE over a FROM: pushed into its joins where it can be (see `makeJoin`), else a Filter above. */
+/**
+ * WHERE over a FROM: pushed into its joins where it can be (see `makeJoin`) and below a FROM function
+ * that may raise (see `pushThroughExpand`), else a Filter above.
+ */
 export function whereOver(plan: LogicalPlan, predicate: ScalarExpr): LogicalPlan {
-  if (plan.kind !== 'join') return { kind: 'filter', input: plan, predicate, columns: plan.columns };
+  const pushable = plan.kind === 'join' || (plan.kind === 'expand' && mayRaiseOnItsInput(plan.generator));
+  if (!pushable) return { kind: 'filter', input: plan, predicate, columns: plan.columns };
   return filterOver(plan, conjuncts(predicate));
 }
 

@@ -1,7 +1,8 @@
 // The SQL standard's row limits, `OFFSET n {ROW | ROWS}` and `FETCH {FIRST | NEXT} [n] {ROW | ROWS}
 // ONLY`, read from a query's tokens as the `OFFSET n` and `LIMIT n` they mean (node-sql-parser reads
 // neither): the words that only spell the form are dropped, FETCH's token becomes LIMIT's (so errors
-// in n keep their positions), and a missing n is 1. `WITH TIES` is refused.
+// in n keep their positions), and a missing n is 1. `WITH TIES` is refused, and so is a second LIMIT
+// or FETCH (or OFFSET) in one query, as PostgreSQL's grammar refuses it.
 import type { IToken } from 'chevrotain';
 import { notSupported, parseError, type SluiceError } from '../../common/errors.ts';
 import {
@@ -18,6 +19,7 @@ import {
 
 /** `tokens` with each OFFSET … ROWS and FETCH … ONLY written as OFFSET and LIMIT. */
 export function rewriteFetchFirst(tokens: readonly IToken[]): readonly IToken[] {
+  refuseRepeatedClauses(tokens);
   if (!tokens.some((t) => isWordText(t, 'fetch') || isWordText(t, 'row') || isWordText(t, 'rows'))) {
     return tokens;
   }
@@ -52,6 +54,35 @@ export function rewriteFetchFirst(tokens: readonly IToken[]): readonly IToken[] 
     i = p;
   }
   return out;
+}
+
+/**
+ * A query level has at most one row-count clause (LIMIT or FETCH) and one OFFSET, as PostgreSQL's
+ * grammar: `LIMIT 2 FETCH FIRST 1 ROW ONLY` or `OFFSET 1 OFFSET 1` is a syntax error at the second
+ * (the SQL library kept the last one). Each parenthesis opens a level of its own.
+ */
+function refuseRepeatedClauses(tokens: readonly IToken[]): void {
+  const levels: { limit: boolean; offset: boolean }[] = [{ limit: false, offset: false }];
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (isType(t, LParen)) levels.push({ limit: false, offset: false });
+    else if (isType(t, RParen)) {
+      if (levels.length > 1) levels.pop();
+    } else {
+      const next = tokens[i + 1];
+      const clause = isWordText(t, 'limit')
+        ? 'limit'
+        : isWordText(t, 'fetch') && (isWordText(next, 'first') || isWordText(next, 'next'))
+          ? 'limit'
+          : isWordText(t, 'offset')
+            ? 'offset'
+            : undefined;
+      if (clause === undefined) continue;
+      const level = levels[levels.length - 1]!;
+      if (level[clause]) throw syntaxErrorAt(t);
+      level[clause] = true;
+    }
+  }
 }
 
 function isRowWord(t: IToken | undefined): boolean {

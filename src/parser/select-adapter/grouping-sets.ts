@@ -49,21 +49,30 @@ export function expandGroupingSetTokens(tokens: readonly IToken[]): GroupingSetT
     }
   }
   if (by < 0) return { tokens };
-  let end = by + 1;
+  // GROUP BY ALL (the default) and GROUP BY DISTINCT (PostgreSQL 14: duplicate sets removed after
+  // the constructs are expanded): the word is read here, node-sql-parser reads neither.
+  const quantifier = isWordText(tokens[by + 1], 'distinct') || isWordText(tokens[by + 1], 'all');
+  const distinctSets = quantifier && isWordText(tokens[by + 1], 'distinct');
+  const listStart = quantifier ? by + 2 : by + 1;
+  let end = listStart;
   for (; end < tokens.length; end++) {
     const c = close[end]!;
     if (c > end) end = c;
     else if (AFTER_GROUP_BY.some((w) => isWordText(tokens[end], w))) break;
   }
-  const elements = splitTopLevel(tokens, by + 1, end, close);
-  if (!elements.some(([lo, hi]) => isConstruct(tokens, lo, hi, close))) return { tokens };
+  const elements = splitTopLevel(tokens, listStart, end, close);
+  // GROUPING(…) in a plain GROUP BY is 0 (its one set holds every expression): read as that set.
+  const constructs = elements.some(([lo, hi]) => isConstruct(tokens, lo, hi, close));
+  if (!constructs && !callsGrouping(tokens, close)) {
+    return quantifier ? { tokens: [...tokens.slice(0, by + 1), ...tokens.slice(listStart)] } : { tokens };
+  }
   const reader = new SetReader(tokens, close);
   let product: Sets = [[]];
   for (const [lo, hi] of elements) product = reader.cross(product, reader.element(lo, hi, true), tokens[lo]!);
   // The distinct expressions, by their text, in the order first written.
   const plain: IToken[][] = [];
   const indexOf = new Map<string, number>();
-  const sets = product.map((set) => {
+  const allSets = product.map((set) => {
     const indices: number[] = [];
     for (const expr of set) {
       const key = textKey(expr);
@@ -77,6 +86,15 @@ export function expandGroupingSetTokens(tokens: readonly IToken[]): GroupingSetT
     }
     return indices;
   });
+  const seen = new Set<string>();
+  const sets = distinctSets
+    ? allSets.filter((set) => {
+        const key = [...set].sort((a, b) => a - b).join(',');
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      })
+    : allSets;
   const rewritten: IToken[] = tokens.slice(0, plain.length > 0 ? by + 1 : by - 1);
   plain.forEach((expr, i) => {
     if (i > 0) rewritten.push(comma(expr[0]!));
@@ -84,6 +102,16 @@ export function expandGroupingSetTokens(tokens: readonly IToken[]): GroupingSetT
   });
   rewritten.push(...tokens.slice(end));
   return { tokens: rewritten, sets };
+}
+
+/** Whether the query calls GROUPING(…) at its own level (a subquery's call is its own). */
+function callsGrouping(tokens: readonly IToken[], close: Int32Array): boolean {
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    if (isWordText(tokens[i], 'grouping') && isType(tokens[i + 1], LParen)) return true;
+    const c = close[i]!;
+    if (c > i && isWordText(tokens[i + 1], 'select')) i = c;
+  }
+  return false;
 }
 
 /** The comma-separated ranges [lo, hi) of tokens[from, to) at their own level. */
