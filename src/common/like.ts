@@ -7,6 +7,8 @@
 // before: a wildcard between them absorbs any gap, so the earliest place never loses a match that
 // a later one would find. A text of n characters costs O(n · pattern length) at most.
 
+import { SluiceError } from './errors.ts';
+
 /** A compiled LIKE pattern. */
 export interface LikeMatcher {
   /** Whether the whole of `s` matches the pattern. */
@@ -70,4 +72,36 @@ export function compileLike(pattern: string, caseInsensitive: boolean): LikeMatc
       return tail.test(s);
     },
   };
+}
+
+/**
+ * PostgreSQL's like_escape(pattern, escape): the pattern rewritten for the default escape character
+ * backslash, which is how PostgreSQL itself reads `LIKE pattern ESCAPE e`. An empty escape means
+ * none (every backslash is doubled); otherwise it must be one character, which then escapes the
+ * character after it, and a backslash not escaped by it becomes a literal one.
+ */
+export function likeEscape(pattern: string, escape: string): string {
+  if (escape === '') return pattern.replaceAll('\\', '\\\\');
+  const chars = Array.from(escape);
+  if (chars.length !== 1) {
+    throw new SluiceError('INVALID_VALUE', 'invalid escape string', {
+      hint: 'Escape string must be empty or one character.',
+    });
+  }
+  if (escape === '\\') return pattern;
+  let out = '';
+  let afterEscape = false;
+  for (const c of pattern) {
+    if (c === escape && !afterEscape) {
+      out += '\\';
+      afterEscape = true;
+    } else if (c === '\\') {
+      out += afterEscape ? '\\' : '\\\\';
+      afterEscape = false;
+    } else {
+      out += c;
+      afterEscape = false;
+    }
+  }
+  return out;
 }

@@ -12,7 +12,9 @@ export type InfixOp =
   | 'similar to'
   | 'not similar to'
   /** `x AT TIME ZONE zone`, built as PostgreSQL's timezone(zone, x). */
-  | 'at time zone';
+  | 'at time zone'
+  /** `pattern ESCAPE e` after LIKE / ILIKE, built as PostgreSQL builds it: like_escape(pattern, e). */
+  | 'escape';
 
 export type PostfixOp =
   | {
@@ -69,6 +71,9 @@ const infixPrecedence: Readonly<Record<InfixOp, number>> = {
   'not ilike': 6,
   'similar to': 6,
   'not similar to': 6,
+  // PostgreSQL: ESCAPE binds just above LIKE, so `s LIKE p || q ESCAPE e` is s LIKE ((p || q) ESCAPE e);
+  // its right side takes any other operator too (`ESCAPE e || f` escapes with e || f)
+  escape: 7,
   // "any other operator" in PostgreSQL's table
   '||': 7,
   '~': 7,
@@ -96,6 +101,11 @@ const infixPrecedence: Readonly<Record<InfixOp, number>> = {
   // PostgreSQL: AT binds tighter than ^ and looser than unary minus and ::
   'at time zone': 11,
 };
+/** Whether `op` binds tighter than LIKE (it may stand in a LIKE's pattern before ESCAPE). */
+export function bindsTighterThanLike(op: InfixOp): boolean {
+  return infixPrecedence[op] > infixPrecedence.like;
+}
+
 const NOT_PRECEDENCE = 3;
 const SIGN_PRECEDENCE = 12;
 
@@ -147,7 +157,11 @@ export function buildExpr(pieces: readonly Piece[]): Located {
         const precedence = infixPrecedence[piece.op];
         reduceBelow(precedence);
         // All binary operators associate to the left: the right side takes only tighter ones.
-        pending.push({ kind: 'infix', op: piece.op, min: precedence + 1 });
+        pending.push({
+          kind: 'infix',
+          op: piece.op,
+          min: piece.op === 'escape' ? precedence : precedence + 1,
+        });
         expectOperand = true;
         break;
       }
@@ -240,6 +254,15 @@ function makeInfix(op: InfixOp, left: Expr, right: Expr, pos: Pos): Expr {
   switch (op) {
     case 'at time zone':
       return { kind: 'function', name: 'timezone', args: [right, left], distinct: false, star: false, pos };
+    case 'escape':
+      return {
+        kind: 'function',
+        name: 'like_escape',
+        args: [left, right],
+        distinct: false,
+        star: false,
+        pos,
+      };
     case 'like':
     case 'not like':
     case 'ilike':
@@ -293,6 +316,18 @@ function makeInfix(op: InfixOp, left: Expr, right: Expr, pos: Pos): Expr {
 function makePostfix(op: PostfixOp, operand: Expr, pos: Pos): Expr {
   switch (op.kind) {
     case 'is': {
+      const entries = op.value === 'null' ? rowEntries(operand) : undefined;
+      if (entries !== undefined && entries.length > 0 && !entries.some(isRow)) {
+        // PostgreSQL: `(a, b) IS NULL` when every entry is NULL, `IS NOT NULL` when none is (so a
+        // row with some NULLs is neither)
+        const tests = entries.map((entry): Expr => ({
+          kind: 'isNull',
+          operand: entry,
+          negated: op.negated,
+          pos,
+        }));
+        return balanced('and', tests, pos);
+      }
       if (op.value === 'null') return { kind: 'isNull', operand, negated: op.negated, pos };
       if (op.value === 'unknown') return { kind: 'isNull', operand, negated: op.negated, unknown: true, pos };
       // x IS TRUE ≡ coalesce(x, false); x IS FALSE ≡ NOT coalesce(x, true); IS NOT negates both.

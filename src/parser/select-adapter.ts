@@ -344,10 +344,6 @@ class Converter extends FromConverter {
     let alias: string | undefined;
     if (present(column, 'as')) {
       const as = this.optionalWord('as');
-      // node-sql-parser reads the postfix `x ISNULL` / `x NOTNULL` as an alias.
-      if (as === undefined && (isWordText(this.peek(), 'isnull') || isWordText(this.peek(), 'notnull'))) {
-        throw notSupported(this.peek()!.image.toUpperCase(), this.here(), 'write IS NULL or IS NOT NULL');
-      }
       alias = identName(this.name(as !== undefined));
     }
     return {

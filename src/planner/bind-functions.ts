@@ -87,6 +87,22 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
     case 'translate':
       if (n !== 3) throw fnMismatch(e.name, args, e.pos);
       return call('translate', args.map(textArg), T.text);
+    case 'overlay': {
+      // overlay(s PLACING t FROM n [FOR m]) (the parser reads the words as commas): text or bytea
+      if (n < 3 || n > 4) throw fnMismatch(e.name, args, e.pos);
+      const [s, t] = args as [ScalarExpr, ScalarExpr];
+      const counts = args.slice(2).map((a) => coerce(intArg(a), T.int32, e.pos));
+      const isBytea = (a: ScalarExpr): boolean => a.type.kind === 'bytea';
+      if (isBytea(s) || isBytea(t)) {
+        const byteaArg = (a: ScalarExpr): ScalarExpr => {
+          if (a.type.kind === 'bytea') return a;
+          if (a.type.kind === 'unknown') return coerce(a, T.bytea, e.pos);
+          throw fnMismatch(e.name, args, e.pos);
+        };
+        return call('bytea_overlay', [byteaArg(s), byteaArg(t), ...counts], T.bytea);
+      }
+      return call('overlay', [textArg(s), textArg(t), ...counts], T.text);
+    }
     case 'starts_with':
       if (n !== 2) throw fnMismatch(e.name, args, e.pos);
       return call('starts_with', args.map(textArg), T.bool);
@@ -178,6 +194,12 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
         a.type.kind === 'unknown' ? coerce(a, T.text, e.pos) : a;
       return call('format', [textArg(a0 as ScalarExpr), ...args.slice(1).map(anyArg)], T.text);
     }
+    case 'quote_ident':
+      if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);
+      return call('quote_ident', [textArg(a0)], T.text);
+    case 'like_escape':
+      if (n !== 2) throw fnMismatch(e.name, args, e.pos);
+      return call('like_escape', args.map(textArg), T.text);
     case 'quote_literal':
     case 'quote_nullable':
       if (n !== 1 || a0 === undefined) throw fnMismatch(e.name, args, e.pos);

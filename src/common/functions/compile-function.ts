@@ -4,7 +4,8 @@
 // CONCAT / CONCAT_WS (which skip NULLs) and GREATEST / LEAST (which ignore them).
 import { TRIG_FUNCTIONS, isTrigFunction, trig } from './trig.ts';
 import * as codes from './text-codes.ts';
-import { formatText, quoteLiteral } from './format.ts';
+import { formatText, quoteIdent, quoteLiteral } from './format.ts';
+import { likeEscape } from '../like.ts';
 import { SluiceError } from '../errors.ts';
 import type { SqlType, Value } from '../types.ts';
 import { T } from '../types.ts';
@@ -67,10 +68,14 @@ export const FUNCTION_FNS = [
   'chr',
   'translate',
   'starts_with',
+  'overlay',
+  'bytea_overlay',
   'to_hex',
   'format',
   'quote_literal',
   'quote_nullable',
+  'quote_ident',
+  'like_escape',
   'div_trunc',
   'gcd',
   'lcm',
@@ -146,6 +151,19 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
       return strict(args, (s, from, to) => codes.translate(s as string, from as string, to as string));
     case 'starts_with':
       return strict(args, (s, prefix) => (s as string).startsWith(prefix as string));
+    case 'overlay':
+    case 'bytea_overlay': {
+      const bytes = fn === 'bytea_overlay';
+      return strict(args, (s, t, start, count) =>
+        codes.overlay(
+          s as string,
+          t as string,
+          num(start),
+          count === undefined ? undefined : num(count),
+          bytes,
+        ),
+      );
+    }
     case 'format': {
       const [fmt, ...rest] = args as [RowFn, ...RowFn[]];
       const types = argTypes.slice(1);
@@ -159,6 +177,10 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
         return formatText(f as string, texts);
       };
     }
+    case 'quote_ident':
+      return strict(args, (s) => quoteIdent(s as string));
+    case 'like_escape':
+      return strict(args, (pattern, escape) => likeEscape(pattern as string, escape as string));
     case 'quote_literal':
     case 'quote_nullable': {
       const [a] = args as [RowFn];

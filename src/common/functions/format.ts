@@ -1,9 +1,9 @@
 // PostgreSQL's format(fmt, args…) and quote_literal / quote_nullable: `%s` an argument's text (NULL as
 // nothing), `%L` it as an SQL literal (NULL unquoted), `%%` a percent sign; `%n$` takes the n-th
 // argument (the next unnumbered one continues after it), a width (`%10s`, `%-10s`, `%*s`, `%*n$s`)
-// pads with spaces. `%I` (an identifier quoted as PostgreSQL's keyword list requires) is refused:
-// Sluice does not carry that list, and a wrong quote would be silent.
+// pads with spaces, `%I` quotes an identifier as quote_ident does (with PostgreSQL 15's key words).
 import { SluiceError } from '../errors.ts';
+import { PG15_KEYWORDS } from './pg-keywords.ts';
 import { checkLength } from './text.ts';
 import { charLength } from '../values.ts';
 
@@ -11,6 +11,20 @@ import { charLength } from '../values.ts';
 export function quoteLiteral(s: string): string {
   const quoted = s.replaceAll("'", "''");
   return s.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
+}
+
+/**
+ * quote_ident, as PostgreSQL 15's quote_identifier: the name as it is when it is lowercase ASCII
+ * letters, digits and underscores (not starting with a digit) and no key word but an unreserved one;
+ * else between double quotes, quotes doubled.
+ */
+export function quoteIdent(s: string): string {
+  let safe = s.length > 0 && /^[a-z_][a-z0-9_]*$/.test(s);
+  if (safe) {
+    const category = PG15_KEYWORDS.get(s);
+    safe = category === undefined || category === 'unreserved';
+  }
+  return safe ? s : `"${s.replaceAll('"', '""')}"`;
 }
 
 function invalid(message: string, hint?: string): SluiceError {
@@ -85,15 +99,20 @@ export function formatText(fmt: string, args: readonly (string | null)[]): strin
     if (type !== 's' && type !== 'L' && type !== 'I') {
       throw invalid(`unrecognized format() type specifier "${type}"`, 'For a single "%" use "%%".');
     }
-    if (type === 'I') {
-      throw new SluiceError('NOT_SUPPORTED', 'format() with %I is not supported', {
-        hint: 'quote an identifier with %s and your own double quotes',
-      });
-    }
     const index = argNo ?? next;
     const value = argAt(index);
     next = index + 1;
-    let piece = type === 'L' ? (value === null ? 'NULL' : quoteLiteral(value)) : (value ?? '');
+    if (type === 'I' && value === null) {
+      throw invalid('null values cannot be formatted as an SQL identifier');
+    }
+    let piece =
+      type === 'L'
+        ? value === null
+          ? 'NULL'
+          : quoteLiteral(value)
+        : type === 'I'
+          ? quoteIdent(value as string)
+          : (value ?? '');
     if (width > 0) {
       checkLength(width);
       const length = charLength(piece);

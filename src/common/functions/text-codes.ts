@@ -2,7 +2,8 @@
 // to_hex, over code points (a character outside the Basic Multilingual Plane is one
 // character, as in PostgreSQL's UTF-8 database), with PostgreSQL's errors.
 import { SluiceError } from '../errors.ts';
-import { TextBuilder } from './text.ts';
+import { TextBuilder, checkLength } from './text.ts';
+import { charLength, charOffset } from '../values.ts';
 
 /** The code point of the first character; 0 for the empty text. */
 export function ascii(s: string): number {
@@ -57,4 +58,35 @@ export function toHex(value: number | bigint, bits: 32 | 64): string {
   let v = BigInt(value);
   if (v < 0n) v += 1n << BigInt(bits);
   return v.toString(16);
+}
+
+/**
+ * overlay(s PLACING t FROM start [FOR count]) as PostgreSQL 15 computes it: the first start - 1
+ * characters of s, then t, then s from character start + count on (count defaults to t's length;
+ * a start + count past the integer range is an error, as is a start below 1). Positions count in s
+ * and t characters for text, bytes (two hex digits after `\x`) for bytea (`bytes`).
+ */
+export function overlay(
+  s: string,
+  t: string,
+  start: number,
+  count: number | undefined,
+  bytes: boolean,
+): string {
+  const length = count ?? (bytes ? (t.length - 2) / 2 : charLength(t));
+  const after = start + length;
+  if (after > 2147483647 || after < -2147483648) {
+    throw new SluiceError('NUMERIC_OVERFLOW', 'integer out of range');
+  }
+  if (start < 1) throw new SluiceError('INVALID_VALUE', 'negative substring length not allowed');
+  if (bytes) {
+    const hex = s.slice(2);
+    const head = hex.slice(0, 2 * (start - 1));
+    const tail = after < 1 ? hex : hex.slice(2 * (after - 1));
+    return `\\x${head}${t.slice(2)}${tail}`;
+  }
+  const head = s.slice(0, charOffset(s, start - 1));
+  const tail = after < 1 ? s : s.slice(charOffset(s, after - 1));
+  checkLength(head.length + t.length + tail.length);
+  return head + t + tail;
 }

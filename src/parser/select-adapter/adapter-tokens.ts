@@ -4,6 +4,7 @@
 import type { IToken, TokenType } from 'chevrotain';
 import type { InfixOp } from '../expr-builder.ts';
 import { constantItemEnd } from './constant-lists.ts';
+import { markOverlay, markPosition, markSubstring } from './call-keyword-commas.ts';
 import {
   closingParens,
   Caret,
@@ -82,6 +83,7 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
     }
     if (isWordText(token, 'substring') && isType(tokens[i + 1], LParen)) markSubstring(tokens, i + 1, commas);
     if (isWordText(token, 'position') && isType(tokens[i + 1], LParen)) markPosition(tokens, i + 1, commas);
+    if (isWordText(token, 'overlay') && isType(tokens[i + 1], LParen)) markOverlay(tokens, i + 1, commas);
     // node-sql-parser reads `a CROSS JOIN b` and `a NATURAL JOIN b` as table a aliased "cross" or
     // "natural": it sees a plain JOIN, and the converter takes the join's kind from our tokens.
     // (After AS it is an alias, which PostgreSQL refuses: the converter reports it.)
@@ -144,6 +146,33 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
       concatWords.add(i);
       if (negatedDistinct === 1) hidden.add(i + 1);
     }
+    // The postfix `x ISNULL` / `x NOTNULL` (PostgreSQL's spellings of IS [NOT] NULL), which
+    // node-sql-parser reads as an alias: it sees `x ||null` / `x || null` (the same lengths) and the
+    // converter builds the test from our tokens. Only after an operand: elsewhere the word is a name.
+    if ((isWordText(token, 'isnull') || isWordText(token, 'notnull')) && endsOperand(prev)) {
+      renamed.set(i, isWordText(token, 'isnull') ? '||null' : '|| null');
+    }
+    // `s LIKE p ESCAPE 'c'` (or ESCAPE NULL): node-sql-parser takes ESCAPE after a literal pattern
+    // only, so the clause is hidden from it and the converter reads it from our tokens after the
+    // pattern (expression-converter.ts).
+    if (
+      isWordText(token, 'escape') &&
+      endsOperand(prev) &&
+      (isType(next, StringLit) || isWordText(next, 'null'))
+    ) {
+      hidden.add(i).add(i + 1);
+    }
+    // EXTRACT(field FROM x): node-sql-parser knows some field words only (not `millisecond`,
+    // `microsecond`, `msec`…): a field of three letters or more is shown as `day`, and the
+    // converter reads the field from our token (a shorter one, `ms` or `us`, is still refused).
+    if (isWordText(tokens[i - 2], 'extract') && isType(prev, LParen) && isWordText(next, 'from')) {
+      if (isWord(token) && token.image.length >= 3) renamed.set(i, 'day'.padEnd(token.image.length));
+    }
+    // `x COLLATE "C"` for any x: node-sql-parser reads COLLATE after a column only, so it sees
+    // `x || q_q` (the name masked as a quoted identifier) and the converter checks the collation.
+    if (isWordText(token, 'collate') && (isType(next, QuotedIdent) || isType(next, Ident))) {
+      renamed.set(i, '||'.padEnd(token.image.length));
+    }
     // PostgreSQL's non-reserved words node-sql-parser will not read as a name (`SELECT at, by FROM
     // t`): where one is a name it is shown a filler name, as a quoted identifier is, and the
     // converter reads the name from our token.
@@ -194,6 +223,29 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
     return { tok, render, asComma: commas.has(i) };
   });
 }
+
+/** Whether `token` can end an operand (a name, a literal, a closing parenthesis). */
+function endsOperand(token: IToken | undefined): boolean {
+  if (token === undefined) return false;
+  if (isType(token, RParen) || isType(token, NumberLit) || isType(token, StringLit)) return true;
+  if (isType(token, QuotedIdent)) return true;
+  return isType(token, Ident) && !OPERAND_STARTS.has(token.image.toLowerCase());
+}
+
+/** Words after which an ISNULL / NOTNULL is a name, not the postfix test. */
+const OPERAND_STARTS = new Set([
+  'select',
+  'distinct',
+  'all',
+  'as',
+  'by',
+  'from',
+  'where',
+  'and',
+  'or',
+  'not',
+  'on',
+]);
 
 /**
  * Whether `word` (PostgreSQL non-reserved) is a name here rather than the keyword it also is:
@@ -334,40 +386,6 @@ export function followsJoin(tokens: readonly IToken[], on: number): boolean {
     else if (isWordText(token, 'from') || isWordText(token, 'select')) return false;
   }
   return false;
-}
-
-/** Marks FROM and FOR at the top level of `substring(` … `)` when they appear in that order. */
-export function markSubstring(tokens: readonly IToken[], open: number, commas: Set<number>): void {
-  let depth = 0;
-  let from = -1;
-  let forIndex = -1;
-  for (let i = open; i < tokens.length; i++) {
-    const token = tokens[i]!;
-    if (token.tokenType === LParen) depth++;
-    else if (token.tokenType === RParen && --depth === 0) break;
-    else if (depth === 1 && isWordText(token, 'from') && from < 0) from = i;
-    else if (depth === 1 && isWordText(token, 'for') && forIndex < 0) forIndex = i;
-  }
-  if (from < 0 || (forIndex >= 0 && forIndex < from)) return;
-  commas.add(from);
-  if (forIndex >= 0) commas.add(forIndex);
-}
-
-/**
- * `POSITION(a IN b)`: the IN at the call's own level is rendered as a comma (node-sql-parser reads
- * `a IN b` with a column `a` as an IN list and fails); the converter swaps the arguments back.
- */
-export function markPosition(tokens: readonly IToken[], open: number, commas: Set<number>): void {
-  let depth = 0;
-  for (let i = open; i < tokens.length; i++) {
-    const token = tokens[i]!;
-    if (token.tokenType === LParen) depth++;
-    else if (token.tokenType === RParen && --depth === 0) return;
-    else if (depth === 1 && isWordText(token, 'in')) {
-      commas.add(i);
-      return;
-    }
-  }
 }
 
 export function matchParens(tokens: readonly AdapterToken[]): Int32Array {

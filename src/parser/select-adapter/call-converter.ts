@@ -4,9 +4,10 @@ import type { IToken } from 'chevrotain';
 import type { ArgName, Expr, Pos, WindowFrameSpec, WindowSpec } from '../ast.ts';
 import { notSupported, parseError, SluiceError } from '../../common/errors.ts';
 import { ARRAY_ALL, ARRAY_ANY, functionCall } from '../expr-builder.ts';
-import { Comma, identName, isWordText, LParen, NumberLit, posOf, RParen, Star } from '../lexer.ts';
+import { Comma, identName, isWordText, LParen, posOf, RParen, Star } from '../lexer.ts';
 import { type Node, isNode, child, list, present, callArguments } from './loose-ast.ts';
 import { isNamedArgument } from './adapter-tokens.ts';
+import { readFrameOffset } from './frame-offset.ts';
 import { ExpressionConverter } from './expression-converter.ts';
 
 /** Window functions (beside the aggregates with OVER) the binder maintains. */
@@ -133,9 +134,9 @@ export abstract class CallConverter extends ExpressionConverter {
     }
     this.index++;
     const between = this.optionalWord('between') !== undefined;
-    const start = this.frameBound();
+    const start = this.frameBound(true);
     const end = between
-      ? (this.word('and'), this.frameBound())
+      ? (this.word('and'), this.frameBound(false))
       : { offset: 0, unbounded: false, pos: start.pos };
     const invalid = (message: string, at: Pos): SluiceError =>
       new SluiceError('INVALID_DEFINITION', message, { position: at });
@@ -159,7 +160,7 @@ export abstract class CallConverter extends ExpressionConverter {
    * One frame bound as an offset from the current row (negative: PRECEDING, 0: CURRENT ROW); an
    * UNBOUNDED bound has `unbounded` set and the offset's sign (-1 PRECEDING, 1 FOLLOWING).
    */
-  protected frameBound(): { offset: number | null; unbounded: boolean; pos: Pos } {
+  protected frameBound(start: boolean): { offset: number | null; unbounded: boolean; pos: Pos } {
     const pos = this.here();
     if (this.optionalWord('current') !== undefined) {
       this.word('row');
@@ -168,8 +169,16 @@ export abstract class CallConverter extends ExpressionConverter {
     let n = 1;
     const unbounded = this.optionalWord('unbounded') !== undefined;
     if (!unbounded) {
-      const token = this.expect(NumberLit);
-      n = Number(token.image);
+      // A number or a constant integer expression (`1 + 1 PRECEDING`), computed here
+      const offset = readFrameOffset((ahead) => this.peek(ahead));
+      this.index += offset.taken;
+      if (offset.value < 0n) {
+        const which = start ? 'starting' : 'ending';
+        throw new SluiceError('INVALID_DEFINITION', `frame ${which} offset must not be negative`, {
+          position: pos,
+        });
+      }
+      n = Number(offset.value);
       if (!Number.isSafeInteger(n)) throw notSupported('window frame offset that is not an integer', pos);
     }
     const sign = this.optionalWord('following') !== undefined ? 1 : (this.word('preceding'), -1);
@@ -376,5 +385,32 @@ export abstract class CallConverter extends ExpressionConverter {
     if (present(node, 'within_group') || isWordText(this.peek(), 'within')) {
       throw notSupported('WITHIN GROUP', pos);
     }
+  }
+
+  protected caseNode(node: Node): Expr {
+    const caseToken = this.word('case');
+    const operand = present(node, 'expr') ? this.expression(node['expr']).expr : undefined;
+    const whens: { when: Expr; then: Expr }[] = [];
+    let elseExpr: Expr | undefined;
+    for (const arm of list(node, 'args')) {
+      if (!isNode(arm)) this.lost();
+      if (arm['type'] === 'when') {
+        this.word('when');
+        const when = this.expression(arm['cond']).expr;
+        this.word('then');
+        whens.push({ when, then: this.expression(arm['result']).expr });
+      } else {
+        this.word('else');
+        elseExpr = this.expression(arm['result']).expr;
+      }
+    }
+    this.word('end');
+    return {
+      kind: 'case',
+      ...(operand !== undefined ? { operand } : {}),
+      whens,
+      ...(elseExpr !== undefined ? { else: elseExpr } : {}),
+      pos: posOf(caseToken),
+    };
   }
 }

@@ -47,6 +47,7 @@ import { extractCall, intervalLiteral } from './time-syntax.ts';
 import { type Node, isNode, child, list, text, present, callArguments } from './loose-ast.ts';
 import { type AdapterToken, INFIX_TOKENS } from './adapter-tokens.ts';
 import { TokenCursor } from './token-cursor.ts';
+import { checkCollation, escapePieces } from './like-escape-collate.ts';
 
 /**
  * Expressions and ORDER BY items of node-sql-parser's tree, converted to our AST with our tokens'
@@ -70,6 +71,7 @@ export abstract class ExpressionConverter extends TokenCursor {
   protected abstract aggregateNode(node: Node): Expr;
   protected abstract windowCall(node: Node): Expr;
   protected abstract rejectCallSuffix(node: Node, pos: Pos): void;
+  protected abstract caseNode(node: Node): Expr;
 
   /** An `ORDER BY a, b DESC …` list of a window or an aggregate call; empty when there is none. */
   protected orderByList(node: Node | undefined): OrderItem[] {
@@ -126,7 +128,21 @@ export abstract class ExpressionConverter extends TokenCursor {
         const caret = item.infix === '*' && this.peek()?.tokenType === Caret;
         if (atTimeZone) for (const word of ['at', 'time', 'zone']) this.word(word);
         else if (caret) this.expect(Caret);
-        else if (isWordText(this.peek(), 'is')) {
+        else if (isWordText(this.peek(), 'collate')) {
+          // `x COLLATE name` is rendered as `x || name` (adapter-tokens.ts)
+          this.word('collate');
+          checkCollation(this.name());
+          work.pop(); // the name, node-sql-parser's right operand of `||`
+          continue;
+        } else if (isWordText(this.peek(), 'isnull') || isWordText(this.peek(), 'notnull')) {
+          // The postfix ISNULL / NOTNULL is rendered as `||null` (adapter-tokens.ts)
+          const word = this.peek()!;
+          this.index++;
+          const negated = isWordText(word, 'notnull');
+          pieces.push({ kind: 'postfix', op: { kind: 'is', value: 'null', negated, valuePos: posOf(word) } });
+          work.pop(); // the NULL node-sql-parser read as the right operand of `||`
+          continue;
+        } else if (isWordText(this.peek(), 'is')) {
           // `IS [NOT] DISTINCT FROM` and `IS [NOT] NULL/TRUE/FALSE/UNKNOWN` are rendered as `||`
           // too (adapter-tokens.ts)
           this.word('is');
@@ -160,8 +176,19 @@ export abstract class ExpressionConverter extends TokenCursor {
       const infix = isNode(node) && node['parentheses'] !== true ? this.infixOf(node) : undefined;
       if (infix !== undefined && isNode(node)) {
         work.push({ node: node['right'] }, { infix, node }, { node: node['left'] });
-      } else this.flattenNode(node, pieces);
+      } else {
+        this.flattenNode(node, pieces);
+        if (isWordText(this.peek(), 'escape')) this.escapeClause(pieces);
+      }
     }
+  }
+
+  /** `ESCAPE 'c'` after a LIKE's pattern (hidden from node-sql-parser: like-escape-collate.ts). */
+  private escapeClause(pieces: Piece[]): void {
+    const word = this.peek()!;
+    const value = this.peek(1)!;
+    pieces.push(...escapePieces(pieces, word, value));
+    this.index += 2;
   }
 
   /** The run operator of an infix binary node (arithmetic, comparison, AND/OR, ||, LIKE). */
@@ -516,7 +543,6 @@ export abstract class ExpressionConverter extends TokenCursor {
     if (node['column'] === '*') throw notSupported('* in an expression', this.here());
     if (present(node, 'schema') || present(node, 'db'))
       throw notSupported('schema-qualified name', this.here());
-    if (present(node, 'collate')) throw notSupported('COLLATE', this.here());
     if (present(node, 'options')) throw notSupported('AT TIME ZONE', this.here());
     const first = this.name();
     const nested = this.derived.get(first);
@@ -558,33 +584,6 @@ export abstract class ExpressionConverter extends TokenCursor {
     }
     const part = parts[0];
     return isNode(part) && typeof part['value'] === 'string' ? part['value'].toLowerCase() : '';
-  }
-
-  protected caseNode(node: Node): Expr {
-    const caseToken = this.word('case');
-    const operand = present(node, 'expr') ? this.expression(node['expr']).expr : undefined;
-    const whens: { when: Expr; then: Expr }[] = [];
-    let elseExpr: Expr | undefined;
-    for (const arm of list(node, 'args')) {
-      if (!isNode(arm)) this.lost();
-      if (arm['type'] === 'when') {
-        this.word('when');
-        const when = this.expression(arm['cond']).expr;
-        this.word('then');
-        whens.push({ when, then: this.expression(arm['result']).expr });
-      } else {
-        this.word('else');
-        elseExpr = this.expression(arm['result']).expr;
-      }
-    }
-    this.word('end');
-    return {
-      kind: 'case',
-      ...(operand !== undefined ? { operand } : {}),
-      whens,
-      ...(elseExpr !== undefined ? { else: elseExpr } : {}),
-      pos: posOf(caseToken),
-    };
   }
 
   protected typeName(): TypeName {

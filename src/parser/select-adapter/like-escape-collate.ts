@@ -1,0 +1,60 @@
+// Two PostgreSQL forms node-sql-parser does not read, hidden from it (adapter-tokens.ts) and built
+// from our tokens: `s LIKE p ESCAPE 'c'`, which becomes s LIKE like_escape(p, 'c') as PostgreSQL
+// builds it, and `x COLLATE name`, accepted for the collations whose order Sluice's text order is.
+import type { IToken } from 'chevrotain';
+import { notSupported, SluiceError } from '../../common/errors.ts';
+import {
+  bindsTighterThanLike,
+  nullLiteral,
+  stringLiteral,
+  type InfixOp,
+  type Piece,
+} from '../expr-builder.ts';
+import { identName, isType, posOf, StringLit, stringValue, syntaxErrorAt } from '../lexer.ts';
+
+/** The operators an ESCAPE clause may follow. */
+const LIKE_OPS: ReadonlySet<InfixOp> = new Set([
+  'like',
+  'not like',
+  'ilike',
+  'not ilike',
+  'similar to',
+  'not similar to',
+]);
+
+/**
+ * The pieces `ESCAPE value` (at `word`, a string literal or NULL) adds to an operator run: the
+ * pattern is what follows the run's last LIKE, and may hold only operators binding tighter than
+ * LIKE (else it is a syntax error at ESCAPE, as in PostgreSQL).
+ */
+export function escapePieces(pieces: readonly Piece[], word: IToken, value: IToken): Piece[] {
+  const at = pieces.findLastIndex((p) => p.kind === 'infix' && LIKE_OPS.has(p.op));
+  const like = pieces[at];
+  const pattern = pieces.slice(at + 1);
+  if (like?.kind !== 'infix' || !pattern.every((p) => p.kind !== 'infix' || bindsTighterThanLike(p.op))) {
+    throw syntaxErrorAt(word);
+  }
+  if (like.op.includes('similar')) throw notSupported('SIMILAR TO ... ESCAPE', posOf(word));
+  const escape = isType(value, StringLit)
+    ? stringLiteral(stringValue(value), posOf(value))
+    : nullLiteral(posOf(value));
+  return [
+    { kind: 'infix', op: 'escape' },
+    { kind: 'operand', expr: escape, start: posOf(value) },
+  ];
+}
+
+/**
+ * The collations whose order is the one Sluice compares text in (code unit order, the C
+ * collation): `COLLATE` with one of them changes nothing; any other is refused, named.
+ */
+const CODE_UNIT_COLLATIONS = new Set(['C', 'POSIX', 'default']);
+
+export function checkCollation(name: IToken): void {
+  const collation = identName(name);
+  if (CODE_UNIT_COLLATIONS.has(collation)) return;
+  throw new SluiceError('NOT_SUPPORTED', `collation "${collation}" is not supported`, {
+    position: posOf(name),
+    hint: 'text compares by code unit, the order of COLLATE "C" (also "POSIX" and "default")',
+  });
+}
