@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { SluiceError } from './common/errors.ts';
-import { DEFAULTS } from './server/defaults.ts';
+import { DEFAULTS, defaultSubscriberShare } from './server/defaults.ts';
 import { MAX_WORKERS } from './exec/workers/partition-pool.ts';
 import { isLoopbackAddress, parseAllowedHosts, parseAllowedOrigins } from './server/request-guard.ts';
 import { parseConnectorHosts } from './source/kafka/connector-hosts.ts';
@@ -53,6 +53,8 @@ Options of sluice start:
   --subscriber-memory <bytes>  one budget for all tenants' subscribers' queued bytes and open snapshots; room is made
                              by closing the one furthest behind (SLOW_CONSUMER) (default ${DEFAULTS.subscriberMemory})
   --max-subscribers <n>      most subscribers at once, of all tenants (default ${DEFAULTS.maxSubscribers}; beyond: TOO_MANY_SUBSCRIBERS)
+  --max-subscribers-per-tenant <n>  most subscribers of a tenant without a subscribers quota, while the server
+                             serves more than one tenant (default half of --max-subscribers; beyond: QUOTA_EXCEEDED)
   --max-subscribers-per-view <n>  most subscribers of one view (default ${DEFAULTS.maxSubscribersPerView})
   --query-subscription-linger-ms <n>  a query's or table's subscription view (SUBSCRIBE) is dropped this long
                              after its last subscriber left (default ${DEFAULTS.querySubscriptions.lingerMs})
@@ -184,6 +186,7 @@ async function main(argv: string[]): Promise<void> {
         'subscriber-memory': { type: 'string' },
         'max-subscribers': { type: 'string' },
         'max-subscribers-per-view': { type: 'string' },
+        'max-subscribers-per-tenant': { type: 'string' },
         'query-subscription-linger-ms': { type: 'string' },
         'max-query-subscriptions': { type: 'string' },
         'max-tenants': { type: 'string' },
@@ -314,6 +317,7 @@ async function main(argv: string[]): Promise<void> {
   );
   if (defaultPageRows > maxResultRows)
     fail(`--default-page-rows (${defaultPageRows}) must be at most --max-result-rows (${maxResultRows})`);
+  const maxSubscribers = intOption('max-subscribers', values['max-subscribers'], DEFAULTS.maxSubscribers, 1);
   const auth: AuthOptions = {
     ...(await authSettings(host, values.auth === true, dataDir)),
     ...tokenLimitSettings(values),
@@ -369,7 +373,13 @@ async function main(argv: string[]): Promise<void> {
         DEFAULTS.subscriberMemory,
         64 * 1024,
       ),
-      maxSubscribers: intOption('max-subscribers', values['max-subscribers'], DEFAULTS.maxSubscribers, 1),
+      maxSubscribers,
+      maxSubscribersPerTenant: intOption(
+        'max-subscribers-per-tenant',
+        values['max-subscribers-per-tenant'],
+        defaultSubscriberShare(maxSubscribers),
+        1,
+      ),
       maxTenants: intOption('max-tenants', values['max-tenants'], DEFAULTS.maxTenants, 1),
       maxSubscribersPerView: intOption(
         'max-subscribers-per-view',

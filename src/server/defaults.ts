@@ -60,3 +60,11 @@ export const DEFAULTS = {
     maxBytes: 32 * 1024 * 1024,
   } satisfies IdempotencyLimits,
 } as const;
+
+/**
+ * The default share of the server-wide places: half of them, so that one tenant's clients (a flood
+ * of subscriptions, a leak of reconnecting ones) can never take every place and lock the others out.
+ */
+export function defaultSubscriberShare(serverMax: number): number {
+  return Math.max(1, Math.floor(serverMax / 2));
+}

@@ -125,8 +125,37 @@ export function checkState(runtime: SluiceRuntime, quotas: Quotas): SluiceError 
   );
 }
 
-/** The error for one more subscriber of a tenant holding `subscribers`, or null. */
-export function checkSubscriber(subscribers: number, quotas: Quotas): SluiceError | null {
-  if (quotas.subscribers === null || subscribers < quotas.subscribers) return null;
-  return exceeded('subscribers', quotas.subscribers, `the tenant has ${subscribers} open subscriptions`);
+/** The server-wide subscriber places a tenant without a `subscribers` quota may take a share of. */
+export interface SubscriberPlaces {
+  /** `--max-subscribers`: places of all tenants together. */
+  readonly serverMax: number;
+  /** `--max-subscribers-per-tenant`: most places of one tenant that has no `subscribers` quota. */
+  readonly defaultShare: number;
+  /** Tenants the server serves now (the default one included). */
+  readonly tenants: number;
+}
+
+/**
+ * The error for one more subscriber of a tenant holding `subscribers`, or null. Its `subscribers`
+ * quota bounds it when set; otherwise, while the server serves other tenants too, the default share
+ * does (a server of one tenant keeps every place for it).
+ */
+export function checkSubscriber(
+  subscribers: number,
+  quotas: Quotas,
+  places?: SubscriberPlaces,
+): SluiceError | null {
+  if (quotas.subscribers !== null) {
+    if (subscribers < quotas.subscribers) return null;
+    return exceeded('subscribers', quotas.subscribers, `the tenant has ${subscribers} open subscriptions`);
+  }
+  if (places === undefined || places.tenants < 2 || subscribers < places.defaultShare) return null;
+  return new SluiceError(
+    'QUOTA_EXCEEDED',
+    `quota exceeded: subscribers (at most ${places.defaultShare}, the default share of --max-subscribers ${places.serverMax})`,
+    {
+      detail: `the tenant has ${subscribers} open subscriptions and no subscribers quota of its own`,
+      hint: 'close subscriptions no longer read, or ask the operator for a subscribers quota (PATCH /v1/tenants/{t})',
+    },
+  );
 }
