@@ -113,6 +113,11 @@ export function checkScript(
   return footprint.grows ? checkState(runtime, quotas) : null;
 }
 
+/** The tenant's state is at or above its state quota (its Kafka sources pause reading meanwhile). */
+export function stateAtQuota(runtime: SluiceRuntime, quotas: Quotas): boolean {
+  return quotas.stateBytes !== null && stateBytes(runtime) >= quotas.stateBytes;
+}
+
 /** Writes that may add state are refused while the tenant's state is at or above its quota. */
 export function checkState(runtime: SluiceRuntime, quotas: Quotas): SluiceError | null {
   if (quotas.stateBytes === null) return null;
