@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { SluiceError } from './common/errors.ts';
-import { DEFAULTS } from './server/defaults.ts';
+import { DEFAULTS, defaultSubscriberShare } from './server/defaults.ts';
 import { MAX_WORKERS } from './exec/workers/partition-pool.ts';
 import { isLoopbackAddress, parseAllowedHosts, parseAllowedOrigins } from './server/request-guard.ts';
 import { parseConnectorHosts } from './source/kafka/connector-hosts.ts';
@@ -53,11 +53,19 @@ Options of sluice start:
   --subscriber-memory <bytes>  one budget for all tenants' subscribers' queued bytes and open snapshots; room is made
                              by closing the one furthest behind (SLOW_CONSUMER) (default ${DEFAULTS.subscriberMemory})
   --max-subscribers <n>      most subscribers at once, of all tenants (default ${DEFAULTS.maxSubscribers}; beyond: TOO_MANY_SUBSCRIBERS)
+  --max-subscribers-per-tenant <n>  most subscribers of a tenant without a subscribers quota, while the server
+                             serves more than one tenant (default half of --max-subscribers; beyond: QUOTA_EXCEEDED)
   --max-subscribers-per-view <n>  most subscribers of one view (default ${DEFAULTS.maxSubscribersPerView})
   --query-subscription-linger-ms <n>  a query's or table's subscription view (SUBSCRIBE) is dropped this long
                              after its last subscriber left (default ${DEFAULTS.querySubscriptions.lingerMs})
   --max-query-subscriptions <n>  most such views at once, of all tenants (default ${DEFAULTS.querySubscriptions.maxViews})
   --max-tenants <n>          most tenants at once, default included (default ${DEFAULTS.maxTenants})
+  --max-tokens-per-tenant <n>  most live tokens of one tenant (env SLUICE_MAX_TOKENS_PER_TENANT;
+                             default ${DEFAULTS.tokens.maxLivePerTenant}; beyond: QUOTA_EXCEEDED)
+  --token-creates-per-minute <n>  most tokens one tenant's admins create a minute (env
+                             SLUICE_TOKEN_CREATES_PER_MINUTE; default ${DEFAULTS.tokens.createsPerMinute}; beyond: RATE_LIMITED)
+  --revoked-token-retention-seconds <n>  a revoked token is listed this long, then deleted (env
+                             SLUICE_REVOKED_TOKEN_RETENTION_SECONDS; default ${DEFAULTS.tokens.revokedRetentionMs / 1000}, 30 days)
   --default-page-rows <n>    rows in a view page without limit= (default ${DEFAULTS.reads.defaultRows})
   --max-result-rows <n>      largest view page and ad-hoc SELECT result, in rows (default ${DEFAULTS.reads.maxRows})
   --max-dml-rows <n>         most rows one UPDATE or DELETE may change; past it EPOCH_TOO_LARGE (default ${DEFAULTS.maxDmlRows})
@@ -178,9 +186,13 @@ async function main(argv: string[]): Promise<void> {
         'subscriber-memory': { type: 'string' },
         'max-subscribers': { type: 'string' },
         'max-subscribers-per-view': { type: 'string' },
+        'max-subscribers-per-tenant': { type: 'string' },
         'query-subscription-linger-ms': { type: 'string' },
         'max-query-subscriptions': { type: 'string' },
         'max-tenants': { type: 'string' },
+        'max-tokens-per-tenant': { type: 'string' },
+        'token-creates-per-minute': { type: 'string' },
+        'revoked-token-retention-seconds': { type: 'string' },
         'default-page-rows': { type: 'string' },
         'max-result-rows': { type: 'string' },
         'max-dml-rows': { type: 'string' },
@@ -305,7 +317,11 @@ async function main(argv: string[]): Promise<void> {
   );
   if (defaultPageRows > maxResultRows)
     fail(`--default-page-rows (${defaultPageRows}) must be at most --max-result-rows (${maxResultRows})`);
-  const auth = await authSettings(host, values.auth === true, dataDir);
+  const maxSubscribers = intOption('max-subscribers', values['max-subscribers'], DEFAULTS.maxSubscribers, 1);
+  const auth: AuthOptions = {
+    ...(await authSettings(host, values.auth === true, dataDir)),
+    ...tokenLimitSettings(values),
+  };
   const tls = tlsSettings(values['tls-cert'], values['tls-key']);
   // Tokens are never logged; the header is redacted should a request ever be logged whole.
   const logger = pino({
@@ -357,7 +373,13 @@ async function main(argv: string[]): Promise<void> {
         DEFAULTS.subscriberMemory,
         64 * 1024,
       ),
-      maxSubscribers: intOption('max-subscribers', values['max-subscribers'], DEFAULTS.maxSubscribers, 1),
+      maxSubscribers,
+      maxSubscribersPerTenant: intOption(
+        'max-subscribers-per-tenant',
+        values['max-subscribers-per-tenant'],
+        defaultSubscriberShare(maxSubscribers),
+        1,
+      ),
       maxTenants: intOption('max-tenants', values['max-tenants'], DEFAULTS.maxTenants, 1),
       maxSubscribersPerView: intOption(
         'max-subscribers-per-view',
@@ -507,6 +529,39 @@ function hasLiveToken(open: () => { hasLiveToken(): boolean; close(): void }): b
   } finally {
     store?.close();
   }
+}
+
+/**
+ * The token limits (src/server/token-limits.ts), from their flags or environment variables: checked
+ * here, so a typo is a usage error rather than a server started with the default.
+ */
+function tokenLimitSettings(
+  values: Record<string, string | boolean | undefined>,
+): Pick<AuthOptions, 'maxTokensPerTenant' | 'tokenCreatesPerMinute' | 'revokedTokenRetentionMs'> {
+  const raw = (flag: string, env: string): string | undefined => {
+    const value = values[flag];
+    return typeof value === 'string' ? value : process.env[env]?.trim() || undefined;
+  };
+  const retentionSeconds = intOption(
+    'revoked-token-retention-seconds',
+    raw('revoked-token-retention-seconds', 'SLUICE_REVOKED_TOKEN_RETENTION_SECONDS'),
+    DEFAULTS.tokens.revokedRetentionMs / 1000,
+  );
+  return {
+    maxTokensPerTenant: intOption(
+      'max-tokens-per-tenant',
+      raw('max-tokens-per-tenant', 'SLUICE_MAX_TOKENS_PER_TENANT'),
+      DEFAULTS.tokens.maxLivePerTenant,
+      1,
+    ),
+    tokenCreatesPerMinute: intOption(
+      'token-creates-per-minute',
+      raw('token-creates-per-minute', 'SLUICE_TOKEN_CREATES_PER_MINUTE'),
+      DEFAULTS.tokens.createsPerMinute,
+      1,
+    ),
+    revokedTokenRetentionMs: retentionSeconds * 1000,
+  };
 }
 
 /** `--tls-cert` and `--tls-key`: both or neither, readable PEM files. */

@@ -72,6 +72,11 @@ export interface AppOptions {
   /** One memory budget in bytes for all subscribers' queued messages and open snapshots, of all tenants. */
   readonly subscriberMemory?: number;
   readonly maxSubscribers?: number;
+  /**
+   * Most subscribers of one tenant without a `subscribers` quota while the server serves more than one
+   * tenant (default half of maxSubscribers, so one tenant cannot take every place; quotas.ts).
+   */
+  readonly maxSubscribersPerTenant?: number;
   readonly maxSubscribersPerView?: number;
   /** Subscriptions to queries and tables (query-subscriptions.ts). */
   readonly querySubscriptions?: Partial<QuerySubscriptionOptions>;

@@ -26,7 +26,7 @@ import * as S from './schemas.ts';
 import { registerReadRoutes } from './read-routes.ts';
 import { registerCatalogRoutes } from './catalog-routes.ts';
 import { INGEST_URL, registerWriteRoutes } from './write-routes.ts';
-import { DEFAULTS } from './defaults.ts';
+import { DEFAULTS, defaultSubscriberShare } from './defaults.ts';
 import { MAX_URL_PARAM_LENGTH, answerClientError, frameworkError } from './http-errors.ts';
 import { Authenticator, type Principal } from './auth.ts';
 import { authorizeWebSocket, registerAuth } from './auth-routes.ts';
@@ -308,10 +308,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // ---- changelogs (subscribe-routes.ts) -------------------------------------------------------
 
+  const maxSubscribers = options.maxSubscribers ?? DEFAULTS.maxSubscribers;
+  const subscriberShare = options.maxSubscribersPerTenant ?? defaultSubscriberShare(maxSubscribers);
   registerSubscribeRoutes(app, {
     tenantOf: (principal) => tenants.of(principal.tenant),
     admitSubscriber: (tenant) => admitSubscriber(tenant),
-    maxSubscribers: options.maxSubscribers ?? DEFAULTS.maxSubscribers,
+    maxSubscribers,
     subscribersInAll: () => tenants.list().reduce((n, t) => n + t.runtime.subscriberMemory().subscribers, 0),
     closeGraceMs,
     countError: (request, code) => countErrorOf(request, code),
@@ -322,7 +324,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   /** A tenant's subscriber quota, checked before a subscription starts. */
   function admitSubscriber(tenant: Tenant): void {
-    const error = checkSubscriber(tenant.runtime.subscriberMemory().subscribers, tenant.quotas);
+    const error = checkSubscriber(tenant.runtime.subscriberMemory().subscribers, tenant.quotas, {
+      serverMax: maxSubscribers,
+      defaultShare: subscriberShare,
+      tenants: tenants.list().length,
+    });
     if (error !== null) throw error;
   }
 

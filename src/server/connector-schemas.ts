@@ -51,6 +51,15 @@ const sourceStatus = {
       description:
         "Times a batch waited for the tenant's ingest rate (ingestRowsPerSecond, ingestBytesPerSecond): reading pauses meanwhile, no record is dropped",
     },
+    pausedAtStateQuota: {
+      type: 'boolean',
+      description:
+        "Reading is paused because the tenant's state is at or above its stateBytes quota: the batch read is held, the position kept, no record dropped; reading resumes once the state is below it (a DELETE, a DROP, a raised quota)",
+    },
+    stateQuotaPauses: {
+      type: 'integer',
+      description: "Times reading paused at the tenant's state quota since the server started",
+    },
   },
 } as const;
 

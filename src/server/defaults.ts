@@ -24,6 +24,10 @@ export const DEFAULTS = {
   querySubscriptions: { lingerMs: 60_000, maxViews: 100 },
   /** Most tenants at once, the default one included. */
   maxTenants: 1000,
+  // Making tokens (token-limits.ts): live tokens a tenant holds, creations a minute by its admins, and
+  // how long a revoked token is listed before it is deleted (token-store.ts has the same 30 days as
+  // DEFAULT_REVOKED_RETENTION_MS: this module must not load SQLite).
+  tokens: { maxLivePerTenant: 1000, createsPerMinute: 60, revokedRetentionMs: 30 * 24 * 3600_000 },
   // REST view pages; a filtered page examines at most scanRows rows.
   reads: {
     defaultRows: 1000,
@@ -56,3 +60,11 @@ export const DEFAULTS = {
     maxBytes: 32 * 1024 * 1024,
   } satisfies IdempotencyLimits,
 } as const;
+
+/**
+ * The default share of the server-wide places: half of them, so that one tenant's clients (a flood
+ * of subscriptions, a leak of reconnecting ones) can never take every place and lock the others out.
+ */
+export function defaultSubscriberShare(serverMax: number): number {
+  return Math.max(1, Math.floor(serverMax / 2));
+}

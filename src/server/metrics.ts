@@ -37,6 +37,7 @@ export interface MetricsSource {
       readonly skipped: number;
       readonly recordsPerSecond: number;
       readonly rateWaits: number;
+      readonly pausedAtStateQuota: boolean;
       readonly partitions: readonly { partition: number; next: number; lag: number | null }[];
     };
   }[];
@@ -249,6 +250,14 @@ export class ServerMetrics {
       ['source'],
       (set) => {
         for (const s of source.sources()) set({ source: s.name }, s.status.rateWaits);
+      },
+    );
+    gauge(
+      'sluice_source_paused_state_quota',
+      "1 while a Kafka source's reading is paused because its tenant's state is at its stateBytes quota",
+      ['source'],
+      (set) => {
+        for (const s of source.sources()) set({ source: s.name }, s.status.pausedAtStateQuota ? 1 : 0);
       },
     );
     gauge(

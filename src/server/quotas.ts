@@ -113,6 +113,11 @@ export function checkScript(
   return footprint.grows ? checkState(runtime, quotas) : null;
 }
 
+/** The tenant's state is at or above its state quota (its Kafka sources pause reading meanwhile). */
+export function stateAtQuota(runtime: SluiceRuntime, quotas: Quotas): boolean {
+  return quotas.stateBytes !== null && stateBytes(runtime) >= quotas.stateBytes;
+}
+
 /** Writes that may add state are refused while the tenant's state is at or above its quota. */
 export function checkState(runtime: SluiceRuntime, quotas: Quotas): SluiceError | null {
   if (quotas.stateBytes === null) return null;
@@ -125,8 +130,37 @@ export function checkState(runtime: SluiceRuntime, quotas: Quotas): SluiceError 
   );
 }
 
-/** The error for one more subscriber of a tenant holding `subscribers`, or null. */
-export function checkSubscriber(subscribers: number, quotas: Quotas): SluiceError | null {
-  if (quotas.subscribers === null || subscribers < quotas.subscribers) return null;
-  return exceeded('subscribers', quotas.subscribers, `the tenant has ${subscribers} open subscriptions`);
+/** The server-wide subscriber places a tenant without a `subscribers` quota may take a share of. */
+export interface SubscriberPlaces {
+  /** `--max-subscribers`: places of all tenants together. */
+  readonly serverMax: number;
+  /** `--max-subscribers-per-tenant`: most places of one tenant that has no `subscribers` quota. */
+  readonly defaultShare: number;
+  /** Tenants the server serves now (the default one included). */
+  readonly tenants: number;
+}
+
+/**
+ * The error for one more subscriber of a tenant holding `subscribers`, or null. Its `subscribers`
+ * quota bounds it when set; otherwise, while the server serves other tenants too, the default share
+ * does (a server of one tenant keeps every place for it).
+ */
+export function checkSubscriber(
+  subscribers: number,
+  quotas: Quotas,
+  places?: SubscriberPlaces,
+): SluiceError | null {
+  if (quotas.subscribers !== null) {
+    if (subscribers < quotas.subscribers) return null;
+    return exceeded('subscribers', quotas.subscribers, `the tenant has ${subscribers} open subscriptions`);
+  }
+  if (places === undefined || places.tenants < 2 || subscribers < places.defaultShare) return null;
+  return new SluiceError(
+    'QUOTA_EXCEEDED',
+    `quota exceeded: subscribers (at most ${places.defaultShare}, the default share of --max-subscribers ${places.serverMax})`,
+    {
+      detail: `the tenant has ${subscribers} open subscriptions and no subscribers quota of its own`,
+      hint: 'close subscriptions no longer read, or ask the operator for a subscribers quota (PATCH /v1/tenants/{t})',
+    },
+  );
 }

@@ -5,6 +5,7 @@ import { DEFAULTS } from './defaults.ts';
 import type { Tenant } from './tenants.ts';
 import { TenantUsage } from './usage.ts';
 import { IngestLimiter } from './rate-limits.ts';
+import { stateAtQuota } from './quotas.ts';
 import type { TenantRecord, TenantStore } from '../storage/tenant-store.ts';
 import { QuerySubscriptions, isTemporaryView, type QuerySubscriptionOptions } from './query-subscriptions.ts';
 import type { SluiceRuntime } from './runtime.ts';
@@ -94,5 +95,8 @@ export function openTenant(
   // Its Kafka sources share its ingest rates with its requests: paced, never refused (rate-limits.ts).
   tenantRuntime.hooks.sourcePace = (rows, bytes) => tenant.limiter.sourceWait(tenant.quotas, rows, bytes);
   tenantRuntime.hooks.sourceBatchBound = () => IngestLimiter.batchBound(tenant.quotas);
+  // And its state quota: a source is not refused like a request (its records must never be lost), so
+  // it pauses reading while the state is at or above the quota and resumes once it is below.
+  tenantRuntime.hooks.sourceStateFull = () => stateAtQuota(tenantRuntime, tenant.quotas);
   return tenant;
 }

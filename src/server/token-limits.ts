@@ -6,6 +6,7 @@
 // rate limited (it runs the server) but its creations count against a tenant's live tokens too.
 // Creations still running their KDF count as live, so concurrent requests cannot pass the cap together.
 import { SluiceError } from '../common/errors.ts';
+import { DEFAULTS } from './defaults.ts';
 import { RateLimitedError } from './rate-limits.ts';
 import type { TokenStore } from '../storage/token-store.ts';
 
@@ -17,8 +18,8 @@ export interface TokenLimitOptions {
 }
 
 export const DEFAULT_TOKEN_LIMITS: Required<TokenLimitOptions> = {
-  maxLivePerTenant: 1000,
-  createsPerMinute: 60,
+  maxLivePerTenant: DEFAULTS.tokens.maxLivePerTenant,
+  createsPerMinute: DEFAULTS.tokens.createsPerMinute,
 };
 
 /** A bucket of `capacity` creations refilled evenly over a minute. */

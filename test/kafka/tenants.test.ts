@@ -273,4 +273,80 @@ describe('Kafka connectors in a tenant', kafkaSuite('Kafka connectors in a tenan
       body: { ingestRowsPerSecond: null },
     });
   });
+  it('a source pauses while its tenant is at its state quota — position kept, nothing skipped — and resumes once the state is below', async () => {
+    const base = server.base;
+    const gamma = await tenantAdmin(base, 'gamma');
+    const topic = uniqueName('tenant-state');
+    await createTopic(kafka, topic, 2);
+    await send(topic, 0, 200);
+    const quota = (stateBytes: number | null): Promise<Answer> =>
+      call(base, 'PATCH', '/v1/tenants/gamma', { token: OPERATOR_TOKEN, body: { stateBytes } });
+    const status = async (): Promise<Record<string, unknown>> =>
+      (await call(base, 'GET', '/v1/sources/held', { token: gamma })).body as Record<string, unknown>;
+    const nextSum = (st: Record<string, unknown>): number =>
+      (st.partitions as { next: number }[]).reduce((n, p) => n + p.next, 0);
+    try {
+      const made = await sqlAs(
+        base,
+        gamma,
+        `CREATE SOURCE held (id int, amount int NOT NULL, PRIMARY KEY (id)) FROM KAFKA (brokers '${brokers}', topic '${topic}', format 'upsert'); ` +
+          'CREATE MATERIALIZED VIEW copy AS SELECT id, amount FROM held; ' +
+          'CREATE MATERIALIZED VIEW copy2 AS SELECT id, amount + 1 AS a FROM held',
+      );
+      assert.equal(made.status, 200, made.text);
+      await waitFor(async () => (await total(base, gamma, 'held')) === 200, {
+        what: 'the first 200 records',
+      });
+      // The quota is the state the tenant holds now (the source's rows and the two views): it is at it.
+      const state = async (): Promise<number> =>
+        (await call(base, 'GET', '/v1/tenants/gamma/usage', { token: gamma })).body.stateBytes as number;
+      const held200 = await state();
+      assert.ok(held200 > 0);
+      assert.equal((await quota(held200)).status, 200);
+      await send(topic, 200, 300);
+      await waitFor(async () => (await status()).pausedAtStateQuota === true, {
+        timeoutMs: 30_000,
+        what: 'the source to pause at the state quota',
+      });
+      // Paused: nothing more applied, the position where it was, the source still running, and shown
+      // in its status and metrics.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const paused = await status();
+      assert.equal(await total(base, gamma, 'held'), 200);
+      assert.equal(nextSum(paused), 200, JSON.stringify(paused.partitions));
+      assert.equal(paused.state, 'running');
+      assert.equal(paused.stateQuotaPauses, 1);
+      assert.equal(paused.skipped, 0);
+      const metrics = (await call(base, 'GET', '/metrics', { token: gamma })).text;
+      assert.match(metrics, /^sluice_source_paused_state_quota\{source="held",tenant="gamma"\} 1$/m);
+      // Dropping the views brings the state below the quota: the source resumes (the 300 records may take
+      // it past the quota again, and it pauses again: a raised quota then lets it read the rest).
+      assert.equal((await sqlAs(base, gamma, 'DROP VIEW copy; DROP VIEW copy2')).status, 200);
+      assert.ok((await state()) < held200, 'the views held state');
+      await waitFor(async () => (await total(base, gamma, 'held')) > 200, {
+        timeoutMs: 60_000,
+        what: 'the source to resume after the DROP',
+      });
+      assert.equal((await quota(null)).status, 200);
+      await waitFor(async () => (await total(base, gamma, 'held')) === 500, {
+        timeoutMs: 60_000,
+        what: 'every record after the quota was lifted',
+      });
+      const after = await status();
+      assert.equal(nextSum(after), 500);
+      assert.equal(after.pausedAtStateQuota, false);
+      assert.equal(after.skipped, 0);
+      const sum = await sqlAs(
+        base,
+        gamma,
+        'SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS ids, SUM(amount) AS s FROM held',
+      );
+      const expected = Array.from({ length: 500 }, (_, i) => i % 7).reduce((a, b) => a + b);
+      assert.deepEqual((sum.body.results as { rows: unknown[] }[])[0]?.rows, [
+        { n: 500, ids: 500, s: expected },
+      ]);
+    } finally {
+      await quota(null);
+    }
+  });
 });

@@ -34,6 +34,9 @@ test('--help, --version and argument errors', () => {
     ['start', '--headers-timeout-ms', '5000', '--request-timeout-ms', '1000'],
     ['start', '--workers', '0'],
     ['start', '--workers', '65'],
+    ['start', '--max-tokens-per-tenant', '0'],
+    ['start', '--token-creates-per-minute', 'many'],
+    ['start', '--revoked-token-retention-seconds', '-1'],
   ]) {
     const r = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { encoding: 'utf8' });
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
@@ -77,6 +80,75 @@ test(
     } finally {
       child.kill('SIGKILL');
       await exited;
+      removeDir(dir);
+    }
+  },
+);
+
+test('the token limits are read from their environment variables, a bad one a usage error', () => {
+  for (const [name, value] of [
+    ['SLUICE_MAX_TOKENS_PER_TENANT', 'x'],
+    ['SLUICE_TOKEN_CREATES_PER_MINUTE', '0'],
+    ['SLUICE_REVOKED_TOKEN_RETENTION_SECONDS', '1.5'],
+  ] as const) {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'start'], {
+      encoding: 'utf8',
+      env: { ...process.env, [name]: value },
+    });
+    assert.equal(r.status, 2, `${name}=${value}: ${r.stderr}`);
+    assert.match(
+      r.stderr,
+      /^sluice: --(max-tokens-per-tenant|token-creates-per-minute|revoked-token-retention-seconds) /,
+    );
+  }
+});
+
+test(
+  'start: --max-tokens-per-tenant, --token-creates-per-minute and --revoked-token-retention-seconds apply',
+  { timeout: 60_000 },
+  async () => {
+    const dir = tempDir();
+    // One live token, two creations a minute, revoked tokens deleted at once.
+    const server = await spawnServer(dir, [
+      '--max-tokens-per-tenant',
+      '1',
+      '--token-creates-per-minute',
+      '2',
+      '--revoked-token-retention-seconds',
+      '0',
+    ]);
+    const tokens = '/v1/tenants/default/tokens';
+    const create = () => request(server.base, 'POST', tokens, { role: 'reader' });
+    try {
+      const first = await create();
+      assert.equal(first.status, 201, JSON.stringify(first.body));
+      const overCap = await create();
+      assert.equal(overCap.status, 403, JSON.stringify(overCap.body));
+      assert.equal((overCap.body.error as { code: string }).code, 'QUOTA_EXCEEDED');
+      assert.equal(
+        (await request(server.base, 'DELETE', `${tokens}/${first.body.id as string}`)).status,
+        200,
+      );
+      const second = await create();
+      assert.equal(second.status, 201, JSON.stringify(second.body));
+      // A retention of 0: the revoked first token is gone from the list once the next was created.
+      const listed = await request(server.base, 'GET', tokens);
+      assert.deepEqual(
+        (listed.body.tokens as { id: string }[]).map((t) => t.id),
+        [second.body.id],
+      );
+      assert.equal(
+        (await request(server.base, 'DELETE', `${tokens}/${second.body.id as string}`)).status,
+        200,
+      );
+      const overRate = await create();
+      assert.equal(overRate.status, 429, JSON.stringify(overRate.body));
+      assert.equal((overRate.body.error as { code: string }).code, 'RATE_LIMITED');
+      server.child.kill('SIGTERM');
+      assert.equal(await server.exited, 0);
+    } finally {
+      server.child.kill('SIGKILL');
+      await server.exited;
       removeDir(dir);
     }
   },

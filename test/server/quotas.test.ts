@@ -475,6 +475,79 @@ test('subscribers: the tenant quota refuses the next subscription; WebSockets wa
   }
 });
 
+test('subscriber places: a tenant without a subscribers quota holds at most its default share of --max-subscribers, so a flood of its subscriptions leaves the other tenants room', async () => {
+  // 8 places: a tenant without a quota takes at most 4 of them once the server serves two tenants.
+  const server = await startAuthServer({ maxSubscribers: 8, auth: { enabled: true } });
+  const open: WsClient[] = [];
+  try {
+    const base = server.base;
+    const tokens: Record<string, string> = {};
+    for (const name of ['flood', 'calm']) {
+      tokens[name] = await tenantWithAdmin(base, name);
+      const made = await sqlAs(
+        base,
+        tokens[name] as string,
+        'CREATE TABLE t (id INT PRIMARY KEY); CREATE MATERIALIZED VIEW v AS SELECT id FROM t',
+      );
+      assert.equal(made.status, 200, made.text);
+    }
+    const subscribe = (name: string, path = '/v1/views/v/subscribe'): WsClient => {
+      const c = new WsClient(`${server.wsBase}${path}`, {
+        headers: { authorization: `Bearer ${tokens[name] as string}` },
+      });
+      open.push(c);
+      return c;
+    };
+    const settled = (c: WsClient): Promise<'subscribed' | string> =>
+      waitUntil(
+        () => c.messages.some((m) => m.type === 'snapshot_end') || c.closeCode !== null,
+        15_000,
+        'a subscription answered',
+      ).then(() =>
+        c.messages.some((m) => m.type === 'snapshot_end') ? 'subscribed' : String(c.messages[0]?.code),
+      );
+    // Twelve at once, views and queries both: four get places, the rest QUOTA_EXCEEDED (close 4403).
+    const flood = Array.from({ length: 12 }, (_, i) =>
+      subscribe('flood', i % 3 === 0 ? '/v1/subscribe?sql=SELECT%20id%20FROM%20t' : '/v1/views/v/subscribe'),
+    );
+    const outcomes = await Promise.all(flood.map(settled));
+    assert.equal(outcomes.filter((o) => o === 'subscribed').length, 4, outcomes.join());
+    assert.deepEqual(
+      [...new Set(outcomes.filter((o) => o !== 'subscribed'))],
+      ['QUOTA_EXCEEDED'],
+      outcomes.join(),
+    );
+    for (const c of flood.filter((c) => c.closeCode !== null)) assert.equal(c.closeCode, 4403);
+    const ndjson = await call(base, 'GET', '/v1/views/v/changes', { token: tokens.flood as string });
+    assert.equal(ndjson.status, 403);
+    assert.equal(ndjson.body.error?.code, 'QUOTA_EXCEEDED');
+    // The other tenant still subscribes, to the last place of the server.
+    const calm = Array.from({ length: 4 }, () => subscribe('calm'));
+    assert.deepEqual(await Promise.all(calm.map(settled)), [
+      'subscribed',
+      'subscribed',
+      'subscribed',
+      'subscribed',
+    ]);
+    // A subscribers quota set by the operator replaces the default share (here, a larger one): the
+    // server-wide cap then still holds (TOO_MANY_SUBSCRIBERS, close 4503).
+    assert.equal((await patch(base, 'flood', { subscribers: 6 })).status, 200);
+    const more = subscribe('flood');
+    assert.equal(await settled(more), 'TOO_MANY_SUBSCRIBERS');
+    assert.equal(await more.waitClosed(), 4503);
+    // Once a place is free (a client of the other tenant left), the fifth is admitted.
+    calm[0]?.close();
+    await waitUntil(
+      async () => (await settled(subscribe('flood'))) === 'subscribed',
+      15_000,
+      'the place left counted free',
+    );
+  } finally {
+    for (const c of open) c.close();
+    await server.close();
+  }
+});
+
 test('subscriber memory: one budget for the whole server, every tenant an account of it (test/server/subscriber.test.ts counts the bytes)', async () => {
   const BUDGET = 3 * 1024 * 1024;
   const server = await startAuthServer({ subscriberMemory: BUDGET });

@@ -22,6 +22,8 @@ function wrongToken(id = randomBytes(8).toString('hex')): string {
 test('WebSockets that never authenticate have a pool of their own: a tenant with a token still subscribes', async () => {
   const server = await startAuthServer({
     maxSubscribers: 3,
+    // The server-wide cap is what this test fills: a default share above it (quotas.test.ts tests the share).
+    maxSubscribersPerTenant: 4,
     auth: { enabled: true, wsAuthTimeoutMs: 60_000 },
   });
   const idle: WebSocket[] = [];

@@ -62,6 +62,7 @@ export abstract class RuntimeConnectors extends RuntimeScripts {
       pacer: {
         wait: (rows: number, bytes: number) => this.hooks.sourcePace?.(rows, bytes) ?? 0,
         bound: () => this.hooks.sourceBatchBound?.() ?? { rows: null, bytes: null },
+        stateFull: () => this.hooks.sourceStateFull?.() ?? false,
       },
     };
   }

@@ -130,6 +130,8 @@ export interface RuntimeHooks {
   sourcePace?(rows: number, bytes: number): number;
   /** The largest source batch under those rates (null: no bound). */
   sourceBatchBound?(): { readonly rows: number | null; readonly bytes: number | null };
+  /** True while the tenant's state is at or above its state quota: its Kafka sources pause reading. */
+  sourceStateFull?(): boolean;
 }
 
 export interface SubscribeParams {

@@ -59,6 +59,11 @@ export interface SourcePacer {
   wait(rows: number, bytes: number): number;
   /** The largest batch to cut (rows, record bytes), so a wait is about a second at most; null: no bound. */
   bound(): { readonly rows: number | null; readonly bytes: number | null };
+  /**
+   * True while the tenant's state is at or above its state quota: the batch is held (reading paused,
+   * the position kept) and asked again every STATE_QUOTA_POLL_MS until this turns false.
+   */
+  stateFull(): boolean;
 }
 
 export interface SourceBatch {
@@ -108,6 +113,10 @@ export interface SourceStatus {
   readonly retries: number;
   /** Times a batch waited for the tenant's ingest rate (reading paused meanwhile). */
   readonly rateWaits: number;
+  /** Reading is paused now because the tenant's state is at or above its state quota. */
+  readonly pausedAtStateQuota: boolean;
+  /** Times reading paused so (each pause counted once, however long). */
+  readonly stateQuotaPauses: number;
   /** Milliseconds since the broker last answered a fetch (null before the first). */
   readonly lastFetchAgoMs: number | null;
 }

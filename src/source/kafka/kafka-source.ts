@@ -17,6 +17,7 @@ import {
 } from './kafka-client.ts';
 import { keyText, PoisonRecord, rawText, RecordDecoder, type RowOp } from './record-decoder.ts';
 import { SourceCounters, sourceStatus } from './source-counters.ts';
+import { SourceHold } from './source-hold.ts';
 import { startPositions } from './start-positions.ts';
 import type {
   KafkaSourceConfig,
@@ -73,10 +74,8 @@ export class KafkaSourceRunner {
   /** Per partition, the largest event time of the batch being filled (sources with a watermark). */
   private readonly pendingTimes = new Map<number, number>();
   private batchTimer: NodeJS.Timeout | null = null;
-  /** A batch the pacer held back: reading waits on `held`, `paceTimer` asks again. */
-  private held: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
-  private paceTimer: NodeJS.Timeout | null = null;
-  private rateWaits = 0;
+  /** A batch the pacer held back (source-hold.ts): reading waits on it. */
+  private readonly hold: SourceHold;
   /** The pacer's batch bound, asked once per fetched chunk rather than once per record. */
   private bound: { readonly rows: number | null; readonly bytes: number | null } | null = null;
   private generation = 0;
@@ -96,6 +95,7 @@ export class KafkaSourceRunner {
     this.typed =
       config.decode.format === 'json' && config.decode.typing !== undefined && config.decode.typing !== null;
     this.applied = new Map(stored);
+    this.hold = new SourceHold(logger, { source: config.name, topic: config.topic });
   }
 
   start(): void {
@@ -120,7 +120,9 @@ export class KafkaSourceRunner {
       applied: this.applied,
       high: this.high,
       retries: this.retries,
-      rateWaits: this.rateWaits,
+      rateWaits: this.hold.rateWaits,
+      pausedAtStateQuota: this.hold.pausedAtStateQuota,
+      stateQuotaPauses: this.hold.stateQuotaPauses,
     });
   }
 
@@ -204,7 +206,7 @@ export class KafkaSourceRunner {
     high: number,
     covered: number,
   ): Promise<void> {
-    if (this.held !== null) await this.held.promise;
+    if (this.hold.waiting !== null) await this.hold.waiting;
     if (this.halted(generation)) return;
     this.high.set(partition, high);
     if (!this.pendingFrom.has(partition)) this.partitionAdded(partition, records, covered);
@@ -226,7 +228,7 @@ export class KafkaSourceRunner {
     else
       for (const record of records) {
         // A held batch stops reading (the broker's fetches wait on this handler) until it is delivered.
-        if (this.held !== null) await this.held.promise;
+        if (this.hold.waiting !== null) await this.hold.waiting;
         if (this.halted(generation)) return;
         this.takeRecord(generation, partition, record);
       }
@@ -282,7 +284,7 @@ export class KafkaSourceRunner {
     let i = 0;
     while (i < records.length) {
       // A held batch stops reading (the broker's fetches wait on this handler) until it is delivered.
-      if (this.held !== null) await this.held.promise;
+      if (this.hold.waiting !== null) await this.hold.waiting;
       if (this.halted(generation)) return;
       // Up to the next flush (which reads and resets the positions) nothing else runs meanwhile.
       let next = pendingNext.get(partition) ?? 0;
@@ -451,27 +453,19 @@ export class KafkaSourceRunner {
         else deletes.push(op.key);
       }
     } else upserts.push(...this.pendingAppends);
-    if (this.pacer !== null && !unpaced) {
-      const wait = this.pacer.wait(
+    // Held back whole (nothing dropped), reading paused: for the tenant's ingest rates, or while its
+    // state is at its state quota (source-hold.ts); asked again after the wait.
+    if (
+      this.pacer !== null &&
+      !unpaced &&
+      this.hold.mustWait(
+        this.pacer,
         upserts.length + this.pendingTyped.length + deletes.length + this.pendingSkipped.length,
         this.pendingBytes,
-      );
-      if (wait > 0) {
-        // Held back whole (nothing dropped): asked again after the wait, reading paused meanwhile.
-        this.rateWaits += 1;
-        if (this.held === null) {
-          let resolve: () => void = () => undefined;
-          const promise = new Promise<void>((r) => (resolve = r));
-          this.held = { promise, resolve };
-        }
-        if (this.paceTimer !== null) clearTimeout(this.paceTimer);
-        this.paceTimer = setTimeout(() => {
-          this.paceTimer = null;
-          this.flush(generation);
-        }, wait);
-        return;
-      }
-    }
+        () => this.flush(generation),
+      )
+    )
+      return;
     const batch: SourceBatch = {
       upserts,
       ...(this.typed ? { typedUpserts: this.pendingTyped } : {}),
@@ -503,15 +497,8 @@ export class KafkaSourceRunner {
       );
     }
     this.resetPending(this.applied);
-    this.release();
+    this.hold.release();
     this.reportProgress();
-  }
-
-  /** Reading goes on (a held batch was delivered, or this reading attempt ended). */
-  private release(): void {
-    const held = this.held;
-    this.held = null;
-    held?.resolve();
   }
 
   /** Group offsets for lag monitoring, at most once a second (a request of its own each time). */
@@ -581,11 +568,9 @@ export class KafkaSourceRunner {
   private clearTimers(): void {
     if (this.batchTimer !== null) clearTimeout(this.batchTimer);
     if (this.backoffTimer !== null) clearTimeout(this.backoffTimer);
-    if (this.paceTimer !== null) clearTimeout(this.paceTimer);
     this.batchTimer = null;
     this.backoffTimer = null;
-    this.paceTimer = null;
     // A handler waiting on a held batch returns (its attempt is over; the batch is read again).
-    this.release();
+    this.hold.clear();
   }
 }

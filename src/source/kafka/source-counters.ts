@@ -62,13 +62,17 @@ export interface RunnerState {
   readonly high: ReadonlyMap<number, number>;
   readonly retries: number;
   readonly rateWaits: number;
+  readonly pausedAtStateQuota: boolean;
+  readonly stateQuotaPauses: number;
 }
 
 /** A source's status: `running` shows as `stalled` once no fetch was answered for STALL_MS. */
 export function sourceStatus(counts: SourceCounts, runner: RunnerState): SourceStatus {
   const partitions = [...new Set([...runner.applied.keys(), ...runner.high.keys()])].sort((a, b) => a - b);
   const sinceFetch = counts.lastFetchAgoMs;
-  const stalled = runner.state === 'running' && sinceFetch !== null && sinceFetch > STALL_MS;
+  // A source paused at its tenant's state quota fetches nothing on purpose: it is not stalled.
+  const stalled =
+    runner.state === 'running' && !runner.pausedAtStateQuota && sinceFetch !== null && sinceFetch > STALL_MS;
   return {
     state: stalled ? 'stalled' : runner.state,
     error: stalled
@@ -86,5 +90,7 @@ export function sourceStatus(counts: SourceCounts, runner: RunnerState): SourceS
     ...counts,
     retries: runner.retries,
     rateWaits: runner.rateWaits,
+    pausedAtStateQuota: runner.pausedAtStateQuota,
+    stateQuotaPauses: runner.stateQuotaPauses,
   };
 }

@@ -64,6 +64,11 @@ class CountingPacer implements SourcePacer {
   bound(): { rows: number | null; bytes: number | null } {
     return { rows: this.batchRows, bytes: null };
   }
+  /** The tenant's state at its quota (set by the test). */
+  full = false;
+  stateFull(): boolean {
+    return this.full;
+  }
 }
 
 const until = async (condition: () => boolean, what: string): Promise<void> => {
@@ -122,3 +127,42 @@ for (const typed of [false, true]) {
     }
   });
 }
+
+test("a batch held at the tenant's state quota pauses reading, keeps the position, is not taken from the rate, and goes once the state is below", async () => {
+  const reader = new ScriptedReader();
+  const pacer = new CountingPacer(10);
+  pacer.allowance = Number.MAX_SAFE_INTEGER;
+  pacer.full = true;
+  const { runner, delivered } = scriptedRunner(reader, {
+    maxBatchRows: 1000,
+    maxBatchMs: 5,
+    typed: false,
+    pacer,
+  });
+  runner.start();
+  try {
+    await until(() => runner.status().pausedAtStateQuota, 'the source to pause at the state quota');
+    // Held for several asks (STATE_QUOTA_POLL_MS apart): nothing delivered, nothing more fetched,
+    // nothing taken from the rate buckets, the position where it was, the state not "stalled".
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    assert.equal(delivered.length, 0);
+    assert.equal(reader.fetchesStarted, 1, 'reading paused while the batch is held');
+    assert.equal(pacer.admitted, 0);
+    const paused = runner.status();
+    assert.equal(paused.state, 'running');
+    assert.equal(paused.partitions[0]?.next, 0);
+    assert.equal(paused.stateQuotaPauses, 1);
+    assert.equal(paused.rateWaits, 0);
+    // Below the quota again (a DELETE, a DROP, a raised quota): every record once, in order.
+    pacer.full = false;
+    await until(() => runner.status().partitions[0]?.next === RECORDS, 'every record');
+    assert.deepEqual(
+      delivered.flatMap((b) => b.upserts.map((r) => r.id as number)),
+      GOOD,
+    );
+    assert.equal(runner.status().pausedAtStateQuota, false);
+    assert.equal(runner.status().stateQuotaPauses, 1);
+  } finally {
+    await runner.stop();
+  }
+});
