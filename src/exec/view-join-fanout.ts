@@ -13,243 +13,35 @@
 // rows it flips, counted the same way (semi-join-flips.ts). A node whose output the write cannot
 // bound (a window's renumbering, a Top-N with ties or ranks, a window-close Reduce, unnest) is
 // UNBOUNDED: joins after it are not counted (bench/README.md, "Keyless joins: one write's epoch").
-import { T, type Value } from '../common/types.ts';
-import { type RowFn, type ScalarExpr, columnsOf, compileScalar } from '../common/scalar-expr.ts';
-import {
-  type ExpandFn,
-  type ExpandGenerator,
-  compileExpand,
-  expandMaxRows,
-  expandReads,
-  expandTypes,
-} from '../common/expand.ts';
+import type { Value } from '../common/types.ts';
+import { expandMaxRows } from '../common/expand.ts';
 import type { DataflowNode } from '../ivm/dataflow-plan.ts';
-import { type JoinKey, type KeyFn, compileKey } from '../ivm/join-key.ts';
+import type { JoinKey } from '../ivm/join-key.ts';
 import type { Operator } from '../ivm/operator.ts';
 import { JoinOp } from '../ivm/ops/join-op.ts';
 import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
-import { carryInsertion, isInsertion } from './epoch-insertions.ts';
+import { isInsertion } from './epoch-insertions.ts';
+import {
+  type EpochDelta,
+  type KnownRows,
+  LISTED_JOIN_ROWS,
+  UNBOUNDED,
+  covered,
+  distinctRows,
+  reduceDelta,
+  retractedOnlyIfHeld,
+  rowCount,
+  throughExpand,
+  throughMap,
+  together,
+} from './epoch-delta-rows.ts';
 
-/** Rows with only some of their columns known (`known` null: all of them). */
-export interface KnownRows {
-  readonly rows: readonly (readonly Value[])[];
-  readonly known: readonly boolean[] | null;
-}
-
-/** A node's delta in the epoch: at most a count of rows (0: none), or known rows. */
-export type EpochDelta = number | KnownRows;
-
-/** A delta no bound can be put on before the epoch runs (joins after it are not counted). */
-export const UNBOUNDED = -1;
-
-/**
- * Most rows a join's output is listed with for a join after it (more than this, and that join is
- * bounded by the count alone: the most rows the other side holds under one key per row).
- */
-const LISTED_JOIN_ROWS = 100_000;
+export { type EpochDelta, type KnownRows, UNBOUNDED } from './epoch-delta-rows.ts';
 
 /** The rows of a write, deletes then inserts (each builds as many join rows as the other). */
 export interface WrittenRows {
   readonly deletes: readonly (readonly Value[])[];
   readonly inserts: readonly (readonly Value[])[];
-}
-
-function rowCount(delta: EpochDelta): number {
-  return typeof delta === 'number' ? delta : delta.rows.length;
-}
-
-/** Whether every column `e` reads is known. */
-function covered(e: ScalarExpr, known: readonly boolean[] | null): boolean {
-  if (known === null) return true;
-  for (const c of columnsOf(e)) if (known[c] !== true) return false;
-  return true;
-}
-
-/**
- * Rows of a Reduce's bound that stand for a group's old row: retracted only if the group exists.
- * A join side that holds no row under such a row's key tells that it does not (its arrangement holds
- * the side's rows). The mark follows the row through projections and expansions (a retraction stays
- * one); a joined row loses it and is counted.
- */
-const retractedIfHeld = new WeakSet<readonly Value[]>();
-
-/** `out`, made from `row`, carries its marks (a group's old row, an insertion). */
-function carryMarks(row: readonly Value[], out: readonly Value[]): void {
-  if (retractedIfHeld.has(row)) retractedIfHeld.add(out);
-  carryInsertion(row, out);
-}
-
-const compiled = new WeakMap<ScalarExpr, RowFn>();
-function compiledOf(e: ScalarExpr): RowFn {
-  let fn = compiled.get(e);
-  if (fn === undefined) compiled.set(e, (fn = compileScalar(e)));
-  return fn;
-}
-
-/**
- * Known rows through a filter and a projection: a filter over known columns drops what it drops (a
- * row it fails on too, as the Map drops it); over an unknown one it keeps the row (a bound). A
- * projected column is known when every column it reads is.
- */
-function throughMap(
-  delta: KnownRows,
-  filter: ScalarExpr | null,
-  project: readonly ScalarExpr[] | null,
-): KnownRows {
-  const known = delta.known;
-  const test = filter !== null && covered(filter, known) ? compiledOf(filter) : null;
-  const columns = project?.map((e) => (covered(e, known) ? compiledOf(e) : null)) ?? null;
-  if (test === null && columns === null) return delta;
-  const rows: (readonly Value[])[] = [];
-  for (const row of delta.rows) {
-    try {
-      if (test !== null && test(row) !== true) continue;
-      if (columns === null) {
-        rows.push(row);
-        continue;
-      }
-      const out = columns.map((f) => (f === null ? null : f(row)));
-      // A group's old row projected is still retracted only if its group exists.
-      carryMarks(row, out);
-      rows.push(out);
-    } catch {
-      continue;
-    }
-  }
-  const outKnown =
-    columns === null ? known : columns.every((f) => f !== null) ? null : columns.map((f) => f !== null);
-  return { rows, known: outKnown };
-}
-
-const expanders = new WeakMap<ExpandGenerator, ExpandFn>();
-
-/**
- * Known rows through a FlatMap (HOP's windows, unnest, VALUES): each row with every tuple its
- * generator yields, as the FlatMap emits them, so a GROUP BY window_start after it knows its groups.
- * Null when the generator reads a column that is not known, or past LISTED_JOIN_ROWS rows (the
- * caller then bounds it by its count). A row the generator fails on is dropped, as the FlatMap does.
- */
-function throughExpand(delta: KnownRows, generator: ExpandGenerator): KnownRows | null {
-  if (!expandReads(generator).every((e) => covered(e, delta.known))) return null;
-  let expand = expanders.get(generator);
-  if (expand === undefined) expanders.set(generator, (expand = compileExpand(generator)));
-  const rows: (readonly Value[])[] = [];
-  for (const row of delta.rows) {
-    let tuples: Value[][];
-    try {
-      tuples = expand(row);
-    } catch {
-      continue;
-    }
-    if (rows.length + tuples.length > LISTED_JOIN_ROWS) return null;
-    for (const tuple of tuples) {
-      const out = [...row, ...tuple];
-      carryMarks(row, out);
-      rows.push(out);
-    }
-  }
-  const known = delta.known;
-  if (known === null) return { rows, known: null };
-  return { rows, known: [...known, ...expandTypes(generator).map(() => true)] };
-}
-
-/** The deltas of the inputs taken together (a union's, or a set operation's: rows of its inputs). */
-function together(inputs: readonly EpochDelta[]): EpochDelta {
-  let count = 0;
-  let listed = true;
-  for (const d of inputs) {
-    if (d === UNBOUNDED) return UNBOUNDED;
-    count += rowCount(d);
-    if (typeof d === 'number' && d > 0) listed = false;
-  }
-  if (!listed || count === 0) return count;
-  const rows: (readonly Value[])[] = [];
-  let known: boolean[] | null = null;
-  for (const d of inputs) {
-    if (typeof d === 'number') continue;
-    for (const row of d.rows) rows.push(row);
-    if (d.known !== null) {
-      const mask = d.known;
-      known = known === null ? [...mask] : known.map((k, i) => k && mask[i] === true);
-    }
-  }
-  return { rows, known };
-}
-
-/** A Reduce's delta: at most a retraction and an insertion per group the input touches. */
-function reduceDelta(node: Extract<DataflowNode, { kind: 'reduce' }>, input: EpochDelta): EpochDelta {
-  if (node.emitOnClose !== undefined || node.closePanes !== undefined) return UNBOUNDED;
-  const keyCount = node.keyCount;
-  if (keyCount === 0) {
-    // One group, whose old and new rows a join without a key meets whole (its values unknown).
-    if (typeof input === 'number' || mayStayUnchanged(node)) return 2;
-    const retraction = new Array<Value>(node.columns.length).fill(null);
-    retractedIfHeld.add(retraction);
-    return { rows: [retraction, [...retraction]], known: retraction.map(() => false) };
-  }
-  if (typeof input === 'number') return 2 * input;
-  const keyed =
-    node.fused === null ? input : throughMap(input, node.fused.filter, node.fused.project.slice(0, keyCount));
-  for (let i = 0; i < keyCount; i++)
-    if (keyed.known !== null && keyed.known[i] !== true) return 2 * rowCount(keyed);
-  // One row per group key (a NULL in it keeps the row: a bound), its aggregates unknown.
-  const keyOf = leadingColumnsKey(keyCount);
-  const groups = new Map<JoinKey, readonly Value[]>();
-  const rows: (readonly Value[])[] = [];
-  const width = node.columns.length;
-  for (const row of keyed.rows) {
-    const key = keyOf(row);
-    if (key !== null && groups.has(key)) continue;
-    const out = new Array<Value>(width).fill(null);
-    for (let i = 0; i < keyCount; i++) out[i] = row[i] ?? null;
-    if (key !== null) groups.set(key, out);
-    // The group's old row, retracted only if the group exists: a join holding no row under its key
-    // drops it (see `present`).
-    const retraction = [...out];
-    retractedIfHeld.add(retraction);
-    rows.push(retraction, out);
-  }
-  // Its groups may come out unchanged (a MAX a row does not pass): known only as a bound (joinDelta).
-  if (mayStayUnchanged(node)) return rows.length;
-  return { rows, known: Array.from({ length: width }, (_, i) => i < keyCount) };
-}
-
-/** Aggregates a row can enter a group without changing: MIN, MAX, bool_and, bool_or, DISTINCT. */
-const STEADY_AGGREGATES: ReadonlySet<string> = new Set(['min', 'max', 'bool_and', 'bool_or']);
-
-/**
- * Whether a group the write touches may keep its row (no retraction, no insertion) because every
- * aggregate of it may keep its value: q5's maximum per window, where a bid that is not the new
- * maximum changes nothing past the Reduce, and a count of its groups would charge the whole window.
- */
-function mayStayUnchanged(node: Extract<DataflowNode, { kind: 'reduce' }>): boolean {
-  const aggregates = node.aggregates;
-  return aggregates.length > 0 && aggregates.every((a) => a.distinct || STEADY_AGGREGATES.has(a.fn));
-}
-
-/** The key of a row's first `count` columns, as a join or a group compares them (NULL: none). */
-function leadingColumnsKey(count: number): KeyFn {
-  return compileKey(
-    Array.from({ length: count }, (_, index) => ({ kind: 'col', index, name: '', type: T.unknown })),
-  );
-}
-
-/** A DISTINCT's delta: each distinct row at most once (a row with a NULL or an unknown value kept). */
-function distinctRows(delta: KnownRows): KnownRows {
-  const width = delta.rows[0]?.length ?? 0;
-  if (delta.known !== null || width === 0) return delta;
-  const keyOf = leadingColumnsKey(width);
-  const seen = new Set<JoinKey>();
-  const rows: (readonly Value[])[] = [];
-  for (const row of delta.rows) {
-    const key = keyOf(row);
-    if (key !== null) {
-      if (seen.has(key)) continue;
-      seen.add(key);
-    }
-    rows.push(row);
-  }
-  return { rows, known: null };
 }
 
 /** The rows of `rows` a join's side `side` can see change: a group's old row only if it holds it. */
@@ -261,7 +53,7 @@ function present(
   let out: (readonly Value[])[] | null = null;
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i] as readonly Value[];
-    const gone = retractedIfHeld.has(row) && !op.holdsKeyOf(side, row);
+    const gone = retractedOnlyIfHeld(row) && !op.holdsKeyOf(side, row);
     if (gone && out === null) out = rows.slice(0, i);
     else if (!gone && out !== null) out.push(row);
   }
