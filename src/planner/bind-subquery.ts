@@ -15,6 +15,7 @@ import { coerce } from './bind-coerce.ts';
 import type { BoundRelation } from './bind-from.ts';
 import { commonType } from './types-resolve.ts';
 import { windowCalls } from './bind-window.ts';
+import { NOT_IN_ROW_MAX_ENTRIES, notInRowPlan } from './bind-not-in-row.ts';
 import type { LogicalPlan, SemiJoinMode } from './logical-plan.ts';
 
 /** One predicate subquery of WHERE: a conjunct of the form the semi-join computes. */
@@ -213,13 +214,12 @@ export function bindSemiJoin(
   // NULL entries matching nothing — the semi-join of EXISTS with the entries as further keys.
   const entries =
     predicate.operand === undefined ? [] : (rowEntries(predicate.operand) ?? [predicate.operand]);
-  if (predicate.mode === 'notIn' && entries.length > 1) {
-    // PostgreSQL's NOT IN of rows is UNKNOWN when no subquery row differs from the row in a pair
-    // of non-NULL entries but some row meets it only in NULLs: not what the anti-join counts.
+  if (predicate.mode === 'notIn' && entries.length > NOT_IN_ROW_MAX_ENTRIES) {
+    // The exact plan takes 3^n anti-joins (bind-not-in-row.ts): wider rows are refused.
     throw notSupported(
-      'a row NOT IN (SELECT …)',
+      `a row of more than ${NOT_IN_ROW_MAX_ENTRIES} entries NOT IN (SELECT …)`,
       predicate.pos,
-      'write NOT EXISTS (SELECT 1 FROM … WHERE x = a AND y = b) if no entry can be NULL',
+      'write NOT EXISTS (SELECT 1 FROM … WHERE x = a AND y = b …) if no entry can be NULL',
     );
   }
   const rowIn = entries.length > 1;
@@ -299,6 +299,9 @@ export function bindSemiJoin(
           exprs: innerExprs,
           columns: innerExprs.map((e, i) => ({ ...bound.columns[i]!, type: e.type })),
         };
+  if (predicate.mode === 'notIn' && rowIn) {
+    return { plan: notInRowPlan(outer, subquery, keys, correlations.length), dependsOn: bound.dependsOn };
+  }
   return {
     plan: {
       kind: 'semiJoin',

@@ -1,6 +1,6 @@
 // Views of the SQL added in one stop (grouping sets and GROUP BY DISTINCT, generate_series and unnest
 // alone in FROM, the jsonb set functions after a relation behind a WHERE guard, = ANY / <> ALL over
-// a subquery, IS NOT DISTINCT FROM join keys, rows and (a, b) IN (SELECT …), PARTITION BY
+// a subquery, IS NOT DISTINCT FROM join keys, rows and (a, b) [NOT] IN (SELECT …), PARTITION BY
 // expressions, LIMIT expressions and FETCH FIRST, TABLE, the new functions, BETWEEN SYMMETRIC,
 // interval × number, char(n)) survive a checkpoint: an engine restored from it loads every view
 // without a rebuild, prints the same EXPLAIN DATAFLOW (fingerprint included), and from then on emits
@@ -27,6 +27,7 @@ const VIEWS: readonly string[] = [
   'SELECT id, x FROM t WHERE x <> ALL (SELECT y FROM u)',
   'SELECT t.id AS tid, u.id AS uid FROM t JOIN u ON t.x IS NOT DISTINCT FROM u.y',
   'SELECT id, (g, x) < (1, 2) AS lt FROM t WHERE (g, x) IN (SELECT g, y FROM u)',
+  'SELECT id, x FROM t WHERE (g, x) NOT IN (SELECT g, y FROM u WHERE y <> 3 OR y IS NULL)',
   'SELECT id, row_number() OVER (PARTITION BY g % 2 ORDER BY id) AS rn FROM t',
   'SELECT id, x FROM t ORDER BY id LIMIT 1 + 2',
   'SELECT id, x FROM t ORDER BY id OFFSET 1 ROWS FETCH FIRST 3 ROWS ONLY',

@@ -133,6 +133,10 @@ export const JOIN_TEMPLATES = [
   'in_grouped_sub',
   'in_join_group',
   'in_over_view',
+  // Row NOT IN: NULLs in either row's entries, per entry (bind-not-in-row.ts).
+  'not_in_row',
+  'not_in_row_nulls',
+  'not_in_row_corr',
   'view_over_semi',
   'two_predicates',
   // Aggregate FILTER (WHERE ...) on every aggregate.

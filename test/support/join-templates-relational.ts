@@ -201,6 +201,24 @@ export function buildRelationalFamily(parts: TemplateParts): JoinView[] | undefi
       ];
     }
 
+    case 'not_in_row':
+      // k and j are NULL in some rows of both tables, and updates move them in and out of NULL.
+      return one(
+        `SELECT ${X}.k AS k, ${X}.j AS j, ${vCol(x)} FROM ${X} WHERE (${X}.k, ${X}.j) NOT IN (SELECT ${Y}.j, ${Y}.k FROM ${Y})`,
+      );
+    case 'not_in_row_nulls':
+      // Most subquery rows hold a NULL in one entry or the other; the filter empties it at times.
+      return one(
+        `SELECT ${X}.k AS k, ${vCol(x)} FROM ${X} WHERE (${X}.j, ${X}.k) NOT IN ` +
+          `(SELECT CASE WHEN ${vCol(y)} > ${c} THEN ${Y}.k END, CASE WHEN ${Y}.k <> ${rng.int(0, 3)} THEN ${Y}.j END ` +
+          `FROM ${Y} WHERE ${Y}.j <> ${rng.int(0, 2)} OR ${Y}.j IS NULL)`,
+      );
+    case 'not_in_row_corr':
+      return one(
+        `SELECT ${X}.k AS k, ${X}.j AS j, ${wCol(x)} FROM ${X} WHERE (${X}.j, ${X}.k) NOT IN ` +
+          `(SELECT ${Y}.j, CASE WHEN ${vCol(y)} > ${c} THEN ${Y}.k END FROM ${Y} WHERE ${Y}.k = ${X}.k)`,
+      );
+
     case 'sql_function': {
       // Named after the view, so that recreating the view (DROP, then this DDL again) replaces
       // functions nothing else uses.
