@@ -234,12 +234,18 @@ describe('syntax errors', () => {
     ['UPDATE t SET c = a IS DISTINCT b', 'syntax error at or near "b"', { line: 1, column: 32 }],
     ['SELECT a IS DISTINCT FROM', 'syntax error at end of input', { line: 1, column: 26 }],
     ['UPDATE t SET c = a IS NOT DISTINCT FROM', 'syntax error at end of input', { line: 1, column: 40 }],
-    // the positions PostgreSQL 15 gives for these UPDATE and DELETE forms
+    // the positions PostgreSQL 15 gives for these UPDATE and DELETE forms (a second ESCAPE: the
+    // SELECT path's position, PostgreSQL points at the value after it)
     ["DELETE FROM t\nWHERE s ESCAPE '!'", 'syntax error at or near "ESCAPE"', { line: 2, column: 9 }],
     [
       "DELETE FROM t WHERE s LIKE 'a' AND b ESCAPE '!'",
       'syntax error at or near "ESCAPE"',
       { line: 1, column: 38 },
+    ],
+    [
+      "DELETE FROM t WHERE s LIKE 'a' ESCAPE '!' ESCAPE '!'",
+      'syntax error at or near "ESCAPE"',
+      { line: 1, column: 43 },
     ],
     ["UPDATE t SET s = overlay(s PLACING 'x')", 'syntax error at or near ")"', { line: 1, column: 39 }],
     [
