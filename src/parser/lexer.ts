@@ -169,15 +169,20 @@ export const ILike = reserved('ILIKE');
 export const In = reserved('IN');
 export const Into = reserved('INTO');
 export const Is = reserved('IS');
+/** `x ISNULL` / `x NOTNULL`, PostgreSQL's spellings of IS [NOT] NULL. */
+export const IsNull = reserved('ISNULL');
 export const Like = reserved('LIKE');
 export const LocalTime = reserved('LOCALTIME');
 export const LocalTimestamp = reserved('LOCALTIMESTAMP');
 export const Not = reserved('NOT');
+export const NotNull = reserved('NOTNULL');
 export const Null = reserved('NULL');
 export const On = reserved('ON');
 /** ONLY, of `APPEND ONLY` (CREATE TABLE); `FROM ONLY t` is refused by the SELECT adapter. */
 export const Only = reserved('ONLY');
 export const Or = reserved('OR');
+/** OVERLAY(s PLACING t FROM n [FOR m]) */
+export const Placing = reserved('PLACING');
 export const Primary = reserved('PRIMARY');
 export const References = reserved('REFERENCES');
 export const Returning = reserved('RETURNING');
@@ -212,14 +217,11 @@ for (const word of [
   'having',
   'initially',
   'intersect',
-  'isnull',
   'lateral',
   'leading',
   'limit',
-  'notnull',
   'offset',
   'order',
-  'placing',
   'session_user',
   'some',
   'to',

@@ -153,7 +153,12 @@ describe('NOT_SUPPORTED constructs', () => {
       { line: 1, column: 27 },
     ],
     ["SELECT E'x'", "E'...' string constant is not supported", { line: 1, column: 8 }],
-    ['UPDATE t SET a = b NOTNULL', 'NOTNULL is not supported', { line: 1, column: 20 }],
+    // UPDATE and DELETE read COLLATE as a SELECT does: any collation but Sluice's order is named
+    [
+      'UPDATE t SET s = s\n  COLLATE "en_US" WHERE a ISNULL',
+      'collation "en_US" is not supported',
+      { line: 2, column: 11 },
+    ],
     [
       "UPDATE t SET a = INTERVAL '1 day' HOUR",
       "INTERVAL '…' HOUR with anything but a number is not supported",
@@ -229,6 +234,26 @@ describe('syntax errors', () => {
     ['UPDATE t SET c = a IS DISTINCT b', 'syntax error at or near "b"', { line: 1, column: 32 }],
     ['SELECT a IS DISTINCT FROM', 'syntax error at end of input', { line: 1, column: 26 }],
     ['UPDATE t SET c = a IS NOT DISTINCT FROM', 'syntax error at end of input', { line: 1, column: 40 }],
+    // the positions PostgreSQL 15 gives for these UPDATE and DELETE forms (a second ESCAPE: the
+    // SELECT path's position, PostgreSQL points at the value after it)
+    ["DELETE FROM t\nWHERE s ESCAPE '!'", 'syntax error at or near "ESCAPE"', { line: 2, column: 9 }],
+    [
+      "DELETE FROM t WHERE s LIKE 'a' AND b ESCAPE '!'",
+      'syntax error at or near "ESCAPE"',
+      { line: 1, column: 38 },
+    ],
+    [
+      "DELETE FROM t WHERE s LIKE 'a' ESCAPE '!' ESCAPE '!'",
+      'syntax error at or near "ESCAPE"',
+      { line: 1, column: 43 },
+    ],
+    ["UPDATE t SET s = overlay(s PLACING 'x')", 'syntax error at or near ")"', { line: 1, column: 39 }],
+    [
+      "UPDATE t SET s = foo(s PLACING 'x' FROM 1)",
+      'syntax error at or near "PLACING"',
+      { line: 1, column: 24 },
+    ],
+    ['UPDATE t SET isnull = 1', 'syntax error at or near "isnull"', { line: 1, column: 14 }],
     ['SELECT a,, b FROM t', 'syntax error at or near ","', { line: 1, column: 10 }],
     ['SELECT f(a,) FROM t', 'syntax error at or near ")"', { line: 1, column: 12 }],
     ['SELECT int sum(y) FROM t', 'syntax error at or near "("', { line: 1, column: 15 }],

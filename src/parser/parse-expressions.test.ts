@@ -407,6 +407,41 @@ describe('expressions', () => {
     assert.deepEqual(exprShape("string_agg(s, ',')"), fn('string_agg', [col('s'), str(',')]));
   });
 
+  it('ISNULL / NOTNULL, LIKE … ESCAPE, COLLATE and OVERLAY … PLACING read alike on both paths', () => {
+    const isNull = (operand: unknown, negated: boolean): unknown => ({ kind: 'isNull', operand, negated });
+    const like = (negated: boolean, caseInsensitive: boolean, pattern: unknown): unknown => ({
+      kind: 'like',
+      operand: col('a'),
+      pattern,
+      negated,
+      caseInsensitive,
+    });
+    assert.deepEqual(exprShape('a ISNULL'), isNull(col('a'), false));
+    // at IS's precedence: looser than = and +, tighter than AND
+    assert.deepEqual(exprShape('a = b NOTNULL'), isNull(bin('=', col('a'), col('b')), true));
+    assert.deepEqual(
+      exprShape('a + 1 notnull AND b isnull'),
+      bin('and', isNull(bin('+', col('a'), int(1)), true), isNull(col('b'), false)),
+    );
+    const escaped = (pattern: unknown, escape: unknown): unknown => fn('like_escape', [pattern, escape]);
+    assert.deepEqual(exprShape("a LIKE 'x!%' ESCAPE '!'"), like(false, false, escaped(str('x!%'), str('!'))));
+    assert.deepEqual(
+      exprShape("a NOT ILIKE 'x' || b ESCAPE '' AND c"),
+      bin('and', like(true, true, escaped(bin('||', str('x'), col('b')), str(''))), col('c')),
+    );
+    assert.deepEqual(exprShape("a LIKE 'x' ESCAPE NULL"), like(false, false, escaped(str('x'), nul)));
+    assert.deepEqual(exprShape('a COLLATE "C" < b COLLATE "POSIX"'), bin('<', col('a'), col('b')));
+    assert.deepEqual(exprShape('a || b COLLATE "default"'), bin('||', col('a'), col('b')));
+    assert.deepEqual(
+      exprShape("overlay(s PLACING 'ab' FROM 2 FOR 3)"),
+      fn('overlay', [col('s'), str('ab'), int(2), int(3)]),
+    );
+    assert.deepEqual(
+      exprShape('OVERLAY(s placing t from a + 1)'),
+      fn('overlay', [col('s'), col('t'), bin('+', col('a'), int(1))]),
+    );
+  });
+
   it('parentheses only nest', () => {
     assert.deepEqual(exprShape('((a))'), col('a'));
     assert.deepEqual(exprShape('(a + b) * c'), bin('*', bin('+', col('a'), col('b')), col('c')));

@@ -49,9 +49,6 @@ class StatementParser extends DmlGrammar {
       const token = error.token;
       if (token.tokenType === EOF) throw parseError('syntax error at end of input', endPosOf(last));
       if (token.tokenType === OtherOp) throw notSupported(`operator ${token.image}`, posOf(token));
-      if (isWordText(token, 'isnull') || isWordText(token, 'notnull')) {
-        throw notSupported(token.image.toUpperCase(), posOf(token), 'write IS NULL or IS NOT NULL');
-      }
       throw parseError(`syntax error at or near "${token.image}"`, posOf(token));
     }
     return statement;

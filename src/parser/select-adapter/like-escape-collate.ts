@@ -25,13 +25,15 @@ const LIKE_OPS: ReadonlySet<InfixOp> = new Set([
 /**
  * The pieces `ESCAPE value` (at `word`, a string literal or NULL) adds to an operator run: the
  * pattern is what follows the run's last LIKE, and may hold only operators binding tighter than
- * LIKE (else it is a syntax error at ESCAPE, as in PostgreSQL).
+ * LIKE and no ESCAPE of its own (else it is a syntax error at ESCAPE, as in PostgreSQL).
  */
 export function escapePieces(pieces: readonly Piece[], word: IToken, value: IToken): Piece[] {
   const at = pieces.findLastIndex((p) => p.kind === 'infix' && LIKE_OPS.has(p.op));
   const like = pieces[at];
   const pattern = pieces.slice(at + 1);
-  if (like?.kind !== 'infix' || !pattern.every((p) => p.kind !== 'infix' || bindsTighterThanLike(p.op))) {
+  const patternOnly = (p: Piece): boolean =>
+    p.kind !== 'infix' || (p.op !== 'escape' && bindsTighterThanLike(p.op));
+  if (like?.kind !== 'infix' || !pattern.every(patternOnly)) {
     throw syntaxErrorAt(word);
   }
   if (like.op.includes('similar')) throw notSupported('SIMILAR TO ... ESCAPE', posOf(word));

@@ -1,5 +1,6 @@
 // Names and calls in DML and DEFAULT expressions: a column reference (`c`, `t.c`), a function call
-// with its arguments (`*`, DISTINCT/ALL, SUBSTRING's FROM/FOR) and CURRENT_DATE and its kin.
+// with its arguments (`*`, DISTINCT/ALL, SUBSTRING's FROM/FOR, OVERLAY's PLACING/FROM/FOR) and
+// CURRENT_DATE and its kin.
 import type { IOrAlt, IToken, ParserMethod, TokenType } from 'chevrotain';
 import type { Expr, Pos } from '../ast.ts';
 import { notSupported } from '../../common/errors.ts';
@@ -22,6 +23,7 @@ import {
   LParen,
   NumberLit,
   Over,
+  Placing,
   posOf,
   QuotedIdent,
   RParen,
@@ -147,7 +149,7 @@ export abstract class CallGrammar extends NamesGrammar {
     return name !== undefined ? posOf(name) : this.statementPos;
   }
 
-  /** `( [*] | [DISTINCT|ALL] args )` after a function name; SUBSTRING also takes FROM/FOR. */
+  /** `( [*] | [DISTINCT|ALL] args )` after a function name; SUBSTRING and OVERLAY take key words too. */
   private readonly callArguments = this.RULE('callArguments', (): NameRest => {
     const name = this.callNames[this.callNames.length - 1];
     const call = { kind: 'call' as const, args: [] as Expr[], distinct: false, star: false };
@@ -199,6 +201,27 @@ export abstract class CallGrammar extends NamesGrammar {
   ];
 
   private readonly moreArgumentAlts: IOrAlt<Expr[]>[] = [
+    {
+      // OVERLAY(s PLACING t FROM start [FOR count]): overlay(s, t, start[, count]), as in a SELECT
+      // (select-adapter/call-keyword-commas.ts)
+      GATE: () => this.callNameIs('overlay'),
+      ALT: () => {
+        this.CONSUME(Placing);
+        const replacement = this.SUBRULE5(this.expr);
+        this.CONSUME3(From);
+        const start = this.SUBRULE6(this.expr);
+        let count: Located | undefined;
+        this.OPTION6(() => {
+          this.CONSUME2(For);
+          count = this.SUBRULE7(this.expr);
+        });
+        return this.ACTION(() => [
+          replacement.expr,
+          start.expr,
+          ...(count !== undefined ? [count.expr] : []),
+        ]);
+      },
+    },
     {
       // SUBSTRING(s FROM start [FOR count])
       GATE: () => this.callNameIs('substring'),

@@ -28,6 +28,7 @@ import {
   Symmetric,
   Case,
   Cast,
+  Collate,
   Comma,
   Concat,
   Arrow,
@@ -51,6 +52,7 @@ import {
   ILike,
   In,
   Is,
+  IsNull,
   isWordText,
   Like,
   LParen,
@@ -59,6 +61,7 @@ import {
   Minus,
   Not,
   NotEq,
+  NotNull,
   Null,
   NumberLit,
   Or,
@@ -80,6 +83,7 @@ import {
 } from '../lexer.ts';
 import { measureTypeName } from '../type-name.ts';
 import { INTERVAL_UNIT_WORDS, intervalLiteral } from '../select-adapter/time-syntax.ts';
+import { checkCollation, escapePieces } from '../select-adapter/like-escape-collate.ts';
 import { CallGrammar } from './calls.ts';
 
 function appendAll(target: Piece[], pieces: readonly Piece[]): void {
@@ -90,6 +94,13 @@ function appendAll(target: Piece[], pieces: readonly Piece[]): void {
 type IsRight =
   | { readonly kind: 'value'; readonly value: 'null' | 'true' | 'false' | 'unknown'; readonly token: IToken }
   | { readonly kind: 'distinct'; readonly operand: Piece[] };
+
+/** `ESCAPE 'c'` (or NULL) after a LIKE's pattern: its pieces depend on the run read before it. */
+interface EscapeClause {
+  readonly kind: 'escape';
+  readonly word: IToken;
+  readonly value: IToken;
+}
 
 export abstract class ExpressionGrammar extends CallGrammar {
   // ── expressions ────────────────────────────────────────────────────────────────────────────────
@@ -104,12 +115,14 @@ export abstract class ExpressionGrammar extends CallGrammar {
     this.ACTION(() => appendAll(pieces, first));
     this.MANY(() => {
       const more = this.OR(this.continuationAlts);
-      this.ACTION(() => appendAll(pieces, more));
+      this.ACTION(() =>
+        appendAll(pieces, Array.isArray(more) ? more : escapePieces(pieces, more.word, more.value)),
+      );
     });
     return this.ACTION(() => buildExpr(pieces));
   });
 
-  private readonly continuationAlts: IOrAlt<Piece[]>[] = [
+  private readonly continuationAlts: IOrAlt<Piece[] | EscapeClause>[] = [
     {
       ALT: () => {
         const op = this.SUBRULE(this.infixOp);
@@ -118,6 +131,21 @@ export abstract class ExpressionGrammar extends CallGrammar {
       },
     },
     { ALT: () => this.SUBRULE(this.postfixOp) },
+    {
+      // s LIKE p ESCAPE 'c', checked and built as in a SELECT (select-adapter/like-escape-collate.ts);
+      // ESCAPE is no keyword to the lexer
+      GATE: () => isWordText(this.LA(1), 'escape'),
+      ALT: () => {
+        const word = this.CONSUME(Ident);
+        const value = this.OR2(this.escapeValueAlts);
+        return { kind: 'escape', word, value };
+      },
+    },
+  ];
+
+  private readonly escapeValueAlts: IOrAlt<IToken>[] = [
+    { ALT: () => this.CONSUME(StringLit) },
+    { ALT: () => this.CONSUME(Null) },
   ];
 
   /** A BETWEEN bound: only operators binding tighter than BETWEEN (arithmetic, ||, ::). */
@@ -243,7 +271,10 @@ export abstract class ExpressionGrammar extends CallGrammar {
     this.tokenAlt(ILike, 'not ilike', 2),
   ];
 
-  /** IS …, [NOT] IN (…), ::type, and [NOT] BETWEEN (which yields its marker and upper bound). */
+  /**
+   * IS …, ISNULL/NOTNULL, [NOT] IN (…), ::type, COLLATE, x[i], and [NOT] BETWEEN (which yields its
+   * marker and upper bound).
+   */
   private readonly postfixOp = this.RULE('postfixOp', (): Piece[] => this.OR(this.postfixAlts));
 
   private readonly postfixAlts: IOrAlt<Piece[]>[] = [
@@ -313,6 +344,17 @@ export abstract class ExpressionGrammar extends CallGrammar {
         return this.ACTION((): Piece[] => [{ kind: 'postfix', op: { kind: 'cast', type } }]);
       },
     },
+    { ALT: () => this.nullTest(this.CONSUME(IsNull), false) },
+    { ALT: () => this.nullTest(this.CONSUME(NotNull), true) },
+    {
+      // x COLLATE "C": accepted where it changes nothing, any other collation refused, as in a SELECT
+      ALT: () => {
+        this.CONSUME(Collate);
+        const name = this.CONSUME2(Ident);
+        this.ACTION(() => checkCollation(name));
+        return [];
+      },
+    },
     {
       // x[i]: slices (x[a:b]) are a syntax error here, NOT_SUPPORTED in a SELECT
       ALT: () => {
@@ -325,6 +367,11 @@ export abstract class ExpressionGrammar extends CallGrammar {
       },
     },
   ];
+
+  /** x ISNULL / x NOTNULL, PostgreSQL's spellings of IS [NOT] NULL. */
+  private nullTest(word: IToken, negated: boolean): Piece[] {
+    return [{ kind: 'postfix', op: { kind: 'is', value: 'null', negated, valuePos: posOf(word) } }];
+  }
 
   private readonly symmetryAlts: IOrAlt<boolean>[] = [
     { ALT: () => (this.CONSUME(Symmetric), true) },
