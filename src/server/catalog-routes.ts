@@ -18,13 +18,16 @@ export function registerCatalogRoutes(
     tables: rt(request).engine.catalog().tables.map(tableJson),
   }));
 
+  // A Kafka source is a relation too: its rows are read at /v1/tables/{name}/rows, so its entry is
+  // answered here in the tables' shape (its connector's status is GET /v1/sources/{name}). The list
+  // keeps tables only, as before; sources are listed by GET /v1/sources.
   app.get<{ Params: { name: string } }>('/v1/tables/:name', { schema: S.getTableRoute }, async (request) => {
-    const table = rt(request)
-      .engine.catalog()
-      .tables.find((t) => t.name === request.params.name);
-    if (table === undefined)
-      throw new SluiceError('UNKNOWN_TABLE', `table "${request.params.name}" does not exist`);
-    return tableJson(table);
+    const catalog = rt(request).engine.catalog();
+    const name = request.params.name;
+    const relation: TableInfo | undefined =
+      catalog.tables.find((t) => t.name === name) ?? catalog.sources.find((s) => s.name === name);
+    if (relation === undefined) throw new SluiceError('UNKNOWN_TABLE', `table "${name}" does not exist`);
+    return tableJson(relation);
   });
 
   // ---- Kafka sources and sinks -----------------------------------------------------------------

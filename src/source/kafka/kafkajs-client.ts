@@ -220,6 +220,29 @@ async function withDeadlineOrNot(p: Promise<unknown>, ms: number): Promise<void>
   clearTimeout(timer);
 }
 
+/**
+ * How often a pending record handler asks kafkajs to heartbeat. kafkajs sends one only when its
+ * heartbeat interval (3 s by default) has passed since the last, so asking more often costs nothing.
+ */
+export const HANDLER_HEARTBEAT_MS = 1_000;
+
+/**
+ * Awaits `handled` while heartbeating the group. kafkajs heartbeats between fetches, not while
+ * eachBatch awaits: a batch held (source-hold.ts: the tenant's state quota, its ingest rates) past
+ * the session timeout got the member evicted and the group rebalanced (kafkajs joined again as a
+ * new member once the handler returned; the records below the positions were still dropped, see
+ * `next` below). A failed heartbeat (a rebalance already under way) is left to kafkajs, which
+ * rejoins once the handler returns.
+ */
+async function whileHeartbeating(handled: Promise<void>, heartbeat: () => Promise<void>): Promise<void> {
+  const timer = setInterval(() => void heartbeat().catch(() => undefined), HANDLER_HEARTBEAT_MS);
+  try {
+    await handled;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 export class KafkajsReader implements KafkaReader {
   private readonly kafka: Kafka;
   private readonly connections = new ClientConnections();
@@ -297,13 +320,16 @@ export class KafkajsReader implements KafkaReader {
     await consumer.run({
       autoCommit: false,
       partitionsConsumedConcurrently: 1,
-      eachBatch: async ({ batch, isRunning, isStale }) => {
+      eachBatch: async ({ batch, isRunning, isStale, heartbeat }) => {
         if (!isRunning() || isStale()) return;
         const floor = next.get(batch.partition) ?? 0;
         const records = recordsOfBatch(batch.messages, floor);
         const covered = Number(batch.lastOffset()) + 1;
         next.set(batch.partition, Math.max(floor, covered));
-        await onRecords(batch.partition, records, Number(batch.highWatermark), covered);
+        await whileHeartbeating(
+          onRecords(batch.partition, records, Number(batch.highWatermark), covered),
+          heartbeat,
+        );
       },
     });
     // A fetch holding only aborted records or transaction markers never reaches eachBatch; this event
