@@ -57,9 +57,26 @@ export function isConst(e: ScalarExpr): e is Extract<ScalarExpr, { kind: 'const'
   return e.kind === 'const';
 }
 
+/**
+ * Constants of type `text` that were computed, not written as a quoted literal: `'a '::text`,
+ * `'a' || ' '`, `upper('a')`. PostgreSQL types those `text`, where a bare literal is `unknown` and
+ * takes the type beside it: `c = 'a '::text` compares a char(n) column as text (its padding
+ * stripped, the constant's kept) where `c = 'a '` compares as char(n). Kept beside the plan, not in
+ * it: only the binding reads it, and a copy of the constant (a new object) is an untyped string.
+ */
+const typedTextConstants = new WeakSet<ScalarExpr>();
+
+/** A constant typed `text` (not a quoted literal, nor varchar), as PostgreSQL resolves it. */
+export function isTypedText(e: ScalarExpr): boolean {
+  return typedTextConstants.has(e);
+}
+
 /** Folds an expression whose inputs are all constants; errors stay runtime errors (raised now). */
 export function fold(e: ScalarExpr): ScalarExpr {
-  return { kind: 'const', value: compileScalar(e)([]), type: e.type };
+  const folded: ScalarExpr = { kind: 'const', value: compileScalar(e)([]), type: e.type };
+  if (e.type.kind === 'text' && e.type.fixed !== true && e.type.maxLength === undefined)
+    typedTextConstants.add(folded);
+  return folded;
 }
 
 function allConst(args: readonly ScalarExpr[]): boolean {
@@ -138,7 +155,11 @@ export function unify(args: ScalarExpr[], pos: Pos, what: string): ScalarExpr[] 
 export function unifiedType(args: readonly ScalarExpr[], pos: Pos, what: string): SqlType {
   // String constants take the type of the others when those agree on a non-text one, as PostgreSQL
   // resolves unknown literals ('1 day' in an IN list of intervals, '2024-01-01' in CASE over dates).
-  const typed = args.filter((a) => !(isConst(a) && a.type.kind === 'text'));
+  // A constant typed text beside char(n) is text, as PostgreSQL resolves it: the char(n) becomes text.
+  const besideChar = args.some((a) => a.type.kind === 'text' && a.type.fixed === true);
+  const typed = args.filter(
+    (a) => !(isConst(a) && a.type.kind === 'text' && !(besideChar && isTypedText(a))),
+  );
   const others = commonType(typed.map((a) => a.type));
   // So do they beside char(n) (PostgreSQL types them bpchar): COALESCE(c, 'none') keeps c's padding.
   const adapts =
@@ -168,8 +189,14 @@ export function compare(
 ): ScalarExpr {
   // A string constant beside char(n) is read as char(n) too (PostgreSQL's bpchar literal), so its own
   // trailing spaces are insignificant as well: 'ab'::char(5) < 'ab ' is false, = 'ab ' true.
+  // A constant typed text (`'a '::text`) is not such a literal: char(n) = text compares as text, its
+  // padding stripped and the constant's trailing spaces kept ('a'::char(3) = 'a '::text is false).
   const asChar = (e: ScalarExpr, other: ScalarExpr): ScalarExpr =>
-    isConst(e) && e.type.kind === 'text' && other.type.kind === 'text' && other.type.fixed === true
+    isConst(e) &&
+    e.type.kind === 'text' &&
+    !isTypedText(e) &&
+    other.type.kind === 'text' &&
+    other.type.fixed === true
       ? coerce(e, other.type, pos)
       : e;
   const text = left.type.kind === 'text' && right.type.kind === 'text';

@@ -328,7 +328,11 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       const c: ScalarExpr = { kind: 'cast', operand, type: to };
       if (isConst(operand)) {
         try {
-          return fold(c);
+          const folded = fold(c);
+          // A varchar constant beside char(n) compares as char(n), as PostgreSQL's bpchar = varchar
+          // resolves ('a'::char(3) = 'a '::varchar is true): only `text` is typed text.
+          const varchar = to.kind === 'text' && !/^(?:text|string)$/i.test(e.type.name);
+          return varchar ? { ...folded } : folded;
         } catch (err) {
           throw err instanceof SluiceError ? err.at(e.pos) : err;
         }

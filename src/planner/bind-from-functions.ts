@@ -99,11 +99,19 @@ function expandFrom(ref: UnnestRef, left: FromBound): FromBound {
     type,
     nullable: nullable && i < own.length,
   }));
+  if (left.relations.some((r) => r.name === name)) {
+    throw new SluiceError('DUPLICATE_ALIAS', `table name "${name}" specified more than once`, {
+      position: ref.pos,
+      hint: `give the function its own alias: ${ref.fn}(…) AS u`,
+    });
+  }
   const width = left.plan.columns.length;
   const columns = [...left.plan.columns, ...appended];
+  // PostgreSQL: the alias alone is the function's whole row — its value when it returns one column.
+  const wholeRow = own.length === 1 && !ref.ordinality ? 'value' : 'record';
   return {
     plan: { kind: 'expand', input: left.plan, generator, columns },
-    relations: [...left.relations, { name, offset: width, columns: appended }],
+    relations: [...left.relations, { name, offset: width, columns: appended, wholeRow }],
     visible: [
       ...left.visible,
       ...appended.map((c, i) => ({

@@ -226,6 +226,7 @@ export function bindFrom(
         relationNames: name === '' ? [] : [name],
         relationLabel: name === '' ? 'the subquery' : `relation "${name}"`,
         columns: single.relations[0]?.columns ?? single.plan.columns,
+        ...(single.relations[0]?.wholeRow !== undefined ? { functionRelation: single.relations[0] } : {}),
       },
       dependsOn,
     };

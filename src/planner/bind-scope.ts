@@ -11,6 +11,13 @@ export interface ScopeRelation {
   readonly name: string;
   readonly offset: number;
   readonly columns: readonly ColumnMeta[];
+  /**
+   * A function in FROM: what its alias alone stands for where no column has that name, as
+   * PostgreSQL's whole-row reference reads it. A function of one column (no WITH ORDINALITY) gives
+   * that value (`FROM t, jsonb_array_elements(t.j) AS e` lets `e` name the element); one of several
+   * gives a record, which Sluice does not have.
+   */
+  readonly wholeRow?: 'value' | 'record';
 }
 
 /** A column as an unqualified name or `*` sees it: a USING column merged from both sides is one. */
@@ -31,6 +38,8 @@ export interface Scope {
    */
   readonly relations?: readonly ScopeRelation[];
   readonly visible?: readonly VisibleColumn[];
+  /** A single function in FROM (no `relations`): its alias as a whole-row reference. */
+  readonly functionRelation?: ScopeRelation;
 }
 
 /** The columns `*` stands for (and unqualified names can reach). */
@@ -50,8 +59,17 @@ export function resolveColumn(
       hint: 'the query has no FROM clause',
     });
   }
-  if (scope.relations !== undefined && scope.visible !== undefined)
-    return resolveJoinColumn(name, table, scope.relations, scope.visible, pos);
+  if (scope.relations !== undefined && scope.visible !== undefined) {
+    return (
+      (table === undefined ? wholeRowOf(name, scope.relations, scope.visible, pos) : undefined) ??
+      resolveJoinColumn(name, table, scope.relations, scope.visible, pos)
+    );
+  }
+  const single = scope.functionRelation;
+  if (single !== undefined && table === undefined) {
+    const value = wholeRowOf(name, [single], single.columns, pos);
+    if (value !== undefined) return value;
+  }
   if (table !== undefined && !scope.relationNames.includes(table)) {
     throw new SluiceError('UNKNOWN_TABLE', `missing FROM-clause entry for table "${table}"`, {
       position: pos,
@@ -72,6 +90,30 @@ export function resolveColumn(
   }
   const c = scope.columns[index] as ColumnMeta;
   return { kind: 'col', index, name: c.name, type: c.type };
+}
+
+/**
+ * An unqualified name that no column has but a function in FROM is called: PostgreSQL reads it as
+ * that relation's whole row, which for a function of one column is the column's value. A column of
+ * that name wins, as in PostgreSQL (its columns are looked up before its relations).
+ */
+function wholeRowOf(
+  name: string,
+  relations: readonly ScopeRelation[],
+  columns: readonly { readonly name: string }[],
+  pos: Pos,
+): ScalarExpr | undefined {
+  if (columns.some((c) => c.name === name)) return undefined;
+  const relation = relations.find((r) => r.name === name && r.wholeRow !== undefined);
+  if (relation === undefined) return undefined;
+  if (relation.wholeRow === 'record') {
+    throw new SluiceError('NOT_SUPPORTED', `a whole-row reference to "${name}" is not supported`, {
+      position: pos,
+      hint: `"${name}" has ${relation.columns.length} columns: name one, ${name}.${relation.columns[0]?.name ?? 'value'}`,
+    });
+  }
+  const c = relation.columns[0] as ColumnMeta;
+  return { kind: 'col', index: relation.offset, name: c.name, type: c.type };
 }
 
 function resolveJoinColumn(
