@@ -74,6 +74,7 @@ export class ServerMetrics {
   private readonly groupRequests: Counter;
   private readonly checkpoints: Counter<'kind'>;
   private readonly checkpointFailures: Counter;
+  private readonly journalBatchesDeleted: Counter;
   private readonly checkpointBytes: Counter;
   private readonly checkpointSeconds: Histogram;
   private readonly checkpointBusySeconds: Histogram;
@@ -146,6 +147,11 @@ export class ServerMetrics {
     this.checkpointFailures = new Counter({
       name: 'sluice_checkpoint_failures_total',
       help: 'Checkpoint writes that failed (the previous checkpoint was kept)',
+      registers,
+    });
+    this.journalBatchesDeleted = new Counter({
+      name: 'sluice_journal_batches_deleted_total',
+      help: 'Journal table batches deleted by journal retention (older than it, and covered by a checkpoint)',
       registers,
     });
     this.checkpointBytes = new Counter({
@@ -452,6 +458,10 @@ export class ServerMetrics {
 
   checkpointFailed(): void {
     this.checkpointFailures.inc();
+  }
+
+  journalTrimmed(batches: number): void {
+    this.journalBatchesDeleted.inc(batches);
   }
 
   viewChanges(view: string, rows: number): void {

@@ -13,6 +13,8 @@ import { SubscriberBudget } from '../sink/subscriber-budget.ts';
 import { BudgetAccount } from '../sink/budget-account.ts';
 import { SqliteStore } from '../storage/sqlite-store.ts';
 import { TableLog } from '../storage/table-log.ts';
+import { JournalRetention, type JournalTrimSlice } from '../storage/journal-retention.ts';
+import { crashPoint } from './crash-points.ts';
 import { IdempotencyStore } from '../storage/idempotency-store.ts';
 import { IdempotencyWindow } from './idempotency-window.ts';
 import type { Engine } from '../index.ts';
@@ -29,6 +31,9 @@ export class SluiceRuntime extends RuntimeRecovery {
   readonly store: SqliteStore;
   readonly log: TableLog;
   readonly changelog: ChangelogStore;
+  readonly journalRetention: JournalRetention;
+  /** A slice of journal retention is queued for the next turn of the event loop. */
+  private journalTrimQueued = false;
   readonly epochTimes: EpochTimeStore;
   checkpoints: CheckpointStore;
   checkpointFile: SqliteStore;
@@ -67,6 +72,7 @@ export class SluiceRuntime extends RuntimeRecovery {
           this.ddlSinceSync = true;
         },
       });
+      this.journalRetention = new JournalRetention(this.store);
       this.sourceStore = new SourceStore(this.store.db);
       this.catalogSnapshots = new CatalogSnapshotStore(this.store.db);
       // Rebuilt from the keys committed with their batches (before recovery: it needs no engine).
@@ -171,6 +177,54 @@ export class SluiceRuntime extends RuntimeRecovery {
       this.store.commit();
     } catch (error) {
       this.fail(error);
+      return;
+    }
+    this.queueJournalTrim();
+  }
+
+  /**
+   * Queues a slice of journal retention for a later turn of the event loop, and after it the next
+   * while more are due: each slice is one short transaction between requests.
+   */
+  private queueJournalTrim(): void {
+    if (this.journalTrimQueued || !this.journalTrimDue()) return;
+    this.journalTrimQueued = true;
+    setImmediate(() => {
+      this.journalTrimQueued = false;
+      if (this.closing || !this.store.db.open) return;
+      if (this.trimJournalSlice()?.more === true) this.queueJournalTrim();
+    });
+  }
+
+  private journalTrimDue(): boolean {
+    const policy = this.options.journalRetention;
+    return policy !== undefined && policy.ms !== null && this.checkpointOffset > 0;
+  }
+
+  /**
+   * Deletes one slice of the table batches the durable checkpoint covers that are older than the
+   * journal retention at `now` (journal-retention.ts); null when none may be deleted now: retention
+   * off, no checkpoint yet, a request's transaction open or its commit's sync owed (the next prune
+   * tries again).
+   */
+  trimJournalSlice(now = Date.now()): JournalTrimSlice | null {
+    const policy = this.options.journalRetention;
+    if (policy === undefined || policy.ms === null || !this.journalTrimDue()) return null;
+    if (this.failure !== null || this.store.inTransaction || this.store.syncOwed) return null;
+    try {
+      this.store.begin();
+      const slice = this.journalRetention.deleteSlice(
+        this.checkpointOffset,
+        now - policy.ms,
+        policy.sliceRows,
+      );
+      if (slice.deleted > 0) crashPoint('during-journal-trim');
+      this.store.commit();
+      if (slice.deleted > 0) this.hooks.journalTrimmed?.(slice.deleted);
+      return slice;
+    } catch (error) {
+      this.fail(error);
+      return null;
     }
   }
 

@@ -32,6 +32,11 @@ export interface RuntimeOptions {
   readonly logger: RuntimeLogger;
   /** When checkpoints are taken; null: never (recovery then replays the whole journal). */
   readonly checkpoint: CheckpointPolicy | null;
+  /**
+   * How long table batches the durable checkpoint covers stay in the journal (default
+   * DEFAULTS.journalRetention); absent or `ms: null`: kept forever.
+   */
+  readonly journalRetention?: JournalRetentionPolicy;
   /** `PRAGMA quick_check` the data file before recovery (default true). */
   readonly verifyOnOpen?: boolean;
   /**
@@ -64,6 +69,14 @@ export interface CheckpointPolicy {
   readonly epochs: number;
   /** A checkpoint is written in slices of about this many ms, with epochs running between them. */
   readonly sliceMs?: number;
+}
+
+/** Journal retention (journal-retention.ts in src/storage): deletes in slices between requests. */
+export interface JournalRetentionPolicy {
+  /** Table batches older than this and covered by the checkpoint are deleted; null: kept forever. */
+  readonly ms: number | null;
+  /** Most batches one slice deletes (one transaction, one turn of the event loop). */
+  readonly sliceRows: number;
 }
 
 /** How the last start recovered its state (logs, metrics, tests). */
@@ -122,6 +135,8 @@ export interface RuntimeHooks {
   /** Rows a REST page or an ad-hoc SELECT examined. */
   rowsExamined?(kind: 'page' | 'select' | 'dml', rows: number): void;
   checkpointWritten?(stats: CheckpointWriteStats): void;
+  /** Journal retention deleted this many table batches in one slice. */
+  journalTrimmed?(batches: number): void;
   checkpointFailed?(error: SluiceError): void;
   /**
    * The tenant's ingest rates for its Kafka sources (../rate-limits.ts): 0 when a batch of `rows`

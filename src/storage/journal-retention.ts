@@ -1,0 +1,64 @@
+// Journal retention: table batches the durable checkpoint covers are deleted once they are older
+// than the retention, a bounded slice per call. The journal is otherwise kept forever (the HTTP
+// bench's ingest writes gigabytes an hour), and what is deleted is only ever a prefix of the table
+// batches: recovery from the checkpoint reads the DDL (all kept), the last clock setting at or
+// before the checkpoint (ticks are kept) and the entries after the checkpoint (never deleted).
+// What retention costs is the whole-journal replay, the fallback when the checkpoint cannot be
+// used: after a truncation that fallback is a refused start (`truncatedThrough`, recovery.ts).
+import type { SqliteStore } from './sqlite-store.ts';
+
+/** The meta row recording the highest journal offset at or below which table batches were deleted. */
+const TRUNCATED_THROUGH_KEY = 'journal_truncated_through';
+
+export interface JournalTrimSlice {
+  /** Table batches deleted by this slice. */
+  readonly deleted: number;
+  /** Table batches at or below this offset are gone (0: none ever deleted). */
+  readonly truncatedThrough: number;
+  /** Whether more batches are due now (the caller runs another slice on a later turn). */
+  readonly more: boolean;
+}
+
+export class JournalRetention {
+  private readonly dueUpToStmt;
+  private readonly sliceStmt;
+  private readonly deleteStmt;
+
+  constructor(private readonly store: SqliteStore) {
+    const db = store.db;
+    // The newest entry old enough, among those the checkpoint covers; the journal's last entry is
+    // never deleted (its offset is where the next append continues: TableLog reads MAX(log_offset)).
+    this.dueUpToStmt = db.prepare(
+      'SELECT MAX(log_offset) AS o FROM journal WHERE log_offset > ? AND log_offset <= ? AND log_offset < (SELECT MAX(log_offset) FROM journal) AND at < ?',
+    );
+    this.sliceStmt = db.prepare(
+      "SELECT log_offset AS o FROM journal WHERE log_offset > ? AND log_offset <= ? AND kind = 'batch' AND target IS NOT NULL ORDER BY log_offset LIMIT ?",
+    );
+    this.deleteStmt = db.prepare('DELETE FROM journal WHERE log_offset = ?');
+  }
+
+  /** Table batches at or below this offset were deleted by retention (0: none). */
+  get truncatedThrough(): number {
+    const text = this.store.getMeta(TRUNCATED_THROUGH_KEY);
+    const value = text === undefined ? 0 : Number(text);
+    return Number.isSafeInteger(value) && value > 0 ? value : 0;
+  }
+
+  /**
+   * Deletes up to `maxRows` table batches at or below `checkpointOffset` journaled before
+   * `olderThan` (ms since the epoch), in order, inside the caller's open transaction, and records how
+   * far the deleted prefix reaches in the same transaction (a crash leaves both or neither).
+   */
+  deleteSlice(checkpointOffset: number, olderThan: number, maxRows: number): JournalTrimSlice {
+    const from = this.truncatedThrough;
+    const due = (this.dueUpToStmt.get(from, checkpointOffset, olderThan) as { o: number | null }).o;
+    if (due === null) return { deleted: 0, truncatedThrough: from, more: false };
+    const offsets = (this.sliceStmt.all(from, due, maxRows) as { o: number }[]).map((r) => r.o);
+    for (const offset of offsets) this.deleteStmt.run(offset);
+    // A full slice ends at its last batch; a short one reached `due` (only DDL and ticks between).
+    const more = offsets.length === maxRows;
+    const through = more ? (offsets[offsets.length - 1] as number) : due;
+    this.store.setMeta(TRUNCATED_THROUGH_KEY, String(through));
+    return { deleted: offsets.length, truncatedThrough: through, more };
+  }
+}
