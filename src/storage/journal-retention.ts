@@ -9,6 +9,8 @@ import type { SqliteStore } from './sqlite-store.ts';
 
 /** The meta row recording the highest journal offset at or below which table batches were deleted. */
 const TRUNCATED_THROUGH_KEY = 'journal_truncated_through';
+/** About this many payload bytes a slice deletes at most (at least one batch). */
+const SLICE_BYTES = 4 * 1024 * 1024;
 
 export interface JournalTrimSlice {
   /** Table batches deleted by this slice. */
@@ -31,8 +33,9 @@ export class JournalRetention {
     this.dueUpToStmt = db.prepare(
       'SELECT MAX(log_offset) AS o FROM journal WHERE log_offset > ? AND log_offset <= ? AND log_offset < (SELECT MAX(log_offset) FROM journal) AND at < ?',
     );
+    // octet_length reads a payload's size from its record header, not its (overflow) pages.
     this.sliceStmt = db.prepare(
-      "SELECT log_offset AS o FROM journal WHERE log_offset > ? AND log_offset <= ? AND kind = 'batch' AND target IS NOT NULL ORDER BY log_offset LIMIT ?",
+      "SELECT log_offset AS o, octet_length(payload) AS b FROM journal WHERE log_offset > ? AND log_offset <= ? AND kind = 'batch' AND target IS NOT NULL ORDER BY log_offset LIMIT ?",
     );
     this.deleteStmt = db.prepare('DELETE FROM journal WHERE log_offset = ?');
   }
@@ -45,20 +48,34 @@ export class JournalRetention {
   }
 
   /**
-   * Deletes up to `maxRows` table batches at or below `checkpointOffset` journaled before
-   * `olderThan` (ms since the epoch), in order, inside the caller's open transaction, and records how
-   * far the deleted prefix reaches in the same transaction (a crash leaves both or neither).
+   * Deletes up to `maxRows` table batches (and about `maxBytes` of their payloads: freeing a batch's
+   * pages costs in proportion to its size) at or below `checkpointOffset` journaled before
+   * `olderThan` (ms since the epoch), in order, inside the caller's open transaction, and records
+   * how far the deleted prefix reaches in the same transaction (a crash leaves both or neither).
    */
-  deleteSlice(checkpointOffset: number, olderThan: number, maxRows: number): JournalTrimSlice {
+  deleteSlice(
+    checkpointOffset: number,
+    olderThan: number,
+    maxRows: number,
+    maxBytes = SLICE_BYTES,
+  ): JournalTrimSlice {
     const from = this.truncatedThrough;
     const due = (this.dueUpToStmt.get(from, checkpointOffset, olderThan) as { o: number | null }).o;
     if (due === null) return { deleted: 0, truncatedThrough: from, more: false };
-    const offsets = (this.sliceStmt.all(from, due, maxRows) as { o: number }[]).map((r) => r.o);
-    for (const offset of offsets) this.deleteStmt.run(offset);
-    // A full slice ends at its last batch; a short one reached `due` (only DDL and ticks between).
-    const more = offsets.length === maxRows;
-    const through = more ? (offsets[offsets.length - 1] as number) : due;
+    const candidates = this.sliceStmt.all(from, due, maxRows) as { o: number; b: number }[];
+    let deleted = 0;
+    let bytes = 0;
+    for (const { o, b } of candidates) {
+      if (deleted > 0 && bytes + b > maxBytes) break;
+      this.deleteStmt.run(o);
+      deleted += 1;
+      bytes += b;
+    }
+    // A slice that stopped at a bound ends at its last batch; one that did not reached `due`
+    // (only DDL and ticks between).
+    const more = deleted < candidates.length || candidates.length === maxRows;
+    const through = more ? (candidates[deleted - 1] as { o: number }).o : due;
     this.store.setMeta(TRUNCATED_THROUGH_KEY, String(through));
-    return { deleted: offsets.length, truncatedThrough: through, more };
+    return { deleted, truncatedThrough: through, more };
   }
 }

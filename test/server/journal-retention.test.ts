@@ -261,3 +261,34 @@ test('journal retention 0 (ms: null) keeps everything', () => {
     removeDir(dir);
   }
 });
+
+test('a slice also stops at its payload bytes (at least one batch a slice)', () => {
+  const dir = tempDir();
+  try {
+    const rt = open(dir);
+    try {
+      fill(rt, 12);
+      rt.checkpoint();
+      const covered = rt.checkpointStatus().journalOffset as number;
+      const later = Date.now() + 2 * HOUR;
+      const counts: number[] = [];
+      for (let more = true; more;) {
+        rt.store.begin();
+        const slice = rt.journalRetention.deleteSlice(covered, later, 1000, 1);
+        rt.store.commit();
+        counts.push(slice.deleted);
+        more = slice.more;
+      }
+      // One batch a slice, then a last slice that finds none.
+      assert.ok(
+        counts.slice(0, -1).every((n) => n === 1),
+        counts.join(','),
+      );
+      assert.equal(journalKinds(rt).batches, 1, 'only the journal’s last entry is left');
+    } finally {
+      rt.close();
+    }
+  } finally {
+    removeDir(dir);
+  }
+});
