@@ -22,22 +22,44 @@ export interface JournalTrimSlice {
 }
 
 export class JournalRetention {
-  private readonly dueUpToStmt;
+  private readonly atOrAfterStmt;
+  private readonly lastOffsetStmt;
   private readonly sliceStmt;
   private readonly deleteStmt;
 
   constructor(private readonly store: SqliteStore) {
     const db = store.db;
-    // The newest entry old enough, among those the checkpoint covers; the journal's last entry is
-    // never deleted (its offset is where the next append continues: TableLog reads MAX(log_offset)).
-    this.dueUpToStmt = db.prepare(
-      'SELECT MAX(log_offset) AS o FROM journal WHERE log_offset > ? AND log_offset <= ? AND log_offset < (SELECT MAX(log_offset) FROM journal) AND at < ?',
+    // Point reads by offset (the journal's rowid): the search for what is due never scans the journal.
+    this.atOrAfterStmt = db.prepare(
+      'SELECT log_offset AS o, at FROM journal WHERE log_offset >= ? ORDER BY log_offset LIMIT 1',
     );
+    this.lastOffsetStmt = db.prepare('SELECT MAX(log_offset) AS o FROM journal');
     // octet_length reads a payload's size from its record header, not its (overflow) pages.
     this.sliceStmt = db.prepare(
       "SELECT log_offset AS o, octet_length(payload) AS b FROM journal WHERE log_offset > ? AND log_offset <= ? AND kind = 'batch' AND target IS NOT NULL ORDER BY log_offset LIMIT ?",
     );
     this.deleteStmt = db.prepare('DELETE FROM journal WHERE log_offset = ?');
+  }
+
+  /**
+   * The highest offset in (`from`, `checkpointOffset`] whose entry was journaled before `olderThan`
+   * (null: none), below the journal's last entry, which is never deleted (its offset is where the
+   * next append continues: TableLog reads MAX(log_offset)). Entries are journaled in offset order
+   * with the wall clock's time, so a binary search over offsets finds it in ~40 point reads, every
+   * prune, however long the journal; a clock stepped back makes it at most that much off.
+   */
+  private dueUpTo(from: number, checkpointOffset: number, olderThan: number): number | null {
+    const last = (this.lastOffsetStmt.get() as { o: number | null }).o ?? 0;
+    let low = from; // known due (or the prefix already deleted)
+    let high = Math.min(checkpointOffset, last - 1) + 1; // known not due, or past the bound
+    while (high - low > 1) {
+      const mid = Math.floor((low + high) / 2);
+      const entry = this.atOrAfterStmt.get(mid) as { o: number; at: number } | undefined;
+      // Offsets are dense above the deleted prefix, and every entry there is kept.
+      if (entry === undefined || entry.o >= high || entry.at >= olderThan) high = mid;
+      else low = entry.o;
+    }
+    return low > from ? low : null;
   }
 
   /** Table batches at or below this offset were deleted by retention (0: none). */
@@ -60,7 +82,7 @@ export class JournalRetention {
     maxBytes = SLICE_BYTES,
   ): JournalTrimSlice {
     const from = this.truncatedThrough;
-    const due = (this.dueUpToStmt.get(from, checkpointOffset, olderThan) as { o: number | null }).o;
+    const due = this.dueUpTo(from, checkpointOffset, olderThan);
     if (due === null) return { deleted: 0, truncatedThrough: from, more: false };
     const candidates = this.sliceStmt.all(from, due, maxRows) as { o: number; b: number }[];
     let deleted = 0;

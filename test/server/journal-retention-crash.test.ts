@@ -22,8 +22,8 @@ function batch(i: number): Row[] {
   return [0, 1, 2].map((k) => ({ id: i * 3 + k, seller: (i + k) % 5, amount: (i * 7 + k) % 50 }));
 }
 
-async function start(dir: string, env: Record<string, string> = {}): Promise<CrashableServer> {
-  const outcome = await spawnCrashable(dir, { args: ARGS, env });
+async function start(dir: string, env: Record<string, string> = {}, args = ARGS): Promise<CrashableServer> {
+  const outcome = await spawnCrashable(dir, { args, env });
   assert.equal(outcome.kind, 'listening', outcome.kind === 'exited' ? outcome.output : '');
   return (outcome as { server: CrashableServer }).server;
 }
@@ -56,23 +56,36 @@ test('a kill -9 inside a journal retention slice loses nothing; the slice is don
   const reference = new Engine();
   reference.execute(DDL.join(';\n'));
   let server: CrashableServer | undefined;
+  const BATCHES = 40;
   try {
-    server = await start(dir, { SLUICE_CRASH_POINT: 'during-journal-trim' });
+    // Written with a long retention, stopped gracefully (a checkpoint covering every batch).
+    server = await start(dir, {}, ['--journal-retention-seconds', '3600']);
     await sqlOk(server.base, DDL.join(';\n'));
-    const BATCHES = 40;
     for (let i = 0; i < BATCHES; i++) {
       const r = await request(server.base, 'POST', '/v1/tables/orders/rows', batch(i));
       assert.equal(r.status, 200, r.text);
       reference.applyChanges('orders', { insert: batch(i) });
     }
-    // Past the one-second retention a checkpoint covers them, and the first slice that deletes
-    // batches dies before its COMMIT.
-    const exit = await Promise.race([
-      server.exited,
-      new Promise<null>((r) => setTimeout(() => r(null), 30_000).unref()),
-    ]);
-    assert.ok(exit !== null && exit.signal === 'SIGKILL', `killed at the crash point:\n${server.output()}`);
-    assert.match(server.output(), /crash point "during-journal-trim" reached/);
+    server.child.kill('SIGTERM');
+    await server.exited;
+    await new Promise((r) => setTimeout(r, 1100));
+
+    // With a one-second retention every batch is due at the first prune, and the first slice dies
+    // before its COMMIT (no write runs meanwhile: what the journal holds after is unambiguous).
+    const crashed = await spawnCrashable(dir, {
+      args: ARGS,
+      env: { SLUICE_CRASH_POINT: 'during-journal-trim' },
+    });
+    const exit =
+      crashed.kind === 'exited'
+        ? crashed
+        : await Promise.race([
+            crashed.server.exited,
+            new Promise<null>((r) => setTimeout(() => r(null), 30_000).unref()),
+          ]);
+    const output = crashed.kind === 'exited' ? crashed.output : crashed.server.output();
+    assert.ok(exit !== null && exit.signal === 'SIGKILL', `killed at the crash point:\n${output}`);
+    assert.match(output, /crash point "during-journal-trim" reached/);
     const afterCrash = journal(dir);
     assert.equal(afterCrash.batches, BATCHES, 'the slice was rolled back whole');
     assert.equal(afterCrash.through, null);

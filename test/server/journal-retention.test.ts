@@ -292,3 +292,36 @@ test('a slice also stops at its payload bytes (at least one batch a slice)', () 
     removeDir(dir);
   }
 });
+
+test('only the batches older than the retention go: the newer ones the checkpoint covers stay', () => {
+  const dir = tempDir();
+  try {
+    const rt = open(dir);
+    try {
+      fill(rt, 50);
+      rt.checkpoint();
+      const covered = rt.checkpointStatus().journalOffset as number;
+      const old = Math.floor(covered / 2);
+      // Entries up to `old` journaled two hours ago (`at` is outside the entry's checksum).
+      rt.store.db.prepare('UPDATE journal SET at = at - ? WHERE log_offset <= ?').run(2 * HOUR, old);
+      const count = (sql: string, ...params: number[]): number =>
+        (rt.store.db.prepare(sql).get(...params) as { n: number }).n;
+      const batchesUpTo = (offset: number): number =>
+        count(
+          "SELECT COUNT(*) AS n FROM journal WHERE kind = 'batch' AND target IS NOT NULL AND log_offset <= ?",
+          offset,
+        );
+      const oldBatches = batchesUpTo(old);
+      const coveredBatches = batchesUpTo(covered);
+      const deleted = trimAll(rt, Date.now()).reduce((a, b) => a + b, 0);
+      assert.equal(deleted, oldBatches);
+      assert.equal(batchesUpTo(old), 0);
+      assert.equal(batchesUpTo(covered), coveredBatches - oldBatches, 'the newer covered batches stay');
+      assert.ok(rt.journalRetention.truncatedThrough <= old);
+    } finally {
+      rt.close();
+    }
+  } finally {
+    removeDir(dir);
+  }
+});
