@@ -4,7 +4,7 @@
 // whose checkpoint cannot be used refuses to start instead of replaying a shorter history.
 import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
@@ -323,5 +323,33 @@ test('only the batches older than the retention go: the newer ones the checkpoin
     }
   } finally {
     removeDir(dir);
+  }
+});
+
+test('a checkpoint older than the deleted prefix (an older checkpoint.db) refuses the start', () => {
+  const dir = tempDir();
+  const saved = tempDir();
+  try {
+    let rt = open(dir);
+    fill(rt, 20);
+    rt.close(); // a checkpoint at shutdown
+    cpSync(join(dir, 'checkpoint.db'), join(saved, 'checkpoint.db'));
+    rt = open(dir);
+    try {
+      fill(rt, 20, 20);
+      rt.checkpoint();
+      trimAll(rt, Date.now() + 2 * HOUR);
+    } finally {
+      rt.close();
+    }
+    rmSync(join(dir, 'checkpoint.db-wal'), { force: true });
+    cpSync(join(saved, 'checkpoint.db'), join(dir, 'checkpoint.db'));
+    assert.throws(
+      () => open(dir).close(),
+      (error: unknown) => error instanceof SluiceError && /older copy/.test(error.detail ?? ''),
+    );
+  } finally {
+    removeDir(dir);
+    removeDir(saved);
   }
 });

@@ -54,6 +54,12 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
     // The journal replayed after a checkpoint is what the next (incremental) one writes: tracked.
     // Without a checkpoint the next one is full, and nothing is tracked until it is taken.
     this.setStateTracking(stored !== null);
+    if (stored !== null && stored.journalOffset < this.journalRetention.truncatedThrough) {
+      // An older checkpoint file than the journal (restored from another copy): its tail is gone.
+      this.refuseTruncatedReplay(
+        `the checkpoint covers the journal up to offset ${stored.journalOffset} only, and the batches after it that recovery would replay were deleted (is checkpoint.db an older copy than sluice.db?)`,
+      );
+    }
     if (stored !== null) {
       try {
         const report = this.recoverFromCheckpoint(stored.checkpoint, stored.journalOffset, started);
