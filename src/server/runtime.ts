@@ -1,6 +1,7 @@
 // The durable engine: wraps the in-memory Engine with the SQLite journal and changelog store, replays
 // the journal on open, and fans each committed epoch out to subscribers. Nothing is acknowledged or
 // published before the transaction holding it committed (fsync).
+import { closeSync, existsSync, fsyncSync, openSync } from 'node:fs';
 import type { CheckpointStore } from '../storage/checkpoint-store.ts';
 import { ConnectorManager, connectorError, connectorHostsAfterRecovery } from './connectors.ts';
 import { CatalogSnapshotStore } from '../storage/catalog-snapshot-store.ts';
@@ -92,6 +93,8 @@ export class SluiceRuntime extends RuntimeRecovery {
       this.engine = options.createEngine();
       this.watchEpochs();
       this.recovery = this.recover(checkpoints.damage);
+      if (this.recovery.checkpointOffset !== null)
+        this.syncRecoveredCheckpoint(this.recovery.checkpointOffset);
       this.engine.selectLimits = options.selectLimits ?? DEFAULTS.selectLimits;
       this.engine.maxDmlRows = options.maxDmlRows ?? DEFAULTS.maxDmlRows;
       this.committedEpoch = this.engine.epoch;
@@ -198,13 +201,34 @@ export class SluiceRuntime extends RuntimeRecovery {
 
   private journalTrimDue(): boolean {
     const policy = this.options.journalRetention;
-    return policy !== undefined && policy.ms !== null && this.checkpointOffset > 0;
+    return policy !== undefined && policy.ms !== null && this.durableCheckpointOffset > 0;
+  }
+
+  /**
+   * Makes the checkpoint recovery loaded survive a power loss, so journal retention may delete what
+   * it covers: the process before this one may have been killed with its last writes to
+   * `checkpoint.db` (at synchronous=NORMAL, or OFF before that) in the OS's cache only. An fsync of
+   * the file and its WAL puts on disk exactly what this process read.
+   */
+  private syncRecoveredCheckpoint(journalOffset: number): void {
+    if (this.options.dataDir !== null) {
+      for (const path of [this.checkpointFile.path, `${this.checkpointFile.path}-wal`]) {
+        if (!existsSync(path)) continue;
+        const fd = openSync(path, 'r+');
+        try {
+          fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+      }
+    }
+    this.checkpointDurable(journalOffset);
   }
 
   /**
    * Deletes one slice of the table batches the durable checkpoint covers that are older than the
    * journal retention at `now` (journal-retention.ts); null when none may be deleted now: retention
-   * off, no checkpoint yet, a request's transaction open or its commit's sync owed (the next prune
+   * off, no durable checkpoint yet, a request's transaction open or its commit's sync owed (the next prune
    * tries again).
    */
   trimJournalSlice(now = Date.now()): JournalTrimSlice | null {
@@ -213,8 +237,9 @@ export class SluiceRuntime extends RuntimeRecovery {
     if (this.failure !== null || this.store.inTransaction || this.store.syncOwed) return null;
     try {
       this.store.begin();
+      // Up to the checkpoint known durable only: the latest one may not survive a power loss yet.
       const slice = this.journalRetention.deleteSlice(
-        this.checkpointOffset,
+        this.durableCheckpointOffset,
         now - policy.ms,
         policy.sliceRows,
       );

@@ -67,6 +67,11 @@ export interface RuntimeOptions {
 export interface CheckpointPolicy {
   readonly intervalMs: number;
   readonly epochs: number;
+  /**
+   * With journal retention on, the writer thread makes a checkpoint durable (syncs the file) when the
+   * last durable one is older than this (default DURABLE_CHECKPOINT_INTERVAL_MS, checkpoints.ts).
+   */
+  readonly durableIntervalMs?: number;
   /** A checkpoint is written in slices of about this many ms, with epochs running between them. */
   readonly sliceMs?: number;
 }
@@ -108,6 +113,11 @@ export interface CheckpointStatus {
   readonly enabled: boolean;
   readonly epoch: number | null;
   readonly journalOffset: number | null;
+  /**
+   * The journal offset of the last checkpoint known to survive a power loss (synced), null: none
+   * since the start; journal retention deletes only up to it.
+   */
+  readonly durableJournalOffset: number | null;
   readonly written: number;
   readonly failures: number;
   readonly lastError: string | null;
