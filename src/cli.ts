@@ -42,6 +42,9 @@ Options of sluice start:
   --body-limit <bytes>       largest request body (default ${DEFAULTS.bodyLimit})
   --retention-epochs <n>     keep changelogs of the last n epochs (default ${DEFAULTS.retention.epochs}; 0 = no limit)
   --retention-seconds <n>    keep changelogs younger than n seconds (default ${DEFAULTS.retention.ms / 1000}; 0 = no limit)
+  --journal-retention-seconds <n>  delete journal table batches a checkpoint covers once older than n seconds
+                             (env SLUICE_JOURNAL_RETENTION_SECONDS; default ${DEFAULTS.journalRetention.ms / 1000}, a week;
+                             0 = keep all); past it a checkpoint that cannot be loaded refuses the start
   --heartbeat-ms <n>         progress message interval for idle subscribers (default ${DEFAULTS.heartbeatMs})
   --clock <real|manual>      where epochs read the logical clock NOW() of temporal filters: the machine's clock,
                              or a manual one moved only by SET CLOCK (tests, back-fills) (default real)
@@ -178,6 +181,7 @@ async function main(argv: string[]): Promise<void> {
         'body-limit': { type: 'string' },
         'retention-epochs': { type: 'string' },
         'retention-seconds': { type: 'string' },
+        'journal-retention-seconds': { type: 'string' },
         'heartbeat-ms': { type: 'string' },
         clock: { type: 'string' },
         'clock-tick-ms': { type: 'string' },
@@ -286,6 +290,11 @@ async function main(argv: string[]): Promise<void> {
     values['retention-seconds'],
     DEFAULTS.retention.ms / 1000,
   );
+  const journalRetentionSeconds = intOption(
+    'journal-retention-seconds',
+    values['journal-retention-seconds'] ?? process.env.SLUICE_JOURNAL_RETENTION_SECONDS,
+    DEFAULTS.journalRetention.ms / 1000,
+  );
   const checkpointIntervalMs = intOption(
     'checkpoint-interval-ms',
     values['checkpoint-interval-ms'],
@@ -348,6 +357,9 @@ async function main(argv: string[]): Promise<void> {
       retention: {
         epochs: retentionEpochs === 0 ? null : retentionEpochs,
         ms: retentionSeconds === 0 ? null : retentionSeconds * 1000,
+      },
+      journalRetention: {
+        ms: journalRetentionSeconds === 0 ? null : journalRetentionSeconds * 1000,
       },
       heartbeatMs: intOption('heartbeat-ms', values['heartbeat-ms'], DEFAULTS.heartbeatMs, 10),
       clock: {

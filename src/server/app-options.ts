@@ -5,7 +5,7 @@ import type { Engine } from '../index.ts';
 import type { Retention } from '../storage/changelog-store.ts';
 import type { SubscriberLimits } from '../sink/subscriber.ts';
 import type { QuerySubscriptionOptions } from './query-subscriptions.ts';
-import type { CheckpointPolicy } from './runtime/types.ts';
+import type { CheckpointPolicy, JournalRetentionPolicy } from './runtime/types.ts';
 import type { ReadLimits } from './view-rows.ts';
 import type { ResultLimits } from '../exec/result-size.ts';
 import type { IdempotencyLimits } from './idempotency-window.ts';
@@ -43,6 +43,12 @@ export interface AppOptions {
    * so a restart replays the whole journal.
    */
   readonly checkpoint?: Partial<CheckpointPolicy> | false;
+  /**
+   * Journal retention: table batches a durable checkpoint covers are deleted once older than `ms`
+   * (default a week; null: kept forever), `sliceRows` at a time between requests. Past it, a
+   * checkpoint that cannot be loaded refuses the start instead of replaying the whole journal.
+   */
+  readonly journalRetention?: Partial<JournalRetentionPolicy>;
   /** `PRAGMA quick_check` the data file at start (default true). */
   readonly verifyOnOpen?: boolean;
   /** A pino logger, or false for none (default: none). */

@@ -96,6 +96,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         options.checkpoint === false || options.dataDir === null
           ? null
           : { ...DEFAULTS.checkpoint, ...options.checkpoint },
+      journalRetention: { ...DEFAULTS.journalRetention, ...options.journalRetention },
       ...(options.verifyOnOpen !== undefined ? { verifyOnOpen: options.verifyOnOpen } : {}),
       connectorHosts: options.connectorHosts ?? null,
       ...(options.connectorConnectTimeoutMs !== undefined

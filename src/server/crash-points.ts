@@ -20,6 +20,8 @@ export const CRASH_POINTS = [
   'between-checkpoint-slices',
   /** The checkpoint transaction committed. */
   'after-checkpoint',
+  /** Journal retention deleted a slice of table batches; its transaction is not committed yet. */
+  'during-journal-trim',
   /** A new tenant's directory and runtime exist; the row that lists it is not written yet. */
   'tenant-before-listed',
 ] as const;

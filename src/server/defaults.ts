@@ -6,6 +6,7 @@ import type { SubscriberLimits } from '../sink/subscriber.ts';
 import type { ReadLimits } from './view-rows.ts';
 import type { ResultLimits } from '../exec/result-size.ts';
 import type { IdempotencyLimits } from './idempotency-window.ts';
+import type { JournalRetentionPolicy } from './runtime/types.ts';
 
 export const DEFAULTS = {
   bodyLimit: 16 * 1024 * 1024,
@@ -50,6 +51,12 @@ export const DEFAULTS = {
   // A connection must deliver its headers, and then its whole request, within these; an idle
   // keep-alive connection is closed after keepAliveMs. Slow or stalled clients cannot hold sockets.
   timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 },
+  // Table batches the durable checkpoint covers are deleted from the journal after a week: long
+  // enough that a checkpoint found bad (a damaged file, a bug in a new version's loader) can still
+  // fall back to replaying the journal for a week's worth of history, short enough that the
+  // journal stops growing (the HTTP bench's ingest writes gigabytes an hour). 256 batches a slice
+  // keep a slice's transaction to a few ms. null (`--journal-retention-seconds 0`): keep all.
+  journalRetention: { ms: 7 * 24 * 60 * 60 * 1000, sliceRows: 256 } satisfies JournalRetentionPolicy,
   // Recovery replays at most this much journal after a kill -9; the cost is one incremental write.
   checkpoint: { intervalMs: 10_000, epochs: 10_000, sliceMs: CHECKPOINT_SLICE_MS },
   // Ingest idempotency keys are remembered this long, up to this many and this many bytes of memory

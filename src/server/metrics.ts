@@ -75,6 +75,7 @@ export class ServerMetrics {
   private readonly groupRequests: Counter;
   private readonly checkpoints: Counter<'kind'>;
   private readonly checkpointFailures: Counter;
+  private readonly journalBatchesDeleted: Counter;
   private readonly checkpointBytes: Counter;
   private readonly checkpointSeconds: Histogram;
   private readonly checkpointBusySeconds: Histogram;
@@ -147,6 +148,11 @@ export class ServerMetrics {
     this.checkpointFailures = new Counter({
       name: 'sluice_checkpoint_failures_total',
       help: 'Checkpoint writes that failed (the previous checkpoint was kept)',
+      registers,
+    });
+    this.journalBatchesDeleted = new Counter({
+      name: 'sluice_journal_batches_deleted_total',
+      help: 'Journal table batches deleted by journal retention (older than it, and covered by a checkpoint)',
       registers,
     });
     this.checkpointBytes = new Counter({
@@ -461,6 +467,10 @@ export class ServerMetrics {
 
   checkpointFailed(): void {
     this.checkpointFailures.inc();
+  }
+
+  journalTrimmed(batches: number): void {
+    this.journalBatchesDeleted.inc(batches);
   }
 
   viewChanges(view: string, rows: number): void {

@@ -1,6 +1,7 @@
 // The durable engine: wraps the in-memory Engine with the SQLite journal and changelog store, replays
 // the journal on open, and fans each committed epoch out to subscribers. Nothing is acknowledged or
 // published before the transaction holding it committed (fsync).
+import { closeSync, existsSync, fsyncSync, openSync } from 'node:fs';
 import type { CheckpointStore } from '../storage/checkpoint-store.ts';
 import { ConnectorManager, connectorError, connectorHostsAfterRecovery } from './connectors.ts';
 import { CatalogSnapshotStore } from '../storage/catalog-snapshot-store.ts';
@@ -13,6 +14,8 @@ import { SubscriberBudget } from '../sink/subscriber-budget.ts';
 import { BudgetAccount } from '../sink/budget-account.ts';
 import { SqliteStore } from '../storage/sqlite-store.ts';
 import { TableLog } from '../storage/table-log.ts';
+import { JournalRetention, type JournalTrimSlice } from '../storage/journal-retention.ts';
+import { crashPoint } from './crash-points.ts';
 import { IdempotencyStore } from '../storage/idempotency-store.ts';
 import { IdempotencyWindow } from './idempotency-window.ts';
 import type { Engine } from '../index.ts';
@@ -29,6 +32,9 @@ export class SluiceRuntime extends RuntimeRecovery {
   readonly store: SqliteStore;
   readonly log: TableLog;
   readonly changelog: ChangelogStore;
+  readonly journalRetention: JournalRetention;
+  /** A slice of journal retention is queued for the next turn of the event loop. */
+  private journalTrimQueued = false;
   readonly epochTimes: EpochTimeStore;
   checkpoints: CheckpointStore;
   checkpointFile: SqliteStore;
@@ -67,6 +73,7 @@ export class SluiceRuntime extends RuntimeRecovery {
           this.ddlSinceSync = true;
         },
       });
+      this.journalRetention = new JournalRetention(this.store);
       this.sourceStore = new SourceStore(this.store.db);
       this.catalogSnapshots = new CatalogSnapshotStore(this.store.db);
       // Rebuilt from the keys committed with their batches (before recovery: it needs no engine).
@@ -86,6 +93,8 @@ export class SluiceRuntime extends RuntimeRecovery {
       this.engine = options.createEngine();
       this.watchEpochs();
       this.recovery = this.recover(checkpoints.damage);
+      if (this.recovery.checkpointOffset !== null)
+        this.syncRecoveredCheckpoint(this.recovery.checkpointOffset);
       this.engine.selectLimits = options.selectLimits ?? DEFAULTS.selectLimits;
       this.engine.maxDmlRows = options.maxDmlRows ?? DEFAULTS.maxDmlRows;
       this.committedEpoch = this.engine.epoch;
@@ -171,6 +180,76 @@ export class SluiceRuntime extends RuntimeRecovery {
       this.store.commit();
     } catch (error) {
       this.fail(error);
+      return;
+    }
+    this.queueJournalTrim();
+  }
+
+  /**
+   * Queues a slice of journal retention for a later turn of the event loop, and after it the next
+   * while more are due: each slice is one short transaction between requests.
+   */
+  private queueJournalTrim(): void {
+    if (this.journalTrimQueued || !this.journalTrimDue()) return;
+    this.journalTrimQueued = true;
+    setImmediate(() => {
+      this.journalTrimQueued = false;
+      if (this.closing || !this.store.db.open) return;
+      if (this.trimJournalSlice()?.more === true) this.queueJournalTrim();
+    });
+  }
+
+  private journalTrimDue(): boolean {
+    const policy = this.options.journalRetention;
+    return policy !== undefined && policy.ms !== null && this.durableCheckpointOffset > 0;
+  }
+
+  /**
+   * Makes the checkpoint recovery loaded survive a power loss, so journal retention may delete what
+   * it covers: the process before this one may have been killed with its last writes to
+   * `checkpoint.db` (at synchronous=NORMAL, or OFF before that) in the OS's cache only. An fsync of
+   * the file and its WAL puts on disk exactly what this process read.
+   */
+  private syncRecoveredCheckpoint(journalOffset: number): void {
+    if (this.options.dataDir !== null) {
+      for (const path of [this.checkpointFile.path, `${this.checkpointFile.path}-wal`]) {
+        if (!existsSync(path)) continue;
+        const fd = openSync(path, 'r+');
+        try {
+          fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+      }
+    }
+    this.checkpointDurable(journalOffset);
+  }
+
+  /**
+   * Deletes one slice of the table batches the durable checkpoint covers that are older than the
+   * journal retention at `now` (journal-retention.ts); null when none may be deleted now: retention
+   * off, no durable checkpoint yet, a request's transaction open or its commit's sync owed (the next prune
+   * tries again).
+   */
+  trimJournalSlice(now = Date.now()): JournalTrimSlice | null {
+    const policy = this.options.journalRetention;
+    if (policy === undefined || policy.ms === null || !this.journalTrimDue()) return null;
+    if (this.failure !== null || this.store.inTransaction || this.store.syncOwed) return null;
+    try {
+      this.store.begin();
+      // Up to the checkpoint known durable only: the latest one may not survive a power loss yet.
+      const slice = this.journalRetention.deleteSlice(
+        this.durableCheckpointOffset,
+        now - policy.ms,
+        policy.sliceRows,
+      );
+      if (slice.deleted > 0) crashPoint('during-journal-trim');
+      this.store.commit();
+      if (slice.deleted > 0) this.hooks.journalTrimmed?.(slice.deleted);
+      return slice;
+    } catch (error) {
+      this.fail(error);
+      return null;
     }
   }
 

@@ -70,6 +70,7 @@ export function openTenant(
     rowsExamined: (kind, rows) => metrics.rowsExamined(kind, rows),
     checkpointWritten: (stats) => metrics.checkpointWritten(stats),
     checkpointFailed: () => metrics.checkpointFailed(),
+    journalTrimmed: (batches) => metrics.journalTrimmed(batches),
   };
   const queries = new QuerySubscriptions(tenantRuntime, logger, {
     lingerMs: querySubscriptions?.lingerMs ?? DEFAULTS.querySubscriptions.lingerMs,

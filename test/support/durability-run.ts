@@ -81,6 +81,10 @@ export interface DurabilityRunSummary {
 }
 
 const SERVER_ARGS = [
+  // The journal-only comparisons replay the whole journal: retention must delete none of it (the
+  // default, a week, is longer than any run; said here so a shorter default cannot break them).
+  '--journal-retention-seconds',
+  '0',
   '--checkpoint-interval-ms',
   '30',
   '--checkpoint-epochs',

@@ -12,6 +12,7 @@ import type { EpochTimeStore } from '../../storage/epoch-time-store.ts';
 import type { BudgetAccount } from '../../sink/budget-account.ts';
 import type { SqliteStore } from '../../storage/sqlite-store.ts';
 import type { TableLog } from '../../storage/table-log.ts';
+import type { JournalRetention } from '../../storage/journal-retention.ts';
 import type { Engine } from '../../index.ts';
 import type { RuntimeOptions, RuntimeHooks } from './types.ts';
 
@@ -21,6 +22,8 @@ export abstract class RuntimeBase {
   abstract readonly store: SqliteStore;
   abstract readonly log: TableLog;
   abstract readonly changelog: ChangelogStore;
+  /** Deletes old table batches the checkpoint covers; knows how far it deleted (recovery refuses a full replay past it). */
+  abstract readonly journalRetention: JournalRetention;
   /** Each epoch's clock and watermarks, for reads and resumed streams at a past epoch. */
   abstract readonly epochTimes: EpochTimeStore;
   /** Replaced only at start, when the checkpoint file is found damaged (set aside, started anew). */

@@ -34,11 +34,31 @@ export type ToWorker =
       readonly replaceAll: boolean | null;
       readonly blocks: readonly TableBlock[];
     }
-  | { readonly t: 'commit'; readonly file: number; readonly write: number }
+  | {
+      readonly t: 'commit';
+      readonly file: number;
+      readonly write: number;
+      /**
+       * After the COMMIT, make the file durable (a WAL checkpoint with its fsyncs) so journal
+       * retention may delete what this checkpoint covers; otherwise only when the WAL outgrew its bound.
+       */
+      readonly durable: boolean;
+    }
   | { readonly t: 'abort'; readonly file: number; readonly write: number }
   | { readonly t: 'release'; readonly file: number }
   /** Test hook (`failWriterThreadForTests`): the thread exits at once, as if it had crashed. */
-  | { readonly t: 'exit-for-test' };
+  | { readonly t: 'exit-for-test' }
+  /** Test hook: the thread answers with its connection's pragmas (`settings`). */
+  | { readonly t: 'settings'; readonly file: number };
+
+/** The writer connection's durability settings, read back from it (tests). */
+export interface WriterSettings {
+  /** PRAGMA synchronous: 0 OFF, 1 NORMAL, 2 FULL. */
+  readonly synchronous: number;
+  /** PRAGMA wal_autocheckpoint: 0 when only the thread's own durable points copy the WAL. */
+  readonly walAutocheckpoint: number;
+  readonly journalMode: string;
+}
 
 export interface WireError {
   readonly code: string;
@@ -54,5 +74,11 @@ export type FromWorker =
       readonly file: number;
       readonly write: number;
       readonly stats: CheckpointTransactionStats;
+      /**
+       * The write survives a power loss: a WAL checkpoint after its COMMIT synced the WAL, copied it
+       * into the file and synced the file. Otherwise it survives a process kill only.
+       */
+      readonly durable: boolean;
     }
+  | { readonly t: 'settings'; readonly file: number; readonly settings: WriterSettings }
   | { readonly t: 'failed'; readonly file: number; readonly write: number; readonly error: WireError };

@@ -1,8 +1,10 @@
 // The checkpoint writer thread: it owns a second connection to each runtime's checkpoint file and
-// writes the entries the main thread encoded, so the SQLite inserts, the entry hashes and the
-// COMMIT (with its fsync and WAL copy) never stall the event loop that serves requests.
+// writes the entries the main thread encoded, so the SQLite inserts, the entry hashes, the COMMIT
+// and the durable points (the WAL's copy into the file, with its fsyncs) never stall the event loop
+// that serves requests.
 // One worker serves every runtime in the process; the messages are in checkpoint-protocol.ts.
 import Database from 'better-sqlite3';
+import { statSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { SluiceError } from '../../common/errors.ts';
 import { openSchema } from '../../storage/checkpoint-format.ts';
@@ -19,10 +21,18 @@ import {
   type FromWorker,
   type ToWorker,
   type WireError,
+  type WriterSettings,
 } from './checkpoint-protocol.ts';
+
+/**
+ * The WAL is copied into the file (a durable point) once it is this large even when no durable
+ * point is asked for: it holds every write since the last copy, full ones included.
+ */
+const WAL_BOUND_BYTES = 512 * 1024 * 1024;
 
 interface OpenFile {
   readonly db: Database.Database;
+  readonly path: string;
   readonly stmts: CheckpointStatements;
   readonly flags: Int32Array;
   write: number;
@@ -41,17 +51,23 @@ port.on('message', (message: ToWorker) => {
     // The main thread verified and recovered the file; this connection only writes to it.
     const db = new Database(message.path, { timeout: 5000 });
     db.pragma('journal_mode = WAL');
-    // No fsync of its own: a checkpoint only shortens recovery (the journal is kept whole), and one
-    // that a power loss left behind, damaged or older, is detected by its checksums and replayed
-    // around (docs/server.md). Its fsyncs (tens of MB at the COMMIT and at the WAL's copy into the
-    // file) held the disk for 50–100 ms, and the journal's own syncs waited behind them: every ingest
-    // request answered then waited too (the p99 of `npm run bench:server`). A process that is killed
-    // loses nothing written: the pages are in the OS's cache.
-    db.pragma('synchronous = OFF');
+    // NORMAL, not FULL: a COMMIT writes the WAL without an fsync (a write's fsyncs, tens of MB,
+    // held the disk for 50–100 ms and the journal's syncs, which every ingest answer waits for,
+    // queued behind them: the p99 of `npm run bench:server`), and a process kill loses nothing
+    // written (the pages are in the OS's cache). Not OFF: at OFF the WAL's copy into the file runs
+    // without syncing the WAL first, so a power loss during a copy can tear pages of the file,
+    // even pages of a checkpoint that was once durable, and journal retention deletes the batches
+    // only such a checkpoint holds. At NORMAL SQLite syncs the WAL before every copy and the file
+    // after it: a power loss leaves the file at some commit since the last sync, never damaged.
+    db.pragma('synchronous = NORMAL');
+    // No copy at SQLite's 1,000-page bound (each copy now syncs): the copies are this thread's
+    // durable points (`durablePoint`), when the main thread asks for one or the WAL outgrew its bound.
+    db.pragma('wal_autocheckpoint = 0');
     openSchema(db);
     const flags = new Int32Array(message.flags);
     files.set(message.file, {
       db,
+      path: message.path,
       stmts: new CheckpointStatements(db),
       flags,
       write: -1,
@@ -62,6 +78,14 @@ port.on('message', (message: ToWorker) => {
   }
   const file = files.get(message.file);
   if (file === undefined) return;
+  if (message.t === 'settings') {
+    port.postMessage({
+      t: 'settings',
+      file: message.file,
+      settings: settingsOf(file.db),
+    } satisfies FromWorker);
+    return;
+  }
   if (message.t === 'release') {
     rollback(file);
     file.db.close();
@@ -135,11 +159,48 @@ function step(file: OpenFile, message: Exclude<ToWorker, { t: 'open' | 'release'
       file.db.exec('COMMIT');
       file.txn = null;
       file.write = -1;
+      const durable = (message.durable || walBytes(file.path) >= WAL_BOUND_BYTES) && durablePoint(file.db);
       idle(file);
-      port?.postMessage({ t: 'done', file: message.file, write: message.write, stats } satisfies FromWorker);
+      port?.postMessage({
+        t: 'done',
+        file: message.file,
+        write: message.write,
+        stats,
+        durable,
+      } satisfies FromWorker);
       return;
     }
   }
+}
+
+/**
+ * Copies the WAL into the file and starts it over (`wal_checkpoint(TRUNCATE)`): at NORMAL SQLite
+ * syncs the WAL, copies it and syncs the file, so every commit so far survives a power loss. False
+ * when it could not finish (a reader held the WAL: the next one tries again) or failed.
+ */
+function durablePoint(db: Database.Database): boolean {
+  try {
+    const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+    return result?.busy === 0;
+  } catch {
+    return false;
+  }
+}
+
+function walBytes(path: string): number {
+  try {
+    return statSync(`${path}-wal`).size;
+  } catch {
+    return 0;
+  }
+}
+
+function settingsOf(db: Database.Database): WriterSettings {
+  return {
+    synchronous: db.pragma('synchronous', { simple: true }) as number,
+    walAutocheckpoint: db.pragma('wal_autocheckpoint', { simple: true }) as number,
+    journalMode: db.pragma('journal_mode', { simple: true }) as string,
+  };
 }
 
 function live(file: OpenFile): CheckpointTransaction {

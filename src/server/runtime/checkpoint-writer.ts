@@ -32,6 +32,7 @@ import {
   type FromWorker,
   type ToWorker,
   type WireError,
+  type WriterSettings,
 } from './checkpoint-protocol.ts';
 
 /** Entries per message to the worker. */
@@ -62,7 +63,8 @@ const MAX_BATCHES_IN_FLIGHT = 4;
 /** How long shutdown waits for the worker to leave an abandoned write. */
 const ABORT_WAIT_MS = 10_000;
 
-type Outcome = { readonly stats: CheckpointTransactionStats } | { readonly error: SluiceError };
+type Outcome =
+  { readonly stats: CheckpointTransactionStats; readonly durable: boolean } | { readonly error: SluiceError };
 
 interface Pending {
   readonly write: number;
@@ -157,6 +159,10 @@ export class OffThreadCheckpointWriter {
   private pending: Pending | null = null;
   private aborted = false;
   private deaths = 0;
+  /** Whether the last write completed survives a power loss (the thread made a durable point after it). */
+  private lastDurable = false;
+  /** Answers to `settingsForTests`, oldest first. */
+  private readonly settingsWaiters: ((settings: WriterSettings) => void)[] = [];
 
   constructor(
     private readonly entry: string,
@@ -178,6 +184,24 @@ export class OffThreadCheckpointWriter {
     return this.pending !== null;
   }
 
+  /**
+   * Whether the last write completed survives a power loss: the thread copied the WAL into the file
+   * with its fsyncs after it (asked for, or the WAL outgrew its bound). Otherwise it survives a
+   * process kill only, until the next durable point.
+   */
+  get lastWriteDurable(): boolean {
+    return this.lastDurable;
+  }
+
+  /** Test hook: the thread's connection's pragmas, read back from it. */
+  settingsForTests(): Promise<WriterSettings> {
+    const worker = this.attach();
+    return new Promise((resolve) => {
+      this.settingsWaiters.push(resolve);
+      worker.post({ t: 'settings', file: this.file });
+    });
+  }
+
   /** Times the writer thread died since the last write it completed. */
   get consecutiveThreadDeaths(): number {
     return this.deaths;
@@ -185,12 +209,14 @@ export class OffThreadCheckpointWriter {
 
   /**
    * Takes a checkpoint from `source` (full when the store needs one) and has the worker write it.
-   * The main thread's share is taking the state and encoding it, in slices of `sliceMs`.
+   * The main thread's share is taking the state and encoding it, in slices of `sliceMs`. `durable`:
+   * the thread makes the file durable after the COMMIT (`lastWriteDurable`).
    */
   async write(
     source: CheckpointSource,
     journalOffset: number,
     sliceMs = CHECKPOINT_SLICE_MS,
+    durable = false,
   ): Promise<CheckpointWriteStats> {
     if (this.pending !== null)
       throw new SluiceError('INTERNAL_ERROR', 'a checkpoint is already being written');
@@ -201,6 +227,7 @@ export class OffThreadCheckpointWriter {
     const takeMs = performance.now() - started;
     const write = nextWrite++;
     this.aborted = false;
+    this.lastDurable = false;
     let settle!: Pending['settle'];
     const outcome = new Promise<Outcome>((resolve) => {
       settle = resolve;
@@ -382,10 +409,11 @@ export class OffThreadCheckpointWriter {
         }
       }
       endSlice();
-      worker.post({ t: 'commit', file: this.file, write });
+      worker.post({ t: 'commit', file: this.file, write, durable });
       const result = await outcome;
       if ('error' in result) throw result.error;
       const stats = result.stats;
+      this.lastDurable = result.durable;
       this.deaths = 0;
       if (stats.full) this.store.fullWritten();
       return {
@@ -463,6 +491,10 @@ export class OffThreadCheckpointWriter {
 
   /** A message from the worker about this file. */
   heard(message: FromWorker): void {
+    if (message.t === 'settings') {
+      this.settingsWaiters.shift()?.(message.settings);
+      return;
+    }
     const pending = this.pending;
     if (pending === null || message.write !== pending.write) return;
     if (message.t === 'ack') {
@@ -471,7 +503,7 @@ export class OffThreadCheckpointWriter {
       pending.resolveAck = null;
       resolve?.();
     } else if (message.t === 'done') {
-      pending.settle({ stats: message.stats });
+      pending.settle({ stats: message.stats, durable: message.durable });
     } else {
       this.fail(pending, fromWire(message.error));
     }

@@ -7,6 +7,7 @@ import type { CheckpointStatus } from './types.ts';
 import { RuntimeConnectors } from './connector-lifecycle.ts';
 import { errorText } from './base.ts';
 import { OffThreadCheckpointWriter, checkpointWorkerEntry } from './checkpoint-writer.ts';
+import type { WriterSettings } from './checkpoint-protocol.ts';
 
 /** The gap after a checkpoint is at least this many times its duration. */
 const CHECKPOINT_PACING = 10;
@@ -21,11 +22,26 @@ export const MAX_WRITER_THREAD_DEATHS = 3;
  * (about 2 µs a change, so under 0.15 s), and small states keep their incremental checkpoints.
  */
 const TRACKED_CHANGES_MIN = 65_536;
+/**
+ * With journal retention on, a checkpoint written by the writer thread is made durable (the WAL
+ * copied into the file, with its fsyncs) when the last durable one is older than this. Retention
+ * deletes only what a durable checkpoint covers, so it lags by up to this much behind a retention of
+ * days; the fsyncs of a large file are rare, not at every checkpoint (they held the disk, and the
+ * journal's syncs behind them, for 50–100 ms: bench/README.md, `server-e2e.ts`).
+ */
+export const DURABLE_CHECKPOINT_INTERVAL_MS = 10 * 60_000;
 
 export abstract class RuntimeCheckpoints extends RuntimeConnectors {
   // Checkpoint bookkeeping: what the stored checkpoint covers, and when the last attempt was.
   protected checkpointEpoch = -1;
   protected checkpointOffset = -1;
+  /**
+   * The journal offset of the last checkpoint known to survive a power loss (-1: none in this
+   * process). Journal retention deletes only up to it: a checkpoint the writer thread committed
+   * without a sync survives a process kill, but a power loss may take it back to an older one.
+   */
+  protected durableCheckpointOffset = -1;
+  private lastDurableAt = performance.now();
   private lastCheckpointAttempt = performance.now();
   protected checkpointing = false;
   private checkpointsWritten = 0;
@@ -121,7 +137,11 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
   checkpoint(): CheckpointWriteStats | null {
     if (!this.startCheckpoint()) return null;
     try {
-      return this.checkpointWritten(this.checkpoints.checkpoint(this.checkpointSource, this.log.lastOffset));
+      // The main thread's connection runs at synchronous=FULL: its COMMIT syncs the WAL.
+      return this.checkpointWritten(
+        this.checkpoints.checkpoint(this.checkpointSource, this.log.lastOffset),
+        true,
+      );
     } catch (error) {
       this.checkpointFailed(error);
       return null;
@@ -140,11 +160,22 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
     try {
       const sliceMs = this.options.checkpoint?.sliceMs;
       const writer = this.offThreadWriter();
-      const stats =
-        writer === null
-          ? await this.checkpoints.checkpointSliced(this.checkpointSource, this.log.lastOffset, sliceMs)
-          : await writer.write(this.checkpointSource, this.log.lastOffset, sliceMs);
-      return this.closing ? null : this.checkpointWritten(stats);
+      if (writer === null) {
+        // On the main thread's connection (synchronous=FULL): durable at its COMMIT.
+        const stats = await this.checkpoints.checkpointSliced(
+          this.checkpointSource,
+          this.log.lastOffset,
+          sliceMs,
+        );
+        return this.closing ? null : this.checkpointWritten(stats, true);
+      }
+      const stats = await writer.write(
+        this.checkpointSource,
+        this.log.lastOffset,
+        sliceMs,
+        this.durablePointDue(),
+      );
+      return this.closing ? null : this.checkpointWritten(stats, writer.lastWriteDurable);
     } catch (error) {
       if (!this.closing) {
         this.checkpointFailed(error);
@@ -221,6 +252,14 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
     );
   }
 
+  /**
+   * Test hook: the writer thread's connection's durability pragmas, read back from that connection
+   * (started if none yet); null when checkpoints are written on the main thread.
+   */
+  writerSettingsForTests(): Promise<WriterSettings> | null {
+    return this.offThreadWriter()?.settingsForTests() ?? null;
+  }
+
   /** Lets the writer thread close its connection (at shutdown). */
   protected closeCheckpointWriter(): void {
     if (this.offThread !== false) this.offThread?.close();
@@ -244,11 +283,32 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
     return true;
   }
 
-  private checkpointWritten(stats: CheckpointWriteStats): CheckpointWriteStats {
+  /**
+   * Whether the writer thread is to make its next write durable: journal retention is on (nothing
+   * else needs it: a checkpoint left older by a power loss is recovered from like any other, the
+   * journal after it replayed) and the last durable checkpoint is older than the interval.
+   */
+  private durablePointDue(): boolean {
+    const retention = this.options.journalRetention;
+    if (retention === undefined || retention.ms === null) return false;
+    const interval = this.options.checkpoint?.durableIntervalMs ?? DURABLE_CHECKPOINT_INTERVAL_MS;
+    // Timed from the start too: nothing is due for deletion sooner than the retention, so the first
+    // large write after a start (a full one) is not synced at once either.
+    return performance.now() - this.lastDurableAt >= interval;
+  }
+
+  /** The checkpoint covering the journal up to `journalOffset` is known to survive a power loss. */
+  protected checkpointDurable(journalOffset: number): void {
+    this.durableCheckpointOffset = journalOffset;
+    this.lastDurableAt = performance.now();
+  }
+
+  private checkpointWritten(stats: CheckpointWriteStats, durable: boolean): CheckpointWriteStats {
     crashPoint('after-checkpoint');
     this.highWater?.sync();
     this.checkpointEpoch = stats.epoch;
     this.checkpointOffset = stats.journalOffset;
+    if (durable) this.checkpointDurable(stats.journalOffset);
     this.checkpointsWritten += 1;
     this.lastCheckpointStats = stats;
     this.lastCheckpointError = null;
@@ -276,6 +336,7 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
       enabled: this.options.checkpoint !== null,
       epoch: this.checkpointEpoch >= 0 ? this.checkpointEpoch : null,
       journalOffset: this.checkpointOffset >= 0 ? this.checkpointOffset : null,
+      durableJournalOffset: this.durableCheckpointOffset >= 0 ? this.durableCheckpointOffset : null,
       written: this.checkpointsWritten,
       failures: this.checkpointFailures,
       lastError: this.lastCheckpointError,

@@ -31,19 +31,35 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
     const logger = this.options.logger;
     let fallbackReason: string | null = checkpointDamage;
     let stored: ReturnType<CheckpointStore['read']> = null;
+    if (checkpointDamage !== null) this.refuseTruncatedReplay(checkpointDamage);
     if (this.options.checkpoint !== null && checkpointDamage === null) {
       try {
         stored = this.checkpoints.read();
       } catch (error) {
         fallbackReason = errorText(error);
+        // Kept as it is: with the journal's start deleted, it is what a backup restore replaces.
+        this.refuseTruncatedReplay(`the checkpoint cannot be read: ${fallbackReason}`);
         logger.error({ err: error }, 'the checkpoint is damaged; recovering from the whole journal instead');
         this.discardCheckpoints();
       }
+    }
+    if (stored === null) {
+      this.refuseTruncatedReplay(
+        this.options.checkpoint === null
+          ? 'checkpoints are off (--checkpoint-interval-ms 0, or the option checkpoint: false), so recovery replays the whole journal'
+          : 'the data directory holds no checkpoint',
+      );
     }
     this.checkAcknowledged(stored?.journalOffset ?? null, stored?.checkpoint.epoch ?? null);
     // The journal replayed after a checkpoint is what the next (incremental) one writes: tracked.
     // Without a checkpoint the next one is full, and nothing is tracked until it is taken.
     this.setStateTracking(stored !== null);
+    if (stored !== null && stored.journalOffset < this.journalRetention.truncatedThrough) {
+      // An older checkpoint file than the journal (restored from another copy): its tail is gone.
+      this.refuseTruncatedReplay(
+        `the checkpoint covers the journal up to offset ${stored.journalOffset} only, and the batches after it that recovery would replay were deleted (is checkpoint.db an older copy than sluice.db?)`,
+      );
+    }
     if (stored !== null) {
       try {
         const report = this.recoverFromCheckpoint(stored.checkpoint, stored.journalOffset, started);
@@ -53,8 +69,9 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
         return report;
       } catch (error) {
         if (isJournalDamage(error)) throw error;
-        // The journal is whole, so it alone gives the right state: recover from it, and say so.
         fallbackReason = errorText(error);
+        this.refuseTruncatedReplay(`recovery from the checkpoint failed: ${fallbackReason}`);
+        // The journal is whole, so it alone gives the right state: recover from it, and say so.
         logger.error(
           { err: error, checkpointEpoch: stored.checkpoint.epoch },
           'recovery from the checkpoint failed; replaying the whole journal instead',
@@ -86,6 +103,24 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
     }
     this.recordRecoveredCatalog();
     return report;
+  }
+
+  /**
+   * Refuses the start when the whole journal would be replayed but retention deleted its start:
+   * replaying what is left would serve a silently shorter history (every view missing the deleted
+   * batches' rows). `why` says why the checkpoint path was not taken.
+   */
+  private refuseTruncatedReplay(why: string): void {
+    const through = this.journalRetention.truncatedThrough;
+    if (through === 0) return;
+    throw new SluiceError(
+      'STATE_ERROR',
+      `cannot recover "${this.store.path}": the checkpoint cannot be used and journal retention deleted the table batches up to offset ${through}, so the whole journal can no longer be replayed`,
+      {
+        detail: `${why}; the table batches at journal offsets 1–${through} (older than the journal retention) were deleted once a checkpoint covered them, and only the checkpoint held their effect`,
+        hint: 'restore the data directory from a backup, or start with a fresh data directory and load the data again; to keep a whole-journal fallback longer, raise --journal-retention-seconds (0 keeps all)',
+      },
+    );
   }
 
   /**

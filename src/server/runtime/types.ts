@@ -32,6 +32,11 @@ export interface RuntimeOptions {
   readonly logger: RuntimeLogger;
   /** When checkpoints are taken; null: never (recovery then replays the whole journal). */
   readonly checkpoint: CheckpointPolicy | null;
+  /**
+   * How long table batches the durable checkpoint covers stay in the journal (default
+   * DEFAULTS.journalRetention); absent or `ms: null`: kept forever.
+   */
+  readonly journalRetention?: JournalRetentionPolicy;
   /** `PRAGMA quick_check` the data file before recovery (default true). */
   readonly verifyOnOpen?: boolean;
   /**
@@ -62,8 +67,21 @@ export interface RuntimeOptions {
 export interface CheckpointPolicy {
   readonly intervalMs: number;
   readonly epochs: number;
+  /**
+   * With journal retention on, the writer thread makes a checkpoint durable (syncs the file) when the
+   * last durable one is older than this (default DURABLE_CHECKPOINT_INTERVAL_MS, checkpoints.ts).
+   */
+  readonly durableIntervalMs?: number;
   /** A checkpoint is written in slices of about this many ms, with epochs running between them. */
   readonly sliceMs?: number;
+}
+
+/** Journal retention (journal-retention.ts in src/storage): deletes in slices between requests. */
+export interface JournalRetentionPolicy {
+  /** Table batches older than this and covered by the checkpoint are deleted; null: kept forever. */
+  readonly ms: number | null;
+  /** Most batches one slice deletes (one transaction, one turn of the event loop). */
+  readonly sliceRows: number;
 }
 
 /** How the last start recovered its state (logs, metrics, tests). */
@@ -95,6 +113,11 @@ export interface CheckpointStatus {
   readonly enabled: boolean;
   readonly epoch: number | null;
   readonly journalOffset: number | null;
+  /**
+   * The journal offset of the last checkpoint known to survive a power loss (synced), null: none
+   * since the start; journal retention deletes only up to it.
+   */
+  readonly durableJournalOffset: number | null;
   readonly written: number;
   readonly failures: number;
   readonly lastError: string | null;
@@ -122,6 +145,8 @@ export interface RuntimeHooks {
   /** Rows a REST page or an ad-hoc SELECT examined. */
   rowsExamined?(kind: 'page' | 'select' | 'dml', rows: number): void;
   checkpointWritten?(stats: CheckpointWriteStats): void;
+  /** Journal retention deleted this many table batches in one slice. */
+  journalTrimmed?(batches: number): void;
   checkpointFailed?(error: SluiceError): void;
   /**
    * The tenant's ingest rates for its Kafka sources (../rate-limits.ts): 0 when a batch of `rows`
