@@ -59,6 +59,8 @@ interface WakeIndex {
    * (none when no join is among them): what joinRowsBuilt walks. Filled as tables are written.
    */
   readonly joinedFrom: Map<string, readonly GraphView[]>;
+  /** Whether some view has a join: without one, a write's join count is nothing, looked up nowhere. */
+  readonly anyJoin: boolean;
 }
 
 /** `WakeIndex.flags`: the view is looked at every epoch (it has one of the two below). */
@@ -359,6 +361,9 @@ export class ViewGraph {
     written: EpochDelta,
     exact: boolean,
   ): { readonly rows: number; readonly view: string } {
+    // Every write asks (the canonical pipeline's one-row epochs too): a graph without a join answers
+    // from one flag, not a look-up by the table's name.
+    if (!(this.wakeIndex ?? this.buildWakeIndex()).anyJoin) return NO_JOIN_ROWS;
     const views = this.joinedFrom(table);
     if (views.length === 0) return NO_JOIN_ROWS;
     // One map and one look-up function for every write (the row-free pass runs on each one).
@@ -523,6 +528,7 @@ export class ViewGraph {
       readByName,
       temporal: flags.some((f) => (f & TEMPORAL) !== 0),
       joinedFrom: new Map(),
+      anyJoin: this.order.some((view) => view.runtime.hasJoin),
     };
     this.wakeIndex = index;
     this.wake = new Int32Array(this.order.length);
