@@ -334,7 +334,9 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful, Deferr
     const shownKey =
       (flags & SIGNED_ZERO) !== 0 ? (this.zeroSign as ZeroSign).key() : (data[at + F_KEY] as number);
     const keyChanged =
-      this.keyTexts !== null ? this.updateKeyText(slot) : !Object.is(shownKey, data[at + F_KEY]);
+      this.keyTexts !== null
+        ? this.updateKeyText(slot)
+        : (flags & SIGNED_ZERO) !== 0 && !Object.is(shownKey, data[at + F_KEY]);
     let error: unknown;
     try {
       if ((flags & KEY_IN_RECORD) !== 0) scratch[0] = shownKey;
