@@ -59,7 +59,10 @@ interface WakeIndex {
    * (none when no join is among them): what joinRowsBuilt walks. Filled as tables are written.
    */
   readonly joinedFrom: Map<string, readonly GraphView[]>;
-  /** Whether some view has a join: without one, a write's join count is nothing, looked up nowhere. */
+  /**
+   * Whether some view has a join or a semi-join: without one, a write's join count is nothing, looked
+   * up nowhere.
+   */
   readonly anyJoin: boolean;
 }
 
@@ -528,7 +531,7 @@ export class ViewGraph {
       readByName,
       temporal: flags.some((f) => (f & TEMPORAL) !== 0),
       joinedFrom: new Map(),
-      anyJoin: this.order.some((view) => view.runtime.hasJoin),
+      anyJoin: this.order.some((view) => view.runtime.hasJoin || view.runtime.subquerySources.size > 0),
     };
     this.wakeIndex = index;
     this.wake = new Int32Array(this.order.length);
