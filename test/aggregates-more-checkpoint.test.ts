@@ -4,10 +4,9 @@
 // digit for digit, the same view built from scratch over the current rows (retraction leaves no trace).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Engine } from '../src/exec/engine.ts';
 import type { Row } from '../src/common/types.ts';
-import { Rng, deriveSeed } from './support/random-workload.ts';
-import { keyedBatches, restoreRoundTrip } from './support/restore-equivalence.ts';
+import { type Rng, deriveSeed } from './support/random-workload.ts';
+import { oneTableRoundTrip, type OneTableViews } from './support/restore-equivalence.ts';
 
 const TABLE =
   'CREATE TABLE t (id integer PRIMARY KEY, g integer, b boolean, i bigint, n numeric, f double precision)';
@@ -53,58 +52,22 @@ function big(_k: string, x: unknown): unknown {
   return typeof x === 'bigint' ? `${x}n` : typeof x === 'number' && !Number.isFinite(x) ? String(x) : x;
 }
 
-function snapshot(e: Engine): string {
-  return VIEW_NAMES.map(
-    (v) =>
-      `${v}: ${e
-        .viewSnapshot(v)
-        .rows.map((r) => JSON.stringify(r, big))
-        .sort()
-        .join(' ')}`,
-  ).join('\n');
-}
-
-function engine(): Engine {
-  const e = new Engine();
-  e.setStateTracking(true);
-  e.execute(TABLE);
-  for (const v of VIEWS) e.execute(v);
-  return e;
-}
-
-/** The same views computed from scratch over `rows`. */
-function fromScratch(rows: Iterable<Row>): string {
-  const e = engine();
-  const all = [...rows];
-  if (all.length > 0) e.applyChanges('t', { insert: all });
-  return snapshot(e);
-}
-
-function run(seed: number): number {
-  const rng = new Rng(seed);
-  const batches = keyedBatches(rng, 60, randomRow);
-  return restoreRoundTrip({
-    rng,
-    where: `seed ${seed}`,
-    engine,
-    batches,
-    apply: (e, b) => e.applyChanges('t', b.changes),
-    restoreAt: rng.int(10, 40),
-    checkpointChance: 0.3,
-    checkpointEvery: 7,
-    views: VIEW_NAMES,
-    snapshot,
-    encode: (sets) => JSON.stringify(sets, big),
-    everyBatch: true,
-    afterBatch: (i, now) =>
-      assert.equal(now, fromScratch(batches[i]!.rows), `seed ${seed}: batch ${i} differs from a rebuild`),
-  });
-}
+const SPEC: OneTableViews = {
+  table: TABLE,
+  views: VIEWS,
+  viewNames: VIEW_NAMES,
+  randomRow,
+  encodeRow: (r) => JSON.stringify(r, big),
+  encodeSets: (sets) => JSON.stringify(sets, big),
+  batches: 60,
+  restoreBetween: [10, 40],
+  rebuildReversed: false,
+};
 
 test('BOOL_AND/OR and variance views restore from checkpoints and always equal a rebuild', () => {
   let sets = 0;
   const seeds = [0, 1, 2, 3].map((i) => deriveSeed(1414, i));
-  for (const seed of seeds) sets += run(seed);
+  for (const seed of seeds) sets += oneTableRoundTrip(SPEC, seed);
   assert.ok(sets > 100, `only ${sets} change sets`);
   console.log(
     `aggregates-more checkpoints: ${seeds.length} seeds, ${sets} change sets compared after restores`,

@@ -5,11 +5,10 @@
 // view built from scratch over the current rows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Engine } from '../src/exec/engine.ts';
 import type { Row } from '../src/common/types.ts';
 import { stringifyWire } from '../src/common/json-codec.ts';
-import { Rng, deriveSeed } from './support/random-workload.ts';
-import { keyedBatches, restoreRoundTrip } from './support/restore-equivalence.ts';
+import { type Rng, deriveSeed } from './support/random-workload.ts';
+import { oneTableRoundTrip, type OneTableViews } from './support/restore-equivalence.ts';
 
 const TABLE = 'CREATE TABLE t (id integer PRIMARY KEY, a integer, b integer, s text)';
 const VIEWS = [
@@ -35,57 +34,22 @@ function randomRow(rng: Rng, id: number): Row {
   };
 }
 
-function snapshot(e: Engine): string {
-  return VIEW_NAMES.map(
-    (v) =>
-      `${v}: ${e
-        .viewSnapshot(v)
-        .rows.map((r) => stringifyWire(r))
-        .sort()
-        .join(' ')}`,
-  ).join('\n');
-}
-
-function engine(): Engine {
-  const e = new Engine();
-  e.setStateTracking(true);
-  e.execute(TABLE);
-  for (const v of VIEWS) e.execute(v);
-  return e;
-}
-
-function fromScratch(rows: readonly Row[]): string {
-  const e = engine();
-  const all = [...rows].reverse();
-  if (all.length > 0) e.applyChanges('t', { insert: all });
-  return snapshot(e);
-}
-
-function run(seed: number): number {
-  const rng = new Rng(seed);
-  const batches = keyedBatches(rng, 40, randomRow);
-  return restoreRoundTrip({
-    rng,
-    where: `seed ${seed}`,
-    engine,
-    batches,
-    apply: (e, b) => e.applyChanges('t', b.changes),
-    restoreAt: rng.int(10, 30),
-    checkpointChance: 0.3,
-    checkpointEvery: 7,
-    views: VIEW_NAMES,
-    snapshot,
-    encode: (sets) => stringifyWire(sets),
-    everyBatch: true,
-    afterBatch: (i, now) =>
-      assert.equal(now, fromScratch(batches[i]!.rows), `seed ${seed}: batch ${i} differs from a rebuild`),
-  });
-}
+const SPEC: OneTableViews = {
+  table: TABLE,
+  views: VIEWS,
+  viewNames: VIEW_NAMES,
+  randomRow,
+  encodeRow: (r) => stringifyWire(r),
+  encodeSets: (sets) => stringifyWire(sets),
+  batches: 40,
+  restoreBetween: [10, 30],
+  rebuildReversed: true,
+};
 
 test('views of the PostgreSQL forms restore from checkpoints and always equal a rebuild', () => {
   let sets = 0;
   const seeds = [0, 1, 2].map((i) => deriveSeed(5555, i));
-  for (const seed of seeds) sets += run(seed);
+  for (const seed of seeds) sets += oneTableRoundTrip(SPEC, seed);
   assert.ok(sets > 50, `only ${sets} change sets`);
   console.log(`pg forms checkpoints: ${seeds.length} seeds, ${sets} change sets compared after restores`);
 });

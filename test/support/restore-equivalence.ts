@@ -2,11 +2,11 @@
 // incremental checkpoints now and then; a fresh engine restored from them must rebuild no view, hold
 // the same views, and from then on produce exactly the change sets of the uninterrupted engine.
 import assert from 'node:assert/strict';
-import type { Engine } from '../../src/exec/engine.ts';
+import { Engine } from '../../src/exec/engine.ts';
 import type { ViewChangeSet } from '../../src/exec/api.ts';
 import type { Row } from '../../src/common/types.ts';
 import { MemoryCheckpointStore } from './memory-checkpoint-store.ts';
-import type { Rng } from './random-workload.ts';
+import { Rng } from './random-workload.ts';
 
 export interface RestoreRoundTrip<B> {
   readonly rng: Rng;
@@ -100,5 +100,70 @@ export function keyedBatches(
       }
     }
     return { changes: { insert, delete: del }, rows: [...live.values()] };
+  });
+}
+
+/** One keyed table `t` and views over it, for oneTableRoundTrip. */
+export interface OneTableViews {
+  /** CREATE TABLE t (id … PRIMARY KEY, …). */
+  readonly table: string;
+  readonly views: readonly string[];
+  readonly viewNames: readonly string[];
+  readonly randomRow: (rng: Rng, id: number) => Row;
+  /** A view row as compared (the views' snapshot is their rows so encoded, sorted). */
+  readonly encodeRow: (row: Row) => string;
+  /** The change sets as compared. */
+  readonly encodeSets: (sets: readonly ViewChangeSet[]) => string;
+  /** Batches in a run, and the restore's range of batch indexes [from, to). */
+  readonly batches: number;
+  readonly restoreBetween: readonly [number, number];
+  /** The rebuild inserts the rows in the reverse order (arrival order must leave no trace). */
+  readonly rebuildReversed: boolean;
+}
+
+/**
+ * The restore suites' common run over one keyed table: `keyedBatches`, a checkpoint round trip
+ * (restoreRoundTrip, after every batch), and after every batch each view equal to the same views
+ * built from scratch over the current rows. Returns the change sets compared after the restore.
+ */
+export function oneTableRoundTrip(spec: OneTableViews, seed: number): number {
+  const snapshot = (e: Engine): string =>
+    spec.viewNames
+      .map((v) => `${v}: ${e.viewSnapshot(v).rows.map(spec.encodeRow).sort().join(' ')}`)
+      .join('\n');
+  const engine = (): Engine => {
+    const e = new Engine();
+    e.setStateTracking(true);
+    e.execute(spec.table);
+    for (const v of spec.views) e.execute(v);
+    return e;
+  };
+  const fromScratch = (rows: readonly Row[]): string => {
+    const e = engine();
+    const all = spec.rebuildReversed ? [...rows].reverse() : [...rows];
+    if (all.length > 0) e.applyChanges('t', { insert: all });
+    return snapshot(e);
+  };
+  const rng = new Rng(seed);
+  const batches = keyedBatches(rng, spec.batches, spec.randomRow);
+  return restoreRoundTrip({
+    rng,
+    where: `seed ${seed}`,
+    engine,
+    batches,
+    apply: (e, b) => e.applyChanges('t', b.changes),
+    restoreAt: rng.int(spec.restoreBetween[0], spec.restoreBetween[1]),
+    checkpointChance: 0.3,
+    checkpointEvery: 7,
+    views: spec.viewNames,
+    snapshot,
+    encode: spec.encodeSets,
+    everyBatch: true,
+    afterBatch: (i, now) =>
+      assert.equal(
+        now,
+        fromScratch((batches[i] as KeyedBatch).rows),
+        `seed ${seed}: batch ${i} differs from a rebuild`,
+      ),
   });
 }
