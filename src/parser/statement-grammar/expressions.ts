@@ -1,6 +1,7 @@
 // The expressions of DML and column DEFAULTs, parsed as flat operator runs and assembled by
 // buildExpr (expr-builder.ts), the code that also assembles the SELECT adapter's runs; names and
-// calls among their operands are the layer below (calls.ts).
+// calls among their operands, and CASE, CAST and parentheses, are the layers below (calls.ts,
+// operands.ts).
 import type { IOrAlt, IToken, OrMethodOpts } from 'chevrotain';
 import type { Expr } from '../ast.ts';
 import { notSupported } from '../../common/errors.ts';
@@ -9,7 +10,6 @@ import {
   booleanLiteral,
   buildExpr,
   functionCall,
-  ROW_CONSTRUCTOR,
   nullLiteral,
   numberLiteral,
   stringLiteral,
@@ -22,12 +22,9 @@ import {
   LBracket,
   RBracket,
   And,
-  As,
   Between,
   Asymmetric,
   Symmetric,
-  Case,
-  Cast,
   Collate,
   Comma,
   Concat,
@@ -40,8 +37,6 @@ import {
   LtAt,
   Distinct,
   DoubleColon,
-  Else,
-  End,
   Eq,
   False,
   From,
@@ -76,15 +71,13 @@ import {
   Star,
   StringLit,
   stringValue,
-  Then,
   True,
-  When,
   With,
 } from '../lexer.ts';
 import { measureTypeName } from '../type-name.ts';
 import { INTERVAL_UNIT_WORDS, intervalLiteral } from '../select-adapter/time-syntax.ts';
 import { checkCollation, escapePieces } from '../select-adapter/like-escape-collate.ts';
-import { CallGrammar } from './calls.ts';
+import { OperandGrammar } from './operands.ts';
 
 function appendAll(target: Piece[], pieces: readonly Piece[]): void {
   for (const piece of pieces) target.push(piece);
@@ -102,7 +95,7 @@ interface EscapeClause {
   readonly value: IToken;
 }
 
-export abstract class ExpressionGrammar extends CallGrammar {
+export abstract class ExpressionGrammar extends OperandGrammar {
   // ── expressions ────────────────────────────────────────────────────────────────────────────────
   // An expression is parsed as a flat run (prefix* operand ((infix | between) prefix* operand |
   // postfix)*) and assembled by buildExpr, the code that also assembles the SELECT adapter's runs.
@@ -540,73 +533,4 @@ export abstract class ExpressionGrammar extends CallGrammar {
       this.LA(1).tokenType !== QuotedIdent && ['date', 'time', 'timestamp', 'timestamptz'].includes(word)
     );
   }
-
-  private readonly caseExpr = this.RULE('caseExpr', (): Located => {
-    const caseToken = this.CONSUME(Case);
-    let operand: Located | undefined;
-    this.OPTION(() => {
-      operand = this.SUBRULE(this.expr);
-    });
-    const whens: { when: Expr; then: Expr }[] = [];
-    this.AT_LEAST_ONE(() => {
-      this.CONSUME(When);
-      const when = this.SUBRULE2(this.expr);
-      this.CONSUME(Then);
-      const then = this.SUBRULE3(this.expr);
-      this.ACTION(() => whens.push({ when: when.expr, then: then.expr }));
-    });
-    let elseExpr: Located | undefined;
-    this.OPTION2(() => {
-      this.CONSUME(Else);
-      elseExpr = this.SUBRULE4(this.expr);
-    });
-    this.CONSUME(End);
-    return this.ACTION(() =>
-      this.located({
-        kind: 'case',
-        ...(operand !== undefined ? { operand: operand.expr } : {}),
-        whens,
-        ...(elseExpr !== undefined ? { else: elseExpr.expr } : {}),
-        pos: posOf(caseToken),
-      }),
-    );
-  });
-
-  private readonly castExpr = this.RULE('castExpr', (): Located => {
-    const castToken = this.CONSUME(Cast);
-    this.CONSUME(LParen);
-    const operand = this.SUBRULE(this.expr);
-    this.CONSUME(As);
-    const type = this.SUBRULE(this.typeName);
-    this.CONSUME(RParen);
-    return this.ACTION(() =>
-      this.located({ kind: 'cast', operand: operand.expr, type, pos: posOf(castToken) }),
-    );
-  });
-
-  private readonly parenExpr = this.RULE('parenExpr', (): Located => {
-    const open = this.CONSUME(LParen);
-    const inner = this.OR(this.parenInnerAlts);
-    // `(a, b, …)`: a row constructor, which the expression builder expands in a row comparison
-    const rest: Expr[] = [];
-    this.MANY(() => {
-      this.CONSUME(Comma);
-      const next = this.SUBRULE2(this.expr);
-      this.ACTION(() => rest.push(next.expr));
-    });
-    this.CONSUME(RParen);
-    return this.ACTION(() =>
-      rest.length === 0
-        ? { expr: inner.expr, start: posOf(open) }
-        : {
-            expr: functionCall(ROW_CONSTRUCTOR, [inner.expr, ...rest], {}, posOf(open)),
-            start: posOf(open),
-          },
-    );
-  });
-
-  private readonly parenInnerAlts: IOrAlt<Located>[] = [
-    { ALT: () => this.SUBRULE(this.subquery) },
-    { ALT: () => this.SUBRULE(this.expr) },
-  ];
 }
