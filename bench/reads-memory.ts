@@ -231,19 +231,20 @@ async function hold(server: Server, ms: number): Promise<number> {
   return most;
 }
 
+/** The snapshot parts' view `v` over `t`, with `--snapshot-rows` rows. */
+async function snapshotView(base: string): Promise<void> {
+  await sqlOk(
+    base,
+    'CREATE TABLE t (id BIGINT NOT NULL, g INTEGER NOT NULL, s TEXT NOT NULL, PRIMARY KEY (id)); CREATE MATERIALIZED VIEW v AS SELECT id, g, s FROM t',
+  );
+  await ingest(base, 't', SNAPSHOT_ROWS, (i) => ({ id: i, g: i % 100, s: `row ${i} ${'x'.repeat(40)}` }));
+}
+
 async function snapshots(subs: number): Promise<void> {
   const server = await startServer(['--checkpoint-interval-ms', '0']);
   const clients: WebSocket[] = [];
   try {
-    await sqlOk(
-      server.base,
-      'CREATE TABLE t (id BIGINT NOT NULL, g INTEGER NOT NULL, s TEXT NOT NULL, PRIMARY KEY (id)); CREATE MATERIALIZED VIEW v AS SELECT id, g, s FROM t',
-    );
-    await ingest(server.base, 't', SNAPSHOT_ROWS, (i) => ({
-      id: i,
-      g: i % 100,
-      s: `row ${i} ${'x'.repeat(40)}`,
-    }));
+    await snapshotView(server.base);
     const before = memory(server.pid).rss;
     const t0 = Date.now();
     for (let i = 0; i < subs && !server.dead; i++) {
@@ -342,15 +343,7 @@ async function sharedSnapshots(subs: number): Promise<void> {
   const server = await startServer(['--checkpoint-interval-ms', '0']);
   const clients: WebSocket[] = [];
   try {
-    await sqlOk(
-      server.base,
-      'CREATE TABLE t (id BIGINT NOT NULL, g INTEGER NOT NULL, s TEXT NOT NULL, PRIMARY KEY (id)); CREATE MATERIALIZED VIEW v AS SELECT id, g, s FROM t',
-    );
-    await ingest(server.base, 't', SNAPSHOT_ROWS, (i) => ({
-      id: i,
-      g: i % 100,
-      s: `row ${i} ${'x'.repeat(40)}`,
-    }));
+    await snapshotView(server.base);
     // The view's index is built by a first read, outside the measurement.
     await fetch(`${server.base}/v1/views/v/rows?limit=1`);
     const cpu0 = cpuMs(server.pid);

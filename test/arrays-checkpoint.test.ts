@@ -5,7 +5,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Row, Value } from '../src/common/types.ts';
-import { stringifyWire } from '../src/common/json-codec.ts';
 import { type Rng, deriveSeed } from './support/random-workload.ts';
 import { oneTableRoundTrip, type OneTableViews } from './support/restore-equivalence.ts';
 
@@ -52,8 +51,6 @@ const SPEC: OneTableViews = {
   views: VIEWS,
   viewNames: VIEW_NAMES,
   randomRow,
-  encodeRow: (r) => stringifyWire(r),
-  encodeSets: (sets) => stringifyWire(sets),
   batches: 50,
   restoreBetween: [10, 35],
   rebuildReversed: true,

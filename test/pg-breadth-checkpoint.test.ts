@@ -6,7 +6,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Row } from '../src/common/types.ts';
-import { stringifyWire } from '../src/common/json-codec.ts';
 import { type Rng, deriveSeed } from './support/random-workload.ts';
 import { oneTableRoundTrip, type OneTableViews } from './support/restore-equivalence.ts';
 
@@ -39,8 +38,6 @@ const SPEC: OneTableViews = {
   views: VIEWS,
   viewNames: VIEW_NAMES,
   randomRow,
-  encodeRow: (r) => stringifyWire(r),
-  encodeSets: (sets) => stringifyWire(sets),
   batches: 40,
   restoreBetween: [10, 30],
   rebuildReversed: true,

@@ -25,6 +25,15 @@ import {
 
 // ── identifiers and literals ─────────────────────────────────────────────────────────────────────
 
+/** The shape of `a [NOT] [I]LIKE pattern`. */
+const like = (negated: boolean, caseInsensitive: boolean, pattern: unknown): unknown => ({
+  kind: 'like',
+  operand: col('a'),
+  pattern,
+  negated,
+  caseInsensitive,
+});
+
 describe('identifiers and literals', () => {
   it('unquoted identifiers fold to lowercase, quoted ones keep case', () => {
     const query = select('SELECT Amount, "Amount", "we""ird", T.X, "T"."X" FROM "Orders" O');
@@ -310,13 +319,6 @@ describe('expressions', () => {
   });
 
   it('[NOT] LIKE / ILIKE', () => {
-    const like = (negated: boolean, caseInsensitive: boolean, pattern: unknown): unknown => ({
-      kind: 'like',
-      operand: col('a'),
-      pattern,
-      negated,
-      caseInsensitive,
-    });
     assert.deepEqual(exprShape("a LIKE 'x%'"), like(false, false, str('x%')));
     assert.deepEqual(exprShape("a NOT LIKE 'x%'"), like(true, false, str('x%')));
     assert.deepEqual(exprShape("a ILIKE 'x' || b"), like(false, true, bin('||', str('x'), col('b'))));
@@ -409,13 +411,6 @@ describe('expressions', () => {
 
   it('ISNULL / NOTNULL, LIKE … ESCAPE, COLLATE and OVERLAY … PLACING read alike on both paths', () => {
     const isNull = (operand: unknown, negated: boolean): unknown => ({ kind: 'isNull', operand, negated });
-    const like = (negated: boolean, caseInsensitive: boolean, pattern: unknown): unknown => ({
-      kind: 'like',
-      operand: col('a'),
-      pattern,
-      negated,
-      caseInsensitive,
-    });
     assert.deepEqual(exprShape('a ISNULL'), isNull(col('a'), false));
     // at IS's precedence: looser than = and +, tighter than AND
     assert.deepEqual(exprShape('a = b NOTNULL'), isNull(bin('=', col('a'), col('b')), true));

@@ -77,6 +77,27 @@ export function tempDir(prefix = 'sluice-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/**
+ * Runs `use` on a runtime `open` makes in a fresh temporary directory, then closes the runtime and
+ * removes the directory, whatever `use` did.
+ */
+export async function inTempRuntime<T>(
+  open: (dir: string) => SluiceRuntime,
+  use: (rt: SluiceRuntime, dir: string) => T | Promise<T>,
+): Promise<T> {
+  const dir = tempDir();
+  try {
+    const rt = open(dir);
+    try {
+      return await use(rt, dir);
+    } finally {
+      rt.close();
+    }
+  } finally {
+    removeDir(dir);
+  }
+}
+
 export function removeDir(dir: string | null): void {
   // The checkpoint writer thread closes its connection after `close()` returns (it is told to by a
   // message), and SQLite may create or drop a -wal/-shm file then: retry an ENOTEMPTY.

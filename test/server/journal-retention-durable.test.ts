@@ -9,7 +9,7 @@ import { statSync } from 'node:fs';
 import { test } from 'node:test';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
 import type { CheckpointPolicy, RuntimeOptions } from '../../src/server/runtime/types.ts';
-import { openRuntime, removeDir, tempDir } from './helpers.ts';
+import { inTempRuntime, openRuntime, removeDir, tempDir } from './helpers.ts';
 
 const HOUR = 3_600_000;
 /** Never due by itself: the tests take the checkpoints; and no durable point of the thread's own. */
@@ -47,77 +47,56 @@ function trim(rt: SluiceRuntime): number | null {
 }
 
 test("the writer thread's connection runs at synchronous=NORMAL, its WAL copied only at its own durable points", async () => {
-  const dir = tempDir();
-  try {
-    const rt = open(dir);
-    try {
-      const settings = await rt.writerSettingsForTests();
-      assert.deepEqual(settings, { synchronous: 1, walAutocheckpoint: 0, journalMode: 'wal' });
-    } finally {
-      rt.close();
-    }
-  } finally {
-    removeDir(dir);
-  }
+  return inTempRuntime(open, async (rt) => {
+    const settings = await rt.writerSettingsForTests();
+    assert.deepEqual(settings, { synchronous: 1, walAutocheckpoint: 0, journalMode: 'wal' });
+  });
 });
 
 test('a checkpoint the writer thread committed without a sync gates nothing; a durable one lets retention delete up to it', async () => {
-  const dir = tempDir();
-  try {
-    const rt = open(dir);
-    try {
-      fill(rt, 40);
-      const written = await rt.checkpointInSlices();
-      assert.ok(written !== null);
-      assert.equal(trim(rt), null, 'nothing is deleted below a checkpoint a power loss could take back');
-      assert.equal(tableBatches(rt), 40);
-      const status = rt.checkpointStatus();
-      assert.equal(status.journalOffset, written.journalOffset);
-      assert.equal(status.durableJournalOffset, null, 'committed, not yet known durable');
-      assert.ok(statSync(`${rt.checkpointFile.path}-wal`).size > 0, 'the commit is in the WAL, not copied');
+  return inTempRuntime(open, async (rt) => {
+    fill(rt, 40);
+    const written = await rt.checkpointInSlices();
+    assert.ok(written !== null);
+    assert.equal(trim(rt), null, 'nothing is deleted below a checkpoint a power loss could take back');
+    assert.equal(tableBatches(rt), 40);
+    const status = rt.checkpointStatus();
+    assert.equal(status.journalOffset, written.journalOffset);
+    assert.equal(status.durableJournalOffset, null, 'committed, not yet known durable');
+    assert.ok(statSync(`${rt.checkpointFile.path}-wal`).size > 0, 'the commit is in the WAL, not copied');
 
-      // A checkpoint on the main thread's connection (synchronous=FULL) is durable at its COMMIT.
-      fill(rt, 10, 40);
-      const synced = rt.checkpoint();
-      assert.ok(synced !== null);
-      assert.equal(rt.checkpointStatus().durableJournalOffset, synced.journalOffset);
-      // The journal's last entry stays (the next offset continues from it).
-      assert.equal(trim(rt), 49);
-      assert.equal(tableBatches(rt), 1);
+    // A checkpoint on the main thread's connection (synchronous=FULL) is durable at its COMMIT.
+    fill(rt, 10, 40);
+    const synced = rt.checkpoint();
+    assert.ok(synced !== null);
+    assert.equal(rt.checkpointStatus().durableJournalOffset, synced.journalOffset);
+    // The journal's last entry stays (the next offset continues from it).
+    assert.equal(trim(rt), 49);
+    assert.equal(tableBatches(rt), 1);
 
-      // A later unsynced one does not move the durable offset.
-      fill(rt, 10, 50);
-      await rt.checkpointInSlices();
-      assert.equal(rt.checkpointStatus().durableJournalOffset, synced.journalOffset);
-      // Only the batch kept as the journal's last entry, at the durable offset, goes now.
-      assert.equal(trim(rt), 1);
-      assert.equal(trim(rt), 0, 'nothing above the durable checkpoint is due');
-      assert.equal(tableBatches(rt), 10);
-    } finally {
-      rt.close();
-    }
-  } finally {
-    removeDir(dir);
-  }
+    // A later unsynced one does not move the durable offset.
+    fill(rt, 10, 50);
+    await rt.checkpointInSlices();
+    assert.equal(rt.checkpointStatus().durableJournalOffset, synced.journalOffset);
+    // Only the batch kept as the journal's last entry, at the durable offset, goes now.
+    assert.equal(trim(rt), 1);
+    assert.equal(trim(rt), 0, 'nothing above the durable checkpoint is due');
+    assert.equal(tableBatches(rt), 10);
+  });
 });
 
 test("the writer thread's durable point syncs the file and starts the WAL over; the offset retention deletes up to follows it", async () => {
-  const dir = tempDir();
-  try {
-    const rt = open(dir, { ...RARELY_DURABLE, durableIntervalMs: 0 });
-    try {
+  return inTempRuntime(
+    (dir) => open(dir, { ...RARELY_DURABLE, durableIntervalMs: 0 }),
+    async (rt) => {
       fill(rt, 30);
       const written = await rt.checkpointInSlices();
       assert.ok(written !== null);
       assert.equal(rt.checkpointStatus().durableJournalOffset, written.journalOffset);
       assert.equal(statSync(`${rt.checkpointFile.path}-wal`).size, 0, 'the WAL was copied and truncated');
       assert.equal(trim(rt), 29);
-    } finally {
-      rt.close();
-    }
-  } finally {
-    removeDir(dir);
-  }
+    },
+  );
 });
 
 test('a checkpoint loaded at a start is synced then, and retention may delete what it covers', async () => {

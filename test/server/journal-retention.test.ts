@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
 import type { CheckpointPolicy, RuntimeOptions } from '../../src/server/runtime/types.ts';
 import { SluiceError } from '../../src/common/errors.ts';
-import { openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
+import { inTempRuntime, openRuntime, removeDir, sortedRows, tempDir } from './helpers.ts';
 
 const policy: CheckpointPolicy = { intervalMs: 1e9, epochs: 1e9 };
 const HOUR = 3_600_000;
@@ -263,67 +263,51 @@ test('journal retention 0 (ms: null) keeps everything', () => {
 });
 
 test('a slice also stops at its payload bytes (at least one batch a slice)', () => {
-  const dir = tempDir();
-  try {
-    const rt = open(dir);
-    try {
-      fill(rt, 12);
-      rt.checkpoint();
-      const covered = rt.checkpointStatus().journalOffset as number;
-      const later = Date.now() + 2 * HOUR;
-      const counts: number[] = [];
-      for (let more = true; more;) {
-        rt.store.begin();
-        const slice = rt.journalRetention.deleteSlice(covered, later, 1000, 1);
-        rt.store.commit();
-        counts.push(slice.deleted);
-        more = slice.more;
-      }
-      // One batch a slice, then a last slice that finds none.
-      assert.ok(
-        counts.slice(0, -1).every((n) => n === 1),
-        counts.join(','),
-      );
-      assert.equal(journalKinds(rt).batches, 1, 'only the journal’s last entry is left');
-    } finally {
-      rt.close();
+  return inTempRuntime(open, async (rt) => {
+    fill(rt, 12);
+    rt.checkpoint();
+    const covered = rt.checkpointStatus().journalOffset as number;
+    const later = Date.now() + 2 * HOUR;
+    const counts: number[] = [];
+    for (let more = true; more;) {
+      rt.store.begin();
+      const slice = rt.journalRetention.deleteSlice(covered, later, 1000, 1);
+      rt.store.commit();
+      counts.push(slice.deleted);
+      more = slice.more;
     }
-  } finally {
-    removeDir(dir);
-  }
+    // One batch a slice, then a last slice that finds none.
+    assert.ok(
+      counts.slice(0, -1).every((n) => n === 1),
+      counts.join(','),
+    );
+    assert.equal(journalKinds(rt).batches, 1, 'only the journal’s last entry is left');
+  });
 });
 
 test('only the batches older than the retention go: the newer ones the checkpoint covers stay', () => {
-  const dir = tempDir();
-  try {
-    const rt = open(dir);
-    try {
-      fill(rt, 50);
-      rt.checkpoint();
-      const covered = rt.checkpointStatus().journalOffset as number;
-      const old = Math.floor(covered / 2);
-      // Entries up to `old` journaled two hours ago (`at` is outside the entry's checksum).
-      rt.store.db.prepare('UPDATE journal SET at = at - ? WHERE log_offset <= ?').run(2 * HOUR, old);
-      const count = (sql: string, ...params: number[]): number =>
-        (rt.store.db.prepare(sql).get(...params) as { n: number }).n;
-      const batchesUpTo = (offset: number): number =>
-        count(
-          "SELECT COUNT(*) AS n FROM journal WHERE kind = 'batch' AND target IS NOT NULL AND log_offset <= ?",
-          offset,
-        );
-      const oldBatches = batchesUpTo(old);
-      const coveredBatches = batchesUpTo(covered);
-      const deleted = trimAll(rt, Date.now()).reduce((a, b) => a + b, 0);
-      assert.equal(deleted, oldBatches);
-      assert.equal(batchesUpTo(old), 0);
-      assert.equal(batchesUpTo(covered), coveredBatches - oldBatches, 'the newer covered batches stay');
-      assert.ok(rt.journalRetention.truncatedThrough <= old);
-    } finally {
-      rt.close();
-    }
-  } finally {
-    removeDir(dir);
-  }
+  return inTempRuntime(open, async (rt) => {
+    fill(rt, 50);
+    rt.checkpoint();
+    const covered = rt.checkpointStatus().journalOffset as number;
+    const old = Math.floor(covered / 2);
+    // Entries up to `old` journaled two hours ago (`at` is outside the entry's checksum).
+    rt.store.db.prepare('UPDATE journal SET at = at - ? WHERE log_offset <= ?').run(2 * HOUR, old);
+    const count = (sql: string, ...params: number[]): number =>
+      (rt.store.db.prepare(sql).get(...params) as { n: number }).n;
+    const batchesUpTo = (offset: number): number =>
+      count(
+        "SELECT COUNT(*) AS n FROM journal WHERE kind = 'batch' AND target IS NOT NULL AND log_offset <= ?",
+        offset,
+      );
+    const oldBatches = batchesUpTo(old);
+    const coveredBatches = batchesUpTo(covered);
+    const deleted = trimAll(rt, Date.now()).reduce((a, b) => a + b, 0);
+    assert.equal(deleted, oldBatches);
+    assert.equal(batchesUpTo(old), 0);
+    assert.equal(batchesUpTo(covered), coveredBatches - oldBatches, 'the newer covered batches stay');
+    assert.ok(rt.journalRetention.truncatedThrough <= old);
+  });
 });
 
 test('a checkpoint older than the deleted prefix (an older checkpoint.db) refuses the start', () => {

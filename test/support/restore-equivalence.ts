@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { Engine } from '../../src/exec/engine.ts';
 import type { ViewChangeSet } from '../../src/exec/api.ts';
 import type { Row } from '../../src/common/types.ts';
+import { stringifyWire } from '../../src/common/json-codec.ts';
 import { MemoryCheckpointStore } from './memory-checkpoint-store.ts';
 import { Rng } from './random-workload.ts';
 
@@ -110,10 +111,10 @@ export interface OneTableViews {
   readonly views: readonly string[];
   readonly viewNames: readonly string[];
   readonly randomRow: (rng: Rng, id: number) => Row;
-  /** A view row as compared (the views' snapshot is their rows so encoded, sorted). */
-  readonly encodeRow: (row: Row) => string;
-  /** The change sets as compared. */
-  readonly encodeSets: (sets: readonly ViewChangeSet[]) => string;
+  /** A view row as compared (the views' snapshot is their rows so encoded, sorted); default the wire's. */
+  readonly encodeRow?: (row: Row) => string;
+  /** The change sets as compared; default the wire's encoding. */
+  readonly encodeSets?: (sets: readonly ViewChangeSet[]) => string;
   /** Batches in a run, and the restore's range of batch indexes [from, to). */
   readonly batches: number;
   readonly restoreBetween: readonly [number, number];
@@ -127,10 +128,9 @@ export interface OneTableViews {
  * built from scratch over the current rows. Returns the change sets compared after the restore.
  */
 export function oneTableRoundTrip(spec: OneTableViews, seed: number): number {
+  const encodeRow = spec.encodeRow ?? ((row: Row) => stringifyWire(row));
   const snapshot = (e: Engine): string =>
-    spec.viewNames
-      .map((v) => `${v}: ${e.viewSnapshot(v).rows.map(spec.encodeRow).sort().join(' ')}`)
-      .join('\n');
+    spec.viewNames.map((v) => `${v}: ${e.viewSnapshot(v).rows.map(encodeRow).sort().join(' ')}`).join('\n');
   const engine = (): Engine => {
     const e = new Engine();
     e.setStateTracking(true);
@@ -157,7 +157,7 @@ export function oneTableRoundTrip(spec: OneTableViews, seed: number): number {
     checkpointEvery: 7,
     views: spec.viewNames,
     snapshot,
-    encode: spec.encodeSets,
+    encode: spec.encodeSets ?? ((sets) => stringifyWire(sets)),
     everyBatch: true,
     afterBatch: (i, now) =>
       assert.equal(
