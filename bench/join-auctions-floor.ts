@@ -7,7 +7,9 @@
 // view work), so the table-only time is the floor any sharing of the table's rows with the join
 // could reach.
 //   node --expose-gc --import tsx bench/join-auctions-floor.ts [--auctions 100000] [--batch 100] [--rounds 7]
-//     [--variant agg|join|left|semi]
+//     [--variant agg|join|left|semi] [--no-settle]
+// Each run starts after the forced collection's helper threads are done (join-gc-settle.ts: their
+// sweep of the previous engine would otherwise be charged to the run); --no-settle times it as before.
 // Prints one JSON line per round and the medians over every round after the first (which warms
 // the JIT), with the load average.
 import { parseArgs } from 'node:util';
@@ -16,6 +18,7 @@ import type { Row } from '../src/common/types.ts';
 import { Engine } from '../src/exec/engine.ts';
 import { VARIANT_SQL, type Variant } from './join-workload.ts';
 import { cpuMs, seededInts } from './arrangement-rows.ts';
+import { collectAndSettle } from './join-gc-settle.ts';
 
 const { values } = parseArgs({
   options: {
@@ -23,6 +26,7 @@ const { values } = parseArgs({
     batch: { type: 'string', default: '100' },
     rounds: { type: 'string', default: '7' },
     variant: { type: 'string', default: 'agg' },
+    'no-settle': { type: 'boolean', default: false },
   },
 });
 const auctionCount = Number(values.auctions);
@@ -50,12 +54,16 @@ function batches(): { insert: Row[]; delete: Row[] }[] {
 }
 
 /** One fresh engine's insert of every auction, with or without the view; its CPU ms. */
-function run(withView: boolean): number {
+async function run(withView: boolean): Promise<number> {
   const engine = new Engine();
   engine.execute(TABLES_SQL);
   if (withView) engine.execute(`CREATE MATERIALIZED VIEW v AS ${VARIANT_SQL[variant]}`);
   const input = batches();
-  globalThis.gc?.();
+  const gc = globalThis.gc;
+  if (gc !== undefined) {
+    if (values['no-settle']) gc();
+    else await collectAndSettle(gc);
+  }
   const since = process.cpuUsage();
   for (const b of input) engine.applyChanges('auctions', b);
   const ms = cpuMs(since);
@@ -69,7 +77,7 @@ const viewMs: number[] = [];
 for (let round = 0; round < rounds; round++) {
   const ms: Record<'table' | 'view', number> = { table: 0, view: 0 };
   for (const mode of round % 2 === 0 ? (['table', 'view'] as const) : (['view', 'table'] as const))
-    ms[mode] = run(mode === 'view');
+    ms[mode] = await run(mode === 'view');
   if (round > 0) {
     tableMs.push(ms.table);
     viewMs.push(ms.view);

@@ -16,6 +16,7 @@ import {
 import { PREFIX_BATCH, type Impl, type Options } from './join-options.ts';
 import { buildImpl, type JoinImpl } from './join-impls.ts';
 import { getGc, settledMemory } from './bench-memory.ts';
+import { collectAndSettle } from './join-gc-settle.ts';
 
 export interface PhaseResult {
   phase: PhaseName;
@@ -26,6 +27,11 @@ export interface PhaseResult {
   events_per_cpu_s: number;
   p50_us: number;
   p99_us: number;
+  /**
+   * CPU the process used after the forced collection before the phase's clock started (the
+   * collector's helper threads; 0 with --no-settle, where it falls inside the phase instead).
+   */
+  settle_cpu_ms: number;
   digest: string;
 }
 
@@ -123,6 +129,8 @@ async function runPhases(
   session: Session | null,
   onPhase: (name: PhaseName) => void = () => {},
   checkAll = true,
+  /** Wait for the forced collection's helper threads before the clock starts (join-gc-settle.ts). */
+  settle = true,
 ): Promise<PhaseResult[]> {
   const results: PhaseResult[] = [];
   for (let pi = 0; pi < phases.length; pi++) {
@@ -132,7 +140,9 @@ async function runPhases(
     for (const b of cut(changes, 0, timedFrom, PREFIX_BATCH)) p.apply(p.prepare(b));
     let prepared: unknown[] | null = cut(changes, timedFrom, changes.length, batch).map(p.prepare);
     const lat = new Float64Array(prepared.length);
-    gc();
+    let settleCpuMs = 0;
+    if (settle) settleCpuMs = (await collectAndSettle(gc)).cpuMs;
+    else gc();
     if (session !== null) await session.post('Profiler.start');
     const cpu0 = process.cpuUsage();
     const start = process.hrtime.bigint();
@@ -173,6 +183,7 @@ async function runPhases(
       events_per_cpu_s: Math.round(events / ((cpu.user + cpu.system) / 1e6)),
       p50_us: Math.round(percentile(lat, 0.5) / 10) / 100,
       p99_us: Math.round(percentile(lat, 0.99) / 10) / 100,
+      settle_cpu_ms: Math.round(settleCpuMs * 10) / 10,
       digest: got,
     });
   }
@@ -219,7 +230,19 @@ async function runCell(o: Options, impl: Impl, variant: Variant, batch: number):
       };
       const wphases = generatePhases(wspec);
       const { digests } = expectedDigests(wphases, variant);
-      await runPhases(warm, wphases, digests, variant, batch, Math.ceil(o.slice / 10), gc, null);
+      await runPhases(
+        warm,
+        wphases,
+        digests,
+        variant,
+        batch,
+        Math.ceil(o.slice / 10),
+        gc,
+        null,
+        undefined,
+        true,
+        false,
+      );
     }
 
     // The expected views, once: generated, computed directly, dropped.
@@ -255,6 +278,7 @@ async function runCell(o: Options, impl: Impl, variant: Variant, batch: number):
           phase = n;
         },
         rep === 0, // every phase's view checked on the first run, the last phase's on the others
+        o.settle,
       );
       phases = null;
       const after = settledMemory(gc);

@@ -23,6 +23,8 @@ export interface Options {
   repeat: number;
   seed: number;
   warmup: boolean;
+  /** Wait for the collector's helper threads after the forced collection before each timed phase. */
+  settle: boolean;
   quick: boolean;
   cpuProfile: string | null;
   child: boolean;
@@ -41,6 +43,7 @@ export function parseArgs(argv: string[]): Options {
     repeat: 3,
     seed: 20111111,
     warmup: true,
+    settle: true,
     quick: false,
     cpuProfile: null,
     child: false,
@@ -99,6 +102,9 @@ export function parseArgs(argv: string[]): Options {
       case '--no-warmup':
         o.warmup = false;
         break;
+      case '--no-settle':
+        o.settle = false;
+        break;
       case '--cpu-profile':
         o.cpuProfile = value();
         break;
@@ -107,7 +113,7 @@ export function parseArgs(argv: string[]): Options {
         console.log(
           'usage: node --import tsx bench/join.ts [--quick] [--peers | --impl sluice,db-ivm,map] [--variant agg,join,left,semi]\n' +
             '       [--batch 1,100,10000] [--auctions N] [--bids N] [--mutate F] [--categories N] [--slice N]\n' +
-            '       [--repeat N] [--seed N] [--no-warmup] [--cpu-profile PREFIX]\n' +
+            '       [--repeat N] [--seed N] [--no-warmup] [--no-settle] [--cpu-profile PREFIX]\n' +
             '  every flag also as an environment variable: BENCH_QUICK=1, BENCH_IMPL=..., BENCH_NO_WARMUP=1, ...',
         );
         process.exit(0);
@@ -126,4 +132,4 @@ export function parseArgs(argv: string[]): Options {
 }
 
 /** The join bench's flags that take no value, as BENCH_* variables too (see bench-args.ts). */
-export const SWITCHES: readonly string[] = ['--quick', '--peers', '--no-warmup'];
+export const SWITCHES: readonly string[] = ['--quick', '--peers', '--no-warmup', '--no-settle'];

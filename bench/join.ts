@@ -56,6 +56,7 @@ function childArgs(
     `--repeat=${o.repeat}`,
   ];
   if (!o.warmup) args.push('--no-warmup');
+  if (!o.settle) args.push('--no-settle');
   if (o.cpuProfile !== null) args.push(`--cpu-profile=${o.cpuProfile}`);
   return [...exec, ...args];
 }
@@ -182,6 +183,7 @@ async function runParent(o: Options): Promise<number> {
         const cps = phaseMedian(rs, phase, (p) => p.events_per_cpu_s);
         const p50 = phaseMedian(rs, phase, (p) => p.p50_us);
         const p99 = phaseMedian(rs, phase, (p) => p.p99_us);
+        const settleCpu = phaseMedian(rs, phase, (p) => p.settle_cpu_ms);
         const runs = rs.map((r) => r.phases.find((p) => p.phase === phase)!.events_per_s);
         console.log(
           row([
@@ -211,6 +213,7 @@ async function runParent(o: Options): Promise<number> {
             events_per_cpu_s: Math.round(cps),
             p50_us: p50,
             p99_us: p99,
+            settle_cpu_ms: settleCpu,
             repeats: rs.length,
           }),
         );
