@@ -263,9 +263,9 @@ export abstract class EngineEpochs {
     if (built.rows <= this.maxEpochJoinRows) return;
     throw new SluiceError(
       'EPOCH_TOO_LARGE',
-      `this write of ${rows} rows to "${table}" would make the joins of its views build ${built.rows} rows in one epoch, more than ${this.maxEpochJoinRows} (most in view "${built.view}")`,
+      `this write of ${rows} rows to "${table}" would make the joins, window functions and subqueries of its views build ${built.rows} rows in one epoch, more than ${this.maxEpochJoinRows} (most in view "${built.view}")`,
       {
-        hint: 'write fewer rows per request; a join on a key that few values repeat, or with no equality between its sides, pairs each written row with many rows of the other side; a row into an IN/NOT IN/EXISTS subquery re-emits every outer row it flips (one NULL flips every row of a NOT IN)',
+        hint: 'write fewer rows per request; a join on a key that few values repeat, or with no equality between its sides, pairs each written row with many rows of the other side; a row near the head of a long window partition renumbers the rest of it; a row into an IN/NOT IN/EXISTS subquery re-emits every outer row it flips (one NULL flips every row of a NOT IN)',
       },
     );
   }

@@ -20,6 +20,8 @@ import type { JoinKey } from '../ivm/join-key.ts';
 import type { Operator } from '../ivm/operator.ts';
 import { JoinOp } from '../ivm/ops/join-op.ts';
 import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
+import type { FlipList } from '../ivm/ops/semi-join-flips.ts';
+import { WindowOp } from '../ivm/ops/window-op.ts';
 import { isInsertion } from './epoch-insertions.ts';
 import {
   type EpochDelta,
@@ -65,7 +67,10 @@ export class ViewDeltaBound {
   /** By position in `nodes`: the positions of its inputs. */
   private readonly inputAt: readonly (readonly number[])[];
   private readonly outputAt: number;
-  /** Whether some node is a join this bound counts. */
+  /**
+   * Whether some node is one whose rows this bound counts for any write: a join, or a window
+   * function (one row into a long partition renumbers it).
+   */
   readonly hasJoin: boolean;
   /**
    * The sources (tables or views) a semi-join's subquery side reads, whose writes it counts by the
@@ -91,7 +96,7 @@ export class ViewDeltaBound {
     this.outputAt = at.get(outputId) as number;
     const counted = (op: Operator | null | undefined): boolean =>
       op instanceof JoinOp || op instanceof SemiJoinOp;
-    this.hasJoin = nodes.some((r) => r.op instanceof JoinOp);
+    this.hasJoin = nodes.some((r) => r.op instanceof JoinOp || r.op instanceof WindowOp);
     // The sources a semi-join's subquery side reads: only a write reaching one of them flips rows.
     const subquerySources = new Set<string>();
     const pending: number[] = [];
@@ -161,11 +166,27 @@ export class ViewDeltaBound {
         continue;
       }
       if (node.kind === 'semijoin' && op instanceof SemiJoinOp && second !== 0) {
-        // The held outer rows its subquery's change flips, then the outer delta passing through.
-        const flips = subqueryFlips(node, op, second, exact);
+        // The held outer rows its subquery's change flips, then the outer delta passing through;
+        // the flipped rows named (exact pass) where a join after it probes them by key.
+        const named =
+          exact && (outputRead || this.feedsJoin[i] === true) && (first === 0 || typeof first !== 'number');
+        const list: FlipList | null = named ? { rows: [], limit: LISTED_JOIN_ROWS } : null;
+        const flips = subqueryFlips(node, op, second, exact, list);
         if (flips === UNBOUNDED || first === UNBOUNDED) deltas[i] = UNBOUNDED;
+        else if (list !== null && list.rows !== null) deltas[i] = withFlipped(first, list.rows);
         else deltas[i] = flips + rowCount(first);
         if (flips !== UNBOUNDED) built += flips;
+        continue;
+      }
+      if (node.kind === 'window' && op instanceof WindowOp) {
+        // The held rows it renumbers, counted as a join's rows; its output at most those and the
+        // changed rows (a count: joins after it are not counted in the exact pass).
+        const renumbered = windowRows(node, op, first, exact);
+        if (renumbered === UNBOUNDED) deltas[i] = UNBOUNDED;
+        else {
+          built += renumbered;
+          deltas[i] = renumbered + rowCount(first);
+        }
         continue;
       }
       if (node.kind === 'join' && op instanceof JoinOp) {
@@ -239,13 +260,42 @@ function subqueryFlips(
   op: SemiJoinOp,
   right: EpochDelta,
   exact: boolean,
+  list: FlipList | null,
 ): number {
   if (right === UNBOUNDED) return UNBOUNDED;
   if (!exact) return op.flipRowsCeiling(rowCount(right));
   if (typeof right === 'number') return UNBOUNDED;
   const keyColumns = node.rightKey?.map((c) => c.index) ?? node.leftKey.map((_, i) => i);
   if (right.known !== null && !keyColumns.every((c) => right.known?.[c] === true)) return UNBOUNDED;
-  return op.flipRows(right.rows, isInsertion);
+  return op.flipRows(right.rows, isInsertion, list);
+}
+
+/**
+ * The held rows a window function re-emits when its input changes by `delta`: a retraction and an
+ * insertion per held slot it recomputes (WindowOp.heldSlotsTouched); the changed rows themselves pass
+ * as through a Map and are not counted. The row-free pass, or rows whose partition is not known:
+ * every slot held. Rows whose partition is known but not their place in it: their partitions' slots.
+ */
+function windowRows(
+  node: Extract<DataflowNode, { kind: 'window' }>,
+  op: WindowOp,
+  delta: EpochDelta,
+  exact: boolean,
+): number {
+  if (delta === UNBOUNDED) return UNBOUNDED;
+  const known = typeof delta === 'number' ? null : delta.known;
+  const isKnown = (c: number): boolean => known === null || known[c] === true;
+  if (!exact || typeof delta === 'number' || !node.partitionBy.every(isKnown)) {
+    return rowCount(delta) === 0 ? 0 : 2 * op.heldSlots;
+  }
+  const orderKnown = node.orderBy.every((k) => isKnown(k.index));
+  return 2 * op.heldSlotsTouched(delta.rows, orderKnown);
+}
+
+/** A semi-join's output as rows: the outer delta passing through (none: 0) and the rows it flips. */
+function withFlipped(first: EpochDelta, flipped: readonly (readonly Value[])[]): EpochDelta {
+  if (typeof first === 'number') return { rows: flipped, known: null };
+  return { rows: first.rows.length === 0 ? flipped : [...first.rows, ...flipped], known: first.known };
 }
 
 /**

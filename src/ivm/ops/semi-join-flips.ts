@@ -32,6 +32,24 @@ export interface SemiJoinFlipState {
   readonly leftRows: number;
   /** NOT IN: the probe keys of a group's left rows. */
   keysOf(group: JoinKey): Iterable<JoinKey>;
+  /** Appends the left rows held under a probe key to `out`, a copy per count. */
+  listUnder(key: JoinKey, out: (readonly Value[])[]): void;
+}
+
+/**
+ * The flipped left rows themselves, listed for a join after the semi-join to probe by key (the
+ * exact pass, view-join-fanout.ts): filled up to `limit` rows; `rows` null past it, or where the
+ * count flips rows it does not name (NOT IN's NULL-valued rows or a group's every row).
+ */
+export interface FlipList {
+  rows: (readonly Value[])[] | null;
+  readonly limit: number;
+}
+
+function listKey(state: SemiJoinFlipState, key: JoinKey, list: FlipList | null): void {
+  if (list === null || list.rows === null) return;
+  state.listUnder(key, list.rows);
+  if (list.rows.length > list.limit) list.rows = null;
 }
 
 /**
@@ -72,10 +90,13 @@ export function semiJoinFlipRows(
   state: SemiJoinFlipState,
   rows: readonly (readonly Value[])[],
   inserted: (row: readonly Value[]) => boolean,
+  list: FlipList | null = null,
 ): number {
   let flips = 0;
   const done = new Set<JoinKey>();
   if (state.notIn) {
+    // NOT IN flips rows by group and by NULL value as well as by key: they are counted, not named.
+    if (list !== null) list.rows = null;
     const groups = new Map<JoinKey, { rows: number; nulls: number; anyNull: boolean }>();
     const valued: (readonly Value[])[] = [];
     for (const row of rows) {
@@ -113,6 +134,7 @@ export function semiJoinFlipRows(
     semiJoinFlipWork.lookups++;
     if (done.has(key) || !mayCross(state.matches(key), takeable)) continue;
     flips += state.leftRowsUnder(key);
+    listKey(state, key, list);
   }
   return flips;
 }

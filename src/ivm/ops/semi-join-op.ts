@@ -13,7 +13,7 @@ import { compileScalar } from '../../common/scalar-expr.ts';
 import { Arrangement } from '../arrangement.ts';
 import { JoinArrangement, NO_ROW } from '../join-arrangement.ts';
 import { MatchCounts } from './semi-join-counts.ts';
-import { type SemiJoinFlipState, semiJoinFlipRows } from './semi-join-flips.ts';
+import { type FlipList, type SemiJoinFlipState, semiJoinFlipRows } from './semi-join-flips.ts';
 import { NO_SLOT } from '../group-index.ts';
 import { tableKey, type TableSlots } from '../join-table-side.ts';
 import type { ColumnSpec, DataflowNode, SemiJoinMode } from '../dataflow-plan.ts';
@@ -441,9 +441,13 @@ export class SemiJoinOp implements Operator, Stateful {
   /**
    * The held left rows a right delta of `rows` may flip, counted before the epoch changes anything
    * (semi-join-flips.ts): the rows are the right input's; `inserted` tells those known to be
-   * insertions (any other may be a deletion).
+   * insertions (any other may be a deletion). `list`: the flipped rows named too, for a join after it.
    */
-  flipRows(rows: readonly (readonly Value[])[], inserted: (row: readonly Value[]) => boolean): number {
+  flipRows(
+    rows: readonly (readonly Value[])[],
+    inserted: (row: readonly Value[]) => boolean,
+    list: FlipList | null = null,
+  ): number {
     if (this.left.size === 0 && this.leftNull.size === 0) return 0;
     const view: SemiJoinFlipState = {
       notIn: this.mode === 'notIn',
@@ -463,12 +467,20 @@ export class SemiJoinOp implements Operator, Stateful {
       },
       leftRows: this.left.size,
       keysOf: (group) => this.byGroup.get(group) ?? NO_KEYS,
+      listUnder: (key, out) => {
+        const slot = this.left.slotOf(key);
+        if (slot === NO_SLOT) return;
+        for (let id = this.left.head(slot); id !== NO_ROW; id = this.left.next(id)) {
+          const row = this.left.row(id);
+          for (let c = this.left.count(id); c > 0; c--) out.push(row);
+        }
+      },
     };
     // The right table's rows as they are before the epoch (step reads them again).
     const slots = this.tableSlots;
     if (this.table !== null) this.tableSlots = this.table();
     try {
-      return semiJoinFlipRows(view, rows, inserted);
+      return semiJoinFlipRows(view, rows, inserted, list);
     } finally {
       this.tableSlots = slots;
     }

@@ -2,7 +2,13 @@
 // aggregate's state over a frame (fold, slide, finish), how far a change at a slot reaches, NTILE.
 import type { Value } from '../../common/types.ts';
 import { Decimal, add, div, sub } from '../../common/decimal.ts';
-import { checkInt, normalizeBigInt, compareExact, compareValues } from '../../common/values.ts';
+import {
+  checkInt,
+  normalizeBigInt,
+  compareExact,
+  compareValues,
+  identicalValues,
+} from '../../common/values.ts';
 import type { WindowFn } from '../../common/window.ts';
 
 /** An aggregate's state over some rows: the non-NULL inputs counted and their sum, min or max. */
@@ -229,4 +235,15 @@ export function finish(fn: WindowFn, acc: Acc): Value {
     default:
       return acc.n === 0 ? null : acc.v;
   }
+}
+
+/** Equal as a Z-set sees them: printing alike (a window value from 1.50 to 1.5 is a change). */
+export function sameValues(a: readonly Value[], b: readonly Value[]): boolean {
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as Value;
+    const y = b[i] as Value;
+    if (x === y) continue;
+    if (x === null || y === null || !identicalValues(x, y)) return false;
+  }
+  return true;
 }

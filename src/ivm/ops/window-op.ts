@@ -8,7 +8,6 @@
 // partition for NTILE, PERCENT_RANK and CUME_DIST (they read its size) — and only those are
 // recomputed (each from its predecessor's values) and re-emitted if they differ.
 import type { Value } from '../../common/types.ts';
-import { identicalValues } from '../../common/values.ts';
 import { compareByKeys, compareRows, mergeByRow } from '../../common/top-n.ts';
 import type { WindowFn } from '../../common/window.ts';
 import {
@@ -21,6 +20,7 @@ import {
   ntile,
   reachOf,
   readsGroupEnd,
+  sameValues,
   slide,
   type Acc,
   type Reach,
@@ -67,6 +67,8 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
   slotsWalked = 0;
   /** Rows folded into ROWS n PRECEDING frames one by one (float and fractional sums only). */
   rowsFolded = 0;
+  /** Slots of every partition, kept by `step` and `loadState`: a write's row-free count reads it. */
+  heldSlots = 0;
   /**
    * Deferring its output (deferred-output.ts): per partition changed since, its rows added and not
    * yet in its slot list (sorted in once, when it is recomputed); the map's order is first change.
@@ -100,9 +102,11 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
 
   loadState(values: Iterable<unknown>): void {
     this.partitions.clear();
+    this.heldSlots = 0;
     for (const [key, entries] of this.partitioned.load(values, this.compare)) {
       const slots: Slot[] = [];
       for (const e of entries) for (let c = 0; c < e.count; c++) slots.push(newSlot(e.row));
+      this.heldSlots += slots.length;
       this.partitions.set(key, slots);
       // The values are recomputed, not emitted: the view's state was checkpointed with them.
       this.recompute(slots, 0, slots.length - 1, [], []);
@@ -133,7 +137,10 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
     const weights: number[] = [];
     for (const [key, indexes] of byPartition) {
       const old = this.partitions.get(key) ?? [];
+      // `apply` may splice `old` in place: its length is read first.
+      this.heldSlots -= old.length;
       const slots = this.apply(key, old, batch, indexes, rows, weights);
+      this.heldSlots += slots.length;
       if (slots.length === 0) {
         this.partitions.delete(key);
         continue;
@@ -202,6 +209,20 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
         : mergeByRow(list, waiting, this.compare);
     if (slots.length === 0) this.partitions.delete(key);
     else this.partitions.set(key, slots);
+    return slots;
+  }
+
+  /** Held slots `changed` would dirty (orderKnown false: their partitions'), before the epoch runs. */
+  heldSlotsTouched(changed: readonly Row[], orderKnown: boolean): number {
+    const walked = this.slotsWalked;
+    let slots = 0;
+    for (const [key, at] of this.partitioned.group(changed)) {
+      const list = this.partitions.get(key) ?? [];
+      const rows = at.map((i) => changed[i] as Row);
+      const ranges = orderKnown ? this.dirty(list, rows) : [[0, list.length - 1] as const];
+      for (const [lo, hi] of ranges) slots += hi - lo + 1;
+    }
+    this.slotsWalked = walked; // the tests count the epoch's own walk, not the count's
     return slots;
   }
 
@@ -571,15 +592,4 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
 
 function newSlot(row: Row): Slot {
   return { row, values: null, acc: [] };
-}
-
-/** Equal as a Z-set sees them: printing alike (a window value from 1.50 to 1.5 is a change). */
-function sameValues(a: readonly Value[], b: readonly Value[]): boolean {
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] as Value;
-    const y = b[i] as Value;
-    if (x === y) continue;
-    if (x === null || y === null || !identicalValues(x, y)) return false;
-  }
-  return true;
 }
