@@ -109,9 +109,11 @@ export class ViewDeltaBound {
       for (const p of this.inputAt[at] as readonly number[]) pending.push(p);
     }
     this.subquerySources = subquerySources;
+    // A window reads its input's rows too (their partitions and places): a join before it lists them.
     const feedsJoin = nodes.map(() => false);
     for (let i = nodes.length - 1; i >= 0; i--) {
-      if (!feedsJoin[i] && !counted(nodes[i]?.op)) continue;
+      const op = nodes[i]?.op;
+      if (!feedsJoin[i] && !counted(op) && !(op instanceof WindowOp)) continue;
       for (const p of this.inputAt[i] as readonly number[]) feedsJoin[p] = true;
     }
     this.feedsJoin = feedsJoin;
