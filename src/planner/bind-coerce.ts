@@ -199,9 +199,20 @@ export function compare(
     other.type.fixed === true
       ? coerce(e, other.type, pos)
       : e;
+  // A varchar(n) value beside char(n) compares as char(n) too (PostgreSQL resolves char = varchar to
+  // bpchareq): its trailing spaces do not count either ('ab'::char(4) = 'ab '::varchar(5) is true).
+  const varcharAsChar = (e: ScalarExpr, other: ScalarExpr): ScalarExpr =>
+    !isConst(e) &&
+    e.type.kind === 'text' &&
+    e.type.fixed !== true &&
+    e.type.maxLength !== undefined &&
+    other.type.kind === 'text' &&
+    other.type.fixed === true
+      ? call('rtrim', [e], T.text)
+      : e;
   const text = left.type.kind === 'text' && right.type.kind === 'text';
-  let l = text ? unpadChar(asChar(left, right)) : left;
-  let r = text ? unpadChar(asChar(right, left)) : right;
+  let l = text ? unpadChar(varcharAsChar(asChar(left, right), right)) : left;
+  let r = text ? unpadChar(varcharAsChar(asChar(right, left), left)) : right;
   if (isConst(l) && l.type.kind === 'text' && r.type.kind !== 'text' && r.type.kind !== 'unknown')
     l = coerce(l, r.type, pos);
   if (isConst(r) && r.type.kind === 'text' && l.type.kind !== 'text' && l.type.kind !== 'unknown')

@@ -31,6 +31,7 @@ import {
   unpadChar,
 } from './bind-coerce.ts';
 import { resolveColumn, type Scope } from './bind-scope.ts';
+import { bindInList } from './bind-in-list.ts';
 
 export interface BindContext {
   readonly scope: Scope | null;
@@ -282,9 +283,7 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
     case 'inList': {
       if (e.list.length === 1 && e.list[0]?.kind === 'subquery') throw subqueryHere(e.list[0]);
       // char(n) compares without its padding ('ab'::char(5) IN ('ab') is true), as in compare()
-      const all = unify([rec(e.operand), ...e.list.map(rec)], e.pos, 'IN').map(unpadChar);
-      const [operand, ...list] = all as [ScalarExpr, ...ScalarExpr[]];
-      return { kind: 'in', operand, list, negated: e.negated, type: T.bool };
+      return bindInList(rec(e.operand), e.list.map(rec), e.negated, e.pos);
     }
     case 'like': {
       // PostgreSQL's bpcharlike, bpchariclike and bpcharregexeq (SIMILAR TO) match a char(n) value

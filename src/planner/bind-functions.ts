@@ -359,6 +359,14 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
     case 'nullif': {
       if (n !== 2) throw fnMismatch(e.name, args, e.pos);
       const [l, r] = unify(args, e.pos, 'NULLIF') as [ScalarExpr, ScalarExpr];
+      const [a, b] = args as [ScalarExpr, ScalarExpr];
+      if ([a, b].some((x) => x.type.kind === 'text' && x.type.fixed === true) && l.type.kind === 'text') {
+        // PostgreSQL tests NULLIF(a, b) with the operator a = b: char(n) beside a varchar(n) column
+        // equals without the padding of either (bpchareq), beside text as text (compare() decides)
+        const equal = compare('eq', '=', a, b, e.pos);
+        const none: ScalarExpr = { kind: 'const', value: null, type: l.type };
+        return { kind: 'case', whens: [{ when: equal, then: none }], else: l, type: l.type };
+      }
       if (l.type.kind === 'text' && l.type.fixed === true) {
         // char(n) equals without its padding (NULLIF(c, 'ab') is NULL for 'ab   '); the value keeps it
         const equal = compare('eq', '=', l, r, e.pos);
