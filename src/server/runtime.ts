@@ -212,9 +212,16 @@ export class SluiceRuntime extends RuntimeRecovery {
    */
   private syncRecoveredCheckpoint(journalOffset: number): void {
     if (this.options.dataDir !== null) {
-      for (const path of [this.checkpointFile.path, `${this.checkpointFile.path}-wal`]) {
+      // The directory last: the WAL may have been created by the process killed before this one and
+      // never synced by SQLite (which syncs a new WAL's directory entry at its own first sync only),
+      // and an fsync of a file does not make its name durable (POSIX; ext4's journal usually does).
+      for (const [path, flags] of [
+        [this.checkpointFile.path, 'r+'],
+        [`${this.checkpointFile.path}-wal`, 'r+'],
+        [this.options.dataDir, 'r'],
+      ] as const) {
         if (!existsSync(path)) continue;
-        const fd = openSync(path, 'r+');
+        const fd = openSync(path, flags);
         try {
           fsyncSync(fd);
         } finally {
