@@ -156,6 +156,21 @@ function recordingFsyncs<T>(body: () => T): { result: T; synced: string[] } {
   }
 }
 
+test('a first start syncs the data directory, so the new checkpoint.db keeps its name once a durable point syncs the file', () => {
+  const dir = tempDir();
+  try {
+    const { result: rt, synced } = recordingFsyncs(() => open(dir));
+    try {
+      assert.equal(rt.recovery.checkpointOffset, null);
+      assert.ok(synced.includes(resolve(dir)), `the data directory was not synced: ${synced.join(', ')}`);
+    } finally {
+      rt.close();
+    }
+  } finally {
+    removeDir(dir);
+  }
+});
+
 test("a checkpoint loaded at a start is made durable with its directory: the WAL's name may be the killed process's, never synced", async () => {
   const dir = tempDir();
   try {
