@@ -93,8 +93,7 @@ export class SluiceRuntime extends RuntimeRecovery {
       this.engine = options.createEngine();
       this.watchEpochs();
       this.recovery = this.recover(checkpoints.damage);
-      if (this.recovery.checkpointOffset !== null)
-        this.syncRecoveredCheckpoint(this.recovery.checkpointOffset);
+      this.syncCheckpointFiles(this.recovery.checkpointOffset);
       this.engine.selectLimits = options.selectLimits ?? DEFAULTS.selectLimits;
       this.engine.maxDmlRows = options.maxDmlRows ?? DEFAULTS.maxDmlRows;
       this.committedEpoch = this.engine.epoch;
@@ -205,16 +204,24 @@ export class SluiceRuntime extends RuntimeRecovery {
   }
 
   /**
-   * Makes the checkpoint recovery loaded survive a power loss, so journal retention may delete what
-   * it covers: the process before this one may have been killed with its last writes to
-   * `checkpoint.db` (at synchronous=NORMAL, or OFF before that) in the OS's cache only. An fsync of
-   * the file and its WAL puts on disk exactly what this process read.
+   * Makes the checkpoint recovery loaded (`journalOffset`; null: none) survive a power loss, so
+   * journal retention may delete what it covers: the process before this one may have been killed
+   * with its last writes to `checkpoint.db` (at synchronous=NORMAL, or OFF before that) in the OS's
+   * cache only. An fsync of the file and its WAL puts on disk exactly what this process read. The
+   * directory last, at every start: an fsync of a file does not make its name durable (POSIX; ext4's
+   * journal usually does), SQLite syncs the directory only for a WAL it syncs itself, never for a new
+   * database file, and the writer thread's durable points later sync only the files. Without it a
+   * power loss after retention's deletions could take checkpoint.db (created at a first start) or a
+   * WAL the killed process created, and with them the only copy of the deleted batches' effect.
    */
-  private syncRecoveredCheckpoint(journalOffset: number): void {
+  private syncCheckpointFiles(journalOffset: number | null): void {
     if (this.options.dataDir !== null) {
-      for (const path of [this.checkpointFile.path, `${this.checkpointFile.path}-wal`]) {
+      const paths: (readonly [string, 'r' | 'r+'])[] = [[this.options.dataDir, 'r']];
+      if (journalOffset !== null)
+        paths.unshift([this.checkpointFile.path, 'r+'], [`${this.checkpointFile.path}-wal`, 'r+']);
+      for (const [path, flags] of paths) {
         if (!existsSync(path)) continue;
-        const fd = openSync(path, 'r+');
+        const fd = openSync(path, flags);
         try {
           fsyncSync(fd);
         } finally {
@@ -222,7 +229,7 @@ export class SluiceRuntime extends RuntimeRecovery {
         }
       }
     }
-    this.checkpointDurable(journalOffset);
+    if (journalOffset !== null) this.checkpointDurable(journalOffset);
   }
 
   /**

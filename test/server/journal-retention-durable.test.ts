@@ -5,7 +5,9 @@
 // delete up to move. A checkpoint written on the main thread (synchronous=FULL) or loaded at a
 // start (the files synced then) is durable at once.
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import fs, { statSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import { resolve } from 'node:path';
 import { test } from 'node:test';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
 import type { CheckpointPolicy, RuntimeOptions } from '../../src/server/runtime/types.ts';
@@ -119,6 +121,73 @@ test('a checkpoint loaded at a start is synced then, and retention may delete wh
       assert.equal(again.recovery.checkpointOffset, covered);
       assert.equal(again.checkpointStatus().durableJournalOffset, covered);
       assert.equal(trim(again), 19);
+    } finally {
+      again.close();
+    }
+  } finally {
+    removeDir(dir);
+  }
+});
+
+/** Runs `body` with every fsyncSync of this process recorded by the path its descriptor was opened with. */
+function recordingFsyncs<T>(body: () => T): { result: T; synced: string[] } {
+  const { openSync, fsyncSync } = fs;
+  const opened = new Map<number, string>();
+  const synced: string[] = [];
+  fs.openSync = ((
+    path: fs.PathLike,
+    ...rest: Parameters<typeof openSync> extends [unknown, ...infer R] ? R : never
+  ) => {
+    const fd = openSync(path, ...rest);
+    opened.set(fd, resolve(String(path)));
+    return fd;
+  }) as typeof openSync;
+  fs.fsyncSync = (fd: number) => {
+    synced.push(opened.get(fd) ?? `fd ${fd}`);
+    fsyncSync(fd);
+  };
+  syncBuiltinESMExports();
+  try {
+    return { result: body(), synced };
+  } finally {
+    fs.openSync = openSync;
+    fs.fsyncSync = fsyncSync;
+    syncBuiltinESMExports();
+  }
+}
+
+test('a first start syncs the data directory, so the new checkpoint.db keeps its name once a durable point syncs the file', () => {
+  const dir = tempDir();
+  try {
+    const { result: rt, synced } = recordingFsyncs(() => open(dir));
+    try {
+      assert.equal(rt.recovery.checkpointOffset, null);
+      assert.ok(synced.includes(resolve(dir)), `the data directory was not synced: ${synced.join(', ')}`);
+    } finally {
+      rt.close();
+    }
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test("a checkpoint loaded at a start is made durable with its directory: the WAL's name may be the killed process's, never synced", async () => {
+  const dir = tempDir();
+  try {
+    const rt = open(dir);
+    try {
+      fill(rt, 5);
+      assert.ok((await rt.checkpointInSlices()) !== null);
+    } finally {
+      rt.close();
+    }
+    const { result: again, synced } = recordingFsyncs(() => open(dir));
+    try {
+      assert.ok(again.checkpointStatus().durableJournalOffset !== null);
+      // The files first, then the directory holding their names, before anything may be deleted.
+      assert.ok(synced.includes(resolve(dir, 'checkpoint.db')), synced.join(', '));
+      assert.ok(synced.includes(resolve(dir)), `the data directory was not synced: ${synced.join(', ')}`);
+      assert.ok(synced.indexOf(resolve(dir)) > synced.indexOf(resolve(dir, 'checkpoint.db')));
     } finally {
       again.close();
     }

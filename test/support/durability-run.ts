@@ -17,8 +17,11 @@
 //  - WebSocket subscribers of three permanent views and of a query resume from their last folded epoch and their
 //    fold equals the view over REST at the same epoch, with no epoch seen twice;
 //  - now and then, a copy of the data directory without its checkpoint (the journal alone, replayed
-//    whole) gives the same catalog, tables and views as the restart from the checkpoint.
-import { cpSync, rmSync } from 'node:fs';
+//    whole) gives the same catalog, tables and views as the restart from the checkpoint; with journal
+//    retention on and batches deleted, that copy must refuse to start (STATE_ERROR) instead;
+//  - with journal retention on and the fsync shadow preloaded (bench/fsync-shadow.c), a copy whose
+//    checkpoint file is as of its last fsync (what a power loss leaves) starts and serves the same.
+import { mkdirSync } from 'node:fs';
 import WebSocket from 'ws';
 import { join } from 'node:path';
 import {
@@ -43,6 +46,7 @@ import {
 } from './crash-harness.ts';
 import { multisetDiff } from './sqlite-oracle.ts';
 import { type ServedState, compareWithModel, readServed, sameServed } from './durability-state.ts';
+import { startJournalOnlyCopy, startPowerLossCopy, truncatedThroughOf } from './durability-copies.ts';
 import { removeDir, sortedRows, tempDir, viewRowsAtOneEpoch, waitUntil } from '../server/helpers.ts';
 
 export interface DurabilityRunOptions {
@@ -53,6 +57,20 @@ export interface DurabilityRunOptions {
   readonly journalOnlyEvery: number;
   /** Rows loaded into the large table at the start (default 20,000). */
   readonly bigRows?: number;
+  /**
+   * --journal-retention-seconds of the server (default 0: keep the whole journal). On, the
+   * journal-only copies are expected to refuse once batches were deleted, and the crash point inside
+   * a retention slice is armed too.
+   */
+  readonly journalRetentionSeconds?: number;
+  /** The writer thread's durable-point interval (SLUICE_DURABLE_CHECKPOINT_INTERVAL_MS; default the server's). */
+  readonly durableIntervalMs?: number;
+  /**
+   * A built bench/fsync-shadow.c: preloaded into every life, and every `powerLossEvery` kills a copy
+   * of the data directory with checkpoint.db as of its last fsync is started and compared.
+   */
+  readonly fsyncShadow?: string;
+  readonly powerLossEvery?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -78,13 +96,17 @@ export interface DurabilityRunSummary {
   /** Recovery wall ms (server log) of the first and the last tenth of the restarts: does it grow with kills? */
   readonly recoveryMsFirstTenth: number;
   readonly recoveryMsLastTenth: number;
+  /** Journal-only copies that refused to start because retention had deleted batches (as they must). */
+  readonly journalOnlyRefused: number;
+  /** The highest journal offset retention had deleted through at a kill (0: none deleted). */
+  readonly truncatedThrough: number;
+  /** Kills after which retention had deleted more than at the kill before. */
+  readonly killsAfterTrim: number;
+  /** Power-loss copies (checkpoint.db as of its last fsync) started and compared. */
+  readonly powerLossCompared: number;
 }
 
 const SERVER_ARGS = [
-  // The journal-only comparisons replay the whole journal: retention must delete none of it (the
-  // default, a week, is longer than any run; said here so a shorter default cannot break them).
-  '--journal-retention-seconds',
-  '0',
   '--checkpoint-interval-ms',
   '30',
   '--checkpoint-epochs',
@@ -124,6 +146,9 @@ const CRASH_POINTS = [
   'after-checkpoint',
 ];
 
+/** The fsync shadow's kill (SHADOW_KILL_AT, bench/fsync-shadow.c), named as its stderr line names it. */
+const FSYNC_KILL = 'checkpoint-file-fsync';
+
 /** A life's output without the line every checkpoint logs. */
 function quietOutput(output: string): string {
   return output
@@ -137,8 +162,37 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
   const { seed } = options;
   const log = options.log ?? (() => undefined);
   const rnd = mulberry32(seed);
+  const retentionSeconds = options.journalRetentionSeconds ?? 0;
+  // The journal-only comparisons replay the whole journal: without retention on purpose, none of it
+  // may be deleted (the default, a week, is longer than any run; said so a shorter default cannot
+  // break them).
+  const serverArgs = [...SERVER_ARGS, '--journal-retention-seconds', String(retentionSeconds)];
+  const crashPoints = [
+    ...CRASH_POINTS,
+    ...(retentionSeconds > 0 ? ['during-journal-trim'] : []),
+    // Right after an fsync of checkpoint.db returns: inside a durable point, or the start's sync.
+    ...(options.fsyncShadow !== undefined ? [FSYNC_KILL] : []),
+  ];
+  const shadowDir = tempDir('sluice-durability-disk-');
+  const lifeEnv: Record<string, string> = {
+    ...(options.durableIntervalMs !== undefined
+      ? { SLUICE_DURABLE_CHECKPOINT_INTERVAL_MS: String(options.durableIntervalMs) }
+      : {}),
+  };
+  let journalOnlyRefused = 0;
+  let truncatedThrough = 0;
+  let killsAfterTrim = 0;
+  let powerLossCompared = 0;
   const driver = new Driver(rnd);
   const dataDir = tempDir('sluice-durability-');
+  if (options.fsyncShadow !== undefined) {
+    mkdirSync(shadowDir, { recursive: true });
+    Object.assign(lifeEnv, {
+      LD_PRELOAD: options.fsyncShadow,
+      SHADOW_MATCH: join(dataDir, 'checkpoint.db'),
+      SHADOW_DIR: shadowDir,
+    });
+  }
   let server: CrashableServer | undefined;
   let model = new Model();
   const subs = [
@@ -208,7 +262,11 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
     env: Record<string, string>,
     killAfterMs?: number,
   ): Promise<CrashableServer | null> => {
-    const outcome = await spawnCrashable(dataDir, { args: SERVER_ARGS, env, killAfterMs });
+    const outcome = await spawnCrashable(dataDir, {
+      args: serverArgs,
+      env: { ...lifeEnv, ...env },
+      killAfterMs,
+    });
     if (outcome.kind === 'exited') {
       if (outcome.signal === 'SIGKILL') {
         countCrashPoint(outcome.output);
@@ -309,33 +367,34 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
     }
   };
 
-  /** A copy of the data directory without the checkpoint: the journal replayed whole. */
   /** What a recovered server serves against a journal-only replay's state; counts the comparison. */
   const compareWithJournal = async (recovered: CrashableServer, journal: ServedState): Promise<void> => {
     const problems = sameServed(await readServed(recovered.base), journal);
     if (problems.length > 0) fail(`the checkpoint disagrees with the journal:\n${problems.join('\n')}`);
     journalOnlyComparisons += 1;
   };
-  const journalOnly = async (): Promise<ServedState> => {
-    const copy = tempDir('sluice-durability-journal-');
-    try {
-      cpSync(dataDir, copy, { recursive: true });
-      for (const f of ['checkpoint.db', 'checkpoint.db-wal', 'checkpoint.db-shm'])
-        rmSync(join(copy, f), { force: true });
-      const outcome = await spawnCrashable(copy, {
-        args: ['--checkpoint-interval-ms', '0', '--checkpoint-epochs', '1000000'],
-      });
-      if (outcome.kind === 'exited') return fail(`the journal-only copy did not start:\n${outcome.output}`);
-      try {
-        const served = await readServed(outcome.server.base);
-        scanRecovery(outcome.server.output(), true);
-        return served;
-      } finally {
-        await killHard(outcome.server);
-      }
-    } finally {
-      removeDir(copy);
+  /** A copy of the data directory without the checkpoint (null: refused, retention deleted its start). */
+  const journalOnly = async (): Promise<ServedState | null> => {
+    const outcome = await startJournalOnlyCopy(dataDir);
+    if (outcome.kind === 'failed') return fail(outcome.why);
+    if (outcome.kind === 'refused') {
+      journalOnlyRefused += 1;
+      return null;
     }
+    scanRecovery(outcome.output, true);
+    return outcome.served;
+  };
+  /** What a power loss at this moment could leave (durability-copies.ts), started and read. */
+  const powerLossCopy = async (): Promise<ServedState> => {
+    const outcome = await startPowerLossCopy(dataDir, shadowDir);
+    if (outcome.kind !== 'served') return fail(outcome.kind === 'failed' ? outcome.why : 'refused');
+    scanRecovery(outcome.output, true);
+    return outcome.served;
+  };
+  const compareWithPowerLoss = async (recovered: CrashableServer, lost: ServedState): Promise<void> => {
+    const problems = sameServed(await readServed(recovered.base), lost);
+    if (problems.length > 0) fail(`the power-loss copy disagrees with the restart:\n${problems.join('\n')}`);
+    powerLossCompared += 1;
   };
 
   try {
@@ -427,8 +486,19 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
       // Every `journalOnlyEvery` kills since the last comparison made, and at the last: a kill during a
       // start adds a second kill, so `kills` can step over a multiple (seed 64829 compared none).
       let journal: ServedState | null = null;
-      if (kills - comparedAtKill >= options.journalOnlyEvery || kills >= options.kills)
+      if (kills - comparedAtKill >= options.journalOnlyEvery || kills >= options.kills) {
         journal = await journalOnly();
+        if (journal === null) comparedAtKill = kills;
+      }
+      if (retentionSeconds > 0) {
+        const through = truncatedThroughOf(dataDir);
+        if (through > truncatedThrough) killsAfterTrim += 1;
+        truncatedThrough = Math.max(truncatedThrough, through);
+      }
+      const powerLoss =
+        options.fsyncShadow !== undefined && kills % (options.powerLossEvery ?? 2) === 0
+          ? await powerLossCopy()
+          : null;
 
       // Now and then a life killed from outside while it starts (recovery, checks, loading).
       if (driver.chance(0.15)) {
@@ -443,9 +513,13 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
 
       // The next life: often armed with a crash point, which may also fire during recovery.
       const armed = driver.chance(0.5);
-      const env: Record<string, string> = armed
-        ? { SLUICE_CRASH_POINT: `${driver.pick(CRASH_POINTS)}:${1 + driver.int(4)}` }
-        : {};
+      const point = armed ? driver.pick(crashPoints) : null;
+      const env: Record<string, string> =
+        point === null
+          ? {}
+          : point === FSYNC_KILL
+            ? { SHADOW_KILL_AT: String(1 + driver.int(6)) }
+            : { SLUICE_CRASH_POINT: `${point}:${1 + driver.int(4)}` };
       let next = await start(env);
       while (next === null) {
         kills += 1;
@@ -458,6 +532,7 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
           await compareWithJournal(server, journal);
           comparedAtKill = kills;
         }
+        if (powerLoss !== null) await compareWithPowerLoss(server, powerLoss);
       } catch (error) {
         // A crash point may fire while the checks read: the next life resolves it.
         if (!isConnectionError(error)) throw error;
@@ -497,10 +572,15 @@ export async function runDurabilityAttack(options: DurabilityRunOptions): Promis
       recoveryPaths,
       recoveryMsFirstTenth: mean(recoveryMs.slice(0, tenth)),
       recoveryMsLastTenth: mean(recoveryMs.slice(-tenth)),
+      journalOnlyRefused,
+      truncatedThrough,
+      killsAfterTrim,
+      powerLossCompared,
     };
   } finally {
     for (const s of subs) s.disconnect();
     await killHard(server);
     if (!keepDataDir) removeDir(dataDir);
+    removeDir(shadowDir);
   }
 }

@@ -30,6 +30,19 @@ const TRACKED_CHANGES_MIN = 65_536;
  * journal's syncs behind them, for 50–100 ms: bench/README.md, `server-e2e.ts`).
  */
 export const DURABLE_CHECKPOINT_INTERVAL_MS = 10 * 60_000;
+/**
+ * Test-only: `SLUICE_DURABLE_CHECKPOINT_INTERVAL_MS` replaces the interval's default for a whole
+ * process, so a kill -9 attack on a real server can make durable points (and with them journal
+ * deletions) many times a second. Read once, like SLUICE_CRASH_POINT; unset in production.
+ */
+const durableIntervalFromEnv = ((): number | undefined => {
+  const text = process.env.SLUICE_DURABLE_CHECKPOINT_INTERVAL_MS;
+  if (text === undefined || text === '') return undefined;
+  const ms = Number(text);
+  if (!Number.isSafeInteger(ms) || ms < 0)
+    throw new Error(`SLUICE_DURABLE_CHECKPOINT_INTERVAL_MS must be an integer ≥ 0: "${text}"`);
+  return ms;
+})();
 
 export abstract class RuntimeCheckpoints extends RuntimeConnectors {
   // Checkpoint bookkeeping: what the stored checkpoint covers, and when the last attempt was.
@@ -291,7 +304,8 @@ export abstract class RuntimeCheckpoints extends RuntimeConnectors {
   private durablePointDue(): boolean {
     const retention = this.options.journalRetention;
     if (retention === undefined || retention.ms === null) return false;
-    const interval = this.options.checkpoint?.durableIntervalMs ?? DURABLE_CHECKPOINT_INTERVAL_MS;
+    const interval =
+      this.options.checkpoint?.durableIntervalMs ?? durableIntervalFromEnv ?? DURABLE_CHECKPOINT_INTERVAL_MS;
     // Timed from the start too: nothing is due for deletion sooner than the retention, so the first
     // large write after a start (a full one) is not synced at once either.
     return performance.now() - this.lastDurableAt >= interval;
