@@ -8,6 +8,7 @@
 import { scalarChildren, type RowFn, type ScalarExpr } from './scalar-tree.ts';
 import type { SqlType, Value } from './types.ts';
 import { generatedFunction } from './generated-function.ts';
+import { compareText } from './text-order.ts';
 
 /** Expressions larger than this stay closures: generated text grows with the tree. */
 const MAX_GENERATED_NODES = 200;
@@ -201,7 +202,10 @@ export class ScalarCodegen {
     const plain = numbers
       ? `typeof ${a} === 'number' && typeof ${b} === 'number' && ${a} === ${a} && ${b} === ${b}`
       : `typeof ${a} === 'string' && typeof ${b} === 'string'`;
-    return `(${a} = ${this.expr(x)}, ${b} = ${this.expr(y)}, ${a} === null || ${b} === null ? null : (${plain}) ? ${a} ${op} ${b} : ${this.extern(e)})`;
+    // Text order is by code point: `<` compares UTF-16 units (a surrogate before U+E000–U+FFFF).
+    const ordered = texts && (e.fn === 'lt' || e.fn === 'le' || e.fn === 'gt' || e.fn === 'ge');
+    const decide = ordered ? `${this.bind(compareText)}(${a}, ${b}) ${op} 0` : `${a} ${op} ${b}`;
+    return `(${a} = ${this.expr(x)}, ${b} = ${this.expr(y)}, ${a} === null || ${b} === null ? null : (${plain}) ? ${decide} : ${this.extern(e)})`;
   }
 
   /**

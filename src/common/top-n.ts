@@ -2,6 +2,7 @@
 // key over a row's columns, the rank function, the row order they define and their printed form.
 import type { Value } from './types.ts';
 import { compareExact, compareValues } from './values.ts';
+import { compareText } from './text-order.ts';
 
 /** One ORDER BY key over a row's columns: PostgreSQL's order (NULLS LAST ascending by default). */
 export interface SortKey {
@@ -13,12 +14,14 @@ export interface SortKey {
 export type RankKind = 'row_number' | 'rank' | 'dense_rank';
 
 /**
- * compareValues for two values that differ (`x !== y`) and are not NULL: numbers, text and bigints
- * by `<` inline (sorting calls this for every comparison), objects and NaN by compareValues.
+ * compareValues for two values that differ (`x !== y`) and are not NULL: numbers and bigints by `<`
+ * inline (sorting calls this for every comparison), text by code point, objects and NaN by
+ * compareValues.
  */
 function compareUnequal(x: Value, y: Value): number {
+  if (typeof x === 'string') return compareText(x, y as string);
   if (typeof x === 'object' || x !== x || y !== y) return compareValues(x, y);
-  return (x as number | string | bigint) < (y as number | string | bigint) ? -1 : 1;
+  return (x as number | bigint) < (y as number | bigint) ? -1 : 1;
 }
 
 /** Compares two rows by `keys` only (peers compare 0). */
@@ -62,9 +65,13 @@ export function compareRows(keys: readonly SortKey[]): (a: readonly Value[], b: 
         if (x === y) continue;
         return x === null ? 1 : -1;
       }
-      // Unequal numbers and text inline; equal values (0 and -0, 1.5 and 1.50) by their text.
+      // Unequal numbers inline, text by code point; equal values (0 and -0, 1.5 and 1.50) by their text.
+      if (typeof x === 'string') {
+        if (x === y) continue;
+        return compareText(x, y as string);
+      }
       if (typeof x !== 'object' && x !== y && x === x && y === y)
-        return (x as number | string | bigint) < (y as number | string | bigint) ? -1 : 1;
+        return (x as number | bigint) < (y as number | bigint) ? -1 : 1;
       const d = compareExact(x, y);
       if (d !== 0) return d;
     }

@@ -9,6 +9,7 @@ import { Jsonb, compareJsonb } from './json/jsonb.ts';
 import { SqlArray } from './array/sql-array.ts';
 import { encodeOne } from './value-key.ts';
 import { numberText } from './float-text.ts';
+import { compareText } from './text-order.ts';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -56,7 +57,7 @@ export function isInt64(value: bigint): boolean {
 
 /**
  * Total order over non-null values of one SQL type. number/bigint compare exactly across the two
- * representations; text compares by UTF-16 code units (C collation for the BMP).
+ * representations; text compares by code point (compareText: the C collation, SQLite's BINARY).
  */
 export function compareValues(a: Value, b: Value): number {
   if (a === b) return 0;
@@ -71,6 +72,7 @@ export function compareValues(a: Value, b: Value): number {
     if (a instanceof SqlArray) return compareArrays(a, b as SqlArray);
     return a instanceof Interval ? compareIntervals(a, b as Interval) : compareJsonb(a, b as Jsonb);
   }
+  if (typeof a === 'string') return compareText(a, b as string);
   return a < b ? -1 : a > b ? 1 : 0;
 }
 

@@ -10,6 +10,8 @@ import type { RowErrorSink } from '../ivm/operator.ts';
 import { MapOp } from '../ivm/ops/map-op.ts';
 import type { RowCapture } from '../ivm/row-capture.ts';
 import { compareRows } from '../common/top-n.ts';
+import { compareRowsByUnits } from '../common/top-n-units.ts';
+import { holdsSurrogate } from '../common/text-order.ts';
 import type { ZBatch } from '../ivm/zset.ts';
 import type { BoundQuery } from '../planner/bind-select.ts';
 import { columnInfos, type ColumnMeta } from '../planner/catalog.ts';
@@ -48,7 +50,12 @@ export class SelectJob {
   private done = false;
   private readonly skip: number;
   private readonly want: number;
-  private readonly compare: ((a: readonly Value[], b: readonly Value[]) => number) | null;
+  /**
+   * The ORDER BY: text by code unit (`<`, cheaper) until a row holding a surrogate arrives, then by
+   * code point. The two orders agree on text without surrogates, so the heap built before stays one.
+   */
+  private compare: ((a: readonly Value[], b: readonly Value[]) => number) | null;
+  private readonly codePointCompare: ((a: readonly Value[], b: readonly Value[]) => number) | null;
   private readonly overheads: number[];
   // Streaming state: rows in arrival order (no ORDER BY), or the best `want` rows so far (a heap).
   private skipped = 0;
@@ -78,7 +85,8 @@ export class SelectJob {
     this.want = bound.limit === undefined ? Infinity : this.skip + bound.limit;
     // Peers by the whole row, as a view's Top-N and ROW_NUMBER order them (common/top-n.ts): the same
     // query ad hoc and as a view picks the same rows among ties, whatever order they arrived in.
-    this.compare = bound.orderBy.length > 0 ? compareRows(bound.orderBy) : null;
+    this.codePointCompare = bound.orderBy.length > 0 ? compareRows(bound.orderBy) : null;
+    this.compare = bound.orderBy.length > 0 ? compareRowsByUnits(bound.orderBy) : null;
     this.overheads = columnOverheads(bound.columns.map((c) => c.name));
     this.maps = statelessChain(plan);
     this.runtime =
@@ -199,6 +207,8 @@ export class SelectJob {
       if (this.skip + this.out.length >= this.want) this.done = true;
       return;
     }
+    if (this.compare !== this.codePointCompare && rowHoldsSurrogate(row))
+      this.compare = this.codePointCompare;
     const seq = this.seq++;
     if (this.want === Infinity) {
       this.heap.push({ row, seq });
@@ -209,7 +219,8 @@ export class SelectJob {
     }
     // A full heap keeps its rows unless this one sorts before its worst (a later identical row loses).
     const worst = this.heap[0];
-    if (this.heap.length >= this.want && worst !== undefined && this.compare(row, worst.row) >= 0) return;
+    const compare = this.compare as (a: readonly Value[], b: readonly Value[]) => number;
+    if (this.heap.length >= this.want && worst !== undefined && compare(row, worst.row) >= 0) return;
     pushBounded(this.heap, { row, seq }, this.want, this.rankCompare);
   }
 
@@ -293,6 +304,15 @@ function statelessChain(plan: DataflowPlan): MapOp[] | null {
     maps.push(new MapOp(m.id, m.filter, m.project, input.columns));
   }
   return maps;
+}
+
+/** Whether a text value of the row holds a surrogate (a character above U+FFFF). */
+function rowHoldsSurrogate(row: readonly Value[]): boolean {
+  for (let i = 0; i < row.length; i++) {
+    const v = row[i];
+    if (typeof v === 'string' && holdsSurrogate(v)) return true;
+  }
+  return false;
 }
 
 /** Keeps the `k` smallest items in a max-heap (the largest kept at the root). */

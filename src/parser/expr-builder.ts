@@ -27,7 +27,9 @@ export type PostfixOp =
   | { readonly kind: 'in'; readonly list: readonly Expr[]; readonly negated: boolean }
   | { readonly kind: 'cast'; readonly type: TypeName }
   /** `x[i]` (the statement grammar's; the SELECT adapter builds the call itself). */
-  | { readonly kind: 'subscript'; readonly index: Expr; readonly pos: Pos };
+  | { readonly kind: 'subscript'; readonly index: Expr; readonly pos: Pos }
+  /** `x COLLATE "C"` (a collation already checked): the binder checks that x's type has one. */
+  | { readonly kind: 'collate'; readonly pos: Pos };
 
 /**
  * One element of an operator run. `start` of an operand is its first token including any
@@ -108,6 +110,7 @@ export function bindsTighterThanLike(op: InfixOp): boolean {
 
 const NOT_PRECEDENCE = 3;
 const SIGN_PRECEDENCE = 12;
+const COLLATE_PRECEDENCE = 12;
 
 function postfixPrecedence(op: PostfixOp): number {
   switch (op.kind) {
@@ -119,6 +122,9 @@ function postfixPrecedence(op: PostfixOp): number {
       return 13;
     case 'subscript':
       return 14;
+    case 'collate':
+      // PostgreSQL: COLLATE binds tighter than AT and looser than unary minus and ::
+      return COLLATE_PRECEDENCE;
   }
 }
 
@@ -362,6 +368,8 @@ function makePostfix(op: PostfixOp, operand: Expr, pos: Pos): Expr {
       return { kind: 'cast', operand, type: op.type, pos };
     case 'subscript':
       return functionCall(ARRAY_SUBSCRIPT, [operand, op.index], {}, op.pos);
+    case 'collate':
+      return functionCall(COLLATE_CALL, [operand], {}, op.pos);
   }
 }
 
@@ -411,6 +419,8 @@ export const ARRAY_ANY = '[any]';
  */
 export const ROW_CONSTRUCTOR = '[row]';
 export const ARRAY_ALL = '[all]';
+/** `x COLLATE "C"`: x itself once the binder has checked that its type is collatable. */
+export const COLLATE_CALL = '[collate]';
 
 export function functionCall(
   name: string,

@@ -425,8 +425,13 @@ describe('expressions', () => {
       bin('and', like(true, true, escaped(bin('||', str('x'), col('b')), str(''))), col('c')),
     );
     assert.deepEqual(exprShape("a LIKE 'x' ESCAPE NULL"), like(false, false, escaped(str('x'), nul)));
-    assert.deepEqual(exprShape('a COLLATE "C" < b COLLATE "POSIX"'), bin('<', col('a'), col('b')));
-    assert.deepEqual(exprShape('a || b COLLATE "default"'), bin('||', col('a'), col('b')));
+    // COLLATE binds tighter than || and <: a call the binder checks (a type without a collation is refused)
+    const collated = (operand: unknown): unknown => fn('[collate]', [operand]);
+    assert.deepEqual(
+      exprShape('a COLLATE "C" < b COLLATE "POSIX"'),
+      bin('<', collated(col('a')), collated(col('b'))),
+    );
+    assert.deepEqual(exprShape('a || b COLLATE "default"'), bin('||', col('a'), collated(col('b'))));
     assert.deepEqual(
       exprShape("overlay(s PLACING 'ab' FROM 2 FOR 3)"),
       fn('overlay', [col('s'), str('ab'), int(2), int(3)]),

@@ -10,7 +10,7 @@ import type { QuantifiedOp } from '../common/functions/array.ts';
 import { checkSearchFlags } from '../common/functions/compile-function.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
 import { ARRAY_ALL, ARRAY_ANY, ARRAY_CONSTRUCTOR, ARRAY_SUBSCRIPT } from '../parser/expr-builder.ts';
-import { call, checkPattern, coerce, isConst, unify, unpadChar } from './bind-coerce.ts';
+import { call, checkPattern, coerce, isConst, isStringLiteral, unify, unpadChar } from './bind-coerce.ts';
 import { commonType } from './types-resolve.ts';
 
 type FunctionExpr = Extract<Expr, { kind: 'function' }>;
@@ -61,7 +61,7 @@ function textArg(name: string, a: ScalarExpr | undefined, args: readonly ScalarE
 function intArg(name: string, a: ScalarExpr | undefined, args: readonly ScalarExpr[], pos: Pos): ScalarExpr {
   if (a === undefined) throw mismatch(name, args, pos);
   if (a.type.kind === 'int') return a;
-  if (a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text')) return coerce(a, T.int32, pos);
+  if (a.type.kind === 'unknown' || isStringLiteral(a)) return coerce(a, T.int32, pos);
   throw mismatch(name, args, pos);
 }
 
@@ -70,7 +70,7 @@ function intArg(name: string, a: ScalarExpr | undefined, args: readonly ScalarEx
  * bigint[]); another type is `fail` (PostgreSQL would widen the array instead: cast it first).
  */
 function elementArg(a: ScalarExpr, element: SqlType, pos: Pos, fail: () => SluiceError): ScalarExpr {
-  if (a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text')) return coerce(a, element, pos);
+  if (a.type.kind === 'unknown' || isStringLiteral(a)) return coerce(a, element, pos);
   const t = commonType([a.type, element]);
   if (t === null || typeName(t) !== typeName(element)) throw fail();
   return coerce(a, element, pos);
@@ -285,20 +285,15 @@ export function bindArrayOperator(
   pos: Pos,
 ): ScalarExpr | undefined {
   if (op === '?|' || op === '?&') {
-    const j =
-      l.type.kind === 'unknown' || (isConst(l) && l.type.kind === 'text') ? coerce(l, T.jsonb, pos) : l;
-    const keys =
-      r.type.kind === 'unknown' || (isConst(r) && r.type.kind === 'text')
-        ? coerce(r, arrayOf(T.text), pos)
-        : r;
+    const j = l.type.kind === 'unknown' || isStringLiteral(l) ? coerce(l, T.jsonb, pos) : l;
+    const keys = r.type.kind === 'unknown' || isStringLiteral(r) ? coerce(r, arrayOf(T.text), pos) : r;
     if (j.type.kind !== 'jsonb' || !isArray(keys.type) || keys.type.element.kind !== 'text')
       throw operatorMismatch(l, op, r, pos);
     return call(op === '?|' ? 'jsonb_exists_any' : 'jsonb_exists_all', [j, keys], T.bool);
   }
   if (!isArray(l.type) && !isArray(r.type)) return undefined;
   const fail = (): SluiceError => operatorMismatch(l, op, r, pos);
-  const literal = (x: ScalarExpr): boolean =>
-    x.type.kind === 'unknown' || (isConst(x) && x.type.kind === 'text');
+  const literal = (x: ScalarExpr): boolean => x.type.kind === 'unknown' || isStringLiteral(x);
   switch (op) {
     case '||': {
       if (isArray(l.type) && isArray(r.type)) return bindArrayCat(l, r, pos, fail);

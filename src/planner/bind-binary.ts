@@ -4,12 +4,12 @@
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { T } from '../common/types.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
-import { call, coerce, isConst } from './bind-coerce.ts';
+import { call, coerce, isStringLiteral } from './bind-coerce.ts';
 
 const isBytea = (a: ScalarExpr | undefined): boolean => a?.type.kind === 'bytea';
 /** A string literal or NULL: PostgreSQL's unknown-type literal, which takes the other side's type. */
 const isLiteral = (a: ScalarExpr | undefined): boolean =>
-  a !== undefined && (a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text'));
+  a !== undefined && (a.type.kind === 'unknown' || isStringLiteral(a));
 const textual = (a: ScalarExpr | undefined): boolean =>
   a !== undefined && (a.type.kind === 'text' || isLiteral(a));
 

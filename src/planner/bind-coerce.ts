@@ -71,11 +71,40 @@ export function isTypedText(e: ScalarExpr): boolean {
   return typedTextConstants.has(e);
 }
 
+/**
+ * Constants of a text type (text, varchar, char(n)) that were computed — a cast, an operator, a
+ * function — where a bare quoted literal is PostgreSQL's `unknown`: only the literal takes the type
+ * beside it, so `1 = '1'` compares integers while `1 = '1'::text` is "operator does not exist:
+ * integer = text".
+ */
+const computedTextConstants = new WeakSet<ScalarExpr>();
+
+/** A constant of a text type that is not a bare string literal (`'1'::text`, `upper('a')`). */
+export function isComputedText(e: ScalarExpr): boolean {
+  return computedTextConstants.has(e);
+}
+
+/**
+ * A bare string literal: a text constant not computed (isComputedText), PostgreSQL's `unknown`, which
+ * takes the type its place asks for (`1 + '1'`, `abs('1')`); a computed one ('1'::text) is text there.
+ */
+export function isStringLiteral(e: ScalarExpr): boolean {
+  return e.kind === 'const' && e.type.kind === 'text' && !computedTextConstants.has(e);
+}
+
+/** `e` (a copy of a folded constant) marked computed again. */
+export function markComputedText(e: ScalarExpr): ScalarExpr {
+  if (e.kind === 'const' && e.type.kind === 'text') computedTextConstants.add(e);
+  return e;
+}
+
 /** Folds an expression whose inputs are all constants; errors stay runtime errors (raised now). */
 export function fold(e: ScalarExpr): ScalarExpr {
   const folded: ScalarExpr = { kind: 'const', value: compileScalar(e)([]), type: e.type };
-  if (e.type.kind === 'text' && e.type.fixed !== true && e.type.maxLength === undefined)
-    typedTextConstants.add(folded);
+  if (e.type.kind === 'text') {
+    computedTextConstants.add(folded);
+    if (e.type.fixed !== true && e.type.maxLength === undefined) typedTextConstants.add(folded);
+  }
   return folded;
 }
 
@@ -131,7 +160,7 @@ export function coerce(e: ScalarExpr, to: SqlType, pos: Pos): ScalarExpr {
 
 export function requireType(e: ScalarExpr, kind: SqlType['kind'], what: string, pos: Pos): ScalarExpr {
   if (e.type.kind === kind) return e;
-  if (e.type.kind === 'unknown' || (isConst(e) && e.type.kind === 'text')) {
+  if (e.type.kind === 'unknown' || isStringLiteral(e)) {
     return coerce(e, kind === 'bool' ? T.bool : kind === 'text' ? T.text : e.type, pos);
   }
   throw typeMismatch(
@@ -157,14 +186,16 @@ export function unifiedType(args: readonly ScalarExpr[], pos: Pos, what: string)
   // resolves unknown literals ('1 day' in an IN list of intervals, '2024-01-01' in CASE over dates).
   // A constant typed text beside char(n) is text, as PostgreSQL resolves it: the char(n) becomes text.
   const besideChar = args.some((a) => a.type.kind === 'text' && a.type.fixed === true);
-  const typed = args.filter(
-    (a) => !(isConst(a) && a.type.kind === 'text' && !(besideChar && isTypedText(a))),
-  );
+  // Bare literals adapt; a computed text constant ('1'::text) is text, unless beside char(n), where
+  // only typed text stays text (a varchar constant is read as char(n)).
+  const adapts = (a: ScalarExpr): boolean =>
+    isConst(a) && a.type.kind === 'text' && (besideChar ? !isTypedText(a) : !isComputedText(a));
+  const typed = args.filter((a) => !adapts(a));
   const others = commonType(typed.map((a) => a.type));
   // So do they beside char(n) (PostgreSQL types them bpchar): COALESCE(c, 'none') keeps c's padding.
-  const adapts =
+  const othersTake =
     others !== null && (others.kind !== 'text' || others.fixed === true) && others.kind !== 'unknown';
-  if (typed.length < args.length && adapts) return others;
+  if (typed.length < args.length && othersTake) return others;
   const t = commonType(args.map((a) => a.type));
   if (t === null) {
     const names = [...new Set(args.map((a) => typeName(a.type)).filter((n) => n !== 'unknown'))];
@@ -213,12 +244,11 @@ export function compare(
   const text = left.type.kind === 'text' && right.type.kind === 'text';
   let l = text ? unpadChar(varcharAsChar(asChar(left, right), right)) : left;
   let r = text ? unpadChar(varcharAsChar(asChar(right, left), left)) : right;
-  if (isConst(l) && l.type.kind === 'text' && r.type.kind !== 'text' && r.type.kind !== 'unknown')
-    l = coerce(l, r.type, pos);
-  if (isConst(r) && r.type.kind === 'text' && l.type.kind !== 'text' && l.type.kind !== 'unknown')
-    r = coerce(r, l.type, pos);
+  // A bare string literal takes the other side's type; a computed text constant is text, as a column.
+  if (isStringLiteral(l) && r.type.kind !== 'text' && r.type.kind !== 'unknown') l = coerce(l, r.type, pos);
+  if (isStringLiteral(r) && l.type.kind !== 'text' && l.type.kind !== 'unknown') r = coerce(r, l.type, pos);
   const t = commonType([l.type, r.type]);
-  if (t === null) {
+  if (t === null || (l.type.kind === 'text') !== (r.type.kind === 'text')) {
     throw typeMismatch(
       `operator does not exist: ${typeName(l.type)} ${opText} ${typeName(r.type)}`,
       pos,

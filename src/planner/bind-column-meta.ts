@@ -3,7 +3,7 @@
 import type { Expr } from '../parser/ast.ts';
 import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
 import type { ColumnMeta } from './catalog.ts';
-import { ARRAY_CONSTRUCTOR, ARRAY_SUBSCRIPT } from '../parser/expr-builder.ts';
+import { ARRAY_CONSTRUCTOR, ARRAY_SUBSCRIPT, COLLATE_CALL } from '../parser/expr-builder.ts';
 
 /** PostgreSQL's default output column name for a select-list expression. */
 export function defaultColumnName(e: Expr): string {
@@ -14,6 +14,8 @@ export function defaultColumnName(e: Expr): string {
       // PostgreSQL: ARRAY[...] is "array", x[i] is named as x is
       if (e.name === ARRAY_CONSTRUCTOR) return 'array';
       if (e.name === ARRAY_SUBSCRIPT) return defaultColumnName(e.args[0] as Expr);
+      // x COLLATE "C" is named as x is ('?column?' for a literal)
+      if (e.name === COLLATE_CALL) return defaultColumnName(e.args[0] as Expr);
       return e.name === 'ceiling' ? 'ceiling' : e.name;
     case 'cast':
       return e.operand.kind === 'column' || e.operand.kind === 'function' || e.operand.kind === 'cast'

@@ -23,6 +23,8 @@ import {
   compare,
   fold,
   isConst,
+  isStringLiteral,
+  markComputedText,
   literalConst,
   literalType,
   requireType,
@@ -227,8 +229,8 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
       if (temporal !== undefined) return temporal;
       let l = left;
       let r = right;
-      if (isConst(l) && l.type.kind === 'text' && isNumeric(r.type)) l = coerce(l, r.type, e.pos);
-      if (isConst(r) && r.type.kind === 'text' && isNumeric(l.type)) r = coerce(r, l.type, e.pos);
+      if (isStringLiteral(l) && isNumeric(r.type)) l = coerce(l, r.type, e.pos);
+      if (isStringLiteral(r) && isNumeric(l.type)) r = coerce(r, l.type, e.pos);
       const lt = l.type.kind === 'unknown' ? (r.type.kind === 'unknown' ? T.int32 : r.type) : l.type;
       const rt = r.type.kind === 'unknown' ? lt : r.type;
       if (!isNumeric(lt) || !isNumeric(rt)) {
@@ -331,7 +333,7 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
           // A varchar constant beside char(n) compares as char(n), as PostgreSQL's bpchar = varchar
           // resolves ('a'::char(3) = 'a '::varchar is true): only `text` is typed text.
           const varchar = to.kind === 'text' && !/^(?:text|string)$/i.test(e.type.name);
-          return varchar ? { ...folded } : folded;
+          return varchar ? markComputedText({ ...folded }) : folded;
         } catch (err) {
           throw err instanceof SluiceError ? err.at(e.pos) : err;
         }

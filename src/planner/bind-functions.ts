@@ -7,13 +7,23 @@ import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
 import { AGGREGATE_NAMES, bindExpr, type BindContext } from './bind-expr.ts';
-import { call, checkPattern, coerce, compare, isConst, unify, unpadChar } from './bind-coerce.ts';
+import {
+  call,
+  checkPattern,
+  coerce,
+  compare,
+  isConst,
+  isStringLiteral,
+  unify,
+  unpadChar,
+} from './bind-coerce.ts';
 import { commonType, numericResultType } from './types-resolve.ts';
 import { bindTimeFunction } from './bind-time.ts';
 import { isTrigFunction, trigArity } from '../common/functions/trig.ts';
 import { bindJsonbFunction } from './bind-jsonb.ts';
 import { bindBinaryFunction } from './bind-binary.ts';
 import { bindArrayFunction } from './bind-array.ts';
+import { COLLATE_CALL } from '../parser/expr-builder.ts';
 import { inlineSqlFunction } from './sql-functions.ts';
 import { hasJsonbForm } from '../common/json/to-jsonb.ts';
 
@@ -44,13 +54,14 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
   const args = e.args.map((a) => bindExpr(a, ctx));
   const n = args.length;
   const a0 = args[0];
+  if (e.name === COLLATE_CALL) return bindCollate(a0 as ScalarExpr, e.pos);
   const binary = bindBinaryFunction(e, args);
   if (binary !== undefined) return binary;
   const array = bindArrayFunction(e, args);
   if (array !== undefined) return array;
   const numericArg = (a: ScalarExpr): ScalarExpr => {
     if (a.type.kind === 'unknown') return coerce(a, T.float64, e.pos);
-    if (isConst(a) && a.type.kind === 'text') return coerce(a, T.float64, e.pos);
+    if (isStringLiteral(a)) return coerce(a, T.float64, e.pos);
     if (!isNumeric(a.type)) throw fnMismatch(e.name, args, e.pos);
     return a;
   };
@@ -413,8 +424,7 @@ function bindMath(e: Extract<Expr, { kind: 'function' }>, raw: readonly ScalarEx
   };
   if (!(arity[name] ?? []).includes(n)) throw fnMismatch(e.name, raw, e.pos);
   const numericArg = (a: ScalarExpr): ScalarExpr => {
-    if (a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text'))
-      return coerce(a, T.float64, e.pos);
+    if (a.type.kind === 'unknown' || isStringLiteral(a)) return coerce(a, T.float64, e.pos);
     if (!isNumeric(a.type)) throw fnMismatch(e.name, raw, e.pos);
     return a;
   };
@@ -438,8 +448,7 @@ function bindMath(e: Extract<Expr, { kind: 'function' }>, raw: readonly ScalarEx
   // div, scale, min_scale and trim_scale exist for numeric only (an integer becomes numeric; a double
   // does not, as in PostgreSQL, where float8 to numeric is not an implicit cast)
   const exactArg = (a: ScalarExpr): ScalarExpr => {
-    if (a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text'))
-      return coerce(a, T.numeric, e.pos);
+    if (a.type.kind === 'unknown' || isStringLiteral(a)) return coerce(a, T.numeric, e.pos);
     if (a.type.kind !== 'int' && a.type.kind !== 'numeric') throw fnMismatch(e.name, raw, e.pos);
     return coerce(a, T.numeric, e.pos);
   };
@@ -449,7 +458,7 @@ function bindMath(e: Extract<Expr, { kind: 'function' }>, raw: readonly ScalarEx
   if (name === 'gcd' || name === 'lcm') {
     // integer, bigint or numeric, as the arguments' common type (smallint widens to integer)
     const xs = raw.map((a) =>
-      a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text') ? coerce(a, T.int32, e.pos) : a,
+      a.type.kind === 'unknown' || isStringLiteral(a) ? coerce(a, T.int32, e.pos) : a,
     );
     if (xs.some((x) => x.type.kind !== 'int' && x.type.kind !== 'numeric'))
       throw fnMismatch(e.name, raw, e.pos);
@@ -487,4 +496,18 @@ function bindMath(e: Extract<Expr, { kind: 'function' }>, raw: readonly ScalarEx
     xs.map((x) => coerce(x, t, e.pos)),
     t,
   );
+}
+
+/**
+ * `x COLLATE "C"` (the parser has checked the collation): x itself, when its type has a collation —
+ * text, varchar, char(n), their arrays, or an untyped literal or NULL (text) — else PostgreSQL's
+ * "collations are not supported by type integer", at COLLATE.
+ */
+function bindCollate(operand: ScalarExpr, pos: Pos): ScalarExpr {
+  const type = operand.type;
+  if (type.kind === 'unknown') return coerce(operand, T.text, pos);
+  if (type.kind === 'text' || (type.kind === 'array' && type.element.kind === 'text')) return operand;
+  throw new SluiceError('TYPE_MISMATCH', `collations are not supported by type ${typeName(type)}`, {
+    position: pos,
+  });
 }

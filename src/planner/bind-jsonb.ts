@@ -6,7 +6,7 @@ import { parseTextArray } from '../common/json/jsonb-ops.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { T, typeName } from '../common/types.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
-import { call, coerce, isConst, unpadChar } from './bind-coerce.ts';
+import { call, coerce, isConst, isStringLiteral, unpadChar } from './bind-coerce.ts';
 
 export type JsonbOp = '->' | '->>' | '#>' | '#>>' | '#-' | '@>' | '<@' | '?';
 
@@ -37,7 +37,7 @@ function noOperator(op: string, l: ScalarExpr, r: ScalarExpr, pos: Pos): SluiceE
 /** A jsonb operand: jsonb itself, or a string literal read as jsonb. */
 function jsonbOperand(e: ScalarExpr, pos: Pos): ScalarExpr | undefined {
   if (e.type.kind === 'jsonb') return e;
-  if (e.type.kind === 'unknown' || (isConst(e) && e.type.kind === 'text')) return coerce(e, T.jsonb, pos);
+  if (e.type.kind === 'unknown' || isStringLiteral(e)) return coerce(e, T.jsonb, pos);
   return undefined;
 }
 
@@ -123,8 +123,7 @@ export function bindJsonbEditOperator(
 ): ScalarExpr | undefined {
   if ((op !== '||' && op !== '-') || (left.type.kind !== 'jsonb' && right.type.kind !== 'jsonb'))
     return undefined;
-  const literal = (a: ScalarExpr): boolean =>
-    a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text');
+  const literal = (a: ScalarExpr): boolean => a.type.kind === 'unknown' || isStringLiteral(a);
   if (op === '||') {
     const l = left.type.kind === 'jsonb' || literal(left) ? jsonbOperand(left, pos) : undefined;
     const r = right.type.kind === 'jsonb' || literal(right) ? jsonbOperand(right, pos) : undefined;

@@ -4,6 +4,7 @@
 // what cannot be maintained incrementally (ORDER BY without LIMIT in views) with NOT_SUPPORTED.
 import { SluiceError, notSupported } from '../common/errors.ts';
 import type { CommonTableExpr, Expr, OrderItem, Pos, SelectStmt } from '../parser/ast.ts';
+import { COLLATE_CALL } from '../parser/expr-builder.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { DEFAULT_SQL_LIMITS } from '../common/limits.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
@@ -419,7 +420,11 @@ function bindPlainSelect(
   });
   const astIds = new TreeIds<Expr>(astLabel, exprChildren);
   let itemsById: Map<number, number> | undefined;
-  const target = (o: OrderItem): { o: OrderItem; index: number } => {
+  const target = (item: OrderItem): { o: OrderItem; index: number } => {
+    // `x COLLATE "C"` orders as x does (the collations accepted change nothing): it names the item x
+    // names, as DISTINCT ON (s COLLATE "C") … ORDER BY s COLLATE "C" needs (an unmatched one is
+    // computed as a hidden column, type-checked there).
+    const o = uncollated(item);
     if (o.expr.kind === 'literal' && o.expr.literalType === 'integer') {
       const index = Number(o.expr.value) - 1;
       if (index < 0 || index >= items.length) {
@@ -452,8 +457,8 @@ function bindPlainSelect(
         { position: o.pos },
       );
     }
-    hidden.push(o.expr);
-    return { o, index: items.length + hidden.length - 1 };
+    hidden.push(item.expr);
+    return { o: item, index: items.length + hidden.length - 1 };
   };
   const orderTargets = stmt.orderBy.map(target);
   const distinctOn = (stmt.distinctOn ?? []).map((e) => target({ expr: e, desc: false, pos: e.pos }).index);
@@ -578,4 +583,12 @@ export function uniqueColumnNames(names: readonly string[]): string[] {
     used.add(name);
     return name;
   });
+}
+
+/** An ORDER BY item without its COLLATE clauses (`s COLLATE "C"` is s), for matching select items. */
+function uncollated(item: OrderItem): OrderItem {
+  let expr = item.expr;
+  while (expr.kind === 'function' && expr.name === COLLATE_CALL && expr.args.length === 1)
+    expr = expr.args[0] as Expr;
+  return expr === item.expr ? item : { ...item, expr };
 }

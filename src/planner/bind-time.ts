@@ -11,7 +11,7 @@ import { exprChildren } from '../parser/statement-limits.ts';
 import { extractUnit, truncUnit, type TimeKind } from '../common/time/fields.ts';
 import { checkZone } from '../common/time/zone.ts';
 import { formatMicros } from '../common/time/instant-micros.ts';
-import { call, coerce, isConst } from './bind-coerce.ts';
+import { call, coerce, isConst, isStringLiteral } from './bind-coerce.ts';
 
 const TIME_KINDS = new Set(['date', 'timestamp', 'timestamptz', 'time', 'interval']);
 
@@ -28,7 +28,7 @@ function noOperator(l: SqlType, op: string, r: SqlType, pos: Pos): SluiceError {
 
 /** A string literal or NULL beside a date/time operand: the type PostgreSQL resolves it to. */
 function adapt(e: ScalarExpr, other: SqlType, op: string, pos: Pos): ScalarExpr {
-  if (!(e.type.kind === 'unknown' || (isConst(e) && e.type.kind === 'text'))) return e;
+  if (!(e.type.kind === 'unknown' || isStringLiteral(e))) return e;
   if (other.kind === 'interval') return coerce(e, T.interval, pos);
   // `ts - '…'` is timestamp - timestamp (the unknown side takes the other's type); `ts + '…'` has
   // no timestamp + timestamp, so the literal is an interval.
@@ -193,7 +193,7 @@ function unitArg(
 
 /** A date/time argument: a string literal is read as `fallback` (PostgreSQL's unknown-literal rule). */
 function timeArg(e: ScalarExpr, fallback: SqlType, pos: Pos): ScalarExpr {
-  if (e.type.kind === 'unknown' || (isConst(e) && e.type.kind === 'text')) return coerce(e, fallback, pos);
+  if (e.type.kind === 'unknown' || isStringLiteral(e)) return coerce(e, fallback, pos);
   return e;
 }
 
@@ -223,11 +223,11 @@ export function bindTimeFunction(
   }
   const intArg = (a: ScalarExpr): ScalarExpr => {
     if (a.type.kind === 'int') return a;
-    if (a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text')) return coerce(a, T.int32, pos);
+    if (a.type.kind === 'unknown' || isStringLiteral(a)) return coerce(a, T.int32, pos);
     throw fnMismatch(name, args, pos);
   };
   const doubleArg = (a: ScalarExpr): ScalarExpr => {
-    if (isNumeric(a.type) || a.type.kind === 'unknown' || (isConst(a) && a.type.kind === 'text'))
+    if (isNumeric(a.type) || a.type.kind === 'unknown' || isStringLiteral(a))
       return coerce(a, T.float64, pos);
     throw fnMismatch(name, args, pos);
   };

@@ -47,16 +47,16 @@ export function escapePieces(pieces: readonly Piece[], word: IToken, value: ITok
 }
 
 /**
- * The collations whose order is the one Sluice compares text in (code unit order, the C
+ * The collations whose order is the one Sluice compares text in (code point order, the C
  * collation): `COLLATE` with one of them changes nothing; any other is refused, named.
  */
-const CODE_UNIT_COLLATIONS = new Set(['C', 'POSIX', 'default']);
+const CODE_POINT_COLLATIONS = new Set(['C', 'POSIX', 'default']);
 
 export function checkCollation(name: IToken): void {
   const collation = identName(name);
-  if (CODE_UNIT_COLLATIONS.has(collation)) return;
+  if (CODE_POINT_COLLATIONS.has(collation)) return;
   throw new SluiceError('NOT_SUPPORTED', `collation "${collation}" is not supported`, {
     position: posOf(name),
-    hint: 'text compares by code unit, the order of COLLATE "C" (also "POSIX" and "default")',
+    hint: 'text compares by code point, the order of COLLATE "C" (also "POSIX" and "default")',
   });
 }

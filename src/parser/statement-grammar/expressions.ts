@@ -342,10 +342,10 @@ export abstract class ExpressionGrammar extends OperandGrammar {
     {
       // x COLLATE "C": accepted where it changes nothing, any other collation refused, as in a SELECT
       ALT: () => {
-        this.CONSUME(Collate);
+        const collate = this.CONSUME(Collate);
         const name = this.CONSUME2(Ident);
         this.ACTION(() => checkCollation(name));
-        return [];
+        return [{ kind: 'postfix', op: { kind: 'collate', pos: posOf(collate) } }];
       },
     },
     {
