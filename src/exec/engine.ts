@@ -3,6 +3,7 @@
 // ad-hoc SELECT, watermark reads, checkpoints and the reads of views and tables). Everything here is
 // synchronous.
 import { REPLAY_SQL_LIMITS, resolveSqlLimits, type SqlLimits } from '../common/limits.ts';
+import { bindingAsJournaled } from '../planner/journaled-binding.ts';
 import { asReplayedJsonbInput } from '../common/json/jsonb.ts';
 import { MAX_BACKFILL_ROWS } from './backfill-bound.ts';
 import type { SelectStmt } from '../parser/ast.ts';
@@ -155,7 +156,9 @@ export class Engine extends EngineEpochs {
   }
 
   executeScript(sql: string, options: ExecuteOptions = {}): ScriptResult {
-    return this.runScript(sql, options).step(Infinity) as ScriptResult;
+    const run = (): ScriptResult => this.runScript(sql, options).step(Infinity) as ScriptResult;
+    // A journaled statement (replayed under REPLAY_SQL_LIMITS) binds as the release that accepted it.
+    return options.limits === REPLAY_SQL_LIMITS ? bindingAsJournaled(run) : run();
   }
 
   /**

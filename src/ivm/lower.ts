@@ -3,6 +3,7 @@
 // view's output key and whether the output borrows its Reduce's state. Every such decision is in the
 // plan, so EXPLAIN DATAFLOW, the fingerprint and the console show what runs.
 // Stateful nodes get ids "<view>/<node kind><position>", stable across restarts.
+import { ordersText } from './plan-orders-text.ts';
 import type { LogicalPlan } from '../planner/logical-plan.ts';
 import type { ColumnMeta } from '../planner/catalog.ts';
 import type { AggregateSpec, ColumnSpec, DataflowNode, DataflowPlan, WindowClose } from './dataflow-plan.ts';
@@ -439,7 +440,10 @@ export function lowerToDataflow(
   const floatGroupKeys = nodes.some(
     (n) => n.kind === 'reduce' && n.columns.slice(0, n.keyCount).some((c) => c.type.kind === 'float'),
   );
-  return { ...draft, fingerprint: planFingerprint(printed, { floatGroupKeys }) };
+  return {
+    ...draft,
+    fingerprint: planFingerprint(printed, { floatGroupKeys, ordersText: ordersText(nodes) }),
+  };
 }
 
 function planInputs(p: LogicalPlan): readonly LogicalPlan[] {

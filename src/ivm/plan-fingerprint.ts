@@ -38,6 +38,13 @@ export function planFingerprint(printed: string, facts: PlanFacts = {}): string 
   // the row that made it, also after that row left), and its checkpoint holds the zero group's -0
   // count (one float key) or its key texts (several keys): rebuilt once.
   if (facts.floatGroupKeys === true) salt += 'float group key sign\n';
+  // Text orders by code point (it ordered by UTF-16 code unit: a character above U+FFFF sorted before
+  // U+E000–U+FFFF): a plan that orders text (plan-orders-text.ts) is rebuilt once, so its state
+  // meets the new order.
+  if (facts.ordersText === true) salt += 'text code point order\n';
+  // char(n) beside a varchar(n) compares without either's padding, and an IN list beside char(n) is
+  // typed item by item, as PostgreSQL does: a plan over char(n) is rebuilt once more.
+  if (printed.includes('character(')) salt += 'char beside varchar, IN lists\n';
   return createHash('sha256')
     .update(salt + printed)
     .digest('hex')
@@ -48,6 +55,8 @@ export function planFingerprint(printed: string, facts: PlanFacts = {}): string 
 export interface PlanFacts {
   /** A Reduce groups by a float column. */
   readonly floatGroupKeys?: boolean;
+  /** Some node orders text values (plan-orders-text.ts). */
+  readonly ordersText?: boolean;
 }
 
 /** Types with equal values of other texts (1.5, 1.50; -0, 0; '1 day', '24:00:00'; arrays of them). */

@@ -1,5 +1,6 @@
 // The typing rules binding applies to operands: literals as constants, constant calls folded,
 // PostgreSQL's implicit coercions (string literals adapt, numbers widen) and the comparison of two types.
+import { bindsJournaled } from './journaled-binding.ts';
 import { SluiceError } from '../common/errors.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
 import { castValue } from '../common/cast.ts';
@@ -94,7 +95,7 @@ export function isStringLiteral(e: ScalarExpr): boolean {
 
 /** `e` (a copy of a folded constant) marked computed again. */
 export function markComputedText(e: ScalarExpr): ScalarExpr {
-  if (e.kind === 'const' && e.type.kind === 'text') computedTextConstants.add(e);
+  if (e.kind === 'const' && e.type.kind === 'text' && !bindsJournaled()) computedTextConstants.add(e);
   return e;
 }
 
@@ -102,7 +103,8 @@ export function markComputedText(e: ScalarExpr): ScalarExpr {
 export function fold(e: ScalarExpr): ScalarExpr {
   const folded: ScalarExpr = { kind: 'const', value: compileScalar(e)([]), type: e.type };
   if (e.type.kind === 'text') {
-    computedTextConstants.add(folded);
+    // A journaled statement binds as it was accepted: every text constant adapts (journaled-binding.ts).
+    if (!bindsJournaled()) computedTextConstants.add(folded);
     if (e.type.fixed !== true && e.type.maxLength === undefined) typedTextConstants.add(folded);
   }
   return folded;

@@ -1,6 +1,7 @@
 // Binding of function calls: each scalar function's overloads and PostgreSQL's typing rules for
 // them (argument coercion, result types), the math functions, and the refusal of aggregates where
 // a scalar is expected. Operators and the rest of an expression are bound in bind-expr.ts.
+import { bindsJournaled } from './journaled-binding.ts';
 import { SluiceError } from '../common/errors.ts';
 import { checkRegexFlags, checkSearchFlags } from '../common/functions/compile-function.ts';
 import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
@@ -507,6 +508,8 @@ function bindCollate(operand: ScalarExpr, pos: Pos): ScalarExpr {
   const type = operand.type;
   if (type.kind === 'unknown') return coerce(operand, T.text, pos);
   if (type.kind === 'text' || (type.kind === 'array' && type.element.kind === 'text')) return operand;
+  // Accepted (and a no-op) before the check existed: a journaled statement still binds (journaled-binding.ts).
+  if (bindsJournaled()) return operand;
   throw new SluiceError('TYPE_MISMATCH', `collations are not supported by type ${typeName(type)}`, {
     position: pos,
   });

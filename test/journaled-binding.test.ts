@@ -1,0 +1,46 @@
+// PostgreSQL's type checks added after a release accepted a statement (a computed text constant no
+// longer adapts to the type beside it; COLLATE on a type without a collation) must not make its
+// journal unreplayable: a data directory an older server accepted has to start. A journaled
+// statement (replayed under REPLAY_SQL_LIMITS) binds as it was accepted, with the plan, the
+// fingerprint (so its checkpointed state loads) and the values of that release; a new statement
+// of the same text is refused.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Engine, REPLAY_SQL_LIMITS } from '../src/index.ts';
+import { storedCheckpoint, trackedEngine } from './support/aged-checkpoint.ts';
+import { refusal } from './support/epoch-bound.ts';
+
+const VIEWS = [
+  "CREATE MATERIALIZED VIEW v AS SELECT k, i FROM t WHERE i = '1'::text",
+  `CREATE MATERIALIZED VIEW w AS SELECT k, i COLLATE "C" AS i2, upper('7') + i AS u FROM t`,
+];
+// The fingerprints these objects had on 5d242fc, the release before the checks, which accepted them.
+const BEFORE = { t: 'e8ba1e3d695cb8cb', v: '96437c5f161f860a', w: '0c2701c487661ca0' };
+
+test('a journaled statement binds as it was accepted; the same text now is refused', () => {
+  const live = new Engine();
+  live.execute('CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)');
+  for (const sql of VIEWS) assert.equal(refusal(() => live.execute(sql)).code, 'TYPE_MISMATCH');
+
+  const replayed = trackedEngine(['CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)']);
+  for (const sql of VIEWS) replayed.execute(sql, { limits: REPLAY_SQL_LIMITS });
+  assert.deepEqual(storedCheckpoint(replayed).fingerprints, BEFORE);
+  replayed.applyChanges('t', {
+    insert: [
+      { k: 1, i: 1 },
+      { k: 2, i: 2 },
+    ],
+  });
+  assert.deepEqual(replayed.viewSnapshot('v').rows, [{ k: 1, i: 1 }]);
+  const w = replayed
+    .viewSnapshot('w')
+    .rows.map((r) => JSON.stringify(r))
+    .sort();
+  assert.deepEqual(w, ['{"k":1,"i2":1,"u":8}', '{"k":2,"i2":2,"u":9}']);
+  // After the replay the stricter rules are back: a new statement is refused.
+  assert.equal(
+    refusal(() => replayed.execute("CREATE MATERIALIZED VIEW v2 AS SELECT k FROM t WHERE i = '1'::text"))
+      .code,
+    'TYPE_MISMATCH',
+  );
+});
