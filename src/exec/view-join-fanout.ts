@@ -11,8 +11,10 @@
 // what it builds, which is what is counted: per delta row, the rows the other side holds under its
 // key (join-fanout-probe.ts); a semi- or anti-join whose subquery side changes emits the held outer
 // rows it flips, counted the same way (semi-join-flips.ts). A node whose output the write cannot
-// bound (a window's renumbering, a Top-N with ties or ranks, a window-close Reduce, unnest) is
-// UNBOUNDED: joins after it are not counted (bench/README.md, "Keyless joins: one write's epoch").
+// bound (a window-close Reduce, unnest) is UNBOUNDED: joins after it are not counted (bench/README.md,
+// "Keyless joins: one write's epoch"). A window function and a Top-N with ranks or ties count the
+// held rows they re-emit (one row into a long partition renumbers it; one row above a long tie group
+// at a Top-N's cut pushes the whole group out), their output then a count.
 import type { Value } from '../common/types.ts';
 import { expandMaxRows } from '../common/expand.ts';
 import type { DataflowNode } from '../ivm/dataflow-plan.ts';
@@ -20,6 +22,7 @@ import type { JoinKey } from '../ivm/join-key.ts';
 import type { Operator } from '../ivm/operator.ts';
 import { JoinOp } from '../ivm/ops/join-op.ts';
 import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
+import { TopNOp } from '../ivm/ops/topn-op.ts';
 import type { FlipList } from '../ivm/ops/semi-join-flips.ts';
 import { WindowOp } from '../ivm/ops/window-op.ts';
 import { isInsertion } from './epoch-insertions.ts';
@@ -68,8 +71,8 @@ export class ViewDeltaBound {
   private readonly inputAt: readonly (readonly number[])[];
   private readonly outputAt: number;
   /**
-   * Whether some node is one whose rows this bound counts for any write: a join, or a window
-   * function (one row into a long partition renumbers it).
+   * Whether some node is one whose rows this bound counts for any write: a join, a window function
+   * (one row into a long partition renumbers it), or a Top-N with ranks or ties (rankedTopN).
    */
   readonly hasJoin: boolean;
   /**
@@ -96,7 +99,9 @@ export class ViewDeltaBound {
     this.outputAt = at.get(outputId) as number;
     const counted = (op: Operator | null | undefined): boolean =>
       op instanceof JoinOp || op instanceof SemiJoinOp;
-    this.hasJoin = nodes.some((r) => r.op instanceof JoinOp || r.op instanceof WindowOp);
+    this.hasJoin = nodes.some(
+      (r) => r.op instanceof JoinOp || r.op instanceof WindowOp || rankedTopN(r.node, r.op) !== null,
+    );
     // The sources a semi-join's subquery side reads: only a write reaching one of them flips rows.
     const subquerySources = new Set<string>();
     const pending: number[] = [];
@@ -109,11 +114,13 @@ export class ViewDeltaBound {
       for (const p of this.inputAt[at] as readonly number[]) pending.push(p);
     }
     this.subquerySources = subquerySources;
-    // A window reads its input's rows too (their partitions and places): a join before it lists them.
+    // A window or a ranked Top-N reads its input's rows too (their partitions and places): a join
+    // before it lists them.
     const feedsJoin = nodes.map(() => false);
     for (let i = nodes.length - 1; i >= 0; i--) {
-      const op = nodes[i]?.op;
-      if (!feedsJoin[i] && !counted(op) && !(op instanceof WindowOp)) continue;
+      const { node, op } = nodes[i] as { node: DataflowNode; op: Operator | null };
+      if (!feedsJoin[i] && !counted(op) && !(op instanceof WindowOp) && rankedTopN(node, op) === null)
+        continue;
       for (const p of this.inputAt[i] as readonly number[]) feedsJoin[p] = true;
     }
     this.feedsJoin = feedsJoin;
@@ -191,6 +198,18 @@ export class ViewDeltaBound {
         }
         continue;
       }
+      const ranked = rankedTopN(node, op);
+      if (node.kind === 'topn' && ranked !== null) {
+        // The held rows it pushes out, pulls in or re-ranks, counted as a join's rows; its output
+        // at most those and the changed rows (a count, as a window's).
+        const moved = topNRows(node, ranked, first, exact);
+        if (moved === UNBOUNDED) deltas[i] = UNBOUNDED;
+        else {
+          built += moved;
+          deltas[i] = moved + rowCount(first);
+        }
+        continue;
+      }
       if (node.kind === 'join' && op instanceof JoinOp) {
         // Rows listed only for a join further down to probe: otherwise the count is all it needs.
         const list = exact && (outputRead || this.feedsJoin[i] === true);
@@ -241,7 +260,8 @@ function nodeDelta(
       return rowCount(first) * expandMaxRows(node.generator);
     }
     case 'topn':
-      // Without ranks or ties, a row in or out of the kept range moves at most one other across it.
+      // Without ranks or ties, a row in or out of the kept range moves at most one other across it
+      // (with them: topNRows).
       if (first === UNBOUNDED || node.rank !== 'row_number' || node.emitRank) return UNBOUNDED;
       return 2 * rowCount(first);
     default:
@@ -292,6 +312,43 @@ function windowRows(
   }
   const orderKnown = node.orderBy.every((k) => isKnown(k.index));
   return 2 * op.heldSlotsTouched(delta.rows, orderKnown);
+}
+
+/**
+ * A Top-N whose one changed row can move many held rows (RANK or DENSE_RANK: a tie group at the cut
+ * leaves or comes back whole; a shown rank: every kept row after the change is re-ranked); null for
+ * ROW_NUMBER with the rank not shown, which moves at most one other row per changed row (nodeDelta).
+ */
+function rankedTopN(node: DataflowNode, op: Operator | null): TopNOp | null {
+  if (node.kind !== 'topn' || !(op instanceof TopNOp)) return null;
+  return node.rank !== 'row_number' || node.emitRank ? op : null;
+}
+
+/**
+ * The held rows a ranked Top-N re-emits when its input changes by `delta` (TopNOp.heldRowsMovedBy):
+ * those near the kept range's ends by as many ranks as rows change, in the partitions the rows
+ * reach, from the first changed row's place on; the changed rows pass as through a Map and are not
+ * counted. The row-free pass, or rows whose partition is not known: every row held (twice with the
+ * rank shown: a retraction and an insertion each).
+ */
+function topNRows(
+  node: Extract<DataflowNode, { kind: 'topn' }>,
+  op: TopNOp,
+  delta: EpochDelta,
+  exact: boolean,
+): number {
+  if (delta === UNBOUNDED) return UNBOUNDED;
+  if (rowCount(delta) === 0) return 0;
+  const known = typeof delta === 'number' ? null : delta.known;
+  const isKnown = (c: number): boolean => known === null || known[c] === true;
+  if (!exact || typeof delta === 'number' || !node.partitionBy.every(isKnown)) {
+    return (node.emitRank ? 2 : 1) * op.rowsHeld;
+  }
+  return op.heldRowsMovedBy(delta.rows, {
+    place: node.orderBy.every((k) => isKnown(k.index)),
+    whole: known === null || known.every((k) => k),
+    inserted: isInsertion,
+  });
 }
 
 /** A semi-join's output as rows: the outer delta passing through (none: 0) and the rows it flips. */

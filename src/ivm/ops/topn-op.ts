@@ -16,6 +16,7 @@ import type { StateDelta, Stateful } from '../state.ts';
 import { consolidate, type ZBatch } from '../zset.ts';
 import { netKeptRows, refuseRetractions } from './topn-batch.ts';
 import { keyImage, type KeyImage } from './topn-key-image.ts';
+import { rowsMovedBy, type ChangeKnown } from './topn-moved.ts';
 import { NO_BOUNDARY, type SortedPartition } from './topn-partition.ts';
 import { emitDifference, keptEnd, type Ranked } from './topn-ranked.ts';
 import { TopNRows, type PartitionKey } from './topn-rows.ts';
@@ -113,6 +114,23 @@ export class TopNOp implements Operator, Stateful {
 
   get nodeId(): number {
     return this.node.id;
+  }
+
+  /**
+   * The output records `changed` rows (at the input, one copy each) may make of the rows held, before
+   * the epoch runs; nothing changes (topn-moved.ts, `rowsMovedBy`).
+   */
+  heldRowsMovedBy(changed: readonly (readonly Value[])[], known: ChangeKnown): number {
+    const { rank: kind, emitRank, from } = this.node;
+    const range = { kind, emitRank, from, to: this.to };
+    return rowsMovedBy(changed, known, {
+      state: this.state,
+      range,
+      image: this.image,
+      compare: this.compare,
+      peers: this.peers,
+      distinctRows: this.distinctRows,
+    });
   }
 
   trackChanges(on: boolean): void {
