@@ -78,6 +78,14 @@ export class KafkaSourceRunner {
   private readonly hold: SourceHold;
   /** The pacer's batch bound, asked once per fetched chunk rather than once per record. */
   private bound: { readonly rows: number | null; readonly bytes: number | null } | null = null;
+  /**
+   * The records of the batch being filled and their partitions, in the order taken, kept only when
+   * the engine counts epochs (`epochOverBound`): a batch past its bound is taken again from them in
+   * parts (a keyed batch keeps only a key's last row, so its rows alone cannot be cut).
+   */
+  private readonly takenRecords: KafkaRecord[] = [];
+  private readonly takenPartitions: number[] = [];
+  private readonly keepsTaken: boolean;
   private generation = 0;
   private readonly counters = new SourceCounters();
   private lastProgressReport = 0;
@@ -95,6 +103,7 @@ export class KafkaSourceRunner {
     this.typed =
       config.decode.format === 'json' && config.decode.typing !== undefined && config.decode.typing !== null;
     this.applied = new Map(stored);
+    this.keepsTaken = config.epochOverBound !== undefined;
     this.hold = new SourceHold(logger, { source: config.name, topic: config.topic });
   }
 
@@ -297,6 +306,7 @@ export class KafkaSourceRunner {
           pendingNext.set(partition, next);
           if (!this.poisoned(generation, partition, record, error)) return;
         }
+        if (this.keepsTaken) this.keep(partition, record);
         if (record.offsetNumber + 1 > next) next = record.offsetNumber + 1;
         if (this.counted(generation, record)) {
           pendingNext.set(partition, next);
@@ -309,19 +319,30 @@ export class KafkaSourceRunner {
   }
 
   private takeRecord(generation: number, partition: number, record: KafkaRecord): void {
+    if (this.take(generation, partition, record) && this.counted(generation, record)) this.flush(generation);
+  }
+
+  /** Takes a record into the batch being filled; false: the source stopped at it (on_error 'fail'). */
+  private take(generation: number, partition: number, record: KafkaRecord): boolean {
     let ops: RowOp[] = NO_OPS;
     try {
       if (this.typed) this.takeTyped(partition, this.decoder.decodeTyped(record));
       else ops = this.decoder.decode(record);
     } catch (error) {
-      if (!this.poisoned(generation, partition, record, error)) return;
+      if (!this.poisoned(generation, partition, record, error)) return false;
       ops = [];
     }
     for (const op of ops) this.addOp(op);
     const eventTime = this.config.eventTime;
     if (eventTime !== undefined && eventTime !== null) this.noteTimes(partition, ops, eventTime);
     this.pendingNext.set(partition, Math.max(record.offsetNumber + 1, this.pendingNext.get(partition) ?? 0));
-    if (this.counted(generation, record)) this.flush(generation);
+    if (this.keepsTaken) this.keep(partition, record);
+    return true;
+  }
+
+  private keep(partition: number, record: KafkaRecord): void {
+    this.takenRecords.push(record);
+    this.takenPartitions.push(partition);
   }
 
   /**
@@ -329,13 +350,17 @@ export class KafkaSourceRunner {
    * partition's position and flushes), else the batch's timer runs.
    */
   private counted(generation: number, record: KafkaRecord): boolean {
-    this.pendingRecords += 1;
-    this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
+    this.countIn(record);
     if (this.batchFull()) return true;
     if (this.batchTimer === null) {
       this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
     }
     return false;
+  }
+
+  private countIn(record: KafkaRecord): void {
+    this.pendingRecords += 1;
+    this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
   }
 
   /**
@@ -437,6 +462,30 @@ export class KafkaSourceRunner {
       this.batchTimer = null;
     }
     if (generation !== this.generation || (this.pendingRecords === 0 && !this.pendingAdvance)) return;
+    const batch = this.pendingBatch();
+    // Held back whole (nothing dropped), reading paused: for the tenant's ingest rates, or while its
+    // state is at its state quota (source-hold.ts); asked again after the wait.
+    if (
+      this.pacer !== null &&
+      !unpaced &&
+      this.hold.mustWait(
+        this.pacer,
+        batch.upserts.length +
+          (batch.typedUpserts?.length ?? 0) +
+          batch.deletes.length +
+          batch.skipped.length,
+        this.pendingBytes,
+        () => this.flush(generation),
+      )
+    )
+      return;
+    const over = this.takenRecords.length > 0 ? (this.config.epochOverBound?.(batch) ?? null) : null;
+    if (over === null) this.deliverBatch(generation, batch);
+    else this.deliverInParts(generation, over);
+  }
+
+  /** The batch being filled, with each partition's range [from, next). */
+  private pendingBatch(): SourceBatch {
     const partitions: Record<string, PartitionRange> = {};
     const timed = this.config.eventTime !== undefined && this.config.eventTime !== null;
     for (const [p, from] of this.pendingFrom) {
@@ -453,20 +502,7 @@ export class KafkaSourceRunner {
         else deletes.push(op.key);
       }
     } else upserts.push(...this.pendingAppends);
-    // Held back whole (nothing dropped), reading paused: for the tenant's ingest rates, or while its
-    // state is at its state quota (source-hold.ts); asked again after the wait.
-    if (
-      this.pacer !== null &&
-      !unpaced &&
-      this.hold.mustWait(
-        this.pacer,
-        upserts.length + this.pendingTyped.length + deletes.length + this.pendingSkipped.length,
-        this.pendingBytes,
-        () => this.flush(generation),
-      )
-    )
-      return;
-    const batch: SourceBatch = {
+    return {
       upserts,
       ...(this.typed ? { typedUpserts: this.pendingTyped } : {}),
       deletes,
@@ -474,13 +510,17 @@ export class KafkaSourceRunner {
       skipped: this.pendingSkipped,
       records: this.pendingRecords,
     };
+  }
+
+  /** Hands a batch to the engine (one committed epoch); false: it failed, and the source with it. */
+  private deliverBatch(generation: number, batch: SourceBatch): boolean {
     try {
       this.deliver(batch);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.fail(`cannot apply a batch of ${batch.records} records: ${message}`, {});
       void this.closeReader(generation);
-      return;
+      return false;
     }
     for (const [p, next] of this.pendingNext) this.applied.set(p, next);
     this.counters.delivered(batch.records, batch.skipped.length);
@@ -499,6 +539,90 @@ export class KafkaSourceRunner {
     this.resetPending(this.applied);
     this.hold.release();
     this.reportProgress();
+    return true;
+  }
+
+  /**
+   * Delivers the batch being filled, whose one epoch would pass the engine's bound, as several
+   * epochs: the longest prefix of its records (halving) whose epoch fits, then the rest, cut again
+   * if it must. A prefix of the records taken is a prefix of each partition's (a partition's records
+   * are taken in offset order), so each part's positions are exact: nothing is lost or applied twice,
+   * and a restart resumes after the last part delivered. A record whose epoch alone passes the bound
+   * is applied alone, counted and logged: a source's data is never dropped for its cost.
+   */
+  private deliverInParts(
+    generation: number,
+    firstOver: { readonly rows: number; readonly view: string },
+  ): void {
+    const records = this.takenRecords.slice();
+    const partitions = this.takenPartitions.slice();
+    // Positions past the last record (read-committed filtered out the rest): the last part's.
+    const end = new Map(this.pendingNext);
+    if (records.length > 1) this.counters.split();
+    let over: { readonly rows: number; readonly view: string } | null = firstOver;
+    let start = 0;
+    while (start < records.length) {
+      // The batch being filled holds records [start, records.length) here.
+      let length = records.length - start;
+      while (over !== null && length > 1) {
+        length = Math.ceil(length / 2);
+        this.retake(generation, records, partitions, start, start + length, end);
+        over = this.config.epochOverBound?.(this.pendingBatch()) ?? null;
+      }
+      if (over !== null) this.oversized(over, partitions[start] as number, records[start] as KafkaRecord);
+      if (!this.deliverBatch(generation, this.pendingBatch())) return;
+      start += length;
+      if (start === records.length) return;
+      this.retake(generation, records, partitions, start, records.length, end);
+      over = this.config.epochOverBound?.(this.pendingBatch()) ?? null;
+    }
+  }
+
+  /**
+   * Refills the batch being filled with records [from, to) after the delivered positions; the part
+   * that ends the records ends at `end` (past records read-committed filtered out).
+   */
+  private retake(
+    generation: number,
+    records: readonly KafkaRecord[],
+    partitions: readonly number[],
+    from: number,
+    to: number,
+    end: ReadonlyMap<number, number>,
+  ): void {
+    this.resetPending(this.applied);
+    for (let i = from; i < to; i++) {
+      const record = records[i] as KafkaRecord;
+      // Every record here was taken once already: one that cannot be read is skipped again.
+      this.take(generation, partitions[i] as number, record);
+      this.countIn(record);
+    }
+    if (to < records.length) return;
+    for (const [p, next] of end) {
+      if (next <= (this.pendingNext.get(p) ?? 0)) continue;
+      this.pendingNext.set(p, next);
+      this.pendingAdvance = true;
+    }
+  }
+
+  /** A record whose epoch alone passes the engine's bound: applied whole, counted and logged. */
+  private oversized(
+    over: { readonly rows: number; readonly view: string },
+    partition: number,
+    record: KafkaRecord,
+  ): void {
+    this.counters.oversized();
+    this.logger.warn(
+      {
+        source: this.config.name,
+        topic: this.config.topic,
+        partition,
+        offset: record.offsetNumber,
+        view: over.view,
+        rows: over.rows,
+      },
+      `a Kafka record makes view "${over.view}" build ${over.rows} rows in one epoch, past the engine's bound; applied whole (one record cannot be cut)`,
+    );
   }
 
   /** Group offsets for lag monitoring, at most once a second (a request of its own each time). */
@@ -520,6 +644,8 @@ export class KafkaSourceRunner {
     this.pendingFrom = new Map(from);
     this.pendingNext.clear();
     this.pendingTimes.clear();
+    this.takenRecords.length = 0;
+    this.takenPartitions.length = 0;
     for (const [p, o] of from) this.pendingNext.set(p, o);
   }
 
