@@ -6,23 +6,22 @@
 // every record is applied exactly once. Poison records follow on_error.
 // A pacer (the tenant's ingest rates) may hold a batch back: the source then reads nothing more until
 // it is delivered — backpressure on the broker, never a dropped or skipped record.
-import type { Value } from '../../common/types.ts';
+// A batch whose epoch would make the views build more rows than the engine's bound is delivered in
+// parts that fit (deliverInParts), each a prefix of every partition's records.
 import { CONNECT_TIMEOUT_MS, withDeadline } from './deadline.ts';
 import {
-  valueLength,
   type ConnectorLogger,
   type KafkaReader,
   type KafkaRecord,
   type PartitionWatermarks,
 } from './kafka-client.ts';
-import { keyText, PoisonRecord, rawText, RecordDecoder, type RowOp } from './record-decoder.ts';
+import { PoisonRecord, rawText } from './record-decoder.ts';
+import { SourceBatchFilling } from './source-batch-filling.ts';
 import { SourceCounters, sourceStatus } from './source-counters.ts';
 import { SourceHold } from './source-hold.ts';
 import { startPositions } from './start-positions.ts';
 import type {
   KafkaSourceConfig,
-  PartitionRange,
-  SkippedRecord,
   SourceBatch,
   SourceError,
   SourcePacer,
@@ -37,10 +36,8 @@ const MAX_BACKOFF_MS = 30_000;
  * over large records (10,000 rows of 1 MiB is within the defaults' row bound) would hold gigabytes.
  */
 export const MAX_BATCH_BYTES = 32 * 1024 * 1024;
-const NO_OPS: RowOp[] = [];
 
-export class KafkaSourceRunner {
-  private readonly decoder: RecordDecoder;
+export class KafkaSourceRunner extends SourceBatchFilling {
   private state: SourceState = 'starting';
   private error: SourceError | null = null;
   /** Delivered positions: partition → next offset. */
@@ -50,60 +47,30 @@ export class KafkaSourceRunner {
   private stopped = false;
   private retries = 0;
   private backoffTimer: NodeJS.Timeout | null = null;
-  // The batch being filled.
-  private readonly keyed: boolean;
-  private pendingOps = new Map<unknown, RowOp>();
-  private pendingAppends: Record<string, unknown>[] = [];
-  /** Rows of a typed `json` source (every record's row, in order; the engine keeps a key's last). */
-  private pendingTyped: (readonly Value[])[] = [];
-  /** A `json` source whose decoder types rows itself (one validation per row, none in the engine). */
-  private readonly typed: boolean;
-  private pendingSkipped: SkippedRecord[] = [];
-  private pendingRecords = 0;
-  /** Key and value bytes of the records of the batch being filled (the byte rate). */
-  private pendingBytes = 0;
-  /** Positions moved past records read-committed filtered out (worth recording without rows). */
-  private pendingAdvance = false;
   /**
    * Reading a backlog: a partition was behind its log end at the start, or a fetch stopped short of
    * it. The backlog's last batch is handed over once every partition is read to its end.
    */
   private catchingUp = false;
-  private pendingFrom = new Map<number, number>();
-  private readonly pendingNext = new Map<number, number>();
-  /** Per partition, the largest event time of the batch being filled (sources with a watermark). */
-  private readonly pendingTimes = new Map<number, number>();
   private batchTimer: NodeJS.Timeout | null = null;
   /** A batch the pacer held back (source-hold.ts): reading waits on it. */
   private readonly hold: SourceHold;
   /** The pacer's batch bound, asked once per fetched chunk rather than once per record. */
   private bound: { readonly rows: number | null; readonly bytes: number | null } | null = null;
-  /**
-   * The records of the batch being filled and their partitions, in the order taken, kept only when
-   * the engine counts epochs (`epochOverBound`): a batch past its bound is taken again from them in
-   * parts (a keyed batch keeps only a key's last row, so its rows alone cannot be cut).
-   */
-  private readonly takenRecords: KafkaRecord[] = [];
-  private readonly takenPartitions: number[] = [];
-  private readonly keepsTaken: boolean;
   private generation = 0;
   private readonly counters = new SourceCounters();
   private lastProgressReport = 0;
 
   constructor(
-    private readonly config: KafkaSourceConfig,
+    config: KafkaSourceConfig,
     private readonly newReader: () => KafkaReader,
     stored: ReadonlyMap<number, number>,
     private readonly deliver: (batch: SourceBatch) => void,
     private readonly logger: ConnectorLogger,
     private readonly pacer: SourcePacer | null = null,
   ) {
-    this.decoder = new RecordDecoder(config.decode);
-    this.keyed = config.decode.primaryKey !== null && config.decode.primaryKey.length > 0;
-    this.typed =
-      config.decode.format === 'json' && config.decode.typing !== undefined && config.decode.typing !== null;
+    super(config);
     this.applied = new Map(stored);
-    this.keepsTaken = config.epochOverBound !== undefined;
     this.hold = new SourceHold(logger, { source: config.name, topic: config.topic });
   }
 
@@ -322,29 +289,6 @@ export class KafkaSourceRunner {
     if (this.take(generation, partition, record) && this.counted(generation, record)) this.flush(generation);
   }
 
-  /** Takes a record into the batch being filled; false: the source stopped at it (on_error 'fail'). */
-  private take(generation: number, partition: number, record: KafkaRecord): boolean {
-    let ops: RowOp[] = NO_OPS;
-    try {
-      if (this.typed) this.takeTyped(partition, this.decoder.decodeTyped(record));
-      else ops = this.decoder.decode(record);
-    } catch (error) {
-      if (!this.poisoned(generation, partition, record, error)) return false;
-      ops = [];
-    }
-    for (const op of ops) this.addOp(op);
-    const eventTime = this.config.eventTime;
-    if (eventTime !== undefined && eventTime !== null) this.noteTimes(partition, ops, eventTime);
-    this.pendingNext.set(partition, Math.max(record.offsetNumber + 1, this.pendingNext.get(partition) ?? 0));
-    if (this.keepsTaken) this.keep(partition, record);
-    return true;
-  }
-
-  private keep(partition: number, record: KafkaRecord): void {
-    this.takenRecords.push(record);
-    this.takenPartitions.push(partition);
-  }
-
   /**
    * Counts a taken record into the pending batch: true when the batch is full (the caller notes the
    * partition's position and flushes), else the batch's timer runs.
@@ -358,16 +302,11 @@ export class KafkaSourceRunner {
     return false;
   }
 
-  private countIn(record: KafkaRecord): void {
-    this.pendingRecords += 1;
-    this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
-  }
-
   /**
    * A record that cannot be read: kept as skipped (true: reading goes on), or, with on_error 'fail',
    * the source stops at it (false). Errors other than a PoisonRecord are rethrown.
    */
-  private poisoned(generation: number, partition: number, record: KafkaRecord, error: unknown): boolean {
+  protected poisoned(generation: number, partition: number, record: KafkaRecord, error: unknown): boolean {
     if (!(error instanceof PoisonRecord)) throw error;
     if (this.config.onError === 'fail') {
       // Everything before the poison record is applied (at once, not paced); the source stops at it.
@@ -393,29 +332,6 @@ export class KafkaSourceRunner {
     return true;
   }
 
-  private takeTyped(partition: number, row: readonly Value[]): void {
-    this.pendingTyped.push(row);
-    const eventTime = this.config.decode.typing?.eventTime;
-    if (eventTime === undefined || eventTime === null) return;
-    const t = eventTime(row);
-    const max = this.pendingTimes.get(partition);
-    if (t !== null && (max === undefined || t > max)) this.pendingTimes.set(partition, t);
-  }
-
-  /** Raises the partition's largest event time by the upserted rows' (every record counts, even one a later one replaces). */
-  private noteTimes(
-    partition: number,
-    ops: readonly RowOp[],
-    eventTime: (row: Record<string, unknown>) => number | null,
-  ): void {
-    for (const op of ops) {
-      if (op.kind !== 'upsert') continue;
-      const t = eventTime(op.row);
-      const max = this.pendingTimes.get(partition);
-      if (t !== null && (max === undefined || t > max)) this.pendingTimes.set(partition, t);
-    }
-  }
-
   /**
    * The batch being filled is as large as max_batch_rows, as MAX_BATCH_BYTES, or as a batch under
    * the pacer's rates.
@@ -434,22 +350,6 @@ export class KafkaSourceRunner {
   /** This reading attempt was superseded, or the source stopped or failed (flush may fail it). */
   private halted(generation: number): boolean {
     return generation !== this.generation || this.stopped || this.state === 'failed';
-  }
-
-  private addOp(op: RowOp): void {
-    if (!this.keyed) {
-      if (op.kind === 'upsert') this.pendingAppends.push(op.row);
-      return;
-    }
-    // The decoder's identity is the key as the engine keys it ("01" and 1 are one bigint key).
-    let key = op.identity;
-    if (key === undefined) {
-      const pk = this.config.decode.primaryKey as readonly string[];
-      key = keyText(op.kind === 'upsert' ? op.row : op.key, pk);
-    }
-    // Only the last operation on a key within a batch counts (consolidation inside the batch).
-    this.pendingOps.delete(key);
-    this.pendingOps.set(key, op);
   }
 
   /**
@@ -482,34 +382,6 @@ export class KafkaSourceRunner {
     const over = this.takenRecords.length > 0 ? (this.config.epochOverBound?.(batch) ?? null) : null;
     if (over === null) this.deliverBatch(generation, batch);
     else this.deliverInParts(generation, over);
-  }
-
-  /** The batch being filled, with each partition's range [from, next). */
-  private pendingBatch(): SourceBatch {
-    const partitions: Record<string, PartitionRange> = {};
-    const timed = this.config.eventTime !== undefined && this.config.eventTime !== null;
-    for (const [p, from] of this.pendingFrom) {
-      const next = this.pendingNext.get(p) ?? from;
-      partitions[String(p)] = timed
-        ? { from, next, maxTime: this.pendingTimes.get(p) ?? null }
-        : { from, next };
-    }
-    const upserts: Record<string, unknown>[] = [];
-    const deletes: Record<string, unknown>[] = [];
-    if (this.keyed) {
-      for (const op of this.pendingOps.values()) {
-        if (op.kind === 'upsert') upserts.push(op.row);
-        else deletes.push(op.key);
-      }
-    } else upserts.push(...this.pendingAppends);
-    return {
-      upserts,
-      ...(this.typed ? { typedUpserts: this.pendingTyped } : {}),
-      deletes,
-      positions: { topic: this.config.topic, partitions },
-      skipped: this.pendingSkipped,
-      records: this.pendingRecords,
-    };
   }
 
   /** Hands a batch to the engine (one committed epoch); false: it failed, and the source with it. */
@@ -566,42 +438,15 @@ export class KafkaSourceRunner {
       let length = records.length - start;
       while (over !== null && length > 1) {
         length = Math.ceil(length / 2);
-        this.retake(generation, records, partitions, start, start + length, end);
+        this.retake(generation, records, partitions, start, start + length, end, this.applied);
         over = this.config.epochOverBound?.(this.pendingBatch()) ?? null;
       }
       if (over !== null) this.oversized(over, partitions[start] as number, records[start] as KafkaRecord);
       if (!this.deliverBatch(generation, this.pendingBatch())) return;
       start += length;
       if (start === records.length) return;
-      this.retake(generation, records, partitions, start, records.length, end);
+      this.retake(generation, records, partitions, start, records.length, end, this.applied);
       over = this.config.epochOverBound?.(this.pendingBatch()) ?? null;
-    }
-  }
-
-  /**
-   * Refills the batch being filled with records [from, to) after the delivered positions; the part
-   * that ends the records ends at `end` (past records read-committed filtered out).
-   */
-  private retake(
-    generation: number,
-    records: readonly KafkaRecord[],
-    partitions: readonly number[],
-    from: number,
-    to: number,
-    end: ReadonlyMap<number, number>,
-  ): void {
-    this.resetPending(this.applied);
-    for (let i = from; i < to; i++) {
-      const record = records[i] as KafkaRecord;
-      // Every record here was taken once already: one that cannot be read is skipped again.
-      this.take(generation, partitions[i] as number, record);
-      this.countIn(record);
-    }
-    if (to < records.length) return;
-    for (const [p, next] of end) {
-      if (next <= (this.pendingNext.get(p) ?? 0)) continue;
-      this.pendingNext.set(p, next);
-      this.pendingAdvance = true;
     }
   }
 
@@ -631,22 +476,6 @@ export class KafkaSourceRunner {
     if (this.reader === null || now - this.lastProgressReport < 1000) return;
     this.lastProgressReport = now;
     void this.reader.commit(new Map(this.applied)).catch(() => undefined);
-  }
-
-  private resetPending(from: ReadonlyMap<number, number>): void {
-    this.pendingOps = new Map();
-    this.pendingAppends = [];
-    this.pendingTyped = [];
-    this.pendingSkipped = [];
-    this.pendingRecords = 0;
-    this.pendingBytes = 0;
-    this.pendingAdvance = false;
-    this.pendingFrom = new Map(from);
-    this.pendingNext.clear();
-    this.pendingTimes.clear();
-    this.takenRecords.length = 0;
-    this.takenPartitions.length = 0;
-    for (const [p, o] of from) this.pendingNext.set(p, o);
   }
 
   private fail(message: string, where: { partition?: number; offset?: number; reason?: string }): void {
