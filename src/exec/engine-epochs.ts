@@ -254,8 +254,14 @@ export abstract class EngineEpochs {
    * one epoch, and the view building the most, when that passes `maxEpochJoinRows`; null when it
    * fits (most batches end at the row-free ceiling) or the batch is one its epoch would refuse
    * anyway. A source's batch cannot be refused: its connector cuts one that passes the bound into
-   * epochs that fit (kafka-source.ts). Reads and changes no state.
+   * epochs that fit (kafka-source.ts), keeping a batch's records only while
+   * `sourceEpochMayPassBound` (the row-free ceiling of a full batch) says one could. Both read and
+   * change no state.
    */
+  sourceEpochMayPassBound(source: string, rows: number): boolean {
+    return this.views.joinRowsCeiling(source, rows) > this.maxEpochJoinRows;
+  }
+
   sourceEpochOverBound(
     source: string,
     changes: TableChanges,

@@ -34,6 +34,8 @@ export interface ConnectorHost {
    * the source then cuts it into epochs that fit.
    */
   epochOverBound(source: string, batch: SourceBatch): { readonly rows: number; readonly view: string } | null;
+  /** Whether an epoch of `rows` rows to the source could pass the engine's bound (counts alone). */
+  epochMayPassBound(source: string, rows: number): boolean;
   sinkFeed(sink: SinkInfo): SinkFeed;
   /** Paces every source's batches (the tenant's ingest rates). */
   readonly pacer: SourcePacer;
@@ -338,6 +340,7 @@ export class ConnectorManager {
         ...(this.connectTimeoutMs !== undefined ? { connectTimeoutMs: this.connectTimeoutMs } : {}),
         eventTime: this.host.eventTime(info.name),
         epochOverBound: (batch) => this.host.epochOverBound(info.name, batch),
+        epochMayPassBound: (rows) => this.host.epochMayPassBound(info.name, rows),
         decode: {
           format: o.format,
           columns: info.columns.map((c) => c.name),

@@ -57,6 +57,7 @@ export abstract class RuntimeConnectors extends RuntimeScripts {
       rowTyping: (source: string) => this.engine.sourceRowTyping(source),
       keyIdentity: (source: string) => this.engine.sourceKeyIdentity(source),
       eventTime: (source: string) => this.engine.sourceEventTime(source),
+      epochMayPassBound: (source: string, rows: number) => this.engine.sourceEpochMayPassBound(source, rows),
       epochOverBound: (source: string, batch: SourceBatch) =>
         this.engine.sourceEpochOverBound(
           source,

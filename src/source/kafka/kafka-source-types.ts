@@ -32,6 +32,12 @@ export interface KafkaSourceConfig {
    * batch past it is cut into per-partition prefixes that fit, each its own epoch.
    */
   readonly epochOverBound?: (batch: SourceBatch) => { readonly rows: number; readonly view: string } | null;
+  /**
+   * Whether an epoch writing `rows` rows could pass the engine's bound, from counts alone (no row
+   * read): false for a source no view joins, windows or probes. Only then are a batch's records kept
+   * for a cut.
+   */
+  readonly epochMayPassBound?: (rows: number) => boolean;
 }
 
 /** One partition's part of a batch: the offset range [from, next) it covers. */

@@ -200,6 +200,9 @@ export class KafkaSourceRunner extends SourceBatchFilling {
       return;
     }
     this.bound = this.pacer === null ? null : this.pacer.bound();
+    // A keyed source's upsert of a held key writes two rows (the old one out, the new one in).
+    this.keepsTaken =
+      this.config.epochMayPassBound?.(this.config.maxBatchRows * (this.keyed ? 2 : 1)) ?? false;
     if (this.typed) await this.takeTypedRecords(generation, partition, records);
     else
       for (const record of records) {
@@ -379,7 +382,9 @@ export class KafkaSourceRunner extends SourceBatchFilling {
       )
     )
       return;
-    const over = this.takenRecords.length > 0 ? (this.config.epochOverBound?.(batch) ?? null) : null;
+    // A batch whose records were not all kept (a view joining the source appeared while it was
+    // filled) is applied whole, as before the cut.
+    const over = this.keptWhole() ? (this.config.epochOverBound?.(batch) ?? null) : null;
     if (over === null) this.deliverBatch(generation, batch);
     else this.deliverInParts(generation, over);
   }

@@ -36,14 +36,18 @@ export abstract class SourceBatchFilling {
    */
   protected readonly takenRecords: KafkaRecord[] = [];
   protected readonly takenPartitions: number[] = [];
-  protected readonly keepsTaken: boolean;
+  /**
+   * Whether the records taken are kept: asked per fetched chunk (`epochMayPassBound`), since keeping
+   * a batch's records until its delivery costs the garbage collector (they outlive the young
+   * generation) and most sources feed no view a batch could take past the bound.
+   */
+  protected keepsTaken = false;
 
   constructor(protected readonly config: KafkaSourceConfig) {
     this.decoder = new RecordDecoder(config.decode);
     this.keyed = config.decode.primaryKey !== null && config.decode.primaryKey.length > 0;
     this.typed =
       config.decode.format === 'json' && config.decode.typing !== undefined && config.decode.typing !== null;
-    this.keepsTaken = config.epochOverBound !== undefined;
   }
 
   /**
@@ -178,6 +182,11 @@ export abstract class SourceBatchFilling {
       this.pendingNext.set(p, next);
       this.pendingAdvance = true;
     }
+  }
+
+  /** Every record of the batch being filled was kept: it can be taken again in parts. */
+  protected keptWhole(): boolean {
+    return this.takenRecords.length > 0 && this.takenRecords.length === this.pendingRecords;
   }
 
   protected resetPending(from: ReadonlyMap<number, number>): void {

@@ -37,6 +37,8 @@ async function run(options: {
   readonly bound: number | null;
   readonly typed: boolean;
   readonly keyed: boolean;
+  /** What the engine's row-free ceiling says of a full batch (default: it could pass the bound). */
+  readonly mayPass?: boolean;
 }): Promise<Run> {
   const highs = options.perPartition.map((records) => records.length);
   const reader = new ScriptedReader(highs);
@@ -65,6 +67,7 @@ async function run(options: {
       ...(bound === null
         ? {}
         : {
+            epochMayPassBound: () => options.mayPass ?? true,
             // One row per row written, and a million for a `big` one: the engine's count, modelled.
             epochOverBound: (batch: SourceBatch) => {
               const rows = [...batch.upserts, ...(batch.typedUpserts ?? []).map((r) => ({ big: r[1] }))];
@@ -159,6 +162,20 @@ for (const typed of [false, true]) {
     assert.ok(counted.length < 60, `${counted.length} counts`);
   });
 }
+
+test('a source that no epoch could take past the bound keeps no record and asks no count', async () => {
+  const perPartition = [ids(0, 40), ids(1, 60)];
+  const { delivered, counted } = await run({
+    perPartition,
+    bound: 16,
+    typed: true,
+    keyed: false,
+    mayPass: false,
+  });
+  assert.equal(delivered.length, 1);
+  assert.equal(counted.length, 0);
+  assertExact(delivered, perPartition);
+});
 
 test('a batch within the bound is one epoch, counted once', async () => {
   const perPartition = [ids(0, 5), ids(1, 5)];
