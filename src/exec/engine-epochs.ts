@@ -4,6 +4,7 @@
 // subscribers are told. Engine (engine.ts) extends it with statements, reads and checkpoints.
 // Everything here is synchronous.
 import { SluiceError } from '../common/errors.ts';
+import type { Value } from '../common/types.ts';
 import { EpochDeltas } from './epoch-deltas.ts';
 import { Catalog } from '../planner/catalog.ts';
 import type { EngineJournal, SourcePositions, TableChanges } from './api.ts';
@@ -246,6 +247,38 @@ export abstract class EngineEpochs {
     }
     this.runEpoch(store, prepared, epoch, positions, clock);
     return { accepted: prepared.accepted, epoch };
+  }
+
+  /**
+   * Rows a source's batch would make its views' joins, window functions and subqueries build in
+   * one epoch, and the view building the most, when that passes `maxEpochJoinRows`; null when it
+   * fits (most batches end at the row-free ceiling) or the batch is one its epoch would refuse
+   * anyway. A source's batch cannot be refused: its connector cuts one that passes the bound into
+   * epochs that fit (kafka-source.ts), keeping a batch's records only while
+   * `sourceEpochMayPassBound` (the row-free ceiling of a full batch) says one could. Both read and
+   * change no state.
+   */
+  sourceEpochMayPassBound(source: string, rows: number): boolean {
+    return this.views.joinRowsCeiling(source, rows) > this.maxEpochJoinRows;
+  }
+
+  sourceEpochOverBound(
+    source: string,
+    changes: TableChanges,
+    typedInserts?: readonly (readonly Value[])[],
+  ): { readonly rows: number; readonly view: string } | null {
+    const written = (changes.delete?.length ?? 0) + (typedInserts?.length ?? changes.insert?.length ?? 0);
+    if (written === 0 || this.views.joinRowsCeiling(source, written) <= this.maxEpochJoinRows) return null;
+    const store = this.state.tables.get(source);
+    if (store === undefined) return null;
+    let prepared: PreparedBatch;
+    try {
+      prepared = store.prepare(withoutMissingDeletes(store, changes), undefined, typedInserts);
+    } catch {
+      return null;
+    }
+    const built = this.views.joinRowsBuilt(source, prepared);
+    return built.rows <= this.maxEpochJoinRows ? null : built;
   }
 
   /**

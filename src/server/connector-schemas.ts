@@ -60,6 +60,16 @@ const sourceStatus = {
       type: 'integer',
       description: "Times reading paused at the tenant's state quota since the server started",
     },
+    splitBatches: {
+      type: 'integer',
+      description:
+        "Batches applied as several epochs because one epoch would have made the views build more rows than the engine's bound (maxEpochJoinRows), since the server started",
+    },
+    oversizedRecords: {
+      type: 'integer',
+      description:
+        "Records applied alone in an epoch past the engine's bound (one record cannot be cut; a source's data is never dropped), since the server started; each logged with the view",
+    },
   },
 } as const;
 

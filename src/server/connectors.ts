@@ -29,6 +29,13 @@ export interface ConnectorHost {
   keyIdentity(source: string): (key: Record<string, unknown>) => unknown;
   /** A source with a WATERMARK: a row's event time in µs (null: none); null for other sources. */
   eventTime(source: string): ((row: Record<string, unknown>) => number | null) | null;
+  /**
+   * Rows a batch's epoch would make the views build, when past the engine's bound (null: fits):
+   * the source then cuts it into epochs that fit.
+   */
+  epochOverBound(source: string, batch: SourceBatch): { readonly rows: number; readonly view: string } | null;
+  /** Whether an epoch of `rows` rows to the source could pass the engine's bound (counts alone). */
+  epochMayPassBound(source: string, rows: number): boolean;
   sinkFeed(sink: SinkInfo): SinkFeed;
   /** Paces every source's batches (the tenant's ingest rates). */
   readonly pacer: SourcePacer;
@@ -332,6 +339,8 @@ export class ConnectorManager {
         brokers: o.brokers,
         ...(this.connectTimeoutMs !== undefined ? { connectTimeoutMs: this.connectTimeoutMs } : {}),
         eventTime: this.host.eventTime(info.name),
+        epochOverBound: (batch) => this.host.epochOverBound(info.name, batch),
+        epochMayPassBound: (rows) => this.host.epochMayPassBound(info.name, rows),
         decode: {
           format: o.format,
           columns: info.columns.map((c) => c.name),

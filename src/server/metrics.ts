@@ -37,6 +37,7 @@ export interface MetricsSource {
       readonly skipped: number;
       readonly recordsPerSecond: number;
       readonly rateWaits: number;
+      readonly oversizedRecords: number;
       readonly pausedAtStateQuota: boolean;
       readonly partitions: readonly { partition: number; next: number; lag: number | null }[];
     };
@@ -256,6 +257,14 @@ export class ServerMetrics {
       ['source'],
       (set) => {
         for (const s of source.sources()) set({ source: s.name }, s.status.rateWaits);
+      },
+    );
+    gauge(
+      'sluice_source_oversized_records',
+      "Kafka records applied alone in an epoch past the engine's row bound since start (one record cannot be cut)",
+      ['source'],
+      (set) => {
+        for (const s of source.sources()) set({ source: s.name }, s.status.oversizedRecords);
       },
     );
     gauge(

@@ -57,6 +57,13 @@ export abstract class RuntimeConnectors extends RuntimeScripts {
       rowTyping: (source: string) => this.engine.sourceRowTyping(source),
       keyIdentity: (source: string) => this.engine.sourceKeyIdentity(source),
       eventTime: (source: string) => this.engine.sourceEventTime(source),
+      epochMayPassBound: (source: string, rows: number) => this.engine.sourceEpochMayPassBound(source, rows),
+      epochOverBound: (source: string, batch: SourceBatch) =>
+        this.engine.sourceEpochOverBound(
+          source,
+          { insert: batch.upserts as Row[], delete: batch.deletes as Row[] },
+          batch.typedUpserts,
+        ),
       sinkFeed: (sink: SinkInfo) => this.sinkFeed(sink),
       // Read at each batch: the hooks are set after the runtime opened (and its sources started).
       pacer: {

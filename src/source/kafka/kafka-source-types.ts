@@ -26,6 +26,18 @@ export interface KafkaSourceConfig {
    * per-partition watermarks — journaled with the positions, so replay derives the same ones.
    */
   readonly eventTime?: ((row: Record<string, unknown>) => number | null) | null;
+  /**
+   * Rows a batch's epoch would make the views' joins, window functions and subqueries build, and
+   * the view building the most, when that passes the engine's bound (null: the batch fits). A
+   * batch past it is cut into per-partition prefixes that fit, each its own epoch.
+   */
+  readonly epochOverBound?: (batch: SourceBatch) => { readonly rows: number; readonly view: string } | null;
+  /**
+   * Whether an epoch writing `rows` rows could pass the engine's bound, from counts alone (no row
+   * read): false for a source no view joins, windows or probes. Only then are a batch's records kept
+   * for a cut.
+   */
+  readonly epochMayPassBound?: (rows: number) => boolean;
 }
 
 /** One partition's part of a batch: the offset range [from, next) it covers. */
@@ -117,6 +129,13 @@ export interface SourceStatus {
   readonly pausedAtStateQuota: boolean;
   /** Times reading paused so (each pause counted once, however long). */
   readonly stateQuotaPauses: number;
+  /** Batches cut into several epochs because one epoch would have passed the engine's bound. */
+  readonly splitBatches: number;
+  /**
+   * Records applied alone in an epoch past the engine's bound: one record cannot be cut, and a
+   * source's data is never dropped for its cost.
+   */
+  readonly oversizedRecords: number;
   /** Milliseconds since the broker last answered a fetch (null before the first). */
   readonly lastFetchAgoMs: number | null;
 }

@@ -6,23 +6,22 @@
 // every record is applied exactly once. Poison records follow on_error.
 // A pacer (the tenant's ingest rates) may hold a batch back: the source then reads nothing more until
 // it is delivered — backpressure on the broker, never a dropped or skipped record.
-import type { Value } from '../../common/types.ts';
+// A batch whose epoch would make the views build more rows than the engine's bound is delivered in
+// parts that fit (deliverInParts), each a prefix of every partition's records.
 import { CONNECT_TIMEOUT_MS, withDeadline } from './deadline.ts';
 import {
-  valueLength,
   type ConnectorLogger,
   type KafkaReader,
   type KafkaRecord,
   type PartitionWatermarks,
 } from './kafka-client.ts';
-import { keyText, PoisonRecord, rawText, RecordDecoder, type RowOp } from './record-decoder.ts';
+import { PoisonRecord, rawText } from './record-decoder.ts';
+import { SourceBatchFilling } from './source-batch-filling.ts';
 import { SourceCounters, sourceStatus } from './source-counters.ts';
 import { SourceHold } from './source-hold.ts';
 import { startPositions } from './start-positions.ts';
 import type {
   KafkaSourceConfig,
-  PartitionRange,
-  SkippedRecord,
   SourceBatch,
   SourceError,
   SourcePacer,
@@ -37,10 +36,8 @@ const MAX_BACKOFF_MS = 30_000;
  * over large records (10,000 rows of 1 MiB is within the defaults' row bound) would hold gigabytes.
  */
 export const MAX_BATCH_BYTES = 32 * 1024 * 1024;
-const NO_OPS: RowOp[] = [];
 
-export class KafkaSourceRunner {
-  private readonly decoder: RecordDecoder;
+export class KafkaSourceRunner extends SourceBatchFilling {
   private state: SourceState = 'starting';
   private error: SourceError | null = null;
   /** Delivered positions: partition → next offset. */
@@ -50,29 +47,11 @@ export class KafkaSourceRunner {
   private stopped = false;
   private retries = 0;
   private backoffTimer: NodeJS.Timeout | null = null;
-  // The batch being filled.
-  private readonly keyed: boolean;
-  private pendingOps = new Map<unknown, RowOp>();
-  private pendingAppends: Record<string, unknown>[] = [];
-  /** Rows of a typed `json` source (every record's row, in order; the engine keeps a key's last). */
-  private pendingTyped: (readonly Value[])[] = [];
-  /** A `json` source whose decoder types rows itself (one validation per row, none in the engine). */
-  private readonly typed: boolean;
-  private pendingSkipped: SkippedRecord[] = [];
-  private pendingRecords = 0;
-  /** Key and value bytes of the records of the batch being filled (the byte rate). */
-  private pendingBytes = 0;
-  /** Positions moved past records read-committed filtered out (worth recording without rows). */
-  private pendingAdvance = false;
   /**
    * Reading a backlog: a partition was behind its log end at the start, or a fetch stopped short of
    * it. The backlog's last batch is handed over once every partition is read to its end.
    */
   private catchingUp = false;
-  private pendingFrom = new Map<number, number>();
-  private readonly pendingNext = new Map<number, number>();
-  /** Per partition, the largest event time of the batch being filled (sources with a watermark). */
-  private readonly pendingTimes = new Map<number, number>();
   private batchTimer: NodeJS.Timeout | null = null;
   /** A batch the pacer held back (source-hold.ts): reading waits on it. */
   private readonly hold: SourceHold;
@@ -83,17 +62,14 @@ export class KafkaSourceRunner {
   private lastProgressReport = 0;
 
   constructor(
-    private readonly config: KafkaSourceConfig,
+    config: KafkaSourceConfig,
     private readonly newReader: () => KafkaReader,
     stored: ReadonlyMap<number, number>,
     private readonly deliver: (batch: SourceBatch) => void,
     private readonly logger: ConnectorLogger,
     private readonly pacer: SourcePacer | null = null,
   ) {
-    this.decoder = new RecordDecoder(config.decode);
-    this.keyed = config.decode.primaryKey !== null && config.decode.primaryKey.length > 0;
-    this.typed =
-      config.decode.format === 'json' && config.decode.typing !== undefined && config.decode.typing !== null;
+    super(config);
     this.applied = new Map(stored);
     this.hold = new SourceHold(logger, { source: config.name, topic: config.topic });
   }
@@ -224,6 +200,9 @@ export class KafkaSourceRunner {
       return;
     }
     this.bound = this.pacer === null ? null : this.pacer.bound();
+    // A keyed source's upsert of a held key writes two rows (the old one out, the new one in).
+    this.keepsTaken =
+      this.config.epochMayPassBound?.(this.config.maxBatchRows * (this.keyed ? 2 : 1)) ?? false;
     if (this.typed) await this.takeTypedRecords(generation, partition, records);
     else
       for (const record of records) {
@@ -297,6 +276,7 @@ export class KafkaSourceRunner {
           pendingNext.set(partition, next);
           if (!this.poisoned(generation, partition, record, error)) return;
         }
+        if (this.keepsTaken) this.keep(partition, record);
         if (record.offsetNumber + 1 > next) next = record.offsetNumber + 1;
         if (this.counted(generation, record)) {
           pendingNext.set(partition, next);
@@ -309,19 +289,7 @@ export class KafkaSourceRunner {
   }
 
   private takeRecord(generation: number, partition: number, record: KafkaRecord): void {
-    let ops: RowOp[] = NO_OPS;
-    try {
-      if (this.typed) this.takeTyped(partition, this.decoder.decodeTyped(record));
-      else ops = this.decoder.decode(record);
-    } catch (error) {
-      if (!this.poisoned(generation, partition, record, error)) return;
-      ops = [];
-    }
-    for (const op of ops) this.addOp(op);
-    const eventTime = this.config.eventTime;
-    if (eventTime !== undefined && eventTime !== null) this.noteTimes(partition, ops, eventTime);
-    this.pendingNext.set(partition, Math.max(record.offsetNumber + 1, this.pendingNext.get(partition) ?? 0));
-    if (this.counted(generation, record)) this.flush(generation);
+    if (this.take(generation, partition, record) && this.counted(generation, record)) this.flush(generation);
   }
 
   /**
@@ -329,8 +297,7 @@ export class KafkaSourceRunner {
    * partition's position and flushes), else the batch's timer runs.
    */
   private counted(generation: number, record: KafkaRecord): boolean {
-    this.pendingRecords += 1;
-    this.pendingBytes += (record.key?.length ?? 0) + valueLength(record);
+    this.countIn(record);
     if (this.batchFull()) return true;
     if (this.batchTimer === null) {
       this.batchTimer = setTimeout(() => this.flush(generation), this.config.maxBatchMs);
@@ -342,7 +309,7 @@ export class KafkaSourceRunner {
    * A record that cannot be read: kept as skipped (true: reading goes on), or, with on_error 'fail',
    * the source stops at it (false). Errors other than a PoisonRecord are rethrown.
    */
-  private poisoned(generation: number, partition: number, record: KafkaRecord, error: unknown): boolean {
+  protected poisoned(generation: number, partition: number, record: KafkaRecord, error: unknown): boolean {
     if (!(error instanceof PoisonRecord)) throw error;
     if (this.config.onError === 'fail') {
       // Everything before the poison record is applied (at once, not paced); the source stops at it.
@@ -368,29 +335,6 @@ export class KafkaSourceRunner {
     return true;
   }
 
-  private takeTyped(partition: number, row: readonly Value[]): void {
-    this.pendingTyped.push(row);
-    const eventTime = this.config.decode.typing?.eventTime;
-    if (eventTime === undefined || eventTime === null) return;
-    const t = eventTime(row);
-    const max = this.pendingTimes.get(partition);
-    if (t !== null && (max === undefined || t > max)) this.pendingTimes.set(partition, t);
-  }
-
-  /** Raises the partition's largest event time by the upserted rows' (every record counts, even one a later one replaces). */
-  private noteTimes(
-    partition: number,
-    ops: readonly RowOp[],
-    eventTime: (row: Record<string, unknown>) => number | null,
-  ): void {
-    for (const op of ops) {
-      if (op.kind !== 'upsert') continue;
-      const t = eventTime(op.row);
-      const max = this.pendingTimes.get(partition);
-      if (t !== null && (max === undefined || t > max)) this.pendingTimes.set(partition, t);
-    }
-  }
-
   /**
    * The batch being filled is as large as max_batch_rows, as MAX_BATCH_BYTES, or as a batch under
    * the pacer's rates.
@@ -411,22 +355,6 @@ export class KafkaSourceRunner {
     return generation !== this.generation || this.stopped || this.state === 'failed';
   }
 
-  private addOp(op: RowOp): void {
-    if (!this.keyed) {
-      if (op.kind === 'upsert') this.pendingAppends.push(op.row);
-      return;
-    }
-    // The decoder's identity is the key as the engine keys it ("01" and 1 are one bigint key).
-    let key = op.identity;
-    if (key === undefined) {
-      const pk = this.config.decode.primaryKey as readonly string[];
-      key = keyText(op.kind === 'upsert' ? op.row : op.key, pk);
-    }
-    // Only the last operation on a key within a batch counts (consolidation inside the batch).
-    this.pendingOps.delete(key);
-    this.pendingOps.set(key, op);
-  }
-
   /**
    * Hands the batch being filled to the engine (synchronously: one committed epoch), unless the pacer
    * holds it back (`unpaced`: a last batch before the source stops).
@@ -437,22 +365,7 @@ export class KafkaSourceRunner {
       this.batchTimer = null;
     }
     if (generation !== this.generation || (this.pendingRecords === 0 && !this.pendingAdvance)) return;
-    const partitions: Record<string, PartitionRange> = {};
-    const timed = this.config.eventTime !== undefined && this.config.eventTime !== null;
-    for (const [p, from] of this.pendingFrom) {
-      const next = this.pendingNext.get(p) ?? from;
-      partitions[String(p)] = timed
-        ? { from, next, maxTime: this.pendingTimes.get(p) ?? null }
-        : { from, next };
-    }
-    const upserts: Record<string, unknown>[] = [];
-    const deletes: Record<string, unknown>[] = [];
-    if (this.keyed) {
-      for (const op of this.pendingOps.values()) {
-        if (op.kind === 'upsert') upserts.push(op.row);
-        else deletes.push(op.key);
-      }
-    } else upserts.push(...this.pendingAppends);
+    const batch = this.pendingBatch();
     // Held back whole (nothing dropped), reading paused: for the tenant's ingest rates, or while its
     // state is at its state quota (source-hold.ts); asked again after the wait.
     if (
@@ -460,27 +373,31 @@ export class KafkaSourceRunner {
       !unpaced &&
       this.hold.mustWait(
         this.pacer,
-        upserts.length + this.pendingTyped.length + deletes.length + this.pendingSkipped.length,
+        batch.upserts.length +
+          (batch.typedUpserts?.length ?? 0) +
+          batch.deletes.length +
+          batch.skipped.length,
         this.pendingBytes,
         () => this.flush(generation),
       )
     )
       return;
-    const batch: SourceBatch = {
-      upserts,
-      ...(this.typed ? { typedUpserts: this.pendingTyped } : {}),
-      deletes,
-      positions: { topic: this.config.topic, partitions },
-      skipped: this.pendingSkipped,
-      records: this.pendingRecords,
-    };
+    // A batch whose records were not all kept (a view joining the source appeared while it was
+    // filled) is applied whole, as before the cut.
+    const over = this.keptWhole() ? (this.config.epochOverBound?.(batch) ?? null) : null;
+    if (over === null) this.deliverBatch(generation, batch);
+    else this.deliverInParts(generation, over);
+  }
+
+  /** Hands a batch to the engine (one committed epoch); false: it failed, and the source with it. */
+  private deliverBatch(generation: number, batch: SourceBatch): boolean {
     try {
       this.deliver(batch);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.fail(`cannot apply a batch of ${batch.records} records: ${message}`, {});
       void this.closeReader(generation);
-      return;
+      return false;
     }
     for (const [p, next] of this.pendingNext) this.applied.set(p, next);
     this.counters.delivered(batch.records, batch.skipped.length);
@@ -499,6 +416,63 @@ export class KafkaSourceRunner {
     this.resetPending(this.applied);
     this.hold.release();
     this.reportProgress();
+    return true;
+  }
+
+  /**
+   * Delivers the batch being filled, whose one epoch would pass the engine's bound, as several
+   * epochs: the longest prefix of its records (halving) whose epoch fits, then the rest, cut again
+   * if it must. A prefix of the records taken is a prefix of each partition's (a partition's records
+   * are taken in offset order), so each part's positions are exact: nothing is lost or applied twice,
+   * and a restart resumes after the last part delivered. A record whose epoch alone passes the bound
+   * is applied alone, counted and logged: a source's data is never dropped for its cost.
+   */
+  private deliverInParts(
+    generation: number,
+    firstOver: { readonly rows: number; readonly view: string },
+  ): void {
+    const records = this.takenRecords.slice();
+    const partitions = this.takenPartitions.slice();
+    // Positions past the last record (read-committed filtered out the rest): the last part's.
+    const end = new Map(this.pendingNext);
+    if (records.length > 1) this.counters.split();
+    let over: { readonly rows: number; readonly view: string } | null = firstOver;
+    let start = 0;
+    while (start < records.length) {
+      // The batch being filled holds records [start, records.length) here.
+      let length = records.length - start;
+      while (over !== null && length > 1) {
+        length = Math.ceil(length / 2);
+        this.retake(generation, records, partitions, start, start + length, end, this.applied);
+        over = this.config.epochOverBound?.(this.pendingBatch()) ?? null;
+      }
+      if (over !== null) this.oversized(over, partitions[start] as number, records[start] as KafkaRecord);
+      if (!this.deliverBatch(generation, this.pendingBatch())) return;
+      start += length;
+      if (start === records.length) return;
+      this.retake(generation, records, partitions, start, records.length, end, this.applied);
+      over = this.config.epochOverBound?.(this.pendingBatch()) ?? null;
+    }
+  }
+
+  /** A record whose epoch alone passes the engine's bound: applied whole, counted and logged. */
+  private oversized(
+    over: { readonly rows: number; readonly view: string },
+    partition: number,
+    record: KafkaRecord,
+  ): void {
+    this.counters.oversized();
+    this.logger.warn(
+      {
+        source: this.config.name,
+        topic: this.config.topic,
+        partition,
+        offset: record.offsetNumber,
+        view: over.view,
+        rows: over.rows,
+      },
+      `a Kafka record makes view "${over.view}" build ${over.rows} rows in one epoch, past the engine's bound; applied whole (one record cannot be cut)`,
+    );
   }
 
   /** Group offsets for lag monitoring, at most once a second (a request of its own each time). */
@@ -507,20 +481,6 @@ export class KafkaSourceRunner {
     if (this.reader === null || now - this.lastProgressReport < 1000) return;
     this.lastProgressReport = now;
     void this.reader.commit(new Map(this.applied)).catch(() => undefined);
-  }
-
-  private resetPending(from: ReadonlyMap<number, number>): void {
-    this.pendingOps = new Map();
-    this.pendingAppends = [];
-    this.pendingTyped = [];
-    this.pendingSkipped = [];
-    this.pendingRecords = 0;
-    this.pendingBytes = 0;
-    this.pendingAdvance = false;
-    this.pendingFrom = new Map(from);
-    this.pendingNext.clear();
-    this.pendingTimes.clear();
-    for (const [p, o] of from) this.pendingNext.set(p, o);
   }
 
   private fail(message: string, where: { partition?: number; offset?: number; reason?: string }): void {

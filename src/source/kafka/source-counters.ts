@@ -7,7 +7,13 @@ const STALL_MS = 10_000;
 
 export type SourceCounts = Pick<
   SourceStatus,
-  'recordsIn' | 'batches' | 'skipped' | 'recordsPerSecond' | 'lastFetchAgoMs'
+  | 'recordsIn'
+  | 'batches'
+  | 'skipped'
+  | 'recordsPerSecond'
+  | 'lastFetchAgoMs'
+  | 'splitBatches'
+  | 'oversizedRecords'
 >;
 
 export class SourceCounters {
@@ -18,6 +24,18 @@ export class SourceCounters {
   private rateWindowStart = performance.now();
   private rateWindowRecords = 0;
   private lastFetchAt: number | null = null;
+  private splitBatches = 0;
+  private oversizedRecords = 0;
+
+  /** A batch was cut into several epochs (its parts are counted as batches when delivered). */
+  split(): void {
+    this.splitBatches += 1;
+  }
+
+  /** A record was applied alone in an epoch past the engine's bound. */
+  oversized(): void {
+    this.oversizedRecords += 1;
+  }
 
   /** The broker answered a fetch (with records or none). */
   fetched(): void {
@@ -47,6 +65,8 @@ export class SourceCounters {
       skipped: this.skipped,
       recordsPerSecond: this.rate,
       lastFetchAgoMs: this.lastFetchAt === null ? null : Math.round(now - this.lastFetchAt),
+      splitBatches: this.splitBatches,
+      oversizedRecords: this.oversizedRecords,
     };
   }
 }
