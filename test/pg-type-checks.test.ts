@@ -72,6 +72,8 @@ test('what PostgreSQL accepts stays accepted: literals adapt, text collates, com
     [true, true, 'a1', true],
   ]);
   assert.deepEqual(one("SELECT d < '2025-01-01', i + '1', abs('-1') FROM t"), [[true, 2, 1]]);
+  // NULL takes the type beside it, text or not (`s = NULL` is NULL, as in PostgreSQL)
+  assert.deepEqual(one('SELECT s = NULL, NULL < s, i = NULL, s IS NULL FROM t'), [[null, null, null, false]]);
   // DISTINCT ON and ORDER BY through COLLATE name the same item (a hidden column each, before)
   assert.deepEqual(one('SELECT DISTINCT ON (s COLLATE "C") s FROM t ORDER BY s COLLATE "C"'), [['x']]);
   // x COLLATE "C" is named as x is

@@ -250,7 +250,9 @@ export function compare(
   if (isStringLiteral(l) && r.type.kind !== 'text' && r.type.kind !== 'unknown') l = coerce(l, r.type, pos);
   if (isStringLiteral(r) && l.type.kind !== 'text' && l.type.kind !== 'unknown') r = coerce(r, l.type, pos);
   const t = commonType([l.type, r.type]);
-  if (t === null || (l.type.kind === 'text') !== (r.type.kind === 'text')) {
+  // Text beside a typed non-text value has no operator (`1 = '1'::text`); NULL (unknown) takes either.
+  const untyped = l.type.kind === 'unknown' || r.type.kind === 'unknown';
+  if (t === null || (!untyped && (l.type.kind === 'text') !== (r.type.kind === 'text'))) {
     throw typeMismatch(
       `operator does not exist: ${typeName(l.type)} ${opText} ${typeName(r.type)}`,
       pos,
