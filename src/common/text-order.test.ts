@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { codePointUnit, compareText, compareTextByUnits } from './text-order.ts';
 import { compareValues } from './values.ts';
+import { randomBoundaryText as randomText } from '../../test/support/boundary-text.ts';
 
 /** The reference: code points one by one, then the shorter first (UTF-8 memcmp's order). */
 function byCodePoints(a: string, b: string): number {
@@ -11,25 +12,6 @@ function byCodePoints(a: string, b: string): number {
     if (x[i] !== y[i]) return (x[i] as number) < (y[i] as number) ? -1 : 1;
   }
   return Math.sign(x.length - y.length);
-}
-
-/** Characters on both sides of every boundary the order cares about. */
-const CHARS = ['a', 'z', 'é', '\u07ff', '\u0800', '\ud7ff', '\ue000', '\uff21', '\ufffd', '\uffff'].concat([
-  '\u{10000}',
-  '\u{1f600}',
-  '\u{1f601}',
-  '\u{20000}',
-  '\u{10ffff}',
-]);
-
-function randomText(seed: { s: number }): string {
-  let out = '';
-  const n = (seed.s = (seed.s * 1103515245 + 12345) % 2147483648) % 5;
-  for (let i = 0; i < n; i++) {
-    seed.s = (seed.s * 1103515245 + 12345) % 2147483648;
-    out += CHARS[seed.s % CHARS.length] as string;
-  }
-  return out;
 }
 
 test('compareText is code point order: a character above U+FFFF after U+E000–U+FFFF', () => {

@@ -97,11 +97,11 @@ export class ViewDeltaBound {
         : r.node.inputs.map((id) => at.get(id) as number),
     );
     this.outputAt = at.get(outputId) as number;
-    const counted = (op: Operator | null | undefined): boolean =>
-      op instanceof JoinOp || op instanceof SemiJoinOp;
-    this.hasJoin = nodes.some(
-      (r) => r.op instanceof JoinOp || r.op instanceof WindowOp || rankedTopN(r.node, r.op) !== null,
-    );
+    // A node whose rows any write may multiply: a join, a window (one row renumbers its partition),
+    // a Top-N with ranks or ties (rankedTopN).
+    const multiplies = (r: { node: DataflowNode; op: Operator | null }): boolean =>
+      r.op instanceof JoinOp || r.op instanceof WindowOp || rankedTopN(r.node, r.op) !== null;
+    this.hasJoin = nodes.some(multiplies);
     // The sources a semi-join's subquery side reads: only a write reaching one of them flips rows.
     const subquerySources = new Set<string>();
     const pending: number[] = [];
@@ -114,13 +114,12 @@ export class ViewDeltaBound {
       for (const p of this.inputAt[at] as readonly number[]) pending.push(p);
     }
     this.subquerySources = subquerySources;
-    // A window or a ranked Top-N reads its input's rows too (their partitions and places): a join
+    // Each of those, and a semi-join, reads its input's rows (keys, partitions, places): a join
     // before it lists them.
     const feedsJoin = nodes.map(() => false);
     for (let i = nodes.length - 1; i >= 0; i--) {
-      const { node, op } = nodes[i] as { node: DataflowNode; op: Operator | null };
-      if (!feedsJoin[i] && !counted(op) && !(op instanceof WindowOp) && rankedTopN(node, op) === null)
-        continue;
+      const r = nodes[i] as { node: DataflowNode; op: Operator | null };
+      if (!feedsJoin[i] && !multiplies(r) && !(r.op instanceof SemiJoinOp)) continue;
       for (const p of this.inputAt[i] as readonly number[]) feedsJoin[p] = true;
     }
     this.feedsJoin = feedsJoin;

@@ -2,8 +2,13 @@
 // (src/source/kafka/source-*.test.ts): a json source of one integer column `id`, its rows typed by
 // the source's own typing or handed over as objects, every delivered batch collected. No broker.
 import { KafkaSourceRunner } from '../../src/source/kafka/kafka-source.ts';
-import type { KafkaReader } from '../../src/source/kafka/kafka-client.ts';
-import type { SourceBatch, SourcePacer } from '../../src/source/kafka/kafka-source-types.ts';
+import type { ConnectorLogger, KafkaReader } from '../../src/source/kafka/kafka-client.ts';
+import type {
+  KafkaSourceConfig,
+  SourceBatch,
+  SourcePacer,
+} from '../../src/source/kafka/kafka-source-types.ts';
+import type { DecodeSpec } from '../../src/source/kafka/record-decoder.ts';
 
 export interface ScriptedRunnerOptions {
   readonly maxBatchRows: number;
@@ -11,6 +16,11 @@ export interface ScriptedRunnerOptions {
   /** A typed json source reads its records in a loop of its own (kafka-source.ts). */
   readonly typed: boolean;
   readonly pacer?: SourcePacer;
+  /** The decoding in place of the one integer column `id` (columns, key, typing). */
+  readonly decode?: Partial<DecodeSpec>;
+  /** More of the source's configuration (the engine's epoch-bound hooks). */
+  readonly config?: Partial<KafkaSourceConfig>;
+  readonly logger?: ConnectorLogger;
 }
 
 /** The runner, not started, and the batches it will deliver. */
@@ -34,12 +44,14 @@ export function scriptedRunner(
         maxMessageBytes: 1000,
         checkRow: () => null,
         typing: options.typed ? { typed: (row) => [row.id as number], eventTime: null } : null,
+        ...options.decode,
       },
+      ...options.config,
     },
     () => reader,
     new Map(),
     (batch) => delivered.push(batch),
-    { info: () => undefined, warn: () => undefined, error: () => undefined },
+    options.logger ?? { info: () => undefined, warn: () => undefined, error: () => undefined },
     options.pacer ?? null,
   );
   return { runner, delivered };

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KafkaReader, KafkaRecord, PartitionWatermarks, RecordHandler } from './kafka-client.ts';
-import { KafkaSourceRunner } from './kafka-source.ts';
+import type { KafkaSourceRunner } from './kafka-source.ts';
+import { scriptedRunner } from '../../../test/support/kafka-source-runner.ts';
 import type { SourceBatch } from './kafka-source-types.ts';
 
 class ScriptedReader implements KafkaReader {
@@ -42,29 +43,23 @@ async function run(options: {
 }): Promise<Run> {
   const highs = options.perPartition.map((records) => records.length);
   const reader = new ScriptedReader(highs);
-  const delivered: SourceBatch[] = [];
   const counted: number[] = [];
   const warned: Record<string, unknown>[] = [];
   const bound = options.bound;
-  const runner = new KafkaSourceRunner(
-    {
-      name: 's',
-      topic: 't',
-      maxBatchRows: 100_000,
-      maxBatchMs: 60_000,
-      onError: 'skip',
-      start: 'earliest',
-      decode: {
-        format: 'json',
-        columns: ['id', 'big'],
-        primaryKey: options.keyed ? ['id'] : null,
-        maxMessageBytes: 10_000,
-        checkRow: () => null,
-        typing: options.typed
-          ? { typed: (row) => [row.id as number, (row.big as boolean | undefined) ?? null], eventTime: null }
-          : null,
-      },
-      ...(bound === null
+  const { runner, delivered } = scriptedRunner(reader, {
+    maxBatchRows: 100_000,
+    maxBatchMs: 60_000,
+    typed: false,
+    decode: {
+      columns: ['id', 'big'],
+      primaryKey: options.keyed ? ['id'] : null,
+      maxMessageBytes: 10_000,
+      typing: options.typed
+        ? { typed: (row) => [row.id as number, (row.big as boolean | undefined) ?? null], eventTime: null }
+        : null,
+    },
+    config:
+      bound === null
         ? {}
         : {
             epochMayPassBound: () => options.mayPass ?? true,
@@ -75,18 +70,13 @@ async function run(options: {
               counted.push(built);
               return built > bound ? { rows: built, view: 'v' } : null;
             },
-          }),
-    },
-    () => reader,
-    new Map(),
-    (batch) => delivered.push(batch),
-    {
+          },
+    logger: {
       info: () => undefined,
       warn: (o: Record<string, unknown>) => void warned.push(o),
       error: () => undefined,
     },
-    null,
-  );
+  });
   runner.start();
   try {
     const end = Date.now() + 10_000;
