@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { Engine } from '../src/index.ts';
-import { rowsAsText } from './support/sqlite-oracle.ts';
+import { assertViewMatchesSqlite } from './support/sqlite-oracle.ts';
 import { MemoryCheckpointStore } from './support/memory-checkpoint-store.ts';
 import { LcgRng } from './support/lcg-rng.ts';
 
@@ -123,15 +123,7 @@ test('views ordering and comparing text above U+FFFF equal SQLite (code point or
         live.set(r.id, r);
       }
       for (const v of VIEWS) {
-        const oracle = v.oracle ?? v.sql;
-        const expected = rowsAsText(db.prepare(oracle).all() as Record<string, unknown>[], cell);
-        const actual = rowsAsText(engine.viewSnapshot(v.name).rows, cell);
-        assert.deepEqual(actual, expected, `seed ${seed}, epoch ${epoch}, view ${v.name}`);
-        if (epoch % 5 === 4) {
-          const [adhoc] = engine.execute(v.sql);
-          const rows = adhoc !== undefined && 'rows' in adhoc ? adhoc.rows : [];
-          assert.deepEqual(rowsAsText(rows as Record<string, unknown>[], cell), expected, `ad hoc ${v.name}`);
-        }
+        assertViewMatchesSqlite(engine, db, v, cell, `seed ${seed}, epoch ${epoch}`, epoch % 5 === 4);
         checks++;
       }
     }

@@ -164,6 +164,29 @@ export function rowsAsText(rows: readonly Record<string, unknown>[], cell: (v: u
   return rows.map((r) => Object.values(r).map(cell).join(' | ')).sort();
 }
 
+/**
+ * A view's rows against SQLite running `oracle` over the same current rows (as text by `cell`), and
+ * with `adhoc` the view's own SELECT run ad hoc against the same expectation. Returns the expected rows.
+ */
+export function assertViewMatchesSqlite(
+  engine: EngineLike,
+  db: Database.Database,
+  view: { readonly name: string; readonly sql: string; readonly oracle?: string },
+  cell: (v: unknown) => string,
+  label: string,
+  adhoc: boolean,
+): string[] {
+  const expected = rowsAsText(db.prepare(view.oracle ?? view.sql).all() as Record<string, unknown>[], cell);
+  const actual = rowsAsText(engine.viewSnapshot(view.name).rows, cell);
+  assert.deepEqual(actual, expected, `${label}, view ${view.name}`);
+  if (adhoc) {
+    const [result] = engine.execute(view.sql);
+    const rows = result !== undefined && 'rows' in result ? result.rows : [];
+    assert.deepEqual(rowsAsText(rows as Record<string, unknown>[], cell), expected, `ad hoc ${view.name}`);
+  }
+  return expected;
+}
+
 /** Multiset difference of two sorted lists: what `expected` has that `actual` lacks, and the reverse. */
 export function multisetDiff(
   expected: readonly string[],
