@@ -250,7 +250,7 @@ export abstract class EngineEpochs {
   }
 
   /**
-   * Rows a source's batch would make its views' joins, window functions and subqueries build in
+   * Rows a source's batch would make its views' joins, window functions, Top-Ns and subqueries build in
    * one epoch, and the view building the most, when that passes `maxEpochJoinRows`; null when it
    * fits (most batches end at the row-free ceiling) or the batch is one its epoch would refuse
    * anyway. A source's batch cannot be refused: its connector cuts one that passes the bound into
@@ -284,7 +284,7 @@ export abstract class EngineEpochs {
   }
 
   /**
-   * The rows the views' joins, window functions and subqueries would build in `prepared`'s epoch and
+   * The rows the views' joins, window functions, Top-Ns and subqueries would build in `prepared`'s epoch and
    * the view building the most, when past `maxEpochJoinRows`; null within it. First a bound that
    * reads no row (counts down each view, each join's rows as the most the other side holds under one
    * key): most writes end there. Past it, the written rows go down the views and each join probes
@@ -310,9 +310,9 @@ export abstract class EngineEpochs {
     const rows = prepared.deletes.length + insertCount(prepared);
     throw new SluiceError(
       'EPOCH_TOO_LARGE',
-      `this write of ${rows} rows to "${table}" would make the joins, window functions and subqueries of its views build ${built.rows} rows in one epoch, more than ${this.maxEpochJoinRows} (most in view "${built.view}")`,
+      `this write of ${rows} rows to "${table}" would make the joins, window functions, Top-Ns and subqueries of its views build ${built.rows} rows in one epoch, more than ${this.maxEpochJoinRows} (most in view "${built.view}")`,
       {
-        hint: 'write fewer rows per request; a join on a key that few values repeat, or with no equality between its sides, pairs each written row with many rows of the other side; a row near the head of a long window partition renumbers the rest of it; a row into an IN/NOT IN/EXISTS subquery re-emits every outer row it flips (one NULL flips every row of a NOT IN)',
+        hint: 'write fewer rows per request; a join on a key that few values repeat, or with no equality between its sides, pairs each written row with many rows of the other side; a row near the head of a long window partition renumbers the rest of it; a row above a large tie group at the cut of a ranked Top-N pushes the whole group out; a row into an IN/NOT IN/EXISTS subquery re-emits every outer row it flips (one NULL flips every row of a NOT IN)',
       },
     );
   }

@@ -27,7 +27,7 @@ export interface KafkaSourceConfig {
    */
   readonly eventTime?: ((row: Record<string, unknown>) => number | null) | null;
   /**
-   * Rows a batch's epoch would make the views' joins, window functions and subqueries build, and
+   * Rows a batch's epoch would make the views' joins, window functions, Top-Ns and subqueries build, and
    * the view building the most, when that passes the engine's bound (null: the batch fits). A
    * batch past it is cut into per-partition prefixes that fit, each its own epoch.
    */
