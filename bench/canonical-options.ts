@@ -33,6 +33,8 @@ export interface Options {
   zipfS: number;
   warmup: number | null;
   settle: number | null;
+  /** Wait for the forced collection's sweep before the clock starts (gc-settle.ts); off: --no-sweep-wait. */
+  sweepWait: boolean;
   variant: DbIvmVariant;
   repeat: number;
   cpuProfile: string | null;
@@ -54,6 +56,7 @@ export function parseArgs(argv: string[]): Options {
     zipfS: 1.1,
     warmup: null,
     settle: null,
+    sweepWait: true,
     variant: 'reduce',
     repeat: 1,
     cpuProfile: null,
@@ -116,6 +119,9 @@ export function parseArgs(argv: string[]): Options {
       case '--settle':
         o.settle = int('--settle', value());
         break;
+      case '--no-sweep-wait':
+        o.sweepWait = false;
+        break;
       case '--dbivm-variant': {
         const v = value();
         if (v !== 'reduce' && v !== 'groupby') throw new Error(`bench: unknown db-ivm variant ${v}`);
@@ -126,7 +132,7 @@ export function parseArgs(argv: string[]): Options {
       case '-h':
         console.log(
           'usage: npm run bench -- [--quick] [--events N] [--preload N] [--impl sluice|db-ivm|map|both|all] [--dist uniform|zipf|both]\n' +
-            '       [--batch 1,100,10000] [--sellers N] [--seed N] [--zipf-s S] [--warmup N] [--settle N] [--repeat N] [--cpu-profile PREFIX]\n' +
+            '       [--batch 1,100,10000] [--sellers N] [--seed N] [--zipf-s S] [--warmup N] [--settle N] [--no-sweep-wait] [--repeat N] [--cpu-profile PREFIX]\n' +
             '       [--dbivm-variant reduce|groupby] [--workers 1,2]',
         );
         process.exit(0);

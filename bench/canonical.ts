@@ -38,6 +38,7 @@ import {
   type WorkloadSpec,
 } from './workload.ts';
 import { getGc, settledMemory } from './bench-memory.ts';
+import { collectAndSettle } from './gc-settle.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Child: one implementation, one distribution, one batch size.
@@ -55,6 +56,8 @@ interface ChildResult {
   events_per_s: number;
   /** Timed events ÷ CPU time (user + system, all threads) of the timed loop: less sensitive to load. */
   events_per_cpu_s: number;
+  /** CPU of the forced collection's sweep, waited out before the clock started (0 with --no-sweep-wait). */
+  sweep_cpu_ms: number;
   /** The timed loop's CPU time by thread (Linux): the main thread, the busiest other (a worker). */
   cpu_split: CpuSplit | null;
   /** Every how many batches one was timed for p50/p99 (latencyStride). */
@@ -163,7 +166,11 @@ async function runChild(o: Options): Promise<void> {
   for (const b of cut(rows, preload - settle, preload, batch)) p.apply(p.prepare(b));
   let prepared: unknown[] | null = cut(rows, preload, rows.length, batch).map(p.prepare);
   rows = null;
-  gc();
+  // The forced collection's sweep runs on helper threads after gc() returns; waiting for it keeps its
+  // CPU out of the timed loop (gc-settle.ts), as the join bench does.
+  let sweepCpuMs = 0;
+  if (o.sweepWait) sweepCpuMs = (await collectAndSettle(gc)).cpuMs;
+  else gc();
 
   // --cpu-profile FILE: a V8 CPU profile of the timed loop only (adds sampling overhead).
   let session: Session | null = null;
@@ -228,6 +235,7 @@ async function runChild(o: Options): Promise<void> {
     settle,
     events_per_s: Math.round(events / (wallNs / 1e9)),
     events_per_cpu_s: Math.round(events / (cpuUs / 1e6)),
+    sweep_cpu_ms: Math.round(sweepCpuMs * 10) / 10,
     cpu_split: split,
     latency_every: stride,
     p50_us: Math.round(percentile(lat, 0.5) / 10) / 100,
@@ -276,6 +284,7 @@ function childArgs(o: Options, impl: Impl, dist: Dist, batch: number, workers: n
   ];
   if (o.warmup !== null) args.push('--warmup', String(o.warmup));
   if (o.settle !== null) args.push('--settle', String(o.settle));
+  if (!o.sweepWait) args.push('--no-sweep-wait');
   if (o.cpuProfile !== null)
     args.push(
       '--cpu-profile',
@@ -405,6 +414,7 @@ async function runParent(o: Options): Promise<number> {
             bytes_per_group: r.bytes_per_group,
             ...(r.view_bytes_per_group === null ? {} : { view_bytes_per_group: r.view_bytes_per_group }),
             events_per_cpu_s: r.events_per_cpu_s,
+            sweep_cpu_ms: r.sweep_cpu_ms,
             ...(r.cpu_split === null ? {} : { cpu_split: r.cpu_split }),
           }),
         );

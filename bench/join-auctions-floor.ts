@@ -8,7 +8,7 @@
 // could reach.
 //   node --expose-gc --import tsx bench/join-auctions-floor.ts [--auctions 100000] [--batch 100] [--rounds 7]
 //     [--variant agg|join|left|semi] [--no-settle]
-// Each run starts after the forced collection's helper threads are done (join-gc-settle.ts: their
+// Each run starts after the forced collection's helper threads are done (gc-settle.ts: their
 // sweep of the previous engine would otherwise be charged to the run); --no-settle times it as before.
 // Prints one JSON line per round and the medians over every round after the first (which warms
 // the JIT), with the load average.
@@ -18,7 +18,7 @@ import type { Row } from '../src/common/types.ts';
 import { Engine } from '../src/exec/engine.ts';
 import { VARIANT_SQL, type Variant } from './join-workload.ts';
 import { cpuMs, seededInts } from './arrangement-rows.ts';
-import { collectAndSettle } from './join-gc-settle.ts';
+import { collectAndSettle } from './gc-settle.ts';
 
 const { values } = parseArgs({
   options: {

@@ -16,7 +16,7 @@ import {
 import { PREFIX_BATCH, type Impl, type Options } from './join-options.ts';
 import { buildImpl, type JoinImpl } from './join-impls.ts';
 import { getGc, settledMemory } from './bench-memory.ts';
-import { collectAndSettle } from './join-gc-settle.ts';
+import { collectAndSettle } from './gc-settle.ts';
 
 export interface PhaseResult {
   phase: PhaseName;
@@ -129,7 +129,7 @@ async function runPhases(
   session: Session | null,
   onPhase: (name: PhaseName) => void = () => {},
   checkAll = true,
-  /** Wait for the forced collection's helper threads before the clock starts (join-gc-settle.ts). */
+  /** Wait for the forced collection's helper threads before the clock starts (gc-settle.ts). */
   settle = true,
 ): Promise<PhaseResult[]> {
   const results: PhaseResult[] = [];

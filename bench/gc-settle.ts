@@ -1,10 +1,11 @@
-// The join bench's collection before a timed phase, and the wait for the collector's threads after it.
+// The benches' collection before a timed phase, and the wait for the collector's threads after it.
 // A forced full collection returns before its pages are swept: V8 sweeps them on helper threads,
 // whose CPU time `process.cpuUsage()` counts. After the bench's workload and reference tables are
 // dropped, that sweep took 45–54 ms of CPU on an idle process (load 8) — more than the auctions phase's
 // own work at batch 100 (≈ 20–40 ms), which then read at about half its rate. Waiting for the helper
 // threads to go quiet before the clock starts keeps the collection the bench forces out of every
-// implementation's phase alike; the phase's own garbage is still collected inside it.
+// implementation's phase alike; the phase's own garbage is still collected inside it. The join bench
+// (join-child.ts) and the canonical pipeline (canonical.ts) both wait.
 
 /** A 20 ms interval with less than this much process CPU is taken as the collector being done. */
 const QUIET_CPU_US = 1_000;
