@@ -1,6 +1,7 @@
-// The generated Reduce kernel against the interpreted passes: the same changes and row errors for
-// the same batches (rows and columns, nulls, bigints, sums leaving the safe-integer range, failing
-// rows), and no user text (column names, string constants) in the generated code.
+// The generated Reduce kernel against the interpreted passes: the same changes, row errors and
+// checkpoint state for the same batches (rows and columns, nulls, bigints, sums leaving the
+// safe-integer range, failing rows), and no user text (column names, string constants) in the
+// generated code.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Value } from '../../common/types.ts';
@@ -90,6 +91,20 @@ function changes(out: ZBatch): string[] {
   return out.rows.map((r, i) => `${out.weights[i] as number} ${show(r)}`);
 }
 
+/**
+ * A Reduce's checkpoint delta, its entries sorted: the generated paths must leave every group's
+ * state (its record's fields, not only its output row) as the interpreted passes do, or a checkpoint
+ * restored elsewhere (another worker count, the other kernel) goes on from different state.
+ */
+function stateText(op: ReduceOp, full: boolean): string {
+  const d = op.takeStateDelta(full);
+  return show({
+    all: d.replaceAll,
+    upserts: [...d.upserts].map(show).sort(),
+    deletes: [...d.deletes].sort(),
+  });
+}
+
 /** A seeded PRNG (mulberry32): the test is the same on every run. */
 function random(seed: number): () => number {
   let a = seed;
@@ -119,6 +134,7 @@ function compare(aggs: readonly AggregateSpec[], wide: boolean): void {
   const pick = <V>(xs: readonly V[]): V => xs[Math.floor(rnd() * xs.length)] as V;
   const generated = reduce(true, aggs);
   const interpreted = reduce(false, aggs);
+  for (const op of [generated, interpreted]) op.trackChanges(true);
   const live: Value[][] = [];
   let errorsSeen = 0;
   let groupErrors = 0;
@@ -171,6 +187,9 @@ function compare(aggs: readonly AggregateSpec[], wide: boolean): void {
     if (interpreted.groupCount() < groups) groupsGone++;
     groups = interpreted.groupCount();
     assert.equal(generated.groupCount(), groups);
+    // the groups each step changed (an incremental take) and, now and then, all of them
+    const full = step % 50 === 49;
+    assert.equal(stateText(generated, full), stateText(interpreted, full), `state after step ${step}`);
   }
   if (aggs.some((a) => a.argColumn === 2))
     assert.ok(errorsSeen > 0, 'the workload has failing rows (division by zero)');
