@@ -1,6 +1,7 @@
-// The generated Reduce kernel against the interpreted passes: the same changes and row errors for
-// the same batches (rows and columns, nulls, bigints, sums leaving the safe-integer range, failing
-// rows), and no user text (column names, string constants) in the generated code.
+// The generated Reduce kernel against the interpreted passes: the same changes, row errors and
+// checkpoint state for the same batches (rows and columns, nulls, bigints, sums leaving the
+// safe-integer range, failing rows), and no user text (column names, string constants) in the
+// generated code.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Value } from '../../common/types.ts';
@@ -10,7 +11,8 @@ import type { AggregateSpec, ColumnSpec, DataflowNode } from '../dataflow-plan.t
 import type { RowErrorSink } from '../operator.ts';
 import { ColumnBatch, type ZBatch } from '../zset.ts';
 import { ReduceOp } from './reduce-op.ts';
-import { GeneratedRowPass } from './reduce-kernel.ts';
+import { GeneratedRowPass, rowCode } from './reduce-kernel.ts';
+import { GroupIndex } from '../group-index.ts';
 import { aggregateColumn } from './aggregates.ts';
 import { ChangeBuffer } from './reduce-changes.ts';
 import { mergeKernel } from './reduce-merge-kernel.ts';
@@ -90,6 +92,20 @@ function changes(out: ZBatch): string[] {
   return out.rows.map((r, i) => `${out.weights[i] as number} ${show(r)}`);
 }
 
+/**
+ * A Reduce's checkpoint delta, its entries sorted: the generated paths must leave every group's
+ * state (its record's fields, not only its output row) as the interpreted passes do, or a checkpoint
+ * restored elsewhere (another worker count, the other kernel) goes on from different state.
+ */
+function stateText(op: ReduceOp, full: boolean): string {
+  const d = op.takeStateDelta(full);
+  return show({
+    all: d.replaceAll,
+    upserts: [...d.upserts].map(show).sort(),
+    deletes: [...d.deletes].sort(),
+  });
+}
+
 /** A seeded PRNG (mulberry32): the test is the same on every run. */
 function random(seed: number): () => number {
   let a = seed;
@@ -101,24 +117,33 @@ function random(seed: number): () => number {
   };
 }
 
-for (const [what, aggs, wide] of [
-  ['kernel', aggregates, false],
-  ['kernel and merge', counts, false],
-  ['kernel and merge', counts, true],
-  ['kernel and merge', [agg('count_star', null)], true],
-  ['kernel and merge', [agg('count', 1), agg('count_star', null)], false],
+const MIXED_SIZES = [1, 2, 5, 40, 200];
+/** Mostly one-row steps (an epoch per event): the generated one-row step's and its way out's. */
+const ONE_ROW_SIZES = [1, 1, 1, 1, 1, 1, 1, 2, 5];
+
+for (const [what, aggs, wide, sizes] of [
+  ['kernel', aggregates, false, MIXED_SIZES],
+  ['kernel and merge', counts, false, MIXED_SIZES],
+  ['kernel and merge', counts, true, MIXED_SIZES],
+  ['kernel and merge', [agg('count_star', null)], true, MIXED_SIZES],
+  ['kernel and merge', [agg('count', 1), agg('count_star', null)], false, MIXED_SIZES],
+  ['one-row step', counts, true, ONE_ROW_SIZES],
+  ['one-row step', counts, false, ONE_ROW_SIZES],
+  ['one-row step', [agg('count', 1), agg('count_star', null)], true, ONE_ROW_SIZES],
+  ['one-row step', [agg('sum', 1)], true, ONE_ROW_SIZES],
 ] as const) {
   const names = aggs.map((a) => a.fn).join(', ');
   test(`the generated ${what} makes the same changes and errors as the interpreted passes: ${names}${wide ? ', 30 groups' : ''}`, () => {
-    compare(aggs, wide);
+    compare(aggs, wide, sizes);
   });
 }
 
-function compare(aggs: readonly AggregateSpec[], wide: boolean): void {
+function compare(aggs: readonly AggregateSpec[], wide: boolean, sizes: readonly number[]): void {
   const rnd = random(42);
   const pick = <V>(xs: readonly V[]): V => xs[Math.floor(rnd() * xs.length)] as V;
   const generated = reduce(true, aggs);
   const interpreted = reduce(false, aggs);
+  for (const op of [generated, interpreted]) op.trackChanges(true);
   const live: Value[][] = [];
   let errorsSeen = 0;
   let groupErrors = 0;
@@ -127,7 +152,7 @@ function compare(aggs: readonly AggregateSpec[], wide: boolean): void {
   for (let step = 0; step < 300; step++) {
     const rows: Value[][] = [];
     const weights: number[] = [];
-    const size = pick([1, 2, 5, 40, 200]);
+    const size = pick(sizes);
     for (let i = 0; i < size; i++) {
       // phases of mostly deletes: groups retract to zero rows and go
       if (live.length > 0 && rnd() < (step % 60 < 40 ? 0.3 : 0.9)) {
@@ -171,17 +196,106 @@ function compare(aggs: readonly AggregateSpec[], wide: boolean): void {
     if (interpreted.groupCount() < groups) groupsGone++;
     groups = interpreted.groupCount();
     assert.equal(generated.groupCount(), groups);
+    // the groups each step changed (an incremental take) and, now and then, all of them
+    const full = step % 50 === 49;
+    assert.equal(stateText(generated, full), stateText(interpreted, full), `state after step ${step}`);
   }
   if (aggs.some((a) => a.argColumn === 2))
     assert.ok(errorsSeen > 0, 'the workload has failing rows (division by zero)');
-  if (aggs.some((a) => a.fn === 'sum'))
+  if (aggs.some((a) => a.fn === 'sum') && sizes === MIXED_SIZES)
     assert.ok(groupErrors > 0, 'the workload has groups whose SUM leaves int64');
   assert.ok(groupsGone > 0, 'the workload retracts groups to zero rows');
-  if (aggs.every((a) => a.fn !== 'avg'))
-    assert.ok(generated.mergeCounts.mergeReleases > 0, 'the generated merge releases groups itself');
+  if (aggs.every((a) => a.fn !== 'avg')) {
+    const counted = generated.mergeCounts;
+    assert.ok(counted.mergeReleases > 0, 'the generated merge releases groups itself');
+    // A one-row step of a present group, a number key and a safe result is the one-row step's whole;
+    // the others (new or emptied groups, bigints, errors, filtered rows) leave it before any write.
+    if (sizes === ONE_ROW_SIZES) assert.ok(counted.oneRowSteps > 0, 'one-row steps are taken whole');
+  }
   assert.deepEqual([...generated.outputRows()].map(show), [...interpreted.outputRows()].map(show));
   assert.equal((globalThis as { __kernelPwned?: unknown }).__kernelPwned, undefined);
 }
+
+test("an epoch of one event: a present group's row is folded by the one-row step alone, as the passes would", () => {
+  // 20 groups made by one batch, then 400 one-row inserts and deletes among them (none empties a
+  // group): every one of them is the one-row step's, with the interpreted passes' changes.
+  const generated = reduce(true, counts);
+  const interpreted = reduce(false, counts);
+  const rnd = random(7);
+  const rowOf = (k: number, x: number): Value[] => [k * 3, x, 'a'];
+  const first = Array.from({ length: 40 }, (_, i) => rowOf(i % 20, 5));
+  const batch = (rows: Value[][], weights: number[]): ZBatch => ({ rows, weights, consolidated: false });
+  const noErrors = sink([]);
+  generated.step(
+    [
+      batch(
+        first,
+        first.map(() => 1),
+      ),
+    ],
+    noErrors,
+  );
+  interpreted.step(
+    [
+      batch(
+        first,
+        first.map(() => 1),
+      ),
+    ],
+    noErrors,
+  );
+  const held = new Array<number>(20).fill(2);
+  for (let step = 0; step < 400; step++) {
+    const k = Math.floor(rnd() * 20);
+    const w = step % 3 === 2 && (held[k] as number) > 1 ? -1 : 1;
+    held[k] = (held[k] as number) + w;
+    const row = rowOf(k, w < 0 ? 5 : Math.floor(rnd() * 200) - 100 || 1); // 100 / 0 fails: the passes'
+    const asColumns = step % 2 === 0;
+    const input = (): ZBatch =>
+      asColumns
+        ? new ColumnBatch(
+            [0, 1, 2].map((c) => [row[c] as Value]),
+            [w],
+            false,
+          )
+        : batch([row], [w]);
+    assert.deepEqual(
+      changes(generated.step([input()], noErrors)),
+      changes(interpreted.step([input()], noErrors)),
+      `step ${step}`,
+    );
+  }
+  assert.equal(generated.mergeCounts.oneRowSteps, 400);
+  assert.equal(generated.mergeCounts.slowMerges, 0);
+  assert.deepEqual([...generated.outputRows()].map(show), [...interpreted.outputRows()].map(show));
+});
+
+test("the one-row step leaves a group's checkpoint entry as the passes do: COUNT(*) keeps no count of its own", () => {
+  // COUNT(*)'s result is the group's row count; the passes never add to its own field in the record
+  // (it has no argument to count), so a one-row step that did would checkpoint a different state
+  // for the same rows (a 2-worker checkpoint then differed from 1 worker's).
+  for (const aggs of [[agg('sum', 1), agg('count_star', null)], [agg('count_star', null)], counts]) {
+    const generated = reduce(true, aggs);
+    const interpreted = reduce(false, aggs);
+    const noErrors = sink([]);
+    const rowOf = (k: number, x: number): Value[] => [k * 3, x, 'a'];
+    const first = Array.from({ length: 20 }, (_, i) => rowOf(i % 10, 5));
+    for (const op of [generated, interpreted]) {
+      op.trackChanges(true);
+      op.step([{ rows: first, weights: first.map(() => 1), consolidated: false }], noErrors);
+    }
+    assert.equal(stateText(generated, true), stateText(interpreted, true), `${show(aggs)}: the first batch`);
+    const rnd = random(11);
+    for (let step = 0; step < 60; step++) {
+      const row = rowOf(Math.floor(rnd() * 10), 1 + Math.floor(rnd() * 9));
+      for (const op of [generated, interpreted])
+        op.step([{ rows: [row], weights: [1], consolidated: false }], noErrors);
+      assert.equal(stateText(generated, false), stateText(interpreted, false), `${show(aggs)}: step ${step}`);
+    }
+    assert.equal(generated.mergeCounts.oneRowSteps, 60, `${show(aggs)}: every step is the one-row step's`);
+    assert.equal(stateText(generated, true), stateText(interpreted, true), `${show(aggs)}: the whole state`);
+  }
+});
 
 test('the generated code holds no column name and no string constant', () => {
   const stride = 4 + 16;
@@ -218,10 +332,21 @@ test('the merge is generated for COUNT and integer SUM only, with no name in its
       release: (): void => {},
     };
   };
-  const merge = mergeKernel(spec(counts));
-  assert.ok(merge !== null);
+  const oneRow = {
+    code: rowCode({
+      keyCount: 1,
+      fused: { filter, project, inputColumns },
+      argColumns: counts.map((a) => a.argColumn),
+    }),
+    index: new GroupIndex(),
+  };
+  const merge = mergeKernel({ ...spec(counts), oneRow });
+  assert.ok(merge !== null && merge.one !== null);
   assert.match(merge.source, /generatedReduceMerge/);
+  assert.match(merge.source, /generatedReduceOne/);
   for (const c of inputColumns) assert.ok(!merge.source.includes(c.name), c.name);
+  assert.ok(!merge.source.includes('kernelPwned'));
+  assert.ok(!merge.source.includes('\u2028'));
   // AVG of an integer is numeric (decimal-sum.ts); two keys: no key in the record
   assert.equal(mergeKernel(spec(aggregates)), null);
   assert.equal(mergeKernel(spec(counts, 2)), null);

@@ -70,8 +70,24 @@ function build<F>(source: string, params: readonly string[], args: readonly unkn
   return factory(...args);
 }
 
-/** Pass 1: per row, filter, key and arguments, the columns read straight from the batch. */
-function rowsSource(spec: KernelSpec): Generated {
+/**
+ * The fused Map stage's code for one row: the input columns it reads (as locals `v<c>`), and the
+ * filter, key and argument expressions over them. Values the code cannot hold (closures, strings)
+ * are the codegen's parameters, with `inRow`, the scratch row the closures read.
+ */
+export interface RowCode {
+  readonly cols: readonly number[];
+  readonly filter: string | null;
+  readonly keys: readonly string[];
+  /** Per aggregate, its argument's expression (null: COUNT(*), which has none). */
+  readonly args: readonly (string | null)[];
+  /** The locals the expressions use: the columns' `v<c>` and the codegen's temporaries. */
+  readonly locals: readonly string[];
+  readonly params: readonly string[];
+  readonly values: readonly unknown[];
+}
+
+export function rowCode(spec: Pick<KernelSpec, 'keyCount' | 'fused' | 'argColumns'>): RowCode {
   const { keyCount, fused, argColumns } = spec;
   const used = new Set<number>();
   if (fused.filter !== null) columnsOf(fused.filter, used);
@@ -86,10 +102,29 @@ function rowsSource(spec: KernelSpec): Generated {
     bindStrings: true,
   });
   const expr = (e: ScalarExpr): string => g.expression(e);
+  const filter = fused.filter === null ? null : expr(fused.filter);
+  const keys = fused.project.slice(0, keyCount).map(expr);
+  const args = argColumns.map((c) => (c === null ? null : expr(fused.project[c] as ScalarExpr)));
+  return {
+    cols,
+    filter,
+    keys,
+    args,
+    locals: [...cols.map((c) => `v${c}`), ...g.tempNames],
+    params: [...g.params, 'inRow'],
+    values: [...g.args, inRow],
+  };
+}
+
+/** Pass 1: per row, filter, key and arguments, the columns read straight from the batch. */
+function rowsSource(spec: KernelSpec): Generated {
+  const { keyCount, argColumns } = spec;
+  const code = rowCode(spec);
+  const cols = code.cols;
   const nAggs = argColumns.length;
   const body: string[] = ['rowSlots[i] = NO_SLOT;', 'try {'];
-  if (fused.filter !== null) body.push(`  if ((${expr(fused.filter)}) !== true) continue;`);
-  const keys = fused.project.slice(0, keyCount).map(expr);
+  if (code.filter !== null) body.push(`  if ((${code.filter}) !== true) continue;`);
+  const keys = code.keys;
   if (keyCount === 0) body.push(`  id = ''; key = null;`);
   else if (keyCount === 1)
     body.push(`  key = ${keys[0]};`, `  id = typeof key === 'number' ? key : singleKey(key);`);
@@ -97,10 +132,9 @@ function rowsSource(spec: KernelSpec): Generated {
   // COUNT(*) has no argument and the accumulate reads none: a Reduce of COUNT(*) alone writes none
   // (one store a row). Beside other aggregates its slot is still written, so the array stays packed.
   const argless = argColumns.every((c) => c === null);
-  argColumns.forEach((c, a) => {
+  code.args.forEach((value, a) => {
     if (argless) return;
-    const value = c === null ? 'null' : expr(fused.project[c] as ScalarExpr);
-    body.push(`  rowArgs[i * ${nAggs} + ${a}] = ${value};`);
+    body.push(`  rowArgs[i * ${nAggs} + ${a}] = ${value ?? 'null'};`);
   });
   body.push(
     '} catch (error) {',
@@ -112,8 +146,7 @@ function rowsSource(spec: KernelSpec): Generated {
     'rowSlots[i] = 0;',
   );
   const indent = (pad: string): string => body.map((l) => pad + l).join('\n');
-  const temps = g.tempNames;
-  const locals = ['id', 'key', ...cols.map((c) => `v${c}`), ...temps];
+  const locals = ['id', 'key', ...code.locals];
   const source = [
     'return function generatedReduceRows(input, rows, rowArgs, errors) {',
     '  const n = rows.n;',
@@ -140,8 +173,8 @@ function rowsSource(spec: KernelSpec): Generated {
   ].join('\n');
   return {
     source,
-    params: [...g.params, 'NO_SLOT', 'singleKey', 'encodeValues', 'inRow', 'inputColumns'],
-    args: [...g.args, NO_SLOT, singleKey, encodeValues, inRow, fused.inputColumns],
+    params: [...code.params, 'NO_SLOT', 'singleKey', 'encodeValues', 'inputColumns'],
+    args: [...code.values, NO_SLOT, singleKey, encodeValues, spec.fused.inputColumns],
   };
 }
 

@@ -9,6 +9,11 @@
 // hands any other group, before it has written anything, to the interpreted merge (`slow`). A group
 // left with no rows is released here too (its -old from the record, then the Reduce's `release`).
 // Only positions and numbers are written into the code; the maps and the change buffer are parameters.
+// Beside it, the one-row step (`one`): a step of one input row, its key and arguments (the row pass's
+// expressions, reduce-kernel.ts) folded straight into its group's record with no partials, when the
+// row is the common case and its group exists; else it returns before any write, and the general
+// passes take the step.
+import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import { inlinePartial, type AggColumn, type GroupRecords, type InlinePartial } from './aggregates.ts';
 import type { ChangeBuffer } from './reduce-changes.ts';
@@ -22,6 +27,9 @@ import {
   SIGNED_ZERO,
 } from './reduce-record.ts';
 import { generatedFunction } from '../../common/generated-function.ts';
+import type { ZBatch } from '../zset.ts';
+import { NO_SLOT, type GroupIndex } from '../group-index.ts';
+import type { RowCode } from './reduce-kernel.ts';
 
 /** Merges the step's touched groups; returns the sum of its read-ahead (kept so it is not dead code). */
 export type MergeFn = (
@@ -50,10 +58,31 @@ export interface MergeKernelSpec {
    * the merge has written the group's -old: the Reduce's own release.
    */
   readonly release: (slot: number) => void;
+  /**
+   * The fused Map stage's row code and the group index, for the one-row step (`one`); null: none
+   * (a float key, whose zero group counts its -0 rows, and a text key keep the general passes).
+   */
+  readonly oneRow?: { readonly code: RowCode; readonly index: GroupIndex } | null;
 }
+
+/**
+ * A one-row step whole (its row's key and arguments, its group's fold and change): true when done;
+ * false when the row is not the common case (filtered out, an error, a new or emptied group, a NULL
+ * or bigint result, a map of the rare cases holding something), before anything is written: the
+ * step then takes the general passes, which evaluate the row again (views are deterministic).
+ */
+export type OneRowFn = (
+  input: ZBatch,
+  data: Float64Array,
+  scratch: Value[],
+  errorsBySlot: ReadonlyMap<number, unknown>,
+  track: ((slot: number) => void) | null,
+) => boolean;
 
 export interface MergeKernel {
   readonly fn: MergeFn;
+  /** The one-row step (null: no row code given, or a key that is not a plain value). */
+  readonly one: OneRowFn | null;
   /** The generated code (for tests and debugging). */
   readonly source: string;
 }
@@ -96,47 +125,9 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
   // A float zero group (its shown sign may change: zero-sign.ts) is the interpreted merge's too.
   const guard = `(flags & ${HAS_OUT | OUT_IN_RECORD}) === ${HAS_OUT} || flags >= ${SIGNED_ZERO} || (rare && (${probes.join(' || ')}))`;
   const toSlow = `{ slow(t); rare = ${anyHeld}; continue; }`;
-  const fold: string[] = [];
-  const commit: string[] = [];
-  const result: string[] = [];
-  inline.forEach((p, a) => {
-    fold.push(`const n${a} = data[at + ${p.base}] + pd[pat + ${p.pbase}];`);
-    commit.push(`data[at + ${p.base}] = n${a};`);
-    if (!p.sums) {
-      result.push(`const r${a} = ${p.fn === 'count_star' ? 'count' : `n${a}`};`);
-      return;
-    }
-    fold.push(
-      `const s${a} = data[at + ${p.base + 1}] + pd[pat + ${p.pbase + 1}];`,
-      // n = 0: the result is NULL (not held in the record); beyond 2^53: a bigint (checkInt's rules)
-      `if (n${a} === 0 || !Number.isSafeInteger(s${a})) ${toSlow}`,
-    );
-    commit.push(`data[at + ${p.base + 1}] = s${a};`);
-    result.push(`const r${a} = s${a};`);
-  });
+  const { fold, commit, result } = groupFold(inline, (a, field) => `pd[pat + ${a.pbase + field}]`, toSlow);
   const nAggs = inline.length;
-  const aggs = [...Array(nAggs).keys()];
-  // identical, not equal (sameAsRecord): a value of -0 after 0 is a change
-  const same = aggs.map((a) => `Object.is(data[at + ${F_OUT + a}], r${a})`).join(' && ');
-  // The group's change: -old (from the record: the guard sent a group whose record does not mirror
-  // its old row to `slow`) and +new. With one aggregate, both in one call of two values each.
-  const rowChange = [
-    `    if ((flags & ${HAS_OUT}) !== 0) {`,
-    `      if (${same}) continue;`,
-    '      changes.retract(records, slot, key, flags, 1);',
-    '    }',
-    `    scratch[0] = key === null ? data[at + ${F_KEY}] : key[0];`,
-    ...aggs.map((a) => `    scratch[${1 + a}] = r${a};`),
-    '    changes.insert(scratch);',
-  ];
-  const pairChange = [
-    `    const k0 = key === null ? data[at + ${F_KEY}] : key[0];`,
-    `    if ((flags & ${HAS_OUT}) !== 0) {`,
-    `      const o0 = data[at + ${F_OUT}];`,
-    '      if (Object.is(o0, r0)) continue;',
-    '      changes.replace2(k0, o0, r0);',
-    '    } else changes.put2(1, k0, r0);',
-  ];
+  const rowChange = groupChange(nAggs, 'continue;');
   const dropHead = [
     '    if (count === 0) {',
     '      if (track !== null) track(slot);',
@@ -185,15 +176,174 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
     '    if (track !== null) track(slot);',
     '    data[at] = count;',
     ...commit.map((l) => `    ${l}`),
-    // the key array only for a group whose record does not hold its key (a miss avoided otherwise)
-    `    const key = (flags & ${KEY_IN_RECORD}) !== 0 ? null : keys[slot];`,
-    ...(nAggs === 1 ? pairChange : rowChange),
-    ...aggs.map((a) => `    data[at + ${F_OUT + a}] = r${a};`),
-    `    data[at + ${F_FLAGS}] = (flags & ${KEY_IN_RECORD}) | ${OUT_IN_RECORD | HAS_OUT};`,
+    ...rowChange,
     '  }',
     '  return sink;',
     '};',
   ].join('\n');
   const factory = generatedFunction(...params, source) as (...a: unknown[]) => MergeFn;
-  return { fn: factory(...args), source };
+  const fn = factory(...args);
+  const oneRow = spec.oneRow ?? null;
+  if (oneRow === null) return { fn, one: null, source };
+  const one = oneRowSource(oneRow.code, inline, stride, anyHeld);
+  const oneFactory = generatedFunction(...params, ...one.params, 'index', 'NO_SLOT', one.source) as (
+    ...a: unknown[]
+  ) => OneRowFn;
+  return {
+    fn,
+    one: oneFactory(...args, ...one.values, oneRow.index, NO_SLOT),
+    source: `${source}\n${one.source}`,
+  };
+}
+
+/**
+ * The one-row step's code: the row's columns, its filter, key and arguments (the row pass's
+ * expressions), then the fold of the row itself into its group's record (no partials) and the
+ * group's change, as the merge writes them. Every condition the row pass, the accumulate and the
+ * merge would send elsewhere returns false before the first write.
+ */
+function oneRowSource(
+  code: RowCode,
+  inline: readonly InlinePartial[],
+  stride: number,
+  anyHeld: string,
+): { source: string; params: readonly string[]; values: readonly unknown[] } {
+  const argOf = (a: number): string => `a${a}`;
+  const args = code.args.map((e, a) => (e === null ? null : { name: argOf(a), code: e }));
+  const present = (a: number): string => `${argOf(a)} !== null`;
+  // As the passes' accumulate: an aggregate with no argument adds nothing to its partial (COUNT(*)'s
+  // value is the group's row count; its own field is never counted), one with an argument its weight
+  // (and its value times the weight) when the value is not NULL.
+  const partial = (p: InlinePartial, field: number): string | null => {
+    const a = inline.indexOf(p);
+    if (p.fn === 'count_star') return null;
+    if (args[a] === null) return '0';
+    return field === 0 ? `(${present(a)} ? w : 0)` : `(${present(a)} ? ${argOf(a)} * w : 0)`;
+  };
+  const bail = 'return false;';
+  const { fold, commit, result } = groupFold(inline, partial, bail);
+  // The accumulate's own test: a number whose product with the weight is a safe integer (else a
+  // bigint or an overflow, the aggregate's interpreted partial).
+  const sumArgs = inline.flatMap((p, a) =>
+    p.sums && args[a] !== null
+      ? [
+          `if (${present(a)} && !(typeof ${argOf(a)} === 'number' && Number.isSafeInteger(${argOf(a)} * w))) ${bail}`,
+        ]
+      : [],
+  );
+  const argNames = args.flatMap((x) => (x === null ? [] : [x.name]));
+  const source = [
+    'return function generatedReduceOne(input, data, scratch, errorsBySlot, track) {',
+    `  let id, ${[...code.locals, ...argNames].join(', ')};`,
+    '  const inCols = input.cols;',
+    '  if (inCols !== undefined) {',
+    ...code.cols.map((c) => `    v${c} = inCols[${c}][0];`),
+    '  } else {',
+    '    const r = input.rows[0];',
+    ...code.cols.map((c) => `    v${c} = r[${c}];`),
+    '  }',
+    '  try {',
+    ...(code.filter === null ? [] : [`    if ((${code.filter}) !== true) ${bail}`]),
+    `    id = ${code.keys[0] ?? 'null'};`,
+    ...args.flatMap((x) => (x === null ? [] : [`    ${x.name} = ${x.code};`])),
+    '  } catch (error) {',
+    `    ${bail}`,
+    '  }',
+    `  if (typeof id !== 'number' || ${anyHeld}) ${bail}`,
+    '  const slot = index.get(id);',
+    `  if (slot === NO_SLOT) ${bail}`,
+    '  const w = input.weights[0];',
+    `  const at = slot * ${stride};`,
+    `  const flags = data[at + ${F_FLAGS}];`,
+    `  if ((flags & ${HAS_OUT | OUT_IN_RECORD}) === ${HAS_OUT} || flags >= ${SIGNED_ZERO}) ${bail}`,
+    ...sumArgs.map((l) => `  ${l}`),
+    '  const count = data[at] + w;',
+    // an emptied group is released by the merge, a negative count thrown by the interpreted one
+    `  if (!(count > 0)) ${bail}`,
+    ...fold.map((l) => `  ${l}`),
+    ...result.map((l) => `  ${l}`),
+    '  if (track !== null) track(slot);',
+    '  data[at] = count;',
+    ...commit.map((l) => `  ${l}`),
+    ...groupChange(inline.length, 'return true;'),
+    '  return true;',
+    '};',
+  ].join('\n');
+  return { source, params: code.params, values: code.values };
+}
+
+/**
+ * The fold of a group's partial into its record, for each aggregate: `fold` (read and check),
+ * `commit` (the record's new counts and sums) and `result` (each aggregate's value `r<a>`). `partial`
+ * is the code of an aggregate's partial field (0: its count, 1: its sum), null for a COUNT(*) whose
+ * partial is known to add nothing (its field is then neither read nor written: the record, and so a
+ * checkpoint, stays what the passes leave); `bail` leaves the group to the interpreted path before
+ * anything is written (a NULL or bigint result).
+ */
+export function groupFold(
+  inline: readonly InlinePartial[],
+  partial: (p: InlinePartial, field: number) => string | null,
+  bail: string,
+): { fold: string[]; commit: string[]; result: string[] } {
+  const fold: string[] = [];
+  const commit: string[] = [];
+  const result: string[] = [];
+  inline.forEach((p, a) => {
+    const added = partial(p, 0);
+    if (added === null) {
+      if (p.fn !== 'count_star')
+        throw new SluiceError('INTERNAL_ERROR', `the generated fold skips ${p.fn}, which has a field to add`);
+      result.push(`const r${a} = count;`);
+      return;
+    }
+    fold.push(`const n${a} = data[at + ${p.base}] + ${added};`);
+    commit.push(`data[at + ${p.base}] = n${a};`);
+    if (!p.sums) {
+      result.push(`const r${a} = ${p.fn === 'count_star' ? 'count' : `n${a}`};`);
+      return;
+    }
+    fold.push(
+      `const s${a} = data[at + ${p.base + 1}] + ${partial(p, 1)};`,
+      // n = 0: the result is NULL (not held in the record); beyond 2^53: a bigint (checkInt's rules)
+      `if (n${a} === 0 || !Number.isSafeInteger(s${a})) ${bail}`,
+    );
+    commit.push(`data[at + ${p.base + 1}] = s${a};`);
+    result.push(`const r${a} = s${a};`);
+  });
+  return { fold, commit, result };
+}
+
+/**
+ * A merged group's change and its record's new emitted values, after its fold: -old (from the
+ * record) and +new, `unchanged` when the new values are the old ones. With one aggregate, both in
+ * one call of two values each.
+ */
+export function groupChange(nAggs: number, unchanged: string): string[] {
+  const aggs = [...Array(nAggs).keys()];
+  // identical, not equal (sameAsRecord): a value of -0 after 0 is a change
+  const same = aggs.map((a) => `Object.is(data[at + ${F_OUT + a}], r${a})`).join(' && ');
+  const rowChange = [
+    `    if ((flags & ${HAS_OUT}) !== 0) {`,
+    `      if (${same}) ${unchanged}`,
+    '      changes.retract(records, slot, key, flags, 1);',
+    '    }',
+    `    scratch[0] = key === null ? data[at + ${F_KEY}] : key[0];`,
+    ...aggs.map((a) => `    scratch[${1 + a}] = r${a};`),
+    '    changes.insert(scratch);',
+  ];
+  const pairChange = [
+    `    const k0 = key === null ? data[at + ${F_KEY}] : key[0];`,
+    `    if ((flags & ${HAS_OUT}) !== 0) {`,
+    `      const o0 = data[at + ${F_OUT}];`,
+    `      if (Object.is(o0, r0)) ${unchanged}`,
+    '      changes.replace2(k0, o0, r0);',
+    '    } else changes.put2(1, k0, r0);',
+  ];
+  return [
+    // the key array only for a group whose record does not hold its key (a miss avoided otherwise)
+    `    const key = (flags & ${KEY_IN_RECORD}) !== 0 ? null : keys[slot];`,
+    ...(nAggs === 1 ? pairChange : rowChange),
+    ...aggs.map((a) => `    data[at + ${F_OUT + a}] = r${a};`),
+    `    data[at + ${F_FLAGS}] = (flags & ${KEY_IN_RECORD}) | ${OUT_IN_RECORD | HAS_OUT};`,
+  ];
 }

@@ -20,10 +20,10 @@ import type { AggColumn } from './aggregates.ts';
 import { InvertibleColumn } from './invertible-aggregate.ts';
 import { MultisetColumn } from './multiset-aggregate.ts';
 import { InterpretedRowPass, type FusedMap, type RowPass } from './reduce-row-pass.ts';
-import { GeneratedRowPass } from './reduce-kernel.ts';
+import { GeneratedRowPass, rowCode } from './reduce-kernel.ts';
 import { lookupAndMark, type StepRows } from './reduce-lookup.ts';
 import { ChangeBuffer } from './reduce-changes.ts';
-import { mergeKernel, type MergeFn } from './reduce-merge-kernel.ts';
+import { mergeKernel, type MergeFn, type OneRowFn } from './reduce-merge-kernel.ts';
 import { errorText } from './reduce-checkpoint.ts';
 import {
   F_FLAGS,
@@ -68,6 +68,14 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful, Deferr
   private readonly changes: ChangeBuffer;
   /** The generated merge (reduce-merge-kernel.ts), null: the interpreted `mergeGroup` for all. */
   private readonly mergeFn: MergeFn | null;
+  /**
+   * The generated one-row step (reduce-merge-kernel.ts): an epoch of one event hands a Reduce one
+   * row, and the general passes paid their set-up, the per-row staging arrays and the zeroed
+   * partials for it. Null: the general passes for every step.
+   */
+  private readonly oneRowFn: OneRowFn | null;
+  /** Steps the one-row step took whole (a count of work, for tests: `mergeCounts`). */
+  private oneRowSteps = 0;
   /** The current step's row-error sink, for `mergeGroup`. */
   private stepErrors: RowErrorSink = NO_ERRORS;
   /** The generated merge's calls back: a group it leaves to `mergeGroup`, a group to checkpoint. */
@@ -113,9 +121,9 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful, Deferr
             pstride: pass,
           })
         : new InterpretedRowPass(node.keyCount, node.aggregates, inputColumns, fused, this.columns, pass);
-    this.mergeFn =
+    const merge =
       node.kernel === 'generated' && this.keyTexts === null
-        ? (mergeKernel({
+        ? mergeKernel({
             keyCount: node.keyCount,
             columns: this.columns,
             records: this.records,
@@ -124,8 +132,21 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful, Deferr
             changes: this.changes,
             ahead: MERGE_AHEAD,
             release: this.mergeRelease,
-          })?.fn ?? null)
+            oneRow:
+              fused !== null && this.zeroSign === null
+                ? {
+                    code: rowCode({
+                      keyCount: node.keyCount,
+                      fused,
+                      argColumns: node.aggregates.map((a) => a.argColumn),
+                    }),
+                    index: this.index,
+                  }
+                : null,
+          })
         : null;
+    this.mergeFn = merge?.fn ?? null;
+    this.oneRowFn = merge?.one ?? null;
   }
 
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
@@ -134,6 +155,15 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful, Deferr
     const touched = this.touched;
     const lookup = this.lookup;
     if (lookup.count > 0) this.untouch();
+    const one = this.oneRowFn;
+    if (one !== null && input.weights.length === 1 && !this.deferring && !this.drainOn) {
+      const changes = this.changes;
+      changes.clear();
+      if (one(input, this.records.data, this.scratch, this.errorsBySlot, this.tracking ? this.track : null)) {
+        this.oneRowSteps++;
+        return changes.take();
+      }
+    }
     const index = this.index;
     const keyCount = this.keyCount;
     const stride = this.records.stride;
@@ -395,14 +425,21 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful, Deferr
 
   /**
    * Counts of work, for tests: groups the generated merge left to the interpreted one, groups it
-   * released itself (no rows left), and output rows copied into objects (reduce-group-rows.ts).
+   * released itself (no rows left), output rows copied into objects (reduce-group-rows.ts), and
+   * steps the generated one-row step took whole.
    */
   get mergeCounts(): {
     readonly slowMerges: number;
     readonly mergeReleases: number;
     readonly rowCopies: number;
+    readonly oneRowSteps: number;
   } {
-    return { slowMerges: this.slowMerges, mergeReleases: this.mergeReleases, rowCopies: this.rows.copies };
+    return {
+      slowMerges: this.slowMerges,
+      mergeReleases: this.mergeReleases,
+      rowCopies: this.rows.copies,
+      oneRowSteps: this.oneRowSteps,
+    };
   }
 }
 
