@@ -10,11 +10,13 @@
 //   -reduce  the Reduce's step over an empty input returns an empty batch (it has GROUP BY keys)
 //   -all     the three together
 //   node --expose-gc --import tsx bench/join-auctions-parts.ts [--batch 100] [--rounds 15] [--parts table,view,-count,-join,-reduce,-all]
+// (a list that starts with a dash is given as --parts=-count,view)
 // Each round runs every part once on a fresh engine (the order reversed every other round), after the
 // forced collection has settled (join-gc-settle.ts); CPU time of the inserts only, and the young-generation
 // collections (scavenges) inside them: a count that does not depend on the machine's speed, where the
 // garbage an epoch leaves shows. Prints one JSON line per round and the medians over every round after
-// the first (which warms the JIT), with the load.
+// the first (which warms the JIT), with the load, and each part's CPU over all its runs split between the
+// main thread and the others (V8's background compiles of the fresh engine's code land there).
 import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
 import { PerformanceObserver, constants, performance } from 'node:perf_hooks';
@@ -28,6 +30,7 @@ import { type ZBatch, emptyBatch } from '../src/ivm/zset.ts';
 import { VARIANT_SQL } from './join-workload.ts';
 import { cpuMs, seededInts } from './arrangement-rows.ts';
 import { collectAndSettle } from './join-gc-settle.ts';
+import { cpuSplit, threadTicks } from './thread-cpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -94,6 +97,12 @@ new PerformanceObserver((list) => {
       scavenges.push(e.startTime);
 }).observe({ entryTypes: ['gc'] });
 
+/**
+ * By part, CPU ms over every timed run on the main thread and on the others (V8's background compiler
+ * and GC helpers), from /proc's 10 ms ticks: too coarse for one run, summed over the rounds.
+ */
+const threads = new Map<Part, { main: number; other: number }>();
+
 /** One fresh engine's insert of every auction with `part` taken out: its CPU ms and scavenges. */
 async function run(part: Part): Promise<{ ms: number; scavenges: number }> {
   takeOut(part);
@@ -103,11 +112,19 @@ async function run(part: Part): Promise<{ ms: number; scavenges: number }> {
   const input = batches();
   const gc = globalThis.gc;
   if (gc !== undefined) await collectAndSettle(gc);
+  const ticks = threadTicks();
   const since = process.cpuUsage();
   const start = performance.now();
   for (const b of input) engine.applyChanges('auctions', b);
   const ms = cpuMs(since);
   const end = performance.now();
+  const split = cpuSplit(ticks, threadTicks());
+  if (split !== null) {
+    const sum = threads.get(part) ?? { main: 0, other: 0 };
+    sum.main += split.main_ms;
+    sum.other += split.busiest_other_ms + split.rest_ms;
+    threads.set(part, sum);
+  }
   engine.close();
   takeOut('view');
   // The observer hears of a collection after it: wait for the last ones.
@@ -146,6 +163,11 @@ const summary: Record<string, unknown> = {
 for (const part of parts) {
   summary[`median_${part}_ms`] = round1(median(times.get(part) as number[]));
   summary[`median_${part}_scavenges`] = median(minors.get(part) as number[]);
+  const split = threads.get(part);
+  if (split !== undefined) {
+    summary[`${part}_main_thread_ms_all_runs`] = split.main;
+    summary[`${part}_other_threads_ms_all_runs`] = split.other;
+  }
 }
 summary.loadavg = loadavg().map(round1);
 console.log(JSON.stringify(summary));
