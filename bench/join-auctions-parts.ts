@@ -12,7 +12,7 @@
 //   node --expose-gc --import tsx bench/join-auctions-parts.ts [--batch 100] [--rounds 15] [--parts table,view,-count,-join,-reduce,-all]
 // (a list that starts with a dash is given as --parts=-count,view)
 // Each round runs every part once on a fresh engine (the order reversed every other round), after the
-// forced collection has settled (join-gc-settle.ts); CPU time of the inserts only, and the young-generation
+// forced collection has settled (gc-settle.ts); CPU time of the inserts only, and the young-generation
 // collections (scavenges) inside them: a count that does not depend on the machine's speed, where the
 // garbage an epoch leaves shows. Prints one JSON line per round and the medians over every round after
 // the first (which warms the JIT), with the load, and each part's CPU over all its runs split between the
@@ -29,7 +29,7 @@ import type { RowErrorSink } from '../src/ivm/operator.ts';
 import { type ZBatch, emptyBatch } from '../src/ivm/zset.ts';
 import { VARIANT_SQL } from './join-workload.ts';
 import { cpuMs, seededInts } from './arrangement-rows.ts';
-import { collectAndSettle } from './join-gc-settle.ts';
+import { collectAndSettle } from './gc-settle.ts';
 import { cpuSplit, threadTicks } from './thread-cpu.ts';
 
 const { values } = parseArgs({
