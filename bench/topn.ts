@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { D2, MultiSet, groupedTopKWithFractionalIndex, output } from '@tanstack/db-ivm';
 import { Engine } from '../src/exec/engine.ts';
 import type { Row } from '../src/common/types.ts';
+import { collectAndSettle } from './join-gc-settle.ts';
 import { sfc32 } from './workload.ts';
 
 type Impl = 'sluice' | 'db-ivm';
@@ -239,6 +240,8 @@ function profiled(dir: string | null, name: string, run: () => number): number {
   const session = new Session();
   session.connect();
   post(session, 'Profiler.enable');
+  // Every 100 µs, not V8's 1 ms: a delete phase is a few hundred ms of CPU, too few samples for lines.
+  session.post('Profiler.setSamplingInterval', { interval: 100 }, () => undefined);
   post(session, 'Profiler.start');
   const rate = run();
   const { profile } = post(session, 'Profiler.stop') as { profile: unknown };
@@ -249,14 +252,21 @@ function profiled(dir: string | null, name: string, run: () => number): number {
 
 /**
  * Both phases of one runner, each batch in the runner's input form built before its phase's timing;
- * the batches are dropped before the caller measures the heap.
+ * the batches are dropped before the heap is measured (`bytes`: minus `base`, with the runner held until
+ * after, as its top 10s are read only then). Before each phase's clock starts (under
+ * --expose-gc) the heap is collected and the collector's threads let finish (join-gc-settle.ts): the
+ * batches just built are young, all live until the phase ends, and each scavenge inside the phase
+ * would copy them (and the last phase's garbage be swept on the clock) — the bench's own input, not
+ * the pipeline's work, charged to whichever implementation runs. Collected first, they sit in the old
+ * generation; the phase's own garbage is still collected inside it.
  */
-function measure<Input>(
+async function measure<Input>(
   o: Options,
   runner: Runner<Input>,
   bids: readonly Bid[],
   removed: readonly Bid[],
-): { insertRate: number; deleteRate: number | null; top: Map<number, number[]> } {
+  base: number,
+): Promise<{ insertRate: number; deleteRate: number | null; bytes: number; top: Map<number, number[]> }> {
   const batches = (rows: readonly Bid[], form: (batch: readonly Bid[]) => Input): Input[] => {
     const out: Input[] = [];
     for (let i = 0; i < rows.length; i += o.batch) out.push(form(rows.slice(i, i + o.batch)));
@@ -268,14 +278,21 @@ function measure<Input>(
     const cpu = process.cpuUsage(cpu0);
     return events / ((cpu.user + cpu.system) / 1e6);
   };
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const settle = async (): Promise<void> => {
+    if (gc !== undefined) await collectAndSettle(gc);
+  };
   const inserts = batches(bids, (b) => runner.insertBatch(b));
+  await settle();
   const insertRate = profiled(o.profile, 'insert', () => timed(inserts, bids.length));
   inserts.length = 0;
   const deletes = batches(removed, (b) => runner.removeBatch(b));
+  if (removed.length > 0) await settle();
   const deleteRate =
     removed.length === 0 ? null : profiled(o.profile, 'delete', () => timed(deletes, removed.length));
   deletes.length = 0;
-  return { insertRate, deleteRate, top: runner.top() };
+  const bytes = heap() - base;
+  return { insertRate, deleteRate, bytes, top: runner.top() };
 }
 
 /**
@@ -288,13 +305,14 @@ function bidsOf(bids: readonly Bid[], ids: readonly number[]): Bid[] {
   return ids.map((id) => byId.get(id) as Bid);
 }
 
-function child(o: Options, impl: Impl): void {
+async function child(o: Options, impl: Impl): Promise<void> {
   const { bids, deleted } = workload(o);
   const removed = bidsOf(bids, deleted);
   const base = heap();
-  const { insertRate, deleteRate, top } =
-    impl === 'sluice' ? measure(o, sluice(o), bids, removed) : measure(o, dbIvm(), bids, removed);
-  const bytes = heap() - base;
+  const { insertRate, deleteRate, bytes, top } =
+    impl === 'sluice'
+      ? await measure(o, sluice(o), bids, removed, base)
+      : await measure(o, dbIvm(), bids, removed, base);
   const ok = digest(top) === expected(bids, deleted);
   console.log(
     JSON.stringify({
