@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { D2, MultiSet, groupedTopKWithFractionalIndex, output } from '@tanstack/db-ivm';
 import { Engine } from '../src/exec/engine.ts';
 import type { Row } from '../src/common/types.ts';
-import { collectAndSettle } from './join-gc-settle.ts';
+import { collectAndSettle } from './gc-settle.ts';
 import { sfc32 } from './workload.ts';
 
 type Impl = 'sluice' | 'db-ivm';
@@ -254,7 +254,7 @@ function profiled(dir: string | null, name: string, run: () => number): number {
  * Both phases of one runner, each batch in the runner's input form built before its phase's timing;
  * the batches are dropped before the heap is measured (`bytes`: minus `base`, with the runner held until
  * after, as its top 10s are read only then). Before each phase's clock starts (under
- * --expose-gc) the heap is collected and the collector's threads let finish (join-gc-settle.ts): the
+ * --expose-gc) the heap is collected and the collector's threads let finish (gc-settle.ts): the
  * batches just built are young, all live until the phase ends, and each scavenge inside the phase
  * would copy them (and the last phase's garbage be swept on the clock) — the bench's own input, not
  * the pipeline's work, charged to whichever implementation runs. Collected first, they sit in the old
