@@ -172,3 +172,64 @@ test('a right delta the relation hands over unconsolidated is counted without co
   // The last row of key 1 leaves: its held left row is retracted.
   assert.deepEqual(net(op.step([EMPTY, loose([[1, 'c']], [-1])], NO_ERRORS)), ['-10,1']);
 });
+
+test('a flip and left rows under other keys together still say they are consolidated', () => {
+  const op = semiJoin();
+  // k = 1 exists on the right; row 10 (k = 1) passes, row 12 (k = 2) is held without passing.
+  op.step([EMPTY, batch([[1]], [1])], NO_ERRORS);
+  op.step(
+    [
+      batch(
+        [
+          [10, 1],
+          [12, 2],
+        ],
+        [1, 1],
+      ),
+      EMPTY,
+    ],
+    NO_ERRORS,
+  );
+  // k = 2 arrives on the right (row 12 comes in) while row 15 arrives under k = 1 and row 16 under
+  // k = 3 (not held): no passing left row is under the flipped key, so no row is in the batch twice.
+  const both = op.step(
+    [
+      batch(
+        [
+          [15, 1],
+          [16, 3],
+        ],
+        [1, 1],
+      ),
+      batch([[2]], [1]),
+    ],
+    NO_ERRORS,
+  );
+  assert.equal(both.consolidated, true);
+  assert.deepEqual(both.rows, [
+    [12, 2],
+    [15, 1],
+  ]);
+  assert.deepEqual(both.weights, [1, 1]);
+  // k = 1 leaves while row 17 arrives under it (it does not pass) and row 12 is deleted under k = 2,
+  // which stays: rows 10 and 15 go, row 12 goes, each once.
+  const again = op.step(
+    [
+      batch(
+        [
+          [17, 1],
+          [12, 2],
+        ],
+        [1, -1],
+      ),
+      batch([[1]], [-1]),
+    ],
+    NO_ERRORS,
+  );
+  assert.equal(again.consolidated, true);
+  assert.deepEqual(net(again), ['-10,1', '-12,2', '-15,1']);
+  // The next step's mark is its own: a left row under a key flipped in an earlier step is not met.
+  const later = op.step([batch([[18, 2]], [1]), EMPTY], NO_ERRORS);
+  assert.equal(later.consolidated, true);
+  assert.deepEqual(net(later), ['+18,2']);
+});
