@@ -1,6 +1,6 @@
 // bench/join.ts's child process: one implementation, variant and batch size at a time, each phase timed
 // and its result checked against a direct computation.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import {
   ReferenceTables,
@@ -25,6 +25,15 @@ export interface PhaseResult {
   events: number;
   events_per_s: number;
   events_per_cpu_s: number;
+  /** The process's CPU ms over the timed changes (every thread: the one events_per_cpu_s divides by). */
+  cpu_ms: number;
+  /**
+   * The main thread's part of cpu_ms, and events by it: the rest is V8's background compiles and the
+   * collector's helpers, which on a fresh engine's first phase are mostly re-optimising its generated
+   * code, paid once by a long-running server (bench/README.md). Null where /proc is missing.
+   */
+  main_cpu_ms: number | null;
+  events_per_main_cpu_s: number | null;
   p50_us: number;
   p99_us: number;
   /**
@@ -81,6 +90,18 @@ class PhaseMismatch extends Error {
     readonly detail: Omit<ChildFailure, 'child' | 'failed' | 'impl' | 'variant' | 'batch' | 'sql'>,
   ) {
     super(detail.message);
+  }
+}
+
+/**
+ * The main thread's CPU time in ns (the scheduler's run time, /proc's schedstat): thread-cpu.ts's
+ * ticks are 10 ms, a fifth of a 50 ms phase; null where /proc is missing.
+ */
+function mainThreadNs(): number | null {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
+  } catch {
+    return null;
   }
 }
 
@@ -145,6 +166,7 @@ async function runPhases(
     else gc();
     if (session !== null) await session.post('Profiler.start');
     const cpu0 = process.cpuUsage();
+    const main0 = mainThreadNs();
     const start = process.hrtime.bigint();
     for (let i = 0; i < prepared.length; i++) {
       const t0 = process.hrtime.bigint();
@@ -153,6 +175,8 @@ async function runPhases(
     }
     const wallNs = Number(process.hrtime.bigint() - start);
     const cpu = process.cpuUsage(cpu0);
+    const main1 = mainThreadNs();
+    const mainMs = main0 === null || main1 === null ? null : (main1 - main0) / 1e6;
     if (session !== null) {
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(`${profilePath}.${name}.cpuprofile`, JSON.stringify(profile));
@@ -181,6 +205,9 @@ async function runPhases(
       events,
       events_per_s: Math.round(events / (wallNs / 1e9)),
       events_per_cpu_s: Math.round(events / ((cpu.user + cpu.system) / 1e6)),
+      cpu_ms: Math.round((cpu.user + cpu.system) / 100) / 10,
+      main_cpu_ms: mainMs === null ? null : Math.round(mainMs * 10) / 10,
+      events_per_main_cpu_s: mainMs === null ? null : Math.round(events / (mainMs / 1e3)),
       p50_us: Math.round(percentile(lat, 0.5) / 10) / 100,
       p99_us: Math.round(percentile(lat, 0.99) / 10) / 100,
       settle_cpu_ms: Math.round(settleCpuMs * 10) / 10,

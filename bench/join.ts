@@ -84,7 +84,7 @@ function median(xs: readonly number[]): number {
 }
 
 function row(cells: string[]): string {
-  const widths = [7, 7, 7, 10, 9, 9, 12, 12, 10, 11, 24];
+  const widths = [7, 7, 7, 10, 9, 9, 12, 12, 9, 9, 12, 10, 11, 24];
   return cells.map((c, i) => (i < 4 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' ');
 }
 
@@ -101,7 +101,9 @@ async function runParent(o: Options): Promise<number> {
   console.log(
     `batch 1 times only the last ${fmt(o.slice)} changes of each phase (the rest of the phase is applied ` +
       `first, untimed, in batches of ${fmt(PREFIX_BATCH)}); batches 100 and 10,000 time every change.\n` +
-      `events/s: changes ÷ wall time (bids phase: probe-side events); ev/cpu-s: the same by CPU time.\n`,
+      `events/s: changes ÷ wall time (bids phase: probe-side events); ev/cpu-s: the same by CPU time.\n` +
+      `cpu ms: the process's CPU over the timed changes; main ms: the main thread's part of it (the rest is\n` +
+      `V8's background compiles and collector helpers); ev/main-s: changes ÷ the main thread's CPU.\n`,
   );
   console.log(
     row([
@@ -113,6 +115,9 @@ async function runParent(o: Options): Promise<number> {
       'prefix',
       'events/s',
       'ev/cpu-s',
+      'cpu ms',
+      'main ms',
+      'ev/main-s',
       'p50 µs',
       'p99 µs',
       'runs',
@@ -125,6 +130,16 @@ async function runParent(o: Options): Promise<number> {
   const k = (impl: Impl, variant: Variant, batch: number): Key => `${impl}|${variant}|${batch}`;
   const phaseMedian = (rs: readonly RunResult[], phase: PhaseName, f: (p: PhaseResult) => number): number =>
     median(rs.map((r) => f(r.phases.find((p) => p.phase === phase)!)));
+  // The main thread's figures are null where /proc is missing (then in every run).
+  const phaseMedianOrNull = (
+    rs: readonly RunResult[],
+    phase: PhaseName,
+    f: (p: PhaseResult) => number | null,
+  ): number | null => {
+    const xs = rs.map((r) => f(r.phases.find((p) => p.phase === phase)!));
+    return xs.some((x) => x === null) ? null : median(xs as number[]);
+  };
+  const fmtOrNa = (n: number | null, digits = 0): string => (n === null ? 'n/a' : fmt(n, digits));
 
   // One child per (impl, variant, batch); in --quick mode one child runs every cell (the engine's
   // modules load once). A (variant, batch) is reported as soon as all its cells have run.
@@ -184,6 +199,9 @@ async function runParent(o: Options): Promise<number> {
         const p50 = phaseMedian(rs, phase, (p) => p.p50_us);
         const p99 = phaseMedian(rs, phase, (p) => p.p99_us);
         const settleCpu = phaseMedian(rs, phase, (p) => p.settle_cpu_ms);
+        const cpuMs = phaseMedian(rs, phase, (p) => p.cpu_ms);
+        const mainMs = phaseMedianOrNull(rs, phase, (p) => p.main_cpu_ms);
+        const mps = phaseMedianOrNull(rs, phase, (p) => p.events_per_main_cpu_s);
         const runs = rs.map((r) => r.phases.find((p) => p.phase === phase)!.events_per_s);
         console.log(
           row([
@@ -195,6 +213,9 @@ async function runParent(o: Options): Promise<number> {
             fmt(first.prefix),
             fmt(eps),
             fmt(cps),
+            fmt(cpuMs, 1),
+            fmtOrNa(mainMs, 1),
+            fmtOrNa(mps),
             fmt(p50, 1),
             fmt(p99, 1),
             runs.length > 1 ? runs.map((x) => `${Math.round(x / 1000)}k`).join(' ') : '',
@@ -211,6 +232,9 @@ async function runParent(o: Options): Promise<number> {
             prefix: first.prefix,
             events_per_s: Math.round(eps),
             events_per_cpu_s: Math.round(cps),
+            cpu_ms: cpuMs,
+            main_cpu_ms: mainMs,
+            events_per_main_cpu_s: mps === null ? null : Math.round(mps),
             p50_us: p50,
             p99_us: p99,
             settle_cpu_ms: settleCpu,
@@ -282,7 +306,10 @@ async function runParent(o: Options): Promise<number> {
           const valueCpu =
             phaseMedian(s, phase, (p) => p.events_per_cpu_s) /
             phaseMedian(d, phase, (p) => p.events_per_cpu_s);
-          cells.push(`${phase} ${fmt(value, 2)}× (cpu ${fmt(valueCpu, 2)}×)`);
+          const sMain = phaseMedianOrNull(s, phase, (p) => p.events_per_main_cpu_s);
+          const dMain = phaseMedianOrNull(d, phase, (p) => p.events_per_main_cpu_s);
+          const valueMain = sMain === null || dMain === null ? null : sMain / dMain;
+          cells.push(`${phase} ${fmt(value, 2)}× (cpu ${fmt(valueCpu, 2)}×, main ${fmtOrNa(valueMain, 2)}×)`);
           ratioLines.push(
             JSON.stringify({
               bench: 'join',
@@ -292,6 +319,7 @@ async function runParent(o: Options): Promise<number> {
               phase,
               value: Math.round(value * 100) / 100,
               value_cpu: Math.round(valueCpu * 100) / 100,
+              value_main_cpu: valueMain === null ? null : Math.round(valueMain * 100) / 100,
             }),
           );
         }
@@ -301,7 +329,7 @@ async function runParent(o: Options): Promise<number> {
       }
   }
   if (ratioLines.length > 0) {
-    console.log('\nratios of median events/s:');
+    console.log('\nratios of median events/s (by wall time; cpu: by process CPU; main: by main-thread CPU):');
     for (const l of ratioLines) console.log(l);
   }
   const endLoad = loadavg();
