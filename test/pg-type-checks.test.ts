@@ -27,6 +27,25 @@ const REFUSED: readonly RefusedStatement[] = [
   ['SELECT d COLLATE "C" FROM t', 'TYPE_MISMATCH', 'collations are not supported by type date', 10],
   ['SELECT j COLLATE "C" FROM t', 'TYPE_MISMATCH', 'collations are not supported by type jsonb', 10],
   ['SELECT ARRAY[1] COLLATE "C"', 'TYPE_MISMATCH', 'collations are not supported by type integer[]', 17],
+  // ORDER BY x COLLATE naming a select item (or an ordinal) is x's type, as PostgreSQL reads it
+  [
+    'SELECT i FROM t ORDER BY i COLLATE "C"',
+    'TYPE_MISMATCH',
+    'collations are not supported by type integer',
+    28,
+  ],
+  [
+    'SELECT s FROM t ORDER BY 1 COLLATE "C"',
+    'TYPE_MISMATCH',
+    'collations are not supported by type integer',
+    28,
+  ],
+  [
+    'SELECT id, n FROM t ORDER BY n COLLATE "C", id',
+    'TYPE_MISMATCH',
+    'collations are not supported by type numeric',
+    32,
+  ],
   ["SELECT 1 = '1'::text", 'TYPE_MISMATCH', 'operator does not exist: integer = text', 8],
   ["SELECT i < '1'::text FROM t", 'TYPE_MISMATCH', 'operator does not exist: integer < text', 8],
   ["SELECT '1'::text = 1", 'TYPE_MISMATCH', 'operator does not exist: text = integer', 8],

@@ -5,7 +5,7 @@ import { bindsJournaled } from './journaled-binding.ts';
 import { SluiceError } from '../common/errors.ts';
 import { checkRegexFlags, checkSearchFlags } from '../common/functions/compile-function.ts';
 import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
-import { T, isNumeric, typeName } from '../common/types.ts';
+import { T, isNumeric, typeName, type SqlType } from '../common/types.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
 import { AGGREGATE_NAMES, bindExpr, type BindContext } from './bind-expr.ts';
 import {
@@ -516,11 +516,17 @@ function bindMath(e: Extract<Expr, { kind: 'function' }>, raw: readonly ScalarEx
  * "collations are not supported by type integer", at COLLATE.
  */
 function bindCollate(operand: ScalarExpr, pos: Pos): ScalarExpr {
-  const type = operand.type;
-  if (type.kind === 'unknown') return coerce(operand, T.text, pos);
-  if (type.kind === 'text' || (type.kind === 'array' && type.element.kind === 'text')) return operand;
+  if (operand.type.kind === 'unknown') return coerce(operand, T.text, pos);
+  checkCollatable(operand.type, pos);
+  return operand;
+}
+
+/** `x COLLATE …` needs x's type to have a collation (text, varchar, char(n), their arrays), as PostgreSQL. */
+export function checkCollatable(type: SqlType, pos: Pos): void {
+  if (type.kind === 'unknown' || type.kind === 'text') return;
+  if (type.kind === 'array' && type.element.kind === 'text') return;
   // Accepted (and a no-op) before the check existed: a journaled statement still binds (journaled-binding.ts).
-  if (bindsJournaled()) return operand;
+  if (bindsJournaled()) return;
   throw new SluiceError('TYPE_MISMATCH', `collations are not supported by type ${typeName(type)}`, {
     position: pos,
   });
