@@ -71,3 +71,19 @@ test('a journaled ORDER BY <integer item> COLLATE binds as it was accepted; new,
     [1, 2],
   );
 });
+
+// Two different explicit collations in one expression were accepted before PostgreSQL's check
+// reached them; the fingerprint on ea087b6, the release before, which accepted the view.
+const MIX = 'CREATE MATERIALIZED VIEW mix AS SELECT k, s COLLATE "C" = s COLLATE "POSIX" AS e FROM t';
+
+test('a journaled collation mismatch binds as it was accepted; new, it is refused', () => {
+  const live = new Engine();
+  live.execute('CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)');
+  assert.match(refusal(() => live.execute(MIX)).message, /collation mismatch between explicit collations/);
+
+  const replayed = trackedEngine(['CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)']);
+  replayed.execute(MIX, { limits: REPLAY_SQL_LIMITS });
+  assert.equal(storedCheckpoint(replayed).fingerprints.mix, '5a559c5e031c3931');
+  replayed.applyChanges('t', { insert: [{ k: 1, i: 1, s: 'a' }] });
+  assert.deepEqual(replayed.viewSnapshot('mix').rows, [{ k: 1, e: true }]);
+});

@@ -34,6 +34,7 @@ import {
 } from './bind-coerce.ts';
 import { resolveColumn, type Scope } from './bind-scope.ts';
 import { bindInList } from './bind-in-list.ts';
+import { deriveCollation } from './bind-collation.ts';
 
 export interface BindContext {
   readonly scope: Scope | null;
@@ -80,6 +81,7 @@ export function bindExpr(e: Expr, ctx: BindContext): ScalarExpr {
   let bound: ScalarExpr;
   try {
     bound = bindNode(e, ctx);
+    deriveCollation(e, bound);
   } catch (error) {
     // constant folding raises runtime errors at bind time: point them at the innermost node
     throw error instanceof SluiceError ? error.at(e.pos) : error;
