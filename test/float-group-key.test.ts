@@ -130,14 +130,16 @@ test('views grouping by a float are rebuilt from a checkpoint taken before the c
   const original = trackedEngine(FP_DDL);
   original.execute(`INSERT INTO t VALUES (1, 0, 'a'), (2, '-0', 'a'), (3, 1.5, 'b')`);
   const { checkpoint: current, fingerprints } = storedCheckpoint(original);
-  // The table and views not grouping by a float keep theirs: their checkpoints still load.
+  // The table and views not grouping by a float keep theirs: their checkpoints still load. (s sums
+  // floats, so a later change, the -0 sum's count, rebuilds it too: float-sum-negative-zero.test.ts.)
   assert.equal(fingerprints.t, BEFORE_FP.t);
-  assert.equal(fingerprints.s, BEFORE_FP.s);
+  assert.notEqual(fingerprints.s, BEFORE_FP.s);
   assert.equal(fingerprints.w, BEFORE_FP.w);
   assert.notEqual(fingerprints.g, BEFORE_FP.g);
 
   const restored = trackedEngine(FP_DDL);
-  assert.deepEqual([...restored.loadCheckpoint(withFingerprints(current, BEFORE_FP)).rebuilt].sort(), ['g']);
+  const rebuilt = [...restored.loadCheckpoint(withFingerprints(current, BEFORE_FP)).rebuilt].sort();
+  assert.deepEqual(rebuilt, ['g', 's']);
   assert.deepEqual(texts(restored.viewSnapshot('g').rows), ['-0|2', '1.5|1']);
   restored.execute('DELETE FROM t WHERE id = 2');
   assert.deepEqual(texts(restored.viewSnapshot('g').rows), ['0|1', '1.5|1']);

@@ -44,3 +44,46 @@ test('a journaled statement binds as it was accepted; the same text now is refus
     'TYPE_MISMATCH',
   );
 });
+
+// `ORDER BY i COLLATE "C"` naming a select item of a type without a collation was accepted before
+// PostgreSQL's check reached it; its fingerprint on ea087b6, the release before, which accepted it.
+const TOP = 'CREATE MATERIALIZED VIEW top AS SELECT k, i FROM t ORDER BY i COLLATE "C" LIMIT 2';
+const TOP_BEFORE = '4fa6982600387150';
+
+test('a journaled ORDER BY <integer item> COLLATE binds as it was accepted; new, it is refused', () => {
+  const live = new Engine();
+  live.execute('CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)');
+  const refused = refusal(() => live.execute(TOP));
+  assert.equal(refused.code, 'TYPE_MISMATCH');
+  assert.match(refused.message, /collations are not supported by type integer/);
+
+  const replayed = trackedEngine(['CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)']);
+  replayed.execute(TOP, { limits: REPLAY_SQL_LIMITS });
+  if (process.env.PRINT_FINGERPRINTS === '1')
+    console.log(JSON.stringify(storedCheckpoint(replayed).fingerprints));
+  assert.equal(storedCheckpoint(replayed).fingerprints.top, TOP_BEFORE);
+  replayed.applyChanges('t', { insert: [3, 1, 2].map((i) => ({ k: i * 10, i })) });
+  assert.deepEqual(
+    replayed
+      .viewSnapshot('top')
+      .rows.map((r) => r.i)
+      .sort(),
+    [1, 2],
+  );
+});
+
+// Two different explicit collations in one expression were accepted before PostgreSQL's check
+// reached them; the fingerprint on ea087b6, the release before, which accepted the view.
+const MIX = 'CREATE MATERIALIZED VIEW mix AS SELECT k, s COLLATE "C" = s COLLATE "POSIX" AS e FROM t';
+
+test('a journaled collation mismatch binds as it was accepted; new, it is refused', () => {
+  const live = new Engine();
+  live.execute('CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)');
+  assert.match(refusal(() => live.execute(MIX)).message, /collation mismatch between explicit collations/);
+
+  const replayed = trackedEngine(['CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)']);
+  replayed.execute(MIX, { limits: REPLAY_SQL_LIMITS });
+  assert.equal(storedCheckpoint(replayed).fingerprints.mix, '5a559c5e031c3931');
+  replayed.applyChanges('t', { insert: [{ k: 1, i: 1, s: 'a' }] });
+  assert.deepEqual(replayed.viewSnapshot('mix').rows, [{ k: 1, e: true }]);
+});

@@ -27,6 +27,44 @@ const REFUSED: readonly RefusedStatement[] = [
   ['SELECT d COLLATE "C" FROM t', 'TYPE_MISMATCH', 'collations are not supported by type date', 10],
   ['SELECT j COLLATE "C" FROM t', 'TYPE_MISMATCH', 'collations are not supported by type jsonb', 10],
   ['SELECT ARRAY[1] COLLATE "C"', 'TYPE_MISMATCH', 'collations are not supported by type integer[]', 17],
+  // two different explicit collations meet (PostgreSQL's 42P21, at the second COLLATE)
+  [
+    'SELECT s COLLATE "C" = s COLLATE "POSIX" FROM t',
+    'TYPE_MISMATCH',
+    'collation mismatch between explicit collations "C" and "POSIX"',
+    26,
+  ],
+  [
+    'SELECT upper(s COLLATE "C") || s COLLATE "default" FROM t',
+    'TYPE_MISMATCH',
+    'explicit collations "C" and "default"',
+    34,
+  ],
+  [
+    'SELECT COALESCE(s COLLATE "POSIX", c COLLATE "C") FROM t',
+    'TYPE_MISMATCH',
+    'explicit collations "POSIX" and "C"',
+    38,
+  ],
+  // ORDER BY x COLLATE naming a select item (or an ordinal) is x's type, as PostgreSQL reads it
+  [
+    'SELECT i FROM t ORDER BY i COLLATE "C"',
+    'TYPE_MISMATCH',
+    'collations are not supported by type integer',
+    28,
+  ],
+  [
+    'SELECT s FROM t ORDER BY 1 COLLATE "C"',
+    'TYPE_MISMATCH',
+    'collations are not supported by type integer',
+    28,
+  ],
+  [
+    'SELECT id, n FROM t ORDER BY n COLLATE "C", id',
+    'TYPE_MISMATCH',
+    'collations are not supported by type numeric',
+    32,
+  ],
   ["SELECT 1 = '1'::text", 'TYPE_MISMATCH', 'operator does not exist: integer = text', 8],
   ["SELECT i < '1'::text FROM t", 'TYPE_MISMATCH', 'operator does not exist: integer < text', 8],
   ["SELECT '1'::text = 1", 'TYPE_MISMATCH', 'operator does not exist: text = integer', 8],
@@ -74,6 +112,13 @@ test('what PostgreSQL accepts stays accepted: literals adapt, text collates, com
   assert.deepEqual(one("SELECT d < '2025-01-01', i + '1', abs('-1') FROM t"), [[true, 2, 1]]);
   // NULL takes the type beside it, text or not (`s = NULL` is NULL, as in PostgreSQL)
   assert.deepEqual(one('SELECT s = NULL, NULL < s, i = NULL, s IS NULL FROM t'), [[null, null, null, false]]);
+  // one explicit collation beside implicit ones, a CASE's operand beside its WHEN, non-text results
+  assert.deepEqual(
+    one(
+      'SELECT s COLLATE "C" = s, CASE s COLLATE "C" WHEN s COLLATE "POSIX" THEN 1 END, length(s COLLATE "C") = length(s COLLATE "POSIX") FROM t',
+    ),
+    [[true, 1, true]],
+  );
   // DISTINCT ON and ORDER BY through COLLATE name the same item (a hidden column each, before)
   assert.deepEqual(one('SELECT DISTINCT ON (s COLLATE "C") s FROM t ORDER BY s COLLATE "C"'), [['x']]);
   // x COLLATE "C" is named as x is

@@ -71,7 +71,8 @@ export function typeName(type: SqlType): string {
         ? `numeric(${type.precision}${type.scale !== undefined ? `,${type.scale}` : ''})`
         : 'numeric';
     case 'text':
-      if (type.maxLength === undefined) return 'text';
+      // char without a length is PostgreSQL's bpchar (COALESCE(c, s) of a char(n) c and a text s)
+      if (type.maxLength === undefined) return type.fixed === true ? 'bpchar' : 'text';
       return `${type.fixed === true ? 'character' : 'character varying'}(${type.maxLength})`;
     case 'date':
       return 'date';

@@ -45,6 +45,14 @@ export function planFingerprint(printed: string, facts: PlanFacts = {}): string 
   // char(n) beside a varchar(n) compares without either's padding, and an IN list beside char(n) is
   // typed item by item, as PostgreSQL does: a plan over char(n) is rebuilt once more.
   if (printed.includes('character(')) salt += 'char beside varchar, IN lists\n';
+  // COALESCE, CASE, GREATEST and LEAST whose first typed argument is char(n) are char (bpchar) as
+  // PostgreSQL resolves them (a char(n) keeps its padding beside text, GREATEST compares without
+  // trailing spaces), and NULLIF of char(n) and char(m) keeps the padding: a plan over char(n) is
+  // rebuilt once more.
+  if (printed.includes('character(')) salt += 'char first in COALESCE, CASE, GREATEST, LEAST\n';
+  // A float SUM of -0 inputs only is -0, as PostgreSQL's (it was 0), and the group's state counts
+  // its -0 inputs: a plan that may sum floats is rebuilt once, so the count covers every input.
+  if (FLOAT_TYPES.test(printed) && /\bsum\(/.test(printed)) salt += 'float sum of -0\n';
   return createHash('sha256')
     .update(salt + printed)
     .digest('hex')

@@ -29,7 +29,7 @@ export type PostfixOp =
   /** `x[i]` (the statement grammar's; the SELECT adapter builds the call itself). */
   | { readonly kind: 'subscript'; readonly index: Expr; readonly pos: Pos }
   /** `x COLLATE "C"` (a collation already checked): the binder checks that x's type has one. */
-  | { readonly kind: 'collate'; readonly pos: Pos };
+  | { readonly kind: 'collate'; readonly name: string; readonly pos: Pos };
 
 /**
  * One element of an operator run. `start` of an operand is its first token including any
@@ -368,8 +368,11 @@ function makePostfix(op: PostfixOp, operand: Expr, pos: Pos): Expr {
       return { kind: 'cast', operand, type: op.type, pos };
     case 'subscript':
       return functionCall(ARRAY_SUBSCRIPT, [operand, op.index], {}, op.pos);
-    case 'collate':
-      return functionCall(COLLATE_CALL, [operand], {}, op.pos);
+    case 'collate': {
+      const call = functionCall(COLLATE_CALL, [operand], {}, op.pos);
+      collations.set(call, op.name);
+      return call;
+    }
   }
 }
 
@@ -421,6 +424,14 @@ export const ROW_CONSTRUCTOR = '[row]';
 export const ARRAY_ALL = '[all]';
 /** `x COLLATE "C"`: x itself once the binder has checked that its type is collatable. */
 export const COLLATE_CALL = '[collate]';
+
+/** The collation each COLLATE_CALL names, beside the tree (its shape stays a one-argument call). */
+const collations = new WeakMap<Expr, string>();
+
+/** The collation `x COLLATE name` names (the binder checks that two explicit ones agree). */
+export function collationOf(e: Expr): string | undefined {
+  return collations.get(e);
+}
 
 export function functionCall(
   name: string,

@@ -137,6 +137,11 @@ export function coerce(e: ScalarExpr, to: SqlType, pos: Pos): ScalarExpr {
     // A string constant beside char(n) takes its type unpadded, as PostgreSQL's bpchar literal:
     // COALESCE(c, 'none') is char(n), so || and length() drop the padding of either value.
     if (isConst(e) && to.fixed === true && e.type.fixed !== true) return { ...e, type: to };
+    // text or varchar as bpchar (charResultType) keeps its value, trailing spaces and all; typed so
+    // that what reads it (GREATEST, a comparison, length) takes those spaces as insignificant
+    if (to.fixed === true && to.maxLength === undefined && e.type.fixed !== true) {
+      return { kind: 'cast', operand: e, type: to };
+    }
     return e;
   }
   if (isNumeric(e.type) && isNumeric(to)) {
@@ -204,6 +209,39 @@ export function unifiedType(args: readonly ScalarExpr[], pos: Pos, what: string)
     throw typeMismatch(`${what} types ${names.join(' and ')} cannot be matched`, pos);
   }
   return t;
+}
+
+/** PostgreSQL's bpchar: char without a length, each value kept as it is, its trailing spaces insignificant. */
+export const BPCHAR: SqlType = { kind: 'text', fixed: true };
+
+/**
+ * The result type of COALESCE, CASE (its ELSE first, as PostgreSQL lists them), GREATEST and LEAST
+ * when their first typed argument is char(n) and the others are strings, as PostgreSQL's
+ * select_common_type resolves it: each string type casts implicitly to each other, so the first
+ * typed one wins — char(n) when every typed argument is that char(n), else bpchar (no length, so a
+ * char(5) value keeps its padding and a text value its trailing spaces, both insignificant to
+ * comparisons and length()). `COALESCE(c, s)` is bpchar where `COALESCE(s, c)` is text (c's padding
+ * dropped). Bare literals and NULLs take the type. Null where the general rules (unify) apply.
+ */
+export function charResultType(args: readonly ScalarExpr[]): SqlType | null {
+  const typed = args.filter((a) => a.type.kind !== 'unknown' && !isStringLiteral(a));
+  const first = typed[0];
+  if (first === undefined || first.type.kind !== 'text' || first.type.fixed !== true) return null;
+  if (!typed.every((a) => a.type.kind === 'text')) return null;
+  return typed.every((a) => typeName(a.type) === typeName(first.type)) ? first.type : BPCHAR;
+}
+
+/** `args` unified for COALESCE, CASE, GREATEST or LEAST (`first` in PostgreSQL's order), and their type. */
+export function unifyResults(
+  args: ScalarExpr[],
+  pos: Pos,
+  what: string,
+  first: readonly ScalarExpr[] = args,
+): { readonly args: ScalarExpr[]; readonly type: SqlType } {
+  const char = charResultType(first);
+  if (char !== null) return { args: args.map((a) => coerce(a, char, pos)), type: char };
+  const unified = unify(args, pos, what);
+  return { args: unified, type: commonType(unified.map((u) => u.type)) ?? T.unknown };
 }
 
 /** char(n) as text: PostgreSQL's bpchar semantics, trailing blanks are insignificant. */

@@ -7,7 +7,7 @@ import { normalizeBigInt } from '../common/values.ts';
 import { Decimal } from '../common/decimal.ts';
 import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
 import { T, isNumeric, typeName } from '../common/types.ts';
-import { commonType, numericResultType, resolveTypeName } from './types-resolve.ts';
+import { numericResultType, resolveTypeName } from './types-resolve.ts';
 import { bindFunction } from './bind-functions.ts';
 import { bindJsonbEditOperator, bindJsonbOperator, isJsonbOp } from './bind-jsonb.ts';
 import { bindByteaConcat } from './bind-binary.ts';
@@ -29,11 +29,12 @@ import {
   literalType,
   requireType,
   typeMismatch,
-  unify,
+  unifyResults,
   unpadChar,
 } from './bind-coerce.ts';
 import { resolveColumn, type Scope } from './bind-scope.ts';
 import { bindInList } from './bind-in-list.ts';
+import { deriveCollation } from './bind-collation.ts';
 
 export interface BindContext {
   readonly scope: Scope | null;
@@ -80,6 +81,7 @@ export function bindExpr(e: Expr, ctx: BindContext): ScalarExpr {
   let bound: ScalarExpr;
   try {
     bound = bindNode(e, ctx);
+    deriveCollation(e, bound);
   } catch (error) {
     // constant folding raises runtime errors at bind time: point them at the innermost node
     throw error instanceof SluiceError ? error.at(e.pos) : error;
@@ -307,12 +309,14 @@ function bindNode(e: Expr, ctx: BindContext): ScalarExpr {
         then: rec(w.then),
       }));
       const elseExpr = e.else === undefined ? null : rec(e.else);
-      const results = unify(
-        [...whens.map((w) => w.then), ...(elseExpr === null ? [] : [elseExpr])],
+      const thens = whens.map((w) => w.then);
+      // PostgreSQL resolves the type from the ELSE first, then the THENs (charResultType)
+      const { args: results, type: t } = unifyResults(
+        [...thens, ...(elseExpr === null ? [] : [elseExpr])],
         e.pos,
         'CASE',
+        elseExpr === null ? thens : [elseExpr, ...thens],
       );
-      const t = commonType(results.map((r) => r.type)) ?? T.unknown;
       return {
         kind: 'case',
         whens: whens.map((w, i) => ({ when: w.when, then: results[i] as ScalarExpr })),

@@ -5,7 +5,7 @@ import { bindsJournaled } from './journaled-binding.ts';
 import { SluiceError } from '../common/errors.ts';
 import { checkRegexFlags, checkSearchFlags } from '../common/functions/compile-function.ts';
 import type { ScalarExpr, ScalarFn } from '../common/scalar-expr.ts';
-import { T, isNumeric, typeName } from '../common/types.ts';
+import { T, isNumeric, typeName, type SqlType } from '../common/types.ts';
 import type { Expr, Pos } from '../parser/ast.ts';
 import { AGGREGATE_NAMES, bindExpr, type BindContext } from './bind-expr.ts';
 import {
@@ -16,6 +16,8 @@ import {
   isConst,
   isStringLiteral,
   unify,
+  unifyResults,
+  charResultType,
   unpadChar,
 } from './bind-coerce.ts';
 import { commonType, numericResultType } from './types-resolve.ts';
@@ -300,6 +302,10 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
     case 'greatest':
     case 'least': {
       if (n < 1) throw fnMismatch(e.name, args, e.pos);
+      // Over char(n) first (charResultType), char's order: trailing spaces insignificant, the value
+      // returned as it is; else strings compare as text, char(n) after the first unpadded.
+      const char = charResultType(args);
+      if (char !== null) return call(e.name, unifyResults(args, e.pos, e.name.toUpperCase()).args, char);
       const unified = unify(args, e.pos, e.name.toUpperCase()).map(unpadChar);
       const t = commonType(unified.map((u) => u.type)) ?? T.unknown;
       return call(e.name, unified, t);
@@ -364,8 +370,7 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
     }
     case 'coalesce': {
       if (n < 1) throw fnMismatch(e.name, args, e.pos);
-      const unified = unify(args, e.pos, 'COALESCE');
-      const t = commonType(unified.map((u) => u.type)) ?? T.unknown;
+      const { args: unified, type: t } = unifyResults(args, e.pos, 'COALESCE');
       return { kind: 'coalesce', args: unified, type: t };
     }
     case 'nullif': {
@@ -376,8 +381,14 @@ export function bindFunction(e: Extract<Expr, { kind: 'function' }>, ctx: BindCo
         // PostgreSQL tests NULLIF(a, b) with the operator a = b: char(n) beside a varchar(n) column
         // equals without the padding of either (bpchareq), beside text as text (compare() decides)
         const equal = compare('eq', '=', a, b, e.pos);
-        const none: ScalarExpr = { kind: 'const', value: null, type: l.type };
-        return { kind: 'case', whens: [{ when: equal, then: none }], else: l, type: l.type };
+        // The value is the operator's left operand: char(n) beside char(m) or a varchar(n) column is
+        // compared by bpchareq, so a is returned as it is, padded; beside text by texteq, unpadded.
+        const bAsChar =
+          b.type.kind === 'text' &&
+          (b.type.fixed === true || (b.type.maxLength !== undefined && !isConst(b)));
+        const kept = a.type.kind === 'text' && a.type.fixed === true && bAsChar ? a : l;
+        const none: ScalarExpr = { kind: 'const', value: null, type: kept.type };
+        return { kind: 'case', whens: [{ when: equal, then: none }], else: kept, type: kept.type };
       }
       if (l.type.kind === 'text' && l.type.fixed === true) {
         // char(n) equals without its padding (NULLIF(c, 'ab') is NULL for 'ab   '); the value keeps it
@@ -505,11 +516,17 @@ function bindMath(e: Extract<Expr, { kind: 'function' }>, raw: readonly ScalarEx
  * "collations are not supported by type integer", at COLLATE.
  */
 function bindCollate(operand: ScalarExpr, pos: Pos): ScalarExpr {
-  const type = operand.type;
-  if (type.kind === 'unknown') return coerce(operand, T.text, pos);
-  if (type.kind === 'text' || (type.kind === 'array' && type.element.kind === 'text')) return operand;
+  if (operand.type.kind === 'unknown') return coerce(operand, T.text, pos);
+  checkCollatable(operand.type, pos);
+  return operand;
+}
+
+/** `x COLLATE …` needs x's type to have a collation (text, varchar, char(n), their arrays), as PostgreSQL. */
+export function checkCollatable(type: SqlType, pos: Pos): void {
+  if (type.kind === 'unknown' || type.kind === 'text') return;
+  if (type.kind === 'array' && type.element.kind === 'text') return;
   // Accepted (and a no-op) before the check existed: a journaled statement still binds (journaled-binding.ts).
-  if (bindsJournaled()) return operand;
+  if (bindsJournaled()) return;
   throw new SluiceError('TYPE_MISMATCH', `collations are not supported by type ${typeName(type)}`, {
     position: pos,
   });

@@ -34,6 +34,7 @@ import { bindWindowCalls } from './bind-window-functions.ts';
 import { planKey } from './plan-key.ts';
 import { TreeIds, astLabel } from './tree-ids.ts';
 import { bindExpr, containsAggregate, findAggregate } from './bind-expr.ts';
+import { checkCollatable } from './bind-functions.ts';
 import { constInt } from './bind-row-count.ts';
 import { defaultColumnName, nullable } from './bind-column-meta.ts';
 import { expandGroupingSets } from './bind-grouping-sets.ts';
@@ -495,6 +496,11 @@ function bindPlainSelect(
     );
   }
 
+  // `ORDER BY x COLLATE "C"` naming a select item (or an ordinal, an integer): x needs a collation
+  for (const [i, { o, index }] of orderTargets.entries()) {
+    const type = o.expr.kind === 'literal' ? T.int32 : (exprs[index] as ScalarExpr).type;
+    if (o !== stmt.orderBy[i]) checkCollatable(type, (stmt.orderBy[i] as OrderItem).expr.pos);
+  }
   // Output names
   const names = [...items.map((i) => i.name), ...hidden.map((_, k) => `?order${k}`)];
   if (options.columnNames !== undefined) {

@@ -9,7 +9,7 @@ import { likeEscape } from '../like.ts';
 import { SluiceError } from '../errors.ts';
 import type { SqlType, Value } from '../types.ts';
 import { T } from '../types.ts';
-import { castValue } from '../cast.ts';
+import { castValue, withoutCharPadding } from '../cast.ts';
 import { checkInt, compareValues } from '../values.ts';
 import { Decimal } from '../decimal.ts';
 import { charOfOffset, offsetOfChar, regexCompiler, type SqlRegex } from './regex.ts';
@@ -289,6 +289,24 @@ export function compileFunction(fn: FunctionFn, args: readonly RowFn[], argTypes
     case 'greatest':
     case 'least': {
       const want = fn === 'greatest' ? 1 : -1;
+      if (argTypes.some((t) => t.kind === 'text' && t.fixed === true)) {
+        // char(n) and bpchar (the binder casts every argument so): trailing spaces insignificant, the
+        // first of equal values returned as it is, as PostgreSQL's bpchar comparison
+        return (row) => {
+          let best: Value = null;
+          let bestKey = '';
+          for (const g of args) {
+            const v = g(row);
+            if (v === null) continue;
+            const key = withoutCharPadding(v as string);
+            if (best === null || Math.sign(compareValues(key, bestKey)) === want) {
+              best = v;
+              bestKey = key;
+            }
+          }
+          return best;
+        };
+      }
       return (row) => {
         let best: Value = null;
         for (const g of args) {

@@ -42,5 +42,7 @@ export interface SerializedAgg {
   readonly f?: number;
   /** Float sums: how many +Infinity, -Infinity and NaN inputs the group holds. */
   readonly x?: readonly [number, number, number];
+  /** Float SUMs: how many -0 inputs the group holds (its sum is -0 when all are). */
+  readonly z?: number;
   readonly v?: readonly (readonly [Value, number])[];
 }

@@ -33,6 +33,15 @@ export class InvertibleColumn implements AggColumn {
   private readonly pbig = new Map<number, bigint>();
   private nonFinite = new Map<number, NonFinite>();
   private pNonFinite = new Map<number, NonFinite>();
+  /**
+   * A float SUM's -0 inputs, counted by slot (partials by touch index): PostgreSQL's SUM adds its
+   * inputs from the first (float8pl), so it is -0 exactly when every input is -0, which a sum of
+   * parts cannot tell. Empty unless -0 values arrive.
+   */
+  private readonly negZero = new Map<number, number>();
+  private readonly pNegZero = new Map<number, number>();
+  /** A SUM of floats (not AVG, whose PostgreSQL sum starts at +0; not numeric, which has no -0). */
+  private readonly floatSumOfZeros: boolean;
   private readonly exactInt: boolean;
   private readonly summing: boolean;
   /** A float (or numeric) sum: keeps the fractional parts at `base + 2` (state) and `pbase + 2` (partial). */
@@ -48,6 +57,7 @@ export class InvertibleColumn implements AggColumn {
     this.exactInt = spec.argType?.kind === 'int';
     this.summing = spec.fn === 'sum' || spec.fn === 'avg';
     this.fractional = this.summing && !this.exactInt;
+    this.floatSumOfZeros = spec.fn === 'sum' && spec.argType?.kind === 'float';
   }
 
   /** Doubles this column needs in the group record (n, sum, fractions), and as much for the partial. */
@@ -64,6 +74,7 @@ export class InvertibleColumn implements AggColumn {
     if (this.fractional) d[at + 2] = 0;
     if (this.big.size > 0) this.big.delete(slot);
     if (this.nonFinite.size > 0) this.nonFinite.delete(slot);
+    if (this.negZero.size > 0) this.negZero.delete(slot);
   }
 
   resetPartial(_slot: number, p: number): void {
@@ -74,6 +85,7 @@ export class InvertibleColumn implements AggColumn {
     if (this.fractional) d[at + 2] = 0;
     if (this.pbig.size > 0) this.pbig.delete(p);
     if (this.pNonFinite.size > 0) this.pNonFinite.delete(p);
+    if (this.pNegZero.size > 0) this.pNegZero.delete(p);
   }
 
   /**
@@ -83,6 +95,7 @@ export class InvertibleColumn implements AggColumn {
   resetSidePartials(): void {
     if (this.pbig.size > 0) this.pbig.clear();
     if (this.pNonFinite.size > 0) this.pNonFinite.clear();
+    if (this.pNegZero.size > 0) this.pNegZero.clear();
   }
 
   accumulate(_slot: number, value: Value, weight: number, p: number): void {
@@ -102,6 +115,9 @@ export class InvertibleColumn implements AggColumn {
         }
         counts[nonFiniteIndex(v)] += weight;
         return;
+      }
+      if (v === 0 && this.floatSumOfZeros && Object.is(v, -0)) {
+        this.pNegZero.set(p, (this.pNegZero.get(p) ?? 0) + weight);
       }
       whole = Math.trunc(v);
       // Exact: a double minus its integer part is representable.
@@ -129,6 +145,12 @@ export class InvertibleColumn implements AggColumn {
       d[at + 2] = (d[at + 2] as number) + (pd[pat + 2] as number);
       const partial = this.pNonFinite.size > 0 ? this.pNonFinite.get(p) : undefined;
       if (partial !== undefined) this.mergeNonFinite(slot, partial);
+      const zeros = this.pNegZero.size > 0 ? this.pNegZero.get(p) : undefined;
+      if (zeros !== undefined) {
+        const z = (this.negZero.get(slot) ?? 0) + zeros;
+        if (z === 0) this.negZero.delete(slot);
+        else this.negZero.set(slot, z);
+      }
     }
     const pb = this.pbig.size > 0 ? this.pbig.get(p) : undefined;
     const b = this.big.size > 0 ? this.big.get(slot) : undefined;
@@ -190,7 +212,10 @@ export class InvertibleColumn implements AggColumn {
         return this.n(slot);
       case 'sum':
         if (this.n(slot) === 0) return null;
-        return this.exactInt ? checkInt(this.exactSum(slot), 64) : this.floatSum(slot);
+        if (this.exactInt) return checkInt(this.exactSum(slot), 64);
+        // -0 when every input is -0 (negZero), as PostgreSQL's -0 + -0
+        if (this.negZero.size > 0 && this.negZero.get(slot) === this.n(slot)) return -0;
+        return this.floatSum(slot);
       case 'avg': {
         const n = this.n(slot);
         if (n === 0) return null;
@@ -209,18 +234,22 @@ export class InvertibleColumn implements AggColumn {
     if (!this.fractional) return { n: this.n(slot), s: this.exactSum(slot) };
     const f = this.record.data[slot * this.record.stride + this.base + 2] as number;
     const counts = this.nonFinite.get(slot);
+    const zeros = this.negZero.get(slot);
     return {
       n: this.n(slot),
       s: this.exactSum(slot),
       f,
       ...(counts !== undefined ? { x: [...counts] } : {}),
+      ...(zeros !== undefined ? { z: zeros } : {}),
     };
   }
 
-  /** Whether the group's state is its record alone (no bigint sum, no non-finite counts). */
+  /** Whether the group's state is its record alone (no bigint sum, no non-finite or -0 counts). */
   inRecord(slot: number): boolean {
     return (
-      (this.big.size === 0 || !this.big.has(slot)) && (this.nonFinite.size === 0 || !this.nonFinite.has(slot))
+      (this.big.size === 0 || !this.big.has(slot)) &&
+      (this.nonFinite.size === 0 || !this.nonFinite.has(slot)) &&
+      (this.negZero.size === 0 || !this.negZero.has(slot))
     );
   }
 
@@ -245,6 +274,8 @@ export class InvertibleColumn implements AggColumn {
     let fraction = d.f ?? 0;
     this.nonFinite.delete(slot);
     if (this.fractional && d.x !== undefined) this.nonFinite.set(slot, [d.x[0], d.x[1], d.x[2]]);
+    this.negZero.delete(slot);
+    if (this.floatSumOfZeros && d.z !== undefined) this.negZero.set(slot, d.z);
     if (this.fractional && typeof whole === 'number' && d.f === undefined) {
       // A checkpoint written before float sums kept their parts apart: one double sum.
       if (!Number.isFinite(whole)) {

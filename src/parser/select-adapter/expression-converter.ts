@@ -132,8 +132,8 @@ export abstract class ExpressionConverter extends TokenCursor {
           // `x COLLATE name` is rendered as `x || name` (adapter-tokens.ts)
           const collate = this.peek()!;
           this.word('collate');
-          checkCollation(this.name());
-          pieces.push({ kind: 'postfix', op: { kind: 'collate', pos: posOf(collate) } });
+          const name = checkCollation(this.name());
+          pieces.push({ kind: 'postfix', op: { kind: 'collate', name, pos: posOf(collate) } });
           work.pop(); // the name, node-sql-parser's right operand of `||`
           continue;
         } else if (isWordText(this.peek(), 'isnull') || isWordText(this.peek(), 'notnull')) {

@@ -52,9 +52,10 @@ export function escapePieces(pieces: readonly Piece[], word: IToken, value: ITok
  */
 const CODE_POINT_COLLATIONS = new Set(['C', 'POSIX', 'default']);
 
-export function checkCollation(name: IToken): void {
+/** The collation `name` names, if it is one of Sluice's order (else NOT_SUPPORTED at the name). */
+export function checkCollation(name: IToken): string {
   const collation = identName(name);
-  if (CODE_POINT_COLLATIONS.has(collation)) return;
+  if (CODE_POINT_COLLATIONS.has(collation)) return collation;
   throw new SluiceError('NOT_SUPPORTED', `collation "${collation}" is not supported`, {
     position: posOf(name),
     hint: 'text compares by code point, the order of COLLATE "C" (also "POSIX" and "default")',

@@ -344,8 +344,8 @@ export abstract class ExpressionGrammar extends OperandGrammar {
       ALT: () => {
         const collate = this.CONSUME(Collate);
         const name = this.CONSUME2(Ident);
-        this.ACTION(() => checkCollation(name));
-        return [{ kind: 'postfix', op: { kind: 'collate', pos: posOf(collate) } }];
+        const collation = this.ACTION(() => checkCollation(name));
+        return [{ kind: 'postfix', op: { kind: 'collate', name: collation, pos: posOf(collate) } }];
       },
     },
     {
