@@ -112,6 +112,20 @@ export class SqliteStore {
   private transactionsBegun = 0;
   private syncedCommits = 0;
   private syncsInFlight = 0;
+  /**
+   * Syncs issued, oldest first, with the deferred commits each covers: `syncedCommits` moves only
+   * through syncs that returned without an error and after every earlier one did.
+   */
+  private syncQueue: { readonly through: number; returned: boolean; failed: boolean }[] = [];
+  /**
+   * More descriptors of the WAL file, free for a sync while another is in flight. Linux reports a
+   * write-back error once per open file description, to the first fsync on it that checks: two syncs
+   * in flight on one descriptor could hand an earlier commit's error to the later sync alone, so each
+   * sync in flight holds a descriptor of its own (an error then fails every sync whose frames it holds).
+   */
+  private spareWalFds: number[] = [];
+  /** Whether `walFd` itself is held by a sync in flight. */
+  private walFdBusy = false;
   /** Deferred commits since the store's own last WAL checkpoint, and how many it waits for. */
   private commitsSinceWalCheckpoint = 0;
   private walCheckpointEvery = 64;
@@ -264,7 +278,7 @@ export class SqliteStore {
   commit(): void {
     this.commitUnsynced();
     if (this.syncOwed) {
-      fdatasyncSync(this.walFd as number);
+      this.syncWalNow();
       this.syncedCommits = this.deferredCommits;
     }
   }
@@ -333,18 +347,68 @@ export class SqliteStore {
    */
   syncAsync(done: (error: Error | null) => void): void {
     const through = this.deferredCommits;
-    const fd = this.walFd;
-    if (fd === null || !this.syncOwed) {
+    if (this.walFd === null || !this.syncOwed) {
       setImmediate(() => done(null));
       return;
     }
+    let fd: number;
+    try {
+      fd = this.takeWalFd();
+    } catch (error) {
+      setImmediate(() => done(error as Error));
+      return;
+    }
+    const entry = { through, returned: false, failed: false };
+    this.syncQueue.push(entry);
     this.syncsInFlight += 1;
     fdatasync(fd, (error) => {
       this.syncsInFlight -= 1;
-      if (error === null && through > this.syncedCommits) this.syncedCommits = through;
+      this.giveWalFd(fd);
+      entry.returned = true;
+      entry.failed = error !== null;
+      while (this.syncQueue.length > 0) {
+        const first = this.syncQueue[0] as { readonly through: number; returned: boolean; failed: boolean };
+        if (!first.returned || first.failed) break;
+        this.syncQueue.shift();
+        if (first.through > this.syncedCommits) this.syncedCommits = first.through;
+      }
       if (!this.db.open) this.closeWal();
       done(error);
     });
+  }
+
+  /** A descriptor of the WAL file no sync in flight holds (`walFd` when free), for one sync. */
+  private takeWalFd(): number {
+    if (!this.walFdBusy) {
+      this.walFdBusy = true;
+      return this.walFd as number;
+    }
+    return this.spareWalFds.pop() ?? this.openWalAgain();
+  }
+
+  private giveWalFd(fd: number): void {
+    if (fd === this.walFd) this.walFdBusy = false;
+    else this.spareWalFds.push(fd);
+  }
+
+  /** An fdatasync of the WAL on this thread, on a descriptor of its own (see `spareWalFds`). */
+  private syncWalNow(): void {
+    const fd = this.takeWalFd();
+    try {
+      fdatasyncSync(fd);
+    } finally {
+      this.giveWalFd(fd);
+    }
+  }
+
+  /** Another descriptor of the WAL file SQLite writes (checked by inode against the first). */
+  private openWalAgain(): number {
+    const fd = openSync(`${this.path}-wal`, 'r+');
+    if (fstatSync(fd).ino !== fstatSync(this.walFd as number).ino) {
+      closeSync(fd);
+      throw new SluiceError('STATE_ERROR', `data file "${this.path}-wal" was replaced while the server ran`);
+    }
+    return fd;
   }
 
   rollback(): void {
@@ -360,7 +424,7 @@ export class SqliteStore {
     this.rollback();
     // A deferred commit not yet synced is synced now, as a commit at FULL would have been.
     if (this.syncOwed) {
-      fdatasyncSync(this.walFd as number);
+      this.syncWalNow();
       this.syncedCommits = this.deferredCommits;
     }
     this.db.close();
@@ -395,6 +459,8 @@ export class SqliteStore {
     if (this.walFd === null || this.syncsInFlight > 0) return;
     closeSync(this.walFd);
     this.walFd = null;
+    for (const fd of this.spareWalFds) closeSync(fd);
+    this.spareWalFds = [];
   }
 }
 

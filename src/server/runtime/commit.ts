@@ -18,6 +18,14 @@ const GROUP_MAX_REQUESTS = 64;
  * 4-partition backlog at max_batch_rows 10,000 (≈ 7 batches), which then shares one COMMIT.
  */
 const GROUP_MAX_CONNECTOR_EPOCHS = 8;
+/**
+ * WAL syncs in flight at once. With one, a group applied while the previous group's sync ran had to
+ * wait for that sync before its COMMIT and then for its own: with the server bench's four requests in
+ * flight the thread was left with nothing to do (the main thread slept about a quarter of the
+ * throughput phase). With two, that group commits and starts its own sync at once; a third waits, so
+ * a slow disk still holds the answers back rather than queueing syncs on the libuv pool.
+ */
+const MAX_SYNCS_IN_FLIGHT = 2;
 
 interface GroupWaiter {
   readonly resolve: (value: { accepted: number; epoch: number }) => void;
@@ -38,6 +46,8 @@ interface UnsyncedGroup {
   readonly epoch: number;
   readonly clock: number;
   readonly offset: number;
+  /** Its place among committed groups: a sync begun after its COMMIT makes it durable. */
+  readonly serial: number;
 }
 
 // Group commit: ingest requests are applied at once, each as its own epoch, into one open SQLite
@@ -48,10 +58,16 @@ interface UnsyncedGroup {
 //
 // The group's fsync runs off the server's thread (sqlite-store.ts, "Deferred sync"): its COMMIT
 // writes the WAL, an fdatasync of the WAL runs on the libuv pool, and the group is completed — its
-// high-water mark recorded, epochs published, answers resolved — when that returns. Meanwhile the
-// thread applies the next requests into the next transaction, which commits when the sync is back
-// (one sync in flight at a time). A flush while a sync is in flight commits and syncs at once on
-// this thread and completes everything, so whatever reads or writes next sees durable epochs only.
+// high-water mark recorded, epochs published, answers resolved — when a sync begun after its COMMIT
+// returns. Meanwhile the thread applies the next requests into the next transaction, which commits
+// and starts its own sync at once if fewer than MAX_SYNCS_IN_FLIGHT are in flight, else when one is
+// back. An fdatasync makes durable everything written to the WAL before it began; syncs are taken in
+// the order they were issued (the pool may finish them in either order), and each completes the
+// groups committed before it began, oldest first. Each sync in flight, a flush's included, has its
+// own descriptor of the WAL (sqlite-store.ts), so a write error is reported to every sync whose
+// frames it could hold.
+// A flush while a sync is in flight commits and syncs at once on this thread and completes
+// everything, so whatever reads or writes next sees durable epochs only.
 
 export abstract class RuntimeCommit extends RuntimeFeeds {
   /** Ingest requests applied in the open transaction, answered once it commits. */
@@ -63,8 +79,13 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
   private groupGeneration = 0;
   /** Groups committed whose WAL sync is in flight, oldest first. */
   private unsynced: UnsyncedGroup[] = [];
-  private syncing = false;
-  /** The open group's commit waits for the sync in flight. */
+  /**
+   * WAL syncs issued and not yet taken into account, in issue order: each with the last group
+   * committed before it began and whether it has returned.
+   */
+  private syncs: { readonly through: number; returned: boolean }[] = [];
+  private committedSerial = 0;
+  /** The open group's commit waits for a sync in flight (MAX_SYNCS_IN_FLIGHT reached). */
   private commitWhenSynced = false;
   /** Checkpoint slices waiting for the ingest requests applied before they asked to be answered. */
   private answerWaiters: { readonly epoch: number; readonly resolve: () => void }[] = [];
@@ -269,13 +290,13 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
   }
 
   /**
-   * Commits the open group and starts its WAL sync off the thread; with a sync in flight, the commit
-   * waits for it (the requests arriving meanwhile join the group). A group whose transaction was not
-   * deferred (in memory) is complete at once, as flush() completes it.
+   * Commits the open group and starts its WAL sync off the thread; with MAX_SYNCS_IN_FLIGHT in
+   * flight, the commit waits for one of them (the requests arriving meanwhile join the group). A
+   * group whose transaction was not deferred (in memory) is complete at once, as flush() completes it.
    */
   private commitGroup(): void {
     this.groupScheduled = false;
-    if (this.syncing) {
+    if (this.syncs.length >= MAX_SYNCS_IN_FLIGHT) {
       this.commitWhenSynced = true;
       return;
     }
@@ -305,21 +326,32 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
       return;
     }
     this.unsynced.push(committed);
-    this.syncing = true;
-    this.store.syncAsync((error) => this.synced(error));
+    const sync = { through: committed.serial, returned: false };
+    this.syncs.push(sync);
+    this.store.syncAsync((error) => this.synced(error, sync));
   }
 
-  /** The WAL sync returned: the groups committed before it are durable. */
-  private synced(error: Error | null): void {
-    this.syncing = false;
+  /**
+   * A WAL sync returned. The groups committed before it began are durable once it and every sync
+   * issued before it returned without an error: a later sync's success alone is not taken for an
+   * earlier one's, which may yet report a write error of the earlier group's frames.
+   */
+  private synced(error: Error | null, sync: { readonly through: number; returned: boolean }): void {
+    sync.returned = true;
+    let through = 0;
+    while (this.syncs.length > 0 && (this.syncs[0] as { returned: boolean }).returned) {
+      through = (this.syncs.shift() as { readonly through: number }).through;
+    }
     if (this.closing) return;
     if (error !== null && this.failure === null) this.fail(error);
     if (this.failure !== null) {
       this.rejectGroup(this.failure);
       return;
     }
-    const groups = this.unsynced;
-    this.unsynced = [];
+    let n = 0;
+    while (n < this.unsynced.length && (this.unsynced[n] as UnsyncedGroup).serial <= through) n += 1;
+    const groups = this.unsynced.slice(0, n);
+    this.unsynced = this.unsynced.slice(n);
     this.complete(groups);
     this.store.checkpointWalWhenIdle();
     if (this.commitWhenSynced) {
@@ -338,6 +370,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
       epoch: this.engine.epoch,
       clock: this.engine.clock,
       offset: this.log.lastOffset,
+      serial: ++this.committedSerial,
     };
     this.pending = [];
     this.pendingDrops = [];
