@@ -3,7 +3,7 @@
 // journal unreplayable: a data directory an older server accepted has to start. A journaled
 // statement (replayed under REPLAY_SQL_LIMITS) binds as it was accepted, with the plan, the
 // fingerprint (so its checkpointed state loads) and the values of that release; a new statement
-// of the same text is refused.
+// of the same text is refused. So does a window frame offset PostgreSQL finds out of range.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Engine, REPLAY_SQL_LIMITS } from '../src/index.ts';
@@ -43,4 +43,30 @@ test('a journaled statement binds as it was accepted; the same text now is refus
       .code,
     'TYPE_MISMATCH',
   );
+});
+
+// A frame offset PostgreSQL types as integer and finds out of range (`2147483647 + 1`) was
+// computed in unbounded integers by ea087b6, which accepted the view; fingerprint from that release.
+test('a journaled frame offset that overflows integer binds as it was accepted', () => {
+  const view =
+    'CREATE MATERIALIZED VIEW f AS SELECT k, sum(i) OVER (ORDER BY k ROWS BETWEEN 2147483647 + 1 PRECEDING AND CURRENT ROW) AS s FROM t';
+  const live = new Engine();
+  live.execute('CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)');
+  const refused = refusal(() => live.execute(view));
+  assert.deepEqual([refused.code, refused.message], ['NUMERIC_OVERFLOW', 'integer out of range']);
+
+  const replayed = trackedEngine(['CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)']);
+  replayed.execute(view, { limits: REPLAY_SQL_LIMITS });
+  assert.deepEqual(storedCheckpoint(replayed).fingerprints, { t: BEFORE.t, f: '8c321d2ffc42cce8' });
+  replayed.applyChanges('t', {
+    insert: [
+      { k: 1, i: 1 },
+      { k: 2, i: 2 },
+    ],
+  });
+  assert.deepEqual(replayed.viewSnapshot('f').rows, [
+    { k: 1, s: 1 },
+    { k: 2, s: 3 },
+  ]);
+  assert.equal(refusal(() => replayed.execute(view.replace(' f ', ' f2 '))).code, 'NUMERIC_OVERFLOW');
 });
