@@ -45,6 +45,9 @@ export function planFingerprint(printed: string, facts: PlanFacts = {}): string 
   // char(n) beside a varchar(n) compares without either's padding, and an IN list beside char(n) is
   // typed item by item, as PostgreSQL does: a plan over char(n) is rebuilt once more.
   if (printed.includes('character(')) salt += 'char beside varchar, IN lists\n';
+  // LIKE with a pattern ending in a lone escape matched that escape as a backslash; it is now
+  // PostgreSQL's row error (or false): a plan that may match one (plan-like-patterns.ts) is rebuilt once.
+  if (facts.likeEndingInEscape === true) salt += 'like pattern ending in escape\n';
   return createHash('sha256')
     .update(salt + printed)
     .digest('hex')
@@ -57,6 +60,8 @@ export interface PlanFacts {
   readonly floatGroupKeys?: boolean;
   /** Some node orders text values (plan-orders-text.ts). */
   readonly ordersText?: boolean;
+  /** Some LIKE / ILIKE may have a pattern ending in a lone escape (plan-like-patterns.ts). */
+  readonly likeEndingInEscape?: boolean;
 }
 
 /** Types with equal values of other texts (1.5, 1.50; -0, 0; '1 day', '24:00:00'; arrays of them). */
