@@ -70,3 +70,30 @@ test('a journaled frame offset that overflows integer binds as it was accepted',
   ]);
   assert.equal(refusal(() => replayed.execute(view.replace(' f ', ' f2 '))).code, 'NUMERIC_OVERFLOW');
 });
+
+// ea087b6 folded `'abc' LIKE 'ab\'` to false (it read the lone escape as a backslash) and accepted
+// the view; PostgreSQL's error is now raised folding it. Journaled, the view still binds (the data
+// directory starts), the LIKE left to each row, whose error it now is, under a new fingerprint (its
+// state is rebuilt: like-escape-end-fingerprint.test.ts).
+test('a journaled constant LIKE that now fails folding binds, failing on each row', () => {
+  const view = "CREATE MATERIALIZED VIEW l AS SELECT k, 'abc' LIKE 'ab\\' AS m FROM t";
+  const live = new Engine();
+  live.execute('CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)');
+  const refused = refusal(() => live.execute(view));
+  assert.deepEqual(
+    [refused.code, refused.message],
+    ['INVALID_VALUE', 'LIKE pattern must not end with escape character'],
+  );
+
+  const replayed = trackedEngine(['CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)']);
+  replayed.execute(view, { limits: REPLAY_SQL_LIMITS });
+  assert.notEqual(storedCheckpoint(replayed).fingerprints['l'], '0fad99a074029d48'); // ea087b6's
+  replayed.applyChanges('t', { insert: [{ k: 1, i: 1 }] });
+  assert.deepEqual(
+    replayed.viewErrors('l').map((e) => [e.code, e.message, e.row['k']]),
+    [['INVALID_VALUE', 'LIKE pattern must not end with escape character', 1]],
+  );
+  replayed.applyChanges('t', { delete: [{ k: 1, i: 1 }] });
+  assert.deepEqual(replayed.viewErrors('l'), []);
+  assert.equal(refusal(() => replayed.execute(view.replace(' l ', ' l2 '))).code, 'INVALID_VALUE');
+});
