@@ -163,10 +163,10 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
       hidden.add(i).add(i + 1);
     }
     // EXTRACT(field FROM x): node-sql-parser knows some field words only (not `millisecond`,
-    // `microsecond`, `msec`…): a field of three letters or more is shown as `day`, and the
-    // converter reads the field from our token (a shorter one, `ms` or `us`, is still refused).
+    // `microsecond`, `msec`, `ms`, `us`…): the field is shown as `day` (laid out where the token
+    // was: layoutTokens), and the converter reads the field from our token.
     if (isWordText(tokens[i - 2], 'extract') && isType(prev, LParen) && isWordText(next, 'from')) {
-      if (isWord(token) && token.image.length >= 3) renamed.set(i, 'day'.padEnd(token.image.length));
+      if (isWord(token)) renamed.set(i, 'day'.padEnd(token.image.length));
     }
     // `x COLLATE "C"` for any x: node-sql-parser reads COLLATE after a column only, so it sees
     // `x || q_q` (the name masked as a quoted identifier) and the converter checks the collation.
