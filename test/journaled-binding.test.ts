@@ -3,7 +3,7 @@
 // journal unreplayable: a data directory an older server accepted has to start. A journaled
 // statement (replayed under REPLAY_SQL_LIMITS) binds as it was accepted, with the plan, the
 // fingerprint (so its checkpointed state loads) and the values of that release; a new statement
-// of the same text is refused.
+// of the same text is refused. So does a window frame offset PostgreSQL finds out of range.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Engine, REPLAY_SQL_LIMITS } from '../src/index.ts';
@@ -86,4 +86,57 @@ test('a journaled collation mismatch binds as it was accepted; new, it is refuse
   assert.equal(storedCheckpoint(replayed).fingerprints.mix, '5a559c5e031c3931');
   replayed.applyChanges('t', { insert: [{ k: 1, i: 1, s: 'a' }] });
   assert.deepEqual(replayed.viewSnapshot('mix').rows, [{ k: 1, e: true }]);
+});
+
+// A frame offset PostgreSQL types as integer and finds out of range (`2147483647 + 1`) was
+// computed in unbounded integers by ea087b6, which accepted the view; fingerprint from that release.
+test('a journaled frame offset that overflows integer binds as it was accepted', () => {
+  const view =
+    'CREATE MATERIALIZED VIEW f AS SELECT k, sum(i) OVER (ORDER BY k ROWS BETWEEN 2147483647 + 1 PRECEDING AND CURRENT ROW) AS s FROM t';
+  const live = new Engine();
+  live.execute('CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)');
+  const refused = refusal(() => live.execute(view));
+  assert.deepEqual([refused.code, refused.message], ['NUMERIC_OVERFLOW', 'integer out of range']);
+
+  const replayed = trackedEngine(['CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)']);
+  replayed.execute(view, { limits: REPLAY_SQL_LIMITS });
+  assert.deepEqual(storedCheckpoint(replayed).fingerprints, { t: BEFORE.t, f: '8c321d2ffc42cce8' });
+  replayed.applyChanges('t', {
+    insert: [
+      { k: 1, i: 1 },
+      { k: 2, i: 2 },
+    ],
+  });
+  assert.deepEqual(replayed.viewSnapshot('f').rows, [
+    { k: 1, s: 1 },
+    { k: 2, s: 3 },
+  ]);
+  assert.equal(refusal(() => replayed.execute(view.replace(' f ', ' f2 '))).code, 'NUMERIC_OVERFLOW');
+});
+
+// ea087b6 folded `'abc' LIKE 'ab\'` to false (it read the lone escape as a backslash) and accepted
+// the view; PostgreSQL's error is now raised folding it. Journaled, the view still binds (the data
+// directory starts), the LIKE left to each row, whose error it now is, under a new fingerprint (its
+// state is rebuilt: like-escape-end-fingerprint.test.ts).
+test('a journaled constant LIKE that now fails folding binds, failing on each row', () => {
+  const view = "CREATE MATERIALIZED VIEW l AS SELECT k, 'abc' LIKE 'ab\\' AS m FROM t";
+  const live = new Engine();
+  live.execute('CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)');
+  const refused = refusal(() => live.execute(view));
+  assert.deepEqual(
+    [refused.code, refused.message],
+    ['INVALID_VALUE', 'LIKE pattern must not end with escape character'],
+  );
+
+  const replayed = trackedEngine(['CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)']);
+  replayed.execute(view, { limits: REPLAY_SQL_LIMITS });
+  assert.notEqual(storedCheckpoint(replayed).fingerprints['l'], '0fad99a074029d48'); // ea087b6's
+  replayed.applyChanges('t', { insert: [{ k: 1, i: 1 }] });
+  assert.deepEqual(
+    replayed.viewErrors('l').map((e) => [e.code, e.message, e.row['k']]),
+    [['INVALID_VALUE', 'LIKE pattern must not end with escape character', 1]],
+  );
+  replayed.applyChanges('t', { delete: [{ k: 1, i: 1 }] });
+  assert.deepEqual(replayed.viewErrors('l'), []);
+  assert.equal(refusal(() => replayed.execute(view.replace(' l ', ' l2 '))).code, 'INVALID_VALUE');
 });

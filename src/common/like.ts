@@ -19,8 +19,9 @@ const REGEX_SYNTAX = /[.*+?^${}()|[\]\\]/g;
 
 /**
  * The pattern's segments between unescaped `%`s, each as RegExp source of fixed length, with
- * PostgreSQL's default escape character backslash (a trailing lone backslash stands for itself).
- * Characters are code points (the `u` flag): `_` matches one character, never half of a pair.
+ * PostgreSQL's default escape character backslash (a pattern ending in a lone one is not read
+ * here: loneEscapeMatcher). Characters are code points (the `u` flag): `_` matches one character,
+ * never half of a pair.
  */
 function likeSegments(pattern: string): string[] {
   const chars = Array.from(pattern);
@@ -41,6 +42,7 @@ function likeSegments(pattern: string): string[] {
 }
 
 export function compileLike(pattern: string, caseInsensitive: boolean): LikeMatcher {
+  if (endsInLoneEscape(pattern)) return loneEscapeMatcher(pattern, caseInsensitive);
   const flags = caseInsensitive ? 'iu' : 'u';
   const segments = likeSegments(pattern);
   if (segments.length === 1) return new RegExp(`^(?:${segments[0] as string})$`, flags);
@@ -70,6 +72,86 @@ export function compileLike(pattern: string, caseInsensitive: boolean): LikeMatc
       if (tail === null) return true;
       tail.lastIndex = at;
       return tail.test(s);
+    },
+  };
+}
+
+/** Whether the pattern's last backslash escapes nothing (it ends in an odd run of them). */
+export function endsInLoneEscape(pattern: string): boolean {
+  let run = 0;
+  while (run < pattern.length && pattern[pattern.length - 1 - run] === '\\') run++;
+  return run % 2 === 1;
+}
+
+function likeEndError(): SluiceError {
+  return new SluiceError('INVALID_VALUE', 'LIKE pattern must not end with escape character');
+}
+
+/** Where a match reached the next `%` (text and token index), or why it stopped before one. */
+type Reached = { readonly t: number; readonly p: number } | 'false' | 'abort';
+
+type LikeToken = { readonly kind: 'char'; readonly c: string } | { readonly kind: 'any' | 'percent' | 'end' };
+
+/**
+ * A pattern ending in a lone escape never matches; PostgreSQL raises "LIKE pattern must not end with
+ * escape character" when, and only when, its matcher (like_match.c, MatchText) reaches that escape
+ * with text left, or after a `%` with nothing but `_`s between them — so `'ab' LIKE 'ab\'` is false
+ * and `'abc' LIKE 'ab\'` an error. MatchText tries the places of each `%`'s next segment left to
+ * right and, once a try reaches the next `%`, never returns false from it (its answer is true, the
+ * error, or "no match anywhere"): so the first place where a segment matches whole is the one taken,
+ * and this walks segment by segment like compileLike, in O(n · pattern length). ILIKE compares
+ * lower-cased characters, as PostgreSQL lower-cases text and pattern.
+ */
+function loneEscapeMatcher(pattern: string, caseInsensitive: boolean): LikeMatcher {
+  const fold = (c: string): string => (caseInsensitive ? c.toLowerCase() : c);
+  const chars = Array.from(pattern);
+  const tokens: LikeToken[] = [];
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i] as string;
+    if (c === '\\') {
+      const next = chars[++i];
+      tokens.push(next === undefined ? { kind: 'end' } : { kind: 'char', c: fold(next) });
+    } else if (c === '%') tokens.push({ kind: 'percent' });
+    else if (c === '_') tokens.push({ kind: 'any' });
+    else tokens.push({ kind: 'char', c: fold(c) });
+  }
+  return {
+    test(s: string): boolean {
+      const text = Array.from(s, fold);
+      const n = text.length;
+      // Matches from text[t] and tokens[p] up to the next `%` (its index and the text's there), or
+      // 'false' at a mismatch, or 'abort' when the text runs out first (no match anywhere then).
+      const run = (t: number, p: number): Reached => {
+        for (; t < n; t++, p++) {
+          const token = tokens[p] as LikeToken;
+          if (token.kind === 'end') throw likeEndError();
+          if (token.kind === 'percent') return { t, p };
+          if (token.kind === 'char' && token.c !== text[t]) return 'false';
+        }
+        return 'abort';
+      };
+      let at: Reached = run(0, 0);
+      while (typeof at !== 'string') {
+        let { t, p } = at;
+        // PostgreSQL skips the `%`s and `_`s after a `%` (each `_` taking a character)
+        for (let token = tokens[p] as LikeToken; token.kind === 'percent' || token.kind === 'any';) {
+          if (token.kind === 'any' && t++ >= n) return false;
+          token = tokens[++p] as LikeToken;
+        }
+        const first = tokens[p] as LikeToken;
+        // not a `%` nor a `_`: the lone escape itself, or a character to search for
+        if (first.kind !== 'char') throw likeEndError();
+        const c = first.c;
+        let next: Reached = 'abort';
+        for (let from = t; from < n; from++) {
+          if (text[from] !== c) continue;
+          next = run(from, p);
+          if (next !== 'false') break;
+          next = 'abort';
+        }
+        at = next;
+      }
+      return false;
     },
   };
 }

@@ -4,6 +4,7 @@
 // plan, so EXPLAIN DATAFLOW, the fingerprint and the console show what runs.
 // Stateful nodes get ids "<view>/<node kind><position>", stable across restarts.
 import { ordersText } from './plan-orders-text.ts';
+import { matchesLikeEndingInEscape } from './plan-like-patterns.ts';
 import type { LogicalPlan } from '../planner/logical-plan.ts';
 import type { ColumnMeta } from '../planner/catalog.ts';
 import type { AggregateSpec, ColumnSpec, DataflowNode, DataflowPlan, WindowClose } from './dataflow-plan.ts';
@@ -442,7 +443,11 @@ export function lowerToDataflow(
   );
   return {
     ...draft,
-    fingerprint: planFingerprint(printed, { floatGroupKeys, ordersText: ordersText(nodes) }),
+    fingerprint: planFingerprint(printed, {
+      floatGroupKeys,
+      ordersText: ordersText(nodes),
+      likeEndingInEscape: matchesLikeEndingInEscape(nodes),
+    }),
   };
 }
 

@@ -53,6 +53,9 @@ export function planFingerprint(printed: string, facts: PlanFacts = {}): string 
   // A float SUM of -0 inputs only is -0, as PostgreSQL's (it was 0), and the group's state counts
   // its -0 inputs: a plan that may sum floats is rebuilt once, so the count covers every input.
   if (FLOAT_TYPES.test(printed) && /\bsum\(/.test(printed)) salt += 'float sum of -0\n';
+  // LIKE with a pattern ending in a lone escape matched that escape as a backslash; it is now
+  // PostgreSQL's row error (or false): a plan that may match one (plan-like-patterns.ts) is rebuilt once.
+  if (facts.likeEndingInEscape === true) salt += 'like pattern ending in escape\n';
   return createHash('sha256')
     .update(salt + printed)
     .digest('hex')
@@ -65,6 +68,8 @@ export interface PlanFacts {
   readonly floatGroupKeys?: boolean;
   /** Some node orders text values (plan-orders-text.ts). */
   readonly ordersText?: boolean;
+  /** Some LIKE / ILIKE may have a pattern ending in a lone escape (plan-like-patterns.ts). */
+  readonly likeEndingInEscape?: boolean;
 }
 
 /** Types with equal values of other texts (1.5, 1.50; -0, 0; '1 day', '24:00:00'; arrays of them). */

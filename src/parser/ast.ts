@@ -176,6 +176,11 @@ export interface WindowFrameSpec {
   readonly start: number | null;
   readonly end: number | null;
   readonly pos: Pos;
+  /**
+   * PostgreSQL's error folding an offset (`2147483647 + 1` is integer out of range), which older
+   * releases did not raise: the planner refuses a new statement with it and binds a journaled one.
+   */
+  readonly rangeError?: { readonly message: string; readonly pos: Pos };
 }
 
 export type SelectItem =

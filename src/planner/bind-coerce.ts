@@ -99,9 +99,20 @@ export function markComputedText(e: ScalarExpr): ScalarExpr {
   return e;
 }
 
-/** Folds an expression whose inputs are all constants; errors stay runtime errors (raised now). */
+/**
+ * Folds an expression whose inputs are all constants; errors stay runtime errors (raised now) —
+ * except in a journaled statement, which an older release folded without one: there the expression
+ * stays as it is and fails on each row (a data directory must start; 'abc' LIKE 'ab\' is one).
+ */
 export function fold(e: ScalarExpr): ScalarExpr {
-  const folded: ScalarExpr = { kind: 'const', value: compileScalar(e)([]), type: e.type };
+  let value: Value;
+  try {
+    value = compileScalar(e)([]);
+  } catch (error) {
+    if (bindsJournaled() && error instanceof SluiceError) return e;
+    throw error;
+  }
+  const folded: ScalarExpr = { kind: 'const', value, type: e.type };
   if (e.type.kind === 'text') {
     // A journaled statement binds as it was accepted: every text constant adapts (journaled-binding.ts).
     if (!bindsJournaled()) computedTextConstants.add(folded);

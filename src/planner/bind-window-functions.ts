@@ -16,6 +16,7 @@ import { bindExpr } from './bind-expr.ts';
 import { unify } from './bind-coerce.ts';
 import type { Scope } from './bind-scope.ts';
 import { refuseWindowIn } from './bind-window.ts';
+import { bindsJournaled } from './journaled-binding.ts';
 
 type Call = Extract<Expr, { kind: 'function' }>;
 
@@ -146,6 +147,12 @@ function windowFn(
   column: (e: ScalarExpr) => number,
 ): WindowFn {
   const over = call.over;
+  // PostgreSQL's range error folding a frame offset (`2147483647 + 1 PRECEDING`), which releases
+  // before this one computed in unbounded integers: a journaled view keeps binding as it did.
+  const rangeError = over?.frame?.rangeError;
+  if (rangeError !== undefined && !bindsJournaled()) {
+    throw new SluiceError('NUMERIC_OVERFLOW', rangeError.message, { position: rangeError.pos });
+  }
   const frame: WindowFrame =
     over?.frame === undefined
       ? { kind: 'range' }

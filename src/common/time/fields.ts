@@ -127,7 +127,8 @@ const EXTRACT_UNITS: Record<TimeKind, ReadonlySet<string>> = {
 /** Checks a unit for EXTRACT on a kind, returning its normal name. */
 export function extractUnit(name: string, kind: TimeKind): string {
   const unit = normalizeUnit(name, kind);
-  if (!EXTRACT_UNITS[kind].has(unit)) throw unsupported(unit, kind);
+  // named as written, as PostgreSQL does (`unit "ms" not supported for type date`)
+  if (!EXTRACT_UNITS[kind].has(unit)) throw unsupported(name.trim().toLowerCase(), kind);
   return unit;
 }
 

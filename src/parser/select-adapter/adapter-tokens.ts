@@ -2,9 +2,11 @@
 // so offsets stay ours), long constant lists (constant-lists.ts) and ON conditions taken out of that text, the
 // parenthesis matching the converter walks by, and node-sql-parser's infix operators as our tokens.
 import type { IToken, TokenType } from 'chevrotain';
+import { PG15_KEYWORDS } from '../../common/functions/pg-keywords.ts';
 import type { InfixOp } from '../expr-builder.ts';
 import { constantItemEnd } from './constant-lists.ts';
 import { markOverlay, markPosition, markSubstring } from './call-keyword-commas.ts';
+import { isLiteralEscape } from './like-escape-collate.ts';
 import {
   closingParens,
   Caret,
@@ -155,18 +157,18 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
     // `s LIKE p ESCAPE 'c'` (or ESCAPE NULL): node-sql-parser takes ESCAPE after a literal pattern
     // only, so the clause is hidden from it and the converter reads it from our tokens after the
     // pattern (expression-converter.ts).
-    if (
-      isWordText(token, 'escape') &&
-      endsOperand(prev) &&
-      (isType(next, StringLit) || isWordText(next, 'null'))
-    ) {
+    if (isWordText(token, 'escape') && endsOperand(prev) && isLiteralEscape(next)) {
       hidden.add(i).add(i + 1);
+    } else if (isWordText(token, 'escape') && endsOperand(prev) && startsEscapeOperand(next)) {
+      // `s LIKE p ESCAPE e` with any other operand (a column, a call, a parenthesised expression):
+      // node-sql-parser sees `s LIKE p || e` and the converter builds the ESCAPE from our tokens.
+      concatWords.add(i);
     }
     // EXTRACT(field FROM x): node-sql-parser knows some field words only (not `millisecond`,
-    // `microsecond`, `msec`…): a field of three letters or more is shown as `day`, and the
-    // converter reads the field from our token (a shorter one, `ms` or `us`, is still refused).
+    // `microsecond`, `msec`, `ms`, `us`…): the field is shown as `day` (laid out where the token
+    // was: layoutTokens), and the converter reads the field from our token.
     if (isWordText(tokens[i - 2], 'extract') && isType(prev, LParen) && isWordText(next, 'from')) {
-      if (isWord(token) && token.image.length >= 3) renamed.set(i, 'day'.padEnd(token.image.length));
+      if (isWord(token)) renamed.set(i, 'day'.padEnd(token.image.length));
     }
     // `x COLLATE "C"` for any x: node-sql-parser reads COLLATE after a column only, so it sees
     // `x || q_q` (the name masked as a quoted identifier) and the converter checks the collation.
@@ -222,6 +224,18 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
     else if (tok.tokenType === NumberLit) render = '1'.repeat(length);
     return { tok, render, asComma: commas.has(i) };
   });
+}
+
+/**
+ * Whether `token` can start the operand of an ESCAPE (a name, a parenthesis, CASE or CAST); a word
+ * PostgreSQL reserves otherwise (`FROM`, `AND`…) cannot: there `escape` is a column alias.
+ */
+function startsEscapeOperand(token: IToken | undefined): boolean {
+  if (token === undefined) return false;
+  if (isType(token, LParen) || isType(token, QuotedIdent)) return true;
+  if (!isType(token, Ident)) return false;
+  const word = token.image.toLowerCase();
+  return word === 'case' || word === 'cast' || PG15_KEYWORDS.get(word) !== 'reserved';
 }
 
 /** Whether `token` can end an operand (a name, a literal, a closing parenthesis). */

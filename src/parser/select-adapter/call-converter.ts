@@ -153,15 +153,22 @@ export abstract class CallConverter extends ExpressionConverter {
     if (s !== null && s > 0 && e !== null && e <= 0)
       throw invalid('frame starting from following row cannot have preceding rows', end.pos);
     if (isWordText(this.peek(), 'exclude')) throw notSupported('window frame EXCLUDE', this.here());
-    return { start: s, end: e, pos };
+    const rangeError = start.rangeError ?? end.rangeError;
+    return { start: s, end: e, pos, ...(rangeError === undefined ? {} : { rangeError }) };
   }
 
   /**
    * One frame bound as an offset from the current row (negative: PRECEDING, 0: CURRENT ROW); an
    * UNBOUNDED bound has `unbounded` set and the offset's sign (-1 PRECEDING, 1 FOLLOWING).
    */
-  protected frameBound(start: boolean): { offset: number | null; unbounded: boolean; pos: Pos } {
+  protected frameBound(start: boolean): {
+    offset: number | null;
+    unbounded: boolean;
+    pos: Pos;
+    rangeError?: { message: string; pos: Pos };
+  } {
     const pos = this.here();
+    let rangeError: { message: string; pos: Pos } | undefined;
     if (this.optionalWord('current') !== undefined) {
       this.word('row');
       return { offset: 0, unbounded: false, pos };
@@ -172,17 +179,23 @@ export abstract class CallConverter extends ExpressionConverter {
       // A number or a constant integer expression (`1 + 1 PRECEDING`), computed here
       const offset = readFrameOffset((ahead) => this.peek(ahead));
       this.index += offset.taken;
+      rangeError = offset.rangeError;
       if (offset.value < 0n) {
+        // PostgreSQL's own order: the range error when folding, then the sign when running
+        if (rangeError !== undefined) {
+          throw new SluiceError('NUMERIC_OVERFLOW', rangeError.message, { position: rangeError.pos });
+        }
         const which = start ? 'starting' : 'ending';
         throw new SluiceError('INVALID_DEFINITION', `frame ${which} offset must not be negative`, {
           position: pos,
         });
       }
-      n = Number(offset.value);
-      if (!Number.isSafeInteger(n)) throw notSupported('window frame offset that is not an integer', pos);
+      // An offset beyond 2^53 - 1 rows reaches as far as UNBOUNDED in any partition this engine can
+      // hold, so it is kept as that many (PostgreSQL takes any bigint offset).
+      n = offset.value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(offset.value);
     }
     const sign = this.optionalWord('following') !== undefined ? 1 : (this.word('preceding'), -1);
-    return { offset: sign * n || 0, unbounded, pos };
+    return { offset: sign * n || 0, unbounded, pos, ...(rangeError === undefined ? {} : { rangeError }) };
   }
 
   protected functionCallNode(node: Node): Expr {

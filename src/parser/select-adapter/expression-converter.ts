@@ -47,7 +47,7 @@ import { extractCall, intervalLiteral } from './time-syntax.ts';
 import { type Node, isNode, child, list, text, present, callArguments } from './loose-ast.ts';
 import { type AdapterToken, INFIX_TOKENS } from './adapter-tokens.ts';
 import { TokenCursor } from './token-cursor.ts';
-import { checkCollation, escapePieces } from './like-escape-collate.ts';
+import { checkCollation, escapeInfix, escapePieces, isLiteralEscape } from './like-escape-collate.ts';
 
 /**
  * Expressions and ORDER BY items of node-sql-parser's tree, converted to our AST with our tokens'
@@ -128,7 +128,12 @@ export abstract class ExpressionConverter extends TokenCursor {
         const caret = item.infix === '*' && this.peek()?.tokenType === Caret;
         if (atTimeZone) for (const word of ['at', 'time', 'zone']) this.word(word);
         else if (caret) this.expect(Caret);
-        else if (isWordText(this.peek(), 'collate')) {
+        else if (isWordText(this.peek(), 'escape')) {
+          // `s LIKE p ESCAPE e` (e not a literal) is rendered as `s LIKE p || e` (adapter-tokens.ts)
+          pieces.push(escapeInfix(pieces, this.peek()!));
+          this.index++;
+          continue;
+        } else if (isWordText(this.peek(), 'collate')) {
           // `x COLLATE name` is rendered as `x || name` (adapter-tokens.ts)
           const collate = this.peek()!;
           this.word('collate');
@@ -180,17 +185,13 @@ export abstract class ExpressionConverter extends TokenCursor {
         work.push({ node: node['right'] }, { infix, node }, { node: node['left'] });
       } else {
         this.flattenNode(node, pieces);
-        if (isWordText(this.peek(), 'escape')) this.escapeClause(pieces);
+        // `ESCAPE 'c'` or NULL, hidden from node-sql-parser (before any other operand it is `||`)
+        if (isWordText(this.peek(), 'escape') && isLiteralEscape(this.peek(1))) {
+          pieces.push(...escapePieces(pieces, this.peek()!, this.peek(1)!));
+          this.index += 2;
+        }
       }
     }
-  }
-
-  /** `ESCAPE 'c'` after a LIKE's pattern (hidden from node-sql-parser: like-escape-collate.ts). */
-  private escapeClause(pieces: Piece[]): void {
-    const word = this.peek()!;
-    const value = this.peek(1)!;
-    pieces.push(...escapePieces(pieces, word, value));
-    this.index += 2;
   }
 
   /** The run operator of an infix binary node (arithmetic, comparison, AND/OR, ||, LIKE). */

@@ -10,7 +10,7 @@ import {
   type InfixOp,
   type Piece,
 } from '../expr-builder.ts';
-import { identName, isType, posOf, StringLit, stringValue, syntaxErrorAt } from '../lexer.ts';
+import { identName, isType, isWordText, posOf, StringLit, stringValue, syntaxErrorAt } from '../lexer.ts';
 
 /** The operators an ESCAPE clause may follow. */
 const LIKE_OPS: ReadonlySet<InfixOp> = new Set([
@@ -22,12 +22,29 @@ const LIKE_OPS: ReadonlySet<InfixOp> = new Set([
   'not similar to',
 ]);
 
+/** Whether the token after ESCAPE is a string literal or NULL (the clause hidden from the library). */
+export function isLiteralEscape(value: IToken | undefined): boolean {
+  return isType(value, StringLit) || isWordText(value, 'null');
+}
+
 /**
- * The pieces `ESCAPE value` (at `word`, a string literal or NULL) adds to an operator run: the
- * pattern is what follows the run's last LIKE, and may hold only operators binding tighter than
- * LIKE and no ESCAPE of its own (else it is a syntax error at ESCAPE, as in PostgreSQL).
+ * The pieces `ESCAPE value` (at `word`, a string literal or NULL) adds to an operator run (see
+ * escapeInfix).
  */
 export function escapePieces(pieces: readonly Piece[], word: IToken, value: IToken): Piece[] {
+  const escape = isType(value, StringLit)
+    ? stringLiteral(stringValue(value), posOf(value))
+    : nullLiteral(posOf(value));
+  return [escapeInfix(pieces, word), { kind: 'operand', expr: escape, start: posOf(value) }];
+}
+
+/**
+ * The ESCAPE operator (at `word`) of an operator run, its operand to follow — any expression, as in
+ * PostgreSQL (`ESCAPE e`, `ESCAPE coalesce(e, '#')`): the pattern is what follows the run's last
+ * LIKE, and may hold only operators binding tighter than LIKE and no ESCAPE of its own (else it is
+ * a syntax error at ESCAPE, as in PostgreSQL).
+ */
+export function escapeInfix(pieces: readonly Piece[], word: IToken): Piece {
   const at = pieces.findLastIndex((p) => p.kind === 'infix' && LIKE_OPS.has(p.op));
   const like = pieces[at];
   const pattern = pieces.slice(at + 1);
@@ -37,13 +54,7 @@ export function escapePieces(pieces: readonly Piece[], word: IToken, value: ITok
     throw syntaxErrorAt(word);
   }
   if (like.op.includes('similar')) throw notSupported('SIMILAR TO ... ESCAPE', posOf(word));
-  const escape = isType(value, StringLit)
-    ? stringLiteral(stringValue(value), posOf(value))
-    : nullLiteral(posOf(value));
-  return [
-    { kind: 'infix', op: 'escape' },
-    { kind: 'operand', expr: escape, start: posOf(value) },
-  ];
+  return { kind: 'infix', op: 'escape' };
 }
 
 /**
