@@ -14,11 +14,11 @@
 // the JIT), with the load average.
 import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
-import type { Row } from '../src/common/types.ts';
 import { Engine } from '../src/exec/engine.ts';
 import { VARIANT_SQL, type Variant } from './join-workload.ts';
-import { cpuMs, seededInts } from './arrangement-rows.ts';
+import { cpuMs } from './arrangement-rows.ts';
 import { collectAndSettle } from './gc-settle.ts';
+import { AUCTION_TABLES_SQL, auctionBatches } from './join-auctions-input.ts';
 
 const { values } = parseArgs({
   options: {
@@ -35,30 +35,12 @@ const rounds = Number(values.rounds);
 if (!Object.hasOwn(VARIANT_SQL, values.variant)) throw new Error(`unknown variant "${values.variant}"`);
 const variant = values.variant as Variant;
 
-const TABLES_SQL = `
-CREATE TABLE auctions (id BIGINT PRIMARY KEY, seller INT NOT NULL, category TEXT NOT NULL);
-CREATE TABLE bids (id BIGINT PRIMARY KEY, auction BIGINT NOT NULL, bidder INT NOT NULL, amount INT NOT NULL);
-`;
-
-/** The auctions as the bench's Sluice driver hands them over: fresh objects, one batch per epoch. */
-function batches(): { insert: Row[]; delete: Row[] }[] {
-  const int = seededInts();
-  const out: { insert: Row[]; delete: Row[] }[] = [];
-  for (let start = 0; start < auctionCount; start += BATCH) {
-    const insert: Row[] = [];
-    for (let id = start + 1; id <= Math.min(auctionCount, start + BATCH); id++)
-      insert.push({ id, seller: 1 + int(10_000), category: `c${String(int(100)).padStart(3, '0')}` });
-    out.push({ insert, delete: [] });
-  }
-  return out;
-}
-
 /** One fresh engine's insert of every auction, with or without the view; its CPU ms. */
 async function run(withView: boolean): Promise<number> {
   const engine = new Engine();
-  engine.execute(TABLES_SQL);
+  engine.execute(AUCTION_TABLES_SQL);
   if (withView) engine.execute(`CREATE MATERIALIZED VIEW v AS ${VARIANT_SQL[variant]}`);
-  const input = batches();
+  const input = auctionBatches(auctionCount, BATCH);
   const gc = globalThis.gc;
   if (gc !== undefined) {
     if (values['no-settle']) gc();

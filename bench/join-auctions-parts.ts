@@ -20,7 +20,6 @@
 import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
 import { PerformanceObserver, constants, performance } from 'node:perf_hooks';
-import type { Row } from '../src/common/types.ts';
 import { Engine } from '../src/exec/engine.ts';
 import { ViewGraph } from '../src/exec/view-graph.ts';
 import { JoinOp } from '../src/ivm/ops/join-op.ts';
@@ -28,8 +27,9 @@ import { ReduceOp } from '../src/ivm/ops/reduce-op.ts';
 import type { RowErrorSink } from '../src/ivm/operator.ts';
 import { type ZBatch, emptyBatch } from '../src/ivm/zset.ts';
 import { VARIANT_SQL } from './join-workload.ts';
-import { cpuMs, seededInts } from './arrangement-rows.ts';
+import { cpuMs } from './arrangement-rows.ts';
 import { collectAndSettle } from './gc-settle.ts';
+import { AUCTION_TABLES_SQL, auctionBatches } from './join-auctions-input.ts';
 import { cpuSplit, threadTicks } from './thread-cpu.ts';
 
 const { values } = parseArgs({
@@ -47,24 +47,6 @@ const PARTS = ['table', 'view', '-count', '-join', '-reduce', '-all'] as const;
 type Part = (typeof PARTS)[number];
 const parts = values.parts.split(',') as Part[];
 for (const p of parts) if (!PARTS.includes(p)) throw new Error(`unknown part "${p}" (${PARTS.join(', ')})`);
-
-const TABLES_SQL = `
-CREATE TABLE auctions (id BIGINT PRIMARY KEY, seller INT NOT NULL, category TEXT NOT NULL);
-CREATE TABLE bids (id BIGINT PRIMARY KEY, auction BIGINT NOT NULL, bidder INT NOT NULL, amount INT NOT NULL);
-`;
-
-/** The auctions as the bench's Sluice driver hands them over: fresh objects, one batch per epoch. */
-function batches(): { insert: Row[]; delete: Row[] }[] {
-  const int = seededInts();
-  const out: { insert: Row[]; delete: Row[] }[] = [];
-  for (let start = 0; start < auctionCount; start += BATCH) {
-    const insert: Row[] = [];
-    for (let id = start + 1; id <= Math.min(auctionCount, start + BATCH); id++)
-      insert.push({ id, seller: 1 + int(10_000), category: `c${String(int(100)).padStart(3, '0')}` });
-    out.push({ insert, delete: [] });
-  }
-  return out;
-}
 
 const EMPTY: ZBatch = emptyBatch();
 const original = {
@@ -107,9 +89,9 @@ const threads = new Map<Part, { main: number; other: number }>();
 async function run(part: Part): Promise<{ ms: number; scavenges: number }> {
   takeOut(part);
   const engine = new Engine();
-  engine.execute(TABLES_SQL);
+  engine.execute(AUCTION_TABLES_SQL);
   if (part !== 'table') engine.execute(`CREATE MATERIALIZED VIEW v AS ${VARIANT_SQL.agg}`);
-  const input = batches();
+  const input = auctionBatches(auctionCount, BATCH);
   const gc = globalThis.gc;
   if (gc !== undefined) await collectAndSettle(gc);
   const ticks = threadTicks();
