@@ -14,7 +14,7 @@ import {
 } from '../common/expand.ts';
 import type { DataflowNode } from '../ivm/dataflow-plan.ts';
 import { type JoinKey, type KeyFn, compileKey } from '../ivm/join-key.ts';
-import { carryInsertion } from './epoch-insertions.ts';
+import { carryInsertion, groupRows, isInsertion, isPaired } from './epoch-insertions.ts';
 
 /** Rows with only some of their columns known (`known` null: all of them). */
 export interface KnownRows {
@@ -58,10 +58,13 @@ export function retractedOnlyIfHeld(row: readonly Value[]): boolean {
   return retractedIfHeld.has(row);
 }
 
-/** `out`, made from `row`, carries its marks (a group's old row, an insertion). */
-function carryMarks(row: readonly Value[], out: readonly Value[]): void {
+/**
+ * `out`, made from `row`, carries its marks (a group's old row, an insertion, and where `keepPair`
+ * the pairing of a group's old and new rows: epoch-insertions.ts).
+ */
+function carryMarks(row: readonly Value[], out: readonly Value[], keepPair: boolean): void {
   if (retractedIfHeld.has(row)) retractedIfHeld.add(out);
-  carryInsertion(row, out);
+  carryInsertion(row, out, keepPair);
 }
 
 const compiled = new WeakMap<ScalarExpr, RowFn>();
@@ -84,18 +87,21 @@ export function throughMap(
   const known = delta.known;
   const test = filter !== null && covered(filter, known) ? compiledOf(filter) : null;
   const columns = project?.map((e) => (covered(e, known) ? compiledOf(e) : null)) ?? null;
-  if (test === null && columns === null) return delta;
+  // A filter over an unknown column (a HAVING on an aggregate) may drop a group's new row and keep
+  // its old one: the pair is not kept (the rows are copied without it).
+  const keepPair = filter === null || test !== null;
+  if (test === null && columns === null && (keepPair || !delta.rows.some(isPaired))) return delta;
   const rows: (readonly Value[])[] = [];
   for (const row of delta.rows) {
     try {
       if (test !== null && test(row) !== true) continue;
-      if (columns === null) {
+      if (columns === null && (keepPair || !isPaired(row))) {
         rows.push(row);
         continue;
       }
-      const out = columns.map((f) => (f === null ? null : f(row)));
+      const out = columns === null ? [...row] : columns.map((f) => (f === null ? null : f(row)));
       // A group's old row projected is still retracted only if its group exists.
-      carryMarks(row, out);
+      carryMarks(row, out, keepPair);
       rows.push(out);
     } catch {
       continue;
@@ -129,7 +135,8 @@ export function throughExpand(delta: KnownRows, generator: ExpandGenerator): Kno
     if (rows.length + tuples.length > LISTED_JOIN_ROWS) return null;
     for (const tuple of tuples) {
       const out = [...row, ...tuple];
-      carryMarks(row, out);
+      // The pair's expanded rows differ (a window each): not paired.
+      carryMarks(row, out, false);
       rows.push(out);
     }
   }
@@ -180,6 +187,12 @@ export function reduceDelta(node: Extract<DataflowNode, { kind: 'reduce' }>, inp
   // One row per group key (a NULL in it keeps the row: a bound), its aggregates unknown.
   const keyOf = leadingColumnsKey(keyCount);
   const groups = new Map<JoinKey, readonly Value[]>();
+  // Groups some input row of which may be a deletion: the group may go, its new row not emitted.
+  const mayGo = new Set<JoinKey>();
+  for (const row of keyed.rows) {
+    const key = keyOf(row);
+    if (key !== null && !isInsertion(row)) mayGo.add(key);
+  }
   const rows: (readonly Value[])[] = [];
   const width = node.columns.length;
   for (const row of keyed.rows) {
@@ -192,6 +205,8 @@ export function reduceDelta(node: Extract<DataflowNode, { kind: 'reduce' }>, inp
     // drops it (see `present`).
     const retraction = [...out];
     retractedIfHeld.add(retraction);
+    // Its new row is an insertion; a group the write only inserts into stays: the two are paired.
+    groupRows(retraction, out, key === null ? isInsertion(row) : !mayGo.has(key));
     rows.push(retraction, out);
   }
   // Its groups may come out unchanged (a MAX a row does not pass): known only as a bound (joinDelta).

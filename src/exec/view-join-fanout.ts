@@ -25,7 +25,7 @@ import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
 import { TopNOp } from '../ivm/ops/topn-op.ts';
 import type { FlipList } from '../ivm/ops/semi-join-flips.ts';
 import { WindowOp } from '../ivm/ops/window-op.ts';
-import { isInsertion } from './epoch-insertions.ts';
+import { isInsertion, pairedRetractionsDropped } from './epoch-insertions.ts';
 import {
   type EpochDelta,
   type KnownRows,
@@ -288,7 +288,8 @@ function subqueryFlips(
   if (typeof right === 'number') return UNBOUNDED;
   const keyColumns = node.rightKey?.map((c) => c.index) ?? node.leftKey.map((_, i) => i);
   if (right.known !== null && !keyColumns.every((c) => right.known?.[c] === true)) return UNBOUNDED;
-  return op.flipRows(right.rows, isInsertion, list);
+  // A group that stays (its old row retracted, its new one inserted) moves no key's match count.
+  return op.flipRows(pairedRetractionsDropped(right.rows), isInsertion, list);
 }
 
 /**
