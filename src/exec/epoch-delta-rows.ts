@@ -168,6 +168,16 @@ export function together(inputs: readonly EpochDelta[]): EpochDelta {
   return { rows, known };
 }
 
+/**
+ * An EXCEPT's right input as its output sees it: a row inserted there may retract the row from the
+ * output, and a group's old row retracted there may put it back, so the rows go on as copies with
+ * no mark (an insertion, a retraction only if held, a pair).
+ */
+export function signsLost(delta: EpochDelta): EpochDelta {
+  if (typeof delta === 'number') return delta;
+  return { rows: delta.rows.map((row) => [...row]), known: delta.known };
+}
+
 /** A Reduce's delta: at most a retraction and an insertion per group the input touches. */
 export function reduceDelta(node: Extract<DataflowNode, { kind: 'reduce' }>, input: EpochDelta): EpochDelta {
   if (node.emitOnClose !== undefined || node.closePanes !== undefined) return UNBOUNDED;

@@ -36,6 +36,7 @@ import {
   reduceDelta,
   retractedOnlyIfHeld,
   rowCount,
+  signsLost,
   throughExpand,
   throughMap,
   together,
@@ -246,8 +247,11 @@ function nodeDelta(
     case 'temporalFilter':
       return first;
     case 'union':
-    case 'setop':
       return together(inputs.map((p) => deltas[p] as EpochDelta));
+    case 'setop': {
+      const [left, right] = inputs.map((p) => deltas[p] as EpochDelta) as [EpochDelta, EpochDelta];
+      return together([left, node.op === 'except' ? signsLost(right) : right]);
+    }
     case 'semijoin':
       // Its subquery side unchanged (else subqueryFlips): the left delta passes or not, row by row.
       return deltas[inputs[1] as number] !== 0 ? UNBOUNDED : first;
