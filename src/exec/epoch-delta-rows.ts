@@ -14,7 +14,7 @@ import {
 } from '../common/expand.ts';
 import type { DataflowNode } from '../ivm/dataflow-plan.ts';
 import { type JoinKey, type KeyFn, compileKey } from '../ivm/join-key.ts';
-import { carryInsertion, groupRows, isInsertion, isPaired } from './epoch-insertions.ts';
+import { carryInsertion, groupRows, isInsertion, isPaired, markingInsertions } from './epoch-insertions.ts';
 
 /** Rows with only some of their columns known (`known` null: all of them). */
 export interface KnownRows {
@@ -197,16 +197,16 @@ export function reduceDelta(node: Extract<DataflowNode, { kind: 'reduce' }>, inp
   // One row per group key (a NULL in it keeps the row: a bound), its aggregates unknown.
   const keyOf = leadingColumnsKey(keyCount);
   const groups = new Map<JoinKey, readonly Value[]>();
-  // Groups some input row of which may be a deletion: the group may go, its new row not emitted.
+  // While insertions are marked (a subquery's count): the groups some input row of which may be a
+  // deletion (the group may go, its new row not emitted), and each group's two rows, paired after.
+  const marking = markingInsertions();
   const mayGo = new Set<JoinKey>();
-  for (const row of keyed.rows) {
-    const key = keyOf(row);
-    if (key !== null && !isInsertion(row)) mayGo.add(key);
-  }
+  const made: { retraction: Value[]; out: Value[]; key: JoinKey | null; inserted: boolean }[] = [];
   const rows: (readonly Value[])[] = [];
   const width = node.columns.length;
   for (const row of keyed.rows) {
     const key = keyOf(row);
+    if (marking && key !== null && !isInsertion(row)) mayGo.add(key);
     if (key !== null && groups.has(key)) continue;
     const out = new Array<Value>(width).fill(null);
     for (let i = 0; i < keyCount; i++) out[i] = row[i] ?? null;
@@ -215,9 +215,12 @@ export function reduceDelta(node: Extract<DataflowNode, { kind: 'reduce' }>, inp
     // drops it (see `present`).
     const retraction = [...out];
     retractedIfHeld.add(retraction);
-    // Its new row is an insertion; a group the write only inserts into stays: the two are paired.
-    groupRows(retraction, out, key === null ? isInsertion(row) : !mayGo.has(key));
+    if (marking) made.push({ retraction, out, key, inserted: isInsertion(row) });
     rows.push(retraction, out);
+  }
+  // Its new row is an insertion; a group the write only inserts into stays: the two are paired.
+  for (const { retraction, out, key, inserted } of made) {
+    groupRows(retraction, out, key === null ? inserted : !mayGo.has(key));
   }
   // Its groups may come out unchanged (a MAX a row does not pass): known only as a bound (joinDelta).
   if (mayStayUnchanged(node)) return rows.length;

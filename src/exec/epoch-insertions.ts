@@ -42,6 +42,11 @@ export function countingInsertions<R>(
   }
 }
 
+/** Whether an exact pass marks its insertions (else every row may be a deletion). */
+export function markingInsertions(): boolean {
+  return insertions !== null;
+}
+
 export function isInsertion(row: readonly Value[]): boolean {
   return insertions !== null && insertions.has(row);
 }
