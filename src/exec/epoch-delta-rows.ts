@@ -14,7 +14,7 @@ import {
 } from '../common/expand.ts';
 import type { DataflowNode } from '../ivm/dataflow-plan.ts';
 import { type JoinKey, type KeyFn, compileKey } from '../ivm/join-key.ts';
-import { carryInsertion } from './epoch-insertions.ts';
+import { carryInsertion, groupRows, isInsertion, isPaired, markingInsertions } from './epoch-insertions.ts';
 
 /** Rows with only some of their columns known (`known` null: all of them). */
 export interface KnownRows {
@@ -58,10 +58,13 @@ export function retractedOnlyIfHeld(row: readonly Value[]): boolean {
   return retractedIfHeld.has(row);
 }
 
-/** `out`, made from `row`, carries its marks (a group's old row, an insertion). */
-function carryMarks(row: readonly Value[], out: readonly Value[]): void {
+/**
+ * `out`, made from `row`, carries its marks (a group's old row, an insertion, and where `keepPair`
+ * the pairing of a group's old and new rows: epoch-insertions.ts).
+ */
+function carryMarks(row: readonly Value[], out: readonly Value[], keepPair: boolean): void {
   if (retractedIfHeld.has(row)) retractedIfHeld.add(out);
-  carryInsertion(row, out);
+  carryInsertion(row, out, keepPair);
 }
 
 const compiled = new WeakMap<ScalarExpr, RowFn>();
@@ -84,18 +87,21 @@ export function throughMap(
   const known = delta.known;
   const test = filter !== null && covered(filter, known) ? compiledOf(filter) : null;
   const columns = project?.map((e) => (covered(e, known) ? compiledOf(e) : null)) ?? null;
-  if (test === null && columns === null) return delta;
+  // A filter over an unknown column (a HAVING on an aggregate) may drop a group's new row and keep
+  // its old one: the pair is not kept (the rows are copied without it).
+  const keepPair = filter === null || test !== null;
+  if (test === null && columns === null && (keepPair || !delta.rows.some(isPaired))) return delta;
   const rows: (readonly Value[])[] = [];
   for (const row of delta.rows) {
     try {
       if (test !== null && test(row) !== true) continue;
-      if (columns === null) {
+      if (columns === null && (keepPair || !isPaired(row))) {
         rows.push(row);
         continue;
       }
-      const out = columns.map((f) => (f === null ? null : f(row)));
+      const out = columns === null ? [...row] : columns.map((f) => (f === null ? null : f(row)));
       // A group's old row projected is still retracted only if its group exists.
-      carryMarks(row, out);
+      carryMarks(row, out, keepPair);
       rows.push(out);
     } catch {
       continue;
@@ -129,7 +135,8 @@ export function throughExpand(delta: KnownRows, generator: ExpandGenerator): Kno
     if (rows.length + tuples.length > LISTED_JOIN_ROWS) return null;
     for (const tuple of tuples) {
       const out = [...row, ...tuple];
-      carryMarks(row, out);
+      // The pair's expanded rows differ (a window each): not paired.
+      carryMarks(row, out, false);
       rows.push(out);
     }
   }
@@ -161,6 +168,16 @@ export function together(inputs: readonly EpochDelta[]): EpochDelta {
   return { rows, known };
 }
 
+/**
+ * An EXCEPT's right input as its output sees it: a row inserted there may retract the row from the
+ * output, and a group's old row retracted there may put it back, so the rows go on as copies with
+ * no mark (an insertion, a retraction only if held, a pair).
+ */
+export function signsLost(delta: EpochDelta): EpochDelta {
+  if (typeof delta === 'number') return delta;
+  return { rows: delta.rows.map((row) => [...row]), known: delta.known };
+}
+
 /** A Reduce's delta: at most a retraction and an insertion per group the input touches. */
 export function reduceDelta(node: Extract<DataflowNode, { kind: 'reduce' }>, input: EpochDelta): EpochDelta {
   if (node.emitOnClose !== undefined || node.closePanes !== undefined) return UNBOUNDED;
@@ -180,10 +197,16 @@ export function reduceDelta(node: Extract<DataflowNode, { kind: 'reduce' }>, inp
   // One row per group key (a NULL in it keeps the row: a bound), its aggregates unknown.
   const keyOf = leadingColumnsKey(keyCount);
   const groups = new Map<JoinKey, readonly Value[]>();
+  // While insertions are marked (a subquery's count): the groups some input row of which may be a
+  // deletion (the group may go, its new row not emitted), and each group's two rows, paired after.
+  const marking = markingInsertions();
+  const mayGo = new Set<JoinKey>();
+  const made: { retraction: Value[]; out: Value[]; key: JoinKey | null; inserted: boolean }[] = [];
   const rows: (readonly Value[])[] = [];
   const width = node.columns.length;
   for (const row of keyed.rows) {
     const key = keyOf(row);
+    if (marking && key !== null && !isInsertion(row)) mayGo.add(key);
     if (key !== null && groups.has(key)) continue;
     const out = new Array<Value>(width).fill(null);
     for (let i = 0; i < keyCount; i++) out[i] = row[i] ?? null;
@@ -192,7 +215,12 @@ export function reduceDelta(node: Extract<DataflowNode, { kind: 'reduce' }>, inp
     // drops it (see `present`).
     const retraction = [...out];
     retractedIfHeld.add(retraction);
+    if (marking) made.push({ retraction, out, key, inserted: isInsertion(row) });
     rows.push(retraction, out);
+  }
+  // Its new row is an insertion; a group the write only inserts into stays: the two are paired.
+  for (const { retraction, out, key, inserted } of made) {
+    groupRows(retraction, out, key === null ? inserted : !mayGo.has(key));
   }
   // Its groups may come out unchanged (a MAX a row does not pass): known only as a bound (joinDelta).
   if (mayStayUnchanged(node)) return rows.length;

@@ -25,7 +25,7 @@ import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
 import { TopNOp } from '../ivm/ops/topn-op.ts';
 import type { FlipList } from '../ivm/ops/semi-join-flips.ts';
 import { WindowOp } from '../ivm/ops/window-op.ts';
-import { isInsertion } from './epoch-insertions.ts';
+import { isInsertion, pairedRetractionsDropped } from './epoch-insertions.ts';
 import {
   type EpochDelta,
   type KnownRows,
@@ -36,6 +36,7 @@ import {
   reduceDelta,
   retractedOnlyIfHeld,
   rowCount,
+  signsLost,
   throughExpand,
   throughMap,
   together,
@@ -246,8 +247,11 @@ function nodeDelta(
     case 'temporalFilter':
       return first;
     case 'union':
-    case 'setop':
       return together(inputs.map((p) => deltas[p] as EpochDelta));
+    case 'setop': {
+      const [left, right] = inputs.map((p) => deltas[p] as EpochDelta) as [EpochDelta, EpochDelta];
+      return together([left, node.op === 'except' ? signsLost(right) : right]);
+    }
     case 'semijoin':
       // Its subquery side unchanged (else subqueryFlips): the left delta passes or not, row by row.
       return deltas[inputs[1] as number] !== 0 ? UNBOUNDED : first;
@@ -288,7 +292,8 @@ function subqueryFlips(
   if (typeof right === 'number') return UNBOUNDED;
   const keyColumns = node.rightKey?.map((c) => c.index) ?? node.leftKey.map((_, i) => i);
   if (right.known !== null && !keyColumns.every((c) => right.known?.[c] === true)) return UNBOUNDED;
-  return op.flipRows(right.rows, isInsertion, list);
+  // A group that stays (its old row retracted, its new one inserted) moves no key's match count.
+  return op.flipRows(pairedRetractionsDropped(right.rows), isInsertion, list);
 }
 
 /**
