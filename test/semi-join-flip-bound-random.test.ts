@@ -1,8 +1,10 @@
-// Random writes into the tables of a subquery over a GROUP BY, a HAVING, an EXCEPT, an INTERSECT:
+// Random writes into the tables of a subquery over a GROUP BY, a HAVING, an EXCEPT, an INTERSECT,
+// a DISTINCT of a GROUP BY's keys (and a join behind one, each view row it changes a join row):
 // whatever the epoch count accepts flips at most the bound's outer rows (each write here goes into
 // a subquery's table, so every row the view changes is a flip), a refused write changes nothing,
-// and the view stays what its SELECT gives. Rows into a group that exists are accepted (its
-// retraction and insertion move no key); a row into an EXCEPT's right side is a retraction.
+// and the view stays what its SELECT gives. Rows into a group that exists, or out of one that keeps
+// others, are accepted (its retraction and insertion move no key); a row into an EXCEPT's right
+// side is a retraction.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Engine } from '../src/index.ts';
