@@ -1,11 +1,15 @@
-// Random writes into the tables of a subquery over a GROUP BY, a HAVING, an EXCEPT, an INTERSECT:
+// Random writes into the tables of a subquery over a GROUP BY, a HAVING, an EXCEPT, an INTERSECT,
+// a DISTINCT of a GROUP BY's keys (and a join behind one, each view row it changes a join row):
 // whatever the epoch count accepts flips at most the bound's outer rows (each write here goes into
 // a subquery's table, so every row the view changes is a flip), a refused write changes nothing,
-// and the view stays what its SELECT gives. Rows into a group that exists are accepted (its
-// retraction and insertion move no key); a row into an EXCEPT's right side is a retraction.
+// and the view stays what its SELECT gives. Rows into a group that exists, or out of one that keeps
+// others, are accepted (its retraction and insertion move no key); a row into an EXCEPT's right
+// side is a retraction.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Engine } from '../src/index.ts';
+
+import { sorted } from './support/epoch-bound.ts';
 
 const LIMIT = 40;
 
@@ -18,6 +22,12 @@ const VIEWS = [
   'SELECT * FROM big WHERE k NOT IN (SELECT k FROM s GROUP BY k, y)',
   'SELECT * FROM big WHERE EXISTS (SELECT 1 FROM (SELECT k, sum(y) AS n FROM s GROUP BY k) g WHERE g.k = big.k AND g.n > 2)',
   'SELECT * FROM big WHERE k IN (SELECT DISTINCT k FROM s INTERSECT SELECT k FROM t)',
+  // A DISTINCT over a GROUP BY's keys: a group's old and new rows are one value there.
+  'SELECT * FROM big WHERE k IN (SELECT DISTINCT k FROM (SELECT k, y FROM s GROUP BY k, y) g)',
+  'SELECT * FROM big WHERE k NOT IN (SELECT DISTINCT k FROM (SELECT k, y FROM s GROUP BY k, y) g)',
+  'SELECT * FROM big WHERE k IN (SELECT DISTINCT k FROM s GROUP BY k)',
+  // Not a semi-join: each view row a write to s changes is a join row built.
+  'SELECT big.k, big.x FROM big JOIN (SELECT DISTINCT k FROM (SELECT k, y FROM s GROUP BY k, y) g) d ON big.k = d.k',
 ];
 
 /** mulberry32: the same workload at every run. */
@@ -50,10 +60,10 @@ for (const view of VIEWS) {
     // The subquery's rows first: big's rows then pass the semi-join one by one, whatever the bound.
     e.applyChanges('s', { insert: held.s });
     e.applyChanges('t', { insert: held.t });
-    // 100 outer rows under k = 0, 30 under k = 1, about 12 under each other key.
-    e.applyChanges('big', {
-      insert: Array.from({ length: 200 }, (_, i) => ({ k: i < 100 ? 0 : i < 130 ? 1 : i % 6, x: i })),
-    });
+    // 100 outer rows under k = 0, 30 under k = 1, about 12 under each other key; in writes of 20
+    // (the join's rows: at most one a row).
+    const outer = Array.from({ length: 200 }, (_, i) => ({ k: i < 100 ? 0 : i < 130 ? 1 : i % 6, x: i }));
+    for (let at = 0; at < outer.length; at += 20) e.applyChanges('big', { insert: outer.slice(at, at + 20) });
     let accepted = 0;
     for (let step = 0; step < 300; step++) {
       const table = draw(3) === 0 ? 't' : 's';
@@ -90,5 +100,77 @@ for (const view of VIEWS) {
     }
     // Not every write refused: the bound is exercised both ways.
     assert.ok(accepted > 100 && accepted < 300, `${accepted} of 300 accepted`);
+  });
+}
+
+// Where the count is exact: an IN subquery over a GROUP BY, or a DISTINCT of its keys, under writes
+// that never delete a group's last row (whether a DISTINCT's other groups keep a value, the count
+// does not read). A write is refused exactly when it flips more than the bound, as an engine with
+// no bound shows; a row deleted out of a group that keeps others flips nothing and is accepted
+// (the count took its retraction for a key that may lose its last match: all 100 outer rows of
+// k = 0, refused), and so is a row into a DISTINCT's value that is there.
+const EXACT = [
+  'SELECT * FROM big WHERE k IN (SELECT k FROM s GROUP BY k)',
+  'SELECT * FROM big WHERE EXISTS (SELECT 1 FROM (SELECT k, count(*) AS n FROM s GROUP BY k) g WHERE g.k = big.k)',
+  'SELECT * FROM big WHERE k IN (SELECT DISTINCT k FROM (SELECT k, y FROM s GROUP BY k, y) g)',
+  'SELECT * FROM big WHERE k IN (SELECT DISTINCT k FROM s GROUP BY k)',
+];
+
+for (const view of EXACT) {
+  test(`refused exactly when the write flips more than the bound: ${view}`, () => {
+    const draw = drawFrom(11);
+    const bounded = new Engine({ maxEpochJoinRows: LIMIT });
+    const free = new Engine({ maxEpochJoinRows: Number.MAX_SAFE_INTEGER });
+    for (const e of [bounded, free]) {
+      e.execute('CREATE TABLE big (k BIGINT, x BIGINT); CREATE TABLE s (k BIGINT, y BIGINT)');
+      e.execute(`CREATE MATERIALIZED VIEW v AS ${view}`);
+    }
+    // Groups (k, y) of two rows or more for k = 0 … 3; none of k = 5, whose 60 outer rows a first
+    // row flips (refused), nor of k = 4.
+    const held: Row[] = Array.from({ length: 16 }, (_, i) => ({ k: i % 4, y: (i >> 2) % 2 }));
+    const outer = Array.from({ length: 200 }, (_, i) => ({ k: i < 100 ? 0 : i < 160 ? 5 : i % 5, x: i }));
+    for (const e of [bounded, free]) {
+      e.applyChanges('s', { insert: held });
+      for (let at = 0; at < outer.length; at += 20)
+        e.applyChanges('big', { insert: outer.slice(at, at + 20) });
+    }
+    const group = (row: Row): string => `${row.k},${row.y}`;
+    let accepted = 0;
+    let refused = 0;
+    let outOfHeavyGroup = 0;
+    for (let step = 0; step < 200; step++) {
+      const inserts: Row[] = [];
+      const deletes: Row[] = [];
+      for (let j = 1 + draw(3); j > 0; j--) {
+        const row = held[draw(held.length)] as Row;
+        const left = held.filter((r) => group(r) === group(row) && !deletes.includes(r)).length;
+        if (draw(2) === 0 && !deletes.includes(row) && left > 1) deletes.push(row);
+        else inserts.push({ k: draw(8) === 0 ? null : draw(6), y: draw(2) });
+      }
+      const changes = { insert: inserts, delete: deletes.map((r) => ({ ...r })) };
+      const before = new Set(free.viewSnapshot('v').rows.map(text));
+      free.applyChanges('s', changes);
+      const after = new Set(free.viewSnapshot('v').rows.map(text));
+      let flipped = 0;
+      for (const row of before) if (!after.has(row)) flipped++;
+      for (const row of after) if (!before.has(row)) flipped++;
+      try {
+        bounded.applyChanges('s', changes);
+      } catch (error) {
+        assert.equal((error as { code?: string }).code, 'EPOCH_TOO_LARGE');
+        assert.ok(flipped > LIMIT, `step ${step}: refused, ${flipped} outer rows flipped`);
+        refused++;
+        free.applyChanges('s', { insert: deletes.map((r) => ({ ...r })), delete: inserts });
+        continue;
+      }
+      assert.ok(flipped <= LIMIT, `step ${step}: accepted, ${flipped} outer rows flipped`);
+      accepted++;
+      if (deletes.some((r) => r.k === 0)) outOfHeavyGroup++;
+      for (const row of deletes) held.splice(held.indexOf(row), 1);
+      held.push(...inserts);
+      assert.deepEqual(sorted(bounded.viewSnapshot('v').rows), sorted(free.viewSnapshot('v').rows));
+    }
+    assert.ok(refused > 0 && accepted > 100, `${accepted} accepted, ${refused} refused`);
+    assert.ok(outOfHeavyGroup > 10, `${outOfHeavyGroup} writes out of k = 0's groups accepted`);
   });
 }

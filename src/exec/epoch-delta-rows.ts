@@ -3,7 +3,8 @@
 // Map's filter and projection, a FlatMap's expansion, a union, a GROUP BY (a retraction and an
 // insertion per group the write touches) and a DISTINCT. A row standing for a group's old row is
 // marked, and the mark follows it through projections and expansions.
-import { T, type Value } from '../common/types.ts';
+import type { Value } from '../common/types.ts';
+import { encodeValues, singleKey } from '../common/values.ts';
 import { type RowFn, type ScalarExpr, columnsOf, compileScalar } from '../common/scalar-expr.ts';
 import {
   type ExpandFn,
@@ -13,8 +14,14 @@ import {
   expandTypes,
 } from '../common/expand.ts';
 import type { DataflowNode } from '../ivm/dataflow-plan.ts';
-import { type JoinKey, type KeyFn, compileKey } from '../ivm/join-key.ts';
-import { carryInsertion, groupRows, isInsertion, isPaired, markingInsertions } from './epoch-insertions.ts';
+import {
+  carryInsertion,
+  distinctCopy,
+  groupRows,
+  groupTakes,
+  isPaired,
+  markingInsertions,
+} from './epoch-insertions.ts';
 
 /** Rows with only some of their columns known (`known` null: all of them). */
 export interface KnownRows {
@@ -178,8 +185,22 @@ export function signsLost(delta: EpochDelta): EpochDelta {
   return { rows: delta.rows.map((row) => [...row]), known: delta.known };
 }
 
-/** A Reduce's delta: at most a retraction and an insertion per group the input touches. */
-export function reduceDelta(node: Extract<DataflowNode, { kind: 'reduce' }>, input: EpochDelta): EpochDelta {
+/** What reduceDelta reads of a Reduce's groups, before the epoch (ReduceGroups.rowsOfGroup). */
+export interface GroupSizes {
+  /** The input rows the group of these key values holds (0: no such group). */
+  rowsOfGroup(key: readonly Value[]): number;
+}
+
+/**
+ * A Reduce's delta: at most a retraction and an insertion per group the input touches. `sizes`:
+ * the Reduce's groups, where this process holds them (null: with workers, or no Reduce), read to
+ * tell a group that keeps some of its rows.
+ */
+export function reduceDelta(
+  node: Extract<DataflowNode, { kind: 'reduce' }>,
+  input: EpochDelta,
+  sizes: GroupSizes | null,
+): EpochDelta {
   if (node.emitOnClose !== undefined || node.closePanes !== undefined) return UNBOUNDED;
   const keyCount = node.keyCount;
   if (keyCount === 0) {
@@ -194,33 +215,42 @@ export function reduceDelta(node: Extract<DataflowNode, { kind: 'reduce' }>, inp
     node.fused === null ? input : throughMap(input, node.fused.filter, node.fused.project.slice(0, keyCount));
   for (let i = 0; i < keyCount; i++)
     if (keyed.known !== null && keyed.known[i] !== true) return 2 * rowCount(keyed);
-  // One row per group key (a NULL in it keeps the row: a bound), its aggregates unknown.
-  const keyOf = leadingColumnsKey(keyCount);
-  const groups = new Map<JoinKey, readonly Value[]>();
-  // While insertions are marked (a subquery's count): the groups some input row of which may be a
-  // deletion (the group may go, its new row not emitted), and each group's two rows, paired after.
+  // One row per group, as the Reduce tells its groups apart (NULLs one group), its aggregates unknown.
+  const groupOf: (row: readonly Value[]) => Value =
+    keyCount === 1 ? (row) => singleKey(row[0] ?? null) : (row) => encodeValues(row.slice(0, keyCount));
+  const groups = new Map<Value, { retraction: Value[]; out: Value[]; rows: (readonly Value[])[] }>();
+  // While signs are marked (a subquery's or a Top-N's count), each group's input rows, to pair its
+  // two rows when it stays.
   const marking = markingInsertions();
-  const mayGo = new Set<JoinKey>();
-  const made: { retraction: Value[]; out: Value[]; key: JoinKey | null; inserted: boolean }[] = [];
   const rows: (readonly Value[])[] = [];
   const width = node.columns.length;
   for (const row of keyed.rows) {
-    const key = keyOf(row);
-    if (marking && key !== null && !isInsertion(row)) mayGo.add(key);
-    if (key !== null && groups.has(key)) continue;
+    const id = groupOf(row);
+    const group = groups.get(id);
+    if (group !== undefined) {
+      if (marking) group.rows.push(row);
+      continue;
+    }
     const out = new Array<Value>(width).fill(null);
     for (let i = 0; i < keyCount; i++) out[i] = row[i] ?? null;
-    if (key !== null) groups.set(key, out);
     // The group's old row, retracted only if the group exists: a join holding no row under its key
     // drops it (see `present`).
     const retraction = [...out];
     retractedIfHeld.add(retraction);
-    if (marking) made.push({ retraction, out, key, inserted: isInsertion(row) });
+    groups.set(id, { retraction, out, rows: [row] });
     rows.push(retraction, out);
   }
-  // Its new row is an insertion; a group the write only inserts into stays: the two are paired.
-  for (const { retraction, out, key, inserted } of made) {
-    groupRows(retraction, out, key === null ? inserted : !mayGo.has(key));
+  // Its new row is an insertion, its old one a deletion. A group stays when the write only inserts
+  // into it, or when every row it may lose is a known deletion of one of its rows and it holds more:
+  // its two rows are then paired.
+  if (marking) {
+    for (const { retraction, out, rows: inputs } of groups.values()) {
+      const takes = groupTakes(inputs);
+      const stays =
+        takes !== null &&
+        (takes.taken === 0 || (takes.known && sizes !== null && sizes.rowsOfGroup(out) > takes.taken));
+      groupRows(retraction, out, stays);
+    }
   }
   // Its groups may come out unchanged (a MAX a row does not pass): known only as a bound (joinDelta).
   if (mayStayUnchanged(node)) return rows.length;
@@ -240,27 +270,27 @@ function mayStayUnchanged(node: Extract<DataflowNode, { kind: 'reduce' }>): bool
   return aggregates.length > 0 && aggregates.every((a) => a.distinct || STEADY_AGGREGATES.has(a.fn));
 }
 
-/** The key of a row's first `count` columns, as a join or a group compares them (NULL: none). */
-function leadingColumnsKey(count: number): KeyFn {
-  return compileKey(
-    Array.from({ length: count }, (_, index) => ({ kind: 'col', index, name: '', type: T.unknown })),
-  );
-}
-
-/** A DISTINCT's delta: each distinct row at most once (a row with a NULL or an unknown value kept). */
+/**
+ * A DISTINCT's delta: each distinct value at most once, as the DISTINCT tells rows apart (NULLs
+ * alike). A value's copies make one row whose marks all of them agree on (distinctCopy): a group's
+ * old and new rows of a GROUP BY without aggregates are one value, and the DISTINCT emits the one or
+ * the other, not the retraction alone. Rows with a column not known are kept as they are (a bound).
+ */
 export function distinctRows(delta: KnownRows): KnownRows {
-  const width = delta.rows[0]?.length ?? 0;
-  if (delta.known !== null || width === 0) return delta;
-  const keyOf = leadingColumnsKey(width);
-  const seen = new Set<JoinKey>();
-  const rows: (readonly Value[])[] = [];
+  if (delta.known !== null && !delta.known.every((k) => k)) return delta;
+  const byValue = new Map<string, (readonly Value[])[]>();
   for (const row of delta.rows) {
-    const key = keyOf(row);
-    if (key !== null) {
-      if (seen.has(key)) continue;
-      seen.add(key);
-    }
+    const value = encodeValues(row);
+    const copies = byValue.get(value);
+    if (copies === undefined) byValue.set(value, [row]);
+    else copies.push(row);
+  }
+  if (byValue.size === delta.rows.length) return delta;
+  const rows: (readonly Value[])[] = [];
+  for (const copies of byValue.values()) {
+    const { row, retractedIfHeld: held } = distinctCopy(copies, retractedOnlyIfHeld);
+    if (held) retractedIfHeld.add(row);
     rows.push(row);
   }
-  return { rows, known: null };
+  return { rows, known: delta.known };
 }

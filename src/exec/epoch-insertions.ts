@@ -1,8 +1,10 @@
-// Which rows of a write's exact epoch count are insertions (view-join-fanout.ts walks them down the
-// views): a semi-join's count (src/ivm/ops/semi-join-flips.ts) needs to tell a subquery key that
-// gains a row from one that may lose its last, and the walk's rows carry no sign. A GROUP BY's row
-// for a group the write only inserts into is one too, and its old row's retraction is paired with
-// it: the group stays, so the pair moves no key's match count (a second row into a subquery's group).
+// Which rows of a write's exact epoch count are insertions and which deletions (view-join-fanout.ts
+// walks them down the views): a semi-join's count (src/ivm/ops/semi-join-flips.ts) needs to tell a
+// subquery key that gains a row from one that may lose its last, a ranked Top-N's count
+// (src/ivm/ops/topn-moved.ts) a held row deleted from one that may be a copy more inserted, and the
+// walk's rows carry no sign. A GROUP BY's new row is an insertion and its old row a deletion; for a
+// group that stays (the write only inserts into it, or deletes fewer of its rows than it holds) the
+// two are paired: the pair moves no key's match count (a row into or out of a subquery's group).
 import type { Value } from '../common/types.ts';
 
 /**
@@ -14,6 +16,13 @@ import type { Value } from '../common/types.ts';
 let insertions: Set<readonly Value[]> | null = null;
 
 /**
+ * The written rows of the pass that are deletions (of a row the table holds: a write's deletes are
+ * resolved against it), the rows made from them by Map stages and expansions, and a GROUP BY's old
+ * rows: each, if it reaches a node at all, takes a row away there. Set for the same pass.
+ */
+let deletions: Set<readonly Value[]> | null = null;
+
+/**
  * A GROUP BY's old row and its new one, for a group that gains rows and loses none in the write (so
  * it exists after the epoch): one token per group, `retraction` telling the old row. A pair that
  * reaches a semi-join's subquery side whole retracts and inserts the same key: the retraction takes
@@ -21,7 +30,7 @@ let insertions: Set<readonly Value[]> | null = null;
  */
 let pairs: Map<readonly Value[], { readonly token: object; readonly retraction: boolean }> | null = null;
 
-/** Runs `count` (an exact pass over `written`) with its insertions marked. */
+/** Runs `count` (an exact pass over `written`) with its insertions and deletions marked. */
 export function countingInsertions<R>(
   written: {
     readonly deletes: readonly (readonly Value[])[];
@@ -30,14 +39,21 @@ export function countingInsertions<R>(
   count: () => R,
 ): R {
   const marks = new Set(written.inserts);
-  // A row object written both ways is not known to be an insertion.
-  for (const row of written.deletes) marks.delete(row);
+  const taken = new Set<readonly Value[]>();
+  // A row object written both ways is known to be neither.
+  for (const row of written.deletes) {
+    if (marks.has(row)) marks.delete(row);
+    else taken.add(row);
+  }
+  for (const row of written.inserts) taken.delete(row);
   insertions = marks;
+  deletions = taken;
   pairs = new Map();
   try {
     return count();
   } finally {
     insertions = null;
+    deletions = null;
     pairs = null;
   }
 }
@@ -51,13 +67,19 @@ export function isInsertion(row: readonly Value[]): boolean {
   return insertions !== null && insertions.has(row);
 }
 
+export function isDeletion(row: readonly Value[]): boolean {
+  return deletions !== null && deletions.has(row);
+}
+
 /**
- * `out`, made from `row` by a Map stage or an expansion, is an insertion when `row` is; it keeps
+ * `out`, made from `row` by a Map stage or an expansion, is an insertion (a deletion) when `row` is
+ * (each such stage maps a row's sign to its outputs'); it keeps
  * `row`'s pairing only where `pairs` (a Map whose filter reads known columns alone drops both rows
  * of a pair or neither, their known columns being equal; an expansion's rows differ).
  */
 export function carryInsertion(row: readonly Value[], out: readonly Value[], keepPair: boolean): void {
   if (insertions !== null && insertions.has(row)) insertions.add(out);
+  if (deletions !== null && deletions.has(row)) deletions.add(out);
   const pair = keepPair ? pairs?.get(row) : undefined;
   if (pair !== undefined) pairs?.set(out, pair);
 }
@@ -68,13 +90,13 @@ export function isPaired(row: readonly Value[]): boolean {
 }
 
 /**
- * A GROUP BY's rows for one group: `out` its new row, an insertion (the group's old row goes by
- * `retraction`); `stays` when every input row of the group is an insertion, so the group exists
- * after the epoch and the two rows are paired.
+ * A GROUP BY's rows for one group: `out` its new row, an insertion, and `retraction` its old row, a
+ * deletion; `stays` when the group exists after the epoch (reduceDelta), so the two are paired.
  */
 export function groupRows(retraction: readonly Value[], out: readonly Value[], stays: boolean): void {
-  if (insertions === null || pairs === null) return;
+  if (insertions === null || deletions === null || pairs === null) return;
   insertions.add(out);
+  deletions.add(retraction);
   if (!stays) return;
   const token = {};
   pairs.set(retraction, { token, retraction: true });
@@ -97,4 +119,51 @@ export function pairedRetractionsDropped(rows: readonly (readonly Value[])[]): r
     const pair = pairs?.get(row);
     return pair === undefined || !pair.retraction || !inserted.has(pair.token);
   });
+}
+
+/**
+ * The rows of `rows` that are not a paired retraction whose group's new row is among them too: one
+ * group's rows, or one value's copies at a DISTINCT, as their signs count (the pair is an insertion
+ * or nothing).
+ */
+function unpaired(rows: readonly (readonly Value[])[]): readonly (readonly Value[])[] {
+  return pairs === null || !rows.some((row) => pairs?.has(row) === true)
+    ? rows
+    : pairedRetractionsDropped(rows);
+}
+
+/**
+ * Per group of a GROUP BY's input rows (one group's, pairs dropped: `unpaired`): the rows that may
+ * take one of the group's rows away (not known insertions), and whether each of them is a known
+ * deletion (of a held row: the group then loses exactly that many). Null while no pass marks signs.
+ */
+export function groupTakes(rows: readonly (readonly Value[])[]): { taken: number; known: boolean } | null {
+  if (insertions === null) return null;
+  let taken = 0;
+  let known = true;
+  for (const row of unpaired(rows)) {
+    if (insertions.has(row)) continue;
+    taken++;
+    if (deletions?.has(row) !== true) known = false;
+  }
+  return { taken, known };
+}
+
+/**
+ * The row a DISTINCT emits at most for `copies`, rows of one value (and of its marks: the first's
+ * if it is alone). It is an insertion when every copy is one, a pair counting as its insertion (the
+ * DISTINCT then gains the value or nothing), a deletion when every copy is one, and a group's old
+ * row retracted only if held (`retractedOnlyIfHeld`) when every copy is (`marked`, set on it).
+ */
+export function distinctCopy(
+  copies: readonly (readonly Value[])[],
+  retractedIfHeld: (row: readonly Value[]) => boolean,
+): { readonly row: readonly Value[]; readonly retractedIfHeld: boolean } {
+  const first = copies[0] as readonly Value[];
+  if (copies.length === 1) return { row: first, retractedIfHeld: retractedIfHeld(first) };
+  const signed = unpaired(copies);
+  const row = [...first];
+  if (insertions !== null && signed.every((r) => insertions?.has(r) === true)) insertions.add(row);
+  if (deletions !== null && signed.every((r) => deletions?.has(r) === true)) deletions.add(row);
+  return { row, retractedIfHeld: copies.every(retractedIfHeld) };
 }

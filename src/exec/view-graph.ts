@@ -354,7 +354,8 @@ export class ViewGraph {
     const rows = deletes.length === 0 ? inserts : inserts.length === 0 ? deletes : [...deletes, ...inserts];
     const count = (): { readonly rows: number; readonly view: string } =>
       this.joinRows(table, { rows, known: null }, true);
-    if (!this.joinedFrom(table).some((v) => v.runtime.subquerySources.size > 0)) return count();
+    // Signs marked only for a view whose count reads them (a semi-join's, a ranked Top-N's).
+    if (!this.joinedFrom(table).some((v) => v.runtime.readsSigns)) return count();
     // The rows as read once here: a columnar batch builds new row objects at each read of `inserts`.
     return countingInsertions({ deletes, inserts }, count);
   }

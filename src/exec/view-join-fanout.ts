@@ -22,10 +22,11 @@ import type { JoinKey } from '../ivm/join-key.ts';
 import type { Operator } from '../ivm/operator.ts';
 import { JoinOp } from '../ivm/ops/join-op.ts';
 import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
+import { ReduceOp } from '../ivm/ops/reduce-op.ts';
 import { TopNOp } from '../ivm/ops/topn-op.ts';
 import type { FlipList } from '../ivm/ops/semi-join-flips.ts';
 import { WindowOp } from '../ivm/ops/window-op.ts';
-import { isInsertion, pairedRetractionsDropped } from './epoch-insertions.ts';
+import { isDeletion, isInsertion, pairedRetractionsDropped } from './epoch-insertions.ts';
 import {
   type EpochDelta,
   type KnownRows,
@@ -81,6 +82,11 @@ export class ViewDeltaBound {
    * outer rows they flip (and which rows are insertions: epoch-insertions.ts).
    */
   readonly subquerySources: ReadonlySet<string>;
+  /**
+   * Whether some node's count reads which rows are insertions and deletions (a semi-join, a ranked
+   * Top-N): a write's exact pass then marks them (epoch-insertions.ts).
+   */
+  readonly readsSigns: boolean;
   /** By position: whether a join of this view reads the node's output, directly or further down. */
   private readonly feedsJoin: readonly boolean[];
   private readonly deltas: EpochDelta[];
@@ -115,6 +121,7 @@ export class ViewDeltaBound {
       for (const p of this.inputAt[at] as readonly number[]) pending.push(p);
     }
     this.subquerySources = subquerySources;
+    this.readsSigns = subquerySources.size > 0 || nodes.some((r) => rankedTopN(r.node, r.op) !== null);
     // Each of those, and a semi-join, reads its input's rows (keys, partitions, places): a join
     // before it lists them.
     const feedsJoin = nodes.map(() => false);
@@ -218,7 +225,7 @@ export class ViewDeltaBound {
         deltas[i] = counted.output;
         continue;
       }
-      deltas[i] = nodeDelta(node, first, deltas, inputs);
+      deltas[i] = nodeDelta(node, op, first, deltas, inputs);
     }
     const result = this.result;
     result.output = deltas[this.outputAt] as EpochDelta;
@@ -232,6 +239,7 @@ export class ViewDeltaBound {
 /** A node's delta from its inputs' (a join's is joinDelta). */
 function nodeDelta(
   node: DataflowNode,
+  op: Operator | null,
   first: EpochDelta,
   deltas: readonly EpochDelta[],
   inputs: readonly number[],
@@ -240,7 +248,8 @@ function nodeDelta(
     case 'map':
       return typeof first === 'number' ? first : throughMap(first, node.filter, node.project);
     case 'reduce':
-      return first === UNBOUNDED ? UNBOUNDED : reduceDelta(node, first);
+      // Its groups' sizes where this process holds them (a partitioned Reduce's are in its workers).
+      return first === UNBOUNDED ? UNBOUNDED : reduceDelta(node, first, op instanceof ReduceOp ? op : null);
     case 'distinct':
       return typeof first === 'number' ? first : distinctRows(first);
     case 'output':
@@ -352,6 +361,7 @@ function topNRows(
     place: node.orderBy.every((k) => isKnown(k.index)),
     whole: known === null || known.every((k) => k),
     inserted: isInsertion,
+    deleted: isDeletion,
   });
 }
 

@@ -292,6 +292,11 @@ export abstract class RenderedView extends ViewErrors {
     return this.deltaBound.hasJoin;
   }
 
+  /** Whether the view's count reads which written rows are insertions and deletions. */
+  get readsSigns(): boolean {
+    return this.deltaBound.readsSigns;
+  }
+
   /** Sources a semi-join's subquery side reads (a write to one is counted by the rows it flips). */
   get subquerySources(): ReadonlySet<string> {
     return this.deltaBound.subquerySources;

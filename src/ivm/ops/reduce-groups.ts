@@ -7,7 +7,7 @@ import type { Value } from '../../common/types.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { encodeValues, singleKey } from '../../common/values.ts';
-import { GroupIndex } from '../group-index.ts';
+import { GroupIndex, NO_SLOT } from '../group-index.ts';
 import type { AggColumn, GroupRecords } from './aggregates.ts';
 import { aggregateColumn, recordWidth } from './aggregates.ts';
 import { GroupKeyTexts, keyTextsNeeded } from './group-key-texts.ts';
@@ -280,5 +280,16 @@ export abstract class ReduceGroups implements Stateful {
 
   groupCount(): number {
     return this.index.size;
+  }
+
+  /**
+   * The input rows (their weights summed) the group of `key`'s values holds, 0 when there is no such
+   * group: read, changing nothing, by a write's epoch count before the epoch runs, which pairs a
+   * group's old and new rows when the write deletes fewer of its rows than it holds (the group
+   * stays: src/exec/epoch-delta-rows.ts).
+   */
+  rowsOfGroup(key: readonly Value[]): number {
+    const slot = this.index.get(this.idOf(key.length === this.keyCount ? key : key.slice(0, this.keyCount)));
+    return slot === NO_SLOT ? 0 : (this.records.data[slot * this.records.stride] as number);
   }
 }

@@ -32,6 +32,8 @@ export interface ChangeKnown {
   readonly whole: boolean;
   /** Whether a row is known to be an insertion (else it may be a delete, or an insert). */
   readonly inserted: (row: readonly Value[]) => boolean;
+  /** Whether a row is known to be a deletion of one copy the input holds (a write's delete). */
+  readonly deleted: (row: readonly Value[]) => boolean;
 }
 
 /** A Top-N's state and order, read by `rowsMovedBy`. */
@@ -48,8 +50,9 @@ export interface TopNView {
 /**
  * Output records the held rows may make when `changed` rows go into or out of their partitions
  * (`heldRowsMoved` per partition the rows reach; a new partition holds none). A row known to be an
- * insertion is one; another is a delete if held (and, rows not distinct, maybe an insert of one more
- * copy), else an insert (a row not held cannot be retracted); not looked up, both.
+ * insertion is one, and one known to be a deletion one; another is a delete if held (and, rows not
+ * distinct, maybe an insert of one more copy), else an insert (a row not held cannot be retracted);
+ * not looked up, both.
  */
 export function rowsMovedBy(
   changed: readonly (readonly Value[])[],
@@ -72,6 +75,7 @@ export function rowsMovedBy(
     for (const row of rows) {
       const image = op.image(row);
       if (known.inserted(row)) inserts++;
+      else if (known.deleted(row)) deletes++;
       else if (!known.whole || image !== image) {
         inserts++;
         deletes++;
@@ -117,8 +121,10 @@ export function heldRowsMoved(
   const stop = (windows[windows.length - 1] as readonly [number, number])[1];
   if (stop === Infinity || (byPosition && part.counts === null)) {
     // Rows numbered by their index (ranks first + 1 … n), or a range with no end: every row from
-    // `first` on may be re-ranked (an over-count only past an OFFSET), no walk.
-    return factor * (stop === Infinity ? n - first : overlap(windows, first, n));
+    // `first` on may be re-ranked (an over-count only past an OFFSET), no walk. ROW_NUMBER numbers
+    // each copy of a row (a keyless input's) on its own: each its record.
+    if (stop !== Infinity) return factor * overlap(windows, first, n);
+    return factor * (byPosition ? copiesFrom(part, first, n) : n - first);
   }
   let moved = 0;
   let position = 0; // copies before the group
@@ -159,6 +165,14 @@ function rankWindows(range: KeptRange, i: number, d: number): readonly (readonly
         [from - i, from + d],
         [to - i, to + d],
       ];
+}
+
+/** The copies of `part`'s rows `first` … n − 1 (one each while no row has two). */
+function copiesFrom(part: SortedPartition, first: number, n: number): number {
+  if (part.counts === null) return n - first;
+  let copies = 0;
+  for (let i = first; i < n; i++) copies += part.count(i);
+  return copies;
 }
 
 /** How many of the ranks (a, b] fall in the windows. */
