@@ -27,6 +27,10 @@ type SemiJoinNode = Extract<DataflowNode, { kind: 'semijoin' }>;
 
 const NO_KEYS: ReadonlySet<JoinKey> = new Set();
 
+/** `passesLeft`'s answer for a row that does not pass: no JoinKey is a symbol. */
+const REJECTED: unique symbol = Symbol('rejected');
+type Rejected = typeof REJECTED;
+
 /** NOT IN's group counts: per correlation group, entries keyed by a small tag (ROWS, NULLS). */
 type Counts = Arrangement<JoinKey, number, readonly Value[]>;
 
@@ -107,8 +111,6 @@ export class SemiJoinOp implements Operator, Stateful {
    * transaction writing both tables) had the view's Output consolidate all its rows by key.
    */
   private readonly flippedKeys = new Set<JoinKey>();
-  /** The key of the left row `passesLeft` last read (null: NULL, static). */
-  private leftKeyOf: JoinKey | null = null;
   /** Keys of a right delta evaluated for a flip (EXISTS, NOT EXISTS, IN; tests count them). */
   keysEvaluated = 0;
 
@@ -231,10 +233,10 @@ export class SemiJoinOp implements Operator, Stateful {
       for (let i = 0; i < leftDelta.rows.length; i++) {
         const row = leftDelta.rows[i] as readonly Value[];
         const w = leftDelta.weights[i] as number;
-        if (!this.passesLeft(row, w, errors)) continue;
+        const key = this.passesLeft(row, w, errors);
+        if (key === REJECTED) continue;
         rows.push(row);
         weights.push(w);
-        const key = this.leftKeyOf;
         if (flips && key !== null && flippedKeys.has(key)) met = true;
       }
       if (flips) flippedKeys.clear();
@@ -410,9 +412,11 @@ export class SemiJoinOp implements Operator, Stateful {
 
   /**
    * A left row of EXISTS, NOT EXISTS or IN (`place` without a Placement): arranged under its key
-   * unless static; whether it passes by the right side as it is now. Its key is left in `leftKeyOf`.
+   * unless static. Returns REJECTED when it does not pass by the right side as it is now, else its
+   * key (null: a NULL in it, a static pass), which the step's consolidated mark tests against the
+   * flipped keys. A key or a constant: nothing is allocated per row.
    */
-  private passesLeft(row: readonly Value[], w: number, errors: RowErrorSink): boolean {
+  private passesLeft(row: readonly Value[], w: number, errors: RowErrorSink): JoinKey | null | Rejected {
     let key: JoinKey | null;
     try {
       // The key is the correlation keys and, for IN, the value: null when any is NULL, which meets
@@ -420,13 +424,12 @@ export class SemiJoinOp implements Operator, Stateful {
       key = this.leftKey(row);
     } catch (error) {
       errors.report(error, row, this.leftColumns, w);
-      return false;
+      return REJECTED;
     }
-    this.leftKeyOf = key;
-    if (key === null) return this.mode === 'notExists';
+    if (key === null) return this.mode === 'notExists' ? null : REJECTED;
     const pass = this.passes(this.matches(key), 0, 0);
     this.left.add(key, row, w, 0);
-    return pass;
+    return pass ? key : REJECTED;
   }
 
   /**
