@@ -233,3 +233,96 @@ test('a flip and left rows under other keys together still say they are consolid
   assert.equal(later.consolidated, true);
   assert.deepEqual(net(later), ['+18,2']);
 });
+
+/**
+ * `SELECT id, k, d FROM l WHERE k / d [NOT] EXISTS-or-IN (SELECT x FROM r)` as a node: left rows
+ * [id, k, d] keyed by k / d, which fails where d = 0 (a row error), right rows [x].
+ */
+function dividedKey(mode: 'in' | 'exists' | 'notExists'): SemiJoinOp {
+  const int = T.int32;
+  const columns = [
+    { name: 'id', type: int },
+    { name: 'k', type: int },
+    { name: 'd', type: int },
+  ];
+  const node: Extract<DataflowNode, { kind: 'semijoin' }> = {
+    id: 2,
+    kind: 'semijoin',
+    inputs: [0, 1],
+    mode,
+    leftKey: [
+      {
+        kind: 'call',
+        fn: 'div',
+        args: [
+          { kind: 'col', index: 1, name: 'k', type: int },
+          { kind: 'col', index: 2, name: 'd', type: int },
+        ],
+        type: int,
+      },
+    ],
+    correlated: mode === 'in' ? 0 : 1,
+    columns,
+    stateId: 'v/semijoin2',
+  };
+  return new SemiJoinOp(node, columns);
+}
+
+test('a batch passes, holds and reports its rows as the same rows a step each do', () => {
+  for (const mode of ['in', 'exists', 'notExists'] as const) {
+    // 300 rows in one step and the same rows a step each: keys 0..39 and NULL, every seventh row's
+    // key failing; then a second batch deleting some and adding more.
+    const rows: Value[][] = Array.from({ length: 300 }, (_, i) => [
+      i,
+      i % 11 === 0 ? null : i % 40,
+      i % 7 === 3 ? 0 : 1,
+    ]);
+    const later: [Value[], number][] = rows.filter((_, i) => i % 5 === 0).map((r) => [r, -1]);
+    for (let i = 300; i < 400; i++) later.push([[i, i % 40, 1], 1]);
+    const whole = dividedKey(mode);
+    const single = dividedKey(mode);
+    const reported: Record<'whole' | 'single', string[]> = { whole: [], single: [] };
+    const sink = (side: 'whole' | 'single'): RowErrorSink => ({
+      report: (_error, row, _columns, w) =>
+        reported[side].push(`${w}:${(row as readonly Value[]).join(',')}`),
+    });
+    const subquery = batch(
+      Array.from({ length: 20 }, (_, x) => [x]),
+      Array.from({ length: 20 }, () => 1),
+    );
+    whole.step([EMPTY, subquery], NO_ERRORS);
+    single.step([EMPTY, subquery], NO_ERRORS);
+    for (const changes of [rows.map((r): [Value[], number] => [r, 1]), later]) {
+      const out = whole.step(
+        [
+          batch(
+            changes.map((c) => c[0]),
+            changes.map((c) => c[1]),
+          ),
+          EMPTY,
+        ],
+        sink('whole'),
+      );
+      const one: ZBatch[] = changes.map(([r, w]) => single.step([batch([r], [w]), EMPTY], sink('single')));
+      assert.equal(out.consolidated, true);
+      const joined = {
+        rows: one.flatMap((b) => b.rows),
+        weights: one.flatMap((b) => b.weights),
+        consolidated: false,
+      };
+      assert.deepEqual(net(out), net(joined), mode);
+      assert.ok(out.rows.length > 0, mode);
+    }
+    assert.deepEqual(reported.whole, reported.single, mode);
+    // 43 rows divide by zero, 4 of them with a NULL k (NULL / 0 is NULL); 8 of those 39 are deleted.
+    assert.equal(reported.whole.length, 39 + 8, mode);
+    // The rows held are the same: the subquery's keys 0..9 leave and 20..29 arrive, flipping them.
+    const flip = batch(
+      Array.from({ length: 20 }, (_, i) => [i < 10 ? i : i + 10]),
+      Array.from({ length: 20 }, (_, i) => (i < 10 ? -1 : 1)),
+    );
+    const a = whole.step([EMPTY, flip], NO_ERRORS);
+    assert.ok(a.rows.length > 0, mode);
+    assert.deepEqual(net(a), net(single.step([EMPTY, flip], NO_ERRORS)), mode);
+  }
+});

@@ -1,19 +1,21 @@
 // Semi- and anti-joins of predicate subqueries (`[NOT] EXISTS`, `[NOT] IN`): a left row passes, once
 // and unchanged, by its key's matches on the right. Left rows are arranged by key (correlation keys,
 // then for IN the value); the right side is only counted — per key its number of rows, and for NOT IN
-// per correlation group its rows and its NULL values, since `x NOT IN (S)` is true when S is empty,
-// UNKNOWN when S holds a NULL or x is NULL, and otherwise true exactly when S lacks x. An epoch folds
-// the right delta first, re-evaluating the left rows of every key (for NOT IN: every group) whose
-// status flipped, then passes the left delta by the new right state (Δ = L_old ⋈ ΔR + ΔL ⋈ R_new).
-// A NULL correlation key meets no subquery row: its subquery is empty.
+// per correlation group its rows and its NULL values (semi-join-not-in.ts). An epoch folds the right
+// delta first, re-evaluating the left rows of every key (for NOT IN: every group) whose status
+// flipped, then passes the left delta by the new right state (Δ = L_old ⋈ ΔR + ΔL ⋈ R_new). A NULL
+// correlation key meets no subquery row: its subquery is empty. Here: the operator, EXISTS, NOT
+// EXISTS and IN's folds, its checkpoints, and what it gives the count of the rows a write may flip.
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import type { RowFn } from '../../common/scalar-expr.ts';
 import { compileScalar } from '../../common/scalar-expr.ts';
-import { Arrangement } from '../arrangement.ts';
+import type { Arrangement } from '../arrangement.ts';
 import { JoinArrangement, NO_ROW } from '../join-arrangement.ts';
 import { MatchCounts } from './semi-join-counts.ts';
+import { type Emitted, emitBucket } from './semi-join-emit.ts';
 import { type FlipList, type SemiJoinFlipState, semiJoinFlipRows } from './semi-join-flips.ts';
+import { NotInGroups } from './semi-join-not-in.ts';
 import { NO_SLOT } from '../group-index.ts';
 import { tableKey, type TableSlots } from '../join-table-side.ts';
 import type { ColumnSpec, DataflowNode, SemiJoinMode } from '../dataflow-plan.ts';
@@ -26,40 +28,11 @@ import { compileKey, keyEntryId, type JoinKey, type KeyFn } from '../join-key.ts
 type SemiJoinNode = Extract<DataflowNode, { kind: 'semijoin' }>;
 
 const NO_KEYS: ReadonlySet<JoinKey> = new Set();
+const NO_GROUP_COUNTS: readonly [number, number] = [0, 0];
 
-/** NOT IN's group counts: per correlation group, entries keyed by a small tag (ROWS, NULLS). */
-type Counts = Arrangement<JoinKey, number, readonly Value[]>;
-
-/** Tags of a NOT IN group's two counts. */
-const ROWS = 0;
-const NULLS = 1;
-
-/** A step's output as it is built: the rows and weights `emitBucket` appends to. */
-interface Emitted {
-  readonly rows: (readonly Value[])[];
-  readonly weights: number[];
-}
-
-/**
- * Appends the rows held under `key` in `arranged` to `out`, each with its count times `sign` (a flip).
- * A function of the module, not a closure of each step: a closure cost an allocation per step, and
- * under tsx (the engine's runtime) a `__name` call that defines its name property, ≈ 1% of the
- * probe side's time at batch 100.
- */
-function emitBucket(out: Emitted, arranged: JoinArrangement, key: JoinKey, sign: number): void {
-  const slot = arranged.slotOf(key);
-  if (slot === NO_SLOT) return;
-  for (let id = arranged.head(slot); id !== NO_ROW; id = arranged.next(id)) {
-    out.rows.push(arranged.row(id));
-    out.weights.push(sign * arranged.count(id));
-  }
-}
-
-/** Where a left row stands: passed or not whatever the right side holds, or arranged under a key. */
-type Placement =
-  | { readonly kind: 'static'; readonly pass: boolean }
-  | { readonly kind: 'keyed'; readonly key: JoinKey; readonly group: JoinKey }
-  | { readonly kind: 'nullValue'; readonly group: JoinKey };
+/** `passesLeft`'s answer for a row that does not pass: no JoinKey is a symbol. */
+const REJECTED: unique symbol = Symbol('rejected');
+type Rejected = typeof REJECTED;
 
 /** What the operator does with each of its arrangements alike (checkpoints and sizes). */
 type Part = Pick<Arrangement<JoinKey, number>, 'trackChanges' | 'takeDelta' | 'owns' | 'stateBytes'>;
@@ -71,14 +44,10 @@ export class SemiJoinOp implements Operator, Stateful {
   private readonly isIn: boolean;
   /** Left rows by probe key (correlation keys, then for IN the value). */
   private readonly left: JoinArrangement;
-  /** NOT IN: left rows whose value is NULL, by correlation group. */
-  private readonly leftNull: JoinArrangement;
   /** Right rows per probe key, counted in typed arrays: what each left row's probe reads. */
   private readonly right: MatchCounts;
-  /** NOT IN: per correlation group, its right rows and its NULL values. */
-  private readonly groups: Counts;
-  /** NOT IN: the probe keys of the left rows of each group (derived from `left`, never stored). */
-  private readonly byGroup = new Map<JoinKey, Set<JoinKey>>();
+  /** NOT IN: its group counts, NULL-valued left rows and each group's keys (null: another mode). */
+  private readonly notIn: NotInGroups | null;
   private readonly leftKey: KeyFn;
   private readonly leftGroup: KeyFn;
   private readonly leftValue: RowFn | null;
@@ -107,8 +76,6 @@ export class SemiJoinOp implements Operator, Stateful {
    * transaction writing both tables) had the view's Output consolidate all its rows by key.
    */
   private readonly flippedKeys = new Set<JoinKey>();
-  /** The key of the left row `passesLeft` last read (null: NULL, static). */
-  private leftKeyOf: JoinKey | null = null;
   /** Keys of a right delta evaluated for a flip (EXISTS, NOT EXISTS, IN; tests count them). */
   keysEvaluated = 0;
 
@@ -131,14 +98,9 @@ export class SemiJoinOp implements Operator, Stateful {
     this.width = node.leftKey.length;
     const label = (what: string): string => `semi-join n${node.id} ${what}`;
     const width = this.width;
-    const groupWidth = this.correlated;
     this.left = new JoinArrangement(label('left arrangement'), 'L', (k) => keyEntryId(k, width));
-    this.leftNull = new JoinArrangement(label('left NULL values'), 'N', (k) => keyEntryId(k, groupWidth));
     this.rightColumns = node.rightKey?.map((c) => c.index) ?? node.leftKey.map((_, i) => i);
     this.right = new MatchCounts(label('match counts'), 'R', (k) => keyEntryId(k, width), this.rightColumns);
-    this.groups = new Arrangement<JoinKey, number, readonly Value[]>(label('group counts'), 'G', (k) =>
-      keyEntryId(k, groupWidth),
-    );
     this.leftKey = compileKey(node.leftKey);
     this.leftGroup = compileKey(node.leftKey.slice(0, this.correlated));
     const value = this.isIn ? node.leftKey[this.correlated] : undefined;
@@ -157,19 +119,28 @@ export class SemiJoinOp implements Operator, Stateful {
     this.storedKey = node.rightKey === undefined ? this.rightKey : compileKey(stored);
     this.storedGroup =
       node.rightKey === undefined ? this.rightGroup : compileKey(stored.slice(0, this.correlated));
+    this.notIn =
+      node.mode === 'notIn'
+        ? new NotInGroups({
+            nodeId: this.nodeId,
+            correlated: this.correlated,
+            leftColumns,
+            left: this.left,
+            right: this.right,
+            leftKey: this.leftKey,
+            leftGroup: this.leftGroup,
+            leftValue: this.leftValue as RowFn,
+            rightKey: this.rightKey,
+            rightGroup: this.rightGroup,
+            rightColumns: this.rightColumns,
+            matches: (key) => this.matches(key),
+          })
+        : null;
   }
 
-  /** Whether a row of `key` passes, by the key's match count and (NOT IN) its group's counts. */
-  private passes(matches: number, rows: number, nulls: number): boolean {
-    switch (this.mode) {
-      case 'exists':
-      case 'in':
-        return matches > 0;
-      case 'notExists':
-        return matches === 0;
-      case 'notIn':
-        return rows === 0 || (nulls === 0 && matches === 0);
-    }
+  /** EXISTS, NOT EXISTS, IN: whether a row of a key passes, by the key's match count. */
+  private passes(matches: number): boolean {
+    return this.mode === 'notExists' ? matches === 0 : matches > 0;
   }
 
   private matches(key: JoinKey): number {
@@ -177,26 +148,6 @@ export class SemiJoinOp implements Operator, Stateful {
     if (slots === null) return this.right.total(key);
     // A small integer is its own table key: `tableKey`'s range tests are for the rest.
     return slots.slotOf(typeof key === 'number' && (key | 0) === key ? key : tableKey(key)) < 0 ? 0 : 1;
-  }
-
-  private groupCounts(group: JoinKey): readonly [number, number] {
-    const bucket = this.groups.get(group);
-    return [bucket?.rows.get(ROWS)?.count ?? 0, bucket?.rows.get(NULLS)?.count ?? 0];
-  }
-
-  private place(row: readonly Value[]): Placement {
-    if (!this.isIn) {
-      const key = this.leftKey(row);
-      if (key === null) return { kind: 'static', pass: this.mode === 'notExists' };
-      return { kind: 'keyed', key, group: key };
-    }
-    const group = this.leftGroup(row);
-    // A NULL correlation key: no subquery row meets it, so IN is false and NOT IN true.
-    if (group === null) return { kind: 'static', pass: this.mode === 'notIn' };
-    if ((this.leftValue as RowFn)(row) === null) {
-      return this.mode === 'in' ? { kind: 'static', pass: false } : { kind: 'nullValue', group };
-    }
-    return { kind: 'keyed', key: this.leftKey(row) as JoinKey, group };
   }
 
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
@@ -208,7 +159,7 @@ export class SemiJoinOp implements Operator, Stateful {
     // The right delta, against the left rows held before this epoch.
     const rightDelta = inputs[1] as ZBatch;
     if (rightDelta.rows.length > 0) {
-      if (this.mode === 'notIn') this.foldRightNotIn(consolidate(rightDelta), out);
+      if (this.notIn !== null) this.notIn.foldRight(consolidate(rightDelta), out);
       else if (this.table !== null) this.flipByTable(rightDelta, out);
       else this.foldRight(rightDelta, out);
     }
@@ -221,7 +172,7 @@ export class SemiJoinOp implements Operator, Stateful {
     const flipped = rows.length;
     // The left delta, by the right side as it is now.
     const leftDelta = consolidate(inputs[0] as ZBatch);
-    if (this.mode !== 'notIn') {
+    if (this.notIn === null) {
       // EXISTS, NOT EXISTS, IN: a row is static or keyed; nothing is allocated per row. A left row
       // equal to a flipped one is under a flipped key (a row's key is a function of the row), so
       // the output is consolidated unless a passing left row is under one.
@@ -231,40 +182,16 @@ export class SemiJoinOp implements Operator, Stateful {
       for (let i = 0; i < leftDelta.rows.length; i++) {
         const row = leftDelta.rows[i] as readonly Value[];
         const w = leftDelta.weights[i] as number;
-        if (!this.passesLeft(row, w, errors)) continue;
+        const key = this.passesLeft(row, w, errors);
+        if (key === REJECTED) continue;
         rows.push(row);
         weights.push(w);
-        const key = this.leftKeyOf;
         if (flips && key !== null && flippedKeys.has(key)) met = true;
       }
       if (flips) flippedKeys.clear();
       return { rows, weights, consolidated: !met };
     }
-    for (let i = 0; i < leftDelta.rows.length; i++) {
-      const row = leftDelta.rows[i] as readonly Value[];
-      const w = leftDelta.weights[i] as number;
-      let placed: Placement;
-      try {
-        placed = this.place(row);
-      } catch (error) {
-        errors.report(error, row, this.leftColumns, w);
-        continue;
-      }
-      let pass: boolean;
-      if (placed.kind === 'static') pass = placed.pass;
-      else if (placed.kind === 'nullValue') {
-        pass = this.groupCounts(placed.group)[0] === 0;
-        this.leftNull.add(placed.group, row, w, 0);
-      } else {
-        const [groupRows, nulls] = this.mode === 'notIn' ? this.groupCounts(placed.group) : [0, 0];
-        pass = this.passes(this.matches(placed.key), groupRows, nulls);
-        this.addLeft(placed.key, placed.group, row, w);
-      }
-      if (pass) {
-        rows.push(row);
-        weights.push(w);
-      }
-    }
+    this.notIn.passLeft(leftDelta, out, errors);
     return { rows, weights, consolidated: flipped === 0 || rows.length === flipped };
   }
 
@@ -290,8 +217,8 @@ export class SemiJoinOp implements Operator, Stateful {
     if (this.left.keyCount > 0)
       for (let i = 0; i < right.touchedCount; i++) {
         this.keysEvaluated++;
-        const was = this.passes(right.totalBefore(i), 0, 0);
-        const is = this.passes(right.totalNow(i), 0, 0);
+        const was = this.passes(right.totalBefore(i));
+        const is = this.passes(right.totalNow(i));
         if (was !== is) this.flip(out, right.touchedKey(i), is ? 1 : -1);
       }
     right.endFold();
@@ -317,8 +244,8 @@ export class SemiJoinOp implements Operator, Stateful {
     for (const [key, w] of net) {
       this.keysEvaluated++;
       const now = this.matches(key);
-      const was = this.passes(now - w, 0, 0);
-      const is = this.passes(now, 0, 0);
+      const was = this.passes(now - w);
+      const is = this.passes(now);
       if (was !== is) this.flip(out, key, is ? 1 : -1);
     }
     net.clear();
@@ -355,64 +282,12 @@ export class SemiJoinOp implements Operator, Stateful {
   }
 
   /**
-   * NOT IN: the right delta counted by key and by correlation group (its rows, its NULL values);
-   * a group whose rows or NULLs crossed zero re-evaluates all its left rows, other touched keys
-   * only theirs.
+   * A left row of EXISTS, NOT EXISTS or IN: arranged under its key
+   * unless static. Returns REJECTED when it does not pass by the right side as it is now, else its
+   * key (null: a NULL in it, a static pass), which the step's consolidated mark tests against the
+   * flipped keys. A key or a constant: nothing is allocated per row.
    */
-  private foldRightNotIn(delta: ZBatch, out: Emitted): void {
-    const touchedKeys = new Map<JoinKey, { before: number; group: JoinKey }>();
-    const touchedGroups = new Map<JoinKey, readonly [number, number]>();
-    this.right.beginFold();
-    const columns = this.rightColumns;
-    const correlated = this.correlated;
-    for (let i = 0; i < delta.rows.length; i++) {
-      const row = delta.rows[i] as readonly Value[];
-      const w = delta.weights[i] as number;
-      const group = this.rightGroup(row);
-      if (group === null) continue;
-      const isNull = row[columns[correlated] as number] === null;
-      if (!touchedGroups.has(group)) touchedGroups.set(group, this.groupCounts(group));
-      const groupRow: Value[] = [];
-      for (let c = 0; c < correlated; c++) groupRow.push(row[columns[c] as number] as Value);
-      this.groups.add(group, ROWS, [...groupRow, ROWS], w, 0);
-      if (isNull) {
-        this.groups.add(group, NULLS, [...groupRow, NULLS], w, 0);
-        continue;
-      }
-      const key = this.rightKey(row) as JoinKey;
-      if (!touchedKeys.has(key)) touchedKeys.set(key, { before: this.matches(key), group });
-      this.right.add(key, row, w);
-    }
-    const done = new Set<JoinKey>();
-    for (const [group, [rows0, nulls0]] of touchedGroups) {
-      const [rows1, nulls1] = this.groupCounts(group);
-      if ((rows0 === 0) === (rows1 === 0) && (nulls0 === 0) === (nulls1 === 0)) continue;
-      // The group's status changed: every left row of the group is evaluated again.
-      if ((rows0 === 0) !== (rows1 === 0)) emitBucket(out, this.leftNull, group, rows1 === 0 ? 1 : -1);
-      for (const key of this.inArrivalOrder(this.byGroup.get(group))) {
-        done.add(key);
-        const now = this.matches(key);
-        const before = touchedKeys.get(key)?.before ?? now;
-        const was = this.passes(before, rows0, nulls0);
-        const is = this.passes(now, rows1, nulls1);
-        if (was !== is) emitBucket(out, this.left, key, is ? 1 : -1);
-      }
-    }
-    for (const [key, { before, group }] of touchedKeys) {
-      if (done.has(key)) continue;
-      const [groupRows, nulls] = this.groupCounts(group);
-      const was = this.passes(before, groupRows, nulls);
-      const is = this.passes(this.matches(key), groupRows, nulls);
-      if (was !== is) emitBucket(out, this.left, key, is ? 1 : -1);
-    }
-    this.right.endFold();
-  }
-
-  /**
-   * A left row of EXISTS, NOT EXISTS or IN (`place` without a Placement): arranged under its key
-   * unless static; whether it passes by the right side as it is now. Its key is left in `leftKeyOf`.
-   */
-  private passesLeft(row: readonly Value[], w: number, errors: RowErrorSink): boolean {
+  private passesLeft(row: readonly Value[], w: number, errors: RowErrorSink): JoinKey | null | Rejected {
     let key: JoinKey | null;
     try {
       // The key is the correlation keys and, for IN, the value: null when any is NULL, which meets
@@ -420,13 +295,12 @@ export class SemiJoinOp implements Operator, Stateful {
       key = this.leftKey(row);
     } catch (error) {
       errors.report(error, row, this.leftColumns, w);
-      return false;
+      return REJECTED;
     }
-    this.leftKeyOf = key;
-    if (key === null) return this.mode === 'notExists';
-    const pass = this.passes(this.matches(key), 0, 0);
+    if (key === null) return this.mode === 'notExists' ? null : REJECTED;
+    const pass = this.passes(this.matches(key));
     this.left.add(key, row, w, 0);
-    return pass;
+    return pass ? key : REJECTED;
   }
 
   /**
@@ -439,46 +313,13 @@ export class SemiJoinOp implements Operator, Stateful {
   }
 
   /**
-   * A group's keys by the arrival of their oldest arranged row: the order a checkpoint restores
-   * (rows keep their arrival numbers), so a restored view emits a flip's changes in the same order
-   * as the uninterrupted one.
-   */
-  private inArrivalOrder(keys: ReadonlySet<JoinKey> | undefined): JoinKey[] {
-    if (keys === undefined) return [];
-    const firstSeq = (key: JoinKey): number => {
-      const slot = this.left.slotOf(key);
-      return slot === NO_SLOT ? 0 : this.left.seq(this.left.head(slot));
-    };
-    return [...keys]
-      .map((key) => ({ key, seq: firstSeq(key) }))
-      .sort((a, b) => a.seq - b.seq)
-      .map((e) => e.key);
-  }
-
-  private addLeft(key: JoinKey, group: JoinKey, row: readonly Value[], w: number): void {
-    const had = this.left.slotOf(key) !== NO_SLOT;
-    this.left.add(key, row, w, 0);
-    if (this.mode !== 'notIn') return;
-    const has = this.left.slotOf(key) !== NO_SLOT;
-    if (had === has) return;
-    let keys = this.byGroup.get(group);
-    if (has) {
-      if (keys === undefined) this.byGroup.set(group, (keys = new Set()));
-      keys.add(key);
-    } else if (keys !== undefined) {
-      keys.delete(key);
-      if (keys.size === 0) this.byGroup.delete(group);
-    }
-  }
-
-  /**
    * Most held left rows a right delta of `rightRows` rows can flip in one epoch, reading no row (a
    * write's row-free count, src/exec/view-join-fanout.ts): per right row the busiest key's rows,
    * never more than the left side holds (a fold evaluates each key once); NOT IN: the whole left
    * side, since one NULL arriving retracts every row of its group.
    */
   flipRowsCeiling(rightRows: number): number {
-    const held = this.left.size + this.leftNull.size;
+    const held = this.left.size + (this.notIn?.leftNull.size ?? 0);
     return this.mode === 'notIn' ? held : Math.min(held, rightRows * this.left.mostRowsUnderOneKey);
   }
 
@@ -492,25 +333,27 @@ export class SemiJoinOp implements Operator, Stateful {
     inserted: (row: readonly Value[]) => boolean,
     list: FlipList | null = null,
   ): number {
-    if (this.left.size === 0 && this.leftNull.size === 0) return 0;
+    const notIn = this.notIn;
+    if (this.left.size === 0 && (notIn === null || notIn.leftNull.size === 0)) return 0;
     const view: SemiJoinFlipState = {
-      notIn: this.mode === 'notIn',
+      notIn: notIn !== null,
       correlated: this.correlated,
       valueColumn: this.rightColumns[this.correlated] ?? -1,
       rightKey: this.rightKey,
       rightGroup: this.rightGroup,
       matches: (key) => this.matches(key),
-      groupCounts: (group) => this.groupCounts(group),
+      groupCounts: (group) => notIn?.groupCounts(group) ?? NO_GROUP_COUNTS,
       leftRowsUnder: (key) => {
         const slot = this.left.slotOf(key);
         return slot === NO_SLOT ? 0 : this.left.rowsAt(slot);
       },
       nullRowsOf: (group) => {
-        const slot = this.leftNull.slotOf(group);
-        return slot === NO_SLOT ? 0 : this.leftNull.rowsAt(slot);
+        if (notIn === null) return 0;
+        const slot = notIn.leftNull.slotOf(group);
+        return slot === NO_SLOT ? 0 : notIn.leftNull.rowsAt(slot);
       },
       leftRows: this.left.size,
-      keysOf: (group) => this.byGroup.get(group) ?? NO_KEYS,
+      keysOf: (group) => notIn?.keysOf(group) ?? NO_KEYS,
       listUnder: (key, out) => {
         const slot = this.left.slotOf(key);
         if (slot === NO_SLOT) return;
@@ -532,7 +375,7 @@ export class SemiJoinOp implements Operator, Stateful {
 
   private parts(): Part[] {
     const all: Part[] = [this.left, this.right];
-    if (this.mode === 'notIn') all.push(this.leftNull, this.groups);
+    if (this.notIn !== null) all.push(this.notIn.leftNull, this.notIn.groups);
     return all;
   }
 
@@ -563,22 +406,8 @@ export class SemiJoinOp implements Operator, Stateful {
     const [leftEntries = [], rightEntries = [], nullEntries = [], groupEntries = []] = entries;
     this.left.load(leftEntries, (row) => this.leftKey(row) as JoinKey);
     this.right.load(rightEntries, (row) => this.storedKey(row) as JoinKey);
-    this.byGroup.clear();
-    if (this.mode === 'notIn') {
-      this.leftNull.load(nullEntries, (row) => this.leftGroup(row) as JoinKey);
-      this.groups.load(
-        groupEntries,
-        (row) => this.storedGroup(row) as JoinKey,
-        (row) => row[this.correlated] as number,
-      );
-      for (const key of this.left.keys()) {
-        const first = this.left.row(this.left.head(this.left.slotOf(key)));
-        const group = this.leftGroup(first) as JoinKey;
-        let keys = this.byGroup.get(group);
-        if (keys === undefined) this.byGroup.set(group, (keys = new Set()));
-        keys.add(key);
-      }
-    }
+    // The NOT IN groups' keys are read from the left rows: loaded after them.
+    this.notIn?.load(nullEntries, groupEntries, this.storedGroup);
     this.exported = true;
   }
 
