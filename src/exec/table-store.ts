@@ -177,7 +177,7 @@ export class TableStore extends TableRows {
     const accepted = deleteRows.length + insertRows.length;
     if (this.byKey !== null) {
       this.requestKeys ??= resolveScratch();
-      // Its deletes' lists are replaced by ones of their size (table-resolve.ts checkDeletes).
+      // Its lists are replaced by ones of their size (table-resolve.ts).
       const out: KeyedResolution = { deletes, inserts, deleteKeys: [] };
       const putsBack = resolveKeyed(
         this,
@@ -190,9 +190,9 @@ export class TableStore extends TableRows {
         refuseRepeatedKeys,
         typedDeleteRows,
       );
-      for (const index of this.uniqueIndexes) index.check(this.def.name, out.deletes, inserts);
+      for (const index of this.uniqueIndexes) index.check(this.def.name, out.deletes, out.inserts);
       const keyed: KeyedFacts = { deleteKeys: out.deleteKeys, putsBack };
-      return { table: this.def.name, deletes: out.deletes, inserts, accepted, keyed };
+      return { table: this.def.name, deletes: out.deletes, inserts: out.inserts, accepted, keyed };
     }
     if (deleteRows.length > 0)
       resolveKeylessDeletes(this, this.ensureMultiset(), deleteRows, deletes, typedDeleteRows);
