@@ -435,3 +435,49 @@ test("a batch the generated normaliser typed goes into the table by the integer 
   assert.equal(runs(), 2);
   assert.equal(t.rowCount(), 164);
 });
+
+test("a keyed batch's change reads its prepared deletes' own list, and the rows taken when they differ", () => {
+  const t = table([0]);
+  t.apply(t.prepare({ insert: [0, 1, 2, 3].map((id) => ({ id, v: id / 2 })) }));
+  const prepared = t.prepare({ delete: [{ id: 1 }, { id: 3 }] });
+  const change = t.apply(prepared);
+  // The rows prepare read are the ones taken: the change is the batch's list, not a copy of it.
+  assert.equal(change.rows, prepared.deletes);
+  assert.deepEqual(change.weights, [-1, -1]);
+  // Prepared against rows that a later batch replaced before it applies: the change holds the rows
+  // actually taken (the replacing ones), as a batch without prepare's facts would.
+  const stale = t.prepare({ delete: [{ id: 0 }, { id: 2 }] });
+  t.apply(t.prepare({ insert: [{ id: 2, v: 9 }] }));
+  const late = t.apply(stale);
+  assert.notEqual(late.rows, stale.deletes);
+  assert.deepEqual(late.rows, [
+    [0, 0],
+    [2, 9],
+  ]);
+  assert.deepEqual([...t.entries()], []);
+});
+
+test("a keyed change's weights are its own array, whatever its size", () => {
+  const t = table([0]);
+  const seen = new Set<number[]>();
+  for (const n of [3, 70_000, 5]) {
+    const ids = Array.from({ length: n }, (_, i) => i);
+    const added = t.apply(t.prepare({ insert: ids.map((id) => ({ id, v: 1 })) }));
+    // Upserts of every key but the first: a delete and an insert each, -1s before +1s.
+    const upserted = t.apply(t.prepare({ insert: ids.slice(1).map((id) => ({ id, v: 2 })) }));
+    const removed = t.apply(t.prepare({ delete: ids.map((id) => ({ id })) }));
+    assert.deepEqual(added.weights, new Array<number>(n).fill(1));
+    assert.deepEqual(upserted.weights, [
+      ...new Array<number>(n - 1).fill(-1),
+      ...new Array<number>(n - 1).fill(1),
+    ]);
+    assert.deepEqual(removed.weights, new Array<number>(n).fill(-1));
+    for (const w of [added.weights, upserted.weights, removed.weights]) {
+      assert.ok(!seen.has(w), 'two changes share a weights array');
+      seen.add(w);
+    }
+    // A consumer writing one change's weights changes no later change's.
+    added.weights.fill(7);
+    removed.weights.fill(7);
+  }
+});

@@ -32,7 +32,13 @@ import {
   columnarBatch,
   columnsOf,
 } from './table-batch.ts';
-import { type ResolveScratch, resolveKeyed, resolveKeylessDeletes, resolveScratch } from './table-resolve.ts';
+import {
+  type KeyedResolution,
+  type ResolveScratch,
+  resolveKeyed,
+  resolveKeylessDeletes,
+  resolveScratch,
+} from './table-resolve.ts';
 import { TableRows } from './table-rows.ts';
 
 export { type PreparedBatch, insertCount } from './table-batch.ts';
@@ -171,7 +177,8 @@ export class TableStore extends TableRows {
     const accepted = deleteRows.length + insertRows.length;
     if (this.byKey !== null) {
       this.requestKeys ??= resolveScratch();
-      const out = { deletes, inserts, deleteKeys: [] };
+      // Its lists are replaced by ones of their size (table-resolve.ts).
+      const out: KeyedResolution = { deletes, inserts, deleteKeys: [] };
       const putsBack = resolveKeyed(
         this,
         this.byKey,
@@ -183,9 +190,9 @@ export class TableStore extends TableRows {
         refuseRepeatedKeys,
         typedDeleteRows,
       );
-      for (const index of this.uniqueIndexes) index.check(this.def.name, deletes, inserts);
+      for (const index of this.uniqueIndexes) index.check(this.def.name, out.deletes, out.inserts);
       const keyed: KeyedFacts = { deleteKeys: out.deleteKeys, putsBack };
-      return { table: this.def.name, deletes, inserts, accepted, keyed };
+      return { table: this.def.name, deletes: out.deletes, inserts: out.inserts, accepted, keyed };
     }
     if (deleteRows.length > 0)
       resolveKeylessDeletes(this, this.ensureMultiset(), deleteRows, deletes, typedDeleteRows);
