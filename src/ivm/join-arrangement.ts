@@ -77,11 +77,7 @@ export class JoinArrangement extends JoinArrangementRows {
     for (let slot = 0; slot < keys.length; slot++) {
       const key = keys[slot];
       if (key === undefined) continue;
-      for (
-        let id = this.slots[slot * SLOT_STRIDE + HEAD] as number;
-        id !== NO_ROW;
-        id = this.nexts[id] as number
-      )
+      for (let id = this.slots[slot * SLOT_STRIDE + HEAD] as number; id !== NO_ROW; id = this.next(id))
         upserts.push([this.entryId(key, this.row(id)), this.stored(key, id)]);
     }
   }
@@ -104,9 +100,9 @@ export class JoinArrangement extends JoinArrangementRows {
       a: this.entryPrefix,
       k: this.keyId(key),
       r: this.row(id),
-      c: this.counts[id] as number,
+      c: this.count(id),
       m: this.matches(id),
-      s: this.seqs[id] as number,
+      s: this.seq(id),
     };
   }
 }
