@@ -1,8 +1,8 @@
 // A join side's rows by join key (a join's own arrangements and the shared ones), laid out for the
 // join's two hot paths without a Map per key or an object per row: a key is its own slot while the
 // keys are small non-negative integers held densely (serial ids), else is interned to a dense slot
-// (GroupIndex: int keys in typed arrays), rows live by row id (join-row-store.ts: a record of
-// numbers per id), chained per slot in arrival order, and are found by value through one
+// (GroupIndex: int keys in typed arrays), rows live by row id (join-row-store.ts: parallel typed
+// arrays of their numbers), chained per slot in arrival order, and are found by value through one
 // open-addressing table over (slot, row hash) (join-row-table.ts) — or, while no two rows share a first-column value (a relation's primary key,
 // usually), through an index of that value, which a serial id fills in order (see `byFirst`).
 // Its checkpoint entries (exactly those of the indexed `Arrangement`) are written and read by the
@@ -16,7 +16,6 @@ import type { JoinKey } from './join-key.ts';
 import { keyBytes, rowBytes, TABLE_ROW_BYTES } from './join-state-bytes.ts';
 import { mix, RowTable } from './join-row-table.ts';
 import { grownI32 } from './typed-growth.ts';
-import { COUNT, MIXED, PREV, ROW_STRIDE, ROW_STRIDE_I32, SEQ, SLOT } from './join-row-records.ts';
 import { JoinRowStore } from './join-row-store.ts';
 import {
   HEAD,
@@ -185,8 +184,7 @@ export abstract class JoinArrangementRows extends JoinRowStore {
   addMatches(id: number, w: number): number {
     const m = this.matches(id) + w;
     this.setMatches(id, m);
-    if (this.tracking)
-      this.mark(this.slotKeys[this.rowI[id * ROW_STRIDE_I32 + SLOT] as number] as JoinKey, this.row(id));
+    if (this.tracking) this.mark(this.slotKeys[this.rowSlots[id] as number] as JoinKey, this.row(id));
     return m;
   }
 
@@ -219,8 +217,7 @@ export abstract class JoinArrangementRows extends JoinRowStore {
         if (this.firstIsKey && first !== key) this.indexFirsts();
         held = !this.firstIsKey ? byFirst.get(first) : slot === NO_SLOT ? NO_ROW : this.head(slot);
       }
-      const same =
-        held >= 0 && this.rowI[held * ROW_STRIDE_I32 + SLOT] === slot && sameRow(this.row(held), row);
+      const same = held >= 0 && this.rowSlots[held] === slot && sameRow(this.row(held), row);
       // Another row with this value (or a value the index cannot hold): the table from now on. A
       // retraction of a row not held needs no table: it fails below either way.
       if (held < NO_ROW || (held !== NO_ROW && weight > 0 && !same)) this.useTable();
@@ -230,7 +227,7 @@ export abstract class JoinArrangementRows extends JoinRowStore {
       hash = hashRow(row);
       if (slot !== NO_SLOT) id = this.find(slot, row, hash);
     }
-    const count = (id === NO_ROW ? 0 : (this.rowF[id * ROW_STRIDE + COUNT] as number)) + weight;
+    const count = (id === NO_ROW ? 0 : (this.counts[id] as number)) + weight;
     if (count < 0) throw new SluiceError('INTERNAL_ERROR', `${this.label} saw a negative multiplicity`);
     if (this.tracking) this.mark(key, id === NO_ROW ? row : this.row(id));
     if (slot === NO_SLOT) slot = this.newSlot(key);
@@ -247,7 +244,7 @@ export abstract class JoinArrangementRows extends JoinRowStore {
     if (count === 0) {
       this.removeRow(id, slot);
       if (this.slots[slot * SLOT_STRIDE + SIZE] === 0) this.freeSlot(slot, key);
-    } else this.rowF[id * ROW_STRIDE + COUNT] = count;
+    } else this.counts[id] = count;
   }
 
   private mark(key: JoinKey, row: readonly Value[]): void {
@@ -266,9 +263,7 @@ export abstract class JoinArrangementRows extends JoinRowStore {
       if (typeof first !== 'number' && typeof first !== 'string') return NO_ROW;
       // Under `firstIsKey` a slot holds one row, and a row equal to `row` can only be that one.
       const id = !this.firstIsKey ? byFirst.get(first) : this.head(slot);
-      return id !== NO_ROW && this.rowI[id * ROW_STRIDE_I32 + SLOT] === slot && sameRow(this.row(id), row)
-        ? id
-        : NO_ROW;
+      return id !== NO_ROW && this.rowSlots[id] === slot && sameRow(this.row(id), row) ? id : NO_ROW;
     }
     const h = mix(slot, hash);
     const t = this.table.cells;
@@ -278,7 +273,7 @@ export abstract class JoinArrangementRows extends JoinRowStore {
       if (s === 0) return NO_ROW;
       if (t[2 * i] === h) {
         const id = s - 1;
-        if (this.rowI[id * ROW_STRIDE_I32 + SLOT] === slot && sameRow(this.row(id), row)) return id;
+        if (this.rowSlots[id] === slot && sameRow(this.row(id), row)) return id;
       }
     }
   }
@@ -362,7 +357,14 @@ export abstract class JoinArrangementRows extends JoinRowStore {
       !isDenseId(this.keyCeiling, this.keysHeld, KEY_SLOTS_PER_KEY)
     )
       return;
-    const to = slotsByKey(this.slots, this.slotKeys, this.keyCeiling, this.nexts, this.rowI, this.wideTotals);
+    const to = slotsByKey(
+      this.slots,
+      this.slotKeys,
+      this.keyCeiling,
+      this.nexts,
+      this.rowSlots,
+      this.wideTotals,
+    );
     this.slots = to.slots;
     this.slotKeys = to.slotKeys;
     this.index.clear();
@@ -376,21 +378,17 @@ export abstract class JoinArrangementRows extends JoinRowStore {
     const byFirst = this.byFirst;
     if (byFirst === null) this.table.reserve(this.rowCount);
     const h = byFirst === null ? mix(slot, hash) : 0;
-    const rowF = this.rowF;
-    const rowI = this.rowI;
-    const f = id * ROW_STRIDE;
-    const i = id * ROW_STRIDE_I32;
-    rowF[f + COUNT] = count;
-    rowF[f + SEQ] = this.nextSeq++;
+    this.counts[id] = count;
+    this.seqs[id] = this.nextSeq++;
     this.setMatches(id, matches);
-    rowI[i + SLOT] = slot;
+    this.rowSlots[id] = slot;
     // Read only by the lookup table (`useTable` fills it for every row when it starts).
-    rowI[i + MIXED] = h;
+    if (byFirst === null) this.mixed[id] = h;
     // Appended to the slot's chain: its rows are listed in arrival order.
     const slots = this.slots;
     const at = slot * SLOT_STRIDE;
     const tail = slots[at + TAIL] as number;
-    rowI[i + PREV] = tail;
+    this.prevs[id] = tail;
     this.nexts[id] = NO_ROW;
     if (tail === NO_ROW) slots[at + HEAD] = id;
     else this.nexts[tail] = id;
@@ -406,18 +404,16 @@ export abstract class JoinArrangementRows extends JoinRowStore {
   }
 
   private removeRow(id: number, slot: number): void {
-    const rowI = this.rowI;
-    const i = id * ROW_STRIDE_I32;
-    const prev = rowI[i + PREV] as number;
+    const prev = this.prevs[id] as number;
     const next = this.nexts[id] as number;
     const slots = this.slots;
     const at = slot * SLOT_STRIDE;
     if (prev === NO_ROW) slots[at + HEAD] = next;
     else this.nexts[prev] = next;
     if (next === NO_ROW) slots[at + TAIL] = prev;
-    else rowI[next * ROW_STRIDE_I32 + PREV] = prev;
+    else this.prevs[next] = prev;
     slots[at + SIZE] = (slots[at + SIZE] as number) - 1;
-    if (this.byFirst === null) this.table.remove(rowI[i + MIXED] as number, id);
+    if (this.byFirst === null) this.table.remove(this.mixed[id] as number, id);
     else if (!this.firstIsKey) this.byFirst.delete(this.row(id)[0] as Value);
     this.bytes -=
       rowBytes(this.row(id)) + 8 * this.keptAt.length + (this.byFirst === null ? TABLE_ROW_BYTES : 0);
@@ -441,13 +437,14 @@ export abstract class JoinArrangementRows extends JoinRowStore {
   private useTable(): void {
     this.byFirst = null;
     this.firstIsKey = false;
+    this.mixed = new Int32Array(this.rowCapacity);
     this.bytes += TABLE_ROW_BYTES * this.rowCount;
     this.table.reset(this.rowCount);
     for (let id = 0; id < this.rowIdEnd; id++) {
       const row = this.rowOrNull(id);
       if (row === null) continue;
-      const h = mix(this.rowI[id * ROW_STRIDE_I32 + SLOT] as number, hashRow(row));
-      this.rowI[id * ROW_STRIDE_I32 + MIXED] = h;
+      const h = mix(this.rowSlots[id] as number, hashRow(row));
+      this.mixed[id] = h;
       this.table.insert(h, id);
     }
   }

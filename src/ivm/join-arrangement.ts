@@ -77,7 +77,11 @@ export class JoinArrangement extends JoinArrangementRows {
     for (let slot = 0; slot < keys.length; slot++) {
       const key = keys[slot];
       if (key === undefined) continue;
-      for (let id = this.slots[slot * SLOT_STRIDE + HEAD] as number; id !== NO_ROW; id = this.next(id))
+      for (
+        let id = this.slots[slot * SLOT_STRIDE + HEAD] as number;
+        id !== NO_ROW;
+        id = this.nexts[id] as number
+      )
         upserts.push([this.entryId(key, this.row(id)), this.stored(key, id)]);
     }
   }
@@ -100,9 +104,9 @@ export class JoinArrangement extends JoinArrangementRows {
       a: this.entryPrefix,
       k: this.keyId(key),
       r: this.row(id),
-      c: this.count(id),
+      c: this.counts[id] as number,
       m: this.matches(id),
-      s: this.seq(id),
+      s: this.seqs[id] as number,
     };
   }
 }

@@ -2,7 +2,6 @@
 // one Int32Array — its first row, its last row, its number of distinct rows and the sum of their
 // multiplicities — 16 B, four records to a cache line, so a probe reads a key's record in one miss.
 import type { JoinKey } from './join-key.ts';
-import { ROW_STRIDE_I32, SLOT } from './join-row-records.ts';
 
 /** Int32 cells per slot, and each number's place. */
 export const SLOT_STRIDE = 4;
@@ -44,7 +43,7 @@ export function writeTotal(slots: Int32Array, wide: Map<number, number>, slot: n
 /**
  * The records renumbered so that each key is its own slot (every key in `slotKeys` a non-negative
  * int, the greatest at most `ceiling`): each held slot's record moved to its key's place, its rows'
- * slots rewritten along the chain (in `rows`, the Int32Array view of the row records), and its wide total (if any) moved in `wide`. Returns the new
+ * `rowSlots` rewritten along the chain, and its wide total (if any) moved in `wide`. Returns the new
  * records and keys by slot (filled up to the last key, with no gap).
  */
 export function slotsByKey(
@@ -52,7 +51,7 @@ export function slotsByKey(
   slotKeys: readonly (JoinKey | undefined)[],
   ceiling: number,
   nexts: Int32Array,
-  rows: Int32Array,
+  rowSlots: Int32Array,
   wide: Map<number, number>,
 ): { slots: Int32Array<ArrayBuffer>; slotKeys: (JoinKey | undefined)[] } {
   const out = newSlots(Math.max(16, ceiling + 1));
@@ -67,8 +66,7 @@ export function slotsByKey(
     const from = slot * SLOT_STRIDE;
     const at = to * SLOT_STRIDE;
     for (let c = 0; c < SLOT_STRIDE; c++) out[at + c] = slots[from + c] as number;
-    for (let id = slots[from + HEAD] as number; id >= 0; id = nexts[id] as number)
-      rows[id * ROW_STRIDE_I32 + SLOT] = to;
+    for (let id = slots[from + HEAD] as number; id >= 0; id = nexts[id] as number) rowSlots[id] = to;
     if (slots[from + TOTAL] === WIDE_TOTAL) moved.set(to, wide.get(slot) as number);
   }
   wide.clear();
