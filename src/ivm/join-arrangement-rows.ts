@@ -1,22 +1,22 @@
 // A join side's rows by join key (a join's own arrangements and the shared ones), laid out for the
 // join's two hot paths without a Map per key or an object per row: a key is its own slot while the
 // keys are small non-negative integers held densely (serial ids), else is interned to a dense slot
-// (GroupIndex: int keys in typed arrays), rows live in parallel arrays by row id, chained per slot in
-// arrival order, and are found by value through one open-addressing table over (slot, row hash)
-// (join-row-table.ts) — or, while no two rows share a first-column value (a relation's primary key,
+// (GroupIndex: int keys in typed arrays), rows live by row id (join-row-store.ts: parallel typed
+// arrays of their numbers), chained per slot in arrival order, and are found by value through one
+// open-addressing table over (slot, row hash) (join-row-table.ts) — or, while no two rows share a first-column value (a relation's primary key,
 // usually), through an index of that value, which a serial id fills in order (see `byFirst`).
 // Its checkpoint entries (exactly those of the indexed `Arrangement`) are written and read by the
 // concrete class in join-arrangement.ts.
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
 import { encodeExactValues } from '../common/values.ts';
-import { ArrangementDelta } from './arrangement-delta.ts';
 import { arrangedEntryId, hashRow, sameRow } from './arrangement.ts';
 import { GroupIndex, isDenseId, NO_SLOT } from './group-index.ts';
 import type { JoinKey } from './join-key.ts';
 import { keyBytes, rowBytes, TABLE_ROW_BYTES } from './join-state-bytes.ts';
 import { mix, RowTable } from './join-row-table.ts';
-import { cells, grownCells, grownF64, grownI32 } from './typed-growth.ts';
+import { grownI32 } from './typed-growth.ts';
+import { JoinRowStore } from './join-row-store.ts';
 import {
   HEAD,
   newSlots,
@@ -33,11 +33,7 @@ import {
 /** "No row" in the per-slot chains and in `head`/`next`. */
 export const NO_ROW = -1;
 
-/**
- * Columns an arrangement keeps by column at most (`keepColumn`): each costs 8 B per arranged row, and
- * a probe reading more of a row than this reads the row itself.
- */
-export const MAX_KEPT_COLUMNS = 4;
+export { MAX_KEPT_COLUMNS } from './join-row-store.ts';
 
 /** While a key is its own slot (`keyIsSlot`), slots allowed per key held (group-index.ts `isDenseId`). */
 const KEY_SLOTS_PER_KEY = 2;
@@ -54,7 +50,7 @@ export const joinArrangementWork = { keysToSlots: 0 };
  * `for (let id = a.head(slot); id !== NO_ROW; id = a.next(id))` with `slot = a.slotOf(key)`; ids and
  * slots are valid until the next change to the arrangement. A multiplicity never goes negative.
  */
-export abstract class JoinArrangementRows extends ArrangementDelta {
+export abstract class JoinArrangementRows extends JoinRowStore {
   /**
    * While true, every key held is a small non-negative integer and is its own slot (a slot whose
    * record has no row is free): finding a key's slot reads no index, only the record the caller
@@ -91,25 +87,6 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
   /** Totals that do not fit a TOTAL cell (see WIDE_TOTAL), by slot. */
   private readonly wideTotals = new Map<number, number>();
   private freeSlots: number[] = [];
-  // Per row id.
-  private rowArrays: (readonly Value[] | null)[] = [];
-  protected counts = new Float64Array(16);
-  protected seqs = new Float64Array(16);
-  /** Only as long as the last id with a non-zero sum (outer joins with a residual): 0 past it. */
-  private matchCounts = new Float64Array(0);
-  protected nexts = new Int32Array(16);
-  private prevs = new Int32Array(16);
-  private rowSlots = new Int32Array(16);
-  /** Kept only while rows are found by the lookup table (`byFirst` null). */
-  private mixed = new Int32Array(0);
-  private freeRows: number[] = [];
-  /**
-   * Columns kept by column (`keepColumn`): `kept[k][id]` is the value of column `keptAt[k]` of row
-   * `id` (null for a free id), so a probe that emits a column or two of many arranged rows reads one
-   * array cell per value instead of the row array and its elements, two dependent cache misses.
-   */
-  private readonly keptAt: number[] = [];
-  private readonly kept: Value[][] = [];
   /**
    * While non-null, the lookup table is not kept: every row held has its own first-column value (a
    * number or a string: values a GroupIndex, like a Z-set, tells apart and equates), and a row is
@@ -126,10 +103,8 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
   private firstIsKey = true;
   /** The rows by value while `byFirst` is null (empty otherwise). */
   private readonly table = new RowTable();
-  private rowCount = 0;
   /** The most distinct rows one slot has held since the last reset (mostRowsUnderOneKey). */
   private mostUnderOneSlot = 0;
-  private bytes = 0;
   protected nextSeq = 0;
   protected readonly dirty = new Map<string, { readonly key: JoinKey; readonly row: readonly Value[] }>();
 
@@ -143,11 +118,6 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
     protected readonly keyId: (key: JoinKey) => string,
   ) {
     super();
-  }
-
-  /** Distinct rows arranged. */
-  get size(): number {
-    return this.rowCount;
   }
 
   /** Whether rows are found by their first column's value (`byFirst`), not by the lookup table. */
@@ -180,11 +150,6 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
     return this.keyIsSlot;
   }
 
-  /** Approximate heap bytes held, for state metrics. */
-  get stateBytes(): number {
-    return this.bytes;
-  }
-
   /** The slot of `key`, or NO_SLOT (-1) when no row is under it. */
   slotOf(key: JoinKey): number {
     if (!this.keyIsSlot) return this.index.get(key);
@@ -215,56 +180,12 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
     return this.slots[slot * SLOT_STRIDE + HEAD] as number;
   }
 
-  next(id: number): number {
-    return this.nexts[id] as number;
-  }
-
-  row(id: number): readonly Value[] {
-    return this.rowArrays[id] as readonly Value[];
-  }
-
-  count(id: number): number {
-    return this.counts[id] as number;
-  }
-
-  seq(id: number): number {
-    return this.seqs[id] as number;
-  }
-
-  matches(id: number): number {
-    return this.matchCounts[id] ?? 0;
-  }
-
   /** Adds `w` to the row's matches (marking it for the next checkpoint delta); returns the new sum. */
   addMatches(id: number, w: number): number {
     const m = this.matches(id) + w;
     this.setMatches(id, m);
     if (this.tracking) this.mark(this.slotKeys[this.rowSlots[id] as number] as JoinKey, this.row(id));
     return m;
-  }
-
-  /**
-   * Keeps `columns` of every row by column from now on (filled from the rows held); returns each
-   * one's index in `keptColumns`, or null (keeping none) when that would keep more than
-   * MAX_KEPT_COLUMNS. A column stays kept for the arrangement's life (a shared one outlives the join
-   * that asked).
-   */
-  keepColumns(columns: readonly number[]): number[] | null {
-    const added = new Set(columns.filter((c) => !this.keptAt.includes(c)));
-    if (this.keptAt.length + added.size > MAX_KEPT_COLUMNS) return null;
-    for (const column of added) {
-      const values = cells(this.counts.length);
-      this.rowArrays.forEach((row, id) => (values[id] = row?.[column] ?? null));
-      this.keptAt.push(column);
-      this.kept.push(values);
-      this.bytes += 8 * this.rowCount;
-    }
-    return columns.map((c) => this.keptAt.indexOf(c));
-  }
-
-  /** The kept columns (`keepColumn`), each by row id; valid until the next change. */
-  get keptColumns(): readonly (readonly Value[])[] {
-    return this.kept;
   }
 
   /** Every key held, in slot order (for an operator rebuilding a derived index after a load). */
@@ -352,7 +273,7 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
       if (s === 0) return NO_ROW;
       if (t[2 * i] === h) {
         const id = s - 1;
-        if (this.rowSlots[id] === slot && sameRow(this.rowArrays[id] as readonly Value[], row)) return id;
+        if (this.rowSlots[id] === slot && sameRow(this.row(id), row)) return id;
       }
     }
   }
@@ -453,19 +374,7 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
   }
 
   private newRow(slot: number, row: readonly Value[], hash: number, count: number, matches: number): number {
-    let id = this.freeRows.pop();
-    const keptAt = this.keptAt;
-    if (id === undefined) {
-      id = this.rowArrays.length;
-      this.rowArrays.push(row);
-      if (id >= this.counts.length) this.growRows(id + 1);
-      for (let k = 0; k < keptAt.length; k++)
-        (this.kept[k] as Value[])[id] = row[keptAt[k] as number] as Value;
-    } else {
-      this.rowArrays[id] = row;
-      for (let k = 0; k < keptAt.length; k++)
-        (this.kept[k] as Value[])[id] = row[keptAt[k] as number] as Value;
-    }
+    const id = this.takeRowId(row);
     const byFirst = this.byFirst;
     if (byFirst === null) this.table.reserve(this.rowCount);
     const h = byFirst === null ? mix(slot, hash) : 0;
@@ -490,7 +399,7 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
     if (byFirst === null) this.table.insert(h, id);
     else if (!this.firstIsKey) byFirst.set(row[0] as Value, id);
     this.rowCount++;
-    this.bytes += rowBytes(row) + 8 * keptAt.length + (byFirst === null ? TABLE_ROW_BYTES : 0);
+    this.bytes += rowBytes(row) + 8 * this.keptAt.length + (byFirst === null ? TABLE_ROW_BYTES : 0);
     return id;
   }
 
@@ -508,29 +417,8 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
     else if (!this.firstIsKey) this.byFirst.delete(this.row(id)[0] as Value);
     this.bytes -=
       rowBytes(this.row(id)) + 8 * this.keptAt.length + (this.byFirst === null ? TABLE_ROW_BYTES : 0);
-    this.rowArrays[id] = null;
-    for (let k = 0; k < this.kept.length; k++) (this.kept[k] as Value[])[id] = null;
-    this.freeRows.push(id);
+    this.releaseRowId(id);
     this.rowCount--;
-  }
-
-  private setMatches(id: number, m: number): void {
-    if (id >= this.matchCounts.length) {
-      if (m === 0) return;
-      this.matchCounts = grownF64(this.matchCounts, this.counts.length);
-    }
-    this.matchCounts[id] = m;
-  }
-
-  private growRows(min: number): void {
-    this.counts = grownF64(this.counts, min);
-    for (let k = 0; k < this.kept.length; k++)
-      this.kept[k] = grownCells(this.kept[k] as Value[], this.counts.length);
-    this.seqs = grownF64(this.seqs, min);
-    this.nexts = grownI32(this.nexts, min);
-    this.prevs = grownI32(this.prevs, min);
-    this.rowSlots = grownI32(this.rowSlots, min);
-    if (this.byFirst === null) this.mixed = grownI32(this.mixed, min);
   }
 
   /** Leaves `firstIsKey`: `byFirst` gets the row of every slot held (each slot's only row). */
@@ -549,12 +437,12 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
   private useTable(): void {
     this.byFirst = null;
     this.firstIsKey = false;
-    this.mixed = new Int32Array(this.counts.length);
+    this.mixed = new Int32Array(this.rowCapacity);
     this.bytes += TABLE_ROW_BYTES * this.rowCount;
     this.table.reset(this.rowCount);
-    for (let id = 0; id < this.rowArrays.length; id++) {
-      const row = this.rowArrays[id];
-      if (row === null || row === undefined) continue;
+    for (let id = 0; id < this.rowIdEnd; id++) {
+      const row = this.rowOrNull(id);
+      if (row === null) continue;
       const h = mix(this.rowSlots[id] as number, hashRow(row));
       this.mixed[id] = h;
       this.table.insert(h, id);
@@ -572,22 +460,11 @@ export abstract class JoinArrangementRows extends ArrangementDelta {
     this.slots = newSlots(16);
     this.wideTotals.clear();
     this.freeSlots = [];
-    this.rowArrays = [];
-    this.counts = new Float64Array(16);
-    this.seqs = new Float64Array(16);
-    this.matchCounts = new Float64Array(0);
-    this.nexts = new Int32Array(16);
-    this.prevs = new Int32Array(16);
-    this.rowSlots = new Int32Array(16);
-    this.mixed = new Int32Array(0);
-    this.freeRows = [];
-    for (let k = 0; k < this.kept.length; k++) this.kept[k] = cells(16);
+    this.resetRows();
     this.table.reset(0);
     this.byFirst = new GroupIndex();
     this.firstIsKey = true;
-    this.rowCount = 0;
     this.mostUnderOneSlot = 0;
-    this.bytes = 0;
     this.nextSeq = 0;
   }
 }
