@@ -8,7 +8,7 @@
 // trailing spaces. Both equal, as bpchar compares, every spelling the group holds.
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { T, type SqlType } from '../common/types.ts';
-import { fold, isConst } from './bind-coerce.ts';
+import { call, fold, isConst } from './bind-coerce.ts';
 import type { LogicalPlan } from './logical-plan.ts';
 
 /**
@@ -17,12 +17,25 @@ import type { LogicalPlan } from './logical-plan.ts';
  */
 export function charKey(e: ScalarExpr, type: SqlType = e.type): ScalarExpr {
   if (type.kind !== 'text' || type.fixed !== true) return e;
-  // char(n) → char(n) pads to n; bpchar → text drops the trailing spaces, typed bpchar again
-  const key: ScalarExpr =
-    type.maxLength !== undefined
-      ? { kind: 'cast', operand: e, type }
-      : { kind: 'cast', operand: { kind: 'cast', operand: e, type: T.text }, type };
+  // → text drops the trailing spaces; typed bpchar again it keeps the value
+  const trimmed: ScalarExpr = { kind: 'cast', operand: e, type: T.text };
+  const asBpchar: ScalarExpr = { kind: 'cast', operand: trimmed, type: T.bpchar };
+  if (type.maxLength === undefined) return isConst(e) ? fold(asBpchar) : asBpchar;
+  // char(n) padded to n; a longer value (a string constant read as char(n) beside it, which
+  // PostgreSQL keeps whole: COALESCE(c, 'abcdef')) is kept whole, never cut to n, which would
+  // make it one group with its first n characters
+  const fits = call('le', [call('length', [trimmed], T.int32), constant(type.maxLength)], T.bool);
+  const key: ScalarExpr = {
+    kind: 'case',
+    whens: [{ when: fits, then: { kind: 'cast', operand: trimmed, type } }],
+    else: asBpchar,
+    type,
+  };
   return isConst(e) ? fold(key) : key;
+}
+
+function constant(n: number): ScalarExpr {
+  return { kind: 'const', value: n, type: T.int32 };
 }
 
 /** Whether any of `plan`'s columns is char (with or without a length). */
