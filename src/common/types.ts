@@ -46,6 +46,8 @@ export const T = {
   float64: { kind: 'float', bits: 64 },
   numeric: { kind: 'numeric' },
   text: { kind: 'text' },
+  /** PostgreSQL's bpchar: char without a length, each value kept as it is, its trailing spaces insignificant. */
+  bpchar: { kind: 'text', fixed: true },
   date: { kind: 'date' },
   timestamp: { kind: 'timestamp' },
   timestamptz: { kind: 'timestamptz' },

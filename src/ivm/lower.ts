@@ -9,7 +9,7 @@ import type { LogicalPlan } from '../planner/logical-plan.ts';
 import type { ColumnMeta } from '../planner/catalog.ts';
 import type { AggregateSpec, ColumnSpec, DataflowNode, DataflowPlan, WindowClose } from './dataflow-plan.ts';
 import { printDataflow } from './dataflow-print.ts';
-import { planFingerprint } from './plan-fingerprint.ts';
+import { charKeys, planFingerprint } from './plan-fingerprint.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
 import { SluiceError } from '../common/errors.ts';
 import { lowerHopPanes } from './lower-hop-panes.ts';
@@ -447,6 +447,7 @@ export function lowerToDataflow(
       floatGroupKeys,
       ordersText: ordersText(nodes),
       likeEndingInEscape: matchesLikeEndingInEscape(nodes),
+      charKeys: charKeys(nodes),
     }),
   };
 }

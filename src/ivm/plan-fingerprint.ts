@@ -3,6 +3,8 @@
 // differs when the checkpoint loads is rebuilt from its inputs, not loaded (engine-checkpoints.ts),
 // so state computed under the old rules never meets a retraction computed under the new ones.
 import { createHash } from 'node:crypto';
+import type { SqlType } from '../common/types.ts';
+import type { DataflowNode } from './dataflow-plan.ts';
 
 /** The fingerprint of a plan printed without execution details (`printDataflow`, kernels off). */
 export function planFingerprint(printed: string, facts: PlanFacts = {}): string {
@@ -56,6 +58,12 @@ export function planFingerprint(printed: string, facts: PlanFacts = {}): string 
   // LIKE with a pattern ending in a lone escape matched that escape as a backslash; it is now
   // PostgreSQL's row error (or false): a plan that may match one (plan-like-patterns.ts) is rebuilt once.
   if (facts.likeEndingInEscape === true) salt += 'like pattern ending in escape\n';
+  // GROUP BY, DISTINCT (also an aggregate's), the set operations and PARTITION BY hold a char value in
+  // one spelling (char(n) padded, bpchar without trailing spaces: 'ab   ' and 'ab  ' one group, as in
+  // PostgreSQL), and a set operation whose first branch is char is char (bpchar beside text): a plan
+  // that groups, matches or unites char values (charKeys) is rebuilt once, so a retraction meets the
+  // row its insert made.
+  if (facts.charKeys === true) salt += 'char group keys, set operations\n';
   return createHash('sha256')
     .update(salt + printed)
     .digest('hex')
@@ -70,6 +78,35 @@ export interface PlanFacts {
   readonly ordersText?: boolean;
   /** Some LIKE / ILIKE may have a pattern ending in a lone escape (plan-like-patterns.ts). */
   readonly likeEndingInEscape?: boolean;
+  /** Some node keys, matches or unites char values (charKeys). */
+  readonly charKeys?: boolean;
+}
+
+/**
+ * Whether some node keys, matches or unites char (bpchar) values — a Reduce's group key or DISTINCT
+ * aggregate argument, a Distinct's, a set operation's or a Union's column, a window's partition key:
+ * PlanFacts.charKeys.
+ */
+export function charKeys(nodes: readonly DataflowNode[]): boolean {
+  const isChar = (t: SqlType | null | undefined): boolean =>
+    t !== null && t !== undefined && t.kind === 'text' && t.fixed === true;
+  return nodes.some((n) => {
+    switch (n.kind) {
+      case 'reduce':
+        return (
+          n.columns.slice(0, n.keyCount).some((c) => isChar(c.type)) ||
+          n.aggregates.some((a) => a.distinct && isChar(a.argType))
+        );
+      case 'window':
+        return n.partitionBy.some((i) => isChar(n.columns[i]?.type));
+      case 'distinct':
+      case 'setop':
+      case 'union':
+        return n.columns.some((c) => isChar(c.type));
+      default:
+        return false;
+    }
+  });
 }
 
 /** Types with equal values of other texts (1.5, 1.50; -0, 0; '1 day', '24:00:00'; arrays of them). */

@@ -223,7 +223,7 @@ export function unifiedType(args: readonly ScalarExpr[], pos: Pos, what: string)
 }
 
 /** PostgreSQL's bpchar: char without a length, each value kept as it is, its trailing spaces insignificant. */
-export const BPCHAR: SqlType = { kind: 'text', fixed: true };
+export const BPCHAR: SqlType = T.bpchar;
 
 /**
  * The result type of COALESCE, CASE (its ELSE first, as PostgreSQL lists them), GREATEST and LEAST

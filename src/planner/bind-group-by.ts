@@ -10,6 +10,7 @@ import type { ColumnMeta } from './catalog.ts';
 import type { AggregateCall, LogicalPlan } from './logical-plan.ts';
 import type { AggregateFn } from '../common/aggregate-fn.ts';
 import { printAggregate } from './logical-plan.ts';
+import { charKey } from './bind-char-key.ts';
 import type { Scope } from './bind-scope.ts';
 import { bindExpr, containsAggregate, isAggregateCall } from './bind-expr.ts';
 import { nullable } from './bind-column-meta.ts';
@@ -137,7 +138,10 @@ export function bindGroupBy(grouping: GroupByInput): BoundGroupBy {
   );
   const intercept = (e: Expr): ScalarExpr | undefined => {
     if (isAggregateCall(e) && e.kind === 'function') {
-      const call = bindAggregate(e, inputScope);
+      const bound = bindAggregate(e, inputScope);
+      // DISTINCT reads a char argument once per value as char compares ('ab ' and 'ab' one), in its
+      // one spelling (bind-char-key.ts), as PostgreSQL counts it
+      const call = bound.distinct && bound.arg !== undefined ? { ...bound, arg: charKey(bound.arg) } : bound;
       const printed = printAggregate(call);
       let idx = aggIndex.get(printed);
       if (idx === undefined) {
@@ -180,7 +184,15 @@ export function bindGroupBy(grouping: GroupByInput): BoundGroupBy {
     bindExpr(x, { scope: null, intercept }),
   );
   const aggColumns = [...keyColumns, ...aggregates.map((a) => a.column)];
-  const aggregate: LogicalPlan = { kind: 'aggregate', input, groupKeys, aggregates, columns: aggColumns };
+  // A char key in its one spelling, so 'ab   ' and 'ab  ' are one group, as in PostgreSQL (bind-char-key.ts)
+  const keys = groupKeys.map((k) => charKey(k));
+  const aggregate: LogicalPlan = {
+    kind: 'aggregate',
+    input,
+    groupKeys: keys,
+    aggregates,
+    columns: aggColumns,
+  };
   const joined = after.join(aggregate);
   let plan = joined.plan;
   const havingBound = havingGroups === undefined ? undefined : after.fix(havingGroups);

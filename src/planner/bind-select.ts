@@ -12,6 +12,7 @@ import { T, typeName } from '../common/types.ts';
 import { withSqlFunctions } from './sql-functions.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
 import type { LogicalPlan } from './logical-plan.ts';
+import { charKeyed } from './bind-char-key.ts';
 import type { Scope, VisibleColumn } from './bind-scope.ts';
 import { bindFrom, type BoundRelation, type FromContext } from './bind-from.ts';
 import { whereOver } from './join-conditions.ts';
@@ -508,9 +509,7 @@ function bindPlainSelect(
       throw new SluiceError(
         'INVALID_DEFINITION',
         `view "${options.viewName ?? ''}" has ${names.length} columns but ${options.columnNames.length} column names were given`,
-        {
-          position: stmt.pos,
-        },
+        { position: stmt.pos },
       );
     }
     options.columnNames.forEach((n, i) => (names[i] = n));
@@ -543,7 +542,7 @@ function bindPlainSelect(
   if (!identity) plan = dropUnusedRank({ kind: 'project', input: plan, exprs, columns });
   else plan = { ...plan, columns } as LogicalPlan;
 
-  if (stmt.distinct) plan = { kind: 'distinct', input: plan, columns: plan.columns };
+  if (stmt.distinct) plan = { kind: 'distinct', input: charKeyed(plan), columns: plan.columns };
 
   const orderBy: OrderKey[] = orderTargets.map(({ o, index }) => ({
     index,

@@ -11,6 +11,7 @@ import type { BoundRelation } from './bind-from.ts';
 import type { ColumnMeta } from './catalog.ts';
 import type { LogicalPlan } from './logical-plan.ts';
 import { commonType } from './types-resolve.ts';
+import { charKeyed } from './bind-char-key.ts';
 
 /** Binds `stmt.setOp` (present); `bindBranch` binds a plain branch (a nested query). */
 export function bindSetOperation(
@@ -36,14 +37,13 @@ export function bindSetOperation(
   const types: SqlType[] = left.columns.map((_, i) => {
     const l = branchType(left, i);
     const r = branchType(right, i);
-    // Only where the types do not meet as they are (text and a string literal already do): a plan
-    // accepted before keeps its column types.
-    const t =
-      commonType([l, r]) ??
-      commonType([
-        literalAdapts(left, set.left, i) ? T.unknown : l,
-        literalAdapts(right, set.right, i) ? T.unknown : r,
-      ]);
+    const adapted = [
+      literalAdapts(left, set.left, i) ? T.unknown : l,
+      literalAdapts(right, set.right, i) ? T.unknown : r,
+    ];
+    // Otherwise only where the types do not meet as they are (text and a string literal already do):
+    // a plan accepted before keeps its column types.
+    const t = charFirstType(adapted) ?? commonType([l, r]) ?? commonType(adapted);
     if (t === null) {
       throw new SluiceError(
         'TYPE_MISMATCH',
@@ -58,8 +58,10 @@ export function bindSetOperation(
     type: types[i]!,
     nullable: c.nullable || right.columns[i]!.nullable,
   }));
-  const l = conform(left, columns, set.left);
-  const r = conform(right, columns, set.right);
+  // Rows matched as equal (all but UNION ALL's) hold each char value in one spelling (bind-char-key.ts).
+  const keyed = set.op === 'union' && set.all ? (p: LogicalPlan): LogicalPlan => p : charKeyed;
+  const l = keyed(conform(left, columns, set.left));
+  const r = keyed(conform(right, columns, set.right));
   const dependsOn = [...left.dependsOn];
   for (const d of right.dependsOn) if (!dependsOn.includes(d)) dependsOn.push(d);
   let plan: LogicalPlan;
@@ -69,6 +71,23 @@ export function bindSetOperation(
     plan = { kind: 'union', inputs, columns };
   } else plan = { kind: 'setOp', op: set.op, all: set.all, left: l, right: r, columns };
   return { plan, columns, dependsOn };
+}
+
+/**
+ * PostgreSQL's select_common_type over string types where the first typed branch is char: each string
+ * type casts implicitly to each other, so the first typed one wins; and its select_common_typmod keeps
+ * the length only where both branches are that char(n) — a NULL or a string literal (unknown there)
+ * or another string type makes it char without a length (bpchar: a char(n) value keeps its padding, a
+ * text or literal value its trailing spaces, both insignificant). `c UNION s` of a char(5) c and a
+ * text s is bpchar, `s UNION c` text (c's padding dropped), `c UNION 'x'` and `c UNION NULL` bpchar,
+ * `c UNION c` char(5). Null where the general rules apply.
+ */
+function charFirstType(types: readonly SqlType[]): SqlType | null {
+  const typed = types.filter((t) => t.kind !== 'unknown');
+  const first = typed[0];
+  if (first === undefined || first.kind !== 'text' || first.fixed !== true) return null;
+  if (!typed.every((t) => t.kind === 'text')) return null;
+  return types.every((t) => typeName(t) === typeName(first)) ? first : T.bpchar;
 }
 
 /** A branch column's type, `unknown` where it is a NULL or string literal (which adapt). */

@@ -17,6 +17,7 @@ import { unify } from './bind-coerce.ts';
 import type { Scope } from './bind-scope.ts';
 import { refuseWindowIn } from './bind-window.ts';
 import { bindsJournaled } from './journaled-binding.ts';
+import { charKey } from './bind-char-key.ts';
 
 type Call = Extract<Expr, { kind: 'function' }>;
 
@@ -46,7 +47,8 @@ export function bindWindowCalls(
   for (const call of calls) {
     const over = call.over;
     if (over === undefined) continue;
-    const partition = over.partitionBy.map(bind);
+    // a char partition key in its one spelling: 'ab ' and 'ab' one partition, as in PostgreSQL
+    const partition = over.partitionBy.map((p) => charKey(bind(p)));
     const order = over.orderBy.map((o) => ({
       expr: bind(o.expr),
       desc: o.desc,

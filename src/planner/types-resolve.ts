@@ -4,6 +4,7 @@ import { SluiceError } from '../common/errors.ts';
 import type { TypeName } from '../parser/ast.ts';
 import type { SqlType } from '../common/types.ts';
 import { T, arrayOf, typeName } from '../common/types.ts';
+import { bindsJournaled } from './journaled-binding.ts';
 
 export function resolveTypeName(t: TypeName): SqlType {
   if (t.arrayDims !== undefined) {
@@ -65,10 +66,16 @@ export function resolveTypeName(t: TypeName): SqlType {
       if (p0 === undefined) return T.text;
       if (p0 < 1) throw badModifier(t, 'length for type varchar must be at least 1');
       return { kind: 'text', maxLength: p0 };
+    case 'bpchar':
+      // PostgreSQL's bpchar without a length is char without one: each value kept as written, its
+      // trailing spaces insignificant. It was read as char(1) here, which a journaled table or view
+      // keeps, so its stored rows and state mean what they meant.
+      if (p0 === undefined) return bindsJournaled() ? { kind: 'text', maxLength: 1, fixed: true } : T.bpchar;
+      if (p0 < 1) throw badModifier(t, 'length for type char must be at least 1');
+      return { kind: 'text', maxLength: p0, fixed: true };
     case 'char':
     case 'character':
     case 'nchar':
-    case 'bpchar':
       if (p0 !== undefined && p0 < 1) throw badModifier(t, 'length for type char must be at least 1');
       return { kind: 'text', maxLength: p0 ?? 1, fixed: true };
     case 'date':
