@@ -425,6 +425,16 @@ describe('expressions', () => {
       bin('and', like(true, true, escaped(bin('||', str('x'), col('b')), str(''))), col('c')),
     );
     assert.deepEqual(exprShape("a LIKE 'x' ESCAPE NULL"), like(false, false, escaped(str('x'), nul)));
+    // ESCAPE takes any expression (PostgreSQL's `ESCAPE a_expr`), a bare name at the end included
+    assert.deepEqual(exprShape('a LIKE b ESCAPE e'), like(false, false, escaped(col('b'), col('e'))));
+    assert.deepEqual(
+      exprShape("a NOT LIKE b ESCAPE e || '' AND c"),
+      bin('and', like(true, false, escaped(col('b'), bin('||', col('e'), str('')))), col('c')),
+    );
+    assert.deepEqual(
+      exprShape("a ILIKE b ESCAPE coalesce(e, '#')"),
+      like(false, true, escaped(col('b'), fn('coalesce', [col('e'), str('#')]))),
+    );
     // COLLATE binds tighter than || and <: a call the binder checks (a type without a collation is refused)
     const collated = (operand: unknown): unknown => fn('[collate]', [operand]);
     assert.deepEqual(
