@@ -435,6 +435,14 @@ describe('expressions', () => {
       exprShape("a ILIKE b ESCAPE coalesce(e, '#')"),
       like(false, true, escaped(col('b'), fn('coalesce', [col('e'), str('#')]))),
     );
+    // `::` after ISNULL / NOTNULL casts the test: (a ISNULL)::int, as in PostgreSQL
+    const cast = (operand: unknown, name: string): unknown => ({ kind: 'cast', operand, type: type(name) });
+    assert.deepEqual(exprShape('a ISNULL::int'), cast(isNull(col('a'), false), 'int'));
+    assert.deepEqual(exprShape('a NOTNULL::int + 1'), bin('+', cast(isNull(col('a'), true), 'int'), int(1)));
+    assert.deepEqual(
+      exprShape('a isnull::int::text = b'),
+      bin('=', cast(cast(isNull(col('a'), false), 'int'), 'text'), col('b')),
+    );
     // COLLATE binds tighter than || and <: a call the binder checks (a type without a collation is refused)
     const collated = (operand: unknown): unknown => fn('[collate]', [operand]);
     assert.deepEqual(

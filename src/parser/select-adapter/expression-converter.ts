@@ -80,7 +80,10 @@ export abstract class ExpressionConverter extends OperandConverter {
           this.index++;
           const negated = isWordText(word, 'notnull');
           pieces.push({ kind: 'postfix', op: { kind: 'is', value: 'null', negated, valuePos: posOf(word) } });
-          work.pop(); // the NULL node-sql-parser read as the right operand of `||`
+          // node-sql-parser read `||`'s right operand from a NULL there: the NULL alone, or what
+          // follows it too (`x ISNULL::int` is `x || NULL::int` to it). The NULL is skipped and the
+          // rest stays in the run, whose builder applies PostgreSQL's precedence ((x ISNULL)::int).
+          this.nullTestWord = true;
           continue;
         } else if (isWordText(this.peek(), 'is')) {
           // `IS [NOT] DISTINCT FROM` and `IS [NOT] NULL/TRUE/FALSE/UNKNOWN` are rendered as `||`
@@ -162,8 +165,15 @@ export abstract class ExpressionConverter extends OperandConverter {
     else this.expect(token);
   }
 
+  /** Whether the next NULL leaf is the one node-sql-parser read for the word ISNULL / NOTNULL (read). */
+  private nullTestWord = false;
+
   protected flattenNode(node: unknown, pieces: Piece[]): void {
     if (!isNode(node)) this.lost();
+    if (this.nullTestWord && node['type'] === 'null' && node['parentheses'] !== true) {
+      this.nullTestWord = false;
+      return;
+    }
     if (present(node, 'array_index')) return this.subscripted(node, pieces);
     if (present(node, 'ast')) this.subquery();
     if (node['type'] === 'expr_list') return this.rowConstructor(list(node, 'value'), pieces);
