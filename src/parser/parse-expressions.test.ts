@@ -403,6 +403,17 @@ describe('expressions', () => {
     assert.deepEqual(exprShape('SUBSTRING(s FROM 2 FOR 3)'), fn('substring', [col('s'), int(2), int(3)]));
     assert.deepEqual(exprShape('substring(s from 2)'), fn('substring', [col('s'), int(2)]));
     assert.deepEqual(exprShape('substring(s, 2, 3)'), fn('substring', [col('s'), int(2), int(3)]));
+    // EXTRACT(field FROM x): the field a word (quoted or not) or a string, lowercased, as in PostgreSQL
+    const extract = (field: string, source: unknown): unknown => fn('extract', [str(field), source]);
+    assert.deepEqual(exprShape('EXTRACT(year FROM ts)'), extract('year', col('ts')));
+    assert.deepEqual(
+      exprShape('extract("Second" from ts) + 1'),
+      bin('+', extract('second', col('ts')), int(1)),
+    );
+    assert.deepEqual(
+      exprShape("extract('EPOCH' FROM a - b)"),
+      extract('epoch', bin('-', col('a'), col('b'))),
+    );
     assert.deepEqual(exprShape('now()'), fn('now', []));
     assert.deepEqual(exprShape('current_date'), fn('current_date', []));
     assert.deepEqual(exprShape('CURRENT_TIMESTAMP'), fn('current_timestamp', []));

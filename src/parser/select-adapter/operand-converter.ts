@@ -215,7 +215,8 @@ export abstract class OperandConverter extends TokenCursor {
           operand = this.operand({ type: String(text(args, 'cast_type')).toLowerCase(), unit: '' });
         } else operand = this.expression(source).expr;
         this.expect(RParen);
-        return extractCall(identName(fieldToken), posOf(fieldToken), operand, posOf(word));
+        const field = fieldToken.tokenType === StringLit ? stringValue(fieldToken) : identName(fieldToken);
+        return extractCall(field, posOf(fieldToken), operand, posOf(word));
       }
       case 'array':
         return this.arrayConstructor(node);
