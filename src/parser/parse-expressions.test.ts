@@ -414,6 +414,16 @@ describe('expressions', () => {
       exprShape("extract('EPOCH' FROM a - b)"),
       extract('epoch', bin('-', col('a'), col('b'))),
     );
+    // x op ANY / SOME / ALL (array): the call the binder pairs with the comparison
+    assert.deepEqual(exprShape('a = ANY (b)'), bin('=', col('a'), fn('[any]', [col('b')])));
+    assert.deepEqual(
+      exprShape('a < some(b) AND c'),
+      bin('and', bin('<', col('a'), fn('[any]', [col('b')])), col('c')),
+    );
+    assert.deepEqual(
+      exprShape('a <> ALL (b || c)'),
+      bin('<>', col('a'), fn('[all]', [bin('||', col('b'), col('c'))])),
+    );
     assert.deepEqual(exprShape('now()'), fn('now', []));
     assert.deepEqual(exprShape('current_date'), fn('current_date', []));
     assert.deepEqual(exprShape('CURRENT_TIMESTAMP'), fn('current_timestamp', []));

@@ -6,6 +6,8 @@ import { tokenMatcher, type IOrAlt, type IToken, type OrMethodOpts } from 'chevr
 import type { Expr } from '../ast.ts';
 import { notSupported } from '../../common/errors.ts';
 import {
+  ARRAY_ALL,
+  ARRAY_ANY,
   ARRAY_CONSTRUCTOR,
   booleanLiteral,
   buildExpr,
@@ -18,6 +20,7 @@ import {
   type Piece,
 } from '../expr-builder.ts';
 import {
+  All,
   ArrayKw,
   LBracket,
   RBracket,
@@ -60,6 +63,7 @@ import {
   Null,
   NumberLit,
   Or,
+  OtherReserved,
   Percent,
   Caret,
   Plus,
@@ -531,9 +535,42 @@ export abstract class ExpressionGrammar extends OperandGrammar {
           });
         },
       },
+      {
+        // x = ANY (array), x <> ALL (array), SOME for ANY: a call the binder pairs with the
+        // comparison before it, as in a SELECT (select-adapter/call-converter.ts)
+        GATE: () => this.quantifierAhead(),
+        ALT: () => {
+          const word = this.OR5(this.quantifierWordAlts);
+          this.CONSUME(LParen);
+          const array = this.OR6(this.quantifiedAlts);
+          this.CONSUME(RParen);
+          return this.ACTION(() => {
+            const name = word.tokenType === All ? ARRAY_ALL : ARRAY_ANY;
+            return this.located(functionCall(name, [array.expr], {}, posOf(word)));
+          });
+        },
+      },
       { ALT: () => this.SUBRULE(this.nameExpr) },
     ],
   };
+
+  /** Whether ANY, SOME or ALL and `(` come next (ANY and SOME are no keywords to the lexer). */
+  private quantifierAhead(): boolean {
+    const word = this.LA(1);
+    const quantifier = word.tokenType === All || isWordText(word, 'any') || isWordText(word, 'some');
+    return quantifier && this.LA(2).tokenType === LParen;
+  }
+
+  private readonly quantifierWordAlts: IOrAlt<IToken>[] = [
+    { ALT: () => this.CONSUME(All) },
+    { ALT: () => this.CONSUME(OtherReserved) },
+  ];
+
+  /** The array of ANY / ALL, or a subquery (refused). */
+  private readonly quantifiedAlts: IOrAlt<Located>[] = [
+    { ALT: () => this.SUBRULE(this.subquery) },
+    { ALT: () => this.SUBRULE6(this.expr) },
+  ];
 
   /**
    * Whether a date/time type name and a string literal come next. PostgreSQL takes any type name
