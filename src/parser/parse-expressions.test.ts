@@ -414,6 +414,23 @@ describe('expressions', () => {
       exprShape("extract('EPOCH' FROM a - b)"),
       extract('epoch', bin('-', col('a'), col('b'))),
     );
+    // [NOT] SIMILAR TO reads alike on both paths (the DML path refused it), at LIKE's precedence
+    const similar = (negated: boolean, operand: unknown, pattern: unknown): unknown => ({
+      kind: 'like',
+      operand,
+      pattern,
+      negated,
+      caseInsensitive: false,
+      similar: true,
+    });
+    assert.deepEqual(
+      exprShape("a SIMILAR TO 'x%' AND b"),
+      bin('and', similar(false, col('a'), str('x%')), col('b')),
+    );
+    assert.deepEqual(
+      exprShape("a || b NOT SIMILAR TO c || '%'"),
+      similar(true, bin('||', col('a'), col('b')), bin('||', col('c'), str('%'))),
+    );
     // x op ANY / SOME / ALL (array): the call the binder pairs with the comparison
     assert.deepEqual(exprShape('a = ANY (b)'), bin('=', col('a'), fn('[any]', [col('b')])));
     assert.deepEqual(

@@ -6,8 +6,6 @@ import { tokenMatcher, type IOrAlt, type IToken, type OrMethodOpts } from 'chevr
 import type { Expr } from '../ast.ts';
 import { notSupported } from '../../common/errors.ts';
 import {
-  ARRAY_ALL,
-  ARRAY_ANY,
   ARRAY_CONSTRUCTOR,
   booleanLiteral,
   buildExpr,
@@ -20,7 +18,6 @@ import {
   type Piece,
 } from '../expr-builder.ts';
 import {
-  All,
   ArrayKw,
   LBracket,
   RBracket,
@@ -126,19 +123,25 @@ export abstract class ExpressionGrammar extends OperandGrammar {
     return this.ACTION(() => buildExpr(pieces));
   });
 
-  /** Whether `ESCAPE` or `AT TIME ZONE` comes next (no keywords to the lexer). */
+  /** Whether `ESCAPE`, `AT TIME ZONE` or `SIMILAR TO` comes next (no keywords to the lexer). */
   private wordInfixAhead(): boolean {
     return (
       isWordText(this.LA(1), 'escape') ||
+      this.similarToAhead() ||
       (isWordText(this.LA(1), 'at') && isWordText(this.LA(2), 'time') && isWordText(this.LA(3), 'zone'))
     );
+  }
+
+  private similarToAhead(): boolean {
+    return isWordText(this.LA(1), 'similar') && isWordText(this.LA(2), 'to');
   }
 
   /** The pieces a word operator adds to the run `pieces` read before it. */
   private wordInfixPieces(pieces: readonly Piece[], more: WordInfix): Piece[] {
     // s LIKE p ESCAPE e, checked and built as in a SELECT (select-adapter/like-escape-collate.ts)
     if (isWordText(more.word, 'escape')) return [escapeInfix(pieces, more.word), ...more.operand];
-    return [{ kind: 'infix', op: 'at time zone' }, ...more.operand];
+    const op = isWordText(more.word, 'similar') ? 'similar to' : 'at time zone';
+    return [{ kind: 'infix', op }, ...more.operand];
   }
 
   private readonly continuationAlts: IOrAlt<Piece[] | WordInfix>[] = [
@@ -151,18 +154,24 @@ export abstract class ExpressionGrammar extends OperandGrammar {
     },
     { ALT: () => this.SUBRULE(this.postfixOp) },
     {
-      // x AT TIME ZONE zone, s LIKE p ESCAPE e: one alternative, so that lookahead never has to
-      // tell the two apart (their first tokens are both identifiers; the GATE and words decide)
+      // x AT TIME ZONE zone, s LIKE p ESCAPE e, s SIMILAR TO p: one alternative, so that lookahead
+      // never has to tell them apart (their first tokens are all identifiers; the GATE and words
+      // decide)
       GATE: () => this.wordInfixAhead(),
       ALT: () => {
         const word = this.CONSUME(Ident);
         this.OPTION({
           MAX_LOOKAHEAD: 1,
-          GATE: () => !isWordText(word, 'escape'),
+          GATE: () => isWordText(word, 'at'),
           DEF: () => {
             this.CONSUME2(Ident);
             this.CONSUME3(Ident);
           },
+        });
+        this.OPTION2({
+          MAX_LOOKAHEAD: 1,
+          GATE: () => isWordText(word, 'similar'),
+          DEF: () => this.CONSUME(OtherReserved),
         });
         const operand = this.SUBRULE3(this.prefixedOperand);
         return { kind: 'word', word, operand };
@@ -280,6 +289,15 @@ export abstract class ExpressionGrammar extends OperandGrammar {
   private readonly negatedLikeAlts: IOrAlt<InfixOp>[] = [
     this.tokenAlt(Like, 'not like', 2),
     this.tokenAlt(ILike, 'not ilike', 2),
+    {
+      // NOT SIMILAR TO (SIMILAR is no keyword to the lexer, TO a reserved word it names by text)
+      GATE: () => this.similarToAhead(),
+      ALT: () => {
+        this.CONSUME4(Ident);
+        this.CONSUME2(OtherReserved);
+        return 'not similar to';
+      },
+    },
   ];
 
   /**
@@ -535,42 +553,11 @@ export abstract class ExpressionGrammar extends OperandGrammar {
           });
         },
       },
-      {
-        // x = ANY (array), x <> ALL (array), SOME for ANY: a call the binder pairs with the
-        // comparison before it, as in a SELECT (select-adapter/call-converter.ts)
-        GATE: () => this.quantifierAhead(),
-        ALT: () => {
-          const word = this.OR5(this.quantifierWordAlts);
-          this.CONSUME(LParen);
-          const array = this.OR6(this.quantifiedAlts);
-          this.CONSUME(RParen);
-          return this.ACTION(() => {
-            const name = word.tokenType === All ? ARRAY_ALL : ARRAY_ANY;
-            return this.located(functionCall(name, [array.expr], {}, posOf(word)));
-          });
-        },
-      },
+      // x = ANY (array), x <> ALL (array), SOME for ANY (operands.ts)
+      { GATE: () => this.quantifierAhead(), ALT: () => this.SUBRULE(this.quantified) },
       { ALT: () => this.SUBRULE(this.nameExpr) },
     ],
   };
-
-  /** Whether ANY, SOME or ALL and `(` come next (ANY and SOME are no keywords to the lexer). */
-  private quantifierAhead(): boolean {
-    const word = this.LA(1);
-    const quantifier = word.tokenType === All || isWordText(word, 'any') || isWordText(word, 'some');
-    return quantifier && this.LA(2).tokenType === LParen;
-  }
-
-  private readonly quantifierWordAlts: IOrAlt<IToken>[] = [
-    { ALT: () => this.CONSUME(All) },
-    { ALT: () => this.CONSUME(OtherReserved) },
-  ];
-
-  /** The array of ANY / ALL, or a subquery (refused). */
-  private readonly quantifiedAlts: IOrAlt<Located>[] = [
-    { ALT: () => this.SUBRULE(this.subquery) },
-    { ALT: () => this.SUBRULE6(this.expr) },
-  ];
 
   /**
    * Whether a date/time type name and a string literal come next. PostgreSQL takes any type name
