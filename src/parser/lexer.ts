@@ -195,8 +195,11 @@ export const Using = reserved('USING');
 export const When = reserved('WHEN');
 export const Where = reserved('WHERE');
 export const With = reserved('WITH');
-/** Reserved words the statement grammar never names: one shared type keeps them out of Ident. */
-const OtherReserved = createToken({ name: 'ReservedWord', pattern: Lexer.NA, categories: [Word] });
+/**
+ * Reserved words the statement grammar names by their text only (ANY and SOME before a `(`, TO
+ * after SIMILAR): one shared type keeps them out of Ident.
+ */
+export const OtherReserved = createToken({ name: 'ReservedWord', pattern: Lexer.NA, categories: [Word] });
 for (const word of [
   'analyse',
   'analyze',

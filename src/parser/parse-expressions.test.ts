@@ -403,6 +403,44 @@ describe('expressions', () => {
     assert.deepEqual(exprShape('SUBSTRING(s FROM 2 FOR 3)'), fn('substring', [col('s'), int(2), int(3)]));
     assert.deepEqual(exprShape('substring(s from 2)'), fn('substring', [col('s'), int(2)]));
     assert.deepEqual(exprShape('substring(s, 2, 3)'), fn('substring', [col('s'), int(2), int(3)]));
+    // EXTRACT(field FROM x): the field a word (quoted or not) or a string, lowercased, as in PostgreSQL
+    const extract = (field: string, source: unknown): unknown => fn('extract', [str(field), source]);
+    assert.deepEqual(exprShape('EXTRACT(year FROM ts)'), extract('year', col('ts')));
+    assert.deepEqual(
+      exprShape('extract("Second" from ts) + 1'),
+      bin('+', extract('second', col('ts')), int(1)),
+    );
+    assert.deepEqual(
+      exprShape("extract('EPOCH' FROM a - b)"),
+      extract('epoch', bin('-', col('a'), col('b'))),
+    );
+    // [NOT] SIMILAR TO reads alike on both paths (the DML path refused it), at LIKE's precedence
+    const similar = (negated: boolean, operand: unknown, pattern: unknown): unknown => ({
+      kind: 'like',
+      operand,
+      pattern,
+      negated,
+      caseInsensitive: false,
+      similar: true,
+    });
+    assert.deepEqual(
+      exprShape("a SIMILAR TO 'x%' AND b"),
+      bin('and', similar(false, col('a'), str('x%')), col('b')),
+    );
+    assert.deepEqual(
+      exprShape("a || b NOT SIMILAR TO c || '%'"),
+      similar(true, bin('||', col('a'), col('b')), bin('||', col('c'), str('%'))),
+    );
+    // x op ANY / SOME / ALL (array): the call the binder pairs with the comparison
+    assert.deepEqual(exprShape('a = ANY (b)'), bin('=', col('a'), fn('[any]', [col('b')])));
+    assert.deepEqual(
+      exprShape('a < some(b) AND c'),
+      bin('and', bin('<', col('a'), fn('[any]', [col('b')])), col('c')),
+    );
+    assert.deepEqual(
+      exprShape('a <> ALL (b || c)'),
+      bin('<>', col('a'), fn('[all]', [bin('||', col('b'), col('c'))])),
+    );
     assert.deepEqual(exprShape('now()'), fn('now', []));
     assert.deepEqual(exprShape('current_date'), fn('current_date', []));
     assert.deepEqual(exprShape('CURRENT_TIMESTAMP'), fn('current_timestamp', []));
@@ -425,6 +463,24 @@ describe('expressions', () => {
       bin('and', like(true, true, escaped(bin('||', str('x'), col('b')), str(''))), col('c')),
     );
     assert.deepEqual(exprShape("a LIKE 'x' ESCAPE NULL"), like(false, false, escaped(str('x'), nul)));
+    // ESCAPE takes any expression (PostgreSQL's `ESCAPE a_expr`), a bare name at the end included
+    assert.deepEqual(exprShape('a LIKE b ESCAPE e'), like(false, false, escaped(col('b'), col('e'))));
+    assert.deepEqual(
+      exprShape("a NOT LIKE b ESCAPE e || '' AND c"),
+      bin('and', like(true, false, escaped(col('b'), bin('||', col('e'), str('')))), col('c')),
+    );
+    assert.deepEqual(
+      exprShape("a ILIKE b ESCAPE coalesce(e, '#')"),
+      like(false, true, escaped(col('b'), fn('coalesce', [col('e'), str('#')]))),
+    );
+    // `::` after ISNULL / NOTNULL casts the test: (a ISNULL)::int, as in PostgreSQL
+    const cast = (operand: unknown, name: string): unknown => ({ kind: 'cast', operand, type: type(name) });
+    assert.deepEqual(exprShape('a ISNULL::int'), cast(isNull(col('a'), false), 'int'));
+    assert.deepEqual(exprShape('a NOTNULL::int + 1'), bin('+', cast(isNull(col('a'), true), 'int'), int(1)));
+    assert.deepEqual(
+      exprShape('a isnull::int::text = b'),
+      bin('=', cast(cast(isNull(col('a'), false), 'int'), 'text'), col('b')),
+    );
     // COLLATE binds tighter than || and <: a call the binder checks (a type without a collation is refused)
     const collated = (operand: unknown): unknown => fn('[collate]', [operand]);
     assert.deepEqual(

@@ -3,8 +3,8 @@
 // shared operator-run builder re-derives precedence (node-sql-parser gets AND/OR and || wrong).
 // This file parses a plain SELECT (its ON conditions in a batch of their own) and converts the
 // statement; FROM is select-adapter/from-converter.ts (a join tree from node-sql-parser's flat list),
-// expressions select-adapter/expression-converter.ts, calls select-adapter/call-converter.ts, all
-// over the token cursor of select-adapter/token-cursor.ts.
+// expressions select-adapter/expression-converter.ts (their operands select-adapter/operand-converter.ts),
+// calls select-adapter/call-converter.ts, all over the token cursor of select-adapter/token-cursor.ts.
 import type { IToken } from 'chevrotain';
 import nodeSqlParser from 'node-sql-parser/build/postgresql.js';
 import type { Expr, FromItem, OrderItem, Pos, SelectItem, SelectStmt } from './ast.ts';

@@ -165,10 +165,13 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
       concatWords.add(i);
     }
     // EXTRACT(field FROM x): node-sql-parser knows some field words only (not `millisecond`,
-    // `microsecond`, `msec`, `ms`, `us`…): the field is shown as `day` (laid out where the token
-    // was: layoutTokens), and the converter reads the field from our token.
+    // `microsecond`, `msec`, `ms`, `us`…, nor PostgreSQL's quoted `"year"` or string `'year'`): the
+    // field is shown as `day` (laid out where the token was: layoutTokens), and the converter reads
+    // the field from our token.
     if (isWordText(tokens[i - 2], 'extract') && isType(prev, LParen) && isWordText(next, 'from')) {
-      if (isWord(token)) renamed.set(i, 'day'.padEnd(token.image.length));
+      const quoted = isType(token, QuotedIdent) || isType(token, StringLit);
+      if (isWord(token) || (quoted && token.image.length >= 3))
+        renamed.set(i, 'day'.padEnd(token.image.length));
     }
     // `x COLLATE "C"` for any x: node-sql-parser reads COLLATE after a column only, so it sees
     // `x || q_q` (the name masked as a quoted identifier) and the converter checks the collation.

@@ -27,6 +27,10 @@ export const WINDOW_FUNCTIONS = [
 
 export const AGGREGATE_WINDOW_FUNCTIONS = ['count', 'sum', 'avg', 'min', 'max'];
 
+/** The hint of a window function refused by name (PostgreSQL takes any aggregate with OVER). */
+export const WINDOW_FUNCTIONS_HINT =
+  'the window functions supported are ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE and COUNT, SUM, AVG, MIN, MAX with OVER';
+
 /** A keyword node-sql-parser leaves among a call's arguments (`BOTH`, `FROM`, `IN`). */
 export function isOrigin(arg: unknown): arg is Node {
   return isNode(arg) && arg['type'] === 'origin';
@@ -64,11 +68,7 @@ export abstract class CallConverter extends ExpressionConverter {
     const fn = identName(nameToken);
     const pos = posOf(nameToken);
     if (!WINDOW_FUNCTIONS.includes(fn)) {
-      throw notSupported(
-        `window function ${fn.toUpperCase()}`,
-        pos,
-        'the window functions supported are ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE and COUNT, SUM, AVG, MIN, MAX with OVER',
-      );
+      throw notSupported(`window function ${fn.toUpperCase()}`, pos, WINDOW_FUNCTIONS_HINT);
     }
     this.expect(LParen);
     const args = callArguments(child(node, 'args')).map((arg, i) => {
@@ -205,7 +205,8 @@ export abstract class CallConverter extends ExpressionConverter {
     if (present(node, 'over') && WINDOW_FUNCTIONS.includes(lower)) return this.windowCall(node);
     const nameToken = this.name();
     const pos = posOf(nameToken);
-    if (present(node, 'over')) throw notSupported(`window function ${nameToken.image.toUpperCase()}`, pos);
+    if (present(node, 'over'))
+      throw notSupported(`window function ${nameToken.image.toUpperCase()}`, pos, WINDOW_FUNCTIONS_HINT);
     if (!present(node, 'args')) {
       // CURRENT_DATE and friends, written without parentheses.
       return functionCall(identName(nameToken), [], {}, pos);
@@ -357,7 +358,7 @@ export abstract class CallConverter extends ExpressionConverter {
     if (distinct) throw notSupported('DISTINCT in a window function', pos);
     if (filter !== undefined) throw notSupported('FILTER in a window function', pos);
     if (!AGGREGATE_WINDOW_FUNCTIONS.includes(name))
-      throw notSupported(`window function ${name.toUpperCase()}`, pos);
+      throw notSupported(`window function ${name.toUpperCase()}`, pos, WINDOW_FUNCTIONS_HINT);
     const over = this.windowSpec(node);
     return { kind: 'function', name, args, distinct: false, star: args.length === 0, over, pos };
   }

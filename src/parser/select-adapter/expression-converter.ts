@@ -1,19 +1,12 @@
-// The expression half of the SELECT adapter: node-sql-parser's expression nodes and ORDER BY items
-// become our typed AST, with every leaf value and position taken from our tokens and
-// precedence re-derived by the shared operator-run builder (expr-builder.ts).
-import type { IToken } from 'chevrotain';
-import type { Expr, OrderItem, Pos, SelectStmt, TypeName } from '../ast.ts';
+// The expression half of the SELECT adapter: node-sql-parser's expression nodes become our typed
+// AST, with every leaf value and position taken from our tokens and precedence re-derived by the
+// shared operator-run builder (expr-builder.ts); single operands are operand-converter.ts's.
 import { notSupported } from '../../common/errors.ts';
 import {
-  ARRAY_CONSTRUCTOR,
   ARRAY_SUBSCRIPT,
-  ROW_CONSTRUCTOR,
-  booleanLiteral,
   buildExpr,
   functionCall,
-  nullLiteral,
   numberLiteral,
-  stringLiteral,
   type InfixOp,
   type Located,
   type Piece,
@@ -22,88 +15,28 @@ import {
   Caret,
   Comma,
   DoubleColon,
-  Dot,
-  False,
-  identName,
   isWordText,
   LBracket,
   RBracket,
   LParen,
   Minus,
-  niladicTypes,
-  Null,
   NumberLit,
   OtherOp,
   Plus,
   posOf,
   RParen,
   Star,
-  StringLit,
-  stringValue,
-  True,
 } from '../lexer.ts';
-import { buildTypeName, measureTypeName } from '../type-name.ts';
-import { extractCall, intervalLiteral } from './time-syntax.ts';
 import { type Node, isNode, child, list, text, present, callArguments } from './loose-ast.ts';
-import { type AdapterToken, INFIX_TOKENS } from './adapter-tokens.ts';
-import { TokenCursor } from './token-cursor.ts';
+import { INFIX_TOKENS } from './adapter-tokens.ts';
 import { checkCollation, escapeInfix, escapePieces, isLiteralEscape } from './like-escape-collate.ts';
+import { OperandConverter } from './operand-converter.ts';
 
 /**
- * Expressions and ORDER BY items of node-sql-parser's tree, converted to our AST with our tokens'
- * values and positions; call-converter.ts extends it with calls, from-converter.ts that with FROM,
- * and the statement-level converter (select-adapter.ts) extends that.
+ * Expressions of node-sql-parser's tree as operator runs of our tokens: infix, prefix and postfix
+ * operators, BETWEEN, IN, IS, and the forms hidden from node-sql-parser (adapter-tokens.ts).
  */
-export abstract class ExpressionConverter extends TokenCursor {
-  constructor(
-    tokens: readonly AdapterToken[],
-    /** IN lists of constants node-sql-parser did not see (`(` index → `)` index). */
-    protected readonly constantLists: ReadonlyMap<number, number>,
-    /** Derived tables in FROM: the placeholder token standing for each, and its query. */
-    protected readonly derived: ReadonlyMap<IToken, SelectStmt>,
-  ) {
-    super(tokens);
-  }
-
-  // Calls (functions, aggregates, window functions and what follows their parentheses) are read by
-  // call-converter.ts, which extends this class.
-  protected abstract functionCallNode(node: Node): Expr;
-  protected abstract aggregateNode(node: Node): Expr;
-  protected abstract windowCall(node: Node): Expr;
-  protected abstract rejectCallSuffix(node: Node, pos: Pos): void;
-  protected abstract caseNode(node: Node): Expr;
-
-  /** An `ORDER BY a, b DESC …` list of a window or an aggregate call; empty when there is none. */
-  protected orderByList(node: Node | undefined): OrderItem[] {
-    const orderBy: OrderItem[] = [];
-    const orders = list(node, 'orderby');
-    if (orders.length === 0) return orderBy;
-    this.word('order');
-    this.word('by');
-    orders.forEach((item, i) => {
-      if (i > 0) this.expect(Comma);
-      orderBy.push(this.orderItem(item));
-    });
-    return orderBy;
-  }
-
-  protected orderItem(item: unknown): OrderItem {
-    if (!isNode(item)) this.lost();
-    const located = this.expression(item['expr']);
-    let desc = false;
-    if (this.optionalWord('desc')) desc = true;
-    else this.optionalWord('asc');
-    let nulls: 'first' | 'last' | undefined;
-    if (this.optionalWord('nulls')) {
-      if (this.optionalWord('first')) nulls = 'first';
-      else {
-        this.word('last');
-        nulls = 'last';
-      }
-    }
-    return { expr: located.expr, desc, ...(nulls !== undefined ? { nulls } : {}), pos: located.start };
-  }
-
+export abstract class ExpressionConverter extends OperandConverter {
   /** One complete expression: its operator run, assembled with PostgreSQL's precedence. */
   protected expression(node: unknown): Located {
     const pieces: Piece[] = [];
@@ -147,7 +80,10 @@ export abstract class ExpressionConverter extends TokenCursor {
           this.index++;
           const negated = isWordText(word, 'notnull');
           pieces.push({ kind: 'postfix', op: { kind: 'is', value: 'null', negated, valuePos: posOf(word) } });
-          work.pop(); // the NULL node-sql-parser read as the right operand of `||`
+          // node-sql-parser read `||`'s right operand from a NULL there: the NULL alone, or what
+          // follows it too (`x ISNULL::int` is `x || NULL::int` to it). The NULL is skipped and the
+          // rest stays in the run, whose builder applies PostgreSQL's precedence ((x ISNULL)::int).
+          this.nullTestWord = true;
           continue;
         } else if (isWordText(this.peek(), 'is')) {
           // `IS [NOT] DISTINCT FROM` and `IS [NOT] NULL/TRUE/FALSE/UNKNOWN` are rendered as `||`
@@ -229,8 +165,15 @@ export abstract class ExpressionConverter extends TokenCursor {
     else this.expect(token);
   }
 
+  /** Whether the next NULL leaf is the one node-sql-parser read for the word ISNULL / NOTNULL (read). */
+  private nullTestWord = false;
+
   protected flattenNode(node: unknown, pieces: Piece[]): void {
     if (!isNode(node)) this.lost();
+    if (this.nullTestWord && node['type'] === 'null' && node['parentheses'] !== true) {
+      this.nullTestWord = false;
+      return;
+    }
     if (present(node, 'array_index')) return this.subscripted(node, pieces);
     if (present(node, 'ast')) this.subquery();
     if (node['type'] === 'expr_list') return this.rowConstructor(list(node, 'value'), pieces);
@@ -365,167 +308,6 @@ export abstract class ExpressionConverter extends TokenCursor {
     }
   }
 
-  /** The constants of an IN list up to the `)` at `close`, read from our tokens alone. */
-  /** Consumes the `-` and `+` signs before an operand, as prefix pieces. */
-  protected signs(pieces: Piece[]): void {
-    for (
-      let token = this.peek();
-      token?.tokenType === Minus || token?.tokenType === Plus;
-      token = this.peek()
-    ) {
-      this.index++;
-      pieces.push({ kind: 'prefix', op: token.tokenType === Minus ? '-' : '+', pos: posOf(token) });
-    }
-  }
-
-  protected constants(close: number): Expr[] {
-    const items: Expr[] = [];
-    while (this.index < close) {
-      if (items.length > 0) this.expect(Comma);
-      const pieces: Piece[] = [];
-      this.signs(pieces);
-      const token = this.peek()!;
-      this.index++;
-      const pos = posOf(token);
-      const expr =
-        token.tokenType === NumberLit
-          ? numberLiteral(token.image, pos)
-          : token.tokenType === StringLit
-            ? stringLiteral(stringValue(token), pos)
-            : token.tokenType === Null
-              ? nullLiteral(pos)
-              : booleanLiteral(token.tokenType === True, pos);
-      pieces.push({ kind: 'operand', expr, start: pos });
-      items.push(buildExpr(pieces).expr);
-    }
-    return items;
-  }
-
-  /**
-   * The right side of IS / IS NOT: NULL, TRUE, FALSE or UNKNOWN (which node-sql-parser reads as a
-   * column; IS DISTINCT FROM is an infix, see flatten).
-   */
-  protected isValue(right: unknown): 'null' | 'true' | 'false' | 'unknown' {
-    if (isNode(right)) {
-      if (right['type'] === 'null') return 'null';
-      if (right['type'] === 'bool') return right['value'] === true ? 'true' : 'false';
-      const next = this.peek();
-      if (right['type'] === 'column_ref' && isWordText(next, 'unknown')) return 'unknown';
-    }
-    throw notSupported(`IS ${this.peek()?.image.toUpperCase() ?? ''}`, this.here());
-  }
-
-  /** A node that is a single operand (the cursor is at its first token, no wrapping parentheses). */
-  protected operand(node: Node): Expr {
-    const type = node['type'];
-    switch (type) {
-      case 'single_quote_string': {
-        const token = this.expect(StringLit);
-        return stringLiteral(stringValue(token), posOf(token));
-      }
-      case 'bool': {
-        const token = this.expect(node['value'] === true ? True : False);
-        return booleanLiteral(node['value'] === true, posOf(token));
-      }
-      case 'null':
-        return nullLiteral(posOf(this.expect(Null)));
-      case 'column_ref':
-        return this.columnRef(node);
-      case 'function':
-        return this.functionCallNode(node);
-      case 'aggr_func':
-        return this.aggregateNode(node);
-      case 'case':
-        return this.caseNode(node);
-      case 'cast': {
-        const castToken = this.word('cast');
-        this.expect(LParen);
-        const operand = this.expression(node['expr']).expr;
-        this.word('as');
-        const castType = this.typeName();
-        this.expect(RParen);
-        return { kind: 'cast', operand, type: castType, pos: posOf(castToken) };
-      }
-      case 'date':
-      case 'time':
-      case 'timestamp': {
-        // Typed literal: DATE '2024-01-01' is a cast of the string.
-        const literalType = this.typeName();
-        const token = this.expect(StringLit);
-        const operand = stringLiteral(stringValue(token), posOf(token));
-        return { kind: 'cast', operand, type: literalType, pos: literalType.pos };
-      }
-      case 'window_func':
-        return this.windowCall(node);
-      case 'interval': {
-        const typeToken = this.word('interval');
-        const token = this.expect(StringLit);
-        const unit = text(node, 'unit');
-        if (unit !== undefined && unit !== '') this.word(unit.toLowerCase());
-        return intervalLiteral(stringValue(token), posOf(token), posOf(typeToken), unit);
-      }
-      case 'extract': {
-        const word = this.word('extract');
-        this.expect(LParen);
-        const args = child(node, 'args') ?? this.lost();
-        const fieldToken = this.peek();
-        if (fieldToken === undefined) this.lost();
-        this.index++;
-        this.word('from');
-        const source = child(args, 'source');
-        let operand: Expr;
-        if (text(args, 'cast_type') !== undefined && source?.['type'] === 'single_quote_string') {
-          // EXTRACT(field FROM INTERVAL '…'): node-sql-parser keeps only the literal and its type
-          operand = this.operand({ type: String(text(args, 'cast_type')).toLowerCase(), unit: '' });
-        } else operand = this.expression(source).expr;
-        this.expect(RParen);
-        return extractCall(identName(fieldToken), posOf(fieldToken), operand, posOf(word));
-      }
-      case 'array':
-        return this.arrayConstructor(node);
-      default: {
-        const token = this.peek();
-        if (/^[eubnx]$/i.test(token?.image ?? '') && this.peek(1)?.tokenType === StringLit) {
-          throw notSupported(`${token!.image.toUpperCase()}'...' string constant`, this.here());
-        }
-        throw notSupported(`the expression at "${token?.image ?? ''}"`, this.here());
-      }
-    }
-  }
-
-  /**
-   * `(a, b, …)` (parentheses around it kept out), or after `ROW` at `word` its `(a, b, …)`: a row
-   * constructor, which the expression builder expands in a comparison with a row (anywhere else the
-   * binder refuses it).
-   */
-  protected rowConstructor(values: readonly unknown[], pieces: Piece[], word?: Pos): void {
-    const open = this.peek();
-    const count = word === undefined ? this.openParens() : (this.expect(LParen), 1);
-    const items = values.map((item, i) => {
-      if (i > 0) this.expect(Comma);
-      return this.expression(item).expr;
-    });
-    this.closeParens(count);
-    if (items.length === 0) throw notSupported('an empty row constructor', posOf(open!));
-    const start = word ?? posOf(open!);
-    pieces.push({ kind: 'operand', expr: functionCall(ROW_CONSTRUCTOR, items, {}, start), start });
-  }
-
-  /** `ARRAY[a, b, …]` as the call the binder types (PostgreSQL's element type unification). */
-  protected arrayConstructor(node: Node): Expr {
-    const word = this.word('array');
-    if (this.peek()?.tokenType !== LBracket) throw notSupported('ARRAY(subquery)', posOf(word));
-    this.expect(LBracket);
-    const items = list(child(node, 'expr_list'), 'value').map((item, i) => {
-      if (i > 0) this.expect(Comma);
-      if (isNode(item) && item['type'] === 'array')
-        throw notSupported('multidimensional ARRAY[...]', this.here());
-      return this.expression(item).expr;
-    });
-    this.expect(RBracket);
-    return functionCall(ARRAY_CONSTRUCTOR, items, {}, posOf(word));
-  }
-
   /** `x[i]` (and `(f(…))[i]`): the operand, then each subscript; slices `x[a:b]` are refused. */
   protected subscripted(node: Node, pieces: Piece[]): void {
     const start = this.here();
@@ -540,61 +322,5 @@ export abstract class ExpressionConverter extends TokenCursor {
       expr = functionCall(ARRAY_SUBSCRIPT, [expr, index], {}, posOf(open));
     }
     pieces.push({ kind: 'operand', expr, start });
-  }
-
-  protected columnRef(node: Node): Expr {
-    if (node['column'] === '*') throw notSupported('* in an expression', this.here());
-    if (present(node, 'schema') || present(node, 'db'))
-      throw notSupported('schema-qualified name', this.here());
-    if (present(node, 'options')) throw notSupported('AT TIME ZONE', this.here());
-    const first = this.name();
-    const nested = this.derived.get(first);
-    if (nested !== undefined && !present(node, 'table'))
-      return { kind: 'subquery', query: nested, pos: posOf(first) };
-    if (present(node, 'table')) {
-      this.expect(Dot);
-      const second = this.name();
-      return { kind: 'column', table: identName(first), name: identName(second), pos: posOf(first) };
-    }
-    if (niladicTypes.includes(first.tokenType)) return functionCall(identName(first), [], {}, posOf(first));
-    return { kind: 'column', name: identName(first), pos: posOf(first) };
-  }
-
-  /**
-   * `EXISTS (SELECT ...)`: the query was parsed on its own and stands here as one placeholder name
-   * (see query-structure.ts), which node-sql-parser read as the argument of a call.
-   */
-  protected existsNode(node: Node): Expr {
-    const word = this.word('exists');
-    this.expect(LParen);
-    const token = this.peek();
-    const query = token === undefined ? undefined : this.derived.get(token);
-    if (callArguments(child(node, 'args')).length !== 1) this.lost();
-    // A query node-sql-parser saw itself (in ON): not a predicate this engine maintains there.
-    if (query === undefined) this.subquery();
-    this.index++;
-    this.expect(RParen);
-    this.rejectCallSuffix(node, posOf(word));
-    return { kind: 'exists', query, pos: posOf(word) };
-  }
-
-  /** The lowercased name of a node-sql-parser function node (schema-qualified names rejected). */
-  protected functionName(node: Node): string {
-    const name = child(node, 'name');
-    const parts = list(name, 'name');
-    if ((name !== undefined && present(name, 'schema')) || parts.length !== 1) {
-      throw notSupported('schema-qualified name', this.here());
-    }
-    const part = parts[0];
-    return isNode(part) && typeof part['value'] === 'string' ? part['value'].toLowerCase() : '';
-  }
-
-  protected typeName(): TypeName {
-    const length = measureTypeName((k) => this.peek(k - 1));
-    if (length === 0) this.lost();
-    const tokens: IToken[] = [];
-    for (let i = 0; i < length; i++) tokens.push(this.peek(i)!);
-    this.index += length;
-    return buildTypeName(tokens);
   }
 }

@@ -25,7 +25,7 @@ import {
   syntaxErrorAt,
 } from '../lexer.ts';
 import { isNode, child } from './loose-ast.ts';
-import { AGGREGATE_WINDOW_FUNCTIONS, WINDOW_FUNCTIONS } from './call-converter.ts';
+import { AGGREGATE_WINDOW_FUNCTIONS, WINDOW_FUNCTIONS, WINDOW_FUNCTIONS_HINT } from './call-converter.ts';
 import {
   type AdapterToken,
   INFIX_TYPES,
@@ -130,7 +130,7 @@ export function unsupportedConstructUpTo(
       if (fn === undefined || !isType(fn, Ident)) return notSupported('window function', pos);
       const name = identName(fn);
       if (!WINDOW_FUNCTIONS.includes(name) && !AGGREGATE_WINDOW_FUNCTIONS.includes(name))
-        return notSupported(`window function ${name.toUpperCase()}`, posOf(fn));
+        return notSupported(`window function ${name.toUpperCase()}`, posOf(fn), WINDOW_FUNCTIONS_HINT);
       continue;
     }
     if (word(i, 'order') && word(i + 1, 'by')) {

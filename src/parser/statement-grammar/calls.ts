@@ -1,10 +1,10 @@
 // Names and calls in DML and DEFAULT expressions: a column reference (`c`, `t.c`), a function call
-// with its arguments (`*`, DISTINCT/ALL, SUBSTRING's FROM/FOR, OVERLAY's PLACING/FROM/FOR) and
-// CURRENT_DATE and its kin.
-import type { IOrAlt, IToken, ParserMethod, TokenType } from 'chevrotain';
+// with its arguments (`*`, DISTINCT/ALL, SUBSTRING's FROM/FOR, OVERLAY's PLACING/FROM/FOR,
+// EXTRACT's FROM) and CURRENT_DATE and its kin.
+import { tokenMatcher, type IOrAlt, type IToken, type ParserMethod, type TokenType } from 'chevrotain';
 import type { Expr, Pos } from '../ast.ts';
 import { notSupported } from '../../common/errors.ts';
-import { functionCall, numberLiteral, type Located } from '../expr-builder.ts';
+import { functionCall, numberLiteral, stringLiteral, type Located } from '../expr-builder.ts';
 import {
   All,
   Comma,
@@ -28,6 +28,8 @@ import {
   QuotedIdent,
   RParen,
   Star,
+  StringLit,
+  syntaxErrorAt,
 } from '../lexer.ts';
 import { NamesGrammar } from './names.ts';
 
@@ -41,6 +43,24 @@ interface CallRest {
 /** What follows a name in an expression. */
 type NameRest =
   CallRest | { readonly kind: 'qualified'; readonly name: IToken } | { readonly kind: 'column' };
+
+/**
+ * EXTRACT's field, read as the expression before FROM: a word (quoted or not) or a string, as in
+ * PostgreSQL (`EXTRACT(year FROM ts)`, `EXTRACT('year' FROM ts)`); anything else is a syntax error
+ * at `token`.
+ */
+function extractField(field: Expr, token: IToken): Expr {
+  if (field.kind === 'column' && field.table === undefined)
+    return stringLiteral(field.name.toLowerCase(), field.pos);
+  if (field.kind === 'literal' && typeof field.value === 'string') {
+    return stringLiteral(field.value.toLowerCase(), field.pos);
+  }
+  throw syntaxErrorAt(token);
+}
+
+function isWordOrString(token: IToken): boolean {
+  return tokenMatcher(token, Ident) || tokenMatcher(token, StringLit);
+}
 
 export abstract class CallGrammar extends NamesGrammar {
   /** A whole expression (expressions.ts): what a call's arguments are. */
@@ -188,9 +208,16 @@ export abstract class CallGrammar extends NamesGrammar {
         this.OPTION4(() => {
           distinct = this.OR2(this.quantifierAlts);
         });
+        // where a syntax error in EXTRACT's field is (PostgreSQL's: the token after a first word)
+        const fieldError = isWordOrString(this.LA(1)) ? this.LA(2) : this.LA(1);
         const first = this.SUBRULE(this.expr);
         const more = this.OR3(this.moreArgumentAlts);
-        return this.ACTION(() => ({ distinct, args: [first.expr, ...more] }));
+        return this.ACTION(() => ({
+          distinct,
+          args: this.extractSources.has(more)
+            ? [extractField(first.expr, fieldError), ...more]
+            : [first.expr, ...more],
+        }));
       },
     },
   ];
@@ -237,11 +264,23 @@ export abstract class CallGrammar extends NamesGrammar {
       },
     },
     {
+      // EXTRACT(field FROM source): extract('field', source), as in a SELECT (select-adapter/time-syntax.ts)
+      GATE: () => this.callNameIs('extract'),
+      ALT: () => {
+        this.CONSUME4(From);
+        const source = this.SUBRULE8(this.expr);
+        return this.ACTION(() => {
+          const args = [source.expr];
+          this.extractSources.add(args);
+          return args;
+        });
+      },
+    },
+    {
       ALT: () => {
         const from = this.CONSUME2(From);
         return this.ACTION(() => {
           const name = this.callNames[this.callNames.length - 1];
-          if (name !== undefined && identName(name) === 'extract') throw notSupported('EXTRACT', posOf(name));
           throw notSupported(`${name?.image.toUpperCase() ?? 'function'}(... FROM ...)`, posOf(from));
         });
       },
@@ -258,6 +297,9 @@ export abstract class CallGrammar extends NamesGrammar {
       },
     },
   ];
+
+  /** The argument lists EXTRACT's FROM alternative read (its field, the first argument, is a word). */
+  private readonly extractSources = new WeakSet<readonly Expr[]>();
 
   private callNameIs(lower: string): boolean {
     const name = this.callNames[this.callNames.length - 1];

@@ -2,7 +2,7 @@
 // buildExpr (expr-builder.ts), the code that also assembles the SELECT adapter's runs; names and
 // calls among their operands, and CASE, CAST and parentheses, are the layers below (calls.ts,
 // operands.ts).
-import type { IOrAlt, IToken, OrMethodOpts } from 'chevrotain';
+import { tokenMatcher, type IOrAlt, type IToken, type OrMethodOpts } from 'chevrotain';
 import type { Expr } from '../ast.ts';
 import { notSupported } from '../../common/errors.ts';
 import {
@@ -60,6 +60,7 @@ import {
   Null,
   NumberLit,
   Or,
+  OtherReserved,
   Percent,
   Caret,
   Plus,
@@ -76,7 +77,7 @@ import {
 } from '../lexer.ts';
 import { measureTypeName } from '../type-name.ts';
 import { INTERVAL_UNIT_WORDS, intervalLiteral } from '../select-adapter/time-syntax.ts';
-import { checkCollation, escapePieces } from '../select-adapter/like-escape-collate.ts';
+import { checkCollation, escapeInfix } from '../select-adapter/like-escape-collate.ts';
 import { OperandGrammar } from './operands.ts';
 
 function appendAll(target: Piece[], pieces: readonly Piece[]): void {
@@ -88,11 +89,15 @@ type IsRight =
   | { readonly kind: 'value'; readonly value: 'null' | 'true' | 'false' | 'unknown'; readonly token: IToken }
   | { readonly kind: 'distinct'; readonly operand: Piece[] };
 
-/** `ESCAPE 'c'` (or NULL) after a LIKE's pattern: its pieces depend on the run read before it. */
-interface EscapeClause {
-  readonly kind: 'escape';
+/**
+ * An infix operator spelled in words the lexer reads as identifiers, and its right operand:
+ * `AT TIME ZONE zone`, or `ESCAPE e` after a LIKE's pattern (e any operand, PostgreSQL's
+ * `ESCAPE a_expr`; whether ESCAPE may stand there depends on the run read before it).
+ */
+interface WordInfix {
+  readonly kind: 'word';
   readonly word: IToken;
-  readonly value: IToken;
+  readonly operand: Piece[];
 }
 
 export abstract class ExpressionGrammar extends OperandGrammar {
@@ -106,16 +111,40 @@ export abstract class ExpressionGrammar extends OperandGrammar {
     const pieces: Piece[] = [];
     const first = this.SUBRULE(this.prefixedOperand);
     this.ACTION(() => appendAll(pieces, first));
-    this.MANY(() => {
-      const more = this.OR(this.continuationAlts);
-      this.ACTION(() =>
-        appendAll(pieces, Array.isArray(more) ? more : escapePieces(pieces, more.word, more.value)),
-      );
+    this.MANY({
+      // Chevrotain's lookahead would enter on any identifier (the word operators' first token) and
+      // could not tell `ESCAPE e` at the statement's end from `AT TIME ZONE`: the words decide.
+      GATE: () => !tokenMatcher(this.LA(1), Ident) || this.wordInfixAhead(),
+      DEF: () => {
+        const more = this.OR(this.continuationAlts);
+        this.ACTION(() => appendAll(pieces, Array.isArray(more) ? more : this.wordInfixPieces(pieces, more)));
+      },
     });
     return this.ACTION(() => buildExpr(pieces));
   });
 
-  private readonly continuationAlts: IOrAlt<Piece[] | EscapeClause>[] = [
+  /** Whether `ESCAPE`, `AT TIME ZONE` or `SIMILAR TO` comes next (no keywords to the lexer). */
+  private wordInfixAhead(): boolean {
+    return (
+      isWordText(this.LA(1), 'escape') ||
+      this.similarToAhead() ||
+      (isWordText(this.LA(1), 'at') && isWordText(this.LA(2), 'time') && isWordText(this.LA(3), 'zone'))
+    );
+  }
+
+  private similarToAhead(): boolean {
+    return isWordText(this.LA(1), 'similar') && isWordText(this.LA(2), 'to');
+  }
+
+  /** The pieces a word operator adds to the run `pieces` read before it. */
+  private wordInfixPieces(pieces: readonly Piece[], more: WordInfix): Piece[] {
+    // s LIKE p ESCAPE e, checked and built as in a SELECT (select-adapter/like-escape-collate.ts)
+    if (isWordText(more.word, 'escape')) return [escapeInfix(pieces, more.word), ...more.operand];
+    const op = isWordText(more.word, 'similar') ? 'similar to' : 'at time zone';
+    return [{ kind: 'infix', op }, ...more.operand];
+  }
+
+  private readonly continuationAlts: IOrAlt<Piece[] | WordInfix>[] = [
     {
       ALT: () => {
         const op = this.SUBRULE(this.infixOp);
@@ -125,20 +154,29 @@ export abstract class ExpressionGrammar extends OperandGrammar {
     },
     { ALT: () => this.SUBRULE(this.postfixOp) },
     {
-      // s LIKE p ESCAPE 'c', checked and built as in a SELECT (select-adapter/like-escape-collate.ts);
-      // ESCAPE is no keyword to the lexer
-      GATE: () => isWordText(this.LA(1), 'escape'),
+      // x AT TIME ZONE zone, s LIKE p ESCAPE e, s SIMILAR TO p: one alternative, so that lookahead
+      // never has to tell them apart (their first tokens are all identifiers; the GATE and words
+      // decide)
+      GATE: () => this.wordInfixAhead(),
       ALT: () => {
         const word = this.CONSUME(Ident);
-        const value = this.OR2(this.escapeValueAlts);
-        return { kind: 'escape', word, value };
+        this.OPTION({
+          MAX_LOOKAHEAD: 1,
+          GATE: () => isWordText(word, 'at'),
+          DEF: () => {
+            this.CONSUME2(Ident);
+            this.CONSUME3(Ident);
+          },
+        });
+        this.OPTION2({
+          MAX_LOOKAHEAD: 1,
+          GATE: () => isWordText(word, 'similar'),
+          DEF: () => this.CONSUME(OtherReserved),
+        });
+        const operand = this.SUBRULE3(this.prefixedOperand);
+        return { kind: 'word', word, operand };
       },
     },
-  ];
-
-  private readonly escapeValueAlts: IOrAlt<IToken>[] = [
-    { ALT: () => this.CONSUME(StringLit) },
-    { ALT: () => this.CONSUME(Null) },
   ];
 
   /** A BETWEEN bound: only operators binding tighter than BETWEEN (arithmetic, ||, ::). */
@@ -246,22 +284,20 @@ export abstract class ExpressionGrammar extends OperandGrammar {
         return this.OR2(this.negatedLikeAlts);
       },
     },
-    {
-      // x AT TIME ZONE zone (the words are plain identifiers to the lexer)
-      GATE: () =>
-        isWordText(this.LA(1), 'at') && isWordText(this.LA(2), 'time') && isWordText(this.LA(3), 'zone'),
-      ALT: () => {
-        this.CONSUME(Ident);
-        this.CONSUME2(Ident);
-        this.CONSUME3(Ident);
-        return 'at time zone';
-      },
-    },
   ];
 
   private readonly negatedLikeAlts: IOrAlt<InfixOp>[] = [
     this.tokenAlt(Like, 'not like', 2),
     this.tokenAlt(ILike, 'not ilike', 2),
+    {
+      // NOT SIMILAR TO (SIMILAR is no keyword to the lexer, TO a reserved word it names by text)
+      GATE: () => this.similarToAhead(),
+      ALT: () => {
+        this.CONSUME4(Ident);
+        this.CONSUME2(OtherReserved);
+        return 'not similar to';
+      },
+    },
   ];
 
   /**
@@ -517,6 +553,8 @@ export abstract class ExpressionGrammar extends OperandGrammar {
           });
         },
       },
+      // x = ANY (array), x <> ALL (array), SOME for ANY (operands.ts)
+      { GATE: () => this.quantifierAhead(), ALT: () => this.SUBRULE(this.quantified) },
       { ALT: () => this.SUBRULE(this.nameExpr) },
     ],
   };

@@ -1,13 +1,62 @@
 // Operands written with key words or parentheses in DML and DEFAULT expressions: CASE, CAST (x AS
-// type), and a parenthesised expression, row constructor `(a, b, …)` or (refused) subquery. The
-// operator runs around them are the layer above (expressions.ts); names and calls the layer below.
-import type { IOrAlt } from 'chevrotain';
+// type), ANY/SOME/ALL (array), and a parenthesised expression, row constructor `(a, b, …)` or
+// (refused) subquery. The operator runs around them are the layer above (expressions.ts); names
+// and calls the layer below.
+import type { IOrAlt, IToken } from 'chevrotain';
 import type { Expr } from '../ast.ts';
-import { functionCall, ROW_CONSTRUCTOR, type Located } from '../expr-builder.ts';
-import { As, Case, Cast, Comma, Else, End, LParen, posOf, RParen, Then, When } from '../lexer.ts';
+import { ARRAY_ALL, ARRAY_ANY, functionCall, ROW_CONSTRUCTOR, type Located } from '../expr-builder.ts';
+import {
+  All,
+  As,
+  Case,
+  Cast,
+  Comma,
+  Else,
+  End,
+  isWordText,
+  LParen,
+  OtherReserved,
+  posOf,
+  RParen,
+  Then,
+  When,
+} from '../lexer.ts';
 import { CallGrammar } from './calls.ts';
 
 export abstract class OperandGrammar extends CallGrammar {
+  /**
+   * `ANY (array)`, `SOME (array)`, `ALL (array)` after a comparison: a call the binder pairs with
+   * it, as in a SELECT (select-adapter/call-converter.ts); ANY (SELECT …) is a refused subquery.
+   */
+  protected readonly quantified = this.RULE('quantified', (): Located => {
+    const word = this.OR(this.quantifierWordAlts);
+    this.CONSUME(LParen);
+    const array = this.OR2(this.quantifiedAlts);
+    this.CONSUME(RParen);
+    return this.ACTION(() => {
+      const name = word.tokenType === All ? ARRAY_ALL : ARRAY_ANY;
+      return this.located(functionCall(name, [array.expr], {}, posOf(word)));
+    });
+  });
+
+  /** Whether ANY, SOME or ALL and `(` come next (ANY and SOME are no keywords to the lexer). */
+  protected quantifierAhead(): boolean {
+    const word = this.LA(1);
+    const quantifier = word.tokenType === All || isWordText(word, 'any') || isWordText(word, 'some');
+    return quantifier && this.LA(2).tokenType === LParen;
+  }
+
+  private readonly quantifierWordAlts: IOrAlt<IToken>[] = [
+    { ALT: () => this.CONSUME(All) },
+    { ALT: () => this.CONSUME(OtherReserved) },
+  ];
+
+  /** The array of ANY / ALL, or a subquery (refused). */
+  private readonly quantifiedAlts: IOrAlt<Located>[] = [
+    { ALT: () => this.SUBRULE(this.subquery) },
+    { ALT: () => this.SUBRULE(this.expr) },
+  ];
+
   protected readonly caseExpr = this.RULE('caseExpr', (): Located => {
     const caseToken = this.CONSUME(Case);
     let operand: Located | undefined;
