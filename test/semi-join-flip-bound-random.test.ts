@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Engine } from '../src/index.ts';
 
-import { sorted } from './support/epoch-bound.ts';
+import { drawFrom, sorted } from './support/epoch-bound.ts';
 
 const LIMIT = 40;
 
@@ -29,16 +29,6 @@ const VIEWS = [
   // Not a semi-join: each view row a write to s changes is a join row built.
   'SELECT big.k, big.x FROM big JOIN (SELECT DISTINCT k FROM (SELECT k, y FROM s GROUP BY k, y) g) d ON big.k = d.k',
 ];
-
-/** mulberry32: the same workload at every run. */
-function drawFrom(seed: number): (n: number) => number {
-  return (n) => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) % n;
-  };
-}
 
 const text = (row: object): string =>
   JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));

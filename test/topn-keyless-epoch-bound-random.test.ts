@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import type { Row } from '../src/common/types.ts';
 import { Engine } from '../src/index.ts';
 
-import { rowsOf, sorted } from './support/epoch-bound.ts';
+import { drawFrom, rowsOf, sorted } from './support/epoch-bound.ts';
 
 const LIMIT = 40;
 /** Rows tied at t = 100 in each of partitions 0 and 1. */
@@ -25,16 +25,6 @@ const VIEWS = [
   { select: ranked('dense_rank()', false), exact: false },
   { select: ranked('rank()', true), exact: false },
 ];
-
-/** mulberry32: the same workload at every run. */
-function drawFrom(seed: number): (n: number) => number {
-  return (n) => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) % n;
-  };
-}
 
 /** Rows of the view as counts by value (a keyless view holds copies). */
 function counted(e: Engine): Map<string, number> {

@@ -1,8 +1,22 @@
-// Helpers of the epoch-bound suites (keyless and keyed joins): rows made by index, rows compared as
-// sorted JSON (bigints marked), and the SluiceError a refused write throws.
+// Helpers of the epoch-bound suites (keyless and keyed joins, semi-joins, Top-N): a seeded draw, rows
+// made by index, rows compared as sorted JSON (bigints marked), and the SluiceError a refused write
+// throws.
 import assert from 'node:assert/strict';
 import { SluiceError } from '../../src/common/errors.ts';
 import type { Row } from '../../src/common/types.ts';
+
+/**
+ * mulberry32, as a draw of an integer in [0, n): the same workload at every run of the seeded
+ * random bound checks.
+ */
+export function drawFrom(seed: number): (n: number) => number {
+  return (n) => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) % n;
+  };
+}
 
 export function rowsOf(n: number, make: (i: number) => Row): Row[] {
   return Array.from({ length: n }, (_, i) => make(i));
