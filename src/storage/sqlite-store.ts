@@ -117,7 +117,7 @@ export class SqliteStore {
    * through syncs that returned without an error and after every earlier one did (the pool may
    * finish them in either order, and a later sync's success is not taken for an earlier one's,
    * which may yet report a write error of the earlier commits' frames). The one place of that rule:
-   * the runtime completes its groups from `syncedCommits` (src/server/runtime/commit.ts).
+   * the runtime completes its groups from it (`durableCommits`, src/server/runtime/commit.ts).
    */
   private syncQueue: { readonly through: number; returned: boolean; failed: boolean }[] = [];
   /**
