@@ -114,9 +114,17 @@ export class SqliteStore {
   private syncsInFlight = 0;
   /**
    * Syncs issued, oldest first, with the deferred commits each covers: `syncedCommits` moves only
-   * through syncs that returned without an error and after every earlier one did.
+   * through syncs that returned without an error and after every earlier one did (the pool may
+   * finish them in either order, and a later sync's success is not taken for an earlier one's,
+   * which may yet report a write error of the earlier commits' frames). The one place of that rule:
+   * the runtime completes its groups from it (`durableCommits`, src/server/runtime/commit.ts).
    */
   private syncQueue: { readonly through: number; returned: boolean; failed: boolean }[] = [];
+  /**
+   * The WAL's fdatasync on the libuv pool (`fs.fdatasync`): a test replaces it to hold a sync's
+   * completion or report an error, with the store's own bookkeeping around it as in service.
+   */
+  walSync: (fd: number, done: (error: NodeJS.ErrnoException | null) => void) => void = fdatasync;
   /**
    * More descriptors of the WAL file, free for a sync while another is in flight. Linux reports a
    * write-back error once per open file description, to the first fsync on it that checks: two syncs
@@ -341,9 +349,30 @@ export class SqliteStore {
     return this.syncedCommits < this.deferredCommits;
   }
 
+  /** Deferred commits made so far: a commit is durable once `durableCommits` reaches its count. */
+  get deferredCommitCount(): number {
+    return this.deferredCommits;
+  }
+
+  /** How many deferred commits (the first n) are known durable. */
+  get durableCommits(): number {
+    return this.syncedCommits;
+  }
+
+  /**
+   * WAL syncs issued by `syncAsync` and not yet taken into account: one that returned stays counted
+   * while an earlier one is out (or for good once one failed), since only the in-order prefix moves
+   * `durableCommits`.
+   */
+  get syncsOutstanding(): number {
+    return this.syncQueue.length;
+  }
+
   /**
    * Makes every deferred commit made so far durable (an fdatasync of the WAL file on the libuv
    * pool), then calls `done`; the error when the sync failed (nothing made since may be trusted).
+   * When `done` runs, `durableCommits` already counts what this sync, and every one issued before it,
+   * made durable: with an earlier sync still out, that is less than this sync covers.
    */
   syncAsync(done: (error: Error | null) => void): void {
     const through = this.deferredCommits;
@@ -361,7 +390,7 @@ export class SqliteStore {
     const entry = { through, returned: false, failed: false };
     this.syncQueue.push(entry);
     this.syncsInFlight += 1;
-    fdatasync(fd, (error) => {
+    this.walSync(fd, (error) => {
       this.syncsInFlight -= 1;
       this.giveWalFd(fd);
       entry.returned = true;

@@ -3,7 +3,9 @@
 // returns is the group durable — its answers resolved, its epochs published, the committed epoch
 // moved. The thread applies the next requests meanwhile, and commits them with a second sync in
 // flight beside the first (never more); a read (flush) syncs at once instead.
-// The real fdatasync runs in every test; a test only holds back the delivery of its completion.
+// The real fdatasync runs in every test; a test only holds back the delivery of its completion to
+// the store (its `walSync` seam), so the store's own bookkeeping — which syncs are taken, in issue
+// order, and how many commits are durable — runs as in service.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { SluiceRuntime } from '../../src/server/runtime.ts';
@@ -20,8 +22,8 @@ function syncLevel(rt: SluiceRuntime): unknown {
 /** Delivers each WAL sync's completion only when the test releases it (the sync itself runs). */
 function holdSyncs(rt: SluiceRuntime): Array<() => void> {
   const held: Array<() => void> = [];
-  const sync = rt.store.syncAsync.bind(rt.store);
-  rt.store.syncAsync = (done) => sync((error) => held.push(() => done(error)));
+  const sync = rt.store.walSync;
+  rt.store.walSync = (fd, done) => sync(fd, (error) => held.push(() => done(error)));
   return held;
 }
 
@@ -33,10 +35,10 @@ interface IssuedSync {
 /** Holds each WAL sync's completion in the order the syncs were issued (the syncs themselves run). */
 function issueOrderSyncs(rt: SluiceRuntime): IssuedSync[] {
   const issued: IssuedSync[] = [];
-  const sync = rt.store.syncAsync.bind(rt.store);
-  rt.store.syncAsync = (done) => {
+  const sync = rt.store.walSync;
+  rt.store.walSync = (fd, done) => {
     let returned: (() => void) | null = null;
-    sync((error) => (returned = () => done(error)));
+    sync(fd, (error) => (returned = () => done(error)));
     issued.push({
       async release() {
         await loopUntil(() => returned !== null);
@@ -168,11 +170,12 @@ test('a failed sync fails the groups it covers even when a later sync returned f
     // The first sync issued reports a write error (as Linux's fsync would for a lost page).
     // Completions held by issue order (the real syncs may return in either order).
     const held: Array<() => void> = [];
-    const sync = rt.store.syncAsync.bind(rt.store);
+    const sync = rt.store.walSync;
     let n = 0;
-    rt.store.syncAsync = (done) => {
+    rt.store.walSync = (fd, done) => {
       const index = n++;
       sync(
+        fd,
         (error) => (held[index] = () => done(index === 0 ? new Error('EIO: i/o error, fdatasync') : error)),
       );
     };

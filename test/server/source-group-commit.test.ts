@@ -35,8 +35,8 @@ function instrument(rt: SluiceRuntime): { commits: () => number; held: Array<() 
     return commit();
   };
   const held: Array<() => void> = [];
-  const sync = rt.store.syncAsync.bind(rt.store);
-  rt.store.syncAsync = (done) => sync((error) => held.push(() => done(error)));
+  const sync = rt.store.walSync;
+  rt.store.walSync = (fd, done) => sync(fd, (error) => held.push(() => done(error)));
   return { commits: () => commits, held };
 }
 

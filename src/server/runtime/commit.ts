@@ -46,8 +46,12 @@ interface UnsyncedGroup {
   readonly epoch: number;
   readonly clock: number;
   readonly offset: number;
-  /** Its place among committed groups: a sync begun after its COMMIT makes it durable. */
-  readonly serial: number;
+  /**
+   * The store's deferred commits once its COMMIT returned: it is durable once the store's
+   * `durableCommits` reaches this (a sync begun after its COMMIT, and every one before, returned
+   * without an error).
+   */
+  readonly commits: number;
 }
 
 // Group commit: ingest requests are applied at once, each as its own epoch, into one open SQLite
@@ -61,11 +65,13 @@ interface UnsyncedGroup {
 // high-water mark recorded, epochs published, answers resolved — when a sync begun after its COMMIT
 // returns. Meanwhile the thread applies the next requests into the next transaction, which commits
 // and starts its own sync at once if fewer than MAX_SYNCS_IN_FLIGHT are in flight, else when one is
-// back. An fdatasync makes durable everything written to the WAL before it began; syncs are taken in
-// the order they were issued (the pool may finish them in either order), and each completes the
-// groups committed before it began, oldest first. Each sync in flight, a flush's included, has its
-// own descriptor of the WAL (sqlite-store.ts), so a write error is reported to every sync whose
-// frames it could hold.
+// back. An fdatasync makes durable everything written to the WAL before it began; the store takes
+// syncs in the order they were issued (the pool may finish them in either order) and counts the
+// deferred commits known durable (`durableCommits`), and a returning sync completes, oldest first,
+// the groups that count covers: one queue of syncs and one place for the in-order rule, the store's.
+// Each sync in flight, a flush's included, has its own descriptor of the WAL (sqlite-store.ts), so a
+// write error is reported to every sync whose frames it could hold, and an error fails every group
+// not yet complete.
 // A flush while a sync is in flight commits and syncs at once on this thread and completes
 // everything, so whatever reads or writes next sees durable epochs only.
 
@@ -79,12 +85,6 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
   private groupGeneration = 0;
   /** Groups committed whose WAL sync is in flight, oldest first. */
   private unsynced: UnsyncedGroup[] = [];
-  /**
-   * WAL syncs issued and not yet taken into account, in issue order: each with the last group
-   * committed before it began and whether it has returned.
-   */
-  private syncs: { readonly through: number; returned: boolean }[] = [];
-  private committedSerial = 0;
   /** The open group's commit waits for a sync in flight (MAX_SYNCS_IN_FLIGHT reached). */
   private commitWhenSynced = false;
   /** Checkpoint slices waiting for the ingest requests applied before they asked to be answered. */
@@ -296,13 +296,15 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
    */
   private commitGroup(): void {
     this.groupScheduled = false;
-    if (this.syncs.length >= MAX_SYNCS_IN_FLIGHT) {
-      this.commitWhenSynced = true;
-      return;
-    }
     if (this.group.length === 0 && this.pending.length === 0 && !this.store.inTransaction) return;
     if (this.failure !== null) {
       this.rejectGroup(this.failure);
+      return;
+    }
+    // Issued and not yet taken in order (the store's count): a returned sync behind one still out
+    // counts, so a slow sync holds the commits back rather than letting syncs queue on the pool.
+    if (this.store.syncsOutstanding >= MAX_SYNCS_IN_FLIGHT) {
+      this.commitWhenSynced = true;
       return;
     }
     const waiters = this.group;
@@ -326,30 +328,25 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
       return;
     }
     this.unsynced.push(committed);
-    const sync = { through: committed.serial, returned: false };
-    this.syncs.push(sync);
-    this.store.syncAsync((error) => this.synced(error, sync));
+    this.store.syncAsync((error) => this.synced(error));
   }
 
   /**
-   * A WAL sync returned. The groups committed before it began are durable once it and every sync
-   * issued before it returned without an error: a later sync's success alone is not taken for an
-   * earlier one's, which may yet report a write error of the earlier group's frames.
+   * A WAL sync returned: the groups the store now counts durable are complete, oldest first. The
+   * store moved `durableCommits` only through syncs that returned without an error after every
+   * earlier one did, so a later sync's success alone completes nothing an earlier sync, still out,
+   * may yet report a write error of; an error fails every group not yet complete.
    */
-  private synced(error: Error | null, sync: { readonly through: number; returned: boolean }): void {
-    sync.returned = true;
-    let through = 0;
-    while (this.syncs.length > 0 && (this.syncs[0] as { returned: boolean }).returned) {
-      through = (this.syncs.shift() as { readonly through: number }).through;
-    }
+  private synced(error: Error | null): void {
     if (this.closing) return;
     if (error !== null && this.failure === null) this.fail(error);
     if (this.failure !== null) {
       this.rejectGroup(this.failure);
       return;
     }
+    const durable = this.store.durableCommits;
     let n = 0;
-    while (n < this.unsynced.length && (this.unsynced[n] as UnsyncedGroup).serial <= through) n += 1;
+    while (n < this.unsynced.length && (this.unsynced[n] as UnsyncedGroup).commits <= durable) n += 1;
     const groups = this.unsynced.slice(0, n);
     this.unsynced = this.unsynced.slice(n);
     this.complete(groups);
@@ -370,7 +367,7 @@ export abstract class RuntimeCommit extends RuntimeFeeds {
       epoch: this.engine.epoch,
       clock: this.engine.clock,
       offset: this.log.lastOffset,
-      serial: ++this.committedSerial,
+      commits: this.store.deferredCommitCount,
     };
     this.pending = [];
     this.pendingDrops = [];
