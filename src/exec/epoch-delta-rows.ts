@@ -4,7 +4,8 @@
 // insertion per group the write touches) and a DISTINCT. A row standing for a group's old row is
 // marked, and the mark follows it through projections and expansions.
 import type { Value } from '../common/types.ts';
-import { encodeValues, singleKey } from '../common/values.ts';
+import { encodeValues } from '../common/values.ts';
+import { groupIdOf } from '../ivm/ops/reduce-groups.ts';
 import { type RowFn, type ScalarExpr, columnsOf, compileScalar } from '../common/scalar-expr.ts';
 import {
   type ExpandFn,
@@ -216,8 +217,8 @@ export function reduceDelta(
   for (let i = 0; i < keyCount; i++)
     if (keyed.known !== null && keyed.known[i] !== true) return 2 * rowCount(keyed);
   // One row per group, as the Reduce tells its groups apart (NULLs one group), its aggregates unknown.
-  const groupOf: (row: readonly Value[]) => Value =
-    keyCount === 1 ? (row) => singleKey(row[0] ?? null) : (row) => encodeValues(row.slice(0, keyCount));
+  const groupOf = (row: readonly Value[]): Value =>
+    groupIdOf(keyCount, keyCount === 1 ? row : row.slice(0, keyCount));
   const groups = new Map<Value, { retraction: Value[]; out: Value[]; rows: (readonly Value[])[] }>();
   // While signs are marked (a subquery's or a Top-N's count), each group's input rows, to pair its
   // two rows when it stays.

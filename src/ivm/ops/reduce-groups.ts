@@ -121,7 +121,7 @@ export abstract class ReduceGroups implements Stateful {
   }
 
   private idOf(key: readonly Value[]): Value {
-    return this.keyCount === 0 ? '' : this.keyCount === 1 ? singleKey(key[0] as Value) : encodeValues(key);
+    return groupIdOf(this.keyCount, key);
   }
 
   protected allocate(id: Value, key: readonly Value[]): number {
@@ -292,4 +292,13 @@ export abstract class ReduceGroups implements Stateful {
     const slot = this.index.get(this.idOf(key.length === this.keyCount ? key : key.slice(0, this.keyCount)));
     return slot === NO_SLOT ? 0 : (this.records.data[slot * this.records.stride] as number);
   }
+}
+
+/**
+ * A group's id in a Reduce's index: the one key value as it is keyed, the values of several encoded,
+ * '' for the global group. A write's epoch count tells groups apart by it too
+ * (src/exec/epoch-delta-rows.ts), as the Reduce does.
+ */
+export function groupIdOf(keyCount: number, key: readonly Value[]): Value {
+  return keyCount === 0 ? '' : keyCount === 1 ? singleKey(key[0] as Value) : encodeValues(key);
 }
