@@ -234,7 +234,8 @@ function oneRowSource(
   const argNames = args.flatMap((x) => (x === null ? [] : [x.name]));
   const source = [
     'return function generatedReduceOne(input, data, scratch, errorsBySlot, track) {',
-    `  let id, ${[...code.locals, ...argNames].join(', ')};`,
+    // `id` first: with no locals and no arguments (a constant key, COUNT(*) alone) the list is `id` only
+    `  let ${['id', ...code.locals, ...argNames].join(', ')};`,
     '  const inCols = input.cols;',
     '  if (inCols !== undefined) {',
     ...code.cols.map((c) => `    v${c} = inCols[${c}][0];`),
