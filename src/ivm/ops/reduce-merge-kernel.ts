@@ -12,7 +12,8 @@
 // Beside it, the one-row step (`one`): a step of one input row, its key and arguments (the row pass's
 // expressions, reduce-kernel.ts) folded straight into its group's record with no partials, when the
 // row is the common case and its group exists; else it returns before any write, and the general
-// passes take the step.
+// passes take the step. And the two-row step (`two`), the same for two rows in two groups: the
+// -old/+new a Reduce over a Reduce is handed at each epoch of one event (the canonical histogram's).
 import { SluiceError } from '../../common/errors.ts';
 import type { Value } from '../../common/types.ts';
 import { inlinePartial, type AggColumn, type GroupRecords, type InlinePartial } from './aggregates.ts';
@@ -59,15 +60,16 @@ export interface MergeKernelSpec {
    */
   readonly release: (slot: number) => void;
   /**
-   * The fused Map stage's row code and the group index, for the one-row step (`one`); null: none
-   * (a float key, whose zero group counts its -0 rows, and a text key keep the general passes).
+   * The fused Map stage's row code and the group index, for the one- and two-row steps (`one`,
+   * `two`); null: none (a text key keeps the general passes). `zeroSign`: the key is a float, whose
+   * zero group counts its -0 rows (zero-sign.ts): a -0 key is left to the general passes.
    */
-  readonly oneRow?: { readonly code: RowCode; readonly index: GroupIndex } | null;
+  readonly oneRow?: { readonly code: RowCode; readonly index: GroupIndex; readonly zeroSign: boolean } | null;
 }
 
 /**
- * A one-row step whole (its row's key and arguments, its group's fold and change): true when done;
- * false when the row is not the common case (filtered out, an error, a new or emptied group, a NULL
+ * A one-row step whole (its row's key and arguments, its group's fold and change), or a two-row
+ * step's (each row's, in two groups): true when done; false when a row is not the common case (filtered out, an error, a new or emptied group, a NULL
  * or bigint result, a map of the rare cases holding something), before anything is written: the
  * step then takes the general passes, which evaluate the row again (views are deterministic).
  */
@@ -83,6 +85,8 @@ export interface MergeKernel {
   readonly fn: MergeFn;
   /** The one-row step (null: no row code given, or a key that is not a plain value). */
   readonly one: OneRowFn | null;
+  /** The two-row step, of two rows in two existing groups (null when `one` is). */
+  readonly two: OneRowFn | null;
   /** The generated code (for tests and debugging). */
   readonly source: string;
 }
@@ -184,93 +188,141 @@ export function mergeKernel(spec: MergeKernelSpec): MergeKernel | null {
   const factory = generatedFunction(...params, source) as (...a: unknown[]) => MergeFn;
   const fn = factory(...args);
   const oneRow = spec.oneRow ?? null;
-  if (oneRow === null) return { fn, one: null, source };
-  const one = oneRowSource(oneRow.code, inline, stride, anyHeld);
-  const oneFactory = generatedFunction(...params, ...one.params, 'index', 'NO_SLOT', one.source) as (
-    ...a: unknown[]
-  ) => OneRowFn;
-  return {
-    fn,
-    one: oneFactory(...args, ...one.values, oneRow.index, NO_SLOT),
-    source: `${source}\n${one.source}`,
+  if (oneRow === null) return { fn, one: null, two: null, source };
+  const stepOf = (rows: 1 | 2): { fn: OneRowFn; source: string } => {
+    const step = rowStepSource(oneRow.code, inline, stride, anyHeld, rows, oneRow.zeroSign);
+    const factory = generatedFunction(...params, ...step.params, 'index', 'NO_SLOT', step.source) as (
+      ...a: unknown[]
+    ) => OneRowFn;
+    return { fn: factory(...args, ...step.values, oneRow.index, NO_SLOT), source: step.source };
   };
+  const one = stepOf(1);
+  const two = stepOf(2);
+  return { fn, one: one.fn, two: two.fn, source: `${source}\n${one.source}\n${two.source}` };
 }
 
 /**
- * The one-row step's code: the row's columns, its filter, key and arguments (the row pass's
- * expressions), then the fold of the row itself into its group's record (no partials) and the
- * group's change, as the merge writes them. Every condition the row pass, the accumulate and the
- * merge would send elsewhere returns false before the first write.
+ * The one-row step's code (`rows` 1), or the two-row step's (`rows` 2: a Reduce over a Reduce is
+ * handed the -old/+new of one upstream group each epoch of one event, most often two groups of its
+ * own): each row's columns, its filter, key and arguments (the row pass's expressions), then the
+ * fold of the row itself into its group's record (no partials) and the group's change, as the merge
+ * writes them. Every condition the row pass, the accumulate and the merge would send elsewhere
+ * returns false before the first write: with two rows, both groups are checked before either is
+ * written, and two rows of one group (their fold is one change, not two) are the general passes'.
+ * With `zeroSign` (a float key) a -0 key is theirs too: only they count the zero group's -0 rows.
  */
-function oneRowSource(
+function rowStepSource(
   code: RowCode,
   inline: readonly InlinePartial[],
   stride: number,
   anyHeld: string,
+  rows: 1 | 2,
+  zeroSign: boolean,
 ): { source: string; params: readonly string[]; values: readonly unknown[] } {
-  const argOf = (a: number): string => `a${a}`;
-  const args = code.args.map((e, a) => (e === null ? null : { name: argOf(a), code: e }));
-  const present = (a: number): string => `${argOf(a)} !== null`;
+  const groups = [...Array(rows).keys()];
+  const argOf = (a: number, g: number): string => `a${a}_${g}`;
+  const present = (a: number, g: number): string => `${argOf(a, g)} !== null`;
+  const hasArg = code.args.map((e) => e !== null);
   // As the passes' accumulate: an aggregate with no argument adds nothing to its partial (COUNT(*)'s
   // value is the group's row count; its own field is never counted), one with an argument its weight
   // (and its value times the weight) when the value is not NULL.
-  const partial = (p: InlinePartial, field: number): string | null => {
-    const a = inline.indexOf(p);
-    if (p.fn === 'count_star') return null;
-    if (args[a] === null) return '0';
-    return field === 0 ? `(${present(a)} ? w : 0)` : `(${present(a)} ? ${argOf(a)} * w : 0)`;
-  };
+  const partialOf =
+    (g: number) =>
+    (p: InlinePartial, field: number): string | null => {
+      const a = inline.indexOf(p);
+      if (p.fn === 'count_star') return null;
+      if (!hasArg[a]) return '0';
+      return field === 0 ? `(${present(a, g)} ? w : 0)` : `(${present(a, g)} ? ${argOf(a, g)} * w : 0)`;
+    };
   const bail = 'return false;';
-  const { fold, commit, result } = groupFold(inline, partial, bail);
+  // The write pass repeats the check pass's fold on the same record, so its bail cannot be taken:
+  // were it, one group would be written and the general passes would fold the rows again.
+  const cannot = 'throw unreachable();';
   // The accumulate's own test: a number whose product with the weight is a safe integer (else a
   // bigint or an overflow, the aggregate's interpreted partial).
-  const sumArgs = inline.flatMap((p, a) =>
-    p.sums && args[a] !== null
-      ? [
-          `if (${present(a)} && !(typeof ${argOf(a)} === 'number' && Number.isSafeInteger(${argOf(a)} * w))) ${bail}`,
-        ]
-      : [],
-  );
-  const argNames = args.flatMap((x) => (x === null ? [] : [x.name]));
-  const source = [
-    'return function generatedReduceOne(input, data, scratch, errorsBySlot, track) {',
-    // `id` first: with no locals and no arguments (a constant key, COUNT(*) alone) the list is `id` only
-    `  let ${['id', ...code.locals, ...argNames].join(', ')};`,
-    '  const inCols = input.cols;',
+  const sumArgs = (g: number): string[] =>
+    inline.flatMap((p, a) =>
+      p.sums && hasArg[a]
+        ? [
+            `if (${present(a, g)} && !(typeof ${argOf(a, g)} === 'number' && Number.isSafeInteger(${argOf(a, g)} * w))) ${bail}`,
+          ]
+        : [],
+    );
+  const evaluate = (g: number): string[] => [
     '  if (inCols !== undefined) {',
-    ...code.cols.map((c) => `    v${c} = inCols[${c}][0];`),
+    ...code.cols.map((c) => `    v${c} = inCols[${c}][${g}];`),
     '  } else {',
-    '    const r = input.rows[0];',
+    `    const r = input.rows[${g}];`,
     ...code.cols.map((c) => `    v${c} = r[${c}];`),
     '  }',
     '  try {',
     ...(code.filter === null ? [] : [`    if ((${code.filter}) !== true) ${bail}`]),
-    `    id = ${code.keys[0] ?? 'null'};`,
-    ...args.flatMap((x) => (x === null ? [] : [`    ${x.name} = ${x.code};`])),
+    `    id${g} = ${code.keys[0] ?? 'null'};`,
+    ...code.args.flatMap((e, a) => (e === null ? [] : [`    ${argOf(a, g)} = ${e};`])),
     '  } catch (error) {',
     `    ${bail}`,
     '  }',
-    `  if (typeof id !== 'number' || ${anyHeld}) ${bail}`,
-    '  const slot = index.get(id);',
-    `  if (slot === NO_SLOT) ${bail}`,
-    '  const w = input.weights[0];',
-    `  const at = slot * ${stride};`,
-    `  const flags = data[at + ${F_FLAGS}];`,
-    `  if ((flags & ${HAS_OUT | OUT_IN_RECORD}) === ${HAS_OUT} || flags >= ${SIGNED_ZERO}) ${bail}`,
-    ...sumArgs.map((l) => `  ${l}`),
-    '  const count = data[at] + w;',
-    // an emptied group is released by the merge, a negative count thrown by the interpreted one
-    `  if (!(count > 0)) ${bail}`,
-    ...fold.map((l) => `  ${l}`),
-    ...result.map((l) => `  ${l}`),
-    '  if (track !== null) track(slot);',
-    '  data[at] = count;',
-    ...commit.map((l) => `  ${l}`),
-    ...groupChange(inline.length, 'return true;'),
+    `  if (typeof id${g} !== 'number'${zeroSign ? ` || Object.is(id${g}, -0)` : ''}) ${bail}`,
+  ];
+  const opening = (g: number): string[] => [
+    `    const slot = slot${g};`,
+    `    const w = input.weights[${g}];`,
+    `    const at = slot * ${stride};`,
+    `    const flags = data[at + ${F_FLAGS}];`,
+    '    const count = data[at] + w;',
+  ];
+  const check = (g: number): string[] => {
+    const { fold } = groupFold(inline, partialOf(g), bail);
+    return [
+      '  {',
+      ...opening(g),
+      `    if ((flags & ${HAS_OUT | OUT_IN_RECORD}) === ${HAS_OUT} || flags >= ${SIGNED_ZERO}) ${bail}`,
+      ...sumArgs(g).map((l) => `    ${l}`),
+      // an emptied group is released by the merge, a negative count thrown by the interpreted one
+      `    if (!(count > 0)) ${bail}`,
+      ...fold.map((l) => `    ${l}`),
+      '  }',
+    ];
+  };
+  const write = (g: number): string[] => {
+    const { fold, commit, result } = groupFold(inline, partialOf(g), cannot);
+    const change = groupChange(inline.length, rows === 1 ? 'return true;' : `break group${g};`);
+    return [
+      `  group${g}: {`,
+      ...opening(g),
+      ...fold.map((l) => `    ${l}`),
+      ...result.map((l) => `    ${l}`),
+      '    if (track !== null) track(slot);',
+      '    data[at] = count;',
+      ...commit.map((l) => `    ${l}`),
+      ...change.map((l) => `  ${l}`),
+      '  }',
+    ];
+  };
+  const argNames = groups.flatMap((g) => code.args.flatMap((e, a) => (e === null ? [] : [argOf(a, g)])));
+  const source = [
+    `return function ${rows === 1 ? 'generatedReduceOne' : 'generatedReduceTwo'}(input, data, scratch, errorsBySlot, track) {`,
+    // the ids first: with no locals and no arguments (a constant key, COUNT(*) alone) the list is theirs only
+    `  let ${[...groups.map((g) => `id${g}`), ...code.locals, ...argNames].join(', ')};`,
+    '  const inCols = input.cols;',
+    ...groups.flatMap(evaluate),
+    `  if (${anyHeld}) ${bail}`,
+    ...groups.flatMap((g) => [
+      `  const slot${g} = index.get(id${g});`,
+      `  if (slot${g} === NO_SLOT) ${bail}`,
+    ]),
+    ...(rows === 2 ? [`  if (slot0 === slot1) ${bail}`] : []),
+    ...groups.flatMap(check),
+    ...groups.flatMap(write),
     '  return true;',
     '};',
   ].join('\n');
-  return { source, params: code.params, values: code.values };
+  return { source, params: [...code.params, 'unreachable'], values: [...code.values, failedAfterChecks] };
+}
+
+/** What the write pass of a row step throws, were a check it repeats to fail there (see rowStepSource). */
+function failedAfterChecks(): SluiceError {
+  return new SluiceError('INTERNAL_ERROR', 'a Reduce row step failed a check after its checks passed');
 }
 
 /**

@@ -74,8 +74,15 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful, Deferr
    * partials for it. Null: the general passes for every step.
    */
   private readonly oneRowFn: OneRowFn | null;
+  /**
+   * The generated two-row step (reduce-merge-kernel.ts): the -old/+new of one upstream group, in two
+   * groups of this Reduce (a view over a view at one event an epoch). Null when `oneRowFn` is.
+   */
+  private readonly twoRowFn: OneRowFn | null;
   /** Steps the one-row step took whole (a count of work, for tests: `mergeCounts`). */
   private oneRowSteps = 0;
+  /** Steps the two-row step took whole (a count of work, for tests: `mergeCounts`). */
+  private twoRowSteps = 0;
   /** The current step's row-error sink, for `mergeGroup`. */
   private stepErrors: RowErrorSink = NO_ERRORS;
   /** The generated merge's calls back: a group it leaves to `mergeGroup`, a group to checkpoint. */
@@ -133,7 +140,7 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful, Deferr
             ahead: MERGE_AHEAD,
             release: this.mergeRelease,
             oneRow:
-              fused !== null && this.zeroSign === null
+              fused !== null
                 ? {
                     code: rowCode({
                       keyCount: node.keyCount,
@@ -141,12 +148,14 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful, Deferr
                       argColumns: node.aggregates.map((a) => a.argColumn),
                     }),
                     index: this.index,
+                    zeroSign: this.zeroSign !== null,
                   }
                 : null,
           })
         : null;
     this.mergeFn = merge?.fn ?? null;
     this.oneRowFn = merge?.one ?? null;
+    this.twoRowFn = merge?.two ?? null;
   }
 
   step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
@@ -156,11 +165,14 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful, Deferr
     const lookup = this.lookup;
     if (lookup.count > 0) this.untouch();
     const one = this.oneRowFn;
-    if (one !== null && input.weights.length === 1 && !this.deferring && !this.drainOn) {
+    const rows = input.weights.length;
+    if (one !== null && rows <= 2 && rows > 0 && !this.deferring && !this.drainOn) {
       const changes = this.changes;
       changes.clear();
-      if (one(input, this.records.data, this.scratch, this.errorsBySlot, this.tracking ? this.track : null)) {
-        this.oneRowSteps++;
+      const fn = rows === 1 ? one : (this.twoRowFn as OneRowFn);
+      if (fn(input, this.records.data, this.scratch, this.errorsBySlot, this.tracking ? this.track : null)) {
+        if (rows === 1) this.oneRowSteps++;
+        else this.twoRowSteps++;
         return changes.take();
       }
     }
@@ -426,19 +438,21 @@ export class ReduceOp extends ReduceGroups implements Operator, Stateful, Deferr
   /**
    * Counts of work, for tests: groups the generated merge left to the interpreted one, groups it
    * released itself (no rows left), output rows copied into objects (reduce-group-rows.ts), and
-   * steps the generated one-row step took whole.
+   * steps the generated one-row and two-row steps took whole.
    */
   get mergeCounts(): {
     readonly slowMerges: number;
     readonly mergeReleases: number;
     readonly rowCopies: number;
     readonly oneRowSteps: number;
+    readonly twoRowSteps: number;
   } {
     return {
       slowMerges: this.slowMerges,
       mergeReleases: this.mergeReleases,
       rowCopies: this.rows.copies,
       oneRowSteps: this.oneRowSteps,
+      twoRowSteps: this.twoRowSteps,
     };
   }
 }
