@@ -49,6 +49,7 @@ export const ErrorCodes = {
   INVALID_VALUE: 'execution',
   ROW_NOT_FOUND: 'execution',
   UNIQUE_VIOLATION: 'execution',
+  SERIALIZATION_FAILURE: 'execution',
   APPEND_ONLY_TABLE: 'execution',
   DIVISION_BY_ZERO: 'execution',
   NUMERIC_OVERFLOW: 'execution',
@@ -169,6 +170,7 @@ export function httpStatusOf(error: SluiceError): number {
   if (
     error.code === 'DUPLICATE_OBJECT' ||
     error.code === 'IDEMPOTENCY_KEY_REUSED' ||
+    error.code === 'SERIALIZATION_FAILURE' ||
     error.code === 'TENANT_EXISTS'
   )
     return 409;

@@ -7,12 +7,13 @@ import { compileScalar } from '../common/scalar-expr.ts';
 import type { Row, SqlType, Value } from '../common/types.ts';
 import { typeName } from '../common/types.ts';
 import { bigintAsText, encodeValues } from '../common/values.ts';
-import type { Expr, Statement } from '../parser/ast.ts';
+import type { Expr, Pos, SelectStmt, Statement } from '../parser/ast.ts';
 import { bindExpr } from '../planner/bind-expr.ts';
 import type { ColumnMeta, TableDef } from '../planner/catalog.ts';
 import type { StatementResult, TableChanges } from './api.ts';
 import type { ApplyOptions } from './engine-types.ts';
 import { refuseAppendOnlyStatement } from './engine-writes.ts';
+import { refuseChangedSince, statementQuery, type UpdateOrDelete } from './dml-query.ts';
 import { pinnedKeys } from './key-lookup.ts';
 import { asSluiceError, assignCast } from './table-definition.ts';
 import type { TableStore } from './table-store.ts';
@@ -126,6 +127,23 @@ export class DmlStatements {
     });
   }
 
+  /**
+   * The table's rows a statement's query read (its first columns), bounded as matchingRows bounds
+   * them, and refused if any changed after the query read them.
+   */
+  private queriedRows(
+    table: TableStore,
+    queried: QueriedRows,
+    statement: 'UPDATE' | 'DELETE',
+  ): (readonly Value[])[] {
+    const width = table.def.columns.length;
+    this.rowsExamined += queried.examined;
+    if (queried.rows.length > this.maxRows) throw tooManyRows(statement, table.def.name, this.maxRows);
+    const rows = queried.rows.map((row) => (row.length === width ? row : row.slice(0, width)));
+    if (queried.readAt !== this.engine.currentEpoch()) refuseChangedSince(table, rows, statement);
+    return rows;
+  }
+
   private matchingRows(
     table: TableStore,
     where: Expr | undefined,
@@ -161,34 +179,68 @@ export class DmlStatements {
     return out;
   }
 
-  update(stmt: Extract<Statement, { kind: 'update' }>): StatementResult {
+  /**
+   * An UPDATE or DELETE whose rows a query reads (a subquery in its SET or WHERE, dml-query.ts): its
+   * target checked (a view or source, an append-only table, an unknown SET column) before the query
+   * runs, and the query.
+   */
+  statementQuery(stmt: UpdateOrDelete): SelectStmt {
+    const table = this.engine.tableForWrite(stmt.table, stmt.pos);
+    refuseAppendOnlyStatement(table.def, stmt.kind === 'update' ? 'UPDATE' : 'DELETE', stmt.pos);
+    if (stmt.kind === 'update') setTargets(stmt, table.def);
+    return statementQuery(stmt, table.def);
+  }
+
+  /**
+   * UPDATE; with `queried`, the rows its query read at epoch `readAt` (the table's columns, then each
+   * SET value), checked to be still stored as read when other writes applied since.
+   */
+  update(stmt: Extract<Statement, { kind: 'update' }>, queried?: QueriedRows): StatementResult {
     const table = this.engine.tableForWrite(stmt.table, stmt.pos);
     const def = table.def;
     refuseAppendOnlyStatement(def, 'UPDATE', stmt.pos);
-    const scope = { relationNames: [def.name], relationLabel: `table "${def.name}"`, columns: def.columns };
-    const sets = stmt.assignments.map((a) => {
-      const i = def.columns.findIndex((c) => c.name === a.column);
-      if (i < 0)
-        throw new SluiceError(
-          'UNKNOWN_COLUMN',
-          `column "${a.column}" of relation "${def.name}" does not exist`,
-          { position: a.pos },
-        );
-      const bound = bindExpr(a.value, { scope, aggregateContext: 'UPDATE' });
-      refuseTextAssignment(bound.type, def.columns[i] as ColumnMeta, a.value.pos, a.value);
-      return { index: i, fn: compileScalar(bound), type: bound.type, pos: a.value.pos };
-    });
-    if (stmt.where !== undefined) {
-      const w = bindExpr(stmt.where, { scope, aggregateContext: 'WHERE' });
-      if (w.type.kind !== 'bool' && w.type.kind !== 'unknown') {
-        throw new SluiceError(
-          'TYPE_MISMATCH',
-          `argument of WHERE must be type boolean, not type ${typeName(w.type)}`,
-          { position: stmt.where.pos },
-        );
+    const targets = setTargets(stmt, def);
+    let sets: readonly SetValue[];
+    let matched: readonly (readonly Value[])[];
+    if (queried === undefined) {
+      const scope = { relationNames: [def.name], relationLabel: `table "${def.name}"`, columns: def.columns };
+      sets = stmt.assignments.map((a, k) => {
+        const index = targets[k] as number;
+        const bound = bindExpr(a.value, { scope, aggregateContext: 'UPDATE' });
+        refuseTextAssignment(bound.type, def.columns[index] as ColumnMeta, a.value.pos, a.value);
+        const fn = compileScalar(bound);
+        return { index, value: (row: readonly Value[]) => fn(row), type: bound.type, pos: a.value.pos };
+      });
+      if (stmt.where !== undefined) {
+        const w = bindExpr(stmt.where, { scope, aggregateContext: 'WHERE' });
+        if (w.type.kind !== 'bool' && w.type.kind !== 'unknown') {
+          throw new SluiceError(
+            'TYPE_MISMATCH',
+            `argument of WHERE must be type boolean, not type ${typeName(w.type)}`,
+            { position: stmt.where.pos },
+          );
+        }
       }
+      matched = this.matchingRows(table, stmt.where, 'UPDATE');
+    } else {
+      const width = def.columns.length;
+      matched = this.queriedRows(table, queried, 'UPDATE');
+      sets = stmt.assignments.map((a, k) => {
+        const index = targets[k] as number;
+        // a quoted literal takes its column's type, as in a statement without a subquery
+        const type = isQuotedLiteral(a.value)
+          ? UNKNOWN_TYPE
+          : ((queried.columns[width + k] as ColumnMeta).type as SqlType);
+        refuseTextAssignment(type, def.columns[index] as ColumnMeta, a.value.pos, a.value);
+        const at = width + k;
+        return {
+          index,
+          value: (_row: readonly Value[], r: number) => queried.rows[r]?.[at] ?? null,
+          type,
+          pos: a.value.pos,
+        };
+      });
     }
-    const matched = this.matchingRows(table, stmt.where, 'UPDATE');
     // The new rows, each normalised once as the table normalises an insert; the old rows go to the
     // table as it stores them (statementRows), not as objects normalised again.
     const inserts: Value[][] = [];
@@ -198,7 +250,7 @@ export class DmlStatements {
       for (const s of sets) {
         const col = def.columns[s.index] as ColumnMeta;
         try {
-          next[s.index] = assignCast(s.fn(row), s.type, col);
+          next[s.index] = assignCast(s.value(row, r), s.type, col);
         } catch (error) {
           throw asSluiceError(error).at(s.pos);
         }
@@ -256,10 +308,14 @@ export class DmlStatements {
     }
   }
 
-  delete(stmt: Extract<Statement, { kind: 'delete' }>): StatementResult {
+  /** DELETE; with `queried`, the rows its query read (as for `update`). */
+  delete(stmt: Extract<Statement, { kind: 'delete' }>, queried?: QueriedRows): StatementResult {
     const table = this.engine.tableForWrite(stmt.table, stmt.pos);
     refuseAppendOnlyStatement(table.def, 'DELETE', stmt.pos);
-    const matched = this.matchingRows(table, stmt.where, 'DELETE');
+    const matched =
+      queried === undefined
+        ? this.matchingRows(table, stmt.where, 'DELETE')
+        : this.queriedRows(table, queried, 'DELETE');
     if (matched.length === 0)
       return { statement: 'DELETE', object: table.def.name, rowCount: 0, epoch: this.engine.currentEpoch() };
     // The rows as the table stores them, resolved without being made objects and normalised again.
@@ -271,21 +327,57 @@ export class DmlStatements {
 }
 
 /**
- * An INSERT … SELECT's query that passed the result limit: said as the INSERT's (the SELECT's own
- * hint speaks of reading a result by pages); any other error as it is.
+ * The query of an INSERT … SELECT, or of an UPDATE or DELETE with a subquery, that passed the result
+ * limit: said as the statement's (the SELECT's own hint speaks of reading a result by pages); any
+ * other error as it is.
  */
-export function insertSelectError(error: unknown): unknown {
+export function queryRowsError(
+  error: unknown,
+  statement: 'INSERT' | 'UPDATE' | 'DELETE' = 'INSERT',
+): unknown {
   if (!(error instanceof SluiceError) || error.code !== 'RESULT_TOO_LARGE') return error;
-  return new SluiceError(
-    'RESULT_TOO_LARGE',
-    error.message.replace(/^the SELECT result/, 'the rows of INSERT … SELECT'),
-    {
-      hint: 'insert them in parts (narrower WHERE ranges, one statement each), or raise --max-result-rows and --max-result-bytes',
-    },
-  );
+  const rows = statement === 'INSERT' ? 'the rows of INSERT … SELECT' : `the rows this ${statement} reads`;
+  const verb = statement.toLowerCase();
+  return new SluiceError('RESULT_TOO_LARGE', error.message.replace(/^the SELECT result/, rows), {
+    hint: `${verb} them in parts (narrower WHERE ranges, one statement each), or raise --max-result-rows and --max-result-bytes`,
+  });
 }
 
 const UNKNOWN_TYPE: SqlType = { kind: 'unknown' };
+
+/** The rows an UPDATE's or DELETE's query read: the table's columns, then each SET value. */
+export interface QueriedRows {
+  readonly columns: readonly ColumnMeta[];
+  readonly rows: readonly (readonly Value[])[];
+  /** The epoch the query read the table at. */
+  readonly readAt: number;
+  /** Table rows the query examined. */
+  readonly examined: number;
+}
+
+/** One SET column of an UPDATE: its value for the `r`-th row read (`row`). */
+interface SetValue {
+  readonly index: number;
+  readonly value: (row: readonly Value[], r: number) => Value;
+  readonly type: SqlType;
+  readonly pos: Pos;
+}
+
+/** The column index of each SET target, in order; an unknown column refused at its name. */
+function setTargets(stmt: Extract<Statement, { kind: 'update' }>, def: TableDef): number[] {
+  return stmt.assignments.map((a) => {
+    const i = def.columns.findIndex((c) => c.name === a.column);
+    if (i < 0)
+      throw new SluiceError(
+        'UNKNOWN_COLUMN',
+        `column "${a.column}" of relation "${def.name}" does not exist`,
+        {
+          position: a.pos,
+        },
+      );
+    return i;
+  });
+}
 
 /** An UPDATE's or DELETE's request: its rows travel as `statementRows`. */
 const NO_CHANGES: TableChanges = {};

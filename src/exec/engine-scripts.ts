@@ -8,7 +8,8 @@ import { parseStatements, parseStepwise } from '../parser/parse.ts';
 import type { ScriptResult, StatementResult } from './api.ts';
 import type { ExecuteOptions, ScriptRun } from './engine-types.ts';
 import type { SelectJob } from './select-job.ts';
-import { insertSelectError } from './dml.ts';
+import { queryRowsError, type QueriedRows } from './dml.ts';
+import { readsSubquery, type UpdateOrDelete } from './dml-query.ts';
 
 type InsertStatement = Extract<Statement, { kind: 'insert' }>;
 import { asSluiceError } from './table-definition.ts';
@@ -23,6 +24,13 @@ export interface ScriptHost {
   checkInsertTarget(stmt: InsertStatement): void;
   /** INSERT … SELECT's write, once its query's job is done (its rows, in column order). */
   insertSelected(stmt: InsertStatement, selected: ReturnType<SelectJob['rowValues']>): StatementResult;
+  /**
+   * The query reading the rows of an UPDATE or DELETE with a subquery, its target checked first
+   * (dml-query.ts).
+   */
+  statementQuery(stmt: UpdateOrDelete): SelectStmt;
+  /** That UPDATE's or DELETE's write, once its query's job is done. */
+  writeQueried(stmt: UpdateOrDelete, queried: QueriedRows): StatementResult;
   /** Table rows UPDATE and DELETE have examined so far (a running count). */
   dmlRowsExamined(): number;
 }
@@ -46,8 +54,8 @@ export function runScript(
   let statements: Statement[] | null = null;
   let next = 0;
   let select: SelectJob | null = null;
-  /** The INSERT … SELECT whose query `select` is (null: a plain SELECT). */
-  let insertInto: InsertStatement | null = null;
+  /** The INSERT … SELECT, or UPDATE or DELETE with a subquery, whose query `select` is (null: a plain SELECT). */
+  let writer: InsertStatement | UpdateOrDelete | null = null;
   let ended: ScriptResult | null = null;
   const run: ScriptRun = {
     rowsRead: 0,
@@ -66,16 +74,17 @@ export function runScript(
             try {
               ready = select.work(deadline);
             } catch (error) {
-              throw insertInto === null ? error : insertSelectError(error);
+              throw writer === null ? error : queryRowsError(error, statementOf(writer));
             }
-            run.rowsRead += select.rowsRead - before;
+            if (writer?.kind === 'update' || writer?.kind === 'delete')
+              run.dmlRowsRead += select.rowsRead - before;
+            else run.rowsRead += select.rowsRead - before;
             if (ready) {
-              // The rows were read as of the query's start; they are written now, as one epoch.
-              results.push(
-                insertInto === null ? select.result() : host.insertSelected(insertInto, select.rowValues()),
-              );
+              // The rows were read as of the query's start; they are written now, as one epoch (an
+              // UPDATE or DELETE refused if a row it read was changed by a write since).
+              results.push(writtenOrResult(host, select, writer));
               select = null;
-              insertInto = null;
+              writer = null;
             }
           } else {
             const stmt = statements[next++];
@@ -85,7 +94,10 @@ export function runScript(
               // A target it cannot write is refused before the query reads anything.
               host.checkInsertTarget(stmt);
               select = host.prepareSelect(stmt.query);
-              insertInto = stmt;
+              writer = stmt;
+            } else if ((stmt.kind === 'update' || stmt.kind === 'delete') && readsSubquery(stmt)) {
+              select = host.prepareSelect(host.statementQuery(stmt));
+              writer = stmt;
             } else {
               if (options.reservedPrefix !== undefined) refuseReserved(stmt, options.reservedPrefix);
               const before = host.dmlRowsExamined();
@@ -144,4 +156,20 @@ function refuseReserved(stmt: Statement, prefix: string): void {
     detail: `"${stmt.name}" would look like one of the server's own views`,
     hint: 'choose another name',
   });
+}
+
+function statementOf(writer: InsertStatement | UpdateOrDelete): 'INSERT' | 'UPDATE' | 'DELETE' {
+  return writer.kind === 'insert' ? 'INSERT' : writer.kind === 'update' ? 'UPDATE' : 'DELETE';
+}
+
+/** A finished query's statement result: the SELECT's rows, or the write its rows make. */
+function writtenOrResult(
+  host: ScriptHost,
+  select: SelectJob,
+  writer: InsertStatement | UpdateOrDelete | null,
+): StatementResult {
+  if (writer === null) return select.result();
+  if (writer.kind === 'insert') return host.insertSelected(writer, select.rowValues());
+  // The rows examined are counted as the query read them (the script's dmlRowsRead).
+  return host.writeQueried(writer, { ...select.rowValues(), readAt: select.epoch, examined: 0 });
 }

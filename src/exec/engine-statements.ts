@@ -7,7 +7,8 @@ import type { Catalog } from '../planner/catalog.ts';
 import { withSqlFunctions } from '../planner/sql-functions.ts';
 import type { EngineJournal, StatementResult } from './api.ts';
 import type { DdlStatements } from './ddl.ts';
-import { type DmlStatements, insertSelectError } from './dml.ts';
+import { type DmlStatements, queryRowsError } from './dml.ts';
+import { readsSubquery } from './dml-query.ts';
 import type { EpochClock } from './engine-clock.ts';
 import { explainStatement } from './engine-queries.ts';
 import { clockValue, showClock } from './clock-statements.ts';
@@ -80,14 +81,28 @@ export function executeStatement(host: StatementHost, stmt: Statement): Statemen
       try {
         job.work(Infinity);
       } catch (error) {
-        throw insertSelectError(error);
+        throw queryRowsError(error);
       }
       return host.dml.insert(stmt, job.rowValues());
     }
     case 'update':
-      return withSqlFunctions(host.catalog, () => host.dml.update(stmt)).result;
-    case 'delete':
-      return withSqlFunctions(host.catalog, () => host.dml.delete(stmt)).result;
+    case 'delete': {
+      if (!readsSubquery(stmt)) {
+        return withSqlFunctions(host.catalog, () =>
+          stmt.kind === 'update' ? host.dml.update(stmt) : host.dml.delete(stmt),
+        ).result;
+      }
+      // A subquery in SET or WHERE: the statement's rows are read by one query at the current epoch
+      // (dml-query.ts), then written as one epoch.
+      const job = host.prepareSelect(host.dml.statementQuery(stmt));
+      try {
+        job.work(Infinity);
+      } catch (error) {
+        throw queryRowsError(error, stmt.kind === 'update' ? 'UPDATE' : 'DELETE');
+      }
+      const queried = { ...job.rowValues(), readAt: job.epoch, examined: job.rowsRead };
+      return stmt.kind === 'update' ? host.dml.update(stmt, queried) : host.dml.delete(stmt, queried);
+    }
     case 'select': {
       const job = host.prepareSelect(stmt.query);
       job.work(Infinity);

@@ -121,6 +121,9 @@ export class Engine extends EngineEpochs {
         : executeStatement(this.statementHost, stmt),
     checkInsertTarget: (stmt) => void this.dml.insertTarget(stmt),
     insertSelected: (stmt, selected) => this.dml.insert(stmt, selected),
+    statementQuery: (stmt) => this.dml.statementQuery(stmt),
+    writeQueried: (stmt, queried) =>
+      stmt.kind === 'update' ? this.dml.update(stmt, queried) : this.dml.delete(stmt, queried),
     dmlRowsExamined: () => this.dml.rowsExamined,
   };
 

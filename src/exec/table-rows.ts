@@ -272,6 +272,11 @@ export abstract class TableRows implements Stateful {
     return this.keyed === null ? null : this.keyed.slots;
   }
 
+  /** How many copies of `row`, exactly as stored, a table without a primary key holds. */
+  copiesOf(row: readonly Value[]): number {
+    return this.ensureMultiset().count(row);
+  }
+
   /** Whether a row with this row's primary key is stored (tables with a primary key only). */
   hasKeyOf(row: readonly Value[]): boolean {
     return this.byKey !== null && this.byKey.has(this.keyOf(row));

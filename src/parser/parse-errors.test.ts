@@ -135,8 +135,8 @@ describe('NOT_SUPPORTED constructs', () => {
     ],
     ['INSERT INTO t VALUES (1) RETURNING *', 'RETURNING is not supported', { line: 1, column: 26 }],
     ['UPDATE t SET a = 1 FROM u', 'UPDATE ... FROM is not supported', { line: 1, column: 20 }],
-    ['UPDATE t SET a = (SELECT 1)', 'subquery is not supported', { line: 1, column: 19 }],
-    ['UPDATE t SET a = b IN (SELECT 1)', 'subquery is not supported', { line: 1, column: 24 }],
+    ['INSERT INTO t VALUES ((SELECT 1))', 'subquery is not supported', { line: 1, column: 24 }],
+    ['INSERT INTO t VALUES (b IN (SELECT 1))', 'subquery is not supported', { line: 1, column: 29 }],
     ['UPDATE t SET a = sum(b) OVER ()', 'window function is not supported', { line: 1, column: 18 }],
     [
       'UPDATE t SET a = count(*) FILTER (WHERE b)',
@@ -146,7 +146,12 @@ describe('NOT_SUPPORTED constructs', () => {
     ['UPDATE t SET a = f(b FROM c)', 'F(... FROM ...) is not supported', { line: 1, column: 22 }],
     ['UPDATE t SET a = b ~ c', 'operator ~ is not supported', { line: 1, column: 20 }],
     ['DELETE FROM t USING u', 'DELETE ... USING is not supported', { line: 1, column: 15 }],
-    ['DELETE FROM t WHERE EXISTS (SELECT 1)', 'subquery is not supported', { line: 1, column: 29 }],
+    [
+      'CREATE TABLE d (x int DEFAULT EXISTS (SELECT 1))',
+      'subquery is not supported',
+      { line: 1, column: 39 },
+    ],
+    ['UPDATE t SET a = ARRAY_LENGTH(SELECT 1)', 'subquery is not supported', { line: 1, column: 31 }],
     [
       'SELECT a FROM t WHERE a = ANY (1, 2)',
       'ANY (...) with a list is not supported',

@@ -42,6 +42,7 @@ class StatementParser extends DmlGrammar {
     this.statementText = source.slice(first.startOffset, (last.endOffset ?? last.startOffset) + 1);
     this.statementPos = posOf(first);
     this.callNames.length = 0;
+    this.subqueriesAllowed = false;
     this.input = tokens;
     const statement = this.statement();
     const error = this.errors[0];

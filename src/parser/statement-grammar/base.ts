@@ -24,6 +24,11 @@ export abstract class GrammarBase extends EmbeddedActionsParser {
   protected statementPos: Pos = { line: 1, column: 1 };
   /** Tokens a SELECT body may hand the SQL library (SqlLimits.maxSelectTokens), set per statement. */
   protected selectTokenLimit = Infinity;
+  /**
+   * Whether a parenthesised SELECT is a value here: in UPDATE's SET and WHERE and DELETE's WHERE,
+   * which run as a query (src/exec/dml-query.ts); a subquery elsewhere (VALUES, DEFAULT) is refused.
+   */
+  protected subqueriesAllowed = false;
 
   constructor() {
     super(allTokenTypes, { maxLookahead: 3 });

@@ -38,6 +38,16 @@ interface CallRest {
   readonly args: readonly Expr[];
   readonly distinct: boolean;
   readonly star: boolean;
+  /** The argument is a query written bare, `name(SELECT …)`: only EXISTS takes one. */
+  readonly query?: true;
+}
+
+/** `EXISTS (SELECT …)`; any other name before a bare query refuses it, as PostgreSQL does. */
+function existsCall(name: IToken, args: readonly Expr[]): Expr {
+  const query = args[0];
+  if (query?.kind !== 'subquery') throw syntaxErrorAt(name);
+  if (identName(name) !== 'exists') throw notSupported('subquery', query.pos);
+  return { kind: 'exists', query: query.query, pos: posOf(name) };
 }
 
 /** What follows a name in an expression. */
@@ -65,8 +75,8 @@ function isWordOrString(token: IToken): boolean {
 export abstract class CallGrammar extends NamesGrammar {
   /** A whole expression (expressions.ts): what a call's arguments are. */
   protected abstract readonly expr: ParserMethod<[], Located>;
-  /** A parenthesised SELECT (refused where it appears, expressions.ts). */
-  protected abstract readonly subquery: ParserMethod<[], never>;
+  /** A SELECT inside parentheses (expressions.ts): a value where the statement takes subqueries. */
+  protected abstract readonly subquery: ParserMethod<[], Located>;
 
   /** An alternative consuming one token of `type` and yielding `value`. */
   protected tokenAlt<T>(type: TokenType, value: T, occurrence = 0): IOrAlt<T> {
@@ -112,6 +122,7 @@ export abstract class CallGrammar extends NamesGrammar {
     const rest = this.OR(this.nameRestAlts);
     return this.ACTION(() => {
       this.callNames.pop();
+      if (rest.kind === 'call' && rest.query === true) return this.located(existsCall(first, rest.args));
       if (rest.kind === 'call')
         return this.located(functionCall(identName(first), rest.args, rest, posOf(first)));
       const column: Expr =
@@ -201,7 +212,13 @@ export abstract class CallGrammar extends NamesGrammar {
         return { star: true };
       },
     },
-    { ALT: () => this.SUBRULE(this.subquery) },
+    {
+      // EXISTS (SELECT …); a query as any other call's argument is refused where the call is built
+      ALT: () => {
+        const query = this.SUBRULE(this.subquery);
+        return this.ACTION(() => ({ args: [query.expr], query: true }));
+      },
+    },
     {
       ALT: () => {
         let distinct = false;

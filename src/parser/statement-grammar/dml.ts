@@ -136,6 +136,9 @@ export abstract class DmlGrammar extends DdlGrammar {
     this.CONSUME(Update);
     const table = this.SUBRULE(this.objectName);
     this.CONSUME(SetKw);
+    this.ACTION(() => {
+      this.subqueriesAllowed = true;
+    });
     const assignments: { column: string; value: Expr; pos: Pos }[] = [];
     this.AT_LEAST_ONE_SEP({
       SEP: Comma,
@@ -175,6 +178,9 @@ export abstract class DmlGrammar extends DdlGrammar {
       this.ACTION(() => {
         throw notSupported('DELETE ... USING', posOf(using));
       });
+    });
+    this.ACTION(() => {
+      this.subqueriesAllowed = true;
     });
     const where = this.SUBRULE(this.optionalWhere);
     this.SUBRULE(this.noReturning);

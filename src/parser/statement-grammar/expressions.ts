@@ -51,6 +51,7 @@ import {
   isWordText,
   Like,
   LParen,
+  AnyToken,
   Lt,
   LtEq,
   Minus,
@@ -79,6 +80,7 @@ import { measureTypeName } from '../type-name.ts';
 import { INTERVAL_UNIT_WORDS, intervalLiteral } from '../select-adapter/time-syntax.ts';
 import { checkCollation, escapeInfix } from '../select-adapter/like-escape-collate.ts';
 import { OperandGrammar } from './operands.ts';
+import { parseSelect } from '../select-adapter.ts';
 
 function appendAll(target: Piece[], pieces: readonly Piece[]): void {
   for (const piece of pieces) target.push(piece);
@@ -428,7 +430,12 @@ export abstract class ExpressionGrammar extends OperandGrammar {
   ];
 
   private readonly inListAlts: IOrAlt<Expr[]>[] = [
-    { ALT: () => this.SUBRULE(this.subquery) },
+    {
+      ALT: () => {
+        const query = this.SUBRULE(this.subquery);
+        return this.ACTION(() => [query.expr]);
+      },
+    },
     { ALT: () => this.SUBRULE(this.exprList) },
   ];
 
@@ -445,11 +452,27 @@ export abstract class ExpressionGrammar extends OperandGrammar {
     return items;
   });
 
-  /** SELECT/WITH where a value is expected: a subquery, which Sluice does not support. */
-  protected readonly subquery = this.RULE('subquery', (): never => {
-    const token = this.OR(this.queryStartAlts);
+  /**
+   * SELECT/WITH where a value is expected, up to the `)` that closes it: a subquery, whose tokens go
+   * to the SELECT adapter where the statement takes one (subqueriesAllowed), refused elsewhere.
+   */
+  protected readonly subquery = this.RULE('subquery', (): Located => {
+    const first = this.OR(this.queryStartAlts);
+    const tokens: IToken[] = [first];
+    let depth = 0;
+    this.MANY({
+      GATE: () => depth > 0 || this.LA(1).tokenType !== RParen,
+      DEF: () => {
+        const token = this.CONSUME(AnyToken);
+        if (token.tokenType === LParen) depth++;
+        else if (token.tokenType === RParen) depth--;
+        tokens.push(token);
+      },
+    });
     return this.ACTION(() => {
-      throw notSupported('subquery', posOf(token));
+      if (!this.subqueriesAllowed) throw notSupported('subquery', posOf(first));
+      const query = parseSelect(tokens, this.selectTokenLimit);
+      return this.located({ kind: 'subquery', query, pos: posOf(first) });
     });
   });
 
