@@ -36,6 +36,17 @@ export interface JournalBatch {
  * replacements resolved to full rows), so replaying them through
  * `applyChanges(table, { delete: deletes, insert: inserts }, { positions })` reproduces the epoch.
  */
+/** A DDL statement as the journal records it. */
+export interface JournalDdl {
+  readonly epoch: number;
+  readonly sql: string;
+  /**
+   * The binding rules it was accepted under (BINDING_RULES, src/planner/journaled-binding.ts), for
+   * its replay; absent in an entry from before they were recorded.
+   */
+  readonly rules?: number;
+}
+
 export interface EngineJournal {
   /** Returns a table batch's positions (ignored for a source batch, which carries its own). */
   appendBatch(entry: JournalBatch): SourcePositions;
@@ -45,7 +56,7 @@ export interface EngineJournal {
    * rows need the journal's other encoding. Optional: without it, nothing is written ahead.
    */
   encodeInserts?(rows: readonly (readonly Value[])[]): string | null;
-  appendDdl(entry: { epoch: number; sql: string }): void;
+  appendDdl(entry: JournalDdl): void;
   /**
    * A clock tick that is an epoch of its own (a temporal filter's bound was crossed, or a view with
    * one was created after the clock moved): replayed as `Engine.tick({ clock })`.

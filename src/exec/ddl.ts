@@ -8,6 +8,7 @@ import type { EngineJournal } from '../common/journal.ts';
 import { lowerToDataflow } from '../ivm/lower.ts';
 import type { Statement } from '../parser/ast.ts';
 import { bindSelect } from '../planner/bind-select.ts';
+import { BINDING_RULES } from '../planner/journaled-binding.ts';
 import { withSqlFunctions } from '../planner/sql-functions.ts';
 import type { Catalog, SinkDef, TableDef, ViewDef } from '../planner/catalog.ts';
 import type { LogicalPlan } from '../planner/logical-plan.ts';
@@ -70,7 +71,7 @@ export class DdlStatements {
       throw duplicateObject(stmt.name, stmt.pos);
     }
     const def: TableDef = { kind: 'table', name: stmt.name, ...tableShape(stmt), sql: stmt.text };
-    this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql: stmt.text });
+    this.journalDdl(stmt.text);
     this.addStoredRelation(def);
     return { statement: 'CREATE TABLE', object: def.name };
   }
@@ -105,7 +106,7 @@ export class DdlStatements {
         { position: stmt.pos, hint: `rename the source or drop "${errors.name}"` },
       );
     }
-    this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql: stmt.text });
+    this.journalDdl(stmt.text);
     this.addStoredRelation(def);
     if (errors !== null) this.addStoredRelation(errors);
     return { statement: 'CREATE SOURCE', object: def.name };
@@ -136,7 +137,7 @@ export class DdlStatements {
     const options = sinkOptions(stmt.connector, view.name, view.key !== null);
     this.checkConnector(stmt, options);
     const def: SinkDef = { kind: 'sink', name: stmt.name, view: view.name, options, sql: stmt.text };
-    this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql: stmt.text });
+    this.journalDdl(stmt.text);
     this.state.catalog.add(def);
     return { statement: 'CREATE SINK', object: def.name };
   }
@@ -193,7 +194,7 @@ export class DdlStatements {
       this.deps.maxBackfillRows(),
     );
     try {
-      this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql: stmt.text });
+      this.journalDdl(stmt.text);
     } catch (error) {
       // Not journaled, so not created: nothing of it may stay (shared arrangements, worker state).
       this.state.views.discard(runtime);
@@ -205,10 +206,15 @@ export class DdlStatements {
     return { statement: 'CREATE MATERIALIZED VIEW', object: def.name };
   }
 
+  /** Journals a DDL statement with the binding rules it was accepted under, which its replay binds by. */
+  private journalDdl(sql: string): void {
+    this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql, rules: BINDING_RULES });
+  }
+
   private functionContext(): FunctionDdlContext {
     return {
       catalog: this.state.catalog,
-      journal: (sql) => this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql }),
+      journal: (sql) => this.journalDdl(sql),
       removeObject: (name, reason) => this.removeObject(name, reason),
     };
   }
@@ -269,7 +275,7 @@ export class DdlStatements {
         },
       );
     }
-    this.deps.journal()?.appendDdl({ epoch: this.deps.epoch(), sql: stmt.text });
+    this.journalDdl(stmt.text);
     for (const d of sinks) this.removeObject(d.name, `dropped by CASCADE from "${stmt.name}"`);
     for (const d of [...dependents].reverse())
       this.removeObject(d.name, `dropped by CASCADE from "${stmt.name}"`);

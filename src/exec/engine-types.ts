@@ -171,6 +171,11 @@ export interface ExecuteOptions {
    */
   readonly limits?: SqlLimits;
   /**
+   * With REPLAY_SQL_LIMITS: the binding rules the journal recorded for the statement (absent: from
+   * before they were recorded, bound under the older rules; src/planner/journaled-binding.ts).
+   */
+  readonly rules?: number | undefined;
+  /**
    * Names starting with this are the caller's own (the server's query subscriptions): a statement
    * of the script that creates an object so named is refused with RESERVED_NAME.
    */

@@ -161,7 +161,7 @@ export class Engine extends EngineEpochs {
   executeScript(sql: string, options: ExecuteOptions = {}): ScriptResult {
     const run = (): ScriptResult => this.runScript(sql, options).step(Infinity) as ScriptResult;
     // A journaled statement (replayed under REPLAY_SQL_LIMITS) binds as the release that accepted it.
-    return options.limits === REPLAY_SQL_LIMITS ? bindingAsJournaled(run) : run();
+    return options.limits === REPLAY_SQL_LIMITS ? bindingAsJournaled(run, options.rules) : run();
   }
 
   /**

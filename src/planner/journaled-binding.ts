@@ -4,10 +4,27 @@
 // statement binds under the older rules, so a data directory an older server accepted still starts and
 // its views keep the meaning (and the plan fingerprint) their stored state was computed under. Binding
 // is synchronous: a depth counter set around one replayed statement is all the state it needs.
+//
+// A statement journaled since the journal records its rules (BINDING_RULES on its DDL entry) binds
+// under those: it was accepted by this release's rules, and one of the older rules changes a meaning,
+// not only what is accepted (`bpchar` as a column type was char(1)), so binding it as an older one's
+// would restart it as something it was not. A rule made stricter after this gets the next number,
+// and its lenient side applies to statements journaled under a lower one.
 let journaledDepth = 0;
 
-/** Runs `bind` with the older, more lenient rules of journaled statements. */
-export function bindingAsJournaled<T>(bind: () => T): T {
+/**
+ * The binding rules of this release, recorded on every DDL entry it journals. 1: the rules as of the
+ * stamp's introduction (PostgreSQL's `bpchar` column type unlimited, the checks bindsJournaled names).
+ */
+export const BINDING_RULES = 1;
+
+/**
+ * Runs `bind` as a journaled statement accepted under `rules` (absent: journaled before rules were
+ * recorded, so under the older, more lenient ones).
+ */
+export function bindingAsJournaled<T>(bind: () => T, rules?: number): T {
+  // Accepted under today's rules: bound by them.
+  if (rules !== undefined && rules >= BINDING_RULES) return bind();
   journaledDepth++;
   try {
     return bind();
@@ -16,7 +33,10 @@ export function bindingAsJournaled<T>(bind: () => T): T {
   }
 }
 
-/** Whether the statement being bound is a journaled one (bindingAsJournaled). */
+/**
+ * Whether the statement being bound was journaled before its rules were recorded (bindingAsJournaled):
+ * then the older rules apply.
+ */
 export function bindsJournaled(): boolean {
   return journaledDepth > 0;
 }

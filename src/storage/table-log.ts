@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../common/errors.ts';
 import type { SourcePositions } from '../common/changes.ts';
-import type { EngineJournal, JournalBatch } from '../common/journal.ts';
+import type { EngineJournal, JournalBatch, JournalDdl } from '../common/journal.ts';
 import type { Row, Value } from '../common/types.ts';
 import { decodeStored, encodeStored } from '../common/json-codec.ts';
 import type { SqliteStore } from './sqlite-store.ts';
@@ -12,10 +12,7 @@ import { flatValuesText } from './ascii-json.ts';
 /** What the engine hands the journal for one batch (fully resolved rows, as value arrays). */
 export type BatchEntry = JournalBatch;
 
-export interface DdlEntry {
-  readonly epoch: number;
-  readonly sql: string;
-}
+export type DdlEntry = JournalDdl;
 
 export type LoggedEntry =
   | {
@@ -24,6 +21,8 @@ export type LoggedEntry =
       readonly epoch: number;
       readonly at: number;
       readonly sql: string;
+      /** The binding rules it was accepted under; absent in an entry from before they were recorded. */
+      readonly rules?: number;
     }
   | {
       readonly kind: 'batch';
@@ -161,15 +160,17 @@ export class TableLog implements EngineJournal {
     this.hooks.beforeAppend();
     this.store.begin();
     const offset = this.lastOffsetValue + 1;
+    // A DDL entry's positions column, unused by its kind, holds its binding rules.
+    const rules = entry.rules === undefined ? null : encodeStored({ rules: entry.rules });
     this.insertStmt.run(
       offset,
       'ddl',
       entry.epoch,
       null,
       entry.sql,
-      null,
+      rules,
       Date.now(),
-      entryChecksum(offset, 'ddl', entry.epoch, null, entry.sql, null),
+      entryChecksum(offset, 'ddl', entry.epoch, null, entry.sql, rules),
     );
     this.lastOffsetValue = offset;
     this.lastDdlOffset = offset;
@@ -324,7 +325,14 @@ function decodeEntry(row: JournalRow): LoggedEntry {
     throw damagedEntry(row.log_offset, 'its checksum does not match its contents');
   }
   if (row.kind === 'ddl') {
-    return { kind: 'ddl', offset: row.log_offset, epoch: row.epoch, at: row.at, sql: row.payload };
+    const entry = {
+      kind: 'ddl',
+      offset: row.log_offset,
+      epoch: row.epoch,
+      at: row.at,
+      sql: row.payload,
+    } as const;
+    return row.positions === null ? entry : { ...entry, rules: ddlRules(row) };
   }
   if (row.target === null) {
     const tick = decodeStored(row.payload) as { c: number; s?: number };
@@ -427,4 +435,18 @@ export function decodeBatchPayload(text: string): { insert: Row[]; delete: Row[]
       ...(payload.c !== undefined ? { clock: payload.c } : {}),
     };
   return payload;
+}
+
+/** The binding rules a DDL entry records (its positions column: `{"rules": n}`). */
+function ddlRules(row: JournalRow): number {
+  let rules: unknown;
+  try {
+    rules = (decodeStored(row.positions as string) as { rules?: unknown } | null)?.rules;
+  } catch {
+    rules = undefined;
+  }
+  if (typeof rules !== 'number' || !Number.isInteger(rules) || rules < 1) {
+    throw damagedEntry(row.log_offset, 'its binding rules are not a positive integer');
+  }
+  return rules;
 }

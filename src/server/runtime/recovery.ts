@@ -423,7 +423,7 @@ export abstract class RuntimeRecovery extends RuntimeSubscriptions {
             if (this.ddlSinceSync) this.syncCatalog();
             this.log.lastDdlOffset = entry.offset;
             // Accepted once, so replayed whatever today's limits say (an older data file may exceed them).
-            this.engine.execute(entry.sql, { limits: REPLAY_SQL_LIMITS });
+            this.engine.execute(entry.sql, { limits: REPLAY_SQL_LIMITS, rules: entry.rules });
             this.ddlSinceSync = true;
           } else if (entry.kind === 'clock') {
             this.engine.restoreClockSetting(entry.clock);
