@@ -319,7 +319,24 @@ function bindPlainSelect(
     return { o: item, index: items.length + hidden.length - 1 };
   };
   const orderTargets = stmt.orderBy.map(target);
-  const distinctOn = (stmt.distinctOn ?? []).map((e) => target({ expr: e, desc: false, pos: e.pos }).index);
+  // A DISTINCT ON expression that is not a select item names the hidden column an ORDER BY item
+  // computes for the same expression, as PostgreSQL matches them (`DISTINCT ON (c) id … ORDER BY c,
+  // id`); only otherwise is it a hidden column of its own. ORDER BY's own hidden columns stay one per
+  // item, as the plans of existing views have them.
+  const orderHidden = new Map<number, number>();
+  hidden.forEach((h, k) => {
+    const id = astIds.of(h);
+    if (!orderHidden.has(id)) orderHidden.set(id, items.length + k);
+  });
+  const distinctOn = (stmt.distinctOn ?? []).map((e) => {
+    const before = hidden.length;
+    const t = target({ expr: e, desc: false, pos: e.pos });
+    if (hidden.length === before) return t.index;
+    const same = orderHidden.get(astIds.of(e));
+    if (same === undefined) return t.index;
+    hidden.pop();
+    return same;
+  });
   const calls = windowCalls([...items.map((i) => i.expr), ...hidden]);
   for (const g of stmt.groupBy) refuseWindowIn(g, 'GROUP BY');
   refuseWindowIn(stmt.having, 'HAVING');
