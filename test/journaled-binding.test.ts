@@ -140,3 +140,40 @@ test('a journaled constant LIKE that now fails folding binds, failing on each ro
   assert.deepEqual(replayed.viewErrors('l'), []);
   assert.equal(refusal(() => replayed.execute(view.replace(' l ', ' l2 '))).code, 'INVALID_VALUE');
 });
+
+// A SELECT's cast to bpchar was refused while a journaled `bpchar` meant char(1) (CREATE TABLE), so
+// a journaled view casting to it was accepted since then: it replays as bpchar, as it was created,
+// with the same fingerprint and values (not a char(1) that would cut 'ab ' to 'a').
+test('a journaled SELECT cast to bpchar binds as bpchar, as it was accepted', () => {
+  const table = 'CREATE TABLE t (k integer PRIMARY KEY, i integer, s text)';
+  const views = [
+    'CREATE MATERIALIZED VIEW b AS SELECT k, s::bpchar AS x, CAST(s AS bpchar) AS y FROM t',
+    "CREATE MATERIALIZED VIEW ba AS SELECT k, ARRAY[s]::bpchar[] AS x FROM t WHERE s::bpchar = 'ab'",
+  ];
+  const rows = { insert: [{ k: 1, s: 'ab ' }] };
+  const live = trackedEngine([table]);
+  const replayed = trackedEngine([table]);
+  for (const sql of views) {
+    live.execute(sql);
+    replayed.execute(sql, { limits: REPLAY_SQL_LIMITS });
+  }
+  assert.deepEqual(storedCheckpoint(replayed).fingerprints, storedCheckpoint(live).fingerprints);
+  for (const e of [live, replayed]) {
+    e.applyChanges('t', rows);
+    assert.deepEqual(e.viewSnapshot('b').rows, [{ k: 1, x: 'ab ', y: 'ab ' }]);
+    const ba = e.viewSnapshot('ba');
+    assert.deepEqual(
+      ba.rows.map((r) => [r['k'], (r['x'] as { readonly items: unknown }).items]),
+      [[1, ['ab ']]],
+    );
+    assert.equal(ba.columns[1]?.type, 'bpchar[]');
+    assert.deepEqual(
+      e.viewSnapshot('b').columns.map((c) => c.type),
+      ['integer', 'bpchar', 'bpchar'],
+    );
+  }
+  // CREATE TABLE's bpchar journaled still means char(1), as when it was accepted.
+  const old = new Engine();
+  old.execute('CREATE TABLE c (k integer PRIMARY KEY, b bpchar)', { limits: REPLAY_SQL_LIMITS });
+  assert.equal(refusal(() => old.applyChanges('c', { insert: [{ k: 1, b: 'ab' }] })).code, 'INVALID_VALUE');
+});

@@ -11,6 +11,12 @@ export interface TypeName {
   readonly params: readonly number[];
   /** `int[]`, `int ARRAY`: how many array dimensions were written (absent: not an array). */
   readonly arrayDims?: number;
+  /**
+   * `bpchar` without a length written in a SELECT (the node-sql-parser adapter), which refused it
+   * while a journaled statement's `bpchar` meant char(1): resolved as written even when replayed
+   * (types-resolve.ts). Only that type is marked, so other casts read the same on both parse paths.
+   */
+  readonly inSelect?: true;
   readonly pos: Pos;
 }
 

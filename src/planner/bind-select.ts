@@ -1,22 +1,22 @@
 // Binds a SELECT to a LogicalPlan: FROM → Scan, WHERE → Filter, GROUP BY/aggregates → Aggregate and
-// HAVING → Filter (bind-group-by.ts), select list → Project, DISTINCT → Distinct; ranking window
-// calls, DISTINCT ON and a view's ORDER BY … LIMIT → TopN (bind-window.ts). Also derives the output's unique key and rejects
-// what cannot be maintained incrementally (ORDER BY without LIMIT in views) with NOT_SUPPORTED.
+// HAVING → Filter (bind-group-by.ts), select list (expanded by bind-select-items.ts) → Project,
+// DISTINCT → Distinct; ranking window calls, DISTINCT ON and a view's ORDER BY … LIMIT → TopN
+// (bind-window.ts); a set operation as a whole query in bind-set-query.ts. Also derives the output's
+// unique key and rejects what cannot be maintained incrementally (ORDER BY without LIMIT in views)
+// with NOT_SUPPORTED.
 import { SluiceError, notSupported } from '../common/errors.ts';
-import type { CommonTableExpr, Expr, OrderItem, Pos, SelectStmt } from '../parser/ast.ts';
-import { COLLATE_CALL } from '../parser/expr-builder.ts';
+import type { CommonTableExpr, Expr, OrderItem, SelectStmt } from '../parser/ast.ts';
 import type { ScalarExpr } from '../common/scalar-expr.ts';
-import { DEFAULT_SQL_LIMITS } from '../common/limits.ts';
 import { exprChildren } from '../parser/statement-limits.ts';
 import { T, typeName } from '../common/types.ts';
 import { withSqlFunctions } from './sql-functions.ts';
 import type { Catalog, ColumnMeta } from './catalog.ts';
 import type { LogicalPlan } from './logical-plan.ts';
 import { charKeyed } from './bind-char-key.ts';
-import type { Scope, VisibleColumn } from './bind-scope.ts';
+import type { Scope } from './bind-scope.ts';
 import { bindFrom, type BoundRelation, type FromContext } from './bind-from.ts';
 import { whereOver } from './join-conditions.ts';
-import { bindSetOperation } from './bind-set-op.ts';
+import { bindSetQuery } from './bind-set-query.ts';
 import { bindSemiJoin, splitSubqueryPredicates, type SubqueryContext } from './bind-subquery.ts';
 import { refuseNowInView } from './bind-time.ts';
 import { bindTemporalFilter, splitTemporal } from './bind-temporal.ts';
@@ -37,10 +37,12 @@ import { TreeIds, astLabel } from './tree-ids.ts';
 import { bindExpr, containsAggregate, findAggregate } from './bind-expr.ts';
 import { checkCollatable } from './bind-functions.ts';
 import { constInt } from './bind-row-count.ts';
-import { defaultColumnName, nullable } from './bind-column-meta.ts';
+import { nullable } from './bind-column-meta.ts';
 import { expandGroupingSets } from './bind-grouping-sets.ts';
-import { starColumns } from './bind-scope.ts';
-import { bindAggregateCall, bindGroupBy, type SelectItem } from './bind-group-by.ts';
+import { bindAggregateCall, bindGroupBy } from './bind-group-by.ts';
+import { expandSelectItems, uncollated, uniqueColumnNames } from './bind-select-items.ts';
+
+export { uniqueColumnNames } from './bind-select-items.ts';
 
 export interface OrderKey {
   readonly index: number;
@@ -82,27 +84,6 @@ export interface BindOptions {
    * repeated one is ambiguous, as in PostgreSQL; the enclosing query names its own output).
    */
   readonly nested?: boolean;
-}
-
-/**
- * A select item for one column of a join's `*`: a relation's own column as a qualified reference;
- * a merged USING column (which no qualifier names) as a name whose binding is recorded in `preBound`.
- */
-function visibleColumnExpr(
-  v: VisibleColumn,
-  scope: Scope,
-  pos: Pos,
-  preBound: WeakMap<Expr, ScalarExpr>,
-): Expr {
-  const e = v.expr;
-  if (e.kind === 'col') {
-    const r = scope.relations?.find((x) => e.index >= x.offset && e.index < x.offset + x.columns.length);
-    if (r !== undefined && r.columns[e.index - r.offset]?.name === v.name)
-      return { kind: 'column', table: r.name, name: v.name, pos };
-  }
-  const node: Expr = { kind: 'column', name: v.name, pos };
-  preBound.set(node, e);
-  return node;
 }
 
 /**
@@ -197,81 +178,6 @@ function renameColumns(bound: BoundRelation, cte: CommonTableExpr): BoundRelatio
   return { ...bound, plan: { kind: 'project', input: bound.plan, exprs, columns }, columns };
 }
 
-/**
- * A set operation as a whole query: its columns named as the view lists them, and ORDER BY (an
- * output column's name or ordinal, as PostgreSQL allows after a set operation), LIMIT and OFFSET.
- */
-function bindSetQuery(
-  stmt: SelectStmt,
-  catalog: Catalog,
-  options: BindOptions,
-  bindBranch: (query: SelectStmt) => BoundRelation,
-): BoundQuery {
-  const bound = bindSetOperation(stmt, bindBranch);
-  const names = bound.columns.map((c) => c.name);
-  if (options.columnNames !== undefined) {
-    if (options.columnNames.length > names.length) {
-      throw new SluiceError(
-        'INVALID_DEFINITION',
-        `view "${options.viewName ?? ''}" has ${names.length} columns but ${options.columnNames.length} column names were given`,
-        { position: stmt.pos },
-      );
-    }
-    options.columnNames.forEach((n, i) => (names[i] = n));
-  }
-  if (options.forView) {
-    const seen = new Set<string>();
-    for (const n of names) {
-      if (seen.has(n)) {
-        throw new SluiceError('DUPLICATE_COLUMN', `column "${n}" specified more than once`, {
-          position: stmt.pos,
-          hint: "give the first branch's columns distinct names with AS, or list the view's column names",
-        });
-      }
-      seen.add(n);
-    }
-  } else uniqueColumnNames(names).forEach((n, i) => (names[i] = n));
-  const columns = bound.columns.map((c, i) => ({ ...c, name: names[i] as string }));
-  const plan = { ...bound.plan, columns } as LogicalPlan;
-  const orderBy: OrderKey[] = stmt.orderBy.map((o) => {
-    let index = -1;
-    if (o.expr.kind === 'literal' && o.expr.literalType === 'integer') {
-      index = Number(o.expr.value) - 1;
-      if (index < 0 || index >= columns.length) {
-        throw new SluiceError(
-          'INVALID_DEFINITION',
-          `ORDER BY position ${String(o.expr.value)} is not in select list`,
-          { position: o.pos },
-        );
-      }
-    } else if (o.expr.kind === 'column' && o.expr.table === undefined) {
-      const name = o.expr.name;
-      const matches = columns.flatMap((c, i) => (c.name === name ? [i] : []));
-      if (matches.length > 1)
-        throw new SluiceError('AMBIGUOUS_COLUMN', `ORDER BY "${name}" is ambiguous`, { position: o.pos });
-      index = matches[0] ?? -1;
-    }
-    if (index < 0) {
-      throw new SluiceError('INVALID_DEFINITION', 'invalid UNION/INTERSECT/EXCEPT ORDER BY clause', {
-        position: o.pos,
-        detail: 'only result column names or positions can be used, not expressions or functions',
-      });
-    }
-    return { index, desc: o.desc, nullsFirst: o.nulls === undefined ? o.desc : o.nulls === 'first' };
-  });
-  const limit = stmt.limit === undefined ? undefined : constInt(stmt.limit, 'LIMIT');
-  const offset = stmt.offset === undefined ? undefined : constInt(stmt.offset, 'OFFSET');
-  return {
-    plan,
-    columns,
-    key: planKey(plan, catalog),
-    dependsOn: bound.dependsOn,
-    orderBy,
-    ...(limit !== undefined ? { limit } : {}),
-    ...(offset !== undefined ? { offset } : {}),
-  };
-}
-
 function bindPlainSelect(
   stmt: SelectStmt,
   catalog: Catalog,
@@ -359,57 +265,7 @@ function bindPlainSelect(
   // The clock's conjuncts last: a TemporalFilter over everything else WHERE keeps.
   plan = bindTemporalFilter(temporal, plan, scope);
 
-  // Expand the select list. `*` over a USING join stands for merged columns no name can qualify:
-  // their expansion is bound here, and every later binding of the select list sees it (memo).
-  const preBound = new WeakMap<Expr, ScalarExpr>();
-  const maxItems = options.maxSelectItems ?? DEFAULT_SQL_LIMITS.maxSelectItems;
-  const items: SelectItem[] = [];
-  for (const item of stmt.items) {
-    if (
-      items.length >= maxItems ||
-      (item.kind === 'star' && items.length + (scope === null ? 0 : starColumns(scope).length) > maxItems)
-    ) {
-      throw new SluiceError('TOO_MANY_ITEMS', `select list has more than ${maxItems} entries`, {
-        position: item.pos,
-        ...(item.kind === 'star' ? { detail: 'counting the columns that * stands for' } : {}),
-      });
-    }
-    if (item.kind === 'star') {
-      if (scope === null)
-        throw new SluiceError('INVALID_DEFINITION', 'SELECT * with no tables specified is not valid', {
-          position: item.pos,
-        });
-      if (item.table !== undefined && !scope.relationNames.includes(item.table)) {
-        throw new SluiceError('UNKNOWN_TABLE', `missing FROM-clause entry for table "${item.table}"`, {
-          position: item.pos,
-        });
-      }
-      const relation =
-        item.table === undefined ? undefined : scope.relations?.find((r) => r.name === item.table);
-      if (relation !== undefined) {
-        for (const c of relation.columns)
-          items.push({
-            expr: { kind: 'column', table: relation.name, name: c.name, pos: item.pos },
-            name: c.name,
-            pos: item.pos,
-          });
-      } else if (scope.visible !== undefined) {
-        // An unqualified * over a join: each column bound as it is, USING columns once.
-        for (const v of scope.visible) {
-          items.push({ expr: visibleColumnExpr(v, scope, item.pos, preBound), name: v.name, pos: item.pos });
-        }
-      } else {
-        // Bound by position: a derived table may repeat a column name, which `*` still reaches.
-        scope.columns.forEach((c, index) => {
-          const expr: Expr = { kind: 'column', name: c.name, pos: item.pos };
-          preBound.set(expr, { kind: 'col', index, name: c.name, type: c.type });
-          items.push({ expr, name: c.name, pos: item.pos });
-        });
-      }
-    } else {
-      items.push({ expr: item.expr, name: item.alias ?? defaultColumnName(item.expr), pos: item.pos });
-    }
-  }
+  const { items, preBound } = expandSelectItems(stmt, scope, options.maxSelectItems);
 
   // ORDER BY (ad-hoc queries): an output ordinal, an output name, a select-list expression, or
   // any other expression, which is computed as a hidden trailing column and dropped after sorting.
@@ -463,7 +319,24 @@ function bindPlainSelect(
     return { o: item, index: items.length + hidden.length - 1 };
   };
   const orderTargets = stmt.orderBy.map(target);
-  const distinctOn = (stmt.distinctOn ?? []).map((e) => target({ expr: e, desc: false, pos: e.pos }).index);
+  // A DISTINCT ON expression that is not a select item names the hidden column an ORDER BY item
+  // computes for the same expression, as PostgreSQL matches them (`DISTINCT ON (c) id … ORDER BY c,
+  // id`); only otherwise is it a hidden column of its own. ORDER BY's own hidden columns stay one per
+  // item, as the plans of existing views have them.
+  const orderHidden = new Map<number, number>();
+  hidden.forEach((h, k) => {
+    const id = astIds.of(h);
+    if (!orderHidden.has(id)) orderHidden.set(id, items.length + k);
+  });
+  const distinctOn = (stmt.distinctOn ?? []).map((e) => {
+    const before = hidden.length;
+    const t = target({ expr: e, desc: false, pos: e.pos });
+    if (hidden.length === before) return t.index;
+    const same = orderHidden.get(astIds.of(e));
+    if (same === undefined) return t.index;
+    hidden.pop();
+    return same;
+  });
   const calls = windowCalls([...items.map((i) => i.expr), ...hidden]);
   for (const g of stmt.groupBy) refuseWindowIn(g, 'GROUP BY');
   refuseWindowIn(stmt.having, 'HAVING');
@@ -568,32 +441,4 @@ function bindPlainSelect(
     ...(limit !== undefined ? { limit } : {}),
     ...(offset !== undefined ? { offset } : {}),
   };
-}
-
-/**
- * Result rows are JSON objects, so a repeated name gets a suffix: count, count_2, count_3, ... Each
- * base name remembers the next suffix to try (names are only ever added, so every smaller suffix is
- * still taken): linear in the number of names, however many share one.
- */
-export function uniqueColumnNames(names: readonly string[]): string[] {
-  const used = new Set<string>();
-  const nextSuffix = new Map<string, number>();
-  return names.map((n) => {
-    let name = n;
-    if (used.has(name)) {
-      let k = nextSuffix.get(n) ?? 2;
-      for (name = `${n}_${k}`; used.has(name); name = `${n}_${k}`) k++;
-      nextSuffix.set(n, k + 1);
-    }
-    used.add(name);
-    return name;
-  });
-}
-
-/** An ORDER BY item without its COLLATE clauses (`s COLLATE "C"` is s), for matching select items. */
-function uncollated(item: OrderItem): OrderItem {
-  let expr = item.expr;
-  while (expr.kind === 'function' && expr.name === COLLATE_CALL && expr.args.length === 1)
-    expr = expr.args[0] as Expr;
-  return expr === item.expr ? item : { ...item, expr };
 }

@@ -13,7 +13,8 @@ export function resolveTypeName(t: TypeName): SqlType {
         position: t.pos,
         hint: 'declare a one-dimensional array such as integer[]',
       });
-    const element = resolveTypeName({ name: t.name, params: t.params, pos: t.pos });
+    const { arrayDims: _dims, ...written } = t;
+    const element = resolveTypeName(written);
     if (element.kind === 'jsonb' || element.kind === 'array')
       throw new SluiceError('NOT_SUPPORTED', `arrays of type ${typeName(element)} are not supported`, {
         position: t.pos,
@@ -70,7 +71,11 @@ export function resolveTypeName(t: TypeName): SqlType {
       // PostgreSQL's bpchar without a length is char without one: each value kept as written, its
       // trailing spaces insignificant. It was read as char(1) here, which a journaled table or view
       // keeps, so its stored rows and state mean what they meant.
-      if (p0 === undefined) return bindsJournaled() ? { kind: 'text', maxLength: 1, fixed: true } : T.bpchar;
+      // A SELECT's cast to bpchar was refused then, so a journaled one was written since: bpchar.
+      if (p0 === undefined)
+        return bindsJournaled() && t.inSelect !== true
+          ? { kind: 'text', maxLength: 1, fixed: true }
+          : T.bpchar;
       if (p0 < 1) throw badModifier(t, 'length for type char must be at least 1');
       return { kind: 'text', maxLength: p0, fixed: true };
     case 'char':

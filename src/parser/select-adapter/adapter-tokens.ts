@@ -7,6 +7,7 @@ import type { InfixOp } from '../expr-builder.ts';
 import { constantItemEnd } from './constant-lists.ts';
 import { markOverlay, markPosition, markSubstring } from './call-keyword-commas.ts';
 import { isLiteralEscape } from './like-escape-collate.ts';
+import { castTypeStandIns } from './cast-type-words.ts';
 import {
   closingParens,
   Caret,
@@ -64,7 +65,8 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
   const commas = new Set<number>();
   const timestampWords = new Set<number>();
   const concatWords = new Set<number>();
-  const renamed = new Map<number, string>();
+  // Cast types node-sql-parser lacks (`x::bpchar`) are shown as ones it knows (cast-type-words.ts).
+  const renamed = castTypeStandIns(tokens);
   const fillerNames = new Set<number>();
   for (const [open, close] of lists) {
     if (isWordText(tokens[open], 'values')) {

@@ -316,6 +316,8 @@ export abstract class OperandConverter extends TokenCursor {
     const tokens: IToken[] = [];
     for (let i = 0; i < length; i++) tokens.push(this.peek(i)!);
     this.index += length;
-    return buildTypeName(tokens);
+    const type = buildTypeName(tokens);
+    // bpchar alone is marked (types-resolve.ts): other types read the same on both parse paths.
+    return type.name === 'bpchar' && type.params.length === 0 ? { ...type, inSelect: true } : type;
   }
 }
