@@ -6,6 +6,9 @@
 // pipeline; interleaved in one process, both sides see the same caches and the same neighbours.
 //   node --expose-gc --import tsx bench/join-probe-ab.ts [--base ../sluice-base] [--auctions 100000]
 //     [--bids 1000000] [--runs 6] [--side bids|auctions] [--batch 10000]
+// `--own-arrangements`: each tree probes an arrangement its own JoinArrangement built (the same rows
+// added in the same order), so a change of the arrangement's layout is measured too; by default both
+// probe this tree's one arrangement, and only the probe's code differs.
 // Prints one JSON line per run: each side's CPU ms and base ÷ this tree (above 1: this tree faster).
 // Pairing (bench/ab-checkouts.ts): the process runs again under --no-concurrent-recompilation (with
 // background compiles an A/A drifted 0.96–1.05 from one process to the next). `--base .` loads this
@@ -21,6 +24,7 @@ import { pairKeptColumns, type PairKeptColumns } from '../src/ivm/ops/join-rows.
 import { StagedProbe } from '../src/ivm/ops/join-staged-probe.ts';
 
 type ProbeModule = typeof import('../src/ivm/ops/join-staged-probe.ts');
+type ArrangementModule = typeof import('../src/ivm/join-arrangement.ts');
 
 const { values } = parseArgs({
   options: {
@@ -30,6 +34,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '6' },
     side: { type: 'string', default: 'bids' },
     batch: { type: 'string', default: '10000' },
+    'own-arrangements': { type: 'boolean', default: false },
   },
 });
 const auctionCount = Number(values.auctions);
@@ -37,6 +42,9 @@ const bidCount = Number(values.bids);
 const BATCH = Number(values.batch);
 const base = resolve(values.base);
 const { StagedProbe: BaseProbe } = (await import(`${base}/src/ivm/ops/join-staged-probe.ts`)) as ProbeModule;
+const { JoinArrangement: BaseArrangement } = values['own-arrangements']
+  ? ((await import(`${base}/src/ivm/join-arrangement.ts`)) as ArrangementModule)
+  : { JoinArrangement };
 
 const int = seededInts();
 const auctions: Value[][] = [];
@@ -45,26 +53,35 @@ const bids: Value[][] = [];
 for (let id = 1; id <= bidCount; id++) bids.push(bidRow(id, auctionCount, int));
 // As the agg view's join: bids (4 columns) on the left, emitting a.category (column 4 + 2) and b.amount.
 const pick = Int32Array.from([6, 3]);
-let arranged: JoinArrangement;
-let append: PairKeptColumns | null;
 let deltaRows: Value[][];
 let keyOf: (row: readonly Value[]) => number;
+/** An arrangement of the probed side built by `Arrangement`, and how a probe appends its kept cells. */
+function build(Arrangement: typeof JoinArrangement): { arranged: JoinArrangement; append: PairKeptColumns } {
+  let arranged: JoinArrangement;
+  let append: PairKeptColumns | null;
+  if (values.side === 'auctions') {
+    // The auctions side's probe (an auction deleted or inserted in the mutations phase): every
+    // auction probes the bids-by-auction arrangement, a chain of about ten bids under each key.
+    arranged = new Arrangement('bids', 'S', String);
+    for (const bid of bids) arranged.add(bid[1] as number, bid, 1, 0);
+    append = pairKeptColumns(pick, 4, false, (c) => arranged.keepColumns(c));
+  } else {
+    arranged = new Arrangement('auctions', 'R', String);
+    for (const auction of auctions) arranged.add(auction[0] as number, auction, 1, 0);
+    append = pairKeptColumns(pick, 4, true, (c) => arranged.keepColumns(c));
+  }
+  if (append === null) throw new Error('the emitted columns are not kept');
+  return { arranged, append };
+}
 if (values.side === 'auctions') {
-  // The auctions side's probe (an auction deleted or inserted in the mutations phase): every
-  // auction probes the bids-by-auction arrangement, a chain of about ten bids under each key.
-  arranged = new JoinArrangement('bids', 'S', String);
-  for (const bid of bids) arranged.add(bid[1] as number, bid, 1, 0);
-  append = pairKeptColumns(pick, 4, false, (c) => arranged.keepColumns(c));
   deltaRows = auctions;
   keyOf = (row) => row[0] as number;
 } else {
-  arranged = new JoinArrangement('auctions', 'R', String);
-  for (const auction of auctions) arranged.add(auction[0] as number, auction, 1, 0);
-  append = pairKeptColumns(pick, 4, true, (c) => arranged.keepColumns(c));
   deltaRows = bids;
   keyOf = (row) => row[1] as number;
 }
-if (append === null) throw new Error('the emitted columns are not kept');
+const ours = build(JoinArrangement);
+const built = [values['own-arrangements'] ? build(BaseArrangement) : ours, ours];
 const failKey = (): void => {
   throw new Error('no key fails here');
 };
@@ -86,6 +103,7 @@ for (let run = 0; run < Number(values.runs); run++) {
       const weights: number[] = [];
       const probe = sides[s] as Probe;
       const since = process.cpuUsage();
+      const { arranged, append } = built[s] as { arranged: JoinArrangement; append: PairKeptColumns };
       probe.probe(delta, keyOf, arranged, append, cols, weights, failKey);
       ms[s] = (ms[s] as number) + cpuMs(since);
       emitted[s] = (emitted[s] as number) + weights.length;
