@@ -84,3 +84,47 @@ test('a projection keeping the key passes batches on consolidated, updates not',
   const noKey = new MapOp(1, null, [{ kind: 'col', index: 1, name: 'a', type: T.int32 }], COLUMNS);
   assert.equal(noKey.step([batch([[1, 10, 100]], [1])], NO_ERRORS).consolidated, false);
 });
+
+test('a projection without a filter passes every row but those whose expression fails, in order', () => {
+  // SELECT id, 10 / a FROM t: a row with a = 0 fails and is reported, the rest come out in order.
+  const divides = new MapOp(
+    2,
+    null,
+    [
+      { kind: 'col', index: 0, name: 'id', type: T.int32 },
+      {
+        kind: 'call',
+        fn: 'div',
+        args: [
+          { kind: 'const', value: 10, type: T.int32 },
+          { kind: 'col', index: 1, name: 'a', type: T.int32 },
+        ],
+        type: T.int32,
+      },
+    ],
+    COLUMNS,
+    [0],
+  );
+  const failed: number[] = [];
+  const sink: RowErrorSink = { report: (_error, row) => void failed.push(row[0] as number) };
+  const out = divides.step(
+    [
+      batch(
+        [
+          [1, 5, 0],
+          [2, 0, 0],
+          [3, 2, 0],
+        ],
+        [1, -1, 2],
+      ),
+    ],
+    sink,
+  );
+  assert.deepEqual(failed, [2]);
+  assert.deepEqual(out.rows, [
+    [1, 2],
+    [3, 5],
+  ]);
+  assert.deepEqual(out.weights, [1, 2]);
+  assert.equal(out.rows.length, 2);
+});

@@ -7,7 +7,7 @@ import type { Operator, RowErrorSink } from '../operator.ts';
 import type { RowFn, ScalarExpr } from '../../common/scalar-expr.ts';
 import { compileScalar } from '../../common/scalar-expr.ts';
 import type { ZBatch } from '../zset.ts';
-import { encodeValues, singleKey } from '../../common/values.ts';
+import { RetractedKeys } from './retracted-keys.ts';
 
 export type RowProjector = (row: readonly Value[]) => Value[];
 
@@ -33,6 +33,8 @@ export function compileProjection(exprs: readonly ScalarExpr[]): RowProjector {
 export class MapOp implements Operator {
   private readonly filter: RowFn | null;
   private readonly project: RowProjector | null;
+  /** Scratch of `noKeyBothWays`, kept across epochs (retracted-keys.ts). */
+  private readonly retracted = new RetractedKeys();
 
   constructor(
     readonly nodeId: number,
@@ -50,23 +52,31 @@ export class MapOp implements Operator {
     const input = inputs[0] as ZBatch;
     const filter = this.filter;
     const project = this.project;
-    const rows: (readonly Value[])[] = [];
-    const weights: number[] = [];
     const n = input.rows.length;
+    // Without a filter every row comes out (but for a row error): the arrays are made at their size
+    // once, where pushing grew them step by step and left each smaller copy as garbage.
+    const rows: (readonly Value[])[] = filter === null ? new Array<readonly Value[]>(n) : [];
+    const weights: number[] = filter === null ? new Array<number>(n) : [];
+    let out = 0;
     for (let i = 0; i < n; i++) {
       const row = input.rows[i] as readonly Value[];
       try {
         if (filter !== null && filter(row) !== true) continue;
-        rows.push(project === null ? row : project(row));
-        weights.push(input.weights[i] as number);
+        rows[out] = project === null ? row : project(row);
+        weights[out++] = input.weights[i] as number;
       } catch (error) {
         errors.report(error, row, this.inputColumns, input.weights[i] as number);
       }
     }
+    if (out < rows.length) {
+      rows.length = out;
+      weights.length = out;
+    }
     const key = this.key;
     const consolidated =
       input.consolidated &&
-      (project === null || (key !== null && (oneSign(weights) || noKeyBothWays(rows, weights, key))));
+      (project === null ||
+        (key !== null && (oneSign(weights) || this.retracted.noKeyBothWays(rows, weights, key))));
     return { rows, weights, consolidated };
   }
 
@@ -85,26 +95,5 @@ function oneSign(weights: readonly number[]): boolean {
   if (n === 0) return true;
   const positive = (weights[0] as number) > 0;
   for (let i = 1; i < n; i++) if ((weights[i] as number) > 0 !== positive) return false;
-  return true;
-}
-
-/**
- * Whether no key is both retracted and inserted: a consolidated keyed batch holds each key at most
- * once a sign, so its projected rows (which keep the key) are then distinct. Keys compare as SQL
- * values (1.5 and 1.50 alike), so a doubt counts as a collision.
- */
-function noKeyBothWays(
-  rows: readonly (readonly Value[])[],
-  weights: readonly number[],
-  key: readonly number[],
-): boolean {
-  const one = key.length === 1 ? (key[0] as number) : -1;
-  const keyOf = (row: readonly Value[]): Value =>
-    one >= 0 ? singleKey(row[one] as Value) : encodeValues(row, key);
-  const retracted = new Set<Value>();
-  for (let i = 0; i < rows.length; i++)
-    if ((weights[i] as number) < 0) retracted.add(keyOf(rows[i] as readonly Value[]));
-  for (let i = 0; i < rows.length; i++)
-    if ((weights[i] as number) > 0 && retracted.has(keyOf(rows[i] as readonly Value[]))) return false;
   return true;
 }

@@ -7,7 +7,8 @@
 // is kept, since any retraction inside the top must reveal the next row — unless the input is
 // insert-only (src/planner/plan-insert-only.ts: it never retracts): then, after a touched partition's
 // output is emitted, the rows that can never rank inside the kept range again are dropped (`trim`).
-import { SluiceError } from '../../common/errors.ts';
+// This file holds the dispatch of an epoch's changes by partition and the direct single-row path;
+// the general path's writes are topn-fold.ts, its walk of the kept range topn-ranked.ts.
 import type { Value } from '../../common/types.ts';
 import { compareByKeys, compareRows } from '../../common/top-n.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
@@ -18,7 +19,8 @@ import { netKeptRows, refuseRetractions } from './topn-batch.ts';
 import { keyImage, type KeyImage } from './topn-key-image.ts';
 import { rowsMovedBy, type ChangeKnown } from './topn-moved.ts';
 import { NO_BOUNDARY, type SortedPartition } from './topn-partition.ts';
-import { emitDifference, keptEnd, type Ranked } from './topn-ranked.ts';
+import { applyChanges, forgetTail, imageIn, type Fold } from './topn-fold.ts';
+import { emitDifference, keptEnd, rankedRange, type Ranked, type RankWalk } from './topn-ranked.ts';
 import { TopNRows, type PartitionKey } from './topn-rows.ts';
 import { TailPlaces } from './topn-tail-places.ts';
 
@@ -26,9 +28,6 @@ type TopNNode = Extract<DataflowNode, { kind: 'topn' }>;
 
 /** The largest n of a Top-N whose single-row changes take the direct path (it checks n rows). */
 const FAST_TOP_LIMIT = 64;
-
-/** Changes to one partition up to this many rows go in by binary search; more by sort and merge. */
-const SPLICE_LIMIT = 16;
 
 export class TopNOp implements Operator, Stateful {
   readonly stateId: string;
@@ -51,11 +50,10 @@ export class TopNOp implements Operator, Stateful {
   tailSearches = 0;
   /** Of the tail changes, the inserts `appendTails` took before the rest of their epoch (tests count them). */
   tailAppendsAhead = 0;
-  /**
-   * Set by `ranked`: the first index of the partition from which a change cannot alter the kept range
-   * (every row there ranks past `to`, and so would a row inserted there); Infinity if none.
-   */
-  private unaffectedFrom = Infinity;
+  /** Written by each walk of a kept range (`ranked`): its rows and where changes stop mattering. */
+  private readonly walk: RankWalk = { rows: 0, unaffectedFrom: Infinity };
+  /** What the general path's writes read of this operator (topn-fold.ts). */
+  private readonly fold: Fold;
   /**
    * The direct path keeps this many rows of a partition sorted; the rest go to its tail. n + 2: an
    * insert ranked past it is an append, and a delete inside the top takes the next row from the
@@ -105,6 +103,14 @@ export class TopNOp implements Operator, Stateful {
     this.appendsTails = this.direct && this.distinctRows && !this.trims;
     this.keyColumn = node.keyColumn ?? -1;
     this.tailAt = this.appendsTails && this.keyColumn >= 0 ? new TailPlaces() : null;
+    this.fold = {
+      state: this.state,
+      compare: this.compare,
+      image: this.image,
+      imaged: node.orderBy.length > 0,
+      tailAt: this.tailAt,
+      keyColumn: this.keyColumn,
+    };
   }
 
   /** Distinct rows held, over all partitions (tests count them). */
@@ -228,21 +234,21 @@ export class TopNOp implements Operator, Stateful {
     let limit = part.boundary === NO_BOUNDARY ? Infinity : part.boundary;
     if (limit < 0) {
       before = this.ranked(part);
-      limit = this.unaffectedFrom;
+      limit = this.walk.unaffectedFrom;
     }
     let unaffected = limit !== Infinity;
     for (let i = head; unaffected && i !== -1; i = next[i] as number) {
       const row = batch.rows[i] as readonly Value[];
-      if (part.search(row, this.imageIn(part, row), this.compare) < limit) unaffected = false;
+      if (part.search(row, imageIn(this.fold, part, row), this.compare) < limit) unaffected = false;
     }
     if (!unaffected) before ??= this.ranked(part);
-    this.apply(key, part, batch, head, next);
+    applyChanges(this.fold, key, part, batch, head, next);
     if (unaffected) {
       part.boundary = limit;
       return;
     }
     emitDifference(before as Ranked[], this.ranked(part), this.node.emitRank, rows, weights);
-    part.boundary = this.unaffectedFrom === Infinity ? NO_BOUNDARY : this.unaffectedFrom;
+    part.boundary = this.walk.unaffectedFrom === Infinity ? NO_BOUNDARY : this.walk.unaffectedFrom;
   }
 
   /**
@@ -266,7 +272,7 @@ export class TopNOp implements Operator, Stateful {
     const w = batch.weights[index] as number;
     if (w !== 1 && w !== -1) return false;
     const row = batch.rows[index] as readonly Value[];
-    const image = this.imageIn(part, row);
+    const image = imageIn(this.fold, part, row);
     const compare = this.compare;
     // An insert-only input whose partition holds its top n already: a row after the n-th is
     // numbered past n now and forever (inserts only push rows down), so the trim would drop it at
@@ -299,7 +305,7 @@ export class TopNOp implements Operator, Stateful {
       part.boundary = -1;
       return true;
     }
-    if (w === -1) this.forgetTail(row);
+    if (w === -1) forgetTail(this.fold, row);
     const at = part.search(row, image, compare);
     const present = part.holds(at, row, image, compare);
     const rowsOf = part.rows;
@@ -383,11 +389,6 @@ export class TopNOp implements Operator, Stateful {
     index.set(row[this.keyColumn] as Value, at, this.state.size);
   }
 
-  /** Drops a retracted row's note (it may sit elsewhere, or not be noted at all). */
-  private forgetTail(row: readonly Value[]): void {
-    if (this.tailAt !== null) this.tailAt.delete(row[this.keyColumn] as Value);
-  }
-
   /** Removes `row` from the partition's tail: where it was appended if it is still there, else by a scan. */
   private takeTail(part: SortedPartition, row: readonly Value[], image: number): readonly Value[] | null {
     const index = this.tailAt;
@@ -413,152 +414,11 @@ export class TopNOp implements Operator, Stateful {
     return part.tailHolds(row, image, this.compare);
   }
 
-  /** A row's image; a row without one turns the partition's images off first. */
-  private imageIn(part: SortedPartition, row: readonly Value[]): number {
-    const image = this.image(row);
-    if (image !== image && part.keys !== null) part.dropImages(this.compare);
-    return image;
-  }
-
-  /**
-   * Folds the partition's changes (the chain from `head`) into it. Few changes go in one by one (a
-   * search and a shift each); many (a partition's first load, a bulk delete) change the counts of a
-   * copy, collect the new rows, and merge once: one loop either way, only the writes differ.
-   */
-  private apply(
-    key: PartitionKey,
-    part: SortedPartition,
-    batch: ZBatch,
-    head: number,
-    next: Int32Array,
-  ): void {
-    const compare = this.compare;
-    let changes = 0;
-    for (let i = head; i !== -1 && changes <= SPLICE_LIMIT; i = next[i] as number) changes++;
-    let counts: number[] | null = null;
-    if (changes > SPLICE_LIMIT) {
-      counts = new Array<number>(part.length);
-      for (let j = 0; j < part.length; j++) counts[j] = part.count(j);
-    }
-    const added: { row: readonly Value[]; count: number }[] = [];
-    for (let i = head; i !== -1; i = next[i] as number) {
-      const row = batch.rows[i] as readonly Value[];
-      const w = batch.weights[i] as number;
-      if (w < 0) this.forgetTail(row);
-      const image = this.imageIn(part, row);
-      const at = part.search(row, image, compare);
-      if (part.holds(at, row, image, compare)) {
-        const there = part.rows[at] as readonly Value[];
-        let left: number;
-        if (counts === null) left = part.addCopies(at, w);
-        else {
-          left = (counts[at] as number) + w;
-          if (left < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a negative multiplicity');
-          counts[at] = left;
-        }
-        this.state.changed(key, there, left === 0 ? -1 : 0);
-        continue;
-      }
-      if (w < 0) throw new SluiceError('INTERNAL_ERROR', 'top-n saw a retraction of an absent row');
-      if (counts !== null) added.push({ row, count: w });
-      else {
-        part.insertAt(at, row, image, w);
-        this.state.changed(key, row, 1);
-      }
-    }
-    if (counts !== null) this.merge(key, part, counts, added);
-    this.state.dropIfEmpty(key, part);
-  }
-
-  /** Refills the partition with its rows of nonzero `counts` and the `added` rows, in order. */
-  private merge(
-    key: PartitionKey,
-    part: SortedPartition,
-    counts: readonly number[],
-    added: { row: readonly Value[]; count: number }[],
-  ): void {
-    const compare = this.compare;
-    added.sort((a, b) => compare(a.row, b.row));
-    const mergedRows: (readonly Value[])[] = [];
-    const mergedCounts: number[] = [];
-    let j = 0;
-    const take = (row: readonly Value[], count: number): void => {
-      const last = mergedRows.length - 1;
-      // A batch consolidated by another identity may hold one row twice: one entry.
-      if (last >= 0 && compare(mergedRows[last] as readonly Value[], row) === 0)
-        mergedCounts[last] = (mergedCounts[last] as number) + count;
-      else {
-        mergedRows.push(row);
-        mergedCounts.push(count);
-        this.state.changed(key, row, 1);
-      }
-    };
-    for (let k = 0; k < part.length; k++) {
-      const row = part.rows[k] as readonly Value[];
-      while (j < added.length && compare((added[j] as { row: readonly Value[] }).row, row) < 0) {
-        const a = added[j++] as { row: readonly Value[]; count: number };
-        take(a.row, a.count);
-      }
-      const c = counts[k] as number;
-      if (c > 0) {
-        mergedRows.push(row);
-        mergedCounts.push(c);
-      }
-    }
-    for (; j < added.length; j++) {
-      const a = added[j] as { row: readonly Value[]; count: number };
-      take(a.row, a.count);
-    }
-    part.fill(mergedRows, mergedCounts, this.node.orderBy.length > 0 ? this.image : null);
-  }
-
-  /**
-   * The rows ranked inside the kept range, walking the partition from its first row and stopping
-   * past `to`: O(to) rows for a Top-N, the whole partition for an unbounded ranking.
-   */
+  /** The rows ranked inside the kept range (topn-ranked.ts `rankedRange`), counted. */
   private ranked(part: SortedPartition): Ranked[] {
     const { rank: kind, emitRank, from } = this.node;
-    const to = this.to;
-    const out: Ranked[] = [];
-    let position = 0; // copies before this row
-    let rank = 0;
-    let dense = 0;
-    let previous: readonly Value[] | undefined;
-    this.unaffectedFrom = Infinity;
-    const list = part.rows;
-    for (let index = 0; index < list.length; index++) {
-      const row = list[index] as readonly Value[];
-      this.rowsRanked++;
-      const copies = part.count(index);
-      if (kind === 'row_number') {
-        const lo = Math.max(position + 1, from + 1);
-        const hi = Math.min(position + copies, to);
-        if (lo <= hi) {
-          if (emitRank) for (let r = lo; r <= hi; r++) out.push({ row, rank: r, weight: 1 });
-          else out.push({ row, rank: 0, weight: hi - lo + 1 });
-        }
-        position += copies;
-        if (position >= to) {
-          // A row after this one has position ≥ to, before or after a change there.
-          this.unaffectedFrom = index + 1;
-          break;
-        }
-        continue;
-      }
-      if (previous === undefined || this.peers(previous, row) !== 0) {
-        rank = position + 1;
-        dense++;
-      }
-      const r = kind === 'rank' ? rank : dense;
-      if (r > to) {
-        // A row inserted before this one may be a peer of the last kept one: only after it is safe.
-        this.unaffectedFrom = index + 1;
-        break;
-      }
-      if (r > from) out.push({ row, rank: emitRank ? r : 0, weight: copies });
-      position += copies;
-      previous = row;
-    }
+    const out = rankedRange(part, kind, emitRank, from, this.to, this.peers, this.walk);
+    this.rowsRanked += this.walk.rows;
     return out;
   }
 

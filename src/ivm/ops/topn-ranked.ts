@@ -1,6 +1,6 @@
 // The general path of a Top-N (topn-op.ts) compares the rows ranked inside the kept range before and
 // after an epoch's changes: the difference it emits, and where an insert-only partition's kept rows
-// end for good (its trim). Plain functions of a partition and the ranking, no operator state.
+// end for good (its trim), each walked from the partition's first row. Plain functions of a partition and the ranking, no operator state.
 import type { RankKind } from '../../common/top-n.ts';
 import type { Value } from '../../common/types.ts';
 import type { SortedPartition } from './topn-partition.ts';
@@ -54,6 +54,75 @@ export function keptEnd(
   }
   // Past the sorted rows: a ROW_NUMBER range already full ends there; else the tail must be sorted.
   return kind === 'row_number' && position >= to ? n : -1;
+}
+
+/** What one walk of a partition's kept range found besides its rows. */
+export interface RankWalk {
+  /** Rows the walk visited (the operator counts them as ranked). */
+  rows: number;
+  /**
+   * The first index of the partition from which a change cannot alter the kept range (every row
+   * there ranks past `to`, and so would a row inserted there); Infinity if none.
+   */
+  unaffectedFrom: number;
+}
+
+/**
+ * The rows ranked inside the kept range (from < rank ≤ to), walking the partition from its first row
+ * and stopping past `to`: O(to) rows for a Top-N, the whole partition for an unbounded ranking.
+ * `walk` is written with what else the walk found.
+ */
+export function rankedRange(
+  part: SortedPartition,
+  kind: RankKind,
+  emitRank: boolean,
+  from: number,
+  to: number,
+  peers: (a: readonly Value[], b: readonly Value[]) => number,
+  walk: RankWalk,
+): Ranked[] {
+  const out: Ranked[] = [];
+  let position = 0; // copies before this row
+  let rank = 0;
+  let dense = 0;
+  let previous: readonly Value[] | undefined;
+  walk.rows = 0;
+  walk.unaffectedFrom = Infinity;
+  const list = part.rows;
+  for (let index = 0; index < list.length; index++) {
+    const row = list[index] as readonly Value[];
+    walk.rows++;
+    const copies = part.count(index);
+    if (kind === 'row_number') {
+      const lo = Math.max(position + 1, from + 1);
+      const hi = Math.min(position + copies, to);
+      if (lo <= hi) {
+        if (emitRank) for (let r = lo; r <= hi; r++) out.push({ row, rank: r, weight: 1 });
+        else out.push({ row, rank: 0, weight: hi - lo + 1 });
+      }
+      position += copies;
+      if (position >= to) {
+        // A row after this one has position ≥ to, before or after a change there.
+        walk.unaffectedFrom = index + 1;
+        break;
+      }
+      continue;
+    }
+    if (previous === undefined || peers(previous, row) !== 0) {
+      rank = position + 1;
+      dense++;
+    }
+    const r = kind === 'rank' ? rank : dense;
+    if (r > to) {
+      // A row inserted before this one may be a peer of the last kept one: only after it is safe.
+      walk.unaffectedFrom = index + 1;
+      break;
+    }
+    if (r > from) out.push({ row, rank: emitRank ? r : 0, weight: copies });
+    position += copies;
+    previous = row;
+  }
+  return out;
 }
 
 /**
