@@ -151,6 +151,16 @@ export async function ndjsonResume(
   }
 }
 
+/**
+ * Options for a server opening a data directory checked in as a fixture: time-based retention off
+ * (the changelog keeps a day by default, the journal a week), so what the fixture's history holds
+ * does not depend on how long ago it was written.
+ */
+export const FIXTURE_RETENTION = {
+  retention: { ms: null },
+  journalRetention: { ms: null },
+} as const satisfies Partial<AppOptions>;
+
 export async function startServer(options: Partial<AppOptions> = {}): Promise<TestServer> {
   const dataDir = options.dataDir === undefined ? null : options.dataDir;
   const app = await buildApp({ closeGraceMs: 300, ...options, dataDir });

@@ -21,6 +21,7 @@ import {
   request,
   sqlOk,
   startServer,
+  FIXTURE_RETENTION,
   tempDir,
 } from './helpers.ts';
 
@@ -110,7 +111,7 @@ test(
     cpSync(join(FIXTURE, 'data-dir'), dir, { recursive: true });
     let server: TestServer | null = null;
     try {
-      server = await startServer({ dataDir: dir });
+      server = await startServer({ dataDir: dir, ...FIXTURE_RETENTION });
       await answersAsBefore(server, 'opened');
       await server.close();
       server = null;
@@ -125,12 +126,12 @@ test(
       });
 
       // From the journal alone (every view recomputed and compared with its stored changelog).
-      server = await startServer({ dataDir: dir, checkpoint: false });
+      server = await startServer({ dataDir: dir, checkpoint: false, ...FIXTURE_RETENTION });
       await answersAsBefore(server, 'replayed from the journal');
       await server.close();
       server = null;
 
-      server = await startServer({ dataDir: dir });
+      server = await startServer({ dataDir: dir, ...FIXTURE_RETENTION });
       await answersAsBefore(server, 'from the checkpoint again');
       // `gone` was dropped at the last epoch: created again at it, it is not resumed from it, as there.
       await sqlOk(server.base, 'CREATE MATERIALIZED VIEW gone AS SELECT id FROM t');

@@ -18,6 +18,7 @@ import {
   sortedRows,
   sqlOk,
   startServer,
+  FIXTURE_RETENTION,
   tempDir,
 } from './helpers.ts';
 
@@ -64,7 +65,7 @@ test(
     cpSync(join(FIXTURE, 'data-dir'), dir, { recursive: true });
     let server: TestServer | null = null;
     try {
-      server = await startServer({ dataDir: dir });
+      server = await startServer({ dataDir: dir, ...FIXTURE_RETENTION });
       // Tables: every row as the old server had it (bigints past 2^53 exact).
       const events = await sqlOk(server.base, 'SELECT * FROM events');
       const eventRows = (events.body.results as { rows: Record<string, unknown>[] }[])[0]?.rows ?? [];
@@ -121,7 +122,7 @@ test(
       server = null;
 
       // Restarts again on the upgraded directory: same rows, the new history resumes, the old stays ended.
-      server = await startServer({ dataDir: dir });
+      server = await startServer({ dataDir: dir, ...FIXTURE_RETENTION });
       const again = await request(server.base, 'GET', '/v1/views/sums/rows');
       assert.equal(again.body.epoch, epoch);
       assert.deepEqual(
