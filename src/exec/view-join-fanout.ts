@@ -397,6 +397,8 @@ function joinDelta(
   const keys: [(JoinKey | null)[] | null, (JoinKey | null)[] | null] = [null, null];
   let built = 0;
   let uncounted = false;
+  // Some side counted by the most rows under one key: its rows are not listed further.
+  let countedByMost = false;
   for (const side of [0, 1] as const) {
     const delta = side === 0 ? left : right;
     if (delta === 0) continue;
@@ -416,20 +418,89 @@ function joinDelta(
       built += rowCount(delta) * ((pads[other] ? 2 : 1) * op.sideRows(other) + (pads[side] ? 1 : 0));
       continue;
     }
-    // Known only by a count, or by rows whose key is not known: the most the other side holds under
-    // one key per row is a bound far above what such a side builds (two aggregates of one write
-    // joined by window), and a refused legitimate write is worse than an epoch left uncounted.
+    if (typeof delta !== 'number') {
+      // Rows whose key is not known (a join on an aggregate's value, which the write changes): each
+      // meets at most the rows the other side holds under one key. Left uncounted, a write into
+      // one group re-joined every row under its old and new values unrefused.
+      const most = op.rowsUnderOneKey(other);
+      built += rowCount(delta) * ((pads[other] ? 2 : 1) * most + (pads[side] ? 1 : 0));
+      countedByMost = true;
+      continue;
+    }
+    // Known only by a count: the most the other side holds under one key per row is a bound far
+    // above what such a side builds (two aggregates of one write joined by window, one of them a MAX
+    // whose groups may stay), and a refused legitimate write is worse than an epoch left uncounted.
     uncounted = true;
   }
   if (uncounted) return { built, output: UNBOUNDED };
+  if (countedByMost) {
+    // At most the rows built come out: a count (a join after it then leaves this side uncounted).
+    const total = built + (both ? rowCount(left) * rowCount(right) : 0);
+    return { built: total, output: total };
+  }
   if (both) {
     const [leftKeys, rightKeys] = keys;
     built +=
       leftKeys !== null && rightKeys !== null
         ? pairsAmong(leftKeys, rightKeys)
         : rowCount(left) * rowCount(right);
+    // Both sides changed (a self-join, or two views of one write): listed too, or a join after it
+    // would count only its other side's rows (a three-way self-join's second join was left at the
+    // rows the table's own delta builds).
+    if (list && leftKeys !== null && rightKeys !== null && node.joinKind === 'inner')
+      return { built, output: listedBoth(node, op, left, right, [leftKeys, rightKeys], built) };
   }
   return { built, output: list && !both && keyed ? listed(node, op, left, right, built) : built };
+}
+
+/**
+ * An inner join's output as rows when both its sides changed: each side's rows with what the other
+ * side holds (as `listed`), and the pairs of the two deltas with equal keys (`keys`, by row, as
+ * probeRows put them). Its count past LISTED_JOIN_ROWS, or where a side's rows are counts.
+ */
+function listedBoth(
+  node: Extract<DataflowNode, { kind: 'join' }>,
+  op: JoinOp,
+  left: EpochDelta,
+  right: EpochDelta,
+  keys: readonly [readonly (JoinKey | null)[], readonly (JoinKey | null)[]],
+  built: number,
+): EpochDelta {
+  if (typeof left === 'number' || typeof right === 'number' || built > LISTED_JOIN_ROWS) return built;
+  const fromLeft = op.joinedRows(0, left.rows, LISTED_JOIN_ROWS);
+  const fromRight = op.joinedRows(1, right.rows, LISTED_JOIN_ROWS);
+  if (fromLeft === null || fromRight === null) return built;
+  const rows: (readonly Value[])[] = [...fromLeft.rows, ...fromRight.rows];
+  const [widthLeft, widthRight] = op.sideWidths();
+  const [leftKeys, rightKeys] = keys;
+  const rightUnder = new Map<JoinKey, number[]>();
+  rightKeys.forEach((key, i) => {
+    if (key === null) return;
+    const at = rightUnder.get(key);
+    if (at === undefined) rightUnder.set(key, [i]);
+    else at.push(i);
+  });
+  leftKeys.forEach((key, i) => {
+    if (key === null) return;
+    const l = left.rows[i] as readonly Value[];
+    for (const j of rightUnder.get(key) ?? []) {
+      const r = right.rows[j] as readonly Value[];
+      const row = new Array<Value>(widthLeft + widthRight).fill(null);
+      for (let c = 0; c < widthLeft; c++) row[c] = l[c] ?? null;
+      for (let c = 0; c < widthRight; c++) row[widthLeft + c] = r[c] ?? null;
+      rows.push(row);
+    }
+  });
+  // A column is known when both deltas know it and each held side was read whole.
+  let known: boolean[] | null = null;
+  const held = fromLeft.complete && fromRight.complete;
+  if (left.known !== null || right.known !== null || !held) {
+    const mine = (k: readonly boolean[] | null, width: number): boolean[] =>
+      Array.from({ length: width }, (_, c) => held && (k === null || k[c] === true));
+    known = [...mine(left.known, widthLeft), ...mine(right.known, widthRight)];
+  }
+  const out: KnownRows = { rows, known };
+  return node.fused === null ? out : throughMap(out, node.fused.filter, node.fused.project);
 }
 
 /**
