@@ -84,6 +84,22 @@ export function carryInsertion(row: readonly Value[], out: readonly Value[], kee
   if (pair !== undefined) pairs?.set(out, pair);
 }
 
+/**
+ * The sign of `row` in the pass: 1 a known insertion, -1 a known deletion (of a held row), 0 not
+ * known (no pass marks signs, the row is marked both ways or neither, or it is one of a pair).
+ */
+export function signOf(row: readonly Value[]): -1 | 0 | 1 {
+  if (insertions === null || deletions === null || pairs?.has(row) === true) return 0;
+  const inserted = insertions.has(row);
+  if (inserted === deletions.has(row)) return 0;
+  return inserted ? 1 : -1;
+}
+
+/** Marks `row`, made by the count, an insertion (`sign` 1) or a deletion (-1) for the pass. */
+export function markSign(row: readonly Value[], sign: -1 | 1): void {
+  (sign === 1 ? insertions : deletions)?.add(row);
+}
+
 /** Whether `row` is one of a GROUP BY's pair (a Map whose filter may drop one alone copies it). */
 export function isPaired(row: readonly Value[]): boolean {
   return pairs !== null && pairs.has(row);

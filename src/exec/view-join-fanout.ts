@@ -20,6 +20,7 @@ import { expandMaxRows } from '../common/expand.ts';
 import type { DataflowNode } from '../ivm/dataflow-plan.ts';
 import type { JoinKey } from '../ivm/join-key.ts';
 import type { Operator } from '../ivm/operator.ts';
+import { DistinctOp } from '../ivm/ops/distinct-op.ts';
 import { JoinOp } from '../ivm/ops/join-op.ts';
 import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
 import { ReduceOp } from '../ivm/ops/reduce-op.ts';
@@ -33,6 +34,7 @@ import {
   UNBOUNDED,
   covered,
   distinctRows,
+  printsAlike,
   reduceDelta,
   retractedOnlyIfHeld,
   rowCount,
@@ -84,7 +86,7 @@ export class ViewDeltaBound {
   readonly subquerySources: ReadonlySet<string>;
   /**
    * Whether some node's count reads which rows are insertions and deletions (a semi-join, a ranked
-   * Top-N): a write's exact pass then marks them (epoch-insertions.ts).
+   * Top-N, a DISTINCT): a write's exact pass then marks them (epoch-insertions.ts).
    */
   readonly readsSigns: boolean;
   /** By position: whether a join of this view reads the node's output, directly or further down. */
@@ -121,7 +123,10 @@ export class ViewDeltaBound {
       for (const p of this.inputAt[at] as readonly number[]) pending.push(p);
     }
     this.subquerySources = subquerySources;
-    this.readsSigns = subquerySources.size > 0 || nodes.some((r) => rankedTopN(r.node, r.op) !== null);
+    // A DISTINCT's too: a value it holds, written again, changes nothing it shows.
+    this.readsSigns =
+      subquerySources.size > 0 ||
+      nodes.some((r) => rankedTopN(r.node, r.op) !== null || r.op instanceof DistinctOp);
     // Each of those, and a semi-join, reads its input's rows (keys, partitions, places): a join
     // before it lists them.
     const feedsJoin = nodes.map(() => false);
@@ -251,7 +256,10 @@ function nodeDelta(
       // Its groups' sizes where this process holds them (a partitioned Reduce's are in its workers).
       return first === UNBOUNDED ? UNBOUNDED : reduceDelta(node, first, op instanceof ReduceOp ? op : null);
     case 'distinct':
-      return typeof first === 'number' ? first : distinctRows(first);
+      // Its held rows, where this process holds them, tell whether the row it shows changes. A count:
+      // each value's shown row may be retracted and another text of it inserted (1.50, then 1.5).
+      if (typeof first === 'number') return first > 0 && !printsAlike(node.columns) ? 2 * first : first;
+      return distinctRows(first, op instanceof DistinctOp ? op : null);
     case 'output':
     case 'temporalFilter':
       return first;
