@@ -247,12 +247,17 @@ export function reduceDelta(
   // Its new row is an insertion, its old one a deletion. A group stays when the write only inserts
   // into it, or when every row it may lose is a known deletion of one of its rows and it holds more:
   // its two rows are then paired.
+  // A group that loses every row it holds and gains others stays too, where its insertions surely
+  // reach it (the fused filter read known columns: `keyed` holds only the rows it passes).
   if (marking) {
+    const insertionsReach = node.fused?.filter == null || covered(node.fused.filter, input.known);
     for (const { retraction, out, rows: inputs } of groups.values()) {
       const takes = groupTakes(inputs);
+      const gained = takes === null || !insertionsReach ? 0 : takes.inserted;
       const stays =
         takes !== null &&
-        (takes.taken === 0 || (takes.known && sizes !== null && sizes.rowsOfGroup(out) > takes.taken));
+        (takes.taken === 0 ||
+          (takes.known && sizes !== null && sizes.rowsOfGroup(out) + gained > takes.taken));
       groupRows(retraction, out, stays);
     }
   }

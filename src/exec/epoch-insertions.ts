@@ -150,19 +150,26 @@ function unpaired(rows: readonly (readonly Value[])[]): readonly (readonly Value
 
 /**
  * Per group of a GROUP BY's input rows (one group's, pairs dropped: `unpaired`): the rows that may
- * take one of the group's rows away (not known insertions), and whether each of them is a known
- * deletion (of a held row: the group then loses exactly that many). Null while no pass marks signs.
+ * take one of the group's rows away (not known insertions), whether each of them is a known
+ * deletion (of a held row: the group then loses exactly that many), and the known insertions. Null
+ * while no pass marks signs.
  */
-export function groupTakes(rows: readonly (readonly Value[])[]): { taken: number; known: boolean } | null {
+export function groupTakes(
+  rows: readonly (readonly Value[])[],
+): { taken: number; known: boolean; inserted: number } | null {
   if (insertions === null) return null;
   let taken = 0;
   let known = true;
+  let inserted = 0;
   for (const row of unpaired(rows)) {
-    if (insertions.has(row)) continue;
+    if (insertions.has(row)) {
+      inserted++;
+      continue;
+    }
     taken++;
     if (deletions?.has(row) !== true) known = false;
   }
-  return { taken, known };
+  return { taken, known, inserted };
 }
 
 /**
