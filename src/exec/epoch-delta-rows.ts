@@ -3,8 +3,9 @@
 // Map's filter and projection, a FlatMap's expansion, a union, a GROUP BY (a retraction and an
 // insertion per group the write touches) and a DISTINCT. A row standing for a group's old row is
 // marked, and the mark follows it through projections and expansions.
-import type { Value } from '../common/types.ts';
-import { encodeValues } from '../common/values.ts';
+import type { SqlType, Value } from '../common/types.ts';
+import { encodeExactValues, encodeValues } from '../common/values.ts';
+import { compareExactRows, identicalRows } from '../ivm/exact-rows.ts';
 import { groupIdOf } from '../ivm/ops/reduce-groups.ts';
 import { type RowFn, type ScalarExpr, columnsOf, compileScalar } from '../common/scalar-expr.ts';
 import {
@@ -21,7 +22,9 @@ import {
   groupRows,
   groupTakes,
   isPaired,
+  markSign,
   markingInsertions,
+  signOf,
 } from './epoch-insertions.ts';
 
 /** Rows with only some of their columns known (`known` null: all of them). */
@@ -244,12 +247,17 @@ export function reduceDelta(
   // Its new row is an insertion, its old one a deletion. A group stays when the write only inserts
   // into it, or when every row it may lose is a known deletion of one of its rows and it holds more:
   // its two rows are then paired.
+  // A group that loses every row it holds and gains others stays too, where its insertions surely
+  // reach it (the fused filter read known columns: `keyed` holds only the rows it passes).
   if (marking) {
+    const insertionsReach = node.fused?.filter == null || covered(node.fused.filter, input.known);
     for (const { retraction, out, rows: inputs } of groups.values()) {
       const takes = groupTakes(inputs);
+      const gained = takes === null || !insertionsReach ? 0 : takes.inserted;
       const stays =
         takes !== null &&
-        (takes.taken === 0 || (takes.known && sizes !== null && sizes.rowsOfGroup(out) > takes.taken));
+        (takes.taken === 0 ||
+          (takes.known && sizes !== null && sizes.rowsOfGroup(out) + gained > takes.taken));
       groupRows(retraction, out, stays);
     }
   }
@@ -271,13 +279,46 @@ function mayStayUnchanged(node: Extract<DataflowNode, { kind: 'reduce' }>): bool
   return aggregates.length > 0 && aggregates.every((a) => a.distinct || STEADY_AGGREGATES.has(a.fn));
 }
 
+/** What distinctRows reads of a DISTINCT, before the epoch (DistinctOp.heldEqualTo). */
+export interface DistinctHeld {
+  /** The rows held SQL-equal to `row`, each text once, with its count. */
+  heldEqualTo(row: readonly Value[]): readonly { readonly row: readonly Value[]; readonly count: number }[];
+}
+
+/** Types whose equal values may print otherwise (1.5 and 1.50, -0 and 0, char(n)'s padding). */
+const TEXTS_VARY: ReadonlySet<string> = new Set([
+  'float',
+  'numeric',
+  'interval',
+  'jsonb',
+  'array',
+  'unknown',
+]);
+
+/** Whether SQL-equal rows of these columns always print alike: a DISTINCT's shown row then stays. */
+export function printsAlike(columns: readonly { readonly type: SqlType }[]): boolean {
+  return columns.every(
+    (c) => !TEXTS_VARY.has(c.type.kind) && !(c.type.kind === 'text' && c.type.fixed === true),
+  );
+}
+
+/** Whether a value may print otherwise while SQL-equal (1.5 and 1.50, -0 and 0): all but a few types. */
+function mayPrintOtherwise(row: readonly Value[]): boolean {
+  for (const v of row) if ((typeof v === 'object' && v !== null) || v === 0 || Number.isNaN(v)) return true;
+  return false;
+}
+
 /**
- * A DISTINCT's delta: each distinct value at most once, as the DISTINCT tells rows apart (NULLs
- * alike). A value's copies make one row whose marks all of them agree on (distinctCopy): a group's
+ * A DISTINCT's delta: per distinct value (as the DISTINCT tells rows apart, NULLs alike) the row it
+ * shows before the epoch retracted and the one it shows after inserted, where they differ. With its
+ * held rows (`held`) and every copy's sign known, exactly that: a value held whose shown text stays
+ * emits nothing, one whose shown text changes (1.50 held, 1.5 inserted: 1.5 shows) emits two rows.
+ * Otherwise a value's copies make one row whose marks all of them agree on (distinctCopy: a group's
  * old and new rows of a GROUP BY without aggregates are one value, and the DISTINCT emits the one or
- * the other, not the retraction alone. Rows with a column not known are kept as they are (a bound).
+ * the other, not the retraction alone), and a second, unmarked, where another text of the value may
+ * be shown before or after. Rows with a column not known are kept as they are (a bound).
  */
-export function distinctRows(delta: KnownRows): KnownRows {
+export function distinctRows(delta: KnownRows, held: DistinctHeld | null): KnownRows {
   if (delta.known !== null && !delta.known.every((k) => k)) return delta;
   const byValue = new Map<string, (readonly Value[])[]>();
   for (const row of delta.rows) {
@@ -286,12 +327,60 @@ export function distinctRows(delta: KnownRows): KnownRows {
     if (copies === undefined) byValue.set(value, [row]);
     else copies.push(row);
   }
-  if (byValue.size === delta.rows.length) return delta;
   const rows: (readonly Value[])[] = [];
   for (const copies of byValue.values()) {
-    const { row, retractedIfHeld: held } = distinctCopy(copies, retractedOnlyIfHeld);
-    if (held) retractedIfHeld.add(row);
+    const first = copies[0] as readonly Value[];
+    const shown = held?.heldEqualTo(first) ?? null;
+    if (shown !== null && copies.every((r) => signOf(r) !== 0 && !retractedIfHeld.has(r))) {
+      for (const row of shownChange(shown, copies)) rows.push(row);
+      continue;
+    }
+    const { row, retractedIfHeld: marked } = distinctCopy(copies, retractedOnlyIfHeld);
+    if (marked) retractedIfHeld.add(row);
     rows.push(row);
+    const texts =
+      shown === null
+        ? mayPrintOtherwise(first)
+        : [...copies, ...shown.map((h) => h.row)].some((r) => !identicalRows(r, first));
+    if (texts) rows.push([...first]);
   }
   return { rows, known: delta.known };
+}
+
+/**
+ * The rows a DISTINCT emits for one value whose held texts are `held` when `copies` (each a known
+ * insertion or deletion of a held text) arrive: the text shown before retracted and the one shown
+ * after inserted (the first by compareExactRows among those with a count), none when they are one.
+ */
+function shownChange(
+  held: readonly { readonly row: readonly Value[]; readonly count: number }[],
+  copies: readonly (readonly Value[])[],
+): (readonly Value[])[] {
+  const counts = new Map<string, { row: readonly Value[]; before: number; after: number }>();
+  for (const h of held) counts.set(encodeExactValues(h.row), { row: h.row, before: h.count, after: h.count });
+  for (const row of copies) {
+    const text = encodeExactValues(row);
+    let entry = counts.get(text);
+    if (entry === undefined) counts.set(text, (entry = { row, before: 0, after: 0 }));
+    entry.after += signOf(row);
+  }
+  let before: readonly Value[] | null = null;
+  let after: readonly Value[] | null = null;
+  for (const { row, before: b, after: a } of counts.values()) {
+    if (b > 0 && (before === null || compareExactRows(row, before) < 0)) before = row;
+    if (a > 0 && (after === null || compareExactRows(row, after) < 0)) after = row;
+  }
+  if (before !== null && after !== null && identicalRows(before, after)) return [];
+  const out: (readonly Value[])[] = [];
+  if (before !== null) {
+    const retraction = [...before];
+    markSign(retraction, -1);
+    out.push(retraction);
+  }
+  if (after !== null) {
+    const insertion = [...after];
+    markSign(insertion, 1);
+    out.push(insertion);
+  }
+  return out;
 }

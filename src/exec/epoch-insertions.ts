@@ -84,6 +84,22 @@ export function carryInsertion(row: readonly Value[], out: readonly Value[], kee
   if (pair !== undefined) pairs?.set(out, pair);
 }
 
+/**
+ * The sign of `row` in the pass: 1 a known insertion, -1 a known deletion (of a held row), 0 not
+ * known (no pass marks signs, the row is marked both ways or neither, or it is one of a pair).
+ */
+export function signOf(row: readonly Value[]): -1 | 0 | 1 {
+  if (insertions === null || deletions === null || pairs?.has(row) === true) return 0;
+  const inserted = insertions.has(row);
+  if (inserted === deletions.has(row)) return 0;
+  return inserted ? 1 : -1;
+}
+
+/** Marks `row`, made by the count, an insertion (`sign` 1) or a deletion (-1) for the pass. */
+export function markSign(row: readonly Value[], sign: -1 | 1): void {
+  (sign === 1 ? insertions : deletions)?.add(row);
+}
+
 /** Whether `row` is one of a GROUP BY's pair (a Map whose filter may drop one alone copies it). */
 export function isPaired(row: readonly Value[]): boolean {
   return pairs !== null && pairs.has(row);
@@ -134,19 +150,26 @@ function unpaired(rows: readonly (readonly Value[])[]): readonly (readonly Value
 
 /**
  * Per group of a GROUP BY's input rows (one group's, pairs dropped: `unpaired`): the rows that may
- * take one of the group's rows away (not known insertions), and whether each of them is a known
- * deletion (of a held row: the group then loses exactly that many). Null while no pass marks signs.
+ * take one of the group's rows away (not known insertions), whether each of them is a known
+ * deletion (of a held row: the group then loses exactly that many), and the known insertions. Null
+ * while no pass marks signs.
  */
-export function groupTakes(rows: readonly (readonly Value[])[]): { taken: number; known: boolean } | null {
+export function groupTakes(
+  rows: readonly (readonly Value[])[],
+): { taken: number; known: boolean; inserted: number } | null {
   if (insertions === null) return null;
   let taken = 0;
   let known = true;
+  let inserted = 0;
   for (const row of unpaired(rows)) {
-    if (insertions.has(row)) continue;
+    if (insertions.has(row)) {
+      inserted++;
+      continue;
+    }
     taken++;
     if (deletions?.has(row) !== true) known = false;
   }
-  return { taken, known };
+  return { taken, known, inserted };
 }
 
 /**

@@ -20,6 +20,7 @@ import { expandMaxRows } from '../common/expand.ts';
 import type { DataflowNode } from '../ivm/dataflow-plan.ts';
 import type { JoinKey } from '../ivm/join-key.ts';
 import type { Operator } from '../ivm/operator.ts';
+import { DistinctOp } from '../ivm/ops/distinct-op.ts';
 import { JoinOp } from '../ivm/ops/join-op.ts';
 import { SemiJoinOp } from '../ivm/ops/semi-join-op.ts';
 import { ReduceOp } from '../ivm/ops/reduce-op.ts';
@@ -29,11 +30,11 @@ import { WindowOp } from '../ivm/ops/window-op.ts';
 import { isDeletion, isInsertion, pairedRetractionsDropped } from './epoch-insertions.ts';
 import {
   type EpochDelta,
-  type KnownRows,
   LISTED_JOIN_ROWS,
   UNBOUNDED,
   covered,
   distinctRows,
+  printsAlike,
   reduceDelta,
   retractedOnlyIfHeld,
   rowCount,
@@ -42,6 +43,7 @@ import {
   throughMap,
   together,
 } from './epoch-delta-rows.ts';
+import { listed, listedBoth, pairsAmong } from './epoch-join-rows.ts';
 
 export { type EpochDelta, type KnownRows, UNBOUNDED } from './epoch-delta-rows.ts';
 
@@ -84,7 +86,7 @@ export class ViewDeltaBound {
   readonly subquerySources: ReadonlySet<string>;
   /**
    * Whether some node's count reads which rows are insertions and deletions (a semi-join, a ranked
-   * Top-N): a write's exact pass then marks them (epoch-insertions.ts).
+   * Top-N, a DISTINCT): a write's exact pass then marks them (epoch-insertions.ts).
    */
   readonly readsSigns: boolean;
   /** By position: whether a join of this view reads the node's output, directly or further down. */
@@ -121,7 +123,10 @@ export class ViewDeltaBound {
       for (const p of this.inputAt[at] as readonly number[]) pending.push(p);
     }
     this.subquerySources = subquerySources;
-    this.readsSigns = subquerySources.size > 0 || nodes.some((r) => rankedTopN(r.node, r.op) !== null);
+    // A DISTINCT's too: a value it holds, written again, changes nothing it shows.
+    this.readsSigns =
+      subquerySources.size > 0 ||
+      nodes.some((r) => rankedTopN(r.node, r.op) !== null || r.op instanceof DistinctOp);
     // Each of those, and a semi-join, reads its input's rows (keys, partitions, places): a join
     // before it lists them.
     const feedsJoin = nodes.map(() => false);
@@ -251,7 +256,10 @@ function nodeDelta(
       // Its groups' sizes where this process holds them (a partitioned Reduce's are in its workers).
       return first === UNBOUNDED ? UNBOUNDED : reduceDelta(node, first, op instanceof ReduceOp ? op : null);
     case 'distinct':
-      return typeof first === 'number' ? first : distinctRows(first);
+      // Its held rows, where this process holds them, tell whether the row it shows changes. A count:
+      // each value's shown row may be retracted and another text of it inserted (1.50, then 1.5).
+      if (typeof first === 'number') return first > 0 && !printsAlike(node.columns) ? 2 * first : first;
+      return distinctRows(first, op instanceof DistinctOp ? op : null);
     case 'output':
     case 'temporalFilter':
       return first;
@@ -397,6 +405,8 @@ function joinDelta(
   const keys: [(JoinKey | null)[] | null, (JoinKey | null)[] | null] = [null, null];
   let built = 0;
   let uncounted = false;
+  // Some side counted by the most rows under one key: its rows are not listed further.
+  let countedByMost = false;
   for (const side of [0, 1] as const) {
     const delta = side === 0 ? left : right;
     if (delta === 0) continue;
@@ -416,18 +426,37 @@ function joinDelta(
       built += rowCount(delta) * ((pads[other] ? 2 : 1) * op.sideRows(other) + (pads[side] ? 1 : 0));
       continue;
     }
-    // Known only by a count, or by rows whose key is not known: the most the other side holds under
-    // one key per row is a bound far above what such a side builds (two aggregates of one write
-    // joined by window), and a refused legitimate write is worse than an epoch left uncounted.
+    if (typeof delta !== 'number') {
+      // Rows whose key is not known (a join on an aggregate's value, which the write changes): each
+      // meets at most the rows the other side holds under one key. Left uncounted, a write into
+      // one group re-joined every row under its old and new values unrefused.
+      const most = op.rowsUnderOneKey(other);
+      built += rowCount(delta) * ((pads[other] ? 2 : 1) * most + (pads[side] ? 1 : 0));
+      countedByMost = true;
+      continue;
+    }
+    // Known only by a count: the most the other side holds under one key per row is a bound far
+    // above what such a side builds (two aggregates of one write joined by window, one of them a MAX
+    // whose groups may stay), and a refused legitimate write is worse than an epoch left uncounted.
     uncounted = true;
   }
   if (uncounted) return { built, output: UNBOUNDED };
+  if (countedByMost) {
+    // At most the rows built come out: a count (a join after it then leaves this side uncounted).
+    const total = built + (both ? rowCount(left) * rowCount(right) : 0);
+    return { built: total, output: total };
+  }
   if (both) {
     const [leftKeys, rightKeys] = keys;
     built +=
       leftKeys !== null && rightKeys !== null
         ? pairsAmong(leftKeys, rightKeys)
         : rowCount(left) * rowCount(right);
+    // Both sides changed (a self-join, or two views of one write): listed too, or a join after it
+    // would count only its other side's rows (a three-way self-join's second join was left at the
+    // rows the table's own delta builds).
+    if (list && leftKeys !== null && rightKeys !== null && node.joinKind === 'inner')
+      return { built, output: listedBoth(node, op, left, right, [leftKeys, rightKeys], built) };
   }
   return { built, output: list && !both && keyed ? listed(node, op, left, right, built) : built };
 }
@@ -456,45 +485,6 @@ function countedJoinRows(
     built += right * ((padLeft ? 2 : 1) * most + (padRight ? 1 : 0));
   }
   return built + left * right;
-}
-
-/**
- * A join's output as rows, for a join further down to probe by key: when one side changed, was
- * probed, and builds few enough rows to list; otherwise its count.
- */
-function listed(
-  node: Extract<DataflowNode, { kind: 'join' }>,
-  op: JoinOp,
-  left: EpochDelta,
-  right: EpochDelta,
-  built: number,
-): EpochDelta {
-  const side = left !== 0 ? 0 : 1;
-  const delta = side === 0 ? left : right;
-  if (typeof delta === 'number' || built > LISTED_JOIN_ROWS) return built;
-  const keyExprs = side === 0 ? node.leftKey : node.rightKey;
-  if (!keyExprs.every((e) => covered(e, delta.known))) return built;
-  const joined = op.joinedRows(side, delta.rows, LISTED_JOIN_ROWS);
-  if (joined === null) return built;
-  // The joined layout: the changed side's known columns, the other side's all (when held whole).
-  let known: boolean[] | null = null;
-  if (delta.known !== null || !joined.complete) {
-    const widths = op.sideWidths();
-    const mine = delta.known ?? new Array<boolean>(widths[side]).fill(true);
-    const theirs = new Array<boolean>(widths[side === 0 ? 1 : 0]).fill(joined.complete);
-    known = side === 0 ? [...mine, ...theirs] : [...theirs, ...mine];
-  }
-  const rows: KnownRows = { rows: joined.rows, known };
-  return node.fused === null ? rows : throughMap(rows, node.fused.filter, node.fused.project);
-}
-
-/** Pairs of rows, one from each list, with equal keys that are not NULL. */
-function pairsAmong(left: readonly (JoinKey | null)[], right: readonly (JoinKey | null)[]): number {
-  const counts = new Map<JoinKey, number>();
-  for (const key of right) if (key !== null) counts.set(key, (counts.get(key) ?? 0) + 1);
-  let pairs = 0;
-  for (const key of left) if (key !== null) pairs += counts.get(key) ?? 0;
-  return pairs;
 }
 
 type MapNode = Extract<DataflowNode, { kind: 'map' }>;

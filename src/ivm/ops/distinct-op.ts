@@ -61,6 +61,15 @@ export class DistinctOp implements Operator, Stateful {
     return { rows, weights, consolidated: true };
   }
 
+  /**
+   * The rows held SQL-equal to `row`, each text once with its count: read, changing nothing, by a
+   * write's epoch count before the epoch (src/exec/epoch-delta-rows.ts), which tells from them
+   * whether the row shown for the value changes (a retraction and an insertion) or stays.
+   */
+  heldEqualTo(row: readonly Value[]): readonly { readonly row: readonly Value[]; readonly count: number }[] {
+    return this.counts.equalRows(encodeValues(row));
+  }
+
   stateSize(): number {
     return this.counts.size * 96;
   }

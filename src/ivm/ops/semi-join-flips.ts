@@ -81,10 +81,11 @@ function mayCross(before: number, takeable: number): boolean {
 
 /**
  * Left rows the right delta `rows` may flip. EXISTS, NOT EXISTS, IN: per key whose match count the
- * write can bring to or from zero, its held rows. NOT IN: a group whose NULL count can cross zero
- * re-evaluates all its rows (a NULL arriving makes every `x NOT IN` of the group UNKNOWN); a group
- * whose row count alone can cross zero flips its NULL-valued rows (empty set: true; else UNKNOWN);
- * then each other written key as above.
+ * write can bring to or from zero, its held rows. NOT IN: a group that holds a NULL the write cannot
+ * take away flips nothing (its every row is UNKNOWN or FALSE before and after); a group whose NULL
+ * count can cross zero re-evaluates all its rows (a NULL arriving makes every `x NOT IN` of the
+ * group UNKNOWN); a group whose row count alone can cross zero flips its NULL-valued rows (empty
+ * set: true; else UNKNOWN); then each other written key as above.
  */
 export function semiJoinFlipRows(
   state: SemiJoinFlipState,
@@ -98,7 +99,7 @@ export function semiJoinFlipRows(
     // NOT IN flips rows by group and by NULL value as well as by key: they are counted, not named.
     if (list !== null) list.rows = null;
     const groups = new Map<JoinKey, { rows: number; nulls: number; anyNull: boolean }>();
-    const valued: (readonly Value[])[] = [];
+    const valued: { readonly row: readonly Value[]; readonly group: JoinKey }[] = [];
     for (const row of rows) {
       let group: JoinKey | null;
       try {
@@ -114,12 +115,19 @@ export function semiJoinFlipRows(
       if (row[state.valueColumn] === null) {
         touched.nulls += takeable;
         touched.anyNull = true;
-      } else valued.push(row);
+      } else valued.push({ row, group });
     }
+    // Groups that hold a NULL before and after: each of their left rows is UNKNOWN (or FALSE) both
+    // times, whatever else the write brings, and flips nothing.
+    const nullHeld = new Set<JoinKey>();
     for (const [group, touched] of groups) {
       semiJoinFlipWork.lookups++;
       const [rowsBefore, nullsBefore] = state.groupCounts(group);
       const nullsMayCross = touched.anyNull && mayCross(nullsBefore, touched.nulls);
+      if (nullsBefore > 0 && !nullsMayCross) {
+        nullHeld.add(group);
+        continue;
+      }
       if (nullsMayCross || mayCross(rowsBefore, touched.rows)) flips += state.nullRowsOf(group);
       if (!nullsMayCross) continue;
       if (state.correlated === 0) return flips + state.leftRows;
@@ -128,7 +136,7 @@ export function semiJoinFlipRows(
         flips += state.leftRowsUnder(key);
       }
     }
-    rows = valued;
+    rows = valued.filter((v) => !nullHeld.has(v.group)).map((v) => v.row);
   }
   for (const [key, takeable] of tally(rows, state.rightKey, inserted)) {
     semiJoinFlipWork.lookups++;
