@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Engine } from '../src/index.ts';
 
-import { drawFrom, sorted } from './support/epoch-bound.ts';
+import { changedRows, drawFrom, sorted } from './support/epoch-bound.ts';
 
 const LIMIT = 40;
 const TEXTS = ['1.5', '1.50', '1.500', '2', '2.0', '3.25', '3.250'];
@@ -20,16 +20,6 @@ const VIEWS = [
 ];
 
 type Row = { v: string; w: number };
-
-/** Distinct rows whose count differs between two snapshots of a view. */
-function changedRows(before: readonly string[], after: readonly string[]): number {
-  const counts = new Map<string, number>();
-  for (const row of before) counts.set(row, (counts.get(row) ?? 0) + 1);
-  for (const row of after) counts.set(row, (counts.get(row) ?? 0) - 1);
-  let changed = 0;
-  for (const c of counts.values()) if (c !== 0) changed++;
-  return changed;
-}
 
 const snapshot = (e: Engine): string[] =>
   sorted(e.viewSnapshot('v').rows.map((r) => ({ ...r, v: String(r.v) })));

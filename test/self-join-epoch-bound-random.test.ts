@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Engine } from '../src/index.ts';
 
-import { drawFrom } from './support/epoch-bound.ts';
+import { changedRows, drawFrom } from './support/epoch-bound.ts';
 
 const LIMIT = 40;
 
@@ -22,16 +22,6 @@ const VIEWS = [
 
 const text = (row: object): string =>
   JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
-
-/** Distinct rows whose count differs between two snapshots of a view. */
-function changedRows(before: readonly string[], after: readonly string[]): number {
-  const counts = new Map<string, number>();
-  for (const row of before) counts.set(row, (counts.get(row) ?? 0) + 1);
-  for (const row of after) counts.set(row, (counts.get(row) ?? 0) - 1);
-  let changed = 0;
-  for (const c of counts.values()) if (c !== 0) changed++;
-  return changed;
-}
 
 type Row = Record<string, number | null>;
 

@@ -121,3 +121,24 @@ export function uncollated(item: OrderItem): OrderItem {
     expr = expr.args[0] as Expr;
   return expr === item.expr ? item : { ...item, expr };
 }
+
+/**
+ * A view's listed column names (`CREATE MATERIALIZED VIEW v (a, b) AS …`) over the query's own, in
+ * order; more names than columns is refused at the statement.
+ */
+export function applyListedNames(
+  names: string[],
+  options: { readonly columnNames?: readonly string[] | undefined; readonly viewName?: string | undefined },
+  pos: Pos,
+): void {
+  const listed = options.columnNames;
+  if (listed === undefined) return;
+  if (listed.length > names.length) {
+    throw new SluiceError(
+      'INVALID_DEFINITION',
+      `view "${options.viewName ?? ''}" has ${names.length} columns but ${listed.length} column names were given`,
+      { position: pos },
+    );
+  }
+  listed.forEach((n, i) => (names[i] = n));
+}

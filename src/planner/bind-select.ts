@@ -40,7 +40,7 @@ import { constInt } from './bind-row-count.ts';
 import { nullable } from './bind-column-meta.ts';
 import { expandGroupingSets } from './bind-grouping-sets.ts';
 import { bindAggregateCall, bindGroupBy } from './bind-group-by.ts';
-import { expandSelectItems, uncollated, uniqueColumnNames } from './bind-select-items.ts';
+import { applyListedNames, expandSelectItems, uncollated, uniqueColumnNames } from './bind-select-items.ts';
 
 export { uniqueColumnNames } from './bind-select-items.ts';
 
@@ -377,16 +377,7 @@ function bindPlainSelect(
   }
   // Output names
   const names = [...items.map((i) => i.name), ...hidden.map((_, k) => `?order${k}`)];
-  if (options.columnNames !== undefined) {
-    if (options.columnNames.length > names.length) {
-      throw new SluiceError(
-        'INVALID_DEFINITION',
-        `view "${options.viewName ?? ''}" has ${names.length} columns but ${options.columnNames.length} column names were given`,
-        { position: stmt.pos },
-      );
-    }
-    options.columnNames.forEach((n, i) => (names[i] = n));
-  }
+  applyListedNames(names, options, stmt.pos);
   if (options.nested === true) {
     // names as written
   } else if (!options.forView) {

@@ -9,7 +9,7 @@ import type { BoundRelation } from './bind-from.ts';
 import { bindSetOperation } from './bind-set-op.ts';
 import { constInt } from './bind-row-count.ts';
 import { planKey } from './plan-key.ts';
-import { uniqueColumnNames } from './bind-select-items.ts';
+import { applyListedNames, uniqueColumnNames } from './bind-select-items.ts';
 import type { BindOptions, BoundQuery, OrderKey } from './bind-select.ts';
 
 /**
@@ -24,16 +24,7 @@ export function bindSetQuery(
 ): BoundQuery {
   const bound = bindSetOperation(stmt, bindBranch);
   const names = bound.columns.map((c) => c.name);
-  if (options.columnNames !== undefined) {
-    if (options.columnNames.length > names.length) {
-      throw new SluiceError(
-        'INVALID_DEFINITION',
-        `view "${options.viewName ?? ''}" has ${names.length} columns but ${options.columnNames.length} column names were given`,
-        { position: stmt.pos },
-      );
-    }
-    options.columnNames.forEach((n, i) => (names[i] = n));
-  }
+  applyListedNames(names, options, stmt.pos);
   if (options.forView) {
     const seen = new Set<string>();
     for (const n of names) {

@@ -36,3 +36,13 @@ export function refusal(run: () => unknown): SluiceError {
   }
   assert.fail('the write was not refused');
 }
+
+/** Distinct rows whose count differs between two snapshots of a view. */
+export function changedRows(before: readonly string[], after: readonly string[]): number {
+  const counts = new Map<string, number>();
+  for (const row of before) counts.set(row, (counts.get(row) ?? 0) + 1);
+  for (const row of after) counts.set(row, (counts.get(row) ?? 0) - 1);
+  let changed = 0;
+  for (const c of counts.values()) if (c !== 0) changed++;
+  return changed;
+}
