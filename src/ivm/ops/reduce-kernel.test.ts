@@ -23,12 +23,16 @@ const inputColumns: ColumnSpec[] = [
   { name: 'x"]; throw 1; //', type: T.int32 },
   { name: '`${process.exit(1)}`', type: T.text },
 ];
-const col = (index: number): ScalarExpr => ({
-  kind: 'col',
-  index,
-  name: inputColumns[index]?.name as string,
-  type: inputColumns[index]?.type as ColumnSpec['type'],
-});
+/** A column reference into `columns`. */
+const colOf =
+  (columns: readonly ColumnSpec[]) =>
+  (index: number): ScalarExpr => ({
+    kind: 'col',
+    index,
+    name: columns[index]?.name as string,
+    type: columns[index]?.type as ColumnSpec['type'],
+  });
+const col = colOf(inputColumns);
 const int = (value: number): ScalarExpr => ({ kind: 'const', value, type: T.int64 });
 const call = (fn: string, type: ColumnSpec['type'], ...args: ScalarExpr[]): ScalarExpr =>
   ({ kind: 'call', fn, args, type }) as ScalarExpr;
@@ -450,12 +454,7 @@ test('a float key: the one- and two-row steps leave a -0 row to the passes, whic
     { name: 'f', type: T.float64 },
     { name: 'x', type: T.int32 },
   ];
-  const fcol = (index: number): ScalarExpr => ({
-    kind: 'col',
-    index,
-    name: columns[index]?.name as string,
-    type: columns[index]?.type as ColumnSpec['type'],
-  });
+  const fcol = colOf(columns);
   const fproject = [fcol(0), fcol(1)];
   const aggs = [agg('count_star', null), agg('sum', 1)];
   const make = (kernel: boolean): ReduceOp =>
