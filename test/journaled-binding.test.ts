@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import { Engine, REPLAY_SQL_LIMITS } from '../src/index.ts';
 import { storedCheckpoint, trackedEngine } from './support/aged-checkpoint.ts';
 import { refusal } from './support/epoch-bound.ts';
+import { BINDING_RULES } from '../src/planner/journaled-binding.ts';
 
 const VIEWS = [
   "CREATE MATERIALIZED VIEW v AS SELECT k, i FROM t WHERE i = '1'::text",
@@ -176,4 +177,33 @@ test('a journaled SELECT cast to bpchar binds as bpchar, as it was accepted', ()
   const old = new Engine();
   old.execute('CREATE TABLE c (k integer PRIMARY KEY, b bpchar)', { limits: REPLAY_SQL_LIMITS });
   assert.equal(refusal(() => old.applyChanges('c', { insert: [{ k: 1, b: 'ab' }] })).code, 'INVALID_VALUE');
+});
+
+test('varchar(n) beside varchar(m): journaled under rules 1 it stays text, new it is varchar of the longer', () => {
+  const table = 'CREATE TABLE t (k integer PRIMARY KEY, a varchar(6), b varchar(8), c char(3))';
+  // PostgreSQL compares COALESCE(a, b) (varchar) with char as bpchar: 'x  ' equals 'x'.
+  const view = 'CREATE MATERIALIZED VIEW m AS SELECT k, COALESCE(a, b) AS x FROM t WHERE COALESCE(a, b) = c';
+  const rows = { insert: [{ k: 1, a: 'x  ', c: 'x' }] };
+  const live = trackedEngine([table]);
+  live.execute(view);
+  const rules1 = trackedEngine([table]);
+  rules1.execute(view, { limits: REPLAY_SQL_LIMITS, rules: 1 });
+  const unstamped = trackedEngine([table]);
+  unstamped.execute(view, { limits: REPLAY_SQL_LIMITS });
+  const now = trackedEngine([table]);
+  now.execute(view, { limits: REPLAY_SQL_LIMITS, rules: BINDING_RULES });
+  for (const e of [live, rules1, unstamped, now]) e.applyChanges('t', rows);
+  for (const e of [live, now]) {
+    assert.deepEqual(e.viewSnapshot('m').rows, [{ k: 1, x: 'x  ' }]);
+    assert.equal(e.viewSnapshot('m').columns[1]?.type, 'character varying(8)');
+  }
+  for (const e of [rules1, unstamped]) {
+    assert.deepEqual(e.viewSnapshot('m').rows, []);
+    assert.equal(e.viewSnapshot('m').columns[1]?.type, 'text');
+  }
+  // The older binding is another plan: its stored state is not taken for the new one's.
+  const fingerprint = (e: Engine): string | undefined => storedCheckpoint(e).fingerprints['m'];
+  assert.equal(fingerprint(rules1), fingerprint(unstamped));
+  assert.equal(fingerprint(now), fingerprint(live));
+  assert.notEqual(fingerprint(live), fingerprint(rules1));
 });

@@ -10,13 +10,16 @@
 // not only what is accepted (`bpchar` as a column type was char(1)), so binding it as an older one's
 // would restart it as something it was not. A rule made stricter after this gets the next number,
 // and its lenient side applies to statements journaled under a lower one.
-let journaledDepth = 0;
+/** The rules of the journaled statement being bound (0: journaled before they were recorded), or null. */
+let journaledRules: number | null = null;
 
 /**
  * The binding rules of this release, recorded on every DDL entry it journals. 1: the rules as of the
  * stamp's introduction (PostgreSQL's `bpchar` column type unlimited, the checks bindsJournaled names).
+ * 2: varchar(n) beside varchar(m) is varchar of the longer length, not text (bindsBefore(2) in
+ * types-resolve.ts), so it compares with char as PostgreSQL's varchar does.
  */
-export const BINDING_RULES = 1;
+export const BINDING_RULES = 2;
 
 /**
  * Runs `bind` as a journaled statement accepted under `rules` (absent: journaled before rules were
@@ -25,11 +28,12 @@ export const BINDING_RULES = 1;
 export function bindingAsJournaled<T>(bind: () => T, rules?: number): T {
   // Accepted under today's rules: bound by them.
   if (rules !== undefined && rules >= BINDING_RULES) return bind();
-  journaledDepth++;
+  const outer = journaledRules;
+  journaledRules = rules ?? 0;
   try {
     return bind();
   } finally {
-    journaledDepth--;
+    journaledRules = outer;
   }
 }
 
@@ -38,5 +42,10 @@ export function bindingAsJournaled<T>(bind: () => T, rules?: number): T {
  * then the older rules apply.
  */
 export function bindsJournaled(): boolean {
-  return journaledDepth > 0;
+  return journaledRules !== null && journaledRules < 1;
+}
+
+/** Whether the statement being bound was journaled under rules older than `rules` (a meaning they changed). */
+export function bindsBefore(rules: number): boolean {
+  return journaledRules !== null && journaledRules < rules;
 }

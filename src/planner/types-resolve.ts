@@ -4,7 +4,7 @@ import { SluiceError } from '../common/errors.ts';
 import type { TypeName } from '../parser/ast.ts';
 import type { SqlType } from '../common/types.ts';
 import { T, arrayOf, typeName } from '../common/types.ts';
-import { bindsJournaled } from './journaled-binding.ts';
+import { bindsBefore, bindsJournaled } from './journaled-binding.ts';
 
 export function resolveTypeName(t: TypeName): SqlType {
   if (t.arrayDims !== undefined) {
@@ -174,10 +174,25 @@ export function commonType(types: readonly SqlType[]): SqlType | null {
     else if (t.kind === 'timestamptz' || result.kind === 'timestamptz') result = T.timestamptz;
     else if (t.kind === 'timestamp' || result.kind === 'timestamp') result = T.timestamp;
     else if (t.kind === 'text' && result.kind === 'text') {
-      result = result.maxLength === t.maxLength && result.fixed === t.fixed ? result : T.text;
+      result =
+        result.maxLength === t.maxLength && result.fixed === t.fixed
+          ? result
+          : (longerVarchar(result, t) ?? T.text);
     }
   }
   return result;
+}
+
+/**
+ * varchar(n) beside varchar(m): PostgreSQL's common type is varchar (no length), which compares with
+ * char as bpchar does (trailing spaces insignificant) where text does not. Sluice has no varchar
+ * without a length, so it is varchar of the longer length, which holds every value of both and
+ * compares alike. Statements journaled before this rule keep text (their views' stored state).
+ */
+function longerVarchar(a: SqlType, b: SqlType): SqlType | null {
+  if (a.kind !== 'text' || b.kind !== 'text' || a.fixed === true || b.fixed === true) return null;
+  if (a.maxLength === undefined || b.maxLength === undefined || bindsBefore(2)) return null;
+  return a.maxLength >= b.maxLength ? a : b;
 }
 
 export function describeType(t: SqlType): string {
