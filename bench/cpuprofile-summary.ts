@@ -1,9 +1,12 @@
 // Summarises V8 .cpuprofile files (from `node --cpu-prof`): top functions by self time.
-//   node --import tsx bench/cpuprofile-summary.ts [--top N] [--under <function>] [--max-sample-us N] [--by-file] file.cpuprofile...
+//   node --import tsx bench/cpuprofile-summary.ts [--top N] [--under <function>] [--window <function>] [--max-sample-us N] [--by-file] file.cpuprofile...
 // `--by-file` sums self time by source file instead of by function (which stage of the pipeline a
 // phase's time is in: the operator's files, the table's, the view Output's, GC).
 // `--under recover` keeps only the samples with that function on the stack, plus the garbage
 // collector's samples between its first and last one (a server start: recovery without module loading).
+// `--window ingestGrouped` keeps every sample (idle excepted) between the first and the last one with
+// that function on the stack: the whole thread over a phase (HTTP parsing, GC, the group commit and
+// the WAL checkpoint beside the ingest path), without start-up and shutdown.
 import { readFileSync } from 'node:fs';
 import { forEachFlag, intArg } from './bench-args.ts';
 
@@ -22,6 +25,7 @@ interface Profile {
 const args = process.argv.slice(2);
 let top = 15;
 let under: string | null = null;
+let windowOf: string | null = null;
 // --max-sample-us: a sample's time counted up to this much. On a loaded machine the profiler's thread
 // is itself held off a core, and the next sample then carries the whole gap (one sample of 281 ms
 // once made a 1 us allocation the fourth line); 1500 with the default 1 ms interval keeps the rest.
@@ -31,10 +35,11 @@ const files: string[] = [];
 forEachFlag(args, (flag, value, _inline, arg) => {
   if (flag === '--top') top = intArg(flag, value());
   else if (flag === '--under') under = value();
+  else if (flag === '--window') windowOf = value();
   else if (flag === '--max-sample-us') maxSampleUs = intArg(flag, value());
   else if (flag === '--by-file') byFile = true;
   else if (flag.startsWith('--'))
-    throw new Error(`bench: unknown option ${flag} (--top, --under, --max-sample-us, --by-file)`);
+    throw new Error(`bench: unknown option ${flag} (--top, --under, --window, --max-sample-us, --by-file)`);
   else files.push(arg);
 });
 
@@ -45,7 +50,9 @@ for (const file of files) {
   const selfUs = new Map<number, number>();
   const samples = prof.samples ?? [];
   const deltas = prof.timeDeltas ?? [];
-  const keep = underFilter(prof, byId, samples);
+  const keepUnder = underFilter(prof, byId, samples, under);
+  const inWindow = windowFilter(prof, byId, samples, windowOf);
+  const keep = (i: number): boolean => keepUnder(i) && inWindow(i);
   for (let i = 0; i < samples.length; i++) {
     const id = samples[i]!;
     if (!keep(i)) continue;
@@ -65,7 +72,10 @@ for (const file of files) {
     byFn.set(name, (byFn.get(name) ?? 0) + us);
     total += us;
   }
-  console.log(`${file}: ${(total / 1e3).toFixed(0)} ms sampled${under === null ? '' : ` under ${under}`}`);
+  const within = windowOf === null ? '' : ` from the first to the last ${windowOf} (idle left out)`;
+  console.log(
+    `${file}: ${(total / 1e3).toFixed(0)} ms sampled${under === null ? '' : ` under ${under}`}${within}`,
+  );
   const rows = [...byFn.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
   for (const [name, us] of rows)
     console.log(
@@ -73,13 +83,8 @@ for (const file of files) {
     );
 }
 
-/** Which samples count: all, or (--under) those under the function and GC inside its window. */
-function underFilter(
-  prof: Profile,
-  byId: Map<number, ProfileNode>,
-  samples: number[],
-): (i: number) => boolean {
-  if (under === null) return () => true;
+/** Whether a node has the function on its stack (itself or a caller). */
+function stackHolds(prof: Profile, byId: Map<number, ProfileNode>, fn: string): (id: number) => boolean {
   const parent = new Map<number, number>();
   for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const memo = new Map<number, boolean>();
@@ -87,10 +92,15 @@ function underFilter(
     const known = memo.get(id);
     if (known !== undefined) return known;
     const up = parent.get(id);
-    const r = byId.get(id)?.callFrame.functionName === under || (up !== undefined && isUnder(up));
+    const r = byId.get(id)?.callFrame.functionName === fn || (up !== undefined && isUnder(up));
     memo.set(id, r);
     return r;
   };
+  return isUnder;
+}
+
+/** The first and last sample index with the function on the stack (-1, -1 when none). */
+function spanOf(samples: number[], isUnder: (id: number) => boolean): [number, number] {
   let first = -1;
   let last = -1;
   for (let i = 0; i < samples.length; i++) {
@@ -98,7 +108,32 @@ function underFilter(
     if (first < 0) first = i;
     last = i;
   }
+  return [first, last];
+}
+
+/** Which samples count: all, or (--under) those under the function and GC inside its window. */
+function underFilter(
+  prof: Profile,
+  byId: Map<number, ProfileNode>,
+  samples: number[],
+  fn: string | null,
+): (i: number) => boolean {
+  if (fn === null) return () => true;
+  const isUnder = stackHolds(prof, byId, fn);
+  const [first, last] = spanOf(samples, isUnder);
   return (i) =>
     isUnder(samples[i]!) ||
     (i >= first && i <= last && byId.get(samples[i]!)?.callFrame.functionName === '(garbage collector)');
+}
+
+/** Which samples count: all, or (--window) the busy ones from the first to the last under the function. */
+function windowFilter(
+  prof: Profile,
+  byId: Map<number, ProfileNode>,
+  samples: number[],
+  fn: string | null,
+): (i: number) => boolean {
+  if (fn === null) return () => true;
+  const [first, last] = spanOf(samples, stackHolds(prof, byId, fn));
+  return (i) => i >= first && i <= last && byId.get(samples[i]!)?.callFrame.functionName !== '(idle)';
 }
