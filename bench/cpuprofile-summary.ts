@@ -1,9 +1,12 @@
 // Summarises V8 .cpuprofile files (from `node --cpu-prof`): top functions by self time.
-//   node --import tsx bench/cpuprofile-summary.ts [--top N] [--under <function>] [--max-sample-us N] [--by-file] file.cpuprofile...
+//   node --import tsx bench/cpuprofile-summary.ts [--top N] [--under <function>] [--max-sample-us N] [--by-file]
+//     [--window <from µs>-<to µs>] file.cpuprofile...
 // `--by-file` sums self time by source file instead of by function (which stage of the pipeline a
 // phase's time is in: the operator's files, the table's, the view Output's, GC).
 // `--under recover` keeps only the samples with that function on the stack, plus the garbage
 // collector's samples between its first and last one (a server start: recovery without module loading).
+// `--window 123-456` keeps the samples taken in that stretch of the monotonic clock (µs, the profile's
+// own): one timed phase of `bench/join.ts --phase-windows`, which prints each phase's.
 import { readFileSync } from 'node:fs';
 import { forEachFlag, intArg } from './bench-args.ts';
 
@@ -15,6 +18,7 @@ interface ProfileNode {
 }
 interface Profile {
   nodes: ProfileNode[];
+  startTime: number;
   samples?: number[];
   timeDeltas?: number[];
 }
@@ -27,14 +31,19 @@ let under: string | null = null;
 // once made a 1 us allocation the fourth line); 1500 with the default 1 ms interval keeps the rest.
 let maxSampleUs = Infinity;
 let byFile = false;
+let window: [number, number] | null = null;
 const files: string[] = [];
 forEachFlag(args, (flag, value, _inline, arg) => {
   if (flag === '--top') top = intArg(flag, value());
   else if (flag === '--under') under = value();
   else if (flag === '--max-sample-us') maxSampleUs = intArg(flag, value());
   else if (flag === '--by-file') byFile = true;
-  else if (flag.startsWith('--'))
-    throw new Error(`bench: unknown option ${flag} (--top, --under, --max-sample-us, --by-file)`);
+  else if (flag === '--window') {
+    const m = /^(\d+)-(\d+)$/.exec(value());
+    if (m === null) throw new Error('bench: --window takes <from µs>-<to µs>');
+    window = [Number(m[1]), Number(m[2])];
+  } else if (flag.startsWith('--'))
+    throw new Error(`bench: unknown option ${flag} (--top, --under, --max-sample-us, --by-file, --window)`);
   else files.push(arg);
 });
 
@@ -46,8 +55,12 @@ for (const file of files) {
   const samples = prof.samples ?? [];
   const deltas = prof.timeDeltas ?? [];
   const keep = underFilter(prof, byId, samples);
+  // Each sample's time: the profile's start plus the deltas up to it.
+  let at = prof.startTime;
   for (let i = 0; i < samples.length; i++) {
     const id = samples[i]!;
+    at += deltas[i] ?? 0;
+    if (window !== null && (at < window[0] || at > window[1])) continue;
     if (!keep(i)) continue;
     const us = Math.min(maxSampleUs, Math.max(0, deltas[i + 1] ?? deltas[i] ?? 0));
     selfUs.set(id, (selfUs.get(id) ?? 0) + us);
