@@ -1,5 +1,6 @@
 // Summarises V8 .cpuprofile files (from `node --cpu-prof`): top functions by self time.
-//   node --import tsx bench/cpuprofile-summary.ts [--top N] [--under <function>] [--window <function>] [--max-sample-us N] [--by-file] file.cpuprofile...
+//   node --import tsx bench/cpuprofile-summary.ts [--top N] [--under <function>] [--window <function>] [--max-sample-us N] [--by-file]
+//     [--span <from µs>-<to µs>] file.cpuprofile...
 // `--by-file` sums self time by source file instead of by function (which stage of the pipeline a
 // phase's time is in: the operator's files, the table's, the view Output's, GC).
 // `--under recover` keeps only the samples with that function on the stack, plus the garbage
@@ -7,6 +8,8 @@
 // `--window ingestGrouped` keeps every sample (idle excepted) between the first and the last one with
 // that function on the stack: the whole thread over a phase (HTTP parsing, GC, the group commit and
 // the WAL checkpoint beside the ingest path), without start-up and shutdown.
+// `--span 123-456` keeps the samples taken in that stretch of the monotonic clock (µs, the profile's
+// own): one timed phase of `bench/join.ts --phase-windows`, which prints each phase's.
 import { readFileSync } from 'node:fs';
 import { forEachFlag, intArg } from './bench-args.ts';
 
@@ -20,12 +23,14 @@ interface Profile {
   nodes: ProfileNode[];
   samples?: number[];
   timeDeltas?: number[];
+  startTime: number;
 }
 
 const args = process.argv.slice(2);
 let top = 15;
 let under: string | null = null;
 let windowOf: string | null = null;
+let span: [number, number] | null = null;
 // --max-sample-us: a sample's time counted up to this much. On a loaded machine the profiler's thread
 // is itself held off a core, and the next sample then carries the whole gap (one sample of 281 ms
 // once made a 1 us allocation the fourth line); 1500 with the default 1 ms interval keeps the rest.
@@ -38,8 +43,14 @@ forEachFlag(args, (flag, value, _inline, arg) => {
   else if (flag === '--window') windowOf = value();
   else if (flag === '--max-sample-us') maxSampleUs = intArg(flag, value());
   else if (flag === '--by-file') byFile = true;
-  else if (flag.startsWith('--'))
-    throw new Error(`bench: unknown option ${flag} (--top, --under, --window, --max-sample-us, --by-file)`);
+  else if (flag === '--span') {
+    const m = /^(\d+)-(\d+)$/.exec(value());
+    if (m === null) throw new Error('bench: --span takes <from µs>-<to µs>');
+    span = [Number(m[1]), Number(m[2])];
+  } else if (flag.startsWith('--'))
+    throw new Error(
+      `bench: unknown option ${flag} (--top, --under, --window, --span, --max-sample-us, --by-file)`,
+    );
   else files.push(arg);
 });
 
@@ -53,8 +64,12 @@ for (const file of files) {
   const keepUnder = underFilter(prof, byId, samples, under);
   const inWindow = windowFilter(prof, byId, samples, windowOf);
   const keep = (i: number): boolean => keepUnder(i) && inWindow(i);
+  // Each sample's time: the profile's start plus the deltas up to it.
+  let at = prof.startTime;
   for (let i = 0; i < samples.length; i++) {
     const id = samples[i]!;
+    at += deltas[i] ?? 0;
+    if (span !== null && (at < span[0] || at > span[1])) continue;
     if (!keep(i)) continue;
     const us = Math.min(maxSampleUs, Math.max(0, deltas[i + 1] ?? deltas[i] ?? 0));
     selfUs.set(id, (selfUs.get(id) ?? 0) + us);

@@ -173,7 +173,11 @@ async function runPhases(
       p.apply(prepared[i]);
       lat[i] = Number(process.hrtime.bigint() - t0);
     }
-    const wallNs = Number(process.hrtime.bigint() - start);
+    const end = process.hrtime.bigint();
+    const wallNs = Number(end - start);
+    // A `node --cpu-prof` profile's timestamps are µs on this clock: the window cuts the phase out.
+    if (phaseWindows)
+      process.stderr.write(`bench: phase ${name} from ${start / 1000n} to ${end / 1000n} µs\n`);
     const cpu = process.cpuUsage(cpu0);
     const main1 = mainThreadNs();
     const mainMs = main0 === null || main1 === null ? null : (main1 - main0) / 1e6;
@@ -218,6 +222,7 @@ async function runPhases(
 }
 
 let profilePath = '';
+let phaseWindows = false;
 
 /** Every (variant, batch, impl) given, one after the other (one, except in --quick mode). */
 export async function runChild(o: Options): Promise<void> {
@@ -226,6 +231,7 @@ export async function runChild(o: Options): Promise<void> {
 }
 
 async function runCell(o: Options, impl: Impl, variant: Variant, batch: number): Promise<void> {
+  phaseWindows = o.phaseWindows;
   const gc = getGc();
   const fail = (f: Omit<ChildFailure, 'child' | 'failed' | 'impl' | 'variant' | 'batch' | 'sql'>): void => {
     const out: ChildFailure = {
@@ -245,9 +251,9 @@ async function runCell(o: Options, impl: Impl, variant: Variant, batch: number):
 
   let phase: PhaseName | 'create' = 'create';
   try {
-    // Warm-up on a throwaway instance with a smaller, different workload, so the timed run sees
-    // optimised code (its results are checked too).
-    if (o.warmup) {
+    // Warm-up on throwaway instances with a smaller, different workload, so the timed run sees
+    // optimised code (their results are checked too).
+    for (let w = 0; w < o.warmups; w++) {
       const warm = await buildImpl(impl, variant);
       const wspec: JoinSpec = {
         ...specOf(o),

@@ -22,7 +22,15 @@ export interface Options {
   slice: number;
   repeat: number;
   seed: number;
-  warmup: boolean;
+  /**
+   * Warm-up instances run (and dropped) before the timed one. The timed instance is then the
+   * process's (warmups + 1)-th: with one, V8 meets a second engine in the timed run and throws away
+   * code it had specialised to the first (its closures, its objects' shapes), so the first phase
+   * also times that re-optimisation (bench/README.md).
+   */
+  warmups: number;
+  /** Print each timed phase's window on the monotonic clock (a `node --cpu-prof` profile's), to stderr. */
+  phaseWindows: boolean;
   /** Wait for the collector's helper threads after the forced collection before each timed phase. */
   settle: boolean;
   quick: boolean;
@@ -42,7 +50,8 @@ export function parseArgs(argv: string[]): Options {
     slice: 20_000,
     repeat: 3,
     seed: 20111111,
-    warmup: true,
+    warmups: 1,
+    phaseWindows: false,
     settle: true,
     quick: false,
     cpuProfile: null,
@@ -100,7 +109,13 @@ export function parseArgs(argv: string[]): Options {
         o.seed = int(flag, value());
         break;
       case '--no-warmup':
-        o.warmup = false;
+        o.warmups = 0;
+        break;
+      case '--warmups':
+        o.warmups = int(flag, value());
+        break;
+      case '--phase-windows':
+        o.phaseWindows = true;
         break;
       case '--no-settle':
         o.settle = false;
@@ -113,7 +128,8 @@ export function parseArgs(argv: string[]): Options {
         console.log(
           'usage: node --import tsx bench/join.ts [--quick] [--peers | --impl sluice,db-ivm,map] [--variant agg,join,left,semi]\n' +
             '       [--batch 1,100,10000] [--auctions N] [--bids N] [--mutate F] [--categories N] [--slice N]\n' +
-            '       [--repeat N] [--seed N] [--no-warmup] [--no-settle] [--cpu-profile PREFIX]\n' +
+            '       [--repeat N] [--seed N] [--warmups N | --no-warmup] [--no-settle] [--cpu-profile PREFIX]\n' +
+            '       [--phase-windows]\n' +
             '  every flag also as an environment variable: BENCH_QUICK=1, BENCH_IMPL=..., BENCH_NO_WARMUP=1, ...',
         );
         process.exit(0);
@@ -132,4 +148,10 @@ export function parseArgs(argv: string[]): Options {
 }
 
 /** The join bench's flags that take no value, as BENCH_* variables too (see bench-args.ts). */
-export const SWITCHES: readonly string[] = ['--quick', '--peers', '--no-warmup', '--no-settle'];
+export const SWITCHES: readonly string[] = [
+  '--quick',
+  '--peers',
+  '--no-warmup',
+  '--no-settle',
+  '--phase-windows',
+];

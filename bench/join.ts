@@ -11,6 +11,9 @@
 //   node --import tsx bench/join.ts --quick             # a 40th of the rows, one repeat, one process (< 60 s)
 //   node --import tsx bench/join.ts --peers             # db-ivm and the Map only
 //   node --import tsx bench/join.ts --impl sluice --variant agg --batch 10000 --repeat 1
+//   node --import tsx bench/join.ts --impl sluice,db-ivm --variant agg --batch 100 --warmups 2   # the timed instance the third
+//   node --cpu-prof --import tsx bench/join.ts --impl sluice --variant agg --batch 100 --repeat 1 --phase-windows
+//     # each timed phase's window on the profile's clock: bench/cpuprofile-summary.ts --span <from>-<to>
 //
 // Every flag can also be given as an environment variable: BENCH_QUICK=1, BENCH_IMPL=sluice,
 // BENCH_BATCH=100, BENCH_REPEAT=5, ... (flags win).
@@ -55,7 +58,8 @@ function childArgs(
     `--seed=${o.seed}`,
     `--repeat=${o.repeat}`,
   ];
-  if (!o.warmup) args.push('--no-warmup');
+  args.push(`--warmups=${o.warmups}`);
+  if (o.phaseWindows) args.push('--phase-windows');
   if (!o.settle) args.push('--no-settle');
   if (o.cpuProfile !== null) args.push(`--cpu-profile=${o.cpuProfile}`);
   return [...exec, ...args];

@@ -137,9 +137,13 @@ export class ViewGraph {
   private readonly stepped: GraphView[] = [];
   /** Arrangements of relations by key that joins of every view probe (shared-arrangements.ts). */
   readonly shared: SharedArrangements;
-  /** The relations' deltas of the write being counted (joinRows), empty between counts. */
+  /**
+   * The relations' deltas of the write being counted (joinRows), empty between counts. Handed to each
+   * view's count as the map itself, not as a closure over it: a closure is a new function for each
+   * graph, and V8's optimised count, having inlined the first graph's, is thrown away at the
+   * process's second graph ("wrong call target"), whose first epochs then run it unoptimised.
+   */
   private readonly countDeltas = new Map<string, EpochDelta>();
-  private readonly countInputOf = (source: string): EpochDelta => this.countDeltas.get(source) ?? 0;
   /** The worker threads of partitioned Reduces (null: one worker, everything on this thread). */
   private pool: PartitionPool | null = null;
 
@@ -380,7 +384,7 @@ export class ViewGraph {
       for (let i = 0; i < views.length; i++) {
         const graphView = views[i] as GraphView;
         // A view after this one in the list has a join, and may read this one's output.
-        const bound = graphView.runtime.epochDeltaBound(this.countInputOf, exact, i < views.length - 1);
+        const bound = graphView.runtime.epochDeltaBound(deltas, exact, i < views.length - 1);
         if (bound.output !== 0) deltas.set(graphView.name, bound.output);
         rows += bound.built;
         if (bound.built > most) {

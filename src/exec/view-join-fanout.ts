@@ -140,13 +140,13 @@ export class ViewDeltaBound {
   }
 
   /**
-   * The view's output delta and the rows its joins build, when its inputs change by `inputOf`
-   * (a relation's delta; 0: unchanged). `exact` false: counts alone, no row read (a bound at least
+   * The view's output delta and the rows its joins build, when its inputs change by `relations`
+   * (a relation's delta by its name; absent: unchanged). `exact` false: counts alone, no row read (a bound at least
    * the exact one); true: the written rows go through, and joins probe by key. `outputRead`: a
    * view with a join reads this one's output (its joins' rows are then listed for it to probe).
    */
   epoch(
-    inputOf: (source: string) => EpochDelta,
+    relations: ReadonlyMap<string, EpochDelta>,
     exact: boolean,
     outputRead: boolean,
   ): { output: EpochDelta; built: number } {
@@ -155,7 +155,7 @@ export class ViewDeltaBound {
     for (let i = 0; i < this.nodes.length; i++) {
       const { node, op } = this.nodes[i] as { node: DataflowNode; op: Operator | null };
       if (node.kind === 'input') {
-        deltas[i] = inputOf(node.source);
+        deltas[i] = relations.get(node.source) ?? 0;
         continue;
       }
       if (node.kind === 'values') {

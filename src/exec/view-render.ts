@@ -276,15 +276,16 @@ export abstract class RenderedView extends ViewErrors {
 
   /**
    * The view's output delta and the rows its joins build in an epoch where its inputs change by
-   * `inputOf`, known before the epoch runs (ViewDeltaBound.epoch): `exact` false counts alone (no
-   * row read), true probes the joins by key, a cost of the write, not of the state.
+   * `relations` (a relation's delta by its name; absent: unchanged), known before the epoch runs
+   * (ViewDeltaBound.epoch): `exact` false counts alone (no row read), true probes the joins by key,
+   * a cost of the write, not of the state.
    */
   epochDeltaBound(
-    inputOf: (source: string) => EpochDelta,
+    relations: ReadonlyMap<string, EpochDelta>,
     exact: boolean,
     outputRead: boolean,
   ): { readonly output: EpochDelta; readonly built: number } {
-    return this.deltaBound.epoch(inputOf, exact, outputRead);
+    return this.deltaBound.epoch(relations, exact, outputRead);
   }
 
   /** Whether some node of the view is a join (whose rows a write's epoch bound counts). */
