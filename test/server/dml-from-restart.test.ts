@@ -1,11 +1,24 @@
 // UPDATE … FROM and DELETE … USING across a kill -9: the statements are journaled as the row changes
 // they made (the epoch's deletes and inserts), not as statements run again, so a data directory
 // reopened from the journal alone, or from a checkpoint and the journal after it, holds exactly the
-// rows it held, a keyless table's every copy included, and goes on like an engine that never stopped.
+// rows it held, a keyless table's every copy included, and goes on like an engine that never stopped;
+// the same through a server process killed with SIGKILL, whose refusal of an ambiguous UPDATE … FROM
+// (HTTP 400, CARDINALITY_VIOLATION, at the FROM) left nothing behind in the journal either.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Engine } from '../../src/exec/engine.ts';
-import { afterCrash, sortedRows } from './helpers.ts';
+import {
+  afterCrash,
+  allViewRows,
+  removeDir,
+  spawnServer,
+  sql,
+  sqlOk,
+  sortedRows,
+  startServer,
+  tempDir,
+  type TestServer,
+} from './helpers.ts';
 
 const SCHEMA = `CREATE TABLE t (id integer PRIMARY KEY, g integer, v integer);
 CREATE TABLE u (id integer PRIMARY KEY, w integer);
@@ -62,3 +75,38 @@ for (const withCheckpoint of [true, false]) {
     ]);
   });
 }
+
+test('UPDATE … FROM and DELETE … USING through a server killed with SIGKILL come back exactly', async () => {
+  const reference = new Engine();
+  reference.executeScript(SCHEMA);
+  reference.executeScript(FILL);
+  for (const sql of [...BEFORE, ...AFTER]) reference.execute(sql);
+  const dir = tempDir();
+  let server: TestServer | undefined;
+  try {
+    const child = await spawnServer(dir);
+    await sqlOk(child.base, `${SCHEMA};\n${FILL}`);
+    for (const statement of BEFORE) await sqlOk(child.base, statement);
+    // t's row 1 matches every lake row, whose values are 10 and 3: refused whole
+    const refused = await sql(child.base, 'UPDATE t SET v = lake.v FROM lake WHERE t.id = 1');
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(refused.body.error?.code, 'CARDINALITY_VIOLATION');
+    assert.deepEqual(refused.body.error?.position, { line: 1, column: 25 });
+    const before = await Promise.all(VIEWS.map((v) => allViewRows(child.base, v)));
+    child.child.kill('SIGKILL');
+    await child.exited;
+    server = await startServer({ dataDir: dir });
+    const after = await Promise.all(VIEWS.map((v) => allViewRows(server!.base, v)));
+    assert.deepEqual(after.map(sortedRows), before.map(sortedRows), 'right after the restart');
+    for (const statement of AFTER) await sqlOk(server.base, statement);
+    const last = await Promise.all(VIEWS.map((v) => allViewRows(server!.base, v)));
+    assert.deepEqual(
+      VIEWS.map((v, i) => `${v}: ${sortedRows(last[i]!).join(' ')}`),
+      snapshot(reference),
+      'after the statements that followed',
+    );
+  } finally {
+    await server?.close();
+    removeDir(dir);
+  }
+});
