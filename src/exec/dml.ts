@@ -1,7 +1,8 @@
 // INSERT, UPDATE and DELETE statements: each resolved to one batch of row changes on one table and
 // applied as one epoch through the engine. VALUES are bound and assignment-cast per column (with
 // DEFAULTs and NOT NULL), UPDATE/DELETE read the rows their WHERE selects — by key when it pins the
-// primary key (src/exec/key-lookup.ts), else the whole table — counting the rows they examine.
+// primary key (src/exec/key-lookup.ts), else the whole table — counting the rows they examine; one
+// with a subquery or a FROM (USING) list is handed the rows its query read (dml-query.ts).
 import { SluiceError } from '../common/errors.ts';
 import { compileScalar } from '../common/scalar-expr.ts';
 import type { Row, SqlType, Value } from '../common/types.ts';
