@@ -180,6 +180,9 @@ CREATE MATERIALIZED VIEW tv AS SELECT COUNT(*) AS n, SUM(a) AS total FROM t`);
     ['DELETE FROM t USING u WHERE count(u.b) > 0', 'INVALID_AGGREGATE', 'not allowed in WHERE', 29],
     ['UPDATE tv SET n = 1 FROM u', 'WRONG_OBJECT_KIND', 'materialized view "tv"', 1],
     ['DELETE FROM j USING u WHERE j.x = u.id', 'APPEND_ONLY_TABLE', 'j', 1],
+    // a column set twice, with or without a FROM list (PostgreSQL: "multiple assignments to same column")
+    ['UPDATE t SET a = 1, a = 2', 'DUPLICATE_COLUMN', 'multiple assignments to same column "a"', 21],
+    ['UPDATE t SET a = u.b, a = 2 FROM u', 'DUPLICATE_COLUMN', 'multiple assignments', 23],
     // a key moved onto a row the statement does not move
     ['UPDATE t SET id = 2 FROM u WHERE t.id = 1 AND u.id = 1', 'UNIQUE_VIOLATION', 'primary key', 1],
   ]);

@@ -391,8 +391,12 @@ interface SetValue {
   readonly pos: Pos;
 }
 
-/** The column index of each SET target, in order; an unknown column refused at its name. */
+/**
+ * The column index of each SET target, in order; an unknown column refused at its name, and a column
+ * set twice at its second name (PostgreSQL refuses it; the last value silently won here before).
+ */
 function setTargets(stmt: Extract<Statement, { kind: 'update' }>, def: TableDef): number[] {
+  const seen = new Set<number>();
   return stmt.assignments.map((a) => {
     const i = def.columns.findIndex((c) => c.name === a.column);
     if (i < 0)
@@ -403,6 +407,11 @@ function setTargets(stmt: Extract<Statement, { kind: 'update' }>, def: TableDef)
           position: a.pos,
         },
       );
+    if (seen.has(i))
+      throw new SluiceError('DUPLICATE_COLUMN', `multiple assignments to same column "${a.column}"`, {
+        position: a.pos,
+      });
+    seen.add(i);
     return i;
   });
 }
