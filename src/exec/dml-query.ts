@@ -1,22 +1,29 @@
-// UPDATE and DELETE whose SET values or WHERE hold a subquery (`DELETE FROM t WHERE id IN (SELECT
-// id FROM u)`, `UPDATE t SET a = (SELECT max(b) FROM u WHERE u.k = t.k)`): the statement's rows are
-// read by one ad-hoc SELECT over the table — its columns as stored, then each SET value, under the
-// statement's WHERE — so subqueries, correlated or not, mean what they mean in a query; dml.ts then
-// writes those rows as one epoch, as it writes the rows it finds itself for a statement without one.
+// UPDATE … FROM u and DELETE … USING u, and UPDATE and DELETE whose SET values or WHERE hold a
+// subquery (`DELETE FROM t WHERE id IN (SELECT id FROM u)`, `UPDATE t SET a = (SELECT max(b) FROM u
+// WHERE u.k = t.k)`): the statement's rows are read by one ad-hoc SELECT over the table — its columns
+// as stored, then each SET value, the table joined to the FROM (USING) list under the statement's
+// WHERE — so joins and subqueries, correlated or not, mean what they mean in a query; dml.ts then
+// writes those rows as one epoch (each table row once: dml-from-rows.ts), as it writes the rows it
+// finds itself for a statement without one.
 import { SluiceError } from '../common/errors.ts';
 import type { Value } from '../common/types.ts';
 import { encodeExactValues } from '../common/values.ts';
-import type { Expr, Pos, SelectItem, SelectStmt, Statement } from '../parser/ast.ts';
+import type { FromItem, SelectItem, SelectStmt, Statement } from '../parser/ast.ts';
 import { findAggregate } from '../planner/bind-expr.ts';
 import { findSubquery } from '../planner/bind-subquery.ts';
 import { refuseWindowIn } from '../planner/bind-window.ts';
-import type { TableDef } from '../planner/catalog.ts';
+import type { ColumnMeta, TableDef } from '../planner/catalog.ts';
+import type { SelectJob } from './select-job.ts';
 import type { TableStore } from './table-store.ts';
 
 export type UpdateOrDelete = Extract<Statement, { kind: 'update' | 'delete' }>;
 
-/** Whether the statement's WHERE or a SET value holds a subquery: then its rows are read by a query. */
+/**
+ * Whether the statement's rows are read by a query: it joins a FROM (USING) list, or its WHERE or a
+ * SET value holds a subquery.
+ */
 export function readsSubquery(stmt: UpdateOrDelete): boolean {
+  if (stmt.from !== undefined) return true;
   if (stmt.where !== undefined && findSubquery(stmt.where) !== undefined) return true;
   return stmt.kind === 'update' && stmt.assignments.some((a) => findSubquery(a.value) !== undefined);
 }
@@ -38,17 +45,37 @@ export function statementQuery(stmt: UpdateOrDelete, def: TableDef): SelectStmt 
     refuseWindowIn(value, 'UPDATE');
   }
   const pos = stmt.pos;
+  // The table by its alias when it has one: the statement's expressions call it by that name alone.
+  const name = stmt.alias ?? def.name;
   const items: SelectItem[] = def.columns.map((c) => ({
     kind: 'expr',
-    expr: columnOf(def, c.name, pos),
+    expr: { kind: 'column', table: name, name: c.name, pos },
     pos,
   }));
   for (const value of values) items.push({ kind: 'expr', expr: value, pos: value.pos });
+  const target: FromItem = {
+    kind: 'table',
+    name: def.name,
+    ...(stmt.alias !== undefined ? { alias: stmt.alias } : {}),
+    pos,
+  };
   return {
     kind: 'select',
     distinct: false,
     items,
-    from: { kind: 'table', name: def.name, pos },
+    // FROM u, v (USING u, v): joined to the table as a FROM list is, by the WHERE (the table first,
+    // as PostgreSQL's plan names it; the rows are the same in any order)
+    from:
+      stmt.from === undefined
+        ? target
+        : {
+            kind: 'join',
+            joinKind: 'cross',
+            left: target,
+            right: stmt.from.items,
+            natural: false,
+            pos: stmt.from.pos,
+          },
     ...(stmt.where !== undefined ? { where: stmt.where } : {}),
     groupBy: [],
     orderBy: [],
@@ -56,8 +83,22 @@ export function statementQuery(stmt: UpdateOrDelete, def: TableDef): SelectStmt 
   };
 }
 
-function columnOf(def: TableDef, name: string, pos: Pos): Expr {
-  return { kind: 'column', table: def.name, name, pos };
+/** The rows an UPDATE's or DELETE's query read: the table's columns, then each SET value. */
+export interface QueriedRows {
+  readonly columns: readonly ColumnMeta[];
+  readonly rows: readonly (readonly Value[])[];
+  /** The epoch the query read the table at. */
+  readonly readAt: number;
+  /** Table rows the query examined (all of them, however many slices it ran in). */
+  readonly examined: number;
+}
+
+/**
+ * A finished statement query's rows, as the write takes them: the one place they are made, for a
+ * statement run whole and for a script's run in slices alike.
+ */
+export function queriedRows(job: SelectJob): QueriedRows {
+  return { ...job.rowValues(), readAt: job.epoch, examined: job.rowsRead };
 }
 
 /**
@@ -76,7 +117,7 @@ export function refuseChangedSince(
     if (pk !== null) {
       const stored = table.rowWithKey(pk.map((i) => row[i] as Value));
       if (stored === undefined || encodeExactValues(stored) !== encodeExactValues(row))
-        throw changed(statement);
+        throw changedSinceRead(statement);
       continue;
     }
     const k = encodeExactValues(row);
@@ -84,10 +125,11 @@ export function refuseChangedSince(
     if (seen === undefined) wanted.set(k, { row, n: 1 });
     else seen.n++;
   }
-  for (const { row, n } of wanted.values()) if (table.copiesOf(row) < n) throw changed(statement);
+  for (const { row, n } of wanted.values()) if (table.copiesOf(row) < n) throw changedSinceRead(statement);
 }
 
-function changed(statement: 'UPDATE' | 'DELETE'): SluiceError {
+/** SERIALIZATION_FAILURE: rows the statement's query read were changed before its write. */
+export function changedSinceRead(statement: 'UPDATE' | 'DELETE'): SluiceError {
   return new SluiceError(
     'SERIALIZATION_FAILURE',
     `could not serialize this ${statement}: rows it read were changed by another write while its subquery ran`,

@@ -1,19 +1,21 @@
 // INSERT, UPDATE and DELETE statements: each resolved to one batch of row changes on one table and
 // applied as one epoch through the engine. VALUES are bound and assignment-cast per column (with
 // DEFAULTs and NOT NULL), UPDATE/DELETE read the rows their WHERE selects — by key when it pins the
-// primary key (src/exec/key-lookup.ts), else the whole table — counting the rows they examine.
+// primary key (src/exec/key-lookup.ts), else the whole table — counting the rows they examine; one
+// with a subquery or a FROM (USING) list is handed the rows its query read (dml-query.ts).
 import { SluiceError } from '../common/errors.ts';
 import { compileScalar } from '../common/scalar-expr.ts';
 import type { Row, SqlType, Value } from '../common/types.ts';
 import { typeName } from '../common/types.ts';
 import { bigintAsText, encodeValues } from '../common/values.ts';
-import type { Expr, Pos, SelectStmt, Statement } from '../parser/ast.ts';
+import type { DmlFrom, Expr, Pos, SelectStmt, Statement } from '../parser/ast.ts';
 import { bindExpr } from '../planner/bind-expr.ts';
 import type { ColumnMeta, TableDef } from '../planner/catalog.ts';
 import type { StatementResult, TableChanges } from './api.ts';
 import type { ApplyOptions } from './engine-types.ts';
 import { refuseAppendOnlyStatement } from './engine-writes.ts';
-import { refuseChangedSince, statementQuery, type UpdateOrDelete } from './dml-query.ts';
+import { type QueriedRows, refuseChangedSince, statementQuery, type UpdateOrDelete } from './dml-query.ts';
+import { onePerTableRow } from './dml-from-rows.ts';
 import { pinnedKeys } from './key-lookup.ts';
 import { asSluiceError, assignCast } from './table-definition.ts';
 import type { TableStore } from './table-store.ts';
@@ -135,22 +137,48 @@ export class DmlStatements {
     table: TableStore,
     queried: QueriedRows,
     statement: 'UPDATE' | 'DELETE',
+    joined: boolean,
   ): (readonly Value[])[] {
     const width = table.def.columns.length;
     this.rowsExamined += queried.examined;
-    if (queried.rows.length > this.maxRows) throw tooManyRows(statement, table.def.name, this.maxRows);
     const rows = queried.rows.map((row) => (row.length === width ? row : row.slice(0, width)));
-    if (queried.readAt !== this.engine.currentEpoch()) refuseChangedSince(table, rows, statement);
+    // Rows joined to a FROM list are checked once each table row is taken once (checkedOnce).
+    if (!joined) this.checkQueried(table, rows, queried.readAt, statement);
     return rows;
+  }
+
+  /** The bound on rows, and a refusal if a row read was changed since (a query run in slices). */
+  private checkQueried(
+    table: TableStore,
+    rows: readonly (readonly Value[])[],
+    readAt: number,
+    statement: 'UPDATE' | 'DELETE',
+  ): void {
+    if (rows.length > this.maxRows) throw tooManyRows(statement, table.def.name, this.maxRows);
+    if (readAt !== this.engine.currentEpoch()) refuseChangedSince(table, rows, statement);
+  }
+
+  /** UPDATE … FROM's or DELETE … USING's rows, each table row once (dml-from-rows.ts), checked. */
+  private checkedOnce(
+    table: TableStore,
+    stmt: UpdateOrDelete,
+    joined: readonly (readonly Value[])[],
+    inserts: readonly Value[][] | null,
+    readAt: number,
+  ): { matched: readonly (readonly Value[])[]; inserts: Value[][] } {
+    const once = onePerTableRow(table, joined, inserts, readAt, (stmt.from as DmlFrom).pos);
+    this.checkQueried(table, once.matched, readAt, stmt.kind === 'update' ? 'UPDATE' : 'DELETE');
+    return once;
   }
 
   private matchingRows(
     table: TableStore,
-    where: Expr | undefined,
+    stmt: UpdateOrDelete,
     statement: 'UPDATE' | 'DELETE',
   ): (readonly Value[])[] {
+    const where = stmt.where;
     const scope = {
-      relationNames: [table.def.name],
+      relationNames: [stmt.alias ?? table.def.name],
       relationLabel: `table "${table.def.name}"`,
       columns: table.def.columns,
     };
@@ -203,7 +231,11 @@ export class DmlStatements {
     let sets: readonly SetValue[];
     let matched: readonly (readonly Value[])[];
     if (queried === undefined) {
-      const scope = { relationNames: [def.name], relationLabel: `table "${def.name}"`, columns: def.columns };
+      const scope = {
+        relationNames: [stmt.alias ?? def.name],
+        relationLabel: `table "${def.name}"`,
+        columns: def.columns,
+      };
       sets = stmt.assignments.map((a, k) => {
         const index = targets[k] as number;
         const bound = bindExpr(a.value, { scope, aggregateContext: 'UPDATE' });
@@ -221,10 +253,10 @@ export class DmlStatements {
           );
         }
       }
-      matched = this.matchingRows(table, stmt.where, 'UPDATE');
+      matched = this.matchingRows(table, stmt, 'UPDATE');
     } else {
       const width = def.columns.length;
-      matched = this.queriedRows(table, queried, 'UPDATE');
+      matched = this.queriedRows(table, queried, 'UPDATE', stmt.from !== undefined);
       sets = stmt.assignments.map((a, k) => {
         const index = targets[k] as number;
         // a quoted literal takes its column's type, as in a statement without a subquery
@@ -243,7 +275,7 @@ export class DmlStatements {
     }
     // The new rows, each normalised once as the table normalises an insert; the old rows go to the
     // table as it stores them (statementRows), not as objects normalised again.
-    const inserts: Value[][] = [];
+    let inserts: Value[][] = [];
     for (let r = 0; r < matched.length; r++) {
       const row = matched[r] as readonly Value[];
       const next = [...row];
@@ -264,6 +296,9 @@ export class DmlStatements {
       }
       inserts.push(table.normalizeRow(table.toRow(next), 'insert', r));
     }
+    // Joined to a FROM list: each table row once, its new values the same from every match.
+    if (queried !== undefined && stmt.from !== undefined)
+      ({ matched, inserts } = this.checkedOnce(table, stmt, matched, inserts, queried.readAt));
     const pk = def.primaryKey;
     // A SET of no key column keeps every row's key: the new keys are the old ones, distinct and
     // all deleted by this statement, so none can collide.
@@ -312,10 +347,13 @@ export class DmlStatements {
   delete(stmt: Extract<Statement, { kind: 'delete' }>, queried?: QueriedRows): StatementResult {
     const table = this.engine.tableForWrite(stmt.table, stmt.pos);
     refuseAppendOnlyStatement(table.def, 'DELETE', stmt.pos);
-    const matched =
+    let matched: readonly (readonly Value[])[] =
       queried === undefined
-        ? this.matchingRows(table, stmt.where, 'DELETE')
-        : this.queriedRows(table, queried, 'DELETE');
+        ? this.matchingRows(table, stmt, 'DELETE')
+        : this.queriedRows(table, queried, 'DELETE', stmt.from !== undefined);
+    // Joined to a USING list: each table row once.
+    if (queried !== undefined && stmt.from !== undefined)
+      matched = this.checkedOnce(table, stmt, matched, null, queried.readAt).matched;
     if (matched.length === 0)
       return { statement: 'DELETE', object: table.def.name, rowCount: 0, epoch: this.engine.currentEpoch() };
     // The rows as the table stores them, resolved without being made objects and normalised again.
@@ -345,16 +383,6 @@ export function queryRowsError(
 
 const UNKNOWN_TYPE: SqlType = { kind: 'unknown' };
 
-/** The rows an UPDATE's or DELETE's query read: the table's columns, then each SET value. */
-export interface QueriedRows {
-  readonly columns: readonly ColumnMeta[];
-  readonly rows: readonly (readonly Value[])[];
-  /** The epoch the query read the table at. */
-  readonly readAt: number;
-  /** Table rows the query examined. */
-  readonly examined: number;
-}
-
 /** One SET column of an UPDATE: its value for the `r`-th row read (`row`). */
 interface SetValue {
   readonly index: number;
@@ -363,8 +391,12 @@ interface SetValue {
   readonly pos: Pos;
 }
 
-/** The column index of each SET target, in order; an unknown column refused at its name. */
+/**
+ * The column index of each SET target, in order; an unknown column refused at its name, and a column
+ * set twice at its second name (PostgreSQL refuses it; the last value silently won here before).
+ */
 function setTargets(stmt: Extract<Statement, { kind: 'update' }>, def: TableDef): number[] {
+  const seen = new Set<number>();
   return stmt.assignments.map((a) => {
     const i = def.columns.findIndex((c) => c.name === a.column);
     if (i < 0)
@@ -375,6 +407,11 @@ function setTargets(stmt: Extract<Statement, { kind: 'update' }>, def: TableDef)
           position: a.pos,
         },
       );
+    if (seen.has(i))
+      throw new SluiceError('DUPLICATE_COLUMN', `multiple assignments to same column "${a.column}"`, {
+        position: a.pos,
+      });
+    seen.add(i);
     return i;
   });
 }

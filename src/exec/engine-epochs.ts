@@ -385,6 +385,7 @@ export abstract class EngineEpochs {
         store.def.source !== undefined
           ? { positions: (positions as SourcePositions)[store.def.name], clock: now }
           : undefined;
+      store.changedAt = epoch;
       // Handed to the graph, which puts it in `deltas` only for a view that reads it there.
       stepped = this.views.runEpoch(deltas, epoch, now, store.def.name, store.apply(prepared, source));
     } else stepped = this.views.runEpoch(deltas, epoch, now);

@@ -8,8 +8,8 @@ import { parseStatements, parseStepwise } from '../parser/parse.ts';
 import type { ScriptResult, StatementResult } from './api.ts';
 import type { ExecuteOptions, ScriptRun } from './engine-types.ts';
 import type { SelectJob } from './select-job.ts';
-import { queryRowsError, type QueriedRows } from './dml.ts';
-import { readsSubquery, type UpdateOrDelete } from './dml-query.ts';
+import { queryRowsError } from './dml.ts';
+import { queriedRows, readsSubquery, type QueriedRows, type UpdateOrDelete } from './dml-query.ts';
 
 type InsertStatement = Extract<Statement, { kind: 'insert' }>;
 import { asSluiceError } from './table-definition.ts';
@@ -170,6 +170,7 @@ function writtenOrResult(
 ): StatementResult {
   if (writer === null) return select.result();
   if (writer.kind === 'insert') return host.insertSelected(writer, select.rowValues());
-  // The rows examined are counted as the query read them (the script's dmlRowsRead).
-  return host.writeQueried(writer, { ...select.rowValues(), readAt: select.epoch, examined: 0 });
+  // Its rows examined are the engine's count as for a statement run whole; the script has counted
+  // them slice by slice as the query read them (dmlRowsRead), so this write is outside that count.
+  return host.writeQueried(writer, queriedRows(select));
 }

@@ -8,7 +8,7 @@ import { withSqlFunctions } from '../planner/sql-functions.ts';
 import type { EngineJournal, StatementResult } from './api.ts';
 import type { DdlStatements } from './ddl.ts';
 import { type DmlStatements, queryRowsError } from './dml.ts';
-import { readsSubquery } from './dml-query.ts';
+import { queriedRows, readsSubquery } from './dml-query.ts';
 import type { EpochClock } from './engine-clock.ts';
 import { explainStatement } from './engine-queries.ts';
 import { clockValue, showClock } from './clock-statements.ts';
@@ -92,7 +92,7 @@ export function executeStatement(host: StatementHost, stmt: Statement): Statemen
           stmt.kind === 'update' ? host.dml.update(stmt) : host.dml.delete(stmt),
         ).result;
       }
-      // A subquery in SET or WHERE: the statement's rows are read by one query at the current epoch
+      // A FROM (USING) list, or a subquery in SET or WHERE: the statement's rows are read by one query at the current epoch
       // (dml-query.ts), then written as one epoch.
       const job = host.prepareSelect(host.dml.statementQuery(stmt));
       try {
@@ -100,7 +100,7 @@ export function executeStatement(host: StatementHost, stmt: Statement): Statemen
       } catch (error) {
         throw queryRowsError(error, stmt.kind === 'update' ? 'UPDATE' : 'DELETE');
       }
-      const queried = { ...job.rowValues(), readAt: job.epoch, examined: job.rowsRead };
+      const queried = queriedRows(job);
       return stmt.kind === 'update' ? host.dml.update(stmt, queried) : host.dml.delete(stmt, queried);
     }
     case 'select': {

@@ -78,6 +78,12 @@ export class TableStore extends TableRows {
   readonly keyDeleteKey: KeyDeleteKey;
   /** The table's watermark and late rows, when it declares one (checkpointed as a part of its own). */
   readonly watermark: TableWatermark | null;
+  /**
+   * The epoch of the last batch applied to the table (0: none since the process started). An
+   * UPDATE … FROM of a keyless table that read it at an earlier epoch knows by it whether the copy
+   * counts it read still hold (src/exec/dml-from-rows.ts).
+   */
+  changedAt = 0;
 
   constructor(def: TableDef) {
     super(def);

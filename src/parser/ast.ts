@@ -535,7 +535,11 @@ export type Statement =
   | {
       readonly kind: 'update';
       readonly table: string;
+      /** `UPDATE t [AS] alias`: the name the statement's expressions call the table by. */
+      readonly alias?: string;
       readonly assignments: readonly { readonly column: string; readonly value: Expr; readonly pos: Pos }[];
+      /** `FROM u, v …`: relations joined to the table by the WHERE (src/parser/dml-from.ts). */
+      readonly from?: DmlFrom;
       readonly where?: Expr;
       readonly pos: Pos;
       readonly text: string;
@@ -543,11 +547,21 @@ export type Statement =
   | {
       readonly kind: 'delete';
       readonly table: string;
+      readonly alias?: string;
+      /** `USING u, v …`: as UPDATE's FROM. */
+      readonly from?: DmlFrom;
       readonly where?: Expr;
       readonly pos: Pos;
       readonly text: string;
     }
   | { readonly kind: 'select'; readonly query: SelectStmt; readonly pos: Pos; readonly text: string };
+
+/** The relations an UPDATE's FROM or a DELETE's USING lists, joined as a query's FROM list. */
+export interface DmlFrom {
+  readonly items: FromItem;
+  /** The word FROM or USING. */
+  readonly pos: Pos;
+}
 
 /** An EMIT ON WINDOW CLOSE view's `ALLOWED LATENESS INTERVAL 'text' [unit]`, checked by the planner. */
 export interface AllowedLatenessClause {

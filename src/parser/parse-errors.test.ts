@@ -134,7 +134,7 @@ describe('NOT_SUPPORTED constructs', () => {
       { line: 1, column: 26 },
     ],
     ['INSERT INTO t VALUES (1) RETURNING *', 'RETURNING is not supported', { line: 1, column: 26 }],
-    ['UPDATE t SET a = 1 FROM u', 'UPDATE ... FROM is not supported', { line: 1, column: 20 }],
+    ['UPDATE t SET a = 1 FROM u RETURNING a', 'RETURNING is not supported', { line: 1, column: 27 }],
     ['INSERT INTO t VALUES ((SELECT 1))', 'subquery is not supported', { line: 1, column: 24 }],
     ['INSERT INTO t VALUES (b IN (SELECT 1))', 'subquery is not supported', { line: 1, column: 29 }],
     ['UPDATE t SET a = sum(b) OVER ()', 'window function is not supported', { line: 1, column: 18 }],
@@ -145,7 +145,7 @@ describe('NOT_SUPPORTED constructs', () => {
     ],
     ['UPDATE t SET a = f(b FROM c)', 'F(... FROM ...) is not supported', { line: 1, column: 22 }],
     ['UPDATE t SET a = b ~ c', 'operator ~ is not supported', { line: 1, column: 20 }],
-    ['DELETE FROM t USING u', 'DELETE ... USING is not supported', { line: 1, column: 15 }],
+    ['DELETE FROM t USING u RETURNING *', 'RETURNING is not supported', { line: 1, column: 23 }],
     [
       'CREATE TABLE d (x int DEFAULT EXISTS (SELECT 1))',
       'subquery is not supported',
@@ -230,6 +230,19 @@ describe('row comparisons', () => {
 describe('syntax errors', () => {
   const cases: [string, string, SourcePosition][] = [
     ['SELECT * FORM t', 'syntax error at or near "FORM"', { line: 1, column: 10 }],
+    // UPDATE's FROM list and DELETE's USING list with their WHERE, as PostgreSQL 15 reports them
+    [
+      'UPDATE t SET a = u.b\nFROM u, v\nWHERE u.k = v.k GROUP BY 1',
+      'syntax error at or near "GROUP"',
+      { line: 3, column: 17 },
+    ],
+    [
+      'DELETE FROM t\nUSING u JOIN v\nWHERE u.k = 1',
+      'syntax error at or near "WHERE"',
+      { line: 3, column: 1 },
+    ],
+    ['DELETE FROM t\nUSING u,\nWHERE u.k = 1', 'syntax error at or near "WHERE"', { line: 3, column: 1 }],
+    ["UPDATE t SET a = 1 FROM u WHERE u.k = 'x' ||", 'syntax error at end of input', { line: 1, column: 45 }],
     ['SELECT a, FROM t', 'syntax error at or near "FROM"', { line: 1, column: 11 }],
     ['SELECT a, b FORM t', 'syntax error at or near "t"', { line: 1, column: 18 }],
     ['SELECT a FROM', 'syntax error at end of input', { line: 1, column: 14 }],

@@ -403,13 +403,29 @@ export function checkStatement(stmt: Statement, limits: SqlLimits): void {
       }
       return checkExprs(roots, limits);
     }
-    case 'update': {
-      const roots = stmt.assignments.map((a) => a.value);
+    case 'update':
+    case 'delete': {
+      const roots = stmt.kind === 'update' ? stmt.assignments.map((a) => a.value) : [];
+      if (stmt.from !== undefined) {
+        // FROM (USING) and WHERE as the query they are read as (src/parser/dml-from.ts)
+        checkExprs(roots, limits);
+        return checkSelect(
+          {
+            kind: 'select',
+            distinct: false,
+            items: [],
+            from: stmt.from.items,
+            ...(stmt.where !== undefined ? { where: stmt.where } : {}),
+            groupBy: [],
+            orderBy: [],
+            pos: stmt.pos,
+          },
+          limits,
+        );
+      }
       if (stmt.where !== undefined) roots.push(stmt.where);
       return checkExprs(roots, limits);
     }
-    case 'delete':
-      return checkExprs(stmt.where !== undefined ? [stmt.where] : [], limits);
     case 'createSink':
     case 'drop':
     case 'show':

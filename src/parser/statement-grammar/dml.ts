@@ -1,10 +1,11 @@
 // DML: INSERT … VALUES, INSERT … SELECT, UPDATE and DELETE, with the forms Sluice refuses by name.
 import type { IOrAlt, IToken } from 'chevrotain';
-import type { Expr, Pos, SelectStmt, Statement, ValuesItem } from '../ast.ts';
+import type { DmlFrom, Expr, Pos, SelectStmt, Statement, ValuesItem } from '../ast.ts';
 import { notSupported, parseError } from '../../common/errors.ts';
 import type { Located } from '../expr-builder.ts';
 import {
   AnyToken,
+  As,
   Comma,
   Conflict,
   Default,
@@ -23,12 +24,14 @@ import {
   RParen,
   Select,
   SetKw,
+  syntaxErrorAt,
   Update,
   Using,
   Values,
   Where,
   With,
 } from '../lexer.ts';
+import { dmlFromList } from '../dml-from.ts';
 import { parseSelect } from '../select-adapter.ts';
 import { DdlGrammar } from './ddl.ts';
 import type { NameRef } from './names.ts';
@@ -135,6 +138,7 @@ export abstract class DmlGrammar extends DdlGrammar {
   protected readonly updateStatement = this.RULE('updateStatement', (): Statement => {
     this.CONSUME(Update);
     const table = this.SUBRULE(this.objectName);
+    const alias = this.SUBRULE(this.targetAlias);
     this.CONSUME(SetKw);
     this.ACTION(() => {
       this.subqueriesAllowed = true;
@@ -151,18 +155,13 @@ export abstract class DmlGrammar extends DdlGrammar {
         );
       },
     });
-    this.OPTION(() => {
-      const from = this.CONSUME(From);
-      this.ACTION(() => {
-        throw notSupported('UPDATE ... FROM', posOf(from));
-      });
-    });
-    const where = this.SUBRULE(this.optionalWhere);
-    this.SUBRULE(this.noReturning);
+    const { from, where } = this.SUBRULE(this.fromAndWhere, { ARGS: ['UPDATE'] });
     return this.ACTION((): Statement => ({
       kind: 'update',
       table: table.name,
+      ...(alias !== undefined ? { alias } : {}),
       assignments,
+      ...(from !== undefined ? { from } : {}),
       ...(where !== undefined ? { where } : {}),
       pos: this.statementPos,
       text: this.statementText,
@@ -173,24 +172,67 @@ export abstract class DmlGrammar extends DdlGrammar {
     this.CONSUME(Delete);
     this.CONSUME(From);
     const table = this.SUBRULE(this.objectName);
-    this.OPTION(() => {
-      const using = this.CONSUME(Using);
-      this.ACTION(() => {
-        throw notSupported('DELETE ... USING', posOf(using));
-      });
-    });
+    const alias = this.SUBRULE(this.targetAlias);
     this.ACTION(() => {
       this.subqueriesAllowed = true;
     });
-    const where = this.SUBRULE(this.optionalWhere);
-    this.SUBRULE(this.noReturning);
+    const { from, where } = this.SUBRULE(this.fromAndWhere, { ARGS: ['DELETE'] });
     return this.ACTION((): Statement => ({
       kind: 'delete',
       table: table.name,
+      ...(alias !== undefined ? { alias } : {}),
+      ...(from !== undefined ? { from } : {}),
       ...(where !== undefined ? { where } : {}),
       pos: this.statementPos,
       text: this.statementText,
     }));
+  });
+
+  /** `[AS] alias` after an UPDATE's or DELETE's table. */
+  private readonly targetAlias = this.RULE('targetAlias', (): string | undefined => {
+    let alias: IToken | undefined;
+    // SET is a word a name may be, but after UPDATE's table it starts the SET list (as in PostgreSQL)
+    this.OPTION({
+      GATE: () => this.LA(1).tokenType !== SetKw,
+      DEF: () => {
+        this.OPTION2(() => this.CONSUME(As));
+        alias = this.CONSUME(Ident);
+      },
+    });
+    return this.ACTION(() => (alias === undefined ? undefined : identName(alias)));
+  });
+
+  /**
+   * An UPDATE's `FROM …` or a DELETE's `USING …` with its WHERE: the tokens to the statement's end,
+   * read as a query's FROM and WHERE (dml-from.ts); else `[WHERE expr]`. RETURNING is refused by name.
+   */
+  private readonly fromAndWhere = this.RULE('fromAndWhere', (statement: 'UPDATE' | 'DELETE' = 'UPDATE') => {
+    let result: { from?: DmlFrom; where?: Expr } = {};
+    this.OR([
+      {
+        ALT: () => {
+          const word = this.OR2([{ ALT: () => this.CONSUME(From) }, { ALT: () => this.CONSUME(Using) }]);
+          const rest: IToken[] = [];
+          this.MANY(() => rest.push(this.CONSUME(AnyToken)));
+          this.ACTION(() => {
+            // UPDATE takes FROM, DELETE USING (PostgreSQL's words)
+            if ((word.tokenType === From) !== (statement === 'UPDATE')) throw syntaxErrorAt(word);
+            const { from, where } = dmlFromList(word, rest, this.selectTokenLimit);
+            result = { from: { items: from, pos: posOf(word) }, ...(where !== undefined ? { where } : {}) };
+          });
+        },
+      },
+      {
+        ALT: () => {
+          const where = this.SUBRULE(this.optionalWhere);
+          this.SUBRULE(this.noReturning);
+          this.ACTION(() => {
+            if (where !== undefined) result = { where };
+          });
+        },
+      },
+    ]);
+    return result as { from?: DmlFrom; where?: Expr };
   });
 
   private readonly optionalWhere = this.RULE('optionalWhere', (): Expr | undefined => {
