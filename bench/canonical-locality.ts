@@ -1,14 +1,15 @@
 // What the canonical pipeline's cache misses cost at a batch size: the same events timed in their
-// generated order (each one-event epoch reads a random seller's group record among 100,000: a
-// miss) and with each window of `--window` events sorted by seller (a stable sort: every seller's
-// own orders, and so its totals and the histogram's moves, stay the same; only which seller comes
-// next changes, so the records are read in ascending order and the hardware prefetches them).
-// The difference is what the group records' (and the group index's) misses cost the pipeline;
-// the rest is per-epoch work that no record layout changes. The timed rows are made again in the
-// order they are applied, on both sides, so the input objects are read in memory order either way. Each run is a fresh child process, the
-// two orders alternating; prints each run's events per CPU second with the load beside it.
+// generated order (each one-event epoch reads a random seller's group index cell, then its group
+// record: two dependent misses) and with each window of `--window` events sorted by seller (a stable
+// sort: every seller's own orders, and so its totals and the histogram's moves, stay the same; only
+// which seller comes next changes, so the index's cells are read in ascending order and prefetched).
+// The records are read by slot, allocated in first-appearance order: still random, unless
+// `--ordered-slots` first applies one row of every seller in ascending id (slots then follow ids).
+// The timed rows are made again in the order they are applied, on both sides, so the input objects
+// are read in memory order either way. Each run is a fresh child process, the two orders
+// alternating; prints each run's events per CPU second with the load beside it.
 //   node --import tsx bench/canonical-locality.ts [--batch 1] [--events 2000000] [--window 100000]
-//        [--pairs 3] [--dist uniform|zipf]
+//        [--pairs 3] [--dist uniform|zipf] [--ordered-slots]
 import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +23,7 @@ const windowSize = Number(flag('window', '100000'));
 const pairs = Number(flag('pairs', '3'));
 const dist = flag('dist', 'uniform') as Dist;
 const child = flag('child', '');
+const orderedSlots = process.argv.includes('--ordered-slots');
 const PRELOAD = 800_000;
 const SELLERS = 100_000;
 
@@ -41,6 +43,14 @@ async function runChild(sorted: boolean): Promise<void> {
   warm.close();
   const p = await buildSluice(1);
   const rows = generateRows({ dist, sellers: SELLERS, events: PRELOAD + events, seed: 1, zipfS: 1.1 });
+  const extra: Order[] = [];
+  // --ordered-slots: one row of every seller first, in ascending id, so the Reduce allocates group
+  // slots in id order (they go in first-appearance order): sorted windows then read the records in
+  // ascending order too, where otherwise only the group index's cells are (the slots are random).
+  if (orderedSlots) {
+    for (let i = 0; i < SELLERS; i++) extra.push({ order_id: -1 - i, seller_id: i + 1, amount: 1 });
+    for (const b of cut(extra, 0, extra.length, 10_000)) p.apply(b);
+  }
   for (const b of cut(rows, 0, PRELOAD, 10_000)) p.apply(b);
   if (sorted) sortWindows(rows, PRELOAD, windowSize);
   // Each timed row made again, in the order it is applied, on both sides: reordered, the generated
@@ -54,7 +64,7 @@ async function runChild(sorted: boolean): Promise<void> {
   for (let i = 0; i < batches.length; i++) p.apply(batches[i]);
   const cpu = process.cpuUsage(cpu0);
   // Both orders end in the same state: checked against the histogram computed directly.
-  if (!sameHistogram(p.histogram(), referenceHistogram(rows).histogram))
+  if (!sameHistogram(p.histogram(), referenceHistogram([...extra, ...rows]).histogram))
     throw new Error('canonical-locality: the histogram differs from the reference');
   p.close();
   process.stdout.write(
@@ -83,6 +93,7 @@ else {
         String(events),
       ];
       args.push('--window', String(windowSize), '--dist', dist);
+      if (orderedSlots) args.push('--ordered-slots');
       const r = spawnSync(process.execPath, args, { encoding: 'utf8' });
       if (r.status !== 0) throw new Error(`canonical-locality: child failed\n${r.stderr}`);
       const line = JSON.parse(r.stdout.trim().split('\n').pop() as string) as { ev_per_cpu_s: number };
@@ -91,7 +102,15 @@ else {
     }
     ratios.push((got.sorted as number) / (got.generated as number));
   }
-  const result = { bench: 'canonical-locality', dist, batch, events, window: windowSize, pairs };
+  const result = {
+    bench: 'canonical-locality',
+    dist,
+    batch,
+    events,
+    window: windowSize,
+    pairs,
+    orderedSlots,
+  };
   console.log(
     JSON.stringify({
       ...result,
