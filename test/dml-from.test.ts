@@ -8,25 +8,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from '../src/exec/engine.ts';
-import { SqliteOracle, assertViewMatchesOracle } from './support/sqlite-oracle.ts';
-import { mulberry32 } from './support/checkpoint-workload.ts';
+import { assertViewMatchesOracle } from './support/sqlite-oracle.ts';
+import { dmlWorld } from './support/dml-oracle.ts';
 import { assertRefused } from './support/sql-errors.ts';
-
-const SCHEMA = `CREATE TABLE t (id integer PRIMARY KEY, g integer, v integer, s text);
-CREATE TABLE u (id integer PRIMARY KEY, w integer);
-CREATE TABLE lake (g integer, v integer);
-CREATE MATERIALIZED VIEW t_all AS SELECT id, g, v, s FROM t;
-CREATE MATERIALIZED VIEW u_all AS SELECT id, w FROM u;
-CREATE MATERIALIZED VIEW lake_all AS SELECT g, v FROM lake;
-CREATE MATERIALIZED VIEW lake_by_g AS SELECT g, COUNT(*) AS n, SUM(v) AS total FROM lake GROUP BY g;
-CREATE MATERIALIZED VIEW t_lake AS SELECT t.id, lake.v FROM t JOIN lake ON t.g = lake.g`;
-const VIEWS: readonly (readonly [string, string])[] = [
-  ['t_all', 'SELECT id, g, v, s FROM t'],
-  ['u_all', 'SELECT id, w FROM u'],
-  ['lake_all', 'SELECT g, v FROM lake'],
-  ['lake_by_g', 'SELECT g, COUNT(*) AS n, SUM(v) AS total FROM lake GROUP BY g'],
-  ['t_lake', 'SELECT t.id, lake.v FROM t JOIN lake ON t.g = lake.g'],
-];
 
 interface FromStatement {
   readonly sluice: string;
@@ -85,33 +69,16 @@ const STATEMENTS: readonly ((c: number) => FromStatement)[] = [
 
 for (const seed of [1, 2, 3, 4]) {
   test(`UPDATE … FROM and DELETE … USING equal SQLite after every statement (seed ${seed})`, () => {
-    const rnd = mulberry32(seed);
-    const int = (n: number): number => Math.floor(rnd() * n);
-    const maybeNull = (n: number): string => (int(8) === 0 ? 'NULL' : String(int(n)));
-    const engine = new Engine();
-    const oracle = new SqliteOracle();
-    engine.executeScript(SCHEMA);
-    oracle.db.exec('CREATE TABLE t (id INTEGER NOT NULL PRIMARY KEY, g INTEGER, v INTEGER, s TEXT)');
-    oracle.db.exec('CREATE TABLE u (id INTEGER NOT NULL PRIMARY KEY, w INTEGER)');
-    oracle.db.exec('CREATE TABLE lake (g INTEGER, v INTEGER)');
-    for (const [name, sql] of VIEWS) oracle.createView(name, sql);
+    const { engine, oracle, views, int, randomInsert } = dmlWorld(seed, [
+      ['t_lake', 'SELECT t.id, lake.v FROM t JOIN lake ON t.g = lake.g'],
+    ]);
     let written = 0;
     let refusedAmbiguous = 0;
     let acceptedAmbiguous = 0;
     for (let step = 0; step < 160; step++) {
       const kind = int(5);
       if (kind >= 2) {
-        let sluiceSql: string;
-        let sqliteSql: string;
-        if (kind === 2) {
-          const row = `${int(30)}, ${maybeNull(4)}, ${maybeNull(25)}, '${'abc'[int(3)]}'`;
-          sluiceSql = `INSERT INTO t VALUES (${row})`;
-          sqliteSql = `INSERT OR REPLACE INTO t VALUES (${row})`;
-        } else if (kind === 3) {
-          const row = `${int(30)}, ${maybeNull(25)}`;
-          sluiceSql = `INSERT INTO u VALUES (${row})`;
-          sqliteSql = `INSERT OR REPLACE INTO u VALUES (${row})`;
-        } else sluiceSql = sqliteSql = `INSERT INTO lake VALUES (${maybeNull(4)}, ${maybeNull(25)})`;
+        const [sluiceSql, sqliteSql] = randomInsert((kind - 2) as 0 | 1 | 2);
         if (sluiceSql.startsWith('INSERT INTO t') || sluiceSql.startsWith('INSERT INTO u')) {
           // a repeated key replaces the row on both sides
           const [table, id] = /INTO (\w) VALUES \((\d+)/.exec(sluiceSql)!.slice(1);
@@ -144,7 +111,7 @@ for (const seed of [1, 2, 3, 4]) {
         written += changes;
         if (stmt.ambiguous !== undefined) acceptedAmbiguous++;
       }
-      for (const [name] of VIEWS) assertViewMatchesOracle(engine, oracle, name, at);
+      for (const name of views) assertViewMatchesOracle(engine, oracle, name, at);
     }
     assert.ok(written > 30, `only ${written} rows changed by UPDATE … FROM and DELETE … USING`);
     assert.ok(refusedAmbiguous > 0, 'no statement was refused as ambiguous');

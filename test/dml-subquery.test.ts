@@ -7,23 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from '../src/exec/engine.ts';
-import { SqliteOracle, assertViewMatchesOracle } from './support/sqlite-oracle.ts';
-import { mulberry32 } from './support/checkpoint-workload.ts';
+import { assertViewMatchesOracle } from './support/sqlite-oracle.ts';
+import { dmlWorld } from './support/dml-oracle.ts';
 import { assertRefused } from './support/sql-errors.ts';
-
-const SCHEMA = `CREATE TABLE t (id integer PRIMARY KEY, g integer, v integer, s text);
-CREATE TABLE u (id integer PRIMARY KEY, w integer);
-CREATE TABLE lake (g integer, v integer);
-CREATE MATERIALIZED VIEW t_all AS SELECT id, g, v, s FROM t;
-CREATE MATERIALIZED VIEW u_all AS SELECT id, w FROM u;
-CREATE MATERIALIZED VIEW lake_all AS SELECT g, v FROM lake;
-CREATE MATERIALIZED VIEW lake_by_g AS SELECT g, COUNT(*) AS n, SUM(v) AS total FROM lake GROUP BY g`;
-const VIEWS: readonly (readonly [string, string])[] = [
-  ['t_all', 'SELECT id, g, v, s FROM t'],
-  ['u_all', 'SELECT id, w FROM u'],
-  ['lake_all', 'SELECT g, v FROM lake'],
-  ['lake_by_g', 'SELECT g, COUNT(*) AS n, SUM(v) AS total FROM lake GROUP BY g'],
-];
 
 /** Statements with a subquery, the same text for both (`c` a small random constant). */
 const WITH_SUBQUERY: readonly ((c: number) => string | readonly [string, string])[] = [
@@ -50,16 +36,7 @@ const WITH_SUBQUERY: readonly ((c: number) => string | readonly [string, string]
 
 for (const seed of [1, 2, 3, 4]) {
   test(`UPDATE and DELETE with subqueries equal SQLite after every statement (seed ${seed})`, () => {
-    const rnd = mulberry32(seed);
-    const int = (n: number): number => Math.floor(rnd() * n);
-    const maybeNull = (n: number): string => (int(8) === 0 ? 'NULL' : String(int(n)));
-    const engine = new Engine();
-    const oracle = new SqliteOracle();
-    engine.executeScript(SCHEMA);
-    oracle.db.exec('CREATE TABLE t (id INTEGER NOT NULL PRIMARY KEY, g INTEGER, v INTEGER, s TEXT)');
-    oracle.db.exec('CREATE TABLE u (id INTEGER NOT NULL PRIMARY KEY, w INTEGER)');
-    oracle.db.exec('CREATE TABLE lake (g INTEGER, v INTEGER)');
-    for (const [name, sql] of VIEWS) oracle.createView(name, sql);
+    const { engine, oracle, views, int, randomInsert } = dmlWorld(seed);
     let written = 0;
     let refused = 0;
     for (let step = 0; step < 150; step++) {
@@ -69,17 +46,7 @@ for (const seed of [1, 2, 3, 4]) {
       if (kind <= 1) {
         const sql = WITH_SUBQUERY[int(WITH_SUBQUERY.length)]!(int(20));
         [sluiceSql, sqliteSql] = typeof sql === 'string' ? [sql, sql] : sql;
-      } else if (kind === 2) {
-        const row = `${int(30)}, ${maybeNull(4)}, ${maybeNull(25)}, '${'abc'[int(3)]}'`;
-        sluiceSql = `INSERT INTO t VALUES (${row})`;
-        sqliteSql = `INSERT OR REPLACE INTO t VALUES (${row})`;
-      } else if (kind === 3) {
-        const row = `${int(30)}, ${maybeNull(25)}`;
-        sluiceSql = `INSERT INTO u VALUES (${row})`;
-        sqliteSql = `INSERT OR REPLACE INTO u VALUES (${row})`;
-      } else {
-        sluiceSql = sqliteSql = `INSERT INTO lake VALUES (${maybeNull(4)}, ${maybeNull(25)})`;
-      }
+      } else [sluiceSql, sqliteSql] = randomInsert((kind - 2) as 0 | 1 | 2);
       let sluiceError: unknown;
       let rowCount: number | undefined;
       try {
@@ -107,7 +74,7 @@ for (const seed of [1, 2, 3, 4]) {
         assert.equal(rowCount, changes, `${at}: rows changed`);
         written += changes;
       }
-      for (const [name] of VIEWS) assertViewMatchesOracle(engine, oracle, name, at);
+      for (const name of views) assertViewMatchesOracle(engine, oracle, name, at);
     }
     assert.ok(written > 20, `only ${written} rows changed by statements with a subquery`);
     assert.ok(refused < 30, `${refused} statements refused`);
