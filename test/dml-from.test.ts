@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from '../src/exec/engine.ts';
 import { assertViewMatchesOracle } from './support/sqlite-oracle.ts';
-import { dmlWorld } from './support/dml-oracle.ts';
+import { FILLER, dmlWorld, stepped } from './support/dml-oracle.ts';
 import { assertRefused } from './support/sql-errors.ts';
 
 interface FromStatement {
@@ -164,28 +164,6 @@ CREATE MATERIALIZED VIEW tv AS SELECT COUNT(*) AS n, SUM(a) AS total FROM t`);
   assert.throws(() => engine.execute('DELETE FROM m USING u WHERE m.k = u.id'), { code: 'EPOCH_TOO_LARGE' });
   assert.deepEqual(engine.viewSnapshot('tv').rows, [{ n: 1, total: 10 }]);
 });
-
-/**
- * A script run in steps with a deadline already past (one slice of the query's input a step), with
- * `meanwhile` run once, after the statement's query has read its first slice.
- */
-function stepped(engine: Engine, sql: string, meanwhile: () => void) {
-  const script = engine.runScript(sql);
-  let result = null;
-  let ran = false;
-  while (result === null) {
-    result = script.step(performance.now() - 1);
-    if (result === null && !ran && script.dmlRowsRead > 0) {
-      meanwhile();
-      ran = true;
-    }
-  }
-  assert.ok(ran, 'the query ran in more than one slice');
-  return { result, examined: script.dmlRowsRead };
-}
-
-/** Rows enough that the query reads its input in several slices. */
-const FILLER = 20_000;
 
 test('a stepped UPDATE … FROM or DELETE … USING is refused whole when rows it read changed meanwhile', () => {
   const engine = new Engine();

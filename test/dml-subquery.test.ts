@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from '../src/exec/engine.ts';
 import { assertViewMatchesOracle } from './support/sqlite-oracle.ts';
-import { dmlWorld } from './support/dml-oracle.ts';
+import { FILLER, dmlWorld, stepped } from './support/dml-oracle.ts';
 import { assertRefused } from './support/sql-errors.ts';
 
 /** Statements with a subquery, the same text for both (`c` a small random constant). */
@@ -130,28 +130,6 @@ CREATE MATERIALIZED VIEW tv AS SELECT COUNT(*) AS n FROM t`);
   assert.equal(engine.epoch, epoch, 'nothing written');
 });
 
-/**
- * A script run in steps with a deadline already past (one slice of the query's input a step), with
- * `meanwhile` run once, after the statement's query has read its first slice.
- */
-function stepped(engine: Engine, sql: string, meanwhile: () => void) {
-  const script = engine.runScript(sql);
-  let result = null;
-  let ran = false;
-  while (result === null) {
-    result = script.step(performance.now() - 1);
-    if (result === null && !ran && script.dmlRowsRead > 0) {
-      meanwhile();
-      ran = true;
-    }
-  }
-  assert.ok(ran, 'the query ran in more than one slice');
-  return result;
-}
-
-/** Rows enough that the query reads its input in several slices. */
-const FILLER = 20_000;
-
 test('a stepped UPDATE or DELETE with a subquery is refused whole when a row it read changed meanwhile', () => {
   const engine = new Engine();
   engine.executeScript(`CREATE TABLE t (id integer PRIMARY KEY, a integer);
@@ -168,7 +146,7 @@ CREATE TABLE u (id integer PRIMARY KEY)`);
   let epoch = engine.epoch;
   let result = stepped(engine, 'UPDATE t SET a = a + 1 WHERE id IN (SELECT id FROM u)', () =>
     engine.execute('UPDATE t SET a = 0 WHERE id = 3'),
-  );
+  ).result;
   assert.equal(result.error, undefined);
   assert.equal(engine.epoch, epoch + 2);
   const rows = [
@@ -181,7 +159,7 @@ CREATE TABLE u (id integer PRIMARY KEY)`);
   epoch = engine.epoch;
   result = stepped(engine, 'UPDATE t SET a = a + 1 WHERE id IN (SELECT id FROM u)', () =>
     engine.execute('DELETE FROM t WHERE id = 2'),
-  );
+  ).result;
   assert.equal(result.error?.code, 'SERIALIZATION_FAILURE');
   assert.equal(engine.epoch, epoch + 1, 'only the delete between');
   assert.deepEqual(read('SELECT id, a FROM t WHERE id < 100 ORDER BY id'), [rows[0], rows[2]]);
@@ -189,7 +167,7 @@ CREATE TABLE u (id integer PRIMARY KEY)`);
   epoch = engine.epoch;
   result = stepped(engine, 'DELETE FROM t WHERE id IN (SELECT id FROM u)', () =>
     engine.execute('UPDATE t SET a = 5 WHERE id = 1'),
-  );
+  ).result;
   assert.equal(result.error?.code, 'SERIALIZATION_FAILURE');
   assert.equal(engine.epoch, epoch + 1);
   assert.deepEqual(read('SELECT id, a FROM t WHERE id < 100 ORDER BY id'), [{ id: 1, a: 5 }, rows[2]]);
@@ -197,14 +175,14 @@ CREATE TABLE u (id integer PRIMARY KEY)`);
   epoch = engine.epoch;
   result = stepped(engine, 'DELETE FROM m WHERE x IN (SELECT id FROM u)', () =>
     engine.applyChanges('m', { delete: [{ x: 1, y: 1 }] }),
-  );
+  ).result;
   assert.equal(result.error?.code, 'SERIALIZATION_FAILURE');
   assert.equal(engine.epoch, epoch + 1);
   assert.deepEqual(read('SELECT COUNT(*) AS n FROM m WHERE x < 100'), [{ n: 2 }]);
   // Nothing it read changed meanwhile: it applies.
   result = stepped(engine, 'DELETE FROM m WHERE x IN (SELECT id FROM u)', () =>
     engine.applyChanges('m', { insert: [{ x: 7, y: 7 }] }),
-  );
+  ).result;
   assert.equal(result.error, undefined);
   assert.deepEqual(read('SELECT x FROM m WHERE x < 100'), [{ x: 7 }]);
 });

@@ -2,6 +2,7 @@
 // with views over them, the same in Sluice and SQLite, and the random plain writes between the
 // statements under test. A repeated key replaces the row on both sides (Sluice's INSERT is an upsert
 // by primary key; SQLite's INSERT OR REPLACE).
+import assert from 'node:assert/strict';
 import { Engine } from '../../src/exec/engine.ts';
 import { SqliteOracle } from './sqlite-oracle.ts';
 import { mulberry32 } from './checkpoint-workload.ts';
@@ -58,4 +59,27 @@ export function dmlWorld(seed: number, extraViews: readonly (readonly [string, s
     return [sql, sql];
   };
   return { engine, oracle, views: views.map(([name]) => name), int, maybeNull, randomInsert };
+}
+
+/** Rows enough that a statement's query reads its input in several slices. */
+export const FILLER = 20_000;
+
+/**
+ * A script run in steps with a deadline already past (one slice of the query's input a step), with
+ * `meanwhile` run once, after the statement's query has read its first slice; its result and the
+ * rows the query examined.
+ */
+export function stepped(engine: Engine, sql: string, meanwhile: () => void) {
+  const script = engine.runScript(sql);
+  let result = null;
+  let ran = false;
+  while (result === null) {
+    result = script.step(performance.now() - 1);
+    if (result === null && !ran && script.dmlRowsRead > 0) {
+      meanwhile();
+      ran = true;
+    }
+  }
+  assert.ok(ran, 'the query ran in more than one slice');
+  return { result, examined: script.dmlRowsRead };
 }
