@@ -18,6 +18,11 @@ import type { TableStore } from './table-store.ts';
 
 export type UpdateOrDelete = Extract<Statement, { kind: 'update' | 'delete' }>;
 
+/** The statement's word, as its errors name it. */
+export function statementWord(stmt: UpdateOrDelete): 'UPDATE' | 'DELETE' {
+  return stmt.kind === 'update' ? 'UPDATE' : 'DELETE';
+}
+
 /**
  * Whether the statement's rows are read by a query: it joins a FROM (USING) list, or its WHERE or a
  * SET value holds a subquery.

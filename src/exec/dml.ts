@@ -14,7 +14,13 @@ import type { ColumnMeta, TableDef } from '../planner/catalog.ts';
 import type { StatementResult, TableChanges } from './api.ts';
 import type { ApplyOptions } from './engine-types.ts';
 import { refuseAppendOnlyStatement } from './engine-writes.ts';
-import { type QueriedRows, refuseChangedSince, statementQuery, type UpdateOrDelete } from './dml-query.ts';
+import {
+  type QueriedRows,
+  refuseChangedSince,
+  statementQuery,
+  statementWord,
+  type UpdateOrDelete,
+} from './dml-query.ts';
 import { onePerTableRow } from './dml-from-rows.ts';
 import { pinnedKeys } from './key-lookup.ts';
 import { asSluiceError, assignCast } from './table-definition.ts';
@@ -133,17 +139,12 @@ export class DmlStatements {
    * The table's rows a statement's query read (its first columns), bounded as matchingRows bounds
    * them, and refused if any changed after the query read them.
    */
-  private queriedRows(
-    table: TableStore,
-    queried: QueriedRows,
-    statement: 'UPDATE' | 'DELETE',
-    joined: boolean,
-  ): (readonly Value[])[] {
+  private queriedRows(table: TableStore, queried: QueriedRows, stmt: UpdateOrDelete): (readonly Value[])[] {
     const width = table.def.columns.length;
     this.rowsExamined += queried.examined;
     const rows = queried.rows.map((row) => (row.length === width ? row : row.slice(0, width)));
     // Rows joined to a FROM list are checked once each table row is taken once (checkedOnce).
-    if (!joined) this.checkQueried(table, rows, queried.readAt, statement);
+    if (stmt.from === undefined) this.checkQueried(table, rows, queried.readAt, statementWord(stmt));
     return rows;
   }
 
@@ -167,7 +168,7 @@ export class DmlStatements {
     readAt: number,
   ): { matched: readonly (readonly Value[])[]; inserts: Value[][] } {
     const once = onePerTableRow(table, joined, inserts, readAt, (stmt.from as DmlFrom).pos);
-    this.checkQueried(table, once.matched, readAt, stmt.kind === 'update' ? 'UPDATE' : 'DELETE');
+    this.checkQueried(table, once.matched, readAt, statementWord(stmt));
     return once;
   }
 
@@ -214,7 +215,7 @@ export class DmlStatements {
    */
   statementQuery(stmt: UpdateOrDelete): SelectStmt {
     const table = this.engine.tableForWrite(stmt.table, stmt.pos);
-    refuseAppendOnlyStatement(table.def, stmt.kind === 'update' ? 'UPDATE' : 'DELETE', stmt.pos);
+    refuseAppendOnlyStatement(table.def, statementWord(stmt), stmt.pos);
     if (stmt.kind === 'update') setTargets(stmt, table.def);
     return statementQuery(stmt, table.def);
   }
@@ -256,7 +257,7 @@ export class DmlStatements {
       matched = this.matchingRows(table, stmt, 'UPDATE');
     } else {
       const width = def.columns.length;
-      matched = this.queriedRows(table, queried, 'UPDATE', stmt.from !== undefined);
+      matched = this.queriedRows(table, queried, stmt);
       sets = stmt.assignments.map((a, k) => {
         const index = targets[k] as number;
         // a quoted literal takes its column's type, as in a statement without a subquery
@@ -350,7 +351,7 @@ export class DmlStatements {
     let matched: readonly (readonly Value[])[] =
       queried === undefined
         ? this.matchingRows(table, stmt, 'DELETE')
-        : this.queriedRows(table, queried, 'DELETE', stmt.from !== undefined);
+        : this.queriedRows(table, queried, stmt);
     // Joined to a USING list: each table row once.
     if (queried !== undefined && stmt.from !== undefined)
       matched = this.checkedOnce(table, stmt, matched, null, queried.readAt).matched;

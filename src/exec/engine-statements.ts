@@ -8,7 +8,7 @@ import { withSqlFunctions } from '../planner/sql-functions.ts';
 import type { EngineJournal, StatementResult } from './api.ts';
 import type { DdlStatements } from './ddl.ts';
 import { type DmlStatements, queryRowsError } from './dml.ts';
-import { queriedRows, readsSubquery } from './dml-query.ts';
+import { queriedRows, readsSubquery, statementWord } from './dml-query.ts';
 import type { EpochClock } from './engine-clock.ts';
 import { explainStatement } from './engine-queries.ts';
 import { clockValue, showClock } from './clock-statements.ts';
@@ -98,7 +98,7 @@ export function executeStatement(host: StatementHost, stmt: Statement): Statemen
       try {
         job.work(Infinity);
       } catch (error) {
-        throw queryRowsError(error, stmt.kind === 'update' ? 'UPDATE' : 'DELETE');
+        throw queryRowsError(error, statementWord(stmt));
       }
       const queried = queriedRows(job);
       return stmt.kind === 'update' ? host.dml.update(stmt, queried) : host.dml.delete(stmt, queried);

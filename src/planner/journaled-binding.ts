@@ -42,7 +42,7 @@ export function bindingAsJournaled<T>(bind: () => T, rules?: number): T {
  * then the older rules apply.
  */
 export function bindsJournaled(): boolean {
-  return journaledRules !== null && journaledRules < 1;
+  return bindsBefore(1);
 }
 
 /** Whether the statement being bound was journaled under rules older than `rules` (a meaning they changed). */
