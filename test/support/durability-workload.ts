@@ -2,6 +2,7 @@
 // server acknowledged (catalog and every table's rows), the view templates it creates and drops, and
 // the steps it sends — each with the model as it is once the server applies the step.
 import type { Row } from '../../src/common/types.ts';
+import { MAX_EPOCH_JOIN_ROWS } from '../../src/exec/engine-epochs.ts';
 import { request } from '../server/helpers.ts';
 
 export interface TableModel {
@@ -99,6 +100,8 @@ const VIEW_POOL: readonly ViewTemplate[] = [
 /** Refused at CREATE (VIEW_TOO_LARGE): its first build would pair every row of big with every other. */
 const HUGE_VIEW =
   'CREATE MATERIALIZED VIEW huge AS SELECT x.id AS i, y.id AS j FROM big AS x CROSS JOIN big AS y';
+/** The largest write to b that steps send to pass the epoch bound through xj (≈ 1.7 MB of JSON). */
+const XJ_MOST_ROWS = 120_000;
 /** Rows b may hold before a step stops adding to it (an EPOCH_TOO_LARGE write applies none). */
 const SMALL_CAP = 120;
 /** The server's `--max-result-rows` as the runs start it (its default): an ad-hoc result past it is refused. */
@@ -208,6 +211,29 @@ export interface Step {
 
 export function post(base: string, path: string, body: unknown): Promise<{ status: number; text: string }> {
   return request(base, 'POST', path, body);
+}
+
+/**
+ * A write to b that xj must refuse (EPOCH_TOO_LARGE), or null while xj does not exist or refusing
+ * would take a write of more than XJ_MOST_ROWS. Each row written to b pairs with every row of big
+ * under g < 3 (27 of a 9,000-row load, 60 of 20,000; writes to big move it): the write is sized from
+ * the model so that its pairs just pass the bound.
+ */
+export function crossJoinBlowup(model: Model): Step | null {
+  if (!model.views.has('xj')) return null;
+  let bigLow = 0;
+  for (const row of model.tables.get('big')?.rows.values() ?? []) if ((row['g'] as number) < 3) bigLow++;
+  const rows = bigLow > 0 ? Math.floor(MAX_EPOCH_JOIN_ROWS / bigLow) + 1 : Infinity;
+  if (rows > XJ_MOST_ROWS) return null;
+  const insert: Row[] = [];
+  for (let i = 0; i < rows; i++) insert.push({ g: i % 5, w: i % 6 });
+  return {
+    what: `ingest b +${rows} (EPOCH_TOO_LARGE)`,
+    isDdl: false,
+    send: (base) => post(base, '/v1/tables/b/rows', { insert }),
+    after: model.clone(),
+    refusedWith: 'EPOCH_TOO_LARGE',
+  };
 }
 
 function sqlStep(what: string, statement: string, isDdl: boolean, after: Model): Step {
@@ -333,18 +359,8 @@ export class Driver {
   /** Writes the server must refuse, changing nothing: each is journaled never. */
   private refusedWrite(model: Model): Step {
     const r = this.rnd();
-    if (r < 0.3 && model.views.has('xj')) {
-      // 40,000 rows × the ~60 rows of big the cross join pairs them with: past 2,000,000.
-      const insert: Row[] = [];
-      for (let i = 0; i < 40_000; i++) insert.push({ g: i % 5, w: i % 6 });
-      return {
-        what: 'ingest b +40000 (EPOCH_TOO_LARGE)',
-        isDdl: false,
-        send: (base) => post(base, '/v1/tables/b/rows', { insert }),
-        after: model.clone(),
-        refusedWith: 'EPOCH_TOO_LARGE',
-      };
-    }
+    const blowup = r < 0.3 ? crossJoinBlowup(model) : null;
+    if (blowup !== null) return blowup;
     // INSERT … SELECT of every row of big passes the server's result limit only while big holds more
     // rows than it (a run may load fewer, and deletes shrink it): else the CREATE that pairs big with
     // itself is the refusal, past the first build's bound from ≈ 1,000 rows of big on.
