@@ -14,6 +14,8 @@
 //   node --import tsx bench/topn.ts --append-only    # inserts only, into an APPEND ONLY table
 //   node --import tsx bench/topn.ts --append-only --keyless   # the same table without a primary key
 //   node --expose-gc --import tsx bench/topn.ts --child sluice --profile DIR   # insert/delete.cpuprofile
+//   node --expose-gc --import tsx bench/topn.ts --child sluice --alloc-profile DIR   # insert/delete.heapprofile
+//   node --import tsx bench/heapprofile-summary.ts DIR/insert.heapprofile        # bytes allocated by function
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
@@ -38,6 +40,13 @@ interface Options {
   /** A child writes a CPU profile of each timed phase here (insert.cpuprofile, delete.cpuprofile). */
   profile: string | null;
   /**
+   * A child writes an allocation profile of each timed phase here (insert.heapprofile,
+   * delete.heapprofile): V8's sampling heap profiler with the objects the collector freed kept in, so
+   * it tells which code allocates (garbage included), where node's own `--heap-prof` keeps only what
+   * is still alive when the process exits.
+   */
+  allocProfile: string | null;
+  /**
    * Sluice's `bid` is `APPEND ONLY`, so its Top-N keeps only the rows that can still rank; no
    * deletes. db-ivm has no such declaration.
    */
@@ -56,6 +65,7 @@ function parseArgs(argv: readonly string[]): Options {
     seed: 20261202,
     child: null,
     profile: null,
+    allocProfile: null,
     appendOnly: false,
     keyless: false,
   };
@@ -75,6 +85,7 @@ function parseArgs(argv: readonly string[]): Options {
     else if (a === '--seed') o.seed = next();
     else if (a === '--child') o.child = argv[++i] as Impl;
     else if (a === '--profile') o.profile = argv[++i] ?? null;
+    else if (a === '--alloc-profile') o.allocProfile = argv[++i] ?? null;
     else if (a === '--append-only') o.appendOnly = true;
     else if (a === '--keyless') o.keyless = true;
     else throw new Error(`bench: unknown flag ${a}`);
@@ -232,10 +243,13 @@ function post(session: Session, method: string): unknown {
 }
 
 /**
- * Profiles one phase into `dir/<name>.cpuprofile` when `dir` is set: a profile per phase, so the
- * insert and the delete path are read apart (`node --cpu-prof` would mix them in one file).
+ * Profiles one phase into `<--profile dir>/<name>.cpuprofile` (or its allocations, `--alloc-profile`):
+ * a profile per phase, so the insert and the delete path are read apart (`node --cpu-prof` would mix
+ * them in one file).
  */
-function profiled(dir: string | null, name: string, run: () => number): number {
+function profiled(o: Options, name: string, run: () => number): number {
+  if (o.allocProfile !== null) return allocProfiled(o.allocProfile, name, run);
+  const dir = o.profile;
   if (dir === null) return run();
   const session = new Session();
   session.connect();
@@ -246,6 +260,26 @@ function profiled(dir: string | null, name: string, run: () => number): number {
   const rate = run();
   const { profile } = post(session, 'Profiler.stop') as { profile: unknown };
   writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+  session.disconnect();
+  return rate;
+}
+
+/** Samples one phase's allocations into `dir/<name>.heapprofile` (one sample per 4 KiB allocated). */
+function allocProfiled(dir: string, name: string, run: () => number): number {
+  const session = new Session();
+  session.connect();
+  post(session, 'HeapProfiler.enable');
+  // The two flags are in V8's protocol, not in @types/node's copy of it (hence no literal here):
+  // without them a sample is dropped when its object is collected, and garbage never shows.
+  const params = {
+    samplingInterval: 4096,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  };
+  session.post('HeapProfiler.startSampling', params, () => undefined);
+  const rate = run();
+  const { profile } = post(session, 'HeapProfiler.stopSampling') as { profile: unknown };
+  writeFileSync(join(dir, `${name}.heapprofile`), JSON.stringify(profile));
   session.disconnect();
   return rate;
 }
@@ -284,12 +318,12 @@ async function measure<Input>(
   };
   const inserts = batches(bids, (b) => runner.insertBatch(b));
   await settle();
-  const insertRate = profiled(o.profile, 'insert', () => timed(inserts, bids.length));
+  const insertRate = profiled(o, 'insert', () => timed(inserts, bids.length));
   inserts.length = 0;
   const deletes = batches(removed, (b) => runner.removeBatch(b));
   if (removed.length > 0) await settle();
   const deleteRate =
-    removed.length === 0 ? null : profiled(o.profile, 'delete', () => timed(deletes, removed.length));
+    removed.length === 0 ? null : profiled(o, 'delete', () => timed(deletes, removed.length));
   deletes.length = 0;
   const bytes = heap() - base;
   return { insertRate, deleteRate, bytes, top: runner.top() };
@@ -306,6 +340,8 @@ function bidsOf(bids: readonly Bid[], ids: readonly number[]): Bid[] {
 }
 
 async function child(o: Options, impl: Impl): Promise<void> {
+  if (o.profile !== null && o.allocProfile !== null)
+    throw new Error('bench: --profile and --alloc-profile profile the same phases: one at a time');
   const { bids, deleted } = workload(o);
   const removed = bidsOf(bids, deleted);
   const base = heap();
