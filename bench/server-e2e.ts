@@ -33,9 +33,13 @@ CREATE MATERIALIZED VIEW total_histogram AS SELECT FLOOR(total / 10) AS bucket, 
 // BENCH_SERVER_CLI runs another checkout's server with this load generator (paired A/B runs).
 const cli = process.env.BENCH_SERVER_CLI ?? new URL('../src/cli.ts', import.meta.url).pathname;
 const envArgs = (name: string): string[] => (process.env[name] ?? '').split(' ').filter((a) => a !== '');
+// Node's flags for the server, e.g. "--single-threaded-gc --max-semi-space-size=32" (V8's young
+// generation), or "--trace-gc" to have the throughput line count the collections (server_gc).
+const serverNodeArgs = envArgs('BENCH_SERVER_NODE_ARGS');
+const traceGc = serverNodeArgs.includes('--trace-gc');
 const server = spawnServer({
   cli,
-  nodeArgs: envArgs('BENCH_SERVER_NODE_ARGS'),
+  nodeArgs: serverNodeArgs,
   // info: the server logs each checkpoint it writes (its busy time, snapshot time, longest slice).
   logLevel: 'info',
   // More server flags for an experiment, e.g. BENCH_SERVER_ARGS="--checkpoint-interval-ms 0".
@@ -95,6 +99,20 @@ function walRestarts(): number | null {
     return null;
   }
 }
+/** The server's resident set now and its peak so far (VmRSS, VmHWM), in MB; null where /proc lacks them. */
+function serverRssMb(): { rss: number; peak: number } | null {
+  try {
+    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+    const rss = kb('VmRSS');
+    const peak = kb('VmHWM');
+    return Number.isFinite(rss) && Number.isFinite(peak)
+      ? { rss: Math.round(rss / 1024), peak: Math.round(peak / 1024) }
+      : null;
+  } catch {
+    return null;
+  }
+}
 function threadCpuDelta(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [name, s] of after) {
@@ -125,11 +143,29 @@ interface CheckpointLog {
   readonly slicesBeforeAnswer?: number;
 }
 const checkpointLogs: CheckpointLog[] = [];
+/**
+ * The server's collections while counting (the throughput phase), from `--trace-gc` lines on its
+ * stdout (`BENCH_SERVER_NODE_ARGS=--trace-gc`): how many scavenges and full collections ran and the
+ * main thread's pause ms each kind summed (the first of V8's "pause / external" figures), so a
+ * young-generation setting can be judged by the work it saves, not only by a noisy rate.
+ */
+const gcCount = { on: false, scavenges: 0, scavengeMs: 0, fulls: 0, fullMs: 0 };
+const GC_LINE =
+  /: (Scavenge|Mark-Compact|Mark-sweep|Minor Mark-Compact|Minor Mark-Sweep)\b[^,]*, ([\d.]+) \/ /;
 let stdoutRest = '';
 child.stdout.on('data', (d: Buffer) => {
   const lines = (stdoutRest + d.toString()).split('\n');
   stdoutRest = lines.pop() ?? '';
   for (const line of lines) {
+    const gc = gcCount.on ? GC_LINE.exec(line) : null;
+    if (gc !== null) {
+      const young = gc[1] === 'Scavenge' || gc[1]!.startsWith('Minor');
+      if (young) gcCount.scavenges++;
+      else gcCount.fulls++;
+      if (young) gcCount.scavengeMs += Number(gc[2]);
+      else gcCount.fullMs += Number(gc[2]);
+      continue;
+    }
     if (!line.includes('"checkpoint written"')) continue;
     const c = JSON.parse(line) as Omit<CheckpointLog, 'startedAt'> & { time: number };
     checkpointLogs.push({ ...c, startedAt: c.time - c.ms });
@@ -256,6 +292,7 @@ async function main(): Promise<void> {
   const threadsBefore = serverThreadCpu();
   const clientBefore = process.cpuUsage();
   const throughputSchedBefore = serverMainSched();
+  gcCount.on = true;
   const started = performance.now();
   const deadline = started + THROUGHPUT_SECONDS * 1000;
   let claimed = 0;
@@ -278,6 +315,10 @@ async function main(): Promise<void> {
   const elapsed = (performance.now() - started) / 1000;
   const serverCpu = serverCpuSeconds() - cpuBefore;
   const threadCpu = threadCpuDelta(threadsBefore, serverThreadCpu());
+  // Lines already written reach this process a little later: wait for them before the count stops.
+  await new Promise((r) => setTimeout(r, 50));
+  gcCount.on = false;
+  const rssMb = serverRssMb();
   const throughputSchedAfter = serverMainSched();
   // The main thread's time neither on a core nor waiting for one: it slept with nothing to do (the
   // WAL sync in flight, the load generator's next request). Unlike the CPU seconds, this share says
@@ -309,6 +350,19 @@ async function main(): Promise<void> {
       server_cpu_s: Number(serverCpu.toFixed(2)),
       events_per_server_cpu_s: Math.round((batches * BATCH_ROWS) / serverCpu),
       server_thread_cpu_s: threadCpu,
+      // The server's CPU per request of BATCH_ROWS rows, all its threads (what a V8 flag moves).
+      server_cpu_us_per_batch: Math.round((serverCpu * 1e6) / batches),
+      server_rss_mb: rssMb?.rss ?? null,
+      server_peak_rss_mb: rssMb?.peak ?? null,
+      // Only with --trace-gc among BENCH_SERVER_NODE_ARGS (see gcCount).
+      server_gc: !traceGc
+        ? null
+        : {
+            scavenges: gcCount.scavenges,
+            scavenge_pause_ms: Math.round(gcCount.scavengeMs),
+            full: gcCount.fulls,
+            full_pause_ms: Math.round(gcCount.fullMs),
+          },
       client_cpu_s: Number(clientCpu.toFixed(2)),
       main_runqueue_wait_ms: mainRunqueueMs === null ? null : Math.round(mainRunqueueMs),
       // Per batch: what a change of the commit pipeline moves (see mainSleptMs).
