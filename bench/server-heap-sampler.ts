@@ -2,7 +2,7 @@
 // counting every sampled allocation — also the ones a scavenge or a full collection freed, which
 // node's own `--heap-prof` drops (it keeps only what is still live when it stops, so the short-lived
 // garbage a request makes, the scavenger's work, never shows). On exit it writes a .heapprofile
-// (DevTools' format) to BENCH_HEAP_SAMPLE_OUT; `bench/server-heap-summary.ts` reads it.
+// (DevTools' format) to BENCH_HEAP_SAMPLE_OUT; `bench/heapprofile-summary.ts` reads it.
 //
 //   BENCH_HEAP_SAMPLE_OUT=/tmp/h.heapprofile BENCH_SERVER_NODE_ARGS="--import tsx --import ./bench/server-heap-sampler.ts" \
 //     BENCH_BATCHES=1000 BENCH_LATENCY_SECONDS=1 node --import tsx bench/server-e2e.ts
