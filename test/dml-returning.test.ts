@@ -9,7 +9,7 @@ import type { StatementResult } from '../src/exec/api.ts';
 import { Engine } from '../src/exec/engine.ts';
 import type { Row } from '../src/common/types.ts';
 import { assertViewMatchesOracle } from './support/sqlite-oracle.ts';
-import { dmlWorld } from './support/dml-oracle.ts';
+import { FILLER, dmlWorld, stepped } from './support/dml-oracle.ts';
 import { assertRefused } from './support/sql-errors.ts';
 
 /** Statements with RETURNING: [Sluice's text, SQLite's] (`c` a small random constant). */
@@ -197,4 +197,42 @@ test('RETURNING rows past the ad-hoc result bound refuse the statement whole; wi
   );
   assert.equal(engine.epoch, epoch + 1, 'only the INSERT without RETURNING wrote');
   assert.equal(engine.execute('DELETE FROM t WHERE id > 5 RETURNING id')[0]?.rows?.length, 3);
+});
+
+test('a script run in slices returns the rows its write made, as of the write, or refuses whole', () => {
+  const engine = new Engine();
+  engine.executeScript(`CREATE TABLE t (id integer PRIMARY KEY, a integer);
+CREATE TABLE u (id integer PRIMARY KEY)`);
+  const filler = Array.from({ length: FILLER }, (_, i) => i + 100);
+  engine.applyChanges('t', { insert: filler.map((id) => ({ id, a: 0 })) });
+  engine.execute('INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)');
+  engine.execute('INSERT INTO u VALUES (1), (2)');
+  // the query reads t in slices; another row is written meanwhile; the write's rows are returned
+  let epoch = engine.epoch;
+  let result = stepped(engine, 'UPDATE t SET a = a + 1 WHERE id IN (SELECT id FROM u) RETURNING id, a', () =>
+    engine.execute('UPDATE t SET a = 0 WHERE id = 3'),
+  ).result;
+  assert.equal(result.error, undefined);
+  assert.deepEqual(result.results[0]?.rows, [
+    { id: 1, a: 11 },
+    { id: 2, a: 21 },
+  ]);
+  assert.equal(engine.epoch, epoch + 2);
+  // past the bound once the query is done (its own rows are within it, the padded ones are not):
+  // nothing written but the write made meanwhile
+  engine.selectLimits = { maxRows: 10, maxBytes: 150 };
+  epoch = engine.epoch;
+  result = stepped(
+    engine,
+    "DELETE FROM t WHERE id IN (SELECT id FROM u) RETURNING *, repeat('x', 100) AS pad",
+    () => engine.execute('UPDATE t SET a = 5 WHERE id = 3'),
+  ).result;
+  assert.match(result.error?.message ?? '', /^the rows this DELETE returns is larger than/);
+  assert.equal(engine.epoch, epoch + 1);
+  engine.selectLimits = { maxRows: Infinity, maxBytes: Infinity };
+  assert.deepEqual(engine.execute('SELECT id, a FROM t WHERE id < 100 ORDER BY id')[0]?.rows, [
+    { id: 1, a: 11 },
+    { id: 2, a: 21 },
+    { id: 3, a: 5 },
+  ]);
 });
