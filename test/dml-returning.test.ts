@@ -161,6 +161,7 @@ test('RETURNING refusals point at their cause and change nothing', () => {
     ['UPDATE t SET n = 0 RETURNING (SELECT 1)', 'NOT_SUPPORTED', 'a subquery in RETURNING', 31],
     ['UPDATE t SET n = 0 FROM u WHERE u.id = t.id RETURNING u.w', 'NOT_SUPPORTED', 'FROM list', 55],
     ['DELETE FROM t USING u WHERE u.id = t.id RETURNING u.*', 'NOT_SUPPORTED', 'FROM (USING)', 51],
+    ['DELETE FROM t USING u WHERE u.id = t.id RETURNING id, *', 'NOT_SUPPORTED', '* over the USING list', 55],
     ['INSERT INTO c (id) VALUES (1) RETURNING *', 'NOT_SUPPORTED', 'clock default', 1],
   ]);
   assert.equal(engine.epoch, epoch, 'no epoch');

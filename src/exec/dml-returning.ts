@@ -49,6 +49,9 @@ export function bindReturning(
   for (const item of items) {
     if (item.kind === 'star') {
       if (item.table !== undefined && item.table !== name) throw notInTarget(item.table, item.pos, from);
+      // PostgreSQL's bare `*` there is the FROM (USING) list's columns too: refused, not cut short
+      if (item.table === undefined && from !== undefined)
+        throw notSupportedIn(`* over the ${statement === 'UPDATE' ? 'FROM' : 'USING'} list`, item.pos);
       def.columns.forEach((c, i) => {
         columns.push(c);
         fns.push((row) => row[i] as Value);
