@@ -125,7 +125,7 @@ CREATE TABLE dst (id integer PRIMARY KEY, v text NOT NULL, n numeric)`);
       'column "n" is of type numeric but expression is of type text',
       33,
     ],
-    ['INSERT INTO dst SELECT id, v FROM src RETURNING id', 'NOT_SUPPORTED', 'RETURNING is not supported', 39],
+    ['INSERT INTO dst SELECT id, v FROM src RETURNING count(*)', 'INVALID_AGGREGATE', 'RETURNING', 49],
     ['INSERT INTO dst SELECT id, v FROM nowhere', 'UNKNOWN_TABLE', 'relation "nowhere" does not exist', 35],
   ];
   assertRefused(engine, cases);

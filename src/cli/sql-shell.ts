@@ -151,16 +151,20 @@ export class SqlShell {
   private resultLines(r: StatementResult): string[] {
     if (r.columns !== undefined && r.rows !== undefined) {
       const columns = columnsOf(r.columns);
-      return [
-        ...formatTable(columns, r.rows, { nullText: this.nullText }),
-        rowsFooter(r.rows.length, r.epoch),
-        '',
-      ];
+      const table = formatTable(columns, r.rows, { nullText: this.nullText });
+      // An INSERT, UPDATE or DELETE with RETURNING: its rows, then its tag (as psql prints them)
+      if (r.rowCount !== undefined) return [...table, rowsFooter(r.rows.length), '', this.tagLine(r)];
+      return [...table, rowsFooter(r.rows.length, r.epoch), ''];
     }
+    return [this.tagLine(r)];
+  }
+
+  /** A statement's tag: `INSERT t: 2 rows, epoch 7`. */
+  private tagLine(r: StatementResult): string {
     let tag = escapeControls(r.statement + (r.object !== undefined ? ` ${r.object}` : ''));
     if (r.rowCount !== undefined) tag += `: ${r.rowCount === 1 ? '1 row' : `${r.rowCount} rows`}`;
     if (r.epoch !== undefined) tag += `${r.rowCount !== undefined ? ',' : ':'} epoch ${r.epoch}`;
-    return [tag];
+    return tag;
   }
 
   /** Sends one script; prints the results of what ran and the error. True when all of it ran. */

@@ -22,6 +22,8 @@ import {
   type UpdateOrDelete,
 } from './dml-query.ts';
 import { onePerTableRow } from './dml-from-rows.ts';
+import { bindReturning, type ReturningList } from './dml-returning.ts';
+import type { ResultLimits } from './result-size.ts';
 import { pinnedKeys } from './key-lookup.ts';
 import { asSluiceError, assignCast } from './table-definition.ts';
 import type { TableStore } from './table-store.ts';
@@ -37,6 +39,8 @@ export interface DmlEngine {
     options?: ApplyOptions,
   ): { accepted: number; epoch: number };
   currentEpoch(): number;
+  /** The bounds of an ad-hoc SELECT's result, which a RETURNING list's rows keep too. */
+  resultLimits(): ResultLimits;
 }
 
 export class DmlStatements {
@@ -62,13 +66,16 @@ export class DmlStatements {
   ): StatementResult {
     const { table, targets } = this.insertTarget(stmt);
     const def = table.def;
+    const returning = bindReturning(stmt, def, this.engine.resultLimits(), 'INSERT');
     const rows =
       selected === undefined
         ? this.valuesRows(stmt, def, targets)
         : selectedRows(stmt, def, targets, selected);
+    // Computed before the write: an error in it, or too many rows, leaves the table as it was.
+    const returned = returning === null ? null : returning.rows(insertedRows(table, rows, stmt.pos));
     // One INSERT repeating a key is refused whole, where a request's later row would replace it.
     const r = this.applyWrite(def.name, { insert: rows }, stmt.pos, { refuseRepeatedKeys: true });
-    return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch };
+    return { statement: 'INSERT', object: def.name, rowCount: rows.length, epoch: r.epoch, ...returned };
   }
 
   /**
@@ -229,6 +236,7 @@ export class DmlStatements {
     const def = table.def;
     refuseAppendOnlyStatement(def, 'UPDATE', stmt.pos);
     const targets = setTargets(stmt, def);
+    const returning = bindReturning(stmt, def, this.engine.resultLimits(), 'UPDATE');
     let sets: readonly SetValue[];
     let matched: readonly (readonly Value[])[];
     if (queried === undefined) {
@@ -319,14 +327,17 @@ export class DmlStatements {
         newKeys.add(k);
       }
     }
-    if (matched.length === 0)
-      return { statement: 'UPDATE', object: def.name, rowCount: 0, epoch: this.engine.currentEpoch() };
+    const returned = returnedRows(returning, inserts);
+    if (matched.length === 0) {
+      const epoch = this.engine.currentEpoch();
+      return { statement: 'UPDATE', object: def.name, rowCount: 0, epoch, ...returned };
+    }
     // With the keys kept, each new row replaces the row under its key (the table's upsert): the same
     // deletes, in the same order, found by one lookup per row instead of a delete pass and a lookup.
     const r = this.applyWrite(def.name, NO_CHANGES, stmt.pos, {
       statementRows: { deletes: keysKept ? NO_ROWS : matched, inserts },
     });
-    return { statement: 'UPDATE', object: def.name, rowCount: matched.length, epoch: r.epoch };
+    return { statement: 'UPDATE', object: def.name, rowCount: matched.length, epoch: r.epoch, ...returned };
   }
 
   /** `applyChanges` for a DML statement: a UNIQUE constraint it breaks is reported at the statement. */
@@ -348,6 +359,7 @@ export class DmlStatements {
   delete(stmt: Extract<Statement, { kind: 'delete' }>, queried?: QueriedRows): StatementResult {
     const table = this.engine.tableForWrite(stmt.table, stmt.pos);
     refuseAppendOnlyStatement(table.def, 'DELETE', stmt.pos);
+    const returning = bindReturning(stmt, table.def, this.engine.resultLimits(), 'DELETE');
     let matched: readonly (readonly Value[])[] =
       queried === undefined
         ? this.matchingRows(table, stmt, 'DELETE')
@@ -355,13 +367,21 @@ export class DmlStatements {
     // Joined to a USING list: each table row once.
     if (queried !== undefined && stmt.from !== undefined)
       matched = this.checkedOnce(table, stmt, matched, null, queried.readAt).matched;
+    const returned = returnedRows(returning, matched);
+    const name = table.def.name;
     if (matched.length === 0)
-      return { statement: 'DELETE', object: table.def.name, rowCount: 0, epoch: this.engine.currentEpoch() };
+      return {
+        statement: 'DELETE',
+        object: name,
+        rowCount: 0,
+        epoch: this.engine.currentEpoch(),
+        ...returned,
+      };
     // The rows as the table stores them, resolved without being made objects and normalised again.
-    const r = this.engine.applyChanges(table.def.name, NO_CHANGES, {
+    const r = this.engine.applyChanges(name, NO_CHANGES, {
       statementRows: { deletes: matched, inserts: NO_ROWS },
     });
-    return { statement: 'DELETE', object: table.def.name, rowCount: matched.length, epoch: r.epoch };
+    return { statement: 'DELETE', object: name, rowCount: matched.length, epoch: r.epoch, ...returned };
   }
 }
 
@@ -383,6 +403,35 @@ export function queryRowsError(
 }
 
 const UNKNOWN_TYPE: SqlType = { kind: 'unknown' };
+
+/** The RETURNING rows of the rows written, as result fields; none without a list. */
+function returnedRows(
+  returning: ReturningList | null,
+  written: readonly (readonly Value[])[],
+): ReturnType<ReturningList['rows']> | null {
+  return returning === null ? null : returning.rows(written);
+}
+
+/**
+ * An INSERT's rows as the table will store them, for its RETURNING list. A column left to a clock
+ * default (`DEFAULT now()`) takes its value from the epoch's clock only as the batch is applied,
+ * after the list must be computed: such an INSERT with RETURNING is refused (nothing is written).
+ */
+function insertedRows(table: TableStore, rows: readonly Row[], pos: Pos): Value[][] {
+  const def = table.def;
+  const clocked = def.columns.filter((c, i) => def.defaults?.[i]?.atClock !== undefined);
+  return rows.map((row, r) => {
+    const missing = clocked.find((c) => !(c.name in row));
+    if (missing !== undefined) {
+      throw new SluiceError(
+        'NOT_SUPPORTED',
+        `RETURNING with column "${missing.name}" left to its clock default is not supported`,
+        { position: pos, hint: `give "${missing.name}" a value, or leave RETURNING out` },
+      );
+    }
+    return table.normalizeRow(row, 'insert', r);
+  });
+}
 
 /** One SET column of an UPDATE: its value for the `r`-th row read (`row`). */
 interface SetValue {

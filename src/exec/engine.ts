@@ -69,6 +69,7 @@ export class Engine extends EngineEpochs {
     tableForWrite: (name, pos) => tableForWrite(this.state, name, pos),
     applyChanges: (table, changes, options) => this.applyChanges(table, changes, options),
     currentEpoch: () => this.currentEpoch,
+    resultLimits: () => this.selectLimits,
   });
   private readonly reads = new EngineReads(this.state, () => this.currentEpoch);
   private readonly ddl = new DdlStatements(this.state, {

@@ -529,6 +529,8 @@ export type Statement =
       readonly rows: readonly (readonly ValuesItem[])[];
       /** `INSERT … SELECT` (or `WITH …`): the query whose rows are inserted. */
       readonly query?: SelectStmt;
+      /** `RETURNING …`: what the answer shows of each row inserted (never what is written). */
+      readonly returning?: readonly SelectItem[];
       readonly pos: Pos;
       readonly text: string;
     }
@@ -541,6 +543,8 @@ export type Statement =
       /** `FROM u, v …`: relations joined to the table by the WHERE (src/parser/dml-from.ts). */
       readonly from?: DmlFrom;
       readonly where?: Expr;
+      /** `RETURNING …` over each row's new values. */
+      readonly returning?: readonly SelectItem[];
       readonly pos: Pos;
       readonly text: string;
     }
@@ -551,6 +555,8 @@ export type Statement =
       /** `USING u, v …`: as UPDATE's FROM. */
       readonly from?: DmlFrom;
       readonly where?: Expr;
+      /** `RETURNING …` over each deleted row. */
+      readonly returning?: readonly SelectItem[];
       readonly pos: Pos;
       readonly text: string;
     }

@@ -4,8 +4,8 @@
 // subqueries, VALUES) and the WHERE every predicate a query's WHERE takes, parsed by one parser.
 import { createTokenInstance, type IToken } from 'chevrotain';
 import type { Expr, FromItem } from './ast.ts';
-import { notSupported, parseError } from '../common/errors.ts';
-import { From, isWord, LParen, posOf, Returning, RParen, Select, Star, syntaxErrorAt } from './lexer.ts';
+import { parseError } from '../common/errors.ts';
+import { From, isWord, LParen, RParen, Select, Star, syntaxErrorAt } from './lexer.ts';
 import { parseSelect } from './select-adapter.ts';
 
 /**
@@ -28,7 +28,7 @@ const NOT_AFTER_WHERE = new Set([
 
 /**
  * The FROM items and WHERE after `keyword` (the FROM of an UPDATE, the USING of a DELETE); `rest`
- * are the tokens after it. RETURNING (at the statement's level) is refused by name.
+ * are the tokens after it, up to the statement's RETURNING (dml-returning.ts splits it off first).
  */
 export function dmlFromList(
   keyword: IToken,
@@ -40,7 +40,6 @@ export function dmlFromList(
     if (t.tokenType === LParen) depth++;
     else if (t.tokenType === RParen) depth--;
     else if (depth > 0) continue;
-    else if (t.tokenType === Returning) throw notSupported('RETURNING', posOf(t));
     else if (isWord(t) && NOT_AFTER_WHERE.has(t.image.toLowerCase())) throw syntaxErrorAt(t);
   }
   if (rest.length === 0) {

@@ -266,6 +266,30 @@ describe('statements', () => {
     assert.deepEqual(shape(one('delete from t')), { kind: 'delete', table: 't', text: 'delete from t' });
   });
 
+  it('RETURNING after VALUES, a query, SET, WHERE and a FROM (USING) list: a select list', () => {
+    type Shaped = { returning?: unknown; query?: { items: unknown[] }; where?: { kind: string } };
+    const parsed = (sql: string): Shaped => shape(one(sql)) as Shaped;
+    const items = [
+      { kind: 'star' },
+      { kind: 'expr', expr: bin('+', col('a'), int(1)), alias: 'b' },
+      { kind: 'star', table: 'x' },
+      { kind: 'expr', expr: col('c', 'x'), alias: 'returning' },
+    ];
+    const tail = ' RETURNING *, a + 1 AS b, x.*, x.c "returning"';
+    assert.deepEqual(parsed('INSERT INTO t VALUES (1)' + tail).returning, items);
+    assert.deepEqual(parsed('INSERT INTO t DEFAULT VALUES' + tail).returning, items);
+    assert.deepEqual(parsed('UPDATE t x SET a = 1 WHERE a > 0' + tail).returning, items);
+    assert.deepEqual(parsed('DELETE FROM t' + tail).returning, items);
+    // the query or FROM list ends at RETURNING at its own level, not at one inside parentheses
+    const query = parsed('INSERT INTO t SELECT a FROM (SELECT 1 AS a) s' + tail);
+    assert.deepEqual(query.returning, items);
+    assert.equal(query.query?.items.length, 1);
+    const update = parsed('UPDATE t x SET a = u.b FROM u WHERE u.k IN (SELECT 1)' + tail);
+    assert.deepEqual(update.returning, items);
+    assert.equal(update.where?.kind, 'inList');
+    assert.equal(parsed('DELETE FROM t USING u WHERE t.a = u.a').returning, undefined);
+  });
+
   it('a full SELECT', () => {
     const query = select(
       'SELECT DISTINCT a, t.b AS x, c y, *, t.* FROM t AS tt WHERE a > 1 GROUP BY a, b HAVING count(*) > 2 ' +

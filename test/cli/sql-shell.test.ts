@@ -70,6 +70,46 @@ test(
 );
 
 test(
+  'INSERT, UPDATE and DELETE with RETURNING: the rows, then the statement tag',
+  { timeout: 120_000 },
+  async () => {
+    const script = [
+      'CREATE TABLE ret (id integer PRIMARY KEY, name text);',
+      "INSERT INTO ret VALUES (1, 'a'), (2, NULL) RETURNING id, name;",
+      "UPDATE ret SET name = 'b' WHERE id = 2 RETURNING *;",
+      'DELETE FROM ret WHERE id = 7 RETURNING id;',
+      '',
+    ].join('\n');
+    const r = await runCli(['sql', '--url', server.base], script);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.split('\n');
+    const epoch = (tag: string): string => tag.replace(/epoch \d+$/, 'epoch N');
+    assert.deepEqual(lines.map(epoch), [
+      'CREATE TABLE ret',
+      ' id | name',
+      '----+------',
+      '  1 | a',
+      '  2 | NULL',
+      '(2 rows)',
+      '',
+      'INSERT ret: 2 rows, epoch N',
+      ' id | name',
+      '----+------',
+      '  2 | b',
+      '(1 row)',
+      '',
+      'UPDATE ret: 1 row, epoch N',
+      ' id',
+      '----',
+      '(0 rows)',
+      '',
+      'DELETE ret: 0 rows, epoch N',
+      '',
+    ]);
+  },
+);
+
+test(
   'an error prints code, message and a caret under its column; the script stops with status 1',
   { timeout: 120_000 },
   async () => {

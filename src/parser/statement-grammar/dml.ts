@@ -1,6 +1,6 @@
 // DML: INSERT … VALUES, INSERT … SELECT, UPDATE and DELETE, with the forms Sluice refuses by name.
 import type { IOrAlt, IToken } from 'chevrotain';
-import type { DmlFrom, Expr, Pos, SelectStmt, Statement, ValuesItem } from '../ast.ts';
+import type { DmlFrom, Expr, Pos, SelectItem, SelectStmt, Statement, ValuesItem } from '../ast.ts';
 import { notSupported, parseError } from '../../common/errors.ts';
 import type { Located } from '../expr-builder.ts';
 import {
@@ -32,6 +32,7 @@ import {
   With,
 } from '../lexer.ts';
 import { dmlFromList } from '../dml-from.ts';
+import { returningList, splitAtReturning } from '../dml-returning.ts';
 import { parseSelect } from '../select-adapter.ts';
 import { DdlGrammar } from './ddl.ts';
 import type { NameRef } from './names.ts';
@@ -48,6 +49,7 @@ export abstract class DmlGrammar extends DdlGrammar {
     const rows: ValuesItem[][] = [];
     let defaultValues = false;
     let query: SelectStmt | undefined;
+    let returning: SelectItem[] | undefined;
     this.OR([
       {
         ALT: () => {
@@ -58,12 +60,14 @@ export abstract class DmlGrammar extends DdlGrammar {
       {
         ALT: () => {
           // `INSERT … SELECT`: every token to the end of the statement is the query (as a SELECT
-          // statement's are); ON CONFLICT and RETURNING after it are refused by name below.
+          // statement's are) up to a RETURNING at its level; ON CONFLICT is refused by name below.
           const tokens = [this.OR2([{ ALT: () => this.CONSUME(Select) }, { ALT: () => this.CONSUME(With) }])];
           this.MANY2(() => tokens.push(this.CONSUME(AnyToken)));
           this.ACTION(() => {
-            refuseAfterQuery(tokens);
-            query = parseSelect(tokens, this.selectTokenLimit);
+            refuseConflict(tokens);
+            const split = splitAtReturning(tokens, this.selectTokenLimit);
+            returning = split.returning;
+            query = parseSelect(split.before, this.selectTokenLimit);
           });
         },
       },
@@ -87,7 +91,7 @@ export abstract class DmlGrammar extends DdlGrammar {
         throw notSupported('ON CONFLICT', posOf(on));
       });
     });
-    this.SUBRULE(this.noReturning);
+    const listed = this.SUBRULE(this.returningClause);
     return this.ACTION((): Statement => ({
       kind: 'insert',
       table: table.name,
@@ -98,6 +102,7 @@ export abstract class DmlGrammar extends DdlGrammar {
           : {}),
       rows,
       ...(query !== undefined ? { query } : {}),
+      ...returningOf(returning ?? listed),
       pos: this.statementPos,
       text: this.statementText,
     }));
@@ -155,7 +160,7 @@ export abstract class DmlGrammar extends DdlGrammar {
         );
       },
     });
-    const { from, where } = this.SUBRULE(this.fromAndWhere, { ARGS: ['UPDATE'] });
+    const { from, where, returning } = this.SUBRULE(this.fromAndWhere, { ARGS: ['UPDATE'] });
     return this.ACTION((): Statement => ({
       kind: 'update',
       table: table.name,
@@ -163,6 +168,7 @@ export abstract class DmlGrammar extends DdlGrammar {
       assignments,
       ...(from !== undefined ? { from } : {}),
       ...(where !== undefined ? { where } : {}),
+      ...returningOf(returning),
       pos: this.statementPos,
       text: this.statementText,
     }));
@@ -176,13 +182,14 @@ export abstract class DmlGrammar extends DdlGrammar {
     this.ACTION(() => {
       this.subqueriesAllowed = true;
     });
-    const { from, where } = this.SUBRULE(this.fromAndWhere, { ARGS: ['DELETE'] });
+    const { from, where, returning } = this.SUBRULE(this.fromAndWhere, { ARGS: ['DELETE'] });
     return this.ACTION((): Statement => ({
       kind: 'delete',
       table: table.name,
       ...(alias !== undefined ? { alias } : {}),
       ...(from !== undefined ? { from } : {}),
       ...(where !== undefined ? { where } : {}),
+      ...returningOf(returning),
       pos: this.statementPos,
       text: this.statementText,
     }));
@@ -204,10 +211,11 @@ export abstract class DmlGrammar extends DdlGrammar {
 
   /**
    * An UPDATE's `FROM …` or a DELETE's `USING …` with its WHERE: the tokens to the statement's end,
-   * read as a query's FROM and WHERE (dml-from.ts); else `[WHERE expr]`. RETURNING is refused by name.
+   * read as a query's FROM and WHERE (dml-from.ts) up to a RETURNING at their level; else
+   * `[WHERE expr]`; then the RETURNING list, if any.
    */
   private readonly fromAndWhere = this.RULE('fromAndWhere', (statement: 'UPDATE' | 'DELETE' = 'UPDATE') => {
-    let result: { from?: DmlFrom; where?: Expr } = {};
+    let result: { from?: DmlFrom; where?: Expr; returning?: SelectItem[] } = {};
     this.OR([
       {
         ALT: () => {
@@ -217,22 +225,27 @@ export abstract class DmlGrammar extends DdlGrammar {
           this.ACTION(() => {
             // UPDATE takes FROM, DELETE USING (PostgreSQL's words)
             if ((word.tokenType === From) !== (statement === 'UPDATE')) throw syntaxErrorAt(word);
-            const { from, where } = dmlFromList(word, rest, this.selectTokenLimit);
-            result = { from: { items: from, pos: posOf(word) }, ...(where !== undefined ? { where } : {}) };
+            const split = splitAtReturning(rest, this.selectTokenLimit);
+            const { from, where } = dmlFromList(word, split.before, this.selectTokenLimit);
+            result = {
+              from: { items: from, pos: posOf(word) },
+              ...(where !== undefined ? { where } : {}),
+              ...returningOf(split.returning),
+            };
           });
         },
       },
       {
         ALT: () => {
           const where = this.SUBRULE(this.optionalWhere);
-          this.SUBRULE(this.noReturning);
+          const returning = this.SUBRULE(this.returningClause);
           this.ACTION(() => {
-            if (where !== undefined) result = { where };
+            result = { ...(where !== undefined ? { where } : {}), ...returningOf(returning) };
           });
         },
       },
     ]);
-    return result as { from?: DmlFrom; where?: Expr };
+    return result as { from?: DmlFrom; where?: Expr; returning?: SelectItem[] };
   });
 
   private readonly optionalWhere = this.RULE('optionalWhere', (): Expr | undefined => {
@@ -244,21 +257,31 @@ export abstract class DmlGrammar extends DdlGrammar {
     return this.ACTION(() => where?.expr);
   });
 
-  private readonly noReturning = this.RULE('noReturning', (): void => {
+  /** `[RETURNING items]` at a statement's end: every token after the word is the list. */
+  private readonly returningClause = this.RULE('returningClause', (): SelectItem[] | undefined => {
+    let returning: SelectItem[] | undefined;
     this.OPTION(() => {
-      const token = this.CONSUME(Returning);
+      const word = this.CONSUME(Returning);
+      const rest: IToken[] = [];
+      this.MANY(() => rest.push(this.CONSUME(AnyToken)));
       this.ACTION(() => {
-        throw notSupported('RETURNING', posOf(token));
+        returning = returningList(word, rest, this.selectTokenLimit);
       });
     });
+    return returning;
   });
 }
 
+/** A statement's `returning` field, present only with a list. */
+function returningOf(returning: SelectItem[] | undefined): { returning?: SelectItem[] } {
+  return returning === undefined ? {} : { returning };
+}
+
 /**
- * `INSERT … SELECT … ON CONFLICT` / `RETURNING`: refused by name, as after VALUES (the query would
- * otherwise report a syntax error at the word). Only at the query's own level (not in parentheses).
+ * `INSERT … SELECT … ON CONFLICT`: refused by name, as after VALUES (the query would otherwise report
+ * a syntax error at the word). Only at the query's own level (not in parentheses).
  */
-function refuseAfterQuery(tokens: readonly IToken[]): void {
+function refuseConflict(tokens: readonly IToken[]): void {
   let depth = 0;
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i] as IToken;
@@ -266,6 +289,5 @@ function refuseAfterQuery(tokens: readonly IToken[]): void {
     else if (t.tokenType === RParen) depth--;
     else if (depth === 0 && t.tokenType === On && isWordText(tokens[i + 1], 'conflict'))
       throw notSupported('ON CONFLICT', posOf(t));
-    else if (depth === 0 && t.tokenType === Returning) throw notSupported('RETURNING', posOf(t));
   }
 }
