@@ -8,11 +8,8 @@ import { parseError } from '../common/errors.ts';
 import { From, isWord, LParen, RParen, Select, Star, syntaxErrorAt } from './lexer.ts';
 import { parseSelect } from './select-adapter.ts';
 
-/**
- * Words that end a query's FROM and WHERE but have no place in an UPDATE's or DELETE's (PostgreSQL's
- * grammar has none of them there): a syntax error at the word, as PostgreSQL reports it.
- */
-const NOT_AFTER_WHERE = new Set([
+/** Unreserved words that continue a query after its select list, FROM or WHERE. */
+export const QUERY_TAIL_WORDS: ReadonlySet<string> = new Set([
   'group',
   'having',
   'window',
@@ -23,8 +20,13 @@ const NOT_AFTER_WHERE = new Set([
   'union',
   'intersect',
   'except',
-  'for',
 ]);
+
+/**
+ * Words that end a query's FROM and WHERE but have no place in an UPDATE's or DELETE's (PostgreSQL's
+ * grammar has none of them there): a syntax error at the word, as PostgreSQL reports it.
+ */
+const NOT_AFTER_WHERE = new Set([...QUERY_TAIL_WORDS, 'for']);
 
 /**
  * The FROM items and WHERE after `keyword` (the FROM of an UPDATE, the USING of a DELETE); `rest`

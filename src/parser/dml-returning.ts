@@ -20,24 +20,11 @@ import {
   syntaxErrorAt,
   Where,
 } from './lexer.ts';
+import { QUERY_TAIL_WORDS } from './dml-from.ts';
 import { parseSelect } from './select-adapter.ts';
 
 /** Reserved words that would end a select list: none may follow a RETURNING list. */
 const RESERVED_AFTER = new Set([From, Where, Into, For, Returning]);
-
-/** Unreserved words that would continue a query after its select list. */
-const WORDS_AFTER = new Set([
-  'group',
-  'having',
-  'window',
-  'order',
-  'limit',
-  'offset',
-  'fetch',
-  'union',
-  'intersect',
-  'except',
-]);
 
 /** The RETURNING list whose word is `keyword`; `rest` are the tokens after it. */
 export function returningList(keyword: IToken, rest: readonly IToken[], maxTokens: number): SelectItem[] {
@@ -54,7 +41,7 @@ export function returningList(keyword: IToken, rest: readonly IToken[], maxToken
     else if (t.tokenType === RParen) depth--;
     else if (depth > 0) continue;
     else if (RESERVED_AFTER.has(t.tokenType)) throw syntaxErrorAt(t);
-    else if (isWord(t) && WORDS_AFTER.has(t.image.toLowerCase())) throw syntaxErrorAt(t);
+    else if (isWord(t) && QUERY_TAIL_WORDS.has(t.image.toLowerCase())) throw syntaxErrorAt(t);
   }
   // `SELECT` in the word's place (same offset and width): the list is read as written, every error
   // in it at the user's own tokens.
