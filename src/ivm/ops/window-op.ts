@@ -87,7 +87,12 @@ export class WindowOp implements Operator, Stateful, DeferredOutput, FrameSink {
     this.functions = node.functions;
     this.reach = node.functions.map(reachOf);
     this.edges = new Set(node.functions.map(edgeOf).filter((e) => e !== null));
-    this.inputColumns = node.columns.slice(0, node.columns.length - node.functions.length);
+    // The row an error names: the input's own columns, not the trailing ones the binder computed
+    // for the window (`?window…`: an argument may be a text near the limit, kept out of the error).
+    const input = node.columns.slice(0, node.columns.length - node.functions.length);
+    let own = input.length;
+    while (own > 0 && (input[own - 1] as ColumnSpec).name.startsWith('?window')) own--;
+    this.inputColumns = input.slice(0, own);
   }
 
   /** An aggregate's value over a frame state; one past the text limit fails the slot (NULL held). */
