@@ -27,6 +27,8 @@ import {
   type Reach,
 } from './window-frames.ts';
 import { framed, newSlot, suffixes, type FrameSink, type Slot } from './window-rows-frame.ts';
+import { WindowTextChars, textChars, textWeight } from './window-text-chars.ts';
+import type { JoinBudget } from './join-output-size.ts';
 import type { Arrangement } from '../arrangement.ts';
 import { PartitionedRows, type PartitionKey } from './partitioned-rows.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
@@ -70,6 +72,12 @@ export class WindowOp implements Operator, Stateful, DeferredOutput, FrameSink {
   private readonly inputColumns: readonly ColumnSpec[];
   /** Slots of every partition, kept by `step` and `loadState`: a write's row-free count reads it. */
   heldSlots = 0;
+  /** With a STRING_AGG: its characters per partition, what a write's bound weighs rows by. */
+  readonly text: WindowTextChars | null;
+  /** Characters of the STRING_AGG values the slots hold (stateSize: two bytes each). */
+  private valueChars = 0;
+  /** A view's first build: rows a STRING_AGG window emits, weighed by their texts, count against it. */
+  private budget: JoinBudget | null = null;
   /**
    * Deferring its output (deferred-output.ts): per partition changed since, its rows added and not
    * yet in its slot list (sorted in once, when it is recomputed); the map's order is first change.
@@ -93,6 +101,15 @@ export class WindowOp implements Operator, Stateful, DeferredOutput, FrameSink {
     let own = input.length;
     while (own > 0 && (input[own - 1] as ColumnSpec).name.startsWith('?window')) own--;
     this.inputColumns = input.slice(0, own);
+    this.text = WindowTextChars.of(node.functions);
+  }
+
+  /**
+   * A first build's budget (null: none), charged per partition before its STRING_AGG values are
+   * built (weighed by characters); a window without one emits no more rows than it reads.
+   */
+  limitRows(budget: JoinBudget | null): void {
+    this.budget = this.text === null ? null : budget;
   }
 
   /** An aggregate's value over a frame state; one past the text limit fails the slot (NULL held). */
@@ -119,9 +136,15 @@ export class WindowOp implements Operator, Stateful, DeferredOutput, FrameSink {
   loadState(values: Iterable<unknown>): void {
     this.partitions.clear();
     this.heldSlots = 0;
+    this.valueChars = 0;
+    // The characters are recomputed from the rows: they were never stored.
+    this.text?.clear();
     for (const [key, entries] of this.partitioned.load(values, this.compare)) {
       const slots: Slot[] = [];
-      for (const e of entries) for (let c = 0; c < e.count; c++) slots.push(newSlot(e.row));
+      for (const e of entries) {
+        this.text?.add(key, e.row, e.count);
+        for (let c = 0; c < e.count; c++) slots.push(newSlot(e.row));
+      }
       this.heldSlots += slots.length;
       this.partitions.set(key, slots);
       // The values are recomputed, not emitted: the view's state was checkpointed with them.
@@ -163,7 +186,9 @@ export class WindowOp implements Operator, Stateful, DeferredOutput, FrameSink {
       }
       this.partitions.set(key, slots);
       const changed = indexes.map((i) => batch.rows[i] as Row);
-      for (const [lo, hi] of this.dirty(slots, changed)) this.recompute(slots, lo, hi, rows, weights, errors);
+      const ranges = this.dirty(slots, changed);
+      if (this.budget !== null) this.charge(key, ranges);
+      for (const [lo, hi] of ranges) this.recompute(slots, lo, hi, rows, weights, errors);
     }
     return consolidate({ rows, weights, consolidated: false });
   }
@@ -190,6 +215,7 @@ export class WindowOp implements Operator, Stateful, DeferredOutput, FrameSink {
             const row = batch.rows[i] as Row;
             const w = batch.weights[i] as number;
             this.arranged.addRow(key, row, w, 0);
+            this.text?.add(key, row, w);
             for (let c = 0; c < w; c++) waiting.push(newSlot(row));
           }
           continue;
@@ -207,6 +233,7 @@ export class WindowOp implements Operator, Stateful, DeferredOutput, FrameSink {
         deferred.delete(key);
         const slots = this.settle(key, waiting);
         if (slots.length === 0) continue;
+        if (this.budget !== null) this.charge(key, [[0, slots.length - 1]]);
         this.recompute(slots, 0, slots.length - 1, rows, weights, errors);
         budget -= slots.length;
       }
@@ -232,24 +259,40 @@ export class WindowOp implements Operator, Stateful, DeferredOutput, FrameSink {
     return slots;
   }
 
-  /** Held slots `changed` would dirty (orderKnown false: their partitions'), before the epoch runs. */
-  heldSlotsTouched(changed: readonly Row[], orderKnown: boolean): number {
+  /**
+   * Held slots `changed` would dirty (orderKnown false: their partitions'), before the epoch runs.
+   * `weighed` (a STRING_AGG window): the rows it would emit (a retraction and an insertion per held
+   * slot dirtied, a row per changed row), weighed by their partition's characters and theirs.
+   */
+  heldSlotsTouched(changed: readonly Row[], orderKnown: boolean, weighed = false): number {
+    const text = weighed ? this.text : null;
     const walked = this.slotsWalked;
-    let slots = 0;
+    let counted = 0;
     for (const [key, at] of this.partitioned.group(changed)) {
       const list = this.partitions.get(key) ?? [];
       const rows = at.map((i) => changed[i] as Row);
       const ranges = orderKnown ? this.dirty(list, rows) : [[0, list.length - 1] as const];
+      let slots = 0;
       for (const [lo, hi] of ranges) slots += hi - lo + 1;
+      counted +=
+        text === null ? slots : textWeight(2 * slots + rows.length, text.held(key) + text.charsOfRows(rows));
     }
     this.slotsWalked = walked; // the tests count the epoch's own walk, not the count's
-    return slots;
+    return counted;
+  }
+
+  /** A first build's charge for recomputing `ranges` of partition `key` (limitRows). */
+  private charge(key: PartitionKey, ranges: readonly (readonly [number, number])[]): void {
+    let slots = 0;
+    for (const [lo, hi] of ranges) slots += hi - lo + 1;
+    (this.text as WindowTextChars).charge(this.budget as JoinBudget, key, slots);
   }
 
   stateSize(): number {
     let slots = 0;
     for (const s of this.partitions.values()) slots += s.length;
-    return this.arranged.stateBytes + (48 + 16 * this.functions.length) * slots + 96 * this.partitions.size;
+    const perSlot = (48 + 16 * this.functions.length) * slots;
+    return this.arranged.stateBytes + perSlot + 96 * this.partitions.size + 2 * this.valueChars;
   }
 
   /**
@@ -271,6 +314,7 @@ export class WindowOp implements Operator, Stateful, DeferredOutput, FrameSink {
       const row = batch.rows[i] as Row;
       const w = batch.weights[i] as number;
       this.arranged.addRow(key, row, w, 0);
+      this.text?.add(key, row, w);
       if (w > 0) {
         for (let c = 0; c < w; c++) added.push(newSlot(row));
         continue;
@@ -280,6 +324,7 @@ export class WindowOp implements Operator, Stateful, DeferredOutput, FrameSink {
       for (let at = end - 1; at >= end + w; at--) {
         const slot = list[at] as Slot;
         removed.add(slot);
+        if (this.text !== null) this.valueChars -= textChars(slot.values);
         if (slot.failed) errors.report(stringTooLong(), slot.row, this.inputColumns, -1);
         else if (slot.values !== null) {
           rows.push([...slot.row, ...slot.values]);
@@ -524,6 +569,7 @@ export class WindowOp implements Operator, Stateful, DeferredOutput, FrameSink {
       const slot = slots[j] as Slot;
       const old = before[j - lo] ?? null;
       const now = slot.values as Value[];
+      if (this.text !== null) this.valueChars += textChars(now) - textChars(old);
       const wasFailed = slot.failed;
       const fails = failed[j - lo] as boolean;
       slot.failed = fails;
