@@ -305,10 +305,12 @@ export abstract class RenderedView extends ViewErrors {
 
   /**
    * Counts the rows every join of the view builds in the steps that follow against one `budget`
-   * (null: no longer); a step that passes it throws (ViewGraph.build's bound on a first build).
+   * (null: no longer), and those of its STRING_AGG windows weighed by their texts; a step that
+   * passes it throws (ViewGraph.build's bound on a first build).
    */
   limitJoinRows(budget: JoinBudget | null): void {
-    for (const r of this.rendered) if (r.op instanceof JoinOp) r.op.limitRows(budget);
+    for (const r of this.rendered)
+      if (r.op instanceof JoinOp || r.op instanceof WindowOp) r.op.limitRows(budget);
   }
 
   /** Every piece of this view's state that a checkpoint must hold, the error multiset included. */
