@@ -229,3 +229,14 @@ for (const frame of ['', ' ROWS 3 PRECEDING', ' ROWS BETWEEN CURRENT ROW AND UNB
 function assertMatchesSelectOf(e: Engine, select: string): void {
   assert.deepEqual(sorted(e.viewSnapshot('v').rows), sorted(e.execute(select)[0]?.rows ?? []));
 }
+
+test('an ad-hoc SELECT weighs its STRING_AGG rows against its budget: RESULT_TOO_LARGE past it', () => {
+  const { e } = engine();
+  // One partition of 1,200 texts: 1,200 × (1 + ⌈1,200 × 51 / 64⌉) = 1,149,600 rows, past the
+  // SELECT's 1,000,000 (SELECT_JOIN_ROWS); 1,000 of them weigh 798,000.
+  e.applyChanges('a', { insert: texts(0, 1200) });
+  const error = refusal(() => e.execute(RUNNING));
+  assert.equal(error.code, 'RESULT_TOO_LARGE');
+  assert.match(error.message, /STRING_AGG windows of this query produce more than 1000000 rows/);
+  assert.equal((e.execute(`${RUNNING} WHERE t < 1000`)[0]?.rows ?? []).length, 1000);
+});

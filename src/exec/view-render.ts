@@ -181,9 +181,14 @@ export abstract class RenderedView extends ViewErrors {
         case 'topn':
           this.rendered.push({ node, inputs: node.inputs, op: new TopNOp(node) });
           break;
-        case 'window':
-          this.rendered.push({ node, inputs: node.inputs, op: new WindowOp(node) });
+        case 'window': {
+          // An ad-hoc SELECT's budget counts a STRING_AGG window's rows weighed by their texts (the
+          // joins' RESULT_TOO_LARGE): a running one over a long partition builds texts the square of it.
+          const op = new WindowOp(node);
+          op.limitRows(joinBudget);
+          this.rendered.push({ node, inputs: node.inputs, op });
           break;
+        }
         case 'join': {
           const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);
           const { arrangement, other } = this.joinSides(node, byId, shared);

@@ -65,7 +65,8 @@ export class WindowTextChars {
 
   /** Takes from a first build's budget what `slots` rows of partition `key` weigh (WindowOp.limitRows). */
   charge(budget: JoinBudget, key: PartitionKey, slots: number): void {
-    const hint = 'create the view before loading its table, or partition the window more finely';
+    const hint =
+      'partition the window more finely or narrow the WHERE; a view may be created before its table is loaded';
     chargeBudget(budget, textWeight(slots, this.held(key)), 'STRING_AGG windows', hint);
   }
 
